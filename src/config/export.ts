@@ -1,0 +1,44 @@
+import { stringify } from 'yaml';
+import type { AgentConfig } from './schema.ts';
+
+export const REDACTED = '[REDACTED]';
+
+/** Keys whose values are secrets wherever they appear. */
+const SECRET_KEY = /(api[-_]?key|secret|token|password|passwd|credential|authorization|private[-_]?key)/i;
+/** Keys whose every child value is a secret (process env, HTTP headers). */
+const SECRET_MAPS = new Set(['env', 'headers']);
+/** Values that look like credentials even under an innocent key. */
+const SECRET_VALUE = /^(sk-|sk_|pk_|ghp_|gho_|xox[abp]-|AKIA|Bearer\s)|^[A-Za-z0-9_-]{32,}$/;
+/** Credentials inside URLs: `scheme://user:pass@host` and `?key=value` style query secrets. */
+const URL_USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/i;
+
+function redactUrl(value: string): string {
+  let out = value.replace(URL_USERINFO, `$1${REDACTED}@`);
+  out = out.replace(/([?&][^=&#]*(?:key|token|secret|password)[^=&#]*=)[^&#]*/gi, `$1${REDACTED}`);
+  return out;
+}
+
+function redact(value: unknown, key: string, underSecretMap: boolean): unknown {
+  if (typeof value === 'string') {
+    if (underSecretMap || SECRET_KEY.test(key) || SECRET_VALUE.test(value)) return REDACTED;
+    return redactUrl(value);
+  }
+  if (Array.isArray(value)) return value.map((v) => redact(v, key, underSecretMap));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, redact(v, k, underSecretMap || SECRET_MAPS.has(k))]),
+    );
+  }
+  return value;
+}
+
+/** The running config with every secret replaced by REDACTED; `version` is always present. */
+export function redactConfig(config: AgentConfig): Record<string, unknown> {
+  return redact(config, '', false) as Record<string, unknown>;
+}
+
+/** YAML of the running config for `GET /api/config.yaml`. */
+export function exportConfigYaml(config: AgentConfig): string {
+  const { version, ...rest } = redactConfig(config);
+  return stringify({ version, ...rest });
+}

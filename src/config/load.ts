@@ -1,0 +1,48 @@
+import { readFile } from 'node:fs/promises';
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { agentConfigSchema, type AgentConfig } from './schema.ts';
+import { expandEnv, MissingEnvError } from './env.ts';
+
+/** A config that cannot be used; `problems` are `path: message` lines meant for a person. */
+export class ConfigError extends Error {
+  constructor(
+    readonly file: string,
+    readonly problems: string[],
+  ) {
+    super(`invalid agent config ${file}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+const formatIssue = (issue: z.core.$ZodIssue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`;
+
+/** Validates an already-parsed document (after environment expansion). */
+export function parseConfig(doc: unknown, file = '(inline)', env: NodeJS.ProcessEnv = process.env): AgentConfig {
+  let expanded: unknown;
+  try {
+    expanded = expandEnv(doc ?? {}, env);
+  } catch (e) {
+    if (e instanceof MissingEnvError) throw new ConfigError(file, [`${e.path}: ${e.message}`]);
+    throw e;
+  }
+  const result = agentConfigSchema.safeParse(expanded);
+  if (!result.success) throw new ConfigError(file, result.error.issues.map(formatIssue));
+  return result.data;
+}
+
+/** Reads, parses, expands and validates a YAML agent config. Throws ConfigError for any problem. */
+export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<AgentConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(file, [`cannot read file: ${(e as Error).message}`]);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text, { prettyErrors: true });
+  } catch (e) {
+    throw new ConfigError(file, [`not valid YAML: ${(e as Error).message}`]);
+  }
+  return parseConfig(doc, file, env);
+}

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+
+/** Providers with a preset base URL and API-key environment variable (see src/llm/providers.ts). */
+export const PROVIDERS = [
+  'openai', 'openai-compatible', 'ollama', 'vllm', 'lmstudio', 'openrouter', 'groq',
+  'together', 'deepseek', 'mistral', 'gemini', 'anthropic',
+] as const;
+
+const stringMap = z.record(z.string(), z.string());
+
+const serverCommon = {
+  description: z.string().optional(),
+  /** Milliseconds that bound every request to the server. */
+  timeout: z.number().int().positive().default(60_000),
+};
+
+export const stdioServerSchema = z.strictObject({
+  type: z.literal('stdio'),
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: stringMap.default({}),
+  cwd: z.string().optional(),
+  ...serverCommon,
+});
+
+export const httpServerSchema = z.strictObject({
+  type: z.literal('http'),
+  baseUrl: z.url(),
+  headers: stringMap.default({}),
+  ...serverCommon,
+});
+
+export const mcpServerConfigSchema = z.discriminatedUnion('type', [stdioServerSchema, httpServerSchema]);
+
+export const llmSchema = z.strictObject({
+  provider: z.enum(PROVIDERS).default('openai'),
+  model: z.string().min(1),
+  apiKey: z.string().optional(),
+  /** Any OpenAI-compatible endpoint; overrides the provider preset. */
+  baseURL: z.url().optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  /** Model steps in one turn before it ends with a clear message. */
+  maxIterations: z.number().int().positive().default(20),
+  /** Milliseconds one model request may take, including the whole stream. */
+  timeoutMs: z.number().int().positive().default(120_000),
+  /** Retries of 429 and 5xx answers. */
+  maxRetries: z.number().int().min(0).max(10).default(2),
+});
+
+const windowLimit = (points: number) =>
+  z.strictObject({
+    points: z.number().int().positive().default(points),
+    durationSec: z.number().int().positive().default(60),
+  });
+
+export const limitsSchema = z.strictObject({
+  /** REST requests per IP per window. */
+  rest: windowLimit(100).prefault({}),
+  /** WebSocket messages per connection per window. */
+  ws: windowLimit(50).prefault({}),
+  /** Concurrent WebSocket connections per IP. */
+  connectionsPerIp: z.number().int().positive().default(10),
+  /** Largest accepted request body or WebSocket frame, in bytes (10 MB image + JSON overhead). */
+  maxBodyBytes: z.number().int().positive().default(14 * 1024 * 1024),
+});
+
+export const corsSchema = z.strictObject({
+  /** Allowed origins (exact, or "*"); empty means no cross-origin access. */
+  origins: z.array(z.string()).default([]),
+  methods: z.array(z.string()).default(['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS']),
+  headers: z.array(z.string()).default(['Content-Type', 'Authorization']),
+  maxAge: z.number().int().nonnegative().default(86_400),
+});
+
+export const serverSchema = z.strictObject({
+  host: z.string().optional(),
+  port: z.number().int().min(0).max(65_535).optional(),
+  cors: corsSchema.prefault({}),
+  limits: limitsSchema.prefault({}),
+  auth: z
+    .strictObject({
+      /** When set, REST, WebSocket and /mcp require `Authorization: Bearer <apiKey>`. */
+      apiKey: z.string().min(16).optional(),
+    })
+    .prefault({}),
+  /** Milliseconds a request/response endpoint waits for its answer. */
+  requestTimeoutMs: z.number().int().positive().default(300_000),
+});
+
+export const storageSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('jsonl'), dir: z.string().default('./data/sessions') }),
+  z.strictObject({ type: z.literal('memory') }),
+]);
+
+export const agentConfigSchema = z.strictObject({
+  version: z.string().default('1.0.0'),
+  name: z.string().default('agentd'),
+  description: z.string().optional(),
+  systemPrompt: z.string().default('You are a helpful assistant.'),
+  llm: llmSchema,
+  mcpServers: z.record(z.string().regex(/^[a-zA-Z0-9_.-]{1,64}$/), mcpServerConfigSchema).default({}),
+  /** Largest tool result handed to the model, in bytes; longer results are cut with a marker. */
+  toolResultMaxBytes: z.number().int().positive().default(100 * 1024),
+  storage: storageSchema.default({ type: 'jsonl', dir: './data/sessions' }),
+  server: serverSchema.prefault({}),
+});
+
+export type AgentConfig = z.output<typeof agentConfigSchema>;
+export type AgentConfigInput = z.input<typeof agentConfigSchema>;
+export type McpServerConfig = z.output<typeof mcpServerConfigSchema>;
+export type StdioServerConfig = z.output<typeof stdioServerSchema>;
+export type HttpServerConfig = z.output<typeof httpServerSchema>;
+export type LlmConfig = z.output<typeof llmSchema>;
+export type LimitsConfig = z.output<typeof limitsSchema>;
+export type CorsConfig = z.output<typeof corsSchema>;
+export type Provider = (typeof PROVIDERS)[number];

@@ -1,0 +1,28 @@
+/**
+ * Writes agents/agent.schema.json from the zod schema. With --check it only compares and
+ * exits 1 when the committed file is stale (CI runs it that way).
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { agentConfigSchema } from './schema.ts';
+
+const target = fileURLToPath(new URL('../../agents/agent.schema.json', import.meta.url));
+
+export function renderSchema(): string {
+  const schema = z.toJSONSchema(agentConfigSchema, { io: 'input', target: 'draft-2020-12' });
+  return `${JSON.stringify({ ...schema, title: 'agentd agent configuration' }, null, 2)}\n`;
+}
+
+const wanted = renderSchema();
+if (process.argv.includes('--check')) {
+  const current = await readFile(target, 'utf8').catch(() => '');
+  if (current !== wanted) {
+    console.error(`${target} is stale: run npm run schema and commit the result`);
+    process.exit(1);
+  }
+  console.log('agent.schema.json is up to date');
+} else {
+  await writeFile(target, wanted);
+  console.log(`wrote ${target}`);
+}

@@ -1,0 +1,21 @@
+import { pino, type Logger, type LevelWithSilent, type DestinationStream } from 'pino';
+
+export type { Logger };
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * Root logger: JSON lines to stdout (or the given stream). Keys that may carry secrets are
+ * redacted wherever they appear, so a careless `log.info({ config })` cannot leak a key.
+ */
+export function createLogger(level: LevelWithSilent = 'info', stream?: DestinationStream): Logger {
+  const options = {
+    level,
+    base: { service: 'agentd' },
+    redact: {
+      paths: ['apiKey', '*.apiKey', '*.*.apiKey', 'authorization', '*.authorization', 'headers.authorization', 'env', '*.env'],
+      censor: '[REDACTED]',
+    },
+  };
+  return stream ? pino(options, stream) : pino(options);
+}
