@@ -75,7 +75,7 @@ export function createBus<C extends CommandSpec, E extends EventSpec>(deps: BusD
     async execute(name, payload, meta) {
       const handler = handlers.get(name);
       if (!handler) throw new AppError('INTERNAL_ERROR', `no handler for command ${name}`);
-      return (await handler(envelope(name, payload, meta))) as C[typeof name]['result'];
+      return (await handler(envelope(name, payload, meta)));
     },
     on: (name, listener) => subscribe(name, listener as (e: Envelope) => unknown),
     onAny: (listener) => subscribe(ANY, listener as (e: Envelope) => unknown),

@@ -1,0 +1,79 @@
+import { createAgentService } from './agent/index.ts';
+import type { AppBus, AppCommands, AppEvents } from './bus/app-bus.ts';
+import { createBus, createIdSource, systemClock, type Clock, type IdSource } from './bus/index.ts';
+import type { AgentConfig } from './config/schema.ts';
+import { agentRoutes } from './http/routes/agent-routes.ts';
+import { mcpRoutes } from './http/routes/mcp-routes.ts';
+import { systemRoutes } from './http/routes/system-routes.ts';
+import { engine } from './http/engine.ts';
+import { createFrontEnd, type FrontEnd } from './http/server.ts';
+import { createTurnWaiter } from './http/turn-waiter.ts';
+import { createLlmClient } from './llm/index.ts';
+import type { LlmClient } from './llm/types.ts';
+import type { Logger } from './log/index.ts';
+import { createMcpService } from './mcp/index.ts';
+import { createStore } from './store/index.ts';
+import { VERSION } from './version.ts';
+
+export interface AppDeps {
+  log: Logger;
+  clock?: Clock;
+  ids?: IdSource;
+  /** Environment for provider key lookup (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Replaces the model client built from `config.llm` (tests, benchmarks). */
+  llm?: LlmClient;
+}
+
+export interface App {
+  bus: AppBus;
+  frontEnd: FrontEnd;
+  /** Connects start-up MCP servers (in parallel) and readies the agent; never rejects for one bad server. */
+  start(): Promise<void>;
+  /** Stops accepting, closes sockets, cancels turns, stops tool servers, flushes the store. */
+  stop(): Promise<void>;
+}
+
+/** Builds every component and wires them through one bus. Never listens: the caller does. */
+export function createApp(config: AgentConfig, deps: AppDeps): App {
+  const { log } = deps;
+  const clock = deps.clock ?? systemClock;
+  const ids = deps.ids ?? createIdSource();
+  const bus = createBus<AppCommands, AppEvents>({ log: log.child({ component: 'bus' }), clock, ids });
+  const store = createStore(config.storage, { log: log.child({ component: 'store' }), clock });
+  const llm = deps.llm ?? createLlmClient(config.llm, { log: log.child({ component: 'llm' }), env: deps.env ?? process.env });
+  const mcp = createMcpService({ config, bus, log: log.child({ component: 'mcp' }), clock });
+  const agent = createAgentService({ config, bus, store, llm, log: log.child({ component: 'agent' }), clock, ids });
+  const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs);
+  let ready = false;
+  const startedAt = clock.now();
+
+  const frontEnd = createFrontEnd({
+    config,
+    bus,
+    ids,
+    log: log.child({ component: 'http' }),
+    routes: [
+      ...systemRoutes({ version: VERSION, engine, startedAt, now: () => clock.now(), isReady: () => ready, config }),
+      ...agentRoutes({ waiter, ids }),
+      ...mcpRoutes(),
+    ],
+  });
+
+  return {
+    bus,
+    frontEnd,
+    async start() {
+      await agent.start();
+      await mcp.start();
+      ready = true;
+    },
+    async stop() {
+      frontEnd.close();
+      waiter.close();
+      await agent.stop();
+      await mcp.stop();
+      await store.close();
+    },
+  };
+}

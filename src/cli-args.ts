@@ -1,0 +1,72 @@
+import { parseArgs } from 'node:util';
+import { LOG_LEVELS } from './log/index.ts';
+
+export const USAGE = `Usage: agentd [options]
+
+Hosts one conversational AI agent: REST under /api, WebSocket at /, MCP at /mcp.
+
+Options:
+  --mode <web|mcp>         web: REST + WebSocket + /mcp; mcp: API only (default: web)
+  --web-port <port>        HTTP port (default: server.port of the config, else 3001)
+  --host <address>         bind address (default: server.host of the config, else 127.0.0.1)
+  --agent <file>           agent config YAML (default: agents/default.yml)
+  --log-level <level>      ${LOG_LEVELS.join('|')} (default: info)
+  -h, --help               show this help
+  -v, --version            print the version
+`;
+
+export interface CliOptions {
+  mode: 'web' | 'mcp';
+  port: number | undefined;
+  host: string | undefined;
+  agent: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  help: boolean;
+  version: boolean;
+}
+
+export class UsageError extends Error {}
+
+/** argv → options. Throws UsageError for unknown flags or bad values. */
+export function parseCliArgs(argv: string[]): CliOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        mode: { type: 'string' },
+        'web-port': { type: 'string' },
+        host: { type: 'string' },
+        agent: { type: 'string' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    }));
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const mode = values.mode ?? 'web';
+  if (mode !== 'web' && mode !== 'mcp') throw new UsageError(`--mode must be web or mcp, got "${mode}"`);
+  let port: number | undefined;
+  if (values['web-port'] !== undefined) {
+    port = Number(values['web-port']);
+    if (!/^\d+$/.test(values['web-port']) || port > 65_535) throw new UsageError(`--web-port must be a port number (0-65535), got "${values['web-port']}"`);
+  }
+  const logLevel = values['log-level'] ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  if (values.host === '') throw new UsageError('--host must not be empty');
+  return {
+    mode,
+    port,
+    host: values.host,
+    agent: values.agent ?? 'agents/default.yml',
+    logLevel: logLevel as CliOptions['logLevel'],
+    help: values.help ?? false,
+    version: values.version ?? false,
+  };
+}

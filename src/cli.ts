@@ -1,0 +1,79 @@
+/**
+ * The process entry: argv → config → app → listen. The only place that listens, reads signals
+ * or exits. Exit codes: 0 normal shutdown, 1 start-up failure (bad config, port taken), 2 usage.
+ */
+import { createApp } from './app.ts';
+import { parseCliArgs, USAGE, UsageError, type CliOptions } from './cli-args.ts';
+import { ConfigError, loadConfig } from './config/index.ts';
+import { createLogger } from './log/index.ts';
+import { VERSION } from './version.ts';
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
+
+function parseOrExit(argv: string[]): CliOptions {
+  try {
+    return parseCliArgs(argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`agentd: ${e.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+async function main(): Promise<void> {
+  const options = parseOrExit(process.argv.slice(2));
+  if (options.help) return void process.stdout.write(USAGE);
+  if (options.version) return void process.stdout.write(`${VERSION}\n`);
+
+  const log = createLogger(options.logLevel);
+  let config;
+  try {
+    config = await loadConfig(options.agent);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    process.stderr.write(`agentd: ${e.message}\n`);
+    process.exit(1);
+  }
+  const host = options.host ?? config.server.host ?? '127.0.0.1';
+  const port = options.port ?? config.server.port ?? 3001;
+  if (!LOOPBACK.test(host) && !config.server.auth.apiKey) {
+    process.stderr.write(`agentd: refusing to listen on ${host} without server.auth.apiKey in the agent config (the API would be open to the network)\n`);
+    process.exit(1);
+  }
+
+  const app = createApp(config, { log });
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    app.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+
+  try {
+    await app.frontEnd.listen(host, port);
+  } catch (err) {
+    log.fatal({ err, host, port }, 'cannot listen');
+    await app.stop();
+    process.exit(1);
+  }
+  log.info({ mode: options.mode, agent: options.agent, version: VERSION }, 'agentd started');
+  await app.start();
+  log.info('agent ready');
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`agentd: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

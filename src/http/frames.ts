@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import type { AppEvents } from '../bus/app-bus.ts';
+
+/**
+ * The WebSocket wire: client frames (validated with zod) and the bus events that become
+ * `{ event, data }` frames. This table is the one list of frame names; the README mirrors it.
+ */
+export const EVENT_FRAMES = {
+  'agent.userMessage': 'userMessage',
+  'agent.thinking': 'thinking',
+  'agent.chunk': 'chunk',
+  'agent.toolCall': 'toolCall',
+  'agent.toolResult': 'toolResult',
+  'agent.response': 'response',
+  'agent.error': 'error',
+  'agent.reset': 'conversationReset',
+  'mcp.serverStatus': 'mcpServerStatus',
+  'mcp.toolsChanged': 'toolsChanged',
+} as const satisfies { [K in keyof AppEvents]: string };
+
+export const sessionIdSchema = z.string().min(1).max(128);
+
+export const imageDataSchema = z.strictObject({
+  base64: z.string(),
+  mimeType: z.string(),
+});
+
+export const CLIENT_FRAMES = {
+  message: z.object({
+    type: z.literal('message'),
+    content: z.string(),
+    sessionId: sessionIdSchema.optional(),
+    imageData: imageDataSchema.optional(),
+  }),
+  reset: z.object({ type: z.literal('reset'), sessionId: sessionIdSchema.optional() }),
+  subscribe: z.object({
+    type: z.literal('subscribe'),
+    sessionId: sessionIdSchema,
+    since: z.number().int().nonnegative().optional(),
+  }),
+  unsubscribe: z.object({ type: z.literal('unsubscribe'), sessionId: sessionIdSchema }),
+  cancel: z.object({ type: z.literal('cancel'), sessionId: sessionIdSchema.optional() }),
+  ping: z.object({ type: z.literal('ping') }),
+} as const;
+
+export type ClientFrameType = keyof typeof CLIENT_FRAMES;
+export type ClientFrame<T extends ClientFrameType = ClientFrameType> = z.output<(typeof CLIENT_FRAMES)[T]>;
+
+export const isClientFrameType = (t: unknown): t is ClientFrameType =>
+  typeof t === 'string' && Object.hasOwn(CLIENT_FRAMES, t);
+
+/** Serializes a frame once; the same string is published to every subscriber. */
+export const frame = (event: string, data: unknown): string => JSON.stringify({ event, data });

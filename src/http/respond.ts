@@ -1,0 +1,47 @@
+import { STATUS_CODES } from 'node:http';
+import type { HttpResponse } from 'uWebSockets.js';
+import { errorEnvelope, httpStatus, toErrorBody } from '../errors/index.ts';
+
+/** A response for uWS: status, headers and a ready body. */
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+const statusLines = new Map<number, string>();
+export const statusLine = (status: number): string => {
+  let line = statusLines.get(status);
+  if (!line) {
+    line = `${status} ${STATUS_CODES[status] ?? ''}`.trim();
+    statusLines.set(status, line);
+  }
+  return line;
+};
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+export function jsonReply(status: number, body: unknown, headers: Record<string, string> = {}): Reply {
+  return { status, headers: { 'Content-Type': JSON_TYPE, ...headers }, body: JSON.stringify(body) };
+}
+
+/** The spec's error envelope with the status of the error's code. */
+export function errorReply(err: unknown, headers: Record<string, string> = {}): Reply {
+  const { code } = toErrorBody(err);
+  return jsonReply(httpStatus(code), errorEnvelope(err), headers);
+}
+
+/**
+ * Writes a reply unless the client went away. Always corks: callers may be past an `await`.
+ * `extra` headers (rate limit, CORS) are written before the reply's own.
+ */
+export function send(res: HttpResponse, state: { aborted: boolean }, reply: Reply, extra: Record<string, string> = {}): void {
+  if (state.aborted) return;
+  state.aborted = true;
+  res.cork(() => {
+    res.writeStatus(statusLine(reply.status));
+    for (const key in extra) res.writeHeader(key, extra[key]!);
+    for (const key in reply.headers) res.writeHeader(key, reply.headers[key]!);
+    res.end(reply.body);
+  });
+}

@@ -1,0 +1,42 @@
+import type { AppBus } from '../bus/app-bus.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** What a route handler sees of a request. The body is already parsed and size-checked. */
+export interface RequestContext {
+  method: HttpMethod;
+  /** Path without the query string, e.g. `/api/mcp/servers/fs/tools`. */
+  path: string;
+  /** Path parameters by name, URL-decoded (`:serverId` → `params.serverId`). */
+  params: Record<string, string>;
+  query: URLSearchParams;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  /** Parsed JSON body; `undefined` when the request had none. */
+  body: unknown;
+  /** Client IP (IPv4-mapped IPv6 already folded to IPv4). */
+  ip: string;
+  /** Aborts when the client goes away. */
+  signal: AbortSignal;
+  bus: AppBus;
+}
+
+export interface RouteResult {
+  /** Default 200. */
+  status?: number;
+  /** Serialized as JSON unless `contentType` is given, in which case it must be a string. */
+  body: unknown;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * One REST endpoint. `path` segments starting with `:` are parameters. Handlers validate their
+ * input and throw AppError for bad input; the front end maps every error to the spec's envelope.
+ */
+export interface Route {
+  method: HttpMethod;
+  path: string;
+  /** When true, a JSON body is expected (Content-Type must be application/json if a body is sent). */
+  handler(ctx: RequestContext): RouteResult | Promise<RouteResult>;
+}

@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import type { IdSource } from '../../bus/envelope.ts';
+import { AppError } from '../../errors/index.ts';
+import { imageDataSchema, sessionIdSchema } from '../frames.ts';
+import type { RequestContext, Route } from '../route.ts';
+import type { TurnWaiter } from '../turn-waiter.ts';
+import { parseInput, validateImage } from '../validate.ts';
+import { DEFAULT_SESSION } from '../ws-gateway.ts';
+
+const syncMessageSchema = z.object({
+  message: z.string(),
+  sessionId: sessionIdSchema.optional(),
+  imageData: imageDataSchema.optional(),
+});
+const asyncMessageSchema = z.object({ message: z.string(), sessionId: sessionIdSchema.optional() });
+const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
+
+const now = () => new Date().toISOString();
+
+function sessionParam(ctx: RequestContext): string {
+  return parseInput(sessionIdSchema, ctx.params.sessionId, 'session id');
+}
+
+/** The spec's messaging endpoints plus the session endpoints (ARCHITECTURE.md §3, Sessions). */
+export function agentRoutes(deps: { waiter: TurnWaiter; ids: IdSource }): Route[] {
+  return [
+    {
+      method: 'POST',
+      path: '/api/message-sync',
+      async handler(ctx) {
+        const body = parseInput(syncMessageSchema, ctx.body ?? {});
+        const sessionId = body.sessionId ?? DEFAULT_SESSION;
+        const image = body.imageData ? validateImage(body.imageData) : undefined;
+        const correlationId = deps.ids();
+        const reply = deps.waiter.wait(correlationId, ctx.signal);
+        try {
+          await ctx.bus.execute('agent.sendMessage', { sessionId, content: body.message, ...(image && { image }) }, { correlationId, sessionId });
+        } catch (err) {
+          deps.waiter.cancel(correlationId);
+          throw err;
+        }
+        const response = await reply;
+        return { body: { success: true, response: response.content, timestamp: now() } };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/message',
+      async handler(ctx) {
+        const body = parseInput(asyncMessageSchema, ctx.body ?? {});
+        const sessionId = body.sessionId ?? DEFAULT_SESSION;
+        await ctx.bus.execute('agent.sendMessage', { sessionId, content: body.message }, { sessionId });
+        return { body: { status: 'processing', timestamp: now() } };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/reset',
+      async handler(ctx) {
+        const sessionId = parseInput(resetSchema, ctx.body)?.sessionId ?? DEFAULT_SESSION;
+        await ctx.bus.execute('agent.reset', { sessionId }, { sessionId });
+        return { body: { status: 'reset initiated', timestamp: now() } };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/sessions',
+      async handler(ctx) {
+        return { body: { sessions: await ctx.bus.execute('agent.listSessions', {}), timestamp: now() } };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/sessions/:sessionId/history',
+      async handler(ctx) {
+        const sessionId = sessionParam(ctx);
+        const sinceText = ctx.query.get('since');
+        const since = sinceText === null ? 0 : Number(sinceText);
+        if (!Number.isInteger(since) || since < 0) {
+          throw new AppError('INVALID_REQUEST', 'since must be a non-negative integer', { field: 'since' });
+        }
+        const events = await ctx.bus.execute('agent.history', { sessionId, since }, { sessionId });
+        return { body: { sessionId, events, timestamp: now() } };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/sessions/:sessionId',
+      async handler(ctx) {
+        const sessionId = sessionParam(ctx);
+        const { deleted } = await ctx.bus.execute('agent.deleteSession', { sessionId }, { sessionId });
+        return { body: { sessionId, deleted, timestamp: now() } };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sessions/:sessionId/cancel',
+      async handler(ctx) {
+        const sessionId = sessionParam(ctx);
+        const { cancelled } = await ctx.bus.execute('agent.cancel', { sessionId }, { sessionId });
+        return { body: { sessionId, cancelled, timestamp: now() } };
+      },
+    },
+  ];
+}

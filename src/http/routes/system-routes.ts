@@ -1,0 +1,46 @@
+import type { AgentConfig } from '../../config/schema.ts';
+import { exportConfigYaml } from '../../config/export.ts';
+import type { Route } from '../route.ts';
+
+export interface ServiceInfo {
+  version: string;
+  engine: 'native' | 'fallback';
+  /** Milliseconds since the epoch when the service started. */
+  startedAt: number;
+  now: () => number;
+  /** True once the config is loaded and start-up connections were attempted. */
+  isReady: () => boolean;
+  config: AgentConfig;
+}
+
+/** `GET /api/health` and `GET /api/config.yaml`. */
+export function systemRoutes(info: ServiceInfo): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/api/health',
+      async handler({ bus }) {
+        const servers = await bus.execute('mcp.listServers', {});
+        const now = info.now();
+        return {
+          body: {
+            status: 'healthy',
+            version: info.version,
+            uptime: Math.round((now - info.startedAt) / 10) / 100,
+            agent: {
+              status: info.isReady() ? 'ready' : 'starting',
+              connectedServers: servers.filter((s) => s.status === 'connected').length,
+            },
+            engine: info.engine,
+            timestamp: new Date(now).toISOString(),
+          },
+        };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/config.yaml',
+      handler: () => ({ body: exportConfigYaml(info.config), contentType: 'application/yaml; charset=utf-8' }),
+    },
+  ];
+}

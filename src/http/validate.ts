@@ -1,0 +1,48 @@
+import type { z } from 'zod';
+import { AppError } from '../errors/index.ts';
+import type { ImagePart } from '../llm/types.ts';
+
+const valueAt = (input: unknown, path: PropertyKey[]): unknown => {
+  let v = input;
+  for (const key of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
+};
+
+/**
+ * Parses edge input with a schema. A required field that is absent gives MISSING_FIELD naming it
+ * (dotted path); any other problem gives INVALID_REQUEST listing every issue.
+ */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what = 'request body'): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issues = result.error.issues;
+  const missing = issues.find((i) => i.code === 'invalid_type' && i.path.length > 0 && valueAt(input, i.path) === undefined);
+  if (missing) {
+    const field = missing.path.map(String).join('.');
+    throw new AppError('MISSING_FIELD', `Missing required field: ${field}`, { field });
+  }
+  if (input === undefined || input === null || typeof input !== 'object') {
+    throw new AppError('INVALID_REQUEST', `The ${what} must be a JSON object`, { issue: 'not an object' });
+  }
+  throw new AppError('INVALID_REQUEST', `Invalid ${what}`, {
+    issues: issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
+  });
+}
+
+/** Largest decoded image accepted (the spec's 10 MB upload limit). */
+export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Checks `imageData` of a message: real base64, an image MIME type, at most 10 MB decoded. */
+export function validateImage(image: { base64: string; mimeType: string }): ImagePart {
+  const fail = (issue: string) => new AppError('INVALID_REQUEST', `Invalid imageData: ${issue}`, { field: 'imageData', issue });
+  if (!/^image\/[a-z0-9.+-]+$/i.test(image.mimeType)) throw fail(`mimeType "${image.mimeType}" is not an image type`);
+  const b64 = image.base64.replace(/\s+/g, '');
+  if (b64.length === 0 || b64.length % 4 !== 0 || !BASE64.test(b64)) throw fail('base64 is not valid base64');
+  const bytes = (b64.length / 4) * 3 - (b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0);
+  if (bytes > MAX_IMAGE_BYTES) throw fail(`image is ${bytes} bytes; the limit is ${MAX_IMAGE_BYTES}`);
+  return { mimeType: image.mimeType.toLowerCase(), base64: b64 };
+}

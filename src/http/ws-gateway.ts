@@ -1,0 +1,174 @@
+import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
+import type { AppBus } from '../bus/app-bus.ts';
+import { AppError, errorEnvelope, httpStatus, toErrorBody } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
+import type { Auth } from './auth.ts';
+import type { Cors } from './cors.ts';
+import { CLIENT_FRAMES, EVENT_FRAMES, frame, isClientFrameType, type ClientFrame } from './frames.ts';
+import { formatIp } from './ip.ts';
+import { rateLimitError, type Limits } from './limits.ts';
+import { parseInput, validateImage } from './validate.ts';
+import { statusLine } from './respond.ts';
+import { replaySession } from './replay.ts';
+
+export interface Connection {
+  id: string;
+  ip: string;
+  closed: boolean;
+}
+
+export interface GatewayDeps {
+  bus: AppBus;
+  log: Logger;
+  cors: Cors;
+  auth: Auth;
+  limits: Limits;
+  maxPayloadBytes: number;
+  ids: () => string;
+  isClosing: () => boolean;
+}
+
+export const DEFAULT_SESSION = 'default';
+/** Topic of a session's events; every connection is on `default` and on `ALL` (server-wide events). */
+export const sessionTopic = (sessionId: string) => `s:${sessionId}`;
+const ALL = 'all';
+
+/**
+ * The WebSocket API at `/`: client frames become bus commands; bus events become frames
+ * published to the topic of their session, so each event is serialized once however many
+ * clients watch it. A bad frame gets an `error` event and the connection stays open.
+ */
+export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
+  const open = new Set<WebSocket<Connection>>();
+
+  const sendTo = (ws: WebSocket<Connection>, event: string, data: unknown) => {
+    if (!ws.getUserData().closed) ws.send(frame(event, data));
+  };
+  const sendError = (ws: WebSocket<Connection>, err: unknown, sessionId?: string) => {
+    const body = toErrorBody(err);
+    if (body.code === 'INTERNAL_ERROR') deps.log.error({ err }, 'websocket command failed');
+    sendTo(ws, 'error', sessionId === undefined ? body : { ...body, sessionId });
+  };
+
+  const unsubscribeBus = deps.bus.onAny((e) => {
+    const event = EVENT_FRAMES[e.name];
+    const data = e.payload as { sessionId?: string };
+    const topic = e.name.startsWith('mcp.') ? ALL : sessionTopic(data.sessionId ?? DEFAULT_SESSION);
+    app.publish(topic, frame(event, data));
+  });
+
+  const refuse = (res: HttpResponse, err: AppError) => {
+    const body = JSON.stringify(errorEnvelope(err));
+    res.writeStatus(statusLine(httpStatus(err.code)));
+    res.writeHeader('Content-Type', 'application/json; charset=utf-8').end(body);
+  };
+
+  const handle = async (ws: WebSocket<Connection>, msg: ClientFrame): Promise<void> => {
+    const bus = deps.bus;
+    const sessionId = 'sessionId' in msg && msg.sessionId !== undefined ? msg.sessionId : DEFAULT_SESSION;
+    switch (msg.type) {
+      case 'message': {
+        const image = msg.imageData ? validateImage(msg.imageData) : undefined;
+        ws.subscribe(sessionTopic(sessionId));
+        await bus.execute('agent.sendMessage', { sessionId, content: msg.content, ...(image && { image }) }, { sessionId });
+        return;
+      }
+      case 'reset':
+        await bus.execute('agent.reset', { sessionId }, { sessionId });
+        return;
+      case 'cancel':
+        await bus.execute('agent.cancel', { sessionId }, { sessionId });
+        return;
+      case 'subscribe':
+        await replaySession(bus, sessionId, msg.since, (event, data) => sendTo(ws, event, data), () => ws.getUserData().closed);
+        if (!ws.getUserData().closed) ws.subscribe(sessionTopic(sessionId));
+        return;
+      case 'unsubscribe':
+        if (sessionId !== DEFAULT_SESSION) ws.unsubscribe(sessionTopic(sessionId));
+        return;
+      case 'ping':
+        sendTo(ws, 'pong', {});
+        return;
+    }
+  };
+
+  const onMessage = async (ws: WebSocket<Connection>, text: string): Promise<void> => {
+    const conn = ws.getUserData();
+    const limit = await deps.limits.ws.consume(conn.id);
+    if (conn.closed) return;
+    if (!limit.allowed) return sendError(ws, rateLimitError(limit, 'messages per window'));
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return sendError(ws, new AppError('INVALID_REQUEST', 'Frame is not valid JSON', { issue: 'malformed JSON' }));
+    }
+    const type = (parsed as { type?: unknown } | null)?.type;
+    if (!isClientFrameType(type)) {
+      return sendError(ws, new AppError('INVALID_MESSAGE_TYPE', `Unsupported message type: ${JSON.stringify(type)}`, {
+        type,
+        supported: Object.keys(CLIENT_FRAMES),
+      }));
+    }
+    const sessionId = (parsed as { sessionId?: unknown }).sessionId;
+    try {
+      await handle(ws, parseInput(CLIENT_FRAMES[type], parsed, `${type} frame`));
+    } catch (err) {
+      sendError(ws, err, typeof sessionId === 'string' ? sessionId : undefined);
+    }
+  };
+
+  const behavior: WebSocketBehavior<Connection> = {
+    maxPayloadLength: deps.maxPayloadBytes,
+    idleTimeout: 120,
+    sendPingsAutomatically: true,
+    // A slow reader is dropped rather than silently skipped: skipping would lose chunks.
+    maxBackpressure: 4 * 1024 * 1024,
+    closeOnBackpressureLimit: 1,
+    upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
+      const ip = formatIp(res.getRemoteAddress());
+      if (deps.isClosing()) return refuse(res, new AppError('SERVICE_UNAVAILABLE', 'Service is shutting down'));
+      if (!deps.cors.isAllowed(req.getHeader('origin'), req.getHeader('host'))) {
+        return refuse(res, new AppError('FORBIDDEN', 'Origin not allowed', { origin: req.getHeader('origin') }));
+      }
+      try {
+        deps.auth(req.getHeader('authorization') || new URLSearchParams(req.getQuery()).get('token') || undefined);
+      } catch (err) {
+        return refuse(res, err as AppError);
+      }
+      if (!deps.limits.connections.tryOpen(ip)) {
+        return refuse(res, new AppError('RATE_LIMIT_EXCEEDED', 'Too many concurrent connections from this address', { limit: deps.limits.connections.max, remaining: 0 }));
+      }
+      const conn: Connection = { id: deps.ids(), ip, closed: false };
+      res.upgrade(conn, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+    },
+    open: (ws) => {
+      open.add(ws);
+      ws.subscribe(ALL);
+      ws.subscribe(sessionTopic(DEFAULT_SESSION));
+    },
+    message: (ws, message) => {
+      // The buffer is only valid during this callback: decode before any await.
+      const text = Buffer.from(message).toString('utf8');
+      onMessage(ws, text).catch((err: unknown) => deps.log.error({ err }, 'websocket message failed'));
+    },
+    close: (ws) => {
+      const conn = ws.getUserData();
+      conn.closed = true;
+      open.delete(ws);
+      deps.limits.connections.close(conn.ip);
+      deps.limits.ws.forget(conn.id).catch(() => undefined);
+    },
+  };
+
+  return {
+    behavior,
+    /** Number of open connections. */
+    size: () => open.size,
+    /** Closes every connection with 1001 (going away). */
+    closeAll(): void {
+      for (const ws of open) ws.end(1001, 'server shutting down');
+      unsubscribeBus();
+    },
+  };
+}

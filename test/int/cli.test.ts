@@ -1,0 +1,78 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { connectWs } from './helpers/ws-client.ts';
+
+const TSX = join('node_modules', '.bin', 'tsx');
+
+function run(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const child = spawn(TSX, ['src/cli.ts', ...args], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, exited, out: () => stdout, err: () => stderr };
+}
+
+/** Waits until the service logs its listening port. */
+async function listeningPort(child: ChildProcessWithoutNullStreams, out: () => string): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const m = /"port":(\d+).*"engine"/.exec(out());
+    if (m) return Number(m[1]);
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`service did not start:\n${out()}`);
+}
+
+async function writeAgent(yaml: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'agentd-cli-'));
+  const file = join(dir, 'agent.yml');
+  await writeFile(file, yaml);
+  return file;
+}
+
+describe('agentd command line', () => {
+  it('prints usage and exits 2 on an unknown flag or a bad value', async () => {
+    for (const args of [['--frobnicate'], ['--web-port', 'eighty']]) {
+      const p = run(args);
+      expect(await p.exited).toBe(2);
+      expect(p.err()).toContain('Usage: agentd');
+    }
+  });
+
+  it('prints help and version', async () => {
+    const help = run(['--help']);
+    expect(await help.exited).toBe(0);
+    expect(help.out()).toContain('--web-port <port>');
+    const version = run(['--version']);
+    expect(await version.exited).toBe(0);
+    expect(version.out().trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('exits 1 naming the file and the problem when the config is bad, before listening', async () => {
+    const file = await writeAgent('llm:\n  model: m\n  apiKey: $AGENTD_TEST_UNSET_KEY\n');
+    const p = run(['--agent', file, '--web-port', '0']);
+    expect(await p.exited).toBe(1);
+    expect(p.err()).toContain(file);
+    expect(p.err()).toContain('AGENTD_TEST_UNSET_KEY');
+    expect(p.out()).not.toContain('listening');
+  });
+
+  it('serves, then on SIGTERM closes WebSockets with 1001 and exits 0', async () => {
+    const file = await writeAgent('llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n');
+    const p = run(['--agent', file, '--web-port', '0', '--log-level', 'info']);
+    const port = await listeningPort(p.child, p.out);
+    const health = (await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as Record<string, unknown>;
+    expect(health.status).toBe('healthy');
+    const ws = await connectWs(`ws://127.0.0.1:${port}/`);
+    p.child.kill('SIGTERM');
+    expect(await ws.closed).toBe(1001);
+    expect(await p.exited).toBe(0);
+    const lines = p.out().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.some((l) => l.msg === 'shutting down')).toBe(true);
+  });
+});

@@ -1,0 +1,95 @@
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { ConfigError, exportConfigYaml, loadConfig, parseConfig, REDACTED } from '../../src/config/index.ts';
+
+const minimal = { llm: { model: 'm' } };
+
+describe('agent config', () => {
+  it('fills defaults for a minimal config', () => {
+    const c = parseConfig(minimal);
+    expect(c.llm).toMatchObject({ provider: 'openai', model: 'm', maxIterations: 20, maxRetries: 2 });
+    expect(c.server.limits).toMatchObject({ rest: { points: 100, durationSec: 60 }, ws: { points: 50 }, connectionsPerIp: 10 });
+    expect(c.server.cors).toMatchObject({ origins: [], maxAge: 86_400 });
+    expect(c.storage).toEqual({ type: 'jsonl', dir: './data/sessions' });
+    expect(c.version).toBe('1.0.0');
+  });
+
+  it('expands $NAME and ${NAME} from the environment, and $$ to a literal $', () => {
+    const c = parseConfig({ llm: { model: 'm-${SUFFIX}', apiKey: '$KEY' }, systemPrompt: 'costs $$5' }, 'x.yml', { KEY: 'sk-1', SUFFIX: 'large' });
+    expect(c.llm.apiKey).toBe('sk-1');
+    expect(c.llm.model).toBe('m-large');
+    expect(c.systemPrompt).toBe('costs $5');
+  });
+
+  it('names a missing environment variable and where it is used', () => {
+    const err = (() => {
+      try {
+        parseConfig({ llm: { model: 'm', apiKey: '$NOPE_NOT_SET' } }, 'a.yml', {});
+      } catch (e) {
+        return e as ConfigError;
+      }
+    })();
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err!.problems).toEqual(['llm.apiKey: environment variable NOPE_NOT_SET is not set (referenced at llm.apiKey)']);
+    expect(err!.message).toContain('a.yml');
+  });
+
+  it('reports every schema problem with its path', () => {
+    try {
+      parseConfig({ llm: { model: 'm', temperature: 9 }, mcpServers: { fs: { type: 'stdio' } }, bogus: 1 });
+      expect.unreachable();
+    } catch (e) {
+      const problems = (e as ConfigError).problems.join('\n');
+      expect(problems).toMatch(/llm\.temperature: .*<=2/);
+      expect(problems).toMatch(/mcpServers\.fs\.command: /);
+      expect(problems).toMatch(/bogus/);
+    }
+  });
+
+  it('reports unreadable files and broken YAML', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'agentd-config-'));
+    await expect(loadConfig(join(dir, 'missing.yml'))).rejects.toThrow(/cannot read file/);
+    await writeFile(join(dir, 'bad.yml'), 'llm: [unclosed');
+    await expect(loadConfig(join(dir, 'bad.yml'))).rejects.toThrow(/not valid YAML/);
+  });
+
+  it('loads every YAML under agents/', async () => {
+    const env = { OPENAI_API_KEY: 'sk-test', VLLM_API_KEY: 'k', REMOTE_MCP_TOKEN: 't', HOME: '/tmp', PATH: '/bin' };
+    const files = (await readdir('agents', { recursive: true })).filter((f) => f.endsWith('.yml'));
+    expect(files.length).toBeGreaterThanOrEqual(4);
+    for (const f of files) {
+      const config = await loadConfig(join('agents', f), env);
+      expect(config.llm.model, f).toBeTruthy();
+    }
+  });
+});
+
+describe('config export', () => {
+  const secretConfig = parseConfig({
+    version: '2.3.4',
+    llm: { model: 'm', apiKey: 'sk-live-supersecret-1234567890', baseURL: 'https://user:pw-in-url@llm.example/v1?api_key=querysecret' },
+    mcpServers: {
+      fs: { type: 'stdio', command: 'node', args: ['srv.js'], env: { GITHUB_TOKEN: 'ghp_envsecretvalue', PLAIN: 'also-hidden' } },
+      remote: { type: 'http', baseUrl: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer header-secret', 'X-Custom': 'custom-secret' } },
+    },
+    server: { auth: { apiKey: 'server-api-key-0123456789' } },
+  });
+
+  it('round-trips as YAML with version and no secret value anywhere', () => {
+    const text = exportConfigYaml(secretConfig);
+    for (const secret of ['supersecret', 'pw-in-url', 'querysecret', 'envsecretvalue', 'also-hidden', 'header-secret', 'custom-secret', 'server-api-key']) {
+      expect(text).not.toContain(secret);
+    }
+    const doc = parse(text) as Record<string, any>;
+    expect(Object.keys(doc)[0]).toBe('version');
+    expect(doc.version).toBe('2.3.4');
+    expect(doc.llm.apiKey).toBe(REDACTED);
+    expect(doc.mcpServers.fs.env).toEqual({ GITHUB_TOKEN: REDACTED, PLAIN: REDACTED });
+    expect(doc.mcpServers.remote.headers).toEqual({ Authorization: REDACTED, 'X-Custom': REDACTED });
+    expect(doc.mcpServers.fs.args).toEqual(['srv.js']);
+    expect(doc.llm.model).toBe('m');
+  });
+});
