@@ -22,8 +22,8 @@ export async function connectWs(url: string, options: WebSocket.ClientOptions = 
   const ws = new WebSocket(url, options);
   const frames: Frame[] = [];
   const waiters = new Set<() => void>();
-  ws.on('message', (data) => {
-    frames.push(JSON.parse(String(data)) as Frame);
+  ws.on('message', (data: Buffer) => {
+    frames.push(JSON.parse(data.toString('utf8')) as Frame);
     for (const w of waiters) w();
   });
   const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));

@@ -1,0 +1,183 @@
+/**
+ * The connection of one MCP tool server.
+ *
+ *   connecting ──done──▶ connected ──CONNECTION_LOST──▶ error.backoff ──after(delay)──▶ connecting
+ *        └──failed──▶ error.backoff                          (or error.halted when the retry budget is spent)
+ *   error.halted stays until RESTART; STOP from anywhere ends in `disconnected` (final).
+ *
+ * Contracts:
+ * - Every state entry emits `{ type: 'status' }` with the spec status (`connecting`, `connected`, `error`,
+ *   `disconnected`) and, for `error`, the reason. The owning service forwards these to the bus.
+ * - The `connect` actor opens the connection (supplied with `.provide()`); it receives an abort signal when the
+ *   attempt is abandoned (STOP during connecting). `closeConnection` runs whenever `connected` is left.
+ * - Retry delays grow as baseDelayMs·2^attempt up to maxDelayMs, each scaled by a jitter factor in
+ *   [1 − jitterRatio, 1 + jitterRatio] from the injected `random`, and never above maxDelayMs.
+ * - When `maxFailures` failures fall within `windowMs` (measured with the injected `now`), retrying stops.
+ * - RESTART clears the retry budget; from `connected` or `error` it starts a new attempt, during `connecting` it
+ *   lets the current attempt finish.
+ */
+import { assign, emit, fromPromise, setup } from 'xstate';
+
+export type ServerStatus = 'connecting' | 'connected' | 'error' | 'disconnected';
+
+export interface RetryPolicy {
+  /** First retry delay, ms. */
+  baseDelayMs: number;
+  /** Largest retry delay, ms. */
+  maxDelayMs: number;
+  /** Delays are scaled by a random factor in [1 − jitterRatio, 1 + jitterRatio]. */
+  jitterRatio: number;
+  /** This many failures within windowMs stop the retries until RESTART. */
+  maxFailures: number;
+  windowMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  baseDelayMs: 1_000,
+  maxDelayMs: 60_000,
+  jitterRatio: 0.2,
+  maxFailures: 5,
+  windowMs: 120_000,
+};
+
+export interface McpServerMachineInput {
+  serverId: string;
+  retry?: Partial<RetryPolicy>;
+  /** Milliseconds since the epoch; used for the failure window. */
+  now: () => number;
+  /** Uniform in [0, 1); the jitter source. */
+  random: () => number;
+}
+
+interface Context {
+  serverId: string;
+  retry: RetryPolicy;
+  now: () => number;
+  random: () => number;
+  /** Retries made since the last successful connection. */
+  attempt: number;
+  /** Times of recent failures (pruned to the window). */
+  failures: number[];
+  error: string | undefined;
+}
+
+export type McpServerEvent =
+  | { type: 'CONNECTION_LOST'; reason: string }
+  | { type: 'RESTART' }
+  | { type: 'STOP' };
+
+export type McpServerEmitted = { type: 'status'; status: ServerStatus; error?: string };
+
+/** Delay before retry number `attempt` (0-based). */
+export function backoffDelay(attempt: number, retry: RetryPolicy, random: () => number): number {
+  const exp = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** Math.min(attempt, 30));
+  const factor = 1 - retry.jitterRatio + 2 * retry.jitterRatio * random();
+  return Math.round(Math.min(retry.maxDelayMs, exp * factor));
+}
+
+const recentFailures = (context: Context): number[] => {
+  const now = context.now();
+  return [...context.failures, now].filter((t) => now - t < context.retry.windowMs);
+};
+
+const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+const failureReason = (event: { type: string; error?: unknown; reason?: string }): string =>
+  event.type === 'CONNECTION_LOST' ? (event.reason ?? 'connection lost') : reasonOf(event.error);
+
+export const mcpServerMachine = setup({
+  types: {
+    context: {} as Context,
+    events: {} as McpServerEvent,
+    input: {} as McpServerMachineInput,
+    emitted: {} as McpServerEmitted,
+  },
+  actors: {
+    /** Opens the connection; resolves when the server is initialized. Supplied by the service. */
+    connect: fromPromise<void, { serverId: string }>(() => Promise.reject(new Error('connect actor not provided'))),
+  },
+  actions: {
+    /** Closes the current connection (and its child process); supplied by the service. */
+    closeConnection: () => {},
+    recordFailure: assign(({ context, event }) => ({
+      failures: recentFailures(context),
+      error: failureReason(event as { type: string; error?: unknown; reason?: string }),
+    })),
+    halt: assign(({ context }) => ({
+      error: `${context.error ?? 'failed'} (stopped retrying after ${context.failures.length} failures within ${Math.round(
+        context.retry.windowMs / 1000,
+      )} s; restart the server to retry)`,
+    })),
+    markConnected: assign({ attempt: 0, error: undefined }),
+    countAttempt: assign(({ context }) => ({ attempt: context.attempt + 1 })),
+    resetBudget: assign({ attempt: 0, failures: [] as number[] }),
+    emitStatus: emit(({ context }, params: { status: ServerStatus }) =>
+      params.status === 'error' && context.error !== undefined
+        ? { type: 'status' as const, status: params.status, error: context.error }
+        : { type: 'status' as const, status: params.status },
+    ),
+  },
+  guards: {
+    /** True when this failure spends the retry budget. */
+    budgetSpent: ({ context }) => recentFailures(context).length >= context.retry.maxFailures,
+  },
+  delays: {
+    retryDelay: ({ context }) => backoffDelay(context.attempt, context.retry, context.random),
+  },
+}).createMachine({
+  id: 'mcpServer',
+  context: ({ input }) => ({
+    serverId: input.serverId,
+    retry: { ...DEFAULT_RETRY_POLICY, ...input.retry },
+    now: input.now,
+    random: input.random,
+    attempt: 0,
+    failures: [],
+    error: undefined,
+  }),
+  initial: 'connecting',
+  on: { STOP: '.disconnected' },
+  states: {
+    connecting: {
+      entry: { type: 'emitStatus', params: { status: 'connecting' } },
+      invoke: {
+        src: 'connect',
+        input: ({ context }) => ({ serverId: context.serverId }),
+        onDone: { target: 'connected', actions: 'markConnected' },
+        onError: [
+          { guard: 'budgetSpent', target: 'error.halted', actions: ['recordFailure', 'halt'] },
+          { target: 'error.backoff', actions: 'recordFailure' },
+        ],
+      },
+      on: { RESTART: { actions: 'resetBudget' } },
+    },
+    connected: {
+      entry: { type: 'emitStatus', params: { status: 'connected' } },
+      exit: 'closeConnection',
+      on: {
+        CONNECTION_LOST: [
+          { guard: 'budgetSpent', target: 'error.halted', actions: ['recordFailure', 'halt'] },
+          { target: 'error.backoff', actions: 'recordFailure' },
+        ],
+        RESTART: { target: 'connecting', actions: 'resetBudget' },
+      },
+    },
+    error: {
+      entry: { type: 'emitStatus', params: { status: 'error' } },
+      on: { RESTART: { target: 'connecting', actions: 'resetBudget' } },
+      initial: 'backoff',
+      states: {
+        backoff: {
+          after: { retryDelay: { target: '#mcpServer.connecting', actions: 'countAttempt' } },
+        },
+        halted: {},
+      },
+    },
+    disconnected: {
+      type: 'final',
+      entry: { type: 'emitStatus', params: { status: 'disconnected' } },
+    },
+  },
+});
+
+export type McpServerMachine = typeof mcpServerMachine;

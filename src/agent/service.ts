@@ -1,0 +1,186 @@
+/**
+ * The agent's session service: the handler of every `agent.*` command on the bus.
+ *
+ * Contracts:
+ * - Handlers are registered by `start()` and removed by `stop()`.
+ * - A session is opened lazily on its first command: its log is read from the store once, then
+ *   the history is folded event by event (per-turn work does not grow with the session's length).
+ * - Every event of a turn carries the correlationId of the `agent.sendMessage` that queued it, and
+ *   the sessionId (payload and bus meta). Durable events carry their own seq; transient ones
+ *   (thinking, chunk, errors of discarded messages) the seq of the last durable event before them.
+ * - `agent.reset` cancels the running turn and every queued one (each caller gets `agent.error`
+ *   AGENT_ERROR with details.reason 'reset'), appends `reset`, emits `agent.reset`, and resolves
+ *   once the next turn would see an empty history.
+ * - `agent.cancel` ends the running turn with `agent.error` {AGENT_ERROR, 'turn cancelled',
+ *   {reason:'cancelled'}} and a `turnFailed{cancelled:true}`; queued messages stay.
+ * - A session idle for `evictAfterMs` is dropped from memory (its log stays); 0 keeps them all.
+ * - `stop()` cancels running and queued turns (reason 'shutdown') and waits for their events to be stored.
+ */
+import type { AppBus } from '../bus/app-bus.ts';
+import { createIdSource, systemClock, type Clock, type IdSource } from '../bus/envelope.ts';
+import type { AgentConfig } from '../config/schema.ts';
+import { AppError } from '../errors/index.ts';
+import type { LlmClient } from '../llm/types.ts';
+import type { Logger } from '../log/index.ts';
+import type { ModelTool } from '../mcp/messages.ts';
+import type { EventStore } from '../store/types.ts';
+import type { SessionSummary } from './messages.ts';
+import { openSession, type Session } from './session.ts';
+
+export interface AgentServiceOptions {
+  config: Pick<AgentConfig, 'systemPrompt' | 'llm'>;
+  bus: AppBus;
+  store: EventStore;
+  llm: LlmClient;
+  log: Logger;
+  clock?: Clock;
+  ids?: IdSource;
+  /** Milliseconds an idle session stays in memory (default 15 min; 0 = never evicted). */
+  evictAfterMs?: number;
+}
+
+export interface AgentService {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface Slot {
+  opening: Promise<Session>;
+  session?: Session;
+}
+
+export function createAgentService(opts: AgentServiceOptions): AgentService {
+  const { bus, store, llm, log, config } = opts;
+  const clock = opts.clock ?? systemClock;
+  const ids = opts.ids ?? createIdSource();
+  const evictAfterMs = opts.evictAfterMs ?? 15 * 60_000;
+  const slots = new Map<string, Slot>();
+  const unregister: (() => void)[] = [];
+  let sweeper: NodeJS.Timeout | undefined;
+  let stopping = false;
+  let toolsWarned = false;
+
+  const listTools = async (): Promise<ModelTool[]> => {
+    try {
+      return await bus.execute('mcp.modelTools', {});
+    } catch (err) {
+      if (!toolsWarned) log.warn({ err }, 'tool catalogue unavailable; the model gets no tools');
+      toolsWarned = true;
+      return [];
+    }
+  };
+
+  function session(sessionId: string): Promise<Session> {
+    if (stopping) return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'Agent is shutting down'));
+    const existing = slots.get(sessionId);
+    if (existing) return existing.opening;
+    const slot: Slot = {
+      opening: openSession({
+        sessionId,
+        systemPrompt: config.systemPrompt,
+        maxIterations: config.llm.maxIterations,
+        bus,
+        store,
+        llm,
+        log,
+        clock,
+        listTools,
+      }),
+    };
+    slots.set(sessionId, slot);
+    slot.opening.then(
+      (s) => (slot.session = s),
+      () => slots.delete(sessionId),
+    );
+    return slot.opening;
+  }
+
+  /** An open session; one closed meanwhile (evicted, deleted) is replaced by a fresh one. */
+  async function live(sessionId: string): Promise<Session> {
+    for (let attempt = 0; ; attempt++) {
+      const s = await session(sessionId);
+      if (!s.closed || attempt >= 2) return s;
+      if (slots.get(sessionId)?.session === s) slots.delete(sessionId);
+    }
+  }
+
+  /** Drops dormant sessions not touched for evictAfterMs. */
+  function sweep(): void {
+    const cutoff = clock.now() - evictAfterMs;
+    for (const [id, slot] of slots) {
+      const s = slot.session;
+      if (s && s.dormant && s.lastActive <= cutoff) {
+        slots.delete(id);
+        s.close('evicted').catch((err: unknown) => log.error({ err, sessionId: id }, 'evicting session failed'));
+      }
+    }
+  }
+
+  async function closeSession(sessionId: string, reason: string): Promise<boolean> {
+    const slot = slots.get(sessionId);
+    if (!slot) return false;
+    slots.delete(sessionId);
+    const s = await slot.opening.catch(() => undefined);
+    if (s) await s.close(reason);
+    return s !== undefined;
+  }
+
+  function register(): void {
+    unregister.push(
+      bus.handle('agent.sendMessage', async ({ payload, correlationId }) => {
+        const s = await live(payload.sessionId);
+        const turnId = ids();
+        const message = { turnId, correlationId, content: payload.content, ...(payload.image && { image: payload.image }) };
+        return { turnId, queued: s.send(message).queued };
+      }),
+      bus.handle('agent.reset', async ({ payload, correlationId }) => {
+        const s = await live(payload.sessionId);
+        return { seq: await s.reset(correlationId) };
+      }),
+      bus.handle('agent.cancel', async ({ payload }) => {
+        const slot = slots.get(payload.sessionId);
+        const s = slot && (await slot.opening.catch(() => undefined));
+        return { cancelled: s?.cancel() ?? false };
+      }),
+      bus.handle('agent.listSessions', async () => {
+        const stored = await store.list();
+        const byId = new Map<string, SessionSummary>();
+        for (const info of stored) byId.set(info.id, { ...info, busy: false, queued: 0 });
+        for (const [id, slot] of slots) {
+          const s = slot.session;
+          if (!s || (!s.busy && s.queued === 0)) continue;
+          const known = byId.get(id) ?? { id, lastSeq: 0, updatedAt: new Date(clock.now()).toISOString(), busy: false, queued: 0 };
+          byId.set(id, { ...known, busy: s.busy, queued: s.queued });
+        }
+        return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      }),
+      bus.handle('agent.history', ({ payload }) => store.read(payload.sessionId, payload.since)),
+      bus.handle('agent.deleteSession', async ({ payload }) => {
+        const wasOpen = await closeSession(payload.sessionId, 'deleted');
+        const removed = await store.delete(payload.sessionId);
+        return { deleted: removed || wasOpen };
+      }),
+    );
+  }
+
+  return {
+    start() {
+      if (unregister.length > 0) return Promise.resolve();
+      stopping = false;
+      register();
+      if (evictAfterMs > 0) {
+        sweeper = setInterval(sweep, Math.min(evictAfterMs, 60_000));
+        sweeper.unref();
+      }
+      return Promise.resolve();
+    },
+    async stop() {
+      stopping = true;
+      if (sweeper) clearInterval(sweeper);
+      sweeper = undefined;
+      for (const off of unregister.splice(0)) off();
+      const ids = [...slots.keys()];
+      await Promise.all(ids.map((id) => closeSession(id, 'shutdown')));
+    },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * Pure pieces of a turn, shared by the turn machine and its tests: planning a step's tool calls
+ * (argument JSON validated here, house rule 3), joining step texts into the reply, and the
+ * iteration-limit message.
+ */
+import { isAppError } from '../errors/index.ts';
+import type { ToolCallRequest } from '../llm/types.ts';
+import type { ModelTool } from '../mcp/messages.ts';
+
+/** Between the texts of two model steps of one turn (the chunks carry it too). */
+export const STEP_SEPARATOR = '\n\n';
+
+export interface TurnError {
+  code: string;
+  message: string;
+  details: Record<string, unknown>;
+}
+
+/** A tool call of a model step, resolved against the catalogue. */
+export interface PlannedCall {
+  callId: string;
+  /** Model-visible name. */
+  name: string;
+  /** Server-side name and server ('' when the model named an unknown tool). */
+  toolName: string;
+  serverId: string;
+  /** Parsed arguments, or the raw text when it was not a JSON object. */
+  args: unknown;
+  /** Child actor id; absent when the call is answered at once with `error`. */
+  childId?: string;
+  /** Error text for the model when the call cannot run. */
+  error?: string;
+  settled?: boolean;
+}
+
+type Parsed = { ok: true; value: Record<string, unknown> } | { ok: false; reason: string };
+
+/** Tool arguments as the model sent them: a JSON object, or empty for "no arguments". */
+export function parseToolArgs(text: string): Parsed {
+  if (text.trim() === '') return { ok: true, value: {} };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, reason: `not valid JSON (${e instanceof Error ? e.message : String(e)})` };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, reason: 'not a JSON object' };
+  }
+  return { ok: true, value: value as Record<string, unknown> };
+}
+
+/** One call per request; `token` makes child ids unique per model step. */
+export function planCalls(calls: readonly ToolCallRequest[], tools: readonly ModelTool[], token: number): PlannedCall[] {
+  return calls.map((call, i) => {
+    const tool = tools.find((t) => t.name === call.name);
+    const parsed = parseToolArgs(call.arguments);
+    const base = { callId: call.id, name: call.name, toolName: tool?.toolName ?? call.name, serverId: tool?.serverId ?? '' };
+    if (!parsed.ok) {
+      return { ...base, args: call.arguments, error: `Invalid arguments for tool "${call.name}": ${parsed.reason}. Call it again with a JSON object.` };
+    }
+    if (!tool) {
+      const known = tools.map((t) => t.name).join(', ') || 'none';
+      return { ...base, args: parsed.value, error: `Unknown tool "${call.name}". Available tools: ${known}.` };
+    }
+    return { ...base, args: parsed.value, childId: `tool:${token}:${i}` };
+  });
+}
+
+/** The reply after a step: non-empty step texts joined by STEP_SEPARATOR. */
+export function stepReply(reply: string, text: string): string {
+  if (text === '') return reply;
+  return reply === '' ? text : reply + STEP_SEPARATOR + text;
+}
+
+export const iterationLimitMessage = (max: number): string =>
+  `I stopped here because this turn reached the iteration limit (${max} model steps) before I could finish. ` +
+  'Ask me to continue if you want me to go on.';
+
+/**
+ * The turn's whole reply. When capped, the limit message (kept as the final assistant message)
+ * is streamed as a last chunk, with its separator.
+ */
+export function finalReply(reply: string, capped: boolean, max: number): { content: string; capChunk?: string; capMessage?: string } {
+  if (!capped) return { content: reply };
+  const capMessage = iterationLimitMessage(max);
+  const capChunk = (reply === '' ? '' : STEP_SEPARATOR) + capMessage;
+  return { content: reply + capChunk, capChunk, capMessage };
+}
+
+/** What a failed turn reports: an AppError keeps its code; anything else is an AGENT_ERROR naming the cause. */
+export function toTurnError(err: unknown): TurnError {
+  if (isAppError(err)) return { code: err.code, message: err.message, details: { ...err.details } };
+  const cause = err instanceof Error ? err.message : String(err);
+  return { code: 'AGENT_ERROR', message: `Agent processing failed: ${cause}`, details: {} };
+}

@@ -1,0 +1,138 @@
+/**
+ * The LlmClient port over the openai SDK's streaming Chat Completions, for any provider preset.
+ *
+ * Contracts:
+ * - `llm.timeoutMs` is one deadline for the whole `complete()` call: connecting, every retry and
+ *   its wait, and the entire stream. A stall past it ends in AGENT_ERROR "... timed out ...".
+ * - Retries (at most `llm.maxRetries`) happen only for answers that fail before any chunk arrives
+ *   (408/409/429/5xx, lost connections). The wait honours `retry-after-ms` / `Retry-After`, is
+ *   capped at MAX_RETRY_WAIT_MS, ends early on abort, and is skipped (failing at once) when it
+ *   would outlast the deadline. The SDK's own retry is off: in openai v6 it honours Retry-After
+ *   without any upper bound and its wait ignores the abort signal.
+ * - Aborting `signal` rejects with a DOMException named 'AbortError'; every other failure is
+ *   AppError('AGENT_ERROR') (see failures.ts); an exception from `onText` rejects as itself.
+ * - The API key reaches only the SDK; it is never logged nor put in errors.
+ */
+import { randomUUID } from 'node:crypto';
+import OpenAI from 'openai';
+import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import type { LlmConfig } from '../config/schema.ts';
+import type { Logger } from '../log/index.ts';
+import { isRetryable, retryDelayMs, scrub, statusOf, timeoutFailure, toAgentError, type RequestFacts } from './failures.ts';
+import { toOpenAiMessages, toOpenAiTools } from './messages.ts';
+import { resolveProvider } from './providers.ts';
+import { StepBuilder, TextCallbackError } from './step-builder.ts';
+import type { LlmClient, ModelRequest, ModelStep } from './types.ts';
+
+export interface LlmDeps {
+  log: Logger;
+  /** Where provider keys are looked up (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+function abortError(): DOMException {
+  return new DOMException('model request aborted', 'AbortError');
+}
+
+/** Resolves after `ms`, or as soon as `signal` aborts. */
+function wait(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Builds the client; throws AppError('AGENT_ERROR') when the provider lacks its key or endpoint. */
+export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
+  const { log } = deps;
+  const resolved = resolveProvider(llm, deps.env ?? process.env);
+  const facts: RequestFacts = {
+    provider: resolved.provider,
+    model: llm.model,
+    baseURL: resolved.baseURL,
+    // A placeholder ('ollama', ...) is no secret, and scrubbing it would mangle provider messages.
+    apiKey: resolved.keySource === 'placeholder' ? '' : resolved.apiKey,
+    timeoutMs: llm.timeoutMs,
+  };
+  const sdkLog = (level: 'error' | 'warn' | 'info' | 'debug') => (message: string) =>
+    log[level]({ source: 'openai-sdk' }, scrub(message, facts.apiKey));
+  const sdk = new OpenAI({
+    apiKey: resolved.apiKey,
+    baseURL: resolved.baseURL,
+    maxRetries: 0,
+    timeout: llm.timeoutMs,
+    // Explicit nulls keep OPENAI_* variables of the environment out of other providers' requests.
+    organization: null,
+    project: null,
+    adminAPIKey: null,
+    webhookSecret: null,
+    logLevel: 'warn',
+    logger: { error: sdkLog('error'), warn: sdkLog('warn'), info: sdkLog('info'), debug: sdkLog('debug') },
+  });
+
+  /** One attempt: the request and its whole stream. Ends silently if `signal` aborts mid-stream. */
+  async function attempt(body: ChatCompletionCreateParamsStreaming, signal: AbortSignal, onText: ModelRequest['onText']): Promise<ModelStep> {
+    const stream = await sdk.chat.completions.create(body, { signal, maxRetries: 0, timeout: llm.timeoutMs });
+    const builder = new StepBuilder(onText);
+    for await (const chunk of stream) builder.add(chunk);
+    // The SDK ends the iteration quietly when aborted; the caller decides what the abort meant.
+    if (signal.aborted) throw abortError();
+    return builder.build(() => `call_${randomUUID()}`);
+  }
+
+  return {
+    model: llm.model,
+    async complete(request: ModelRequest): Promise<ModelStep> {
+      const callerSignal = request.signal;
+      if (callerSignal?.aborted) throw abortError();
+      const body: ChatCompletionCreateParamsStreaming = {
+        model: llm.model,
+        messages: toOpenAiMessages(request.messages),
+        stream: true,
+        stream_options: { include_usage: true },
+      };
+      if (request.tools.length > 0) body.tools = toOpenAiTools(request.tools);
+      if (llm.temperature !== undefined) body.temperature = llm.temperature;
+
+      const controller = new AbortController();
+      let ended: 'aborted' | 'timed out' | undefined;
+      const onCallerAbort = (): void => {
+        ended ??= 'aborted';
+        controller.abort();
+      };
+      callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+      const deadline = performance.now() + llm.timeoutMs;
+      const timer = setTimeout(() => {
+        ended ??= 'timed out';
+        controller.abort();
+      }, llm.timeoutMs);
+      try {
+        for (let retries = 0; ; retries++) {
+          try {
+            return await attempt(body, controller.signal, request.onText);
+          } catch (e) {
+            if (ended === 'aborted') throw abortError();
+            if (ended === 'timed out') throw timeoutFailure(facts);
+            if (e instanceof TextCallbackError) throw e.inner;
+            if (retries >= llm.maxRetries || !isRetryable(e)) throw toAgentError(e, facts, retries);
+            const delay = retryDelayMs(e, retries);
+            if (performance.now() + delay >= deadline) throw toAgentError(e, facts, retries);
+            log.warn({ provider: facts.provider, model: facts.model, status: statusOf(e), retry: retries + 1, waitMs: Math.round(delay) }, 'model request failed; retrying');
+            await wait(delay, controller.signal);
+            if (ended === 'aborted') throw abortError();
+            if (ended === 'timed out') throw timeoutFailure(facts);
+          }
+        }
+      } finally {
+        clearTimeout(timer);
+        callerSignal?.removeEventListener('abort', onCallerAbort);
+      }
+    },
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * What went wrong with a model request, in our terms: which SDK failures are worth a retry, how
+ * long to wait before it, and the AppError('AGENT_ERROR') that names the cause. Messages and
+ * details never carry the API key: provider text is scrubbed of it (and of key-like tokens), and
+ * the provider's own words are left out entirely for 401s (OpenAI echoes part of the key there).
+ */
+import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import type { Provider } from '../config/schema.ts';
+import { AppError } from '../errors/index.ts';
+
+/** Upper bound on any wait before a retry, whatever Retry-After asks for. */
+export const MAX_RETRY_WAIT_MS = 10_000;
+
+export interface RequestFacts {
+  provider: Provider;
+  model: string;
+  baseURL: string;
+  apiKey: string;
+  timeoutMs: number;
+}
+
+const KEY_LIKE = /\b(?:sk|rk|pk|gsk|xai|csk)[-_][-_A-Za-z0-9*.]{6,}|\bAIza[-_A-Za-z0-9]{10,}/g;
+
+/** `text` without the key and without anything shaped like a key, cut to a readable length. */
+export function scrub(text: string, apiKey: string): string {
+  let out = apiKey.length >= 4 ? text.split(apiKey).join('[REDACTED]') : text;
+  out = out.replace(KEY_LIKE, '[REDACTED]');
+  return out.length > 300 ? `${out.slice(0, 300)}…` : out;
+}
+
+/** Status of an SDK error answer; undefined for anything else (including mid-stream errors). */
+export function statusOf(e: unknown): number | undefined {
+  return e instanceof APIError ? (e.status as number | undefined) : undefined;
+}
+
+function headersOf(e: unknown): Headers | undefined {
+  return e instanceof APIError ? (e.headers as Headers | undefined) : undefined;
+}
+
+/** True for answers a retry may fix: 408, 409, 429, 5xx (or `x-should-retry: true`), and lost connections. */
+export function isRetryable(e: unknown): boolean {
+  if (e instanceof APIConnectionTimeoutError) return false;
+  if (e instanceof APIConnectionError) return true;
+  const status = statusOf(e);
+  if (status === undefined) return false;
+  const hint = headersOf(e)?.get('x-should-retry');
+  if (hint === 'true') return true;
+  if (hint === 'false') return false;
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/**
+ * Wait before retry number `attempt` (0-based): the provider's `retry-after-ms` or `Retry-After`
+ * (seconds or an HTTP date) when given, else exponential backoff from 0.5 s with up to 25 % jitter;
+ * never more than MAX_RETRY_WAIT_MS.
+ */
+export function retryDelayMs(e: unknown, attempt: number, random: () => number = Math.random): number {
+  const headers = headersOf(e);
+  let ms: number | undefined;
+  const retryAfterMs = headers?.get('retry-after-ms');
+  if (retryAfterMs) ms = parseFloat(retryAfterMs);
+  const retryAfter = headers?.get('retry-after');
+  if ((ms === undefined || Number.isNaN(ms)) && retryAfter) {
+    const seconds = parseFloat(retryAfter);
+    ms = Number.isNaN(seconds) ? Date.parse(retryAfter) - Date.now() : seconds * 1000;
+  }
+  if (ms === undefined || Number.isNaN(ms)) ms = Math.min(500 * 2 ** attempt, 8000) * (1 - random() * 0.25);
+  return Math.max(0, Math.min(ms, MAX_RETRY_WAIT_MS));
+}
+
+function failure(message: string, facts: RequestFacts, reason: string, status?: number): AppError {
+  const details: Record<string, unknown> = { provider: facts.provider, model: facts.model, reason };
+  if (status !== undefined) details['status'] = status;
+  return new AppError('AGENT_ERROR', message, details);
+}
+
+export function timeoutFailure(facts: RequestFacts): AppError {
+  return failure(`model request timed out after ${facts.timeoutMs} ms`, facts, 'timeout');
+}
+
+/** The provider's explanation from an error answer, scrubbed; '' when it gave none. */
+function providerText(e: unknown, facts: RequestFacts): string {
+  const body = (e as { error?: unknown }).error as { message?: unknown } | string | undefined;
+  const raw = typeof body === 'string' ? body : typeof body?.message === 'string' ? body.message : '';
+  return raw ? `: ${scrub(raw, facts.apiKey)}` : '';
+}
+
+/** The deepest cause's code or message, e.g. ECONNREFUSED. */
+function rootCause(e: unknown): string {
+  let cur: unknown = e;
+  for (let i = 0; i < 5 && cur instanceof Error && cur.cause !== undefined; i++) cur = cur.cause;
+  if (cur && typeof cur === 'object' && 'code' in cur && typeof cur.code === 'string') return cur.code;
+  return cur instanceof Error ? cur.message : String(cur);
+}
+
+function endpoint(baseURL: string): string {
+  try {
+    const url = new URL(baseURL);
+    return url.origin + url.pathname;
+  } catch {
+    return 'the configured baseURL';
+  }
+}
+
+/** Maps anything a model request threw to AGENT_ERROR; `retries` is how many retries were spent. */
+export function toAgentError(e: unknown, facts: RequestFacts, retries = 0): AppError {
+  const after = retries > 0 ? ` after ${retries} ${retries === 1 ? 'retry' : 'retries'}` : '';
+  if (e instanceof APIConnectionTimeoutError) return timeoutFailure(facts);
+  if (e instanceof APIConnectionError) {
+    const cause = scrub(rootCause(e), facts.apiKey);
+    return failure(`could not reach the model provider at ${endpoint(facts.baseURL)} (${cause})${after}`, facts, 'connection');
+  }
+  if (e instanceof APIError) {
+    const status = statusOf(e);
+    if (status === undefined) return failure(`model provider reported an error mid-stream${providerText(e, facts)}`, facts, 'stream_error');
+    if (status === 401) return failure('model provider rejected the API key (401)', facts, 'unauthorized', status);
+    const text = providerText(e, facts);
+    if (status === 403) return failure(`model provider refused access (403)${text}`, facts, 'forbidden', status);
+    if (status === 404) return failure(`model "${facts.model}" or its endpoint was not found (404)${text}`, facts, 'not_found', status);
+    if (status === 429) return failure(`model provider rate limit exceeded (429)${after}${text}`, facts, 'rate_limited', status);
+    if (status >= 500) return failure(`model provider failed (${status})${after}${text}`, facts, 'provider_error', status);
+    if (status === 400 || status === 422) return failure(`model provider rejected the request (${status})${text}`, facts, 'bad_request', status);
+    return failure(`model provider answered ${status}${after}${text}`, facts, 'http_error', status);
+  }
+  if (e instanceof SyntaxError) return failure('model stream sent data that is not JSON', facts, 'bad_stream');
+  const message = e instanceof Error ? scrub(e.message, facts.apiKey) : 'unknown error';
+  return failure(`model stream was interrupted (${message})`, facts, 'stream_interrupted');
+}

@@ -1,0 +1,85 @@
+/**
+ * Folds streamed chat completion chunks into one ModelStep. This is the per-chunk hot path:
+ * no logging, no allocation beyond the text and tool-call slots themselves.
+ */
+import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
+import type { CompletionUsage } from 'openai/resources/completions';
+import type { ModelStep, ToolCallRequest } from './types.ts';
+
+interface Slot {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** Thrown when the caller's `onText` throws, so the client can hand back the caller's own error. */
+export class TextCallbackError extends Error {
+  constructor(readonly inner: unknown) {
+    super('onText threw');
+  }
+}
+
+export class StepBuilder {
+  private text = '';
+  private finishReason = '';
+  private usage: CompletionUsage | undefined;
+  private readonly slots: Slot[] = [];
+  private readonly byIndex = new Map<number, Slot>();
+  private last: Slot | undefined;
+
+  constructor(private readonly onText: ((delta: string) => void) | undefined) {}
+
+  /**
+   * Takes one chunk. Tool-call deltas are matched by `index`; a delta without an index continues
+   * the latest call, and a delta whose id differs from its slot's id starts a new call (providers
+   * that send every parallel call complete, all at index 0). Throws TextCallbackError if onText does.
+   */
+  add(chunk: ChatCompletionChunk): void {
+    if (chunk.usage) this.usage = chunk.usage;
+    const choice = chunk.choices[0];
+    if (choice === undefined) return;
+    const delta = choice.delta as ChatCompletionChunk.Choice.Delta | undefined;
+    if (delta) {
+      const content = delta.content;
+      if (content) {
+        this.text += content;
+        if (this.onText !== undefined) {
+          try {
+            this.onText(content);
+          } catch (e) {
+            throw new TextCallbackError(e);
+          }
+        }
+      }
+      const calls = delta.tool_calls;
+      if (calls) for (const call of calls) this.addToolDelta(call);
+    }
+    if (choice.finish_reason) this.finishReason = choice.finish_reason;
+  }
+
+  private addToolDelta(call: ChatCompletionChunk.Choice.Delta.ToolCall): void {
+    const index = typeof call.index === 'number' ? call.index : undefined;
+    let slot = index === undefined ? this.last : this.byIndex.get(index);
+    if (slot === undefined || (call.id && slot.id && call.id !== slot.id)) {
+      slot = { id: '', name: '', arguments: '' };
+      this.slots.push(slot);
+      if (index !== undefined) this.byIndex.set(index, slot);
+    }
+    this.last = slot;
+    if (call.id && !slot.id) slot.id = call.id;
+    const fn = call.function;
+    if (fn) {
+      if (fn.name && fn.name !== slot.name) slot.name += fn.name;
+      if (fn.arguments) slot.arguments += fn.arguments;
+    }
+  }
+
+  /** The step so far; calls without an id get one from `newId`. finishReason is 'unknown' if none came. */
+  build(newId: () => string): ModelStep {
+    const toolCalls: ToolCallRequest[] = this.slots.map((s) => ({ id: s.id || newId(), name: s.name, arguments: s.arguments }));
+    const step: ModelStep = { text: this.text, toolCalls, finishReason: this.finishReason || 'unknown' };
+    const u = this.usage;
+    if (u) step.usage = { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, totalTokens: u.total_tokens };
+    return step;
+  }
+}

@@ -1,0 +1,241 @@
+/**
+ * One live session with one MCP server: an SDK Client over the right transport, its tool list, and calls.
+ *
+ * Contracts:
+ * - `openConnection` resolves once the server is initialized and its tools are listed; it rejects with an
+ *   Error whose message is a reason for a person (for a stdio child that died: how it exited and its last
+ *   stderr line). On rejection nothing is left running.
+ * - `config.timeout` bounds every request (initialize, tools/list, tools/call); the SDK sends
+ *   `notifications/cancelled` to the server when a request times out or its signal aborts.
+ * - `onLost` fires at most once, when the connection dies on its own (child exit, transport closed, or an HTTP
+ *   request failing below the protocol); never after `close()`.
+ * - `onToolsChanged` fires after the tool list was re-read following `notifications/tools/list_changed`.
+ * - `http` tries Streamable HTTP first and falls back to the SSE transport when the server answers the
+ *   Streamable HTTP handshake with a 4xx status.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { HttpServerConfig, McpServerConfig } from '../config/schema.ts';
+import type { Logger } from '../log/index.ts';
+import { ChildProcessTransport } from './stdio-transport.ts';
+
+export type TransportKind = 'stdio' | 'streamable-http' | 'sse';
+
+export interface ConnectionOptions {
+  serverId: string;
+  config: McpServerConfig;
+  log: Logger;
+  clientInfo: { name: string; version: string };
+  /** Abandons the attempt (the connection is closed if it was opened meanwhile). */
+  signal?: AbortSignal;
+  onLost: (reason: string) => void;
+  onToolsChanged: (tools: Tool[]) => void;
+}
+
+/** A failed call; `kind` tells timeouts, cancellations and dead connections from tool-side errors. */
+export class CallError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'timeout' | 'cancelled' | 'closed' | 'protocol',
+  ) {
+    super(message);
+  }
+}
+
+export interface McpConnection {
+  readonly kind: TransportKind;
+  /** Pid of the stdio child. */
+  readonly pid: number | undefined;
+  readonly tools: Tool[];
+  /** Resolves with the server's result (also when it has `isError`); throws CallError. */
+  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult>;
+  close(): Promise<void>;
+}
+
+const MAX_TOOL_PAGES = 100;
+
+export async function openConnection(options: ConnectionOptions): Promise<McpConnection> {
+  const { config, log } = options;
+  const timeout = config.timeout;
+  const requestOptions = { timeout, ...(options.signal ? { signal: options.signal } : {}) };
+  let lostReported = false;
+  let closing = false;
+
+  const newClient = () => new Client(options.clientInfo, { capabilities: {} });
+  const attach = async (transport: Transport): Promise<Client> => {
+    const client = newClient();
+    try {
+      await client.connect(transport, requestOptions);
+      return client;
+    } catch (error) {
+      await client.close().catch(() => {});
+      await transport.close().catch(() => {});
+      throw error;
+    }
+  };
+
+  let client: Client;
+  let transport: Transport;
+  let kind: TransportKind;
+  if (config.type === 'stdio') {
+    const child = new ChildProcessTransport({
+      command: config.command,
+      args: config.args,
+      env: config.env,
+      cwd: config.cwd,
+      log,
+    });
+    transport = child;
+    kind = 'stdio';
+    try {
+      client = await attach(child);
+    } catch (error) {
+      throw new Error(child.exitReason ?? describe(error, timeout));
+    }
+  } else {
+    ({ client, transport, kind } = await connectHttp(config, attach, log, timeout));
+  }
+
+  const lost = (reason: string) => {
+    if (closing || lostReported) return;
+    lostReported = true;
+    log.warn({ reason }, 'MCP server connection lost');
+    options.onLost(reason);
+  };
+  const closedReason = () => (transport instanceof ChildProcessTransport ? transport.exitReason : undefined) ?? 'connection closed';
+  client.onclose = () => lost(closedReason());
+  client.onerror = (error) => log.debug({ err: error }, 'MCP transport error');
+
+  let tools: Tool[];
+  try {
+    tools = await listAllTools(client, requestOptions);
+    options.signal?.throwIfAborted();
+    if (lostReported) throw new Error(closedReason());
+  } catch (error) {
+    closing = true;
+    await client.close().catch(() => {});
+    throw new Error(`listing tools failed: ${describe(error, timeout)}`);
+  }
+
+  let refreshing = false;
+  let again = false;
+  const refresh = async () => {
+    if (refreshing) return void (again = true);
+    refreshing = true;
+    try {
+      do {
+        again = false;
+        tools = await listAllTools(client, { timeout });
+        if (!closing) options.onToolsChanged(tools);
+      } while (again && !closing);
+    } catch (error) {
+      log.warn({ err: error }, 'refreshing the tool list failed');
+    } finally {
+      refreshing = false;
+    }
+  };
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => refresh());
+
+  return {
+    kind,
+    get pid() {
+      return transport instanceof ChildProcessTransport ? transport.pid : undefined;
+    },
+    get tools() {
+      return tools;
+    },
+    async callTool(name, args, signal) {
+      try {
+        const result = await client.callTool({ name, arguments: args }, undefined, { timeout, ...(signal ? { signal } : {}) });
+        return result as CallToolResult;
+      } catch (error) {
+        if (signal?.aborted) throw new CallError('cancelled', 'cancelled');
+        if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
+          throw new CallError(`timed out after ${timeout} ms`, 'timeout');
+        }
+        if (error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number)) {
+          throw new CallError(`connection to the server closed (${closedReason()})`, 'closed');
+        }
+        if (!(error instanceof McpError) && kind !== 'stdio') {
+          // Below the protocol: the HTTP server is unreachable or lost our session.
+          const reason = describe(error, timeout);
+          lost(reason);
+          throw new CallError(`server unreachable: ${reason}`, 'closed');
+        }
+        throw new CallError(describe(error, timeout), 'protocol');
+      }
+    },
+    async close() {
+      if (closing) return;
+      closing = true;
+      if (transport instanceof StreamableHTTPClientTransport) {
+        // Politely end the session; bounded so a dead server cannot stall shutdown.
+        await Promise.race([transport.terminateSession().catch(() => {}), delay(1_000)]);
+      }
+      await client.close().catch((error: unknown) => log.debug({ err: error }, 'closing MCP client failed'));
+    },
+  };
+}
+
+async function connectHttp(
+  config: HttpServerConfig,
+  attach: (t: Transport) => Promise<Client>,
+  log: Logger,
+  timeout: number,
+): Promise<{ client: Client; transport: Transport; kind: TransportKind }> {
+  const url = new URL(config.baseUrl);
+  const requestInit: RequestInit = { headers: config.headers };
+  const streamable = new StreamableHTTPClientTransport(url, { requestInit });
+  try {
+    return { client: await attach(streamable), transport: streamable, kind: 'streamable-http' };
+  } catch (error) {
+    const status = error instanceof StreamableHTTPError ? error.code : undefined;
+    if (status === undefined || status < 400 || status >= 500) throw new Error(describe(error, timeout));
+    log.info({ status }, 'Streamable HTTP refused; falling back to SSE');
+  }
+  const sse = new SSEClientTransport(url, { requestInit });
+  try {
+    return { client: await attach(sse), transport: sse, kind: 'sse' };
+  } catch (error) {
+    throw new Error(`neither Streamable HTTP nor SSE worked: ${describe(error, timeout)}`);
+  }
+}
+
+async function listAllTools(client: Client, options: { timeout: number; signal?: AbortSignal }): Promise<Tool[]> {
+  if (!client.getServerCapabilities()?.tools) return [];
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+    const result = await client.listTools(cursor === undefined ? undefined : { cursor }, options);
+    tools.push(...result.tools);
+    cursor = result.nextCursor;
+    if (cursor === undefined) break;
+  }
+  return tools;
+}
+
+/** A reason for a person, without the SDK's `MCP error -32001:` prefixes where we know better. */
+export function describe(error: unknown, timeout: number): string {
+  if (error instanceof McpError) {
+    if (error.code === (ErrorCode.RequestTimeout as number)) return `timed out after ${timeout} ms`;
+    if (error.code === (ErrorCode.ConnectionClosed as number)) return 'connection closed';
+  }
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    return cause instanceof Error && cause.message && !error.message.includes(cause.message)
+      ? `${error.message}: ${cause.message}`
+      : error.message;
+  }
+  return String(error);
+}
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());

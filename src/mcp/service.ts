@@ -1,0 +1,268 @@
+/**
+ * The MCP manager: one connection actor (machines/mcp-server.machine.ts) per configured or runtime-added server,
+ * the tool catalogue, and the handlers of every `mcp.*` command on the bus.
+ *
+ * Contracts:
+ * - Handlers are registered when the service is created and unregistered by `stop()`.
+ * - `start()` connects every configured server in parallel and resolves once each has been attempted
+ *   (connected, or listed as `error` with its reason); it never rejects because of a server.
+ * - `stop()` disconnects every server, waits for their children to exit, and leaves no timers or handles.
+ * - Every status change is emitted as `mcp.serverStatus`; every change of the model catalogue as
+ *   `mcp.toolsChanged`.
+ * - `mcp.connectServer` / `mcp.restartServer` resolve once the server is connected and reject with AGENT_ERROR
+ *   (details { serverId, reason }) when the attempt fails; the server then stays listed as `error` and keeps
+ *   retrying with backoff. A name already in use is INVALID_REQUEST.
+ * - `mcp.removeServer` ends the server (status `disconnected` is emitted) and drops it from the list.
+ * - Servers are looked up by id or name (they are the same string).
+ */
+import { createActor, fromPromise, type Actor } from 'xstate';
+import type { AppBus } from '../bus/app-bus.ts';
+import { systemClock, type Clock } from '../bus/envelope.ts';
+import type { AgentConfig, McpServerConfig } from '../config/schema.ts';
+import { AppError } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
+import { mcpServerMachine, type McpServerMachine, type RetryPolicy, type ServerStatus } from '../../machines/mcp-server.machine.ts';
+import { createArgsValidator } from './args-validator.ts';
+import { buildCatalogue, toModelTool, toToolRecord, type CatalogueItem } from './catalogue.ts';
+import { openConnection, type McpConnection } from './connection.ts';
+import type { ServerRecord } from './messages.ts';
+import { createToolCalls } from './tool-calls.ts';
+
+export interface McpServiceOptions {
+  config: Pick<AgentConfig, 'mcpServers' | 'toolResultMaxBytes'>;
+  bus: AppBus;
+  log: Logger;
+  /** Time for durations, timestamps and the retry window. */
+  clock?: Clock;
+  /** Jitter source for retry delays, uniform in [0, 1). */
+  random?: () => number;
+  retry?: Partial<RetryPolicy>;
+  /** Sent to servers in `initialize`. */
+  clientInfo?: { name: string; version: string };
+}
+
+export interface McpService {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface ServerEntry {
+  name: string;
+  config: McpServerConfig;
+  actor: Actor<McpServerMachine>;
+  status: ServerStatus;
+  error: string | undefined;
+  connection: McpConnection | undefined;
+  /** Opening and closing work still running (awaited by remove and stop). */
+  pending: Set<Promise<unknown>>;
+  /** Called with the record at the next settled status (connected, error, disconnected). */
+  waiters: ((record: ServerRecord) => void)[];
+}
+
+export function createMcpService(options: McpServiceOptions): McpService {
+  const { bus, config, log } = options;
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? Math.random;
+  const clientInfo = options.clientInfo ?? { name: 'agentd', version: '0.0.0' };
+  const entries = new Map<string, ServerEntry>();
+  let catalogue = new Map<string, CatalogueItem>();
+  let catalogueSignature = '[]';
+  let started = false;
+  let stopped = false;
+
+  const record = (e: ServerEntry): ServerRecord => ({
+    id: e.name,
+    name: e.name,
+    status: e.status,
+    type: e.config.type,
+    ...(e.config.description !== undefined ? { description: e.config.description } : {}),
+    ...(e.status === 'error' && e.error !== undefined ? { error: e.error } : {}),
+  });
+
+  const track = (entry: ServerEntry, work: Promise<unknown>) => {
+    const settled = work.then(
+      () => {},
+      () => {},
+    );
+    entry.pending.add(settled);
+    void settled.then(() => entry.pending.delete(settled));
+  };
+
+  const refreshCatalogue = () => {
+    const servers = [...entries.values()]
+      .filter((e) => e.status === 'connected' && e.connection)
+      .map((e) => ({ serverId: e.name, tools: e.connection!.tools }));
+    catalogue = buildCatalogue(servers);
+    const signature = JSON.stringify([...catalogue.values()].map(toModelTool));
+    if (signature === catalogueSignature) return;
+    catalogueSignature = signature;
+    bus.emit('mcp.toolsChanged', { count: catalogue.size });
+  };
+
+  const open = async (entry: ServerEntry, signal: AbortSignal): Promise<void> => {
+    const slog = log.child({ serverId: entry.name });
+    // Events of a connection count only while it is the server's current one (not while opening, not after).
+    const self: { connection?: McpConnection } = {};
+    const isCurrent = () => self.connection !== undefined && entry.connection === self.connection;
+    const connection = await openConnection({
+      serverId: entry.name,
+      config: entry.config,
+      log: slog,
+      clientInfo,
+      signal,
+      onLost: (reason) => {
+        if (isCurrent()) entry.actor.send({ type: 'CONNECTION_LOST', reason });
+      },
+      onToolsChanged: () => {
+        if (isCurrent()) refreshCatalogue();
+      },
+    });
+    self.connection = connection;
+    if (signal.aborted) {
+      track(entry, connection.close());
+      throw new Error('connection attempt abandoned');
+    }
+    entry.connection = connection;
+    slog.info({ transport: connection.kind, tools: connection.tools.length }, 'MCP server connected');
+  };
+
+  const close = (entry: ServerEntry) => {
+    const connection = entry.connection;
+    if (!connection) return;
+    entry.connection = undefined;
+    track(entry, connection.close());
+  };
+
+  const addServer = (name: string, serverConfig: McpServerConfig): ServerEntry => {
+    const machine = mcpServerMachine.provide({
+      actors: {
+        connect: fromPromise(({ signal }) => {
+          const work = open(entry, signal);
+          track(entry, work);
+          return work;
+        }),
+      },
+      actions: { closeConnection: () => close(entry) },
+    });
+    const actor = createActor(machine, {
+      input: { serverId: name, now: () => clock.now(), random, ...(options.retry ? { retry: options.retry } : {}) },
+    });
+    const entry: ServerEntry = {
+      name,
+      config: serverConfig,
+      actor,
+      status: 'connecting',
+      error: undefined,
+      connection: undefined,
+      pending: new Set(),
+      waiters: [],
+    };
+    entries.set(name, entry);
+    actor.on('status', ({ status, error }) => {
+      entry.status = status;
+      entry.error = error;
+      if (status === 'error') log.warn({ serverId: name, error }, 'MCP server error');
+      const rec = record(entry);
+      bus.emit('mcp.serverStatus', rec);
+      refreshCatalogue();
+      if (status !== 'connecting') for (const waiter of entry.waiters.splice(0)) waiter(rec);
+    });
+    return entry;
+  };
+
+  const settled = (entry: ServerEntry) => new Promise<ServerRecord>((resolve) => entry.waiters.push(resolve));
+
+  /** Resolves with the record when connected; otherwise AGENT_ERROR (the server stays listed as `error`). */
+  const expectConnected = async (entry: ServerEntry, attempt: Promise<ServerRecord>): Promise<ServerRecord> => {
+    const rec = await attempt;
+    if (rec.status === 'connected') return rec;
+    const reason = rec.status === 'error' ? (rec.error ?? 'unknown error') : 'disconnected before it connected';
+    throw new AppError('AGENT_ERROR', `MCP server "${entry.name}" failed to connect: ${reason}`, { serverId: entry.name, reason });
+  };
+
+  const find = (serverId: string) => entries.get(serverId);
+  const mustFind = (serverId: string) => {
+    const entry = find(serverId);
+    if (!entry) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
+    return entry;
+  };
+
+  /** Leaves the list at once (a second removal is SERVER_NOT_FOUND); resolves when its process has ended. */
+  const removeEntry = async (entry: ServerEntry): Promise<ServerRecord> => {
+    entries.delete(entry.name);
+    entry.actor.send({ type: 'STOP' });
+    entry.actor.stop();
+    for (const waiter of entry.waiters.splice(0)) waiter(record(entry));
+    refreshCatalogue();
+    while (entry.pending.size > 0) await Promise.all(entry.pending);
+    return record(entry);
+  };
+
+  const toolCalls = createToolCalls({
+    find,
+    catalogue: () => catalogue,
+    validate: createArgsValidator(log),
+    clock,
+    maxResultBytes: config.toolResultMaxBytes,
+    log,
+  });
+
+  const unregister = [
+    bus.handle('mcp.listServers', () => [...entries.values()].map(record)),
+    bus.handle('mcp.connectServer', ({ payload }) => {
+      if (stopped) throw new AppError('SERVICE_UNAVAILABLE', 'the service is shutting down');
+      if (entries.has(payload.name)) {
+        throw new AppError('INVALID_REQUEST', `An MCP server named "${payload.name}" already exists`, {
+          field: 'name',
+          name: payload.name,
+        });
+      }
+      const entry = addServer(payload.name, payload.config);
+      const attempt = settled(entry);
+      entry.actor.start();
+      return expectConnected(entry, attempt);
+    }),
+    bus.handle('mcp.removeServer', ({ payload }) => removeEntry(mustFind(payload.serverId))),
+    bus.handle('mcp.restartServer', ({ payload }) => {
+      const entry = mustFind(payload.serverId);
+      const attempt = settled(entry);
+      entry.actor.send({ type: 'RESTART' });
+      return expectConnected(entry, attempt);
+    }),
+    bus.handle('mcp.listTools', ({ payload }) => {
+      const entry = mustFind(payload.serverId);
+      return entry.status === 'connected' && entry.connection ? entry.connection.tools.map(toToolRecord) : [];
+    }),
+    bus.handle('mcp.executeTool', ({ payload }) => toolCalls.executeTool(payload)),
+    bus.handle('mcp.modelTools', () => [...catalogue.values()].map(toModelTool)),
+    bus.handle('mcp.callModelTool', ({ payload }) => toolCalls.callModelTool(payload)),
+  ];
+
+  return {
+    async start() {
+      if (started || stopped) return;
+      started = true;
+      const attempts = Object.entries(config.mcpServers).flatMap(([name, serverConfig]) => {
+        if (entries.has(name)) {
+          log.warn({ serverId: name }, 'a server of this name was connected at runtime before start; keeping it');
+          return [];
+        }
+        const entry = addServer(name, serverConfig);
+        const attempt = settled(entry);
+        entry.actor.start();
+        return [attempt];
+      });
+      const results = await Promise.all(attempts);
+      log.info(
+        { connected: results.filter((r) => r.status === 'connected').length, total: results.length },
+        'MCP servers attempted',
+      );
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await Promise.all([...entries.values()].map(removeEntry));
+      for (const off of unregister) off();
+    },
+  };
+}

@@ -1,0 +1,209 @@
+/**
+ * MCP over a child process's stdin/stdout (the SDK's stdio framing), written here instead of using the SDK's
+ * StdioClientTransport because that one always passes LOGNAME/SHELL/TERM/USER and inherits stderr.
+ *
+ * Contracts:
+ * - The child's environment is exactly PATH and HOME of this process plus the server's configured `env`
+ *   (which wins). Nothing else of `process.env` reaches it.
+ * - The child leads its own process group; closing kills the whole group, so a launcher (`npx`, a shell)
+ *   cannot leave grandchildren behind.
+ * - stderr is logged line by line at debug; the last lines are kept for `exitReason`.
+ * - `onclose` fires once, as soon as the child exits (not when its pipes drain), so pending requests fail at
+ *   once when the process dies.
+ * - `close()` ends stdin, then sends SIGTERM after `graceMs`, then SIGKILL after another `graceMs`; it resolves
+ *   when the child has exited.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../log/index.ts';
+
+export interface ChildTransportOptions {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string | undefined;
+  log: Logger;
+  /** Wait between closing stdin, SIGTERM and SIGKILL. Default 500 ms. */
+  graceMs?: number;
+}
+
+const INHERITED = process.platform === 'win32' ? ['PATH', 'SYSTEMROOT', 'USERPROFILE', 'APPDATA', 'TEMP'] : ['PATH', 'HOME'];
+const STDERR_TAIL_LINES = 5;
+
+/** The environment a stdio server gets: PATH and HOME of this process, then its configured env. */
+export function childEnv(configured: Record<string, string>, parent: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of INHERITED) {
+    const value = parent[key];
+    if (value !== undefined) env[key] = value;
+  }
+  return { ...env, ...configured };
+}
+
+export class ChildProcessTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> | undefined;
+  private readonly buffer = new ReadBuffer();
+  private readonly stderrTail: string[] = [];
+  private partialLine = '';
+  private closedNotified = false;
+  private exitInfo: { code: number | null; signal: NodeJS.Signals | null; ours: boolean } | undefined;
+  private spawnError: Error | undefined;
+  /** Set once close() began: an exit after that is ours, not the server's failure. */
+  private closing = false;
+
+  constructor(private readonly options: ChildTransportOptions) {}
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /**
+   * Why the child went away on its own, e.g. `process exited with code 3: <last stderr line>`; undefined while
+   * it runs or when close() ended it.
+   */
+  get exitReason(): string | undefined {
+    if (this.spawnError) return `cannot start ${this.options.command}: ${this.spawnError.message}`;
+    if (!this.exitInfo || this.exitInfo.ours) return undefined;
+    const { code, signal } = this.exitInfo;
+    const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
+    const last = this.stderrTail.at(-1) ?? this.partialLine.trim();
+    return last ? `process ${how}: ${last}` : `process ${how}`;
+  }
+
+  start(): Promise<void> {
+    if (this.child) return Promise.reject(new Error('transport already started'));
+    const { command, args, env, cwd } = this.options;
+    return new Promise((resolve, reject) => {
+      const child = spawn(command, args, {
+        env: childEnv(env),
+        ...(cwd !== undefined ? { cwd } : {}),
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: process.platform !== 'win32',
+        windowsHide: true,
+      });
+      this.child = child;
+      this.exited = new Promise((done) => child.once('exit', () => done()));
+      child.once('spawn', () => resolve());
+      child.on('error', (error) => {
+        if (child.pid === undefined) {
+          this.spawnError = error;
+          this.exitInfo = { code: null, signal: null, ours: false };
+          reject(error);
+          this.notifyClosed();
+        } else this.onerror?.(error);
+      });
+      child.once('exit', (code, signal) => {
+        this.exitInfo = { code, signal, ours: this.closing };
+        this.options.log.debug({ code, signal }, 'stdio server exited');
+        this.notifyClosed();
+      });
+      child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
+      child.stdout.on('error', (error) => this.onerror?.(error));
+      child.stdin.on('error', (error) => this.options.log.debug({ err: error }, 'stdio server stdin error'));
+      child.stderr.setEncoding('utf8');
+      child.stderr.on('data', (text: string) => this.onStderr(text));
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin || !stdin.writable || this.exitInfo) return Promise.reject(new Error('Not connected'));
+    return new Promise((resolve) => {
+      if (stdin.write(serializeMessage(message))) resolve();
+      else stdin.once('drain', resolve);
+    });
+  }
+
+  async close(): Promise<void> {
+    const child = this.child;
+    const exited = this.exited;
+    if (!child || !exited) return;
+    this.closing = true;
+    if (!this.exitInfo && child.pid !== undefined) {
+      const grace = this.options.graceMs ?? 500;
+      child.stdin?.end();
+      if (!(await settlesWithin(exited, grace))) {
+        this.kill(child, 'SIGTERM');
+        if (!(await settlesWithin(exited, grace))) {
+          this.kill(child, 'SIGKILL');
+          await exited;
+        }
+      }
+    }
+    // A dead leader can leave its group behind (a launcher's children); sweep it.
+    this.kill(child, 'SIGKILL');
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+    child.stdin?.destroy();
+    this.buffer.clear();
+    this.notifyClosed();
+  }
+
+  private kill(child: ChildProcess, signal: NodeJS.Signals): void {
+    if (child.pid === undefined) return;
+    try {
+      if (process.platform === 'win32') child.kill(signal);
+      else process.kill(-child.pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+
+  private notifyClosed(): void {
+    if (this.closedNotified) return;
+    this.closedNotified = true;
+    this.onclose?.();
+  }
+
+  private onStdout(chunk: Buffer): void {
+    try {
+      this.buffer.append(chunk);
+    } catch (error) {
+      // An oversized message: the stream can no longer be framed.
+      this.onerror?.(error as Error);
+      void this.close();
+      return;
+    }
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.buffer.readMessage();
+      } catch (error) {
+        this.onerror?.(error as Error);
+        continue;
+      }
+      if (message === null) return;
+      this.onmessage?.(message);
+    }
+  }
+
+  private onStderr(text: string): void {
+    const lines = (this.partialLine + text).split('\n');
+    this.partialLine = lines.pop() ?? '';
+    for (const raw of lines) {
+      const line = raw.trimEnd();
+      if (!line) continue;
+      this.options.log.debug({ stderr: line }, 'stdio server stderr');
+      this.stderrTail.push(line.slice(0, 500));
+      if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
+    }
+    if (this.partialLine.length > 4096) this.partialLine = this.partialLine.slice(-4096);
+  }
+}
+
+function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    void promise.then(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}

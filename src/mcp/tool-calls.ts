@@ -1,0 +1,141 @@
+/**
+ * Tool execution for REST (`mcp.executeTool`) and for the model (`mcp.callModelTool`).
+ *
+ * Contracts:
+ * - executeTool checks, in order: the server exists (SERVER_NOT_FOUND, details.serverId), it is connected
+ *   (TOOL_EXECUTION_FAILED), the tool exists (TOOL_NOT_FOUND, details toolName/serverId), the arguments are an
+ *   object matching the inputSchema (INVALID_REQUEST, details.issues); then calls. A result with `isError`, a
+ *   timeout, or a dead connection is TOOL_EXECUTION_FAILED with details { toolName, serverId, reason }.
+ *   `data` is `{ content, structuredContent? }`; `execution.duration` is milliseconds.
+ * - callModelTool never throws for a tool's failure: it resolves with `success: false` and a reason the model
+ *   can read. Text is capped at `maxResultBytes`. The abort signal cancels the call at the server.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Clock } from '../bus/envelope.ts';
+import { AppError } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
+import type { ArgIssue, ArgsValidator } from './args-validator.ts';
+import type { CatalogueItem } from './catalogue.ts';
+import { CallError, type McpConnection } from './connection.ts';
+import type { ExecutionResult, ModelToolOutcome, ServerRecord } from './messages.ts';
+import { capText, resultText } from './result-text.ts';
+
+/** What tool calls need to know of a server. */
+export interface ServerView {
+  name: string;
+  status: ServerRecord['status'];
+  error: string | undefined;
+  connection: McpConnection | undefined;
+}
+
+export interface ToolCallDeps {
+  find(serverId: string): ServerView | undefined;
+  catalogue(): ReadonlyMap<string, CatalogueItem>;
+  validate: ArgsValidator;
+  clock: Clock;
+  maxResultBytes: number;
+  log: Logger;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Arguments as an object: absent means `{}`; a JSON string (as models send them) is parsed. */
+function normalizeArgs(args: unknown): { args: Record<string, unknown> } | { issues: ArgIssue[] } {
+  let value: unknown = args ?? {};
+  if (typeof value === 'string') {
+    try {
+      value = value.trim() === '' ? {} : (JSON.parse(value) as unknown);
+    } catch {
+      return { issues: [{ path: '/', message: 'is not valid JSON' }] };
+    }
+  }
+  return isPlainObject(value) ? { args: value } : { issues: [{ path: '/', message: 'must be object' }] };
+}
+
+const unavailable = (server: ServerView) =>
+  `server "${server.name}" is not connected (status ${server.status}${server.error ? `: ${server.error}` : ''})`;
+
+const resultData = (r: CallToolResult): Record<string, unknown> =>
+  r.structuredContent === undefined ? { content: r.content } : { content: r.content, structuredContent: r.structuredContent };
+
+const formatIssues = (issues: ArgIssue[]) => issues.map((i) => `${i.path} ${i.message}`).join('; ');
+
+export function createToolCalls(deps: ToolCallDeps) {
+  const { clock } = deps;
+
+  async function executeTool(payload: { serverId: string; toolName: string; args: unknown }): Promise<ExecutionResult> {
+    const server = deps.find(payload.serverId);
+    if (!server) throw new AppError('SERVER_NOT_FOUND', `MCP server "${payload.serverId}" not found`, { serverId: payload.serverId });
+    const { toolName } = payload;
+    const serverId = server.name;
+    const fail = (reason: string) =>
+      new AppError('TOOL_EXECUTION_FAILED', `Tool "${toolName}" failed: ${reason}`, { toolName, serverId, reason });
+    const connection = server.connection;
+    if (server.status !== 'connected' || !connection) throw fail(unavailable(server));
+    const tool = connection.tools.find((t) => t.name === toolName);
+    if (!tool) throw new AppError('TOOL_NOT_FOUND', `Tool "${toolName}" not found on server "${serverId}"`, { toolName, serverId });
+    const normalized = normalizeArgs(payload.args);
+    const issues = 'issues' in normalized ? normalized.issues : deps.validate(tool.inputSchema, normalized.args);
+    if (issues.length > 0 || !('args' in normalized)) {
+      throw new AppError('INVALID_REQUEST', `Invalid arguments for tool "${toolName}": ${formatIssues(issues)}`, {
+        toolName,
+        serverId,
+        issues,
+      });
+    }
+    const started = clock.now();
+    let result: CallToolResult;
+    try {
+      result = await connection.callTool(toolName, normalized.args);
+    } catch (error) {
+      throw fail(error instanceof CallError ? error.message : String(error));
+    }
+    if (result.isError) throw fail(capText(resultText(result) || 'the tool reported an error', deps.maxResultBytes).text);
+    const now = clock.now();
+    return {
+      success: true,
+      data: resultData(result),
+      execution: { toolName, serverId, duration: now - started },
+      timestamp: new Date(now).toISOString(),
+    };
+  }
+
+  async function callModelTool(payload: { name: string; args: unknown; signal?: AbortSignal }): Promise<ModelToolOutcome> {
+    const started = clock.now();
+    const item = deps.catalogue().get(payload.name);
+    const outcome = (success: boolean, text: string, result: unknown): ModelToolOutcome => ({
+      success,
+      text: capText(text, deps.maxResultBytes).text,
+      result,
+      serverId: item?.serverId ?? '',
+      toolName: item?.tool.name ?? payload.name,
+      durationMs: clock.now() - started,
+    });
+    const failure = (reason: string) => outcome(false, `Error: ${reason}`, { error: reason });
+
+    if (!item) return failure(`unknown tool "${payload.name}"`);
+    const server = deps.find(item.serverId);
+    const connection = server?.connection;
+    if (!server || server.status !== 'connected' || !connection) {
+      return failure(server ? unavailable(server) : `server "${item.serverId}" was removed`);
+    }
+    const normalized = normalizeArgs(payload.args);
+    const issues = 'issues' in normalized ? normalized.issues : deps.validate(item.tool.inputSchema, normalized.args);
+    if (issues.length > 0 || !('args' in normalized)) {
+      return failure(`invalid arguments for tool "${payload.name}": ${formatIssues(issues)}`);
+    }
+    try {
+      const result = await connection.callTool(item.tool.name, normalized.args, payload.signal);
+      const text = resultText(result);
+      const data = result.isError ? { ...resultData(result), isError: true } : resultData(result);
+      return result.isError ? outcome(false, text || 'Error: the tool reported an error', data) : outcome(true, text, data);
+    } catch (error) {
+      const reason = error instanceof CallError ? error.message : String(error);
+      deps.log.debug({ tool: payload.name, reason }, 'model tool call failed');
+      return failure(reason);
+    }
+  }
+
+  return { executeTool, callModelTool };
+}

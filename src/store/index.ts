@@ -1,0 +1,31 @@
+import type { Clock } from '../bus/envelope.ts';
+import type { AgentConfig } from '../config/schema.ts';
+import type { Logger } from '../log/index.ts';
+import { createJsonlStore } from './jsonl-store.ts';
+import { createMemoryStore } from './memory-store.ts';
+import type { EventStore } from './types.ts';
+
+export type * from './types.ts';
+export { createJsonlStore, type JsonlStoreOptions } from './jsonl-store.ts';
+export { createMemoryStore, type MemoryStoreDeps } from './memory-store.ts';
+
+export type StorageConfig = AgentConfig['storage'];
+
+export interface StoreDeps {
+  log: Logger;
+  clock?: Clock;
+}
+
+/**
+ * The configured EventStore. `jsonl` keeps one file per session under `dir` (a relative `dir`
+ * resolves against the process's working directory); `memory` keeps nothing across restarts.
+ */
+export function createStore(storage: StorageConfig, deps: StoreDeps): EventStore {
+  const clock = deps.clock ? { clock: deps.clock } : {};
+  switch (storage.type) {
+    case 'jsonl':
+      return createJsonlStore({ dir: storage.dir, log: deps.log, ...clock });
+    case 'memory':
+      return createMemoryStore(clock);
+  }
+}

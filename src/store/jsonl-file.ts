@@ -1,0 +1,155 @@
+import { open, readdir, readFile, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../log/index.ts';
+import { fileNameOf, parseFileName } from './session-file-name.ts';
+import { byId, parseStoredLine } from './stored-event.ts';
+import type { SessionInfo, StoredEvent } from './types.ts';
+
+/**
+ * Reading a session's JSONL file. A line counts only once its newline is written: whatever follows
+ * the last newline is a torn tail (a crash mid-write, never acknowledged) and is not an event, even
+ * if it happens to parse. Complete lines that do not parse, do not look like a StoredEvent, name
+ * another session or do not raise the seq are skipped with one warning per load naming the file.
+ */
+
+const NL = 0x0a;
+const MAX_REPORTED_LINES = 20;
+const LIST_CONCURRENCY = 16;
+
+export interface LoadedLog {
+  /** Valid events, ascending by seq. */
+  events: StoredEvent[];
+  /** Bytes up to and including the last newline: where the next append belongs. */
+  validBytes: number;
+  /** Bytes the file held (greater than `validBytes` when the tail is torn). */
+  fileBytes: number;
+}
+
+const isMissing = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code === 'ENOENT';
+
+/** Reads and checks a whole session file; `undefined` when the file does not exist. */
+export async function loadLog(path: string, sessionId: string, log: Logger): Promise<LoadedLog | undefined> {
+  let buf: Buffer;
+  try {
+    buf = await readFile(path);
+  } catch (e) {
+    if (isMissing(e)) return undefined;
+    throw e;
+  }
+  const events: StoredEvent[] = [];
+  const bad: number[] = [];
+  let badCount = 0;
+  let start = 0;
+  let lineNo = 0;
+  for (let nl = buf.indexOf(NL, start); nl !== -1; start = nl + 1, nl = buf.indexOf(NL, start)) {
+    lineNo++;
+    if (nl === start) continue; // blank line: harmless
+    const ev = parseStoredLine(buf.toString('utf8', start, nl));
+    const lastSeq = events.at(-1)?.seq ?? 0;
+    if (ev && ev.sessionId === sessionId && ev.seq > lastSeq) events.push(ev);
+    else if (++badCount <= MAX_REPORTED_LINES) bad.push(lineNo);
+  }
+  if (badCount > 0) {
+    log.warn({ file: path, lines: bad, count: badCount }, 'event store: skipped corrupt lines');
+  }
+  if (start < buf.length) {
+    log.warn(
+      { file: path, offset: start, bytes: buf.length - start },
+      'event store: skipped torn last line (it is cut off before the next append)',
+    );
+  }
+  return { events, validBytes: start, fileBytes: buf.length };
+}
+
+/**
+ * The last valid event of a file (of `sessionId`, when given), reading backwards from the end in
+ * growing chunks, so `list()` over many sessions stays cheap; `undefined` when the file is missing
+ * or holds no such line.
+ */
+export async function readLastEvent(path: string, sessionId?: string): Promise<StoredEvent | undefined> {
+  let fh;
+  try {
+    fh = await open(path, 'r');
+  } catch (e) {
+    if (isMissing(e)) return undefined;
+    throw e;
+  }
+  try {
+    // buf holds the file's bytes [pos, size). Lines ending before buf[end] are still to be tried;
+    // end is unknown until a newline is in view (the bytes after the last newline are a torn tail).
+    let pos = (await fh.stat()).size;
+    let buf = Buffer.alloc(0);
+    let end: number | undefined;
+    for (let chunk = 64 * 1024; ; chunk *= 2) {
+      if (end === undefined) {
+        const i = buf.lastIndexOf(NL);
+        if (i !== -1) end = i + 1;
+      }
+      while (end !== undefined && end > 0) {
+        const prev = end >= 2 ? buf.lastIndexOf(NL, end - 2) : -1;
+        if (prev === -1 && pos > 0) break; // the line starts before buf: read more
+        const ev = end - 1 > prev + 1 ? parseStoredLine(buf.toString('utf8', prev + 1, end - 1)) : undefined;
+        if (ev && (sessionId === undefined || ev.sessionId === sessionId)) return ev;
+        end = prev + 1;
+      }
+      if (pos === 0) return undefined;
+      const n = Math.min(chunk, pos);
+      const more = Buffer.alloc(n);
+      await readFully(fh, more, pos - n);
+      pos -= n;
+      buf = Buffer.concat([more, buf]);
+      if (end !== undefined) end += n;
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+async function readFully(fh: FileHandle, into: Buffer, position: number): Promise<void> {
+  for (let off = 0; off < into.length; ) {
+    const { bytesRead } = await fh.read(into, off, into.length - off, position + off);
+    if (bytesRead === 0) throw new Error(`unexpected end of file at ${position + off}`);
+    off += bytesRead;
+  }
+}
+
+/** Writes all of `bytes` at `position` (a positioned write may be partial). */
+export async function writeAll(fh: FileHandle, bytes: Buffer, position: number): Promise<void> {
+  for (let off = 0; off < bytes.length; ) {
+    const { bytesWritten } = await fh.write(bytes, off, bytes.length - off, position + off);
+    off += bytesWritten;
+  }
+}
+
+const infoOf = (id: string, last: StoredEvent): SessionInfo => ({ id, lastSeq: last.seq, updatedAt: last.ts });
+
+/**
+ * The sessions with at least one valid event among the files of `dir`, sorted by id. `known`
+ * answers for sessions held in memory (it must be at least as recent as the file); the others are
+ * judged by their last valid line. Files this store did not name are ignored.
+ */
+export async function listDir(dir: string, known: (id: string) => StoredEvent | undefined): Promise<SessionInfo[]> {
+  const names = await readdir(dir);
+  const infos = new Map<string, SessionInfo>();
+  const entryInfo = async (name: string): Promise<SessionInfo | undefined> => {
+    const parsed = parseFileName(name);
+    if (!parsed) return undefined;
+    const path = join(dir, name);
+    if (parsed.kind === 'plain') {
+      const last = known(parsed.id) ?? (await readLastEvent(path, parsed.id));
+      return last && infoOf(parsed.id, last);
+    }
+    const inFile = await readLastEvent(path);
+    if (!inFile || fileNameOf(inFile.sessionId) !== name) return undefined;
+    return infoOf(inFile.sessionId, known(inFile.sessionId) ?? inFile);
+  };
+  let next = 0;
+  const worker = async () => {
+    for (let name = names[next++]; name !== undefined; name = names[next++]) {
+      const info = await entryInfo(name);
+      if (info) infos.set(info.id, info);
+    }
+  };
+  await Promise.all(Array.from({ length: LIST_CONCURRENCY }, worker));
+  return [...infos.values()].sort(byId);
+}

@@ -1,0 +1,301 @@
+import { mkdir, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { systemClock, type Clock } from '../bus/envelope.ts';
+import { AppError, isAppError } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
+import { createHandlePool } from './handle-pool.ts';
+import { listDir, loadLog, writeAll } from './jsonl-file.ts';
+import { createLimiter } from './limiter.ts';
+import { fileNameOf } from './session-file-name.ts';
+import { assertSessionId } from './session-id.ts';
+import { eventJson, firstAfter, storedEvent, storedLine } from './stored-event.ts';
+import type { DomainEvent, EventStore, SessionInfo, StoredEvent } from './types.ts';
+
+export interface JsonlStoreOptions {
+  /** Directory of the session files; created on first use. */
+  dir: string;
+  log: Logger;
+  clock?: Clock;
+  /**
+   * File handles kept open for appending at most (least recently used closed first). Default 256.
+   * Loading files and `list()` each hold up to 16 more, briefly.
+   */
+  maxOpenFiles?: number;
+  /** Sessions whose events are kept in memory (least recently used dropped first). Default 1000. */
+  maxCachedSessions?: number;
+  /** fdatasync each write before its appends resolve. Default true; false trades durability for speed. */
+  fsync?: boolean;
+}
+
+/** A session's stream as loaded: the cached events and where the next line goes. */
+interface Loaded {
+  events: StoredEvent[];
+  /** Bytes of the file up to its last newline (a torn tail beyond this is cut on the next write). */
+  size: number;
+  /** Whether a handle has since checked the file's size against `size` (and cut a torn tail). */
+  checked: boolean;
+}
+
+interface AppendOp {
+  kind: 'append';
+  jsons: string[];
+  ts: string;
+  resolve: (stored: StoredEvent[]) => void;
+  reject: (e: unknown) => void;
+}
+/** Any other operation that must wait its turn (loading read, delete); `run` never rejects. */
+interface TaskOp {
+  kind: 'task';
+  run: () => Promise<void>;
+}
+
+interface Slot {
+  id: string;
+  path: string;
+  /** Operations in call order; consecutive appends at the head are written together. */
+  queue: (AppendOp | TaskOp)[];
+  running: boolean;
+  state: Loaded | undefined;
+}
+
+const LOAD_CONCURRENCY = 16;
+
+/**
+ * The embedded durable EventStore: one append-only JSONL file per session under `dir`, one
+ * StoredEvent per line (see session-file-name.ts for the file names, jsonl-file.ts for reading).
+ *
+ * - Every operation on a session runs in call order on that session's queue. Appends that queue up
+ *   while a write is in flight are numbered then and written together: one positioned write (plus
+ *   fdatasync) per flush. An append resolves only after its bytes are written (and synced); if the
+ *   write fails, the file is cut back to where the batch began and every append of the batch
+ *   rejects (INTERNAL_ERROR), so nothing is half-acknowledged and seq stays consecutive.
+ * - Torn tail policy: bytes after the last newline (a crash mid-write) are reported when the file is
+ *   loaded and truncated before the next write, which therefore starts on a fresh line.
+ * - Reads of a loaded session are served from memory; other reads load the file (and cache it).
+ * - After `close()` every call rejects with SERVICE_UNAVAILABLE.
+ */
+export function createJsonlStore(options: JsonlStoreOptions): EventStore {
+  const { dir, log } = options;
+  const clock = options.clock ?? systemClock;
+  const fsync = options.fsync ?? true;
+  const maxCached = options.maxCachedSessions ?? 1000;
+  const pool = createHandlePool(options.maxOpenFiles ?? 256, log);
+  const slots = new Map<string, Slot>(); // iteration order = least recently used first
+  const drains = new Set<Promise<void>>();
+  const loads = createLimiter(LOAD_CONCURRENCY); // each load holds a file descriptor while it reads
+  let loadedCount = 0;
+  let dirReady: Promise<unknown> | undefined;
+  let closing: Promise<void> | undefined;
+
+  const ensureDir = async () => {
+    dirReady ??= mkdir(dir, { recursive: true }).catch((e: unknown) => {
+      dirReady = undefined;
+      throw e;
+    });
+    await dirReady;
+  };
+
+  const guard = (sessionId?: string) => {
+    if (closing) throw new AppError('SERVICE_UNAVAILABLE', 'event store is closed');
+    if (sessionId !== undefined) assertSessionId(sessionId);
+  };
+
+  const storeError = (e: unknown, op: string, sessionId?: string): AppError => {
+    if (isAppError(e)) return e;
+    const cause = (e as NodeJS.ErrnoException | null)?.code ?? String(e);
+    log.error({ err: e, sessionId, dir }, `event store: ${op} failed`);
+    return new AppError('INTERNAL_ERROR', `event store ${op} failed`, { sessionId, cause });
+  };
+
+  /** The session's slot, marked most recently used. */
+  const slotOf = (id: string): Slot => {
+    const slot = slots.get(id) ?? { id, path: join(dir, fileNameOf(id)), queue: [], running: false, state: undefined };
+    slots.delete(id);
+    slots.set(id, slot);
+    return slot;
+  };
+
+  const setState = (slot: Slot, state: Loaded | undefined) => {
+    loadedCount += (state ? 1 : 0) - (slot.state ? 1 : 0);
+    slot.state = state;
+    if (!state) pool.discard(slot.id);
+  };
+
+  const idle = (slot: Slot) => !slot.running && slot.queue.length === 0;
+
+  /** Forgets `slot` if it is idle with nothing loaded; then drops least recently used idle sessions beyond the cap. */
+  const settle = (slot: Slot) => {
+    if (idle(slot) && !slot.state && slots.get(slot.id) === slot) slots.delete(slot.id);
+    if (loadedCount <= maxCached) return;
+    for (const s of slots.values()) {
+      if (loadedCount <= maxCached) break;
+      if (!idle(s)) continue;
+      setState(s, undefined);
+      slots.delete(s.id);
+    }
+  };
+
+  const ensureLoaded = async (slot: Slot, create: boolean): Promise<Loaded | undefined> => {
+    if (slot.state) return slot.state;
+    const loaded = await loads.run(() => loadLog(slot.path, slot.id, log));
+    if (!loaded && !create) return undefined;
+    setState(slot, { events: loaded?.events ?? [], size: loaded?.validBytes ?? 0, checked: false });
+    return slot.state;
+  };
+
+  /** Run when a handle first opens after a load: cut a torn tail; refuse a file that shrank behind our back. */
+  const reconcile = (state: Loaded, path: string) => async (fh: FileHandle) => {
+    if (state.checked) return;
+    const { size } = await fh.stat();
+    if (size > state.size) {
+      await fh.truncate(state.size);
+      log.warn({ file: path, from: size, to: state.size }, 'event store: truncated torn tail');
+    } else if (size < state.size) {
+      throw new Error(`${path} shrank from ${state.size} to ${size} bytes outside the store`);
+    }
+    state.checked = true;
+  };
+
+  const writeBatch = async (slot: Slot, batch: AppendOp[]): Promise<void> => {
+    try {
+      await ensureDir();
+      const state = await ensureLoaded(slot, true);
+      if (!state) throw new Error('unreachable: session not created');
+      let seq = state.events.at(-1)?.seq ?? 0;
+      const lines: string[] = [];
+      const results = batch.map((op) =>
+        op.jsons.map((json) => {
+          lines.push(storedLine(++seq, op.ts, slot.id, json));
+          return storedEvent(seq, op.ts, slot.id, json);
+        }),
+      );
+      const bytes = Buffer.from(lines.join('\n') + '\n', 'utf8');
+      let fh: FileHandle;
+      try {
+        fh = await pool.acquire(slot.id, slot.path, reconcile(state, slot.path));
+      } catch (e) {
+        setState(slot, undefined); // reload from disk next time
+        throw e;
+      }
+      try {
+        await writeAll(fh, bytes, state.size);
+        if (fsync) await fh.datasync();
+      } catch (e) {
+        await fh.truncate(state.size).catch((cut: unknown) => {
+          log.error({ err: cut, file: slot.path }, 'event store: could not cut back a failed write');
+          setState(slot, undefined);
+        });
+        throw e;
+      } finally {
+        pool.release(slot.id);
+      }
+      state.size += bytes.length;
+      for (const stored of results) for (const e of stored) state.events.push(e);
+      batch.forEach((op, i) => op.resolve(results[i] ?? []));
+    } catch (e) {
+      const err = storeError(e, 'append', slot.id);
+      for (const op of batch) op.reject(err);
+    }
+  };
+
+  /** Runs the session's queue until it is empty; `running` drops in the same tick as the last check. */
+  const drain = async (slot: Slot): Promise<void> => {
+    try {
+      await Promise.resolve(); // let appends made in the same tick join the first write
+      while (slot.queue.length > 0) {
+        const head = slot.queue[0];
+        if (head?.kind === 'task') {
+          slot.queue.shift();
+          await head.run();
+          continue;
+        }
+        let n = 0;
+        while (slot.queue[n]?.kind === 'append') n++;
+        await writeBatch(slot, slot.queue.splice(0, n) as AppendOp[]);
+      }
+    } finally {
+      slot.running = false;
+    }
+  };
+
+  const enqueue = (slot: Slot, op: AppendOp | TaskOp) => {
+    slot.queue.push(op);
+    if (slot.running) return;
+    slot.running = true;
+    const p = drain(slot)
+      .catch((e: unknown) => log.error({ err: e, sessionId: slot.id }, 'event store: queue failed'))
+      .finally(() => {
+        drains.delete(p);
+        settle(slot);
+      });
+    drains.add(p);
+  };
+
+  /** Runs `fn` in the session's turn; its result or error (as AppError) settles the promise. */
+  const task = <T>(sessionId: string, op: string, fn: (slot: Slot) => Promise<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const slot = slotOf(sessionId);
+      enqueue(slot, { kind: 'task', run: () => fn(slot).then(resolve, (e: unknown) => reject(storeError(e, op, sessionId))) });
+    });
+
+  return {
+    async append(sessionId: string, events: DomainEvent[]): Promise<StoredEvent[]> {
+      guard(sessionId);
+      if (events.length === 0) return [];
+      const jsons = events.map(eventJson);
+      const ts = new Date(clock.now()).toISOString();
+      return new Promise<StoredEvent[]>((resolve, reject) => {
+        enqueue(slotOf(sessionId), { kind: 'append', jsons, ts, resolve, reject });
+      });
+    },
+
+    async read(sessionId: string, since = 0): Promise<StoredEvent[]> {
+      guard(sessionId);
+      const cached = slots.get(sessionId)?.state;
+      if (cached) {
+        slotOf(sessionId);
+        return cached.events.slice(firstAfter(cached.events, since));
+      }
+      return task(sessionId, 'read', async (slot) => {
+        const state = await ensureLoaded(slot, false);
+        return state ? state.events.slice(firstAfter(state.events, since)) : [];
+      });
+    },
+
+    async list(): Promise<SessionInfo[]> {
+      guard();
+      try {
+        await ensureDir();
+        // a loaded session answers from memory: it holds exactly the acknowledged events
+        return await listDir(dir, (id) => slots.get(id)?.state?.events.at(-1));
+      } catch (e) {
+        throw storeError(e, 'list');
+      }
+    },
+
+    async delete(sessionId: string): Promise<boolean> {
+      guard(sessionId);
+      return task(sessionId, 'delete', async (slot) => {
+        await pool.close(slot.id);
+        setState(slot, undefined);
+        try {
+          await unlink(slot.path);
+          return true;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException | null)?.code === 'ENOENT') return false;
+          throw e;
+        }
+      });
+    },
+
+    close(): Promise<void> {
+      closing ??= (async () => {
+        while (drains.size > 0) await Promise.allSettled([...drains]);
+        await pool.closeAll();
+        for (const slot of slots.values()) setState(slot, undefined);
+        slots.clear();
+      })();
+      return closing;
+    },
+  };
+}

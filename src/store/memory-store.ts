@@ -1,0 +1,72 @@
+import { AppError } from '../errors/index.ts';
+import { systemClock, type Clock } from '../bus/envelope.ts';
+import { assertSessionId } from './session-id.ts';
+import { byId, eventJson, firstAfter, storedEvent } from './stored-event.ts';
+import type { DomainEvent, EventStore, SessionInfo, StoredEvent } from './types.ts';
+
+export interface MemoryStoreDeps {
+  clock?: Clock;
+}
+
+/**
+ * The in-memory EventStore (tests, ephemeral deployments). Same observable behaviour as the JSONL
+ * store: events are kept as their JSON form and handed out deep-frozen; appends apply in call
+ * order (synchronously, so trivially serialised); `list()` is sorted by id; after `close()` every call rejects with
+ * SERVICE_UNAVAILABLE.
+ */
+export function createMemoryStore(deps: MemoryStoreDeps = {}): EventStore {
+  const clock = deps.clock ?? systemClock;
+  const sessions = new Map<string, StoredEvent[]>();
+  let closed = false;
+
+  const guard = (sessionId?: string) => {
+    if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'event store is closed');
+    if (sessionId !== undefined) assertSessionId(sessionId);
+  };
+
+  return {
+    // eslint-disable-next-line @typescript-eslint/require-await -- async so that throws become rejections
+    async append(sessionId: string, events: DomainEvent[]): Promise<StoredEvent[]> {
+      guard(sessionId);
+      if (events.length === 0) return [];
+      const jsons = events.map(eventJson);
+      const ts = new Date(clock.now()).toISOString();
+      let stream = sessions.get(sessionId);
+      if (!stream) sessions.set(sessionId, (stream = []));
+      let seq = stream.at(-1)?.seq ?? 0;
+      const stored = jsons.map((json) => storedEvent(++seq, ts, sessionId, json));
+      for (const e of stored) stream.push(e);
+      return stored;
+    },
+
+    // eslint-disable-next-line @typescript-eslint/require-await
+    async read(sessionId: string, since = 0): Promise<StoredEvent[]> {
+      guard(sessionId);
+      const stream = sessions.get(sessionId);
+      return stream ? stream.slice(firstAfter(stream, since)) : [];
+    },
+
+    // eslint-disable-next-line @typescript-eslint/require-await
+    async list(): Promise<SessionInfo[]> {
+      guard();
+      const out: SessionInfo[] = [];
+      for (const [id, stream] of sessions) {
+        const last = stream.at(-1);
+        if (last) out.push({ id, lastSeq: last.seq, updatedAt: last.ts });
+      }
+      return out.sort(byId);
+    },
+
+    // eslint-disable-next-line @typescript-eslint/require-await
+    async delete(sessionId: string): Promise<boolean> {
+      guard(sessionId);
+      return sessions.delete(sessionId);
+    },
+
+    // eslint-disable-next-line @typescript-eslint/require-await
+    async close(): Promise<void> {
+      closed = true;
+      sessions.clear();
+    },
+  };
+}

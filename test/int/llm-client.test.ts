@@ -1,0 +1,203 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { llmSchema, type LlmConfig } from '../../src/config/schema.ts';
+import { AppError } from '../../src/errors/index.ts';
+import { createLlmClient } from '../../src/llm/index.ts';
+import type { ChatMessage, ModelRequest, ToolDefinition } from '../../src/llm/types.ts';
+import { createLogger } from '../../src/log/index.ts';
+import { MALFORMED_ARGUMENTS, startSimulator, type Simulator, type WireContentPart } from '../../src/simulator/index.ts';
+
+const API_KEY = 'sk-test-very-secret-key-0123456789';
+let sim: Simulator;
+const logLines: string[] = [];
+const log = createLogger(
+  'debug',
+  new Writable({
+    write(chunk: Buffer, _enc, done) {
+      logLines.push(chunk.toString());
+      done();
+    },
+  }),
+);
+
+beforeAll(async () => {
+  sim = await startSimulator({ toolArgChunkChars: 4 });
+});
+afterAll(() => sim.close());
+
+function client(extra: Partial<LlmConfig> = {}) {
+  const llm = llmSchema.parse({ provider: 'openai-compatible', model: 'sim-model', baseURL: sim.url, apiKey: API_KEY, ...extra });
+  return createLlmClient(llm, { log, env: {} });
+}
+
+const tools: ToolDefinition[] = [
+  { name: 'read_file', description: 'Reads a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+];
+const ask = (text: string, extra: Partial<ModelRequest> = {}): ModelRequest => ({
+  messages: [{ role: 'system', content: 'You are a test.' }, { role: 'user', content: text }],
+  tools,
+  ...extra,
+});
+const failureOf = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+
+describe('LlmClient against the model simulator', () => {
+  it('streams text: onText pieces join to the step text, with usage and the request shape', async () => {
+    const pieces: string[] = [];
+    const step = await client({ temperature: 0.3 }).complete(ask('hello streaming world', { onText: (d) => pieces.push(d) }));
+    expect(step.text).toBe('You said: hello streaming world');
+    expect(pieces.length).toBeGreaterThan(2);
+    expect(pieces.join('')).toBe(step.text);
+    expect(step.finishReason).toBe('stop');
+    expect(step.toolCalls).toEqual([]);
+    expect(step.usage).toEqual({ promptTokens: expect.any(Number) as unknown, completionTokens: pieces.length, totalTokens: (step.usage?.promptTokens ?? 0) + pieces.length });
+    const body = sim.requests.at(-1)!.body;
+    expect(body).toMatchObject({ model: 'sim-model', stream: true, stream_options: { include_usage: true }, temperature: 0.3 });
+    expect(body.messages[0]).toEqual({ role: 'system', content: 'You are a test.' });
+    expect(body.tools).toEqual([{ type: 'function', function: { name: 'read_file', description: 'Reads a file', parameters: tools[0]!.parameters } }]);
+    expect(sim.requests.at(-1)!.headers.authorization).toBe(`Bearer ${API_KEY}`);
+  });
+
+  it('accumulates tool-call arguments across deltas, for parallel calls', async () => {
+    const step = await client().complete(ask('[[tool:read_file {"path":"/etc/hosts"}]] [[tool:read_file {"path":"/tmp/x"}]]'));
+    expect(step.finishReason).toBe('tool_calls');
+    expect(step.text).toBe('');
+    expect(step.toolCalls).toEqual([
+      { id: 'call_0_0', name: 'read_file', arguments: '{"path":"/etc/hosts"}' },
+      { id: 'call_0_1', name: 'read_file', arguments: '{"path":"/tmp/x"}' },
+    ]);
+  });
+
+  it('returns malformed arguments raw, and sends tool history the model can read', async () => {
+    const c = client();
+    const first = await c.complete(ask('[[badjson:read_file]]'));
+    expect(first.toolCalls[0]?.arguments).toBe(MALFORMED_ARGUMENTS);
+    const history: ChatMessage[] = [
+      { role: 'user', content: '[[tool:read_file {"path":"a"}]]' },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'call_0_0', name: 'read_file', arguments: '{"path":"a"}' }] },
+      { role: 'tool', toolCallId: 'call_0_0', content: 'contents of a' },
+    ];
+    const second = await c.complete({ messages: history, tools });
+    expect(second.text).toBe('Tool read_file returned: contents of a');
+    expect(sim.requests.at(-1)!.body.messages[1]).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_0_0', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }],
+    });
+  });
+
+  it('sends a user image as an image_url part with a data URL', async () => {
+    const base64 = Buffer.from('not really a png').toString('base64');
+    const step = await client().complete({ messages: [{ role: 'user', content: '[[image]]', image: { mimeType: 'image/png', base64 } }], tools: [] });
+    expect(step.text).toBe('The last user message had an image (image/png, 16 bytes).');
+    const content = sim.requests.at(-1)!.body.messages[0]?.content as WireContentPart[];
+    expect(content).toEqual([
+      { type: 'text', text: '[[image]]' },
+      { type: 'image_url', image_url: { url: `data:image/png;base64,${base64}` } },
+    ]);
+    expect(sim.requests.at(-1)!.body.tools).toBeUndefined();
+  });
+
+  it('maps 401 to AGENT_ERROR without the key anywhere', async () => {
+    logLines.length = 0;
+    const error = await failureOf(client().complete(ask('[[error:401]]')));
+    expect(error).toBeInstanceOf(AppError);
+    expect(error).toMatchObject({ code: 'AGENT_ERROR', message: 'model provider rejected the API key (401)', details: { status: 401, provider: 'openai-compatible', model: 'sim-model', reason: 'unauthorized' } });
+    const serialized = JSON.stringify({ error, message: (error as Error).message, stack: (error as Error).stack, details: (error as AppError).details });
+    expect(serialized).not.toContain(API_KEY);
+    expect(logLines.join('')).not.toContain(API_KEY);
+  });
+
+  it('retries a 429 after its Retry-After, then succeeds', async () => {
+    logLines.length = 0;
+    const before = sim.requests.length;
+    const start = performance.now();
+    const step = await client({ maxRetries: 2 }).complete(ask('[[error:429 retry-after=0.05 times=1]] again'));
+    expect(step.text).toBe('You said: again');
+    expect(sim.requests.length - before).toBe(2);
+    expect(performance.now() - start).toBeGreaterThanOrEqual(45);
+    expect(logLines.join('')).toContain('retrying');
+    expect(logLines.join('')).not.toContain(API_KEY);
+  });
+
+  it('gives up after maxRetries with the cause, and does not retry 4xx', async () => {
+    const before = sim.requests.length;
+    const error = await failureOf(client({ maxRetries: 1 }).complete(ask('[[error:500 retry-after=0.01]]')));
+    expect(error).toMatchObject({ code: 'AGENT_ERROR', message: expect.stringMatching(/^model provider failed \(500\) after 1 retry/) as unknown, details: { status: 500, reason: 'provider_error' } });
+    expect(sim.requests.length - before).toBe(2);
+    const notFound = await failureOf(client({ maxRetries: 2 }).complete(ask('[[error:404]]')));
+    expect(notFound).toMatchObject({ details: { status: 404, reason: 'not_found' } });
+    expect(sim.requests.length - before).toBe(3);
+  });
+
+  it('fails at once when Retry-After would outlast the timeout', async () => {
+    const start = performance.now();
+    const error = await failureOf(client({ maxRetries: 2, timeoutMs: 300 }).complete(ask('[[error:429 retry-after=5]]')));
+    expect(error).toMatchObject({ code: 'AGENT_ERROR', details: { status: 429, reason: 'rate_limited' } });
+    expect(performance.now() - start).toBeLessThan(250);
+  });
+
+  it('ends a stalled stream with a timed-out AGENT_ERROR', async () => {
+    const pieces: string[] = [];
+    const start = performance.now();
+    const error = await failureOf(client({ timeoutMs: 150 }).complete(ask('[[len:6]] [[stall:5000 after=3]]', { onText: (d) => pieces.push(d) })));
+    expect(error).toBeInstanceOf(AppError);
+    expect(error).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'timeout' } });
+    expect((error as Error).message).toMatch(/timed out after 150 ms/);
+    expect(pieces).toHaveLength(3);
+    expect(performance.now() - start).toBeLessThan(1000);
+  });
+
+  it('rejects with an AbortError when the caller aborts mid-stream, or before starting', async () => {
+    const controller = new AbortController();
+    const pieces: string[] = [];
+    const error = await failureOf(
+      client().complete(
+        ask('[[len:6]] [[stall:5000 after=2]]', {
+          signal: controller.signal,
+          onText: (d) => {
+            pieces.push(d);
+            if (pieces.length === 2) setTimeout(() => controller.abort(), 10);
+          },
+        }),
+      ),
+    );
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).name).toBe('AbortError');
+    expect(error).not.toBeInstanceOf(AppError);
+    const already = await failureOf(client().complete(ask('hi', { signal: AbortSignal.abort() })));
+    expect((already as Error).name).toBe('AbortError');
+  });
+
+  it('aborts during a retry wait without waiting it out', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const start = performance.now();
+    const error = await failureOf(client({ maxRetries: 2 }).complete(ask('[[error:503 retry-after=5]]', { signal: controller.signal })));
+    expect((error as Error).name).toBe('AbortError');
+    expect(performance.now() - start).toBeLessThan(1000);
+  });
+
+  it('reports a dropped stream and an unreachable provider as AGENT_ERROR', async () => {
+    const dropped = await failureOf(client().complete(ask('[[len:6]] [[disconnect after=3]]')));
+    expect(dropped).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'stream_interrupted' } });
+    const midError = await failureOf(client().complete(ask('[[len:6]] [[error:500 after=2 message=overloaded]]')));
+    expect(midError).toMatchObject({ code: 'AGENT_ERROR', message: expect.stringContaining('overloaded') as unknown, details: { reason: 'stream_error' } });
+    const closed = await startSimulator();
+    const url = closed.url;
+    await closed.close();
+    const unreachable = await failureOf(client({ baseURL: url, maxRetries: 0 }).complete(ask('hi')));
+    expect(unreachable).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'connection' } });
+    expect((unreachable as Error).message).toContain('ECONNREFUSED');
+  });
+
+  it('hands back an exception thrown by onText as itself', async () => {
+    const mine = new Error('consumer broke');
+    const error = await failureOf(client().complete(ask('hello there', { onText: () => { throw mine; } })));
+    expect(error).toBe(mine);
+  });
+
+  it('refuses to build without the provider key, naming the variable', () => {
+    const llm = llmSchema.parse({ provider: 'groq', model: 'x' });
+    expect(() => createLlmClient(llm, { log, env: {} })).toThrow(/GROQ_API_KEY/);
+  });
+});

@@ -1,0 +1,140 @@
+/** Shared setup of the MCP integration tests: real servers, a real bus, the service under test. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { Writable } from 'node:stream';
+import { createBus } from '../../src/bus/index.ts';
+import type { AppBus, AppCommands, AppEvents } from '../../src/bus/app-bus.ts';
+import { mcpServerConfigSchema, type McpServerConfig } from '../../src/config/schema.ts';
+import { createLogger } from '../../src/log/index.ts';
+import { createMcpService, type McpService, type McpServiceOptions } from '../../src/mcp/index.ts';
+import type { ServerRecord } from '../../src/mcp/messages.ts';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+export const EVERYTHING = `${root}node_modules/@modelcontextprotocol/server-everything/dist/index.js`;
+export const FILESYSTEM = `${root}node_modules/@modelcontextprotocol/server-filesystem/dist/index.js`;
+export const fixturePath = (name: string) => `${root}test/fixtures/mcp/${name}.js`;
+
+export const stdio = (args: string[], extra: Record<string, unknown> = {}): McpServerConfig =>
+  mcpServerConfigSchema.parse({ type: 'stdio', command: process.execPath, args, timeout: 10_000, ...extra });
+
+export const fixture = (name: string, extra: Record<string, unknown> = {}) => stdio([fixturePath(name)], extra);
+
+export const http = (baseUrl: string, extra: Record<string, unknown> = {}): McpServerConfig =>
+  mcpServerConfigSchema.parse({ type: 'http', baseUrl, timeout: 10_000, ...extra });
+
+export interface Harness {
+  bus: AppBus;
+  service: McpService;
+  statuses: ServerRecord[];
+  toolsChanged: number[];
+  logs: Record<string, unknown>[];
+  waitForStatus(serverId: string, status: ServerRecord['status'], timeoutMs?: number): Promise<ServerRecord>;
+  stop(): Promise<void>;
+}
+
+export function harness(
+  mcpServers: Record<string, McpServerConfig>,
+  options: Partial<Omit<McpServiceOptions, 'bus' | 'log' | 'config'>> & { toolResultMaxBytes?: number } = {},
+): Harness {
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString().split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  const log = createLogger('debug', sink);
+  const bus = createBus<AppCommands, AppEvents>({ log });
+  const statuses: ServerRecord[] = [];
+  const toolsChanged: number[] = [];
+  bus.on('mcp.serverStatus', (e) => void statuses.push(e.payload));
+  bus.on('mcp.toolsChanged', (e) => void toolsChanged.push(e.payload.count));
+  const { toolResultMaxBytes = 100 * 1024, ...rest } = options;
+  const service = createMcpService({ config: { mcpServers, toolResultMaxBytes }, bus, log, ...rest });
+  return {
+    bus,
+    service,
+    statuses,
+    toolsChanged,
+    logs,
+    waitForStatus: (serverId, status, timeoutMs = 10_000) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          off();
+          reject(new Error(`${serverId} did not become ${status} within ${timeoutMs} ms`));
+        }, timeoutMs);
+        const off = bus.on('mcp.serverStatus', (e) => {
+          if (e.payload.id !== serverId || e.payload.status !== status) return;
+          clearTimeout(timer);
+          off();
+          resolve(e.payload);
+        });
+      }),
+    stop: () => service.stop(),
+  };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** server-everything in an HTTP mode on a free loopback port; resolves once it listens. */
+export async function startEverythingHttp(mode: 'streamableHttp' | 'sse'): Promise<{ port: number; child: ChildProcess; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [EVERYTHING, mode], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server-everything ${mode} did not start`)), 10_000);
+    let seen = '';
+    child.stderr.on('data', (d: Buffer) => {
+      seen += d.toString();
+      if (/listening on port|running on port/i.test(seen)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`server-everything ${mode} exited with ${code}: ${seen}`)));
+  });
+  return {
+    port,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
+      }),
+  };
+}
+
+export const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The rejection of a promise (fails if it resolves). */
+export async function rejection(promise: Promise<unknown>): Promise<{ code: string; message: string; details: Record<string, unknown> }> {
+  try {
+    await promise;
+  } catch (e) {
+    return e as { code: string; message: string; details: Record<string, unknown> };
+  }
+  throw new Error('expected a rejection');
+}
+
+export const textOf = (data: Record<string, unknown>) =>
+  (data.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');

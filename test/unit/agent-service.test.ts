@@ -1,0 +1,243 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createAgentService, storedToWire, type AgentService } from '../../src/agent/index.ts';
+import type { AppBus, AppCommands, AppEvents } from '../../src/bus/app-bus.ts';
+import { createBus, type Envelope } from '../../src/bus/index.ts';
+import { agentConfigSchema } from '../../src/config/schema.ts';
+import { AppError } from '../../src/errors/index.ts';
+import type { LlmClient, ModelRequest, ModelStep } from '../../src/llm/types.ts';
+import { createLogger } from '../../src/log/index.ts';
+import type { ModelTool, ModelToolOutcome } from '../../src/mcp/messages.ts';
+import { createMemoryStore } from '../../src/store/index.ts';
+import type { EventStore } from '../../src/store/types.ts';
+
+type Script = (req: ModelRequest, n: number) => Promise<ModelStep> | ModelStep;
+
+/** A fake model: streams the step's text word by word, or whatever the script does. */
+function fakeLlm(script: Script) {
+  const requests: ModelRequest[] = [];
+  const llm: LlmClient = {
+    model: 'fake-model',
+    async complete(req) {
+      requests.push({ ...req, messages: [...req.messages] });
+      const step = await script(req, requests.length);
+      for (const piece of step.text.match(/\S+\s*/g) ?? []) req.onText?.(piece);
+      return step;
+    },
+  };
+  return { llm, requests };
+}
+const text = (t: string): ModelStep => ({ text: t, toolCalls: [], finishReason: 'stop' });
+const hang = (req: ModelRequest) =>
+  new Promise<ModelStep>((_, reject) => req.signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError'))));
+
+const tools: ModelTool[] = [{ name: 'echo', description: 'Echo', parameters: { type: 'object' }, serverId: 'everything', toolName: 'echo' }];
+
+interface Rig {
+  bus: AppBus;
+  store: EventStore;
+  agent: AgentService;
+  events: Envelope[];
+  named: <N extends keyof AppEvents>(name: N) => AppEvents[N][];
+  send: (content: string, sessionId?: string) => Promise<{ turnId: string; correlationId: string }>;
+  until: (pred: (e: Envelope) => boolean) => Promise<Envelope>;
+}
+
+const rigs: Rig[] = [];
+afterEach(async () => {
+  for (const r of rigs.splice(0)) await r.agent.stop();
+});
+
+async function rig(llm: LlmClient, opts: { store?: EventStore; maxIterations?: number; evictAfterMs?: number; tool?: (name: string, args: unknown, signal?: AbortSignal) => Promise<ModelToolOutcome> } = {}): Promise<Rig> {
+  const log = createLogger('silent');
+  const bus = createBus<AppCommands, AppEvents>({ log });
+  const store = opts.store ?? createMemoryStore();
+  const config = agentConfigSchema.parse({ systemPrompt: 'Be brief.', llm: { model: 'fake-model', maxIterations: opts.maxIterations ?? 20 }, storage: { type: 'memory' } });
+  bus.handle('mcp.modelTools', () => tools);
+  bus.handle('mcp.callModelTool', ({ payload }) =>
+    (opts.tool ?? ((name, args) => Promise.resolve({ success: true, text: `echo: ${JSON.stringify(args)}`, result: { content: [{ type: 'text', text: JSON.stringify(args) }] }, serverId: 'everything', toolName: name, durationMs: 1 })))(payload.name, payload.args, payload.signal),
+  );
+  const agent = createAgentService({ config, bus, store, llm, log, ...(opts.evictAfterMs !== undefined && { evictAfterMs: opts.evictAfterMs }) });
+  await agent.start();
+  const events: Envelope[] = [];
+  const waiters: { pred: (e: Envelope) => boolean; resolve: (e: Envelope) => void }[] = [];
+  bus.onAny((e) => {
+    events.push(e);
+    for (const w of waiters.splice(0)) {
+      if (w.pred(e)) w.resolve(e);
+      else waiters.push(w);
+    }
+  });
+  let n = 0;
+  const r: Rig = {
+    bus, store, agent, events,
+    named: (name) => events.filter((e) => e.name === name).map((e) => e.payload as never),
+    async send(content, sessionId = 'default') {
+      const correlationId = `cmd-${++n}`;
+      const { turnId } = await bus.execute('agent.sendMessage', { sessionId, content }, { correlationId, sessionId });
+      return { turnId, correlationId };
+    },
+    until: (pred) => {
+      const found = events.find(pred);
+      return found ? Promise.resolve(found) : new Promise((resolve) => waiters.push({ pred, resolve }));
+    },
+  };
+  rigs.push(r);
+  return r;
+}
+const ended = (correlationId: string) => (e: Envelope) => e.correlationId === correlationId && (e.name === 'agent.response' || e.name === 'agent.error');
+
+describe('agent service', () => {
+  it('streams a reply: userMessage, thinking, chunks, response, all with the command correlationId', async () => {
+    const { llm, requests } = fakeLlm(() => text('Hello there, friend.'));
+    const r = await rig(llm);
+    const { correlationId, turnId } = await r.send('hi');
+    await r.until(ended(correlationId));
+    const turn = r.events.filter((e) => e.correlationId === correlationId);
+    expect(turn.map((e) => e.name)).toEqual(['agent.userMessage', 'agent.thinking', 'agent.chunk', 'agent.chunk', 'agent.chunk', 'agent.response']);
+    expect(turn.every((e) => e.sessionId === 'default' && (e.payload as { turnId: string }).turnId === turnId)).toBe(true);
+    const chunks = r.named('agent.chunk').map((c) => c.content).join('');
+    expect(r.named('agent.response')[0]).toMatchObject({ content: chunks, model: 'fake-model', seq: 2, sessionId: 'default' });
+    expect(r.named('agent.thinking')[0]?.seq).toBe(1);
+    expect(requests[0]?.messages).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }]);
+    const stored = await r.bus.execute('agent.history', { sessionId: 'default' });
+    expect(stored.map((s) => s.event.type)).toEqual(['userMessage', 'assistantMessage']);
+    expect(stored[1]?.event).toMatchObject({ final: true, content: 'Hello there, friend.' });
+  });
+
+  it('runs a tool round trip; the model sees the result; replay matches the live frames', async () => {
+    const { llm, requests } = fakeLlm((_req, n) =>
+      n === 1 ? { text: '', toolCalls: [{ id: 'call_1', name: 'echo', arguments: '{"message":"ping"}' }], finishReason: 'tool_calls' } : text('Echoed.'),
+    );
+    const r = await rig(llm);
+    const { correlationId } = await r.send('use echo');
+    await r.until(ended(correlationId));
+    const names = r.events.map((e) => e.name);
+    expect(names.indexOf('agent.toolCall')).toBeLessThan(names.indexOf('agent.toolResult'));
+    expect(r.named('agent.toolCall')[0]).toMatchObject({ toolName: 'echo', serverId: 'everything', callId: 'call_1', args: { message: 'ping' } });
+    expect(r.named('agent.toolResult')[0]).toMatchObject({ success: true, callId: 'call_1', durationMs: 1 });
+    expect(requests[1]?.messages.at(-1)).toEqual({ role: 'tool', toolCallId: 'call_1', content: 'echo: {"message":"ping"}' });
+    const stored = await r.bus.execute('agent.history', { sessionId: 'default' });
+    expect(stored.map((s) => s.event.type)).toEqual(['userMessage', 'assistantMessage', 'toolCall', 'toolResult', 'assistantMessage']);
+    const replayed = stored.map(storedToWire).filter((w) => w !== undefined);
+    const live = r.events.filter((e) => e.name !== 'agent.thinking' && e.name !== 'agent.chunk');
+    expect(replayed.map((w) => w.name)).toEqual(live.map((e) => e.name));
+    const [liveCall, replayCall] = [live.find((e) => e.name === 'agent.toolCall')?.payload, replayed.find((w) => w.name === 'agent.toolCall')?.payload];
+    expect(replayCall).toEqual(liveCall);
+    expect(replayed.at(-1)?.payload).toEqual(live.at(-1)?.payload);
+  });
+
+  it('queues a second message and answers both in order', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((res) => (release = res));
+    const { llm, requests } = fakeLlm(async (req, n) => {
+      if (n === 1) await gate;
+      return text(`answer ${n}`);
+    });
+    const r = await rig(llm);
+    const first = await r.send('one');
+    const second = await r.bus.execute('agent.sendMessage', { sessionId: 'default', content: 'two' }, { correlationId: 'cmd-two' });
+    expect(second.queued).toBe(true);
+    expect(await r.bus.execute('agent.listSessions', {})).toMatchObject([{ id: 'default', busy: true, queued: 1 }]);
+    release();
+    await r.until(ended('cmd-two'));
+    expect(r.named('agent.response').map((p) => p.content)).toEqual(['answer 1', 'answer 2']);
+    expect(r.events.find((e) => e.name === 'agent.response')?.correlationId).toBe(first.correlationId);
+    expect(requests[1]?.messages.map((m) => m.content)).toEqual(['Be brief.', 'one', 'answer 1', 'two']);
+  });
+
+  it('cancel ends the running turn with AGENT_ERROR "turn cancelled"; the session stays usable', async () => {
+    const { llm, requests } = fakeLlm((req, n) => (n === 1 ? hang(req) : text('fine')));
+    const r = await rig(llm);
+    expect(await r.bus.execute('agent.cancel', { sessionId: 'default' })).toEqual({ cancelled: false });
+    const { correlationId } = await r.send('slow');
+    await r.until((e) => e.name === 'agent.thinking');
+    expect(await r.bus.execute('agent.cancel', { sessionId: 'default' })).toEqual({ cancelled: true });
+    const end = await r.until(ended(correlationId));
+    expect(end.payload).toMatchObject({ code: 'AGENT_ERROR', message: 'turn cancelled', details: { reason: 'cancelled' }, sessionId: 'default' });
+    expect(requests[0]?.signal?.aborted).toBe(true);
+    const next = await r.send('again');
+    await r.until(ended(next.correlationId));
+    expect(r.named('agent.response')[0]?.content).toBe('fine');
+    const stored = await r.bus.execute('agent.history', { sessionId: 'default' });
+    expect(stored[1]?.event).toMatchObject({ type: 'turnFailed', cancelled: true });
+  });
+
+  it('reset cancels running and queued turns and empties the history', async () => {
+    const { llm, requests } = fakeLlm((req, n) => (n === 2 ? hang(req) : text(`r${n}`)));
+    const r = await rig(llm);
+    const a = await r.send('remember me');
+    await r.until(ended(a.correlationId));
+    const b = await r.send('hangs');
+    const c = await r.send('queued');
+    await r.until((e) => e.name === 'agent.thinking' && e.correlationId === b.correlationId);
+    const { seq } = await r.bus.execute('agent.reset', { sessionId: 'default' }, { correlationId: 'cmd-reset' });
+    expect(r.events.find((e) => e.name === 'agent.reset')).toMatchObject({ correlationId: 'cmd-reset', payload: { sessionId: 'default', seq } });
+    expect((await r.until(ended(b.correlationId))).payload).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'reset' } });
+    expect((await r.until(ended(c.correlationId))).payload).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'reset' } });
+    const d = await r.send('fresh start');
+    await r.until(ended(d.correlationId));
+    expect(requests.at(-1)?.messages).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'fresh start' }]);
+  });
+
+  it('a model failure ends the turn with AGENT_ERROR and keeps the session usable', async () => {
+    const { llm } = fakeLlm((_req, n) => {
+      if (n === 1) throw new AppError('AGENT_ERROR', 'Model request failed (401): invalid API key', { status: 401 });
+      return text('ok now');
+    });
+    const r = await rig(llm);
+    const a = await r.send('x');
+    expect((await r.until(ended(a.correlationId))).payload).toMatchObject({ code: 'AGENT_ERROR', message: expect.stringContaining('401') as string, details: { status: 401 } });
+    const b = await r.send('y');
+    expect((await r.until(ended(b.correlationId))).payload).toMatchObject({ content: 'ok now' });
+    const stored = await r.bus.execute('agent.history', { sessionId: 'default' });
+    expect(stored.map((s) => s.event.type)).toEqual(['userMessage', 'turnFailed', 'userMessage', 'assistantMessage']);
+  });
+
+  it('continues a session from its log in a new service; lists and deletes sessions', async () => {
+    const store = createMemoryStore();
+    const first = fakeLlm(() => text('noted'));
+    const r1 = await rig(first.llm, { store });
+    const a = await r1.send('my name is Ada', 'ada');
+    await r1.until(ended(a.correlationId));
+    await r1.agent.stop();
+    const second = fakeLlm(() => text('Ada'));
+    const r2 = await rig(second.llm, { store });
+    const b = await r2.send('what is my name?', 'ada');
+    await r2.until(ended(b.correlationId));
+    expect(second.requests[0]?.messages.map((m) => m.content)).toEqual(['Be brief.', 'my name is Ada', 'noted', 'what is my name?']);
+    expect(r2.named('agent.userMessage')[0]?.seq).toBe(3);
+    expect(await r2.bus.execute('agent.listSessions', {})).toMatchObject([{ id: 'ada', lastSeq: 4, busy: false, queued: 0 }]);
+    expect(await r2.bus.execute('agent.history', { sessionId: 'ada', since: 3 })).toHaveLength(1);
+    expect(await r2.bus.execute('agent.deleteSession', { sessionId: 'ada' })).toEqual({ deleted: true });
+    expect(await r2.bus.execute('agent.deleteSession', { sessionId: 'ada' })).toEqual({ deleted: false });
+    expect(await r2.bus.execute('agent.history', { sessionId: 'ada' })).toEqual([]);
+  });
+
+  it('stop() cancels running turns and waits for their events to be stored', async () => {
+    const store = createMemoryStore();
+    const { llm } = fakeLlm((req) => hang(req));
+    const r = await rig(llm, { store });
+    const a = await r.send('never answered');
+    await r.until((e) => e.name === 'agent.thinking');
+    await r.agent.stop();
+    expect((await r.until(ended(a.correlationId))).payload).toMatchObject({ details: { reason: 'shutdown' } });
+    expect((await store.read('default')).map((s) => s.event.type)).toEqual(['userMessage', 'turnFailed']);
+    await expect(r.bus.execute('agent.listSessions', {})).rejects.toThrow(/no handler/);
+  });
+
+  it('evicts idle sessions from memory and reopens them from the log', async () => {
+    const memory = createMemoryStore();
+    let reads = 0;
+    const store: EventStore = { ...memory, read: (id, since) => (reads++, memory.read(id, since)) };
+    const { llm, requests } = fakeLlm((_req, n) => text(`r${n}`));
+    const r = await rig(llm, { store, evictAfterMs: 20 });
+    const a = await r.send('first');
+    await r.until(ended(a.correlationId));
+    expect(reads).toBe(1);
+    await new Promise((res) => setTimeout(res, 80));
+    const b = await r.send('second');
+    await r.until(ended(b.correlationId));
+    expect(reads).toBe(2);
+    expect(requests[1]?.messages.map((m) => m.content)).toEqual(['Be brief.', 'first', 'r1', 'second']);
+  });
+});

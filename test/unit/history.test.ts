@@ -1,0 +1,185 @@
+import { describe, expect, it } from 'vitest';
+import {
+  createHistory,
+  failedToolResult,
+  INTERRUPTED_TOOL_RESULT,
+  projectHistory,
+} from '../../src/agent/history.ts';
+import type { ChatMessage, ImagePart, ToolCallRequest } from '../../src/llm/types.ts';
+import type { DomainEvent } from '../../src/store/types.ts';
+
+// ---- event builders -------------------------------------------------------------------------
+
+const userMsg = (content: string, turnId = 't1', image?: ImagePart): DomainEvent =>
+  image ? { type: 'userMessage', turnId, content, image } : { type: 'userMessage', turnId, content };
+const call = (id: string, name = 'echo'): ToolCallRequest => ({ id, name, arguments: `{"id":"${id}"}` });
+const asked = (turnId: string, ...calls: ToolCallRequest[]): DomainEvent => ({
+  type: 'assistantMessage', turnId, content: '', toolCalls: calls, final: false, model: 'm',
+});
+const replied = (content: string, turnId = 't1'): DomainEvent => ({
+  type: 'assistantMessage', turnId, content, final: true, model: 'm',
+});
+const toolCall = (callId: string, turnId = 't1'): DomainEvent => ({
+  type: 'toolCall', turnId, callId, toolName: 'echo', serverId: 's', args: {},
+});
+const toolResult = (callId: string, result: string, turnId = 't1'): DomainEvent => ({
+  type: 'toolResult', turnId, callId, toolName: 'echo', serverId: 's', success: true, result, durationMs: 1,
+});
+const failed = (turnId: string, cancelled = false) =>
+  ({ type: 'turnFailed', turnId, code: 'AGENT_ERROR', message: 'model timed out', ...(cancelled ? { cancelled } : {}) }) as const;
+const reset: DomainEvent = { type: 'reset' };
+
+const u = (content: string, image?: ImagePart): ChatMessage => (image ? { role: 'user', content, image } : { role: 'user', content });
+const a = (content: string, toolCalls?: ToolCallRequest[]): ChatMessage =>
+  toolCalls ? { role: 'assistant', content, toolCalls } : { role: 'assistant', content };
+const tool = (toolCallId: string, content: string): ChatMessage => ({ role: 'tool', toolCallId, content });
+
+// ---- given / when / then ---------------------------------------------------------------------
+
+/** What the OpenAI API demands of tool calls: each answered once, before any other message. */
+function expectValidForOpenAI(messages: readonly ChatMessage[]): void {
+  const open = new Set<string>();
+  for (const m of messages) {
+    if (m.role === 'tool') {
+      expect(open.delete(m.toolCallId), `tool message ${m.toolCallId} answers an open call`).toBe(true);
+      continue;
+    }
+    expect([...open], `calls answered before a ${m.role} message`).toEqual([]);
+    if (m.role === 'assistant') for (const c of m.toolCalls ?? []) open.add(c.id);
+  }
+}
+
+/** Both forms of the projection must agree, and the (completed) history must be valid. */
+function given(...past: DomainEvent[]) {
+  return {
+    when: (...events: DomainEvent[]) => ({
+      then(expected: ChatMessage[]) {
+        const all = [...past, ...events];
+        const history = createHistory();
+        for (const e of all) history.apply(e);
+        expect(projectHistory(all)).toEqual(expected);
+        expect(history.messages()).toEqual(expected);
+        expectValidForOpenAI(expected);
+      },
+    }),
+  };
+}
+
+// ---- specs -----------------------------------------------------------------------------------
+
+const png: ImagePart = { mimeType: 'image/png', base64: 'iVBORw0KGgo=' };
+
+describe('history projection', () => {
+  it('starts empty', () => {
+    given().when().then([]);
+  });
+
+  it('turns a user message and the final reply into user and assistant messages', () => {
+    given().when(userMsg('hi'), replied('hello')).then([u('hi'), a('hello')]);
+  });
+
+  it('keeps the image of a user message', () => {
+    given().when(userMsg('what is this?', 't1', png), replied('a pixel')).then([u('what is this?', png), a('a pixel')]);
+  });
+
+  it('carries a tool round trip: calls on the assistant message, results as tool messages', () => {
+    given(userMsg('add'))
+      .when(
+        asked('t1', call('c1'), call('c2')),
+        toolCall('c1'), toolCall('c2'),
+        toolResult('c2', '2'), toolResult('c1', '1'),
+        replied('3'),
+      )
+      .then([u('add'), a('', [call('c1'), call('c2')]), tool('c2', '2'), tool('c1', '1'), a('3')]);
+  });
+
+  it('treats toolCall events as audit only', () => {
+    given(userMsg('x')).when(toolCall('c9')).then([u('x')]);
+  });
+
+  it('omits an empty toolCalls list', () => {
+    const empty: DomainEvent = { type: 'assistantMessage', turnId: 't1', content: 'ok', toolCalls: [], final: true, model: 'm' };
+    given(userMsg('x')).when(empty).then([u('x'), a('ok')]);
+  });
+
+  it('starts over after a reset', () => {
+    given(userMsg('old'), replied('old reply'), reset).when(userMsg('new', 't2')).then([u('new')]);
+    given(userMsg('old'), replied('old reply')).when(reset).then([]);
+    given(userMsg('1'), reset, userMsg('2', 't2'), reset).when(userMsg('3', 't3'), replied('three', 't3')).then([u('3'), a('three')]);
+  });
+
+  it('forgets calls left open when a reset comes', () => {
+    given(userMsg('x'), asked('t1', call('c1')), reset).when(userMsg('y', 't2'), toolResult('c1', 'late')).then([u('y')]);
+  });
+
+  it('keeps the user message of a turn that failed before the model answered', () => {
+    given(userMsg('first'), failed('t1'))
+      .when(userMsg('try again', 't2'), replied('done', 't2'))
+      .then([u('first'), u('try again'), a('done')]);
+  });
+
+  it('answers the calls a failed turn left open, and keeps the results it had', () => {
+    given(userMsg('go'), asked('t1', call('c1'), call('c2')), toolResult('c1', 'one'))
+      .when(failed('t1'))
+      .then([u('go'), a('', [call('c1'), call('c2')]), tool('c1', 'one'), tool('c2', failedToolResult(failed('t1')))]);
+    expect(failedToolResult(failed('t1'))).toMatch(/^error: .*failed.*AGENT_ERROR/);
+  });
+
+  it('answers the calls a cancelled turn left open, saying it was cancelled', () => {
+    given(userMsg('go'), asked('t1', call('c1')))
+      .when(failed('t1', true), userMsg('never mind', 't2'))
+      .then([u('go'), a('', [call('c1')]), tool('c1', 'error: the turn was cancelled before the tool returned'), u('never mind')]);
+  });
+
+  it('drops a tool result that arrives after its turn failed', () => {
+    given(userMsg('go'), asked('t1', call('c1')), failed('t1', true))
+      .when(toolResult('c1', 'late'))
+      .then([u('go'), a('', [call('c1')]), tool('c1', 'error: the turn was cancelled before the tool returned')]);
+  });
+
+  it('answers calls of a turn that ended with no record (a crash) before the next message', () => {
+    given(userMsg('go'), asked('t1', call('c1')))
+      .when(userMsg('hello?', 't2'))
+      .then([u('go'), a('', [call('c1')]), tool('c1', INTERRUPTED_TOOL_RESULT), u('hello?')]);
+  });
+
+  it('drops tool results for unknown or already answered calls', () => {
+    given(userMsg('go'), asked('t1', call('c1')), toolResult('c1', 'one'))
+      .when(toolResult('c1', 'again'), toolResult('zz', 'stray'), replied('ok'))
+      .then([u('go'), a('', [call('c1')]), tool('c1', 'one'), a('ok')]);
+  });
+});
+
+describe('incremental history', () => {
+  it('hands out its view without copying, and the view follows later applies', () => {
+    const history = createHistory();
+    history.apply(userMsg('1'));
+    const view = history.messages();
+    expect(history.messages()).toBe(view);
+    history.apply(replied('one'));
+    expect(view).toEqual([u('1'), a('one')]);
+  });
+
+  it('leaves a view taken before a reset as it was', () => {
+    const history = createHistory();
+    history.apply(userMsg('1'));
+    const before = history.messages();
+    history.apply(reset);
+    history.apply(userMsg('2', 't2'));
+    expect(before).toEqual([u('1')]);
+    expect(history.messages()).toEqual([u('2')]);
+  });
+
+  it('costs the same per event however long the history is', () => {
+    const history = createHistory();
+    for (let i = 0; i < 20_000; i++) history.apply(i % 2 ? replied(`r${i}`, `t${i}`) : userMsg(`m${i}`, `t${i}`));
+    const view = history.messages();
+    const started = performance.now();
+    for (let i = 0; i < 1_000; i++) {
+      history.apply(userMsg('more'));
+      expect(history.messages()).toBe(view);
+    }
+    expect(view).toHaveLength(21_000);
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+});

@@ -1,0 +1,250 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { existsSync, readdirSync } from 'node:fs';
+import { appendFile, mkdir, mkdtemp, open, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { createJsonlStore, type JsonlStoreOptions } from '../../src/store/jsonl-store.ts';
+import { createStore } from '../../src/store/index.ts';
+import { fileNameOf } from '../../src/store/session-file-name.ts';
+import type { EventStore } from '../../src/store/types.ts';
+import { eventStoreContract, manualClock, user } from './store-contract.ts';
+
+const dirs: string[] = [];
+const stores: EventStore[] = [];
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'agentd-jsonl-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** A store over `dir` whose warnings are captured. */
+function openStore(dir: string, extra: Partial<JsonlStoreOptions> = {}) {
+  const logs: { level: number; msg: string; file?: string }[] = [];
+  const log = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line) as never) });
+  const clock = manualClock();
+  const store = createJsonlStore({ dir, log, clock, ...extra });
+  stores.push(store);
+  const warnings = () => logs.filter((l) => l.level === 40);
+  return { store, clock, logs, warnings };
+}
+
+const lines = async (path: string) => (await readFile(path, 'utf8')).split('\n');
+const contents = (events: { event: unknown }[]) => events.map((e) => (e.event as { content: string }).content);
+
+afterEach(async () => {
+  await Promise.all(stores.splice(0).map((s) => s.close()));
+  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+});
+
+eventStoreContract('jsonl', async () => {
+  const { store, clock } = openStore(await tempDir());
+  return { store, clock };
+});
+
+describe('jsonl store: files', () => {
+  it('creates the directory and writes one StoredEvent per line', async () => {
+    const dir = join(await tempDir(), 'nested', 'sessions');
+    const { store } = openStore(dir);
+    const stored = await store.append('s1', [user('a'), user('b')]);
+    const text = await readFile(join(dir, 's1.jsonl'), 'utf8');
+    expect(text.endsWith('\n')).toBe(true);
+    expect(text.trimEnd().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual(stored);
+  });
+
+  it('continues after a restart: list, read and seq see everything', async () => {
+    const dir = await tempDir();
+    const first = openStore(dir);
+    await first.store.append('a', [user('1'), user('2')]);
+    await first.store.append('b', [user('x')]);
+    await first.store.close();
+
+    const second = openStore(dir);
+    expect(await second.store.list()).toEqual([
+      { id: 'a', lastSeq: 2, updatedAt: '2025-01-02T03:04:05.678Z' },
+      { id: 'b', lastSeq: 1, updatedAt: '2025-01-02T03:04:05.678Z' },
+    ]);
+    expect(contents(await second.store.read('a', 1))).toEqual(['2']);
+    expect((await second.store.append('a', [user('3')]))[0]?.seq).toBe(3);
+    expect(contents(await second.store.read('a'))).toEqual(['1', '2', '3']);
+  });
+
+  it('has a resolved append on disk without close (crash continuity)', async () => {
+    const dir = await tempDir();
+    await openStore(dir).store.append('s', [user('1')]);
+    const other = openStore(dir);
+    expect(contents(await other.store.read('s'))).toEqual(['1']);
+  });
+
+  it('close() flushes appends still in flight', async () => {
+    const dir = await tempDir();
+    const { store } = openStore(dir);
+    const pending = Array.from({ length: 20 }, (_, i) => store.append('f', [user(String(i))]));
+    await store.close();
+    await Promise.all(pending);
+    expect(await openStore(dir).store.read('f')).toHaveLength(20);
+  });
+
+  it('skips a torn last line with a warning and cuts it before the next append', async () => {
+    const dir = await tempDir();
+    await openStore(dir).store.append('t', [user('1'), user('2')]);
+    const path = join(dir, 't.jsonl');
+    await appendFile(path, '{"seq":3,"ts":"2025-01-02T03:04:05.678Z","sessionId":"t","event":{"type":"use');
+
+    const { store, warnings } = openStore(dir);
+    expect(contents(await store.read('t'))).toEqual(['1', '2']);
+    expect(warnings()).toEqual([expect.objectContaining({ file: path, msg: expect.stringMatching(/torn/) as unknown })]);
+    expect((await store.append('t', [user('3')]))[0]?.seq).toBe(3);
+    const text = await lines(path);
+    expect(text.at(-1)).toBe('');
+    expect(text.slice(0, -1).map((l) => (JSON.parse(l) as { seq: number }).seq)).toEqual([1, 2, 3]);
+  });
+
+  it('treats a complete JSON object without its newline as torn too', async () => {
+    const dir = await tempDir();
+    await openStore(dir).store.append('t', [user('1')]);
+    const path = join(dir, 't.jsonl');
+    await appendFile(path, JSON.stringify({ seq: 2, ts: 'x', sessionId: 't', event: user('never acked') }));
+    const { store, warnings } = openStore(dir);
+    expect((await store.list())[0]?.lastSeq).toBe(1);
+    expect(contents(await store.read('t'))).toEqual(['1']);
+    expect(warnings()).toHaveLength(1);
+    expect((await store.append('t', [user('2')]))[0]?.seq).toBe(2);
+  });
+
+  it('skips corrupt lines in the middle with a warning naming the file', async () => {
+    const dir = await tempDir();
+    await openStore(dir).store.append('m', [user('1'), user('2'), user('3')]);
+    const path = join(dir, 'm.jsonl');
+    const text = await lines(path);
+    text[1] = '{"seq":2, this is not json';
+    await writeFile(path, text.join('\n') + 'garbage line\n');
+
+    const { store, warnings } = openStore(dir);
+    expect(contents(await store.read('m'))).toEqual(['1', '3']);
+    expect(warnings()).toEqual([expect.objectContaining({ file: path, count: 2, lines: [2, 4] })]);
+    expect((await store.append('m', [user('4')]))[0]?.seq).toBe(4);
+    expect((await store.list())[0]).toMatchObject({ id: 'm', lastSeq: 4 });
+  });
+
+  it('lists a session whose last lines are corrupt by its last valid line', async () => {
+    const dir = await tempDir();
+    await openStore(dir).store.append('m', [user('1'), user('2')]);
+    await appendFile(join(dir, 'm.jsonl'), 'not json\n{"partial');
+    expect(await openStore(dir).store.list()).toMatchObject([{ id: 'm', lastSeq: 2 }]);
+  });
+
+  it('keeps order and consecutive seq for concurrent appends, in as few writes as it can', async () => {
+    const dir = await tempDir();
+    const { store } = openStore(dir);
+    const handle = await open(join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(handle) as { write: (...args: unknown[]) => Promise<unknown> };
+    await handle.close();
+    const writes = vi.spyOn(proto, 'write');
+    try {
+      const results = await Promise.all(Array.from({ length: 300 }, (_, i) => store.append('c', [user(String(i))])));
+      expect(results.map((r) => r[0]?.seq)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+      expect(writes.mock.calls.length).toBeLessThanOrEqual(3);
+    } finally {
+      writes.mockRestore();
+    }
+    const onDisk = (await lines(join(dir, 'c.jsonl'))).slice(0, -1).map((l) => JSON.parse(l) as { seq: number });
+    expect(onDisk.map((e) => e.seq)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+  });
+
+  it('serves many more sessions than the handle and cache caps', async () => {
+    const dir = await tempDir();
+    const fdsBefore = existsSync('/proc/self/fd') ? readdirSync('/proc/self/fd').length : undefined;
+    const { store } = openStore(dir, { maxOpenFiles: 4, maxCachedSessions: 8 });
+    const ids = Array.from({ length: 60 }, (_, i) => `s${i}`);
+    let peak = 0;
+    const sampler = setInterval(() => {
+      if (fdsBefore !== undefined) peak = Math.max(peak, readdirSync('/proc/self/fd').length - fdsBefore);
+    }, 0);
+    try {
+      for (let round = 1; round <= 3; round++) {
+        await Promise.all(ids.map((id) => store.append(id, [user(`${id}-${round}`)])));
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    // at most 4 handles for appending, plus 16 files being loaded (the cache holds only 8 sessions)
+    expect(peak).toBeLessThanOrEqual(4 + 16);
+    if (fdsBefore !== undefined) expect(readdirSync('/proc/self/fd').length - fdsBefore).toBeLessThanOrEqual(4);
+    for (const id of ids) expect(contents(await store.read(id))).toEqual([1, 2, 3].map((r) => `${id}-${r}`));
+    expect((await store.list()).map((s) => s.lastSeq)).toEqual(ids.map(() => 3));
+  });
+
+  it('delete() removes the file', async () => {
+    const dir = await tempDir();
+    const { store } = openStore(dir);
+    await store.append('gone', [user('1')]);
+    expect(existsSync(join(dir, 'gone.jsonl'))).toBe(true);
+    expect(await store.delete('gone')).toBe(true);
+    expect(existsSync(join(dir, 'gone.jsonl'))).toBe(false);
+  });
+
+  it('maps hostile and unicode ids to flat, safe file names that round-trip through list()', async () => {
+    const dir = await tempDir();
+    const ids = ['../../etc/passwd', 'a/b', '.', '..', '.hidden', 'x\u0000y', 'CON', 'Con', 'con', 'ü/日本/🎉', 'x'.repeat(500)];
+    const first = openStore(dir);
+    for (const id of ids) await first.store.append(id, [user(id)]);
+    await first.store.close();
+    const names = await readdir(dir);
+    expect(names).toHaveLength(ids.length);
+    for (const name of names) expect(name).toMatch(/^[a-z0-9_%~A-F-]{1,250}\.jsonl$/);
+    const second = openStore(dir);
+    expect((await second.store.list()).map((s) => s.id).sort()).toEqual([...ids].sort());
+    for (const id of ids) expect(contents(await second.store.read(id))).toEqual([id]);
+  });
+
+  it('ignores files it did not write', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'README'), 'hello\n');
+    await writeFile(join(dir, 'Upper.jsonl'), '{}\n');
+    await writeFile(join(dir, '%61.jsonl'), '{}\n');
+    expect(await openStore(dir).store.list()).toEqual([]);
+  });
+
+  it('rejects an append whose write fails, keeps nothing of it, and recovers', async () => {
+    const dir = await tempDir();
+    const { store } = openStore(dir);
+    await store.append('w', [user('1')]);
+    await store.close();
+    const again = openStore(dir).store;
+    await mkdir(join(dir, fileNameOf('blocked')));
+    await expect(again.append('blocked', [user('x')])).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
+    await rmdir(join(dir, fileNameOf('blocked')));
+    expect((await again.append('blocked', [user('y')]))[0]?.seq).toBe(1);
+  });
+
+  it('cuts back a batch whose write fails midway, so a restart never sees it', async () => {
+    const dir = await tempDir();
+    const { store } = openStore(dir);
+    await store.append('w', [user('1')]);
+    const handle = await open(join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(handle) as { write: (...args: never[]) => Promise<unknown> };
+    await handle.close();
+    const real = proto.write;
+    const writes = vi.spyOn(proto, 'write').mockImplementationOnce(async function (this: unknown, ...args: never[]) {
+      await real.apply(this, args); // the bytes land, then the write "fails" (e.g. the sync does)
+      throw Object.assign(new Error('disk full'), { code: 'ENOSPC' });
+    });
+    await expect(store.append('w', [user('2'), user('3')])).rejects.toMatchObject({
+      code: 'INTERNAL_ERROR',
+      details: { cause: 'ENOSPC' },
+    });
+    writes.mockRestore();
+    expect((await store.append('w', [user('2 again')]))[0]?.seq).toBe(2);
+    expect(contents(await openStore(dir).store.read('w'))).toEqual(['1', '2 again']);
+  });
+
+  it('is what createStore builds for { type: "jsonl" }', async () => {
+    const dir = await tempDir();
+    const store = createStore({ type: 'jsonl', dir }, { log: pino({ level: 'silent' }) });
+    stores.push(store);
+    await store.append('s', [user('1')]);
+    expect(existsSync(join(dir, 's.jsonl'))).toBe(true);
+  });
+});

@@ -1,0 +1,168 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/bus/envelope.ts';
+import type { DomainEvent, EventStore } from '../../src/store/types.ts';
+
+/** A clock the test moves by hand. */
+export function manualClock(start = Date.UTC(2025, 0, 2, 3, 4, 5, 678)): Clock & { advance(ms: number): void } {
+  let t = start;
+  return { now: () => t, advance: (ms) => void (t += ms) };
+}
+
+export const user = (content: string, turnId = 't1'): DomainEvent => ({ type: 'userMessage', turnId, content });
+
+/** Events of every kind, with every optional field, to check that they round-trip unchanged. */
+export const sampleEvents: DomainEvent[] = [
+  { type: 'userMessage', turnId: 't1', content: 'hi ✓', image: { mimeType: 'image/png', base64: 'iVBORw0KGgo=' } },
+  {
+    type: 'assistantMessage', turnId: 't1', content: '', final: false, model: 'm',
+    toolCalls: [{ id: 'c1', name: 'echo', arguments: '{"x":1}' }],
+    usage: { promptTokens: 1, completionTokens: 2, totalTokens: 3 },
+  },
+  { type: 'toolCall', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', args: { x: 1, nested: [null, 'a'] } },
+  { type: 'toolResult', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', success: true, result: '1', durationMs: 5 },
+  { type: 'assistantMessage', turnId: 't1', content: 'done', final: true, model: 'm' },
+  { type: 'turnFailed', turnId: 't2', code: 'AGENT_ERROR', message: 'x', cancelled: true },
+  { type: 'reset' },
+];
+
+export interface ContractSubject {
+  store: EventStore;
+  clock: ReturnType<typeof manualClock>;
+}
+
+/** The EventStore port's contract; every engine runs it with its own factory. */
+export function eventStoreContract(name: string, make: () => Promise<ContractSubject>): void {
+  describe(`EventStore contract: ${name}`, () => {
+    const opened: EventStore[] = [];
+    const subject = async () => {
+      const s = await make();
+      opened.push(s.store);
+      return s;
+    };
+    afterEach(async () => {
+      await Promise.all(opened.splice(0).map((s) => s.close()));
+    });
+
+    it('numbers appends per session from 1 and stamps them with the clock', async () => {
+      const { store, clock } = await subject();
+      const first = await store.append('a', [user('1'), user('2')]);
+      clock.advance(1000);
+      const second = await store.append('a', [user('3')]);
+      const other = await store.append('b', [user('x')]);
+      expect(first.map((e) => e.seq)).toEqual([1, 2]);
+      expect(second).toEqual([{ seq: 3, ts: '2025-01-02T03:04:06.678Z', sessionId: 'a', event: user('3') }]);
+      expect(first[0]?.ts).toBe('2025-01-02T03:04:05.678Z');
+      expect(other[0]?.seq).toBe(1);
+    });
+
+    it('reads in order, from after `since`; an unknown session reads as empty', async () => {
+      const { store } = await subject();
+      await store.append('a', [user('1'), user('2'), user('3')]);
+      expect((await store.read('a')).map((e) => e.seq)).toEqual([1, 2, 3]);
+      expect((await store.read('a', 2)).map((e) => e.event)).toEqual([user('3')]);
+      expect(await store.read('a', 3)).toEqual([]);
+      expect(await store.read('a', 99)).toEqual([]);
+      expect(await store.read('nobody')).toEqual([]);
+    });
+
+    it('round-trips every kind of event unchanged', async () => {
+      const { store } = await subject();
+      const stored = await store.append('s', sampleEvents);
+      expect(stored.map((e) => e.event)).toEqual(sampleEvents);
+      expect((await store.read('s')).map((e) => e.event)).toEqual(sampleEvents);
+    });
+
+    it('hands out frozen copies: neither the caller nor a reader can change the log', async () => {
+      const { store } = await subject();
+      const event = { type: 'userMessage', turnId: 't', content: 'before' } as { type: 'userMessage'; turnId: string; content: string };
+      const [stored] = await store.append('s', [event]);
+      event.content = 'after';
+      expect(Object.isFrozen(stored?.event)).toBe(true);
+      expect(() => {
+        (stored as { seq: number }).seq = 7;
+      }).toThrow(TypeError);
+      expect((await store.read('s'))[0]?.event).toEqual(user('before', 't'));
+    });
+
+    it('keeps call order and consecutive seq under concurrent appends', async () => {
+      const { store } = await subject();
+      const results = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => store.append('c', [user(`${i}a`), user(`${i}b`)])),
+      );
+      expect(results.flat().map((e) => e.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+      const read = await store.read('c');
+      expect(read.map((e) => (e.event as { content: string }).content)).toEqual(
+        Array.from({ length: 100 }, (_, i) => [`${i}a`, `${i}b`]).flat(),
+      );
+    });
+
+    it('an empty append resolves to nothing and creates no session', async () => {
+      const { store } = await subject();
+      expect(await store.append('empty', [])).toEqual([]);
+      expect(await store.list()).toEqual([]);
+    });
+
+    it('lists sessions with their last seq and time, sorted by id', async () => {
+      const { store, clock } = await subject();
+      await store.append('zeta', [user('1')]);
+      clock.advance(60_000);
+      await store.append('alpha', [user('1'), user('2')]);
+      expect(await store.list()).toEqual([
+        { id: 'alpha', lastSeq: 2, updatedAt: '2025-01-02T03:05:05.678Z' },
+        { id: 'zeta', lastSeq: 1, updatedAt: '2025-01-02T03:04:05.678Z' },
+      ]);
+    });
+
+    it('deletes a stream: true once, then false; a new stream starts again at seq 1', async () => {
+      const { store } = await subject();
+      await store.append('d', [user('1'), user('2')]);
+      await store.append('keep', [user('1')]);
+      expect(await store.delete('d')).toBe(true);
+      expect(await store.delete('d')).toBe(false);
+      expect(await store.delete('never')).toBe(false);
+      expect(await store.read('d')).toEqual([]);
+      expect((await store.list()).map((s) => s.id)).toEqual(['keep']);
+      expect((await store.append('d', [user('again')]))[0]?.seq).toBe(1);
+    });
+
+    it('applies a delete between appends in call order', async () => {
+      const { store } = await subject();
+      const [a, deleted, b] = await Promise.all([
+        store.append('o', [user('old')]),
+        store.delete('o'),
+        store.append('o', [user('new')]),
+      ]);
+      expect(a[0]?.seq).toBe(1);
+      expect(deleted).toBe(true);
+      expect(b[0]?.seq).toBe(1);
+      expect((await store.read('o')).map((e) => e.event)).toEqual([user('new')]);
+    });
+
+    it('accepts any well-formed id, and refuses empty or ill-formed ones', async () => {
+      const { store } = await subject();
+      const ids = ['../up', 'a/b\\c', '.', '..', 'Ünïcødé 日本 🎉', 'Case', 'case', 'x'.repeat(400)];
+      for (const id of ids) await store.append(id, [user(id)]);
+      for (const id of ids) expect((await store.read(id))[0]?.event).toEqual(user(id));
+      expect((await store.list()).map((s) => s.id).sort()).toEqual([...ids].sort());
+      await expect(store.append('', [user('x')])).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+      await expect(store.read('bad\uD800')).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+    });
+
+    it('rejects an event JSON cannot carry without using up a seq', async () => {
+      const { store } = await subject();
+      const bad = { type: 'toolCall', turnId: 't', callId: 'c', toolName: 'n', serverId: 's', args: 1n } as DomainEvent;
+      await expect(store.append('j', [bad])).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
+      expect((await store.append('j', [user('ok')]))[0]?.seq).toBe(1);
+    });
+
+    it('refuses every call once closed', async () => {
+      const { store } = await subject();
+      await store.append('a', [user('1')]);
+      await store.close();
+      await store.close(); // idempotent
+      await expect(store.append('a', [user('2')])).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+      await expect(store.read('a')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+      await expect(store.list()).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    });
+  });
+}
