@@ -94,6 +94,13 @@ function outcomeOf(e: ChildEvent, call: PlannedCall): Pick<ModelToolOutcome, 'su
   return { success: false, result: { error: text }, text, durationMs: 0 };
 }
 
+const keyOf = (sessionId: string, message: TurnMessage): TurnKey => ({
+  sessionId,
+  turnId: message.turnId,
+  correlationId: message.correlationId,
+  hops: message.hops ?? 0,
+});
+
 /** Every end state waits for its events to be durable, then serves the queue. */
 const settleThenIdle = {
   src: 'settle',
@@ -131,7 +138,7 @@ export const turnMachine = setup({
     startTurn: enqueueActions(({ context, enqueue }) => {
       const [message, ...rest] = context.queue;
       if (!message) return;
-      const key: TurnKey = { sessionId: context.sessionId, turnId: message.turnId, correlationId: message.correlationId };
+      const key = keyOf(context.sessionId, message);
       const turn: ActiveTurn = { key, message, iteration: 0, token: 0, reply: '', streamed: false, calls: [], pending: 0, lastText: '', capped: false };
       enqueue.assign({ queue: rest, turn });
       const user: TurnEmitted = { type: 'userMessage', key, content: message.content };
@@ -158,8 +165,7 @@ export const turnMachine = setup({
     dropQueue: enqueueActions(({ context, event, enqueue }) => {
       const reason = event.type === 'DISCARD' ? event.reason : 'discarded';
       for (const message of context.queue) {
-        const key = { sessionId: context.sessionId, turnId: message.turnId, correlationId: message.correlationId };
-        enqueue.emit({ type: 'dropped', key, reason, message });
+        enqueue.emit({ type: 'dropped', key: keyOf(context.sessionId, message), reason, message });
       }
       enqueue.assign({ queue: [] });
     }),

@@ -1,4 +1,5 @@
-import { createAgentService } from './agent/index.ts';
+import { randomUUID } from 'node:crypto';
+import { createAgentService, createTurnWaiter } from './agent/index.ts';
 import type { AppBus, AppCommands, AppEvents } from './bus/app-bus.ts';
 import { createBus, createIdSource, systemClock, type Clock, type IdSource } from './bus/index.ts';
 import type { AgentConfig } from './config/schema.ts';
@@ -7,11 +8,10 @@ import { mcpRoutes } from './http/routes/mcp-routes.ts';
 import { systemRoutes } from './http/routes/system-routes.ts';
 import { engine } from './http/engine.ts';
 import { createFrontEnd, type FrontEnd } from './http/server.ts';
-import { createTurnWaiter } from './http/turn-waiter.ts';
 import { createLlmClient } from './llm/index.ts';
 import type { LlmClient } from './llm/types.ts';
 import type { Logger } from './log/index.ts';
-import { createMcpService } from './mcp/index.ts';
+import { createHttpFace, createMcpService, createServerFace, type ServerFace } from './mcp/index.ts';
 import { createStore } from './store/index.ts';
 import { VERSION } from './version.ts';
 
@@ -23,11 +23,15 @@ export interface AppDeps {
   env?: NodeJS.ProcessEnv;
   /** Replaces the model client built from `config.llm` (tests, benchmarks). */
   llm?: LlmClient;
+  /** `web` (default): REST, WebSocket and /mcp; `mcp`: REST and /mcp only. */
+  mode?: 'web' | 'mcp';
 }
 
 export interface App {
   bus: AppBus;
   frontEnd: FrontEnd;
+  /** The agent as an MCP server (also served on stdio by `--mcp-transport stdio`). */
+  serverFace: ServerFace;
   /** Connects start-up MCP servers (in parallel) and readies the agent; never rejects for one bad server. */
   start(): Promise<void>;
   /** Stops accepting, closes sockets, cancels turns, stops tool servers, flushes the store. */
@@ -42,9 +46,19 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const bus = createBus<AppCommands, AppEvents>({ log: log.child({ component: 'bus' }), clock, ids });
   const store = createStore(config.storage, { log: log.child({ component: 'store' }), clock });
   const llm = deps.llm ?? createLlmClient(config.llm, { log: log.child({ component: 'llm' }), env: deps.env ?? process.env });
-  const mcp = createMcpService({ config, bus, log: log.child({ component: 'mcp' }), clock });
+  const instanceId = randomUUID();
+  const mcp = createMcpService({ config, bus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION } });
   const agent = createAgentService({ config, bus, store, llm, log: log.child({ component: 'agent' }), clock, ids });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs);
+  const serverFace = createServerFace({
+    bus,
+    log: log.child({ component: 'mcp-face' }),
+    ids,
+    waiter,
+    card: { name: config.name, version: config.version, model: llm.model, ...(config.description !== undefined && { description: config.description }) },
+    exposeTools: config.server.mcp.exposeTools,
+    maxHops: config.server.mcp.maxHops,
+  });
   let ready = false;
   const startedAt = clock.now();
 
@@ -53,6 +67,9 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     bus,
     ids,
     log: log.child({ component: 'http' }),
+    mode: deps.mode ?? 'web',
+    mcpFace: createHttpFace(serverFace),
+    instanceId,
     routes: [
       ...systemRoutes({ version: VERSION, engine, startedAt, now: () => clock.now(), isReady: () => ready, config }),
       ...agentRoutes({ waiter, ids }),
@@ -63,6 +80,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   return {
     bus,
     frontEnd,
+    serverFace,
     async start() {
       await agent.start();
       await mcp.start();

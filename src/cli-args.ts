@@ -7,6 +7,8 @@ Hosts one conversational AI agent: REST under /api, WebSocket at /, MCP at /mcp.
 
 Options:
   --mode <web|mcp>         web: REST + WebSocket + /mcp; mcp: API only (default: web)
+  --mcp-transport <t>      http: serve over HTTP (default); stdio: speak MCP on
+                           stdin/stdout for desktop MCP clients (no HTTP; logs on stderr)
   --web-port <port>        HTTP port (default: server.port of the config, else 3001)
   --host <address>         bind address (default: server.host of the config, else 127.0.0.1)
   --agent <file>           agent config YAML (default: agents/default.yml)
@@ -17,6 +19,7 @@ Options:
 
 export interface CliOptions {
   mode: 'web' | 'mcp';
+  mcpTransport: 'http' | 'stdio';
   port: number | undefined;
   host: string | undefined;
   agent: string;
@@ -37,6 +40,7 @@ export function parseCliArgs(argv: string[]): CliOptions {
       allowPositionals: false,
       options: {
         mode: { type: 'string' },
+        'mcp-transport': { type: 'string' },
         'web-port': { type: 'string' },
         host: { type: 'string' },
         agent: { type: 'string' },
@@ -50,6 +54,8 @@ export function parseCliArgs(argv: string[]): CliOptions {
   }
   const mode = values.mode ?? 'web';
   if (mode !== 'web' && mode !== 'mcp') throw new UsageError(`--mode must be web or mcp, got "${mode}"`);
+  const mcpTransport = values['mcp-transport'] ?? 'http';
+  if (mcpTransport !== 'http' && mcpTransport !== 'stdio') throw new UsageError(`--mcp-transport must be http or stdio, got "${mcpTransport}"`);
   let port: number | undefined;
   if (values['web-port'] !== undefined) {
     port = Number(values['web-port']);
@@ -61,7 +67,8 @@ export function parseCliArgs(argv: string[]): CliOptions {
   }
   if (values.host === '') throw new UsageError('--host must not be empty');
   return {
-    mode,
+    mode: mcpTransport === 'stdio' ? 'mcp' : mode,
+    mcpTransport,
     port,
     host: values.host,
     agent: values.agent ?? 'agents/default.yml',

@@ -6,6 +6,8 @@ import { createApp } from './app.ts';
 import { parseCliArgs, USAGE, UsageError, type CliOptions } from './cli-args.ts';
 import { ConfigError, loadConfig } from './config/index.ts';
 import { createLogger } from './log/index.ts';
+import { serveStdio } from './mcp/index.ts';
+import { pino } from 'pino';
 import { VERSION } from './version.ts';
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
@@ -25,7 +27,9 @@ async function main(): Promise<void> {
   if (options.help) return void process.stdout.write(USAGE);
   if (options.version) return void process.stdout.write(`${VERSION}\n`);
 
-  const log = createLogger(options.logLevel);
+  // With MCP on stdio, stdout carries only protocol: logs go to stderr.
+  const stdio = options.mcpTransport === 'stdio';
+  const log = createLogger(options.logLevel, stdio ? pino.destination(2) : undefined);
   let config;
   try {
     config = await loadConfig(options.agent);
@@ -36,12 +40,14 @@ async function main(): Promise<void> {
   }
   const host = options.host ?? config.server.host ?? '127.0.0.1';
   const port = options.port ?? config.server.port ?? 3001;
-  if (!LOOPBACK.test(host) && !config.server.auth.apiKey) {
+  if (!stdio && !LOOPBACK.test(host) && !config.server.auth.apiKey) {
     process.stderr.write(`agentd: refusing to listen on ${host} without server.auth.apiKey in the agent config (the API would be open to the network)\n`);
     process.exit(1);
   }
 
-  const app = createApp(config, { log });
+  const app = createApp(config, { log, mode: options.mode });
+  // Benchmarks only (bench/README.md): answers memory/listener/handle probes over the IPC channel.
+  if (process.env.AGENTD_BENCH_PROBE === '1') (await import('./bench-probe.ts')).attachBenchProbe(app);
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) {
@@ -61,6 +67,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
+  if (stdio) {
+    await app.start();
+    log.info({ version: VERSION, agent: options.agent }, 'agentd serving MCP on stdio');
+    await serveStdio(app.serverFace);
+    return shutdown('stdin closed');
+  }
   try {
     await app.frontEnd.listen(host, port);
   } catch (err) {

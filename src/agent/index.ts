@@ -3,3 +3,4 @@ export { createAgentService, type AgentService, type AgentServiceOptions } from 
 export { storedToWire, type WireEvent } from './wire.ts';
 export { iterationLimitMessage } from './turn-steps.ts';
 export type * from './messages.ts';
+export { createTurnWaiter, type TurnWaiter } from './turn-waiter.ts';

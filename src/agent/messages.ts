@@ -59,7 +59,8 @@ export type AgentCommands = {
    * `agent.response` or `agent.error` that ends it.
    */
   'agent.sendMessage': {
-    payload: { sessionId: string; content: string; image?: ImagePart };
+    /** `hops`: agent-to-agent hops behind the message (set by the /mcp face; see src/mcp/hops.ts). */
+    payload: { sessionId: string; content: string; image?: ImagePart; hops?: number };
     result: { turnId: string; queued: boolean };
   };
   /** Cancels the running turn and queued messages, then empties the history. Done when resolved. */

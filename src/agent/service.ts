@@ -130,7 +130,13 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
       bus.handle('agent.sendMessage', async ({ payload, correlationId }) => {
         const s = await live(payload.sessionId);
         const turnId = ids();
-        const message = { turnId, correlationId, content: payload.content, ...(payload.image && { image: payload.image }) };
+        const message = {
+          turnId,
+          correlationId,
+          content: payload.content,
+          ...(payload.image && { image: payload.image }),
+          ...(payload.hops !== undefined && { hops: payload.hops }),
+        };
         return { turnId, queued: s.send(message).queued };
       }),
       bus.handle('agent.reset', async ({ payload, correlationId }) => {

@@ -107,7 +107,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       callTool: fromPromise<ModelToolOutcome, CallToolInput>(async ({ input, signal }) => {
         const started = clock.now();
         try {
-          return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal }, input.key);
+          return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal, hops: input.key.hops + 1 }, input.key);
         } catch (err) {
           const text = `Tool "${input.name}" failed: ${toTurnError(err).message}`;
           return { success: false, text, result: { error: text }, serverId: '', toolName: input.name, durationMs: clock.now() - started };

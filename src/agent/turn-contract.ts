@@ -13,6 +13,8 @@ export interface TurnMessage {
   correlationId: string;
   content: string;
   image?: ImagePart;
+  /** Agent-to-agent hops behind this message (0 for a person's message). */
+  hops?: number;
 }
 
 /** Identity of a turn, the same object in every event the turn emits. */
@@ -20,6 +22,8 @@ export interface TurnKey {
   sessionId: string;
   turnId: string;
   correlationId: string;
+  /** Agent-to-agent hops behind the turn; its tool calls carry one more. */
+  hops: number;
 }
 
 export interface PreparedStep {

@@ -85,6 +85,20 @@ export const serverSchema = z.strictObject({
     .prefault({}),
   /** Milliseconds a request/response endpoint waits for its answer. */
   requestTimeoutMs: z.number().int().positive().default(300_000),
+  /**
+   * Host header values accepted besides loopback names (for a reverse proxy). While bound to a
+   * loopback address, a request naming any other host is refused (DNS rebinding).
+   */
+  allowedHosts: z.array(z.string()).default([]),
+  /** The agent's own MCP endpoint (/mcp and --mcp-transport stdio). */
+  mcp: z
+    .strictObject({
+      /** Also offer the connected tool servers' tools through /mcp. */
+      exposeTools: z.boolean().default(false),
+      /** Longest agent-to-agent chain a `chat_with_agent` call may end. */
+      maxHops: z.number().int().min(0).max(32).default(3),
+    })
+    .prefault({}),
 });
 
 export const storageSchema = z.discriminatedUnion('type', [

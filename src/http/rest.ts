@@ -19,6 +19,7 @@ export interface RestDeps {
   limiter: WindowLimiter;
   auth: Auth;
   maxBodyBytes: number;
+  isHostAllowed: (host: string) => boolean;
   /** Answers 503 while the service shuts down. */
   isClosing: () => boolean;
 }
@@ -57,6 +58,10 @@ export function createRestHandler(deps: RestDeps) {
     const origin = headers.origin ?? '';
     const host = headers.host ?? '';
 
+    if (!deps.isHostAllowed(host)) {
+      send(res, state, errorReply(new AppError('FORBIDDEN', `Host "${host}" is not allowed`, { host })));
+      return;
+    }
     if (!deps.cors.isAllowed(origin, host)) {
       send(res, state, errorReply(new AppError('FORBIDDEN', 'Origin not allowed', { origin })));
       return;

@@ -3,10 +3,13 @@ import type { AppBus } from '../bus/app-bus.ts';
 import type { IdSource } from '../bus/envelope.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
+import type { HttpFace } from '../mcp/index.ts';
 import { createAuth } from './auth.ts';
 import { createCors } from './cors.ts';
 import { engine, uWS } from './engine.ts';
+import { createHostCheck } from './host-check.ts';
 import { createLimits } from './limits.ts';
+import { createMcpEndpoint } from './mcp-endpoint.ts';
 import { createRestHandler } from './rest.ts';
 import type { Route } from './route.ts';
 import { createRouter } from './router.ts';
@@ -18,6 +21,11 @@ export interface FrontEndDeps {
   log: Logger;
   ids: IdSource;
   routes: Route[];
+  /** `web`: REST, WebSocket and /mcp; `mcp`: REST and /mcp only. */
+  mode: 'web' | 'mcp';
+  mcpFace: HttpFace;
+  /** This instance's id (refuses /mcp requests from itself). */
+  instanceId: string;
 }
 
 export interface FrontEnd {
@@ -38,6 +46,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const cors = createCors(config.server.cors);
   const limits = createLimits(limitsConfig);
   const auth = createAuth(config.server.auth.apiKey);
+  const hosts = createHostCheck(config.server.allowedHosts);
   let closing = false;
   let listenSocket: us_listen_socket | undefined;
 
@@ -49,9 +58,11 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     limiter: limits.rest,
     auth,
     maxBodyBytes: limitsConfig.maxBodyBytes,
+    isHostAllowed: hosts.isAllowed,
     isClosing: () => closing,
   });
-  const gateway = createWsGateway(app, {
+  // The gateway publishes through uWS topics, which exist only once a WebSocket route does.
+  const gateway = deps.mode === 'web' ? createWsGateway(app, {
     bus: deps.bus,
     log,
     cors,
@@ -59,10 +70,22 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     limits,
     maxPayloadBytes: limitsConfig.maxBodyBytes,
     ids: deps.ids,
+    isHostAllowed: hosts.isAllowed,
     isClosing: () => closing,
+  }) : undefined;
+  const mcp = createMcpEndpoint({
+    face: deps.mcpFace,
+    log,
+    cors,
+    auth,
+    limiter: limits.rest,
+    maxBodyBytes: limitsConfig.maxBodyBytes,
+    instanceId: deps.instanceId,
+    isHostAllowed: hosts.isAllowed,
   });
 
-  app.ws('/', gateway.behavior);
+  if (gateway) app.ws('/', gateway.behavior);
+  app.any('/mcp', mcp);
   app.any('/api/*', rest);
   app.any('/api', rest);
   app.any('/*', rest);
@@ -74,6 +97,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
         app.listen(host, port, (socket) => {
           if (!socket) return reject(new Error(`cannot listen on ${host}:${port}`));
           listenSocket = socket;
+          hosts.bound(host);
           const bound = uWS.us_socket_local_port(socket);
           log.info({ host, port: bound, engine }, `listening on http://${host}:${bound} (uWebSockets.js ${engine})`);
           resolve(bound);
@@ -85,8 +109,8 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
       closing = true;
       if (listenSocket) uWS.us_listen_socket_close(listenSocket);
       listenSocket = undefined;
-      gateway.closeAll();
+      gateway?.closeAll();
     },
-    connections: () => gateway.size(),
+    connections: () => gateway?.size() ?? 0,
   };
 }

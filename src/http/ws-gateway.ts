@@ -25,6 +25,7 @@ export interface GatewayDeps {
   limits: Limits;
   maxPayloadBytes: number;
   ids: () => string;
+  isHostAllowed: (host: string) => boolean;
   isClosing: () => boolean;
 }
 
@@ -128,6 +129,9 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
     upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
       const ip = formatIp(res.getRemoteAddress());
       if (deps.isClosing()) return refuse(res, new AppError('SERVICE_UNAVAILABLE', 'Service is shutting down'));
+      if (!deps.isHostAllowed(req.getHeader('host'))) {
+        return refuse(res, new AppError('FORBIDDEN', 'Host not allowed', { host: req.getHeader('host') }));
+      }
       if (!deps.cors.isAllowed(req.getHeader('origin'), req.getHeader('host'))) {
         return refuse(res, new AppError('FORBIDDEN', 'Origin not allowed', { origin: req.getHeader('origin') }));
       }

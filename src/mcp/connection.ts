@@ -39,6 +39,8 @@ export interface ConnectionOptions {
   signal?: AbortSignal;
   onLost: (reason: string) => void;
   onToolsChanged: (tools: Tool[]) => void;
+  /** Headers added to every request to an `http` server (after the config's own). */
+  extraHeaders?: Record<string, string>;
 }
 
 /** A failed call; `kind` tells timeouts, cancellations and dead connections from tool-side errors. */
@@ -57,7 +59,8 @@ export interface McpConnection {
   readonly pid: number | undefined;
   readonly tools: Tool[];
   /** Resolves with the server's result (also when it has `isError`); throws CallError. */
-  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult>;
+  /** `meta` travels as the request's `_meta` (e.g. the agent-to-agent hop count). */
+  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>): Promise<CallToolResult>;
   close(): Promise<void>;
 }
 
@@ -102,7 +105,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       throw new Error(child.exitReason ?? describe(error, timeout));
     }
   } else {
-    ({ client, transport, kind } = await connectHttp(config, attach, log, timeout));
+    ({ client, transport, kind } = await connectHttp(config, attach, log, timeout, options.extraHeaders ?? {}));
   }
 
   const lost = (reason: string) => {
@@ -153,9 +156,9 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
     get tools() {
       return tools;
     },
-    async callTool(name, args, signal) {
+    async callTool(name, args, signal, meta) {
       try {
-        const result = await client.callTool({ name, arguments: args }, undefined, { timeout, ...(signal ? { signal } : {}) });
+        const result = await client.callTool({ name, arguments: args, ...(meta && { _meta: meta }) }, undefined, { timeout, ...(signal ? { signal } : {}) });
         return result as CallToolResult;
       } catch (error) {
         if (signal?.aborted) throw new CallError('cancelled', 'cancelled');
@@ -191,9 +194,10 @@ async function connectHttp(
   attach: (t: Transport) => Promise<Client>,
   log: Logger,
   timeout: number,
+  extraHeaders: Record<string, string>,
 ): Promise<{ client: Client; transport: Transport; kind: TransportKind }> {
   const url = new URL(config.baseUrl);
-  const requestInit: RequestInit = { headers: config.headers };
+  const requestInit: RequestInit = { headers: { ...config.headers, ...extraHeaders } };
   const streamable = new StreamableHTTPClientTransport(url, { requestInit });
   try {
     return { client: await attach(streamable), transport: streamable, kind: 'streamable-http' };

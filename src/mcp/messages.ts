@@ -60,7 +60,8 @@ export type McpCommands = {
   /** Tools offered to the model right now. */
   'mcp.modelTools': { payload: Record<string, never>; result: ModelTool[] };
   /** Calls a tool by its model-visible name; never throws for tool failures. */
-  'mcp.callModelTool': { payload: { name: string; args: unknown; signal?: AbortSignal }; result: ModelToolOutcome };
+  /** `hops` is sent along as the call's agent-to-agent hop count (src/mcp/hops.ts). */
+  'mcp.callModelTool': { payload: { name: string; args: unknown; signal?: AbortSignal; hops?: number }; result: ModelToolOutcome };
 };
 
 export type McpEvents = {

@@ -25,6 +25,7 @@ import { mcpServerMachine, type McpServerMachine, type RetryPolicy, type ServerS
 import { createArgsValidator } from './args-validator.ts';
 import { buildCatalogue, toModelTool, toToolRecord, type CatalogueItem } from './catalogue.ts';
 import { openConnection, type McpConnection } from './connection.ts';
+import { INSTANCE_HEADER } from './hops.ts';
 import type { ServerRecord } from './messages.ts';
 import { createToolCalls } from './tool-calls.ts';
 
@@ -39,6 +40,8 @@ export interface McpServiceOptions {
   retry?: Partial<RetryPolicy>;
   /** Sent to servers in `initialize`. */
   clientInfo?: { name: string; version: string };
+  /** This instance's id, sent to `http` servers so an agentd can refuse to connect to itself. */
+  instanceId?: string;
 }
 
 export interface McpService {
@@ -110,6 +113,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
       log: slog,
       clientInfo,
       signal,
+      ...(options.instanceId !== undefined && { extraHeaders: { [INSTANCE_HEADER]: options.instanceId } }),
       onLost: (reason) => {
         if (isCurrent()) entry.actor.send({ type: 'CONNECTION_LOST', reason });
       },

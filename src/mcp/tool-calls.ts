@@ -17,7 +17,8 @@ import type { Logger } from '../log/index.ts';
 import type { ArgIssue, ArgsValidator } from './args-validator.ts';
 import type { CatalogueItem } from './catalogue.ts';
 import { CallError, type McpConnection } from './connection.ts';
-import type { ExecutionResult, ModelToolOutcome, ServerRecord } from './messages.ts';
+import { HOPS_META_KEY } from './hops.ts';
+import type { ExecutionResult, McpCommands, ModelToolOutcome, ServerRecord } from './messages.ts';
 import { capText, resultText } from './result-text.ts';
 
 /** What tool calls need to know of a server. */
@@ -101,7 +102,7 @@ export function createToolCalls(deps: ToolCallDeps) {
     };
   }
 
-  async function callModelTool(payload: { name: string; args: unknown; signal?: AbortSignal }): Promise<ModelToolOutcome> {
+  async function callModelTool(payload: McpCommands['mcp.callModelTool']['payload']): Promise<ModelToolOutcome> {
     const started = clock.now();
     const item = deps.catalogue().get(payload.name);
     const outcome = (success: boolean, text: string, result: unknown): ModelToolOutcome => ({
@@ -126,7 +127,8 @@ export function createToolCalls(deps: ToolCallDeps) {
       return failure(`invalid arguments for tool "${payload.name}": ${formatIssues(issues)}`);
     }
     try {
-      const result = await connection.callTool(item.tool.name, normalized.args, payload.signal);
+      const meta = payload.hops === undefined ? undefined : { [HOPS_META_KEY]: payload.hops };
+      const result = await connection.callTool(item.tool.name, normalized.args, payload.signal, meta);
       const text = resultText(result);
       const data = result.isError ? { ...resultData(result), isError: true } : resultData(result);
       return result.isError ? outcome(false, text || 'Error: the tool reported an error', data) : outcome(true, text, data);

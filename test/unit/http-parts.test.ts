@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseCliArgs, UsageError } from '../../src/cli-args.ts';
 import { createCors } from '../../src/http/cors.ts';
+import { createHostCheck } from '../../src/http/host-check.ts';
 import { formatIp } from '../../src/http/ip.ts';
 import { createConnectionCounter, createWindowLimiter } from '../../src/http/limits.ts';
 import { createRouter } from '../../src/http/router.ts';
@@ -109,15 +110,36 @@ describe('cors', () => {
 
 describe('cli arguments', () => {
   it('has the documented defaults', () => {
-    expect(parseCliArgs([])).toEqual({ mode: 'web', port: undefined, host: undefined, agent: 'agents/default.yml', logLevel: 'info', help: false, version: false });
+    expect(parseCliArgs([])).toEqual({ mode: 'web', mcpTransport: 'http', port: undefined, host: undefined, agent: 'agents/default.yml', logLevel: 'info', help: false, version: false });
   });
   it('parses every flag', () => {
     expect(parseCliArgs(['--mode', 'mcp', '--web-port', '0', '--host', '127.0.0.2', '--agent', 'a.yml', '--log-level', 'debug'])).toMatchObject({
       mode: 'mcp', port: 0, host: '127.0.0.2', agent: 'a.yml', logLevel: 'debug',
     });
   });
-  it.each([[['--bogus']], [['--mode', 'tui']], [['--web-port', 'abc']], [['--web-port', '70000']], [['--log-level', 'loud']], [['stray']]])(
+  it('makes --mcp-transport stdio imply mcp mode', () => {
+    expect(parseCliArgs(['--mcp-transport', 'stdio'])).toMatchObject({ mode: 'mcp', mcpTransport: 'stdio' });
+  });
+  it.each([[['--mcp-transport', 'carrier-pigeon']], [['--bogus']], [['--mode', 'tui']], [['--web-port', 'abc']], [['--web-port', '70000']], [['--log-level', 'loud']], [['stray']]])(
     'refuses %j',
     (argv) => expect(() => parseCliArgs(argv)).toThrow(UsageError),
   );
+});
+
+describe('host check (DNS rebinding)', () => {
+  it('accepts only loopback names (and configured hosts) while bound to loopback', () => {
+    const hosts = createHostCheck(['agent.internal:8080']);
+    hosts.bound('127.0.0.1');
+    for (const ok of ['localhost:3001', '127.0.0.1:3001', '127.0.0.5', '[::1]:3001', 'LOCALHOST', '', 'agent.internal:8080']) expect(hosts.isAllowed(ok), ok).toBe(true);
+    for (const bad of ['evil.example', 'evil.example:3001', '127.0.0.1.evil.example', 'agent.internal:9090']) expect(hosts.isAllowed(bad), bad).toBe(false);
+  });
+  it('accepts any host on a public bind unless allowedHosts narrows it', () => {
+    const open = createHostCheck([]);
+    open.bound('0.0.0.0');
+    expect(open.isAllowed('agent.example.com')).toBe(true);
+    const narrow = createHostCheck(['agent.example.com']);
+    narrow.bound('0.0.0.0');
+    expect(narrow.isAllowed('agent.example.com')).toBe(true);
+    expect(narrow.isAllowed('other.example.com')).toBe(false);
+  });
 });

@@ -3,7 +3,7 @@ import type { IdSource } from '../../bus/envelope.ts';
 import { AppError } from '../../errors/index.ts';
 import { imageDataSchema, sessionIdSchema } from '../frames.ts';
 import type { RequestContext, Route } from '../route.ts';
-import type { TurnWaiter } from '../turn-waiter.ts';
+import type { TurnWaiter } from '../../agent/turn-waiter.ts';
 import { parseInput, validateImage } from '../validate.ts';
 import { DEFAULT_SESSION } from '../ws-gateway.ts';
 

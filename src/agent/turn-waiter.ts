@@ -1,5 +1,5 @@
 import type { AppBus } from '../bus/app-bus.ts';
-import type { ResponseEvent } from '../agent/messages.ts';
+import type { ResponseEvent } from './messages.ts';
 import { AppError, ERROR_TABLE, type ErrorCode } from '../errors/index.ts';
 
 interface Waiter {
@@ -38,7 +38,7 @@ export function createTurnWaiter(bus: AppBus, timeoutMs: number) {
           reject(new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms`, { reason: 'timeout' }));
         }, timeoutMs);
         waiters.set(correlationId, { resolve, reject, timer });
-        signal?.addEventListener('abort', () => settle(correlationId), { once: true });
+        signal?.addEventListener('abort', () => settle(correlationId)?.reject(new AppError('AGENT_ERROR', 'Request aborted by the client', { reason: 'aborted' })), { once: true });
       });
     },
     /** Forgets a waiter whose command failed before any turn started. */

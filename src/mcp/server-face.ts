@@ -1,0 +1,183 @@
+/**
+ * The agent as an MCP server. `createServerFace` builds a fresh low-level SDK Server per call:
+ * /mcp serves every HTTP request with its own server and transport (stateless: a shared one
+ * would leak replies between clients), and the stdio transport uses one for the process.
+ *
+ * Tools: `chat_with_agent { message, sessionId? }` (no sessionId: a fresh session, removed after
+ * the reply) and `reset_conversation { sessionId? }`; optionally the connected tool servers'
+ * tools. Resource: the agent's card. A `chat_with_agent` call with a `progressToken` streams the
+ * reply as `notifications/progress` messages, one per chunk.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SetLevelRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { TurnWaiter } from '../agent/turn-waiter.ts';
+import type { AppBus } from '../bus/app-bus.ts';
+import type { IdSource } from '../bus/envelope.ts';
+import { toErrorBody } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
+import { hopsOf } from './hops.ts';
+
+export interface AgentCard {
+  name: string;
+  description?: string;
+  version: string;
+  model: string;
+}
+
+export interface ServerFaceDeps {
+  bus: AppBus;
+  log: Logger;
+  ids: IdSource;
+  waiter: TurnWaiter;
+  card: AgentCard;
+  exposeTools: boolean;
+  maxHops: number;
+}
+
+export const CARD_URI = 'agentd://agent/card';
+const DEFAULT_SESSION = 'default';
+
+const chatInput = z.strictObject({ message: z.string().min(1), sessionId: z.string().min(1).max(128).optional() });
+const resetInput = z.strictObject({ sessionId: z.string().min(1).max(128).optional() });
+
+const OWN_TOOLS: Tool[] = [
+  {
+    name: 'chat_with_agent',
+    description: 'Send a message to the agent and get its reply. Without sessionId each call is a fresh conversation.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        message: { type: 'string', description: 'The message for the agent' },
+        sessionId: { type: 'string', description: 'Conversation to continue (kept between calls)' },
+      },
+      required: ['message'],
+    },
+  },
+  {
+    name: 'reset_conversation',
+    description: 'Clear the history of a conversation (default: the default conversation).',
+    inputSchema: {
+      type: 'object',
+      properties: { sessionId: { type: 'string', description: 'Conversation to clear' } },
+    },
+  },
+];
+
+const text = (value: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: value }], ...(isError && { isError }) });
+
+function parseArgs<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
+  const result = schema.safeParse(args ?? {});
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`).join('; ');
+  throw new McpError(ErrorCode.InvalidParams, `Invalid arguments: ${problems}`);
+}
+
+export function createServerFace(deps: ServerFaceDeps) {
+  const { bus, card } = deps;
+
+  async function modelTools(): Promise<Tool[]> {
+    if (!deps.exposeTools) return [];
+    const tools = await bus.execute('mcp.modelTools', {});
+    return tools
+      .filter((t) => !OWN_TOOLS.some((own) => own.name === t.name))
+      .map((t) => ({ name: t.name, description: t.description, inputSchema: t.parameters as Tool['inputSchema'] }));
+  }
+
+  type Extra = { signal: AbortSignal; sendNotification: (n: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; message?: string } }) => Promise<void> };
+
+  async function chat(args: unknown, meta: Record<string, unknown> | undefined, extra: Extra): Promise<CallToolResult> {
+    const { message, sessionId: requested } = parseArgs(chatInput, args);
+    const hops = hopsOf(meta);
+    if (hops > deps.maxHops) {
+      return text(`Refused: this call has passed through ${hops} agents; the limit is ${deps.maxHops} (server.mcp.maxHops).`, true);
+    }
+    const sessionId = requested ?? `mcp-${deps.ids()}`;
+    const correlationId = deps.ids();
+    const progressToken = meta?.progressToken as string | number | undefined;
+    let progress = 0;
+    const offChunk =
+      progressToken === undefined
+        ? undefined
+        : bus.on('agent.chunk', (e) => {
+            if (e.correlationId !== correlationId) return;
+            void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: ++progress, message: e.payload.content } });
+          });
+    const onAbort = () => void bus.execute('agent.cancel', { sessionId }).catch(() => undefined);
+    extra.signal.addEventListener('abort', onAbort, { once: true });
+    const reply = deps.waiter.wait(correlationId, extra.signal);
+    try {
+      await bus.execute('agent.sendMessage', { sessionId, content: message, hops }, { correlationId, sessionId });
+      const response = await reply;
+      return text(response.content);
+    } catch (err) {
+      deps.waiter.cancel(correlationId);
+      return text(`The agent failed: ${toErrorBody(err).message}`, true);
+    } finally {
+      offChunk?.();
+      extra.signal.removeEventListener('abort', onAbort);
+      if (requested === undefined) await bus.execute('agent.deleteSession', { sessionId }).catch(() => undefined);
+    }
+  }
+
+  async function callExposed(name: string, args: unknown, meta: Record<string, unknown> | undefined, signal: AbortSignal): Promise<CallToolResult> {
+    if (!deps.exposeTools) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const known = (await bus.execute('mcp.modelTools', {})).some((t) => t.name === name);
+    if (!known) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const outcome = await bus.execute('mcp.callModelTool', { name, args: args ?? {}, signal, hops: hopsOf(meta) + 1 });
+    const data = outcome.result as Partial<CallToolResult> | undefined;
+    if (outcome.success && Array.isArray(data?.content)) return data as CallToolResult;
+    return text(outcome.text, !outcome.success);
+  }
+
+  /** A new MCP server with every handler; cheap enough to build per request. */
+  function newServer(): Server {
+    const server = new Server(
+      { name: card.name, version: card.version },
+      {
+        capabilities: { tools: {}, resources: {}, logging: {} },
+        ...(card.description !== undefined && { instructions: card.description }),
+      },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...OWN_TOOLS, ...(await modelTools())] }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const { name, arguments: args, _meta: meta } = request.params;
+      switch (name) {
+        case 'chat_with_agent':
+          return chat(args, meta, extra);
+        case 'reset_conversation': {
+          const sessionId = parseArgs(resetInput, args).sessionId ?? DEFAULT_SESSION;
+          await bus.execute('agent.reset', { sessionId }, { sessionId });
+          return text(`Conversation ${sessionId} reset.`);
+        }
+        default:
+          return callExposed(name, args, meta, extra.signal);
+      }
+    });
+    server.setRequestHandler(ListResourcesRequestSchema, () => ({
+      resources: [{ uri: CARD_URI, name: 'agent-card', title: `${card.name} agent card`, mimeType: 'application/json' }],
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+      if (request.params.uri !== CARD_URI) throw new McpError(ErrorCode.InvalidParams, `Unknown resource: ${request.params.uri}`);
+      const tools = (await bus.execute('mcp.modelTools', {})).map((t) => t.name);
+      const body = { ...card, tools, mcpTools: [...OWN_TOOLS.map((t) => t.name), ...(await modelTools()).map((t) => t.name)] };
+      return { contents: [{ uri: CARD_URI, mimeType: 'application/json', text: JSON.stringify(body, null, 2) }] };
+    });
+    server.setRequestHandler(SetLevelRequestSchema, () => ({}));
+    server.onerror = (err) => deps.log.debug({ err }, 'mcp server face error');
+    return server;
+  }
+
+  return { newServer };
+}
+export type ServerFace = ReturnType<typeof createServerFace>;

@@ -1,0 +1,219 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
+import { startApp, type RunningApp } from './helpers/start-app.ts';
+import { connectWs } from './helpers/ws-client.ts';
+import { fixturePath } from './mcp-helpers.ts';
+
+const textOf = (result: unknown) => ((result as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
+
+async function mcpClient(url: string, headers: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name: 'test-client', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }));
+  return client;
+}
+
+const postMcp = (url: string, headers: Record<string, string>) =>
+  fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+  });
+
+/** fetch() may not set Host, so this one goes through node:http. */
+function statusWithHost(url: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/mcp`, { method: 'POST', headers: { Host: host, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }));
+  });
+}
+
+const highLimits = { server: { limits: { rest: { points: 10_000 }, connectionsPerIp: 100 } } };
+
+describe('/mcp: the agent as an MCP server', () => {
+  let sim: Simulator;
+  let svc: RunningApp;
+  beforeAll(async () => {
+    sim = await startSimulator({ port: 0 });
+    svc = await startApp({ name: 'helper-agent', description: 'Answers questions', ...highLimits }, { modelUrl: sim.url });
+  });
+  afterAll(async () => {
+    await svc.stop();
+    await sim.close();
+  });
+
+  it('lists its tools and its card, and answers chat_with_agent with the reply as text', async () => {
+    const client = await mcpClient(svc.url);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['chat_with_agent', 'reset_conversation']);
+    expect(tools[0]!.inputSchema).toMatchObject({ properties: { message: { type: 'string' }, sessionId: { type: 'string' } }, required: ['message'] });
+    const result = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'hello over mcp' } });
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toBe('You said: hello over mcp');
+    const card = await client.readResource({ uri: 'agentd://agent/card' });
+    expect(JSON.parse((card.contents[0] as { text: string }).text)).toMatchObject({ name: 'helper-agent', description: 'Answers questions', model: 'sim-model' });
+    await client.close();
+  });
+
+  it('runs a call without sessionId in a fresh session that is removed afterwards, and keeps a named one', async () => {
+    const client = await mcpClient(svc.url);
+    await client.callTool({ name: 'chat_with_agent', arguments: { message: 'one-off' } });
+    await client.callTool({ name: 'chat_with_agent', arguments: { message: 'first', sessionId: 'kept' } });
+    await client.callTool({ name: 'chat_with_agent', arguments: { message: 'second', sessionId: 'kept' } });
+    const sessions = (await (await fetch(`${svc.url}/api/sessions`)).json()) as { sessions: { id: string }[] };
+    expect(sessions.sessions.map((s) => s.id)).toContain('kept');
+    expect(sessions.sessions.some((s) => s.id.startsWith('mcp-'))).toBe(false);
+    const secondRequest = sim.requests.findLast((r) => JSON.stringify(r.body.messages).includes('second'))!;
+    expect(JSON.stringify(secondRequest.body.messages)).toContain('first');
+    const reset = await client.callTool({ name: 'reset_conversation', arguments: { sessionId: 'kept' } });
+    expect(textOf(reset)).toContain('reset');
+    await client.callTool({ name: 'chat_with_agent', arguments: { message: 'third', sessionId: 'kept' } });
+    expect(JSON.stringify(sim.requests.at(-1)!.body.messages)).not.toContain('first');
+    await client.close();
+  });
+
+  it('gives each of many concurrent clients only its own reply', async () => {
+    const clients = await Promise.all(Array.from({ length: 20 }, () => mcpClient(svc.url)));
+    const replies = await Promise.all(clients.map((c, i) => c.callTool({ name: 'chat_with_agent', arguments: { message: `question number ${i}` } })));
+    replies.forEach((r, i) => expect(textOf(r)).toBe(`You said: question number ${i}`));
+    await Promise.all(clients.map((c) => c.close()));
+  });
+
+  it('streams the reply as progress notifications when asked', async () => {
+    const client = await mcpClient(svc.url);
+    const pieces: string[] = [];
+    const result = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'stream this reply please' } }, undefined, {
+      onprogress: (p) => pieces.push(p.message ?? ''),
+    });
+    expect(pieces.length).toBeGreaterThan(1);
+    expect(pieces.join('')).toBe(textOf(result));
+    await client.close();
+  });
+
+  it('refuses a foreign Origin and a foreign Host with 403, accepts no Origin', async () => {
+    expect((await postMcp(svc.url, { Origin: 'https://evil.example' })).status).toBe(403);
+    expect(await statusWithHost(svc.url, 'evil.example')).toBe(403);
+    expect(await statusWithHost(svc.url, `localhost:${svc.port}`)).toBe(200);
+    expect((await postMcp(svc.url, {})).status).toBe(200);
+  });
+
+  it('answers GET with 405: it is stateless and offers no server stream', async () => {
+    const res = await fetch(`${svc.url}/mcp`, { headers: { Accept: 'text/event-stream' } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+  });
+
+  it('refuses to connect to its own /mcp', async () => {
+    const res = await fetch(`${svc.url}/api/connect-server`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'myself', config: { type: 'http', baseUrl: `${svc.url}/mcp`, timeout: 5000 } }),
+    });
+    expect(res.status).toBe(500);
+    const body = (await res.json()) as { error: { details: { reason: string } } };
+    expect(body.error.details.reason).toMatch(/403|own \/mcp|itself/i);
+  });
+});
+
+describe('agent-to-agent over type: http', () => {
+  let sim: Simulator;
+  let backend: RunningApp;
+  let strict: RunningApp;
+  let front: RunningApp;
+  beforeAll(async () => {
+    sim = await startSimulator({ port: 0 });
+    backend = await startApp({ name: 'backend', ...highLimits }, { modelUrl: sim.url });
+    strict = await startApp({ name: 'strict', server: { ...highLimits.server, mcp: { maxHops: 0 } } }, { modelUrl: sim.url });
+    front = await startApp(
+      {
+        name: 'front',
+        mcpServers: {
+          backend: { type: 'http', baseUrl: `${backend.url}/mcp`, timeout: 10_000 },
+          strict: { type: 'http', baseUrl: `${strict.url}/mcp`, timeout: 10_000 },
+        },
+      },
+      { modelUrl: sim.url },
+    );
+  });
+  afterAll(async () => {
+    await front.stop();
+    await backend.stop();
+    await strict.stop();
+    await sim.close();
+  });
+
+  const ask = async (message: string) => {
+    const res = await fetch(`${front.url}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message }) });
+    return ((await res.json()) as { response: string }).response;
+  };
+
+  it("gives the front agent the backend's chat_with_agent tool, and the backend's reply reaches the front model", async () => {
+    const tools = (await (await fetch(`${front.url}/api/mcp/servers/backend/tools`)).json()) as { tools: { name: string }[] };
+    expect(tools.tools.map((t) => t.name)).toEqual(['chat_with_agent', 'reset_conversation']);
+    const reply = await ask('[[tool:backend--chat_with_agent {"message":"relay this"}]]');
+    expect(reply).toContain('You said: relay this');
+  });
+
+  it('carries a hop count that a downstream agent enforces', async () => {
+    const reply = await ask('[[tool:strict--chat_with_agent {"message":"too deep"}]]');
+    expect(reply).toMatch(/Refused: this call has passed through 1 agents; the limit is 0/);
+  });
+});
+
+describe('--mode mcp and --mcp-transport stdio', () => {
+  let sim: Simulator;
+  beforeAll(async () => {
+    sim = await startSimulator({ port: 0 });
+  });
+  afterAll(() => sim.close());
+
+  it('serves /api and /mcp but no WebSocket in mcp mode', async () => {
+    const svc = await startApp({}, { modelUrl: sim.url, deps: { mode: 'mcp' } });
+    try {
+      expect((await fetch(`${svc.url}/api/health`)).status).toBe(200);
+      const client = await mcpClient(svc.url);
+      expect(textOf(await client.callTool({ name: 'chat_with_agent', arguments: { message: 'api only' } }))).toBe('You said: api only');
+      await client.close();
+      await expect(connectWs(svc.wsUrl)).rejects.toThrow();
+    } finally {
+      await svc.stop();
+    }
+  });
+
+  it('speaks MCP on stdio to the SDK stdio client, with nothing else on stdout', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'agentd-stdio-'));
+    const agent = join(dir, 'agent.yml');
+    await writeFile(
+      agent,
+      `name: stdio-agent\nllm:\n  provider: openai-compatible\n  baseURL: ${sim.url}\n  model: sim-model\nstorage:\n  type: memory\nmcpServers:\n  echo:\n    type: stdio\n    command: ${process.execPath}\n    args: [${fixturePath('echo-server')}]\nserver:\n  mcp:\n    exposeTools: true\n`,
+    );
+    const transport = new StdioClientTransport({
+      command: join('node_modules', '.bin', 'tsx'),
+      args: ['src/cli.ts', '--mcp-transport', 'stdio', '--agent', agent, '--log-level', 'info'],
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const client = new Client({ name: 'desktop', version: '1.0.0' });
+    await client.connect(transport).catch((err: unknown) => {
+      throw new Error(`stdio agentd failed: ${String(err)}\n${stderr}`);
+    });
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['chat_with_agent', 'reset_conversation', 'echo']));
+    expect(textOf(await client.callTool({ name: 'chat_with_agent', arguments: { message: 'from the desktop' } }))).toBe('You said: from the desktop');
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'exposed' } }))).toContain('exposed');
+    await client.close();
+    expect(stderr).toContain('serving MCP on stdio');
+  }, 30_000);
+});
