@@ -22,7 +22,7 @@ export interface McpEndpointDeps {
 }
 
 /** HTTP status → JSON-RPC error (MCP clients read JSON-RPC, not the REST envelope). */
-const HTTP_TO_RPC: Record<number, number> = { 400: -32600, 401: -32001, 403: -32001, 429: -32000, 503: -32000 };
+const HTTP_TO_RPC: Record<number, number> = { 400: -32600, 401: -32001, 403: -32001, 413: -32600, 429: -32000, 503: -32000 };
 
 function rpcError(status: number, err: unknown, headers: Record<string, string> = {}): Reply {
   const { code, message, details } = toErrorBody(err);

@@ -1,9 +1,10 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connectWs } from './helpers/ws-client.ts';
+import { fixturePath } from './mcp-helpers.ts';
 
 const TSX = join('node_modules', '.bin', 'tsx');
 
@@ -26,6 +27,23 @@ async function listeningPort(child: ChildProcessWithoutNullStreams, out: () => s
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`service did not start:\n${out()}`);
+}
+
+/** Pids of processes whose command line contains `marker`. */
+function processesWith(marker: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 async function writeAgent(yaml: string): Promise<string> {
@@ -62,17 +80,39 @@ describe('agentd command line', () => {
     expect(p.out()).not.toContain('listening');
   });
 
-  it('serves, then on SIGTERM closes WebSockets with 1001 and exits 0', async () => {
-    const file = await writeAgent('llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n');
+  it('serves, then on SIGTERM closes WebSockets with 1001, stops its tool servers and exits 0', async () => {
+    const marker = `agentd-cli-test-${process.pid}-${Date.now()}`;
+    const file = await writeAgent(
+      `llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n` +
+        `mcpServers:\n  echo:\n    type: stdio\n    command: ${process.execPath}\n    args: [${fixturePath('echo-server')}, ${marker}]\n`,
+    );
     const p = run(['--agent', file, '--web-port', '0', '--log-level', 'info']);
     const port = await listeningPort(p.child, p.out);
     const health = (await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as Record<string, unknown>;
     expect(health.status).toBe('healthy');
     const ws = await connectWs(`ws://127.0.0.1:${port}/`);
+    await waitFor(async () => ((await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as any).agent.connectedServers === 1);
+    expect(processesWith(marker)).toHaveLength(1);
     p.child.kill('SIGTERM');
     expect(await ws.closed).toBe(1001);
     expect(await p.exited).toBe(0);
+    expect(processesWith(marker)).toEqual([]);
     const lines = p.out().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.some((l) => l.msg === 'shutting down')).toBe(true);
+  });
+
+  it('exits at once on a second signal during a slow shutdown', async () => {
+    const file = await writeAgent(
+      `llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n` +
+        `mcpServers:\n  stubborn:\n    type: stdio\n    command: ${process.execPath}\n    args: [${fixturePath('hang-server')}]\n`,
+    );
+    const p = run(['--agent', file, '--web-port', '0']);
+    const port = await listeningPort(p.child, p.out);
+    await waitFor(async () => ((await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as any).agent.status === 'ready');
+    p.child.kill('SIGTERM');
+    await waitFor(async () => Promise.resolve(p.out().includes('shutting down')));
+    p.child.kill('SIGTERM');
+    expect(await p.exited).toBe(1);
+    expect(p.out()).toContain('second signal: exiting now');
   });
 });

@@ -107,6 +107,17 @@ describe('/mcp: the agent as an MCP server', () => {
     expect((await postMcp(svc.url, {})).status).toBe(200);
   });
 
+  it('rejects an unsupported MCP-Protocol-Version and an oversized body', async () => {
+    expect((await postMcp(svc.url, { 'MCP-Protocol-Version': '1999-01-01' })).status).toBe(400);
+    const big = await fetch(`${svc.url}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(svc.config.server.limits.maxBodyBytes) } }),
+    });
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as { error: { code: number } }).error.code).toBe(-32600);
+  });
+
   it('answers GET with 405: it is stateless and offers no server stream', async () => {
     const res = await fetch(`${svc.url}/mcp`, { headers: { Accept: 'text/event-stream' } });
     expect(res.status).toBe(405);
