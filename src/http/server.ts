@@ -93,6 +93,15 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   return {
     engine,
     listen(host, port) {
+      if (engine === 'fallback') {
+        // The package's JS emulation lacks what agentd needs (headers, peer addresses, WebSocket user data).
+        return Promise.reject(
+          new Error(
+            `uWebSockets.js has no native build for Node ${process.version} (ABI ${process.versions.modules}) and its JS fallback cannot serve agentd; ` +
+              'run on Node 20, or point the uWebSockets.js alias in package.json at an official release built for this Node',
+          ),
+        );
+      }
       return new Promise((resolve, reject) => {
         app.listen(host, port, (socket) => {
           if (!socket) return reject(new Error(`cannot listen on ${host}:${port}`));

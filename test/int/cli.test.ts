@@ -115,4 +115,12 @@ describe('agentd command line', () => {
     expect(await p.exited).toBe(1);
     expect(p.out()).toContain('second signal: exiting now');
   });
+
+  it('refuses to serve on the uWebSockets.js fallback, saying why', async () => {
+    const file = await writeAgent('llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n');
+    const p = run(['--agent', file, '--web-port', '0'], { UWS_USE_FALLBACK: '1' });
+    expect(await p.exited).toBe(1);
+    expect(p.out()).toMatch(/no native build for Node/);
+    expect(p.out()).not.toContain('listening on');
+  });
 });
