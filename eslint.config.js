@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'bench/results', 'data', 'coverage', 'scratch'] },
+  { ignores: ['**/node_modules', 'bench/results', 'data', 'coverage', 'scratch'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -7,7 +7,7 @@ import { readBody } from './body.ts';
 import type { Cors } from './cors.ts';
 import { formatIp } from './ip.ts';
 import { rateLimitError, rateLimitHeaders, type WindowLimiter } from './limits.ts';
-import { jsonReply, send, statusLine, type Reply } from './respond.ts';
+import { jsonReply, send, statusLine, watchAbort, type Reply } from './respond.ts';
 
 export interface McpEndpointDeps {
   face: HttpFace;
@@ -38,12 +38,7 @@ const SKIPPED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connect
  */
 export function createMcpEndpoint(deps: McpEndpointDeps) {
   return (res: HttpResponse, req: HttpRequest): void => {
-    const state = { aborted: false };
-    const controller = new AbortController();
-    res.onAborted(() => {
-      state.aborted = true;
-      controller.abort();
-    });
+    const { state, controller } = watchAbort(res);
     const method = req.getCaseSensitiveMethod().toUpperCase();
     const headers = new Headers();
     req.forEach((k, v) => headers.append(k, v));

@@ -45,3 +45,17 @@ export function send(res: HttpResponse, state: { aborted: boolean }, reply: Repl
     res.end(reply.body);
   });
 }
+
+/**
+ * Attaches the abort handler uWS requires before any await. `state.aborted` turns true (and the
+ * controller aborts) when the client goes away; `send` also sets it once the reply is written.
+ */
+export function watchAbort(res: HttpResponse): { state: { aborted: boolean }; controller: AbortController } {
+  const state = { aborted: false };
+  const controller = new AbortController();
+  res.onAborted(() => {
+    state.aborted = true;
+    controller.abort();
+  });
+  return { state, controller };
+}

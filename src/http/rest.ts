@@ -7,7 +7,7 @@ import { parseJsonBody, readBody } from './body.ts';
 import type { Cors } from './cors.ts';
 import { formatIp } from './ip.ts';
 import { rateLimitError, rateLimitHeaders, type WindowLimiter } from './limits.ts';
-import { errorReply, jsonReply, send, type Reply } from './respond.ts';
+import { errorReply, jsonReply, send, watchAbort, type Reply } from './respond.ts';
 import type { HttpMethod, RequestContext, RouteResult } from './route.ts';
 import type { createRouter } from './router.ts';
 
@@ -41,12 +41,7 @@ function toReply(result: RouteResult): Reply {
  */
 export function createRestHandler(deps: RestDeps) {
   return (res: HttpResponse, req: HttpRequest): void => {
-    const state = { aborted: false };
-    const controller = new AbortController();
-    res.onAborted(() => {
-      state.aborted = true;
-      controller.abort();
-    });
+    const { state, controller } = watchAbort(res);
 
     // Everything from `req` must be read now: it is invalid after the first await.
     const method = req.getMethod();
