@@ -1,0 +1,185 @@
+/**
+ * `npm run demo`: the service with no API key. Starts the model simulator (port 4010, or a free one
+ * when taken), then agentd with agents/demo.yml (real MCP servers: filesystem over data/demo-sandbox,
+ * memory), runs a short scripted WebSocket conversation that shows streaming and tool calls, prints
+ * how to talk to it, and runs until Ctrl-C.
+ *
+ * Environment: AGENTD_DEMO_PORT (service port, default 3001; 0 = any free port), AGENTD_DEMO_SIM_PORT
+ * (simulator port, default 4010), AGENTD_DEMO_TOKENS_PER_SEC (simulated streaming speed, default 40),
+ * AGENTD_DEMO_LOG (service log level, default warn), AGENTD_DEMO_EXIT=1 (exit 0 after the scripted
+ * conversation, for tests and CI), AGENTD_DEMO_DATA (absolute data folder holding demo-sandbox and the
+ * memory file, default <project>/data). Sets AGENTD_DEMO_MODEL_URL (and AGENTD_DEMO_DATA) for demo.yml.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import WebSocket from 'ws';
+import { createApp, type App } from '../app.ts';
+import { ConfigError, loadConfig } from '../config/index.ts';
+import { createLogger, LOG_LEVELS } from '../log/index.ts';
+import { startSimulator, type Simulator } from '../simulator/index.ts';
+import { bold, createTurnPrinter, cyan, dim, type Frame } from './print.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const SESSION = 'demo';
+
+/** The scripted conversation. `[[...]]` directives tell the simulated model what to do (src/simulator/README.md). */
+const SCRIPT = [
+  'Hello! Who are you? [[reply:Hi! I am the agentd demo agent. My model is a simulator, so I need no API key, but every word you read is streamed through the real service, chunk by chunk.]]',
+  'What is in the sandbox? [[tool:list_directory {"path":"."}]]',
+  'Read the welcome note. [[tool:read_text_file {"path":"welcome.txt"}]]',
+  'Remember that I tried agentd today. [[tool:create_entities {"entities":[{"name":"demo-user","entityType":"person","observations":["tried agentd"]}]}]]',
+];
+
+const WELCOME = `Welcome to the agentd demo sandbox.
+The filesystem MCP server can read and write only inside this folder.
+Ask the agent to list, read or write files here.
+`;
+
+function envInt(name: string, fallback: number): number {
+  const text = process.env[name];
+  if (text === undefined || text === '') return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new Error(`${name} must be a non-negative integer, got "${text}"`);
+  return n;
+}
+
+async function startSim(port: number, tokensPerSec: number): Promise<Simulator> {
+  const options = { tokensPerSec, ttftMs: tokensPerSec > 0 ? 150 : 0, record: false };
+  try {
+    return await startSimulator({ ...options, port });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE' || port === 0) throw e;
+    process.stdout.write(dim(`port ${port} is taken; the simulator takes a free port instead\n`));
+    return startSimulator({ ...options, port: 0 });
+  }
+}
+
+async function listen(app: App, port: number): Promise<number> {
+  try {
+    return await app.frontEnd.listen('127.0.0.1', port);
+  } catch (e) {
+    if (port === 0) throw e;
+    process.stdout.write(dim(`port ${port} is taken; agentd takes a free port instead\n`));
+    return app.frontEnd.listen('127.0.0.1', 0);
+  }
+}
+
+function connect(url: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.once('open', () => resolve(ws));
+    ws.once('error', reject);
+  });
+}
+
+/** Sends each scripted message over the WebSocket and prints its turn's events as they stream in. */
+async function converse(ws: WebSocket): Promise<void> {
+  const printer = createTurnPrinter();
+  let endTurn: (() => void) | undefined;
+  ws.on('message', (raw: Buffer) => {
+    const f = JSON.parse(raw.toString('utf8')) as Frame;
+    if (f.data.sessionId !== SESSION) return; // server-wide events (mcpServerStatus, ...) and other sessions
+    if (printer.frame(f)) endTurn?.();
+  });
+  for (const content of SCRIPT) {
+    process.stdout.write(`\n${bold(cyan('you   ›'))} ${content}\n`);
+    const ended = new Promise<void>((resolve) => (endTurn = resolve));
+    ws.send(JSON.stringify({ type: 'message', sessionId: SESSION, content }));
+    await ended;
+  }
+}
+
+function examples(base: string, ws: string): string {
+  const json = (message: string) => `'${JSON.stringify({ message }).replace(/'/g, "'\\''")}'`;
+  return `
+${bold('Try it yourself')} (the simulator echoes you, and obeys [[directives]]: see src/simulator/README.md)
+
+  curl -s ${base}/api/message-sync -H 'Content-Type: application/json' -d ${json('Hello there')}
+  curl -s ${base}/api/message-sync -H 'Content-Type: application/json' -d ${json('List files [[tool:list_directory {"path":"."}]]')}
+  curl -s ${base}/api/message -H 'Content-Type: application/json' -d ${json('Stream me [[len:40]]')}   # reply goes to WebSocket clients
+  curl -s -X POST ${base}/api/reset
+  curl -s ${base}/api/sessions
+  curl -s ${base}/api/sessions/${SESSION}/history
+  curl -s ${base}/api/mcp/servers
+  curl -s ${base}/api/health
+
+  websocat ${ws}          # then type, one per line:
+    {"type":"message","content":"Hello [[len:30]]"}
+    {"type":"message","content":"What do you remember? [[tool:read_graph]]"}
+    {"type":"subscribe","sessionId":"${SESSION}","since":0}
+
+Real model: OPENAI_API_KEY=sk-... npm start   (agents/default.yml)
+`;
+}
+
+async function main(): Promise<void> {
+  const data = resolve(process.env.AGENTD_DEMO_DATA || join(ROOT, 'data'));
+  process.chdir(ROOT);
+  const exitAfterScript = process.env.AGENTD_DEMO_EXIT === '1';
+  const servicePort = envInt('AGENTD_DEMO_PORT', 3001);
+  const tokensPerSec = envInt('AGENTD_DEMO_TOKENS_PER_SEC', 40);
+  const level = process.env.AGENTD_DEMO_LOG ?? 'warn';
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`AGENTD_DEMO_LOG must be one of ${LOG_LEVELS.join(', ')}`);
+
+  await mkdir(join(data, 'demo-sandbox'), { recursive: true });
+  await writeFile(join(data, 'demo-sandbox', 'welcome.txt'), WELCOME);
+
+  const sim = await startSim(envInt('AGENTD_DEMO_SIM_PORT', 4010), tokensPerSec);
+  process.env.AGENTD_DEMO_MODEL_URL = sim.url;
+  process.env.AGENTD_DEMO_DATA = data;
+
+  let app: App | undefined;
+  let ws: WebSocket | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      ws?.close();
+      await app?.stop();
+      await sim.close();
+    })());
+  const onSignal = () => {
+    if (stopping) process.exit(1); // second Ctrl-C
+    process.stdout.write(dim('\nstopping the demo…\n'));
+    stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        process.stderr.write(`demo: shutdown failed: ${String(err)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  try {
+    const config = await loadConfig(join(ROOT, 'agents', 'demo.yml'));
+    app = createApp(config, { log: createLogger(level as (typeof LOG_LEVELS)[number]) });
+    const port = await listen(app, servicePort);
+    process.stdout.write(`${bold('agentd demo')}\n  model simulator  ${sim.url}\n  agentd           http://127.0.0.1:${port}  (REST /api, WebSocket /)\n`);
+    process.stdout.write(dim('  starting MCP servers: filesystem (data/demo-sandbox), memory…\n'));
+    await app.start();
+    const servers = await app.bus.execute('mcp.listServers', {});
+    for (const s of servers) process.stdout.write(`  MCP server       ${s.name}: ${s.status}${s.error ? ` (${s.error})` : ''}\n`);
+
+    ws = await connect(`ws://127.0.0.1:${port}/`);
+    await converse(ws);
+    process.stdout.write(examples(`http://127.0.0.1:${port}`, `ws://127.0.0.1:${port}/`));
+  } catch (e) {
+    await stop().catch(() => undefined);
+    throw e;
+  }
+
+  if (exitAfterScript) {
+    await stop();
+    process.stdout.write(dim('demo finished (AGENTD_DEMO_EXIT=1)\n'));
+    process.exit(0);
+  }
+  process.stdout.write(`\n${bold('Running.')} Press Ctrl-C to stop.\n`);
+}
+
+main().catch((err: unknown) => {
+  const message = err instanceof ConfigError ? err.message : ((err as Error).stack ?? String(err));
+  process.stderr.write(`demo failed: ${message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,67 @@
+/** Shared pieces of the messaging tests: REST calls, turn frames, what the simulated model saw. */
+import { fileURLToPath } from 'node:url';
+import type { RecordedRequest, Simulator, WireMessage } from '../../../src/simulator/index.ts';
+import type { Frame, WsClient } from './ws-client.ts';
+
+export const EVERYTHING = fileURLToPath(new URL('../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
+
+/** server-everything over stdio, as an `mcpServers` entry. */
+export const everythingStdio = { type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], timeout: 10_000 };
+
+/** Limits high enough that a test file never trips them. */
+export const roomyLimits = { limits: { rest: { points: 10_000 }, ws: { points: 10_000 } } };
+
+export const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+export interface ApiResponse {
+  status: number;
+  body: any;
+  text: string;
+  ms: number;
+}
+
+/** One REST call; a JSON body when `body` is given. */
+export async function api(baseUrl: string, method: string, path: string, body?: unknown): Promise<ApiResponse> {
+  const started = Date.now();
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    ...(body !== undefined && { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, text, ms: Date.now() - started };
+}
+
+export const isEnd = (f: Frame) => f.event === 'response' || f.event === 'error';
+
+/**
+ * Waits for the frame that ends the next turn of `sessionId` received after index `from`
+ * (a `response`, or an `error` naming the session), and returns that turn's frames in order.
+ */
+export async function turnFrames(ws: WsClient, sessionId: string, from = ws.frames.length, timeoutMs = 8_000): Promise<Frame[]> {
+  const end = await ws.next((f) => isEnd(f) && f.data.sessionId === sessionId && f.data.turnId !== undefined, timeoutMs, from);
+  const turnId = end.data.turnId as string;
+  return ws.frames.slice(from).filter((f) => f.data.turnId === turnId);
+}
+
+/** Text of a chat message as the model received it (image parts skipped). */
+export function textOf(m: WireMessage | undefined): string {
+  if (!m) return '';
+  const content = m.content as unknown;
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p: { type: string; text?: string }) => (p.type === 'text' ? (p.text ?? '') : '')).join('');
+  return '';
+}
+
+/** Requests the simulator received whose last user message contains `marker`, oldest first. */
+export function requestsWith(sim: Simulator, marker: string): RecordedRequest[] {
+  return sim.requests.filter((r) => textOf(r.body.messages.filter((m) => m.role === 'user').at(-1)).includes(marker));
+}
+
+/** The messages of the last request whose last user message contains `marker`. */
+export function lastMessagesWith(sim: Simulator, marker: string): WireMessage[] {
+  const found = requestsWith(sim, marker).at(-1);
+  if (!found) throw new Error(`the model never saw a message containing ${JSON.stringify(marker)}`);
+  return found.body.messages;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

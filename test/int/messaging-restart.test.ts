@@ -1,0 +1,94 @@
+/**
+ * History survives a restart: the real service with the JSONL store in a temp dir is stopped and a
+ * new one is started over the same directory; the conversation continues where it was.
+ */
+import { appendFile, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
+import { api, everythingStdio, lastMessagesWith, roomyLimits, textOf, turnFrames } from './helpers/messaging.ts';
+import { startApp, type RunningApp } from './helpers/start-app.ts';
+import { connectWs } from './helpers/ws-client.ts';
+
+let sim: Simulator;
+let dir: string;
+const running: RunningApp[] = [];
+
+beforeAll(async () => {
+  sim = await startSimulator();
+  dir = await mkdtemp(join(tmpdir(), 'agentd-restart-'));
+});
+afterAll(async () => {
+  for (const app of running) await app.stop();
+  await sim?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+async function boot(): Promise<RunningApp> {
+  const app = await startApp(
+    { storage: { type: 'jsonl', dir }, mcpServers: { everything: everythingStdio }, server: roomyLimits, llm: { timeoutMs: 10_000 } },
+    { modelUrl: sim.url },
+  );
+  running.push(app);
+  return app;
+}
+async function shutdown(app: RunningApp): Promise<void> {
+  running.splice(running.indexOf(app), 1);
+  await app.stop();
+}
+
+describe('history across a restart (JSONL store)', () => {
+  it('a new service over the same directory serves the history and the model sees the earlier turns', async () => {
+    const first = await boot();
+    const post = (path: string, body: unknown) => api(first.url, 'POST', path, body);
+    expect((await post('/api/message-sync', { message: 'restart-one: remember zebra' })).body.response).toBe('You said: restart-one: remember zebra');
+    expect((await post('/api/message-sync', { message: 'restart-two [[tool:echo {"message":"stored"}]]' })).body.response).toBe('Tool echo returned: Echo: stored');
+    await post('/api/message-sync', { message: 'other-session', sessionId: 'side' });
+    const before = (await api(first.url, 'GET', '/api/sessions/default/history')).body.events;
+    await shutdown(first);
+    expect((await readdir(dir)).length).toBeGreaterThanOrEqual(2);
+
+    const second = await boot();
+    const history = await api(second.url, 'GET', '/api/sessions/default/history');
+    expect(history.status).toBe(200);
+    expect(history.body.events).toEqual(before);
+    expect(history.body.events.map((s: any) => s.event.type)).toEqual([
+      'userMessage', 'assistantMessage', 'userMessage', 'assistantMessage', 'toolCall', 'toolResult', 'assistantMessage',
+    ]);
+    const ids = (await api(second.url, 'GET', '/api/sessions')).body.sessions.map((s: any) => s.id);
+    expect(ids).toEqual(expect.arrayContaining(['default', 'side']));
+
+    // The conversation continues: the model sees the earlier turns, tool call and result included.
+    const ws = await connectWs(second.wsUrl);
+    ws.send({ type: 'message', content: 'restart-three: which animal?' });
+    const turn = await turnFrames(ws, 'default');
+    ws.close();
+    expect(turn.at(-1)!.data.content).toBe('You said: restart-three: which animal?');
+    expect(turn[0]!.data.seq).toBe(before.at(-1).seq + 1);
+    const seen = lastMessagesWith(sim, 'restart-three');
+    expect(seen.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'assistant', 'tool', 'assistant', 'user']);
+    expect(textOf(seen[1])).toBe('restart-one: remember zebra');
+    expect(seen[5]).toMatchObject({ role: 'tool', content: 'Echo: stored' });
+    await shutdown(second);
+  });
+
+  it('a torn last line (crash mid-write) is skipped; the service starts and the session goes on', async () => {
+    const app = await boot();
+    await api(app.url, 'POST', '/api/message-sync', { message: 'torn-one', sessionId: 'torn' });
+    await shutdown(app);
+    const files = await readdir(dir);
+    const file = files.find((f) => f.includes('torn'));
+    expect(file).toBeDefined();
+    await appendFile(join(dir, file!), '{"seq":3,"ts":"2026-01-01T00:00:00.000Z","event":{"type":"userMes');
+
+    const again = await boot();
+    const health = await api(again.url, 'GET', '/api/health');
+    expect(health.status).toBe(200);
+    const res = await api(again.url, 'POST', '/api/message-sync', { message: 'torn-two', sessionId: 'torn' });
+    expect(res.body.response).toBe('You said: torn-two');
+    const events = (await api(again.url, 'GET', '/api/sessions/torn/history')).body.events;
+    expect(events.map((s: any) => [s.seq, s.event.content])).toEqual([[1, 'torn-one'], [2, 'You said: torn-one'], [3, 'torn-two'], [4, 'You said: torn-two']]);
+    expect(lastMessagesWith(sim, 'torn-two').map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+  });
+});

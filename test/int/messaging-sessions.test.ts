@@ -1,0 +1,216 @@
+/**
+ * Sessions end to end through the real service: queueing behind a running turn, cancel (WebSocket
+ * frame and REST), replay with `subscribe{since}`, and the session endpoints. The model is the
+ * simulator behind the real openai SDK; tools come from server-everything over stdio.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
+import { api, everythingStdio, ISO_MS, lastMessagesWith, roomyLimits, textOf, turnFrames } from './helpers/messaging.ts';
+import { startApp, type RunningApp } from './helpers/start-app.ts';
+import { connectWs, type WsClient } from './helpers/ws-client.ts';
+
+let sim: Simulator;
+let svc: RunningApp;
+const clients: WsClient[] = [];
+
+beforeAll(async () => {
+  sim = await startSimulator();
+  svc = await startApp({ mcpServers: { everything: everythingStdio }, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url });
+});
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await svc?.stop();
+  await sim?.close();
+});
+
+async function client(): Promise<WsClient> {
+  const c = await connectWs(svc.wsUrl);
+  clients.push(c);
+  return c;
+}
+const post = (path: string, body?: unknown) => api(svc.url, 'POST', path, body);
+const get = (path: string) => api(svc.url, 'GET', path);
+
+describe('queueing', () => {
+  it('a second message sent while the first streams waits its turn (FIFO); both are answered', async () => {
+    const ws = await client();
+    const from = ws.frames.length;
+    ws.send({ type: 'message', content: 'queue-first [[len:20]] [[rate:100]]', sessionId: 'queue' });
+    await ws.next((f) => f.event === 'chunk' && f.data.sessionId === 'queue', 3000, from);
+    ws.send({ type: 'message', content: 'queue-second', sessionId: 'queue' });
+    const first = await turnFrames(ws, 'queue', from);
+    const firstEnd = ws.frames.indexOf(first.at(-1)!);
+    const second = await turnFrames(ws, 'queue', firstEnd + 1);
+    expect(first.at(-1)).toMatchObject({ event: 'response' });
+    expect(first[0]!.data.content).toContain('queue-first');
+    expect(second.map((f) => f.event).filter((n) => n !== 'chunk')).toEqual(['userMessage', 'thinking', 'response']);
+    expect(second[0]!.data.content).toBe('queue-second');
+    expect(second.at(-1)!.data.content).toBe('You said: queue-second');
+    // Nothing of the second turn appeared before the first one ended.
+    const secondStart = ws.frames.indexOf(second[0]!);
+    expect(secondStart).toBeGreaterThan(firstEnd);
+    // The second turn's model request holds the whole first exchange.
+    const seen = lastMessagesWith(sim, 'queue-second');
+    expect(seen.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(textOf(seen[2])).toBe(first.at(-1)!.data.content);
+  });
+
+  it('queued message-sync calls of one session are answered in order', async () => {
+    const replies = await Promise.all(
+      ['one', 'two', 'three'].map((n, i) => post('/api/message-sync', { message: `fifo-${n} [[ttft:${i === 0 ? 150 : 0}]]`, sessionId: 'fifo' })),
+    );
+    expect(replies.map((r) => r.body.response)).toEqual(['You said: fifo-one', 'You said: fifo-two', 'You said: fifo-three']);
+    const history = await get('/api/sessions/fifo/history');
+    const users = history.body.events.filter((s: any) => s.event.type === 'userMessage').map((s: any) => s.event.content);
+    expect(users).toEqual(['fifo-one [[ttft:150]]', 'fifo-two [[ttft:0]]', 'fifo-three [[ttft:0]]']);
+  });
+});
+
+describe('cancel', () => {
+  it('the WebSocket cancel frame ends a slow turn with error AGENT_ERROR reason cancelled; the session goes on', async () => {
+    const ws = await client();
+    const from = ws.frames.length;
+    ws.send({ type: 'message', content: 'cancel-ws [[len:200]] [[rate:20]]', sessionId: 'cancel-ws' });
+    await ws.next((f) => f.event === 'chunk' && f.data.sessionId === 'cancel-ws', 3000, from);
+    const t0 = Date.now();
+    ws.send({ type: 'cancel', sessionId: 'cancel-ws' });
+    const turn = await turnFrames(ws, 'cancel-ws', from, 3000);
+    expect(Date.now() - t0).toBeLessThan(1500);
+    const end = turn.at(-1)!;
+    expect(end).toMatchObject({
+      event: 'error',
+      data: { code: 'AGENT_ERROR', message: 'turn cancelled', details: { reason: 'cancelled' }, sessionId: 'cancel-ws', turnId: turn[0]!.data.turnId, seq: expect.any(Number) },
+    });
+    expect(turn.some((f) => f.event === 'response')).toBe(false);
+    ws.send({ type: 'message', content: 'cancel-ws after', sessionId: 'cancel-ws' });
+    expect((await turnFrames(ws, 'cancel-ws')).at(-1)!.data.content).toBe('You said: cancel-ws after');
+  });
+
+  it('POST /api/sessions/:id/cancel ends a slow message-sync with 500 AGENT_ERROR and reports cancelled', async () => {
+    const ws = await client();
+    ws.send({ type: 'subscribe', sessionId: 'cancel-rest' });
+    const pending = post('/api/message-sync', { message: 'cancel-rest [[ttft:5000]]', sessionId: 'cancel-rest' });
+    await ws.next((f) => f.event === 'thinking' && f.data.sessionId === 'cancel-rest');
+    const cancel = await post('/api/sessions/cancel-rest/cancel');
+    expect(cancel.status).toBe(200);
+    expect(cancel.body).toEqual({ sessionId: 'cancel-rest', cancelled: true, timestamp: expect.stringMatching(ISO_MS) });
+    const res = await pending;
+    expect(res.ms).toBeLessThan(2000);
+    expect(res.status).toBe(500);
+    expect(res.body.error).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'cancelled' } });
+    expect((await ws.next((f) => f.event === 'error' && f.data.sessionId === 'cancel-rest')).data.details.reason).toBe('cancelled');
+    // Nothing left to cancel now.
+    expect((await post('/api/sessions/cancel-rest/cancel')).body.cancelled).toBe(false);
+  });
+
+  it('cancel reaches an in-flight MCP tool call', async () => {
+    const ws = await client();
+    const from = ws.frames.length;
+    ws.send({ type: 'message', content: '[[tool:trigger-long-running-operation {"duration":10,"steps":5}]]', sessionId: 'cancel-tool' });
+    await ws.next((f) => f.event === 'toolCall' && f.data.sessionId === 'cancel-tool', 3000, from);
+    const t0 = Date.now();
+    expect((await post('/api/sessions/cancel-tool/cancel')).body.cancelled).toBe(true);
+    const turn = await turnFrames(ws, 'cancel-tool', from, 3000);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(turn.at(-1)!.data).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'cancelled' } });
+  });
+});
+
+describe('replay', () => {
+  it('subscribe{sessionId, since} sends only later durable events, then goes live', async () => {
+    await post('/api/message-sync', { message: 'replay-one', sessionId: 'replay' });
+    await post('/api/message-sync', { message: 'replay-two [[tool:echo {"message":"r2"}]]', sessionId: 'replay' });
+    const history = (await get('/api/sessions/replay/history')).body.events as { seq: number; event: { type: string; content?: string } }[];
+    const firstReply = history.find((s) => s.event.type === 'assistantMessage')!;
+    const later = history.filter((s) => s.seq > firstReply.seq);
+
+    const ws = await client();
+    ws.send({ type: 'subscribe', sessionId: 'replay', since: firstReply.seq });
+    const replayEnd = await ws.next((f) => f.event === 'response' && f.data.sessionId === 'replay');
+    const replayed = ws.frames.slice(0, ws.frames.indexOf(replayEnd) + 1).filter((f) => f.data.sessionId === 'replay');
+    expect(replayed.map((f) => f.event)).toEqual(['userMessage', 'toolCall', 'toolResult', 'response']);
+    expect(replayed.every((f) => f.data.seq > firstReply.seq)).toBe(true);
+    // The non-final assistant step (the one that asked for the tool) has no frame.
+    expect(replayed.map((f) => f.data.seq)).toEqual(later.filter((s) => s.event.type !== 'assistantMessage' || s === later.at(-1)).map((s) => s.seq));
+    expect(replayed[0]!.data.content).toContain('replay-two');
+    expect(replayEnd.data.content).toBe('Tool echo returned: Echo: r2');
+
+    // Live: a message from another client (REST) reaches the subscriber with its transient events.
+    const from = ws.frames.length;
+    await post('/api/message-sync', { message: 'replay-three', sessionId: 'replay' });
+    const live = await turnFrames(ws, 'replay', from);
+    expect(live.map((f) => f.event).filter((n) => n !== 'chunk')).toEqual(['userMessage', 'thinking', 'response']);
+    expect(live.at(-1)!.data.content).toBe('You said: replay-three');
+    expect(live[0]!.data.seq).toBe(history.at(-1)!.seq + 1);
+  });
+
+  it('since: 0 replays the whole log; without since nothing is replayed', async () => {
+    const all = await client();
+    all.send({ type: 'subscribe', sessionId: 'replay', since: 0 });
+    await all.next((f) => f.event === 'response' && f.data.content === 'You said: replay-three');
+    expect(all.frames.filter((f) => f.event === 'userMessage').map((f) => f.data.content)).toEqual([
+      'replay-one', 'replay-two [[tool:echo {"message":"r2"}]]', 'replay-three',
+    ]);
+    const none = await client();
+    none.send({ type: 'subscribe', sessionId: 'replay' });
+    none.send({ type: 'ping' });
+    await none.next((f) => f.event === 'pong');
+    expect(none.frames.filter((f) => f.data.sessionId === 'replay')).toEqual([]);
+  });
+
+  it('unsubscribe stops live events of that session', async () => {
+    const ws = await client();
+    ws.send({ type: 'subscribe', sessionId: 'unsub' });
+    ws.send({ type: 'unsubscribe', sessionId: 'unsub' });
+    ws.send({ type: 'ping' });
+    await ws.next((f) => f.event === 'pong');
+    await post('/api/message-sync', { message: 'unsub-one', sessionId: 'unsub' });
+    ws.send({ type: 'ping' });
+    await ws.next((f) => f.event === 'pong', 2000, ws.frames.findIndex((f) => f.event === 'pong') + 1);
+    expect(ws.frames.filter((f) => f.data.sessionId === 'unsub')).toEqual([]);
+  });
+});
+
+describe('session endpoints', () => {
+  it('list, history (with since), delete', async () => {
+    await post('/api/message-sync', { message: 'ep-one', sessionId: 'ep' });
+    await post('/api/message-sync', { message: 'ep-two', sessionId: 'ep' });
+
+    const list = await get('/api/sessions');
+    expect(list.status).toBe(200);
+    const ep = list.body.sessions.find((s: any) => s.id === 'ep');
+    expect(ep).toEqual({ id: 'ep', lastSeq: 4, updatedAt: expect.stringMatching(ISO_MS), busy: false, queued: 0 });
+    expect(list.body.timestamp).toMatch(ISO_MS);
+
+    const history = await get('/api/sessions/ep/history');
+    expect(history.body.sessionId).toBe('ep');
+    expect(history.body.events.map((s: any) => [s.seq, s.event.type, s.event.content])).toEqual([
+      [1, 'userMessage', 'ep-one'], [2, 'assistantMessage', 'You said: ep-one'],
+      [3, 'userMessage', 'ep-two'], [4, 'assistantMessage', 'You said: ep-two'],
+    ]);
+    expect(history.body.events[0]).toMatchObject({ sessionId: 'ep', ts: expect.stringMatching(ISO_MS) });
+    expect((await get('/api/sessions/ep/history?since=2')).body.events.map((s: any) => s.seq)).toEqual([3, 4]);
+    expect((await get('/api/sessions/ep/history?since=-1')).body.error.code).toBe('INVALID_REQUEST');
+    expect((await get('/api/sessions/nobody/history')).body.events).toEqual([]);
+
+    const del = await api(svc.url, 'DELETE', '/api/sessions/ep');
+    expect(del.body).toEqual({ sessionId: 'ep', deleted: true, timestamp: expect.stringMatching(ISO_MS) });
+    expect((await get('/api/sessions/ep/history')).body.events).toEqual([]);
+    expect((await get('/api/sessions')).body.sessions.some((s: any) => s.id === 'ep')).toBe(false);
+    expect((await api(svc.url, 'DELETE', '/api/sessions/ep')).body.deleted).toBe(false);
+
+    // A deleted session starts over: the model sees no earlier turn.
+    await post('/api/message-sync', { message: 'ep-three', sessionId: 'ep' });
+    expect(lastMessagesWith(sim, 'ep-three').map((m) => m.role)).toEqual(['system', 'user']);
+  });
+
+  it('shows a busy session with its queue', async () => {
+    const slow = post('/api/message-sync', { message: 'busy-one [[ttft:400]]', sessionId: 'busy' });
+    const next = post('/api/message-sync', { message: 'busy-two', sessionId: 'busy' });
+    await new Promise((r) => setTimeout(r, 100));
+    const busy = (await get('/api/sessions')).body.sessions.find((s: any) => s.id === 'busy');
+    expect(busy).toMatchObject({ busy: true, queued: 1 });
+    await Promise.all([slow, next]);
+    expect((await get('/api/sessions')).body.sessions.find((s: any) => s.id === 'busy')).toMatchObject({ busy: false, queued: 0, lastSeq: 4 });
+  });
+});

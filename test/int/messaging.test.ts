@@ -1,0 +1,241 @@
+/**
+ * Messaging end to end: the real service over real HTTP and WebSocket, the real openai SDK inside
+ * it against the model simulator, and server-everything as a real MCP tool server over stdio.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
+import { api, everythingStdio, ISO_MS, lastMessagesWith, requestsWith, roomyLimits, textOf, turnFrames } from './helpers/messaging.ts';
+import { startApp, type RunningApp } from './helpers/start-app.ts';
+import { connectWs, type Frame, type WsClient } from './helpers/ws-client.ts';
+
+const SYSTEM_PROMPT = 'You are the messaging test agent.';
+/** A 1×1 PNG. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+const PNG_BYTES = Buffer.from(PNG, 'base64').length;
+
+let sim: Simulator;
+let svc: RunningApp;
+const clients: WsClient[] = [];
+
+beforeAll(async () => {
+  sim = await startSimulator();
+  svc = await startApp(
+    { systemPrompt: SYSTEM_PROMPT, mcpServers: { everything: everythingStdio }, server: roomyLimits, llm: { timeoutMs: 10_000 } },
+    { modelUrl: sim.url },
+  );
+});
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await svc?.stop();
+  await sim?.close();
+});
+
+async function client(): Promise<WsClient> {
+  const c = await connectWs(svc.wsUrl);
+  clients.push(c);
+  return c;
+}
+
+const names = (frames: Frame[]) => frames.map((f) => f.event);
+const post = (path: string, body?: unknown) => api(svc.url, 'POST', path, body);
+
+describe('REST messaging', () => {
+  it('message-sync answers {success, response, timestamp} with the model reply; the model gets the system prompt first', async () => {
+    const res = await post('/api/message-sync', { message: 'hello sync-alpha' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: true, response: 'You said: hello sync-alpha', timestamp: expect.stringMatching(ISO_MS) });
+    const seen = lastMessagesWith(sim, 'sync-alpha');
+    expect(seen[0]).toEqual({ role: 'system', content: SYSTEM_PROMPT });
+    expect(seen.at(-1)).toEqual({ role: 'user', content: 'hello sync-alpha' });
+  });
+
+  it('message-sync keeps a separate history per sessionId', async () => {
+    await post('/api/message-sync', { message: 'first in s-a', sessionId: 'rest-a' });
+    await post('/api/message-sync', { message: 'first in s-b', sessionId: 'rest-b' });
+    const res = await post('/api/message-sync', { message: 'second in s-a', sessionId: 'rest-a' });
+    expect(res.body.response).toBe('You said: second in s-a');
+    const seen = lastMessagesWith(sim, 'second in s-a').map((m) => `${m.role}:${textOf(m)}`);
+    expect(seen).toEqual([`system:${SYSTEM_PROMPT}`, 'user:first in s-a', 'assistant:You said: first in s-a', 'user:second in s-a']);
+  });
+
+  it('POST /api/message answers {status: processing}; the reply streams to a connected WebSocket client', async () => {
+    const ws = await client();
+    const from = ws.frames.length;
+    const res = await post('/api/message', { message: 'async-bravo [[len:6]]' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'processing', timestamp: expect.stringMatching(ISO_MS) });
+    const turn = await turnFrames(ws, 'default', from);
+    expect(names(turn).filter((n) => n !== 'chunk')).toEqual(['userMessage', 'thinking', 'response']);
+    const response = turn.at(-1)!;
+    expect(turn.filter((f) => f.event === 'chunk').map((f) => f.data.content).join('')).toBe(response.data.content);
+    expect(response.data.content.split(' ').length).toBeGreaterThan(4);
+    expect(turn[0]!.data).toMatchObject({ content: 'async-bravo [[len:6]]', sessionId: 'default', hasImage: false });
+  });
+
+  it('rejects a missing message with MISSING_FIELD and a bad sessionId with INVALID_REQUEST', async () => {
+    const missing = await post('/api/message', {});
+    expect(missing.status).toBe(400);
+    expect(missing.body.error).toMatchObject({ code: 'MISSING_FIELD', details: { field: 'message' } });
+    const bad = await post('/api/message-sync', { message: 'x', sessionId: '' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('INVALID_REQUEST');
+  });
+});
+
+describe('WebSocket streaming', () => {
+  it('streams thinking → several chunks → response; chunks join to the reply; every frame has sessionId, turnId, seq', async () => {
+    const ws = await client();
+    ws.send({ type: 'message', content: 'stream-charlie [[len:12]] [[rate:400]]', sessionId: 'ws-stream' });
+    const turn = await turnFrames(ws, 'ws-stream');
+    const events = names(turn);
+    expect(events[0]).toBe('userMessage');
+    expect(events[1]).toBe('thinking');
+    expect(events.at(-1)).toBe('response');
+    expect(events.slice(2, -1).every((n) => n === 'chunk')).toBe(true);
+    const chunks = turn.filter((f) => f.event === 'chunk');
+    expect(chunks.length).toBeGreaterThanOrEqual(6);
+    const response = turn.at(-1)!.data;
+    expect(chunks.map((f) => f.data.content).join('')).toBe(response.content);
+    expect(response.content.trim().split(/\s+/)).toHaveLength(12);
+    expect(response).toMatchObject({ sessionId: 'ws-stream', model: 'sim-model', usage: { totalTokens: expect.any(Number) } });
+    const turnId = turn[0]!.data.turnId;
+    for (const f of turn) {
+      expect(f.data).toMatchObject({ sessionId: 'ws-stream', turnId, seq: expect.any(Number) });
+    }
+    // Durable events number the session; transient ones repeat the last durable seq.
+    const [user, thinking] = turn;
+    expect(thinking!.data.seq).toBe(user!.data.seq);
+    expect(chunks.every((f) => f.data.seq === user!.data.seq)).toBe(true);
+    expect(response.seq).toBeGreaterThan(user!.data.seq);
+  });
+
+  it('calls a real MCP tool: toolCall then toolResult (payloads of ARCHITECTURE §3), then the reply', async () => {
+    const ws = await client();
+    ws.send({ type: 'message', content: 'tool-delta [[tool:echo {"message":"ping from ws"}]]', sessionId: 'ws-tool' });
+    const turn = await turnFrames(ws, 'ws-tool');
+    const events = names(turn);
+    expect(events.filter((n) => n !== 'chunk')).toEqual(['userMessage', 'thinking', 'toolCall', 'toolResult', 'response']);
+    expect(events.indexOf('chunk')).toBeGreaterThan(events.indexOf('toolResult'));
+    const call = turn.find((f) => f.event === 'toolCall')!.data;
+    const result = turn.find((f) => f.event === 'toolResult')!.data;
+    const { turnId } = turn[0]!.data;
+    expect(call).toEqual({
+      toolName: 'echo', serverId: 'everything', callId: expect.any(String), args: { message: 'ping from ws' },
+      sessionId: 'ws-tool', turnId, seq: expect.any(Number),
+    });
+    expect(result).toEqual({
+      toolName: 'echo', serverId: 'everything', callId: call.callId, success: true,
+      result: { content: [{ type: 'text', text: 'Echo: ping from ws' }] },
+      durationMs: expect.any(Number), sessionId: 'ws-tool', turnId, seq: call.seq + 1,
+    });
+    const response = turn.at(-1)!.data;
+    expect(response.content).toBe('Tool echo returned: Echo: ping from ws');
+    expect(turn.filter((f) => f.event === 'chunk').map((f) => f.data.content).join('')).toBe(response.content);
+    // The model's second step saw its own call and the tool's answer.
+    const seen = requestsWith(sim, 'tool-delta');
+    expect(seen).toHaveLength(2);
+    expect(seen[0]!.body.tools?.length).toBeGreaterThan(3);
+    const second = seen[1]!.body.messages;
+    expect(second.at(-2)?.tool_calls?.[0]).toMatchObject({ id: call.callId, function: { name: 'echo' } });
+    expect(second.at(-1)).toMatchObject({ role: 'tool', tool_call_id: call.callId, content: 'Echo: ping from ws' });
+  });
+
+  it('answers a bad frame with an error event and keeps the connection open', async () => {
+    const ws = await client();
+    ws.sendRaw('{not json');
+    expect((await ws.next((f) => f.event === 'error')).data.code).toBe('INVALID_REQUEST');
+    ws.send({ type: 'dance' });
+    expect((await ws.next((f) => f.event === 'error' && f.data.code === 'INVALID_MESSAGE_TYPE')).data.details.type).toBe('dance');
+    ws.send({ type: 'ping' });
+    await ws.next((f) => f.event === 'pong');
+  });
+});
+
+describe('reset', () => {
+  it('POST /api/reset (no body) answers {status: reset initiated}; the next message sees an empty history', async () => {
+    await post('/api/message-sync', { message: 'before-reset-echo one' });
+    const ws = await client();
+    const from = ws.frames.length;
+    const res = await api(svc.url, 'POST', '/api/reset');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'reset initiated', timestamp: expect.stringMatching(ISO_MS) });
+    expect((await ws.next((f) => f.event === 'conversationReset', 2000, from)).data).toEqual({ sessionId: 'default', seq: expect.any(Number) });
+    await post('/api/message-sync', { message: 'after-reset-echo two' });
+    expect(lastMessagesWith(sim, 'after-reset-echo').map((m) => m.role)).toEqual(['system', 'user']);
+  });
+
+  it('POST /api/reset with a sessionId resets only that session', async () => {
+    await post('/api/message-sync', { message: 'keep-foxtrot', sessionId: 'reset-keep' });
+    await post('/api/message-sync', { message: 'drop-foxtrot', sessionId: 'reset-drop' });
+    expect((await post('/api/reset', { sessionId: 'reset-drop' })).body.status).toBe('reset initiated');
+    await post('/api/message-sync', { message: 'again-keep-foxtrot', sessionId: 'reset-keep' });
+    await post('/api/message-sync', { message: 'again-drop-foxtrot', sessionId: 'reset-drop' });
+    expect(lastMessagesWith(sim, 'again-keep-foxtrot').map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(lastMessagesWith(sim, 'again-drop-foxtrot').map((m) => m.role)).toEqual(['system', 'user']);
+  });
+
+  it('the WebSocket reset frame answers with conversationReset; the next message sees an empty history', async () => {
+    const ws = await client();
+    ws.send({ type: 'message', content: 'ws-reset-golf one', sessionId: 'ws-reset' });
+    await turnFrames(ws, 'ws-reset');
+    const from = ws.frames.length;
+    ws.send({ type: 'reset', sessionId: 'ws-reset' });
+    const reset = await ws.next((f) => f.event === 'conversationReset' && f.data.sessionId === 'ws-reset', 2000, from);
+    expect(reset.data).toEqual({ sessionId: 'ws-reset', seq: expect.any(Number) });
+    ws.send({ type: 'message', content: 'ws-reset-golf two', sessionId: 'ws-reset' });
+    const turn = await turnFrames(ws, 'ws-reset', from);
+    expect(turn.at(-1)!.data.seq).toBeGreaterThan(reset.data.seq);
+    expect(lastMessagesWith(sim, 'ws-reset-golf two').map((m) => m.role)).toEqual(['system', 'user']);
+  });
+});
+
+describe('images', () => {
+  const imageParts = (marker: string) => {
+    const last = lastMessagesWith(sim, marker).at(-1)!;
+    expect(last.role).toBe('user');
+    return last.content as { type: string; text?: string; image_url?: { url: string } }[];
+  };
+
+  it('message-sync imageData reaches the model as an image_url part with a data URL', async () => {
+    const res = await post('/api/message-sync', { message: 'img-hotel [[image]]', imageData: { base64: PNG, mimeType: 'image/png' } });
+    expect(res.status).toBe(200);
+    expect(res.body.response).toBe(`The last user message had an image (image/png, ${PNG_BYTES} bytes).`);
+    expect(imageParts('img-hotel')).toEqual([
+      { type: 'text', text: 'img-hotel [[image]]' },
+      { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+    ]);
+  });
+
+  it('a WebSocket message with imageData reaches the model as an image_url part', async () => {
+    const ws = await client();
+    ws.send({ type: 'message', content: 'img-india [[image]]', sessionId: 'ws-img', imageData: { base64: PNG, mimeType: 'image/png' } });
+    const turn = await turnFrames(ws, 'ws-img');
+    expect(turn[0]).toMatchObject({ event: 'userMessage', data: { hasImage: true } });
+    expect(turn.at(-1)!.data.content).toBe(`The last user message had an image (image/png, ${PNG_BYTES} bytes).`);
+    expect(imageParts('img-india')[1]).toEqual({ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } });
+  });
+
+  const tooBig = Buffer.alloc(10 * 1024 * 1024 + 3).toString('base64');
+  it.each([
+    ['bad base64', { base64: 'not*base64!', mimeType: 'image/png' }, /base64/],
+    ['a non-image MIME type', { base64: PNG, mimeType: 'application/pdf' }, /not an image type/],
+    ['more than 10 MB', { base64: tooBig, mimeType: 'image/png' }, /limit is 10485760/],
+  ])('message-sync with %s is INVALID_REQUEST and never reaches the model', async (_name, imageData, message) => {
+    const before = sim.requests.length;
+    const res = await post('/api/message-sync', { message: 'img-juliet', imageData });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ success: false, error: { code: 'INVALID_REQUEST', message: expect.stringMatching(message), details: { field: 'imageData' } } });
+    expect(sim.requests.length).toBe(before);
+  });
+
+  it('a WebSocket message with a bad image gets an INVALID_REQUEST error event', async () => {
+    const ws = await client();
+    for (const imageData of [{ base64: '@@@', mimeType: 'image/png' }, { base64: PNG, mimeType: 'text/plain' }]) {
+      const from = ws.frames.length;
+      ws.send({ type: 'message', content: 'img-kilo', sessionId: 'ws-bad-img', imageData });
+      const err = await ws.next((f) => f.event === 'error', 3000, from);
+      expect(err.data).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'imageData' }, sessionId: 'ws-bad-img' });
+    }
+    expect(requestsWith(sim, 'img-kilo')).toHaveLength(0);
+  });
+});
