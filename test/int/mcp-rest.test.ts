@@ -1,6 +1,7 @@
 /** The MCP REST endpoints over real HTTP against the whole service with real MCP servers. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from './helpers/start-app.ts';
+import { connectWs } from './helpers/ws-client.ts';
 import type { ServerRecord } from '../../src/mcp/messages.ts';
 import { EVERYTHING, fixturePath, textOf } from './mcp-helpers.ts';
 
@@ -155,5 +156,17 @@ describe('MCP REST endpoints', () => {
     expect(names).toEqual(['everything', 'broken']);
     expectError(await call('DELETE', '/api/mcp/servers/echoes'), 404, 'SERVER_NOT_FOUND', { serverId: 'echoes' });
     expectError(await call('POST', '/api/mcp/servers/echoes/restart'), 404, 'SERVER_NOT_FOUND', { serverId: 'echoes' });
+  });
+
+  it('sends every status change to WebSocket clients as mcpServerStatus', async () => {
+    const ws = await connectWs(svc.wsUrl);
+    const connected = await call('POST', '/api/connect-server', { name: 'watched', config: stdio(fixturePath('echo-server')) });
+    expect(connected.status).toBe(200);
+    await ws.next((f) => f.event === 'mcpServerStatus' && f.data.id === 'watched' && f.data.status === 'connected');
+    expect((await call('DELETE', '/api/mcp/servers/watched')).status).toBe(200);
+    await ws.next((f) => f.event === 'mcpServerStatus' && f.data.id === 'watched' && f.data.status === 'disconnected');
+    const statuses = ws.frames.filter((f) => f.event === 'mcpServerStatus' && f.data.id === 'watched').map((f) => f.data.status);
+    expect(statuses).toEqual(['connecting', 'connected', 'disconnected']);
+    ws.close();
   });
 });
