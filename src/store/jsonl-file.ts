@@ -1,4 +1,4 @@
-import { open, readdir, readFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
 import { fileNameOf, parseFileName } from './session-file-name.ts';
@@ -6,9 +6,10 @@ import { byId, parseStoredLine } from './stored-event.ts';
 import type { SessionInfo, StoredEvent } from './types.ts';
 
 /**
- * Reading a session's JSONL file. A line counts only once its newline is written: whatever follows
- * the last newline is a torn tail (a crash mid-write, never acknowledged) and is not an event, even
- * if it happens to parse. Complete lines that do not parse, do not look like a StoredEvent, name
+ * Session JSONL files on disk: loading, tail reading and listing, positioned writes.
+ *
+ * A line counts only once its newline is written: whatever follows the last newline is a torn
+ * tail (a crash mid-write, never acknowledged) and is not an event, even if it happens to parse. Complete lines that do not parse, do not look like a StoredEvent, name
  * another session or do not raise the seq are skipped with one warning per load naming the file.
  */
 
@@ -152,4 +153,16 @@ export async function listDir(dir: string, known: (id: string) => StoredEvent | 
   };
   await Promise.all(Array.from({ length: LIST_CONCURRENCY }, worker));
   return [...infos.values()].sort(byId);
+}
+
+/** Creates `dir` (and its parents) on the first call; retries after a failure. */
+export function dirMaker(dir: string): () => Promise<void> {
+  let made: Promise<unknown> | undefined;
+  return async () => {
+    made ??= mkdir(dir, { recursive: true }).catch((e: unknown) => {
+      made = undefined;
+      throw e;
+    });
+    await made;
+  };
 }

@@ -1,10 +1,10 @@
-import { mkdir, unlink, type FileHandle } from 'node:fs/promises';
+import { unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { systemClock, type Clock } from '../bus/envelope.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { createHandlePool } from './handle-pool.ts';
-import { listDir, loadLog, writeAll } from './jsonl-file.ts';
+import { dirMaker, listDir, loadLog, writeAll } from './jsonl-file.ts';
 import { createLimiter } from './limiter.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { assertSessionId } from './session-id.ts';
@@ -84,16 +84,8 @@ export function createJsonlStore(options: JsonlStoreOptions): EventStore {
   const drains = new Set<Promise<void>>();
   const loads = createLimiter(LOAD_CONCURRENCY); // each load holds a file descriptor while it reads
   let loadedCount = 0;
-  let dirReady: Promise<unknown> | undefined;
+  const ensureDir = dirMaker(dir);
   let closing: Promise<void> | undefined;
-
-  const ensureDir = async () => {
-    dirReady ??= mkdir(dir, { recursive: true }).catch((e: unknown) => {
-      dirReady = undefined;
-      throw e;
-    });
-    await dirReady;
-  };
 
   const guard = (sessionId?: string) => {
     if (closing) throw new AppError('SERVICE_UNAVAILABLE', 'event store is closed');

@@ -162,6 +162,27 @@ describe('agent service', () => {
     expect(stored[1]?.event).toMatchObject({ type: 'turnFailed', cancelled: true });
   });
 
+  it('streams only the live step: text a cancelled step delivers after its abort is dropped', async () => {
+    // Chunks after a step's first one skip the turn machine (src/agent/session.ts); the step's abort signal guards them.
+    let late: ((t: string) => void) | undefined;
+    const { llm } = fakeLlm((req, n) => {
+      if (n > 1) return text('fine');
+      req.onText?.('first ');
+      req.onText?.('second ');
+      late = (t) => req.onText?.(t);
+      return hang(req);
+    });
+    const r = await rig(llm);
+    const { correlationId } = await r.send('slow');
+    await r.until((e) => e.name === 'agent.chunk' && (e.payload as { content: string }).content === 'second ');
+    await r.bus.execute('agent.cancel', { sessionId: 'default' });
+    await r.until(ended(correlationId));
+    late?.('too late');
+    const next = await r.send('again');
+    await r.until(ended(next.correlationId));
+    expect(r.named('agent.chunk').map((c) => c.content)).toEqual(['first ', 'second ', 'fine']);
+  });
+
   it('reset cancels running and queued turns and empties the history', async () => {
     const { llm, requests } = fakeLlm((req, n) => (n === 2 ? hang(req) : text(`r${n}`)));
     const r = await rig(llm);

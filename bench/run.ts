@@ -1,0 +1,87 @@
+/**
+ * Runs the benchmarks: `npm run bench` (quick set) or `npm run bench:full`.
+ *
+ *   tsx bench/run.ts [--full] [--only name,name] [--no-readme]
+ *   tsx bench/run.ts --report        (only rebuild the README section from bench/results/)
+ *
+ * Starts one model simulator, then each benchmark on a fresh agentd process; writes
+ * bench/results/<name>.json per benchmark and regenerates the results section of bench/README.md.
+ * Everything runs on loopback, every child process is killed on exit or interrupt, and a
+ * watchdog ends the run if it overstays its budget.
+ */
+import { parseArgs } from 'node:util';
+import type { Bench } from './lib/bench.ts';
+import { startSimulator } from './lib/procs.ts';
+import { passes, readResults, updateReadme, writeResult } from './lib/report.ts';
+import { chunksBench } from './suites/chunks.ts';
+import { fanoutBench } from './suites/fanout.ts';
+import { idleBench } from './suites/idle.ts';
+import { restBench } from './suites/rest.ts';
+import { soakBench } from './suites/soak.ts';
+import { streamingBench } from './suites/streaming.ts';
+import { ttfcBreakdownBench } from './suites/ttfc-breakdown.ts';
+import { turnsBench } from './suites/turns.ts';
+
+export const BENCHES: Bench[] = [
+  streamingBench(50, true),
+  streamingBench(200, true),
+  streamingBench(500, false),
+  streamingBench(1000, false),
+  ttfcBreakdownBench,
+  chunksBench,
+  fanoutBench,
+  idleBench,
+  restBench,
+  turnsBench,
+  soakBench,
+];
+
+const { values } = parseArgs({
+  options: { full: { type: 'boolean', default: false }, only: { type: 'string' }, 'no-readme': { type: 'boolean', default: false }, report: { type: 'boolean', default: false } },
+});
+if (values.report) {
+  updateReadme(readResults(BENCHES.map((b) => b.name)));
+  process.exit(0);
+}
+const mode = values.full ? 'full' : 'quick';
+const only = values.only?.split(',').map((s) => s.trim());
+const unknown = only?.filter((n) => !BENCHES.some((b) => b.name === n));
+if (unknown?.length) {
+  process.stderr.write(`bench: unknown benchmark(s) ${unknown.join(', ')}; known: ${BENCHES.map((b) => b.name).join(', ')}\n`);
+  process.exit(2);
+}
+const selected = BENCHES.filter((b) => (only ? only.includes(b.name) : mode === 'full' || b.quick));
+
+const budgetMs = (mode === 'full' ? 25 : 5) * 60_000;
+const watchdog = setTimeout(() => {
+  process.stderr.write(`bench: still running after ${budgetMs / 60_000} min; giving up\n`);
+  process.exit(1);
+}, budgetMs);
+watchdog.unref();
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+const t0 = performance.now();
+log(`agentd benchmarks (${mode}): ${selected.map((b) => b.name).join(', ')}`);
+const sim = await startSimulator();
+let failed = 0;
+try {
+  for (const bench of selected) {
+    const started = performance.now();
+    log(`▶ ${bench.name}: ${bench.title}`);
+    try {
+      const result = await bench.run({ mode, sim, log });
+      writeResult(result, mode);
+      for (const [k, v] of result.rows) log(`    ${k}: ${v}`);
+      for (const g of result.goals) log(`    ${passes(g) ? 'MET ' : 'MISS'} ${g.label}: ${g.value} ${g.unit} (target ${g.better === 'lower' ? '≤' : '≥'} ${g.target})`);
+    } catch (err) {
+      failed++;
+      log(`  ✗ ${bench.name} failed: ${(err as Error).stack ?? String(err)}`);
+    }
+    log(`  (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  }
+} finally {
+  await sim.stop();
+}
+if (!values['no-readme']) updateReadme(readResults(BENCHES.map((b) => b.name)));
+log(`done in ${((performance.now() - t0) / 1000).toFixed(1)} s; results in bench/results/, table in bench/README.md${failed ? `; ${failed} benchmark(s) failed` : ''}`);
+process.exit(failed ? 1 : 0);
