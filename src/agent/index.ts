@@ -3,4 +3,5 @@ export { createAgentService, type AgentService, type AgentServiceOptions } from 
 export { storedToWire, type WireEvent } from './wire.ts';
 export { iterationLimitMessage } from './turn-steps.ts';
 export type * from './messages.ts';
+export { DEFAULT_SESSION } from './messages.ts';
 export { createTurnWaiter, type TurnWaiter } from './turn-waiter.ts';

@@ -1,6 +1,9 @@
 import type { ImagePart, Usage } from '../llm/types.ts';
 import type { StoredEvent } from '../store/types.ts';
 
+/** The spec's one conversation: the session of every message, reset and frame that names none. */
+export const DEFAULT_SESSION = 'default';
+
 /**
  * Payloads of the agent's events. They are exactly the `data` of the WebSocket frames
  * (ARCHITECTURE.md §3): every one names its session and carries `seq`, the number of the last

@@ -68,7 +68,6 @@ export function createConnectionCounter(max: number) {
       if (n <= 0) open.delete(ip);
       else open.set(ip, n);
     },
-    count: (ip: string) => open.get(ip) ?? 0,
     max,
   };
 }

@@ -37,6 +37,5 @@ export interface RouteResult {
 export interface Route {
   method: HttpMethod;
   path: string;
-  /** When true, a JSON body is expected (Content-Type must be application/json if a body is sent). */
   handler(ctx: RequestContext): RouteResult | Promise<RouteResult>;
 }

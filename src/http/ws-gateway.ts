@@ -1,4 +1,5 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
+import { DEFAULT_SESSION } from '../agent/messages.ts';
 import type { AppBus } from '../bus/app-bus.ts';
 import { AppError, errorEnvelope, httpStatus, toErrorBody } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -29,7 +30,6 @@ export interface GatewayDeps {
   isClosing: () => boolean;
 }
 
-export const DEFAULT_SESSION = 'default';
 /** Topic of a session's events; every connection is on `default` and on `ALL` (server-wide events). */
 export const sessionTopic = (sessionId: string) => `s:${sessionId}`;
 const ALL = 'all';

@@ -21,6 +21,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { DEFAULT_SESSION } from '../agent/messages.ts';
 import type { TurnWaiter } from '../agent/turn-waiter.ts';
 import type { AppBus } from '../bus/app-bus.ts';
 import type { IdSource } from '../bus/envelope.ts';
@@ -46,7 +47,6 @@ export interface ServerFaceDeps {
 }
 
 export const CARD_URI = 'agentd://agent/card';
-const DEFAULT_SESSION = 'default';
 
 const chatInput = z.strictObject({ message: z.string().min(1), sessionId: z.string().min(1).max(128).optional() });
 const resetInput = z.strictObject({ sessionId: z.string().min(1).max(128).optional() });

@@ -1,11 +1,11 @@
 import { z } from 'zod';
+import { DEFAULT_SESSION } from '../../agent/messages.ts';
 import type { IdSource } from '../../bus/envelope.ts';
 import { AppError } from '../../errors/index.ts';
 import { imageDataSchema, sessionIdSchema } from '../frames.ts';
 import type { RequestContext, Route } from '../route.ts';
 import type { TurnWaiter } from '../../agent/turn-waiter.ts';
 import { parseInput, validateImage } from '../validate.ts';
-import { DEFAULT_SESSION } from '../ws-gateway.ts';
 
 const syncMessageSchema = z.object({
   message: z.string(),
