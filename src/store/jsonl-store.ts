@@ -23,12 +23,15 @@ export interface JsonlStoreOptions {
   maxOpenFiles?: number;
   /** Sessions whose events are kept in memory (least recently used dropped first). Default 1000. */
   maxCachedSessions?: number;
+  /** Most recent events kept in memory per session; older ones are read from the file. Default 512. */
+  maxCachedEvents?: number;
   /** fdatasync each write before its appends resolve. Default true; false trades durability for speed. */
   fsync?: boolean;
 }
 
-/** A session's stream as loaded: the cached events and where the next line goes. */
+/** A session's stream as loaded: its most recent events (at least the last) and where the next line goes. */
 interface Loaded {
+  /** The newest events, at most `maxCachedEvents`; `events[0].seq - 1` events precede them on disk. */
   events: StoredEvent[];
   /** Bytes of the file up to its last newline (a torn tail beyond this is cut on the next write). */
   size: number;
@@ -71,7 +74,8 @@ const LOAD_CONCURRENCY = 16;
  *   rejects (INTERNAL_ERROR), so nothing is half-acknowledged and seq stays consecutive.
  * - Torn tail policy: bytes after the last newline (a crash mid-write) are reported when the file is
  *   loaded and truncated before the next write, which therefore starts on a fresh line.
- * - Reads of a loaded session are served from memory; other reads load the file (and cache it).
+ * - Reads that fall within a loaded session's recent window are served from memory; other reads
+ *   load the file. Memory per session is bounded by `maxCachedEvents`, however long its log.
  * - After `close()` every call rejects with SERVICE_UNAVAILABLE.
  */
 export function createJsonlStore(options: JsonlStoreOptions): EventStore {
@@ -79,6 +83,11 @@ export function createJsonlStore(options: JsonlStoreOptions): EventStore {
   const clock = options.clock ?? systemClock;
   const fsync = options.fsync ?? true;
   const maxCached = options.maxCachedSessions ?? 1000;
+  const maxEvents = Math.max(1, options.maxCachedEvents ?? 512);
+  /** Keeps the newest `maxEvents` events (in place, amortised: trims only past twice the window). */
+  const window = (events: StoredEvent[]): StoredEvent[] => (events.length > 2 * maxEvents ? events.slice(-maxEvents) : events);
+  /** Whether every event after `since` is in the window. */
+  const covers = (state: Loaded, since: number) => (state.events[0]?.seq ?? 1) <= since + 1;
   const pool = createHandlePool(options.maxOpenFiles ?? 256, log);
   const slots = new Map<string, Slot>(); // iteration order = least recently used first
   const drains = new Set<Promise<void>>();
@@ -131,7 +140,7 @@ export function createJsonlStore(options: JsonlStoreOptions): EventStore {
     if (slot.state) return slot.state;
     const loaded = await loads.run(() => loadLog(slot.path, slot.id, log));
     if (!loaded && !create) return undefined;
-    setState(slot, { events: loaded?.events ?? [], size: loaded?.validBytes ?? 0, checked: false });
+    setState(slot, { events: window(loaded?.events ?? []), size: loaded?.validBytes ?? 0, checked: false });
     return slot.state;
   };
 
@@ -183,6 +192,7 @@ export function createJsonlStore(options: JsonlStoreOptions): EventStore {
       }
       state.size += bytes.length;
       for (const stored of results) for (const e of stored) state.events.push(e);
+      state.events = window(state.events);
       batch.forEach((op, i) => op.resolve(results[i] ?? []));
     } catch (e) {
       const err = storeError(e, 'append', slot.id);
@@ -244,13 +254,17 @@ export function createJsonlStore(options: JsonlStoreOptions): EventStore {
     async read(sessionId: string, since = 0): Promise<StoredEvent[]> {
       guard(sessionId);
       const cached = slots.get(sessionId)?.state;
-      if (cached) {
+      if (cached && covers(cached, since)) {
         slotOf(sessionId);
         return cached.events.slice(firstAfter(cached.events, since));
       }
       return task(sessionId, 'read', async (slot) => {
         const state = await ensureLoaded(slot, false);
-        return state ? state.events.slice(firstAfter(state.events, since)) : [];
+        if (!state) return [];
+        if (covers(state, since)) return state.events.slice(firstAfter(state.events, since));
+        // Older than the window: read the file (queued behind earlier appends, so it holds them).
+        const all = (await loads.run(() => loadLog(slot.path, slot.id, log)))?.events ?? [];
+        return all.slice(firstAfter(all, since));
       });
     },
 

@@ -248,3 +248,29 @@ describe('jsonl store: files', () => {
     expect(existsSync(join(dir, 's.jsonl'))).toBe(true);
   });
 });
+
+describe('jsonl store memory bound', () => {
+  it('keeps only a window of recent events in memory and reads older ones from the file', async () => {
+    const dir = await tempDir();
+    const { store } = openStore(dir, { maxCachedEvents: 3 });
+    for (let i = 1; i <= 20; i++) await store.append('long', [user(`m${i}`)]);
+    expect(contents(await store.read('long', 17))).toEqual(['m18', 'm19', 'm20']);
+    const all = await store.read('long');
+    expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(contents(await store.read('long', 5)).slice(0, 2)).toEqual(['m6', 'm7']);
+    expect((await store.list()).find((s) => s.id === 'long')?.lastSeq).toBe(20);
+    const [next] = await store.append('long', [user('m21')]);
+    expect(next?.seq).toBe(21);
+    const reopened = openStore(dir, { maxCachedEvents: 3 }).store;
+    expect((await reopened.read('long')).map((e) => e.seq).at(-1)).toBe(21);
+  });
+
+  it('answers an old read after appends queued before it', async () => {
+    const dir = await tempDir();
+    const { store } = openStore(dir, { maxCachedEvents: 2 });
+    const appends = Array.from({ length: 10 }, (_, i) => store.append('q', [user(`q${i}`)]));
+    const read = store.read('q', 0);
+    await Promise.all(appends);
+    expect(contents(await read)).toEqual(Array.from({ length: 10 }, (_, i) => `q${i}`));
+  });
+});
