@@ -79,7 +79,7 @@ export const soakBench: Bench = {
             unit: '×',
             better: 'lower',
             value: round(heapGrowth, 3),
-            note: `heap grows ${round(heapPerTurnKb, 1)} KB per turn, ${round(heapPerTurnKb / Math.max(1e-9, jsonlPerTurnKb), 1)}× the ${round(jsonlPerTurnKb, 1)} KB each turn appends to the session files, although every session is reset each 50 turns (the history projection and model view do drop their messages at a reset). That matches the JSONL store's read cache: it keeps every event of each loaded session in memory (up to 1000 sessions), so memory follows total log length, not live history. Bus listeners and handles stay flat.`,
+            note: `heap grows ${round(heapPerTurnKb, 1)} KB per turn, ${round(heapPerTurnKb / Math.max(1e-9, jsonlPerTurnKb), 1)}× the ${round(jsonlPerTurnKb, 1)} KB each turn appends to the session files, although every session is reset each 50 turns (the history projection and model view do drop their messages at a reset). The JSONL store's memory is bounded (its newest 128–256 events per session; it used to keep every event, which gave ×1.87), so the remaining growth lies elsewhere and is not found yet: the next step is comparing heap snapshots. Bus listeners and handles stay flat.`,
           },
           {
             id: 'soak-listeners',

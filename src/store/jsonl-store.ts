@@ -23,7 +23,7 @@ export interface JsonlStoreOptions {
   maxOpenFiles?: number;
   /** Sessions whose events are kept in memory (least recently used dropped first). Default 1000. */
   maxCachedSessions?: number;
-  /** Most recent events kept in memory per session; older ones are read from the file. Default 512. */
+  /** Most recent events kept in memory per session; older ones are read from the file. Default 128. */
   maxCachedEvents?: number;
   /** fdatasync each write before its appends resolve. Default true; false trades durability for speed. */
   fsync?: boolean;
@@ -83,7 +83,7 @@ export function createJsonlStore(options: JsonlStoreOptions): EventStore {
   const clock = options.clock ?? systemClock;
   const fsync = options.fsync ?? true;
   const maxCached = options.maxCachedSessions ?? 1000;
-  const maxEvents = Math.max(1, options.maxCachedEvents ?? 512);
+  const maxEvents = Math.max(1, options.maxCachedEvents ?? 128);
   /** Keeps the newest `maxEvents` events (in place, amortised: trims only past twice the window). */
   const window = (events: StoredEvent[]): StoredEvent[] => (events.length > 2 * maxEvents ? events.slice(-maxEvents) : events);
   /** Whether every event after `since` is in the window. */
