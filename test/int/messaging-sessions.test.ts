@@ -3,33 +3,11 @@
  * frame and REST), replay with `subscribe{since}`, and the session endpoints. The model is the
  * simulator behind the real openai SDK; tools come from server-everything over stdio.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
-import { api, everythingStdio, ISO_MS, lastMessagesWith, roomyLimits, textOf, turnFrames } from './helpers/messaging.ts';
-import { startApp, type RunningApp } from './helpers/start-app.ts';
-import { connectWs, type WsClient } from './helpers/ws-client.ts';
+import { describe, expect, it } from 'vitest';
+import { api, ISO_MS, lastMessagesWith, textOf, turnFrames, useMessagingService } from './helpers/messaging.ts';
 
-let sim: Simulator;
-let svc: RunningApp;
-const clients: WsClient[] = [];
-
-beforeAll(async () => {
-  sim = await startSimulator();
-  svc = await startApp({ mcpServers: { everything: everythingStdio }, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url });
-});
-afterAll(async () => {
-  for (const c of clients) c.close();
-  await svc?.stop();
-  await sim?.close();
-});
-
-async function client(): Promise<WsClient> {
-  const c = await connectWs(svc.wsUrl);
-  clients.push(c);
-  return c;
-}
-const post = (path: string, body?: unknown) => api(svc.url, 'POST', path, body);
-const get = (path: string) => api(svc.url, 'GET', path);
+const t = useMessagingService();
+const { client, post, get } = t;
 
 describe('queueing', () => {
   it('a second message sent while the first streams waits its turn (FIFO); both are answered', async () => {
@@ -50,7 +28,7 @@ describe('queueing', () => {
     const secondStart = ws.frames.indexOf(second[0]!);
     expect(secondStart).toBeGreaterThan(firstEnd);
     // The second turn's model request holds the whole first exchange.
-    const seen = lastMessagesWith(sim, 'queue-second');
+    const seen = lastMessagesWith(t.sim, 'queue-second');
     expect(seen.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
     expect(textOf(seen[2])).toBe(first.at(-1)!.data.content);
   });
@@ -193,15 +171,15 @@ describe('session endpoints', () => {
     expect((await get('/api/sessions/ep/history?since=-1')).body.error.code).toBe('INVALID_REQUEST');
     expect((await get('/api/sessions/nobody/history')).body.events).toEqual([]);
 
-    const del = await api(svc.url, 'DELETE', '/api/sessions/ep');
+    const del = await api(t.svc.url, 'DELETE', '/api/sessions/ep');
     expect(del.body).toEqual({ sessionId: 'ep', deleted: true, timestamp: expect.stringMatching(ISO_MS) });
     expect((await get('/api/sessions/ep/history')).body.events).toEqual([]);
     expect((await get('/api/sessions')).body.sessions.some((s: any) => s.id === 'ep')).toBe(false);
-    expect((await api(svc.url, 'DELETE', '/api/sessions/ep')).body.deleted).toBe(false);
+    expect((await api(t.svc.url, 'DELETE', '/api/sessions/ep')).body.deleted).toBe(false);
 
     // A deleted session starts over: the model sees no earlier turn.
     await post('/api/message-sync', { message: 'ep-three', sessionId: 'ep' });
-    expect(lastMessagesWith(sim, 'ep-three').map((m) => m.role)).toEqual(['system', 'user']);
+    expect(lastMessagesWith(t.sim, 'ep-three').map((m) => m.role)).toEqual(['system', 'user']);
   });
 
   it('shows a busy session with its queue', async () => {

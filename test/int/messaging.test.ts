@@ -2,49 +2,26 @@
  * Messaging end to end: the real service over real HTTP and WebSocket, the real openai SDK inside
  * it against the model simulator, and server-everything as a real MCP tool server over stdio.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
-import { api, everythingStdio, ISO_MS, lastMessagesWith, requestsWith, roomyLimits, textOf, turnFrames } from './helpers/messaging.ts';
-import { startApp, type RunningApp } from './helpers/start-app.ts';
-import { connectWs, type Frame, type WsClient } from './helpers/ws-client.ts';
+import { describe, expect, it } from 'vitest';
+import { api, ISO_MS, lastMessagesWith, requestsWith, textOf, turnFrames, useMessagingService } from './helpers/messaging.ts';
+import type { Frame } from './helpers/ws-client.ts';
 
 const SYSTEM_PROMPT = 'You are the messaging test agent.';
 /** A 1×1 PNG. */
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 const PNG_BYTES = Buffer.from(PNG, 'base64').length;
 
-let sim: Simulator;
-let svc: RunningApp;
-const clients: WsClient[] = [];
-
-beforeAll(async () => {
-  sim = await startSimulator();
-  svc = await startApp(
-    { systemPrompt: SYSTEM_PROMPT, mcpServers: { everything: everythingStdio }, server: roomyLimits, llm: { timeoutMs: 10_000 } },
-    { modelUrl: sim.url },
-  );
-});
-afterAll(async () => {
-  for (const c of clients) c.close();
-  await svc?.stop();
-  await sim?.close();
-});
-
-async function client(): Promise<WsClient> {
-  const c = await connectWs(svc.wsUrl);
-  clients.push(c);
-  return c;
-}
+const t = useMessagingService({ systemPrompt: SYSTEM_PROMPT });
+const { client, post } = t;
 
 const names = (frames: Frame[]) => frames.map((f) => f.event);
-const post = (path: string, body?: unknown) => api(svc.url, 'POST', path, body);
 
 describe('REST messaging', () => {
   it('message-sync answers {success, response, timestamp} with the model reply; the model gets the system prompt first', async () => {
     const res = await post('/api/message-sync', { message: 'hello sync-alpha' });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, response: 'You said: hello sync-alpha', timestamp: expect.stringMatching(ISO_MS) });
-    const seen = lastMessagesWith(sim, 'sync-alpha');
+    const seen = lastMessagesWith(t.sim, 'sync-alpha');
     expect(seen[0]).toEqual({ role: 'system', content: SYSTEM_PROMPT });
     expect(seen.at(-1)).toEqual({ role: 'user', content: 'hello sync-alpha' });
   });
@@ -54,7 +31,7 @@ describe('REST messaging', () => {
     await post('/api/message-sync', { message: 'first in s-b', sessionId: 'rest-b' });
     const res = await post('/api/message-sync', { message: 'second in s-a', sessionId: 'rest-a' });
     expect(res.body.response).toBe('You said: second in s-a');
-    const seen = lastMessagesWith(sim, 'second in s-a').map((m) => `${m.role}:${textOf(m)}`);
+    const seen = lastMessagesWith(t.sim, 'second in s-a').map((m) => `${m.role}:${textOf(m)}`);
     expect(seen).toEqual([`system:${SYSTEM_PROMPT}`, 'user:first in s-a', 'assistant:You said: first in s-a', 'user:second in s-a']);
   });
 
@@ -132,7 +109,7 @@ describe('WebSocket streaming', () => {
     expect(response.content).toBe('Tool echo returned: Echo: ping from ws');
     expect(turn.filter((f) => f.event === 'chunk').map((f) => f.data.content).join('')).toBe(response.content);
     // The model's second step saw its own call and the tool's answer.
-    const seen = requestsWith(sim, 'tool-delta');
+    const seen = requestsWith(t.sim, 'tool-delta');
     expect(seen).toHaveLength(2);
     expect(seen[0]!.body.tools?.length).toBeGreaterThan(3);
     const second = seen[1]!.body.messages;
@@ -156,12 +133,12 @@ describe('reset', () => {
     await post('/api/message-sync', { message: 'before-reset-echo one' });
     const ws = await client();
     const from = ws.frames.length;
-    const res = await api(svc.url, 'POST', '/api/reset');
+    const res = await api(t.svc.url, 'POST', '/api/reset');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'reset initiated', timestamp: expect.stringMatching(ISO_MS) });
     expect((await ws.next((f) => f.event === 'conversationReset', 2000, from)).data).toEqual({ sessionId: 'default', seq: expect.any(Number) });
     await post('/api/message-sync', { message: 'after-reset-echo two' });
-    expect(lastMessagesWith(sim, 'after-reset-echo').map((m) => m.role)).toEqual(['system', 'user']);
+    expect(lastMessagesWith(t.sim, 'after-reset-echo').map((m) => m.role)).toEqual(['system', 'user']);
   });
 
   it('POST /api/reset with a sessionId resets only that session', async () => {
@@ -170,8 +147,8 @@ describe('reset', () => {
     expect((await post('/api/reset', { sessionId: 'reset-drop' })).body.status).toBe('reset initiated');
     await post('/api/message-sync', { message: 'again-keep-foxtrot', sessionId: 'reset-keep' });
     await post('/api/message-sync', { message: 'again-drop-foxtrot', sessionId: 'reset-drop' });
-    expect(lastMessagesWith(sim, 'again-keep-foxtrot').map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
-    expect(lastMessagesWith(sim, 'again-drop-foxtrot').map((m) => m.role)).toEqual(['system', 'user']);
+    expect(lastMessagesWith(t.sim, 'again-keep-foxtrot').map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(lastMessagesWith(t.sim, 'again-drop-foxtrot').map((m) => m.role)).toEqual(['system', 'user']);
   });
 
   it('the WebSocket reset frame answers with conversationReset; the next message sees an empty history', async () => {
@@ -185,13 +162,13 @@ describe('reset', () => {
     ws.send({ type: 'message', content: 'ws-reset-golf two', sessionId: 'ws-reset' });
     const turn = await turnFrames(ws, 'ws-reset', from);
     expect(turn.at(-1)!.data.seq).toBeGreaterThan(reset.data.seq);
-    expect(lastMessagesWith(sim, 'ws-reset-golf two').map((m) => m.role)).toEqual(['system', 'user']);
+    expect(lastMessagesWith(t.sim, 'ws-reset-golf two').map((m) => m.role)).toEqual(['system', 'user']);
   });
 });
 
 describe('images', () => {
   const imageParts = (marker: string) => {
-    const last = lastMessagesWith(sim, marker).at(-1)!;
+    const last = lastMessagesWith(t.sim, marker).at(-1)!;
     expect(last.role).toBe('user');
     return last.content as { type: string; text?: string; image_url?: { url: string } }[];
   };
@@ -221,11 +198,11 @@ describe('images', () => {
     ['a non-image MIME type', { base64: PNG, mimeType: 'application/pdf' }, /not an image type/],
     ['more than 10 MB', { base64: tooBig, mimeType: 'image/png' }, /limit is 10485760/],
   ])('message-sync with %s is INVALID_REQUEST and never reaches the model', async (_name, imageData, message) => {
-    const before = sim.requests.length;
+    const before = t.sim.requests.length;
     const res = await post('/api/message-sync', { message: 'img-juliet', imageData });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ success: false, error: { code: 'INVALID_REQUEST', message: expect.stringMatching(message), details: { field: 'imageData' } } });
-    expect(sim.requests.length).toBe(before);
+    expect(t.sim.requests.length).toBe(before);
   });
 
   it('a WebSocket message with a bad image gets an INVALID_REQUEST error event', async () => {
@@ -236,6 +213,6 @@ describe('images', () => {
       const err = await ws.next((f) => f.event === 'error', 3000, from);
       expect(err.data).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'imageData' }, sessionId: 'ws-bad-img' });
     }
-    expect(requestsWith(sim, 'img-kilo')).toHaveLength(0);
+    expect(requestsWith(t.sim, 'img-kilo')).toHaveLength(0);
   });
 });

@@ -1,7 +1,9 @@
 /** Shared pieces of the messaging tests: REST calls, turn frames, what the simulated model saw. */
 import { fileURLToPath } from 'node:url';
-import type { RecordedRequest, Simulator, WireMessage } from '../../../src/simulator/index.ts';
-import type { Frame, WsClient } from './ws-client.ts';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { startSimulator, type RecordedRequest, type Simulator, type WireMessage } from '../../../src/simulator/index.ts';
+import { startApp, type RunningApp } from './start-app.ts';
+import { connectWs, type Frame, type WsClient } from './ws-client.ts';
 
 export const EVERYTHING = fileURLToPath(new URL('../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
 
@@ -65,3 +67,47 @@ export function lastMessagesWith(sim: Simulator, marker: string): WireMessage[] 
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface MessagingService {
+  readonly sim: Simulator;
+  readonly svc: RunningApp;
+  /** A WebSocket client, closed after the file's tests. */
+  client: () => Promise<WsClient>;
+  post: (path: string, body?: unknown) => Promise<ApiResponse>;
+  get: (path: string) => Promise<ApiResponse>;
+}
+
+/**
+ * Registers beforeAll/afterAll for a test file: the simulator, and the real service with
+ * server-everything over stdio, roomy limits and a 10 s model timeout, plus `doc` on top.
+ */
+export function useMessagingService(doc: Record<string, unknown> = {}): MessagingService {
+  let sim: Simulator | undefined;
+  let svc: RunningApp | undefined;
+  const clients: WsClient[] = [];
+  beforeAll(async () => {
+    sim = await startSimulator();
+    svc = await startApp({ mcpServers: { everything: everythingStdio }, server: roomyLimits, llm: { timeoutMs: 10_000 }, ...doc }, { modelUrl: sim.url });
+  });
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    await svc?.stop();
+    await sim?.close();
+  });
+  const running = () => svc ?? expect.unreachable('service not started');
+  return {
+    get sim() {
+      return sim ?? expect.unreachable('simulator not started');
+    },
+    get svc() {
+      return running();
+    },
+    client: async () => {
+      const c = await connectWs(running().wsUrl);
+      clients.push(c);
+      return c;
+    },
+    post: (path, body) => api(running().url, 'POST', path, body),
+    get: (path) => api(running().url, 'GET', path),
+  };
+}
