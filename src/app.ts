@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { parseSessionEvent } from '../machines/session-events.ts';
 import { createAgentService, createTurnWaiter } from './agent/index.ts';
 import type { AppBus, AppCommands, AppEvents } from './bus/app-bus.ts';
 import { createBus, createIdSource, systemClock, type Clock, type IdSource } from './bus/index.ts';
@@ -44,7 +45,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIdSource();
   const bus = createBus<AppCommands, AppEvents>({ log: log.child({ component: 'bus' }), clock, ids });
-  const store = createStore(config.storage, { log: log.child({ component: 'store' }), clock });
+  const store = createStore(config.storage, { log: log.child({ component: 'store' }), clock, parseEvent: parseSessionEvent });
   const llm = deps.llm ?? createLlmClient(config.llm, { log: log.child({ component: 'llm' }), env: deps.env ?? process.env });
   const instanceId = randomUUID();
   const mcp = createMcpService({ config, bus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION } });

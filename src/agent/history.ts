@@ -1,13 +1,14 @@
+import type { SessionEvent, SessionEventOf } from '../../machines/session-events.ts';
 import type { ChatMessage } from '../llm/types.ts';
-import type { DomainEvent } from '../store/types.ts';
 
 /**
  * The model's history as a pure projection (fold) of a session's domain events since the last
  * `reset`, without the system prompt (the caller prepends it).
  *
- * - userMessage → `user` (with its image); assistantMessage → `assistant` (with `toolCalls` when it
- *   asked for any); toolResult → `tool` answering `callId` with `result`; toolCall is audit only
- *   (the assistant message already carries the calls); reset → empty history.
+ * - userMessage → `user` (with its image); assistantStep → `assistant` with its `toolCalls`;
+ *   response → `assistant` with the last step's `text`; toolResult → `tool` answering `callId` with
+ *   `text` (what the model was given); toolCall is audit only (the step already carries the calls);
+ *   reset → empty history.
  * - Invariant: the history is always valid for an OpenAI-compatible API. Every call id of an
  *   assistant message gets exactly one `tool` message, before any later user or assistant message:
  *   - a turnFailed (failed or cancelled) answers the calls still open with a synthesized error
@@ -26,7 +27,7 @@ import type { DomainEvent } from '../store/types.ts';
 export const INTERRUPTED_TOOL_RESULT = 'error: the turn ended before the tool returned (no result was recorded)';
 
 /** The synthesized result for a call left open by a failed or cancelled turn. */
-export function failedToolResult(e: Extract<DomainEvent, { type: 'turnFailed' }>): string {
+export function failedToolResult(e: SessionEventOf<'turnFailed'>): string {
   return e.cancelled
     ? 'error: the turn was cancelled before the tool returned'
     : `error: the turn failed before the tool returned (${e.code}: ${e.message})`;
@@ -34,7 +35,7 @@ export function failedToolResult(e: Extract<DomainEvent, { type: 'turnFailed' }>
 
 export interface History {
   /** Folds one more event in; O(1) amortised except for answering open calls. */
-  apply(event: DomainEvent): void;
+  apply(event: SessionEvent): void;
   /**
    * The history so far, without copying. The view is valid until the next `apply`: later applies
    * append to it, and after a reset it is left stale. Copy it to keep a snapshot.
@@ -53,7 +54,7 @@ export function createHistory(): History {
     open.clear();
   };
 
-  const apply = (e: DomainEvent): void => {
+  const apply = (e: SessionEvent): void => {
     switch (e.type) {
       case 'reset':
         list = []; // a new array: views handed out before the reset stay as they were
@@ -63,19 +64,21 @@ export function createHistory(): History {
         answerOpen(INTERRUPTED_TOOL_RESULT);
         list.push(e.image ? { role: 'user', content: e.content, image: e.image } : { role: 'user', content: e.content });
         return;
-      case 'assistantMessage': {
+      case 'assistantStep':
         answerOpen(INTERRUPTED_TOOL_RESULT);
-        const calls = e.toolCalls ?? [];
-        if (calls.length === 0) {
-          list.push({ role: 'assistant', content: e.content });
+        if (e.toolCalls.length === 0) {
+          list.push({ role: 'assistant', content: e.text });
           return;
         }
-        list.push({ role: 'assistant', content: e.content, toolCalls: calls });
-        for (const call of calls) open.add(call.id);
+        list.push({ role: 'assistant', content: e.text, toolCalls: e.toolCalls });
+        for (const call of e.toolCalls) open.add(call.id);
         return;
-      }
+      case 'response':
+        answerOpen(INTERRUPTED_TOOL_RESULT);
+        list.push({ role: 'assistant', content: e.text });
+        return;
       case 'toolResult':
-        if (open.delete(e.callId)) list.push({ role: 'tool', toolCallId: e.callId, content: e.result });
+        if (open.delete(e.callId)) list.push({ role: 'tool', toolCallId: e.callId, content: e.text });
         return;
       case 'toolCall':
         return;
@@ -89,7 +92,7 @@ export function createHistory(): History {
 }
 
 /** The whole fold at once: the history after `events` (e.g. a session's stream read from the store). */
-export function projectHistory(events: Iterable<DomainEvent>): ChatMessage[] {
+export function projectHistory(events: Iterable<SessionEvent>): ChatMessage[] {
   const history = createHistory();
   for (const e of events) history.apply(e);
   return [...history.messages()];

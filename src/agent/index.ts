@@ -1,7 +1,6 @@
-/** Public face of the agent: the session service, its bus contract and the replay mapping. */
+/** Public face of the agent: the session service, its bus contract and the frames of its events. */
 export { createAgentService, type AgentService, type AgentServiceOptions } from './service.ts';
-export { storedToWire, type WireEvent } from './wire.ts';
-export { iterationLimitMessage } from './turn-steps.ts';
+export { toFrame } from './frames.ts';
 export type * from './messages.ts';
 export { DEFAULT_SESSION } from './messages.ts';
 export { createTurnWaiter, type TurnWaiter } from './turn-waiter.ts';

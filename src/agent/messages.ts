@@ -1,50 +1,13 @@
-import type { ImagePart, Usage } from '../llm/types.ts';
-import type { StoredEvent } from '../store/types.ts';
+import type { ImagePart } from '../llm/types.ts';
+import type { AgentFrame, AgentFrameData } from './frames.ts';
+
+export type { AgentEvents, AgentFrame, AgentFrameData, FrameName } from './frames.ts';
 
 /** The spec's one conversation: the session of every message, reset and frame that names none. */
 export const DEFAULT_SESSION = 'default';
 
-/**
- * Payloads of the agent's events. They are exactly the `data` of the WebSocket frames
- * (ARCHITECTURE.md §3): every one names its session and carries `seq`, the number of the last
- * durable event of that session when it was sent (transient events — thinking, chunk — repeat it).
- */
-export interface TurnRef {
-  sessionId: string;
-  turnId: string;
-  seq: number;
-}
-
-export interface ToolCallEvent extends TurnRef {
-  toolName: string;
-  serverId: string;
-  callId: string;
-  args: unknown;
-}
-
-export interface ToolResultEvent extends TurnRef {
-  toolName: string;
-  serverId: string;
-  callId: string;
-  success: boolean;
-  result: unknown;
-  durationMs: number;
-}
-
-export interface ResponseEvent extends TurnRef {
-  content: string;
-  model: string;
-  usage?: Usage;
-}
-
-export interface AgentErrorEvent {
-  code: string;
-  message: string;
-  details: Record<string, unknown>;
-  sessionId: string;
-  turnId?: string;
-  seq?: number;
-}
+/** The frame that answers a turn with its reply. */
+export type ResponseEvent = AgentFrameData['response'];
 
 export interface SessionSummary {
   id: string;
@@ -71,19 +34,11 @@ export type AgentCommands = {
   /** Aborts the running turn (model request and in-flight tool calls); false when none ran. */
   'agent.cancel': { payload: { sessionId: string }; result: { cancelled: boolean } };
   'agent.listSessions': { payload: Record<string, never>; result: SessionSummary[] };
-  /** Stored events after `since`; an unknown session is empty. */
-  'agent.history': { payload: { sessionId: string; since?: number }; result: StoredEvent[] };
+  /**
+   * The frames of the session's stored events after `since` (an unknown session has none), and the
+   * seq of the last stored event read (`since` when none): events without a frame still advance it.
+   */
+  'agent.history': { payload: { sessionId: string; since?: number }; result: { frames: AgentFrame[]; lastSeq: number } };
   /** Cancels and removes a session with its log; false when unknown. */
   'agent.deleteSession': { payload: { sessionId: string }; result: { deleted: boolean } };
-};
-
-export type AgentEvents = {
-  'agent.userMessage': TurnRef & { content: string; hasImage: boolean };
-  'agent.thinking': TurnRef;
-  'agent.chunk': TurnRef & { content: string };
-  'agent.toolCall': ToolCallEvent;
-  'agent.toolResult': ToolResultEvent;
-  'agent.response': ResponseEvent;
-  'agent.error': AgentErrorEvent;
-  'agent.reset': { sessionId: string; seq: number };
 };

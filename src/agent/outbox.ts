@@ -1,5 +1,8 @@
+import type { SessionEvent } from '../../machines/session-events.ts';
 import type { Logger } from '../log/index.ts';
-import type { DomainEvent, EventStore, StoredEvent } from '../store/types.ts';
+import type { EventStore } from '../store/types.ts';
+import type { SessionStoredEvent as StoredEvent } from './frames.ts';
+
 
 /**
  * One session's ordered way out: domain events to append and bus events to send, in the order
@@ -16,7 +19,7 @@ export interface Outbox {
   readonly lastSeq: number;
   /** True when nothing waits to be written or sent. */
   readonly idle: boolean;
-  durable(event: DomainEvent, then?: (stored: StoredEvent) => void): void;
+  durable(event: SessionEvent, then?: (stored: StoredEvent) => void): void;
   transient(run: (seq: number) => void): void;
   /** Resolves when everything handed in so far has been written and sent. */
   drained(): Promise<void>;
@@ -24,7 +27,7 @@ export interface Outbox {
 
 export interface OutboxOptions {
   sessionId: string;
-  store: EventStore;
+  store: EventStore<SessionEvent>;
   log: Logger;
   lastSeq: number;
   /** Runs for every durable event before its own callback (the history fold). */
@@ -33,7 +36,7 @@ export interface OutboxOptions {
   now: () => string;
 }
 
-type Item = { event: DomainEvent; then: ((stored: StoredEvent) => void) | undefined } | { run: (seq: number) => void };
+type Item = { event: SessionEvent; then: ((stored: StoredEvent) => void) | undefined } | { run: (seq: number) => void };
 
 export function createOutbox(opts: OutboxOptions): Outbox {
   const { sessionId, store, log, onStored } = opts;
@@ -50,7 +53,7 @@ export function createOutbox(opts: OutboxOptions): Outbox {
     }
   };
 
-  async function appendBatch(batch: { event: DomainEvent; then: ((stored: StoredEvent) => void) | undefined }[]) {
+  async function appendBatch(batch: { event: SessionEvent; then: ((stored: StoredEvent) => void) | undefined }[]) {
     let stored: StoredEvent[];
     try {
       stored = await store.append(sessionId, batch.map((b) => b.event));

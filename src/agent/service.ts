@@ -16,21 +16,28 @@
  * - A session idle for `evictAfterMs` is dropped from memory (its log stays); 0 keeps them all.
  * - `stop()` cancels running and queued turns (reason 'shutdown') and waits for their events to be stored.
  */
-import type { AppBus } from '../bus/app-bus.ts';
-import { createIdSource, systemClock, type Clock, type IdSource } from '../bus/envelope.ts';
+import type { SessionEvent } from '../../machines/session-events.ts';
+import type { ToolCaller } from '../../machines/turn-contract.ts';
+import { failedOutcome, toTurnError } from '../../machines/turn-steps.ts';
+import type { Bus } from '../bus/bus.ts';
+import { createIdSource, isoNow, systemClock, type Clock, type IdSource } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 import type { LlmClient } from '../llm/types.ts';
 import type { Logger } from '../log/index.ts';
-import type { ModelTool } from '../mcp/messages.ts';
+import type { McpCommands, ModelTool } from '../mcp/messages.ts';
 import type { EventStore } from '../store/types.ts';
-import type { SessionSummary } from './messages.ts';
+import { toFrame, type AgentEvents, type AgentFrame } from './frames.ts';
+import type { AgentCommands, SessionSummary } from './messages.ts';
 import { openSession, type Session } from './session.ts';
+
+/** The bus as the agent uses it: its own commands and events, and the tool calls it makes. */
+export type AgentBus = Pick<Bus<AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>, AgentEvents>, 'handle' | 'execute' | 'emit'>;
 
 export interface AgentServiceOptions {
   config: Pick<AgentConfig, 'systemPrompt' | 'llm'>;
-  bus: AppBus;
-  store: EventStore;
+  bus: AgentBus;
+  store: EventStore<SessionEvent>;
   llm: LlmClient;
   log: Logger;
   clock?: Clock;
@@ -70,6 +77,20 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     }
   };
 
+  const callTool: ToolCaller = async (input, signal) => {
+    const started = clock.now();
+    try {
+      return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal, hops: input.key.hops + 1 }, input.key);
+    } catch (err) {
+      const call = { name: input.name, toolName: input.name, serverId: '' };
+      return failedOutcome(call, toTurnError(err).message, clock.now() - started);
+    }
+  };
+
+  const publish = (frame: AgentFrame, meta: { correlationId?: string; sessionId?: string }): void => {
+    bus.emit(`agent.${frame.event}`, frame.data, meta);
+  };
+
   function session(sessionId: string): Promise<Session> {
     if (stopping) return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'Agent is shutting down'));
     const existing = slots.get(sessionId);
@@ -79,12 +100,13 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         sessionId,
         systemPrompt: config.systemPrompt,
         maxIterations: config.llm.maxIterations,
-        bus,
         store,
         llm,
         log,
         clock,
         listTools,
+        callTool,
+        publish,
       }),
     };
     slots.set(sessionId, slot);
@@ -155,12 +177,17 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         for (const [id, slot] of slots) {
           const s = slot.session;
           if (!s || (!s.busy && s.queued === 0)) continue;
-          const known = byId.get(id) ?? { id, lastSeq: 0, updatedAt: new Date(clock.now()).toISOString(), busy: false, queued: 0 };
+          const known = byId.get(id) ?? { id, lastSeq: 0, updatedAt: isoNow(clock), busy: false, queued: 0 };
           byId.set(id, { ...known, busy: s.busy, queued: s.queued });
         }
         return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       }),
-      bus.handle('agent.history', ({ payload }) => store.read(payload.sessionId, payload.since)),
+      bus.handle('agent.history', async ({ payload }) => {
+        const since = payload.since ?? 0;
+        const stored = await store.read(payload.sessionId, since);
+        const frames = stored.map(toFrame).filter((f) => f !== undefined);
+        return { frames, lastSeq: stored.at(-1)?.seq ?? since };
+      }),
       bus.handle('agent.deleteSession', async ({ payload }) => {
         const wasOpen = await closeSession(payload.sessionId, 'deleted');
         const removed = await store.delete(payload.sessionId);

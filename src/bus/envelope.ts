@@ -18,16 +18,4 @@ export interface SendMeta {
   sessionId?: string;
 }
 
-/** Injected sources of time and ids (house rule 7: no hidden globals). */
-export interface Clock {
-  now(): number;
-}
-export type IdSource = () => string;
-
-export const systemClock: Clock = { now: () => Date.now() };
-
-/** Cheap unique ids: a random per-process prefix plus a counter (no crypto call per chunk). */
-export function createIdSource(prefix = Math.random().toString(36).slice(2, 8)): IdSource {
-  let n = 0;
-  return () => `${prefix}-${(++n).toString(36)}`;
-}
+export { systemClock, createIdSource, type Clock, type IdSource } from '../clock.ts';

@@ -13,7 +13,7 @@ export const EVENT_FRAMES = {
   'agent.toolResult': 'toolResult',
   'agent.response': 'response',
   'agent.error': 'error',
-  'agent.reset': 'conversationReset',
+  'agent.conversationReset': 'conversationReset',
   'mcp.serverStatus': 'mcpServerStatus',
   'mcp.toolsChanged': 'toolsChanged',
 } as const satisfies { [K in keyof AppEvents]: string };

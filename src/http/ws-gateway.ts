@@ -81,7 +81,7 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
         await bus.execute('agent.cancel', { sessionId }, { sessionId });
         return;
       case 'subscribe':
-        await replaySession(bus, sessionId, msg.since, (event, data) => sendTo(ws, event, data), () => ws.getUserData().closed);
+        await replaySession(bus, sessionId, msg.since, (f) => sendTo(ws, f.event, f.data), () => ws.getUserData().closed);
         if (!ws.getUserData().closed) ws.subscribe(sessionTopic(sessionId));
         return;
       case 'unsubscribe':

@@ -1,9 +1,9 @@
-import type { Clock } from '../bus/envelope.ts';
+import type { Clock } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
 import { createJsonlStore } from './jsonl-store.ts';
 import { createMemoryStore } from './memory-store.ts';
-import type { EventStore } from './types.ts';
+import type { EventParser, EventStore, StoreEvent } from './types.ts';
 
 export type * from './types.ts';
 export { createJsonlStore, type JsonlStoreOptions } from './jsonl-store.ts';
@@ -11,21 +11,23 @@ export { createMemoryStore, type MemoryStoreDeps } from './memory-store.ts';
 
 export type StorageConfig = AgentConfig['storage'];
 
-export interface StoreDeps {
+export interface StoreDeps<E extends StoreEvent> {
   log: Logger;
   clock?: Clock;
+  /** Validates (and upcasts) events read back from a durable medium. */
+  parseEvent: EventParser<E>;
 }
 
 /**
  * The configured EventStore. `jsonl` keeps one file per session under `dir` (a relative `dir`
  * resolves against the process's working directory); `memory` keeps nothing across restarts.
  */
-export function createStore(storage: StorageConfig, deps: StoreDeps): EventStore {
+export function createStore<E extends StoreEvent>(storage: StorageConfig, deps: StoreDeps<E>): EventStore<E> {
   const clock = deps.clock ? { clock: deps.clock } : {};
   switch (storage.type) {
     case 'jsonl':
-      return createJsonlStore({ dir: storage.dir, log: deps.log, ...clock });
+      return createJsonlStore({ dir: storage.dir, log: deps.log, parseEvent: deps.parseEvent, ...clock });
     case 'memory':
-      return createMemoryStore(clock);
+      return createMemoryStore<E>(clock);
   }
 }

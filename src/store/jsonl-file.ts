@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
 import { fileNameOf, parseFileName } from './session-file-name.ts';
 import { byId, parseStoredLine } from './stored-event.ts';
-import type { SessionInfo, StoredEvent } from './types.ts';
+import type { EventParser, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
 
 /**
  * Session JSONL files on disk: loading, tail reading and listing, positioned writes.
@@ -17,9 +17,9 @@ const NL = 0x0a;
 const MAX_REPORTED_LINES = 20;
 const LIST_CONCURRENCY = 16;
 
-export interface LoadedLog {
+export interface LoadedLog<E extends StoreEvent> {
   /** Valid events, ascending by seq. */
-  events: StoredEvent[];
+  events: StoredEvent<E>[];
   /** Bytes up to and including the last newline: where the next append belongs. */
   validBytes: number;
   /** Bytes the file held (greater than `validBytes` when the tail is torn). */
@@ -29,7 +29,7 @@ export interface LoadedLog {
 const isMissing = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code === 'ENOENT';
 
 /** Reads and checks a whole session file; `undefined` when the file does not exist. */
-export async function loadLog(path: string, sessionId: string, log: Logger): Promise<LoadedLog | undefined> {
+export async function loadLog<E extends StoreEvent>(path: string, sessionId: string, log: Logger, parseEvent: EventParser<E>): Promise<LoadedLog<E> | undefined> {
   let buf: Buffer;
   try {
     buf = await readFile(path);
@@ -37,7 +37,7 @@ export async function loadLog(path: string, sessionId: string, log: Logger): Pro
     if (isMissing(e)) return undefined;
     throw e;
   }
-  const events: StoredEvent[] = [];
+  const events: StoredEvent<E>[] = [];
   const bad: number[] = [];
   let badCount = 0;
   let start = 0;
@@ -45,7 +45,7 @@ export async function loadLog(path: string, sessionId: string, log: Logger): Pro
   for (let nl = buf.indexOf(NL, start); nl !== -1; start = nl + 1, nl = buf.indexOf(NL, start)) {
     lineNo++;
     if (nl === start) continue; // blank line: harmless
-    const ev = parseStoredLine(buf.toString('utf8', start, nl));
+    const ev = parseStoredLine(buf.toString('utf8', start, nl), parseEvent);
     const lastSeq = events.at(-1)?.seq ?? 0;
     if (ev && ev.sessionId === sessionId && ev.seq > lastSeq) events.push(ev);
     else if (++badCount <= MAX_REPORTED_LINES) bad.push(lineNo);
@@ -67,7 +67,7 @@ export async function loadLog(path: string, sessionId: string, log: Logger): Pro
  * growing chunks, so `list()` over many sessions stays cheap; `undefined` when the file is missing
  * or holds no such line.
  */
-export async function readLastEvent(path: string, sessionId?: string): Promise<StoredEvent | undefined> {
+export async function readLastEvent(path: string, parseEvent: EventParser<StoreEvent>, sessionId?: string): Promise<StoredEvent | undefined> {
   let fh;
   try {
     fh = await open(path, 'r');
@@ -89,7 +89,7 @@ export async function readLastEvent(path: string, sessionId?: string): Promise<S
       while (end !== undefined && end > 0) {
         const prev = end >= 2 ? buf.lastIndexOf(NL, end - 2) : -1;
         if (prev === -1 && pos > 0) break; // the line starts before buf: read more
-        const ev = end - 1 > prev + 1 ? parseStoredLine(buf.toString('utf8', prev + 1, end - 1)) : undefined;
+        const ev = end - 1 > prev + 1 ? parseStoredLine(buf.toString('utf8', prev + 1, end - 1), parseEvent) : undefined;
         if (ev && (sessionId === undefined || ev.sessionId === sessionId)) return ev;
         end = prev + 1;
       }
@@ -129,7 +129,11 @@ const infoOf = (id: string, last: StoredEvent): SessionInfo => ({ id, lastSeq: l
  * answers for sessions held in memory (it must be at least as recent as the file); the others are
  * judged by their last valid line. Files this store did not name are ignored.
  */
-export async function listDir(dir: string, known: (id: string) => StoredEvent | undefined): Promise<SessionInfo[]> {
+export async function listDir(
+  dir: string,
+  parseEvent: EventParser<StoreEvent>,
+  known: (id: string) => StoredEvent | undefined,
+): Promise<SessionInfo[]> {
   const names = await readdir(dir);
   const infos = new Map<string, SessionInfo>();
   const entryInfo = async (name: string): Promise<SessionInfo | undefined> => {
@@ -137,10 +141,10 @@ export async function listDir(dir: string, known: (id: string) => StoredEvent | 
     if (!parsed) return undefined;
     const path = join(dir, name);
     if (parsed.kind === 'plain') {
-      const last = known(parsed.id) ?? (await readLastEvent(path, parsed.id));
+      const last = known(parsed.id) ?? (await readLastEvent(path, parseEvent, parsed.id));
       return last && infoOf(parsed.id, last);
     }
-    const inFile = await readLastEvent(path);
+    const inFile = await readLastEvent(path, parseEvent);
     if (!inFile || fileNameOf(inFile.sessionId) !== name) return undefined;
     return infoOf(inFile.sessionId, known(inFile.sessionId) ?? inFile);
   };

@@ -1,6 +1,6 @@
 import { unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { systemClock, type Clock } from '../bus/envelope.ts';
+import { isoNow, systemClock, type Clock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { createHandlePool } from './handle-pool.ts';
@@ -9,12 +9,14 @@ import { createLimiter } from './limiter.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { assertSessionId } from './session-id.ts';
 import { eventJson, firstAfter, storedEvent, storedLine } from './stored-event.ts';
-import type { DomainEvent, EventStore, SessionInfo, StoredEvent } from './types.ts';
+import type { EventParser, EventStore, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
 
-export interface JsonlStoreOptions {
+export interface JsonlStoreOptions<E extends StoreEvent> {
   /** Directory of the session files; created on first use. */
   dir: string;
   log: Logger;
+  /** Checks (and upcasts) each event read back from a file; lines it rejects are skipped with a warning. */
+  parseEvent: EventParser<E>;
   clock?: Clock;
   /**
    * File handles kept open for appending at most (least recently used closed first). Default 256.
@@ -30,20 +32,20 @@ export interface JsonlStoreOptions {
 }
 
 /** A session's stream as loaded: its most recent events (at least the last) and where the next line goes. */
-interface Loaded {
+interface Loaded<E extends StoreEvent> {
   /** The newest events, at most `maxCachedEvents`; `events[0].seq - 1` events precede them on disk. */
-  events: StoredEvent[];
+  events: StoredEvent<E>[];
   /** Bytes of the file up to its last newline (a torn tail beyond this is cut on the next write). */
   size: number;
   /** Whether a handle has since checked the file's size against `size` (and cut a torn tail). */
   checked: boolean;
 }
 
-interface AppendOp {
+interface AppendOp<E extends StoreEvent> {
   kind: 'append';
   jsons: string[];
   ts: string;
-  resolve: (stored: StoredEvent[]) => void;
+  resolve: (stored: StoredEvent<E>[]) => void;
   reject: (e: unknown) => void;
 }
 /** Any other operation that must wait its turn (loading read, delete); `run` never rejects. */
@@ -52,13 +54,13 @@ interface TaskOp {
   run: () => Promise<void>;
 }
 
-interface Slot {
+interface Slot<E extends StoreEvent> {
   id: string;
   path: string;
   /** Operations in call order; consecutive appends at the head are written together. */
-  queue: (AppendOp | TaskOp)[];
+  queue: (AppendOp<E> | TaskOp)[];
   running: boolean;
-  state: Loaded | undefined;
+  state: Loaded<E> | undefined;
 }
 
 const LOAD_CONCURRENCY = 16;
@@ -78,18 +80,19 @@ const LOAD_CONCURRENCY = 16;
  *   load the file. Memory per session is bounded by `maxCachedEvents`, however long its log.
  * - After `close()` every call rejects with SERVICE_UNAVAILABLE.
  */
-export function createJsonlStore(options: JsonlStoreOptions): EventStore {
-  const { dir, log } = options;
+export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOptions<E>): EventStore<E> {
+  const { dir, log, parseEvent } = options;
+  type S = Slot<E>;
   const clock = options.clock ?? systemClock;
   const fsync = options.fsync ?? true;
   const maxCached = options.maxCachedSessions ?? 1000;
   const maxEvents = Math.max(1, options.maxCachedEvents ?? 128);
   /** Keeps the newest `maxEvents` events (in place, amortised: trims only past twice the window). */
-  const window = (events: StoredEvent[]): StoredEvent[] => (events.length > 2 * maxEvents ? events.slice(-maxEvents) : events);
+  const window = (events: StoredEvent<E>[]): StoredEvent<E>[] => (events.length > 2 * maxEvents ? events.slice(-maxEvents) : events);
   /** Whether every event after `since` is in the window. */
-  const covers = (state: Loaded, since: number) => (state.events[0]?.seq ?? 1) <= since + 1;
+  const covers = (state: Loaded<E>, since: number) => (state.events[0]?.seq ?? 1) <= since + 1;
   const pool = createHandlePool(options.maxOpenFiles ?? 256, log);
-  const slots = new Map<string, Slot>(); // iteration order = least recently used first
+  const slots = new Map<string, S>(); // iteration order = least recently used first
   const drains = new Set<Promise<void>>();
   const loads = createLimiter(LOAD_CONCURRENCY); // each load holds a file descriptor while it reads
   let loadedCount = 0;
@@ -109,23 +112,23 @@ export function createJsonlStore(options: JsonlStoreOptions): EventStore {
   };
 
   /** The session's slot, marked most recently used. */
-  const slotOf = (id: string): Slot => {
+  const slotOf = (id: string): S => {
     const slot = slots.get(id) ?? { id, path: join(dir, fileNameOf(id)), queue: [], running: false, state: undefined };
     slots.delete(id);
     slots.set(id, slot);
     return slot;
   };
 
-  const setState = (slot: Slot, state: Loaded | undefined) => {
+  const setState = (slot: S, state: Loaded<E> | undefined) => {
     loadedCount += (state ? 1 : 0) - (slot.state ? 1 : 0);
     slot.state = state;
     if (!state) pool.discard(slot.id);
   };
 
-  const idle = (slot: Slot) => !slot.running && slot.queue.length === 0;
+  const idle = (slot: S) => !slot.running && slot.queue.length === 0;
 
   /** Forgets `slot` if it is idle with nothing loaded; then drops least recently used idle sessions beyond the cap. */
-  const settle = (slot: Slot) => {
+  const settle = (slot: S) => {
     if (idle(slot) && !slot.state && slots.get(slot.id) === slot) slots.delete(slot.id);
     if (loadedCount <= maxCached) return;
     for (const s of slots.values()) {
@@ -136,16 +139,16 @@ export function createJsonlStore(options: JsonlStoreOptions): EventStore {
     }
   };
 
-  const ensureLoaded = async (slot: Slot, create: boolean): Promise<Loaded | undefined> => {
+  const ensureLoaded = async (slot: S, create: boolean): Promise<Loaded<E> | undefined> => {
     if (slot.state) return slot.state;
-    const loaded = await loads.run(() => loadLog(slot.path, slot.id, log));
+    const loaded = await loads.run(() => loadLog(slot.path, slot.id, log, parseEvent));
     if (!loaded && !create) return undefined;
     setState(slot, { events: window(loaded?.events ?? []), size: loaded?.validBytes ?? 0, checked: false });
     return slot.state;
   };
 
   /** Run when a handle first opens after a load: cut a torn tail; refuse a file that shrank behind our back. */
-  const reconcile = (state: Loaded, path: string) => async (fh: FileHandle) => {
+  const reconcile = (state: Loaded<E>, path: string) => async (fh: FileHandle) => {
     if (state.checked) return;
     const { size } = await fh.stat();
     if (size > state.size) {
@@ -157,7 +160,7 @@ export function createJsonlStore(options: JsonlStoreOptions): EventStore {
     state.checked = true;
   };
 
-  const writeBatch = async (slot: Slot, batch: AppendOp[]): Promise<void> => {
+  const writeBatch = async (slot: S, batch: AppendOp<E>[]): Promise<void> => {
     try {
       await ensureDir();
       const state = await ensureLoaded(slot, true);
@@ -167,7 +170,7 @@ export function createJsonlStore(options: JsonlStoreOptions): EventStore {
       const results = batch.map((op) =>
         op.jsons.map((json) => {
           lines.push(storedLine(++seq, op.ts, slot.id, json));
-          return storedEvent(seq, op.ts, slot.id, json);
+          return storedEvent<E>(seq, op.ts, slot.id, json);
         }),
       );
       const bytes = Buffer.from(lines.join('\n') + '\n', 'utf8');
@@ -201,7 +204,7 @@ export function createJsonlStore(options: JsonlStoreOptions): EventStore {
   };
 
   /** Runs the session's queue until it is empty; `running` drops in the same tick as the last check. */
-  const drain = async (slot: Slot): Promise<void> => {
+  const drain = async (slot: S): Promise<void> => {
     try {
       await Promise.resolve(); // let appends made in the same tick join the first write
       while (slot.queue.length > 0) {
@@ -213,14 +216,14 @@ export function createJsonlStore(options: JsonlStoreOptions): EventStore {
         }
         let n = 0;
         while (slot.queue[n]?.kind === 'append') n++;
-        await writeBatch(slot, slot.queue.splice(0, n) as AppendOp[]);
+        await writeBatch(slot, slot.queue.splice(0, n) as AppendOp<E>[]);
       }
     } finally {
       slot.running = false;
     }
   };
 
-  const enqueue = (slot: Slot, op: AppendOp | TaskOp) => {
+  const enqueue = (slot: S, op: AppendOp<E> | TaskOp) => {
     slot.queue.push(op);
     if (slot.running) return;
     slot.running = true;
@@ -234,24 +237,24 @@ export function createJsonlStore(options: JsonlStoreOptions): EventStore {
   };
 
   /** Runs `fn` in the session's turn; its result or error (as AppError) settles the promise. */
-  const task = <T>(sessionId: string, op: string, fn: (slot: Slot) => Promise<T>): Promise<T> =>
+  const task = <T>(sessionId: string, op: string, fn: (slot: S) => Promise<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const slot = slotOf(sessionId);
       enqueue(slot, { kind: 'task', run: () => fn(slot).then(resolve, (e: unknown) => reject(storeError(e, op, sessionId))) });
     });
 
   return {
-    async append(sessionId: string, events: DomainEvent[]): Promise<StoredEvent[]> {
+    async append(sessionId: string, events: readonly E[]): Promise<StoredEvent<E>[]> {
       guard(sessionId);
       if (events.length === 0) return [];
       const jsons = events.map(eventJson);
-      const ts = new Date(clock.now()).toISOString();
-      return new Promise<StoredEvent[]>((resolve, reject) => {
+      const ts = isoNow(clock);
+      return new Promise<StoredEvent<E>[]>((resolve, reject) => {
         enqueue(slotOf(sessionId), { kind: 'append', jsons, ts, resolve, reject });
       });
     },
 
-    async read(sessionId: string, since = 0): Promise<StoredEvent[]> {
+    async read(sessionId: string, since = 0): Promise<StoredEvent<E>[]> {
       guard(sessionId);
       const cached = slots.get(sessionId)?.state;
       if (cached && covers(cached, since)) {
@@ -263,7 +266,7 @@ export function createJsonlStore(options: JsonlStoreOptions): EventStore {
         if (!state) return [];
         if (covers(state, since)) return state.events.slice(firstAfter(state.events, since));
         // Older than the window: read the file (queued behind earlier appends, so it holds them).
-        const all = (await loads.run(() => loadLog(slot.path, slot.id, log)))?.events ?? [];
+        const all = (await loads.run(() => loadLog(slot.path, slot.id, log, parseEvent)))?.events ?? [];
         return all.slice(firstAfter(all, since));
       });
     },
@@ -273,7 +276,7 @@ export function createJsonlStore(options: JsonlStoreOptions): EventStore {
       try {
         await ensureDir();
         // a loaded session answers from memory: it holds exactly the acknowledged events
-        return await listDir(dir, (id) => slots.get(id)?.state?.events.at(-1));
+        return await listDir(dir, parseEvent, (id) => slots.get(id)?.state?.events.at(-1));
       } catch (e) {
         throw storeError(e, 'list');
       }

@@ -1,8 +1,8 @@
 import { AppError } from '../errors/index.ts';
-import { systemClock, type Clock } from '../bus/envelope.ts';
+import { isoNow, systemClock, type Clock } from '../clock.ts';
 import { assertSessionId } from './session-id.ts';
 import { byId, eventJson, firstAfter, storedEvent } from './stored-event.ts';
-import type { DomainEvent, EventStore, SessionInfo, StoredEvent } from './types.ts';
+import type { EventStore, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
 
 export interface MemoryStoreDeps {
   clock?: Clock;
@@ -14,9 +14,9 @@ export interface MemoryStoreDeps {
  * order (synchronously, so trivially serialised); `list()` is sorted by id; after `close()` every call rejects with
  * SERVICE_UNAVAILABLE.
  */
-export function createMemoryStore(deps: MemoryStoreDeps = {}): EventStore {
+export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = {}): EventStore<E> {
   const clock = deps.clock ?? systemClock;
-  const sessions = new Map<string, StoredEvent[]>();
+  const sessions = new Map<string, StoredEvent<E>[]>();
   let closed = false;
 
   const guard = (sessionId?: string) => {
@@ -26,21 +26,21 @@ export function createMemoryStore(deps: MemoryStoreDeps = {}): EventStore {
 
   return {
     // eslint-disable-next-line @typescript-eslint/require-await -- async so that throws become rejections
-    async append(sessionId: string, events: DomainEvent[]): Promise<StoredEvent[]> {
+    async append(sessionId: string, events: readonly E[]): Promise<StoredEvent<E>[]> {
       guard(sessionId);
       if (events.length === 0) return [];
       const jsons = events.map(eventJson);
-      const ts = new Date(clock.now()).toISOString();
+      const ts = isoNow(clock);
       let stream = sessions.get(sessionId);
       if (!stream) sessions.set(sessionId, (stream = []));
       let seq = stream.at(-1)?.seq ?? 0;
-      const stored = jsons.map((json) => storedEvent(++seq, ts, sessionId, json));
+      const stored = jsons.map((json) => storedEvent<E>(++seq, ts, sessionId, json));
       for (const e of stored) stream.push(e);
       return stored;
     },
 
     // eslint-disable-next-line @typescript-eslint/require-await
-    async read(sessionId: string, since = 0): Promise<StoredEvent[]> {
+    async read(sessionId: string, since = 0): Promise<StoredEvent<E>[]> {
       guard(sessionId);
       const stream = sessions.get(sessionId);
       return stream ? stream.slice(firstAfter(stream, since)) : [];

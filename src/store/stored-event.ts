@@ -1,15 +1,11 @@
 import { AppError } from '../errors/index.ts';
-import type { DomainEvent, DomainEventType, SessionInfo, StoredEvent } from './types.ts';
+import type { EventParser, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
 
 /**
  * Helpers shared by the stores, so that every engine hands out the same values: an event is
  * stored as its JSON form (what a restart of a durable store would read back) and handed out
  * deep-frozen, so no caller can change the log by mutating what it was given.
  */
-
-const EVENT_TYPES: ReadonlySet<string> = new Set<DomainEventType>([
-  'userMessage', 'assistantMessage', 'toolCall', 'toolResult', 'reset', 'turnFailed',
-]);
 
 export function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
@@ -19,8 +15,8 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** JSON text of a domain event; rejects (INTERNAL_ERROR) what JSON cannot carry. */
-export function eventJson(event: DomainEvent): string {
+/** JSON text of an event; rejects (INTERNAL_ERROR) what JSON cannot carry. */
+export function eventJson(event: StoreEvent): string {
   let text: string | undefined;
   try {
     text = JSON.stringify(event);
@@ -39,12 +35,12 @@ export function storedLine(seq: number, ts: string, sessionId: string, json: str
 }
 
 /** The frozen value handed out for an event whose JSON text is `json`. */
-export function storedEvent(seq: number, ts: string, sessionId: string, json: string): StoredEvent {
-  return deepFreeze({ seq, ts, sessionId, event: JSON.parse(json) as DomainEvent });
+export function storedEvent<E extends StoreEvent>(seq: number, ts: string, sessionId: string, json: string): StoredEvent<E> {
+  return deepFreeze({ seq, ts, sessionId, event: JSON.parse(json) as E });
 }
 
-/** Parses and checks one stored line; `undefined` when it is not a plausible StoredEvent. */
-export function parseStoredLine(text: string): StoredEvent | undefined {
+/** Parses and checks one stored line; `undefined` when it is not a valid StoredEvent. */
+export function parseStoredLine<E extends StoreEvent>(text: string, parseEvent: EventParser<E>): StoredEvent<E> | undefined {
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -52,17 +48,14 @@ export function parseStoredLine(text: string): StoredEvent | undefined {
     return undefined;
   }
   if (typeof v !== 'object' || v === null) return undefined;
-  const o = v as Record<string, unknown>;
-  const ev = o['event'] as Record<string, unknown> | null | undefined;
-  const ok =
-    Number.isSafeInteger(o['seq']) && (o['seq'] as number) > 0 &&
-    typeof o['ts'] === 'string' && typeof o['sessionId'] === 'string' &&
-    typeof ev === 'object' && ev !== null && typeof ev['type'] === 'string' && EVENT_TYPES.has(ev['type']);
-  return ok ? deepFreeze(v as StoredEvent) : undefined;
+  const { seq, ts, sessionId, event: raw } = v as Record<string, unknown>;
+  if (!Number.isSafeInteger(seq) || (seq as number) <= 0 || typeof ts !== 'string' || typeof sessionId !== 'string') return undefined;
+  const event = parseEvent(raw);
+  return event && deepFreeze({ seq: seq as number, ts, sessionId, event });
 }
 
 /** Index of the first event with seq > since (events ascend by seq, possibly with gaps). */
-export function firstAfter(events: readonly StoredEvent[], since: number): number {
+export function firstAfter(events: readonly StoredEvent<StoreEvent>[], since: number): number {
   let lo = 0;
   let hi = events.length;
   while (lo < hi) {

@@ -1,43 +1,23 @@
-import type { ImagePart, ToolCallRequest, Usage } from '../llm/types.ts';
+/** An event the store can keep: any JSON object with a `type`. The store never looks further. */
+export interface StoreEvent {
+  type: string;
+}
 
-/** Domain events of a conversation. The model's history is a fold of these since the last reset. */
-export type DomainEvent =
-  | { type: 'userMessage'; turnId: string; content: string; image?: ImagePart }
-  | {
-      /** One model step: its text and, unless it is the final reply, the tool calls it asked for. */
-      type: 'assistantMessage';
-      turnId: string;
-      content: string;
-      toolCalls?: ToolCallRequest[];
-      final: boolean;
-      model: string;
-      usage?: Usage;
-    }
-  | { type: 'toolCall'; turnId: string; callId: string; toolName: string; serverId: string; args: unknown }
-  | {
-      type: 'toolResult';
-      turnId: string;
-      callId: string;
-      toolName: string;
-      serverId: string;
-      success: boolean;
-      /** What the model is given (already capped). */
-      result: string;
-      durationMs: number;
-    }
-  | { type: 'reset' }
-  | { type: 'turnFailed'; turnId: string; code: string; message: string; cancelled?: boolean };
-
-export type DomainEventType = DomainEvent['type'];
-
-/** A domain event as stored: numbered per session from 1, with the time it was appended. */
-export interface StoredEvent {
+/** An event as stored: numbered per session from 1, with the time it was appended. */
+export interface StoredEvent<E extends StoreEvent = StoreEvent> {
   seq: number;
   /** ISO 8601 UTC with milliseconds. */
   ts: string;
   sessionId: string;
-  event: DomainEvent;
+  event: E;
 }
+
+/**
+ * How a store reads events back from a durable medium: the raw JSON value of a stored event, as
+ * the current type (upcast from older versions), or `undefined` when it is not a valid event (the
+ * line is then skipped with a warning, like a torn tail).
+ */
+export type EventParser<E extends StoreEvent> = (raw: unknown) => E | undefined;
 
 export interface SessionInfo {
   id: string;
@@ -47,13 +27,14 @@ export interface SessionInfo {
 }
 
 /**
- * Append-only per-session event streams. Appends to one session are applied in call order and
- * numbered consecutively; a resolved append is on disk (for durable stores) in that order.
+ * Append-only per-session event streams, generic over the event type. Appends to one session are
+ * applied in call order and numbered consecutively; a resolved append is on disk (for durable
+ * stores) in that order.
  */
-export interface EventStore {
-  append(sessionId: string, events: DomainEvent[]): Promise<StoredEvent[]>;
+export interface EventStore<E extends StoreEvent> {
+  append(sessionId: string, events: readonly E[]): Promise<StoredEvent<E>[]>;
   /** Events with seq > since (default 0), in order. An unknown session reads as empty. */
-  read(sessionId: string, since?: number): Promise<StoredEvent[]>;
+  read(sessionId: string, since?: number): Promise<StoredEvent<E>[]>;
   list(): Promise<SessionInfo[]>;
   /** Removes a session's stream; false when there was none. */
   delete(sessionId: string): Promise<boolean>;

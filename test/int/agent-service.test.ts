@@ -2,6 +2,7 @@
  * The agent service wired to real parts through the bus (no HTTP): the openai-SDK LlmClient against
  * the model simulator, the MCP service with server-everything over stdio, memory and JSONL stores.
  */
+import { parseSessionEvent, type SessionEvent } from '../../machines/session-events.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,7 +42,7 @@ afterAll(async () => {
 
 interface Rig {
   agent: AgentService;
-  store: EventStore;
+  store: EventStore<SessionEvent>;
   events: Envelope[];
   /** Sends a message and resolves with the event that ends its turn (response or error). */
   turn(content: string, sessionId?: string): Promise<Envelope>;
@@ -64,8 +65,8 @@ function llmClient(apiKey = API_KEY): LlmClient {
 }
 
 let commands = 0;
-async function rig(opts: { store?: EventStore; maxIterations?: number; llm?: LlmClient } = {}): Promise<Rig> {
-  const store = opts.store ?? createMemoryStore();
+async function rig(opts: { store?: EventStore<SessionEvent>; maxIterations?: number; llm?: LlmClient } = {}): Promise<Rig> {
+  const store = opts.store ?? createMemoryStore<SessionEvent>();
   const config = agentConfigSchema.parse({
     systemPrompt: 'You are the integration test agent.',
     llm: { provider: 'openai-compatible', model: 'sim-model', baseURL: sim.url, maxIterations: opts.maxIterations ?? 20 },
@@ -165,15 +166,15 @@ describe('agent service with the simulator and server-everything', () => {
     expect((await r.end(tool.correlationId)).name).toBe('agent.error');
     expect(Date.now() - t0).toBeLessThan(2_000);
     expect((await r.turn('still there?', 'cancel')).name).toBe('agent.response');
-    const log = await bus.execute('agent.history', { sessionId: 'cancel' });
-    expect(log.filter((s) => s.event.type === 'turnFailed').map((s) => s.event)).toMatchObject([{ cancelled: true }, { cancelled: true }]);
+    const { frames } = await bus.execute('agent.history', { sessionId: 'cancel' });
+    expect(frames.filter((f) => f.event === 'error').map((f) => f.data)).toMatchObject([{ details: { reason: 'cancelled' } }, { details: { reason: 'cancelled' } }]);
   });
 
   it('reset empties the history the model sees', async () => {
     const r = await rig();
     await r.turn('my secret is 42', 'reset');
     const { seq } = await bus.execute('agent.reset', { sessionId: 'reset' }, { correlationId: 'int-reset' });
-    expect(r.events.find((e) => e.name === 'agent.reset')).toMatchObject({ correlationId: 'int-reset', payload: { sessionId: 'reset', seq } });
+    expect(r.events.find((e) => e.name === 'agent.conversationReset')).toMatchObject({ correlationId: 'int-reset', payload: { sessionId: 'reset', seq } });
     await r.turn('what was it?', 'reset');
     expect(lastRequest()?.messages.map((m) => m.role)).toEqual(['system', 'user']);
   });
@@ -181,7 +182,7 @@ describe('agent service with the simulator and server-everything', () => {
   it('keeps the history across a new service over the same JSONL directory', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'agentd-agent-int-'));
     try {
-      const store1 = createJsonlStore({ dir, log });
+      const store1 = createJsonlStore({ dir, log, parseEvent: parseSessionEvent });
       const r1 = await rig({ store: store1 });
       await r1.turn('remember the colour blue', 'persist');
       await r1.turn('[[tool:echo {"message":"saved"}]]', 'persist');
@@ -190,13 +191,13 @@ describe('agent service with the simulator and server-everything', () => {
       await o?.agent.stop();
       await store1.close();
 
-      const r2 = await rig({ store: createJsonlStore({ dir, log }) });
+      const r2 = await rig({ store: createJsonlStore({ dir, log, parseEvent: parseSessionEvent }) });
       const end = await r2.turn('what colour?', 'persist');
       const sent = lastRequest()?.messages.map((m) => m.role);
       expect(sent).toEqual(['system', 'user', 'assistant', 'user', 'assistant', 'tool', 'assistant', 'user']);
-      const history = await bus.execute('agent.history', { sessionId: 'persist' });
-      expect(history.map((s) => s.seq)).toEqual(history.map((_, i) => i + 1));
-      expect(payload<'agent.response'>(end).seq).toBe(history.at(-1)?.seq);
+      const stored = await r2.store.read('persist');
+      expect(stored.map((s) => s.seq)).toEqual(stored.map((_, i) => i + 1));
+      expect(payload<'agent.response'>(end).seq).toBe(stored.at(-1)?.seq);
       await r2.store.close();
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -53,9 +53,7 @@ describe('history across a restart (JSONL store)', () => {
     const history = await api(second.url, 'GET', '/api/sessions/default/history');
     expect(history.status).toBe(200);
     expect(history.body.events).toEqual(before);
-    expect(history.body.events.map((s: any) => s.event.type)).toEqual([
-      'userMessage', 'assistantMessage', 'userMessage', 'assistantMessage', 'toolCall', 'toolResult', 'assistantMessage',
-    ]);
+    expect(history.body.events.map((f: any) => f.event)).toEqual(['userMessage', 'response', 'userMessage', 'toolCall', 'toolResult', 'response']);
     const ids = (await api(second.url, 'GET', '/api/sessions')).body.sessions.map((s: any) => s.id);
     expect(ids).toEqual(expect.arrayContaining(['default', 'side']));
 
@@ -65,7 +63,7 @@ describe('history across a restart (JSONL store)', () => {
     const turn = await turnFrames(ws, 'default');
     ws.close();
     expect(turn.at(-1)!.data.content).toBe('You said: restart-three: which animal?');
-    expect(turn[0]!.data.seq).toBe(before.at(-1).seq + 1);
+    expect(turn[0]!.data.seq).toBe(history.body.lastSeq + 1);
     const seen = lastMessagesWith(sim, 'restart-three');
     expect(seen.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'assistant', 'tool', 'assistant', 'user']);
     expect(textOf(seen[1])).toBe('restart-one: remember zebra');
@@ -88,7 +86,38 @@ describe('history across a restart (JSONL store)', () => {
     const res = await api(again.url, 'POST', '/api/message-sync', { message: 'torn-two', sessionId: 'torn' });
     expect(res.body.response).toBe('You said: torn-two');
     const events = (await api(again.url, 'GET', '/api/sessions/torn/history')).body.events;
-    expect(events.map((s: any) => [s.seq, s.event.content])).toEqual([[1, 'torn-one'], [2, 'You said: torn-one'], [3, 'torn-two'], [4, 'You said: torn-two']]);
+    expect(events.map((f: any) => [f.data.seq, f.data.content])).toEqual([[1, 'torn-one'], [2, 'You said: torn-one'], [3, 'torn-two'], [4, 'You said: torn-two']]);
     expect(lastMessagesWith(sim, 'torn-two').map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
   });
+
+  it('a client that replays with since 0, live or after a restart, sees exactly the durable frames a live client saw', async () => {
+    const first = await boot();
+    const live = await connectWs(first.wsUrl);
+    live.send({ type: 'subscribe', sessionId: 'same' });
+    live.send({ type: 'message', sessionId: 'same', content: 'same-one [[tool:echo {"message":"twice"}]]' });
+    await turnFrames(live, 'same');
+    live.send({ type: 'message', sessionId: 'same', content: 'same-two' });
+    await turnFrames(live, 'same');
+    const durable = (frames: typeof live.frames) => frames.filter((f) => f.data.sessionId === 'same' && DURABLE.has(f.event));
+    const seenLive = durable(live.frames);
+    expect(seenLive.map((f) => f.event)).toEqual(['userMessage', 'toolCall', 'toolResult', 'response', 'userMessage', 'response']);
+    expect(seenLive[2]!.data.result).toMatchObject({ content: [{ type: 'text', text: 'Echo: twice' }] });
+    live.close();
+
+    const replayAndCompare = async (app: RunningApp) => {
+      const ws = await connectWs(app.wsUrl);
+      ws.send({ type: 'subscribe', sessionId: 'same', since: 0 });
+      await ws.next((f) => f.event === 'response' && f.data.content === 'You said: same-two');
+      ws.close();
+      expect(durable(ws.frames)).toEqual(seenLive);
+      expect((await api(app.url, 'GET', '/api/sessions/same/history')).body.events).toEqual(seenLive);
+    };
+    await replayAndCompare(first);
+    await shutdown(first);
+    const second = await boot();
+    await replayAndCompare(second);
+    await shutdown(second);
+  });
 });
+
+const DURABLE = new Set(['userMessage', 'toolCall', 'toolResult', 'response', 'error', 'conversationReset']);

@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { createOutbox } from '../../src/agent/outbox.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createMemoryStore } from '../../src/store/index.ts';
-import type { DomainEvent, EventStore } from '../../src/store/types.ts';
+import type { SessionEvent } from '../../machines/session-events.ts';
+import type { EventStore } from '../../src/store/types.ts';
 
-const reset: DomainEvent = { type: 'reset' };
+const reset: SessionEvent = { v: 2, type: 'reset' };
 
-function setup(store: EventStore = createMemoryStore()) {
+function setup(store: EventStore<SessionEvent> = createMemoryStore()) {
   const folded: number[] = [];
   const out: string[] = [];
   const outbox = createOutbox({ sessionId: 's', store, log: createLogger('silent'), lastSeq: 0, onStored: (s) => folded.push(s.seq), now: () => 'now' });
@@ -31,9 +32,9 @@ describe('agent outbox', () => {
   });
 
   it('batches consecutive durable events into one append', async () => {
-    const store = createMemoryStore();
+    const store = createMemoryStore<SessionEvent>();
     const sizes: number[] = [];
-    const counting: EventStore = { ...store, append: (id, events) => (sizes.push(events.length), store.append(id, events)) };
+    const counting: EventStore<SessionEvent> = { ...store, append: (id, events) => (sizes.push(events.length), store.append(id, events)) };
     const { outbox } = setup(counting);
     outbox.durable(reset);
     outbox.durable(reset);
@@ -43,8 +44,8 @@ describe('agent outbox', () => {
   });
 
   it('still runs callbacks when an append fails', async () => {
-    const store = createMemoryStore();
-    const failing: EventStore = { ...store, append: () => Promise.reject(new Error('disk full')) };
+    const store = createMemoryStore<SessionEvent>();
+    const failing: EventStore<SessionEvent> = { ...store, append: () => Promise.reject(new Error('disk full')) };
     const { outbox, out } = setup(failing);
     outbox.durable(reset, (s) => out.push(`d${s.seq}`));
     await outbox.drained();

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAgentService, storedToWire, type AgentService } from '../../src/agent/index.ts';
+import type { SessionEvent } from '../../machines/session-events.ts';
+import { createAgentService, type AgentService } from '../../src/agent/index.ts';
 import type { AppBus, AppCommands, AppEvents } from '../../src/bus/app-bus.ts';
 import { createBus, type Envelope } from '../../src/bus/index.ts';
 import { agentConfigSchema } from '../../src/config/schema.ts';
@@ -34,7 +35,7 @@ const tools: ModelTool[] = [{ name: 'echo', description: 'Echo', parameters: { t
 
 interface Rig {
   bus: AppBus;
-  store: EventStore;
+  store: EventStore<SessionEvent>;
   agent: AgentService;
   events: Envelope[];
   named: <N extends keyof AppEvents>(name: N) => AppEvents[N][];
@@ -47,10 +48,10 @@ afterEach(async () => {
   for (const r of rigs.splice(0)) await r.agent.stop();
 });
 
-async function rig(llm: LlmClient, opts: { store?: EventStore; maxIterations?: number; evictAfterMs?: number; tool?: (name: string, args: unknown, signal?: AbortSignal) => Promise<ModelToolOutcome> } = {}): Promise<Rig> {
+async function rig(llm: LlmClient, opts: { store?: EventStore<SessionEvent>; maxIterations?: number; evictAfterMs?: number; tool?: (name: string, args: unknown, signal?: AbortSignal) => Promise<ModelToolOutcome> } = {}): Promise<Rig> {
   const log = createLogger('silent');
   const bus = createBus<AppCommands, AppEvents>({ log });
-  const store = opts.store ?? createMemoryStore();
+  const store = opts.store ?? createMemoryStore<SessionEvent>();
   const config = agentConfigSchema.parse({ systemPrompt: 'Be brief.', llm: { model: 'fake-model', maxIterations: opts.maxIterations ?? 20 }, storage: { type: 'memory' } });
   bus.handle('mcp.modelTools', () => tools);
   bus.handle('mcp.callModelTool', ({ payload }) =>
@@ -84,6 +85,9 @@ async function rig(llm: LlmClient, opts: { store?: EventStore; maxIterations?: n
   rigs.push(r);
   return r;
 }
+/** The frames the history command gives for a session. */
+const framesOf = async (r: Rig, sessionId = 'default', since?: number) =>
+  (await r.bus.execute('agent.history', { sessionId, ...(since !== undefined && { since }) })).frames;
 const ended = (correlationId: string) => (e: Envelope) => e.correlationId === correlationId && (e.name === 'agent.response' || e.name === 'agent.error');
 
 describe('agent service', () => {
@@ -99,9 +103,9 @@ describe('agent service', () => {
     expect(r.named('agent.response')[0]).toMatchObject({ content: chunks, model: 'fake-model', seq: 2, sessionId: 'default' });
     expect(r.named('agent.thinking')[0]?.seq).toBe(1);
     expect(requests[0]?.messages).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }]);
-    const stored = await r.bus.execute('agent.history', { sessionId: 'default' });
-    expect(stored.map((s) => s.event.type)).toEqual(['userMessage', 'assistantMessage']);
-    expect(stored[1]?.event).toMatchObject({ final: true, content: 'Hello there, friend.' });
+    const stored = await framesOf(r);
+    expect(stored.map((f) => f.event)).toEqual(['userMessage', 'response']);
+    expect(stored[1]?.data).toMatchObject({ content: 'Hello there, friend.' });
   });
 
   it('runs a tool round trip; the model sees the result; replay matches the live frames', async () => {
@@ -116,14 +120,11 @@ describe('agent service', () => {
     expect(r.named('agent.toolCall')[0]).toMatchObject({ toolName: 'echo', serverId: 'everything', callId: 'call_1', args: { message: 'ping' } });
     expect(r.named('agent.toolResult')[0]).toMatchObject({ success: true, callId: 'call_1', durationMs: 1 });
     expect(requests[1]?.messages.at(-1)).toEqual({ role: 'tool', toolCallId: 'call_1', content: 'echo: {"message":"ping"}' });
-    const stored = await r.bus.execute('agent.history', { sessionId: 'default' });
-    expect(stored.map((s) => s.event.type)).toEqual(['userMessage', 'assistantMessage', 'toolCall', 'toolResult', 'assistantMessage']);
-    const replayed = stored.map(storedToWire).filter((w) => w !== undefined);
+    const replayed = await framesOf(r);
+    expect(replayed.map((f) => f.event)).toEqual(['userMessage', 'toolCall', 'toolResult', 'response']);
     const live = r.events.filter((e) => e.name !== 'agent.thinking' && e.name !== 'agent.chunk');
-    expect(replayed.map((w) => w.name)).toEqual(live.map((e) => e.name));
-    const [liveCall, replayCall] = [live.find((e) => e.name === 'agent.toolCall')?.payload, replayed.find((w) => w.name === 'agent.toolCall')?.payload];
-    expect(replayCall).toEqual(liveCall);
-    expect(replayed.at(-1)?.payload).toEqual(live.at(-1)?.payload);
+    expect(replayed).toEqual(live.map((e) => ({ event: e.name.slice('agent.'.length), data: e.payload })));
+    expect(replayed[2]?.data).toMatchObject({ result: { content: [{ type: 'text', text: '{"message":"ping"}' }] } });
   });
 
   it('queues a second message and answers both in order', async () => {
@@ -158,8 +159,9 @@ describe('agent service', () => {
     const next = await r.send('again');
     await r.until(ended(next.correlationId));
     expect(r.named('agent.response')[0]?.content).toBe('fine');
-    const stored = await r.bus.execute('agent.history', { sessionId: 'default' });
-    expect(stored[1]?.event).toMatchObject({ type: 'turnFailed', cancelled: true });
+    const stored = await framesOf(r);
+    expect(stored[1]).toMatchObject({ event: 'error', data: { details: { reason: 'cancelled' } } });
+    expect((await r.store.read('default'))[1]?.event).toMatchObject({ type: 'turnFailed', cancelled: true });
   });
 
   it('streams only the live step: text a cancelled step delivers after its abort is dropped', async () => {
@@ -192,7 +194,7 @@ describe('agent service', () => {
     const c = await r.send('queued');
     await r.until((e) => e.name === 'agent.thinking' && e.correlationId === b.correlationId);
     const { seq } = await r.bus.execute('agent.reset', { sessionId: 'default' }, { correlationId: 'cmd-reset' });
-    expect(r.events.find((e) => e.name === 'agent.reset')).toMatchObject({ correlationId: 'cmd-reset', payload: { sessionId: 'default', seq } });
+    expect(r.events.find((e) => e.name === 'agent.conversationReset')).toMatchObject({ correlationId: 'cmd-reset', payload: { sessionId: 'default', seq } });
     expect((await r.until(ended(b.correlationId))).payload).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'reset' } });
     expect((await r.until(ended(c.correlationId))).payload).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'reset' } });
     const d = await r.send('fresh start');
@@ -210,12 +212,11 @@ describe('agent service', () => {
     expect((await r.until(ended(a.correlationId))).payload).toMatchObject({ code: 'AGENT_ERROR', message: expect.stringContaining('401') as string, details: { status: 401 } });
     const b = await r.send('y');
     expect((await r.until(ended(b.correlationId))).payload).toMatchObject({ content: 'ok now' });
-    const stored = await r.bus.execute('agent.history', { sessionId: 'default' });
-    expect(stored.map((s) => s.event.type)).toEqual(['userMessage', 'turnFailed', 'userMessage', 'assistantMessage']);
+    expect((await framesOf(r)).map((f) => f.event)).toEqual(['userMessage', 'error', 'userMessage', 'response']);
   });
 
   it('continues a session from its log in a new service; lists and deletes sessions', async () => {
-    const store = createMemoryStore();
+    const store = createMemoryStore<SessionEvent>();
     const first = fakeLlm(() => text('noted'));
     const r1 = await rig(first.llm, { store });
     const a = await r1.send('my name is Ada', 'ada');
@@ -228,14 +229,14 @@ describe('agent service', () => {
     expect(second.requests[0]?.messages.map((m) => m.content)).toEqual(['Be brief.', 'my name is Ada', 'noted', 'what is my name?']);
     expect(r2.named('agent.userMessage')[0]?.seq).toBe(3);
     expect(await r2.bus.execute('agent.listSessions', {})).toMatchObject([{ id: 'ada', lastSeq: 4, busy: false, queued: 0 }]);
-    expect(await r2.bus.execute('agent.history', { sessionId: 'ada', since: 3 })).toHaveLength(1);
+    expect(await framesOf(r2, 'ada', 3)).toHaveLength(1);
     expect(await r2.bus.execute('agent.deleteSession', { sessionId: 'ada' })).toEqual({ deleted: true });
     expect(await r2.bus.execute('agent.deleteSession', { sessionId: 'ada' })).toEqual({ deleted: false });
-    expect(await r2.bus.execute('agent.history', { sessionId: 'ada' })).toEqual([]);
+    expect(await framesOf(r2, 'ada')).toEqual([]);
   });
 
   it('stop() cancels running turns and waits for their events to be stored', async () => {
-    const store = createMemoryStore();
+    const store = createMemoryStore<SessionEvent>();
     const { llm } = fakeLlm((req) => hang(req));
     const r = await rig(llm, { store });
     const a = await r.send('never answered');
@@ -247,9 +248,9 @@ describe('agent service', () => {
   });
 
   it('evicts idle sessions from memory and reopens them from the log', async () => {
-    const memory = createMemoryStore();
+    const memory = createMemoryStore<SessionEvent>();
     let reads = 0;
-    const store: EventStore = { ...memory, read: (id, since) => (reads++, memory.read(id, since)) };
+    const store: EventStore<SessionEvent> = { ...memory, read: (id, since) => (reads++, memory.read(id, since)) };
     const { llm, requests } = fakeLlm((_req, n) => text(`r${n}`));
     const r = await rig(llm, { store, evictAfterMs: 20 });
     const a = await r.send('first');

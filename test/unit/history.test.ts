@@ -6,28 +6,28 @@ import {
   projectHistory,
 } from '../../src/agent/history.ts';
 import type { ChatMessage, ImagePart, ToolCallRequest } from '../../src/llm/types.ts';
-import type { DomainEvent } from '../../src/store/types.ts';
+import type { SessionEvent as DomainEvent, SessionEventOf } from '../../machines/session-events.ts';
 
 // ---- event builders -------------------------------------------------------------------------
 
 const userMsg = (content: string, turnId = 't1', image?: ImagePart): DomainEvent =>
-  image ? { type: 'userMessage', turnId, content, image } : { type: 'userMessage', turnId, content };
+  image ? { v: 2, type: 'userMessage', turnId, content, image } : { v: 2, type: 'userMessage', turnId, content };
 const call = (id: string, name = 'echo'): ToolCallRequest => ({ id, name, arguments: `{"id":"${id}"}` });
 const asked = (turnId: string, ...calls: ToolCallRequest[]): DomainEvent => ({
-  type: 'assistantMessage', turnId, content: '', toolCalls: calls, final: false, model: 'm',
+  v: 2, type: 'assistantStep', turnId, text: '', toolCalls: calls, model: 'm',
 });
 const replied = (content: string, turnId = 't1'): DomainEvent => ({
-  type: 'assistantMessage', turnId, content, final: true, model: 'm',
+  v: 2, type: 'response', turnId, content, text: content, model: 'm',
 });
 const toolCall = (callId: string, turnId = 't1'): DomainEvent => ({
-  type: 'toolCall', turnId, callId, toolName: 'echo', serverId: 's', args: {},
+  v: 2, type: 'toolCall', turnId, callId, toolName: 'echo', serverId: 's', args: {},
 });
 const toolResult = (callId: string, result: string, turnId = 't1'): DomainEvent => ({
-  type: 'toolResult', turnId, callId, toolName: 'echo', serverId: 's', success: true, result, durationMs: 1,
+  v: 2, type: 'toolResult', turnId, callId, toolName: 'echo', serverId: 's', success: true, result: { text: result }, text: result, durationMs: 1,
 });
-const failed = (turnId: string, cancelled = false) =>
-  ({ type: 'turnFailed', turnId, code: 'AGENT_ERROR', message: 'model timed out', ...(cancelled ? { cancelled } : {}) }) as const;
-const reset: DomainEvent = { type: 'reset' };
+const failed = (turnId: string, cancelled = false): SessionEventOf<'turnFailed'> =>
+  ({ v: 2, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message: 'model timed out', details: {}, ...(cancelled ? { cancelled } : {}) });
+const reset: DomainEvent = { v: 2, type: 'reset' };
 
 const u = (content: string, image?: ImagePart): ChatMessage => (image ? { role: 'user', content, image } : { role: 'user', content });
 const a = (content: string, toolCalls?: ToolCallRequest[]): ChatMessage =>
@@ -98,8 +98,13 @@ describe('history projection', () => {
   });
 
   it('omits an empty toolCalls list', () => {
-    const empty: DomainEvent = { type: 'assistantMessage', turnId: 't1', content: 'ok', toolCalls: [], final: true, model: 'm' };
+    const empty: DomainEvent = { v: 2, type: 'assistantStep', turnId: 't1', text: 'ok', toolCalls: [], model: 'm' };
     given(userMsg('x')).when(empty).then([u('x'), a('ok')]);
+  });
+
+  it('keeps the last step text of a response, not the whole reply the client saw', () => {
+    const response: DomainEvent = { v: 2, type: 'response', turnId: 't1', content: 'step one\n\nstep two', text: 'step two', model: 'm' };
+    given(userMsg('x'), asked('t1', call('c1')), toolResult('c1', 'r')).when(response).then([u('x'), a('', [call('c1')]), tool('c1', 'r'), a('step two')]);
   });
 
   it('starts over after a reset', () => {

@@ -8,10 +8,11 @@ import { createJsonlStore, type JsonlStoreOptions } from '../../src/store/jsonl-
 import { createStore } from '../../src/store/index.ts';
 import { fileNameOf } from '../../src/store/session-file-name.ts';
 import type { EventStore } from '../../src/store/types.ts';
+import { parseSessionEvent, type SessionEvent } from '../../machines/session-events.ts';
 import { eventStoreContract, manualClock, user } from './store-contract.ts';
 
 const dirs: string[] = [];
-const stores: EventStore[] = [];
+const stores: EventStore<SessionEvent>[] = [];
 
 async function tempDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'agentd-jsonl-'));
@@ -20,11 +21,11 @@ async function tempDir(): Promise<string> {
 }
 
 /** A store over `dir` whose warnings are captured. */
-function openStore(dir: string, extra: Partial<JsonlStoreOptions> = {}) {
+function openStore(dir: string, extra: Partial<JsonlStoreOptions<SessionEvent>> = {}) {
   const logs: { level: number; msg: string; file?: string }[] = [];
   const log = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line) as never) });
   const clock = manualClock();
-  const store = createJsonlStore({ dir, log, clock, ...extra });
+  const store = createJsonlStore({ dir, log, clock, parseEvent: parseSessionEvent, ...extra });
   stores.push(store);
   const warnings = () => logs.filter((l) => l.level === 40);
   return { store, clock, logs, warnings };
@@ -126,6 +127,38 @@ describe('jsonl store: files', () => {
     expect(warnings()).toEqual([expect.objectContaining({ file: path, count: 2, lines: [2, 4] })]);
     expect((await store.append('m', [user('4')]))[0]?.seq).toBe(4);
     expect((await store.list())[0]).toMatchObject({ id: 'm', lastSeq: 4 });
+  });
+
+  it('skips a well-formed line whose event fails the schema, with the same warning', async () => {
+    const dir = await tempDir();
+    await openStore(dir).store.append('v', [user('1')]);
+    const bogus = { seq: 2, ts: '2025-01-02T03:04:05.678Z', sessionId: 'v', event: { v: 2, type: 'userMessage', turnId: 't', content: 42 } };
+    const unknownType = { seq: 3, ts: '2025-01-02T03:04:05.678Z', sessionId: 'v', event: { v: 2, type: 'somethingElse' } };
+    await appendFile(join(dir, 'v.jsonl'), `${JSON.stringify(bogus)}\n${JSON.stringify(unknownType)}\n`);
+    const { store, warnings } = openStore(dir);
+    expect(contents(await store.read('v'))).toEqual(['1']);
+    expect(warnings()).toEqual([expect.objectContaining({ count: 2, lines: [2, 3] })]);
+  });
+
+  it('reads version-1 lines (no `v`) as the current version', async () => {
+    const dir = await tempDir();
+    const at = (seq: number, event: object) => JSON.stringify({ seq, ts: '2025-01-02T03:04:05.678Z', sessionId: 'old', event });
+    const old = [
+      at(1, { type: 'userMessage', turnId: 't', content: 'hi' }),
+      at(2, { type: 'assistantMessage', turnId: 't', content: '', final: false, model: 'm', toolCalls: [{ id: 'c', name: 'echo', arguments: '{}' }] }),
+      at(3, { type: 'toolResult', turnId: 't', callId: 'c', toolName: 'echo', serverId: 's', success: true, result: 'ok', durationMs: 1 }),
+      at(4, { type: 'assistantMessage', turnId: 't', content: 'done', final: true, model: 'm' }),
+      at(5, { type: 'turnFailed', turnId: 'u', code: 'AGENT_ERROR', message: 'turn cancelled', cancelled: true }),
+    ];
+    await writeFile(join(dir, 'old.jsonl'), old.join('\n') + '\n');
+    const events = (await openStore(dir).store.read('old')).map((e) => e.event);
+    expect(events).toEqual([
+      { v: 2, type: 'userMessage', turnId: 't', content: 'hi' },
+      { v: 2, type: 'assistantStep', turnId: 't', text: '', model: 'm', toolCalls: [{ id: 'c', name: 'echo', arguments: '{}' }] },
+      { v: 2, type: 'toolResult', turnId: 't', callId: 'c', toolName: 'echo', serverId: 's', success: true, result: 'ok', text: 'ok', durationMs: 1 },
+      { v: 2, type: 'response', turnId: 't', content: 'done', text: 'done', model: 'm' },
+      { v: 2, type: 'turnFailed', turnId: 'u', code: 'AGENT_ERROR', message: 'turn cancelled', details: { reason: 'cancelled' }, cancelled: true },
+    ]);
   });
 
   it('lists a session whose last lines are corrupt by its last valid line', async () => {
@@ -242,7 +275,7 @@ describe('jsonl store: files', () => {
 
   it('is what createStore builds for { type: "jsonl" }', async () => {
     const dir = await tempDir();
-    const store = createStore({ type: 'jsonl', dir }, { log: pino({ level: 'silent' }) });
+    const store = createStore({ type: 'jsonl', dir }, { log: pino({ level: 'silent' }), parseEvent: parseSessionEvent });
     stores.push(store);
     await store.append('s', [user('1')]);
     expect(existsSync(join(dir, 's.jsonl'))).toBe(true);

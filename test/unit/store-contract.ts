@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/bus/envelope.ts';
-import type { DomainEvent, EventStore } from '../../src/store/types.ts';
+import type { SessionEvent } from '../../machines/session-events.ts';
+import type { Clock } from '../../src/clock.ts';
+import type { EventStore } from '../../src/store/types.ts';
 
 /** A clock the test moves by hand. */
 export function manualClock(start = Date.UTC(2025, 0, 2, 3, 4, 5, 678)): Clock & { advance(ms: number): void } {
@@ -8,32 +9,32 @@ export function manualClock(start = Date.UTC(2025, 0, 2, 3, 4, 5, 678)): Clock &
   return { now: () => t, advance: (ms) => void (t += ms) };
 }
 
-export const user = (content: string, turnId = 't1'): DomainEvent => ({ type: 'userMessage', turnId, content });
+export const user = (content: string, turnId = 't1'): SessionEvent => ({ v: 2, type: 'userMessage', turnId, content });
 
 /** Events of every kind, with every optional field, to check that they round-trip unchanged. */
-export const sampleEvents: DomainEvent[] = [
-  { type: 'userMessage', turnId: 't1', content: 'hi ✓', image: { mimeType: 'image/png', base64: 'iVBORw0KGgo=' } },
+export const sampleEvents: SessionEvent[] = [
+  { v: 2, type: 'userMessage', turnId: 't1', content: 'hi ✓', image: { mimeType: 'image/png', base64: 'iVBORw0KGgo=' } },
   {
-    type: 'assistantMessage', turnId: 't1', content: '', final: false, model: 'm',
+    v: 2, type: 'assistantStep', turnId: 't1', text: '', model: 'm',
     toolCalls: [{ id: 'c1', name: 'echo', arguments: '{"x":1}' }],
     usage: { promptTokens: 1, completionTokens: 2, totalTokens: 3 },
   },
-  { type: 'toolCall', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', args: { x: 1, nested: [null, 'a'] } },
-  { type: 'toolResult', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', success: true, result: '1', durationMs: 5 },
-  { type: 'assistantMessage', turnId: 't1', content: 'done', final: true, model: 'm' },
-  { type: 'turnFailed', turnId: 't2', code: 'AGENT_ERROR', message: 'x', cancelled: true },
-  { type: 'reset' },
+  { v: 2, type: 'toolCall', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', args: { x: 1, nested: [null, 'a'] } },
+  { v: 2, type: 'toolResult', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', success: true, result: { content: [{ type: 'text', text: '1' }] }, text: '1', durationMs: 5 },
+  { v: 2, type: 'response', turnId: 't1', content: 'done', text: 'done', model: 'm' },
+  { v: 2, type: 'turnFailed', turnId: 't2', code: 'AGENT_ERROR', message: 'x', details: { reason: 'cancelled' }, cancelled: true },
+  { v: 2, type: 'reset' },
 ];
 
 export interface ContractSubject {
-  store: EventStore;
+  store: EventStore<SessionEvent>;
   clock: ReturnType<typeof manualClock>;
 }
 
 /** The EventStore port's contract; every engine runs it with its own factory. */
 export function eventStoreContract(name: string, make: () => Promise<ContractSubject>): void {
   describe(`EventStore contract: ${name}`, () => {
-    const opened: EventStore[] = [];
+    const opened: EventStore<SessionEvent>[] = [];
     const subject = async () => {
       const s = await make();
       opened.push(s.store);
@@ -74,7 +75,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
 
     it('hands out frozen copies: neither the caller nor a reader can change the log', async () => {
       const { store } = await subject();
-      const event = { type: 'userMessage', turnId: 't', content: 'before' } as { type: 'userMessage'; turnId: string; content: string };
+      const event = { v: 2, type: 'userMessage', turnId: 't', content: 'before' } as { v: 2; type: 'userMessage'; turnId: string; content: string };
       const [stored] = await store.append('s', [event]);
       event.content = 'after';
       expect(Object.isFrozen(stored?.event)).toBe(true);
@@ -150,7 +151,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
 
     it('rejects an event JSON cannot carry without using up a seq', async () => {
       const { store } = await subject();
-      const bad = { type: 'toolCall', turnId: 't', callId: 'c', toolName: 'n', serverId: 's', args: 1n } as DomainEvent;
+      const bad: SessionEvent = { v: 2, type: 'toolCall', turnId: 't', callId: 'c', toolName: 'n', serverId: 's', args: 1n };
       await expect(store.append('j', [bad])).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
       expect((await store.append('j', [user('ok')]))[0]?.seq).toBe(1);
     });

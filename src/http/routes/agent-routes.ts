@@ -79,8 +79,8 @@ export function agentRoutes(deps: { waiter: TurnWaiter; ids: IdSource }): Route[
         if (!Number.isInteger(since) || since < 0) {
           throw new AppError('INVALID_REQUEST', 'since must be a non-negative integer', { field: 'since' });
         }
-        const events = await ctx.bus.execute('agent.history', { sessionId, since }, { sessionId });
-        return { body: { sessionId, events, timestamp: now() } };
+        const { frames, lastSeq } = await ctx.bus.execute('agent.history', { sessionId, since }, { sessionId });
+        return { body: { sessionId, events: frames, lastSeq, timestamp: now() } };
       },
     },
     {

@@ -3,18 +3,14 @@
  * (argument JSON validated here, house rule 3), joining step texts into the reply, and the
  * iteration-limit message.
  */
-import { isAppError } from '../errors/index.ts';
-import type { ToolCallRequest } from '../llm/types.ts';
-import type { ModelTool } from '../mcp/messages.ts';
+import { isAppError, type ErrorBody } from '../src/errors/index.ts';
+import type { ToolCallRequest } from '../src/llm/types.ts';
+import type { ModelTool, ModelToolOutcome } from '../src/mcp/messages.ts';
 
 /** Between the texts of two model steps of one turn (the chunks carry it too). */
 export const STEP_SEPARATOR = '\n\n';
 
-export interface TurnError {
-  code: string;
-  message: string;
-  details: Record<string, unknown>;
-}
+export type TurnError = ErrorBody;
 
 /** A tool call of a model step, resolved against the catalogue. */
 export interface PlannedCall {
@@ -26,11 +22,8 @@ export interface PlannedCall {
   serverId: string;
   /** Parsed arguments, or the raw text when it was not a JSON object. */
   args: unknown;
-  /** Child actor id; absent when the call is answered at once with `error`. */
-  childId?: string;
-  /** Error text for the model when the call cannot run. */
+  /** Error text for the model when the call cannot run (it is answered at once, never called). */
   error?: string;
-  settled?: boolean;
 }
 
 type Parsed = { ok: true; value: Record<string, unknown> } | { ok: false; reason: string };
@@ -50,9 +43,9 @@ export function parseToolArgs(text: string): Parsed {
   return { ok: true, value: value as Record<string, unknown> };
 }
 
-/** One call per request; `token` makes child ids unique per model step. */
-export function planCalls(calls: readonly ToolCallRequest[], tools: readonly ModelTool[], token: number): PlannedCall[] {
-  return calls.map((call, i) => {
+/** One call per request of the step, resolved against the catalogue the step was offered. */
+export function planCalls(calls: readonly ToolCallRequest[], tools: readonly ModelTool[]): PlannedCall[] {
+  return calls.map((call) => {
     const tool = tools.find((t) => t.name === call.name);
     const parsed = parseToolArgs(call.arguments);
     const base = { callId: call.id, name: call.name, toolName: tool?.toolName ?? call.name, serverId: tool?.serverId ?? '' };
@@ -63,7 +56,7 @@ export function planCalls(calls: readonly ToolCallRequest[], tools: readonly Mod
       const known = tools.map((t) => t.name).join(', ') || 'none';
       return { ...base, args: parsed.value, error: `Unknown tool "${call.name}". Available tools: ${known}.` };
     }
-    return { ...base, args: parsed.value, childId: `tool:${token}:${i}` };
+    return { ...base, args: parsed.value };
   });
 }
 
@@ -93,4 +86,10 @@ export function toTurnError(err: unknown): TurnError {
   if (isAppError(err)) return { code: err.code, message: err.message, details: { ...err.details } };
   const cause = err instanceof Error ? err.message : String(err);
   return { code: 'AGENT_ERROR', message: `Agent processing failed: ${cause}`, details: {} };
+}
+
+/** A call that could not run or threw: a failed result the model can read. */
+export function failedOutcome(call: Pick<PlannedCall, 'name' | 'toolName' | 'serverId'>, reason: string, durationMs = 0): ModelToolOutcome {
+  const text = `Tool "${call.name}" failed: ${reason}`;
+  return { success: false, text, result: { error: text }, serverId: call.serverId, toolName: call.toolName, durationMs };
 }

@@ -1,0 +1,88 @@
+/**
+ * The durable facts of a session: what the session and turn machines emit, what the store keeps,
+ * and what every client frame, replay and history listing is derived from (src/agent/frames.ts).
+ *
+ * Contracts:
+ * - `sessionEventSchema` is the one source of the TypeScript type and of load-time validation.
+ * - Every event carries `v` (now {@link EVENT_VERSION}). A stored line without `v` is version 1
+ *   and is upcast on load by {@link parseSessionEvent}; a line that fits no version is rejected.
+ * - An event carries everything its frame needs: `toolResult` has the structured `result` (the
+ *   frame's) and `text` (what the model was given); `response` has `content` (the whole reply, all
+ *   steps joined: the frame's) and `text` (the last step's text: what the history keeps).
+ */
+import { z } from 'zod';
+
+export const EVENT_VERSION = 2;
+const v = z.literal(EVENT_VERSION);
+
+const turnId = z.string();
+const image = z.object({ mimeType: z.string(), base64: z.string() });
+const usage = z.object({ promptTokens: z.number(), completionTokens: z.number(), totalTokens: z.number() });
+const toolCallRequest = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
+const toolRef = { turnId, callId: z.string(), toolName: z.string(), serverId: z.string() };
+
+export const sessionEventSchema = z.discriminatedUnion('type', [
+  z.object({ v, type: z.literal('userMessage'), turnId, content: z.string(), image: image.optional() }),
+  /** A model step that asked for tools (audit and history; it has no frame). */
+  z.object({ v, type: z.literal('assistantStep'), turnId, text: z.string(), toolCalls: z.array(toolCallRequest), model: z.string(), usage: usage.optional() }),
+  z.object({ v, type: z.literal('toolCall'), ...toolRef, args: z.unknown() }),
+  z.object({ v, type: z.literal('toolResult'), ...toolRef, success: z.boolean(), result: z.unknown(), text: z.string(), durationMs: z.number() }),
+  z.object({ v, type: z.literal('response'), turnId, content: z.string(), text: z.string(), model: z.string(), usage: usage.optional() }),
+  /** A turn that failed or was cancelled (`cancelled`); `details.reason` says why when cancelled. */
+  z.object({ v, type: z.literal('turnFailed'), turnId, code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()), cancelled: z.boolean().optional() }),
+  z.object({ v, type: z.literal('reset') }),
+]);
+
+export type SessionEvent = z.output<typeof sessionEventSchema>;
+export type SessionEventType = SessionEvent['type'];
+export type SessionEventOf<T extends SessionEventType> = Extract<SessionEvent, { type: T }>;
+
+/** Version 1: lines written before `v` existed. */
+const v1Schema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('userMessage'), turnId, content: z.string(), image: image.optional() }),
+  z.object({ type: z.literal('assistantMessage'), turnId, content: z.string(), toolCalls: z.array(toolCallRequest).optional(), final: z.boolean(), model: z.string(), usage: usage.optional() }),
+  z.object({ type: z.literal('toolCall'), ...toolRef, args: z.unknown() }),
+  z.object({ type: z.literal('toolResult'), ...toolRef, success: z.boolean(), result: z.string(), durationMs: z.number() }),
+  z.object({ type: z.literal('reset') }),
+  z.object({ type: z.literal('turnFailed'), turnId, code: z.string(), message: z.string(), cancelled: z.boolean().optional() }),
+]);
+
+type V1Event = z.output<typeof v1Schema>;
+
+const withUsage = (u: V1Event & { usage?: z.output<typeof usage> | undefined }) => (u.usage ? { usage: u.usage } : {});
+
+function upcast(e: V1Event): SessionEvent {
+  switch (e.type) {
+    case 'userMessage':
+      return { v: EVENT_VERSION, type: e.type, turnId: e.turnId, content: e.content, ...(e.image && { image: e.image }) };
+    case 'assistantMessage':
+      return e.final
+        ? { v: EVENT_VERSION, type: 'response', turnId: e.turnId, content: e.content, text: e.content, model: e.model, ...withUsage(e) }
+        : { v: EVENT_VERSION, type: 'assistantStep', turnId: e.turnId, text: e.content, toolCalls: e.toolCalls ?? [], model: e.model, ...withUsage(e) };
+    case 'toolCall':
+      return { ...e, v: EVENT_VERSION };
+    case 'toolResult':
+      // Version 1 kept only the text the model was given; it stands for the result too.
+      return { ...e, v: EVENT_VERSION, text: e.result };
+    case 'reset':
+      return { v: EVENT_VERSION, type: 'reset' };
+    case 'turnFailed': {
+      const { cancelled, ...rest } = e;
+      return { ...rest, v: EVENT_VERSION, details: cancelled ? { reason: 'cancelled' } : {}, ...(cancelled && { cancelled }) };
+    }
+  }
+}
+
+/** A stored event of any version as the current version; `undefined` when it fits none. */
+export function parseSessionEvent(raw: unknown): SessionEvent | undefined {
+  const version = typeof raw === 'object' && raw !== null ? (raw as { v?: unknown }).v ?? 1 : undefined;
+  if (version === EVENT_VERSION) {
+    const parsed = sessionEventSchema.safeParse(raw);
+    return parsed.success ? parsed.data : undefined;
+  }
+  if (version === 1) {
+    const parsed = v1Schema.safeParse(raw);
+    return parsed.success ? upcast(parsed.data) : undefined;
+  }
+  return undefined;
+}

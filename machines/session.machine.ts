@@ -1,0 +1,129 @@
+/**
+ * One session's turns: idle → busy (one turn machine, invoked per message) → settling → idle.
+ * Messages that arrive while busy wait in a FIFO queue.
+ *
+ * Contracts:
+ * - While busy, `queue[0]` is the message whose turn runs; the rest wait their turn.
+ * - The owner receives, through `actor.on('*')`, everything a turn reports (facts, thinking,
+ *   machine-made chunks; see TurnReport) as it is, plus:
+ *   - `fact` turnFailed {cancelled: true, details.reason} for a turn ended by CANCEL or DISCARD;
+ *   - `fact` turnFailed for a turn machine that crashed (a bug, never a model or tool failure);
+ *   - `dropped` for each waiting message DISCARD throws away (it never became a turn).
+ * - CANCEL stops the running turn (its model request and tool calls are aborted); waiting
+ *   messages stay. DISCARD also drops every waiting message (reset, delete, shutdown, eviction).
+ * - After a turn ends, `settle` (provided: the turn's facts are durable) runs before the next.
+ */
+import { assertEvent, assign, emit, enqueueActions, fromPromise, setup, type ErrorActorEvent } from 'xstate';
+import { EVENT_VERSION } from './session-events.ts';
+import { keyOf, type TurnKey, type TurnMessage, type TurnReport } from './turn-contract.ts';
+import { toTurnError } from './turn-steps.ts';
+import { turnMachine } from './turn.machine.ts';
+
+export interface SessionInput {
+  sessionId: string;
+  maxIterations: number;
+  /** Model name recorded with the session's turns. */
+  model: string;
+}
+
+export interface SessionContext extends SessionInput {
+  queue: TurnMessage[];
+}
+
+export type SessionMachineEvent =
+  | { type: 'MESSAGE'; message: TurnMessage }
+  | { type: 'CANCEL'; reason?: string }
+  | { type: 'DISCARD'; reason: string }
+  | TurnReport;
+
+export type SessionEmitted = TurnReport | { type: 'dropped'; key: TurnKey; reason: string };
+
+const reasonOf = (event: SessionMachineEvent): string =>
+  event.type === 'DISCARD' ? event.reason : event.type === 'CANCEL' ? (event.reason ?? 'cancelled') : 'cancelled';
+
+export const cancelMessage = (reason: string): string => (reason === 'cancelled' ? 'turn cancelled' : `turn cancelled (${reason})`);
+
+export const sessionMachine = setup({
+  types: {
+    context: {} as SessionContext,
+    events: {} as SessionMachineEvent,
+    input: {} as SessionInput,
+    emitted: {} as SessionEmitted,
+  },
+  actors: {
+    turn: turnMachine,
+    settle: fromPromise<void>(() => Promise.resolve()),
+  },
+  guards: {
+    hasQueued: ({ context }) => context.queue.length > 0,
+  },
+  actions: {
+    enqueue: assign({
+      queue: ({ context, event }) => {
+        assertEvent(event, 'MESSAGE');
+        return [...context.queue, event.message];
+      },
+    }),
+    forward: emit(({ event }) => {
+      assertEvent(event, ['fact', 'thinking', 'chunk']);
+      return event;
+    }),
+    /** Drops the waiting messages from `params.from` on (1 while busy: the head is running). */
+    dropWaiting: enqueueActions(({ context, event, enqueue }, params: { from: number }) => {
+      const reason = reasonOf(event);
+      for (const message of context.queue.slice(params.from)) {
+        enqueue.emit({ type: 'dropped', key: keyOf(context.sessionId, message), reason });
+      }
+      enqueue.assign({ queue: context.queue.slice(0, params.from) });
+    }),
+    reportCancelled: emit(({ context, event }) => {
+      const reason = reasonOf(event);
+      const key = keyOf(context.sessionId, context.queue[0] as TurnMessage);
+      const details = { reason };
+      return { type: 'fact' as const, key, event: { v: EVENT_VERSION, type: 'turnFailed' as const, turnId: key.turnId, code: 'AGENT_ERROR', message: cancelMessage(reason), details, cancelled: true } };
+    }),
+    reportCrash: emit(({ context }, error: unknown) => {
+      const key = keyOf(context.sessionId, context.queue[0] as TurnMessage);
+      const { code, message, details } = toTurnError(error);
+      return { type: 'fact' as const, key, event: { v: EVENT_VERSION, type: 'turnFailed' as const, turnId: key.turnId, code, message, details } };
+    }),
+    finishTurn: assign({ queue: ({ context }) => context.queue.slice(1) }),
+  },
+}).createMachine({
+  id: 'session',
+  context: ({ input }) => ({ ...input, queue: [] }),
+  initial: 'idle',
+  on: {
+    MESSAGE: { actions: 'enqueue' },
+    DISCARD: { actions: { type: 'dropWaiting', params: { from: 0 } } },
+  },
+  states: {
+    idle: {
+      always: { guard: 'hasQueued', target: 'busy' },
+    },
+    busy: {
+      invoke: {
+        id: 'turn',
+        src: 'turn',
+        input: ({ context }) => {
+          const message = context.queue[0] as TurnMessage; // busy is entered only with a message queued
+          return { key: keyOf(context.sessionId, message), message, maxIterations: context.maxIterations, model: context.model };
+        },
+        onDone: { target: 'settling', actions: 'finishTurn' },
+        onError: { target: 'settling', actions: [{ type: 'reportCrash', params: ({ event }: { event: ErrorActorEvent }) => event.error }, 'finishTurn'] },
+      },
+      on: {
+        fact: { actions: 'forward' },
+        thinking: { actions: 'forward' },
+        chunk: { actions: 'forward' },
+        CANCEL: { target: 'settling', actions: ['reportCancelled', 'finishTurn'] },
+        DISCARD: { target: 'settling', actions: [{ type: 'dropWaiting', params: { from: 1 } }, 'reportCancelled', 'finishTurn'] },
+      },
+    },
+    settling: {
+      invoke: { src: 'settle', onDone: 'idle', onError: 'idle' },
+    },
+  },
+});
+
+export type SessionMachine = typeof sessionMachine;

@@ -1,0 +1,78 @@
+/**
+ * Frames: how the agent's events reach clients (`{ event, data }` over WebSocket, bus events
+ * named `agent.<event>`). Every `data` names its session and carries `seq`: the stored event's own
+ * for durable frames, the session's last durable seq for transient ones (thinking, chunk, errors
+ * of discarded messages).
+ *
+ * Contracts:
+ * - `toFrame` is the one mapping from a stored session event to its frame. Live delivery, `since`
+ *   replay and the history endpoint all use it, so a client that replays sees exactly the frames a
+ *   live client saw for every durable event.
+ * - `assistantStep` (a model step that asked for tools) has no frame.
+ */
+import type { SessionEvent } from '../../machines/session-events.ts';
+import type { Usage } from '../llm/types.ts';
+import type { StoredEvent } from '../store/types.ts';
+
+export interface TurnRef {
+  sessionId: string;
+  turnId: string;
+  seq: number;
+}
+
+export interface AgentErrorData {
+  code: string;
+  message: string;
+  details: Record<string, unknown>;
+  sessionId: string;
+  turnId?: string;
+  seq?: number;
+}
+
+/** Frame name → frame data. */
+export interface AgentFrameData {
+  userMessage: TurnRef & { content: string; hasImage: boolean };
+  thinking: TurnRef;
+  chunk: TurnRef & { content: string };
+  toolCall: TurnRef & { toolName: string; serverId: string; callId: string; args: unknown };
+  toolResult: TurnRef & { toolName: string; serverId: string; callId: string; success: boolean; result: unknown; durationMs: number };
+  response: TurnRef & { content: string; model: string; usage?: Usage };
+  error: AgentErrorData;
+  conversationReset: { sessionId: string; seq: number };
+}
+
+export type FrameName = keyof AgentFrameData;
+export type AgentFrame = { [K in FrameName]: { event: K; data: AgentFrameData[K] } }[FrameName];
+
+/** The agent's bus events: one per frame, `agent.<frame name>`, carrying the frame's data. */
+export type AgentEvents = { [K in FrameName as `agent.${K}`]: AgentFrameData[K] };
+
+export type SessionStoredEvent = StoredEvent<SessionEvent>;
+
+/** The frame of a stored session event; `undefined` for events clients never see. */
+export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
+  const { seq, sessionId, event: e } = stored;
+  switch (e.type) {
+    case 'userMessage':
+      return { event: 'userMessage', data: { sessionId, turnId: e.turnId, seq, content: e.content, hasImage: e.image !== undefined } };
+    case 'assistantStep':
+      return undefined;
+    case 'toolCall': {
+      const { toolName, serverId, callId, args, turnId } = e;
+      return { event: 'toolCall', data: { toolName, serverId, callId, args, sessionId, turnId, seq } };
+    }
+    case 'toolResult': {
+      const { toolName, serverId, callId, success, result, durationMs, turnId } = e;
+      return { event: 'toolResult', data: { toolName, serverId, callId, success, result, durationMs, sessionId, turnId, seq } };
+    }
+    case 'response': {
+      const data: AgentFrameData['response'] = { content: e.content, sessionId, turnId: e.turnId, seq, model: e.model };
+      if (e.usage) data.usage = e.usage;
+      return { event: 'response', data };
+    }
+    case 'turnFailed':
+      return { event: 'error', data: { code: e.code, message: e.message, details: e.details, sessionId, turnId: e.turnId, seq } };
+    case 'reset':
+      return { event: 'conversationReset', data: { sessionId, seq } };
+  }
+}
