@@ -77,3 +77,6 @@ export function parseCliArgs(argv: string[]): CliOptions {
     version: values.version ?? false,
   };
 }
+
+/** The diagnostics channel on which the process entry publishes its app (for preloaded tools). */
+export const APP_CHANNEL = 'agentd:app';

@@ -3,7 +3,8 @@
  * or exits. Exit codes: 0 normal shutdown, 1 start-up failure (bad config, port taken), 2 usage.
  */
 import { createApp } from './app.ts';
-import { parseCliArgs, USAGE, UsageError, type CliOptions } from './cli-args.ts';
+import { channel } from 'node:diagnostics_channel';
+import { APP_CHANNEL, parseCliArgs, USAGE, UsageError, type CliOptions } from './cli-args.ts';
 import { ConfigError, loadConfig } from './config/index.ts';
 import { createLogger } from './log/index.ts';
 import { serveStdio } from './mcp/index.ts';
@@ -46,8 +47,8 @@ async function main(): Promise<void> {
   }
 
   const app = createApp(config, { log, mode: options.mode });
-  // Benchmarks only (bench/README.md): answers memory/listener/handle probes over the IPC channel.
-  if (process.env.AGENTD_BENCH_PROBE === '1') (await import('./bench-probe.ts')).attachBenchProbe(app);
+  // For diagnostics tools preloaded with --import (e.g. bench/probe.ts); free when nobody listens.
+  channel(APP_CHANNEL).publish(app);
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) {

@@ -3,6 +3,7 @@
  * process on loopback, started on port 0. Every child is killed when the bench exits, fails or
  * is interrupted. CPU and memory are read from /proc, so measuring costs the service nothing.
  */
+import type { ProbeReply } from '../probe.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -84,7 +85,7 @@ interface SpawnOptions {
 async function spawnNode(name: string, script: string, args: string[], opts: SpawnOptions): Promise<{ child: Child; value: string }> {
   const logFile = join(scratchDir(name), 'out.log');
   const log = createWriteStream(logFile);
-  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', script, ...args], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', ...(opts.nodeArgs ?? []), script, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe', ...(opts.ipc ? (['ipc'] as const) : [])],
@@ -135,7 +136,7 @@ export interface Simulator extends Child {
 
 /** The model simulator with its default knobs (ttft 0, unpaced, echo); benchmarks pace with directives. */
 export async function startSimulator(extraArgs: string[] = []): Promise<Simulator> {
-  const { child, value } = await spawnNode('simulator', 'src/simulator/main.ts', ['--port', '0', ...extraArgs], {
+  const { child, value } = await spawnNode('simulator', 'tools/simulator/main.ts', ['--port', '0', ...extraArgs], {
     ready: (line) => /listening on (http:\/\/\S+)/.exec(line)?.[1],
   });
   return { ...child, url: value, port: Number(new URL(value).port) };
@@ -156,29 +157,24 @@ export interface Service extends Child {
   dataDir: string;
   url: string;
   wsUrl: string;
-  /** Asks the probe (src/bench-probe.ts): stats after a full GC. */
+  /** Asks the probe (bench/probe.ts): stats after a full GC. */
   stats(): Promise<ProbeStats>;
   /** The service's monotonic clock in µs (the clock of --cpu-prof timestamps). */
   clockUs(): Promise<number>;
 }
 
-export interface ProbeStats {
-  gc: boolean;
-  memory: NodeJS.MemoryUsage;
-  listeners: Record<string, number>;
-  handles: Record<string, number>;
-}
+export type ProbeStats = Omit<Extract<ProbeReply, { gc: boolean }>, 'id'>;
 
 /** agentd as users run it (`src/cli.ts`), with the bench probe and --expose-gc. */
 export async function startService(opts: ServiceOptions): Promise<Service> {
   let listening: string | undefined;
   const dataDir = scratchDir('data');
-  const nodeArgs = ['--expose-gc'];
+  const nodeArgs = ['--expose-gc', '--import', './bench/probe.ts'];
   if (opts.cpuProfDir) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`, '--cpu-prof-interval=250');
   const { child, value } = await spawnNode('agentd', 'src/cli.ts', ['--agent', join('bench/agents', opts.agent ?? 'bench.yml'), '--web-port', '0'], {
     nodeArgs,
     ipc: true,
-    env: { BENCH_MODEL_URL: opts.modelUrl, BENCH_DATA_DIR: dataDir, AGENTD_BENCH_PROBE: '1', ...opts.env },
+    env: { BENCH_MODEL_URL: opts.modelUrl, BENCH_DATA_DIR: dataDir, ...opts.env },
     ready: (line) => {
       listening ??= /"port":(\d+).*listening on/.exec(line)?.[1];
       return line.includes('"agent ready"') ? (listening ?? '') : undefined;

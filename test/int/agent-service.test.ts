@@ -16,7 +16,7 @@ import { createLlmClient } from '../../src/llm/index.ts';
 import type { LlmClient } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createMcpService, type McpService } from '../../src/mcp/index.ts';
-import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { createJsonlStore, createMemoryStore } from '../../src/store/index.ts';
 import type { EventStore } from '../../src/store/types.ts';
 

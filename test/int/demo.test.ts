@@ -18,7 +18,7 @@ afterAll(async () => {
 describe('npm run demo', () => {
   it('streams a reply, calls real MCP tools and exits 0 with AGENTD_DEMO_EXIT=1', async () => {
     data = await mkdtemp(join(tmpdir(), 'agentd-demo-'));
-    const child = spawn(TSX, ['src/demo/main.ts'], {
+    const child = spawn(TSX, ['tools/demo/main.ts'], {
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,

@@ -5,7 +5,7 @@ import { AppError } from '../../src/errors/index.ts';
 import { createLlmClient } from '../../src/llm/index.ts';
 import type { ChatMessage, ModelRequest, ToolDefinition } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/log/index.ts';
-import { MALFORMED_ARGUMENTS, startSimulator, type Simulator, type WireContentPart } from '../../src/simulator/index.ts';
+import { MALFORMED_ARGUMENTS, startSimulator, type Simulator, type WireContentPart } from '../../tools/simulator/index.ts';
 
 const API_KEY = 'sk-test-very-secret-key-0123456789';
 let sim: Simulator;

@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { startApp, type RunningApp } from './helpers/start-app.ts';
 
 /**

@@ -4,7 +4,7 @@
  * behind the real openai SDK; tools come from server-everything over stdio.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api, everythingStdio, requestsWith, roomyLimits, turnFrames } from './helpers/messaging.ts';
 import { startApp, type RunningApp } from './helpers/start-app.ts';
 import { connectWs, type WsClient } from './helpers/ws-client.ts';

@@ -6,7 +6,7 @@ import { appendFile, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api, everythingStdio, lastMessagesWith, roomyLimits, textOf, turnFrames } from './helpers/messaging.ts';
 import { startApp, type RunningApp } from './helpers/start-app.ts';
 import { connectWs } from './helpers/ws-client.ts';

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MALFORMED_ARGUMENTS, startSimulator, type Simulator } from '../../src/simulator/index.ts';
+import { MALFORMED_ARGUMENTS, startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 
 let sim: Simulator;
 let client: OpenAI;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CliArgsError, parseSimulatorArgs } from '../../src/simulator/cli-args.ts';
+import { CliArgsError, parseSimulatorArgs } from '../../tools/simulator/cli-args.ts';
 
 describe('simulator command line', () => {
   it('maps flags to options, with CLI defaults', () => {

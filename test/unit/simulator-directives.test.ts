@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DirectiveError, parseDirectives } from '../../src/simulator/directives.ts';
-import { describeImages, planReply, toolResultsText } from '../../src/simulator/plan.ts';
-import { splitPieces } from '../../src/simulator/render.ts';
-import type { ChatRequestBody, WireMessage } from '../../src/simulator/types.ts';
+import { DirectiveError, parseDirectives } from '../../tools/simulator/directives.ts';
+import { describeImages, planReply, toolResultsText } from '../../tools/simulator/plan.ts';
+import { splitPieces } from '../../tools/simulator/render.ts';
+import type { ChatRequestBody, WireMessage } from '../../tools/simulator/types.ts';
 
 const body = (messages: WireMessage[]): ChatRequestBody => ({ model: 'm', messages });
 

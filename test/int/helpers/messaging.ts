@@ -1,7 +1,7 @@
 /** Shared pieces of the messaging tests: REST calls, turn frames, what the simulated model saw. */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { startSimulator, type RecordedRequest, type Simulator, type WireMessage } from '../../../src/simulator/index.ts';
+import { startSimulator, type RecordedRequest, type Simulator, type WireMessage } from '../../../tools/simulator/index.ts';
 import { startApp, type RunningApp } from './start-app.ts';
 import { connectWs, type Frame, type WsClient } from './ws-client.ts';
 

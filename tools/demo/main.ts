@@ -14,16 +14,16 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { createApp, type App } from '../app.ts';
-import { ConfigError, loadConfig } from '../config/index.ts';
-import { createLogger, LOG_LEVELS } from '../log/index.ts';
+import { createApp, type App } from '../../src/app.ts';
+import { ConfigError, loadConfig } from '../../src/config/index.ts';
+import { createLogger, LOG_LEVELS } from '../../src/log/index.ts';
 import { startSimulator, type Simulator } from '../simulator/index.ts';
 import { bold, createTurnPrinter, cyan, dim, type Frame } from './print.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SESSION = 'demo';
 
-/** The scripted conversation. `[[...]]` directives tell the simulated model what to do (src/simulator/README.md). */
+/** The scripted conversation. `[[...]]` directives tell the simulated model what to do (tools/simulator/README.md). */
 const SCRIPT = [
   'Hello! Who are you? [[reply:Hi! I am the agentd demo agent. My model is a simulator, so I need no API key, but every word you read is streamed through the real service, chunk by chunk.]]',
   'What is in the sandbox? [[tool:list_directory {"path":"."}]]',
@@ -93,7 +93,7 @@ async function converse(ws: WebSocket): Promise<void> {
 function examples(base: string, ws: string): string {
   const json = (message: string) => `'${JSON.stringify({ message }).replace(/'/g, "'\\''")}'`;
   return `
-${bold('Try it yourself')} (the simulator echoes you, and obeys [[directives]]: see src/simulator/README.md)
+${bold('Try it yourself')} (the simulator echoes you, and obeys [[directives]]: see tools/simulator/README.md)
 
   curl -s ${base}/api/message-sync -H 'Content-Type: application/json' -d ${json('Hello there')}
   curl -s ${base}/api/message-sync -H 'Content-Type: application/json' -d ${json('List files [[tool:list_directory {"path":"."}]]')}

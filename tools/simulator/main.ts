@@ -1,5 +1,5 @@
 /**
- * Process entry of the model simulator: `tsx src/simulator/main.ts --port 4010`.
+ * Process entry of the model simulator: `tsx tools/simulator/main.ts --port 4010`.
  * Prints `simulator listening on <base URL>` once ready and stops on SIGINT/SIGTERM.
  */
 import { CliArgsError, parseSimulatorArgs, USAGE_TEXT } from './cli-args.ts';

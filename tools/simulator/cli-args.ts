@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import type { SimulatorOptions, UsageMode } from './types.ts';
 
-export const USAGE_TEXT = `usage: tsx src/simulator/main.ts [flags]
+export const USAGE_TEXT = `usage: tsx tools/simulator/main.ts [flags]
   --port N                  TCP port (default 4010; 0 = a free port)
   --host HOST               interface to bind (default 127.0.0.1)
   --ttft-ms MS              delay before the first streamed piece (default 0)
