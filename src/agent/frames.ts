@@ -49,6 +49,17 @@ export type AgentEvents = { [K in FrameName as `agent.${K}`]: AgentFrameData[K] 
 
 export type SessionStoredEvent = StoredEvent<SessionEvent>;
 
+/** Transient frames: never stored, so they carry the session's last durable `seq`. */
+export const thinkingFrame = (sessionId: string, turnId: string, seq: number): AgentFrame =>
+  ({ event: 'thinking', data: { sessionId, turnId, seq } });
+export const chunkFrame = (sessionId: string, turnId: string, seq: number, content: string): AgentFrame =>
+  ({ event: 'chunk', data: { content, sessionId, turnId, seq } });
+/** A queued message thrown away before its turn started (reset, delete, shutdown). */
+export const droppedFrame = (sessionId: string, turnId: string, seq: number, reason: string): AgentFrame => ({
+  event: 'error',
+  data: { code: 'AGENT_ERROR', message: `message discarded before its turn started (${reason})`, details: { reason }, sessionId, turnId, seq },
+});
+
 /** The frame of a stored session event; `undefined` for events clients never see. */
 export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
   const { seq, sessionId, event: e } = stored;

@@ -19,7 +19,7 @@ import type { ChatMessage, LlmClient } from '../llm/types.ts';
 import type { Logger } from '../log/index.ts';
 import type { ModelTool } from '../mcp/messages.ts';
 import type { EventStore } from '../store/types.ts';
-import { toFrame, type AgentFrame, type SessionStoredEvent } from './frames.ts';
+import { chunkFrame, droppedFrame, thinkingFrame, toFrame, type AgentFrame, type SessionStoredEvent } from './frames.ts';
 import { createHistory, type History } from './history.ts';
 import { createOutbox } from './outbox.ts';
 
@@ -100,8 +100,8 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   /** The hot path: a chunk goes out at once unless earlier events are still being written. */
   function emitChunk(key: TurnKey, content: string): void {
     const turnId = key.turnId;
-    if (outbox.idle) publish({ event: 'chunk', data: { content, sessionId, turnId, seq: outbox.lastSeq } }, key);
-    else outbox.transient((seq) => publish({ event: 'chunk', data: { content, sessionId, turnId, seq } }, key));
+    if (outbox.idle) publish(chunkFrame(sessionId, turnId, outbox.lastSeq, content), key);
+    else outbox.transient((seq) => publish(chunkFrame(sessionId, turnId, seq, content), key));
   }
 
   function record(meta: SendMeta, event: SessionEvent, then?: (stored: SessionStoredEvent) => void): void {
@@ -145,14 +145,11 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
         }
         return record(key, e.event);
       case 'thinking':
-        return outbox.transient((seq) => publish({ event: 'thinking', data: { sessionId, turnId, seq } }, key));
+        return outbox.transient((seq) => publish(thinkingFrame(sessionId, turnId, seq), key));
       case 'chunk':
         return emitChunk(key, e.content);
-      case 'dropped': {
-        const message = `message discarded before its turn started (${e.reason})`;
-        const details = { reason: e.reason };
-        return outbox.transient((seq) => publish({ event: 'error', data: { code: 'AGENT_ERROR', message, details, sessionId, turnId, seq } }, key));
-      }
+      case 'dropped':
+        return outbox.transient((seq) => publish(droppedFrame(sessionId, turnId, seq, e.reason), key));
     }
   });
   actor.subscribe({

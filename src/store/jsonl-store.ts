@@ -87,8 +87,8 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
   const fsync = options.fsync ?? true;
   const maxCached = options.maxCachedSessions ?? 1000;
   const maxEvents = Math.max(1, options.maxCachedEvents ?? 128);
-  /** Keeps the newest `maxEvents` events (in place, amortised: trims only past twice the window). */
-  const window = (events: StoredEvent<E>[]): StoredEvent<E>[] => (events.length > 2 * maxEvents ? events.slice(-maxEvents) : events);
+  /** Keeps exactly the newest `maxEvents` events, so a session's memory does not saw up and down. */
+  const window = (events: StoredEvent<E>[]): StoredEvent<E>[] => (events.length > maxEvents ? events.slice(-maxEvents) : events);
   /** Whether every event after `since` is in the window. */
   const covers = (state: Loaded<E>, since: number) => (state.events[0]?.seq ?? 1) <= since + 1;
   const pool = createHandlePool(options.maxOpenFiles ?? 256, log);

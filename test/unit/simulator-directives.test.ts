@@ -68,7 +68,7 @@ describe('planReply', () => {
     expect(planReply(body([{ role: 'user', content: '[[error:500 times=2]] other' }]), failures).error?.status).toBe(500);
   });
 
-  it('answers tool results with their content, unless looping', () => {
+  it('answers tool results with their content (or the `reply` text), unless looping', () => {
     const history: WireMessage[] = [
       { role: 'user', content: '[[tool:a]] [[tool:b {"x":1}]]' },
       { role: 'assistant', content: null, tool_calls: [{ id: 'c1', function: { name: 'a', arguments: '{}' } }, { id: 'c2', function: { name: 'b', arguments: '{"x":1}' } }] },
@@ -77,6 +77,8 @@ describe('planReply', () => {
     ];
     expect(toolResultsText(history)).toBe('Tool a returned: A!\nTool b returned: B!');
     expect(planReply(body(history), new Map())).toEqual({ text: 'Tool a returned: A!\nTool b returned: B!' });
+    history[0] = { role: 'user', content: '[[tool:a]] [[reply:Got it.]]' };
+    expect(planReply(body(history), new Map())).toEqual({ text: 'Got it.' });
     history[0] = { role: 'user', content: '[[loop:a]]' };
     expect(planReply(body(history), new Map()).toolCalls).toEqual([{ name: 'a', arguments: '{}' }]);
   });

@@ -25,7 +25,8 @@ function lastIndexOfRole(messages: WireMessage[], role: string): number {
 
 /**
  * The reply for `body`. Order of precedence: an `error` directive (until its `times` are used up),
- * then tool results (when the last message is a tool result and no `loop` is asked), then tool-call
+ * then tool results (when the last message is a tool result and no `loop` is asked: the `reply` text
+ * when given, else what each tool returned), then tool-call
  * directives, then `reply`, `image`, `len`, the global `replyTokens`, and finally the echo
  * `You said: <text without directives>`. Timing directives apply to whichever reply is chosen.
  * Throws DirectiveError for a malformed directive.
@@ -90,7 +91,7 @@ export function planReply(body: ChatRequestBody, failures: Map<string, number>, 
     if (error.afterTokens !== undefined) reply.error.afterTokens = error.afterTokens;
     if (error.afterTokens === undefined) return reply;
   }
-  if (messages[messages.length - 1]?.role === 'tool' && !loop) reply.text = toolResultsText(messages);
+  if (messages[messages.length - 1]?.role === 'tool' && !loop) reply.text = text ?? toolResultsText(messages);
   else if (calls.length > 0) reply.toolCalls = calls;
   else if (text !== undefined) reply.text = text;
   else if (image) reply.text = describeImages(userMessage?.content);
