@@ -1,67 +1,17 @@
 import { unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isoNow, systemClock, type Clock } from '../clock.ts';
+import { isoNow, systemClock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
-import type { Logger } from '../log/index.ts';
 import { createHandlePool } from './handle-pool.ts';
 import { dirMaker, listDir, loadLog, writeAll } from './jsonl-file.ts';
 import { createLimiter } from './limiter.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { assertSessionId } from './session-id.ts';
 import { eventJson, firstAfter, storedEvent, storedLine } from './stored-event.ts';
-import type { EventParser, EventStore, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
+import type { AppendOp, JsonlStoreOptions, Loaded, Slot, TaskOp } from './jsonl-types.ts';
+import type { EventStore, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
 
-export interface JsonlStoreOptions<E extends StoreEvent> {
-  /** Directory of the session files; created on first use. */
-  dir: string;
-  log: Logger;
-  /** Checks (and upcasts) each event read back from a file; lines it rejects are skipped with a warning. */
-  parseEvent: EventParser<E>;
-  clock?: Clock;
-  /**
-   * File handles kept open for appending at most (least recently used closed first). Default 256.
-   * Loading files and `list()` each hold up to 16 more, briefly.
-   */
-  maxOpenFiles?: number;
-  /** Sessions whose events are kept in memory (least recently used dropped first). Default 1000. */
-  maxCachedSessions?: number;
-  /** Most recent events kept in memory per session; older ones are read from the file. Default 128. */
-  maxCachedEvents?: number;
-  /** fdatasync each write before its appends resolve. Default true; false trades durability for speed. */
-  fsync?: boolean;
-}
-
-/** A session's stream as loaded: its most recent events (at least the last) and where the next line goes. */
-interface Loaded<E extends StoreEvent> {
-  /** The newest events, at most `maxCachedEvents`; `events[0].seq - 1` events precede them on disk. */
-  events: StoredEvent<E>[];
-  /** Bytes of the file up to its last newline (a torn tail beyond this is cut on the next write). */
-  size: number;
-  /** Whether a handle has since checked the file's size against `size` (and cut a torn tail). */
-  checked: boolean;
-}
-
-interface AppendOp<E extends StoreEvent> {
-  kind: 'append';
-  jsons: string[];
-  ts: string;
-  resolve: (stored: StoredEvent<E>[]) => void;
-  reject: (e: unknown) => void;
-}
-/** Any other operation that must wait its turn (loading read, delete); `run` never rejects. */
-interface TaskOp {
-  kind: 'task';
-  run: () => Promise<void>;
-}
-
-interface Slot<E extends StoreEvent> {
-  id: string;
-  path: string;
-  /** Operations in call order; consecutive appends at the head are written together. */
-  queue: (AppendOp<E> | TaskOp)[];
-  running: boolean;
-  state: Loaded<E> | undefined;
-}
+export type { JsonlStoreOptions } from './jsonl-types.ts';
 
 const LOAD_CONCURRENCY = 16;
 
