@@ -49,6 +49,8 @@ export interface AgentServiceOptions {
 export interface AgentService {
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** Drops dormant sessions idle for evictAfterMs (by the clock); runs by itself every min(evictAfterMs, 60 s). */
+  sweep(): void;
 }
 
 interface Slot {
@@ -215,5 +217,6 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
       const ids = [...slots.keys()];
       await Promise.all(ids.map((id) => closeSession(id, 'shutdown')));
     },
+    sweep,
   };
 }

@@ -186,8 +186,9 @@ describe('session endpoints', () => {
   it('shows a busy session with its queue', async () => {
     const slow = post('/api/message-sync', { message: 'busy-one [[ttft:400]]', sessionId: 'busy' });
     const next = post('/api/message-sync', { message: 'busy-two', sessionId: 'busy' });
-    await new Promise((r) => setTimeout(r, 100));
-    const busy = (await get('/api/sessions')).body.sessions.find((s: any) => s.id === 'busy');
+    // The second message is queued once the session lists it (polled: it arrives over HTTP).
+    let busy: any;
+    for (let i = 0; i < 100 && busy?.queued !== 1; i++) busy = (await get('/api/sessions')).body.sessions.find((s: any) => s.id === 'busy');
     expect(busy).toMatchObject({ busy: true, queued: 1 });
     await Promise.all([slow, next]);
     expect((await get('/api/sessions')).body.sessions.find((s: any) => s.id === 'busy')).toMatchObject({ busy: false, queued: 0, lastSeq: 4 });

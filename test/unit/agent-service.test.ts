@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../machines/session-events.ts';
+import type { Clock } from '../../src/clock.ts';
+import { manualClock } from './store-contract.ts';
 import { createAgentService, type AgentService } from '../../src/agent/index.ts';
 import type { AppBus, AppCommands, AppEvents } from '../../src/bus/app-bus.ts';
 import { createBus, type Envelope } from '../../src/bus/index.ts';
@@ -48,7 +50,7 @@ afterEach(async () => {
   for (const r of rigs.splice(0)) await r.agent.stop();
 });
 
-async function rig(llm: LlmClient, opts: { store?: EventStore<SessionEvent>; maxIterations?: number; evictAfterMs?: number; tool?: (name: string, args: unknown, signal?: AbortSignal) => Promise<ModelToolOutcome> } = {}): Promise<Rig> {
+async function rig(llm: LlmClient, opts: { store?: EventStore<SessionEvent>; maxIterations?: number; evictAfterMs?: number; clock?: Clock; tool?: (name: string, args: unknown, signal?: AbortSignal) => Promise<ModelToolOutcome> } = {}): Promise<Rig> {
   const log = createLogger('silent');
   const bus = createBus<AppCommands, AppEvents>({ log });
   const store = opts.store ?? createMemoryStore<SessionEvent>();
@@ -57,7 +59,7 @@ async function rig(llm: LlmClient, opts: { store?: EventStore<SessionEvent>; max
   bus.handle('mcp.callModelTool', ({ payload }) =>
     (opts.tool ?? ((name, args) => Promise.resolve({ success: true, text: `echo: ${JSON.stringify(args)}`, result: { content: [{ type: 'text', text: JSON.stringify(args) }] }, serverId: 'everything', toolName: name, durationMs: 1 })))(payload.name, payload.args, payload.signal),
   );
-  const agent = createAgentService({ config, bus, store, llm, log, ...(opts.evictAfterMs !== undefined && { evictAfterMs: opts.evictAfterMs }) });
+  const agent = createAgentService({ config, bus, store, llm, log, ...(opts.clock && { clock: opts.clock }), ...(opts.evictAfterMs !== undefined && { evictAfterMs: opts.evictAfterMs }) });
   await agent.start();
   const events: Envelope[] = [];
   const waiters: { pred: (e: Envelope) => boolean; resolve: (e: Envelope) => void }[] = [];
@@ -88,6 +90,11 @@ async function rig(llm: LlmClient, opts: { store?: EventStore<SessionEvent>; max
 /** The frames the history command gives for a session. */
 const framesOf = async (r: Rig, sessionId = 'default', since?: number) =>
   (await r.bus.execute('agent.history', { sessionId, ...(since !== undefined && { since }) })).frames;
+/** Resolves once no session is busy (a turn's last facts are written just after its end event). */
+async function settled(r: Rig): Promise<void> {
+  for (let i = 0; i < 100; i++) if ((await r.bus.execute('agent.listSessions', {})).every((s) => !s.busy)) return;
+  throw new Error('a session stayed busy');
+}
 const ended = (correlationId: string) => (e: Envelope) => e.correlationId === correlationId && (e.name === 'agent.response' || e.name === 'agent.error');
 
 describe('agent service', () => {
@@ -252,14 +259,23 @@ describe('agent service', () => {
     let reads = 0;
     const store: EventStore<SessionEvent> = { ...memory, read: (id, since) => (reads++, memory.read(id, since)) };
     const { llm, requests } = fakeLlm((_req, n) => text(`r${n}`));
-    const r = await rig(llm, { store, evictAfterMs: 20 });
+    const clock = manualClock();
+    const r = await rig(llm, { store, evictAfterMs: 20, clock });
     const a = await r.send('first');
     await r.until(ended(a.correlationId));
+    await settled(r);
     expect(reads).toBe(1);
-    await new Promise((res) => setTimeout(res, 80));
+    clock.advance(19);
+    r.agent.sweep();
+    const kept = await r.send('kept');
+    await r.until(ended(kept.correlationId));
+    await settled(r);
+    expect(reads).toBe(1);
+    clock.advance(20);
+    r.agent.sweep();
     const b = await r.send('second');
     await r.until(ended(b.correlationId));
     expect(reads).toBe(2);
-    expect(requests[1]?.messages.map((m) => m.content)).toEqual(['Be brief.', 'first', 'r1', 'second']);
+    expect(requests[2]?.messages.map((m) => m.content)).toEqual(['Be brief.', 'first', 'r1', 'kept', 'r2', 'second']);
   });
 });
