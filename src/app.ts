@@ -10,6 +10,7 @@ import { systemRoutes } from './http/routes/system-routes.ts';
 import { engine } from './http/engine.ts';
 import { createFrontEnd, type FrontEnd } from './http/server.ts';
 import { createLlmClient } from './llm/index.ts';
+import type { Limits } from './http/limits.ts';
 import type { LlmClient } from './llm/types.ts';
 import type { Logger } from './log/index.ts';
 import { createHttpFace, createMcpService, createServerFace, type ServerFace } from './mcp/index.ts';
@@ -26,6 +27,8 @@ export interface AppDeps {
   llm?: LlmClient;
   /** `web` (default): REST, WebSocket and /mcp; `mcp`: REST and /mcp only. */
   mode?: 'web' | 'mcp';
+  /** Replaces the front end's limiters built from `config.server.limits` (tests, benchmarks). */
+  limits?: Limits;
 }
 
 export interface App {
@@ -66,15 +69,17 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const frontEnd = createFrontEnd({
     config,
     bus,
+    clock,
     ids,
     log: log.child({ component: 'http' }),
+    ...(deps.limits && { limits: deps.limits }),
     mode: deps.mode ?? 'web',
     mcpFace: createHttpFace(serverFace),
     instanceId,
     routes: [
-      ...systemRoutes({ version: VERSION, engine, startedAt, now: () => clock.now(), isReady: () => ready, config }),
-      ...agentRoutes({ waiter, ids }),
-      ...mcpRoutes(),
+      ...systemRoutes({ version: VERSION, engine, startedAt, clock, isReady: () => ready, config }),
+      ...agentRoutes({ waiter, ids, clock }),
+      ...mcpRoutes({ clock }),
     ],
   });
 

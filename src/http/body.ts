@@ -1,34 +1,49 @@
 import type { HttpResponse } from 'uWebSockets.js';
 import { AppError } from '../errors/index.ts';
 
+/** A request body as buffered: the bytes, or why there are none. */
+export type BodyResult = { ok: true; raw: Buffer } | { ok: false; error: AppError };
+
 /**
- * Reads a request body of at most `maxBytes`, copying each chunk as uWS requires.
- * Rejects with INVALID_REQUEST past the limit (and stops reading). Resolves with an empty buffer
- * when there is no body. `onAborted` must already be attached by the caller.
+ * Starts buffering a request body. Call it synchronously in the uWS handler, before the first `await`
+ * (house rule 10): uWS hands chunks only to an `onData` handler that is attached by then.
+ *
+ * Contracts:
+ * - Each chunk is copied (uWS neuters its ArrayBuffer after the callback).
+ * - At most `maxBytes` are kept. A declared `Content-Length` above it, or more bytes than it arriving, resolves
+ *   `{ ok: false }` with INVALID_REQUEST (`details: { limit, reason: 'body_too_large' }`); later chunks are
+ *   dropped, not buffered.
+ * - Never rejects, so nobody has to await it early. Resolves with an empty buffer when there is no body, and
+ *   `{ ok: false }` when `signal` aborts first (the client went away). `onAborted` must already be attached.
  */
-export function readBody(res: HttpResponse, maxBytes: number, declaredLength: number): Promise<Buffer> {
-  if (declaredLength > maxBytes) return Promise.reject(tooLarge(maxBytes));
-  return new Promise((resolve, reject) => {
+export function bufferBody(res: HttpResponse, maxBytes: number, declaredLength: number, signal?: AbortSignal): Promise<BodyResult> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (result: BodyResult) => {
+      if (settled) return;
+      settled = true;
+      resolve(result);
+    };
+    signal?.addEventListener('abort', () => settle({ ok: false, error: new AppError('INVALID_REQUEST', 'Client went away', { reason: 'aborted' }) }), { once: true });
+    if (declaredLength > maxBytes) {
+      res.onData(() => undefined);
+      settle({ ok: false, error: tooLarge(maxBytes) });
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
-    let failed = false;
     res.onData((chunk, isLast) => {
-      if (failed) return;
+      if (settled) return;
       size += chunk.byteLength;
-      if (size > maxBytes) {
-        failed = true;
-        reject(tooLarge(maxBytes));
-        return;
-      }
-      // uWS neuters the ArrayBuffer after this callback: copy it.
+      if (size > maxBytes) return settle({ ok: false, error: tooLarge(maxBytes) });
       chunks.push(Buffer.from(chunk.slice(0)));
-      if (isLast) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      if (isLast) settle({ ok: true, raw: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) });
     });
   });
 }
 
-const tooLarge = (maxBytes: number) =>
-  new AppError('INVALID_REQUEST', `Request body exceeds ${maxBytes} bytes`, { limit: maxBytes });
+export const tooLarge = (maxBytes: number) =>
+  new AppError('INVALID_REQUEST', `Request body exceeds ${maxBytes} bytes`, { limit: maxBytes, reason: 'body_too_large' });
 
 /**
  * Parses a JSON request body. An empty body is `undefined`; a non-empty one must be declared

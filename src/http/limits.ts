@@ -1,4 +1,5 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Clock } from '../bus/envelope.ts';
 import type { LimitsConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 
@@ -11,13 +12,16 @@ export interface LimitState {
   allowed: boolean;
 }
 
-/** A fixed-window limiter keyed by client (IP for REST, connection id for WebSocket messages). */
-export function createWindowLimiter(points: number, durationSec: number, now: () => number = Date.now) {
+/**
+ * A fixed-window limiter keyed by client (IP for HTTP requests, connection id for WebSocket messages).
+ * The reported `resetTime` is read from the injected clock.
+ */
+export function createWindowLimiter(points: number, durationSec: number, clock: Clock) {
   const limiter = new RateLimiterMemory({ points, duration: durationSec });
   const state = (res: RateLimiterRes, allowed: boolean): LimitState => ({
     limit: points,
     remaining: Math.max(0, res.remainingPoints),
-    resetTime: Math.ceil((now() + res.msBeforeNext) / 1000),
+    resetTime: Math.ceil((clock.now() + res.msBeforeNext) / 1000),
     allowed,
   });
   return {
@@ -36,7 +40,11 @@ export function createWindowLimiter(points: number, durationSec: number, now: ()
   };
 }
 
-export type WindowLimiter = ReturnType<typeof createWindowLimiter>;
+/** What the front end needs of a window limiter; an I/O-backed one (Redis) fits too. */
+export interface WindowLimiter {
+  consume(key: string): Promise<LimitState>;
+  forget(key: string): Promise<void>;
+}
 
 export const rateLimitHeaders = (s: LimitState): Record<string, string> => ({
   'X-RateLimit-Limit': String(s.limit),
@@ -51,6 +59,9 @@ export function rateLimitError(s: LimitState, what: string): AppError {
     resetTime: s.resetTime,
   });
 }
+
+/** Seconds until the window resets, at least 1 (the `Retry-After` header). */
+export const retryAfterSeconds = (s: LimitState, clock: Clock): number => Math.max(1, s.resetTime - Math.floor(clock.now() / 1000));
 
 /** Counts open WebSocket connections per IP against `connectionsPerIp`. */
 export function createConnectionCounter(max: number) {
@@ -72,11 +83,18 @@ export function createConnectionCounter(max: number) {
   };
 }
 
-export function createLimits(config: LimitsConfig) {
+export interface Limits {
+  /** Per IP, every HTTP request (REST, /mcp, WebSocket upgrades). */
+  rest: WindowLimiter;
+  /** Per WebSocket connection, every frame. */
+  ws: WindowLimiter;
+  connections: ReturnType<typeof createConnectionCounter>;
+}
+
+export function createLimits(config: LimitsConfig, clock: Clock): Limits {
   return {
-    rest: createWindowLimiter(config.rest.points, config.rest.durationSec),
-    ws: createWindowLimiter(config.ws.points, config.ws.durationSec),
+    rest: createWindowLimiter(config.rest.points, config.rest.durationSec, clock),
+    ws: createWindowLimiter(config.ws.points, config.ws.durationSec, clock),
     connections: createConnectionCounter(config.connectionsPerIp),
   };
 }
-export type Limits = ReturnType<typeof createLimits>;

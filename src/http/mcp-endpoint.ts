@@ -1,40 +1,28 @@
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import { AppError, toErrorBody } from '../errors/index.ts';
+import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { INSTANCE_HEADER, type HttpFace } from '../mcp/index.ts';
-import type { Auth } from './auth.ts';
-import { readBody } from './body.ts';
-import type { Cors } from './cors.ts';
+import { MethodNotAllowed, type Admission } from './admission.ts';
+import { bufferBody } from './body.ts';
 import { formatIp } from './ip.ts';
-import { rateLimitError, rateLimitHeaders, type WindowLimiter } from './limits.ts';
-import { jsonReply, send, statusLine, watchAbort, type Reply } from './respond.ts';
+import { relayResponse } from './relay.ts';
+import { rpcErrorReply, send, watchAbort } from './respond.ts';
 
 export interface McpEndpointDeps {
   face: HttpFace;
   log: Logger;
-  cors: Cors;
-  auth: Auth;
-  limiter: WindowLimiter;
+  admission: Admission;
   maxBodyBytes: number;
   /** This instance's id: a request that carries it comes from ourselves (a loop). */
   instanceId: string;
-  isHostAllowed: (host: string) => boolean;
 }
-
-/** HTTP status → JSON-RPC error (MCP clients read JSON-RPC, not the REST envelope). */
-const HTTP_TO_RPC: Record<number, number> = { 400: -32600, 401: -32001, 403: -32001, 413: -32600, 429: -32000, 503: -32000 };
-
-function rpcError(status: number, err: unknown, headers: Record<string, string> = {}): Reply {
-  const { code, message, details } = toErrorBody(err);
-  return jsonReply(status, { jsonrpc: '2.0', error: { code: HTTP_TO_RPC[status] ?? -32603, message, data: { code, ...details } }, id: null }, headers);
-}
-
-const SKIPPED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection']);
 
 /**
- * `/mcp` on the uWS front end: checks (Host, Origin, self-loop, auth, rate limit, body size),
- * then hands a web-standard Request to the MCP face and writes its Response back — buffered for
- * JSON, streamed for SSE.
+ * `/mcp` on the uWS front end: the admission chain, whose route step refuses a request from this very
+ * instance (403, `details.reason: 'self-connection'`) and any method but POST (405, `Allow: POST`; stateless:
+ * no server stream, no session to end); then a web-standard Request goes to the MCP face and its Response is
+ * relayed back. Refusals are JSON-RPC error bodies (`toJsonRpc`) with the error table's status and the
+ * verdict's headers (X-RateLimit-*, CORS), like every other answer here.
  */
 export function createMcpEndpoint(deps: McpEndpointDeps) {
   return (res: HttpResponse, req: HttpRequest): void => {
@@ -43,35 +31,26 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
     const headers = new Headers();
     req.forEach((k, v) => headers.append(k, v));
     const host = headers.get('host') ?? '';
-    const origin = headers.get('origin') ?? '';
     const ip = formatIp(res.getRemoteAddress());
+    // Buffered from here on, before any await (house rule 10).
+    const body = method === 'POST' ? bufferBody(res, deps.maxBodyBytes, Number(headers.get('content-length') ?? 0), controller.signal) : undefined;
 
-    const refuse = (status: number, err: AppError) => send(res, state, rpcError(status, err));
-    if (!deps.isHostAllowed(host)) return refuse(403, new AppError('FORBIDDEN', `Host "${host}" is not allowed`, { host }));
-    if (!deps.cors.isAllowed(origin, host)) return refuse(403, new AppError('FORBIDDEN', 'Origin not allowed', { origin }));
-    if (headers.get(INSTANCE_HEADER) === deps.instanceId) {
-      return refuse(403, new AppError('FORBIDDEN', 'Refusing a connection from this agentd instance to its own /mcp', { reason: 'self-connection' }));
-    }
-    if (method !== 'POST') {
-      // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
-      return send(res, state, { ...rpcError(405, new AppError('INVALID_REQUEST', `Method ${method} not allowed on /mcp; use POST`)), headers: { Allow: 'POST', 'Content-Type': 'application/json' } });
-    }
+    const route = (): void => {
+      if (headers.get(INSTANCE_HEADER) === deps.instanceId) {
+        throw new AppError('FORBIDDEN', 'Refusing a connection from this agentd instance to its own /mcp', { reason: 'self-connection' });
+      }
+      if (method !== 'POST') throw new MethodNotAllowed(method, '/mcp', 'POST');
+    };
 
     const run = async () => {
-      try {
-        deps.auth(headers.get('authorization') ?? undefined);
-      } catch (err) {
-        return send(res, state, rpcError(401, err));
-      }
-      const limit = await deps.limiter.consume(ip);
-      const limitHeaders = rateLimitHeaders(limit);
-      if (!limit.allowed) return send(res, state, rpcError(429, rateLimitError(limit, 'requests per window')), limitHeaders);
-      let raw: Buffer;
-      try {
-        raw = await readBody(res, deps.maxBodyBytes, Number(headers.get('content-length') ?? 0));
-      } catch (err) {
-        return send(res, state, rpcError(413, err), limitHeaders);
-      }
+      const verdict = await deps.admission.admit(
+        { host, origin: headers.get('origin') ?? '', ip, credential: headers.get('authorization') ?? undefined },
+        { route, body },
+      );
+      if (verdict.outcome === 'refused') return send(res, state, rpcErrorReply(verdict.error, verdict.status), verdict.headers);
+      // /mcp never sets `preflight`: an OPTIONS request is refused 405 by the route step.
+      if (verdict.outcome === 'preflight') throw new Error('unexpected preflight verdict on /mcp');
+      const raw = verdict.body ?? Buffer.alloc(0);
       let parsed: unknown;
       try {
         parsed = raw.length > 0 ? JSON.parse(raw.toString('utf8')) : undefined;
@@ -81,40 +60,14 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
       const request = new Request(`http://${host || 'localhost'}/mcp`, { method, headers, body: new Uint8Array(raw), signal: controller.signal });
       const exchange = await deps.face.handle(request, parsed);
       try {
-        await writeResponse(res, state, exchange.response, limitHeaders);
+        await relayResponse(res, state, exchange.response, verdict.headers, controller.signal);
       } finally {
         await exchange.close();
       }
     };
     run().catch((err: unknown) => {
       deps.log.error({ err }, 'mcp request failed');
-      send(res, state, rpcError(500, err));
+      send(res, state, rpcErrorReply(err));
     });
   };
-}
-
-async function writeResponse(res: HttpResponse, state: { aborted: boolean }, response: Response, extra: Record<string, string>): Promise<void> {
-  const headers: Record<string, string> = { ...extra };
-  response.headers.forEach((value, key) => {
-    if (!SKIPPED_HEADERS.has(key)) headers[key] = value;
-  });
-  const streaming = response.body !== null && (response.headers.get('content-type') ?? '').includes('text/event-stream');
-  if (!streaming) {
-    const body = Buffer.from(await response.arrayBuffer()).toString('utf8');
-    return send(res, state, { status: response.status, headers, body });
-  }
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  if (state.aborted) return void (await reader.cancel());
-  res.cork(() => {
-    res.writeStatus(statusLine(response.status));
-    for (const key in headers) res.writeHeader(key, headers[key]!);
-  });
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (state.aborted) return void (await reader.cancel());
-    if (done) break;
-    res.cork(() => void res.write(value));
-  }
-  state.aborted = true;
-  res.cork(() => void res.end());
 }

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { HttpResponse } from 'uWebSockets.js';
-import { errorEnvelope, httpStatus, toErrorBody } from '../errors/index.ts';
+import { toJsonRpc, toRestReply } from '../errors/index.ts';
 
 /** A response for uWS: status, headers and a ready body. */
 export interface Reply {
@@ -25,17 +25,23 @@ export function jsonReply(status: number, body: unknown, headers: Record<string,
   return { status, headers: { 'Content-Type': JSON_TYPE, ...headers }, body: JSON.stringify(body) };
 }
 
-/** The spec's error envelope with the status of the error's code. */
-export function errorReply(err: unknown, headers: Record<string, string> = {}): Reply {
-  const { code } = toErrorBody(err);
-  return jsonReply(httpStatus(code), errorEnvelope(err), headers);
+/** The spec's REST error envelope with the status of the error's code, stamped `nowMs` (from the injected clock). */
+export function errorReply(err: unknown, nowMs: number, status?: number): Reply {
+  const encoded = toRestReply(err, nowMs, status);
+  return jsonReply(encoded.status, encoded.body);
+}
+
+/** The JSON-RPC error body /mcp answers with, with the status of the error's code. */
+export function rpcErrorReply(err: unknown, status?: number): Reply {
+  const encoded = toJsonRpc(err, status);
+  return jsonReply(encoded.status, encoded.body);
 }
 
 /**
  * Writes a reply unless the client went away. Always corks: callers may be past an `await`.
  * `extra` headers (rate limit, CORS) are written before the reply's own.
  */
-export function send(res: HttpResponse, state: { aborted: boolean }, reply: Reply, extra: Record<string, string> = {}): void {
+export function send(res: Pick<HttpResponse, 'cork' | 'writeStatus' | 'writeHeader' | 'end'>, state: { aborted: boolean }, reply: Reply, extra: Record<string, string> = {}): void {
   if (state.aborted) return;
   state.aborted = true;
   res.cork(() => {

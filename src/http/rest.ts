@@ -1,30 +1,25 @@
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { AppBus } from '../bus/app-bus.ts';
+import type { Clock } from '../bus/envelope.ts';
 import { AppError } from '../errors/index.ts';
-import type { Auth } from './auth.ts';
 import type { Logger } from '../log/index.ts';
-import { parseJsonBody, readBody } from './body.ts';
-import type { Cors } from './cors.ts';
+import type { Admission } from './admission.ts';
+import { bufferBody, parseJsonBody } from './body.ts';
 import { formatIp } from './ip.ts';
-import { rateLimitError, rateLimitHeaders, type WindowLimiter } from './limits.ts';
 import { errorReply, jsonReply, send, watchAbort, type Reply } from './respond.ts';
 import type { HttpMethod, RequestContext, RouteResult } from './route.ts';
-import type { createRouter } from './router.ts';
+import type { createRouter, RouteMatch } from './router.ts';
 
 export interface RestDeps {
   bus: AppBus;
   log: Logger;
+  clock: Clock;
   router: ReturnType<typeof createRouter>;
-  cors: Cors;
-  limiter: WindowLimiter;
-  auth: Auth;
+  admission: Admission;
   maxBodyBytes: number;
-  isHostAllowed: (host: string) => boolean;
-  /** Answers 503 while the service shuts down. */
-  isClosing: () => boolean;
 }
 
-const BODY_METHODS = new Set(['post', 'put', 'delete', 'patch']);
+const BODY_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
 function toReply(result: RouteResult): Reply {
   if (result.contentType === undefined) return jsonReply(result.status ?? 200, result.body, result.headers);
@@ -36,82 +31,63 @@ function toReply(result: RouteResult): Reply {
 }
 
 /**
- * The `/api/*` pipeline: origin check → rate limit → route → body → handler → reply.
- * Every answer, errors included, carries the X-RateLimit-* headers once the limiter has run.
+ * The REST pipeline (`/api/*` and the catch-all): the admission chain (whose route step is the router:
+ * an unknown path or a wrong method is 400 INVALID_REQUEST), then the JSON body, the handler and the reply.
+ * Every answer, errors included, carries the headers of the admission verdict (X-RateLimit-*, CORS).
  */
 export function createRestHandler(deps: RestDeps) {
   return (res: HttpResponse, req: HttpRequest): void => {
     const { state, controller } = watchAbort(res);
 
-    // Everything from `req` must be read now: it is invalid after the first await.
-    const method = req.getMethod();
+    // Everything from `req` must be read now: it is invalid after the first await. The body is
+    // buffered from here on, so no chunk arrives before its handler (house rule 10).
+    const method = req.getMethod().toUpperCase();
     const path = req.getUrl();
     const query = req.getQuery();
     const headers: Record<string, string> = {};
     req.forEach((k, v) => (headers[k] = v));
     const ip = formatIp(res.getRemoteAddress());
     const origin = headers.origin ?? '';
-    const host = headers.host ?? '';
+    const body = BODY_METHODS.has(method) ? bufferBody(res, deps.maxBodyBytes, Number(headers['content-length'] ?? 0), controller.signal) : undefined;
+    const now = () => deps.clock.now();
 
-    if (!deps.isHostAllowed(host)) {
-      send(res, state, errorReply(new AppError('FORBIDDEN', `Host "${host}" is not allowed`, { host })));
-      return;
-    }
-    if (!deps.cors.isAllowed(origin, host)) {
-      send(res, state, errorReply(new AppError('FORBIDDEN', 'Origin not allowed', { origin })));
-      return;
-    }
-    const corsHeaders = deps.cors.headers(origin);
-    if (method === 'options') {
-      send(res, state, { status: 204, headers: deps.cors.preflight(origin), body: '' });
-      return;
-    }
-    if (deps.isClosing()) {
-      send(res, state, errorReply(new AppError('SERVICE_UNAVAILABLE', 'Service is shutting down')), corsHeaders);
-      return;
-    }
+    const lookup = (): RouteMatch => {
+      const found = deps.router.lookup(method, path);
+      if (found.match) return found.match;
+      throw new AppError('INVALID_REQUEST', found.pathKnown ? `Method ${method} not allowed on ${path}` : `Unknown route ${path}`, {
+        issue: found.pathKnown ? 'method not allowed' : 'no such endpoint',
+      });
+    };
 
     const run = async (): Promise<void> => {
-      const limit = await deps.limiter.consume(ip);
-      const extra = { ...corsHeaders, ...rateLimitHeaders(limit) };
-      if (!limit.allowed) {
-        const retryAfter = String(Math.max(1, limit.resetTime - Math.floor(Date.now() / 1000)));
-        send(res, state, errorReply(rateLimitError(limit, 'requests per window'), { 'Retry-After': retryAfter }), extra);
-        return;
-      }
+      const verdict = await deps.admission.admit(
+        { host: headers.host ?? '', origin, ip, credential: headers.authorization, preflight: method === 'OPTIONS' },
+        { route: lookup, body },
+      );
+      if (verdict.outcome === 'preflight') return send(res, state, { status: 204, headers: {}, body: '' }, verdict.headers);
+      if (verdict.outcome === 'refused') return send(res, state, errorReply(verdict.error, now(), verdict.status), verdict.headers);
       try {
-        deps.auth(headers.authorization);
-        const found = deps.router.lookup(method.toUpperCase(), path);
-        if (!found.match) {
-          throw new AppError('INVALID_REQUEST', found.pathKnown ? `Method ${method.toUpperCase()} not allowed on ${path}` : `Unknown route ${path}`, {
-            issue: found.pathKnown ? 'method not allowed' : 'no such endpoint',
-          });
-        }
-        let body: unknown;
-        if (BODY_METHODS.has(method)) {
-          const raw = await readBody(res, deps.maxBodyBytes, Number(headers['content-length'] ?? 0));
-          body = parseJsonBody(raw, headers['content-type'] ?? '');
-        }
         const ctx: RequestContext = {
-          method: method.toUpperCase() as HttpMethod,
+          method: method as HttpMethod,
           path,
-          params: found.match.params,
+          params: verdict.route.params,
           query: new URLSearchParams(query),
           headers,
-          body,
+          body: verdict.body === undefined ? undefined : parseJsonBody(verdict.body, headers['content-type'] ?? ''),
           ip,
           signal: controller.signal,
           bus: deps.bus,
         };
-        send(res, state, toReply(await found.match.route.handler(ctx)), extra);
+        send(res, state, toReply(await verdict.route.route.handler(ctx)), verdict.headers);
       } catch (err) {
         if (!(err instanceof AppError)) deps.log.error({ err, method, path }, 'request failed');
-        send(res, state, errorReply(err), extra);
+        send(res, state, errorReply(err, now()), verdict.headers);
       }
     };
     run().catch((err: unknown) => {
+      // Only the limiter itself can fail here: there is no rate-limit state to report.
       deps.log.error({ err, path }, 'request pipeline failed');
-      send(res, state, errorReply(err), corsHeaders);
+      send(res, state, errorReply(err, now()));
     });
   };
 }

@@ -1,14 +1,15 @@
 import type { us_listen_socket } from 'uWebSockets.js';
 import type { AppBus } from '../bus/app-bus.ts';
-import type { IdSource } from '../bus/envelope.ts';
+import type { Clock, IdSource } from '../bus/envelope.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
 import type { HttpFace } from '../mcp/index.ts';
+import { createAdmission } from './admission.ts';
 import { createAuth } from './auth.ts';
 import { createCors } from './cors.ts';
 import { engine, uWS } from './engine.ts';
 import { createHostCheck } from './host-check.ts';
-import { createLimits } from './limits.ts';
+import { createLimits, type Limits } from './limits.ts';
 import { createMcpEndpoint } from './mcp-endpoint.ts';
 import { createRestHandler } from './rest.ts';
 import type { Route } from './route.ts';
@@ -19,8 +20,11 @@ export interface FrontEndDeps {
   config: AgentConfig;
   bus: AppBus;
   log: Logger;
+  clock: Clock;
   ids: IdSource;
   routes: Route[];
+  /** Replaces the limiters built from `config.server.limits` (tests: a slow, I/O-like limiter). */
+  limits?: Limits;
   /** `web`: REST, WebSocket and /mcp; `mcp`: REST and /mcp only. */
   mode: 'web' | 'mcp';
   mcpFace: HttpFace;
@@ -44,44 +48,44 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const limitsConfig = config.server.limits;
   const app = uWS.App();
   const cors = createCors(config.server.cors);
-  const limits = createLimits(limitsConfig);
-  const auth = createAuth(config.server.auth.apiKey);
+  const limits = deps.limits ?? createLimits(limitsConfig, deps.clock);
   const hosts = createHostCheck(config.server.allowedHosts);
   let closing = false;
   let listenSocket: us_listen_socket | undefined;
+  // One chain for REST, /mcp and the WebSocket upgrade (see admission.ts for its order).
+  const admission = createAdmission({
+    limiter: limits.rest,
+    cors,
+    auth: createAuth(config.server.auth.apiKey),
+    clock: deps.clock,
+    isHostAllowed: hosts.isAllowed,
+    isClosing: () => closing,
+  });
 
   const rest = createRestHandler({
     bus: deps.bus,
     log,
+    clock: deps.clock,
     router: createRouter(deps.routes),
-    cors,
-    limiter: limits.rest,
-    auth,
+    admission,
     maxBodyBytes: limitsConfig.maxBodyBytes,
-    isHostAllowed: hosts.isAllowed,
-    isClosing: () => closing,
   });
   // The gateway publishes through uWS topics, which exist only once a WebSocket route does.
   const gateway = deps.mode === 'web' ? createWsGateway(app, {
     bus: deps.bus,
     log,
-    cors,
-    auth,
+    clock: deps.clock,
+    admission,
     limits,
     maxPayloadBytes: limitsConfig.maxBodyBytes,
     ids: deps.ids,
-    isHostAllowed: hosts.isAllowed,
-    isClosing: () => closing,
   }) : undefined;
   const mcp = createMcpEndpoint({
     face: deps.mcpFace,
     log,
-    cors,
-    auth,
-    limiter: limits.rest,
+    admission,
     maxBodyBytes: limitsConfig.maxBodyBytes,
     instanceId: deps.instanceId,
-    isHostAllowed: hosts.isAllowed,
   });
 
   if (gateway) app.ws('/', gateway.behavior);

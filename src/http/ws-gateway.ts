@@ -1,15 +1,15 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import { DEFAULT_SESSION } from '../agent/messages.ts';
 import type { AppBus } from '../bus/app-bus.ts';
-import { AppError, errorEnvelope, httpStatus, toErrorBody } from '../errors/index.ts';
+import type { Clock } from '../bus/envelope.ts';
+import { AppError, toWsFrame } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
-import type { Auth } from './auth.ts';
-import type { Cors } from './cors.ts';
+import type { Admission } from './admission.ts';
 import { CLIENT_FRAMES, EVENT_FRAMES, frame, isClientFrameType, type ClientFrame } from './frames.ts';
 import { formatIp } from './ip.ts';
-import { rateLimitError, type Limits } from './limits.ts';
+import { rateLimitError, type LimitState, type Limits } from './limits.ts';
 import { parseInput, validateImage } from './validate.ts';
-import { statusLine } from './respond.ts';
+import { errorReply, send, watchAbort } from './respond.ts';
 import { replaySession } from './replay.ts';
 
 export interface Connection {
@@ -21,13 +21,11 @@ export interface Connection {
 export interface GatewayDeps {
   bus: AppBus;
   log: Logger;
-  cors: Cors;
-  auth: Auth;
+  clock: Clock;
+  admission: Admission;
   limits: Limits;
   maxPayloadBytes: number;
   ids: () => string;
-  isHostAllowed: (host: string) => boolean;
-  isClosing: () => boolean;
 }
 
 /** Topic of a session's events; every connection is on `default` and on `ALL` (server-wide events). */
@@ -46,9 +44,9 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
     if (!ws.getUserData().closed) ws.send(frame(event, data));
   };
   const sendError = (ws: WebSocket<Connection>, err: unknown, sessionId?: string) => {
-    const body = toErrorBody(err);
-    if (body.code === 'INTERNAL_ERROR') deps.log.error({ err }, 'websocket command failed');
-    sendTo(ws, 'error', sessionId === undefined ? body : { ...body, sessionId });
+    const { event, data } = toWsFrame(err, sessionId);
+    if (data.code === 'INTERNAL_ERROR') deps.log.error({ err }, 'websocket command failed');
+    sendTo(ws, event, data);
   };
 
   const unsubscribeBus = deps.bus.onAny((e) => {
@@ -58,10 +56,42 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
     app.publish(topic, frame(event, data));
   });
 
-  const refuse = (res: HttpResponse, err: AppError) => {
-    const body = JSON.stringify(errorEnvelope(err));
-    res.writeStatus(statusLine(httpStatus(err.code)));
-    res.writeHeader('Content-Type', 'application/json; charset=utf-8').end(body);
+  /**
+   * The upgrade at `/` passes the admission chain; its route step takes a connection slot for the IP (429 with
+   * `details.resetTime` of the request window when the IP holds `connectionsPerIp`). A refused upgrade is the
+   * REST envelope with the verdict's headers; an upgrade whose client left meanwhile gives its slot back.
+   */
+  const upgrade = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void => {
+    const { state } = watchAbort(res);
+    const ip = formatIp(res.getRemoteAddress());
+    const host = req.getHeader('host');
+    const origin = req.getHeader('origin');
+    const credential = req.getHeader('authorization') || new URLSearchParams(req.getQuery()).get('token') || undefined;
+    const key = req.getHeader('sec-websocket-key');
+    const protocol = req.getHeader('sec-websocket-protocol');
+    const extensions = req.getHeader('sec-websocket-extensions');
+    const takeSlot = (limit: LimitState): void => {
+      if (!deps.limits.connections.tryOpen(ip)) {
+        throw new AppError('RATE_LIMIT_EXCEEDED', 'Too many concurrent connections from this address', {
+          limit: deps.limits.connections.max,
+          remaining: 0,
+          resetTime: limit.resetTime,
+        });
+      }
+    };
+    const run = async () => {
+      const verdict = await deps.admission.admit({ host, origin, ip, credential }, { route: takeSlot });
+      if (verdict.outcome === 'refused') return send(res, state, errorReply(verdict.error, deps.clock.now(), verdict.status), verdict.headers);
+      if (verdict.outcome === 'preflight') throw new Error('unexpected preflight verdict on a WebSocket upgrade');
+      if (state.aborted) return deps.limits.connections.close(ip);
+      state.aborted = true;
+      const conn: Connection = { id: deps.ids(), ip, closed: false };
+      res.cork(() => res.upgrade(conn, key, protocol, extensions, context));
+    };
+    run().catch((err: unknown) => {
+      deps.log.error({ err }, 'websocket upgrade failed');
+      send(res, state, errorReply(err, deps.clock.now()));
+    });
   };
 
   const handle = async (ws: WebSocket<Connection>, msg: ClientFrame): Promise<void> => {
@@ -126,26 +156,7 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
     // A slow reader is dropped rather than silently skipped: skipping would lose chunks.
     maxBackpressure: 4 * 1024 * 1024,
     closeOnBackpressureLimit: 1,
-    upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
-      const ip = formatIp(res.getRemoteAddress());
-      if (deps.isClosing()) return refuse(res, new AppError('SERVICE_UNAVAILABLE', 'Service is shutting down'));
-      if (!deps.isHostAllowed(req.getHeader('host'))) {
-        return refuse(res, new AppError('FORBIDDEN', 'Host not allowed', { host: req.getHeader('host') }));
-      }
-      if (!deps.cors.isAllowed(req.getHeader('origin'), req.getHeader('host'))) {
-        return refuse(res, new AppError('FORBIDDEN', 'Origin not allowed', { origin: req.getHeader('origin') }));
-      }
-      try {
-        deps.auth(req.getHeader('authorization') || new URLSearchParams(req.getQuery()).get('token') || undefined);
-      } catch (err) {
-        return refuse(res, err as AppError);
-      }
-      if (!deps.limits.connections.tryOpen(ip)) {
-        return refuse(res, new AppError('RATE_LIMIT_EXCEEDED', 'Too many concurrent connections from this address', { limit: deps.limits.connections.max, remaining: 0 }));
-      }
-      const conn: Connection = { id: deps.ids(), ip, closed: false };
-      res.upgrade(conn, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
-    },
+    upgrade,
     open: (ws) => {
       open.add(ws);
       ws.subscribe(ALL);

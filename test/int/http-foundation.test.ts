@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import pkg from '../../package.json' with { type: 'json' };
 import { startApp, type RunningApp } from './helpers/start-app.ts';
+import { rawUpgrade } from './helpers/raw-http.ts';
 import { connectWs } from './helpers/ws-client.ts';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -156,6 +157,10 @@ describe('WebSocket gateway', () => {
     const a = await connectWs(svc.wsUrl);
     const b = await connectWs(svc.wsUrl);
     await expect(connectWs(svc.wsUrl)).rejects.toThrow(/429/);
+    const refused = await rawUpgrade(`${svc.url}/`);
+    expect(refused.status).toBe(429);
+    expect(refused.headers['x-ratelimit-limit']).toBe('100');
+    expect(refused.body).toMatchObject({ success: false, error: { code: 'RATE_LIMIT_EXCEEDED', details: { limit: 2, remaining: 0, resetTime: Number(refused.headers['x-ratelimit-reset']) } } });
     const fromOtherIp = await connectWs(svc.wsUrl, { localAddress: '127.0.0.3' });
     a.close();
     await a.closed;

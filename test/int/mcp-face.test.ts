@@ -114,8 +114,18 @@ describe('/mcp: the agent as an MCP server', () => {
       headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(svc.config.server.limits.maxBodyBytes) } }),
     });
-    expect(big.status).toBe(413);
-    expect(((await big.json()) as { error: { code: number } }).error.code).toBe(-32600);
+    // The same status as REST for the same condition (the error table's INVALID_REQUEST).
+    expect(big.status).toBe(400);
+    expect(big.headers.get('x-ratelimit-limit')).toBe('10000');
+    expect(await big.json()).toEqual({
+      jsonrpc: '2.0',
+      error: {
+        code: -32600,
+        message: expect.any(String),
+        data: { code: 'INVALID_REQUEST', limit: svc.config.server.limits.maxBodyBytes, reason: 'body_too_large' },
+      },
+      id: null,
+    });
   });
 
   it('answers GET with 405: it is stateless and offers no server stream', async () => {

@@ -71,7 +71,7 @@ describe('validateImage', () => {
 
 describe('limits', () => {
   it('counts a window per key with remaining and reset', async () => {
-    const limiter = createWindowLimiter(2, 60, () => 1_000_000);
+    const limiter = createWindowLimiter(2, 60, { now: () => 1_000_000 });
     const a1 = await limiter.consume('a');
     const a2 = await limiter.consume('a');
     const a3 = await limiter.consume('a');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_SESSION } from '../../agent/messages.ts';
-import type { IdSource } from '../../bus/envelope.ts';
+import type { Clock, IdSource } from '../../bus/envelope.ts';
 import { AppError } from '../../errors/index.ts';
 import { imageDataSchema, sessionIdSchema } from '../frames.ts';
 import type { RequestContext, Route } from '../route.ts';
@@ -15,14 +15,13 @@ const syncMessageSchema = z.object({
 const asyncMessageSchema = z.object({ message: z.string(), sessionId: sessionIdSchema.optional() });
 const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
 
-const now = () => new Date().toISOString();
-
 function sessionParam(ctx: RequestContext): string {
   return parseInput(sessionIdSchema, ctx.params.sessionId, 'session id');
 }
 
 /** The spec's messaging endpoints plus the session endpoints (ARCHITECTURE.md §3, Sessions). */
-export function agentRoutes(deps: { waiter: TurnWaiter; ids: IdSource }): Route[] {
+export function agentRoutes(deps: { waiter: TurnWaiter; ids: IdSource; clock: Clock }): Route[] {
+  const now = () => new Date(deps.clock.now()).toISOString();
   return [
     {
       method: 'POST',

@@ -12,14 +12,16 @@
  * `name`, `config`, `config.type`, and `config.command` (stdio) or `config.baseUrl` (http); INVALID_REQUEST for
  * anything else that is wrong (an unknown type, a bad name, a field of the wrong type, an unknown key).
  */
+import type { Clock } from '../../bus/envelope.ts';
 import { mcpServerConfigSchema, type McpServerConfig } from '../../config/schema.ts';
 import { AppError } from '../../errors/index.ts';
 import type { ServerRecord } from '../../mcp/messages.ts';
 import type { Route } from '../route.ts';
+import { createReply } from './reply.ts';
 
 export interface McpRoutesOptions {
-  /** Milliseconds since the epoch, for response timestamps. */
-  now?: () => number;
+  /** Source of response timestamps. */
+  clock: Clock;
 }
 
 /** Server names as the config allows them (keys of `mcpServers`). */
@@ -65,8 +67,8 @@ export function parseConnectRequest(body: unknown): { name: string; config: McpS
 
 const summary = (s: ServerRecord) => ({ id: s.id, name: s.name, status: s.status, type: s.type });
 
-export function mcpRoutes(options: McpRoutesOptions = {}): Route[] {
-  const timestamp = () => new Date(options.now?.() ?? Date.now()).toISOString();
+export function mcpRoutes(options: McpRoutesOptions): Route[] {
+  const reply = createReply(options.clock);
   /** The router only matches non-empty parameters. */
   const serverId = (params: Record<string, string>) => params.serverId ?? '';
 
@@ -76,7 +78,7 @@ export function mcpRoutes(options: McpRoutesOptions = {}): Route[] {
       path: '/api/mcp/servers',
       async handler({ bus }) {
         const servers = await bus.execute('mcp.listServers', {});
-        return { body: { servers, timestamp: timestamp() } };
+        return reply({ servers });
       },
     },
     {
@@ -85,7 +87,7 @@ export function mcpRoutes(options: McpRoutesOptions = {}): Route[] {
       async handler({ bus, body }) {
         const request = parseConnectRequest(body);
         const server = await bus.execute('mcp.connectServer', request);
-        return { body: { status: 'connected', name: server.name, server: summary(server), timestamp: timestamp() } };
+        return reply({ status: 'connected', name: server.name, server: summary(server) });
       },
     },
     {
@@ -93,7 +95,7 @@ export function mcpRoutes(options: McpRoutesOptions = {}): Route[] {
       path: '/api/mcp/servers/:serverId/tools',
       async handler({ bus, params }) {
         const tools = await bus.execute('mcp.listTools', { serverId: serverId(params) });
-        return { body: { tools, timestamp: timestamp() } };
+        return reply({ tools });
       },
     },
     {
@@ -118,7 +120,7 @@ export function mcpRoutes(options: McpRoutesOptions = {}): Route[] {
       path: '/api/mcp/servers/:serverId',
       async handler({ bus, params }) {
         const server = await bus.execute('mcp.removeServer', { serverId: serverId(params) });
-        return { body: { status: 'disconnected', name: server.name, server, timestamp: timestamp() } };
+        return reply({ status: 'disconnected', name: server.name, server });
       },
     },
     {
@@ -126,7 +128,7 @@ export function mcpRoutes(options: McpRoutesOptions = {}): Route[] {
       path: '/api/mcp/servers/:serverId/restart',
       async handler({ bus, params }) {
         const server = await bus.execute('mcp.restartServer', { serverId: serverId(params) });
-        return { body: { status: 'connected', name: server.name, server, timestamp: timestamp() } };
+        return reply({ status: 'connected', name: server.name, server });
       },
     },
   ];

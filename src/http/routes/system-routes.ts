@@ -1,3 +1,4 @@
+import type { Clock } from '../../bus/envelope.ts';
 import type { AgentConfig } from '../../config/schema.ts';
 import { exportConfigYaml } from '../../config/export.ts';
 import type { Route } from '../route.ts';
@@ -7,7 +8,7 @@ export interface ServiceInfo {
   engine: 'native' | 'fallback';
   /** Milliseconds since the epoch when the service started. */
   startedAt: number;
-  now: () => number;
+  clock: Clock;
   /** True once the config is loaded and start-up connections were attempted. */
   isReady: () => boolean;
   config: AgentConfig;
@@ -21,7 +22,7 @@ export function systemRoutes(info: ServiceInfo): Route[] {
       path: '/api/health',
       async handler({ bus }) {
         const servers = await bus.execute('mcp.listServers', {});
-        const now = info.now();
+        const now = info.clock.now();
         return {
           body: {
             status: 'healthy',

@@ -1,0 +1,59 @@
+/**
+ * One encoder per protocol, all driven by ERROR_TABLE.
+ *
+ * Contracts:
+ * - `toRestReply`: the spec's envelope `{ success: false, error: { code, message, details }, timestamp }` with the
+ *   code's HTTP status. `timestamp` is ISO 8601 UTC with milliseconds of `nowMs` (the caller reads its injected
+ *   clock; nothing here reads the time).
+ * - `toWsFrame`: the `error` event `{ event: 'error', data: { code, message, details, sessionId? } }`.
+ * - `toJsonRpc`: `{ jsonrpc: '2.0', error: { code: <rpc>, message, data: { code, ...details } }, id: null }` with the
+ *   code's HTTP status, so /mcp and REST answer one condition with one status.
+ * - `status` overrides the table's status only where the transport needs it (/mcp's 405 with `Allow: POST`).
+ * - Anything that is not an AppError is INTERNAL_ERROR with a generic message (no internals leak).
+ */
+import { httpStatus, rpcCode, toErrorBody, type ErrorBody } from './table.ts';
+
+export interface EncodedError<B> {
+  status: number;
+  body: B;
+}
+
+export interface RestErrorEnvelope {
+  success: false;
+  error: ErrorBody;
+  timestamp: string;
+}
+
+export interface WsErrorFrame {
+  event: 'error';
+  data: ErrorBody & { sessionId?: string };
+}
+
+export interface JsonRpcErrorBody {
+  jsonrpc: '2.0';
+  error: { code: number; message: string; data: Record<string, unknown> & { code: ErrorBody['code'] } };
+  id: null;
+}
+
+/** The spec's REST error envelope, stamped with `nowMs` (milliseconds since the epoch). */
+export function errorEnvelope(e: unknown, nowMs: number): RestErrorEnvelope {
+  return { success: false, error: toErrorBody(e), timestamp: new Date(nowMs).toISOString() };
+}
+
+export function toRestReply(e: unknown, nowMs: number, status?: number): EncodedError<RestErrorEnvelope> {
+  const body = errorEnvelope(e, nowMs);
+  return { status: status ?? httpStatus(body.error.code), body };
+}
+
+export function toWsFrame(e: unknown, sessionId?: string): WsErrorFrame {
+  const body = toErrorBody(e);
+  return { event: 'error', data: sessionId === undefined ? body : { ...body, sessionId } };
+}
+
+export function toJsonRpc(e: unknown, status?: number): EncodedError<JsonRpcErrorBody> {
+  const { code, message, details } = toErrorBody(e);
+  return {
+    status: status ?? httpStatus(code),
+    body: { jsonrpc: '2.0', error: { code: rpcCode(code), message, data: { ...details, code } }, id: null },
+  };
+}

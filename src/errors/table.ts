@@ -1,0 +1,66 @@
+/**
+ * The error table: every error the service reports carries one of these codes, and the code alone decides
+ * how each protocol encodes it (see `encode.ts`).
+ *
+ * - `status`: the HTTP status (REST envelope, refused WebSocket upgrade, /mcp). `null` marks codes that only
+ *   travel as WebSocket `error` events; sent over HTTP anyway they answer 400.
+ * - `rpc`: the JSON-RPC error code an MCP client reads on /mcp. -32600 (Invalid Request) for a request that is
+ *   malformed, -32602 (Invalid params) for a missing field or an unknown name, -32001 for refused credentials or
+ *   provenance, -32000 for "try again later", -32603 (Internal error) for failures on our side.
+ *
+ * FORBIDDEN (refused Origin/Host/self-connection) and SERVICE_UNAVAILABLE (shutting down) extend the spec's
+ * table. `test/golden/error-table.json` pins this table; changing a row is deliberate.
+ */
+export const ERROR_TABLE = {
+  INVALID_REQUEST: { status: 400, rpc: -32600 },
+  MISSING_FIELD: { status: 400, rpc: -32602 },
+  UNAUTHORIZED: { status: 401, rpc: -32001 },
+  FORBIDDEN: { status: 403, rpc: -32001 },
+  SERVER_NOT_FOUND: { status: 404, rpc: -32602 },
+  TOOL_NOT_FOUND: { status: 404, rpc: -32602 },
+  RATE_LIMIT_EXCEEDED: { status: 429, rpc: -32000 },
+  TOOL_EXECUTION_FAILED: { status: 500, rpc: -32603 },
+  AGENT_ERROR: { status: 500, rpc: -32603 },
+  INTERNAL_ERROR: { status: 500, rpc: -32603 },
+  SERVICE_UNAVAILABLE: { status: 503, rpc: -32000 },
+  INVALID_MESSAGE_TYPE: { status: null, rpc: -32600 },
+} as const satisfies Record<string, { status: number | null; rpc: number }>;
+
+export type ErrorCode = keyof typeof ERROR_TABLE;
+export type ErrorDetails = Record<string, unknown>;
+
+/** The only error type components throw on purpose; anything else maps to INTERNAL_ERROR. */
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: ErrorDetails = {},
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
+
+/** HTTP status for a code; WebSocket-only codes answer 400 if ever sent over HTTP. */
+export function httpStatus(code: ErrorCode): number {
+  return ERROR_TABLE[code].status ?? 400;
+}
+
+/** JSON-RPC error code for a code. */
+export function rpcCode(code: ErrorCode): number {
+  return ERROR_TABLE[code].rpc;
+}
+
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  details: ErrorDetails;
+}
+
+/** Turns anything thrown into the `{code, message, details}` triple of the spec's envelope. */
+export function toErrorBody(e: unknown): ErrorBody {
+  if (isAppError(e)) return { code: e.code, message: e.message, details: e.details };
+  return { code: 'INTERNAL_ERROR', message: 'Unexpected error', details: {} };
+}

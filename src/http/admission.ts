@@ -1,0 +1,121 @@
+/**
+ * The one admission chain of the HTTP front end. REST (`/api/*`, `/api`, the catch-all `/*`), `/mcp` and the
+ * WebSocket upgrade at `/` all pass through `admit`; only the route step (and how a verdict is encoded) differs.
+ *
+ * Contracts:
+ * - Counting: every request takes one point from the per-IP request limiter first, before anything is decided.
+ *   So every refusal counts against the client's window: wrong Host, foreign Origin, bad key, unknown route,
+ *   wrong method, too-large body, preflights and refused WebSocket upgrades included. Key guessing is limited
+ *   on every front alike.
+ * - Order: which refusal is answered follows one fixed order, the first failing step wins:
+ *     host (403 FORBIDDEN) → origin (403 FORBIDDEN) → preflight (REST `OPTIONS`: 204) → closing
+ *     (503 SERVICE_UNAVAILABLE) → rate limit (429 RATE_LIMIT_EXCEEDED + Retry-After) → auth (401 UNAUTHORIZED)
+ *     → route (the front's own step) → body (400 INVALID_REQUEST, `details.reason: 'body_too_large'`).
+ *   A request that fails the Host check is answered 403 even when it is also over the limit.
+ * - Headers: every verdict carries `X-RateLimit-Limit/Remaining/Reset` from that one consume, the CORS headers
+ *   of an allowed Origin (the preflight's on a preflight) and `Retry-After` on a window 429. Callers send them
+ *   with every answer, success or refusal. (A 101 WebSocket upgrade cannot carry them; uWS writes it.)
+ * - Route step: `route(limit)` runs only when every earlier step passed; it throws an AppError to refuse (a
+ *   `MethodNotAllowed` answers 405 with `Allow`) or returns what the front needs (a route match, a slot).
+ * - Body step: the caller starts buffering the body synchronously in its uWS handler (`bufferBody`, house rule
+ *   10) and hands the pending result in; the chain awaits it only after the route step passed.
+ * - `admit` never rejects for a refusal; it rejects only when the limiter itself fails (then no rate-limit
+ *   state exists to report).
+ */
+import type { Clock } from '../bus/envelope.ts';
+import { AppError } from '../errors/index.ts';
+import type { Auth } from './auth.ts';
+import type { BodyResult } from './body.ts';
+import type { Cors } from './cors.ts';
+import { rateLimitError, rateLimitHeaders, retryAfterSeconds, type LimitState, type WindowLimiter } from './limits.ts';
+
+export interface AdmissionDeps {
+  /** The per-IP request limiter (`limits.rest`). */
+  limiter: WindowLimiter;
+  cors: Cors;
+  auth: Auth;
+  clock: Clock;
+  isHostAllowed: (host: string) => boolean;
+  /** True while the service shuts down. */
+  isClosing: () => boolean;
+}
+
+/** What the chain reads of a request; read it from uWS before the first await. */
+export interface RequestFacts {
+  host: string;
+  /** '' when the request has none. */
+  origin: string;
+  ip: string;
+  /** The `Authorization` header value (or, on a WebSocket upgrade, the `token` query parameter). */
+  credential: string | undefined;
+  /** True for a REST `OPTIONS` request: a CORS preflight, answered 204 once Host and Origin pass. */
+  preflight?: boolean;
+}
+
+export interface AdmissionSteps<R> {
+  /** The front's own step; throws an AppError to refuse. */
+  route: (limit: LimitState) => R;
+  /** The body, already buffering since the handler's first synchronous step. */
+  body?: Promise<BodyResult> | undefined;
+}
+
+type Headers = Record<string, string>;
+
+export type Verdict<R> =
+  | { outcome: 'admitted'; route: R; body: Buffer | undefined; headers: Headers }
+  | { outcome: 'preflight'; headers: Headers }
+  /** `status` is the table's status for `error.code`, except a MethodNotAllowed (405). */
+  | { outcome: 'refused'; error: AppError; status: number | undefined; headers: Headers };
+
+/** A refusal whose HTTP status is 405 rather than the table's 400: `Allow` names the methods served. */
+export class MethodNotAllowed extends AppError {
+  constructor(
+    method: string,
+    path: string,
+    readonly allow: string,
+  ) {
+    super('INVALID_REQUEST', `Method ${method} not allowed on ${path}; use ${allow}`, { issue: 'method not allowed', allow });
+  }
+}
+
+export function createAdmission(deps: AdmissionDeps) {
+  return {
+    async admit<R>(facts: RequestFacts, steps: AdmissionSteps<R>): Promise<Verdict<R>> {
+      const limit = await deps.limiter.consume(facts.ip);
+      const headers: Headers = { ...deps.cors.headers(facts.origin), ...rateLimitHeaders(limit) };
+      const refuse = (error: AppError, extra: Headers = {}, status?: number): Verdict<R> => ({
+        outcome: 'refused',
+        error,
+        status,
+        headers: { ...headers, ...extra },
+      });
+
+      if (!deps.isHostAllowed(facts.host)) {
+        return refuse(new AppError('FORBIDDEN', `Host "${facts.host}" is not allowed`, { host: facts.host }));
+      }
+      if (!deps.cors.isAllowed(facts.origin, facts.host)) {
+        return refuse(new AppError('FORBIDDEN', 'Origin not allowed', { origin: facts.origin }));
+      }
+      if (facts.preflight) return { outcome: 'preflight', headers: { ...deps.cors.preflight(facts.origin), ...rateLimitHeaders(limit) } };
+      if (deps.isClosing()) return refuse(new AppError('SERVICE_UNAVAILABLE', 'Service is shutting down'));
+      if (!limit.allowed) {
+        return refuse(rateLimitError(limit, 'requests per window'), { 'Retry-After': String(retryAfterSeconds(limit, deps.clock)) });
+      }
+      let route: R;
+      try {
+        deps.auth(facts.credential);
+        route = steps.route(limit);
+      } catch (err) {
+        if (err instanceof MethodNotAllowed) return refuse(err, { Allow: err.allow }, 405);
+        if (err instanceof AppError) return refuse(err);
+        throw err;
+      }
+      if (steps.body === undefined) return { outcome: 'admitted', route, body: undefined, headers };
+      const body = await steps.body;
+      if (!body.ok) return refuse(body.error);
+      return { outcome: 'admitted', route, body: body.raw, headers };
+    },
+  };
+}
+
+export type Admission = ReturnType<typeof createAdmission>;

@@ -1,0 +1,172 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { AppError, ERROR_TABLE, toJsonRpc, toRestReply, toWsFrame } from '../../src/errors/index.ts';
+import { createAdmission, MethodNotAllowed, type AdmissionDeps, type RequestFacts } from '../../src/http/admission.ts';
+import { createAuth } from '../../src/http/auth.ts';
+import { tooLarge, type BodyResult } from '../../src/http/body.ts';
+import { createCors } from '../../src/http/cors.ts';
+import type { LimitState, WindowLimiter } from '../../src/http/limits.ts';
+import { relayResponse, type RelayTarget } from '../../src/http/relay.ts';
+
+const GOLDEN = new URL('../golden/error-table.json', import.meta.url);
+
+describe('the error table', () => {
+  it('matches test/golden/error-table.json (code → HTTP status, JSON-RPC code); UPDATE_GOLDEN=1 rewrites it', () => {
+    const actual = JSON.parse(JSON.stringify(ERROR_TABLE)) as unknown;
+    if (process.env.UPDATE_GOLDEN) writeFileSync(GOLDEN, `${JSON.stringify(actual, null, 2)}\n`);
+    expect(actual).toEqual(JSON.parse(readFileSync(GOLDEN, 'utf8')));
+  });
+});
+
+describe('error encoders', () => {
+  const NOW = Date.UTC(2030, 0, 2, 3, 4, 5, 678);
+  const err = new AppError('RATE_LIMIT_EXCEEDED', 'slow down', { limit: 5, remaining: 0, resetTime: 99 });
+
+  it('encode one error three ways from the table', () => {
+    expect(toRestReply(err, NOW)).toEqual({
+      status: 429,
+      body: { success: false, error: { code: 'RATE_LIMIT_EXCEEDED', message: 'slow down', details: { limit: 5, remaining: 0, resetTime: 99 } }, timestamp: '2030-01-02T03:04:05.678Z' },
+    });
+    expect(toWsFrame(err, 's1')).toEqual({ event: 'error', data: { code: 'RATE_LIMIT_EXCEEDED', message: 'slow down', details: { limit: 5, remaining: 0, resetTime: 99 }, sessionId: 's1' } });
+    expect(toWsFrame(err).data).not.toHaveProperty('sessionId');
+    expect(toJsonRpc(err)).toEqual({
+      status: 429,
+      body: { jsonrpc: '2.0', error: { code: -32000, message: 'slow down', data: { code: 'RATE_LIMIT_EXCEEDED', limit: 5, remaining: 0, resetTime: 99 } }, id: null },
+    });
+  });
+
+  it('hide anything that is not an AppError behind INTERNAL_ERROR, and send WS-only codes over HTTP as 400', () => {
+    expect(toRestReply(new Error('secret internals'), NOW).body.error).toEqual({ code: 'INTERNAL_ERROR', message: 'Unexpected error', details: {} });
+    expect(toJsonRpc(new Error('secret internals'))).toMatchObject({ status: 500, body: { error: { code: -32603, message: 'Unexpected error' } } });
+    expect(toRestReply(new AppError('INVALID_MESSAGE_TYPE', 'x'), NOW).status).toBe(400);
+  });
+});
+
+/** A limiter whose verdict the test sets; it counts its calls. */
+function fakeLimiter(allowed: boolean) {
+  const state: LimitState = { limit: 5, remaining: allowed ? 4 : 0, resetTime: 1_000_060, allowed };
+  const limiter: WindowLimiter & { calls: number } = {
+    calls: 0,
+    consume() {
+      limiter.calls++;
+      return Promise.resolve(state);
+    },
+    forget: () => Promise.resolve(),
+  };
+  return limiter;
+}
+
+describe('admission chain', () => {
+  const setup = (opts: { allowed?: boolean; closing?: boolean } = {}) => {
+    const limiter = fakeLimiter(opts.allowed ?? true);
+    const deps: AdmissionDeps = {
+      limiter,
+      cors: createCors({ origins: ['https://ok.example'], methods: ['GET'], headers: ['Authorization'], maxAge: 60 }),
+      auth: createAuth('the-right-key-0123456789'),
+      clock: { now: () => 1_000_000_000 },
+      isHostAllowed: (host) => host !== 'evil.example',
+      isClosing: () => opts.closing ?? false,
+    };
+    return { admission: createAdmission(deps), limiter };
+  };
+  const good: RequestFacts = { host: 'localhost', origin: '', ip: '1.2.3.4', credential: 'Bearer the-right-key-0123456789' };
+  const route = () => 'matched';
+  const codeOf = (v: { outcome: string; error?: AppError }) => (v.outcome === 'refused' ? v.error?.code : v.outcome);
+  const never = new Promise<BodyResult>(() => undefined);
+
+  it('refuses in the fixed order host → origin → closing → limit → auth → route → body', async () => {
+    const { admission } = setup({ allowed: false, closing: true });
+    const bad = { ...good, host: 'evil.example', origin: 'https://evil.example', credential: 'Bearer wrong' };
+    const failing = () => {
+      throw new AppError('INVALID_REQUEST', 'no route');
+    };
+    expect(codeOf(await admission.admit(bad, { route: failing, body: never }))).toBe('FORBIDDEN');
+    expect(await admission.admit(bad, { route })).toMatchObject({ outcome: 'refused', error: { code: 'FORBIDDEN', details: { host: 'evil.example' } } });
+    expect(await admission.admit({ ...bad, host: 'localhost' }, { route })).toMatchObject({ error: { code: 'FORBIDDEN', details: { origin: 'https://evil.example' } } });
+    expect(codeOf(await admission.admit({ ...bad, host: 'localhost', origin: '' }, { route }))).toBe('SERVICE_UNAVAILABLE');
+    expect(codeOf(await setup({ allowed: false }).admission.admit({ ...good, credential: 'Bearer wrong' }, { route }))).toBe('RATE_LIMIT_EXCEEDED');
+    expect(codeOf(await setup().admission.admit({ ...good, credential: 'Bearer wrong' }, { route: failing }))).toBe('UNAUTHORIZED');
+    // The route refuses before the body is awaited (a body that never ends does not hold the answer).
+    expect(codeOf(await setup().admission.admit(good, { route: failing, body: never }))).toBe('INVALID_REQUEST');
+    expect(await setup().admission.admit(good, { route, body: Promise.resolve({ ok: false, error: tooLarge(10) }) })).toMatchObject({
+      outcome: 'refused',
+      error: { code: 'INVALID_REQUEST', details: { limit: 10, reason: 'body_too_large' } },
+    });
+  });
+
+  it('takes one point per request, refusals included, and reports it on every verdict', async () => {
+    const { admission, limiter } = setup();
+    const verdicts = await Promise.all([
+      admission.admit({ ...good, host: 'evil.example' }, { route }),
+      admission.admit({ ...good, origin: 'https://ok.example', preflight: true }, { route }),
+      admission.admit({ ...good, credential: undefined }, { route }),
+      admission.admit(good, { route, body: Promise.resolve({ ok: true, raw: Buffer.from('{}') }) }),
+    ]);
+    expect(limiter.calls).toBe(4);
+    for (const v of verdicts) expect(v.headers).toMatchObject({ 'X-RateLimit-Limit': '5', 'X-RateLimit-Remaining': '4', 'X-RateLimit-Reset': '1000060' });
+    expect(verdicts[1]).toMatchObject({ outcome: 'preflight', headers: { 'Access-Control-Allow-Origin': 'https://ok.example', 'Access-Control-Max-Age': '60' } });
+    expect(verdicts[3]).toMatchObject({ outcome: 'admitted', route: 'matched', body: Buffer.from('{}') });
+  });
+
+  it('adds Retry-After from the injected clock on a 429, and 405 with Allow for MethodNotAllowed', async () => {
+    const limited = await setup({ allowed: false }).admission.admit(good, { route });
+    expect(limited).toMatchObject({ outcome: 'refused', headers: { 'Retry-After': '60' }, error: { details: { limit: 5, remaining: 0, resetTime: 1_000_060 } } });
+    const wrongMethod = await setup().admission.admit(good, {
+      route: () => {
+        throw new MethodNotAllowed('GET', '/mcp', 'POST');
+      },
+    });
+    expect(wrongMethod).toMatchObject({ outcome: 'refused', status: 405, headers: { Allow: 'POST' }, error: { code: 'INVALID_REQUEST' } });
+  });
+});
+
+describe('SSE relay', () => {
+  it('reads no further chunk while uWS reports backpressure, and resumes on onWritable', async () => {
+    const written: string[] = [];
+    let full = true;
+    let resume: (() => boolean) | undefined;
+    let writableRegistered!: () => void;
+    const waiting = new Promise<void>((r) => (writableRegistered = r));
+    let ended = false;
+    const res: RelayTarget = {
+      cork: (cb) => (cb(), res) as never,
+      writeStatus: () => res as never,
+      writeHeader: () => res as never,
+      write: (chunk) => {
+        written.push(Buffer.from(chunk as Uint8Array).toString());
+        return !full;
+      },
+      end: () => ((ended = true), res) as never,
+      onWritable: (handler) => {
+        resume = () => handler(0);
+        writableRegistered();
+        return res as never;
+      },
+    };
+    const pieces = ['data: one\n\n', 'data: two\n\n', 'data: three\n\n'];
+    let pulled = 0;
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          const next = pieces[pulled++];
+          if (next === undefined) controller.close();
+          else controller.enqueue(new TextEncoder().encode(next));
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const response = new Response(stream, { headers: { 'content-type': 'text/event-stream' } });
+    const state = { aborted: false };
+    const relayed = relayResponse(res, state, response, { 'X-RateLimit-Limit': '5' }, new AbortController().signal);
+
+    await waiting; // the relay waits for the socket to drain
+    expect(written).toEqual(['data: one\n\n']);
+    expect(ended).toBe(false);
+    full = false;
+    expect(resume!()).toBe(true);
+    await relayed;
+    expect(written).toEqual(pieces);
+    expect(ended).toBe(true);
+    expect(state.aborted).toBe(true);
+  });
+});
