@@ -4,7 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/bus/envelope.ts';
 import { createConnectionCounter, createWindowLimiter, type Limits, type WindowLimiter } from '../../src/http/limits.ts';
-import { startSimulator, type Simulator } from '../../src/simulator/index.ts';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { rawRequest, rawUpgrade, type RawResponse } from './helpers/raw-http.ts';
 import { startApp, type RunningApp } from './helpers/start-app.ts';
 
