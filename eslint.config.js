@@ -1,6 +1,8 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import agentd from './tools/eslint/layers.js';
+import { LAYERS } from './tools/eslint/layers-config.js';
 
 export default tseslint.config(
   { ignores: ['**/node_modules', 'bench/results', 'data', 'coverage', 'scratch'] },
@@ -28,4 +30,10 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  {
+    // House rules on imports (ARCHITECTURE.md §6): components import only what their layer allows.
+    files: ['src/**/*.ts', 'machines/**/*.ts'],
+    plugins: { agentd },
+    rules: { 'agentd/layers': ['error', { root: import.meta.dirname, ...LAYERS }] },
+  },
 );

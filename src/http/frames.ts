@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AppEvents } from '../bus/app-bus.ts';
+import type { FrontEvents } from './front-bus.ts';
 
 /**
  * The WebSocket wire: client frames (validated with zod) and the bus events that become
@@ -16,7 +16,7 @@ export const EVENT_FRAMES = {
   'agent.conversationReset': 'conversationReset',
   'mcp.serverStatus': 'mcpServerStatus',
   'mcp.toolsChanged': 'toolsChanged',
-} as const satisfies { [K in keyof AppEvents]: string };
+} as const satisfies { [K in keyof FrontEvents]: string };
 
 export const sessionIdSchema = z.string().min(1).max(128);
 

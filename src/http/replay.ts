@@ -1,4 +1,4 @@
-import type { AppBus } from '../bus/app-bus.ts';
+import type { FrontEndBus } from './front-bus.ts';
 import type { AgentFrame } from '../agent/index.ts';
 
 /**
@@ -8,7 +8,7 @@ import type { AgentFrame } from '../agent/index.ts';
  * and not replayed.
  */
 export async function replaySession(
-  bus: AppBus,
+  bus: FrontEndBus,
   sessionId: string,
   since: number | undefined,
   deliver: (frame: AgentFrame) => void,

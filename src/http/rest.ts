@@ -1,5 +1,5 @@
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import type { AppBus } from '../bus/app-bus.ts';
+import type { FrontEndBus } from './front-bus.ts';
 import type { Clock } from '../bus/envelope.ts';
 import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -11,7 +11,7 @@ import type { HttpMethod, RequestContext, RouteResult } from './route.ts';
 import type { createRouter, RouteMatch } from './router.ts';
 
 export interface RestDeps {
-  bus: AppBus;
+  bus: FrontEndBus;
   log: Logger;
   clock: Clock;
   router: ReturnType<typeof createRouter>;

@@ -1,4 +1,4 @@
-import type { AppBus } from '../bus/app-bus.ts';
+import type { FrontEndBus } from './front-bus.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -18,7 +18,7 @@ export interface RequestContext {
   ip: string;
   /** Aborts when the client goes away. */
   signal: AbortSignal;
-  bus: AppBus;
+  bus: FrontEndBus;
 }
 
 export interface RouteResult {

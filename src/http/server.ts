@@ -1,5 +1,5 @@
 import type { us_listen_socket } from 'uWebSockets.js';
-import type { AppBus } from '../bus/app-bus.ts';
+import type { FrontEndBus } from './front-bus.ts';
 import type { Clock, IdSource } from '../bus/envelope.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
@@ -18,7 +18,7 @@ import { createWsGateway } from './ws-gateway.ts';
 
 export interface FrontEndDeps {
   config: AgentConfig;
-  bus: AppBus;
+  bus: FrontEndBus;
   log: Logger;
   clock: Clock;
   ids: IdSource;

@@ -1,6 +1,6 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import { DEFAULT_SESSION } from '../agent/messages.ts';
-import type { AppBus } from '../bus/app-bus.ts';
+import type { FrontEndBus } from './front-bus.ts';
 import type { Clock } from '../bus/envelope.ts';
 import { AppError, toWsFrame } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -19,7 +19,7 @@ export interface Connection {
 }
 
 export interface GatewayDeps {
-  bus: AppBus;
+  bus: FrontEndBus;
   log: Logger;
   clock: Clock;
   admission: Admission;
