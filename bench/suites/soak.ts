@@ -81,7 +81,7 @@ export const soakBench: Bench = {
             unit: '×',
             better: 'lower',
             value: round(heapGrowth, 3),
-            note: `heap grows ${round(heapPerTurnKb, 1)} KB per turn, ${round(heapPerTurnKb / Math.max(1e-9, jsonlPerTurnKb), 1)}× the ${round(jsonlPerTurnKb, 1)} KB each turn appends to the session files, although every session is reset each 50 turns (the history projection and model view do drop their messages at a reset). The JSONL store's memory is bounded (its newest 128–256 events per session; it used to keep every event, which gave ×1.87), so the remaining growth lies elsewhere and is not found yet: the next step is comparing heap snapshots. Bus listeners and handles stay flat.`,
+            note: `heap grows ${round(heapPerTurnKb, 2)} KB per turn while each turn appends ${round(jsonlPerTurnKb, 1)} KB to the session files. What a session holds is bounded: the JSONL store keeps exactly its newest 128 events per session, the history projection drops its messages at each reset, and a turn's machine (with its tool calls and results) is stopped when the turn ends. Growth means one of these bounds broke: compare heap snapshots.`,
           },
           {
             id: 'soak-listeners',
