@@ -4,9 +4,7 @@ import { createAgentService, createTurnWaiter } from './agent/index.ts';
 import type { AppBus, AppCommands, AppEvents } from './bus/app-bus.ts';
 import { createBus, createIdSource, systemClock, type Clock, type IdSource } from './bus/index.ts';
 import type { AgentConfig } from './config/schema.ts';
-import { agentRoutes } from './http/routes/agent-routes.ts';
-import { mcpRoutes } from './http/routes/mcp-routes.ts';
-import { systemRoutes } from './http/routes/system-routes.ts';
+import { createRoutes } from './http/routes/index.ts';
 import { engine } from './http/engine.ts';
 import { createFrontEnd, type FrontEnd } from './http/server.ts';
 import { createLlmClient } from './llm/index.ts';
@@ -76,11 +74,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     mode: deps.mode ?? 'web',
     mcpFace: createHttpFace(serverFace),
     instanceId,
-    routes: [
-      ...systemRoutes({ version: VERSION, engine, startedAt, clock, isReady: () => ready, config }),
-      ...agentRoutes({ waiter, ids, clock }),
-      ...mcpRoutes({ clock }),
-    ],
+    routes: createRoutes({ version: VERSION, engine, startedAt, clock, isReady: () => ready, config, waiter, ids }),
   });
 
   return {

@@ -37,5 +37,7 @@ export interface RouteResult {
 export interface Route {
   method: HttpMethod;
   path: string;
+  /** One line for the route table (README, golden test). */
+  summary: string;
   handler(ctx: RequestContext): RouteResult | Promise<RouteResult>;
 }

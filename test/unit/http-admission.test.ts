@@ -1,22 +1,11 @@
-import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { AppError, ERROR_TABLE, toJsonRpc, toRestReply, toWsFrame } from '../../src/errors/index.ts';
+import { AppError, toJsonRpc, toRestReply, toWsFrame } from '../../src/errors/index.ts';
 import { createAdmission, MethodNotAllowed, type AdmissionDeps, type RequestFacts } from '../../src/http/admission.ts';
 import { createAuth } from '../../src/http/auth.ts';
 import { tooLarge, type BodyResult } from '../../src/http/body.ts';
 import { createCors } from '../../src/http/cors.ts';
 import type { LimitState, WindowLimiter } from '../../src/http/limits.ts';
 import { relayResponse, type RelayTarget } from '../../src/http/relay.ts';
-
-const GOLDEN = new URL('../golden/error-table.json', import.meta.url);
-
-describe('the error table', () => {
-  it('matches test/golden/error-table.json (code → HTTP status, JSON-RPC code); UPDATE_GOLDEN=1 rewrites it', () => {
-    const actual = JSON.parse(JSON.stringify(ERROR_TABLE)) as unknown;
-    if (process.env.UPDATE_GOLDEN) writeFileSync(GOLDEN, `${JSON.stringify(actual, null, 2)}\n`);
-    expect(actual).toEqual(JSON.parse(readFileSync(GOLDEN, 'utf8')));
-  });
-});
 
 describe('error encoders', () => {
   const NOW = Date.UTC(2030, 0, 2, 3, 4, 5, 678);

@@ -24,9 +24,9 @@ describe('formatIp', () => {
 describe('router', () => {
   const h = () => ({ body: {} });
   const router = createRouter([
-    { method: 'GET', path: '/api/health', handler: h },
-    { method: 'GET', path: '/api/mcp/servers/:serverId/tools', handler: h },
-    { method: 'POST', path: '/api/mcp/servers/:serverId/tools/:toolName/execute', handler: h },
+    { method: 'GET', path: '/api/health', summary: 'health', handler: h },
+    { method: 'GET', path: '/api/mcp/servers/:serverId/tools', summary: 'tools', handler: h },
+    { method: 'POST', path: '/api/mcp/servers/:serverId/tools/:toolName/execute', summary: 'execute', handler: h },
   ]);
   it('matches static and parametrised paths, decoding parameters', () => {
     expect(router.lookup('GET', '/api/health').match?.params).toEqual({});

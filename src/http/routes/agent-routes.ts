@@ -20,12 +20,19 @@ function sessionParam(ctx: RequestContext): string {
 }
 
 /** The spec's messaging endpoints plus the session endpoints (ARCHITECTURE.md §3, Sessions). */
-export function agentRoutes(deps: { waiter: TurnWaiter; ids: IdSource; clock: Clock }): Route[] {
+export interface AgentRoutesDeps {
+  waiter: TurnWaiter;
+  ids: IdSource;
+  clock: Clock;
+}
+
+export function agentRoutes(deps: AgentRoutesDeps): Route[] {
   const now = () => new Date(deps.clock.now()).toISOString();
   return [
     {
       method: 'POST',
       path: '/api/message-sync',
+      summary: 'Send a message and wait for the reply',
       async handler(ctx) {
         const body = parseInput(syncMessageSchema, ctx.body ?? {});
         const sessionId = body.sessionId ?? DEFAULT_SESSION;
@@ -45,6 +52,7 @@ export function agentRoutes(deps: { waiter: TurnWaiter; ids: IdSource; clock: Cl
     {
       method: 'POST',
       path: '/api/message',
+      summary: 'Queue a message; the reply streams over WebSocket',
       async handler(ctx) {
         const body = parseInput(asyncMessageSchema, ctx.body ?? {});
         const sessionId = body.sessionId ?? DEFAULT_SESSION;
@@ -55,6 +63,7 @@ export function agentRoutes(deps: { waiter: TurnWaiter; ids: IdSource; clock: Cl
     {
       method: 'POST',
       path: '/api/reset',
+      summary: 'Reset the conversation of a session',
       async handler(ctx) {
         const sessionId = parseInput(resetSchema, ctx.body)?.sessionId ?? DEFAULT_SESSION;
         await ctx.bus.execute('agent.reset', { sessionId }, { sessionId });
@@ -64,6 +73,7 @@ export function agentRoutes(deps: { waiter: TurnWaiter; ids: IdSource; clock: Cl
     {
       method: 'GET',
       path: '/api/sessions',
+      summary: 'List sessions',
       async handler(ctx) {
         return { body: { sessions: await ctx.bus.execute('agent.listSessions', {}), timestamp: now() } };
       },
@@ -71,6 +81,7 @@ export function agentRoutes(deps: { waiter: TurnWaiter; ids: IdSource; clock: Cl
     {
       method: 'GET',
       path: '/api/sessions/:sessionId/history',
+      summary: 'The durable frames of a session after `since`',
       async handler(ctx) {
         const sessionId = sessionParam(ctx);
         const sinceText = ctx.query.get('since');
@@ -85,6 +96,7 @@ export function agentRoutes(deps: { waiter: TurnWaiter; ids: IdSource; clock: Cl
     {
       method: 'DELETE',
       path: '/api/sessions/:sessionId',
+      summary: 'Cancel a session and remove its log',
       async handler(ctx) {
         const sessionId = sessionParam(ctx);
         const { deleted } = await ctx.bus.execute('agent.deleteSession', { sessionId }, { sessionId });
@@ -94,6 +106,7 @@ export function agentRoutes(deps: { waiter: TurnWaiter; ids: IdSource; clock: Cl
     {
       method: 'POST',
       path: '/api/sessions/:sessionId/cancel',
+      summary: 'Abort the running turn of a session',
       async handler(ctx) {
         const sessionId = sessionParam(ctx);
         const { cancelled } = await ctx.bus.execute('agent.cancel', { sessionId }, { sessionId });

@@ -76,6 +76,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
     {
       method: 'GET',
       path: '/api/mcp/servers',
+      summary: 'List tool servers',
       async handler({ bus }) {
         const servers = await bus.execute('mcp.listServers', {});
         return reply({ servers });
@@ -84,6 +85,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
     {
       method: 'POST',
       path: '/api/connect-server',
+      summary: 'Connect a tool server at runtime',
       async handler({ bus, body }) {
         const request = parseConnectRequest(body);
         const server = await bus.execute('mcp.connectServer', request);
@@ -93,6 +95,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
     {
       method: 'GET',
       path: '/api/mcp/servers/:serverId/tools',
+      summary: 'List the tools of a server',
       async handler({ bus, params }) {
         const tools = await bus.execute('mcp.listTools', { serverId: serverId(params) });
         return reply({ tools });
@@ -101,6 +104,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
     {
       method: 'POST',
       path: '/api/mcp/servers/:serverId/tools/:toolName/execute',
+      summary: 'Execute a tool directly',
       async handler({ bus, params, body }) {
         if (body !== undefined && !isObject(body)) {
           throw new AppError('INVALID_REQUEST', 'The request body must be a JSON object of tool arguments', {
@@ -118,6 +122,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
     {
       method: 'DELETE',
       path: '/api/mcp/servers/:serverId',
+      summary: 'Disconnect and remove a tool server',
       async handler({ bus, params }) {
         const server = await bus.execute('mcp.removeServer', { serverId: serverId(params) });
         return reply({ status: 'disconnected', name: server.name, server });
@@ -126,6 +131,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
     {
       method: 'POST',
       path: '/api/mcp/servers/:serverId/restart',
+      summary: 'Restart a tool server',
       async handler({ bus, params }) {
         const server = await bus.execute('mcp.restartServer', { serverId: serverId(params) });
         return reply({ status: 'connected', name: server.name, server });

@@ -20,6 +20,7 @@ export function systemRoutes(info: ServiceInfo): Route[] {
     {
       method: 'GET',
       path: '/api/health',
+      summary: 'Service health',
       async handler({ bus }) {
         const servers = await bus.execute('mcp.listServers', {});
         const now = info.clock.now();
@@ -41,6 +42,7 @@ export function systemRoutes(info: ServiceInfo): Route[] {
     {
       method: 'GET',
       path: '/api/config.yaml',
+      summary: 'The running config as YAML, secrets redacted',
       handler: () => ({ body: exportConfigYaml(info.config), contentType: 'application/yaml; charset=utf-8' }),
     },
   ];

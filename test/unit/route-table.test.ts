@@ -1,0 +1,25 @@
+/** The REST route table, pinned by test/golden/routes.json and listed in the README as it is. */
+import { describe, expect, it } from 'vitest';
+import { createRoutes, type RoutesDeps } from '../../src/http/routes/index.ts';
+import { expectGolden, README, sectionTables } from '../support/golden.ts';
+
+/** Handlers are not called here: the deps only have to exist. */
+const routes = createRoutes({} as RoutesDeps);
+const table = routes.map((r) => ({ method: r.method, path: r.path.replace(/:(\w+)/g, '{$1}'), summary: r.summary }));
+
+describe('route table', () => {
+  it('is the pinned list of endpoints', () => {
+    expectGolden('routes', table);
+  });
+
+  it('is the README table of the REST API', () => {
+    const readme = sectionTables(README, '## REST API').find((t) => t.header[0] === 'Method');
+    expect(readme?.rows.map(([method, path, summary]) => ({ method, path, summary: summary?.replaceAll('`', '') }))).toEqual(
+      table.map((r) => ({ ...r, summary: r.summary.replaceAll('`', '') })),
+    );
+  });
+
+  it('has one route per method and path', () => {
+    expect(new Set(table.map((r) => `${r.method} ${r.path}`)).size).toBe(table.length);
+  });
+});
