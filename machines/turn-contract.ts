@@ -4,9 +4,29 @@
  */
 import { fromCallback, fromPromise } from 'xstate';
 import type { ImagePart, ModelStep } from '../src/llm/types.ts';
-import type { ModelTool, ModelToolOutcome } from '../src/mcp/messages.ts';
 import type { SessionEvent } from './session-events.ts';
 import { failedOutcome, toTurnError } from './turn-steps.ts';
+
+/** A tool as the model sees it: a name unique across servers, valid for the model. */
+export interface ModelTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  serverId: string;
+  toolName: string;
+}
+
+/** Outcome of a tool call made on the model's behalf; failures are results, not throws. */
+export interface ModelToolOutcome {
+  success: boolean;
+  /** Text for the model, already capped at toolResultMaxBytes with a visible marker. */
+  text: string;
+  /** Structured result for events (`toolResult.result`). */
+  result: unknown;
+  serverId: string;
+  toolName: string;
+  durationMs: number;
+}
 
 /** A user message waiting for (or running as) a turn. */
 export interface TurnMessage {

@@ -5,7 +5,7 @@
  */
 import { isAppError, type ErrorBody } from '../src/errors/index.ts';
 import type { ToolCallRequest } from '../src/llm/types.ts';
-import type { ModelTool, ModelToolOutcome } from '../src/mcp/messages.ts';
+import type { ModelTool, ModelToolOutcome } from './turn-contract.ts';
 
 /** Between the texts of two model steps of one turn (the chunks carry it too). */
 export const STEP_SEPARATOR = '\n\n';

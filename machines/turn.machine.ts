@@ -16,10 +16,9 @@
  */
 import { and, assertEvent, assign, enqueueActions, setup, type ErrorActorEvent } from 'xstate';
 import type { Usage } from '../src/llm/types.ts';
-import type { ModelTool } from '../src/mcp/messages.ts';
 import { EVENT_VERSION, type SessionEvent } from './session-events.ts';
 import {
-  modelStepNotProvided, toolsRunner, type ModelStepOutput, type ToolSettled, type TurnKey, type TurnMessage, type TurnReport,
+  modelStepNotProvided, toolsRunner, type ModelStepOutput, type ModelTool, type ToolSettled, type TurnKey, type TurnMessage, type TurnReport,
 } from './turn-contract.ts';
 import { STEP_SEPARATOR, finalReply, planCalls, stepReply, toTurnError, type PlannedCall, type TurnError } from './turn-steps.ts';
 

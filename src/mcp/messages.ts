@@ -1,3 +1,4 @@
+import type { ModelTool, ModelToolOutcome } from '../../machines/turn-contract.ts';
 import type { McpServerConfig } from '../config/schema.ts';
 
 /** The spec's MCP server record. */
@@ -27,26 +28,8 @@ export interface ExecutionResult {
   timestamp: string;
 }
 
-/** A tool as the model sees it: a name unique across servers, valid for the model. */
-export interface ModelTool {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-  serverId: string;
-  toolName: string;
-}
-
-/** Outcome of a tool call made on the model's behalf; failures are results, not throws. */
-export interface ModelToolOutcome {
-  success: boolean;
-  /** Text for the model, already capped at toolResultMaxBytes with a visible marker. */
-  text: string;
-  /** Structured result for events (`toolResult.result`). */
-  result: unknown;
-  serverId: string;
-  toolName: string;
-  durationMs: number;
-}
+/** The tool shapes the turn machine works with (machines/turn-contract.ts owns them). */
+export type { ModelTool, ModelToolOutcome };
 
 export type McpCommands = {
   'mcp.listServers': { payload: Record<string, never>; result: ServerRecord[] };
