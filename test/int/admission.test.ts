@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/bus/envelope.ts';
 import { createConnectionCounter, createWindowLimiter, type Limits, type WindowLimiter } from '../../src/http/limits.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { rawRequest, rawUpgrade, type RawResponse } from './helpers/raw-http.ts';
-import { startApp, type RunningApp } from './helpers/start-app.ts';
+import { rawRequest, rawUpgrade, type RawResponse } from '../support/raw-http.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
 
 const KEY = 'admission-test-key-0123456789';
 const POINTS = 5;

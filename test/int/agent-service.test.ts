@@ -6,7 +6,6 @@ import { parseSessionEvent, type SessionEvent } from '../../machines/session-eve
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentService, type AgentService } from '../../src/agent/index.ts';
 import type { AppBus, AppCommands, AppEvents } from '../../src/bus/app-bus.ts';
@@ -17,11 +16,12 @@ import type { LlmClient } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createMcpService, type McpService } from '../../src/mcp/index.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { recordBus } from '../support/bus-recorder.ts';
+import { EVERYTHING } from '../support/paths.ts';
 import { createJsonlStore, createMemoryStore } from '../../src/store/index.ts';
 import type { EventStore } from '../../src/store/types.ts';
 
 const API_KEY = 'sk-agent-int-secret-0123456789';
-const EVERYTHING = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
 const log = createLogger('silent');
 
 let sim: Simulator;
@@ -74,20 +74,10 @@ async function rig(opts: { store?: EventStore<SessionEvent>; maxIterations?: num
   });
   const agent = createAgentService({ config, bus, store, llm: opts.llm ?? llmClient(), log });
   await agent.start();
-  const events: Envelope[] = [];
-  const waiters = new Map<string, (e: Envelope) => void>();
-  const off = bus.onAny((e) => {
-    if (!e.name.startsWith('agent.')) return;
-    events.push(e);
-    if (e.name === 'agent.response' || e.name === 'agent.error') waiters.get(e.correlationId)?.(e);
-  });
-  open.push({ agent, off });
-  const end = (correlationId: string) =>
-    new Promise<Envelope>((resolve) => {
-      const done = events.find((e) => e.correlationId === correlationId && (e.name === 'agent.response' || e.name === 'agent.error'));
-      if (done) resolve(done);
-      else waiters.set(correlationId, resolve);
-    });
+  const recorder = recordBus<AppEvents>(bus);
+  open.push({ agent, off: recorder.stop });
+  const events = recorder.events;
+  const end = (correlationId: string) => recorder.turnEnd(correlationId);
   const send = async (content: string, sessionId = 'default') => {
     const correlationId = `int-${++commands}`;
     const { queued } = await bus.execute('agent.sendMessage', { sessionId, content }, { correlationId, sessionId });

@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { connectWs } from './helpers/ws-client.ts';
+import { connectWs } from '../support/ws-client.ts';
 import { fixturePath } from './mcp-helpers.ts';
 
 const TSX = join('node_modules', '.bin', 'tsx');

@@ -2,9 +2,9 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import pkg from '../../package.json' with { type: 'json' };
-import { startApp, type RunningApp } from './helpers/start-app.ts';
-import { rawUpgrade } from './helpers/raw-http.ts';
-import { connectWs } from './helpers/ws-client.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
+import { rawUpgrade } from '../support/raw-http.ts';
+import { connectWs } from '../support/ws-client.ts';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 

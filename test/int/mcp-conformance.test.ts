@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { startApp, type RunningApp } from './helpers/start-app.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
 
 /**
  * The official MCP conformance suite against /mcp. It needs Node 22, which lives with the suite

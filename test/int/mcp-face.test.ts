@@ -7,8 +7,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { startApp, type RunningApp } from './helpers/start-app.ts';
-import { connectWs } from './helpers/ws-client.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
+import { connectWs } from '../support/ws-client.ts';
 import { fixturePath } from './mcp-helpers.ts';
 
 const textOf = (result: unknown) => ((result as { content: { type: string; text: string }[] }).content[0]?.text ?? '');

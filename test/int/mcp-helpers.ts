@@ -1,7 +1,6 @@
 /** Shared setup of the MCP integration tests: real servers, a real bus, the service under test. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { createBus } from '../../src/bus/index.ts';
 import type { AppBus, AppCommands, AppEvents } from '../../src/bus/app-bus.ts';
@@ -9,11 +8,9 @@ import { mcpServerConfigSchema, type McpServerConfig } from '../../src/config/sc
 import { createLogger } from '../../src/log/index.ts';
 import { createMcpService, type McpService, type McpServiceOptions } from '../../src/mcp/index.ts';
 import type { ServerRecord } from '../../src/mcp/messages.ts';
+import { EVERYTHING, fixturePath } from '../support/paths.ts';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-export const EVERYTHING = `${root}node_modules/@modelcontextprotocol/server-everything/dist/index.js`;
-export const FILESYSTEM = `${root}node_modules/@modelcontextprotocol/server-filesystem/dist/index.js`;
-export const fixturePath = (name: string) => `${root}test/fixtures/mcp/${name}.js`;
+export { EVERYTHING, FILESYSTEM, fixturePath } from '../support/paths.ts';
 
 export const stdio = (args: string[], extra: Record<string, unknown> = {}): McpServerConfig =>
   mcpServerConfigSchema.parse({ type: 'stdio', command: process.execPath, args, timeout: 10_000, ...extra });

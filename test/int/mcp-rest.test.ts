@@ -1,7 +1,7 @@
 /** The MCP REST endpoints over real HTTP against the whole service with real MCP servers. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type RunningApp } from './helpers/start-app.ts';
-import { connectWs } from './helpers/ws-client.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
+import { connectWs } from '../support/ws-client.ts';
 import type { ServerRecord } from '../../src/mcp/messages.ts';
 import { EVERYTHING, fixturePath, textOf } from './mcp-helpers.ts';
 

@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { api, everythingStdio, requestsWith, roomyLimits, turnFrames } from './helpers/messaging.ts';
-import { startApp, type RunningApp } from './helpers/start-app.ts';
-import { connectWs, type WsClient } from './helpers/ws-client.ts';
+import { api, everythingStdio, requestsWith, roomyLimits, turnFrames } from '../support/messaging.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
+import { connectWs, type WsClient } from '../support/ws-client.ts';
 
 const TIMEOUT_MS = 800;
 const MAX_ITERATIONS = 3;

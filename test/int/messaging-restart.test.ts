@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { api, everythingStdio, lastMessagesWith, roomyLimits, textOf, turnFrames } from './helpers/messaging.ts';
-import { startApp, type RunningApp } from './helpers/start-app.ts';
-import { connectWs } from './helpers/ws-client.ts';
+import { api, everythingStdio, lastMessagesWith, roomyLimits, textOf, turnFrames } from '../support/messaging.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
+import { connectWs } from '../support/ws-client.ts';
 
 let sim: Simulator;
 let dir: string;

@@ -4,7 +4,7 @@
  * simulator behind the real openai SDK; tools come from server-everything over stdio.
  */
 import { describe, expect, it } from 'vitest';
-import { api, ISO_MS, lastMessagesWith, textOf, turnFrames, useMessagingService } from './helpers/messaging.ts';
+import { api, ISO_MS, lastMessagesWith, textOf, turnFrames, useMessagingService } from '../support/messaging.ts';
 
 const t = useMessagingService();
 const { client, post, get } = t;

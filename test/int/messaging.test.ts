@@ -3,8 +3,8 @@
  * it against the model simulator, and server-everything as a real MCP tool server over stdio.
  */
 import { describe, expect, it } from 'vitest';
-import { api, ISO_MS, lastMessagesWith, requestsWith, textOf, turnFrames, useMessagingService } from './helpers/messaging.ts';
-import type { Frame } from './helpers/ws-client.ts';
+import { api, ISO_MS, lastMessagesWith, requestsWith, textOf, turnFrames, useMessagingService } from '../support/messaging.ts';
+import type { Frame } from '../support/ws-client.ts';
 
 const SYSTEM_PROMPT = 'You are the messaging test agent.';
 /** A 1×1 PNG. */

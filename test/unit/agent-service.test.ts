@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../machines/session-events.ts';
 import type { Clock } from '../../src/clock.ts';
+import { recordBus } from '../support/bus-recorder.ts';
 import { manualClock } from './store-contract.ts';
 import { createAgentService, type AgentService } from '../../src/agent/index.ts';
 import type { AppBus, AppCommands, AppEvents } from '../../src/bus/app-bus.ts';
@@ -61,28 +62,18 @@ async function rig(llm: LlmClient, opts: { store?: EventStore<SessionEvent>; max
   );
   const agent = createAgentService({ config, bus, store, llm, log, ...(opts.clock && { clock: opts.clock }), ...(opts.evictAfterMs !== undefined && { evictAfterMs: opts.evictAfterMs }) });
   await agent.start();
-  const events: Envelope[] = [];
-  const waiters: { pred: (e: Envelope) => boolean; resolve: (e: Envelope) => void }[] = [];
-  bus.onAny((e) => {
-    events.push(e);
-    for (const w of waiters.splice(0)) {
-      if (w.pred(e)) w.resolve(e);
-      else waiters.push(w);
-    }
-  });
+  const recorder = recordBus<AppEvents>(bus);
   let n = 0;
   const r: Rig = {
-    bus, store, agent, events,
-    named: (name) => events.filter((e) => e.name === name).map((e) => e.payload as never),
+    bus, store, agent,
+    events: recorder.events,
+    named: recorder.named,
     async send(content, sessionId = 'default') {
       const correlationId = `cmd-${++n}`;
       const { turnId } = await bus.execute('agent.sendMessage', { sessionId, content }, { correlationId, sessionId });
       return { turnId, correlationId };
     },
-    until: (pred) => {
-      const found = events.find(pred);
-      return found ? Promise.resolve(found) : new Promise((resolve) => waiters.push({ pred, resolve }));
-    },
+    until: (pred) => recorder.until(pred),
   };
   rigs.push(r);
   return r;

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
-import { createApp, type App, type AppDeps } from '../../../src/app.ts';
-import { parseConfig, type AgentConfig } from '../../../src/config/index.ts';
+import { createApp, type App, type AppDeps } from '../../src/app.ts';
+import { parseConfig, type AgentConfig } from '../../src/config/index.ts';
 
 export interface RunningApp {
   app: App;

@@ -1,11 +1,10 @@
 /** Shared pieces of the messaging tests: REST calls, turn frames, what the simulated model saw. */
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { startSimulator, type RecordedRequest, type Simulator, type WireMessage } from '../../../tools/simulator/index.ts';
+import { contentText, startSimulator, type RecordedRequest, type Simulator, type WireMessage } from '../../tools/simulator/index.ts';
+import { EVERYTHING } from './paths.ts';
 import { startApp, type RunningApp } from './start-app.ts';
 import { connectWs, type Frame, type WsClient } from './ws-client.ts';
 
-export const EVERYTHING = fileURLToPath(new URL('../../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
 
 /** server-everything over stdio, as an `mcpServers` entry. */
 export const everythingStdio = { type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], timeout: 10_000 };
@@ -46,13 +45,7 @@ export async function turnFrames(ws: WsClient, sessionId: string, from = ws.fram
 }
 
 /** Text of a chat message as the model received it (image parts skipped). */
-export function textOf(m: WireMessage | undefined): string {
-  if (!m) return '';
-  const content = m.content as unknown;
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p: { type: string; text?: string }) => (p.type === 'text' ? (p.text ?? '') : '')).join('');
-  return '';
-}
+export const textOf = (m: WireMessage | undefined): string => (m ? contentText(m.content) : '');
 
 /** Requests the simulator received whose last user message contains `marker`, oldest first. */
 export function requestsWith(sim: Simulator, marker: string): RecordedRequest[] {
