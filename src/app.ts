@@ -34,6 +34,8 @@ export interface App {
   frontEnd: FrontEnd;
   /** The agent as an MCP server (also served on stdio by `--mcp-transport stdio`). */
   serverFace: ServerFace;
+  /** Checks what must work before the service listens (the store's medium); rejects with the problem. */
+  open(): Promise<void>;
   /** Connects start-up MCP servers (in parallel) and readies the agent; never rejects for one bad server. */
   start(): Promise<void>;
   /** Stops accepting, closes sockets, cancels turns, stops tool servers, flushes the store. */
@@ -81,6 +83,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     bus,
     frontEnd,
     serverFace,
+    open: () => store.open(),
     async start() {
       await agent.start();
       await mcp.start();

@@ -47,6 +47,12 @@ async function main(): Promise<void> {
   }
 
   const app = createApp(config, { log, mode: options.mode });
+  try {
+    await app.open();
+  } catch (err) {
+    process.stderr.write(`agentd: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
   // For diagnostics tools preloaded with --import (e.g. bench/probe.ts); free when nobody listens.
   channel(APP_CHANNEL).publish(app);
   let stopping = false;
@@ -78,6 +84,7 @@ async function main(): Promise<void> {
     await app.frontEnd.listen(host, port);
   } catch (err) {
     log.fatal({ err, host, port }, 'cannot listen');
+    process.stderr.write(`agentd: ${(err as Error).message}\n`);
     await app.stop();
     process.exit(1);
   }

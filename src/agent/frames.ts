@@ -60,6 +60,12 @@ export const droppedFrame = (sessionId: string, turnId: string, seq: number, rea
   data: { code: 'AGENT_ERROR', message: `message discarded before its turn started (${reason})`, details: { reason }, sessionId, turnId, seq },
 });
 
+/** A turn whose facts could not be stored: it ends here, and nothing of it after the failure is kept. */
+export const storageFailedFrame = (sessionId: string, turnId: string, seq: number, cause: string): AgentFrame => ({
+  event: 'error',
+  data: { code: 'AGENT_ERROR', message: `The turn could not be stored (${cause}); it was stopped`, details: { reason: 'storage', cause }, sessionId, turnId, seq },
+});
+
 /** The frame of a stored session event; `undefined` for events clients never see. */
 export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
   const { seq, sessionId, event: e } = stored;

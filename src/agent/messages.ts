@@ -9,6 +9,8 @@ export const DEFAULT_SESSION = 'default';
 /** The frame that answers a turn with its reply. */
 export type ResponseEvent = AgentFrameData['response'];
 
+export type AgentHealth = { status: 'ready' } | { status: 'degraded'; cause: string; since: string };
+
 export interface SessionSummary {
   id: string;
   lastSeq: number;
@@ -39,6 +41,11 @@ export type AgentCommands = {
    * seq of the last stored event read (`since` when none): events without a frame still advance it.
    */
   'agent.history': { payload: { sessionId: string; since?: number }; result: { frames: AgentFrame[]; lastSeq: number } };
+  /**
+   * The agent's health: `degraded` from a failed append until an append succeeds again, with the
+   * cause (an errno code or a message) and when it began.
+   */
+  'agent.health': { payload: Record<string, never>; result: AgentHealth };
   /** Cancels and removes a session with its log; false when unknown. */
   'agent.deleteSession': { payload: { sessionId: string }; result: { deleted: boolean } };
 };

@@ -3,25 +3,30 @@ import type { Logger } from '../log/index.ts';
 import type { EventStore } from '../store/types.ts';
 import type { SessionStoredEvent as StoredEvent } from './frames.ts';
 
-
 /**
- * One session's ordered way out: domain events to append and bus events to send, in the order
- * they were handed in. A durable item's callback runs once its event is appended (so it knows the
- * seq); a transient item runs after everything handed in before it, with the seq of the last
- * durable event. Consecutive durable items go to the store in one append.
+ * One session's ordered way out: events to append and frames to send, in the order they were
+ * handed in.
  *
- * When nothing is pending, a transient item runs at once (the streaming hot path: no promise, no
- * queue). If an append fails, the failure is logged and the callbacks still run (with the last
- * durable seq), so live clients are never left waiting; the events are then not on disk.
+ * Contracts:
+ * - A durable item's `stored` callback runs once its event is appended (so it knows the seq); a
+ *   transient item runs after everything handed in before it, with the seq of the last durable
+ *   event. Consecutive durable items go to the store in one append. When nothing is pending, a
+ *   transient item runs at once (the streaming hot path: no promise, no queue).
+ * - A failed append stores nothing of its batch: no event of it is folded, no `stored` callback
+ *   runs, `seq` does not move; each item's `failed` callback runs instead. Nothing with a seq that
+ *   is not on disk ever goes out.
+ * - `abandon(turnId)` drops the items of that turn still queued, and every later item of it.
  */
 export interface Outbox {
   /** Seq of the last durable event of the session. */
   readonly lastSeq: number;
   /** True when nothing waits to be written or sent. */
   readonly idle: boolean;
-  durable(event: SessionEvent, then?: (stored: StoredEvent) => void): void;
-  transient(run: (seq: number) => void): void;
-  /** Resolves when everything handed in so far has been written and sent. */
+  durable(event: SessionEvent, stored?: (stored: StoredEvent) => void, failed?: (err: unknown) => void): void;
+  /** `turnId`: the turn the item belongs to (dropped if that turn is abandoned). */
+  transient(run: (seq: number) => void, turnId?: string): void;
+  abandon(turnId: string): void;
+  /** Resolves when everything handed in so far has been written (or failed) and sent. */
   drained(): Promise<void>;
 }
 
@@ -30,13 +35,18 @@ export interface OutboxOptions {
   store: EventStore<SessionEvent>;
   log: Logger;
   lastSeq: number;
-  /** Runs for every durable event before its own callback (the history fold). */
+  /** Runs for every stored event before its own callback (the history fold). */
   onStored: (stored: StoredEvent) => void;
-  /** ISO time for events whose append failed. */
-  now: () => string;
 }
 
-type Item = { event: SessionEvent; then: ((stored: StoredEvent) => void) | undefined } | { run: (seq: number) => void };
+interface Durable {
+  event: SessionEvent;
+  stored: ((stored: StoredEvent) => void) | undefined;
+  failed: ((err: unknown) => void) | undefined;
+}
+type Item = Durable | { run: (seq: number) => void; turnId: string | undefined };
+
+const turnOf = (item: Item): string | undefined => ('event' in item ? ('turnId' in item.event ? item.event.turnId : undefined) : item.turnId);
 
 export function createOutbox(opts: OutboxOptions): Outbox {
   const { sessionId, store, log, onStored } = opts;
@@ -44,6 +54,7 @@ export function createOutbox(opts: OutboxOptions): Outbox {
   let items: Item[] = [];
   let head = 0;
   let pumping: Promise<void> | undefined;
+  let abandoned: string | undefined;
 
   const safely = (what: string, fn: () => void) => {
     try {
@@ -53,37 +64,41 @@ export function createOutbox(opts: OutboxOptions): Outbox {
     }
   };
 
-  async function appendBatch(batch: { event: SessionEvent; then: ((stored: StoredEvent) => void) | undefined }[]) {
+  async function appendBatch(batch: Durable[]) {
     let stored: StoredEvent[];
     try {
       stored = await store.append(sessionId, batch.map((b) => b.event));
     } catch (err) {
       log.error({ err, sessionId, events: batch.length }, 'could not store session events');
-      const ts = opts.now();
-      stored = batch.map((b) => ({ seq: lastSeq, ts, sessionId, event: b.event }));
+      for (const b of batch) if (b.failed) safely('failure callback', () => b.failed?.(err));
+      return;
     }
     batch.forEach((b, i) => {
       const s = stored[i];
       if (!s) return;
       lastSeq = Math.max(lastSeq, s.seq);
       safely('history fold', () => onStored(s));
-      if (b.then) safely('durable callback', () => b.then?.(s));
+      if (b.stored) safely('durable callback', () => b.stored?.(s));
     });
   }
+
+  const live = (item: Item) => abandoned === undefined || turnOf(item) !== abandoned;
 
   async function pump(): Promise<void> {
     while (head < items.length) {
       const item = items[head];
       if (!item) break;
+      if (!live(item)) {
+        head++;
+        continue;
+      }
       if ('run' in item) {
         head++;
         safely('transient callback', () => item.run(lastSeq));
         continue;
       }
-      const batch = [];
-      while (head < items.length) {
-        const next = items[head];
-        if (!next || 'run' in next) break;
+      const batch: Durable[] = [];
+      for (let next = items[head]; next && 'event' in next && live(next); next = items[head]) {
         batch.push(next);
         head++;
       }
@@ -101,13 +116,17 @@ export function createOutbox(opts: OutboxOptions): Outbox {
     get idle() {
       return pumping === undefined;
     },
-    durable(event, then) {
-      items.push({ event, then });
+    durable(event, stored, failed) {
+      items.push({ event, stored, failed });
       pumping ??= pump();
     },
-    transient(run) {
+    transient(run, turnId) {
+      if (turnId !== undefined && turnId === abandoned) return;
       if (pumping === undefined) run(lastSeq);
-      else items.push({ run });
+      else items.push({ run, turnId });
+    },
+    abandon(turnId) {
+      abandoned = turnId;
     },
     drained: () => pumping ?? Promise.resolve(),
   };

@@ -28,8 +28,8 @@ import type { Logger } from '../log/index.ts';
 import type { McpCommands, ModelTool } from '../mcp/messages.ts';
 import type { EventStore } from '../store/types.ts';
 import { toFrame, type AgentEvents, type AgentFrame } from './frames.ts';
-import type { AgentCommands, SessionSummary } from './messages.ts';
-import { openSession, type Session } from './session.ts';
+import type { AgentCommands, AgentHealth, SessionSummary } from './messages.ts';
+import { openSession, storageCause, type Session, type StorageHealth } from './session.ts';
 
 /** The bus as the agent uses it: its own commands and events, and the tool calls it makes. */
 export type AgentBus = Pick<Bus<AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>, AgentEvents>, 'handle' | 'execute' | 'emit'>;
@@ -89,6 +89,17 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     }
   };
 
+  /** Degraded from a failed append until one succeeds again. */
+  let health: AgentHealth = { status: 'ready' };
+  const storage: StorageHealth = {
+    failed(err) {
+      if (health.status === 'ready') health = { status: 'degraded', cause: `storage: ${storageCause(err)}`, since: isoNow(clock) };
+    },
+    ok() {
+      if (health.status !== 'ready') health = { status: 'ready' };
+    },
+  };
+
   const publish = (frame: AgentFrame, meta: { correlationId?: string; sessionId?: string }): void => {
     bus.emit(`agent.${frame.event}`, frame.data, meta);
   };
@@ -109,6 +120,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         listTools,
         callTool,
         publish,
+        storage,
       }),
     };
     slots.set(sessionId, slot);
@@ -190,6 +202,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         const frames = stored.map(toFrame).filter((f) => f !== undefined);
         return { frames, lastSeq: stored.at(-1)?.seq ?? since };
       }),
+      bus.handle('agent.health', () => health),
       bus.handle('agent.deleteSession', async ({ payload }) => {
         const wasOpen = await closeSession(payload.sessionId, 'deleted');
         const removed = await store.delete(payload.sessionId);

@@ -14,12 +14,13 @@ import { sessionMachine, type SessionEmitted } from '../../machines/session.mach
 import { toolsRunner, type ModelStepInput, type ModelStepOutput, type ToolCaller, type TurnKey, type TurnMessage } from '../../machines/turn-contract.ts';
 import { turnMachine } from '../../machines/turn.machine.ts';
 import type { SendMeta } from '../bus/envelope.ts';
-import { isoNow, type Clock } from '../clock.ts';
+import type { Clock } from '../clock.ts';
+import { AppError, isAppError } from '../errors/index.ts';
 import type { ChatMessage, LlmClient } from '../llm/types.ts';
 import type { Logger } from '../log/index.ts';
 import type { ModelTool } from '../mcp/messages.ts';
 import type { EventStore } from '../store/types.ts';
-import { chunkFrame, droppedFrame, thinkingFrame, toFrame, type AgentFrame, type SessionStoredEvent } from './frames.ts';
+import { chunkFrame, droppedFrame, storageFailedFrame, thinkingFrame, toFrame, type AgentFrame, type SessionStoredEvent } from './frames.ts';
 import { createHistory, type History } from './history.ts';
 import { createOutbox } from './outbox.ts';
 
@@ -36,6 +37,19 @@ export interface SessionDeps {
   callTool: ToolCaller;
   /** Sends a frame to clients (as the bus event `agent.<frame.event>`). */
   publish: (frame: AgentFrame, meta: SendMeta) => void;
+  /** Told of every append that failed and every one that succeeded (the service's health). */
+  storage: StorageHealth;
+}
+
+export interface StorageHealth {
+  failed(err: unknown): void;
+  ok(): void;
+}
+
+/** What a store failure says, without a stack: the errno code or the message. */
+export function storageCause(err: unknown): string {
+  const details = isAppError(err) ? err.details : {};
+  return typeof details.cause === 'string' ? details.cause : err instanceof Error ? err.message : String(err);
 }
 
 export interface Session {
@@ -91,8 +105,10 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     store: deps.store,
     log,
     lastSeq: past.at(-1)?.seq ?? 0,
-    onStored: (s) => history.apply(s.event),
-    now: () => isoNow(clock),
+    onStored: (s) => {
+      history.apply(s.event);
+      deps.storage.ok();
+    },
   });
   let lastActive = clock.now();
   let closed = false;
@@ -101,15 +117,30 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   function emitChunk(key: TurnKey, content: string): void {
     const turnId = key.turnId;
     if (outbox.idle) publish(chunkFrame(sessionId, turnId, outbox.lastSeq, content), key);
-    else outbox.transient((seq) => publish(chunkFrame(sessionId, turnId, seq, content), key));
+    else outbox.transient((seq) => publish(chunkFrame(sessionId, turnId, seq, content), key), turnId);
   }
 
-  function record(meta: SendMeta, event: SessionEvent, then?: (stored: SessionStoredEvent) => void): void {
-    outbox.durable(event, (stored) => {
-      const frame = toFrame(stored);
+  function record(meta: SendMeta, event: SessionEvent, then?: (stored: SessionStoredEvent) => void, failed?: (err: unknown) => void): void {
+    const stored = (s: SessionStoredEvent) => {
+      const frame = toFrame(s);
       if (frame) publish(frame, meta);
-      then?.(stored);
+      then?.(s);
+    };
+    outbox.durable(event, stored, (err) => {
+      deps.storage.failed(err);
+      failed?.(err);
     });
+  }
+
+  /** A fact of this turn could not be stored: the turn ends now, once, with an error frame; nothing more of it is kept. */
+  let failedTurn: string | undefined;
+  function turnNotStored(key: TurnKey, err: unknown): void {
+    if (failedTurn === key.turnId) return;
+    failedTurn = key.turnId;
+    outbox.abandon(key.turnId);
+    publish(storageFailedFrame(sessionId, key.turnId, outbox.lastSeq, storageCause(err)), key);
+    const snap = actor.getSnapshot();
+    if (snap.matches('busy') && snap.context.queue[0]?.turnId === key.turnId) actor.send({ type: 'CANCEL', reason: 'storage' });
   }
 
   const modelStep = fromPromise<ModelStepOutput, ModelStepInput>(async ({ input, signal }) => {
@@ -117,6 +148,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     // The facts the turn reported before this step reach the outbox in the same synchronous run
     // (through the session actor's mailbox), so past the first await they are all handed in.
     await outbox.drained();
+    signal.throwIfAborted();
     let prefix = input.prefix;
     const onText = (delta: string) => {
       if (delta === '' || signal.aborted) return;
@@ -143,9 +175,9 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
         if (e.event.type === 'turnFailed' && !e.event.cancelled) {
           log.warn({ sessionId, turnId, code: e.event.code, message: e.event.message }, 'turn failed');
         }
-        return record(key, e.event);
+        return record(key, e.event, undefined, (err) => turnNotStored(key, err));
       case 'thinking':
-        return outbox.transient((seq) => publish(thinkingFrame(sessionId, turnId, seq), key));
+        return outbox.transient((seq) => publish(thinkingFrame(sessionId, turnId, seq), key), turnId);
       case 'chunk':
         return emitChunk(key, e.content);
       case 'dropped':
@@ -182,7 +214,11 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     reset(correlationId) {
       lastActive = clock.now();
       actor.send({ type: 'DISCARD', reason: 'reset' });
-      return new Promise<number>((resolve) => record({ correlationId, sessionId }, { v: EVENT_VERSION, type: 'reset' }, (s) => resolve(s.seq)));
+      return new Promise<number>((resolve, reject) =>
+        record({ correlationId, sessionId }, { v: EVENT_VERSION, type: 'reset' }, (s) => resolve(s.seq), (err) =>
+          reject(new AppError('AGENT_ERROR', `The reset could not be stored (${storageCause(err)})`, { reason: 'storage', cause: storageCause(err) })),
+        ),
+      );
     },
     async close(reason) {
       closed = true;

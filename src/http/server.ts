@@ -16,6 +16,9 @@ import type { Route } from './route.ts';
 import { createRouter } from './router.ts';
 import { createWsGateway } from './ws-gateway.ts';
 
+/** uWS's ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT: bind without SO_REUSEPORT. */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
+
 export interface FrontEndDeps {
   config: AgentConfig;
   bus: FrontEndBus;
@@ -107,8 +110,10 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
         );
       }
       return new Promise((resolve, reject) => {
-        app.listen(host, port, (socket) => {
-          if (!socket) return reject(new Error(`cannot listen on ${host}:${port}`));
+        // Exclusive: uWS binds with SO_REUSEPORT by default, so a second instance would share the port.
+        const exclusive = app as unknown as { listen(host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void): void };
+        exclusive.listen(host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
+          if (!socket) return reject(new Error(`cannot listen on ${host}:${port}: the address is already in use or not available`));
           listenSocket = socket;
           hosts.bound(host);
           const bound = uWS.us_socket_local_port(socket);

@@ -1,4 +1,4 @@
-import { mkdir, open, readdir, readFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
 import { fileNameOf, parseFileName } from './session-file-name.ts';
@@ -169,4 +169,11 @@ export function dirMaker(dir: string): () => Promise<void> {
     });
     await made;
   };
+}
+
+/** Creates and removes a probe file in `dir`: rejects (with the errno) when nothing can be written there. */
+export async function checkWritable(dir: string): Promise<void> {
+  const probe = join(dir, `.agentd-write-check-${process.pid}`);
+  await writeFile(probe, '');
+  await unlink(probe);
 }

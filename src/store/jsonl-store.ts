@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { isoNow, systemClock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import { createHandlePool } from './handle-pool.ts';
-import { dirMaker, listDir, loadLog, writeAll } from './jsonl-file.ts';
+import { checkWritable, dirMaker, listDir, loadLog, writeAll } from './jsonl-file.ts';
 import { createLimiter } from './limiter.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { assertSessionId } from './session-id.ts';
@@ -245,6 +245,16 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
           throw e;
         }
       });
+    },
+
+    async open(): Promise<void> {
+      try {
+        await ensureDir();
+        await checkWritable(dir);
+      } catch (e) {
+        const cause = (e as NodeJS.ErrnoException | null)?.code ?? String(e);
+        throw new AppError('SERVICE_UNAVAILABLE', `storage directory ${dir} cannot be written (${cause})`, { dir, cause, reason: 'storage' });
+      }
     },
 
     close(): Promise<void> {

@@ -63,6 +63,8 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
       return sessions.delete(sessionId);
     },
 
+    open: () => Promise.resolve(),
+
     // eslint-disable-next-line @typescript-eslint/require-await
     async close(): Promise<void> {
       closed = true;

@@ -32,6 +32,11 @@ export interface SessionInfo {
  * stores) in that order.
  */
 export interface EventStore<E extends StoreEvent> {
+  /**
+   * Prepares the medium (a durable store creates its directory and checks it can write there);
+   * rejects with an AppError naming the problem when the store cannot be used.
+   */
+  open(): Promise<void>;
   append(sessionId: string, events: readonly E[]): Promise<StoredEvent<E>[]>;
   /** Events with seq > since (default 0), in order. An unknown session reads as empty. */
   read(sessionId: string, since?: number): Promise<StoredEvent<E>[]>;

@@ -80,6 +80,33 @@ describe('agentd command line', () => {
     expect(p.out()).not.toContain('listening');
   });
 
+  it('exits 1 naming the storage directory when it cannot be created, before listening', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'agentd-cli-'));
+    const blocker = join(dir, 'a-file');
+    await writeFile(blocker, '');
+    const file = await writeAgent(`llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: jsonl\n  dir: ${blocker}/sessions\n`);
+    const p = run(['--agent', file, '--web-port', '0']);
+    expect(await p.exited).toBe(1);
+    expect(p.err()).toContain(`${blocker}/sessions`);
+    expect(p.err()).toContain('ENOTDIR');
+    expect(p.out()).not.toContain('listening');
+  });
+
+  it('a second instance on a port in use exits 1 saying so; the first keeps serving', async () => {
+    const file = await writeAgent('llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n');
+    const first = run(['--agent', file, '--web-port', '0']);
+    try {
+      const port = await listeningPort(first.child, first.out);
+      const second = run(['--agent', file, '--web-port', String(port)]);
+      expect(await second.exited).toBe(1);
+      expect(second.err()).toMatch(/already in use/);
+      expect((await fetch(`http://127.0.0.1:${port}/api/health`)).status).toBe(200);
+    } finally {
+      first.child.kill('SIGTERM');
+      await first.exited;
+    }
+  });
+
   it('serves, then on SIGTERM closes WebSockets with 1001, stops its tool servers and exits 0', async () => {
     const marker = `agentd-cli-test-${process.pid}-${Date.now()}`;
     const file = await writeAgent(

@@ -10,7 +10,7 @@ const reset: SessionEvent = { v: 2, type: 'reset' };
 function setup(store: EventStore<SessionEvent> = createMemoryStore()) {
   const folded: number[] = [];
   const out: string[] = [];
-  const outbox = createOutbox({ sessionId: 's', store, log: createLogger('silent'), lastSeq: 0, onStored: (s) => folded.push(s.seq), now: () => 'now' });
+  const outbox = createOutbox({ sessionId: 's', store, log: createLogger('silent'), lastSeq: 0, onStored: (s) => folded.push(s.seq) });
   return { outbox, folded, out, store };
 }
 
@@ -43,12 +43,36 @@ describe('agent outbox', () => {
     expect(sizes).toEqual([1, 2]);
   });
 
-  it('still runs callbacks when an append fails', async () => {
+  it('stores nothing of a failed batch: failure callbacks run, no seq moves, no fold', async () => {
     const store = createMemoryStore<SessionEvent>();
-    const failing: EventStore<SessionEvent> = { ...store, append: () => Promise.reject(new Error('disk full')) };
-    const { outbox, out } = setup(failing);
+    let fail = true;
+    const flaky: EventStore<SessionEvent> = { ...store, append: (id, events) => (fail ? Promise.reject(new Error('disk full')) : store.append(id, events)) };
+    const { outbox, out, folded } = setup(flaky);
+    outbox.durable(reset, (s) => out.push(`d${s.seq}`), (err) => out.push(`failed: ${(err as Error).message}`));
+    outbox.transient((seq) => out.push(`t@${seq}`));
+    await outbox.drained();
+    expect(out).toEqual(['failed: disk full', 't@0']);
+    expect(folded).toEqual([]);
+    expect(outbox.lastSeq).toBe(0);
+    fail = false;
     outbox.durable(reset, (s) => out.push(`d${s.seq}`));
     await outbox.drained();
-    expect(out).toEqual(['d0']);
+    expect(out.at(-1)).toBe('d1');
+  });
+
+  it('drops what is queued of an abandoned turn, and anything of it handed in later', async () => {
+    const { outbox, out } = setup();
+    const fact = (turnId: string, content: string): SessionEvent => ({ v: 2, type: 'userMessage', turnId, content });
+    outbox.durable(fact('t1', 'a'), () => out.push('t1 a'));
+    outbox.durable(fact('t1', 'b'), () => out.push('t1 b'));
+    outbox.transient(() => out.push('t1 chunk'), 't1');
+    outbox.abandon('t1');
+    outbox.durable(fact('t1', 'c'), () => out.push('t1 c'));
+    outbox.durable(fact('t2', 'd'), () => out.push('t2 d'));
+    await outbox.drained();
+    outbox.transient(() => out.push('t1 late'), 't1');
+    outbox.transient(() => out.push('t2 chunk'), 't2');
+    // `a` was already being written when the turn was abandoned; `b` and the chunk were still queued.
+    expect(out).toEqual(['t1 a', 't2 d', 't2 chunk']);
   });
 });

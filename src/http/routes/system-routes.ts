@@ -22,16 +22,18 @@ export function systemRoutes(info: ServiceInfo): Route[] {
       path: '/api/health',
       summary: 'Service health',
       async handler({ bus }) {
-        const servers = await bus.execute('mcp.listServers', {});
+        const [servers, agent] = await Promise.all([bus.execute('mcp.listServers', {}), bus.execute('agent.health', {})]);
         const now = info.clock.now();
+        const degraded = agent.status === 'degraded' ? { cause: agent.cause, since: agent.since } : {};
         return {
           body: {
             status: 'healthy',
             version: info.version,
             uptime: Math.round((now - info.startedAt) / 10) / 100,
             agent: {
-              status: info.isReady() ? 'ready' : 'starting',
+              status: !info.isReady() ? 'starting' : agent.status,
               connectedServers: servers.filter((s) => s.status === 'connected').length,
+              ...degraded,
             },
             engine: info.engine,
             timestamp: new Date(now).toISOString(),
