@@ -20,9 +20,10 @@ export const EVENT_FRAMES = {
 
 export const sessionIdSchema = z.string().min(1).max(128);
 
+/** Both fields are optional in the spec: `base64` is then reported missing, `mimeType` sniffed. */
 export const imageDataSchema = z.strictObject({
-  base64: z.string(),
-  mimeType: z.string(),
+  base64: z.string().optional(),
+  mimeType: z.string().optional(),
 });
 
 export const CLIENT_FRAMES = {

@@ -192,6 +192,35 @@ describe('images', () => {
     expect(imageParts('img-india')[1]).toEqual({ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } });
   });
 
+  it('POST /api/message takes imageData too; a missing mimeType is sniffed from the bytes', async () => {
+    const ws = await client();
+    const res = await post('/api/message', { message: 'img-lima [[image]]', sessionId: 'async-img', imageData: { base64: PNG } });
+    expect(res.status).toBe(200);
+    ws.send({ type: 'subscribe', sessionId: 'async-img', since: 0 });
+    const reply = await ws.next((f) => f.event === 'response' && f.data.sessionId === 'async-img');
+    expect(reply.data.content).toBe(`The last user message had an image (image/png, ${PNG_BYTES} bytes).`);
+    expect(imageParts('img-lima')[1]).toEqual({ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } });
+  });
+
+  it.each([
+    ['JPEG', [0xff, 0xd8, 0xff, 0xe0], 'image/jpeg'],
+    ['GIF', [...Buffer.from('GIF89a')], 'image/gif'],
+    ['WebP', [...Buffer.from('RIFF'), 0, 0, 0, 0, ...Buffer.from('WEBP')], 'image/webp'],
+  ])('a %s image without mimeType is sent as %s', async (_kind, head, mimeType) => {
+    const base64 = Buffer.from([...head, 1, 2, 3, 4]).toString('base64');
+    const res = await post('/api/message-sync', { message: `img-mike-${mimeType} [[image]]`, imageData: { base64 } });
+    expect(res.body.response).toMatch(new RegExp(`^The last user message had an image \\(${mimeType.replace('/', '\\/')}, `));
+  });
+
+  it('imageData whose type cannot be told, or without base64, is refused', async () => {
+    const unknown = await post('/api/message-sync', { message: 'img-november', imageData: { base64: Buffer.from('plain text, not an image').toString('base64') } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringMatching(/PNG, JPEG, GIF or WebP/) });
+    const noData = await post('/api/message', { message: 'img-oscar', imageData: { mimeType: 'image/png' } });
+    expect(noData.status).toBe(400);
+    expect(noData.body.error).toMatchObject({ code: 'MISSING_FIELD', details: { field: 'imageData.base64' } });
+  });
+
   const tooBig = Buffer.alloc(10 * 1024 * 1024 + 3).toString('base64');
   it.each([
     ['bad base64', { base64: 'not*base64!', mimeType: 'image/png' }, /base64/],

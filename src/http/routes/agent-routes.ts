@@ -7,12 +7,12 @@ import type { RequestContext, Route } from '../route.ts';
 import type { TurnWaiter } from '../../agent/turn-waiter.ts';
 import { parseInput, validateImage } from '../validate.ts';
 
-const syncMessageSchema = z.object({
+/** Both message endpoints take an image too (the spec names it for the synchronous one only). */
+const messageSchema = z.object({
   message: z.string(),
   sessionId: sessionIdSchema.optional(),
   imageData: imageDataSchema.optional(),
 });
-const asyncMessageSchema = z.object({ message: z.string(), sessionId: sessionIdSchema.optional() });
 const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
 
 function sessionParam(ctx: RequestContext): string {
@@ -34,7 +34,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       path: '/api/message-sync',
       summary: 'Send a message and wait for the reply',
       async handler(ctx) {
-        const body = parseInput(syncMessageSchema, ctx.body ?? {});
+        const body = parseInput(messageSchema, ctx.body ?? {});
         const sessionId = body.sessionId ?? DEFAULT_SESSION;
         const image = body.imageData ? validateImage(body.imageData) : undefined;
         const correlationId = deps.ids();
@@ -54,9 +54,10 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       path: '/api/message',
       summary: 'Queue a message; the reply streams over WebSocket',
       async handler(ctx) {
-        const body = parseInput(asyncMessageSchema, ctx.body ?? {});
+        const body = parseInput(messageSchema, ctx.body ?? {});
         const sessionId = body.sessionId ?? DEFAULT_SESSION;
-        await ctx.bus.execute('agent.sendMessage', { sessionId, content: body.message }, { sessionId });
+        const image = body.imageData ? validateImage(body.imageData) : undefined;
+        await ctx.bus.execute('agent.sendMessage', { sessionId, content: body.message, ...(image && { image }) }, { sessionId });
         return { body: { status: 'processing', timestamp: now() } };
       },
     },
