@@ -4,6 +4,7 @@
  * iteration-limit message.
  */
 import { isAppError, type ErrorBody } from '../src/errors/index.ts';
+import { MAX_JSON_DEPTH, tooDeep } from '../src/json-depth.ts';
 import type { ToolCallRequest } from '../src/llm/types.ts';
 import type { ModelTool, ModelToolOutcome } from './turn-contract.ts';
 
@@ -40,6 +41,7 @@ export function parseToolArgs(text: string): Parsed {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, reason: 'not a JSON object' };
   }
+  if (tooDeep(value)) return { ok: false, reason: `nested deeper than ${MAX_JSON_DEPTH} levels` };
   return { ok: true, value: value as Record<string, unknown> };
 }
 

@@ -60,8 +60,10 @@ export const limitsSchema = z.strictObject({
   ws: windowLimit(50).prefault({}),
   /** Concurrent WebSocket connections per IP. */
   connectionsPerIp: z.number().int().positive().default(10),
-  /** Largest accepted request body or WebSocket frame, in bytes (10 MB image + JSON overhead). */
+  /** Largest message body (the message endpoints, /mcp) or WebSocket frame, in bytes (10 MB image + JSON overhead). */
   maxBodyBytes: z.number().int().positive().default(14 * 1024 * 1024),
+  /** Largest body of every other REST route (the control endpoints), in bytes. */
+  maxJsonBytes: z.number().int().positive().default(1024 * 1024),
 });
 
 export const corsSchema = z.strictObject({

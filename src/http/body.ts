@@ -1,5 +1,6 @@
 import type { HttpResponse } from 'uWebSockets.js';
 import { AppError } from '../errors/index.ts';
+import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.ts';
 
 /** A request body as buffered: the bytes, or why there are none. */
 export type BodyResult = { ok: true; raw: Buffer } | { ok: false; error: AppError };
@@ -58,9 +59,15 @@ export function parseJsonBody(raw: Buffer, contentType: string): unknown {
       suggestion: 'send the header Content-Type: application/json',
     });
   }
+  let value: unknown;
   try {
-    return JSON.parse(raw.toString('utf8')) as unknown;
+    value = JSON.parse(raw.toString('utf8'));
   } catch (e) {
     throw new AppError('INVALID_REQUEST', 'Malformed JSON in request body', { issue: (e as Error).message });
   }
+  if (tooDeep(value)) throw tooDeepError('request body');
+  return value;
 }
+
+export const tooDeepError = (what: string) =>
+  new AppError('INVALID_REQUEST', `The ${what} nests JSON deeper than ${MAX_JSON_DEPTH} levels`, { reason: 'too_deep', limit: MAX_JSON_DEPTH });

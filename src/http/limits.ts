@@ -25,9 +25,9 @@ export function createWindowLimiter(points: number, durationSec: number, clock: 
     allowed,
   });
   return {
-    async consume(key: string): Promise<LimitState> {
+    async consume(key: string, cost = 1): Promise<LimitState> {
       try {
-        return state(await limiter.consume(key), true);
+        return state(await limiter.consume(key, cost), true);
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) return state(rejection, false);
         throw rejection;
@@ -42,7 +42,8 @@ export function createWindowLimiter(points: number, durationSec: number, clock: 
 
 /** What the front end needs of a window limiter; an I/O-backed one (Redis) fits too. */
 export interface WindowLimiter {
-  consume(key: string): Promise<LimitState>;
+  /** Takes `cost` points (default 1) from the key's window. */
+  consume(key: string, cost?: number): Promise<LimitState>;
   forget(key: string): Promise<void>;
 }
 

@@ -3,7 +3,9 @@ import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { INSTANCE_HEADER, type HttpFace } from '../mcp/index.ts';
 import { MethodNotAllowed, type Admission } from './admission.ts';
-import { bufferBody } from './body.ts';
+import { bufferBody, tooDeepError } from './body.ts';
+import { rateLimitError, rateLimitHeaders, type WindowLimiter } from './limits.ts';
+import { tooDeep } from '../json-depth.ts';
 import { formatIp } from './ip.ts';
 import { relayResponse } from './relay.ts';
 import { rpcErrorReply, send, watchAbort } from './respond.ts';
@@ -12,6 +14,8 @@ export interface McpEndpointDeps {
   face: HttpFace;
   log: Logger;
   admission: Admission;
+  /** The per-IP request window: a JSON-RPC batch takes one point per message. */
+  limiter: WindowLimiter;
   maxBodyBytes: number;
   /** This instance's id: a request that carries it comes from ourselves (a loop). */
   instanceId: string;
@@ -55,12 +59,20 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
       try {
         parsed = raw.length > 0 ? JSON.parse(raw.toString('utf8')) : undefined;
       } catch {
-        parsed = undefined;
+        parsed = undefined; // the SDK answers the parse error itself
+      }
+      if (tooDeep(parsed)) return send(res, state, rpcErrorReply(tooDeepError('JSON-RPC message')), verdict.headers);
+      let replyHeaders = verdict.headers;
+      if (Array.isArray(parsed) && parsed.length > 1) {
+        // The admission took one point; a batch of n messages costs n.
+        const batch = await deps.limiter.consume(ip, parsed.length - 1);
+        replyHeaders = { ...replyHeaders, ...rateLimitHeaders(batch) };
+        if (!batch.allowed) return send(res, state, rpcErrorReply(rateLimitError(batch, 'requests per window')), replyHeaders);
       }
       const request = new Request(`http://${host || 'localhost'}/mcp`, { method, headers, body: new Uint8Array(raw), signal: controller.signal });
       const exchange = await deps.face.handle(request, parsed);
       try {
-        await relayResponse(res, state, exchange.response, verdict.headers, controller.signal);
+        await relayResponse(res, state, exchange.response, replyHeaders, controller.signal);
       } finally {
         await exchange.close();
       }

@@ -16,7 +16,10 @@ export interface RestDeps {
   clock: Clock;
   router: ReturnType<typeof createRouter>;
   admission: Admission;
+  /** Body limit of message routes (`largeBody`). */
   maxBodyBytes: number;
+  /** Body limit of every other route. */
+  maxJsonBytes: number;
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
@@ -48,11 +51,12 @@ export function createRestHandler(deps: RestDeps) {
     req.forEach((k, v) => (headers[k] = v));
     const ip = formatIp(res.getRemoteAddress());
     const origin = headers.origin ?? '';
-    const body = BODY_METHODS.has(method) ? bufferBody(res, deps.maxBodyBytes, Number(headers['content-length'] ?? 0), controller.signal) : undefined;
+    const found = deps.router.lookup(method, path);
+    const maxBytes = found.match?.route.largeBody ? deps.maxBodyBytes : deps.maxJsonBytes;
+    const body = BODY_METHODS.has(method) ? bufferBody(res, maxBytes, Number(headers['content-length'] ?? 0), controller.signal) : undefined;
     const now = () => deps.clock.now();
 
     const lookup = (): RouteMatch => {
-      const found = deps.router.lookup(method, path);
       if (found.match) return found.match;
       throw new AppError('INVALID_REQUEST', found.pathKnown ? `Method ${method} not allowed on ${path}` : `Unknown route ${path}`, {
         issue: found.pathKnown ? 'method not allowed' : 'no such endpoint',

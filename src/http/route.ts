@@ -39,5 +39,7 @@ export interface Route {
   path: string;
   /** One line for the route table (README, golden test). */
   summary: string;
+  /** Takes a message body of up to `maxBodyBytes` (an image); every other route takes `maxJsonBytes`. */
+  largeBody?: true;
   handler(ctx: RequestContext): RouteResult | Promise<RouteResult>;
 }

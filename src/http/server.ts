@@ -72,6 +72,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     router: createRouter(deps.routes),
     admission,
     maxBodyBytes: limitsConfig.maxBodyBytes,
+    maxJsonBytes: limitsConfig.maxJsonBytes,
   });
   // The gateway publishes through uWS topics, which exist only once a WebSocket route does.
   const gateway = deps.mode === 'web' ? createWsGateway(app, {
@@ -87,7 +88,8 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     face: deps.mcpFace,
     log,
     admission,
-    maxBodyBytes: limitsConfig.maxBodyBytes,
+    limiter: limits.rest,
+    maxBodyBytes: limitsConfig.maxBodyBytes, // chat_with_agent carries messages
     instanceId: deps.instanceId,
   });
 

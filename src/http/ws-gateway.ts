@@ -9,6 +9,8 @@ import { CLIENT_FRAMES, EVENT_FRAMES, frame, isClientFrameType, type ClientFrame
 import { formatIp } from './ip.ts';
 import { rateLimitError, type LimitState, type Limits } from './limits.ts';
 import { parseInput, validateImage } from './validate.ts';
+import { tooDeepError } from './body.ts';
+import { tooDeep } from '../json-depth.ts';
 import { errorReply, send, watchAbort } from './respond.ts';
 import { replaySession } from './replay.ts';
 
@@ -134,6 +136,7 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
     } catch {
       return sendError(ws, new AppError('INVALID_REQUEST', 'Frame is not valid JSON', { issue: 'malformed JSON' }));
     }
+    if (tooDeep(parsed)) return sendError(ws, tooDeepError('frame'));
     const type = (parsed as { type?: unknown } | null)?.type;
     if (!isClientFrameType(type)) {
       return sendError(ws, new AppError('INVALID_MESSAGE_TYPE', `Unsupported message type: ${JSON.stringify(type)}`, {

@@ -27,6 +27,7 @@ export async function startApp(doc: Record<string, unknown> = {}, opts: { modelU
   });
   const log = pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' });
   const app = createApp(config, { log, ...opts.deps });
+  await app.open();
   const port = await app.frontEnd.listen('127.0.0.1', 0);
   await app.start();
   return {

@@ -4,13 +4,14 @@
  * (tools/eslint/layers.js). Each component lists the components it may import; the graph is
  * acyclic by construction (the rule refuses a cycle). Lower layers first.
  */
-const LEAVES = ['clock', 'backoff', 'version', 'errors', 'log'];
+const LEAVES = ['clock', 'backoff', 'jsonDepth', 'version', 'errors', 'log'];
 
 /** @type {{ components: Record<string, { path: string, uses?: string[] }>, externals: Record<string, string[]> }} */
 export const LAYERS = {
   components: {
     clock: { path: 'src/clock.ts' },
     backoff: { path: 'src/backoff.ts' },
+    jsonDepth: { path: 'src/json-depth.ts' },
     version: { path: 'src/version.ts' },
     errors: { path: 'src/errors' },
     log: { path: 'src/log' },

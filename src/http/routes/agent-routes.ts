@@ -33,6 +33,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       method: 'POST',
       path: '/api/message-sync',
       summary: 'Send a message and wait for the reply',
+      largeBody: true,
       async handler(ctx) {
         const body = parseInput(messageSchema, ctx.body ?? {});
         const sessionId = body.sessionId ?? DEFAULT_SESSION;
@@ -53,6 +54,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       method: 'POST',
       path: '/api/message',
       summary: 'Queue a message; the reply streams over WebSocket',
+      largeBody: true,
       async handler(ctx) {
         const body = parseInput(messageSchema, ctx.body ?? {});
         const sessionId = body.sessionId ?? DEFAULT_SESSION;

@@ -1,0 +1,72 @@
+/**
+ * Bounds on what untrusted peers can make agentd hold, through the real server: body sizes per
+ * route, JSON nesting (REST, WebSocket, /mcp, tool arguments from the model) and JSON-RPC batches.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { MAX_JSON_DEPTH } from '../../src/json-depth.ts';
+import { api, roomyLimits } from '../support/messaging.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
+import { connectWs } from '../support/ws-client.ts';
+import { fixture } from './mcp-helpers.ts';
+
+let sim: Simulator;
+let svc: RunningApp;
+const nested = (depth: number): unknown => (depth === 0 ? 'leaf' : { n: nested(depth - 1) });
+const deepText = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+
+beforeAll(async () => {
+  sim = await startSimulator();
+  svc = await startApp({ server: { ...roomyLimits, limits: { ...roomyLimits.limits, maxJsonBytes: 64 * 1024 } }, mcpServers: { echo: fixture('echo-server') } }, { modelUrl: sim.url });
+});
+afterAll(async () => {
+  await svc?.stop();
+  await sim?.close();
+});
+
+describe('bounds', () => {
+  it('control routes take at most maxJsonBytes; message routes take maxBodyBytes', async () => {
+    const pad = 'x'.repeat(100 * 1024);
+    const reset = await api(svc.url, 'POST', '/api/reset', { sessionId: 'b', pad });
+    expect(reset.status).toBe(400);
+    expect(reset.body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { reason: 'body_too_large', limit: 64 * 1024 } });
+    const message = await api(svc.url, 'POST', '/api/message-sync', { sessionId: 'b', message: `big ${pad}` });
+    expect(message.status).toBe(200);
+  });
+
+  it('refuses JSON nested past the limit with 400, on REST, WebSocket and /mcp', async () => {
+    const exec = await fetch(`${svc.url}/api/mcp/servers/echo/tools/echo/execute`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: deepText(10_000) });
+    expect(exec.status).toBe(400);
+    expect(((await exec.json()) as any).error).toMatchObject({ code: 'INVALID_REQUEST', details: { reason: 'too_deep', limit: MAX_JSON_DEPTH } });
+    expect((await api(svc.url, 'POST', '/api/mcp/servers/echo/tools/echo/execute', { message: 'shallow', extra: nested(MAX_JSON_DEPTH - 2) })).status).not.toBe(500);
+
+    const ws = await connectWs(svc.wsUrl);
+    ws.sendRaw(JSON.stringify({ type: 'ping', deep: nested(MAX_JSON_DEPTH + 1) }));
+    const err = await ws.next((f) => f.event === 'error');
+    expect(err.data).toMatchObject({ code: 'INVALID_REQUEST', details: { reason: 'too_deep' } });
+    ws.close();
+
+    const mcp = await fetch(`${svc.url}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { deep: nested(MAX_JSON_DEPTH + 1) } }),
+    });
+    expect(mcp.status).toBe(400);
+    expect(await mcp.json()).toMatchObject({ jsonrpc: '2.0', error: { data: { code: 'INVALID_REQUEST', reason: 'too_deep' } } });
+  });
+
+  it('answers tool arguments the model nests too deep with a failed tool result, not a crash', async () => {
+    const reply = await api(svc.url, 'POST', '/api/message-sync', { sessionId: 'deep-args', message: `[[tool:echo ${deepText(MAX_JSON_DEPTH + 5)}]]` });
+    expect(reply.status).toBe(200);
+    expect(reply.body.response).toMatch(/nested deeper than 64 levels/);
+  });
+
+  it('a JSON-RPC batch on /mcp takes one rate-limit point per message', async () => {
+    const post = (body: unknown) =>
+      fetch(`${svc.url}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: JSON.stringify(body) });
+    const single = await post({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const before = Number(single.headers.get('x-ratelimit-remaining'));
+    const batch = await post([1, 2, 3, 4, 5].map((id) => ({ jsonrpc: '2.0', id, method: 'ping' })));
+    expect(Number(batch.headers.get('x-ratelimit-remaining'))).toBe(before - 5);
+  });
+});
