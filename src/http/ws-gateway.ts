@@ -30,6 +30,9 @@ export interface GatewayDeps {
   ids: () => string;
 }
 
+/** How often connections are checked for readers that fell too far behind. */
+const SWEEP_MS = 500;
+
 /** Topic of a session's events; every connection is on `default` and on `ALL` (server-wide events). */
 export const sessionTopic = (sessionId: string) => `s:${sessionId}`;
 const ALL = 'all';
@@ -152,13 +155,25 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
     }
   };
 
+  // Frames: up to the limit they are served; past it (up to twice it, which uWS still reads) the
+  // connection is closed with 1009 and a reason; uWS itself cuts off anything larger (1006).
+  // Slow readers: one more than `slowBytes` behind is closed with 1008 and a reason by the sweep
+  // below, long before uWS would start dropping frames at `maxBackpressure`.
+  const slowBytes = Math.max(deps.maxPayloadBytes, 1024 * 1024);
+  const sweep = setInterval(() => {
+    for (const ws of open) {
+      const behind = ws.getBufferedAmount();
+      if (behind > slowBytes) ws.end(1008, `slow consumer: ${behind} bytes unread`);
+    }
+  }, SWEEP_MS);
+  sweep.unref();
+
   const behavior: WebSocketBehavior<Connection> = {
-    maxPayloadLength: deps.maxPayloadBytes,
+    maxPayloadLength: 2 * deps.maxPayloadBytes,
     idleTimeout: 120,
     sendPingsAutomatically: true,
-    // A slow reader is dropped rather than silently skipped: skipping would lose chunks.
-    maxBackpressure: 4 * 1024 * 1024,
-    closeOnBackpressureLimit: 1,
+    maxBackpressure: 3 * slowBytes,
+    closeOnBackpressureLimit: 0,
     upgrade,
     open: (ws) => {
       open.add(ws);
@@ -166,6 +181,9 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
       ws.subscribe(sessionTopic(DEFAULT_SESSION));
     },
     message: (ws, message) => {
+      if (message.byteLength > deps.maxPayloadBytes) {
+        return ws.end(1009, `frame of ${message.byteLength} bytes is over the limit of ${deps.maxPayloadBytes}`);
+      }
       // The buffer is only valid during this callback: decode before any await.
       const text = Buffer.from(message).toString('utf8');
       onMessage(ws, text).catch((err: unknown) => deps.log.error({ err }, 'websocket message failed'));
@@ -186,6 +204,7 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
     /** Closes every connection with 1001 (going away). */
     closeAll(): void {
       for (const ws of open) ws.end(1001, 'server shutting down');
+      clearInterval(sweep);
       unsubscribeBus();
     },
   };

@@ -69,4 +69,29 @@ describe('bounds', () => {
     const batch = await post([1, 2, 3, 4, 5].map((id) => ({ jsonrpc: '2.0', id, method: 'ping' })));
     expect(Number(batch.headers.get('x-ratelimit-remaining'))).toBe(before - 5);
   });
+
+  it('answers a 12 MB WebSocket frame, closes an oversize one with 1009 and a slow reader with 1008', async () => {
+    const MB = 1024 * 1024;
+    const big = await connectWs(svc.wsUrl);
+    big.send({ type: 'message', sessionId: 'ws-big', content: `[[reply:got it]] ${'x'.repeat(12 * MB)}` });
+    const echoed = await big.next((f) => f.event === 'userMessage' && f.data.sessionId === 'ws-big', 20_000);
+    expect(echoed.data.content.length).toBeGreaterThan(12 * MB);
+    expect((await big.next((f) => f.event === 'response' && f.data.sessionId === 'ws-big', 20_000)).data.content).toBe('got it');
+
+    big.sendRaw('x'.repeat(svc.config.server.limits.maxBodyBytes + 1));
+    expect(await big.closing).toEqual({ code: 1009, reason: expect.stringMatching(/over the limit of 14680064/) });
+
+    const slow = await connectWs(svc.wsUrl);
+    slow.send({ type: 'subscribe', sessionId: 'ws-slow' });
+    slow.send({ type: 'ping' });
+    await slow.next((f) => f.event === 'pong');
+    (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
+    const writer = await connectWs(svc.wsUrl);
+    for (let i = 0; i < 3; i++) writer.send({ type: 'message', sessionId: 'ws-slow', content: `[[reply:ok]] ${'y'.repeat(10 * MB)}` });
+    await writer.next((f) => f.event === 'response' && f.data.sessionId === 'ws-slow', 20_000);
+    await new Promise<void>((resolve) => setTimeout(resolve, 1200)); // two sweeps of the server's slow-reader check
+    (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    expect(await slow.closing).toEqual({ code: 1008, reason: expect.stringMatching(/^slow consumer: \d+ bytes unread$/) });
+    writer.close();
+  }, 60_000);
 });

@@ -15,6 +15,8 @@ export interface WsClient {
   next(match: (f: Frame) => boolean, timeoutMs?: number, from?: number): Promise<Frame>;
   /** Resolves once the socket closes, with its code. */
   closed: Promise<number>;
+  /** Resolves once the socket closes, with its code and reason. */
+  closing: Promise<{ code: number; reason: string }>;
   close(): void;
 }
 
@@ -26,7 +28,8 @@ export async function connectWs(url: string, options: WebSocket.ClientOptions = 
     frames.push(JSON.parse(data.toString('utf8')) as Frame);
     for (const w of waiters) w();
   });
-  const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+  const closing = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closed = closing.then((c) => c.code);
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('error', reject);
@@ -36,6 +39,7 @@ export async function connectWs(url: string, options: WebSocket.ClientOptions = 
     ws,
     frames,
     closed,
+    closing,
     send: (msg) => ws.send(JSON.stringify(msg)),
     sendRaw: (text) => ws.send(text),
     next(match, timeoutMs = 5000, from = 0) {
