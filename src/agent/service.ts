@@ -14,6 +14,8 @@
  * - `agent.cancel` ends the running turn with `agent.error` {AGENT_ERROR, 'turn cancelled',
  *   {reason:'cancelled'}} and a `turnFailed{cancelled:true}`; queued messages stay.
  * - A session idle for `evictAfterMs` is dropped from memory (its log stays); 0 keeps them all.
+ * - At most `storage.maxSessionsInMemory` sessions are held: opening one more first drops the least
+ *   recently used dormant ones (they reopen from their log when used again).
  * - `stop()` cancels running and queued turns (reason 'shutdown') and waits for their events to be stored.
  */
 import type { SessionEvent } from '../../machines/session-events.ts';
@@ -35,7 +37,7 @@ import { openSession, storageCause, type Session, type StorageHealth } from './s
 export type AgentBus = Pick<Bus<AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>, AgentEvents>, 'handle' | 'execute' | 'emit'>;
 
 export interface AgentServiceOptions {
-  config: Pick<AgentConfig, 'systemPrompt' | 'llm'>;
+  config: Pick<AgentConfig, 'systemPrompt' | 'llm' | 'storage'>;
   bus: AgentBus;
   store: EventStore<SessionEvent>;
   llm: LlmClient;
@@ -107,7 +109,12 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   function session(sessionId: string): Promise<Session> {
     if (stopping) return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'Agent is shutting down'));
     const existing = slots.get(sessionId);
-    if (existing) return existing.opening;
+    if (existing) {
+      slots.delete(sessionId); // most recently used last
+      slots.set(sessionId, existing);
+      return existing.opening;
+    }
+    makeRoom();
     const slot: Slot = {
       opening: openSession({
         sessionId,
@@ -140,15 +147,26 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     }
   }
 
+  /** Drops least recently used dormant sessions until one more fits under maxSessionsInMemory. */
+  function makeRoom(): void {
+    for (const [id, slot] of slots) {
+      if (slots.size < config.storage.maxSessionsInMemory) return;
+      const s = slot.session;
+      if (s?.dormant) evict(id, s);
+    }
+  }
+
+  function evict(id: string, s: Session): void {
+    slots.delete(id);
+    s.close('evicted').catch((err: unknown) => log.error({ err, sessionId: id }, 'evicting session failed'));
+  }
+
   /** Drops dormant sessions not touched for evictAfterMs. */
   function sweep(): void {
     const cutoff = clock.now() - evictAfterMs;
     for (const [id, slot] of slots) {
       const s = slot.session;
-      if (s && s.dormant && s.lastActive <= cutoff) {
-        slots.delete(id);
-        s.close('evicted').catch((err: unknown) => log.error({ err, sessionId: id }, 'evicting session failed'));
-      }
+      if (s && s.dormant && s.lastActive <= cutoff) evict(id, s);
     }
   }
 

@@ -103,9 +103,12 @@ export const serverSchema = z.strictObject({
     .prefault({}),
 });
 
+/** Sessions held in memory at most (least recently used dormant ones leave first; they reload from their log). */
+const maxSessionsInMemory = z.number().int().positive().default(1000);
+
 export const storageSchema = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('jsonl'), dir: z.string().default('./data/sessions') }),
-  z.strictObject({ type: z.literal('memory') }),
+  z.strictObject({ type: z.literal('jsonl'), dir: z.string().default('./data/sessions'), maxSessionsInMemory }),
+  z.strictObject({ type: z.literal('memory'), maxSessionsInMemory }),
 ]);
 
 export const agentConfigSchema = z.strictObject({
@@ -117,7 +120,7 @@ export const agentConfigSchema = z.strictObject({
   mcpServers: z.record(z.string().regex(/^[a-zA-Z0-9_.-]{1,64}$/), mcpServerConfigSchema).default({}),
   /** Largest tool result handed to the model, in bytes; longer results are cut with a marker. */
   toolResultMaxBytes: z.number().int().positive().default(100 * 1024),
-  storage: storageSchema.default({ type: 'jsonl', dir: './data/sessions' }),
+  storage: storageSchema.prefault({ type: 'jsonl' }),
   server: serverSchema.prefault({}),
 });
 

@@ -1,5 +1,4 @@
 import type { Clock } from '../clock.ts';
-import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
 import { createJsonlStore } from './jsonl-store.ts';
 import { createMemoryStore } from './memory-store.ts';
@@ -9,7 +8,8 @@ export type * from './types.ts';
 export { createJsonlStore, type JsonlStoreOptions } from './jsonl-store.ts';
 export { createMemoryStore, type MemoryStoreDeps } from './memory-store.ts';
 
-export type StorageConfig = AgentConfig['storage'];
+/** What the store needs of `storage` in the agent config. */
+export type StorageConfig = { type: 'jsonl'; dir: string } | { type: 'memory' };
 
 export interface StoreDeps<E extends StoreEvent> {
   log: Logger;

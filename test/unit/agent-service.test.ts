@@ -51,11 +51,11 @@ afterEach(async () => {
   for (const r of rigs.splice(0)) await r.agent.stop();
 });
 
-async function rig(llm: LlmClient, opts: { store?: EventStore<SessionEvent>; maxIterations?: number; evictAfterMs?: number; clock?: Clock; tool?: (name: string, args: unknown, signal?: AbortSignal) => Promise<ModelToolOutcome> } = {}): Promise<Rig> {
+async function rig(llm: LlmClient, opts: { store?: EventStore<SessionEvent>; maxIterations?: number; evictAfterMs?: number; clock?: Clock; maxSessionsInMemory?: number; tool?: (name: string, args: unknown, signal?: AbortSignal) => Promise<ModelToolOutcome> } = {}): Promise<Rig> {
   const log = createLogger('silent');
   const bus = createBus<AppCommands, AppEvents>({ log });
   const store = opts.store ?? createMemoryStore<SessionEvent>();
-  const config = agentConfigSchema.parse({ systemPrompt: 'Be brief.', llm: { model: 'fake-model', maxIterations: opts.maxIterations ?? 20 }, storage: { type: 'memory' } });
+  const config = agentConfigSchema.parse({ systemPrompt: 'Be brief.', llm: { model: 'fake-model', maxIterations: opts.maxIterations ?? 20 }, storage: { type: 'memory', maxSessionsInMemory: opts.maxSessionsInMemory ?? 1000 } });
   bus.handle('mcp.modelTools', () => tools);
   bus.handle('mcp.callModelTool', ({ payload }) =>
     (opts.tool ?? ((name, args) => Promise.resolve({ success: true, text: `echo: ${JSON.stringify(args)}`, result: { content: [{ type: 'text', text: JSON.stringify(args) }] }, serverId: 'everything', toolName: name, durationMs: 1 })))(payload.name, payload.args, payload.signal),
@@ -268,5 +268,23 @@ describe('agent service', () => {
     await r.until(ended(b.correlationId));
     expect(reads).toBe(2);
     expect(requests[2]?.messages.map((m) => m.content)).toEqual(['Be brief.', 'first', 'r1', 'kept', 'r2', 'second']);
+  });
+
+  it('holds at most maxSessionsInMemory sessions: the least recently used dormant one leaves and reopens from its log', async () => {
+    const memory = createMemoryStore<SessionEvent>();
+    const reads: string[] = [];
+    const store: EventStore<SessionEvent> = { ...memory, read: (id, since) => (reads.push(id), memory.read(id, since)) };
+    const { llm, requests } = fakeLlm((_req, n) => text(`r${n}`));
+    const r = await rig(llm, { store, maxSessionsInMemory: 2 });
+    for (const id of ['a', 'b', 'a', 'c']) {
+      const sent = await r.send(`to ${id}`, id);
+      await r.until(ended(sent.correlationId));
+      await settled(r);
+    }
+    expect(reads).toEqual(['a', 'b', 'c']); // `a` was used after `b`, so `b` left when `c` came
+    const again = await r.send('back to b', 'b');
+    await r.until(ended(again.correlationId));
+    expect(reads).toEqual(['a', 'b', 'c', 'b']);
+    expect(requests.at(-1)?.messages.map((m) => m.content)).toEqual(['Be brief.', 'to b', 'r2', 'back to b']);
   });
 });
