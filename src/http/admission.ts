@@ -8,7 +8,7 @@
  *   wrong method, too-large body, preflights and refused WebSocket upgrades included. Key guessing is limited
  *   on every front alike.
  * - Order: which refusal is answered follows one fixed order, the first failing step wins:
- *     host (403 FORBIDDEN) → origin (403 FORBIDDEN) → preflight (REST `OPTIONS`: 204) → closing
+ *     host (403 FORBIDDEN) → origin (403 FORBIDDEN) → preflight (`OPTIONS`: 204) → closing
  *     (503 SERVICE_UNAVAILABLE) → rate limit (429 RATE_LIMIT_EXCEEDED + Retry-After) → auth (401 UNAUTHORIZED)
  *     → route (the front's own step) → body (400 INVALID_REQUEST, `details.reason: 'body_too_large'`).
  *   A request that fails the Host check is answered 403 even when it is also over the limit.
@@ -48,8 +48,10 @@ export interface RequestFacts {
   ip: string;
   /** The `Authorization` header value (or, on a WebSocket upgrade, the `token` query parameter). */
   credential: string | undefined;
-  /** True for a REST `OPTIONS` request: a CORS preflight, answered 204 once Host and Origin pass. */
+  /** True for an `OPTIONS` request: a CORS preflight, answered 204 once Host and Origin pass. */
   preflight?: boolean;
+  /** Request headers a preflight allows beyond `server.cors.headers` (the endpoint's own, e.g. MCP's). */
+  allowHeaders?: readonly string[];
 }
 
 export interface AdmissionSteps<R> {
@@ -96,7 +98,7 @@ export function createAdmission(deps: AdmissionDeps) {
       if (!deps.cors.isAllowed(facts.origin, facts.host)) {
         return refuse(new AppError('FORBIDDEN', 'Origin not allowed', { origin: facts.origin }));
       }
-      if (facts.preflight) return { outcome: 'preflight', headers: { ...deps.cors.preflight(facts.origin), ...rateLimitHeaders(limit) } };
+      if (facts.preflight) return { outcome: 'preflight', headers: { ...deps.cors.preflight(facts.origin, facts.allowHeaders), ...rateLimitHeaders(limit) } };
       if (deps.isClosing()) return refuse(new AppError('SERVICE_UNAVAILABLE', 'Service is shutting down'));
       if (!limit.allowed) {
         return refuse(rateLimitError(limit, 'requests per window'), { 'Retry-After': String(retryAfterSeconds(limit, deps.clock)) });

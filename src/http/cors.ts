@@ -29,12 +29,12 @@ export function createCors(config: CorsConfig) {
       if (!origin || !(any || listed.has(origin))) return {};
       return { 'Access-Control-Allow-Origin': any ? '*' : origin, Vary: 'Origin' };
     },
-    /** Headers for a preflight (OPTIONS) answer. */
-    preflight(origin: string): Record<string, string> {
+    /** Headers for a preflight (OPTIONS) answer; `extraHeaders` are request headers the endpoint also allows. */
+    preflight(origin: string, extraHeaders: readonly string[] = []): Record<string, string> {
       return {
         ...this.headers(origin),
         'Access-Control-Allow-Methods': allowMethods,
-        'Access-Control-Allow-Headers': allowHeaders,
+        'Access-Control-Allow-Headers': extraHeaders.length === 0 ? allowHeaders : [allowHeaders, ...extraHeaders].join(', '),
         'Access-Control-Max-Age': maxAge,
       };
     },

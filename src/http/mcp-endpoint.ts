@@ -10,6 +10,9 @@ import { formatIp } from './ip.ts';
 import { relayResponse } from './relay.ts';
 import { rpcErrorReply, send, watchAbort } from './respond.ts';
 
+/** Request headers of Streamable HTTP that a browser MCP client sends (allowed by the CORS preflight). */
+const MCP_HEADERS = ['Accept', 'MCP-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'];
+
 export interface McpEndpointDeps {
   face: HttpFace;
   log: Logger;
@@ -24,7 +27,7 @@ export interface McpEndpointDeps {
 /**
  * `/mcp` on the uWS front end: the admission chain, whose route step refuses a request from this very
  * instance (403, `details.reason: 'self-connection'`) and any method but POST (405, `Allow: POST`; stateless:
- * no server stream, no session to end); then a web-standard Request goes to the MCP face and its Response is
+ * no server stream, no session to end); a CORS preflight (`OPTIONS`) is answered 204 with MCP's headers allowed; then a web-standard Request goes to the MCP face and its Response is
  * relayed back. Refusals are JSON-RPC error bodies (`toJsonRpc`) with the error table's status and the
  * verdict's headers (X-RateLimit-*, CORS), like every other answer here.
  */
@@ -48,12 +51,11 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
 
     const run = async () => {
       const verdict = await deps.admission.admit(
-        { host, origin: headers.get('origin') ?? '', ip, credential: headers.get('authorization') ?? undefined },
+        { host, origin: headers.get('origin') ?? '', ip, credential: headers.get('authorization') ?? undefined, preflight: method === 'OPTIONS', allowHeaders: MCP_HEADERS },
         { route, body },
       );
       if (verdict.outcome === 'refused') return send(res, state, rpcErrorReply(verdict.error, verdict.status), verdict.headers);
-      // /mcp never sets `preflight`: an OPTIONS request is refused 405 by the route step.
-      if (verdict.outcome === 'preflight') throw new Error('unexpected preflight verdict on /mcp');
+      if (verdict.outcome === 'preflight') return send(res, state, { status: 204, headers: {}, body: '' }, verdict.headers);
       const raw = verdict.body ?? Buffer.alloc(0);
       let parsed: unknown;
       try {

@@ -101,6 +101,21 @@ describe('admission chain: host → origin → rate limit → auth → route →
     if (status === 405) expect(res.headers.allow).toBe('POST');
   });
 
+  it('answers a CORS preflight on /mcp, allowing the MCP headers, and sends CORS headers on /mcp replies', async () => {
+    const localAddress = freshIp();
+    const origin = { Origin: 'https://allowed.example' };
+    const pre = await rawRequest(`${svc.url}/mcp`, { method: 'OPTIONS', localAddress, headers: { ...origin, 'Access-Control-Request-Method': 'POST' } });
+    expect(pre.status).toBe(204);
+    expect(pre.headers['access-control-allow-origin']).toBe('https://allowed.example');
+    expect(pre.headers['access-control-allow-headers']).toMatch(/Authorization.*MCP-Protocol-Version.*Mcp-Session-Id/);
+    expectLimitHeaders(pre, POINTS - 1);
+    const call = await rawRequest(`${svc.url}/mcp`, { method: 'POST', localAddress, headers: { ...mcpHeaders, ...origin, ...bearer(KEY) }, body: ping });
+    expect(call.status).toBe(200);
+    expect(call.headers['access-control-allow-origin']).toBe('https://allowed.example');
+    const foreign = await rawRequest(`${svc.url}/mcp`, { method: 'OPTIONS', localAddress, headers: { Origin: 'https://evil.example' } });
+    expect(foreign.status).toBe(403);
+  });
+
   it('answers an oversized body 400 INVALID_REQUEST on REST and on /mcp alike', async () => {
     const localAddress = freshIp();
     const body = JSON.stringify({ message: 'x'.repeat(MAX_BODY) });
