@@ -2,7 +2,8 @@
  * The process entry: argv → config → app → listen. The only place that listens, reads signals
  * or exits. Exit codes: 0 normal shutdown, 1 start-up failure (bad config, port taken), 2 usage.
  */
-import { createApp } from './app.ts';
+import { createApp, type App } from './app.ts';
+import { isAppError } from './errors/index.ts';
 import { channel } from 'node:diagnostics_channel';
 import { APP_CHANNEL, parseCliArgs, USAGE, UsageError, type CliOptions } from './cli-args.ts';
 import { ConfigError, loadConfig } from './config/index.ts';
@@ -46,7 +47,15 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
-  const app = createApp(config, { log, mode: options.mode });
+  let app: App;
+  try {
+    app = createApp(config, { log, mode: options.mode });
+  } catch (err) {
+    // What the config cannot say by itself (a provider without its endpoint or key) is a config error too.
+    if (!isAppError(err)) throw err;
+    process.stderr.write(`agentd: ${options.agent}: ${err.message}\n`);
+    process.exit(1);
+  }
   try {
     await app.open();
   } catch (err) {

@@ -80,6 +80,18 @@ describe('agentd command line', () => {
     expect(p.out()).not.toContain('listening');
   });
 
+  it.each([
+    ['openai-compatible without baseURL', 'llm:\n  provider: openai-compatible\n  model: m\n', /needs llm\.baseURL/],
+    ['a provider without its key', 'llm:\n  provider: openai\n  model: m\n', /needs an API key: set OPENAI_API_KEY or llm\.apiKey/],
+  ])('exits 1 naming the file for %s, with no stack trace', async (_name, yaml, problem) => {
+    const file = await writeAgent(yaml);
+    const p = run(['--agent', file, '--web-port', '0']);
+    expect(await p.exited).toBe(1);
+    expect(p.err()).toMatch(problem);
+    expect(p.err()).toContain(file);
+    expect(p.err()).not.toMatch(/\n\s+at /);
+  });
+
   it('exits 1 naming the storage directory when it cannot be created, before listening', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'agentd-cli-'));
     const blocker = join(dir, 'a-file');
