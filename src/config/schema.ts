@@ -81,8 +81,10 @@ export const serverSchema = z.strictObject({
   limits: limitsSchema.prefault({}),
   auth: z
     .strictObject({
-      /** When set, REST, WebSocket and /mcp require `Authorization: Bearer <apiKey>`. */
+      /** When set, REST, WebSocket and /mcp require `Authorization: Bearer <apiKey>` (or the admin key). At least 16 characters. */
       apiKey: z.string().min(16).optional(),
+      /** When set, connecting, removing and restarting tool servers and running tools directly require it. At least 16 characters. */
+      adminKey: z.string().min(16).optional(),
     })
     .prefault({}),
   /** Milliseconds a request/response endpoint waits for its answer. */

@@ -24,7 +24,7 @@
  */
 import type { Clock } from '../bus/envelope.ts';
 import { AppError } from '../errors/index.ts';
-import type { Auth } from './auth.ts';
+import type { Auth, Scope } from './auth.ts';
 import type { BodyResult } from './body.ts';
 import type { Cors } from './cors.ts';
 import { rateLimitError, rateLimitHeaders, retryAfterSeconds, type LimitState, type WindowLimiter } from './limits.ts';
@@ -46,8 +46,10 @@ export interface RequestFacts {
   /** '' when the request has none. */
   origin: string;
   ip: string;
-  /** The `Authorization` header value (or, on a WebSocket upgrade, the `token` query parameter). */
+  /** The key the request carries: of `Authorization: Bearer <key>` (or, on a WebSocket upgrade, `?token=`). */
   credential: string | undefined;
+  /** What the request asks to do (default `client`); `admin` needs the admin key when one is set. */
+  scope?: Scope;
   /** True for an `OPTIONS` request: a CORS preflight, answered 204 once Host and Origin pass. */
   preflight?: boolean;
   /** Request headers a preflight allows beyond `server.cors.headers` (the endpoint's own, e.g. MCP's). */
@@ -105,10 +107,11 @@ export function createAdmission(deps: AdmissionDeps) {
       }
       let route: R;
       try {
-        deps.auth(facts.credential);
+        deps.auth(facts.credential, facts.scope);
         route = steps.route(limit);
       } catch (err) {
         if (err instanceof MethodNotAllowed) return refuse(err, { Allow: err.allow }, 405);
+        if (err instanceof AppError && err.code === 'UNAUTHORIZED') return refuse(err, { 'WWW-Authenticate': 'Bearer' });
         if (err instanceof AppError) return refuse(err);
         throw err;
       }

@@ -3,6 +3,7 @@ import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { INSTANCE_HEADER, type HttpFace } from '../mcp/index.ts';
 import { MethodNotAllowed, type Admission } from './admission.ts';
+import { bearerKey } from './auth.ts';
 import { bufferBody, tooDeepError } from './body.ts';
 import { rateLimitError, rateLimitHeaders, type WindowLimiter } from './limits.ts';
 import { tooDeep } from '../json-depth.ts';
@@ -51,7 +52,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
 
     const run = async () => {
       const verdict = await deps.admission.admit(
-        { host, origin: headers.get('origin') ?? '', ip, credential: headers.get('authorization') ?? undefined, preflight: method === 'OPTIONS', allowHeaders: MCP_HEADERS },
+        { host, origin: headers.get('origin') ?? '', ip, credential: bearerKey(headers.get('authorization') ?? undefined), preflight: method === 'OPTIONS', allowHeaders: MCP_HEADERS },
         { route, body },
       );
       if (verdict.outcome === 'refused') return send(res, state, rpcErrorReply(verdict.error, verdict.status), verdict.headers);

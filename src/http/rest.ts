@@ -4,6 +4,7 @@ import type { Clock } from '../bus/envelope.ts';
 import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Admission } from './admission.ts';
+import { bearerKey } from './auth.ts';
 import { bufferBody, parseJsonBody } from './body.ts';
 import { formatIp } from './ip.ts';
 import { errorReply, jsonReply, send, watchAbort, type Reply } from './respond.ts';
@@ -65,7 +66,7 @@ export function createRestHandler(deps: RestDeps) {
 
     const run = async (): Promise<void> => {
       const verdict = await deps.admission.admit(
-        { host: headers.host ?? '', origin, ip, credential: headers.authorization, preflight: method === 'OPTIONS' },
+        { host: headers.host ?? '', origin, ip, credential: bearerKey(headers.authorization), scope: found.match?.route.admin ? 'admin' : 'client', preflight: method === 'OPTIONS' },
         { route: lookup, body },
       );
       if (verdict.outcome === 'preflight') return send(res, state, { status: 204, headers: {}, body: '' }, verdict.headers);

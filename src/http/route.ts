@@ -41,5 +41,7 @@ export interface Route {
   summary: string;
   /** Takes a message body of up to `maxBodyBytes` (an image); every other route takes `maxJsonBytes`. */
   largeBody?: true;
+  /** Starts processes, opens sockets or runs tools: needs `server.auth.adminKey` when one is set. */
+  admin?: true;
   handler(ctx: RequestContext): RouteResult | Promise<RouteResult>;
 }

@@ -59,7 +59,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const admission = createAdmission({
     limiter: limits.rest,
     cors,
-    auth: createAuth(config.server.auth.apiKey),
+    auth: createAuth(config.server.auth),
     clock: deps.clock,
     isHostAllowed: hosts.isAllowed,
     isClosing: () => closing,

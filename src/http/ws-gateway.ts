@@ -9,6 +9,7 @@ import { CLIENT_FRAMES, EVENT_FRAMES, frame, isClientFrameType, type ClientFrame
 import { formatIp } from './ip.ts';
 import { rateLimitError, type LimitState, type Limits } from './limits.ts';
 import { parseInput, validateImage } from './validate.ts';
+import { bearerKey } from './auth.ts';
 import { tooDeepError } from './body.ts';
 import { tooDeep } from '../json-depth.ts';
 import { errorReply, send, watchAbort } from './respond.ts';
@@ -71,7 +72,7 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
     const ip = formatIp(res.getRemoteAddress());
     const host = req.getHeader('host');
     const origin = req.getHeader('origin');
-    const credential = req.getHeader('authorization') || new URLSearchParams(req.getQuery()).get('token') || undefined;
+    const credential = bearerKey(req.getHeader('authorization') || undefined) ?? (new URLSearchParams(req.getQuery()).get('token') || undefined);
     const key = req.getHeader('sec-websocket-key');
     const protocol = req.getHeader('sec-websocket-protocol');
     const extensions = req.getHeader('sec-websocket-extensions');

@@ -51,21 +51,21 @@ describe('admission chain', () => {
     const deps: AdmissionDeps = {
       limiter,
       cors: createCors({ origins: ['https://ok.example'], methods: ['GET'], headers: ['Authorization'], maxAge: 60 }),
-      auth: createAuth('the-right-key-0123456789'),
+      auth: createAuth({ apiKey: 'the-right-key-0123456789' }),
       clock: { now: () => 1_000_000_000 },
       isHostAllowed: (host) => host !== 'evil.example',
       isClosing: () => opts.closing ?? false,
     };
     return { admission: createAdmission(deps), limiter };
   };
-  const good: RequestFacts = { host: 'localhost', origin: '', ip: '1.2.3.4', credential: 'Bearer the-right-key-0123456789' };
+  const good: RequestFacts = { host: 'localhost', origin: '', ip: '1.2.3.4', credential: 'the-right-key-0123456789' };
   const route = () => 'matched';
   const codeOf = (v: { outcome: string; error?: AppError }) => (v.outcome === 'refused' ? v.error?.code : v.outcome);
   const never = new Promise<BodyResult>(() => undefined);
 
   it('refuses in the fixed order host → origin → closing → limit → auth → route → body', async () => {
     const { admission } = setup({ allowed: false, closing: true });
-    const bad = { ...good, host: 'evil.example', origin: 'https://evil.example', credential: 'Bearer wrong' };
+    const bad = { ...good, host: 'evil.example', origin: 'https://evil.example', credential: 'wrong' };
     const failing = () => {
       throw new AppError('INVALID_REQUEST', 'no route');
     };
@@ -73,8 +73,8 @@ describe('admission chain', () => {
     expect(await admission.admit(bad, { route })).toMatchObject({ outcome: 'refused', error: { code: 'FORBIDDEN', details: { host: 'evil.example' } } });
     expect(await admission.admit({ ...bad, host: 'localhost' }, { route })).toMatchObject({ error: { code: 'FORBIDDEN', details: { origin: 'https://evil.example' } } });
     expect(codeOf(await admission.admit({ ...bad, host: 'localhost', origin: '' }, { route }))).toBe('SERVICE_UNAVAILABLE');
-    expect(codeOf(await setup({ allowed: false }).admission.admit({ ...good, credential: 'Bearer wrong' }, { route }))).toBe('RATE_LIMIT_EXCEEDED');
-    expect(codeOf(await setup().admission.admit({ ...good, credential: 'Bearer wrong' }, { route: failing }))).toBe('UNAUTHORIZED');
+    expect(codeOf(await setup({ allowed: false }).admission.admit({ ...good, credential: 'wrong' }, { route }))).toBe('RATE_LIMIT_EXCEEDED');
+    expect(codeOf(await setup().admission.admit({ ...good, credential: 'wrong' }, { route: failing }))).toBe('UNAUTHORIZED');
     // The route refuses before the body is awaited (a body that never ends does not hold the answer).
     expect(codeOf(await setup().admission.admit(good, { route: failing, body: never }))).toBe('INVALID_REQUEST');
     expect(await setup().admission.admit(good, { route, body: Promise.resolve({ ok: false, error: tooLarge(10) }) })).toMatchObject({

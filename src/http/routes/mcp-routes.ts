@@ -86,6 +86,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       method: 'POST',
       path: '/api/connect-server',
       summary: 'Connect a tool server at runtime',
+      admin: true,
       async handler({ bus, body }) {
         const request = parseConnectRequest(body);
         const server = await bus.execute('mcp.connectServer', request);
@@ -105,6 +106,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       method: 'POST',
       path: '/api/mcp/servers/:serverId/tools/:toolName/execute',
       summary: 'Execute a tool directly',
+      admin: true,
       async handler({ bus, params, body }) {
         if (body !== undefined && !isObject(body)) {
           throw new AppError('INVALID_REQUEST', 'The request body must be a JSON object of tool arguments', {
@@ -123,6 +125,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       method: 'DELETE',
       path: '/api/mcp/servers/:serverId',
       summary: 'Disconnect and remove a tool server',
+      admin: true,
       async handler({ bus, params }) {
         const server = await bus.execute('mcp.removeServer', { serverId: serverId(params) });
         return reply({ status: 'disconnected', name: server.name, server });
@@ -132,6 +135,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       method: 'POST',
       path: '/api/mcp/servers/:serverId/restart',
       summary: 'Restart a tool server',
+      admin: true,
       async handler({ bus, params }) {
         const server = await bus.execute('mcp.restartServer', { serverId: serverId(params) });
         return reply({ status: 'connected', name: server.name, server });
