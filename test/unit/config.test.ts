@@ -13,7 +13,7 @@ describe('agent config', () => {
     expect(c.llm).toMatchObject({ provider: 'openai', model: 'm', maxIterations: 20, maxRetries: 2 });
     expect(c.server.limits).toMatchObject({ rest: { points: 100, durationSec: 60 }, ws: { points: 50 }, connectionsPerIp: 10 });
     expect(c.server.cors).toMatchObject({ origins: [], maxAge: 86_400 });
-    expect(c.storage).toEqual({ type: 'jsonl', dir: './data/sessions' });
+    expect(c.storage).toEqual({ type: 'jsonl', dir: './data/sessions', maxSessionsInMemory: 1000 });
     expect(c.version).toBe('1.0.0');
   });
 
