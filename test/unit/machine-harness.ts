@@ -1,0 +1,81 @@
+/**
+ * Drives the session machine (and the turn machines it invokes) with `.provide()` fakes: a model
+ * step and a tool caller the test controls, and a `settle` gate. Records everything the session
+ * emits to its owner.
+ */
+import { createActor, fromPromise, waitFor } from 'xstate';
+import type { SessionEvent } from '../../machines/session-events.ts';
+import { sessionMachine, type SessionEmitted } from '../../machines/session.machine.ts';
+import { toolsRunner, type ModelStepInput, type ModelStepOutput, type ModelTool, type ModelToolOutcome, type ToolCallInput } from '../../machines/turn-contract.ts';
+import { turnMachine } from '../../machines/turn.machine.ts';
+import type { ModelStep } from '../../src/llm/types.ts';
+
+export interface Deferred<T> {
+  promise: Promise<T>;
+  resolve: (v: T) => void;
+  reject: (e: unknown) => void;
+}
+export function deferred<T>(): Deferred<T> {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+export const tools: ModelTool[] = [
+  { name: 'echo', description: 'echo', parameters: { type: 'object' }, serverId: 'srv', toolName: 'echo' },
+  { name: 'add', description: 'add', parameters: { type: 'object' }, serverId: 'srv', toolName: 'add' },
+];
+export const reply = (text: string): ModelStep => ({ text, toolCalls: [], finishReason: 'stop' });
+export const askTools = (text: string, ...calls: [id: string, name: string, args: string][]): ModelStep => ({
+  text,
+  toolCalls: calls.map(([id, name, args]) => ({ id, name, arguments: args })),
+  finishReason: 'tool_calls',
+});
+export const ok = (text: string): ModelToolOutcome => ({ success: true, text, result: { content: [{ type: 'text', text }] }, serverId: 'srv', toolName: 'echo', durationMs: 3 });
+
+export type ModelFake = (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStep>;
+export type ToolFake = (input: ToolCallInput, signal: AbortSignal) => Promise<ModelToolOutcome>;
+
+export function harness(opts: { model: ModelFake; tool?: ToolFake; maxIterations?: number; settle?: () => Promise<void> }) {
+  const emitted: SessionEmitted[] = [];
+  const modelInputs: ModelStepInput[] = [];
+  const modelSignals: AbortSignal[] = [];
+  const toolSignals: AbortSignal[] = [];
+  const modelStep = fromPromise<ModelStepOutput, ModelStepInput>(async ({ input, signal }) => {
+    modelInputs.push(input);
+    modelSignals.push(signal);
+    return { step: await opts.model(input, signal), tools };
+  });
+  const callTool: ToolFake = (input, signal) => {
+    toolSignals.push(signal);
+    return (opts.tool ?? (() => Promise.resolve(ok('r'))))(input, signal);
+  };
+  const machine = sessionMachine.provide({
+    actors: {
+      turn: turnMachine.provide({ actors: { modelStep, runTools: toolsRunner(callTool) } }),
+      settle: fromPromise(() => (opts.settle ?? (() => Promise.resolve()))()),
+    },
+  });
+  const actor = createActor(machine, { input: { sessionId: 's1', maxIterations: opts.maxIterations ?? 20, model: 'm' } });
+  actor.on('*', (e) => emitted.push(e));
+  actor.start();
+  let n = 0;
+  const send = (content: string): string => {
+    const turnId = `t${++n}`;
+    actor.send({ type: 'MESSAGE', message: { turnId, correlationId: `c${n}`, content } });
+    return turnId;
+  };
+  const idle = () => waitFor(actor, (s) => s.matches('idle') && s.context.queue.length === 0);
+  /** Emissions as short strings: `fact:<type>`, `thinking`, `chunk:<text>`, `dropped:<turnId>`. */
+  const trace = (turnId?: string) =>
+    emitted
+      .filter((e) => turnId === undefined || e.key.turnId === turnId)
+      .map((e) => (e.type === 'fact' ? `fact:${e.event.type}` : e.type === 'chunk' ? `chunk:${e.content}` : e.type === 'dropped' ? `dropped:${e.key.turnId}` : e.type));
+  const facts = <T extends SessionEvent['type']>(type: T, turnId?: string) =>
+    emitted.flatMap((e) => (e.type === 'fact' && e.event.type === type && (turnId === undefined || e.key.turnId === turnId) ? [e.event as Extract<SessionEvent, { type: T }>] : []));
+  return { actor, emitted, modelInputs, modelSignals, toolSignals, send, idle, trace, facts };
+}
