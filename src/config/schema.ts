@@ -32,6 +32,9 @@ export const httpServerSchema = z.strictObject({
 
 export const mcpServerConfigSchema = z.discriminatedUnion('type', [stdioServerSchema, httpServerSchema]);
 
+/** A tool server's name (the keys of `mcpServers`; also its id in the REST paths). */
+export const serverNameSchema = z.string().regex(/^[a-zA-Z0-9_.-]{1,64}$/, 'use 1-64 letters, digits, "_", "." or "-"');
+
 export const llmSchema = z.strictObject({
   provider: z.enum(PROVIDERS).default('openai'),
   model: z.string().min(1),
@@ -119,7 +122,7 @@ export const agentConfigSchema = z.strictObject({
   description: z.string().optional(),
   systemPrompt: z.string().default('You are a helpful assistant.'),
   llm: llmSchema,
-  mcpServers: z.record(z.string().regex(/^[a-zA-Z0-9_.-]{1,64}$/), mcpServerConfigSchema).default({}),
+  mcpServers: z.record(serverNameSchema, mcpServerConfigSchema).default({}),
   /** Largest tool result handed to the model, in bytes; longer results are cut with a marker. */
   toolResultMaxBytes: z.number().int().positive().default(100 * 1024),
   storage: storageSchema.prefault({ type: 'jsonl' }),

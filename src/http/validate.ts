@@ -13,13 +13,14 @@ const valueAt = (input: unknown, path: PropertyKey[]): unknown => {
 
 /**
  * Parses edge input with a schema. A required field that is absent gives MISSING_FIELD naming it
- * (dotted path); any other problem gives INVALID_REQUEST listing every issue.
+ * (dotted path); any other problem gives INVALID_REQUEST with `details.field` (the first problem's
+ * dotted path) and every issue.
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what = 'request body'): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const issues = result.error.issues;
-  const missing = issues.find((i) => i.code === 'invalid_type' && i.path.length > 0 && valueAt(input, i.path) === undefined);
+  const missing = issues.find((i) => (i.code === 'invalid_type' || i.code === 'invalid_union') && i.path.length > 0 && valueAt(input, i.path) === undefined);
   if (missing) {
     const field = missing.path.map(String).join('.');
     throw new AppError('MISSING_FIELD', `Missing required field: ${field}`, { field });
@@ -27,8 +28,11 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what 
   if (input === undefined || input === null || typeof input !== 'object') {
     throw new AppError('INVALID_REQUEST', `The ${what} must be a JSON object`, { issue: 'not an object' });
   }
-  throw new AppError('INVALID_REQUEST', `Invalid ${what}`, {
-    issues: issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
+  const listed = issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+  const first = listed[0];
+  throw new AppError('INVALID_REQUEST', `Invalid ${what}${first ? `: ${first.path || '(root)'}: ${first.message}` : ''}`, {
+    ...(first?.path && { field: first.path }),
+    issues: listed,
   });
 }
 

@@ -51,7 +51,7 @@ describe('parseInput', () => {
   });
   it('gives INVALID_REQUEST with issues for wrong types', () => {
     expect(() => parseInput(schema, { name: 1, config: { type: 'x' } })).toThrow(
-      expect.objectContaining({ code: 'INVALID_REQUEST', details: { issues: [expect.objectContaining({ path: 'name' })] } }),
+      expect.objectContaining({ code: 'INVALID_REQUEST', details: { field: 'name', issues: [expect.objectContaining({ path: 'name' })] } }),
     );
     expect(() => parseInput(schema, 'text')).toThrow(expect.objectContaining({ code: 'INVALID_REQUEST' }));
   });
