@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sessionIdSchema } from '../session-id.ts';
 import type { FrontEvents } from './front-bus.ts';
 
 /**
@@ -18,7 +19,7 @@ export const EVENT_FRAMES = {
   'mcp.toolsChanged': 'toolsChanged',
 } as const satisfies { [K in keyof FrontEvents]: string };
 
-export const sessionIdSchema = z.string().min(1).max(128);
+export { sessionIdSchema };
 
 /** Both fields are optional in the spec: `base64` is then reported missing, `mimeType` sniffed. */
 export const imageDataSchema = z.strictObject({

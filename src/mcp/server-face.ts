@@ -28,6 +28,12 @@ import type { IdSource } from '../bus/envelope.ts';
 import { toErrorBody } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { hopsOf } from './hops.ts';
+import { sessionIdSchema } from '../session-id.ts';
+
+function inputSchemaOf(schema: z.ZodType): Tool['inputSchema'] {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema) as Tool['inputSchema'] & { $schema?: string };
+  return json;
+}
 
 export interface AgentCard {
   name: string;
@@ -48,29 +54,23 @@ export interface ServerFaceDeps {
 
 export const CARD_URI = 'agentd://agent/card';
 
-const chatInput = z.strictObject({ message: z.string().min(1), sessionId: z.string().min(1).max(128).optional() });
-const resetInput = z.strictObject({ sessionId: z.string().min(1).max(128).optional() });
+const chatInput = z.strictObject({
+  message: z.string().min(1).describe('The message for the agent'),
+  sessionId: sessionIdSchema.optional().describe('Conversation to continue (kept between calls)'),
+});
+const resetInput = z.strictObject({ sessionId: sessionIdSchema.optional().describe('Conversation to clear') });
 
+/** The agent's own tools; their input schemas are the zod schemas that check the calls. */
 const OWN_TOOLS: Tool[] = [
   {
     name: 'chat_with_agent',
     description: 'Send a message to the agent and get its reply. Without sessionId each call is a fresh conversation.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        message: { type: 'string', description: 'The message for the agent' },
-        sessionId: { type: 'string', description: 'Conversation to continue (kept between calls)' },
-      },
-      required: ['message'],
-    },
+    inputSchema: inputSchemaOf(chatInput),
   },
   {
     name: 'reset_conversation',
     description: 'Clear the history of a conversation (default: the default conversation).',
-    inputSchema: {
-      type: 'object',
-      properties: { sessionId: { type: 'string', description: 'Conversation to clear' } },
-    },
+    inputSchema: inputSchemaOf(resetInput),
   },
 ];
 

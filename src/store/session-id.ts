@@ -1,17 +1,8 @@
 import { AppError } from '../errors/index.ts';
+import { sessionIdSchema } from '../session-id.ts';
 
-/** A lone UTF-16 surrogate: such a string has no UTF-8 form, so no file name and no JSON round trip. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/**
- * Every store accepts any non-empty, well-formed (UTF-16 without lone surrogates) string as a
- * session id; anything else is refused with INVALID_REQUEST. Length and characters are otherwise free.
- */
+/** Refuses, with INVALID_REQUEST, a session id that breaks the one rule (src/session-id.ts). */
 export function assertSessionId(id: string): void {
-  if (typeof id !== 'string' || id.length === 0) {
-    throw new AppError('INVALID_REQUEST', 'sessionId must be a non-empty string');
-  }
-  if (LONE_SURROGATE.test(id)) {
-    throw new AppError('INVALID_REQUEST', 'sessionId must be well-formed Unicode', { sessionId: id });
-  }
+  const parsed = sessionIdSchema.safeParse(id);
+  if (!parsed.success) throw new AppError('INVALID_REQUEST', `sessionId ${parsed.error.issues[0]?.message ?? 'is invalid'}`, { field: 'sessionId' });
 }

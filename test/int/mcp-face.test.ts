@@ -56,7 +56,20 @@ describe('/mcp: the agent as an MCP server', () => {
     const client = await mcpClient(svc.url);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(['chat_with_agent', 'reset_conversation']);
-    expect(tools[0]!.inputSchema).toMatchObject({ properties: { message: { type: 'string' }, sessionId: { type: 'string' } }, required: ['message'] });
+    // The advertised schemas are the ones that check the calls (one source): limits and strictness included.
+    expect(tools[0]!.inputSchema).toEqual({
+      type: 'object',
+      properties: {
+        message: { type: 'string', minLength: 1, description: 'The message for the agent' },
+        sessionId: { type: 'string', minLength: 1, maxLength: 128, description: 'Conversation to continue (kept between calls)' },
+      },
+      required: ['message'],
+      additionalProperties: false,
+    });
+    expect(tools[1]!.inputSchema).toMatchObject({ properties: { sessionId: { maxLength: 128 } }, additionalProperties: false });
+    for (const args of [{ message: '' }, { message: 'x', sessionId: 'y'.repeat(129) }, { message: 'x', extra: 1 }]) {
+      await expect(client.callTool({ name: 'chat_with_agent', arguments: args })).rejects.toThrow(/Invalid arguments/);
+    }
     const result = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'hello over mcp' } });
     expect(result.isError).toBeFalsy();
     expect(textOf(result)).toBe('You said: hello over mcp');

@@ -4,7 +4,7 @@
  * (tools/eslint/layers.js). Each component lists the components it may import; the graph is
  * acyclic by construction (the rule refuses a cycle). Lower layers first.
  */
-const LEAVES = ['clock', 'backoff', 'jsonDepth', 'version', 'errors', 'log'];
+const LEAVES = ['clock', 'backoff', 'jsonDepth', 'sessionId', 'version', 'errors', 'log'];
 
 /** @type {{ components: Record<string, { path: string, uses?: string[] }>, externals: Record<string, string[]> }} */
 export const LAYERS = {
@@ -12,6 +12,7 @@ export const LAYERS = {
     clock: { path: 'src/clock.ts' },
     backoff: { path: 'src/backoff.ts' },
     jsonDepth: { path: 'src/json-depth.ts' },
+    sessionId: { path: 'src/session-id.ts' },
     version: { path: 'src/version.ts' },
     errors: { path: 'src/errors' },
     log: { path: 'src/log' },
