@@ -220,7 +220,7 @@ describe('jsonl store: files', () => {
 
   it('maps hostile and unicode ids to flat, safe file names that round-trip through list()', async () => {
     const dir = await tempDir();
-    const ids = ['../../etc/passwd', 'a/b', '.', '..', '.hidden', 'x\u0000y', 'CON', 'Con', 'con', 'ü/日本/🎉', 'x'.repeat(500)];
+    const ids = ['../../etc/passwd', 'a/b', '.', '..', '.hidden', 'x\u0000y', 'CON', 'Con', 'con', 'ü/日本/🎉', 'x'.repeat(128), '日'.repeat(128)];
     const first = openStore(dir);
     for (const id of ids) await first.store.append(id, [user(id)]);
     await first.store.close();
