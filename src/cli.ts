@@ -4,6 +4,7 @@
  */
 import { createApp, type App } from './app.ts';
 import { isAppError } from './errors/index.ts';
+import { isLoopbackHost } from './http/host-check.ts';
 import { channel } from 'node:diagnostics_channel';
 import { APP_CHANNEL, parseCliArgs, USAGE, UsageError, type CliOptions } from './cli-args.ts';
 import { ConfigError, loadConfig } from './config/index.ts';
@@ -11,8 +12,6 @@ import { createLogger } from './log/index.ts';
 import { serveStdio } from './mcp/index.ts';
 import { pino } from 'pino';
 import { VERSION } from './version.ts';
-
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
 
 function parseOrExit(argv: string[]): CliOptions {
   try {
@@ -42,7 +41,7 @@ async function main(): Promise<void> {
   }
   const host = options.host ?? config.server.host ?? '127.0.0.1';
   const port = options.port ?? config.server.port ?? 3001;
-  if (!stdio && !LOOPBACK.test(host) && !config.server.auth.apiKey) {
+  if (!stdio && !isLoopbackHost(host) && !config.server.auth.apiKey) {
     process.stderr.write(`agentd: refusing to listen on ${host} without server.auth.apiKey in the agent config (the API would be open to the network)\n`);
     process.exit(1);
   }

@@ -7,6 +7,7 @@ function hostName(host: string): string {
   return colon === -1 ? host : host.slice(0, colon);
 }
 
+/** Whether a bind address or host name is a loopback one (127.0.0.0/8, ::1, localhost; any case). */
 export const isLoopbackHost = (host: string): boolean => LOOPBACK_NAME.test(host);
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseCliArgs, UsageError } from '../../src/cli-args.ts';
 import { createCors } from '../../src/http/cors.ts';
-import { createHostCheck } from '../../src/http/host-check.ts';
+import { createHostCheck, isLoopbackHost } from '../../src/http/host-check.ts';
 import { formatIp } from '../../src/http/ip.ts';
 import { createConnectionCounter, createWindowLimiter } from '../../src/http/limits.ts';
 import { createRouter } from '../../src/http/router.ts';
@@ -124,6 +124,15 @@ describe('cli arguments', () => {
     'refuses %j',
     (argv) => expect(() => parseCliArgs(argv)).toThrow(UsageError),
   );
+});
+
+describe('isLoopbackHost (the one loopback test: binds, Host headers)', () => {
+  it.each([
+    ['localhost', true], ['LOCALHOST', true], ['127.0.0.1', true], ['127.9.8.7', true], ['::1', true], ['[::1]', true],
+    ['0.0.0.0', false], ['127.0.0.1.evil.com', false], ['10.0.0.1', false], ['localhost.evil.com', false], ['::', false],
+  ])('%s → %s', (host, loopback) => {
+    expect(isLoopbackHost(host)).toBe(loopback);
+  });
 });
 
 describe('host check (DNS rebinding)', () => {
