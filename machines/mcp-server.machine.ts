@@ -16,6 +16,7 @@
  * - RESTART clears the retry budget; from `connected` or `error` it starts a new attempt, during `connecting` it
  *   lets the current attempt finish.
  */
+import { backoffDelay } from '../src/backoff.ts';
 import { assign, emit, fromPromise, setup } from 'xstate';
 
 export type ServerStatus = 'connecting' | 'connected' | 'error' | 'disconnected';
@@ -69,11 +70,8 @@ export type McpServerEvent =
 export type McpServerEmitted = { type: 'status'; status: ServerStatus; error?: string };
 
 /** Delay before retry number `attempt` (0-based). */
-export function backoffDelay(attempt: number, retry: RetryPolicy, random: () => number): number {
-  const exp = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** Math.min(attempt, 30));
-  const factor = 1 - retry.jitterRatio + 2 * retry.jitterRatio * random();
-  return Math.round(Math.min(retry.maxDelayMs, exp * factor));
-}
+export const retryDelayOf = (attempt: number, retry: RetryPolicy, random: () => number): number =>
+  backoffDelay(attempt, { baseMs: retry.baseDelayMs, maxMs: retry.maxDelayMs, jitterDown: retry.jitterRatio, jitterUp: retry.jitterRatio }, random);
 
 const recentFailures = (context: Context): number[] => {
   const now = context.now();
@@ -122,7 +120,7 @@ export const mcpServerMachine = setup({
     budgetSpent: ({ context }) => recentFailures(context).length >= context.retry.maxFailures,
   },
   delays: {
-    retryDelay: ({ context }) => backoffDelay(context.attempt, context.retry, context.random),
+    retryDelay: ({ context }) => retryDelayOf(context.attempt, context.retry, context.random),
   },
 }).createMachine({
   id: 'mcpServer',

@@ -49,7 +49,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const ids = deps.ids ?? createIdSource();
   const bus = createBus<AppCommands, AppEvents>({ log: log.child({ component: 'bus' }), clock, ids });
   const store = createStore(config.storage, { log: log.child({ component: 'store' }), clock, parseEvent: parseSessionEvent });
-  const llm = deps.llm ?? createLlmClient(config.llm, { log: log.child({ component: 'llm' }), env: deps.env ?? process.env });
+  const llm = deps.llm ?? createLlmClient(config.llm, { log: log.child({ component: 'llm' }), env: deps.env ?? process.env, clock });
   const instanceId = randomUUID();
   const mcp = createMcpService({ config, bus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION } });
   const agent = createAgentService({ config, bus, store, llm, log: log.child({ component: 'agent' }), clock, ids });

@@ -13,6 +13,7 @@
  *   AppError('AGENT_ERROR') (see failures.ts); an exception from `onText` rejects as itself.
  * - The API key reaches only the SDK; it is never logged nor put in errors.
  */
+import { systemClock, type Clock } from '../clock.ts';
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
@@ -28,6 +29,10 @@ export interface LlmDeps {
   log: Logger;
   /** Where provider keys are looked up (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** Reads `Retry-After` dates (default the system clock). */
+  clock?: Clock;
+  /** Retry jitter, uniform in [0, 1) (default Math.random). */
+  random?: () => number;
 }
 
 function abortError(): DOMException {
@@ -51,6 +56,8 @@ function wait(ms: number, signal: AbortSignal): Promise<void> {
 /** Builds the client; throws AppError('AGENT_ERROR') when the provider lacks its key or endpoint. */
 export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   const { log } = deps;
+  const now = () => (deps.clock ?? systemClock).now();
+  const random = deps.random ?? Math.random;
   const resolved = resolveProvider(llm, deps.env ?? process.env);
   const facts: RequestFacts = {
     provider: resolved.provider,
@@ -121,7 +128,7 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
             if (ended === 'timed out') throw timeoutFailure(facts);
             if (e instanceof TextCallbackError) throw e.inner;
             if (retries >= llm.maxRetries || !isRetryable(e)) throw toAgentError(e, facts, retries);
-            const delay = retryDelayMs(e, retries);
+            const delay = retryDelayMs(e, retries, random, now);
             if (performance.now() + delay >= deadline) throw toAgentError(e, facts, retries);
             log.warn({ provider: facts.provider, model: facts.model, status: statusOf(e), retry: retries + 1, waitMs: Math.round(delay) }, 'model request failed; retrying');
             await wait(delay, controller.signal);

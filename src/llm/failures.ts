@@ -4,6 +4,7 @@
  * details never carry the API key: provider text is scrubbed of it (and of key-like tokens), and
  * the provider's own words are left out entirely for 401s (OpenAI echoes part of the key there).
  */
+import { backoffDelay, type BackoffPolicy } from '../backoff.ts';
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import type { Provider } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
@@ -49,12 +50,15 @@ export function isRetryable(e: unknown): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
+/** Model retries: 0.5 s doubling, at most 8 s, up to 25 % shorter at random. */
+const MODEL_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 8000, jitterDown: 0.25, jitterUp: 0 };
+
 /**
  * Wait before retry number `attempt` (0-based): the provider's `retry-after-ms` or `Retry-After`
  * (seconds or an HTTP date) when given, else exponential backoff from 0.5 s with up to 25 % jitter;
  * never more than MAX_RETRY_WAIT_MS.
  */
-export function retryDelayMs(e: unknown, attempt: number, random: () => number = Math.random): number {
+export function retryDelayMs(e: unknown, attempt: number, random: () => number, now: () => number): number {
   const headers = headersOf(e);
   let ms: number | undefined;
   const retryAfterMs = headers?.get('retry-after-ms');
@@ -62,9 +66,9 @@ export function retryDelayMs(e: unknown, attempt: number, random: () => number =
   const retryAfter = headers?.get('retry-after');
   if ((ms === undefined || Number.isNaN(ms)) && retryAfter) {
     const seconds = parseFloat(retryAfter);
-    ms = Number.isNaN(seconds) ? Date.parse(retryAfter) - Date.now() : seconds * 1000;
+    ms = Number.isNaN(seconds) ? Date.parse(retryAfter) - now() : seconds * 1000;
   }
-  if (ms === undefined || Number.isNaN(ms)) ms = Math.min(500 * 2 ** attempt, 8000) * (1 - random() * 0.25);
+  if (ms === undefined || Number.isNaN(ms)) ms = backoffDelay(attempt, MODEL_BACKOFF, random);
   return Math.max(0, Math.min(ms, MAX_RETRY_WAIT_MS));
 }
 

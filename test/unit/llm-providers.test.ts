@@ -76,12 +76,14 @@ describe('model failures', () => {
     expect(isRetryable(APIError.generate(500, {}, undefined, headers({ 'x-should-retry': 'false' })))).toBe(false);
   });
 
-  it('waits as Retry-After says, capped, with bounded backoff otherwise', () => {
-    const wait = (h: Record<string, string>, attempt = 0) => retryDelayMs(APIError.generate(429, {}, undefined, headers(h)), attempt, () => 0);
+  it('waits as Retry-After says (dates read on the injected clock), capped, with bounded backoff otherwise', () => {
+    const NOW = Date.UTC(2030, 0, 1);
+    const wait = (h: Record<string, string>, attempt = 0) => retryDelayMs(APIError.generate(429, {}, undefined, headers(h)), attempt, () => 0.999999, () => NOW);
     expect(wait({ 'retry-after': '2' })).toBe(2000);
     expect(wait({ 'retry-after-ms': '150', 'retry-after': '9' })).toBe(150);
     expect(wait({ 'retry-after': '3600' })).toBe(MAX_RETRY_WAIT_MS);
-    expect(wait({ 'retry-after': new Date(Date.now() + 3_600_000).toUTCString() })).toBe(MAX_RETRY_WAIT_MS);
+    expect(wait({ 'retry-after': new Date(NOW + 3_600_000).toUTCString() })).toBe(MAX_RETRY_WAIT_MS);
+    expect(wait({ 'retry-after': new Date(NOW + 3_000).toUTCString() })).toBe(3000);
     expect(wait({})).toBe(500);
     expect(wait({}, 1)).toBe(1000);
     expect(wait({}, 10)).toBe(8000);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SimulatedClock, createActor, fromPromise } from 'xstate';
 import {
   DEFAULT_RETRY_POLICY,
-  backoffDelay,
+  retryDelayOf,
   mcpServerMachine,
   type McpServerEmitted,
   type RetryPolicy,
@@ -42,16 +42,16 @@ function start(retry: Partial<RetryPolicy> = {}, random = () => 0.5) {
 
 const value = (a: { getSnapshot(): { value: unknown } }) => a.getSnapshot().value;
 
-describe('backoffDelay', () => {
+describe('retryDelayOf (the shared backoff with the MCP policy)', () => {
   it('doubles from the base to the cap, with jitter inside the ratio', () => {
     const mid = () => 0.5;
-    expect([0, 1, 2, 3, 4, 5, 6, 7].map((n) => backoffDelay(n, DEFAULT_RETRY_POLICY, mid))).toEqual([
+    expect([0, 1, 2, 3, 4, 5, 6, 7].map((n) => retryDelayOf(n, DEFAULT_RETRY_POLICY, mid))).toEqual([
       1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000,
     ]);
-    expect(backoffDelay(0, DEFAULT_RETRY_POLICY, () => 0)).toBe(800);
-    expect(backoffDelay(0, DEFAULT_RETRY_POLICY, () => 0.999999)).toBe(1200);
-    expect(backoffDelay(10, DEFAULT_RETRY_POLICY, () => 0.999999)).toBe(60000);
-    expect(backoffDelay(1000, DEFAULT_RETRY_POLICY, () => 0.5)).toBe(60000);
+    expect(retryDelayOf(0, DEFAULT_RETRY_POLICY, () => 0)).toBe(800);
+    expect(retryDelayOf(0, DEFAULT_RETRY_POLICY, () => 0.999999)).toBe(1200);
+    expect(retryDelayOf(10, DEFAULT_RETRY_POLICY, () => 0.999999)).toBe(60000);
+    expect(retryDelayOf(1000, DEFAULT_RETRY_POLICY, () => 0.5)).toBe(60000);
   });
 });
 
