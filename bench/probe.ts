@@ -8,7 +8,7 @@
  */
 import { subscribe } from 'node:diagnostics_channel';
 import type { App } from '../src/app.ts';
-import type { AppEvents } from '../src/bus/app-bus.ts';
+import type { AppEvents } from '../src/app.ts';
 import { EVENT_FRAMES } from '../src/http/frames.ts';
 import { APP_CHANNEL } from '../src/cli-args.ts';
 

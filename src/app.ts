@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { parseSessionEvent } from '../machines/session-events.ts';
-import { createAgentService, createTurnWaiter } from './agent/index.ts';
-import type { AppBus, AppCommands, AppEvents } from './bus/app-bus.ts';
-import { createBus, createIdSource, systemClock, type Clock, type IdSource } from './bus/index.ts';
+import { createAgentService, createTurnWaiter, type AgentCommands, type AgentEvents } from './agent/index.ts';
+import { createBus, type Bus } from './bus/index.ts';
+import { createIdSource, systemClock, type Clock, type IdSource } from './clock.ts';
 import type { AgentConfig } from './config/schema.ts';
 import { createRoutes } from './http/routes/index.ts';
 import { engine } from './http/engine.ts';
@@ -11,9 +11,15 @@ import { createLlmClient } from './llm/index.ts';
 import type { Limits } from './http/limits.ts';
 import type { LlmClient } from './llm/types.ts';
 import type { Logger } from './log/index.ts';
-import { createHttpFace, createMcpService, createServerFace, type ServerFace } from './mcp/index.ts';
+import { createMcpService, type McpCommands, type McpEvents } from './mcp/client/index.ts';
+import { createHttpFace, createServerFace, type ServerFace } from './mcp/server/index.ts';
 import { createStore } from './store/index.ts';
 import { VERSION } from './version.ts';
+
+/** The application's bus: every component's commands and events, composed here and nowhere else. */
+export type AppCommands = McpCommands & AgentCommands;
+export type AppEvents = McpEvents & AgentEvents;
+export type AppBus = Bus<AppCommands, AppEvents>;
 
 export interface AppDeps {
   log: Logger;

@@ -9,7 +9,7 @@ import { channel } from 'node:diagnostics_channel';
 import { APP_CHANNEL, parseCliArgs, USAGE, UsageError, type CliOptions } from './cli-args.ts';
 import { ConfigError, loadConfig } from './config/index.ts';
 import { createLogger } from './log/index.ts';
-import { serveStdio } from './mcp/index.ts';
+import { serveStdio } from './mcp/server/index.ts';
 import { pino } from 'pino';
 import { VERSION } from './version.ts';
 

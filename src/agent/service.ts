@@ -27,7 +27,7 @@ import type { AgentConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 import type { LlmClient } from '../llm/types.ts';
 import type { Logger } from '../log/index.ts';
-import type { McpCommands, ModelTool } from '../mcp/messages.ts';
+import type { McpCommands, ModelTool } from '../mcp/client/messages.ts';
 import type { EventStore } from '../store/types.ts';
 import { toFrame, type AgentEvents, type AgentFrame } from './frames.ts';
 import type { AgentCommands, AgentHealth, SessionSummary } from './messages.ts';

@@ -18,7 +18,7 @@ import type { Clock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import type { ChatMessage, LlmClient } from '../llm/types.ts';
 import type { Logger } from '../log/index.ts';
-import type { ModelTool } from '../mcp/messages.ts';
+import type { ModelTool } from '../mcp/client/messages.ts';
 import type { EventStore } from '../store/types.ts';
 import { chunkFrame, droppedFrame, storageFailedFrame, thinkingFrame, toFrame, type AgentFrame, type SessionStoredEvent } from './frames.ts';
 import { createHistory, type History } from './history.ts';

@@ -1,6 +1,10 @@
-import type { AppBus } from '../bus/app-bus.ts';
-import type { ResponseEvent } from './messages.ts';
+import type { Bus } from '../bus/index.ts';
 import { AppError, ERROR_TABLE, type ErrorCode } from '../errors/index.ts';
+import type { AgentFrameData, AgentEvents } from './frames.ts';
+import type { AgentCommands, ResponseEvent } from './messages.ts';
+
+/** The bus as a request/response front uses it: it sends a message and listens for the turn's end. */
+export type TurnBus = Pick<Bus<AgentCommands, AgentEvents>, 'execute' | 'on'>;
 
 interface Waiter {
   resolve(event: ResponseEvent): void;
@@ -8,11 +12,22 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
+const toAppError = ({ code, message, details }: AgentFrameData['error']): AppError =>
+  new AppError(Object.hasOwn(ERROR_TABLE, code) ? (code as ErrorCode) : 'AGENT_ERROR', message, details);
+
 /**
- * Lets request/response endpoints wait for the end of the turn their command queued: one bus
- * listener for all waiters, matched by correlation id, each with a timeout.
+ * Request/response over the agent's events, for the endpoints that answer with a turn's reply
+ * (`message-sync`, `chat_with_agent`).
+ *
+ * Contracts:
+ * - `ask` sends `agent.sendMessage` with the given correlation id and resolves with the `response`
+ *   of that turn, or rejects with the AppError of its `error` frame; the waiter is registered
+ *   before the command is sent, so no answer can be missed.
+ * - It rejects with AGENT_ERROR `details.reason: 'timeout'` after `timeoutMs`, with
+ *   `details.reason: 'aborted'` when `signal` aborts, and with SERVICE_UNAVAILABLE on `close()`.
+ * - One bus listener per event name serves every waiter.
  */
-export function createTurnWaiter(bus: AppBus, timeoutMs: number) {
+export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
   const waiters = new Map<string, Waiter>();
   const settle = (correlationId: string) => {
     const w = waiters.get(correlationId);
@@ -23,26 +38,31 @@ export function createTurnWaiter(bus: AppBus, timeoutMs: number) {
     return w;
   };
   const offResponse = bus.on('agent.response', (e) => settle(e.correlationId)?.resolve(e.payload));
-  const offError = bus.on('agent.error', (e) => {
-    const { code, message, details } = e.payload;
-    const known: ErrorCode = Object.hasOwn(ERROR_TABLE, code) ? (code as ErrorCode) : 'AGENT_ERROR';
-    settle(e.correlationId)?.reject(new AppError(known, message, details));
-  });
+  const offError = bus.on('agent.error', (e) => settle(e.correlationId)?.reject(toAppError(e.payload)));
+
+  const wait = (correlationId: string, signal?: AbortSignal): Promise<ResponseEvent> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        settle(correlationId);
+        reject(new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms`, { reason: 'timeout' }));
+      }, timeoutMs);
+      waiters.set(correlationId, { resolve, reject, timer });
+      signal?.addEventListener('abort', () => settle(correlationId)?.reject(new AppError('AGENT_ERROR', 'Request aborted by the client', { reason: 'aborted' })), {
+        once: true,
+      });
+    });
 
   return {
-    /** Registers interest before the command is sent, so no answer can be missed. */
-    wait(correlationId: string, signal?: AbortSignal): Promise<ResponseEvent> {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          settle(correlationId);
-          reject(new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms`, { reason: 'timeout' }));
-        }, timeoutMs);
-        waiters.set(correlationId, { resolve, reject, timer });
-        signal?.addEventListener('abort', () => settle(correlationId)?.reject(new AppError('AGENT_ERROR', 'Request aborted by the client', { reason: 'aborted' })), { once: true });
-      });
+    async ask(message: AgentCommands['agent.sendMessage']['payload'], opts: { correlationId: string; signal?: AbortSignal }): Promise<ResponseEvent> {
+      const reply = wait(opts.correlationId, opts.signal);
+      try {
+        await bus.execute('agent.sendMessage', message, { correlationId: opts.correlationId, sessionId: message.sessionId });
+      } catch (err) {
+        settle(opts.correlationId);
+        throw err;
+      }
+      return reply;
     },
-    /** Forgets a waiter whose command failed before any turn started. */
-    cancel: (correlationId: string) => void settle(correlationId),
     close(): void {
       offResponse();
       offError();

@@ -1,7 +1,8 @@
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
-import { INSTANCE_HEADER, type HttpFace } from '../mcp/index.ts';
+import { INSTANCE_HEADER } from '../mcp/client/index.ts';
+import type { HttpFace } from '../mcp/server/index.ts';
 import { MethodNotAllowed, type Admission } from './admission.ts';
 import { bearerKey } from './auth.ts';
 import { bufferBody, tooDeepError } from './body.ts';

@@ -3,7 +3,7 @@ import type { FrontEndBus } from './front-bus.ts';
 import type { Clock, IdSource } from '../bus/envelope.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
-import type { HttpFace } from '../mcp/index.ts';
+import type { HttpFace } from '../mcp/server/index.ts';
 import { createAdmission } from './admission.ts';
 import { createAuth } from './auth.ts';
 import { createCors } from './cors.ts';

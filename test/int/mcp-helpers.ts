@@ -3,11 +3,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import { createBus } from '../../src/bus/index.ts';
-import type { AppBus, AppCommands, AppEvents } from '../../src/bus/app-bus.ts';
+import type { AppBus, AppCommands, AppEvents } from '../../src/app.ts';
 import { mcpServerConfigSchema, type McpServerConfig } from '../../src/config/schema.ts';
 import { createLogger } from '../../src/log/index.ts';
-import { createMcpService, type McpService, type McpServiceOptions } from '../../src/mcp/index.ts';
-import type { ServerRecord } from '../../src/mcp/messages.ts';
+import { createMcpService, type McpService, type McpServiceOptions } from '../../src/mcp/client/index.ts';
+import type { ServerRecord } from '../../src/mcp/client/messages.ts';
 import { EVERYTHING, fixturePath } from '../support/paths.ts';
 
 export { EVERYTHING, FILESYSTEM, fixturePath } from '../support/paths.ts';

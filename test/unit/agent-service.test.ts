@@ -4,13 +4,13 @@ import type { Clock } from '../../src/clock.ts';
 import { recordBus } from '../support/bus-recorder.ts';
 import { manualClock } from './store-contract.ts';
 import { createAgentService, type AgentService } from '../../src/agent/index.ts';
-import type { AppBus, AppCommands, AppEvents } from '../../src/bus/app-bus.ts';
+import type { AppBus, AppCommands, AppEvents } from '../../src/app.ts';
 import { createBus, type Envelope } from '../../src/bus/index.ts';
 import { agentConfigSchema } from '../../src/config/schema.ts';
 import { AppError } from '../../src/errors/index.ts';
 import type { LlmClient, ModelRequest, ModelStep } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/log/index.ts';
-import type { ModelTool, ModelToolOutcome } from '../../src/mcp/messages.ts';
+import type { ModelTool, ModelToolOutcome } from '../../src/mcp/client/messages.ts';
 import { createMemoryStore } from '../../src/store/index.ts';
 import type { EventStore } from '../../src/store/types.ts';
 

@@ -38,15 +38,8 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
         const body = parseInput(messageSchema, ctx.body ?? {});
         const sessionId = body.sessionId ?? DEFAULT_SESSION;
         const image = body.imageData ? validateImage(body.imageData) : undefined;
-        const correlationId = deps.ids();
-        const reply = deps.waiter.wait(correlationId, ctx.signal);
-        try {
-          await ctx.bus.execute('agent.sendMessage', { sessionId, content: body.message, ...(image && { image }) }, { correlationId, sessionId });
-        } catch (err) {
-          deps.waiter.cancel(correlationId);
-          throw err;
-        }
-        const response = await reply;
+        const message = { sessionId, content: body.message, ...(image && { image }) };
+        const response = await deps.waiter.ask(message, { correlationId: deps.ids(), signal: ctx.signal });
         return { body: { success: true, response: response.content, timestamp: now() } };
       },
     },

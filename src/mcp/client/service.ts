@@ -16,22 +16,25 @@
  * - Servers are looked up by id or name (they are the same string).
  */
 import { createActor, fromPromise, type Actor } from 'xstate';
-import type { AppBus } from '../bus/app-bus.ts';
-import { systemClock, type Clock } from '../bus/envelope.ts';
-import type { AgentConfig, McpServerConfig } from '../config/schema.ts';
-import { AppError } from '../errors/index.ts';
-import type { Logger } from '../log/index.ts';
-import { mcpServerMachine, type McpServerMachine, type RetryPolicy, type ServerStatus } from '../../machines/mcp-server.machine.ts';
+import type { Bus } from '../../bus/index.ts';
+import { systemClock, type Clock } from '../../clock.ts';
+import type { AgentConfig, McpServerConfig } from '../../config/schema.ts';
+import { AppError } from '../../errors/index.ts';
+import type { Logger } from '../../log/index.ts';
+import { mcpServerMachine, type McpServerMachine, type RetryPolicy, type ServerStatus } from '../../../machines/mcp-server.machine.ts';
 import { createArgsValidator } from './args-validator.ts';
 import { buildCatalogue, toModelTool, toToolRecord, type CatalogueItem } from './catalogue.ts';
 import { openConnection, type McpConnection } from './connection.ts';
 import { INSTANCE_HEADER } from './hops.ts';
-import type { ServerRecord } from './messages.ts';
+import type { McpCommands, McpEvents, ServerRecord } from './messages.ts';
+
+/** The bus as the MCP client uses it: it handles the `mcp.*` commands and emits the `mcp.*` events. */
+export type McpBus = Pick<Bus<McpCommands, McpEvents>, 'handle' | 'emit'>;
 import { createToolCalls } from './tool-calls.ts';
 
 export interface McpServiceOptions {
   config: Pick<AgentConfig, 'mcpServers' | 'toolResultMaxBytes'>;
-  bus: AppBus;
+  bus: McpBus;
   log: Logger;
   /** Time for durations, timestamps and the retry window. */
   clock?: Clock;

@@ -24,8 +24,8 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { HttpServerConfig, McpServerConfig } from '../config/schema.ts';
-import type { Logger } from '../log/index.ts';
+import type { HttpServerConfig, McpServerConfig } from '../../config/schema.ts';
+import type { Logger } from '../../log/index.ts';
 import { ChildProcessTransport } from './stdio-transport.ts';
 
 export type TransportKind = 'stdio' | 'streamable-http' | 'sse';

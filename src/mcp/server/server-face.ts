@@ -21,14 +21,15 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { DEFAULT_SESSION } from '../agent/messages.ts';
-import type { TurnWaiter } from '../agent/turn-waiter.ts';
-import type { AppBus } from '../bus/app-bus.ts';
-import type { IdSource } from '../bus/envelope.ts';
-import { toErrorBody } from '../errors/index.ts';
-import type { Logger } from '../log/index.ts';
-import { hopsOf } from './hops.ts';
-import { sessionIdSchema } from '../session-id.ts';
+import { DEFAULT_SESSION, type TurnWaiter } from '../../agent/index.ts';
+import type { AgentCommands, AgentEvents } from '../../agent/index.ts';
+import type { Bus } from '../../bus/index.ts';
+import type { IdSource } from '../../clock.ts';
+import type { McpCommands } from '../client/index.ts';
+import { toErrorBody } from '../../errors/index.ts';
+import type { Logger } from '../../log/index.ts';
+import { hopsOf } from '../client/hops.ts';
+import { sessionIdSchema } from '../../session-id.ts';
 
 function inputSchemaOf(schema: z.ZodType): Tool['inputSchema'] {
   const { $schema: _dialect, ...json } = z.toJSONSchema(schema) as Tool['inputSchema'] & { $schema?: string };
@@ -42,8 +43,11 @@ export interface AgentCard {
   model: string;
 }
 
+/** The bus as the agent's MCP face uses it: agent commands, the connected tools, and reply chunks. */
+export type FaceBus = Pick<Bus<AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>, AgentEvents>, 'execute' | 'on'>;
+
 export interface ServerFaceDeps {
-  bus: AppBus;
+  bus: FaceBus;
   log: Logger;
   ids: IdSource;
   waiter: TurnWaiter;
@@ -115,13 +119,10 @@ export function createServerFace(deps: ServerFaceDeps) {
           });
     const onAbort = () => void bus.execute('agent.cancel', { sessionId }).catch(() => undefined);
     extra.signal.addEventListener('abort', onAbort, { once: true });
-    const reply = deps.waiter.wait(correlationId, extra.signal);
     try {
-      await bus.execute('agent.sendMessage', { sessionId, content: message, hops }, { correlationId, sessionId });
-      const response = await reply;
+      const response = await deps.waiter.ask({ sessionId, content: message, hops }, { correlationId, signal: extra.signal });
       return text(response.content);
     } catch (err) {
-      deps.waiter.cancel(correlationId);
       return text(`The agent failed: ${toErrorBody(err).message}`, true);
     } finally {
       offChunk?.();

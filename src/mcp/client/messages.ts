@@ -1,5 +1,5 @@
-import type { ModelTool, ModelToolOutcome } from '../../machines/turn-contract.ts';
-import type { McpServerConfig } from '../config/schema.ts';
+import type { ModelTool, ModelToolOutcome } from '../../../machines/turn-contract.ts';
+import type { McpServerConfig } from '../../config/schema.ts';
 
 /** The spec's MCP server record. */
 export interface ServerRecord {

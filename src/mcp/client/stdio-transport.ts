@@ -17,7 +17,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Logger } from '../log/index.ts';
+import type { Logger } from '../../log/index.ts';
 
 export interface ChildTransportOptions {
   command: string;
