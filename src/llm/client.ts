@@ -13,6 +13,7 @@
  *   AppError('AGENT_ERROR') (see failures.ts); an exception from `onText` rejects as itself.
  * - The API key reaches only the SDK; it is never logged nor put in errors.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock, type Clock } from '../clock.ts';
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
@@ -39,19 +40,8 @@ function abortError(): DOMException {
   return new DOMException('model request aborted', 'AbortError');
 }
 
-/** Resolves after `ms`, or as soon as `signal` aborts. */
-function wait(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
+/** Resolves after `ms`, or as soon as `signal` aborts (the caller then sees the abort itself). */
+const wait = (ms: number, signal: AbortSignal): Promise<void> => sleep(ms, undefined, { signal }).catch(() => undefined);
 
 /** Builds the client; throws AppError('AGENT_ERROR') when the provider lacks its key or endpoint. */
 export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {

@@ -13,6 +13,7 @@
  * - `http` tries Streamable HTTP first and falls back to the SSE transport when the server answers the
  *   Streamable HTTP handshake with a 4xx status.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -182,7 +183,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       closing = true;
       if (transport instanceof StreamableHTTPClientTransport) {
         // Politely end the session; bounded so a dead server cannot stall shutdown.
-        await Promise.race([transport.terminateSession().catch(() => {}), delay(1_000)]);
+        await Promise.race([transport.terminateSession().catch(() => {}), sleep(1_000, undefined, { ref: false })]);
       }
       await client.close().catch((error: unknown) => log.debug({ err: error }, 'closing MCP client failed'));
     },
@@ -242,4 +243,3 @@ export function describe(error: unknown, timeout: number): string {
   return String(error);
 }
 
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());

@@ -1,3 +1,4 @@
+import type { ServerStatus } from '../../../machines/mcp-server.machine.ts';
 import type { ModelTool, ModelToolOutcome } from '../../../machines/turn-contract.ts';
 import type { McpServerConfig } from '../../config/schema.ts';
 
@@ -5,7 +6,7 @@ import type { McpServerConfig } from '../../config/schema.ts';
 export interface ServerRecord {
   id: string;
   name: string;
-  status: 'connected' | 'connecting' | 'error' | 'disconnected';
+  status: ServerStatus;
   type: McpServerConfig['type'];
   description?: string;
   /** Present when status is `error`. */

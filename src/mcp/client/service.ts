@@ -15,7 +15,7 @@
  * - `mcp.removeServer` ends the server (status `disconnected` is emitted) and drops it from the list.
  * - Servers are looked up by id or name (they are the same string).
  */
-import { createActor, fromPromise, type Actor } from 'xstate';
+import { createActor, fromPromise, waitFor, type Actor } from 'xstate';
 import type { Bus } from '../../bus/index.ts';
 import { systemClock, type Clock } from '../../clock.ts';
 import type { AgentConfig, McpServerConfig } from '../../config/schema.ts';
@@ -55,14 +55,19 @@ export interface McpService {
 interface ServerEntry {
   name: string;
   config: McpServerConfig;
+  /** The one source of the server's status (and error): read from its snapshot, never copied. */
   actor: Actor<McpServerMachine>;
-  status: ServerStatus;
-  error: string | undefined;
   connection: McpConnection | undefined;
   /** Opening and closing work still running (awaited by remove and stop). */
   pending: Set<Promise<unknown>>;
-  /** Called with the record at the next settled status (connected, error, disconnected). */
-  waiters: ((record: ServerRecord) => void)[];
+}
+
+/** The status a server machine's snapshot stands for. */
+function statusOf(entry: ServerEntry): ServerStatus {
+  const snap = entry.actor.getSnapshot();
+  if (snap.matches('connected')) return 'connected';
+  if (snap.matches('error')) return 'error';
+  return snap.matches('disconnected') ? 'disconnected' : 'connecting';
 }
 
 export function createMcpService(options: McpServiceOptions): McpService {
@@ -76,14 +81,18 @@ export function createMcpService(options: McpServiceOptions): McpService {
   let started = false;
   let stopped = false;
 
-  const record = (e: ServerEntry): ServerRecord => ({
-    id: e.name,
-    name: e.name,
-    status: e.status,
-    type: e.config.type,
-    ...(e.config.description !== undefined ? { description: e.config.description } : {}),
-    ...(e.status === 'error' && e.error !== undefined ? { error: e.error } : {}),
-  });
+  const record = (e: ServerEntry): ServerRecord => {
+    const status = statusOf(e);
+    const error = e.actor.getSnapshot().context.error;
+    return {
+      id: e.name,
+      name: e.name,
+      status,
+      type: e.config.type,
+      ...(e.config.description !== undefined ? { description: e.config.description } : {}),
+      ...(status === 'error' && error !== undefined ? { error } : {}),
+    };
+  };
 
   const track = (entry: ServerEntry, work: Promise<unknown>) => {
     const settled = work.then(
@@ -96,7 +105,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
 
   const refreshCatalogue = () => {
     const servers = [...entries.values()]
-      .filter((e) => e.status === 'connected' && e.connection)
+      .filter((e) => statusOf(e) === 'connected' && e.connection)
       .map((e) => ({ serverId: e.name, tools: e.connection!.tools }));
     catalogue = buildCatalogue(servers);
     const signature = JSON.stringify([...catalogue.values()].map(toModelTool));
@@ -154,30 +163,21 @@ export function createMcpService(options: McpServiceOptions): McpService {
     const actor = createActor(machine, {
       input: { serverId: name, now: () => clock.now(), random, ...(options.retry ? { retry: options.retry } : {}) },
     });
-    const entry: ServerEntry = {
-      name,
-      config: serverConfig,
-      actor,
-      status: 'connecting',
-      error: undefined,
-      connection: undefined,
-      pending: new Set(),
-      waiters: [],
-    };
+    const entry: ServerEntry = { name, config: serverConfig, actor, connection: undefined, pending: new Set() };
     entries.set(name, entry);
     actor.on('status', ({ status, error }) => {
-      entry.status = status;
-      entry.error = error;
       if (status === 'error') log.warn({ serverId: name, error }, 'MCP server error');
-      const rec = record(entry);
-      bus.emit('mcp.serverStatus', rec);
+      bus.emit('mcp.serverStatus', record(entry));
       refreshCatalogue();
-      if (status !== 'connecting') for (const waiter of entry.waiters.splice(0)) waiter(rec);
     });
     return entry;
   };
 
-  const settled = (entry: ServerEntry) => new Promise<ServerRecord>((resolve) => entry.waiters.push(resolve));
+  /** The record once the server is past `connecting` (connected, error, or removed meanwhile). */
+  const settled = async (entry: ServerEntry): Promise<ServerRecord> => {
+    await waitFor(entry.actor, (s) => !s.matches('connecting'), { timeout: Infinity }).catch(() => undefined);
+    return record(entry);
+  };
 
   /** Resolves with the record when connected; otherwise AGENT_ERROR (the server stays listed as `error`). */
   const expectConnected = async (entry: ServerEntry, attempt: Promise<ServerRecord>): Promise<ServerRecord> => {
@@ -199,14 +199,18 @@ export function createMcpService(options: McpServiceOptions): McpService {
     entries.delete(entry.name);
     entry.actor.send({ type: 'STOP' });
     entry.actor.stop();
-    for (const waiter of entry.waiters.splice(0)) waiter(record(entry));
     refreshCatalogue();
     while (entry.pending.size > 0) await Promise.all(entry.pending);
     return record(entry);
   };
 
   const toolCalls = createToolCalls({
-    find,
+    find: (serverId) => {
+      const entry = find(serverId);
+      if (!entry) return undefined;
+      const { status, error } = record(entry);
+      return { name: entry.name, status, error, connection: entry.connection };
+    },
     catalogue: () => catalogue,
     validate: createArgsValidator(log),
     clock,
@@ -225,20 +229,18 @@ export function createMcpService(options: McpServiceOptions): McpService {
         });
       }
       const entry = addServer(payload.name, payload.config);
-      const attempt = settled(entry);
       entry.actor.start();
-      return expectConnected(entry, attempt);
+      return expectConnected(entry, settled(entry));
     }),
     bus.handle('mcp.removeServer', ({ payload }) => removeEntry(mustFind(payload.serverId))),
     bus.handle('mcp.restartServer', ({ payload }) => {
       const entry = mustFind(payload.serverId);
-      const attempt = settled(entry);
       entry.actor.send({ type: 'RESTART' });
-      return expectConnected(entry, attempt);
+      return expectConnected(entry, settled(entry));
     }),
     bus.handle('mcp.listTools', ({ payload }) => {
       const entry = mustFind(payload.serverId);
-      return entry.status === 'connected' && entry.connection ? entry.connection.tools.map(toToolRecord) : [];
+      return statusOf(entry) === 'connected' && entry.connection ? entry.connection.tools.map(toToolRecord) : [];
     }),
     bus.handle('mcp.executeTool', ({ payload }) => toolCalls.executeTool(payload)),
     bus.handle('mcp.modelTools', () => [...catalogue.values()].map(toModelTool)),
@@ -255,9 +257,8 @@ export function createMcpService(options: McpServiceOptions): McpService {
           return [];
         }
         const entry = addServer(name, serverConfig);
-        const attempt = settled(entry);
         entry.actor.start();
-        return [attempt];
+        return [settled(entry)];
       });
       const results = await Promise.all(attempts);
       log.info(

@@ -13,6 +13,7 @@
  * - `close()` ends stdin, then sends SIGTERM after `graceMs`, then SIGKILL after another `graceMs`; it resolves
  *   when the child has exited.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -198,12 +199,10 @@ export class ChildProcessTransport implements Transport {
   }
 }
 
-function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    void promise.then(() => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
+/** Whether `promise` settles within `ms` (the timer is cleared as soon as it does). */
+async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  const timer = new AbortController();
+  const settled = await Promise.race([promise.then(() => true), sleep(ms, false, { signal: timer.signal }).catch(() => false)]);
+  timer.abort();
+  return settled;
 }
