@@ -13,7 +13,7 @@ import { EVENT_VERSION, type SessionEvent } from '../../machines/session-events.
 import { sessionMachine, type SessionEmitted } from '../../machines/session.machine.ts';
 import { toolsRunner, type ModelStepInput, type ModelStepOutput, type ToolCaller, type TurnKey, type TurnMessage } from '../../machines/turn-contract.ts';
 import { turnMachine } from '../../machines/turn.machine.ts';
-import type { SendMeta } from '../bus/envelope.ts';
+import type { SendMeta } from '../bus/index.ts';
 import type { Clock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import type { ChatMessage, LlmClient } from '../llm/types.ts';

@@ -1,7 +1,8 @@
 import { EventEmitter } from 'eventemitter3';
 import type { Logger } from '../log/index.ts';
 import { AppError } from '../errors/index.ts';
-import { type Clock, type Envelope, type IdSource, type SendMeta, createIdSource, systemClock } from './envelope.ts';
+import { createIdSource, systemClock, type Clock, type IdSource } from '../clock.ts';
+import type { Envelope, SendMeta } from './envelope.ts';
 
 /** A command map: name → payload and result. */
 export type CommandSpec = Record<string, { payload: unknown; result: unknown }>;

@@ -18,4 +18,3 @@ export interface SendMeta {
   sessionId?: string;
 }
 
-export { systemClock, createIdSource, type Clock, type IdSource } from '../clock.ts';

@@ -22,7 +22,7 @@
  * - `admit` never rejects for a refusal; it rejects only when the limiter itself fails (then no rate-limit
  *   state exists to report).
  */
-import type { Clock } from '../bus/envelope.ts';
+import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
 import type { Auth, Scope } from './auth.ts';
 import type { BodyResult } from './body.ts';

@@ -1,5 +1,5 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Clock } from '../bus/envelope.ts';
+import type { Clock } from '../clock.ts';
 import type { LimitsConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 

@@ -1,6 +1,6 @@
 import type { us_listen_socket } from 'uWebSockets.js';
 import type { FrontEndBus } from './front-bus.ts';
-import type { Clock, IdSource } from '../bus/envelope.ts';
+import type { Clock, IdSource } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
 import type { HttpFace } from '../mcp/server/index.ts';

@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import { DEFAULT_SESSION } from '../agent/messages.ts';
 import type { FrontEndBus } from './front-bus.ts';
-import type { Clock } from '../bus/envelope.ts';
+import type { Clock } from '../clock.ts';
 import { AppError, toWsFrame } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Admission } from './admission.ts';

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/bus/envelope.ts';
+import { systemClock } from '../../src/clock.ts';
 import { createConnectionCounter, createWindowLimiter, type Limits, type WindowLimiter } from '../../src/http/limits.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { rawRequest, rawUpgrade, type RawResponse } from '../support/raw-http.ts';

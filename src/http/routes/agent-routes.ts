@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_SESSION } from '../../agent/messages.ts';
-import type { Clock, IdSource } from '../../bus/envelope.ts';
+import type { Clock, IdSource } from '../../clock.ts';
 import { AppError } from '../../errors/index.ts';
 import { imageDataSchema, sessionIdSchema } from '../frames.ts';
 import type { RequestContext, Route } from '../route.ts';

@@ -12,7 +12,7 @@
  * MISSING_FIELD (details.field) for an absent `name`, `config`, `config.type`, `config.command` (stdio) or
  * `config.baseUrl` (http); INVALID_REQUEST (details.field) for anything else that is wrong.
  */
-import type { Clock } from '../../bus/envelope.ts';
+import type { Clock } from '../../clock.ts';
 import { z } from 'zod';
 import { mcpServerConfigSchema, serverNameSchema } from '../../config/schema.ts';
 import { AppError } from '../../errors/index.ts';

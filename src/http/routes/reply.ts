@@ -1,4 +1,4 @@
-import type { Clock } from '../../bus/envelope.ts';
+import type { Clock } from '../../clock.ts';
 import type { RouteResult } from '../route.ts';
 
 /** ISO 8601 UTC with milliseconds, read from the injected clock. */

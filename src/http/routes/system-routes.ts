@@ -1,4 +1,4 @@
-import type { Clock } from '../../bus/envelope.ts';
+import type { Clock } from '../../clock.ts';
 import type { AgentConfig } from '../../config/schema.ts';
 import { exportConfigYaml } from '../../config/export.ts';
 import type { Route } from '../route.ts';
