@@ -137,6 +137,16 @@ describe('MCP REST endpoints', () => {
     expect(listed).toMatchObject({ status: 'error', error: expect.stringContaining('refusing to start') as string });
   });
 
+  it('POST /api/connect-server on the name of a server in error replaces it with the new config', async () => {
+    expectError(await call('POST', '/api/connect-server', { name: 'retry-me', config: stdio(fixturePath('exit-server')) }), 500, 'AGENT_ERROR', { serverId: 'retry-me' });
+    expect((await servers()).find((s) => s.name === 'retry-me')?.status).toBe('error');
+    const fixed = await call('POST', '/api/connect-server', { name: 'retry-me', config: stdio(fixturePath('echo-server')) });
+    expect(fixed.status).toBe(200);
+    expect(fixed.body.server).toEqual({ id: 'retry-me', name: 'retry-me', status: 'connected', type: 'stdio' });
+    expect((await servers()).filter((s) => s.name === 'retry-me')).toHaveLength(1);
+    expect((await call('DELETE', '/api/mcp/servers/retry-me')).status).toBe(200);
+  });
+
   it('POST /api/mcp/servers/:id/restart and DELETE /api/mcp/servers/:id', async () => {
     const restarted = await call('POST', '/api/mcp/servers/echoes/restart');
     expect(restarted.status).toBe(200);

@@ -11,7 +11,8 @@
  *   `mcp.toolsChanged`.
  * - `mcp.connectServer` / `mcp.restartServer` resolve once the server is connected and reject with AGENT_ERROR
  *   (details { serverId, reason }) when the attempt fails; the server then stays listed as `error` and keeps
- *   retrying with backoff. A name already in use is INVALID_REQUEST.
+ *   retrying with backoff. Connecting a name whose server is in `error` replaces that server; a name in use by
+ *   any other server is INVALID_REQUEST.
  * - `mcp.removeServer` ends the server (status `disconnected` is emitted) and drops it from the list.
  * - Servers are looked up by id or name (they are the same string).
  */
@@ -220,14 +221,14 @@ export function createMcpService(options: McpServiceOptions): McpService {
 
   const unregister = [
     bus.handle('mcp.listServers', () => [...entries.values()].map(record)),
-    bus.handle('mcp.connectServer', ({ payload }) => {
+    bus.handle('mcp.connectServer', async ({ payload }) => {
       if (stopped) throw new AppError('SERVICE_UNAVAILABLE', 'the service is shutting down');
-      if (entries.has(payload.name)) {
-        throw new AppError('INVALID_REQUEST', `An MCP server named "${payload.name}" already exists`, {
-          field: 'name',
-          name: payload.name,
-        });
-      }
+      const nameInUse = () => new AppError('INVALID_REQUEST', `An MCP server named "${payload.name}" already exists`, { field: 'name', name: payload.name });
+      const existing = entries.get(payload.name);
+      if (existing && statusOf(existing) !== 'error') throw nameInUse();
+      // A server in `error` gives its name to the new config (a failed connect does not block the name).
+      if (existing) await removeEntry(existing);
+      if (entries.has(payload.name)) throw nameInUse(); // another connect took it meanwhile
       const entry = addServer(payload.name, payload.config);
       entry.actor.start();
       return expectConnected(entry, settled(entry));
