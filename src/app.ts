@@ -57,7 +57,9 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const store = createStore(config.storage, { log: log.child({ component: 'store' }), clock, parseEvent: parseSessionEvent });
   const llm = deps.llm ?? createLlmClient(config.llm, { log: log.child({ component: 'llm' }), env: deps.env ?? process.env, clock });
   const instanceId = randomUUID();
-  const mcp = createMcpService({ config, bus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION } });
+  const { runtimeConnect, allowedCommands, allowPrivateNetworks, allowedHosts } = config.server.mcp;
+  const runtime = { runtimeConnect, allowPrivateNetworks, ...(allowedCommands && { allowedCommands }), ...(allowedHosts && { allowedHosts }) };
+  const mcp = createMcpService({ config, bus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION }, runtime });
   const agent = createAgentService({ config, bus, store, llm, log: log.child({ component: 'agent' }), clock, ids });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs);
   const serverFace = createServerFace({

@@ -102,6 +102,14 @@ export const serverSchema = z.strictObject({
     .strictObject({
       /** Also offer the connected tool servers' tools through /mcp. */
       exposeTools: z.boolean().default(false),
+      /** `POST /api/connect-server` is served (false turns it off: 403). */
+      runtimeConnect: z.boolean().default(true),
+      /** When set, runtime-connected stdio servers may run only these executables (a path as written, or a file name). */
+      allowedCommands: z.array(z.string().min(1)).optional(),
+      /** Runtime-connected http servers may be on private, loopback and CGNAT addresses (link-local and metadata never). */
+      allowPrivateNetworks: z.boolean().default(true),
+      /** When set, runtime-connected http servers may be only on these hosts (a name, or `.suffix` for its subdomains). */
+      allowedHosts: z.array(z.string().min(1)).optional(),
       /** Longest agent-to-agent chain a `chat_with_agent` call may end. */
       maxHops: z.number().int().min(0).max(32).default(3),
     })

@@ -26,6 +26,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { HttpServerConfig, McpServerConfig } from '../../config/schema.ts';
+import type { FetchLike } from './url-policy.ts';
 import type { Logger } from '../../log/index.ts';
 import { ChildProcessTransport } from './stdio-transport.ts';
 
@@ -42,6 +43,8 @@ export interface ConnectionOptions {
   onToolsChanged: (tools: Tool[]) => void;
   /** Headers added to every request to an `http` server (after the config's own). */
   extraHeaders?: Record<string, string>;
+  /** Used instead of the global fetch for an `http` server (a runtime server's pinned, checked one). */
+  fetch?: FetchLike;
 }
 
 /** A failed call; `kind` tells timeouts, cancellations and dead connections from tool-side errors. */
@@ -106,7 +109,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       throw new Error(child.exitReason ?? describe(error, timeout));
     }
   } else {
-    ({ client, transport, kind } = await connectHttp(config, attach, log, timeout, options.extraHeaders ?? {}));
+    ({ client, transport, kind } = await connectHttp(config, attach, log, timeout, options.extraHeaders ?? {}, options.fetch));
   }
 
   const lost = (reason: string) => {
@@ -196,10 +199,12 @@ async function connectHttp(
   log: Logger,
   timeout: number,
   extraHeaders: Record<string, string>,
+  fetch: FetchLike | undefined,
 ): Promise<{ client: Client; transport: Transport; kind: TransportKind }> {
   const url = new URL(config.baseUrl);
   const requestInit: RequestInit = { headers: { ...config.headers, ...extraHeaders } };
-  const streamable = new StreamableHTTPClientTransport(url, { requestInit });
+  const custom = fetch ? { fetch } : {};
+  const streamable = new StreamableHTTPClientTransport(url, { requestInit, ...custom });
   try {
     return { client: await attach(streamable), transport: streamable, kind: 'streamable-http' };
   } catch (error) {
@@ -207,7 +212,7 @@ async function connectHttp(
     if (status === undefined || status < 400 || status >= 500) throw new Error(describe(error, timeout));
     log.info({ status }, 'Streamable HTTP refused; falling back to SSE');
   }
-  const sse = new SSEClientTransport(url, { requestInit });
+  const sse = new SSEClientTransport(url, { requestInit, ...custom });
   try {
     return { client: await attach(sse), transport: sse, kind: 'sse' };
   } catch (error) {

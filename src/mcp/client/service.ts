@@ -27,6 +27,7 @@ import { createArgsValidator } from './args-validator.ts';
 import { buildCatalogue, toModelTool, toToolRecord, type CatalogueItem } from './catalogue.ts';
 import { openConnection, type McpConnection } from './connection.ts';
 import { INSTANCE_HEADER } from './hops.ts';
+import { admitRuntimeServer, COULD_NOT_CONNECT, OPEN_RUNTIME_POLICY, pinnedConnect, type RuntimePolicy } from './runtime-connect.ts';
 import type { McpCommands, McpEvents, ServerRecord } from './messages.ts';
 
 /** The bus as the MCP client uses it: it handles the `mcp.*` commands and emits the `mcp.*` events. */
@@ -46,6 +47,8 @@ export interface McpServiceOptions {
   clientInfo?: { name: string; version: string };
   /** This instance's id, sent to `http` servers so an agentd can refuse to connect to itself. */
   instanceId?: string;
+  /** What servers connected at runtime must pass (default: allowed, with the fixed refusals). */
+  runtime?: RuntimePolicy;
 }
 
 export interface McpService {
@@ -61,6 +64,10 @@ interface ServerEntry {
   connection: McpConnection | undefined;
   /** Opening and closing work still running (awaited by remove and stop). */
   pending: Set<Promise<unknown>>;
+  /** Connected at runtime: checked by the runtime policy at every connection attempt. */
+  runtime: boolean;
+  /** Ends what the current connection attempt holds besides the connection (a pinned HTTP agent). */
+  release: (() => Promise<void>) | undefined;
 }
 
 /** The status a server machine's snapshot stands for. */
@@ -76,6 +83,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
   const clientInfo = options.clientInfo ?? { name: 'agentd', version: '0.0.0' };
+  const runtime = options.runtime ?? OPEN_RUNTIME_POLICY;
   const entries = new Map<string, ServerEntry>();
   let catalogue = new Map<string, CatalogueItem>();
   let catalogueSignature = '[]';
@@ -120,6 +128,8 @@ export function createMcpService(options: McpServiceOptions): McpService {
     // Events of a connection count only while it is the server's current one (not while opening, not after).
     const self: { connection?: McpConnection } = {};
     const isCurrent = () => self.connection !== undefined && entry.connection === self.connection;
+    const pinned = entry.runtime && entry.config.type === 'http' ? await pinnedConnect(entry.config, runtime) : undefined;
+    if (pinned) entry.release = pinned.close;
     const connection = await openConnection({
       serverId: entry.name,
       config: entry.config,
@@ -127,12 +137,17 @@ export function createMcpService(options: McpServiceOptions): McpService {
       clientInfo,
       signal,
       ...(options.instanceId !== undefined && { extraHeaders: { [INSTANCE_HEADER]: options.instanceId } }),
+      ...(pinned && { fetch: pinned.fetch }),
       onLost: (reason) => {
         if (isCurrent()) entry.actor.send({ type: 'CONNECTION_LOST', reason });
       },
       onToolsChanged: () => {
         if (isCurrent()) refreshCatalogue();
       },
+    }).catch((err: unknown) => {
+      if (!pinned) throw err;
+      slog.debug({ err }, 'runtime MCP server: connection failed');
+      throw new Error(COULD_NOT_CONNECT);
     });
     self.connection = connection;
     if (signal.aborted) {
@@ -144,13 +159,14 @@ export function createMcpService(options: McpServiceOptions): McpService {
   };
 
   const close = (entry: ServerEntry) => {
-    const connection = entry.connection;
-    if (!connection) return;
+    const { connection, release } = entry;
     entry.connection = undefined;
-    track(entry, connection.close());
+    entry.release = undefined;
+    if (connection) track(entry, connection.close().then(release));
+    else if (release) track(entry, release());
   };
 
-  const addServer = (name: string, serverConfig: McpServerConfig): ServerEntry => {
+  const addServer = (name: string, serverConfig: McpServerConfig, runtimeServer = false): ServerEntry => {
     const machine = mcpServerMachine.provide({
       actors: {
         connect: fromPromise(({ signal }) => {
@@ -164,7 +180,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
     const actor = createActor(machine, {
       input: { serverId: name, now: () => clock.now(), random, ...(options.retry ? { retry: options.retry } : {}) },
     });
-    const entry: ServerEntry = { name, config: serverConfig, actor, connection: undefined, pending: new Set() };
+    const entry: ServerEntry = { name, config: serverConfig, actor, connection: undefined, pending: new Set(), runtime: runtimeServer, release: undefined };
     entries.set(name, entry);
     actor.on('status', ({ status, error }) => {
       if (status === 'error') log.warn({ serverId: name, error }, 'MCP server error');
@@ -223,13 +239,14 @@ export function createMcpService(options: McpServiceOptions): McpService {
     bus.handle('mcp.listServers', () => [...entries.values()].map(record)),
     bus.handle('mcp.connectServer', async ({ payload }) => {
       if (stopped) throw new AppError('SERVICE_UNAVAILABLE', 'the service is shutting down');
+      await admitRuntimeServer(payload.config, runtime);
       const nameInUse = () => new AppError('INVALID_REQUEST', `An MCP server named "${payload.name}" already exists`, { field: 'name', name: payload.name });
       const existing = entries.get(payload.name);
       if (existing && statusOf(existing) !== 'error') throw nameInUse();
       // A server in `error` gives its name to the new config (a failed connect does not block the name).
       if (existing) await removeEntry(existing);
       if (entries.has(payload.name)) throw nameInUse(); // another connect took it meanwhile
-      const entry = addServer(payload.name, payload.config);
+      const entry = addServer(payload.name, payload.config, true);
       entry.actor.start();
       return expectConnected(entry, settled(entry));
     }),
