@@ -138,6 +138,6 @@ export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Respo
 export function pinnedFetch(addresses: readonly LookupAddress[]): { fetch: FetchLike; close: () => Promise<void> } {
   const dispatcher = new Agent({ connect: { lookup: pinnedLookup(addresses) } });
   const fetch: FetchLike = (url, init) =>
-    undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher, redirect: 'error' }) as unknown as Promise<Response>;
+    undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher, redirect: 'error' });
   return { fetch, close: () => dispatcher.close() };
 }
