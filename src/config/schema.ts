@@ -48,6 +48,10 @@ export const llmSchema = z.strictObject({
   timeoutMs: z.number().int().positive().default(120_000),
   /** Retries of 429 and 5xx answers. */
   maxRetries: z.number().int().min(0).max(10).default(2),
+  /** Longest reply (text and tool-call arguments) one model step may stream, in characters. */
+  maxReplyChars: z.number().int().positive().default(1_000_000),
+  /** Milliseconds the model's stream may go without an event before the step is stopped. */
+  idleTimeoutMs: z.number().int().positive().default(60_000),
 });
 
 const windowLimit = (points: number) =>

@@ -20,7 +20,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import type { LlmConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
-import { isRetryable, retryDelayMs, scrub, statusOf, timeoutFailure, toAgentError, type RequestFacts } from './failures.ts';
+import { isRetryable, retryDelayMs, scrub, stalledFailure, statusOf, timeoutFailure, tooLongFailure, toAgentError, type RequestFacts } from './failures.ts';
 import { toOpenAiMessages, toOpenAiTools } from './messages.ts';
 import { resolveProvider } from './providers.ts';
 import { StepBuilder, TextCallbackError } from './step-builder.ts';
@@ -74,10 +74,13 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   });
 
   /** One attempt: the request and its whole stream. Ends silently if `signal` aborts mid-stream. */
-  async function attempt(body: ChatCompletionCreateParamsStreaming, signal: AbortSignal, onText: ModelRequest['onText']): Promise<ModelStep> {
+  async function attempt(body: ChatCompletionCreateParamsStreaming, signal: AbortSignal, onText: ModelRequest['onText'], watch: (size: number) => void): Promise<ModelStep> {
     const stream = await sdk.chat.completions.create(body, { signal, maxRetries: 0, timeout: llm.timeoutMs });
     const builder = new StepBuilder(onText);
-    for await (const chunk of stream) builder.add(chunk);
+    for await (const chunk of stream) {
+      builder.add(chunk);
+      watch(builder.size);
+    }
     // The SDK ends the iteration quietly when aborted; the caller decides what the abort meant.
     if (signal.aborted) throw abortError();
     return builder.build(() => `call_${randomUUID()}`);
@@ -98,10 +101,18 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       if (llm.temperature !== undefined) body.temperature = llm.temperature;
 
       const controller = new AbortController();
-      let ended: 'aborted' | 'timed out' | undefined;
-      const onCallerAbort = (): void => {
-        ended ??= 'aborted';
+      let ended: 'aborted' | 'timed out' | 'stalled' | 'too long' | undefined;
+      const stop = (why: NonNullable<typeof ended>): void => {
+        ended ??= why;
         controller.abort();
+      };
+      const onCallerAbort = (): void => stop('aborted');
+      // Bounds on what the model can make us hold: time between stream events, and reply length.
+      let idle: NodeJS.Timeout | undefined;
+      const watch = (size: number): void => {
+        clearTimeout(idle);
+        idle = setTimeout(() => stop('stalled'), llm.idleTimeoutMs);
+        if (size > llm.maxReplyChars) stop('too long');
       };
       callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
       const deadline = performance.now() + llm.timeoutMs;
@@ -112,10 +123,14 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       try {
         for (let retries = 0; ; retries++) {
           try {
-            return await attempt(body, controller.signal, request.onText);
+            watch(0);
+            return await attempt(body, controller.signal, request.onText, watch);
           } catch (e) {
+            clearTimeout(idle);
             if (ended === 'aborted') throw abortError();
             if (ended === 'timed out') throw timeoutFailure(facts);
+            if (ended === 'stalled') throw stalledFailure(facts, llm.idleTimeoutMs);
+            if (ended === 'too long') throw tooLongFailure(facts, llm.maxReplyChars);
             if (e instanceof TextCallbackError) throw e.inner;
             if (retries >= llm.maxRetries || !isRetryable(e)) throw toAgentError(e, facts, retries);
             const delay = retryDelayMs(e, retries, random, now);
@@ -128,6 +143,7 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
         }
       } finally {
         clearTimeout(timer);
+        clearTimeout(idle);
         callerSignal?.removeEventListener('abort', onCallerAbort);
       }
     },

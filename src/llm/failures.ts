@@ -78,6 +78,14 @@ function failure(message: string, facts: RequestFacts, reason: string, status?: 
   return new AppError('AGENT_ERROR', message, details);
 }
 
+export function stalledFailure(facts: RequestFacts, idleMs: number): AppError {
+  return failure(`model stream stalled: no event for ${idleMs} ms (llm.idleTimeoutMs)`, facts, 'model_stalled');
+}
+
+export function tooLongFailure(facts: RequestFacts, maxChars: number): AppError {
+  return failure(`model reply longer than ${maxChars} characters (llm.maxReplyChars); the request was stopped`, facts, 'reply_too_long');
+}
+
 export function timeoutFailure(facts: RequestFacts): AppError {
   return failure(`model request timed out after ${facts.timeoutMs} ms`, facts, 'timeout');
 }

@@ -21,6 +21,8 @@ export class TextCallbackError extends Error {
 
 export class StepBuilder {
   private text = '';
+  /** Characters received so far: reply text and tool-call arguments. */
+  private chars = 0;
   private finishReason = '';
   private usage: CompletionUsage | undefined;
   private readonly slots: Slot[] = [];
@@ -34,6 +36,11 @@ export class StepBuilder {
    * the latest call, and a delta whose id differs from its slot's id starts a new call (providers
    * that send every parallel call complete, all at index 0). Throws TextCallbackError if onText does.
    */
+  /** Characters of reply text and tool-call arguments received so far. */
+  get size(): number {
+    return this.chars;
+  }
+
   add(chunk: ChatCompletionChunk): void {
     if (chunk.usage) this.usage = chunk.usage;
     const choice = chunk.choices[0];
@@ -43,6 +50,7 @@ export class StepBuilder {
       const content = delta.content;
       if (content) {
         this.text += content;
+        this.chars += content.length;
         if (this.onText !== undefined) {
           try {
             this.onText(content);
@@ -70,7 +78,10 @@ export class StepBuilder {
     const fn = call.function;
     if (fn) {
       if (fn.name && fn.name !== slot.name) slot.name += fn.name;
-      if (fn.arguments) slot.arguments += fn.arguments;
+      if (fn.arguments) {
+        slot.arguments += fn.arguments;
+        this.chars += fn.arguments.length;
+      }
     }
   }
 

@@ -147,6 +147,23 @@ describe('LlmClient against the model simulator', () => {
     expect(performance.now() - start).toBeLessThan(1000);
   });
 
+  it('stops a stream that goes quiet for llm.idleTimeoutMs: AGENT_ERROR model_stalled', async () => {
+    const pieces: string[] = [];
+    const error = await failureOf(client({ idleTimeoutMs: 150 }).complete(ask('[[len:6]] [[stall:5000 after=3]]', { onText: (d) => pieces.push(d) })));
+    expect(error).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'model_stalled' } });
+    expect((error as Error).message).toMatch(/no event for 150 ms/);
+    expect(pieces).toHaveLength(3);
+  });
+
+  it('stops a reply past llm.maxReplyChars and aborts the request: AGENT_ERROR reply_too_long', async () => {
+    const streamed: string[] = [];
+    const error = await failureOf(client({ maxReplyChars: 200 }).complete(ask('[[len:2000]] [[rate:2000]]', { onText: (d) => streamed.push(d) })));
+    expect(error).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'reply_too_long' } });
+    const chars = streamed.join('').length;
+    expect(chars).toBeGreaterThan(200);
+    expect(chars).toBeLessThan(400); // stopped at once, not at the end of 2 000 pieces
+  });
+
   it('rejects with an AbortError when the caller aborts mid-stream, or before starting', async () => {
     const controller = new AbortController();
     const pieces: string[] = [];
