@@ -5,7 +5,7 @@
 import { fromCallback, fromPromise } from 'xstate';
 import type { ImagePart, ModelStep } from '../src/llm/types.ts';
 import type { SessionEvent } from './session-events.ts';
-import { failedOutcome, toTurnError } from './turn-steps.ts';
+import { failedOutcome } from './turn-steps.ts';
 
 /** A tool as the model sees it: a name unique across servers, valid for the model. */
 export interface ModelTool {
@@ -106,8 +106,11 @@ export const toolsRunner = (call: ToolCaller) =>
       const settled = (outcome: ModelToolOutcome) => {
         if (!controller.signal.aborted) sendBack({ type: 'tool.settled', callId: c.callId, outcome });
       };
-      const threw = (err: unknown) => failedOutcome({ name: c.name, toolName: c.name, serverId: '' }, toTurnError(err).message);
-      void call(c, controller.signal).then(settled, (err: unknown) => settled(threw(err)));
+      const threw = (err: unknown) => failedOutcome({ name: c.name, toolName: c.name, serverId: '' }, err instanceof Error ? err.message : String(err));
+      // A caller that throws instead of rejecting is answered the same way.
+      void Promise.resolve()
+        .then(() => call(c, controller.signal))
+        .then(settled, (err: unknown) => settled(threw(err)));
     }
     return () => controller.abort();
   });

@@ -12,6 +12,8 @@ const serverCommon = {
   description: z.string().optional(),
   /** Milliseconds that bound every request to the server. */
   timeout: z.number().int().positive().default(60_000),
+  /** Largest result (one message) read from the server, in bytes; a larger one fails its call. */
+  maxResultBytes: z.number().int().positive().default(10 * 1024 * 1024),
 };
 
 export const stdioServerSchema = z.strictObject({

@@ -191,6 +191,23 @@ describe('mcp service (stdio)', () => {
     }
   });
 
+  it('fails a stdio result over maxResultBytes with the limit named, and the connection goes on', async () => {
+    const capped = harness({ fixture: fixture('echo-server', { maxResultBytes: 100_000 }) });
+    try {
+      await capped.service.start();
+      const error = await rejection(capped.bus.execute('mcp.executeTool', { serverId: 'fixture', toolName: 'big', args: { bytes: 300_000 } }));
+      expect(error).toMatchObject({ code: 'TOOL_EXECUTION_FAILED', details: { serverId: 'fixture', toolName: 'big' } });
+      expect(String(error.details.reason)).toMatch(/over the server's maxResultBytes \(100000\)/);
+      const model = await capped.bus.execute('mcp.callModelTool', { name: 'big', args: { bytes: 300_000 } });
+      expect(model).toMatchObject({ success: false, text: expect.stringMatching(/maxResultBytes/) as string });
+      const after = await capped.bus.execute('mcp.executeTool', { serverId: 'fixture', toolName: 'echo', args: { message: 'still here' } });
+      expect(textOf(after.data)).toBe('fixture echo: still here');
+      expect((await capped.bus.execute('mcp.listServers', {}))[0]?.status).toBe('connected');
+    } finally {
+      await capped.stop();
+    }
+  });
+
   it('refreshes the catalogue on notifications/tools/list_changed', async () => {
     const before = h.toolsChanged.length;
     await h.bus.execute('mcp.executeTool', { serverId: 'fixture', toolName: 'add-tool', args: { name: 'late_tool' } });

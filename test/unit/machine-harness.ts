@@ -2,6 +2,10 @@
  * Drives the session machine (and the turn machines it invokes) with `.provide()` fakes: a model
  * step and a tool caller the test controls, and a `settle` gate. Records everything the session
  * emits to its owner.
+ *
+ * The machines have no timers (no `after`, no delays): every wait is on a provided actor. So the
+ * tests hold those actors with deferred promises rather than a SimulatedClock (the clock pattern
+ * is covered by mcp-server-machine.test.ts), and never sleep as evidence that nothing happened.
  */
 import { createActor, fromPromise, waitFor } from 'xstate';
 import type { SessionEvent } from '../../machines/session-events.ts';
@@ -25,6 +29,15 @@ export function deferred<T>(): Deferred<T> {
   return { promise, resolve, reject };
 }
 
+/** Resolves once `check` holds, re-checking after every microtask and timer turn (bounded). */
+export async function waitUntil(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000; i++) {
+    if (check()) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  throw new Error('condition not reached');
+}
+
 export const tools: ModelTool[] = [
   { name: 'echo', description: 'echo', parameters: { type: 'object' }, serverId: 'srv', toolName: 'echo' },
   { name: 'add', description: 'add', parameters: { type: 'object' }, serverId: 'srv', toolName: 'add' },
@@ -40,7 +53,44 @@ export const ok = (text: string): ModelToolOutcome => ({ success: true, text, re
 export type ModelFake = (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStep>;
 export type ToolFake = (input: ToolCallInput, signal: AbortSignal) => Promise<ModelToolOutcome>;
 
-export function harness(opts: { model: ModelFake; tool?: ToolFake; maxIterations?: number; settle?: () => Promise<void> }) {
+/** A model that answers step `iteration` of every turn with `steps[iteration - 1]`; a step past the script fails the turn. */
+export const script =
+  (...steps: ModelStep[]): ModelFake =>
+  (input) => {
+    const step = steps[input.iteration - 1];
+    return step ? Promise.resolve(step) : Promise.reject(new Error(`unscripted model step ${input.iteration}`));
+  };
+
+/** A model whose steps the test answers (`held[i]`); it ignores its signal, so only the machine can drop a late answer. */
+export function heldModel() {
+  const held: Deferred<ModelStep>[] = [];
+  const model: ModelFake = () => {
+    const d = deferred<ModelStep>();
+    held.push(d);
+    return d.promise;
+  };
+  return { model, held };
+}
+
+/** A tool caller whose calls the test settles by call id; it ignores its signal too. */
+export function gatedTools() {
+  const gates = new Map<string, Deferred<ModelToolOutcome>>();
+  const tool: ToolFake = (input) => {
+    const d = deferred<ModelToolOutcome>();
+    gates.set(input.callId, d);
+    return d.promise;
+  };
+  const gate = (callId: string): Deferred<ModelToolOutcome> => {
+    const d = gates.get(callId);
+    if (!d) throw new Error(`call ${callId} was not started`);
+    return d;
+  };
+  return { tool, gates, gate };
+}
+
+type TurnActions = NonNullable<Parameters<typeof turnMachine.provide>[0]['actions']>;
+
+export function harness(opts: { model: ModelFake; tool?: ToolFake; maxIterations?: number; settle?: () => Promise<void>; turnActions?: TurnActions }) {
   const emitted: SessionEmitted[] = [];
   const modelInputs: ModelStepInput[] = [];
   const modelSignals: AbortSignal[] = [];
@@ -56,7 +106,7 @@ export function harness(opts: { model: ModelFake; tool?: ToolFake; maxIterations
   };
   const machine = sessionMachine.provide({
     actors: {
-      turn: turnMachine.provide({ actors: { modelStep, runTools: toolsRunner(callTool) } }),
+      turn: turnMachine.provide({ actors: { modelStep, runTools: toolsRunner(callTool) }, ...(opts.turnActions && { actions: opts.turnActions }) }),
       settle: fromPromise(() => (opts.settle ?? (() => Promise.resolve()))()),
     },
   });

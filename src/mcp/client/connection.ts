@@ -26,6 +26,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { HttpServerConfig, McpServerConfig } from '../../config/schema.ts';
+import { limitedFetch, ResultTooLarge } from './limited-fetch.ts';
 import type { FetchLike } from './url-policy.ts';
 import type { Logger } from '../../log/index.ts';
 import { ChildProcessTransport } from './stdio-transport.ts';
@@ -48,6 +49,9 @@ export interface ConnectionOptions {
 }
 
 /** A failed call; `kind` tells timeouts, cancellations and dead connections from tool-side errors. */
+/** Whether a failed call ran into maxResultBytes (the error may come wrapped by the SDK). */
+const isTooLarge = (error: unknown): boolean => error instanceof ResultTooLarge || (error as { cause?: unknown } | null)?.cause instanceof ResultTooLarge;
+
 export class CallError extends Error {
   constructor(
     message: string,
@@ -100,6 +104,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       env: config.env,
       cwd: config.cwd,
       log,
+      maxMessageBytes: config.maxResultBytes,
     });
     transport = child;
     kind = 'stdio';
@@ -172,6 +177,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
         if (error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number)) {
           throw new CallError(`connection to the server closed (${closedReason()})`, 'closed');
         }
+        if (isTooLarge(error)) throw new CallError((error as Error).message, 'protocol'); // the session is fine
         if (!(error instanceof McpError) && kind !== 'stdio') {
           // Below the protocol: the HTTP server is unreachable or lost our session.
           const reason = describe(error, timeout);
@@ -203,7 +209,8 @@ async function connectHttp(
 ): Promise<{ client: Client; transport: Transport; kind: TransportKind }> {
   const url = new URL(config.baseUrl);
   const requestInit: RequestInit = { headers: { ...config.headers, ...extraHeaders } };
-  const custom = fetch ? { fetch } : {};
+  // Every response body is counted against maxResultBytes (runtime servers: through their pinned fetch).
+  const custom = { fetch: limitedFetch(fetch ?? globalThis.fetch, config.maxResultBytes) };
   const streamable = new StreamableHTTPClientTransport(url, { requestInit, ...custom });
   try {
     return { client: await attach(streamable), transport: streamable, kind: 'streamable-http' };

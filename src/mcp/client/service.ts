@@ -27,7 +27,7 @@ import { createArgsValidator } from './args-validator.ts';
 import { buildCatalogue, toModelTool, toToolRecord, type CatalogueItem } from './catalogue.ts';
 import { openConnection, type McpConnection } from './connection.ts';
 import { INSTANCE_HEADER } from './hops.ts';
-import { admitRuntimeServer, COULD_NOT_CONNECT, OPEN_RUNTIME_POLICY, pinnedConnect, type RuntimePolicy } from './runtime-connect.ts';
+import { admitRuntimeServer, COULD_NOT_CONNECT, isSocketLevel, OPEN_RUNTIME_POLICY, pinnedConnect, type RuntimePolicy } from './runtime-connect.ts';
 import type { McpCommands, McpEvents, ServerRecord } from './messages.ts';
 
 /** The bus as the MCP client uses it: it handles the `mcp.*` commands and emits the `mcp.*` events. */
@@ -145,7 +145,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
         if (isCurrent()) refreshCatalogue();
       },
     }).catch((err: unknown) => {
-      if (!pinned) throw err;
+      if (!pinned || !isSocketLevel(err)) throw err;
       slog.debug({ err }, 'runtime MCP server: connection failed');
       throw new Error(COULD_NOT_CONNECT);
     });

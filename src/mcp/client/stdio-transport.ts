@@ -15,7 +15,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { RESULT_TOO_LARGE, tooLargeMessage } from './limited-fetch.ts';
+import { LineReader } from './line-reader.ts';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../log/index.ts';
@@ -28,6 +30,8 @@ export interface ChildTransportOptions {
   log: Logger;
   /** Wait between closing stdin, SIGTERM and SIGKILL. Default 500 ms. */
   graceMs?: number;
+  /** Longest message read from the server; a longer one fails the call it answers. */
+  maxMessageBytes: number;
 }
 
 const INHERITED = process.platform === 'win32' ? ['PATH', 'SYSTEMROOT', 'USERPROFILE', 'APPDATA', 'TEMP'] : ['PATH', 'HOME'];
@@ -50,7 +54,7 @@ export class ChildProcessTransport implements Transport {
 
   private child: ChildProcess | undefined;
   private exited: Promise<void> | undefined;
-  private readonly buffer = new ReadBuffer();
+  private readonly reader: LineReader;
   private readonly stderrTail: string[] = [];
   private partialLine = '';
   private closedNotified = false;
@@ -59,7 +63,9 @@ export class ChildProcessTransport implements Transport {
   /** Set once close() began: an exit after that is ours, not the server's failure. */
   private closing = false;
 
-  constructor(private readonly options: ChildTransportOptions) {}
+  constructor(private readonly options: ChildTransportOptions) {
+    this.reader = new LineReader(options.maxMessageBytes, (line) => this.onLine(line), (id, bytes) => this.onOversize(id, bytes));
+  }
 
   get pid(): number | undefined {
     return this.child?.pid;
@@ -143,7 +149,6 @@ export class ChildProcessTransport implements Transport {
     child.stdout?.destroy();
     child.stderr?.destroy();
     child.stdin?.destroy();
-    this.buffer.clear();
     this.notifyClosed();
   }
 
@@ -164,25 +169,26 @@ export class ChildProcessTransport implements Transport {
   }
 
   private onStdout(chunk: Buffer): void {
+    this.reader.push(chunk);
+  }
+
+  private onLine(line: string): void {
+    let message: JSONRPCMessage;
     try {
-      this.buffer.append(chunk);
+      message = deserializeMessage(line);
     } catch (error) {
-      // An oversized message: the stream can no longer be framed.
       this.onerror?.(error as Error);
-      void this.close();
       return;
     }
-    for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.buffer.readMessage();
-      } catch (error) {
-        this.onerror?.(error as Error);
-        continue;
-      }
-      if (message === null) return;
-      this.onmessage?.(message);
-    }
+    this.onmessage?.(message);
+  }
+
+  /** A message over the limit was skipped: the call it answers fails (the connection goes on). */
+  private onOversize(id: string | number | undefined, bytes: number): void {
+    const message = tooLargeMessage(bytes, this.options.maxMessageBytes);
+    this.options.log.warn({ bytes, limit: this.options.maxMessageBytes }, 'stdio server: message over maxResultBytes skipped');
+    if (id === undefined) return void this.onerror?.(new Error(message));
+    this.onmessage?.({ jsonrpc: '2.0', id, error: { code: RESULT_TOO_LARGE, message } });
   }
 
   private onStderr(text: string): void {
