@@ -25,10 +25,11 @@ export const OPEN_RUNTIME_POLICY: RuntimePolicy = { runtimeConnect: true, allowP
 export const COULD_NOT_CONNECT = 'could not connect to the server';
 
 /** A failure below HTTP (refused, unreachable, reset, timed out, unresolvable): what runtime servers never tell apart. */
-export const isSocketLevel = (err: unknown): boolean =>
-  /ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|EHOSTDOWN|ETIMEDOUT|ECONNRESET|EPIPE|ENOTFOUND|EAI_AGAIN|fetch failed|socket|timed out|other side closed/i.test(
-    err instanceof Error ? `${err.message} ${String((err as { cause?: unknown }).cause ?? '')}` : String(err),
-  );
+export function isSocketLevel(err: unknown): boolean {
+  const cause = err instanceof Error ? err.cause : undefined;
+  const text = [err, cause].map((e) => (e instanceof Error ? `${e.message} ${(e as NodeJS.ErrnoException).code ?? ''}` : typeof e === 'string' ? e : '')).join(' ');
+  return /ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|EHOSTDOWN|ETIMEDOUT|ECONNRESET|EPIPE|ENOTFOUND|EAI_AGAIN|fetch failed|socket|timed out|other side closed/i.test(text);
+}
 
 export async function admitRuntimeServer(config: McpServerConfig, policy: RuntimePolicy): Promise<void> {
   if (!policy.runtimeConnect) {
