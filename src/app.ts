@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { parseSessionEvent } from '../machines/session-events.ts';
 import { createAgentService, createTurnWaiter, type AgentCommands, type AgentEvents } from './agent/index.ts';
 import { createBus, type Bus } from './bus/index.ts';
@@ -11,7 +12,7 @@ import { createLlmClient } from './llm/index.ts';
 import type { Limits } from './http/limits.ts';
 import type { LlmClient } from './llm/types.ts';
 import type { Logger } from './log/index.ts';
-import { createMcpService, type McpCommands, type McpEvents } from './mcp/client/index.ts';
+import { createChildRegistry, createMcpService, reapLeftovers, type McpCommands, type McpEvents } from './mcp/client/index.ts';
 import { createHttpFace, createServerFace, type ServerFace } from './mcp/server/index.ts';
 import { createStore } from './store/index.ts';
 import { VERSION } from './version.ts';
@@ -40,8 +41,10 @@ export interface App {
   frontEnd: FrontEnd;
   /** The agent as an MCP server (also served on stdio by `--mcp-transport stdio`). */
   serverFace: ServerFace;
-  /** Checks what must work before the service listens (the store's medium); rejects with the problem. */
+  /** Checks what must work before the service listens (the store's medium) and ends tool servers a crashed run left; rejects with the problem. */
   open(): Promise<void>;
+  /** Kills every tool-server process group at once (for exits that cannot wait for `stop()`). */
+  killChildren(): void;
   /** Connects start-up MCP servers (in parallel) and readies the agent; never rejects for one bad server. */
   start(): Promise<void>;
   /** Stops accepting, closes sockets, cancels turns, stops tool servers, flushes the store. */
@@ -59,7 +62,10 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const instanceId = randomUUID();
   const { runtimeConnect, allowedCommands, allowPrivateNetworks, allowedHosts } = config.server.mcp;
   const runtime = { runtimeConnect, allowPrivateNetworks, ...(allowedCommands && { allowedCommands }), ...(allowedHosts && { allowedHosts }) };
-  const mcp = createMcpService({ config, bus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION }, runtime });
+  // Tool-server process groups are recorded beside the session logs, so a crash leaves none behind for long.
+  const childrenFile = config.storage.type === 'jsonl' ? join(config.storage.dir, '.agentd-children.json') : undefined;
+  const children = createChildRegistry(childrenFile, log.child({ component: 'mcp' }));
+  const mcp = createMcpService({ config, bus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION }, runtime, children });
   const agent = createAgentService({ config, bus, store, llm, log: log.child({ component: 'agent' }), clock, ids });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs);
   const serverFace = createServerFace({
@@ -91,7 +97,11 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     bus,
     frontEnd,
     serverFace,
-    open: () => store.open(),
+    async open() {
+      await store.open();
+      if (childrenFile) reapLeftovers(childrenFile, log.child({ component: 'mcp' }));
+    },
+    killChildren: () => children.killAll(),
     async start() {
       await agent.start();
       await mcp.start();

@@ -67,6 +67,7 @@ async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     if (stopping) {
       log.warn({ signal }, 'second signal: exiting now');
+      app.killChildren();
       process.exit(1);
     }
     stopping = true;
@@ -79,6 +80,8 @@ async function main(): Promise<void> {
       },
     );
   };
+  // Whatever way the process ends, no tool server outlives it.
+  process.on('exit', () => app.killChildren());
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 

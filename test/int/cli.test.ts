@@ -140,10 +140,11 @@ describe('agentd command line', () => {
     expect(lines.some((l) => l.msg === 'shutting down')).toBe(true);
   });
 
-  it('exits at once on a second signal during a slow shutdown', async () => {
+  it('exits at once on a second signal during a slow shutdown, leaving no tool server behind', async () => {
+    const marker = `agentd-double-signal-${process.pid}-${Date.now()}`;
     const file = await writeAgent(
       `llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n` +
-        `mcpServers:\n  stubborn:\n    type: stdio\n    command: ${process.execPath}\n    args: [${fixturePath('hang-server')}]\n`,
+        `mcpServers:\n  stubborn:\n    type: stdio\n    command: ${process.execPath}\n    args: [${fixturePath('hang-server')}, ${marker}]\n`,
     );
     const p = run(['--agent', file, '--web-port', '0']);
     const port = await listeningPort(p.child, p.out);
@@ -153,6 +154,34 @@ describe('agentd command line', () => {
     p.child.kill('SIGTERM');
     expect(await p.exited).toBe(1);
     expect(p.out()).toContain('second signal: exiting now');
+    await waitFor(() => Promise.resolve(processesWith(marker).length === 0)); // the hang server ignores stdin closing
+  });
+
+  it('kills the tool servers a killed (-9) agentd left behind when it starts again over the same data', async () => {
+    const marker = `agentd-kill9-${process.pid}-${Date.now()}`;
+    const data = await mkdtemp(join(tmpdir(), 'agentd-kill9-'));
+    const file = await writeAgent(
+      `llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: jsonl\n  dir: ${data}\n` +
+        `mcpServers:\n  stubborn:\n    type: stdio\n    command: ${process.execPath}\n    args: [${fixturePath('hang-server')}, ${marker}]\n`,
+    );
+    const first = run(['--agent', file, '--web-port', '0']);
+    const port = await listeningPort(first.child, first.out);
+    await waitFor(async () => ((await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as any).agent.connectedServers === 1);
+    // kill -9 the node process that runs agentd (tsx's child), so nothing of agentd runs after
+    for (const pid of processesWith(`src/cli.ts --agent ${file}`)) process.kill(Number(pid), 'SIGKILL');
+    await first.exited;
+    expect(processesWith(marker)).toHaveLength(1); // orphaned: it ignores stdin closing
+
+    const second = run(['--agent', file, '--web-port', '0', '--log-level', 'info']);
+    try {
+      await listeningPort(second.child, second.out);
+      await waitFor(() => Promise.resolve(processesWith(marker).length <= 1)); // the old one is gone; the new one may be up
+      expect(second.out()).toContain('killed a tool server left behind by an agentd that is gone');
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.exited;
+    }
+    await waitFor(() => Promise.resolve(processesWith(marker).length === 0));
   });
 
   it('refuses to serve on the uWebSockets.js fallback, saying why', async () => {

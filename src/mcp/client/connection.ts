@@ -26,6 +26,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { HttpServerConfig, McpServerConfig } from '../../config/schema.ts';
+import type { ChildRegistry } from './child-registry.ts';
 import { limitedFetch, ResultTooLarge } from './limited-fetch.ts';
 import type { FetchLike } from './url-policy.ts';
 import type { Logger } from '../../log/index.ts';
@@ -46,6 +47,8 @@ export interface ConnectionOptions {
   extraHeaders?: Record<string, string>;
   /** Used instead of the global fetch for an `http` server (a runtime server's pinned, checked one). */
   fetch?: FetchLike;
+  /** Where a `stdio` server's process group is recorded. */
+  children?: ChildRegistry | undefined;
 }
 
 /** A failed call; `kind` tells timeouts, cancellations and dead connections from tool-side errors. */
@@ -105,6 +108,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       cwd: config.cwd,
       log,
       maxMessageBytes: config.maxResultBytes,
+      children: options.children,
     });
     transport = child;
     kind = 'stdio';

@@ -3,3 +3,4 @@ export { createMcpService, type McpService, type McpServiceOptions } from './ser
 export type * from './messages.ts';
 export { MODEL_TOOL_NAME } from './naming.ts';
 export { INSTANCE_HEADER } from './hops.ts';
+export { createChildRegistry, reapLeftovers, type ChildRegistry } from './child-registry.ts';

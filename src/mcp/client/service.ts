@@ -26,6 +26,7 @@ import { mcpServerMachine, type McpServerMachine, type RetryPolicy, type ServerS
 import { createArgsValidator } from './args-validator.ts';
 import { buildCatalogue, toModelTool, toToolRecord, type CatalogueItem } from './catalogue.ts';
 import { openConnection, type McpConnection } from './connection.ts';
+import type { ChildRegistry } from './child-registry.ts';
 import { INSTANCE_HEADER } from './hops.ts';
 import { admitRuntimeServer, COULD_NOT_CONNECT, isSocketLevel, OPEN_RUNTIME_POLICY, pinnedConnect, type RuntimePolicy } from './runtime-connect.ts';
 import type { McpCommands, McpEvents, ServerRecord } from './messages.ts';
@@ -49,6 +50,8 @@ export interface McpServiceOptions {
   instanceId?: string;
   /** What servers connected at runtime must pass (default: allowed, with the fixed refusals). */
   runtime?: RuntimePolicy;
+  /** Where stdio servers' process groups are recorded (see child-registry.ts). */
+  children?: ChildRegistry;
 }
 
 export interface McpService {
@@ -138,6 +141,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
       signal,
       ...(options.instanceId !== undefined && { extraHeaders: { [INSTANCE_HEADER]: options.instanceId } }),
       ...(pinned && { fetch: pinned.fetch }),
+      children: options.children,
       onLost: (reason) => {
         if (isCurrent()) entry.actor.send({ type: 'CONNECTION_LOST', reason });
       },

@@ -17,6 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import { RESULT_TOO_LARGE, tooLargeMessage } from './limited-fetch.ts';
+import type { ChildRegistry } from './child-registry.ts';
 import { LineReader } from './line-reader.ts';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -32,6 +33,8 @@ export interface ChildTransportOptions {
   graceMs?: number;
   /** Longest message read from the server; a longer one fails the call it answers. */
   maxMessageBytes: number;
+  /** Told of the child's group when it starts and once it is gone. */
+  children?: ChildRegistry | undefined;
 }
 
 const INHERITED = process.platform === 'win32' ? ['PATH', 'SYSTEMROOT', 'USERPROFILE', 'APPDATA', 'TEMP'] : ['PATH', 'HOME'];
@@ -96,6 +99,7 @@ export class ChildProcessTransport implements Transport {
         windowsHide: true,
       });
       this.child = child;
+      if (child.pid !== undefined) this.options.children?.add(child.pid, command);
       this.exited = new Promise((done) => child.once('exit', () => done()));
       child.once('spawn', () => resolve());
       child.on('error', (error) => {
@@ -146,6 +150,7 @@ export class ChildProcessTransport implements Transport {
     }
     // A dead leader can leave its group behind (a launcher's children); sweep it.
     this.kill(child, 'SIGKILL');
+    if (child.pid !== undefined) this.options.children?.remove(child.pid);
     child.stdout?.destroy();
     child.stderr?.destroy();
     child.stdin?.destroy();
