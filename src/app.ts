@@ -4,6 +4,7 @@ import { parseSessionEvent } from '../machines/session-events.ts';
 import { createAgentService, createTurnWaiter, type AgentCommands, type AgentEvents } from './agent/index.ts';
 import { createBus, type Bus } from './bus/index.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from './clock.ts';
+import { createRedactor, type Redactor } from './config/redact.ts';
 import type { AgentConfig } from './config/schema.ts';
 import { createRoutes } from './http/routes/index.ts';
 import { engine } from './http/engine.ts';
@@ -24,6 +25,8 @@ export type AppBus = Bus<AppCommands, AppEvents>;
 
 export interface AppDeps {
   log: Logger;
+  /** The one redaction of outputs (default: built from `config`); the process entry shares it with its logger. */
+  redactor?: Redactor;
   clock?: Clock;
   ids?: IdSource;
   /** Environment for provider key lookup (default process.env). */
@@ -54,6 +57,7 @@ export interface App {
 /** Builds every component and wires them through one bus. Never listens: the caller does. */
 export function createApp(config: AgentConfig, deps: AppDeps): App {
   const { log } = deps;
+  const redactor = deps.redactor ?? createRedactor(config);
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIdSource();
   const bus = createBus<AppCommands, AppEvents>({ log: log.child({ component: 'bus' }), clock, ids });
@@ -65,8 +69,8 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   // Tool-server process groups are recorded beside the session logs, so a crash leaves none behind for long.
   const childrenFile = config.storage.type === 'jsonl' ? join(config.storage.dir, '.agentd-children.json') : undefined;
   const children = createChildRegistry(childrenFile, log.child({ component: 'mcp' }));
-  const mcp = createMcpService({ config, bus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION }, runtime, children });
-  const agent = createAgentService({ config, bus, store, llm, log: log.child({ component: 'agent' }), clock, ids });
+  const mcp = createMcpService({ config, bus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION }, runtime, children, redactor });
+  const agent = createAgentService({ config, bus, store, llm, log: log.child({ component: 'agent' }), clock, ids, redact: redactor.deep });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs);
   const serverFace = createServerFace({
     bus,

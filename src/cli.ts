@@ -8,6 +8,7 @@ import { isLoopbackHost } from './http/host-check.ts';
 import { channel } from 'node:diagnostics_channel';
 import { APP_CHANNEL, parseCliArgs, USAGE, UsageError, type CliOptions } from './cli-args.ts';
 import { ConfigError, loadConfig } from './config/index.ts';
+import { createRedactor } from './config/redact.ts';
 import { createLogger } from './log/index.ts';
 import { serveStdio } from './mcp/server/index.ts';
 import { pino } from 'pino';
@@ -30,7 +31,6 @@ async function main(): Promise<void> {
 
   // With MCP on stdio, stdout carries only protocol: logs go to stderr.
   const stdio = options.mcpTransport === 'stdio';
-  const log = createLogger(options.logLevel, stdio ? pino.destination(2) : undefined);
   let config;
   try {
     config = await loadConfig(options.agent);
@@ -39,6 +39,8 @@ async function main(): Promise<void> {
     process.stderr.write(`agentd: ${e.message}\n`);
     process.exit(1);
   }
+  const redactor = createRedactor(config);
+  const log = createLogger(options.logLevel, stdio ? pino.destination(2) : undefined, redactor.redact);
   const host = options.host ?? config.server.host ?? '127.0.0.1';
   const port = options.port ?? config.server.port ?? 3001;
   if (!stdio && !isLoopbackHost(host) && !config.server.auth.apiKey) {
@@ -48,7 +50,7 @@ async function main(): Promise<void> {
 
   let app: App;
   try {
-    app = createApp(config, { log, mode: options.mode });
+    app = createApp(config, { log, mode: options.mode, redactor });
   } catch (err) {
     // What the config cannot say by itself (a provider without its endpoint or key) is a config error too.
     if (!isAppError(err)) throw err;

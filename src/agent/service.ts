@@ -46,6 +46,8 @@ export interface AgentServiceOptions {
   ids?: IdSource;
   /** Milliseconds an idle session stays in memory (default 15 min; 0 = never evicted). */
   evictAfterMs?: number;
+  /** Redacts what a failed turn says before it is stored and sent (default: unchanged). */
+  redact?: <T>(value: T) => T;
 }
 
 export interface AgentService {
@@ -128,6 +130,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         callTool,
         publish,
         storage,
+        redact: opts.redact ?? ((value) => value),
       }),
     };
     slots.set(sessionId, slot);

@@ -39,6 +39,8 @@ export interface SessionDeps {
   publish: (frame: AgentFrame, meta: SendMeta) => void;
   /** Told of every append that failed and every one that succeeded (the service's health). */
   storage: StorageHealth;
+  /** Redacts a failed turn's message and details before they are stored and sent. */
+  redact: <T>(value: T) => T;
 }
 
 export interface StorageHealth {
@@ -171,11 +173,11 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     const { key } = e;
     const turnId = key.turnId;
     switch (e.type) {
-      case 'fact':
-        if (e.event.type === 'turnFailed' && !e.event.cancelled) {
-          log.warn({ sessionId, turnId, code: e.event.code, message: e.event.message }, 'turn failed');
-        }
-        return record(key, e.event, undefined, (err) => turnNotStored(key, err));
+      case 'fact': {
+        const event = e.event.type === 'turnFailed' ? deps.redact(e.event) : e.event;
+        if (event.type === 'turnFailed' && !event.cancelled) log.warn({ sessionId, turnId, code: event.code, message: event.message }, 'turn failed');
+        return record(key, event, undefined, (err) => turnNotStored(key, err));
+      }
       case 'thinking':
         return outbox.transient((seq) => publish(thinkingFrame(sessionId, turnId, seq), key), turnId);
       case 'chunk':

@@ -6,12 +6,14 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 
 /**
  * Root logger: JSON lines to stdout (or the given stream). Keys that may carry secrets are
- * redacted wherever they appear, so a careless `log.info({ config })` cannot leak a key.
+ * redacted wherever they appear, so a careless `log.info({ config })` cannot leak a key; with
+ * `redact`, every finished line also passes through it (the config's own secrets, URL credentials).
  */
-export function createLogger(level: LevelWithSilent = 'info', stream?: DestinationStream): Logger {
+export function createLogger(level: LevelWithSilent = 'info', stream?: DestinationStream, redact?: (line: string) => string): Logger {
   const options = {
     level,
     base: { service: 'agentd' },
+    ...(redact && { hooks: { streamWrite: redact } }),
     redact: {
       paths: ['apiKey', '*.apiKey', '*.*.apiKey', 'authorization', '*.authorization', 'headers.authorization', 'env', '*.env'],
       censor: '[REDACTED]',

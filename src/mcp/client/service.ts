@@ -16,70 +16,22 @@
  * - `mcp.removeServer` ends the server (status `disconnected` is emitted) and drops it from the list.
  * - Servers are looked up by id or name (they are the same string).
  */
-import { createActor, fromPromise, waitFor, type Actor } from 'xstate';
-import type { Bus } from '../../bus/index.ts';
-import { systemClock, type Clock } from '../../clock.ts';
-import type { AgentConfig, McpServerConfig } from '../../config/schema.ts';
+import { createActor, fromPromise, waitFor } from 'xstate';
+import { systemClock } from '../../clock.ts';
+import { createRedactor } from '../../config/redact.ts';
+import type { McpServerConfig } from '../../config/schema.ts';
 import { AppError } from '../../errors/index.ts';
-import type { Logger } from '../../log/index.ts';
-import { mcpServerMachine, type McpServerMachine, type RetryPolicy, type ServerStatus } from '../../../machines/mcp-server.machine.ts';
+import { mcpServerMachine } from '../../../machines/mcp-server.machine.ts';
 import { createArgsValidator } from './args-validator.ts';
 import { buildCatalogue, toModelTool, toToolRecord, type CatalogueItem } from './catalogue.ts';
 import { openConnection, type McpConnection } from './connection.ts';
-import type { ChildRegistry } from './child-registry.ts';
 import { INSTANCE_HEADER } from './hops.ts';
-import { admitRuntimeServer, COULD_NOT_CONNECT, isSocketLevel, OPEN_RUNTIME_POLICY, pinnedConnect, type RuntimePolicy } from './runtime-connect.ts';
-import type { McpCommands, McpEvents, ServerRecord } from './messages.ts';
-
-/** The bus as the MCP client uses it: it handles the `mcp.*` commands and emits the `mcp.*` events. */
-export type McpBus = Pick<Bus<McpCommands, McpEvents>, 'handle' | 'emit'>;
+import { admitRuntimeServer, COULD_NOT_CONNECT, isSocketLevel, OPEN_RUNTIME_POLICY, pinnedConnect } from './runtime-connect.ts';
+import type { ServerRecord } from './messages.ts';
+import { recordOf, statusOf, type McpService, type McpServiceOptions, type ServerEntry } from './server-entry.ts';
 import { createToolCalls } from './tool-calls.ts';
 
-export interface McpServiceOptions {
-  config: Pick<AgentConfig, 'mcpServers' | 'toolResultMaxBytes'>;
-  bus: McpBus;
-  log: Logger;
-  /** Time for durations, timestamps and the retry window. */
-  clock?: Clock;
-  /** Jitter source for retry delays, uniform in [0, 1). */
-  random?: () => number;
-  retry?: Partial<RetryPolicy>;
-  /** Sent to servers in `initialize`. */
-  clientInfo?: { name: string; version: string };
-  /** This instance's id, sent to `http` servers so an agentd can refuse to connect to itself. */
-  instanceId?: string;
-  /** What servers connected at runtime must pass (default: allowed, with the fixed refusals). */
-  runtime?: RuntimePolicy;
-  /** Where stdio servers' process groups are recorded (see child-registry.ts). */
-  children?: ChildRegistry;
-}
-
-export interface McpService {
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
-
-interface ServerEntry {
-  name: string;
-  config: McpServerConfig;
-  /** The one source of the server's status (and error): read from its snapshot, never copied. */
-  actor: Actor<McpServerMachine>;
-  connection: McpConnection | undefined;
-  /** Opening and closing work still running (awaited by remove and stop). */
-  pending: Set<Promise<unknown>>;
-  /** Connected at runtime: checked by the runtime policy at every connection attempt. */
-  runtime: boolean;
-  /** Ends what the current connection attempt holds besides the connection (a pinned HTTP agent). */
-  release: (() => Promise<void>) | undefined;
-}
-
-/** The status a server machine's snapshot stands for. */
-function statusOf(entry: ServerEntry): ServerStatus {
-  const snap = entry.actor.getSnapshot();
-  if (snap.matches('connected')) return 'connected';
-  if (snap.matches('error')) return 'error';
-  return snap.matches('disconnected') ? 'disconnected' : 'connecting';
-}
+export type { McpBus, McpService, McpServiceOptions } from './server-entry.ts';
 
 export function createMcpService(options: McpServiceOptions): McpService {
   const { bus, config, log } = options;
@@ -87,24 +39,14 @@ export function createMcpService(options: McpServiceOptions): McpService {
   const random = options.random ?? Math.random;
   const clientInfo = options.clientInfo ?? { name: 'agentd', version: '0.0.0' };
   const runtime = options.runtime ?? OPEN_RUNTIME_POLICY;
+  const redactor = options.redactor ?? createRedactor();
   const entries = new Map<string, ServerEntry>();
   let catalogue = new Map<string, CatalogueItem>();
   let catalogueSignature = '[]';
   let started = false;
   let stopped = false;
 
-  const record = (e: ServerEntry): ServerRecord => {
-    const status = statusOf(e);
-    const error = e.actor.getSnapshot().context.error;
-    return {
-      id: e.name,
-      name: e.name,
-      status,
-      type: e.config.type,
-      ...(e.config.description !== undefined ? { description: e.config.description } : {}),
-      ...(status === 'error' && error !== undefined ? { error } : {}),
-    };
-  };
+  const record = (e: ServerEntry): ServerRecord => recordOf(e, redactor);
 
   const track = (entry: ServerEntry, work: Promise<unknown>) => {
     const settled = work.then(
@@ -239,21 +181,35 @@ export function createMcpService(options: McpServiceOptions): McpService {
     log,
   });
 
+  /** Connects a server at runtime (see the contracts above); its secrets join the redaction first. */
+  async function connectServer(payload: { name: string; config: McpServerConfig }): Promise<ServerRecord> {
+    redactor.addServer(payload.config);
+    if (stopped) throw new AppError('SERVICE_UNAVAILABLE', 'the service is shutting down');
+    await admitRuntimeServer(payload.config, runtime);
+    const nameInUse = () => new AppError('INVALID_REQUEST', `An MCP server named "${payload.name}" already exists`, { field: 'name', name: payload.name });
+    const existing = entries.get(payload.name);
+    if (existing && statusOf(existing) !== 'error') throw nameInUse();
+    // A server in `error` gives its name to the new config (a failed connect does not block the name).
+    if (existing) await removeEntry(existing);
+    if (entries.has(payload.name)) throw nameInUse(); // another connect took it meanwhile
+    const entry = addServer(payload.name, payload.config, true);
+    entry.actor.start();
+    return expectConnected(entry, settled(entry));
+  }
+
+  /** Errors of these commands carry server-side text: they leave redacted. */
+  async function redactedErrors<T>(work: Promise<T>): Promise<T> {
+    try {
+      return await work;
+    } catch (err) {
+      if (err instanceof AppError) throw new AppError(err.code, redactor.redact(err.message), redactor.deep(err.details));
+      throw err;
+    }
+  }
+
   const unregister = [
     bus.handle('mcp.listServers', () => [...entries.values()].map(record)),
-    bus.handle('mcp.connectServer', async ({ payload }) => {
-      if (stopped) throw new AppError('SERVICE_UNAVAILABLE', 'the service is shutting down');
-      await admitRuntimeServer(payload.config, runtime);
-      const nameInUse = () => new AppError('INVALID_REQUEST', `An MCP server named "${payload.name}" already exists`, { field: 'name', name: payload.name });
-      const existing = entries.get(payload.name);
-      if (existing && statusOf(existing) !== 'error') throw nameInUse();
-      // A server in `error` gives its name to the new config (a failed connect does not block the name).
-      if (existing) await removeEntry(existing);
-      if (entries.has(payload.name)) throw nameInUse(); // another connect took it meanwhile
-      const entry = addServer(payload.name, payload.config, true);
-      entry.actor.start();
-      return expectConnected(entry, settled(entry));
-    }),
+    bus.handle('mcp.connectServer', ({ payload }) => redactedErrors(connectServer(payload))),
     bus.handle('mcp.removeServer', ({ payload }) => removeEntry(mustFind(payload.serverId))),
     bus.handle('mcp.restartServer', ({ payload }) => {
       const entry = mustFind(payload.serverId);
@@ -264,9 +220,12 @@ export function createMcpService(options: McpServiceOptions): McpService {
       const entry = mustFind(payload.serverId);
       return statusOf(entry) === 'connected' && entry.connection ? entry.connection.tools.map(toToolRecord) : [];
     }),
-    bus.handle('mcp.executeTool', ({ payload }) => toolCalls.executeTool(payload)),
+    bus.handle('mcp.executeTool', ({ payload }) => redactedErrors(toolCalls.executeTool(payload))),
     bus.handle('mcp.modelTools', () => [...catalogue.values()].map(toModelTool)),
-    bus.handle('mcp.callModelTool', ({ payload }) => toolCalls.callModelTool(payload)),
+    bus.handle('mcp.callModelTool', async ({ payload }) => {
+      const outcome = await toolCalls.callModelTool(payload);
+      return outcome.success ? outcome : { ...outcome, text: redactor.redact(outcome.text), result: redactor.deep(outcome.result) };
+    }),
   ];
 
   return {

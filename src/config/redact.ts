@@ -1,0 +1,87 @@
+/**
+ * The one redaction of every output: log lines, error texts and details, events, server records.
+ *
+ * Contracts:
+ * - Known secrets are taken from the config (the LLM key, the API and admin keys, every tool
+ *   server's `env` values and header values, credentials in its URL, secret-looking values of its
+ *   args) and added at runtime (`addServer` for a server connected later, `addSecret` for a key
+ *   read from the environment); every occurrence in a text becomes `[REDACTED]`.
+ * - Whatever the config says, URL userinfo (`scheme://user:pass@`), the values of query
+ *   parameters named like keys, tokens or passwords, and `sk-…`-style keys are redacted by pattern.
+ * - `deep` redacts every string of a JSON-like value; other values pass through.
+ */
+import type { AgentConfig, McpServerConfig } from './schema.ts';
+
+export const REDACTED = '[REDACTED]';
+
+/** Secrets shorter than this are not looked for as substrings (they would mangle ordinary text). */
+const MIN_SECRET = 4;
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^/@\s?#]+@/gi;
+const QUERY_SECRET = /([?&][^=&#\s]*(?:key|token|secret|password|passwd|auth|sig)[^=&#\s]*=)[^&#\s"']+/gi;
+/** Provider-style keys: `sk-…`, `sk_live_…`, `ghp_…`, `xoxb-…`, AWS access key ids. */
+const KEY_SHAPED = /\b(?:sk|pk|rk)[-_](?:live[-_]|test[-_]|proj[-_]|ant[-_])?[A-Za-z0-9_-]{16,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bxox[abpr]-[A-Za-z0-9-]{10,}|\bAKIA[0-9A-Z]{16}\b/g;
+/** Args that name a secret: `--api-key=VALUE`, `--token VALUE` (the value is the next arg). */
+const SECRET_FLAG = /^--?[a-z0-9-]*(?:key|token|secret|password|passwd|credential)[a-z0-9-]*$/i;
+
+/** The secrets a tool server's config holds. */
+export function secretsOfServer(server: McpServerConfig): string[] {
+  if (server.type === 'http') {
+    const found = [...Object.values(server.headers)];
+    try {
+      const url = new URL(server.baseUrl);
+      if (url.password) found.push(decodeURIComponent(url.password));
+      if (url.username) found.push(decodeURIComponent(url.username));
+      for (const [name, value] of url.searchParams) if (/key|token|secret|password|auth|sig/i.test(name)) found.push(value);
+    } catch {
+      // not a URL: nothing more to find
+    }
+    return found;
+  }
+  const found = [...Object.values(server.env)];
+  server.args.forEach((arg, i) => {
+    const eq = arg.indexOf('=');
+    if (eq > 0 && SECRET_FLAG.test(arg.slice(0, eq))) found.push(arg.slice(eq + 1));
+    else if (SECRET_FLAG.test(arg) && server.args[i + 1] !== undefined) found.push(server.args[i + 1] as string);
+  });
+  return found;
+}
+
+export interface Redactor {
+  redact: (text: string) => string;
+  deep: <T>(value: T) => T;
+  addSecret: (secret: string | undefined) => void;
+  addServer: (server: McpServerConfig) => void;
+}
+
+export function createRedactor(config?: Pick<AgentConfig, 'llm' | 'server' | 'mcpServers'>): Redactor {
+  const secrets = new Set<string>();
+  /** Longest first, so a secret that contains another is replaced whole. */
+  let ordered: string[] = [];
+  const addSecret = (secret: string | undefined) => {
+    if (secret === undefined || secret.length < MIN_SECRET || secrets.has(secret)) return;
+    secrets.add(secret);
+    ordered = [...secrets].sort((a, b) => b.length - a.length);
+  };
+  const addServer = (server: McpServerConfig) => secretsOfServer(server).forEach(addSecret);
+  if (config) {
+    addSecret(config.llm.apiKey);
+    addSecret(config.server.auth.apiKey);
+    addSecret(config.server.auth.adminKey);
+    Object.values(config.mcpServers).forEach(addServer);
+  }
+
+  const redact = (text: string): string => {
+    let out = text;
+    for (const secret of ordered) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    return out.replace(URL_USERINFO, `$1${REDACTED}@`).replace(QUERY_SECRET, `$1${REDACTED}`).replace(KEY_SHAPED, REDACTED);
+  };
+  const deep = <T>(value: T): T => {
+    if (typeof value === 'string') return redact(value) as T;
+    if (Array.isArray(value)) return value.map(deep) as T;
+    if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deep(v)])) as T;
+    }
+    return value;
+  };
+  return { redact, deep, addSecret, addServer };
+}

@@ -1,0 +1,77 @@
+/** The MCP service's options and its per-server entry: what a server is, and how it reads as a record. */
+import type { Actor } from 'xstate';
+import type { McpServerMachine, RetryPolicy, ServerStatus } from '../../../machines/mcp-server.machine.ts';
+import type { Bus } from '../../bus/index.ts';
+import type { Clock } from '../../clock.ts';
+import type { Redactor } from '../../config/redact.ts';
+import type { AgentConfig, McpServerConfig } from '../../config/schema.ts';
+import type { Logger } from '../../log/index.ts';
+import type { ChildRegistry } from './child-registry.ts';
+import type { McpConnection } from './connection.ts';
+import type { McpCommands, McpEvents, ServerRecord } from './messages.ts';
+import type { RuntimePolicy } from './runtime-connect.ts';
+
+/** The bus as the MCP client uses it: it handles the `mcp.*` commands and emits the `mcp.*` events. */
+export type McpBus = Pick<Bus<McpCommands, McpEvents>, 'handle' | 'emit'>;
+
+export interface McpServiceOptions {
+  config: Pick<AgentConfig, 'mcpServers' | 'toolResultMaxBytes'>;
+  bus: McpBus;
+  log: Logger;
+  /** Time for durations, timestamps and the retry window. */
+  clock?: Clock;
+  /** Jitter source for retry delays, uniform in [0, 1). */
+  random?: () => number;
+  retry?: Partial<RetryPolicy>;
+  /** Sent to servers in `initialize`. */
+  clientInfo?: { name: string; version: string };
+  /** This instance's id, sent to `http` servers so an agentd can refuse to connect to itself. */
+  instanceId?: string;
+  /** What servers connected at runtime must pass (default: allowed, with the fixed refusals). */
+  runtime?: RuntimePolicy;
+  /** Where stdio servers' process groups are recorded (see child-registry.ts). */
+  children?: ChildRegistry;
+  /** Redacts server records, failures and tool errors (default: patterns and this config's secrets). */
+  redactor?: Redactor;
+}
+
+export interface McpService {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface ServerEntry {
+  name: string;
+  config: McpServerConfig;
+  /** The one source of the server's status (and error): read from its snapshot, never copied. */
+  actor: Actor<McpServerMachine>;
+  connection: McpConnection | undefined;
+  /** Opening and closing work still running (awaited by remove and stop). */
+  pending: Set<Promise<unknown>>;
+  /** Connected at runtime: checked by the runtime policy at every connection attempt. */
+  runtime: boolean;
+  /** Ends what the current connection attempt holds besides the connection (a pinned HTTP agent). */
+  release: (() => Promise<void>) | undefined;
+}
+
+/** The status a server machine's snapshot stands for. */
+export function statusOf(entry: ServerEntry): ServerStatus {
+  const snap = entry.actor.getSnapshot();
+  if (snap.matches('connected')) return 'connected';
+  if (snap.matches('error')) return 'error';
+  return snap.matches('disconnected') ? 'disconnected' : 'connecting';
+}
+
+/** The spec's record of a server; its error text is redacted. */
+export function recordOf(e: ServerEntry, redactor: Redactor): ServerRecord {
+  const status = statusOf(e);
+  const error = e.actor.getSnapshot().context.error;
+  return {
+    id: e.name,
+    name: e.name,
+    status,
+    type: e.config.type,
+    ...(e.config.description !== undefined ? { description: e.config.description } : {}),
+    ...(status === 'error' && error !== undefined ? { error: redactor.redact(error) } : {}),
+  };
+}
