@@ -1,7 +1,8 @@
 import { stringify } from 'yaml';
+import { createRedactor, REDACTED } from './redact.ts';
 import type { AgentConfig } from './schema.ts';
 
-export const REDACTED = '[REDACTED]';
+export { REDACTED };
 
 /** Keys whose values are secrets wherever they appear. */
 const SECRET_KEY = /(api[-_]?key|admin[-_]?key|secret|token|password|passwd|credential|authorization|private[-_]?key)/i;
@@ -23,18 +24,23 @@ function redact(value: unknown, key: string, underSecretMap: boolean): unknown {
     if (underSecretMap || SECRET_KEY.test(key) || SECRET_VALUE.test(value)) return REDACTED;
     return redactUrl(value);
   }
+  // A list under `headers` (server.cors.headers) holds header names, which are no secrets.
   if (Array.isArray(value)) return value.map((v) => redact(v, key, underSecretMap));
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, redact(v, k, underSecretMap || SECRET_MAPS.has(k))]),
+      Object.entries(value).map(([k, v]) => [k, redact(v, k, underSecretMap || (SECRET_MAPS.has(k) && !Array.isArray(v)))]),
     );
   }
   return value;
 }
 
-/** The running config with every secret replaced by REDACTED; `version` is always present. */
+/**
+ * The running config with every secret replaced by REDACTED; `version` is always present. Values
+ * are judged by where they stand (keys, `env`, header maps, URLs) and then by the one redaction
+ * (secret args, key-shaped text inside longer strings).
+ */
 export function redactConfig(config: AgentConfig): Record<string, unknown> {
-  return redact(config, '', false) as Record<string, unknown>;
+  return createRedactor(config).deep(redact(config, '', false) as Record<string, unknown>);
 }
 
 /** YAML of the running config for `GET /api/config.yaml`. */
