@@ -13,7 +13,6 @@ import { createRedactor } from '../../src/config/redact.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { api } from '../support/messaging.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { connectWs, type WsClient } from '../support/ws-client.ts';
 import { fixturePath, freePort } from './mcp-helpers.ts';
