@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { agentConfigSchema, type AgentConfig } from './schema.ts';
@@ -30,6 +31,28 @@ export function parseConfig(doc: unknown, file = '(inline)', env: NodeJS.Process
   return result.data;
 }
 
+const explicitlyRelative = (p: string) => p.startsWith('./') || p.startsWith('../');
+
+/**
+ * Paths written in an agent file are relative to the file's folder: `storage.dir`, a stdio server's
+ * `cwd`, and its `command` and `args` that start with `./` or `../` (a bare word is a program name or
+ * an argument, and stays as written). Defaults the file does not write stay relative to the working
+ * directory.
+ */
+export function resolveRelativePaths(config: AgentConfig, doc: unknown, baseDir: string): AgentConfig {
+  const written = (doc ?? {}) as { storage?: { dir?: unknown } };
+  const storage =
+    'dir' in config.storage && typeof written.storage?.dir === 'string' ? { ...config.storage, dir: resolve(baseDir, config.storage.dir) } : config.storage;
+  const mcpServers = Object.fromEntries(
+    Object.entries(config.mcpServers).map(([name, server]) => {
+      if (server.type !== 'stdio') return [name, server];
+      const fix = (p: string) => (explicitlyRelative(p) ? resolve(baseDir, p) : p);
+      return [name, { ...server, command: fix(server.command), args: server.args.map(fix), ...(server.cwd !== undefined && { cwd: resolve(baseDir, server.cwd) }) }];
+    }),
+  );
+  return { ...config, storage, mcpServers };
+}
+
 /** Reads, parses, expands and validates a YAML agent config. Throws ConfigError for any problem. */
 export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<AgentConfig> {
   let text: string;
@@ -44,5 +67,5 @@ export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.
   } catch (e) {
     throw new ConfigError(file, [`not valid YAML: ${(e as Error).message}`]);
   }
-  return parseConfig(doc, file, env);
+  return resolveRelativePaths(parseConfig(doc, file, env), doc, dirname(resolve(file)));
 }

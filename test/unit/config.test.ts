@@ -96,3 +96,24 @@ describe('config export', () => {
     expect(doc.llm.model).toBe('m');
   });
 });
+
+describe('relative paths in an agent file', () => {
+  it('resolve against the file folder when written: storage dir, stdio cwd, ./ and ../ command and args', async () => {
+    const { mkdtemp, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { loadConfig } = await import('../../src/config/index.ts');
+    const dir = await mkdtemp(join(tmpdir(), 'agentd-paths-'));
+    const file = join(dir, 'agent.yml');
+    await writeFile(
+      file,
+      'llm: { provider: ollama, model: m }\nstorage: { type: jsonl, dir: data/sessions }\n' +
+        'mcpServers:\n  s: { type: stdio, command: ./bin/server, args: [../lib/x.js, --flag, plain/word], cwd: work }\n',
+    );
+    const config = await loadConfig(file);
+    expect(config.storage).toMatchObject({ dir: join(dir, 'data/sessions') });
+    expect(config.mcpServers.s).toMatchObject({ command: join(dir, 'bin/server'), args: [join(dir, '../lib/x.js'), '--flag', 'plain/word'], cwd: join(dir, 'work') });
+    await writeFile(file, 'llm: { provider: ollama, model: m }\n');
+    expect((await loadConfig(file)).storage).toMatchObject({ dir: './data/sessions' }); // a default: the working directory's
+  });
+});

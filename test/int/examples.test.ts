@@ -1,0 +1,60 @@
+/**
+ * The shipped agent files start as documented: through the `agentd` command (bin/agentd.js), from
+ * a folder other than the repository, with no variable beyond the provider key they name.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const files = ['agents/default.yml', ...readdirSync(join(ROOT, 'agents/examples')).filter((f) => f.endsWith('.yml')).map((f) => `agents/examples/${f}`)];
+
+function start(file: string): Promise<{ port: number; stop: () => Promise<number | null>; out: () => string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/agentd.js'), '--agent', join(ROOT, file), '--web-port', '0'], {
+    cwd: tmpdir(),
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, OPENAI_API_KEY: 'sk-example-not-a-real-key-000000' },
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${file} did not start:\n${out}`)), 20_000);
+    void exited.then((code) => reject(new Error(`${file} exited ${code}:\n${out}`)));
+    child.stdout.on('data', () => {
+      const port = /"port":(\d+).*listening/.exec(out)?.[1];
+      if (!port) return;
+      clearTimeout(timer);
+      resolve({ port: Number(port), out: () => out, stop: () => (child.kill('SIGTERM'), exited) });
+    });
+  });
+}
+
+describe('shipped agent files', () => {
+  it.each(files)('%s starts through the agentd command from another folder', async (file) => {
+    const svc = await start(file);
+    try {
+      const health = (await (await fetch(`http://127.0.0.1:${svc.port}/api/health`)).json()) as { status: string };
+      expect(health.status).toBe('healthy');
+    } finally {
+      expect(await svc.stop()).toBe(0);
+    }
+  }, 30_000);
+
+  it('with-mcp-servers.yml finds its tool servers and sandbox relative to its own folder', async () => {
+    const svc = await start('agents/examples/with-mcp-servers.yml');
+    try {
+      const poll = async () => ((await (await fetch(`http://127.0.0.1:${svc.port}/api/mcp/servers`)).json()) as { servers: { name: string; status: string }[] }).servers;
+      let servers = await poll();
+      for (let i = 0; i < 100 && servers.filter((s) => s.status === 'connected').length < 2; i++) {
+        await new Promise((r) => setTimeout(r, 100)); // polling a status that is expected to come
+        servers = await poll();
+      }
+      expect(servers.filter((s) => s.name !== 'remote').map((s) => s.status)).toEqual(['connected', 'connected']);
+    } finally {
+      await svc.stop();
+    }
+  }, 30_000);
+});
