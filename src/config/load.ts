@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
-import { agentConfigSchema, type AgentConfig } from './schema.ts';
+import { agentConfigSchema, type AgentConfig, type McpServerConfig } from './schema.ts';
 import { expandEnv, MissingEnvError } from './env.ts';
 
 /** A config that cannot be used; `problems` are `path: message` lines meant for a person. */
@@ -44,7 +44,7 @@ export function resolveRelativePaths(config: AgentConfig, doc: unknown, baseDir:
   const storage =
     'dir' in config.storage && typeof written.storage?.dir === 'string' ? { ...config.storage, dir: resolve(baseDir, config.storage.dir) } : config.storage;
   const mcpServers = Object.fromEntries(
-    Object.entries(config.mcpServers).map(([name, server]) => {
+    Object.entries(config.mcpServers).map(([name, server]): [string, McpServerConfig] => {
       if (server.type !== 'stdio') return [name, server];
       const fix = (p: string) => (explicitlyRelative(p) ? resolve(baseDir, p) : p);
       return [name, { ...server, command: fix(server.command), args: server.args.map(fix), ...(server.cwd !== undefined && { cwd: resolve(baseDir, server.cwd) }) }];

@@ -99,10 +99,6 @@ describe('config export', () => {
 
 describe('relative paths in an agent file', () => {
   it('resolve against the file folder when written: storage dir, stdio cwd, ./ and ../ command and args', async () => {
-    const { mkdtemp, writeFile } = await import('node:fs/promises');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const { loadConfig } = await import('../../src/config/index.ts');
     const dir = await mkdtemp(join(tmpdir(), 'agentd-paths-'));
     const file = join(dir, 'agent.yml');
     await writeFile(
