@@ -7,6 +7,8 @@ import { createIdSource, systemClock, type Clock, type IdSource } from './clock.
 import { createRedactor, type Redactor } from './config/redact.ts';
 import type { AgentConfig } from './config/schema.ts';
 import { createRoutes } from './http/routes/index.ts';
+import { createMetrics } from './metrics/index.ts';
+import { timedAppends } from './store/index.ts';
 import { engine } from './http/engine.ts';
 import { createFrontEnd, type FrontEnd } from './http/server.ts';
 import { createLlmClient } from './llm/index.ts';
@@ -61,8 +63,10 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIdSource();
   const bus = createBus<AppCommands, AppEvents>({ log: log.child({ component: 'bus' }), clock, ids });
-  const store = createStore(config.storage, { log: log.child({ component: 'store' }), clock, parseEvent: parseSessionEvent });
-  const llm = deps.llm ?? createLlmClient(config.llm, { log: log.child({ component: 'llm' }), env: deps.env ?? process.env, clock });
+  const metrics = createMetrics();
+  const unwatchMetrics = metrics.watchBus(bus, clock);
+  const store = timedAppends(createStore(config.storage, { log: log.child({ component: 'store' }), clock, parseEvent: parseSessionEvent }), metrics.append);
+  const llm = deps.llm ?? createLlmClient(config.llm, { log: log.child({ component: 'llm' }), env: deps.env ?? process.env, clock, onRequest: metrics.modelRequest });
   const instanceId = randomUUID();
   const { runtimeConnect, allowedCommands, allowPrivateNetworks, allowedHosts } = config.server.mcp;
   const runtime = { runtimeConnect, allowPrivateNetworks, ...(allowedCommands && { allowedCommands }), ...(allowedHosts && { allowedHosts }) };
@@ -94,7 +98,8 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     mode: deps.mode ?? 'web',
     mcpFace: createHttpFace(serverFace),
     instanceId,
-    routes: createRoutes({ version: VERSION, engine, startedAt, clock, isReady: () => ready, config, waiter, ids }),
+    metrics,
+    routes: createRoutes({ version: VERSION, engine, startedAt, clock, isReady: () => ready, config, waiter, ids, metrics }),
   });
 
   return {
@@ -112,6 +117,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       ready = true;
     },
     async stop() {
+      unwatchMetrics();
       frontEnd.close();
       waiter.close();
       await agent.stop();

@@ -3,6 +3,7 @@ import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { INSTANCE_HEADER } from '../mcp/client/index.ts';
 import type { HttpFace } from '../mcp/server/index.ts';
+import type { Metrics } from '../metrics/index.ts';
 import { MethodNotAllowed, type Admission } from './admission.ts';
 import { bearerKey } from './auth.ts';
 import { bufferBody, tooDeepError } from './body.ts';
@@ -16,6 +17,7 @@ import { rpcErrorReply, send, watchAbort } from './respond.ts';
 const MCP_HEADERS = ['Accept', 'MCP-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'];
 
 export interface McpEndpointDeps {
+  metrics?: Pick<Metrics, 'rejected'>;
   face: HttpFace;
   log: Logger;
   admission: Admission;
@@ -56,7 +58,10 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
         { host, origin: headers.get('origin') ?? '', ip, credential: bearerKey(headers.get('authorization') ?? undefined), preflight: method === 'OPTIONS', allowHeaders: MCP_HEADERS },
         { route, body },
       );
-      if (verdict.outcome === 'refused') return send(res, state, rpcErrorReply(verdict.error, verdict.status), verdict.headers);
+      if (verdict.outcome === 'refused') {
+        if (verdict.error.code === 'RATE_LIMIT_EXCEEDED') deps.metrics?.rejected('mcp');
+        return send(res, state, rpcErrorReply(verdict.error, verdict.status), verdict.headers);
+      }
       if (verdict.outcome === 'preflight') return send(res, state, { status: 204, headers: {}, body: '' }, verdict.headers);
       const raw = verdict.body ?? Buffer.alloc(0);
       let parsed: unknown;
@@ -71,7 +76,10 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
         // The admission took one point; a batch of n messages costs n.
         const batch = await deps.limiter.consume(ip, parsed.length - 1);
         replyHeaders = { ...replyHeaders, ...rateLimitHeaders(batch) };
-        if (!batch.allowed) return send(res, state, rpcErrorReply(rateLimitError(batch, 'requests per window')), replyHeaders);
+        if (!batch.allowed) {
+          deps.metrics?.rejected('mcp');
+          return send(res, state, rpcErrorReply(rateLimitError(batch, 'requests per window')), replyHeaders);
+        }
       }
       const request = new Request(`http://${host || 'localhost'}/mcp`, { method, headers, body: new Uint8Array(raw), signal: controller.signal });
       const exchange = await deps.face.handle(request, parsed);

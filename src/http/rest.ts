@@ -3,6 +3,7 @@ import type { FrontEndBus } from './front-bus.ts';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
+import type { Metrics } from '../metrics/index.ts';
 import type { Admission } from './admission.ts';
 import { bearerKey } from './auth.ts';
 import { bufferBody, parseJsonBody } from './body.ts';
@@ -12,6 +13,7 @@ import type { HttpMethod, RequestContext, RouteResult } from './route.ts';
 import type { createRouter, RouteMatch } from './router.ts';
 
 export interface RestDeps {
+  metrics?: Pick<Metrics, 'rejected'>;
   bus: FrontEndBus;
   log: Logger;
   clock: Clock;
@@ -70,7 +72,10 @@ export function createRestHandler(deps: RestDeps) {
         { route: lookup, body },
       );
       if (verdict.outcome === 'preflight') return send(res, state, { status: 204, headers: {}, body: '' }, verdict.headers);
-      if (verdict.outcome === 'refused') return send(res, state, errorReply(verdict.error, now(), verdict.status), verdict.headers);
+      if (verdict.outcome === 'refused') {
+        if (verdict.error.code === 'RATE_LIMIT_EXCEEDED') deps.metrics?.rejected('rest');
+        return send(res, state, errorReply(verdict.error, now(), verdict.status), verdict.headers);
+      }
       try {
         const ctx: RequestContext = {
           method: method as HttpMethod,

@@ -4,6 +4,7 @@ import type { Clock, IdSource } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
 import type { HttpFace } from '../mcp/server/index.ts';
+import type { Metrics } from '../metrics/index.ts';
 import { createAdmission } from './admission.ts';
 import { createAuth } from './auth.ts';
 import { createCors } from './cors.ts';
@@ -20,6 +21,8 @@ import { createWsGateway } from './ws-gateway.ts';
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 
 export interface FrontEndDeps {
+  /** Counts rate-limit rejections, WebSocket connections and published frames. */
+  metrics?: Metrics;
   config: AgentConfig;
   bus: FrontEndBus;
   log: Logger;
@@ -66,6 +69,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   });
 
   const rest = createRestHandler({
+    ...(deps.metrics && { metrics: deps.metrics }),
     bus: deps.bus,
     log,
     clock: deps.clock,
@@ -76,6 +80,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   });
   // The gateway publishes through uWS topics, which exist only once a WebSocket route does.
   const gateway = deps.mode === 'web' ? createWsGateway(app, {
+    ...(deps.metrics && { metrics: deps.metrics }),
     bus: deps.bus,
     log,
     clock: deps.clock,
@@ -85,6 +90,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     ids: deps.ids,
   }) : undefined;
   const mcp = createMcpEndpoint({
+    ...(deps.metrics && { metrics: deps.metrics }),
     face: deps.mcpFace,
     log,
     admission,

@@ -11,6 +11,7 @@ import { rateLimitError, type LimitState, type Limits } from './limits.ts';
 import { parseInput, validateImage } from './validate.ts';
 import { bearerKey } from './auth.ts';
 import { tooDeepError } from './body.ts';
+import type { Metrics } from '../metrics/index.ts';
 import { tooDeep } from '../json-depth.ts';
 import { errorReply, send, watchAbort } from './respond.ts';
 import { replaySession } from './replay.ts';
@@ -22,6 +23,7 @@ export interface Connection {
 }
 
 export interface GatewayDeps {
+  metrics?: Pick<Metrics, 'rejected' | 'connections' | 'framePublished'>;
   bus: FrontEndBus;
   log: Logger;
   clock: Clock;
@@ -60,6 +62,7 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
     const data = e.payload as { sessionId?: string };
     const topic = e.name.startsWith('mcp.') ? ALL : sessionTopic(data.sessionId ?? DEFAULT_SESSION);
     app.publish(topic, frame(event, data));
+    deps.metrics?.framePublished();
   });
 
   /**
@@ -87,7 +90,10 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
     };
     const run = async () => {
       const verdict = await deps.admission.admit({ host, origin, ip, credential }, { route: takeSlot });
-      if (verdict.outcome === 'refused') return send(res, state, errorReply(verdict.error, deps.clock.now(), verdict.status), verdict.headers);
+      if (verdict.outcome === 'refused') {
+        if (verdict.error.code === 'RATE_LIMIT_EXCEEDED') deps.metrics?.rejected('ws_upgrade');
+        return send(res, state, errorReply(verdict.error, deps.clock.now(), verdict.status), verdict.headers);
+      }
       if (verdict.outcome === 'preflight') throw new Error('unexpected preflight verdict on a WebSocket upgrade');
       if (state.aborted) return deps.limits.connections.close(ip);
       state.aborted = true;
@@ -133,7 +139,10 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
     const conn = ws.getUserData();
     const limit = await deps.limits.ws.consume(conn.id);
     if (conn.closed) return;
-    if (!limit.allowed) return sendError(ws, rateLimitError(limit, 'messages per window'));
+    if (!limit.allowed) {
+      deps.metrics?.rejected('ws_message');
+      return sendError(ws, rateLimitError(limit, 'messages per window'));
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -178,6 +187,7 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
     upgrade,
     open: (ws) => {
       open.add(ws);
+      deps.metrics?.connections(1);
       ws.subscribe(ALL);
       ws.subscribe(sessionTopic(DEFAULT_SESSION));
     },
@@ -193,6 +203,7 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
       const conn = ws.getUserData();
       conn.closed = true;
       open.delete(ws);
+      deps.metrics?.connections(-1);
       deps.limits.connections.close(conn.ip);
       deps.limits.ws.forget(conn.id).catch(() => undefined);
     },

@@ -34,6 +34,8 @@ export interface LlmDeps {
   clock?: Clock;
   /** Retry jitter, uniform in [0, 1) (default Math.random). */
   random?: () => number;
+  /** Told how each model request ended (after its retries), e.g. for metrics. */
+  onRequest?: (ok: boolean, retries: number) => void;
 }
 
 function abortError(): DOMException {
@@ -124,9 +126,12 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
         for (let retries = 0; ; retries++) {
           try {
             watch(0);
-            return await attempt(body, controller.signal, request.onText, watch);
+            const step = await attempt(body, controller.signal, request.onText, watch);
+            deps.onRequest?.(true, retries);
+            return step;
           } catch (e) {
             clearTimeout(idle);
+            if (ended !== undefined || e instanceof TextCallbackError || retries >= llm.maxRetries || !isRetryable(e)) deps.onRequest?.(false, retries);
             if (ended === 'aborted') throw abortError();
             if (ended === 'timed out') throw timeoutFailure(facts);
             if (ended === 'stalled') throw stalledFailure(facts, llm.idleTimeoutMs);

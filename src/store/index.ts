@@ -31,3 +31,18 @@ export function createStore<E extends StoreEvent>(storage: StorageConfig, deps: 
       return createMemoryStore<E>(clock);
   }
 }
+
+/** The store with every append's latency reported to `observe` (seconds), failed ones included. */
+export function timedAppends<E extends StoreEvent>(store: EventStore<E>, observe: (seconds: number) => void): EventStore<E> {
+  return {
+    ...store,
+    async append(sessionId, events) {
+      const started = performance.now();
+      try {
+        return await store.append(sessionId, events);
+      } finally {
+        observe((performance.now() - started) / 1000);
+      }
+    },
+  };
+}
