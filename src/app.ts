@@ -11,7 +11,8 @@ import { createMetrics } from './metrics/index.ts';
 import { timedAppends } from './store/index.ts';
 import { engine } from './http/engine.ts';
 import { createFrontEnd, type FrontEnd } from './http/server.ts';
-import { createLlmClient } from './llm/index.ts';
+import { createLlmClient, type RequestOutcome } from './llm/index.ts';
+import { createTracing, tracingWanted, type SpanExporter } from './tracing/index.ts';
 import type { Limits } from './http/limits.ts';
 import type { LlmClient } from './llm/types.ts';
 import type { Logger } from './log/index.ts';
@@ -33,6 +34,8 @@ export interface AppDeps {
   ids?: IdSource;
   /** Environment for provider key lookup (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** Turns tracing on with this exporter (tests: an in-memory one). */
+  spanExporter?: SpanExporter;
   /** Replaces the model client built from `config.llm` (tests, benchmarks). */
   llm?: LlmClient;
   /** `web` (default): REST, WebSocket and /mcp; `mcp`: REST and /mcp only. */
@@ -66,7 +69,19 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const metrics = createMetrics();
   const unwatchMetrics = metrics.watchBus(bus, clock);
   const store = timedAppends(createStore(config.storage, { log: log.child({ component: 'store' }), clock, parseEvent: parseSessionEvent }), metrics.append);
-  const llm = deps.llm ?? createLlmClient(config.llm, { log: log.child({ component: 'llm' }), env: deps.env ?? process.env, clock, onRequest: metrics.modelRequest });
+  const env = deps.env ?? process.env;
+  const tracing = deps.spanExporter || config.server.tracing || tracingWanted(env)
+    ? createTracing({ agentName: config.name, provider: config.llm.provider, model: config.llm.model, ...(deps.spanExporter && { exporter: deps.spanExporter }) }, env)
+    : undefined;
+  const unwatchTraces = tracing?.watchBus(bus);
+  const observe = (turnId: string | undefined) => {
+    const endSpan = tracing?.modelRequest(turnId);
+    return (outcome: RequestOutcome) => {
+      metrics.modelRequest(outcome.ok, outcome.retries);
+      endSpan?.(outcome);
+    };
+  };
+  const llm = deps.llm ?? createLlmClient(config.llm, { log: log.child({ component: 'llm' }), env, clock, observe });
   const instanceId = randomUUID();
   const { runtimeConnect, allowedCommands, allowPrivateNetworks, allowedHosts } = config.server.mcp;
   const runtime = { runtimeConnect, allowPrivateNetworks, ...(allowedCommands && { allowedCommands }), ...(allowedHosts && { allowedHosts }) };
@@ -118,11 +133,13 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     },
     async stop() {
       unwatchMetrics();
+      unwatchTraces?.();
       frontEnd.close();
       waiter.close();
       await agent.stop();
       await mcp.stop();
       await store.close();
+      await tracing?.shutdown();
     },
   };
 }

@@ -157,7 +157,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       emitChunk(input.key, prefix + delta);
       prefix = '';
     };
-    const step = await llm.complete({ messages: messages(), tools: tools.map(toDefinition), signal, onText });
+    const step = await llm.complete({ messages: messages(), tools: tools.map(toDefinition), signal, onText, turnId: input.key.turnId });
     return { step, tools };
   });
 

@@ -96,6 +96,8 @@ export const serverSchema = z.strictObject({
       adminKey: z.string().min(16).optional(),
     })
     .prefault({}),
+  /** OpenTelemetry traces over OTLP/HTTP (configured by the standard OTEL_* variables); also on when those ask for traces. */
+  tracing: z.boolean().default(false),
   /** Milliseconds a request/response endpoint waits for its answer. */
   requestTimeoutMs: z.number().int().positive().default(300_000),
   /**

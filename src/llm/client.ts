@@ -24,7 +24,15 @@ import { isRetryable, retryDelayMs, scrub, stalledFailure, statusOf, timeoutFail
 import { toOpenAiMessages, toOpenAiTools } from './messages.ts';
 import { resolveProvider } from './providers.ts';
 import { StepBuilder, TextCallbackError } from './step-builder.ts';
-import type { LlmClient, ModelRequest, ModelStep } from './types.ts';
+import type { LlmClient, ModelRequest, ModelStep, Usage } from './types.ts';
+
+/** How one model request ended. */
+export interface RequestOutcome {
+  ok: boolean;
+  retries: number;
+  usage?: Usage | undefined;
+  error?: string | undefined;
+}
 
 export interface LlmDeps {
   log: Logger;
@@ -34,8 +42,8 @@ export interface LlmDeps {
   clock?: Clock;
   /** Retry jitter, uniform in [0, 1) (default Math.random). */
   random?: () => number;
-  /** Told how each model request ended (after its retries), e.g. for metrics. */
-  onRequest?: (ok: boolean, retries: number) => void;
+  /** Told when each model request starts; the returned function when it ends (after its retries). For metrics and traces. */
+  observe?: (turnId: string | undefined) => (outcome: RequestOutcome) => void;
 }
 
 function abortError(): DOMException {
@@ -102,6 +110,7 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       if (request.tools.length > 0) body.tools = toOpenAiTools(request.tools);
       if (llm.temperature !== undefined) body.temperature = llm.temperature;
 
+      const observed = deps.observe?.(request.turnId);
       const controller = new AbortController();
       let ended: 'aborted' | 'timed out' | 'stalled' | 'too long' | undefined;
       const stop = (why: NonNullable<typeof ended>): void => {
@@ -127,11 +136,13 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
           try {
             watch(0);
             const step = await attempt(body, controller.signal, request.onText, watch);
-            deps.onRequest?.(true, retries);
+            observed?.({ ok: true, retries, usage: step.usage });
             return step;
           } catch (e) {
             clearTimeout(idle);
-            if (ended !== undefined || e instanceof TextCallbackError || retries >= llm.maxRetries || !isRetryable(e)) deps.onRequest?.(false, retries);
+            if (ended !== undefined || e instanceof TextCallbackError || retries >= llm.maxRetries || !isRetryable(e)) {
+              observed?.({ ok: false, retries, error: ended ?? statusOf(e)?.toString() ?? 'failed' });
+            }
             if (ended === 'aborted') throw abortError();
             if (ended === 'timed out') throw timeoutFailure(facts);
             if (ended === 'stalled') throw stalledFailure(facts, llm.idleTimeoutMs);

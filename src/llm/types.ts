@@ -40,6 +40,8 @@ export interface ModelRequest {
   signal?: AbortSignal;
   /** Called with each piece of reply text as it streams. */
   onText?: (delta: string) => void;
+  /** The turn the request belongs to (told to observers: metrics, traces). */
+  turnId?: string;
 }
 
 /** One completed model step. */

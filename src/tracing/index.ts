@@ -1,0 +1,125 @@
+/**
+ * OpenTelemetry traces in the GenAI semantic conventions: an `invoke_agent` span per turn, a `chat`
+ * span per model request and an `execute_tool` span per tool call inside it.
+ *
+ * Contracts:
+ * - Off unless asked for: `server.tracing: true`, or the standard OTEL_* variables
+ *   (`OTEL_TRACES_EXPORTER` other than `none`, `OTEL_EXPORTER_OTLP_ENDPOINT`,
+ *   `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), exported over OTLP/HTTP as those variables say; tests hand
+ *   in their own exporter. When off, nothing is created and nothing listens.
+ * - Turn and tool spans are read off the bus events; model requests are told by the model client.
+ * - Attributes follow the conventions (`gen_ai.operation.name`, `gen_ai.provider.name`,
+ *   `gen_ai.request.model`, `gen_ai.usage.input_tokens`/`output_tokens`, `gen_ai.tool.name`,
+ *   `gen_ai.tool.call.id`, `gen_ai.conversation.id`, `error.type`). No prompt, reply or tool content is
+ *   ever put on a span.
+ */
+import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { AgentEvents } from '../agent/index.ts';
+import type { Bus } from '../bus/index.ts';
+import type { Usage } from '../llm/types.ts';
+
+export type { SpanExporter };
+
+export interface TracingOptions {
+  agentName: string;
+  provider: string;
+  model: string;
+  /** Tests: spans go here at once (no batching). Otherwise OTLP/HTTP per the OTEL_* variables. */
+  exporter?: SpanExporter;
+}
+
+/** Whether the OTEL_* environment asks for traces. */
+export function tracingWanted(env: NodeJS.ProcessEnv): boolean {
+  const exporter = env.OTEL_TRACES_EXPORTER;
+  if (exporter !== undefined) return exporter !== 'none';
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+}
+
+export function createTracing(opts: TracingOptions, env: NodeJS.ProcessEnv = process.env) {
+  const exporter = opts.exporter ?? new OTLPTraceExporter();
+  const processor = opts.exporter ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(exporter);
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME ?? opts.agentName }),
+    spanProcessors: [processor],
+  });
+  const tracer = provider.getTracer('agentd');
+  const turns = new Map<string, Span>();
+  const tools = new Map<string, Span>();
+  const inTurn = (turnId: string | undefined) => {
+    const turn = turnId === undefined ? undefined : turns.get(turnId);
+    return turn ? trace.setSpan(context.active(), turn) : context.active();
+  };
+  const usageOf = (span: Span, usage: Usage | undefined) => {
+    if (!usage) return;
+    span.setAttribute('gen_ai.usage.input_tokens', usage.promptTokens);
+    span.setAttribute('gen_ai.usage.output_tokens', usage.completionTokens);
+  };
+  const fail = (span: Span, type: string, message: string) => {
+    span.setAttribute('error.type', type);
+    span.setStatus({ code: SpanStatusCode.ERROR, message });
+  };
+
+  return {
+    /** A model request of turn `turnId` starts; call the result when it ends. */
+    modelRequest(turnId: string | undefined) {
+      const span = tracer.startSpan(`chat ${opts.model}`, {
+        kind: SpanKind.CLIENT,
+        attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': opts.provider, 'gen_ai.request.model': opts.model },
+      }, inTurn(turnId));
+      return (outcome: { ok: boolean; retries: number; usage?: Usage | undefined; error?: string | undefined }) => {
+        usageOf(span, outcome.usage);
+        if (outcome.retries > 0) span.setAttribute('agentd.model.retries', outcome.retries);
+        if (!outcome.ok) fail(span, 'model_error', outcome.error ?? 'model request failed');
+        span.end();
+      };
+    },
+    /** Reads turns and tool calls off the bus. Returns the unsubscribe. */
+    watchBus(bus: Pick<Bus<never, AgentEvents>, 'on'>): () => void {
+      const offs = [
+        bus.on('agent.userMessage', (e) => {
+          const { turnId, sessionId } = e.payload;
+          turns.set(turnId, tracer.startSpan(`invoke_agent ${opts.agentName}`, {
+            kind: SpanKind.INTERNAL,
+            attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': opts.agentName, 'gen_ai.conversation.id': sessionId, 'gen_ai.request.model': opts.model },
+          }));
+        }),
+        bus.on('agent.toolCall', (e) => {
+          const { callId, toolName, serverId, turnId } = e.payload;
+          tools.set(callId, tracer.startSpan(`execute_tool ${toolName}`, {
+            kind: SpanKind.INTERNAL,
+            attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': toolName, 'gen_ai.tool.call.id': callId, 'agentd.mcp.server': serverId },
+          }, inTurn(turnId)));
+        }),
+        bus.on('agent.toolResult', (e) => {
+          const span = tools.get(e.payload.callId);
+          tools.delete(e.payload.callId);
+          if (!span) return;
+          if (!e.payload.success) fail(span, 'tool_error', 'the tool call failed');
+          span.end();
+        }),
+        bus.on('agent.response', (e) => {
+          const span = turns.get(e.payload.turnId);
+          turns.delete(e.payload.turnId);
+          if (!span) return;
+          usageOf(span, e.payload.usage);
+          span.end();
+        }),
+        bus.on('agent.error', (e) => {
+          const turnId = e.payload.turnId;
+          const span = turnId === undefined ? undefined : turns.get(turnId);
+          if (!span || turnId === undefined) return;
+          turns.delete(turnId);
+          fail(span, e.payload.code, e.payload.message);
+          span.end();
+        }),
+      ];
+      return () => offs.forEach((off) => off());
+    },
+    shutdown: () => provider.shutdown(),
+  };
+}
+
+export type Tracing = ReturnType<typeof createTracing>;
