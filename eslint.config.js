@@ -1,5 +1,6 @@
 // @ts-check
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 import agentd from './tools/eslint/layers.js';
 import { LAYERS } from './tools/eslint/layers-config.js';
@@ -30,6 +31,7 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  { files: ['**/*.js', '**/*.mjs'], languageOptions: { globals: globals.node } },
   {
     // House rules on imports (ARCHITECTURE.md §6): components import only what their layer allows.
     files: ['src/**/*.ts', 'machines/**/*.ts'],

@@ -91,7 +91,8 @@ async function converse(ws: WebSocket): Promise<void> {
 }
 
 function examples(base: string, ws: string): string {
-  const json = (message: string) => `'${JSON.stringify({ message }).replace(/'/g, "'\\''")}'`;
+  const quoted = (text: string) => `'${text.replace(/'/g, "'\\''")}'`;
+  const json = (message: string) => quoted(JSON.stringify({ message }));
   return `
 ${bold('Try it yourself')} (the simulator echoes you, and obeys [[directives]]: see tools/simulator/README.md)
 
@@ -104,10 +105,8 @@ ${bold('Try it yourself')} (the simulator echoes you, and obeys [[directives]]: 
   curl -s ${base}/api/mcp/servers
   curl -s ${base}/api/health
 
-  websocat ${ws}          # then type, one per line:
-    {"type":"message","content":"Hello [[len:30]]"}
-    {"type":"message","content":"What do you remember? [[tool:read_graph]]"}
-    {"type":"subscribe","sessionId":"${SESSION}","since":0}
+  AGENTD_URL=${ws} node docs/clients/chat.mjs ${quoted('Hello [[len:30]]')}
+  AGENTD_URL=${ws} node docs/clients/chat.mjs ${quoted('What do you remember? [[tool:read_graph]]')}
 
 Real model: OPENAI_API_KEY=sk-... npm start   (agents/default.yml)
 `;

@@ -1,0 +1,39 @@
+/** The Node client shipped in docs/ works as the README says: `node docs/clients/chat.mjs "Hello"`. */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
+import { ROOT } from '../support/paths.ts';
+
+const KEY = 'docs-client-key-0123456789';
+const run = (env: Record<string, string>, ...args: string[]) =>
+  promisify(execFile)(process.execPath, [join(ROOT, 'docs/clients/chat.mjs'), ...args], { env: { PATH: process.env.PATH, ...env }, timeout: 20_000 }).then(
+    (r) => ({ code: 0, stdout: r.stdout }),
+    (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
+  );
+
+describe('docs/clients/chat.mjs', () => {
+  let sim: Simulator;
+  let svc: RunningApp;
+  beforeAll(async () => {
+    sim = await startSimulator();
+    svc = await startApp({ server: { auth: { apiKey: KEY } } }, { modelUrl: sim.url });
+  });
+  afterAll(async () => {
+    await svc.stop();
+    await sim.close();
+  });
+
+  it('streams the reply and exits 0', async () => {
+    const r = await run({ AGENTD_URL: svc.wsUrl, AGENTD_API_KEY: KEY }, 'Hello', 'there');
+    expect(r).toEqual({ code: 0, stdout: 'You said: Hello there\n' });
+  });
+
+  it('exits 1 with the reason when the key is wrong', async () => {
+    const r = await run({ AGENTD_URL: svc.wsUrl, AGENTD_API_KEY: 'wrong-key' }, 'Hello');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/cannot reach ws:\/\/127\.0\.0\.1:\d+\//);
+  });
+});
