@@ -31,7 +31,8 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
-  { files: ['**/*.js', '**/*.mjs'], languageOptions: { globals: globals.node } },
+  { files: ['**/*.js', '**/*.mjs'], ignores: ['web/**'], languageOptions: { globals: globals.node } },
+  { files: ['web/**/*.js'], languageOptions: { globals: globals.browser } },
   {
     // House rules on imports (ARCHITECTURE.md §6): components import only what their layer allows.
     files: ['src/**/*.ts', 'machines/**/*.ts'],

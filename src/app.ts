@@ -114,7 +114,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     mcpFace: createHttpFace(serverFace),
     instanceId,
     metrics,
-    routes: createRoutes({ version: VERSION, engine, startedAt, clock, isReady: () => ready, config, waiter, ids, metrics }),
+    routes: createRoutes({ version: VERSION, engine, startedAt, clock, isReady: () => ready, config, waiter, ids, metrics, mode: deps.mode ?? 'web' }),
   });
 
   return {

@@ -5,11 +5,11 @@ import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import type { Admission } from './admission.ts';
-import { bearerKey } from './auth.ts';
+import { bearerKey, type Scope } from './auth.ts';
 import { bufferBody, parseJsonBody } from './body.ts';
 import { formatIp } from './ip.ts';
 import { errorReply, jsonReply, send, watchAbort, type Reply } from './respond.ts';
-import type { HttpMethod, RequestContext, RouteResult } from './route.ts';
+import type { HttpMethod, RequestContext, Route, RouteResult } from './route.ts';
 import type { createRouter, RouteMatch } from './router.ts';
 
 export interface RestDeps {
@@ -24,6 +24,8 @@ export interface RestDeps {
   /** Body limit of every other route. */
   maxJsonBytes: number;
 }
+
+const scopeOf = (route: Route | undefined): Scope => (route?.admin ? 'admin' : route?.public ? 'public' : 'client');
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
@@ -68,7 +70,7 @@ export function createRestHandler(deps: RestDeps) {
 
     const run = async (): Promise<void> => {
       const verdict = await deps.admission.admit(
-        { host: headers.host ?? '', origin, ip, credential: bearerKey(headers.authorization), scope: found.match?.route.admin ? 'admin' : 'client', preflight: method === 'OPTIONS' },
+        { host: headers.host ?? '', origin, ip, credential: bearerKey(headers.authorization), scope: scopeOf(found.match?.route), preflight: method === 'OPTIONS' },
         { route: lookup, body },
       );
       if (verdict.outcome === 'preflight') return send(res, state, { status: 204, headers: {}, body: '' }, verdict.headers);

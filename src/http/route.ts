@@ -43,5 +43,7 @@ export interface Route {
   largeBody?: true;
   /** Starts processes, opens sockets or runs tools: needs `server.auth.adminKey` when one is set. */
   admin?: true;
+  /** Needs no key even when `server.auth.apiKey` is set (static pages with no data). */
+  public?: true;
   handler(ctx: RequestContext): RouteResult | Promise<RouteResult>;
 }

@@ -96,6 +96,8 @@ function examples(base: string, ws: string): string {
   return `
 ${bold('Try it yourself')} (the simulator echoes you, and obeys [[directives]]: see tools/simulator/README.md)
 
+  Open ${base}/ in a browser: the web console
+
   curl -s ${base}/api/message-sync -H 'Content-Type: application/json' -d ${json('Hello there')}
   curl -s ${base}/api/message-sync -H 'Content-Type: application/json' -d ${json('List files [[tool:list_directory {"path":"."}]]')}
   curl -s ${base}/api/message -H 'Content-Type: application/json' -d ${json('Stream me [[len:40]]')}   # reply goes to WebSocket clients

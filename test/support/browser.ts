@@ -1,0 +1,54 @@
+/**
+ * A real browser for the page tests: Debian's Chromium (or AGENTD_CHROMIUM) driven by playwright-core,
+ * headless with a fresh profile. Without Chromium the tests skip with a notice, unless
+ * AGENTD_REQUIRE_BROWSER=1 (CI), where a missing browser is a failure.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { ROOT } from './paths.ts';
+
+const CANDIDATES = [process.env.AGENTD_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
+
+/** The Chromium to use, or undefined (after a visible notice) when there is none and none is required. */
+export function findChromium(): string | undefined {
+  const found = CANDIDATES.find((p) => existsSync(p));
+  if (found) return found;
+  const message = `Chromium not found (looked at ${CANDIDATES.join(', ')}); install it with: apt-get install -y chromium`;
+  if (process.env.AGENTD_REQUIRE_BROWSER === '1') throw new Error(`${message} (AGENTD_REQUIRE_BROWSER=1)`);
+  console.warn(`\n[browser tests skipped] ${message}\n`);
+  return undefined;
+}
+
+export const SCREENSHOTS = join(ROOT, 'test', 'browser', 'screenshots');
+
+export interface Browser {
+  page: Page;
+  /** Saves a full-page screenshot as test/browser/screenshots/<name>.png (gitignored). */
+  screenshot(name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openBrowser(executablePath: string): Promise<Browser> {
+  const profile = await mkdtemp(join(tmpdir(), 'agentd-chromium-'));
+  const context: BrowserContext = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 800 },
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  return {
+    page,
+    async screenshot(name) {
+      await mkdir(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+    },
+    async close() {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
