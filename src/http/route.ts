@@ -1,3 +1,5 @@
+import type { ZodType } from 'zod';
+import type { ErrorCode } from '../errors/index.ts';
 import type { FrontEndBus } from './front-bus.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -45,5 +47,20 @@ export interface Route {
   admin?: true;
   /** Needs no key even when `server.auth.apiKey` is set (static pages with no data). */
   public?: true;
+  /** What the OpenAPI document says of the route (src/http/openapi.ts). */
+  doc?: RouteDoc;
   handler(ctx: RequestContext): RouteResult | Promise<RouteResult>;
+}
+
+/**
+ * A route's OpenAPI description. `body` and `query` are the schemas the handler validates with;
+ * `response` is its success body (or `contentType` names a non-JSON one); `errors` are the codes
+ * its handler can answer, besides the admission chain's, which every route has.
+ */
+export interface RouteDoc {
+  body?: ZodType;
+  query?: ZodType;
+  response?: ZodType;
+  contentType?: string;
+  errors?: ErrorCode[];
 }

@@ -6,6 +6,7 @@ import { imageDataSchema, sessionIdSchema } from '../frames.ts';
 import type { RequestContext, Route } from '../route.ts';
 import type { TurnWaiter } from '../../agent/turn-waiter.ts';
 import { parseInput, validateImage } from '../validate.ts';
+import { RESPONSES } from './shapes.ts';
 
 /** Both message endpoints take an image too (the spec names it for the synchronous one only). */
 const messageSchema = z.object({
@@ -14,6 +15,8 @@ const messageSchema = z.object({
   imageData: imageDataSchema.optional(),
 });
 const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
+/** Documents `?since=` (the handler reads it as a non-negative integer). */
+const historyQuery = z.object({ since: z.int().min(0).optional().describe('Return the stored events after this seq (default 0: all)') });
 
 function sessionParam(ctx: RequestContext): string {
   return parseInput(sessionIdSchema, ctx.params.sessionId, 'session id');
@@ -34,6 +37,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       path: '/api/message-sync',
       summary: 'Send a message and wait for the reply',
       largeBody: true,
+      doc: { body: messageSchema, response: RESPONSES.messageSync, errors: ['MISSING_FIELD', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'] },
       async handler(ctx) {
         const body = parseInput(messageSchema, ctx.body ?? {});
         const sessionId = body.sessionId ?? DEFAULT_SESSION;
@@ -48,6 +52,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       path: '/api/message',
       summary: 'Queue a message; the reply streams over WebSocket',
       largeBody: true,
+      doc: { body: messageSchema, response: RESPONSES.messageQueued, errors: ['MISSING_FIELD', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'] },
       async handler(ctx) {
         const body = parseInput(messageSchema, ctx.body ?? {});
         const sessionId = body.sessionId ?? DEFAULT_SESSION;
@@ -60,6 +65,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       method: 'POST',
       path: '/api/reset',
       summary: 'Reset the conversation of a session',
+      doc: { body: resetSchema, response: RESPONSES.reset, errors: ['AGENT_ERROR'] },
       async handler(ctx) {
         const sessionId = parseInput(resetSchema, ctx.body)?.sessionId ?? DEFAULT_SESSION;
         await ctx.bus.execute('agent.reset', { sessionId }, { sessionId });
@@ -70,6 +76,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       method: 'GET',
       path: '/api/sessions',
       summary: 'List sessions',
+      doc: { response: RESPONSES.sessions },
       async handler(ctx) {
         return { body: { sessions: await ctx.bus.execute('agent.listSessions', {}), timestamp: now() } };
       },
@@ -78,6 +85,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       method: 'GET',
       path: '/api/sessions/:sessionId/history',
       summary: 'The durable frames of a session after `since`',
+      doc: { query: historyQuery, response: RESPONSES.history, errors: ['AGENT_ERROR'] },
       async handler(ctx) {
         const sessionId = sessionParam(ctx);
         const sinceText = ctx.query.get('since');
@@ -93,6 +101,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       method: 'DELETE',
       path: '/api/sessions/:sessionId',
       summary: 'Cancel a session and remove its log',
+      doc: { response: RESPONSES.sessionDeleted, errors: ['AGENT_ERROR'] },
       async handler(ctx) {
         const sessionId = sessionParam(ctx);
         const { deleted } = await ctx.bus.execute('agent.deleteSession', { sessionId }, { sessionId });
@@ -103,6 +112,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       method: 'POST',
       path: '/api/sessions/:sessionId/cancel',
       summary: 'Abort the running turn of a session',
+      doc: { response: RESPONSES.sessionCancelled },
       async handler(ctx) {
         const sessionId = sessionParam(ctx);
         const { cancelled } = await ctx.bus.execute('agent.cancel', { sessionId }, { sessionId });

@@ -3,7 +3,7 @@ import type { Metrics } from '../../metrics/index.ts';
 import type { Route } from '../route.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
-import { pageRoutes } from './page-routes.ts';
+import { apiDocRoutes, consoleRoutes } from './page-routes.ts';
 import { systemRoutes, type ServiceInfo } from './system-routes.ts';
 
 /** `mode: 'mcp'` leaves out the web console. */
@@ -15,13 +15,19 @@ const metricsRoute = (metrics: Metrics): Route => ({
   path: '/metrics',
   summary: 'Prometheus metrics (text exposition)',
   admin: true,
+  doc: { contentType: 'text/plain' },
   handler: async () => ({ body: await metrics.text(), contentType: metrics.contentType }),
 });
 
-export const createRoutes = (deps: RoutesDeps): Route[] => [
-  ...systemRoutes(deps),
-  ...agentRoutes(deps),
-  ...mcpRoutes(deps),
-  metricsRoute(deps.metrics),
-  ...(deps.mode === 'mcp' ? [] : pageRoutes()),
-];
+export function createRoutes(deps: RoutesDeps): Route[] {
+  const table: Route[] = [
+    ...systemRoutes(deps),
+    ...agentRoutes(deps),
+    ...mcpRoutes(deps),
+    metricsRoute(deps.metrics),
+    ...(deps.mode === 'mcp' ? [] : consoleRoutes()),
+  ];
+  const auth = { apiKey: deps.config?.server.auth.apiKey !== undefined, adminKey: deps.config?.server.auth.adminKey !== undefined };
+  table.push(...apiDocRoutes(() => table, { version: deps.version, auth }));
+  return table;
+}

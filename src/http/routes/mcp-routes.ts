@@ -20,6 +20,7 @@ import type { ServerRecord } from '../../mcp/client/messages.ts';
 import type { Route } from '../route.ts';
 import { parseInput } from '../validate.ts';
 import { createReply } from './reply.ts';
+import { RESPONSES } from './shapes.ts';
 
 export interface McpRoutesOptions {
   /** Source of response timestamps. */
@@ -28,6 +29,9 @@ export interface McpRoutesOptions {
 
 /** The connect-server request: the config file's own schemas, checked before anything is spawned. */
 const connectSchema = z.object({ name: serverNameSchema, config: mcpServerConfigSchema });
+
+/** A tool's arguments (its own inputSchema decides the rest); an empty body means `{}`. */
+const toolArgs = z.record(z.string(), z.unknown());
 
 const summary = (s: ServerRecord) => ({ id: s.id, name: s.name, status: s.status, type: s.type });
 
@@ -41,6 +45,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       method: 'GET',
       path: '/api/mcp/servers',
       summary: 'List tool servers',
+      doc: { response: RESPONSES.servers },
       async handler({ bus }) {
         const servers = await bus.execute('mcp.listServers', {});
         return reply({ servers });
@@ -51,6 +56,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       path: '/api/connect-server',
       summary: 'Connect a tool server at runtime',
       admin: true,
+      doc: { body: connectSchema, response: RESPONSES.serverConnected, errors: ['MISSING_FIELD', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'] },
       async handler({ bus, body }) {
         const request = parseInput(connectSchema, body ?? {});
         const server = await bus.execute('mcp.connectServer', request);
@@ -61,6 +67,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       method: 'GET',
       path: '/api/mcp/servers/:serverId/tools',
       summary: 'List the tools of a server',
+      doc: { response: RESPONSES.tools, errors: ['SERVER_NOT_FOUND'] },
       async handler({ bus, params }) {
         const tools = await bus.execute('mcp.listTools', { serverId: serverId(params) });
         return reply({ tools });
@@ -71,6 +78,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       path: '/api/mcp/servers/:serverId/tools/:toolName/execute',
       summary: 'Execute a tool directly',
       admin: true,
+      doc: { body: toolArgs, response: RESPONSES.toolExecuted, errors: ['SERVER_NOT_FOUND', 'TOOL_NOT_FOUND', 'TOOL_EXECUTION_FAILED'] },
       async handler({ bus, params, body }) {
         if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
           throw new AppError('INVALID_REQUEST', 'The request body must be a JSON object of tool arguments', {
@@ -90,6 +98,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       path: '/api/mcp/servers/:serverId',
       summary: 'Disconnect and remove a tool server',
       admin: true,
+      doc: { response: RESPONSES.serverRemoved, errors: ['SERVER_NOT_FOUND'] },
       async handler({ bus, params }) {
         const server = await bus.execute('mcp.removeServer', { serverId: serverId(params) });
         return reply({ status: 'disconnected', name: server.name, server });
@@ -100,6 +109,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       path: '/api/mcp/servers/:serverId/restart',
       summary: 'Restart a tool server',
       admin: true,
+      doc: { response: RESPONSES.serverConnected, errors: ['SERVER_NOT_FOUND', 'AGENT_ERROR'] },
       async handler({ bus, params }) {
         const server = await bus.execute('mcp.restartServer', { serverId: serverId(params) });
         return reply({ status: 'connected', name: server.name, server });

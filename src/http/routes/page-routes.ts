@@ -1,53 +1,83 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import { extname, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, extname, join } from 'node:path';
 import { AppError } from '../../errors/index.ts';
+import { openApiDocument, type OpenApiOptions } from '../openapi.ts';
 import type { Route, RouteResult } from '../route.ts';
+import { RESPONSES } from './shapes.ts';
 
 const WEB = join(import.meta.dirname, '..', '..', '..', 'web');
+const SWAGGER_UI = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
 };
 
 /**
  * What a page may do: load its own files, talk to this origin (REST and WebSocket), show images
  * the user picked. No inline script, no third party, no framing.
  */
-const PAGE_HEADERS = {
-  'Content-Security-Policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+const csp = (style: string) =>
+  `default-src 'none'; script-src 'self'; style-src ${style}; img-src 'self' data: blob:; connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+const pageHeaders = (style = "'self'") => ({
+  'Content-Security-Policy': csp(style),
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'Cache-Control': 'no-cache',
-};
+});
 
-/** The files of one folder under web/, read once: name → reply. */
-function folder(name: string): Map<string, RouteResult> {
-  const files = new Map<string, RouteResult>();
-  for (const file of readdirSync(join(WEB, name))) {
-    const contentType = TYPES[extname(file)];
-    if (contentType) files.set(file, { body: readFileSync(join(WEB, name, file), 'utf8'), contentType, headers: PAGE_HEADERS });
-  }
-  return files;
+/** Files by name, each read on first request and kept; any other name is an unknown route. */
+function files(entries: [name: string, path: string][], headers: Record<string, string>, prefix: string) {
+  const paths = new Map(entries.filter(([name]) => TYPES[extname(name)]));
+  const cache = new Map<string, RouteResult>();
+  return (name: string): RouteResult => {
+    const path = paths.get(name);
+    if (!path) throw new AppError('INVALID_REQUEST', `Unknown route ${prefix}${name}`, { issue: 'no such endpoint' });
+    const cached = cache.get(name);
+    if (cached) return cached;
+    const reply = { body: readFileSync(path, 'utf8'), contentType: TYPES[extname(name)] ?? 'text/plain', headers };
+    cache.set(name, reply);
+    return reply;
+  };
 }
+const folder = (name: string) => readdirSync(join(WEB, name)).map((file): [string, string] => [file, join(WEB, name, file)]);
 
 /**
  * The web console: `GET /` (an HTTP GET; a WebSocket upgrade at `/` stays the API) and its files.
  * Public routes: the pages carry no secret and no data; everything they show comes from the API,
  * which asks for the key.
  */
-export function pageRoutes(): Route[] {
-  const files = folder('console');
-  const file = (name: string): RouteResult => {
-    const found = files.get(name);
-    if (!found) throw new AppError('INVALID_REQUEST', `Unknown route /console/${name}`, { issue: 'no such endpoint' });
-    return found;
-  };
+export function consoleRoutes(): Route[] {
+  const file = files(folder('console'), pageHeaders(), '/console/');
   return [
-    { method: 'GET', path: '/', summary: 'The web console (web mode)', public: true, handler: () => file('index.html') },
-    { method: 'GET', path: '/console/:file', summary: "The console's scripts and styles", public: true, handler: (ctx) => file(ctx.params.file ?? '') },
+    { method: 'GET', path: '/', summary: 'The web console (web mode)', public: true, doc: { contentType: 'text/html' }, handler: () => file('index.html') },
+    { method: 'GET', path: '/console/:file', summary: "The console's scripts and styles", public: true, doc: { contentType: 'text/javascript' }, handler: (ctx) => file(ctx.params.file ?? '') },
+  ];
+}
+
+/**
+ * The API description (`GET /api/openapi.json`, of every route in `table()`, built once) and the
+ * docs page showing it (swagger-ui from the installed package; no CDN). Public, like the console.
+ */
+export function apiDocRoutes(table: () => Route[], options: OpenApiOptions): Route[] {
+  let document: string | undefined;
+  // swagger-ui sets inline styles, so its page allows them; scripts stay 'self' only.
+  const file = files(
+    [...folder('docs'), ['swagger-ui.css', join(SWAGGER_UI, 'swagger-ui.css')], ['swagger-ui-bundle.js', join(SWAGGER_UI, 'swagger-ui-bundle.js')]],
+    pageHeaders("'self' 'unsafe-inline'"),
+    '/api/docs/',
+  );
+  return [
+    {
+      method: 'GET',
+      path: '/api/openapi.json',
+      summary: 'The OpenAPI 3.1 description of these routes',
+      public: true,
+      doc: { response: RESPONSES.openApi },
+      handler: () => ({ body: (document ??= JSON.stringify(openApiDocument(table(), options))), contentType: 'application/json; charset=utf-8' }),
+    },
+    { method: 'GET', path: '/api/docs', summary: 'Interactive API docs (swagger-ui, served locally)', public: true, doc: { contentType: 'text/html' }, handler: () => file('index.html') },
+    { method: 'GET', path: '/api/docs/:file', summary: "The docs page's scripts and styles", public: true, doc: { contentType: 'text/javascript' }, handler: (ctx) => file(ctx.params.file ?? '') },
   ];
 }

@@ -2,6 +2,7 @@ import type { Clock } from '../../clock.ts';
 import type { AgentConfig } from '../../config/schema.ts';
 import { exportConfigYaml } from '../../config/export.ts';
 import type { Route } from '../route.ts';
+import { RESPONSES } from './shapes.ts';
 
 export interface ServiceInfo {
   version: string;
@@ -21,6 +22,7 @@ export function systemRoutes(info: ServiceInfo): Route[] {
       method: 'GET',
       path: '/api/health',
       summary: 'Service health',
+      doc: { response: RESPONSES.health },
       async handler({ bus }) {
         const [servers, agent] = await Promise.all([bus.execute('mcp.listServers', {}), bus.execute('agent.health', {})]);
         const now = info.clock.now();
@@ -45,6 +47,7 @@ export function systemRoutes(info: ServiceInfo): Route[] {
       method: 'GET',
       path: '/api/config.yaml',
       summary: 'The running config as YAML, secrets redacted',
+      doc: { contentType: 'application/yaml' },
       handler: () => ({ body: exportConfigYaml(info.config), contentType: 'application/yaml; charset=utf-8' }),
     },
   ];

@@ -1,0 +1,122 @@
+/**
+ * The OpenAPI 3.1 document of the route table, built from the same zod schemas that validate
+ * requests (z.toJSONSchema) and from each route's `doc`.
+ *
+ * Contracts:
+ * - Every route of the table is one operation, and nothing else is (tested both ways).
+ * - Every operation lists the answers of the admission chain (400, 403, 429, 503, and 401 when a
+ *   key applies to it), 500, and its own error codes, each with the error envelope, grouped by
+ *   status with the codes named; every answer carries the X-RateLimit-* headers.
+ * - Security schemes appear only when keys are configured: `apiKey` for client routes, `adminKey`
+ *   for admin routes when one is set; public routes need none.
+ */
+import { z, type ZodType } from 'zod';
+import { ERROR_TABLE, type ErrorCode } from '../errors/index.ts';
+import type { Route } from './route.ts';
+
+export interface OpenApiOptions {
+  version: string;
+  auth: { apiKey: boolean; adminKey: boolean };
+}
+
+type JsonSchema = Record<string, unknown>;
+
+function jsonSchema(schema: ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' });
+  return rest;
+}
+
+const RATE_HEADERS = {
+  'X-RateLimit-Limit': { $ref: '#/components/headers/X-RateLimit-Limit' },
+  'X-RateLimit-Remaining': { $ref: '#/components/headers/X-RateLimit-Remaining' },
+  'X-RateLimit-Reset': { $ref: '#/components/headers/X-RateLimit-Reset' },
+};
+
+const ERROR_ENVELOPE: JsonSchema = {
+  type: 'object',
+  required: ['success', 'error', 'timestamp'],
+  properties: {
+    success: { const: false },
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { enum: Object.keys(ERROR_TABLE) },
+        message: { type: 'string' },
+        details: { type: 'object', description: 'For programs: field, issue, reason, serverId, toolName, limit, remaining, resetTime, scope, ... by code' },
+      },
+    },
+    timestamp: { type: 'string', format: 'date-time' },
+  },
+};
+
+const ADMISSION: ErrorCode[] = ['INVALID_REQUEST', 'FORBIDDEN', 'RATE_LIMIT_EXCEEDED', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR'];
+
+function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set(codes)) {
+    const status = ERROR_TABLE[code].status;
+    if (status !== null) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].sort(([a], [b]) => a - b).map(([status, list]) => [
+      String(status),
+      { description: list.join(', '), headers: RATE_HEADERS, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } }, 'x-error-codes': list },
+    ]),
+  );
+}
+
+function operation(route: Route, options: OpenApiOptions): Record<string, unknown> {
+  const doc = route.doc ?? {};
+  const keyed = !route.public && (options.auth.apiKey || (route.admin === true && options.auth.adminKey));
+  const scheme = route.admin && options.auth.adminKey ? 'adminKey' : 'apiKey';
+  const pathParams = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+  const query = doc.query ? Object.entries((jsonSchema(doc.query, 'input').properties ?? {}) as Record<string, JsonSchema>) : [];
+  const queryParams = query.map(([name, schema]) => ({ name, in: 'query', required: false, schema, ...(typeof schema.description === 'string' && { description: schema.description }) }));
+  const success = doc.response
+    ? { 'application/json': { schema: jsonSchema(doc.response, 'output') } }
+    : { [doc.contentType ?? 'application/json']: { schema: { type: 'string' } } };
+  return {
+    operationId: `${route.method.toLowerCase()}${route.path.replace(/[^a-zA-Z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}` || 'getRoot',
+    summary: route.summary.replaceAll('`', ''),
+    ...(pathParams.length + queryParams.length > 0 && { parameters: [...pathParams, ...queryParams] }),
+    ...(doc.body && {
+      requestBody: { required: !doc.body.safeParse(undefined).success, content: { 'application/json': { schema: jsonSchema(doc.body, 'input') } } },
+    }),
+    responses: {
+      200: { description: 'Success', headers: RATE_HEADERS, content: success },
+      ...errorResponses([...ADMISSION, ...(keyed ? (['UNAUTHORIZED'] as const) : []), ...(doc.errors ?? [])]),
+    },
+    security: keyed ? [{ [scheme]: [] }] : [],
+  };
+}
+
+export function openApiDocument(routes: Route[], options: OpenApiOptions): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const path = route.path.replace(/:(\w+)/g, '{$1}');
+    (paths[path] ??= {})[route.method.toLowerCase()] = operation(route, options);
+  }
+  const bearer = (description: string) => ({ type: 'http', scheme: 'bearer', description });
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'agentd',
+      version: options.version,
+      description: 'One conversational AI agent: REST under /api, a WebSocket API at / (see docs/api.md), MCP at /mcp (JSON-RPC, not described here).',
+    },
+    paths,
+    components: {
+      schemas: { Error: ERROR_ENVELOPE },
+      headers: {
+        'X-RateLimit-Limit': { description: 'Requests allowed in the window', schema: { type: 'integer' } },
+        'X-RateLimit-Remaining': { description: 'Requests left in the window', schema: { type: 'integer' } },
+        'X-RateLimit-Reset': { description: 'When the window resets (Unix seconds)', schema: { type: 'integer' } },
+      },
+      securitySchemes: {
+        ...(options.auth.apiKey && { apiKey: bearer('server.auth.apiKey (or the admin key)') }),
+        ...(options.auth.adminKey && { adminKey: bearer('server.auth.adminKey') }),
+      },
+    },
+  };
+}

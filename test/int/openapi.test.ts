@@ -1,0 +1,103 @@
+/**
+ * GET /api/openapi.json: a valid OpenAPI 3.1 document of exactly the route table, and every
+ * documented operation answers a real request with the documented shape.
+ */
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRoutes, type RoutesDeps } from '../../src/http/routes/index.ts';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { fixturePath } from '../support/paths.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
+
+const API = 'openapi-client-key-0123456789';
+const ADMIN = 'openapi-admin-key-0123456789';
+type Operation = { operationId: string; responses: Record<string, { content?: Record<string, { schema: object }> }>; security: object[]; requestBody?: unknown };
+type Doc = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown>; schemas: { Error: object } } };
+
+/** A request for each operation: path values and a body, in an order that leaves deletions last. */
+const PATH_VALUES: Record<string, string> = { serverId: 'echo', toolName: 'echo', sessionId: 'default', file: 'main.js' };
+const BODIES: Record<string, unknown> = {
+  'POST /api/message-sync': { message: 'Hello from the contract test' },
+  'POST /api/message': { message: 'Queued from the contract test' },
+  'POST /api/reset': { sessionId: 'scratch' },
+  'POST /api/connect-server': { name: 'second', config: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
+  'POST /api/mcp/servers/{serverId}/tools/{toolName}/execute': { message: 'hi' },
+};
+
+describe('OpenAPI document', () => {
+  let sim: Simulator;
+  let svc: RunningApp;
+  let doc: Doc;
+  beforeAll(async () => {
+    sim = await startSimulator();
+    svc = await startApp(
+      { server: { auth: { apiKey: API, adminKey: ADMIN } }, mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } } },
+      { modelUrl: sim.url },
+    );
+    const res = await fetch(`${svc.url}/api/openapi.json`); // public: no key
+    expect(res.status).toBe(200);
+    doc = (await res.json()) as Doc;
+  });
+  afterAll(async () => {
+    await svc.stop();
+    await sim.close();
+  });
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const result = await new Validator().validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminKey', 'apiKey']);
+  });
+
+  it('describes every route of the table and nothing else', () => {
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+    const table = createRoutes({ config: svc.config } as RoutesDeps).map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`);
+    expect(documented.sort()).toEqual(table.sort());
+  });
+
+  it('names the key each operation needs', () => {
+    expect(doc.paths['/api/sessions']!.get!.security).toEqual([{ apiKey: [] }]);
+    expect(doc.paths['/api/connect-server']!.post!.security).toEqual([{ adminKey: [] }]);
+    expect(doc.paths['/api/health']!.get!.responses['401']).toBeDefined();
+    expect(doc.paths['/api/openapi.json']!.get!.security).toEqual([]);
+    expect(doc.paths['/api/openapi.json']!.get!.responses['401']).toBeUndefined();
+  });
+
+  it('every operation answers a real request with its documented shape', async () => {
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    const operations = Object.entries(doc.paths)
+      .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path, op })))
+      .sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
+    for (const { method, path, op } of operations) {
+      const key = `${method} ${path}`;
+      const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => (path.startsWith('/api/docs') && name === 'file' ? 'docs.js' : PATH_VALUES[name]!));
+      const body = BODIES[key];
+      const res = await fetch(`${svc.url}${url}`, {
+        method,
+        headers: { Authorization: `Bearer ${ADMIN}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      });
+      expect(res.status, `${key}: ${res.status === 200 ? '' : await res.clone().text()}`).toBe(200);
+      expect(res.headers.get('x-ratelimit-limit'), key).toMatch(/^\d+$/);
+      const [type, { schema }] = Object.entries(op.responses['200']!.content!)[0]!;
+      expect(res.headers.get('content-type'), key).toContain(type);
+      if (type !== 'application/json') continue;
+      const json: unknown = await res.json();
+      const validate = ajv.compile(schema);
+      expect(validate(json) ? [] : validate.errors, key).toEqual([]);
+    }
+  });
+
+  it('documents the error answers with the envelope', async () => {
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    const op = doc.paths['/api/mcp/servers/{serverId}/tools']!.get!;
+    expect(op.responses['404']).toBeDefined();
+    const res = await fetch(`${svc.url}/api/mcp/servers/nope/tools`, { headers: { Authorization: `Bearer ${API}` } });
+    expect(res.status).toBe(404);
+    const validate = ajv.compile(doc.components.schemas.Error);
+    expect(validate(await res.json()) ? [] : validate.errors).toEqual([]);
+  });
+});
