@@ -16,6 +16,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock, type Clock } from '../clock.ts';
 import { randomUUID } from 'node:crypto';
+import { createLeanFetch } from './lean-fetch.ts';
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import type { LlmConfig } from '../config/schema.ts';
@@ -74,6 +75,7 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     baseURL: resolved.baseURL,
     maxRetries: 0,
     timeout: llm.timeoutMs,
+    fetch: createLeanFetch(),
     // Explicit nulls keep OPENAI_* variables of the environment out of other providers' requests.
     organization: null,
     project: null,
