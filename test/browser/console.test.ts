@@ -38,7 +38,7 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     await page.getByRole('button', { name: 'Use key' }).click();
     await page.locator('#server-echo .status', { hasText: 'connected' }).waitFor();
     await page.reload(); // the key stays for the tab: no prompt again
-    await expect.poll(() => page.locator('#status').textContent()).toMatch(/ready · 1 tool server/);
+    await expect.poll(() => page.locator('#status').textContent(), { timeout: 10_000 }).toMatch(/ready · 1 tool server/);
     expect(await page.locator('#key-form').isHidden()).toBe(true);
     expect(await page.content()).not.toContain(KEY);
   });
@@ -81,7 +81,7 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     await second.getByText('echo', { exact: true }).click();
     await second.getByLabel(/^message \*/).fill('run from a form');
     await second.getByRole('button', { name: 'Run echo' }).click();
-    await expect.poll(() => second.locator('.tool-output').first().textContent()).toContain('fixture echo: run from a form');
+    await expect.poll(() => second.locator('.tool-output').first().textContent(), { timeout: 10_000 }).toContain('fixture echo: run from a form');
     await browser.screenshot('console-servers');
   });
 
@@ -89,7 +89,7 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     const { page } = browser;
     await page.getByLabel('New session').fill('other');
     await page.getByRole('button', { name: 'Open' }).click();
-    await expect.poll(() => page.locator('#transcript li').count()).toBe(0);
+    await expect.poll(() => page.locator('#transcript li').count(), { timeout: 10_000 }).toBe(0);
     await page.getByRole('button', { name: 'default' }).click();
     await page.locator('.user', { hasText: 'Hello console' }).waitFor();
     await page.locator('.tool .result', { hasText: 'fixture echo: from the browser' }).waitFor();

@@ -18,6 +18,13 @@ function needKey(err) {
   status('this service needs an API key');
 }
 
+/** The agent's health, shown while connected. */
+function refreshStatus() {
+  call('GET', '/api/health')
+    .then((h) => connected && status(`${h.agent.status} · ${h.agent.connectedServers} tool server(s)`))
+    .catch(needKey);
+}
+
 async function loadSessions() {
   const { sessions } = await call('GET', '/api/sessions');
   const ids = new Set(sessions.map((s) => s.id).concat(current));
@@ -46,7 +53,7 @@ function show(sessionId) {
 const events = connectEvents({
   onOpen() {
     connected = true;
-    status('connected');
+    refreshStatus();
     show(current);
     servers.load().catch(needKey);
   },
@@ -55,7 +62,10 @@ const events = connectEvents({
     connected = false;
   },
   onEvent(event, data) {
-    if (event === 'mcpServerStatus') return servers.update(data);
+    if (event === 'mcpServerStatus') {
+      servers.update(data);
+      return refreshStatus();
+    }
     if (data.sessionId === current || (event === 'error' && data.sessionId === undefined)) transcript.show(event, data);
     if (event === 'userMessage' && data.sessionId !== current) loadSessions().catch(needKey);
   },
@@ -115,7 +125,5 @@ $('connect-form').addEventListener('submit', async (e) => {
   }
 });
 
-call('GET', '/api/health')
-  .then((h) => status(`${h.agent.status} · ${h.agent.connectedServers} tool server(s)`))
-  .catch(needKey);
-fetch('/inspect', { method: 'GET' }).then((r) => ($('inspector-link').hidden = !r.ok), () => {});
+fetch('/inspect').then((r) => ($('inspector-link').hidden = !r.ok), () => {});
+refreshStatus(); // asks for the key at once when the service needs one
