@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import type { AnyActorRef } from 'xstate';
 import { parseSessionEvent } from '../machines/session-events.ts';
 import { createAgentService, createTurnWaiter, type AgentCommands, type AgentEvents } from './agent/index.ts';
 import { createBus, type Bus } from './bus/index.ts';
+import { createInspectHub, type InspectHub } from './inspect/index.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from './clock.ts';
 import { createRedactor, type Redactor } from './config/redact.ts';
 import type { AgentConfig } from './config/schema.ts';
@@ -49,6 +51,8 @@ export interface App {
   frontEnd: FrontEnd;
   /** The agent as an MCP server (also served on stdio by `--mcp-transport stdio`). */
   serverFace: ServerFace;
+  /** The inspection hub, when `server.inspect` is on. */
+  inspect: InspectHub | undefined;
   /** Checks what must work before the service listens (the store's medium) and ends tool servers a crashed run left; rejects with the problem. */
   open(): Promise<void>;
   /** Kills every tool-server process group at once (for exits that cannot wait for `stop()`). */
@@ -88,8 +92,11 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   // Tool-server process groups are recorded beside the session logs, so a crash leaves none behind for long.
   const childrenFile = config.storage.type === 'jsonl' ? join(config.storage.dir, '.agentd-children.json') : undefined;
   const children = createChildRegistry(childrenFile, log.child({ component: 'mcp' }));
-  const mcp = createMcpService({ config, bus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION }, runtime, children, redactor });
-  const agent = createAgentService({ config, bus, store, llm, log: log.child({ component: 'agent' }), clock, ids, redact: redactor.deep });
+  // The inspector watches the machines only while a viewer is attached (src/inspect/hub.ts).
+  const inspect = config.server.inspect ? createInspectHub({ content: config.server.inspectContent, redact: redactor.deep }) : undefined;
+  const registerActor = inspect && { registerActor: (id: string, actor: AnyActorRef) => inspect.register(id, actor) };
+  const mcp = createMcpService({ config, bus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION }, runtime, children, redactor, ...registerActor });
+  const agent = createAgentService({ config, bus, store, llm, log: log.child({ component: 'agent' }), clock, ids, redact: redactor.deep, ...registerActor });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs);
   const serverFace = createServerFace({
     bus,
@@ -114,6 +121,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     mcpFace: createHttpFace(serverFace),
     instanceId,
     metrics,
+    inspect,
     routes: createRoutes({ version: VERSION, engine, startedAt, clock, isReady: () => ready, config, waiter, ids, metrics, mode: deps.mode ?? 'web' }),
   });
 
@@ -121,6 +129,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     bus,
     frontEnd,
     serverFace,
+    inspect,
     async open() {
       await store.open();
       if (childrenFile) reapLeftovers(childrenFile, log.child({ component: 'mcp' }));

@@ -12,6 +12,8 @@ Options:
   --web-port <port>        HTTP port (default: server.port of the config, else 3001)
   --host <address>         bind address (default: server.host of the config, else 127.0.0.1)
   --agent <file>           agent config YAML (default: agents/default.yml)
+  --inspect                serve the live state-machine inspector at /inspect/ws (server.inspect)
+  --inspect-content        inspection frames include prompt, reply and tool text (server.inspectContent)
   --log-level <level>      ${LOG_LEVELS.join('|')} (default: info)
   -h, --help               show this help
   -v, --version            print the version
@@ -24,6 +26,9 @@ export interface CliOptions {
   host: string | undefined;
   agent: string;
   logLevel: (typeof LOG_LEVELS)[number];
+  /** Turn the inspector on (and with content), whatever the config says. */
+  inspect: boolean;
+  inspectContent: boolean;
   help: boolean;
   version: boolean;
 }
@@ -45,6 +50,8 @@ export function parseCliArgs(argv: string[]): CliOptions {
         host: { type: 'string' },
         agent: { type: 'string' },
         'log-level': { type: 'string' },
+        inspect: { type: 'boolean' },
+        'inspect-content': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -73,6 +80,8 @@ export function parseCliArgs(argv: string[]): CliOptions {
     host: values.host,
     agent: values.agent ?? 'agents/default.yml',
     logLevel: logLevel as CliOptions['logLevel'],
+    inspect: (values.inspect ?? false) || (values['inspect-content'] ?? false),
+    inspectContent: values['inspect-content'] ?? false,
     help: values.help ?? false,
     version: values.version ?? false,
   };

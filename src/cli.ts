@@ -39,6 +39,7 @@ async function main(): Promise<void> {
     process.stderr.write(`agentd: ${e.message}\n`);
     process.exit(1);
   }
+  if (options.inspect) config = { ...config, server: { ...config.server, inspect: true, inspectContent: config.server.inspectContent || options.inspectContent } };
   const redactor = createRedactor(config);
   const log = createLogger(options.logLevel, stdio ? pino.destination(2) : undefined, redactor.redact);
   const host = options.host ?? config.server.host ?? '127.0.0.1';

@@ -31,6 +31,7 @@ import type { McpCommands, ModelTool } from '../mcp/client/messages.ts';
 import type { EventStore } from '../store/types.ts';
 import { toFrame, type AgentEvents, type AgentFrame } from './frames.ts';
 import type { AgentCommands, AgentHealth, SessionSummary } from './messages.ts';
+import type { RegisterActor } from '../inspect/index.ts';
 import { openSession, storageCause, type Session, type StorageHealth } from './session.ts';
 
 /** The bus as the agent uses it: its own commands and events, and the tool calls it makes. */
@@ -48,6 +49,8 @@ export interface AgentServiceOptions {
   evictAfterMs?: number;
   /** Redacts what a failed turn says before it is stored and sent (default: unchanged). */
   redact?: <T>(value: T) => T;
+  /** Shows each session's actor to the inspector (as `turn:<sessionId>`). */
+  registerActor?: RegisterActor;
 }
 
 export interface AgentService {
@@ -131,6 +134,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         publish,
         storage,
         redact: opts.redact ?? ((value) => value),
+        ...(opts.registerActor && { registerActor: opts.registerActor }),
       }),
     };
     slots.set(sessionId, slot);

@@ -17,6 +17,7 @@ import type { SendMeta } from '../bus/index.ts';
 import type { Clock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import type { ChatMessage, LlmClient } from '../llm/types.ts';
+import type { RegisterActor } from '../inspect/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { ModelTool } from '../mcp/client/messages.ts';
 import type { EventStore } from '../store/types.ts';
@@ -41,6 +42,8 @@ export interface SessionDeps {
   storage: StorageHealth;
   /** Redacts a failed turn's message and details before they are stored and sent. */
   redact: <T>(value: T) => T;
+  /** Shows the session's actor to the inspector. */
+  registerActor?: RegisterActor;
 }
 
 export interface StorageHealth {
@@ -167,7 +170,9 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       settle: fromPromise(() => outbox.drained()),
     },
   });
-  const actor: Actor<typeof machine> = createActor(machine, { input: { sessionId, maxIterations: deps.maxIterations, model: llm.model } });
+  const actorId = `turn:${sessionId}`;
+  const actor: Actor<typeof machine> = createActor(machine, { id: actorId, input: { sessionId, maxIterations: deps.maxIterations, model: llm.model } });
+  const unregister = deps.registerActor?.(actorId, actor);
 
   actor.on('*', (e: SessionEmitted) => {
     const { key } = e;
@@ -227,6 +232,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       actor.send({ type: 'DISCARD', reason });
       await outbox.drained();
       actor.stop();
+      unregister?.();
       await outbox.drained();
     },
     get busy() {

@@ -96,6 +96,10 @@ export const serverSchema = z.strictObject({
       adminKey: z.string().min(16).optional(),
     })
     .prefault({}),
+  /** The live state-machine inspector at /inspect/ws (also `--inspect`); off by default. */
+  inspect: z.boolean().default(false),
+  /** Inspection frames carry prompt, reply and tool text too (also `--inspect-content`); sanitized otherwise. */
+  inspectContent: z.boolean().default(false),
   /** OpenTelemetry traces over OTLP/HTTP (configured by the standard OTEL_* variables); also on when those ask for traces. */
   tracing: z.boolean().default(false),
   /** Milliseconds a request/response endpoint waits for its answer. */

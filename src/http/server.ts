@@ -3,6 +3,7 @@ import type { FrontEndBus } from './front-bus.ts';
 import type { Clock, IdSource } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
+import type { InspectHub } from '../inspect/index.ts';
 import type { HttpFace } from '../mcp/server/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { createAdmission } from './admission.ts';
@@ -10,6 +11,7 @@ import { createAuth } from './auth.ts';
 import { createCors } from './cors.ts';
 import { engine, uWS } from './engine.ts';
 import { createHostCheck } from './host-check.ts';
+import { createInspectWs } from './inspect-ws.ts';
 import { createLimits, type Limits } from './limits.ts';
 import { createMcpEndpoint } from './mcp-endpoint.ts';
 import { createRestHandler } from './rest.ts';
@@ -36,6 +38,8 @@ export interface FrontEndDeps {
   mcpFace: HttpFace;
   /** This instance's id (refuses /mcp requests from itself). */
   instanceId: string;
+  /** The inspection hub, when the inspector is on: served at /inspect/ws. */
+  inspect?: InspectHub | undefined;
 }
 
 export interface FrontEnd {
@@ -99,6 +103,8 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     instanceId: deps.instanceId,
   });
 
+  const inspectWs = deps.inspect ? createInspectWs({ hub: deps.inspect, admission, clock: deps.clock, log }) : undefined;
+  if (inspectWs) app.ws('/inspect/ws', inspectWs.behavior);
   if (gateway) app.ws('/', gateway.behavior);
   app.any('/mcp', mcp);
   app.any('/api/*', rest);
@@ -136,6 +142,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
       if (listenSocket) uWS.us_listen_socket_close(listenSocket);
       listenSocket = undefined;
       gateway?.closeAll();
+      inspectWs?.closeAll();
     },
     connections: () => gateway?.size() ?? 0,
   };

@@ -140,6 +140,26 @@ describe('agentd command line', () => {
     expect(lines.some((l) => l.msg === 'shutting down')).toBe(true);
   });
 
+  it('--inspect serves the inspector (off without it), and the late-join state names the actors', async () => {
+    const file = await writeAgent(`llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n`);
+    const p = run(['--agent', file, '--web-port', '0', '--inspect']);
+    const port = await listeningPort(p.child, p.out);
+    const viewer = await connectWs(`ws://127.0.0.1:${port}/inspect/ws`);
+    viewer.send({ type: 'ignored' });
+    await fetch(`http://127.0.0.1:${port}/api/reset`, { method: 'POST' }); // opens the default session
+    const actor = (await viewer.next((f) => (f as unknown as { name?: string }).name === 'turn:default')) as unknown as { type: string };
+    expect(actor.type).toBe('@xstate.actor');
+    viewer.close();
+    p.child.kill('SIGTERM');
+    expect(await p.exited).toBe(0);
+
+    const plain = run(['--agent', file, '--web-port', '0']);
+    const plainPort = await listeningPort(plain.child, plain.out);
+    await expect(connectWs(`ws://127.0.0.1:${plainPort}/inspect/ws`)).rejects.toThrow(/upgrade refused: 400/);
+    plain.child.kill('SIGTERM');
+    expect(await plain.exited).toBe(0);
+  });
+
   it('exits at once on a second signal during a slow shutdown, leaving no tool server behind', async () => {
     const marker = `agentd-double-signal-${process.pid}-${Date.now()}`;
     const file = await writeAgent(

@@ -110,7 +110,11 @@ describe('cors', () => {
 
 describe('cli arguments', () => {
   it('has the documented defaults', () => {
-    expect(parseCliArgs([])).toEqual({ mode: 'web', mcpTransport: 'http', port: undefined, host: undefined, agent: 'agents/default.yml', logLevel: 'info', help: false, version: false });
+    expect(parseCliArgs([])).toEqual({ mode: 'web', mcpTransport: 'http', port: undefined, host: undefined, agent: 'agents/default.yml', logLevel: 'info', inspect: false, inspectContent: false, help: false, version: false });
+  });
+  it('turns the inspector on with --inspect, and with content by --inspect-content alone', () => {
+    expect(parseCliArgs(['--inspect'])).toMatchObject({ inspect: true, inspectContent: false });
+    expect(parseCliArgs(['--inspect-content'])).toMatchObject({ inspect: true, inspectContent: true });
   });
   it('parses every flag', () => {
     expect(parseCliArgs(['--mode', 'mcp', '--web-port', '0', '--host', '127.0.0.2', '--agent', 'a.yml', '--log-level', 'debug'])).toMatchObject({

@@ -1,4 +1,5 @@
 /** The MCP service's options and its per-server entry: what a server is, and how it reads as a record. */
+import type { RegisterActor } from '../../inspect/index.ts';
 import type { Actor } from 'xstate';
 import type { McpServerMachine, RetryPolicy, ServerStatus } from '../../../machines/mcp-server.machine.ts';
 import type { Bus } from '../../bus/index.ts';
@@ -33,6 +34,8 @@ export interface McpServiceOptions {
   children?: ChildRegistry;
   /** Redacts server records, failures and tool errors (default: patterns and this config's secrets). */
   redactor?: Redactor;
+  /** Shows each server's connection actor to the inspector (as `mcp:<name>`). */
+  registerActor?: RegisterActor;
 }
 
 export interface McpService {
@@ -52,6 +55,8 @@ export interface ServerEntry {
   runtime: boolean;
   /** Ends what the current connection attempt holds besides the connection (a pinned HTTP agent). */
   release: (() => Promise<void>) | undefined;
+  /** Takes the actor off the inspector. */
+  unwatch: (() => void) | undefined;
 }
 
 /** The status a server machine's snapshot stands for. */

@@ -124,9 +124,11 @@ export function createMcpService(options: McpServiceOptions): McpService {
       actions: { closeConnection: () => close(entry) },
     });
     const actor = createActor(machine, {
+      id: `mcp:${name}`,
       input: { serverId: name, now: () => clock.now(), random, ...(options.retry ? { retry: options.retry } : {}) },
     });
-    const entry: ServerEntry = { name, config: serverConfig, actor, connection: undefined, pending: new Set(), runtime: runtimeServer, release: undefined };
+    const unwatch = options.registerActor?.(`mcp:${name}`, actor);
+    const entry: ServerEntry = { name, config: serverConfig, actor, connection: undefined, pending: new Set(), runtime: runtimeServer, release: undefined, unwatch };
     entries.set(name, entry);
     actor.on('status', ({ status, error }) => {
       if (status === 'error') log.warn({ serverId: name, error }, 'MCP server error');
@@ -162,6 +164,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
     entries.delete(entry.name);
     entry.actor.send({ type: 'STOP' });
     entry.actor.stop();
+    entry.unwatch?.();
     refreshCatalogue();
     while (entry.pending.size > 0) await Promise.all(entry.pending);
     return record(entry);

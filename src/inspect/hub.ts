@@ -1,0 +1,133 @@
+/**
+ * The inspection hub: the live actors (root actors registered by their owners, their children
+ * found through snapshots) and the viewers that watch them.
+ *
+ * Contracts:
+ * - Costs nothing without a viewer: actor systems are inspected (`system.inspect`) only while at
+ *   least one viewer is attached; the last one to leave unsubscribes them all.
+ * - A viewer that joins first receives, for every live actor (or only `filter`'s one and its
+ *   descendants), one `@xstate.actor` then one `@xstate.snapshot` frame, then the live stream.
+ * - Backpressure per viewer: when `send` reports the viewer behind, it gets nothing more until
+ *   `drained`, which sends `{ type: "resync" }` and a fresh late-join state: never an unbounded queue.
+ */
+import type { AnyActorRef, InspectionEvent, Subscription } from 'xstate';
+import { createFrames, type FrameOptions, type InspectFrame } from './frames.ts';
+
+export interface Viewer {
+  /** Sends one frame (JSON); returns false when the viewer is behind (its buffer is over the limit). */
+  send(frame: string): boolean;
+}
+
+interface Root {
+  actor: AnyActorRef;
+  watch?: Subscription;
+}
+
+interface Attached {
+  viewer: Viewer;
+  /** Readable id (`turn:default`) of the actor this viewer watches, with its descendants; all when undefined. */
+  filter: string | undefined;
+  behind: boolean;
+}
+
+export type InspectHub = ReturnType<typeof createInspectHub>;
+
+export function createInspectHub(options: FrameOptions) {
+  const frames = createFrames(options);
+  const roots = new Map<string, Root>(); // by readable id
+  const viewers = new Set<Attached>();
+
+  /** The actor and its live descendants, parents first. */
+  const tree = (actor: AnyActorRef): AnyActorRef[] => {
+    const children = Object.values((actor.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> }).children ?? {});
+    return [actor, ...children.filter((c): c is AnyActorRef => c !== undefined).flatMap(tree)];
+  };
+  /** Whether a frame of the actor with this xstate session id belongs to the viewer's filter. */
+  const wants = (attached: Attached, sessionId: string, rootSessionId: string | undefined): boolean => {
+    if (attached.filter === undefined) return true;
+    const root = roots.get(attached.filter);
+    return root !== undefined && (root.actor.sessionId === sessionId || root.actor.sessionId === rootSessionId);
+  };
+
+  const lateJoin = (attached: Attached): void => {
+    for (const [id, root] of roots) {
+      if (attached.filter !== undefined && attached.filter !== id) continue;
+      for (const actor of tree(root.actor)) {
+        attached.viewer.send(JSON.stringify(frames.actorFrame(actor)));
+        attached.viewer.send(JSON.stringify(frames.snapshotFrame(actor)));
+      }
+    }
+  };
+
+  const broadcast = (frame: InspectFrame): void => {
+    let text: string | undefined;
+    for (const attached of viewers) {
+      if (attached.behind || !wants(attached, frame.sessionId, frame.rootId as string | undefined)) continue;
+      text ??= JSON.stringify(frame);
+      if (!attached.viewer.send(text)) attached.behind = true;
+    }
+  };
+
+  // Inspection events are converted on the next turn of the loop, in order: an actor's snapshot
+  // cannot be read while it is being created (as @statelyai/inspect's converter does too).
+  const pending: InspectionEvent[] = [];
+  const flush = (): void => {
+    for (const ev of pending.splice(0)) {
+      const frame = frames.fromInspection(ev);
+      if (frame) broadcast(frame);
+    }
+  };
+  const watch = (root: Root): void => {
+    root.watch ??= root.actor.system.inspect((ev) => {
+      if (pending.push(ev) === 1) setImmediate(flush);
+    });
+  };
+  const unwatch = (root: Root): void => {
+    root.watch?.unsubscribe();
+    delete root.watch;
+  };
+
+  return {
+    /** Registers a root actor under its readable id; returns the unregister function (call it when the actor stops). */
+    register(id: string, actor: AnyActorRef): () => void {
+      const root: Root = { actor };
+      roots.set(id, root);
+      if (viewers.size > 0) {
+        watch(root);
+        for (const attached of viewers) if (!attached.behind && (attached.filter === undefined || attached.filter === id)) attached.viewer.send(JSON.stringify(frames.actorFrame(actor)));
+      }
+      return () => {
+        unwatch(root);
+        if (roots.get(id) === root) roots.delete(id);
+      };
+    },
+
+    /** Attaches a viewer (late-join state first); returns its handle. */
+    attach(viewer: Viewer, filter?: string) {
+      const attached: Attached = { viewer, filter, behind: false };
+      if (viewers.size === 0) for (const root of roots.values()) watch(root);
+      viewers.add(attached);
+      lateJoin(attached);
+      return {
+        /** The viewer caught up: it gets a resync frame and a fresh late-join state. */
+        drained(): void {
+          if (!attached.behind) return;
+          attached.behind = false;
+          viewer.send(JSON.stringify({ type: 'resync' }));
+          lateJoin(attached);
+        },
+        detach(): void {
+          viewers.delete(attached);
+          if (viewers.size === 0) for (const root of roots.values()) unwatch(root);
+        },
+      };
+    },
+
+    /** Readable ids of the live root actors. */
+    actorIds: (): string[] => [...roots.keys()],
+    /** Viewers attached now. */
+    viewers: (): number => viewers.size,
+    /** Whether actor systems are being inspected now (tests: no cost without a viewer). */
+    watching: (): number => [...roots.values()].filter((r) => r.watch !== undefined).length,
+  };
+}

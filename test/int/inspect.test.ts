@@ -1,0 +1,102 @@
+/**
+ * /inspect/ws on the real server: off by default, same key as the API, late join, the turn
+ * machine's states for a tool turn, sanitized frames, no watching without a viewer.
+ */
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { fixturePath } from '../support/paths.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
+
+const KEY = 'inspect-test-key-0123456789';
+const SECRET = 'sk-inspectsecret0123456789abcdef';
+type Frame = { type: string; name?: string; sessionId: string; parentId?: string; rootId?: string; snapshot?: { value?: unknown; status?: string }; event?: { type: string } };
+
+/** A viewer: its frames as they come, and a wait for one that matches. */
+async function view(url: string) {
+  const ws = new WebSocket(url);
+  const frames: Frame[] = [];
+  ws.on('message', (d: Buffer) => frames.push(JSON.parse(d.toString()) as Frame));
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
+  });
+  const until = async (match: (f: Frame) => boolean) => {
+    for (let i = 0; i < 200 && !frames.some(match); i++) await new Promise((r) => setTimeout(r, 25)); // frames still in flight
+    return frames.find(match);
+  };
+  return { ws, frames, until, close: () => ws.close() };
+}
+
+describe('inspector (/inspect/ws)', () => {
+  let sim: Simulator;
+  let svc: RunningApp;
+  const url = () => `${svc.wsUrl}inspect/ws?token=${KEY}`;
+  const ask = (message: string) =>
+    fetch(`${svc.url}/api/message-sync`, { method: 'POST', headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ message }) });
+
+  beforeAll(async () => {
+    sim = await startSimulator();
+    svc = await startApp(
+      { server: { inspect: true, auth: { apiKey: KEY } }, mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')], env: { TOKEN: SECRET } } } },
+      { modelUrl: sim.url },
+    );
+    await ask('warm up');
+  });
+  afterAll(async () => {
+    await svc.stop();
+    await sim.close();
+  });
+
+  it('watches nothing while no viewer is attached', async () => {
+    await ask('no one is watching');
+    expect(svc.app.inspect!.watching()).toBe(0);
+    expect(svc.app.inspect!.actorIds().sort()).toEqual(['mcp:echo', 'turn:default']);
+  });
+
+  it('needs the API key, like the API', async () => {
+    await expect(view(`${svc.wsUrl}inspect/ws`)).rejects.toThrow(/401/);
+  });
+
+  it('gives a late viewer the live actors, then a tool turn through its states, sanitized', async () => {
+    const v = await view(url());
+    expect(svc.app.inspect!.watching()).toBe(2);
+    const joined = v.frames.filter((f) => f.type === '@xstate.actor').map((f) => f.name);
+    expect(joined).toEqual(expect.arrayContaining(['turn:default', 'mcp:echo']));
+    expect(v.frames[1]?.type).toBe('@xstate.snapshot');
+
+    const res = await ask('Please echo the hidden-marker-42 [[tool:echo {"message":"hidden-marker-42"}]]');
+    expect(res.status).toBe(200);
+    const session = v.frames.find((f) => f.name === 'turn:default')!.sessionId;
+    const turnActor = await v.until((f) => f.type === '@xstate.actor' && f.parentId === session);
+    expect(turnActor).toBeDefined();
+    await v.until((f) => f.type === '@xstate.snapshot' && f.sessionId === turnActor!.sessionId && f.snapshot?.status === 'done');
+    const states = v.frames.filter((f) => f.type === '@xstate.snapshot' && f.sessionId === turnActor!.sessionId).map((f) => f.snapshot?.value);
+    expect(states.filter((s, i) => s !== states[i - 1])).toEqual(['thinking', 'callingTools', 'thinking', 'responding']);
+
+    const text = JSON.stringify(v.frames);
+    expect(text).not.toContain('hidden-marker-42');
+    expect(text).not.toContain(SECRET);
+    expect(v.frames.some((f) => f.event?.type === 'chunk' || f.event?.type === 'model.text')).toBe(false);
+    v.close();
+    await new Promise((r) => setTimeout(r, 100)); // the close reaches the server
+    expect(svc.app.inspect!.watching()).toBe(0);
+  });
+
+  it('narrows the stream with ?actor=', async () => {
+    const v = await view(`${url()}&actor=mcp:echo`);
+    await ask('another turn');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(new Set(v.frames.map((f) => f.name).filter(Boolean))).toEqual(new Set(['mcp:echo']));
+    v.close();
+  });
+
+  it('is not served unless turned on', async () => {
+    const off = await startApp();
+    try {
+      await expect(view(`${off.wsUrl}inspect/ws`)).rejects.toThrow(/upgrade refused|Unexpected server response/);
+    } finally {
+      await off.stop();
+    }
+  });
+});
