@@ -32,7 +32,7 @@ describe('OpenAPI document', () => {
   beforeAll(async () => {
     sim = await startSimulator();
     svc = await startApp(
-      { server: { auth: { apiKey: API, adminKey: ADMIN } }, mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } } },
+      { server: { inspect: true, auth: { apiKey: API, adminKey: ADMIN } }, mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } } },
       { modelUrl: sim.url },
     );
     const res = await fetch(`${svc.url}/api/openapi.json`); // public: no key
@@ -73,7 +73,7 @@ describe('OpenAPI document', () => {
       .sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
     for (const { method, path, op } of operations) {
       const key = `${method} ${path}`;
-      const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => (path.startsWith('/api/docs') && name === 'file' ? 'docs.js' : PATH_VALUES[name]!));
+      const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'file' ? (path.startsWith('/api/docs') ? 'docs.js' : path.startsWith('/inspect') ? 'inspect.js' : 'main.js') : PATH_VALUES[name]!));
       const body = BODIES[key];
       const res = await fetch(`${svc.url}${url}`, {
         method,

@@ -3,7 +3,7 @@ import type { Metrics } from '../../metrics/index.ts';
 import type { Route } from '../route.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
-import { apiDocRoutes, consoleRoutes } from './page-routes.ts';
+import { apiDocRoutes, consoleRoutes, inspectRoutes } from './page-routes.ts';
 import { systemRoutes, type ServiceInfo } from './system-routes.ts';
 
 /** `mode: 'mcp'` leaves out the web console. */
@@ -26,6 +26,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...mcpRoutes(deps),
     metricsRoute(deps.metrics),
     ...(deps.mode === 'mcp' ? [] : consoleRoutes()),
+    ...inspectRoutes(deps.config?.server.inspect ?? false),
   ];
   const auth = { apiKey: deps.config?.server.auth.apiKey !== undefined, adminKey: deps.config?.server.auth.adminKey !== undefined };
   table.push(...apiDocRoutes(() => table, { version: deps.version, auth }));

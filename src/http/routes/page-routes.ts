@@ -81,3 +81,20 @@ export function apiDocRoutes(table: () => Route[], options: OpenApiOptions): Rou
     { method: 'GET', path: '/api/docs/:file', summary: "The docs page's scripts and styles", public: true, doc: { contentType: 'text/javascript' }, handler: (ctx) => file(ctx.params.file ?? '') },
   ];
 }
+
+/**
+ * The built-in inspector page (`GET /inspect`) and its files; it reads `/inspect/ws`. With the
+ * inspector off it answers what to do instead. Public like the console: the stream itself asks
+ * for the key.
+ */
+export function inspectRoutes(enabled: boolean): Route[] {
+  const file = files(folder('inspect'), pageHeaders(), '/inspect/');
+  const serve = (name: string): RouteResult => {
+    if (!enabled) throw new AppError('INVALID_REQUEST', 'The inspector is off: start agentd with --inspect (or set server.inspect: true)', { reason: 'inspector_off' });
+    return file(name);
+  };
+  return [
+    { method: 'GET', path: '/inspect', summary: 'The live state-machine inspector page (with --inspect)', public: true, doc: { contentType: 'text/html' }, handler: () => serve('index.html') },
+    { method: 'GET', path: '/inspect/:file', summary: "The inspector page's scripts and styles", public: true, doc: { contentType: 'text/javascript' }, handler: (ctx) => serve(ctx.params.file ?? '') },
+  ];
+}

@@ -1,0 +1,57 @@
+/** The built-in inspector page in Chromium: live actors, a tool turn through its states, the MCP actor's state. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { findChromium, openBrowser, type Browser } from '../support/browser.ts';
+import { fixturePath } from '../support/paths.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
+
+const chromiumPath = findChromium();
+
+describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
+  let sim: Simulator;
+  let svc: RunningApp;
+  let browser: Browser;
+  beforeAll(async () => {
+    sim = await startSimulator();
+    svc = await startApp({ server: { inspect: true }, mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } } }, { modelUrl: sim.url });
+    browser = await openBrowser(chromiumPath!);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.stop();
+    await sim?.close();
+  });
+
+  it('shows the MCP actor connected, with its active state highlighted in the chart', async () => {
+    const { page } = browser;
+    await page.goto(`${svc.url}/inspect`);
+    const echo = page.locator('button[data-actor="mcp:echo"]');
+    await echo.locator('.value', { hasText: 'connected' }).waitFor();
+    await echo.click();
+    await page.locator('#chart .state.active[data-state="connected"]').waitFor();
+    expect(await page.locator('#chart .state.active').count()).toBe(1);
+  });
+
+  it('follows a tool turn through its states as it runs', async () => {
+    const { page } = browser;
+    const reply = fetch(`${svc.url}/api/message-sync`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ message: 'Echo this [[tool:echo {"message":"inspected"}]]' }),
+    });
+    expect((await reply).status).toBe(200);
+    const turn = page.locator('button[data-actor="turn"]').last();
+    await turn.waitFor();
+    await turn.click();
+    await expect.poll(() => page.locator('#path').textContent(), { timeout: 10_000 }).toBe('states: thinking → callingTools → thinking → responding');
+    expect(await page.locator('#events li').count()).toBeGreaterThan(5);
+    expect(await page.locator('body').textContent()).not.toContain('inspected'); // sanitized: no tool text
+    await browser.screenshot('inspector');
+  });
+
+  it('is linked from the console', async () => {
+    const { page } = browser;
+    await page.goto(`${svc.url}/`);
+    await page.getByRole('link', { name: 'Inspector' }).waitFor();
+  });
+});

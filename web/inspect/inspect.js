@@ -1,0 +1,129 @@
+// The built-in inspector: reads /inspect/ws (Stately inspection frames) and shows the live actors,
+// the selected one's statechart (from its machine definition) with the active states highlighted,
+// the states it went through, its context, and the event log.
+const $ = (id) => document.getElementById(id);
+const el = (tag, props = {}, ...children) => {
+  const node = Object.assign(document.createElement(tag), props);
+  node.append(...children);
+  return node;
+};
+const MAX_EVENTS = 200;
+/** Finished child actors kept for looking back (the oldest go first). */
+const MAX_STOPPED = 30;
+
+/** By xstate session id: { name, parentId, definition, snapshot, path: state values seen, stopped }. */
+const actors = new Map();
+let selected;
+
+const valueText = (value) => (typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value));
+/** Whether the state at `path` (e.g. ['error', 'backoff']) is active in a snapshot value. */
+function isActive(value, path) {
+  let v = value;
+  for (const key of path) {
+    if (typeof v === 'string') return v === key && path.at(-1) === key;
+    if (!v || !(key in v)) return false;
+    v = v[key];
+  }
+  return true;
+}
+
+function stateNode(name, node, path, value) {
+  const box = el('div', { className: `state${isActive(value, path) ? ' active' : ''}${node.type === 'final' ? ' final' : ''}` }, el('div', { className: 'name', textContent: name }));
+  box.dataset.state = path.join('.');
+  const on = Object.keys(node.on ?? {});
+  if (on.length) box.append(el('div', { className: 'on', textContent: `on: ${on.join(', ')}` }));
+  const children = Object.entries(node.states ?? {});
+  if (children.length) box.append(el('div', { className: 'children' }, ...children.map(([n, child]) => stateNode(n, child, [...path, n], value))));
+  return box;
+}
+
+function renderSelected() {
+  const actor = actors.get(selected);
+  if (!actor) return;
+  $('actor-title').textContent = `${actor.name}${actor.stopped ? ' (stopped)' : ''}`;
+  $('path').textContent = `states: ${actor.path.join(' → ')}`;
+  const states = Object.entries(actor.definition?.states ?? {});
+  $('chart').replaceChildren(...(states.length ? states.map(([n, node]) => stateNode(n, node, [n], actor.snapshot?.value)) : [el('p', { textContent: `status: ${actor.snapshot?.status ?? 'active'}` })]));
+  $('context').textContent = JSON.stringify(actor.snapshot?.context ?? actor.snapshot?.input ?? {}, null, 2);
+}
+
+function renderActors() {
+  const item = (id) => {
+    const a = actors.get(id);
+    const button = el('button', { type: 'button', className: a.stopped ? 'stopped' : '' }, `${a.name} `, el('span', { className: 'value', textContent: valueText(a.snapshot?.value ?? a.snapshot?.status) }));
+    button.setAttribute('aria-current', String(id === selected));
+    button.dataset.actor = a.name;
+    button.addEventListener('click', () => {
+      selected = id;
+      renderActors();
+      renderSelected();
+    });
+    const kids = [...actors.keys()].filter((k) => actors.get(k).parentId === id);
+    return el('li', {}, button, kids.length ? el('ul', {}, ...kids.map(item)) : '');
+  };
+  $('actors').replaceChildren(...[...actors.keys()].filter((k) => !actors.has(actors.get(k).parentId)).map(item));
+}
+
+function logEvent(frame) {
+  const who = actors.get(frame.sessionId)?.name ?? frame.sessionId;
+  $('events').prepend(el('li', { textContent: `${new Date(Number(frame.createdAt)).toLocaleTimeString()} ${who}: ${frame.event?.type}` }));
+  while ($('events').children.length > MAX_EVENTS) $('events').lastChild.remove();
+}
+
+function prune() {
+  const stopped = [...actors.keys()].filter((k) => actors.get(k).stopped && actors.get(k).parentId);
+  for (const id of stopped.slice(0, Math.max(0, stopped.length - MAX_STOPPED))) if (id !== selected) actors.delete(id);
+}
+
+function onFrame(frame) {
+  switch (frame.type) {
+    case 'resync':
+      actors.clear();
+      break;
+    case '@xstate.actor': {
+      let definition;
+      try {
+        definition = JSON.parse(frame.definition);
+      } catch {
+        definition = undefined;
+      }
+      const known = actors.get(frame.sessionId);
+      actors.set(frame.sessionId, { name: frame.name, parentId: frame.parentId, definition, snapshot: frame.snapshot, path: known?.path ?? [], stopped: false });
+      if (selected === undefined && !frame.parentId) selected = frame.sessionId;
+      break;
+    }
+    case '@xstate.snapshot': {
+      const actor = actors.get(frame.sessionId);
+      if (!actor) break;
+      actor.snapshot = frame.snapshot;
+      const value = valueText(frame.snapshot?.value);
+      if (value && actor.path.at(-1) !== value) actor.path.push(value);
+      actor.stopped = frame.snapshot?.status === 'stopped' || frame.snapshot?.status === 'done';
+      if (actor.stopped) prune();
+      break;
+    }
+    case '@xstate.event':
+      logEvent(frame);
+      return;
+  }
+  renderActors();
+  if (frame.sessionId === selected || frame.type === 'resync') renderSelected();
+}
+
+function connect() {
+  const url = new URL('/inspect/ws', location.href);
+  url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const key = sessionStorage.getItem('agentd.apiKey');
+  if (key) url.searchParams.set('token', key);
+  const ws = new WebSocket(url);
+  ws.onopen = () => {
+    actors.clear();
+    $('status').textContent = 'live';
+  };
+  ws.onmessage = (m) => onFrame(JSON.parse(m.data));
+  ws.onclose = () => {
+    $('status').textContent = 'disconnected; reconnecting… (the inspector needs --inspect, and the API key if one is set: enter it in the console)';
+    setTimeout(connect, 2000);
+  };
+}
+connect();
