@@ -4,7 +4,7 @@ import type { AnyActorRef } from 'xstate';
 import { parseSessionEvent } from '../machines/session-events.ts';
 import { createAgentService, createTurnWaiter, type AgentCommands, type AgentEvents } from './agent/index.ts';
 import { createBus, type Bus } from './bus/index.ts';
-import { createInspectHub, type InspectHub } from './inspect/index.ts';
+import { createInspectHub, startRelay, type InspectHub } from './inspect/index.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from './clock.ts';
 import { createRedactor, type Redactor } from './config/redact.ts';
 import type { AgentConfig } from './config/schema.ts';
@@ -108,6 +108,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     maxHops: config.server.mcp.maxHops,
   });
   let ready = false;
+  let relay: { close(): void } | undefined;
   const startedAt = clock.now();
 
   const frontEnd = createFrontEnd({
@@ -138,9 +139,11 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     async start() {
       await agent.start();
       await mcp.start();
+      if (inspect && config.server.inspectRelay) relay = startRelay(inspect, config.server.inspectRelay, log.child({ component: 'inspect' }));
       ready = true;
     },
     async stop() {
+      relay?.close();
       unwatchMetrics();
       unwatchTraces?.();
       frontEnd.close();

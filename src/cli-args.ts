@@ -14,6 +14,7 @@ Options:
   --agent <file>           agent config YAML (default: agents/default.yml)
   --inspect                serve the live state-machine inspector at /inspect/ws (server.inspect)
   --inspect-content        inspection frames include prompt, reply and tool text (server.inspectContent)
+  --inspect-relay <url>    also push the inspection stream to an inspector server at ws://... (server.inspectRelay)
   --log-level <level>      ${LOG_LEVELS.join('|')} (default: info)
   -h, --help               show this help
   -v, --version            print the version
@@ -29,6 +30,7 @@ export interface CliOptions {
   /** Turn the inspector on (and with content), whatever the config says. */
   inspect: boolean;
   inspectContent: boolean;
+  inspectRelay: string | undefined;
   help: boolean;
   version: boolean;
 }
@@ -52,6 +54,7 @@ export function parseCliArgs(argv: string[]): CliOptions {
         'log-level': { type: 'string' },
         inspect: { type: 'boolean' },
         'inspect-content': { type: 'boolean' },
+        'inspect-relay': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -72,6 +75,7 @@ export function parseCliArgs(argv: string[]): CliOptions {
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  if (values['inspect-relay'] !== undefined && !/^wss?:\/\/[^/]/.test(values['inspect-relay'])) throw new UsageError(`--inspect-relay must be a ws:// or wss:// URL, got "${values['inspect-relay']}"`);
   if (values.host === '') throw new UsageError('--host must not be empty');
   return {
     mode: mcpTransport === 'stdio' ? 'mcp' : mode,
@@ -80,8 +84,9 @@ export function parseCliArgs(argv: string[]): CliOptions {
     host: values.host,
     agent: values.agent ?? 'agents/default.yml',
     logLevel: logLevel as CliOptions['logLevel'],
-    inspect: (values.inspect ?? false) || (values['inspect-content'] ?? false),
+    inspect: (values.inspect ?? false) || (values['inspect-content'] ?? false) || values['inspect-relay'] !== undefined,
     inspectContent: values['inspect-content'] ?? false,
+    inspectRelay: values['inspect-relay'],
     help: values.help ?? false,
     version: values.version ?? false,
   };

@@ -39,7 +39,10 @@ async function main(): Promise<void> {
     process.stderr.write(`agentd: ${e.message}\n`);
     process.exit(1);
   }
-  if (options.inspect) config = { ...config, server: { ...config.server, inspect: true, inspectContent: config.server.inspectContent || options.inspectContent } };
+  if (options.inspect) {
+    const relay = options.inspectRelay ?? config.server.inspectRelay;
+    config = { ...config, server: { ...config.server, inspect: true, inspectContent: config.server.inspectContent || options.inspectContent, ...(relay && { inspectRelay: relay }) } };
+  }
   const redactor = createRedactor(config);
   const log = createLogger(options.logLevel, stdio ? pino.destination(2) : undefined, redactor.redact);
   const host = options.host ?? config.server.host ?? '127.0.0.1';

@@ -100,6 +100,8 @@ export const serverSchema = z.strictObject({
   inspect: z.boolean().default(false),
   /** Inspection frames carry prompt, reply and tool text too (also `--inspect-content`); sanitized otherwise. */
   inspectContent: z.boolean().default(false),
+  /** Also push the inspection stream to this external inspector server, e.g. ws://127.0.0.1:8080 (also `--inspect-relay`). */
+  inspectRelay: z.url({ protocol: /^wss?$/ }).optional(),
   /** OpenTelemetry traces over OTLP/HTTP (configured by the standard OTEL_* variables); also on when those ask for traces. */
   tracing: z.boolean().default(false),
   /** Milliseconds a request/response endpoint waits for its answer. */

@@ -49,6 +49,24 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     await browser.screenshot('inspector');
   });
 
+  it('bridges the stream to Stately\'s inspector in an iframe (stubbed: nothing leaves the machine)', async () => {
+    const { page } = browser;
+    // The hosted inspector, stubbed in the browser: it says it is connected, then keeps what it is sent.
+    await page.route('https://stately.ai/**', (route) =>
+      route.fulfill({
+        contentType: 'text/html',
+        body: '<script>window.got=[];addEventListener("message",e=>got.push(e.data));parent.postMessage({type:"@statelyai.connected"},"*")</script>',
+      }),
+    );
+    await page.goto(`${svc.url}/inspect/stately`);
+    const frame = () => page.frames().find((f) => f.url().startsWith('https://stately.ai'));
+    await expect.poll(async () => (await frame()?.evaluate('got.length')) as number, { timeout: 10_000 }).toBeGreaterThan(3);
+    const got = (await frame()!.evaluate('got')) as { type: string; name?: string; _version?: string }[];
+    expect(got.filter((f) => f.type === '@xstate.actor').map((f) => f.name)).toEqual(expect.arrayContaining(['mcp:echo', 'turn:default']));
+    expect(got.every((f) => typeof f._version === 'string')).toBe(true);
+    await page.unroute('https://stately.ai/**');
+  });
+
   it('is linked from the console', async () => {
     const { page } = browser;
     await page.goto(`${svc.url}/`);

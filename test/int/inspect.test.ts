@@ -2,7 +2,7 @@
  * /inspect/ws on the real server: off by default, same key as the API, late join, the turn
  * machine's states for a tool turn, sanitized frames, no watching without a viewer.
  */
-import WebSocket from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { fixturePath } from '../support/paths.ts';
@@ -97,6 +97,26 @@ describe('inspector (/inspect/ws)', () => {
       await expect(view(`${off.wsUrl}inspect/ws`)).rejects.toThrow(/upgrade refused|Unexpected server response/);
     } finally {
       await off.stop();
+    }
+  });
+});
+
+describe('inspector relay (--inspect-relay)', () => {
+  it('pushes the stream to an external inspector server', async () => {
+    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise((resolve) => server.once('listening', resolve));
+    const port = (server.address() as { port: number }).port;
+    const received: Frame[] = [];
+    server.on('connection', (socket) => socket.on('message', (d: Buffer) => received.push(JSON.parse(d.toString()) as Frame)));
+    const svc = await startApp({ server: { inspect: true, inspectRelay: `ws://127.0.0.1:${port}` } });
+    try {
+      await fetch(`${svc.url}/api/reset`, { method: 'POST' }); // opens the default session
+      for (let i = 0; i < 100 && !received.some((f) => f.name === 'turn:default'); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(received.find((f) => f.name === 'turn:default')?.type).toBe('@xstate.actor');
+      expect(svc.app.inspect!.viewers()).toBe(1);
+    } finally {
+      await svc.stop();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

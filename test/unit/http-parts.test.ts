@@ -110,7 +110,7 @@ describe('cors', () => {
 
 describe('cli arguments', () => {
   it('has the documented defaults', () => {
-    expect(parseCliArgs([])).toEqual({ mode: 'web', mcpTransport: 'http', port: undefined, host: undefined, agent: 'agents/default.yml', logLevel: 'info', inspect: false, inspectContent: false, help: false, version: false });
+    expect(parseCliArgs([])).toEqual({ mode: 'web', mcpTransport: 'http', port: undefined, host: undefined, agent: 'agents/default.yml', logLevel: 'info', inspect: false, inspectContent: false, inspectRelay: undefined, help: false, version: false });
   });
   it('turns the inspector on with --inspect, and with content by --inspect-content alone', () => {
     expect(parseCliArgs(['--inspect'])).toMatchObject({ inspect: true, inspectContent: false });

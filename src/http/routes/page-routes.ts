@@ -18,10 +18,10 @@ const TYPES: Record<string, string> = {
  * What a page may do: load its own files, talk to this origin (REST and WebSocket), show images
  * the user picked. No inline script, no third party, no framing.
  */
-const csp = (style: string) =>
-  `default-src 'none'; script-src 'self'; style-src ${style}; img-src 'self' data: blob:; connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
-const pageHeaders = (style = "'self'") => ({
-  'Content-Security-Policy': csp(style),
+const csp = (style: string, frames: string) =>
+  `default-src 'none'; script-src 'self'; style-src ${style}; img-src 'self' data: blob:; connect-src 'self' ws: wss:; frame-src ${frames}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+const pageHeaders = (style = "'self'", frames = "'none'") => ({
+  'Content-Security-Policy': csp(style, frames),
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'Cache-Control': 'no-cache',
@@ -89,12 +89,15 @@ export function apiDocRoutes(table: () => Route[], options: OpenApiOptions): Rou
  */
 export function inspectRoutes(enabled: boolean): Route[] {
   const file = files(folder('inspect'), pageHeaders(), '/inspect/');
-  const serve = (name: string): RouteResult => {
+  // The bridge page may frame Stately's hosted inspector, and nothing else.
+  const bridge = files([['stately.html', join(WEB, 'inspect', 'stately.html')]], pageHeaders("'self'", 'https://stately.ai'), '/inspect/');
+  const serve = (name: string, from = file): RouteResult => {
     if (!enabled) throw new AppError('INVALID_REQUEST', 'The inspector is off: start agentd with --inspect (or set server.inspect: true)', { reason: 'inspector_off' });
-    return file(name);
+    return from(name);
   };
   return [
     { method: 'GET', path: '/inspect', summary: 'The live state-machine inspector page (with --inspect)', public: true, doc: { contentType: 'text/html' }, handler: () => serve('index.html') },
-    { method: 'GET', path: '/inspect/:file', summary: "The inspector page's scripts and styles", public: true, doc: { contentType: 'text/javascript' }, handler: (ctx) => serve(ctx.params.file ?? '') },
+    { method: 'GET', path: '/inspect/stately', summary: "The stream in Stately's hosted inspector (a bridge page)", public: true, doc: { contentType: 'text/html' }, handler: () => serve('stately.html', bridge) },
+    { method: 'GET', path: '/inspect/:file', summary: "The inspector pages' scripts and styles", public: true, doc: { contentType: 'text/javascript' }, handler: (ctx) => serve(ctx.params.file ?? '') },
   ];
 }
