@@ -60,8 +60,8 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     );
     await page.goto(`${svc.url}/inspect/stately`);
     const frame = () => page.frames().find((f) => f.url().startsWith('https://stately.ai'));
-    await expect.poll(async () => (await frame()?.evaluate('got.length')) as number, { timeout: 10_000 }).toBeGreaterThan(3);
-    const got = (await frame()!.evaluate('got')) as { type: string; name?: string; _version?: string }[];
+    await expect.poll(async () => (await frame()?.evaluate<number>('got.length')) ?? 0, { timeout: 10_000 }).toBeGreaterThan(3);
+    const got = await frame()!.evaluate<{ type: string; name?: string; _version?: string }[]>('got');
     expect(got.filter((f) => f.type === '@xstate.actor').map((f) => f.name)).toEqual(expect.arrayContaining(['mcp:echo', 'turn:default']));
     expect(got.every((f) => typeof f._version === 'string')).toBe(true);
     await page.unroute('https://stately.ai/**');
