@@ -14,6 +14,7 @@
  *   when the child has exited.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { once } from 'node:events';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import { RESULT_TOO_LARGE, tooLargeMessage } from './limited-fetch.ts';
@@ -39,6 +40,7 @@ export interface ChildTransportOptions {
 
 const INHERITED = process.platform === 'win32' ? ['PATH', 'SYSTEMROOT', 'USERPROFILE', 'APPDATA', 'TEMP'] : ['PATH', 'HOME'];
 const STDERR_TAIL_LINES = 5;
+const STDERR_GRACE_MS = 200;
 
 /** The environment a stdio server gets: PATH and HOME of this process, then its configured env. */
 export function childEnv(configured: Record<string, string>, parent: NodeJS.ProcessEnv = process.env): Record<string, string> {
@@ -113,7 +115,10 @@ export class ChildProcessTransport implements Transport {
       child.once('exit', (code, signal) => {
         this.exitInfo = { code, signal, ours: this.closing };
         this.options.log.debug({ code, signal }, 'stdio server exited');
-        this.notifyClosed();
+        // Its last stderr lines may still be in the pipe: they name the reason. A grandchild that
+        // keeps the pipe open delays the report by at most STDERR_GRACE_MS.
+        const stderrRead = child.stderr.readableEnded ? Promise.resolve() : Promise.race([once(child.stderr, 'end'), sleep(STDERR_GRACE_MS, undefined, { ref: false })]);
+        void stderrRead.then(() => this.notifyClosed());
       });
       child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
       child.stdout.on('error', (error) => this.onerror?.(error));
