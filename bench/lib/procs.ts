@@ -171,7 +171,9 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const dataDir = scratchDir('data');
   const nodeArgs = ['--expose-gc', '--import', './bench/probe.ts'];
   if (opts.cpuProfDir) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`, '--cpu-prof-interval=250');
-  const { child, value } = await spawnNode('agentd', 'src/cli.ts', ['--agent', join('bench/agents', opts.agent ?? 'bench.yml'), '--web-port', '0'], {
+  // BENCH_AGENTD_ARGS adds command-line flags to every agentd under test (e.g. "--inspect").
+  const extraArgs = process.env.BENCH_AGENTD_ARGS?.split(' ').filter(Boolean) ?? [];
+  const { child, value } = await spawnNode('agentd', 'src/cli.ts', ['--agent', join('bench/agents', opts.agent ?? 'bench.yml'), '--web-port', '0', ...extraArgs], {
     nodeArgs,
     ipc: true,
     env: { BENCH_MODEL_URL: opts.modelUrl, BENCH_DATA_DIR: dataDir, ...opts.env },

@@ -18,6 +18,9 @@ window.addEventListener('message', (event) => {
   for (const data of waiting.splice(0)) post(data);
 });
 
+// Loaded only now that the listener above is in place, so its "connected" message cannot be missed.
+frame.src = `${STATELY}/inspect`;
+
 function connect() {
   const url = new URL('/inspect/ws', location.href);
   url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
