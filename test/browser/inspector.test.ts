@@ -28,7 +28,7 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     const echo = page.locator('button[data-actor="mcp:echo"]');
     await echo.locator('.value', { hasText: 'connected' }).waitFor();
     await echo.click();
-    await page.locator('#chart .state.active[data-state="connected"]').waitFor();
+    await page.locator('#chart svg .state.active[data-state="connected"]').waitFor(); // the laid-out chart (machines/layouts.json)
     expect(await page.locator('#chart .state.active').count()).toBe(1);
   });
 
@@ -44,6 +44,8 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     await turn.waitFor();
     await turn.click();
     await expect.poll(() => page.locator('#path').textContent(), { timeout: 10_000 }).toBe('states: thinking → callingTools → thinking → responding');
+    await page.locator('#chart svg .state.active[data-state="responding"]').waitFor();
+    expect(await page.locator('#chart svg .edge').count()).toBeGreaterThan(3);
     expect(await page.locator('#events li').count()).toBeGreaterThan(5);
     expect(await page.locator('body').textContent()).not.toContain('inspected'); // sanitized: no tool text
     await browser.screenshot('inspector');

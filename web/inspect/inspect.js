@@ -37,13 +37,54 @@ function stateNode(name, node, path, value) {
   return box;
 }
 
+/** Statechart layouts by machine id, laid out at build time (machines/layouts.json, npm run layouts). */
+let layouts = {};
+fetch('/inspect/layouts.json').then((r) => r.json()).then((l) => ((layouts = l), renderSelected()), () => {});
+
+const SVG = 'http://www.w3.org/2000/svg';
+const svgEl = (tag, attrs, text) => {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = text;
+  return node;
+};
+
+function svgChart(layout, value) {
+  const svg = svgEl('svg', { viewBox: `0 0 ${layout.width} ${layout.height}`, width: layout.width, height: layout.height, role: 'img' });
+  const marker = svgEl('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse' });
+  marker.append(svgEl('path', { d: 'M 0 0 L 10 5 L 0 10 z' }));
+  const defs = svgEl('defs', {});
+  defs.append(marker);
+  svg.append(defs);
+  for (const n of layout.nodes) {
+    const g = svgEl('g', { class: `state${isActive(value, n.path.split('.')) ? ' active' : ''}${n.final ? ' final' : ''}`, 'data-state': n.path });
+    g.append(svgEl('rect', { x: n.x, y: n.y, width: n.width, height: n.height, rx: 6 }), svgEl('text', { x: n.x + 8, y: n.y + 22 }, n.name));
+    svg.append(g);
+  }
+  for (const e of layout.edges) {
+    if (e.points.length < 2) continue;
+    svg.append(svgEl('polyline', { class: 'edge', points: e.points.map((p) => `${p.x},${p.y}`).join(' '), 'marker-end': 'url(#arrow)' }));
+    svg.append(svgEl('text', { class: 'event', x: e.label.x, y: e.label.y + 10 }, e.event));
+  }
+  return svg;
+}
+
 function renderSelected() {
   const actor = actors.get(selected);
   if (!actor) return;
   $('actor-title').textContent = `${actor.name}${actor.stopped ? ' (stopped)' : ''}`;
   $('path').textContent = `states: ${actor.path.join(' → ')}`;
+  const layout = layouts[actor.definition?.id];
+  if (layout) {
+    $('chart').replaceChildren(svgChart(layout, actor.snapshot?.value));
+    return renderContext(actor);
+  }
   const states = Object.entries(actor.definition?.states ?? {});
   $('chart').replaceChildren(...(states.length ? states.map(([n, node]) => stateNode(n, node, [n], actor.snapshot?.value)) : [el('p', { textContent: `status: ${actor.snapshot?.status ?? 'active'}` })]));
+  renderContext(actor);
+}
+
+function renderContext(actor) {
   $('context').textContent = JSON.stringify(actor.snapshot?.context ?? actor.snapshot?.input ?? {}, null, 2);
 }
 

@@ -12,6 +12,7 @@ const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
 };
 
 /**
@@ -88,7 +89,8 @@ export function apiDocRoutes(table: () => Route[], options: OpenApiOptions): Rou
  * for the key.
  */
 export function inspectRoutes(enabled: boolean): Route[] {
-  const file = files(folder('inspect'), pageHeaders(), '/inspect/');
+  const layouts: [string, string] = ['layouts.json', join(import.meta.dirname, '..', '..', '..', 'machines', 'layouts.json')];
+  const file = files([...folder('inspect'), layouts], pageHeaders(), '/inspect/');
   // The bridge page may frame Stately's hosted inspector, and nothing else.
   const bridge = files([['stately.html', join(WEB, 'inspect', 'stately.html')]], pageHeaders("'self'", 'https://stately.ai'), '/inspect/');
   const serve = (name: string, from = file): RouteResult => {
