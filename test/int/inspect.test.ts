@@ -101,6 +101,33 @@ describe('inspector (/inspect/ws)', () => {
   });
 });
 
+describe('inspector backpressure', () => {
+  it('a viewer that stops reading gets a resync and a fresh late-join state once it drains, not an endless queue', async () => {
+    const sim = await startSimulator();
+    const svc = await startApp({ server: { inspect: true, inspectContent: true } }, { modelUrl: sim.url });
+    try {
+      const v = await view(`${svc.wsUrl}inspect/ws`);
+      const socket = (v.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+      socket.pause(); // the viewer stops reading; with content on, every turn's frames carry its 200 KB message
+      const big = 'x'.repeat(200_000);
+      for (let i = 0; i < 12; i++) {
+        const res = await fetch(`${svc.url}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message: big }) });
+        expect(res.status).toBe(200);
+      }
+      socket.resume();
+      const resync = await v.until((f) => f.type === 'resync');
+      expect(resync).toBeDefined();
+      const after = v.frames.slice(v.frames.indexOf(resync!) + 1);
+      expect(after[0]?.type).toBe('@xstate.actor');
+      expect(after[0]?.name).toBe('turn:default');
+      v.close();
+    } finally {
+      await svc.stop();
+      await sim.close();
+    }
+  });
+});
+
 describe('inspector relay (--inspect-relay)', () => {
   it('pushes the stream to an external inspector server', async () => {
     const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
