@@ -67,6 +67,22 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     await browser.screenshot('console-tool-call');
   });
 
+  it('attaches an image and cancels a running turn', async () => {
+    const { page } = browser;
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+    await page.setInputFiles('#image', { name: 'dot.png', mimeType: 'image/png', buffer: png });
+    await page.getByLabel('Message').fill('What is in this picture? [[image]]');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.locator('.user', { hasText: '[image attached]' }).waitFor();
+    await page.locator('.assistant[data-done="true"]', { hasText: 'an image (image/png, 70 bytes)' }).waitFor();
+
+    await page.getByLabel('Message').fill('Take your time [[stall:5000]]');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.locator('.user', { hasText: 'Take your time' }).waitFor();
+    await page.getByRole('button', { name: 'Cancel turn' }).click();
+    await page.locator('.error', { hasText: 'cancelled' }).waitFor();
+  });
+
   it('connects a tool server from the panel and runs one of its tools from the form', async () => {
     const { page } = browser;
     await page.getByText('Connect a server').click();
