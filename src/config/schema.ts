@@ -136,6 +136,14 @@ const maxSessionsInMemory = z.number().int().positive().default(1000);
 export const storageSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('jsonl'), dir: z.string().default('./data/sessions'), maxSessionsInMemory }),
   z.strictObject({ type: z.literal('memory'), maxSessionsInMemory }),
+  z.strictObject({
+    type: z.literal('redis'),
+    /** e.g. redis://127.0.0.1:6379 (credentials in the URL are redacted in logs and the export). */
+    url: z.url({ protocol: /^rediss?$/ }),
+    /** Prefix of every key, so deployments can share one Redis. */
+    keyPrefix: z.string().default('agentd:'),
+    maxSessionsInMemory,
+  }),
 ]);
 
 export const agentConfigSchema = z.strictObject({

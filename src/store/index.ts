@@ -2,14 +2,16 @@ import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
 import { createJsonlStore } from './jsonl-store.ts';
 import { createMemoryStore } from './memory-store.ts';
+import { createRedisStore } from './redis-store.ts';
 import type { EventParser, EventStore, StoreEvent } from './types.ts';
 
 export type * from './types.ts';
 export { createJsonlStore, type JsonlStoreOptions } from './jsonl-store.ts';
 export { createMemoryStore, type MemoryStoreDeps } from './memory-store.ts';
+export { createRedisStore, type RedisStoreOptions } from './redis-store.ts';
 
 /** What the store needs of `storage` in the agent config. */
-export type StorageConfig = { type: 'jsonl'; dir: string } | { type: 'memory' };
+export type StorageConfig = { type: 'jsonl'; dir: string } | { type: 'memory' } | { type: 'redis'; url: string; keyPrefix: string };
 
 export interface StoreDeps<E extends StoreEvent> {
   log: Logger;
@@ -20,7 +22,8 @@ export interface StoreDeps<E extends StoreEvent> {
 
 /**
  * The configured EventStore. `jsonl` keeps one file per session under `dir` (a relative `dir`
- * resolves against the process's working directory); `memory` keeps nothing across restarts.
+ * resolves against the process's working directory); `redis` one Redis Stream per session;
+ * `memory` keeps nothing across restarts.
  */
 export function createStore<E extends StoreEvent>(storage: StorageConfig, deps: StoreDeps<E>): EventStore<E> {
   const clock = deps.clock ? { clock: deps.clock } : {};
@@ -29,6 +32,8 @@ export function createStore<E extends StoreEvent>(storage: StorageConfig, deps: 
       return createJsonlStore({ dir: storage.dir, log: deps.log, parseEvent: deps.parseEvent, ...clock });
     case 'memory':
       return createMemoryStore<E>(clock);
+    case 'redis':
+      return createRedisStore({ url: storage.url, keyPrefix: storage.keyPrefix, log: deps.log, parseEvent: deps.parseEvent, ...clock });
   }
 }
 

@@ -1,0 +1,156 @@
+import { createClient } from 'redis';
+import { isoNow, systemClock, type Clock } from '../clock.ts';
+import { AppError, isAppError } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
+import { assertSessionId } from './session-id.ts';
+import { byId, deepFreeze, eventJson, storedEvent } from './stored-event.ts';
+import type { EventParser, EventStore, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
+
+export interface RedisStoreOptions<E extends StoreEvent> {
+  url: string;
+  /** Prefix of every key (default `agentd:`), so several deployments can share one Redis. */
+  keyPrefix: string;
+  log: Logger;
+  clock?: Clock;
+  parseEvent: EventParser<E>;
+}
+
+/**
+ * Appends a batch to a session's stream in one step: entry ids are `0-<seq>`, continuing from the
+ * stream's last entry, so seq stays gap-free and an id Redis already holds is refused; the index hash
+ * records `<lastSeq> <ts>` for listing. KEYS: stream, index. ARGV: sessionId, ts, json…
+ */
+const APPEND = `
+local last = 0
+local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if top[1] then last = tonumber(string.sub(top[1][1], 3)) end
+for i = 3, #ARGV do
+  last = last + 1
+  redis.call('XADD', KEYS[1], '0-' .. last, 'ts', ARGV[2], 'e', ARGV[i])
+end
+redis.call('HSET', KEYS[2], ARGV[1], last .. ' ' .. ARGV[2])
+return last`;
+
+/** Deletes a session's stream and its index entry; returns how many streams went (0 or 1). */
+const DELETE = `
+local n = redis.call('DEL', KEYS[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return n`;
+
+/**
+ * The Redis EventStore (`storage: { type: redis }`): one Redis Stream per session as its log, and one
+ * hash indexing the sessions (listing never scans the keyspace).
+ *
+ * Contracts:
+ * - Every call is one command (a script for append and delete) sent at call time on one connection,
+ *   so operations on a session apply in call order; a resolved append is in Redis.
+ * - Keys: `<prefix>{s:<sessionId>}:ev` (the hash tag keeps a session's keys in one Cluster slot) and
+ *   `<prefix>sessions`.
+ * - Redis unreachable at `open()` rejects naming the URL (without credentials); lost later, calls
+ *   fail at once with SERVICE_UNAVAILABLE (no offline queue) and succeed again once it is back.
+ * - Entries that do not parse as events are skipped with a warning, like a torn JSONL line.
+ */
+export function createRedisStore<E extends StoreEvent>(options: RedisStoreOptions<E>): EventStore<E> {
+  const { log, parseEvent, keyPrefix } = options;
+  const clock = options.clock ?? systemClock;
+  const where = safeUrl(options.url);
+  let connected = false;
+  const client = createClient({
+    url: options.url,
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: 5000,
+      // Before the first connection, give up at once (open() reports it); afterwards keep retrying.
+      reconnectStrategy: (retries: number) => (connected ? Math.min(100 * 2 ** retries, 2000) : new Error(`cannot reach Redis at ${where}`)),
+    },
+  });
+  client.on('error', (err: Error) => log.warn({ err: err.message, redis: where }, 'redis store: connection error'));
+  client.on('ready', () => (connected = true));
+  const index = `${keyPrefix}sessions`;
+  const streamKey = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:ev`;
+  let closed = false;
+
+  const guard = (sessionId?: string) => {
+    if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'event store is closed');
+    if (sessionId !== undefined) assertSessionId(sessionId);
+  };
+  const failure = (op: string) => (err: unknown): never => {
+    if (isAppError(err)) throw err;
+    const cause = err instanceof Error ? err.message : String(err);
+    log.error({ err: cause, redis: where }, `redis store: ${op} failed`);
+    throw new AppError('SERVICE_UNAVAILABLE', `The event store (Redis) is unavailable: ${cause}`, { reason: 'storage', cause });
+  };
+
+  return {
+    async open() {
+      try {
+        await client.connect();
+      } catch (err) {
+        throw new AppError('SERVICE_UNAVAILABLE', `cannot reach Redis at ${where}: ${err instanceof Error ? err.message : String(err)}`, { reason: 'storage' });
+      }
+    },
+
+    async append(sessionId, events) {
+      guard(sessionId);
+      if (events.length === 0) return [];
+      const jsons = events.map(eventJson);
+      const ts = isoNow(clock);
+      const last = Number(await client.eval(APPEND, { keys: [streamKey(sessionId), index], arguments: [sessionId, ts, ...jsons] }).catch(failure('append')));
+      const first = last - jsons.length + 1;
+      return jsons.map((json, i) => storedEvent<E>(first + i, ts, sessionId, json));
+    },
+
+    async read(sessionId, since = 0) {
+      guard(sessionId);
+      const entries = await client.xRange(streamKey(sessionId), `(0-${since}`, '+').catch(failure('read'));
+      const out: StoredEvent<E>[] = [];
+      for (const { id, message } of entries ?? []) {
+        let event: E | undefined;
+        try {
+          event = parseEvent(JSON.parse(message.e ?? ''));
+        } catch {
+          event = undefined;
+        }
+        if (!event || message.ts === undefined) {
+          log.warn({ sessionId, id }, 'redis store: skipped an entry that is not a valid event');
+          continue;
+        }
+        out.push(deepFreeze({ seq: Number(id.slice(2)), ts: message.ts, sessionId, event }));
+      }
+      return out;
+    },
+
+    async list() {
+      guard();
+      const all = await client.hGetAll(index).catch(failure('list'));
+      const out: SessionInfo[] = Object.entries(all).map(([id, value]) => {
+        const [seq = '0', updatedAt = ''] = value.split(' ');
+        return { id, lastSeq: Number(seq), updatedAt };
+      });
+      return out.sort(byId);
+    },
+
+    async delete(sessionId) {
+      guard(sessionId);
+      return Number(await client.eval(DELETE, { keys: [streamKey(sessionId), index], arguments: [sessionId] }).catch(failure('delete'))) > 0;
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (client.isOpen) await client.close().catch(() => undefined);
+    },
+  };
+}
+
+/** The URL without its credentials, for messages and logs. */
+function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return '(invalid URL)';
+  }
+}

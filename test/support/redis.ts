@@ -1,0 +1,59 @@
+/**
+ * A private redis-server for the tests: on a free loopback port, no persistence, stopped after
+ * the file. Without redis-server the Redis tests skip with a notice, unless AGENTD_REQUIRE_REDIS=1
+ * (CI), where its absence is a failure.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createClient } from 'redis';
+
+export function hasRedisServer(): boolean {
+  const found = spawnSync('redis-server', ['--version']).status === 0;
+  if (found) return true;
+  const message = 'redis-server not found; install it with: apt-get install -y redis-server';
+  if (process.env.AGENTD_REQUIRE_REDIS === '1') throw new Error(`${message} (AGENTD_REQUIRE_REDIS=1)`);
+  console.warn(`\n[redis tests skipped] ${message}\n`);
+  return false;
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.once('error', reject);
+  });
+
+export interface RedisServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startRedis(): Promise<RedisServer> {
+  const port = await freePort();
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const url = `redis://127.0.0.1:${port}`;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  for (let i = 0; ; i++) {
+    const probe = createClient({ url, socket: { reconnectStrategy: false } });
+    probe.on('error', () => undefined);
+    try {
+      await probe.connect();
+      await probe.ping();
+      await probe.close();
+      break;
+    } catch {
+      if (i > 100) throw new Error(`redis-server did not start on ${url}`);
+      await sleep(50); // still starting
+    }
+  }
+  return {
+    url,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSessionEvent, type SessionEvent } from '../../machines/session-events.ts';
+import { createRedisStore } from '../../src/store/redis-store.ts';
+import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
+import { eventStoreContract, manualClock, user } from './store-contract.ts';
+
+const log = pino({ level: 'silent' });
+const enabled = hasRedisServer();
+let redis: RedisServer | undefined;
+
+describe.skipIf(!enabled)('redis store', () => {
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  /** A store over its own key prefix, so subjects never see each other's sessions. */
+  const open = async (keyPrefix = `t${randomUUID()}:`) => {
+    const clock = manualClock();
+    const store = createRedisStore<SessionEvent>({ url: redis!.url, keyPrefix, log, clock, parseEvent: parseSessionEvent });
+    await store.open();
+    return { store, clock };
+  };
+
+  eventStoreContract('redis', () => open());
+
+  it('a second instance over the same Redis reads the same log and continues its seq', async () => {
+    const prefix = `shared${randomUUID()}:`;
+    const a = await open(prefix);
+    const b = await open(prefix);
+    try {
+      await a.store.append('s', [user('from a')]);
+      expect((await b.store.append('s', [user('from b')]))[0]?.seq).toBe(2);
+      expect((await a.store.read('s')).map((e) => (e.event as { content: string }).content)).toEqual(['from a', 'from b']);
+    } finally {
+      await a.store.close();
+      await b.store.close();
+    }
+  });
+
+  it('names an unreachable Redis at open, without its password', async () => {
+    const store = createRedisStore<SessionEvent>({ url: 'redis://user:hunter2@127.0.0.1:1', keyPrefix: 'x:', log, parseEvent: parseSessionEvent });
+    const err = await store.open().then(() => undefined, (e: unknown) => e as Error);
+    expect(err?.message).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
+    expect(err?.message).not.toContain('hunter2');
+    await store.close();
+  });
+});
