@@ -31,8 +31,9 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-export async function startRedis(): Promise<RedisServer> {
-  const port = await freePort();
+/** Starts redis-server on `port` (default: a free one). */
+export async function startRedis(port?: number): Promise<RedisServer> {
+  port ??= await freePort();
   const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   const url = `redis://127.0.0.1:${port}`;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

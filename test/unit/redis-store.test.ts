@@ -42,6 +42,30 @@ describe.skipIf(!enabled)('redis store', () => {
     }
   });
 
+  it('fails fast while Redis is gone and works again once it is back', async () => {
+    const own = await startRedis();
+    const store = createRedisStore<SessionEvent>({ url: own.url, keyPrefix: 'f:', log, parseEvent: parseSessionEvent });
+    await store.open();
+    try {
+      await store.append('s', [user('before')]);
+      await own.stop();
+      await expect(store.append('s', [user('lost')])).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+      const back = await startRedis(Number(new URL(own.url).port));
+      try {
+        let seq: number | undefined;
+        for (let i = 0; i < 60 && seq === undefined; i++) {
+          seq = await store.append('s', [user('after')]).then((r) => r[0]?.seq, () => undefined);
+          if (seq === undefined) await new Promise((r) => setTimeout(r, 100)); // the client reconnects
+        }
+        expect(seq).toBe(1); // this Redis keeps nothing on disk: a fresh log
+      } finally {
+        await back.stop();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   it('names an unreachable Redis at open, without its password', async () => {
     const store = createRedisStore<SessionEvent>({ url: 'redis://user:hunter2@127.0.0.1:1', keyPrefix: 'x:', log, parseEvent: parseSessionEvent });
     const err = await store.open().then(() => undefined, (e: unknown) => e as Error);
