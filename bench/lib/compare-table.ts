@@ -1,0 +1,48 @@
+import type { Goal } from './report.ts';
+
+/** One goal of one benchmark, measured on both revisions (medians over the rounds). */
+export interface ComparedGoal {
+  bench: string;
+  id: string;
+  label: string;
+  unit: string;
+  better: Goal['better'];
+  base: number;
+  change: number;
+  /** change / base. */
+  ratio: number;
+  /** Whether the change moved the value the good way by more than `noise`. */
+  verdict: 'better' | 'worse' | 'same';
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+/**
+ * The goals of one benchmark on the base and the changed revision (one list of goals per round),
+ * compared by median. Goals missing from either side are left out.
+ */
+export function compareGoals(bench: string, base: Goal[][], change: Goal[][], noise = 0.05): ComparedGoal[] {
+  const values = (runs: Goal[][], id: string) => runs.map((goals) => goals.find((g) => g.id === id)?.value).filter((v): v is number => typeof v === 'number');
+  return (base[0] ?? []).flatMap((goal) => {
+    const a = values(base, goal.id);
+    const b = values(change, goal.id);
+    if (a.length === 0 || b.length === 0) return [];
+    const baseValue = median(a);
+    const changeValue = median(b);
+    const ratio = baseValue === 0 ? (changeValue === 0 ? 1 : Infinity) : changeValue / baseValue;
+    const gain = goal.better === 'higher' ? ratio - 1 : 1 - ratio;
+    const verdict = gain > noise ? 'better' : gain < -noise ? 'worse' : 'same';
+    return [{ bench, id: goal.id, label: goal.label, unit: goal.unit, better: goal.better, base: baseValue, change: changeValue, ratio, verdict }];
+  });
+}
+
+/** The table printed at the end of a comparison. */
+export function formatComparison(rows: ComparedGoal[], baseName: string, changeName: string): string {
+  const head = `| benchmark | goal | ${baseName} | ${changeName} | ratio | |\n|---|---|---|---|---|---|`;
+  const fmt = (v: number, unit: string) => `${Number(v.toPrecision(4))} ${unit}`;
+  return [head, ...rows.map((r) => `| ${r.bench} | ${r.label} | ${fmt(r.base, r.unit)} | ${fmt(r.change, r.unit)} | ×${r.ratio.toFixed(2)} | ${r.verdict} |`)].join('\n');
+}
