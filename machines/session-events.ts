@@ -19,6 +19,8 @@ const turnId = z.string();
 const image = z.object({ mimeType: z.string(), base64: z.string() });
 const usage = z.object({ promptTokens: z.number(), completionTokens: z.number(), totalTokens: z.number() });
 const toolCallRequest = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
+export const approvalDecision = z.enum(['approve', 'deny']);
+export type ApprovalDecision = z.output<typeof approvalDecision>;
 const toolRef = { turnId, callId: z.string(), toolName: z.string(), serverId: z.string() };
 
 export const sessionEventSchema = z.discriminatedUnion('type', [
@@ -30,6 +32,10 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
   z.object({ v, type: z.literal('response'), turnId, content: z.string(), text: z.string(), model: z.string(), usage: usage.optional() }),
   /** A turn that failed or was cancelled (`cancelled`); `details.reason` says why when cancelled. */
   z.object({ v, type: z.literal('turnFailed'), turnId, code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()), cancelled: z.boolean().optional() }),
+  /** A call that waits for a person's approval (tool policy `ask`); `expiresAt` is when it is denied unanswered. */
+  z.object({ v, type: z.literal('toolApprovalRequested'), ...toolRef, args: z.unknown(), expiresAt: z.string() }),
+  /** The answer to an approval request: by whom (`rest`, `websocket`, `timeout`, `cancelled`, `reset`, ...), and why. */
+  z.object({ v, type: z.literal('toolApprovalResolved'), turnId, callId: z.string(), decision: approvalDecision, by: z.string(), reason: z.string().optional() }),
   z.object({ v, type: z.literal('reset') }),
 ]);
 

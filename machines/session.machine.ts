@@ -11,11 +11,15 @@
  *   - `dropped` for each waiting message DISCARD throws away (it never became a turn).
  * - CANCEL stops the running turn (its model request and tool calls are aborted); waiting
  *   messages stay. DISCARD also drops every waiting message (reset, delete, shutdown, eviction).
+ *   Calls of the stopped turn that were waiting for approval are denied first (`toolApprovalResolved`
+ *   by the reason), except at shutdown: a turn waiting for approval is then left open in the log
+ *   (no turnFailed), to be resumed when the session is opened again.
+ * - APPROVAL goes to the running turn (the owner checked that it waits for that call).
  * - After a turn ends, `settle` (provided: the turn's facts are durable) runs before the next.
  */
-import { assertEvent, assign, emit, enqueueActions, fromPromise, setup, type ErrorActorEvent } from 'xstate';
+import { assertEvent, assign, emit, enqueueActions, fromPromise, sendTo, setup, type ActorRefFrom, type ErrorActorEvent } from 'xstate';
 import { EVENT_VERSION } from './session-events.ts';
-import { keyOf, type TurnKey, type TurnMessage, type TurnReport } from './turn-contract.ts';
+import { keyOf, type ApprovalAnswer, type TurnKey, type TurnMessage, type TurnReport } from './turn-contract.ts';
 import { toTurnError } from './turn-steps.ts';
 import { turnMachine } from './turn.machine.ts';
 
@@ -24,6 +28,8 @@ export interface SessionInput {
   maxIterations: number;
   /** Model name recorded with the session's turns. */
   model: string;
+  /** How long a tool call waits for approval before it is denied. */
+  approvalTimeoutMs: number;
 }
 
 export interface SessionContext extends SessionInput {
@@ -34,12 +40,19 @@ export type SessionMachineEvent =
   | { type: 'MESSAGE'; message: TurnMessage }
   | { type: 'CANCEL'; reason?: string }
   | { type: 'DISCARD'; reason: string }
+  | ApprovalAnswer
   | TurnReport;
 
 export type SessionEmitted = TurnReport | { type: 'dropped'; key: TurnKey; reason: string };
 
 const reasonOf = (event: SessionMachineEvent): string =>
   event.type === 'DISCARD' ? event.reason : event.type === 'CANCEL' ? (event.reason ?? 'cancelled') : 'cancelled';
+
+/** The call ids the running turn waits to have approved. */
+function awaitingOf(children: Record<string, unknown>): string[] {
+  const turn = children.turn as ActorRefFrom<typeof turnMachine> | undefined;
+  return turn?.getSnapshot().context.awaiting ?? [];
+}
 
 export const cancelMessage = (reason: string): string => (reason === 'cancelled' ? 'turn cancelled' : `turn cancelled (${reason})`);
 
@@ -76,11 +89,21 @@ export const sessionMachine = setup({
       }
       enqueue.assign({ queue: context.queue.slice(0, params.from) });
     }),
-    reportCancelled: emit(({ context, event }) => {
+    /**
+     * The running turn was stopped: its calls waiting for approval are denied, then it fails as
+     * cancelled; at shutdown, a turn waiting for approval is left open instead (it is resumed).
+     */
+    reportStopped: enqueueActions(({ context, event, self, enqueue }) => {
       const reason = reasonOf(event);
       const key = keyOf(context.sessionId, context.queue[0] as TurnMessage);
-      const details = { reason };
-      return { type: 'fact' as const, key, event: { v: EVENT_VERSION, type: 'turnFailed' as const, turnId: key.turnId, code: 'AGENT_ERROR', message: cancelMessage(reason), details, cancelled: true } };
+      const turnId = key.turnId;
+      const awaiting = awaitingOf(self.getSnapshot().children);
+      if (reason === 'shutdown' && awaiting.length > 0) return;
+      const message = cancelMessage(reason);
+      for (const callId of awaiting) {
+        enqueue.emit({ type: 'fact', key, event: { v: EVENT_VERSION, type: 'toolApprovalResolved', turnId, callId, decision: 'deny', by: reason, reason: message } });
+      }
+      enqueue.emit({ type: 'fact', key, event: { v: EVENT_VERSION, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message, details: { reason }, cancelled: true } });
     }),
     reportCrash: emit(({ context }, error: unknown) => {
       const key = keyOf(context.sessionId, context.queue[0] as TurnMessage);
@@ -107,7 +130,8 @@ export const sessionMachine = setup({
         src: 'turn',
         input: ({ context }) => {
           const message = context.queue[0] as TurnMessage; // busy is entered only with a message queued
-          return { key: keyOf(context.sessionId, message), message, maxIterations: context.maxIterations, model: context.model };
+          const { maxIterations, model, approvalTimeoutMs } = context;
+          return { key: keyOf(context.sessionId, message), message, maxIterations, model, approvalTimeoutMs };
         },
         onDone: { target: 'settling', actions: 'finishTurn' },
         onError: { target: 'settling', actions: [{ type: 'reportCrash', params: ({ event }: { event: ErrorActorEvent }) => event.error }, 'finishTurn'] },
@@ -116,8 +140,9 @@ export const sessionMachine = setup({
         fact: { actions: 'forward' },
         thinking: { actions: 'forward' },
         chunk: { actions: 'forward' },
-        CANCEL: { target: 'settling', actions: ['reportCancelled', 'finishTurn'] },
-        DISCARD: { target: 'settling', actions: [{ type: 'dropWaiting', params: { from: 1 } }, 'reportCancelled', 'finishTurn'] },
+        APPROVAL: { actions: sendTo('turn', ({ event }) => event) },
+        CANCEL: { target: 'settling', actions: ['reportStopped', 'finishTurn'] },
+        DISCARD: { target: 'settling', actions: [{ type: 'dropWaiting', params: { from: 1 } }, 'reportStopped', 'finishTurn'] },
       },
     },
     settling: {

@@ -4,8 +4,11 @@
  */
 import { fromCallback, fromPromise } from 'xstate';
 import type { ImagePart, ModelStep } from '../src/llm/types.ts';
-import type { SessionEvent } from './session-events.ts';
-import { failedOutcome } from './turn-steps.ts';
+import type { ApprovalDecision, SessionEvent } from './session-events.ts';
+import { failedOutcome, type PlannedCall } from './turn-steps.ts';
+
+/** What the tool policy says of a tool: run it, ask a person first, or never run it. */
+export type ToolAction = 'allow' | 'ask' | 'deny';
 
 /** A tool as the model sees it: a name unique across servers, valid for the model. */
 export interface ModelTool {
@@ -14,6 +17,8 @@ export interface ModelTool {
   parameters: Record<string, unknown>;
   serverId: string;
   toolName: string;
+  /** The tool policy's action for it (default allow). */
+  action?: ToolAction;
 }
 
 /** Outcome of a tool call made on the model's behalf; failures are results, not throws. */
@@ -37,6 +42,36 @@ export interface TurnMessage {
   image?: ImagePart;
   /** Agent-to-agent hops behind this message (0 for a person's message). */
   hops?: number;
+  /** Set for a turn taken up again from the log (it was waiting for approvals when its process stopped). */
+  resume?: ResumedTurn;
+}
+
+/**
+ * A turn read back from the log that stopped while calls of its last step waited for approval:
+ * it goes on waiting for them (nothing is announced again).
+ */
+export interface ResumedTurn {
+  /** Model steps the turn had made. */
+  iteration: number;
+  reply: string;
+  lastText: string;
+  /** The calls still waiting for approval (`needsApproval`). */
+  awaiting: PlannedCall[];
+  /** Calls of the step that neither settled nor wait: answered at once with a failed result. */
+  interrupted: PlannedCall[];
+  expiresAt: string;
+  /** Milliseconds left until `expiresAt` (0 when it has passed). */
+  waitMs: number;
+}
+
+/** A person's (or the timeout's) answer to a call waiting for approval. */
+export interface ApprovalAnswer {
+  type: 'APPROVAL';
+  callId: string;
+  decision: ApprovalDecision;
+  /** Who answered: `rest`, `websocket`, `timeout`, ... */
+  by: string;
+  reason?: string;
 }
 
 /** Identity of a turn, the same object in every event the turn reports. */
@@ -70,6 +105,8 @@ export interface ModelStepInput {
 export interface ModelStepOutput {
   step: ModelStep;
   tools: readonly ModelTool[];
+  /** Clock time (ms) the step ended: approvals it asks for expire `approvalTimeoutMs` later. */
+  at: number;
 }
 
 export interface ToolCallInput { key: TurnKey; callId: string; name: string; args: unknown }
@@ -95,14 +132,18 @@ export interface ToolSettled {
 
 export interface RunToolsInput { calls: ToolCallInput[] }
 
+/** Starts one more call of the step (one a person approved). */
+export interface StartCall { type: 'tool.start'; call: ToolCallInput }
+
 /**
- * The tools runner of one step: starts every call at once, sends `tool.settled` back as each one
- * settles, and aborts the calls still running when it is stopped (the turn left callingTools).
+ * The tools runner of one step: starts every call at once, and each one it is sent later
+ * (`tool.start`); sends `tool.settled` back as each one settles, and aborts the calls still running
+ * when it is stopped (the turn left callingTools).
  */
 export const toolsRunner = (call: ToolCaller) =>
-  fromCallback<ToolSettled, RunToolsInput>(({ input, sendBack }) => {
+  fromCallback<StartCall, RunToolsInput>(({ input, sendBack, receive }) => {
     const controller = new AbortController();
-    for (const c of input.calls) {
+    const start = (c: ToolCallInput) => {
       const settled = (outcome: ModelToolOutcome) => {
         if (!controller.signal.aborted) sendBack({ type: 'tool.settled', callId: c.callId, outcome });
       };
@@ -111,7 +152,9 @@ export const toolsRunner = (call: ToolCaller) =>
       void Promise.resolve()
         .then(() => call(c, controller.signal))
         .then(settled, (err: unknown) => settled(threw(err)));
-    }
+    };
+    input.calls.forEach(start);
+    receive((e) => start(e.call));
     return () => controller.abort();
   });
 

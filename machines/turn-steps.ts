@@ -25,6 +25,8 @@ export interface PlannedCall {
   args: unknown;
   /** Error text for the model when the call cannot run (it is answered at once, never called). */
   error?: string;
+  /** The tool policy asks a person before this call runs. */
+  needsApproval?: true;
 }
 
 type Parsed = { ok: true; value: Record<string, unknown> } | { ok: false; reason: string };
@@ -58,7 +60,8 @@ export function planCalls(calls: readonly ToolCallRequest[], tools: readonly Mod
       const known = tools.map((t) => t.name).join(', ') || 'none';
       return { ...base, args: parsed.value, error: `Unknown tool "${call.name}". Available tools: ${known}.` };
     }
-    return { ...base, args: parsed.value };
+    if (tool.action === 'deny') return { ...base, args: parsed.value, error: `Tool "${call.name}" is not allowed here (tool policy: deny). It was not called.` };
+    return tool.action === 'ask' ? { ...base, args: parsed.value, needsApproval: true } : { ...base, args: parsed.value };
   });
 }
 
@@ -88,6 +91,12 @@ export function toTurnError(err: unknown): TurnError {
   if (isAppError(err)) return { code: err.code, message: err.message, details: { ...err.details } };
   const cause = err instanceof Error ? err.message : String(err);
   return { code: 'AGENT_ERROR', message: `Agent processing failed: ${cause}`, details: {} };
+}
+
+/** What the model is told of a call a person (or the timeout) denied. */
+export function deniedText(name: string, by: string, reason: string | undefined): string {
+  const who = by === 'timeout' ? 'no one approved it in time' : `it was denied (${by})`;
+  return `Tool "${name}" was not called: ${who}${reason ? `. Reason: ${reason}` : ''}.`;
 }
 
 /** A call that could not run or threw: a failed result the model can read. */

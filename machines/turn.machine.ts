@@ -13,14 +13,22 @@
  * - Bad argument JSON or an unknown tool is answered at once with a failed result, never called.
  * - After `maxIterations` steps the last step's calls still run (the history stays complete), then
  *   the turn responds with the iteration-limit notice, streamed as a last chunk.
+ * - Approvals: a call the tool policy denies is answered at once with a failed result. A call it
+ *   asks about is reported (`toolCall`, then `toolApprovalRequested`) and waits, in
+ *   `awaitingApproval`, for an APPROVAL event while the step's other calls run. An
+ *   approved call then runs; a denied one, and every one still waiting `approvalWaitMs` after the
+ *   step (by the actor's clock), is answered with a failed result saying so. Each answer is a
+ *   `toolApprovalResolved` fact. The turn steps on once every call has settled.
+ * - A turn with `message.resume` (taken up again from the log) announces nothing: it reports the
+ *   interrupted calls' failed results and goes on waiting for the others.
  */
-import { and, assertEvent, assign, enqueueActions, setup, type ErrorActorEvent } from 'xstate';
+import { and, assertEvent, assign, enqueueActions, not, setup, spawnChild, stopChild, type ErrorActorEvent } from 'xstate';
 import type { Usage } from '../src/llm/types.ts';
 import { EVENT_VERSION, type SessionEvent } from './session-events.ts';
 import {
-  modelStepNotProvided, toolsRunner, type ModelStepOutput, type ModelTool, type ToolSettled, type TurnKey, type TurnMessage, type TurnReport,
+  modelStepNotProvided, toolsRunner, type ApprovalAnswer, type ModelStepOutput, type ModelTool, type ToolSettled, type TurnKey, type TurnMessage, type TurnReport,
 } from './turn-contract.ts';
-import { STEP_SEPARATOR, finalReply, planCalls, stepReply, toTurnError, type PlannedCall, type TurnError } from './turn-steps.ts';
+import { STEP_SEPARATOR, deniedText, finalReply, planCalls, stepReply, toTurnError, type PlannedCall, type TurnError } from './turn-steps.ts';
 
 export interface TurnInput {
   key: TurnKey;
@@ -28,6 +36,8 @@ export interface TurnInput {
   maxIterations: number;
   /** Model name recorded with the turn's steps. */
   model: string;
+  /** How long a call waits for approval before it is denied. */
+  approvalTimeoutMs: number;
 }
 
 export interface TurnContext extends TurnInput {
@@ -44,17 +54,40 @@ export interface TurnContext extends TurnInput {
   /** Calls of the last step; `pending` of them have not settled. */
   calls: PlannedCall[];
   pending: number;
+  /** Ids of the calls waiting for approval (they count in `pending` too). */
+  awaiting: string[];
+  /** When the waiting calls are denied unanswered: ISO time, and milliseconds from the step's end. */
+  expiresAt: string;
+  approvalWaitMs: number;
   capped: boolean;
   error: TurnError | undefined;
 }
 
 const V = EVENT_VERSION;
 const fact = (key: TurnKey, event: SessionEvent): TurnReport => ({ type: 'fact', key, event });
+const runsNow = (c: PlannedCall) => c.error === undefined && !c.needsApproval;
+
+function initialContext(input: TurnInput): TurnContext {
+  const base = {
+    ...input, iteration: 0, reply: '', lastText: '', usage: undefined, tools: [], calls: [], pending: 0, awaiting: [],
+    expiresAt: '', approvalWaitMs: 0, capped: false, error: undefined,
+  };
+  const resume = input.message.resume;
+  if (!resume) return base;
+  const { iteration, reply, lastText, awaiting, expiresAt, waitMs } = resume;
+  return { ...base, iteration, reply, lastText, calls: awaiting, pending: awaiting.length, awaiting: awaiting.map((c) => c.callId), expiresAt, approvalWaitMs: waitMs };
+}
+
+/** What a step's calls receive while they run or wait for approval. */
+const stepEvents = {
+  'tool.settled': { actions: 'settleCall' },
+  APPROVAL: { guard: 'awaitsAnswer', actions: 'answerApproval' },
+} as const;
 
 export const turnMachine = setup({
   types: {
     context: {} as TurnContext,
-    events: {} as ToolSettled,
+    events: {} as ToolSettled | ApprovalAnswer,
     input: {} as TurnInput,
   },
   actors: {
@@ -65,6 +98,12 @@ export const turnMachine = setup({
     askedForTools: (_, output: ModelStepOutput) => output.step.toolCalls.length > 0,
     allSettled: ({ context }) => context.pending === 0,
     capReached: ({ context }) => context.iteration >= context.maxIterations,
+    resumed: ({ context }) => context.message.resume !== undefined,
+    awaitsApproval: ({ context }) => context.awaiting.length > 0,
+    awaitsAnswer: ({ context, event }) => event.type === 'APPROVAL' && context.awaiting.includes(event.callId),
+  },
+  delays: {
+    approvalTimeout: ({ context }) => context.approvalWaitMs,
   },
   actions: {
     announce: enqueueActions(({ context: { key, message }, enqueue }) => {
@@ -83,17 +122,51 @@ export const turnMachine = setup({
       const usage = step.usage && { usage: step.usage };
       enqueue.sendParent(fact(context.key, { v: V, type: 'assistantStep', turnId: context.key.turnId, text: step.text, toolCalls: step.toolCalls, model: context.model, ...usage }));
     }),
-    /** Reports every call; answers the ones that cannot run at once; counts the others. */
-    startCalls: enqueueActions(({ context: { key, calls }, enqueue }) => {
+    /** Reports every call; answers the ones that cannot run at once; asks about the ones the policy wants approved; counts the others. */
+    startCalls: enqueueActions(({ context: { key, calls, approvalTimeoutMs }, enqueue }, { at }: ModelStepOutput) => {
       const turnId = key.turnId;
-      for (const { callId, toolName, serverId, args, error } of calls) {
+      const expiresAt = new Date(at + approvalTimeoutMs).toISOString();
+      for (const { callId, toolName, serverId, args, error, needsApproval } of calls) {
         enqueue.sendParent(fact(key, { v: V, type: 'toolCall', turnId, callId, toolName, serverId, args }));
         if (error !== undefined) {
           const result = { error };
           enqueue.sendParent(fact(key, { v: V, type: 'toolResult', turnId, callId, toolName, serverId, success: false, result, text: error, durationMs: 0 }));
         }
+        if (needsApproval) enqueue.sendParent(fact(key, { v: V, type: 'toolApprovalRequested', turnId, callId, toolName, serverId, args, expiresAt }));
       }
-      enqueue.assign({ pending: calls.filter((c) => c.error === undefined).length });
+      const awaiting = calls.filter((c) => c.needsApproval).map((c) => c.callId);
+      enqueue.assign({ pending: calls.filter((c) => c.error === undefined).length, awaiting, expiresAt, approvalWaitMs: approvalTimeoutMs });
+    }),
+    /** A resumed turn: the calls that were running when its process stopped get a failed result. */
+    reportInterrupted: enqueueActions(({ context: { key, message }, enqueue }) => {
+      for (const { callId, toolName, serverId, name } of message.resume?.interrupted ?? []) {
+        const text = `Tool "${name}" did not return: the service restarted while it ran.`;
+        enqueue.sendParent(fact(key, { v: V, type: 'toolResult', turnId: key.turnId, callId, toolName, serverId, success: false, result: { error: text }, text, durationMs: 0 }));
+      }
+    }),
+    answerApproval: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, 'APPROVAL');
+      const call = context.calls.find((c) => c.callId === event.callId);
+      if (!call) return;
+      const { key } = context;
+      const { callId, decision, by } = event;
+      const reason = event.reason === undefined ? {} : { reason: event.reason };
+      enqueue.sendParent(fact(key, { v: V, type: 'toolApprovalResolved', turnId: key.turnId, callId, decision, by, ...reason }));
+      const awaiting = context.awaiting.filter((id) => id !== callId);
+      if (decision === 'approve') {
+        enqueue.sendTo('tools', { type: 'tool.start', call: { key, callId, name: call.name, args: call.args } });
+        enqueue.assign({ awaiting });
+        return;
+      }
+      const text = deniedText(call.name, by, event.reason);
+      enqueue.sendParent(fact(key, { v: V, type: 'toolResult', turnId: key.turnId, callId, toolName: call.toolName, serverId: call.serverId, success: false, result: { error: text }, text, durationMs: 0 }));
+      enqueue.assign({ awaiting, pending: context.pending - 1 });
+    }),
+    /** Denies every call still waiting (their time ran out). */
+    expireApprovals: enqueueActions(({ context, enqueue }) => {
+      for (const callId of context.awaiting) {
+        enqueue.raise({ type: 'APPROVAL', callId, decision: 'deny', by: 'timeout', reason: `no answer by ${context.expiresAt}` });
+      }
     }),
     settleCall: enqueueActions(({ context, event, enqueue }) => {
       assertEvent(event, 'tool.settled');
@@ -104,6 +177,12 @@ export const turnMachine = setup({
       enqueue.sendParent(fact(context.key, { v: V, type: 'toolResult', turnId: context.key.turnId, callId, toolName, serverId, success, result, text, durationMs }));
       enqueue.assign({ pending: context.pending - 1 });
     }),
+    /** The step's tools runner: it lives from the step's end until all its calls settled. */
+    startTools: spawnChild('runTools', {
+      id: 'tools',
+      input: ({ context: { key, calls } }) => ({ calls: calls.filter(runsNow).map(({ callId, name, args }) => ({ key, callId, name, args })) }),
+    }),
+    stopTools: stopChild('tools'),
     markCapped: assign({ capped: true }),
     respond: enqueueActions(({ context, enqueue }) => {
       const { content, capChunk, capMessage } = finalReply(context.reply, context.capped, context.maxIterations);
@@ -120,12 +199,15 @@ export const turnMachine = setup({
   },
 }).createMachine({
   id: 'turn',
-  context: ({ input }) => ({
-    ...input, iteration: 0, reply: '', lastText: '', usage: undefined, tools: [], calls: [], pending: 0, capped: false, error: undefined,
-  }),
-  entry: 'announce',
-  initial: 'thinking',
+  context: ({ input }) => initialContext(input),
+  initial: 'starting',
   states: {
+    starting: {
+      always: [
+        { guard: 'resumed', target: 'awaitingApproval', actions: ['reportInterrupted', 'startTools'] },
+        { target: 'thinking', actions: 'announce' },
+      ],
+    },
     thinking: {
       entry: 'beginStep',
       invoke: {
@@ -139,6 +221,8 @@ export const turnMachine = setup({
             actions: [
               { type: 'recordStep', params: ({ event }) => event.output },
               { type: 'reportStep', params: ({ event }) => event.output },
+              { type: 'startCalls', params: ({ event }) => event.output },
+              'startTools',
             ],
           },
           { target: 'responding', actions: { type: 'recordStep', params: ({ event }) => event.output } },
@@ -147,18 +231,18 @@ export const turnMachine = setup({
       },
     },
     callingTools: {
-      entry: 'startCalls',
-      invoke: {
-        src: 'runTools',
-        input: ({ context: { key, calls } }) => ({
-          calls: calls.filter((c) => c.error === undefined).map(({ callId, name, args }) => ({ key, callId, name, args })),
-        }),
-      },
-      on: { 'tool.settled': { actions: 'settleCall' } },
+      on: stepEvents,
       always: [
-        { guard: and(['allSettled', 'capReached']), target: 'responding', actions: 'markCapped' },
-        { guard: 'allSettled', target: 'thinking' },
+        { guard: and(['allSettled', 'capReached']), target: 'responding', actions: ['stopTools', 'markCapped'] },
+        { guard: 'allSettled', target: 'thinking', actions: 'stopTools' },
+        { guard: 'awaitsApproval', target: 'awaitingApproval' },
       ],
+    },
+    /** Like callingTools (the step's other calls go on), until no call waits for approval. */
+    awaitingApproval: {
+      on: stepEvents,
+      after: { approvalTimeout: { actions: 'expireApprovals' } },
+      always: { guard: not('awaitsApproval'), target: 'callingTools' },
     },
     responding: { entry: 'respond', type: 'final' },
     failed: { entry: 'reportFailure', type: 'final' },

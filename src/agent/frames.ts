@@ -10,7 +10,7 @@
  *   live client saw for every durable event.
  * - `assistantStep` (a model step that asked for tools) has no frame.
  */
-import type { SessionEvent } from '../../machines/session-events.ts';
+import type { ApprovalDecision, SessionEvent } from '../../machines/session-events.ts';
 import type { Usage } from '../llm/types.ts';
 import type { StoredEvent } from '../store/types.ts';
 
@@ -37,6 +37,8 @@ export interface AgentFrameData {
   toolCall: TurnRef & { toolName: string; serverId: string; callId: string; args: unknown };
   toolResult: TurnRef & { toolName: string; serverId: string; callId: string; success: boolean; result: unknown; durationMs: number };
   response: TurnRef & { content: string; model: string; usage?: Usage };
+  toolApprovalRequested: TurnRef & { callId: string; toolName: string; serverId: string; args: unknown; expiresAt: string };
+  toolApprovalResolved: TurnRef & { callId: string; decision: ApprovalDecision; by: string; reason?: string };
   error: AgentErrorData;
   conversationReset: { sessionId: string; seq: number };
 }
@@ -86,6 +88,14 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
       const data: AgentFrameData['response'] = { content: e.content, sessionId, turnId: e.turnId, seq, model: e.model };
       if (e.usage) data.usage = e.usage;
       return { event: 'response', data };
+    }
+    case 'toolApprovalRequested': {
+      const { callId, toolName, serverId, args, expiresAt, turnId } = e;
+      return { event: 'toolApprovalRequested', data: { callId, toolName, serverId, args, expiresAt, sessionId, turnId, seq } };
+    }
+    case 'toolApprovalResolved': {
+      const { callId, decision, by, turnId } = e;
+      return { event: 'toolApprovalResolved', data: { callId, decision, by, ...(e.reason !== undefined && { reason: e.reason }), sessionId, turnId, seq } };
     }
     case 'turnFailed':
       return { event: 'error', data: { code: e.code, message: e.message, details: e.details, sessionId, turnId: e.turnId, seq } };

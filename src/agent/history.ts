@@ -7,7 +7,8 @@ import type { ChatMessage } from '../llm/types.ts';
  *
  * - userMessage → `user` (with its image); assistantStep → `assistant` with its `toolCalls`;
  *   response → `assistant` with the last step's `text`; toolResult → `tool` answering `callId` with
- *   `text` (what the model was given); toolCall is audit only (the step already carries the calls);
+ *   `text` (what the model was given); toolCall and the approval events are audit only (the step
+ *   already carries the calls, and a denied call gets a toolResult);
  *   reset → empty history.
  * - Invariant: the history is always valid for an OpenAI-compatible API. Every call id of an
  *   assistant message gets exactly one `tool` message, before any later user or assistant message:
@@ -81,6 +82,8 @@ export function createHistory(): History {
         if (open.delete(e.callId)) list.push({ role: 'tool', toolCallId: e.callId, content: e.text });
         return;
       case 'toolCall':
+      case 'toolApprovalRequested':
+      case 'toolApprovalResolved':
         return;
       case 'turnFailed':
         answerOpen(failedToolResult(e));

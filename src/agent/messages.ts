@@ -1,7 +1,12 @@
+import { approvalDecision, type ApprovalDecision } from '../../machines/session-events.ts';
 import type { ImagePart } from '../llm/types.ts';
+import type { PendingApproval } from './approvals.ts';
 import type { AgentFrame, AgentFrameData } from './frames.ts';
 
 export type { AgentEvents, AgentFrame, AgentFrameData, FrameName } from './frames.ts';
+
+/** An answer to a tool call waiting for approval (the schema the REST and WebSocket fronts validate with). */
+export { approvalDecision };
 
 /** The spec's one conversation: the session of every message, reset and frame that names none. */
 export const DEFAULT_SESSION = 'default';
@@ -35,6 +40,16 @@ export type AgentCommands = {
   'agent.reset': { payload: { sessionId: string }; result: { seq: number } };
   /** Aborts the running turn (model request and in-flight tool calls); false when none ran. */
   'agent.cancel': { payload: { sessionId: string }; result: { cancelled: boolean } };
+  /** The session's calls waiting for approval (opening the session resumes a turn its log left waiting). */
+  'agent.approvals': { payload: { sessionId: string }; result: PendingApproval[] };
+  /**
+   * Answers a call waiting for approval; `by` says who (`rest`, `websocket`). Rejects with
+   * APPROVAL_NOT_FOUND for a call that never waited, APPROVAL_ALREADY_RESOLVED for one answered.
+   */
+  'agent.approve': {
+    payload: { sessionId: string; callId: string; decision: ApprovalDecision; by: string; reason?: string };
+    result: PendingApproval;
+  };
   'agent.listSessions': { payload: Record<string, never>; result: SessionSummary[] };
   /**
    * The frames of the session's stored events after `since` (an unknown session has none), and the

@@ -33,12 +33,13 @@ import { toFrame, type AgentEvents, type AgentFrame } from './frames.ts';
 import type { AgentCommands, AgentHealth, SessionSummary } from './messages.ts';
 import type { RegisterActor } from '../inspect/index.ts';
 import { openSession, storageCause, type Session, type StorageHealth } from './session.ts';
+import { allowsEverything, createToolPolicy } from './tool-policy.ts';
 
 /** The bus as the agent uses it: its own commands and events, and the tool calls it makes. */
 export type AgentBus = Pick<Bus<AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>, AgentEvents>, 'handle' | 'execute' | 'emit'>;
 
 export interface AgentServiceOptions {
-  config: Pick<AgentConfig, 'systemPrompt' | 'llm' | 'storage'>;
+  config: Pick<AgentConfig, 'systemPrompt' | 'llm' | 'storage' | 'toolPolicy'>;
   bus: AgentBus;
   store: EventStore<SessionEvent>;
   llm: LlmClient;
@@ -71,6 +72,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   const ids = opts.ids ?? createIdSource();
   const evictAfterMs = opts.evictAfterMs ?? 15 * 60_000;
   const slots = new Map<string, Slot>();
+  const toolPolicy = allowsEverything(config.toolPolicy) ? undefined : createToolPolicy(config.toolPolicy);
   const unregister: (() => void)[] = [];
   let sweeper: NodeJS.Timeout | undefined;
   let stopping = false;
@@ -131,6 +133,8 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         clock,
         listTools,
         callTool,
+        ...(toolPolicy && { toolPolicy }),
+        approvalTimeoutMs: config.toolPolicy.timeoutMs,
         publish,
         storage,
         redact: opts.redact ?? ((value) => value),
@@ -209,6 +213,8 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         const s = slot && (await slot.opening.catch(() => undefined));
         return { cancelled: s?.cancel() ?? false };
       }),
+      bus.handle('agent.approvals', async ({ payload }) => (await live(payload.sessionId)).approvals()),
+      bus.handle('agent.approve', async ({ payload: { sessionId, ...answer } }) => (await live(sessionId)).approve(answer)),
       bus.handle('agent.listSessions', async () => {
         const stored = await store.list();
         const byId = new Map<string, SessionSummary>();

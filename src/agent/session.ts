@@ -11,7 +11,7 @@
 import { createActor, fromPromise, type Actor } from 'xstate';
 import { EVENT_VERSION, type SessionEvent } from '../../machines/session-events.ts';
 import { sessionMachine, type SessionEmitted } from '../../machines/session.machine.ts';
-import { toolsRunner, type ModelStepInput, type ModelStepOutput, type ToolCaller, type TurnKey, type TurnMessage } from '../../machines/turn-contract.ts';
+import { toolsRunner, type ApprovalAnswer, type ModelStepInput, type ModelStepOutput, type ToolCaller, type TurnKey, type TurnMessage } from '../../machines/turn-contract.ts';
 import { turnMachine } from '../../machines/turn.machine.ts';
 import type { SendMeta } from '../bus/index.ts';
 import type { Clock } from '../clock.ts';
@@ -22,7 +22,9 @@ import type { Logger } from '../log/index.ts';
 import type { ModelTool } from '../mcp/client/messages.ts';
 import type { EventStore } from '../store/types.ts';
 import { chunkFrame, droppedFrame, storageFailedFrame, thinkingFrame, toFrame, type AgentFrame, type SessionStoredEvent } from './frames.ts';
+import { createApprovals, resumeOf, type PendingApproval } from './approvals.ts';
 import { createHistory, type History } from './history.ts';
+import type { ToolPolicy } from './tool-policy.ts';
 import { createOutbox } from './outbox.ts';
 
 export interface SessionDeps {
@@ -35,6 +37,10 @@ export interface SessionDeps {
   clock: Clock;
   /** The model's tool catalogue (never rejects). */
   listTools: () => Promise<ModelTool[]>;
+  /** Which calls wait for approval or are refused; absent: every call runs. */
+  toolPolicy?: ToolPolicy;
+  /** How long a call waits for approval before it is denied. */
+  approvalTimeoutMs: number;
   callTool: ToolCaller;
   /** Sends a frame to clients (as the bus event `agent.<frame.event>`). */
   publish: (frame: AgentFrame, meta: SendMeta) => void;
@@ -63,6 +69,10 @@ export interface Session {
   send(message: TurnMessage): { queued: boolean };
   /** Aborts the running turn; false when none runs. */
   cancel(): boolean;
+  /** The calls waiting for approval. */
+  approvals(): PendingApproval[];
+  /** Answers a call waiting for approval (APPROVAL_NOT_FOUND / APPROVAL_ALREADY_RESOLVED otherwise). */
+  approve(answer: Omit<ApprovalAnswer, 'type'>): PendingApproval;
   /** Cancels the running and queued turns, records a reset; resolves with its seq once folded. */
   reset(correlationId: string): Promise<number>;
   /** Cancels everything, waits for the outbox, stops the actor. */
@@ -98,12 +108,18 @@ function modelView(history: History, systemPrompt: string) {
 }
 
 const toDefinition = ({ name, description, parameters }: ModelTool) => ({ name, description, parameters });
+const withActions = (tools: ModelTool[], policy: ToolPolicy | undefined) =>
+  policy ? tools.map((t) => ({ ...t, action: policy(t.serverId, t.toolName) })) : tools;
 
 export async function openSession(deps: SessionDeps): Promise<Session> {
   const { sessionId, llm, log, clock, publish } = deps;
   const past = await deps.store.read(sessionId);
   const history = createHistory();
-  for (const s of past) history.apply(s.event);
+  const approvals = createApprovals(sessionId);
+  for (const s of past) {
+    history.apply(s.event);
+    approvals.apply(s.event);
+  }
   const messages = modelView(history, deps.systemPrompt);
   const outbox = createOutbox({
     sessionId,
@@ -161,7 +177,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       prefix = '';
     };
     const step = await llm.complete({ messages: messages(), tools: tools.map(toDefinition), signal, onText, turnId: input.key.turnId });
-    return { step, tools };
+    return { step, tools: withActions(tools, deps.toolPolicy), at: clock.now() };
   });
 
   const machine = sessionMachine.provide({
@@ -171,7 +187,10 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     },
   });
   const actorId = `turn:${sessionId}`;
-  const actor: Actor<typeof machine> = createActor(machine, { id: actorId, input: { sessionId, maxIterations: deps.maxIterations, model: llm.model } });
+  const actor: Actor<typeof machine> = createActor(machine, {
+    id: actorId,
+    input: { sessionId, maxIterations: deps.maxIterations, model: llm.model, approvalTimeoutMs: deps.approvalTimeoutMs },
+  });
   const unregister = deps.registerActor?.(actorId, actor);
 
   actor.on('*', (e: SessionEmitted) => {
@@ -180,6 +199,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     switch (e.type) {
       case 'fact': {
         const event = e.event.type === 'turnFailed' ? deps.redact(e.event) : e.event;
+        approvals.apply(event);
         if (event.type === 'turnFailed' && !event.cancelled) log.warn({ sessionId, turnId, code: event.code, message: event.message }, 'turn failed');
         return record(key, event, undefined, (err) => turnNotStored(key, err));
       }
@@ -198,6 +218,12 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     error: (err) => log.error({ err, sessionId }, 'session actor failed'),
   });
   actor.start();
+  // A turn the log left waiting for approvals goes on waiting (its process stopped meanwhile).
+  const resumed = resumeOf(past.map((s) => s.event), clock.now());
+  if (resumed) {
+    log.info({ sessionId, turnId: resumed.turnId, awaiting: resumed.resume?.awaiting.length }, 'resuming a turn that waits for approval');
+    actor.send({ type: 'MESSAGE', message: resumed });
+  }
 
   const running = () => actor.getSnapshot().matches('busy');
   const waiting = () => actor.getSnapshot().context.queue.length - (running() ? 1 : 0);
@@ -217,6 +243,13 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       if (!running()) return false;
       actor.send({ type: 'CANCEL' });
       return true;
+    },
+    approvals: () => approvals.pending(),
+    approve(answer) {
+      lastActive = clock.now();
+      const pending = approvals.answer(answer.callId);
+      actor.send({ type: 'APPROVAL', ...answer });
+      return pending;
     },
     reset(correlationId) {
       lastActive = clock.now();

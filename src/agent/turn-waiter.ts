@@ -10,6 +10,8 @@ interface Waiter {
   resolve(event: ResponseEvent): void;
   reject(err: AppError): void;
   timer: NodeJS.Timeout;
+  /** The turn's calls waiting for approval now, by call id. */
+  approvals: Map<string, Omit<AgentFrameData['toolApprovalRequested'], 'seq' | 'args'>>;
 }
 
 const toAppError = ({ code, message, details }: AgentFrameData['error']): AppError =>
@@ -23,7 +25,8 @@ const toAppError = ({ code, message, details }: AgentFrameData['error']): AppErr
  * - `ask` sends `agent.sendMessage` with the given correlation id and resolves with the `response`
  *   of that turn, or rejects with the AppError of its `error` frame; the waiter is registered
  *   before the command is sent, so no answer can be missed.
- * - It rejects with AGENT_ERROR `details.reason: 'timeout'` after `timeoutMs`, with
+ * - It rejects with AGENT_ERROR `details.reason: 'timeout'` after `timeoutMs` (when the turn waits
+ *   for approvals, the message names them and `details.pendingApprovals` lists them), with
  *   `details.reason: 'aborted'` when `signal` aborts, and with SERVICE_UNAVAILABLE on `close()`.
  * - One bus listener per event name serves every waiter.
  */
@@ -39,14 +42,22 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
   };
   const offResponse = bus.on('agent.response', (e) => settle(e.correlationId)?.resolve(e.payload));
   const offError = bus.on('agent.error', (e) => settle(e.correlationId)?.reject(toAppError(e.payload)));
+  const offAsked = bus.on('agent.toolApprovalRequested', ({ correlationId, payload: { args: _args, seq: _seq, ...pending } }) => {
+    waiters.get(correlationId)?.approvals.set(pending.callId, pending);
+  });
+  const offAnswered = bus.on('agent.toolApprovalResolved', (e) => waiters.get(e.correlationId)?.approvals.delete(e.payload.callId));
+
+  const timedOut = (w: Waiter | undefined): AppError => {
+    const pending = [...(w?.approvals.values() ?? [])];
+    if (pending.length === 0) return new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms`, { reason: 'timeout' });
+    const names = pending.map((p) => `"${p.toolName}" (call ${p.callId}, session ${p.sessionId})`).join(', ');
+    return new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms: the turn waits for approval of ${names}`, { reason: 'timeout', pendingApprovals: pending });
+  };
 
   const wait = (correlationId: string, signal?: AbortSignal): Promise<ResponseEvent> =>
     new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        settle(correlationId);
-        reject(new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms`, { reason: 'timeout' }));
-      }, timeoutMs);
-      waiters.set(correlationId, { resolve, reject, timer });
+      const timer = setTimeout(() => reject(timedOut(settle(correlationId))), timeoutMs);
+      waiters.set(correlationId, { resolve, reject, timer, approvals: new Map() });
       signal?.addEventListener('abort', () => settle(correlationId)?.reject(new AppError('AGENT_ERROR', 'Request aborted by the client', { reason: 'aborted' })), {
         once: true,
       });
@@ -64,8 +75,7 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
       return reply;
     },
     close(): void {
-      offResponse();
-      offError();
+      for (const off of [offResponse, offError, offAsked, offAnswered]) off();
       for (const id of [...waiters.keys()]) settle(id)?.reject(new AppError('SERVICE_UNAVAILABLE', 'Service is shutting down'));
     },
   };

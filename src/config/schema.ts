@@ -146,6 +146,18 @@ export const storageSchema = z.discriminatedUnion('type', [
   }),
 ]);
 
+const toolAction = z.enum(['allow', 'ask', 'deny']);
+
+/** Which tool calls run, wait for a person's approval, or are refused (see src/agent/tool-policy.ts). */
+export const toolPolicySchema = z.strictObject({
+  /** The action for a call no rule matches (runtime-connected servers included). */
+  default: toolAction.default('allow'),
+  /** The first rule whose `server` and `tool` (names as the REST paths use them; absent = any) match decides. */
+  rules: z.array(z.strictObject({ server: serverNameSchema.optional(), tool: z.string().min(1).optional(), action: toolAction })).default([]),
+  /** Milliseconds a call waits for approval before it is denied. */
+  timeoutMs: z.number().int().positive().default(300_000),
+});
+
 export const agentConfigSchema = z.strictObject({
   version: z.string().default('1.0.0'),
   name: z.string().default('agentd'),
@@ -155,6 +167,7 @@ export const agentConfigSchema = z.strictObject({
   mcpServers: z.record(serverNameSchema, mcpServerConfigSchema).default({}),
   /** Largest tool result handed to the model, in bytes; longer results are cut with a marker. */
   toolResultMaxBytes: z.number().int().positive().default(100 * 1024),
+  toolPolicy: toolPolicySchema.prefault({}),
   storage: storageSchema.prefault({ type: 'jsonl' }),
   server: serverSchema.prefault({}),
 });
@@ -167,4 +180,5 @@ export type HttpServerConfig = z.output<typeof httpServerSchema>;
 export type LlmConfig = z.output<typeof llmSchema>;
 export type LimitsConfig = z.output<typeof limitsSchema>;
 export type CorsConfig = z.output<typeof corsSchema>;
+export type ToolPolicyConfig = z.output<typeof toolPolicySchema>;
 export type Provider = (typeof PROVIDERS)[number];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { approvalDecision } from '../agent/messages.ts';
 import { sessionIdSchema } from '../session-id.ts';
 import type { FrontEvents } from './front-bus.ts';
 
@@ -13,6 +14,8 @@ export const EVENT_FRAMES = {
   'agent.toolCall': 'toolCall',
   'agent.toolResult': 'toolResult',
   'agent.response': 'response',
+  'agent.toolApprovalRequested': 'toolApprovalRequested',
+  'agent.toolApprovalResolved': 'toolApprovalResolved',
   'agent.error': 'error',
   'agent.conversationReset': 'conversationReset',
   'mcp.serverStatus': 'mcpServerStatus',
@@ -42,6 +45,14 @@ export const CLIENT_FRAMES = {
   }),
   unsubscribe: z.object({ type: z.literal('unsubscribe'), sessionId: sessionIdSchema }),
   cancel: z.object({ type: z.literal('cancel'), sessionId: sessionIdSchema.optional() }),
+  /** Answers a tool call waiting for approval (needs the admin key when one is set). */
+  approval: z.object({
+    type: z.literal('approval'),
+    sessionId: sessionIdSchema.optional(),
+    callId: z.string().min(1).max(200),
+    decision: approvalDecision,
+    reason: z.string().max(2000).optional(),
+  }),
   ping: z.object({ type: z.literal('ping') }),
 } as const;
 

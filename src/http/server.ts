@@ -63,10 +63,11 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   let closing = false;
   let listenSocket: us_listen_socket | undefined;
   // One chain for REST, /mcp and the WebSocket upgrade (see admission.ts for its order).
+  const auth = createAuth(config.server.auth);
   const admission = createAdmission({
     limiter: limits.rest,
     cors,
-    auth: createAuth(config.server.auth),
+    auth,
     clock: deps.clock,
     isHostAllowed: hosts.isAllowed,
     isClosing: () => closing,
@@ -89,6 +90,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     log,
     clock: deps.clock,
     admission,
+    auth,
     limits,
     maxPayloadBytes: limitsConfig.maxBodyBytes,
     ids: deps.ids,

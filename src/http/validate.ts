@@ -20,7 +20,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what 
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const issues = result.error.issues;
-  const missing = issues.find((i) => (i.code === 'invalid_type' || i.code === 'invalid_union') && i.path.length > 0 && valueAt(input, i.path) === undefined);
+  const missing = issues.find((i) => (i.code === 'invalid_type' || i.code === 'invalid_union' || i.code === 'invalid_value') && i.path.length > 0 && valueAt(input, i.path) === undefined);
   if (missing) {
     const field = missing.path.map(String).join('.');
     throw new AppError('MISSING_FIELD', `Missing required field: ${field}`, { field });

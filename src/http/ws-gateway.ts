@@ -9,7 +9,7 @@ import { CLIENT_FRAMES, EVENT_FRAMES, frame, isClientFrameType, type ClientFrame
 import { formatIp } from './ip.ts';
 import { rateLimitError, type LimitState, type Limits } from './limits.ts';
 import { parseInput, validateImage } from './validate.ts';
-import { bearerKey } from './auth.ts';
+import { bearerKey, type Auth } from './auth.ts';
 import { tooDeepError } from './body.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { tooDeep } from '../json-depth.ts';
@@ -20,6 +20,8 @@ export interface Connection {
   id: string;
   ip: string;
   closed: boolean;
+  /** Connected with a key of admin scope (or none is needed): may answer approvals. */
+  admin: boolean;
 }
 
 export interface GatewayDeps {
@@ -28,6 +30,7 @@ export interface GatewayDeps {
   log: Logger;
   clock: Clock;
   admission: Admission;
+  auth: Auth;
   limits: Limits;
   maxPayloadBytes: number;
   ids: () => string;
@@ -97,13 +100,22 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
       if (verdict.outcome === 'preflight') throw new Error('unexpected preflight verdict on a WebSocket upgrade');
       if (state.aborted) return deps.limits.connections.close(ip);
       state.aborted = true;
-      const conn: Connection = { id: deps.ids(), ip, closed: false };
+      const conn: Connection = { id: deps.ids(), ip, closed: false, admin: hasAdminScope(credential) };
       res.cork(() => res.upgrade(conn, key, protocol, extensions, context));
     };
     run().catch((err: unknown) => {
       deps.log.error({ err }, 'websocket upgrade failed');
       send(res, state, errorReply(err, deps.clock.now()));
     });
+  };
+
+  const hasAdminScope = (credential: string | undefined): boolean => {
+    try {
+      deps.auth(credential, 'admin');
+      return true;
+    } catch {
+      return false;
+    }
   };
 
   const handle = async (ws: WebSocket<Connection>, msg: ClientFrame): Promise<void> => {
@@ -129,6 +141,12 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
       case 'unsubscribe':
         if (sessionId !== DEFAULT_SESSION) ws.unsubscribe(sessionTopic(sessionId));
         return;
+      case 'approval': {
+        if (!ws.getUserData().admin) throw new AppError('UNAUTHORIZED', 'Answering an approval needs the admin key', { scope: 'admin' });
+        const { callId, decision, reason } = msg;
+        await bus.execute('agent.approve', { sessionId, callId, decision, by: 'websocket', ...(reason !== undefined && { reason }) }, { sessionId });
+        return;
+      }
       case 'ping':
         sendTo(ws, 'pong', {});
         return;

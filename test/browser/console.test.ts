@@ -20,7 +20,11 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
   beforeAll(async () => {
     sim = await startSimulator();
     svc = await startApp(
-      { server: { auth: { apiKey: KEY } }, mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } } },
+      {
+        server: { auth: { apiKey: KEY } },
+        mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
+        toolPolicy: { rules: [{ server: 'echo', tool: 'big', action: 'ask' }] },
+      },
       { modelUrl: sim.url },
     );
     browser = await openBrowser(chromiumPath!);
@@ -65,6 +69,24 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     expect(await call.locator('.result').textContent()).toContain('fixture echo: from the browser');
     await page.locator('.assistant[data-done="true"]', { hasText: 'fixture echo: from the browser' }).waitFor();
     await browser.screenshot('console-tool-call');
+  });
+
+  it('shows a call waiting for approval with its arguments; Approve runs it and the turn ends', async () => {
+    const { page } = browser;
+    await page.getByLabel('Message').fill('Needs a yes [[tool:big {"bytes":12}]]');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const call = page.locator('.tool', { hasText: 'big' }).last();
+    const box = call.locator('.approval');
+    await box.getByRole('button', { name: 'Approve' }).waitFor();
+    expect(await call.locator('.args').textContent()).toContain('"bytes": 12');
+    expect(await box.textContent()).toMatch(/Waiting for approval/);
+    await browser.screenshot('console-approval');
+    await box.getByRole('button', { name: 'Approve' }).click();
+    await box.locator('.approved', { hasText: 'Approved (websocket)' }).waitFor();
+    await call.locator('.result').waitFor();
+    await page.locator('.assistant[data-done="true"]', { hasText: 'Tool big returned' }).waitFor();
+    const pending = await page.evaluate(async (key) => (await (await fetch('/api/sessions/default/approvals', { headers: { Authorization: `Bearer ${key}` } })).json()) as { approvals: unknown[] }, KEY);
+    expect(pending.approvals).toEqual([]);
   });
 
   it('attaches an image and cancels a running turn', async () => {

@@ -13,7 +13,14 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
     sim = await startSimulator();
-    svc = await startApp({ server: { inspect: true }, mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } } }, { modelUrl: sim.url });
+    svc = await startApp(
+      {
+        server: { inspect: true },
+        mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
+        toolPolicy: { rules: [{ server: 'echo', tool: 'big', action: 'ask' }] },
+      },
+      { modelUrl: sim.url },
+    );
     browser = await openBrowser(chromiumPath!);
   });
   afterAll(async () => {
@@ -49,6 +56,22 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     expect(await page.locator('#events li').count()).toBeGreaterThan(5);
     expect(await page.locator('body').textContent()).not.toContain('inspected'); // sanitized: no tool text
     await browser.screenshot('inspector');
+  });
+
+  it('shows a turn waiting in awaitingApproval until the call is approved', async () => {
+    const { page } = browser;
+    const post = (path: string, body: unknown) => fetch(`${svc.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    await page.goto(`${svc.url}/inspect`);
+    await post('/api/message', { sessionId: 'ask', message: 'Needs a yes [[tool:big {"bytes":5}]]' });
+    const turn = page.locator('button[data-actor="turn"]', { hasText: 'awaitingApproval' }).last();
+    await turn.waitFor({ timeout: 10_000 });
+    await turn.click();
+    await page.locator('#chart svg .state.active[data-state="awaitingApproval"]').waitFor();
+    const { approvals } = (await (await fetch(`${svc.url}/api/sessions/ask/approvals`)).json()) as { approvals: { callId: string }[] };
+    expect((await post(`/api/sessions/ask/approvals/${approvals[0]!.callId}`, { decision: 'approve' })).status).toBe(200);
+    console.log('DEBUG', await page.locator('#path').textContent(), await page.locator('#actors').textContent().catch(() => ''));
+    await expect.poll(() => page.locator('#path').textContent(), { timeout: 10_000 }).toBe('states: thinking → awaitingApproval → callingTools → thinking → responding');
+    await browser.screenshot('inspector-approval');
   });
 
   it('bridges the stream to Stately\'s inspector in an iframe (stubbed: nothing leaves the machine)', async () => {

@@ -23,7 +23,22 @@ const BODIES: Record<string, unknown> = {
   'POST /api/reset': { sessionId: 'scratch' },
   'POST /api/connect-server': { name: 'second', config: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
   'POST /api/mcp/servers/{serverId}/tools/{toolName}/execute': { message: 'hi' },
+  'POST /api/sessions/{sessionId}/approvals/{callId}': { decision: 'approve' },
 };
+/** The approval routes use a session whose turn waits for the approval of `callId` (set up before the requests). */
+const APPROVAL_VALUES: Record<string, string> = { sessionId: 'waiting' };
+
+/** Starts a turn in `sessionId` whose tool call waits for approval; resolves with its call id. */
+async function pendingCall(url: string, sessionId: string): Promise<string> {
+  const headers = { Authorization: `Bearer ${API}`, 'Content-Type': 'application/json' };
+  await fetch(`${url}/api/message`, { method: 'POST', headers, body: JSON.stringify({ sessionId, message: 'wait [[tool:big {"bytes":3}]]' }) });
+  for (let i = 0; i < 200; i++) {
+    const { approvals } = (await (await fetch(`${url}/api/sessions/${sessionId}/approvals`, { headers })).json()) as { approvals: { callId: string }[] };
+    if (approvals[0]) return approvals[0].callId;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error('no call waited for approval');
+}
 
 describe('OpenAPI document', () => {
   let sim: Simulator;
@@ -32,7 +47,11 @@ describe('OpenAPI document', () => {
   beforeAll(async () => {
     sim = await startSimulator();
     svc = await startApp(
-      { server: { inspect: true, auth: { apiKey: API, adminKey: ADMIN } }, mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } } },
+      {
+        server: { inspect: true, auth: { apiKey: API, adminKey: ADMIN } },
+        mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
+        toolPolicy: { rules: [{ server: 'echo', tool: 'big', action: 'ask' }] },
+      },
       { modelUrl: sim.url },
     );
     const res = await fetch(`${svc.url}/api/openapi.json`); // public: no key
@@ -67,13 +86,15 @@ describe('OpenAPI document', () => {
   });
 
   it('every operation answers a real request with its documented shape', async () => {
+    APPROVAL_VALUES.callId = await pendingCall(svc.url, 'waiting');
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
     const operations = Object.entries(doc.paths)
       .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path, op })))
       .sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
     for (const { method, path, op } of operations) {
       const key = `${method} ${path}`;
-      const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'file' ? (path.startsWith('/api/docs') ? 'docs.js' : path.startsWith('/inspect') ? 'inspect.js' : 'main.js') : PATH_VALUES[name]!));
+      const values = path.includes('/approvals') ? { ...PATH_VALUES, ...APPROVAL_VALUES } : PATH_VALUES;
+      const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'file' ? (path.startsWith('/api/docs') ? 'docs.js' : path.startsWith('/inspect') ? 'inspect.js' : 'main.js') : values[name]!));
       const body = BODIES[key];
       const res = await fetch(`${svc.url}${url}`, {
         method,

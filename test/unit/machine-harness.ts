@@ -3,14 +3,14 @@
  * step and a tool caller the test controls, and a `settle` gate. Records everything the session
  * emits to its owner.
  *
- * The machines have no timers (no `after`, no delays): every wait is on a provided actor. So the
- * tests hold those actors with deferred promises rather than a SimulatedClock (the clock pattern
- * is covered by mcp-server-machine.test.ts), and never sleep as evidence that nothing happened.
+ * The machines' one timer is the approval timeout (`clock` takes a SimulatedClock for it); every
+ * other wait is on a provided actor, which the tests hold with deferred promises. They never sleep
+ * as evidence that nothing happened.
  */
-import { createActor, fromPromise, waitFor } from 'xstate';
+import { createActor, fromPromise, waitFor, type SimulatedClock } from 'xstate';
 import type { SessionEvent } from '../../machines/session-events.ts';
 import { sessionMachine, type SessionEmitted } from '../../machines/session.machine.ts';
-import { toolsRunner, type ModelStepInput, type ModelStepOutput, type ModelTool, type ModelToolOutcome, type ToolCallInput } from '../../machines/turn-contract.ts';
+import { toolsRunner, type ResumedTurn, type ModelStepInput, type ModelStepOutput, type ModelTool, type ModelToolOutcome, type ToolCallInput } from '../../machines/turn-contract.ts';
 import { turnMachine } from '../../machines/turn.machine.ts';
 import type { ModelStep } from '../../src/llm/types.ts';
 
@@ -90,7 +90,23 @@ export function gatedTools() {
 
 type TurnActions = NonNullable<Parameters<typeof turnMachine.provide>[0]['actions']>;
 
-export function harness(opts: { model: ModelFake; tool?: ToolFake; maxIterations?: number; settle?: () => Promise<void>; turnActions?: TurnActions }) {
+export interface HarnessOptions {
+  model: ModelFake;
+  tool?: ToolFake;
+  maxIterations?: number;
+  settle?: () => Promise<void>;
+  turnActions?: TurnActions;
+  /** The catalogue each step is offered (default `tools`, all allowed). */
+  catalogue?: ModelTool[];
+  /** Drives the approval timeout (default: the real clock). */
+  clock?: SimulatedClock;
+  approvalTimeoutMs?: number;
+}
+
+/** Steps end at this clock time, so approvals expire at `STEP_AT + approvalTimeoutMs`. */
+export const STEP_AT = Date.parse('2026-01-01T00:00:00.000Z');
+
+export function harness(opts: HarnessOptions) {
   const emitted: SessionEmitted[] = [];
   const modelInputs: ModelStepInput[] = [];
   const modelSignals: AbortSignal[] = [];
@@ -98,7 +114,7 @@ export function harness(opts: { model: ModelFake; tool?: ToolFake; maxIterations
   const modelStep = fromPromise<ModelStepOutput, ModelStepInput>(async ({ input, signal }) => {
     modelInputs.push(input);
     modelSignals.push(signal);
-    return { step: await opts.model(input, signal), tools };
+    return { step: await opts.model(input, signal), tools: opts.catalogue ?? tools, at: STEP_AT };
   });
   const callTool: ToolFake = (input, signal) => {
     toolSignals.push(signal);
@@ -110,13 +126,14 @@ export function harness(opts: { model: ModelFake; tool?: ToolFake; maxIterations
       settle: fromPromise(() => (opts.settle ?? (() => Promise.resolve()))()),
     },
   });
-  const actor = createActor(machine, { input: { sessionId: 's1', maxIterations: opts.maxIterations ?? 20, model: 'm' } });
+  const input = { sessionId: 's1', maxIterations: opts.maxIterations ?? 20, model: 'm', approvalTimeoutMs: opts.approvalTimeoutMs ?? 60_000 };
+  const actor = createActor(machine, { input, ...(opts.clock && { clock: opts.clock }) });
   actor.on('*', (e) => emitted.push(e));
   actor.start();
   let n = 0;
-  const send = (content: string): string => {
+  const send = (content: string, resume?: ResumedTurn): string => {
     const turnId = `t${++n}`;
-    actor.send({ type: 'MESSAGE', message: { turnId, correlationId: `c${n}`, content } });
+    actor.send({ type: 'MESSAGE', message: { turnId, correlationId: `c${n}`, content, ...(resume && { resume }) } });
     return turnId;
   };
   const idle = () => waitFor(actor, (s) => s.matches('idle') && s.context.queue.length === 0);

@@ -1,5 +1,6 @@
 // The transcript of one session: user messages, the reply as it streams, tool calls with their
-// results. Live events and replayed history (no chunks, only the durable events) render alike.
+// results and approvals. Live events and replayed history (no chunks, only the durable events)
+// render alike.
 const el = (tag, className, text) => {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -8,7 +9,11 @@ const el = (tag, className, text) => {
 };
 const pretty = (value) => (typeof value === 'string' ? value : JSON.stringify(value, null, 2));
 
-export function createTranscript(list) {
+/**
+ * `answer(callId, decision)` sends a person's answer to a call waiting for approval; the buttons
+ * stay until the service reports the call resolved (so a refused answer leaves them usable).
+ */
+export function createTranscript(list, { answer }) {
   /** Per turn: the reply bubble being streamed into (reset by a tool call) and whether any chunk came. */
   const turns = new Map();
   const calls = new Map();
@@ -49,6 +54,27 @@ export function createTranscript(list) {
           const item = add(el('li', 'tool'));
           item.append(el('strong', '', `${data.toolName}`), el('span', '', ` on ${data.serverId}`), el('pre', 'args', pretty(data.args)));
           calls.set(data.callId, item);
+          break;
+        }
+        case 'toolApprovalRequested': {
+          const item = calls.get(data.callId) ?? add(el('li', 'tool', data.toolName));
+          const box = el('div', 'approval');
+          box.dataset.callId = data.callId;
+          const button = (label, decision) => {
+            const b = el('button', decision, label);
+            b.type = 'button';
+            b.addEventListener('click', () => answer(data.callId, decision));
+            return b;
+          };
+          const expires = new Date(data.expiresAt).toLocaleTimeString();
+          box.append(el('span', '', `Waiting for approval (until ${expires}) `), button('Approve', 'approve'), button('Deny', 'deny'));
+          item.append(box);
+          break;
+        }
+        case 'toolApprovalResolved': {
+          const box = calls.get(data.callId)?.querySelector('.approval');
+          const verdict = `${data.decision === 'approve' ? 'Approved' : 'Denied'} (${data.by})${data.reason ? `: ${data.reason}` : ''}`;
+          box?.replaceChildren(el('span', data.decision === 'approve' ? 'approved' : 'failed', verdict));
           break;
         }
         case 'toolResult': {

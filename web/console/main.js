@@ -5,7 +5,9 @@ import { createServerPanel } from './servers.js';
 
 const $ = (id) => document.getElementById(id);
 const status = (text) => ($('status').textContent = text);
-const transcript = createTranscript($('transcript'));
+const transcript = createTranscript($('transcript'), {
+  answer: (callId, decision) => events.send({ type: 'approval', sessionId: current, callId, decision }) || status('not connected; try again in a moment'),
+});
 const servers = createServerPanel($('servers'), status);
 let current = new URLSearchParams(location.hash.slice(1)).get('session') || 'default';
 let connected = false;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_SESSION } from '../../agent/messages.ts';
+import { DEFAULT_SESSION, approvalDecision } from '../../agent/messages.ts';
 import type { Clock, IdSource } from '../../clock.ts';
 import { AppError } from '../../errors/index.ts';
 import { imageDataSchema, sessionIdSchema } from '../frames.ts';
@@ -14,6 +14,7 @@ const messageSchema = z.object({
   sessionId: sessionIdSchema.optional(),
   imageData: imageDataSchema.optional(),
 });
+const approvalSchema = z.object({ decision: approvalDecision, reason: z.string().max(2000).optional() });
 const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
 /** Documents `?since=` (the handler reads it as a non-negative integer). */
 const historyQuery = z.object({ since: z.int().min(0).optional().describe('Return the stored events after this seq (default 0: all)') });
@@ -117,6 +118,31 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
         const sessionId = sessionParam(ctx);
         const { cancelled } = await ctx.bus.execute('agent.cancel', { sessionId }, { sessionId });
         return { body: { sessionId, cancelled, timestamp: now() } };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/sessions/:sessionId/approvals',
+      summary: 'The tool calls of a session waiting for approval',
+      doc: { response: RESPONSES.approvals, errors: ['AGENT_ERROR'] },
+      async handler(ctx) {
+        const sessionId = sessionParam(ctx);
+        const approvals = await ctx.bus.execute('agent.approvals', { sessionId }, { sessionId });
+        return { body: { sessionId, approvals, timestamp: now() } };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sessions/:sessionId/approvals/:callId',
+      summary: 'Approve or deny a tool call waiting for approval',
+      admin: true,
+      doc: { body: approvalSchema, response: RESPONSES.approvalAnswered, errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'APPROVAL_NOT_FOUND', 'APPROVAL_ALREADY_RESOLVED'] },
+      async handler(ctx) {
+        const sessionId = sessionParam(ctx);
+        const callId = ctx.params.callId ?? '';
+        const { decision, reason } = parseInput(approvalSchema, ctx.body ?? {});
+        await ctx.bus.execute('agent.approve', { sessionId, callId, decision, by: 'rest', ...(reason !== undefined && { reason }) }, { sessionId });
+        return { body: { sessionId, callId, decision, timestamp: now() } };
       },
     },
   ];

@@ -27,6 +27,16 @@ const sessionSummary = z.object({
   queued: z.number().int(),
 });
 
+const pendingApproval = z.object({
+  sessionId: z.string(),
+  turnId: z.string(),
+  callId: z.string(),
+  toolName: z.string(),
+  serverId: z.string(),
+  args: z.unknown(),
+  expiresAt: z.string().describe('When the call is denied unanswered'),
+});
+
 const serverChange = (status: 'connected' | 'disconnected') => withTimestamp({ status: z.literal(status), name: z.string(), server: serverRecord });
 
 export const RESPONSES = {
@@ -54,6 +64,8 @@ export const RESPONSES = {
   }),
   sessionDeleted: withTimestamp({ sessionId: z.string(), deleted: z.boolean() }),
   sessionCancelled: withTimestamp({ sessionId: z.string(), cancelled: z.boolean() }),
+  approvals: withTimestamp({ sessionId: z.string(), approvals: z.array(pendingApproval) }),
+  approvalAnswered: withTimestamp({ sessionId: z.string(), callId: z.string(), decision: z.enum(['approve', 'deny']) }),
   servers: withTimestamp({ servers: z.array(serverRecord) }),
   serverConnected: serverChange('connected'),
   serverRemoved: serverChange('disconnected'),
