@@ -7,7 +7,7 @@ import { createBus, type Bus } from './bus/index.ts';
 import { createInspectHub, startRelay, type InspectHub } from './inspect/index.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from './clock.ts';
 import { createRedactor, type Redactor } from './config/redact.ts';
-import type { AgentConfig } from './config/schema.ts';
+import { limitsStoreOf, type AgentConfig } from './config/schema.ts';
 import { createRoutes } from './http/routes/index.ts';
 import { createMetrics } from './metrics/index.ts';
 import { timedAppends } from './store/index.ts';
@@ -15,11 +15,12 @@ import { engine } from './http/engine.ts';
 import { createFrontEnd, type FrontEnd } from './http/server.ts';
 import { createLlmClient, type RequestOutcome } from './llm/index.ts';
 import { createTracing, tracingWanted, type SpanExporter } from './tracing/index.ts';
-import type { Limits } from './http/limits.ts';
+import { createLimits, type Limits } from './http/limits.ts';
 import type { LlmClient } from './llm/types.ts';
 import type { Logger } from './log/index.ts';
 import { createChildRegistry, createMcpService, reapLeftovers, type McpCommands, type McpEvents } from './mcp/client/index.ts';
 import { createHttpFace, createServerFace, type ServerFace } from './mcp/server/index.ts';
+import { createRedisConnection } from './redis/index.ts';
 import { createStore } from './store/index.ts';
 import { VERSION } from './version.ts';
 
@@ -107,6 +108,11 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     exposeTools: config.server.mcp.exposeTools,
     maxHops: config.server.mcp.maxHops,
   });
+  // Shared limits count in the sessions' Redis, on a connection of their own.
+  const sharedLimits = config.storage.type === 'redis' && limitsStoreOf(config) === 'redis'
+    ? { client: createRedisConnection(config.storage.url, 'limits', log.child({ component: 'http' })), keyPrefix: config.storage.keyPrefix }
+    : undefined;
+  const limits = deps.limits ?? (sharedLimits && createLimits(config.server.limits, clock, sharedLimits));
   let ready = false;
   let relay: { close(): void } | undefined;
   const startedAt = clock.now();
@@ -117,7 +123,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     clock,
     ids,
     log: log.child({ component: 'http' }),
-    ...(deps.limits && { limits: deps.limits }),
+    ...(limits && { limits }),
     mode: deps.mode ?? 'web',
     mcpFace: createHttpFace(serverFace),
     instanceId,
@@ -133,6 +139,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     inspect,
     async open() {
       await store.open();
+      await sharedLimits?.client.connect();
       if (childrenFile) reapLeftovers(childrenFile, log.child({ component: 'mcp' }));
     },
     killChildren: () => children.killAll(),
@@ -151,6 +158,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await agent.stop();
       await mcp.stop();
       await store.close();
+      if (sharedLimits?.client.isOpen) await sharedLimits.client.close().catch(() => undefined);
       await tracing?.shutdown();
     },
   };

@@ -67,7 +67,9 @@ export const limitsSchema = z.strictObject({
   rest: windowLimit(100).prefault({}),
   /** WebSocket messages per connection per window. */
   ws: windowLimit(50).prefault({}),
-  /** Concurrent WebSocket connections per IP. */
+  /** Where the request and message windows are counted: `redis` shares them across every instance (default when `storage` is Redis). */
+  store: z.enum(['memory', 'redis']).optional(),
+  /** Concurrent WebSocket connections per IP (counted by each instance). */
   connectionsPerIp: z.number().int().positive().default(10),
   /** Largest message body (the message endpoints, /mcp) or WebSocket frame, in bytes (10 MB image + JSON overhead). */
   maxBodyBytes: z.number().int().positive().default(14 * 1024 * 1024),
@@ -170,7 +172,13 @@ export const agentConfigSchema = z.strictObject({
   toolPolicy: toolPolicySchema.prefault({}),
   storage: storageSchema.prefault({ type: 'jsonl' }),
   server: serverSchema.prefault({}),
+}).refine((c) => c.server.limits.store !== 'redis' || c.storage.type === 'redis', {
+  path: ['server', 'limits', 'store'],
+  message: 'server.limits.store "redis" needs storage.type "redis" (its URL is the one the limits use)',
 });
+
+/** Where the rate-limit windows live: `server.limits.store`, else Redis when the sessions are there. */
+export const limitsStoreOf = (config: AgentConfig): 'memory' | 'redis' => config.server.limits.store ?? (config.storage.type === 'redis' ? 'redis' : 'memory');
 
 export type AgentConfig = z.output<typeof agentConfigSchema>;
 export type AgentConfigInput = z.input<typeof agentConfigSchema>;

@@ -1,7 +1,8 @@
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Clock } from '../clock.ts';
 import type { LimitsConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
+import type { RedisConnection } from '../redis/index.ts';
 
 /** State of a client's window, as the X-RateLimit-* headers report it. */
 export interface LimitState {
@@ -13,11 +14,11 @@ export interface LimitState {
 }
 
 /**
- * A fixed-window limiter keyed by client (IP for HTTP requests, connection id for WebSocket messages).
- * The reported `resetTime` is read from the injected clock.
+ * A fixed-window limiter keyed by client (IP for HTTP requests, connection id for WebSocket messages),
+ * over rate-limiter-flexible's `limiter` (default: in memory; or Redis, shared by every instance). The reported
+ * `resetTime` is read from the injected clock.
  */
-export function createWindowLimiter(points: number, durationSec: number, clock: Clock) {
-  const limiter = new RateLimiterMemory({ points, duration: durationSec });
+export function createWindowLimiter(points: number, durationSec: number, clock: Clock, limiter: RateLimiterAbstract = new RateLimiterMemory({ points, duration: durationSec })) {
   const state = (res: RateLimiterRes, allowed: boolean): LimitState => ({
     limit: points,
     remaining: Math.max(0, res.remainingPoints),
@@ -92,10 +93,35 @@ export interface Limits {
   connections: ReturnType<typeof createConnectionCounter>;
 }
 
-export function createLimits(config: LimitsConfig, clock: Clock): Limits {
+/** Where shared limits keep their windows: the deployment's Redis, under `keyPrefix`. */
+export interface SharedLimitStore {
+  client: RedisConnection;
+  keyPrefix: string;
+}
+
+/**
+ * The limiters of `config`: in this process's memory, or in Redis when `shared` is given, so every
+ * instance counts the same windows. Contracts of the Redis windows: an in-memory insurance limiter
+ * with the same points answers while Redis is unreachable (counting per instance), so a Redis
+ * outage never blocks or fails a request; counting is shared again once Redis is back.
+ */
+export function createLimits(config: LimitsConfig, clock: Clock, shared?: SharedLimitStore): Limits {
+  const window = (name: string, { points, durationSec }: LimitsConfig['rest']): WindowLimiter => {
+    if (!shared) return createWindowLimiter(points, durationSec, clock);
+    const limiter = new RateLimiterRedis({
+      storeClient: shared.client,
+      useRedisPackage: true,
+      rejectIfRedisNotReady: true,
+      keyPrefix: `${shared.keyPrefix}limits:${name}`,
+      points,
+      duration: durationSec,
+      insuranceLimiter: new RateLimiterMemory({ points, duration: durationSec }),
+    });
+    return createWindowLimiter(points, durationSec, clock, limiter);
+  };
   return {
-    rest: createWindowLimiter(config.rest.points, config.rest.durationSec, clock),
-    ws: createWindowLimiter(config.ws.points, config.ws.durationSec, clock),
+    rest: window('rest', config.rest),
+    ws: window('ws', config.ws),
     connections: createConnectionCounter(config.connectionsPerIp),
   };
 }

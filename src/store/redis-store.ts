@@ -1,7 +1,7 @@
-import { createClient } from 'redis';
 import { isoNow, systemClock, type Clock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
+import { createRedisConnection, safeRedisUrl } from '../redis/index.ts';
 import { assertSessionId } from './session-id.ts';
 import { byId, deepFreeze, eventJson, storedEvent } from './stored-event.ts';
 import type { EventParser, EventStore, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
@@ -53,19 +53,8 @@ return n`;
 export function createRedisStore<E extends StoreEvent>(options: RedisStoreOptions<E>): EventStore<E> {
   const { log, parseEvent, keyPrefix } = options;
   const clock = options.clock ?? systemClock;
-  const where = safeUrl(options.url);
-  let connected = false;
-  const client = createClient({
-    url: options.url,
-    disableOfflineQueue: true,
-    socket: {
-      connectTimeout: 5000,
-      // Before the first connection, give up at once (open() reports it); afterwards keep retrying.
-      reconnectStrategy: (retries: number) => (connected ? Math.min(100 * 2 ** retries, 2000) : new Error(`cannot reach Redis at ${where}`)),
-    },
-  });
-  client.on('error', (err: Error) => log.warn({ err: err.message, redis: where }, 'redis store: connection error'));
-  client.on('ready', () => (connected = true));
+  const where = safeRedisUrl(options.url);
+  const client = createRedisConnection(options.url, 'redis store', log);
   const index = `${keyPrefix}sessions`;
   const streamKey = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:ev`;
   let closed = false;
@@ -141,16 +130,4 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       if (client.isOpen) await client.close().catch(() => undefined);
     },
   };
-}
-
-/** The URL without its credentials, for messages and logs. */
-function safeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    return u.toString();
-  } catch {
-    return '(invalid URL)';
-  }
 }

@@ -1,0 +1,43 @@
+import { createClient } from 'redis';
+import type { Logger } from '../log/index.ts';
+
+/**
+ * A node-redis connection the agentd way, for each part that talks to Redis (the event store,
+ * the shared rate limits).
+ *
+ * Contracts:
+ * - No offline queue: while Redis is unreachable every command fails at once, so callers can
+ *   answer SERVICE_UNAVAILABLE (or fall back) instead of hanging.
+ * - `connect()` rejects at once when Redis cannot be reached the first time; once connected, a lost
+ *   connection is retried with backoff (100 ms doubling, at most 2 s) for as long as it is open.
+ * - Connection errors are logged as warnings under `role`, with the URL's credentials removed.
+ */
+export function createRedisConnection(url: string, role: string, log: Logger) {
+  const where = safeRedisUrl(url);
+  let connected = false;
+  const client = createClient({
+    url,
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: 5000,
+      reconnectStrategy: (retries: number) => (connected ? Math.min(100 * 2 ** retries, 2000) : new Error(`cannot reach Redis at ${where}`)),
+    },
+  });
+  client.on('error', (err: Error) => log.warn({ err: err.message, redis: where }, `${role}: redis connection error`));
+  client.on('ready', () => (connected = true));
+  return client;
+}
+
+export type RedisConnection = ReturnType<typeof createRedisConnection>;
+
+/** The URL without its credentials, for messages and logs. */
+export function safeRedisUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return '(invalid URL)';
+  }
+}
