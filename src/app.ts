@@ -20,6 +20,7 @@ import type { LlmClient } from './llm/types.ts';
 import type { Logger } from './log/index.ts';
 import { createChildRegistry, createMcpService, reapLeftovers, type McpCommands, type McpEvents } from './mcp/client/index.ts';
 import { createHttpFace, createServerFace, type ServerFace } from './mcp/server/index.ts';
+import { createCluster } from './cluster/index.ts';
 import { createRedisConnection } from './redis/index.ts';
 import { createStore } from './store/index.ts';
 import { VERSION } from './version.ts';
@@ -97,7 +98,22 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const inspect = config.server.inspect ? createInspectHub({ content: config.server.inspectContent, redact: redactor.deep }) : undefined;
   const registerActor = inspect && { registerActor: (id: string, actor: AnyActorRef) => inspect.register(id, actor) };
   const mcp = createMcpService({ config, bus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION }, runtime, children, redactor, ...registerActor });
-  const agent = createAgentService({ config, bus, store, llm, log: log.child({ component: 'agent' }), clock, ids, redact: redactor.deep, ...registerActor });
+  // With Redis storage, instances share sessions: each runs on its lease holder, and frames reach every instance.
+  const cluster = config.storage.type === 'redis'
+    ? createCluster({ url: config.storage.url, keyPrefix: config.storage.keyPrefix, leaseMs: config.storage.leaseMs, instanceId, log: log.child({ component: 'cluster' }), clock, ids, bus, sessions: { holds: (id) => agent.holds(id), drop: (id) => void agent.drop(id, 'moved') } })
+    : undefined;
+  const agent = createAgentService({
+    config,
+    bus: cluster ? cluster.route(bus) : bus,
+    store,
+    llm,
+    log: log.child({ component: 'agent' }),
+    clock,
+    ids,
+    redact: redactor.deep,
+    ...registerActor,
+    ...(cluster && { orphanedTurnReason: 'owner_lost', onSessionClosed: cluster.sessionClosed }),
+  });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs);
   const serverFace = createServerFace({
     bus,
@@ -140,6 +156,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     async open() {
       await store.open();
       await sharedLimits?.client.connect();
+      await cluster?.open();
       if (childrenFile) reapLeftovers(childrenFile, log.child({ component: 'mcp' }));
     },
     killChildren: () => children.killAll(),
@@ -157,6 +174,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       waiter.close();
       await agent.stop();
       await mcp.stop();
+      await cluster?.close();
       await store.close();
       if (sharedLimits?.client.isOpen) await sharedLimits.client.close().catch(() => undefined);
       await tracing?.shutdown();

@@ -86,6 +86,16 @@ interface OpenTurn {
   requested: Map<string, string>;
 }
 
+/** The turn the log shows started but never ended (no response, failure or reset after its user message). */
+export function openTurnOf(events: readonly SessionEvent[]): string | undefined {
+  let open: string | undefined;
+  for (const e of events) {
+    if (e.type === 'userMessage') open = e.turnId;
+    else if (e.type === 'reset' || e.type === 'response' || e.type === 'turnFailed') open = undefined;
+  }
+  return open;
+}
+
 /**
  * The turn to resume from a session's log (`now`: the clock's time), or `undefined` when no call of
  * its last step waits for approval. Calls of that step with neither a result nor a pending approval

@@ -17,6 +17,7 @@
  * - At most `storage.maxSessionsInMemory` sessions are held: opening one more first drops the least
  *   recently used dormant ones (they reopen from their log when used again).
  * - `stop()` cancels running and queued turns (reason 'shutdown') and waits for their events to be stored.
+ * - `onSessionClosed` hears of every session that leaves memory, after its last event is stored.
  */
 import type { SessionEvent } from '../../machines/session-events.ts';
 import type { ToolCaller } from '../../machines/turn-contract.ts';
@@ -52,6 +53,10 @@ export interface AgentServiceOptions {
   redact?: <T>(value: T) => T;
   /** Shows each session's actor to the inspector (as `turn:<sessionId>`). */
   registerActor?: RegisterActor;
+  /** Told whenever a session leaves memory (evicted, deleted, dropped, shut down). */
+  onSessionClosed?: (sessionId: string) => void;
+  /** Ends a turn a session's log left open when it is opened (see SessionDeps); set where another instance may have died mid-turn. */
+  orphanedTurnReason?: string;
 }
 
 export interface AgentService {
@@ -59,6 +64,10 @@ export interface AgentService {
   stop(): Promise<void>;
   /** Drops dormant sessions idle for evictAfterMs (by the clock); runs by itself every min(evictAfterMs, 60 s). */
   sweep(): void;
+  /** Whether the session is in memory (or opening). */
+  holds(sessionId: string): boolean;
+  /** Takes a session out of memory now, cancelling its turns with `reason` (its log stays). */
+  drop(sessionId: string, reason: string): Promise<void>;
 }
 
 interface Slot {
@@ -139,12 +148,16 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         storage,
         redact: opts.redact ?? ((value) => value),
         ...(opts.registerActor && { registerActor: opts.registerActor }),
+        ...(opts.orphanedTurnReason !== undefined && { orphanedTurnReason: opts.orphanedTurnReason }),
       }),
     };
     slots.set(sessionId, slot);
     slot.opening.then(
       (s) => (slot.session = s),
-      () => slots.delete(sessionId),
+      () => {
+        slots.delete(sessionId);
+        opts.onSessionClosed?.(sessionId);
+      },
     );
     return slot.opening;
   }
@@ -169,7 +182,10 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
 
   function evict(id: string, s: Session): void {
     slots.delete(id);
-    s.close('evicted').catch((err: unknown) => log.error({ err, sessionId: id }, 'evicting session failed'));
+    s.close('evicted').then(
+      () => opts.onSessionClosed?.(id),
+      (err: unknown) => log.error({ err, sessionId: id }, 'evicting session failed'),
+    );
   }
 
   /** Drops dormant sessions not touched for evictAfterMs. */
@@ -187,6 +203,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     slots.delete(sessionId);
     const s = await slot.opening.catch(() => undefined);
     if (s) await s.close(reason);
+    if (s) opts.onSessionClosed?.(sessionId);
     return s !== undefined;
   }
 
@@ -262,5 +279,9 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
       await Promise.all(ids.map((id) => closeSession(id, 'shutdown')));
     },
     sweep,
+    holds: (sessionId) => slots.has(sessionId),
+    async drop(sessionId, reason) {
+      await closeSession(sessionId, reason);
+    },
   };
 }

@@ -22,7 +22,7 @@ import type { Logger } from '../log/index.ts';
 import type { ModelTool } from '../mcp/client/messages.ts';
 import type { EventStore } from '../store/types.ts';
 import { chunkFrame, droppedFrame, storageFailedFrame, thinkingFrame, toFrame, type AgentFrame, type SessionStoredEvent } from './frames.ts';
-import { createApprovals, resumeOf, type PendingApproval } from './approvals.ts';
+import { createApprovals, openTurnOf, resumeOf, type PendingApproval } from './approvals.ts';
 import { createHistory, type History } from './history.ts';
 import type { ToolPolicy } from './tool-policy.ts';
 import { createOutbox } from './outbox.ts';
@@ -50,6 +50,11 @@ export interface SessionDeps {
   redact: <T>(value: T) => T;
   /** Shows the session's actor to the inspector. */
   registerActor?: RegisterActor;
+  /**
+   * When set, a turn the log left open (started, never ended, not waiting for approval) is ended at
+   * open with a failed turn whose `details.reason` is this: its runner is gone (another instance died).
+   */
+  orphanedTurnReason?: string;
 }
 
 export interface StorageHealth {
@@ -223,6 +228,15 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   if (resumed) {
     log.info({ sessionId, turnId: resumed.turnId, awaiting: resumed.resume?.awaiting.length }, 'resuming a turn that waits for approval');
     actor.send({ type: 'MESSAGE', message: resumed });
+  }
+  if (!resumed && deps.orphanedTurnReason !== undefined) endOrphanedTurn(deps.orphanedTurnReason);
+
+  function endOrphanedTurn(reason: string): void {
+    const turnId = openTurnOf(past.map((s) => s.event));
+    if (turnId === undefined) return;
+    log.warn({ sessionId, turnId, reason }, 'ending a turn whose runner is gone');
+    const message = 'The turn was stopped: the instance running it stopped before it ended';
+    record({ correlationId: turnId, sessionId }, { v: EVENT_VERSION, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message, details: { reason } });
   }
 
   const running = () => actor.getSnapshot().matches('busy');

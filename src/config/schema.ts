@@ -144,6 +144,8 @@ export const storageSchema = z.discriminatedUnion('type', [
     url: z.url({ protocol: /^rediss?$/ }),
     /** Prefix of every key, so deployments can share one Redis. */
     keyPrefix: z.string().default('agentd:'),
+    /** How long a session stays with an instance that stopped renewing its lease (it died) before another takes it over, in ms. */
+    leaseMs: z.number().int().min(500).default(10_000),
     maxSessionsInMemory,
   }),
 ]);

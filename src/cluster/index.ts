@@ -1,0 +1,209 @@
+/**
+ * Many agentd instances over one Redis: each session runs on one instance (its lease holder), and
+ * every instance serves every session.
+ *
+ * Contracts:
+ * - Session commands (`agent.sendMessage`, `reset`, `cancel`, `approvals`, `approve`,
+ *   `deleteSession`) registered through `route(bus)` run where the session's lease is: here when
+ *   this instance holds it or it was free (it is taken), otherwise they are forwarded to the holder's
+ *   inbox channel (`<prefix>inst:<instanceId>`) and its answer (result or error) comes back the same
+ *   way. Other commands run here.
+ * - An owner that does not take or answer a forwarded command (it died) is skipped: the command waits
+ *   until the owner's lease expires, takes the session and runs here; past `leaseMs` plus the forward
+ *   time limit it fails with SERVICE_UNAVAILABLE, as does any command while Redis is unreachable.
+ * - Every `agent.*` event emitted here is published on `<prefix>live` and emitted on the bus of every
+ *   other instance with the same payload, correlationId and sessionId, in the order emitted here;
+ *   events received that way are not published again. While Redis is away they reach this instance's
+ *   clients only (durable ones stay readable with `since`).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Bus, CommandSpec, Envelope, EventSpec } from '../bus/index.ts';
+import type { Clock, IdSource } from '../clock.ts';
+import { AppError, isAppError, type ErrorCode } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
+import { createRedisConnection } from '../redis/index.ts';
+import { createLeases } from './leases.ts';
+
+const SESSION_COMMANDS = new Set(['agent.sendMessage', 'agent.reset', 'agent.cancel', 'agent.approvals', 'agent.approve', 'agent.deleteSession']);
+/** How long a forwarded command may wait for the owner's answer before the owner counts as gone. */
+const FORWARD_TIMEOUT_MS = 5000;
+/** Forwarding hops a command may take while ownership moves. */
+const MAX_HOPS = 3;
+
+export interface ClusterOptions {
+  url: string;
+  keyPrefix: string;
+  instanceId: string;
+  leaseMs: number;
+  log: Logger;
+  clock: Clock;
+  ids: IdSource;
+  /** Every event of this bus named `agent.*` is shared with the other instances. */
+  bus: Pick<Bus<CommandSpec, EventSpec>, 'onAny' | 'emit'>;
+  /** The sessions in this instance's memory (the agent service). */
+  sessions: {
+    holds: (sessionId: string) => boolean;
+    /** A session this instance ran now belongs to another: take it out of memory. */
+    drop: (sessionId: string) => void;
+  };
+}
+
+type Handler = (command: Envelope) => unknown;
+type WireCommand = { kind: 'command'; id: string; from: string; hops: number; name: string; payload: unknown; correlationId: string; sessionId?: string };
+type WireReply = { kind: 'reply'; id: string; ok: true; result: unknown } | { kind: 'reply'; id: string; ok: false; error: { code: ErrorCode; message: string; details: Record<string, unknown> } };
+type WireEvent = { from: string; name: string; payload: unknown; correlationId: string; sessionId?: string };
+
+class OwnerGone extends Error {}
+
+export function createCluster(options: ClusterOptions) {
+  const { keyPrefix, instanceId, leaseMs, log, clock, ids, bus, sessions } = options;
+  const client = createRedisConnection(options.url, 'cluster', log);
+  const subscriber = client.duplicate();
+  subscriber.on('error', (err: Error) => log.warn({ err: err.message }, 'cluster: redis subscriber error'));
+  const leases = createLeases({ client, keyPrefix, instanceId, leaseMs, log, onLost: sessions.drop });
+  const liveChannel = `${keyPrefix}live`;
+  const inbox = (instance: string) => `${keyPrefix}inst:${instance}`;
+  const local = new Map<string, Handler>();
+  const pending = new Map<string, { resolve: (result: unknown) => void; reject: (err: unknown) => void; timer: NodeJS.Timeout }>();
+
+  const unavailable = (err: unknown): never => {
+    if (isAppError(err)) throw err;
+    const cause = err instanceof Error ? err.message : String(err);
+    throw new AppError('SERVICE_UNAVAILABLE', `Redis is unavailable: ${cause}`, { reason: 'storage', cause });
+  };
+
+  /** Runs a session command at its owner: here, at the current owner, or here once a silent owner's lease ran out. */
+  async function run(command: Envelope, hops: number): Promise<unknown> {
+    const sessionId = (command.payload as { sessionId: string }).sessionId;
+    const deadline = clock.now() + leaseMs + FORWARD_TIMEOUT_MS;
+    let silent: string | undefined;
+    for (;;) {
+      const owner = await leases.claim(sessionId).catch(unavailable);
+      if (owner === instanceId) return runHere(command, sessionId);
+      if (owner !== silent && hops < MAX_HOPS) {
+        try {
+          return await forward(owner, command, hops + 1);
+        } catch (err) {
+          if (!(err instanceof OwnerGone)) throw err;
+          log.warn({ sessionId, owner }, 'the owner of a session does not answer; waiting for its lease to expire');
+          silent = owner;
+        }
+      }
+      if (clock.now() > deadline) throw new AppError('SERVICE_UNAVAILABLE', `The instance running session ${sessionId} does not answer`, { reason: 'owner_lost' });
+      await sleep(Math.min(200, leaseMs / 4));
+    }
+  }
+
+  /** Runs a command of a session this instance holds; a lease taken for a command that left no session open (a delete) is given back. */
+  async function runHere(command: Envelope, sessionId: string): Promise<unknown> {
+    try {
+      return await (local.get(command.name) as Handler)(command);
+    } finally {
+      if (!sessions.holds(sessionId)) release(sessionId);
+    }
+  }
+
+  function release(sessionId: string): void {
+    leases.release(sessionId).catch((err: unknown) => log.warn({ err, sessionId }, 'releasing a session lease failed'));
+  }
+
+  async function forward(owner: string, command: Envelope, hops: number): Promise<unknown> {
+    const id = ids();
+    const { name, payload, correlationId, sessionId } = command;
+    const message: WireCommand = { kind: 'command', id, from: instanceId, hops, name, payload, correlationId, ...(sessionId !== undefined && { sessionId }) };
+    const answer = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => settle(id)?.reject(new OwnerGone()), FORWARD_TIMEOUT_MS);
+      pending.set(id, { resolve, reject, timer });
+    });
+    const receivers = await client.publish(inbox(owner), JSON.stringify(message)).catch((err: unknown) => {
+      settle(id);
+      return unavailable(err);
+    });
+    if (receivers === 0) settle(id)?.reject(new OwnerGone()); // nobody listens on its inbox: it is gone
+    return answer;
+  }
+
+  function settle(id: string) {
+    const waiting = pending.get(id);
+    if (!waiting) return undefined;
+    pending.delete(id);
+    clearTimeout(waiting.timer);
+    return waiting;
+  }
+
+  function onInbox(raw: string): void {
+    const message = JSON.parse(raw) as WireCommand | WireReply;
+    if (message.kind === 'reply') {
+      const waiting = settle(message.id);
+      if (message.ok) waiting?.resolve(message.result);
+      else waiting?.reject(new AppError(message.error.code, message.error.message, message.error.details));
+      return;
+    }
+    const { id, from, hops, name, payload, correlationId, sessionId } = message;
+    const command: Envelope = { id, ts: clock.now(), correlationId, name, payload, ...(sessionId !== undefined && { sessionId }) };
+    const reply = (answer: WireReply) =>
+      client.publish(inbox(from), JSON.stringify(answer)).catch((err: unknown) => log.warn({ err, name }, 'cluster: could not answer a forwarded command'));
+    run(command, hops).then(
+      (result) => reply({ kind: 'reply', id, ok: true, result }),
+      (err: unknown) => {
+        const e = isAppError(err) ? err : new AppError('INTERNAL_ERROR', err instanceof Error ? err.message : String(err));
+        return reply({ kind: 'reply', id, ok: false, error: { code: e.code, message: e.message, details: e.details } });
+      },
+    );
+  }
+
+  // Fan-out: events emitted here go to the other instances; theirs are emitted here without going back.
+  let relaying = false;
+  const unwatch = bus.onAny((e) => {
+    if (relaying || !e.name.startsWith('agent.')) return;
+    const message: WireEvent = { from: instanceId, name: e.name, payload: e.payload, correlationId: e.correlationId, ...(e.sessionId !== undefined && { sessionId: e.sessionId }) };
+    client.publish(liveChannel, JSON.stringify(message)).catch(() => undefined); // a lost connection is logged by the client
+  });
+  function onLive(raw: string): void {
+    const { from, name, payload, correlationId, sessionId } = JSON.parse(raw) as WireEvent;
+    if (from === instanceId) return;
+    relaying = true;
+    try {
+      bus.emit(name, payload, { correlationId, ...(sessionId !== undefined && { sessionId }) });
+    } finally {
+      relaying = false;
+    }
+  }
+
+  return {
+    /** Connects to Redis and starts listening; rejects naming the URL when Redis cannot be reached. */
+    async open(): Promise<void> {
+      await client.connect();
+      await subscriber.connect();
+      await subscriber.subscribe(inbox(instanceId), onInbox);
+      await subscriber.subscribe(liveChannel, onLive);
+    },
+    /** The bus as the agent service should register on it: its session commands run at the session's owner. */
+    route<B extends Pick<Bus<CommandSpec, EventSpec>, 'handle'>>(inner: B): B {
+      const handle = (name: string, handler: Handler) => {
+        if (!SESSION_COMMANDS.has(name)) return inner.handle(name, handler);
+        local.set(name, handler);
+        const off = inner.handle(name, (command) => run(command, 0));
+        return () => {
+          local.delete(name);
+          off();
+        };
+      };
+      return { ...inner, handle };
+    },
+    /** A session left this instance's memory: unless it was opened again meanwhile, its lease goes, so another instance can take it at once. */
+    sessionClosed: (sessionId: string): void => {
+      if (!sessions.holds(sessionId)) release(sessionId);
+    },
+    /** Gives every lease up and disconnects (after the agent service stopped). */
+    async close(): Promise<void> {
+      unwatch();
+      await leases.close();
+      for (const id of [...pending.keys()]) settle(id)?.reject(new AppError('SERVICE_UNAVAILABLE', 'agentd is shutting down'));
+      if (subscriber.isOpen) await subscriber.close().catch(() => undefined);
+      if (client.isOpen) await client.close().catch(() => undefined);
+    },
+  };
+}
+
+export type Cluster = ReturnType<typeof createCluster>;

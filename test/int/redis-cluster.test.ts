@@ -1,0 +1,136 @@
+/**
+ * Several agentd instances over one Redis: any instance serves any session. Frames reach WebSocket
+ * clients on every instance, commands run where the session is, `since` replays on any instance,
+ * and when the instance running a session is killed, another takes it over with the whole history.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { api, roomyLimits, turnFrames } from '../support/messaging.ts';
+import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
+import { connectWs, type WsClient } from '../support/ws-client.ts';
+
+const enabled = hasRedisServer();
+const LEASE_MS = 1000;
+
+describe.skipIf(!enabled)('cluster: instances sharing one redis', () => {
+  let redis: RedisServer;
+  let sim: Simulator;
+  let storage: Record<string, unknown>;
+  const apps: RunningApp[] = [];
+  const clients: WsClient[] = [];
+  const instance = async () => {
+    const app = await startApp({ storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url });
+    apps.push(app);
+    return app;
+  };
+  const client = async (app: RunningApp) => {
+    const c = await connectWs(app.wsUrl);
+    clients.push(c);
+    return c;
+  };
+  const history = async (app: RunningApp, sessionId: string) =>
+    (await api(app.url, 'GET', `/api/sessions/${sessionId}/history`)).body.events as { event: string; data: Record<string, any> }[];
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    sim = await startSimulator();
+    storage = { type: 'redis', url: redis.url, keyPrefix: `cluster${randomUUID()}:`, leaseMs: LEASE_MS };
+  });
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    for (const app of apps) await app.stop();
+    await sim.close();
+    await redis.stop();
+  });
+
+  it('delivers a message posted on one instance to WebSocket clients on the others, in order, and answers message-sync anywhere', async () => {
+    const [a, b, c] = [await instance(), await instance(), await instance()];
+    const onB = await client(b);
+    const onC = await client(c);
+    for (const ws of [onB, onC]) ws.send({ type: 'subscribe', sessionId: 'shared' });
+    await new Promise((r) => setTimeout(r, 100)); // the subscriptions are in place
+
+    expect((await api(a.url, 'POST', '/api/message', { message: 'posted on A', sessionId: 'shared' })).status).toBe(200);
+    const seenOnB = await turnFrames(onB, 'shared', 0);
+    const seenOnC = await turnFrames(onC, 'shared', 0);
+    expect(seenOnB.map((f) => f.event).filter((e) => e !== 'chunk')).toEqual(['userMessage', 'thinking', 'response']);
+    expect(seenOnB.at(-1)!.data.content).toBe('You said: posted on A');
+    expect(seenOnC).toEqual(seenOnB);
+
+    // message-sync on B and C: the turns run where the session is, and continue one seq.
+    const fromB = await api(b.url, 'POST', '/api/message-sync', { message: 'asked on B', sessionId: 'shared' });
+    const fromC = await api(c.url, 'POST', '/api/message-sync', { message: 'asked on C', sessionId: 'shared' });
+    expect([fromB.status, fromB.body.response]).toEqual([200, 'You said: asked on B']);
+    expect([fromC.status, fromC.body.response]).toEqual([200, 'You said: asked on C']);
+    const log = await history(c, 'shared');
+    expect(log.map((f) => f.data.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(log.filter((f) => f.event === 'userMessage').map((f) => f.data.content)).toEqual(['posted on A', 'asked on B', 'asked on C']);
+    // The model saw the whole conversation on every turn, wherever it was asked.
+    const last = sim.requests.at(-1)!.body.messages.filter((m) => m.role === 'user').map((m) => m.content);
+    expect(last).toEqual(['posted on A', 'asked on B', 'asked on C']);
+  });
+
+  it('replays with since on another instance, then goes live with no gap and no duplicate at the seam', async () => {
+    const [a, b] = [apps[0]!, apps[1]!];
+    await api(a.url, 'POST', '/api/message-sync', { message: 'first', sessionId: 'seam' });
+    const firstReply = (await history(a, 'seam')).find((f) => f.event === 'response')!.data;
+    const ws = await client(b);
+    ws.send({ type: 'subscribe', sessionId: 'seam', since: 0 });
+    await ws.next((f) => f.event === 'response' && f.data.seq === firstReply.seq);
+    await api(a.url, 'POST', '/api/message-sync', { message: 'second', sessionId: 'seam' });
+    await ws.next((f) => f.event === 'response' && f.data.content === 'You said: second');
+    const durable = ws.frames.filter((f) => f.data.sessionId === 'seam' && !['chunk', 'thinking'].includes(f.event));
+    expect(durable.map((f) => [f.event, f.data.seq])).toEqual([['userMessage', 1], ['response', 2], ['userMessage', 3], ['response', 4]]);
+    // Cancel on B reaches the turn running on A.
+    const pending = api(b.url, 'POST', '/api/message-sync', { message: 'slow [[ttft:5000]]', sessionId: 'seam' });
+    await ws.next((f) => f.event === 'thinking' && f.data.seq === 5);
+    expect((await api(b.url, 'POST', '/api/sessions/seam/cancel')).body.cancelled).toBe(true);
+    expect((await pending).body.error.details).toEqual({ reason: 'cancelled' });
+  });
+
+  it('takes a session over from an instance killed mid-turn: the turn ends as owner_lost and the history is whole', async () => {
+    const survivor = apps[0]!;
+    const dir = await mkdtemp(join(tmpdir(), 'agentd-cluster-'));
+    const file = join(dir, 'agent.yml');
+    await writeFile(file, JSON.stringify({ llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' }, storage }));
+    const doomed = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--agent', file, '--web-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    doomed.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise((resolve) => doomed.on('exit', resolve));
+    let port = 0;
+    for (let i = 0; i < 200 && !port; i++) {
+      port = Number(/"port":(\d+).*"engine"/.exec(out)?.[1] ?? 0);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(port, out).toBeGreaterThan(0);
+
+    const watcher = await client(survivor);
+    watcher.send({ type: 'subscribe', sessionId: 'orphan' });
+    await api(`http://127.0.0.1:${port}`, 'POST', '/api/message-sync', { message: 'before the crash', sessionId: 'orphan' });
+    await api(`http://127.0.0.1:${port}`, 'POST', '/api/message', { message: 'never answered [[ttft:20000]]', sessionId: 'orphan' });
+    await watcher.next((f) => f.event === 'thinking' && f.data.sessionId === 'orphan' && f.data.seq === 3);
+    doomed.kill('SIGKILL');
+    await exited;
+
+    const started = Date.now();
+    const after = await api(survivor.url, 'POST', '/api/message-sync', { message: 'after the crash', sessionId: 'orphan' });
+    expect([after.status, after.body.response]).toEqual([200, 'You said: after the crash']);
+    expect(Date.now() - started).toBeLessThan(LEASE_MS + 5000);
+    const log = await history(survivor, 'orphan');
+    expect(log.map((f) => [f.event, f.data.seq])).toEqual([
+      ['userMessage', 1], ['response', 2], ['userMessage', 3], ['error', 4], ['userMessage', 5], ['response', 6],
+    ]);
+    expect(log[3]!.data).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'owner_lost' }, turnId: log[2]!.data.turnId });
+    // Clients saw the lost turn end, live.
+    await watcher.next((f) => f.event === 'error' && f.data.details?.reason === 'owner_lost');
+    const messages = sim.requests.at(-1)!.body.messages.filter((m) => m.role !== 'system').map((m) => [m.role, m.content]);
+    expect(messages[0]).toEqual(['user', 'before the crash']);
+    expect(messages.at(-1)).toEqual(['user', 'after the crash']);
+  });
+});
