@@ -13,6 +13,8 @@
  *   once the next turn would see an empty history.
  * - `agent.cancel` ends the running turn with `agent.error` {AGENT_ERROR, 'turn cancelled',
  *   {reason:'cancelled'}} and a `turnFailed{cancelled:true}`; queued messages stay.
+ * - Health is `degraded` from a failed append until an append succeeds or the store says its medium
+ *   is back (`onRecovered`).
  * - A session idle for `evictAfterMs` is dropped from memory (its log stays); 0 keeps them all.
  * - At most `storage.maxSessionsInMemory` sessions are held: opening one more first drops the least
  *   recently used dormant ones (they reopen from their log when used again).
@@ -117,6 +119,8 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
       if (health.status !== 'ready') health = { status: 'ready' };
     },
   };
+
+  store.onRecovered?.(() => storage.ok());
 
   const publish = (frame: AgentFrame, meta: { correlationId?: string; sessionId?: string }): void => {
     bus.emit(`agent.${frame.event}`, frame.data, meta);

@@ -10,6 +10,7 @@ interface Waiter {
   resolve(event: ResponseEvent): void;
   reject(err: AppError): void;
   timer: NodeJS.Timeout;
+  turnId?: string;
   /** The turn's calls waiting for approval now, by call id. */
   approvals: Map<string, Omit<AgentFrameData['toolApprovalRequested'], 'seq' | 'args'>>;
 }
@@ -28,20 +29,30 @@ const toAppError = ({ code, message, details }: AgentFrameData['error']): AppErr
  * - It rejects with AGENT_ERROR `details.reason: 'timeout'` after `timeoutMs` (when the turn waits
  *   for approvals, the message names them and `details.pendingApprovals` lists them), with
  *   `details.reason: 'aborted'` when `signal` aborts, and with SERVICE_UNAVAILABLE on `close()`.
+ * - Once the turn's id is known, its end is also recognised by `turnId` under another correlation id
+ *   (a turn another instance ended for its lost runner, see src/cluster).
  * - One bus listener per event name serves every waiter.
  */
 export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
   const waiters = new Map<string, Waiter>();
+  /** turnId → correlation id of its waiter. */
+  const turns = new Map<string, string>();
   const settle = (correlationId: string) => {
     const w = waiters.get(correlationId);
     if (w) {
       waiters.delete(correlationId);
       clearTimeout(w.timer);
+      if (w.turnId !== undefined) turns.delete(w.turnId);
     }
     return w;
   };
-  const offResponse = bus.on('agent.response', (e) => settle(e.correlationId)?.resolve(e.payload));
-  const offError = bus.on('agent.error', (e) => settle(e.correlationId)?.reject(toAppError(e.payload)));
+  /** The waiter a turn's end belongs to: by correlation id, else by turn id. */
+  const ending = (e: { correlationId: string; payload: { turnId?: string } }) => {
+    const byTurn = e.payload.turnId === undefined ? undefined : turns.get(e.payload.turnId);
+    return settle(waiters.has(e.correlationId) ? e.correlationId : (byTurn ?? e.correlationId));
+  };
+  const offResponse = bus.on('agent.response', (e) => ending(e)?.resolve(e.payload));
+  const offError = bus.on('agent.error', (e) => ending(e)?.reject(toAppError(e.payload)));
   const offAsked = bus.on('agent.toolApprovalRequested', ({ correlationId, payload: { args: _args, seq: _seq, ...pending } }) => {
     waiters.get(correlationId)?.approvals.set(pending.callId, pending);
   });
@@ -67,7 +78,12 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
     async ask(message: AgentCommands['agent.sendMessage']['payload'], opts: { correlationId: string; signal?: AbortSignal }): Promise<ResponseEvent> {
       const reply = wait(opts.correlationId, opts.signal);
       try {
-        await bus.execute('agent.sendMessage', message, { correlationId: opts.correlationId, sessionId: message.sessionId });
+        const { turnId } = await bus.execute('agent.sendMessage', message, { correlationId: opts.correlationId, sessionId: message.sessionId });
+        const w = waiters.get(opts.correlationId);
+        if (w) {
+          w.turnId = turnId;
+          turns.set(turnId, opts.correlationId);
+        }
       } catch (err) {
         settle(opts.correlationId);
         throw err;

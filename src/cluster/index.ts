@@ -11,6 +11,12 @@
  * - An owner that does not take or answer a forwarded command (it died) is skipped: the command waits
  *   until the owner's lease expires, takes the session and runs here; past `leaseMs` plus the forward
  *   time limit it fails with SERVICE_UNAVAILABLE, as does any command while Redis is unreachable.
+ * - A turn this instance asked another to run (a forwarded `agent.sendMessage`) is watched until its
+ *   end arrives: if its runner's lease lapses (the runner died), this instance takes the session over,
+ *   which ends the turn as `owner_lost`; if the connection to Redis breaks (its frames may be lost),
+ *   it ends here at once with an `error` frame, SERVICE_UNAVAILABLE `details.reason: "redis"`.
+ * - `agent.health` reports `degraded` (cause `redis: unreachable`, since when) while the connection to
+ *   Redis is down, whatever the agent service says; its own answer otherwise.
  * - Every `agent.*` event emitted here is published on `<prefix>live` and emitted on the bus of every
  *   other instance with the same payload, correlationId and sessionId, in the order emitted here;
  *   events received that way are not published again. While Redis is away they reach this instance's
@@ -18,7 +24,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus, CommandSpec, Envelope, EventSpec } from '../bus/index.ts';
-import type { Clock, IdSource } from '../clock.ts';
+import { isoNow, type Clock, type IdSource } from '../clock.ts';
 import { AppError, isAppError, type ErrorCode } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { createRedisConnection } from '../redis/index.ts';
@@ -51,6 +57,8 @@ export interface ClusterOptions {
 type Handler = (command: Envelope) => unknown;
 type WireCommand = { kind: 'command'; id: string; from: string; hops: number; name: string; payload: unknown; correlationId: string; sessionId?: string };
 type WireReply = { kind: 'reply'; id: string; ok: true; result: unknown } | { kind: 'reply'; id: string; ok: false; error: { code: ErrorCode; message: string; details: Record<string, unknown> } };
+/** A turn asked for here; `turnId` once the runner answered. */
+type RemoteTurn = { correlationId: string; sessionId: string; turnId?: string };
 type WireEvent = { from: string; name: string; payload: unknown; correlationId: string; sessionId?: string };
 
 class OwnerGone extends Error {}
@@ -59,12 +67,16 @@ export function createCluster(options: ClusterOptions) {
   const { keyPrefix, instanceId, leaseMs, log, clock, ids, bus, sessions } = options;
   const client = createRedisConnection(options.url, 'cluster', log);
   const subscriber = client.duplicate();
-  subscriber.on('error', (err: Error) => log.warn({ err: err.message }, 'cluster: redis subscriber error'));
   const leases = createLeases({ client, keyPrefix, instanceId, leaseMs, log, onLost: sessions.drop });
   const liveChannel = `${keyPrefix}live`;
   const inbox = (instance: string) => `${keyPrefix}inst:${instance}`;
   const local = new Map<string, Handler>();
   const pending = new Map<string, { resolve: (result: unknown) => void; reject: (err: unknown) => void; timer: NodeJS.Timeout }>();
+
+  // Redis reachability, for agent.health: since when the connection is down.
+  let lostSince: string | undefined;
+  client.on('error', () => (lostSince ??= isoNow(clock)));
+  const redisLostSince = () => (client.isReady ? (lostSince = undefined) : (lostSince ??= isoNow(clock)));
 
   const unavailable = (err: unknown): never => {
     if (isAppError(err)) throw err;
@@ -152,22 +164,74 @@ export function createCluster(options: ClusterOptions) {
     );
   }
 
+  // Turns run elsewhere for this instance's callers, by correlation id, until their end is seen.
+  const remoteTurns = new Map<string, RemoteTurn>();
+  /** Sends a message to wherever its session runs, watching the turn when that is elsewhere. */
+  async function sendMessage(command: Envelope): Promise<unknown> {
+    const { sessionId } = command.payload as { sessionId: string };
+    const turn: RemoteTurn = { correlationId: command.correlationId, sessionId };
+    remoteTurns.set(turn.correlationId, turn); // before it runs: its end may arrive before the answer
+    try {
+      const result = (await run(command, 0)) as { turnId: string };
+      if (sessions.holds(sessionId)) remoteTurns.delete(turn.correlationId);
+      else turn.turnId = result.turnId;
+      return result;
+    } catch (err) {
+      remoteTurns.delete(turn.correlationId);
+      throw err;
+    }
+  }
+  const seenEnd = (e: Envelope) => {
+    if (e.name !== 'agent.response' && e.name !== 'agent.error') return;
+    if (remoteTurns.delete(e.correlationId)) return;
+    const turnId = (e.payload as { turnId?: string }).turnId;
+    for (const t of remoteTurns.values()) if (t.turnId === turnId) remoteTurns.delete(t.correlationId);
+  };
+  /** A runner whose lease lapsed is gone: taking its session over ends the turn (owner_lost). */
+  const adopter = setInterval(() => {
+    for (const t of remoteTurns.values()) {
+      if (t.turnId === undefined) continue;
+      if (sessions.holds(t.sessionId)) {
+        remoteTurns.delete(t.correlationId); // runs here now: its end is emitted here
+        continue;
+      }
+      leases.holder(t.sessionId).then(
+        (holder) => holder === null && run({ id: ids(), ts: clock.now(), correlationId: ids(), name: 'agent.approvals', payload: { sessionId: t.sessionId } }, 0),
+        () => undefined, // Redis away: the subscriber's error ends the turn
+      ).catch((err: unknown) => log.warn({ err, sessionId: t.sessionId }, 'taking over a session failed'));
+    }
+  }, Math.max(100, Math.floor(leaseMs / 2)));
+  adopter.unref();
+  /** The connection that brings remote frames broke: the callers of remote turns stop waiting. */
+  const lostRemoteTurns = () => {
+    for (const { correlationId, sessionId, turnId } of remoteTurns.values()) {
+      if (turnId === undefined) continue; // its forward fails by itself
+      const message = 'Lost touch with the instance running this turn (Redis unreachable); its outcome will be in the session history';
+      emitHere('agent.error', { code: 'SERVICE_UNAVAILABLE', message, details: { reason: 'redis' }, sessionId, turnId }, { correlationId, sessionId });
+    }
+  };
+  subscriber.on('error', lostRemoteTurns); // (the command connection logs the outage)
+
   // Fan-out: events emitted here go to the other instances; theirs are emitted here without going back.
   let relaying = false;
   const unwatch = bus.onAny((e) => {
+    seenEnd(e);
     if (relaying || !e.name.startsWith('agent.')) return;
     const message: WireEvent = { from: instanceId, name: e.name, payload: e.payload, correlationId: e.correlationId, ...(e.sessionId !== undefined && { sessionId: e.sessionId }) };
     client.publish(liveChannel, JSON.stringify(message)).catch(() => undefined); // a lost connection is logged by the client
   });
-  function onLive(raw: string): void {
-    const { from, name, payload, correlationId, sessionId } = JSON.parse(raw) as WireEvent;
-    if (from === instanceId) return;
+  /** Emits an event to this instance's listeners only. */
+  function emitHere(name: string, payload: unknown, meta: { correlationId: string; sessionId?: string }): void {
     relaying = true;
     try {
-      bus.emit(name, payload, { correlationId, ...(sessionId !== undefined && { sessionId }) });
+      bus.emit(name, payload, meta);
     } finally {
       relaying = false;
     }
+  }
+  function onLive(raw: string): void {
+    const { from, name, payload, correlationId, sessionId } = JSON.parse(raw) as WireEvent;
+    if (from !== instanceId) emitHere(name, payload, { correlationId, ...(sessionId !== undefined && { sessionId }) });
   }
 
   return {
@@ -181,9 +245,15 @@ export function createCluster(options: ClusterOptions) {
     /** The bus as the agent service should register on it: its session commands run at the session's owner. */
     route<B extends Pick<Bus<CommandSpec, EventSpec>, 'handle'>>(inner: B): B {
       const handle = (name: string, handler: Handler) => {
+        if (name === 'agent.health') {
+          return inner.handle(name, (command) => {
+            const since = redisLostSince();
+            return since === undefined ? handler(command) : { status: 'degraded', cause: 'redis: unreachable', since };
+          });
+        }
         if (!SESSION_COMMANDS.has(name)) return inner.handle(name, handler);
         local.set(name, handler);
-        const off = inner.handle(name, (command) => run(command, 0));
+        const off = inner.handle(name, (command) => (name === 'agent.sendMessage' ? sendMessage(command) : run(command, 0)));
         return () => {
           local.delete(name);
           off();
@@ -198,6 +268,7 @@ export function createCluster(options: ClusterOptions) {
     /** Gives every lease up and disconnects (after the agent service stopped). */
     async close(): Promise<void> {
       unwatch();
+      clearInterval(adopter);
       await leases.close();
       for (const id of [...pending.keys()]) settle(id)?.reject(new AppError('SERVICE_UNAVAILABLE', 'agentd is shutting down'));
       if (subscriber.isOpen) await subscriber.close().catch(() => undefined);

@@ -54,15 +54,24 @@ export function createLeases(options: LeaseOptions) {
     return owner;
   }
 
+  let failing = false; // one warning per outage, not one per lease and renewal
   const renewer = setInterval(() => {
     for (const sessionId of held) {
-      claim(sessionId).catch((err: unknown) => log.warn({ err: err instanceof Error ? err.message : String(err), sessionId }, 'renewing a session lease failed'));
+      claim(sessionId).then(
+        () => (failing = false),
+        (err: unknown) => {
+          if (!failing) log.warn({ err: err instanceof Error ? err.message : String(err), sessions: held.size }, 'renewing session leases failed; retrying');
+          failing = true;
+        },
+      );
     }
   }, Math.max(100, Math.floor(leaseMs / 3)));
   renewer.unref();
 
   return {
     claim,
+    /** The instance holding the session's lease, if any (the lease is not taken). */
+    holder: async (sessionId: string): Promise<string | null> => client.get(key(sessionId)),
     /** Gives the session's lease up (no-op unless held). */
     async release(sessionId: string): Promise<void> {
       if (!held.delete(sessionId)) return;

@@ -10,7 +10,8 @@ import type { Logger } from '../log/index.ts';
  *   answer SERVICE_UNAVAILABLE (or fall back) instead of hanging.
  * - `connect()` rejects at once when Redis cannot be reached the first time; once connected, a lost
  *   connection is retried with backoff (100 ms doubling, at most 2 s) for as long as it is open.
- * - Connection errors are logged as warnings under `role`, with the URL's credentials removed.
+ * - A lost connection is logged once as a warning under `role` (the URL without its credentials),
+ *   and its return as info.
  */
 export function createRedisConnection(url: string, role: string, log: Logger) {
   const where = safeRedisUrl(url);
@@ -23,8 +24,16 @@ export function createRedisConnection(url: string, role: string, log: Logger) {
       reconnectStrategy: (retries: number) => (connected ? Math.min(100 * 2 ** retries, 2000) : new Error(`cannot reach Redis at ${where}`)),
     },
   });
-  client.on('error', (err: Error) => log.warn({ err: err.message, redis: where }, `${role}: redis connection error`));
-  client.on('ready', () => (connected = true));
+  let down = false; // one warning per outage, not one per reconnection attempt
+  client.on('error', (err: Error) => {
+    if (!down) log.warn({ err: err.message, redis: where }, `${role}: redis connection lost; reconnecting`);
+    down = true;
+  });
+  client.on('ready', () => {
+    if (down && connected) log.info({ redis: where }, `${role}: redis connection back`);
+    down = false;
+    connected = true;
+  });
   return client;
 }
 

@@ -47,7 +47,8 @@ return n`;
  * - Keys: `<prefix>{s:<sessionId>}:ev` (the hash tag keeps a session's keys in one Cluster slot) and
  *   `<prefix>sessions`.
  * - Redis unreachable at `open()` rejects naming the URL (without credentials); lost later, calls
- *   fail at once with SERVICE_UNAVAILABLE (no offline queue) and succeed again once it is back.
+ *   fail at once with SERVICE_UNAVAILABLE (no offline queue) and succeed again once it is back,
+ *   which `onRecovered` listeners hear of.
  * - Entries that do not parse as events are skipped with a warning, like a torn JSONL line.
  */
 export function createRedisStore<E extends StoreEvent>(options: RedisStoreOptions<E>): EventStore<E> {
@@ -122,6 +123,15 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     async delete(sessionId) {
       guard(sessionId);
       return Number(await client.eval(DELETE, { keys: [streamKey(sessionId), index], arguments: [sessionId] }).catch(failure('delete'))) > 0;
+    },
+
+    onRecovered(listener) {
+      let lost = false;
+      client.on('error', () => (lost = true));
+      client.on('ready', () => {
+        if (lost) listener();
+        lost = false;
+      });
     },
 
     async close() {

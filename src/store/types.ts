@@ -44,4 +44,6 @@ export interface EventStore<E extends StoreEvent> {
   /** Removes a session's stream; false when there was none. */
   delete(sessionId: string): Promise<boolean>;
   close(): Promise<void>;
+  /** Calls `listener` each time the medium is reachable again after it was lost (engines that can tell: Redis). */
+  onRecovered?(listener: () => void): void;
 }

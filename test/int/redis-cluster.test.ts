@@ -94,7 +94,7 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', () => {
     expect((await pending).body.error.details).toEqual({ reason: 'cancelled' });
   });
 
-  it('takes a session over from an instance killed mid-turn: the turn ends as owner_lost and the history is whole', async () => {
+  it('takes a session over from an instance killed mid-turn: its waiting caller hears owner_lost, and the history is whole', async () => {
     const survivor = apps[0]!;
     const dir = await mkdtemp(join(tmpdir(), 'agentd-cluster-'));
     const file = join(dir, 'agent.yml');
@@ -113,10 +113,14 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', () => {
     const watcher = await client(survivor);
     watcher.send({ type: 'subscribe', sessionId: 'orphan' });
     await api(`http://127.0.0.1:${port}`, 'POST', '/api/message-sync', { message: 'before the crash', sessionId: 'orphan' });
-    await api(`http://127.0.0.1:${port}`, 'POST', '/api/message', { message: 'never answered [[ttft:20000]]', sessionId: 'orphan' });
+    // Asked through the survivor, run by the doomed instance (which holds the session).
+    const waiting = api(survivor.url, 'POST', '/api/message-sync', { message: 'never answered [[ttft:20000]]', sessionId: 'orphan' });
     await watcher.next((f) => f.event === 'thinking' && f.data.sessionId === 'orphan' && f.data.seq === 3);
     doomed.kill('SIGKILL');
     await exited;
+    // The waiting caller is answered once the lease lapses and the survivor takes the session over.
+    const lost = await waiting;
+    expect([lost.status, lost.body.error.code, lost.body.error.details]).toEqual([500, 'AGENT_ERROR', { reason: 'owner_lost' }]);
 
     const started = Date.now();
     const after = await api(survivor.url, 'POST', '/api/message-sync', { message: 'after the crash', sessionId: 'orphan' });

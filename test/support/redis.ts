@@ -31,10 +31,14 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-/** Starts redis-server on `port` (default: a free one). */
-export async function startRedis(port?: number): Promise<RedisServer> {
+/**
+ * Starts redis-server on `port` (default: a free one). With `dir`, it keeps an append-only file
+ * there, fsync'd on every write, so a restart on the same `dir` has every acknowledged write.
+ */
+export async function startRedis(port?: number, options: { dir?: string } = {}): Promise<RedisServer> {
   port ??= await freePort();
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const persistence = options.dir ? ['--dir', options.dir, '--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], { stdio: 'ignore' });
   const url = `redis://127.0.0.1:${port}`;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   for (let i = 0; ; i++) {

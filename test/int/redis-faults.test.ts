@@ -1,0 +1,106 @@
+/**
+ * Redis stopped and started again under load, with two agentd instances: while it is away health
+ * says `degraded` and turns fail at once with 503 instead of hanging; once it is back everything
+ * works again, and every turn a client was told succeeded is in the log.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { api, roomyLimits, sleep } from '../support/messaging.ts';
+import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
+
+const enabled = hasRedisServer();
+
+interface Outcome {
+  app: number;
+  sessionId: string;
+  message: string;
+  status: number;
+  code?: string;
+  ms: number;
+}
+
+describe.skipIf(!enabled)('cluster: redis faults', () => {
+  let dir: string;
+  let redis: RedisServer;
+  let sim: Simulator;
+  let apps: RunningApp[];
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agentd-redis-'));
+    redis = await startRedis(undefined, { dir });
+    sim = await startSimulator();
+    const storage = { type: 'redis', url: redis.url, keyPrefix: `faults${randomUUID()}:`, leaseMs: 1000 };
+    apps = [];
+    for (let i = 0; i < 2; i++) apps.push(await startApp({ storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url }));
+  });
+  afterAll(async () => {
+    for (const app of apps) await app.stop();
+    await sim.close();
+    await redis.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const health = async (app: RunningApp) => (await api(app.url, 'GET', '/api/health')).body.agent as { status: string; cause?: string };
+  /** Polls until `ok`; past 10 s fails with what it last saw. */
+  async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string): Promise<void> {
+    for (let i = 0; ; i++) {
+      const value = await read();
+      if (ok(value)) return;
+      if (i > 100) throw new Error(`not in time: ${what}; last: ${JSON.stringify(value)}`);
+      await sleep(100);
+    }
+  }
+
+  it('degrades with 503s while Redis is away, recovers when it is back, and loses nothing acknowledged', async () => {
+    const outcomes: Outcome[] = [];
+    let running = true;
+    // Four clients, each on its own session, alternating between the instances.
+    const client = async (n: number) => {
+      for (let i = 0; running; i++) {
+        const app = (n + i) % 2;
+        const message = `c${n} m${i}`;
+        const started = Date.now();
+        const res = await api(apps[app]!.url, 'POST', '/api/message-sync', { message, sessionId: `load-${n}` });
+        outcomes.push({ app, sessionId: `load-${n}`, message, status: res.status, code: res.body?.error?.code, ms: Date.now() - started });
+        if (res.status !== 200) await sleep(50);
+      }
+    };
+    const load = [0, 1, 2, 3].map(client);
+    await sleep(500);
+
+    const port = Number(new URL(redis.url).port);
+    await redis.stop();
+    for (const app of apps) await until(() => health(app), (h) => h.status === 'degraded', 'health degraded');
+    expect(await health(apps[0]!)).toMatchObject({ status: 'degraded', cause: 'redis: unreachable' });
+    const downFrom = outcomes.length;
+    await sleep(700);
+    const whileDown = outcomes.slice(downFrom);
+    expect(whileDown.length).toBeGreaterThan(0);
+    for (const o of whileDown) expect([o.status, o.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+
+    redis = await startRedis(port, { dir });
+    for (const app of apps) await until(() => health(app), (h) => h.status === 'ready', 'health ready again');
+    const upFrom = outcomes.length;
+    const succeeded = () => Promise.resolve([0, 1].every((app) => outcomes.slice(upFrom).some((o) => o.app === app && o.status === 200)));
+    await until(succeeded, (yes) => yes, 'turns succeed on both instances');
+    running = false;
+    await Promise.all(load);
+
+    // No request hung, and the only failures are the outage's.
+    for (const o of outcomes) {
+      expect(o.ms).toBeLessThan(10_000);
+      expect([200, 500, 503]).toContain(o.status);
+    }
+    // Every acknowledged turn is in its session's log, answered.
+    for (const sessionId of ['load-0', 'load-1', 'load-2', 'load-3']) {
+      const events = (await api(apps[0]!.url, 'GET', `/api/sessions/${sessionId}/history`)).body.events as { event: string; data: { content?: string; seq: number } }[];
+      const answered = new Set(events.filter((f) => f.event === 'response').map((f) => f.data.content));
+      for (const o of outcomes.filter((x) => x.sessionId === sessionId && x.status === 200)) expect(answered).toContain(`You said: ${o.message}`);
+      expect(events.map((f) => f.data.seq)).toEqual(events.map((_, i) => i + 1));
+    }
+  });
+});
