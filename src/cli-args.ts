@@ -11,6 +11,8 @@ Options:
                            stdin/stdout for desktop MCP clients (no HTTP; logs on stderr)
   --web-port <port>        HTTP port (default: server.port of the config, else 3001)
   --host <address>         bind address (default: server.host of the config, else 127.0.0.1)
+  --workers <n>            serve the port from n processes sharing sessions through Redis
+                           (storage.type redis; default: 1, one process)
   --agent <file>           agent config YAML (default: agents/default.yml)
   --inspect                serve the live state-machine inspector at /inspect/ws (server.inspect)
   --inspect-content        inspection frames include prompt, reply and tool text (server.inspectContent)
@@ -31,6 +33,8 @@ export interface CliOptions {
   inspect: boolean;
   inspectContent: boolean;
   inspectRelay: string | undefined;
+  /** Processes serving the port (1: this one). */
+  workers: number;
   help: boolean;
   version: boolean;
 }
@@ -55,6 +59,7 @@ export function parseCliArgs(argv: string[]): CliOptions {
         inspect: { type: 'boolean' },
         'inspect-content': { type: 'boolean' },
         'inspect-relay': { type: 'string' },
+        workers: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -77,6 +82,9 @@ export function parseCliArgs(argv: string[]): CliOptions {
   }
   if (values['inspect-relay'] !== undefined && !/^wss?:\/\/[^/]/.test(values['inspect-relay'])) throw new UsageError(`--inspect-relay must be a ws:// or wss:// URL, got "${values['inspect-relay']}"`);
   if (values.host === '') throw new UsageError('--host must not be empty');
+  const workers = Number(values.workers ?? '1');
+  if (!/^\d+$/.test(values.workers ?? '1') || workers < 1 || workers > 64) throw new UsageError(`--workers must be a number of processes (1-64), got "${values.workers}"`);
+  if (workers > 1 && mcpTransport === 'stdio') throw new UsageError('--workers serves HTTP; it cannot be used with --mcp-transport stdio');
   return {
     mode: mcpTransport === 'stdio' ? 'mcp' : mode,
     mcpTransport,
@@ -87,6 +95,7 @@ export function parseCliArgs(argv: string[]): CliOptions {
     inspect: (values.inspect ?? false) || (values['inspect-content'] ?? false) || values['inspect-relay'] !== undefined,
     inspectContent: values['inspect-content'] ?? false,
     inspectRelay: values['inspect-relay'],
+    workers,
     help: values.help ?? false,
     version: values.version ?? false,
   };

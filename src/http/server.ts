@@ -44,8 +44,11 @@ export interface FrontEndDeps {
 
 export interface FrontEnd {
   engine: typeof engine;
-  /** Binds and starts serving; resolves with the bound port (useful with port 0). */
-  listen(host: string, port: number): Promise<number>;
+  /**
+   * Binds and starts serving; resolves with the bound port (useful with port 0). The port is this
+   * process's alone unless `shared` (`--workers`: processes of one agentd serve one port).
+   */
+  listen(host: string, port: number, options?: { shared?: boolean }): Promise<number>;
   /** Stops accepting, closes WebSockets with 1001. Idempotent. */
   close(): void;
   /** Open WebSocket connections. */
@@ -115,7 +118,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
 
   return {
     engine,
-    listen(host, port) {
+    listen(host, port, options = {}) {
       if (engine === 'fallback') {
         // The package's JS emulation lacks what agentd needs (headers, peer addresses, WebSocket user data).
         return Promise.reject(
@@ -126,9 +129,9 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
         );
       }
       return new Promise((resolve, reject) => {
-        // Exclusive: uWS binds with SO_REUSEPORT by default, so a second instance would share the port.
-        const exclusive = app as unknown as { listen(host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void): void };
-        exclusive.listen(host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
+        // Exclusive unless shared: uWS binds with SO_REUSEPORT by default, so a second instance would share the port.
+        const withOptions = app as unknown as { listen(host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void): void };
+        withOptions.listen(host, port, options.shared ? 0 : LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
           if (!socket) return reject(new Error(`cannot listen on ${host}:${port}: the address is already in use or not available`));
           listenSocket = socket;
           hosts.bound(host);

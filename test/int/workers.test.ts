@@ -1,0 +1,108 @@
+/**
+ * `agentd --workers N`: N processes serve one port and share sessions through Redis; a worker that
+ * dies is replaced; SIGTERM drains them all. Without the Redis store, or without Redis, it refuses
+ * to start.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { sleep } from '../support/messaging.ts';
+import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
+import { connectWs } from '../support/ws-client.ts';
+
+const enabled = hasRedisServer();
+
+function agentd(config: unknown, args: string[]) {
+  const file = mkdtemp(join(tmpdir(), 'agentd-workers-')).then(async (dir) => {
+    const path = join(dir, 'agent.yml');
+    await writeFile(path, JSON.stringify(config));
+    return path;
+  });
+  return file.then((path) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--agent', path, '--web-port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    return { child, exited, out: () => out, err: () => err };
+  });
+}
+
+async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  for (const end = Date.now() + timeoutMs; !check(); await sleep(50)) if (Date.now() > end) throw new Error(`not in time: ${what}`);
+}
+
+/** Pids of the processes whose parent is `pid`. */
+const childrenOf = (pid: number): number[] => {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+};
+
+describe.skipIf(!enabled)('agentd --workers', () => {
+  let redis: RedisServer;
+  let sim: Simulator;
+  beforeAll(async () => {
+    redis = await startRedis();
+    sim = await startSimulator();
+  });
+  afterAll(async () => {
+    await sim.close();
+    await redis.stop();
+  });
+  const llm = () => ({ provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' });
+
+  it('refuses without the Redis store, and when Redis cannot be reached, exiting 1', async () => {
+    const memory = await agentd({ llm: llm(), storage: { type: 'memory' } }, ['--workers', '2']);
+    expect(await memory.exited).toBe(1);
+    expect(memory.err()).toMatch(/--workers needs storage\.type redis/);
+    const unreachable = await agentd({ llm: llm(), storage: { type: 'redis', url: 'redis://127.0.0.1:1' } }, ['--workers', '2']);
+    expect(await unreachable.exited).toBe(1);
+    expect(unreachable.err()).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
+  });
+
+  it('serves one port from two workers, replaces one killed, and drains both on SIGTERM', async () => {
+    const storage = { type: 'redis', url: redis.url, keyPrefix: `workers${randomUUID()}:`, leaseMs: 1000 };
+    const p = await agentd({ llm: llm(), storage, server: { limits: { rest: { points: 10_000 } } } }, ['--workers', '2']);
+    try {
+      const ready = () => p.out().split('\n').filter((l) => l.includes('"agent ready"'));
+      await until(() => ready().length === 2, `two workers ready:\n${p.out()}${p.err()}`);
+      const port = Number(/"supervisor":true.*"port":(\d+)/.exec(p.out())?.[1]);
+      const workers = childrenOf(p.child.pid!);
+      expect(workers).toHaveLength(2);
+      // Both listen on the one port.
+      const listening = p.out().split('\n').filter((l) => l.includes('listening on'));
+      expect(listening.map((l) => JSON.parse(l).port)).toEqual([port, port]);
+
+      const base = `http://127.0.0.1:${port}`;
+      const ws = await connectWs(`ws://127.0.0.1:${port}/`);
+      ws.send({ type: 'subscribe', sessionId: 'w' });
+      await sleep(100);
+      // Fresh connections, spread by the kernel over the workers; one conversation throughout.
+      const ask = async (message: string) => {
+        const res = await fetch(`${base}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json', Connection: 'close' }, body: JSON.stringify({ message, sessionId: 'w' }) });
+        return [res.status, ((await res.json()) as { response?: string }).response];
+      };
+      for (let i = 0; i < 6; i++) expect(await ask(`q${i}`)).toEqual([200, `You said: q${i}`]);
+      await ws.next((f) => f.event === 'response' && f.data.content === 'You said: q5');
+      expect(ws.frames.filter((f) => f.event === 'response').map((f) => f.data.seq)).toEqual([2, 4, 6, 8, 10, 12]);
+      ws.close();
+
+      process.kill(workers[0]!, 'SIGKILL');
+      await until(() => p.out().includes('a worker died; starting another') && ready().length === 3, 'a new worker');
+      expect(childrenOf(p.child.pid!)).toHaveLength(2);
+      for (let i = 6; i < 9; i++) expect(await ask(`q${i}`)).toEqual([200, `You said: q${i}`]);
+    } finally {
+      p.child.kill('SIGTERM');
+    }
+    expect(await p.exited).toBe(0);
+    expect(childrenOf(p.child.pid!)).toEqual([]);
+  });
+});
