@@ -97,14 +97,15 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   // The inspector watches the machines only while a viewer is attached (src/inspect/hub.ts).
   const inspect = config.server.inspect ? createInspectHub({ content: config.server.inspectContent, redact: redactor.deep }) : undefined;
   const registerActor = inspect && { registerActor: (id: string, actor: AnyActorRef) => inspect.register(id, actor) };
-  const mcp = createMcpService({ config, bus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION }, runtime, children, redactor, ...registerActor });
   // With Redis storage, instances share sessions: each runs on its lease holder, and frames reach every instance.
   const cluster = config.storage.type === 'redis'
     ? createCluster({ url: config.storage.url, keyPrefix: config.storage.keyPrefix, leaseMs: config.storage.leaseMs, instanceId, log: log.child({ component: 'cluster' }), clock, ids, bus, sessions: { holds: (id) => agent.holds(id), drop: (id) => void agent.drop(id, 'moved') } })
     : undefined;
+  const serviceBus = cluster ? cluster.route(bus) : bus;
+  const mcp = createMcpService({ config, bus: serviceBus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION }, runtime, children, redactor, ...registerActor });
   const agent = createAgentService({
     config,
-    bus: cluster ? cluster.route(bus) : bus,
+    bus: serviceBus,
     store,
     llm,
     log: log.child({ component: 'agent' }),
@@ -163,6 +164,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     async start() {
       await agent.start();
       await mcp.start();
+      await cluster?.join();
       if (inspect && config.server.inspectRelay) relay = startRelay(inspect, config.server.inspectRelay, log.child({ component: 'inspect' }));
       ready = true;
     },

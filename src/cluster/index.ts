@@ -15,6 +15,8 @@
  *   end arrives: if its runner's lease lapses (the runner died), this instance takes the session over,
  *   which ends the turn as `owner_lost`; if the connection to Redis breaks (its frames may be lost),
  *   it ends here at once with an `error` frame, SERVICE_UNAVAILABLE `details.reason: "redis"`.
+ * - Runtime tool-server changes (connect, remove, restart) are applied by every instance, and server
+ *   listings show each instance's status (see tool-servers.ts).
  * - `agent.health` reports `degraded` (cause `redis: unreachable`, since when) while the connection to
  *   Redis is down, whatever the agent service says; its own answer otherwise.
  * - Every `agent.*` event emitted here is published on `<prefix>live` and emitted on the bus of every
@@ -29,6 +31,7 @@ import { AppError, isAppError, type ErrorCode } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { createRedisConnection } from '../redis/index.ts';
 import { createLeases } from './leases.ts';
+import { createToolServerSync, TOOL_SERVER_COMMANDS } from './tool-servers.ts';
 
 const SESSION_COMMANDS = new Set(['agent.sendMessage', 'agent.reset', 'agent.cancel', 'agent.approvals', 'agent.approve', 'agent.deleteSession']);
 /** How long a forwarded command may wait for the owner's answer before the owner counts as gone. */
@@ -67,6 +70,8 @@ export function createCluster(options: ClusterOptions) {
   const { keyPrefix, instanceId, leaseMs, log, clock, ids, bus, sessions } = options;
   const client = createRedisConnection(options.url, 'cluster', log);
   const subscriber = client.duplicate();
+  const toolServers = createToolServerSync({ client, keyPrefix, instanceId, leaseMs, clock, ids, log });
+  let heartbeat: NodeJS.Timeout | undefined;
   const leases = createLeases({ client, keyPrefix, instanceId, leaseMs, log, onLost: sessions.drop });
   const liveChannel = `${keyPrefix}live`;
   const inbox = (instance: string) => `${keyPrefix}inst:${instance}`;
@@ -216,6 +221,7 @@ export function createCluster(options: ClusterOptions) {
   let relaying = false;
   const unwatch = bus.onAny((e) => {
     seenEnd(e);
+    if (e.name === 'mcp.serverStatus') toolServers.statusChanged(e.payload as { name: string; status: string });
     if (relaying || !e.name.startsWith('agent.')) return;
     const message: WireEvent = { from: instanceId, name: e.name, payload: e.payload, correlationId: e.correlationId, ...(e.sessionId !== undefined && { sessionId: e.sessionId }) };
     client.publish(liveChannel, JSON.stringify(message)).catch(() => undefined); // a lost connection is logged by the client
@@ -241,6 +247,15 @@ export function createCluster(options: ClusterOptions) {
       await subscriber.connect();
       await subscriber.subscribe(inbox(instanceId), onInbox);
       await subscriber.subscribe(liveChannel, onLive);
+      await subscriber.subscribe(toolServers.channel, toolServers.onMessage);
+    },
+    /** Once the tool servers of the config started: applies the runtime changes other instances recorded, then reports statuses. */
+    async join(): Promise<void> {
+      await toolServers.join().catch(unavailable);
+      const beat = () => toolServers.heartbeat().catch(() => undefined); // Redis away: the next beat writes them
+      await beat();
+      heartbeat = setInterval(() => void beat(), Math.max(100, Math.floor(leaseMs / 3)));
+      heartbeat.unref();
     },
     /** The bus as the agent service should register on it: its session commands run at the session's owner. */
     route<B extends Pick<Bus<CommandSpec, EventSpec>, 'handle'>>(inner: B): B {
@@ -251,6 +266,7 @@ export function createCluster(options: ClusterOptions) {
             return since === undefined ? handler(command) : { status: 'degraded', cause: 'redis: unreachable', since };
           });
         }
+        if (TOOL_SERVER_COMMANDS.has(name)) return inner.handle(name, toolServers.wrap(name, handler));
         if (!SESSION_COMMANDS.has(name)) return inner.handle(name, handler);
         local.set(name, handler);
         const off = inner.handle(name, (command) => (name === 'agent.sendMessage' ? sendMessage(command) : run(command, 0)));
@@ -269,6 +285,7 @@ export function createCluster(options: ClusterOptions) {
     async close(): Promise<void> {
       unwatch();
       clearInterval(adopter);
+      clearInterval(heartbeat);
       await leases.close();
       for (const id of [...pending.keys()]) settle(id)?.reject(new AppError('SERVICE_UNAVAILABLE', 'agentd is shutting down'));
       if (subscriber.isOpen) await subscriber.close().catch(() => undefined);

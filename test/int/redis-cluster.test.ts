@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { api, roomyLimits, turnFrames } from '../support/messaging.ts';
+import { api, everythingStdio, roomyLimits, turnFrames } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { connectWs, type WsClient } from '../support/ws-client.ts';
@@ -136,5 +136,53 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', () => {
     const messages = sim.requests.at(-1)!.body.messages.filter((m) => m.role !== 'system').map((m) => [m.role, m.content]);
     expect(messages[0]).toEqual(['user', 'before the crash']);
     expect(messages.at(-1)).toEqual(['user', 'after the crash']);
+  });
+});
+
+describe.skipIf(!enabled)('cluster: tool servers connected at runtime', () => {
+  let redis: RedisServer;
+  const apps: RunningApp[] = [];
+  const instance = async (storage: Record<string, unknown>) => {
+    const app = await startApp({ storage, server: roomyLimits });
+    apps.push(app);
+    return app;
+  };
+  const servers = async (app: RunningApp) => (await api(app.url, 'GET', '/api/mcp/servers')).body.servers as { name: string; status: string; instances: { instanceId: string; status: string }[] }[];
+  const until = async (check: () => Promise<boolean>, what: string) => {
+    for (let i = 0; !(await check()); i++) {
+      if (i > 100) throw new Error(`not in time: ${what}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    for (const app of apps) await app.stop();
+    await redis.stop();
+  });
+
+  it('applies a runtime connect on every instance (one started later too), lists each instance status, and removes everywhere', async () => {
+    const storage = { type: 'redis', url: redis.url, keyPrefix: `tools${randomUUID()}:`, leaseMs: LEASE_MS };
+    const [a, b] = [await instance(storage), await instance(storage)];
+    const connected = await api(a.url, 'POST', '/api/connect-server', { name: 'everything', config: everythingStdio });
+    expect(connected.status).toBe(200);
+    const connectedEverywhere = async (app: RunningApp, count: number) => {
+      const everything = (await servers(app)).find((s) => s.name === 'everything');
+      return everything?.status === 'connected' && everything.instances.filter((i) => i.status === 'connected').length === count;
+    };
+    await until(() => connectedEverywhere(b, 2), 'B connected it and both report it');
+
+    // A third instance joins with the server already recorded.
+    const c = await instance(storage);
+    await until(() => connectedEverywhere(c, 3), 'C connected it on start');
+    const listed = (await servers(a)).find((s) => s.name === 'everything')!;
+    expect(new Set(listed.instances.map((i) => i.instanceId)).size).toBe(3);
+    // Its tools work on an instance that did not receive the request.
+    const echo = await api(c.url, 'POST', '/api/mcp/servers/everything/tools/echo/execute', { message: 'from C' });
+    expect([echo.status, echo.body.data]).toEqual([200, { content: [{ type: 'text', text: 'Echo: from C' }] }]);
+
+    expect((await api(b.url, 'DELETE', '/api/mcp/servers/everything')).status).toBe(200);
+    await until(async () => (await Promise.all([a, b, c].map(servers))).every((list) => !list.some((s) => s.name === 'everything')), 'removed everywhere');
   });
 });

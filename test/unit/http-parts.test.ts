@@ -110,21 +110,21 @@ describe('cors', () => {
 
 describe('cli arguments', () => {
   it('has the documented defaults', () => {
-    expect(parseCliArgs([])).toEqual({ mode: 'web', mcpTransport: 'http', port: undefined, host: undefined, agent: 'agents/default.yml', logLevel: 'info', inspect: false, inspectContent: false, inspectRelay: undefined, help: false, version: false });
+    expect(parseCliArgs([])).toEqual({ mode: 'web', mcpTransport: 'http', port: undefined, host: undefined, agent: 'agents/default.yml', logLevel: 'info', inspect: false, inspectContent: false, inspectRelay: undefined, workers: 1, help: false, version: false });
   });
   it('turns the inspector on with --inspect, and with content by --inspect-content alone', () => {
     expect(parseCliArgs(['--inspect'])).toMatchObject({ inspect: true, inspectContent: false });
     expect(parseCliArgs(['--inspect-content'])).toMatchObject({ inspect: true, inspectContent: true });
   });
   it('parses every flag', () => {
-    expect(parseCliArgs(['--mode', 'mcp', '--web-port', '0', '--host', '127.0.0.2', '--agent', 'a.yml', '--log-level', 'debug'])).toMatchObject({
-      mode: 'mcp', port: 0, host: '127.0.0.2', agent: 'a.yml', logLevel: 'debug',
+    expect(parseCliArgs(['--mode', 'mcp', '--web-port', '0', '--host', '127.0.0.2', '--agent', 'a.yml', '--log-level', 'debug', '--workers', '2'])).toMatchObject({
+      mode: 'mcp', port: 0, host: '127.0.0.2', agent: 'a.yml', logLevel: 'debug', workers: 2,
     });
   });
   it('makes --mcp-transport stdio imply mcp mode', () => {
     expect(parseCliArgs(['--mcp-transport', 'stdio'])).toMatchObject({ mode: 'mcp', mcpTransport: 'stdio' });
   });
-  it.each([[['--mcp-transport', 'carrier-pigeon']], [['--bogus']], [['--mode', 'tui']], [['--web-port', 'abc']], [['--web-port', '70000']], [['--log-level', 'loud']], [['stray']]])(
+  it.each([[['--mcp-transport', 'carrier-pigeon']], [['--bogus']], [['--mode', 'tui']], [['--web-port', 'abc']], [['--web-port', '70000']], [['--log-level', 'loud']], [['stray']], [['--workers', '0']], [['--workers', 'two']], [['--workers', '2', '--mcp-transport', 'stdio']]])(
     'refuses %j',
     (argv) => expect(() => parseCliArgs(argv)).toThrow(UsageError),
   );

@@ -15,6 +15,10 @@ export const serverRecord = z.object({
   type: z.enum(['stdio', 'http']),
   description: z.string().optional(),
   error: z.string().optional().describe('Why, when status is error'),
+  instances: z
+    .array(z.object({ instanceId: z.string(), status: z.enum(['connecting', 'connected', 'error', 'disconnected']), error: z.string().optional() }))
+    .optional()
+    .describe("With instances sharing one Redis: this server's status on each live instance"),
 });
 
 const toolRecord = z.object({ id: z.string(), name: z.string(), description: z.string().optional(), inputSchema: z.record(z.string(), z.unknown()) });

@@ -11,6 +11,8 @@ export interface ServerRecord {
   description?: string;
   /** Present when status is `error`. */
   error?: string;
+  /** With instances sharing one Redis: this server's status on each live instance (src/cluster). */
+  instances?: { instanceId: string; status: ServerStatus; error?: string }[];
 }
 
 /** The spec's tool record (server-side name). */

@@ -1,0 +1,170 @@
+import type { Envelope } from '../bus/index.ts';
+import type { Clock, IdSource } from '../clock.ts';
+import { isAppError } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
+import type { RedisConnection } from '../redis/index.ts';
+
+type Handler = (command: Envelope) => unknown;
+
+/** A tool server's record as `mcp.listServers` gives it (the fields this module reads and adds). */
+interface Listed {
+  name: string;
+  status: string;
+  error?: string;
+  instances?: InstanceStatus[];
+}
+export interface InstanceStatus {
+  instanceId: string;
+  status: string;
+  error?: string;
+}
+
+/** A runtime change as recorded and published: `config` for a connect. */
+type Change = { op: 'connect'; name: string; config: unknown } | { op: 'remove'; name: string } | { op: 'restart'; name: string };
+
+export const TOOL_SERVER_COMMANDS = new Set(['mcp.connectServer', 'mcp.removeServer', 'mcp.restartServer', 'mcp.listServers']);
+
+export interface ToolServerSyncOptions {
+  client: RedisConnection;
+  keyPrefix: string;
+  instanceId: string;
+  /** Statuses of an instance not heard from for twice this long are left out. */
+  leaseMs: number;
+  clock: Clock;
+  ids: IdSource;
+  log: Logger;
+}
+
+/**
+ * Runtime tool-server changes shared by every instance over one Redis.
+ *
+ * Contracts:
+ * - A connect (`mcp.connectServer`) after which the server is listed here (connected, or in `error`
+ *   and retrying), a remove and a restart that succeed here are recorded in the hash
+ *   `<prefix>mcp:changes` (a connect keeps its config, a remove a tombstone; a restart is not
+ *   recorded) and published on `<prefix>mcp`; every other instance applies it through its own
+ *   handler (its own spawn and URL policy), logging what fails.
+ * - `join()` applies the recorded changes to an instance that starts later: it connects what it
+ *   does not list and removes what was removed.
+ * - `mcp.listServers` adds `instances` to each server: its status on every instance heard from in
+ *   the last `2 × leaseMs` (each writes its statuses to `<prefix>mcp:status:<instanceId>`, refreshed
+ *   by `heartbeat()` and on every status change).
+ */
+export function createToolServerSync(options: ToolServerSyncOptions) {
+  const { client, keyPrefix, instanceId, leaseMs, clock, ids, log } = options;
+  const changesKey = `${keyPrefix}mcp:changes`;
+  const channel = `${keyPrefix}mcp`;
+  const instancesKey = `${keyPrefix}instances`;
+  const statusKey = (instance: string) => `${keyPrefix}mcp:status:${instance}`;
+  const local = new Map<string, Handler>();
+  const run = (name: string, payload: unknown) => {
+    const id = ids();
+    return (local.get(name) as Handler)({ id, ts: clock.now(), correlationId: id, name, payload });
+  };
+  const listedHere = async (name: string) => ((await run('mcp.listServers', {})) as Listed[]).some((s) => s.name === name);
+
+  async function share(change: Change): Promise<void> {
+    const recorded = change.op === 'restart' ? undefined : JSON.stringify(change);
+    if (recorded) await client.hSet(changesKey, change.name, recorded);
+    await client.publish(channel, JSON.stringify({ from: instanceId, change }));
+  }
+
+  async function apply(change: Change): Promise<void> {
+    try {
+      if (change.op === 'connect') await run('mcp.connectServer', { name: change.name, config: change.config });
+      else if (change.op === 'remove') await run('mcp.removeServer', { serverId: change.name });
+      else await run('mcp.restartServer', { serverId: change.name });
+    } catch (err) {
+      log.warn({ err: isAppError(err) ? err.message : err, change: change.op, server: change.name }, 'applying a tool-server change from another instance failed');
+    }
+  }
+
+  /** The statuses of every live instance, by server name. */
+  async function statusesByServer(): Promise<Map<string, InstanceStatus[]>> {
+    const live = await client.zRangeByScore(instancesKey, clock.now() - 2 * leaseMs, '+inf');
+    const byServer = new Map<string, InstanceStatus[]>();
+    const all = await Promise.all(live.map(async (instance) => [instance, await client.hGetAll(statusKey(instance))] as const));
+    for (const [instance, statuses] of all) {
+      for (const [name, json] of Object.entries(statuses)) {
+        const { status, error } = JSON.parse(json) as { status: string; error?: string };
+        const list = byServer.get(name) ?? [];
+        list.push({ instanceId: instance, status, ...(error !== undefined && { error }) });
+        byServer.set(name, list);
+      }
+    }
+    return byServer;
+  }
+
+  /** Writes this instance's statuses (all of them, or the one that changed) and marks it alive. */
+  async function publishStatus(servers: Listed[], replace: boolean): Promise<void> {
+    const key = statusKey(instanceId);
+    if (replace) await client.del(key);
+    const fields = Object.fromEntries(servers.map((s) => [s.name, JSON.stringify({ status: s.status, ...(s.error !== undefined && { error: s.error }) })]));
+    if (Object.keys(fields).length > 0) await client.hSet(key, fields);
+    await client.pExpire(key, 2 * leaseMs);
+    await client.zAdd(instancesKey, { score: clock.now(), value: instanceId });
+    if (replace) await client.zRemRangeByScore(instancesKey, '-inf', clock.now() - 10 * leaseMs); // long gone
+  }
+
+  return {
+    /** Wraps the tool-server commands: changes are shared, listings gain `instances`. */
+    wrap(name: string, handler: Handler): Handler {
+      local.set(name, handler);
+      switch (name) {
+        case 'mcp.listServers':
+          return async (command) => {
+            const servers = (await handler(command)) as Listed[];
+            const statuses = await statusesByServer().catch(() => undefined); // Redis away: this instance's view alone
+            return statuses ? servers.map((s) => ({ ...s, instances: statuses.get(s.name) ?? [] })) : servers;
+          };
+        case 'mcp.connectServer':
+          return async (command) => {
+            const { name: server, config } = command.payload as { name: string; config: unknown };
+            const shareIfListed = async () => {
+              if (await listedHere(server)) await share({ op: 'connect', name: server, config });
+            };
+            try {
+              const result = await handler(command);
+              await shareIfListed();
+              return result;
+            } catch (err) {
+              await shareIfListed().catch(() => undefined);
+              throw err;
+            }
+          };
+        case 'mcp.removeServer':
+        case 'mcp.restartServer':
+          return async (command) => {
+            const result = await handler(command);
+            const { serverId } = command.payload as { serverId: string };
+            await share({ op: name === 'mcp.removeServer' ? 'remove' : 'restart', name: serverId });
+            return result;
+          };
+        default:
+          return handler;
+      }
+    },
+    /** Applies a change another instance published. */
+    onMessage: (raw: string): void => {
+      const { from, change } = JSON.parse(raw) as { from: string; change: Change };
+      if (from !== instanceId) void apply(change);
+    },
+    /** Brings a starting instance up to the recorded changes. */
+    async join(): Promise<void> {
+      const recorded = Object.values(await client.hGetAll(changesKey)).map((json) => JSON.parse(json) as Change);
+      for (const change of recorded) {
+        const listed = await listedHere(change.name);
+        if ((change.op === 'connect' && !listed) || (change.op === 'remove' && listed)) await apply(change);
+      }
+    },
+    /** This instance's status of one server changed. */
+    statusChanged(server: Listed): void {
+      publishStatus([server], false).catch(() => undefined); // Redis away: the next heartbeat writes it
+    },
+    /** Rewrites every status of this instance and keeps it listed as alive. */
+    async heartbeat(): Promise<void> {
+      await publishStatus((await run('mcp.listServers', {})) as Listed[], true);
+    },
+    channel,
+  };
+}
