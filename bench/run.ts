@@ -17,6 +17,7 @@ import { chunksBench } from './suites/chunks.ts';
 import { fanoutBench } from './suites/fanout.ts';
 import { idleBench } from './suites/idle.ts';
 import { restBench } from './suites/rest.ts';
+import { scaleBench } from './suites/scale.ts';
 import { soakBench } from './suites/soak.ts';
 import { streamingBench } from './suites/streaming.ts';
 import { ttfcBreakdownBench } from './suites/ttfc-breakdown.ts';
@@ -34,6 +35,7 @@ export const BENCHES: Bench[] = [
   restBench,
   turnsBench,
   soakBench,
+  scaleBench,
 ];
 
 const { values } = parseArgs({

@@ -146,6 +146,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     instanceId,
     metrics,
     inspect,
+    interest: cluster?.interest,
     routes: createRoutes({ version: VERSION, engine, startedAt, clock, isReady: () => ready, config, waiter, ids, metrics, mode: deps.mode ?? 'web' }),
   });
 

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -149,6 +150,8 @@ export interface ServiceOptions {
   /** Directory for `--cpu-prof` output; profiling is on when set. */
   cpuProfDir?: string;
   env?: NodeJS.ProcessEnv;
+  /** `--workers N`: ready once all N workers are; `pid` is then the supervisor's. */
+  workers?: number;
 }
 
 export interface Service extends Child {
@@ -173,13 +176,17 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   if (opts.cpuProfDir) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`, '--cpu-prof-interval=250');
   // BENCH_AGENTD_ARGS adds command-line flags to every agentd under test (e.g. "--inspect").
   const extraArgs = process.env.BENCH_AGENTD_ARGS?.split(' ').filter(Boolean) ?? [];
-  const { child, value } = await spawnNode('agentd', 'src/cli.ts', ['--agent', join('bench/agents', opts.agent ?? 'bench.yml'), '--web-port', '0', ...extraArgs], {
+  const workers = opts.workers ?? 1;
+  let ready = 0;
+  const workerArgs = workers > 1 ? ['--workers', String(workers)] : [];
+  const { child, value } = await spawnNode('agentd', 'src/cli.ts', ['--agent', join('bench/agents', opts.agent ?? 'bench.yml'), '--web-port', '0', ...workerArgs, ...extraArgs], {
     nodeArgs,
     ipc: true,
     env: { BENCH_MODEL_URL: opts.modelUrl, BENCH_DATA_DIR: dataDir, ...opts.env },
     ready: (line) => {
       listening ??= /"port":(\d+).*listening on/.exec(line)?.[1];
-      return line.includes('"agent ready"') ? (listening ?? '') : undefined;
+      if (line.includes('"agent ready"')) ready++;
+      return ready === workers ? (listening ?? '') : undefined;
     },
     timeoutMs: 30_000,
   });
@@ -207,6 +214,62 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     wsUrl: `ws://127.0.0.1:${port}/`,
     stats: () => ask<ProbeStats>('stats'),
     clockUs: async () => (await ask<{ us: number }>('clock')).us,
+  };
+}
+
+/** Pids of the processes whose parent is `pid` (the workers of `--workers`). */
+export function childPids(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(entry));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+export interface RedisProcess {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * A private redis-server on a free loopback port (no persistence: the benchmark measures agentd, and
+ * its notes say what AOF adds), killed with the other children.
+ */
+export async function startRedisServer(): Promise<RedisProcess> {
+  const port = await new Promise<number>((res, rej) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const p = (probe.address() as { port: number }).port;
+      probe.close(() => res(p));
+    });
+    probe.once('error', rej);
+  });
+  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  children.add(proc);
+  const exited = new Promise<void>((res) => proc.once('exit', () => { children.delete(proc); res(); }));
+  await new Promise<void>((res, rej) => {
+    const timer = setTimeout(() => rej(new Error('redis-server did not start (is it installed? apt-get install -y redis-server)')), 10_000);
+    proc.once('error', (err) => rej(new Error(`redis-server: ${err.message} (apt-get install -y redis-server)`)));
+    proc.stdout.on('data', (d: Buffer) => {
+      if (d.toString().includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        res();
+      }
+    });
+  });
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    pid: proc.pid!,
+    stop: async () => {
+      proc.kill('SIGTERM');
+      await exited;
+    },
   };
 }
 

@@ -19,10 +19,8 @@
  *   listings show each instance's status (see tool-servers.ts).
  * - `agent.health` reports `degraded` (cause `redis: unreachable`, since when) while the connection to
  *   Redis is down, whatever the agent service says; its own answer otherwise.
- * - Every `agent.*` event emitted here is published on `<prefix>live` and emitted on the bus of every
- *   other instance with the same payload, correlationId and sessionId, in the order emitted here;
- *   events received that way are not published again. While Redis is away they reach this instance's
- *   clients only (durable ones stay readable with `since`).
+ * - Every `agent.*` event emitted here reaches the bus of every other instance that watches its
+ *   session (a WebSocket client there, or a caller waiting on the turn), in order (fan-out.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus, CommandSpec, Envelope, EventSpec } from '../bus/index.ts';
@@ -30,6 +28,7 @@ import { isoNow, type Clock, type IdSource } from '../clock.ts';
 import { AppError, isAppError, type ErrorCode } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { createRedisConnection } from '../redis/index.ts';
+import { createFanOut } from './fan-out.ts';
 import { createLeases } from './leases.ts';
 import { createToolServerSync, TOOL_SERVER_COMMANDS } from './tool-servers.ts';
 
@@ -62,7 +61,6 @@ type WireCommand = { kind: 'command'; id: string; from: string; hops: number; na
 type WireReply = { kind: 'reply'; id: string; ok: true; result: unknown } | { kind: 'reply'; id: string; ok: false; error: { code: ErrorCode; message: string; details: Record<string, unknown> } };
 /** A turn asked for here; `turnId` once the runner answered. */
 type RemoteTurn = { correlationId: string; sessionId: string; turnId?: string };
-type WireEvent = { from: string; name: string; payload: unknown; correlationId: string; sessionId?: string };
 
 class OwnerGone extends Error {}
 
@@ -73,7 +71,6 @@ export function createCluster(options: ClusterOptions) {
   const toolServers = createToolServerSync({ client, keyPrefix, instanceId, leaseMs, clock, ids, log });
   let heartbeat: NodeJS.Timeout | undefined;
   const leases = createLeases({ client, keyPrefix, instanceId, leaseMs, log, onLost: sessions.drop });
-  const liveChannel = `${keyPrefix}live`;
   const inbox = (instance: string) => `${keyPrefix}inst:${instance}`;
   const local = new Map<string, Handler>();
   const pending = new Map<string, { resolve: (result: unknown) => void; reject: (err: unknown) => void; timer: NodeJS.Timeout }>();
@@ -169,35 +166,45 @@ export function createCluster(options: ClusterOptions) {
     );
   }
 
-  // Turns run elsewhere for this instance's callers, by correlation id, until their end is seen.
+  const fanOut = createFanOut({ client, subscriber, keyPrefix, instanceId, bus, log });
+
+  // Turns run elsewhere for this instance's callers, by correlation id, until their end is seen;
+  // their session's frames are watched meanwhile.
   const remoteTurns = new Map<string, RemoteTurn>();
+  const forget = (turn: RemoteTurn) => {
+    if (remoteTurns.delete(turn.correlationId)) fanOut.unwatch(turn.sessionId);
+  };
   /** Sends a message to wherever its session runs, watching the turn when that is elsewhere. */
   async function sendMessage(command: Envelope): Promise<unknown> {
     const { sessionId } = command.payload as { sessionId: string };
     const turn: RemoteTurn = { correlationId: command.correlationId, sessionId };
     remoteTurns.set(turn.correlationId, turn); // before it runs: its end may arrive before the answer
+    await fanOut.watch(sessionId);
     try {
       const result = (await run(command, 0)) as { turnId: string };
-      if (sessions.holds(sessionId)) remoteTurns.delete(turn.correlationId);
+      if (sessions.holds(sessionId)) forget(turn);
       else turn.turnId = result.turnId;
       return result;
     } catch (err) {
-      remoteTurns.delete(turn.correlationId);
+      forget(turn);
       throw err;
     }
   }
   const seenEnd = (e: Envelope) => {
     if (e.name !== 'agent.response' && e.name !== 'agent.error') return;
-    if (remoteTurns.delete(e.correlationId)) return;
     const turnId = (e.payload as { turnId?: string }).turnId;
-    for (const t of remoteTurns.values()) if (t.turnId === turnId) remoteTurns.delete(t.correlationId);
+    for (const t of remoteTurns.values()) if (t.correlationId === e.correlationId || (turnId !== undefined && t.turnId === turnId)) forget(t);
   };
+  const unwatchEnds = bus.onAny(seenEnd);
+  const unwatchStatus = bus.onAny((e) => {
+    if (e.name === 'mcp.serverStatus') toolServers.statusChanged(e.payload as { name: string; status: string });
+  });
   /** A runner whose lease lapsed is gone: taking its session over ends the turn (owner_lost). */
   const adopter = setInterval(() => {
     for (const t of remoteTurns.values()) {
       if (t.turnId === undefined) continue;
       if (sessions.holds(t.sessionId)) {
-        remoteTurns.delete(t.correlationId); // runs here now: its end is emitted here
+        forget(t); // runs here now: its end is emitted here
         continue;
       }
       leases.holder(t.sessionId).then(
@@ -212,33 +219,10 @@ export function createCluster(options: ClusterOptions) {
     for (const { correlationId, sessionId, turnId } of remoteTurns.values()) {
       if (turnId === undefined) continue; // its forward fails by itself
       const message = 'Lost touch with the instance running this turn (Redis unreachable); its outcome will be in the session history';
-      emitHere('agent.error', { code: 'SERVICE_UNAVAILABLE', message, details: { reason: 'redis' }, sessionId, turnId }, { correlationId, sessionId });
+      fanOut.emitHere('agent.error', { code: 'SERVICE_UNAVAILABLE', message, details: { reason: 'redis' }, sessionId, turnId }, { correlationId, sessionId });
     }
   };
   subscriber.on('error', lostRemoteTurns); // (the command connection logs the outage)
-
-  // Fan-out: events emitted here go to the other instances; theirs are emitted here without going back.
-  let relaying = false;
-  const unwatch = bus.onAny((e) => {
-    seenEnd(e);
-    if (e.name === 'mcp.serverStatus') toolServers.statusChanged(e.payload as { name: string; status: string });
-    if (relaying || !e.name.startsWith('agent.')) return;
-    const message: WireEvent = { from: instanceId, name: e.name, payload: e.payload, correlationId: e.correlationId, ...(e.sessionId !== undefined && { sessionId: e.sessionId }) };
-    client.publish(liveChannel, JSON.stringify(message)).catch(() => undefined); // a lost connection is logged by the client
-  });
-  /** Emits an event to this instance's listeners only. */
-  function emitHere(name: string, payload: unknown, meta: { correlationId: string; sessionId?: string }): void {
-    relaying = true;
-    try {
-      bus.emit(name, payload, meta);
-    } finally {
-      relaying = false;
-    }
-  }
-  function onLive(raw: string): void {
-    const { from, name, payload, correlationId, sessionId } = JSON.parse(raw) as WireEvent;
-    if (from !== instanceId) emitHere(name, payload, { correlationId, ...(sessionId !== undefined && { sessionId }) });
-  }
 
   return {
     /** Connects to Redis and starts listening; rejects naming the URL when Redis cannot be reached. */
@@ -246,7 +230,6 @@ export function createCluster(options: ClusterOptions) {
       await client.connect();
       await subscriber.connect();
       await subscriber.subscribe(inbox(instanceId), onInbox);
-      await subscriber.subscribe(liveChannel, onLive);
       await subscriber.subscribe(toolServers.channel, toolServers.onMessage);
     },
     /** Once the tool servers of the config started: applies the runtime changes other instances recorded, then reports statuses. */
@@ -277,13 +260,17 @@ export function createCluster(options: ClusterOptions) {
       };
       return { ...inner, handle };
     },
+    /** Which sessions this instance's WebSocket clients watch: only their frames come from other instances. */
+    interest: { watch: fanOut.watch, unwatch: fanOut.unwatch },
     /** A session left this instance's memory: unless it was opened again meanwhile, its lease goes, so another instance can take it at once. */
     sessionClosed: (sessionId: string): void => {
       if (!sessions.holds(sessionId)) release(sessionId);
     },
     /** Gives every lease up and disconnects (after the agent service stopped). */
     async close(): Promise<void> {
-      unwatch();
+      fanOut.close();
+      unwatchEnds();
+      unwatchStatus();
       clearInterval(adopter);
       clearInterval(heartbeat);
       await leases.close();

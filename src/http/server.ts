@@ -17,7 +17,7 @@ import { createMcpEndpoint } from './mcp-endpoint.ts';
 import { createRestHandler } from './rest.ts';
 import type { Route } from './route.ts';
 import { createRouter } from './router.ts';
-import { createWsGateway } from './ws-gateway.ts';
+import { createWsGateway, type SessionInterest } from './ws-gateway.ts';
 
 /** uWS's ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT: bind without SO_REUSEPORT. */
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
@@ -40,6 +40,8 @@ export interface FrontEndDeps {
   instanceId: string;
   /** The inspection hub, when the inspector is on: served at /inspect/ws. */
   inspect?: InspectHub | undefined;
+  /** Which sessions this instance's WebSocket clients watch (instances sharing one Redis). */
+  interest?: SessionInterest | undefined;
 }
 
 export interface FrontEnd {
@@ -97,6 +99,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     limits,
     maxPayloadBytes: limitsConfig.maxBodyBytes,
     ids: deps.ids,
+    ...(deps.interest && { interest: deps.interest }),
   }) : undefined;
   const mcp = createMcpEndpoint({
     ...(deps.metrics && { metrics: deps.metrics }),

@@ -22,6 +22,17 @@ export interface Connection {
   closed: boolean;
   /** Connected with a key of admin scope (or none is needed): may answer approvals. */
   admin: boolean;
+  /** Sessions whose frames it receives (besides server-wide events). */
+  sessions: Set<string>;
+}
+
+/**
+ * Tells where frames come from which sessions this instance's clients watch (instances sharing one
+ * Redis relay only those): `watch` resolves once the session's frames from elsewhere will arrive.
+ */
+export interface SessionInterest {
+  watch(sessionId: string): Promise<void>;
+  unwatch(sessionId: string): void;
 }
 
 export interface GatewayDeps {
@@ -34,6 +45,7 @@ export interface GatewayDeps {
   limits: Limits;
   maxPayloadBytes: number;
   ids: () => string;
+  interest?: SessionInterest;
 }
 
 /** How often connections are checked for readers that fell too far behind. */
@@ -100,7 +112,7 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
       if (verdict.outcome === 'preflight') throw new Error('unexpected preflight verdict on a WebSocket upgrade');
       if (state.aborted) return deps.limits.connections.close(ip);
       state.aborted = true;
-      const conn: Connection = { id: deps.ids(), ip, closed: false, admin: hasAdminScope(credential) };
+      const conn: Connection = { id: deps.ids(), ip, closed: false, admin: hasAdminScope(credential), sessions: new Set() };
       res.cork(() => res.upgrade(conn, key, protocol, extensions, context));
     };
     run().catch((err: unknown) => {
@@ -118,13 +130,29 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
     }
   };
 
+  /** Counts the connection as watching a session: resolves once frames from other instances will arrive. */
+  const watch = async (conn: Connection, sessionId: string): Promise<void> => {
+    if (conn.sessions.has(sessionId)) return;
+    conn.sessions.add(sessionId);
+    await deps.interest?.watch(sessionId);
+  };
+  /** Puts the connection on a session's topic, once frames from other instances will reach it too. */
+  const join = async (ws: WebSocket<Connection>, sessionId: string): Promise<void> => {
+    await watch(ws.getUserData(), sessionId);
+    if (!ws.getUserData().closed) ws.subscribe(sessionTopic(sessionId));
+  };
+  const leave = (ws: WebSocket<Connection>, sessionId: string): void => {
+    if (ws.getUserData().sessions.delete(sessionId)) deps.interest?.unwatch(sessionId);
+    ws.unsubscribe(sessionTopic(sessionId));
+  };
+
   const handle = async (ws: WebSocket<Connection>, msg: ClientFrame): Promise<void> => {
     const bus = deps.bus;
     const sessionId = 'sessionId' in msg && msg.sessionId !== undefined ? msg.sessionId : DEFAULT_SESSION;
     switch (msg.type) {
       case 'message': {
         const image = msg.imageData ? validateImage(msg.imageData) : undefined;
-        ws.subscribe(sessionTopic(sessionId));
+        await join(ws, sessionId);
         await bus.execute('agent.sendMessage', { sessionId, content: msg.content, ...(image && { image }) }, { sessionId });
         return;
       }
@@ -135,11 +163,13 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
         await bus.execute('agent.cancel', { sessionId }, { sessionId });
         return;
       case 'subscribe':
+        // Frames from other instances flow before the replay reads the log, so none falls in the seam.
+        await watch(ws.getUserData(), sessionId);
         await replaySession(bus, sessionId, msg.since, (f) => sendTo(ws, f.event, f.data), () => ws.getUserData().closed);
         if (!ws.getUserData().closed) ws.subscribe(sessionTopic(sessionId));
         return;
       case 'unsubscribe':
-        if (sessionId !== DEFAULT_SESSION) ws.unsubscribe(sessionTopic(sessionId));
+        if (sessionId !== DEFAULT_SESSION) leave(ws, sessionId);
         return;
       case 'approval': {
         if (!ws.getUserData().admin) throw new AppError('UNAUTHORIZED', 'Answering an approval needs the admin key', { scope: 'admin' });
@@ -207,7 +237,7 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
       open.add(ws);
       deps.metrics?.connections(1);
       ws.subscribe(ALL);
-      ws.subscribe(sessionTopic(DEFAULT_SESSION));
+      join(ws, DEFAULT_SESSION).catch((err: unknown) => deps.log.warn({ err }, 'watching the default session failed'));
     },
     message: (ws, message) => {
       if (message.byteLength > deps.maxPayloadBytes) {
@@ -224,6 +254,8 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
       deps.metrics?.connections(-1);
       deps.limits.connections.close(conn.ip);
       deps.limits.ws.forget(conn.id).catch(() => undefined);
+      for (const sessionId of conn.sessions) deps.interest?.unwatch(sessionId);
+      conn.sessions.clear();
     },
   };
 

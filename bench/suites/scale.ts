@@ -1,0 +1,145 @@
+/**
+ * Scale-out on Redis: what the Redis store costs per turn against JSONL, and what `--workers 2`
+ * (two processes on one port, sharing sessions through Redis) gains over one process on this
+ * 2-core machine, for instant turns and for streaming at 200 and 500 sessions.
+ *
+ * Every configuration is a fresh agentd (`src/cli.ts`, as users run it) with its own key prefix on
+ * one private redis-server; CPU is read from /proc for the supervisor and every worker (summed as
+ * agentd), the redis-server, the simulator and the load generator.
+ */
+import { randomUUID } from 'node:crypto';
+import { cores, ms, perSec, type Bench } from '../lib/bench.ts';
+import { httpLoad, rawRequest } from '../lib/http-load.ts';
+import { childPids, cpuWindow, startRedisServer, startService, type RedisProcess, type Service } from '../lib/procs.ts';
+import type { Goal } from '../lib/report.ts';
+import { round } from '../lib/stats.ts';
+import { agentdStreams, directStreams, type StreamLoad, type StreamResult } from '../lib/streams.ts';
+import { REPLY_TOKENS, TOKENS_PER_SEC } from './streaming.ts';
+
+interface Setup {
+  label: string;
+  agent: string;
+  workers: number;
+}
+const JSONL_1: Setup = { label: 'JSONL, 1 process', agent: 'bench.yml', workers: 1 };
+const REDIS_1: Setup = { label: 'Redis, 1 process', agent: 'bench-redis.yml', workers: 1 };
+const REDIS_2: Setup = { label: 'Redis, --workers 2', agent: 'bench-redis.yml', workers: 2 };
+
+interface TurnsResult {
+  turnsPerSec: number;
+  p50: number;
+  p99: number;
+  /** CPU ms per turn: agentd (all its processes), redis-server. */
+  agentdMsPerTurn: number;
+  redisMsPerTurn: number;
+  cores: Record<string, number>;
+}
+
+async function start(setup: Setup, simUrl: string, redis: RedisProcess): Promise<{ svc: Service; pids: Record<string, number> }> {
+  const svc = await startService({ modelUrl: simUrl, agent: setup.agent, workers: setup.workers, env: { BENCH_REDIS_URL: redis.url, BENCH_REDIS_PREFIX: `bench${randomUUID()}:` } });
+  const workers = setup.workers > 1 ? childPids(svc.pid) : [];
+  const pids: Record<string, number> = { agentd: svc.pid, redis: redis.pid };
+  workers.forEach((pid, i) => (pids[`worker${i + 1}`] = pid));
+  return { svc, pids };
+}
+
+/** CPU ms of agentd's processes (supervisor and workers) in a cpuWindow result. */
+const agentdMs = (cpuMs: Record<string, number>) => Object.entries(cpuMs).filter(([k]) => k === 'agentd' || k.startsWith('worker')).reduce((a, [, v]) => a + v, 0);
+
+async function turns(setup: Setup, simUrl: string, simPid: number, redis: RedisProcess, durationMs: number): Promise<TurnsResult> {
+  const { svc, pids } = await start(setup, simUrl, redis);
+  const sync = (sessionId: string) => rawRequest('POST', '/api/message-sync', JSON.stringify({ message: 'hello', sessionId }));
+  try {
+    await httpLoad({ port: svc.port, connections: 20, durationMs: 1000, request: (c) => sync(`c${c}`) });
+    const cpu = cpuWindow({ ...pids, simulator: simPid });
+    const http = await httpLoad({ port: svc.port, connections: 20, durationMs, request: (c) => sync(`c${c}`), timeoutMs: 30_000 });
+    if (http.errors || Object.keys(http.statuses).length) throw new Error(`${setup.label}: message-sync failed: ${http.errors} errors, statuses ${JSON.stringify(http.statuses)}`);
+    const { wallMs, cpuMs } = cpu();
+    const all = agentdMs(cpuMs);
+    return {
+      turnsPerSec: Math.round(http.rps),
+      p50: http.latency.p50,
+      p99: http.latency.p99,
+      agentdMsPerTurn: round(all / http.requests, 3),
+      redisMsPerTurn: round((cpuMs.redis ?? 0) / http.requests, 3),
+      cores: { agentd: round(all / wallMs, 2), redis: round((cpuMs.redis ?? 0) / wallMs, 2), simulator: round((cpuMs.simulator ?? 0) / wallMs, 2), loadgen: round((cpuMs.loadgen ?? 0) / wallMs, 2), other: round((cpuMs.other ?? 0) / wallMs, 2) },
+    };
+  } finally {
+    await svc.stop();
+  }
+}
+
+async function streams(setup: Setup, simUrl: string, simPid: number, redis: RedisProcess, load: Omit<StreamLoad, 'pids'>): Promise<StreamResult & { agentdCores: number }> {
+  const { svc, pids } = await start(setup, simUrl, redis);
+  try {
+    const result = await agentdStreams(svc.wsUrl, { ...load, pids: { ...pids, simulator: simPid } });
+    return { ...result, agentdCores: round(agentdMs(result.cpuMs) / result.wallMs, 2) };
+  } finally {
+    await svc.stop();
+  }
+}
+
+export const scaleBench: Bench = {
+  name: 'scale',
+  title: 'Scale-out on Redis: the Redis store against JSONL, --workers 2 against one process',
+  quick: false,
+  async run({ mode, sim, log }) {
+    const redis = await startRedisServer();
+    const durationMs = mode === 'full' ? 5000 : 3000;
+    try {
+      const turnRows: [string, string][] = [];
+      const byTurns = new Map<Setup, TurnsResult>();
+      for (const setup of [JSONL_1, REDIS_1, REDIS_2]) {
+        log(`  instant turns, 20 clients: ${setup.label}`);
+        const r = await turns(setup, sim.url, sim.pid, redis, durationMs);
+        byTurns.set(setup, r);
+        turnRows.push([
+          `instant turns/s, p50 / p99, CPU per turn (agentd + redis-server): ${setup.label}`,
+          `${perSec(r.turnsPerSec)}, ${ms(r.p50)} / ${ms(r.p99)}, ${r.agentdMsPerTurn} + ${r.redisMsPerTurn} ms (agentd ${cores(r.cores.agentd)}, simulator ${cores(r.cores.simulator)}, load generator ${cores(r.cores.loadgen)})`,
+        ]);
+      }
+      const turnMs = (REPLY_TOKENS / TOKENS_PER_SEC) * 1000;
+      const streamRows: [string, string][] = [];
+      const byStreams: Record<string, { direct: StreamResult; one: StreamResult & { agentdCores: number }; two: StreamResult & { agentdCores: number } }> = {};
+      for (const n of [200, 500]) {
+        const load = { n, message: `[[len:${REPLY_TOKENS}]] [[rate:${TOKENS_PER_SEC}]] stream please`, spreadMs: turnMs, rampMs: turnMs + 1000, measureMs: mode === 'full' ? 6000 : 4000 };
+        log(`  ${n} streams: direct to the simulator`);
+        const direct = await directStreams(sim.url, { ...load, pids: { simulator: sim.pid } });
+        log(`  ${n} streams: ${REDIS_1.label}`);
+        const one = await streams(REDIS_1, sim.url, sim.pid, redis, load);
+        log(`  ${n} streams: ${REDIS_2.label}`);
+        const two = await streams(REDIS_2, sim.url, sim.pid, redis, load);
+        byStreams[n] = { direct, one, two };
+        for (const [label, r] of [[REDIS_1.label, one], [REDIS_2.label, two]] as const) {
+          streamRows.push([
+            `${n} streams, ${label}: chunk frames/s, added first chunk p50 / p99, agentd CPU`,
+            `${perSec(r.chunksPerSec)} of ${perSec(direct.chunksPerSec)}, ${ms(round(r.ttfc.p50 - direct.ttfc.p50))} / ${ms(round(r.ttfc.p99 - direct.ttfc.p99))}, ${cores(r.agentdCores)} (redis-server ${cores(r.cores.redis)}, errors ${r.errors})`,
+          ]);
+        }
+      }
+      const jsonl = byTurns.get(JSONL_1)!;
+      const single = byTurns.get(REDIS_1)!;
+      const workers = byTurns.get(REDIS_2)!;
+      const goals: Goal[] = [];
+      return {
+        name: 'scale',
+        title: this.title,
+        load: `Instant message-sync turns from 20 keep-alive clients (one session each) for ${durationMs / 1000} s after a 1 s warm-up; streaming as in streaming-N (replies of ${REPLY_TOKENS} pieces at ${TOKENS_PER_SEC} pieces/s). One private redis-server without persistence.`,
+        rows: [
+          ...turnRows,
+          ['Redis store against JSONL, CPU per turn (agentd + redis-server)', `${single.agentdMsPerTurn} + ${single.redisMsPerTurn} ms against ${jsonl.agentdMsPerTurn} ms`],
+          ['--workers 2 against one process (Redis), instant turns/s', `×${round(workers.turnsPerSec / Math.max(1, single.turnsPerSec), 2)}`],
+          ...streamRows,
+        ],
+        metrics: { turns: Object.fromEntries([...byTurns].map(([s, r]) => [s.label, r])), streams: byStreams },
+        goals,
+        notes: [
+          'Two cores hold agentd, redis-server, the simulator and the load generator, so a second worker competes with them for the second core: the ×-factor is what this machine allows, not what N cores would.',
+          'With --workers, each worker publishes every frame of the sessions it runs on one Redis channel and every other worker receives them (to serve its own subscribers), so part of the second core goes to relaying frames.',
+        ],
+      };
+    } finally {
+      await redis.stop();
+    }
+  },
+};

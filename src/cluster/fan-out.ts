@@ -1,0 +1,80 @@
+import type { Bus, CommandSpec, Envelope, EventSpec } from '../bus/index.ts';
+import type { Logger } from '../log/index.ts';
+import type { RedisConnection } from '../redis/index.ts';
+
+type WireEvent = { from: string; name: string; payload: unknown; correlationId: string; sessionId?: string };
+
+export interface FanOutOptions {
+  /** Publishes. */
+  client: RedisConnection;
+  /** Subscribes (a connection of its own). */
+  subscriber: RedisConnection;
+  keyPrefix: string;
+  instanceId: string;
+  bus: Pick<Bus<CommandSpec, EventSpec>, 'onAny' | 'emit'>;
+  log: Logger;
+}
+
+/**
+ * Live frames across instances.
+ *
+ * Contracts:
+ * - Every `agent.*` event emitted here is published on its session's channel
+ *   `<prefix>{s:<sessionId>}:live`, in the order emitted; while Redis is away it is not (durable
+ *   frames stay readable with `since`).
+ * - This instance receives a session's channel while something here watches it (`watch` counts
+ *   WebSocket subscribers and callers waiting on a turn; `unwatch` uncounts): the events arrive on
+ *   the bus with their payload, correlationId and sessionId, and are not published again.
+ *   `watch` resolves once the subscription is in place (or failed: Redis away, logged).
+ */
+export function createFanOut(options: FanOutOptions) {
+  const { client, subscriber, keyPrefix, instanceId, bus, log } = options;
+  const channel = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:live`;
+  const watched = new Map<string, { count: number; ready: Promise<void> }>();
+  let relaying = false;
+
+  const stopPublishing = bus.onAny((e: Envelope) => {
+    if (relaying || !e.name.startsWith('agent.')) return;
+    const sessionId = (e.payload as { sessionId?: string }).sessionId ?? e.sessionId;
+    if (sessionId === undefined) return;
+    const message: WireEvent = { from: instanceId, name: e.name, payload: e.payload, correlationId: e.correlationId, sessionId };
+    client.publish(channel(sessionId), JSON.stringify(message)).catch(() => undefined); // the connection logs the outage
+  });
+
+  /** Emits an event to this instance's listeners only. */
+  function emitHere(name: string, payload: unknown, meta: { correlationId: string; sessionId?: string }): void {
+    relaying = true;
+    try {
+      bus.emit(name, payload, meta);
+    } finally {
+      relaying = false;
+    }
+  }
+
+  function onMessage(raw: string): void {
+    const { from, name, payload, correlationId, sessionId } = JSON.parse(raw) as WireEvent;
+    if (from !== instanceId) emitHere(name, payload, { correlationId, ...(sessionId !== undefined && { sessionId }) });
+  }
+
+  function watch(sessionId: string): Promise<void> {
+    const entry = watched.get(sessionId);
+    if (entry) {
+      entry.count++;
+      return entry.ready;
+    }
+    const ready = subscriber.subscribe(channel(sessionId), onMessage).catch((err: unknown) => {
+      log.warn({ err: err instanceof Error ? err.message : String(err), sessionId }, 'cluster: could not subscribe to a session');
+    });
+    watched.set(sessionId, { count: 1, ready });
+    return ready;
+  }
+
+  function unwatch(sessionId: string): void {
+    const entry = watched.get(sessionId);
+    if (!entry || --entry.count > 0) return;
+    watched.delete(sessionId);
+    subscriber.unsubscribe(channel(sessionId), onMessage).catch(() => undefined);
+  }
+
+  return { emitHere, watch, unwatch, close: stopPublishing };
+}
