@@ -83,7 +83,7 @@ export function createCluster(options: ClusterOptions) {
   const unavailable = (err: unknown): never => {
     if (isAppError(err)) throw err;
     const cause = err instanceof Error ? err.message : String(err);
-    throw new AppError('SERVICE_UNAVAILABLE', `Redis is unavailable: ${cause}`, { reason: 'storage', cause });
+    throw new AppError('SERVICE_UNAVAILABLE', `Redis is unavailable: ${cause}`, { reason: 'redis', cause });
   };
 
   /** Runs a session command at its owner: here, at the current owner, or here once a silent owner's lease ran out. */
