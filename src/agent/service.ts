@@ -206,9 +206,10 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     if (!slot) return false;
     slots.delete(sessionId);
     const s = await slot.opening.catch(() => undefined);
-    if (s) await s.close(reason);
-    if (s) opts.onSessionClosed?.(sessionId);
-    return s !== undefined;
+    if (!s) return false;
+    await s.close(reason);
+    opts.onSessionClosed?.(sessionId);
+    return true;
   }
 
   function register(): void {
