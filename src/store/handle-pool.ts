@@ -33,9 +33,12 @@ interface Entry {
   busy: boolean;
 }
 
-const OPEN_FLAGS = constants.O_RDWR | constants.O_CREAT;
-
-export function createHandlePool(max: number, log: Logger): HandlePool {
+/**
+ * `max` handles at most; with `syncWrites`, handles are opened `O_DSYNC`, so a write returns once its
+ * data is on the disk (one call into the libuv pool instead of a write and an fdatasync).
+ */
+export function createHandlePool(max: number, log: Logger, syncWrites = false): HandlePool {
+  const openFlags = constants.O_RDWR | constants.O_CREAT | (syncWrites ? constants.O_DSYNC : 0);
   if (!(max >= 1)) throw new RangeError('handle cap must be at least 1');
   const entries = new Map<string, Entry>(); // iteration order = least recently used first
   const closing = new Set<Promise<void>>();
@@ -84,7 +87,7 @@ export function createHandlePool(max: number, log: Logger): HandlePool {
       opening++; // counted from before the open until the entry exists
       let fh: FileHandle | undefined;
       try {
-        fh = await open(path, OPEN_FLAGS, 0o644);
+        fh = await open(path, openFlags, 0o644);
         await prepare?.(fh);
         entries.set(key, { fh, busy: true });
         return fh;

@@ -20,8 +20,8 @@ const LOAD_CONCURRENCY = 16;
  * StoredEvent per line (see session-file-name.ts for the file names, jsonl-file.ts for reading).
  *
  * - Every operation on a session runs in call order on that session's queue. Appends that queue up
- *   while a write is in flight are numbered then and written together: one positioned write (plus
- *   fdatasync) per flush. An append resolves only after its bytes are written (and synced); if the
+ *   while a write is in flight are numbered then and written together: one positioned write per
+ *   flush, durable when it returns (the file is open with O_DSYNC unless `fsync: false`). An append resolves only after its bytes are written (and synced); if the
  *   write fails, the file is cut back to where the batch began and every append of the batch
  *   rejects (INTERNAL_ERROR), so nothing is half-acknowledged and seq stays consecutive.
  * - Torn tail policy: bytes after the last newline (a crash mid-write) are reported when the file is
@@ -41,7 +41,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
   const window = (events: StoredEvent<E>[]): StoredEvent<E>[] => (events.length > maxEvents ? events.slice(-maxEvents) : events);
   /** Whether every event after `since` is in the window. */
   const covers = (state: Loaded<E>, since: number) => (state.events[0]?.seq ?? 1) <= since + 1;
-  const pool = createHandlePool(options.maxOpenFiles ?? 256, log);
+  const pool = createHandlePool(options.maxOpenFiles ?? 256, log, fsync); // O_DSYNC: each write is durable when it returns
   const slots = new Map<string, S>(); // iteration order = least recently used first
   const drains = new Set<Promise<void>>();
   const loads = createLimiter(LOAD_CONCURRENCY); // each load holds a file descriptor while it reads
@@ -133,7 +133,6 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       }
       try {
         await writeAll(fh, bytes, state.size);
-        if (fsync) await fh.datasync();
       } catch (e) {
         await fh.truncate(state.size).catch((cut: unknown) => {
           log.error({ err: cut, file: slot.path }, 'event store: could not cut back a failed write');

@@ -19,7 +19,7 @@ export interface JsonlStoreOptions<E extends StoreEvent> {
   maxCachedSessions?: number;
   /** Most recent events kept in memory per session; older ones are read from the file. Default 128. */
   maxCachedEvents?: number;
-  /** fdatasync each write before its appends resolve. Default true; false trades durability for speed. */
+  /** Write durably (files open with O_DSYNC) before appends resolve. Default true; false trades durability for speed. */
   fsync?: boolean;
 }
 
