@@ -101,12 +101,11 @@ export function writeResult(result: BenchResult, mode: 'quick' | 'full'): Result
   return file;
 }
 
+/** The result files of the benchmarks named in `order`, in that order (other files, such as `compare-*.json`, are not results). */
 export function readResults(order: string[]): ResultFile[] {
   if (!existsSync(RESULTS_DIR)) return [];
-  const files = readdirSync(RESULTS_DIR).filter((f) => f.endsWith('.json'));
-  const all = files.map((f) => JSON.parse(readFileSync(join(RESULTS_DIR, f), 'utf8')) as ResultFile);
-  const rank = (name: string) => (order.includes(name) ? order.indexOf(name) : order.length);
-  return all.sort((a, b) => rank(a.name) - rank(b.name) || a.name.localeCompare(b.name));
+  const present = new Set(readdirSync(RESULTS_DIR));
+  return order.filter((name) => present.has(`${name}.json`)).map((name) => JSON.parse(readFileSync(join(RESULTS_DIR, `${name}.json`), 'utf8')) as ResultFile);
 }
 
 const cell = (s: string | number) => String(typeof s === 'number' ? fmt(s) : s).replace(/\|/g, '\\|');

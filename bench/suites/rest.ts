@@ -67,7 +67,7 @@ export const restBench: Bench = {
           {
             id: 'health-rps',
             label: 'REST health req/s at 100 connections',
-            target: 50_000,
+            target: 80_000,
             unit: 'req/s',
             better: 'higher',
             value: health.rps,
