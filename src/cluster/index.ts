@@ -281,4 +281,3 @@ export function createCluster(options: ClusterOptions) {
   };
 }
 
-export type Cluster = ReturnType<typeof createCluster>;

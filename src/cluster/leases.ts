@@ -87,4 +87,3 @@ export function createLeases(options: LeaseOptions) {
   };
 }
 
-export type Leases = ReturnType<typeof createLeases>;

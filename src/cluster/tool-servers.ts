@@ -11,9 +11,8 @@ interface Listed {
   name: string;
   status: string;
   error?: string;
-  instances?: InstanceStatus[];
 }
-export interface InstanceStatus {
+interface InstanceStatus {
   instanceId: string;
   status: string;
   error?: string;

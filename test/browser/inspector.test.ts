@@ -62,6 +62,7 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     const { page } = browser;
     const post = (path: string, body: unknown) => fetch(`${svc.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
     await page.goto(`${svc.url}/inspect`);
+    await expect.poll(() => page.locator('#status').textContent()).toBe('live'); // watching before the turn starts
     await post('/api/message', { sessionId: 'ask', message: 'Needs a yes [[tool:big {"bytes":5}]]' });
     const turn = page.locator('button[data-actor="turn"]', { hasText: 'awaitingApproval' }).last();
     await turn.waitFor({ timeout: 10_000 });
@@ -69,7 +70,6 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     await page.locator('#chart svg .state.active[data-state="awaitingApproval"]').waitFor();
     const { approvals } = (await (await fetch(`${svc.url}/api/sessions/ask/approvals`)).json()) as { approvals: { callId: string }[] };
     expect((await post(`/api/sessions/ask/approvals/${approvals[0]!.callId}`, { decision: 'approve' })).status).toBe(200);
-    console.log('DEBUG', await page.locator('#path').textContent(), await page.locator('#actors').textContent().catch(() => ''));
     await expect.poll(() => page.locator('#path').textContent(), { timeout: 10_000 }).toBe('states: thinking → awaitingApproval → callingTools → thinking → responding');
     await browser.screenshot('inspector-approval');
   });
