@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /** Providers with a preset base URL and API-key environment variable (see src/llm/providers.ts). */
@@ -113,6 +114,11 @@ export const serverSchema = z.strictObject({
    * loopback address, a request naming any other host is refused (DNS rebinding).
    */
   allowedHosts: z.array(z.string()).default([]),
+  /**
+   * Peer addresses of proxies in front of agentd (load balancers): for requests from them the client is
+   * the right-most untrusted address of X-Forwarded-For (per-IP limits and logs). Empty: the peer is the client.
+   */
+  trustedProxies: z.array(z.string().refine((ip) => isIP(ip) !== 0, 'must be an IP address')).default([]),
   /** The agent's own MCP endpoint (/mcp and --mcp-transport stdio). */
   mcp: z
     .strictObject({

@@ -4,7 +4,7 @@ import type { InspectHub } from '../inspect/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Admission } from './admission.ts';
 import { bearerKey } from './auth.ts';
-import { formatIp } from './ip.ts';
+import type { ClientIp } from './ip.ts';
 import { errorReply, send, watchAbort } from './respond.ts';
 
 /** A viewer more than this many bytes behind gets nothing more until it drains (then a resync). */
@@ -18,6 +18,7 @@ interface ViewerData {
 export interface InspectWsDeps {
   hub: InspectHub;
   admission: Admission;
+  clientIp: ClientIp;
   clock: Clock;
   log: Logger;
 }
@@ -37,7 +38,7 @@ export function createInspectWs(deps: InspectWsDeps): { behavior: WebSocketBehav
     const facts = {
       host: req.getHeader('host'),
       origin: req.getHeader('origin'),
-      ip: formatIp(res.getRemoteAddress()),
+      ip: deps.clientIp(res, req),
       credential: bearerKey(req.getHeader('authorization') || undefined) ?? (query.get('token') || undefined),
     };
     const headers = [req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions')] as const;

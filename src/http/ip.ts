@@ -1,3 +1,41 @@
+import { isIP } from 'node:net';
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+
+/** Reads a request's client address (before any await: `req` is only valid until then). */
+export type ClientIp = (res: HttpResponse, req: HttpRequest) => string;
+
+/**
+ * The client address of a request: the peer's, or — when the peer is one of `trustedProxies` (a load
+ * balancer in front of agentd) — the right-most address of `X-Forwarded-For` that is not itself a
+ * trusted proxy (what the proxy saw; addresses further left are the client's word and ignored).
+ * Anything there that is not an IP address leaves the peer's.
+ */
+export function createClientIp(trustedProxies: readonly string[]): ClientIp {
+  const trusted = new Set(trustedProxies.map(normalizeIp));
+  return (res, req) => {
+    const peer = formatIp(res.getRemoteAddress());
+    if (!trusted.has(peer)) return peer;
+    return forwardedClient(req.getHeader('x-forwarded-for'), trusted) ?? peer;
+  };
+}
+
+/** The right-most address of an X-Forwarded-For value that is not in `trusted`. */
+export function forwardedClient(header: string, trusted: ReadonlySet<string>): string | undefined {
+  const hops = header.split(',');
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = normalizeIp(hops[i]?.trim() ?? '');
+    if (!isIP(hop)) return undefined;
+    if (!trusted.has(hop)) return hop;
+  }
+  return undefined;
+}
+
+/** Lower case, IPv4-mapped IPv6 folded to IPv4 (as `formatIp` does). */
+const normalizeIp = (ip: string): string => {
+  const lower = ip.toLowerCase();
+  return lower.startsWith('::ffff:') && isIP(lower.slice(7)) === 4 ? lower.slice(7) : lower;
+};
+
 /**
  * Text form of a peer address from uWS's binary form: IPv4 as dotted quad, IPv4-mapped IPv6
  * (`::ffff:a.b.c.d`) folded to its IPv4 address so both count as one client, other IPv6 in

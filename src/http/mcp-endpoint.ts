@@ -9,7 +9,7 @@ import { bearerKey } from './auth.ts';
 import { bufferBody, tooDeepError } from './body.ts';
 import { rateLimitError, rateLimitHeaders, type WindowLimiter } from './limits.ts';
 import { tooDeep } from '../json-depth.ts';
-import { formatIp } from './ip.ts';
+import type { ClientIp } from './ip.ts';
 import { relayResponse } from './relay.ts';
 import { rpcErrorReply, send, watchAbort } from './respond.ts';
 
@@ -21,6 +21,7 @@ export interface McpEndpointDeps {
   face: HttpFace;
   log: Logger;
   admission: Admission;
+  clientIp: ClientIp;
   /** The per-IP request window: a JSON-RPC batch takes one point per message. */
   limiter: WindowLimiter;
   maxBodyBytes: number;
@@ -42,7 +43,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
     const headers = new Headers();
     req.forEach((k, v) => headers.append(k, v));
     const host = headers.get('host') ?? '';
-    const ip = formatIp(res.getRemoteAddress());
+    const ip = deps.clientIp(res, req);
     // Buffered from here on, before any await (house rule 10).
     const body = method === 'POST' ? bufferBody(res, deps.maxBodyBytes, Number(headers.get('content-length') ?? 0), controller.signal) : undefined;
 

@@ -7,7 +7,7 @@ import type { Metrics } from '../metrics/index.ts';
 import type { Admission } from './admission.ts';
 import { bearerKey, type Scope } from './auth.ts';
 import { bufferBody, parseJsonBody } from './body.ts';
-import { formatIp } from './ip.ts';
+import type { ClientIp } from './ip.ts';
 import { errorReply, jsonReply, send, watchAbort, type Reply } from './respond.ts';
 import type { HttpMethod, RequestContext, Route, RouteResult } from './route.ts';
 import type { createRouter, RouteMatch } from './router.ts';
@@ -19,6 +19,7 @@ export interface RestDeps {
   clock: Clock;
   router: ReturnType<typeof createRouter>;
   admission: Admission;
+  clientIp: ClientIp;
   /** Body limit of message routes (`largeBody`). */
   maxBodyBytes: number;
   /** Body limit of every other route. */
@@ -54,7 +55,7 @@ export function createRestHandler(deps: RestDeps) {
     const query = req.getQuery();
     const headers: Record<string, string> = {};
     req.forEach((k, v) => (headers[k] = v));
-    const ip = formatIp(res.getRemoteAddress());
+    const ip = deps.clientIp(res, req);
     const origin = headers.origin ?? '';
     const found = deps.router.lookup(method, path);
     const maxBytes = found.match?.route.largeBody ? deps.maxBodyBytes : deps.maxJsonBytes;

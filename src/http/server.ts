@@ -17,6 +17,7 @@ import { createMcpEndpoint } from './mcp-endpoint.ts';
 import { createRestHandler } from './rest.ts';
 import type { Route } from './route.ts';
 import { createRouter } from './router.ts';
+import { createClientIp } from './ip.ts';
 import { createWsGateway, type SessionInterest } from './ws-gateway.ts';
 
 /** uWS's ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT: bind without SO_REUSEPORT. */
@@ -65,6 +66,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const cors = createCors(config.server.cors);
   const limits = deps.limits ?? createLimits(limitsConfig, deps.clock);
   const hosts = createHostCheck(config.server.allowedHosts);
+  const clientIp = createClientIp(config.server.trustedProxies);
   let closing = false;
   let listenSocket: us_listen_socket | undefined;
   // One chain for REST, /mcp and the WebSocket upgrade (see admission.ts for its order).
@@ -85,6 +87,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     clock: deps.clock,
     router: createRouter(deps.routes),
     admission,
+    clientIp,
     maxBodyBytes: limitsConfig.maxBodyBytes,
     maxJsonBytes: limitsConfig.maxJsonBytes,
   });
@@ -95,6 +98,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     log,
     clock: deps.clock,
     admission,
+    clientIp,
     auth,
     limits,
     maxPayloadBytes: limitsConfig.maxBodyBytes,
@@ -106,12 +110,13 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     face: deps.mcpFace,
     log,
     admission,
+    clientIp,
     limiter: limits.rest,
     maxBodyBytes: limitsConfig.maxBodyBytes, // chat_with_agent carries messages
     instanceId: deps.instanceId,
   });
 
-  const inspectWs = deps.inspect ? createInspectWs({ hub: deps.inspect, admission, clock: deps.clock, log }) : undefined;
+  const inspectWs = deps.inspect ? createInspectWs({ hub: deps.inspect, admission, clientIp, clock: deps.clock, log }) : undefined;
   if (inspectWs) app.ws('/inspect/ws', inspectWs.behavior);
   if (gateway) app.ws('/', gateway.behavior);
   app.any('/mcp', mcp);

@@ -6,7 +6,7 @@ import { AppError, toWsFrame } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Admission } from './admission.ts';
 import { CLIENT_FRAMES, EVENT_FRAMES, frame, isClientFrameType, type ClientFrame } from './frames.ts';
-import { formatIp } from './ip.ts';
+import type { ClientIp } from './ip.ts';
 import { rateLimitError, type LimitState, type Limits } from './limits.ts';
 import { parseInput, validateImage } from './validate.ts';
 import { bearerKey, type Auth } from './auth.ts';
@@ -41,6 +41,7 @@ export interface GatewayDeps {
   log: Logger;
   clock: Clock;
   admission: Admission;
+  clientIp: ClientIp;
   auth: Auth;
   limits: Limits;
   maxPayloadBytes: number;
@@ -87,7 +88,7 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
    */
   const upgrade = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void => {
     const { state } = watchAbort(res);
-    const ip = formatIp(res.getRemoteAddress());
+    const ip = deps.clientIp(res, req);
     const host = req.getHeader('host');
     const origin = req.getHeader('origin');
     const credential = bearerKey(req.getHeader('authorization') || undefined) ?? (new URLSearchParams(req.getQuery()).get('token') || undefined);
