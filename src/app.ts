@@ -21,7 +21,6 @@ import type { Logger } from './log/index.ts';
 import { createChildRegistry, createMcpService, reapLeftovers, type McpCommands, type McpEvents } from './mcp/client/index.ts';
 import { createHttpFace, createServerFace, type ServerFace } from './mcp/server/index.ts';
 import { createCluster } from './cluster/index.ts';
-import { createRedisConnection } from './redis/index.ts';
 import { createStore } from './store/index.ts';
 import { VERSION } from './version.ts';
 
@@ -125,10 +124,8 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     exposeTools: config.server.mcp.exposeTools,
     maxHops: config.server.mcp.maxHops,
   });
-  // Shared limits count in the sessions' Redis, on a connection of their own.
-  const sharedLimits = config.storage.type === 'redis' && limitsStoreOf(config) === 'redis'
-    ? { client: createRedisConnection(config.storage.url, 'limits', log.child({ component: 'http' })), keyPrefix: config.storage.keyPrefix }
-    : undefined;
+  // Shared limits count in the sessions' Redis, on the cluster's connection.
+  const sharedLimits = cluster && config.storage.type === 'redis' && limitsStoreOf(config) === 'redis' ? { client: cluster.redis, keyPrefix: config.storage.keyPrefix } : undefined;
   const limits = deps.limits ?? (sharedLimits && createLimits(config.server.limits, clock, sharedLimits));
   let ready = false;
   let relay: { close(): void } | undefined;
@@ -157,7 +154,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     inspect,
     async open() {
       await store.open();
-      await sharedLimits?.client.connect();
       await cluster?.open();
       if (childrenFile) reapLeftovers(childrenFile, log.child({ component: 'mcp' }));
     },
@@ -179,7 +175,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await mcp.stop();
       await cluster?.close();
       await store.close();
-      if (sharedLimits?.client.isOpen) await sharedLimits.client.close().catch(() => undefined);
       await tracing?.shutdown();
     },
   };

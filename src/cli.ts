@@ -69,9 +69,10 @@ async function main(): Promise<void> {
   const redactor = createRedactor(config);
   const root = createLogger(options.logLevel, stdio ? pino.destination(2) : undefined, redactor.redact);
   const log = cluster.isWorker ? root.child({ worker: cluster.worker?.id }) : root;
-  const { host } = listenAddress(options, config);
+  const address = listenAddress(options, config);
+  const host = address.host;
   // A worker serves the port its supervisor chose, shared with the other workers.
-  const port = cluster.isWorker ? Number(process.env.AGENTD_WORKER_PORT) : listenAddress(options, config).port;
+  const port = cluster.isWorker ? Number(process.env.AGENTD_WORKER_PORT) : address.port;
 
   let app: App;
   try {

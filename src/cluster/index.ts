@@ -47,7 +47,7 @@ export interface ClusterOptions {
   clock: Clock;
   ids: IdSource;
   /** Every event of this bus named `agent.*` is shared with the other instances. */
-  bus: Pick<Bus<CommandSpec, EventSpec>, 'onAny' | 'emit'>;
+  bus: Pick<Bus<CommandSpec, EventSpec>, 'on' | 'onAny' | 'emit'>;
   /** The sessions in this instance's memory (the agent service). */
   sessions: {
     holds: (sessionId: string) => boolean;
@@ -190,15 +190,16 @@ export function createCluster(options: ClusterOptions) {
       throw err;
     }
   }
+  /** A turn's end (response or error): the remote turn it belongs to is done. */
   const seenEnd = (e: Envelope) => {
-    if (e.name !== 'agent.response' && e.name !== 'agent.error') return;
     const turnId = (e.payload as { turnId?: string }).turnId;
     for (const t of remoteTurns.values()) if (t.correlationId === e.correlationId || (turnId !== undefined && t.turnId === turnId)) forget(t);
   };
-  const unwatchEnds = bus.onAny(seenEnd);
-  const unwatchStatus = bus.onAny((e) => {
-    if (e.name === 'mcp.serverStatus') toolServers.statusChanged(e.payload as { name: string; status: string });
-  });
+  const unlisten = [
+    bus.on('agent.response', seenEnd),
+    bus.on('agent.error', seenEnd),
+    bus.on('mcp.serverStatus', (e) => toolServers.statusChanged(e.payload as { name: string; status: string })),
+  ];
   /** A runner whose lease lapsed is gone: taking its session over ends the turn (owner_lost). */
   const adopter = setInterval(() => {
     for (const t of remoteTurns.values()) {
@@ -225,6 +226,8 @@ export function createCluster(options: ClusterOptions) {
   subscriber.on('error', lostRemoteTurns); // (the command connection logs the outage)
 
   return {
+    /** The command connection (shared by the rate limits). */
+    redis: client,
     /** Connects to Redis and starts listening; rejects naming the URL when Redis cannot be reached. */
     async open(): Promise<void> {
       await client.connect();
@@ -269,8 +272,7 @@ export function createCluster(options: ClusterOptions) {
     /** Gives every lease up and disconnects (after the agent service stopped). */
     async close(): Promise<void> {
       fanOut.close();
-      unwatchEnds();
-      unwatchStatus();
+      for (const off of unlisten) off();
       clearInterval(adopter);
       clearInterval(heartbeat);
       await leases.close();

@@ -68,21 +68,22 @@ export function createLeases(options: LeaseOptions) {
   }, Math.max(100, Math.floor(leaseMs / 3)));
   renewer.unref();
 
+  const giveUp = (sessionId: string) => client.eval(RELEASE, { keys: [key(sessionId)], arguments: [instanceId] });
+
   return {
     claim,
     /** The instance holding the session's lease, if any (the lease is not taken). */
     holder: async (sessionId: string): Promise<string | null> => client.get(key(sessionId)),
     /** Gives the session's lease up (no-op unless held). */
     async release(sessionId: string): Promise<void> {
-      if (!held.delete(sessionId)) return;
-      await client.eval(RELEASE, { keys: [key(sessionId)], arguments: [instanceId] });
+      if (held.delete(sessionId)) await giveUp(sessionId);
     },
     /** Stops renewing and gives every lease up (a clean shutdown hands sessions over at once). */
     async close(): Promise<void> {
       clearInterval(renewer);
       const all = [...held];
       held.clear();
-      await Promise.all(all.map((s) => client.eval(RELEASE, { keys: [key(s)], arguments: [instanceId] }).catch(() => undefined)));
+      await Promise.all(all.map((s) => giveUp(s).catch(() => undefined)));
     },
   };
 }

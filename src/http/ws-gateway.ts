@@ -131,15 +131,19 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
     }
   };
 
-  /** Counts the connection as watching a session: resolves once frames from other instances will arrive. */
-  const watch = async (conn: Connection, sessionId: string): Promise<void> => {
-    if (conn.sessions.has(sessionId)) return;
+  /**
+   * Counts the connection as watching a session; what it returns resolves once frames from other
+   * instances will arrive (nothing to wait for when it already watched, or there are no others).
+   */
+  const watch = (conn: Connection, sessionId: string): Promise<void> | undefined => {
+    if (conn.sessions.has(sessionId)) return undefined;
     conn.sessions.add(sessionId);
-    await deps.interest?.watch(sessionId);
+    return deps.interest?.watch(sessionId);
   };
   /** Puts the connection on a session's topic, once frames from other instances will reach it too. */
   const join = async (ws: WebSocket<Connection>, sessionId: string): Promise<void> => {
-    await watch(ws.getUserData(), sessionId);
+    const watching = watch(ws.getUserData(), sessionId);
+    if (watching) await watching;
     if (!ws.getUserData().closed) ws.subscribe(sessionTopic(sessionId));
   };
   const leave = (ws: WebSocket<Connection>, sessionId: string): void => {
