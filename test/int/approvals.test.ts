@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api, everythingStdio, roomyLimits, turnFrames } from '../support/messaging.ts';
-import { startApp, type RunningApp } from '../support/start-app.ts';
+import { appPool, type RunningApp } from '../support/start-app.ts';
 import { connectWs, type WsClient } from '../support/ws-client.ts';
 
 const ADMIN = 'admin-key-0123456789abcdef';
@@ -24,7 +24,7 @@ const policy = {
 
 let sim: Simulator;
 let dir: string;
-const running: RunningApp[] = [];
+const apps = appPool();
 const clients: WsClient[] = [];
 
 beforeAll(async () => {
@@ -33,24 +33,19 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const c of clients) c.close();
-  for (const app of running) await app.stop();
+  await apps.stopAll();
   await sim?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 async function boot(doc: Record<string, unknown> = {}): Promise<RunningApp> {
   const { server, ...rest } = doc as { server?: Record<string, unknown> };
-  const app = await startApp(
+  return apps.start(
     { mcpServers: { everything: everythingStdio }, toolPolicy: policy, server: { ...roomyLimits, auth: { adminKey: ADMIN }, ...server }, llm: { timeoutMs: 10_000 }, ...rest },
     { modelUrl: sim.url },
   );
-  running.push(app);
-  return app;
 }
-async function shutdown(app: RunningApp): Promise<void> {
-  running.splice(running.indexOf(app), 1);
-  await app.stop();
-}
+const shutdown = (app: RunningApp) => apps.stop(app);
 async function client(app: RunningApp, key?: string): Promise<WsClient> {
   const c = await connectWs(key ? `${app.wsUrl}?token=${key}` : app.wsUrl);
   clients.push(c);

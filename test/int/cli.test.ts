@@ -1,33 +1,11 @@
-import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { listeningPort, runAgentd, writeAgentFile } from '../support/agentd-process.ts';
 import { connectWs } from '../support/ws-client.ts';
 import { fixturePath } from './mcp-helpers.ts';
-
-const TSX = join('node_modules', '.bin', 'tsx');
-
-function run(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(TSX, ['src/cli.ts', ...args], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, exited, out: () => stdout, err: () => stderr };
-}
-
-/** Waits until the service logs its listening port. */
-async function listeningPort(child: ChildProcessWithoutNullStreams, out: () => string): Promise<number> {
-  for (let i = 0; i < 200; i++) {
-    const m = /"port":(\d+).*"engine"/.exec(out());
-    if (m) return Number(m[1]);
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`service did not start:\n${out()}`);
-}
 
 /** Pids of processes whose command line contains `marker`. */
 function processesWith(marker: string): string[] {
@@ -46,34 +24,27 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promi
   }
 }
 
-async function writeAgent(yaml: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentd-cli-'));
-  const file = join(dir, 'agent.yml');
-  await writeFile(file, yaml);
-  return file;
-}
-
 describe('agentd command line', () => {
   it('prints usage and exits 2 on an unknown flag or a bad value', async () => {
     for (const args of [['--frobnicate'], ['--web-port', 'eighty']]) {
-      const p = run(args);
+      const p = runAgentd(args);
       expect(await p.exited).toBe(2);
       expect(p.err()).toContain('Usage: agentd');
     }
   });
 
   it('prints help and version', async () => {
-    const help = run(['--help']);
+    const help = runAgentd(['--help']);
     expect(await help.exited).toBe(0);
     expect(help.out()).toContain('--web-port <port>');
-    const version = run(['--version']);
+    const version = runAgentd(['--version']);
     expect(await version.exited).toBe(0);
     expect(version.out().trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 
   it('exits 1 naming the file and the problem when the config is bad, before listening', async () => {
-    const file = await writeAgent('llm:\n  model: m\n  apiKey: $AGENTD_TEST_UNSET_KEY\n');
-    const p = run(['--agent', file, '--web-port', '0']);
+    const file = await writeAgentFile('llm:\n  model: m\n  apiKey: $AGENTD_TEST_UNSET_KEY\n');
+    const p = runAgentd(['--agent', file, '--web-port', '0']);
     expect(await p.exited).toBe(1);
     expect(p.err()).toContain(file);
     expect(p.err()).toContain('AGENTD_TEST_UNSET_KEY');
@@ -84,8 +55,8 @@ describe('agentd command line', () => {
     ['openai-compatible without baseURL', 'llm:\n  provider: openai-compatible\n  model: m\n', /needs llm\.baseURL/],
     ['a provider without its key', 'llm:\n  provider: openai\n  model: m\n', /needs an API key: set OPENAI_API_KEY or llm\.apiKey/],
   ])('exits 1 naming the file for %s, with no stack trace', async (_name, yaml, problem) => {
-    const file = await writeAgent(yaml);
-    const p = run(['--agent', file, '--web-port', '0']);
+    const file = await writeAgentFile(yaml);
+    const p = runAgentd(['--agent', file, '--web-port', '0']);
     expect(await p.exited).toBe(1);
     expect(p.err()).toMatch(problem);
     expect(p.err()).toContain(file);
@@ -96,8 +67,8 @@ describe('agentd command line', () => {
     const dir = await mkdtemp(join(tmpdir(), 'agentd-cli-'));
     const blocker = join(dir, 'a-file');
     await writeFile(blocker, '');
-    const file = await writeAgent(`llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: jsonl\n  dir: ${blocker}/sessions\n`);
-    const p = run(['--agent', file, '--web-port', '0']);
+    const file = await writeAgentFile(`llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: jsonl\n  dir: ${blocker}/sessions\n`);
+    const p = runAgentd(['--agent', file, '--web-port', '0']);
     expect(await p.exited).toBe(1);
     expect(p.err()).toContain(`${blocker}/sessions`);
     expect(p.err()).toContain('ENOTDIR');
@@ -105,11 +76,11 @@ describe('agentd command line', () => {
   });
 
   it('a second instance on a port in use exits 1 saying so; the first keeps serving', async () => {
-    const file = await writeAgent('llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n');
-    const first = run(['--agent', file, '--web-port', '0']);
+    const file = await writeAgentFile('llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n');
+    const first = runAgentd(['--agent', file, '--web-port', '0']);
     try {
-      const port = await listeningPort(first.child, first.out);
-      const second = run(['--agent', file, '--web-port', String(port)]);
+      const port = await listeningPort(first);
+      const second = runAgentd(['--agent', file, '--web-port', String(port)]);
       expect(await second.exited).toBe(1);
       expect(second.err()).toMatch(/already in use/);
       expect((await fetch(`http://127.0.0.1:${port}/api/health`)).status).toBe(200);
@@ -121,12 +92,12 @@ describe('agentd command line', () => {
 
   it('serves, then on SIGTERM closes WebSockets with 1001, stops its tool servers and exits 0', async () => {
     const marker = `agentd-cli-test-${process.pid}-${Date.now()}`;
-    const file = await writeAgent(
+    const file = await writeAgentFile(
       `llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n` +
         `mcpServers:\n  echo:\n    type: stdio\n    command: ${process.execPath}\n    args: [${fixturePath('echo-server')}, ${marker}]\n`,
     );
-    const p = run(['--agent', file, '--web-port', '0', '--log-level', 'info']);
-    const port = await listeningPort(p.child, p.out);
+    const p = runAgentd(['--agent', file, '--web-port', '0', '--log-level', 'info']);
+    const port = await listeningPort(p);
     const health = (await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as Record<string, unknown>;
     expect(health.status).toBe('healthy');
     const ws = await connectWs(`ws://127.0.0.1:${port}/`);
@@ -141,9 +112,9 @@ describe('agentd command line', () => {
   });
 
   it('--inspect serves the inspector (off without it), and the late-join state names the actors', async () => {
-    const file = await writeAgent(`llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n`);
-    const p = run(['--agent', file, '--web-port', '0', '--inspect']);
-    const port = await listeningPort(p.child, p.out);
+    const file = await writeAgentFile(`llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n`);
+    const p = runAgentd(['--agent', file, '--web-port', '0', '--inspect']);
+    const port = await listeningPort(p);
     const viewer = await connectWs(`ws://127.0.0.1:${port}/inspect/ws`);
     viewer.send({ type: 'ignored' });
     await fetch(`http://127.0.0.1:${port}/api/reset`, { method: 'POST' }); // opens the default session
@@ -153,8 +124,8 @@ describe('agentd command line', () => {
     p.child.kill('SIGTERM');
     expect(await p.exited).toBe(0);
 
-    const plain = run(['--agent', file, '--web-port', '0']);
-    const plainPort = await listeningPort(plain.child, plain.out);
+    const plain = runAgentd(['--agent', file, '--web-port', '0']);
+    const plainPort = await listeningPort(plain);
     await expect(connectWs(`ws://127.0.0.1:${plainPort}/inspect/ws`)).rejects.toThrow(/upgrade refused: 400/);
     plain.child.kill('SIGTERM');
     expect(await plain.exited).toBe(0);
@@ -162,12 +133,12 @@ describe('agentd command line', () => {
 
   it('exits at once on a second signal during a slow shutdown, leaving no tool server behind', async () => {
     const marker = `agentd-double-signal-${process.pid}-${Date.now()}`;
-    const file = await writeAgent(
+    const file = await writeAgentFile(
       `llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n` +
         `mcpServers:\n  stubborn:\n    type: stdio\n    command: ${process.execPath}\n    args: [${fixturePath('hang-server')}, ${marker}]\n`,
     );
-    const p = run(['--agent', file, '--web-port', '0']);
-    const port = await listeningPort(p.child, p.out);
+    const p = runAgentd(['--agent', file, '--web-port', '0']);
+    const port = await listeningPort(p);
     await waitFor(async () => ((await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as any).agent.status === 'ready');
     p.child.kill('SIGTERM');
     await waitFor(async () => Promise.resolve(p.out().includes('shutting down')));
@@ -180,21 +151,21 @@ describe('agentd command line', () => {
   it('kills the tool servers a killed (-9) agentd left behind when it starts again over the same data', async () => {
     const marker = `agentd-kill9-${process.pid}-${Date.now()}`;
     const data = await mkdtemp(join(tmpdir(), 'agentd-kill9-'));
-    const file = await writeAgent(
+    const file = await writeAgentFile(
       `llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: jsonl\n  dir: ${data}\n` +
         `mcpServers:\n  stubborn:\n    type: stdio\n    command: ${process.execPath}\n    args: [${fixturePath('hang-server')}, ${marker}]\n`,
     );
-    const first = run(['--agent', file, '--web-port', '0']);
-    const port = await listeningPort(first.child, first.out);
+    const first = runAgentd(['--agent', file, '--web-port', '0']);
+    const port = await listeningPort(first);
     await waitFor(async () => ((await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as any).agent.connectedServers === 1);
-    // kill -9 the node process that runs agentd (tsx's child), so nothing of agentd runs after
+    // kill -9 the node process that runs agentd, so nothing of agentd runs after
     for (const pid of processesWith(`src/cli.ts --agent ${file}`)) process.kill(Number(pid), 'SIGKILL');
     await first.exited;
     expect(processesWith(marker)).toHaveLength(1); // orphaned: it ignores stdin closing
 
-    const second = run(['--agent', file, '--web-port', '0', '--log-level', 'info']);
+    const second = runAgentd(['--agent', file, '--web-port', '0', '--log-level', 'info']);
     try {
-      await listeningPort(second.child, second.out);
+      await listeningPort(second);
       await waitFor(() => Promise.resolve(processesWith(marker).length <= 1)); // the old one is gone; the new one may be up
       expect(second.out()).toContain('killed a tool server left behind by an agentd that is gone');
     } finally {
@@ -205,8 +176,8 @@ describe('agentd command line', () => {
   });
 
   it('refuses to serve on the uWebSockets.js fallback, saying why', async () => {
-    const file = await writeAgent('llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n');
-    const p = run(['--agent', file, '--web-port', '0'], { UWS_USE_FALLBACK: '1' });
+    const file = await writeAgentFile('llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n');
+    const p = runAgentd(['--agent', file, '--web-port', '0'], { UWS_USE_FALLBACK: '1' });
     expect(await p.exited).toBe(1);
     expect(p.out()).toMatch(/no native build for Node/);
     expect(p.out()).not.toContain('listening on');

@@ -8,35 +8,30 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api, everythingStdio, lastMessagesWith, roomyLimits, textOf, turnFrames } from '../support/messaging.ts';
-import { startApp, type RunningApp } from '../support/start-app.ts';
+import { appPool, type RunningApp } from '../support/start-app.ts';
 import { connectWs } from '../support/ws-client.ts';
 
 let sim: Simulator;
 let dir: string;
-const running: RunningApp[] = [];
+const apps = appPool();
 
 beforeAll(async () => {
   sim = await startSimulator();
   dir = await mkdtemp(join(tmpdir(), 'agentd-restart-'));
 });
 afterAll(async () => {
-  for (const app of running) await app.stop();
+  await apps.stopAll();
   await sim?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 async function boot(): Promise<RunningApp> {
-  const app = await startApp(
+  return apps.start(
     { storage: { type: 'jsonl', dir }, mcpServers: { everything: everythingStdio }, server: roomyLimits, llm: { timeoutMs: 10_000 } },
     { modelUrl: sim.url },
   );
-  running.push(app);
-  return app;
 }
-async function shutdown(app: RunningApp): Promise<void> {
-  running.splice(running.indexOf(app), 1);
-  await app.stop();
-}
+const shutdown = (app: RunningApp) => apps.stop(app);
 
 describe('history across a restart (JSONL store)', () => {
   it('a new service over the same directory serves the history and the model sees the earlier turns', async () => {

@@ -3,13 +3,10 @@
  * clients on every instance, commands run where the session is, `since` replays on any instance,
  * and when the instance running a session is killed, another takes it over with the whole history.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { listeningPort, runAgentd, writeAgentFile } from '../support/agentd-process.ts';
 import { api, everythingStdio, roomyLimits, turnFrames } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
@@ -96,19 +93,8 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', () => {
 
   it('takes a session over from an instance killed mid-turn: its waiting caller hears owner_lost, and the history is whole', async () => {
     const survivor = apps[0]!;
-    const dir = await mkdtemp(join(tmpdir(), 'agentd-cluster-'));
-    const file = join(dir, 'agent.yml');
-    await writeFile(file, JSON.stringify({ llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' }, storage }));
-    const doomed = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--agent', file, '--web-port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    doomed.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise((resolve) => doomed.on('exit', resolve));
-    let port = 0;
-    for (let i = 0; i < 200 && !port; i++) {
-      port = Number(/"port":(\d+).*"engine"/.exec(out)?.[1] ?? 0);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(port, out).toBeGreaterThan(0);
+    const doomed = runAgentd(['--agent', await writeAgentFile({ llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' }, storage }), '--web-port', '0']);
+    const port = await listeningPort(doomed);
 
     const watcher = await client(survivor);
     watcher.send({ type: 'subscribe', sessionId: 'orphan' });
@@ -116,8 +102,8 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', () => {
     // Asked through the survivor, run by the doomed instance (which holds the session).
     const waiting = api(survivor.url, 'POST', '/api/message-sync', { message: 'never answered [[ttft:20000]]', sessionId: 'orphan' });
     await watcher.next((f) => f.event === 'thinking' && f.data.sessionId === 'orphan' && f.data.seq === 3);
-    doomed.kill('SIGKILL');
-    await exited;
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
     // The waiting caller is answered once the lease lapses and the survivor takes the session over.
     const lost = await waiting;
     expect([lost.status, lost.body.error.code, lost.body.error.details]).toEqual([500, 'AGENT_ERROR', { reason: 'owner_lost' }]);

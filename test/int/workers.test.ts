@@ -3,35 +3,19 @@
  * dies is replaced; SIGTERM drains them all. Without the Redis store, or without Redis, it refuses
  * to start.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { runAgentd, writeAgentFile } from '../support/agentd-process.ts';
 import { sleep } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { connectWs } from '../support/ws-client.ts';
 
 const enabled = hasRedisServer();
 
-function agentd(config: unknown, args: string[]) {
-  const file = mkdtemp(join(tmpdir(), 'agentd-workers-')).then(async (dir) => {
-    const path = join(dir, 'agent.yml');
-    await writeFile(path, JSON.stringify(config));
-    return path;
-  });
-  return file.then((path) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--agent', path, '--web-port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    return { child, exited, out: () => out, err: () => err };
-  });
-}
+/** agentd with `config`, on a free port, with extra flags. */
+const agentd = async (config: object, args: string[]) => runAgentd(['--agent', await writeAgentFile(config), '--web-port', '0', ...args]);
 
 async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
   for (const end = Date.now() + timeoutMs; !check(); await sleep(50)) if (Date.now() > end) throw new Error(`not in time: ${what}`);

@@ -39,3 +39,23 @@ export async function startApp(doc: Record<string, unknown> = {}, opts: { modelU
     stop: () => app.stop(),
   };
 }
+
+/** The services a test file starts: `stopAll` (in afterAll) stops those still running; `stop` ends one early. */
+export function appPool() {
+  const running = new Set<RunningApp>();
+  return {
+    async start(...args: Parameters<typeof startApp>): Promise<RunningApp> {
+      const app = await startApp(...args);
+      running.add(app);
+      return app;
+    },
+    async stop(app: RunningApp): Promise<void> {
+      running.delete(app);
+      await app.stop();
+    },
+    async stopAll(): Promise<void> {
+      for (const app of running) await app.stop();
+      running.clear();
+    },
+  };
+}
