@@ -75,7 +75,8 @@ export function createApprovals(sessionId: string): Approvals {
   };
 }
 
-interface OpenTurn {
+/** The last turn of a log that started and never ended (no response, failure or reset after its user message). */
+export interface OpenTurn {
   user: SessionEventOf<'userMessage'>;
   steps: SessionEventOf<'assistantStep'>[];
   /** Calls of the last step, in order. */
@@ -86,22 +87,7 @@ interface OpenTurn {
   requested: Map<string, string>;
 }
 
-/** The turn the log shows started but never ended (no response, failure or reset after its user message). */
-export function openTurnOf(events: readonly SessionEvent[]): string | undefined {
-  let open: string | undefined;
-  for (const e of events) {
-    if (e.type === 'userMessage') open = e.turnId;
-    else if (e.type === 'reset' || e.type === 'response' || e.type === 'turnFailed') open = undefined;
-  }
-  return open;
-}
-
-/**
- * The turn to resume from a session's log (`now`: the clock's time), or `undefined` when no call of
- * its last step waits for approval. Calls of that step with neither a result nor a pending approval
- * were running when the process stopped: they are `interrupted` (never run again).
- */
-export function resumeOf(events: readonly SessionEvent[], now: number): TurnMessage | undefined {
+export function openTurnOf(events: readonly SessionEvent[]): OpenTurn | undefined {
   let turn: OpenTurn | undefined;
   for (const e of events) {
     if (e.type === 'userMessage') turn = { user: e, steps: [], calls: [], results: new Set(), resolved: new Set(), requested: new Map() };
@@ -115,6 +101,18 @@ export function resumeOf(events: readonly SessionEvent[], now: number): TurnMess
     else if (e.type === 'toolApprovalResolved') turn.resolved.add(e.callId);
     else turn.requested.set(e.callId, e.expiresAt);
   }
+  return turn;
+}
+
+/**
+ * The turn to resume from a session's log (`now`: the clock's time), or `undefined` when no call of
+ * its last step waits for approval. Calls of that step with neither a result nor a pending approval
+ * were running when the process stopped: they are `interrupted` (never run again).
+ */
+export const resumeOf = (events: readonly SessionEvent[], now: number): TurnMessage | undefined => resumeTurn(openTurnOf(events), now);
+
+/** `resumeOf` for an open turn already found. */
+export function resumeTurn(turn: OpenTurn | undefined, now: number): TurnMessage | undefined {
   if (!turn) return undefined;
   const { user, steps, calls, results, resolved, requested } = turn;
   const names = new Map(steps.at(-1)?.toolCalls.map((c) => [c.id, c.name]));

@@ -22,7 +22,7 @@ import type { Logger } from '../log/index.ts';
 import type { ModelTool } from '../mcp/client/messages.ts';
 import type { EventStore } from '../store/types.ts';
 import { chunkFrame, droppedFrame, storageFailedFrame, thinkingFrame, toFrame, type AgentFrame, type SessionStoredEvent } from './frames.ts';
-import { createApprovals, openTurnOf, resumeOf, type PendingApproval } from './approvals.ts';
+import { createApprovals, openTurnOf, resumeTurn, type PendingApproval } from './approvals.ts';
 import { createHistory, type History } from './history.ts';
 import type { ToolPolicy } from './tool-policy.ts';
 import { createOutbox } from './outbox.ts';
@@ -223,17 +223,16 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     error: (err) => log.error({ err, sessionId }, 'session actor failed'),
   });
   actor.start();
-  // A turn the log left waiting for approvals goes on waiting (its process stopped meanwhile).
-  const resumed = resumeOf(past.map((s) => s.event), clock.now());
+  // A turn the log left waiting for approvals goes on waiting (its process stopped meanwhile); one it
+  // left running ends now when its runner is known to be gone (orphanedTurnReason).
+  const open = openTurnOf(past.map((s) => s.event));
+  const resumed = resumeTurn(open, clock.now());
   if (resumed) {
     log.info({ sessionId, turnId: resumed.turnId, awaiting: resumed.resume?.awaiting.length }, 'resuming a turn that waits for approval');
     actor.send({ type: 'MESSAGE', message: resumed });
-  }
-  if (!resumed && deps.orphanedTurnReason !== undefined) endOrphanedTurn(deps.orphanedTurnReason);
-
-  function endOrphanedTurn(reason: string): void {
-    const turnId = openTurnOf(past.map((s) => s.event));
-    if (turnId === undefined) return;
+  } else if (open && deps.orphanedTurnReason !== undefined) {
+    const { turnId } = open.user;
+    const reason = deps.orphanedTurnReason;
     log.warn({ sessionId, turnId, reason }, 'ending a turn whose runner is gone');
     const message = 'The turn was stopped: the instance running it stopped before it ended';
     record({ correlationId: turnId, sessionId }, { v: EVENT_VERSION, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message, details: { reason } });
