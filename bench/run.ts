@@ -10,34 +10,9 @@
  * watchdog ends the run if it overstays its budget.
  */
 import { parseArgs } from 'node:util';
-import type { Bench } from './lib/bench.ts';
+import { BENCHES } from './benches.ts';
 import { startSimulator } from './lib/procs.ts';
 import { passes, readResults, updateReadme, writeResult } from './lib/report.ts';
-import { chunksBench } from './suites/chunks.ts';
-import { fanoutBench } from './suites/fanout.ts';
-import { idleBench } from './suites/idle.ts';
-import { restBench } from './suites/rest.ts';
-import { scaleBench } from './suites/scale.ts';
-import { soakBench } from './suites/soak.ts';
-import { streamingBench } from './suites/streaming.ts';
-import { ttfcBreakdownBench } from './suites/ttfc-breakdown.ts';
-import { turnsBench } from './suites/turns.ts';
-
-export const BENCHES: Bench[] = [
-  streamingBench(50, true),
-  streamingBench(200, true),
-  streamingBench(500, false),
-  streamingBench(1000, false),
-  ttfcBreakdownBench,
-  chunksBench,
-  fanoutBench,
-  idleBench,
-  restBench,
-  turnsBench,
-  soakBench,
-  scaleBench,
-];
-
 const { values } = parseArgs({
   options: { full: { type: 'boolean', default: false }, only: { type: 'string' }, 'no-readme': { type: 'boolean', default: false }, report: { type: 'boolean', default: false } },
 });

@@ -9,10 +9,17 @@ export interface ComparedGoal {
   better: Goal['better'];
   base: number;
   change: number;
+  /** Lowest and highest value over the rounds. */
+  baseRange: [number, number];
+  changeRange: [number, number];
   /** change / base. */
   ratio: number;
-  /** Whether the change moved the value the good way by more than `noise`. */
-  verdict: 'better' | 'worse' | 'same';
+  /**
+   * `same`: the medians differ by at most `noise`. Beyond it, `better` or `worse` when the rounds
+   * of the two sides do not overlap, else `unclear` (the spread between rounds is as large as the
+   * difference: run more rounds).
+   */
+  verdict: 'better' | 'worse' | 'same' | 'unclear';
 }
 
 export function median(values: number[]): number {
@@ -35,14 +42,21 @@ export function compareGoals(bench: string, base: Goal[][], change: Goal[][], no
     const changeValue = median(b);
     const ratio = baseValue === 0 ? (changeValue === 0 ? 1 : Infinity) : changeValue / baseValue;
     const gain = goal.better === 'higher' ? ratio - 1 : 1 - ratio;
-    const verdict = gain > noise ? 'better' : gain < -noise ? 'worse' : 'same';
-    return [{ bench, id: goal.id, label: goal.label, unit: goal.unit, better: goal.better, base: baseValue, change: changeValue, ratio, verdict }];
+    const baseRange: [number, number] = [Math.min(...a), Math.max(...a)];
+    const changeRange: [number, number] = [Math.min(...b), Math.max(...b)];
+    const apart = baseRange[1] < changeRange[0] || changeRange[1] < baseRange[0];
+    const verdict = Math.abs(gain) <= noise ? 'same' : !apart ? 'unclear' : gain > 0 ? 'better' : 'worse';
+    return [{ bench, id: goal.id, label: goal.label, unit: goal.unit, better: goal.better, base: baseValue, change: changeValue, baseRange, changeRange, ratio, verdict }];
   });
 }
 
-/** The table printed at the end of a comparison. */
+/** The table printed at the end of a comparison: medians, with the range over the rounds. */
 export function formatComparison(rows: ComparedGoal[], baseName: string, changeName: string): string {
   const head = `| benchmark | goal | ${baseName} | ${changeName} | ratio | |\n|---|---|---|---|---|---|`;
-  const fmt = (v: number, unit: string) => `${Number(v.toPrecision(4))} ${unit}`;
-  return [head, ...rows.map((r) => `| ${r.bench} | ${r.label} | ${fmt(r.base, r.unit)} | ${fmt(r.change, r.unit)} | ×${r.ratio.toFixed(2)} | ${r.verdict} |`)].join('\n');
+  const num = (v: number) => Number(v.toPrecision(4));
+  const fmt = (v: number, [lo, hi]: [number, number], unit: string) => `${num(v)} ${unit}${lo === hi ? '' : ` (${num(lo)}–${num(hi)})`}`;
+  return [
+    head,
+    ...rows.map((r) => `| ${r.bench} | ${r.label} | ${fmt(r.base, r.baseRange, r.unit)} | ${fmt(r.change, r.changeRange, r.unit)} | ×${r.ratio.toFixed(2)} | ${r.verdict} |`),
+  ].join('\n');
 }

@@ -2,9 +2,12 @@
  * Where the time to first chunk goes, for one stream on an otherwise idle service. Unlike the
  * other benchmarks this one runs the service in the bench process (createApp with the bench
  * config, the real uWS server, the separate simulator) so it can timestamp the inside: the bus
- * command, the stored user message, the model request (global fetch, which the openai SDK uses),
- * its response headers and the first chunk event. Once with the JSONL store, once in memory.
+ * command, the model request and its response headers (undici's diagnostics channels: the model
+ * client's transport), the stored user message and the first chunk event. Each moment is taken
+ * from the WebSocket frame's send; the model request does not wait for the user message to be
+ * stored, so those two overlap. Once with the JSONL store, once in memory.
  */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import WebSocket from 'ws';
@@ -16,27 +19,24 @@ import { round, Samples, type Summary } from '../lib/stats.ts';
 
 const TURNS = 60;
 const WARM = 10;
-const MARKS = ['command', 'stored', 'fetch', 'headers', 'chunkEvent', 'client'] as const;
+const MARKS = ['command', 'request', 'stored', 'headers', 'chunkEvent', 'client'] as const;
 type Mark = (typeof MARKS)[number];
 const LABELS: Record<Mark, string> = {
-  command: 'WebSocket frame → agent.sendMessage command (frame, rate limit, validation)',
-  stored: '→ user message stored and emitted (turn machine, store append)',
-  fetch: '→ model request sent (prepare step, tool list, openai SDK request build)',
-  headers: '→ model response headers (fetch/undici + the simulator: the model\'s own time)',
-  chunkEvent: '→ first chunk on the bus (SDK stream parse, turn machine)',
-  client: '→ first chunk frame at the client (publish, uWS, ws client in the same process)',
+  command: 'agent.sendMessage command (WebSocket frame, rate limit, validation)',
+  request: 'model request created (turn machine, tool list, request body, openai SDK)',
+  stored: 'user message stored and emitted (store append, in parallel with the request)',
+  headers: 'model response headers (undici + the simulator: the model\'s own time)',
+  chunkEvent: 'first chunk on the bus (SDK stream parse, outbox)',
+  client: 'first chunk frame at the client (publish, uWS, ws client in the same process)',
 };
 
 async function trace(simUrl: string, agent: string): Promise<Record<Mark, Summary>> {
   const config = await loadConfig(join(ROOT, 'bench/agents', agent), { ...process.env, BENCH_MODEL_URL: simUrl, BENCH_DATA_DIR: scratchDir('trace') });
   let marks: Partial<Record<Mark, number>> = {};
-  const realFetch = globalThis.fetch;
-  globalThis.fetch = async (...args: Parameters<typeof fetch>) => {
-    marks.fetch ??= performance.now();
-    const response = await realFetch(...args);
-    marks.headers ??= performance.now();
-    return response;
-  };
+  const onCreate = () => void (marks.request ??= performance.now());
+  const onHeaders = () => void (marks.headers ??= performance.now());
+  subscribe('undici:request:create', onCreate);
+  subscribe('undici:request:headers', onHeaders);
   const app = createApp(config, { log: pino({ level: 'silent' }) });
   const execute = app.bus.execute.bind(app.bus);
   app.bus.execute = ((name: Parameters<typeof execute>[0], ...rest: unknown[]) => {
@@ -67,18 +67,18 @@ async function trace(simUrl: string, agent: string): Promise<Record<Mark, Summar
       ws.send(JSON.stringify({ type: 'message', content: '[[len:5]] trace', sessionId: 'trace' }));
       await ended;
       if (i >= WARM) {
-        let prev = t0;
         for (const m of MARKS) {
-          const at = marks[m] ?? NaN;
-          samples[m].push(at - prev);
-          prev = at;
+          const at = marks[m];
+          if (at === undefined) throw new Error(`ttfc-breakdown: no "${m}" moment in turn ${i}`);
+          samples[m].push(at - t0);
         }
       }
       await new Promise((r) => setTimeout(r, 10));
     }
   } finally {
     ws.close();
-    globalThis.fetch = realFetch;
+    unsubscribe('undici:request:create', onCreate);
+    unsubscribe('undici:request:headers', onHeaders);
     await app.stop();
   }
   return Object.fromEntries(MARKS.map((m) => [m, samples[m].summary()])) as Record<Mark, Summary>;
@@ -93,18 +93,16 @@ export const ttfcBreakdownBench: Bench = {
     const jsonl = await trace(sim.url, 'bench.yml');
     log('  memory store');
     const memory = await trace(sim.url, 'bench-memory.yml');
-    const total = (t: Record<Mark, Summary>) => MARKS.reduce((s, m) => s + t[m].p50, 0);
     const rows: [string, string][] = MARKS.map((m) => [LABELS[m], `${ms(jsonl[m].p50)} / ${ms(memory[m].p50)}`]);
-    rows.push(['sum of p50s (JSONL / memory store)', `${ms(total(jsonl))} / ${ms(total(memory))}`]);
     return {
       name: 'ttfc-breakdown',
       title: 'Time to first chunk, step by step (one stream, in-process trace)',
-      load: `${TURNS - WARM} sequential turns (after ${WARM} warm-up) in one session, replies of 5 pieces, unpaced; p50 of each step, JSONL store / memory store.`,
+      load: `${TURNS - WARM} sequential turns (after ${WARM} warm-up) in one session, replies of 5 pieces, unpaced; p50 of each moment, in ms after the WebSocket frame was sent, JSONL store / memory store.`,
       rows,
-      metrics: { jsonl, memory, sumP50Ms: { jsonl: round(total(jsonl)), memory: round(total(memory)) } },
+      metrics: { jsonl, memory, firstChunkP50Ms: { jsonl: round(jsonl.client.p50), memory: round(memory.client.p50) } },
       goals: [],
       notes: [
-        'The model\'s own time is the "response headers" step (the simulator answers headers and the first piece together); everything else is the service.',
+        'The model\'s own time is from "model request created" to "model response headers" (the simulator answers headers and the first piece together); everything else is the service. A chunk never reaches the client before the user message is stored.',
         'Diagnostic: the service runs inside the bench process here, so the last step includes the `ws` client\'s work.',
       ],
     };

@@ -20,7 +20,13 @@ describe('bench compare table', () => {
       ['cpu', 11, 11.2, 1.018, 'same'],
     ]);
     expect(compareGoals('x', [[goal('cpu', 10, 'lower')]], [[goal('cpu', 12, 'lower')]])[0]?.verdict).toBe('worse');
-    expect(formatComparison(rows, 'abc123', 'working tree')).toContain('| turns | rps | 100 u | 150 u | ×1.50 | better |');
+    expect(formatComparison(rows, 'abc123', 'working tree')).toContain('| turns | rps | 100 u (90–110) | 150 u (140–160) | ×1.50 | better |');
+  });
+
+  it('calls a difference unclear when the rounds of the two sides overlap', () => {
+    const base = [[goal('rps', 600, 'higher')], [goal('rps', 640, 'higher')], [goal('rps', 730, 'higher')]];
+    const change = [[goal('rps', 420, 'higher')], [goal('rps', 650, 'higher')], [goal('rps', 430, 'higher')]];
+    expect(compareGoals('turns', base, change)[0]).toMatchObject({ base: 640, change: 430, baseRange: [600, 730], changeRange: [420, 650], verdict: 'unclear' });
   });
 
   it('leaves out goals one side did not measure', () => {

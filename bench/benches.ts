@@ -1,0 +1,26 @@
+/** Every benchmark, in the order a run takes them (`quick` ones form `npm run bench`). */
+import type { Bench } from './lib/bench.ts';
+import { chunksBench } from './suites/chunks.ts';
+import { fanoutBench } from './suites/fanout.ts';
+import { idleBench } from './suites/idle.ts';
+import { restBench } from './suites/rest.ts';
+import { scaleBench } from './suites/scale.ts';
+import { soakBench } from './suites/soak.ts';
+import { streamingBench } from './suites/streaming.ts';
+import { ttfcBreakdownBench } from './suites/ttfc-breakdown.ts';
+import { turnsBench } from './suites/turns.ts';
+
+export const BENCHES: Bench[] = [
+  streamingBench(50, true),
+  streamingBench(200, true),
+  streamingBench(500, false),
+  streamingBench(1000, false),
+  ttfcBreakdownBench,
+  chunksBench,
+  fanoutBench,
+  idleBench,
+  restBench,
+  turnsBench,
+  soakBench,
+  scaleBench,
+];
