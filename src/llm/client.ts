@@ -18,12 +18,13 @@ import { systemClock, type Clock } from '../clock.ts';
 import { randomUUID } from 'node:crypto';
 import { createLeanFetch } from './lean-fetch.ts';
 import OpenAI from 'openai';
-import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import type { Stream } from 'openai/core/streaming';
+import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { LlmConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
 import { isRetryable, retryDelayMs, scrub, stalledFailure, statusOf, timeoutFailure, tooLongFailure, toAgentError, type RequestFacts } from './failures.ts';
-import { toOpenAiMessages, toOpenAiTools } from './messages.ts';
 import { resolveProvider } from './providers.ts';
+import { createBodyEncoder } from './request-body.ts';
 import { StepBuilder, TextCallbackError } from './step-builder.ts';
 import type { LlmClient, ModelRequest, ModelStep, Usage } from './types.ts';
 
@@ -85,9 +86,23 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     logger: { error: sdkLog('error'), warn: sdkLog('warn'), info: sdkLog('info'), debug: sdkLog('debug') },
   });
 
-  /** One attempt: the request and its whole stream. Ends silently if `signal` aborts mid-stream. */
-  async function attempt(body: ChatCompletionCreateParamsStreaming, signal: AbortSignal, onText: ModelRequest['onText'], watch: (size: number) => void): Promise<ModelStep> {
-    const stream = await sdk.chat.completions.create(body, { signal, maxRetries: 0, timeout: llm.timeoutMs });
+  const encodeBody = createBodyEncoder();
+
+  /**
+   * One attempt: the request and its whole stream. Ends silently if `signal` aborts mid-stream.
+   * The body goes as ready JSON bytes (request-body.ts) through the SDK's generic `post`, which is
+   * what `chat.completions.create` calls; the SDK still builds the request, parses the SSE stream
+   * and maps errors.
+   */
+  async function attempt(body: Buffer, signal: AbortSignal, onText: ModelRequest['onText'], watch: (size: number) => void): Promise<ModelStep> {
+    const stream = await sdk.post<Stream<ChatCompletionChunk>>('/chat/completions', {
+      body,
+      headers: { 'content-type': 'application/json' },
+      stream: true,
+      signal,
+      maxRetries: 0,
+      timeout: llm.timeoutMs,
+    });
     const builder = new StepBuilder(onText);
     for await (const chunk of stream) {
       builder.add(chunk);
@@ -103,14 +118,7 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     async complete(request: ModelRequest): Promise<ModelStep> {
       const callerSignal = request.signal;
       if (callerSignal?.aborted) throw abortError();
-      const body: ChatCompletionCreateParamsStreaming = {
-        model: llm.model,
-        messages: toOpenAiMessages(request.messages),
-        stream: true,
-        stream_options: { include_usage: true },
-      };
-      if (request.tools.length > 0) body.tools = toOpenAiTools(request.tools);
-      if (llm.temperature !== undefined) body.temperature = llm.temperature;
+      const body = encodeBody({ model: llm.model, messages: request.messages, tail: request.tail, tools: request.tools, temperature: llm.temperature });
 
       const observed = deps.observe?.(request.turnId);
       const controller = new AbortController();
@@ -121,11 +129,16 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       };
       const onCallerAbort = (): void => stop('aborted');
       // Bounds on what the model can make us hold: time between stream events, and reply length.
+      // One idle timer per attempt, pushed back on every stream event (refresh: no allocation per chunk).
       let idle: NodeJS.Timeout | undefined;
       const watch = (size: number): void => {
-        clearTimeout(idle);
-        idle = setTimeout(() => stop('stalled'), llm.idleTimeoutMs);
+        if (idle) idle.refresh();
+        else idle = setTimeout(() => stop('stalled'), llm.idleTimeoutMs);
         if (size > llm.maxReplyChars) stop('too long');
+      };
+      const stopWatching = (): void => {
+        clearTimeout(idle);
+        idle = undefined;
       };
       callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
       const deadline = performance.now() + llm.timeoutMs;
@@ -141,7 +154,7 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
             observed?.({ ok: true, retries, usage: step.usage });
             return step;
           } catch (e) {
-            clearTimeout(idle);
+            stopWatching();
             if (ended !== undefined || e instanceof TextCallbackError || retries >= llm.maxRetries || !isRetryable(e)) {
               observed?.({ ok: false, retries, error: ended ?? statusOf(e)?.toString() ?? 'failed' });
             }
@@ -161,7 +174,7 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
         }
       } finally {
         clearTimeout(timer);
-        clearTimeout(idle);
+        stopWatching();
         callerSignal?.removeEventListener('abort', onCallerAbort);
       }
     },

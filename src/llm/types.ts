@@ -35,7 +35,13 @@ export interface Usage {
 }
 
 export interface ModelRequest {
-  messages: ChatMessage[];
+  /**
+   * The conversation so far. A client may keep work per array between requests: an array handed
+   * in again holds the same messages, possibly with more appended (see request-body.ts).
+   */
+  messages: readonly ChatMessage[];
+  /** Messages sent after `messages` that need not be in that array next time (the turn's facts still being stored). */
+  tail?: readonly ChatMessage[];
   tools: ToolDefinition[];
   signal?: AbortSignal;
   /** Called with each piece of reply text as it streams. */

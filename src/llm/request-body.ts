@@ -1,0 +1,66 @@
+/**
+ * The Chat Completions request body as bytes, with the history's part kept encoded between turns.
+ *
+ * The chat-completions protocol sends the whole history every turn, and a session's model view
+ * only grows by appending until a reset replaces it. So the encoder keeps, per messages array, the
+ * UTF-8 JSON of the messages it has seen, and a turn encodes only the messages appended since: the
+ * body is then one copy of those bytes between a small head and tail, instead of converting,
+ * stringifying and UTF-8 encoding every message again (per-turn work no longer grows with the
+ * session's length beyond that copy).
+ *
+ * Contracts:
+ * - The bytes equal `JSON.stringify` of the SDK body that `toOpenAiMessage` / `toOpenAiTools`
+ *   describe for `messages` followed by `tail`, key for key and in the same order (model, messages, stream, stream_options, then
+ *   tools and temperature when set), UTF-8 encoded.
+ * - An array handed in again holds the same messages as before, possibly with more appended (a
+ *   shorter one is encoded afresh); callers never change a message or an element in place.
+ */
+import { toOpenAiMessage, toOpenAiTools } from './messages.ts';
+import type { ChatMessage, ToolDefinition } from './types.ts';
+
+export interface BodyParams {
+  model: string;
+  messages: readonly ChatMessage[];
+  /** Sent after `messages`, encoded afresh every time (not kept). */
+  tail?: readonly ChatMessage[] | undefined;
+  tools: ToolDefinition[];
+  temperature?: number | undefined;
+}
+
+/** The encoded messages of one array: `count` messages, comma-separated, in `bytes[0, length)`. */
+interface Encoded {
+  count: number;
+  bytes: Buffer;
+  length: number;
+}
+
+function appendText(into: Encoded, text: string): void {
+  const need = into.length + Buffer.byteLength(text);
+  if (need > into.bytes.length) {
+    const grown = Buffer.allocUnsafe(Math.max(need, into.bytes.length * 2));
+    into.bytes.copy(grown, 0, 0, into.length);
+    into.bytes = grown;
+  }
+  into.length += into.bytes.write(text, into.length);
+}
+
+export function createBodyEncoder(): (params: BodyParams) => Buffer {
+  const encoded = new WeakMap<readonly ChatMessage[], Encoded>();
+  return ({ model, messages, tail = [], tools, temperature }) => {
+    let done = encoded.get(messages);
+    if (!done || done.count > messages.length) {
+      done = { count: 0, bytes: Buffer.allocUnsafe(1024), length: 0 };
+      encoded.set(messages, done);
+    }
+    for (let i = done.count; i < messages.length; i++) {
+      appendText(done, (i === 0 ? '' : ',') + JSON.stringify(toOpenAiMessage(messages[i] as ChatMessage)));
+    }
+    done.count = messages.length;
+    let rest = tail.map((m, i) => (i === 0 && messages.length === 0 ? '' : ',') + JSON.stringify(toOpenAiMessage(m))).join('');
+    rest += '],"stream":true,"stream_options":{"include_usage":true}';
+    if (tools.length > 0) rest += `,"tools":${JSON.stringify(toOpenAiTools(tools))}`;
+    if (temperature !== undefined) rest += `,"temperature":${JSON.stringify(temperature)}`;
+    const head = Buffer.from(`{"model":${JSON.stringify(model)},"messages":[`);
+    return Buffer.concat([head, done.bytes.subarray(0, done.length), Buffer.from(`${rest}}`)]);
+  };
+}
