@@ -42,56 +42,75 @@ export interface History {
    * append to it, and after a reset it is left stale. Copy it to keep a snapshot.
    */
   messages(): readonly ChatMessage[];
+  /**
+   * The messages `events` would append if they were applied now, leaving the history as it is;
+   * `undefined` when one of them is a reset (it replaces the history instead).
+   */
+  preview(events: readonly SessionEvent[]): ChatMessage[] | undefined;
+}
+
+/** The fold's state: the messages, and the call ids of the latest assistant message still waiting for their result, in call order. */
+interface Projection {
+  list: ChatMessage[];
+  open: Set<string>;
+}
+
+function answerOpen(state: Projection, content: string): void {
+  for (const toolCallId of state.open) state.list.push({ role: 'tool', toolCallId, content });
+  state.open.clear();
+}
+
+function fold(state: Projection, e: SessionEvent): void {
+  switch (e.type) {
+    case 'reset':
+      state.list = []; // a new array: views handed out before the reset stay as they were
+      state.open.clear();
+      return;
+    case 'userMessage':
+      answerOpen(state, INTERRUPTED_TOOL_RESULT);
+      state.list.push(e.image ? { role: 'user', content: e.content, image: e.image } : { role: 'user', content: e.content });
+      return;
+    case 'assistantStep':
+      answerOpen(state, INTERRUPTED_TOOL_RESULT);
+      if (e.toolCalls.length === 0) {
+        state.list.push({ role: 'assistant', content: e.text });
+        return;
+      }
+      state.list.push({ role: 'assistant', content: e.text, toolCalls: e.toolCalls });
+      for (const call of e.toolCalls) state.open.add(call.id);
+      return;
+    case 'response':
+      answerOpen(state, INTERRUPTED_TOOL_RESULT);
+      state.list.push({ role: 'assistant', content: e.text });
+      return;
+    case 'toolResult':
+      if (state.open.delete(e.callId)) state.list.push({ role: 'tool', toolCallId: e.callId, content: e.text });
+      return;
+    case 'toolCall':
+    case 'toolApprovalRequested':
+    case 'toolApprovalResolved':
+      return;
+    case 'turnFailed':
+      answerOpen(state, failedToolResult(e));
+      return;
+  }
 }
 
 /** The incremental projection, for the hot path: the agent keeps one per session in memory. */
 export function createHistory(): History {
-  let list: ChatMessage[] = [];
-  /** Call ids of the latest assistant message still waiting for their result, in call order. */
-  const open = new Set<string>();
-
-  const answerOpen = (content: string) => {
-    for (const toolCallId of open) list.push({ role: 'tool', toolCallId, content });
-    open.clear();
+  const state: Projection = { list: [], open: new Set() };
+  return {
+    apply: (e) => fold(state, e),
+    messages: () => state.list,
+    preview(events) {
+      const ahead: Projection = { list: [], open: new Set(state.open) };
+      for (const e of events) {
+        if (e.type === 'reset') return undefined;
+        fold(ahead, e);
+      }
+      return ahead.list;
+    },
   };
-
-  const apply = (e: SessionEvent): void => {
-    switch (e.type) {
-      case 'reset':
-        list = []; // a new array: views handed out before the reset stay as they were
-        open.clear();
-        return;
-      case 'userMessage':
-        answerOpen(INTERRUPTED_TOOL_RESULT);
-        list.push(e.image ? { role: 'user', content: e.content, image: e.image } : { role: 'user', content: e.content });
-        return;
-      case 'assistantStep':
-        answerOpen(INTERRUPTED_TOOL_RESULT);
-        if (e.toolCalls.length === 0) {
-          list.push({ role: 'assistant', content: e.text });
-          return;
-        }
-        list.push({ role: 'assistant', content: e.text, toolCalls: e.toolCalls });
-        for (const call of e.toolCalls) open.add(call.id);
-        return;
-      case 'response':
-        answerOpen(INTERRUPTED_TOOL_RESULT);
-        list.push({ role: 'assistant', content: e.text });
-        return;
-      case 'toolResult':
-        if (open.delete(e.callId)) list.push({ role: 'tool', toolCallId: e.callId, content: e.text });
-        return;
-      case 'toolCall':
-      case 'toolApprovalRequested':
-      case 'toolApprovalResolved':
-        return;
-      case 'turnFailed':
-        answerOpen(failedToolResult(e));
-        return;
-    }
-  };
-
-  return { apply, messages: () => list };
 }
 
 /** The whole fold at once: the history after `events` (e.g. a session's stream read from the store). */

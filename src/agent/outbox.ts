@@ -26,6 +26,8 @@ export interface Outbox {
   /** `turnId`: the turn the item belongs to (dropped if that turn is abandoned). */
   transient(run: (seq: number) => void, turnId?: string): void;
   abandon(turnId: string): void;
+  /** The durable events handed in and not yet stored (being written or waiting), in order; abandoned ones left out. */
+  pending(): SessionEvent[];
   /** Resolves when everything handed in so far has been written (or failed) and sent. */
   drained(): Promise<void>;
 }
@@ -53,6 +55,8 @@ export function createOutbox(opts: OutboxOptions): Outbox {
   let lastSeq = opts.lastSeq;
   let items: Item[] = [];
   let head = 0;
+  /** Index in `items` of the first durable item not yet written (the batch in flight starts there). */
+  let writing = 0;
   let pumping: Promise<void> | undefined;
   let abandoned: string | undefined;
 
@@ -64,15 +68,18 @@ export function createOutbox(opts: OutboxOptions): Outbox {
     }
   };
 
-  async function appendBatch(batch: Durable[]) {
+  /** Appends `batch`, the durable items before index `after` of `items`; they leave `pending()` before any callback runs. */
+  async function appendBatch(batch: Durable[], after: number) {
     let stored: StoredEvent[];
     try {
       stored = await store.append(sessionId, batch.map((b) => b.event));
     } catch (err) {
+      writing = after;
       log.error({ err, sessionId, events: batch.length }, 'could not store session events');
       for (const b of batch) if (b.failed) safely('failure callback', () => b.failed?.(err));
       return;
     }
+    writing = after;
     batch.forEach((b, i) => {
       const s = stored[i];
       if (!s) return;
@@ -98,14 +105,16 @@ export function createOutbox(opts: OutboxOptions): Outbox {
         continue;
       }
       const batch: Durable[] = [];
+      writing = head;
       for (let next = items[head]; next && 'event' in next && live(next); next = items[head]) {
         batch.push(next);
         head++;
       }
-      await appendBatch(batch);
+      await appendBatch(batch, head);
     }
     items = [];
     head = 0;
+    writing = 0;
     pumping = undefined;
   }
 
@@ -127,6 +136,14 @@ export function createOutbox(opts: OutboxOptions): Outbox {
     },
     abandon(turnId) {
       abandoned = turnId;
+    },
+    pending() {
+      const events: SessionEvent[] = [];
+      for (let i = writing; i < items.length; i++) {
+        const item = items[i];
+        if (item && 'event' in item && live(item)) events.push(item.event);
+      }
+      return events;
     },
     drained: () => pumping ?? Promise.resolve(),
   };

@@ -7,6 +7,11 @@
  *   published with the turn's key as bus meta. Transient frames (thinking, chunk, errors of
  *   dropped messages) are published in the same order, with the last durable seq.
  * - The model step streams its own chunks (the hot path: one publish per delta, no machine event).
+ * - A model step does not wait for the turn's earlier facts (its user message first) to be stored:
+ *   its request carries them as the history will hold them (`tail`), its chunks queue behind them
+ *   in the outbox, so none goes out before they are durable, and its result (tool calls, the
+ *   turn's next facts) is returned only once they are. If they cannot be stored the turn is
+ *   cancelled, which aborts the request.
  */
 import { createActor, fromPromise, type Actor } from 'xstate';
 import { EVENT_VERSION, type SessionEvent } from '../../machines/session-events.ts';
@@ -169,11 +174,16 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     if (snap.matches('busy') && snap.context.queue[0]?.turnId === key.turnId) actor.send({ type: 'CANCEL', reason: 'storage' });
   }
 
+  /** Starts while the turn's earlier facts are still being written (see the contracts above). */
   const modelStep = fromPromise<ModelStepOutput, ModelStepInput>(async ({ input, signal }) => {
     const tools = await deps.listTools();
     // The facts the turn reported before this step reach the outbox in the same synchronous run
     // (through the session actor's mailbox), so past the first await they are all handed in.
-    await outbox.drained();
+    let tail = history.preview(outbox.pending());
+    if (!tail) {
+      await outbox.drained(); // a reset is being written: build on the history it leaves
+      tail = [];
+    }
     signal.throwIfAborted();
     let prefix = input.prefix;
     const onText = (delta: string) => {
@@ -181,7 +191,9 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       emitChunk(input.key, prefix + delta);
       prefix = '';
     };
-    const step = await llm.complete({ messages: messages(), tools: tools.map(toDefinition), signal, onText, turnId: input.key.turnId });
+    const step = await llm.complete({ messages: messages(), tail, tools: tools.map(toDefinition), signal, onText, turnId: input.key.turnId });
+    await outbox.drained();
+    signal.throwIfAborted();
     return { step, tools: withActions(tools, deps.toolPolicy), at: clock.now() };
   });
 

@@ -31,6 +31,20 @@ describe('agent outbox', () => {
     expect(outbox.lastSeq).toBe(3);
   });
 
+  it('lists the durable events not yet stored; each leaves the list before it is folded', async () => {
+    const user: SessionEvent = { v: 2, type: 'userMessage', turnId: 't1', content: 'hi' };
+    const pendingAtFold: SessionEvent[][] = [];
+    const outbox = createOutbox({ sessionId: 's', store: createMemoryStore(), log: createLogger('silent'), lastSeq: 0, onStored: () => pendingAtFold.push(outbox.pending()) });
+    expect(outbox.pending()).toEqual([]);
+    outbox.durable(user);
+    outbox.transient(() => undefined);
+    outbox.durable(reset);
+    expect(outbox.pending()).toEqual([user, reset]);
+    await outbox.drained();
+    expect(pendingAtFold).toEqual([[reset], []]);
+    expect(outbox.pending()).toEqual([]);
+  });
+
   it('batches consecutive durable events into one append', async () => {
     const store = createMemoryStore<SessionEvent>();
     const sizes: number[] = [];

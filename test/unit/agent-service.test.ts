@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SessionEvent } from '../../machines/session-events.ts';
 import type { Clock } from '../../src/clock.ts';
 import { recordBus } from '../support/bus-recorder.ts';
@@ -22,7 +22,7 @@ function fakeLlm(script: Script) {
   const llm: LlmClient = {
     model: 'fake-model',
     async complete(req) {
-      requests.push({ ...req, messages: [...req.messages] });
+      requests.push({ ...req, messages: [...req.messages, ...(req.tail ?? [])] }); // what the model is sent
       const step = await script(req, requests.length);
       for (const piece of step.text.match(/\S+\s*/g) ?? []) req.onText?.(piece);
       return step;
@@ -86,6 +86,27 @@ async function settled(r: Rig): Promise<void> {
   for (let i = 0; i < 100; i++) if ((await r.bus.execute('agent.listSessions', {})).every((s) => !s.busy)) return;
   throw new Error('a session stayed busy');
 }
+/**
+ * A memory store whose next append waits until the returned function is called: with no argument
+ * the append then goes ahead, with an error it fails.
+ */
+function heldStore() {
+  const store = createMemoryStore<SessionEvent>();
+  let held: Promise<void> | undefined;
+  const append = store.append.bind(store);
+  store.append = async (sessionId, events) => {
+    const wait = held;
+    held = undefined;
+    await wait;
+    return append(sessionId, events);
+  };
+  const hold = () => {
+    let settle!: (err?: Error) => void;
+    held = new Promise<void>((resolve, reject) => (settle = (err) => (err ? reject(err) : resolve())));
+    return settle;
+  };
+  return { store, hold };
+}
 const ended = (correlationId: string) => (e: Envelope) => e.correlationId === correlationId && (e.name === 'agent.response' || e.name === 'agent.error');
 
 describe('agent service', () => {
@@ -104,6 +125,37 @@ describe('agent service', () => {
     const stored = await framesOf(r);
     expect(stored.map((f) => f.event)).toEqual(['userMessage', 'response']);
     expect(stored[1]?.data).toMatchObject({ content: 'Hello there, friend.' });
+  });
+
+  it('starts the model request while the user message is written; nothing of the turn goes out before it is stored', async () => {
+    const { store, hold } = heldStore();
+    const release = hold();
+    const { llm, requests } = fakeLlm(() => text('Early bird.'));
+    const r = await rig(llm, { store });
+    const { correlationId } = await r.send('hi');
+    await vi.waitFor(() => expect(requests).toHaveLength(1));
+    expect(requests[0]?.messages).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }]);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the model's reply is in: only the append holds it
+    expect(r.events.filter((e) => e.correlationId === correlationId).map((e) => e.name)).toEqual([]);
+    release();
+    await r.until(ended(correlationId));
+    const turn = r.events.filter((e) => e.correlationId === correlationId);
+    expect(turn.map((e) => e.name)).toEqual(['agent.userMessage', 'agent.thinking', 'agent.chunk', 'agent.chunk', 'agent.response']);
+    expect(r.named('agent.chunk').every((c) => c.seq === 1)).toBe(true);
+  });
+
+  it('a user message that cannot be stored aborts the model request it started; no chunk goes out', async () => {
+    const { store, hold } = heldStore();
+    const fail = hold();
+    const { llm, requests } = fakeLlm((req) => hang(req));
+    const r = await rig(llm, { store });
+    const { correlationId } = await r.send('hi');
+    await vi.waitFor(() => expect(requests).toHaveLength(1));
+    fail(new Error('EROFS'));
+    expect((await r.until(ended(correlationId))).payload).toMatchObject({ details: { reason: 'storage' } });
+    await vi.waitFor(() => expect(requests[0]?.signal?.aborted).toBe(true));
+    expect(r.named('agent.chunk')).toEqual([]);
+    expect(await store.read('default')).toEqual([]);
   });
 
   it('runs a tool round trip; the model sees the result; replay matches the live frames', async () => {

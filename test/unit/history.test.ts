@@ -49,7 +49,11 @@ function expectValidForOpenAI(messages: readonly ChatMessage[]): void {
   }
 }
 
-/** Both forms of the projection must agree, and the (completed) history must be valid. */
+/**
+ * Both forms of the projection must agree, and the (completed) history must be valid. A preview of
+ * `events` on the history after `past` must be what applying them appends (or undefined past a
+ * reset), and leave that history as it was.
+ */
 function given(...past: DomainEvent[]) {
   return {
     when: (...events: DomainEvent[]) => ({
@@ -60,6 +64,14 @@ function given(...past: DomainEvent[]) {
         expect(projectHistory(all)).toEqual(expected);
         expect(history.messages()).toEqual(expected);
         expectValidForOpenAI(expected);
+
+        const before = createHistory();
+        for (const e of past) before.apply(e);
+        const kept = [...before.messages()];
+        const ahead = before.preview(events);
+        if (events.some((e) => e.type === 'reset')) expect(ahead).toBeUndefined();
+        else expect([...kept, ...(ahead ?? [])]).toEqual(expected);
+        expect(before.messages()).toEqual(kept);
       },
     }),
   };
