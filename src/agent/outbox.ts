@@ -55,7 +55,7 @@ export function createOutbox(opts: OutboxOptions): Outbox {
   let lastSeq = opts.lastSeq;
   let items: Item[] = [];
   let head = 0;
-  /** Index in `items` of the first durable item not yet written (the batch in flight starts there). */
+  /** Every durable item before this index in `items` is stored or failed (`pending()` looks from here). */
   let writing = 0;
   let pumping: Promise<void> | undefined;
   let abandoned: string | undefined;

@@ -14,6 +14,8 @@
  *   tools and temperature when set), UTF-8 encoded.
  * - An array handed in again holds the same messages as before, possibly with more appended (a
  *   shorter one is encoded afresh); callers never change a message or an element in place.
+ * - Memory: the kept bytes of one array stay under MAX_KEPT_BYTES plus one message; a longer
+ *   history (large tool results) is encoded afresh for every request, as the SDK would.
  */
 import { toOpenAiMessage, toOpenAiTools } from './messages.ts';
 import type { ChatMessage, ToolDefinition } from './types.ts';
@@ -44,23 +46,35 @@ function appendText(into: Encoded, text: string): void {
   into.length += into.bytes.write(text, into.length);
 }
 
+const messageJson = (m: ChatMessage): string => JSON.stringify(toOpenAiMessage(m));
+
+/** Past this, an array's bytes are not kept: every request encodes it afresh (memory stays bounded per session). */
+export const MAX_KEPT_BYTES = 256 * 1024;
+const TOO_LONG = 'too long';
+
 export function createBodyEncoder(): (params: BodyParams) => Buffer {
-  const encoded = new WeakMap<readonly ChatMessage[], Encoded>();
-  return ({ model, messages, tail = [], tools, temperature }) => {
+  const encoded = new WeakMap<readonly ChatMessage[], Encoded | typeof TOO_LONG>();
+
+  /** The JSON of `messages`, comma-separated: from the kept bytes plus the messages appended since. */
+  const historyBytes = (messages: readonly ChatMessage[]): Buffer => {
     let done = encoded.get(messages);
+    if (done === TOO_LONG) return Buffer.from(messages.map(messageJson).join(','));
     if (!done || done.count > messages.length) {
       done = { count: 0, bytes: Buffer.allocUnsafe(1024), length: 0 };
       encoded.set(messages, done);
     }
-    for (let i = done.count; i < messages.length; i++) {
-      appendText(done, (i === 0 ? '' : ',') + JSON.stringify(toOpenAiMessage(messages[i] as ChatMessage)));
-    }
+    for (let i = done.count; i < messages.length; i++) appendText(done, (i === 0 ? '' : ',') + messageJson(messages[i] as ChatMessage));
     done.count = messages.length;
-    let rest = tail.map((m, i) => (i === 0 && messages.length === 0 ? '' : ',') + JSON.stringify(toOpenAiMessage(m))).join('');
+    if (done.length > MAX_KEPT_BYTES) encoded.set(messages, TOO_LONG);
+    return done.bytes.subarray(0, done.length);
+  };
+
+  return ({ model, messages, tail = [], tools, temperature }) => {
+    let rest = tail.map((m, i) => (i === 0 && messages.length === 0 ? '' : ',') + messageJson(m)).join('');
     rest += '],"stream":true,"stream_options":{"include_usage":true}';
     if (tools.length > 0) rest += `,"tools":${JSON.stringify(toOpenAiTools(tools))}`;
     if (temperature !== undefined) rest += `,"temperature":${JSON.stringify(temperature)}`;
     const head = Buffer.from(`{"model":${JSON.stringify(model)},"messages":[`);
-    return Buffer.concat([head, done.bytes.subarray(0, done.length), Buffer.from(`${rest}}`)]);
+    return Buffer.concat([head, historyBytes(messages), Buffer.from(`${rest}}`)]);
   };
 }

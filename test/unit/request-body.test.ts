@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toOpenAiMessage, toOpenAiTools } from '../../src/llm/messages.ts';
-import { createBodyEncoder, type BodyParams } from '../../src/llm/request-body.ts';
+import { createBodyEncoder, MAX_KEPT_BYTES, type BodyParams } from '../../src/llm/request-body.ts';
 import type { ChatMessage, ToolDefinition } from '../../src/llm/types.ts';
 
 /** The body as the openai SDK would stringify it from `chat.completions.create` params. */
@@ -59,5 +59,14 @@ describe('request body encoder', () => {
     expect(encode(params).toString()).toBe(sdkBody(params));
     view.push(...history.slice(2, 5));
     expect(encode({ model: 'm', messages: view, tools }).toString()).toBe(sdkBody({ model: 'm', messages: view, tools }));
+  });
+
+  it('stays exact past the bytes it keeps per array (a long history is encoded afresh)', () => {
+    const encode = createBodyEncoder();
+    const view: ChatMessage[] = [history[0]!];
+    for (const content of ['small', 'x'.repeat(MAX_KEPT_BYTES), 'after the limit', 'and more']) {
+      view.push({ role: 'tool', toolCallId: 'call_1', content });
+      expect(encode({ model: 'm', messages: view, tools: [] }).toString()).toBe(sdkBody({ model: 'm', messages: view, tools: [] }));
+    }
   });
 });
