@@ -12,6 +12,7 @@
 import { parseArgs } from 'node:util';
 import { BENCHES } from './benches.ts';
 import { startSimulator } from './lib/procs.ts';
+import { machineSpeed } from './lib/speed.ts';
 import { passes, readResults, updateReadme, writeResult } from './lib/report.ts';
 const { values } = parseArgs({
   options: { full: { type: 'boolean', default: false }, only: { type: 'string' }, 'no-readme': { type: 'boolean', default: false }, report: { type: 'boolean', default: false } },
@@ -46,8 +47,10 @@ try {
     const started = performance.now();
     log(`▶ ${bench.name}: ${bench.title}`);
     try {
+      const speed = await machineSpeed();
+      log(`  machine speed: JS workload ${speed.jsMs} ms, loopback round trip ${speed.loopbackUs} µs`);
       const result = await bench.run({ mode, sim, log });
-      writeResult(result, mode);
+      writeResult(result, mode, speed);
       for (const [k, v] of result.rows) log(`    ${k}: ${v}`);
       for (const g of result.goals) log(`    ${passes(g) ? 'MET ' : 'MISS'} ${g.label}: ${g.value} ${g.unit} (target ${g.better === 'lower' ? '≤' : '≥'} ${g.target})`);
     } catch (err) {

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { cpus, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './procs.ts';
+import type { MachineSpeed } from './speed.ts';
 
 export const RESULTS_DIR = join(ROOT, 'bench/results');
 const README = join(ROOT, 'bench/README.md');
@@ -52,6 +53,8 @@ export interface ResultFile extends BenchResult {
   mode: 'quick' | 'full';
   command: string;
   machine: Machine;
+  /** The machine's speed just before the benchmark (absent in files written before it was measured). */
+  speed?: MachineSpeed;
 }
 
 export function machine(): Machine {
@@ -94,9 +97,9 @@ export function margin(g: Goal): string {
   return `${Math.round((ratio - 1) * 100)}% off (${g.better === 'lower' ? '+' : '−'}${fmt(Math.abs(g.value - g.target))} ${g.unit})`;
 }
 
-export function writeResult(result: BenchResult, mode: 'quick' | 'full'): ResultFile {
+export function writeResult(result: BenchResult, mode: 'quick' | 'full', speed: MachineSpeed): ResultFile {
   mkdirSync(RESULTS_DIR, { recursive: true });
-  const file: ResultFile = { ...result, date: new Date().toISOString(), mode, command: `npm run ${mode === 'full' ? 'bench:full' : 'bench'}`, machine: machine() };
+  const file: ResultFile = { ...result, date: new Date().toISOString(), mode, command: `npm run ${mode === 'full' ? 'bench:full' : 'bench'}`, machine: machine(), speed };
   writeFileSync(join(RESULTS_DIR, `${result.name}.json`), `${JSON.stringify(file, null, 2)}\n`);
   return file;
 }
@@ -131,7 +134,9 @@ export function renderResults(results: ResultFile[]): string {
   const misses = results.flatMap((r) => r.goals.filter((g) => !passes(g) && g.note).map((g) => `- **${g.label}** — ${g.note}`));
   if (misses.length) out.push('', 'What holds the missed goals back (measured; details under each benchmark):', '', ...misses);
   for (const r of results) {
-    out.push('', `### ${r.title} (\`${r.name}\`, ${r.mode}, ${r.date.slice(0, 16).replace('T', ' ')} UTC)`, '', `Load: ${r.load}`, '', '| metric | value |', '|---|---|');
+    out.push('', `### ${r.title} (\`${r.name}\`, ${r.mode}, ${r.date.slice(0, 16).replace('T', ' ')} UTC)`, '', `Load: ${r.load}`);
+    if (r.speed) out.push('', `Machine speed before the run: JS workload ${fmt(r.speed.jsMs)} ms, loopback round trip ${fmt(r.speed.loopbackUs)} µs (lower is faster; see *How it measures*).`);
+    out.push('', '| metric | value |', '|---|---|');
     for (const [k, v] of r.rows) out.push(`| ${cell(k)} | ${cell(v)} |`);
     if (r.notes.length) out.push('', ...r.notes.map((n) => `- ${n}`));
   }

@@ -25,6 +25,7 @@ export function streamingBench(n: number, quick: boolean): Bench {
     async run({ mode, sim, log }) {
       const turnMs = (REPLY_TOKENS / TOKENS_PER_SEC) * 1000;
       const svc = await startService({ modelUrl: sim.url });
+      const idleRssMb = round(svc.sample().rssKb / 1024, 1);
       const load: StreamLoad = {
         n,
         message: `[[len:${REPLY_TOKENS}]] [[rate:${TOKENS_PER_SEC}]] stream please`,
@@ -41,7 +42,7 @@ export function streamingBench(n: number, quick: boolean): Bench {
         const agentd = await agentdStreams(svc.wsUrl, load);
         const after = svc.sample();
         // Full runs at 500+ sessions: the same load on the in-memory store, to show what the fsync'd
-        // JSONL appends (through the 4-thread libuv pool, before each model request) cost.
+        // JSONL appends (through the 4-thread libuv pool; a turn's first chunk waits for its user message's) cost.
         let memory: StreamResult | undefined;
         if (mode === 'full' && n >= 500) {
           log('  again with the in-memory store (bench-memory.yml)');
@@ -55,7 +56,7 @@ export function streamingBench(n: number, quick: boolean): Bench {
         const turnsPerSec = Math.round((agentd.turns / agentd.wallMs) * 1000);
         const limitedBy =
           mainBusy >= 0.75
-            ? `agentd is at its limit (main thread ${Math.round(mainBusy * 100)}% busy, ${cores(agentd.cores.agentd)} in all): ~${turnsPerSec} turn starts/s plus ${perSec(agentd.chunksPerSec)} chunks need more than the one core an event loop can use, and every turn start waits for its user message's fsync'd append in the 4-thread libuv pool, so turn starts queue`
+            ? `agentd is at its limit (main thread ${Math.round(mainBusy * 100)}% busy, ${cores(agentd.cores.agentd)} in all): ~${turnsPerSec} turn starts/s plus ${perSec(agentd.chunksPerSec)} chunks need more than the one core an event loop can use, and every first chunk waits for its user message's fsync'd append in the 4-thread libuv pool (the model request does not), where appends queue`
             : `the event loop is ${Math.round(mainBusy * 100)}% busy, and a turn start waits behind the other sessions' chunks and turn starts`;
         const storeEffect = memory
           ? `; with the in-memory store the same load gets first chunks at p50 ${ms(memory.ttfc.p50)} / p99 ${ms(memory.ttfc.p99)} and ${perSec(memory.chunksPerSec)} chunks (JSONL: ${perSec(agentd.chunksPerSec)})`
@@ -68,7 +69,7 @@ export function streamingBench(n: number, quick: boolean): Bench {
             unit: 'ms',
             better: 'lower',
             value: addedP50,
-            note: `a turn start runs ~2–3 ms of service work before and around the model request (ttfc-breakdown: the durable store append, turn machine, openai SDK request build, fetch); ${limitedBy}${storeEffect}.`,
+            note: `a turn start runs ~1.5–2 ms of service work before and around the model request (ttfc-breakdown: turn machine, tool list, request body, openai SDK, transport; the durable append of the user message runs alongside); ${limitedBy}${storeEffect}.`,
           },
         ];
         const p99Target = P99_TARGET[n];
@@ -91,7 +92,7 @@ export function streamingBench(n: number, quick: boolean): Bench {
             unit: 'MB',
             better: 'lower',
             value: agentd.rssPeakMb ?? 0,
-            note: 'per open session: its turn actor, outbox, history projection and model view, the WebSocket and its buffers, and the model request in flight (the openai SDK and undici per stream).',
+            note: `the idle service already holds ${idleRssMb} MB (its code and dependencies; tsx, which runs the TypeScript sources, adds ~33 MB with its loader thread: an empty script takes 43 MB under node and 76 MB under node --import tsx), so 500 streams add ~${Math.round((((agentd.rssPeakMb ?? 0) - idleRssMb) * 1024) / n)} KB each: per open session its turn actor, outbox, history projection and model view, the WebSocket and its buffers, and the model request in flight (the openai SDK and undici), and the JS heap's young generation and free space that grow with the allocation rate.`,
           });
         }
         return {
@@ -109,7 +110,7 @@ export function streamingBench(n: number, quick: boolean): Bench {
             ['agentd CPU (main thread busy)', `${cores(agentd.cores.agentd)} (${Math.round(mainBusy * 100)}%)`],
             ['agentd CPU per chunk (incl. per-turn work, 1 turn per 40 chunks)', us(cpuPerChunkUs)],
             ['simulator / load generator / other jobs CPU', `${cores(agentd.cores.simulator)} / ${cores(agentd.cores.loadgen)} / ${cores(agentd.cores.other)}`],
-            ['agentd RSS peak / after', `${agentd.rssPeakMb ?? 0} MB / ${round(after.rssKb / 1024, 1)} MB`],
+            ['agentd RSS idle / peak / after', `${idleRssMb} MB / ${agentd.rssPeakMb ?? 0} MB / ${round(after.rssKb / 1024, 1)} MB`],
             ...(memory
               ? ([
                   ['same load, in-memory store: time to first chunk p50 / p99', `${ms(memory.ttfc.p50)} / ${ms(memory.ttfc.p99)}`],
