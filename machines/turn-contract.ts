@@ -2,7 +2,7 @@
  * The contract between the session and turn machines and their owner (src/agent/session.ts):
  * what the provided actors receive and return, and what a turn reports to its session.
  */
-import { fromCallback, fromPromise } from 'xstate';
+import { fromCallback, fromPromise, type AnyActorRef } from 'xstate';
 import type { ImagePart, ModelStep } from '../src/llm/types.ts';
 import type { ApprovalDecision, SessionEvent } from './session-events.ts';
 import { failedOutcome, type PlannedCall } from './turn-steps.ts';
@@ -135,13 +135,18 @@ export interface RunToolsInput { calls: ToolCallInput[] }
 /** Starts one more call of the step (one a person approved). */
 export interface StartCall { type: 'tool.start'; call: ToolCallInput }
 
+/** An actor system (xstate exports its type only through the actors'). */
+export type ActorSystemOf = AnyActorRef['system'];
+
 /**
  * The tools runner of one step: starts every call at once, and each one it is sent later
  * (`tool.start`); sends `tool.settled` back as each one settles, and aborts the calls still running
- * when it is stopped (the turn left callingTools).
+ * when it is stopped (the turn left callingTools). `callerOf` gives the caller of the actor's system
+ * (one definition can serve many sessions, each its own system).
  */
-export const toolsRunner = (call: ToolCaller) =>
-  fromCallback<StartCall, RunToolsInput>(({ input, sendBack, receive }) => {
+export const toolsRunner = (callerOf: (system: ActorSystemOf) => ToolCaller) =>
+  fromCallback<StartCall, RunToolsInput>(({ input, sendBack, receive, system }) => {
+    const call = callerOf(system);
     const controller = new AbortController();
     const start = (c: ToolCallInput) => {
       const settled = (outcome: ModelToolOutcome) => {

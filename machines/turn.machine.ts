@@ -92,7 +92,7 @@ export const turnMachine = setup({
   },
   actors: {
     modelStep: modelStepNotProvided,
-    runTools: toolsRunner(() => Promise.reject(new Error('turn machine: runTools not provided'))),
+    runTools: toolsRunner(() => () => Promise.reject(new Error('turn machine: runTools not provided'))),
   },
   guards: {
     askedForTools: (_, output: ModelStepOutput) => output.step.toolCalls.length > 0,

@@ -122,7 +122,7 @@ export function harness(opts: HarnessOptions) {
   };
   const machine = sessionMachine.provide({
     actors: {
-      turn: turnMachine.provide({ actors: { modelStep, runTools: toolsRunner(callTool) }, ...(opts.turnActions && { actions: opts.turnActions }) }),
+      turn: turnMachine.provide({ actors: { modelStep, runTools: toolsRunner(() => callTool) }, ...(opts.turnActions && { actions: opts.turnActions }) }),
       settle: fromPromise(() => (opts.settle ?? (() => Promise.resolve()))()),
     },
   });
