@@ -52,13 +52,32 @@ const messageJson = (m: ChatMessage): string => JSON.stringify(toOpenAiMessage(m
 export const MAX_KEPT_BYTES = 256 * 1024;
 const TOO_LONG = 'too long';
 
+/** The parts as UTF-8 in one buffer: each string is encoded straight into it, once. */
+function concatUtf8(parts: readonly (string | Buffer)[]): Buffer {
+  let size = 0;
+  for (const part of parts) size += typeof part === 'string' ? Buffer.byteLength(part) : part.length;
+  const body = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const part of parts) at += typeof part === 'string' ? body.write(part, at) : part.copy(body, at);
+  return body;
+}
+
+/** Adds the JSON of `messages` to `parts`, comma-separated (a comma first when `more`). */
+function addMessages(parts: (string | Buffer)[], messages: readonly ChatMessage[], more: boolean): void {
+  for (const m of messages) {
+    if (more) parts.push(',');
+    parts.push(messageJson(m));
+    more = true;
+  }
+}
+
 export function createBodyEncoder(): (params: BodyParams) => Buffer {
   const encoded = new WeakMap<readonly ChatMessage[], Encoded | typeof TOO_LONG>();
 
-  /** The JSON of `messages`, comma-separated: from the kept bytes plus the messages appended since. */
-  const historyBytes = (messages: readonly ChatMessage[]): Buffer => {
+  /** The kept JSON of `messages` (comma-separated), brought up to date; undefined when it is too long to keep. */
+  const keptBytes = (messages: readonly ChatMessage[]): Buffer | undefined => {
     let done = encoded.get(messages);
-    if (done === TOO_LONG) return Buffer.from(messages.map(messageJson).join(','));
+    if (done === TOO_LONG) return undefined;
     if (!done || done.count > messages.length) {
       done = { count: 0, bytes: Buffer.allocUnsafe(1024), length: 0 };
       encoded.set(messages, done);
@@ -70,11 +89,15 @@ export function createBodyEncoder(): (params: BodyParams) => Buffer {
   };
 
   return ({ model, messages, tail = [], tools, temperature }) => {
-    let rest = tail.map((m, i) => (i === 0 && messages.length === 0 ? '' : ',') + messageJson(m)).join('');
-    rest += '],"stream":true,"stream_options":{"include_usage":true}';
+    const parts: (string | Buffer)[] = [`{"model":${JSON.stringify(model)},"messages":[`];
+    const kept = keptBytes(messages);
+    if (kept) parts.push(kept);
+    else addMessages(parts, messages, false);
+    addMessages(parts, tail, messages.length > 0);
+    let rest = '],"stream":true,"stream_options":{"include_usage":true}';
     if (tools.length > 0) rest += `,"tools":${JSON.stringify(toOpenAiTools(tools))}`;
     if (temperature !== undefined) rest += `,"temperature":${JSON.stringify(temperature)}`;
-    const head = Buffer.from(`{"model":${JSON.stringify(model)},"messages":[`);
-    return Buffer.concat([head, historyBytes(messages), Buffer.from(`${rest}}`)]);
+    parts.push(`${rest}}`);
+    return concatUtf8(parts);
   };
 }
