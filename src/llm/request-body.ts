@@ -10,12 +10,13 @@
  *
  * Contracts:
  * - The bytes equal `JSON.stringify` of the SDK body that `toOpenAiMessage` / `toOpenAiTools`
- *   describe for `messages` followed by `tail`, key for key and in the same order (model, messages, stream, stream_options, then
- *   tools and temperature when set), UTF-8 encoded.
+ *   describe for `messages` followed by `tail`, key for key and in the same order (model, messages,
+ *   stream, stream_options, then tools and temperature when set), UTF-8 encoded.
  * - An array handed in again holds the same messages as before, possibly with more appended (a
  *   shorter one is encoded afresh); callers never change a message or an element in place.
  * - Memory: the kept bytes of one array stay under MAX_KEPT_BYTES plus one message; a longer
- *   history (large tool results) is encoded afresh for every request, as the SDK would.
+ *   history (large tool results) is encoded afresh for every request, each message's JSON written
+ *   once into the body.
  */
 import { toOpenAiMessage, toOpenAiTools } from './messages.ts';
 import type { ChatMessage, ToolDefinition } from './types.ts';
