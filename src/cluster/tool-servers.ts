@@ -94,15 +94,20 @@ export function createToolServerSync(options: ToolServerSyncOptions) {
     return byServer;
   }
 
-  /** Writes this instance's statuses (all of them, or the one that changed) and marks it alive. */
+  /**
+   * Writes this instance's statuses (all of them, or the one that changed) and marks it alive, in
+   * one transaction (one round trip, and a listing never sees the statuses half rewritten).
+   */
   async function publishStatus(servers: Listed[], replace: boolean): Promise<void> {
     const key = statusKey(instanceId);
-    if (replace) await client.del(key);
     const fields = Object.fromEntries(servers.map((s) => [s.name, JSON.stringify({ status: s.status, ...(s.error !== undefined && { error: s.error }) })]));
-    if (Object.keys(fields).length > 0) await client.hSet(key, fields);
-    await client.pExpire(key, 2 * leaseMs);
-    await client.zAdd(instancesKey, { score: clock.now(), value: instanceId });
-    if (replace) await client.zRemRangeByScore(instancesKey, '-inf', clock.now() - 10 * leaseMs); // long gone
+    const tx = client.multi();
+    if (replace) tx.del(key);
+    if (Object.keys(fields).length > 0) tx.hSet(key, fields);
+    tx.pExpire(key, 2 * leaseMs);
+    tx.zAdd(instancesKey, { score: clock.now(), value: instanceId });
+    if (replace) tx.zRemRangeByScore(instancesKey, '-inf', clock.now() - 10 * leaseMs); // long gone
+    await tx.exec();
   }
 
   return {
