@@ -6,6 +6,7 @@
  */
 import { once } from 'node:events';
 import { createServer, connect, type AddressInfo } from 'node:net';
+import { Samples } from './stats.ts';
 
 export interface MachineSpeed {
   /** A fixed JS workload (JSON round trips of a chat request), best of 3, in ms. */
@@ -34,7 +35,7 @@ async function loopbackRoundTripUs(): Promise<number> {
   const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
   socket.setNoDelay(true);
   await once(socket, 'connect');
-  const times: number[] = [];
+  const times = new Samples();
   for (let i = 0; i < 2_000; i++) {
     const t0 = performance.now();
     socket.write('x');
@@ -43,8 +44,7 @@ async function loopbackRoundTripUs(): Promise<number> {
   }
   socket.destroy();
   server.close();
-  times.sort((a, b) => a - b);
-  return Math.round((times[times.length >> 1] ?? 0) * 1000);
+  return Math.round(times.summary().p50 * 1000);
 }
 
 export async function machineSpeed(): Promise<MachineSpeed> {

@@ -68,18 +68,18 @@ export function createOutbox(opts: OutboxOptions): Outbox {
     }
   };
 
-  /** Appends `batch`, the durable items before index `after` of `items`; they leave `pending()` before any callback runs. */
-  async function appendBatch(batch: Durable[], after: number) {
+  /** Appends `batch`, the durable items just before `head`; they leave `pending()` before any callback runs. */
+  async function appendBatch(batch: Durable[]) {
     let stored: StoredEvent[];
     try {
       stored = await store.append(sessionId, batch.map((b) => b.event));
     } catch (err) {
-      writing = after;
+      writing = head;
       log.error({ err, sessionId, events: batch.length }, 'could not store session events');
       for (const b of batch) if (b.failed) safely('failure callback', () => b.failed?.(err));
       return;
     }
-    writing = after;
+    writing = head;
     batch.forEach((b, i) => {
       const s = stored[i];
       if (!s) return;
@@ -105,12 +105,11 @@ export function createOutbox(opts: OutboxOptions): Outbox {
         continue;
       }
       const batch: Durable[] = [];
-      writing = head;
       for (let next = items[head]; next && 'event' in next && live(next); next = items[head]) {
         batch.push(next);
         head++;
       }
-      await appendBatch(batch, head);
+      await appendBatch(batch);
     }
     items = [];
     head = 0;
