@@ -6,11 +6,13 @@ import { idleBench } from './suites/idle.ts';
 import { restBench } from './suites/rest.ts';
 import { scaleBench } from './suites/scale.ts';
 import { soakBench } from './suites/soak.ts';
+import { startupBench } from './suites/startup.ts';
 import { streamingBench } from './suites/streaming.ts';
 import { ttfcBreakdownBench } from './suites/ttfc-breakdown.ts';
 import { turnsBench } from './suites/turns.ts';
 
 export const BENCHES: Bench[] = [
+  startupBench,
   streamingBench(50, true),
   streamingBench(200, true),
   streamingBench(500, false),

@@ -4,6 +4,10 @@
  *   tsx bench/run.ts [--full] [--only name,name] [--no-readme]
  *   tsx bench/run.ts --report        (only rebuild the README section from bench/results/)
  *
+ * agentd runs compiled, as users run it (`node dist/src/cli.js`; `npm run build` first), or from its
+ * TypeScript sources under tsx with BENCH_RUN=tsx; AGENTD_ENGINE=auto|uws|node passes through to
+ * it. Each result records both (how it ran, and the engine GET /api/health reported).
+ *
  * Starts one model simulator, then each benchmark on a fresh agentd process; writes
  * bench/results/<name>.json per benchmark and regenerates the results section of bench/README.md.
  * Everything runs on loopback, every child process is killed on exit or interrupt, and a
@@ -11,7 +15,7 @@
  */
 import { parseArgs } from 'node:util';
 import { BENCHES } from './benches.ts';
-import { startSimulator } from './lib/procs.ts';
+import { compiledEntry, RUN, startSimulator, takeRuntime } from './lib/procs.ts';
 import { machineSpeed } from './lib/speed.ts';
 import { passes, readResults, updateReadme, writeResult } from './lib/report.ts';
 const { values } = parseArgs({
@@ -28,6 +32,14 @@ if (unknown?.length) {
   process.stderr.write(`bench: unknown benchmark(s) ${unknown.join(', ')}; known: ${BENCHES.map((b) => b.name).join(', ')}\n`);
   process.exit(2);
 }
+if (RUN === 'compiled') {
+  try {
+    compiledEntry();
+  } catch (err) {
+    process.stderr.write(`bench: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+}
 const selected = BENCHES.filter((b) => (only ? only.includes(b.name) : mode === 'full' || b.quick));
 
 const budgetMs = (mode === 'full' ? 25 : 5) * 60_000;
@@ -39,7 +51,7 @@ watchdog.unref();
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const t0 = performance.now();
-log(`agentd benchmarks (${mode}): ${selected.map((b) => b.name).join(', ')}`);
+log(`agentd benchmarks (${mode}, agentd ${RUN === 'compiled' ? 'compiled: dist/src/cli.js' : 'under tsx: src/cli.ts'}${process.env.AGENTD_ENGINE ? `, AGENTD_ENGINE=${process.env.AGENTD_ENGINE}` : ''}): ${selected.map((b) => b.name).join(', ')}`);
 const sim = await startSimulator();
 let failed = 0;
 try {
@@ -49,8 +61,11 @@ try {
     try {
       const speed = await machineSpeed();
       log(`  machine speed: JS workload ${speed.jsMs} ms, loopback round trip ${speed.loopbackUs} µs`);
+      takeRuntime();
       const result = await bench.run({ mode, sim, log });
-      writeResult(result, mode, speed);
+      const runtime = takeRuntime();
+      log(`  agentd ran: ${runtime.run}, engine ${runtime.engine}`);
+      writeResult(result, mode, speed, runtime);
       for (const [k, v] of result.rows) log(`    ${k}: ${v}`);
       for (const g of result.goals) log(`    ${passes(g) ? 'MET ' : 'MISS'} ${g.label}: ${g.value} ${g.unit} (target ${g.better === 'lower' ? '≤' : '≥'} ${g.target})`);
     } catch (err) {

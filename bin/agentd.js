@@ -1,6 +1,11 @@
 #!/usr/bin/env node
-// The `agentd` command: runs the TypeScript entry (src/cli.ts) through tsx, from any folder.
-import { register } from 'tsx/esm/api';
+// The `agentd` command: runs the compiled service (dist/, built by `npm run build`, which `npm ci`,
+// `npm pack` and a git install run through `prepare`). `agentd demo` runs the shipped offline demo.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli.ts');
+const dist = new URL('../dist/', import.meta.url);
+if (!existsSync(dist)) {
+  process.stderr.write(`agentd: ${dist.pathname} is missing: run \`npm run build\` in ${new URL('..', import.meta.url).pathname}\n`);
+  process.exit(1);
+}
+await import(process.argv[2] === 'demo' && process.argv.length === 3 ? '../dist/tools/demo/main.js' : '../dist/src/cli.js');

@@ -11,7 +11,7 @@ import { limitsStoreOf, type AgentConfig } from './config/schema.ts';
 import { createRoutes } from './http/routes/index.ts';
 import { createMetrics } from './metrics/index.ts';
 import { timedAppends } from './store/index.ts';
-import { engine } from './http/engine.ts';
+import { engine } from './http/engine/index.ts';
 import { createFrontEnd, type FrontEnd } from './http/server.ts';
 import { createLlmClient, type RequestOutcome } from './llm/index.ts';
 import { createTracing, tracingWanted, type SpanExporter } from './tracing/index.ts';
@@ -22,7 +22,7 @@ import { createChildRegistry, createMcpService, reapLeftovers, type McpCommands,
 import { createHttpFace, createServerFace, type ServerFace } from './mcp/server/index.ts';
 import { createCluster } from './cluster/index.ts';
 import { createStore } from './store/index.ts';
-import { VERSION } from './version.ts';
+import { VERSION } from './package-info.ts';
 
 /** The application's bus: every component's commands and events, composed here and nowhere else. */
 export type AppCommands = McpCommands & AgentCommands;

@@ -2,10 +2,14 @@
  * The processes under test: the model simulator and the agentd service, each a separate `node`
  * process on loopback, started on port 0. Every child is killed when the bench exits, fails or
  * is interrupted. CPU and memory are read from /proc, so measuring costs the service nothing.
+ *
+ * agentd runs as users run it, compiled (`node dist/src/cli.js`, built by `npm run build`), or from
+ * its TypeScript sources under tsx when BENCH_RUN=tsx. The simulator is tooling and always runs
+ * under tsx. Each result records how agentd ran and which engine served it (takeRuntime).
  */
-import type { ProbeReply } from '../probe.ts';
+import type { ProbeReply } from '../probe-types.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createServer } from 'node:net';
@@ -28,6 +32,23 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.stderr.write(`\nbench: ${signal}: stopping children\n`);
     killAll();
     process.exit(130);
+  });
+}
+
+/** Kills `proc` with the other children when the bench exits; resolves with its exit code once it is gone. */
+export function track(proc: ChildProcess): Promise<number | null> {
+  children.add(proc);
+  return new Promise((res) => proc.once('exit', (code) => { children.delete(proc); res(code); }));
+}
+
+/** A loopback port that was free a moment ago (for a child that must be told its port up front). */
+export function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const p = (probe.address() as { port: number }).port;
+      probe.close(() => res(p));
+    });
+    probe.once('error', rej);
   });
 }
 
@@ -74,8 +95,74 @@ export interface Child {
   stop(graceMs?: number): Promise<number | null>;
 }
 
+/** How agentd runs: `compiled` (dist/, as users run it) or `tsx` (the TypeScript sources). */
+export type RunKind = 'compiled' | 'tsx';
+
+/** BENCH_RUN: `compiled` (default) or `tsx`. */
+export const RUN: RunKind = (() => {
+  const v = process.env.BENCH_RUN?.trim() || 'compiled';
+  if (v !== 'compiled' && v !== 'tsx') throw new Error(`BENCH_RUN must be compiled or tsx, not ${JSON.stringify(v)}`);
+  return v;
+})();
+
+/** The compiled entry, `dist/src/cli.js` (relative to ROOT, the children's cwd): throws when it was never built. */
+export function compiledEntry(): string {
+  if (!existsSync(join(ROOT, 'dist/src/cli.js'))) throw new Error(`${join(ROOT, 'dist/src/cli.js')} is missing: run npm run build first (or BENCH_RUN=tsx to run the TypeScript sources)`);
+  return 'dist/src/cli.js';
+}
+
+let staleChecked = false;
+/** Warns once when a file under src/ or machines/ is newer than the build (the run would measure older code). */
+function warnIfStale(): void {
+  if (staleChecked) return;
+  staleChecked = true;
+  const built = statSync(join(ROOT, 'dist/src/cli.js')).mtimeMs;
+  const newer = (dir: string): string | undefined => {
+    for (const e of readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })) {
+      if (!e.isFile() || !e.name.endsWith('.ts')) continue;
+      const path = join(e.parentPath, e.name);
+      if (statSync(path).mtimeMs > built) return path;
+    }
+    return undefined;
+  };
+  const found = newer('src') ?? newer('machines');
+  if (found) process.stderr.write(`bench: ${found} is newer than dist/ (built ${new Date(built).toISOString()}): the compiled service may be stale; run npm run build\n`);
+}
+
+/** How agentd ran in one benchmark, recorded in its result beside the machine's speed. */
+export interface Runtime {
+  /** `compiled`, `tsx`, `in-process` (inside the bench process, under tsx), or several joined by ` + `. */
+  run: string;
+  /** The HTTP engine GET /api/health reported (`uws`, `node`), several joined by ` + `. */
+  engine: string;
+}
+
+const seen = { runs: new Set<string>(), engines: new Set<string>() };
+
+/** Records an agentd started by a benchmark (startService does it; suites that start their own call it). */
+export function noteRuntime(run: RunKind | 'in-process', engine: string | undefined): void {
+  seen.runs.add(run);
+  seen.engines.add(engine ?? 'unknown');
+}
+
+/** How agentd ran since the last call (bench/run.ts calls it around each benchmark). */
+export function takeRuntime(): Runtime {
+  const runtime = { run: [...seen.runs].join(' + ') || RUN, engine: [...seen.engines].join(' + ') || 'unknown' };
+  seen.runs.clear();
+  seen.engines.clear();
+  return runtime;
+}
+
+/** `engine` of GET /api/health (undefined when the service does not report one). */
+export async function healthEngine(port: number): Promise<string | undefined> {
+  const res = await fetch(`http://127.0.0.1:${port}/api/health`, { signal: AbortSignal.timeout(10_000) });
+  const body = (await res.json()) as { engine?: unknown };
+  return typeof body.engine === 'string' ? body.engine : undefined;
+}
+
 interface SpawnOptions {
   env?: NodeJS.ProcessEnv;
+  /** Node flags before the script (the simulator gets `--import tsx`). */
   nodeArgs?: string[];
   ipc?: boolean;
   /** Resolves with a value once a line of stdout shows the child is ready. */
@@ -86,13 +173,12 @@ interface SpawnOptions {
 async function spawnNode(name: string, script: string, args: string[], opts: SpawnOptions): Promise<{ child: Child; value: string }> {
   const logFile = join(scratchDir(name), 'out.log');
   const log = createWriteStream(logFile);
-  const proc = spawn(process.execPath, ['--import', 'tsx', ...(opts.nodeArgs ?? []), script, ...args], {
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), script, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe', ...(opts.ipc ? (['ipc'] as const) : [])],
   });
-  children.add(proc);
-  const exited = new Promise<number | null>((res) => proc.once('exit', (code) => { children.delete(proc); res(code); }));
+  const exited = track(proc);
   proc.stderr?.pipe(log);
   const lines = createInterface({ input: proc.stdout! });
   const value = await new Promise<string>((res, rej) => {
@@ -138,6 +224,7 @@ export interface Simulator extends Child {
 /** The model simulator with its default knobs (ttft 0, unpaced, echo); benchmarks pace with directives. */
 export async function startSimulator(extraArgs: string[] = []): Promise<Simulator> {
   const { child, value } = await spawnNode('simulator', 'tools/simulator/main.ts', ['--port', '0', ...extraArgs], {
+    nodeArgs: ['--import', 'tsx'],
     ready: (line) => /listening on (http:\/\/\S+)/.exec(line)?.[1],
   });
   return { ...child, url: value, port: Number(new URL(value).port) };
@@ -156,11 +243,13 @@ export interface ServiceOptions {
 
 export interface Service extends Child {
   port: number;
+  /** The HTTP engine serving (GET /api/health `engine`; AGENTD_ENGINE picks it). */
+  engine: string | undefined;
   /** The JSONL store's directory (BENCH_DATA_DIR). */
   dataDir: string;
   url: string;
   wsUrl: string;
-  /** Asks the probe (bench/probe.ts): stats after a full GC. */
+  /** Asks the probe (bench/probe.js): stats after a full GC. */
   stats(): Promise<ProbeStats>;
   /** The service's monotonic clock in µs (the clock of --cpu-prof timestamps). */
   clockUs(): Promise<number>;
@@ -168,18 +257,24 @@ export interface Service extends Child {
 
 export type ProbeStats = Omit<Extract<ProbeReply, { gc: boolean }>, 'id'>;
 
-/** agentd as users run it (`src/cli.ts`), with the bench probe and --expose-gc. */
+/**
+ * agentd as users run it, with the bench probe and --expose-gc: `node --expose-gc --import
+ * ./bench/probe.js dist/src/cli.js …`, or with BENCH_RUN=tsx `node --import tsx --expose-gc --import
+ * ./bench/probe.js src/cli.ts …`. AGENTD_ENGINE and the rest of the environment pass through.
+ */
 export async function startService(opts: ServiceOptions): Promise<Service> {
   let listening: string | undefined;
+  const script = RUN === 'compiled' ? compiledEntry() : 'src/cli.ts';
+  if (RUN === 'compiled') warnIfStale();
   const dataDir = scratchDir('data');
-  const nodeArgs = ['--expose-gc', '--import', './bench/probe.ts'];
+  const nodeArgs = [...(RUN === 'tsx' ? ['--import', 'tsx'] : []), '--expose-gc', '--import', './bench/probe.js'];
   if (opts.cpuProfDir) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`, '--cpu-prof-interval=250');
   // BENCH_AGENTD_ARGS adds command-line flags to every agentd under test (e.g. "--inspect").
   const extraArgs = process.env.BENCH_AGENTD_ARGS?.split(' ').filter(Boolean) ?? [];
   const workers = opts.workers ?? 1;
   let ready = 0;
   const workerArgs = workers > 1 ? ['--workers', String(workers)] : [];
-  const { child, value } = await spawnNode('agentd', 'src/cli.ts', ['--agent', join('bench/agents', opts.agent ?? 'bench.yml'), '--web-port', '0', ...workerArgs, ...extraArgs], {
+  const { child, value } = await spawnNode('agentd', script, ['--agent', join('bench/agents', opts.agent ?? 'bench.yml'), '--web-port', '0', ...workerArgs, ...extraArgs], {
     nodeArgs,
     ipc: true,
     env: { BENCH_MODEL_URL: opts.modelUrl, BENCH_DATA_DIR: dataDir, ...opts.env },
@@ -192,6 +287,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   });
   if (!value) throw new Error(`agentd did not report its port (log: ${child.logFile})`);
   const port = Number(value);
+  const engine = await healthEngine(port).catch(() => undefined);
+  noteRuntime(RUN, engine);
   let nextId = 1;
   const ask = <T>(op: string): Promise<T> =>
     new Promise<T>((res, rej) => {
@@ -209,6 +306,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   return {
     ...child,
     port,
+    engine,
     dataDir,
     url: `http://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${port}/`,
@@ -243,16 +341,9 @@ export interface RedisProcess {
  * its notes say what AOF adds), killed with the other children.
  */
 export async function startRedisServer(): Promise<RedisProcess> {
-  const port = await new Promise<number>((res, rej) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const p = (probe.address() as { port: number }).port;
-      probe.close(() => res(p));
-    });
-    probe.once('error', rej);
-  });
+  const port = await freePort();
   const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  children.add(proc);
-  const exited = new Promise<void>((res) => proc.once('exit', () => { children.delete(proc); res(); }));
+  const exited = track(proc);
   await new Promise<void>((res, rej) => {
     const timer = setTimeout(() => rej(new Error('redis-server did not start (is it installed? apt-get install -y redis-server)')), 10_000);
     proc.once('error', (err) => rej(new Error(`redis-server: ${err.message} (apt-get install -y redis-server)`)));

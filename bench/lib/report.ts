@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from './procs.ts';
+import { ROOT, type Runtime } from './procs.ts';
 import type { MachineSpeed } from './speed.ts';
 
 export const RESULTS_DIR = join(ROOT, 'bench/results');
@@ -55,6 +55,8 @@ export interface ResultFile extends BenchResult {
   machine: Machine;
   /** The machine's speed just before the benchmark (absent in files written before it was measured). */
   speed?: MachineSpeed;
+  /** How agentd ran (compiled or tsx) and its HTTP engine (absent in files written before: tsx, uWebSockets.js). */
+  runtime?: Runtime;
 }
 
 export function machine(): Machine {
@@ -97,9 +99,11 @@ export function margin(g: Goal): string {
   return `${Math.round((ratio - 1) * 100)}% off (${g.better === 'lower' ? '+' : '−'}${fmt(Math.abs(g.value - g.target))} ${g.unit})`;
 }
 
-export function writeResult(result: BenchResult, mode: 'quick' | 'full', speed: MachineSpeed): ResultFile {
+export function writeResult(result: BenchResult, mode: 'quick' | 'full', speed: MachineSpeed, runtime: Runtime): ResultFile {
   mkdirSync(RESULTS_DIR, { recursive: true });
-  const file: ResultFile = { ...result, date: new Date().toISOString(), mode, command: `npm run ${mode === 'full' ? 'bench:full' : 'bench'}`, machine: machine(), speed };
+  const env = ['BENCH_RUN', 'AGENTD_ENGINE'].filter((k) => process.env[k]).map((k) => `${k}=${process.env[k]} `).join('');
+  const command = `${env}npm run ${mode === 'full' ? 'bench:full' : 'bench'}`;
+  const file: ResultFile = { ...result, date: new Date().toISOString(), mode, command, machine: machine(), speed, runtime };
   writeFileSync(join(RESULTS_DIR, `${result.name}.json`), `${JSON.stringify(file, null, 2)}\n`);
   return file;
 }
@@ -109,6 +113,19 @@ export function readResults(order: string[]): ResultFile[] {
   if (!existsSync(RESULTS_DIR)) return [];
   const present = new Set(readdirSync(RESULTS_DIR));
   return order.filter((name) => present.has(`${name}.json`)).map((name) => JSON.parse(readFileSync(join(RESULTS_DIR, `${name}.json`), 'utf8')) as ResultFile);
+}
+
+const RUNS: Record<string, string> = {
+  compiled: 'compiled (`node dist/src/cli.js`)',
+  tsx: 'TypeScript sources under tsx (`node --import tsx src/cli.ts`)',
+  'in-process': 'inside the bench process (TypeScript under tsx)',
+};
+
+/** "How agentd ran: …" under a benchmark's heading. */
+export function runtimeLine(runtime: Runtime | undefined): string {
+  if (!runtime) return 'How agentd ran: not recorded (written before it was; those runs used the TypeScript sources under tsx, on uWebSockets.js).';
+  const runs = runtime.run.split(' + ').map((r) => RUNS[r] ?? r);
+  return `How agentd ran: ${runs.join(' and ')}; HTTP engine ${runtime.engine.split(' + ').join(' and ')} (BENCH_RUN, AGENTD_ENGINE; see *Running*).`;
 }
 
 const cell = (s: string | number) => String(typeof s === 'number' ? fmt(s) : s).replace(/\|/g, '\\|');
@@ -136,6 +153,7 @@ export function renderResults(results: ResultFile[]): string {
   for (const r of results) {
     out.push('', `### ${r.title} (\`${r.name}\`, ${r.mode}, ${r.date.slice(0, 16).replace('T', ' ')} UTC)`, '', `Load: ${r.load}`);
     if (r.speed) out.push('', `Machine speed before the run: JS workload ${fmt(r.speed.jsMs)} ms, loopback round trip ${fmt(r.speed.loopbackUs)} µs (lower is faster; see *How it measures*).`);
+    out.push('', runtimeLine(r.runtime));
     out.push('', '| metric | value |', '|---|---|');
     for (const [k, v] of r.rows) out.push(`| ${cell(k)} | ${cell(v)} |`);
     if (r.notes.length) out.push('', ...r.notes.map((n) => `- ${n}`));

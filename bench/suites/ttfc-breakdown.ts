@@ -14,7 +14,7 @@ import WebSocket from 'ws';
 import { createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { ms, type Bench } from '../lib/bench.ts';
-import { ROOT, scratchDir } from '../lib/procs.ts';
+import { noteRuntime, ROOT, scratchDir } from '../lib/procs.ts';
 import { round, Samples, type Summary } from '../lib/stats.ts';
 
 const TURNS = 60;
@@ -46,6 +46,7 @@ async function trace(simUrl: string, agent: string): Promise<Record<Mark, Summar
   app.bus.on('agent.userMessage', () => void (marks.stored ??= performance.now()));
   app.bus.on('agent.chunk', () => void (marks.chunkEvent ??= performance.now()));
   const port = await app.frontEnd.listen('127.0.0.1', 0);
+  noteRuntime('in-process', app.frontEnd.engine);
   await app.start();
   const samples = Object.fromEntries(MARKS.map((m) => [m, new Samples()])) as Record<Mark, Samples>;
   const ws = new WebSocket(`ws://127.0.0.1:${port}/`, { perMessageDeflate: false });

@@ -15,6 +15,8 @@ const serverCommon = {
   timeout: z.number().int().positive().default(60_000),
   /** Largest result (one message) read from the server, in bytes; a larger one fails its call. */
   maxResultBytes: z.number().int().positive().default(10 * 1024 * 1024),
+  /** The service is not ready (`/api/health/ready` answers 503) while this server is not connected. */
+  required: z.boolean().default(false),
 };
 
 export const stdioServerSchema = z.strictObject({

@@ -1,4 +1,4 @@
-import type { HttpResponse } from 'uWebSockets.js';
+import type { HttpResponse } from './engine/index.ts';
 import { AppError } from '../errors/index.ts';
 import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.ts';
 

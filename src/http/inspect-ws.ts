@@ -1,4 +1,4 @@
-import type { HttpRequest, HttpResponse, us_socket_context_t, WebSocket, WebSocketBehavior } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, UpgradeContext, WebSocket, WebSocketBehavior } from './engine/index.ts';
 import type { Clock } from '../clock.ts';
 import type { InspectHub } from '../inspect/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -32,7 +32,7 @@ export interface InspectWsDeps {
 export function createInspectWs(deps: InspectWsDeps): { behavior: WebSocketBehavior<ViewerData>; closeAll(): void } {
   const open = new Set<WebSocket<ViewerData>>();
 
-  const upgrade = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void => {
+  const upgrade = (res: HttpResponse, req: HttpRequest, context: UpgradeContext): void => {
     const { state } = watchAbort(res);
     const query = new URLSearchParams(req.getQuery());
     const facts = {

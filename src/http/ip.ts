@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse } from './engine/index.ts';
 
 /** Reads a request's client address (before any await: `req` is only valid until then). */
 export type ClientIp = (res: HttpResponse, req: HttpRequest) => string;

@@ -1,4 +1,4 @@
-import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse } from './engine/index.ts';
 import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { INSTANCE_HEADER } from '../mcp/client/index.ts';
@@ -30,7 +30,7 @@ export interface McpEndpointDeps {
 }
 
 /**
- * `/mcp` on the uWS front end: the admission chain, whose route step refuses a request from this very
+ * `/mcp` on the front end: the admission chain, whose route step refuses a request from this very
  * instance (403, `details.reason: 'self-connection'`) and any method but POST (405, `Allow: POST`; stateless:
  * no server stream, no session to end); a CORS preflight (`OPTIONS`) is answered 204 with MCP's headers allowed; then a web-standard Request goes to the MCP face and its Response is
  * relayed back. Refusals are JSON-RPC error bodies (`toJsonRpc`) with the error table's status and the

@@ -1,4 +1,4 @@
-import type { HttpResponse } from 'uWebSockets.js';
+import type { HttpResponse } from './engine/index.ts';
 import { send, statusLine } from './respond.ts';
 
 const SKIPPED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection']);

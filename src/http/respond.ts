@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import type { HttpResponse } from 'uWebSockets.js';
+import type { HttpResponse } from './engine/index.ts';
 import { toJsonRpc, toRestReply } from '../errors/index.ts';
 
 /** A response for uWS: status, headers and a ready body. */

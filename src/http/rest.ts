@@ -1,4 +1,4 @@
-import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse } from './engine/index.ts';
 import type { FrontEndBus } from './front-bus.ts';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';

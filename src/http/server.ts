@@ -1,4 +1,3 @@
-import type { us_listen_socket } from 'uWebSockets.js';
 import type { FrontEndBus } from './front-bus.ts';
 import type { Clock, IdSource } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
@@ -9,7 +8,7 @@ import type { Metrics } from '../metrics/index.ts';
 import { createAdmission } from './admission.ts';
 import { createAuth } from './auth.ts';
 import { createCors } from './cors.ts';
-import { engine, uWS } from './engine.ts';
+import { selected, type EngineName } from './engine/index.ts';
 import { createHostCheck } from './host-check.ts';
 import { createInspectWs } from './inspect-ws.ts';
 import { createLimits, type Limits } from './limits.ts';
@@ -19,9 +18,6 @@ import type { Route } from './route.ts';
 import { createRouter } from './router.ts';
 import { createClientIp } from './ip.ts';
 import { createWsGateway, type SessionInterest } from './ws-gateway.ts';
-
-/** uWS's ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT: bind without SO_REUSEPORT. */
-const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 
 export interface FrontEndDeps {
   /** Counts rate-limit rejections, WebSocket connections and published frames. */
@@ -46,7 +42,8 @@ export interface FrontEndDeps {
 }
 
 export interface FrontEnd {
-  engine: typeof engine;
+  /** The HTTP/WebSocket engine it runs on (src/http/engine: AGENTD_ENGINE). */
+  engine: EngineName;
   /**
    * Binds and starts serving; resolves with the bound port (useful with port 0). The port is this
    * process's alone unless `shared` (`--workers`: processes of one agentd serve one port).
@@ -58,17 +55,17 @@ export interface FrontEnd {
   connections(): number;
 }
 
-/** The uWebSockets.js front end: REST under /api, the WebSocket API at /. */
+/** The front end: REST under /api, the WebSocket API at /, on the process's engine (uWebSockets.js or node:http + ws). */
 export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const { config, log } = deps;
   const limitsConfig = config.server.limits;
-  const app = uWS.App();
+  const { engine, fallback } = selected;
+  const app = engine.createApp();
   const cors = createCors(config.server.cors);
   const limits = deps.limits ?? createLimits(limitsConfig, deps.clock);
   const hosts = createHostCheck(config.server.allowedHosts);
   const clientIp = createClientIp(config.server.trustedProxies);
   let closing = false;
-  let listenSocket: us_listen_socket | undefined;
   // One chain for REST, /mcp and the WebSocket upgrade (see admission.ts for its order).
   const auth = createAuth(config.server.auth);
   const admission = createAdmission({
@@ -91,7 +88,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     maxBodyBytes: limitsConfig.maxBodyBytes,
     maxJsonBytes: limitsConfig.maxJsonBytes,
   });
-  // The gateway publishes through uWS topics, which exist only once a WebSocket route does.
+  // The gateway publishes through the engine's topics, which exist only once a WebSocket route does.
   const gateway = deps.mode === 'web' ? createWsGateway(app, {
     ...(deps.metrics && { metrics: deps.metrics }),
     bus: deps.bus,
@@ -125,35 +122,18 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   app.any('/*', rest);
 
   return {
-    engine,
-    listen(host, port, options = {}) {
-      if (engine === 'fallback') {
-        // The package's JS emulation lacks what agentd needs (headers, peer addresses, WebSocket user data).
-        return Promise.reject(
-          new Error(
-            `uWebSockets.js has no native build for Node ${process.version} (ABI ${process.versions.modules}) and its JS fallback cannot serve agentd; ` +
-              'run on Node 20, or point the uWebSockets.js alias in package.json at an official release built for this Node',
-          ),
-        );
-      }
-      return new Promise((resolve, reject) => {
-        // Exclusive unless shared: uWS binds with SO_REUSEPORT by default, so a second instance would share the port.
-        const withOptions = app as unknown as { listen(host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void): void };
-        withOptions.listen(host, port, options.shared ? 0 : LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
-          if (!socket) return reject(new Error(`cannot listen on ${host}:${port}: the address is already in use or not available`));
-          listenSocket = socket;
-          hosts.bound(host);
-          const bound = uWS.us_socket_local_port(socket);
-          log.info({ host, port: bound, engine }, `listening on http://${host}:${bound} (uWebSockets.js ${engine})`);
-          resolve(bound);
-        });
-      });
+    engine: engine.name,
+    async listen(host, port, options = {}) {
+      if (fallback) log.info({ engine: engine.name, reason: fallback.reason, ...(fallback.detail && { detail: fallback.detail }) }, `uWebSockets.js cannot load here; serving with ${engine.label}`);
+      const bound = await app.listen(host, port, { shared: options.shared ?? false });
+      hosts.bound(host);
+      log.info({ host, port: bound, engine: engine.name }, `listening on http://${host}:${bound} (${engine.label})`);
+      return bound;
     },
     close() {
       if (closing) return;
       closing = true;
-      if (listenSocket) uWS.us_listen_socket_close(listenSocket);
-      listenSocket = undefined;
+      app.close();
       gateway?.closeAll();
       inspectWs?.closeAll();
     },

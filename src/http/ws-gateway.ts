@@ -1,4 +1,4 @@
-import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
+import type { EngineApp, HttpRequest, HttpResponse, UpgradeContext, WebSocket, WebSocketBehavior } from './engine/index.ts';
 import { DEFAULT_SESSION } from '../agent/messages.ts';
 import type { FrontEndBus } from './front-bus.ts';
 import type { Clock } from '../clock.ts';
@@ -61,7 +61,7 @@ const ALL = 'all';
  * published to the topic of their session, so each event is serialized once however many
  * clients watch it. A bad frame gets an `error` event and the connection stays open.
  */
-export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
+export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDeps) {
   const open = new Set<WebSocket<Connection>>();
 
   const sendTo = (ws: WebSocket<Connection>, event: string, data: unknown) => {
@@ -86,7 +86,7 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
    * `details.resetTime` of the request window when the IP holds `connectionsPerIp`). A refused upgrade is the
    * REST envelope with the verdict's headers; an upgrade whose client left meanwhile gives its slot back.
    */
-  const upgrade = (res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void => {
+  const upgrade = (res: HttpResponse, req: HttpRequest, context: UpgradeContext): void => {
     const { state } = watchAbort(res);
     const ip = deps.clientIp(res, req);
     const host = req.getHeader('host');
@@ -218,10 +218,11 @@ export function createWsGateway(app: TemplatedApp, deps: GatewayDeps) {
     }
   };
 
-  // Frames: up to the limit they are served; past it (up to twice it, which uWS still reads) the
-  // connection is closed with 1009 and a reason; uWS itself cuts off anything larger (1006).
+  // Frames: up to the limit they are served; past it (up to twice it, which the engine still reads) the
+  // connection is closed with 1009 and a reason; the engine itself refuses anything larger (uWS cuts the
+  // connection: 1006; node closes it with 1009 and no reason).
   // Slow readers: one more than `slowBytes` behind is closed with 1008 and a reason by the sweep
-  // below, long before uWS would start dropping frames at `maxBackpressure`.
+  // below, long before the engine would start dropping frames at `maxBackpressure`.
   const slowBytes = Math.max(deps.maxPayloadBytes, 1024 * 1024);
   const sweep = setInterval(() => {
     for (const ws of open) {

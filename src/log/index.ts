@@ -2,7 +2,7 @@ import { pino, type Logger, type LevelWithSilent, type DestinationStream } from 
 
 export type { Logger };
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export { LOG_LEVELS, type LogLevel } from './levels.ts';
 
 /**
  * Root logger: JSON lines to stdout (or the given stream). Keys that may carry secrets are

@@ -1,4 +1,5 @@
-import { createClient } from 'redis';
+import { createRequire } from 'node:module';
+import type * as NodeRedis from 'redis';
 import type { Logger } from '../log/index.ts';
 
 /**
@@ -16,6 +17,8 @@ import type { Logger } from '../log/index.ts';
 export function createRedisConnection(url: string, role: string, log: Logger) {
   const where = safeRedisUrl(url);
   let connected = false;
+  // Loaded on first use (CommonJS): an agentd without Redis never loads the client.
+  const { createClient } = createRequire(import.meta.url)('redis') as typeof NodeRedis;
   const client = createClient({
     url,
     disableOfflineQueue: true,

@@ -3,7 +3,7 @@
  * span per model request and an `execute_tool` span per tool call inside it.
  *
  * Contracts:
- * - Off unless asked for: `server.tracing: true`, or the standard OTEL_* variables
+ * - Off unless asked for (OpenTelemetry is not even loaded then): `server.tracing: true`, or the standard OTEL_* variables
  *   (`OTEL_TRACES_EXPORTER` other than `none`, `OTEL_EXPORTER_OTLP_ENDPOINT`,
  *   `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), exported over OTLP/HTTP as those variables say; tests hand
  *   in their own exporter. When off, nothing is created and nothing listens.
@@ -13,15 +13,21 @@
  *   `gen_ai.tool.call.id`, `gen_ai.conversation.id`, `error.type`). No prompt, reply or tool content is
  *   ever put on a span.
  */
-import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { createRequire } from 'node:module';
+import type * as OtelApi from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
+import type * as OtelExporter from '@opentelemetry/exporter-trace-otlp-http';
+import type * as OtelResources from '@opentelemetry/resources';
+import type * as OtelSdk from '@opentelemetry/sdk-trace-base';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { Usage } from '../llm/types.ts';
 
 export type { SpanExporter };
+
+/** OpenTelemetry's packages (CommonJS builds), loaded by createTracing only: an agentd without tracing never loads them. */
+const require = createRequire(import.meta.url);
 
 export interface TracingOptions {
   agentName: string;
@@ -39,6 +45,10 @@ export function tracingWanted(env: NodeJS.ProcessEnv): boolean {
 }
 
 export function createTracing(opts: TracingOptions, env: NodeJS.ProcessEnv = process.env) {
+  const { context, SpanKind, SpanStatusCode, trace } = require('@opentelemetry/api') as typeof OtelApi;
+  const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof OtelExporter;
+  const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof OtelResources;
+  const { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base') as typeof OtelSdk;
   const exporter = opts.exporter ?? new OTLPTraceExporter();
   const processor = opts.exporter ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(exporter);
   const provider = new BasicTracerProvider({

@@ -8,6 +8,7 @@ import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { openBrowser, findChromium, type Browser } from '../support/browser.ts';
 import { fixturePath } from '../support/paths.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
+import { PATIENT } from '../support/wait.ts';
 
 const KEY = 'console-test-key-0123456789';
 const chromiumPath = findChromium();
@@ -42,7 +43,7 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     await page.getByRole('button', { name: 'Use key' }).click();
     await page.locator('#server-echo .status', { hasText: 'connected' }).waitFor();
     await page.reload(); // the key stays for the tab: no prompt again
-    await expect.poll(() => page.locator('#status').textContent(), { timeout: 10_000 }).toMatch(/ready · 1 tool server/);
+    await expect.poll(() => page.locator('#status').textContent(), PATIENT).toMatch(/ready · 1 tool server/);
     expect(await page.locator('#key-form').isHidden()).toBe(true);
     expect(await page.content()).not.toContain(KEY);
   });
@@ -119,7 +120,7 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     await second.getByText('echo', { exact: true }).click();
     await second.getByLabel(/^message \*/).fill('run from a form');
     await second.getByRole('button', { name: 'Run echo' }).click();
-    await expect.poll(() => second.locator('.tool-output').first().textContent(), { timeout: 10_000 }).toContain('fixture echo: run from a form');
+    await expect.poll(() => second.locator('.tool-output').first().textContent(), PATIENT).toContain('fixture echo: run from a form');
     await browser.screenshot('console-servers');
   });
 
@@ -127,7 +128,7 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     const { page } = browser;
     await page.getByLabel('New session').fill('other');
     await page.getByRole('button', { name: 'Open' }).click();
-    await expect.poll(() => page.locator('#transcript li').count(), { timeout: 10_000 }).toBe(0);
+    await expect.poll(() => page.locator('#transcript li').count(), PATIENT).toBe(0);
     await page.getByRole('button', { name: 'default' }).click();
     await page.locator('.user', { hasText: 'Hello console' }).waitFor();
     await page.locator('.tool .result', { hasText: 'fixture echo: from the browser' }).waitFor();

@@ -4,6 +4,7 @@ import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { findChromium, openBrowser, type Browser } from '../support/browser.ts';
 import { fixturePath } from '../support/paths.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
+import { PATIENT } from '../support/wait.ts';
 
 const chromiumPath = findChromium();
 
@@ -50,7 +51,7 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     const turn = page.locator('button[data-actor="turn"]').last();
     await turn.waitFor();
     await turn.click();
-    await expect.poll(() => page.locator('#path').textContent(), { timeout: 10_000 }).toBe('states: thinking → callingTools → thinking → responding');
+    await expect.poll(() => page.locator('#path').textContent(), PATIENT).toBe('states: thinking → callingTools → thinking → responding');
     await page.locator('#chart svg .state.active[data-state="responding"]').waitFor();
     expect(await page.locator('#chart svg .edge').count()).toBeGreaterThan(3);
     expect(await page.locator('#events li').count()).toBeGreaterThan(5);
@@ -62,15 +63,15 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     const { page } = browser;
     const post = (path: string, body: unknown) => fetch(`${svc.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
     await page.goto(`${svc.url}/inspect`);
-    await expect.poll(() => page.locator('#status').textContent()).toBe('live'); // watching before the turn starts
+    await expect.poll(() => page.locator('#status').textContent(), PATIENT).toBe('live'); // watching before the turn starts
     await post('/api/message', { sessionId: 'ask', message: 'Needs a yes [[tool:big {"bytes":5}]]' });
     const turn = page.locator('button[data-actor="turn"]', { hasText: 'awaitingApproval' }).last();
-    await turn.waitFor({ timeout: 10_000 });
+    await turn.waitFor({ timeout: PATIENT.timeout });
     await turn.click();
     await page.locator('#chart svg .state.active[data-state="awaitingApproval"]').waitFor();
     const { approvals } = (await (await fetch(`${svc.url}/api/sessions/ask/approvals`)).json()) as { approvals: { callId: string }[] };
     expect((await post(`/api/sessions/ask/approvals/${approvals[0]!.callId}`, { decision: 'approve' })).status).toBe(200);
-    await expect.poll(() => page.locator('#path').textContent(), { timeout: 10_000 }).toBe('states: thinking → awaitingApproval → callingTools → thinking → responding');
+    await expect.poll(() => page.locator('#path').textContent(), PATIENT).toBe('states: thinking → awaitingApproval → callingTools → thinking → responding');
     await browser.screenshot('inspector-approval');
   });
 
@@ -85,7 +86,7 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     );
     await page.goto(`${svc.url}/inspect/stately`);
     const frame = () => page.frames().find((f) => f.url().startsWith('https://stately.ai'));
-    await expect.poll(async () => (await frame()?.evaluate<number>('got.length')) ?? 0, { timeout: 10_000 }).toBeGreaterThan(3);
+    await expect.poll(async () => (await frame()?.evaluate<number>('got.length')) ?? 0, PATIENT).toBeGreaterThan(3);
     const got = await frame()!.evaluate<{ type: string; name?: string; _version?: string }[]>('got');
     expect(got.filter((f) => f.type === '@xstate.actor').map((f) => f.name)).toEqual(expect.arrayContaining(['mcp:echo', 'turn:default']));
     expect(got.every((f) => typeof f._version === 'string')).toBe(true);

@@ -7,10 +7,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api, everythingStdio, roomyLimits, turnFrames } from '../support/messaging.ts';
 import { appPool, type RunningApp } from '../support/start-app.ts';
+import { PATIENT } from '../support/wait.ts';
 import { connectWs, type WsClient } from '../support/ws-client.ts';
 
 const ADMIN = 'admin-key-0123456789abcdef';
@@ -63,13 +64,12 @@ async function answer(app: RunningApp, sessionId: string, callId: string, body: 
 }
 
 /** Polls the pending approvals of a session until there are `count` (bounded). */
-async function pendingApprovals(app: RunningApp, sessionId: string, count = 1): Promise<any[]> {
-  for (let i = 0; i < 200; i++) {
+function pendingApprovals(app: RunningApp, sessionId: string, count = 1): Promise<any[]> {
+  return vi.waitFor(async () => {
     const { body } = await api(app.url, 'GET', `/api/sessions/${sessionId}/approvals`);
-    if (body.approvals.length === count) return body.approvals;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`session ${sessionId} never had ${count} pending approvals`);
+    if (body.approvals.length !== count) throw new Error(`session ${sessionId} never had ${count} pending approvals (had ${body.approvals.length})`);
+    return body.approvals as any[];
+  }, PATIENT);
 }
 
 const echo = (message: string) => `[[tool:echo {"message":"${message}"}]]`;

@@ -7,6 +7,7 @@ import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { MAX_JSON_DEPTH } from '../../src/json-depth.ts';
 import { api, roomyLimits } from '../support/messaging.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
+import { PATIENT } from '../support/wait.ts';
 import { connectWs } from '../support/ws-client.ts';
 import { fixture } from './mcp-helpers.ts';
 
@@ -14,6 +15,8 @@ let sim: Simulator;
 let svc: RunningApp;
 const nested = (depth: number): unknown => (depth === 0 ? 'leaf' : { n: nested(depth - 1) });
 const deepText = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+/** Open WebSocket connections, as /metrics tells. */
+const wsConnections = async () => Number(/^agentd_websocket_connections (\S+)$/m.exec(await (await fetch(`${svc.url}/metrics`)).text())?.[1]);
 
 beforeAll(async () => {
   sim = await startSimulator();
@@ -87,9 +90,11 @@ describe('bounds', () => {
     await slow.next((f) => f.event === 'pong');
     (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
     const writer = await connectWs(svc.wsUrl);
+    const open = await wsConnections();
     for (let i = 0; i < 3; i++) writer.send({ type: 'message', sessionId: 'ws-slow', content: `[[reply:ok]] ${'y'.repeat(10 * MB)}` });
     await writer.next((f) => f.event === 'response' && f.data.sessionId === 'ws-slow', 20_000);
-    await new Promise<void>((resolve) => setTimeout(resolve, 1200)); // two sweeps of the server's slow-reader check
+    // The server's slow-reader sweep closes `slow` while it still reads nothing: the gauge shows it.
+    await expect.poll(wsConnections, PATIENT).toBe(open - 1);
     (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
     expect(await slow.closing).toEqual({ code: 1008, reason: expect.stringMatching(/^slow consumer: \d+ bytes unread$/) });
     writer.close();

@@ -2,8 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { listeningPort, runAgentd, writeAgentFile } from '../support/agentd-process.ts';
+import { PATIENT } from '../support/wait.ts';
 import { connectWs } from '../support/ws-client.ts';
 import { fixturePath } from './mcp-helpers.ts';
 
@@ -16,13 +17,10 @@ function processesWith(marker: string): string[] {
   }
 }
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitFor = (check: () => Promise<boolean>): Promise<void> =>
+  vi.waitFor(async () => {
+    if (!(await check())) throw new Error('condition not met in time');
+  }, PATIENT);
 
 describe('agentd command line', () => {
   it('prints usage and exits 2 on an unknown flag or a bad value', async () => {
@@ -175,11 +173,57 @@ describe('agentd command line', () => {
     await waitFor(() => Promise.resolve(processesWith(marker).length === 0));
   });
 
-  it('refuses to serve on the uWebSockets.js fallback, saying why', async () => {
-    const file = await writeAgentFile('llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n');
-    const p = runAgentd(['--agent', file, '--web-port', '0'], { UWS_USE_FALLBACK: '1' });
-    expect(await p.exited).toBe(1);
-    expect(p.out()).toMatch(/no native build for Node/);
-    expect(p.out()).not.toContain('listening on');
+  describe('AGENTD_ENGINE', () => {
+    const memoryAgent = () => writeAgentFile('llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n');
+    const logLines = (p: ReturnType<typeof runAgentd>) => p.out().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    // UWS_USE_FALLBACK makes a uWebSockets.js package that carries a JS emulation load it, which agentd counts as not loading.
+    const noNative = { UWS_USE_FALLBACK: '1' };
+
+    it('node: serves on node:http + ws and says so in the log and in health', async () => {
+      const p = runAgentd(['--agent', await memoryAgent(), '--web-port', '0'], { AGENTD_ENGINE: 'node' });
+      try {
+        const port = await listeningPort(p);
+        expect(logLines(p).find((l) => l.port === port)).toMatchObject({ engine: 'node', msg: expect.stringMatching(/listening on .*\(node:http \+ ws\)/) });
+        expect(p.out()).not.toContain('cannot load');
+        expect(((await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as { engine: string }).engine).toBe('node');
+      } finally {
+        p.child.kill('SIGTERM');
+        await p.exited;
+      }
+    });
+
+    it('auto: uWebSockets.js where its addon loads, else node with one line saying why', async () => {
+      const p = runAgentd(['--agent', await memoryAgent(), '--web-port', '0'], { AGENTD_ENGINE: 'auto', ...noNative });
+      try {
+        const port = await listeningPort(p);
+        const engine = logLines(p).find((l) => l.port === port)?.engine;
+        const why = logLines(p).filter((l) => String(l.msg).includes('cannot load'));
+        if (engine === 'node') expect(why).toEqual([expect.objectContaining({ level: 30, engine: 'node', reason: expect.any(String) })]);
+        else expect([engine, why]).toEqual(['uws', []]);
+      } finally {
+        p.child.kill('SIGTERM');
+        await p.exited;
+      }
+    });
+
+    it('uws: exits 1 naming the cause when the addon cannot load (else serves on it)', async () => {
+      const p = runAgentd(['--agent', await memoryAgent(), '--web-port', '0'], { AGENTD_ENGINE: 'uws', ...noNative });
+      const code = await Promise.race([p.exited, listeningPort(p).then(() => 'listening' as const)]);
+      if (code === 'listening') {
+        expect(p.out()).toMatch(/"engine":"uws".*listening on .*\(uWebSockets\.js\)/);
+        p.child.kill('SIGTERM');
+        await p.exited;
+        return;
+      }
+      expect(code).toBe(1);
+      expect(p.err()).toMatch(/AGENTD_ENGINE=uws, but uWebSockets\.js cannot load on Node v\d+/);
+      expect(p.out()).not.toContain('listening on');
+    });
+
+    it('refuses a value it does not know, exiting 1', async () => {
+      const p = runAgentd(['--agent', await memoryAgent(), '--web-port', '0'], { AGENTD_ENGINE: 'fast' });
+      expect(await p.exited).toBe(1);
+      expect(p.err()).toContain('AGENTD_ENGINE must be auto, uws or node, not "fast"');
+    });
   });
 });

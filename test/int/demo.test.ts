@@ -7,6 +7,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { testRunEnv } from '../support/process-ledger.ts';
 
 const TSX = join('node_modules', '.bin', 'tsx');
 let data: string | undefined;
@@ -22,6 +23,7 @@ describe('npm run demo', () => {
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,
+        ...testRunEnv(),
         NO_COLOR: '1',
         AGENTD_DEMO_EXIT: '1',
         AGENTD_DEMO_PORT: '0',

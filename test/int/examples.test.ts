@@ -7,6 +7,8 @@ import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { testRunEnv } from '../support/process-ledger.ts';
+import { PATIENT } from '../support/wait.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const files = ['agents/default.yml', ...readdirSync(join(ROOT, 'agents/examples')).filter((f) => f.endsWith('.yml')).map((f) => `agents/examples/${f}`)];
@@ -14,14 +16,15 @@ const files = ['agents/default.yml', ...readdirSync(join(ROOT, 'agents/examples'
 function start(file: string): Promise<{ port: number; stop: () => Promise<number | null>; out: () => string }> {
   const child = spawn(process.execPath, [join(ROOT, 'bin/agentd.js'), '--agent', join(ROOT, file), '--web-port', '0'], {
     cwd: tmpdir(),
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, OPENAI_API_KEY: 'sk-example-not-a-real-key-000000' },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...testRunEnv(), OPENAI_API_KEY: 'sk-example-not-a-real-key-000000' },
   });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${file} did not start:\n${out}`)), 20_000);
+    // A deadline for a loaded machine, where starting node, the config and the tool servers is slow.
+    const timer = setTimeout(() => reject(new Error(`${file} did not start:\n${out}`)), 45_000);
     void exited.then((code) => reject(new Error(`${file} exited ${code}:\n${out}`)));
     child.stdout.on('data', () => {
       const port = /"port":(\d+).*listening/.exec(out)?.[1];
@@ -41,20 +44,15 @@ describe('shipped agent files', () => {
     } finally {
       expect(await svc.stop()).toBe(0);
     }
-  }, 30_000);
+  }, 90_000);
 
   it('with-mcp-servers.yml finds its tool servers and sandbox relative to its own folder', async () => {
     const svc = await start('agents/examples/with-mcp-servers.yml');
     try {
       const poll = async () => ((await (await fetch(`http://127.0.0.1:${svc.port}/api/mcp/servers`)).json()) as { servers: { name: string; status: string }[] }).servers;
-      let servers = await poll();
-      for (let i = 0; i < 100 && servers.filter((s) => s.status === 'connected').length < 2; i++) {
-        await new Promise((r) => setTimeout(r, 100)); // polling a status that is expected to come
-        servers = await poll();
-      }
-      expect(servers.filter((s) => s.name !== 'remote').map((s) => s.status)).toEqual(['connected', 'connected']);
+      await expect.poll(async () => (await poll()).filter((s) => s.name !== 'remote').map((s) => s.status), PATIENT).toEqual(['connected', 'connected']);
     } finally {
       await svc.stop();
     }
-  }, 30_000);
+  }, 90_000);
 });

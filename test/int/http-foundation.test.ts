@@ -1,9 +1,10 @@
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
 import pkg from '../../package.json' with { type: 'json' };
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { rawUpgrade } from '../support/raw-http.ts';
+import { PATIENT } from '../support/wait.ts';
 import { connectWs } from '../support/ws-client.ts';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -37,7 +38,9 @@ describe('HTTP front end', () => {
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, any>;
     expect(body).toMatchObject({ status: 'healthy', version: pkg.version, agent: { status: 'ready', connectedServers: 0 } });
-    expect(['native', 'fallback']).toContain(body.engine);
+    expect(['uws', 'node']).toContain(body.engine);
+    expect(body.engine).toBe(svc.app.frontEnd.engine);
+    if (process.env.AGENTD_ENGINE === 'uws' || process.env.AGENTD_ENGINE === 'node') expect(body.engine).toBe(process.env.AGENTD_ENGINE);
     expect(typeof body.uptime).toBe('number');
     expect(body.timestamp).toMatch(ISO_MS);
     expect(res.headers.get('x-ratelimit-limit')).toBe('100');
@@ -164,8 +167,8 @@ describe('WebSocket gateway', () => {
     const fromOtherIp = await connectWs(svc.wsUrl, { localAddress: '127.0.0.3' });
     a.close();
     await a.closed;
-    await new Promise((r) => setTimeout(r, 50));
-    const c = await connectWs(svc.wsUrl);
+    // The slot is free once the server has handled the close, which can come just after the client saw it.
+    const c = await vi.waitFor(() => connectWs(svc.wsUrl), PATIENT);
     for (const x of [b, c, fromOtherIp]) x.close();
   });
 

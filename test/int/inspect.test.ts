@@ -3,10 +3,11 @@
  * machine's states for a tool turn, sanitized frames, no watching without a viewer.
  */
 import WebSocket, { WebSocketServer } from 'ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { fixturePath } from '../support/paths.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
+import { PATIENT } from '../support/wait.ts';
 
 const KEY = 'inspect-test-key-0123456789';
 const SECRET = 'sk-inspectsecret0123456789abcdef';
@@ -21,11 +22,16 @@ async function view(url: string) {
     ws.once('open', resolve);
     ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
   });
-  const until = async (match: (f: Frame) => boolean) => {
-    for (let i = 0; i < 200 && !frames.some(match); i++) await new Promise((r) => setTimeout(r, 25)); // frames still in flight
-    return frames.find(match);
-  };
-  return { ws, frames, until, close: () => ws.close() };
+  /** The first frame that matches, once it arrived (frames may still be in flight). */
+  const until = (match: (f: Frame) => boolean) =>
+    vi.waitFor(() => {
+      const found = frames.find(match);
+      if (!found) throw new Error(`no matching inspection frame; got ${frames.length}`);
+      return found;
+    }, PATIENT);
+  /** Resolves once every frame the server sent before this call has arrived (a WebSocket ping's pong follows them). */
+  const drained = () => new Promise<void>((resolve) => (ws.once('pong', () => resolve()), ws.ping()));
+  return { ws, frames, until, drained, close: () => ws.close() };
 }
 
 describe('inspector (/inspect/ws)', () => {
@@ -60,7 +66,9 @@ describe('inspector (/inspect/ws)', () => {
 
   it('gives a late viewer the live actors, then a tool turn through its states, sanitized', async () => {
     const v = await view(url());
-    expect(svc.app.inspect!.watching()).toBe(2);
+    await vi.waitFor(() => expect(svc.app.inspect!.watching()).toBe(2), PATIENT);
+    await v.until((f) => f.name === 'turn:default');
+    await v.until((f) => f.name === 'mcp:echo'); // the late-join frames follow the upgrade
     const joined = v.frames.filter((f) => f.type === '@xstate.actor').map((f) => f.name);
     expect(joined).toEqual(expect.arrayContaining(['turn:default', 'mcp:echo']));
     expect(v.frames[1]?.type).toBe('@xstate.snapshot');
@@ -70,8 +78,8 @@ describe('inspector (/inspect/ws)', () => {
     const session = v.frames.find((f) => f.name === 'turn:default')!.sessionId;
     const turnActor = await v.until((f) => f.type === '@xstate.actor' && f.parentId === session);
     expect(turnActor).toBeDefined();
-    await v.until((f) => f.type === '@xstate.snapshot' && f.sessionId === turnActor!.sessionId && f.snapshot?.status === 'done');
-    const states = v.frames.filter((f) => f.type === '@xstate.snapshot' && f.sessionId === turnActor!.sessionId).map((f) => f.snapshot?.value);
+    await v.until((f) => f.type === '@xstate.snapshot' && f.sessionId === turnActor.sessionId && f.snapshot?.status === 'done');
+    const states = v.frames.filter((f) => f.type === '@xstate.snapshot' && f.sessionId === turnActor.sessionId).map((f) => f.snapshot?.value);
     expect(states.filter((s, i) => s !== states[i - 1])).toEqual(['thinking', 'callingTools', 'thinking', 'responding']);
 
     const text = JSON.stringify(v.frames);
@@ -79,16 +87,23 @@ describe('inspector (/inspect/ws)', () => {
     expect(text).not.toContain(SECRET);
     expect(v.frames.some((f) => f.event?.type === 'chunk' || f.event?.type === 'model.text')).toBe(false);
     v.close();
-    await new Promise((r) => setTimeout(r, 100)); // the close reaches the server
-    expect(svc.app.inspect!.watching()).toBe(0);
+    await vi.waitFor(() => expect(svc.app.inspect!.watching()).toBe(0), PATIENT); // once the close reaches the server
   });
 
   it('narrows the stream with ?actor=', async () => {
     const v = await view(`${url()}&actor=mcp:echo`);
+    const all = await view(url());
+    const session = (await all.until((f) => f.name === 'turn:default')).sessionId;
     await ask('another turn');
-    await new Promise((r) => setTimeout(r, 100));
+    // Once the unnarrowed viewer has the turn's last frame, the server has sent the turn's frames to
+    // every viewer; the narrowed one has all it was sent once its ping is answered.
+    const turn = await all.until((f) => f.type === '@xstate.actor' && f.parentId === session);
+    await all.until((f) => f.type === '@xstate.snapshot' && f.sessionId === turn.sessionId && f.snapshot?.status === 'done');
+    await v.drained();
     expect(new Set(v.frames.map((f) => f.name).filter(Boolean))).toEqual(new Set(['mcp:echo']));
+    expect(v.frames.some((f) => f.sessionId === turn.sessionId)).toBe(false);
     v.close();
+    all.close();
   });
 
   it('is not served unless turned on', async () => {
@@ -117,7 +132,7 @@ describe('inspector backpressure', () => {
       socket.resume();
       const resync = await v.until((f) => f.type === 'resync');
       expect(resync).toBeDefined();
-      const after = v.frames.slice(v.frames.indexOf(resync!) + 1);
+      const after = v.frames.slice(v.frames.indexOf(resync) + 1);
       expect(after[0]?.type).toBe('@xstate.actor');
       expect(after[0]?.name).toBe('turn:default');
       v.close();
@@ -138,8 +153,7 @@ describe('inspector relay (--inspect-relay)', () => {
     const svc = await startApp({ server: { inspect: true, inspectRelay: `ws://127.0.0.1:${port}` } });
     try {
       await fetch(`${svc.url}/api/reset`, { method: 'POST' }); // opens the default session
-      for (let i = 0; i < 100 && !received.some((f) => f.name === 'turn:default'); i++) await new Promise((r) => setTimeout(r, 25));
-      expect(received.find((f) => f.name === 'turn:default')?.type).toBe('@xstate.actor');
+      await vi.waitFor(() => expect(received.find((f) => f.name === 'turn:default')?.type).toBe('@xstate.actor'), PATIENT);
       expect(svc.app.inspect!.viewers()).toBe(1);
     } finally {
       await svc.stop();

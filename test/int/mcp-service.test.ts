@@ -6,8 +6,9 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { MODEL_TOOL_NAME } from '../../src/mcp/client/index.ts';
+import { PATIENT } from '../support/wait.ts';
 import { EVERYTHING, FILESYSTEM, fixture, harness, rejection, stdio, textOf, type Harness } from './mcp-helpers.ts';
 
 const SECRET = 'agentd-test-secret-value-7f3a';
@@ -26,6 +27,8 @@ describe('mcp service (stdio)', () => {
       fs: stdio([FILESYSTEM, dir]),
       broken: fixture('exit-server'),
       missing: stdio([], { command: '/nonexistent/agentd-no-such-binary' }),
+      noScript: stdio(['/nonexistent/agentd-server.js']),
+      noPackage: stdio([], { command: 'npx', args: ['-y', 'agentd-no-such-package-zz9'], timeout: 60_000 }),
       fixture: fixture('echo-server'),
     });
     const t0 = Date.now();
@@ -41,7 +44,14 @@ describe('mcp service (stdio)', () => {
 
   it('starts every configured server in parallel; failing ones are listed as error with a reason', async () => {
     expect(startMs).toBeLessThan(5_000);
-    const servers = await h.bus.execute('mcp.listServers', {});
+    // Failing servers are retried after a backoff (about a second, then longer), `connecting` while
+    // they are; listed between attempts, they show their error.
+    const servers = await vi.waitFor(async () => {
+      const list = await h.bus.execute('mcp.listServers', {});
+      const connecting = list.filter((s) => s.status === 'connecting').map((s) => s.name);
+      if (connecting.length > 0) throw new Error(`still connecting: ${connecting.join(', ')}`);
+      return list;
+    }, PATIENT);
     const byName = Object.fromEntries(servers.map((s) => [s.name, s]));
     expect(byName.everything).toEqual({
       id: 'everything',
@@ -55,7 +65,12 @@ describe('mcp service (stdio)', () => {
     expect(byName.broken).toMatchObject({ status: 'error', error: 'process exited with code 3: fixture: refusing to start' });
     expect(byName.missing?.status).toBe('error');
     expect(byName.missing?.error).toMatch(/ENOENT/);
-    expect(servers.map((s) => s.name)).toEqual(['everything', 'fs', 'broken', 'missing', 'fixture']);
+    // The cause Node and npm print, not their closing banners (`Node.js v…`, `A complete log of this run…`).
+    expect(byName.noScript?.error).toBe("process exited with code 1: Error: Cannot find module '/nonexistent/agentd-server.js'");
+    expect(byName.noPackage?.error).toMatch(/^process exited with code 1: npm error .*agentd-no-such-package-zz9/);
+    expect(byName.noPackage?.error).not.toMatch(/complete log/);
+    expect(h.statuses.find((s) => s.name === 'noScript' && s.status === 'error')?.error).toBe(byName.noScript?.error);
+    expect(servers.map((s) => s.name)).toEqual(['everything', 'fs', 'broken', 'missing', 'noScript', 'noPackage', 'fixture']);
     // status events went out on the bus
     expect(h.statuses.filter((s) => s.name === 'everything').map((s) => s.status).slice(0, 2)).toEqual(['connecting', 'connected']);
   });
@@ -211,7 +226,7 @@ describe('mcp service (stdio)', () => {
   it('refreshes the catalogue on notifications/tools/list_changed', async () => {
     const before = h.toolsChanged.length;
     await h.bus.execute('mcp.executeTool', { serverId: 'fixture', toolName: 'add-tool', args: { name: 'late_tool' } });
-    await expect.poll(() => h.toolsChanged.length, { timeout: 3_000 }).toBeGreaterThan(before);
+    await expect.poll(() => h.toolsChanged.length, PATIENT).toBeGreaterThan(before);
     const names = (await h.bus.execute('mcp.modelTools', {})).map((t) => t.name);
     expect(names).toContain('late_tool');
     expect((await h.bus.execute('mcp.listTools', { serverId: 'fixture' })).map((t) => t.name)).toContain('late_tool');

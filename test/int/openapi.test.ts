@@ -4,11 +4,12 @@
  */
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRoutes, type RoutesDeps } from '../../src/http/routes/index.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { fixturePath } from '../support/paths.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
+import { PATIENT } from '../support/wait.ts';
 
 const API = 'openapi-client-key-0123456789';
 const ADMIN = 'openapi-admin-key-0123456789';
@@ -32,12 +33,11 @@ const APPROVAL_VALUES: Record<string, string> = { sessionId: 'waiting' };
 async function pendingCall(url: string, sessionId: string): Promise<string> {
   const headers = { Authorization: `Bearer ${API}`, 'Content-Type': 'application/json' };
   await fetch(`${url}/api/message`, { method: 'POST', headers, body: JSON.stringify({ sessionId, message: 'wait [[tool:big {"bytes":3}]]' }) });
-  for (let i = 0; i < 200; i++) {
+  return vi.waitFor(async () => {
     const { approvals } = (await (await fetch(`${url}/api/sessions/${sessionId}/approvals`, { headers })).json()) as { approvals: { callId: string }[] };
-    if (approvals[0]) return approvals[0].callId;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error('no call waited for approval');
+    if (!approvals[0]) throw new Error('no call waited for approval');
+    return approvals[0].callId;
+  }, PATIENT);
 }
 
 describe('OpenAPI document', () => {

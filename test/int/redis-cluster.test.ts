@@ -4,18 +4,33 @@
  * and when the instance running a session is killed, another takes it over with the whole history.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { listeningPort, runAgentd, writeAgentFile } from '../support/agentd-process.ts';
 import { api, everythingStdio, roomyLimits, turnFrames } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
+import { PATIENT } from '../support/wait.ts';
 import { connectWs, type WsClient } from '../support/ws-client.ts';
 
 const enabled = hasRedisServer();
 const LEASE_MS = 1000;
 
-describe.skipIf(!enabled)('cluster: instances sharing one redis', () => {
+/** How many connections subscribe to a session's live channel (one per instance that watches it). */
+async function watchers(url: string, keyPrefix: string, sessionId: string): Promise<number> {
+  const client = createClient({ url });
+  await client.connect();
+  try {
+    const channel = `${keyPrefix}{s:${sessionId}}:live`;
+    return (await client.pubSubNumSub(channel))[channel] ?? 0;
+  } finally {
+    await client.close();
+  }
+}
+
+// Starts four instances (one a process of its own) and waits out a lease: room for a loaded machine.
+describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120_000 }, () => {
   let redis: RedisServer;
   let sim: Simulator;
   let storage: Record<string, unknown>;
@@ -51,7 +66,10 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', () => {
     const onB = await client(b);
     const onC = await client(c);
     for (const ws of [onB, onC]) ws.send({ type: 'subscribe', sessionId: 'shared' });
-    await new Promise((r) => setTimeout(r, 100)); // the subscriptions are in place
+    // The subscriptions are in place once B and C receive the session's channel; what is left of a
+    // subscribe then (an empty replay read) is one Redis round trip, fewer than A's turn takes to publish.
+    const { keyPrefix } = storage as { keyPrefix: string };
+    await expect.poll(() => watchers(redis.url, keyPrefix, 'shared'), PATIENT).toBe(2);
 
     expect((await api(a.url, 'POST', '/api/message', { message: 'posted on A', sessionId: 'shared' })).status).toBe(200);
     const seenOnB = await turnFrames(onB, 'shared', 0);
@@ -125,7 +143,7 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', () => {
   });
 });
 
-describe.skipIf(!enabled)('cluster: tool servers connected at runtime', () => {
+describe.skipIf(!enabled)('cluster: tool servers connected at runtime', { timeout: 120_000 }, () => {
   let redis: RedisServer;
   const apps: RunningApp[] = [];
   const instance = async (storage: Record<string, unknown>) => {
@@ -134,12 +152,10 @@ describe.skipIf(!enabled)('cluster: tool servers connected at runtime', () => {
     return app;
   };
   const servers = async (app: RunningApp) => (await api(app.url, 'GET', '/api/mcp/servers')).body.servers as { name: string; status: string; instances: { instanceId: string; status: string }[] }[];
-  const until = async (check: () => Promise<boolean>, what: string) => {
-    for (let i = 0; !(await check()); i++) {
-      if (i > 100) throw new Error(`not in time: ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  };
+  const until = (check: () => Promise<boolean>, what: string) =>
+    vi.waitFor(async () => {
+      if (!(await check())) throw new Error(`not in time: ${what}`);
+    }, PATIENT);
   beforeAll(async () => {
     redis = await startRedis();
   });

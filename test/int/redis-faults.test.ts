@@ -7,11 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api, roomyLimits, sleep } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
+import { PATIENT } from '../support/wait.ts';
 
 const enabled = hasRedisServer();
 
@@ -24,7 +25,8 @@ interface Outcome {
   ms: number;
 }
 
-describe.skipIf(!enabled)('cluster: redis faults', () => {
+// Restarts Redis under load from four clients: room for a loaded machine.
+describe.skipIf(!enabled)('cluster: redis faults', { timeout: 120_000 }, () => {
   let dir: string;
   let redis: RedisServer;
   let sim: Simulator;
@@ -45,18 +47,23 @@ describe.skipIf(!enabled)('cluster: redis faults', () => {
   });
 
   const health = async (app: RunningApp) => (await api(app.url, 'GET', '/api/health')).body.agent as { status: string; cause?: string };
-  /** Polls until `ok`; past 10 s fails with what it last saw. */
-  async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, what: string): Promise<void> {
-    for (let i = 0; ; i++) {
+  /** Polls until `ok`; fails with what it last saw. */
+  const until = <T,>(read: () => Promise<T>, ok: (value: T) => boolean, what: string) =>
+    vi.waitFor(async () => {
       const value = await read();
-      if (ok(value)) return;
-      if (i > 100) throw new Error(`not in time: ${what}; last: ${JSON.stringify(value)}`);
-      await sleep(100);
-    }
-  }
+      if (!ok(value)) throw new Error(`not in time: ${what}; last: ${JSON.stringify(value)}`);
+    }, PATIENT);
+  /** Waits until each of the four clients has `n` outcomes from index `from` on that `match`. */
+  const eachClientHas = (from: number, n: number, match: (o: Outcome) => boolean = () => true) =>
+    vi.waitFor(() => {
+      for (const sessionId of ['load-0', 'load-1', 'load-2', 'load-3']) {
+        expect(outcomes.slice(from).filter((o) => o.sessionId === sessionId && match(o)).length, sessionId).toBeGreaterThanOrEqual(n);
+      }
+    }, PATIENT);
+  let outcomes: Outcome[] = [];
 
   it('degrades with 503s while Redis is away, recovers when it is back, and loses nothing acknowledged', async () => {
-    const outcomes: Outcome[] = [];
+    outcomes = [];
     let running = true;
     // Four clients, each on its own session, alternating between the instances.
     const client = async (n: number) => {
@@ -66,18 +73,18 @@ describe.skipIf(!enabled)('cluster: redis faults', () => {
         const started = Date.now();
         const res = await api(apps[app]!.url, 'POST', '/api/message-sync', { message, sessionId: `load-${n}` });
         outcomes.push({ app, sessionId: `load-${n}`, message, status: res.status, code: res.body?.error?.code, ms: Date.now() - started });
-        if (res.status !== 200) await sleep(50);
+        if (res.status !== 200) await sleep(50); // a client's pause after a failure, as a real one would
       }
     };
     const load = [0, 1, 2, 3].map(client);
-    await sleep(500);
+    await eachClientHas(0, 1, (o) => o.status === 200); // the load runs
 
     const port = Number(new URL(redis.url).port);
     await redis.stop();
     for (const app of apps) await until(() => health(app), (h) => h.status === 'degraded', 'health degraded');
     expect(await health(apps[0]!)).toMatchObject({ status: 'degraded', cause: 'redis: unreachable' });
     const downFrom = outcomes.length;
-    await sleep(700);
+    await eachClientHas(downFrom, 2); // turns asked after the outage was seen, not only those it caught in flight
     const whileDown = outcomes.slice(downFrom);
     expect(whileDown.length).toBeGreaterThan(0);
     for (const o of whileDown) expect([o.status, o.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);

@@ -1,15 +1,15 @@
 /** Session leases in a real Redis: one holder at a time, renewed while held, handed over on release, and a lease taken meanwhile is reported lost. */
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLeases } from '../../src/cluster/leases.ts';
 import { createRedisConnection, type RedisConnection } from '../../src/redis/index.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
+import { PATIENT } from '../support/wait.ts';
 
 const enabled = hasRedisServer();
 const LEASE_MS = 600;
 const log = pino({ level: 'silent' });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(!enabled)('cluster: session leases', () => {
   let redis: RedisServer;
@@ -32,10 +32,23 @@ describe.skipIf(!enabled)('cluster: session leases', () => {
   };
 
   it('has one holder, renews it past the lease time, and hands over on release', async () => {
-    const { a, b } = pair();
+    const { a, b, key } = pair();
+    const claimedAt = Date.now();
     expect(await a.claim('s1')).toBe('A');
     expect(await b.claim('s1')).toBe('A');
-    await sleep(LEASE_MS * 2); // A's renewals keep it
+    // A's renewals keep it: its expiry moved forward (twice at least) and the lease outlived its first term.
+    let renewals = 0;
+    let lastTtl = Infinity;
+    const ttls: number[] = [];
+    await vi.waitFor(async () => {
+      const ttl = await client.pTTL(key('s1'));
+      ttls.push(ttl);
+      if (ttl > lastTtl) renewals++;
+      lastTtl = ttl;
+      expect(renewals).toBeGreaterThanOrEqual(2);
+      expect(Date.now() - claimedAt).toBeGreaterThan(LEASE_MS * 1.5);
+    }, { ...PATIENT, interval: 20 });
+    expect(ttls.every((ttl) => ttl > 0), `the lease lapsed between renewals: ${ttls.join(' ')}`).toBe(true);
     expect(await b.claim('s1')).toBe('A');
     await a.release('s1');
     expect(await b.claim('s1')).toBe('B');
@@ -50,8 +63,7 @@ describe.skipIf(!enabled)('cluster: session leases', () => {
     // A stalled past its lease and B took the session: A's next renewal finds B.
     await client.del(key('s2'));
     expect(await b.claim('s2')).toBe('B');
-    await sleep(LEASE_MS);
-    expect(lost).toEqual(['A:s2']);
+    await vi.waitFor(() => expect(lost).toEqual(['A:s2']), PATIENT); // at A's next renewal
     expect(await a.claim('s2')).toBe('B');
     expect(lost).toEqual(['A:s2']);
     await Promise.all([a.close(), b.close()]);

@@ -1,13 +1,26 @@
 /** Rate limits shared in Redis: two agentd instances count one window per IP, and keep serving while Redis is away. */
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { limitsStoreOf, parseConfig } from '../../src/config/index.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
+import { PATIENT } from '../support/wait.ts';
 
 const enabled = hasRedisServer();
 const POINTS = 6;
+
+/** Connections Redis has from clients other than this probe. */
+async function redisClients(url: string): Promise<number> {
+  const probe = createClient({ url });
+  await probe.connect();
+  try {
+    const list = await probe.sendCommand<string>(['CLIENT', 'LIST']);
+    return list.trim().split('\n').length - 1;
+  } finally {
+    probe.destroy();
+  }
+}
 
 describe.skipIf(!enabled)('limits: shared in redis', () => {
   let redis: RedisServer;
@@ -40,19 +53,21 @@ describe.skipIf(!enabled)('limits: shared in redis', () => {
 
     // Redis gone: each instance answers from its insurance window instead of failing or hanging.
     const port = new URL(redis.url).port;
+    const connections = await redisClients(redis.url);
     await redis.stop();
     expect(await remaining(a)).toEqual({ status: 200, remaining: POINTS - 1 });
     expect(await remaining(b)).toEqual({ status: 200, remaining: POINTS - 1 });
 
     // Redis back (empty): once the instances have reconnected, they share one window again.
     redis = await startRedis(Number(port));
-    for (let i = 0; ; i++) {
+    // Both instances are back on Redis before a probe spends points: one that probed alone for long
+    // would use up the fresh window before the other joined it.
+    await expect.poll(() => redisClients(redis.url), PATIENT).toBeGreaterThanOrEqual(connections);
+    await vi.waitFor(async () => {
       const first = await remaining(a);
       const second = await remaining(b);
-      if (second.remaining === first.remaining - 1 && first.remaining < POINTS - 2) break;
-      if (i > 40) throw new Error(`instances did not share the window again: ${JSON.stringify([first, second])}`);
-      await sleep(100);
-    }
+      if (!(second.remaining === first.remaining - 1 && first.remaining < POINTS - 2)) throw new Error(`instances did not share the window again: ${JSON.stringify([first, second])}`);
+    }, PATIENT);
   });
 
   it('defaults to Redis when the sessions are there, and refuses a Redis store without Redis storage', () => {

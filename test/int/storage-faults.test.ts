@@ -2,7 +2,7 @@
  * Storage faults lose nothing silently: the real CLI runs with its data directory on a tmpfs of
  * its own mount namespace (`unshare -m`, as root), which the test turns read-only and back with
  * `nsenter`. A turn whose facts cannot be stored fails (500 AGENT_ERROR, details.reason storage),
- * health says degraded with the cause, the history stays as it was, and all of it recovers once
+ * health says degraded with the cause (and the readiness probe 503), the history stays as it was, and all of it recovers once
  * appends succeed again. Skipped, with a notice, where mount namespaces are not available.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api } from '../support/messaging.ts';
+import { testRunEnv } from '../support/process-ledger.ts';
 
 function canUnshare(): boolean {
   try {
@@ -40,7 +41,7 @@ describe.skipIf(!available)('storage faults (read-only data directory)', () => {
     const agent = join(dir, 'agent.yml');
     await writeFile(agent, `llm:\n  provider: openai-compatible\n  baseURL: ${sim.url}\n  model: sim\n  apiKey: k\nstorage:\n  type: jsonl\n  dir: ${dataDir}/sessions\n`);
     child = spawn('unshare', ['-m', 'sh', '-c', 'mount -t tmpfs -o size=1m tmpfs "$0" && exec "$@"', dataDir, join('node_modules', '.bin', 'tsx'), 'src/cli.ts', '--agent', agent, '--web-port', '0'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...testRunEnv() },
     });
     let out = '';
     base = await new Promise<string>((resolve, reject) => {
@@ -65,6 +66,9 @@ describe.skipIf(!available)('storage faults (read-only data directory)', () => {
     expect(failed.body.error).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'storage', cause: 'EROFS' } });
     const health = (await api(base, 'GET', '/api/health')).body;
     expect(health.agent).toMatchObject({ status: 'degraded', cause: 'storage: EROFS', since: expect.any(String) });
+    const notReady = await api(base, 'GET', '/api/health/ready');
+    expect(notReady.status).toBe(503);
+    expect(notReady.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { reasons: [{ check: 'store', message: 'the store does not accept writes' }] } });
     expect((await api(base, 'GET', '/api/sessions/default/history')).body.events).toEqual([]);
     const reset = await api(base, 'POST', '/api/reset', {});
     expect(reset.status).toBe(500);
@@ -74,6 +78,7 @@ describe.skipIf(!available)('storage faults (read-only data directory)', () => {
     const again = await api(base, 'POST', '/api/message-sync', { message: 'stored' });
     expect(again.status).toBe(200);
     expect((await api(base, 'GET', '/api/health')).body.agent.status).toBe('ready');
+    expect((await api(base, 'GET', '/api/health/ready')).status).toBe(200);
     const after = (await api(base, 'GET', '/api/sessions/default/history')).body.events;
     expect(after.map((f: any) => [f.data.seq, f.data.content])).toEqual([[1, 'stored'], [2, 'You said: stored']]);
   });

@@ -5,11 +5,11 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { runAgentd, writeAgentFile } from '../support/agentd-process.ts';
-import { sleep } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
+import { PATIENT } from '../support/wait.ts';
 import { connectWs } from '../support/ws-client.ts';
 
 const enabled = hasRedisServer();
@@ -17,9 +17,11 @@ const enabled = hasRedisServer();
 /** agentd with `config`, on a free port, with extra flags. */
 const agentd = async (config: object, args: string[]) => runAgentd(['--agent', await writeAgentFile(config), '--web-port', '0', ...args]);
 
-async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  for (const end = Date.now() + timeoutMs; !check(); await sleep(50)) if (Date.now() > end) throw new Error(`not in time: ${what}`);
-}
+/** Waits until `check` holds (it starts processes: the deadline is a loaded machine's). */
+const until = (check: () => boolean, what: string, timeout = 60_000) =>
+  vi.waitFor(() => {
+    if (!check()) throw new Error(`not in time: ${what}`);
+  }, { ...PATIENT, timeout });
 
 /** Pids of the processes whose parent is `pid`. */
 const childrenOf = (pid: number): number[] => {
@@ -30,7 +32,8 @@ const childrenOf = (pid: number): number[] => {
   }
 };
 
-describe.skipIf(!enabled)('agentd --workers', () => {
+// Starts a supervisor and its workers (three agentd processes, one restarted): room for a loaded machine.
+describe.skipIf(!enabled)('agentd --workers', { timeout: 120_000 }, () => {
   let redis: RedisServer;
   let sim: Simulator;
   beforeAll(async () => {
@@ -67,8 +70,8 @@ describe.skipIf(!enabled)('agentd --workers', () => {
 
       const base = `http://127.0.0.1:${port}`;
       const ws = await connectWs(`ws://127.0.0.1:${port}/`);
-      ws.send({ type: 'subscribe', sessionId: 'w' });
-      await sleep(100);
+      // `since: 0`: each response is either replayed or live, whenever the subscription is in place.
+      ws.send({ type: 'subscribe', sessionId: 'w', since: 0 });
       // Fresh connections, spread by the kernel over the workers; one conversation throughout.
       const ask = async (message: string) => {
         const res = await fetch(`${base}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json', Connection: 'close' }, body: JSON.stringify({ message, sessionId: 'w' }) });

@@ -1,12 +1,14 @@
 /**
  * agentd as users run it (`src/cli.ts`), in a child process of its own: its output, its exit code
  * and the port it logs. Run by node itself (tsx as a loader), so a signal sent to the child reaches
- * agentd, SIGKILL included. The environment holds only PATH and HOME plus `env`.
+ * agentd, SIGKILL included. The environment holds only PATH and HOME, the test run's mark (see
+ * test/support/no-leftovers.ts), its AGENTD_ENGINE and `env`.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { testRunEnv } from './process-ledger.ts';
 
 export interface AgentdProcess {
   child: ChildProcessWithoutNullStreams;
@@ -16,8 +18,11 @@ export interface AgentdProcess {
   err(): string;
 }
 
+/** The test run's AGENTD_ENGINE (the suite runs under each engine), passed on to every agentd. */
+const engineEnv = process.env.AGENTD_ENGINE ? { AGENTD_ENGINE: process.env.AGENTD_ENGINE } : {};
+
 export function runAgentd(args: string[], env: NodeJS.ProcessEnv = {}): AgentdProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...testRunEnv(), ...engineEnv, ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -26,15 +31,34 @@ export function runAgentd(args: string[], env: NodeJS.ProcessEnv = {}): AgentdPr
   return { child, exited, out: () => stdout, err: () => stderr };
 }
 
-/** Waits until the service logs its listening port. */
-export async function listeningPort(p: AgentdProcess): Promise<number> {
-  for (let i = 0; i < 200; i++) {
+/**
+ * Resolves with the port once the service logs it (checked on each chunk of its output); rejects
+ * when it exits first, or after `timeoutMs` (a loaded machine can take many seconds to start it).
+ */
+export function listeningPort(p: AgentdProcess, timeoutMs = 60_000): Promise<number> {
+  const port = () => {
     const m = /"port":(\d+).*"engine"/.exec(p.out());
-    if (m) return Number(m[1]);
-    if (p.child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`service did not start:\n${p.out()}${p.err()}`);
+    return m ? Number(m[1]) : undefined;
+  };
+  return new Promise<number>((resolve, reject) => {
+    const finish = (settle: () => void) => {
+      clearTimeout(timer);
+      p.child.stdout.off('data', onData);
+      settle();
+    };
+    const onData = () => {
+      const found = port();
+      if (found !== undefined) finish(() => resolve(found));
+    };
+    const timer = setTimeout(() => finish(() => reject(new Error(`service did not start within ${timeoutMs} ms:\n${p.out()}${p.err()}`))), timeoutMs);
+    p.child.stdout.on('data', onData);
+    onData();
+    // Its last output may come just after the exit.
+    void p.exited.then(() => setImmediate(() => {
+      const found = port();
+      finish(() => (found !== undefined ? resolve(found) : reject(new Error(`service exited before it listened:\n${p.out()}${p.err()}`))));
+    }));
+  });
 }
 
 /** Writes an agent config (YAML text, or an object: JSON is YAML) to a fresh temporary file; its path. */

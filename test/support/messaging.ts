@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { contentText, startSimulator, type RecordedRequest, type Simulator, type WireMessage } from '../../tools/simulator/index.ts';
 import { EVERYTHING } from './paths.ts';
 import { startApp, type RunningApp } from './start-app.ts';
+import { PATIENT } from './wait.ts';
 import { connectWs, type Frame, type WsClient } from './ws-client.ts';
 
 
@@ -38,7 +39,7 @@ export const isEnd = (f: Frame) => f.event === 'response' || f.event === 'error'
  * Waits for the frame that ends the next turn of `sessionId` received after index `from`
  * (a `response`, or an `error` naming the session), and returns that turn's frames in order.
  */
-export async function turnFrames(ws: WsClient, sessionId: string, from = ws.frames.length, timeoutMs = 8_000): Promise<Frame[]> {
+export async function turnFrames(ws: WsClient, sessionId: string, from = ws.frames.length, timeoutMs = PATIENT.timeout): Promise<Frame[]> {
   const end = await ws.next((f) => isEnd(f) && f.data.sessionId === sessionId && f.data.turnId !== undefined, timeoutMs, from);
   const turnId = end.data.turnId as string;
   return ws.frames.slice(from).filter((f) => f.data.turnId === turnId);

@@ -5,8 +5,8 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
+import { vi } from 'vitest';
 
 export function hasRedisServer(): boolean {
   const found = spawnSync('redis-server', ['--version']).status === 0;
@@ -40,20 +40,23 @@ export async function startRedis(port?: number, options: { dir?: string } = {}):
   const persistence = options.dir ? ['--dir', options.dir, '--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
   const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], { stdio: 'ignore' });
   const url = `redis://127.0.0.1:${port}`;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  for (let i = 0; ; i++) {
+  let exitCode: number | null | undefined;
+  const exited = new Promise<void>((resolve) => child.once('exit', (code) => ((exitCode = code), resolve())));
+  // Answers a PING once it has started (a loaded machine can take seconds).
+  await vi.waitFor(async () => {
+    if (exitCode !== undefined) throw new Error(`redis-server on ${url} exited with ${exitCode}`);
     const probe = createClient({ url, socket: { reconnectStrategy: false } });
     probe.on('error', () => undefined);
     try {
       await probe.connect();
       await probe.ping();
-      await probe.close();
-      break;
-    } catch {
-      if (i > 100) throw new Error(`redis-server did not start on ${url}`);
-      await sleep(50); // still starting
+    } finally {
+      probe.destroy();
     }
-  }
+  }, { timeout: 20_000, interval: 50 }).catch((err: unknown) => {
+    child.kill('SIGKILL');
+    throw new Error(`redis-server did not start on ${url}: ${err instanceof Error ? err.message : String(err)}`);
+  });
   return {
     url,
     stop: async () => {

@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import { PATIENT } from './wait.ts';
 
 export interface Frame {
   event: string;
@@ -42,7 +43,7 @@ export async function connectWs(url: string, options: WebSocket.ClientOptions = 
     closing,
     send: (msg) => ws.send(JSON.stringify(msg)),
     sendRaw: (text) => ws.send(text),
-    next(match, timeoutMs = 5000, from = 0) {
+    next(match, timeoutMs = PATIENT.timeout, from = 0) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const found = frames.slice(from).find(match);

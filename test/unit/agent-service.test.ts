@@ -131,11 +131,20 @@ describe('agent service', () => {
     const { store, hold } = heldStore();
     const release = hold();
     const { llm, requests } = fakeLlm(() => text('Early bird.'));
+    let replied = false;
+    const complete = llm.complete.bind(llm);
+    llm.complete = async (req) => {
+      const step = await complete(req);
+      replied = true;
+      return step;
+    };
     const r = await rig(llm, { store });
     const { correlationId } = await r.send('hi');
     await vi.waitFor(() => expect(requests).toHaveLength(1));
     expect(requests[0]?.messages).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }]);
-    await new Promise((resolve) => setTimeout(resolve, 20)); // the model's reply is in: only the append holds it
+    // The model's reply is in, and whatever the service does with it without I/O is done: only the append holds it.
+    await vi.waitFor(() => expect(replied).toBe(true));
+    await new Promise((resolve) => setImmediate(resolve));
     expect(r.events.filter((e) => e.correlationId === correlationId).map((e) => e.name)).toEqual([]);
     release();
     await r.until(ended(correlationId));

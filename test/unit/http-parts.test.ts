@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCliArgs, UsageError } from '../../src/cli-args.ts';
+import { parseCliArgs, UsageError } from '../../src/cli/args.ts';
 import { createCors } from '../../src/http/cors.ts';
 import { createHostCheck, isLoopbackHost } from '../../src/http/host-check.ts';
 import { formatIp } from '../../src/http/ip.ts';

@@ -1,9 +1,8 @@
 /** Our inspection frames are @statelyai/inspect's, and the sanitized ones hide content. */
 import { createInspector } from '@statelyai/inspect';
 import { configure } from 'safe-stable-stringify';
-import { setTimeout as tick } from 'node:timers/promises';
 import { assign, createActor, setup, type InspectionEvent } from 'xstate';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createFrames } from '../../src/inspect/index.ts';
 
 const stringify = configure({ maximumDepth: 10 });
@@ -24,20 +23,24 @@ describe('inspection frames', () => {
     const inspector = createInspector({ start() {}, stop() {}, send: (e: unknown) => theirs.push(JSON.parse(stringify(e) ?? 'null')) });
     const ours: unknown[] = [];
     const frames = createFrames({ content: true, redact: (x) => x });
+    let converting = 0;
+    const converted = () => vi.waitFor(() => expect(converting).toBe(0));
     // Both convert on a later tick, as the hub does: an actor's snapshot cannot be read while it is created.
     const actor = createActor(machine, {
       inspect: (ev) => {
         inspector.inspect.next?.(ev);
+        converting++;
         setTimeout(() => {
           const frame = frames.fromInspection(ev);
           if (frame) ours.push(JSON.parse(JSON.stringify(frame)));
+          converting--;
         }, 0);
       },
     });
     actor.start();
-    await tick(5);
+    await converted();
     actor.send({ type: 'TOGGLE', content: 'secret prompt' });
-    await tick(5);
+    await converted();
     expect(ours.length).toBeGreaterThanOrEqual(4);
     expect(withoutTime(ours)).toEqual(withoutTime(theirs));
   });

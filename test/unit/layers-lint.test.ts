@@ -42,11 +42,14 @@ describe('import layers (npm run lint)', () => {
     expect(await lint('src/agent/fixture.ts', "import { toFrame } from './frames.ts';\nimport type { EventStore } from '../store/index.ts';")).toEqual([]);
   });
 
-  it('keeps uWebSockets.js, openai and the MCP transports to their components', async () => {
+  it('keeps uWebSockets.js and ws (the engines), openai and the MCP transports to their components', async () => {
     expect(await lint('src/agent/fixture.ts', "import OpenAI from 'openai';")).toEqual([expect.stringMatching(/^agent may not import openai; only llm may/)]);
     expect(await lint('src/llm/fixture.ts', "import OpenAI from 'openai';")).toEqual([]);
-    expect(await lint('src/agent/fixture.ts', "import { App } from 'uWebSockets.js';")).toEqual([expect.stringMatching(/only http may/)]);
-    expect(await lint('src/http/fixture.ts', "import { App } from 'uWebSockets.js';")).toEqual([]);
+    expect(await lint('src/agent/fixture.ts', "import { App } from 'uWebSockets.js';")).toEqual([expect.stringMatching(/only httpEngine may/)]);
+    expect(await lint('src/http/fixture.ts', "const uws = await import('uWebSockets.js');")).toEqual([expect.stringMatching(/^http may not import uWebSockets\.js; only httpEngine may/)]);
+    expect(await lint('src/http/fixture.ts', "import { WebSocketServer } from 'ws';")).toEqual([expect.stringMatching(/^http may not import ws; only httpEngine may/)]);
+    expect(await lint('src/http/engine/fixture.ts', "import { App } from 'uWebSockets.js';\nimport { WebSocketServer } from 'ws';")).toEqual([]);
+    expect(await lint('src/http/engine/fixture.ts', "import type { Route } from '../route.ts';")).toEqual([expect.stringMatching(/^httpEngine may not import http/)]);
     expect(await lint('src/http/fixture.ts', "const m = await import('@modelcontextprotocol/sdk/client/index.js');")).toEqual([expect.stringMatching(/only mcpClient may/)]);
   });
 

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseSessionEvent, type SessionEvent } from '../../machines/session-events.ts';
 import { createRedisStore } from '../../src/store/redis-store.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
+import { PATIENT } from '../support/wait.ts';
 import { eventStoreContract, manualClock, user } from './store-contract.ts';
 
 const log = pino({ level: 'silent' });
@@ -52,11 +53,8 @@ describe.skipIf(!enabled)('redis store', () => {
       await expect(store.append('s', [user('lost')])).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
       const back = await startRedis(Number(new URL(own.url).port));
       try {
-        let seq: number | undefined;
-        for (let i = 0; i < 60 && seq === undefined; i++) {
-          seq = await store.append('s', [user('after')]).then((r) => r[0]?.seq, () => undefined);
-          if (seq === undefined) await new Promise((r) => setTimeout(r, 100)); // the client reconnects
-        }
+        // Fails fast until the client has reconnected.
+        const seq = await vi.waitFor(async () => (await store.append('s', [user('after')]))[0]?.seq, { ...PATIENT, interval: 100 });
         expect(seq).toBe(1); // this Redis keeps nothing on disk: a fresh log
       } finally {
         await back.stop();

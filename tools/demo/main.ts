@@ -7,20 +7,23 @@
  * Environment: AGENTD_DEMO_PORT (service port, default 3001; 0 = any free port), AGENTD_DEMO_SIM_PORT
  * (simulator port, default 4010), AGENTD_DEMO_TOKENS_PER_SEC (simulated streaming speed, default 40),
  * AGENTD_DEMO_LOG (service log level, default warn), AGENTD_DEMO_EXIT=1 (exit 0 after the scripted
- * conversation, for tests and CI), AGENTD_DEMO_DATA (absolute data folder holding demo-sandbox and the
- * memory file, default <project>/data). Sets AGENTD_DEMO_MODEL_URL (and AGENTD_DEMO_DATA) for demo.yml.
+ * conversation, for tests and CI), AGENTD_DEMO_DATA (data folder holding demo-sandbox and the memory
+ * file, default <os temp dir>/agentd-demo). Sets AGENTD_DEMO_MODEL_URL, AGENTD_DEMO_DATA and
+ * AGENTD_DEMO_SERVERS (the installed @modelcontextprotocol folder) for demo.yml. Runs the same from a
+ * checkout (`npm run demo`) and from the installed package (`agentd demo`), from any folder.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import WebSocket from 'ws';
 import { createApp, type App } from '../../src/app.ts';
 import { ConfigError, loadConfig } from '../../src/config/index.ts';
 import { createLogger, LOG_LEVELS } from '../../src/log/index.ts';
+import { packagePath } from '../../src/package-info.ts';
 import { startSimulator, type Simulator } from '../simulator/index.ts';
 import { bold, createTurnPrinter, cyan, dim, type Frame } from './print.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SESSION = 'demo';
 
 /** The scripted conversation. `[[...]]` directives tell the simulated model what to do (tools/simulator/README.md). */
@@ -91,6 +94,7 @@ async function converse(ws: WebSocket): Promise<void> {
 }
 
 function examples(base: string, ws: string): string {
+  const chat = packagePath('docs', 'clients', 'chat.mjs');
   const quoted = (text: string) => `'${text.replace(/'/g, "'\\''")}'`;
   const json = (message: string) => quoted(JSON.stringify({ message }));
   return `
@@ -107,16 +111,17 @@ ${bold('Try it yourself')} (the simulator echoes you, and obeys [[directives]]: 
   curl -s ${base}/api/mcp/servers
   curl -s ${base}/api/health
 
-  AGENTD_URL=${ws} node docs/clients/chat.mjs ${quoted('Hello [[len:30]]')}
-  AGENTD_URL=${ws} node docs/clients/chat.mjs ${quoted('What do you remember? [[tool:read_graph]]')}
+  AGENTD_URL=${ws} node ${chat} ${quoted('Hello [[len:30]]')}
+  AGENTD_URL=${ws} node ${chat} ${quoted('What do you remember? [[tool:read_graph]]')}
 
-Real model: OPENAI_API_KEY=sk-... npm start   (agents/default.yml)
+Your own agent: agentd init (writes agent.yml), set your model's key, then agentd
 `;
 }
 
 async function main(): Promise<void> {
-  const data = resolve(process.env.AGENTD_DEMO_DATA || join(ROOT, 'data'));
-  process.chdir(ROOT);
+  const data = resolve(process.env.AGENTD_DEMO_DATA || join(tmpdir(), 'agentd-demo'));
+  // The demo's tool servers, wherever npm put them (nested in a global install, hoisted by npx).
+  const servers = dirname(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-memory/package.json')));
   const exitAfterScript = process.env.AGENTD_DEMO_EXIT === '1';
   const servicePort = envInt('AGENTD_DEMO_PORT', 3001);
   const tokensPerSec = envInt('AGENTD_DEMO_TOKENS_PER_SEC', 40);
@@ -129,6 +134,7 @@ async function main(): Promise<void> {
   const sim = await startSim(envInt('AGENTD_DEMO_SIM_PORT', 4010), tokensPerSec);
   process.env.AGENTD_DEMO_MODEL_URL = sim.url;
   process.env.AGENTD_DEMO_DATA = data;
+  process.env.AGENTD_DEMO_SERVERS = servers;
 
   let app: App | undefined;
   let ws: WebSocket | undefined;
@@ -154,11 +160,11 @@ async function main(): Promise<void> {
   process.on('SIGTERM', onSignal);
 
   try {
-    const config = await loadConfig(join(ROOT, 'agents', 'demo.yml'));
+    const config = await loadConfig(packagePath('agents', 'demo.yml'));
     app = createApp(config, { log: createLogger(level as (typeof LOG_LEVELS)[number]) });
     const port = await listen(app, servicePort);
     process.stdout.write(`${bold('agentd demo')}\n  model simulator  ${sim.url}\n  agentd           http://127.0.0.1:${port}  (REST /api, WebSocket /)\n`);
-    process.stdout.write(dim('  starting MCP servers: filesystem (data/demo-sandbox), memory…\n'));
+    process.stdout.write(dim(`  starting MCP servers: filesystem (${join(data, 'demo-sandbox')}), memory…\n`));
     await app.start();
     const servers = await app.bus.execute('mcp.listServers', {});
     for (const s of servers) process.stdout.write(`  MCP server       ${s.name}: ${s.status}${s.error ? ` (${s.error})` : ''}\n`);

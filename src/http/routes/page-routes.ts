@@ -2,11 +2,12 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, extname, join } from 'node:path';
 import { AppError } from '../../errors/index.ts';
+import { packagePath } from '../../package-info.ts';
 import { openApiDocument, type OpenApiOptions } from '../openapi.ts';
 import type { Route, RouteResult } from '../route.ts';
 import { RESPONSES } from './shapes.ts';
 
-const WEB = join(import.meta.dirname, '..', '..', '..', 'web');
+const WEB = packagePath('web');
 const SWAGGER_UI = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -89,7 +90,7 @@ export function apiDocRoutes(table: () => Route[], options: OpenApiOptions): Rou
  * for the key.
  */
 export function inspectRoutes(enabled: boolean): Route[] {
-  const layouts: [string, string] = ['layouts.json', join(import.meta.dirname, '..', '..', '..', 'machines', 'layouts.json')];
+  const layouts: [string, string] = ['layouts.json', packagePath('machines', 'layouts.json')];
   const file = files([...folder('inspect'), layouts], pageHeaders(), '/inspect/');
   // The bridge page may frame Stately's hosted inspector, and nothing else.
   const bridge = files([['stately.html', join(WEB, 'inspect', 'stately.html')]], pageHeaders("'self'", 'https://stately.ai'), '/inspect/');

@@ -1,12 +1,37 @@
 import type { Clock } from '../../clock.ts';
 import type { AgentConfig } from '../../config/schema.ts';
 import { exportConfigYaml } from '../../config/export.ts';
+import { AppError } from '../../errors/index.ts';
+import type { FrontCommands } from '../front-bus.ts';
 import type { Route } from '../route.ts';
 import { RESPONSES } from './shapes.ts';
 
+type AgentHealth = FrontCommands['agent.health']['result'];
+type ServerRecord = FrontCommands['mcp.listServers']['result'][number];
+
+/**
+ * Why the service cannot take work now, for `/api/health/ready` (empty: ready). Checked: start-up
+ * is done, the store accepts writes (no failed append since the last good one; Redis reachable),
+ * and every tool server marked `required: true` is connected. The model configuration needs no
+ * check here: a provider without its endpoint or key stops agentd at start. Reasons name servers
+ * and states, never a server's error text (the probe answers without a key).
+ */
+export function notReadyReasons(info: Pick<ServiceInfo, 'isReady' | 'config'>, agent: AgentHealth, servers: ServerRecord[]): { check: string; message: string; server?: string; status?: string }[] {
+  const reasons: { check: string; message: string; server?: string; status?: string }[] = [];
+  if (!info.isReady()) reasons.push({ check: 'start', message: 'starting' });
+  if (agent.status === 'degraded') reasons.push({ check: 'store', message: 'the store does not accept writes' });
+  const status = new Map(servers.map((s) => [s.name, s.status]));
+  for (const [name, server] of Object.entries(info.config.mcpServers)) {
+    if (!server.required || status.get(name) === 'connected') continue;
+    reasons.push({ check: 'toolServer', server: name, status: status.get(name) ?? 'disconnected', message: `required tool server ${name} is ${status.get(name) ?? 'disconnected'}` });
+  }
+  return reasons;
+}
+
 export interface ServiceInfo {
   version: string;
-  engine: 'native' | 'fallback';
+  /** The HTTP/WebSocket engine serving (src/http/engine). */
+  engine: 'uws' | 'node';
   /** Milliseconds since the epoch when the service started. */
   startedAt: number;
   clock: Clock;
@@ -15,7 +40,7 @@ export interface ServiceInfo {
   config: AgentConfig;
 }
 
-/** `GET /api/health` and `GET /api/config.yaml`. */
+/** `GET /api/health`, its probes `/live` and `/ready`, and `GET /api/config.yaml`. */
 export function systemRoutes(info: ServiceInfo): Route[] {
   return [
     {
@@ -41,6 +66,26 @@ export function systemRoutes(info: ServiceInfo): Route[] {
             timestamp: new Date(now).toISOString(),
           },
         };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/health/live',
+      summary: 'Liveness probe: the process answers',
+      public: true,
+      doc: { response: RESPONSES.live },
+      handler: () => ({ body: { status: 'live', timestamp: new Date(info.clock.now()).toISOString() } }),
+    },
+    {
+      method: 'GET',
+      path: '/api/health/ready',
+      summary: 'Readiness probe: 200 when the service can take work, else 503 with the reasons',
+      public: true,
+      doc: { response: RESPONSES.ready, errors: ['SERVICE_UNAVAILABLE'] },
+      async handler({ bus }) {
+        const reasons = notReadyReasons(info, ...(await Promise.all([bus.execute('agent.health', {}), bus.execute('mcp.listServers', {})])));
+        if (reasons.length > 0) throw new AppError('SERVICE_UNAVAILABLE', `not ready: ${reasons.map((r) => r.message).join('; ')}`, { reasons });
+        return { body: { status: 'ready', timestamp: new Date(info.clock.now()).toISOString() } };
       },
     },
     {

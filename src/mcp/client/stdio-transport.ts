@@ -7,7 +7,8 @@
  *   (which wins). Nothing else of `process.env` reaches it.
  * - The child leads its own process group; closing kills the whole group, so a launcher (`npx`, a shell)
  *   cannot leave grandchildren behind.
- * - stderr is logged line by line at debug; the last lines are kept for `exitReason`.
+ * - stderr is logged line by line at debug; its first and last lines are kept (bounded) for `exitReason`,
+ *   which names the cause they give (stderr-cause.ts), not Node's or npm's closing banner.
  * - `onclose` fires once, as soon as the child exits (not when its pipes drain), so pending requests fail at
  *   once when the process dies.
  * - `close()` ends stdin, then sends SIGTERM after `graceMs`, then SIGKILL after another `graceMs`; it resolves
@@ -20,6 +21,7 @@ import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/
 import { RESULT_TOO_LARGE, tooLargeMessage } from './limited-fetch.ts';
 import type { ChildRegistry } from './child-registry.ts';
 import { LineReader } from './line-reader.ts';
+import { stderrCause, StderrLines } from './stderr-cause.ts';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../log/index.ts';
@@ -39,7 +41,6 @@ export interface ChildTransportOptions {
 }
 
 const INHERITED = process.platform === 'win32' ? ['PATH', 'SYSTEMROOT', 'USERPROFILE', 'APPDATA', 'TEMP'] : ['PATH', 'HOME'];
-const STDERR_TAIL_LINES = 5;
 const STDERR_GRACE_MS = 200;
 
 /** The environment a stdio server gets: PATH and HOME of this process, then its configured env. */
@@ -60,7 +61,7 @@ export class ChildProcessTransport implements Transport {
   private child: ChildProcess | undefined;
   private exited: Promise<void> | undefined;
   private readonly reader: LineReader;
-  private readonly stderrTail: string[] = [];
+  private readonly stderr = new StderrLines();
   private partialLine = '';
   private closedNotified = false;
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null; ours: boolean } | undefined;
@@ -77,16 +78,16 @@ export class ChildProcessTransport implements Transport {
   }
 
   /**
-   * Why the child went away on its own, e.g. `process exited with code 3: <last stderr line>`; undefined while
-   * it runs or when close() ended it.
+   * Why the child went away on its own, e.g. `process exited with code 1: Error: Cannot find module '/x/server.js'`;
+   * undefined while it runs or when close() ended it.
    */
   get exitReason(): string | undefined {
     if (this.spawnError) return `cannot start ${this.options.command}: ${this.spawnError.message}`;
     if (!this.exitInfo || this.exitInfo.ours) return undefined;
     const { code, signal } = this.exitInfo;
     const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
-    const last = this.stderrTail.at(-1) ?? this.partialLine.trim();
-    return last ? `process ${how}: ${last}` : `process ${how}`;
+    const cause = stderrCause([...this.stderr.lines(), this.partialLine]);
+    return cause ? `process ${how}: ${cause}` : `process ${how}`;
   }
 
   start(): Promise<void> {
@@ -208,8 +209,7 @@ export class ChildProcessTransport implements Transport {
       const line = raw.trimEnd();
       if (!line) continue;
       this.options.log.debug({ stderr: line }, 'stdio server stderr');
-      this.stderrTail.push(line.slice(0, 500));
-      if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
+      this.stderr.push(line);
     }
     if (this.partialLine.length > 4096) this.partialLine = this.partialLine.slice(-4096);
   }

@@ -1,0 +1,200 @@
+/**
+ * Start-up: the compiled service (what users run: `node bin/agentd.js`, which imports
+ * dist/src/cli.js) against the TypeScript sources under tsx (`node --import tsx src/cli.ts`),
+ * interleaved (each round alternates which goes first, so drift and other jobs hit both alike):
+ *
+ * - `agentd --version`: wall time from spawn to exit;
+ * - serving: spawn → the first `GET /api/health` 200 (bench.yml: no tool servers), then → the first
+ *   `GET /api/health/ready` 200; health is polled from spawn every POLL_MS until a deadline;
+ * - idle RSS (and threads) once ready and settled: read SETTLE_MS after /ready answered 200, so
+ *   start-up's last allocations and timers have run (no GC forced: users run without --expose-gc).
+ *
+ * Neither runs the bench probe or --expose-gc: these are the commands users type.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { get } from 'node:http';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { ms, type Bench } from '../lib/bench.ts';
+import { compiledEntry, freePort, noteRuntime, ROOT, sampleProc, scratchDir, track, type RunKind } from '../lib/procs.ts';
+import { round, Samples, sleep, type Summary } from '../lib/stats.ts';
+
+const VERSION_RUNS = 10;
+const START_RUNS = 5;
+const POLL_MS = 5;
+const DEADLINE_MS = 30_000;
+const SETTLE_MS = 1_000;
+const RUNS: RunKind[] = ['compiled', 'tsx'];
+/** `node` alone (`node -e ''`): the floor under both, timed beside `--version`. */
+type Way = RunKind | 'node';
+/** The command of each way to run agentd (cwd ROOT). */
+const COMMAND: Record<Way, string[]> = { compiled: ['bin/agentd.js'], tsx: ['--import', 'tsx', 'src/cli.ts'], node: ['-e', ''] };
+
+/** Spawns `node <command> <args>` with its output in a scratch log; resolves the child and its exit. */
+function start(run: Way, args: string[], env: NodeJS.ProcessEnv = {}) {
+  const logFile = join(scratchDir(`startup-${run}`), 'out.log');
+  const fd = openSync(logFile, 'w');
+  const t0 = performance.now();
+  const proc = spawn(process.execPath, [...COMMAND[run], ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  const exited = track(proc);
+  return { proc, t0, logFile, exited };
+}
+
+/** Status and body of one GET on a fresh connection, or undefined when nothing answers (yet). */
+function request(port: number, path: string): Promise<{ status: number; body: string } | undefined> {
+  return new Promise((res) => {
+    const req = get({ host: '127.0.0.1', port, path, agent: false, timeout: 2_000 }, (r) => {
+      let body = '';
+      r.setEncoding('utf8');
+      r.on('data', (d: string) => (body += d));
+      r.on('end', () => res({ status: r.statusCode ?? 0, body }));
+      r.on('error', () => res(undefined));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => res(undefined));
+  });
+}
+
+/** Polls `path` until it answers 200; the time it did (performance.now()) and its body. */
+async function until200(port: number, path: string, exited: Promise<number | null>, logFile: string): Promise<{ at: number; body: string }> {
+  let gone: number | null | undefined;
+  void exited.then((code) => (gone = code));
+  const deadline = performance.now() + DEADLINE_MS;
+  for (;;) {
+    const r = await request(port, path);
+    if (r?.status === 200) return { at: performance.now(), body: r.body };
+    if (gone !== undefined) throw new Error(`agentd exited with ${gone} before ${path} answered 200 (log: ${logFile})`);
+    if (performance.now() > deadline) throw new Error(`${path} did not answer 200 within ${DEADLINE_MS} ms (last: ${r?.status ?? 'no answer'}; log: ${logFile})`);
+    await sleep(POLL_MS);
+  }
+}
+
+async function versionOnce(run: Way): Promise<number> {
+  const { t0, exited, logFile } = start(run, run === 'node' ? [] : ['--version']);
+  const code = await exited;
+  const wall = performance.now() - t0;
+  if (code !== 0) throw new Error(`agentd --version (${run}) exited with ${code} (log: ${logFile})`);
+  return wall;
+}
+
+interface StartSample {
+  healthMs: number;
+  readyMs: number;
+  rssKb: number;
+  threads: number;
+  engine: string | undefined;
+}
+
+async function serveOnce(run: RunKind): Promise<StartSample> {
+  const port = await freePort();
+  const { proc, t0, exited, logFile } = start(run, ['--agent', 'bench/agents/bench.yml', '--web-port', String(port)], {
+    BENCH_MODEL_URL: 'http://127.0.0.1:9/v1',
+    BENCH_DATA_DIR: scratchDir('startup-data'),
+  });
+  try {
+    const health = await until200(port, '/api/health', exited, logFile);
+    const ready = await until200(port, '/api/health/ready', exited, logFile);
+    await sleep(SETTLE_MS);
+    const status = readFileSync(`/proc/${proc.pid}/status`, 'utf8');
+    const engine = (JSON.parse(health.body) as { engine?: string }).engine;
+    return {
+      healthMs: health.at - t0,
+      readyMs: ready.at - t0,
+      rssKb: sampleProc(proc.pid!).rssKb,
+      threads: Number(/Threads:\s+(\d+)/.exec(status)?.[1] ?? 0),
+      engine,
+    };
+  } finally {
+    proc.kill('SIGTERM');
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+/** Runs `fn` for each way `rounds` times after one warm-up each, alternating the order every round. */
+async function interleaved<W extends Way, T>(ways: W[], rounds: number, fn: (run: W) => Promise<T>): Promise<Record<W, T[]>> {
+  const out = Object.fromEntries(ways.map((w) => [w, [] as T[]])) as Record<W, T[]>;
+  for (const run of ways) await fn(run);
+  for (let i = 0; i < rounds; i++) {
+    for (const run of i % 2 ? [...ways].reverse() : ways) out[run].push(await fn(run));
+  }
+  return out;
+}
+
+const summary = (values: number[]): Summary => {
+  const s = new Samples();
+  for (const v of values) s.push(v);
+  return s.summary();
+};
+const mb = (kb: number) => round(kb / 1024, 1);
+const ratio = (c: number, t: number) => `tsx ×${(t / c).toFixed(2)}`;
+
+export const startupBench: Bench = {
+  name: 'startup',
+  title: 'Start-up: compiled against tsx',
+  quick: true,
+  async run({ log }) {
+    compiledEntry();
+    const load0 = loadavg()[0]!;
+    log(`  agentd --version × ${VERSION_RUNS} each`);
+    const version = await interleaved<Way, number>(['compiled', 'tsx', 'node'], VERSION_RUNS, versionOnce);
+    log(`  serving × ${START_RUNS} each`);
+    const serving = await interleaved(RUNS, START_RUNS, serveOnce);
+    const load1 = loadavg()[0]!;
+    for (const run of RUNS) for (const s of serving[run]) noteRuntime(run, s.engine);
+    const v = { compiled: summary(version.compiled), tsx: summary(version.tsx), node: summary(version.node) };
+    const pick = (run: RunKind, key: 'healthMs' | 'readyMs' | 'rssKb' | 'threads') => summary(serving[run].map((s) => s[key]));
+    const health = { compiled: pick('compiled', 'healthMs'), tsx: pick('tsx', 'healthMs') };
+    const ready = { compiled: pick('compiled', 'readyMs'), tsx: pick('tsx', 'readyMs') };
+    const rss = { compiled: pick('compiled', 'rssKb'), tsx: pick('tsx', 'rssKb') };
+    const threads = { compiled: pick('compiled', 'threads'), tsx: pick('tsx', 'threads') };
+    const range = (run: RunKind, key: 'healthMs' | 'readyMs') => {
+      const values = serving[run].map((s) => s[key]);
+      return `${ms(Math.min(...values))}–${ms(Math.max(...values))}`;
+    };
+    return {
+      name: 'startup',
+      title: 'Start-up: compiled against tsx',
+      load: `${VERSION_RUNS} \`--version\` runs and ${START_RUNS} starts of each way (after one warm-up each), alternating which goes first; \`--agent bench/agents/bench.yml\` (no tool servers, a fresh JSONL directory); health polled every ${POLL_MS} ms from spawn; RSS read ${SETTLE_MS / 1000} s after /api/health/ready answered 200. Compiled: \`node bin/agentd.js …\` (dist/src/cli.js); tsx: \`node --import tsx src/cli.ts …\`. Load average (1 min) ${load0.toFixed(1)} before, ${load1.toFixed(1)} after.`,
+      rows: [
+        ['`agentd --version` wall p50 / p90, compiled', `${ms(v.compiled.p50)} / ${ms(v.compiled.p90)}`],
+        ['`agentd --version` wall p50 / p90, tsx', `${ms(v.tsx.p50)} / ${ms(v.tsx.p90)} (${ratio(v.compiled.p50, v.tsx.p50)})`],
+        ['— node alone (`node -e \'\'`), the floor under both, p50 / p90', `${ms(v.node.p50)} / ${ms(v.node.p90)}`],
+        ['spawn → first GET /api/health 200, median (min–max), compiled', `${ms(health.compiled.p50)} (${range('compiled', 'healthMs')})`],
+        ['spawn → first GET /api/health 200, median (min–max), tsx', `${ms(health.tsx.p50)} (${range('tsx', 'healthMs')}; ${ratio(health.compiled.p50, health.tsx.p50)})`],
+        ['spawn → first GET /api/health/ready 200, median, compiled / tsx', `${ms(ready.compiled.p50)} / ${ms(ready.tsx.p50)}`],
+        ['idle RSS once ready, median, compiled / tsx', `${mb(rss.compiled.p50)} / ${mb(rss.tsx.p50)} MB (tsx +${mb(rss.tsx.p50 - rss.compiled.p50)} MB)`],
+        ['threads once ready, compiled / tsx', `${threads.compiled.p50} / ${threads.tsx.p50}`],
+        ['machine load average (1 min), before / after', `${load0.toFixed(1)} / ${load1.toFixed(1)}`],
+      ],
+      metrics: {
+        versionMs: { compiled: version.compiled.map((x) => round(x, 1)), tsx: version.tsx.map((x) => round(x, 1)), node: version.node.map((x) => round(x, 1)) },
+        version: v,
+        serving,
+        health,
+        ready,
+        rssKb: rss,
+        threads,
+        loadavg: { before: load0, after: load1 },
+      },
+      goals: [
+        {
+          id: 'startup-idle-rss',
+          label: 'idle RSS of the compiled service (ready, no tool servers)',
+          target: 100,
+          unit: 'MB',
+          better: 'lower',
+          value: mb(rss.compiled.p50),
+          note: 'VmRSS 1 s after /api/health/ready answers 200 (no tool servers, no sessions): V8 with the modules the service loads at start.',
+        },
+      ],
+      notes: [
+        'Wall times include node\'s own start (the `node -e \'\'` row) and, for tsx, its loader thread and on-the-fly transpiling (tsx caches transpiled files in the OS temp directory, so warm runs like these are its best case).',
+        'The load average includes this benchmark\'s own processes; other engineers\' jobs show as load well above 1.',
+      ],
+    };
+  },
+};

@@ -1,0 +1,39 @@
+/** What serving needs before anything starts: the agent file, its config and the address; each exits 1 with the reason. */
+import { existsSync } from 'node:fs';
+import { ConfigError, loadConfig, type AgentConfig } from '../config/index.ts';
+import { isLoopbackHost } from '../http/host-check.ts';
+import { DEFAULT_AGENT_FILE, type ServeOptions } from './args.ts';
+
+/** The agent file to serve: `--agent`, else ./agent.yml; exits 1 saying what to do when there is none. */
+export function agentFileOrExit(options: ServeOptions): string {
+  if (options.agent !== undefined) return options.agent;
+  if (existsSync(DEFAULT_AGENT_FILE)) return DEFAULT_AGENT_FILE;
+  process.stderr.write(
+    `agentd: no agent file: --agent was not given and there is no ./${DEFAULT_AGENT_FILE}\n\n` +
+      `  agentd init             write a commented ./${DEFAULT_AGENT_FILE} to edit, then run agentd\n` +
+      '  agentd demo             try agentd offline (a simulated model: no key, no network)\n' +
+      '  agentd --agent FILE     serve the agent described in FILE\n',
+  );
+  process.exit(1);
+}
+
+export async function loadConfigOrExit(file: string): Promise<AgentConfig> {
+  try {
+    return await loadConfig(file);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    process.stderr.write(`agentd: ${e.message}\n`);
+    process.exit(1);
+  }
+}
+
+/** Where to listen: flags over config over defaults; exits 1 rather than expose an open API to the network. */
+export function listenAddress(options: ServeOptions, config: AgentConfig): { host: string; port: number } {
+  const host = options.host ?? config.server.host ?? '127.0.0.1';
+  const port = options.port ?? config.server.port ?? 3001;
+  if (options.mcpTransport !== 'stdio' && !isLoopbackHost(host) && !config.server.auth.apiKey) {
+    process.stderr.write(`agentd: refusing to listen on ${host} without server.auth.apiKey in the agent config (the API would be open to the network)\n`);
+    process.exit(1);
+  }
+  return { host, port };
+}

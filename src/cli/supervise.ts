@@ -1,0 +1,77 @@
+/**
+ * `--workers N` (N > 1): this process supervises. It forks N workers that each run the whole
+ * service on one shared port (the kernel spreads connections, SO_REUSEPORT) and share sessions
+ * through the Redis store; it restarts a worker that dies after it was ready, exits 1 when one
+ * fails before (its own stderr says why), and on SIGTERM/SIGINT drains them all, then exits 0.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { createServer } from 'node:net';
+import { createRedactor } from '../config/redact.ts';
+import { createLogger } from '../log/index.ts';
+import { VERSION } from '../package-info.ts';
+import type { ServeOptions } from './args.ts';
+import { listenAddress, loadConfigOrExit } from './start-up.ts';
+
+/** A free port on `host`, for workers asked to serve port 0 (they must all bind the same one). */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().listen(0, host, () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+    probe.once('error', reject);
+  });
+}
+
+export async function supervise(options: ServeOptions, agentFile: string): Promise<void> {
+  const config = await loadConfigOrExit(agentFile);
+  if (config.storage.type !== 'redis') {
+    process.stderr.write(`agentd: --workers needs storage.type redis in ${agentFile}: the workers share sessions, streams and limits through it\n`);
+    process.exit(1);
+  }
+  const log = createLogger(options.logLevel, undefined, createRedactor(config).redact).child({ supervisor: true });
+  const address = listenAddress(options, config);
+  const port = address.port === 0 ? await freePort(address.host) : address.port;
+  let stopping = false;
+  const live = new Set<Worker>();
+
+  const fork = (): void => {
+    const worker = cluster.fork({ AGENTD_WORKER_PORT: String(port) });
+    live.add(worker);
+    let ready = false;
+    worker.on('message', (m: { type?: string }) => (ready ||= m.type === 'ready'));
+    worker.on('exit', (code, signal) => {
+      live.delete(worker);
+      if (stopping) {
+        if (live.size === 0) process.exit();
+        return;
+      }
+      if (!ready) {
+        log.fatal({ worker: worker.id, code, signal }, 'a worker failed to start; stopping');
+        process.exitCode = 1;
+        stopAll();
+        if (live.size === 0) process.exit();
+        return;
+      }
+      log.warn({ worker: worker.id, code, signal }, 'a worker died; starting another');
+      setTimeout(fork, 500).unref();
+    });
+  };
+  const stopAll = (): void => {
+    stopping = true;
+    for (const worker of live) worker.process.kill('SIGTERM');
+  };
+  const shutdown = (signal: string) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: killing the workers');
+      for (const worker of live) worker.process.kill('SIGKILL');
+      process.exit(1);
+    }
+    log.info({ signal }, 'draining the workers');
+    stopAll();
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  for (let i = 0; i < options.workers; i++) fork();
+  log.info({ workers: options.workers, host: address.host, port, version: VERSION }, `agentd supervising ${options.workers} workers on http://${address.host}:${port}`);
+}

@@ -1,0 +1,61 @@
+/**
+ * Which engine serves HTTP and WebSockets in this process, chosen once when this module loads (a
+ * native addon loads once per process) from `AGENTD_ENGINE`:
+ *
+ * - `auto` (default): uWebSockets.js when its native addon loads here, else `node:http` + `ws`, with
+ *   the loader's reason kept for the one start-up log line that says so;
+ * - `uws`: uWebSockets.js or nothing: when it cannot load, `listen` rejects naming the cause (the
+ *   process exits 1 before serving);
+ * - `node`: `node:http` + `ws` without trying the addon.
+ */
+import { nodeEngine } from './node.ts';
+import type { Engine, EngineApp, EngineName } from './types.ts';
+import { loadUws } from './uws.ts';
+
+export type * from './types.ts';
+
+export interface EngineSelection {
+  engine: Engine;
+  /** Set when `auto` fell back to node: why uWebSockets.js did not load (`reason`: its first line, `detail`: the underlying error). */
+  fallback?: { reason: string; detail?: string };
+}
+
+/** The first line of a load error and, when it says more below, its last line (the dynamic loader's words). */
+function describe(err: unknown): { reason: string; detail?: string } {
+  const lines = (err instanceof Error ? err.message : String(err)).split('\n').map((l) => l.trim()).filter(Boolean);
+  const reason = lines[0] ?? 'unknown error';
+  const last = lines.at(-1);
+  return last && last !== reason ? { reason, detail: last } : { reason };
+}
+
+/** An engine that cannot serve: routes are accepted, `listen` rejects with `error`. */
+function unavailable(name: EngineName, error: Error): Engine {
+  const app: EngineApp = {
+    any: () => app,
+    ws: () => app,
+    publish: () => false,
+    listen: () => Promise.reject(error),
+    close: () => undefined,
+  };
+  return { name, label: `${name} (unavailable)`, createApp: () => app };
+}
+
+export async function selectEngine(choice: string | undefined): Promise<EngineSelection> {
+  const wanted = choice?.trim().toLowerCase() || 'auto';
+  if (wanted === 'node') return { engine: nodeEngine };
+  if (wanted !== 'uws' && wanted !== 'auto') {
+    return { engine: unavailable('node', new Error(`AGENTD_ENGINE must be auto, uws or node, not ${JSON.stringify(choice)}`)) };
+  }
+  try {
+    return { engine: await loadUws() };
+  } catch (err) {
+    const why = describe(err);
+    if (wanted === 'auto') return { engine: nodeEngine, fallback: why };
+    const detail = why.detail ? `: ${why.detail}` : '';
+    return { engine: unavailable('uws', new Error(`AGENTD_ENGINE=uws, but uWebSockets.js cannot load on Node ${process.version} (${process.platform}-${process.arch}): ${why.reason}${detail}`)) };
+  }
+}
+
+/** This process's engine (see the file's comment). */
+export const selected: EngineSelection = await selectEngine(process.env.AGENTD_ENGINE);
+export const engine: EngineName = selected.engine.name;

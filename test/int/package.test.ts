@@ -1,0 +1,169 @@
+/**
+ * What users get: the tarball `npm pack` makes, installed globally into a temporary prefix, run as
+ * the `agentd` command from folders that are not the checkout, under whichever Node is first on
+ * PATH (so the Node-line runs of CI test the package on 20, 22 and 24). Also `npx <tarball>`, and
+ * `npx --no-install agentd` in the checkout with an empty npm cache while offline.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../src/config/index.ts';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { ROOT } from '../support/paths.ts';
+import { testRunEnv } from '../support/process-ledger.ts';
+
+const run = promisify(execFile);
+const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+
+let work: string;
+let tarball: string;
+let packed: string[];
+let env: NodeJS.ProcessEnv;
+let sim: Simulator | undefined;
+
+/** Runs a command of the installed package; resolves with its exit code and output (never rejects on exit code). */
+async function agentd(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; command?: string } = {}): Promise<{ code: number; out: string; err: string }> {
+  try {
+    const { stdout, stderr } = await run(opts.command ?? 'agentd', args, { cwd: opts.cwd ?? work, env: { ...env, ...opts.env }, timeout: 120_000 });
+    return { code: 0, out: stdout, err: stderr };
+  } catch (e) {
+    const failed = e as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof failed.code === 'number' ? failed.code : -1, out: failed.stdout ?? '', err: failed.stderr ?? '' };
+  }
+}
+
+async function folder(name: string): Promise<string> {
+  const dir = join(work, name);
+  await run('mkdir', ['-p', dir]);
+  return dir;
+}
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'agentd-package-'));
+  // `npm pack` builds (prepare) and lists what it packed.
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+  const [report] = JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
+  if (!report) throw new Error(`npm pack said nothing: ${stdout}`);
+  tarball = join(work, report.filename);
+  packed = report.files.map((f) => f.path);
+  const prefix = join(work, 'prefix');
+  await run('npm', ['install', '--global', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball], { cwd: work });
+  env = { PATH: `${join(prefix, 'bin')}:${process.env.PATH}`, HOME: process.env.HOME, NO_COLOR: '1', ...testRunEnv() };
+}, 600_000);
+
+afterAll(async () => {
+  await sim?.close();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+describe('the packed tarball', () => {
+  it('holds the compiled service and its assets, and nothing of the tests, benchmarks or CI', () => {
+    expect(packed).toEqual(expect.arrayContaining(['bin/agentd.js', 'dist/src/cli.js', 'dist/tools/demo/main.js', 'web/console/index.html', 'agents/agent.schema.json', 'agents/demo.yml', 'machines/layouts.json', 'README.md']));
+    expect(packed.filter((p) => /^(test|bench|tools|src|\.ci|docker)\/|\.ts$|^dist\/.*\.map$/.test(p))).toEqual([]);
+  });
+
+  it('is a public package that runs no install script', async () => {
+    const installed = JSON.parse(await readFile(join(work, 'prefix', 'lib', 'node_modules', 'agentd', 'package.json'), 'utf8')) as Record<string, unknown>;
+    expect(installed.private).toBeUndefined();
+    for (const hook of ['preinstall', 'install', 'postinstall']) expect(installed.scripts).not.toHaveProperty(hook);
+  });
+});
+
+describe('the installed agentd command', () => {
+  it('answers --version and --help from any folder; --help lists the commands and every flag', async () => {
+    expect(await agentd(['--version'])).toMatchObject({ code: 0, out: `${pkg.version}\n` });
+    const help = await agentd(['--help']);
+    expect(help.code).toBe(0);
+    for (const word of ['agentd init', 'agentd demo', '--agent', '--mode', '--mcp-transport', '--web-port', '--host', '--workers', '--inspect', '--inspect-content', '--inspect-relay', '--log-level', '--help', '--version', '--provider', '--model', '--force', 'AGENTD_ENGINE']) {
+      expect(help.out).toContain(word);
+    }
+  });
+
+  it('without an agent file says what to do and exits 1', async () => {
+    const { code, err } = await agentd([], { cwd: await folder('empty') });
+    expect(code).toBe(1);
+    expect(err).toContain('agentd init');
+    expect(err).toContain('agentd demo');
+    expect(err).toContain('agentd --agent FILE');
+  });
+
+  it('init writes a commented agent file that validates, and never overwrites without --force', async () => {
+    const dir = await folder('init');
+    const first = await agentd(['init'], { cwd: dir });
+    expect(first).toMatchObject({ code: 0 });
+    expect(first.out).toContain('wrote agent.yml (provider openai, model gpt-4o-mini)');
+    const text = await readFile(join(dir, 'agent.yml'), 'utf8');
+    const schema = /^# yaml-language-server: \$schema=(.+)$/m.exec(text)?.[1];
+    expect(schema && existsSync(resolve(dir, schema)), `schema line ${schema}`).toBe(true);
+    expect((await loadConfig(join(dir, 'agent.yml'))).llm).toMatchObject({ provider: 'openai', model: 'gpt-4o-mini' });
+
+    await writeFile(join(dir, 'agent.yml'), '# mine\n');
+    expect(await agentd(['init'], { cwd: dir })).toMatchObject({ code: 1, err: expect.stringContaining('agent.yml exists; use --force') });
+    expect(await readFile(join(dir, 'agent.yml'), 'utf8')).toBe('# mine\n');
+    expect((await agentd(['init', '--force', '--provider', 'ollama', '--model', 'qwen3:8b'], { cwd: dir })).code).toBe(0);
+    expect((await loadConfig(join(dir, 'agent.yml'))).llm).toMatchObject({ provider: 'ollama', model: 'qwen3:8b' });
+    expect(await agentd(['init', 'other.yml', '--provider', 'nope'], { cwd: dir })).toMatchObject({ code: 2, err: expect.stringContaining('unknown provider "nope"') });
+    expect(existsSync(join(dir, 'other.yml'))).toBe(false);
+  });
+
+  it('demo runs the offline demo from the installed package', async () => {
+    const data = await folder('demo-data');
+    const { code, out, err } = await agentd(['demo'], {
+      cwd: await folder('demo'),
+      env: { AGENTD_DEMO_EXIT: '1', AGENTD_DEMO_PORT: '0', AGENTD_DEMO_SIM_PORT: '0', AGENTD_DEMO_TOKENS_PER_SEC: '0', AGENTD_DEMO_DATA: data },
+    });
+    expect(code, `${out}\n${err}`).toBe(0);
+    expect(out).toMatch(/MCP server\s+filesystem: connected/);
+    expect(out).toMatch(/MCP server\s+memory: connected/);
+    expect(out).toContain('agent › Hi! I am the agentd demo agent.');
+  });
+
+  it('serves an agent file: probes, health with its engine, and one message answered', async () => {
+    sim = await startSimulator({ port: 0, record: false });
+    const dir = await folder('serve');
+    await writeFile(join(dir, 'agent.yml'), `llm: { provider: openai-compatible, baseURL: "${sim.url}", model: sim-model }\nstorage: { type: jsonl, dir: ./sessions }\n`);
+    const child = spawn('agentd', ['--web-port', '0'], { cwd: dir, env });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise((done) => child.once('exit', done));
+    try {
+      const port = await vi.waitFor(() => {
+        const logged = /"port":(\d+)/.exec(out)?.[1];
+        if (!logged) throw new Error(`not listening yet:\n${out}`);
+        return Number(logged);
+      }, { timeout: 60_000 });
+      const base = `http://127.0.0.1:${port}`;
+      await expect.poll(async () => (await fetch(`${base}/api/health/ready`)).status, { timeout: 60_000 }).toBe(200);
+      expect((await fetch(`${base}/api/health/live`)).status).toBe(200);
+      const health = (await (await fetch(`${base}/api/health`)).json()) as { engine: string; version: string };
+      expect(health.version).toBe(pkg.version);
+      expect(['uws', 'node']).toContain(health.engine);
+      expect(out).toContain(`"engine":"${health.engine}"`);
+      const reply = await fetch(`${base}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message: 'hello package' }) });
+      expect(await reply.json()).toMatchObject({ success: true, response: 'You said: hello package' });
+      expect(existsSync(join(dir, 'sessions'))).toBe(true);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+    expect(child.exitCode).toBe(0);
+  });
+
+  it('runs through npx from the tarball', async () => {
+    expect(await agentd(['--yes', '--prefer-offline', '--package', tarball, 'agentd', '--version'], { command: 'npx', cwd: await folder('npx') })).toMatchObject({ code: 0, out: `${pkg.version}\n` });
+  });
+
+  it('runs through `npx --no-install agentd` in the checkout with an empty npm cache, offline, and leaves the checkout alone', async () => {
+    const cache = await folder('empty-cache');
+    const conformance = join(ROOT, 'test', 'conformance', 'node_modules');
+    const hadConformance = existsSync(conformance);
+    const result = await agentd(['--no-install', 'agentd', '--version'], { command: 'npx', cwd: ROOT, env: { npm_config_cache: cache, npm_config_offline: 'true' } });
+    expect(result, result.err).toMatchObject({ code: 0, out: `${pkg.version}\n` });
+    expect(existsSync(conformance)).toBe(hadConformance);
+  });
+});
