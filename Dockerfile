@@ -14,8 +14,8 @@ FROM ${NODE_IMAGE} AS build
 ENV npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
 WORKDIR /src
 COPY package.json package-lock.json ./
-# --ignore-scripts: the root postinstall installs the conformance suite under test/ (not in the
-# context); no dependency needs its install script to build or run agentd.
+# --ignore-scripts: the root `prepare` would build before the sources are here (the next step
+# builds); no dependency needs its install script to build or run agentd.
 RUN npm ci --ignore-scripts
 COPY . .
 RUN npm run build \

@@ -6,7 +6,7 @@ import agentd from './tools/eslint/layers.js';
 import { LAYERS } from './tools/eslint/layers-config.js';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules', 'bench/results', 'data', 'coverage', 'scratch'] },
+  { ignores: ['**/node_modules', 'bench/results', 'data', 'coverage', 'scratch', 'dist'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

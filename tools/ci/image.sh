@@ -13,6 +13,7 @@
 # images, build layers) and Compose stay in the cache for the next run:
 #   ${AGENTD_CI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/agentd-ci}/image
 # AGENTD_CI_REFRESH_BASE=1 makes the base images again; AGENTD_CI_COMPOSE=0 skips the Compose part.
+# shellcheck disable=SC2016 # the mmdebstrap hooks' $1 (the new root) is theirs to expand
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -34,6 +35,10 @@ until_ok() {
     sleep 0.5
   done
 }
+# Runs a long command in the background and waits for it, so that TERM or INT reaches the trap at once
+# (bash runs a trap only after the foreground command ends); the trap stops the command.
+BG_PID=
+run_bg() { "$@" & BG_PID=$!; local rc=0; wait "$BG_PID" || rc=$?; BG_PID=; return "$rc"; }
 free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 
 mkdir -p "$CACHE"
@@ -47,6 +52,7 @@ COMPOSE_FILES=()
 cleanup() {
   local rc=$?
   set +e
+  [ -n "$BG_PID" ] && kill -TERM "$BG_PID" 2>/dev/null && wait "$BG_PID"
   if [ -n "$DOCKERD_PID" ]; then
     [ "$rc" -eq 0 ] || for c in agentd-ci-run agentd-ci-sim; do
       docker ps -a --format '{{.Names}}' | grep -qx "$c" && { echo "--- logs of $c"; docker logs --tail 60 "$c" 2>&1; }
@@ -120,7 +126,7 @@ make_base() {
   if [ "${AGENTD_CI_REFRESH_BASE:-0}" != 1 ] && docker image inspect "$name" >/dev/null 2>&1; then
     echo "$name: in the daemon's cache"; return
   fi
-  mmdebstrap --quiet --variant=minbase --mode=root --format=tar "$@" \
+  run_bg mmdebstrap --quiet --variant=minbase --mode=root --format=tar "$@" \
     --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
     "$suite" "$TMP/$suite.tar" "deb http://deb.debian.org/debian $suite main" \
     "deb http://deb.debian.org/debian $suite-updates main" "deb http://deb.debian.org/debian-security $suite-security main"
@@ -157,7 +163,7 @@ make_base "$REDIS_IMAGE" bookworm 'WORKDIR /data' 'CMD ["redis-server"]' -- \
 
 step "build: docker build --build-arg NODE_IMAGE=$BASE_IMAGE -t $IMAGE (host network for npm ci)"
 # The build stage is tagged too: an untagged stage would be pruned below, and its layers (npm ci) with it.
-build() { docker build --network host --build-arg "NODE_IMAGE=$BASE_IMAGE" "$@" "$ROOT" >>"$TMP/build.log" 2>&1 \
+build() { run_bg docker build --network host --build-arg "NODE_IMAGE=$BASE_IMAGE" "$@" "$ROOT" >>"$TMP/build.log" 2>&1 \
   || { tail -60 "$TMP/build.log"; fail "docker build $* failed"; }; }
 build --target build -t "$IMAGE-build"
 build -t "$IMAGE"
@@ -223,7 +229,7 @@ send_and_check "$PORT" ci-image
 docker top agentd-ci-run -eo uid,pid,args | sed 's/^/  /'
 [ "$(docker top agentd-ci-run -eo uid,pid | awk 'NR > 1 && $1 == 0' | wc -l)" = 0 ] || fail "a process of the container runs as root"
 uid=$(docker top agentd-ci-run -eo uid,pid,args | awk '/node .*agentd/ {print $1; exit}')
-[ -n "$uid" ] && [ "$uid" != 0 ] || fail "no agentd process running as non-root"
+if [ -z "$uid" ] || [ "$uid" = 0 ]; then fail "no agentd process running as non-root"; fi
 docker exec agentd-ci-run sh -c 'cd /data/sessions && for f in *; do echo "/data/sessions/$f: $(stat -c "%U(%u) %s bytes" "$f"), $(grep -c . "$f") events"; done'
 docker exec agentd-ci-run sh -c 'grep -l "hello from image.sh (ci-image)" /data/sessions/* | grep -q .' \
   || fail "the session is not under /data/sessions"
@@ -271,8 +277,9 @@ services:
 EOF
   COMPOSE_FILES=(-p agentd-ci -f "$ROOT/compose.yaml" -f "$TMP/compose.ci.yaml")
   export AGENTD_API_KEY=$API_KEY
+  docker compose --ansi never -f "$ROOT/compose.yaml" config --quiet   # the file as users run it
   docker compose --ansi never "${COMPOSE_FILES[@]}" config --quiet
-  docker compose --ansi never "${COMPOSE_FILES[@]}" up --detach --wait --wait-timeout 120 --no-build
+  run_bg docker compose --ansi never "${COMPOSE_FILES[@]}" up --detach --wait --wait-timeout 120 --no-build
   agentd_c=$(docker compose --ansi never "${COMPOSE_FILES[@]}" ps -q agentd)
   procs=$(docker top "$agentd_c" -o pid,args | grep -c 'node')
   echo "agentd: $(health_of "$agentd_c"), $procs node processes"
