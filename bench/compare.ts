@@ -75,7 +75,7 @@ interface Side {
 }
 
 /** Runs one benchmark in `checkout` and reads its goals; the result file there is put back as it was (it is committed). */
-function run({ checkout, env }: Side, name: string): Promise<Goal[]> {
+function run({ checkout, env }: Side, name: string): Promise<ResultFile> {
   const file = join(checkout, 'bench/results', `${name}.json`);
   const before = existsSync(file) ? readFileSync(file) : undefined;
   const restore = () => (before ? writeFileSync(file, before) : rmSync(file, { force: true }));
@@ -86,7 +86,7 @@ function run({ checkout, env }: Side, name: string): Promise<Goal[]> {
     child.once('exit', (code) => {
       try {
         if (code !== 0) throw new Error(`${name} failed in ${checkout} (exit ${code}); its last output:\n${output}`);
-        resolve((JSON.parse(readFileSync(file, 'utf8')) as ResultFile).goals);
+        resolve(JSON.parse(readFileSync(file, 'utf8')) as ResultFile);
       } catch (e) {
         reject(e instanceof Error ? e : new Error(String(e)));
       } finally {
@@ -118,19 +118,23 @@ function sides(): { base: Side; change: Side } {
 try {
   const both = sides();
   const results = new Map(names.map((n) => [n, { base: [] as Goal[][], change: [] as Goal[][] }]));
+  const ran = new Set<string>();
   for (let round = 1; round <= rounds; round++) {
     for (const name of names) {
       const order = round % 2 ? (['base', 'change'] as const) : (['change', 'base'] as const);
       for (const side of order) {
         process.stderr.write(`round ${round}/${rounds}: ${name} on ${both[side].label}\n`);
-        results.get(name)![side].push(await run(both[side], name));
+        const result = await run(both[side], name);
+        // How agentd ran there (not recorded when that checkout's bench predates recording it).
+        ran.add(`${both[side].label}: ${result.runtime ? `${result.runtime.run}, engine ${result.runtime.engine}` : 'not recorded'}`);
+        results.get(name)![side].push(result.goals);
       }
     }
   }
   const rows: ComparedGoal[] = [...results].flatMap(([name, r]) => compareGoals(name, r.base, r.change));
-  process.stdout.write(`${formatComparison(rows, both.base.label, both.change.label)}\n`);
+  process.stdout.write(`${formatComparison(rows, both.base.label, both.change.label)}\n\nHow agentd ran: ${[...ran].join('; ')}\n`);
   const file = runs ? `compare-${runs[0]}-vs-${runs[1]}.json` : `compare-${base}.json`;
-  writeFileSync(join(ROOT, 'bench/results', file), `${JSON.stringify({ base: both.base.label, change: both.change.label, bench: both.change.env.BENCH_RUN, rounds, rows }, null, 2)}\n`);
+  writeFileSync(join(ROOT, 'bench/results', file), `${JSON.stringify({ base: both.base.label, change: both.change.label, bench: both.change.env.BENCH_RUN, ran: [...ran], rounds, rows }, null, 2)}\n`);
 } finally {
   cleanup();
 }

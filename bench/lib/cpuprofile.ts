@@ -38,11 +38,15 @@ export function ownerOf(url: string, fn: string): string | undefined {
 }
 
 /**
- * Owner of a stack with no owned frame. Node's Readable async iterator is how undici's fetch
- * reads a response body (nothing else in the streaming path reads a node Readable), so those
- * samples are charged to the model client, marked as inferred.
+ * Owner of a stack with no owned frame. A stack through node's HTTP server is the node engine's
+ * (agentd). Otherwise node's Readable async iterator is how undici's fetch reads a response body
+ * (nothing else in the streaming path reads a node Readable under uWebSockets.js), so those samples
+ * are charged to the model client, marked as inferred (under the node engine they include its
+ * socket writes' completions, so the model client's share is an upper bound there).
  */
 function ownerlessOwner(leaf: ProfileNode | undefined, stackUrls: string[]): string {
+  // The node engine (AGENTD_ENGINE=node) reads requests through node's HTTP server, whose stacks also hold node streams.
+  if (stackUrls.some((u) => u === 'node:_http_server')) return 'agentd dependency: node:http server';
   if (stackUrls.some((u) => u.includes('internal/streams/'))) return 'model client: node streams under fetch (inferred)';
   if (leaf?.callFrame.functionName === 'runMicrotasks') return 'runtime: microtask queue';
   return 'runtime: node core, no app caller';

@@ -12,6 +12,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { get } from 'node:http';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 
@@ -153,11 +154,26 @@ export function takeRuntime(): Runtime {
   return runtime;
 }
 
+/** Status and body of one GET to 127.0.0.1 on a connection of its own (closed after), or undefined when nothing answers. */
+export function httpGet(port: number, path: string, timeoutMs = 2_000): Promise<{ status: number; body: string } | undefined> {
+  return new Promise((res) => {
+    const req = get({ host: '127.0.0.1', port, path, agent: false, timeout: timeoutMs }, (r) => {
+      let body = '';
+      r.setEncoding('utf8');
+      r.on('data', (d: string) => (body += d));
+      r.on('end', () => res({ status: r.statusCode ?? 0, body }));
+      r.on('error', () => res(undefined));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => res(undefined));
+  });
+}
+
 /** `engine` of GET /api/health (undefined when the service does not report one). */
 export async function healthEngine(port: number): Promise<string | undefined> {
-  const res = await fetch(`http://127.0.0.1:${port}/api/health`, { signal: AbortSignal.timeout(10_000) });
-  const body = (await res.json()) as { engine?: unknown };
-  return typeof body.engine === 'string' ? body.engine : undefined;
+  const r = await httpGet(port, '/api/health', 10_000);
+  const engine = r?.status === 200 ? (JSON.parse(r.body) as { engine?: unknown }).engine : undefined;
+  return typeof engine === 'string' ? engine : undefined;
 }
 
 interface SpawnOptions {

@@ -154,7 +154,7 @@ describe('agent service with the simulator and server-everything', () => {
     const t0 = Date.now();
     expect(await bus.execute('agent.cancel', { sessionId: 'cancel' })).toEqual({ cancelled: true });
     expect((await r.end(tool.correlationId)).name).toBe('agent.error');
-    expect(Date.now() - t0).toBeLessThan(2_000);
+    expect(Date.now() - t0).toBeLessThan(4_000); // ended by the cancel: the tool runs for 10 s
     expect((await r.turn('still there?', 'cancel')).name).toBe('agent.response');
     const { frames } = await bus.execute('agent.history', { sessionId: 'cancel' });
     expect(frames.filter((f) => f.event === 'error').map((f) => f.data)).toMatchObject([{ details: { reason: 'cancelled' } }, { details: { reason: 'cancelled' } }]);

@@ -116,6 +116,7 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
 
     const watcher = await client(survivor);
     watcher.send({ type: 'subscribe', sessionId: 'orphan' });
+    await expect.poll(() => watchers(redis.url, (storage as { keyPrefix: string }).keyPrefix, 'orphan'), PATIENT).toBe(1); // the survivor receives the session
     await api(`http://127.0.0.1:${port}`, 'POST', '/api/message-sync', { message: 'before the crash', sessionId: 'orphan' });
     // Asked through the survivor, run by the doomed instance (which holds the session).
     const waiting = api(survivor.url, 'POST', '/api/message-sync', { message: 'never answered [[ttft:20000]]', sessionId: 'orphan' });

@@ -1,5 +1,6 @@
 /** Records every event of a bus, and waits for the one a test needs (no sleeps). */
 import type { Bus, Envelope, EventSpec } from '../../src/bus/index.ts';
+import { PATIENT } from './wait.ts';
 
 export interface BusRecorder<E extends EventSpec> {
   readonly events: Envelope[];
@@ -19,7 +20,7 @@ export function recordBus<E extends EventSpec>(bus: Pick<Bus<never, E>, 'onAny'>
     events.push(e);
     for (const w of [...waiters]) w(e);
   });
-  const until = (pred: (e: Envelope) => boolean, timeoutMs = 10_000) => {
+  const until = (pred: (e: Envelope) => boolean, timeoutMs = PATIENT.timeout) => {
     const seen = events.find(pred);
     if (seen) return Promise.resolve(seen);
     return new Promise<Envelope>((resolve, reject) => {

@@ -88,8 +88,10 @@ in_root() {
   local alias
   alias=$(node -p "try { const p = require('$PROJECT/node_modules/uWebSockets.js/package.json'); p.name + '@' + p.version } catch { 'not installed' }")
   if [[ $alias == "$UWS_NAME@"* ]]; then
-    ci_note "the checkout's alias uWebSockets.js is $alias:"
-    ci_uws_check "$PROJECT" uWebSockets.js || rc=1
+    ci_note "the checkout's alias uWebSockets.js is $alias; from $PROJECT:"
+    for v in $CI_UWS_NODE_VERSIONS; do
+      PATH="/opt/agentd-ci/node/v$v/bin:$base_path" ci_uws_check "$PROJECT" uWebSockets.js || rc=1
+    done
   else
     ci_note "the checkout's alias uWebSockets.js is still $alias (not checked here)"
   fi
@@ -124,6 +126,11 @@ in_namespace() {
   bind "$CI_NPM_DIR" /opt/agentd-ci/npm ro
   bind "$CI_UWS_DIR" /tmp/uwscheck ro
   bind "$CI_LOGS" "$CI_LOGS"
+  # The registry, for the tests that install the packed tarball: the host's DNS, npm cache and trust.
+  if [ -f /etc/resolv.conf ]; then touch "$R/etc/resolv.conf"; mount --bind -o ro "$(readlink -f /etc/resolv.conf)" "$R/etc/resolv.conf"; fi
+  [ -n "$CI_NPM_CACHE" ] && bind "$CI_NPM_CACHE" /opt/agentd-ci/npm-cache
+  if [ -n "$CI_EXTRA_CA" ]; then touch "$R/opt/agentd-ci/extra-ca.crt"; mount --bind -o ro "$CI_EXTRA_CA" "$R/opt/agentd-ci/extra-ca.crt"; fi
+  if [ -n "$CI_NPM_CAFILE" ]; then touch "$R/opt/agentd-ci/npm-ca.crt"; mount --bind -o ro "$CI_NPM_CAFILE" "$R/opt/agentd-ci/npm-ca.crt"; fi
   cd "$R"
   pivot_root . mnt
   cd /
@@ -131,6 +138,11 @@ in_namespace() {
   local keep=(HOME=/tmp/home LANG=C.UTF-8 "TERM=${TERM:-dumb}" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
     "CI_TEST_VERSION=$CI_TEST_VERSION" "CI_UWS_NODE_VERSIONS=$CI_UWS_NODE_VERSIONS" "CI_LOGS=$CI_LOGS")
   [ -n "${CI:-}" ] && keep+=("CI=$CI")
+  [ -n "$CI_NPM_CACHE" ] && keep+=(npm_config_cache=/opt/agentd-ci/npm-cache)
+  [ -n "$CI_EXTRA_CA" ] && keep+=(NODE_EXTRA_CA_CERTS=/opt/agentd-ci/extra-ca.crt)
+  [ -n "$CI_NPM_CAFILE" ] && keep+=(npm_config_cafile=/opt/agentd-ci/npm-ca.crt)
+  [ -n "$CI_NPM_REGISTRY" ] && keep+=("npm_config_registry=$CI_NPM_REGISTRY")
+  for name in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do [ -n "${!name:-}" ] && keep+=("$name=${!name}"); done
   local name
   for name in $(compgen -e); do [[ $name == AGENTD_* && $name != AGENTD_CI_* ]] && keep+=("$name=${!name}"); done
   local args=(--in-root)
@@ -199,6 +211,16 @@ NPM_CLI=$(readlink -f "$(command -v npm)")
 CI_NPM_DIR=$(cd "$(dirname "$NPM_CLI")/.." && pwd)
 [ -f "$CI_NPM_DIR/bin/npx-cli.js" ] || ci_die "cannot find npm's folder (from $NPM_CLI)"
 ci_note "npm inside the root: this machine's $CI_NPM_DIR ($(npm --version 2>/dev/null)), read-only"
+# What npm and node trust and use here goes inside too (a registry behind a TLS-inspecting proxy needs its CA).
+CI_NPM_CACHE=$(npm config get cache 2>/dev/null || true)
+[ -d "$CI_NPM_CACHE" ] || CI_NPM_CACHE=""
+CI_NPM_CAFILE=$(npm config get cafile 2>/dev/null || true)
+[ -f "$CI_NPM_CAFILE" ] || CI_NPM_CAFILE=""
+CI_NPM_REGISTRY=$(npm config get registry 2>/dev/null || true)
+CI_EXTRA_CA=""
+[ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ] && CI_EXTRA_CA=$(readlink -f "$NODE_EXTRA_CA_CERTS")
+[ -n "$CI_NPM_CAFILE" ] && CI_NPM_CAFILE=$(readlink -f "$CI_NPM_CAFILE")
+ci_note "npm inside: cache ${CI_NPM_CACHE:-(its own)}, cafile ${CI_NPM_CAFILE:-(none)}, NODE_EXTRA_CA_CERTS ${CI_EXTRA_CA:-(none)}, registry $CI_NPM_REGISTRY"
 CI_LOGS=${AGENTD_CI_LOGS:-$CI_CACHE/logs/debian13-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$CI_LOGS"
 ci_note "cache: $CI_CACHE; logs: $CI_LOGS"
@@ -235,6 +257,16 @@ ci_uws_check "$CI_UWS_DIR" "$UWS_NAME" || true
 for v in $CI_UWS_NODE_VERSIONS; do
   PATH="$CI_CACHE/node/v$v/bin:$ORIG_PATH" ci_uws_check "$CI_UWS_DIR" "$UWS_NAME" || true
 done
+
+alias=$(node -p "try { const p = require('$PROJECT/node_modules/uWebSockets.js/package.json'); p.name + '@' + p.version } catch { 'not installed' }")
+if [[ $alias == "$UWS_NAME@"* ]]; then
+  ci_note "the checkout's alias uWebSockets.js is $alias; from $PROJECT:"
+  for v in $CI_UWS_NODE_VERSIONS; do
+    PATH="$CI_CACHE/node/v$v/bin:$ORIG_PATH" ci_uws_check "$PROJECT" uWebSockets.js || true
+  done
+else
+  ci_note "the checkout's alias uWebSockets.js is $alias (not checked)"
+fi
 
 ci_step "Debian 13 root"
 KEY=$(printf '%s\n' "suite=$SUITE" "variant=$VARIANT" "packages=${PACKAGES[*]}" "sources=$SOURCES" "hosts=$HOSTS" "layout=1" | sha256sum | cut -c1-16)
@@ -278,7 +310,7 @@ fi
 
 ci_step "into the root (mount + PID namespaces, pivot_root; network: the host's, loopback only used)"
 case $engine in unset|"") unset AGENTD_ENGINE ;; *) export AGENTD_ENGINE=$engine ;; esac
-export CI_R=$ROOTFS CI_CACHE CI_NPM_DIR CI_UWS_DIR CI_LOGS CI_TEST_VERSION CI_UWS_NODE_VERSIONS
+export CI_R=$ROOTFS CI_CACHE CI_NPM_DIR CI_UWS_DIR CI_LOGS CI_TEST_VERSION CI_UWS_NODE_VERSIONS CI_NPM_CACHE CI_NPM_CAFILE CI_NPM_REGISTRY CI_EXTRA_CA
 args=(--in-namespace)
 [ "$check_only" = 1 ] && args+=(--check-only)
 t=$SECONDS

@@ -40,22 +40,22 @@ function unavailable(name: EngineName, error: Error): Engine {
   return { name, label: `${name} (unavailable)`, createApp: () => app };
 }
 
-export async function selectEngine(choice: string | undefined): Promise<EngineSelection> {
+export function selectEngine(choice: string | undefined): EngineSelection {
   const wanted = choice?.trim().toLowerCase() || 'auto';
   if (wanted === 'node') return { engine: nodeEngine };
   if (wanted !== 'uws' && wanted !== 'auto') {
     return { engine: unavailable('node', new Error(`AGENTD_ENGINE must be auto, uws or node, not ${JSON.stringify(choice)}`)) };
   }
   try {
-    return { engine: await loadUws() };
+    return { engine: loadUws() };
   } catch (err) {
     const why = describe(err);
     if (wanted === 'auto') return { engine: nodeEngine, fallback: why };
-    const detail = why.detail ? `: ${why.detail}` : '';
-    return { engine: unavailable('uws', new Error(`AGENTD_ENGINE=uws, but uWebSockets.js cannot load on Node ${process.version} (${process.platform}-${process.arch}): ${why.reason}${detail}`)) };
+    const cause = why.detail ? `${why.detail} (the package says: ${why.reason})` : why.reason;
+    return { engine: unavailable('uws', new Error(`AGENTD_ENGINE=uws, but uWebSockets.js cannot load on Node ${process.version} (${process.platform}-${process.arch}): ${cause}`)) };
   }
 }
 
 /** This process's engine (see the file's comment). */
-export const selected: EngineSelection = await selectEngine(process.env.AGENTD_ENGINE);
+export const selected: EngineSelection = selectEngine(process.env.AGENTD_ENGINE);
 export const engine: EngineName = selected.engine.name;

@@ -76,7 +76,7 @@ export interface WebSocket<UserData> {
 }
 
 export interface WebSocketBehavior<UserData> {
-  /** A larger frame closes the connection without a close frame of ours (the peer sees 1006 on uWS, 1009 on node). */
+  /** A larger frame closes the connection before any handler runs (uWS cuts it: the peer sees 1006; node sends 1009). Default 16 KB. */
   maxPayloadLength?: number;
   /** Seconds without traffic before the connection is cut (0: never). */
   idleTimeout?: number;
@@ -84,7 +84,7 @@ export interface WebSocketBehavior<UserData> {
   sendPingsAutomatically?: boolean;
   /** Frames to a socket with more than this many bytes buffered are dropped (`send` returns 2). */
   maxBackpressure?: number;
-  /** 0 (or absent): drop frames over `maxBackpressure` instead of closing. */
+  /** 0 (or absent): drop frames over `maxBackpressure` instead of closing; the node engine only drops. */
   closeOnBackpressureLimit?: number | boolean;
   upgrade?: (res: HttpResponse, req: HttpRequest, context: UpgradeContext) => void;
   open?: (ws: WebSocket<UserData>) => void;

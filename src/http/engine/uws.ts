@@ -1,11 +1,12 @@
 /**
- * The engine on uWebSockets.js (the native addon). Only this file imports it, and only dynamically:
+ * The engine on uWebSockets.js (the native addon). Only this file loads it, and only on demand:
  * `loadUws` rejects when the addon cannot load on this machine (no build for this Node, or a C
  * library too old for the binary), so the caller can choose the node engine instead.
  *
  * uWS's request, response and WebSocket objects are passed to the front end as they are: our types
  * (`types.ts`) are a subset of theirs. Only the app is wrapped, for `listen` and `close`.
  */
+import { createRequire } from 'node:module';
 import type * as UwsModule from 'uWebSockets.js';
 import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { Engine, EngineApp } from './types.ts';
@@ -15,9 +16,13 @@ type Uws = typeof UwsModule;
 /** uWS's ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT: bind without SO_REUSEPORT. */
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1;
 
-export async function loadUws(): Promise<Engine> {
-  const loaded = (await import('uWebSockets.js')) as Uws & { default?: Uws };
-  const uWS = loaded.default ?? loaded;
+/**
+ * Loads the addon; throws when it cannot load here. With require, not import(): on Node 20 an addon
+ * loader (CommonJS) that throws under an ES module import also surfaces as an uncaught exception, even
+ * when the import's rejection is handled.
+ */
+export function loadUws(): Engine {
+  const uWS = createRequire(import.meta.url)('uWebSockets.js') as Uws;
   // Packages that carry a JS emulation fall back to it silently; it cannot serve agentd (no peer addresses, headers or user data).
   if (typeof (uWS as { getParts?: unknown }).getParts !== 'function') {
     throw new Error('uWebSockets.js loaded its JS fallback, not the native addon');
