@@ -99,7 +99,7 @@ export function parseCliArgs(argv: string[]): CliOptions {
   const { values, positionals } = parsed;
   if (values.help) return { command: 'help' };
   if (values.version) return { command: 'version' };
-  const [command = 'serve', ...rest] = positionals;
+  const [command, ...rest] = positionals;
   const initFlags = (['provider', 'model', 'force'] as const).filter((f) => values[f] !== undefined);
   if (command === 'init') {
     const serveFlags = Object.keys(values).filter((f) => !['provider', 'model', 'force'].includes(f));
@@ -112,7 +112,7 @@ export function parseCliArgs(argv: string[]): CliOptions {
     if (rest.length > 0 || Object.keys(values).length > 0) throw new UsageError('agentd demo takes no arguments (its environment variables are in the README)');
     return { command: 'demo' };
   }
-  if (command !== 'serve' || rest.length > 0) throw new UsageError(`unknown command "${positionals.join(' ')}" (commands: init, demo; or none to serve)`);
+  if (command !== undefined) throw new UsageError(`unknown command "${positionals.join(' ')}" (commands: init, demo; or none to serve)`);
   return serveOptions(values);
 }
 

@@ -55,7 +55,7 @@ describe('npm run demo', () => {
     expect(out).not.toContain('[error]');
     // How to go on.
     expect(out).toMatch(/curl -s http:\/\/127\.0\.0\.1:\d+\/api\/message-sync/);
-    expect(out).toMatch(/AGENTD_URL=ws:\/\/127\.0\.0\.1:\d+\/ node docs\/clients\/chat\.mjs/);
+    expect(out).toMatch(/AGENTD_URL=ws:\/\/127\.0\.0\.1:\d+\/ node \S+\/docs\/clients\/chat\.mjs/);
     // The memory server wrote its graph under the data folder it was given.
     expect(await readFile(join(data, 'demo-memory.jsonl'), 'utf8')).toContain('demo-user');
   });

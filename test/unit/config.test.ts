@@ -59,7 +59,7 @@ describe('agent config', () => {
   it('loads every YAML under agents/', async () => {
     const env = {
       OPENAI_API_KEY: 'sk-test', VLLM_API_KEY: 'k', REMOTE_MCP_TOKEN: 't', HOME: '/tmp', PATH: '/bin',
-      AGENTD_DEMO_MODEL_URL: 'http://127.0.0.1:4010/v1', AGENTD_DEMO_DATA: '/tmp/agentd-data',
+      AGENTD_DEMO_MODEL_URL: 'http://127.0.0.1:4010/v1', AGENTD_DEMO_DATA: '/tmp/agentd-data', AGENTD_DEMO_SERVERS: '/opt/node_modules/@modelcontextprotocol',
     };
     const files = (await readdir('agents', { recursive: true })).filter((f) => f.endsWith('.yml'));
     expect(files.length).toBeGreaterThanOrEqual(4);

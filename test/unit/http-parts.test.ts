@@ -110,7 +110,14 @@ describe('cors', () => {
 
 describe('cli arguments', () => {
   it('has the documented defaults', () => {
-    expect(parseCliArgs([])).toEqual({ mode: 'web', mcpTransport: 'http', port: undefined, host: undefined, agent: 'agents/default.yml', logLevel: 'info', inspect: false, inspectContent: false, inspectRelay: undefined, workers: 1, help: false, version: false });
+    expect(parseCliArgs([])).toEqual({ command: 'serve', mode: 'web', mcpTransport: 'http', port: undefined, host: undefined, agent: undefined, logLevel: 'info', inspect: false, inspectContent: false, inspectRelay: undefined, workers: 1 });
+  });
+  it('reads the commands: help and version first, init with its own flags, demo alone', () => {
+    expect(parseCliArgs(['--agent', 'a.yml', '--help'])).toEqual({ command: 'help' });
+    expect(parseCliArgs(['-v'])).toEqual({ command: 'version' });
+    expect(parseCliArgs(['init'])).toEqual({ command: 'init', file: 'agent.yml', provider: undefined, model: undefined, force: false });
+    expect(parseCliArgs(['init', 'x.yml', '--provider', 'ollama', '--model', 'm', '--force'])).toEqual({ command: 'init', file: 'x.yml', provider: 'ollama', model: 'm', force: true });
+    expect(parseCliArgs(['demo'])).toEqual({ command: 'demo' });
   });
   it('turns the inspector on with --inspect, and with content by --inspect-content alone', () => {
     expect(parseCliArgs(['--inspect'])).toMatchObject({ inspect: true, inspectContent: false });
@@ -124,7 +131,7 @@ describe('cli arguments', () => {
   it('makes --mcp-transport stdio imply mcp mode', () => {
     expect(parseCliArgs(['--mcp-transport', 'stdio'])).toMatchObject({ mode: 'mcp', mcpTransport: 'stdio' });
   });
-  it.each([[['--mcp-transport', 'carrier-pigeon']], [['--bogus']], [['--mode', 'tui']], [['--web-port', 'abc']], [['--web-port', '70000']], [['--log-level', 'loud']], [['stray']], [['--workers', '0']], [['--workers', 'two']], [['--workers', '2', '--mcp-transport', 'stdio']]])(
+  it.each([[['--mcp-transport', 'carrier-pigeon']], [['--bogus']], [['--mode', 'tui']], [['--web-port', 'abc']], [['--web-port', '70000']], [['--log-level', 'loud']], [['stray']], [['--workers', '0']], [['--workers', 'two']], [['--workers', '2', '--mcp-transport', 'stdio']], [['init', '--web-port', '1']], [['init', 'a.yml', 'b.yml']], [['--provider', 'ollama']], [['demo', '--agent', 'a.yml']], [['serve']]])(
     'refuses %j',
     (argv) => expect(() => parseCliArgs(argv)).toThrow(UsageError),
   );
