@@ -32,7 +32,8 @@ export function ownerOf(url: string, fn: string): string | undefined {
   if (dep?.[1]) return `agentd dependency: ${dep[1]}`;
   if (/\/(src|machines)\//.test(url) && !url.startsWith('node:')) {
     const file = /\/((?:src|machines)\/[^?]+)/.exec(url)?.[1] ?? url;
-    return `agentd: ${file}`;
+    // A compiled service runs dist/src/x.js: named by its source, as under tsx.
+    return `agentd: ${url.includes('/dist/') ? file.replace(/\.js$/, '.ts') : file}`;
   }
   return undefined;
 }

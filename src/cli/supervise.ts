@@ -1,7 +1,7 @@
 /**
  * `--workers N` (N > 1): this process supervises. It forks N workers that each run the whole
- * service on one shared port (the kernel spreads connections, SO_REUSEPORT) and share sessions
- * through the Redis store; it restarts a worker that dies after it was ready, exits 1 when one
+ * service on one shared port (uws: SO_REUSEPORT, the kernel spreads connections; node: node:cluster
+ * hands them out) and share sessions through the Redis store; it restarts a worker that dies after it was ready, exits 1 when one
  * fails before (its own stderr says why), and on SIGTERM/SIGINT drains them all, then exits 0.
  */
 import cluster, { type Worker } from 'node:cluster';
