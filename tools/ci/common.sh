@@ -115,12 +115,15 @@ ci_agentd_entry() {
 
 # Starts agentd once with the `node` first on PATH (port 0, a model URL that is never called, AGENTD_*
 # from the environment), reads the engine from its start log and from GET /api/health, stops it.
-# Prints one line `engine: ...`; returns non-zero when agentd did not start or health did not answer.
+# Prints `engine: ...` (and the start log's tail when agentd did not start); returns non-zero when
+# agentd did not start or health did not answer. Waited for with `wait`, so a signal interrupts it.
 ci_probe_engine() {
-  local root=$1 entry
+  local root=$1 entry rc=0
   entry=$(ci_agentd_entry "$root")
   # shellcheck disable=SC2086 # entry is words on purpose
-  (cd "$root" && ci_run_group node --input-type=module -e "$CI_PROBE_JS" -- $entry)
+  (cd "$root" && ci_run_group node --input-type=module -e "$CI_PROBE_JS" -- $entry) &
+  wait $! || rc=$?
+  return "$rc"
 }
 
 CI_PROBE_JS=$(cat <<'JS'
@@ -178,10 +181,28 @@ ci_run_suite() {
   local root=$1 log=$2 rc=0
   shift 2
   [ $# -gt 0 ] || set -- test/int
-  # tee runs outside the checkout and names no path of it: test/support/no-leftovers.ts kills, as a
-  # leftover, any process started during the run whose cwd or command line is in the checkout.
-  (cd "$root" && AGENTD_REQUIRE_REDIS=1 ci_run_group node node_modules/vitest/vitest.mjs run "$@") 2>&1 | (cd / && exec tee /dev/fd/3) 3>"$log" || rc=$?
+  # tee runs outside the checkout and names no path of it (a test-run process ledger must not take it
+  # for one of the run's processes). The pipeline runs in the background and is waited for with `wait`,
+  # which a signal interrupts, so INT/TERM reach the trap at once instead of after the suite.
+  rm -f "$CI_STATE/suite.rc"
+  local -a pidns=()
+  if ci_can_pidns; then
+    # Tool servers that agentd starts in sessions of their own escape a process-group kill; in a PID
+    # namespace of the suite's own they all end with it. PID 1 there is a shell that passes TERM on.
+    pidns=(unshare --pid --fork --kill-child --mount-proc -- bash -c 'trap "kill -TERM -1 2>/dev/null; wait; exit 143" TERM INT; "$@" & wait $!' suite)
+  fi
+  { (cd "$root" && AGENTD_REQUIRE_REDIS=1 ci_run_group "${pidns[@]}" node node_modules/vitest/vitest.mjs run "$@"); echo $? >"$CI_STATE/suite.rc"; } 2>&1 |
+    (cd / && exec tee /dev/fd/3) 3>"$log" &
+  wait $! || true
+  rc=$(cat "$CI_STATE/suite.rc" 2>/dev/null || echo 1)
   return "$rc"
+}
+
+# Root, not already PID 1 of a namespace (the Debian root's runs are), unshare able to: the suite
+# gets a PID namespace. AGENTD_CI_PIDNS=0 turns it off.
+ci_can_pidns() {
+  [ "${AGENTD_CI_PIDNS:-1}" = 1 ] && [ "$(id -u)" = 0 ] && [ "$$" != 1 ] &&
+    unshare --pid --fork --kill-child --mount-proc true 2>/dev/null
 }
 
 # The closing counts of a vitest log, one line: "Test Files 1 failed | 38 passed (39); Tests …".

@@ -4,6 +4,8 @@
 #
 #   sudo tools/ci/debian13-native.sh [--node LINE|X.Y.Z] [--engine uws|node|auto|unset] [--rebuild]
 #                                    [--check-only] [-- vitest filters…]   (defaults: 24, uws, test/int)
+#   sudo tools/ci/debian13-native.sh [--node LINE] --exec -- COMMAND…   (runs COMMAND in the root, in the
+#                                    checkout, with that Node first on PATH: to debug a failure there)
 #
 # Needs root (mmdebstrap, mount, pivot_root), ~1 GiB in the cache, the npm registry and a Debian mirror.
 # 1. A trixie root from mmdebstrap (installed from Debian if missing), cached under
@@ -45,6 +47,7 @@ node_line=24
 engine=uws
 rebuild=0
 check_only=0
+exec_mode=0
 filters=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -52,10 +55,11 @@ while [ $# -gt 0 ]; do
     --engine) engine=$2; shift 2 ;;
     --rebuild) rebuild=1; shift ;;
     --check-only) check_only=1; shift ;;
+    --exec) exec_mode=1; shift ;;
     --in-namespace) phase=namespace; shift ;;
     --in-root) phase=root; shift ;;
     --) shift; filters=("$@"); break ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) ci_die "unknown argument: $1 (see --help)" ;;
   esac
 done
@@ -72,6 +76,13 @@ in_root() {
   ln -sf /opt/agentd-ci/npm/bin/npm-cli.js /tmp/agentd-ci-bin/npm
   ln -sf /opt/agentd-ci/npm/bin/npx-cli.js /tmp/agentd-ci-bin/npx
   local base_path=$PATH v rc=0 probe_rc=0 suite_rc=0
+  if [ "$exec_mode" = 1 ]; then
+    export PATH="/opt/agentd-ci/node/v$CI_TEST_VERSION/bin:/tmp/agentd-ci-bin:$base_path"
+    cd "$PROJECT"
+    ci_step "inside: ${filters[*]}"
+    ci_run_group "${filters[@]}" || rc=$?
+    exit "$rc"
+  fi
 
   ci_step "inside: system"
   ci_note "$(. /etc/os-release && echo "$PRETTY_NAME"), kernel $(uname -r)"
@@ -131,6 +142,14 @@ in_namespace() {
   [ -n "$CI_NPM_CACHE" ] && bind "$CI_NPM_CACHE" /opt/agentd-ci/npm-cache
   if [ -n "$CI_EXTRA_CA" ]; then touch "$R/opt/agentd-ci/extra-ca.crt"; mount --bind -o ro "$CI_EXTRA_CA" "$R/opt/agentd-ci/extra-ca.crt"; fi
   if [ -n "$CI_NPM_CAFILE" ]; then touch "$R/opt/agentd-ci/npm-ca.crt"; mount --bind -o ro "$CI_NPM_CAFILE" "$R/opt/agentd-ci/npm-ca.crt"; fi
+  # npm settings in HOME's .npmrc, not the environment: tests run npm with only PATH and HOME.
+  mkdir -p "$R/tmp/home"
+  {
+    [ -n "$CI_NPM_CACHE" ] && echo "cache=/opt/agentd-ci/npm-cache"
+    [ -n "$CI_NPM_CAFILE" ] && echo "cafile=/opt/agentd-ci/npm-ca.crt"
+    [ -n "$CI_NPM_REGISTRY" ] && echo "registry=$CI_NPM_REGISTRY"
+    echo "update-notifier=false"
+  } >"$R/tmp/home/.npmrc"
   cd "$R"
   pivot_root . mnt
   cd /
@@ -138,15 +157,13 @@ in_namespace() {
   local keep=(HOME=/tmp/home LANG=C.UTF-8 "TERM=${TERM:-dumb}" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
     "CI_TEST_VERSION=$CI_TEST_VERSION" "CI_UWS_NODE_VERSIONS=$CI_UWS_NODE_VERSIONS" "CI_LOGS=$CI_LOGS")
   [ -n "${CI:-}" ] && keep+=("CI=$CI")
-  [ -n "$CI_NPM_CACHE" ] && keep+=(npm_config_cache=/opt/agentd-ci/npm-cache)
   [ -n "$CI_EXTRA_CA" ] && keep+=(NODE_EXTRA_CA_CERTS=/opt/agentd-ci/extra-ca.crt)
-  [ -n "$CI_NPM_CAFILE" ] && keep+=(npm_config_cafile=/opt/agentd-ci/npm-ca.crt)
-  [ -n "$CI_NPM_REGISTRY" ] && keep+=("npm_config_registry=$CI_NPM_REGISTRY")
   for name in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do [ -n "${!name:-}" ] && keep+=("$name=${!name}"); done
   local name
   for name in $(compgen -e); do [[ $name == AGENTD_* && $name != AGENTD_CI_* ]] && keep+=("$name=${!name}"); done
   local args=(--in-root)
   [ "$check_only" = 1 ] && args+=(--check-only)
+  [ "$exec_mode" = 1 ] && args+=(--exec)
   exec env -i "${keep[@]}" /bin/bash "$SELF" "${args[@]}" -- "${filters[@]}"
 }
 
@@ -313,6 +330,7 @@ case $engine in unset|"") unset AGENTD_ENGINE ;; *) export AGENTD_ENGINE=$engine
 export CI_R=$ROOTFS CI_CACHE CI_NPM_DIR CI_UWS_DIR CI_LOGS CI_TEST_VERSION CI_UWS_NODE_VERSIONS CI_NPM_CACHE CI_NPM_CAFILE CI_NPM_REGISTRY CI_EXTRA_CA
 args=(--in-namespace)
 [ "$check_only" = 1 ] && args+=(--check-only)
+[ "$exec_mode" = 1 ] && args+=(--exec)
 t=$SECONDS
 rc=0
 ci_run_group unshare --mount --propagation private --pid --fork --kill-child -- /bin/bash "$SELF" "${args[@]}" -- "${filters[@]}" || rc=$?

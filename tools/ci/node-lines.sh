@@ -72,9 +72,9 @@ for line in "${lines[@]}"; do
 
   ci_step "Node v$ver: engine (AGENTD_ENGINE=${AGENTD_ENGINE:-(unset)})"
   probe_rc=0
-  engine=$(ci_probe_engine "$ROOT") || probe_rc=$?
-  printf '%s\n' "$engine"
-  engine_word=$(sed -n 's/.*GET \/api\/health "\([a-z]*\)".*/\1/p' <<<"$engine" | head -n 1)
+  ci_probe_engine "$ROOT" >"$CI_STATE/probe.out" || probe_rc=$?
+  cat "$CI_STATE/probe.out"
+  engine_word=$(sed -n 's/.*GET \/api\/health "\([a-z]*\)".*/\1/p' "$CI_STATE/probe.out" | head -n 1)
   [ -n "$engine_word" ] || engine_word="did not start"
 
   ci_step "Node v$ver: integration suite (${filters[*]}, AGENTD_REQUIRE_REDIS=1)"
