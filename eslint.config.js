@@ -6,7 +6,7 @@ import agentd from './tools/eslint/layers.js';
 import { LAYERS } from './tools/eslint/layers-config.js';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules', 'bench/results', 'data', 'coverage', 'scratch', 'dist'] },
+  { ignores: ['**/node_modules', 'bench/results', 'data', 'coverage', 'scratch', 'dist', '.dist-next', '.dist-old'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -156,7 +156,7 @@ describe('the installed agentd command', () => {
 
   it('runs through npx from the tarball', async () => {
     expect(await agentd(['--yes', '--prefer-offline', '--package', tarball, 'agentd', '--version'], { command: 'npx', cwd: await folder('npx') })).toMatchObject({ code: 0, out: `${pkg.version}\n` });
-  });
+  }, 180_000); // npx installs the tarball's dependencies into its cache
 
   it('runs through `npx --no-install agentd` in the checkout with an empty npm cache, offline, and leaves the checkout alone', async () => {
     const cache = await folder('empty-cache');
@@ -165,5 +165,5 @@ describe('the installed agentd command', () => {
     const result = await agentd(['--no-install', 'agentd', '--version'], { command: 'npx', cwd: ROOT, env: { npm_config_cache: cache, npm_config_offline: 'true' } });
     expect(result, result.err).toMatchObject({ code: 0, out: `${pkg.version}\n` });
     expect(existsSync(conformance)).toBe(hadConformance);
-  });
+  }, 180_000); // npm resolves the checkout's own package without its cache: slow on a loaded machine
 });
