@@ -52,7 +52,7 @@ export function createInspectWs(deps: InspectWsDeps): { behavior: WebSocketBehav
         }
         if (state.aborted) return;
         state.aborted = true;
-        res.cork(() => res.upgrade(data, ...headers, context));
+        res.upgrade(data, ...headers, context); // not inside `res.cork` (see types.ts)
       })
       .catch((err: unknown) => {
         deps.log.error({ err }, 'inspector upgrade failed');

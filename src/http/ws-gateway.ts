@@ -114,7 +114,9 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       if (state.aborted) return deps.limits.connections.close(ip);
       state.aborted = true;
       const conn: Connection = { id: deps.ids(), ip, closed: false, admin: hasAdminScope(credential), sessions: new Set() };
-      res.cork(() => res.upgrade(conn, key, protocol, extensions, context));
+      // Not inside `res.cork`: upgrading a corked response on uWS 20.57 (several apps in one process) cuts
+      // sockets (1006) or loses their first frames; `upgrade` writes the 101 itself (types.ts).
+      res.upgrade(conn, key, protocol, extensions, context);
     };
     run().catch((err: unknown) => {
       deps.log.error({ err }, 'websocket upgrade failed');

@@ -54,7 +54,12 @@ export interface HttpResponse {
   onWritable(handler: (offset: number) => boolean): HttpResponse;
   /** The peer's address: 4 bytes (IPv4) or 16 (IPv6). */
   getRemoteAddress(): ArrayBuffer;
-  /** Only in a WebSocket route's `upgrade` handler: accepts the upgrade with this user data. */
+  /**
+   * Only for a WebSocket route's `upgrade` (in its handler or after an `await`, until `onAborted`):
+   * accepts the upgrade with this user data. Call it directly, never inside `cork`: on uWS 20.57 an
+   * upgrade inside `cork` intermittently cut the new socket (1006) or lost its first frames (seen with
+   * several apps in one process: test/int/redis-cluster.test.ts).
+   */
   upgrade<UserData>(userData: UserData, secWebSocketKey: string, secWebSocketProtocol: string, secWebSocketExtensions: string, context: UpgradeContext): void;
 }
 
