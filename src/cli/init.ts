@@ -87,7 +87,8 @@ export async function init(options: InitOptions): Promise<void> {
   }
   const file = resolve(options.file);
   const schemaPath = relative(dirname(file), packagePath('agents', 'agent.schema.json'));
-  const text = agentFileText(provider, options.model ?? USUAL_MODEL[provider], schemaPath);
+  const model = options.model ?? USUAL_MODEL[provider];
+  const text = agentFileText(provider, model, schemaPath);
   agentConfigSchema.parse(parse(text)); // a template that does not validate is our bug: fail loudly, write nothing
   try {
     await writeFile(file, text, { flag: options.force ? 'w' : 'wx' });
@@ -97,6 +98,7 @@ export async function init(options: InitOptions): Promise<void> {
     process.exit(1);
   }
   const serveFlag = options.file === DEFAULT_AGENT_FILE ? '' : ` --agent ${options.file}`;
-  const keyHint = PROVIDER_PRESETS[provider].keyRequired ? `  export ${(PROVIDER_PRESETS[provider] as ProviderPreset).keyEnv}=...\n` : '';
-  process.stdout.write(`wrote ${options.file} (provider ${provider}, model ${options.model ?? USUAL_MODEL[provider]})\n\nNext:\n${keyHint}  agentd${serveFlag}\n`);
+  const { keyEnv }: ProviderPreset = PROVIDER_PRESETS[provider];
+  const keyHint = keyEnv ? `  export ${keyEnv}=...\n` : '';
+  process.stdout.write(`wrote ${options.file} (provider ${provider}, model ${model})\n\nNext:\n${keyHint}  agentd${serveFlag}\n`);
 }

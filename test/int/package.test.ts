@@ -4,15 +4,16 @@
  * PATH (so the Node-line runs of CI test the package on 20, 22 and 24). Also `npx <tarball>`, and
  * `npx --no-install agentd` in the checkout with an empty npm cache while offline.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { listeningPort, runAgentd } from '../support/agentd-process.ts';
 import { ROOT } from '../support/paths.ts';
 import { testRunEnv } from '../support/process-ledger.ts';
 
@@ -126,32 +127,23 @@ describe('the installed agentd command', () => {
     sim = await startSimulator({ port: 0, record: false });
     const dir = await folder('serve');
     await writeFile(join(dir, 'agent.yml'), `llm: { provider: openai-compatible, baseURL: "${sim.url}", model: sim-model }\nstorage: { type: jsonl, dir: ./sessions }\n`);
-    const child = spawn('agentd', ['--web-port', '0'], { cwd: dir, env });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise((done) => child.once('exit', done));
+    const agentd = runAgentd(['--web-port', '0'], env, { command: ['agentd'], cwd: dir });
     try {
-      const port = await vi.waitFor(() => {
-        const logged = /"port":(\d+)/.exec(out)?.[1];
-        if (!logged) throw new Error(`not listening yet:\n${out}`);
-        return Number(logged);
-      }, { timeout: 60_000 });
+      const port = await listeningPort(agentd);
       const base = `http://127.0.0.1:${port}`;
       await expect.poll(async () => (await fetch(`${base}/api/health/ready`)).status, { timeout: 60_000 }).toBe(200);
       expect((await fetch(`${base}/api/health/live`)).status).toBe(200);
       const health = (await (await fetch(`${base}/api/health`)).json()) as { engine: string; version: string };
       expect(health.version).toBe(pkg.version);
       expect(['uws', 'node']).toContain(health.engine);
-      expect(out).toContain(`"engine":"${health.engine}"`);
+      expect(agentd.out()).toContain(`"engine":"${health.engine}"`);
       const reply = await fetch(`${base}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message: 'hello package' }) });
       expect(await reply.json()).toMatchObject({ success: true, response: 'You said: hello package' });
       expect(existsSync(join(dir, 'sessions'))).toBe(true);
     } finally {
-      child.kill('SIGTERM');
-      await exited;
+      agentd.child.kill('SIGTERM');
     }
-    expect(child.exitCode).toBe(0);
+    expect(await agentd.exited).toBe(0);
   });
 
   it('runs through npx from the tarball', async () => {

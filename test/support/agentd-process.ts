@@ -21,8 +21,15 @@ export interface AgentdProcess {
 /** The test run's AGENTD_ENGINE (the suite runs under each engine), passed on to every agentd. */
 const engineEnv = process.env.AGENTD_ENGINE ? { AGENTD_ENGINE: process.env.AGENTD_ENGINE } : {};
 
-export function runAgentd(args: string[], env: NodeJS.ProcessEnv = {}): AgentdProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...testRunEnv(), ...engineEnv, ...env } });
+/** How agentd is started: the checkout's TypeScript entry by default, or e.g. `['agentd']` (an installed package). */
+export interface RunOptions {
+  command?: string[];
+  cwd?: string;
+}
+
+export function runAgentd(args: string[], env: NodeJS.ProcessEnv = {}, { command = [process.execPath, '--import', 'tsx', 'src/cli.ts'], cwd }: RunOptions = {}): AgentdProcess {
+  const [file = process.execPath, ...before] = command;
+  const child = spawn(file, [...before, ...args], { ...(cwd && { cwd }), env: { PATH: process.env.PATH, HOME: process.env.HOME, ...testRunEnv(), ...engineEnv, ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -101,15 +101,15 @@ ci_fetch_node() {
 }
 
 # How to start agentd from the checkout: the TypeScript entry through tsx (as test/support does), or the
-# compiled dist/cli.js when tsx is not installed.
+# compiled dist/src/cli.js when tsx is not installed.
 ci_agentd_entry() {
   local root=$1
   if [ -f "$root/node_modules/tsx/package.json" ] && [ -f "$root/src/cli.ts" ]; then
     echo "--import tsx src/cli.ts"
-  elif [ -f "$root/dist/cli.js" ]; then
-    echo "dist/cli.js"
+  elif [ -f "$root/dist/src/cli.js" ]; then
+    echo "dist/src/cli.js"
   else
-    ci_die "neither src/cli.ts with tsx nor dist/cli.js in $root"
+    ci_die "neither src/cli.ts with tsx nor dist/src/cli.js in $root"
   fi
 }
 

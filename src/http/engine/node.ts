@@ -84,15 +84,18 @@ class Routes<T> {
   }
 }
 
+/** A request target's path and query (without the `?`). */
+function splitUrl(url = '/'): { path: string; query: string } {
+  const q = url.indexOf('?');
+  return q < 0 ? { path: url, query: '' } : { path: url.slice(0, q), query: url.slice(q + 1) };
+}
+
 class NodeRequest implements HttpRequest {
   valid = true;
   private readonly path: string;
   private readonly query: string;
   constructor(private readonly req: IncomingMessage) {
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    this.path = q < 0 ? url : url.slice(0, q);
-    this.query = q < 0 ? '' : url.slice(q + 1);
+    ({ path: this.path, query: this.query } = splitUrl(req.url));
   }
   private check(): void {
     if (!this.valid) throw new Error('HttpRequest used after its handler returned: read what you need before the first await');
@@ -396,9 +399,7 @@ class NodeApp implements EngineApp {
   }
 
   private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const route = this.wsRoutes.get(q < 0 ? url : url.slice(0, q));
+    const route = this.wsRoutes.get(splitUrl(req.url).path);
     const remoteAddress = socket.remoteAddress;
     if (!route || req.method !== 'GET' || req.headers.upgrade?.toLowerCase() !== 'websocket') {
       return this.request(req, new SocketResponse(socket, remoteAddress));

@@ -8,6 +8,8 @@ import { RESPONSES } from './shapes.ts';
 
 type AgentHealth = FrontCommands['agent.health']['result'];
 type ServerRecord = FrontCommands['mcp.listServers']['result'][number];
+/** One reason of a 503 from `/api/health/ready` (`details.reasons`). */
+type NotReady = { check: 'start' | 'store' | 'toolServer'; message: string; server?: string; status?: string };
 
 /**
  * Why the service cannot take work now, for `/api/health/ready` (empty: ready). Checked: start-up
@@ -16,8 +18,8 @@ type ServerRecord = FrontCommands['mcp.listServers']['result'][number];
  * check here: a provider without its endpoint or key stops agentd at start. Reasons name servers
  * and states, never a server's error text (the probe answers without a key).
  */
-export function notReadyReasons(info: Pick<ServiceInfo, 'isReady' | 'config'>, agent: AgentHealth, servers: ServerRecord[]): { check: string; message: string; server?: string; status?: string }[] {
-  const reasons: { check: string; message: string; server?: string; status?: string }[] = [];
+export function notReadyReasons(info: Pick<ServiceInfo, 'isReady' | 'config'>, agent: AgentHealth, servers: ServerRecord[]): NotReady[] {
+  const reasons: NotReady[] = [];
   if (!info.isReady()) reasons.push({ check: 'start', message: 'starting' });
   if (agent.status === 'degraded') reasons.push({ check: 'store', message: 'the store does not accept writes' });
   const status = new Map(servers.map((s) => [s.name, s.status]));
