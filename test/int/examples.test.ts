@@ -2,37 +2,20 @@
  * The shipped agent files start as documented: through the `agentd` command (bin/agentd.js), from
  * a folder other than the repository, with no variable beyond the provider key they name.
  */
-import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { testRunEnv } from '../support/process-ledger.ts';
+import { listeningPort, runAgentd } from '../support/agentd-process.ts';
 import { PATIENT } from '../support/wait.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const files = ['agents/default.yml', ...readdirSync(join(ROOT, 'agents/examples')).filter((f) => f.endsWith('.yml')).map((f) => `agents/examples/${f}`)];
 
-function start(file: string): Promise<{ port: number; stop: () => Promise<number | null>; out: () => string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/agentd.js'), '--agent', join(ROOT, file), '--web-port', '0'], {
-    cwd: tmpdir(),
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...testRunEnv(), OPENAI_API_KEY: 'sk-example-not-a-real-key-000000' },
-  });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return new Promise((resolve, reject) => {
-    // A deadline for a loaded machine, where starting node, the config and the tool servers is slow.
-    const timer = setTimeout(() => reject(new Error(`${file} did not start:\n${out}`)), 45_000);
-    void exited.then((code) => reject(new Error(`${file} exited ${code}:\n${out}`)));
-    child.stdout.on('data', () => {
-      const port = /"port":(\d+).*listening/.exec(out)?.[1];
-      if (!port) return;
-      clearTimeout(timer);
-      resolve({ port: Number(port), out: () => out, stop: () => (child.kill('SIGTERM'), exited) });
-    });
-  });
+async function start(file: string): Promise<{ port: number; stop: () => Promise<number | null> }> {
+  const agentd = runAgentd(['--agent', join(ROOT, file), '--web-port', '0'], { OPENAI_API_KEY: 'sk-example-not-a-real-key-000000' }, { command: [process.execPath, join(ROOT, 'bin/agentd.js')], cwd: tmpdir() });
+  const port = await listeningPort(agentd);
+  return { port, stop: () => (agentd.child.kill('SIGTERM'), agentd.exited) };
 }
 
 describe('shipped agent files', () => {
