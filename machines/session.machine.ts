@@ -18,9 +18,9 @@
  * - After a turn ends, `settle` (provided: the turn's facts are durable) runs before the next.
  */
 import { assertEvent, assign, emit, enqueueActions, fromPromise, sendTo, setup, type ActorRefFrom, type ErrorActorEvent } from 'xstate';
-import { EVENT_VERSION } from './session-events.ts';
-import { keyOf, type ApprovalAnswer, type TurnKey, type TurnMessage, type TurnReport } from './turn-contract.ts';
-import { toTurnError } from './turn-steps.ts';
+import { EVENT_VERSION } from '../src/conversation/session-events.ts';
+import { keyOf, type ApprovalAnswer, type TurnKey, type TurnMessage, type TurnReport } from '../src/conversation/turn-contract.ts';
+import { toTurnError } from '../src/conversation/turn-steps.ts';
 import { turnMachine } from './turn.machine.ts';
 
 export interface SessionInput {

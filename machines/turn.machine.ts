@@ -7,7 +7,7 @@
  * - The turn reports to its session (`sendParent`, see TurnReport), in order: `userMessage` and
  *   `thinking` on start; per step that asked for tools `assistantStep`, then a `toolCall` per call
  *   and a `toolResult` per call as each settles; finally `response` or `turnFailed`. Facts are
- *   session events (machines/session-events.ts), exactly as they are stored.
+ *   session events (src/conversation/session-events.ts), exactly as they are stored.
  * - `modelStep` (provided) streams the step's text itself, `prefix` first; the machine never sees
  *   deltas. Step texts join with STEP_SEPARATOR, so the streamed chunks join to `response.content`.
  * - Bad argument JSON or an unknown tool is answered at once with a failed result, never called.
@@ -22,13 +22,14 @@
  * - A turn with `message.resume` (taken up again from the log) announces nothing: it reports the
  *   interrupted calls' failed results and goes on waiting for the others.
  */
-import { and, assertEvent, assign, enqueueActions, not, setup, spawnChild, stopChild, type ErrorActorEvent } from 'xstate';
-import type { Usage } from '../src/llm/types.ts';
-import { EVENT_VERSION, type SessionEvent } from './session-events.ts';
-import {
-  modelStepNotProvided, toolsRunner, type ApprovalAnswer, type ModelStepOutput, type ModelTool, type ToolSettled, type TurnKey, type TurnMessage, type TurnReport,
-} from './turn-contract.ts';
-import { STEP_SEPARATOR, deniedText, finalReply, planCalls, stepReply, toTurnError, type PlannedCall, type TurnError } from './turn-steps.ts';
+import { and, assertEvent, assign, enqueueActions, fromCallback, fromPromise, not, setup, spawnChild, stopChild, type AnyActorRef, type ErrorActorEvent } from 'xstate';
+import type { Usage } from '../src/conversation/model-messages.ts';
+import { EVENT_VERSION, type SessionEvent } from '../src/conversation/session-events.ts';
+import type { ModelTool, ModelToolOutcome } from '../src/conversation/tool-shapes.ts';
+import type {
+  ApprovalAnswer, ModelStepInput, ModelStepOutput, RunToolsInput, StartCall, ToolCallInput, ToolCaller, ToolSettled, TurnKey, TurnMessage, TurnReport,
+} from '../src/conversation/turn-contract.ts';
+import { STEP_SEPARATOR, deniedText, failedOutcome, finalReply, planCalls, stepReply, toTurnError, type PlannedCall, type TurnError } from '../src/conversation/turn-steps.ts';
 
 export interface TurnInput {
   key: TurnKey;
@@ -77,6 +78,39 @@ function initialContext(input: TurnInput): TurnContext {
   const { iteration, reply, lastText, awaiting, expiresAt, waitMs } = resume;
   return { ...base, iteration, reply, lastText, calls: awaiting, pending: awaiting.length, awaiting: awaiting.map((c) => c.callId), expiresAt, approvalWaitMs: waitMs };
 }
+
+/** An actor system (xstate exports its type only through the actors'). */
+export type ActorSystemOf = AnyActorRef['system'];
+
+/**
+ * The tools runner of one step: starts every call at once, and each one it is sent later
+ * (`tool.start`); sends `tool.settled` back as each one settles, and aborts the calls still running
+ * when it is stopped (the turn left callingTools). `callerOf` gives the caller of the actor's system
+ * (one definition can serve many sessions, each its own system).
+ */
+export const toolsRunner = (callerOf: (system: ActorSystemOf) => ToolCaller) =>
+  fromCallback<StartCall, RunToolsInput>(({ input, sendBack, receive, system }) => {
+    const call = callerOf(system);
+    const controller = new AbortController();
+    const start = (c: ToolCallInput) => {
+      const settled = (outcome: ModelToolOutcome) => {
+        if (!controller.signal.aborted) sendBack({ type: 'tool.settled', callId: c.callId, outcome });
+      };
+      const threw = (err: unknown) => failedOutcome({ name: c.name, toolName: c.name, serverId: '' }, err instanceof Error ? err.message : String(err));
+      // A caller that throws instead of rejecting is answered the same way.
+      void Promise.resolve()
+        .then(() => call(c, controller.signal))
+        .then(settled, (err: unknown) => settled(threw(err)));
+    };
+    input.calls.forEach(start);
+    receive((e) => start(e.call));
+    return () => controller.abort();
+  });
+
+/** The model step actor's placeholder until the owner provides one. */
+export const modelStepNotProvided = fromPromise<ModelStepOutput, ModelStepInput>(() =>
+  Promise.reject(new Error('turn machine: modelStep not provided')),
+);
 
 /** What a step's calls receive while they run or wait for approval. */
 const stepEvents = {

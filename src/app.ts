@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { AnyActorRef } from 'xstate';
-import { parseSessionEvent } from '../machines/session-events.ts';
+import { parseSessionEvent } from './conversation/session-events.ts';
 import { createAgentService, createTurnWaiter, type AgentCommands, type AgentEvents } from './agent/index.ts';
 import { createBus, type Bus } from './bus/index.ts';
 import { createInspectHub, startRelay, type InspectHub } from './inspect/index.ts';
@@ -18,8 +18,8 @@ import { createTracing, tracingWanted, type SpanExporter } from './tracing/index
 import { createLimits, type Limits } from './http/limits.ts';
 import type { LlmClient } from './llm/types.ts';
 import type { Logger } from './log/index.ts';
-import { createChildRegistry, createMcpService, reapLeftovers, type McpCommands, type McpEvents } from './mcp/client/index.ts';
-import { createHttpFace, createServerFace, type ServerFace } from './mcp/server/index.ts';
+import { createChildRegistry, createMcpService, reapLeftovers, type McpCommands, type McpEvents } from './tools/index.ts';
+import { createHttpFace, createServerFace, type ServerFace } from './mcp-face/index.ts';
 import { createCluster } from './cluster/index.ts';
 import { createStore } from './store/index.ts';
 import { VERSION } from './package-info.ts';

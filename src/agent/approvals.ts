@@ -10,9 +10,9 @@
  * - `resumeOf` finds a turn the log left open with calls still waiting for approval (its process
  *   stopped or crashed); any other open turn is left as it is.
  */
-import type { SessionEvent, SessionEventOf } from '../../machines/session-events.ts';
-import type { ResumedTurn, TurnMessage } from '../../machines/turn-contract.ts';
-import { stepReply, type PlannedCall } from '../../machines/turn-steps.ts';
+import type { SessionEvent, SessionEventOf } from '../conversation/session-events.ts';
+import type { ResumedTurn, TurnMessage } from '../conversation/turn-contract.ts';
+import { stepReply, type PlannedCall } from '../conversation/turn-steps.ts';
 import { AppError } from '../errors/index.ts';
 
 /** A call waiting for approval, as `GET /api/sessions/{id}/approvals` lists it. */

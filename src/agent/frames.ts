@@ -10,7 +10,7 @@
  *   live client saw for every durable event.
  * - `assistantStep` (a model step that asked for tools) has no frame.
  */
-import type { ApprovalDecision, SessionEvent } from '../../machines/session-events.ts';
+import type { ApprovalDecision, SessionEvent } from '../conversation/session-events.ts';
 import type { Usage } from '../llm/types.ts';
 import type { StoredEvent } from '../store/types.ts';
 

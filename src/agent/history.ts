@@ -1,4 +1,4 @@
-import type { SessionEvent, SessionEventOf } from '../../machines/session-events.ts';
+import type { SessionEvent, SessionEventOf } from '../conversation/session-events.ts';
 import type { ChatMessage } from '../llm/types.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { approvalDecision, type ApprovalDecision } from '../../machines/session-events.ts';
+import { approvalDecision, type ApprovalDecision } from '../conversation/session-events.ts';
 import type { ImagePart } from '../llm/types.ts';
 import type { PendingApproval } from './approvals.ts';
 import type { AgentFrame, AgentFrameData } from './frames.ts';
@@ -32,7 +32,7 @@ export type AgentCommands = {
    * `agent.response` or `agent.error` that ends it.
    */
   'agent.sendMessage': {
-    /** `hops`: agent-to-agent hops behind the message (set by the /mcp face; see src/mcp/hops.ts). */
+    /** `hops`: agent-to-agent hops behind the message (set by the /mcp face; see src/tools/hops.ts). */
     payload: { sessionId: string; content: string; image?: ImagePart; hops?: number };
     result: { turnId: string; queued: boolean };
   };

@@ -1,4 +1,4 @@
-import type { SessionEvent } from '../../machines/session-events.ts';
+import type { SessionEvent } from '../conversation/session-events.ts';
 import type { Logger } from '../log/index.ts';
 import type { EventStore } from '../store/types.ts';
 import type { SessionStoredEvent as StoredEvent } from './frames.ts';

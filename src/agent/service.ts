@@ -21,16 +21,16 @@
  * - `stop()` cancels running and queued turns (reason 'shutdown') and waits for their events to be stored.
  * - `onSessionClosed` hears of every session that leaves memory, after its last event is stored.
  */
-import type { SessionEvent } from '../../machines/session-events.ts';
-import type { ToolCaller } from '../../machines/turn-contract.ts';
-import { failedOutcome, toTurnError } from '../../machines/turn-steps.ts';
+import type { SessionEvent } from '../conversation/session-events.ts';
+import type { ToolCaller } from '../conversation/turn-contract.ts';
+import { failedOutcome, toTurnError } from '../conversation/turn-steps.ts';
 import type { Bus } from '../bus/bus.ts';
 import { createIdSource, isoNow, systemClock, type Clock, type IdSource } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 import type { LlmClient } from '../llm/types.ts';
 import type { Logger } from '../log/index.ts';
-import type { McpCommands, ModelTool } from '../mcp/client/messages.ts';
+import type { McpCommands, ModelTool } from '../tools/messages.ts';
 import type { EventStore } from '../store/types.ts';
 import { toFrame, type AgentEvents, type AgentFrame } from './frames.ts';
 import type { AgentCommands, AgentHealth, SessionSummary } from './messages.ts';

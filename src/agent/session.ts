@@ -14,17 +14,17 @@
  *   cancelled, which aborts the request.
  */
 import { createActor, fromPromise, type Actor } from 'xstate';
-import { EVENT_VERSION, type SessionEvent } from '../../machines/session-events.ts';
+import { EVENT_VERSION, type SessionEvent } from '../conversation/session-events.ts';
 import { sessionMachine, type SessionEmitted } from '../../machines/session.machine.ts';
-import { toolsRunner, type ActorSystemOf, type ApprovalAnswer, type ModelStepInput, type ModelStepOutput, type ToolCaller, type TurnKey, type TurnMessage } from '../../machines/turn-contract.ts';
-import { turnMachine } from '../../machines/turn.machine.ts';
+import type { ApprovalAnswer, ModelStepInput, ModelStepOutput, ToolCaller, TurnKey, TurnMessage } from '../conversation/turn-contract.ts';
+import { toolsRunner, turnMachine, type ActorSystemOf } from '../../machines/turn.machine.ts';
 import type { SendMeta } from '../bus/index.ts';
 import type { Clock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import type { ChatMessage, LlmClient } from '../llm/types.ts';
 import type { RegisterActor } from '../inspect/index.ts';
 import type { Logger } from '../log/index.ts';
-import type { ModelTool } from '../mcp/client/messages.ts';
+import type { ModelTool } from '../tools/messages.ts';
 import type { EventStore } from '../store/types.ts';
 import { chunkFrame, droppedFrame, storageFailedFrame, thinkingFrame, toFrame, type AgentFrame, type SessionStoredEvent } from './frames.ts';
 import { createApprovals, openTurnOf, resumeTurn, type PendingApproval } from './approvals.ts';

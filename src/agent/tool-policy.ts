@@ -1,4 +1,4 @@
-import type { ToolAction } from '../../machines/turn-contract.ts';
+import type { ToolAction } from '../conversation/tool-shapes.ts';
 import type { ToolPolicyConfig } from '../config/schema.ts';
 
 /** The tool policy's action for a tool of a server: the first matching rule's, else the default. */

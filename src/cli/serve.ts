@@ -9,7 +9,7 @@ import { createApp, type App } from '../app.ts';
 import { createRedactor } from '../config/redact.ts';
 import { isAppError } from '../errors/index.ts';
 import { createLogger } from '../log/index.ts';
-import { serveStdio } from '../mcp/server/index.ts';
+import { serveStdio } from '../mcp-face/index.ts';
 import { VERSION } from '../package-info.ts';
 import { APP_CHANNEL, type ServeOptions } from './args.ts';
 import { agentFileOrExit, listenAddress, loadConfigOrExit } from './start-up.ts';

@@ -4,7 +4,7 @@
  */
 import type { AgentCommands, AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
-import type { McpCommands, McpEvents } from '../mcp/client/index.ts';
+import type { McpCommands, McpEvents } from '../tools/index.ts';
 
 export type FrontCommands = AgentCommands & McpCommands;
 export type FrontEvents = AgentEvents & McpEvents;

@@ -1,8 +1,8 @@
 import type { HttpRequest, HttpResponse } from './engine/index.ts';
 import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
-import { INSTANCE_HEADER } from '../mcp/client/index.ts';
-import type { HttpFace } from '../mcp/server/index.ts';
+import { INSTANCE_HEADER } from '../tools/index.ts';
+import type { HttpFace } from '../mcp-face/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { MethodNotAllowed, type Admission } from './admission.ts';
 import { bearerKey } from './auth.ts';

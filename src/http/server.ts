@@ -3,7 +3,7 @@ import type { Clock, IdSource } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
 import type { InspectHub } from '../inspect/index.ts';
-import type { HttpFace } from '../mcp/server/index.ts';
+import type { HttpFace } from '../mcp-face/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { createAdmission } from './admission.ts';
 import { createAuth } from './auth.ts';

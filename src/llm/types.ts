@@ -1,38 +1,7 @@
 /** The model port: what the agent needs from any OpenAI-compatible chat model. */
+import type { ChatMessage, ModelStep, ToolDefinition } from '../conversation/model-messages.ts';
 
-export interface ImagePart {
-  mimeType: string;
-  /** Base64 without the `data:` prefix. */
-  base64: string;
-}
-
-export interface ToolCallRequest {
-  /** Id the model gave the call; tool results answer it. */
-  id: string;
-  /** Model-visible tool name. */
-  name: string;
-  /** Raw JSON text of the arguments as streamed (may be invalid JSON). */
-  arguments: string;
-}
-
-export type ChatMessage =
-  | { role: 'system'; content: string }
-  | { role: 'user'; content: string; image?: ImagePart }
-  | { role: 'assistant'; content: string; toolCalls?: ToolCallRequest[] }
-  | { role: 'tool'; toolCallId: string; content: string };
-
-export interface ToolDefinition {
-  name: string;
-  description: string;
-  /** JSON Schema of the arguments. */
-  parameters: Record<string, unknown>;
-}
-
-export interface Usage {
-  promptTokens: number;
-  completionTokens: number;
-  totalTokens: number;
-}
+export type * from '../conversation/model-messages.ts';
 
 export interface ModelRequest {
   /**
@@ -48,14 +17,6 @@ export interface ModelRequest {
   onText?: (delta: string) => void;
   /** The turn the request belongs to (told to observers: metrics, traces). */
   turnId?: string;
-}
-
-/** One completed model step. */
-export interface ModelStep {
-  text: string;
-  toolCalls: ToolCallRequest[];
-  finishReason: string;
-  usage?: Usage;
 }
 
 export interface LlmClient {

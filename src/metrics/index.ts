@@ -14,7 +14,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { Clock } from '../clock.ts';
-import type { McpEvents } from '../mcp/client/index.ts';
+import type { McpEvents } from '../tools/index.ts';
 
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 

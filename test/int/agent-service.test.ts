@@ -2,7 +2,7 @@
  * The agent service wired to real parts through the bus (no HTTP): the openai-SDK LlmClient against
  * the model simulator, the MCP service with server-everything over stdio, memory and JSONL stores.
  */
-import { parseSessionEvent, type SessionEvent } from '../../machines/session-events.ts';
+import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import { agentConfigSchema, mcpServerConfigSchema } from '../../src/config/schem
 import { createLlmClient } from '../../src/llm/index.ts';
 import type { LlmClient } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/log/index.ts';
-import { createMcpService, type McpService } from '../../src/mcp/client/index.ts';
+import { createMcpService, type McpService } from '../../src/tools/index.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { recordBus } from '../support/bus-recorder.ts';
 import { EVERYTHING } from '../support/paths.ts';

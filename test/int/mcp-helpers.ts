@@ -6,8 +6,8 @@ import { createBus } from '../../src/bus/index.ts';
 import type { AppBus, AppCommands, AppEvents } from '../../src/app.ts';
 import { mcpServerConfigSchema, type McpServerConfig } from '../../src/config/schema.ts';
 import { createLogger } from '../../src/log/index.ts';
-import { createMcpService, type McpService, type McpServiceOptions } from '../../src/mcp/client/index.ts';
-import type { ServerRecord } from '../../src/mcp/client/messages.ts';
+import { createMcpService, type McpService, type McpServiceOptions } from '../../src/tools/index.ts';
+import type { ServerRecord } from '../../src/tools/messages.ts';
 import { EVERYTHING, fixturePath } from '../support/paths.ts';
 import { testRunEnv } from '../support/process-ledger.ts';
 

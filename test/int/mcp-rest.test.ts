@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
 import { connectWs } from '../support/ws-client.ts';
-import type { ServerRecord } from '../../src/mcp/client/messages.ts';
+import type { ServerRecord } from '../../src/tools/messages.ts';
 import { EVERYTHING, fixturePath, textOf } from './mcp-helpers.ts';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { MODEL_TOOL_NAME } from '../../src/mcp/client/index.ts';
+import { MODEL_TOOL_NAME } from '../../src/tools/index.ts';
 import { PATIENT } from '../support/wait.ts';
 import { EVERYTHING, FILESYSTEM, fixture, harness, rejection, stdio, textOf, type Harness } from './mcp-helpers.ts';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createOutbox } from '../../src/agent/outbox.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createMemoryStore } from '../../src/store/index.ts';
-import type { SessionEvent } from '../../machines/session-events.ts';
+import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import type { EventStore } from '../../src/store/types.ts';
 
 const reset: SessionEvent = { v: 2, type: 'reset' };

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { SessionEvent } from '../../machines/session-events.ts';
+import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import type { Clock } from '../../src/clock.ts';
 import { recordBus } from '../support/bus-recorder.ts';
 import { manualClock } from './store-contract.ts';
@@ -10,7 +10,7 @@ import { agentConfigSchema } from '../../src/config/schema.ts';
 import { AppError } from '../../src/errors/index.ts';
 import type { LlmClient, ModelRequest, ModelStep } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/log/index.ts';
-import type { ModelTool, ModelToolOutcome } from '../../src/mcp/client/messages.ts';
+import type { ModelTool, ModelToolOutcome } from '../../src/tools/messages.ts';
 import { createMemoryStore } from '../../src/store/index.ts';
 import type { EventStore } from '../../src/store/types.ts';
 

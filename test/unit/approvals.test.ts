@@ -1,6 +1,6 @@
 /** The approvals fold and `resumeOf` over a session's events, given/when/then style (pure functions). */
 import { describe, expect, it } from 'vitest';
-import type { SessionEvent } from '../../machines/session-events.ts';
+import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import { createApprovals, resumeOf } from '../../src/agent/approvals.ts';
 import { AppError } from '../../src/errors/index.ts';
 

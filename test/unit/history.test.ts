@@ -6,7 +6,7 @@ import {
   projectHistory,
 } from '../../src/agent/history.ts';
 import type { ChatMessage, ImagePart, ToolCallRequest } from '../../src/llm/types.ts';
-import type { SessionEvent as DomainEvent, SessionEventOf } from '../../machines/session-events.ts';
+import type { SessionEvent as DomainEvent, SessionEventOf } from '../../src/conversation/session-events.ts';
 
 // ---- event builders -------------------------------------------------------------------------
 

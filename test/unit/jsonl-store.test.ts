@@ -8,7 +8,7 @@ import { createJsonlStore, type JsonlStoreOptions } from '../../src/store/jsonl-
 import { createStore } from '../../src/store/index.ts';
 import { fileNameOf } from '../../src/store/session-file-name.ts';
 import type { EventStore } from '../../src/store/types.ts';
-import { parseSessionEvent, type SessionEvent } from '../../machines/session-events.ts';
+import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
 import { eventStoreContract, manualClock, user } from './store-contract.ts';
 
 const dirs: string[] = [];

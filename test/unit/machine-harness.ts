@@ -8,10 +8,11 @@
  * as evidence that nothing happened.
  */
 import { createActor, fromPromise, waitFor, type SimulatedClock } from 'xstate';
-import type { SessionEvent } from '../../machines/session-events.ts';
+import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import { sessionMachine, type SessionEmitted } from '../../machines/session.machine.ts';
-import { toolsRunner, type ResumedTurn, type ModelStepInput, type ModelStepOutput, type ModelTool, type ModelToolOutcome, type ToolCallInput } from '../../machines/turn-contract.ts';
-import { turnMachine } from '../../machines/turn.machine.ts';
+import type { ModelTool, ModelToolOutcome } from '../../src/conversation/tool-shapes.ts';
+import type { ResumedTurn, ModelStepInput, ModelStepOutput, ToolCallInput } from '../../src/conversation/turn-contract.ts';
+import { toolsRunner, turnMachine } from '../../machines/turn.machine.ts';
 import type { ModelStep } from '../../src/llm/types.ts';
 
 export interface Deferred<T> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { MODEL_TOOL_NAME, assignModelNames, type ToolRef } from '../../src/mcp/client/naming.ts';
-import { buildCatalogue, toModelTool } from '../../src/mcp/client/catalogue.ts';
+import { MODEL_TOOL_NAME, assignModelNames, type ToolRef } from '../../src/tools/naming.ts';
+import { buildCatalogue, toModelTool } from '../../src/tools/catalogue.ts';
 
 const refs = (pairs: [string, string][]): ToolRef[] => pairs.map(([serverId, toolName]) => ({ serverId, toolName }));
 

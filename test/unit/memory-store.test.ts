@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { parseSessionEvent, type SessionEvent } from '../../machines/session-events.ts';
+import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
 import { createMemoryStore } from '../../src/store/memory-store.ts';
 import { createStore } from '../../src/store/index.ts';
 import { eventStoreContract, manualClock, user } from './store-contract.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parseSessionEvent, type SessionEvent } from '../../machines/session-events.ts';
+import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
 import { createRedisStore } from '../../src/store/redis-store.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { PATIENT } from '../support/wait.ts';

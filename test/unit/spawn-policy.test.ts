@@ -1,6 +1,6 @@
 /** The spawn policy of runtime connects, as a pure function: what may start and what is refused before anything runs. */
 import { describe, expect, it } from 'vitest';
-import { checkSpawn, programName, type SpawnRequest } from '../../src/mcp/client/spawn-policy.ts';
+import { checkSpawn, programName, type SpawnRequest } from '../../src/tools/spawn-policy.ts';
 
 const req = (command: string, args: string[] = [], env: Record<string, string> = {}, cwd?: string): SpawnRequest => ({ command, args, env, ...(cwd && { cwd }) });
 const refusal = (r: SpawnRequest, policy = {}) => {

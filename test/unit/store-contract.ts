@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SessionEvent } from '../../machines/session-events.ts';
+import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import type { Clock } from '../../src/clock.ts';
 import type { EventStore } from '../../src/store/types.ts';
 

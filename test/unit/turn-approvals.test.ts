@@ -5,8 +5,8 @@
  */
 import { SimulatedClock, type ActorRefFrom } from 'xstate';
 import { describe, expect, it } from 'vitest';
-import type { ModelTool } from '../../machines/turn-contract.ts';
-import { STEP_SEPARATOR } from '../../machines/turn-steps.ts';
+import type { ModelTool } from '../../src/conversation/tool-shapes.ts';
+import { STEP_SEPARATOR } from '../../src/conversation/turn-steps.ts';
 import type { turnMachine } from '../../machines/turn.machine.ts';
 import { STEP_AT, askTools, gatedTools, harness, ok, reply, script, tools, waitUntil } from './machine-harness.ts';
 

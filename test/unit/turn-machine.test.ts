@@ -4,7 +4,7 @@
  * behaviour (queue, settle, cancel, discard) is in session-machine.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { STEP_SEPARATOR, iterationLimitMessage } from '../../machines/turn-steps.ts';
+import { STEP_SEPARATOR, iterationLimitMessage } from '../../src/conversation/turn-steps.ts';
 import { AppError } from '../../src/errors/index.ts';
 import { askTools, gatedTools, harness, ok, reply, script, waitUntil } from './machine-harness.ts';
 

@@ -16,7 +16,7 @@ import type { Clock } from '../../clock.ts';
 import { z } from 'zod';
 import { mcpServerConfigSchema, serverNameSchema } from '../../config/schema.ts';
 import { AppError } from '../../errors/index.ts';
-import type { ServerRecord } from '../../mcp/client/messages.ts';
+import type { ServerRecord } from '../../tools/messages.ts';
 import type { Route } from '../route.ts';
 import { parseInput } from '../validate.ts';
 import { createReply } from './reply.ts';

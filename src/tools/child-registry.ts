@@ -10,7 +10,7 @@
  *   and still running the recorded command are killed; the file is then cleared.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import type { Logger } from '../../log/index.ts';
+import type { Logger } from '../log/index.ts';
 
 interface Entry {
   pid: number;

@@ -12,7 +12,7 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { Logger } from '../../log/index.ts';
+import type { Logger } from '../log/index.ts';
 
 export interface ArgIssue {
   path: string;

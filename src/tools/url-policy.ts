@@ -21,7 +21,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import { BlockList, isIP } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { AppError } from '../../errors/index.ts';
+import { AppError } from '../errors/index.ts';
 
 export interface UrlPolicy {
   allowPrivateNetworks: boolean;

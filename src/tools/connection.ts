@@ -25,11 +25,11 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { HttpServerConfig, McpServerConfig } from '../../config/schema.ts';
+import type { HttpServerConfig, McpServerConfig } from '../config/schema.ts';
 import type { ChildRegistry } from './child-registry.ts';
 import { limitedFetch, ResultTooLarge } from './limited-fetch.ts';
 import type { FetchLike } from './url-policy.ts';
-import type { Logger } from '../../log/index.ts';
+import type { Logger } from '../log/index.ts';
 import { ChildProcessTransport } from './stdio-transport.ts';
 
 export type TransportKind = 'stdio' | 'streamable-http' | 'sse';

@@ -11,9 +11,9 @@
  *   can read. Text is capped at `maxResultBytes`. The abort signal cancels the call at the server.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Clock } from '../../clock.ts';
-import { AppError } from '../../errors/index.ts';
-import type { Logger } from '../../log/index.ts';
+import type { Clock } from '../clock.ts';
+import { AppError } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
 import type { ArgIssue, ArgsValidator } from './args-validator.ts';
 import type { CatalogueItem } from './catalogue.ts';
 import { CallError, type McpConnection } from './connection.ts';

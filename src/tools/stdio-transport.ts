@@ -24,7 +24,7 @@ import { LineReader } from './line-reader.ts';
 import { stderrCause, StderrLines } from './stderr-cause.ts';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Logger } from '../../log/index.ts';
+import type { Logger } from '../log/index.ts';
 
 export interface ChildTransportOptions {
   command: string;

@@ -17,11 +17,11 @@
  * - Servers are looked up by id or name (they are the same string).
  */
 import { createActor, fromPromise, waitFor } from 'xstate';
-import { systemClock } from '../../clock.ts';
-import { createRedactor } from '../../config/redact.ts';
-import type { McpServerConfig } from '../../config/schema.ts';
-import { AppError } from '../../errors/index.ts';
-import { mcpServerMachine } from '../../../machines/mcp-server.machine.ts';
+import { systemClock } from '../clock.ts';
+import { createRedactor } from '../config/redact.ts';
+import type { McpServerConfig } from '../config/schema.ts';
+import { AppError } from '../errors/index.ts';
+import { mcpServerMachine } from '../../machines/mcp-server.machine.ts';
 import { createArgsValidator } from './args-validator.ts';
 import { buildCatalogue, toModelTool, toToolRecord, type CatalogueItem } from './catalogue.ts';
 import { openConnection, type McpConnection } from './connection.ts';

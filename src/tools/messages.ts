@@ -1,6 +1,6 @@
-import type { ServerStatus } from '../../../machines/mcp-server.machine.ts';
-import type { ModelTool, ModelToolOutcome } from '../../../machines/turn-contract.ts';
-import type { McpServerConfig } from '../../config/schema.ts';
+import type { ServerStatus } from '../../machines/mcp-server.machine.ts';
+import type { ModelTool, ModelToolOutcome } from '../conversation/tool-shapes.ts';
+import type { McpServerConfig } from '../config/schema.ts';
 
 /** The spec's MCP server record. */
 export interface ServerRecord {
@@ -31,7 +31,7 @@ export interface ExecutionResult {
   timestamp: string;
 }
 
-/** The tool shapes the turn machine works with (machines/turn-contract.ts owns them). */
+/** The tool shapes the turn machine works with (src/conversation/tool-shapes.ts owns them). */
 export type { ModelTool, ModelToolOutcome };
 
 export type McpCommands = {
@@ -46,7 +46,7 @@ export type McpCommands = {
   /** Tools offered to the model right now. */
   'mcp.modelTools': { payload: Record<string, never>; result: ModelTool[] };
   /** Calls a tool by its model-visible name; never throws for tool failures. */
-  /** `hops` is sent along as the call's agent-to-agent hop count (src/mcp/hops.ts). */
+  /** `hops` is sent along as the call's agent-to-agent hop count (src/tools/hops.ts). */
   'mcp.callModelTool': { payload: { name: string; args: unknown; signal?: AbortSignal; hops?: number }; result: ModelToolOutcome };
 };
 

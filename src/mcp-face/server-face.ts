@@ -21,15 +21,15 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { DEFAULT_SESSION, type TurnWaiter } from '../../agent/index.ts';
-import type { AgentCommands, AgentEvents } from '../../agent/index.ts';
-import type { Bus } from '../../bus/index.ts';
-import type { IdSource } from '../../clock.ts';
-import type { McpCommands } from '../client/index.ts';
-import { toErrorBody } from '../../errors/index.ts';
-import type { Logger } from '../../log/index.ts';
-import { hopsOf } from '../client/hops.ts';
-import { sessionIdSchema } from '../../session-id.ts';
+import { DEFAULT_SESSION, type TurnWaiter } from '../agent/index.ts';
+import type { AgentCommands, AgentEvents } from '../agent/index.ts';
+import type { Bus } from '../bus/index.ts';
+import type { IdSource } from '../clock.ts';
+import type { McpCommands } from '../tools/index.ts';
+import { toErrorBody } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
+import { hopsOf } from '../tools/hops.ts';
+import { sessionIdSchema } from '../session-id.ts';
 
 function inputSchemaOf(schema: z.ZodType): Tool['inputSchema'] {
   const { $schema: _dialect, ...json } = z.toJSONSchema(schema) as Tool['inputSchema'] & { $schema?: string };

@@ -10,8 +10,8 @@
  *   the addresses it checked (`pinnedConnect`); its failures say "could not connect", never whether
  *   a port was closed, a host unreachable or a packet dropped (that would map a private network).
  */
-import type { HttpServerConfig, McpServerConfig } from '../../config/schema.ts';
-import { AppError } from '../../errors/index.ts';
+import type { HttpServerConfig, McpServerConfig } from '../config/schema.ts';
+import { AppError } from '../errors/index.ts';
 import { checkSpawn, type SpawnPolicy } from './spawn-policy.ts';
 import { pinnedFetch, resolveAllowed, type FetchLike, type UrlPolicy } from './url-policy.ts';
 

@@ -1,12 +1,12 @@
 /** The MCP service's options and its per-server entry: what a server is, and how it reads as a record. */
-import type { RegisterActor } from '../../inspect/index.ts';
+import type { RegisterActor } from '../inspect/index.ts';
 import type { Actor } from 'xstate';
-import type { McpServerMachine, RetryPolicy, ServerStatus } from '../../../machines/mcp-server.machine.ts';
-import type { Bus } from '../../bus/index.ts';
-import type { Clock } from '../../clock.ts';
-import type { Redactor } from '../../config/redact.ts';
-import type { AgentConfig, McpServerConfig } from '../../config/schema.ts';
-import type { Logger } from '../../log/index.ts';
+import type { McpServerMachine, RetryPolicy, ServerStatus } from '../../machines/mcp-server.machine.ts';
+import type { Bus } from '../bus/index.ts';
+import type { Clock } from '../clock.ts';
+import type { Redactor } from '../config/redact.ts';
+import type { AgentConfig, McpServerConfig } from '../config/schema.ts';
+import type { Logger } from '../log/index.ts';
 import type { ChildRegistry } from './child-registry.ts';
 import type { McpConnection } from './connection.ts';
 import type { McpCommands, McpEvents, ServerRecord } from './messages.ts';

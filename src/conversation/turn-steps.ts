@@ -3,10 +3,10 @@
  * (argument JSON validated here, house rule 3), joining step texts into the reply, and the
  * iteration-limit message.
  */
-import { isAppError, type ErrorBody } from '../src/errors/index.ts';
-import { MAX_JSON_DEPTH, tooDeep } from '../src/json-depth.ts';
-import type { ToolCallRequest } from '../src/llm/types.ts';
-import type { ModelTool, ModelToolOutcome } from './turn-contract.ts';
+import { isAppError, type ErrorBody } from '../errors/index.ts';
+import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.ts';
+import type { ToolCallRequest } from './model-messages.ts';
+import type { ModelTool, ModelToolOutcome } from './tool-shapes.ts';
 
 /** Between the texts of two model steps of one turn (the chunks carry it too). */
 export const STEP_SEPARATOR = '\n\n';

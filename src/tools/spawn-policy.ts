@@ -12,7 +12,7 @@
  *   (`nul_byte`, `inline_code`, `loader_env`, `command_not_allowed`).
  */
 import { basename } from 'node:path';
-import { AppError } from '../../errors/index.ts';
+import { AppError } from '../errors/index.ts';
 
 export interface SpawnRequest {
   command: string;

@@ -2,36 +2,10 @@
  * The contract between the session and turn machines and their owner (src/agent/session.ts):
  * what the provided actors receive and return, and what a turn reports to its session.
  */
-import { fromCallback, fromPromise, type AnyActorRef } from 'xstate';
-import type { ImagePart, ModelStep } from '../src/llm/types.ts';
+import type { ImagePart, ModelStep } from './model-messages.ts';
 import type { ApprovalDecision, SessionEvent } from './session-events.ts';
-import { failedOutcome, type PlannedCall } from './turn-steps.ts';
-
-/** What the tool policy says of a tool: run it, ask a person first, or never run it. */
-export type ToolAction = 'allow' | 'ask' | 'deny';
-
-/** A tool as the model sees it: a name unique across servers, valid for the model. */
-export interface ModelTool {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
-  serverId: string;
-  toolName: string;
-  /** The tool policy's action for it (default allow). */
-  action?: ToolAction;
-}
-
-/** Outcome of a tool call made on the model's behalf; failures are results, not throws. */
-export interface ModelToolOutcome {
-  success: boolean;
-  /** Text for the model, already capped at toolResultMaxBytes with a visible marker. */
-  text: string;
-  /** Structured result for events (`toolResult.result`). */
-  result: unknown;
-  serverId: string;
-  toolName: string;
-  durationMs: number;
-}
+import type { ModelTool, ModelToolOutcome } from './tool-shapes.ts';
+import type { PlannedCall } from './turn-steps.ts';
 
 /** A user message waiting for (or running as) a turn. */
 export interface TurnMessage {
@@ -134,36 +108,3 @@ export interface RunToolsInput { calls: ToolCallInput[] }
 
 /** Starts one more call of the step (one a person approved). */
 export interface StartCall { type: 'tool.start'; call: ToolCallInput }
-
-/** An actor system (xstate exports its type only through the actors'). */
-export type ActorSystemOf = AnyActorRef['system'];
-
-/**
- * The tools runner of one step: starts every call at once, and each one it is sent later
- * (`tool.start`); sends `tool.settled` back as each one settles, and aborts the calls still running
- * when it is stopped (the turn left callingTools). `callerOf` gives the caller of the actor's system
- * (one definition can serve many sessions, each its own system).
- */
-export const toolsRunner = (callerOf: (system: ActorSystemOf) => ToolCaller) =>
-  fromCallback<StartCall, RunToolsInput>(({ input, sendBack, receive, system }) => {
-    const call = callerOf(system);
-    const controller = new AbortController();
-    const start = (c: ToolCallInput) => {
-      const settled = (outcome: ModelToolOutcome) => {
-        if (!controller.signal.aborted) sendBack({ type: 'tool.settled', callId: c.callId, outcome });
-      };
-      const threw = (err: unknown) => failedOutcome({ name: c.name, toolName: c.name, serverId: '' }, err instanceof Error ? err.message : String(err));
-      // A caller that throws instead of rejecting is answered the same way.
-      void Promise.resolve()
-        .then(() => call(c, controller.signal))
-        .then(settled, (err: unknown) => settled(threw(err)));
-    };
-    input.calls.forEach(start);
-    receive((e) => start(e.call));
-    return () => controller.abort();
-  });
-
-/** The model step actor's placeholder until the owner provides one. */
-export const modelStepNotProvided = fromPromise<ModelStepOutput, ModelStepInput>(() =>
-  Promise.reject(new Error('turn machine: modelStep not provided')),
-);

@@ -1,0 +1,27 @@
+/** The tool shapes a turn works with: tools as the model sees them and the outcomes of their calls. */
+
+/** What the tool policy says of a tool: run it, ask a person first, or never run it. */
+export type ToolAction = 'allow' | 'ask' | 'deny';
+
+/** A tool as the model sees it: a name unique across servers, valid for the model. */
+export interface ModelTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  serverId: string;
+  toolName: string;
+  /** The tool policy's action for it (default allow). */
+  action?: ToolAction;
+}
+
+/** Outcome of a tool call made on the model's behalf; failures are results, not throws. */
+export interface ModelToolOutcome {
+  success: boolean;
+  /** Text for the model, already capped at toolResultMaxBytes with a visible marker. */
+  text: string;
+  /** Structured result for events (`toolResult.result`). */
+  result: unknown;
+  serverId: string;
+  toolName: string;
+  durationMs: number;
+}
