@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listeningPort, runAgentd, writeAgentFile } from '../support/agentd-process.ts';
-import { PATIENT } from '../support/wait.ts';
+import { until } from '../support/wait.ts';
 import { connectWs } from '../support/ws-client.ts';
 import { fixturePath } from './mcp-helpers.ts';
 
@@ -17,10 +17,8 @@ function processesWith(marker: string): string[] {
   }
 }
 
-const waitFor = (check: () => Promise<boolean>): Promise<void> =>
-  vi.waitFor(async () => {
-    if (!(await check())) throw new Error('condition not met in time');
-  }, PATIENT);
+/** agentd's health, as `/api/health` reports it. */
+const healthOf = async (port: number): Promise<any> => (await fetch(`http://127.0.0.1:${port}/api/health`)).json();
 
 describe('agentd command line', () => {
   it('prints usage and exits 2 on an unknown flag or a bad value', async () => {
@@ -99,7 +97,7 @@ describe('agentd command line', () => {
     const health = (await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as Record<string, unknown>;
     expect(health.status).toBe('healthy');
     const ws = await connectWs(`ws://127.0.0.1:${port}/`);
-    await waitFor(async () => ((await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as any).agent.connectedServers === 1);
+    await until(async () => (await healthOf(port)).agent.connectedServers === 1, 'its tool server connected');
     expect(processesWith(marker)).toHaveLength(1);
     p.child.kill('SIGTERM');
     expect(await ws.closed).toBe(1001);
@@ -137,13 +135,13 @@ describe('agentd command line', () => {
     );
     const p = runAgentd(['--agent', file, '--web-port', '0']);
     const port = await listeningPort(p);
-    await waitFor(async () => ((await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as any).agent.status === 'ready');
+    await until(async () => (await healthOf(port)).agent.status === 'ready', 'agent ready');
     p.child.kill('SIGTERM');
-    await waitFor(async () => Promise.resolve(p.out().includes('shutting down')));
+    await until(() => p.out().includes('shutting down'), 'shutting down logged');
     p.child.kill('SIGTERM');
     expect(await p.exited).toBe(1);
     expect(p.out()).toContain('second signal: exiting now');
-    await waitFor(() => Promise.resolve(processesWith(marker).length === 0)); // the hang server ignores stdin closing
+    await until(() => processesWith(marker).length === 0, 'the tool server gone'); // the hang server ignores stdin closing
   });
 
   it('kills the tool servers a killed (-9) agentd left behind when it starts again over the same data', async () => {
@@ -155,7 +153,7 @@ describe('agentd command line', () => {
     );
     const first = runAgentd(['--agent', file, '--web-port', '0']);
     const port = await listeningPort(first);
-    await waitFor(async () => ((await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as any).agent.connectedServers === 1);
+    await until(async () => (await healthOf(port)).agent.connectedServers === 1, 'its tool server connected');
     // kill -9 the node process that runs agentd, so nothing of agentd runs after
     for (const pid of processesWith(`src/cli.ts --agent ${file}`)) process.kill(Number(pid), 'SIGKILL');
     await first.exited;
@@ -164,13 +162,13 @@ describe('agentd command line', () => {
     const second = runAgentd(['--agent', file, '--web-port', '0', '--log-level', 'info']);
     try {
       await listeningPort(second);
-      await waitFor(() => Promise.resolve(processesWith(marker).length <= 1)); // the old one is gone; the new one may be up
+      await until(() => processesWith(marker).length <= 1, 'the orphaned tool server gone'); // the old one is gone; the new one may be up
       expect(second.out()).toContain('killed a tool server left behind by an agentd that is gone');
     } finally {
       second.child.kill('SIGTERM');
       await second.exited;
     }
-    await waitFor(() => Promise.resolve(processesWith(marker).length === 0));
+    await until(() => processesWith(marker).length === 0, 'the tool server gone');
   });
 
   describe('AGENTD_ENGINE', () => {

@@ -5,13 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createClient } from 'redis';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { listeningPort, runAgentd, writeAgentFile } from '../support/agentd-process.ts';
 import { api, everythingStdio, roomyLimits, turnFrames } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
-import { PATIENT } from '../support/wait.ts';
+import { PATIENT, until } from '../support/wait.ts';
 import { connectWs, type WsClient } from '../support/ws-client.ts';
 
 const enabled = hasRedisServer();
@@ -153,10 +153,6 @@ describe.skipIf(!enabled)('cluster: tool servers connected at runtime', { timeou
     return app;
   };
   const servers = async (app: RunningApp) => (await api(app.url, 'GET', '/api/mcp/servers')).body.servers as { name: string; status: string; instances: { instanceId: string; status: string }[] }[];
-  const until = (check: () => Promise<boolean>, what: string) =>
-    vi.waitFor(async () => {
-      if (!(await check())) throw new Error(`not in time: ${what}`);
-    }, PATIENT);
   beforeAll(async () => {
     redis = await startRedis();
   });

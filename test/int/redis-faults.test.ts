@@ -12,7 +12,7 @@ import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api, roomyLimits, sleep } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
-import { PATIENT } from '../support/wait.ts';
+import { PATIENT, until } from '../support/wait.ts';
 
 const enabled = hasRedisServer();
 
@@ -47,12 +47,6 @@ describe.skipIf(!enabled)('cluster: redis faults', { timeout: 120_000 }, () => {
   });
 
   const health = async (app: RunningApp) => (await api(app.url, 'GET', '/api/health')).body.agent as { status: string; cause?: string };
-  /** Polls until `ok`; fails with what it last saw. */
-  const until = <T,>(read: () => Promise<T>, ok: (value: T) => boolean, what: string) =>
-    vi.waitFor(async () => {
-      const value = await read();
-      if (!ok(value)) throw new Error(`not in time: ${what}; last: ${JSON.stringify(value)}`);
-    }, PATIENT);
   /** Waits until each of the four clients has `n` outcomes from index `from` on that `match`. */
   const eachClientHas = (from: number, n: number, match: (o: Outcome) => boolean = () => true) =>
     vi.waitFor(() => {
@@ -81,7 +75,7 @@ describe.skipIf(!enabled)('cluster: redis faults', { timeout: 120_000 }, () => {
 
     const port = Number(new URL(redis.url).port);
     await redis.stop();
-    for (const app of apps) await until(() => health(app), (h) => h.status === 'degraded', 'health degraded');
+    for (const app of apps) await expect.poll(() => health(app), PATIENT).toMatchObject({ status: 'degraded' });
     expect(await health(apps[0]!)).toMatchObject({ status: 'degraded', cause: 'redis: unreachable' });
     const downFrom = outcomes.length;
     await eachClientHas(downFrom, 2); // turns asked after the outage was seen, not only those it caught in flight
@@ -90,10 +84,9 @@ describe.skipIf(!enabled)('cluster: redis faults', { timeout: 120_000 }, () => {
     for (const o of whileDown) expect([o.status, o.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
 
     redis = await startRedis(port, { dir });
-    for (const app of apps) await until(() => health(app), (h) => h.status === 'ready', 'health ready again');
+    for (const app of apps) await expect.poll(() => health(app), PATIENT).toMatchObject({ status: 'ready' });
     const upFrom = outcomes.length;
-    const succeeded = () => Promise.resolve([0, 1].every((app) => outcomes.slice(upFrom).some((o) => o.app === app && o.status === 200)));
-    await until(succeeded, (yes) => yes, 'turns succeed on both instances');
+    await until(() => [0, 1].every((app) => outcomes.slice(upFrom).some((o) => o.app === app && o.status === 200)), 'turns succeed on both instances');
     running = false;
     await Promise.all(load);
 

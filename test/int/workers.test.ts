@@ -5,11 +5,11 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { runAgentd, writeAgentFile } from '../support/agentd-process.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
-import { PATIENT } from '../support/wait.ts';
+import { until } from '../support/wait.ts';
 import { connectWs } from '../support/ws-client.ts';
 
 const enabled = hasRedisServer();
@@ -17,11 +17,8 @@ const enabled = hasRedisServer();
 /** agentd with `config`, on a free port, with extra flags. */
 const agentd = async (config: object, args: string[]) => runAgentd(['--agent', await writeAgentFile(config), '--web-port', '0', ...args]);
 
-/** Waits until `check` holds (it starts processes: the deadline is a loaded machine's); `what` names it when it does not. */
-const until = (check: () => boolean, what: () => string, timeout = 60_000) =>
-  vi.waitFor(() => {
-    if (!check()) throw new Error(`not in time: ${what()}`);
-  }, { ...PATIENT, timeout });
+/** The waits below start processes: the deadline is a loaded machine's. */
+const STARTING = { timeout: 60_000 };
 
 /** Pids of the processes whose parent is `pid`. */
 const childrenOf = (pid: number): number[] => {
@@ -60,7 +57,7 @@ describe.skipIf(!enabled)('agentd --workers', { timeout: 120_000 }, () => {
     const p = await agentd({ llm: llm(), storage, server: { limits: { rest: { points: 10_000 } } } }, ['--workers', '2']);
     try {
       const ready = () => p.out().split('\n').filter((l) => l.includes('"agent ready"'));
-      await until(() => ready().length === 2, () => `two workers ready:\n${p.out()}${p.err()}`);
+      await until(() => ready().length === 2, () => `two workers ready:\n${p.out()}${p.err()}`, STARTING);
       const port = Number(/"supervisor":true.*"port":(\d+)/.exec(p.out())?.[1]);
       const workers = childrenOf(p.child.pid!);
       expect(workers).toHaveLength(2);
@@ -83,7 +80,7 @@ describe.skipIf(!enabled)('agentd --workers', { timeout: 120_000 }, () => {
       ws.close();
 
       process.kill(workers[0]!, 'SIGKILL');
-      await until(() => p.out().includes('a worker died; starting another') && ready().length === 3, () => `a new worker:\n${p.out()}${p.err()}`);
+      await until(() => p.out().includes('a worker died; starting another') && ready().length === 3, () => `a new worker:\n${p.out()}${p.err()}`, STARTING);
       expect(childrenOf(p.child.pid!)).toHaveLength(2);
       for (let i = 6; i < 9; i++) expect(await ask(`q${i}`)).toEqual([200, `You said: q${i}`]);
     } finally {
