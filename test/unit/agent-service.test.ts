@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import type { Clock } from '../../src/clock.ts';
 import { recordBus } from '../support/bus-recorder.ts';
+import { PATIENT } from '../support/wait.ts';
 import { manualClock } from './store-contract.ts';
 import { createAgentService, type AgentService } from '../../src/agent/index.ts';
 import type { AppBus, AppCommands, AppEvents } from '../../src/app.ts';
@@ -83,29 +84,31 @@ const framesOf = async (r: Rig, sessionId = 'default', since?: number) =>
   (await r.bus.execute('agent.history', { sessionId, ...(since !== undefined && { since }) })).frames;
 /** Resolves once no session is busy (a turn's last facts are written just after its end event). */
 async function settled(r: Rig): Promise<void> {
-  for (let i = 0; i < 100; i++) if ((await r.bus.execute('agent.listSessions', {})).every((s) => !s.busy)) return;
-  throw new Error('a session stayed busy');
+  await expect.poll(async () => (await r.bus.execute('agent.listSessions', {})).filter((s) => s.busy).map((s) => s.id), { ...PATIENT, interval: 5 }).toEqual([]);
 }
 /**
  * A memory store whose next append waits until the returned function is called: with no argument
- * the append then goes ahead, with an error it fails.
+ * the append then goes ahead, with an error it fails. `appended()` counts the appends done.
  */
 function heldStore() {
   const store = createMemoryStore<SessionEvent>();
   let held: Promise<void> | undefined;
+  let appended = 0;
   const append = store.append.bind(store);
   store.append = async (sessionId, events) => {
     const wait = held;
     held = undefined;
     await wait;
-    return append(sessionId, events);
+    const stored = await append(sessionId, events);
+    appended++;
+    return stored;
   };
   const hold = () => {
     let settle!: (err?: Error) => void;
     held = new Promise<void>((resolve, reject) => (settle = (err) => (err ? reject(err) : resolve())));
     return settle;
   };
-  return { store, hold };
+  return { store, hold, appended: () => appended };
 }
 const ended = (correlationId: string) => (e: Envelope) => e.correlationId === correlationId && (e.name === 'agent.response' || e.name === 'agent.error');
 
@@ -128,7 +131,7 @@ describe('agent service', () => {
   });
 
   it('starts the model request while the user message is written; nothing of the turn goes out before it is stored', async () => {
-    const { store, hold } = heldStore();
+    const { store, hold, appended } = heldStore();
     const release = hold();
     const { llm, requests } = fakeLlm(() => text('Early bird.'));
     let replied = false;
@@ -139,15 +142,19 @@ describe('agent service', () => {
       return step;
     };
     const r = await rig(llm, { store });
+    // For each event, whether the user message was stored when it went out.
+    const outBeforeStored: string[] = [];
+    r.bus.onAny((e) => void (e.sessionId === 'default' && appended() === 0 && outBeforeStored.push(e.name)));
     const { correlationId } = await r.send('hi');
-    await vi.waitFor(() => expect(requests).toHaveLength(1));
+    await vi.waitFor(() => expect(requests).toHaveLength(1), PATIENT);
     expect(requests[0]?.messages).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }]);
-    // The model's reply is in, and whatever the service does with it without I/O is done: only the append holds it.
-    await vi.waitFor(() => expect(replied).toBe(true));
-    await new Promise((resolve) => setImmediate(resolve));
+    // The model's reply is in while the append holds the turn: nothing of it went out.
+    await vi.waitFor(() => expect(replied).toBe(true), PATIENT);
     expect(r.events.filter((e) => e.correlationId === correlationId).map((e) => e.name)).toEqual([]);
     release();
     await r.until(ended(correlationId));
+    // Not only up to now: nothing went out before the store had the user message (no wait can show that).
+    expect(outBeforeStored).toEqual([]);
     const turn = r.events.filter((e) => e.correlationId === correlationId);
     expect(turn.map((e) => e.name)).toEqual(['agent.userMessage', 'agent.thinking', 'agent.chunk', 'agent.chunk', 'agent.response']);
     expect(r.named('agent.chunk').every((c) => c.seq === 1)).toBe(true);
@@ -159,10 +166,10 @@ describe('agent service', () => {
     const { llm, requests } = fakeLlm((req) => hang(req));
     const r = await rig(llm, { store });
     const { correlationId } = await r.send('hi');
-    await vi.waitFor(() => expect(requests).toHaveLength(1));
+    await vi.waitFor(() => expect(requests).toHaveLength(1), PATIENT);
     fail(new Error('EROFS'));
     expect((await r.until(ended(correlationId))).payload).toMatchObject({ details: { reason: 'storage' } });
-    await vi.waitFor(() => expect(requests[0]?.signal?.aborted).toBe(true));
+    await vi.waitFor(() => expect(requests[0]?.signal?.aborted).toBe(true), PATIENT);
     expect(r.named('agent.chunk')).toEqual([]);
     expect(await store.read('default')).toEqual([]);
   });

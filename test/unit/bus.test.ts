@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import { createBus } from '../../src/bus/index.ts';
+import { PATIENT } from '../support/wait.ts';
 
 type Commands = {
   add: { payload: { a: number; b: number }; result: number };
@@ -98,8 +99,7 @@ describe('bus events', () => {
     bus.on('tick', after);
     bus.emit('tick', { n: 2 });
     expect(after).toHaveBeenCalledOnce();
-    await new Promise((r) => setImmediate(r));
-    expect(errors).toHaveLength(1);
+    await vi.waitFor(() => expect(errors).toHaveLength(1), PATIENT);
     expect(errors[0]).toMatchObject({ msg: 'bus listener rejected' });
   });
 

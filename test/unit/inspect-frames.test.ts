@@ -4,6 +4,7 @@ import { configure } from 'safe-stable-stringify';
 import { assign, createActor, setup, type InspectionEvent } from 'xstate';
 import { describe, expect, it, vi } from 'vitest';
 import { createFrames } from '../../src/inspect/index.ts';
+import { PATIENT } from '../support/wait.ts';
 
 const stringify = configure({ maximumDepth: 10 });
 const machine = setup({ types: { context: {} as { count: number; content: string }, events: {} as { type: 'TOGGLE'; content: string } | { type: 'chunk'; content: string } } }).createMachine({
@@ -24,7 +25,7 @@ describe('inspection frames', () => {
     const ours: unknown[] = [];
     const frames = createFrames({ content: true, redact: (x) => x });
     let converting = 0;
-    const converted = () => vi.waitFor(() => expect(converting).toBe(0));
+    const converted = () => vi.waitFor(() => expect(converting).toBe(0), PATIENT);
     // Both convert on a later tick, as the hub does: an actor's snapshot cannot be read while it is created.
     const actor = createActor(machine, {
       inspect: (ev) => {

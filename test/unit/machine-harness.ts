@@ -7,6 +7,7 @@
  * other wait is on a provided actor, which the tests hold with deferred promises. They never sleep
  * as evidence that nothing happened.
  */
+import { vi } from 'vitest';
 import { createActor, fromPromise, waitFor, type SimulatedClock } from 'xstate';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import { sessionMachine, type SessionEmitted } from '../../machines/session.machine.ts';
@@ -14,6 +15,7 @@ import type { ModelTool, ModelToolOutcome } from '../../src/conversation/tool-sh
 import type { ResumedTurn, ModelStepInput, ModelStepOutput, ToolCallInput } from '../../src/conversation/turn-contract.ts';
 import { toolsRunner, turnMachine } from '../../machines/turn.machine.ts';
 import type { ModelStep } from '../../src/llm/types.ts';
+import { PATIENT } from '../support/wait.ts';
 
 export interface Deferred<T> {
   promise: Promise<T>;
@@ -30,13 +32,11 @@ export function deferred<T>(): Deferred<T> {
   return { promise, resolve, reject };
 }
 
-/** Resolves once `check` holds, re-checking after every microtask and timer turn (bounded). */
+/** Resolves once `check` holds (the machines run in memory: re-checked every millisecond). */
 export async function waitUntil(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
-    if (check()) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-  throw new Error('condition not reached');
+  await vi.waitFor(() => {
+    if (!check()) throw new Error('condition not reached');
+  }, { ...PATIENT, interval: 1 });
 }
 
 export const tools: ModelTool[] = [
