@@ -10,6 +10,7 @@ import { nodeEngine, addressBytes } from '../../src/http/engine/node.ts';
 import type { Engine, EngineApp, WebSocket as EngineSocket } from '../../src/http/engine/index.ts';
 import { loadUws } from '../../src/http/engine/uws.ts';
 import { formatIp } from '../../src/http/ip.ts';
+import { PATIENT } from '../support/wait.ts';
 
 const uws = (() => {
   try {
@@ -127,9 +128,9 @@ describe.each([
     const [h, port] = host.split(':');
     const socket = connect(Number(port), h).on('error', () => undefined);
     socket.write('GET /hang HTTP/1.1\r\nHost: x\r\n\r\n');
-    await expect.poll(() => hung).toBe(true);
+    await expect.poll(() => hung, PATIENT).toBe(true);
     socket.destroy();
-    await expect.poll(() => aborted).toBe(true);
+    await expect.poll(() => aborted, PATIENT).toBe(true);
   });
 
   it.skipIf(!engine)('upgrades with user data, publishes to topics, and ends with a code and a reason at once', async () => {
@@ -172,7 +173,7 @@ describe.each([
     const closed = new Promise<[number, string]>((resolve) => client.on('close', (code, reason) => resolve([code, reason.toString()])));
     await new Promise((r) => client.on('open', r));
     client.send('hello');
-    await expect.poll(() => received).toEqual(['to all from ann']);
+    await expect.poll(() => received, PATIENT).toEqual(['to all from ann']);
     expect(server!.getBufferedAmount()).toBeTypeOf('number');
     expect(server!.send('direct')).toBe(1);
     server!.end(4000, 'bye now');

@@ -9,6 +9,7 @@ import { createLogger } from '../../src/log/index.ts';
 import { createMcpService, type McpService, type McpServiceOptions } from '../../src/tools/index.ts';
 import type { ServerRecord } from '../../src/tools/messages.ts';
 import { EVERYTHING, fixturePath } from '../support/paths.ts';
+import { PATIENT } from '../support/wait.ts';
 import { testRunEnv } from '../support/process-ledger.ts';
 
 export { EVERYTHING, FILESYSTEM, fixturePath } from '../support/paths.ts';
@@ -56,7 +57,7 @@ export function harness(
     statuses,
     toolsChanged,
     logs,
-    waitForStatus: (serverId, status, timeoutMs = 10_000) =>
+    waitForStatus: (serverId, status, timeoutMs = PATIENT.timeout) =>
       new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           off();

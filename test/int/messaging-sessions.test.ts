@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { api, ISO_MS, lastMessagesWith, textOf, turnFrames, useMessagingService } from '../support/messaging.ts';
+import { PATIENT } from '../support/wait.ts';
 
 const t = useMessagingService();
 const { client, post, get } = t;
@@ -189,12 +190,12 @@ describe('session endpoints', () => {
   });
 
   it('shows a busy session with its queue', async () => {
-    const slow = post('/api/message-sync', { message: 'busy-one [[ttft:400]]', sessionId: 'busy' });
+    // The first reply starts after 3 s: time for a loaded machine to queue the second and list it.
+    const slow = post('/api/message-sync', { message: 'busy-one [[ttft:3000]]', sessionId: 'busy' });
     const next = post('/api/message-sync', { message: 'busy-two', sessionId: 'busy' });
     // The second message is queued once the session lists it (polled: it arrives over HTTP).
-    let busy: any;
-    for (let i = 0; i < 100 && busy?.queued !== 1; i++) busy = (await get('/api/sessions')).body.sessions.find((s: any) => s.id === 'busy');
-    expect(busy).toMatchObject({ busy: true, queued: 1 });
+    const busy = async () => (await get('/api/sessions')).body.sessions.find((s: any) => s.id === 'busy');
+    await expect.poll(busy, { ...PATIENT, interval: 20 }).toMatchObject({ busy: true, queued: 1 });
     await Promise.all([slow, next]);
     expect((await get('/api/sessions')).body.sessions.find((s: any) => s.id === 'busy')).toMatchObject({ busy: false, queued: 0, lastSeq: 4 });
   });
