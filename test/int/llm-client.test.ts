@@ -6,6 +6,7 @@ import { createLlmClient } from '../../src/llm/index.ts';
 import type { ChatMessage, ModelRequest, ToolDefinition } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { MALFORMED_ARGUMENTS, startSimulator, type Simulator, type WireContentPart } from '../../tools/simulator/index.ts';
+import { until } from '../support/wait.ts';
 
 const API_KEY = 'sk-test-very-secret-key-0123456789';
 let sim: Simulator;
@@ -188,8 +189,10 @@ describe('LlmClient against the model simulator', () => {
   });
 
   it('aborts during a retry wait without waiting it out', async () => {
+    logLines.length = 0;
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
+    // Aborted once the client logs its retry, that is in its 5 s wait (not after a guessed delay).
+    void until(() => logLines.join('').includes('retrying'), 'the retry logged').then(() => controller.abort());
     const start = performance.now();
     const error = await failureOf(client({ maxRetries: 2 }).complete(ask('[[error:503 retry-after=5]]', { signal: controller.signal })));
     expect((error as Error).name).toBe('AbortError');

@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ROOT } from '../support/paths.ts';
 import { MARK_NAME, ProcessLedger, readProcess, scanProcesses, startTicks } from '../support/process-ledger.ts';
+import { PATIENT } from '../support/wait.ts';
 
 const linux = process.platform === 'linux';
 /** Every process this file started (children and grandchildren), killed after it. */
@@ -41,7 +42,7 @@ afterAll(async () => {
     }
   }
   await Promise.all(exited);
-  await vi.waitFor(() => expect(spawned.filter(alive)).toEqual([]), { timeout: 10_000 });
+  await vi.waitFor(() => expect(spawned.filter(alive)).toEqual([]), PATIENT);
 });
 
 describe.skipIf(!linux)('leftover check on real processes', () => {
@@ -65,13 +66,13 @@ describe.skipIf(!linux)('leftover check on real processes', () => {
       const child = scanProcesses(mark, since).samples.find((p) => p.ppid === demo.pid && p.cmd === 'sleep 300');
       expect(child).toBeDefined();
       return child!.pid;
-    });
+    }, PATIENT);
     spawned.push(demoChild);
 
     expect(readProcess(tool, mark, since)).toMatchObject({ ppid: parent.pid, sid: tool, marked: false });
     ledger.observe(); // a sample while the parent lives (the global setup samples every 100 ms)
     parent.kill('SIGKILL');
-    await vi.waitFor(() => expect(readProcess(tool, mark, since)?.ppid).not.toBe(parent.pid), { timeout: 10_000 });
+    await vi.waitFor(() => expect(readProcess(tool, mark, since)?.ppid).not.toBe(parent.pid), PATIENT);
 
     const reported = ledger.leftovers().map((p) => p.pid);
     expect(reported.sort((a, b) => a - b)).toEqual([leaked.pid!, tool].sort((a, b) => a - b));

@@ -7,6 +7,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { createClient } from 'redis';
 import { vi } from 'vitest';
+import { PATIENT } from './wait.ts';
 
 export function hasRedisServer(): boolean {
   const found = spawnSync('redis-server', ['--version']).status === 0;
@@ -53,7 +54,7 @@ export async function startRedis(port?: number, options: { dir?: string } = {}):
     } finally {
       probe.destroy();
     }
-  }, { timeout: 20_000, interval: 50 }).catch((err: unknown) => {
+  }, PATIENT).catch((err: unknown) => {
     child.kill('SIGKILL');
     throw new Error(`redis-server did not start on ${url}: ${err instanceof Error ? err.message : String(err)}`);
   });
