@@ -1,8 +1,8 @@
 /** The inspection hub: no watching without viewers, late join, the live stream, filters, backpressure. */
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createActor, setup } from 'xstate';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createInspectHub } from '../../src/inspect/index.ts';
+import { PATIENT } from '../support/wait.ts';
 
 const machine = setup({}).createMachine({ id: 'light', initial: 'green', states: { green: { on: { NEXT: 'yellow' } }, yellow: { on: { NEXT: 'red' } }, red: {} } });
 type Frame = { type: string; name?: string; sessionId?: string; snapshot?: { value?: string } };
@@ -24,8 +24,7 @@ describe('inspection hub', () => {
   it('watches no actor system while no viewer is attached', async () => {
     const { hub, a } = given();
     a.send({ type: 'NEXT' });
-    await nextTurn();
-    expect(hub.watching()).toBe(0);
+    expect(hub.watching()).toBe(0); // watching starts at once when it starts: no later tick to wait for
     const handle = hub.attach(viewer());
     expect(hub.watching()).toBe(2);
     handle.detach();
@@ -44,9 +43,8 @@ describe('inspection hub', () => {
       ['@xstate.snapshot', 'green'],
     ]);
     a.send({ type: 'NEXT' });
-    await nextTurn();
+    await vi.waitFor(() => expect(v.frames.at(-1)?.snapshot?.value).toBe('red'), PATIENT);
     expect(v.frames.slice(4).map((f) => f.type)).toEqual(['@xstate.event', '@xstate.snapshot']);
-    expect(v.frames.at(-1)?.snapshot?.value).toBe('red');
   });
 
   it('narrows a viewer to one actor', async () => {
@@ -55,7 +53,8 @@ describe('inspection hub', () => {
     hub.attach(v, 'mcp:b');
     a.send({ type: 'NEXT' });
     b.send({ type: 'NEXT' });
-    await nextTurn();
+    // b's event and snapshot arrive with a's (queued first, converted in the same pass), or a's are not sent.
+    await vi.waitFor(() => expect(v.frames.slice(2).map((f) => f.type)).toEqual(['@xstate.event', '@xstate.snapshot']), PATIENT);
     expect(new Set(v.frames.map((f) => f.sessionId))).toEqual(new Set([b.sessionId]));
     expect(v.frames.length).toBe(4);
   });
@@ -68,7 +67,8 @@ describe('inspection hub', () => {
     const afterJoin = v.frames.length;
     a.send({ type: 'NEXT' });
     a.send({ type: 'NEXT' });
-    await nextTurn();
+    // The queued events are converted in one pass: once the first frame is out, the pass is over.
+    await vi.waitFor(() => expect(v.frames.length).toBeGreaterThan(afterJoin), PATIENT);
     // The send that found the viewer behind was still queued; nothing after it was.
     expect(v.frames.length).toBe(afterJoin + 1);
     accepting = true;
