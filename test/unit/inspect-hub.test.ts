@@ -21,7 +21,7 @@ function given() {
 }
 
 describe('inspection hub', () => {
-  it('watches no actor system while no viewer is attached', async () => {
+  it('watches no actor system while no viewer is attached', () => {
     const { hub, a } = given();
     a.send({ type: 'NEXT' });
     expect(hub.watching()).toBe(0); // watching starts at once when it starts: no later tick to wait for
