@@ -38,7 +38,11 @@ export const httpServerSchema = z.strictObject({
 export const mcpServerConfigSchema = z.discriminatedUnion('type', [stdioServerSchema, httpServerSchema]);
 
 /** A tool server's name (the keys of `mcpServers`; also its id in the REST paths). */
-export const serverNameSchema = z.string().regex(/^[a-zA-Z0-9_.-]{1,64}$/, 'use 1-64 letters, digits, "_", "." or "-"');
+/** A tool server's name: also a REST path segment, so never `.` or `..` (a client would resolve them away). */
+export const serverNameSchema = z
+  .string()
+  .regex(/^[a-zA-Z0-9_.-]{1,64}$/, 'use 1-64 letters, digits, "_", "." or "-"')
+  .refine((name) => name !== '.' && name !== '..', 'a name of only dots cannot be addressed in a URL path');
 
 export const llmSchema = z.strictObject({
   provider: z.enum(PROVIDERS).default('openai'),

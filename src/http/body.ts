@@ -1,6 +1,6 @@
 import type { HttpResponse } from './engine/index.ts';
 import { AppError } from '../errors/index.ts';
-import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.ts';
+import { MAX_JSON_DEPTH, textTooDeep } from '../json-depth.ts';
 
 /** A request body as buffered: the bytes, or why there are none. */
 export type BodyResult = { ok: true; raw: Buffer } | { ok: false; error: AppError };
@@ -48,7 +48,8 @@ export const tooLarge = (maxBytes: number) =>
 
 /**
  * Parses a JSON request body. An empty body is `undefined`; a non-empty one must be declared
- * `application/json` and parse as JSON.
+ * `application/json`, nest no deeper than MAX_JSON_DEPTH (judged from the text, before parsing) and
+ * parse as JSON.
  */
 export function parseJsonBody(raw: Buffer, contentType: string): unknown {
   if (raw.length === 0) return undefined;
@@ -59,14 +60,13 @@ export function parseJsonBody(raw: Buffer, contentType: string): unknown {
       suggestion: 'send the header Content-Type: application/json',
     });
   }
-  let value: unknown;
+  const text = raw.toString('utf8');
+  if (textTooDeep(text)) throw tooDeepError('request body');
   try {
-    value = JSON.parse(raw.toString('utf8'));
+    return JSON.parse(text) as unknown;
   } catch (e) {
     throw new AppError('INVALID_REQUEST', 'Malformed JSON in request body', { issue: (e as Error).message });
   }
-  if (tooDeep(value)) throw tooDeepError('request body');
-  return value;
 }
 
 export const tooDeepError = (what: string) =>

@@ -8,7 +8,7 @@ import { MethodNotAllowed, type Admission } from './admission.ts';
 import { bearerKey } from './auth.ts';
 import { bufferBody, tooDeepError } from './body.ts';
 import { rateLimitError, rateLimitHeaders, type WindowLimiter } from './limits.ts';
-import { tooDeep } from '../json-depth.ts';
+import { textTooDeep } from '../json-depth.ts';
 import type { ClientIp } from './ip.ts';
 import { relayResponse } from './relay.ts';
 import { rpcErrorReply, send, watchAbort } from './respond.ts';
@@ -65,13 +65,14 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
       }
       if (verdict.outcome === 'preflight') return send(res, state, { status: 204, headers: {}, body: '' }, verdict.headers);
       const raw = verdict.body ?? Buffer.alloc(0);
+      const text = raw.toString('utf8');
+      if (textTooDeep(text)) return send(res, state, rpcErrorReply(tooDeepError('JSON-RPC message')), verdict.headers);
       let parsed: unknown;
       try {
-        parsed = raw.length > 0 ? JSON.parse(raw.toString('utf8')) : undefined;
+        parsed = text.length > 0 ? JSON.parse(text) : undefined;
       } catch {
         parsed = undefined; // the SDK answers the parse error itself
       }
-      if (tooDeep(parsed)) return send(res, state, rpcErrorReply(tooDeepError('JSON-RPC message')), verdict.headers);
       let replyHeaders = verdict.headers;
       if (Array.isArray(parsed) && parsed.length > 1) {
         // The admission took one point; a batch of n messages costs n.

@@ -49,6 +49,12 @@ describe('agent config', () => {
     }
   });
 
+  it('refuses server names a REST path cannot address (`.` and `..`), and takes other dotted names', () => {
+    const server = { type: 'stdio', command: 'node' };
+    for (const name of ['.', '..']) expect(() => parseConfig({ llm: { model: 'm' }, mcpServers: { [name]: server } })).toThrow(ConfigError);
+    expect(Object.keys(parseConfig({ llm: { model: 'm' }, mcpServers: { 'a.b': server, '...': server } }).mcpServers)).toEqual(['a.b', '...']);
+  });
+
   it('reports unreadable files and broken YAML', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'agentd-config-'));
     await expect(loadConfig(join(dir, 'missing.yml'))).rejects.toThrow(/cannot read file/);
