@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { AnyActorRef } from 'xstate';
 import { parseSessionEvent } from './conversation/session-events.ts';
-import { createAgentService, createTurnWaiter, type AgentCommands, type AgentEvents } from './agent/index.ts';
+import { createAgentService, createTurnWaiter, SESSION_COMMANDS, TAKE_OVER_COMMAND, type AgentCommands, type AgentEvents } from './agent/index.ts';
 import { createBus, type Bus } from './bus/index.ts';
 import { createInspectHub, startRelay, type InspectHub } from './inspect/index.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from './clock.ts';
@@ -98,7 +98,19 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const registerActor = inspect && { registerActor: (id: string, actor: AnyActorRef) => inspect.register(id, actor) };
   // With Redis storage, instances share sessions: each runs on its lease holder, and frames reach every instance.
   const cluster = config.storage.type === 'redis'
-    ? createCluster({ url: config.storage.url, keyPrefix: config.storage.keyPrefix, leaseMs: config.storage.leaseMs, instanceId, log: log.child({ component: 'cluster' }), clock, ids, bus, sessions: { holds: (id) => agent.holds(id), drop: (id) => void agent.drop(id, 'moved') } })
+    ? createCluster({
+        url: config.storage.url,
+        keyPrefix: config.storage.keyPrefix,
+        leaseMs: config.storage.leaseMs,
+        instanceId,
+        log: log.child({ component: 'cluster' }),
+        clock,
+        ids,
+        bus,
+        // The agent's session commands (the cluster does not import the agent).
+        sessionCommands: { scoped: SESSION_COMMANDS, sendMessage: 'agent.sendMessage', takeOver: TAKE_OVER_COMMAND },
+        sessions: { holds: (id) => agent.holds(id), drop: (id) => void agent.drop(id, 'moved') },
+      })
     : undefined;
   const serviceBus = cluster ? cluster.route(bus) : bus;
   const mcp = createMcpService({ config, bus: serviceBus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION }, runtime, children, redactor, ...registerActor });

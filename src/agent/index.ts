@@ -3,4 +3,5 @@ export { createAgentService, type AgentService, type AgentServiceOptions } from 
 export { toFrame } from './frames.ts';
 export type * from './messages.ts';
 export { DEFAULT_SESSION } from './messages.ts';
+export { NOT_SESSION_SCOPED, SESSION_COMMANDS, TAKE_OVER_COMMAND, type SessionCommand } from './session-commands.ts';
 export { createTurnWaiter, type TurnWaiter } from './turn-waiter.ts';

@@ -40,6 +40,11 @@ export type AgentCommands = {
   'agent.reset': { payload: { sessionId: string }; result: { seq: number } };
   /** Aborts the running turn (model request and in-flight tool calls); false when none ran. */
   'agent.cancel': { payload: { sessionId: string }; result: { cancelled: boolean } };
+  /**
+   * Opens the session where it runs, for that alone: a turn its log left waiting for approval is
+   * resumed, one left running ends (see orphanedTurnReason). A cluster takes a session over with it.
+   */
+  'agent.openSession': { payload: { sessionId: string }; result: { opened: true } };
   /** The session's calls waiting for approval (opening the session resumes a turn its log left waiting). */
   'agent.approvals': { payload: { sessionId: string }; result: PendingApproval[] };
   /**

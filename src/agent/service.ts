@@ -11,6 +11,8 @@
  * - `agent.reset` cancels the running turn and every queued one (each caller gets `agent.error`
  *   AGENT_ERROR with details.reason 'reset'), appends `reset`, emits `agent.reset`, and resolves
  *   once the next turn would see an empty history.
+ * - `agent.openSession` opens the session here (as any session command does) and does nothing else:
+ *   a cluster takes a session over with it.
  * - `agent.cancel` ends the running turn with `agent.error` {AGENT_ERROR, 'turn cancelled',
  *   {reason:'cancelled'}} and a `turnFailed{cancelled:true}`; queued messages stay.
  * - Health is `degraded` from a failed append until an append succeeds or the store says its medium
@@ -33,9 +35,10 @@ import type { Logger } from '../log/index.ts';
 import type { McpCommands, ModelTool } from '../tools/messages.ts';
 import type { EventStore } from '../store/types.ts';
 import { toFrame, type AgentEvents, type AgentFrame } from './frames.ts';
-import type { AgentCommands, AgentHealth, SessionSummary } from './messages.ts';
+import type { AgentCommands, SessionSummary } from './messages.ts';
 import type { RegisterActor } from '../inspect/index.ts';
-import { openSession, storageCause, type Session, type StorageHealth } from './session.ts';
+import { openSession, type Session } from './session.ts';
+import { createStorageHealth } from './storage-health.ts';
 import { allowsEverything, createToolPolicy } from './tool-policy.ts';
 
 /** The bus as the agent uses it: its own commands and events, and the tool calls it makes. */
@@ -109,17 +112,8 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     }
   };
 
-  /** Degraded from a failed append until one succeeds again. */
-  let health: AgentHealth = { status: 'ready' };
-  const storage: StorageHealth = {
-    failed(err) {
-      if (health.status === 'ready') health = { status: 'degraded', cause: `storage: ${storageCause(err)}`, since: isoNow(clock) };
-    },
-    ok() {
-      if (health.status !== 'ready') health = { status: 'ready' };
-    },
-  };
-
+  /** Degraded from a failed append until one succeeds again (storage-health.ts). */
+  const storage = createStorageHealth(clock);
   store.onRecovered?.(() => storage.ok());
 
   const publish = (frame: AgentFrame, meta: { correlationId?: string; sessionId?: string }): void => {
@@ -235,6 +229,10 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         const s = slot && (await slot.opening.catch(() => undefined));
         return { cancelled: s?.cancel() ?? false };
       }),
+      bus.handle('agent.openSession', async ({ payload }) => {
+        await live(payload.sessionId);
+        return { opened: true as const };
+      }),
       bus.handle('agent.approvals', async ({ payload }) => (await live(payload.sessionId)).approvals()),
       bus.handle('agent.approve', async ({ payload: { sessionId, ...answer } }) => (await live(sessionId)).approve(answer)),
       bus.handle('agent.listSessions', async () => {
@@ -255,7 +253,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         const frames = stored.map(toFrame).filter((f) => f !== undefined);
         return { frames, lastSeq: stored.at(-1)?.seq ?? since };
       }),
-      bus.handle('agent.health', () => health),
+      bus.handle('agent.health', () => storage.current()),
       bus.handle('agent.deleteSession', async ({ payload }) => {
         const wasOpen = await closeSession(payload.sessionId, 'deleted');
         const removed = await store.delete(payload.sessionId);

@@ -1,8 +1,7 @@
 import type { Bus, CommandSpec, Envelope, EventSpec } from '../bus/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { RedisConnection } from '../redis/index.ts';
-
-type WireEvent = { from: string; name: string; payload: unknown; correlationId: string; sessionId?: string };
+import { readWire, wireEvent, type WireEvent } from './wire.ts';
 
 export interface FanOutOptions {
   /** Publishes. */
@@ -25,7 +24,8 @@ export interface FanOutOptions {
  * - This instance receives a session's channel while something here watches it (`watch` counts
  *   WebSocket subscribers and callers waiting on a turn; `unwatch` uncounts): the events arrive on
  *   the bus with their payload, correlationId and sessionId, and are not published again.
- *   `watch` resolves once the subscription is in place (or failed: Redis away, logged).
+ *   `watch` resolves once the subscription is in place (or failed: Redis away, logged). A message
+ *   that is not a valid event is logged and dropped (wire.ts).
  */
 export function createFanOut(options: FanOutOptions) {
   const { client, subscriber, keyPrefix, instanceId, bus, log } = options;
@@ -51,9 +51,11 @@ export function createFanOut(options: FanOutOptions) {
     }
   }
 
-  function onMessage(raw: string): void {
-    const { from, name, payload, correlationId, sessionId } = JSON.parse(raw) as WireEvent;
-    if (from !== instanceId) emitHere(name, payload, { correlationId, ...(sessionId !== undefined && { sessionId }) });
+  function onMessage(raw: string, on: string): void {
+    const event = readWire(wireEvent, raw, on, log);
+    if (!event || event.from === instanceId) return;
+    const { name, payload, correlationId, sessionId } = event;
+    emitHere(name, payload, { correlationId, ...(sessionId !== undefined && { sessionId }) });
   }
 
   function watch(sessionId: string): Promise<void> {

@@ -3,6 +3,7 @@ import type { Clock, IdSource } from '../clock.ts';
 import { isAppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { RedisConnection } from '../redis/index.ts';
+import { readWire, toolServerChange, toolServerChangeMessage, toolServerStatus, type ToolServerChange as Change } from './wire.ts';
 
 type Handler = (command: Envelope) => unknown;
 
@@ -17,9 +18,6 @@ interface InstanceStatus {
   status: string;
   error?: string;
 }
-
-/** A runtime change as recorded and published: `config` for a connect. */
-type Change = { op: 'connect'; name: string; config: unknown } | { op: 'remove'; name: string } | { op: 'restart'; name: string };
 
 export const TOOL_SERVER_COMMANDS = new Set(['mcp.connectServer', 'mcp.removeServer', 'mcp.restartServer', 'mcp.listServers']);
 
@@ -48,6 +46,8 @@ export interface ToolServerSyncOptions {
  * - `mcp.listServers` adds `instances` to each server: its status on every instance heard from in
  *   the last `2 × leaseMs` (each writes its statuses to `<prefix>mcp:status:<instanceId>`, refreshed
  *   by `heartbeat()` and on every status change).
+ * - A published change, recorded change or status that does not match its schema (wire.ts) is
+ *   logged and skipped.
  */
 export function createToolServerSync(options: ToolServerSyncOptions) {
   const { client, keyPrefix, instanceId, leaseMs, clock, ids, log } = options;
@@ -85,7 +85,9 @@ export function createToolServerSync(options: ToolServerSyncOptions) {
     const all = await Promise.all(live.map(async (instance) => [instance, await client.hGetAll(statusKey(instance))] as const));
     for (const [instance, statuses] of all) {
       for (const [name, json] of Object.entries(statuses)) {
-        const { status, error } = JSON.parse(json) as { status: string; error?: string };
+        const parsed = readWire(toolServerStatus, json, statusKey(instance), log);
+        if (!parsed) continue;
+        const { status, error } = parsed;
         const list = byServer.get(name) ?? [];
         list.push({ instanceId: instance, status, ...(error !== undefined && { error }) });
         byServer.set(name, list);
@@ -150,13 +152,14 @@ export function createToolServerSync(options: ToolServerSyncOptions) {
     },
     /** Applies a change another instance published. */
     onMessage: (raw: string): void => {
-      const { from, change } = JSON.parse(raw) as { from: string; change: Change };
-      if (from !== instanceId) void apply(change);
+      const message = readWire(toolServerChangeMessage, raw, channel, log);
+      if (message && message.from !== instanceId) void apply(message.change);
     },
     /** Brings a starting instance up to the recorded changes. */
     async join(): Promise<void> {
-      const recorded = Object.values(await client.hGetAll(changesKey)).map((json) => JSON.parse(json) as Change);
+      const recorded = Object.values(await client.hGetAll(changesKey)).map((json) => readWire(toolServerChange, json, changesKey, log));
       for (const change of recorded) {
+        if (!change) continue;
         const listed = await listedHere(change.name);
         if ((change.op === 'connect' && !listed) || (change.op === 'remove' && listed)) await apply(change);
       }

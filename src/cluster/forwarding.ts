@@ -1,0 +1,160 @@
+/**
+ * Session commands run at their session's owner: here, or forwarded to the owner's inbox.
+ *
+ * Contracts:
+ * - `run` runs a session command where the session's lease is: here when this instance holds it or
+ *   it was free (it is taken), otherwise it is forwarded to the holder's inbox channel
+ *   (`<prefix>inst:<instanceId>`) and the holder's answer (result or error) comes back the same way.
+ *   A forwarded command may be forwarded again while ownership moves, at most `MAX_HOPS` times.
+ * - An owner that does not take or answer a forwarded command within `FORWARD_TIMEOUT_MS` (it died)
+ *   is skipped: the command waits until the owner's lease expires, takes the session and runs here;
+ *   past `leaseMs` plus the forward time limit it fails with SERVICE_UNAVAILABLE (`owner_lost`), as
+ *   does any command while Redis is unreachable (`redis`).
+ * - A lease taken for a command that left no session open here (a delete) is given back.
+ * - `onInbox` reads this instance's inbox: replies settle the forwards waiting for them, commands run
+ *   (`run`) and are answered; an invalid message is logged and dropped (wire.ts).
+ * - `close` rejects every forward still waiting (SERVICE_UNAVAILABLE, shutting down).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Envelope } from '../bus/index.ts';
+import type { Clock, IdSource } from '../clock.ts';
+import { AppError, isAppError } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
+import type { RedisConnection } from '../redis/index.ts';
+import type { createLeases } from './leases.ts';
+import { inboxMessage, readWire, type WireCommand, type WireReply } from './wire.ts';
+
+/** How long a forwarded command may wait for the owner's answer before the owner counts as gone. */
+const FORWARD_TIMEOUT_MS = 5000;
+/** Forwarding hops a command may take while ownership moves. */
+const MAX_HOPS = 3;
+
+export type Handler = (command: Envelope) => unknown;
+
+/** A Redis failure as the callers see it: SERVICE_UNAVAILABLE `reason: "redis"` (an AppError passes as it is). */
+export const unavailable = (err: unknown): never => {
+  if (isAppError(err)) throw err;
+  const cause = err instanceof Error ? err.message : String(err);
+  throw new AppError('SERVICE_UNAVAILABLE', `Redis is unavailable: ${cause}`, { reason: 'redis', cause });
+};
+
+class OwnerGone extends Error {}
+
+export interface ForwardingOptions {
+  /** Publishes to inboxes. */
+  client: RedisConnection;
+  keyPrefix: string;
+  instanceId: string;
+  leaseMs: number;
+  leases: Pick<ReturnType<typeof createLeases>, 'claim' | 'release'>;
+  /** Whether a session is in this instance's memory. */
+  holds: (sessionId: string) => boolean;
+  clock: Clock;
+  ids: IdSource;
+  log: Logger;
+}
+
+export function createForwarding(options: ForwardingOptions) {
+  const { client, keyPrefix, instanceId, leaseMs, leases, holds, clock, ids, log } = options;
+  const inbox = (instance: string) => `${keyPrefix}inst:${instance}`;
+  const local = new Map<string, Handler>();
+  const pending = new Map<string, { resolve: (result: unknown) => void; reject: (err: unknown) => void; timer: NodeJS.Timeout }>();
+
+  /** Runs a session command at its owner: here, at the current owner, or here once a silent owner's lease ran out. */
+  async function run(command: Envelope, hops: number): Promise<unknown> {
+    const sessionId = (command.payload as { sessionId: string }).sessionId;
+    const deadline = clock.now() + leaseMs + FORWARD_TIMEOUT_MS;
+    let silent: string | undefined;
+    for (;;) {
+      const owner = await leases.claim(sessionId).catch(unavailable);
+      if (owner === instanceId) return runHere(command, sessionId);
+      if (owner !== silent && hops < MAX_HOPS) {
+        try {
+          return await forward(owner, command, hops + 1);
+        } catch (err) {
+          if (!(err instanceof OwnerGone)) throw err;
+          log.warn({ sessionId, owner }, 'the owner of a session does not answer; waiting for its lease to expire');
+          silent = owner;
+        }
+      }
+      if (clock.now() > deadline) throw new AppError('SERVICE_UNAVAILABLE', `The instance running session ${sessionId} does not answer`, { reason: 'owner_lost' });
+      await sleep(Math.min(200, leaseMs / 4));
+    }
+  }
+
+  /** Runs a command of a session this instance holds; a lease taken for a command that left no session open (a delete) is given back. */
+  async function runHere(command: Envelope, sessionId: string): Promise<unknown> {
+    try {
+      return await (local.get(command.name) as Handler)(command);
+    } finally {
+      if (!holds(sessionId)) release(sessionId);
+    }
+  }
+
+  function release(sessionId: string): void {
+    leases.release(sessionId).catch((err: unknown) => log.warn({ err, sessionId }, 'releasing a session lease failed'));
+  }
+
+  async function forward(owner: string, command: Envelope, hops: number): Promise<unknown> {
+    const id = ids();
+    const { name, payload, correlationId, sessionId } = command;
+    const message: WireCommand = { kind: 'command', id, from: instanceId, hops, name, payload: payload as WireCommand['payload'], correlationId, ...(sessionId !== undefined && { sessionId }) };
+    const answer = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => settle(id)?.reject(new OwnerGone()), FORWARD_TIMEOUT_MS);
+      pending.set(id, { resolve, reject, timer });
+    });
+    const receivers = await client.publish(inbox(owner), JSON.stringify(message)).catch((err: unknown) => {
+      settle(id);
+      return unavailable(err);
+    });
+    if (receivers === 0) settle(id)?.reject(new OwnerGone()); // nobody listens on its inbox: it is gone
+    return answer;
+  }
+
+  function settle(id: string) {
+    const waiting = pending.get(id);
+    if (!waiting) return undefined;
+    pending.delete(id);
+    clearTimeout(waiting.timer);
+    return waiting;
+  }
+
+  function runForwarded(message: WireCommand): void {
+    const { id, from, hops, name, payload, correlationId, sessionId } = message;
+    const command: Envelope = { id, ts: clock.now(), correlationId, name, payload, ...(sessionId !== undefined && { sessionId }) };
+    const reply = (answer: WireReply) =>
+      client.publish(inbox(from), JSON.stringify(answer)).catch((err: unknown) => log.warn({ err, name }, 'cluster: could not answer a forwarded command'));
+    run(command, hops).then(
+      (result) => reply({ kind: 'reply', id, ok: true, result }),
+      (err: unknown) => {
+        const e = isAppError(err) ? err : new AppError('INTERNAL_ERROR', err instanceof Error ? err.message : String(err));
+        return reply({ kind: 'reply', id, ok: false, error: { code: e.code, message: e.message, details: e.details } });
+      },
+    );
+  }
+
+  function onInbox(raw: string): void {
+    const message = readWire(inboxMessage, raw, inbox(instanceId), log);
+    if (!message) return;
+    if (message.kind === 'command') return runForwarded(message);
+    const waiting = settle(message.id);
+    if (message.ok) waiting?.resolve(message.result);
+    else waiting?.reject(new AppError(message.error.code, message.error.message, message.error.details));
+  }
+
+  return {
+    /** This instance's inbox channel (subscribe `onInbox` to it). */
+    channel: inbox(instanceId),
+    onInbox,
+    run,
+    release,
+    /** Registers the handler that runs a session command here; returns its unregister function. */
+    handleHere(name: string, handler: Handler): () => void {
+      local.set(name, handler);
+      return () => local.delete(name);
+    },
+    close(): void {
+      for (const id of [...pending.keys()]) settle(id)?.reject(new AppError('SERVICE_UNAVAILABLE', 'agentd is shutting down'));
+    },
+  };
+}

@@ -1,0 +1,87 @@
+/**
+ * What instances send each other through Redis, as zod schemas, and the one way to read it.
+ *
+ * Contracts:
+ * - `readWire` returns a message that is JSON and matches its schema; anything else is logged (warn,
+ *   with the channel or key it came from, why, and at most the first `WIRE_PREFIX_CHARS` characters
+ *   of the raw text) and dropped (`undefined`). It never throws, so a bad message never reaches a
+ *   subscriber's callback as an exception.
+ * - The inbox (`<prefix>inst:<instanceId>`) carries forwarded commands and their replies (forwarding.ts);
+ *   a forwarded command is a session command, so its payload names the session.
+ * - A session's live channel carries its `agent.*` events (fan-out.ts); `<prefix>mcp` carries runtime
+ *   tool-server changes, recorded as they are published, and each instance's statuses (tool-servers.ts).
+ */
+import { z } from 'zod';
+import { ERROR_TABLE, type ErrorCode } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
+
+/** How much of an invalid message is logged. */
+export const WIRE_PREFIX_CHARS = 120;
+
+const errorCode = z.enum(Object.keys(ERROR_TABLE) as [ErrorCode, ...ErrorCode[]]);
+
+export const wireCommand = z.object({
+  kind: z.literal('command'),
+  id: z.string(),
+  /** The instance whose inbox gets the reply. */
+  from: z.string(),
+  hops: z.number().int().nonnegative(),
+  name: z.string(),
+  payload: z.looseObject({ sessionId: z.string() }),
+  correlationId: z.string(),
+  sessionId: z.string().optional(),
+});
+export type WireCommand = z.infer<typeof wireCommand>;
+
+export const wireReply = z.discriminatedUnion('ok', [
+  // `result` is absent when the handler resolved with nothing (JSON drops undefined).
+  z.object({ kind: z.literal('reply'), id: z.string(), ok: z.literal(true), result: z.unknown().optional() }),
+  z.object({
+    kind: z.literal('reply'),
+    id: z.string(),
+    ok: z.literal(false),
+    error: z.object({ code: errorCode, message: z.string(), details: z.record(z.string(), z.unknown()) }),
+  }),
+]);
+export type WireReply = z.infer<typeof wireReply>;
+
+export const inboxMessage = z.discriminatedUnion('kind', [wireCommand, wireReply]);
+export type InboxMessage = z.infer<typeof inboxMessage>;
+
+/** An `agent.*` event on its session's live channel. */
+export const wireEvent = z.object({
+  from: z.string(),
+  name: z.string(),
+  payload: z.unknown().optional(),
+  correlationId: z.string(),
+  sessionId: z.string().optional(),
+});
+export type WireEvent = z.infer<typeof wireEvent>;
+
+/** A runtime tool-server change as recorded and published: `config` for a connect. */
+export const toolServerChange = z.discriminatedUnion('op', [
+  z.object({ op: z.literal('connect'), name: z.string(), config: z.unknown().optional() }),
+  z.object({ op: z.literal('remove'), name: z.string() }),
+  z.object({ op: z.literal('restart'), name: z.string() }),
+]);
+export type ToolServerChange = z.infer<typeof toolServerChange>;
+export const toolServerChangeMessage = z.object({ from: z.string(), change: toolServerChange });
+
+/** One instance's status of one tool server. */
+export const toolServerStatus = z.object({ status: z.string(), error: z.string().optional() });
+
+export function readWire<S extends z.ZodType>(schema: S, raw: string, where: string, log: Pick<Logger, 'warn'>): z.infer<S> | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    log.warn({ channel: where, reason: 'not JSON', prefix: raw.slice(0, WIRE_PREFIX_CHARS) }, 'cluster: dropped an invalid message');
+    return undefined;
+  }
+  const parsed = schema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const reason = issue ? `${issue.path.join('.') || '(message)'}: ${issue.message}`.slice(0, WIRE_PREFIX_CHARS) : 'invalid';
+  log.warn({ channel: where, reason, prefix: raw.slice(0, WIRE_PREFIX_CHARS) }, 'cluster: dropped an invalid message');
+  return undefined;
+}
