@@ -5,6 +5,7 @@
 // form keeps what was typed into it.
 import { call } from './api.js';
 import { el } from './dom.js';
+import { resultParts } from './results.js';
 
 /** @typedef {import('./transcript.js').ServerRecord} ServerRecord */
 /** @typedef {{ type?: string, description?: string }} PropertySchema */
@@ -59,7 +60,7 @@ function toolForm(serverId, tool) {
       }
       /** @type {{ data: unknown }} */
       const res = await call('POST', `/api/mcp/servers/${path(serverId)}/tools/${path(tool.name)}/execute`, args);
-      output.textContent = JSON.stringify(res.data, null, 2);
+      output.replaceChildren(...resultParts(res.data));
     };
     run().catch((/** @type {any} */ err) => (output.textContent = `${err?.code ?? 'ERROR'}: ${err?.message}`));
   });

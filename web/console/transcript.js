@@ -205,7 +205,8 @@ export function foldSession(view, frame) {
       const d = frame.data;
       const key = d.seq === undefined ? `error:#${loose++}` : `error:${d.turnId ?? ''}:${d.seq}:${d.code}:${d.message}`;
       if (find(items, key) >= 0) return view;
-      items = put(items, { kind: 'error', key, order: d.seq ?? lastSeq + 0.75, code: d.code, message: d.message });
+      // One without `seq` goes last.
+      items = put(items, { kind: 'error', key, order: d.seq ?? items.at(-1)?.order ?? 0, code: d.code, message: d.message });
       // A turn that failed before any of its reply came shows no empty reply.
       const reply = d.turnId === undefined ? undefined : get(items, replyKey(d.turnId), 'assistant');
       if (reply && !reply.text) items = items.toSpliced(find(items, reply.key), 1);

@@ -4,6 +4,7 @@
 // `seq` the page has seen (`{type: "subscribe", sessionId, since}` replays the stored events after
 // it, then goes live), so a reconnect, agentd's restart included, continues where it stopped.
 // Served beside each page's own files (/console/live.js, /inspect/live.js).
+import { backoffDelay } from './backoff.js';
 
 const KEY = 'agentd.apiKey';
 
@@ -25,14 +26,6 @@ export function wsUrl(path) {
   if (key) url.searchParams.set('token', key);
   return url;
 }
-
-/** Delays before reconnecting: 0.5 s doubling to 15 s, each drawn from its upper half (jitter) so many tabs do not come back at once. */
-export const BACKOFF = { first: 500, max: 15_000 };
-/** @param {number} attempt 0 for the first retry */
-export const backoffDelay = (attempt, random = Math.random) => {
-  const cap = Math.min(BACKOFF.max, BACKOFF.first * 2 ** attempt);
-  return cap / 2 + random() * (cap / 2);
-};
 
 /**
  * @typedef {'connecting' | 'open' | 'closed'} LinkState
