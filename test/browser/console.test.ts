@@ -183,7 +183,18 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     await expect.poll(layout, PATIENT).toEqual({ pageScrolls: false, paneScrolls: true, header: true, composer: true, lastVisible: true });
     expect(await page.locator('.user', { hasText: /^Line 1 \[\[/ }).count()).toBe(1);
     await browser.screenshot('console-long');
+    // `default` reaches every connection live: a frame of it folded while another session is shown
+    // does not stand for its history, which opening it replays whole.
+    const sent = await fetch(`${svc.url}/api/message-sync`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${KEY}` },
+      body: JSON.stringify({ message: 'While away [[reply:Noted while away]]' }),
+    });
+    expect(sent.status).toBe(200);
     await page.getByRole('button', { name: 'default' }).click();
+    await page.locator('.assistant', { hasText: 'Noted while away' }).waitFor();
+    await page.locator('.user', { hasText: 'Hello console' }).waitFor();
+    expect(await page.locator('.assistant', { hasText: 'Noted while away' }).count()).toBe(1);
   });
 
   it('switches sessions and replays a session history from the log', async () => {

@@ -36,7 +36,7 @@ export function wsUrl(path) {
  * @property {(sessionId: string) => number | undefined} [lastSeq]  the last `seq` seen of a session (undefined: nothing yet, replay all)
  * @typedef {object} Live
  * @property {(frame: object) => boolean} send  false when not connected (nothing sent)
- * @property {(sessionId: string) => void} subscribe  watch a session now and after every reconnect
+ * @property {(sessionId: string) => void} subscribe  watch a session: its whole history now, then after every reconnect what came after `lastSeq`
  * @property {() => void} reconnect  at once (e.g. with a new key)
  * @property {() => void} close  for good
  */
@@ -55,6 +55,8 @@ export function live({ path, onMessage, onState = () => {}, lastSeq = () => unde
   let timer;
   /** @type {Set<string>} */
   const sessions = new Set();
+  /** Sessions whose whole history was not asked for yet. @type {Set<string>} */
+  const unread = new Set();
 
   /** @param {object} frame */
   const send = (frame) => {
@@ -63,7 +65,10 @@ export function live({ path, onMessage, onState = () => {}, lastSeq = () => unde
     return true;
   };
   /** @param {string} sessionId */
-  const resume = (sessionId) => send({ type: 'subscribe', sessionId, since: lastSeq(sessionId) ?? 0 });
+  const subscribe = (sessionId) => {
+    const since = unread.has(sessionId) ? 0 : (lastSeq(sessionId) ?? 0);
+    if (send({ type: 'subscribe', sessionId, since })) unread.delete(sessionId);
+  };
 
   const open = () => {
     timer = undefined;
@@ -73,7 +78,8 @@ export function live({ path, onMessage, onState = () => {}, lastSeq = () => unde
     socket.onopen = () => {
       attempt = 0;
       onState('open');
-      for (const id of sessions) resume(id);
+      // After a reconnect: each watched session from the last `seq` the page holds.
+      for (const id of sessions) subscribe(id);
     };
     socket.onmessage = (m) => {
       let message;
@@ -98,7 +104,10 @@ export function live({ path, onMessage, onState = () => {}, lastSeq = () => unde
     subscribe(sessionId) {
       if (sessions.has(sessionId)) return;
       sessions.add(sessionId);
-      resume(sessionId);
+      // The first time, its whole history: frames of it that came before (a connection always
+      // receives `default`'s) may not be all of it.
+      unread.add(sessionId);
+      subscribe(sessionId);
     },
     reconnect() {
       if (closed) return;
