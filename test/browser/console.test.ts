@@ -1,11 +1,19 @@
 /**
  * The web console in a real Chromium: the key prompt, a streamed reply, a tool call with its
- * result, a tool server connected from the panel, a tool run from its form, a session switch
- * that replays history, and the phone-width layout.
+ * result shown as text, a tool server connected from the panel, a tool run from its form, a
+ * session switch that replays history, the layout (fixed header and composer, the transcript
+ * scrolling in its pane, opened at its newest message), the phone-width layout, a load without
+ * any failed request, and agentd restarted mid-conversation (the console reconnects by itself
+ * and the transcript goes on, each message once).
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { openBrowser, findChromium, type Browser } from '../support/browser.ts';
+import { listeningPort, runAgentd, writeAgentFile, type AgentdProcess } from '../support/agentd-process.ts';
+import { openBrowser, findChromium, watchFailures, type Browser } from '../support/browser.ts';
 import { fixturePath } from '../support/paths.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
@@ -124,6 +132,71 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     await browser.screenshot('console-servers');
   });
 
+  it('shows a tool result\'s text content as text, not as MCP JSON', async () => {
+    const { page } = browser;
+    const result = page.locator('.tool .result', { hasText: 'fixture echo: from the browser' }).last();
+    expect(await result.locator('.text').textContent()).toBe('fixture echo: from the browser');
+    expect(await result.textContent()).not.toMatch(/"type"|"content"|\\"/);
+  });
+
+  it('loads with the key in the tab without a failed request or a console error', async () => {
+    const { page } = browser;
+    const failures = watchFailures(page);
+    await page.reload();
+    await expect.poll(() => page.locator('#status').textContent(), PATIENT).toMatch(/ready · \d tool server/);
+    await page.locator('.assistant[data-done="true"]').last().waitFor();
+    await page.locator('#server-echo .status', { hasText: 'connected' }).waitFor();
+    expect(failures.list()).toEqual([]);
+    failures.stop();
+  });
+
+  it('keeps the header and the composer in view over a long transcript, which opens at its newest message', async () => {
+    const { page } = browser;
+    for (let i = 1; i <= 12; i++) {
+      const res = await fetch(`${svc.url}/api/message-sync`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${KEY}` },
+        body: JSON.stringify({ sessionId: 'long', message: `Line ${i} [[reply:Answer number ${i}, with enough words to take a line or two of the transcript pane.]]` }),
+      });
+      expect(res.status).toBe(200);
+    }
+    await page.goto(`${svc.url}/#session=long`);
+    await page.reload(); // a fresh load of that session, as a bookmark opens it
+    const last = page.locator('.assistant', { hasText: 'Answer number 12,' });
+    await last.waitFor();
+    // Positions are read in the page (a string runs there, whose DOM types this Node project does not load).
+    const layout = () =>
+      page.evaluate<{ pageScrolls: boolean; paneScrolls: boolean; header: boolean; composer: boolean; lastVisible: boolean }>(`(() => {
+        const inView = (el) => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; };
+        const pane = document.getElementById('transcript');
+        const p = pane.getBoundingClientRect();
+        const items = pane.querySelectorAll('li');
+        const l = items[items.length - 1].getBoundingClientRect();
+        return {
+          pageScrolls: document.documentElement.scrollHeight > innerHeight,
+          paneScrolls: pane.scrollHeight > pane.clientHeight,
+          header: inView(document.querySelector('header')),
+          composer: inView(document.getElementById('composer')),
+          lastVisible: l.bottom <= p.bottom + 1 && l.top >= p.top - 1,
+        };
+      })()`);
+    await expect.poll(layout, PATIENT).toEqual({ pageScrolls: false, paneScrolls: true, header: true, composer: true, lastVisible: true });
+    expect(await page.locator('.user', { hasText: /^Line 1 \[\[/ }).count()).toBe(1);
+    await browser.screenshot('console-long');
+    // `default` reaches every connection live: a frame of it folded while another session is shown
+    // does not stand for its history, which opening it replays whole.
+    const sent = await fetch(`${svc.url}/api/message-sync`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${KEY}` },
+      body: JSON.stringify({ message: 'While away [[reply:Noted while away]]' }),
+    });
+    expect(sent.status).toBe(200);
+    await page.getByRole('button', { name: 'default' }).click();
+    await page.locator('.assistant', { hasText: 'Noted while away' }).waitFor();
+    await page.locator('.user', { hasText: 'Hello console' }).waitFor();
+    expect(await page.locator('.assistant', { hasText: 'Noted while away' }).count()).toBe(1);
+  });
+
   it('switches sessions and replays a session history from the log', async () => {
     const { page } = browser;
     await page.getByLabel('New session').fill('other');
@@ -142,5 +215,85 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
     await browser.screenshot('console-phone');
+  });
+});
+
+/** A message typed into the console and its reply, waited for. */
+async function converse(page: Page, message: string, reply: string): Promise<void> {
+  await page.getByLabel('Message').fill(`${message} [[reply:${reply}]]`);
+  await page.getByLabel('Message').press('Enter');
+  await page.locator('.assistant[data-done="true"]', { hasText: reply }).waitFor({ timeout: PATIENT.timeout });
+}
+
+describe.skipIf(!chromiumPath)('web console across an agentd restart', () => {
+  let sim: Simulator;
+  let browser: Browser;
+  let dir: string;
+  let agent: string;
+  const running: AgentdProcess[] = [];
+  const start = async (port: number) => {
+    const p = runAgentd(['--agent', agent, '--web-port', String(port), '--host', '127.0.0.1']);
+    running.push(p);
+    return { p, port: await listeningPort(p) };
+  };
+  const stop = async (p: AgentdProcess) => {
+    p.child.kill('SIGTERM');
+    expect(await p.exited).toBe(0);
+  };
+
+  beforeAll(async () => {
+    sim = await startSimulator();
+    dir = await mkdtemp(join(tmpdir(), 'agentd-console-restart-'));
+    agent = await writeAgentFile({
+      llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'sim-model', apiKey: 'test-key', maxRetries: 0 },
+      storage: { type: 'jsonl', dir: join(dir, 'sessions') },
+    });
+    browser = await openBrowser(chromiumPath!);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    for (const p of running) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    await Promise.all(running.map((p) => p.exited));
+    await sim?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reconnects by itself and continues the transcript, each message once', async () => {
+    const { page } = browser;
+    const first = await start(0);
+    const url = `http://127.0.0.1:${first.port}/`;
+    const failures = watchFailures(page);
+    await page.goto(url);
+    await expect.poll(() => page.locator('#status').textContent(), PATIENT).toMatch(/^ready/);
+    await converse(page, 'Before the restart', 'First answer');
+    await converse(page, 'Still before', 'Second answer');
+    expect(failures.list()).toEqual([]); // the load and a conversation: no failed request, no console error
+    failures.stop();
+    const transcript = () => page.locator('#transcript li').allTextContents();
+    const before = await transcript();
+    expect(before).toHaveLength(4);
+
+    await stop(first.p);
+    await expect.poll(() => page.locator('#status').textContent(), PATIENT).toMatch(/disconnected/);
+    const second = await start(first.port); // the same port, the same session logs
+    await expect.poll(() => page.locator('#status').textContent(), { ...PATIENT, timeout: 40_000 }).toMatch(/^ready/);
+    expect(await transcript()).toEqual(before);
+
+    await converse(page, 'After the restart', 'Third answer');
+    const after = await transcript();
+    expect(after.slice(0, 4)).toEqual(before);
+    expect(after).toHaveLength(6);
+    expect(await page.locator('#transcript li.user').allTextContents()).toEqual([
+      'Before the restart [[reply:First answer]]',
+      'Still before [[reply:Second answer]]',
+      'After the restart [[reply:Third answer]]',
+    ]);
+    expect(await page.locator('#transcript li.assistant').allTextContents()).toEqual(['First answer', 'Second answer', 'Third answer']);
+    // A fresh load replays the same transcript from the log.
+    await page.reload();
+    await page.locator('.assistant', { hasText: 'Third answer' }).waitFor();
+    expect(await transcript()).toEqual(after);
+    await browser.screenshot('console-after-restart');
+    await stop(second.p);
   });
 });

@@ -1,7 +1,7 @@
 /** The built-in inspector page in Chromium: live actors, a tool turn through its states, the MCP actor's state. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { findChromium, openBrowser, type Browser } from '../support/browser.ts';
+import { findChromium, openBrowser, watchFailures, type Browser } from '../support/browser.ts';
 import { fixturePath } from '../support/paths.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
@@ -32,9 +32,12 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
 
   it('shows the MCP actor connected, with its active state highlighted in the chart', async () => {
     const { page } = browser;
+    const failures = watchFailures(page);
     await page.goto(`${svc.url}/inspect`);
     const echo = page.locator('button[data-actor="mcp:echo"]');
     await echo.locator('.value', { hasText: 'connected' }).waitFor();
+    expect(failures.list()).toEqual([]); // no failed request or console error on load
+    failures.stop();
     await echo.click();
     await page.locator('#chart svg .state.active[data-state="connected"]').waitFor(); // the laid-out chart (machines/layouts.json)
     expect(await page.locator('#chart .state.active').count()).toBe(1);
@@ -95,7 +98,11 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
 
   it('is linked from the console', async () => {
     const { page } = browser;
+    const failures = watchFailures(page);
     await page.goto(`${svc.url}/`);
     await page.getByRole('link', { name: 'Inspector' }).waitFor();
+    await expect.poll(() => page.locator('#status').textContent(), PATIENT).toMatch(/^ready/);
+    expect(failures.list()).toEqual([]);
+    failures.stop();
   });
 });

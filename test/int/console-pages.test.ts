@@ -18,13 +18,27 @@ describe('console pages', () => {
     expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'self'/);
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
     expect(await page.text()).toContain('<script type="module" src="/console/main.js">');
-    for (const file of ['main.js', 'api.js', 'chat.js', 'servers.js']) {
+    for (const file of ['main.js', 'api.js', 'chat.js', 'servers.js', 'transcript.js', 'results.js', 'dom.js', 'live.js', 'backoff.js']) {
       const res = await fetch(`${svc.url}/console/${file}`);
       expect(res.status, file).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     }
     expect((await fetch(`${svc.url}/console/console.css`)).headers.get('content-type')).toBe('text/css; charset=utf-8');
     expect((await fetch(`${svc.url}/api/sessions`)).status).toBe(401);
+  });
+
+  it('serves web/shared beside the console and the inspector, and says whether the inspector is on without failing', async () => {
+    svc = await startApp();
+    expect(await (await fetch(`${svc.url}/console/live.js`)).text()).toContain('export function live(');
+    const off = await fetch(`${svc.url}/inspect/status.json`);
+    expect(off.status).toBe(200);
+    expect(off.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await off.json()).toEqual({ enabled: false });
+    expect((await fetch(`${svc.url}/inspect`)).status).toBe(400); // the page itself still says how to turn it on
+    await svc.stop();
+    svc = await startApp({ server: { inspect: true } });
+    expect(await (await fetch(`${svc.url}/inspect/status.json`)).json()).toEqual({ enabled: true });
+    expect((await fetch(`${svc.url}/inspect/live.js`)).status).toBe(200);
   });
 
   it('serves only the files of web/console', async () => {

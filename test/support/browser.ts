@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type ConsoleMessage, type Page, type Request, type Response } from 'playwright-core';
 import { ROOT } from './paths.ts';
 
 const CANDIDATES = [process.env.AGENTD_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
@@ -49,6 +49,32 @@ export async function openBrowser(executablePath: string): Promise<Browser> {
     async close() {
       await context.close();
       await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Records what a user would see go wrong in the browser's tools while a page loads and runs: failed
+ * requests, answers with status 400 or more, and console errors. `stop` ends the recording.
+ */
+export function watchFailures(page: Page): { list(): string[]; stop(): void } {
+  const found: string[] = [];
+  const failed = (r: Request) => found.push(`request failed: ${r.method()} ${r.url()} (${r.failure()?.errorText ?? ''})`);
+  const answered = (r: Response) => {
+    if (r.status() >= 400) found.push(`${r.status()}: ${r.request().method()} ${r.url()}`);
+  };
+  const logged = (m: ConsoleMessage) => {
+    if (m.type() === 'error') found.push(`console error: ${m.text()}`);
+  };
+  page.on('requestfailed', failed);
+  page.on('response', answered);
+  page.on('console', logged);
+  return {
+    list: () => [...found],
+    stop() {
+      page.off('requestfailed', failed);
+      page.off('response', answered);
+      page.off('console', logged);
     },
   };
 }

@@ -1,101 +1,115 @@
-// The transcript of one session: user messages, the reply as it streams, tool calls with their
-// results and approvals. Live events and replayed history (no chunks, only the durable events)
-// render alike.
-const el = (tag, className, text) => {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-};
-const pretty = (value) => (typeof value === 'string' ? value : JSON.stringify(value, null, 2));
+// @ts-check
+// Renders one session's transcript from the fold's state (transcript.js): each item is one list
+// entry, keyed; an entry is rebuilt only when its item changed, so a long transcript costs little
+// per frame. The transcript keeps the newest message in view unless the reader scrolled up.
+import { el } from './dom.js';
+import { pretty, resultParts } from './results.js';
+
+/** @typedef {import('./transcript.js').Item} Item */
+/** @typedef {import('./transcript.js').ToolItem} ToolItem */
 
 /**
- * `answer(callId, decision)` sends a person's answer to a call waiting for approval; the buttons
- * stay until the service reports the call resolved (so a refused answer leaves them usable).
+ * @param {ToolItem} item
+ * @param {(callId: string, decision: 'approve' | 'deny') => void} answer
+ */
+function toolEntry(item, answer) {
+  const li = el('li', { className: 'tool' }, el('strong', { textContent: item.toolName }), el('span', { textContent: ` on ${item.serverId}` }));
+  if (item.args !== undefined) li.append(el('pre', { className: 'args', textContent: pretty(item.args) }));
+  const approval = item.approval;
+  if (approval) {
+    const box = el('div', { className: 'approval' });
+    box.dataset.callId = item.callId;
+    const v = approval.verdict;
+    if (v) {
+      const text = `${v.decision === 'approve' ? 'Approved' : 'Denied'} (${v.by})${v.reason ? `: ${v.reason}` : ''}`;
+      box.append(el('span', { className: v.decision === 'approve' ? 'approved' : 'failed', textContent: text }));
+    } else {
+      /** @param {string} label @param {'approve' | 'deny'} decision */
+      const button = (label, decision) => {
+        const b = el('button', { type: 'button', className: decision, textContent: label });
+        b.addEventListener('click', () => answer(item.callId, decision));
+        return b;
+      };
+      const until = approval.expiresAt ? ` (until ${new Date(approval.expiresAt).toLocaleTimeString()})` : '';
+      box.append(el('span', { textContent: `Waiting for approval${until} ` }), button('Approve', 'approve'), button('Deny', 'deny'));
+    }
+    li.append(box);
+  }
+  const outcome = item.outcome;
+  if (outcome) {
+    li.append(
+      el('span', { className: outcome.success ? '' : 'failed', textContent: outcome.success ? ` ✓ ${outcome.durationMs} ms` : ' ✗ failed' }),
+      el('div', { className: outcome.success ? 'result' : 'result failed' }, ...resultParts(outcome.result)),
+    );
+  }
+  return li;
+}
+
+/**
+ * @param {Item} item
+ * @param {(callId: string, decision: 'approve' | 'deny') => void} answer
+ * @returns {HTMLElement}
+ */
+function entry(item, answer) {
+  switch (item.kind) {
+    case 'user':
+      return el('li', { className: 'user', textContent: item.content + (item.hasImage ? '\n[image attached]' : '') });
+    case 'assistant': {
+      const li = el('li', { className: item.text ? 'assistant' : 'assistant pending', textContent: item.text || '…' });
+      if (item.done) li.dataset.done = 'true';
+      return li;
+    }
+    case 'tool':
+      return toolEntry(item, answer);
+    case 'error':
+      return el('li', { className: 'error', textContent: `${item.code}: ${item.message}` });
+    case 'reset':
+      return el('li', { className: 'note', textContent: '— conversation reset —' });
+  }
+}
+
+/**
+ * @param {HTMLElement} list  the transcript's `<ol>`, which scrolls
+ * @param {{ answer: (callId: string, decision: 'approve' | 'deny') => void }} options  sends a person's answer to a call waiting for approval
  */
 export function createTranscript(list, { answer }) {
-  /** Per turn: the reply bubble being streamed into (reset by a tool call) and whether any chunk came. */
-  const turns = new Map();
-  const calls = new Map();
-  const turn = (id) => turns.get(id) ?? turns.set(id, { bubble: undefined, streamed: false }).get(id);
-  const add = (node) => {
-    list.append(node);
-    node.scrollIntoView({ block: 'end' });
-    return node;
-  };
-  const reply = (t, text) => {
-    t.bubble ??= add(el('li', 'assistant'));
-    t.bubble.textContent += text;
-  };
-
+  /** @type {Map<string, { item: Item, node: HTMLElement }>} */
+  let shown = new Map();
+  /** @type {readonly Item[] | undefined} */
+  let last;
   return {
+    /**
+     * Makes the list show `items` (the same array again costs nothing).
+     * @param {readonly Item[]} items
+     */
+    render(items) {
+      if (items === last) return;
+      const fresh = last === undefined;
+      last = items;
+      const atEnd = fresh || list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+      /** @type {Map<string, { item: Item, node: HTMLElement }>} */
+      const next = new Map();
+      let before = /** @type {ChildNode | null} */ (list.firstChild);
+      for (const item of items) {
+        const old = shown.get(item.key);
+        const node = old && old.item === item ? old.node : entry(item, answer);
+        if (old && old.node !== node) {
+          if (old.node === before) before = old.node.nextSibling;
+          old.node.remove();
+        }
+        next.set(item.key, { item, node });
+        if (node === before) before = node.nextSibling;
+        else list.insertBefore(node, before);
+      }
+      for (const [key, { node }] of shown) if (!next.has(key)) node.remove();
+      shown = next;
+      if (atEnd) list.scrollTop = list.scrollHeight;
+    },
+    /** Forgets what is shown (another session is about to be rendered). */
     clear() {
       list.replaceChildren();
-      turns.clear();
-      calls.clear();
-    },
-    /** Renders one event of the shown session. */
-    show(event, data) {
-      switch (event) {
-        case 'userMessage':
-          add(el('li', 'user', data.content + (data.hasImage ? '\n[image attached]' : '')));
-          break;
-        case 'thinking':
-          turn(data.turnId);
-          break;
-        case 'chunk': {
-          const t = turn(data.turnId);
-          t.streamed = true;
-          reply(t, data.content);
-          break;
-        }
-        case 'toolCall': {
-          turn(data.turnId).bubble = undefined;
-          const item = add(el('li', 'tool'));
-          item.append(el('strong', '', `${data.toolName}`), el('span', '', ` on ${data.serverId}`), el('pre', 'args', pretty(data.args)));
-          calls.set(data.callId, item);
-          break;
-        }
-        case 'toolApprovalRequested': {
-          const item = calls.get(data.callId) ?? add(el('li', 'tool', data.toolName));
-          const box = el('div', 'approval');
-          box.dataset.callId = data.callId;
-          const button = (label, decision) => {
-            const b = el('button', decision, label);
-            b.type = 'button';
-            b.addEventListener('click', () => answer(data.callId, decision));
-            return b;
-          };
-          const expires = new Date(data.expiresAt).toLocaleTimeString();
-          box.append(el('span', '', `Waiting for approval (until ${expires}) `), button('Approve', 'approve'), button('Deny', 'deny'));
-          item.append(box);
-          break;
-        }
-        case 'toolApprovalResolved': {
-          const box = calls.get(data.callId)?.querySelector('.approval');
-          const verdict = `${data.decision === 'approve' ? 'Approved' : 'Denied'} (${data.by})${data.reason ? `: ${data.reason}` : ''}`;
-          box?.replaceChildren(el('span', data.decision === 'approve' ? 'approved' : 'failed', verdict));
-          break;
-        }
-        case 'toolResult': {
-          const item = calls.get(data.callId) ?? add(el('li', 'tool', data.toolName));
-          const result = el('pre', data.success ? 'result' : 'result failed', pretty(data.result?.content ?? data.result));
-          item.append(el('span', data.success ? '' : 'failed', data.success ? ` ✓ ${data.durationMs} ms` : ' ✗ failed'), result);
-          break;
-        }
-        case 'response': {
-          const t = turn(data.turnId);
-          if (!t.streamed) reply(t, data.content);
-          t.bubble?.setAttribute('data-done', 'true');
-          break;
-        }
-        case 'error':
-          add(el('li', 'error', `${data.code}: ${data.message}`));
-          break;
-        case 'conversationReset':
-          add(el('li', 'note', '— conversation reset —'));
-          break;
-      }
+      shown = new Map();
+      last = undefined;
     },
   };
 }

@@ -1,20 +1,68 @@
-// The console: wires the transcript, the sessions list and the tool-server panel to the service.
-import { ApiError, apiKey, call, connectEvents } from './api.js';
+// @ts-check
+// The console: folds every frame into one state (transcript.js) and renders the shown session's
+// transcript and the tool-server panel from it. One socket (live.js) resumes each watched session
+// after the last `seq` folded, so a reconnect continues the transcript instead of starting over.
+import { ApiError, call } from './api.js';
 import { createTranscript } from './chat.js';
+import { apiKey, live } from './live.js';
 import { createServerPanel } from './servers.js';
+import { fold, initialState, sessionView } from './transcript.js';
 
-const $ = (id) => document.getElementById(id);
+/** @typedef {import('./transcript.js').ConsoleFrame} ConsoleFrame */
+/** @typedef {import('./transcript.js').ServerRecord} ServerRecord */
+
+/**
+ * An element of the page, by id.
+ * @template {HTMLElement} [T=HTMLElement]
+ * @param {string} id
+ * @returns {T}
+ */
+const $ = (id) => /** @type {T} */ (document.getElementById(id));
+/** @param {string} text */
 const status = (text) => ($('status').textContent = text);
-const transcript = createTranscript($('transcript'), {
-  answer: (callId, decision) => events.send({ type: 'approval', sessionId: current, callId, decision }) || status('not connected; try again in a moment'),
-});
-const servers = createServerPanel($('servers'), status);
+
+let state = initialState;
 let current = new URLSearchParams(location.hash.slice(1)).get('session') || 'default';
 let connected = false;
+/** @type {import('./live.js').Live | undefined} */
+let events;
 
-/** Asks for the API key when the service refuses us, then starts over with it. */
+const transcript = createTranscript($('transcript'), {
+  answer: (callId, decision) => {
+    if (!events?.send({ type: 'approval', sessionId: current, callId, decision })) status('not connected; try again in a moment');
+  },
+});
+const servers = createServerPanel($('servers'), status);
+
+let scheduled = false;
+/** Renders from the state, at most once a frame. */
+function render() {
+  if (scheduled) return;
+  scheduled = true;
+  requestAnimationFrame(() => {
+    scheduled = false;
+    transcript.render(sessionView(state, current).items);
+    servers.render(state.servers);
+  });
+}
+
+/** @param {ConsoleFrame} frame */
+function dispatch(frame) {
+  // A refused client frame's error names no session: it belongs to the one shown.
+  if (frame.event === 'error' && frame.data.sessionId === undefined) frame = { event: 'error', data: { ...frame.data, sessionId: current } };
+  const before = state;
+  state = fold(state, frame);
+  if (state !== before) render();
+  if (frame.event === 'mcpServerStatus') refreshStatus();
+  if (frame.event === 'userMessage' && frame.data.sessionId !== current) loadSessions().catch(needKey);
+}
+
+/**
+ * Asks for the API key when the service refuses us, then starts over with it.
+ * @param {unknown} err
+ */
 function needKey(err) {
-  if (!(err instanceof ApiError) || err.status !== 401) return status(`error: ${err.message}`);
+  if (!(err instanceof ApiError) || err.status !== 401) return status(`error: ${err instanceof Error ? err.message : String(err)}`);
   $('key-form').hidden = false;
   $('key').focus();
   status('this service needs an API key');
@@ -23,11 +71,12 @@ function needKey(err) {
 /** The agent's health, shown while connected. */
 function refreshStatus() {
   call('GET', '/api/health')
-    .then((h) => connected && status(`${h.agent.status} · ${h.agent.connectedServers} tool server(s)`))
+    .then((/** @type {{ agent: { status: string, connectedServers: number } }} */ h) => connected && status(`${h.agent.status} · ${h.agent.connectedServers} tool server(s)`))
     .catch(needKey);
 }
 
 async function loadSessions() {
+  /** @type {{ sessions: { id: string }[] }} */
   const { sessions } = await call('GET', '/api/sessions');
   const ids = new Set(sessions.map((s) => s.id).concat(current));
   $('sessions').replaceChildren(
@@ -42,90 +91,116 @@ async function loadSessions() {
   );
 }
 
-/** Shows a session: its stored history first (replayed over the WebSocket), then its live events. */
+async function loadServers() {
+  /** @type {{ servers: ServerRecord[] }} */
+  const { servers: list } = await call('GET', '/api/mcp/servers');
+  dispatch({ event: 'serverList', data: { servers: list } });
+}
+
+/**
+ * Shows a session: what the page holds of it at once, then its stored history after that
+ * (replayed over the WebSocket) and its live events.
+ * @param {string} sessionId
+ */
 function show(sessionId) {
   current = sessionId;
   location.hash = `session=${encodeURIComponent(sessionId)}`;
   $('session-name').textContent = sessionId;
   transcript.clear();
-  events.send({ type: 'subscribe', sessionId, since: 0 });
-  loadSessions().catch(needKey);
+  render();
+  events?.subscribe(sessionId);
+  if (connected) loadSessions().catch(needKey);
 }
 
-const events = connectEvents({
-  onOpen() {
-    connected = true;
-    refreshStatus();
+/** Opens the socket once the service has taken the key (or needs none): no refused upgrade on load. */
+function start() {
+  call('GET', '/api/health').then(() => {
+    if (events) return events.reconnect();
+    events = live({
+      path: '/',
+      lastSeq: (sessionId) => state.sessions[sessionId]?.lastSeq,
+      onMessage: (message) => dispatch(/** @type {ConsoleFrame} */ (message)),
+      onState(link) {
+        if (link === 'open') {
+          connected = true;
+          refreshStatus();
+          loadServers().catch(needKey);
+          loadSessions().catch(needKey);
+        } else if (link === 'closed') {
+          if (connected) status('disconnected; reconnecting…');
+          connected = false;
+        }
+      },
+    });
     show(current);
-    servers.load().catch(needKey);
-  },
-  onClose() {
-    if (connected) status('disconnected; reconnecting…');
-    connected = false;
-  },
-  onEvent(event, data) {
-    if (event === 'mcpServerStatus') {
-      servers.update(data);
-      return refreshStatus();
-    }
-    if (data.sessionId === current || (event === 'error' && data.sessionId === undefined)) transcript.show(event, data);
-    if (event === 'userMessage' && data.sessionId !== current) loadSessions().catch(needKey);
-  },
+  }, needKey);
+}
+
+$('composer').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const content = /** @type {HTMLTextAreaElement} */ ($('message')).value;
+  void send(content.trim());
 });
 
+/** @param {string} content */
+async function send(content) {
+  const message = /** @type {HTMLTextAreaElement} */ ($('message'));
+  const file = /** @type {HTMLInputElement} */ ($('image'));
+  if (!content) return;
+  const image = await imageData(file.files?.[0]);
+  if (!events?.send({ type: 'message', content, sessionId: current, ...(image && { imageData: image }) })) return status('not connected; try again in a moment');
+  message.value = '';
+  file.value = '';
+}
+
+/** @param {File | undefined} file */
 async function imageData(file) {
   if (!file) return undefined;
   const url = await new Promise((resolve, reject) => {
     const reader = new FileReader();
-    reader.onload = () => resolve(reader.result);
-    reader.onerror = () => reject(reader.error);
+    reader.onload = () => resolve(String(reader.result));
+    reader.onerror = () => reject(reader.error ?? new Error('the file could not be read'));
     reader.readAsDataURL(file);
   });
   return { base64: url.slice(url.indexOf(',') + 1), mimeType: file.type };
 }
 
-$('composer').addEventListener('submit', async (e) => {
-  e.preventDefault();
-  const content = $('message').value.trim();
-  if (!content) return;
-  const image = await imageData($('image').files[0]);
-  if (!events.send({ type: 'message', content, sessionId: current, ...(image && { imageData: image }) })) return status('not connected; try again in a moment');
-  $('message').value = '';
-  $('image').value = '';
-});
 $('message').addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey) {
     e.preventDefault();
-    $('composer').requestSubmit();
+    /** @type {HTMLFormElement} */ ($('composer')).requestSubmit();
   }
 });
-$('cancel').addEventListener('click', () => events.send({ type: 'cancel', sessionId: current }));
-$('reset').addEventListener('click', () => events.send({ type: 'reset', sessionId: current }));
+$('cancel').addEventListener('click', () => events?.send({ type: 'cancel', sessionId: current }));
+$('reset').addEventListener('click', () => events?.send({ type: 'reset', sessionId: current }));
 $('new-session').addEventListener('submit', (e) => {
   e.preventDefault();
-  show($('new-session-id').value.trim());
-  $('new-session-id').value = '';
+  const input = /** @type {HTMLInputElement} */ ($('new-session-id'));
+  show(input.value.trim());
+  input.value = '';
 });
 $('key-form').addEventListener('submit', (e) => {
   e.preventDefault();
-  apiKey.set($('key').value);
+  apiKey.set(/** @type {HTMLInputElement} */ ($('key')).value);
   $('key-form').hidden = true;
-  events.reconnect();
+  start();
 });
-$('connect-form').addEventListener('submit', async (e) => {
+$('connect-form').addEventListener('submit', (e) => {
   e.preventDefault();
-  const type = $('connect-type').value;
-  const target = $('connect-target').value.trim();
-  const args = $('connect-args').value.split('\n').map((a) => a.trim()).filter(Boolean);
+  const type = /** @type {HTMLSelectElement} */ ($('connect-type')).value;
+  const target = /** @type {HTMLInputElement} */ ($('connect-target')).value.trim();
+  const args = /** @type {HTMLTextAreaElement} */ ($('connect-args')).value.split('\n').map((a) => a.trim()).filter(Boolean);
   const config = type === 'stdio' ? { type, command: target, args } : { type, baseUrl: target };
-  $('connect-result').textContent = 'connecting…';
-  try {
-    const res = await call('POST', '/api/connect-server', { name: $('connect-name').value.trim(), config });
-    $('connect-result').textContent = `${res.name}: ${res.status}`;
-  } catch (err) {
-    $('connect-result').textContent = `${err.code ?? 'ERROR'}: ${err.message}`;
-  }
+  const result = $('connect-result');
+  result.textContent = 'connecting…';
+  call('POST', '/api/connect-server', { name: /** @type {HTMLInputElement} */ ($('connect-name')).value.trim(), config }).then(
+    (/** @type {{ name: string, status: string }} */ res) => (result.textContent = `${res.name}: ${res.status}`),
+    (/** @type {any} */ err) => (result.textContent = `${err?.code ?? 'ERROR'}: ${err?.message}`),
+  );
 });
 
-fetch('/inspect').then((r) => ($('inspector-link').hidden = !r.ok), () => {});
-refreshStatus(); // asks for the key at once when the service needs one
+// Whether this agentd serves the inspector (a file that answers either way: no failed request).
+fetch('/inspect/status.json')
+  .then((r) => (r.ok ? r.json() : { enabled: false }))
+  .then((/** @type {{ enabled?: boolean }} */ s) => ($('inspector-link').hidden = !s.enabled), () => {});
+start(); // asks for the key at once when the service needs one

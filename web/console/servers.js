@@ -1,71 +1,94 @@
-// The tool-server panel: live status (from mcpServerStatus events), restart and disconnect, the
-// tools of a server, and a form per tool built from its inputSchema.
+// @ts-check
+// The tool-server panel, rendered from the fold's `servers` (the REST list, then mcpServerStatus
+// frames): live status, restart and disconnect, the tools of a server, and a form per tool built
+// from its inputSchema. A server's entry is rebuilt only when its record changed, so an open
+// form keeps what was typed into it.
 import { call } from './api.js';
+import { el } from './dom.js';
+import { resultParts } from './results.js';
 
-const el = (tag, props = {}, ...children) => {
-  const node = Object.assign(document.createElement(tag), props);
-  node.append(...children);
-  return node;
-};
+/** @typedef {import('./transcript.js').ServerRecord} ServerRecord */
+/** @typedef {{ type?: string, description?: string }} PropertySchema */
+/** @typedef {{ name: string, description?: string, inputSchema?: { properties?: Record<string, PropertySchema>, required?: string[] } }} Tool */
+
+/** @param {string[]} parts */
 const path = (...parts) => parts.map(encodeURIComponent).join('/');
 
-/** Reads a form field of one schema property: numbers and booleans typed, objects and arrays as JSON. */
+/**
+ * Reads a form field of one schema property: numbers and booleans typed, objects and arrays as JSON.
+ * @param {HTMLInputElement | HTMLTextAreaElement} input
+ * @param {PropertySchema} schema
+ * @returns {unknown}
+ */
 function readField(input, schema) {
-  const text = input.type === 'checkbox' ? input.checked : input.value;
-  if (schema.type === 'boolean') return text;
+  if (schema.type === 'boolean') return input instanceof HTMLInputElement && input.checked;
+  const text = input.value;
   if (text === '') return undefined;
   if (schema.type === 'number' || schema.type === 'integer') return Number(text);
-  if (schema.type === 'object' || schema.type === 'array') return JSON.parse(text);
+  if (schema.type === 'object' || schema.type === 'array') return /** @type {unknown} */ (JSON.parse(text));
   return text;
 }
 
+/** @param {string} serverId @param {Tool} tool */
 function toolForm(serverId, tool) {
   const props = tool.inputSchema?.properties ?? {};
   const required = new Set(tool.inputSchema?.required ?? []);
   const output = el('output', { className: 'tool-output' });
   const inputs = Object.entries(props).map(([name, schema]) => {
     const id = `arg-${serverId}-${tool.name}-${name}`;
-    const input = schema.type === 'boolean' ? el('input', { type: 'checkbox', id }) : el(schema.type === 'object' || schema.type === 'array' ? 'textarea' : 'input', { id, name, required: required.has(name) });
-    if (schema.type === 'number' || schema.type === 'integer') input.type = 'number';
-    return { name, schema, input, label: el('label', { htmlFor: id, textContent: `${name}${required.has(name) ? ' *' : ''}${schema.description ? ` — ${schema.description}` : ''}` }) };
+    /** @type {HTMLInputElement | HTMLTextAreaElement} */
+    const input =
+      schema.type === 'boolean'
+        ? el('input', { type: 'checkbox', id })
+        : schema.type === 'object' || schema.type === 'array'
+          ? el('textarea', { id, name, required: required.has(name) })
+          : el('input', { id, name, required: required.has(name) });
+    if (input instanceof HTMLInputElement && (schema.type === 'number' || schema.type === 'integer')) input.type = 'number';
+    const label = el('label', { htmlFor: id, textContent: `${name}${required.has(name) ? ' *' : ''}${schema.description ? ` — ${schema.description}` : ''}` });
+    return { name, schema, input, label };
   });
   const form = el('form', { className: 'tool-form' }, ...inputs.flatMap((f) => [f.label, f.input]), el('button', { type: 'submit', textContent: `Run ${tool.name}` }), output);
-  form.addEventListener('submit', async (e) => {
+  form.addEventListener('submit', (e) => {
     e.preventDefault();
     output.textContent = 'running…';
-    try {
+    const run = async () => {
+      /** @type {Record<string, unknown>} */
       const args = {};
       for (const f of inputs) {
         const value = readField(f.input, f.schema);
         if (value !== undefined) args[f.name] = value;
       }
+      /** @type {{ data: unknown }} */
       const res = await call('POST', `/api/mcp/servers/${path(serverId)}/tools/${path(tool.name)}/execute`, args);
-      output.textContent = JSON.stringify(res.data, null, 2);
-    } catch (err) {
-      output.textContent = `${err.code ?? 'ERROR'}: ${err.message}`;
-    }
+      output.replaceChildren(...resultParts(res.data));
+    };
+    run().catch((/** @type {any} */ err) => (output.textContent = `${err?.code ?? 'ERROR'}: ${err?.message}`));
   });
   return el('details', {}, el('summary', { textContent: tool.name }), el('p', { textContent: tool.description ?? '' }), form);
 }
 
+/**
+ * @param {HTMLElement} list  the panel's `<ul>`
+ * @param {(text: string) => void} report  shows a failed action
+ */
 export function createServerPanel(list, report) {
+  /** @param {string} label @param {() => Promise<unknown>} run */
   const action = (label, run) => {
     const button = el('button', { type: 'button', textContent: label });
-    button.addEventListener('click', () => run().catch((err) => report(`${label}: ${err.message}`)));
+    button.addEventListener('click', () => void run().catch((/** @type {Error} */ err) => report(`${label}: ${err.message}`)));
     return button;
   };
 
+  /** @param {ServerRecord} s */
   const item = (s) => {
     const tools = el('details', { className: 'tools' }, el('summary', { textContent: 'Tools' }));
-    tools.addEventListener('toggle', async () => {
+    tools.addEventListener('toggle', () => {
       if (!tools.open || tools.dataset.loaded) return;
       tools.dataset.loaded = 'true';
-      try {
-        const { tools: found } = await call('GET', `/api/mcp/servers/${path(s.id)}/tools`);
-        tools.append(...found.map((t) => toolForm(s.id, t)));
-      } catch (err) {
-        tools.append(el('p', { className: 'error', textContent: err.message }));
-      }
+      call('GET', `/api/mcp/servers/${path(s.id)}/tools`).then(
+        (/** @type {{ tools: Tool[] }} */ { tools: found }) => tools.append(...found.map((t) => toolForm(s.id, t))),
+        (/** @type {Error} */ err) => tools.append(el('p', { className: 'error', textContent: err.message })),
+      );
     });
     return el(
       'li',
@@ -81,17 +104,25 @@ export function createServerPanel(list, report) {
     );
   };
 
+  /** @type {Map<string, { record: ServerRecord, node: HTMLElement }>} */
+  let shown = new Map();
   return {
-    async load() {
-      const { servers: all } = await call('GET', '/api/mcp/servers');
-      list.replaceChildren(...all.map(item));
-    },
-    /** An mcpServerStatus event. */
-    update(server) {
-      const old = list.querySelector(`#${CSS.escape(`server-${server.id}`)}`);
-      if (server.status === 'disconnected') old?.remove();
-      else if (old) old.replaceWith(item(server));
-      else list.append(item(server));
+    /** @param {Readonly<Record<string, ServerRecord>>} servers */
+    render(servers) {
+      /** @type {Map<string, { record: ServerRecord, node: HTMLElement }>} */
+      const next = new Map();
+      for (const record of Object.values(servers)) {
+        const old = shown.get(record.id);
+        if (old?.record === record) next.set(record.id, old);
+        else {
+          const node = item(record);
+          if (old) old.node.replaceWith(node);
+          else list.append(node);
+          next.set(record.id, { record, node });
+        }
+      }
+      for (const [id, { node }] of shown) if (!next.has(id)) node.remove();
+      shown = next;
     },
   };
 }

@@ -1,7 +1,30 @@
+// @ts-check
 // The built-in inspector: reads /inspect/ws (Stately inspection frames) and shows the live actors,
 // the selected one's statechart (from its machine definition) with the active states highlighted,
 // the states it went through, its context, and the event log.
-const $ = (id) => document.getElementById(id);
+import { live } from './live.js';
+
+/**
+ * A frame of /inspect/ws (Stately's inspection format), as far as this page reads it.
+ * @typedef {{ type: string, sessionId: string, name?: string, parentId?: string, definition?: string, snapshot?: Snapshot, event?: { type?: string }, createdAt?: string | number }} InspectFrame
+ * @typedef {{ value?: StateValue, status?: string, context?: unknown, input?: unknown }} Snapshot
+ * @typedef {string | { [state: string]: StateValue }} StateValue
+ * @typedef {{ type?: string, on?: Record<string, unknown>, states?: Record<string, StateNode> }} StateNode
+ * @typedef {StateNode & { id?: string }} Definition
+ * @typedef {{ name: string, parentId: string | undefined, definition: Definition | undefined, snapshot: Snapshot | undefined, path: string[], stopped: boolean }} Actor
+ * @typedef {{ path: string, name: string, x: number, y: number, width: number, height: number, final?: boolean }} LayoutNode
+ * @typedef {{ event: string, points: { x: number, y: number }[], label: { x: number, y: number } }} LayoutEdge
+ * @typedef {{ width: number, height: number, nodes: LayoutNode[], edges: LayoutEdge[] }} Layout
+ */
+
+/** @param {string} id */
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+/**
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Partial<HTMLElementTagNameMap[K]>} [props]
+ * @param {(Node | string)[]} children
+ */
 const el = (tag, props = {}, ...children) => {
   const node = Object.assign(document.createElement(tag), props);
   node.append(...children);
@@ -11,13 +34,19 @@ const MAX_EVENTS = 200;
 /** Finished child actors kept for looking back (the oldest go first). */
 const MAX_STOPPED = 30;
 
-/** By xstate session id: { name, parentId, definition, snapshot, path: state values seen, stopped }. */
+/** By xstate session id; `path`: the state values seen. @type {Map<string, Actor>} */
 const actors = new Map();
+/** @type {string | undefined} */
 let selected;
 
+/** @param {unknown} value */
 const valueText = (value) => (typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value));
-/** Whether the state at `path` (e.g. ['error', 'backoff']) is active in a snapshot value. */
+/**
+ * Whether the state at `path` (e.g. ['error', 'backoff']) is active in a snapshot value.
+ * @param {StateValue | undefined} value @param {string[]} path
+ */
 function isActive(value, path) {
+  /** @type {StateValue | undefined} */
   let v = value;
   for (const key of path) {
     if (typeof v === 'string') return v === key && path.at(-1) === key;
@@ -27,6 +56,7 @@ function isActive(value, path) {
   return true;
 }
 
+/** @param {string} name @param {StateNode} node @param {string[]} path @param {StateValue | undefined} value @returns {HTMLElement} */
 function stateNode(name, node, path, value) {
   const box = el('div', { className: `state${isActive(value, path) ? ' active' : ''}${node.type === 'final' ? ' final' : ''}` }, el('div', { className: 'name', textContent: name }));
   box.dataset.state = path.join('.');
@@ -38,10 +68,14 @@ function stateNode(name, node, path, value) {
 }
 
 /** Statechart layouts by machine id, laid out at build time (machines/layouts.json, npm run layouts). */
+/** @type {Record<string, Layout>} */
 let layouts = {};
-fetch('/inspect/layouts.json').then((r) => r.json()).then((l) => ((layouts = l), renderSelected()), () => {});
+fetch('/inspect/layouts.json')
+  .then((r) => r.json())
+  .then((/** @type {Record<string, Layout>} */ l) => ((layouts = l), renderSelected()), () => {});
 
 const SVG = 'http://www.w3.org/2000/svg';
+/** @param {string} tag @param {Record<string, string | number>} attrs @param {string} [text] */
 const svgEl = (tag, attrs, text) => {
   const node = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
@@ -49,6 +83,7 @@ const svgEl = (tag, attrs, text) => {
   return node;
 };
 
+/** @param {Layout} layout @param {StateValue | undefined} value */
 function svgChart(layout, value) {
   const svg = svgEl('svg', { viewBox: `0 0 ${layout.width} ${layout.height}`, width: layout.width, height: layout.height, role: 'img' });
   const marker = svgEl('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse' });
@@ -70,11 +105,12 @@ function svgChart(layout, value) {
 }
 
 function renderSelected() {
-  const actor = actors.get(selected);
+  const actor = selected === undefined ? undefined : actors.get(selected);
   if (!actor) return;
   $('actor-title').textContent = `${actor.name}${actor.stopped ? ' (stopped)' : ''}`;
   $('path').textContent = `states: ${actor.path.join(' → ')}`;
-  const layout = layouts[actor.definition?.id];
+  const id = actor.definition?.id;
+  const layout = id === undefined ? undefined : layouts[id];
   if (layout) {
     $('chart').replaceChildren(svgChart(layout, actor.snapshot?.value));
     return renderContext(actor);
@@ -84,13 +120,15 @@ function renderSelected() {
   renderContext(actor);
 }
 
+/** @param {Actor} actor */
 function renderContext(actor) {
   $('context').textContent = JSON.stringify(actor.snapshot?.context ?? actor.snapshot?.input ?? {}, null, 2);
 }
 
 function renderActors() {
+  /** @param {string} id @returns {HTMLElement} */
   const item = (id) => {
-    const a = actors.get(id);
+    const a = /** @type {Actor} */ (actors.get(id));
     const button = el('button', { type: 'button', className: a.stopped ? 'stopped' : '' }, `${a.name} `, el('span', { className: 'value', textContent: valueText(a.snapshot?.value ?? a.snapshot?.status) }));
     button.setAttribute('aria-current', String(id === selected));
     button.dataset.actor = a.name;
@@ -99,37 +137,40 @@ function renderActors() {
       renderActors();
       renderSelected();
     });
-    const kids = [...actors.keys()].filter((k) => actors.get(k).parentId === id);
+    const kids = [...actors.keys()].filter((k) => actors.get(k)?.parentId === id);
     return el('li', {}, button, kids.length ? el('ul', {}, ...kids.map(item)) : '');
   };
-  $('actors').replaceChildren(...[...actors.keys()].filter((k) => !actors.has(actors.get(k).parentId)).map(item));
+  $('actors').replaceChildren(...[...actors.keys()].filter((k) => !actors.has(actors.get(k)?.parentId ?? '')).map(item));
 }
 
+/** @param {InspectFrame} frame */
 function logEvent(frame) {
   const who = actors.get(frame.sessionId)?.name ?? frame.sessionId;
   $('events').prepend(el('li', { textContent: `${new Date(Number(frame.createdAt)).toLocaleTimeString()} ${who}: ${frame.event?.type}` }));
-  while ($('events').children.length > MAX_EVENTS) $('events').lastChild.remove();
+  while ($('events').children.length > MAX_EVENTS) $('events').lastChild?.remove();
 }
 
 function prune() {
-  const stopped = [...actors.keys()].filter((k) => actors.get(k).stopped && actors.get(k).parentId);
+  const stopped = [...actors.keys()].filter((k) => actors.get(k)?.stopped && actors.get(k)?.parentId);
   for (const id of stopped.slice(0, Math.max(0, stopped.length - MAX_STOPPED))) if (id !== selected) actors.delete(id);
 }
 
+/** @param {InspectFrame} frame */
 function onFrame(frame) {
   switch (frame.type) {
     case 'resync':
       actors.clear();
       break;
     case '@xstate.actor': {
+      /** @type {Definition | undefined} */
       let definition;
       try {
-        definition = JSON.parse(frame.definition);
+        definition = frame.definition === undefined ? undefined : /** @type {Definition} */ (JSON.parse(frame.definition));
       } catch {
         definition = undefined;
       }
       const known = actors.get(frame.sessionId);
-      actors.set(frame.sessionId, { name: frame.name, parentId: frame.parentId, definition, snapshot: frame.snapshot, path: known?.path ?? [], stopped: false });
+      actors.set(frame.sessionId, { name: frame.name ?? frame.sessionId, parentId: frame.parentId, definition, snapshot: frame.snapshot, path: known?.path ?? [], stopped: false });
       if (selected === undefined && !frame.parentId) selected = frame.sessionId;
       break;
     }
@@ -151,20 +192,15 @@ function onFrame(frame) {
   if (frame.sessionId === selected || frame.type === 'resync') renderSelected();
 }
 
-function connect() {
-  const url = new URL('/inspect/ws', location.href);
-  url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  const key = sessionStorage.getItem('agentd.apiKey');
-  if (key) url.searchParams.set('token', key);
-  const ws = new WebSocket(url);
-  ws.onopen = () => {
-    actors.clear();
-    $('status').textContent = 'live';
-  };
-  ws.onmessage = (m) => onFrame(JSON.parse(m.data));
-  ws.onclose = () => {
-    $('status').textContent = 'disconnected; reconnecting… (the inspector needs --inspect, and the API key if one is set: enter it in the console)';
-    setTimeout(connect, 2000);
-  };
-}
-connect();
+live({
+  path: '/inspect/ws',
+  onState(link) {
+    // A new connection starts with the late-join state of every live actor.
+    if (link === 'open') {
+      actors.clear();
+      $('status').textContent = 'live';
+    }
+    if (link === 'closed') $('status').textContent = 'disconnected; reconnecting… (the inspector needs --inspect, and the API key if one is set: enter it in the console)';
+  },
+  onMessage: (frame) => onFrame(/** @type {InspectFrame} */ (frame)),
+});

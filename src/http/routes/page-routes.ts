@@ -44,6 +44,8 @@ function files(entries: [name: string, path: string][], headers: Record<string, 
   };
 }
 const folder = (name: string) => readdirSync(join(WEB, name)).map((file): [string, string] => [file, join(WEB, name, file)]);
+/** `web/shared` (the pages' socket and key, `live.js`): served beside each page's own files, so each imports `./live.js`. */
+const withShared = (name: string) => [...folder(name), ...folder('shared')];
 
 /**
  * The web console: `GET /` (an HTTP GET; a WebSocket upgrade at `/` stays the API) and its files.
@@ -51,7 +53,7 @@ const folder = (name: string) => readdirSync(join(WEB, name)).map((file): [strin
  * which asks for the key.
  */
 export function consoleRoutes(): Route[] {
-  const file = files(folder('console'), pageHeaders(), '/console/');
+  const file = files(withShared('console'), pageHeaders(), '/console/');
   return [
     { method: 'GET', path: '/', summary: 'The web console (web mode)', public: true, doc: { contentType: 'text/html' }, handler: () => file('index.html') },
     { method: 'GET', path: '/console/:file', summary: "The console's scripts and styles", public: true, doc: { contentType: 'text/javascript' }, handler: (ctx) => file(ctx.params.file ?? '') },
@@ -87,14 +89,17 @@ export function apiDocRoutes(table: () => Route[], options: OpenApiOptions): Rou
 /**
  * The built-in inspector page (`GET /inspect`) and its files; it reads `/inspect/ws`. With the
  * inspector off it answers what to do instead. Public like the console: the stream itself asks
- * for the key.
+ * for the key. `GET /inspect/status.json` answers `{"enabled": …}` either way, so the console
+ * learns whether to link the inspector without a failing request.
  */
 export function inspectRoutes(enabled: boolean): Route[] {
   const layouts: [string, string] = ['layouts.json', packagePath('machines', 'layouts.json')];
-  const file = files([...folder('inspect'), layouts], pageHeaders(), '/inspect/');
+  const file = files([...withShared('inspect'), layouts], pageHeaders(), '/inspect/');
   // The bridge page may frame Stately's hosted inspector, and nothing else.
   const bridge = files([['stately.html', join(WEB, 'inspect', 'stately.html')]], pageHeaders("'self'", 'https://stately.ai'), '/inspect/');
+  const status: RouteResult = { body: JSON.stringify({ enabled }), contentType: TYPES['.json'] ?? 'application/json', headers: pageHeaders() };
   const serve = (name: string, from = file): RouteResult => {
+    if (name === 'status.json' && from === file) return status;
     if (!enabled) throw new AppError('INVALID_REQUEST', 'The inspector is off: start agentd with --inspect (or set server.inspect: true)', { reason: 'inspector_off' });
     return from(name);
   };

@@ -1,0 +1,152 @@
+/**
+ * The console's transcript as a pure fold of frames (web/console/transcript.js), without a
+ * browser: given frames, then state. Live and replayed frames fold alike; a durable frame already
+ * seen changes nothing, so a reconnect that resumes with `since` and overlaps adds no duplicate.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { fold, foldAll, initialState, sessionView, type ConsoleFrame } from '../../web/console/transcript.js';
+import { backoffDelay, BACKOFF } from '../../web/shared/backoff.js';
+import { ROOT } from '../support/paths.ts';
+
+const S = 'default';
+const user = (seq: number, turnId: string, content: string): ConsoleFrame => ({ event: 'userMessage', data: { sessionId: S, turnId, seq, content, hasImage: false } });
+const thinking = (seq: number, turnId: string): ConsoleFrame => ({ event: 'thinking', data: { sessionId: S, turnId, seq } });
+const chunk = (seq: number, turnId: string, content: string): ConsoleFrame => ({ event: 'chunk', data: { sessionId: S, turnId, seq, content } });
+const response = (seq: number, turnId: string, content: string): ConsoleFrame => ({ event: 'response', data: { sessionId: S, turnId, seq, content, model: 'm' } });
+const toolCall = (seq: number, turnId: string, callId: string): ConsoleFrame => ({ event: 'toolCall', data: { sessionId: S, turnId, seq, callId, toolName: 'echo', serverId: 'echo', args: { message: 'x' } } });
+const toolResult = (seq: number, turnId: string, callId: string): ConsoleFrame => ({
+  event: 'toolResult',
+  data: { sessionId: S, turnId, seq, callId, toolName: 'echo', serverId: 'echo', success: true, result: { content: [{ type: 'text', text: 'fixture echo: x' }] }, durationMs: 3 },
+});
+const reset = (seq: number): ConsoleFrame => ({ event: 'conversationReset', data: { sessionId: S, seq } });
+
+/** What the transcript shows, one line per item. */
+const shown = (state: ReturnType<typeof fold>, sessionId = S) =>
+  sessionView(state, sessionId).items.map((i) => {
+    switch (i.kind) {
+      case 'user':
+        return `user: ${i.content}`;
+      case 'assistant':
+        return `assistant${i.done ? '' : ' (streaming)'}: ${i.text}`;
+      case 'tool':
+        return `tool ${i.toolName}${i.approval ? ` approval:${i.approval.verdict?.decision ?? 'waiting'}` : ''}${i.outcome ? ` → ${i.outcome.success ? 'ok' : 'failed'}` : ''}`;
+      case 'error':
+        return `error: ${i.code} ${i.message}`;
+      case 'reset':
+        return 'reset';
+    }
+  });
+
+/** A whole turn as the service sends it live: user message, thinking, chunks, a tool call, the reply. */
+const toolTurn = [
+  user(1, 't1', 'Hello'),
+  thinking(1, 't1'),
+  chunk(1, 't1', 'Let me look.'),
+  toolCall(3, 't1', 'c1'),
+  toolResult(4, 't1', 'c1'),
+  chunk(4, 't1', '\n\nFound it.'),
+  response(5, 't1', 'Let me look.\n\nFound it.'),
+];
+/** The same turn replayed from the log: only its durable frames. */
+const durable = (frames: ConsoleFrame[]) => frames.filter((f) => !['thinking', 'chunk'].includes(f.event));
+
+describe('the console fold', () => {
+  it('concatenates chunks into the streaming reply, which the response completes', () => {
+    let state = foldAll(initialState, [user(1, 't1', 'Hi'), thinking(1, 't1')]);
+    expect(shown(state)).toEqual(['user: Hi', 'assistant (streaming): ']);
+    state = foldAll(state, [chunk(1, 't1', 'Hi'), chunk(1, 't1', ' there'), chunk(1, 't1', '!')]);
+    expect(shown(state)).toEqual(['user: Hi', 'assistant (streaming): Hi there!']);
+    state = fold(state, response(2, 't1', 'Hi there!'));
+    expect(shown(state)).toEqual(['user: Hi', 'assistant: Hi there!']);
+    expect(sessionView(state, S).lastSeq).toBe(2);
+  });
+
+  it('shows a tool turn in seq order, live and replayed alike', () => {
+    const live = foldAll(initialState, toolTurn);
+    expect(shown(live)).toEqual(['user: Hello', 'tool echo → ok', 'assistant: Let me look.\n\nFound it.']);
+    const replayed = foldAll(initialState, durable(toolTurn));
+    expect(shown(replayed)).toEqual(shown(live));
+    expect(sessionView(replayed, S).lastSeq).toBe(5);
+  });
+
+  it('replays after a reconnect with overlapping seqs: nothing twice, nothing cleared, the next turn continues', () => {
+    // Seen before the connection dropped: the first turn, and the second one's user message.
+    const before = foldAll(initialState, [...toolTurn, user(6, 't2', 'And now?'), thinking(6, 't2'), chunk(6, 't2', 'Wor')]);
+    const since = sessionView(before, S).lastSeq;
+    expect(since).toBe(6);
+    // The new connection gets a live frame of `default` before the replay, then the replay overlaps
+    // what the page holds (a resume from an older seq, e.g. a second tab's state), then live frames.
+    const replay = [response(7, 't2', 'World'), ...durable(toolTurn), user(6, 't2', 'And now?'), response(7, 't2', 'World')];
+    const after = foldAll(before, [...replay, user(8, 't3', 'Third'), thinking(8, 't3'), chunk(8, 't3', 'Yes'), response(9, 't3', 'Yes')]);
+    expect(shown(after)).toEqual(['user: Hello', 'tool echo → ok', 'assistant: Let me look.\n\nFound it.', 'user: And now?', 'assistant: World', 'user: Third', 'assistant: Yes']);
+    expect(sessionView(after, S).lastSeq).toBe(9);
+  });
+
+  it('returns the very same state for a durable frame already seen', () => {
+    const state = foldAll(initialState, toolTurn);
+    for (const frame of durable(toolTurn)) expect(fold(state, frame)).toBe(state);
+  });
+
+  it('puts frames of a replay that come after live ones in seq order', () => {
+    const state = foldAll(initialState, [user(3, 't2', 'second'), user(1, 't1', 'first'), response(2, 't1', 'one'), response(4, 't2', 'two')]);
+    expect(shown(state)).toEqual(['user: first', 'assistant: one', 'user: second', 'assistant: two']);
+  });
+
+  it('marks a reset and goes on after it; a replayed reset is not shown twice', () => {
+    const frames = [user(1, 't1', 'Hi'), response(2, 't1', 'Hello'), reset(3), user(4, 't2', 'Again'), response(5, 't2', 'Sure')];
+    const state = foldAll(initialState, frames);
+    expect(shown(state)).toEqual(['user: Hi', 'assistant: Hello', 'reset', 'user: Again', 'assistant: Sure']);
+    expect(shown(foldAll(state, frames))).toEqual(shown(state));
+  });
+
+  it('shows an approval waiting, then its verdict; the result follows', () => {
+    const requested: ConsoleFrame = { event: 'toolApprovalRequested', data: { sessionId: S, turnId: 't1', seq: 3, callId: 'c1', toolName: 'echo', serverId: 'echo', args: {}, expiresAt: '2026-01-01T00:00:00.000Z' } };
+    const resolved: ConsoleFrame = { event: 'toolApprovalResolved', data: { sessionId: S, turnId: 't1', seq: 4, callId: 'c1', decision: 'approve', by: 'websocket' } };
+    let state = foldAll(initialState, [user(1, 't1', 'Hi'), toolCall(2, 't1', 'c1'), requested]);
+    expect(shown(state)).toEqual(['user: Hi', 'tool echo approval:waiting']);
+    state = foldAll(state, [resolved, toolResult(5, 't1', 'c1'), requested, resolved]);
+    expect(shown(state)).toEqual(['user: Hi', 'tool echo approval:approve → ok']);
+  });
+
+  it('keeps a turn error once, drops the turn\'s empty reply, and keeps each refused-frame error', () => {
+    const failed: ConsoleFrame = { event: 'error', data: { sessionId: S, turnId: 't1', seq: 2, code: 'AGENT_ERROR', message: 'turn cancelled', details: { reason: 'cancelled' } } };
+    const refused: ConsoleFrame = { event: 'error', data: { sessionId: S, code: 'RATE_LIMIT_EXCEEDED', message: 'slow down', details: {} } };
+    const state = foldAll(initialState, [user(1, 't1', 'Hi'), thinking(1, 't1'), failed, failed, refused, refused]);
+    expect(shown(state)).toEqual(['user: Hi', 'error: AGENT_ERROR turn cancelled', 'error: RATE_LIMIT_EXCEEDED slow down', 'error: RATE_LIMIT_EXCEEDED slow down']);
+    // Errors name no durable seq of their own for sure: resuming goes on from the last one known durable.
+    expect(sessionView(state, S).lastSeq).toBe(1);
+  });
+
+  it('keeps sessions apart', () => {
+    const other: ConsoleFrame = { event: 'userMessage', data: { sessionId: 'other', turnId: 'o1', seq: 1, content: 'elsewhere', hasImage: true } };
+    const state = foldAll(initialState, [user(1, 't1', 'here'), other]);
+    expect(shown(state)).toEqual(['user: here']);
+    expect(shown(state, 'other')).toEqual(['user: elsewhere']);
+  });
+
+  it('tracks the tool servers from the REST list and their status frames', () => {
+    const rec = (id: string, status: 'connected' | 'error' | 'disconnected') => ({ id, name: id, status, type: 'stdio' as const });
+    let state = fold(initialState, { event: 'serverList', data: { servers: [rec('a', 'connected'), rec('b', 'connected')] } });
+    state = foldAll(state, [{ event: 'mcpServerStatus', data: rec('b', 'error') }, { event: 'mcpServerStatus', data: rec('a', 'disconnected') }, { event: 'mcpServerStatus', data: rec('c', 'connected') }]);
+    expect(Object.values(state.servers).map((s) => `${s.id}:${s.status}`)).toEqual(['b:error', 'c:connected']);
+    expect(fold(state, { event: 'toolsChanged', data: { count: 3 } })).toBe(state);
+  });
+
+  it('handles every frame of the golden frame table', () => {
+    const golden = JSON.parse(readFileSync(`${ROOT}test/golden/frames.json`, 'utf8')) as { frame: ConsoleFrame | null }[];
+    const frames = golden.flatMap((g) => (g.frame ? [g.frame] : []));
+    expect(new Set(frames.map((f) => f.event))).toEqual(new Set(['userMessage', 'toolCall', 'toolResult', 'response', 'error', 'conversationReset', 'thinking', 'chunk']));
+    for (const frame of frames) expect(fold(initialState, frame), frame.event).not.toBe(initialState);
+  });
+});
+
+describe('the pages\' reconnect backoff', () => {
+  it('doubles from the first delay up to the cap, each drawn from its upper half', () => {
+    expect(backoffDelay(0, () => 0)).toBe(BACKOFF.first / 2);
+    expect(backoffDelay(0, () => 1)).toBe(BACKOFF.first);
+    expect(backoffDelay(3, () => 1)).toBe(BACKOFF.first * 8);
+    expect(backoffDelay(50, () => 1)).toBe(BACKOFF.max);
+    expect(backoffDelay(50, () => 0)).toBe(BACKOFF.max / 2);
+  });
+});

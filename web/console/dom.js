@@ -1,0 +1,16 @@
+// @ts-check
+// The one DOM helper of the console's modules.
+
+/**
+ * An element with properties set and children appended.
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Partial<HTMLElementTagNameMap[K]>} [props]
+ * @param {(Node | string)[]} children
+ * @returns {HTMLElementTagNameMap[K]}
+ */
+export function el(tag, props = {}, ...children) {
+  const node = Object.assign(document.createElement(tag), props);
+  node.append(...children);
+  return node;
+}
