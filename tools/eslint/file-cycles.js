@@ -1,0 +1,142 @@
+// @ts-check
+/**
+ * The graph of relative imports between files, for `agentd/layers` (no file cycles) and for the test
+ * that proves the repository has none.
+ *
+ * Contracts:
+ * - An edge is every relative module specifier of a file: `import`, `import type`, `export … from`,
+ *   dynamic `import()`, type-level `import('…')`, `require()`. They are found by TypeScript's
+ *   pre-processor (`ts.preProcessFile`), a scanner that skips comments and strings: no type checking.
+ * - A specifier resolves to the file it names; a `.js` specifier falls back to its `.ts` source, and a
+ *   specifier without an extension to `<it>.ts` or `<it>/index.ts`. Only code files (`.ts`, `.mts`,
+ *   `.cts`, `.tsx`, `.js`, `.mjs`, `.cjs`) have edges; JSON and other assets are leaves.
+ * - A file's edges are read from disk once and cached by path, size and mtime, so one lint run reads
+ *   each file once and a long-running ESLint (an editor) sees edits.
+ * - Searches walk only the files a caller's `within` accepts (the files of a component), so they are
+ *   bounded by the size of the code base and never enter node_modules.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, extname, resolve } from 'node:path';
+import ts from 'typescript';
+
+const CODE = new Set(['.ts', '.mts', '.cts', '.tsx', '.js', '.mjs', '.cjs']);
+
+/** @typedef {{ specifier: string, target: string, start: number, end: number }} Edge */
+
+/** The file a relative specifier names (absolute), or undefined when there is none. @param {string} from absolute file @param {string} specifier */
+export function resolveRelative(from, specifier) {
+  const base = resolve(dirname(from), specifier);
+  const candidates = [base];
+  if (base.endsWith('.js')) candidates.push(`${base.slice(0, -3)}.ts`);
+  if (!extname(base)) candidates.push(`${base}.ts`, resolve(base, 'index.ts'));
+  return candidates.find((file) => existsSync(file) && statSync(file).isFile());
+}
+
+/**
+ * Every module specifier of a source text with its position (the specifier's text, quotes excluded):
+ * imports, `export … from`, `import()`, type-level `import('…')`, `require()`; comments and strings skipped.
+ * @param {string} text
+ * @returns {{ specifier: string, start: number, end: number }[]}
+ */
+export function specifiersOf(text) {
+  // `pos` is the opening quote's offset and `end` is `pos` plus the specifier's length.
+  return ts.preProcessFile(text, true, true).importedFiles.map(({ fileName, pos, end }) => ({ specifier: fileName, start: pos + 1, end: end + 1 }));
+}
+
+/**
+ * The relative imports among `specifiers` (default: those of `text`) that name an existing file.
+ * @param {string} file absolute @param {string} text @param {{ specifier: string, start: number, end: number }[]} [specifiers]
+ */
+export function edgesOf(file, text, specifiers) {
+  if (!CODE.has(extname(file))) return [];
+  /** @type {Edge[]} */
+  const edges = [];
+  for (const { specifier, start, end } of specifiers ?? specifiersOf(text)) {
+    if (!specifier.startsWith('./') && !specifier.startsWith('../')) continue;
+    const target = resolveRelative(file, specifier);
+    if (target) edges.push({ specifier, target, start, end });
+  }
+  return edges;
+}
+
+/** @type {Map<string, { size: number, mtimeMs: number, edges: Edge[] }>} */
+const cache = new Map();
+
+/** The relative imports of a file on disk (cached by path, size and mtime). @param {string} file absolute */
+export function edgesOnDisk(file) {
+  let stat;
+  try {
+    stat = statSync(file);
+  } catch {
+    return [];
+  }
+  const hit = cache.get(file);
+  if (hit && hit.size === stat.size && hit.mtimeMs === stat.mtimeMs) return hit.edges;
+  const edges = edgesOf(file, readFileSync(file, 'utf8'));
+  cache.set(file, { size: stat.size, mtimeMs: stat.mtimeMs, edges });
+  return edges;
+}
+
+/**
+ * For each edge of `file` (given as `edges`, e.g. of the text being linted), the shortest chain of
+ * imports on disk that leads from its target back to `file`: the cycle that edge closes.
+ * @param {string} file absolute
+ * @param {Edge[]} edges
+ * @param {(file: string) => boolean} within which files the search may walk through
+ * @returns {{ edge: Edge, cycle: string[] }[]} each cycle as absolute files, `file` first and last
+ */
+export function cyclesThrough(file, edges, within) {
+  /** Files known not to lead back to `file`. */
+  const deadEnds = new Set();
+  const found = [];
+  for (const edge of edges) {
+    if (edge.target === file) {
+      found.push({ edge, cycle: [file, file] });
+      continue;
+    }
+    if (!within(edge.target) || deadEnds.has(edge.target)) continue;
+    /** @type {Map<string, string | undefined>} each reached file → the file that imported it */
+    const parent = new Map([[edge.target, undefined]]);
+    let queue = [edge.target];
+    let last;
+    search: while (queue.length > 0) {
+      const next = [];
+      for (const current of queue) {
+        for (const { target } of edgesOnDisk(current)) {
+          if (target === file) {
+            last = current;
+            break search;
+          }
+          if (parent.has(target) || deadEnds.has(target) || !within(target)) continue;
+          parent.set(target, current);
+          next.push(target);
+        }
+      }
+      queue = next;
+    }
+    if (last === undefined) {
+      for (const reached of parent.keys()) deadEnds.add(reached);
+      continue;
+    }
+    const chain = [];
+    for (let at = /** @type {string | undefined} */ (last); at !== undefined; at = parent.get(at)) chain.unshift(at);
+    found.push({ edge, cycle: [file, ...chain, file] });
+  }
+  return found;
+}
+
+/**
+ * Every file of `files` that lies on a cycle of imports on disk, with one cycle through it
+ * (searches walk only through `files`). An empty list means the files import each other acyclically.
+ * @param {string[]} files absolute
+ * @returns {string[][]}
+ */
+export function findFileCycles(files) {
+  const set = new Set(files);
+  const cycles = [];
+  for (const file of files) {
+    const [first] = cyclesThrough(file, edgesOnDisk(file), (f) => set.has(f));
+    if (first) cycles.push(first.cycle);
+  }
+  return cycles;
+}
