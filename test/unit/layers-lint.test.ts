@@ -38,14 +38,16 @@ async function lint(filePath: string, code: string, layers: object = LAYERS): Pr
 }
 
 /** A stand-in repository root holding `files`; each file is linted from disk by `lintFile`. */
-function fixtureRoot(files: Record<string, string>): { lintFile: (path: string) => Promise<ESLint.LintResult['messages']> } {
+function fixtureRoot(files: Record<string, string>): {
+  lintFile: (path: string, code?: string) => Promise<ESLint.LintResult['messages']>;
+} {
   const root = mkdtempSync(join(tmpdir(), 'agentd-layers-'));
   roots.push(root);
   for (const [path, code] of Object.entries(files)) {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), code);
   }
-  return { lintFile: (path) => lintAt(root, path, files[path] ?? '') };
+  return { lintFile: (path, code) => lintAt(root, path, code ?? files[path] ?? '') };
 }
 const roots: string[] = [];
 afterAll(() => {
@@ -132,6 +134,8 @@ describe('import layers (npm run lint)', () => {
     expect((await lintFile('src/conversation/b.ts')).map((m) => m.message)).toEqual([
       expect.stringMatching(/^import cycle: src\/conversation\/b\.ts → src\/conversation\/a\.ts → src\/conversation\/b\.ts\./),
     ]);
+    // The text being linted (an editor's unsaved buffer) counts for its own file, not the file on disk.
+    expect(await lintFile('src/conversation/a.ts', 'export const a = 1;')).toEqual([]);
   });
 
   it('refuses a three-file cycle of type imports and dynamic import() across components', async () => {

@@ -29,29 +29,30 @@ export function resolveRelative(from, specifier) {
   const candidates = [base];
   if (base.endsWith('.js')) candidates.push(`${base.slice(0, -3)}.ts`);
   if (!extname(base)) candidates.push(`${base}.ts`, resolve(base, 'index.ts'));
-  return candidates.find((file) => existsSync(file) && statSync(file).isFile());
+  return candidates.find((file) => statSync(file, { throwIfNoEntry: false })?.isFile());
 }
+
+/** @typedef {{ specifier: string, start: number, end: number }} Specifier */
 
 /**
  * Every module specifier of a source text with its position (the specifier's text, quotes excluded):
- * imports, `export … from`, `import()`, type-level `import('…')`, `require()`; comments and strings skipped.
- * @param {string} text
- * @returns {{ specifier: string, start: number, end: number }[]}
+ * imports, `export … from`, `import()`, type-level `import('…')`, `import x = require()`, and in
+ * JavaScript files plain `require()` calls too; comments and strings skipped.
+ * @param {string} file absolute (its extension says whether it is JavaScript) @param {string} text
+ * @returns {Specifier[]}
  */
-export function specifiersOf(text) {
+export function specifiersOf(file, text) {
+  const javascript = /\.[cm]?js$/.test(file);
   // `pos` is the opening quote's offset and `end` is `pos` plus the specifier's length.
-  return ts.preProcessFile(text, true, true).importedFiles.map(({ fileName, pos, end }) => ({ specifier: fileName, start: pos + 1, end: end + 1 }));
+  return ts.preProcessFile(text, true, javascript).importedFiles.map(({ fileName, pos, end }) => ({ specifier: fileName, start: pos + 1, end: end + 1 }));
 }
 
-/**
- * The relative imports among `specifiers` (default: those of `text`) that name an existing file.
- * @param {string} file absolute @param {string} text @param {{ specifier: string, start: number, end: number }[]} [specifiers]
- */
-export function edgesOf(file, text, specifiers) {
+/** The relative imports among `specifiers` that name an existing file. @param {string} file absolute @param {Specifier[]} specifiers */
+function edgesAmong(file, specifiers) {
   if (!CODE.has(extname(file))) return [];
   /** @type {Edge[]} */
   const edges = [];
-  for (const { specifier, start, end } of specifiers ?? specifiersOf(text)) {
+  for (const { specifier, start, end } of specifiers) {
     if (!specifier.startsWith('./') && !specifier.startsWith('../')) continue;
     const target = resolveRelative(file, specifier);
     if (target) edges.push({ specifier, target, start, end });
@@ -59,23 +60,33 @@ export function edgesOf(file, text, specifiers) {
   return edges;
 }
 
-/** @type {Map<string, { size: number, mtimeMs: number, edges: Edge[] }>} */
+/** @typedef {{ specifiers: Specifier[], edges: Edge[] }} Imports */
+
+/** @type {Map<string, { size: number, mtimeMs: number, text: string, imports: Imports }>} */
 const cache = new Map();
 
-/** The relative imports of a file on disk (cached by path, size and mtime). @param {string} file absolute */
-export function edgesOnDisk(file) {
-  let stat;
-  try {
-    stat = statSync(file);
-  } catch {
-    return [];
-  }
-  const hit = cache.get(file);
-  if (hit && hit.size === stat.size && hit.mtimeMs === stat.mtimeMs) return hit.edges;
-  const edges = edgesOf(file, readFileSync(file, 'utf8'));
-  cache.set(file, { size: stat.size, mtimeMs: stat.mtimeMs, edges });
-  return edges;
+/**
+ * The imports of `file`: of `text` when given (the text being linted), else of the file on disk.
+ * Results are cached by path, size and mtime, and a linted text equal to the file on disk fills the
+ * same cache, so a lint run scans each file once.
+ * @param {string} file absolute @param {string} [text]
+ * @returns {Imports}
+ */
+export function importsOf(file, text) {
+  const stat = statSync(file, { throwIfNoEntry: false });
+  const hit = stat && cache.get(file);
+  if (stat && hit && hit.size === stat.size && hit.mtimeMs === stat.mtimeMs && (text === undefined || text === hit.text)) return hit.imports;
+  const onDisk = stat?.isFile() ? readFileSync(file, 'utf8') : undefined;
+  const source = text ?? onDisk;
+  if (source === undefined) return { specifiers: [], edges: [] };
+  const specifiers = specifiersOf(file, source);
+  const imports = { specifiers, edges: edgesAmong(file, specifiers) };
+  if (stat && source === onDisk) cache.set(file, { size: stat.size, mtimeMs: stat.mtimeMs, text: source, imports });
+  return imports;
 }
+
+/** The relative imports of a file on disk. @param {string} file absolute */
+export const edgesOnDisk = (file) => importsOf(file).edges;
 
 /**
  * For each edge of `file` (given as `edges`, e.g. of the text being linted), the shortest chain of

@@ -14,15 +14,18 @@
  *   package.json, an unlisted folder) is an error: components import only components. JSON and other
  *   assets inside a component are imported like its code.
  * - No file cycles: a relative import that closes a cycle of imports between files of components is
- *   an error on that import, naming the shortest such cycle. Edges are all relative imports
- *   (tools/eslint/file-cycles.js), read from disk for every file but the one being linted.
+ *   an error on that import, naming the shortest cycle through it (repository paths, the linted file
+ *   first and last). Edges are all relative imports (tools/eslint/file-cycles.js): of the text being
+ *   linted for its own file, of the files on disk for the others.
+ * - Imports are found by one scan of the text (TypeScript's pre-processor: comments and strings
+ *   skipped), so every rule above sees the same imports.
  * - An external package listed in `externals` (by name or name prefix) may be imported only by the
  *   components listed for it.
  * - `import type` and type-level `import('…')` count like any other import: a type cycle is still a
  *   cycle, between folders and between files.
  */
 import { dirname, relative, resolve } from 'node:path';
-import { cyclesThrough, edgesOf, specifiersOf } from './file-cycles.js';
+import { cyclesThrough, importsOf } from './file-cycles.js';
 
 /** @typedef {{ path: string, uses?: string[] }} Component */
 /** @typedef {{ root: string, components: Record<string, Component>, externals?: Record<string, string[]> }} LayersOptions */
@@ -63,6 +66,18 @@ export function componentOf(file, components) {
 
 const TABLE = 'tools/eslint/layers-config.js';
 
+/** @type {WeakMap<Record<string, Component>, Map<string, Map<string, boolean>>>} */
+const inComponentByTable = new WeakMap();
+
+/** Whether each absolute file belongs to a component, remembered per table and root for the cycle search. @param {LayersOptions} options */
+function knownFiles({ root, components }) {
+  let byRoot = inComponentByTable.get(components);
+  if (!byRoot) inComponentByTable.set(components, (byRoot = new Map()));
+  let known = byRoot.get(root);
+  if (!known) byRoot.set(root, (known = new Map()));
+  return known;
+}
+
 /** @type {import('eslint').Rule.RuleModule} */
 const layers = {
   meta: {
@@ -93,6 +108,7 @@ const layers = {
       return { Program: (node) => context.report({ node, messageId: 'unlisted', data: { file } }) };
     }
     const allowed = new Set([from, ...(components[from]?.uses ?? [])]);
+    const known = knownFiles(options);
 
     /** @param {string} specifier @param {number} start @param {number} end */
     const checkRelative = (specifier, start, end) => {
@@ -119,14 +135,17 @@ const layers = {
 
     return {
       Program() {
-        const text = sourceCode.text;
-        const specifiers = specifiersOf(text);
+        const { specifiers, edges } = importsOf(context.filename, sourceCode.text);
         for (const { specifier, start, end } of specifiers) {
           if (specifier.startsWith('.')) checkRelative(specifier, start, end);
           else checkExternal(specifier, start, end);
         }
-        const inComponent = (/** @type {string} */ f) => componentOf(repoPath(f), components) !== undefined;
-        for (const { edge, cycle: files } of cyclesThrough(context.filename, edgesOf(context.filename, text, specifiers), inComponent)) {
+        const inComponent = (/** @type {string} */ f) => {
+          let inside = known.get(f);
+          if (inside === undefined) known.set(f, (inside = componentOf(repoPath(f), components) !== undefined));
+          return inside;
+        };
+        for (const { edge, cycle: files } of cyclesThrough(context.filename, edges, inComponent)) {
           context.report({ loc: loc(edge.start, edge.end), messageId: 'cycle', data: { cycle: files.map(repoPath).join(' → ') } });
         }
       },
