@@ -15,7 +15,7 @@
  * - Searches walk only the files a caller's `within` accepts (the files of a component), so they are
  *   bounded by the size of the code base and never enter node_modules.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
 import ts from 'typescript';
 
