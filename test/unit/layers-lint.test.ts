@@ -1,17 +1,22 @@
 /**
  * `npm run lint` enforces the house rules on imports (tools/eslint/layers.js with the layer table
- * of tools/eslint/layers-config.js): these fixtures are linted with the real rule and table.
+ * of tools/eslint/layers-config.js): these fixtures are linted with the real rule and table. File
+ * cycles need the other files of the cycle on disk: those fixtures live in a temporary folder that
+ * stands in for the repository root.
  */
 import { ESLint } from 'eslint';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
 import tseslint from 'typescript-eslint';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { findFileCycles } from '../../tools/eslint/file-cycles.js';
 import { LAYERS } from '../../tools/eslint/layers-config.js';
-import agentd, { findCycle } from '../../tools/eslint/layers.js';
+import agentd, { componentOf, findCycle } from '../../tools/eslint/layers.js';
 
-const root = join(import.meta.dirname, '..', '..');
+const repoRoot = join(import.meta.dirname, '..', '..');
 
-async function lint(filePath: string, code: string, layers: object = LAYERS): Promise<string[]> {
+async function lintAt(root: string, filePath: string, code: string, layers: object = LAYERS): Promise<ESLint.LintResult['messages']> {
   const eslint = new ESLint({
     cwd: root,
     overrideConfigFile: true,
@@ -25,7 +30,37 @@ async function lint(filePath: string, code: string, layers: object = LAYERS): Pr
     ],
   });
   const [result] = await eslint.lintText(code, { filePath: join(root, filePath) });
-  return (result?.messages ?? []).map((m) => m.message);
+  return result?.messages ?? [];
+}
+
+async function lint(filePath: string, code: string, layers: object = LAYERS): Promise<string[]> {
+  return (await lintAt(repoRoot, filePath, code, layers)).map((m) => m.message);
+}
+
+/** A stand-in repository root holding `files`; each file is linted from disk by `lintFile`. */
+function fixtureRoot(files: Record<string, string>): {
+  lintFile: (path: string, code?: string) => Promise<ESLint.LintResult['messages']>;
+} {
+  const root = mkdtempSync(join(tmpdir(), 'agentd-layers-'));
+  roots.push(root);
+  for (const [path, code] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), code);
+  }
+  return { lintFile: (path, code) => lintAt(root, path, code ?? files[path] ?? '') };
+}
+const roots: string[] = [];
+afterAll(() => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+
+/** Every .ts file under src/ and machines/ of the repository, absolute. */
+function sourceFiles(): string[] {
+  return ['src', 'machines'].flatMap((dir) =>
+    readdirSync(join(repoRoot, dir), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => join(repoRoot, dir, f)),
+  );
 }
 
 describe('import layers (npm run lint)', () => {
@@ -58,5 +93,105 @@ describe('import layers (npm run lint)', () => {
     expect(findCycle(cyclic.components)).toEqual(['a', 'b', 'c', 'a']);
     await expect(lint('src/a/fixture.ts', "import '../b/x.ts';", cyclic)).rejects.toThrow(/cycle: a → b → c → a/);
     expect(findCycle(LAYERS.components)).toBeUndefined();
+  });
+
+  it('refuses a relative import of anything outside the components: tools/, test/, bench/, package.json, an unlisted folder', async () => {
+    const code = "import agentd from '../../tools/eslint/layers.js';\nimport { fake } from '../../test/helpers/fake.ts';\nimport type { Run } from '../../bench/run.ts';";
+    expect(await lint('src/store/fixture.ts', code)).toEqual([
+      expect.stringMatching(/^store may never import tools\/eslint\/layers\.js \(\.\.\/\.\.\/tools\/eslint\/layers\.js\): not a component\. src\/ and machines\/ import only their components/),
+      expect.stringMatching(/^store may never import test\/helpers\/fake\.ts .*: not a component/),
+      expect.stringMatching(/^store may never import bench\/run\.ts .*: not a component/),
+    ]);
+    expect(await lint('machines/fixture.ts', "const pkg = await import('../package.json', { with: { type: 'json' } });")).toEqual([
+      expect.stringMatching(/^machines may never import package\.json/),
+    ]);
+    expect(await lint('src/agent/fixture.ts', "import { serve } from '../a2a-face/serve.ts';")).toEqual([
+      expect.stringMatching(/^agent may never import src\/a2a-face\/serve\.ts .*Add its folder to tools\/eslint\/layers-config\.js as a component and to the uses of agent/),
+    ]);
+    expect(await lint('src/agent/fixture.ts', "type Face = import('../../tools/x.ts').Face;")).toEqual([expect.stringMatching(/^agent may never import tools\/x\.ts/)]);
+  });
+
+  it('allows JSON and other assets inside a component, and ignores specifiers in comments and strings', async () => {
+    expect(await lint('machines/fixture.ts', "import layouts from './layouts.json' with { type: 'json' };\n// import '../tools/x.ts'\nconst s = \"import('../test/x.ts')\";")).toEqual([]);
+  });
+
+  it('refuses a file of no component and says where to list it', async () => {
+    expect(await lint('src/a2a-face/fixture.ts', 'export const x = 1;')).toEqual([
+      'src/a2a-face/fixture.ts belongs to no component of the layer table: add its folder to tools/eslint/layers-config.js as a component with the components it uses (or move the file into an existing component)',
+    ]);
+  });
+
+  it('refuses a two-file cycle on the import that closes it, naming the cycle', async () => {
+    const { lintFile } = fixtureRoot({
+      'src/conversation/a.ts': "import { b } from './b.ts';\nexport const a = 1;",
+      'src/conversation/b.ts': "export { a } from './a.ts';\nexport const b = 2;",
+    });
+    const messages = await lintFile('src/conversation/a.ts');
+    expect(messages.map((m) => m.message)).toEqual([
+      expect.stringMatching(/^import cycle: src\/conversation\/a\.ts → src\/conversation\/b\.ts → src\/conversation\/a\.ts\. Files never import each other/),
+    ]);
+    expect(messages[0]).toMatchObject({ line: 1, column: 20 });
+    expect((await lintFile('src/conversation/b.ts')).map((m) => m.message)).toEqual([
+      expect.stringMatching(/^import cycle: src\/conversation\/b\.ts → src\/conversation\/a\.ts → src\/conversation\/b\.ts\./),
+    ]);
+    // The text being linted (an editor's unsaved buffer) counts for its own file, not the file on disk.
+    expect(await lintFile('src/conversation/a.ts', 'export const a = 1;')).toEqual([]);
+  });
+
+  it('refuses a three-file cycle of type imports and dynamic import() across components', async () => {
+    const { lintFile } = fixtureRoot({
+      'src/conversation/a.ts': "import type { B } from './b.ts';\nexport type A = B;",
+      'src/conversation/b.ts': "import type { C } from './c.ts';\nexport type B = C;",
+      'src/conversation/c.ts': "export type C = import('./a.ts').A;",
+      'machines/m.machine.ts': "import type { A } from '../src/conversation/a.ts';\nexport const load = () => import('./n.machine.ts');",
+      'machines/n.machine.ts': "import type { A } from '../src/conversation/a.ts';\nexport { load } from './m.machine.ts';",
+    });
+    expect((await lintFile('src/conversation/a.ts')).map((m) => m.message)).toEqual([
+      expect.stringMatching(/^import cycle: src\/conversation\/a\.ts → src\/conversation\/b\.ts → src\/conversation\/c\.ts → src\/conversation\/a\.ts\./),
+    ]);
+    expect((await lintFile('src/conversation/c.ts')).map((m) => m.message)).toEqual([
+      expect.stringMatching(/^import cycle: src\/conversation\/c\.ts → src\/conversation\/a\.ts → src\/conversation\/b\.ts → src\/conversation\/c\.ts\./),
+    ]);
+    expect((await lintFile('machines/m.machine.ts')).map((m) => m.message)).toEqual([
+      expect.stringMatching(/^import cycle: machines\/m\.machine\.ts → machines\/n\.machine\.ts → machines\/m\.machine\.ts\./),
+    ]);
+  });
+
+  it('passes an acyclic chain, a diamond and a file that imports the same file twice', async () => {
+    const { lintFile } = fixtureRoot({
+      'src/conversation/a.ts': "import type { B } from './b.ts';\nimport { c } from './c.ts';\nexport type { C } from './c.ts';\nexport const a = (b: B) => b + c;",
+      'src/conversation/b.ts': "import { c } from './c.ts';\nexport type B = typeof c;",
+      'src/conversation/c.ts': "import { MAX_JSON_DEPTH } from '../json-depth.ts';\nexport const c = MAX_JSON_DEPTH;",
+      'src/json-depth.ts': 'export const MAX_JSON_DEPTH = 64;',
+      'machines/m.machine.ts': "import { a } from '../src/conversation/a.ts';\nexport const m = a;",
+    });
+    for (const file of ['src/conversation/a.ts', 'src/conversation/b.ts', 'src/conversation/c.ts', 'machines/m.machine.ts']) {
+      expect(await lintFile(file)).toEqual([]);
+    }
+  });
+
+  it('finds no file cycle in the repository, and every file under src/ and machines/ belongs to a component', () => {
+    const files = sourceFiles();
+    expect(files.length).toBeGreaterThan(50);
+    expect(findFileCycles(files).map((cycle) => cycle.map((f) => relative(repoRoot, f)).join(' → '))).toEqual([]);
+    const unlisted = files.map((f) => relative(repoRoot, f).split('\\').join('/')).filter((f) => componentOf(f, LAYERS.components) === undefined);
+    expect(unlisted).toEqual([]);
+  });
+
+  it('finds a cycle the way the repository test would', () => {
+    const root = mkdtempSync(join(tmpdir(), 'agentd-layers-'));
+    roots.push(root);
+    const write = (path: string, code: string) => {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), code);
+      return join(root, path);
+    };
+    const a = write('src/a.ts', "import './b.ts';");
+    const b = write('src/b.ts', "import type { X } from './a.ts';");
+    const c = write('src/c.ts', "import './a.ts';");
+    expect(findFileCycles([a, b, c])).toEqual([
+      [a, b, a],
+      [b, a, b],
+    ]);
   });
 });

@@ -1,19 +1,31 @@
 // @ts-check
 /**
  * ESLint plugin `agentd` with one rule, `agentd/layers`: the house rules on imports
- * (ARCHITECTURE.md §6), checked on every file of a component.
+ * (ARCHITECTURE.md §6), checked on every file under `src/` and `machines/` (eslint.config.js).
  *
  * Contracts:
  * - A component is a folder or a single file (a path relative to the repository root). A file
- *   belongs to the component with the longest matching path; files of no component are not checked.
+ *   belongs to the component with the longest matching path. A checked file of no component is an
+ *   error: every file under `src/` and `machines/` belongs to a component of the table.
  * - A relative import from one component to another is allowed only when the importer lists the
  *   target in `uses`. The `uses` graph must be acyclic: a cycle is a configuration error, thrown
  *   when the rule starts, so no two folders can ever import each other.
+ * - A relative import of a path that belongs to no component (`tools/`, `test/`, `bench/`, `web/`,
+ *   package.json, an unlisted folder) is an error: components import only components. JSON and other
+ *   assets inside a component are imported like its code.
+ * - No file cycles: a relative import that closes a cycle of imports between files of components is
+ *   an error on that import, naming the shortest cycle through it (repository paths, the linted file
+ *   first and last). Edges are all relative imports (tools/eslint/file-cycles.js): of the text being
+ *   linted for its own file, of the files on disk for the others.
+ * - Imports are found by one scan of the text (TypeScript's pre-processor: comments and strings
+ *   skipped), so every rule above sees the same imports.
  * - An external package listed in `externals` (by name or name prefix) may be imported only by the
  *   components listed for it.
- * - `import type` counts like any other import: a type cycle is still a cycle between folders.
+ * - `import type` and type-level `import('…')` count like any other import: a type cycle is still a
+ *   cycle, between folders and between files.
  */
 import { dirname, relative, resolve } from 'node:path';
+import { cyclesThrough, importsOf } from './file-cycles.js';
 
 /** @typedef {{ path: string, uses?: string[] }} Component */
 /** @typedef {{ root: string, components: Record<string, Component>, externals?: Record<string, string[]> }} LayersOptions */
@@ -52,14 +64,31 @@ export function componentOf(file, components) {
   return best;
 }
 
+const TABLE = 'tools/eslint/layers-config.js';
+
+/** @type {WeakMap<Record<string, Component>, Map<string, Map<string, boolean>>>} */
+const inComponentByTable = new WeakMap();
+
+/** Whether each absolute file belongs to a component, remembered per table and root for the cycle search. @param {LayersOptions} options */
+function knownFiles({ root, components }) {
+  let byRoot = inComponentByTable.get(components);
+  if (!byRoot) inComponentByTable.set(components, (byRoot = new Map()));
+  let known = byRoot.get(root);
+  if (!known) byRoot.set(root, (known = new Map()));
+  return known;
+}
+
 /** @type {import('eslint').Rule.RuleModule} */
 const layers = {
   meta: {
     type: 'problem',
-    docs: { description: 'Components import only the components and packages the layer table allows' },
+    docs: { description: 'Components import only the components and packages the layer table allows, and files never import each other in a cycle' },
     schema: [{ type: 'object' }],
     messages: {
-      component: '{{from}} may not import {{to}} ({{target}}); {{from}} uses: {{allowed}}',
+      unlisted: `{{file}} belongs to no component of the layer table: add its folder to ${TABLE} as a component with the components it uses (or move the file into an existing component)`,
+      component: `{{from}} may not import {{to}} ({{target}}); {{from}} uses: {{allowed}}. Move what both need down into a component {{from}} uses, or, if the layers allow it, add {{to}} to the uses of {{from}} in ${TABLE} (the table must stay acyclic)`,
+      unknown: '{{from}} may never import {{target}} ({{specifier}}): not a component. {{hint}}',
+      cycle: 'import cycle: {{cycle}}. Files never import each other, type imports included: move what they share into a file that imports none of them',
       external: '{{from}} may not import {{target}}; only {{owners}} may',
     },
   },
@@ -68,33 +97,58 @@ const layers = {
     const { root, components, externals = {} } = options;
     const cycle = findCycle(components);
     if (cycle) throw new Error(`agentd/layers: the components import each other in a cycle: ${cycle.join(' → ')}`);
-    const file = relative(root, context.filename).split('\\').join('/');
+    /** @param {string} absolute */
+    const repoPath = (absolute) => relative(root, absolute).split('\\').join('/');
+    const file = repoPath(context.filename);
     const from = componentOf(file, components);
-    if (!from) return {};
+    const { sourceCode } = context;
+    /** @param {number} start @param {number} end */
+    const loc = (start, end) => ({ start: sourceCode.getLocFromIndex(start), end: sourceCode.getLocFromIndex(end) });
+    if (!from) {
+      return { Program: (node) => context.report({ node, messageId: 'unlisted', data: { file } }) };
+    }
     const allowed = new Set([from, ...(components[from]?.uses ?? [])]);
+    const known = knownFiles(options);
 
-    /** @param {import('estree').Node} node @param {unknown} source */
-    const check = (node, source) => {
-      if (typeof source !== 'string') return;
-      if (source.startsWith('.')) {
-        const target = relative(root, resolve(dirname(context.filename), source)).split('\\').join('/');
-        const to = componentOf(target, components);
-        if (to && !allowed.has(to)) {
-          context.report({ node, messageId: 'component', data: { from, to, target: source, allowed: [...allowed].join(', ') } });
-        }
-        return;
+    /** @param {string} specifier @param {number} start @param {number} end */
+    const checkRelative = (specifier, start, end) => {
+      const target = repoPath(resolve(dirname(context.filename), specifier));
+      const to = componentOf(target, components);
+      if (!to) {
+        const top = target.split('/')[0] ?? target;
+        const hint = top === 'src' || top === 'machines'
+          ? `Add its folder to ${TABLE} as a component and to the uses of ${from}, or move it into a component ${from} uses`
+          : 'src/ and machines/ import only their components (never tools/, test/, bench/ or web/): move what you need into a component';
+        context.report({ loc: loc(start, end), messageId: 'unknown', data: { from, target, specifier, hint } });
+      } else if (!allowed.has(to)) {
+        context.report({ loc: loc(start, end), messageId: 'component', data: { from, to, target: specifier, allowed: [...allowed].join(', ') } });
       }
+    };
+    /** @param {string} specifier @param {number} start @param {number} end */
+    const checkExternal = (specifier, start, end) => {
       for (const [name, owners] of Object.entries(externals)) {
-        if ((source === name || source.startsWith(`${name}/`)) && !owners.includes(from)) {
-          context.report({ node, messageId: 'external', data: { from, target: source, owners: owners.join(', ') } });
+        if ((specifier === name || specifier.startsWith(`${name}/`)) && !owners.includes(from)) {
+          context.report({ loc: loc(start, end), messageId: 'external', data: { from, target: specifier, owners: owners.join(', ') } });
         }
       }
     };
+
     return {
-      ImportDeclaration: (node) => check(node, node.source.value),
-      ExportNamedDeclaration: (node) => node.source && check(node, node.source.value),
-      ExportAllDeclaration: (node) => check(node, node.source.value),
-      ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value),
+      Program() {
+        const { specifiers, edges } = importsOf(context.filename, sourceCode.text);
+        for (const { specifier, start, end } of specifiers) {
+          if (specifier.startsWith('.')) checkRelative(specifier, start, end);
+          else checkExternal(specifier, start, end);
+        }
+        const inComponent = (/** @type {string} */ f) => {
+          let inside = known.get(f);
+          if (inside === undefined) known.set(f, (inside = componentOf(repoPath(f), components) !== undefined));
+          return inside;
+        };
+        for (const { edge, cycle: files } of cyclesThrough(context.filename, edges, inComponent)) {
+          context.report({ loc: loc(edge.start, edge.end), messageId: 'cycle', data: { cycle: files.map(repoPath).join(' → ') } });
+        }
+      },
     };
   },
 };
