@@ -115,9 +115,9 @@ export function defineRoute<
   return {
     ...route,
     doc: { ...(body && { body }), ...(query && { query }), response, ...(errors && { errors }) },
-    handler: (ctx) => {
+    handler: async (ctx) => {
       const parsedParams = params ? params(ctx.params) : (ctx.params as P);
-      return handler({
+      return await handler({
         ...ctx,
         params: parsedParams,
         body: (body ? parseInput(body, ctx.body === undefined ? {} : ctx.body) : undefined) as Parsed<B>,
