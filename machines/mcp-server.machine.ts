@@ -18,8 +18,10 @@
  */
 import { backoffDelay } from '../src/backoff.ts';
 import { assign, emit, fromPromise, setup } from 'xstate';
+import type { ServerStatus } from '../src/conversation/records.ts';
 
-export type ServerStatus = 'connecting' | 'connected' | 'error' | 'disconnected';
+/** The spec status a state stands for (src/conversation/records.ts owns the list). */
+export type { ServerStatus };
 
 export interface RetryPolicy {
   /** First retry delay, ms. */

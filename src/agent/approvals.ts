@@ -10,21 +10,14 @@
  * - `resumeOf` finds a turn the log left open with calls still waiting for approval (its process
  *   stopped or crashed); any other open turn is left as it is.
  */
+import type { PendingApproval } from '../conversation/records.ts';
 import type { SessionEvent, SessionEventOf } from '../conversation/session-events.ts';
 import type { ResumedTurn, TurnMessage } from '../conversation/turn-contract.ts';
 import { stepReply, type PlannedCall } from '../conversation/turn-steps.ts';
 import { AppError } from '../errors/index.ts';
 
-/** A call waiting for approval, as `GET /api/sessions/{id}/approvals` lists it. */
-export interface PendingApproval {
-  sessionId: string;
-  turnId: string;
-  callId: string;
-  toolName: string;
-  serverId: string;
-  args: unknown;
-  expiresAt: string;
-}
+/** A call waiting for approval, as `GET /api/sessions/{id}/approvals` lists it (src/conversation/records.ts owns its schema). */
+export type { PendingApproval };
 
 export interface Approvals {
   apply(event: SessionEvent): void;

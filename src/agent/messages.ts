@@ -1,9 +1,11 @@
 import { approvalDecision, type ApprovalDecision } from '../conversation/session-events.ts';
 import type { ImagePart } from '../llm/types.ts';
-import type { PendingApproval } from './approvals.ts';
+import type { AgentHealth, PendingApproval, SessionSummary } from '../conversation/records.ts';
 import type { AgentFrame, AgentFrameData } from './frames.ts';
 
 export type { AgentEvents, AgentFrame, AgentFrameData, FrameName } from './frames.ts';
+/** The records of this component, whose schemas src/conversation/records.ts owns. */
+export type { AgentHealth, PendingApproval, SessionSummary };
 
 /** An answer to a tool call waiting for approval (the schema the REST and WebSocket fronts validate with). */
 export { approvalDecision };
@@ -13,17 +15,6 @@ export const DEFAULT_SESSION = 'default';
 
 /** The frame that answers a turn with its reply. */
 export type ResponseEvent = AgentFrameData['response'];
-
-export type AgentHealth = { status: 'ready' } | { status: 'degraded'; cause: string; since: string };
-
-export interface SessionSummary {
-  id: string;
-  lastSeq: number;
-  updatedAt: string;
-  /** Whether a turn is running now, and how many messages wait behind it. */
-  busy: boolean;
-  queued: number;
-}
 
 export type AgentCommands = {
   /**

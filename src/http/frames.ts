@@ -30,6 +30,11 @@ export const imageDataSchema = z.strictObject({
   mimeType: z.string().optional(),
 });
 
+/**
+ * The client frames by `type`: each one's schema. The gateway (src/http/ws-gateway.ts) holds one
+ * handler per entry ({@link ClientFrameHandlers}), so a new frame is an entry here and the compiler
+ * asks for its handler.
+ */
 export const CLIENT_FRAMES = {
   message: z.object({
     type: z.literal('message'),
@@ -58,6 +63,9 @@ export const CLIENT_FRAMES = {
 
 export type ClientFrameType = keyof typeof CLIENT_FRAMES;
 export type ClientFrame<T extends ClientFrameType = ClientFrameType> = z.output<(typeof CLIENT_FRAMES)[T]>;
+
+/** One handler per client frame type, given a frame its schema has parsed and the context `C` of its connection. */
+export type ClientFrameHandlers<C> = { [T in ClientFrameType]: (context: C, frame: ClientFrame<T>) => Promise<void> | void };
 
 export const isClientFrameType = (t: unknown): t is ClientFrameType =>
   typeof t === 'string' && Object.hasOwn(CLIENT_FRAMES, t);

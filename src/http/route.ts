@@ -1,6 +1,7 @@
-import type { ZodType } from 'zod';
+import type { z, ZodType } from 'zod';
 import type { ErrorCode } from '../errors/index.ts';
 import type { FrontEndBus } from './front-bus.ts';
+import { parseInput, parseQuery } from './validate.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -63,4 +64,65 @@ export interface RouteDoc {
   response?: ZodType;
   contentType?: string;
   errors?: ErrorCode[];
+}
+
+/** What a typed handler is given for an input it publishes no schema for. */
+type Parsed<S extends ZodType | undefined> = S extends ZodType ? z.output<S> : undefined;
+
+/** A typed handler's request: path parameters, `body` and `query` already parsed, in that order. */
+export type TypedContext<B extends ZodType | undefined, Q extends ZodType | undefined, P = Record<string, string>> = Omit<RequestContext, 'body' | 'query' | 'params'> & {
+  params: P;
+  body: Parsed<B>;
+  query: Parsed<Q>;
+};
+
+/** A typed handler's answer: a JSON body the route's `response` schema accepts. */
+export interface TypedResult<R extends ZodType> {
+  /** Default 200. */
+  status?: number;
+  body: z.input<R>;
+  headers?: Record<string, string>;
+}
+
+/** A JSON route as written: its published schemas and the handler typed against them. */
+export interface RouteSpec<B extends ZodType | undefined, Q extends ZodType | undefined, R extends ZodType, P> extends Omit<Route, 'doc' | 'handler'> {
+  /** Checks the path parameters (throwing AppError) before the body and query are parsed. */
+  params?: (params: Record<string, string>) => P;
+  /** The request body's schema; a request without a body is parsed as `{}`. */
+  body?: B;
+  /** The query string's schema, given its parameters by name (the first value of each). */
+  query?: Q;
+  /** The success body's schema. */
+  response: R;
+  errors?: ErrorCode[];
+  handler: (ctx: TypedContext<NoInfer<B>, NoInfer<Q>, NoInfer<P>>) => TypedResult<NoInfer<R>> | Promise<TypedResult<NoInfer<R>>>;
+}
+
+/**
+ * A JSON route whose OpenAPI description and handler types come from one set of schemas: the
+ * handler receives `body` and `query` parsed by the schemas the document publishes (bad input is
+ * MISSING_FIELD or INVALID_REQUEST, as `parseInput` and `parseQuery` say), and the compiler holds
+ * its answer to the published `response`. The result is a plain Route whose `doc` holds those
+ * very schemas.
+ */
+export function defineRoute<
+  R extends ZodType,
+  B extends ZodType | undefined = undefined,
+  Q extends ZodType | undefined = undefined,
+  P = Record<string, string>,
+>(spec: RouteSpec<B, Q, R, P>): Route & { doc: RouteDoc & { response: R } } {
+  const { params, body, query, response, errors, handler, ...route } = spec;
+  return {
+    ...route,
+    doc: { ...(body && { body }), ...(query && { query }), response, ...(errors && { errors }) },
+    handler: async (ctx) => {
+      const parsedParams = params ? params(ctx.params) : (ctx.params as P);
+      return await handler({
+        ...ctx,
+        params: parsedParams,
+        body: (body ? parseInput(body, ctx.body === undefined ? {} : ctx.body) : undefined) as Parsed<B>,
+        query: (query ? parseQuery(query, ctx.query) : undefined) as Parsed<Q>,
+      });
+    },
+  };
 }

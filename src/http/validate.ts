@@ -36,6 +36,23 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what 
   });
 }
 
+/**
+ * Parses a query string with a schema, given each parameter's first value as a string (so its
+ * schema coerces numbers). An absent required parameter gives MISSING_FIELD naming it; any other
+ * problem gives INVALID_REQUEST with the first problem's message and `details.field`: a query
+ * schema's messages are whole sentences ("since must be a non-negative integer").
+ */
+export function parseQuery<S extends z.ZodType>(schema: S, query: URLSearchParams): z.output<S> {
+  const input: Record<string, string> = {};
+  for (const [name, value] of query) if (!Object.hasOwn(input, name)) input[name] = value;
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const first = result.error.issues[0];
+  const field = first?.path.map(String).join('.') ?? '';
+  if (field !== '' && !Object.hasOwn(input, field)) throw new AppError('MISSING_FIELD', `Missing required field: ${field}`, { field });
+  throw new AppError('INVALID_REQUEST', first?.message ?? 'Invalid query string', { ...(field !== '' && { field }) });
+}
+
 /** Largest decoded image accepted (the spec's 10 MB upload limit). */
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

@@ -5,7 +5,7 @@ import type { Clock } from '../clock.ts';
 import { AppError, toWsFrame } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Admission } from './admission.ts';
-import { CLIENT_FRAMES, EVENT_FRAMES, frame, isClientFrameType, type ClientFrame } from './frames.ts';
+import { CLIENT_FRAMES, EVENT_FRAMES, frame, isClientFrameType, type ClientFrame, type ClientFrameHandlers, type ClientFrameType } from './frames.ts';
 import type { ClientIp } from './ip.ts';
 import { rateLimitError, type LimitState, type Limits } from './limits.ts';
 import { parseInput, validateImage } from './validate.ts';
@@ -153,41 +153,46 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     ws.unsubscribe(sessionTopic(sessionId));
   };
 
-  const handle = async (ws: WebSocket<Connection>, msg: ClientFrame): Promise<void> => {
-    const bus = deps.bus;
-    const sessionId = 'sessionId' in msg && msg.sessionId !== undefined ? msg.sessionId : DEFAULT_SESSION;
-    switch (msg.type) {
-      case 'message': {
-        const image = msg.imageData ? validateImage(msg.imageData) : undefined;
-        await join(ws, sessionId);
-        await bus.execute('agent.sendMessage', { sessionId, content: msg.content, ...(image && { image }) }, { sessionId });
-        return;
-      }
-      case 'reset':
-        await bus.execute('agent.reset', { sessionId }, { sessionId });
-        return;
-      case 'cancel':
-        await bus.execute('agent.cancel', { sessionId }, { sessionId });
-        return;
-      case 'subscribe':
-        // Frames from other instances flow before the replay reads the log, so none falls in the seam.
-        await watch(ws.getUserData(), sessionId);
-        await replaySession(bus, sessionId, msg.since, (f) => sendTo(ws, f.event, f.data), () => ws.getUserData().closed);
-        if (!ws.getUserData().closed) ws.subscribe(sessionTopic(sessionId));
-        return;
-      case 'unsubscribe':
-        if (sessionId !== DEFAULT_SESSION) leave(ws, sessionId);
-        return;
-      case 'approval': {
-        if (!ws.getUserData().admin) throw new AppError('UNAUTHORIZED', 'Answering an approval needs the admin key', { scope: 'admin' });
-        const { callId, decision, reason } = msg;
-        await bus.execute('agent.approve', { sessionId, callId, decision, by: 'websocket', ...(reason !== undefined && { reason }) }, { sessionId });
-        return;
-      }
-      case 'ping':
-        sendTo(ws, 'pong', {});
-        return;
-    }
+  /** What a client frame's handler is given besides the frame: its connection and the session it names (default: `default`). */
+  type FrameContext = { ws: WebSocket<Connection>; sessionId: string };
+
+  /** The client frames' handlers, one per entry of CLIENT_FRAMES (src/http/frames.ts). */
+  const handlers: ClientFrameHandlers<FrameContext> = {
+    async message({ ws, sessionId }, msg) {
+      const image = msg.imageData ? validateImage(msg.imageData) : undefined;
+      await join(ws, sessionId);
+      await deps.bus.execute('agent.sendMessage', { sessionId, content: msg.content, ...(image && { image }) }, { sessionId });
+    },
+    async reset({ sessionId }) {
+      await deps.bus.execute('agent.reset', { sessionId }, { sessionId });
+    },
+    async cancel({ sessionId }) {
+      await deps.bus.execute('agent.cancel', { sessionId }, { sessionId });
+    },
+    async subscribe({ ws, sessionId }, msg) {
+      // Frames from other instances flow before the replay reads the log, so none falls in the seam.
+      await watch(ws.getUserData(), sessionId);
+      await replaySession(deps.bus, sessionId, msg.since, (f) => sendTo(ws, f.event, f.data), () => ws.getUserData().closed);
+      if (!ws.getUserData().closed) ws.subscribe(sessionTopic(sessionId));
+    },
+    unsubscribe({ ws, sessionId }) {
+      if (sessionId !== DEFAULT_SESSION) leave(ws, sessionId);
+    },
+    async approval({ ws, sessionId }, { callId, decision, reason }) {
+      if (!ws.getUserData().admin) throw new AppError('UNAUTHORIZED', 'Answering an approval needs the admin key', { scope: 'admin' });
+      await deps.bus.execute('agent.approve', { sessionId, callId, decision, by: 'websocket', ...(reason !== undefined && { reason }) }, { sessionId });
+    },
+    ping({ ws }) {
+      sendTo(ws, 'pong', {});
+    },
+  };
+
+  /** Parses a frame of a known type with its schema and runs its handler. */
+  const handle = async <T extends ClientFrameType>(ws: WebSocket<Connection>, type: T, parsed: unknown): Promise<void> => {
+    const msg = parseInput(CLIENT_FRAMES[type], parsed, `${type} frame`) as ClientFrame<T>;
+    const sessionId = 'sessionId' in msg && typeof msg.sessionId === 'string' ? msg.sessionId : DEFAULT_SESSION;
+    const handler = handlers[type] as (context: FrameContext, frame: ClientFrame<T>) => Promise<void> | void;
+    await handler({ ws, sessionId }, msg);
   };
 
   const onMessage = async (ws: WebSocket<Connection>, text: string): Promise<void> => {
@@ -214,7 +219,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     }
     const sessionId = (parsed as { sessionId?: unknown }).sessionId;
     try {
-      await handle(ws, parseInput(CLIENT_FRAMES[type], parsed, `${type} frame`));
+      await handle(ws, type, parsed);
     } catch (err) {
       sendError(ws, err, typeof sessionId === 'string' ? sessionId : undefined);
     }

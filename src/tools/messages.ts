@@ -1,35 +1,13 @@
-import type { ServerStatus } from '../../machines/mcp-server.machine.ts';
+import type { ExecutionResult, ServerRecord, ToolRecord } from '../conversation/records.ts';
 import type { ModelTool, ModelToolOutcome } from '../conversation/tool-shapes.ts';
 import type { McpServerConfig } from '../config/schema.ts';
 
-/** The spec's MCP server record. */
-export interface ServerRecord {
-  id: string;
-  name: string;
-  status: ServerStatus;
-  type: McpServerConfig['type'];
-  description?: string;
-  /** Present when status is `error`. */
-  error?: string;
-  /** With instances sharing one Redis: this server's status on each live instance (src/cluster). */
-  instances?: { instanceId: string; status: ServerStatus; error?: string }[];
-}
+/** The records of this component, whose schemas src/conversation/records.ts owns. */
+export type { ExecutionResult, ServerRecord, ToolRecord };
 
-/** The spec's tool record (server-side name). */
-export interface ToolRecord {
-  id: string;
-  name: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-}
-
-/** The spec's tool execution result. */
-export interface ExecutionResult {
-  success: true;
-  data: Record<string, unknown>;
-  execution: { toolName: string; serverId: string; duration: number };
-  timestamp: string;
-}
+/** Both ways assignable, or this type does not compile: the config's server `type` lists exactly the record's. */
+type Same<A extends B, B extends C, C = A> = [A, B, C];
+export type ServerTypeAgrees = Same<McpServerConfig['type'], ServerRecord['type']>;
 
 /** The tool shapes the turn machine works with (src/conversation/tool-shapes.ts owns them). */
 export type { ModelTool, ModelToolOutcome };

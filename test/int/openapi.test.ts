@@ -91,6 +91,7 @@ describe('OpenAPI document', () => {
     const operations = Object.entries(doc.paths)
       .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path, op })))
       .sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
+    const checked: string[] = [];
     for (const { method, path, op } of operations) {
       const key = `${method} ${path}`;
       const values = path.includes('/approvals') ? { ...PATH_VALUES, ...APPROVAL_VALUES } : PATH_VALUES;
@@ -109,7 +110,11 @@ describe('OpenAPI document', () => {
       const json: unknown = await res.json();
       const validate = ajv.compile(schema);
       expect(validate(json) ? [] : validate.errors, key).toEqual([]);
+      checked.push(key);
     }
+    // Every JSON route of the table was answered and checked against its published schema.
+    const jsonRoutes = createRoutes({ config: svc.config } as RoutesDeps).filter((r) => !r.doc?.contentType);
+    expect(checked.sort()).toEqual(jsonRoutes.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`).sort());
   });
 
   it('documents the error answers with the envelope', async () => {

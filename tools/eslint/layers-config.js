@@ -35,7 +35,7 @@ export const LAYERS = {
     tracing: { path: 'src/tracing', uses: [...LEAVES, 'bus', 'llm', 'agent'] },
     // The HTTP/WebSocket engines (uWebSockets.js, node:http + ws) behind one narrow interface; they import nothing of ours.
     httpEngine: { path: 'src/http/engine' },
-    http: { path: 'src/http', uses: [...LEAVES, 'config', 'bus', 'llm', 'agent', 'tools', 'mcpFace', 'metrics', 'inspect', 'redis', 'httpEngine'] },
+    http: { path: 'src/http', uses: [...LEAVES, 'config', 'bus', 'llm', 'conversation', 'agent', 'tools', 'mcpFace', 'metrics', 'inspect', 'redis', 'httpEngine'] },
     app: { path: 'src/app.ts', uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'tools', 'agent', 'mcpFace', 'metrics', 'tracing', 'inspect', 'http', 'httpEngine', 'redis', 'cluster'] },
     cli: { path: 'src/cli', uses: [...LEAVES, 'config', 'llm', 'mcpFace', 'http', 'app'] },
     entry: { path: 'src/cli.ts', uses: [...LEAVES, 'cli'] },

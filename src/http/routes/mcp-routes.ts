@@ -15,10 +15,8 @@
 import type { Clock } from '../../clock.ts';
 import { z } from 'zod';
 import { mcpServerConfigSchema, serverNameSchema } from '../../config/schema.ts';
-import { AppError } from '../../errors/index.ts';
 import type { ServerRecord } from '../../tools/messages.ts';
-import type { Route } from '../route.ts';
-import { parseInput } from '../validate.ts';
+import { defineRoute, type Route } from '../route.ts';
 import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
 
@@ -41,79 +39,76 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
   const serverId = (params: Record<string, string>) => params.serverId ?? '';
 
   return [
-    {
+    defineRoute({
       method: 'GET',
       path: '/api/mcp/servers',
       summary: 'List tool servers',
-      doc: { response: RESPONSES.servers },
+      response: RESPONSES.servers,
       async handler({ bus }) {
         const servers = await bus.execute('mcp.listServers', {});
         return reply({ servers });
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'POST',
       path: '/api/connect-server',
       summary: 'Connect a tool server at runtime',
       admin: true,
-      doc: { body: connectSchema, response: RESPONSES.serverConnected, errors: ['MISSING_FIELD', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'] },
+      body: connectSchema,
+      response: RESPONSES.serverConnected,
+      errors: ['MISSING_FIELD', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'],
       async handler({ bus, body }) {
-        const request = parseInput(connectSchema, body ?? {});
-        const server = await bus.execute('mcp.connectServer', request);
+        const server = await bus.execute('mcp.connectServer', body);
         return reply({ status: 'connected', name: server.name, server: summary(server) });
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'GET',
       path: '/api/mcp/servers/:serverId/tools',
       summary: 'List the tools of a server',
-      doc: { response: RESPONSES.tools, errors: ['SERVER_NOT_FOUND'] },
+      response: RESPONSES.tools,
+      errors: ['SERVER_NOT_FOUND'],
       async handler({ bus, params }) {
         const tools = await bus.execute('mcp.listTools', { serverId: serverId(params) });
         return reply({ tools });
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'POST',
       path: '/api/mcp/servers/:serverId/tools/:toolName/execute',
       summary: 'Execute a tool directly',
       admin: true,
-      doc: { body: toolArgs, response: RESPONSES.toolExecuted, errors: ['SERVER_NOT_FOUND', 'TOOL_NOT_FOUND', 'TOOL_EXECUTION_FAILED'] },
+      body: toolArgs,
+      response: RESPONSES.toolExecuted,
+      errors: ['SERVER_NOT_FOUND', 'TOOL_NOT_FOUND', 'TOOL_EXECUTION_FAILED'],
       async handler({ bus, params, body }) {
-        if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
-          throw new AppError('INVALID_REQUEST', 'The request body must be a JSON object of tool arguments', {
-            issue: 'not an object',
-          });
-        }
-        const result = await bus.execute('mcp.executeTool', {
-          serverId: serverId(params),
-          toolName: params.toolName ?? '',
-          args: body ?? {},
-        });
+        const result = await bus.execute('mcp.executeTool', { serverId: serverId(params), toolName: params.toolName ?? '', args: body });
         return { body: result };
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'DELETE',
       path: '/api/mcp/servers/:serverId',
       summary: 'Disconnect and remove a tool server',
       admin: true,
-      doc: { response: RESPONSES.serverRemoved, errors: ['SERVER_NOT_FOUND'] },
+      response: RESPONSES.serverRemoved,
+      errors: ['SERVER_NOT_FOUND'],
       async handler({ bus, params }) {
         const server = await bus.execute('mcp.removeServer', { serverId: serverId(params) });
         return reply({ status: 'disconnected', name: server.name, server });
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'POST',
       path: '/api/mcp/servers/:serverId/restart',
       summary: 'Restart a tool server',
       admin: true,
-      doc: { response: RESPONSES.serverConnected, errors: ['SERVER_NOT_FOUND', 'AGENT_ERROR'] },
+      response: RESPONSES.serverConnected,
+      errors: ['SERVER_NOT_FOUND', 'AGENT_ERROR'],
       async handler({ bus, params }) {
         const server = await bus.execute('mcp.restartServer', { serverId: serverId(params) });
         return reply({ status: 'connected', name: server.name, server });
       },
-    },
+    }),
   ];
 }

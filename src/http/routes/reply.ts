@@ -4,7 +4,13 @@ import type { RouteResult } from '../route.ts';
 /** ISO 8601 UTC with milliseconds, read from the injected clock. */
 export const isoNow = (clock: Clock): string => new Date(clock.now()).toISOString();
 
-/** Builds route replies whose body carries `timestamp` from the injected clock (last, so it cannot be overridden). */
+/**
+ * Builds route replies whose body carries `timestamp` (last, so it cannot be overridden) of `at`,
+ * by default now on the injected clock. Literal values keep their literal types, so a typed route
+ * (`defineRoute`) checks them against its response schema.
+ */
 export const createReply =
   (clock: Clock) =>
-  <B extends object>(body: B): RouteResult & { body: B & { timestamp: string } } => ({ body: { ...body, timestamp: isoNow(clock) } });
+  <const B extends object>(body: B, at: number = clock.now()): RouteResult & { body: B & { timestamp: string } } => ({
+    body: { ...body, timestamp: new Date(at).toISOString() },
+  });

@@ -1,45 +1,25 @@
 /**
- * The success bodies of the REST routes, as zod schemas: what the OpenAPI document publishes
- * (src/http/openapi.ts) and what the contract test checks real answers against. Requests are
- * described by the schemas their handlers validate with.
+ * The success bodies of the REST routes, as zod schemas: what each route's handler is typed against
+ * (src/http/route.ts, `defineRoute`), what the OpenAPI document publishes (src/http/openapi.ts) and
+ * what the contract test checks real answers against. The records inside them come from
+ * src/conversation/records.ts; only the HTTP envelopes (`timestamp`, wrappers) are written here.
  */
 import { z } from 'zod';
+import {
+  agentHealth,
+  frameEnvelope,
+  pendingApproval,
+  serverRecord,
+  sessionSummary,
+  timestamp,
+  toolExecutionResult,
+  toolRecord,
+} from '../../conversation/records.ts';
 
-const timestamp = z.iso.datetime().describe('ISO 8601 UTC with milliseconds');
 const withTimestamp = <S extends z.ZodRawShape>(shape: S) => z.object({ ...shape, timestamp });
 
-export const serverRecord = z.object({
-  id: z.string(),
-  name: z.string(),
-  status: z.enum(['connecting', 'connected', 'error', 'disconnected']),
-  type: z.enum(['stdio', 'http']),
-  description: z.string().optional(),
-  error: z.string().optional().describe('Why, when status is error'),
-  instances: z
-    .array(z.object({ instanceId: z.string(), status: z.enum(['connecting', 'connected', 'error', 'disconnected']), error: z.string().optional() }))
-    .optional()
-    .describe("With instances sharing one Redis: this server's status on each live instance"),
-});
-
-const toolRecord = z.object({ id: z.string(), name: z.string(), description: z.string().optional(), inputSchema: z.record(z.string(), z.unknown()) });
-
-const sessionSummary = z.object({
-  id: z.string(),
-  lastSeq: z.number().int(),
-  updatedAt: z.string(),
-  busy: z.boolean(),
-  queued: z.number().int(),
-});
-
-const pendingApproval = z.object({
-  sessionId: z.string(),
-  turnId: z.string(),
-  callId: z.string(),
-  toolName: z.string(),
-  serverId: z.string(),
-  args: z.unknown(),
-  expiresAt: z.string().describe('When the call is denied unanswered'),
-});
+/** The health answer's agent status: the agent's own (`ready`, `degraded`), or `starting` before start-up is done. */
+const agentStatus = z.enum(['starting', ...agentHealth.options.map((o) => o.shape.status.value)]);
 
 const serverChange = (status: 'connected' | 'disconnected') => withTimestamp({ status: z.literal(status), name: z.string(), server: serverRecord });
 
@@ -50,7 +30,7 @@ export const RESPONSES = {
     version: z.string(),
     uptime: z.number().describe('seconds'),
     agent: z.object({
-      status: z.enum(['starting', 'ready', 'degraded']),
+      status: agentStatus,
       connectedServers: z.number().int(),
       cause: z.string().optional().describe('Why the agent is degraded'),
       since: z.string().optional(),
@@ -65,7 +45,7 @@ export const RESPONSES = {
   sessions: withTimestamp({ sessions: z.array(sessionSummary) }),
   history: withTimestamp({
     sessionId: z.string(),
-    events: z.array(z.object({ event: z.string(), data: z.record(z.string(), z.unknown()) })),
+    events: z.array(frameEnvelope),
     lastSeq: z.number().int(),
   }),
   sessionDeleted: withTimestamp({ sessionId: z.string(), deleted: z.boolean() }),
@@ -76,9 +56,5 @@ export const RESPONSES = {
   serverConnected: serverChange('connected'),
   serverRemoved: serverChange('disconnected'),
   tools: withTimestamp({ tools: z.array(toolRecord) }),
-  toolExecuted: withTimestamp({
-    success: z.literal(true),
-    data: z.record(z.string(), z.unknown()).describe('The MCP result: content, and structuredContent when the tool gives one'),
-    execution: z.object({ toolName: z.string(), serverId: z.string(), duration: z.number().describe('milliseconds') }),
-  }),
+  toolExecuted: toolExecutionResult,
 };

@@ -2,12 +2,11 @@ import type { Clock } from '../../clock.ts';
 import type { AgentConfig } from '../../config/schema.ts';
 import { exportConfigYaml } from '../../config/export.ts';
 import { AppError } from '../../errors/index.ts';
-import type { FrontCommands } from '../front-bus.ts';
-import type { Route } from '../route.ts';
+import type { AgentHealth, ServerRecord } from '../../conversation/records.ts';
+import { defineRoute, type Route } from '../route.ts';
+import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
 
-type AgentHealth = FrontCommands['agent.health']['result'];
-type ServerRecord = FrontCommands['mcp.listServers']['result'][number];
 /** One reason of a 503 from `/api/health/ready` (`details.reasons`). */
 type NotReady = { check: 'start' | 'store' | 'toolServer'; message: string; server?: string; status?: string };
 
@@ -44,18 +43,19 @@ export interface ServiceInfo {
 
 /** `GET /api/health`, its probes `/live` and `/ready`, and `GET /api/config.yaml`. */
 export function systemRoutes(info: ServiceInfo): Route[] {
+  const reply = createReply(info.clock);
   return [
-    {
+    defineRoute({
       method: 'GET',
       path: '/api/health',
       summary: 'Service health',
-      doc: { response: RESPONSES.health },
+      response: RESPONSES.health,
       async handler({ bus }) {
         const [servers, agent] = await Promise.all([bus.execute('mcp.listServers', {}), bus.execute('agent.health', {})]);
         const now = info.clock.now();
         const degraded = agent.status === 'degraded' ? { cause: agent.cause, since: agent.since } : {};
-        return {
-          body: {
+        return reply(
+          {
             status: 'healthy',
             version: info.version,
             uptime: Math.round((now - info.startedAt) / 10) / 100,
@@ -65,31 +65,32 @@ export function systemRoutes(info: ServiceInfo): Route[] {
               ...degraded,
             },
             engine: info.engine,
-            timestamp: new Date(now).toISOString(),
           },
-        };
+          now,
+        );
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'GET',
       path: '/api/health/live',
       summary: 'Liveness probe: the process answers',
       public: true,
-      doc: { response: RESPONSES.live },
-      handler: () => ({ body: { status: 'live', timestamp: new Date(info.clock.now()).toISOString() } }),
-    },
-    {
+      response: RESPONSES.live,
+      handler: () => reply({ status: 'live' }),
+    }),
+    defineRoute({
       method: 'GET',
       path: '/api/health/ready',
       summary: 'Readiness probe: 200 when the service can take work, else 503 with the reasons',
       public: true,
-      doc: { response: RESPONSES.ready, errors: ['SERVICE_UNAVAILABLE'] },
+      response: RESPONSES.ready,
+      errors: ['SERVICE_UNAVAILABLE'],
       async handler({ bus }) {
         const reasons = notReadyReasons(info, ...(await Promise.all([bus.execute('agent.health', {}), bus.execute('mcp.listServers', {})])));
         if (reasons.length > 0) throw new AppError('SERVICE_UNAVAILABLE', `not ready: ${reasons.map((r) => r.message).join('; ')}`, { reasons });
-        return { body: { status: 'ready', timestamp: new Date(info.clock.now()).toISOString() } };
+        return reply({ status: 'ready' });
       },
-    },
+    }),
     {
       method: 'GET',
       path: '/api/config.yaml',

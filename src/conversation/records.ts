@@ -1,0 +1,91 @@
+/**
+ * The records the outside sees, as zod schemas: the one source of their TypeScript types (bus
+ * results, REST handler returns), of the OpenAPI document (src/http/routes/shapes.ts wraps them in
+ * response bodies) and of the contract tests that check real answers against it.
+ *
+ * Contracts:
+ * - Input and output types are the same (no defaults, no transforms): what a producer builds is what
+ *   the wire carries.
+ * - Optional fields are absent, never `undefined` (`exactOptional`), as JSON sends them.
+ */
+import { z } from 'zod';
+
+/** ISO 8601 UTC with milliseconds. */
+export const timestamp = z.iso.datetime().describe('ISO 8601 UTC with milliseconds');
+
+/** A tool server's connection status (the spec's; machines/mcp-server.machine.ts emits these). */
+export const serverStatus = z.enum(['connecting', 'connected', 'error', 'disconnected']);
+export type ServerStatus = z.output<typeof serverStatus>;
+
+/** How a tool server is reached: a child process over stdio, or a URL (the config's `type`). */
+export const serverType = z.enum(['stdio', 'http']);
+export type ServerType = z.output<typeof serverType>;
+
+/** The spec's MCP server record. */
+export const serverRecord = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: serverStatus,
+  type: serverType,
+  description: z.string().exactOptional(),
+  error: z.string().exactOptional().describe('Why, when status is error'),
+  instances: z
+    .array(z.object({ instanceId: z.string(), status: serverStatus, error: z.string().exactOptional() }))
+    .exactOptional()
+    .describe("With instances sharing one Redis: this server's status on each live instance"),
+});
+export type ServerRecord = z.output<typeof serverRecord>;
+
+/** The spec's tool record (server-side name). `description` is always sent: empty when the tool gives none. */
+export const toolRecord = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  inputSchema: z.record(z.string(), z.unknown()),
+});
+export type ToolRecord = z.output<typeof toolRecord>;
+
+/** The spec's tool execution result. */
+export const toolExecutionResult = z.object({
+  success: z.literal(true),
+  data: z.record(z.string(), z.unknown()).describe('The MCP result: content, and structuredContent when the tool gives one'),
+  execution: z.object({ toolName: z.string(), serverId: z.string(), duration: z.number().describe('milliseconds') }),
+  timestamp,
+});
+export type ExecutionResult = z.output<typeof toolExecutionResult>;
+
+/** A session as listed: its last seq, and whether a turn runs now with how many messages wait behind it. */
+export const sessionSummary = z.object({
+  id: z.string(),
+  lastSeq: z.number().int(),
+  updatedAt: z.string(),
+  busy: z.boolean(),
+  queued: z.number().int(),
+});
+export type SessionSummary = z.output<typeof sessionSummary>;
+
+/** A tool call waiting for a person's approval. */
+export const pendingApproval = z.object({
+  sessionId: z.string(),
+  turnId: z.string(),
+  callId: z.string(),
+  toolName: z.string(),
+  serverId: z.string(),
+  args: z.unknown(),
+  expiresAt: z.string().describe('When the call is denied unanswered'),
+});
+export type PendingApproval = z.output<typeof pendingApproval>;
+
+/** The agent's health: `degraded` from a failed append until one succeeds, with the cause and when it began. */
+export const agentHealth = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('ready') }),
+  z.object({ status: z.literal('degraded'), cause: z.string(), since: z.string() }),
+]);
+export type AgentHealth = z.output<typeof agentHealth>;
+
+/**
+ * A frame as the history lists it: `{ event, data }` (src/agent/frames.ts builds them). `data` is
+ * any object going in: the frames' own types are interfaces, which have no index signature.
+ */
+const frameData: z.ZodType<Record<string, unknown>, object> = z.record(z.string(), z.unknown());
+export const frameEnvelope = z.object({ event: z.string(), data: frameData });

@@ -1,0 +1,111 @@
+/**
+ * Every JSON route publishes the response schema its handler is typed against: `defineRoute` keeps
+ * the schemas on the route (`doc`), the compiler holds the handler's answer to `z.input` of that
+ * response (the `@ts-expect-error` below proves it refuses another), and each handler's answer to
+ * typed fake bus results parses with the schema the OpenAPI document publishes for it.
+ */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { TurnWaiter } from '../../src/agent/turn-waiter.ts';
+import { agentConfigSchema } from '../../src/config/schema.ts';
+import type { FrontCommands, FrontEndBus } from '../../src/http/front-bus.ts';
+import { defineRoute, type RequestContext, type Route } from '../../src/http/route.ts';
+import { createRoutes } from '../../src/http/routes/index.ts';
+import { RESPONSES } from '../../src/http/routes/shapes.ts';
+import { createMetrics } from '../../src/metrics/index.ts';
+
+const at = '2026-01-01T00:00:00.000Z';
+const server = { id: 'echo', name: 'echo', status: 'connected', type: 'stdio' } as const;
+const approval = { sessionId: 's1', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 'echo', args: {}, expiresAt: at };
+
+/** One typed answer per bus command the routes send. */
+const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
+  'agent.sendMessage': { turnId: 't1', queued: false },
+  'agent.reset': { seq: 3 },
+  'agent.cancel': { cancelled: true },
+  'agent.approvals': [approval],
+  'agent.approve': approval,
+  'agent.listSessions': [{ id: 's1', lastSeq: 3, updatedAt: at, busy: false, queued: 0 }],
+  'agent.history': { frames: [{ event: 'thinking', data: { sessionId: 's1', turnId: 't1', seq: 1 } }], lastSeq: 1 },
+  'agent.health': { status: 'ready' },
+  'agent.deleteSession': { deleted: true },
+  'mcp.listServers': [server],
+  'mcp.connectServer': server,
+  'mcp.removeServer': { ...server, status: 'disconnected' },
+  'mcp.restartServer': server,
+  'mcp.listTools': [{ id: 'echo', name: 'echo', description: '', inputSchema: { type: 'object' } }],
+  'mcp.executeTool': { success: true, data: { content: [] }, execution: { toolName: 'echo', serverId: 'echo', duration: 2 }, timestamp: at },
+  'mcp.modelTools': [],
+  'mcp.callModelTool': { success: true, text: '', result: {}, serverId: 'echo', toolName: 'echo', durationMs: 1 },
+};
+const bus = { execute: (name: keyof FrontCommands) => Promise.resolve(RESULTS[name]) } as unknown as FrontEndBus;
+const waiter = { ask: () => Promise.resolve({ sessionId: 's1', turnId: 't1', seq: 2, content: 'Hi', model: 'm' }) } as unknown as TurnWaiter;
+
+const config = agentConfigSchema.parse({ llm: { model: 'm' }, storage: { type: 'memory' } });
+const routes = createRoutes({
+  version: '1.0.0',
+  engine: 'node',
+  startedAt: 0,
+  clock: { now: () => Date.parse(at) },
+  isReady: () => true,
+  config,
+  waiter,
+  ids: () => 'id',
+  metrics: createMetrics(),
+});
+
+/** The JSON routes: no other content type (the OpenAPI document, served as the text it builds, is a page route). */
+const jsonRoutes = routes.filter((r) => !r.doc?.contentType && r.path !== '/api/openapi.json');
+const BODIES: Record<string, unknown> = {
+  'POST /api/message-sync': { message: 'Hi' },
+  'POST /api/message': { message: 'Hi' },
+  'POST /api/connect-server': { name: 'echo', config: { type: 'stdio', command: 'node' } },
+  'POST /api/sessions/:sessionId/approvals/:callId': { decision: 'approve' },
+};
+const request = (route: Route): RequestContext => ({
+  method: route.method,
+  path: route.path,
+  params: { sessionId: 's1', callId: 'c1', serverId: 'echo', toolName: 'echo' },
+  query: new URLSearchParams('since=0'),
+  headers: {},
+  body: BODIES[`${route.method} ${route.path}`],
+  ip: '127.0.0.1',
+  signal: new AbortController().signal,
+  bus,
+});
+
+describe('route contracts', () => {
+  it('every JSON route publishes one of the response bodies', () => {
+    const published = new Set<unknown>(Object.values(RESPONSES));
+    expect(jsonRoutes.length).toBeGreaterThanOrEqual(18);
+    for (const route of jsonRoutes) expect(published.has(route.doc?.response), `${route.method} ${route.path}`).toBe(true);
+  });
+
+  it.each(jsonRoutes.map((r) => [`${r.method} ${r.path}`, r] as const))('%s answers with its published response schema', async (_name, route) => {
+    const result = await route.handler(request(route));
+    expect(result.contentType).toBeUndefined();
+    const parsed = route.doc!.response!.safeParse(result.body);
+    expect(parsed.success ? [] : parsed.error.issues).toEqual([]);
+  });
+
+  it('parses the query with its schema: ?since= is a non-negative integer', async () => {
+    const history = jsonRoutes.find((r) => r.path === '/api/sessions/:sessionId/history')!;
+    const withSince = (since: string) => history.handler({ ...request(history), query: new URLSearchParams({ since }) });
+    await expect(withSince('2')).resolves.toMatchObject({ body: { sessionId: 's1' } });
+    for (const bad of ['-1', '1.5', 'abc']) {
+      await expect(withSince(bad)).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: 'since must be a non-negative integer', details: { field: 'since' } });
+    }
+  });
+
+  it('refuses, at compile time, a handler whose answer is not its response schema', () => {
+    const route = defineRoute({
+      method: 'GET',
+      path: '/x',
+      summary: 'x',
+      response: z.object({ status: z.literal('live') }),
+      // @ts-expect-error `status` must be "live"
+      handler: () => ({ body: { status: 'dead' as const } }),
+    });
+    expect(route.doc.response.safeParse({ status: 'live' }).success).toBe(true);
+  });
+});
