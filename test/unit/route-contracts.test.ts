@@ -23,6 +23,7 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'agent.sendMessage': { turnId: 't1', queued: false },
   'agent.reset': { seq: 3 },
   'agent.cancel': { cancelled: true },
+  'agent.openSession': { opened: true },
   'agent.approvals': [approval],
   'agent.approve': approval,
   'agent.listSessions': [{ id: 's1', lastSeq: 3, updatedAt: at, busy: false, queued: 0 }],
