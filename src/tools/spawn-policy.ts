@@ -41,7 +41,7 @@ export interface SpawnPolicy {
 /** Throws when `args` (of `program`, starting at config index `offset`) run inline code; recurses through launchers. */
 function checkArgs(program: string, args: readonly string[], offset: number): void {
   const at = (i: number) => `config.args.${offset + i}`;
-  const inline = (i: number) => refuse(at(i), 'inline_code', `"${program} ${args[i]}" runs inline code, which runtime connects may not start`);
+  const inline = (i: number) => refuse(at(i), 'inline_code', `"${program} ${args[i]}" runs inline code, which runtime connects may not start: run a script file instead, or declare the server in the agent file's mcpServers`);
   if (SHELLS.has(program)) {
     const i = args.findIndex((a) => SHELL_CODE.test(a) || SHELL_CODE_LONG.has(flagName(a)));
     if (i !== -1) throw inline(i);
