@@ -48,7 +48,10 @@ export interface AppDeps {
   limits?: Limits;
   /** The address the caller will listen on (the CLI's `--host` or `server.host`): a non-loopback one makes the service shared. */
   bindHost?: string | undefined;
-  /** The agent file's folder: on a shared service, runtime-connected interpreters run only scripts under it (or `node_modules`). */
+  /**
+   * The agent file's folder: on a shared service, runtime-connected interpreters run only scripts under it (or
+   * `node_modules`). Default: the working directory (a config built in code has no file).
+   */
   agentDir?: string | undefined;
 }
 
@@ -94,7 +97,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const llm = deps.llm ?? createLlmClient(config.llm, { log: log.child({ component: 'llm' }), env, clock, observe });
   const instanceId = randomUUID();
   // A shared service (keys, or a non-loopback bind) lets runtime connects start only what the operator allowed.
-  const runtime = runtimePolicyOf(config, { shared: isShared(config, deps.bindHost), agentDir: deps.agentDir });
+  const runtime = runtimePolicyOf(config, { shared: isShared(config, deps.bindHost), agentDir: deps.agentDir ?? process.cwd() });
   // Tool-server process groups are recorded beside the session logs, so a crash leaves none behind for long.
   const childrenFile = config.storage.type === 'jsonl' ? join(config.storage.dir, '.agentd-children.json') : undefined;
   const children = createChildRegistry(childrenFile, log.child({ component: 'mcp' }));
