@@ -8,6 +8,7 @@ import { createInspectHub, startRelay, type InspectHub } from './inspect/index.t
 import { createIdSource, systemClock, type Clock, type IdSource } from './clock.ts';
 import { createRedactor, type Redactor } from './config/redact.ts';
 import { limitsStoreOf, type AgentConfig } from './config/schema.ts';
+import { isShared } from './config/shared.ts';
 import { createRoutes } from './http/routes/index.ts';
 import { createMetrics } from './metrics/index.ts';
 import { timedAppends } from './store/index.ts';
@@ -18,7 +19,7 @@ import { createTracing, tracingWanted, type SpanExporter } from './tracing/index
 import { createLimits, type Limits } from './http/limits.ts';
 import type { LlmClient } from './llm/types.ts';
 import type { Logger } from './log/index.ts';
-import { createChildRegistry, createMcpService, reapLeftovers, type McpCommands, type McpEvents } from './tools/index.ts';
+import { createChildRegistry, createMcpService, reapLeftovers, runtimePolicyOf, type McpCommands, type McpEvents } from './tools/index.ts';
 import { createHttpFace, createServerFace, type ServerFace } from './mcp-face/index.ts';
 import { createCluster } from './cluster/index.ts';
 import { createStore } from './store/index.ts';
@@ -45,6 +46,13 @@ export interface AppDeps {
   mode?: 'web' | 'mcp';
   /** Replaces the front end's limiters built from `config.server.limits` (tests, benchmarks). */
   limits?: Limits;
+  /** The address the caller will listen on (the CLI's `--host` or `server.host`): a non-loopback one makes the service shared. */
+  bindHost?: string | undefined;
+  /**
+   * The agent file's folder: on a shared service, runtime-connected interpreters run only scripts under it (or
+   * `node_modules`). Default: the working directory (a config built in code has no file).
+   */
+  agentDir?: string | undefined;
 }
 
 export interface App {
@@ -88,8 +96,8 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   };
   const llm = deps.llm ?? createLlmClient(config.llm, { log: log.child({ component: 'llm' }), env, clock, observe });
   const instanceId = randomUUID();
-  const { runtimeConnect, allowedCommands, allowPrivateNetworks, allowedHosts } = config.server.mcp;
-  const runtime = { runtimeConnect, allowPrivateNetworks, ...(allowedCommands && { allowedCommands }), ...(allowedHosts && { allowedHosts }) };
+  // A shared service (keys, or a non-loopback bind) lets runtime connects start only what the operator allowed.
+  const runtime = runtimePolicyOf(config, { shared: isShared(config, deps.bindHost), agentDir: deps.agentDir ?? process.cwd() });
   // Tool-server process groups are recorded beside the session logs, so a crash leaves none behind for long.
   const childrenFile = config.storage.type === 'jsonl' ? join(config.storage.dir, '.agentd-children.json') : undefined;
   const children = createChildRegistry(childrenFile, log.child({ component: 'mcp' }));

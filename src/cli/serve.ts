@@ -4,6 +4,7 @@
  */
 import cluster from 'node:cluster';
 import { channel } from 'node:diagnostics_channel';
+import { dirname, resolve } from 'node:path';
 import { pino } from 'pino';
 import { createApp, type App } from '../app.ts';
 import { createRedactor } from '../config/redact.ts';
@@ -36,7 +37,8 @@ export async function serve(options: ServeOptions): Promise<void> {
 
   let app: App;
   try {
-    app = createApp(config, { log, mode: options.mode, redactor });
+    // Over stdio nothing listens: only keys can make the service shared.
+    app = createApp(config, { log, mode: options.mode, redactor, agentDir: dirname(resolve(agentFile)), bindHost: stdio ? '127.0.0.1' : host });
   } catch (err) {
     // What the config cannot say by itself (a provider without its endpoint or key) is a config error too.
     if (!isAppError(err)) throw err;

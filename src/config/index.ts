@@ -1,3 +1,4 @@
 export * from './schema.ts';
 export * from './load.ts';
 export * from './export.ts';
+export * from './shared.ts';

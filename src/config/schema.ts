@@ -132,7 +132,14 @@ export const serverSchema = z.strictObject({
       exposeTools: z.boolean().default(false),
       /** `POST /api/connect-server` is served (false turns it off: 403). */
       runtimeConnect: z.boolean().default(true),
-      /** When set, runtime-connected stdio servers may run only these executables (a path as written, or a file name). */
+      /**
+       * Executables runtime-connected stdio servers may run (a path as written, or a file name). When the
+       * service is shared (an API or admin key is set, or it binds beyond loopback) an allowlist always
+       * applies: this list, or when unset the commands of this file's own stdio `mcpServers`; interpreters
+       * run only a script under this file's folder or a node_modules folder; wrappers (`env`, `timeout`,
+       * shells, `awk`, `find`, `tar`, …) only when listed here explicitly. When not shared, it narrows
+       * runtime connects only when set. The deny-list of inline code and loader env keys applies in both.
+       */
       allowedCommands: z.array(z.string().min(1)).optional(),
       /** Runtime-connected http servers may be on private, loopback and CGNAT addresses (link-local and metadata never). */
       allowPrivateNetworks: z.boolean().default(true),

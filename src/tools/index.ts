@@ -4,3 +4,4 @@ export type * from './messages.ts';
 export { MODEL_TOOL_NAME } from './naming.ts';
 export { INSTANCE_HEADER } from './hops.ts';
 export { createChildRegistry, reapLeftovers, type ChildRegistry } from './child-registry.ts';
+export { runtimePolicyOf, type RuntimePolicy } from './runtime-connect.ts';

@@ -4,13 +4,14 @@
  *
  * Contracts:
  * - `admitRuntimeServer` refuses before anything is spawned or any socket opened: FORBIDDEN when
- *   runtime connects are off; the spawn policy for stdio servers; the URL policy (with the host's
+ *   runtime connects are off; the spawn policy for stdio servers (with the allowlist rules when the
+ *   service is shared); the URL policy (with the host's
  *   addresses resolved and checked) for http servers.
  * - Each connection attempt of a runtime http server resolves and checks again, and connects only to
  *   the addresses it checked (`pinnedConnect`); its failures say "could not connect", never whether
  *   a port was closed, a host unreachable or a packet dropped (that would map a private network).
  */
-import type { HttpServerConfig, McpServerConfig } from '../config/schema.ts';
+import type { AgentConfig, HttpServerConfig, McpServerConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 import { checkSpawn, type SpawnPolicy } from './spawn-policy.ts';
 import { pinnedFetch, resolveAllowed, type FetchLike, type UrlPolicy } from './url-policy.ts';
@@ -18,6 +19,23 @@ import { pinnedFetch, resolveAllowed, type FetchLike, type UrlPolicy } from './u
 export interface RuntimePolicy extends SpawnPolicy, UrlPolicy {
   /** False turns `POST /api/connect-server` off. */
   runtimeConnect: boolean;
+}
+
+/**
+ * The runtime policy of `config.server.mcp`. `shared` (src/config/shared.ts) turns on the allowlist rules of
+ * spawn-allowlist.ts, with `agentDir` (the agent file's folder) for interpreters' scripts and the agent file's
+ * own stdio commands as the default allowlist.
+ */
+export function runtimePolicyOf(config: AgentConfig, options: { shared: boolean; agentDir?: string | undefined }): RuntimePolicy {
+  const { runtimeConnect, allowedCommands, allowPrivateNetworks, allowedHosts } = config.server.mcp;
+  const defaultCommands = Object.values(config.mcpServers).flatMap((s) => (s.type === 'stdio' ? [s.command] : []));
+  return {
+    runtimeConnect,
+    allowPrivateNetworks,
+    ...(allowedCommands && { allowedCommands }),
+    ...(allowedHosts && { allowedHosts }),
+    ...(options.shared && { shared: { agentDir: options.agentDir, defaultCommands } }),
+  };
 }
 
 export const OPEN_RUNTIME_POLICY: RuntimePolicy = { runtimeConnect: true, allowPrivateNetworks: true };

@@ -1,9 +1,14 @@
 /** The spawn policy of runtime connects, as a pure function: what may start and what is refused before anything runs. */
-import { describe, expect, it } from 'vitest';
-import { checkSpawn, programName, type SpawnRequest } from '../../src/tools/spawn-policy.ts';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/index.ts';
+import { isShared } from '../../src/config/shared.ts';
+import { checkSpawn, programName, type SpawnPolicy, type SpawnRequest } from '../../src/tools/spawn-policy.ts';
 
 const req = (command: string, args: string[] = [], env: Record<string, string> = {}, cwd?: string): SpawnRequest => ({ command, args, env, ...(cwd && { cwd }) });
-const refusal = (r: SpawnRequest, policy = {}) => {
+const refusal = (r: SpawnRequest, policy: SpawnPolicy = {}) => {
   try {
     checkSpawn(r, policy);
   } catch (e) {
@@ -44,6 +49,19 @@ describe('spawn policy', () => {
     ['env bash -c', req('env', ['X=1', 'bash', '-c', 'id']), 'config.args.2'],
     ['deno eval', req('deno', ['eval', 'Deno.exit()']), 'config.args.0'],
     ['perl -e', req('perl', ['-e', 'print 1']), 'config.args.0'],
+    ['node -pe (a combined cluster)', req('node', ['-pe', '1']), 'config.args.0'],
+    ['node -r= form', req('node', ['-r=./x.js', 's.js']), 'config.args.0'],
+    ['node --require= form', req('node', ['--require=./x.js', 's.js']), 'config.args.0'],
+    ['node -e after a flag that takes a value', req('node', ['--title', 'x', '-e', '1']), 'config.args.2'],
+    ['node --inspect', req('node', ['--inspect=0.0.0.0:9229', 's.js']), 'config.args.0'],
+    ['node --run', req('node', ['--run', 'start']), 'config.args.0'],
+    ['perl -le', req('perl', ['-le', 'print 1']), 'config.args.0'],
+    ['perl -M with code', req('perl', ['-Mstrict;system("id")', 's.pl']), 'config.args.0'],
+    ['ruby -rx', req('ruby', ['-ropen3', 's.rb']), 'config.args.0'],
+    ['php -d auto_prepend_file', req('php', ['-dauto_prepend_file=/tmp/x.php', 's.php']), 'config.args.0'],
+    ['bun --preload', req('bun', ['--preload', './x.ts', 's.ts']), 'config.args.0'],
+    ['deno run --preload', req('deno', ['run', '--preload=./x.ts', 's.ts']), 'config.args.1'],
+    ['npx --node-options', req('npx', ['--node-options=--require=/tmp/x.js', 'pkg']), 'config.args.0'],
   ])('refuses %s as inline code', (_name, r, field) => {
     expect(refusal(r)).toEqual({ code: 'INVALID_REQUEST', field, reason: 'inline_code' });
   });
@@ -74,7 +92,138 @@ describe('spawn policy', () => {
     expect(refusal(req('python3', ['-m', 'x']), policy)).toMatchObject({ reason: 'command_not_allowed' });
   });
 
+  it('keeps allowing what is not code: values of flags, the script\'s own arguments', () => {
+    expect(refusal(req('node', ['--title', 'srv', 'server.js', '-e', 'x']))).toBeUndefined();
+    expect(refusal(req('node', ['-C', 'development', 'server.js']))).toBeUndefined();
+    expect(refusal(req('python3', ['-W', 'ignore', 'server.py', '-c', 'x']))).toBeUndefined();
+  });
+
   it('names programs by file name, without versions or .exe', () => {
     expect(['/usr/bin/python3.11', 'NODE.EXE', 'nodejs', 'pypy3'].map(programName)).toEqual(['python', 'node', 'node', 'pypy']);
+  });
+});
+
+/** The service is shared when any key is set or it binds beyond loopback (src/config/shared.ts). */
+describe('isShared', () => {
+  const config = (server: Record<string, unknown> = {}) => parseConfig({ llm: { model: 'm' }, server });
+  it.each([
+    ['no keys, loopback', config(), '127.0.0.1', false],
+    ['no keys, localhost', config(), 'localhost', false],
+    ['no keys, ::1', config(), '::1', false],
+    ['no keys, no bind host known', config(), undefined, false],
+    ['an API key', config({ auth: { apiKey: 'k'.repeat(16) } }), '127.0.0.1', true],
+    ['an admin key', config({ auth: { adminKey: 'k'.repeat(16) } }), '127.0.0.1', true],
+    ['a non-loopback bind', config(), '0.0.0.0', true],
+    ['server.host beyond loopback', config({ host: '10.0.0.5' }), undefined, true],
+    ['--host loopback over server.host', config({ host: '0.0.0.0' }), '127.0.0.1', false],
+  ])('%s → %s', (_name, c, host, shared) => {
+    expect(isShared(c, host)).toBe(shared);
+  });
+});
+
+/**
+ * Shared mode: the commands the agent file's own servers use (or allowedCommands) and nothing else;
+ * interpreters only on scripts under the agent folder or node_modules; wrappers only when listed explicitly.
+ * Every canary of the black-box run (issue 23) is here.
+ */
+describe('spawn policy of a shared service', () => {
+  const root = mkdtempSync(join(tmpdir(), 'agentd-spawn-'));
+  const agentDir = join(root, 'agent');
+  const outside = join(root, 'outside');
+  mkdirSync(join(agentDir, 'node_modules', 'x'), { recursive: true });
+  mkdirSync(outside);
+  writeFileSync(join(agentDir, 'server.js'), '');
+  writeFileSync(join(agentDir, 'start.sh'), '');
+  writeFileSync(join(agentDir, 'node_modules', 'x', 'index.js'), '');
+  writeFileSync(join(outside, 'x.js'), '');
+  writeFileSync(join(outside, 'script.sh'), '');
+  symlinkSync(join(outside, 'x.js'), join(agentDir, 'link.js'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  // The agent file runs `node`, `npx`, `npm`, `bash` and a binary: that is the default allowlist.
+  const shared: SpawnPolicy = { shared: { agentDir, defaultCommands: ['node', 'npx', 'npm', '/opt/tools/mcp-server', 'bash'] } };
+  const listing = (...allowedCommands: string[]): SpawnPolicy => ({ ...shared, allowedCommands });
+  const at = (field: string, reason: string) => ({ code: 'INVALID_REQUEST', field, reason });
+
+  it.each([
+    ['node -pe', req('node', ['-pe', 'require("fs").writeFileSync("/tmp/c", "")']), at('config.args.0', 'inline_code')],
+    ['node <file elsewhere>', req('node', [join(outside, 'x.js')]), at('config.args.0', 'script_outside')],
+    ['node <a link out of the agent folder>', req('node', ['link.js'], {}, agentDir), at('config.args.0', 'script_outside')],
+    ['node <a missing file>', req('node', [join(agentDir, 'nope.js')]), at('config.args.0', 'script_outside')],
+    ['node with no script', req('node', ['--no-warnings']), at('config.command', 'script_outside')],
+    ['npx node <file elsewhere>', req('npx', ['-y', 'node', join(outside, 'x.js')]), at('config.args.2', 'script_outside')],
+    ['npx bash <file>', req('npx', ['-y', 'bash', join(agentDir, 'start.sh')]), at('config.args.1', 'wrapper_not_allowed')],
+    ['env -S', req('env', ['-S', 'sh -c "touch /tmp/c"']), at('config.command', 'wrapper_not_allowed')],
+    ['timeout before sh -c', req('timeout', ['5', 'sh', '-c', 'touch /tmp/c']), at('config.command', 'wrapper_not_allowed')],
+    ['nice before sh -c', req('nice', ['-n', '5', 'sh', '-c', 'touch /tmp/c']), at('config.command', 'wrapper_not_allowed')],
+    ['setsid before sh -c', req('/usr/bin/setsid', ['sh', '-c', 'touch /tmp/c']), at('config.command', 'wrapper_not_allowed')],
+    ['awk BEGIN{system()}', req('awk', ['BEGIN{system("touch /tmp/c")}']), at('config.command', 'wrapper_not_allowed')],
+    ['find -exec', req('find', ['/tmp', '-maxdepth', '0', '-exec', 'touch', '/tmp/c', ';']), at('config.command', 'wrapper_not_allowed')],
+    ['tar --checkpoint-action', req('tar', ['--checkpoint=1', '--checkpoint-action=exec=touch /tmp/c', '-cf', '/dev/null', '/etc/hostname']), at('config.command', 'wrapper_not_allowed')],
+    ['sh <file> (sh not listed)', req('sh', [join(outside, 'script.sh')]), at('config.command', 'wrapper_not_allowed')],
+    ['bash <file> (bash only in the agent file, not listed explicitly)', req('bash', [join(agentDir, 'start.sh')]), at('config.command', 'wrapper_not_allowed')],
+    ['xargs', req('xargs', ['touch']), at('config.command', 'wrapper_not_allowed')],
+    ['npm run (a package script runs in a shell)', req('npm', ['run', 'start']), at('config.command', 'wrapper_not_allowed')],
+    ['plain touch', req('touch', ['/tmp/c']), at('config.command', 'command_not_allowed')],
+    ['plain cp', req('cp', ['/etc/hostname', '/tmp/c']), at('config.command', 'command_not_allowed')],
+    ['python (not in the agent file)', req('python3', ['-m', 'http.server']), at('config.command', 'command_not_allowed')],
+  ])('refuses %s', (_name, r, expected) => {
+    expect(refusal(r, shared)).toEqual(expected);
+  });
+
+  it.each([
+    ['npx -y @modelcontextprotocol/server-everything', req('npx', ['-y', '@modelcontextprotocol/server-everything'])],
+    ['npm exec of a package', req('npm', ['exec', '--yes', '@modelcontextprotocol/server-everything'])],
+    ['node <agent folder>/server.js', req('node', [join(agentDir, 'server.js')])],
+    ['node server.js relative to cwd', req('/usr/bin/node', ['--max-old-space-size=256', 'server.js'], {}, agentDir)],
+    ['node node_modules/x/index.js', req('node', ['node_modules/x/index.js'], {}, agentDir)],
+    ['a binary of the agent file', req('/opt/tools/mcp-server', ['--config', 'x.toml'])],
+  ])('lets %s start', (_name, r) => {
+    expect(refusal(r, shared)).toBeUndefined();
+  });
+
+  it('with allowedCommands, uses that list instead of the agent file\'s commands', () => {
+    expect(refusal(req('/opt/tools/other', []), listing('/opt/tools/other'))).toBeUndefined();
+    expect(refusal(req('npx', ['-y', 'x']), listing('/opt/tools/other'))).toEqual(at('config.command', 'command_not_allowed'));
+  });
+
+  it('starts a wrapper listed explicitly; a listed shell still runs only a script under the agent folder, never -c', () => {
+    expect(refusal(req('timeout', ['5', 'node', 'x']), listing('timeout', 'node'))).toBeUndefined();
+    expect(refusal(req('sh', [join(agentDir, 'start.sh')]), listing('sh'))).toBeUndefined();
+    expect(refusal(req('sh', [join(outside, 'script.sh')]), listing('sh'))).toEqual(at('config.args.0', 'script_outside'));
+    expect(refusal(req('sh', ['-c', 'touch /tmp/c']), listing('sh'))).toEqual(at('config.args.0', 'inline_code'));
+    expect(refusal(req('sh', ['-s']), listing('sh'))).toEqual(at('config.command', 'script_outside'));
+  });
+
+  it('checks what a listed env starts against the same rules', () => {
+    expect(refusal(req('env', ['DEBUG=1', 'node', join(agentDir, 'server.js')]), listing('env', 'node'))).toBeUndefined();
+    expect(refusal(req('env', ['DEBUG=1', 'touch', '/tmp/c']), listing('env', 'node'))).toEqual(at('config.args.1', 'command_not_allowed'));
+    expect(refusal(req('env', ['node', join(outside, 'x.js')]), listing('env', 'node'))).toEqual(at('config.args.1', 'script_outside'));
+  });
+
+  it('refuses python -m (a module, not a script file) and runs a script under the agent folder', () => {
+    writeFileSync(join(agentDir, 'server.py'), '');
+    expect(refusal(req('python3', ['-m', 'http.server']), listing('python3'))).toEqual(at('config.args.0', 'script_outside'));
+    expect(refusal(req('python3', ['-u', join(agentDir, 'server.py')]), listing('python3'))).toBeUndefined();
+  });
+
+  it('says which config key to set', () => {
+    const message = (r: SpawnRequest) => {
+      try {
+        checkSpawn(r, shared);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return '';
+    };
+    expect(message(req('touch', ['/tmp/c']))).toMatch(/add it to server\.mcp\.allowedCommands/);
+    expect(message(req('timeout', ['5', 'x']))).toMatch(/server\.mcp\.allowedCommands lists it explicitly/);
+    expect(message(req('node', [join(outside, 'x.js')]))).toMatch(/agent file's folder/);
+  });
+
+  it('keeps today\'s results when not shared', () => {
+    for (const r of [req('touch', ['/tmp/c']), req('timeout', ['5', 'sh', '-c', 'x']), req('node', [join(outside, 'x.js')]), req('awk', ['BEGIN{}'])]) {
+      expect(refusal(r)).toBeUndefined();
+    }
   });
 });

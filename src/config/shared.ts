@@ -1,0 +1,21 @@
+/**
+ * Whether the service is shared: reachable by more than the one local user it serves by default.
+ * Shared-mode rules (e.g. the runtime-connect allowlist, src/tools/spawn-allowlist.ts) hang on this one
+ * predicate, so it is the single place that grows (JWT principals will count here too).
+ */
+import type { AgentConfig } from './schema.ts';
+
+/** A loopback bind address or name (127.0.0.0/8, ::1, localhost; any case). Same set as src/http/host-check.ts. */
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i;
+
+/**
+ * Shared when any key is configured (`server.auth.apiKey` or `server.auth.adminKey`), or when the service
+ * binds a non-loopback address: `bindHost` (the CLI's `--host` over `server.host`), else `server.host`;
+ * with neither it binds 127.0.0.1.
+ */
+export function isShared(config: AgentConfig, bindHost?: string): boolean {
+  const { apiKey, adminKey } = config.server.auth;
+  if (apiKey !== undefined || adminKey !== undefined) return true;
+  const host = bindHost ?? config.server.host;
+  return host !== undefined && !LOOPBACK.test(host);
+}
