@@ -281,6 +281,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
       }),
       bus.handle('agent.cancel', async ({ payload }) => {
         const slot = slots.get(payload.sessionId);
+        if (slot?.session) return { cancelled: slot.session.cancel() }; // in the caller's tick
         const s = slot && (await slot.opening.catch(() => undefined));
         return { cancelled: s?.cancel() ?? false };
       }),
