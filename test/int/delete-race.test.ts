@@ -70,7 +70,7 @@ async function race(app: RunningApp, sessionId: string, deleteFirst: boolean): P
   const approve = () => api(app.url, 'POST', `/api/sessions/${sessionId}/approvals/${callId}`, { decision: 'approve' });
   const remove = () => api(app.url, 'DELETE', `/api/sessions/${sessionId}`);
   // Both at once; which one leaves first alternates, so both sides of the race come up.
-  const [approved, deleted] = deleteFirst ? await Promise.all([remove(), approve()]).then(([d, a]) => [a, d]) : await Promise.all([approve(), remove()]);
+  const [approved, deleted] = deleteFirst ? await Promise.all([remove(), approve()]).then(([d, a]) => [a, d] as const) : await Promise.all([approve(), remove()]);
   expect(deleted.status).toBe(200);
   expect([200, 404]).toContain(approved.status);
   if (approved.status === 404) expect(approved.body.error.code).toBe('APPROVAL_NOT_FOUND');
