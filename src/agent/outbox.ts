@@ -1,4 +1,5 @@
 import type { SessionEvent } from '../conversation/session-events.ts';
+import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { EventStore } from '../store/types.ts';
 import type { SessionStoredEvent as StoredEvent } from './frames.ts';
@@ -16,6 +17,12 @@ import type { SessionStoredEvent as StoredEvent } from './frames.ts';
  *   runs, `seq` does not move; each item's `failed` callback runs instead. Nothing with a seq that
  *   is not on disk ever goes out.
  * - `abandon(turnId)` drops the items of that turn still queued, and every later item of it.
+ * - `close()` ends the outbox's writes at once (the session was deleted, or its log belongs to
+ *   another instance now): the batch already handed to the store completes as usual; every item
+ *   still queued and every item handed in later is dropped (debug log) and never reaches the store.
+ *   A dropped durable item's `failed` callback runs with an error `isOutboxClosed` recognises (not
+ *   a storage failure). So once `close()` returned and `drained()` resolved, the outbox never calls
+ *   the store again.
  */
 export interface Outbox {
   /** Seq of the last durable event of the session. */
@@ -30,6 +37,18 @@ export interface Outbox {
   pending(): SessionEvent[];
   /** Resolves when everything handed in so far has been written (or failed) and sent. */
   drained(): Promise<void>;
+  /** Stops every write not yet handed to the store, now and later (see the contracts). */
+  close(reason: string): void;
+  readonly closed: boolean;
+}
+
+const closedErrors = new WeakSet<object>();
+/** Whether `err` is what a closed outbox gives a dropped item's `failed` callback. */
+export const isOutboxClosed = (err: unknown): boolean => typeof err === 'object' && err !== null && closedErrors.has(err);
+function closedError(sessionId: string, reason: string): AppError {
+  const err = new AppError('AGENT_ERROR', `Session ${sessionId} was closed (${reason}): nothing more is written to its log`, { reason });
+  closedErrors.add(err);
+  return err;
 }
 
 export interface OutboxOptions {
@@ -59,6 +78,15 @@ export function createOutbox(opts: OutboxOptions): Outbox {
   let writing = 0;
   let pumping: Promise<void> | undefined;
   let abandoned: string | undefined;
+  let closedBy: string | undefined;
+
+  /** A durable item that will never be written (the outbox is closed): told through its `failed`. */
+  const drop = (item: Item) => {
+    if (!('event' in item)) return;
+    log.debug({ sessionId, type: item.event.type, reason: closedBy }, 'agent outbox: closed, event not stored');
+    const err = closedError(sessionId, closedBy ?? 'closed');
+    if (item.failed) safely('failure callback', () => item.failed?.(err));
+  };
 
   const safely = (what: string, fn: () => void) => {
     try {
@@ -93,6 +121,10 @@ export function createOutbox(opts: OutboxOptions): Outbox {
 
   async function pump(): Promise<void> {
     while (head < items.length) {
+      if (closedBy !== undefined) {
+        for (const item of items.slice(head)) drop(item);
+        break;
+      }
       const item = items[head];
       if (!item) break;
       if (!live(item)) {
@@ -125,10 +157,12 @@ export function createOutbox(opts: OutboxOptions): Outbox {
       return pumping === undefined;
     },
     durable(event, stored, failed) {
+      if (closedBy !== undefined) return drop({ event, stored, failed });
       items.push({ event, stored, failed });
       pumping ??= pump();
     },
     transient(run, turnId) {
+      if (closedBy !== undefined) return;
       if (turnId !== undefined && turnId === abandoned) return;
       if (pumping === undefined) run(lastSeq);
       else items.push({ run, turnId });
@@ -145,5 +179,11 @@ export function createOutbox(opts: OutboxOptions): Outbox {
       return events;
     },
     drained: () => pumping ?? Promise.resolve(),
+    close(reason) {
+      closedBy ??= reason;
+    },
+    get closed() {
+      return closedBy !== undefined;
+    },
   };
 }

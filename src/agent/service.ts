@@ -22,6 +22,18 @@
  *   recently used dormant ones (they reopen from their log when used again).
  * - `stop()` cancels running and queued turns (reason 'shutdown') and waits for their events to be stored.
  * - `onSessionClosed` hears of every session that leaves memory, after its last event is stored.
+ * - `agent.deleteSession` is atomic against everything in flight. In the handler's first tick,
+ *   before anything awaits, the session leaves the registry and is closed with `abandonLog`: its
+ *   running turn is stopped (tool calls aborted; a call approved in the same tick never starts),
+ *   its outbox drops every fact not yet handed to the store, and it answers no approval. The store's
+ *   delete is called only after the last append already handed over has settled (the store applies
+ *   a session's operations in call order). Until the delete has settled, every other command of
+ *   that session waits for it: an approval then answers APPROVAL_NOT_FOUND, a listing of approvals
+ *   is empty, and any other command finds a new, empty session. So once the delete answered,
+ *   nothing of the old session runs, nor is written to the store again.
+ * - An approval (or a listing of approvals) never keeps a session in memory that has no log.
+ * - A tool call whose signal is already aborted (its turn was stopped) is never started.
+ * - `drop()` (the session now belongs to another instance) writes nothing more to its log either.
  */
 import type { SessionEvent } from '../conversation/session-events.ts';
 import type { ToolCaller } from '../conversation/turn-contract.ts';
@@ -71,7 +83,10 @@ export interface AgentService {
   sweep(): void;
   /** Whether the session is in memory (or opening). */
   holds(sessionId: string): boolean;
-  /** Takes a session out of memory now, cancelling its turns with `reason` (its log stays). */
+  /**
+   * Takes a session out of memory now, cancelling its turns with `reason`: its log now belongs to
+   * another instance, so nothing more is written to it from here (it stays as it is).
+   */
   drop(sessionId: string, reason: string): Promise<void>;
 }
 
@@ -86,6 +101,8 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   const ids = opts.ids ?? createIdSource();
   const evictAfterMs = opts.evictAfterMs ?? 15 * 60_000;
   const slots = new Map<string, Slot>();
+  /** Sessions being deleted: every command of theirs waits for this (see the contracts). */
+  const deleting = new Map<string, Promise<unknown>>();
   const toolPolicy = allowsEverything(config.toolPolicy) ? undefined : createToolPolicy(config.toolPolicy);
   const unregister: (() => void)[] = [];
   let sweeper: NodeJS.Timeout | undefined;
@@ -104,6 +121,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
 
   const callTool: ToolCaller = async (input, signal) => {
     const started = clock.now();
+    if (signal?.aborted) return failedOutcome({ name: input.name, toolName: input.name, serverId: '' }, 'The tool was not called: its turn was stopped', 0);
     try {
       return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal, hops: input.key.hops + 1 }, input.key);
     } catch (err) {
@@ -122,6 +140,8 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
 
   function session(sessionId: string): Promise<Session> {
     if (stopping) return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'Agent is shutting down'));
+    const gone = deleting.get(sessionId);
+    if (gone) return gone.then(() => session(sessionId), () => session(sessionId));
     const existing = slots.get(sessionId);
     if (existing) {
       slots.delete(sessionId); // most recently used last
@@ -160,12 +180,23 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     return slot.opening;
   }
 
-  /** An open session; one closed meanwhile (evicted, deleted) is replaced by a fresh one. */
-  async function live(sessionId: string): Promise<Session> {
+  /**
+   * Runs `fn` on the open session, in the same tick as the check that it is not closed; one closed
+   * meanwhile (evicted, deleted) is replaced by a fresh one. `releaseUnused`: a session with no log
+   * and nothing in flight is taken out of memory again afterwards.
+   */
+  async function withSession<T>(sessionId: string, fn: (s: Session) => T, releaseUnused = false): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       const s = await session(sessionId);
-      if (!s.closed || attempt >= 2) return s;
-      if (slots.get(sessionId)?.session === s) slots.delete(sessionId);
+      if (s.closed && attempt < 3) {
+        if (slots.get(sessionId)?.session === s) slots.delete(sessionId);
+        continue;
+      }
+      try {
+        return fn(s);
+      } finally {
+        if (releaseUnused && s.unused && slots.get(sessionId)?.session === s) evict(sessionId, s);
+      }
     }
   }
 
@@ -195,21 +226,46 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     }
   }
 
-  async function closeSession(sessionId: string, reason: string): Promise<boolean> {
+  /**
+   * Takes a session out of memory and closes it. An open session is closed in the caller's tick
+   * (synchronously, before this awaits anything); one still opening is closed once it has opened.
+   */
+  function closeSession(sessionId: string, reason: string, options: { abandonLog?: boolean } = {}): Promise<boolean> {
     const slot = slots.get(sessionId);
-    if (!slot) return false;
+    if (!slot) return Promise.resolve(false);
     slots.delete(sessionId);
-    const s = await slot.opening.catch(() => undefined);
-    if (!s) return false;
-    await s.close(reason);
-    opts.onSessionClosed?.(sessionId);
-    return true;
+    const closing = async (s: Session | undefined) => {
+      if (!s) return false;
+      await s.close(reason, options);
+      opts.onSessionClosed?.(sessionId);
+      return true;
+    };
+    if (slot.session) return closing(slot.session);
+    return slot.opening.then(closing, () => false);
+  }
+
+  /** Deletes a session (see the contracts): its registry entry goes and it is closed before this returns. */
+  function deleteSession(sessionId: string): Promise<boolean> {
+    const before = deleting.get(sessionId);
+    const closed = closeSession(sessionId, 'deleted', { abandonLog: true });
+    const run = async () => {
+      await before?.catch(() => undefined);
+      const wasOpen = await closed;
+      const removed = await store.delete(sessionId);
+      return removed || wasOpen;
+    };
+    const done = run();
+    deleting.set(sessionId, done);
+    const forget = () => {
+      if (deleting.get(sessionId) === done) deleting.delete(sessionId);
+    };
+    done.then(forget, forget);
+    return done;
   }
 
   function register(): void {
     unregister.push(
-      bus.handle('agent.sendMessage', async ({ payload, correlationId }) => {
-        const s = await live(payload.sessionId);
+      bus.handle('agent.sendMessage', ({ payload, correlationId }) => {
         const turnId = ids();
         const message = {
           turnId,
@@ -218,23 +274,23 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
           ...(payload.image && { image: payload.image }),
           ...(payload.hops !== undefined && { hops: payload.hops }),
         };
-        return { turnId, queued: s.send(message).queued };
+        return withSession(payload.sessionId, (s) => ({ turnId, queued: s.send(message).queued }));
       }),
       bus.handle('agent.reset', async ({ payload, correlationId }) => {
-        const s = await live(payload.sessionId);
-        return { seq: await s.reset(correlationId) };
+        return { seq: await withSession(payload.sessionId, (s) => s.reset(correlationId)) };
       }),
       bus.handle('agent.cancel', async ({ payload }) => {
         const slot = slots.get(payload.sessionId);
+        if (slot?.session) return { cancelled: slot.session.cancel() }; // in the caller's tick
         const s = slot && (await slot.opening.catch(() => undefined));
         return { cancelled: s?.cancel() ?? false };
       }),
       bus.handle('agent.openSession', async ({ payload }) => {
-        await live(payload.sessionId);
+        await withSession(payload.sessionId, () => undefined);
         return { opened: true as const };
       }),
-      bus.handle('agent.approvals', async ({ payload }) => (await live(payload.sessionId)).approvals()),
-      bus.handle('agent.approve', async ({ payload: { sessionId, ...answer } }) => (await live(sessionId)).approve(answer)),
+      bus.handle('agent.approvals', ({ payload }) => withSession(payload.sessionId, (s) => s.approvals(), true)),
+      bus.handle('agent.approve', ({ payload: { sessionId, ...answer } }) => withSession(sessionId, (s) => s.approve(answer), true)),
       bus.handle('agent.listSessions', async () => {
         const stored = await store.list();
         const byId = new Map<string, SessionSummary>();
@@ -254,11 +310,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         return { frames, lastSeq: stored.at(-1)?.seq ?? since };
       }),
       bus.handle('agent.health', () => storage.current()),
-      bus.handle('agent.deleteSession', async ({ payload }) => {
-        const wasOpen = await closeSession(payload.sessionId, 'deleted');
-        const removed = await store.delete(payload.sessionId);
-        return { deleted: removed || wasOpen };
-      }),
+      bus.handle('agent.deleteSession', async ({ payload }) => ({ deleted: await deleteSession(payload.sessionId) })),
     );
   }
 
@@ -278,13 +330,14 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
       if (sweeper) clearInterval(sweeper);
       sweeper = undefined;
       for (const off of unregister.splice(0)) off();
+      await Promise.allSettled([...deleting.values()]);
       const ids = [...slots.keys()];
       await Promise.all(ids.map((id) => closeSession(id, 'shutdown')));
     },
     sweep,
     holds: (sessionId) => slots.has(sessionId),
     async drop(sessionId, reason) {
-      await closeSession(sessionId, reason);
+      await closeSession(sessionId, reason, { abandonLog: true });
     },
   };
 }

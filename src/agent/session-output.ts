@@ -9,12 +9,14 @@
  * - Every failed append is told to the storage health (and to the caller's `failed`).
  * - A fact of a turn that cannot be stored ends that turn once (`turnNotStored`): the rest of the
  *   turn's output is dropped, a `storage` error frame goes out, and `stopTurn` is asked to stop it.
+ * - Once the outbox is closed (session deleted or moved), facts and frames are dropped there; that
+ *   is not a storage failure (health untouched, no `storage` frame), though `failed` still runs.
  */
 import type { SessionEvent } from '../conversation/session-events.ts';
 import type { TurnKey } from '../conversation/turn-contract.ts';
 import type { SendMeta } from '../bus/index.ts';
 import { chunkFrame, droppedFrame, storageFailedFrame, thinkingFrame, toFrame, type AgentFrame, type SessionStoredEvent } from './frames.ts';
-import type { Outbox } from './outbox.ts';
+import { isOutboxClosed, type Outbox } from './outbox.ts';
 import { storageCause, type StorageHealth } from './storage-health.ts';
 
 export interface SessionOutputDeps {
@@ -61,11 +63,12 @@ export function createSessionOutput(deps: SessionOutputDeps): SessionOutput {
         then?.(s);
       };
       outbox.durable(event, stored, (err) => {
-        storage.failed(err);
+        if (!isOutboxClosed(err)) storage.failed(err);
         failed?.(err);
       });
     },
     turnNotStored(key, err) {
+      if (isOutboxClosed(err)) return;
       if (failedTurn === key.turnId) return;
       failedTurn = key.turnId;
       outbox.abandon(key.turnId);

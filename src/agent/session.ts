@@ -9,6 +9,13 @@
  *   aborts its model request.
  * - At open, a turn the log left waiting for approvals goes on waiting; one it left running ends
  *   with a failed turn when `orphanedTurnReason` is set (its runner is gone).
+ * - `close(reason)` marks the session closed synchronously, before anything awaits: from then on
+ *   it answers no approval (APPROVAL_NOT_FOUND, as for an unknown call), lists none, takes no
+ *   message, reset or cancel. With `abandonLog` (deleted, or its log belongs to another instance
+ *   now) its outbox is closed first, in the same tick: the running turn is stopped (its tool calls
+ *   aborted, a call approved in the same tick never started) and nothing more is written to the
+ *   log; `close` resolves once the last append already handed to the store has settled, so a
+ *   store call made after that (a delete) comes after every write of this session.
  */
 import { EVENT_VERSION, type SessionEvent } from '../conversation/session-events.ts';
 import type { SessionEmitted } from '../../machines/session.machine.ts';
@@ -73,8 +80,8 @@ export interface Session {
   approve(answer: Omit<ApprovalAnswer, 'type'>): PendingApproval;
   /** Cancels the running and queued turns, records a reset; resolves with its seq once folded. */
   reset(correlationId: string): Promise<number>;
-  /** Cancels everything, waits for the outbox, stops the actor. */
-  close(reason: string): Promise<void>;
+  /** Cancels everything, waits for the outbox, stops the actor (see the contracts for `abandonLog`). */
+  close(reason: string, options?: { abandonLog?: boolean }): Promise<void>;
   readonly busy: boolean;
   readonly queued: number;
   /** Idle with nothing queued or unwritten (may be evicted). */
@@ -83,6 +90,8 @@ export interface Session {
   readonly lastActive: number;
   /** Set by close(): the session takes no more commands (the service opens a new one). */
   readonly closed: boolean;
+  /** Its log is empty and nothing is in flight: holding it in memory serves nothing. */
+  readonly unused: boolean;
 }
 
 export async function openSession(deps: SessionDeps): Promise<Session> {
@@ -106,6 +115,8 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   });
   let lastActive = clock.now();
   let closed = false;
+  let closedBy = '';
+  const refuse = () => new AppError('AGENT_ERROR', `Session ${sessionId} was closed (${closedBy})`, { reason: closedBy });
 
   const output = createSessionOutput({
     sessionId,
@@ -181,6 +192,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   return {
     id: sessionId,
     send(message) {
+      if (closed) throw refuse();
       lastActive = clock.now();
       const queued = busy() || waiting() > 0;
       actor.send({ type: 'MESSAGE', message });
@@ -188,18 +200,20 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     },
     cancel() {
       lastActive = clock.now();
-      if (!running()) return false;
+      if (closed || !running()) return false;
       actor.send({ type: 'CANCEL' });
       return true;
     },
-    approvals: () => approvals.pending(),
+    approvals: () => (closed ? [] : approvals.pending()),
     approve(answer) {
+      if (closed) throw new AppError('APPROVAL_NOT_FOUND', `No call ${answer.callId} waits for approval in session ${sessionId}`, { sessionId, callId: answer.callId });
       lastActive = clock.now();
       const pending = approvals.answer(answer.callId);
       actor.send({ type: 'APPROVAL', ...answer });
       return pending;
     },
     reset(correlationId) {
+      if (closed) return Promise.reject(refuse());
       lastActive = clock.now();
       actor.send({ type: 'DISCARD', reason: 'reset' });
       return new Promise<number>((resolve, reject) =>
@@ -208,8 +222,10 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
         ),
       );
     },
-    async close(reason) {
+    async close(reason, options = {}) {
+      if (!closed) closedBy = reason;
       closed = true;
+      if (options.abandonLog) outbox.close(reason);
       actor.send({ type: 'DISCARD', reason });
       await outbox.drained();
       actor.stop();
@@ -230,6 +246,9 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     },
     get closed() {
       return closed;
+    },
+    get unused() {
+      return outbox.lastSeq === 0 && !busy() && waiting() === 0 && outbox.idle;
     },
   };
 }

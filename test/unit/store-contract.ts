@@ -139,6 +139,17 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       expect((await store.read('o')).map((e) => e.event)).toEqual([user('new')]);
     });
 
+    it('a delete called while an append is in flight removes what that append wrote (call order, whatever is in flight)', async () => {
+      const { store } = await subject();
+      await store.append('f', [user('1')]);
+      const inFlight = store.append('f', [user('2'), user('3')]);
+      const deleted = store.delete('f');
+      expect((await inFlight).map((e) => e.seq)).toEqual([2, 3]);
+      expect(await deleted).toBe(true);
+      expect(await store.read('f')).toEqual([]);
+      expect((await store.list()).map((s) => s.id)).not.toContain('f');
+    });
+
     it('accepts any id of the one rule (1–128 units, well-formed), and refuses others', async () => {
       const { store } = await subject();
       const ids = ['../up', 'a/b\\c', '.', '..', 'Ünïcødé 日本 🎉', 'Case', 'case', 'x'.repeat(128), '🎉'.repeat(64)];
