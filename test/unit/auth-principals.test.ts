@@ -7,6 +7,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createKeyTable, createPrincipals, scopesOf, type Principal } from '../../src/auth/index.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import { AppError } from '../../src/errors/index.ts';
+import { parse } from 'yaml';
+import { README } from '../support/golden.ts';
 
 const CHAT = 'chat-key-0123456789abcdef';
 const INSPECT = 'inspect-key-0123456789abcdef';
@@ -188,5 +190,26 @@ describe('JWT', () => {
     expect(scopesOf(' chat  admin ')).toEqual(['chat', 'admin']);
     expect(scopesOf(['inspect', 3, 'chat', 'chat'])).toEqual(['inspect', 'chat']);
     expect(scopesOf(undefined)).toEqual([]);
+  });
+});
+
+describe('the README examples (Security → Principals and scopes)', () => {
+  const section = README.slice(README.indexOf('### Principals and scopes'), README.indexOf('\n## ', README.indexOf('### Principals and scopes')));
+  const examples = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map(([, text]) => parse(text ?? '') as Record<string, unknown>);
+
+  it('the keys example gives each key its scopes', async () => {
+    const env = { ALICE_KEY: CHAT, GRAFANA_KEY: INSPECT, OPS_KEY: ADMIN };
+    const config = parseConfig({ llm: { model: 'm' }, ...examples[0] }, '(README)', env);
+    const principals = createPrincipals(config.server.auth);
+    expect(await principals.resolve(CHAT)).toMatchObject({ name: 'alice' });
+    expect(await refusal(() => principals.authorize(CHAT, 'inspect'))).toMatchObject({ code: 'FORBIDDEN' });
+    expect((await principals.authorize(INSPECT, 'inspect')).name).toBe('grafana');
+    expect((await principals.authorize(ADMIN, 'admin')).name).toBe('ops');
+  });
+
+  it('the JWT example is a valid config with the documented defaults', () => {
+    const config = parseConfig({ llm: { model: 'm' }, ...examples[1] });
+    expect(config.server.auth.jwt).toMatchObject({ audience: 'agentd', subjectClaim: 'sub', scopesClaim: 'scope', algorithms: ['RS256', 'ES256'], jwksCooldownMs: 30_000 });
+    expect(createPrincipals(config.server.auth).configured).toBe(true); // the URL is fetched on first use only
   });
 });
