@@ -93,7 +93,10 @@ export function createRestHandler(deps: RestDeps) {
           bus: deps.bus,
           principal: verdict.principal,
         };
-        send(res, state, toReply(await verdict.route.route.handler(ctx)), verdict.headers);
+        const reply = toReply(await verdict.route.route.handler(ctx));
+        send(res, state, reply, verdict.headers);
+        // The access line names the principal, never its credential.
+        deps.log.debug({ method, path, status: reply.status, principal: verdict.principal.name }, 'request');
       } catch (err) {
         if (!(err instanceof AppError)) deps.log.error({ err, method, path, principal: verdict.principal.name }, 'request failed');
         send(res, state, errorReply(err, now()), verdict.headers);

@@ -140,13 +140,25 @@ describe('keys with scopes, and a JWT from a JWKS file', () => {
     expect((await rawRequest(`${svc.url}/mcp`, { method: 'POST', headers: { ...mcpHeaders, ...bearer(await token('bob', ['inspect'])) }, body: ping })).status).toBe(403);
   });
 
+  it('the OpenAPI document declares the bearer scheme and the scope of each operation', async () => {
+    const doc = (await get('/api/openapi.json')).body;
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(['bearer']);
+    expect(doc.paths['/api/sessions'].get).toMatchObject({ security: [{ bearer: [] }], 'x-scope': 'chat' });
+    expect(doc.paths['/metrics'].get).toMatchObject({ security: [{ bearer: [] }], 'x-scope': 'inspect' });
+    expect(doc.paths['/api/connect-server'].post).toMatchObject({ 'x-scope': 'admin' });
+    expect(doc.paths['/api/health/live'].get.security).toEqual([]);
+  });
+
   it('logs name the principal, never the key or the token', async () => {
     const jwt = await token('carol', 'chat');
+    expect((await get('/api/sessions', INSPECT)).status).toBe(403);
+    expect((await get('/metrics', INSPECT)).status).toBe(200);
     (await connectWs(`${svc.wsUrl}?token=${jwt}`)).close();
     (await connectWs(svc.wsUrl, { headers: bearer(CHAT) })).close();
     const all = logs.join('');
     expect(all).toContain('"principal":"jwt:carol"');
     expect(all).toContain('"principal":"alice"');
+    expect(all).toMatch(/"path":"\/metrics","status":200,"principal":"grafana"/);
     for (const secret of [CHAT, INSPECT, ADMIN, jwt]) expect(all).not.toContain(secret);
   });
 });
