@@ -31,8 +31,10 @@ export async function loadConfigOrExit(file: string): Promise<AgentConfig> {
 export function listenAddress(options: ServeOptions, config: AgentConfig): { host: string; port: number } {
   const host = options.host ?? config.server.host ?? '127.0.0.1';
   const port = options.port ?? config.server.port ?? 3001;
-  if (options.mcpTransport !== 'stdio' && !isLoopbackHost(host) && !config.server.auth.apiKey) {
-    process.stderr.write(`agentd: refusing to listen on ${host} without server.auth.apiKey in the agent config (the API would be open to the network)\n`);
+  const { auth } = config.server;
+  const guarded = auth.apiKey !== undefined || auth.keys.length > 0 || auth.jwt !== undefined;
+  if (options.mcpTransport !== 'stdio' && !isLoopbackHost(host) && !guarded) {
+    process.stderr.write(`agentd: refusing to listen on ${host} without server.auth.apiKey, keys or jwt in the agent config (the API would be open to the network)\n`);
     process.exit(1);
   }
   return { host, port };

@@ -5,7 +5,7 @@ import type { AgentConfig } from './schema.ts';
 export { REDACTED };
 
 /** Keys whose values are secrets wherever they appear. */
-const SECRET_KEY = /(api[-_]?key|admin[-_]?key|secret|token|password|passwd|credential|authorization|private[-_]?key)/i;
+const SECRET_KEY = /(api[-_]?key|admin[-_]?key|secret|token|password|passwd|credential|authorization|private[-_]?key|^key$)/i;
 /** Keys whose every child value is a secret (process env, HTTP headers). */
 const SECRET_MAPS = new Set(['env', 'headers']);
 /** Values that look like credentials even under an innocent key. */

@@ -67,6 +67,7 @@ export function createRedactor(config?: Pick<AgentConfig, 'llm' | 'server' | 'mc
     addSecret(config.llm.apiKey);
     addSecret(config.server.auth.apiKey);
     addSecret(config.server.auth.adminKey);
+    config.server.auth.keys.forEach((k) => addSecret(k.key));
     Object.values(config.mcpServers).forEach(addServer);
   }
 

@@ -92,19 +92,64 @@ export const corsSchema = z.strictObject({
   maxAge: z.number().int().nonnegative().default(86_400),
 });
 
+/** What a principal may do (src/auth): `chat` (messages, sessions, approvals), `inspect` (/inspect/ws, /metrics, /api/config.yaml), `admin` (everything). */
+export const AUTH_SCOPES = ['chat', 'inspect', 'admin'] as const;
+
+/** A named bearer key and the scopes it grants. */
+const authKeySchema = z.strictObject({
+  /** Shown in logs (never the key); unique among the keys. */
+  name: z.string().min(1).max(64).regex(/^[\w.@-]+$/, 'letters, digits and _ . @ - only'),
+  /** The bearer secret, e.g. `$AGENTD_CI_KEY`. At least 16 characters. */
+  key: z.string().min(16),
+  scopes: z.array(z.enum(AUTH_SCOPES)).min(1),
+});
+
+/** Bearer JSON Web Tokens (RS256/ES256 by default) verified against a JSON Web Key Set. */
+const authJwtSchema = z
+  .strictObject({
+    /** The `iss` every token must carry. */
+    issuer: z.string().min(1),
+    /** The `aud` every token must carry. */
+    audience: z.string().min(1),
+    /** Where the key set is fetched (refetched on an unknown `kid`, at most once per `jwksCooldownMs`). */
+    jwksUrl: z.url({ protocol: /^https?$/ }).optional(),
+    /** A JSON Web Key Set file, read at start. */
+    jwksFile: z.string().min(1).optional(),
+    /** The claim naming the principal (`jwt:<value>` in logs). */
+    subjectClaim: z.string().min(1).default('sub'),
+    /** The claim with the scopes: a space-separated string or an array; unknown names are ignored. */
+    scopesClaim: z.string().min(1).default('scope'),
+    algorithms: z.array(z.string().min(1)).min(1).default(['RS256', 'ES256']),
+    /** The least time between two fetches of `jwksUrl`. */
+    jwksCooldownMs: z.number().int().nonnegative().default(30_000),
+  })
+  .refine((j) => (j.jwksUrl === undefined) !== (j.jwksFile === undefined), { message: 'set exactly one of jwksUrl and jwksFile' });
+
+export const authSchema = z
+  .strictObject({
+    /** Shorthand for a key named `api` of scope `chat` (every scope when it is the only credential configured). At least 16 characters. */
+    apiKey: z.string().min(16).optional(),
+    /** Shorthand for a key named `admin` of scope `admin`. At least 16 characters. */
+    adminKey: z.string().min(16).optional(),
+    /** Named keys and their scopes. */
+    keys: z.array(authKeySchema).default([]),
+    jwt: authJwtSchema.optional(),
+  })
+  .superRefine((auth, ctx) => {
+    const taken = new Set([...(auth.apiKey === undefined ? [] : ['api']), ...(auth.adminKey === undefined ? [] : ['admin'])]);
+    auth.keys.forEach((k, i) => {
+      if (taken.has(k.name)) ctx.addIssue({ code: 'custom', path: ['keys', i, 'name'], message: `key name "${k.name}" is used twice (apiKey is "api", adminKey is "admin")` });
+      taken.add(k.name);
+    });
+  });
+export type AuthConfig = z.output<typeof authSchema>;
+
 export const serverSchema = z.strictObject({
   host: z.string().optional(),
   port: z.number().int().min(0).max(65_535).optional(),
   cors: corsSchema.prefault({}),
   limits: limitsSchema.prefault({}),
-  auth: z
-    .strictObject({
-      /** When set, REST, WebSocket and /mcp require `Authorization: Bearer <apiKey>` (or the admin key). At least 16 characters. */
-      apiKey: z.string().min(16).optional(),
-      /** When set, connecting, removing and restarting tool servers and running tools directly require it. At least 16 characters. */
-      adminKey: z.string().min(16).optional(),
-    })
-    .prefault({}),
+  auth: authSchema.prefault({}),
   /** The live state-machine inspector at /inspect/ws (also `--inspect`); off by default. */
   inspect: z.boolean().default(false),
   /** Inspection frames carry prompt, reply and tool text too (also `--inspect-content`); sanitized otherwise. */

@@ -1,7 +1,7 @@
 /**
  * Whether the service is shared: reachable by more than the one local user it serves by default.
  * Shared-mode rules (e.g. the runtime-connect allowlist, src/tools/spawn-allowlist.ts) hang on this one
- * predicate, so it is the single place that grows (JWT principals will count here too).
+ * predicate, the single place that says who counts as more than one user.
  */
 import type { AgentConfig } from './schema.ts';
 
@@ -9,13 +9,13 @@ import type { AgentConfig } from './schema.ts';
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i;
 
 /**
- * Shared when any key is configured (`server.auth.apiKey` or `server.auth.adminKey`), or when the service
+ * Shared when any credential is configured (`server.auth.apiKey`, `adminKey`, `keys` or `jwt`), or when the service
  * binds a non-loopback address: `bindHost` (the CLI's `--host` over `server.host`), else `server.host`;
  * with neither it binds 127.0.0.1.
  */
 export function isShared(config: AgentConfig, bindHost?: string): boolean {
-  const { apiKey, adminKey } = config.server.auth;
-  if (apiKey !== undefined || adminKey !== undefined) return true;
+  const { apiKey, adminKey, keys, jwt } = config.server.auth;
+  if (apiKey !== undefined || adminKey !== undefined || keys.length > 0 || jwt !== undefined) return true;
   const host = bindHost ?? config.server.host;
   return host !== undefined && !LOOPBACK.test(host);
 }

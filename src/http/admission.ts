@@ -9,8 +9,8 @@
  *   on every front alike.
  * - Order: which refusal is answered follows one fixed order, the first failing step wins:
  *     host (403 FORBIDDEN) → origin (403 FORBIDDEN) → preflight (`OPTIONS`: 204) → closing
- *     (503 SERVICE_UNAVAILABLE) → rate limit (429 RATE_LIMIT_EXCEEDED + Retry-After) → auth (401 UNAUTHORIZED)
- *     → route (the front's own step) → body (400 INVALID_REQUEST, `details.reason: 'body_too_large'`).
+ *     (503 SERVICE_UNAVAILABLE) → rate limit (429 RATE_LIMIT_EXCEEDED + Retry-After) → auth (the principal of
+ *     the credential: 401 UNAUTHORIZED without a valid one, 403 FORBIDDEN for a principal short of the scope) → route (the front's own step) → body (400 INVALID_REQUEST, `details.reason: 'body_too_large'`).
  *   A request that fails the Host check is answered 403 even when it is also over the limit.
  * - Headers: every verdict carries `X-RateLimit-Limit/Remaining/Reset` from that one consume, the CORS headers
  *   of an allowed Origin (the preflight's on a preflight) and `Retry-After` on a window 429. Callers send them
@@ -24,7 +24,7 @@
  */
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
-import type { Auth, Scope } from './auth.ts';
+import type { Auth, Principal, RouteScope } from './auth.ts';
 import type { BodyResult } from './body.ts';
 import type { Cors } from './cors.ts';
 import { rateLimitError, rateLimitHeaders, retryAfterSeconds, type LimitState, type WindowLimiter } from './limits.ts';
@@ -46,10 +46,10 @@ export interface RequestFacts {
   /** '' when the request has none. */
   origin: string;
   ip: string;
-  /** The key the request carries: of `Authorization: Bearer <key>` (or, on a WebSocket upgrade, `?token=`). */
+  /** The credential the request carries: of `Authorization: Bearer <credential>` (or, on a WebSocket upgrade, `?token=`). */
   credential: string | undefined;
-  /** What the request asks to do (default `client`); `admin` needs the admin key when one is set. */
-  scope?: Scope;
+  /** The scope the request needs (default `chat`): see `RouteScope`. */
+  scope?: RouteScope;
   /** True for an `OPTIONS` request: a CORS preflight, answered 204 once Host and Origin pass. */
   preflight?: boolean;
   /** Request headers a preflight allows beyond `server.cors.headers` (the endpoint's own, e.g. MCP's). */
@@ -66,7 +66,8 @@ export interface AdmissionSteps<R> {
 type Headers = Record<string, string>;
 
 export type Verdict<R> =
-  | { outcome: 'admitted'; route: R; body: Buffer | undefined; headers: Headers }
+  /** `principal`: who the request acts for (a key's, a token's, or `anonymous`). */
+  | { outcome: 'admitted'; route: R; body: Buffer | undefined; headers: Headers; principal: Principal }
   | { outcome: 'preflight'; headers: Headers }
   /** `status` is the table's status for `error.code`, except a MethodNotAllowed (405). */
   | { outcome: 'refused'; error: AppError; status: number | undefined; headers: Headers };
@@ -105,20 +106,26 @@ export function createAdmission(deps: AdmissionDeps) {
       if (!limit.allowed) {
         return refuse(rateLimitError(limit, 'requests per window'), { 'Retry-After': String(retryAfterSeconds(limit, deps.clock)) });
       }
+      let principal: Principal;
+      try {
+        principal = await deps.auth.authorize(facts.credential, facts.scope);
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'UNAUTHORIZED') return refuse(err, { 'WWW-Authenticate': 'Bearer' });
+        if (err instanceof AppError) return refuse(err, { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' });
+        throw err;
+      }
       let route: R;
       try {
-        deps.auth(facts.credential, facts.scope);
         route = steps.route(limit);
       } catch (err) {
         if (err instanceof MethodNotAllowed) return refuse(err, { Allow: err.allow }, 405);
-        if (err instanceof AppError && err.code === 'UNAUTHORIZED') return refuse(err, { 'WWW-Authenticate': 'Bearer' });
         if (err instanceof AppError) return refuse(err);
         throw err;
       }
-      if (steps.body === undefined) return { outcome: 'admitted', route, body: undefined, headers };
+      if (steps.body === undefined) return { outcome: 'admitted', route, body: undefined, headers, principal };
       const body = await steps.body;
       if (!body.ok) return refuse(body.error);
-      return { outcome: 'admitted', route, body: body.raw, headers };
+      return { outcome: 'admitted', route, body: body.raw, headers, principal };
     },
   };
 }

@@ -25,7 +25,7 @@ export interface InspectWsDeps {
 
 /**
  * `GET /inspect/ws`: the inspection stream (src/inspect). The upgrade passes the same admission
- * chain as the API (Host, Origin, rate limit, API key; `?token=` for browsers); `?actor=<id>`
+ * chain as the API (Host, Origin, rate limit, a principal with the `inspect` scope; `?token=` for browsers); `?actor=<id>`
  * narrows the stream to one actor (`turn:<sessionId>`, `mcp:<name>`) and its children. Viewers send
  * nothing; what they send is ignored.
  */
@@ -40,6 +40,7 @@ export function createInspectWs(deps: InspectWsDeps): { behavior: WebSocketBehav
       origin: req.getHeader('origin'),
       ip: deps.clientIp(res, req),
       credential: bearerKey(req.getHeader('authorization') || undefined) ?? (query.get('token') || undefined),
+      scope: 'inspect' as const,
     };
     const headers = [req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions')] as const;
     const data: ViewerData = { filter: query.get('actor') || undefined };
@@ -52,6 +53,7 @@ export function createInspectWs(deps: InspectWsDeps): { behavior: WebSocketBehav
         }
         if (state.aborted) return;
         state.aborted = true;
+        deps.log.debug({ ip: facts.ip, principal: verdict.principal.name }, 'inspector connected');
         res.upgrade(data, ...headers, context); // not inside `res.cork` (see types.ts)
       })
       .catch((err: unknown) => {

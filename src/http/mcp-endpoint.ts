@@ -54,9 +54,10 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
       if (method !== 'POST') throw new MethodNotAllowed(method, '/mcp', 'POST');
     };
 
+    let principal: string | undefined;
     const run = async () => {
       const verdict = await deps.admission.admit(
-        { host, origin: headers.get('origin') ?? '', ip, credential: bearerKey(headers.get('authorization') ?? undefined), preflight: method === 'OPTIONS', allowHeaders: MCP_HEADERS },
+        { host, origin: headers.get('origin') ?? '', ip, credential: bearerKey(headers.get('authorization') ?? undefined), scope: 'chat', preflight: method === 'OPTIONS', allowHeaders: MCP_HEADERS },
         { route, body },
       );
       if (verdict.outcome === 'refused') {
@@ -64,6 +65,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
         return send(res, state, rpcErrorReply(verdict.error, verdict.status), verdict.headers);
       }
       if (verdict.outcome === 'preflight') return send(res, state, { status: 204, headers: {}, body: '' }, verdict.headers);
+      principal = verdict.principal.name;
       const raw = verdict.body ?? Buffer.alloc(0);
       const text = raw.toString('utf8');
       if (textTooDeep(text)) return send(res, state, rpcErrorReply(tooDeepError('JSON-RPC message')), verdict.headers);
@@ -92,7 +94,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
       }
     };
     run().catch((err: unknown) => {
-      deps.log.error({ err }, 'mcp request failed');
+      deps.log.error({ err, principal }, 'mcp request failed');
       send(res, state, rpcErrorReply(err));
     });
   };

@@ -7,8 +7,10 @@
  * - Every operation lists the answers of the admission chain (400, 403, 429, 503, and 401 when a
  *   key applies to it), 500, and its own error codes, each with the error envelope, grouped by
  *   status with the codes named; every answer carries the X-RateLimit-* headers.
- * - Security schemes appear only when keys are configured: `apiKey` for client routes, `adminKey`
- *   for admin routes when one is set; public routes need none.
+ * - Security schemes appear only when credentials are configured: `apiKey` for the routes the API key
+ *   may call, `adminKey` for the ones only the admin key may (when one is set), `bearer` for named keys
+ *   and JWTs (`server.auth.keys`, `server.auth.jwt`); public routes need none. Each route's scope
+ *   (`chat`, `inspect`, `admin`) is the operation's `x-scope`.
  */
 import { z, type ZodType } from 'zod';
 import { ERROR_TABLE, type ErrorCode } from '../errors/index.ts';
@@ -16,7 +18,8 @@ import type { Route } from './route.ts';
 
 export interface OpenApiOptions {
   version: string;
-  auth: { apiKey: boolean; adminKey: boolean };
+  /** Which credentials are configured; `bearer`: named keys or JWT. */
+  auth: { apiKey: boolean; adminKey: boolean; bearer?: boolean };
 }
 
 type JsonSchema = Record<string, unknown>;
@@ -68,8 +71,14 @@ function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
 
 function operation(route: Route, options: OpenApiOptions): Record<string, unknown> {
   const doc = route.doc ?? {};
-  const keyed = !route.public && (options.auth.apiKey || (route.admin === true && options.auth.adminKey));
-  const scheme = route.admin && options.auth.adminKey ? 'adminKey' : 'apiKey';
+  const scope = route.scope ?? 'chat';
+  const { apiKey, adminKey, bearer = false } = options.auth;
+  const legacyOnly = !bearer;
+  // Mirrors src/auth/principals.ts: the API key alone may do everything; with the admin key it may only chat.
+  const apiKeyMay = apiKey && (scope === 'chat' || (scope === 'approve' && !adminKey) || (!adminKey && legacyOnly));
+  const anonymousMay = adminKey && !apiKey && legacyOnly && scope === 'chat';
+  const keyed = scope !== 'public' && (apiKey || adminKey || bearer) && !anonymousMay;
+  const schemes = keyed ? [...(apiKeyMay ? ['apiKey'] : adminKey ? ['adminKey'] : []), ...(bearer ? ['bearer'] : [])] : [];
   const pathParams = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
   const query = doc.query ? Object.entries((jsonSchema(doc.query, 'input').properties ?? {}) as Record<string, JsonSchema>) : [];
   const queryParams = query.map(([name, schema]) => ({ name, in: 'query', required: false, schema, ...(typeof schema.description === 'string' && { description: schema.description }) }));
@@ -87,7 +96,8 @@ function operation(route: Route, options: OpenApiOptions): Record<string, unknow
       200: { description: 'Success', headers: RATE_HEADERS, content: success },
       ...errorResponses([...ADMISSION, ...(keyed ? (['UNAUTHORIZED'] as const) : []), ...(doc.errors ?? [])]),
     },
-    security: keyed ? [{ [scheme]: [] }] : [],
+    ...(scope !== 'public' && { 'x-scope': scope === 'approve' ? (adminKey ? 'admin' : 'chat') : scope }),
+    security: schemes.map((name) => ({ [name]: [] })),
   };
 }
 
@@ -116,6 +126,7 @@ export function openApiDocument(routes: Route[], options: OpenApiOptions): Recor
       securitySchemes: {
         ...(options.auth.apiKey && { apiKey: bearer('server.auth.apiKey (or the admin key)') }),
         ...(options.auth.adminKey && { adminKey: bearer('server.auth.adminKey') }),
+        ...(options.auth.bearer && { bearer: bearer('a key of server.auth.keys or a JWT of server.auth.jwt') }),
       },
     },
   };

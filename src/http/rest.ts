@@ -5,7 +5,7 @@ import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import type { Admission } from './admission.ts';
-import { bearerKey, type Scope } from './auth.ts';
+import { bearerKey, type RouteScope } from './auth.ts';
 import { bufferBody, parseJsonBody } from './body.ts';
 import type { ClientIp } from './ip.ts';
 import { errorReply, jsonReply, send, watchAbort, type Reply } from './respond.ts';
@@ -26,7 +26,8 @@ export interface RestDeps {
   maxJsonBytes: number;
 }
 
-const scopeOf = (route: Route | undefined): Scope => (route?.admin ? 'admin' : route?.public ? 'public' : 'client');
+/** The scope a request needs: its route's (default `chat`); an unknown route needs `chat`, so it is refused 401 before it is told unknown. */
+const scopeOf = (route: Route | undefined): RouteScope => route?.scope ?? 'chat';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
@@ -90,10 +91,14 @@ export function createRestHandler(deps: RestDeps) {
           ip,
           signal: controller.signal,
           bus: deps.bus,
+          principal: verdict.principal,
         };
-        send(res, state, toReply(await verdict.route.route.handler(ctx)), verdict.headers);
+        const reply = toReply(await verdict.route.route.handler(ctx));
+        send(res, state, reply, verdict.headers);
+        // The access line names the principal, never its credential.
+        deps.log.debug({ method, path, status: reply.status, principal: verdict.principal.name }, 'request');
       } catch (err) {
-        if (!(err instanceof AppError)) deps.log.error({ err, method, path }, 'request failed');
+        if (!(err instanceof AppError)) deps.log.error({ err, method, path, principal: verdict.principal.name }, 'request failed');
         send(res, state, errorReply(err, now()), verdict.headers);
       }
     };

@@ -1,5 +1,6 @@
 import type { z, ZodType } from 'zod';
 import type { ErrorCode } from '../errors/index.ts';
+import type { Principal, RouteScope } from './auth.ts';
 import type { FrontEndBus } from './front-bus.ts';
 import { parseInput, parseQuery } from './validate.ts';
 
@@ -22,6 +23,8 @@ export interface RequestContext {
   /** Aborts when the client goes away. */
   signal: AbortSignal;
   bus: FrontEndBus;
+  /** Who the request acts for (resolved once by the admission chain; `anonymous` on public routes). */
+  principal: Principal;
 }
 
 export interface RouteResult {
@@ -44,10 +47,12 @@ export interface Route {
   summary: string;
   /** Takes a message body of up to `maxBodyBytes` (an image); every other route takes `maxJsonBytes`. */
   largeBody?: true;
-  /** Starts processes, opens sockets or runs tools: needs `server.auth.adminKey` when one is set. */
-  admin?: true;
-  /** Needs no key even when `server.auth.apiKey` is set (static pages with no data). */
-  public?: true;
+  /**
+   * The scope a caller needs (default `chat`): `public` (static pages with no data: nothing), `inspect`
+   * (what the service does: metrics, config), `admin` (starts processes, opens sockets, runs tools),
+   * `approve` (answers a tool approval). See src/auth/principal.ts.
+   */
+  scope?: RouteScope;
   /** What the OpenAPI document says of the route (src/http/openapi.ts). */
   doc?: RouteDoc;
   handler(ctx: RequestContext): RouteResult | Promise<RouteResult>;

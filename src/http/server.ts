@@ -67,7 +67,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const clientIp = createClientIp(config.server.trustedProxies);
   let closing = false;
   // One chain for REST, /mcp and the WebSocket upgrade (see admission.ts for its order).
-  const auth = createAuth(config.server.auth);
+  const auth = createAuth(config.server.auth, { onJwksError: (err) => log.warn({ err }, 'the JSON Web Key Set of server.auth.jwt cannot be read') });
   const admission = createAdmission({
     limiter: limits.rest,
     cors,

@@ -9,7 +9,7 @@ import { CLIENT_FRAMES, EVENT_FRAMES, frame, isClientFrameType, type ClientFrame
 import type { ClientIp } from './ip.ts';
 import { rateLimitError, type LimitState, type Limits } from './limits.ts';
 import { parseInput, validateImage } from './validate.ts';
-import { bearerKey, type Auth } from './auth.ts';
+import { bearerKey, type Auth, type Principal } from './auth.ts';
 import { tooDeepError } from './body.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { tooDeep } from '../json-depth.ts';
@@ -20,8 +20,8 @@ export interface Connection {
   id: string;
   ip: string;
   closed: boolean;
-  /** Connected with a key of admin scope (or none is needed): may answer approvals. */
-  admin: boolean;
+  /** Who the connection acts for, resolved once at the upgrade (header or `?token=`). */
+  principal: Principal;
   /** Sessions whose frames it receives (besides server-wide events). */
   sessions: Set<string>;
 }
@@ -69,7 +69,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
   };
   const sendError = (ws: WebSocket<Connection>, err: unknown, sessionId?: string) => {
     const { event, data } = toWsFrame(err, sessionId);
-    if (data.code === 'INTERNAL_ERROR') deps.log.error({ err }, 'websocket command failed');
+    if (data.code === 'INTERNAL_ERROR') deps.log.error({ err, principal: ws.getUserData().principal.name }, 'websocket command failed');
     sendTo(ws, event, data);
   };
 
@@ -105,7 +105,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       }
     };
     const run = async () => {
-      const verdict = await deps.admission.admit({ host, origin, ip, credential }, { route: takeSlot });
+      const verdict = await deps.admission.admit({ host, origin, ip, credential, scope: 'chat' }, { route: takeSlot });
       if (verdict.outcome === 'refused') {
         if (verdict.error.code === 'RATE_LIMIT_EXCEEDED') deps.metrics?.rejected('ws_upgrade');
         return send(res, state, errorReply(verdict.error, deps.clock.now(), verdict.status), verdict.headers);
@@ -113,7 +113,8 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       if (verdict.outcome === 'preflight') throw new Error('unexpected preflight verdict on a WebSocket upgrade');
       if (state.aborted) return deps.limits.connections.close(ip);
       state.aborted = true;
-      const conn: Connection = { id: deps.ids(), ip, closed: false, admin: hasAdminScope(credential), sessions: new Set() };
+      const conn: Connection = { id: deps.ids(), ip, closed: false, principal: verdict.principal, sessions: new Set() };
+      deps.log.debug({ connection: conn.id, ip, principal: conn.principal.name }, 'websocket connected');
       // Not inside `res.cork`: upgrading a corked response on uWS 20.57 (several apps in one process) cuts
       // sockets (1006) or loses their first frames; `upgrade` writes the 101 itself (types.ts).
       res.upgrade(conn, key, protocol, extensions, context);
@@ -122,15 +123,6 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       deps.log.error({ err }, 'websocket upgrade failed');
       send(res, state, errorReply(err, deps.clock.now()));
     });
-  };
-
-  const hasAdminScope = (credential: string | undefined): boolean => {
-    try {
-      deps.auth(credential, 'admin');
-      return true;
-    } catch {
-      return false;
-    }
   };
 
   /**
@@ -179,7 +171,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       if (sessionId !== DEFAULT_SESSION) leave(ws, sessionId);
     },
     async approval({ ws, sessionId }, { callId, decision, reason }) {
-      if (!ws.getUserData().admin) throw new AppError('UNAUTHORIZED', 'Answering an approval needs the admin key', { scope: 'admin' });
+      deps.auth.check(ws.getUserData().principal, 'approve');
       await deps.bus.execute('agent.approve', { sessionId, callId, decision, by: 'websocket', ...(reason !== undefined && { reason }) }, { sessionId });
     },
     ping({ ws }) {

@@ -84,12 +84,12 @@ describe('config export', () => {
       fs: { type: 'stdio', command: 'node', args: ['srv.js'], env: { GITHUB_TOKEN: 'ghp_envsecretvalue', PLAIN: 'also-hidden' } },
       remote: { type: 'http', baseUrl: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer header-secret', 'X-Custom': 'custom-secret' } },
     },
-    server: { auth: { apiKey: 'server-api-key-0123456789' } },
+    server: { auth: { apiKey: 'server-api-key-0123456789', keys: [{ name: 'ci', key: 'named-key-secret-0123456789', scopes: ['chat', 'inspect'] }] } },
   });
 
   it('round-trips as YAML with version and no secret value anywhere', () => {
     const text = exportConfigYaml(secretConfig);
-    for (const secret of ['supersecret', 'pw-in-url', 'querysecret', 'envsecretvalue', 'also-hidden', 'header-secret', 'custom-secret', 'server-api-key']) {
+    for (const secret of ['supersecret', 'pw-in-url', 'querysecret', 'envsecretvalue', 'also-hidden', 'header-secret', 'custom-secret', 'server-api-key', 'named-key-secret']) {
       expect(text).not.toContain(secret);
     }
     const doc = parse(text) as Record<string, any>;
@@ -100,6 +100,7 @@ describe('config export', () => {
     expect(doc.mcpServers.remote.headers).toEqual({ Authorization: REDACTED, 'X-Custom': REDACTED });
     expect(doc.mcpServers.fs.args).toEqual(['srv.js']);
     expect(doc.llm.model).toBe('m');
+    expect(doc.server.auth.keys).toEqual([{ name: 'ci', key: REDACTED, scopes: ['chat', 'inspect'] }]);
   });
 });
 

@@ -73,6 +73,7 @@ const request = (route: Route): RequestContext => ({
   ip: '127.0.0.1',
   signal: new AbortController().signal,
   bus,
+  principal: { name: 'anonymous', scopes: new Set(['chat', 'inspect', 'admin'] as const), via: 'anonymous' },
 });
 
 describe('route contracts', () => {

@@ -103,7 +103,7 @@ describe('spawn policy', () => {
   });
 });
 
-/** The service is shared when any key is set or it binds beyond loopback (src/config/shared.ts). */
+/** The service is shared when any credential is configured or it binds beyond loopback (src/config/shared.ts). */
 describe('isShared', () => {
   const config = (server: Record<string, unknown> = {}) => parseConfig({ llm: { model: 'm' }, server });
   it.each([
@@ -113,6 +113,8 @@ describe('isShared', () => {
     ['no keys, no bind host known', config(), undefined, false],
     ['an API key', config({ auth: { apiKey: 'k'.repeat(16) } }), '127.0.0.1', true],
     ['an admin key', config({ auth: { adminKey: 'k'.repeat(16) } }), '127.0.0.1', true],
+    ['a named key', config({ auth: { keys: [{ name: 'ci', key: 'k'.repeat(16), scopes: ['chat'] }] } }), '127.0.0.1', true],
+    ['JWT principals', config({ auth: { jwt: { issuer: 'https://id.example', audience: 'agentd', jwksFile: 'jwks.json' } } }), '127.0.0.1', true],
     ['a non-loopback bind', config(), '0.0.0.0', true],
     ['server.host beyond loopback', config({ host: '10.0.0.5' }), undefined, true],
     ['--host loopback over server.host', config({ host: '0.0.0.0' }), '127.0.0.1', false],

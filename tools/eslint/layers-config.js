@@ -21,6 +21,8 @@ export const LAYERS = {
     bus: { path: 'src/bus', uses: [...LEAVES] },
     redis: { path: 'src/redis', uses: [...LEAVES] },
     cluster: { path: 'src/cluster', uses: [...LEAVES, 'bus', 'redis'] },
+    // Principals and scopes: who a request acts for, from its bearer credential (keys, JWT).
+    auth: { path: 'src/auth', uses: [...LEAVES, 'config'] },
     store: { path: 'src/store', uses: [...LEAVES, 'config', 'redis'] },
     // The conversation's domain: session events, tool shapes, pure turn steps, the records the outside sees.
     conversation: { path: 'src/conversation', uses: [...LEAVES] },
@@ -35,7 +37,7 @@ export const LAYERS = {
     tracing: { path: 'src/tracing', uses: [...LEAVES, 'bus', 'llm', 'agent'] },
     // The HTTP/WebSocket engines (uWebSockets.js, node:http + ws) behind one narrow interface; they import nothing of ours.
     httpEngine: { path: 'src/http/engine' },
-    http: { path: 'src/http', uses: [...LEAVES, 'config', 'bus', 'llm', 'conversation', 'agent', 'tools', 'mcpFace', 'metrics', 'inspect', 'redis', 'httpEngine'] },
+    http: { path: 'src/http', uses: [...LEAVES, 'config', 'auth', 'bus', 'llm', 'conversation', 'agent', 'tools', 'mcpFace', 'metrics', 'inspect', 'redis', 'httpEngine'] },
     app: { path: 'src/app.ts', uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'tools', 'agent', 'mcpFace', 'metrics', 'tracing', 'inspect', 'http', 'httpEngine', 'redis', 'cluster'] },
     cli: { path: 'src/cli', uses: [...LEAVES, 'config', 'llm', 'mcpFace', 'http', 'app'] },
     entry: { path: 'src/cli.ts', uses: [...LEAVES, 'cli'] },
@@ -46,5 +48,6 @@ export const LAYERS = {
     openai: ['llm'],
     '@modelcontextprotocol/sdk/client': ['tools'],
     '@modelcontextprotocol/sdk/server': ['mcpFace'],
+    jose: ['auth'],
   },
 };

@@ -147,7 +147,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       method: 'POST',
       path: '/api/sessions/:sessionId/approvals/:callId',
       summary: 'Approve or deny a tool call waiting for approval',
-      admin: true,
+      scope: 'approve',
       params: sessionParams,
       body: approvalSchema,
       response: RESPONSES.approvalAnswered,

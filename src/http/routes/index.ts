@@ -9,12 +9,12 @@ import { systemRoutes, type ServiceInfo } from './system-routes.ts';
 /** `mode: 'mcp'` leaves out the web console. */
 export type RoutesDeps = ServiceInfo & AgentRoutesDeps & { metrics: Metrics; mode?: 'web' | 'mcp' };
 
-/** `GET /metrics`: the Prometheus text exposition (an admin route: it tells what the service does). */
+/** `GET /metrics`: the Prometheus text exposition (an `inspect` route: it tells what the service does). */
 const metricsRoute = (metrics: Metrics): Route => ({
   method: 'GET',
   path: '/metrics',
   summary: 'Prometheus metrics (text exposition)',
-  admin: true,
+  scope: 'inspect',
   doc: { contentType: 'text/plain' },
   handler: async () => ({ body: await metrics.text(), contentType: metrics.contentType }),
 });
@@ -28,7 +28,12 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...(deps.mode === 'mcp' ? [] : consoleRoutes()),
     ...inspectRoutes(deps.config?.server.inspect ?? false),
   ];
-  const auth = { apiKey: deps.config?.server.auth.apiKey !== undefined, adminKey: deps.config?.server.auth.adminKey !== undefined };
+  const configured = deps.config?.server.auth;
+  const auth = {
+    apiKey: configured?.apiKey !== undefined,
+    adminKey: configured?.adminKey !== undefined,
+    bearer: (configured?.keys.length ?? 0) > 0 || configured?.jwt !== undefined,
+  };
   table.push(...apiDocRoutes(() => table, { version: deps.version, auth }));
   return table;
 }

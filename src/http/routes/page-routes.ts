@@ -55,8 +55,8 @@ const withShared = (name: string) => [...folder(name), ...folder('shared')];
 export function consoleRoutes(): Route[] {
   const file = files(withShared('console'), pageHeaders(), '/console/');
   return [
-    { method: 'GET', path: '/', summary: 'The web console (web mode)', public: true, doc: { contentType: 'text/html' }, handler: () => file('index.html') },
-    { method: 'GET', path: '/console/:file', summary: "The console's scripts and styles", public: true, doc: { contentType: 'text/javascript' }, handler: (ctx) => file(ctx.params.file ?? '') },
+    { method: 'GET', path: '/', summary: 'The web console (web mode)', scope: 'public', doc: { contentType: 'text/html' }, handler: () => file('index.html') },
+    { method: 'GET', path: '/console/:file', summary: "The console's scripts and styles", scope: 'public', doc: { contentType: 'text/javascript' }, handler: (ctx) => file(ctx.params.file ?? '') },
   ];
 }
 
@@ -77,12 +77,12 @@ export function apiDocRoutes(table: () => Route[], options: OpenApiOptions): Rou
       method: 'GET',
       path: '/api/openapi.json',
       summary: 'The OpenAPI 3.1 description of these routes',
-      public: true,
+      scope: 'public',
       doc: { response: RESPONSES.openApi },
       handler: () => ({ body: (document ??= JSON.stringify(openApiDocument(table(), options))), contentType: 'application/json; charset=utf-8' }),
     },
-    { method: 'GET', path: '/api/docs', summary: 'Interactive API docs (swagger-ui, served locally)', public: true, doc: { contentType: 'text/html' }, handler: () => file('index.html') },
-    { method: 'GET', path: '/api/docs/:file', summary: "The docs page's scripts and styles", public: true, doc: { contentType: 'text/javascript' }, handler: (ctx) => file(ctx.params.file ?? '') },
+    { method: 'GET', path: '/api/docs', summary: 'Interactive API docs (swagger-ui, served locally)', scope: 'public', doc: { contentType: 'text/html' }, handler: () => file('index.html') },
+    { method: 'GET', path: '/api/docs/:file', summary: "The docs page's scripts and styles", scope: 'public', doc: { contentType: 'text/javascript' }, handler: (ctx) => file(ctx.params.file ?? '') },
   ];
 }
 
@@ -104,8 +104,8 @@ export function inspectRoutes(enabled: boolean): Route[] {
     return from(name);
   };
   return [
-    { method: 'GET', path: '/inspect', summary: 'The live state-machine inspector page (with --inspect)', public: true, doc: { contentType: 'text/html' }, handler: () => serve('index.html') },
-    { method: 'GET', path: '/inspect/stately', summary: "The stream in Stately's hosted inspector (a bridge page)", public: true, doc: { contentType: 'text/html' }, handler: () => serve('stately.html', bridge) },
-    { method: 'GET', path: '/inspect/:file', summary: "The inspector pages' scripts and styles", public: true, doc: { contentType: 'text/javascript' }, handler: (ctx) => serve(ctx.params.file ?? '') },
+    { method: 'GET', path: '/inspect', summary: 'The live state-machine inspector page (with --inspect)', scope: 'public', doc: { contentType: 'text/html' }, handler: () => serve('index.html') },
+    { method: 'GET', path: '/inspect/stately', summary: "The stream in Stately's hosted inspector (a bridge page)", scope: 'public', doc: { contentType: 'text/html' }, handler: () => serve('stately.html', bridge) },
+    { method: 'GET', path: '/inspect/:file', summary: "The inspector pages' scripts and styles", scope: 'public', doc: { contentType: 'text/javascript' }, handler: (ctx) => serve(ctx.params.file ?? '') },
   ];
 }

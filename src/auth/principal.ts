@@ -1,0 +1,30 @@
+/**
+ * Who a request acts for. A principal is resolved once per request (or WebSocket connection) from
+ * its bearer credential and travels with it (`ctx.principal`); its name is what logs show, never the
+ * credential.
+ */
+import { AUTH_SCOPES } from '../config/index.ts';
+
+export { AUTH_SCOPES };
+/** `chat`: messages, sessions, approvals. `inspect`: /inspect/ws, /metrics, /api/config.yaml. `admin`: everything. */
+export type ScopeName = (typeof AUTH_SCOPES)[number];
+
+export interface Principal {
+  /** A key's name, `jwt:<subject>` for a token, `anonymous` without a credential. */
+  name: string;
+  scopes: ReadonlySet<ScopeName>;
+  via: 'key' | 'jwt' | 'anonymous';
+}
+
+/**
+ * What a route or socket needs: `public` needs nothing; `approve` (answering a tool approval) is
+ * `chat`, or `admin` when the `adminKey` shorthand is configured (today's rule until sessions have owners).
+ */
+export type RouteScope = 'public' | ScopeName | 'approve';
+
+/** `admin` implies every scope. */
+export const hasScope = (principal: Principal, scope: ScopeName): boolean => principal.scopes.has('admin') || principal.scopes.has(scope);
+
+export const ALL_SCOPES: ReadonlySet<ScopeName> = new Set(AUTH_SCOPES);
+
+export const isScopeName = (value: unknown): value is ScopeName => typeof value === 'string' && (AUTH_SCOPES as readonly string[]).includes(value);

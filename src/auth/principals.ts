@@ -1,0 +1,106 @@
+import { AppError } from '../errors/index.ts';
+import type { AuthConfig } from '../config/index.ts';
+import { createJwtVerifier } from './jwt.ts';
+import { createKeyTable, type KeyEntry } from './keys.ts';
+import { ALL_SCOPES, hasScope, type Principal, type RouteScope, type ScopeName } from './principal.ts';
+
+/** `server.auth` as configured; `keys` and `jwt` may be left out (tests, older callers). */
+export type AuthInput = Pick<AuthConfig, 'apiKey' | 'adminKey'> & Partial<Pick<AuthConfig, 'keys' | 'jwt'>>;
+
+export interface PrincipalsOptions {
+  /** Told when the key set cannot be fetched or read (not for refused tokens). */
+  onJwksError?: (err: unknown) => void;
+}
+
+export interface Principals {
+  /** True when any key or JWT is configured. */
+  readonly configured: boolean;
+  /** The principal of a request without a credential (or with one that resolves to nobody). */
+  readonly anonymous: Principal;
+  /** The principal of a bearer credential: a key's, a token's, or `undefined` for neither. */
+  resolve(credential: string): Promise<Principal | undefined>;
+  /**
+   * The principal a request acts for, checked against what it needs; throws UNAUTHORIZED (no or an
+   * invalid credential, or a shorthand key short of the scope: today's answers) or FORBIDDEN (a known
+   * principal short of the scope, `details.scope`, `details.principal`).
+   */
+  authorize(credential: string | undefined, needed?: RouteScope): Promise<Principal>;
+  /** Whether a principal may do what `needed` says (`approve` and `admin` implication included). */
+  allows(principal: Principal, needed: RouteScope): boolean;
+  /** Throws what `authorize` would when `principal` may not do what `needed` says (for a connection's later acts). */
+  check(principal: Principal, needed: RouteScope): void;
+}
+
+/**
+ * Principals from `server.auth`. Contracts:
+ * - `keys[]` as given; `apiKey` is a key named `api` of scope `chat`, `adminKey` a key named `admin` of
+ *   scope `admin`. When `apiKey` is the only credential configured it holds every scope (as before
+ *   scopes existed: it is the one key of a single-user service).
+ * - Nothing configured: every request is `anonymous` with every scope. Only `adminKey` configured:
+ *   `anonymous` has `chat` (as before: the admin key guarded only admin routes). Otherwise `anonymous` has none.
+ * - A credential that resolves to nobody counts as no credential: refused when `anonymous` lacks the scope.
+ * - `public` needs nothing and resolves nothing (no token verification for static pages).
+ */
+export function createPrincipals(auth: AuthInput, options: PrincipalsOptions = {}): Principals {
+  const named = auth.keys ?? [];
+  const onlyApiKey = auth.apiKey !== undefined && auth.adminKey === undefined && named.length === 0 && auth.jwt === undefined;
+  const onlyAdminKey = auth.adminKey !== undefined && auth.apiKey === undefined && named.length === 0 && auth.jwt === undefined;
+  const shorthands: KeyEntry[] = [
+    ...(auth.apiKey === undefined ? [] : [{ name: 'api', key: auth.apiKey, scopes: onlyApiKey ? [...ALL_SCOPES] : (['chat'] as ScopeName[]) }]),
+    ...(auth.adminKey === undefined ? [] : [{ name: 'admin', key: auth.adminKey, scopes: ['admin'] as ScopeName[] }]),
+  ];
+  const keyOf = createKeyTable([...shorthands, ...named]);
+  const tokenOf = auth.jwt ? createJwtVerifier(auth.jwt, options.onJwksError) : undefined;
+  const configured = shorthands.length + named.length > 0 || tokenOf !== undefined;
+  const anonymous: Principal = {
+    name: 'anonymous',
+    scopes: !configured ? ALL_SCOPES : onlyAdminKey ? new Set<ScopeName>(['chat']) : new Set<ScopeName>(),
+    via: 'anonymous',
+  };
+  /** The shorthand keys keep today's refusals (401 with today's messages) when short of a scope. */
+  const legacy = (p: Principal) => p.via === 'key' && shorthands.some((s) => s.name === p.name);
+  const need = (needed: RouteScope): ScopeName | undefined =>
+    needed === 'public' ? undefined : needed === 'approve' ? (auth.adminKey !== undefined ? 'admin' : 'chat') : needed;
+  const allows = (p: Principal, needed: RouteScope): boolean => {
+    const scope = need(needed);
+    return scope === undefined || hasScope(p, scope);
+  };
+
+  const resolve = async (credential: string): Promise<Principal | undefined> => keyOf(credential) ?? (tokenOf ? await tokenOf(credential) : undefined);
+
+  const onlyShorthands = named.length === 0 && tokenOf === undefined;
+  const unauthorized = (scope: ScopeName): AppError =>
+    scope !== 'chat' && auth.adminKey !== undefined && onlyShorthands
+      ? new AppError('UNAUTHORIZED', 'This operation needs the admin key', { scope, suggestion: 'send Authorization: Bearer <server.auth.adminKey>' })
+      : new AppError('UNAUTHORIZED', auth.apiKey !== undefined && onlyShorthands ? 'Missing or invalid API key' : 'Missing or invalid credential', {
+          scope: scope === 'chat' && onlyShorthands ? 'client' : scope, // `client`: today's name of chat
+          suggestion: auth.apiKey !== undefined ? 'send Authorization: Bearer <server.auth.apiKey>' : 'send Authorization: Bearer <a key or token>',
+        });
+
+  const check = (principal: Principal, needed: RouteScope): void => {
+    const scope = need(needed);
+    if (scope === undefined || hasScope(principal, scope)) return;
+    if (principal.via === 'anonymous' || legacy(principal)) throw unauthorized(scope);
+    throw new AppError('FORBIDDEN', `The principal "${principal.name}" lacks the ${scope} scope`, { scope, principal: principal.name });
+  };
+
+  return {
+    configured,
+    check,
+    anonymous,
+    resolve,
+    allows,
+    async authorize(credential, needed = 'chat') {
+      const scope = need(needed);
+      if (scope === undefined) return anonymous;
+      if (hasScope(anonymous, scope) && !configured) return anonymous;
+      const principal = credential === undefined ? undefined : await resolve(credential);
+      if (principal === undefined) {
+        if (hasScope(anonymous, scope)) return anonymous;
+        throw unauthorized(scope);
+      }
+      check(principal, needed);
+      return principal;
+    },
+  };
+}
