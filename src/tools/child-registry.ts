@@ -168,7 +168,7 @@ export function createChildRegistry(file: string | undefined, log: Logger, procs
   };
 }
 
-/** The running members of group `pgid` other than its leader that prove it is `entry`'s (see the contract). */
+/** The running members of `entry`'s group other than its leader, when one of them proves the group is still `entry`'s (see the contract). */
 function provenMembers(entry: Entry, procs: Procs): number[] | undefined {
   if (entry.seen === undefined || entry.boot === undefined) return undefined;
   const members: { pid: number; start: number }[] = [];

@@ -57,8 +57,8 @@ export function findSetpriv(path: string | undefined = process.env.PATH): string
   return found && isAbsolute(found) ? found : undefined;
 }
 
-/** The spawn to run instead of `command args`, given the child's environment and cwd. */
-export function withParentDeathSignal(spawnable: Spawnable, childPath: string | undefined, cwd?: string, setpriv: string | undefined = findSetpriv()): Spawnable {
+/** The spawn to run instead of `command args`, given the child's PATH and cwd and `setpriv` (`findSetpriv()`). */
+export function withParentDeathSignal(spawnable: Spawnable, childPath: string | undefined, cwd: string | undefined, setpriv: string | undefined): Spawnable {
   if (!setpriv || !resolveCommand(spawnable.command, childPath, cwd)) return spawnable;
   return { command: setpriv, args: ['--pdeathsig', 'KILL', '--', spawnable.command, ...spawnable.args] };
 }

@@ -26,7 +26,7 @@ import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/
 import { RESULT_TOO_LARGE, tooLargeMessage } from './limited-fetch.ts';
 import type { ChildRegistry } from './child-registry.ts';
 import { LineReader } from './line-reader.ts';
-import { withParentDeathSignal } from './parent-death.ts';
+import { findSetpriv, withParentDeathSignal } from './parent-death.ts';
 import { stderrCause, StderrLines } from './stderr-cause.ts';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -102,7 +102,7 @@ export class ChildProcessTransport implements Transport {
     const { command, args, env, cwd } = this.options;
     return new Promise((resolve, reject) => {
       const childEnvironment = childEnv(env);
-      const run = withParentDeathSignal({ command, args }, childEnvironment.PATH, cwd);
+      const run = withParentDeathSignal({ command, args }, childEnvironment.PATH, cwd, findSetpriv());
       const child = spawn(run.command, run.args, {
         env: childEnvironment,
         ...(cwd !== undefined ? { cwd } : {}),
