@@ -7,6 +7,11 @@
  *   (which wins). Nothing else of `process.env` reaches it.
  * - The child leads its own process group; closing kills the whole group, so a launcher (`npx`, a shell)
  *   cannot leave grandchildren behind.
+ * - On Linux with util-linux's `setpriv`, the child is started through it with a parent-death signal, so the
+ *   kernel kills it when agentd dies, even by `kill -9` (parent-death.ts: when it applies and its limits).
+ *   The pid, group, environment and errors are the same as without it.
+ * - The registry (`children`) is told of the group when it starts, when the server first answers (the
+ *   proof child-registry.ts needs to reap a group whose leader is gone), and once it is gone.
  * - stderr is logged line by line at debug; its first and last lines are kept (bounded) for `exitReason`,
  *   which names the cause they give (stderr-cause.ts), not Node's or npm's closing banner.
  * - `onclose` fires once, as soon as the child exits (not when its pipes drain), so pending requests fail at
@@ -21,6 +26,7 @@ import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/
 import { RESULT_TOO_LARGE, tooLargeMessage } from './limited-fetch.ts';
 import type { ChildRegistry } from './child-registry.ts';
 import { LineReader } from './line-reader.ts';
+import { findSetpriv, withParentDeathSignal } from './parent-death.ts';
 import { stderrCause, StderrLines } from './stderr-cause.ts';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -64,6 +70,7 @@ export class ChildProcessTransport implements Transport {
   private readonly stderr = new StderrLines();
   private partialLine = '';
   private closedNotified = false;
+  private answered = false;
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null; ours: boolean } | undefined;
   private spawnError: Error | undefined;
   /** Set once close() began: an exit after that is ours, not the server's failure. */
@@ -94,8 +101,10 @@ export class ChildProcessTransport implements Transport {
     if (this.child) return Promise.reject(new Error('transport already started'));
     const { command, args, env, cwd } = this.options;
     return new Promise((resolve, reject) => {
-      const child = spawn(command, args, {
-        env: childEnv(env),
+      const childEnvironment = childEnv(env);
+      const run = withParentDeathSignal({ command, args }, childEnvironment.PATH, cwd, findSetpriv());
+      const child = spawn(run.command, run.args, {
+        env: childEnvironment,
         ...(cwd !== undefined ? { cwd } : {}),
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: process.platform !== 'win32',
@@ -180,6 +189,10 @@ export class ChildProcessTransport implements Transport {
   }
 
   private onStdout(chunk: Buffer): void {
+    if (!this.answered && this.child?.pid !== undefined) {
+      this.answered = true;
+      this.options.children?.answered(this.child.pid);
+    }
     this.reader.push(chunk);
   }
 

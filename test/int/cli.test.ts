@@ -7,6 +7,7 @@ import { listeningPort, runAgentd, writeAgentFile } from '../support/agentd-proc
 import { until } from '../support/wait.ts';
 import { connectWs } from '../support/ws-client.ts';
 import { fixturePath } from './mcp-helpers.ts';
+import { findSetpriv } from '../../src/tools/parent-death.ts';
 
 /** Pids of processes whose command line contains `marker`. */
 function processesWith(marker: string): string[] {
@@ -16,6 +17,15 @@ function processesWith(marker: string): string[] {
     return []; // pgrep exits 1 when nothing matches
   }
 }
+
+/** kill -9 the node process that runs agentd over `file`, so nothing of agentd runs after. */
+function killAgentd(file: string): void {
+  for (const pid of processesWith(`src/cli.ts --agent ${file}`)) process.kill(Number(pid), 'SIGKILL');
+}
+
+/** Whether util-linux's setpriv is on the PATH (agentd then starts tool servers with a parent-death signal). */
+const setpriv = process.platform === 'linux' && findSetpriv() !== undefined;
+const NO_SETPRIV = 'setpriv not found: not checking that a killed agentd takes its tool servers with it';
 
 /** agentd's health, as `/api/health` reports it. */
 const healthOf = async (port: number): Promise<any> => (await fetch(`http://127.0.0.1:${port}/api/health`)).json();
@@ -144,7 +154,7 @@ describe('agentd command line', () => {
     await until(() => processesWith(marker).length === 0, 'the tool server gone'); // the hang server ignores stdin closing
   });
 
-  it('kills the tool servers a killed (-9) agentd left behind when it starts again over the same data', async () => {
+  it('a killed (-9) agentd takes its tool server with it (parent-death signal); without setpriv the next start kills it', async () => {
     const marker = `agentd-kill9-${process.pid}-${Date.now()}`;
     const data = await mkdtemp(join(tmpdir(), 'agentd-kill9-'));
     const file = await writeAgentFile(
@@ -154,9 +164,13 @@ describe('agentd command line', () => {
     const first = runAgentd(['--agent', file, '--web-port', '0']);
     const port = await listeningPort(first);
     await until(async () => (await healthOf(port)).agent.connectedServers === 1, 'its tool server connected');
-    // kill -9 the node process that runs agentd, so nothing of agentd runs after
-    for (const pid of processesWith(`src/cli.ts --agent ${file}`)) process.kill(Number(pid), 'SIGKILL');
+    killAgentd(file);
     await first.exited;
+    if (setpriv) {
+      await until(() => processesWith(marker).length === 0, 'the tool server gone by itself'); // it ignores stdin closing: the kernel killed it
+      return;
+    }
+    console.warn(NO_SETPRIV);
     expect(processesWith(marker)).toHaveLength(1); // orphaned: it ignores stdin closing
 
     const second = runAgentd(['--agent', file, '--web-port', '0', '--log-level', 'info']);
@@ -164,6 +178,38 @@ describe('agentd command line', () => {
       await listeningPort(second);
       await until(() => processesWith(marker).length <= 1, 'the orphaned tool server gone'); // the old one is gone; the new one may be up
       expect(second.out()).toContain('killed a tool server left behind by an agentd that is gone');
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.exited;
+    }
+    await until(() => processesWith(marker).length === 0, 'the tool server gone');
+  });
+
+  it("kills at the next start what a killed (-9) agentd's launcher-started tool server left behind (its grandchild)", async () => {
+    const marker = `agentd-kill9-launcher-${process.pid}-${Date.now()}`;
+    const data = await mkdtemp(join(tmpdir(), 'agentd-kill9-'));
+    // `; :` keeps sh from exec'ing node: sh stays the group leader, node its child (a launcher's server)
+    const file = await writeAgentFile(
+      `llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: jsonl\n  dir: ${data}\n` +
+        `mcpServers:\n  launched:\n    type: stdio\n    command: sh\n    args: ['-c', '${process.execPath} ${fixturePath('hang-server')} ${marker}; :']\n`,
+    );
+    const first = runAgentd(['--agent', file, '--web-port', '0']);
+    const port = await listeningPort(first);
+    await until(async () => (await healthOf(port)).agent.connectedServers === 1, 'its tool server connected');
+    expect(processesWith(marker)).toHaveLength(2); // sh and its node
+    killAgentd(file);
+    await first.exited;
+    if (setpriv) await until(() => processesWith(marker).length === 1, 'the launcher gone, its child left'); // pdeathsig reaches sh only
+    else console.warn(NO_SETPRIV);
+    const left = processesWith(marker);
+
+    const second = runAgentd(['--agent', file, '--web-port', '0', '--log-level', 'info']);
+    try {
+      await listeningPort(second);
+      await until(() => !processesWith(marker).some((pid) => left.includes(pid)), 'the left-behind processes gone'); // the new sh and node may be up
+      expect(second.out()).toContain(
+        setpriv ? "killed what a gone tool server's launcher left in its process group" : 'killed a tool server left behind by an agentd that is gone',
+      );
     } finally {
       second.child.kill('SIGTERM');
       await second.exited;
