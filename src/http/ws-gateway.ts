@@ -12,7 +12,7 @@ import { parseInput, validateImage } from './validate.ts';
 import { bearerKey, type Auth, type Principal } from './auth.ts';
 import { tooDeepError } from './body.ts';
 import type { Metrics } from '../metrics/index.ts';
-import { tooDeep } from '../json-depth.ts';
+import { textTooDeep } from '../json-depth.ts';
 import { errorReply, send, watchAbort } from './respond.ts';
 import { replaySession } from './replay.ts';
 
@@ -195,13 +195,13 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       deps.metrics?.rejected('ws_message');
       return sendError(ws, rateLimitError(limit, 'messages per window'));
     }
+    if (textTooDeep(text)) return sendError(ws, tooDeepError('frame'));
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
       return sendError(ws, new AppError('INVALID_REQUEST', 'Frame is not valid JSON', { issue: 'malformed JSON' }));
     }
-    if (tooDeep(parsed)) return sendError(ws, tooDeepError('frame'));
     const type = (parsed as { type?: unknown } | null)?.type;
     if (!isClientFrameType(type)) {
       return sendError(ws, new AppError('INVALID_MESSAGE_TYPE', `Unsupported message type: ${JSON.stringify(type)}`, {

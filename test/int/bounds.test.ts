@@ -58,6 +58,19 @@ describe('bounds', () => {
     expect(await mcp.json()).toMatchObject({ jsonrpc: '2.0', error: { data: { code: 'INVALID_REQUEST', reason: 'too_deep' } } });
   });
 
+  it('refuses a 1 000 000-deep document from its text, before parsing it, on REST and WebSocket', async () => {
+    const deepest = '['.repeat(1_000_000) + ']'.repeat(1_000_000);
+    const rest = await fetch(`${svc.url}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: deepest });
+    expect(rest.status).toBe(400);
+    expect(((await rest.json()) as any).error).toMatchObject({ code: 'INVALID_REQUEST', details: { reason: 'too_deep', limit: MAX_JSON_DEPTH } });
+
+    const ws = await connectWs(svc.wsUrl);
+    ws.sendRaw('{"type":"ping","deep":' + '['.repeat(100_000) + ']'.repeat(100_000) + '}');
+    const err = await ws.next((f) => f.event === 'error');
+    expect(err.data).toMatchObject({ code: 'INVALID_REQUEST', details: { reason: 'too_deep' } });
+    ws.close();
+  });
+
   it('answers tool arguments the model nests too deep with a failed tool result, not a crash', async () => {
     const reply = await api(svc.url, 'POST', '/api/message-sync', { sessionId: 'deep-args', message: `[[tool:echo ${deepText(MAX_JSON_DEPTH + 5)}]]` });
     expect(reply.status).toBe(200);

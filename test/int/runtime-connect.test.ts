@@ -45,6 +45,15 @@ describe('runtime connect: spawn policy', () => {
     expect((await api(svc.url, 'GET', '/api/mcp/servers')).body.servers).toEqual([]);
   });
 
+  it('refuses the names a REST path cannot address (. and ..) before anything runs', async () => {
+    for (const name of ['.', '..']) {
+      const res = await connect(svc, name, { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'INVALID_REQUEST' });
+    }
+    expect((await api(svc.url, 'GET', '/api/mcp/servers')).body.servers).toEqual([]);
+  });
+
   it('still connects an ordinary server (node with a script)', async () => {
     const res = await connect(svc, 'echo', { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] });
     expect(res.status).toBe(200);
