@@ -74,6 +74,11 @@ export const limitsSchema = z.strictObject({
   rest: windowLimit(100).prefault({}),
   /** WebSocket messages per connection per window. */
   ws: windowLimit(50).prefault({}),
+  /**
+   * WebSocket messages per IP per `ws` window, across all its connections (default 10 × `ws.points`), so
+   * reconnecting does not start a fresh window.
+   */
+  wsPerIp: z.number().int().positive().optional(),
   /** Where the request and message windows are counted: `redis` shares them across every instance (default when `storage` is Redis). */
   store: z.enum(['memory', 'redis']).optional(),
   /** Concurrent WebSocket connections per IP (counted by each instance). */

@@ -90,6 +90,8 @@ export interface Limits {
   rest: WindowLimiter;
   /** Per WebSocket connection, every frame. */
   ws: WindowLimiter;
+  /** Per IP, every WebSocket frame of all its connections (reconnecting keeps the count). */
+  wsPerIp: WindowLimiter;
   connections: ReturnType<typeof createConnectionCounter>;
 }
 
@@ -122,6 +124,7 @@ export function createLimits(config: LimitsConfig, clock: Clock, shared?: Shared
   return {
     rest: window('rest', config.rest),
     ws: window('ws', config.ws),
+    wsPerIp: window('wsip', { points: config.wsPerIp ?? 10 * config.ws.points, durationSec: config.ws.durationSec }),
     connections: createConnectionCounter(config.connectionsPerIp),
   };
 }

@@ -189,11 +189,12 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
 
   const onMessage = async (ws: WebSocket<Connection>, text: string): Promise<void> => {
     const conn = ws.getUserData();
-    const limit = await deps.limits.ws.consume(conn.id);
+    const [perConnection, perIp] = await Promise.all([deps.limits.ws.consume(conn.id), deps.limits.wsPerIp.consume(conn.ip)]);
     if (conn.closed) return;
-    if (!limit.allowed) {
+    for (const [limit, what] of [[perConnection, 'messages per window'], [perIp, 'messages per window from this address']] as const) {
+      if (limit.allowed) continue;
       deps.metrics?.rejected('ws_message');
-      return sendError(ws, rateLimitError(limit, 'messages per window'));
+      return sendError(ws, rateLimitError(limit, what));
     }
     if (textTooDeep(text)) return sendError(ws, tooDeepError('frame'));
     let parsed: unknown;

@@ -147,6 +147,7 @@ describe('a body sent while the limiter is still deciding', () => {
     const limits: Limits = {
       rest: slow(createWindowLimiter(1000, 60, systemClock), 20),
       ws: createWindowLimiter(1000, 60, systemClock),
+      wsPerIp: createWindowLimiter(10_000, 60, systemClock),
       connections: createConnectionCounter(10),
     };
     svc = await startApp({}, { modelUrl: sim.url, deps: { limits } });

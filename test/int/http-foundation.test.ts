@@ -172,6 +172,31 @@ describe('WebSocket gateway', () => {
     for (const x of [b, c, fromOtherIp]) x.close();
   });
 
+  it('counts WebSocket messages per IP across connections: reconnecting does not start a fresh window', async () => {
+    const app = await startApp({ server: { limits: { ws: { points: 3, durationSec: 60 }, wsPerIp: 4 } } });
+    try {
+      const first = await connectWs(app.wsUrl);
+      for (let i = 0; i < 3; i++) {
+        first.send({ type: 'ping' });
+        await first.next((f) => f.event === 'pong');
+      }
+      first.close();
+      await first.closed;
+      const again = await connectWs(app.wsUrl);
+      again.send({ type: 'ping' });
+      await again.next((f) => f.event === 'pong');
+      again.send({ type: 'ping' });
+      const limited = await again.next((f) => f.event === 'error' && f.data.code === 'RATE_LIMIT_EXCEEDED');
+      expect(limited.data.details).toMatchObject({ limit: 4, remaining: 0 });
+      const elsewhere = await connectWs(app.wsUrl, { localAddress: '127.0.0.4' });
+      elsewhere.send({ type: 'ping' });
+      await elsewhere.next((f) => f.event === 'pong');
+      for (const c of [again, elsewhere]) c.close();
+    } finally {
+      await app.stop();
+    }
+  });
+
   it('refuses a WebSocket upgrade from a foreign Origin', async () => {
     await expect(connectWs(svc.wsUrl, { origin: 'https://evil.example' })).rejects.toThrow(/403/);
   });
