@@ -8,7 +8,17 @@
  *   frame published with the turn's key); a turn whose fact cannot be stored is cancelled, which
  *   aborts its model request.
  * - At open, a turn the log left waiting for approvals goes on waiting; one it left running ends
- *   with a failed turn when `orphanedTurnReason` is set (its runner is gone).
+ *   with a failed turn when `orphanedTurnReason` is set (its runner is gone). Then the messages the
+ *   log left queued (src/agent/queue.ts) are queued again, in order, with their turn and
+ *   correlation ids: they run next, and their frames reach the callers still waiting for them.
+ * - The durable queue: a message that has to wait (the session is busy) is recorded
+ *   (`messageQueued`) before `send` resolves; if that cannot be stored it is withdrawn and `send`
+ *   rejects (AGENT_ERROR `reason: "storage"`), so an acknowledged message is always in the log. A
+ *   waiting message that is discarded (reset, shutdown) ends with a stored `turnFailed`
+ *   {cancelled, details.reason} of its turnId, so it is not run again at the next open.
+ * - `send` of a message whose correlationId is already queued or running here (a forwarded command
+ *   retried after its owner died and the message was resumed from the log) answers that message's
+ *   turn instead of queueing it twice.
  * - `close(reason)` marks the session closed synchronously, before anything awaits: from then on
  *   it answers no approval (APPROVAL_NOT_FOUND, as for an unknown call), lists none, takes no
  *   message, reset or cancel. With `abandonLog` (deleted, or its log belongs to another instance
@@ -28,11 +38,12 @@ import type { RegisterActor } from '../inspect/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { ModelTool } from '../tools/messages.ts';
 import type { EventStore } from '../store/types.ts';
-import type { AgentFrame } from './frames.ts';
+import { droppedFrame, droppedMessage, type AgentFrame } from './frames.ts';
 import { createApprovals, openTurnOf, resumeTurn, type PendingApproval } from './approvals.ts';
 import { createHistory } from './history.ts';
 import { createModelStep } from './model-step.ts';
-import { createOutbox } from './outbox.ts';
+import { queuedOf } from './queue.ts';
+import { createOutbox, isOutboxClosed } from './outbox.ts';
 import { createSessionActor } from './session-actor.ts';
 import { createSessionOutput } from './session-output.ts';
 import { storageCause, type StorageHealth } from './storage-health.ts';
@@ -70,8 +81,12 @@ export interface SessionDeps {
 
 export interface Session {
   readonly id: string;
-  /** Queues a message; `queued` when it waits behind a running turn or other messages. */
-  send(message: TurnMessage): { queued: boolean };
+  /**
+   * Queues a message (synchronously, in the caller's tick); resolves once it is durable (see the
+   * contracts). `queued` when it waits behind a running turn or other messages; `turnId` is the
+   * message's, or that of the message already here with its correlationId.
+   */
+  send(message: TurnMessage): Promise<{ turnId: string; queued: boolean }>;
   /** Aborts the running turn; false when none runs. */
   cancel(): boolean;
   /** The calls waiting for approval. */
@@ -158,8 +173,14 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
         return output.thinking(key);
       case 'chunk':
         return output.chunk(key, e.content);
-      case 'dropped':
-        return output.dropped(key, e.reason);
+      case 'dropped': {
+        // Stored, so the next open does not run it again; the transient frame only if that fails.
+        const reason = e.reason;
+        const event: SessionEvent = { v: EVENT_VERSION, type: 'turnFailed', turnId: key.turnId, code: 'AGENT_ERROR', message: droppedMessage(reason), details: { reason }, cancelled: true };
+        return record(key, event, undefined, (err) => {
+          if (!isOutboxClosed(err)) deps.publish(droppedFrame(sessionId, key.turnId, outbox.lastSeq, reason), key);
+        });
+      }
     }
   });
   actor.subscribe({
@@ -183,6 +204,10 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     const message = 'The turn was stopped: the instance running it stopped before it ended';
     record({ correlationId: turnId, sessionId }, { v: EVENT_VERSION, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message, details: { reason } });
   }
+  // The messages the log left waiting run next, in order (after the turn above ended or resumed).
+  const requeued = queuedOf(past.map((s) => s.event));
+  if (requeued.length > 0) log.info({ sessionId, turns: requeued.map((m) => m.turnId) }, 'resuming queued messages');
+  for (const message of requeued) actor.send({ type: 'MESSAGE', message });
 
   const running = () => actor.getSnapshot().matches('busy');
   const waiting = () => actor.getSnapshot().context.queue.length - (running() ? 1 : 0);
@@ -192,11 +217,22 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   return {
     id: sessionId,
     send(message) {
-      if (closed) throw refuse();
+      if (closed) return Promise.reject(refuse());
       lastActive = clock.now();
+      const same = actor.getSnapshot().context.queue.find((m) => m.correlationId === message.correlationId);
+      if (same) return Promise.resolve({ turnId: same.turnId, queued: running() && actor.getSnapshot().context.queue[0] !== same });
       const queued = busy() || waiting() > 0;
       actor.send({ type: 'MESSAGE', message });
-      return { queued };
+      const { turnId } = message;
+      if (!queued) return Promise.resolve({ turnId, queued });
+      const { correlationId, content, image, hops } = message;
+      const fact: SessionEvent = { v: EVENT_VERSION, type: 'messageQueued', turnId, correlationId, content, ...(image && { image }), ...(hops !== undefined && { hops }) };
+      return new Promise((resolve, reject) =>
+        record({ correlationId, sessionId }, fact, () => resolve({ turnId, queued }), (err) => {
+          actor.send({ type: 'WITHDRAW', turnId });
+          reject(isOutboxClosed(err) ? refuse() : new AppError('AGENT_ERROR', `The message could not be stored (${storageCause(err)})`, { reason: 'storage', cause: storageCause(err) }));
+        }),
+      );
     },
     cancel() {
       lastActive = clock.now();
