@@ -11,9 +11,11 @@
  *   with a failed turn when `orphanedTurnReason` is set (its runner is gone). Then the messages the
  *   log left queued (src/agent/queue.ts) are queued again, in order, with their turn and
  *   correlation ids: they run next, and their frames reach the callers still waiting for them.
- * - The durable queue: a message that has to wait (the session is busy) is recorded
- *   (`messageQueued`) before `send` resolves; if that cannot be stored it is withdrawn and `send`
- *   rejects (AGENT_ERROR `reason: "storage"`), so an acknowledged message is always in the log. A
+ * - The durable queue: `send` resolves once the message is in the log, so an acknowledged message
+ *   is never lost with its instance. One that has to wait (the session is busy) is recorded as
+ *   `messageQueued`; if that cannot be stored it is withdrawn and `send` rejects (AGENT_ERROR
+ *   `reason: "storage"`). One that starts its turn at once resolves when the turn's `userMessage` is
+ *   stored; if that fails, the turn ends as `storage` and `send` rejects too. A
  *   waiting message that is discarded (reset, shutdown) ends with a stored `turnFailed`
  *   {cancelled, details.reason} of its turnId, so it is not run again at the next open.
  * - `send` of a message whose correlationId is already queued or running here (a forwarded command
@@ -154,6 +156,8 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     outbox,
     emitChunk: output.chunk,
   });
+  /** Senders of messages that start a turn at once, waiting for its userMessage to be stored (by turnId). */
+  const starting = new Map<string, { resolve: () => void; reject: (err: unknown) => void }>();
   const actor = createSessionActor(
     { sessionId, maxIterations: deps.maxIterations, model: llm.model, approvalTimeoutMs: deps.approvalTimeoutMs },
     { modelStep, callTool: deps.callTool, settle: () => outbox.drained() },
@@ -167,7 +171,13 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
         const event = e.event.type === 'turnFailed' ? deps.redact(e.event) : e.event;
         approvals.apply(event);
         if (event.type === 'turnFailed' && !event.cancelled) log.warn({ sessionId, turnId: key.turnId, code: event.code, message: event.message }, 'turn failed');
-        return record(key, event, undefined, (err) => output.turnNotStored(key, err));
+        // A message sent while idle is acknowledged once its turn's userMessage is stored.
+        const sender = event.type === 'userMessage' ? starting.get(key.turnId) : undefined;
+        if (sender) starting.delete(key.turnId);
+        return record(key, event, sender && (() => sender.resolve()), (err) => {
+          sender?.reject(err);
+          output.turnNotStored(key, err);
+        });
       }
       case 'thinking':
         return output.thinking(key);
@@ -222,15 +232,23 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       const same = actor.getSnapshot().context.queue.find((m) => m.correlationId === message.correlationId);
       if (same) return Promise.resolve({ turnId: same.turnId, queued: running() && actor.getSnapshot().context.queue[0] !== same });
       const queued = busy() || waiting() > 0;
+      const { turnId, correlationId, content, image, hops } = message;
+      const notStored = (err: unknown) =>
+        isOutboxClosed(err) ? refuse() : new AppError('AGENT_ERROR', `The message could not be stored (${storageCause(err)})`, { reason: 'storage', cause: storageCause(err) });
+      if (!queued) {
+        // It starts its turn now (in this tick): acknowledged once that turn's userMessage is stored.
+        const started = new Promise<{ turnId: string; queued: boolean }>((resolve, reject) =>
+          starting.set(turnId, { resolve: () => resolve({ turnId, queued }), reject: (err) => reject(notStored(err)) }),
+        );
+        actor.send({ type: 'MESSAGE', message });
+        return started;
+      }
       actor.send({ type: 'MESSAGE', message });
-      const { turnId } = message;
-      if (!queued) return Promise.resolve({ turnId, queued });
-      const { correlationId, content, image, hops } = message;
       const fact: SessionEvent = { v: EVENT_VERSION, type: 'messageQueued', turnId, correlationId, content, ...(image && { image }), ...(hops !== undefined && { hops }) };
       return new Promise((resolve, reject) =>
         record({ correlationId, sessionId }, fact, () => resolve({ turnId, queued }), (err) => {
           actor.send({ type: 'WITHDRAW', turnId });
-          reject(isOutboxClosed(err) ? refuse() : new AppError('AGENT_ERROR', `The message could not be stored (${storageCause(err)})`, { reason: 'storage', cause: storageCause(err) }));
+          reject(notStored(err));
         }),
       );
     },

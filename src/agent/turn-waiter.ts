@@ -86,6 +86,7 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
         }
       } catch (err) {
         settle(opts.correlationId);
+        reply.catch(() => undefined); // the turn may have ended (failed) before its command was refused: this error answers
         throw err;
       }
       return reply;
