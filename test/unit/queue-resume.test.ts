@@ -127,3 +127,18 @@ describe('a session opened from a log with queued messages', () => {
     await agent.stop();
   });
 });
+
+describe('a clean shutdown with messages queued', () => {
+  it('stores their discard (turnFailed shutdown), so a later open does not run them', async () => {
+    const { bus, store, agent, recorder, seen } = rig(() => new Promise<ModelStep>(() => undefined));
+    await agent.start();
+    await bus.execute('agent.sendMessage', { sessionId: 's1', content: 'running' }, { correlationId: 'a', sessionId: 's1' });
+    await bus.execute('agent.sendMessage', { sessionId: 's1', content: 'waiting' }, { correlationId: 'b', sessionId: 's1' });
+    await agent.stop();
+    expect((await recorder.turnEnd('b')).payload).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'shutdown' } });
+    const log = (await store.read('s1')).map((s) => s.event);
+    expect(log.map((e) => e.type)).toEqual(['userMessage', 'messageQueued', 'turnFailed', 'turnFailed']);
+    expect(queuedOf(log)).toEqual([]);
+    expect(seen).toEqual(['running']);
+  });
+});
