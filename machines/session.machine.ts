@@ -14,6 +14,8 @@
  *   Calls of the stopped turn that were waiting for approval are denied first (`toolApprovalResolved`
  *   by the reason), except at shutdown: a turn waiting for approval is then left open in the log
  *   (no turnFailed), to be resumed when the session is opened again.
+ * - WITHDRAW takes a waiting message out of the queue, silently (its owner could not store it, so
+ *   it was never acknowledged); a message whose turn runs is not withdrawn.
  * - APPROVAL goes to the running turn (the owner checked that it waits for that call).
  * - After a turn ends, `settle` (provided: the turn's facts are durable) runs before the next.
  */
@@ -40,6 +42,7 @@ export type SessionMachineEvent =
   | { type: 'MESSAGE'; message: TurnMessage }
   | { type: 'CANCEL'; reason?: string }
   | { type: 'DISCARD'; reason: string }
+  | { type: 'WITHDRAW'; turnId: string }
   | ApprovalAnswer
   | TurnReport;
 
@@ -111,6 +114,13 @@ export const sessionMachine = setup({
       return { type: 'fact' as const, key, event: { v: EVENT_VERSION, type: 'turnFailed' as const, turnId: key.turnId, code, message, details } };
     }),
     finishTurn: assign({ queue: ({ context }) => context.queue.slice(1) }),
+    /** Removes the message `event.turnId` from the queue from `params.from` on (1 while busy: the head runs). */
+    withdraw: assign({
+      queue: ({ context, event }, params: { from: number }) => {
+        assertEvent(event, 'WITHDRAW');
+        return context.queue.filter((m, i) => i < params.from || m.turnId !== event.turnId);
+      },
+    }),
   },
 }).createMachine({
   id: 'session',
@@ -119,6 +129,7 @@ export const sessionMachine = setup({
   on: {
     MESSAGE: { actions: 'enqueue' },
     DISCARD: { actions: { type: 'dropWaiting', params: { from: 0 } } },
+    WITHDRAW: { actions: { type: 'withdraw', params: { from: 0 } } },
   },
   states: {
     idle: {
@@ -141,6 +152,7 @@ export const sessionMachine = setup({
         thinking: { actions: 'forward' },
         chunk: { actions: 'forward' },
         APPROVAL: { actions: sendTo('turn', ({ event }) => event) },
+        WITHDRAW: { actions: { type: 'withdraw', params: { from: 1 } } },
         CANCEL: { target: 'settling', actions: ['reportStopped', 'finishTurn'] },
         DISCARD: { target: 'settling', actions: [{ type: 'dropWaiting', params: { from: 1 } }, 'reportStopped', 'finishTurn'] },
       },

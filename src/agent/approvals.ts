@@ -68,7 +68,7 @@ export function createApprovals(sessionId: string): Approvals {
   };
 }
 
-/** The last turn of a log that started and never ended (no response, failure or reset after its user message). */
+/** The last turn of a log that started and never ended (no response or failure of its own, nor reset, after its user message). */
 export interface OpenTurn {
   user: SessionEventOf<'userMessage'>;
   steps: SessionEventOf<'assistantStep'>[];
@@ -84,8 +84,10 @@ export function openTurnOf(events: readonly SessionEvent[]): OpenTurn | undefine
   let turn: OpenTurn | undefined;
   for (const e of events) {
     if (e.type === 'userMessage') turn = { user: e, steps: [], calls: [], results: new Set(), resolved: new Set(), requested: new Map() };
-    else if (e.type === 'reset' || e.type === 'response' || e.type === 'turnFailed') turn = undefined;
-    else if (!turn) continue;
+    else if (e.type === 'reset') turn = undefined;
+    else if (e.type === 'response' || e.type === 'turnFailed') {
+      if (turn?.user.turnId === e.turnId) turn = undefined; // a turnFailed of another turn: a queued message discarded
+    } else if (!turn || e.type === 'messageQueued') continue;
     else if (e.type === 'assistantStep') {
       turn.steps.push(e);
       turn.calls = [];

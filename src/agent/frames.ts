@@ -8,7 +8,9 @@
  * - `toFrame` is the one mapping from a stored session event to its frame. Live delivery, `since`
  *   replay and the history endpoint all use it, so a client that replays sees exactly the frames a
  *   live client saw for every durable event.
- * - `assistantStep` (a model step that asked for tools) has no frame.
+ * - `assistantStep` (a model step that asked for tools) and `messageQueued` (a message waiting for
+ *   its turn: its caller already has the acknowledgement, and its turn's frames begin with its
+ *   `userMessage`) have no frame.
  */
 import type { ApprovalDecision, SessionEvent } from '../conversation/session-events.ts';
 import type { Usage } from '../llm/types.ts';
@@ -56,10 +58,12 @@ export const thinkingFrame = (sessionId: string, turnId: string, seq: number): A
   ({ event: 'thinking', data: { sessionId, turnId, seq } });
 export const chunkFrame = (sessionId: string, turnId: string, seq: number, content: string): AgentFrame =>
   ({ event: 'chunk', data: { content, sessionId, turnId, seq } });
-/** A queued message thrown away before its turn started (reset, delete, shutdown). */
+/** What a queued message thrown away before its turn started (reset, delete, shutdown) is told. */
+export const droppedMessage = (reason: string): string => `message discarded before its turn started (${reason})`;
+/** The frame of such a message when its discard could not be stored (it is a stored `turnFailed` otherwise). */
 export const droppedFrame = (sessionId: string, turnId: string, seq: number, reason: string): AgentFrame => ({
   event: 'error',
-  data: { code: 'AGENT_ERROR', message: `message discarded before its turn started (${reason})`, details: { reason }, sessionId, turnId, seq },
+  data: { code: 'AGENT_ERROR', message: droppedMessage(reason), details: { reason }, sessionId, turnId, seq },
 });
 
 /** A turn whose facts could not be stored: it ends here, and nothing of it after the failure is kept. */
@@ -75,6 +79,7 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
     case 'userMessage':
       return { event: 'userMessage', data: { sessionId, turnId: e.turnId, seq, content: e.content, hasImage: e.image !== undefined } };
     case 'assistantStep':
+    case 'messageQueued':
       return undefined;
     case 'toolCall': {
       const { toolName, serverId, callId, args, turnId } = e;

@@ -12,8 +12,9 @@ import type { ChatMessage } from '../llm/types.ts';
  *   reset → empty history.
  * - Invariant: the history is always valid for an OpenAI-compatible API. Every call id of an
  *   assistant message gets exactly one `tool` message, before any later user or assistant message:
- *   - a turnFailed (failed or cancelled) answers the calls still open with a synthesized error
- *     ({@link failedToolResult});
+ *   - a turnFailed (failed or cancelled) of the turn that made the calls (the last userMessage's)
+ *     answers the calls still open with a synthesized error ({@link failedToolResult}); one of a
+ *     queued message that never started (discarded) leaves them as they are;
  *   - a user or assistant message that arrives while calls are still open (a turn that ended with
  *     no turnFailed, e.g. a crash) answers them first with {@link INTERRUPTED_TOOL_RESULT};
  *   - a toolResult whose call is not open (unknown, already answered or closed as above) is dropped.
@@ -22,7 +23,7 @@ import type { ChatMessage } from '../llm/types.ts';
  *   assistant text is invented for it, so the next turn's user message may follow it directly.
  *
  * The agent is expected to append a turn's userMessage when that turn starts (after the previous
- * turn ended); a message queued mid-turn is not recorded until then.
+ * turn ended); a message queued mid-turn is recorded as messageQueued, which the history ignores.
  */
 
 export const INTERRUPTED_TOOL_RESULT = 'error: the turn ended before the tool returned (no result was recorded)';
@@ -53,6 +54,8 @@ export interface History {
 interface Projection {
   list: ChatMessage[];
   open: Set<string>;
+  /** The turnId of the last userMessage (the turn the open calls belong to). */
+  turn: string | undefined;
 }
 
 function answerOpen(state: Projection, content: string): void {
@@ -65,9 +68,11 @@ function fold(state: Projection, e: SessionEvent): void {
     case 'reset':
       state.list = []; // a new array: views handed out before the reset stay as they were
       state.open.clear();
+      state.turn = undefined;
       return;
     case 'userMessage':
       answerOpen(state, INTERRUPTED_TOOL_RESULT);
+      state.turn = e.turnId;
       state.list.push(e.image ? { role: 'user', content: e.content, image: e.image } : { role: 'user', content: e.content });
       return;
     case 'assistantStep':
@@ -89,21 +94,22 @@ function fold(state: Projection, e: SessionEvent): void {
     case 'toolCall':
     case 'toolApprovalRequested':
     case 'toolApprovalResolved':
+    case 'messageQueued':
       return;
     case 'turnFailed':
-      answerOpen(state, failedToolResult(e));
+      if (state.turn === undefined || state.turn === e.turnId) answerOpen(state, failedToolResult(e));
       return;
   }
 }
 
 /** The incremental projection, for the hot path: the agent keeps one per session in memory. */
 export function createHistory(): History {
-  const state: Projection = { list: [], open: new Set() };
+  const state: Projection = { list: [], open: new Set(), turn: undefined };
   return {
     apply: (e) => fold(state, e),
     messages: () => state.list,
     preview(events) {
-      const ahead: Projection = { list: [], open: new Set(state.open) };
+      const ahead: Projection = { list: [], open: new Set(state.open), turn: state.turn };
       for (const e of events) {
         if (e.type === 'reset') return undefined;
         fold(ahead, e);

@@ -13,6 +13,9 @@
  *   once the next turn would see an empty history.
  * - `agent.openSession` opens the session here (as any session command does) and does nothing else:
  *   a cluster takes a session over with it.
+ * - `agent.sendMessage` answers once the message is durable: one that waits behind a running turn
+ *   is recorded first (`messageQueued`), so a session taken over from a dead owner runs it (see
+ *   session.ts).
  * - `agent.cancel` ends the running turn with `agent.error` {AGENT_ERROR, 'turn cancelled',
  *   {reason:'cancelled'}} and a `turnFailed{cancelled:true}`; queued messages stay.
  * - Health is `degraded` from a failed append until an append succeeds or the store says its medium
@@ -265,7 +268,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
 
   function register(): void {
     unregister.push(
-      bus.handle('agent.sendMessage', ({ payload, correlationId }) => {
+      bus.handle('agent.sendMessage', async ({ payload, correlationId }) => {
         const turnId = ids();
         const message = {
           turnId,
@@ -274,7 +277,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
           ...(payload.image && { image: payload.image }),
           ...(payload.hops !== undefined && { hops: payload.hops }),
         };
-        return withSession(payload.sessionId, (s) => ({ turnId, queued: s.send(message).queued }));
+        return await withSession(payload.sessionId, (s) => s.send(message)); // queued in the session's tick, answered once durable
       }),
       bus.handle('agent.reset', async ({ payload, correlationId }) => {
         return { seq: await withSession(payload.sessionId, (s) => s.reset(correlationId)) };

@@ -8,7 +8,19 @@
  *   frame published with the turn's key); a turn whose fact cannot be stored is cancelled, which
  *   aborts its model request.
  * - At open, a turn the log left waiting for approvals goes on waiting; one it left running ends
- *   with a failed turn when `orphanedTurnReason` is set (its runner is gone).
+ *   with a failed turn when `orphanedTurnReason` is set (its runner is gone). Then the messages the
+ *   log left queued (src/agent/queue.ts) are queued again, in order, with their turn and
+ *   correlation ids: they run next, and their frames reach the callers still waiting for them.
+ * - The durable queue: `send` resolves once the message is in the log, so an acknowledged message
+ *   is never lost with its instance. One that has to wait (the session is busy) is recorded as
+ *   `messageQueued`; if that cannot be stored it is withdrawn and `send` rejects (AGENT_ERROR
+ *   `reason: "storage"`). One that starts its turn at once resolves when the turn's `userMessage` is
+ *   stored; if that fails, the turn ends as `storage` and `send` rejects too. A
+ *   waiting message that is discarded (reset, shutdown) ends with a stored `turnFailed`
+ *   {cancelled, details.reason} of its turnId, so it is not run again at the next open.
+ * - `send` of a message whose correlationId is already queued or running here (a forwarded command
+ *   retried after its owner died and the message was resumed from the log) answers that message's
+ *   turn instead of queueing it twice.
  * - `close(reason)` marks the session closed synchronously, before anything awaits: from then on
  *   it answers no approval (APPROVAL_NOT_FOUND, as for an unknown call), lists none, takes no
  *   message, reset or cancel. With `abandonLog` (deleted, or its log belongs to another instance
@@ -28,11 +40,12 @@ import type { RegisterActor } from '../inspect/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { ModelTool } from '../tools/messages.ts';
 import type { EventStore } from '../store/types.ts';
-import type { AgentFrame } from './frames.ts';
+import { droppedFrame, droppedMessage, type AgentFrame } from './frames.ts';
 import { createApprovals, openTurnOf, resumeTurn, type PendingApproval } from './approvals.ts';
 import { createHistory } from './history.ts';
 import { createModelStep } from './model-step.ts';
-import { createOutbox } from './outbox.ts';
+import { queuedOf } from './queue.ts';
+import { createOutbox, isOutboxClosed } from './outbox.ts';
 import { createSessionActor } from './session-actor.ts';
 import { createSessionOutput } from './session-output.ts';
 import { storageCause, type StorageHealth } from './storage-health.ts';
@@ -70,8 +83,12 @@ export interface SessionDeps {
 
 export interface Session {
   readonly id: string;
-  /** Queues a message; `queued` when it waits behind a running turn or other messages. */
-  send(message: TurnMessage): { queued: boolean };
+  /**
+   * Queues a message (synchronously, in the caller's tick); resolves once it is durable (see the
+   * contracts). `queued` when it waits behind a running turn or other messages; `turnId` is the
+   * message's, or that of the message already here with its correlationId.
+   */
+  send(message: TurnMessage): Promise<{ turnId: string; queued: boolean }>;
   /** Aborts the running turn; false when none runs. */
   cancel(): boolean;
   /** The calls waiting for approval. */
@@ -139,6 +156,8 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     outbox,
     emitChunk: output.chunk,
   });
+  /** Senders of messages that start a turn at once, waiting for its userMessage to be stored (by turnId). */
+  const starting = new Map<string, { resolve: () => void; reject: (err: unknown) => void }>();
   const actor = createSessionActor(
     { sessionId, maxIterations: deps.maxIterations, model: llm.model, approvalTimeoutMs: deps.approvalTimeoutMs },
     { modelStep, callTool: deps.callTool, settle: () => outbox.drained() },
@@ -152,14 +171,26 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
         const event = e.event.type === 'turnFailed' ? deps.redact(e.event) : e.event;
         approvals.apply(event);
         if (event.type === 'turnFailed' && !event.cancelled) log.warn({ sessionId, turnId: key.turnId, code: event.code, message: event.message }, 'turn failed');
-        return record(key, event, undefined, (err) => output.turnNotStored(key, err));
+        // A message sent while idle is acknowledged once its turn's userMessage is stored.
+        const sender = event.type === 'userMessage' ? starting.get(key.turnId) : undefined;
+        if (sender) starting.delete(key.turnId);
+        return record(key, event, sender && (() => sender.resolve()), (err) => {
+          sender?.reject(err);
+          output.turnNotStored(key, err);
+        });
       }
       case 'thinking':
         return output.thinking(key);
       case 'chunk':
         return output.chunk(key, e.content);
-      case 'dropped':
-        return output.dropped(key, e.reason);
+      case 'dropped': {
+        // Stored, so the next open does not run it again; the transient frame only if that fails.
+        const reason = e.reason;
+        const event: SessionEvent = { v: EVENT_VERSION, type: 'turnFailed', turnId: key.turnId, code: 'AGENT_ERROR', message: droppedMessage(reason), details: { reason }, cancelled: true };
+        return record(key, event, undefined, (err) => {
+          if (!isOutboxClosed(err)) deps.publish(droppedFrame(sessionId, key.turnId, outbox.lastSeq, reason), key);
+        });
+      }
     }
   });
   actor.subscribe({
@@ -183,6 +214,10 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     const message = 'The turn was stopped: the instance running it stopped before it ended';
     record({ correlationId: turnId, sessionId }, { v: EVENT_VERSION, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message, details: { reason } });
   }
+  // The messages the log left waiting run next, in order (after the turn above ended or resumed).
+  const requeued = queuedOf(past.map((s) => s.event));
+  if (requeued.length > 0) log.info({ sessionId, turns: requeued.map((m) => m.turnId) }, 'resuming queued messages');
+  for (const message of requeued) actor.send({ type: 'MESSAGE', message });
 
   const running = () => actor.getSnapshot().matches('busy');
   const waiting = () => actor.getSnapshot().context.queue.length - (running() ? 1 : 0);
@@ -192,11 +227,30 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   return {
     id: sessionId,
     send(message) {
-      if (closed) throw refuse();
+      if (closed) return Promise.reject(refuse());
       lastActive = clock.now();
+      const same = actor.getSnapshot().context.queue.find((m) => m.correlationId === message.correlationId);
+      if (same) return Promise.resolve({ turnId: same.turnId, queued: running() && actor.getSnapshot().context.queue[0] !== same });
       const queued = busy() || waiting() > 0;
+      const { turnId, correlationId, content, image, hops } = message;
+      const notStored = (err: unknown) =>
+        isOutboxClosed(err) ? refuse() : new AppError('AGENT_ERROR', `The message could not be stored (${storageCause(err)})`, { reason: 'storage', cause: storageCause(err) });
+      if (!queued) {
+        // It starts its turn now (in this tick): acknowledged once that turn's userMessage is stored.
+        const started = new Promise<{ turnId: string; queued: boolean }>((resolve, reject) =>
+          starting.set(turnId, { resolve: () => resolve({ turnId, queued }), reject: (err) => reject(notStored(err)) }),
+        );
+        actor.send({ type: 'MESSAGE', message });
+        return started;
+      }
       actor.send({ type: 'MESSAGE', message });
-      return { queued };
+      const fact: SessionEvent = { v: EVENT_VERSION, type: 'messageQueued', turnId, correlationId, content, ...(image && { image }), ...(hops !== undefined && { hops }) };
+      return new Promise((resolve, reject) =>
+        record({ correlationId, sessionId }, fact, () => resolve({ turnId, queued }), (err) => {
+          actor.send({ type: 'WITHDRAW', turnId });
+          reject(notStored(err));
+        }),
+      );
     },
     cancel() {
       lastActive = clock.now();

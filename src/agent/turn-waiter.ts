@@ -30,7 +30,11 @@ const toAppError = ({ code, message, details }: AgentFrameData['error']): AppErr
  *   for approvals, the message names them and `details.pendingApprovals` lists them), with
  *   `details.reason: 'aborted'` when `signal` aborts, and with SERVICE_UNAVAILABLE on `close()`.
  * - Once the turn's id is known, its end is also recognised by `turnId` under another correlation id
- *   (a turn another instance ended for its lost runner, see src/cluster).
+ *   (a turn another instance ended for its lost runner, see src/cluster). A message that was queued
+ *   when its runner died is run by the session's next owner under its own correlation id: its
+ *   waiter simply goes on waiting for it (nothing here ends at a lease's lapse; only `timeoutMs`).
+ * - When the command is refused after its turn already ended (a user message that could not be
+ *   stored), `ask` rejects with the command's error.
  * - One bus listener per event name serves every waiter.
  */
 export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
@@ -86,6 +90,7 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
         }
       } catch (err) {
         settle(opts.correlationId);
+        reply.catch(() => undefined); // the turn may have ended (failed) before its command was refused: this error answers
         throw err;
       }
       return reply;

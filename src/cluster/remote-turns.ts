@@ -6,7 +6,10 @@
  *   turn is forgotten (`unwatch`) once its end (`agent.response` or `agent.error`, by correlation id
  *   or turn id) is seen here, once it runs here after all, or when its command failed.
  * - If its runner's lease lapses (the runner died), this instance takes the session over (the
- *   agent's take-over command), which ends the turn as `owner_lost`.
+ *   agent's take-over command), which ends the running turn as `owner_lost` and runs the messages
+ *   queued behind it (the agent stores them before acknowledging them), each under its own
+ *   correlation id: a caller waiting here for a queued message goes on waiting, for its own answer
+ *   (its waiter's time limit still applies).
  * - If the connection that brings remote frames breaks (`lost()`: its frames may be lost), each such
  *   turn ends here at once with an `agent.error` SERVICE_UNAVAILABLE `details.reason: "redis"`.
  */

@@ -9,6 +9,13 @@
  * - An event carries everything its frame needs: `toolResult` has the structured `result` (the
  *   frame's) and `text` (what the model was given); `response` has `content` (the whole reply, all
  *   steps joined: the frame's) and `text` (the last step's text: what the history keeps).
+ * - `messageQueued` (added within version 2: a new type changes no existing shape, so no upcast is
+ *   needed; a reader older than it rejects those lines only) records a message accepted while its
+ *   session was busy, before it is acknowledged. It is started by the later `userMessage` of the
+ *   same turnId, and ended unstarted by a `turnFailed` of that turnId (discarded) or a `reset`;
+ *   otherwise it is still queued, and a session opened from the log runs it (src/agent/queue.ts).
+ *   It has no frame: the caller already has its acknowledgement, and the turn's frames start with
+ *   its `userMessage`.
  */
 import { z } from 'zod';
 
@@ -37,6 +44,8 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
   /** The answer to an approval request: by whom (`rest`, `websocket`, `timeout`, `cancelled`, `reset`, ...), and why. */
   z.object({ v, type: z.literal('toolApprovalResolved'), turnId, callId: z.string(), decision: approvalDecision, by: z.string(), reason: z.string().optional() }),
   z.object({ v, type: z.literal('reset') }),
+  /** A message waiting behind a running turn, stored before it is acknowledged (see the contracts). */
+  z.object({ v, type: z.literal('messageQueued'), turnId, correlationId: z.string(), content: z.string(), image: image.optional(), hops: z.number().int().nonnegative().optional() }),
 ]);
 
 export type SessionEvent = z.output<typeof sessionEventSchema>;

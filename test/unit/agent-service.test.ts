@@ -145,13 +145,14 @@ describe('agent service', () => {
     // For each event, whether the user message was stored when it went out.
     const outBeforeStored: string[] = [];
     r.bus.onAny((e) => void (e.sessionId === 'default' && appended() === 0 && outBeforeStored.push(e.name)));
-    const { correlationId } = await r.send('hi');
+    const sending = r.send('hi'); // acknowledged once its user message is stored
     await vi.waitFor(() => expect(requests).toHaveLength(1), PATIENT);
     expect(requests[0]?.messages).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }]);
     // The model's reply is in while the append holds the turn: nothing of it went out.
     await vi.waitFor(() => expect(replied).toBe(true), PATIENT);
-    expect(r.events.filter((e) => e.correlationId === correlationId).map((e) => e.name)).toEqual([]);
+    expect(r.events.filter((e) => e.sessionId === 'default').map((e) => e.name)).toEqual([]);
     release();
+    const { correlationId } = await sending;
     await r.until(ended(correlationId));
     // Not only up to now: nothing went out before the store had the user message (no wait can show that).
     expect(outBeforeStored).toEqual([]);
@@ -165,10 +166,12 @@ describe('agent service', () => {
     const fail = hold();
     const { llm, requests } = fakeLlm((req) => hang(req));
     const r = await rig(llm, { store });
-    const { correlationId } = await r.send('hi');
+    const sending = r.send('hi');
     await vi.waitFor(() => expect(requests).toHaveLength(1), PATIENT);
     fail(new Error('EROFS'));
-    expect((await r.until(ended(correlationId))).payload).toMatchObject({ details: { reason: 'storage' } });
+    // The sender is refused (its message is not in the log), and the turn's end says why.
+    await expect(sending).rejects.toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'storage' } });
+    expect((await r.until((e) => e.name === 'agent.error')).payload).toMatchObject({ details: { reason: 'storage' } });
     await vi.waitFor(() => expect(requests[0]?.signal?.aborted).toBe(true), PATIENT);
     expect(r.named('agent.chunk')).toEqual([]);
     expect(await store.read('default')).toEqual([]);

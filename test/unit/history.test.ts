@@ -200,3 +200,30 @@ describe('incremental history', () => {
     expect(performance.now() - started).toBeLessThan(500);
   });
 });
+
+// ---- the durable queue: messageQueued ----------------------------------------------------------
+
+const queuedMsg = (content: string, turnId: string): DomainEvent => ({ v: 2, type: 'messageQueued', turnId, correlationId: `c-${turnId}`, content });
+const discarded = (turnId: string, reason: string): DomainEvent => ({
+  v: 2, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message: `message discarded before its turn started (${reason})`, details: { reason }, cancelled: true,
+});
+
+describe('history projection of queued messages', () => {
+  it('leaves a queued message out until its turn starts', () => {
+    given(userMsg('first')).when(queuedMsg('second', 't2')).then([u('first')]);
+  });
+
+  it('has a queued message from its userMessage on, once (queued then started)', () => {
+    given(userMsg('first'), queuedMsg('second', 't2'), replied('one')).when(userMsg('second', 't2'), replied('two', 't2')).then([u('first'), a('one'), u('second'), a('two')]);
+  });
+
+  it('keeps a queued message that a reset discarded out', () => {
+    given(userMsg('first'), queuedMsg('second', 't2')).when(discarded('t2', 'reset'), reset, userMsg('third', 't3')).then([u('third')]);
+  });
+
+  it('does not let a discarded queued message answer the running turn’s open calls', () => {
+    given(userMsg('x'), asked('t1', call('c1')), queuedMsg('y', 't2'))
+      .when(discarded('t2', 'shutdown'), toolResult('c1', 'real'), replied('done'))
+      .then([u('x'), a('', [call('c1')]), tool('c1', 'real'), a('done')]);
+  });
+});

@@ -122,6 +122,23 @@ describe('session machine', () => {
     expect(h.modelInputs).toHaveLength(1);
   });
 
+  it('WITHDRAW takes a waiting message out silently, never the running one', async () => {
+    const slow = heldModel();
+    const h = harness({ model: (input, signal) => (input.key.turnId === 't1' ? slow.model(input, signal) : Promise.resolve(reply('next'))) });
+    h.send('one');
+    h.send('two');
+    h.send('three');
+    await waitUntil(() => h.modelSignals.length === 1);
+    h.actor.send({ type: 'WITHDRAW', turnId: 't1' });
+    h.actor.send({ type: 'WITHDRAW', turnId: 't2' });
+    expect(h.actor.getSnapshot().context.queue.map((m) => m.turnId)).toEqual(['t1', 't3']);
+    expect(h.modelSignals[0]?.aborted).toBe(false);
+    h.actor.send({ type: 'CANCEL' });
+    await h.idle();
+    expect(h.modelInputs.map((i) => i.key.turnId)).toEqual(['t1', 't3']);
+    expect(h.trace().some((t) => t.startsWith('dropped'))).toBe(false);
+  });
+
   it('reports a turn machine that crashed as a failed turn, then runs the next message', async () => {
     const h = harness({
       model: (input) => Promise.resolve(input.key.turnId === 't1' ? askTools('', ['a', 'echo', '{}']) : reply('fine')),

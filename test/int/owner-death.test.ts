@@ -1,0 +1,116 @@
+/**
+ * No acknowledged message is lost when a session's owner dies (issue 23, item 6). Instance A (a
+ * process of its own) runs a long turn with four messages queued behind it: one `message-sync`
+ * asked through B, two WebSocket messages sent to A, one sent to B. Once each is stored as queued,
+ * A is killed with SIGKILL. Then B takes the session over: the long turn ends as `owner_lost`, and
+ * each queued message runs there under its own turn, so its answer reaches its caller (the
+ * message-sync HTTP answer, the frames of B's WebSocket client) and the history has it. Repeated:
+ * every run must pass.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
+import { createLogger } from '../../src/log/index.ts';
+import { createRedisStore } from '../../src/store/index.ts';
+import type { EventStore } from '../../src/store/types.ts';
+import { listeningPort, runAgentd, writeAgentFile, type AgentdProcess } from '../support/agentd-process.ts';
+import { api, roomyLimits } from '../support/messaging.ts';
+import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
+import { PATIENT, until } from '../support/wait.ts';
+import { connectWs, type WsClient } from '../support/ws-client.ts';
+
+const enabled = hasRedisServer();
+const LEASE_MS = 1000;
+const RUNS = 3;
+
+describe.skipIf(!enabled)('cluster: the queue of a session whose owner is killed', { timeout: 300_000 }, () => {
+  let redis: RedisServer;
+  let sim: Simulator;
+  let storage: { type: 'redis'; url: string; keyPrefix: string; leaseMs: number };
+  let b: RunningApp;
+  let store: EventStore<SessionEvent>;
+  const clients: WsClient[] = [];
+  const doomed: AgentdProcess[] = [];
+  const client = async (url: string) => {
+    const c = await connectWs(url);
+    clients.push(c);
+    return c;
+  };
+  const history = async (sessionId: string) =>
+    (await api(b.url, 'GET', `/api/sessions/${sessionId}/history`)).body.events as { event: string; data: Record<string, any> }[];
+  /** Waits until the session's log holds `count` queued messages (each one stored before it was acknowledged). */
+  const storedQueued = (sessionId: string, count: number) =>
+    until(async () => (await store.read(sessionId)).filter((s) => s.event.type === 'messageQueued').length === count, `${count} queued message(s) stored`);
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    sim = await startSimulator();
+    storage = { type: 'redis', url: redis.url, keyPrefix: `death${randomUUID()}:`, leaseMs: LEASE_MS };
+    b = await startApp({ storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url });
+    store = createRedisStore({ url: redis.url, keyPrefix: storage.keyPrefix, log: createLogger('silent'), parseEvent: parseSessionEvent });
+    await store.open();
+  });
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    for (const p of doomed) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    await store?.close();
+    await b?.stop();
+    await sim?.close();
+    await redis?.stop();
+  });
+
+  for (let run = 1; run <= RUNS; run++) {
+    it(`run ${run}: every message queued behind the killed owner's turn is run by the next owner and answered`, async () => {
+      const sessionId = `death-${run}`;
+      const a = runAgentd(['--agent', await writeAgentFile({ llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' }, storage, server: roomyLimits }), '--web-port', '0']);
+      doomed.push(a);
+      const aUrl = `http://127.0.0.1:${await listeningPort(a)}`;
+
+      // B's client watches the session; A runs a long turn (A holds the session).
+      const onB = await client(b.wsUrl);
+      onB.send({ type: 'subscribe', sessionId });
+      const long = await api(aUrl, 'POST', '/api/message', { message: 'long [[ttft:20000]]', sessionId });
+      expect(long.status).toBe(200); // accepted (its turn runs on)
+      await onB.next((f) => f.event === 'thinking' && f.data.sessionId === sessionId);
+
+      // Four messages queue behind it, each stored before the next is sent (so their order is known).
+      const sync = api(b.url, 'POST', '/api/message-sync', { message: `sync ${run}`, sessionId });
+      await storedQueued(sessionId, 1);
+      const onA = await client(aUrl.replace('http', 'ws') + '/');
+      onA.send({ type: 'message', sessionId, content: `ws on A one ${run}` });
+      await storedQueued(sessionId, 2);
+      onA.send({ type: 'message', sessionId, content: `ws on A two ${run}` });
+      await storedQueued(sessionId, 3);
+      onB.send({ type: 'message', sessionId, content: `ws on B ${run}` });
+      await storedQueued(sessionId, 4);
+
+      a.child.kill('SIGKILL');
+      await a.exited;
+
+      // The message-sync caller gets its own answer once B has taken the session over.
+      const answered = await sync;
+      expect([answered.status, answered.body.response]).toEqual([200, `You said: sync ${run}`]);
+      // B's WebSocket client sees the long turn end as owner_lost, and its own message answered.
+      await onB.next((f) => f.event === 'error' && f.data.sessionId === sessionId && f.data.details?.reason === 'owner_lost');
+      const mine = await onB.next((f) => f.event === 'userMessage' && f.data.content === `ws on B ${run}`);
+      const reply = await onB.next((f) => (f.event === 'response' || f.event === 'error') && f.data.turnId === mine.data.turnId);
+      expect([reply.event, reply.data.content]).toEqual(['response', `You said: ws on B ${run}`]);
+
+      // The history on B: the lost turn, then each queued message as a turn of its own, in order.
+      await until(async () => (await history(sessionId)).filter((f) => f.event === 'response').length === 4, 'the four queued messages answered');
+      const log = (await history(sessionId)).map((f) => (f.event === 'error' ? `error:${f.data.details?.reason}` : `${f.event}:${f.data.content ?? ''}`));
+      expect(log).toEqual([
+        'userMessage:long [[ttft:20000]]',
+        'error:owner_lost',
+        `userMessage:sync ${run}`, `response:You said: sync ${run}`,
+        `userMessage:ws on A one ${run}`, `response:You said: ws on A one ${run}`,
+        `userMessage:ws on A two ${run}`, `response:You said: ws on A two ${run}`,
+        `userMessage:ws on B ${run}`, `response:You said: ws on B ${run}`,
+      ]);
+      // Nothing is left queued, and the session is idle on B.
+      await expect.poll(async () => (await api(b.url, 'GET', '/api/sessions')).body.sessions?.find((s: { id: string }) => s.id === sessionId), PATIENT).toMatchObject({ busy: false, queued: 0 });
+    });
+  }
+});
