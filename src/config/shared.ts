@@ -5,8 +5,10 @@
  */
 import type { AgentConfig } from './schema.ts';
 
-/** A loopback bind address or name (127.0.0.0/8, ::1, localhost; any case). Same set as src/http/host-check.ts. */
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i;
+
+/** Whether a bind address or host name is a loopback one (127.0.0.0/8, ::1, localhost; any case). */
+export const isLoopbackHost = (host: string): boolean => LOOPBACK.test(host);
 
 /**
  * Shared when any credential is configured (`server.auth.apiKey`, `adminKey`, `keys` or `jwt`), or when the service
@@ -17,5 +19,5 @@ export function isShared(config: AgentConfig, bindHost?: string): boolean {
   const { apiKey, adminKey, keys, jwt } = config.server.auth;
   if (apiKey !== undefined || adminKey !== undefined || keys.length > 0 || jwt !== undefined) return true;
   const host = bindHost ?? config.server.host;
-  return host !== undefined && !LOOPBACK.test(host);
+  return host !== undefined && !isLoopbackHost(host);
 }

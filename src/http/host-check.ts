@@ -1,4 +1,4 @@
-const LOOPBACK_NAME = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/i;
+import { isLoopbackHost } from '../config/index.ts';
 
 /** The host name of a Host header value (`example.com:8080` → `example.com`, `[::1]:80` → `[::1]`). */
 function hostName(host: string): string {
@@ -6,9 +6,6 @@ function hostName(host: string): string {
   const colon = host.lastIndexOf(':');
   return colon === -1 ? host : host.slice(0, colon);
 }
-
-/** Whether a bind address or host name is a loopback one (127.0.0.0/8, ::1, localhost; any case). */
-export const isLoopbackHost = (host: string): boolean => LOOPBACK_NAME.test(host);
 
 /**
  * DNS-rebinding guard. While the service is bound to a loopback address, a request must name a
@@ -27,7 +24,7 @@ export function createHostCheck(allowedHosts: string[]) {
     isAllowed: (host: string): boolean => {
       if (!host) return true;
       const name = hostName(host.toLowerCase());
-      if (LOOPBACK_NAME.test(name) || allowed.has(host.toLowerCase()) || allowed.has(name)) return true;
+      if (isLoopbackHost(name) || allowed.has(host.toLowerCase()) || allowed.has(name)) return true;
       return !loopbackOnly && allowed.size === 0;
     },
   };

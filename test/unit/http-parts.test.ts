@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseCliArgs, UsageError } from '../../src/cli/args.ts';
 import { createCors } from '../../src/http/cors.ts';
-import { createHostCheck, isLoopbackHost } from '../../src/http/host-check.ts';
+import { isLoopbackHost } from '../../src/config/index.ts';
+import { createHostCheck } from '../../src/http/host-check.ts';
 import { formatIp } from '../../src/http/ip.ts';
 import { createConnectionCounter, createWindowLimiter } from '../../src/http/limits.ts';
 import { createRouter } from '../../src/http/router.ts';
