@@ -24,6 +24,8 @@ const status = (text) => ($('status').textContent = text);
 let state = initialState;
 let current = new URLSearchParams(location.hash.slice(1)).get('session') || 'default';
 let connected = false;
+/** The sessions the list shows (the one shown among them). */
+let listed = new Set([current]);
 /** @type {import('./live.js').Live | undefined} */
 let events;
 
@@ -54,7 +56,7 @@ function dispatch(frame) {
   state = fold(state, frame);
   if (state !== before) render();
   if (frame.event === 'mcpServerStatus') refreshStatus();
-  if (frame.event === 'userMessage' && frame.data.sessionId !== current) loadSessions().catch(needKey);
+  if (frame.event === 'userMessage' && !listed.has(frame.data.sessionId)) loadSessions().catch(needKey);
 }
 
 /**
@@ -79,6 +81,7 @@ async function loadSessions() {
   /** @type {{ sessions: { id: string }[] }} */
   const { sessions } = await call('GET', '/api/sessions');
   const ids = new Set(sessions.map((s) => s.id).concat(current));
+  listed = ids;
   $('sessions').replaceChildren(
     ...[...ids].sort().map((id) => {
       const button = Object.assign(document.createElement('button'), { type: 'button', textContent: id });

@@ -106,9 +106,13 @@ export function createServerPanel(list, report) {
 
   /** @type {Map<string, { record: ServerRecord, node: HTMLElement }>} */
   let shown = new Map();
+  /** @type {Readonly<Record<string, ServerRecord>> | undefined} */
+  let last;
   return {
     /** @param {Readonly<Record<string, ServerRecord>>} servers */
     render(servers) {
+      if (servers === last) return; // the fold keeps the object while no server changed
+      last = servers;
       /** @type {Map<string, { record: ServerRecord, node: HTMLElement }>} */
       const next = new Map();
       for (const record of Object.values(servers)) {

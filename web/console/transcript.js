@@ -60,7 +60,7 @@
 export const initialState = Object.freeze({ sessions: Object.freeze({}), servers: Object.freeze({}) });
 
 /** @type {SessionView} */
-export const emptySession = Object.freeze({ lastSeq: 0, seen: Object.freeze([]), items: Object.freeze([]), loose: 0 });
+const emptySession = Object.freeze({ lastSeq: 0, seen: Object.freeze([]), items: Object.freeze([]), loose: 0 });
 
 /** A session's view, empty when nothing of it was folded yet. @param {ConsoleState} state @param {string} sessionId */
 export const sessionView = (state, sessionId) => state.sessions[sessionId] ?? emptySession;
@@ -134,7 +134,7 @@ const callItem = (items, d) =>
  * @param {Exclude<ConsoleFrame, { event: 'mcpServerStatus' | 'serverList' | 'toolsChanged' | 'pong' }>} frame
  * @returns {SessionView}
  */
-export function foldSession(view, frame) {
+function foldSession(view, frame) {
   const seq = frame.data.seq;
   let { items, seen, lastSeq, loose } = view;
   if (!TRANSIENT.has(frame.event) && seq !== undefined) {

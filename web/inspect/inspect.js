@@ -3,6 +3,7 @@
 // the selected one's statechart (from its machine definition) with the active states highlighted,
 // the states it went through, its context, and the event log.
 import { live } from './live.js';
+import { el } from './dom.js';
 
 /**
  * A frame of /inspect/ws (Stately's inspection format), as far as this page reads it.
@@ -19,17 +20,6 @@ import { live } from './live.js';
 
 /** @param {string} id */
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
-/**
- * @template {keyof HTMLElementTagNameMap} K
- * @param {K} tag
- * @param {Partial<HTMLElementTagNameMap[K]>} [props]
- * @param {(Node | string)[]} children
- */
-const el = (tag, props = {}, ...children) => {
-  const node = Object.assign(document.createElement(tag), props);
-  node.append(...children);
-  return node;
-};
 const MAX_EVENTS = 200;
 /** Finished child actors kept for looking back (the oldest go first). */
 const MAX_STOPPED = 30;

@@ -99,7 +99,7 @@ export function inspectRoutes(enabled: boolean): Route[] {
   const bridge = files([['stately.html', join(WEB, 'inspect', 'stately.html')]], pageHeaders("'self'", 'https://stately.ai'), '/inspect/');
   const status: RouteResult = { body: JSON.stringify({ enabled }), contentType: TYPES['.json'] ?? 'application/json', headers: pageHeaders() };
   const serve = (name: string, from = file): RouteResult => {
-    if (name === 'status.json' && from === file) return status;
+    if (name === 'status.json') return status;
     if (!enabled) throw new AppError('INVALID_REQUEST', 'The inspector is off: start agentd with --inspect (or set server.inspect: true)', { reason: 'inspector_off' });
     return from(name);
   };

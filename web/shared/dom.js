@@ -1,5 +1,5 @@
 // @ts-check
-// The one DOM helper of the console's modules.
+// The pages' one DOM helper (served beside each page's own files, as live.js is).
 
 /**
  * An element with properties set and children appended.
