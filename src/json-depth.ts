@@ -27,6 +27,16 @@ const CLOSE_BRACKET = 0x5d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
+/** Index of the quote that closes the string opened at `open` (-1: none); skips the string with indexOf, not per character. */
+function closingQuote(text: string, open: number): number {
+  for (let q = text.indexOf('"', open + 1); q >= 0; q = text.indexOf('"', q + 1)) {
+    let slashes = 0;
+    while (text.charCodeAt(q - 1 - slashes) === BACKSLASH) slashes++;
+    if (slashes % 2 === 0) return q;
+  }
+  return -1;
+}
+
 /**
  * Whether JSON text opens more than `max` objects or arrays inside each other, judged from the text
  * alone before it is parsed: one pass over the characters, brackets inside strings ignored. Agrees
@@ -35,14 +45,12 @@ const BACKSLASH = 0x5c;
  */
 export function textTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-    } else if (c === QUOTE) inString = true;
-    else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+    if (c === QUOTE) {
+      i = closingQuote(text, i);
+      if (i < 0) return false;
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       if (++depth > max) return true;
     } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
   }

@@ -11,7 +11,7 @@ export const JWKS_TIMEOUT_MS = 5_000;
 export const JWKS_MAX_BYTES = 256 * 1024;
 
 /** `fetch` whose response body is cut off with an error past `maxBytes` (the JWKS endpoint is trusted, its size is not). */
-export function boundedFetch(maxBytes: number): typeof fetch {
+function boundedFetch(maxBytes: number): typeof fetch {
   return async (input, init) => {
     const res = await fetch(input, init);
     if (!res.body) return res;

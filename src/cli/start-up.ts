@@ -1,7 +1,6 @@
 /** What serving needs before anything starts: the agent file, its config and the address; each exits 1 with the reason. */
 import { existsSync } from 'node:fs';
-import { ConfigError, loadConfig, type AgentConfig } from '../config/index.ts';
-import { isLoopbackHost } from '../config/index.ts';
+import { ConfigError, isLoopbackHost, loadConfig, type AgentConfig } from '../config/index.ts';
 import { DEFAULT_AGENT_FILE, type ServeOptions } from './args.ts';
 
 /** The agent file to serve: `--agent`, else ./agent.yml; exits 1 saying what to do when there is none. */

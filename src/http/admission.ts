@@ -24,7 +24,7 @@
  */
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
-import type { Auth, Principal, RouteScope } from './auth.ts';
+import type { Principal, Principals, RouteScope } from './auth.ts';
 import type { BodyResult } from './body.ts';
 import type { Cors } from './cors.ts';
 import { rateLimitError, rateLimitHeaders, retryAfterSeconds, type LimitState, type WindowLimiter } from './limits.ts';
@@ -33,7 +33,7 @@ export interface AdmissionDeps {
   /** The per-IP request limiter (`limits.rest`). */
   limiter: WindowLimiter;
   cors: Cors;
-  auth: Auth;
+  auth: Principals;
   clock: Clock;
   isHostAllowed: (host: string) => boolean;
   /** True while the service shuts down. */

@@ -1,10 +1,8 @@
 /**
- * The front end's side of principals (src/auth): the bearer credential of a request, and the
- * resolver every front uses (REST, WebSocket, /mcp, the inspector) through the admission chain.
+ * The front end's side of principals (src/auth): where a request carries its bearer credential.
+ * The resolver itself is src/auth's `createPrincipals`, used through the admission chain.
  */
-import { createPrincipals, type AuthInput, type Principals, type PrincipalsOptions } from '../auth/index.ts';
-
-export type { Principal, RouteScope } from '../auth/index.ts';
+export type { Principal, Principals, RouteScope } from '../auth/index.ts';
 
 /** The credential of an `Authorization: Bearer <credential>` header; anything else carries none. */
 export function bearerKey(header: string | undefined): string | undefined {
@@ -12,6 +10,6 @@ export function bearerKey(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
-/** Principals of `server.auth` (keys, shorthands, JWT); see src/auth/principals.ts for the contracts. */
-export const createAuth = (auth: AuthInput, options?: PrincipalsOptions): Principals => createPrincipals(auth, options);
-export type Auth = Principals;
+/** A WebSocket upgrade's credential: the Bearer header, else `?token=` (browsers cannot set headers on an upgrade). */
+export const upgradeCredential = (authorization: string, query: URLSearchParams): string | undefined =>
+  bearerKey(authorization || undefined) ?? (query.get('token') || undefined);

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { InspectHub } from '../inspect/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Admission } from './admission.ts';
-import { bearerKey } from './auth.ts';
+import { upgradeCredential } from './auth.ts';
 import type { ClientIp } from './ip.ts';
 import { errorReply, send, watchAbort } from './respond.ts';
 
@@ -39,7 +39,7 @@ export function createInspectWs(deps: InspectWsDeps): { behavior: WebSocketBehav
       host: req.getHeader('host'),
       origin: req.getHeader('origin'),
       ip: deps.clientIp(res, req),
-      credential: bearerKey(req.getHeader('authorization') || undefined) ?? (query.get('token') || undefined),
+      credential: upgradeCredential(req.getHeader('authorization'), query),
       scope: 'inspect' as const,
     };
     const headers = [req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions')] as const;

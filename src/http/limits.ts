@@ -103,7 +103,8 @@ export interface SharedLimitStore {
 
 /**
  * The limiters of `config`: in this process's memory, or in Redis when `shared` is given, so every
- * instance counts the same windows. Contracts of the Redis windows: an in-memory insurance limiter
+ * instance counts the same windows (the per-connection WebSocket window stays in memory: one instance
+ * holds the connection). Contracts of the Redis windows: an in-memory insurance limiter
  * with the same points answers while Redis is unreachable (counting per instance), so a Redis
  * outage never blocks or fails a request; counting is shared again once Redis is back.
  */
@@ -123,7 +124,8 @@ export function createLimits(config: LimitsConfig, clock: Clock, shared?: Shared
   };
   return {
     rest: window('rest', config.rest),
-    ws: window('ws', config.ws),
+    // A connection is held by one instance: its window needs no sharing.
+    ws: createWindowLimiter(config.ws.points, config.ws.durationSec, clock),
     wsPerIp: window('wsip', { points: config.wsPerIp ?? 10 * config.ws.points, durationSec: config.ws.durationSec }),
     connections: createConnectionCounter(config.connectionsPerIp),
   };

@@ -6,7 +6,7 @@ import type { InspectHub } from '../inspect/index.ts';
 import type { HttpFace } from '../mcp-face/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { createAdmission } from './admission.ts';
-import { createAuth } from './auth.ts';
+import { createPrincipals } from '../auth/index.ts';
 import { createCors } from './cors.ts';
 import { selected, type EngineName } from './engine/index.ts';
 import { createHostCheck } from './host-check.ts';
@@ -67,7 +67,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const clientIp = createClientIp(config.server.trustedProxies);
   let closing = false;
   // One chain for REST, /mcp and the WebSocket upgrade (see admission.ts for its order).
-  const auth = createAuth(config.server.auth, { onJwksError: (err) => log.warn({ err }, 'the JSON Web Key Set of server.auth.jwt cannot be read') });
+  const auth = createPrincipals(config.server.auth, { onJwksError: (err) => log.warn({ err }, 'the JSON Web Key Set of server.auth.jwt cannot be read') });
   const admission = createAdmission({
     limiter: limits.rest,
     cors,

@@ -9,7 +9,7 @@ import { CLIENT_FRAMES, EVENT_FRAMES, frame, isClientFrameType, type ClientFrame
 import type { ClientIp } from './ip.ts';
 import { rateLimitError, type LimitState, type Limits } from './limits.ts';
 import { parseInput, validateImage } from './validate.ts';
-import { bearerKey, type Auth, type Principal } from './auth.ts';
+import { upgradeCredential, type Principal, type Principals } from './auth.ts';
 import { tooDeepError } from './body.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { textTooDeep } from '../json-depth.ts';
@@ -42,7 +42,7 @@ export interface GatewayDeps {
   clock: Clock;
   admission: Admission;
   clientIp: ClientIp;
-  auth: Auth;
+  auth: Principals;
   limits: Limits;
   maxPayloadBytes: number;
   ids: () => string;
@@ -91,7 +91,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     const ip = deps.clientIp(res, req);
     const host = req.getHeader('host');
     const origin = req.getHeader('origin');
-    const credential = bearerKey(req.getHeader('authorization') || undefined) ?? (new URLSearchParams(req.getQuery()).get('token') || undefined);
+    const credential = upgradeCredential(req.getHeader('authorization'), new URLSearchParams(req.getQuery()));
     const key = req.getHeader('sec-websocket-key');
     const protocol = req.getHeader('sec-websocket-protocol');
     const extensions = req.getHeader('sec-websocket-extensions');
@@ -191,10 +191,10 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     const conn = ws.getUserData();
     const [perConnection, perIp] = await Promise.all([deps.limits.ws.consume(conn.id), deps.limits.wsPerIp.consume(conn.ip)]);
     if (conn.closed) return;
-    for (const [limit, what] of [[perConnection, 'messages per window'], [perIp, 'messages per window from this address']] as const) {
-      if (limit.allowed) continue;
+    const over = !perConnection.allowed ? rateLimitError(perConnection, 'messages per window') : !perIp.allowed ? rateLimitError(perIp, 'messages per window from this address') : undefined;
+    if (over) {
       deps.metrics?.rejected('ws_message');
-      return sendError(ws, rateLimitError(limit, what));
+      return sendError(ws, over);
     }
     if (textTooDeep(text)) return sendError(ws, tooDeepError('frame'));
     let parsed: unknown;

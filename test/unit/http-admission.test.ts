@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, toJsonRpc, toRestReply, toWsFrame } from '../../src/errors/index.ts';
 import { createAdmission, MethodNotAllowed, type AdmissionDeps, type RequestFacts } from '../../src/http/admission.ts';
-import { createAuth } from '../../src/http/auth.ts';
+import { createPrincipals } from '../../src/auth/index.ts';
 import { tooLarge, type BodyResult } from '../../src/http/body.ts';
 import { createCors } from '../../src/http/cors.ts';
 import type { LimitState, WindowLimiter } from '../../src/http/limits.ts';
@@ -51,7 +51,7 @@ describe('admission chain', () => {
     const deps: AdmissionDeps = {
       limiter,
       cors: createCors({ origins: ['https://ok.example'], methods: ['GET'], headers: ['Authorization'], maxAge: 60 }),
-      auth: createAuth({ apiKey: 'the-right-key-0123456789' }),
+      auth: createPrincipals({ apiKey: 'the-right-key-0123456789' }),
       clock: { now: () => 1_000_000_000 },
       isHostAllowed: (host) => host !== 'evil.example',
       isClosing: () => opts.closing ?? false,

@@ -1,9 +1,6 @@
 import type { Clock } from '../../clock.ts';
 import type { RouteResult } from '../route.ts';
 
-/** ISO 8601 UTC with milliseconds, read from the injected clock. */
-export const isoNow = (clock: Clock): string => new Date(clock.now()).toISOString();
-
 /**
  * Builds route replies whose body carries `timestamp` (last, so it cannot be overridden) of `at`,
  * by default now on the injected clock. Literal values keep their literal types, so a typed route

@@ -5,6 +5,7 @@
  * src/conversation/records.ts; only the HTTP envelopes (`timestamp`, wrappers) are written here.
  */
 import { z } from 'zod';
+import { approvalDecision } from '../../conversation/session-events.ts';
 import {
   agentHealth,
   frameEnvelope,
@@ -51,7 +52,7 @@ export const RESPONSES = {
   sessionDeleted: withTimestamp({ sessionId: z.string(), deleted: z.boolean() }),
   sessionCancelled: withTimestamp({ sessionId: z.string(), cancelled: z.boolean() }),
   approvals: withTimestamp({ sessionId: z.string(), approvals: z.array(pendingApproval) }),
-  approvalAnswered: withTimestamp({ sessionId: z.string(), callId: z.string(), decision: z.enum(['approve', 'deny']) }),
+  approvalAnswered: withTimestamp({ sessionId: z.string(), callId: z.string(), decision: approvalDecision }),
   servers: withTimestamp({ servers: z.array(serverRecord) }),
   serverConnected: serverChange('connected'),
   serverRemoved: serverChange('disconnected'),
