@@ -97,9 +97,10 @@ export const toolsRunner = (callerOf: (system: ActorSystemOf) => ToolCaller) =>
         if (!controller.signal.aborted) sendBack({ type: 'tool.settled', callId: c.callId, outcome });
       };
       const threw = (err: unknown) => failedOutcome({ name: c.name, toolName: c.name, serverId: '' }, err instanceof Error ? err.message : String(err));
-      // A caller that throws instead of rejecting is answered the same way.
+      // A caller that throws instead of rejecting is answered the same way; a call of a step already
+      // stopped (aborted while the start was queued) is never made.
       void Promise.resolve()
-        .then(() => call(c, controller.signal))
+        .then(() => (controller.signal.throwIfAborted(), call(c, controller.signal)))
         .then(settled, (err: unknown) => settled(threw(err)));
     };
     input.calls.forEach(start);
@@ -108,7 +109,7 @@ export const toolsRunner = (callerOf: (system: ActorSystemOf) => ToolCaller) =>
   });
 
 /** The model step actor's placeholder until the owner provides one. */
-export const modelStepNotProvided = fromPromise<ModelStepOutput, ModelStepInput>(() =>
+const modelStepNotProvided = fromPromise<ModelStepOutput, ModelStepInput>(() =>
   Promise.reject(new Error('turn machine: modelStep not provided')),
 );
 

@@ -39,7 +39,6 @@ export interface Outbox {
   drained(): Promise<void>;
   /** Stops every write not yet handed to the store, now and later (see the contracts). */
   close(reason: string): void;
-  readonly closed: boolean;
 }
 
 const closedErrors = new WeakSet<object>();
@@ -181,9 +180,6 @@ export function createOutbox(opts: OutboxOptions): Outbox {
     drained: () => pumping ?? Promise.resolve(),
     close(reason) {
       closedBy ??= reason;
-    },
-    get closed() {
-      return closedBy !== undefined;
     },
   };
 }

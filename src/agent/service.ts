@@ -124,7 +124,6 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
 
   const callTool: ToolCaller = async (input, signal) => {
     const started = clock.now();
-    if (signal?.aborted) return failedOutcome({ name: input.name, toolName: input.name, serverId: '' }, 'The tool was not called: its turn was stopped', 0);
     try {
       return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal, hops: input.key.hops + 1 }, input.key);
     } catch (err) {

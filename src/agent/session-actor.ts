@@ -15,7 +15,7 @@ import { toolsRunner, turnMachine } from '../../machines/turn.machine.ts';
 import type { ModelStepInput, ModelStepOutput } from '../conversation/turn-contract.ts';
 import { bindPort, portOf, type SessionPort } from './session-ports.ts';
 
-export const sessionWithActors = sessionMachine.provide({
+const sessionWithActors = sessionMachine.provide({
   actors: {
     turn: turnMachine.provide({
       actors: {
@@ -27,7 +27,7 @@ export const sessionWithActors = sessionMachine.provide({
   },
 });
 
-export type SessionActor = Actor<typeof sessionWithActors>;
+type SessionActor = Actor<typeof sessionWithActors>;
 
 /** A session actor, not started, whose actors use `port`. */
 export function createSessionActor(input: SessionInput, port: SessionPort): SessionActor {

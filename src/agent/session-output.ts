@@ -15,7 +15,7 @@
 import type { SessionEvent } from '../conversation/session-events.ts';
 import type { TurnKey } from '../conversation/turn-contract.ts';
 import type { SendMeta } from '../bus/index.ts';
-import { chunkFrame, droppedFrame, storageFailedFrame, thinkingFrame, toFrame, type AgentFrame, type SessionStoredEvent } from './frames.ts';
+import { chunkFrame, storageFailedFrame, thinkingFrame, toFrame, type AgentFrame, type SessionStoredEvent } from './frames.ts';
 import { isOutboxClosed, type Outbox } from './outbox.ts';
 import { storageCause, type StorageHealth } from './storage-health.ts';
 
@@ -33,8 +33,6 @@ export interface SessionOutput {
   /** The hot path: a chunk of a turn's reply. */
   chunk: (key: TurnKey, content: string) => void;
   thinking: (key: TurnKey) => void;
-  /** A waiting message was dropped (it never became a turn). */
-  dropped: (key: TurnKey, reason: string) => void;
   /** Stores a fact, then publishes its frame and calls `then`; `failed` runs instead when it could not be stored. */
   record: (meta: SendMeta, event: SessionEvent, then?: (stored: SessionStoredEvent) => void, failed?: (err: unknown) => void) => void;
   /** A fact of this turn could not be stored (see the contracts). */
@@ -52,9 +50,6 @@ export function createSessionOutput(deps: SessionOutputDeps): SessionOutput {
     },
     thinking(key) {
       outbox.transient((seq) => publish(thinkingFrame(sessionId, key.turnId, seq), key), key.turnId);
-    },
-    dropped(key, reason) {
-      outbox.transient((seq) => publish(droppedFrame(sessionId, key.turnId, seq, reason), key));
     },
     record(meta, event, then, failed) {
       const stored = (s: SessionStoredEvent) => {

@@ -33,36 +33,26 @@ import { EVENT_VERSION, type SessionEvent } from '../conversation/session-events
 import type { SessionEmitted } from '../../machines/session.machine.ts';
 import type { ApprovalAnswer, ToolCaller, TurnMessage } from '../conversation/turn-contract.ts';
 import type { SendMeta } from '../bus/index.ts';
-import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
-import type { LlmClient } from '../llm/types.ts';
 import type { RegisterActor } from '../inspect/index.ts';
 import type { Logger } from '../log/index.ts';
-import type { ModelTool } from '../tools/messages.ts';
 import type { EventStore } from '../store/types.ts';
 import { droppedFrame, droppedMessage, type AgentFrame } from './frames.ts';
-import { createApprovals, openTurnOf, resumeTurn, type PendingApproval } from './approvals.ts';
+import type { PendingApproval } from '../conversation/records.ts';
+import { createApprovals, openTurnOf, resumeTurn } from './approvals.ts';
 import { createHistory } from './history.ts';
-import { createModelStep } from './model-step.ts';
+import { createModelStep, type ModelStepDeps } from './model-step.ts';
 import { queuedOf } from './queue.ts';
 import { createOutbox, isOutboxClosed } from './outbox.ts';
 import { createSessionActor } from './session-actor.ts';
 import { createSessionOutput } from './session-output.ts';
 import { storageCause, type StorageHealth } from './storage-health.ts';
-import type { ToolPolicy } from './tool-policy.ts';
 
-export interface SessionDeps {
+export interface SessionDeps extends Pick<ModelStepDeps, 'systemPrompt' | 'llm' | 'clock' | 'listTools' | 'toolPolicy'> {
   sessionId: string;
-  systemPrompt: string;
   maxIterations: number;
   store: EventStore<SessionEvent>;
-  llm: LlmClient;
   log: Logger;
-  clock: Clock;
-  /** The model's tool catalogue (never rejects). */
-  listTools: () => Promise<ModelTool[]>;
-  /** Which calls wait for approval or are refused; absent: every call runs. */
-  toolPolicy?: ToolPolicy;
   /** How long a call waits for approval before it is denied. */
   approvalTimeoutMs: number;
   callTool: ToolCaller;
@@ -146,16 +136,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     },
   });
   const { record } = output;
-  const modelStep = createModelStep({
-    systemPrompt: deps.systemPrompt,
-    llm,
-    clock,
-    listTools: deps.listTools,
-    ...(deps.toolPolicy && { toolPolicy: deps.toolPolicy }),
-    history,
-    outbox,
-    emitChunk: output.chunk,
-  });
+  const modelStep = createModelStep({ ...deps, history, outbox, emitChunk: output.chunk });
   /** Senders of messages that start a turn at once, waiting for its userMessage to be stored (by turnId). */
   const starting = new Map<string, { resolve: () => void; reject: (err: unknown) => void }>();
   const actor = createSessionActor(
@@ -202,7 +183,8 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   actor.start();
   // A turn the log left waiting for approvals goes on waiting (its process stopped meanwhile); one it
   // left running ends now when its runner is known to be gone (orphanedTurnReason).
-  const open = openTurnOf(past.map((s) => s.event));
+  const pastEvents = past.map((s) => s.event);
+  const open = openTurnOf(pastEvents);
   const resumed = resumeTurn(open, clock.now());
   if (resumed) {
     log.info({ sessionId, turnId: resumed.turnId, awaiting: resumed.resume?.awaiting.length }, 'resuming a turn that waits for approval');
@@ -215,7 +197,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     record({ correlationId: turnId, sessionId }, { v: EVENT_VERSION, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message, details: { reason } });
   }
   // The messages the log left waiting run next, in order (after the turn above ended or resumed).
-  const requeued = queuedOf(past.map((s) => s.event));
+  const requeued = queuedOf(pastEvents);
   if (requeued.length > 0) log.info({ sessionId, turns: requeued.map((m) => m.turnId) }, 'resuming queued messages');
   for (const message of requeued) actor.send({ type: 'MESSAGE', message });
 
@@ -223,6 +205,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   const waiting = () => actor.getSnapshot().context.queue.length - (running() ? 1 : 0);
   /** A turn runs, or has ended but its last facts are not yet out (settling ends right after). */
   const busy = () => running() || (!actor.getSnapshot().matches('idle') && !outbox.idle);
+  const dormant = () => !busy() && waiting() === 0 && outbox.idle;
 
   return {
     id: sessionId,
@@ -293,7 +276,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       return waiting();
     },
     get dormant() {
-      return !busy() && waiting() === 0 && outbox.idle;
+      return dormant();
     },
     get lastActive() {
       return lastActive;
@@ -302,7 +285,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       return closed;
     },
     get unused() {
-      return outbox.lastSeq === 0 && !busy() && waiting() === 0 && outbox.idle;
+      return outbox.lastSeq === 0 && dormant();
     },
   };
 }

@@ -1,11 +1,10 @@
-import type { Envelope } from '../bus/index.ts';
+import type { Handler } from './forwarding.ts';
 import type { Clock, IdSource } from '../clock.ts';
 import { isAppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { RedisConnection } from '../redis/index.ts';
 import { readWire, toolServerChange, toolServerChangeMessage, toolServerStatus, type ToolServerChange as Change } from './wire.ts';
 
-type Handler = (command: Envelope) => unknown;
 
 /** A tool server's record as `mcp.listServers` gives it (the fields this module reads and adds). */
 interface Listed {

@@ -20,7 +20,7 @@ export const WIRE_PREFIX_CHARS = 120;
 
 const errorCode = z.enum(Object.keys(ERROR_TABLE) as [ErrorCode, ...ErrorCode[]]);
 
-export const wireCommand = z.object({
+const wireCommand = z.object({
   kind: z.literal('command'),
   id: z.string(),
   /** The instance whose inbox gets the reply. */
@@ -33,7 +33,7 @@ export const wireCommand = z.object({
 });
 export type WireCommand = z.infer<typeof wireCommand>;
 
-export const wireReply = z.discriminatedUnion('ok', [
+const wireReply = z.discriminatedUnion('ok', [
   // `result` is absent when the handler resolved with nothing (JSON drops undefined).
   z.object({ kind: z.literal('reply'), id: z.string(), ok: z.literal(true), result: z.unknown().optional() }),
   z.object({
@@ -46,7 +46,6 @@ export const wireReply = z.discriminatedUnion('ok', [
 export type WireReply = z.infer<typeof wireReply>;
 
 export const inboxMessage = z.discriminatedUnion('kind', [wireCommand, wireReply]);
-export type InboxMessage = z.infer<typeof inboxMessage>;
 
 /** An `agent.*` event on its session's live channel. */
 export const wireEvent = z.object({
