@@ -170,7 +170,7 @@ export function createChildRegistry(file: string | undefined, log: Logger, procs
 
 /** The running members of `entry`'s group other than its leader, when one of them proves the group is still `entry`'s (see the contract). */
 function provenMembers(entry: Entry, procs: Procs): number[] | undefined {
-  if (entry.seen === undefined || entry.boot === undefined) return undefined;
+  if (entry.seen === undefined) return undefined;
   const members: { pid: number; start: number }[] = [];
   for (const pid of procs.pids()) {
     const stat = procs.stat(pid);
@@ -193,7 +193,7 @@ export function reapLeftovers(file: string, log: Logger, procs: Procs = systemPr
     if (entry.boot !== undefined && boot !== undefined && entry.boot !== boot) continue; // nothing of another boot runs
     const leader = procs.stat(entry.pid);
     const fields = { pid: entry.pid, command: entry.command, owner: entry.owner };
-    if (alive(procs, entry.pid)) {
+    if (leader ? leader.state !== 'Z' : procs.exists(entry.pid)) {
       const same = entry.start === undefined || leader?.start === entry.start;
       if (same && procs.cmdline(entry.pid).includes(entry.command)) {
         procs.killGroup(entry.pid);

@@ -19,9 +19,9 @@
  *   prctl is not signalled (the same reaping covers it).
  */
 import { accessSync, constants, statSync } from 'node:fs';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 
-export interface Spawnable {
+interface Spawnable {
   command: string;
   args: string[];
 }
@@ -40,7 +40,7 @@ const isExecutableFile = (path: string): boolean => {
 export function resolveCommand(command: string, path: string | undefined, cwd: string = process.cwd()): string | undefined {
   if (!command) return undefined;
   if (command.includes('/')) {
-    const file = isAbsolute(command) ? command : resolve(cwd, command);
+    const file = resolve(cwd, command);
     return isExecutableFile(file) ? file : undefined;
   }
   for (const dir of (path ?? '').split(delimiter)) {
@@ -52,9 +52,7 @@ export function resolveCommand(command: string, path: string | undefined, cwd: s
 
 /** `setpriv`'s path on agentd's PATH, on Linux; undefined elsewhere or when it is not installed. */
 export function findSetpriv(path: string | undefined = process.env.PATH): string | undefined {
-  if (process.platform !== 'linux') return undefined;
-  const found = resolveCommand('setpriv', path);
-  return found && isAbsolute(found) ? found : undefined;
+  return process.platform === 'linux' ? resolveCommand('setpriv', path) : undefined;
 }
 
 /** The spawn to run instead of `command args`, given the child's PATH and cwd and `setpriv` (`findSetpriv()`). */

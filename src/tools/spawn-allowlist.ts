@@ -43,7 +43,7 @@ interface Context {
 const SHARED = 'this service is shared (an API or admin key is set, or it listens beyond loopback)';
 
 /** Whether `path` is a file under `agentDir` or under a `node_modules` folder, with every link followed. */
-export function scriptAllowed(path: string, agentDir: string | undefined): boolean {
+function scriptAllowed(path: string, agentDir: string | undefined): boolean {
   let real: string;
   try {
     real = realpathSync(path);
@@ -107,7 +107,8 @@ function checkProgram(command: string, args: readonly string[], offset: number, 
     }
     return;
   }
-  if (SCRIPT_INTERPRETERS.has(program)) return checkScript(program, INTERPRETERS[program] ?? SHELL_SPEC, args, offset, field, ctx);
+  const spec = INTERPRETERS[program];
+  if (spec && SCRIPT_INTERPRETERS.has(program)) return checkScript(program, spec, args, offset, field, ctx);
   if (SHELLS.has(program) && program !== 'busybox') return checkScript(program, SHELL_SPEC, args, offset, field, ctx);
 }
 

@@ -2,7 +2,7 @@
 import type { InterpreterSpec } from './spawn-programs.ts';
 
 /** Whether `arg` (a flag) runs inline code or loads code for an interpreter read by `spec`. */
-export function isCodeFlag(spec: InterpreterSpec, arg: string): boolean {
+function isCodeFlag(spec: InterpreterSpec, arg: string): boolean {
   const name = arg.split('=')[0] ?? arg;
   if (spec.code.includes(name) || (name.length > 2 && spec.code.includes(name.toLowerCase()))) return true;
   if (spec.codePrefixes?.some((p) => name.startsWith(p))) return true;
@@ -28,7 +28,7 @@ function takesNext(spec: InterpreterSpec, arg: string): boolean {
   return false;
 }
 
-export interface InterpreterArgs {
+interface InterpreterArgs {
   /** Index of the first flag that runs or loads code. */
   codeAt?: number;
   /** Index of the script (absent: none, e.g. stdin or `python -m`). */
@@ -45,6 +45,7 @@ export function readInterpreterArgs(spec: InterpreterSpec, args: readonly string
     if (arg === '--') return i + 1 < args.length ? { scriptAt: i + 1 } : {};
     if (arg === '-') return {};
     if (!arg.startsWith('-') && !(spec.plusFlags && arg.startsWith('+'))) {
+      if (!subcommand && spec.codeSubcommands?.includes(arg)) return { codeAt: i };
       if (!subcommand && spec.subcommands?.includes(arg)) {
         subcommand = true;
         continue;

@@ -18,11 +18,10 @@
 import { checkShared, type SharedSpawn } from './spawn-allowlist.ts';
 import { readInterpreterArgs } from './spawn-args.ts';
 import {
-  DENO_CODE, flagName, INTERPRETERS, LAUNCHERS, listedIn, PACKAGE_MANAGERS, programName, refuse, RUN_SUBCOMMANDS, SHELL_CODE, SHELL_CODE_LONG, SHELLS,
+  flagName, INTERPRETERS, LAUNCHERS, listedIn, PACKAGE_MANAGERS, programName, refuse, RUN_SUBCOMMANDS, SHELL_CODE, SHELL_CODE_LONG, SHELLS,
 } from './spawn-programs.ts';
 
 export { programName } from './spawn-programs.ts';
-export type { SharedSpawn } from './spawn-allowlist.ts';
 
 export interface SpawnRequest {
   command: string;
@@ -46,10 +45,6 @@ function checkArgs(program: string, args: readonly string[], offset: number): vo
     const i = args.findIndex((a) => SHELL_CODE.test(a) || SHELL_CODE_LONG.has(flagName(a)));
     if (i !== -1) throw inline(i);
     return;
-  }
-  if (program === 'deno') {
-    const i = args.findIndex((a) => !a.startsWith('-'));
-    if (i !== -1 && DENO_CODE.has(args[i] ?? '')) throw inline(i);
   }
   const spec = INTERPRETERS[program];
   if (spec) {

@@ -43,6 +43,8 @@ export interface InterpreterSpec {
   /** Short letters that take the rest of their cluster, or the next argument, as a value. */
   valuedLetters?: string;
   subcommands?: readonly string[];
+  /** Subcommands that run inline code (`deno eval`), read where a subcommand may stand. */
+  codeSubcommands?: readonly string[];
   /** `+o` and the like are flags too (shells). */
   plusFlags?: boolean;
 }
@@ -81,6 +83,7 @@ export const INTERPRETERS: Record<string, InterpreterSpec> = {
     codePrefixes: ['--inspect'],
     valued: ['--location', '--cert', '--lock', '--seed', '--ext', '-L', '--log-level'],
     subcommands: ['run', 'serve'],
+    codeSubcommands: ['eval', 'repl'],
   },
   python: { code: ['-c'], codeLetters: 'c', valued: ['-W', '-X', '--check-hash-based-pycs'], valuedLetters: 'WXmQ' },
   pypy: { code: ['-c'], codeLetters: 'c', valued: ['-W', '-X'], valuedLetters: 'WXmQ' },
@@ -94,8 +97,6 @@ export const INTERPRETERS: Record<string, InterpreterSpec> = {
   cmd: { code: ['/c', '/k'] },
 };
 
-/** Interpreters whose script must be a file under the agent folder (or `node_modules`) when the service is shared. */
-export const SCRIPT_INTERPRETERS = new Set(['node', 'bun', 'deno', 'python', 'pypy', 'perl', 'ruby', 'php', 'lua']);
 /** Shells (when listed explicitly) read like interpreters: `-o`/`-O` take a value. */
 export const SHELL_SPEC: InterpreterSpec = { code: [], valued: ['-o', '+o', '-O', '+O'], plusFlags: true };
 
@@ -110,7 +111,6 @@ export const LAUNCHERS: Record<string, readonly string[]> = {
 /** `npm exec …`, `pnpm dlx …`, `yarn dlx …` launch like `npx`. */
 export const PACKAGE_MANAGERS = new Set(['npm', 'pnpm', 'yarn']);
 export const RUN_SUBCOMMANDS = new Set(['exec', 'x', 'dlx']);
-export const DENO_CODE = new Set(['eval', 'repl']);
 
 /**
  * Programs that run another program or code of their own choosing: a shared service starts them only
@@ -126,3 +126,9 @@ export const WRAPPERS = new Set([
   'npm', 'pnpm', 'yarn', 'uv', 'pip', 'pipx', 'poetry', 'gem', 'bundle', 'go', 'cargo', 'java', 'dotnet', 'mvn', 'gradle',
   'docker', 'podman', 'kubectl', 'tclsh', 'wish', 'rscript', 'r', 'julia', 'osascript', 'pwsh', 'powershell', 'cmd',
 ]);
+
+/**
+ * Interpreters whose script must be a file under the agent folder (or `node_modules`) when the service is
+ * shared: every interpreter but those a shared service treats as wrappers (`osascript`, `pwsh`, `cmd`, …).
+ */
+export const SCRIPT_INTERPRETERS: ReadonlySet<string> = new Set(Object.keys(INTERPRETERS).filter((p) => !WRAPPERS.has(p)));

@@ -48,6 +48,8 @@ describe('spawn policy', () => {
     ['npm exec -- bash -c', req('npm', ['exec', 'bash', '-c', 'id']), 'config.args.2'],
     ['env bash -c', req('env', ['X=1', 'bash', '-c', 'id']), 'config.args.2'],
     ['deno eval', req('deno', ['eval', 'Deno.exit()']), 'config.args.0'],
+    ['deno eval after a valued flag', req('deno', ['-L', 'debug', 'eval', 'Deno.exit()']), 'config.args.2'],
+    ['deno repl after a valued flag', req('deno', ['--log-level', 'info', 'repl']), 'config.args.2'],
     ['perl -e', req('perl', ['-e', 'print 1']), 'config.args.0'],
     ['node -pe (a combined cluster)', req('node', ['-pe', '1']), 'config.args.0'],
     ['node -r= form', req('node', ['-r=./x.js', 's.js']), 'config.args.0'],

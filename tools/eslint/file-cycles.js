@@ -24,7 +24,7 @@ const CODE = new Set(['.ts', '.mts', '.cts', '.tsx', '.js', '.mjs', '.cjs']);
 /** @typedef {{ specifier: string, target: string, start: number, end: number }} Edge */
 
 /** The file a relative specifier names (absolute), or undefined when there is none. @param {string} from absolute file @param {string} specifier */
-export function resolveRelative(from, specifier) {
+function resolveRelative(from, specifier) {
   const base = resolve(dirname(from), specifier);
   const candidates = [base];
   if (base.endsWith('.js')) candidates.push(`${base.slice(0, -3)}.ts`);
@@ -41,7 +41,7 @@ export function resolveRelative(from, specifier) {
  * @param {string} file absolute (its extension says whether it is JavaScript) @param {string} text
  * @returns {Specifier[]}
  */
-export function specifiersOf(file, text) {
+function specifiersOf(file, text) {
   const javascript = /\.[cm]?js$/.test(file);
   // `pos` is the opening quote's offset and `end` is `pos` plus the specifier's length.
   return ts.preProcessFile(text, true, javascript).importedFiles.map(({ fileName, pos, end }) => ({ specifier: fileName, start: pos + 1, end: end + 1 }));
@@ -86,7 +86,7 @@ export function importsOf(file, text) {
 }
 
 /** The relative imports of a file on disk. @param {string} file absolute */
-export const edgesOnDisk = (file) => importsOf(file).edges;
+const edgesOnDisk = (file) => importsOf(file).edges;
 
 /**
  * For each edge of `file` (given as `edges`, e.g. of the text being linted), the shortest chain of

@@ -66,18 +66,6 @@ export function componentOf(file, components) {
 
 const TABLE = 'tools/eslint/layers-config.js';
 
-/** @type {WeakMap<Record<string, Component>, Map<string, Map<string, boolean>>>} */
-const inComponentByTable = new WeakMap();
-
-/** Whether each absolute file belongs to a component, remembered per table and root for the cycle search. @param {LayersOptions} options */
-function knownFiles({ root, components }) {
-  let byRoot = inComponentByTable.get(components);
-  if (!byRoot) inComponentByTable.set(components, (byRoot = new Map()));
-  let known = byRoot.get(root);
-  if (!known) byRoot.set(root, (known = new Map()));
-  return known;
-}
-
 /** @type {import('eslint').Rule.RuleModule} */
 const layers = {
   meta: {
@@ -108,7 +96,6 @@ const layers = {
       return { Program: (node) => context.report({ node, messageId: 'unlisted', data: { file } }) };
     }
     const allowed = new Set([from, ...(components[from]?.uses ?? [])]);
-    const known = knownFiles(options);
 
     /** @param {string} specifier @param {number} start @param {number} end */
     const checkRelative = (specifier, start, end) => {
@@ -140,11 +127,7 @@ const layers = {
           if (specifier.startsWith('.')) checkRelative(specifier, start, end);
           else checkExternal(specifier, start, end);
         }
-        const inComponent = (/** @type {string} */ f) => {
-          let inside = known.get(f);
-          if (inside === undefined) known.set(f, (inside = componentOf(repoPath(f), components) !== undefined));
-          return inside;
-        };
+        const inComponent = (/** @type {string} */ f) => componentOf(repoPath(f), components) !== undefined;
         for (const { edge, cycle: files } of cyclesThrough(context.filename, edges, inComponent)) {
           context.report({ loc: loc(edge.start, edge.end), messageId: 'cycle', data: { cycle: files.map(repoPath).join(' → ') } });
         }
