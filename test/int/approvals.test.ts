@@ -4,13 +4,9 @@
  * REST (the admin key is set), cancel, timeouts, message-sync waiting, replay, and a restart with
  * an approval pending (JSONL store).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { api, everythingStdio, roomyLimits, turnFrames } from '../support/messaging.ts';
-import { appPool, type RunningApp } from '../support/start-app.ts';
+import { api, everythingStdio, roomyLimits, turnFrames, useSimulatorAndFolder } from '../support/messaging.ts';
+import type { RunningApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
 import { connectWs, type WsClient } from '../support/ws-client.ts';
 
@@ -23,30 +19,20 @@ const policy = {
   ],
 };
 
-let sim: Simulator;
-let dir: string;
-const apps = appPool();
+const env = useSimulatorAndFolder('agentd-approvals-');
 const clients: WsClient[] = [];
-
-beforeAll(async () => {
-  sim = await startSimulator();
-  dir = await mkdtemp(join(tmpdir(), 'agentd-approvals-'));
-});
-afterAll(async () => {
+afterAll(() => {
   for (const c of clients) c.close();
-  await apps.stopAll();
-  await sim?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 async function boot(doc: Record<string, unknown> = {}): Promise<RunningApp> {
   const { server, ...rest } = doc as { server?: Record<string, unknown> };
-  return apps.start(
+  return env.apps.start(
     { mcpServers: { everything: everythingStdio }, toolPolicy: policy, server: { ...roomyLimits, auth: { adminKey: ADMIN }, ...server }, llm: { timeoutMs: 10_000 }, ...rest },
-    { modelUrl: sim.url },
+    { modelUrl: env.sim.url },
   );
 }
-const shutdown = (app: RunningApp) => apps.stop(app);
+const shutdown = (app: RunningApp) => env.apps.stop(app);
 async function client(app: RunningApp, key?: string): Promise<WsClient> {
   const c = await connectWs(key ? `${app.wsUrl}?token=${key}` : app.wsUrl);
   clients.push(c);
@@ -184,7 +170,7 @@ describe('tool approvals: time limits', () => {
 
 describe('tool approvals across a restart (JSONL store)', () => {
   it('a pending approval is still listed after a restart, can be answered, and the turn continues', async () => {
-    const doc = { storage: { type: 'jsonl', dir } };
+    const doc = { storage: { type: 'jsonl', dir: env.dir } };
     const first = await boot(doc);
     await api(first.url, 'POST', '/api/message', { sessionId: 'restart', message: `restart ${echo('survived')}` });
     const [before] = await pendingApprovals(first, 'restart');

@@ -7,39 +7,25 @@
  * once later work has gone through the service and once the service has stopped (every outbox drained).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { fileNameOf } from '../../src/store/session-file-name.ts';
-import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { api, roomyLimits } from '../support/messaging.ts';
+import { api, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import { fixturePath } from '../support/paths.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
-import { appPool, type RunningApp } from '../support/start-app.ts';
+import type { RunningApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
 
 const ITERATIONS = 24;
 const policy = { default: 'allow', rules: [{ server: 'marker', tool: 'mark', action: 'ask' }] };
 
-let sim: Simulator;
-let dir: string;
-const apps = appPool();
-
-beforeAll(async () => {
-  sim = await startSimulator();
-  dir = await mkdtemp(join(tmpdir(), 'agentd-delete-race-'));
-});
-afterAll(async () => {
-  await apps.stopAll();
-  await sim?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+const env = useSimulatorAndFolder('agentd-delete-race-');
 
 async function boot(storage: Record<string, unknown>, markerFile: string): Promise<RunningApp> {
   const marker = { type: 'stdio', command: process.execPath, args: [fixturePath('marker-server')], env: { MARKER_FILE: markerFile }, timeout: 10_000 };
-  return apps.start({ mcpServers: { marker }, toolPolicy: policy, storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url });
+  return env.apps.start({ mcpServers: { marker }, toolPolicy: policy, storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: env.sim.url });
 }
 
 /** Lines `<message> <epoch ms>` the marker tool wrote, by message. */
@@ -103,7 +89,7 @@ async function runRaces(app: RunningApp, markerFile: string, prefix: string, noL
   }
   const list = (await api(app.url, 'GET', '/api/sessions')).body.sessions as { id: string }[];
   expect(list.map((s) => s.id).filter((id) => id.startsWith(`${prefix}-`) && id !== `${prefix}-after`)).toEqual([]);
-  await apps.stop(app); // every outbox drained: a late write would be in the log now
+  await env.apps.stop(app); // every outbox drained: a late write would be in the log now
   for (const o of outcomes) await noLog(o.sessionId);
   const counts = { approved: outcomes.filter((o) => o.approve === 200).length, refused: outcomes.filter((o) => o.approve === 404).length, toolRan: outcomes.filter((o) => ran.has(o.sessionId)).length };
   console.info(`[delete-race ${prefix}] ${ITERATIONS} races: ${JSON.stringify(counts)}`);
@@ -112,8 +98,8 @@ async function runRaces(app: RunningApp, markerFile: string, prefix: string, noL
 
 describe('approve versus delete (jsonl)', () => {
   it(`never runs a tool after DELETE answered, nor writes the deleted session again (${ITERATIONS} races)`, async () => {
-    const storeDir = join(dir, 'sessions');
-    const markerFile = join(dir, 'marks-jsonl');
+    const storeDir = join(env.dir, 'sessions');
+    const markerFile = join(env.dir, 'marks-jsonl');
     const app = await boot({ type: 'jsonl', dir: storeDir }, markerFile);
     const noFile = async (sessionId: string) => {
       await expect(stat(join(storeDir, fileNameOf(sessionId)))).rejects.toMatchObject({ code: 'ENOENT' });
@@ -137,7 +123,7 @@ describe.skipIf(!redisEnabled)('approve versus delete (redis)', () => {
 
   it(`never runs a tool after DELETE answered, nor writes the deleted session to Redis again (${ITERATIONS} races)`, async () => {
     const keyPrefix = `race${randomUUID()}:`;
-    const markerFile = join(dir, 'marks-redis');
+    const markerFile = join(env.dir, 'marks-redis');
     const app = await boot({ type: 'redis', url: redis.url, keyPrefix }, markerFile);
     const client = createClient({ url: redis.url });
     client.on('error', () => undefined);

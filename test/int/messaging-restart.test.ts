@@ -2,36 +2,22 @@
  * History survives a restart: the real service with the JSONL store in a temp dir is stopped and a
  * new one is started over the same directory; the conversation continues where it was.
  */
-import { appendFile, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { api, everythingStdio, lastMessagesWith, roomyLimits, textOf, turnFrames } from '../support/messaging.ts';
-import { appPool, type RunningApp } from '../support/start-app.ts';
+import { describe, expect, it } from 'vitest';
+import { api, everythingStdio, lastMessagesWith, roomyLimits, textOf, turnFrames, useSimulatorAndFolder } from '../support/messaging.ts';
+import type { RunningApp } from '../support/start-app.ts';
 import { connectWs } from '../support/ws-client.ts';
 
-let sim: Simulator;
-let dir: string;
-const apps = appPool();
-
-beforeAll(async () => {
-  sim = await startSimulator();
-  dir = await mkdtemp(join(tmpdir(), 'agentd-restart-'));
-});
-afterAll(async () => {
-  await apps.stopAll();
-  await sim?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+const env = useSimulatorAndFolder('agentd-restart-');
 
 async function boot(): Promise<RunningApp> {
-  return apps.start(
-    { storage: { type: 'jsonl', dir }, mcpServers: { everything: everythingStdio }, server: roomyLimits, llm: { timeoutMs: 10_000 } },
-    { modelUrl: sim.url },
+  return env.apps.start(
+    { storage: { type: 'jsonl', dir: env.dir }, mcpServers: { everything: everythingStdio }, server: roomyLimits, llm: { timeoutMs: 10_000 } },
+    { modelUrl: env.sim.url },
   );
 }
-const shutdown = (app: RunningApp) => apps.stop(app);
+const shutdown = (app: RunningApp) => env.apps.stop(app);
 
 describe('history across a restart (JSONL store)', () => {
   it('a new service over the same directory serves the history and the model sees the earlier turns', async () => {
@@ -42,7 +28,7 @@ describe('history across a restart (JSONL store)', () => {
     await post('/api/message-sync', { message: 'other-session', sessionId: 'side' });
     const before = (await api(first.url, 'GET', '/api/sessions/default/history')).body.events;
     await shutdown(first);
-    expect((await readdir(dir)).length).toBeGreaterThanOrEqual(2);
+    expect((await readdir(env.dir)).length).toBeGreaterThanOrEqual(2);
 
     const second = await boot();
     const history = await api(second.url, 'GET', '/api/sessions/default/history');
@@ -59,7 +45,7 @@ describe('history across a restart (JSONL store)', () => {
     ws.close();
     expect(turn.at(-1)!.data.content).toBe('You said: restart-three: which animal?');
     expect(turn[0]!.data.seq).toBe(history.body.lastSeq + 1);
-    const seen = lastMessagesWith(sim, 'restart-three');
+    const seen = lastMessagesWith(env.sim, 'restart-three');
     expect(seen.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'assistant', 'tool', 'assistant', 'user']);
     expect(textOf(seen[1])).toBe('restart-one: remember zebra');
     expect(seen[5]).toMatchObject({ role: 'tool', content: 'Echo: stored' });
@@ -70,10 +56,10 @@ describe('history across a restart (JSONL store)', () => {
     const app = await boot();
     await api(app.url, 'POST', '/api/message-sync', { message: 'torn-one', sessionId: 'torn' });
     await shutdown(app);
-    const files = await readdir(dir);
+    const files = await readdir(env.dir);
     const file = files.find((f) => f.includes('torn'));
     expect(file).toBeDefined();
-    await appendFile(join(dir, file!), '{"seq":3,"ts":"2026-01-01T00:00:00.000Z","event":{"type":"userMes');
+    await appendFile(join(env.dir, file!), '{"seq":3,"ts":"2026-01-01T00:00:00.000Z","event":{"type":"userMes');
 
     const again = await boot();
     const health = await api(again.url, 'GET', '/api/health');
@@ -82,7 +68,7 @@ describe('history across a restart (JSONL store)', () => {
     expect(res.body.response).toBe('You said: torn-two');
     const events = (await api(again.url, 'GET', '/api/sessions/torn/history')).body.events;
     expect(events.map((f: any) => [f.data.seq, f.data.content])).toEqual([[1, 'torn-one'], [2, 'You said: torn-one'], [3, 'torn-two'], [4, 'You said: torn-two']]);
-    expect(lastMessagesWith(sim, 'torn-two').map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(lastMessagesWith(env.sim, 'torn-two').map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
   });
 
   it('a client that replays with since 0, live or after a restart, sees exactly the durable frames a live client saw', async () => {

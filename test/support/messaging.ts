@@ -1,8 +1,11 @@
 /** Shared pieces of the messaging tests: REST calls, turn frames, what the simulated model saw. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { contentText, startSimulator, type RecordedRequest, type Simulator, type WireMessage } from '../../tools/simulator/index.ts';
 import { EVERYTHING } from './paths.ts';
-import { startApp, type RunningApp } from './start-app.ts';
+import { appPool, startApp, type RunningApp } from './start-app.ts';
 import { PATIENT } from './wait.ts';
 import { connectWs, type Frame, type WsClient } from './ws-client.ts';
 
@@ -69,6 +72,34 @@ export interface MessagingService {
   client: () => Promise<WsClient>;
   post: (path: string, body?: unknown) => Promise<ApiResponse>;
   get: (path: string) => Promise<ApiResponse>;
+}
+
+/**
+ * A simulator, a temporary data folder and a pool of services for the tests of one file, all gone
+ * after them. Read `sim` and `dir` inside tests (they exist from the file's `beforeAll` on).
+ */
+export function useSimulatorAndFolder(prefix: string) {
+  let sim: Simulator | undefined;
+  let dir: string | undefined;
+  const apps = appPool();
+  beforeAll(async () => {
+    sim = await startSimulator();
+    dir = await mkdtemp(join(tmpdir(), prefix));
+  });
+  afterAll(async () => {
+    await apps.stopAll();
+    await sim?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  return {
+    apps,
+    get sim() {
+      return sim ?? expect.unreachable('simulator not started');
+    },
+    get dir() {
+      return dir ?? expect.unreachable('data folder not made');
+    },
+  };
 }
 
 /**
