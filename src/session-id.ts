@@ -2,13 +2,49 @@ import { z } from 'zod';
 
 /** A lone UTF-16 surrogate: such a string has no UTF-8 form, so no file name and no JSON round trip. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const wellFormed = (s: string) => !LONE_SURROGATE.test(s);
+
+/** Separates a session key's owner from its id; never part of an id or a principal name. */
+const MARK = '\u0000';
 
 /**
- * The one rule for session ids, wherever one enters (REST, WebSocket frames, /mcp, the stores):
- * 1–128 UTF-16 code units of well-formed Unicode.
+ * The one rule for session ids, wherever one enters (REST, WebSocket frames, /mcp): 1–128 UTF-16
+ * code units of well-formed Unicode without NUL (NUL marks an owned session's key, see `sessionKey`).
  */
 export const sessionIdSchema = z
   .string()
   .min(1)
   .max(128)
-  .refine((id) => !LONE_SURROGATE.test(id), 'must be well-formed Unicode');
+  .refine(wellFormed, 'must be well-formed Unicode')
+  .refine((id) => !id.includes(MARK), 'must not contain NUL');
+
+/** Longest principal name that owns sessions (`jwt:` and a subject of up to 128 characters). */
+export const MAX_OWNER_LENGTH = 132;
+
+/**
+ * The rule for the key a session is stored and addressed under inside agentd (stores, bus, cluster):
+ * a session id, or an owned session's key (`sessionKey`).
+ */
+export const sessionKeySchema = z
+  .string()
+  .min(1)
+  .max(MAX_OWNER_LENGTH + 128 + 2)
+  .refine(wellFormed, 'must be well-formed Unicode');
+
+/**
+ * The key of session `id` in the namespace of `owner`. Contracts: without an owner (a single user,
+ * the shorthand keys) the key is the id itself, so sessions stored before principals existed keep
+ * their keys; an owned key is `NUL owner NUL id`. Ids and owner names never hold NUL, so the mapping
+ * is injective and `splitSessionKey` inverts it.
+ */
+export const sessionKey = (owner: string | undefined, id: string): string => (owner === undefined ? id : `${MARK}${owner}${MARK}${id}`);
+
+/** The owner (absent for the unnamed namespace) and the id of a session key. */
+export function splitSessionKey(key: string): { owner?: string; id: string } {
+  if (!key.startsWith(MARK)) return { id: key };
+  const end = key.indexOf(MARK, 1);
+  return end < 0 ? { id: key } : { owner: key.slice(1, end), id: key.slice(end + 1) };
+}
+
+/** The session id a caller knows a key by (what messages and error details name). */
+export const sessionIdOf = (key: string): string => splitSessionKey(key).id;

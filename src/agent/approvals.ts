@@ -15,6 +15,7 @@ import type { SessionEvent, SessionEventOf } from '../conversation/session-event
 import type { ResumedTurn, TurnMessage } from '../conversation/turn-contract.ts';
 import { stepReply, type PlannedCall } from '../conversation/turn-steps.ts';
 import { AppError } from '../errors/index.ts';
+import { sessionIdOf } from '../session-id.ts';
 
 /** A call waiting for approval, as `GET /api/sessions/{id}/approvals` lists it (src/conversation/records.ts owns its schema). */
 export type { PendingApproval };
@@ -62,8 +63,9 @@ export function createApprovals(sessionId: string): Approvals {
         close(callId);
         return p;
       }
-      if (answered.has(callId)) throw new AppError('APPROVAL_ALREADY_RESOLVED', `The call ${callId} was already answered`, { sessionId, callId });
-      throw new AppError('APPROVAL_NOT_FOUND', `No call ${callId} waits for approval in session ${sessionId}`, { sessionId, callId });
+      const name = sessionIdOf(sessionId); // what the caller named, never an owned key
+      if (answered.has(callId)) throw new AppError('APPROVAL_ALREADY_RESOLVED', `The call ${callId} was already answered`, { sessionId: name, callId });
+      throw new AppError('APPROVAL_NOT_FOUND', `No call ${callId} waits for approval in session ${name}`, { sessionId: name, callId });
     },
   };
 }

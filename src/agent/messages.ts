@@ -2,10 +2,11 @@ import { approvalDecision, type ApprovalDecision } from '../conversation/session
 import type { ImagePart } from '../llm/types.ts';
 import type { AgentHealth, PendingApproval, SessionSummary } from '../conversation/records.ts';
 import type { AgentFrame, AgentFrameData } from './frames.ts';
+import type { SessionQuota } from './session-quota.ts';
 
 export type { AgentEvents, AgentFrame, AgentFrameData, FrameName } from './frames.ts';
 /** The records of this component, whose schemas src/conversation/records.ts owns. */
-export type { AgentHealth, PendingApproval, SessionSummary };
+export type { AgentHealth, PendingApproval, SessionSummary, SessionQuota };
 
 /** An answer to a tool call waiting for approval (the schema the REST and WebSocket fronts validate with). */
 export { approvalDecision };
@@ -23,8 +24,12 @@ export type AgentCommands = {
    * `agent.response` or `agent.error` that ends it.
    */
   'agent.sendMessage': {
-    /** `hops`: agent-to-agent hops behind the message (set by the /mcp face; see src/tools/hops.ts). */
-    payload: { sessionId: string; content: string; image?: ImagePart; hops?: number };
+    /**
+     * `hops`: agent-to-agent hops behind the message (set by the /mcp face; see src/tools/hops.ts).
+     * `quota`: who creates the session if this message is its first, and how many they may hold
+     * (RATE_LIMIT_EXCEEDED past it; see session-quota.ts).
+     */
+    payload: { sessionId: string; content: string; image?: ImagePart; hops?: number; quota?: SessionQuota };
     result: { turnId: string; queued: boolean };
   };
   /** Cancels the running turn and queued messages, then empties the history. Done when resolved. */
@@ -46,7 +51,10 @@ export type AgentCommands = {
     payload: { sessionId: string; callId: string; decision: ApprovalDecision; by: string; reason?: string };
     result: PendingApproval;
   };
+  /** Every stored session and every one busy in memory, by key (the faces filter and name them; src/auth/ownership.ts). */
   'agent.listSessions': { payload: Record<string, never>; result: SessionSummary[] };
+  /** Whether the session has a stored event (read from the store: runs anywhere). */
+  'agent.sessionExists': { payload: { sessionId: string }; result: { exists: boolean } };
   /**
    * The frames of the session's stored events after `since` (an unknown session has none), and the
    * seq of the last stored event read (`since` when none): events without a frame still advance it.

@@ -3,6 +3,7 @@ import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { EventStore } from '../store/types.ts';
 import type { SessionStoredEvent as StoredEvent } from './frames.ts';
+import { sessionIdOf } from '../session-id.ts';
 
 /**
  * One session's ordered way out: events to append and frames to send, in the order they were
@@ -45,7 +46,7 @@ const closedErrors = new WeakSet<object>();
 /** Whether `err` is what a closed outbox gives a dropped item's `failed` callback. */
 export const isOutboxClosed = (err: unknown): boolean => typeof err === 'object' && err !== null && closedErrors.has(err);
 function closedError(sessionId: string, reason: string): AppError {
-  const err = new AppError('AGENT_ERROR', `Session ${sessionId} was closed (${reason}): nothing more is written to its log`, { reason });
+  const err = new AppError('AGENT_ERROR', `Session ${sessionIdOf(sessionId)} was closed (${reason}): nothing more is written to its log`, { reason });
   closedErrors.add(err);
   return err;
 }

@@ -53,6 +53,7 @@ import { toFrame, type AgentEvents, type AgentFrame } from './frames.ts';
 import type { AgentCommands, SessionSummary } from './messages.ts';
 import type { RegisterActor } from '../inspect/index.ts';
 import { openSession, type Session } from './session.ts';
+import { createSessionQuotas } from './session-quota.ts';
 import { createStorageHealth } from './storage-health.ts';
 import { allowsEverything, createToolPolicy } from './tool-policy.ts';
 
@@ -106,6 +107,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   const slots = new Map<string, Slot>();
   /** Sessions being deleted: every command of theirs waits for this (see the contracts). */
   const deleting = new Map<string, Promise<unknown>>();
+  const quotas = createSessionQuotas(store);
   const toolPolicy = allowsEverything(config.toolPolicy) ? undefined : createToolPolicy(config.toolPolicy);
   const unregister: (() => void)[] = [];
   let sweeper: NodeJS.Timeout | undefined;
@@ -254,6 +256,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
       await before?.catch(() => undefined);
       const wasOpen = await closed;
       const removed = await store.delete(sessionId);
+      quotas.forget(sessionId);
       return removed || wasOpen;
     };
     const done = run();
@@ -268,6 +271,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   function register(): void {
     unregister.push(
       bus.handle('agent.sendMessage', async ({ payload, correlationId }) => {
+        const { sessionId, quota } = payload;
         const turnId = ids();
         const message = {
           turnId,
@@ -276,7 +280,18 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
           ...(payload.image && { image: payload.image }),
           ...(payload.hops !== undefined && { hops: payload.hops }),
         };
-        return await withSession(payload.sessionId, (s) => s.send(message)); // queued in the session's tick, answered once durable
+        if (quota) await quotas.ready(quota.holder, sessionId);
+        let creates = false;
+        try {
+          return await withSession(sessionId, (s) => {
+            creates = quota !== undefined && s.unused;
+            if (quota && creates) quotas.admit(quota, sessionId);
+            return s.send(message); // queued in the session's tick, answered once durable
+          });
+        } catch (err) {
+          if (creates && !(await store.has(sessionId).catch(() => true))) quotas.forget(sessionId); // never created
+          throw err;
+        }
       }),
       bus.handle('agent.reset', async ({ payload, correlationId }) => {
         return { seq: await withSession(payload.sessionId, (s) => s.reset(correlationId)) };
@@ -305,6 +320,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         }
         return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       }),
+      bus.handle('agent.sessionExists', async ({ payload }) => ({ exists: await store.has(payload.sessionId) })),
       bus.handle('agent.history', async ({ payload }) => {
         const since = payload.since ?? 0;
         const stored = await store.read(payload.sessionId, since);

@@ -25,7 +25,7 @@ export const SESSION_COMMANDS = [
 ] as const satisfies readonly NamesASession[];
 
 /** Commands that name a session but run anywhere: they read its stored log only. */
-export const NOT_SESSION_SCOPED = ['agent.history'] as const satisfies readonly NamesASession[];
+export const NOT_SESSION_SCOPED = ['agent.history', 'agent.sessionExists'] as const satisfies readonly NamesASession[];
 
 export type SessionCommand = (typeof SESSION_COMMANDS)[number];
 

@@ -47,6 +47,7 @@ import { createOutbox, isOutboxClosed } from './outbox.ts';
 import { createSessionActor } from './session-actor.ts';
 import { createSessionOutput } from './session-output.ts';
 import { storageCause, type StorageHealth } from './storage-health.ts';
+import { sessionIdOf } from '../session-id.ts';
 
 export interface SessionDeps extends Pick<ModelStepDeps, 'systemPrompt' | 'llm' | 'clock' | 'listTools' | 'toolPolicy'> {
   sessionId: string;
@@ -123,7 +124,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   let lastActive = clock.now();
   let closed = false;
   let closedBy = '';
-  const refuse = () => new AppError('AGENT_ERROR', `Session ${sessionId} was closed (${closedBy})`, { reason: closedBy });
+  const refuse = () => new AppError('AGENT_ERROR', `Session ${sessionIdOf(sessionId)} was closed (${closedBy})`, { reason: closedBy });
 
   const output = createSessionOutput({
     sessionId,
@@ -243,7 +244,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     },
     approvals: () => (closed ? [] : approvals.pending()),
     approve(answer) {
-      if (closed) throw new AppError('APPROVAL_NOT_FOUND', `No call ${answer.callId} waits for approval in session ${sessionId}`, { sessionId, callId: answer.callId });
+      if (closed) throw new AppError('APPROVAL_NOT_FOUND', `No call ${answer.callId} waits for approval in session ${sessionIdOf(sessionId)}`, { sessionId: sessionIdOf(sessionId), callId: answer.callId });
       lastActive = clock.now();
       const pending = approvals.answer(answer.callId);
       actor.send({ type: 'APPROVAL', ...answer });

@@ -3,3 +3,4 @@ export * from './principal.ts';
 export { createPrincipals, type AuthInput, type Principals, type PrincipalsOptions } from './principals.ts';
 export { createKeyTable } from './keys.ts';
 export { scopesOf } from './jwt.ts';
+export { LOCAL_SESSIONS, sessionAccess, sessionIdOf, sessionNotFound, type OwnershipOptions, type SessionAccess, type SessionQuota } from './ownership.ts';

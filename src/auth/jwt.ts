@@ -28,6 +28,9 @@ function boundedFetch(maxBytes: number): typeof fetch {
   };
 }
 
+/** A subject that can name a session owner (src/session-id.ts: MAX_OWNER_LENGTH). */
+const isSubject = (value: unknown): value is string => typeof value === 'string' && value.length > 0 && value.length <= 128 && !value.includes('\u0000');
+
 /** Scope names of a claim: a space-separated string or an array of strings; unknown names are dropped. */
 export function scopesOf(claim: unknown): ScopeName[] {
   const names = typeof claim === 'string' ? claim.split(/\s+/) : Array.isArray(claim) ? claim : [];
@@ -41,8 +44,8 @@ export function scopesOf(claim: unknown): ScopeName[] {
  * - `jwksFile` is read once, at creation (a bad file throws there). `jwksUrl` is fetched on first use
  *   and again on an unknown `kid`, at most once per `jwksCooldownMs`; each fetch is bounded by
  *   JWKS_TIMEOUT_MS and JWKS_MAX_BYTES, redirects are not followed.
- * - The principal is `jwt:<subject claim>` with the scopes of the scopes claim; a token without a
- *   string subject is refused. `verify` answers `undefined` for every refusal (the caller answers 401).
+ * - The principal is `jwt:<subject claim>` with the scopes of the scopes claim, owning the sessions
+ *   of that name; a token without a subject of 1–128 characters (no NUL) is refused. `verify` answers `undefined` for every refusal (the caller answers 401).
  */
 export function createJwtVerifier(config: JwtConfig, onError?: (err: unknown) => void): (token: string) => Promise<Principal | undefined> {
   const keys = config.jwksFile !== undefined
@@ -58,8 +61,9 @@ export function createJwtVerifier(config: JwtConfig, onError?: (err: unknown) =>
     try {
       const { payload } = await jwtVerify(token, keys, { issuer: config.issuer, audience: config.audience, algorithms: config.algorithms });
       const subject = payload[config.subjectClaim];
-      if (typeof subject !== 'string' || subject === '') return undefined;
-      return { name: `jwt:${subject}`, scopes: new Set(scopesOf(payload[config.scopesClaim])), via: 'jwt' };
+      if (!isSubject(subject)) return undefined;
+      const name = `jwt:${subject}`;
+      return { name, scopes: new Set(scopesOf(payload[config.scopesClaim])), via: 'jwt', owner: name };
     } catch (err) {
       // Refused tokens are the client's business; a key set that cannot be fetched is the operator's.
       if (!(err instanceof errors.JOSEError) || err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid) onError?.(err);

@@ -7,6 +7,8 @@ export interface KeyEntry {
   name: string;
   key: string;
   scopes: readonly ScopeName[];
+  /** Whose sessions the key uses (see Principal.owner): its name, unless a shorthand says none. */
+  owner: string | undefined;
 }
 
 /**
@@ -17,7 +19,7 @@ export interface KeyEntry {
 export function createKeyTable(entries: readonly KeyEntry[]): (credential: string) => Principal | undefined {
   const table = entries.map((e) => ({
     digest: digest(e.key),
-    principal: { name: e.name, scopes: new Set(e.scopes), via: 'key' } satisfies Principal,
+    principal: { name: e.name, scopes: new Set(e.scopes), via: 'key', owner: e.owner } satisfies Principal,
   }));
   return (credential) => {
     const given = digest(credential);

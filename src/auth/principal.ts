@@ -14,11 +14,17 @@ export interface Principal {
   name: string;
   scopes: ReadonlySet<ScopeName>;
   via: 'key' | 'jwt' | 'anonymous';
+  /**
+   * Whose sessions it uses: its own name for a named key or a token; none (the unnamed namespace,
+   * where sessions made before principals existed live) for `anonymous` and the shorthand keys.
+   */
+  owner: string | undefined;
 }
 
 /**
- * What a route or socket needs: `public` needs nothing; `approve` (answering a tool approval) is
- * `chat`, or `admin` when the `adminKey` shorthand is configured (today's rule until sessions have owners).
+ * What a route or socket needs: `public` needs nothing; `approve` (answering a tool approval of one's
+ * own session) is `chat`, or `admin` when only the shorthand keys are configured and `adminKey` is one
+ * of them (the rule from before principals, kept for those configurations).
  */
 export type RouteScope = 'public' | ScopeName | 'approve';
 

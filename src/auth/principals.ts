@@ -33,34 +33,38 @@ export interface Principals {
 
 /**
  * Principals from `server.auth`. Contracts:
- * - `keys[]` as given; `apiKey` is a key named `api` of scope `chat`, `adminKey` a key named `admin` of
- *   scope `admin`. When `apiKey` is the only credential configured it holds every scope (as before
- *   scopes existed: it is the one key of a single-user service).
+ * - `keys[]` as given, each owning the sessions of its name; `apiKey` is a key named `api` of scope
+ *   `chat`, `adminKey` a key named `admin` of scope `admin`; both use the unnamed session namespace
+ *   (sessions stored before principals existed stay theirs).
  * - Nothing configured: every request is `anonymous` with every scope. Only `adminKey` configured:
  *   `anonymous` has `chat` (as before: the admin key guarded only admin routes). Otherwise `anonymous` has none.
  * - A credential that resolves to nobody counts as no credential: refused when `anonymous` lacks the scope.
+ * - Refusals: no or an unknown credential is 401 UNAUTHORIZED; a shorthand key short of a scope while
+ *   `adminKey` is configured with only shorthands is 401 as before ("needs the admin key"); any other
+ *   principal short of a scope is 403 FORBIDDEN naming the scope and the principal.
  * - `public` needs nothing and resolves nothing (no token verification for static pages).
  */
 export function createPrincipals(auth: AuthInput, options: PrincipalsOptions = {}): Principals {
   const named = auth.keys ?? [];
-  const onlyApiKey = auth.apiKey !== undefined && auth.adminKey === undefined && named.length === 0 && auth.jwt === undefined;
-  const onlyAdminKey = auth.adminKey !== undefined && auth.apiKey === undefined && named.length === 0 && auth.jwt === undefined;
+  const onlyShorthands = named.length === 0 && auth.jwt === undefined;
+  const onlyAdminKey = auth.adminKey !== undefined && auth.apiKey === undefined && onlyShorthands;
   const shorthands: KeyEntry[] = [
-    ...(auth.apiKey === undefined ? [] : [{ name: 'api', key: auth.apiKey, scopes: onlyApiKey ? [...ALL_SCOPES] : (['chat'] as ScopeName[]) }]),
-    ...(auth.adminKey === undefined ? [] : [{ name: 'admin', key: auth.adminKey, scopes: ['admin'] as ScopeName[] }]),
+    ...(auth.apiKey === undefined ? [] : [{ name: 'api', key: auth.apiKey, scopes: ['chat'] as ScopeName[], owner: undefined }]),
+    ...(auth.adminKey === undefined ? [] : [{ name: 'admin', key: auth.adminKey, scopes: ['admin'] as ScopeName[], owner: undefined }]),
   ];
-  const keyOf = createKeyTable([...shorthands, ...named]);
+  const keyOf = createKeyTable([...shorthands, ...named.map((k) => ({ ...k, owner: k.name }))]);
   const tokenOf = auth.jwt ? createJwtVerifier(auth.jwt, options.onJwksError) : undefined;
   const configured = shorthands.length + named.length > 0 || tokenOf !== undefined;
   const anonymous: Principal = {
     name: 'anonymous',
     scopes: !configured ? ALL_SCOPES : onlyAdminKey ? new Set<ScopeName>(['chat']) : new Set<ScopeName>(),
     via: 'anonymous',
+    owner: undefined,
   };
-  /** The shorthand keys keep today's refusals (401 with today's messages) when short of a scope. */
-  const legacy = (p: Principal) => p.via === 'key' && shorthands.some((s) => s.name === p.name);
+  /** The shorthand keys keep their 401 of before when `adminKey` is the key that would do. */
+  const legacy = (p: Principal) => p.via === 'key' && onlyShorthands && auth.adminKey !== undefined && shorthands.some((s) => s.name === p.name);
   const need = (needed: RouteScope): ScopeName | undefined =>
-    needed === 'public' ? undefined : needed === 'approve' ? (auth.adminKey !== undefined ? 'admin' : 'chat') : needed;
+    needed === 'public' ? undefined : needed === 'approve' ? (onlyShorthands && auth.adminKey !== undefined ? 'admin' : 'chat') : needed;
   const allows = (p: Principal, needed: RouteScope): boolean => {
     const scope = need(needed);
     return scope === undefined || hasScope(p, scope);
@@ -68,7 +72,6 @@ export function createPrincipals(auth: AuthInput, options: PrincipalsOptions = {
 
   const resolve = async (credential: string): Promise<Principal | undefined> => keyOf(credential) ?? (tokenOf ? await tokenOf(credential) : undefined);
 
-  const onlyShorthands = named.length === 0 && tokenOf === undefined;
   const unauthorized = (scope: ScopeName): AppError =>
     scope !== 'chat' && auth.adminKey !== undefined && onlyShorthands
       ? new AppError('UNAUTHORIZED', 'This operation needs the admin key', { scope, suggestion: 'send Authorization: Bearer <server.auth.adminKey>' })

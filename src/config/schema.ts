@@ -81,6 +81,11 @@ export const limitsSchema = z.strictObject({
   wsPerIp: z.number().int().positive().optional(),
   /** Where the request and message windows are counted: `redis` shares them across every instance (default when `storage` is Redis). */
   store: z.enum(['memory', 'redis']).optional(),
+  /**
+   * Sessions one principal may hold (anonymous callers: per IP); one more answers 429 until one is
+   * deleted. Admin principals are not capped. See SECURITY.md, "Caps per principal".
+   */
+  sessionsPerPrincipal: z.number().int().positive().default(1000),
   /** Concurrent WebSocket connections per IP (counted by each instance). */
   connectionsPerIp: z.number().int().positive().default(10),
   /** Largest message body (the message endpoints, /mcp) or WebSocket frame, in bytes (10 MB image + JSON overhead). */

@@ -57,6 +57,7 @@ export type ExecutionResult = z.output<typeof toolExecutionResult>;
 /** A session as listed: its last seq, and whether a turn runs now with how many messages wait behind it. */
 export const sessionSummary = z.object({
   id: z.string(),
+  owner: z.string().optional().describe('The principal that owns the session (absent: no principal, as without auth)'),
   lastSeq: z.number().int(),
   updatedAt: z.string(),
   busy: z.boolean(),

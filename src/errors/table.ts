@@ -8,7 +8,8 @@
  *   malformed, -32602 (Invalid params) for a missing field or an unknown name, -32001 for refused credentials or
  *   provenance, -32000 for "try again later", -32603 (Internal error) for failures on our side.
  *
- * FORBIDDEN (refused Origin/Host/self-connection), SERVICE_UNAVAILABLE (shutting down) and the two
+ * FORBIDDEN (refused Origin/Host/self-connection, a principal short of a scope), SERVICE_UNAVAILABLE (shutting
+ * down), SESSION_NOT_FOUND (no such session of the caller's, when principals are configured) and the two
  * APPROVAL_ codes (answering a tool call that waits for approval) extend the spec's table. `test/golden/error-table.json` pins this table; changing a row is deliberate.
  */
 export const ERROR_TABLE = {
@@ -19,6 +20,7 @@ export const ERROR_TABLE = {
   SERVER_NOT_FOUND: { status: 404, rpc: -32602 },
   TOOL_NOT_FOUND: { status: 404, rpc: -32602 },
   APPROVAL_NOT_FOUND: { status: 404, rpc: -32602 },
+  SESSION_NOT_FOUND: { status: 404, rpc: -32602 },
   APPROVAL_ALREADY_RESOLVED: { status: 409, rpc: -32600 },
   RATE_LIMIT_EXCEEDED: { status: 429, rpc: -32000 },
   TOOL_EXECUTION_FAILED: { status: 500, rpc: -32603 },

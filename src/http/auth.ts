@@ -2,7 +2,7 @@
  * The front end's side of principals (src/auth): where a request carries its bearer credential.
  * The resolver itself is src/auth's `createPrincipals`, used through the admission chain.
  */
-export type { Principal, Principals, RouteScope } from '../auth/index.ts';
+export type { Principal, Principals, RouteScope, SessionAccess } from '../auth/index.ts';
 
 /** The credential of an `Authorization: Bearer <credential>` header; anything else carries none. */
 export function bearerKey(header: string | undefined): string | undefined {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { approvalDecision } from '../agent/messages.ts';
-import { sessionIdSchema } from '../session-id.ts';
+import { MAX_OWNER_LENGTH, sessionIdSchema } from '../session-id.ts';
 import type { FrontEvents } from './front-bus.ts';
 
 /**
@@ -30,6 +30,9 @@ export const imageDataSchema = z.strictObject({
   mimeType: z.string().optional(),
 });
 
+/** A session owner's name as an admin names it (`""` for the sessions of no principal). */
+const ownerSchema = z.string().max(MAX_OWNER_LENGTH);
+
 /**
  * The client frames by `type`: each one's schema. The gateway (src/http/ws-gateway.ts) holds one
  * handler per entry ({@link ClientFrameHandlers}), so a new frame is an entry here and the compiler
@@ -47,10 +50,12 @@ export const CLIENT_FRAMES = {
     type: z.literal('subscribe'),
     sessionId: sessionIdSchema,
     since: z.number().int().nonnegative().optional(),
+    /** Admin only: the principal whose session it is (src/auth/ownership.ts). */
+    owner: ownerSchema.optional(),
   }),
-  unsubscribe: z.object({ type: z.literal('unsubscribe'), sessionId: sessionIdSchema }),
+  unsubscribe: z.object({ type: z.literal('unsubscribe'), sessionId: sessionIdSchema, owner: ownerSchema.optional() }),
   cancel: z.object({ type: z.literal('cancel'), sessionId: sessionIdSchema.optional() }),
-  /** Answers a tool call waiting for approval (needs the admin key when one is set). */
+  /** Answers a tool call waiting for approval of one's own session (needs the admin key when only the shorthand keys are set). */
   approval: z.object({
     type: z.literal('approval'),
     sessionId: sessionIdSchema.optional(),

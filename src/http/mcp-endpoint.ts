@@ -12,6 +12,7 @@ import { textTooDeep } from '../json-depth.ts';
 import type { ClientIp } from './ip.ts';
 import { relayResponse } from './relay.ts';
 import { rpcErrorReply, send, watchAbort } from './respond.ts';
+import type { SessionsOf } from './route.ts';
 
 /** Request headers of Streamable HTTP that a browser MCP client sends (allowed by the CORS preflight). */
 const MCP_HEADERS = ['Accept', 'MCP-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'];
@@ -19,6 +20,7 @@ const MCP_HEADERS = ['Accept', 'MCP-Protocol-Version', 'Mcp-Session-Id', 'Last-E
 export interface McpEndpointDeps {
   metrics?: Pick<Metrics, 'rejected'>;
   face: HttpFace;
+  sessionsOf: SessionsOf;
   log: Logger;
   admission: Admission;
   clientIp: ClientIp;
@@ -86,7 +88,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
         }
       }
       const request = new Request(`http://${host || 'localhost'}/mcp`, { method, headers, body: new Uint8Array(raw), signal: controller.signal });
-      const exchange = await deps.face.handle(request, parsed);
+      const exchange = await deps.face.handle(request, parsed, deps.sessionsOf(verdict.principal, ip));
       try {
         await relayResponse(res, state, exchange.response, replyHeaders, controller.signal);
       } finally {

@@ -9,7 +9,7 @@ import { bearerKey, type RouteScope } from './auth.ts';
 import { bufferBody, parseJsonBody } from './body.ts';
 import type { ClientIp } from './ip.ts';
 import { errorReply, jsonReply, send, watchAbort, type Reply } from './respond.ts';
-import type { HttpMethod, RequestContext, Route, RouteResult } from './route.ts';
+import type { HttpMethod, RequestContext, Route, RouteResult, SessionsOf } from './route.ts';
 import type { createRouter, RouteMatch } from './router.ts';
 
 export interface RestDeps {
@@ -24,6 +24,7 @@ export interface RestDeps {
   maxBodyBytes: number;
   /** Body limit of every other route. */
   maxJsonBytes: number;
+  sessionsOf: SessionsOf;
 }
 
 /** The scope a request needs: its route's (default `chat`); an unknown route needs `chat`, so it is refused 401 before it is told unknown. */
@@ -92,6 +93,7 @@ export function createRestHandler(deps: RestDeps) {
           signal: controller.signal,
           bus: deps.bus,
           principal: verdict.principal,
+          sessions: deps.sessionsOf(verdict.principal, ip),
         };
         const reply = toReply(await verdict.route.route.handler(ctx));
         send(res, state, reply, verdict.headers);

@@ -1,6 +1,6 @@
 import type { z, ZodType } from 'zod';
 import type { ErrorCode } from '../errors/index.ts';
-import type { Principal, RouteScope } from './auth.ts';
+import type { Principal, RouteScope, SessionAccess } from './auth.ts';
 import type { FrontEndBus } from './front-bus.ts';
 import { parseInput, parseQuery } from './validate.ts';
 
@@ -25,7 +25,12 @@ export interface RequestContext {
   bus: FrontEndBus;
   /** Who the request acts for (resolved once by the admission chain; `anonymous` on public routes). */
   principal: Principal;
+  /** The sessions the principal reaches: every session id a handler passes on goes through `sessions.key` (src/auth/ownership.ts). */
+  sessions: SessionAccess;
 }
+
+/** The session access of a principal calling from an IP (one rule for every face). */
+export type SessionsOf = (principal: Principal, ip: string) => SessionAccess;
 
 export interface RouteResult {
   /** Default 200. */

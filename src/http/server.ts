@@ -6,7 +6,8 @@ import type { InspectHub } from '../inspect/index.ts';
 import type { HttpFace } from '../mcp-face/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { createAdmission } from './admission.ts';
-import { createPrincipals } from '../auth/index.ts';
+import { createPrincipals, sessionAccess } from '../auth/index.ts';
+import type { SessionsOf } from './route.ts';
 import { createCors } from './cors.ts';
 import { selected, type EngineName } from './engine/index.ts';
 import { createHostCheck } from './host-check.ts';
@@ -68,6 +69,8 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   let closing = false;
   // One chain for REST, /mcp and the WebSocket upgrade (see admission.ts for its order).
   const auth = createPrincipals(config.server.auth, { onJwksError: (err) => log.warn({ err }, 'the JSON Web Key Set of server.auth.jwt cannot be read') });
+  const ownership = { strict: auth.configured, sessionsPerPrincipal: limitsConfig.sessionsPerPrincipal };
+  const sessionsOf: SessionsOf = (principal, ip) => sessionAccess(principal, ip, ownership);
   const admission = createAdmission({
     limiter: limits.rest,
     cors,
@@ -87,6 +90,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     clientIp,
     maxBodyBytes: limitsConfig.maxBodyBytes,
     maxJsonBytes: limitsConfig.maxJsonBytes,
+    sessionsOf,
   });
   // The gateway publishes through the engine's topics, which exist only once a WebSocket route does.
   const gateway = deps.mode === 'web' ? createWsGateway(app, {
@@ -97,6 +101,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     admission,
     clientIp,
     auth,
+    sessionsOf,
     limits,
     maxPayloadBytes: limitsConfig.maxBodyBytes,
     ids: deps.ids,
@@ -111,6 +116,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     limiter: limits.rest,
     maxBodyBytes: limitsConfig.maxBodyBytes, // chat_with_agent carries messages
     instanceId: deps.instanceId,
+    sessionsOf,
   });
 
   const inspectWs = deps.inspect ? createInspectWs({ hub: deps.inspect, admission, clientIp, clock: deps.clock, log }) : undefined;

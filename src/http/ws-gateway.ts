@@ -9,7 +9,9 @@ import { CLIENT_FRAMES, EVENT_FRAMES, frame, isClientFrameType, type ClientFrame
 import type { ClientIp } from './ip.ts';
 import { rateLimitError, type LimitState, type Limits } from './limits.ts';
 import { parseInput, validateImage } from './validate.ts';
-import { upgradeCredential, type Principal, type Principals } from './auth.ts';
+import { upgradeCredential, type Principal, type Principals, type SessionAccess } from './auth.ts';
+import type { SessionsOf } from './route.ts';
+import { splitSessionKey } from '../session-id.ts';
 import { tooDeepError } from './body.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { textTooDeep } from '../json-depth.ts';
@@ -22,7 +24,9 @@ export interface Connection {
   closed: boolean;
   /** Who the connection acts for, resolved once at the upgrade (header or `?token=`). */
   principal: Principal;
-  /** Sessions whose frames it receives (besides server-wide events). */
+  /** The sessions its principal reaches: every id a frame names becomes a key through it (src/auth/ownership.ts). */
+  access: SessionAccess;
+  /** Keys of the sessions whose frames it receives (besides server-wide events). */
   sessions: Set<string>;
 }
 
@@ -43,6 +47,7 @@ export interface GatewayDeps {
   admission: Admission;
   clientIp: ClientIp;
   auth: Principals;
+  sessionsOf: SessionsOf;
   limits: Limits;
   maxPayloadBytes: number;
   ids: () => string;
@@ -73,11 +78,19 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     sendTo(ws, event, data);
   };
 
+  /** A session's frame as its watchers know it: `sessionId` is the id they named, not the session's key. */
+  const asNamed = <D extends { sessionId?: string }>(data: D): D => {
+    const key = data.sessionId;
+    if (key === undefined) return data;
+    const { id } = splitSessionKey(key);
+    return id === key ? data : { ...data, sessionId: id };
+  };
+
   const unsubscribeBus = deps.bus.onAny((e) => {
     const event = EVENT_FRAMES[e.name];
     const data = e.payload as { sessionId?: string };
     const topic = e.name.startsWith('mcp.') ? ALL : sessionTopic(data.sessionId ?? DEFAULT_SESSION);
-    app.publish(topic, frame(event, data));
+    app.publish(topic, frame(event, asNamed(data)));
     deps.metrics?.framePublished();
   });
 
@@ -113,7 +126,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       if (verdict.outcome === 'preflight') throw new Error('unexpected preflight verdict on a WebSocket upgrade');
       if (state.aborted) return deps.limits.connections.close(ip);
       state.aborted = true;
-      const conn: Connection = { id: deps.ids(), ip, closed: false, principal: verdict.principal, sessions: new Set() };
+      const conn: Connection = { id: deps.ids(), ip, closed: false, principal: verdict.principal, access: deps.sessionsOf(verdict.principal, ip), sessions: new Set() };
       deps.log.debug({ connection: conn.id, ip, principal: conn.principal.name }, 'websocket connected');
       // Not inside `res.cork`: upgrading a corked response on uWS 20.57 (several apps in one process) cuts
       // sockets (1006) or loses their first frames; `upgrade` writes the 101 itself (types.ts).
@@ -145,15 +158,19 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     ws.unsubscribe(sessionTopic(sessionId));
   };
 
-  /** What a client frame's handler is given besides the frame: its connection and the session it names (default: `default`). */
+  /**
+   * What a client frame's handler is given besides the frame: its connection and the key of the
+   * session it names (default: `default`), in the namespace of the connection's principal.
+   */
   type FrameContext = { ws: WebSocket<Connection>; sessionId: string };
 
   /** The client frames' handlers, one per entry of CLIENT_FRAMES (src/http/frames.ts). */
   const handlers: ClientFrameHandlers<FrameContext> = {
     async message({ ws, sessionId }, msg) {
       const image = msg.imageData ? validateImage(msg.imageData) : undefined;
+      const { quota } = ws.getUserData().access;
       await join(ws, sessionId);
-      await deps.bus.execute('agent.sendMessage', { sessionId, content: msg.content, ...(image && { image }) }, { sessionId });
+      await deps.bus.execute('agent.sendMessage', { sessionId, content: msg.content, ...(image && { image }), ...(quota && { quota }) }, { sessionId });
     },
     async reset({ sessionId }) {
       await deps.bus.execute('agent.reset', { sessionId }, { sessionId });
@@ -164,11 +181,11 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     async subscribe({ ws, sessionId }, msg) {
       // Frames from other instances flow before the replay reads the log, so none falls in the seam.
       await watch(ws.getUserData(), sessionId);
-      await replaySession(deps.bus, sessionId, msg.since, (f) => sendTo(ws, f.event, f.data), () => ws.getUserData().closed);
+      await replaySession(deps.bus, sessionId, msg.since, (f) => sendTo(ws, f.event, asNamed(f.data)), () => ws.getUserData().closed);
       if (!ws.getUserData().closed) ws.subscribe(sessionTopic(sessionId));
     },
     unsubscribe({ ws, sessionId }) {
-      if (sessionId !== DEFAULT_SESSION) leave(ws, sessionId);
+      if (sessionId !== ws.getUserData().access.key(DEFAULT_SESSION)) leave(ws, sessionId);
     },
     async approval({ ws, sessionId }, { callId, decision, reason }) {
       deps.auth.check(ws.getUserData().principal, 'approve');
@@ -182,7 +199,9 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
   /** Parses a frame of a known type with its schema and runs its handler. */
   const handle = async <T extends ClientFrameType>(ws: WebSocket<Connection>, type: T, parsed: unknown): Promise<void> => {
     const msg = parseInput(CLIENT_FRAMES[type], parsed, `${type} frame`) as ClientFrame<T>;
-    const sessionId = 'sessionId' in msg && typeof msg.sessionId === 'string' ? msg.sessionId : DEFAULT_SESSION;
+    const id = 'sessionId' in msg && typeof msg.sessionId === 'string' ? msg.sessionId : DEFAULT_SESSION;
+    const owner = 'owner' in msg && typeof msg.owner === 'string' ? msg.owner : undefined;
+    const sessionId = ws.getUserData().access.key(id, owner);
     const handler = handlers[type] as (context: FrameContext, frame: ClientFrame<T>) => Promise<void> | void;
     await handler({ ws, sessionId }, msg);
   };
@@ -243,7 +262,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       open.add(ws);
       deps.metrics?.connections(1);
       ws.subscribe(ALL);
-      join(ws, DEFAULT_SESSION).catch((err: unknown) => deps.log.warn({ err }, 'watching the default session failed'));
+      join(ws, ws.getUserData().access.key(DEFAULT_SESSION)).catch((err: unknown) => deps.log.warn({ err }, 'watching the default session failed'));
     },
     message: (ws, message) => {
       if (message.byteLength > deps.maxPayloadBytes) {

@@ -1,4 +1,5 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { SessionAccess } from '../auth/index.ts';
 import type { ServerFace } from './server-face.ts';
 
 export interface McpExchange {
@@ -24,8 +25,9 @@ function wantsProgress(body: unknown): boolean {
  */
 export function createHttpFace(face: ServerFace) {
   return {
-    async handle(request: Request, parsedBody: unknown): Promise<McpExchange> {
-      const server = face.newServer();
+    /** `sessions`: the sessions the request's principal reaches (src/auth/ownership.ts). */
+    async handle(request: Request, parsedBody: unknown, sessions: SessionAccess): Promise<McpExchange> {
+      const server = face.newServer(sessions);
       // No sessionIdGenerator: stateless mode.
       const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !wantsProgress(parsedBody) });
       await server.connect(transport);

@@ -22,6 +22,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { DEFAULT_SESSION, type TurnWaiter } from '../agent/index.ts';
+import { LOCAL_SESSIONS, type SessionAccess } from '../auth/index.ts';
 import type { AgentCommands, AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { IdSource } from '../clock.ts';
@@ -100,13 +101,13 @@ export function createServerFace(deps: ServerFaceDeps) {
 
   type Extra = { signal: AbortSignal; sendNotification: (n: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; message?: string } }) => Promise<void> };
 
-  async function chat(args: unknown, meta: Record<string, unknown> | undefined, extra: Extra): Promise<CallToolResult> {
+  async function chat(args: unknown, meta: Record<string, unknown> | undefined, extra: Extra, sessions: SessionAccess): Promise<CallToolResult> {
     const { message, sessionId: requested } = parseArgs(chatInput, args);
     const hops = hopsOf(meta);
     if (hops > deps.maxHops) {
       return text(`Refused: this call has passed through ${hops} agents; the limit is ${deps.maxHops} (server.mcp.maxHops).`, true);
     }
-    const sessionId = requested ?? `mcp-${deps.ids()}`;
+    const sessionId = sessions.key(requested ?? `mcp-${deps.ids()}`);
     const correlationId = deps.ids();
     const progressToken = meta?.progressToken as string | number | undefined;
     let progress = 0;
@@ -120,7 +121,7 @@ export function createServerFace(deps: ServerFaceDeps) {
     const onAbort = () => void bus.execute('agent.cancel', { sessionId }).catch(() => undefined);
     extra.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const response = await deps.waiter.ask({ sessionId, content: message, hops }, { correlationId, signal: extra.signal });
+      const response = await deps.waiter.ask({ sessionId, content: message, hops, ...(sessions.quota && { quota: sessions.quota }) }, { correlationId, signal: extra.signal });
       return text(response.content);
     } catch (err) {
       return text(`The agent failed: ${toErrorBody(err).message}`, true);
@@ -141,8 +142,8 @@ export function createServerFace(deps: ServerFaceDeps) {
     return text(outcome.text, !outcome.success);
   }
 
-  /** A new MCP server with every handler; cheap enough to build per request. */
-  function newServer(): Server {
+  /** A new MCP server with every handler, acting on the sessions `sessions` reaches; cheap enough to build per request. */
+  function newServer(sessions: SessionAccess = LOCAL_SESSIONS): Server {
     const server = new Server(
       { name: card.name, version: card.version },
       {
@@ -155,11 +156,12 @@ export function createServerFace(deps: ServerFaceDeps) {
       const { name, arguments: args, _meta: meta } = request.params;
       switch (name) {
         case 'chat_with_agent':
-          return chat(args, meta, extra);
+          return chat(args, meta, extra, sessions);
         case 'reset_conversation': {
-          const sessionId = parseArgs(resetInput, args).sessionId ?? DEFAULT_SESSION;
+          const id = parseArgs(resetInput, args).sessionId ?? DEFAULT_SESSION;
+          const sessionId = sessions.key(id);
           await bus.execute('agent.reset', { sessionId }, { sessionId });
-          return text(`Conversation ${sessionId} reset.`);
+          return text(`Conversation ${id} reset.`);
         }
         default:
           return callExposed(name, args, meta, extra.signal);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { isoNow, systemClock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import { createHandlePool } from './handle-pool.ts';
-import { checkWritable, dirMaker, listDir, loadLog, writeAll } from './jsonl-file.ts';
+import { checkWritable, dirMaker, listDir, loadLog, readLastEvent, writeAll } from './jsonl-file.ts';
 import { createLimiter } from './limiter.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { assertSessionId } from './session-id.ts';
@@ -228,6 +228,17 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
         return await listDir(dir, parseEvent, (id) => slots.get(id)?.state?.events.at(-1));
       } catch (e) {
         throw storeError(e, 'list');
+      }
+    },
+
+    async has(sessionId: string): Promise<boolean> {
+      guard(sessionId);
+      const loaded = slots.get(sessionId)?.state;
+      if (loaded) return loaded.events.length > 0; // holds exactly the acknowledged events
+      try {
+        return (await readLastEvent(join(dir, fileNameOf(sessionId)), parseEvent, sessionId)) !== undefined;
+      } catch (e) {
+        throw storeError(e, 'has', sessionId);
       }
     },
 

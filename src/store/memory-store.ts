@@ -58,6 +58,12 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
     },
 
     // eslint-disable-next-line @typescript-eslint/require-await
+    async has(sessionId: string): Promise<boolean> {
+      guard(sessionId);
+      return (sessions.get(sessionId)?.length ?? 0) > 0;
+    },
+
+    // eslint-disable-next-line @typescript-eslint/require-await
     async delete(sessionId: string): Promise<boolean> {
       guard(sessionId);
       return sessions.delete(sessionId);

@@ -120,6 +120,11 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       return out.sort(byId);
     },
 
+    async has(sessionId) {
+      guard(sessionId);
+      return (await client.hExists(index, sessionId).catch(failure('has'))) === 1;
+    },
+
     async delete(sessionId) {
       guard(sessionId);
       return Number(await client.eval(DELETE, { keys: [streamKey(sessionId), index], arguments: [sessionId] }).catch(failure('delete'))) > 0;

@@ -41,6 +41,8 @@ export interface EventStore<E extends StoreEvent> {
   /** Events with seq > since (default 0), in order. An unknown session reads as empty. */
   read(sessionId: string, since?: number): Promise<StoredEvent<E>[]>;
   list(): Promise<SessionInfo[]>;
+  /** Whether the session has at least one stored event (without reading its log). */
+  has(sessionId: string): Promise<boolean>;
   /** Removes a session's stream; false when there was none. */
   delete(sessionId: string): Promise<boolean>;
   close(): Promise<void>;

@@ -8,6 +8,7 @@ import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { fixturePath } from '../support/paths.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
+import { sessionKey } from '../../src/session-id.ts';
 
 const KEY = 'inspect-test-key-0123456789';
 const SECRET = 'sk-inspectsecret0123456789abcdef';
@@ -34,6 +35,9 @@ async function view(url: string) {
   return { ws, frames, until, drained, close: () => ws.close() };
 }
 
+/** The watcher's default session: an owned session's actor is named by its key (src/session-id.ts). */
+const TURN = `turn:${sessionKey('watcher', 'default')}`;
+
 describe('inspector (/inspect/ws)', () => {
   let sim: Simulator;
   let svc: RunningApp;
@@ -44,7 +48,7 @@ describe('inspector (/inspect/ws)', () => {
   beforeAll(async () => {
     sim = await startSimulator();
     svc = await startApp(
-      { server: { inspect: true, auth: { apiKey: KEY } }, mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')], env: { TOKEN: SECRET } } } },
+      { server: { inspect: true, auth: { keys: [{ name: 'watcher', key: KEY, scopes: ['chat', 'inspect'] }] } }, mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')], env: { TOKEN: SECRET } } } },
       { modelUrl: sim.url },
     );
     await ask('warm up');
@@ -57,7 +61,7 @@ describe('inspector (/inspect/ws)', () => {
   it('watches nothing while no viewer is attached', async () => {
     await ask('no one is watching');
     expect(svc.app.inspect!.watching()).toBe(0);
-    expect(svc.app.inspect!.actorIds().sort()).toEqual(['mcp:echo', 'turn:default']);
+    expect(svc.app.inspect!.actorIds().sort()).toEqual(['mcp:echo', TURN]);
   });
 
   it('needs the API key, like the API', async () => {
@@ -67,15 +71,15 @@ describe('inspector (/inspect/ws)', () => {
   it('gives a late viewer the live actors, then a tool turn through its states, sanitized', async () => {
     const v = await view(url());
     await vi.waitFor(() => expect(svc.app.inspect!.watching()).toBe(2), PATIENT);
-    await v.until((f) => f.name === 'turn:default');
+    await v.until((f) => f.name === TURN);
     await v.until((f) => f.name === 'mcp:echo'); // the late-join frames follow the upgrade
     const joined = v.frames.filter((f) => f.type === '@xstate.actor').map((f) => f.name);
-    expect(joined).toEqual(expect.arrayContaining(['turn:default', 'mcp:echo']));
+    expect(joined).toEqual(expect.arrayContaining([TURN, 'mcp:echo']));
     expect(v.frames[1]?.type).toBe('@xstate.snapshot');
 
     const res = await ask('Please echo the hidden-marker-42 [[tool:echo {"message":"hidden-marker-42"}]]');
     expect(res.status).toBe(200);
-    const session = v.frames.find((f) => f.name === 'turn:default')!.sessionId;
+    const session = v.frames.find((f) => f.name === TURN)!.sessionId;
     const turnActor = await v.until((f) => f.type === '@xstate.actor' && f.parentId === session);
     expect(turnActor).toBeDefined();
     await v.until((f) => f.type === '@xstate.snapshot' && f.sessionId === turnActor.sessionId && f.snapshot?.status === 'done');
@@ -93,7 +97,7 @@ describe('inspector (/inspect/ws)', () => {
   it('narrows the stream with ?actor=', async () => {
     const v = await view(`${url()}&actor=mcp:echo`);
     const all = await view(url());
-    const session = (await all.until((f) => f.name === 'turn:default')).sessionId;
+    const session = (await all.until((f) => f.name === TURN)).sessionId;
     await ask('another turn');
     // Once the unnarrowed viewer has the turn's last frame, the server has sent the turn's frames to
     // every viewer; the narrowed one has all it was sent once its ping is answered.

@@ -76,8 +76,13 @@ describe('without an admin key', () => {
   });
   afterAll(() => svc.stop());
 
-  it('admin routes take the API key', async () => {
+  it('the API key alone is a chat key: admin and inspection routes answer 403 naming the scope', async () => {
     const exec = await rawRequest(`${svc.url}/api/mcp/servers/echo/tools/echo/execute`, { method: 'POST', headers: { ...json, ...bearer(API_KEY) }, body: JSON.stringify({ message: 'hi' }) });
-    expect(exec.status).toBe(200);
+    expect(exec.status).toBe(403);
+    expect(exec.body).toMatchObject({ error: { code: 'FORBIDDEN', details: { scope: 'admin', principal: 'api' } } });
+    const metrics = await rawRequest(`${svc.url}/metrics`, { headers: bearer(API_KEY) });
+    expect(metrics.status).toBe(403);
+    const servers = await rawRequest(`${svc.url}/api/mcp/servers`, { headers: bearer(API_KEY) });
+    expect(servers.status).toBe(200);
   });
 });

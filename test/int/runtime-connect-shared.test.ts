@@ -43,14 +43,14 @@ async function connect(svc: RunningApp, name: string, config: unknown, key: stri
 const stdio = (command: string, args: string[], extra: Record<string, unknown> = {}) => ({ type: 'stdio', command, args, timeout: 10_000, ...extra });
 /** The agent file's own server: its command (this node) is the default allowlist. */
 const agentFile = (server: Record<string, unknown> = {}) => ({
-  server: { auth: { apiKey: KEY }, ...server },
+  server: { auth: { keys: [{ name: 'ops', key: KEY, scopes: ['admin'] }] }, ...server },
   mcpServers: { echo: stdio(node, [fixturePath('echo-server')]) },
 });
 
 const pool = appPool();
 afterAll(() => pool.stopAll());
 
-describe('runtime connect on a shared service (an API key)', () => {
+describe('runtime connect on a shared service (an admin key)', () => {
   let svc: RunningApp;
   beforeAll(async () => {
     svc = await pool.start(agentFile(), { deps: { agentDir } });

@@ -64,8 +64,8 @@ describe('keys', () => {
 
   it('compares every key in constant time on digests: the first of equal keys wins, no key short-circuits', () => {
     const table = createKeyTable([
-      { name: 'a', key: CHAT, scopes: ['chat'] },
-      { name: 'b', key: INSPECT, scopes: ['inspect'] },
+      { name: 'a', key: CHAT, scopes: ['chat'], owner: 'a' },
+      { name: 'b', key: INSPECT, scopes: ['inspect'], owner: 'b' },
     ]);
     expect(table(INSPECT)?.name).toBe('b');
     expect(table(CHAT)?.name).toBe('a');
@@ -86,11 +86,22 @@ describe('shorthands and anonymous', () => {
     }
   });
 
-  it('apiKey alone is the one key of a single-user service: it holds every scope', async () => {
+  it('apiKey alone is a chat key of the unnamed namespace: inspection and admin routes are 403 for it', async () => {
     const p = createPrincipals({ apiKey: CHAT });
-    expect(await p.resolve(CHAT)).toMatchObject({ name: 'api', via: 'key' });
-    expect(scopes(await p.resolve(CHAT))).toEqual(['admin', 'chat', 'inspect']);
+    expect(await p.resolve(CHAT)).toMatchObject({ name: 'api', via: 'key', owner: undefined });
+    expect(scopes(await p.resolve(CHAT))).toEqual(['chat']);
+    expect((await p.authorize(CHAT, 'approve')).name).toBe('api');
+    for (const scope of ['admin', 'inspect'] as const) {
+      expect(await refusal(() => p.authorize(CHAT, scope))).toMatchObject({ code: 'FORBIDDEN', details: { scope, principal: 'api' } });
+    }
     expect(await refusal(() => p.authorize(undefined, 'chat'))).toMatchObject({ code: 'UNAUTHORIZED', message: 'Missing or invalid API key', details: { scope: 'client' } });
+  });
+
+  it('named keys and tokens own the sessions of their name; shorthands and anonymous own none', async () => {
+    const p = createPrincipals({ apiKey: CHAT, keys: [{ name: 'alice', key: INSPECT, scopes: ['chat'] }] });
+    expect((await p.resolve(INSPECT))?.owner).toBe('alice');
+    expect((await p.resolve(CHAT))?.owner).toBeUndefined();
+    expect(p.anonymous.owner).toBeUndefined();
   });
 
   it('apiKey and adminKey: api is chat, admin is admin; the api key short of a scope keeps the 401 of before', async () => {

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { TurnWaiter } from '../../src/agent/turn-waiter.ts';
+import { sessionAccess, type Principal } from '../../src/auth/index.ts';
 import { agentConfigSchema } from '../../src/config/schema.ts';
 import type { FrontCommands, FrontEndBus } from '../../src/http/front-bus.ts';
 import { defineRoute, type RequestContext, type Route } from '../../src/http/route.ts';
@@ -27,6 +28,7 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'agent.approvals': [approval],
   'agent.approve': approval,
   'agent.listSessions': [{ id: 's1', lastSeq: 3, updatedAt: at, busy: false, queued: 0 }],
+  'agent.sessionExists': { exists: true },
   'agent.history': { frames: [{ event: 'thinking', data: { sessionId: 's1', turnId: 't1', seq: 1 } }], lastSeq: 1 },
   'agent.health': { status: 'ready' },
   'agent.deleteSession': { deleted: true },
@@ -63,6 +65,7 @@ const BODIES: Record<string, unknown> = {
   'POST /api/connect-server': { name: 'echo', config: { type: 'stdio', command: 'node' } },
   'POST /api/sessions/:sessionId/approvals/:callId': { decision: 'approve' },
 };
+const ANONYMOUS: Principal = { name: 'anonymous', scopes: new Set(['chat', 'inspect', 'admin'] as const), via: 'anonymous', owner: undefined };
 const request = (route: Route): RequestContext => ({
   method: route.method,
   path: route.path,
@@ -73,7 +76,8 @@ const request = (route: Route): RequestContext => ({
   ip: '127.0.0.1',
   signal: new AbortController().signal,
   bus,
-  principal: { name: 'anonymous', scopes: new Set(['chat', 'inspect', 'admin'] as const), via: 'anonymous' },
+  principal: ANONYMOUS,
+  sessions: sessionAccess(ANONYMOUS, '127.0.0.1', { strict: false, sessionsPerPrincipal: 1000 }),
 });
 
 describe('route contracts', () => {

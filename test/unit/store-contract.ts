@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import type { Clock } from '../../src/clock.ts';
 import type { EventStore } from '../../src/store/types.ts';
+import { sessionKey } from '../../src/session-id.ts';
 
 /** A clock the test moves by hand. */
 export function manualClock(start = Date.UTC(2025, 0, 2, 3, 4, 5, 678)): Clock & { advance(ms: number): void } {
@@ -150,14 +151,26 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       expect((await store.list()).map((s) => s.id)).not.toContain('f');
     });
 
-    it('accepts any id of the one rule (1–128 units, well-formed), and refuses others', async () => {
+    it('tells whether a session has stored events, without reading its log', async () => {
       const { store } = await subject();
-      const ids = ['../up', 'a/b\\c', '.', '..', 'Ünïcødé 日本 🎉', 'Case', 'case', 'x'.repeat(128), '🎉'.repeat(64)];
+      await store.append('here', [user('1')]);
+      await store.append('empty', []);
+      expect(await store.has('here')).toBe(true);
+      expect(await store.has('empty')).toBe(false);
+      expect(await store.has('never')).toBe(false);
+      await store.delete('here');
+      expect(await store.has('here')).toBe(false);
+    });
+
+    it('accepts any key of the rule of keys (ids of 1–128 units and owned keys, well-formed), and refuses others', async () => {
+      const { store } = await subject();
+      const owned = sessionKey('jwt:' + 'o'.repeat(128), 'x'.repeat(128));
+      const ids = ['../up', 'a/b\\c', '.', '..', 'Ünïcødé 日本 🎉', 'Case', 'case', 'x'.repeat(128), '🎉'.repeat(64), sessionKey('alice', 'default'), owned];
       for (const id of ids) await store.append(id, [user(id)]);
       for (const id of ids) expect((await store.read(id))[0]?.event).toEqual(user(id));
       expect((await store.list()).map((s) => s.id).sort()).toEqual([...ids].sort());
       await expect(store.append('', [user('x')])).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
-      await expect(store.append('x'.repeat(129), [user('x')])).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+      await expect(store.append(owned + 'x', [user('x')])).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
       await expect(store.read('bad\uD800')).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
     });
 

@@ -32,7 +32,7 @@ export const LAYERS = {
     tools: { path: 'src/tools', uses: [...LEAVES, 'config', 'bus', 'llm', 'conversation', 'machines', 'inspect'] },
     agent: { path: 'src/agent', uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'tools', 'inspect'] },
     // The agent served over MCP (/mcp, --mode mcp).
-    mcpFace: { path: 'src/mcp-face', uses: [...LEAVES, 'config', 'bus', 'conversation', 'agent', 'tools'] },
+    mcpFace: { path: 'src/mcp-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools'] },
     metrics: { path: 'src/metrics', uses: [...LEAVES, 'bus', 'agent', 'tools'] },
     tracing: { path: 'src/tracing', uses: [...LEAVES, 'bus', 'llm', 'agent'] },
     // The HTTP/WebSocket engines (uWebSockets.js, node:http + ws) behind one narrow interface; they import nothing of ours.

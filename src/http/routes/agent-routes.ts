@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { DEFAULT_SESSION, approvalDecision } from '../../agent/messages.ts';
+import { sessionIdOf, sessionNotFound, type SessionAccess } from '../../auth/index.ts';
+import { MAX_OWNER_LENGTH, splitSessionKey } from '../../session-id.ts';
 import type { Clock, IdSource } from '../../clock.ts';
 import { imageDataSchema, sessionIdSchema } from '../frames.ts';
+import type { FrontEndBus } from '../front-bus.ts';
 import { defineRoute, type Route } from '../route.ts';
 import type { TurnWaiter } from '../../agent/turn-waiter.ts';
 import { parseInput, validateImage } from '../validate.ts';
@@ -16,9 +19,13 @@ const messageSchema = z.object({
 });
 const approvalSchema = z.object({ decision: approvalDecision, reason: z.string().max(2000).optional() });
 const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
+/** `?owner=`: an admin names whose session it is (src/auth/ownership.ts). */
+const ownerQuery = z.object({
+  owner: z.string().max(MAX_OWNER_LENGTH).optional().describe('Admin only: the principal whose session this is ("" names the sessions of no principal); default: the caller\'s own'),
+});
 const NOT_SEQ = 'since must be a non-negative integer';
 /** `?since=`: a non-negative integer (published as one; the string is coerced). */
-const historyQuery = z.object({
+const historyQuery = ownerQuery.extend({
   since: z.coerce
     .number({ error: NOT_SEQ })
     .int({ error: NOT_SEQ })
@@ -30,10 +37,33 @@ const historyQuery = z.object({
 /** The session routes' path parameters: a valid session id, and the rest as they came. */
 const sessionParams = (params: Record<string, string>): Record<string, string> & { sessionId: string } => ({ ...params, sessionId: parseInput(sessionIdSchema, params.sessionId, 'session id') });
 
-/** The bus message of a message request: the default session when it names none, its image checked. */
-function userMessage(body: z.output<typeof messageSchema>) {
+/** The bus message of a message request: the caller's session (`default` when it names none), its image checked, the caller's cap. */
+function userMessage(body: z.output<typeof messageSchema>, sessions: SessionAccess) {
   const image = body.imageData ? validateImage(body.imageData) : undefined;
-  return { sessionId: body.sessionId ?? DEFAULT_SESSION, content: body.message, ...(image && { image }) };
+  const sessionId = sessions.key(body.sessionId ?? DEFAULT_SESSION);
+  return { sessionId, content: body.message, ...(image && { image }), ...(sessions.quota && { quota: sessions.quota }) };
+}
+
+/**
+ * Whether a route that reads or changes an existing session may answer `found` as it is: under
+ * strict ownership a session without a stored event is SESSION_NOT_FOUND (a foreign id and an
+ * unknown one answer alike), asked of the store only when `found` is false.
+ */
+async function ensureFound(found: boolean, key: string, sessions: SessionAccess, bus: FrontEndBus): Promise<void> {
+  if (found || !sessions.strict) return;
+  const { exists } = await bus.execute('agent.sessionExists', { sessionId: key }, { sessionId: key });
+  if (!exists) throw sessionNotFound(sessionIdOf(key));
+}
+
+/** A frame or record of a session as its caller knows it: `sessionId` is the id, not the key. */
+function asCalled<T extends { sessionId: string }>(value: T, id: string): T {
+  return value.sessionId === id ? value : { ...value, sessionId: id };
+}
+
+/** A listed session's id and, when a principal owns it, the owner's name. */
+function sessionNameOf(key: string): { id: string; owner?: string } {
+  const { id, owner } = splitSessionKey(key);
+  return owner === undefined ? { id } : { id, owner };
 }
 
 /** The spec's messaging endpoints plus the session endpoints (ARCHITECTURE.md §3, Sessions). */
@@ -54,8 +84,8 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       body: messageSchema,
       response: RESPONSES.messageSync,
       errors: ['MISSING_FIELD', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'],
-      async handler({ body, signal }) {
-        const response = await deps.waiter.ask(userMessage(body), { correlationId: deps.ids(), signal });
+      async handler({ body, signal, sessions }) {
+        const response = await deps.waiter.ask(userMessage(body, sessions), { correlationId: deps.ids(), signal });
         return reply({ success: true, response: response.content });
       },
     }),
@@ -67,8 +97,8 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       body: messageSchema,
       response: RESPONSES.messageQueued,
       errors: ['MISSING_FIELD', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'],
-      async handler({ body, bus }) {
-        const message = userMessage(body);
+      async handler({ body, bus, sessions }) {
+        const message = userMessage(body, sessions);
         await bus.execute('agent.sendMessage', message, { sessionId: message.sessionId });
         return reply({ status: 'processing' });
       },
@@ -80,8 +110,8 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       body: resetSchema,
       response: RESPONSES.reset,
       errors: ['AGENT_ERROR'],
-      async handler({ body, bus }) {
-        const sessionId = body?.sessionId ?? DEFAULT_SESSION;
+      async handler({ body, bus, sessions }) {
+        const sessionId = sessions.key(body?.sessionId ?? DEFAULT_SESSION);
         await bus.execute('agent.reset', { sessionId }, { sessionId });
         return reply({ status: 'reset initiated' });
       },
@@ -91,8 +121,10 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       path: '/api/sessions',
       summary: 'List sessions',
       response: RESPONSES.sessions,
-      async handler({ bus }) {
-        return reply({ sessions: await bus.execute('agent.listSessions', {}) });
+      async handler({ bus, sessions }) {
+        const all = await bus.execute('agent.listSessions', {});
+        const seen = all.filter((s) => sessions.sees(s.id));
+        return reply({ sessions: seen.map(({ id: key, ...rest }) => ({ ...sessionNameOf(key), ...rest })) });
       },
     }),
     defineRoute({
@@ -102,10 +134,13 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       params: sessionParams,
       query: historyQuery,
       response: RESPONSES.history,
-      errors: ['AGENT_ERROR'],
-      async handler({ params: { sessionId }, query, bus }) {
-        const { frames, lastSeq } = await bus.execute('agent.history', { sessionId, since: query.since ?? 0 }, { sessionId });
-        return reply({ sessionId, events: frames, lastSeq });
+      errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
+      async handler({ params: { sessionId }, query, bus, sessions }) {
+        const key = sessions.key(sessionId, query.owner);
+        const { frames, lastSeq } = await bus.execute('agent.history', { sessionId: key, since: query.since ?? 0 }, { sessionId: key });
+        await ensureFound(frames.length > 0, key, sessions, bus);
+        const events = frames.map((f) => ({ ...f, data: asCalled(f.data, sessionId) }));
+        return reply({ sessionId, events, lastSeq });
       },
     }),
     defineRoute({
@@ -113,10 +148,13 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       path: '/api/sessions/:sessionId',
       summary: 'Cancel a session and remove its log',
       params: sessionParams,
+      query: ownerQuery,
       response: RESPONSES.sessionDeleted,
-      errors: ['AGENT_ERROR'],
-      async handler({ params: { sessionId }, bus }) {
-        const { deleted } = await bus.execute('agent.deleteSession', { sessionId }, { sessionId });
+      errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
+      async handler({ params: { sessionId }, query, bus, sessions }) {
+        const key = sessions.key(sessionId, query.owner);
+        const { deleted } = await bus.execute('agent.deleteSession', { sessionId: key }, { sessionId: key });
+        if (!deleted && sessions.strict) throw sessionNotFound(sessionId);
         return reply({ sessionId, deleted });
       },
     }),
@@ -125,9 +163,13 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       path: '/api/sessions/:sessionId/cancel',
       summary: 'Abort the running turn of a session',
       params: sessionParams,
+      query: ownerQuery,
       response: RESPONSES.sessionCancelled,
-      async handler({ params: { sessionId }, bus }) {
-        const { cancelled } = await bus.execute('agent.cancel', { sessionId }, { sessionId });
+      errors: ['SESSION_NOT_FOUND', 'FORBIDDEN'],
+      async handler({ params: { sessionId }, query, bus, sessions }) {
+        const key = sessions.key(sessionId, query.owner);
+        const { cancelled } = await bus.execute('agent.cancel', { sessionId: key }, { sessionId: key });
+        await ensureFound(cancelled, key, sessions, bus);
         return reply({ sessionId, cancelled });
       },
     }),
@@ -136,11 +178,14 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       path: '/api/sessions/:sessionId/approvals',
       summary: 'The tool calls of a session waiting for approval',
       params: sessionParams,
+      query: ownerQuery,
       response: RESPONSES.approvals,
-      errors: ['AGENT_ERROR'],
-      async handler({ params: { sessionId }, bus }) {
-        const approvals = await bus.execute('agent.approvals', { sessionId }, { sessionId });
-        return reply({ sessionId, approvals });
+      errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
+      async handler({ params: { sessionId }, query, bus, sessions }) {
+        const key = sessions.key(sessionId, query.owner);
+        const approvals = await bus.execute('agent.approvals', { sessionId: key }, { sessionId: key });
+        await ensureFound(approvals.length > 0, key, sessions, bus);
+        return reply({ sessionId, approvals: approvals.map((a) => asCalled(a, sessionId)) });
       },
     }),
     defineRoute({
@@ -149,11 +194,13 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       summary: 'Approve or deny a tool call waiting for approval',
       scope: 'approve',
       params: sessionParams,
+      query: ownerQuery,
       body: approvalSchema,
       response: RESPONSES.approvalAnswered,
-      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'APPROVAL_NOT_FOUND', 'APPROVAL_ALREADY_RESOLVED'],
-      async handler({ params: { sessionId, callId = '' }, body: { decision, reason }, bus }) {
-        await bus.execute('agent.approve', { sessionId, callId, decision, by: 'rest', ...(reason !== undefined && { reason }) }, { sessionId });
+      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'APPROVAL_NOT_FOUND', 'APPROVAL_ALREADY_RESOLVED', 'FORBIDDEN'],
+      async handler({ params: { sessionId, callId = '' }, query, body: { decision, reason }, bus, sessions }) {
+        const key = sessions.key(sessionId, query.owner);
+        await bus.execute('agent.approve', { sessionId: key, callId, decision, by: 'rest', ...(reason !== undefined && { reason }) }, { sessionId: key });
         return reply({ sessionId, callId, decision });
       },
     }),
