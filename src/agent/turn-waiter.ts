@@ -81,6 +81,9 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
   return {
     async ask(message: AgentCommands['agent.sendMessage']['payload'], opts: { correlationId: string; signal?: AbortSignal }): Promise<ResponseEvent> {
       const reply = wait(opts.correlationId, opts.signal);
+      // The turn may end (fail) before its command is refused, however long the refusal takes: the
+      // command's error then answers, and the reply's own rejection must not go unhandled meanwhile.
+      reply.catch(() => undefined);
       try {
         const { turnId } = await bus.execute('agent.sendMessage', message, { correlationId: opts.correlationId, sessionId: message.sessionId });
         const w = waiters.get(opts.correlationId);
@@ -90,7 +93,6 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
         }
       } catch (err) {
         settle(opts.correlationId);
-        reply.catch(() => undefined); // the turn may have ended (failed) before its command was refused: this error answers
         throw err;
       }
       return reply;

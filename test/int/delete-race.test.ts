@@ -7,34 +7,22 @@
  * once later work has gone through the service and once the service has stopped (every outbox drained).
  */
 import { randomUUID } from 'node:crypto';
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createClient } from 'redis';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileNameOf } from '../../src/store/session-file-name.ts';
 import { api, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
-import { fixturePath } from '../support/paths.ts';
+import { askForMarker, markerServer, marks, pendingMark, together } from '../support/approval-race.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import type { RunningApp } from '../support/start-app.ts';
-import { PATIENT } from '../support/wait.ts';
 
 const ITERATIONS = 24;
-const policy = { default: 'allow', rules: [{ server: 'marker', tool: 'mark', action: 'ask' }] };
 
 const env = useSimulatorAndFolder('agentd-delete-race-');
 
 async function boot(storage: Record<string, unknown>, markerFile: string): Promise<RunningApp> {
-  const marker = { type: 'stdio', command: process.execPath, args: [fixturePath('marker-server')], env: { MARKER_FILE: markerFile }, timeout: 10_000 };
-  return env.apps.start({ mcpServers: { marker }, toolPolicy: policy, storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: env.sim.url });
-}
-
-/** Lines `<message> <epoch ms>` the marker tool wrote, by message. */
-async function marks(file: string): Promise<Map<string, number>> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return new Map(text.split('\n').filter(Boolean).map((line) => {
-    const [message = '', at = '0'] = line.split(' ');
-    return [message, Number(at)] as const;
-  }));
+  return env.apps.start({ mcpServers: { marker: markerServer(markerFile) }, toolPolicy: askForMarker, storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: env.sim.url });
 }
 
 interface Outcome {
@@ -45,18 +33,11 @@ interface Outcome {
 
 /** One race: a call waiting for approval, then approve and delete sent together. */
 async function race(app: RunningApp, sessionId: string, deleteFirst: boolean): Promise<Outcome> {
-  const sent = await api(app.url, 'POST', '/api/message', { sessionId, message: `[[tool:mark {"message":"${sessionId}"}]]` });
-  expect(sent.status).toBe(200);
-  const callId = await vi.waitFor(async () => {
-    const { body } = await api(app.url, 'GET', `/api/sessions/${sessionId}/approvals`);
-    const first = body.approvals?.[0] as { callId: string } | undefined;
-    if (!first) throw new Error(`no approval pending in ${sessionId} yet`);
-    return first.callId;
-  }, PATIENT);
+  const callId = await pendingMark(app, sessionId);
   const approve = () => api(app.url, 'POST', `/api/sessions/${sessionId}/approvals/${callId}`, { decision: 'approve' });
   const remove = () => api(app.url, 'DELETE', `/api/sessions/${sessionId}`);
   // Both at once; which one leaves first alternates, so both sides of the race come up.
-  const [approved, deleted] = deleteFirst ? await Promise.all([remove(), approve()]).then(([d, a]) => [a, d] as const) : await Promise.all([approve(), remove()]);
+  const [approved, deleted] = await together(approve, remove, deleteFirst);
   expect(deleted.status).toBe(200);
   expect([200, 404]).toContain(approved.status);
   if (approved.status === 404) expect(approved.body.error.code).toBe('APPROVAL_NOT_FOUND');
