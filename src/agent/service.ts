@@ -37,6 +37,8 @@
  * - An approval (or a listing of approvals) never keeps a session in memory that has no log.
  * - A tool call whose signal is already aborted (its turn was stopped) is never started.
  * - `drop()` (the session now belongs to another instance) writes nothing more to its log either.
+ * - Export, import and fork work on the store (session-transfer.ts); a new session's id must be
+ *   unknown here as well.
  */
 import type { SessionEvent } from '../conversation/session-events.ts';
 import type { ToolCaller } from '../conversation/turn-contract.ts';
@@ -53,6 +55,7 @@ import { toFrame, type AgentEvents, type AgentFrame } from './frames.ts';
 import type { AgentCommands, SessionSummary } from './messages.ts';
 import type { RegisterActor } from '../inspect/index.ts';
 import { openSession, type Session } from './session.ts';
+import { createSessionTransfer } from './session-transfer.ts';
 import { createStorageHealth } from './storage-health.ts';
 import { allowsEverything, createToolPolicy } from './tool-policy.ts';
 
@@ -134,6 +137,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
 
   /** Degraded from a failed append until one succeeds again (storage-health.ts). */
   const storage = createStorageHealth(clock);
+  const transfer = createSessionTransfer({ store, clock, inUse: (id) => slots.has(id) || deleting.has(id) });
   store.onRecovered?.(() => storage.ok());
 
   const publish = (frame: AgentFrame, meta: { correlationId?: string; sessionId?: string }): void => {
@@ -313,6 +317,9 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
       }),
       bus.handle('agent.health', () => storage.current()),
       bus.handle('agent.deleteSession', async ({ payload }) => ({ deleted: await deleteSession(payload.sessionId) })),
+      bus.handle('agent.exportSession', ({ payload }) => transfer.exportLog(payload.sessionId)),
+      bus.handle('agent.importSession', ({ payload }) => transfer.importLog(payload.newSessionId, payload.events)),
+      bus.handle('agent.forkSession', ({ payload }) => transfer.fork(payload.sessionId, payload.seq, payload.newSessionId)),
     );
   }
 

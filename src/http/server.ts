@@ -87,6 +87,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     clientIp,
     maxBodyBytes: limitsConfig.maxBodyBytes,
     maxJsonBytes: limitsConfig.maxJsonBytes,
+    maxRawBytes: limitsConfig.maxImportBytes,
   });
   // The gateway publishes through the engine's topics, which exist only once a WebSocket route does.
   const gateway = deps.mode === 'web' ? createWsGateway(app, {

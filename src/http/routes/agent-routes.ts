@@ -28,7 +28,7 @@ const historyQuery = z.object({
 });
 
 /** The session routes' path parameters: a valid session id, and the rest as they came. */
-const sessionParams = (params: Record<string, string>): Record<string, string> & { sessionId: string } => ({ ...params, sessionId: parseInput(sessionIdSchema, params.sessionId, 'session id') });
+export const sessionParams = (params: Record<string, string>): Record<string, string> & { sessionId: string } => ({ ...params, sessionId: parseInput(sessionIdSchema, params.sessionId, 'session id') });
 
 /** The bus message of a message request: the default session when it names none, its image checked. */
 function userMessage(body: z.output<typeof messageSchema>) {
