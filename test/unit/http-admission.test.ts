@@ -169,7 +169,7 @@ describe('SSE relay', () => {
       cork: (cb) => (cb(), res) as never,
       writeStatus: () => res as never,
       writeHeader: () => res as never,
-      write: (chunk) => (written.push(String(chunk)), false), // every write fills the buffer
+      write: (chunk) => (written.push(chunk as string), false), // every write fills the buffer
       end: () => ((ended = true), res) as never,
       onWritable: (handler) => {
         writable = () => void handler(0);
