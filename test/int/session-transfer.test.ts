@@ -4,8 +4,10 @@
  * original's; the copy goes on with the same history as the model saw it; a bad or oversized import
  * creates nothing; a fork is exactly a prefix; a copy cut mid-turn runs nothing of that turn.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, everythingStdio, lastMessagesWith, requestsWith, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
+import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import type { RunningApp } from '../support/start-app.ts';
 import { until } from '../support/wait.ts';
 import { connectWs, type Frame } from '../support/ws-client.ts';
@@ -195,5 +197,40 @@ describe('a copy cut in the middle of a turn', () => {
     } finally {
       ws.close();
     }
+  });
+});
+
+describe.skipIf(!hasRedisServer())('with instances sharing one Redis', { timeout: 60_000 }, () => {
+  let redis: RedisServer;
+  let a: RunningApp;
+  let b: RunningApp;
+  beforeAll(async () => {
+    redis = await startRedis();
+    const storage = { type: 'redis', url: redis.url, keyPrefix: `transfer${randomUUID()}:`, leaseMs: 1000 };
+    a = await t.apps.start({ storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: t.sim.url });
+    b = await t.apps.start({ storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: t.sim.url });
+  });
+  afterAll(async () => {
+    await t.apps.stop(a);
+    await t.apps.stop(b);
+    await redis.stop();
+  });
+
+  it('any instance exports, imports and forks; the new session runs wherever it is used', async () => {
+    const on = (app: RunningApp) => ({
+      post: (path: string, body?: unknown) => api(app.url, 'POST', path, body),
+      history: async (id: string): Promise<Frame[]> => (await api(app.url, 'GET', `/api/sessions/${id}/history`)).body.events,
+      export: async (id: string) => (await fetch(`${app.url}/api/sessions/${id}/export`)).text(),
+    });
+    expect((await on(a).post('/api/message-sync', { sessionId: 'c-src', message: 'one' })).body.response).toBe('You said: one'); // a holds c-src
+    const exported = await on(b).export('c-src');
+    expect(exported).toBe(await on(a).export('c-src'));
+    const imported = await fetch(`${b.url}/api/sessions/import`, { method: 'POST', headers: { 'Content-Type': NDJSON }, body: exported });
+    const copy = ((await imported.json()) as { sessionId: string }).sessionId;
+    expect(await on(a).history(copy)).toEqual(as(await on(a).history('c-src'), copy));
+    expect((await on(a).post('/api/message-sync', { sessionId: copy, message: 'two cluster-marker' })).body.response).toBe('You said: two cluster-marker');
+    expect(lastMessagesWith(t.sim, 'cluster-marker').map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    const fork = (await on(b).post('/api/sessions/c-src/fork', { seq: 2 })).body.sessionId as string; // its first turn
+    expect(await on(b).history(fork)).toEqual(as((await on(b).history('c-src')).slice(0, 2), fork));
   });
 });
