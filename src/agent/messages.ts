@@ -1,8 +1,9 @@
 import { approvalDecision, type ApprovalDecision } from '../conversation/session-events.ts';
 import type { ImagePart } from '../llm/types.ts';
 import type { AgentHealth, PendingApproval, SessionSummary } from '../conversation/records.ts';
-import type { AgentFrame, AgentFrameData } from './frames.ts';
 import type { SessionQuota } from './session-quota.ts';
+import type { TransferEntry } from '../conversation/session-transfer.ts';
+import type { AgentFrame, AgentFrameData, SessionStoredEvent } from './frames.ts';
 
 export type { AgentEvents, AgentFrame, AgentFrameData, FrameName } from './frames.ts';
 /** The records of this component, whose schemas src/conversation/records.ts owns. */
@@ -67,4 +68,13 @@ export type AgentCommands = {
   'agent.health': { payload: Record<string, never>; result: AgentHealth };
   /** Cancels and removes a session with its log; false when unknown. */
   'agent.deleteSession': { payload: { sessionId: string }; result: { deleted: boolean } };
+  /** The session's stored log, in seq order, as the store keeps it (an unknown session has none). See session-transfer.ts. */
+  'agent.exportSession': { payload: { sessionId: string }; result: { events: SessionStoredEvent[] } };
+  /**
+   * Creates the session `newSessionId` (unknown until now) whose log is `events` (seqs and times
+   * kept), then what closes a turn or message they leave open; answers its last seq.
+   */
+  'agent.importSession': { payload: { newSessionId: string; events: TransferEntry[]; quota?: SessionQuota }; result: { sessionId: string; lastSeq: number } };
+  /** Creates the session `newSessionId` whose log is the events of `sessionId` up to `seq`, closed like an import's. */
+  'agent.forkSession': { payload: { sessionId: string; seq: number; newSessionId: string; quota?: SessionQuota }; result: { sessionId: string; lastSeq: number } };
 };

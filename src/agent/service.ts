@@ -37,6 +37,8 @@
  * - An approval (or a listing of approvals) never keeps a session in memory that has no log.
  * - A tool call whose signal is already aborted (its turn was stopped) is never started.
  * - `drop()` (the session now belongs to another instance) writes nothing more to its log either.
+ * - Export, import and fork work on the store (session-transfer.ts); a new session's id must be
+ *   unknown here as well.
  */
 import type { SessionEvent } from '../conversation/session-events.ts';
 import type { ToolCaller } from '../conversation/turn-contract.ts';
@@ -53,7 +55,8 @@ import { toFrame, type AgentEvents, type AgentFrame } from './frames.ts';
 import type { AgentCommands, SessionSummary } from './messages.ts';
 import type { RegisterActor } from '../inspect/index.ts';
 import { openSession, type Session } from './session.ts';
-import { createSessionQuotas } from './session-quota.ts';
+import { createSessionQuotas, type SessionQuota } from './session-quota.ts';
+import { createSessionTransfer } from './session-transfer.ts';
 import { createStorageHealth } from './storage-health.ts';
 import { allowsEverything, createToolPolicy } from './tool-policy.ts';
 
@@ -136,6 +139,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
 
   /** Degraded from a failed append until one succeeds again (storage-health.ts). */
   const storage = createStorageHealth(clock);
+  const transfer = createSessionTransfer({ store, clock, inUse: (id) => slots.has(id) || deleting.has(id) });
   store.onRecovered?.(() => storage.ok());
 
   const publish = (frame: AgentFrame, meta: { correlationId?: string; sessionId?: string }): void => {
@@ -268,6 +272,19 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     return done;
   }
 
+  /** Runs `create`, which makes the new session `sessionId`, within the creator's cap (its room is given back if it fails). */
+  async function creating<T>(sessionId: string, quota: SessionQuota | undefined, create: () => Promise<T>): Promise<T> {
+    if (!quota) return create();
+    await quotas.ready(quota.holder, sessionId);
+    quotas.admit(quota, sessionId);
+    try {
+      return await create();
+    } catch (err) {
+      quotas.forget(sessionId);
+      throw err;
+    }
+  }
+
   function register(): void {
     unregister.push(
       bus.handle('agent.sendMessage', async ({ payload, correlationId }) => {
@@ -329,6 +346,11 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
       }),
       bus.handle('agent.health', () => storage.current()),
       bus.handle('agent.deleteSession', async ({ payload }) => ({ deleted: await deleteSession(payload.sessionId) })),
+      bus.handle('agent.exportSession', ({ payload }) => transfer.exportLog(payload.sessionId)),
+      bus.handle('agent.importSession', ({ payload }) => creating(payload.newSessionId, payload.quota, () => transfer.importLog(payload.newSessionId, payload.events))),
+      bus.handle('agent.forkSession', ({ payload }) =>
+        creating(payload.newSessionId, payload.quota, () => transfer.fork(payload.sessionId, payload.seq, payload.newSessionId)),
+      ),
     );
   }
 

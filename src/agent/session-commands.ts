@@ -24,8 +24,11 @@ export const SESSION_COMMANDS = [
   'agent.deleteSession',
 ] as const satisfies readonly NamesASession[];
 
-/** Commands that name a session but run anywhere: they read its stored log only. */
-export const NOT_SESSION_SCOPED = ['agent.history', 'agent.sessionExists'] as const satisfies readonly NamesASession[];
+/**
+ * Commands that name a session but run anywhere: they read its stored log only (a fork writes a
+ * new session, unknown to every instance, through the shared store: session-transfer.ts).
+ */
+export const NOT_SESSION_SCOPED = ['agent.history', 'agent.sessionExists', 'agent.exportSession', 'agent.forkSession'] as const satisfies readonly NamesASession[];
 
 export type SessionCommand = (typeof SESSION_COMMANDS)[number];
 

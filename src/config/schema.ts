@@ -92,6 +92,11 @@ export const limitsSchema = z.strictObject({
   maxBodyBytes: z.number().int().positive().default(14 * 1024 * 1024),
   /** Largest body of every other REST route (the control endpoints), in bytes. */
   maxJsonBytes: z.number().int().positive().default(1024 * 1024),
+  /**
+   * Largest session import (`POST /api/sessions/import`: an export's NDJSON), in bytes. It is read
+   * whole into memory and checked before anything is stored, as a session's log is when it opens.
+   */
+  maxImportBytes: z.number().int().positive().default(64 * 1024 * 1024),
 });
 
 export const corsSchema = z.strictObject({

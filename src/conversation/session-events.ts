@@ -88,16 +88,34 @@ function upcast(e: V1Event): SessionEvent {
   }
 }
 
-/** A stored event of any version as the current version; `undefined` when it fits none. */
-export function parseSessionEvent(raw: unknown): SessionEvent | undefined {
-  const version = typeof raw === 'object' && raw !== null ? (raw as { v?: unknown }).v ?? 1 : undefined;
+/** A raw event checked: the current version's event (upcast from an older one), or why it is none. */
+export type EventCheck = { ok: true; event: SessionEvent } | { ok: false; issue: string };
+
+/**
+ * Checks a raw stored event of any version this agentd reads and upcasts it to the current one; when
+ * it fits none, says why in words (what an import names for its bad line).
+ */
+export function checkSessionEvent(raw: unknown): EventCheck {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, issue: 'event must be a JSON object' };
+  const version = (raw as { v?: unknown }).v ?? 1;
+  const why = (error: z.ZodError): EventCheck => {
+    const first = error.issues[0];
+    const at = first && first.path.length > 0 ? `event.${first.path.map(String).join('.')}` : 'event';
+    return { ok: false, issue: `${at}: ${first?.message ?? 'invalid'}` };
+  };
   if (version === EVENT_VERSION) {
     const parsed = sessionEventSchema.safeParse(raw);
-    return parsed.success ? parsed.data : undefined;
+    return parsed.success ? { ok: true, event: parsed.data } : why(parsed.error);
   }
   if (version === 1) {
     const parsed = v1Schema.safeParse(raw);
-    return parsed.success ? upcast(parsed.data) : undefined;
+    return parsed.success ? { ok: true, event: upcast(parsed.data) } : why(parsed.error);
   }
-  return undefined;
+  return { ok: false, issue: `event.v: version ${JSON.stringify(version)} is not one this agentd reads (1 to ${EVENT_VERSION})` };
+}
+
+/** A stored event of any version as the current version; `undefined` when it fits none. */
+export function parseSessionEvent(raw: unknown): SessionEvent | undefined {
+  const checked = checkSessionEvent(raw);
+  return checked.ok ? checked.event : undefined;
 }

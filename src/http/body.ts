@@ -71,3 +71,18 @@ export function parseJsonBody(raw: Buffer, contentType: string): unknown {
 
 export const tooDeepError = (what: string) =>
   new AppError('INVALID_REQUEST', `The ${what} nests JSON deeper than ${MAX_JSON_DEPTH} levels`, { reason: 'too_deep', limit: MAX_JSON_DEPTH });
+
+/**
+ * A raw (non-JSON) request body: an empty one as it is; a non-empty one must be declared with
+ * `mediaType` (INVALID_REQUEST otherwise). What it holds is the handler's to check.
+ */
+export function rawBody(raw: Buffer, contentType: string, mediaType: string): Buffer {
+  const mime = contentType.split(';')[0]!.trim().toLowerCase();
+  if (raw.length > 0 && mime !== mediaType) {
+    throw new AppError('INVALID_REQUEST', `Content-Type must be ${mediaType}`, {
+      issue: `got "${contentType || '(none)'}"`,
+      suggestion: `send the header Content-Type: ${mediaType}`,
+    });
+  }
+  return raw;
+}

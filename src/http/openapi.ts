@@ -4,6 +4,8 @@
  *
  * Contracts:
  * - Every route of the table is one operation, and nothing else is (tested both ways).
+ * - A route with a body that is not JSON (`rawBody`: an NDJSON import) documents it as a string of its
+ *   media type, described in words; so does a non-JSON success body (`contentType`).
  * - Every operation lists the answers of the admission chain (400, 403, 429, 503, and 401 when a
  *   key applies to it), 500, and its own error codes, each with the error envelope, grouped by
  *   status with the codes named; every answer carries the X-RateLimit-* headers.
@@ -84,13 +86,16 @@ function operation(route: Route, options: OpenApiOptions): Record<string, unknow
   const queryParams = query.map(([name, schema]) => ({ name, in: 'query', required: false, schema, ...(typeof schema.description === 'string' && { description: schema.description }) }));
   const success = doc.response
     ? { 'application/json': { schema: jsonSchema(doc.response, 'output') } }
-    : { [doc.contentType ?? 'application/json']: { schema: { type: 'string' } } };
+    : { [doc.contentType ?? 'application/json']: { schema: { type: 'string', ...(doc.contentDescription && { description: doc.contentDescription }) } } };
   return {
     operationId: `${route.method.toLowerCase()}${route.path.replace(/[^a-zA-Z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}` || 'getRoot',
     summary: route.summary.replaceAll('`', ''),
     ...(pathParams.length + queryParams.length > 0 && { parameters: [...pathParams, ...queryParams] }),
     ...(doc.body && {
       requestBody: { required: !doc.body.safeParse(undefined).success, content: { 'application/json': { schema: jsonSchema(doc.body, 'input') } } },
+    }),
+    ...(route.rawBody && {
+      requestBody: { required: true, content: { [route.rawBody.mediaType]: { schema: { type: 'string', description: route.rawBody.description } } } },
     }),
     responses: {
       200: { description: 'Success', headers: RATE_HEADERS, content: success },

@@ -13,11 +13,8 @@ export type RelayTarget = Pick<HttpResponse, 'cork' | 'writeStatus' | 'writeHead
  * - `extra` headers (rate limit, CORS) are written before the response's own; hop-by-hop and length headers
  *   of the `Response` are dropped (uWS frames the body itself).
  * - Every write happens inside `res.cork()` (callers are past an await).
- * - Backpressure: when `res.write` reports a full socket buffer, the relay reads nothing more from the
- *   stream until uWS calls `onWritable`, so a slow reader holds at most one chunk beyond the socket's
- *   buffer here, and the stream itself is paused (its producer sees the pull stop).
- * - When the client goes away (`signal` aborts, `state.aborted`), the stream is cancelled and nothing more is
- *   written. `state.aborted` is true once the relay has ended the response.
+ * - The stream is written by `streamReply` (backpressure: the stream is paused while the socket's buffer
+ *   is full; a client that goes away cancels it). `state.aborted` is true once the relay has ended the response.
  */
 export async function relayResponse(
   res: RelayTarget,
@@ -37,20 +34,60 @@ export async function relayResponse(
   }
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   if (state.aborted) return void (await reader.cancel());
+  await streamReply(res, state, response.status, headers, readAll(reader), signal);
+}
+
+/** The chunks of a stream; leaving the loop early (the client went away) cancels the stream. */
+async function* readAll(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncGenerator<Uint8Array> {
+  let done = false;
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) {
+        done = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    if (!done) await reader.cancel();
+  }
+}
+
+/**
+ * Writes a response whose body comes in pieces (an SSE relay, an NDJSON export): the status and
+ * `headers`, each piece as it comes (chunked), then the end.
+ *
+ * Contracts:
+ * - Every write happens inside `res.cork()` (callers are past an await).
+ * - Backpressure: when `res.write` reports a full socket buffer, no further piece is taken from
+ *   `pieces` until uWS calls `onWritable`, so a slow reader holds at most one piece beyond the
+ *   socket's buffer here, and a lazy source (a generator, a stream) is paused.
+ * - When the client goes away (`signal` aborts, `state.aborted`), nothing more is written and the
+ *   source is left (its `return`: a stream is cancelled). `state.aborted` is true once the response ended.
+ * - A body with no piece is answered with an empty body (Content-Length: 0).
+ */
+export async function streamReply(
+  res: RelayTarget,
+  state: { aborted: boolean },
+  status: number,
+  headers: Record<string, string>,
+  pieces: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
+  signal: AbortSignal,
+): Promise<void> {
+  if (state.aborted) return;
   res.cork(() => {
-    res.writeStatus(statusLine(response.status));
+    res.writeStatus(statusLine(status));
     for (const key in headers) res.writeHeader(key, headers[key]!);
   });
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (state.aborted) return void (await reader.cancel());
-    if (done) break;
+  for await (const piece of pieces) {
+    if (state.aborted) break;
     let accepted = true;
     res.cork(() => {
-      accepted = res.write(value);
+      accepted = res.write(piece);
     });
     if (!accepted) await drained(res, signal);
-    if (state.aborted) return void (await reader.cancel());
+    if (state.aborted) break;
   }
   if (state.aborted) return;
   state.aborted = true;

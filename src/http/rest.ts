@@ -6,8 +6,9 @@ import type { Logger } from '../log/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import type { Admission } from './admission.ts';
 import { bearerKey, type RouteScope } from './auth.ts';
-import { bufferBody, parseJsonBody } from './body.ts';
+import { bufferBody, parseJsonBody, rawBody } from './body.ts';
 import type { ClientIp } from './ip.ts';
+import { streamReply } from './relay.ts';
 import { errorReply, jsonReply, send, watchAbort, type Reply } from './respond.ts';
 import type { HttpMethod, RequestContext, Route, RouteResult, SessionsOf } from './route.ts';
 import type { createRouter, RouteMatch } from './router.ts';
@@ -25,6 +26,8 @@ export interface RestDeps {
   /** Body limit of every other route. */
   maxJsonBytes: number;
   sessionsOf: SessionsOf;
+  /** Body limit of routes with a raw (non-JSON) body: an import. */
+  maxRawBytes: number;
 }
 
 /** The scope a request needs: its route's (default `chat`); an unknown route needs `chat`, so it is refused 401 before it is told unknown. */
@@ -32,12 +35,13 @@ const scopeOf = (route: Route | undefined): RouteScope => route?.scope ?? 'chat'
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
+/** The reply of a route's result (for a streamed one: its status and headers; the pieces follow). */
 function toReply(result: RouteResult): Reply {
   if (result.contentType === undefined) return jsonReply(result.status ?? 200, result.body, result.headers);
   return {
     status: result.status ?? 200,
     headers: { 'Content-Type': result.contentType, ...result.headers },
-    body: result.body as string,
+    body: result.stream ? '' : (result.body as string),
   };
 }
 
@@ -60,7 +64,8 @@ export function createRestHandler(deps: RestDeps) {
     const ip = deps.clientIp(res, req);
     const origin = headers.origin ?? '';
     const found = deps.router.lookup(method, path);
-    const maxBytes = found.match?.route.largeBody ? deps.maxBodyBytes : deps.maxJsonBytes;
+    const matched = found.match?.route;
+    const maxBytes = matched?.rawBody ? deps.maxRawBytes : matched?.largeBody ? deps.maxBodyBytes : deps.maxJsonBytes;
     const body = BODY_METHODS.has(method) ? bufferBody(res, maxBytes, Number(headers['content-length'] ?? 0), controller.signal) : undefined;
     const now = () => deps.clock.now();
 
@@ -82,21 +87,26 @@ export function createRestHandler(deps: RestDeps) {
         return send(res, state, errorReply(verdict.error, now(), verdict.status), verdict.headers);
       }
       try {
+        const { rawBody: raw } = verdict.route.route;
+        const contentType = headers['content-type'] ?? '';
         const ctx: RequestContext = {
           method: method as HttpMethod,
           path,
           params: verdict.route.params,
           query: new URLSearchParams(query),
           headers,
-          body: verdict.body === undefined ? undefined : parseJsonBody(verdict.body, headers['content-type'] ?? ''),
+          body: verdict.body === undefined || raw ? undefined : parseJsonBody(verdict.body, contentType),
+          ...(raw && { raw: rawBody(verdict.body ?? Buffer.alloc(0), contentType, raw.mediaType) }),
           ip,
           signal: controller.signal,
           bus: deps.bus,
           principal: verdict.principal,
           sessions: deps.sessionsOf(verdict.principal, ip),
         };
-        const reply = toReply(await verdict.route.route.handler(ctx));
-        send(res, state, reply, verdict.headers);
+        const result = await verdict.route.route.handler(ctx);
+        const reply = toReply(result);
+        if (result.stream) await streamReply(res, state, reply.status, { ...verdict.headers, ...reply.headers }, result.stream, controller.signal);
+        else send(res, state, reply, verdict.headers);
         // The access line names the principal, never its credential.
         deps.log.debug({ method, path, status: reply.status, principal: verdict.principal.name }, 'request');
       } catch (err) {

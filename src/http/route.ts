@@ -16,8 +16,10 @@ export interface RequestContext {
   query: URLSearchParams;
   /** Lower-case header names. */
   headers: Record<string, string>;
-  /** Parsed JSON body; `undefined` when the request had none. */
+  /** Parsed JSON body; `undefined` when the request had none (and on a route with `rawBody`). */
   body: unknown;
+  /** The body's bytes, unparsed: only on a route with `rawBody` (an empty buffer when there was none). */
+  raw?: Buffer;
   /** Client IP (IPv4-mapped IPv6 already folded to IPv4). */
   ip: string;
   /** Aborts when the client goes away. */
@@ -39,6 +41,18 @@ export interface RouteResult {
   body: unknown;
   contentType?: string;
   headers?: Record<string, string>;
+  /**
+   * A long answer written piece by piece (with `contentType`; `body` is then ignored), honouring
+   * backpressure (src/http/relay.ts). Its pieces must not fail once the first is written (the
+   * status is out by then): make them from data already read, e.g. an export's events.
+   */
+  stream?: Iterable<string>;
+}
+
+/** A request body that is not JSON (an NDJSON import): its media type and what it holds, for the OpenAPI document. */
+export interface RawBody {
+  mediaType: string;
+  description: string;
 }
 
 /**
@@ -52,6 +66,12 @@ export interface Route {
   summary: string;
   /** Takes a message body of up to `maxBodyBytes` (an image); every other route takes `maxJsonBytes`. */
   largeBody?: true;
+  /**
+   * The route takes a body that is not JSON, of up to `maxImportBytes` (`server.limits`): its bytes
+   * reach the handler unparsed (`raw`); a non-empty body must be declared with this media type
+   * (INVALID_REQUEST otherwise).
+   */
+  rawBody?: RawBody;
   /**
    * The scope a caller needs (default `chat`): `public` (static pages with no data: nothing), `inspect`
    * (what the service does: metrics, config), `admin` (starts processes, opens sockets, runs tools),
@@ -73,6 +93,8 @@ export interface RouteDoc {
   query?: ZodType;
   response?: ZodType;
   contentType?: string;
+  /** What a non-JSON success body holds (with `contentType`). */
+  contentDescription?: string;
   errors?: ErrorCode[];
 }
 

@@ -91,6 +91,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     maxBodyBytes: limitsConfig.maxBodyBytes,
     maxJsonBytes: limitsConfig.maxJsonBytes,
     sessionsOf,
+    maxRawBytes: limitsConfig.maxImportBytes,
   });
   // The gateway publishes through the engine's topics, which exist only once a WebSocket route does.
   const gateway = deps.mode === 'web' ? createWsGateway(app, {

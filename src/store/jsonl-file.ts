@@ -159,6 +159,25 @@ export async function listDir(
   return [...infos.values()].sort(byId);
 }
 
+/** Writes `bytes` to a file that must not exist yet, synced to disk (`sync`) before it resolves; a failed write leaves no file. */
+export async function writeNewFile(path: string, bytes: Buffer, sync: boolean): Promise<void> {
+  const fh = await open(path, 'wx');
+  try {
+    await writeAll(fh, bytes, 0);
+    if (sync) await fh.datasync();
+  } catch (e) {
+    await fh.close().catch(() => undefined);
+    await unlink(path).catch(() => undefined);
+    throw e;
+  }
+  await fh.close();
+}
+
+/** Removes the files of `dir` whose names start with `prefix` (what a crash left of unfinished writes). */
+export async function removeStaleNewFiles(dir: string, prefix: string): Promise<void> {
+  for (const name of await readdir(dir)) if (name.startsWith(prefix)) await unlink(join(dir, name)).catch(() => undefined);
+}
+
 /** Creates `dir` (and its parents) on the first call; retries after a failure. */
 export function dirMaker(dir: string): () => Promise<void> {
   let made: Promise<unknown> | undefined;

@@ -1,19 +1,21 @@
-import { unlink, type FileHandle } from 'node:fs/promises';
+import { link, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isoNow, systemClock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import { createHandlePool } from './handle-pool.ts';
-import { checkWritable, dirMaker, listDir, loadLog, readLastEvent, writeAll } from './jsonl-file.ts';
+import { checkWritable, dirMaker, listDir, loadLog, readLastEvent, removeStaleNewFiles, writeAll, writeNewFile } from './jsonl-file.ts';
 import { createLimiter } from './limiter.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { assertSessionId } from './session-id.ts';
-import { eventJson, firstAfter, storedEvent, storedLine } from './stored-event.ts';
+import { eventJson, firstAfter, logJsons, sessionExists, storedEvent, storedLine } from './stored-event.ts';
 import type { AppendOp, JsonlStoreOptions, Loaded, Slot, TaskOp } from './jsonl-types.ts';
-import type { EventStore, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
+import type { EventStore, LogEntry, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
 
 export type { JsonlStoreOptions } from './jsonl-types.ts';
 
 const LOAD_CONCURRENCY = 16;
+/** Names of the files `create` writes before they become a session's (never a session file's name: those end in .jsonl). */
+const NEW_FILE_PREFIX = '.agentd-new-';
 
 /**
  * The embedded durable EventStore: one append-only JSONL file per session under `dir`, one
@@ -28,6 +30,10 @@ const LOAD_CONCURRENCY = 16;
  *   loaded and truncated before the next write, which therefore starts on a fresh line.
  * - Reads that fall within a loaded session's recent window are served from memory; other reads
  *   load the file. Memory per session is bounded by `maxCachedEvents`, however long its log.
+ * - `create` writes the whole log to a new file beside the others (`.agentd-new-*`, which listing
+ *   ignores), synced, then gives it the session's name with `link`, which refuses an existing name:
+ *   the session file appears whole or not at all, even across a crash, and an existing file is never
+ *   touched. A crash leaves at most that temporary file, removed by the next `open()`.
  * - After `close()` every call rejects with SERVICE_UNAVAILABLE.
  */
 export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOptions<E>): EventStore<E> {
@@ -46,6 +52,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
   const drains = new Set<Promise<void>>();
   const loads = createLimiter(LOAD_CONCURRENCY); // each load holds a file descriptor while it reads
   let loadedCount = 0;
+  let newFiles = 0;
   const ensureDir = dirMaker(dir);
   let closing: Promise<void> | undefined;
 
@@ -203,6 +210,30 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       });
     },
 
+    async create(sessionId: string, log: readonly LogEntry<E>[]): Promise<StoredEvent<E>[]> {
+      guard(sessionId);
+      const jsons = logJsons(log);
+      if (jsons.length === 0) return [];
+      return task(sessionId, 'create', async (slot) => {
+        if (slot.state && slot.state.events.length > 0) throw sessionExists(sessionId);
+        await ensureDir();
+        const lines = jsons.map((json, i) => storedLine(log[i]!.seq, log[i]!.ts, slot.id, json));
+        const bytes = Buffer.from(lines.join('\n') + '\n', 'utf8');
+        const temporary = join(dir, `${NEW_FILE_PREFIX}${process.pid}-${++newFiles}`);
+        try {
+          await writeNewFile(temporary, bytes, fsync);
+          await link(temporary, slot.path).catch((e: unknown) => {
+            throw (e as NodeJS.ErrnoException | null)?.code === 'EEXIST' ? sessionExists(sessionId) : e;
+          });
+        } finally {
+          await unlink(temporary).catch(() => undefined);
+        }
+        const stored = jsons.map((json, i) => storedEvent<E>(log[i]!.seq, log[i]!.ts, slot.id, json));
+        setState(slot, { events: window([...stored]), size: bytes.length, checked: false });
+        return stored;
+      });
+    },
+
     async read(sessionId: string, since = 0): Promise<StoredEvent<E>[]> {
       guard(sessionId);
       const cached = slots.get(sessionId)?.state;
@@ -261,6 +292,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       try {
         await ensureDir();
         await checkWritable(dir);
+        await removeStaleNewFiles(dir, NEW_FILE_PREFIX);
       } catch (e) {
         const cause = (e as NodeJS.ErrnoException | null)?.code ?? String(e);
         throw new AppError('SERVICE_UNAVAILABLE', `storage directory ${dir} cannot be written (${cause})`, { dir, cause, reason: 'storage' });

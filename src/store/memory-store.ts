@@ -1,8 +1,8 @@
 import { AppError } from '../errors/index.ts';
 import { isoNow, systemClock, type Clock } from '../clock.ts';
 import { assertSessionId } from './session-id.ts';
-import { byId, eventJson, firstAfter, storedEvent } from './stored-event.ts';
-import type { EventStore, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
+import { byId, eventJson, firstAfter, logJsons, sessionExists, storedEvent } from './stored-event.ts';
+import type { EventStore, LogEntry, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
 
 export interface MemoryStoreDeps {
   clock?: Clock;
@@ -36,6 +36,17 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
       let seq = stream.at(-1)?.seq ?? 0;
       const stored = jsons.map((json) => storedEvent<E>(++seq, ts, sessionId, json));
       for (const e of stored) stream.push(e);
+      return stored;
+    },
+
+    // eslint-disable-next-line @typescript-eslint/require-await
+    async create(sessionId: string, log: readonly LogEntry<E>[]): Promise<StoredEvent<E>[]> {
+      guard(sessionId);
+      const jsons = logJsons(log);
+      if (jsons.length === 0) return [];
+      if ((sessions.get(sessionId)?.length ?? 0) > 0) throw sessionExists(sessionId);
+      const stored = jsons.map((json, i) => storedEvent<E>(log[i]!.seq, log[i]!.ts, sessionId, json));
+      sessions.set(sessionId, [...stored]);
       return stored;
     },
 

@@ -3,7 +3,7 @@ import { AppError, isAppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { createRedisConnection, safeRedisUrl } from '../redis/index.ts';
 import { assertSessionId } from './session-id.ts';
-import { byId, deepFreeze, eventJson, storedEvent } from './stored-event.ts';
+import { byId, deepFreeze, eventJson, logJsons, sessionExists, storedEvent } from './stored-event.ts';
 import type { EventParser, EventStore, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
 
 export interface RedisStoreOptions<E extends StoreEvent> {
@@ -30,6 +30,22 @@ for i = 3, #ARGV do
 end
 redis.call('HSET', KEYS[2], ARGV[1], last .. ' ' .. ARGV[2])
 return last`;
+
+/**
+ * Writes a whole log into a session that has no stream, in one step (a script runs alone): nothing
+ * when the stream exists (returns -1); else every entry with its own id `0-<seq>` and `ts`, and the
+ * index. The seqs were checked to ascend before the call, so no XADD in the loop can be refused and
+ * the script never stops halfway. KEYS: stream, index. ARGV: sessionId, then seq, ts, json per event.
+ */
+const CREATE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
+local last, ts = 0, ''
+for i = 2, #ARGV, 3 do
+  redis.call('XADD', KEYS[1], '0-' .. ARGV[i], 'ts', ARGV[i + 1], 'e', ARGV[i + 2])
+  last, ts = ARGV[i], ARGV[i + 1]
+end
+redis.call('HSET', KEYS[2], ARGV[1], last .. ' ' .. ts)
+return tonumber(last)`;
 
 /** Deletes a session's stream and its index entry; returns how many streams went (0 or 1). */
 const DELETE = `
@@ -88,6 +104,16 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       const last = Number(await client.eval(APPEND, { keys: [streamKey(sessionId), index], arguments: [sessionId, ts, ...jsons] }).catch(failure('append')));
       const first = last - jsons.length + 1;
       return jsons.map((json, i) => storedEvent<E>(first + i, ts, sessionId, json));
+    },
+
+    async create(sessionId, log) {
+      guard(sessionId);
+      const jsons = logJsons(log);
+      if (jsons.length === 0) return [];
+      const args = [sessionId, ...jsons.flatMap((json, i) => [String(log[i]!.seq), log[i]!.ts, json])];
+      const last = Number(await client.eval(CREATE, { keys: [streamKey(sessionId), index], arguments: args }).catch(failure('create')));
+      if (last < 0) throw sessionExists(sessionId);
+      return jsons.map((json, i) => storedEvent<E>(log[i]!.seq, log[i]!.ts, sessionId, json));
     },
 
     async read(sessionId, since = 0) {

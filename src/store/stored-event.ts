@@ -1,5 +1,5 @@
 import { AppError } from '../errors/index.ts';
-import type { EventParser, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
+import type { EventParser, LogEntry, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
 
 /**
  * Helpers shared by the stores, so that every engine hands out the same values: an event is
@@ -28,6 +28,22 @@ export function eventJson(event: StoreEvent): string {
   }
   return text;
 }
+
+/** The JSON texts of a log given to `create`, once its seqs are checked to ascend from 1 or more (INTERNAL_ERROR otherwise). */
+export function logJsons(log: readonly LogEntry[]): string[] {
+  let last = 0;
+  return log.map((entry) => {
+    if (!Number.isSafeInteger(entry.seq) || entry.seq <= last || typeof entry.ts !== 'string') {
+      throw new AppError('INTERNAL_ERROR', 'a log to create must have ascending seqs from 1 and a time on each event', { seq: entry.seq, after: last });
+    }
+    last = entry.seq;
+    return eventJson(entry.event);
+  });
+}
+
+/** `create` of a session that already has a log. */
+export const sessionExists = (sessionId: string): AppError =>
+  new AppError('INTERNAL_ERROR', `session ${sessionId} already has a log`, { sessionId, reason: 'exists' });
 
 /** One JSONL line (without the newline) with a stable key order: seq, ts, sessionId, event. */
 export function storedLine(seq: number, ts: string, sessionId: string, json: string): string {

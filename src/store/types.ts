@@ -12,6 +12,14 @@ export interface StoredEvent<E extends StoreEvent = StoreEvent> {
   event: E;
 }
 
+/** An event with the seq and time it keeps: a log copied from elsewhere (`create`). */
+export interface LogEntry<E extends StoreEvent = StoreEvent> {
+  seq: number;
+  /** ISO 8601 UTC. */
+  ts: string;
+  event: E;
+}
+
 /**
  * How a store reads events back from a durable medium: the raw JSON value of a stored event, as
  * the current type (upcast from older versions), or `undefined` when it is not a valid event (the
@@ -38,6 +46,16 @@ export interface EventStore<E extends StoreEvent> {
    */
   open(): Promise<void>;
   append(sessionId: string, events: readonly E[]): Promise<StoredEvent<E>[]>;
+  /**
+   * Writes a whole log into a session that has none (an import, a fork), in one step: afterwards the
+   * session holds exactly these events with their own `seq` (ascending, from 1 or more; a gap stays a
+   * gap) and `ts`, or, when the call rejects, nothing of them, a crash of the process included. A
+   * session that already has a log (a stream, a file) is never written: the call rejects with
+   * INTERNAL_ERROR, `details.reason: "exists"`. Ordered with the session's other calls like
+   * `append`; later appends continue after the last seq. An empty log resolves to [] and creates
+   * nothing. Rejects (INTERNAL_ERROR) seqs that do not ascend, before anything is written.
+   */
+  create(sessionId: string, log: readonly LogEntry<E>[]): Promise<StoredEvent<E>[]>;
   /** Events with seq > since (default 0), in order. An unknown session reads as empty. */
   read(sessionId: string, since?: number): Promise<StoredEvent<E>[]>;
   list(): Promise<SessionInfo[]>;

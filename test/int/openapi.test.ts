@@ -25,6 +25,14 @@ const BODIES: Record<string, unknown> = {
   'POST /api/connect-server': { name: 'second', config: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
   'POST /api/mcp/servers/{serverId}/tools/{toolName}/execute': { message: 'hi' },
   'POST /api/sessions/{sessionId}/approvals/{callId}': { decision: 'approve' },
+  'POST /api/sessions/{sessionId}/fork': { seq: 1 },
+};
+/** Bodies that are not JSON, with their media type (an NDJSON import). */
+const RAW_BODIES: Record<string, { type: string; text: string }> = {
+  'POST /api/sessions/import': {
+    type: 'application/x-ndjson',
+    text: '{"seq":1,"ts":"2026-01-01T00:00:00.000Z","event":{"v":2,"type":"userMessage","turnId":"t1","content":"hi"}}\n',
+  },
 };
 /** The approval routes use a session whose turn waits for the approval of `callId` (set up before the requests). */
 const APPROVAL_VALUES: Record<string, string> = { sessionId: 'waiting' };
@@ -96,11 +104,13 @@ describe('OpenAPI document', () => {
       const key = `${method} ${path}`;
       const values = path.includes('/approvals') ? { ...PATH_VALUES, ...APPROVAL_VALUES } : PATH_VALUES;
       const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'file' ? (path.startsWith('/api/docs') ? 'docs.js' : path.startsWith('/inspect') ? 'inspect.js' : 'main.js') : values[name]!));
-      const body = BODIES[key];
+      const given = BODIES[key];
+      const raw = RAW_BODIES[key];
+      const body = raw ? { type: raw.type, text: raw.text } : given !== undefined ? { type: 'application/json', text: JSON.stringify(given) } : undefined;
       const res = await fetch(`${svc.url}${url}`, {
         method,
-        headers: { Authorization: `Bearer ${ADMIN}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
-        ...(body !== undefined && { body: JSON.stringify(body) }),
+        headers: { Authorization: `Bearer ${ADMIN}`, ...(body && { 'Content-Type': body.type }) },
+        ...(body && { body: body.text }),
       });
       expect(res.status, `${key}: ${res.status === 200 ? '' : await res.clone().text()}`).toBe(200);
       expect(res.headers.get('x-ratelimit-limit'), key).toMatch(/^\d+$/);

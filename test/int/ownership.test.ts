@@ -141,6 +141,23 @@ describe('two principals on one instance', () => {
     expect(userMessages(await call(app, ALICE, 'GET', '/api/sessions/work/history'))).toEqual(['alice work']);
   });
 
+  it('export, import and fork act on the caller\'s sessions: the copies are the caller\'s', async () => {
+    expect((await call(app, BOB, 'GET', '/api/sessions/alice-only/export')).status).toBe(404);
+    expect((await call(app, BOB, 'POST', '/api/sessions/alice-only/fork', { seq: 1 })).status).toBe(404);
+    const exported = await fetch(`${app.url}/api/sessions/alice-only/export`, { headers: { Authorization: `Bearer ${ALICE}` } });
+    expect(exported.status).toBe(200);
+    const ndjson = await exported.text();
+    const imported = await fetch(`${app.url}/api/sessions/import`, { method: 'POST', headers: { Authorization: `Bearer ${BOB}`, 'Content-Type': 'application/x-ndjson' }, body: ndjson });
+    const { sessionId: copy } = (await imported.json()) as { sessionId: string };
+    expect(userMessages(await call(app, BOB, 'GET', `/api/sessions/${copy}/history`))).toEqual(['only alice']);
+    expect((await call(app, ALICE, 'GET', `/api/sessions/${copy}/history`)).status).toBe(404);
+    const forked = await call(app, ALICE, 'POST', '/api/sessions/alice-only/fork', { seq: 1 });
+    expect(forked.status).toBe(200);
+    const mine = (await call(app, ALICE, 'GET', '/api/sessions')).body.sessions.map((x: any) => x.id);
+    expect(mine).toContain(forked.body.sessionId);
+    expect(mine).not.toContain(copy);
+  });
+
   it('ownership is stored with the session: it survives a restart', async () => {
     await env.apps.stop(app);
     app = await env.apps.start(agentFile(), { modelUrl: env.sim.url });
@@ -167,6 +184,10 @@ describe('caps per principal', () => {
     expect((await say(app, ALICE, 'three', 'c3')).status).toBe(200);
     // Nothing of the refused message was stored.
     expect(userMessages(await call(app, ALICE, 'GET', '/api/sessions/c3/history'))).toEqual(['three']);
+    // A fork makes a session too.
+    const fork = await call(app, ALICE, 'POST', '/api/sessions/c2/fork', { seq: 1 });
+    expect(fork.status).toBe(429);
+    expect(fork.body.error).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: { limit: 2 } });
   });
 
   it('without auth the principal is the client IP, over REST and WebSocket alike', async () => {

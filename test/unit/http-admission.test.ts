@@ -5,7 +5,7 @@ import { createPrincipals } from '../../src/auth/index.ts';
 import { tooLarge, type BodyResult } from '../../src/http/body.ts';
 import { createCors } from '../../src/http/cors.ts';
 import type { LimitState, WindowLimiter } from '../../src/http/limits.ts';
-import { relayResponse, type RelayTarget } from '../../src/http/relay.ts';
+import { relayResponse, streamReply, type RelayTarget } from '../../src/http/relay.ts';
 
 describe('error encoders', () => {
   const NOW = Date.UTC(2030, 0, 2, 3, 4, 5, 678);
@@ -156,6 +156,64 @@ describe('SSE relay', () => {
     await relayed;
     expect(written).toEqual(pieces);
     expect(ended).toBe(true);
+    expect(state.aborted).toBe(true);
+  });
+
+  it('streamReply takes no further piece of a lazy body while uWS reports backpressure, and stops taking when the client goes away', async () => {
+    const written: string[] = [];
+    let writable: (() => void) | undefined;
+    let registered!: () => void;
+    let waiting = new Promise<void>((r) => (registered = r));
+    let ended = false;
+    const res: RelayTarget = {
+      cork: (cb) => (cb(), res) as never,
+      writeStatus: () => res as never,
+      writeHeader: () => res as never,
+      write: (chunk) => (written.push(chunk as string), false), // every write fills the buffer
+      end: () => ((ended = true), res) as never,
+      onWritable: (handler) => {
+        writable = () => void handler(0);
+        registered();
+        return res as never;
+      },
+    };
+    let pulled = 0;
+    let left = false;
+    function* pieces() {
+      try {
+        for (;;) yield `line ${++pulled}\n`;
+      } finally {
+        left = true;
+      }
+    }
+    const state = { aborted: false };
+    const controller = new AbortController();
+    const streamed = streamReply(res, state, 200, { 'Content-Type': 'application/x-ndjson' }, pieces(), controller.signal);
+    await waiting;
+    expect([written, pulled]).toEqual([['line 1\n'], 1]);
+    waiting = new Promise<void>((r) => (registered = r));
+    writable!();
+    await waiting;
+    expect([written, pulled]).toEqual([['line 1\n', 'line 2\n'], 2]);
+    state.aborted = true; // the client went away (onAborted)
+    controller.abort();
+    await streamed;
+    expect([pulled, left, ended]).toEqual([2, true, false]);
+  });
+
+  it('streamReply answers a body with no piece with an empty, ended response', async () => {
+    const calls: string[] = [];
+    const res: RelayTarget = {
+      cork: (cb) => (cb(), res) as never,
+      writeStatus: (s) => (calls.push(`status ${s}`), res) as never,
+      writeHeader: (k, v) => (calls.push(`${k}: ${v}`), res) as never,
+      write: () => (calls.push('write'), true),
+      end: () => (calls.push('end'), res) as never,
+      onWritable: () => res as never,
+    };
+    const state = { aborted: false };
+    await streamReply(res, state, 200, { 'X-RateLimit-Limit': '5' }, [], new AbortController().signal);
+    expect(calls).toEqual(['status 200 OK', 'X-RateLimit-Limit: 5', 'end']);
     expect(state.aborted).toBe(true);
   });
 });

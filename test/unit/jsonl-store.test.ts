@@ -45,6 +45,21 @@ eventStoreContract('jsonl', async () => {
 });
 
 describe('jsonl store: files', () => {
+  it('create gives the session its file whole (written aside, then linked); a restart reads it; a leftover of a crash goes at open', async () => {
+    const dir = await tempDir();
+    const first = openStore(dir);
+    const ts = '2024-05-01T00:00:00.000Z';
+    const created = await first.store.create('made', [{ seq: 1, ts, event: user('a') }, { seq: 2, ts, event: user('b') }]);
+    expect(readdirSync(dir)).toEqual(['made.jsonl']); // nothing left beside it
+    expect((await readFile(join(dir, 'made.jsonl'), 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual(created);
+    await writeFile(join(dir, '.agentd-new-999-1'), '{"seq":1}\n'); // what a crash mid-create leaves
+    expect((await first.store.list()).map((s) => s.id)).toEqual(['made']);
+    const second = openStore(dir);
+    await second.store.open();
+    expect(readdirSync(dir)).toEqual(['made.jsonl']);
+    expect(await second.store.read('made')).toEqual(created);
+  });
+
   it('creates the directory and writes one StoredEvent per line', async () => {
     const dir = join(await tempDir(), 'nested', 'sessions');
     const { store } = openStore(dir);

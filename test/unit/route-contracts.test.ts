@@ -32,6 +32,9 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'agent.history': { frames: [{ event: 'thinking', data: { sessionId: 's1', turnId: 't1', seq: 1 } }], lastSeq: 1 },
   'agent.health': { status: 'ready' },
   'agent.deleteSession': { deleted: true },
+  'agent.exportSession': { events: [{ seq: 1, ts: at, sessionId: 's1', event: { v: 2, type: 'reset' } }] },
+  'agent.importSession': { sessionId: 'new', lastSeq: 2 },
+  'agent.forkSession': { sessionId: 'new', lastSeq: 1 },
   'mcp.listServers': [server],
   'mcp.connectServer': server,
   'mcp.removeServer': { ...server, status: 'disconnected' },
@@ -64,6 +67,11 @@ const BODIES: Record<string, unknown> = {
   'POST /api/message': { message: 'Hi' },
   'POST /api/connect-server': { name: 'echo', config: { type: 'stdio', command: 'node' } },
   'POST /api/sessions/:sessionId/approvals/:callId': { decision: 'approve' },
+  'POST /api/sessions/:sessionId/fork': { seq: 1 },
+};
+/** Bodies of the routes that take raw bytes (an NDJSON import). */
+const RAW: Record<string, string> = {
+  'POST /api/sessions/import': `{"seq":1,"ts":"${at}","event":{"v":2,"type":"reset"}}\n`,
 };
 const ANONYMOUS: Principal = { name: 'anonymous', scopes: new Set(['chat', 'inspect', 'admin'] as const), via: 'anonymous', owner: undefined };
 const request = (route: Route): RequestContext => ({
@@ -73,6 +81,7 @@ const request = (route: Route): RequestContext => ({
   query: new URLSearchParams('since=0'),
   headers: {},
   body: BODIES[`${route.method} ${route.path}`],
+  ...(route.rawBody && { raw: Buffer.from(RAW[`${route.method} ${route.path}`] ?? '') }),
   ip: '127.0.0.1',
   signal: new AbortController().signal,
   bus,

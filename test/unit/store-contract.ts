@@ -181,6 +181,54 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       expect((await store.append('j', [user('ok')]))[0]?.seq).toBe(1);
     });
 
+    it('create writes a whole log with its own seqs and times; appends continue after it', async () => {
+      const { store } = await subject();
+      const log = sampleEvents.map((event, i) => ({ seq: i + 1, ts: `2024-05-0${1 + (i % 3)}T00:00:0${i}.000Z`, event }));
+      const created = await store.create('copy', log);
+      expect(created).toEqual(log.map((e) => ({ ...e, sessionId: 'copy' })));
+      expect(Object.isFrozen(created[0]?.event)).toBe(true);
+      expect(await store.read('copy')).toEqual(created);
+      expect(await store.read('copy', 5)).toEqual(created.slice(5));
+      const last = log.at(-1)!;
+      expect(await store.list()).toEqual([{ id: 'copy', lastSeq: last.seq, updatedAt: last.ts }]);
+      expect((await store.append('copy', [user('next')]))[0]?.seq).toBe(log.length + 1);
+    });
+
+    it('create keeps a gap in the seqs as a gap', async () => {
+      const { store } = await subject();
+      const ts = '2024-05-01T00:00:00.000Z';
+      await store.create('gap', [{ seq: 1, ts, event: user('1') }, { seq: 3, ts, event: user('3') }]);
+      expect((await store.read('gap')).map((e) => e.seq)).toEqual([1, 3]);
+      expect((await store.read('gap', 1)).map((e) => e.seq)).toEqual([3]);
+      expect((await store.append('gap', [user('4')]))[0]?.seq).toBe(4);
+    });
+
+    it('create never writes into a session that has a log, nor half of a log', async () => {
+      const { store } = await subject();
+      const ts = '2024-05-01T00:00:00.000Z';
+      await store.append('taken', [user('mine')]);
+      await expect(store.create('taken', [{ seq: 1, ts, event: user('theirs') }])).rejects.toMatchObject({ code: 'INTERNAL_ERROR', details: { reason: 'exists' } });
+      expect((await store.read('taken')).map((e) => e.event)).toEqual([user('mine')]);
+      // Seqs that do not ascend, or an event JSON cannot carry: refused before anything is written.
+      await expect(store.create('bad', [{ seq: 2, ts, event: user('a') }, { seq: 2, ts, event: user('b') }])).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
+      const big: SessionEvent = { v: 2, type: 'toolCall', turnId: 't', callId: 'c', toolName: 'n', serverId: 's', args: 1n };
+      await expect(store.create('bad', [{ seq: 1, ts, event: user('a') }, { seq: 2, ts, event: big }])).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
+      expect(await store.read('bad')).toEqual([]);
+      expect((await store.list()).map((s) => s.id)).toEqual(['taken']);
+      expect(await store.create('none', [])).toEqual([]);
+      expect((await store.list()).map((s) => s.id)).toEqual(['taken']);
+    });
+
+    it('create is ordered with the session\'s other calls: after an append it is refused, after a delete it writes', async () => {
+      const { store } = await subject();
+      const ts = '2024-05-01T00:00:00.000Z';
+      const [, refused] = await Promise.allSettled([store.append('race', [user('first')]), store.create('race', [{ seq: 1, ts, event: user('copy') }])]);
+      expect(refused).toMatchObject({ status: 'rejected', reason: { details: { reason: 'exists' } } });
+      const [, , created] = await Promise.all([store.delete('race'), store.read('race'), store.create('race', [{ seq: 1, ts, event: user('copy') }])]);
+      expect(created.map((e) => e.event)).toEqual([user('copy')]);
+      expect((await store.read('race')).map((e) => e.event)).toEqual([user('copy')]);
+    });
+
     it('refuses every call once closed', async () => {
       const { store } = await subject();
       await store.append('a', [user('1')]);
@@ -189,6 +237,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       await expect(store.append('a', [user('2')])).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
       await expect(store.read('a')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
       await expect(store.list()).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+      await expect(store.create('b', [{ seq: 1, ts: '2024-05-01T00:00:00.000Z', event: user('x') }])).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     });
   });
 }

@@ -20,7 +20,7 @@ const messageSchema = z.object({
 const approvalSchema = z.object({ decision: approvalDecision, reason: z.string().max(2000).optional() });
 const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
 /** `?owner=`: an admin names whose session it is (src/auth/ownership.ts). */
-const ownerQuery = z.object({
+export const ownerQuery = z.object({
   owner: z.string().max(MAX_OWNER_LENGTH).optional().describe('Admin only: the principal whose session this is ("" names the sessions of no principal); default: the caller\'s own'),
 });
 const NOT_SEQ = 'since must be a non-negative integer';
@@ -35,7 +35,7 @@ const historyQuery = ownerQuery.extend({
 });
 
 /** The session routes' path parameters: a valid session id, and the rest as they came. */
-const sessionParams = (params: Record<string, string>): Record<string, string> & { sessionId: string } => ({ ...params, sessionId: parseInput(sessionIdSchema, params.sessionId, 'session id') });
+export const sessionParams = (params: Record<string, string>): Record<string, string> & { sessionId: string } => ({ ...params, sessionId: parseInput(sessionIdSchema, params.sessionId, 'session id') });
 
 /** The bus message of a message request: the caller's session (`default` when it names none), its image checked, the caller's cap. */
 function userMessage(body: z.output<typeof messageSchema>, sessions: SessionAccess) {
@@ -49,14 +49,14 @@ function userMessage(body: z.output<typeof messageSchema>, sessions: SessionAcce
  * strict ownership a session without a stored event is SESSION_NOT_FOUND (a foreign id and an
  * unknown one answer alike), asked of the store only when `found` is false.
  */
-async function ensureFound(found: boolean, key: string, sessions: SessionAccess, bus: FrontEndBus): Promise<void> {
+export async function ensureFound(found: boolean, key: string, sessions: SessionAccess, bus: FrontEndBus): Promise<void> {
   if (found || !sessions.strict) return;
   const { exists } = await bus.execute('agent.sessionExists', { sessionId: key }, { sessionId: key });
   if (!exists) throw sessionNotFound(sessionIdOf(key));
 }
 
 /** A frame or record of a session as its caller knows it: `sessionId` is the id, not the key. */
-function asCalled<T extends { sessionId: string }>(value: T, id: string): T {
+export function asCalled<T extends { sessionId: string }>(value: T, id: string): T {
   return value.sessionId === id ? value : { ...value, sessionId: id };
 }
 

@@ -4,10 +4,11 @@ import type { Route } from '../route.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { apiDocRoutes, consoleRoutes, inspectRoutes } from './page-routes.ts';
+import { sessionTransferRoutes, type SessionTransferRoutesDeps } from './session-transfer-routes.ts';
 import { systemRoutes, type ServiceInfo } from './system-routes.ts';
 
 /** `mode: 'mcp'` leaves out the web console. */
-export type RoutesDeps = ServiceInfo & AgentRoutesDeps & { metrics: Metrics; mode?: 'web' | 'mcp' };
+export type RoutesDeps = ServiceInfo & AgentRoutesDeps & SessionTransferRoutesDeps & { metrics: Metrics; mode?: 'web' | 'mcp' };
 
 /** `GET /metrics`: the Prometheus text exposition (an `inspect` route: it tells what the service does). */
 const metricsRoute = (metrics: Metrics): Route => ({
@@ -23,6 +24,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
   const table: Route[] = [
     ...systemRoutes(deps),
     ...agentRoutes(deps),
+    ...sessionTransferRoutes(deps),
     ...mcpRoutes(deps),
     metricsRoute(deps.metrics),
     ...(deps.mode === 'mcp' ? [] : consoleRoutes()),

@@ -51,6 +51,10 @@ export const RESPONSES = {
   }),
   sessionDeleted: withTimestamp({ sessionId: z.string(), deleted: z.boolean() }),
   sessionCancelled: withTimestamp({ sessionId: z.string(), cancelled: z.boolean() }),
+  sessionCreated: withTimestamp({
+    sessionId: z.string().describe('The new session'),
+    lastSeq: z.number().int().describe('The seq of its last stored event (subscribe or read its history since 0 to replay it)'),
+  }),
   approvals: withTimestamp({ sessionId: z.string(), approvals: z.array(pendingApproval) }),
   approvalAnswered: withTimestamp({ sessionId: z.string(), callId: z.string(), decision: approvalDecision }),
   servers: withTimestamp({ servers: z.array(serverRecord) }),

@@ -1,0 +1,105 @@
+/**
+ * Export, import and fork of sessions (README, "Export, import, fork"; the format is
+ * src/conversation/session-transfer.ts, the work src/agent/session-transfer.ts).
+ *
+ * Contracts:
+ * - `GET /api/sessions/{id}/export` answers the session's stored log as NDJSON, streamed with
+ *   backpressure (relay.ts `streamReply`), with a `Content-Disposition` file name. A session with no
+ *   log answers 200 with an empty body, as its history answers 200 with no events, unless principals
+ *   are configured: then it is 404 SESSION_NOT_FOUND, as for every session route (src/auth/ownership.ts).
+ * - `POST /api/sessions/import` takes an export (`Content-Type: application/x-ndjson`, at most
+ *   `server.limits.maxImportBytes`), checks every line before anything is stored (a bad one: 400
+ *   naming it, and no session), and creates a new session with the whole log in one store call.
+ * - `POST /api/sessions/{id}/fork` `{seq}` creates a new session whose log is the source's up to
+ *   `seq` (400 `field: "seq"` outside 1..lastSeq).
+ * - Both answer `{sessionId, lastSeq, timestamp}`. The new id is made here, by `newSessionId` alone;
+ *   the new session belongs to the caller (its key is made by `sessions.key`, and it counts against
+ *   the caller's cap), and an admin may name the source's owner with `?owner=`.
+ */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { parseTransfer, TRANSFER_MEDIA_TYPE, transferPieces } from '../../conversation/session-transfer.ts';
+import type { Clock, IdSource } from '../../clock.ts';
+import { defineRoute, type Route } from '../route.ts';
+import { ensureFound, ownerQuery, sessionParams } from './agent-routes.ts';
+import { parseQuery } from '../validate.ts';
+import { createReply } from './reply.ts';
+import { RESPONSES } from './shapes.ts';
+
+export interface SessionTransferRoutesDeps {
+  clock: Clock;
+  /** Ids of the sessions an import or a fork creates (default: random UUIDs, unique across instances and restarts). */
+  sessionIds?: IdSource;
+}
+
+const FORMAT = 'NDJSON: one stored event per line, {"seq":N,"ts":"<ISO time>","event":{"v":2,"type":...}} (README: Export, import, fork)';
+
+const forkSchema = z.object({
+  seq: z.number().int().min(1).describe('The last event of the source the new session keeps (1 to its lastSeq)'),
+});
+
+/** A download name for the session's log: the id in ASCII (`_` for any other character), and exactly (RFC 6266 `filename*`). */
+export function exportDisposition(sessionId: string): string {
+  const ascii = sessionId.replace(/[^A-Za-z0-9._-]/g, '_');
+  const exact = encodeURIComponent(sessionId).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="session-${ascii}.ndjson"; filename*=UTF-8''session-${exact}.ndjson`;
+}
+
+export function sessionTransferRoutes(deps: SessionTransferRoutesDeps): Route[] {
+  const reply = createReply(deps.clock);
+  /** The one place the id of a new session comes from (see the contracts). */
+  const newSessionId: IdSource = deps.sessionIds ?? (() => randomUUID());
+  return [
+    {
+      method: 'GET',
+      path: '/api/sessions/:sessionId/export',
+      summary: 'The stored log of a session as NDJSON',
+      doc: { contentType: TRANSFER_MEDIA_TYPE, contentDescription: FORMAT, query: ownerQuery, errors: ['INVALID_REQUEST', 'SESSION_NOT_FOUND', 'FORBIDDEN'] },
+      async handler({ params, query, bus, sessions }) {
+        const { sessionId } = sessionParams(params);
+        const key = sessions.key(sessionId, parseQuery(ownerQuery, query).owner);
+        const { events } = await bus.execute('agent.exportSession', { sessionId: key }, { sessionId: key });
+        await ensureFound(events.length > 0, key, sessions, bus);
+        return {
+          contentType: TRANSFER_MEDIA_TYPE,
+          headers: { 'Content-Disposition': exportDisposition(sessionId), 'Cache-Control': 'no-store' },
+          body: undefined,
+          stream: transferPieces(events),
+        };
+      },
+    },
+    defineRoute({
+      method: 'POST',
+      path: '/api/sessions/import',
+      summary: 'Create a session from an exported log (NDJSON body)',
+      rawBody: { mediaType: TRANSFER_MEDIA_TYPE, description: `An export: ${FORMAT}` },
+      response: RESPONSES.sessionCreated,
+      errors: ['INVALID_REQUEST', 'RATE_LIMIT_EXCEEDED'],
+      async handler({ raw, bus, sessions }) {
+        const events = parseTransfer(raw ?? Buffer.alloc(0));
+        const id = newSessionId();
+        const key = sessions.key(id);
+        const made = await bus.execute('agent.importSession', { newSessionId: key, events, ...(sessions.quota && { quota: sessions.quota }) }, { sessionId: key });
+        return reply({ ...made, sessionId: id });
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/sessions/:sessionId/fork',
+      summary: 'Create a session whose log is this one up to `seq`',
+      params: sessionParams,
+      query: ownerQuery,
+      body: forkSchema,
+      response: RESPONSES.sessionCreated,
+      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SESSION_NOT_FOUND', 'FORBIDDEN', 'RATE_LIMIT_EXCEEDED'],
+      async handler({ params: { sessionId }, query, body: { seq }, bus, sessions }) {
+        const source = sessions.key(sessionId, query.owner);
+        await ensureFound(false, source, sessions, bus);
+        const id = newSessionId();
+        const key = sessions.key(id);
+        const made = await bus.execute('agent.forkSession', { sessionId: source, seq, newSessionId: key, ...(sessions.quota && { quota: sessions.quota }) }, { sessionId: source });
+        return reply({ ...made, sessionId: id });
+      },
+    }),
+  ];
+}
