@@ -32,6 +32,48 @@ export interface Principals {
 }
 
 /**
+ * What a configuration fixes before any credential is seen: the shorthand keys' principals, the
+ * anonymous principal, and which scope a route scope needs. The one source of these rules for
+ * `createPrincipals` and the OpenAPI document (src/http/openapi.ts).
+ */
+export function fixedPrincipals(auth: AuthInput) {
+  const named = auth.keys ?? [];
+  const onlyShorthands = named.length === 0 && auth.jwt === undefined;
+  const onlyAdminKey = auth.adminKey !== undefined && auth.apiKey === undefined && onlyShorthands;
+  const shorthand = (name: 'api' | 'admin', key: string | undefined, scopes: ScopeName[]): KeyEntry[] => (key === undefined ? [] : [{ name, key, scopes, owner: undefined }]);
+  const shorthands = [...shorthand('api', auth.apiKey, ['chat']), ...shorthand('admin', auth.adminKey, ['admin'])];
+  const configured = shorthands.length + named.length > 0 || auth.jwt !== undefined;
+  const anonymous: Principal = {
+    name: 'anonymous',
+    scopes: !configured ? ALL_SCOPES : onlyAdminKey ? new Set<ScopeName>(['chat']) : new Set<ScopeName>(),
+    via: 'anonymous',
+    owner: undefined,
+  };
+  const need = (needed: RouteScope): ScopeName | undefined =>
+    needed === 'public' ? undefined : needed === 'approve' ? (onlyShorthands && auth.adminKey !== undefined ? 'admin' : 'chat') : needed;
+  const allows = (p: Principal, needed: RouteScope): boolean => {
+    const scope = need(needed);
+    return scope === undefined || hasScope(p, scope);
+  };
+  const principalOf = (e: KeyEntry | undefined): Principal | undefined => e && { name: e.name, scopes: new Set(e.scopes), via: 'key', owner: e.owner };
+  return {
+    named,
+    onlyShorthands,
+    shorthands,
+    configured,
+    anonymous,
+    /** The `apiKey` shorthand's principal, if configured. */
+    api: principalOf(shorthands.find((s) => s.name === 'api')),
+    /** The `adminKey` shorthand's principal, if configured. */
+    admin: principalOf(shorthands.find((s) => s.name === 'admin')),
+    /** Named keys or a JWT configured. */
+    bearer: named.length > 0 || auth.jwt !== undefined,
+    need,
+    allows,
+  };
+}
+
+/**
  * Principals from `server.auth`. Contracts:
  * - `keys[]` as given, each owning the sessions of its name; `apiKey` is a key named `api` of scope
  *   `chat`, `adminKey` a key named `admin` of scope `admin`; both use the unnamed session namespace
@@ -45,30 +87,11 @@ export interface Principals {
  * - `public` needs nothing and resolves nothing (no token verification for static pages).
  */
 export function createPrincipals(auth: AuthInput, options: PrincipalsOptions = {}): Principals {
-  const named = auth.keys ?? [];
-  const onlyShorthands = named.length === 0 && auth.jwt === undefined;
-  const onlyAdminKey = auth.adminKey !== undefined && auth.apiKey === undefined && onlyShorthands;
-  const shorthands: KeyEntry[] = [
-    ...(auth.apiKey === undefined ? [] : [{ name: 'api', key: auth.apiKey, scopes: ['chat'] as ScopeName[], owner: undefined }]),
-    ...(auth.adminKey === undefined ? [] : [{ name: 'admin', key: auth.adminKey, scopes: ['admin'] as ScopeName[], owner: undefined }]),
-  ];
+  const { named, onlyShorthands, shorthands, configured, anonymous, need, allows } = fixedPrincipals(auth);
   const keyOf = createKeyTable([...shorthands, ...named.map((k) => ({ ...k, owner: k.name }))]);
   const tokenOf = auth.jwt ? createJwtVerifier(auth.jwt, options.onJwksError) : undefined;
-  const configured = shorthands.length + named.length > 0 || tokenOf !== undefined;
-  const anonymous: Principal = {
-    name: 'anonymous',
-    scopes: !configured ? ALL_SCOPES : onlyAdminKey ? new Set<ScopeName>(['chat']) : new Set<ScopeName>(),
-    via: 'anonymous',
-    owner: undefined,
-  };
   /** The shorthand keys keep their 401 of before when `adminKey` is the key that would do. */
   const legacy = (p: Principal) => p.via === 'key' && onlyShorthands && auth.adminKey !== undefined && shorthands.some((s) => s.name === p.name);
-  const need = (needed: RouteScope): ScopeName | undefined =>
-    needed === 'public' ? undefined : needed === 'approve' ? (onlyShorthands && auth.adminKey !== undefined ? 'admin' : 'chat') : needed;
-  const allows = (p: Principal, needed: RouteScope): boolean => {
-    const scope = need(needed);
-    return scope === undefined || hasScope(p, scope);
-  };
 
   const resolve = async (credential: string): Promise<Principal | undefined> => keyOf(credential) ?? (tokenOf ? await tokenOf(credential) : undefined);
 

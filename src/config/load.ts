@@ -34,9 +34,9 @@ export function parseConfig(doc: unknown, file = '(inline)', env: NodeJS.Process
 const explicitlyRelative = (p: string) => p.startsWith('./') || p.startsWith('../');
 
 /**
- * Paths written in an agent file are relative to the file's folder: `storage.dir`, a stdio server's
- * `cwd`, and its `command` and `args` that start with `./` or `../` (a bare word is a program name or
- * an argument, and stays as written). Defaults the file does not write stay relative to the working
+ * Paths written in an agent file are relative to the file's folder: `storage.dir`,
+ * `server.auth.jwt.jwksFile`, a stdio server's `cwd`, and its `command` and `args` that start with
+ * `./` or `../` (a bare word is a program name or an argument, and stays as written). Defaults the file does not write stay relative to the working
  * directory.
  */
 export function resolveRelativePaths(config: AgentConfig, doc: unknown, baseDir: string): AgentConfig {
@@ -50,7 +50,9 @@ export function resolveRelativePaths(config: AgentConfig, doc: unknown, baseDir:
       return [name, { ...server, command: fix(server.command), args: server.args.map(fix), ...(server.cwd !== undefined && { cwd: resolve(baseDir, server.cwd) }) }];
     }),
   );
-  return { ...config, storage, mcpServers };
+  const { jwt } = config.server.auth;
+  const auth = jwt?.jwksFile === undefined ? config.server.auth : { ...config.server.auth, jwt: { ...jwt, jwksFile: resolve(baseDir, jwt.jwksFile) } };
+  return { ...config, storage, mcpServers, server: { ...config.server, auth } };
 }
 
 /** Reads, parses, expands and validates a YAML agent config. Throws ConfigError for any problem. */

@@ -9,7 +9,7 @@
  * - Every operation lists the answers of the admission chain (400, 403, 429, 503, and 401 when a
  *   key applies to it), 500, and its own error codes, each with the error envelope, grouped by
  *   status with the codes named; every answer carries the X-RateLimit-* headers.
- * - Security schemes appear only when credentials are configured: `apiKey` for the routes the API key
+ * - Security schemes appear only when credentials are configured (by src/auth's rules, `fixedPrincipals`): `apiKey` for the routes the API key
  *   may call, `adminKey` for the ones only the admin key may (when one is set), `bearer` for named keys
  *   and JWTs (`server.auth.keys`, `server.auth.jwt`); public routes need none. Each route's scope
  *   (`chat`, `inspect`, `admin`) is the operation's `x-scope`.
@@ -17,11 +17,12 @@
 import { z, type ZodType } from 'zod';
 import { ERROR_TABLE, type ErrorCode } from '../errors/index.ts';
 import type { Route } from './route.ts';
+import { fixedPrincipals, type AuthInput, type Principal } from '../auth/index.ts';
 
 export interface OpenApiOptions {
   version: string;
-  /** Which credentials are configured; `bearer`: named keys or JWT. */
-  auth: { apiKey: boolean; adminKey: boolean; bearer?: boolean };
+  /** `server.auth`: the security of each route follows from it by src/auth's own rules (`fixedPrincipals`). */
+  auth: AuthInput;
 }
 
 type JsonSchema = Record<string, unknown>;
@@ -74,13 +75,11 @@ function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
 function operation(route: Route, options: OpenApiOptions): Record<string, unknown> {
   const doc = route.doc ?? {};
   const scope = route.scope ?? 'chat';
-  const { apiKey, adminKey, bearer = false } = options.auth;
-  const legacyOnly = !bearer;
-  // Mirrors src/auth/principals.ts: the API key alone may do everything; with the admin key it may only chat.
-  const apiKeyMay = apiKey && (scope === 'chat' || (scope === 'approve' && !adminKey) || (!adminKey && legacyOnly));
-  const anonymousMay = adminKey && !apiKey && legacyOnly && scope === 'chat';
-  const keyed = scope !== 'public' && (apiKey || adminKey || bearer) && !anonymousMay;
-  const schemes = keyed ? [...(apiKeyMay ? ['apiKey'] : adminKey ? ['adminKey'] : []), ...(bearer ? ['bearer'] : [])] : [];
+  const rules = fixedPrincipals(options.auth);
+  const may = (p: Principal | undefined) => p !== undefined && rules.allows(p, scope);
+  const keyed = scope !== 'public' && rules.configured && !may(rules.anonymous);
+  const shorthand = may(rules.api) ? ['apiKey'] : may(rules.admin) ? ['adminKey'] : [];
+  const schemes = keyed ? [...shorthand, ...(rules.bearer ? ['bearer'] : [])] : [];
   const pathParams = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
   const query = doc.query ? Object.entries((jsonSchema(doc.query, 'input').properties ?? {}) as Record<string, JsonSchema>) : [];
   const queryParams = query.map(([name, schema]) => ({ name, in: 'query', required: false, schema, ...(typeof schema.description === 'string' && { description: schema.description }) }));
@@ -101,7 +100,7 @@ function operation(route: Route, options: OpenApiOptions): Record<string, unknow
       200: { description: 'Success', headers: RATE_HEADERS, content: success },
       ...errorResponses([...ADMISSION, ...(keyed ? (['UNAUTHORIZED'] as const) : []), ...(doc.errors ?? [])]),
     },
-    ...(scope !== 'public' && { 'x-scope': scope === 'approve' ? (adminKey ? 'admin' : 'chat') : scope }),
+    ...(scope !== 'public' && { 'x-scope': rules.need(scope) }),
     security: schemes.map((name) => ({ [name]: [] })),
   };
 }
@@ -129,9 +128,9 @@ export function openApiDocument(routes: Route[], options: OpenApiOptions): Recor
         'X-RateLimit-Reset': { description: 'When the window resets (Unix seconds)', schema: { type: 'integer' } },
       },
       securitySchemes: {
-        ...(options.auth.apiKey && { apiKey: bearer('server.auth.apiKey (or the admin key)') }),
-        ...(options.auth.adminKey && { adminKey: bearer('server.auth.adminKey') }),
-        ...(options.auth.bearer && { bearer: bearer('a key of server.auth.keys or a JWT of server.auth.jwt') }),
+        ...(options.auth.apiKey !== undefined && { apiKey: bearer('server.auth.apiKey (or the admin key)') }),
+        ...(options.auth.adminKey !== undefined && { adminKey: bearer('server.auth.adminKey') }),
+        ...(fixedPrincipals(options.auth).bearer && { bearer: bearer('a key of server.auth.keys or a JWT of server.auth.jwt') }),
       },
     },
   };

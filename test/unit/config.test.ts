@@ -119,4 +119,11 @@ describe('relative paths in an agent file', () => {
     await writeFile(file, 'llm: { provider: ollama, model: m }\n');
     expect((await loadConfig(file)).storage).toMatchObject({ dir: './data/sessions' }); // a default: the working directory's
   });
+
+  it('resolve server.auth.jwt.jwksFile against the file folder too', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'agentd-paths-'));
+    const file = join(dir, 'agent.yml');
+    await writeFile(file, 'llm: { provider: ollama, model: m }\nserver:\n  auth:\n    jwt: { issuer: https://id.example, audience: agentd, jwksFile: keys/jwks.json }\n');
+    expect((await loadConfig(file)).server.auth.jwt).toMatchObject({ jwksFile: join(dir, 'keys/jwks.json') });
+  });
 });

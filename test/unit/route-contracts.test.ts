@@ -13,6 +13,7 @@ import type { FrontCommands, FrontEndBus } from '../../src/http/front-bus.ts';
 import { defineRoute, type RequestContext, type Route } from '../../src/http/route.ts';
 import { createRoutes } from '../../src/http/routes/index.ts';
 import { RESPONSES } from '../../src/http/routes/shapes.ts';
+import { openApiDocument } from '../../src/http/openapi.ts';
 import { createMetrics } from '../../src/metrics/index.ts';
 
 const at = '2026-01-01T00:00:00.000Z';
@@ -122,5 +123,28 @@ describe('route contracts', () => {
       handler: () => ({ body: { status: 'dead' as const } }),
     });
     expect(route.doc.response.safeParse({ status: 'live' }).success).toBe(true);
+  });
+});
+
+describe('OpenAPI security follows src/auth', () => {
+  const KEY = 'k'.repeat(16);
+  const security = (auth: Record<string, unknown>) => {
+    const doc = openApiDocument(routes, { version: '1', auth: agentConfigSchema.parse({ llm: { model: 'm' }, server: { auth } }).server.auth }) as {
+      paths: Record<string, Record<string, { security: object[]; 'x-scope'?: string }>>;
+    };
+    return (path: string, method = 'get') => doc.paths[path]![method]!;
+  };
+
+  it('the API key alone is a chat key: it is offered on chat routes only', () => {
+    const op = security({ apiKey: KEY });
+    expect(op('/api/sessions').security).toEqual([{ apiKey: [] }]);
+    expect(op('/metrics').security).toEqual([]); // no credential of this configuration may
+    expect(op('/api/connect-server', 'post')).toMatchObject({ security: [], 'x-scope': 'admin' });
+  });
+
+  it('named keys and JWTs are the bearer scheme; approvals need chat once any of them is set', () => {
+    const op = security({ adminKey: KEY, keys: [{ name: 'alice', key: KEY + 'a', scopes: ['chat'] }] });
+    expect(op('/api/sessions/{sessionId}/approvals/{callId}', 'post')).toMatchObject({ security: [{ adminKey: [] }, { bearer: [] }], 'x-scope': 'chat' });
+    expect(op('/api/connect-server', 'post').security).toEqual([{ adminKey: [] }, { bearer: [] }]);
   });
 });

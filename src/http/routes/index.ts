@@ -30,12 +30,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...(deps.mode === 'mcp' ? [] : consoleRoutes()),
     ...inspectRoutes(deps.config?.server.inspect ?? false),
   ];
-  const configured = deps.config?.server.auth;
-  const auth = {
-    apiKey: configured?.apiKey !== undefined,
-    adminKey: configured?.adminKey !== undefined,
-    bearer: (configured?.keys.length ?? 0) > 0 || configured?.jwt !== undefined,
-  };
+  const auth = deps.config?.server.auth ?? {};
   table.push(...apiDocRoutes(() => table, { version: deps.version, auth }));
   return table;
 }
