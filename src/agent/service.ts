@@ -20,7 +20,9 @@
  *   {reason:'cancelled'}} and a `turnFailed{cancelled:true}`; queued messages stay.
  * - Health is `degraded` from a failed append until an append succeeds or the store says its medium
  *   is back (`onRecovered`).
- * - A session idle for `evictAfterMs` is dropped from memory (its log stays); 0 keeps them all.
+ * - A session idle for `evictAfterMs` (default 60 s) is dropped from memory (its log stays); 0 keeps
+ *   them all. A dormant session so holds its machines (~18 KB) only while its conversation goes on;
+ *   what stays is the store's cache of its latest events (SECURITY.md, "Caps per principal").
  * - At most `storage.maxSessionsInMemory` sessions are held: opening one more first drops the least
  *   recently used dormant ones (they reopen from their log when used again).
  * - `stop()` cancels running and queued turns (reason 'shutdown') and waits for their events to be stored.
@@ -71,7 +73,7 @@ export interface AgentServiceOptions {
   log: Logger;
   clock?: Clock;
   ids?: IdSource;
-  /** Milliseconds an idle session stays in memory (default 15 min; 0 = never evicted). */
+  /** Milliseconds an idle session stays in memory (default 60 s; 0 = never evicted). */
   evictAfterMs?: number;
   /** Redacts what a failed turn says before it is stored and sent (default: unchanged). */
   redact?: <T>(value: T) => T;
@@ -106,7 +108,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   const { bus, store, llm, log, config } = opts;
   const clock = opts.clock ?? systemClock;
   const ids = opts.ids ?? createIdSource();
-  const evictAfterMs = opts.evictAfterMs ?? 15 * 60_000;
+  const evictAfterMs = opts.evictAfterMs ?? 60_000;
   const slots = new Map<string, Slot>();
   /** Sessions being deleted: every command of theirs waits for this (see the contracts). */
   const deleting = new Map<string, Promise<unknown>>();
