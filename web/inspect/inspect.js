@@ -5,6 +5,12 @@
 import { live } from './live.js';
 import { el } from './dom.js';
 
+/** An actor's name as shown: an owned session's key (`turn:` NUL owner NUL id) reads `turn:owner/id`. */
+const shownName = (/** @type {string} */ name) => {
+  const [head = '', owner, id] = name.split('\u0000');
+  return id === undefined ? name : `${head}${owner}/${id}`;
+};
+
 /**
  * A frame of /inspect/ws (Stately's inspection format), as far as this page reads it.
  * @typedef {{ type: string, sessionId: string, name?: string, parentId?: string, definition?: string, snapshot?: Snapshot, event?: { type?: string }, createdAt?: string | number }} InspectFrame
@@ -160,7 +166,7 @@ function onFrame(frame) {
         definition = undefined;
       }
       const known = actors.get(frame.sessionId);
-      actors.set(frame.sessionId, { name: frame.name ?? frame.sessionId, parentId: frame.parentId, definition, snapshot: frame.snapshot, path: known?.path ?? [], stopped: false });
+      actors.set(frame.sessionId, { name: shownName(frame.name ?? frame.sessionId), parentId: frame.parentId, definition, snapshot: frame.snapshot, path: known?.path ?? [], stopped: false });
       if (selected === undefined && !frame.parentId) selected = frame.sessionId;
       break;
     }
