@@ -5,9 +5,13 @@
  * A is killed with SIGKILL. Then B takes the session over: the long turn ends as `owner_lost`, and
  * each queued message runs there under its own turn, so its answer reaches its caller (the
  * message-sync HTTP answer, the frames of B's WebSocket client) and the history has it. Repeated:
- * every run must pass.
+ * every run must pass. Then approving a call whose owner has just been killed: the approval waits for
+ * the takeover and is answered once, and the tool runs exactly when it was answered 200.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
@@ -15,6 +19,7 @@ import { createLogger } from '../../src/log/index.ts';
 import { createRedisStore } from '../../src/store/index.ts';
 import type { EventStore } from '../../src/store/types.ts';
 import { listeningPort, runAgentd, writeAgentFile, type AgentdProcess } from '../support/agentd-process.ts';
+import { askForMarker, markerServer, marks, pendingMark } from '../support/approval-race.ts';
 import { api, roomyLimits } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
@@ -111,6 +116,65 @@ describe.skipIf(!enabled)('cluster: the queue of a session whose owner is killed
       ]);
       // Nothing is left queued, and the session is idle on B.
       await expect.poll(async () => (await api(b.url, 'GET', '/api/sessions')).body.sessions?.find((s: { id: string }) => s.id === sessionId), PATIENT).toMatchObject({ busy: false, queued: 0 });
+    });
+  }
+});
+
+describe.skipIf(!enabled)('cluster: approving a call while its session is taken over', { timeout: 300_000 }, () => {
+  let redis: RedisServer;
+  let sim: Simulator;
+  let dir: string;
+  const doomed: AgentdProcess[] = [];
+  const apps: RunningApp[] = [];
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    sim = await startSimulator();
+    dir = await mkdtemp(join(tmpdir(), 'agentd-takeover-'));
+  });
+  afterAll(async () => {
+    for (const p of doomed) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    for (const app of apps) await app.stop();
+    await sim?.close();
+    await redis?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  for (let run = 1; run <= RUNS; run++) {
+    it(`run ${run}: an approval sent to B as A dies runs the tool once at B, or answers 404 and runs nothing`, async () => {
+      const sessionId = `takeover-${run}`;
+      const markerFile = join(dir, `marks-${run}`);
+      const doc = { storage: { type: 'redis', url: redis.url, keyPrefix: `takeover${randomUUID()}:`, leaseMs: LEASE_MS }, server: roomyLimits, toolPolicy: askForMarker, mcpServers: { marker: markerServer(markerFile) } };
+      const b = await startApp({ ...doc, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url });
+      apps.push(b);
+      const a = runAgentd(['--agent', await writeAgentFile({ ...doc, llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' } }), '--web-port', '0']);
+      doomed.push(a);
+      const onA = { url: `http://127.0.0.1:${await listeningPort(a)}` };
+      const connected = async (url: string) => (await api(url, 'GET', '/api/mcp/servers')).body.servers?.[0]?.status === 'connected';
+      await until(() => connected(onA.url), 'A has its marker server');
+      const callId = await pendingMark(onA, sessionId); // A holds the session; its call waits for approval
+
+      a.child.kill('SIGKILL');
+      const approved = await api(b.url, 'POST', `/api/sessions/${sessionId}/approvals/${callId}`, { decision: 'approve' });
+      await a.exited;
+      expect([200, 404]).toContain(approved.status);
+
+      // The turn ends exactly once at B, and the tool ran once exactly when the approval was answered 200.
+      let frames: { event: string; data: Record<string, any> }[] = [];
+      await until(async () => {
+        frames = (await api(b.url, 'GET', `/api/sessions/${sessionId}/history`)).body.events;
+        return frames.some((f) => f.event === 'response' || f.event === 'error');
+      }, 'the raced turn ends at B');
+      const next = await api(b.url, 'POST', '/api/message-sync', { sessionId, message: 'after the takeover' });
+      expect(next.status).toBe(200);
+      frames = (await api(b.url, 'GET', `/api/sessions/${sessionId}/history`)).body.events;
+      const turnId = frames.find((f) => f.event === 'userMessage')!.data.turnId;
+      expect(frames.filter((f) => f.data.turnId === turnId && (f.event === 'response' || f.event === 'error'))).toHaveLength(1);
+      const ran = await marks(markerFile);
+      expect(ran.has(sessionId)).toBe(approved.status === 200);
+      const results = frames.filter((f) => f.event === 'toolResult' && f.data.turnId === turnId);
+      expect(results.length).toBe(approved.status === 200 ? 1 : 0);
+      console.info(`[takeover ${run}] approval ${approved.status}, tool ran: ${ran.has(sessionId)}`);
     });
   }
 });

@@ -35,7 +35,7 @@ export async function marks(file: string): Promise<Map<string, number>> {
 }
 
 /** Sends a message whose mark call (message: the session id) waits for approval; resolves to its callId. */
-export async function pendingMark(app: RunningApp, sessionId: string): Promise<string> {
+export async function pendingMark(app: Pick<RunningApp, 'url'>, sessionId: string): Promise<string> {
   const sent = await api(app.url, 'POST', '/api/message', { sessionId, message: `[[tool:mark {"message":"${sessionId}"}]]` });
   expect(sent.status).toBe(200);
   return vi.waitFor(async () => {
