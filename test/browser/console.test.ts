@@ -30,7 +30,7 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     sim = await startSimulator();
     svc = await startApp(
       {
-        server: { auth: { apiKey: KEY } },
+        server: { auth: { keys: [{ name: 'operator', key: KEY, scopes: ['admin'] }] } }, // the console's user connects servers: an admin key
         mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
         toolPolicy: { rules: [{ server: 'echo', tool: 'big', action: 'ask' }] },
       },
