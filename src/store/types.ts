@@ -40,6 +40,12 @@ export interface EventStore<E extends StoreEvent> {
   append(sessionId: string, events: readonly E[]): Promise<StoredEvent<E>[]>;
   /** Events with seq > since (default 0), in order. An unknown session reads as empty. */
   read(sessionId: string, since?: number): Promise<StoredEvent<E>[]>;
+  /**
+   * The session's latest event of one of `types` (undefined when it has none), found without reading
+   * the whole log: each engine keeps or finds it at a cost bounded by what came after it. A session
+   * reopens from its latest compaction this way.
+   */
+  latest(sessionId: string, types: readonly string[]): Promise<StoredEvent<E> | undefined>;
   list(): Promise<SessionInfo[]>;
   /** Removes a session's stream; false when there was none. */
   delete(sessionId: string): Promise<boolean>;
