@@ -52,6 +52,7 @@ import type { EventStore } from '../store/types.ts';
 import { toFrame, type AgentEvents, type AgentFrame } from './frames.ts';
 import type { AgentCommands, SessionSummary } from './messages.ts';
 import type { RegisterActor } from '../inspect/index.ts';
+import { contextSettings } from './context.ts';
 import { openSession, type Session } from './session.ts';
 import { createStorageHealth } from './storage-health.ts';
 import { allowsEverything, createToolPolicy } from './tool-policy.ts';
@@ -107,6 +108,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   /** Sessions being deleted: every command of theirs waits for this (see the contracts). */
   const deleting = new Map<string, Promise<unknown>>();
   const toolPolicy = allowsEverything(config.toolPolicy) ? undefined : createToolPolicy(config.toolPolicy);
+  const context = contextSettings(config.llm);
   const unregister: (() => void)[] = [];
   let sweeper: NodeJS.Timeout | undefined;
   let stopping = false;
@@ -156,6 +158,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         sessionId,
         systemPrompt: config.systemPrompt,
         maxIterations: config.llm.maxIterations,
+        context,
         store,
         llm,
         log,
@@ -281,6 +284,13 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
       bus.handle('agent.reset', async ({ payload, correlationId }) => {
         return { seq: await withSession(payload.sessionId, (s) => s.reset(correlationId)) };
       }),
+      bus.handle('agent.compact', async ({ payload, correlationId }) => {
+        const { sessionId } = payload;
+        const stored = await withSession(sessionId, (s) => s.compact(correlationId));
+        if (stored?.event.type !== 'contextCompacted') return { sessionId, compacted: false };
+        const { method, upToSeq, tokensBefore, tokensAfter } = stored.event;
+        return { sessionId, compacted: true, seq: stored.seq, method, upToSeq, tokensBefore, tokensAfter };
+      }),
       bus.handle('agent.cancel', async ({ payload }) => {
         const slot = slots.get(payload.sessionId);
         if (slot?.session) return { cancelled: slot.session.cancel() }; // in the caller's tick
@@ -299,9 +309,10 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         for (const info of stored) byId.set(info.id, { ...info, busy: false, queued: 0 });
         for (const [id, slot] of slots) {
           const s = slot.session;
-          if (!s || (!s.busy && s.queued === 0)) continue;
-          const known = byId.get(id) ?? { id, lastSeq: 0, updatedAt: isoNow(clock), busy: false, queued: 0 };
-          byId.set(id, { ...known, busy: s.busy, queued: s.queued });
+          if (!s) continue;
+          const known = byId.get(id);
+          if (!known && !s.busy && s.queued === 0) continue;
+          byId.set(id, { ...(known ?? { id, lastSeq: 0, updatedAt: isoNow(clock) }), busy: s.busy, queued: s.queued, usage: s.usage });
         }
         return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       }),

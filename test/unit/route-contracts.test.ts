@@ -23,6 +23,7 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'agent.sendMessage': { turnId: 't1', queued: false },
   'agent.reset': { seq: 3 },
   'agent.cancel': { cancelled: true },
+  'agent.compact': { sessionId: 's1', compacted: true, seq: 9, method: 'summary', upToSeq: 6, tokensBefore: 7000, tokensAfter: 900 },
   'agent.openSession': { opened: true },
   'agent.approvals': [approval],
   'agent.approve': approval,

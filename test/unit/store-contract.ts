@@ -9,21 +9,26 @@ export function manualClock(start = Date.UTC(2025, 0, 2, 3, 4, 5, 678)): Clock &
   return { now: () => t, advance: (ms) => void (t += ms) };
 }
 
-export const user = (content: string, turnId = 't1'): SessionEvent => ({ v: 2, type: 'userMessage', turnId, content });
+export const user = (content: string, turnId = 't1'): SessionEvent => ({ v: 3, type: 'userMessage', turnId, content });
 
 /** Events of every kind, with every optional field, to check that they round-trip unchanged. */
 export const sampleEvents: SessionEvent[] = [
-  { v: 2, type: 'userMessage', turnId: 't1', content: 'hi ✓', image: { mimeType: 'image/png', base64: 'iVBORw0KGgo=' } },
+  { v: 3, type: 'userMessage', turnId: 't1', content: 'hi ✓', image: { mimeType: 'image/png', base64: 'iVBORw0KGgo=' } },
   {
-    v: 2, type: 'assistantStep', turnId: 't1', text: '', model: 'm',
+    v: 3, type: 'assistantStep', turnId: 't1', text: '', model: 'm',
     toolCalls: [{ id: 'c1', name: 'echo', arguments: '{"x":1}' }],
     usage: { promptTokens: 1, completionTokens: 2, totalTokens: 3 },
   },
-  { v: 2, type: 'toolCall', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', args: { x: 1, nested: [null, 'a'] } },
-  { v: 2, type: 'toolResult', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', success: true, result: { content: [{ type: 'text', text: '1' }] }, text: '1', durationMs: 5 },
-  { v: 2, type: 'response', turnId: 't1', content: 'done', text: 'done', model: 'm' },
-  { v: 2, type: 'turnFailed', turnId: 't2', code: 'AGENT_ERROR', message: 'x', details: { reason: 'cancelled' }, cancelled: true },
-  { v: 2, type: 'reset' },
+  { v: 3, type: 'toolCall', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', args: { x: 1, nested: [null, 'a'] } },
+  { v: 3, type: 'toolResult', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', success: true, result: { content: [{ type: 'text', text: '1' }] }, text: '1', durationMs: 5 },
+  { v: 3, type: 'response', turnId: 't1', content: 'done', text: 'done', model: 'm' },
+  { v: 3, type: 'turnFailed', turnId: 't2', code: 'AGENT_ERROR', message: 'x', details: { reason: 'cancelled' }, cancelled: true },
+  {
+    v: 3, type: 'contextCompacted', method: 'summary', trigger: 'overflow', upToSeq: 4, readFrom: 5, summary: 'The user asked to add; the tool said 1.',
+    tokensBefore: 7000, tokensAfter: 900, turnId: 't2', model: 'm', usage: { promptTokens: 600, completionTokens: 40, totalTokens: 640 },
+    usageTotal: { promptTokens: 601, completionTokens: 42, totalTokens: 643 },
+  },
+  { v: 3, type: 'reset' },
 ];
 
 export interface ContractSubject {
@@ -75,7 +80,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
 
     it('hands out frozen copies: neither the caller nor a reader can change the log', async () => {
       const { store } = await subject();
-      const event = { v: 2, type: 'userMessage', turnId: 't', content: 'before' } as { v: 2; type: 'userMessage'; turnId: string; content: string };
+      const event = { v: 3, type: 'userMessage', turnId: 't', content: 'before' } as { v: 3; type: 'userMessage'; turnId: string; content: string };
       const [stored] = await store.append('s', [event]);
       event.content = 'after';
       expect(Object.isFrozen(stored?.event)).toBe(true);
@@ -163,7 +168,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
 
     it('rejects an event JSON cannot carry without using up a seq', async () => {
       const { store } = await subject();
-      const bad: SessionEvent = { v: 2, type: 'toolCall', turnId: 't', callId: 'c', toolName: 'n', serverId: 's', args: 1n };
+      const bad: SessionEvent = { v: 3, type: 'toolCall', turnId: 't', callId: 'c', toolName: 'n', serverId: 's', args: 1n };
       await expect(store.append('j', [bad])).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
       expect((await store.append('j', [user('ok')]))[0]?.seq).toBe(1);
     });

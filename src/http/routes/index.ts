@@ -2,6 +2,7 @@
 import type { Metrics } from '../../metrics/index.ts';
 import type { Route } from '../route.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
+import { compactionRoutes } from './compaction-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { apiDocRoutes, consoleRoutes, inspectRoutes } from './page-routes.ts';
 import { systemRoutes, type ServiceInfo } from './system-routes.ts';
@@ -23,6 +24,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
   const table: Route[] = [
     ...systemRoutes(deps),
     ...agentRoutes(deps),
+    ...compactionRoutes(deps),
     ...mcpRoutes(deps),
     metricsRoute(deps.metrics),
     ...(deps.mode === 'mcp' ? [] : consoleRoutes()),

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { approvalDecision } from '../../conversation/session-events.ts';
 import {
   agentHealth,
+  compactionResult,
   frameEnvelope,
   pendingApproval,
   serverRecord,
@@ -51,6 +52,7 @@ export const RESPONSES = {
   }),
   sessionDeleted: withTimestamp({ sessionId: z.string(), deleted: z.boolean() }),
   sessionCancelled: withTimestamp({ sessionId: z.string(), cancelled: z.boolean() }),
+  compacted: withTimestamp(compactionResult.shape),
   approvals: withTimestamp({ sessionId: z.string(), approvals: z.array(pendingApproval) }),
   approvalAnswered: withTimestamp({ sessionId: z.string(), callId: z.string(), decision: approvalDecision }),
   servers: withTimestamp({ servers: z.array(serverRecord) }),
