@@ -45,6 +45,19 @@ eventStoreContract('jsonl', async () => {
 });
 
 describe('jsonl store: files', () => {
+  it('reopened, loads only the last lines of a long file, yet numbers on and reads all of it', async () => {
+    const dir = await tempDir();
+    const first = openStore(dir);
+    const many = Array.from({ length: 300 }, (_, i) => user(`${i}`));
+    await first.store.append('long', many);
+    await first.store.close();
+    const second = openStore(dir);
+    expect((await second.store.append('long', [user('next')]))[0]?.seq).toBe(301);
+    expect((await second.store.read('long', 290)).map((e) => e.seq)).toEqual(Array.from({ length: 11 }, (_, i) => 291 + i));
+    expect(await second.store.read('long')).toHaveLength(301);
+    expect((await second.store.latest('long', ['userMessage']))?.seq).toBe(301);
+  });
+
   it('creates the directory and writes one StoredEvent per line', async () => {
     const dir = join(await tempDir(), 'nested', 'sessions');
     const { store } = openStore(dir);

@@ -173,6 +173,28 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       expect((await store.append('j', [user('ok')]))[0]?.seq).toBe(1);
     });
 
+    it('finds the latest event of some types without the caller reading the log', async () => {
+      const { store } = await subject();
+      const mark = (n: number): SessionEvent => ({
+        v: 3, type: 'contextCompacted', method: 'summary', trigger: 'manual', upToSeq: n, readFrom: n + 1, summary: `s${n}`,
+        tokensBefore: 10, tokensAfter: 1, usageTotal: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+      });
+      expect(await store.latest('m', ['contextCompacted'])).toBeUndefined();
+      // Longer than any engine's in-memory window, with marks early and in the middle.
+      const events = Array.from({ length: 400 }, (_, i) => (i === 10 || i === 200 ? mark(i) : user(`${i}`)));
+      for (let i = 0; i < events.length; i += 50) await store.append('m', events.slice(i, i + 50));
+      const found = await store.latest('m', ['contextCompacted', 'reset']);
+      expect(found).toMatchObject({ seq: 201, sessionId: 'm', event: mark(200) });
+      expect(await store.latest('m', ['reset'])).toBeUndefined();
+      expect((await store.latest('m', ['userMessage']))?.seq).toBe(400);
+      // Reading from its readFrom on gives everything after it, in order.
+      const since = await store.read('m', 200);
+      expect(since.map((e) => e.seq)).toEqual(Array.from({ length: 200 }, (_, i) => 201 + i));
+      expect(await store.latest('nobody', ['contextCompacted'])).toBeUndefined();
+      await store.delete('m');
+      expect(await store.latest('m', ['contextCompacted'])).toBeUndefined();
+    });
+
     it('refuses every call once closed', async () => {
       const { store } = await subject();
       await store.append('a', [user('1')]);
