@@ -12,7 +12,8 @@
  *   compaction, or one where the target is unknown (no window known), asks for a summary.
  * - The summary request is the compaction prompt as the system message and one user message holding
  *   the transcript of what is cut (tool results and arguments shortened; the oldest part left out
- *   when it exceeds `maxChars`) inside `<conversation>` … `</conversation>`.
+ *   when it exceeds `maxChars`, and what is left cut to its share of it) inside `<conversation>` …
+ *   `</conversation>`.
  */
 import type { CompactionMethod, CompactionTrigger } from '../conversation/session-events.ts';
 import { charsOf, tokensOf } from '../conversation/token-estimate.ts';
@@ -125,7 +126,10 @@ export function summaryRequest(prompt: string, old: readonly ChatMessage[], maxC
     size -= (lines.shift() as string).length + 1;
     omitted++;
   }
-  const body = [earlier, omitted > 0 ? `[${omitted} older messages left out]` : undefined, ...lines].filter((l) => l !== undefined).join('\n');
+  let kept = [earlier, omitted > 0 ? `[${omitted} older messages left out]` : undefined, ...lines].filter((l) => l !== undefined);
+  // Still too long (a few huge messages): every line gets its share.
+  if (size > maxChars) kept = kept.map((l) => shorten(l, Math.max(100, Math.floor(maxChars / kept.length) - 40)));
+  const body = kept.join('\n');
   return [
     { role: 'system', content: prompt },
     { role: 'user', content: `<conversation>\n${body}\n</conversation>\n\nWrite the summary of the conversation above.` },

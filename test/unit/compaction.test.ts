@@ -162,4 +162,9 @@ describe('the summary request', () => {
     expect(transcript?.content).toContain('[2 older messages left out]');
     expect(transcript?.content).toContain('User: last');
   });
+
+  it('cuts a message too long for the request on its own to its share', () => {
+    const [, transcript] = summaryRequest('P', [u('z'.repeat(10_000))], 1000);
+    expect(transcript?.content.length).toBeLessThan(1100);
+  });
 });
