@@ -9,8 +9,10 @@
  *   reopened session, a provider that reports no usage, right after a compaction) it is
  *   characters/4 of the whole request.
  * - The window is `llm.contextWindow`, else the model table's (src/llm/providers.ts), else the one
- *   a context-overflow answer named (learned at run time, for every session); none at all means
- *   compaction happens only when the provider answers an overflow.
+ *   a context-overflow answer named (learned at run time by the session that got it: each session
+ *   has its own settings, so one endpoint serving models of different windows, or a simulator's
+ *   per-conversation window, never shrinks another session's); none at all means compaction
+ *   happens only when the provider answers an overflow.
  * - `usage` totals every model step of the session (prompt, completion, total), summary requests
  *   included; a compaction's `usageTotal` sets it (a session read from its latest compaction on).
  */
@@ -34,6 +36,7 @@ export interface ContextSettings {
   learn(window: number): void;
 }
 
+/** One session's settings (see the contracts). */
 export function contextSettings(llm: Pick<LlmConfig, 'model' | 'contextWindow' | 'maxOutputTokens' | 'compaction'>): ContextSettings {
   const limits = contextLimitsOf(llm);
   let learned: number | undefined;

@@ -108,7 +108,6 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   /** Sessions being deleted: every command of theirs waits for this (see the contracts). */
   const deleting = new Map<string, Promise<unknown>>();
   const toolPolicy = allowsEverything(config.toolPolicy) ? undefined : createToolPolicy(config.toolPolicy);
-  const context = contextSettings(config.llm);
   const unregister: (() => void)[] = [];
   let sweeper: NodeJS.Timeout | undefined;
   let stopping = false;
@@ -158,7 +157,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         sessionId,
         systemPrompt: config.systemPrompt,
         maxIterations: config.llm.maxIterations,
-        context,
+        context: contextSettings(config.llm),
         store,
         llm,
         log,

@@ -59,7 +59,7 @@ import { createSessionOutput } from './session-output.ts';
 import { storageCause, type StorageHealth } from './storage-health.ts';
 
 export interface SessionDeps extends Pick<ModelStepDeps, 'systemPrompt' | 'llm' | 'clock' | 'listTools' | 'toolPolicy'> {
-  /** When to compact, the window, the summary prompt (shared by the service's sessions). */
+  /** When to compact, the window, the summary prompt (this session's: it learns a window on its own). */
   context: ContextSettings;
   sessionId: string;
   maxIterations: number;
