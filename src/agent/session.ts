@@ -262,8 +262,8 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
 
   const running = () => actor.getSnapshot().matches('busy');
   const waiting = () => actor.getSnapshot().context.queue.length - (running() ? 1 : 0);
-  /** A turn runs, or has ended but its last facts are not yet out (settling ends right after). */
-  const busy = () => running() || (!actor.getSnapshot().matches('idle') && !outbox.idle);
+  /** A turn or a compaction runs, or a turn has ended but its last facts are not yet out (settling ends right after). */
+  const busy = () => running() || actor.getSnapshot().matches('compacting') || (!actor.getSnapshot().matches('idle') && !outbox.idle);
   const dormant = () => !busy() && waiting() === 0 && outbox.idle;
 
   return {
