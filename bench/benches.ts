@@ -1,6 +1,7 @@
 /** Every benchmark, in the order a run takes them (`quick` ones form `npm run bench`). */
 import type { Bench } from './lib/bench.ts';
 import { chunksBench } from './suites/chunks.ts';
+import { compactionBench } from './suites/compaction.ts';
 import { fanoutBench } from './suites/fanout.ts';
 import { idleBench } from './suites/idle.ts';
 import { restBench } from './suites/rest.ts';
@@ -24,5 +25,6 @@ export const BENCHES: Bench[] = [
   restBench,
   turnsBench,
   soakBench,
+  compactionBench,
   scaleBench,
 ];

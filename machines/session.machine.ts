@@ -18,10 +18,14 @@
  *   it was never acknowledged); a message whose turn runs is not withdrawn.
  * - APPROVAL goes to the running turn (the owner checked that it waits for that call).
  * - After a turn ends, `settle` (provided: the turn's facts are durable) runs before the next.
+ * - COMPACT asks for a compaction between turns (`POST /api/sessions/{id}/compact`, the WebSocket
+ *   `compact` frame): it runs in `compacting` as soon as the session is idle (after the running
+ *   turn, before the next message), once for every request made until it starts. DISCARD stops it.
+ *   A compaction inside a turn is the turn machine's (its own `compacting` state).
  */
 import { assertEvent, assign, emit, enqueueActions, fromPromise, sendTo, setup, type ActorRefFrom, type ErrorActorEvent } from 'xstate';
 import { EVENT_VERSION } from '../src/conversation/session-events.ts';
-import { keyOf, type ApprovalAnswer, type TurnKey, type TurnMessage, type TurnReport } from '../src/conversation/turn-contract.ts';
+import { keyOf, type ApprovalAnswer, type CompactInput, type TurnKey, type TurnMessage, type TurnReport } from '../src/conversation/turn-contract.ts';
 import { toTurnError } from '../src/conversation/turn-steps.ts';
 import { turnMachine } from './turn.machine.ts';
 
@@ -36,6 +40,10 @@ export interface SessionInput {
 
 export interface SessionContext extends SessionInput {
   queue: TurnMessage[];
+  /** Correlation ids of the compactions asked for and not started yet. */
+  compactRequests: string[];
+  /** Those the running compaction answers. */
+  compacting: string[];
 }
 
 export type SessionMachineEvent =
@@ -43,6 +51,7 @@ export type SessionMachineEvent =
   | { type: 'CANCEL'; reason?: string }
   | { type: 'DISCARD'; reason: string }
   | { type: 'WITHDRAW'; turnId: string }
+  | { type: 'COMPACT'; correlationId: string }
   | ApprovalAnswer
   | TurnReport;
 
@@ -69,9 +78,11 @@ export const sessionMachine = setup({
   actors: {
     turn: turnMachine,
     settle: fromPromise<void>(() => Promise.resolve()),
+    compact: fromPromise<void, CompactInput>(() => Promise.reject(new Error('session machine: compact not provided'))),
   },
   guards: {
     hasQueued: ({ context }) => context.queue.length > 0,
+    compactionAsked: ({ context }) => context.compactRequests.length > 0,
   },
   actions: {
     enqueue: assign({
@@ -114,6 +125,14 @@ export const sessionMachine = setup({
       return { type: 'fact' as const, key, event: { v: EVENT_VERSION, type: 'turnFailed' as const, turnId: key.turnId, code, message, details } };
     }),
     finishTurn: assign({ queue: ({ context }) => context.queue.slice(1) }),
+    askCompaction: assign({
+      compactRequests: ({ context, event }) => {
+        assertEvent(event, 'COMPACT');
+        return [...context.compactRequests, event.correlationId];
+      },
+    }),
+    beginCompaction: assign({ compacting: ({ context }) => context.compactRequests, compactRequests: [] }),
+    endCompaction: assign({ compacting: [] }),
     /** Removes the message `event.turnId` from the queue from `params.from` on (1 while busy: the head runs). */
     withdraw: assign({
       queue: ({ context, event }, params: { from: number }) => {
@@ -124,16 +143,33 @@ export const sessionMachine = setup({
   },
 }).createMachine({
   id: 'session',
-  context: ({ input }) => ({ ...input, queue: [] }),
+  context: ({ input }) => ({ ...input, queue: [], compactRequests: [], compacting: [] }),
   initial: 'idle',
   on: {
     MESSAGE: { actions: 'enqueue' },
+    COMPACT: { actions: 'askCompaction' },
     DISCARD: { actions: { type: 'dropWaiting', params: { from: 0 } } },
     WITHDRAW: { actions: { type: 'withdraw', params: { from: 0 } } },
   },
   states: {
     idle: {
-      always: { guard: 'hasQueued', target: 'busy' },
+      always: [
+        { guard: 'compactionAsked', target: 'compacting' },
+        { guard: 'hasQueued', target: 'busy' },
+      ],
+    },
+    /** A compaction asked for between turns (see the contracts); messages wait behind it. */
+    compacting: {
+      entry: 'beginCompaction',
+      invoke: {
+        src: 'compact',
+        input: ({ context }) => ({ trigger: 'manual' as const, correlationIds: context.compacting }),
+        onDone: { target: 'idle', actions: 'endCompaction' },
+        onError: { target: 'idle', actions: 'endCompaction' },
+      },
+      on: {
+        DISCARD: { target: 'idle', actions: [{ type: 'dropWaiting', params: { from: 0 } }, 'endCompaction'] },
+      },
     },
     busy: {
       invoke: {

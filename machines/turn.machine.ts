@@ -21,13 +21,21 @@
  *   `toolApprovalResolved` fact. The turn steps on once every call has settled.
  * - A turn with `message.resume` (taken up again from the log) announces nothing: it reports the
  *   interrupted calls' failed results and goes on waiting for the others.
+ * - Compaction lives here, in `compacting`, because it happens between a turn's model steps: when
+ *   `modelStep` answers a CompactRequest (its estimate crossed the threshold, or the provider said
+ *   the request overflowed), the turn compacts (the `compact` actor stores `contextCompacted`
+ *   itself) and runs the same step again, once: that step does not ask again, and its failure
+ *   (e.g. a second overflow) fails the turn. A compaction that fails leaves the history as it was;
+ *   the step still runs, and a turn that then fails says why in `details.compaction`. The step
+ *   count (`iteration`) does not move. (The session machine has its own `compacting` state for a
+ *   compaction asked for between turns.)
  */
 import { and, assertEvent, assign, enqueueActions, fromCallback, fromPromise, not, setup, spawnChild, stopChild, type AnyActorRef, type ErrorActorEvent } from 'xstate';
 import type { Usage } from '../src/conversation/model-messages.ts';
 import { EVENT_VERSION, type SessionEvent } from '../src/conversation/session-events.ts';
 import type { ModelTool, ModelToolOutcome } from '../src/conversation/tool-shapes.ts';
 import type {
-  ApprovalAnswer, ModelStepInput, ModelStepOutput, RunToolsInput, StartCall, ToolCallInput, ToolCaller, ToolSettled, TurnKey, TurnMessage, TurnReport,
+  ApprovalAnswer, CompactInput, CompactRequest, ModelStepInput, ModelStepOutput, ModelStepResult, RunToolsInput, StartCall, ToolCallInput, ToolCaller, ToolSettled, TurnKey, TurnMessage, TurnReport,
 } from '../src/conversation/turn-contract.ts';
 import { STEP_SEPARATOR, deniedText, failedOutcome, finalReply, planCalls, stepReply, toTurnError, type PlannedCall, type TurnError } from '../src/conversation/turn-steps.ts';
 
@@ -62,6 +70,12 @@ export interface TurnContext extends TurnInput {
   approvalWaitMs: number;
   capped: boolean;
   error: TurnError | undefined;
+  /** A compaction ran for the current step (it is not asked for again). */
+  stepCompacted: boolean;
+  /** Why the current step asked for a compaction. */
+  compactTrigger: CompactRequest['compact'] | undefined;
+  /** What went wrong with the current step's compaction (reported if the turn then fails). */
+  compactionError: string | undefined;
 }
 
 const V = EVENT_VERSION;
@@ -71,7 +85,7 @@ const runsNow = (c: PlannedCall) => c.error === undefined && !c.needsApproval;
 function initialContext(input: TurnInput): TurnContext {
   const base = {
     ...input, iteration: 0, reply: '', lastText: '', usage: undefined, tools: [], calls: [], pending: 0, awaiting: [],
-    expiresAt: '', approvalWaitMs: 0, capped: false, error: undefined,
+    expiresAt: '', approvalWaitMs: 0, capped: false, error: undefined, stepCompacted: false, compactTrigger: undefined, compactionError: undefined,
   };
   const resume = input.message.resume;
   if (!resume) return base;
@@ -109,9 +123,13 @@ export const toolsRunner = (callerOf: (system: ActorSystemOf) => ToolCaller) =>
   });
 
 /** The model step actor's placeholder until the owner provides one. */
-const modelStepNotProvided = fromPromise<ModelStepOutput, ModelStepInput>(() =>
+const modelStepNotProvided = fromPromise<ModelStepResult, ModelStepInput>(() =>
   Promise.reject(new Error('turn machine: modelStep not provided')),
 );
+/** The compaction actor's placeholder: nothing to compact. */
+const compactNotProvided = fromPromise<void, CompactInput>(() => Promise.reject(new Error('turn machine: compact not provided')));
+
+const asStep = (output: ModelStepResult) => output as ModelStepOutput;
 
 /** What a step's calls receive while they run or wait for approval. */
 const stepEvents = {
@@ -127,9 +145,11 @@ export const turnMachine = setup({
   },
   actors: {
     modelStep: modelStepNotProvided,
+    compact: compactNotProvided,
     runTools: toolsRunner(() => () => Promise.reject(new Error('turn machine: runTools not provided'))),
   },
   guards: {
+    wantsCompaction: (_, output: ModelStepResult) => 'compact' in output,
     askedForTools: (_, output: ModelStepOutput) => output.step.toolCalls.length > 0,
     allSettled: ({ context }) => context.pending === 0,
     capReached: ({ context }) => context.iteration >= context.maxIterations,
@@ -145,7 +165,10 @@ export const turnMachine = setup({
       enqueue.sendParent(fact(key, { v: V, type: 'userMessage', turnId: key.turnId, content: message.content, ...(message.image && { image: message.image }) }));
       enqueue.sendParent({ type: 'thinking', key } satisfies TurnReport);
     }),
-    beginStep: assign({ iteration: ({ context }) => context.iteration + 1 }),
+    beginStep: assign({ iteration: ({ context }) => context.iteration + 1, stepCompacted: false, compactionError: undefined }),
+    recordCompactRequest: assign({ compactTrigger: (_, output: ModelStepResult) => ('compact' in output ? output.compact : undefined) }),
+    compacted: assign({ stepCompacted: true }),
+    compactionFailed: assign((_, error: unknown) => ({ stepCompacted: true, compactionError: toTurnError(error).message })),
     recordStep: assign(({ context }, { step, tools }: ModelStepOutput) => ({
       reply: stepReply(context.reply, step.text),
       lastText: step.text,
@@ -226,7 +249,11 @@ export const turnMachine = setup({
       const text = capMessage ?? context.lastText;
       enqueue.sendParent(fact(context.key, { v: V, type: 'response', turnId: context.key.turnId, content, text, model: context.model, ...usage }));
     }),
-    recordError: assign((_, error: unknown) => ({ error: toTurnError(error) })),
+    recordError: assign(({ context }, error: unknown) => {
+      const failure = toTurnError(error);
+      if (context.compactionError !== undefined) failure.details = { ...failure.details, compaction: context.compactionError };
+      return { error: failure };
+    }),
     reportFailure: enqueueActions(({ context, enqueue }) => {
       const { code, message, details } = context.error ?? toTurnError(undefined);
       enqueue.sendParent(fact(context.key, { v: V, type: 'turnFailed', turnId: context.key.turnId, code, message, details }));
@@ -240,36 +267,50 @@ export const turnMachine = setup({
     starting: {
       always: [
         { guard: 'resumed', target: 'awaitingApproval', actions: ['reportInterrupted', 'startTools'] },
-        { target: 'thinking', actions: 'announce' },
+        { target: 'thinking', actions: ['announce', 'beginStep'] },
       ],
     },
     thinking: {
-      entry: 'beginStep',
       invoke: {
         id: 'modelStep',
         src: 'modelStep',
-        input: ({ context }) => ({ key: context.key, iteration: context.iteration, prefix: context.reply === '' ? '' : STEP_SEPARATOR }),
+        input: ({ context }) => ({ key: context.key, iteration: context.iteration, prefix: context.reply === '' ? '' : STEP_SEPARATOR, compacted: context.stepCompacted }),
         onDone: [
           {
-            guard: { type: 'askedForTools', params: ({ event }) => event.output },
+            guard: { type: 'wantsCompaction', params: ({ event }) => event.output },
+            target: 'compacting',
+            actions: { type: 'recordCompactRequest', params: ({ event }) => event.output },
+          },
+          {
+            guard: { type: 'askedForTools', params: ({ event }) => asStep(event.output) },
             target: 'callingTools',
             actions: [
-              { type: 'recordStep', params: ({ event }) => event.output },
-              { type: 'reportStep', params: ({ event }) => event.output },
-              { type: 'startCalls', params: ({ event }) => event.output },
+              { type: 'recordStep', params: ({ event }) => asStep(event.output) },
+              { type: 'reportStep', params: ({ event }) => asStep(event.output) },
+              { type: 'startCalls', params: ({ event }) => asStep(event.output) },
               'startTools',
             ],
           },
-          { target: 'responding', actions: { type: 'recordStep', params: ({ event }) => event.output } },
+          { target: 'responding', actions: { type: 'recordStep', params: ({ event }) => asStep(event.output) } },
         ],
         onError: { target: 'failed', actions: { type: 'recordError', params: ({ event }: { event: ErrorActorEvent }) => event.error } },
+      },
+    },
+    /** The history is compacted before the step runs again (see the contracts). */
+    compacting: {
+      invoke: {
+        id: 'compact',
+        src: 'compact',
+        input: ({ context }) => ({ key: context.key, trigger: context.compactTrigger ?? 'threshold' }),
+        onDone: { target: 'thinking', actions: 'compacted' },
+        onError: { target: 'thinking', actions: { type: 'compactionFailed', params: ({ event }: { event: ErrorActorEvent }) => event.error } },
       },
     },
     callingTools: {
       on: stepEvents,
       always: [
         { guard: and(['allSettled', 'capReached']), target: 'responding', actions: ['stopTools', 'markCapped'] },
-        { guard: 'allSettled', target: 'thinking', actions: 'stopTools' },
+        { guard: 'allSettled', target: 'thinking', actions: ['stopTools', 'beginStep'] },
         { guard: 'awaitsApproval', target: 'awaitingApproval' },
       ],
     },

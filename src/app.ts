@@ -90,7 +90,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const observe = (turnId: string | undefined) => {
     const endSpan = tracing?.modelRequest(turnId);
     return (outcome: RequestOutcome) => {
-      metrics.modelRequest(outcome.ok, outcome.retries);
+      metrics.modelRequest(outcome.ok, outcome.retries, outcome.usage);
       endSpan?.(outcome);
     };
   };

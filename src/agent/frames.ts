@@ -8,11 +8,13 @@
  * - `toFrame` is the one mapping from a stored session event to its frame. Live delivery, `since`
  *   replay and the history endpoint all use it, so a client that replays sees exactly the frames a
  *   live client saw for every durable event.
+ * - `contextCompacted` has a frame of the same name (the summary, the token figures before and
+ *   after), so a client sees a compaction live and on replay alike.
  * - `assistantStep` (a model step that asked for tools) and `messageQueued` (a message waiting for
  *   its turn: its caller already has the acknowledgement, and its turn's frames begin with its
  *   `userMessage`) have no frame.
  */
-import type { ApprovalDecision, SessionEvent } from '../conversation/session-events.ts';
+import type { ApprovalDecision, CompactionMethod, CompactionTrigger, SessionEvent } from '../conversation/session-events.ts';
 import type { Usage } from '../llm/types.ts';
 import type { StoredEvent } from '../store/types.ts';
 
@@ -43,6 +45,19 @@ export interface AgentFrameData {
   toolApprovalResolved: TurnRef & { callId: string; decision: ApprovalDecision; by: string; reason?: string };
   error: AgentErrorData;
   conversationReset: { sessionId: string; seq: number };
+  /** The history was compacted: events with seq ≤ upToSeq are summarised (or their tool results cleared) for the model; the log keeps them. */
+  contextCompacted: {
+    sessionId: string;
+    seq: number;
+    turnId?: string;
+    method: CompactionMethod;
+    trigger: CompactionTrigger;
+    upToSeq: number;
+    summary?: string;
+    tokensBefore: number;
+    tokensAfter: number;
+    usage?: Usage;
+  };
 }
 
 export type FrameName = keyof AgentFrameData;
@@ -106,5 +121,13 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
       return { event: 'error', data: { code: e.code, message: e.message, details: e.details, sessionId, turnId: e.turnId, seq } };
     case 'reset':
       return { event: 'conversationReset', data: { sessionId, seq } };
+    case 'contextCompacted': {
+      const { method, trigger, upToSeq, tokensBefore, tokensAfter } = e;
+      const data: AgentFrameData['contextCompacted'] = { sessionId, seq, method, trigger, upToSeq, tokensBefore, tokensAfter };
+      if (e.turnId !== undefined) data.turnId = e.turnId;
+      if (e.summary !== undefined) data.summary = e.summary;
+      if (e.usage) data.usage = e.usage;
+      return { event: 'contextCompacted', data };
+    }
   }
 }

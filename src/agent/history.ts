@@ -1,4 +1,5 @@
 import type { SessionEvent, SessionEventOf } from '../conversation/session-events.ts';
+import { charsOf } from '../conversation/token-estimate.ts';
 import type { ChatMessage } from '../llm/types.ts';
 
 /**
@@ -24,9 +25,27 @@ import type { ChatMessage } from '../llm/types.ts';
  *
  * The agent is expected to append a turn's userMessage when that turn starts (after the previous
  * turn ended); a message queued mid-turn is recorded as messageQueued, which the history ignores.
+ *
+ * Compaction (`contextCompacted`, see session-events.ts). Every message remembers the seq of the
+ * event it came from (a synthesized tool answer: that of the assistant message whose call it
+ * answers), so:
+ * - `summary` replaces every message with seq ≤ upToSeq by one `system` message holding the summary
+ *   (SUMMARY_HEADING + text), first in the history; the caller joins it to the system prompt, so
+ *   strict chat templates (one system message, user/assistant alternating) still accept it. Calls
+ *   left open by a dropped assistant message are forgotten with it;
+ * - `clearToolResults` replaces the text of every tool message with seq ≤ upToSeq by
+ *   CLEARED_TOOL_RESULT (the message stays: a call and its result are never split);
+ * - a compaction whose upToSeq lies before the projection's start (a reset or summary stored
+ *   after it was planned) changes nothing.
+ * Folding the log from a compaction's `readFrom` on gives the same history as folding all of it.
+ * `seq` is the stored event's; when omitted it is one more than the last (tests, previews).
  */
 
 export const INTERRUPTED_TOOL_RESULT = 'error: the turn ended before the tool returned (no result was recorded)';
+/** What the model sees of a tool result a compaction cleared. */
+export const CLEARED_TOOL_RESULT = '[tool result cleared to save context; call the tool again if it is needed]';
+/** Heads the summary message a compaction leaves. */
+export const SUMMARY_HEADING = 'Summary of the earlier conversation (older messages were compacted into it):\n';
 
 /** The synthesized result for a call left open by a failed or cancelled turn. */
 export function failedToolResult(e: SessionEventOf<'turnFailed'>): string {
@@ -36,60 +55,106 @@ export function failedToolResult(e: SessionEventOf<'turnFailed'>): string {
 }
 
 export interface History {
-  /** Folds one more event in; O(1) amortised except for answering open calls. */
-  apply(event: SessionEvent): void;
+  /** Folds one more event in (`seq`: the stored event's); O(1) amortised except for answering open calls and compactions. */
+  apply(event: SessionEvent, seq?: number): void;
   /**
    * The history so far, without copying. The view is valid until the next `apply`: later applies
-   * append to it, and after a reset it is left stale. Copy it to keep a snapshot.
+   * append to it, and after a reset or compaction it is left stale. Copy it to keep a snapshot.
    */
   messages(): readonly ChatMessage[];
+  /** The seq of the event each message of `messages()` came from (same indexes, same lifetime). */
+  seqs(): readonly number[];
+  /** Characters of `messages()` as the token estimate counts them (token-estimate.ts). */
+  readonly chars: number;
+  /** The seq of the last event folded in. */
+  readonly lastSeq: number;
+  /** Where the projection starts: the seq of the last reset or summary's `upToSeq` (0: the log's start). */
+  readonly base: number;
   /**
    * The messages `events` would append if they were applied now, leaving the history as it is;
-   * `undefined` when one of them is a reset (it replaces the history instead).
+   * `undefined` when one of them is a reset or compaction (it replaces the history instead).
    */
   preview(events: readonly SessionEvent[]): ChatMessage[] | undefined;
 }
 
-/** The fold's state: the messages, and the call ids of the latest assistant message still waiting for their result, in call order. */
+/** The fold's state: the messages with their seqs, and the calls of the latest assistant message still waiting for their result. */
 interface Projection {
   list: ChatMessage[];
-  open: Set<string>;
+  seqs: number[];
+  /** Open call id → seq of the assistant message that made it, in call order. */
+  open: Map<string, number>;
   /** The turnId of the last userMessage (the turn the open calls belong to). */
   turn: string | undefined;
+  chars: number;
+  lastSeq: number;
+  base: number;
+}
+
+function push(state: Projection, m: ChatMessage, seq: number): void {
+  state.list.push(m);
+  state.seqs.push(seq);
+  state.chars += charsOf(m);
 }
 
 function answerOpen(state: Projection, content: string): void {
-  for (const toolCallId of state.open) state.list.push({ role: 'tool', toolCallId, content });
+  for (const [toolCallId, seq] of state.open) push(state, { role: 'tool', toolCallId, content }, seq);
   state.open.clear();
 }
 
-function fold(state: Projection, e: SessionEvent): void {
+function compact(state: Projection, e: SessionEventOf<'contextCompacted'>): void {
+  if (e.upToSeq < state.base) return;
+  if (e.method === 'clearToolResults') {
+    const list = state.list.map((m, i): ChatMessage =>
+      m.role === 'tool' && (state.seqs[i] ?? 0) <= e.upToSeq && m.content !== CLEARED_TOOL_RESULT ? { ...m, content: CLEARED_TOOL_RESULT } : m);
+    replace(state, list, [...state.seqs]);
+    return;
+  }
+  let from = 0;
+  while (from < state.seqs.length && (state.seqs[from] ?? 0) <= e.upToSeq) from++;
+  replace(state, [{ role: 'system', content: SUMMARY_HEADING + (e.summary ?? '') }, ...state.list.slice(from)], [e.upToSeq, ...state.seqs.slice(from)]);
+  for (const [id, seq] of state.open) if (seq <= e.upToSeq) state.open.delete(id);
+  state.base = e.upToSeq;
+}
+
+/** New arrays: views handed out before stay as they were. */
+function replace(state: Projection, list: ChatMessage[], seqs: number[]): void {
+  state.list = list;
+  state.seqs = seqs;
+  state.chars = 0;
+  for (const m of list) state.chars += charsOf(m);
+}
+
+function fold(state: Projection, e: SessionEvent, seq: number): void {
+  state.lastSeq = seq;
   switch (e.type) {
     case 'reset':
-      state.list = []; // a new array: views handed out before the reset stay as they were
+      replace(state, [], []);
       state.open.clear();
       state.turn = undefined;
+      state.base = seq;
       return;
+    case 'contextCompacted':
+      return compact(state, e);
     case 'userMessage':
       answerOpen(state, INTERRUPTED_TOOL_RESULT);
       state.turn = e.turnId;
-      state.list.push(e.image ? { role: 'user', content: e.content, image: e.image } : { role: 'user', content: e.content });
+      push(state, e.image ? { role: 'user', content: e.content, image: e.image } : { role: 'user', content: e.content }, seq);
       return;
     case 'assistantStep':
       answerOpen(state, INTERRUPTED_TOOL_RESULT);
       if (e.toolCalls.length === 0) {
-        state.list.push({ role: 'assistant', content: e.text });
+        push(state, { role: 'assistant', content: e.text }, seq);
         return;
       }
-      state.list.push({ role: 'assistant', content: e.text, toolCalls: e.toolCalls });
-      for (const call of e.toolCalls) state.open.add(call.id);
+      push(state, { role: 'assistant', content: e.text, toolCalls: e.toolCalls }, seq);
+      for (const call of e.toolCalls) state.open.set(call.id, seq);
       return;
     case 'response':
       answerOpen(state, INTERRUPTED_TOOL_RESULT);
-      state.list.push({ role: 'assistant', content: e.text });
+      push(state, { role: 'assistant', content: e.text }, seq);
       return;
     case 'toolResult':
-      if (state.open.delete(e.callId)) state.list.push({ role: 'tool', toolCallId: e.callId, content: e.text });
+      if (state.open.delete(e.callId)) push(state, { role: 'tool', toolCallId: e.callId, content: e.text }, seq);
       return;
     case 'toolCall':
     case 'toolApprovalRequested':
@@ -104,15 +169,25 @@ function fold(state: Projection, e: SessionEvent): void {
 
 /** The incremental projection, for the hot path: the agent keeps one per session in memory. */
 export function createHistory(): History {
-  const state: Projection = { list: [], open: new Set(), turn: undefined };
+  const state: Projection = { list: [], seqs: [], open: new Map(), turn: undefined, chars: 0, lastSeq: 0, base: 0 };
   return {
-    apply: (e) => fold(state, e),
+    apply: (e, seq = state.lastSeq + 1) => fold(state, e, seq),
     messages: () => state.list,
+    seqs: () => state.seqs,
+    get chars() {
+      return state.chars;
+    },
+    get lastSeq() {
+      return state.lastSeq;
+    },
+    get base() {
+      return state.base;
+    },
     preview(events) {
-      const ahead: Projection = { list: [], open: new Set(state.open), turn: state.turn };
+      const ahead: Projection = { list: [], seqs: [], open: new Map(state.open), turn: state.turn, chars: 0, lastSeq: state.lastSeq, base: state.base };
       for (const e of events) {
-        if (e.type === 'reset') return undefined;
-        fold(ahead, e);
+        if (e.type === 'reset' || e.type === 'contextCompacted') return undefined;
+        fold(ahead, e, ahead.lastSeq + 1);
       }
       return ahead.list;
     },
@@ -120,8 +195,11 @@ export function createHistory(): History {
 }
 
 /** The whole fold at once: the history after `events` (e.g. a session's stream read from the store). */
-export function projectHistory(events: Iterable<SessionEvent>): ChatMessage[] {
+export function projectHistory(events: Iterable<SessionEvent | { seq: number; event: SessionEvent }>): ChatMessage[] {
   const history = createHistory();
-  for (const e of events) history.apply(e);
+  for (const e of events) {
+    if ('event' in e) history.apply(e.event, e.seq);
+    else history.apply(e);
+  }
   return [...history.messages()];
 }

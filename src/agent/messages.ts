@@ -1,13 +1,13 @@
 import { approvalDecision, type ApprovalDecision } from '../conversation/session-events.ts';
 import type { ImagePart } from '../llm/types.ts';
-import type { AgentHealth, PendingApproval, SessionSummary } from '../conversation/records.ts';
+import type { AgentHealth, CompactionResult, PendingApproval, SessionSummary } from '../conversation/records.ts';
 import type { SessionQuota } from './session-quota.ts';
 import type { TransferEntry } from '../conversation/session-transfer.ts';
 import type { AgentFrame, AgentFrameData, SessionStoredEvent } from './frames.ts';
 
 export type { AgentEvents, AgentFrame, AgentFrameData, FrameName } from './frames.ts';
 /** The records of this component, whose schemas src/conversation/records.ts owns. */
-export type { AgentHealth, PendingApproval, SessionSummary, SessionQuota };
+export type { AgentHealth, CompactionResult, PendingApproval, SessionSummary, SessionQuota };
 
 /** An answer to a tool call waiting for approval (the schema the REST and WebSocket fronts validate with). */
 export { approvalDecision };
@@ -35,6 +35,12 @@ export type AgentCommands = {
   };
   /** Cancels the running turn and queued messages, then empties the history. Done when resolved. */
   'agent.reset': { payload: { sessionId: string }; result: { seq: number } };
+  /**
+   * Compacts the session's history after its running turn (before the next message); answers once
+   * `contextCompacted` is stored (`compacted: false`: nothing to compact). Rejects with AGENT_ERROR
+   * `reason: "compaction_failed"` when the summary failed: the history stays as it was.
+   */
+  'agent.compact': { payload: { sessionId: string }; result: CompactionResult };
   /** Aborts the running turn (model request and in-flight tool calls); false when none ran. */
   'agent.cancel': { payload: { sessionId: string }; result: { cancelled: boolean } };
   /**

@@ -10,11 +10,22 @@
  *   next facts) is returned only once they are. While a reset is being written the step builds on
  *   the history the reset leaves.
  * - The model sees the system prompt, then the history; the tools it gets carry the tool policy's
- *   action (absent: every call runs).
+ *   action (absent: every call runs). A compaction's summary (the history's leading `system`
+ *   message) is joined to the system prompt: one system message, whatever the chat template.
+ * - Before the request, unless a compaction already ran for this step (`input.compacted`), the
+ *   step answers `{ compact: "threshold" }` when the estimated request (context.ts) passes
+ *   `threshold × window` or leaves less than `maxOutputTokens` free; and `{ compact: "overflow" }`
+ *   when the provider answered a context overflow (whose window, if named, is learned). After a
+ *   compaction an overflow is the step's failure (AGENT_ERROR, `details.reason: "context_overflow"`).
  */
-import type { ModelStepInput, ModelStepOutput, TurnKey } from '../conversation/turn-contract.ts';
+import { charsOfTools } from '../conversation/token-estimate.ts';
+import type { ModelStepInput, ModelStepResult, TurnKey } from '../conversation/turn-contract.ts';
 import type { Clock } from '../clock.ts';
+import { isAppError } from '../errors/index.ts';
+import { CONTEXT_OVERFLOW } from '../llm/failures.ts';
 import type { ChatMessage, LlmClient } from '../llm/types.ts';
+import { requestChars } from './compactor.ts';
+import type { ContextMeter, ContextSettings } from './context.ts';
 import type { ModelTool } from '../tools/messages.ts';
 import type { History } from './history.ts';
 import type { Outbox } from './outbox.ts';
@@ -31,6 +42,10 @@ export interface ModelStepDeps {
   outbox: Outbox;
   /** Sends a chunk of the turn's reply (queued behind the facts not yet stored). */
   emitChunk: (key: TurnKey, content: string) => void;
+  context: ContextSettings;
+  meter: ContextMeter;
+  /** Told the characters of each request's tool definitions (the compactor's estimate counts them). */
+  onToolChars?: (chars: number) => void;
 }
 
 /**
@@ -39,16 +54,19 @@ export interface ModelStepDeps {
  * not grow with the session's length).
  */
 function modelView(history: History, systemPrompt: string) {
-  const system: ChatMessage = { role: 'system', content: systemPrompt };
   let source: readonly ChatMessage[] | undefined;
   let view: ChatMessage[] = [];
+  /** Messages of `source` the view leaves out (a leading summary, joined to the system message). */
+  let skip = 0;
   return (): ChatMessage[] => {
     const list = history.messages();
-    if (list !== source || view.length - 1 > list.length) {
+    if (list !== source || view.length - 1 + skip > list.length) {
       source = list;
-      view = [system];
+      const first = list[0];
+      skip = first?.role === 'system' ? 1 : 0;
+      view = [{ role: 'system', content: first?.role === 'system' ? `${systemPrompt}\n\n${first.content}` : systemPrompt }];
     }
-    for (let i = view.length - 1; i < list.length; i++) view.push(list[i] as ChatMessage);
+    for (let i = view.length - 1 + skip; i < list.length; i++) view.push(list[i] as ChatMessage);
     return view;
   };
 }
@@ -58,8 +76,8 @@ const withActions = (tools: ModelTool[], policy: ToolPolicy | undefined) =>
   policy ? tools.map((t) => ({ ...t, action: policy(t.serverId, t.toolName) })) : tools;
 
 /** The session's model step (the turn machine's `modelStep` actor, through the session's port). */
-export function createModelStep(deps: ModelStepDeps): (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStepOutput> {
-  const { llm, clock, history, outbox, emitChunk } = deps;
+export function createModelStep(deps: ModelStepDeps): (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStepResult> {
+  const { llm, clock, history, outbox, emitChunk, context, meter } = deps;
   const messages = modelView(history, deps.systemPrompt);
   return async (input, signal) => {
     const tools = await deps.listTools();
@@ -77,7 +95,27 @@ export function createModelStep(deps: ModelStepDeps): (input: ModelStepInput, si
       emitChunk(input.key, prefix + delta);
       prefix = '';
     };
-    const step = await llm.complete({ messages: messages(), tail, tools: tools.map(toDefinition), signal, onText, turnId: input.key.turnId });
+    const definitions = tools.map(toDefinition);
+    const toolChars = charsOfTools(definitions);
+    deps.onToolChars?.(toolChars);
+    const list = history.messages();
+    const chars = requestChars(deps.systemPrompt, history.chars, tail, toolChars);
+    const window = context.window();
+    if (!input.compacted && window !== undefined) {
+      const tokens = meter.estimate(list, chars);
+      if (tokens > context.threshold * window || tokens + context.maxOutputTokens > window) return { compact: 'threshold' };
+    }
+    let step;
+    try {
+      step = await llm.complete({ messages: messages(), tail, tools: definitions, signal, onText, turnId: input.key.turnId });
+    } catch (err) {
+      if (!isAppError(err) || err.details.reason !== CONTEXT_OVERFLOW) throw err;
+      const named = err.details.contextWindow;
+      if (typeof named === 'number') context.learn(named);
+      if (input.compacted) throw err;
+      return { compact: 'overflow' };
+    }
+    meter.observe(list, chars, step.usage);
     await outbox.drained();
     signal.throwIfAborted();
     return { step, tools: withActions(tools, deps.toolPolicy), at: clock.now() };

@@ -56,6 +56,7 @@ import type { EventStore } from '../store/types.ts';
 import { toFrame, type AgentEvents, type AgentFrame } from './frames.ts';
 import type { AgentCommands, SessionSummary } from './messages.ts';
 import type { RegisterActor } from '../inspect/index.ts';
+import { contextSettings } from './context.ts';
 import { openSession, type Session } from './session.ts';
 import { createSessionQuotas, type SessionQuota } from './session-quota.ts';
 import { createSessionTransfer } from './session-transfer.ts';
@@ -164,6 +165,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         sessionId,
         systemPrompt: config.systemPrompt,
         maxIterations: config.llm.maxIterations,
+        context: contextSettings(config.llm),
         store,
         llm,
         log,
@@ -315,6 +317,13 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
       bus.handle('agent.reset', async ({ payload, correlationId }) => {
         return { seq: await withSession(payload.sessionId, (s) => s.reset(correlationId)) };
       }),
+      bus.handle('agent.compact', async ({ payload, correlationId }) => {
+        const { sessionId } = payload;
+        const stored = await withSession(sessionId, (s) => s.compact(correlationId));
+        if (stored?.event.type !== 'contextCompacted') return { sessionId, compacted: false };
+        const { method, upToSeq, tokensBefore, tokensAfter } = stored.event;
+        return { sessionId, compacted: true, seq: stored.seq, method, upToSeq, tokensBefore, tokensAfter };
+      }),
       bus.handle('agent.cancel', async ({ payload }) => {
         const slot = slots.get(payload.sessionId);
         if (slot?.session) return { cancelled: slot.session.cancel() }; // in the caller's tick
@@ -333,9 +342,10 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         for (const info of stored) byId.set(info.id, { ...info, busy: false, queued: 0 });
         for (const [id, slot] of slots) {
           const s = slot.session;
-          if (!s || (!s.busy && s.queued === 0)) continue;
-          const known = byId.get(id) ?? { id, lastSeq: 0, updatedAt: isoNow(clock), busy: false, queued: 0 };
-          byId.set(id, { ...known, busy: s.busy, queued: s.queued });
+          if (!s) continue;
+          const known = byId.get(id);
+          if (!known && !s.busy && s.queued === 0) continue;
+          byId.set(id, { ...(known ?? { id, lastSeq: 0, updatedAt: isoNow(clock) }), busy: s.busy, queued: s.queued, usage: s.usage });
         }
         return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       }),

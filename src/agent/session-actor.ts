@@ -12,18 +12,20 @@
 import { createActor, fromPromise, type Actor } from 'xstate';
 import { sessionMachine, type SessionInput } from '../../machines/session.machine.ts';
 import { toolsRunner, turnMachine } from '../../machines/turn.machine.ts';
-import type { ModelStepInput, ModelStepOutput } from '../conversation/turn-contract.ts';
+import type { CompactInput, ModelStepInput, ModelStepResult } from '../conversation/turn-contract.ts';
 import { bindPort, portOf, type SessionPort } from './session-ports.ts';
 
 const sessionWithActors = sessionMachine.provide({
   actors: {
     turn: turnMachine.provide({
       actors: {
-        modelStep: fromPromise<ModelStepOutput, ModelStepInput>(({ input, signal, system }) => portOf(system).modelStep(input, signal)),
+        modelStep: fromPromise<ModelStepResult, ModelStepInput>(({ input, signal, system }) => portOf(system).modelStep(input, signal)),
+        compact: fromPromise<void, CompactInput>(({ input, signal, system }) => portOf(system).compact(input, signal)),
         runTools: toolsRunner((system) => portOf(system).callTool),
       },
     }),
     settle: fromPromise(({ system }) => portOf(system).settle()),
+    compact: fromPromise<void, CompactInput>(({ input, signal, system }) => portOf(system).compact(input, signal)),
   },
 });
 

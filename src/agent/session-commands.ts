@@ -18,6 +18,7 @@ export const SESSION_COMMANDS = [
   'agent.sendMessage',
   'agent.reset',
   'agent.cancel',
+  'agent.compact',
   'agent.openSession',
   'agent.approvals',
   'agent.approve',

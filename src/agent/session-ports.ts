@@ -17,12 +17,14 @@
  * - This is the only module-level state of the agent: a lookup from an object to what it was
  *   built with, holding no data of its own.
  */
-import type { ModelStepInput, ModelStepOutput, ToolCaller } from '../conversation/turn-contract.ts';
+import type { CompactInput, ModelStepInput, ModelStepResult, ToolCaller } from '../conversation/turn-contract.ts';
 import type { ActorSystemOf } from '../../machines/turn.machine.ts';
 
 /** What the shared machine definition's actors need of one session. */
 export interface SessionPort {
-  modelStep: (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStepOutput>;
+  modelStep: (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStepResult>;
+  /** Compacts the session's history (stores `contextCompacted`); rejects when it could not (the history is left as it was). */
+  compact: (input: CompactInput, signal: AbortSignal) => Promise<void>;
   callTool: ToolCaller;
   /** Resolves once the session's facts handed in so far are stored. */
   settle: () => Promise<void>;

@@ -28,6 +28,11 @@
  *   aborted, a call approved in the same tick never started) and nothing more is written to the
  *   log; `close` resolves once the last append already handed to the store has settled, so a
  *   store call made after that (a delete) comes after every write of this session.
+ * - Bounded memory: a session is read from its latest compaction on (`readFrom` of the store's
+ *   latest `contextCompacted`), and holds its projection since then, not every event.
+ * - `compact` asks for a compaction between turns (after the running one): it resolves with the
+ *   stored `contextCompacted`, or `undefined` when there was nothing to compact; it rejects when the
+ *   summary failed (the history stays as it was) or the session was reset or closed meanwhile.
  */
 import { EVENT_VERSION, type SessionEvent } from '../conversation/session-events.ts';
 import type { SessionEmitted } from '../../machines/session.machine.ts';
@@ -40,7 +45,12 @@ import type { EventStore } from '../store/types.ts';
 import { droppedFrame, droppedMessage, type AgentFrame } from './frames.ts';
 import type { PendingApproval } from '../conversation/records.ts';
 import { createApprovals, openTurnOf, resumeTurn } from './approvals.ts';
+import { createCompactor } from './compactor.ts';
+import { createContextMeter, createUsageTotals, type ContextSettings } from './context.ts';
+import type { SessionStoredEvent } from './frames.ts';
 import { createHistory } from './history.ts';
+import type { CompactInput } from '../conversation/turn-contract.ts';
+import type { Usage } from '../llm/types.ts';
 import { createModelStep, type ModelStepDeps } from './model-step.ts';
 import { queuedOf } from './queue.ts';
 import { createOutbox, isOutboxClosed } from './outbox.ts';
@@ -50,6 +60,8 @@ import { storageCause, type StorageHealth } from './storage-health.ts';
 import { sessionIdOf } from '../session-id.ts';
 
 export interface SessionDeps extends Pick<ModelStepDeps, 'systemPrompt' | 'llm' | 'clock' | 'listTools' | 'toolPolicy'> {
+  /** When to compact, the window, the summary prompt (this session's: it learns a window on its own). */
+  context: ContextSettings;
   sessionId: string;
   maxIterations: number;
   store: EventStore<SessionEvent>;
@@ -86,6 +98,10 @@ export interface Session {
   approvals(): PendingApproval[];
   /** Answers a call waiting for approval (APPROVAL_NOT_FOUND / APPROVAL_ALREADY_RESOLVED otherwise). */
   approve(answer: Omit<ApprovalAnswer, 'type'>): PendingApproval;
+  /** Compacts the history between turns (see the contracts). */
+  compact(correlationId: string): Promise<SessionStoredEvent | undefined>;
+  /** Model usage of every step of the session so far (summaries included). */
+  readonly usage: Usage;
   /** Cancels the running and queued turns, records a reset; resolves with its seq once folded. */
   reset(correlationId: string): Promise<number>;
   /** Cancels everything, waits for the outbox, stops the actor (see the contracts for `abandonLog`). */
@@ -104,11 +120,24 @@ export interface Session {
 
 export async function openSession(deps: SessionDeps): Promise<Session> {
   const { sessionId, llm, log, clock } = deps;
-  const past = await deps.store.read(sessionId);
+  // Read from the latest compaction on: the projection since then, and the messages still queued.
+  const mark = await deps.store.latest(sessionId, ['contextCompacted']);
+  const past = await deps.store.read(sessionId, mark?.event.type === 'contextCompacted' ? mark.event.readFrom - 1 : 0);
   const history = createHistory();
+  const usage = createUsageTotals();
   const approvals = createApprovals(sessionId);
+  /** The seq of each message queued and not started yet, by turnId. */
+  const queuedSeqs = new Map<string, number>();
+  const fold = (s: SessionStoredEvent) => {
+    history.apply(s.event, s.seq);
+    usage.apply(s.event);
+    const e = s.event;
+    if (e.type === 'messageQueued') queuedSeqs.set(e.turnId, s.seq);
+    else if (e.type === 'userMessage' || e.type === 'turnFailed' || e.type === 'response') queuedSeqs.delete(e.turnId);
+    else if (e.type === 'reset') queuedSeqs.clear();
+  };
   for (const s of past) {
-    history.apply(s.event);
+    fold(s);
     approvals.apply(s.event);
   }
   const outbox = createOutbox({
@@ -117,7 +146,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     log,
     lastSeq: past.at(-1)?.seq ?? 0,
     onStored: (s) => {
-      history.apply(s.event);
+      fold(s);
       deps.storage.ok();
     },
   });
@@ -137,12 +166,42 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     },
   });
   const { record } = output;
-  const modelStep = createModelStep({ ...deps, history, outbox, emitChunk: output.chunk });
+  const meter = createContextMeter();
+  let toolChars = 0;
+  const modelStep = createModelStep({ ...deps, history, outbox, emitChunk: output.chunk, meter, onToolChars: (n) => (toolChars = n) });
+  const compactor = createCompactor({
+    sessionId, log, llm, history, outbox, context: deps.context, meter, usage, systemPrompt: deps.systemPrompt,
+    toolChars: () => toolChars,
+    queuedFrom: () => (queuedSeqs.size === 0 ? undefined : Math.min(...queuedSeqs.values())),
+    store: (input, event) =>
+      new Promise((resolve, reject) => {
+        const meta = input.key ?? { correlationId: input.correlationIds?.[0] ?? `compact:${sessionId}`, sessionId };
+        record(meta, event, resolve, reject);
+      }),
+  });
+  /** Callers of `compact` waiting for the compaction that answers them, by correlationId. */
+  const compactWaiters = new Map<string, { resolve: (stored: SessionStoredEvent | undefined) => void; reject: (err: unknown) => void }>();
+  const compact = async (input: CompactInput, signal: AbortSignal): Promise<void> => {
+    const waiters = (input.correlationIds ?? []).flatMap((id) => {
+      const w = compactWaiters.get(id);
+      compactWaiters.delete(id);
+      return w ? [w] : [];
+    });
+    try {
+      const stored = await compactor(input, signal);
+      waiters.forEach((w) => w.resolve(stored));
+      if (!stored && input.key) throw new AppError('AGENT_ERROR', 'nothing to compact', { reason: 'nothing_to_compact' });
+    } catch (err) {
+      const why = signal.aborted ? new AppError('AGENT_ERROR', `The compaction was stopped (${closedBy || 'reset'})`, { reason: 'cancelled' }) : err;
+      waiters.forEach((w) => w.reject(why));
+      throw why;
+    }
+  };
   /** Senders of messages that start a turn at once, waiting for its userMessage to be stored (by turnId). */
   const starting = new Map<string, { resolve: () => void; reject: (err: unknown) => void }>();
   const actor = createSessionActor(
     { sessionId, maxIterations: deps.maxIterations, model: llm.model, approvalTimeoutMs: deps.approvalTimeoutMs },
-    { modelStep, callTool: deps.callTool, settle: () => outbox.drained() },
+    { modelStep, compact, callTool: deps.callTool, settle: () => outbox.drained() },
   );
   const unregister = deps.registerActor?.(actor.id, actor);
 
@@ -204,8 +263,8 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
 
   const running = () => actor.getSnapshot().matches('busy');
   const waiting = () => actor.getSnapshot().context.queue.length - (running() ? 1 : 0);
-  /** A turn runs, or has ended but its last facts are not yet out (settling ends right after). */
-  const busy = () => running() || (!actor.getSnapshot().matches('idle') && !outbox.idle);
+  /** A turn or a compaction runs, or a turn has ended but its last facts are not yet out (settling ends right after). */
+  const busy = () => running() || actor.getSnapshot().matches('compacting') || (!actor.getSnapshot().matches('idle') && !outbox.idle);
   const dormant = () => !busy() && waiting() === 0 && outbox.idle;
 
   return {
@@ -242,6 +301,16 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       actor.send({ type: 'CANCEL' });
       return true;
     },
+    compact(correlationId) {
+      if (closed) return Promise.reject(refuse());
+      lastActive = clock.now();
+      const done = new Promise<SessionStoredEvent | undefined>((resolve, reject) => compactWaiters.set(correlationId, { resolve, reject }));
+      actor.send({ type: 'COMPACT', correlationId });
+      return done;
+    },
+    get usage() {
+      return usage.current();
+    },
     approvals: () => (closed ? [] : approvals.pending()),
     approve(answer) {
       if (closed) throw new AppError('APPROVAL_NOT_FOUND', `No call ${answer.callId} waits for approval in session ${sessionIdOf(sessionId)}`, { sessionId: sessionIdOf(sessionId), callId: answer.callId });
@@ -265,6 +334,10 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       closed = true;
       if (options.abandonLog) outbox.close(reason);
       actor.send({ type: 'DISCARD', reason });
+      for (const [id, w] of compactWaiters) {
+        compactWaiters.delete(id);
+        w.reject(refuse());
+      }
       await outbox.drained();
       actor.stop();
       unregister?.();

@@ -61,6 +61,27 @@ export const llmSchema = z.strictObject({
   maxReplyChars: z.number().int().positive().default(1_000_000),
   /** Milliseconds the model's stream may go without an event before the step is stopped. */
   idleTimeoutMs: z.number().int().positive().default(60_000),
+  /**
+   * The model's context window in tokens. Default: the provider table's figure for known models
+   * (src/llm/providers.ts); unknown models have none, and are compacted only when the provider
+   * answers a context overflow (whose window, when it names one, is used from then on).
+   */
+  contextWindow: z.number().int().min(256).optional(),
+  /** Tokens kept free for the model's reply when judging whether a request fits (default: the model table's, else 4096, at most a quarter of the window). */
+  maxOutputTokens: z.number().int().positive().optional(),
+  /** When and how the history is compacted (README: Conversations that never break). */
+  compaction: z
+    .strictObject({
+      /** Compact before a request whose estimated size passes this share of the context window. */
+      threshold: z.number().gt(0).max(1).default(0.8),
+      /** The last turns kept as they are (never summarised). */
+      keepTurns: z.number().int().min(0).max(100).default(2),
+      /** The system prompt of the summary request (default: the documented prompt). */
+      prompt: z.string().min(1).optional(),
+      /** The model that writes summaries (default `llm.model`), on the same endpoint. */
+      model: z.string().min(1).optional(),
+    })
+    .prefault({}),
 });
 
 const windowLimit = (points: number) =>

@@ -54,7 +54,13 @@ export const toolExecutionResult = z.object({
 });
 export type ExecutionResult = z.output<typeof toolExecutionResult>;
 
-/** A session as listed: its last seq, and whether a turn runs now with how many messages wait behind it. */
+/** Model tokens (prompt, completion, total). */
+export const usageRecord = z.object({ promptTokens: z.number().int(), completionTokens: z.number().int(), totalTokens: z.number().int() });
+
+/**
+ * A session as listed: its last seq, whether a turn runs now with how many messages wait behind it,
+ * and, for a session held in memory, the model usage of all its steps (summaries included).
+ */
 export const sessionSummary = z.object({
   id: z.string(),
   owner: z.string().optional().describe('The principal that owns the session (absent: no principal, as without auth)'),
@@ -62,7 +68,20 @@ export const sessionSummary = z.object({
   updatedAt: z.string(),
   busy: z.boolean(),
   queued: z.number().int(),
+  usage: usageRecord.exactOptional().describe('Model tokens of every step of the session so far; sessions held in memory only'),
 });
+
+/** What a compaction asked for did: `compacted: false` when there was nothing to compact. */
+export const compactionResult = z.object({
+  sessionId: z.string(),
+  compacted: z.boolean(),
+  seq: z.number().int().exactOptional().describe('Seq of the stored contextCompacted event'),
+  method: z.enum(['clearToolResults', 'summary']).exactOptional(),
+  upToSeq: z.number().int().exactOptional(),
+  tokensBefore: z.number().int().exactOptional(),
+  tokensAfter: z.number().int().exactOptional(),
+});
+export type CompactionResult = z.output<typeof compactionResult>;
 export type SessionSummary = z.output<typeof sessionSummary>;
 
 /** A tool call waiting for a person's approval. */

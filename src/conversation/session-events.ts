@@ -16,15 +16,31 @@
  *   otherwise it is still queued, and a session opened from the log runs it (src/agent/queue.ts).
  *   It has no frame: the caller already has its acknowledgement, and the turn's frames start with
  *   its `userMessage`.
+ * - Version 3 adds `contextCompacted`: the model's history was made smaller, as a fact in the log
+ *   (nothing is rewritten). `method: "clearToolResults"` replaces the text of every tool result
+ *   with seq ≤ `upToSeq` by a marker in the projection; `method: "summary"` replaces everything with
+ *   seq ≤ `upToSeq` by `summary` (src/agent/history.ts folds both). `readFrom` is the seq from which
+ *   a reader must read the log to rebuild the session as it stood (the projection, and messages
+ *   still queued), so a session reopens from its latest compaction. `usageTotal` is the session's
+ *   model usage so far (every model step, the summary request included); `usage` that of the
+ *   summary request alone. Older lines (v1, v2) are upcast; their shapes did not change.
+ * - Per-step model usage (prompt, completion, total tokens) lives on `assistantStep` (a step that
+ *   asked for tools), `response` (the turn's last step) and `contextCompacted` (its summary
+ *   request): summing those three over a log gives every token the session cost.
  */
 import { z } from 'zod';
 
-export const EVENT_VERSION = 2;
+export const EVENT_VERSION = 3;
 const v = z.literal(EVENT_VERSION);
 
 const turnId = z.string();
 const image = z.object({ mimeType: z.string(), base64: z.string() });
 const usage = z.object({ promptTokens: z.number(), completionTokens: z.number(), totalTokens: z.number() });
+/** Why a compaction ran: the estimate crossed `threshold × contextWindow`, the provider said the request overflowed, or someone asked. */
+export const compactionTrigger = z.enum(['threshold', 'overflow', 'manual']);
+export type CompactionTrigger = z.output<typeof compactionTrigger>;
+export const compactionMethod = z.enum(['clearToolResults', 'summary']);
+export type CompactionMethod = z.output<typeof compactionMethod>;
 const toolCallRequest = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
 export const approvalDecision = z.enum(['approve', 'deny']);
 export type ApprovalDecision = z.output<typeof approvalDecision>;
@@ -46,6 +62,13 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
   z.object({ v, type: z.literal('reset') }),
   /** A message waiting behind a running turn, stored before it is acknowledged (see the contracts). */
   z.object({ v, type: z.literal('messageQueued'), turnId, correlationId: z.string(), content: z.string(), image: image.optional(), hops: z.number().int().nonnegative().optional() }),
+  /** The history was compacted (see the contracts); `turnId` when it ran inside a turn. */
+  z.object({
+    v, type: z.literal('contextCompacted'), method: compactionMethod, trigger: compactionTrigger,
+    upToSeq: z.number().int().nonnegative(), readFrom: z.number().int().positive(), summary: z.string().optional(),
+    tokensBefore: z.number().int().nonnegative(), tokensAfter: z.number().int().nonnegative(),
+    turnId: turnId.optional(), model: z.string().optional(), usage: usage.optional(), usageTotal: usage,
+  }),
 ]);
 
 export type SessionEvent = z.output<typeof sessionEventSchema>;
@@ -93,7 +116,8 @@ export type EventCheck = { ok: true; event: SessionEvent } | { ok: false; issue:
 
 /**
  * Checks a raw stored event of any version this agentd reads and upcasts it to the current one; when
- * it fits none, says why in words (what an import names for its bad line).
+ * it fits none, says why in words (what an import names for its bad line). Version 2 has every shape
+ * of version 3 but `contextCompacted`, which did not exist yet.
  */
 export function checkSessionEvent(raw: unknown): EventCheck {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, issue: 'event must be a JSON object' };
@@ -103,8 +127,9 @@ export function checkSessionEvent(raw: unknown): EventCheck {
     const at = first && first.path.length > 0 ? `event.${first.path.map(String).join('.')}` : 'event';
     return { ok: false, issue: `${at}: ${first?.message ?? 'invalid'}` };
   };
-  if (version === EVENT_VERSION) {
-    const parsed = sessionEventSchema.safeParse(raw);
+  if (version === EVENT_VERSION || version === 2) {
+    if (version === 2 && (raw as { type?: unknown }).type === 'contextCompacted') return { ok: false, issue: 'event.type: contextCompacted is not a version 2 event' };
+    const parsed = sessionEventSchema.safeParse({ ...raw, v: EVENT_VERSION });
     return parsed.success ? { ok: true, event: parsed.data } : why(parsed.error);
   }
   if (version === 1) {

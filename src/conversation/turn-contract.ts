@@ -3,7 +3,7 @@
  * what the provided actors receive and return, and what a turn reports to its session.
  */
 import type { ImagePart, ModelStep } from './model-messages.ts';
-import type { ApprovalDecision, SessionEvent } from './session-events.ts';
+import type { ApprovalDecision, CompactionTrigger, SessionEvent } from './session-events.ts';
 import type { ModelTool, ModelToolOutcome } from './tool-shapes.ts';
 import type { PlannedCall } from './turn-steps.ts';
 
@@ -70,6 +70,28 @@ export interface ModelStepInput {
   iteration: number;
   /** Streamed before the step's first non-empty text delta (the separator from the previous step's text). */
   prefix: string;
+  /** A compaction already ran for this step: the step is not to ask for another one. */
+  compacted: boolean;
+}
+
+/**
+ * What a model step answers instead of a step when the history should be compacted first: its
+ * estimate crossed the threshold (`threshold`), or the provider said it overflowed (`overflow`).
+ * The turn compacts, then runs the step again (once).
+ */
+export interface CompactRequest {
+  compact: Exclude<CompactionTrigger, 'manual'>;
+}
+
+/** What the model step actor answers: a completed step, or a request to compact first. */
+export type ModelStepResult = ModelStepOutput | CompactRequest;
+
+export interface CompactInput {
+  /** The turn it runs in; absent for a compaction asked for between turns. */
+  key?: TurnKey;
+  trigger: CompactionTrigger;
+  /** For one asked for between turns: the commands it answers. */
+  correlationIds?: string[];
 }
 /**
  * A completed model step and the tool catalogue it was offered. The provided actor reads the

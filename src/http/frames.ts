@@ -18,6 +18,7 @@ export const EVENT_FRAMES = {
   'agent.toolApprovalResolved': 'toolApprovalResolved',
   'agent.error': 'error',
   'agent.conversationReset': 'conversationReset',
+  'agent.contextCompacted': 'contextCompacted',
   'mcp.serverStatus': 'mcpServerStatus',
   'mcp.toolsChanged': 'toolsChanged',
 } as const satisfies { [K in keyof FrontEvents]: string };
@@ -55,6 +56,8 @@ export const CLIENT_FRAMES = {
   }),
   unsubscribe: z.object({ type: z.literal('unsubscribe'), sessionId: sessionIdSchema, owner: ownerSchema.optional() }),
   cancel: z.object({ type: z.literal('cancel'), sessionId: sessionIdSchema.optional() }),
+  /** Compacts the session's history now (after its running turn); the `contextCompacted` frame tells when it is done. */
+  compact: z.object({ type: z.literal('compact'), sessionId: sessionIdSchema.optional() }),
   /** Answers a tool call waiting for approval of one's own session (needs the admin key when only the shorthand keys are set). */
   approval: z.object({
     type: z.literal('approval'),

@@ -178,6 +178,10 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     async cancel({ sessionId }) {
       await deps.bus.execute('agent.cancel', { sessionId }, { sessionId });
     },
+    async compact({ ws, sessionId }) {
+      await join(ws, sessionId); // its contextCompacted frame is how the client hears it is done
+      await deps.bus.execute('agent.compact', { sessionId }, { sessionId });
+    },
     async subscribe({ ws, sessionId }, msg) {
       // Frames from other instances flow before the replay reads the log, so none falls in the seam.
       await watch(ws.getUserData(), sessionId);

@@ -8,6 +8,14 @@ import { backoffDelay, type BackoffPolicy } from '../backoff.ts';
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import type { Provider } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
+import { OVERFLOW_SIGNATURES } from './providers.ts';
+
+/**
+ * `details.reason` of a model request the provider refused because it did not fit the model's
+ * context window (any preset's wording, see OverflowSignature); `details.contextWindow` carries the
+ * window when the provider named it. The agent compacts and retries once on it.
+ */
+export const CONTEXT_OVERFLOW = 'context_overflow';
 
 /** Upper bound on any wait before a retry, whatever Retry-After asks for. */
 export const MAX_RETRY_WAIT_MS = 10_000;
@@ -97,6 +105,29 @@ function providerText(e: unknown, facts: RequestFacts): string {
   return raw ? `: ${scrub(raw, facts.apiKey)}` : '';
 }
 
+/** The provider's error code and message, raw (for matching, never shown). */
+function errorParts(e: { error?: unknown; code?: unknown; message: string }): { code: string | undefined; message: string } {
+  const body = e.error as { message?: unknown; code?: unknown; type?: unknown } | string | undefined;
+  if (typeof body === 'string') return { code: undefined, message: body };
+  const code = typeof e.code === 'string' ? e.code : typeof body?.code === 'string' ? body.code : typeof body?.type === 'string' ? body.type : undefined;
+  return { code, message: typeof body?.message === 'string' ? body.message : e.message };
+}
+
+/** Whether an error answer says the request overflowed the context window; the window when it names one (0 when not). */
+export function overflowOf(e: unknown): { window: number } | undefined {
+  if (!(e instanceof APIError)) return undefined;
+  const status = statusOf(e);
+  const { code, message } = errorParts(e);
+  for (const sig of OVERFLOW_SIGNATURES) {
+    if (status !== undefined && status !== sig.status && status !== 413) continue;
+    if ((sig.code !== undefined && code === sig.code) || sig.pattern.test(message)) {
+      const named = OVERFLOW_SIGNATURES.map((s) => s.window?.exec(message)?.[1]).find((w) => w !== undefined);
+      return { window: named ? Number(named) : 0 };
+    }
+  }
+  return undefined;
+}
+
 /** The deepest cause's code or message, e.g. ECONNREFUSED. */
 function rootCause(e: unknown): string {
   let cur: unknown = e;
@@ -124,6 +155,12 @@ export function toAgentError(e: unknown, facts: RequestFacts, retries = 0): AppE
   }
   if (e instanceof APIError) {
     const status = statusOf(e);
+    const overflow = overflowOf(e);
+    if (overflow) {
+      const err = failure(`the request did not fit the model's context window${providerText(e, facts)}`, facts, CONTEXT_OVERFLOW, status);
+      if (overflow.window > 0) (err.details as Record<string, unknown>)['contextWindow'] = overflow.window;
+      return err;
+    }
     if (status === undefined) return failure(`model provider reported an error mid-stream${providerText(e, facts)}`, facts, 'stream_error');
     if (status === 401) return failure('model provider rejected the API key (401)', facts, 'unauthorized', status);
     const text = providerText(e, facts);

@@ -17,6 +17,8 @@ export interface ModelRequest {
   onText?: (delta: string) => void;
   /** The turn the request belongs to (told to observers: metrics, traces). */
   turnId?: string;
+  /** Another model on the same endpoint (default: the configured one), e.g. for summaries. */
+  model?: string;
 }
 
 export interface LlmClient {

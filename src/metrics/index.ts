@@ -8,7 +8,7 @@
  *   timed.
  * - Counters the bus cannot see are fed by their owners through this object: rate-limit
  *   rejections (`rejected`), WebSocket connections (`connections`), store appends (`append`), model
- *   requests (`modelRequest`).
+ *   requests and their tokens (`modelRequest`: every request, tool steps and summaries included).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AgentEvents } from '../agent/index.ts';
@@ -28,7 +28,7 @@ export function createMetrics() {
     turnSeconds: new Histogram({ name: 'agentd_turn_duration_seconds', help: 'Turn duration, by outcome', labelNames: ['outcome'], buckets: SECONDS, registers }),
     firstChunkSeconds: new Histogram({ name: 'agentd_time_to_first_chunk_seconds', help: 'From a turn start to its first reply chunk', buckets: SECONDS, registers }),
     chunks: new Counter({ name: 'agentd_reply_chunks_total', help: 'Reply chunks streamed', registers }),
-    tokens: new Counter({ name: 'agentd_model_tokens_total', help: 'Model tokens, by direction (in: prompt, out: completion)', labelNames: ['direction'], registers }),
+    tokens: new Counter({ name: 'agentd_model_tokens_total', help: 'Model tokens of every model request (summaries included), by direction (in: prompt, out: completion)', labelNames: ['direction'], registers }),
     modelRequests: new Counter({ name: 'agentd_model_requests_total', help: 'Model requests, by outcome', labelNames: ['outcome'], registers }),
     modelRetries: new Counter({ name: 'agentd_model_retries_total', help: 'Model request retries', registers }),
     toolCalls: new Counter({ name: 'agentd_tool_calls_total', help: 'Tool calls made for the model, by server, tool and outcome', labelNames: ['server', 'tool', 'outcome'], registers }),
@@ -37,6 +37,7 @@ export function createMetrics() {
     connections: new Gauge({ name: 'agentd_websocket_connections', help: 'Open WebSocket connections', registers }),
     framesOut: new Counter({ name: 'agentd_websocket_frames_sent_total', help: 'Agent and server frames published to WebSocket clients', registers }),
     rejections: new Counter({ name: 'agentd_rate_limit_rejections_total', help: 'Requests or messages refused by a rate limit, by surface', labelNames: ['surface'], registers }),
+    compactions: new Counter({ name: 'agentd_context_compactions_total', help: 'Conversation compactions stored, by trigger (threshold, overflow, manual) and method', labelNames: ['trigger', 'method'], registers }),
     appendSeconds: new Histogram({ name: 'agentd_store_append_seconds', help: 'Session log append latency', buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1], registers }),
   };
   const statuses = new Map<string, string>();
@@ -48,9 +49,13 @@ export function createMetrics() {
     connections: (delta: 1 | -1) => m.connections.inc(delta),
     framePublished: () => m.framesOut.inc(),
     append: (seconds: number) => m.appendSeconds.observe(seconds),
-    modelRequest: (ok: boolean, retries: number) => {
+    modelRequest: (ok: boolean, retries: number, usage?: { promptTokens: number; completionTokens: number }) => {
       m.modelRequests.inc({ outcome: ok ? 'ok' : 'error' });
       if (retries > 0) m.modelRetries.inc(retries);
+      if (usage) {
+        m.tokens.inc({ direction: 'in' }, usage.promptTokens);
+        m.tokens.inc({ direction: 'out' }, usage.completionTokens);
+      }
     },
     /** Reads turns, chunks, tokens, tool calls and server status off the bus. Returns the unsubscribe. */
     watchBus(bus: Pick<Bus<never, AgentEvents & McpEvents>, 'on'>, clock: Clock): () => void {
@@ -74,14 +79,8 @@ export function createMetrics() {
             m.firstChunkSeconds.observe((clock.now() - turn.at) / 1000);
           }
         }),
-        bus.on('agent.response', (e) => {
-          const usage = e.payload.usage;
-          if (usage) {
-            m.tokens.inc({ direction: 'in' }, usage.promptTokens);
-            m.tokens.inc({ direction: 'out' }, usage.completionTokens);
-          }
-          finish(e.payload.turnId, 'response');
-        }),
+        bus.on('agent.response', (e) => finish(e.payload.turnId, 'response')),
+        bus.on('agent.contextCompacted', (e) => m.compactions.inc({ trigger: e.payload.trigger, method: e.payload.method })),
         bus.on('agent.error', (e) => {
           if (e.payload.turnId === undefined || !started.has(e.payload.turnId)) return;
           finish(e.payload.turnId, e.payload.details.reason === 'cancelled' ? 'cancelled' : 'error');

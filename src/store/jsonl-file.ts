@@ -28,15 +28,35 @@ export interface LoadedLog<E extends StoreEvent> {
 
 const isMissing = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code === 'ENOENT';
 
-/** Reads and checks a whole session file; `undefined` when the file does not exist. */
-export async function loadLog<E extends StoreEvent>(path: string, sessionId: string, log: Logger, parseEvent: EventParser<E>): Promise<LoadedLog<E> | undefined> {
+/**
+ * Reads and checks a session file from byte `from` (the start of a line; 0: the whole file) to its
+ * end; `undefined` when the file does not exist. Line numbers in warnings count from `from`.
+ */
+export async function loadLog<E extends StoreEvent>(path: string, sessionId: string, log: Logger, parseEvent: EventParser<E>, from = 0): Promise<LoadedLog<E> | undefined> {
   let buf: Buffer;
   try {
-    buf = await readFile(path);
+    buf = from === 0 ? await readFile(path) : await readFrom(path, from);
   } catch (e) {
     if (isMissing(e)) return undefined;
     throw e;
   }
+  const loaded = parseLines(buf, path, sessionId, log, parseEvent);
+  return { events: loaded.events, validBytes: from + loaded.validBytes, fileBytes: from + buf.length };
+}
+
+async function readFrom(path: string, from: number): Promise<Buffer> {
+  const fh = await open(path, 'r');
+  try {
+    const size = (await fh.stat()).size;
+    const buf = Buffer.alloc(Math.max(0, size - from));
+    await readFully(fh, buf, from);
+    return buf;
+  } finally {
+    await fh.close();
+  }
+}
+
+function parseLines<E extends StoreEvent>(buf: Buffer, path: string, sessionId: string, log: Logger, parseEvent: EventParser<E>): { events: StoredEvent<E>[]; validBytes: number } {
   const events: StoredEvent<E>[] = [];
   const bad: number[] = [];
   let badCount = 0;
@@ -59,8 +79,57 @@ export async function loadLog<E extends StoreEvent>(path: string, sessionId: str
       'event store: skipped torn last line (it is cut off before the next append)',
     );
   }
-  return { events, validBytes: start, fileBytes: buf.length };
+  return { events, validBytes: start };
 }
+
+/**
+ * Visits the complete lines of a file from the last to the first (a torn tail is not a line),
+ * reading backwards in growing chunks, until `visit` returns true; resolves with the byte offset of
+ * the line it stopped at, or `undefined` when it never stopped (or the file is missing). `visit`
+ * gets the line's text without its newline.
+ */
+export async function scanBackward(path: string, visit: (line: string) => boolean): Promise<number | undefined> {
+  let fh;
+  try {
+    fh = await open(path, 'r');
+  } catch (e) {
+    if (isMissing(e)) return undefined;
+    throw e;
+  }
+  try {
+    // buf holds the file's bytes [pos, size); lines ending before buf[end] are still to be visited.
+    let pos = (await fh.stat()).size;
+    let buf = Buffer.alloc(0);
+    let end: number | undefined;
+    for (let chunk = 64 * 1024; ; chunk *= 2) {
+      if (end === undefined) {
+        const i = buf.lastIndexOf(NL);
+        if (i !== -1) end = i + 1;
+      }
+      while (end !== undefined && end > 0) {
+        const prev = end >= 2 ? buf.lastIndexOf(NL, end - 2) : -1;
+        if (prev === -1 && pos > 0) break; // the line starts before buf: read more
+        if (end - 1 > prev + 1 && visit(buf.toString('utf8', prev + 1, end - 1))) return pos + prev + 1;
+        end = prev + 1;
+      }
+      if (pos === 0) return undefined;
+      const n = Math.min(chunk, pos);
+      const more = Buffer.alloc(n);
+      await readFully(fh, more, pos - n);
+      pos -= n;
+      buf = Buffer.concat([more, buf]);
+      if (end !== undefined) end += n;
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The seq a line of this store starts with (`{"seq":N,...`, see storedLine); NaN for anything else. */
+export const seqOfLine = (line: string): number => {
+  const m = /^\{"seq":(\d+),/.exec(line);
+  return m ? Number(m[1]) : NaN;
+};
 
 /**
  * The last valid event of a file (of `sessionId`, when given), reading backwards from the end in

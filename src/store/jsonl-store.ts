@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import { isoNow, systemClock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import { createHandlePool } from './handle-pool.ts';
-import { checkWritable, dirMaker, listDir, loadLog, readLastEvent, removeStaleNewFiles, writeAll, writeNewFile } from './jsonl-file.ts';
+import { checkWritable, dirMaker, listDir, loadLog, readLastEvent, removeStaleNewFiles, scanBackward, seqOfLine, writeAll, writeNewFile } from './jsonl-file.ts';
 import { createLimiter } from './limiter.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { assertSessionId } from './session-id.ts';
-import { eventJson, firstAfter, logJsons, sessionExists, storedEvent, storedLine } from './stored-event.ts';
+import { eventJson, firstAfter, logJsons, parseStoredLine, sessionExists, storedEvent, storedLine } from './stored-event.ts';
 import type { AppendOp, JsonlStoreOptions, Loaded, Slot, TaskOp } from './jsonl-types.ts';
 import type { EventStore, LogEntry, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
 
@@ -29,7 +29,12 @@ const NEW_FILE_PREFIX = '.agentd-new-';
  * - Torn tail policy: bytes after the last newline (a crash mid-write) are reported when the file is
  *   loaded and truncated before the next write, which therefore starts on a fresh line.
  * - Reads that fall within a loaded session's recent window are served from memory; other reads
- *   load the file. Memory per session is bounded by `maxCachedEvents`, however long its log.
+ *   read the file from the line they need on (found by reading backwards from its end). Loading a
+ *   session reads only its last `maxCachedEvents` lines (the whole file only when none of them is
+ *   valid). Memory per session is bounded by `maxCachedEvents`, however long its log.
+ * - `latest(types)` looks in the window, then reads the file backwards until a line of one of the
+ *   types (a cheap text test first, then the full check), so finding a session's latest compaction
+ *   costs what was written after it, not the whole log.
  * - `create` writes the whole log to a new file beside the others (`.agentd-new-*`, which listing
  *   ignores), synced, then gives it the session's name with `link`, which refuses an existing name:
  *   the session file appears whole or not at all, even across a crash, and an existing file is never
@@ -96,9 +101,25 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     }
   };
 
+  /** The file's last `maxEvents` lines (all of it when they hold no valid event). */
+  const loadTail = async (slot: S) => {
+    let lines = 0;
+    const offset = (await scanBackward(slot.path, () => ++lines >= maxEvents)) ?? 0;
+    const tail = await loadLog(slot.path, slot.id, log, parseEvent, offset);
+    if (offset === 0 || !tail || tail.events.length > 0) return tail;
+    return loadLog(slot.path, slot.id, log, parseEvent);
+  };
+
+  /** The events after `since`, read from the line of seq ≤ since on (the file read backwards to find it). */
+  const loadSince = async (slot: S, since: number) => {
+    const offset = since === 0 ? 0 : ((await scanBackward(slot.path, (line) => seqOfLine(line) <= since)) ?? 0);
+    const all = (await loadLog(slot.path, slot.id, log, parseEvent, offset))?.events ?? [];
+    return all.slice(firstAfter(all, since));
+  };
+
   const ensureLoaded = async (slot: S, create: boolean): Promise<Loaded<E> | undefined> => {
     if (slot.state) return slot.state;
-    const loaded = await loads.run(() => loadLog(slot.path, slot.id, log, parseEvent));
+    const loaded = await loads.run(() => loadTail(slot));
     if (!loaded && !create) return undefined;
     setState(slot, { events: window(loaded?.events ?? []), size: loaded?.validBytes ?? 0, checked: false });
     return slot.state;
@@ -246,8 +267,31 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
         if (!state) return [];
         if (covers(state, since)) return state.events.slice(firstAfter(state.events, since));
         // Older than the window: read the file (queued behind earlier appends, so it holds them).
-        const all = (await loads.run(() => loadLog(slot.path, slot.id, log, parseEvent)))?.events ?? [];
-        return all.slice(firstAfter(all, since));
+        return loads.run(() => loadSince(slot, since));
+      });
+    },
+
+    async latest(sessionId: string, types: readonly string[]): Promise<StoredEvent<E> | undefined> {
+      guard(sessionId);
+      return task(sessionId, 'read', async (slot) => {
+        const state = await ensureLoaded(slot, false);
+        if (!state) return undefined;
+        for (let i = state.events.length - 1; i >= 0; i--) {
+          const e = state.events[i] as StoredEvent<E>;
+          if (types.includes(e.event.type)) return e;
+        }
+        if ((state.events[0]?.seq ?? 1) <= 1) return undefined; // the window holds the whole log
+        const marks = types.map((t) => `"type":${JSON.stringify(t)}`);
+        let found: StoredEvent<E> | undefined;
+        await loads.run(() =>
+          scanBackward(slot.path, (line) => {
+            if (!marks.some((m) => line.includes(m))) return false;
+            const e = parseStoredLine(line, parseEvent);
+            if (e && e.sessionId === slot.id && types.includes(e.event.type)) found = e;
+            return found !== undefined;
+          }),
+        );
+        return found;
       });
     },
 

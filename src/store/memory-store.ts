@@ -58,6 +58,17 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
     },
 
     // eslint-disable-next-line @typescript-eslint/require-await
+    async latest(sessionId: string, types: readonly string[]): Promise<StoredEvent<E> | undefined> {
+      guard(sessionId);
+      const stream = sessions.get(sessionId) ?? [];
+      for (let i = stream.length - 1; i >= 0; i--) {
+        const e = stream[i] as StoredEvent<E>;
+        if (types.includes(e.event.type)) return e;
+      }
+      return undefined;
+    },
+
+    // eslint-disable-next-line @typescript-eslint/require-await
     async list(): Promise<SessionInfo[]> {
       guard();
       const out: SessionInfo[] = [];

@@ -18,38 +18,48 @@ export interface RedisStoreOptions<E extends StoreEvent> {
 /**
  * Appends a batch to a session's stream in one step: entry ids are `0-<seq>`, continuing from the
  * stream's last entry, so seq stays gap-free and an id Redis already holds is refused; the index hash
- * records `<lastSeq> <ts>` for listing. KEYS: stream, index. ARGV: sessionId, ts, json…
+ * records `<lastSeq> <ts>` for listing, and the session's `last` hash the seq of its latest event of
+ * each type (for `latest`). KEYS: stream, index, last. ARGV: sessionId, ts, n, type…(n), json…(n)
  */
 const APPEND = `
 local last = 0
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 if top[1] then last = tonumber(string.sub(top[1][1], 3)) end
-for i = 3, #ARGV do
+local n = tonumber(ARGV[3])
+local seqs = {}
+for i = 1, n do
   last = last + 1
-  redis.call('XADD', KEYS[1], '0-' .. last, 'ts', ARGV[2], 'e', ARGV[i])
+  redis.call('XADD', KEYS[1], '0-' .. last, 'ts', ARGV[2], 'e', ARGV[3 + n + i])
+  seqs[#seqs + 1] = ARGV[3 + i]
+  seqs[#seqs + 1] = last
 end
+redis.call('HSET', KEYS[3], unpack(seqs))
 redis.call('HSET', KEYS[2], ARGV[1], last .. ' ' .. ARGV[2])
 return last`;
 
 /**
  * Writes a whole log into a session that has no stream, in one step (a script runs alone): nothing
- * when the stream exists (returns -1); else every entry with its own id `0-<seq>` and `ts`, and the
- * index. The seqs were checked to ascend before the call, so no XADD in the loop can be refused and
- * the script never stops halfway. KEYS: stream, index. ARGV: sessionId, then seq, ts, json per event.
+ * when the stream exists (returns -1); else every entry with its own id `0-<seq>` and `ts`, the
+ * session's `last` hash (type → seq of its latest event of that type) and the index. The seqs were
+ * checked to ascend before the call, so no XADD in the loop can be refused and the script never
+ * stops halfway. KEYS: stream, index, last. ARGV: sessionId, then seq, ts, type, json per event.
  */
 const CREATE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
+redis.call('DEL', KEYS[3])
 local last, ts = 0, ''
-for i = 2, #ARGV, 3 do
-  redis.call('XADD', KEYS[1], '0-' .. ARGV[i], 'ts', ARGV[i + 1], 'e', ARGV[i + 2])
+for i = 2, #ARGV, 4 do
+  redis.call('XADD', KEYS[1], '0-' .. ARGV[i], 'ts', ARGV[i + 1], 'e', ARGV[i + 3])
+  redis.call('HSET', KEYS[3], ARGV[i + 2], ARGV[i])
   last, ts = ARGV[i], ARGV[i + 1]
 end
 redis.call('HSET', KEYS[2], ARGV[1], last .. ' ' .. ts)
 return tonumber(last)`;
 
-/** Deletes a session's stream and its index entry; returns how many streams went (0 or 1). */
+/** Deletes a session's stream, its `last` hash and its index entry; returns how many streams went (0 or 1). */
 const DELETE = `
 local n = redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[3])
 redis.call('HDEL', KEYS[2], ARGV[1])
 return n`;
 
@@ -60,7 +70,8 @@ return n`;
  * Contracts:
  * - Every call is one command (a script for append and delete) sent at call time on one connection,
  *   so operations on a session apply in call order; a resolved append is in Redis.
- * - Keys: `<prefix>{s:<sessionId>}:ev` (the hash tag keeps a session's keys in one Cluster slot) and
+ * - Keys: `<prefix>{s:<sessionId>}:ev` (the hash tag keeps a session's keys in one Cluster slot),
+ *   `<prefix>{s:<sessionId>}:last` (type → seq of the session's latest event of that type) and
  *   `<prefix>sessions`.
  * - Redis unreachable at `open()` rejects naming the URL (without credentials); lost later, calls
  *   fail at once with SERVICE_UNAVAILABLE (no offline queue) and succeed again once it is back,
@@ -74,6 +85,20 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
   const client = createRedisConnection(options.url, 'redis store', log);
   const index = `${keyPrefix}sessions`;
   const streamKey = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:ev`;
+  const lastKey = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:last`;
+  const parseEntry = (sessionId: string, id: string, message: Record<string, string>): StoredEvent<E> | undefined => {
+    let event: E | undefined;
+    try {
+      event = parseEvent(JSON.parse(message.e ?? ''));
+    } catch {
+      event = undefined;
+    }
+    if (!event || message.ts === undefined) {
+      log.warn({ sessionId, id }, 'redis store: skipped an entry that is not a valid event');
+      return undefined;
+    }
+    return deepFreeze({ seq: Number(id.slice(2)), ts: message.ts, sessionId, event });
+  };
   let closed = false;
 
   const guard = (sessionId?: string) => {
@@ -101,7 +126,9 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       if (events.length === 0) return [];
       const jsons = events.map(eventJson);
       const ts = isoNow(clock);
-      const last = Number(await client.eval(APPEND, { keys: [streamKey(sessionId), index], arguments: [sessionId, ts, ...jsons] }).catch(failure('append')));
+      const types = events.map((e) => e.type);
+      const args = [sessionId, ts, String(jsons.length), ...types, ...jsons];
+      const last = Number(await client.eval(APPEND, { keys: [streamKey(sessionId), index, lastKey(sessionId)], arguments: args }).catch(failure('append')));
       const first = last - jsons.length + 1;
       return jsons.map((json, i) => storedEvent<E>(first + i, ts, sessionId, json));
     },
@@ -110,8 +137,8 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       guard(sessionId);
       const jsons = logJsons(log);
       if (jsons.length === 0) return [];
-      const args = [sessionId, ...jsons.flatMap((json, i) => [String(log[i]!.seq), log[i]!.ts, json])];
-      const last = Number(await client.eval(CREATE, { keys: [streamKey(sessionId), index], arguments: args }).catch(failure('create')));
+      const args = [sessionId, ...jsons.flatMap((json, i) => [String(log[i]!.seq), log[i]!.ts, log[i]!.event.type, json])];
+      const last = Number(await client.eval(CREATE, { keys: [streamKey(sessionId), index, lastKey(sessionId)], arguments: args }).catch(failure('create')));
       if (last < 0) throw sessionExists(sessionId);
       return jsons.map((json, i) => storedEvent<E>(log[i]!.seq, log[i]!.ts, sessionId, json));
     },
@@ -121,19 +148,20 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       const entries = await client.xRange(streamKey(sessionId), `(0-${since}`, '+').catch(failure('read'));
       const out: StoredEvent<E>[] = [];
       for (const { id, message } of entries ?? []) {
-        let event: E | undefined;
-        try {
-          event = parseEvent(JSON.parse(message.e ?? ''));
-        } catch {
-          event = undefined;
-        }
-        if (!event || message.ts === undefined) {
-          log.warn({ sessionId, id }, 'redis store: skipped an entry that is not a valid event');
-          continue;
-        }
-        out.push(deepFreeze({ seq: Number(id.slice(2)), ts: message.ts, sessionId, event }));
+        const stored = parseEntry(sessionId, id, message);
+        if (stored) out.push(stored);
       }
       return out;
+    },
+
+    async latest(sessionId, types) {
+      guard(sessionId);
+      if (types.length === 0) return undefined;
+      const seqs = await client.hmGet(lastKey(sessionId), [...types]).catch(failure('read'));
+      const seq = Math.max(0, ...seqs.map((v) => Number(v ?? 0)));
+      if (seq === 0) return undefined;
+      const entry = (await client.xRange(streamKey(sessionId), `0-${seq}`, `0-${seq}`).catch(failure('read')))?.[0];
+      return entry ? parseEntry(sessionId, entry.id, entry.message) : undefined;
     },
 
     async list() {
@@ -153,7 +181,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
 
     async delete(sessionId) {
       guard(sessionId);
-      return Number(await client.eval(DELETE, { keys: [streamKey(sessionId), index], arguments: [sessionId] }).catch(failure('delete'))) > 0;
+      return Number(await client.eval(DELETE, { keys: [streamKey(sessionId), index, lastKey(sessionId)], arguments: [sessionId] }).catch(failure('delete'))) > 0;
     },
 
     onRecovered(listener) {

@@ -58,6 +58,12 @@ export interface EventStore<E extends StoreEvent> {
   create(sessionId: string, log: readonly LogEntry<E>[]): Promise<StoredEvent<E>[]>;
   /** Events with seq > since (default 0), in order. An unknown session reads as empty. */
   read(sessionId: string, since?: number): Promise<StoredEvent<E>[]>;
+  /**
+   * The session's latest event of one of `types` (undefined when it has none), found without reading
+   * the whole log: each engine keeps or finds it at a cost bounded by what came after it. A session
+   * reopens from its latest compaction this way.
+   */
+  latest(sessionId: string, types: readonly string[]): Promise<StoredEvent<E> | undefined>;
   list(): Promise<SessionInfo[]>;
   /** Whether the session has at least one stored event (without reading its log). */
   has(sessionId: string): Promise<boolean>;

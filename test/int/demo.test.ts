@@ -44,7 +44,7 @@ describe('npm run demo', () => {
     // Streaming: the first reply arrives in several chunks that join to it.
     expect(out).toContain('agent › Hi! I am the agentd demo agent.');
     const chunkCounts = [...out.matchAll(/\[response\] (\d+) chunks streamed/g)].map((m) => Number(m[1]));
-    expect(chunkCounts).toHaveLength(4);
+    expect(chunkCounts).toHaveLength(4 + 5); // the tool conversation, then the small-window one
     expect(Math.min(...chunkCounts)).toBeGreaterThan(1);
     // Real tool calls, each toolCall before its toolResult.
     expect(out).toMatch(/\[toolCall\]\s+list_directory on filesystem \{"path":"\."\}/);
@@ -53,6 +53,8 @@ describe('npm run demo', () => {
     expect(out).toContain('Tool read_text_file returned: Welcome to the agentd demo sandbox.');
     expect(out).toMatch(/\[toolResult\] create_entities ok/);
     expect(out).not.toContain('[error]');
+    // The small window: the overflow is compacted away and every turn answered.
+    expect(out).toMatch(/\[contextCompacted\] summarised seq ≤ \d+: ~\d+ → ~\d+ tokens \(trigger: overflow\)/);
     // How to go on.
     expect(out).toMatch(/curl -s http:\/\/127\.0\.0\.1:\d+\/api\/message-sync/);
     expect(out).toMatch(/AGENTD_URL=ws:\/\/127\.0\.0\.1:\d+\/ node \S+\/docs\/clients\/chat\.mjs/);

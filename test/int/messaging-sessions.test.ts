@@ -163,7 +163,8 @@ describe('session endpoints', () => {
     const list = await get('/api/sessions');
     expect(list.status).toBe(200);
     const ep = list.body.sessions.find((s: any) => s.id === 'ep');
-    expect(ep).toEqual({ id: 'ep', lastSeq: 4, updatedAt: expect.stringMatching(ISO_MS), busy: false, queued: 0 });
+    const tokens = expect.any(Number) as unknown;
+    expect(ep).toEqual({ id: 'ep', lastSeq: 4, updatedAt: expect.stringMatching(ISO_MS), busy: false, queued: 0, usage: { promptTokens: tokens, completionTokens: tokens, totalTokens: tokens } });
     expect(list.body.timestamp).toMatch(ISO_MS);
 
     const history = await get('/api/sessions/ep/history');

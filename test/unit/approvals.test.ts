@@ -4,7 +4,7 @@ import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import { createApprovals, resumeOf } from '../../src/agent/approvals.ts';
 import { AppError } from '../../src/errors/index.ts';
 
-const v = 2 as const;
+const v = 3 as const;
 const user = (turnId: string): SessionEvent => ({ v, type: 'userMessage', turnId, content: `msg ${turnId}` });
 const step = (turnId: string, text: string, ...ids: string[]): SessionEvent => ({
   v, type: 'assistantStep', turnId, text, model: 'm', toolCalls: ids.map((id) => ({ id, name: `model_${id}`, arguments: '{}' })),

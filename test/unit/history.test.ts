@@ -11,23 +11,23 @@ import type { SessionEvent as DomainEvent, SessionEventOf } from '../../src/conv
 // ---- event builders -------------------------------------------------------------------------
 
 const userMsg = (content: string, turnId = 't1', image?: ImagePart): DomainEvent =>
-  image ? { v: 2, type: 'userMessage', turnId, content, image } : { v: 2, type: 'userMessage', turnId, content };
+  image ? { v: 3, type: 'userMessage', turnId, content, image } : { v: 3, type: 'userMessage', turnId, content };
 const call = (id: string, name = 'echo'): ToolCallRequest => ({ id, name, arguments: `{"id":"${id}"}` });
 const asked = (turnId: string, ...calls: ToolCallRequest[]): DomainEvent => ({
-  v: 2, type: 'assistantStep', turnId, text: '', toolCalls: calls, model: 'm',
+  v: 3, type: 'assistantStep', turnId, text: '', toolCalls: calls, model: 'm',
 });
 const replied = (content: string, turnId = 't1'): DomainEvent => ({
-  v: 2, type: 'response', turnId, content, text: content, model: 'm',
+  v: 3, type: 'response', turnId, content, text: content, model: 'm',
 });
 const toolCall = (callId: string, turnId = 't1'): DomainEvent => ({
-  v: 2, type: 'toolCall', turnId, callId, toolName: 'echo', serverId: 's', args: {},
+  v: 3, type: 'toolCall', turnId, callId, toolName: 'echo', serverId: 's', args: {},
 });
 const toolResult = (callId: string, result: string, turnId = 't1'): DomainEvent => ({
-  v: 2, type: 'toolResult', turnId, callId, toolName: 'echo', serverId: 's', success: true, result: { text: result }, text: result, durationMs: 1,
+  v: 3, type: 'toolResult', turnId, callId, toolName: 'echo', serverId: 's', success: true, result: { text: result }, text: result, durationMs: 1,
 });
 const failed = (turnId: string, cancelled = false): SessionEventOf<'turnFailed'> =>
-  ({ v: 2, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message: 'model timed out', details: {}, ...(cancelled ? { cancelled } : {}) });
-const reset: DomainEvent = { v: 2, type: 'reset' };
+  ({ v: 3, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message: 'model timed out', details: {}, ...(cancelled ? { cancelled } : {}) });
+const reset: DomainEvent = { v: 3, type: 'reset' };
 
 const u = (content: string, image?: ImagePart): ChatMessage => (image ? { role: 'user', content, image } : { role: 'user', content });
 const a = (content: string, toolCalls?: ToolCallRequest[]): ChatMessage =>
@@ -69,7 +69,7 @@ function given(...past: DomainEvent[]) {
         for (const e of past) before.apply(e);
         const kept = [...before.messages()];
         const ahead = before.preview(events);
-        if (events.some((e) => e.type === 'reset')) expect(ahead).toBeUndefined();
+        if (events.some((e) => e.type === 'reset' || e.type === 'contextCompacted')) expect(ahead).toBeUndefined();
         else expect([...kept, ...(ahead ?? [])]).toEqual(expected);
         expect(before.messages()).toEqual(kept);
       },
@@ -110,12 +110,12 @@ describe('history projection', () => {
   });
 
   it('omits an empty toolCalls list', () => {
-    const empty: DomainEvent = { v: 2, type: 'assistantStep', turnId: 't1', text: 'ok', toolCalls: [], model: 'm' };
+    const empty: DomainEvent = { v: 3, type: 'assistantStep', turnId: 't1', text: 'ok', toolCalls: [], model: 'm' };
     given(userMsg('x')).when(empty).then([u('x'), a('ok')]);
   });
 
   it('keeps the last step text of a response, not the whole reply the client saw', () => {
-    const response: DomainEvent = { v: 2, type: 'response', turnId: 't1', content: 'step one\n\nstep two', text: 'step two', model: 'm' };
+    const response: DomainEvent = { v: 3, type: 'response', turnId: 't1', content: 'step one\n\nstep two', text: 'step two', model: 'm' };
     given(userMsg('x'), asked('t1', call('c1')), toolResult('c1', 'r')).when(response).then([u('x'), a('', [call('c1')]), tool('c1', 'r'), a('step two')]);
   });
 
@@ -203,9 +203,9 @@ describe('incremental history', () => {
 
 // ---- the durable queue: messageQueued ----------------------------------------------------------
 
-const queuedMsg = (content: string, turnId: string): DomainEvent => ({ v: 2, type: 'messageQueued', turnId, correlationId: `c-${turnId}`, content });
+const queuedMsg = (content: string, turnId: string): DomainEvent => ({ v: 3, type: 'messageQueued', turnId, correlationId: `c-${turnId}`, content });
 const discarded = (turnId: string, reason: string): DomainEvent => ({
-  v: 2, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message: `message discarded before its turn started (${reason})`, details: { reason }, cancelled: true,
+  v: 3, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message: `message discarded before its turn started (${reason})`, details: { reason }, cancelled: true,
 });
 
 describe('history projection of queued messages', () => {

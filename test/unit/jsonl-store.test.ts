@@ -60,6 +60,19 @@ describe('jsonl store: files', () => {
     expect(await second.store.read('made')).toEqual(created);
   });
 
+  it('reopened, loads only the last lines of a long file, yet numbers on and reads all of it', async () => {
+    const dir = await tempDir();
+    const first = openStore(dir);
+    const many = Array.from({ length: 300 }, (_, i) => user(`${i}`));
+    await first.store.append('long', many);
+    await first.store.close();
+    const second = openStore(dir);
+    expect((await second.store.append('long', [user('next')]))[0]?.seq).toBe(301);
+    expect((await second.store.read('long', 290)).map((e) => e.seq)).toEqual(Array.from({ length: 11 }, (_, i) => 291 + i));
+    expect(await second.store.read('long')).toHaveLength(301);
+    expect((await second.store.latest('long', ['userMessage']))?.seq).toBe(301);
+  });
+
   it('creates the directory and writes one StoredEvent per line', async () => {
     const dir = join(await tempDir(), 'nested', 'sessions');
     const { store } = openStore(dir);
@@ -147,8 +160,8 @@ describe('jsonl store: files', () => {
   it('skips a well-formed line whose event fails the schema, with the same warning', async () => {
     const dir = await tempDir();
     await openStore(dir).store.append('v', [user('1')]);
-    const bogus = { seq: 2, ts: '2025-01-02T03:04:05.678Z', sessionId: 'v', event: { v: 2, type: 'userMessage', turnId: 't', content: 42 } };
-    const unknownType = { seq: 3, ts: '2025-01-02T03:04:05.678Z', sessionId: 'v', event: { v: 2, type: 'somethingElse' } };
+    const bogus = { seq: 2, ts: '2025-01-02T03:04:05.678Z', sessionId: 'v', event: { v: 3, type: 'userMessage', turnId: 't', content: 42 } };
+    const unknownType = { seq: 3, ts: '2025-01-02T03:04:05.678Z', sessionId: 'v', event: { v: 3, type: 'somethingElse' } };
     await appendFile(join(dir, 'v.jsonl'), `${JSON.stringify(bogus)}\n${JSON.stringify(unknownType)}\n`);
     const { store, warnings } = openStore(dir);
     expect(contents(await store.read('v'))).toEqual(['1']);
@@ -168,11 +181,11 @@ describe('jsonl store: files', () => {
     await writeFile(join(dir, 'old.jsonl'), old.join('\n') + '\n');
     const events = (await openStore(dir).store.read('old')).map((e) => e.event);
     expect(events).toEqual([
-      { v: 2, type: 'userMessage', turnId: 't', content: 'hi' },
-      { v: 2, type: 'assistantStep', turnId: 't', text: '', model: 'm', toolCalls: [{ id: 'c', name: 'echo', arguments: '{}' }] },
-      { v: 2, type: 'toolResult', turnId: 't', callId: 'c', toolName: 'echo', serverId: 's', success: true, result: 'ok', text: 'ok', durationMs: 1 },
-      { v: 2, type: 'response', turnId: 't', content: 'done', text: 'done', model: 'm' },
-      { v: 2, type: 'turnFailed', turnId: 'u', code: 'AGENT_ERROR', message: 'turn cancelled', details: { reason: 'cancelled' }, cancelled: true },
+      { v: 3, type: 'userMessage', turnId: 't', content: 'hi' },
+      { v: 3, type: 'assistantStep', turnId: 't', text: '', model: 'm', toolCalls: [{ id: 'c', name: 'echo', arguments: '{}' }] },
+      { v: 3, type: 'toolResult', turnId: 't', callId: 'c', toolName: 'echo', serverId: 's', success: true, result: 'ok', text: 'ok', durationMs: 1 },
+      { v: 3, type: 'response', turnId: 't', content: 'done', text: 'done', model: 'm' },
+      { v: 3, type: 'turnFailed', turnId: 'u', code: 'AGENT_ERROR', message: 'turn cancelled', details: { reason: 'cancelled' }, cancelled: true },
     ]);
   });
 

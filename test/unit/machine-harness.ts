@@ -12,7 +12,7 @@ import { createActor, fromPromise, waitFor, type SimulatedClock } from 'xstate';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import { sessionMachine, type SessionEmitted } from '../../machines/session.machine.ts';
 import type { ModelTool, ModelToolOutcome } from '../../src/conversation/tool-shapes.ts';
-import type { ResumedTurn, ModelStepInput, ModelStepOutput, ToolCallInput } from '../../src/conversation/turn-contract.ts';
+import type { CompactInput, CompactRequest, ResumedTurn, ModelStepInput, ModelStepResult, ToolCallInput } from '../../src/conversation/turn-contract.ts';
 import { toolsRunner, turnMachine } from '../../machines/turn.machine.ts';
 import type { ModelStep } from '../../src/llm/types.ts';
 import { PATIENT } from '../support/wait.ts';
@@ -51,7 +51,7 @@ export const askTools = (text: string, ...calls: [id: string, name: string, args
 });
 export const ok = (text: string): ModelToolOutcome => ({ success: true, text, result: { content: [{ type: 'text', text }] }, serverId: 'srv', toolName: 'echo', durationMs: 3 });
 
-export type ModelFake = (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStep>;
+export type ModelFake = (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStep | CompactRequest>;
 export type ToolFake = (input: ToolCallInput, signal: AbortSignal) => Promise<ModelToolOutcome>;
 
 /** A model that answers step `iteration` of every turn with `steps[iteration - 1]`; a step past the script fails the turn. */
@@ -96,6 +96,8 @@ export interface HarnessOptions {
   tool?: ToolFake;
   maxIterations?: number;
   settle?: () => Promise<void>;
+  /** The compaction (default: succeeds at once). */
+  compact?: (input: CompactInput) => Promise<void>;
   turnActions?: TurnActions;
   /** The catalogue each step is offered (default `tools`, all allowed). */
   catalogue?: ModelTool[];
@@ -112,10 +114,16 @@ export function harness(opts: HarnessOptions) {
   const modelInputs: ModelStepInput[] = [];
   const modelSignals: AbortSignal[] = [];
   const toolSignals: AbortSignal[] = [];
-  const modelStep = fromPromise<ModelStepOutput, ModelStepInput>(async ({ input, signal }) => {
+  const compactInputs: CompactInput[] = [];
+  const modelStep = fromPromise<ModelStepResult, ModelStepInput>(async ({ input, signal }) => {
     modelInputs.push(input);
     modelSignals.push(signal);
-    return { step: await opts.model(input, signal), tools: opts.catalogue ?? tools, at: STEP_AT };
+    const out = await opts.model(input, signal);
+    return 'compact' in out ? out : { step: out, tools: opts.catalogue ?? tools, at: STEP_AT };
+  });
+  const compact = fromPromise<void, CompactInput>(({ input }) => {
+    compactInputs.push(input);
+    return (opts.compact ?? (() => Promise.resolve()))(input);
   });
   const callTool: ToolFake = (input, signal) => {
     toolSignals.push(signal);
@@ -123,8 +131,9 @@ export function harness(opts: HarnessOptions) {
   };
   const machine = sessionMachine.provide({
     actors: {
-      turn: turnMachine.provide({ actors: { modelStep, runTools: toolsRunner(() => callTool) }, ...(opts.turnActions && { actions: opts.turnActions }) }),
+      turn: turnMachine.provide({ actors: { modelStep, compact, runTools: toolsRunner(() => callTool) }, ...(opts.turnActions && { actions: opts.turnActions }) }),
       settle: fromPromise(() => (opts.settle ?? (() => Promise.resolve()))()),
+      compact,
     },
   });
   const input = { sessionId: 's1', maxIterations: opts.maxIterations ?? 20, model: 'm', approvalTimeoutMs: opts.approvalTimeoutMs ?? 60_000 };
@@ -145,5 +154,5 @@ export function harness(opts: HarnessOptions) {
       .map((e) => (e.type === 'fact' ? `fact:${e.event.type}` : e.type === 'chunk' ? `chunk:${e.content}` : e.type === 'dropped' ? `dropped:${e.key.turnId}` : e.type));
   const facts = <T extends SessionEvent['type']>(type: T, turnId?: string) =>
     emitted.flatMap((e) => (e.type === 'fact' && e.event.type === type && (turnId === undefined || e.key.turnId === turnId) ? [e.event as Extract<SessionEvent, { type: T }>] : []));
-  return { actor, emitted, modelInputs, modelSignals, toolSignals, send, idle, trace, facts };
+  return { actor, emitted, modelInputs, modelSignals, toolSignals, compactInputs, send, idle, trace, facts };
 }

@@ -59,7 +59,7 @@ describe('queue fold', () => {
   });
 
   it('a stored messageQueued line parses (version 2)', () => {
-    expect(parseSessionEvent({ v: 2, type: 'messageQueued', turnId: 't', correlationId: 'c', content: 'x' })).toMatchObject({ type: 'messageQueued' });
+    expect(parseSessionEvent({ v: 3, type: 'messageQueued', turnId: 't', correlationId: 'c', content: 'x' })).toMatchObject({ type: 'messageQueued' });
   });
 });
 

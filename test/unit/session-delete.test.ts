@@ -189,7 +189,7 @@ describe('delete against everything in flight', () => {
 
   it('a delete while the session is still opening closes it once open; commands that came meanwhile find a new session', async () => {
     const w = watchedStore(createMemoryStore());
-    await w.store.append(S, [{ v: 2, type: 'userMessage', turnId: 'old', content: 'old' }]);
+    await w.store.append(S, [{ v: 3, type: 'userMessage', turnId: 'old', content: 'old' }]);
     const r = await rig(w.store);
     const opened = r.exec('agent.openSession', { sessionId: S });
     const d = r.exec('agent.deleteSession', { sessionId: S });

@@ -61,7 +61,7 @@ describe('session machine', () => {
     slow.held[0]?.resolve(reply('late')); // the fake ignores its signal: only the machine can drop this
     await h.idle();
     expect(h.trace('t1')).toEqual(['fact:userMessage', 'thinking', 'fact:turnFailed']);
-    expect(h.facts('turnFailed')).toEqual([{ v: 2, type: 'turnFailed', turnId: 't1', code: 'AGENT_ERROR', message: 'turn cancelled', details: { reason: 'cancelled' }, cancelled: true }]);
+    expect(h.facts('turnFailed')).toEqual([{ v: 3, type: 'turnFailed', turnId: 't1', code: 'AGENT_ERROR', message: 'turn cancelled', details: { reason: 'cancelled' }, cancelled: true }]);
     expect(h.facts('response').map((r) => [r.turnId, r.content])).toEqual([['t2', 'next']]);
   });
 
@@ -98,7 +98,7 @@ describe('session machine', () => {
     expect(h.trace()).toEqual(['fact:userMessage', 'thinking', 'dropped:t2', 'dropped:t3', 'fact:turnFailed']);
     expect(h.emitted.flatMap((e) => (e.type === 'dropped' ? [[e.key.turnId, e.reason]] : []))).toEqual([['t2', 'reset'], ['t3', 'reset']]);
     expect(h.facts('turnFailed')).toEqual([
-      { v: 2, type: 'turnFailed', turnId: 't1', code: 'AGENT_ERROR', message: 'turn cancelled (reset)', details: { reason: 'reset' }, cancelled: true },
+      { v: 3, type: 'turnFailed', turnId: 't1', code: 'AGENT_ERROR', message: 'turn cancelled (reset)', details: { reason: 'reset' }, cancelled: true },
     ]);
     expect(h.modelInputs).toHaveLength(1);
     expect(h.actor.getSnapshot().matches('idle')).toBe(true);
@@ -152,7 +152,7 @@ describe('session machine', () => {
     h.send('two');
     await h.idle();
     expect(h.trace('t1')).toEqual(['fact:userMessage', 'thinking', 'fact:turnFailed']);
-    expect(h.facts('turnFailed')).toEqual([{ v: 2, type: 'turnFailed', turnId: 't1', code: 'AGENT_ERROR', message: 'Agent processing failed: bug in reportStep', details: {} }]);
+    expect(h.facts('turnFailed')).toEqual([{ v: 3, type: 'turnFailed', turnId: 't1', code: 'AGENT_ERROR', message: 'Agent processing failed: bug in reportStep', details: {} }]);
     expect(h.facts('response').map((r) => [r.turnId, r.content])).toEqual([['t2', 'fine']]);
   });
 

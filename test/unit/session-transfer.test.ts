@@ -53,7 +53,7 @@ describe('transfer format', () => {
     const v1 = { type: 'assistantMessage', turnId: 't1', content: 'hi', final: true, model: 'm' };
     expect(parseTransfer(text([lineOf({ seq: 1, ts, event: user('a') }), lineOf({ seq: 4, ts, event: v1 })]))).toEqual([
       { seq: 1, ts, event: user('a') },
-      { seq: 4, ts, event: { v: 2, type: 'response', turnId: 't1', content: 'hi', text: 'hi', model: 'm' } },
+      { seq: 4, ts, event: { v: 3, type: 'response', turnId: 't1', content: 'hi', text: 'hi', model: 'm' } },
     ]);
   });
 
@@ -68,7 +68,7 @@ describe('transfer format', () => {
     ['no event', lineOf({ seq: 2, ts }), /event is missing/],
     ['an unknown event type', lineOf({ seq: 2, ts, event: { v: 2, type: 'teleport' } }), /^event\.type: /],
     ['an event missing a field', lineOf({ seq: 2, ts, event: { v: 2, type: 'userMessage', turnId: 't' } }), /^event\.content: /],
-    ['an event of a later version', lineOf({ seq: 2, ts, event: { v: 3, type: 'reset' } }), /event\.v: version 3 is not one this agentd reads/],
+    ['an event of a later version', lineOf({ seq: 2, ts, event: { v: 4, type: 'reset' } }), /event\.v: version 4 is not one this agentd reads/],
     ['JSON nested too deep', `{"seq":2,"ts":"${ts}","event":${'['.repeat(MAX_LINE_DEPTH + 1)}${']'.repeat(MAX_LINE_DEPTH + 1)}}`, /deeper than/],
   ])('refuses %s with 400 INVALID_REQUEST naming the line', (_name, bad, issue) => {
     const error = refusal(text([lineOf({ seq: 1, ts, event: user('a') }), '', bad, lineOf({ seq: 9, ts, event: user('z') })]));
@@ -84,12 +84,12 @@ describe('transfer format', () => {
 });
 
 const ev = {
-  user: (turnId: string): SessionEvent => ({ v: 2, type: 'userMessage', turnId, content: turnId }),
-  step: (turnId: string, callId: string): SessionEvent => ({ v: 2, type: 'assistantStep', turnId, text: '', toolCalls: [{ id: callId, name: 'echo', arguments: '{}' }], model: 'm' }),
-  call: (turnId: string, callId: string): SessionEvent => ({ v: 2, type: 'toolCall', turnId, callId, toolName: 'echo', serverId: 's', args: {} }),
-  ask: (turnId: string, callId: string): SessionEvent => ({ v: 2, type: 'toolApprovalRequested', turnId, callId, toolName: 'echo', serverId: 's', args: {}, expiresAt: '2099-01-01T00:00:00.000Z' }),
-  queued: (turnId: string): SessionEvent => ({ v: 2, type: 'messageQueued', turnId, correlationId: `c-${turnId}`, content: turnId }),
-  response: (turnId: string): SessionEvent => ({ v: 2, type: 'response', turnId, content: 'ok', text: 'ok', model: 'm' }),
+  user: (turnId: string): SessionEvent => ({ v: 3, type: 'userMessage', turnId, content: turnId }),
+  step: (turnId: string, callId: string): SessionEvent => ({ v: 3, type: 'assistantStep', turnId, text: '', toolCalls: [{ id: callId, name: 'echo', arguments: '{}' }], model: 'm' }),
+  call: (turnId: string, callId: string): SessionEvent => ({ v: 3, type: 'toolCall', turnId, callId, toolName: 'echo', serverId: 's', args: {} }),
+  ask: (turnId: string, callId: string): SessionEvent => ({ v: 3, type: 'toolApprovalRequested', turnId, callId, toolName: 'echo', serverId: 's', args: {}, expiresAt: '2099-01-01T00:00:00.000Z' }),
+  queued: (turnId: string): SessionEvent => ({ v: 3, type: 'messageQueued', turnId, correlationId: `c-${turnId}`, content: turnId }),
+  response: (turnId: string): SessionEvent => ({ v: 3, type: 'response', turnId, content: 'ok', text: 'ok', model: 'm' }),
 };
 
 describe('closing what a copied log leaves open', () => {
@@ -101,9 +101,9 @@ describe('closing what a copied log leaves open', () => {
     const log = [ev.user('t1'), ev.response('t1'), ev.user('t2'), ev.step('t2', 'c1'), ev.call('t2', 'c1'), ev.queued('t3'), ev.queued('t4')];
     const closing = closingEvents(log, 'forked');
     expect(closing).toEqual([
-      { v: 2, type: 'turnFailed', turnId: 't2', code: 'AGENT_ERROR', message: 'The turn was stopped: the session was forked before it ended', details: { reason: 'forked' } },
-      { v: 2, type: 'turnFailed', turnId: 't3', code: 'AGENT_ERROR', message: 'message discarded before its turn started (forked)', details: { reason: 'forked' }, cancelled: true },
-      { v: 2, type: 'turnFailed', turnId: 't4', code: 'AGENT_ERROR', message: 'message discarded before its turn started (forked)', details: { reason: 'forked' }, cancelled: true },
+      { v: 3, type: 'turnFailed', turnId: 't2', code: 'AGENT_ERROR', message: 'The turn was stopped: the session was forked before it ended', details: { reason: 'forked' } },
+      { v: 3, type: 'turnFailed', turnId: 't3', code: 'AGENT_ERROR', message: 'message discarded before its turn started (forked)', details: { reason: 'forked' }, cancelled: true },
+      { v: 3, type: 'turnFailed', turnId: 't4', code: 'AGENT_ERROR', message: 'message discarded before its turn started (forked)', details: { reason: 'forked' }, cancelled: true },
     ]);
     const closed = [...log, ...closing];
     expect(openTurnOf(closed)).toBeUndefined();

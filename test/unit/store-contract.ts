@@ -10,21 +10,26 @@ export function manualClock(start = Date.UTC(2025, 0, 2, 3, 4, 5, 678)): Clock &
   return { now: () => t, advance: (ms) => void (t += ms) };
 }
 
-export const user = (content: string, turnId = 't1'): SessionEvent => ({ v: 2, type: 'userMessage', turnId, content });
+export const user = (content: string, turnId = 't1'): SessionEvent => ({ v: 3, type: 'userMessage', turnId, content });
 
 /** Events of every kind, with every optional field, to check that they round-trip unchanged. */
 export const sampleEvents: SessionEvent[] = [
-  { v: 2, type: 'userMessage', turnId: 't1', content: 'hi ✓', image: { mimeType: 'image/png', base64: 'iVBORw0KGgo=' } },
+  { v: 3, type: 'userMessage', turnId: 't1', content: 'hi ✓', image: { mimeType: 'image/png', base64: 'iVBORw0KGgo=' } },
   {
-    v: 2, type: 'assistantStep', turnId: 't1', text: '', model: 'm',
+    v: 3, type: 'assistantStep', turnId: 't1', text: '', model: 'm',
     toolCalls: [{ id: 'c1', name: 'echo', arguments: '{"x":1}' }],
     usage: { promptTokens: 1, completionTokens: 2, totalTokens: 3 },
   },
-  { v: 2, type: 'toolCall', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', args: { x: 1, nested: [null, 'a'] } },
-  { v: 2, type: 'toolResult', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', success: true, result: { content: [{ type: 'text', text: '1' }] }, text: '1', durationMs: 5 },
-  { v: 2, type: 'response', turnId: 't1', content: 'done', text: 'done', model: 'm' },
-  { v: 2, type: 'turnFailed', turnId: 't2', code: 'AGENT_ERROR', message: 'x', details: { reason: 'cancelled' }, cancelled: true },
-  { v: 2, type: 'reset' },
+  { v: 3, type: 'toolCall', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', args: { x: 1, nested: [null, 'a'] } },
+  { v: 3, type: 'toolResult', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', success: true, result: { content: [{ type: 'text', text: '1' }] }, text: '1', durationMs: 5 },
+  { v: 3, type: 'response', turnId: 't1', content: 'done', text: 'done', model: 'm' },
+  { v: 3, type: 'turnFailed', turnId: 't2', code: 'AGENT_ERROR', message: 'x', details: { reason: 'cancelled' }, cancelled: true },
+  {
+    v: 3, type: 'contextCompacted', method: 'summary', trigger: 'overflow', upToSeq: 4, readFrom: 5, summary: 'The user asked to add; the tool said 1.',
+    tokensBefore: 7000, tokensAfter: 900, turnId: 't2', model: 'm', usage: { promptTokens: 600, completionTokens: 40, totalTokens: 640 },
+    usageTotal: { promptTokens: 601, completionTokens: 42, totalTokens: 643 },
+  },
+  { v: 3, type: 'reset' },
 ];
 
 export interface ContractSubject {
@@ -76,7 +81,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
 
     it('hands out frozen copies: neither the caller nor a reader can change the log', async () => {
       const { store } = await subject();
-      const event = { v: 2, type: 'userMessage', turnId: 't', content: 'before' } as { v: 2; type: 'userMessage'; turnId: string; content: string };
+      const event = { v: 3, type: 'userMessage', turnId: 't', content: 'before' } as { v: 3; type: 'userMessage'; turnId: string; content: string };
       const [stored] = await store.append('s', [event]);
       event.content = 'after';
       expect(Object.isFrozen(stored?.event)).toBe(true);
@@ -176,7 +181,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
 
     it('rejects an event JSON cannot carry without using up a seq', async () => {
       const { store } = await subject();
-      const bad: SessionEvent = { v: 2, type: 'toolCall', turnId: 't', callId: 'c', toolName: 'n', serverId: 's', args: 1n };
+      const bad: SessionEvent = { v: 3, type: 'toolCall', turnId: 't', callId: 'c', toolName: 'n', serverId: 's', args: 1n };
       await expect(store.append('j', [bad])).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
       expect((await store.append('j', [user('ok')]))[0]?.seq).toBe(1);
     });
@@ -211,7 +216,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       expect((await store.read('taken')).map((e) => e.event)).toEqual([user('mine')]);
       // Seqs that do not ascend, or an event JSON cannot carry: refused before anything is written.
       await expect(store.create('bad', [{ seq: 2, ts, event: user('a') }, { seq: 2, ts, event: user('b') }])).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
-      const big: SessionEvent = { v: 2, type: 'toolCall', turnId: 't', callId: 'c', toolName: 'n', serverId: 's', args: 1n };
+      const big: SessionEvent = { v: 3, type: 'toolCall', turnId: 't', callId: 'c', toolName: 'n', serverId: 's', args: 1n };
       await expect(store.create('bad', [{ seq: 1, ts, event: user('a') }, { seq: 2, ts, event: big }])).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
       expect(await store.read('bad')).toEqual([]);
       expect((await store.list()).map((s) => s.id)).toEqual(['taken']);
@@ -227,6 +232,36 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       const [, , created] = await Promise.all([store.delete('race'), store.read('race'), store.create('race', [{ seq: 1, ts, event: user('copy') }])]);
       expect(created.map((e) => e.event)).toEqual([user('copy')]);
       expect((await store.read('race')).map((e) => e.event)).toEqual([user('copy')]);
+    });
+
+    it('create keeps the latest event of each type findable', async () => {
+      const { store } = await subject();
+      const ts = '2024-05-01T00:00:00.000Z';
+      await store.create('made', [{ seq: 1, ts, event: user('a') }, { seq: 2, ts, event: { v: 3, type: 'reset' } }, { seq: 3, ts, event: user('b') }]);
+      expect((await store.latest('made', ['reset']))?.seq).toBe(2);
+      expect((await store.latest('made', ['userMessage']))?.seq).toBe(3);
+    });
+
+    it('finds the latest event of some types without the caller reading the log', async () => {
+      const { store } = await subject();
+      const mark = (n: number): SessionEvent => ({
+        v: 3, type: 'contextCompacted', method: 'summary', trigger: 'manual', upToSeq: n, readFrom: n + 1, summary: `s${n}`,
+        tokensBefore: 10, tokensAfter: 1, usageTotal: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+      });
+      expect(await store.latest('m', ['contextCompacted'])).toBeUndefined();
+      // Longer than any engine's in-memory window, with marks early and in the middle.
+      const events = Array.from({ length: 400 }, (_, i) => (i === 10 || i === 200 ? mark(i) : user(`${i}`)));
+      for (let i = 0; i < events.length; i += 50) await store.append('m', events.slice(i, i + 50));
+      const found = await store.latest('m', ['contextCompacted', 'reset']);
+      expect(found).toMatchObject({ seq: 201, sessionId: 'm', event: mark(200) });
+      expect(await store.latest('m', ['reset'])).toBeUndefined();
+      expect((await store.latest('m', ['userMessage']))?.seq).toBe(400);
+      // Reading from its readFrom on gives everything after it, in order.
+      const since = await store.read('m', 200);
+      expect(since.map((e) => e.seq)).toEqual(Array.from({ length: 200 }, (_, i) => 201 + i));
+      expect(await store.latest('nobody', ['contextCompacted'])).toBeUndefined();
+      await store.delete('m');
+      expect(await store.latest('m', ['contextCompacted'])).toBeUndefined();
     });
 
     it('refuses every call once closed', async () => {

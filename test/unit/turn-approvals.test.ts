@@ -38,7 +38,7 @@ describe('turn machine: tool approvals', () => {
     expect(t.gates.has('a')).toBe(false);
     expect(turnState(h)).toBe('awaitingApproval');
     expect(h.facts('toolApprovalRequested')).toEqual([
-      { v: 2, type: 'toolApprovalRequested', turnId, callId: 'a', toolName: 'echo', serverId: 'srv', args: { text: 'x' }, expiresAt: new Date(STEP_AT + 5000).toISOString() },
+      { v: 3, type: 'toolApprovalRequested', turnId, callId: 'a', toolName: 'echo', serverId: 'srv', args: { text: 'x' }, expiresAt: new Date(STEP_AT + 5000).toISOString() },
     ]);
     t.gate('b').resolve(ok('3'));
     await waitUntil(() => h.facts('toolResult').length === 1);
@@ -53,7 +53,7 @@ describe('turn machine: tool approvals', () => {
       'fact:userMessage', 'thinking', 'fact:assistantStep', 'fact:toolCall', 'fact:toolApprovalRequested', 'fact:toolCall',
       'fact:toolResult', 'fact:toolApprovalResolved', 'fact:toolResult', 'fact:response',
     ]);
-    expect(h.facts('toolApprovalResolved')).toEqual([{ v: 2, type: 'toolApprovalResolved', turnId, callId: 'a', decision: 'approve', by: 'rest' }]);
+    expect(h.facts('toolApprovalResolved')).toEqual([{ v: 3, type: 'toolApprovalResolved', turnId, callId: 'a', decision: 'approve', by: 'rest' }]);
     expect(h.facts('response')[0]?.content).toBe(`Checking.${STEP_SEPARATOR}Both done`);
   });
 
@@ -67,7 +67,7 @@ describe('turn machine: tool approvals', () => {
     h.actor.send({ type: 'APPROVAL', callId: 'a', decision: 'approve', by: 'rest' });
     await h.idle();
     expect(called).toEqual([]);
-    expect(h.facts('toolApprovalResolved')).toEqual([{ v: 2, type: 'toolApprovalResolved', turnId, callId: 'a', decision: 'deny', by: 'websocket', reason: 'not today' }]);
+    expect(h.facts('toolApprovalResolved')).toEqual([{ v: 3, type: 'toolApprovalResolved', turnId, callId: 'a', decision: 'deny', by: 'websocket', reason: 'not today' }]);
     expect(h.facts('toolResult')).toEqual([expect.objectContaining({ callId: 'a', success: false, text: 'Tool "echo" was not called: it was denied (websocket). Reason: not today.' })]);
     expect(h.facts('response')[0]?.content).toBe('understood');
   });
@@ -82,7 +82,7 @@ describe('turn machine: tool approvals', () => {
     clock.increment(1);
     await h.idle();
     const expiresAt = new Date(STEP_AT + 1000).toISOString();
-    expect(h.facts('toolApprovalResolved')).toEqual([{ v: 2, type: 'toolApprovalResolved', turnId, callId: 'a', decision: 'deny', by: 'timeout', reason: `no answer by ${expiresAt}` }]);
+    expect(h.facts('toolApprovalResolved')).toEqual([{ v: 3, type: 'toolApprovalResolved', turnId, callId: 'a', decision: 'deny', by: 'timeout', reason: `no answer by ${expiresAt}` }]);
     expect(h.facts('toolResult')[0]?.text).toBe(`Tool "echo" was not called: no one approved it in time. Reason: no answer by ${expiresAt}.`);
     expect(h.facts('response')[0]?.content).toBe('timed out');
   });
@@ -97,7 +97,7 @@ describe('turn machine: tool approvals', () => {
     h.actor.send(stop);
     await h.idle();
     expect(h.trace(turnId).slice(-2)).toEqual(['fact:toolApprovalResolved', 'fact:turnFailed']);
-    expect(h.facts('toolApprovalResolved')).toEqual([{ v: 2, type: 'toolApprovalResolved', turnId, callId: 'a', decision: 'deny', by, reason: message }]);
+    expect(h.facts('toolApprovalResolved')).toEqual([{ v: 3, type: 'toolApprovalResolved', turnId, callId: 'a', decision: 'deny', by, reason: message }]);
     expect(h.facts('turnFailed')[0]).toMatchObject({ cancelled: true, details: { reason: by } });
   });
 

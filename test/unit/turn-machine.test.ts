@@ -14,9 +14,9 @@ describe('turn machine (through its session)', () => {
     const turnId = h.send('hi');
     await h.idle();
     expect(h.trace()).toEqual(['fact:userMessage', 'thinking', 'fact:response']);
-    expect(h.facts('userMessage')[0]).toEqual({ v: 2, type: 'userMessage', turnId, content: 'hi' });
-    expect(h.facts('response')[0]).toEqual({ v: 2, type: 'response', turnId, content: 'Hello there', text: 'Hello there', model: 'm' });
-    expect(h.modelInputs).toEqual([{ key: { sessionId: 's1', turnId, correlationId: 'c1', hops: 0 }, iteration: 1, prefix: '' }]);
+    expect(h.facts('userMessage')[0]).toEqual({ v: 3, type: 'userMessage', turnId, content: 'hi' });
+    expect(h.facts('response')[0]).toEqual({ v: 3, type: 'response', turnId, content: 'Hello there', text: 'Hello there', model: 'm' });
+    expect(h.modelInputs).toEqual([{ compacted: false, key: { sessionId: 's1', turnId, correlationId: 'c1', hops: 0 }, iteration: 1, prefix: '' }]);
     expect(h.emitted.map((e) => e.key)).toEqual(Array(3).fill({ sessionId: 's1', turnId, correlationId: 'c1', hops: 0 }));
   });
 

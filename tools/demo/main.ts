@@ -1,8 +1,10 @@
 /**
  * `npm run demo`: the service with no API key. Starts the model simulator (port 4010, or a free one
  * when taken), then agentd with agents/demo.yml (real MCP servers: filesystem over data/demo-sandbox,
- * memory), runs a short scripted WebSocket conversation that shows streaming and tool calls, prints
- * how to talk to it, and runs until Ctrl-C.
+ * memory), runs a short scripted WebSocket conversation that shows streaming and tool calls, then a
+ * second one against a model with a small context window (the simulator's `[[window:N]]`) that shows
+ * a compaction (the overflow is compacted away and the turn answered), prints how to talk to it,
+ * and runs until Ctrl-C.
  *
  * Environment: AGENTD_DEMO_PORT (service port, default 3001; 0 = any free port), AGENTD_DEMO_SIM_PORT
  * (simulator port, default 4010), AGENTD_DEMO_TOKENS_PER_SEC (simulated streaming speed, default 40),
@@ -25,6 +27,10 @@ import { startSimulator, type Simulator } from '../simulator/index.ts';
 import { bold, createTurnPrinter, cyan, dim, type Frame } from './print.ts';
 
 const SESSION = 'demo';
+/** The session of the small-window conversation. */
+const WINDOW_SESSION = 'demo-window';
+/** Tokens the small window leaves for the conversation beyond the first request (tools and system prompt). */
+const WINDOW_ROOM = 250;
 
 /** The scripted conversation. `[[...]]` directives tell the simulated model what to do (tools/simulator/README.md). */
 const SCRIPT = [
@@ -76,21 +82,46 @@ function connect(url: string): Promise<WebSocket> {
   });
 }
 
-/** Sends each scripted message over the WebSocket and prints its turn's events as they stream in. */
-async function converse(ws: WebSocket): Promise<void> {
+/** Sends each scripted message (a function: made from the turn before's end frame) to `session` and prints its turns' events as they stream in. */
+async function converse(ws: WebSocket, session: string, script: readonly (string | ((last: Frame | undefined) => string))[]): Promise<void> {
   const printer = createTurnPrinter();
-  let endTurn: (() => void) | undefined;
-  ws.on('message', (raw: Buffer) => {
+  let endTurn: ((f: Frame) => void) | undefined;
+  const onMessage = (raw: Buffer) => {
     const f = JSON.parse(raw.toString('utf8')) as Frame;
-    if (f.data.sessionId !== SESSION) return; // server-wide events (mcpServerStatus, ...) and other sessions
-    if (printer.frame(f)) endTurn?.();
-  });
-  for (const content of SCRIPT) {
+    if (f.data.sessionId !== session) return; // server-wide events (mcpServerStatus, ...) and other sessions
+    if (printer.frame(f)) endTurn?.(f);
+  };
+  ws.on('message', onMessage);
+  let last: Frame | undefined;
+  for (const item of script) {
+    const content = typeof item === 'string' ? item : item(last);
     process.stdout.write(`\n${bold(cyan('you   ›'))} ${content}\n`);
-    const ended = new Promise<void>((resolve) => (endTurn = resolve));
-    ws.send(JSON.stringify({ type: 'message', sessionId: SESSION, content }));
-    await ended;
+    const ended = new Promise<Frame>((resolve) => (endTurn = resolve));
+    ws.send(JSON.stringify({ type: 'message', sessionId: session, content }));
+    last = await ended;
   }
+  ws.off('message', onMessage);
+}
+
+/**
+ * The small-window conversation: the first turn's usage says how big the request is (system prompt
+ * and tools); every later message gives the model a window WINDOW_ROOM tokens above that, so the
+ * fourth turn overflows and agentd compacts (a `[contextCompacted]` line) before answering it.
+ */
+function windowScript(): ((last: Frame | undefined) => string)[] {
+  let window = 0;
+  const next = (text: string) => (last: Frame | undefined) => {
+    const usage = last?.data.usage as { promptTokens?: number } | undefined;
+    if (window === 0) window = (usage?.promptTokens ?? 1000) + WINDOW_ROOM;
+    return `${text} [[window:${window}]] [[len:50]]`;
+  };
+  return [
+    () => 'Now imagine my model has a small context window. Tell me a story. [[len:50]]',
+    next('Go on.'),
+    next('And then?'),
+    next('What happened next?'),
+    next('How does it end?'),
+  ];
 }
 
 function examples(base: string, ws: string): string {
@@ -108,6 +139,7 @@ ${bold('Try it yourself')} (the simulator echoes you, and obeys [[directives]]: 
   curl -s -X POST ${base}/api/reset
   curl -s ${base}/api/sessions
   curl -s ${base}/api/sessions/${SESSION}/history
+  curl -s -X POST ${base}/api/sessions/${SESSION}/compact      # compact a session's history now
   curl -s ${base}/api/mcp/servers
   curl -s ${base}/api/health
 
@@ -170,7 +202,9 @@ async function main(): Promise<void> {
     for (const s of servers) process.stdout.write(`  MCP server       ${s.name}: ${s.status}${s.error ? ` (${s.error})` : ''}\n`);
 
     ws = await connect(`ws://127.0.0.1:${port}/`);
-    await converse(ws);
+    await converse(ws, SESSION, SCRIPT);
+    process.stdout.write(`\n${bold('A small context window')} ${dim(`(session ${WINDOW_SESSION}: the history is compacted, not cut off)`)}\n`);
+    await converse(ws, WINDOW_SESSION, windowScript());
     process.stdout.write(examples(`http://127.0.0.1:${port}`, `ws://127.0.0.1:${port}/`));
   } catch (e) {
     await stop().catch(() => undefined);

@@ -73,6 +73,12 @@ export function createTurnPrinter(write: (text: string) => void = (t) => void pr
           chunks = 0;
           return true;
         }
+        case 'contextCompacted': {
+          const how = d.method === 'summary' ? `summarised seq ≤ ${String(d.upToSeq)}` : `cleared old tool results (seq ≤ ${String(d.upToSeq)})`;
+          line(cyan(`  [contextCompacted] ${how}: ~${String(d.tokensBefore)} → ~${String(d.tokensAfter)} tokens (trigger: ${String(d.trigger)})`));
+          if (typeof d.summary === 'string') line(dim(`      summary: ${short(d.summary, 110)}`));
+          return false;
+        }
         case 'error':
           line(red(`  [error] ${String(d.code)}: ${String(d.message)}`));
           chunks = 0;

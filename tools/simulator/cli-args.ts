@@ -12,7 +12,8 @@ export const USAGE_TEXT = `usage: tsx tools/simulator/main.ts [flags]
   --usage auto|always|never usage chunk: when the request asks (default), always, never
   --model ID                model id listed by GET /v1/models (repeatable)
   --api-key KEY             require "Authorization: Bearer KEY"
-  --record                  keep request bodies in memory (off by default in the CLI)`;
+  --record                  keep request bodies in memory (off by default in the CLI)
+  --context-window N        answer 400 context_length_exceeded (OpenAI's body) to prompts over N tokens`;
 
 export class CliArgsError extends Error {
   override name = 'CliArgsError';
@@ -43,6 +44,7 @@ export function parseSimulatorArgs(argv: string[]): { options: SimulatorOptions;
         model: { type: 'string', multiple: true },
         'api-key': { type: 'string' },
         record: { type: 'boolean' },
+        'context-window': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -60,6 +62,7 @@ export function parseSimulatorArgs(argv: string[]): { options: SimulatorOptions;
   set('toolArgChunkChars', count('tool-arg-chunk-chars', values['tool-arg-chunk-chars']));
   set('models', values.model);
   set('apiKey', values['api-key']);
+  set('contextWindow', count('context-window', values['context-window']));
   if (values.usage !== undefined) {
     if (!['auto', 'always', 'never'].includes(values.usage)) throw new CliArgsError(`--usage must be auto, always or never`);
     options.usage = values.usage as UsageMode;

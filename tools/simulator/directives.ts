@@ -25,6 +25,8 @@
  *   [[rate:TPS]]              stream TPS pieces per second
  *   [[argchunk:CHARS]]        stream tool arguments in deltas of CHARS characters
  *   [[image]]                 say whether the last user message had an image part, its type and size
+ *   [[window:N]]              the conversation's model has a context window of N tokens (found in any
+ *                             user or system message of a request, see server.ts)
  *
  * A recognised name with a bad value or an unknown key is a DirectiveError (the simulator answers 400).
  */
@@ -40,7 +42,8 @@ export type Directive =
   | { kind: 'ttft'; ms: number }
   | { kind: 'rate'; tokensPerSec: number }
   | { kind: 'argchunk'; chars: number }
-  | { kind: 'image' };
+  | { kind: 'image' }
+  | { kind: 'window'; tokens: number };
 
 export class DirectiveError extends Error {
   override name = 'DirectiveError';
@@ -52,7 +55,7 @@ export interface ParsedText {
   rest: string;
 }
 
-const NAMES = new Set(['tool', 'loop', 'badjson', 'error', 'stall', 'disconnect', 'len', 'reply', 'ttft', 'rate', 'argchunk', 'image']);
+const NAMES = new Set(['tool', 'loop', 'badjson', 'error', 'stall', 'disconnect', 'len', 'reply', 'ttft', 'rate', 'argchunk', 'image', 'window']);
 
 interface RawDirective {
   name: string;
@@ -214,6 +217,11 @@ function interpret(raw: RawDirective): Directive {
       return { kind: 'ttft', ms: num(need('MS'), 'MS')! };
     case 'rate':
       return { kind: 'rate', tokensPerSec: num(need('TPS'), 'TPS', false)! };
+    case 'window': {
+      const tokens = num(need('N'), 'N')!;
+      if (tokens < 1) throw new DirectiveError('[[window]]: N must be at least 1');
+      return { kind: 'window', tokens };
+    }
     case 'argchunk': {
       const chars = num(need('CHARS'), 'CHARS')!;
       if (chars < 1) throw new DirectiveError('[[argchunk]]: CHARS must be at least 1');

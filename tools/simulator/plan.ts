@@ -35,6 +35,8 @@ export function planReply(body: ChatRequestBody, failures: Map<string, number>, 
   const messages = body.messages;
   const userIndex = lastIndexOfRole(messages, 'user');
   const userMessage = messages[userIndex];
+  const last = userMessage ? textOf(userMessage.content) : '';
+  if (last.includes(TRANSCRIPT_OPEN)) return { text: summarise(last) };
   const { directives, rest } = parseDirectives(userMessage ? textOf(userMessage.content) : '');
   const reply: Reply = {};
   const calls: ScriptedToolCall[] = [];
@@ -81,6 +83,8 @@ export function planReply(body: ChatRequestBody, failures: Map<string, number>, 
         break;
       case 'image':
         image = true;
+        break;
+      case 'window':
         break;
     }
   }
@@ -137,4 +141,38 @@ export function describeImages(content: WireMessage['content']): string {
     return `an image (${match[1]}, ${bytes} bytes)`;
   });
   return `The last user message had ${described.join(' and ')}.`;
+}
+
+/** Opens the transcript of a summary request (agentd's compaction, src/agent/compaction.ts). */
+export const TRANSCRIPT_OPEN = '<conversation>';
+
+/**
+ * The simulated model's summary of a transcript: how many user messages it held, the first and the
+ * last of them (shortened), and every `[[window:N]]` directive it carried, so a conversation keeps
+ * its window after it is compacted. Deterministic and short.
+ */
+export function summarise(text: string): string {
+  const close = text.lastIndexOf('</conversation>');
+  const body = text.slice(text.indexOf(TRANSCRIPT_OPEN) + TRANSCRIPT_OPEN.length, close < 0 ? text.length : close);
+  const users = body.split('\n').filter((l) => l.startsWith('User: ')).map((l) => l.slice(6));
+  const earlier = /(?:^|\n)Earlier summary: (.*)/.exec(body)?.[1];
+  const short = (t: string) => (t.length > 60 ? `${t.slice(0, 60)}…` : t);
+  const windows = [...new Set(body.match(/\[\[window:\d+\]\]/g) ?? [])];
+  const parts = [`Summary of ${users.length} user messages.`];
+  if (earlier) parts.push(`Before them: ${short(earlier)}`);
+  if (users[0] !== undefined) parts.push(`First: ${short(users[0])}`);
+  if (users.length > 1) parts.push(`Last: ${short(users.at(-1) as string)}`);
+  return [...parts, ...windows].join(' ');
+}
+
+/** The context window a `[[window:N]]` in any user or system message of the request sets (the last one found). */
+export function windowOf(messages: WireMessage[]): number | undefined {
+  let found: number | undefined;
+  for (const m of messages) {
+    if (m.role !== 'user' && m.role !== 'system') continue;
+    const text = textOf(m.content);
+    if (!text.includes('[[window:')) continue;
+    for (const match of text.matchAll(/\[\[window:(\d+)\]\]/g)) found = Number(match[1]);
+  }
+  return found;
 }

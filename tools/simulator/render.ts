@@ -40,8 +40,12 @@ function fillerText(tokens: number): string {
   return text;
 }
 
-/** Rough prompt size: a token per 4 characters of text, 85 per image (deterministic). */
-export function promptTokens(messages: WireMessage[]): number {
+/**
+ * The prompt's size as a provider would count it, deterministically: a token per 4 characters of
+ * text (tool-call names and arguments, tool definitions included), 85 per image, and OpenAI's chat
+ * overhead of 3 tokens per message plus 3 priming the reply.
+ */
+export function promptTokens(messages: WireMessage[], tools?: unknown[]): number {
   let chars = 0;
   let images = 0;
   for (const m of messages) {
@@ -54,11 +58,18 @@ export function promptTokens(messages: WireMessage[]): number {
     }
     for (const call of m.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length;
   }
-  return Math.ceil(chars / 4) + images * 85;
+  if (tools && tools.length > 0) chars += JSON.stringify(tools).length;
+  return Math.ceil(chars / 4) + images * 85 + 3 * messages.length + 3;
+}
+
+/** OpenAI's answer to a request longer than the model's window (HTTP 400), word for word. */
+export function contextOverflowJson(window: number, tokens: number): string {
+  const message = `This model's maximum context length is ${window} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`;
+  return JSON.stringify({ error: { message, type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } });
 }
 
 function usageJson(body: ChatRequestBody, completionTokens: number): string {
-  const prompt = promptTokens(body.messages);
+  const prompt = promptTokens(body.messages, body.tools);
   return `{"prompt_tokens":${prompt},"completion_tokens":${completionTokens},"total_tokens":${prompt + completionTokens}}`;
 }
 

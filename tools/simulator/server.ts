@@ -5,8 +5,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { DirectiveError } from './directives.ts';
-import { planReply } from './plan.ts';
-import { errorJson, renderCompletion, renderStream, type RenderContext } from './render.ts';
+import { planReply, windowOf } from './plan.ts';
+import { contextOverflowJson, errorJson, promptTokens, renderCompletion, renderStream, type RenderContext } from './render.ts';
 import { afterDelay, pumpStream, type ActiveSet, type Pacing } from './stream.ts';
 import type { ChatRequestBody, RecordedRequest, Reply, Simulator, SimulatorOptions } from './types.ts';
 
@@ -60,6 +60,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (!isChatBody(body)) return sendError(res, 400, 'Request needs "model" (string) and "messages" (array of {role}) (simulator).');
     if (record) requests.push({ path, headers: req.headers, body });
     if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) return sendError(res, 401);
+    const window = windowOf(body.messages) ?? options.contextWindow;
+    if (window !== undefined) {
+      const tokens = promptTokens(body.messages, body.tools);
+      if (tokens > window) return sendJson(res, 400, contextOverflowJson(window, tokens));
+    }
     let reply: Reply;
     try {
       reply = options.script?.(body) ?? planReply(body, failures, options.replyTokens);

@@ -110,6 +110,12 @@ export interface SimulatorOptions {
   apiKey?: string;
   /** Keep received bodies in `requests` (default true; turn off for load benchmarks). */
   record?: boolean;
+  /**
+   * The model's context window in tokens: a request whose prompt (promptTokens in render.ts) is
+   * larger is answered 400 with OpenAI's `context_length_exceeded` body. Default: none (the
+   * `[[window:N]]` directive sets one for a conversation).
+   */
+  contextWindow?: number;
   /** Scripts replies in code; returning undefined falls back to the directives in the text. */
   script?: (request: ChatRequestBody) => Reply | undefined;
 }

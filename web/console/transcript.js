@@ -201,6 +201,9 @@ function foldSession(view, frame) {
     case 'conversationReset':
       items = put(items, { kind: 'reset', key: `reset:${frame.data.seq}`, order: frame.data.seq });
       break;
+    case 'contextCompacted':
+      // Counted as seen (its seq); the transcript shows every original message still (showing it is the console's later work).
+      break;
     case 'error': {
       const d = frame.data;
       const key = d.seq === undefined ? `error:#${loose++}` : `error:${d.turnId ?? ''}:${d.seq}:${d.code}:${d.message}`;

@@ -2,6 +2,7 @@
 import type { Metrics } from '../../metrics/index.ts';
 import type { Route } from '../route.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
+import { compactionRoutes } from './compaction-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { apiDocRoutes, consoleRoutes, inspectRoutes } from './page-routes.ts';
 import { sessionTransferRoutes, type SessionTransferRoutesDeps } from './session-transfer-routes.ts';
@@ -25,6 +26,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...systemRoutes(deps),
     ...agentRoutes(deps),
     ...sessionTransferRoutes(deps),
+    ...compactionRoutes(deps),
     ...mcpRoutes(deps),
     metricsRoute(deps.metrics),
     ...(deps.mode === 'mcp' ? [] : consoleRoutes()),

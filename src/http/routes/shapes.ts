@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { approvalDecision } from '../../conversation/session-events.ts';
 import {
   agentHealth,
+  compactionResult,
   frameEnvelope,
   pendingApproval,
   serverRecord,
@@ -55,6 +56,7 @@ export const RESPONSES = {
     sessionId: z.string().describe('The new session'),
     lastSeq: z.number().int().describe('The seq of its last stored event (subscribe or read its history since 0 to replay it)'),
   }),
+  compacted: withTimestamp(compactionResult.shape),
   approvals: withTimestamp({ sessionId: z.string(), approvals: z.array(pendingApproval) }),
   approvalAnswered: withTimestamp({ sessionId: z.string(), callId: z.string(), decision: approvalDecision }),
   servers: withTimestamp({ servers: z.array(serverRecord) }),

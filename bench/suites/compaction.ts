@@ -1,0 +1,94 @@
+/**
+ * Compaction: one session of 10 000 turns (2 000 in quick mode), each calling a tool that returns
+ * 2 KB, against a model whose context window is 8 000 tokens (`llm.contextWindow` and the
+ * simulator's `[[window:8000]]`, which answers 400 context_length_exceeded past it). The history
+ * is compacted as it goes; every turn must be answered, the CPU per turn must not grow with the
+ * session's length, and the heap the session holds (measured as what deleting it frees, after a
+ * full GC) must stay small.
+ */
+import { ms, type Bench } from '../lib/bench.ts';
+import { httpGet } from '../lib/procs.ts';
+import { httpLoad, rawRequest } from '../lib/http-load.ts';
+import { cpuWindow, startService } from '../lib/procs.ts';
+import { round } from '../lib/stats.ts';
+
+const WINDOW = 8000;
+const RESULT_BYTES = 2048;
+/** Turns per measured segment (CPU per turn is a segment's average: compactions come every few turns). */
+const SEGMENT = 100;
+
+export const compactionBench: Bench = {
+  name: 'compaction',
+  title: 'Compaction: a 10 000-turn session under an 8 000-token window',
+  quick: false,
+  async run({ mode, sim, log }) {
+    const turns = mode === 'full' ? 10_000 : 2_000;
+    const svc = await startService({ modelUrl: sim.url, agent: 'bench-compaction.yml' });
+    try {
+      const session = 'long';
+      const message = (k: number) =>
+        rawRequest('POST', '/api/message-sync', JSON.stringify({ message: `[[window:${WINDOW}]] [[tool:big {"bytes":${RESULT_BYTES}}]] [[reply:Done ${k}.]] turn ${k}`, sessionId: session }));
+      const perSegment: number[] = [];
+      let failures = 0;
+      let done = 0;
+      const started = performance.now();
+      while (done < turns) {
+        const cpu = cpuWindow({ agentd: svc.pid });
+        const r = await httpLoad({ port: svc.port, connections: 1, requestsPerConnection: SEGMENT, request: (_c, k) => message(done + k), timeoutMs: 30_000 });
+        failures += r.errors + Object.values(r.statuses).reduce((a, b) => a + b, 0);
+        perSegment.push((cpu().cpuMs.agentd ?? 0) / SEGMENT);
+        done += SEGMENT;
+        if (done % 1000 === 0) log(`  ${done} turns: ${round(perSegment.at(-1) ?? 0, 2)} ms CPU per turn, ${failures} failures`);
+      }
+      const wallMs = performance.now() - started;
+      const history = JSON.parse((await httpGet(svc.port, `/api/sessions/${session}/history?since=0`, 60_000))?.body ?? '{}') as { events?: { event: string; data: Record<string, unknown> }[] };
+      const compactions = (history.events ?? []).filter((f) => f.event === 'contextCompacted');
+      const held = await svc.stats();
+      await httpLoad({ port: svc.port, connections: 1, requestsPerConnection: 1, request: () => rawRequest('DELETE', `/api/sessions/${session}`) });
+      const freed = await svc.stats();
+      const heldKb = round((held.memory.heapUsed - freed.memory.heapUsed) / 1024, 1);
+      // Turn 100: the segment after the first (turns 101-200, warm); the end: the last segment.
+      const early = perSegment[1] ?? perSegment[0] ?? NaN;
+      const late = perSegment.at(-1) ?? NaN;
+      const growth = late / early;
+      const byTrigger = compactions.reduce<Record<string, number>>((acc, f) => ((acc[`${String(f.data.trigger)}/${String(f.data.method)}`] = (acc[`${String(f.data.trigger)}/${String(f.data.method)}`] ?? 0) + 1), acc), {});
+      return {
+        name: 'compaction',
+        title: this.title,
+        load: `${turns.toLocaleString('en-US')} message-sync turns in one session, each calling a stdio MCP tool that returns ${RESULT_BYTES / 1024} KB (2 model steps + 1 tool call), model window ${WINDOW.toLocaleString('en-US')} tokens (llm.contextWindow and the simulator's [[window]]), compaction threshold 0.8, keepTurns 2, JSONL store.`,
+        rows: [
+          ['turns answered / failures', `${turns - failures} / ${failures}`],
+          ['compactions (trigger/method)', Object.entries(byTrigger).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'],
+          ['agentd CPU per turn, turns 101-200 → last 100', `${ms(early)} → ${ms(late)} (×${round(growth, 3)})`],
+          ['heap held by the session after GC (freed by deleting it)', `${heldKb} KB`],
+          ['wall time', `${round(wallMs / 1000, 1)} s (${round(wallMs / turns, 1)} ms per turn)`],
+        ],
+        metrics: { turns, failures, compactions: byTrigger, cpuMsPerTurnBySegment: perSegment.map((v) => round(v, 3)), heldKb, heapUsedHeld: held.memory.heapUsed, heapUsedFreed: freed.memory.heapUsed, wallMs: round(wallMs, 0) },
+        goals: [
+          { id: 'compaction-answered', label: 'Turns not answered', target: 0, unit: 'turns', better: 'lower', value: failures },
+          {
+            id: 'compaction-cpu',
+            label: `CPU per turn at turn ${turns.toLocaleString('en-US')} vs turn 100`,
+            target: 1.05,
+            unit: '×',
+            better: 'lower',
+            value: round(growth, 3),
+            note: 'A segment\'s CPU includes its compactions (a summary request every few turns); noise from other jobs on the machine moves single segments by a few per cent.',
+          },
+          {
+            id: 'compaction-heap',
+            label: 'Heap held by the session after GC',
+            target: 200,
+            unit: 'KB',
+            better: 'lower',
+            value: heldKb,
+            note: 'What deleting the session frees: its projection since the latest compaction, its actor, and the JSONL store\'s window of its newest 128 events (each 2 KB tool result is one of them).',
+          },
+        ],
+        notes: ['Heap is read after a full GC (the service runs with --expose-gc; the probe calls gc()).'],
+      };
+    } finally {
+      await svc.stop();
+    }
+  },
+};

@@ -1,0 +1,102 @@
+/**
+ * A session's context accounting: how many tokens its next request will take, and the settings
+ * that say when to compact (shared by every session of the service).
+ *
+ * Contracts:
+ * - The estimate is the provider's `usage.prompt_tokens` of the last request built on the same
+ *   projection (no reset or compaction since), plus characters/4 of what was added since
+ *   (src/conversation/token-estimate.ts says why no tokenizer). Without such a request (a fresh or
+ *   reopened session, a provider that reports no usage, right after a compaction) it is
+ *   characters/4 of the whole request.
+ * - The window is `llm.contextWindow`, else the model table's (src/llm/providers.ts), else the one
+ *   a context-overflow answer named (learned at run time by the session that got it: each session
+ *   has its own settings, so one endpoint serving models of different windows, or a simulator's
+ *   per-conversation window, never shrinks another session's); none at all means compaction
+ *   happens only when the provider answers an overflow.
+ * - `usage` totals every model step of the session (prompt, completion, total), summary requests
+ *   included; a compaction's `usageTotal` sets it (a session read from its latest compaction on).
+ */
+import type { SessionEvent } from '../conversation/session-events.ts';
+import { tokensOf } from '../conversation/token-estimate.ts';
+import type { LlmConfig } from '../config/schema.ts';
+import { contextLimitsOf } from '../llm/providers.ts';
+import type { ChatMessage, Usage } from '../llm/types.ts';
+import { DEFAULT_COMPACTION_PROMPT } from './compaction.ts';
+
+export interface ContextSettings {
+  threshold: number;
+  keepTurns: number;
+  prompt: string;
+  /** The summary request's model (default: the session's). */
+  model: string | undefined;
+  maxOutputTokens: number;
+  /** The window known now (see the contracts). */
+  window(): number | undefined;
+  /** Remembers a window a provider named in an overflow answer (when none was known). */
+  learn(window: number): void;
+}
+
+/** One session's settings (see the contracts). */
+export function contextSettings(llm: Pick<LlmConfig, 'model' | 'contextWindow' | 'maxOutputTokens' | 'compaction'>): ContextSettings {
+  const limits = contextLimitsOf(llm);
+  let learned: number | undefined;
+  return {
+    threshold: llm.compaction.threshold,
+    keepTurns: llm.compaction.keepTurns,
+    prompt: llm.compaction.prompt ?? DEFAULT_COMPACTION_PROMPT,
+    model: llm.compaction.model,
+    get maxOutputTokens() {
+      const window = limits.contextWindow ?? learned;
+      return window === undefined ? limits.maxOutputTokens : Math.min(limits.maxOutputTokens, Math.floor(window / 4));
+    },
+    window: () => limits.contextWindow ?? learned,
+    learn(window) {
+      if (limits.contextWindow === undefined && window > 0) learned = window;
+    },
+  };
+}
+
+export interface ContextMeter {
+  /** Estimated tokens of a request of `chars` characters whose history view is `list`. */
+  estimate(list: readonly ChatMessage[], chars: number): number;
+  /** A request of `chars` characters on `list` was answered with `usage`. */
+  observe(list: readonly ChatMessage[], chars: number, usage: Usage | undefined): void;
+}
+
+export function createContextMeter(): ContextMeter {
+  let last: { list: readonly ChatMessage[]; chars: number; promptTokens: number } | undefined;
+  return {
+    estimate(list, chars) {
+      if (last && last.list === list) return last.promptTokens + tokensOf(Math.max(0, chars - last.chars));
+      return tokensOf(chars);
+    },
+    observe(list, chars, usage) {
+      last = usage && usage.promptTokens > 0 ? { list, chars, promptTokens: usage.promptTokens } : undefined;
+    },
+  };
+}
+
+/** A session's usage totals as a fold of its events (see the contracts). */
+export function createUsageTotals() {
+  const total: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  const add = (u: Usage | undefined) => {
+    if (!u) return;
+    total.promptTokens += u.promptTokens;
+    total.completionTokens += u.completionTokens;
+    total.totalTokens += u.totalTokens;
+  };
+  return {
+    apply(e: SessionEvent): void {
+      if (e.type === 'contextCompacted') Object.assign(total, e.usageTotal);
+      else if (e.type === 'assistantStep' || e.type === 'response') add(e.usage);
+    },
+    /** The totals with `extra` added, as a new object. */
+    with: (extra: Usage | undefined): Usage => ({
+      promptTokens: total.promptTokens + (extra?.promptTokens ?? 0),
+      completionTokens: total.completionTokens + (extra?.completionTokens ?? 0),
+      totalTokens: total.totalTokens + (extra?.totalTokens ?? 0),
+    }),
+    current: (): Usage => ({ ...total }),
+  };
+}
+export type UsageTotals = ReturnType<typeof createUsageTotals>;
