@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_VERSION } from '../../src/conversation/session-events.ts';
 import { api, everythingStdio, lastMessagesWith, requestsWith, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import type { RunningApp } from '../support/start-app.ts';
@@ -64,7 +65,7 @@ describe('export', () => {
     const lines = text.trimEnd().split('\n').map((l) => JSON.parse(l));
     expect(lines.map((l) => Object.keys(l))).toEqual(lines.map(() => ['seq', 'ts', 'event']));
     expect(lines.map((l) => l.seq)).toEqual(lines.map((_l, i) => i + 1));
-    expect(lines.every((l) => l.event.v === 2)).toBe(true);
+    expect(lines.every((l) => l.event.v === EVENT_VERSION)).toBe(true);
     expect(lines.map((l) => l.event.type)).toEqual(['userMessage', 'assistantStep', 'toolCall', 'toolResult', 'response', 'userMessage', 'response']);
     expect(lines.at(-1).seq).toBe(src.history.at(-1)!.data.seq);
   });
