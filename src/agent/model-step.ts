@@ -17,6 +17,8 @@
  *   `threshold × window` or leaves less than `maxOutputTokens` free; and `{ compact: "overflow" }`
  *   when the provider answered a context overflow (whose window, if named, is learned). After a
  *   compaction an overflow is the step's failure (AGENT_ERROR, `details.reason: "context_overflow"`).
+ * - Before the request the token budgets are checked (budget.ts): a request that would pass one
+ *   fails the step with `details.reason: "token_budget"`.
  */
 import { charsOfTools } from '../conversation/token-estimate.ts';
 import type { ModelStepInput, ModelStepResult, TurnKey } from '../conversation/turn-contract.ts';
@@ -25,7 +27,8 @@ import { isAppError } from '../errors/index.ts';
 import { CONTEXT_OVERFLOW } from '../llm/failures.ts';
 import type { ChatMessage, LlmClient } from '../llm/types.ts';
 import { requestChars } from './compactor.ts';
-import type { ContextMeter, ContextSettings } from './context.ts';
+import { createBudget, type BudgetSettings } from './budget.ts';
+import type { ContextMeter, ContextSettings, UsageTotals } from './context.ts';
 import type { ModelTool } from '../tools/messages.ts';
 import type { History } from './history.ts';
 import type { Outbox } from './outbox.ts';
@@ -44,6 +47,9 @@ export interface ModelStepDeps {
   emitChunk: (key: TurnKey, content: string) => void;
   context: ContextSettings;
   meter: ContextMeter;
+  /** The session's usage so far, and the budgets it is held to. */
+  usage: Pick<UsageTotals, 'current'>;
+  budget?: BudgetSettings | undefined;
   /** Told the characters of each request's tool definitions (the compactor's estimate counts them). */
   onToolChars?: (chars: number) => void;
 }
@@ -79,6 +85,7 @@ const withActions = (tools: ModelTool[], policy: ToolPolicy | undefined) =>
 export function createModelStep(deps: ModelStepDeps): (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStepResult> {
   const { llm, clock, history, outbox, emitChunk, context, meter } = deps;
   const messages = modelView(history, deps.systemPrompt);
+  const budget = createBudget(deps.budget);
   return async (input, signal) => {
     const tools = await deps.listTools();
     // The facts the turn reported before this step reach the outbox in the same synchronous run
@@ -101,10 +108,11 @@ export function createModelStep(deps: ModelStepDeps): (input: ModelStepInput, si
     const list = history.messages();
     const chars = requestChars(deps.systemPrompt, history.chars, tail, toolChars);
     const window = context.window();
+    const tokens = meter.estimate(list, chars);
     if (!input.compacted && window !== undefined) {
-      const tokens = meter.estimate(list, chars);
       if (tokens > context.threshold * window || tokens + context.maxOutputTokens > window) return { compact: 'threshold' };
     }
+    budget.check(input.key.turnId, deps.usage.current().totalTokens, tokens);
     let step;
     try {
       step = await llm.complete({ messages: messages(), tail, tools: definitions, signal, onText, turnId: input.key.turnId });
@@ -116,6 +124,7 @@ export function createModelStep(deps: ModelStepDeps): (input: ModelStepInput, si
       return { compact: 'overflow' };
     }
     meter.observe(list, chars, step.usage);
+    budget.spent(input.key.turnId, step.usage);
     await outbox.drained();
     signal.throwIfAborted();
     return { step, tools: withActions(tools, deps.toolPolicy), at: clock.now() };

@@ -166,6 +166,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         systemPrompt: config.systemPrompt,
         maxIterations: config.llm.maxIterations,
         context: contextSettings(config.llm),
+        budget: config.llm.budget,
         store,
         llm,
         log,

@@ -59,7 +59,7 @@ import { createSessionOutput } from './session-output.ts';
 import { storageCause, type StorageHealth } from './storage-health.ts';
 import { sessionIdOf } from '../session-id.ts';
 
-export interface SessionDeps extends Pick<ModelStepDeps, 'systemPrompt' | 'llm' | 'clock' | 'listTools' | 'toolPolicy'> {
+export interface SessionDeps extends Pick<ModelStepDeps, 'systemPrompt' | 'llm' | 'clock' | 'listTools' | 'toolPolicy' | 'budget'> {
   /** When to compact, the window, the summary prompt (this session's: it learns a window on its own). */
   context: ContextSettings;
   sessionId: string;
@@ -168,7 +168,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   const { record } = output;
   const meter = createContextMeter();
   let toolChars = 0;
-  const modelStep = createModelStep({ ...deps, history, outbox, emitChunk: output.chunk, meter, onToolChars: (n) => (toolChars = n) });
+  const modelStep = createModelStep({ ...deps, history, outbox, emitChunk: output.chunk, meter, usage, onToolChars: (n) => (toolChars = n) });
   const compactor = createCompactor({
     sessionId, log, llm, history, outbox, context: deps.context, meter, usage, systemPrompt: deps.systemPrompt,
     toolChars: () => toolChars,

@@ -82,6 +82,18 @@ export const llmSchema = z.strictObject({
       model: z.string().min(1).optional(),
     })
     .prefault({}),
+  /**
+   * Token budgets (README: Budgets): a turn whose next model request would pass one is refused
+   * before its first request or stopped between steps, with AGENT_ERROR `details.reason: "token_budget"`.
+   */
+  budget: z
+    .strictObject({
+      /** Tokens (prompt and completion, summaries included) a session may use in all. */
+      sessionTokens: z.number().int().positive().optional(),
+      /** Tokens one turn may use (all its model steps). */
+      turnTokens: z.number().int().positive().optional(),
+    })
+    .optional(),
 });
 
 const windowLimit = (points: number) =>
