@@ -51,7 +51,13 @@ export function createHttpFace(face: ServerFace) {
         sessionsOf.set(request, sessions);
         const response = await modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
         // The modern handler closes each exchange's server itself (when its response ends or the request aborts).
-        return { response, close: async () => void sessionsOf.delete(request) };
+        return {
+          response,
+          close: () => {
+            sessionsOf.delete(request);
+            return Promise.resolve();
+          },
+        };
       }
       const server = face.newServer(sessions);
       // No sessionIdGenerator: stateless mode.
