@@ -105,3 +105,45 @@ describe('/mcp in both protocol eras', () => {
     expect(((await unknown.json()) as { error: { data: { supported: string[] } } }).error.data.supported).toContain(MODERN);
   });
 });
+
+describe('/mcp in the 2026-07-28 era acts for the caller\'s principal', () => {
+  const ALICE = 'alice-key-0123456789abcdef';
+  const BOB = 'bob-key-0123456789abcdefgh';
+  let sim: Simulator;
+  let svc: RunningApp;
+  beforeAll(async () => {
+    sim = await startSimulator({ port: 0 });
+    const keys = [
+      { name: 'alice', key: ALICE, scopes: ['chat'] },
+      { name: 'bob', key: BOB, scopes: ['chat'] },
+    ];
+    svc = await startApp({ server: { limits: { rest: { points: 10_000 }, connectionsPerIp: 100 }, auth: { keys } } }, { modelUrl: sim.url });
+  });
+  afterAll(async () => {
+    await svc.stop();
+    await sim.close();
+  });
+
+  const history = async (key: string, id: string) => {
+    const res = await fetch(`${svc.url}/api/sessions/${id}/history`, { headers: { Authorization: `Bearer ${key}` } });
+    const body = (await res.json()) as { events: { event: string; data: { content: string } }[] };
+    return body.events.filter((e) => e.event === 'userMessage').map((e) => e.data.content);
+  };
+
+  it('keeps each principal in its own session of the same name, and refuses a modern request without a key', async () => {
+    for (const [key, message] of [
+      [ALICE, 'alice modern'],
+      [BOB, 'bob modern'],
+    ] as const) {
+      const client = new Client({ name: 'owner', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
+      expect(client.getProtocolEra()).toBe('modern');
+      await client.callTool({ name: 'chat_with_agent', arguments: { message, sessionId: 'work' } });
+      await client.close();
+    }
+    expect(await history(ALICE, 'work')).toEqual(['alice modern']);
+    expect(await history(BOB, 'work')).toEqual(['bob modern']);
+    const anonymous = await post(svc.url, { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope } }, { 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'server/discover' });
+    expect(anonymous.status).toBe(401);
+  });
+});
