@@ -1,10 +1,14 @@
 /**
  * /mcp serves both protocol eras per request: the SDK v2 client pinned to 2026-07-28 (no handshake,
  * `server/discover`, the per-request `_meta` envelope) and in its legacy and auto modes, next to
- * the SDK v1 client (test/int/mcp-face.test.ts). The Inspector CLI drives the same in
- * test/int/mcp-conformance.test.ts.
+ * the SDK v1 client (test/int/mcp-face.test.ts); `--mcp-transport stdio` per connection. The
+ * Inspector CLI drives /mcp in test/int/mcp-conformance.test.ts.
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport, type VersionNegotiationMode } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -146,4 +150,48 @@ describe('/mcp in the 2026-07-28 era acts for the caller\'s principal', () => {
     const anonymous = await post(svc.url, { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope } }, { 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'server/discover' });
     expect(anonymous.status).toBe(401);
   });
+});
+
+describe('--mcp-transport stdio in both eras', () => {
+  let sim: Simulator;
+  let dir: string;
+  beforeAll(async () => {
+    sim = await startSimulator({ port: 0 });
+    dir = await mkdtemp(join(tmpdir(), 'agentd-stdio-eras-'));
+    await writeFile(join(dir, 'agent.yml'), `name: stdio-eras\nllm:\n  provider: openai-compatible\n  baseURL: ${sim.url}\n  model: sim-model\nstorage:\n  type: memory\n`);
+  });
+  afterAll(async () => {
+    await sim.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  for (const [mode, era] of [
+    [{ pin: MODERN }, 'modern'],
+    ['legacy', 'legacy'],
+  ] as const) {
+    it(`serves the SDK v2 client (${JSON.stringify(mode)}) on stdio: tools and chat_with_agent with progress`, async () => {
+      const transport = new StdioClientTransport({
+        command: join('node_modules', '.bin', 'tsx'),
+        args: ['src/cli.ts', '--mcp-transport', 'stdio', '--agent', join(dir, 'agent.yml'), '--log-level', 'warn'],
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+        stderr: 'pipe',
+      });
+      let stderr = '';
+      transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+      const client = new Client({ name: 'desktop', version: '1.0.0' }, { versionNegotiation: { mode } });
+      await client.connect(transport).catch((err: unknown) => {
+        throw new Error(`stdio agentd failed: ${String(err)}\n${stderr}`);
+      });
+      try {
+        expect(client.getProtocolEra()).toBe(era);
+        expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['chat_with_agent', 'reset_conversation']);
+        const pieces: string[] = [];
+        const result = await client.callTool({ name: 'chat_with_agent', arguments: { message: `stream this ${era} stdio reply` } }, { onprogress: (p) => pieces.push(p.message ?? '') });
+        expect(textOf(result)).toBe(`You said: stream this ${era} stdio reply`);
+        expect(pieces.join('')).toBe(textOf(result));
+      } finally {
+        await client.close();
+      }
+    }, 30_000);
+  }
 });
