@@ -74,6 +74,14 @@ describe('/mcp in both protocol eras', () => {
     });
   }
 
+  it('enforces the hop limit on a 2026-07-28 call: agentd/hops stays in _meta next to the envelope', async () => {
+    const client = await v2Client(svc.url, { pin: MODERN });
+    const refused = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'too deep' }, _meta: { 'agentd/hops': svc.config.server.mcp.maxHops + 1 } });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/^Refused: this call has passed through \d+ agents/);
+    await client.close();
+  });
+
   it('keeps a named conversation across eras: a 2025-era call and a 2026-07-28 call reach the same session', async () => {
     const legacy = await v2Client(svc.url, 'legacy');
     expect(legacy.getProtocolEra()).toBe('legacy');
