@@ -151,6 +151,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   let relay: { close(): void } | undefined;
   const startedAt = clock.now();
 
+  const mcpFace = createHttpFace(serverFace);
   const frontEnd = createFrontEnd({
     config,
     bus,
@@ -159,7 +160,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     log: log.child({ component: 'http' }),
     ...(limits && { limits }),
     mode: deps.mode ?? 'web',
-    mcpFace: createHttpFace(serverFace),
+    mcpFace,
     instanceId,
     metrics,
     inspect,
@@ -190,6 +191,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       unwatchMetrics();
       unwatchTraces?.();
       frontEnd.close();
+      await mcpFace.close(); // /mcp exchanges of 2026-07-28 clients still open
       waiter.close();
       await agent.stop();
       await mcp.stop();

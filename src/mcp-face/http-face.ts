@@ -1,4 +1,4 @@
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import type { SessionAccess } from '../auth/index.ts';
 import type { ServerFace } from './server-face.ts';
 
@@ -18,15 +18,47 @@ function wantsProgress(body: unknown): boolean {
 }
 
 /**
- * MCP Streamable HTTP in stateless mode: a new server and transport for every request.
- * Replies are plain JSON unless the request asks for progress, which needs an SSE stream.
- * `parsedBody` is the already-parsed JSON body (undefined when absent or not JSON; the
- * transport then reads `request` itself and answers parse errors the MCP way).
+ * MCP Streamable HTTP, stateless, both protocol eras; the era is decided per request by the SDK's
+ * own classifier (`isLegacyRequest`: does the request carry the 2026-07-28 `_meta` envelope claim?).
+ *
+ * - 2025-era requests (no envelope: `initialize`, `tools/call` with `MCP-Protocol-Version:
+ *   2025-…`, batches, empty or non-JSON bodies) get a new server and a session-less transport, as
+ *   before: plain JSON replies unless a message asks for progress, which needs an SSE stream.
+ * - 2026-07-28 requests (and `server/discover` probes) go to the SDK's modern handler with
+ *   `legacy: 'reject'`; it validates the envelope against the headers, builds a server for the
+ *   request from the same factory, answers JSON, or SSE once the handler sends progress.
+ *
+ * `parsedBody` is the already-parsed JSON body (undefined when absent or not JSON; the transport
+ * then reads `request` itself and answers parse errors the MCP way).
  */
 export function createHttpFace(face: ServerFace) {
+  /** The sessions each in-flight modern request's principal reaches, keyed by its Request. */
+  const sessionsOf = new WeakMap<Request, SessionAccess>();
+  const modern = createMcpHandler(
+    ({ requestInfo }) => {
+      const sessions = requestInfo && sessionsOf.get(requestInfo);
+      // Fails closed: a server is never built without the caller's sessions.
+      if (!sessions) throw new Error('mcp: a modern request without its principal sessions');
+      return face.newServer(sessions);
+    },
+    { legacy: 'reject', onerror: (err) => face.log.debug({ err }, 'mcp modern request refused or failed') },
+  );
+
   return {
     /** `sessions`: the sessions the request's principal reaches (src/auth/ownership.ts). */
     async handle(request: Request, parsedBody: unknown, sessions: SessionAccess): Promise<McpExchange> {
+      if (!(await isLegacyRequest(request, parsedBody))) {
+        sessionsOf.set(request, sessions);
+        const response = await modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
+        // The modern handler closes each exchange's server itself (when its response ends or the request aborts).
+        return {
+          response,
+          close: () => {
+            sessionsOf.delete(request);
+            return Promise.resolve();
+          },
+        };
+      }
       const server = face.newServer(sessions);
       // No sessionIdGenerator: stateless mode.
       const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !wantsProgress(parsedBody) });
@@ -40,6 +72,8 @@ export function createHttpFace(face: ServerFace) {
         },
       };
     },
+    /** Aborts the modern exchanges still in flight. */
+    close: () => modern.close(),
   };
 }
 export type HttpFace = ReturnType<typeof createHttpFace>;

@@ -1,25 +1,25 @@
 /**
- * The agent as an MCP server. `createServerFace` builds a fresh low-level SDK Server per call:
- * /mcp serves every HTTP request with its own server and transport (stateless: a shared one
- * would leak replies between clients), and the stdio transport uses one for the process.
+ * The agent as an MCP server, on the MCP TypeScript SDK v2 (`@modelcontextprotocol/server`), which
+ * speaks both protocol eras from one server definition. `createServerFace` builds a fresh low-level
+ * SDK Server per call: /mcp serves every HTTP request with its own server (stateless: a shared one
+ * would leak replies between clients), and stdio uses one per connection.
+ *
+ * Eras, negotiated per request (see http-face.ts and the README, "Protocol eras"):
+ * - 2025-era clients (protocol 2024-11-05 … 2025-11-25) open with `initialize` and send
+ *   `MCP-Protocol-Version` on later requests; each request is served alone (no session id), so an
+ *   `initialize` answers with our capabilities and the following requests need nothing from it.
+ * - 2026-07-28 clients send no handshake: every request carries its protocol version, client info
+ *   and capabilities in `_meta` (`io.modelcontextprotocol/*`, mirrored in headers); they may probe
+ *   with `server/discover`, which the SDK answers from the capabilities declared here; results carry
+ *   `resultType` and our identity in `_meta`. `logging/setLevel` and `ping` do not exist there.
+ * The handlers below are era-blind: the SDK encodes their results for the era of the request.
  *
  * Tools: `chat_with_agent { message, sessionId? }` (no sessionId: a fresh session, removed after
  * the reply) and `reset_conversation { sessionId? }`; optionally the connected tool servers'
  * tools. Resource: the agent's card. A `chat_with_agent` call with a `progressToken` streams the
- * reply as `notifications/progress` messages, one per chunk.
+ * reply as `notifications/progress` messages, one per chunk (both eras).
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  SetLevelRequestSchema,
-  type CallToolResult,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, type CallToolResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { DEFAULT_SESSION, type TurnWaiter } from '../agent/index.ts';
 import { LOCAL_SESSIONS, type SessionAccess } from '../auth/index.ts';
@@ -85,7 +85,7 @@ function parseArgs<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
   const result = schema.safeParse(args ?? {});
   if (result.success) return result.data;
   const problems = result.error.issues.map((i) => `${i.path.join('.') || '(arguments)'}: ${i.message}`).join('; ');
-  throw new McpError(ErrorCode.InvalidParams, `Invalid arguments: ${problems}`);
+  throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid arguments: ${problems}`);
 }
 
 export function createServerFace(deps: ServerFaceDeps) {
@@ -99,9 +99,8 @@ export function createServerFace(deps: ServerFaceDeps) {
       .map((t) => ({ name: t.name, description: t.description, inputSchema: t.parameters as Tool['inputSchema'] }));
   }
 
-  type Extra = { signal: AbortSignal; sendNotification: (n: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; message?: string } }) => Promise<void> };
-
-  async function chat(args: unknown, meta: Record<string, unknown> | undefined, extra: Extra, sessions: SessionAccess): Promise<CallToolResult> {
+  async function chat(args: unknown, meta: Record<string, unknown> | undefined, ctx: ServerContext, sessions: SessionAccess): Promise<CallToolResult> {
+    const { signal } = ctx.mcpReq;
     const { message, sessionId: requested } = parseArgs(chatInput, args);
     const hops = hopsOf(meta);
     if (hops > deps.maxHops) {
@@ -116,29 +115,30 @@ export function createServerFace(deps: ServerFaceDeps) {
         ? undefined
         : bus.on('agent.chunk', (e) => {
             if (e.correlationId !== correlationId) return;
-            void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: ++progress, message: e.payload.content } });
+            void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: ++progress, message: e.payload.content } }).catch(() => undefined);
           });
     const onAbort = () => void bus.execute('agent.cancel', { sessionId }).catch(() => undefined);
-    extra.signal.addEventListener('abort', onAbort, { once: true });
+    signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const response = await deps.waiter.ask({ sessionId, content: message, hops, ...(sessions.quota && { quota: sessions.quota }) }, { correlationId, signal: extra.signal });
+      const response = await deps.waiter.ask({ sessionId, content: message, hops, ...(sessions.quota && { quota: sessions.quota }) }, { correlationId, signal });
       return text(response.content);
     } catch (err) {
       return text(`The agent failed: ${toErrorBody(err).message}`, true);
     } finally {
       offChunk?.();
-      extra.signal.removeEventListener('abort', onAbort);
+      signal.removeEventListener('abort', onAbort);
       if (requested === undefined) await bus.execute('agent.deleteSession', { sessionId }).catch(() => undefined);
     }
   }
 
-  async function callExposed(name: string, args: unknown, meta: Record<string, unknown> | undefined, signal: AbortSignal): Promise<CallToolResult> {
-    if (!deps.exposeTools) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  async function callExposed(server: Server, name: string, args: unknown, meta: Record<string, unknown> | undefined, signal: AbortSignal): Promise<CallToolResult> {
+    if (!deps.exposeTools) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const known = (await bus.execute('mcp.modelTools', {})).some((t) => t.name === name);
-    if (!known) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    if (!known) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const outcome = await bus.execute('mcp.callModelTool', { name, args: args ?? {}, signal, hops: hopsOf(meta) + 1 });
     const data = outcome.result as Partial<CallToolResult> | undefined;
-    if (outcome.success && Array.isArray(data?.content)) return data as CallToolResult;
+    // Encoded for the request's era (a non-object structuredContent is wrapped for 2025-era clients).
+    if (outcome.success && Array.isArray(data?.content)) return server.projectCallToolResult(data as CallToolResult, undefined);
     return text(outcome.text, !outcome.success);
   }
 
@@ -151,12 +151,12 @@ export function createServerFace(deps: ServerFaceDeps) {
         ...(card.description !== undefined && { instructions: card.description }),
       },
     );
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...OWN_TOOLS, ...(await modelTools())] }));
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    server.setRequestHandler('tools/list', async () => ({ tools: [...OWN_TOOLS, ...(await modelTools())] }));
+    server.setRequestHandler('tools/call', async (request, ctx) => {
       const { name, arguments: args, _meta: meta } = request.params;
       switch (name) {
         case 'chat_with_agent':
-          return chat(args, meta, extra, sessions);
+          return chat(args, meta, ctx, sessions);
         case 'reset_conversation': {
           const id = parseArgs(resetInput, args).sessionId ?? DEFAULT_SESSION;
           const sessionId = sessions.key(id);
@@ -164,23 +164,22 @@ export function createServerFace(deps: ServerFaceDeps) {
           return text(`Conversation ${id} reset.`);
         }
         default:
-          return callExposed(name, args, meta, extra.signal);
+          return callExposed(server, name, args, meta, ctx.mcpReq.signal);
       }
     });
-    server.setRequestHandler(ListResourcesRequestSchema, () => ({
+    server.setRequestHandler('resources/list', () => ({
       resources: [{ uri: CARD_URI, name: 'agent-card', title: `${card.name} agent card`, mimeType: 'application/json' }],
     }));
-    server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-      if (request.params.uri !== CARD_URI) throw new McpError(ErrorCode.InvalidParams, `Unknown resource: ${request.params.uri}`);
+    server.setRequestHandler('resources/read', async (request) => {
+      if (request.params.uri !== CARD_URI) throw new ResourceNotFoundError(request.params.uri, `Unknown resource: ${request.params.uri}`);
       const tools = (await bus.execute('mcp.modelTools', {})).map((t) => t.name);
       const body = { ...card, tools, mcpTools: [...OWN_TOOLS.map((t) => t.name), ...(await modelTools()).map((t) => t.name)] };
       return { contents: [{ uri: CARD_URI, mimeType: 'application/json', text: JSON.stringify(body, null, 2) }] };
     });
-    server.setRequestHandler(SetLevelRequestSchema, () => ({}));
     server.onerror = (err) => deps.log.debug({ err }, 'mcp server face error');
     return server;
   }
 
-  return { newServer };
+  return { newServer, log: deps.log };
 }
 export type ServerFace = ReturnType<typeof createServerFace>;

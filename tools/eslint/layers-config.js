@@ -48,6 +48,8 @@ export const LAYERS = {
     openai: ['llm'],
     '@modelcontextprotocol/sdk/client': ['tools'],
     '@modelcontextprotocol/sdk/server': ['mcpFace'],
+    '@modelcontextprotocol/server': ['mcpFace'],
+    '@modelcontextprotocol/client': ['tools'],
     jose: ['auth'],
   },
 };
