@@ -3,8 +3,9 @@
  * result shown as text, a tool server connected from the panel, a tool run from its form, a
  * session switch that replays history, the layout (fixed header and composer, the transcript
  * scrolling in its pane, opened at its newest message), the phone-width layout, a load without
- * any failed request, and agentd restarted mid-conversation (the console reconnects by itself
- * and the transcript goes on, each message once).
+ * any failed request, each session's token usage, a compaction asked for from the console (a
+ * collapsible entry with its figures and summary), and agentd restarted mid-conversation (the
+ * console reconnects by itself and the transcript goes on, each message once).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -30,7 +31,12 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     sim = await startSimulator();
     svc = await startApp(
       {
-        server: { auth: { keys: [{ name: 'operator', key: KEY, scopes: ['admin'] }] } }, // the console's user connects servers: an admin key
+        server: {
+          auth: { keys: [{ name: 'operator', key: KEY, scopes: ['admin'] }] }, // the console's user connects servers: an admin key
+          // One IP drives it all within a minute (the page's loads and list reloads, the tests' own
+          // requests): more than the default 100 REST requests a minute a person at a console makes.
+          limits: { rest: { points: 1000 } },
+        },
         mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
         toolPolicy: { rules: [{ server: 'echo', tool: 'big', action: 'ask' }] },
       },
@@ -208,6 +214,51 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     expect(await page.locator('.assistant').count()).toBeGreaterThanOrEqual(2);
   });
 
+  it('shows each session\'s token usage, and a compaction asked for with Compact history as a collapsible summary with its figures', async () => {
+    const { page } = browser;
+    await page.getByLabel('New session').fill('compacting');
+    await page.getByRole('button', { name: 'Open' }).click();
+    await expect.poll(() => page.locator('#transcript li').count(), PATIENT).toBe(0);
+    const used = async () => Number((/Used ([\d,]+) tokens/.exec((await page.locator('#session-usage').textContent()) ?? '')?.[1] ?? '0').replaceAll(',', ''));
+    for (const [i, word] of ['first', 'second', 'third'].entries()) {
+      const before = await used();
+      await converse(page, `The ${word} message of a conversation about compaction, ${'with words to summarise '.repeat(20)}`, `Answer ${i + 1} about compaction`);
+      await expect.poll(used, PATIENT).toBeGreaterThan(before); // the shown session's usage follows each reply
+    }
+    expect(await page.locator('#session-usage').textContent()).toMatch(/^Used [\d,]+ tokens \([\d,]+ prompt \+ [\d,]+ completion\)$/);
+    const listed = page.locator('#sessions li', { has: page.getByRole('button', { name: 'compacting' }) });
+    await expect.poll(() => listed.locator('.usage').textContent(), PATIENT).toBe(`${(await used()).toLocaleString('en')} tokens`);
+
+    const compact = page.getByRole('button', { name: 'Compact history' });
+    expect(await compact.isEnabled()).toBe(true);
+    const beforeCompaction = await used();
+    await compact.click();
+    const entry = page.locator('#transcript li.compaction');
+    await entry.waitFor();
+    expect(await entry.locator('summary').textContent()).toMatch(/^History compacted: summary, manual · [\d,]+ → [\d,]+ tokens$/);
+    const [, from, to] = /([\d,]+) → ([\d,]+)/.exec((await entry.locator('summary').textContent())!)!.map((n) => Number(n.replaceAll(',', '')));
+    expect(to).toBeLessThan(from!);
+    // Collapsed: the summary text shows once opened.
+    const text = entry.locator('.summary-text');
+    expect(await text.isVisible()).toBe(false);
+    await entry.locator('summary').click();
+    await expect.poll(() => text.isVisible(), PATIENT).toBe(true);
+    expect(await text.textContent()).toMatch(/^Summary of \d+ user messages/);
+    expect(await entry.locator('.meta').textContent()).toMatch(/^Events up to #\d+ are summarised in the model's view; this transcript keeps them\. The summary took [\d,]+ tokens\.$/);
+    await browser.screenshot('console-compaction');
+    // The summary's request counts in the session's usage; every message is still shown.
+    await expect.poll(used, PATIENT).toBeGreaterThan(beforeCompaction);
+    expect(await page.locator('#transcript li.user').count()).toBe(3);
+    // The next turn goes on after it; a reload replays the compaction once, in its place.
+    await converse(page, 'After the compaction', 'Answer 4 after it');
+    const classes = () => page.locator('#transcript li').evaluateAll((lis) => lis.map((li) => li.className));
+    const order = await classes();
+    expect(order).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'compaction', 'user', 'assistant']);
+    await page.reload();
+    await page.locator('.assistant', { hasText: 'Answer 4 after it' }).waitFor();
+    expect(await classes()).toEqual(order);
+  });
+
   it('fits a phone-width screen', async () => {
     const { page } = browser;
     await page.setViewportSize({ width: 390, height: 844 });
@@ -275,9 +326,11 @@ describe.skipIf(!chromiumPath)('web console across an agentd restart', () => {
 
     await stop(first.p);
     await expect.poll(() => page.locator('#status').textContent(), PATIENT).toMatch(/disconnected/);
+    expect(await page.getByRole('button', { name: 'Compact history' }).isDisabled()).toBe(true);
     const second = await start(first.port); // the same port, the same session logs
     await expect.poll(() => page.locator('#status').textContent(), { ...PATIENT, timeout: 40_000 }).toMatch(/^ready/);
     expect(await transcript()).toEqual(before);
+    expect(await page.getByRole('button', { name: 'Compact history' }).isEnabled()).toBe(true);
 
     await converse(page, 'After the restart', 'Third answer');
     const after = await transcript();

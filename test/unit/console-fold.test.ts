@@ -20,6 +20,10 @@ const toolResult = (seq: number, turnId: string, callId: string): ConsoleFrame =
   data: { sessionId: S, turnId, seq, callId, toolName: 'echo', serverId: 'echo', success: true, result: { content: [{ type: 'text', text: 'fixture echo: x' }] }, durationMs: 3 },
 });
 const reset = (seq: number): ConsoleFrame => ({ event: 'conversationReset', data: { sessionId: S, seq } });
+const compacted = (seq: number, extra: Partial<Extract<ConsoleFrame, { event: 'contextCompacted' }>['data']> = {}): ConsoleFrame => ({
+  event: 'contextCompacted',
+  data: { sessionId: S, seq, method: 'summary', trigger: 'manual', upToSeq: seq - 1, summary: 'The user said hello.', tokensBefore: 1200, tokensAfter: 300, ...extra },
+});
 
 /** What the transcript shows, one line per item. */
 const shown = (state: ReturnType<typeof fold>, sessionId = S) =>
@@ -35,6 +39,8 @@ const shown = (state: ReturnType<typeof fold>, sessionId = S) =>
         return `error: ${i.code} ${i.message}`;
       case 'reset':
         return 'reset';
+      case 'compaction':
+        return `compacted: ${i.method} ${i.trigger} ${i.tokensBefore}→${i.tokensAfter}${i.summary === undefined ? '' : ` "${i.summary}"`}`;
     }
   });
 
@@ -116,6 +122,47 @@ describe('the console fold', () => {
     expect(shown(state)).toEqual(['user: Hi', 'error: AGENT_ERROR turn cancelled', 'error: RATE_LIMIT_EXCEEDED slow down', 'error: RATE_LIMIT_EXCEEDED slow down']);
     // Errors name no durable seq of their own for sure: resuming goes on from the last one known durable.
     expect(sessionView(state, S).lastSeq).toBe(1);
+  });
+
+  it('shows a compaction at its seq with its method, trigger, figures and summary; once, live and replayed alike', () => {
+    const usage = { promptTokens: 900, completionTokens: 60, totalTokens: 960 };
+    const frames = [...toolTurn, compacted(6, { usage }), user(7, 't2', 'Go on'), response(8, 't2', 'Going on')];
+    const live = foldAll(initialState, frames);
+    expect(shown(live)).toEqual([
+      'user: Hello',
+      'tool echo → ok',
+      'assistant: Let me look.\n\nFound it.',
+      'compacted: summary manual 1200→300 "The user said hello."',
+      'user: Go on',
+      'assistant: Going on',
+    ]);
+    expect(sessionView(live, S).items[3]).toEqual({ kind: 'compaction', key: 'compaction:6', order: 6, method: 'summary', trigger: 'manual', upToSeq: 5, tokensBefore: 1200, tokensAfter: 300, summary: 'The user said hello.', usage });
+    expect(shown(foldAll(initialState, durable(frames)))).toEqual(shown(live));
+    expect(fold(live, compacted(6, { usage }))).toBe(live); // replayed again: nothing twice
+    expect(sessionView(live, S).lastSeq).toBe(8);
+  });
+
+  it('puts a compaction inside a turn between its user message and its reply; one without a summary has none', () => {
+    const cleared: ConsoleFrame = { event: 'contextCompacted', data: { sessionId: S, seq: 2, turnId: 't1', method: 'clearToolResults', trigger: 'threshold', upToSeq: 0, tokensBefore: 5000, tokensAfter: 1800 } };
+    const frames = [user(1, 't1', 'Big one'), thinking(1, 't1'), cleared, chunk(2, 't1', 'Done'), response(3, 't1', 'Done')];
+    const live = foldAll(initialState, frames);
+    expect(shown(live)).toEqual(['user: Big one', 'compacted: clearToolResults threshold 5000→1800', 'assistant: Done']);
+    expect(shown(foldAll(initialState, durable(frames)))).toEqual(shown(live));
+    // Overflow: the frame comes after the reply began streaming; the reply's next chunk moves it after.
+    const overflow = compacted(2, { turnId: 't1', trigger: 'overflow' });
+    const late = foldAll(initialState, [user(1, 't1', 'Big one'), thinking(1, 't1'), chunk(1, 't1', 'Do'), overflow, chunk(2, 't1', 'ne'), response(3, 't1', 'Done')]);
+    expect(shown(late)).toEqual(['user: Big one', 'compacted: summary overflow 1200→300 "The user said hello."', 'assistant: Done']);
+  });
+
+  it('keeps each session\'s usage as last listed: a session listed without usage keeps its figures', () => {
+    const u1 = { promptTokens: 100, completionTokens: 20, totalTokens: 120 };
+    const u2 = { promptTokens: 250, completionTokens: 45, totalTokens: 295 };
+    let state = fold(initialState, { event: 'sessionList', data: { sessions: [{ id: 'default', usage: u1 }, { id: 'other' }] } });
+    expect(state.usage).toEqual({ default: u1 });
+    expect(fold(state, { event: 'sessionList', data: { sessions: [{ id: 'default', usage: { ...u1 } }] } })).toBe(state); // unchanged: the very same state
+    state = fold(state, { event: 'sessionList', data: { sessions: [{ id: 'default' }, { id: 'other', usage: u2 }] } }); // default left memory
+    expect(state.usage).toEqual({ default: u1, other: u2 });
+    expect(sessionView(state, 'default').items).toEqual([]);
   });
 
   it('keeps sessions apart', () => {

@@ -7,6 +7,30 @@ import { pretty, resultParts } from './results.js';
 
 /** @typedef {import('./transcript.js').Item} Item */
 /** @typedef {import('./transcript.js').ToolItem} ToolItem */
+/** @typedef {import('./transcript.js').CompactionItem} CompactionItem */
+
+/** A token count as the page shows it. @param {number} n */
+export const tokens = (n) => n.toLocaleString('en');
+
+const METHOD = { summary: 'summary', clearToolResults: 'cleared tool results' };
+
+/**
+ * A compaction: one line with its method, trigger and figures, folded open to the summary.
+ * @param {CompactionItem} item
+ */
+function compactionEntry(item) {
+  const line = `History compacted: ${METHOD[item.method]}, ${item.trigger} · ${tokens(item.tokensBefore)} → ${tokens(item.tokensAfter)} tokens`;
+  const what = item.method === 'summary' ? 'summarised' : 'cleared of their tool results';
+  const body = el('div', { className: 'body' });
+  if (item.summary !== undefined) body.append(el('p', { className: 'summary-text', textContent: item.summary }));
+  body.append(el('p', { className: 'meta', textContent: `Events up to #${item.upToSeq} are ${what} in the model's view; this transcript keeps them.${item.usage ? ` The summary took ${tokens(item.usage.totalTokens)} tokens.` : ''}` }));
+  const details = el('details', {}, el('summary', { textContent: line }), body);
+  details.addEventListener('toggle', () => details.open && body.scrollIntoView({ block: 'nearest' }));
+  const li = el('li', { className: 'compaction' }, details);
+  li.dataset.method = item.method;
+  li.dataset.trigger = item.trigger;
+  return li;
+}
 
 /**
  * @param {ToolItem} item
@@ -65,6 +89,8 @@ function entry(item, answer) {
       return el('li', { className: 'error', textContent: `${item.code}: ${item.message}` });
     case 'reset':
       return el('li', { className: 'note', textContent: '— conversation reset —' });
+    case 'compaction':
+      return compactionEntry(item);
   }
 }
 

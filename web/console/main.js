@@ -3,13 +3,15 @@
 // transcript and the tool-server panel from it. One socket (live.js) resumes each watched session
 // after the last `seq` folded, so a reconnect continues the transcript instead of starting over.
 import { ApiError, call } from './api.js';
-import { createTranscript } from './chat.js';
+import { createTranscript, tokens } from './chat.js';
 import { apiKey, live } from './live.js';
 import { createServerPanel } from './servers.js';
 import { fold, initialState, sessionView } from './transcript.js';
 
 /** @typedef {import('./transcript.js').ConsoleFrame} ConsoleFrame */
 /** @typedef {import('./transcript.js').ServerRecord} ServerRecord */
+/** @typedef {import('./transcript.js').ListedSession} ListedSession */
+/** @typedef {import('./transcript.js').Usage} Usage */
 
 /**
  * An element of the page, by id.
@@ -57,7 +59,22 @@ function dispatch(frame) {
   if (state !== before) render();
   if (frame.event === 'mcpServerStatus') refreshStatus();
   if (frame.event === 'userMessage' && !listed.has(frame.data.sessionId)) loadSessions().catch(needKey);
+  // What the shown session spent changes with each model request: a reply, a failed turn, a summary.
+  if ((frame.event === 'response' || frame.event === 'contextCompacted' || (frame.event === 'error' && frame.data.turnId !== undefined)) && frame.data.sessionId === current) reloadUsage();
 }
+
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let usageTimer;
+/** Reloads the session list (and so its usage) once the frames of a burst have come. */
+function reloadUsage() {
+  clearTimeout(usageTimer);
+  usageTimer = setTimeout(() => {
+    if (connected) loadSessions().catch(needKey);
+  }, 250);
+}
+
+/** @param {Usage} u */
+const usageDetail = (u) => `${tokens(u.promptTokens)} prompt + ${tokens(u.completionTokens)} completion`;
 
 /**
  * Asks for the API key when the service refuses us, then starts over with it.
@@ -78,20 +95,29 @@ function refreshStatus() {
 }
 
 async function loadSessions() {
-  /** @type {{ sessions: { id: string }[] }} */
+  /** @type {{ sessions: ListedSession[] }} */
   const { sessions } = await call('GET', '/api/sessions');
-  const ids = new Set(sessions.map((s) => s.id).concat(current));
-  listed = ids;
+  listed = new Set(sessions.map((s) => s.id).concat(current));
+  state = fold(state, { event: 'sessionList', data: { sessions } });
+  renderSessions();
+}
+
+/** The session list, each with the tokens it used (as last listed), and the shown session's usage. */
+function renderSessions() {
   $('sessions').replaceChildren(
-    ...[...ids].sort().map((id) => {
+    ...[...listed].sort().map((id) => {
       const button = Object.assign(document.createElement('button'), { type: 'button', textContent: id });
       button.setAttribute('aria-current', String(id === current));
       button.addEventListener('click', () => show(id));
       const li = document.createElement('li');
       li.append(button);
+      const u = state.usage[id];
+      if (u) li.append(Object.assign(document.createElement('small'), { className: 'usage', textContent: `${tokens(u.totalTokens)} tokens`, title: usageDetail(u) }));
       return li;
     }),
   );
+  const u = state.usage[current];
+  $('session-usage').textContent = u ? `Used ${tokens(u.totalTokens)} tokens (${usageDetail(u)})` : '';
 }
 
 async function loadServers() {
@@ -110,6 +136,8 @@ function show(sessionId) {
   location.hash = `session=${encodeURIComponent(sessionId)}`;
   $('session-name').textContent = sessionId;
   transcript.clear();
+  listed.add(sessionId);
+  renderSessions();
   render();
   events?.subscribe(sessionId);
   if (connected) loadSessions().catch(needKey);
@@ -124,6 +152,7 @@ function start() {
       lastSeq: (sessionId) => state.sessions[sessionId]?.lastSeq,
       onMessage: (message) => dispatch(/** @type {ConsoleFrame} */ (message)),
       onState(link) {
+        /** @type {HTMLButtonElement} */ ($('compact')).disabled = link !== 'open';
         if (link === 'open') {
           connected = true;
           refreshStatus();
@@ -176,6 +205,10 @@ $('message').addEventListener('keydown', (e) => {
 });
 $('cancel').addEventListener('click', () => events?.send({ type: 'cancel', sessionId: current }));
 $('reset').addEventListener('click', () => events?.send({ type: 'reset', sessionId: current }));
+// Answered by `contextCompacted` (the transcript shows it) or an `error` (shown as the others are).
+$('compact').addEventListener('click', () => {
+  if (!events?.send({ type: 'compact', sessionId: current })) status('not connected; try again in a moment');
+});
 $('new-session').addEventListener('submit', (e) => {
   e.preventDefault();
   const input = /** @type {HTMLInputElement} */ ($('new-session-id'));

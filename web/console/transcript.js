@@ -10,21 +10,29 @@
 //   frame) are each kept.
 // - Items are ordered by `seq`: a reply being streamed sits after the last durable event before its
 //   newest chunk, and takes the `seq` of its `response` when that comes.
+// - A `contextCompacted` becomes a `compaction` item at its `seq` (once, as every durable frame):
+//   the transcript still shows every message it summarised; the model's view is what changed.
+// - Each session's token usage is the latest `sessionList` (the REST list) that had it: a session
+//   that left the service's memory is listed without usage, and keeps the figures last seen.
 
 /**
  * @typedef {import('../../src/agent/frames.ts').AgentFrame} AgentFrame
  * @typedef {import('../../src/agent/frames.ts').AgentFrameData} AgentFrameData
  * @typedef {import('../../src/tools/messages.ts').ServerRecord} ServerRecord
+ * @typedef {import('../../src/llm/types.ts').Usage} Usage
+ * @typedef {{ id: string, usage?: Usage }} ListedSession  a session as `GET /api/sessions` lists it (the fields the console uses)
  */
 
 /**
  * Every frame the console folds: the agent's frames (an `error` may lack its session and `seq`
  * when it answers a refused client frame), the tool servers' status, and `serverList`, which is
- * not on the wire: the console folds in the REST list it loads (`GET /api/mcp/servers`).
+ * not on the wire: the console folds in the REST list it loads (`GET /api/mcp/servers`); and
+ * `sessionList`, the same for `GET /api/sessions`.
  * @typedef {Exclude<AgentFrame, { event: 'error' }>
  *   | { event: 'error', data: Omit<AgentFrameData['error'], 'sessionId'> & { sessionId?: string } }
  *   | { event: 'mcpServerStatus', data: ServerRecord }
  *   | { event: 'serverList', data: { servers: ServerRecord[] } }
+ *   | { event: 'sessionList', data: { sessions: ListedSession[] } }
  *   | { event: 'toolsChanged', data: { count: number } }
  *   | { event: 'pong', data: Record<string, never> }} ConsoleFrame
  */
@@ -38,7 +46,9 @@
  * @typedef {{ kind: 'tool', key: string, order: number, callId: string, toolName: string, serverId: string, args: unknown, approval?: Approval, outcome?: ToolOutcome }} ToolItem
  * @typedef {{ kind: 'error', key: string, order: number, code: string, message: string }} ErrorItem
  * @typedef {{ kind: 'reset', key: string, order: number }} ResetItem
- * @typedef {UserItem | AssistantItem | ToolItem | ErrorItem | ResetItem} Item
+ * @typedef {AgentFrameData['contextCompacted']} CompactedData
+ * @typedef {{ kind: 'compaction', key: string, order: number, method: CompactedData['method'], trigger: CompactedData['trigger'], upToSeq: number, tokensBefore: number, tokensAfter: number, summary?: string, usage?: CompactedData['usage'] }} CompactionItem
+ * @typedef {UserItem | AssistantItem | ToolItem | ErrorItem | ResetItem | CompactionItem} Item
  */
 
 /**
@@ -54,10 +64,11 @@
  * @typedef {object} ConsoleState
  * @property {Readonly<Record<string, SessionView>>} sessions
  * @property {Readonly<Record<string, ServerRecord>>} servers  by id; a disconnected server is gone
+ * @property {Readonly<Record<string, Usage>>} usage  each session's model tokens so far, by id, as last listed
  */
 
 /** @type {ConsoleState} */
-export const initialState = Object.freeze({ sessions: Object.freeze({}), servers: Object.freeze({}) });
+export const initialState = Object.freeze({ sessions: Object.freeze({}), servers: Object.freeze({}), usage: Object.freeze({}) });
 
 /** @type {SessionView} */
 const emptySession = Object.freeze({ lastSeq: 0, seen: Object.freeze([]), items: Object.freeze([]), loose: 0 });
@@ -131,7 +142,7 @@ const callItem = (items, d) =>
 /**
  * One session's fold.
  * @param {SessionView} view
- * @param {Exclude<ConsoleFrame, { event: 'mcpServerStatus' | 'serverList' | 'toolsChanged' | 'pong' }>} frame
+ * @param {Exclude<ConsoleFrame, { event: 'mcpServerStatus' | 'serverList' | 'sessionList' | 'toolsChanged' | 'pong' }>} frame
  * @returns {SessionView}
  */
 function foldSession(view, frame) {
@@ -201,9 +212,16 @@ function foldSession(view, frame) {
     case 'conversationReset':
       items = put(items, { kind: 'reset', key: `reset:${frame.data.seq}`, order: frame.data.seq });
       break;
-    case 'contextCompacted':
-      // Counted as seen (its seq); the transcript shows every original message still (showing it is the console's later work).
+    case 'contextCompacted': {
+      // A note at its place in the transcript; every original message stays shown (the log keeps them too).
+      const d = frame.data;
+      /** @type {CompactionItem} */
+      const item = { kind: 'compaction', key: `compaction:${d.seq}`, order: d.seq, method: d.method, trigger: d.trigger, upToSeq: d.upToSeq, tokensBefore: d.tokensBefore, tokensAfter: d.tokensAfter };
+      if (d.summary !== undefined) item.summary = d.summary;
+      if (d.usage) item.usage = d.usage;
+      items = put(items, item);
       break;
+    }
     case 'error': {
       const d = frame.data;
       const key = d.seq === undefined ? `error:#${loose++}` : `error:${d.turnId ?? ''}:${d.seq}:${d.code}:${d.message}`;
@@ -219,6 +237,9 @@ function foldSession(view, frame) {
   return { lastSeq, seen, items, loose };
 }
 
+/** @param {Usage | undefined} a @param {Usage | undefined} b */
+const sameUsage = (a, b) => a?.promptTokens === b?.promptTokens && a?.completionTokens === b?.completionTokens && a?.totalTokens === b?.totalTokens;
+
 /**
  * The console's fold.
  * @param {ConsoleState} state
@@ -233,6 +254,12 @@ export function fold(state, frame) {
     }
     case 'serverList':
       return { ...state, servers: Object.fromEntries(frame.data.servers.map((s) => [s.id, s])) };
+    case 'sessionList': {
+      /** @type {[string, Usage][]} */
+      const listed = frame.data.sessions.flatMap((s) => (s.usage ? [[s.id, s.usage]] : []));
+      if (listed.every(([id, usage]) => sameUsage(state.usage[id], usage))) return state;
+      return { ...state, usage: { ...state.usage, ...Object.fromEntries(listed) } };
+    }
     case 'toolsChanged':
     case 'pong':
       return state;
