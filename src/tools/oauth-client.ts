@@ -40,6 +40,14 @@ export class AuthorizationRequired extends Error {
   }
 }
 
+/** The callback's state names no pending sign-in of the server (expired, used, or replaced). */
+export class UnknownSignIn extends Error {
+  override readonly name = 'UnknownSignIn';
+  constructor() {
+    super('No sign-in is pending with this state (it expired, was used, or was replaced)');
+  }
+}
+
 interface Pending {
   state: string;
   codeVerifier: string;
@@ -227,7 +235,7 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       await this.load();
       const pending = record.pending;
       if (!pending || !pendingFresh() || !sameText(pending.state, state)) {
-        throw new Error('no sign-in of this server is pending with this state (it expired, was used, or was replaced)');
+        throw new UnknownSignIn();
       }
       const result = await auth(provider, { serverUrl, authorizationCode: code, ...(options.fetch && { fetchFn: options.fetch }) });
       if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');

@@ -31,7 +31,7 @@ import type { ServerRecord } from './messages.ts';
 import { recordOf, statusOf, type McpService, type McpServiceOptions, type ServerEntry } from './server-entry.ts';
 import { createToolCalls } from './tool-calls.ts';
 import { createMemorySecretStore } from '../store/secret-store.ts';
-import { AuthorizationRequired, createServerOAuth, serverOfState } from './oauth-client.ts';
+import { AuthorizationRequired, createServerOAuth, serverOfState, UnknownSignIn } from './oauth-client.ts';
 
 export type { McpBus, McpService, McpServiceOptions } from './server-entry.ts';
 
@@ -215,10 +215,11 @@ export function createMcpService(options: McpServiceOptions): McpService {
   async function oauthCallback(payload: { state: string; code: string }): Promise<ServerRecord> {
     const serverId = serverOfState(payload.state);
     const entry = serverId === undefined ? undefined : find(serverId);
-    if (!entry?.oauth) throw new AppError('INVALID_REQUEST', 'No sign-in is pending with this state', { field: 'state' });
+    if (!entry?.oauth) throw new AppError('INVALID_REQUEST', new UnknownSignIn().message, { field: 'state' });
     try {
       await entry.oauth.complete(payload.state, payload.code);
     } catch (err) {
+      if (err instanceof UnknownSignIn) throw new AppError('INVALID_REQUEST', err.message, { field: 'state' });
       const reason = err instanceof Error ? err.message : String(err);
       throw new AppError('AGENT_ERROR', `Signing in to MCP server "${entry.name}" failed: ${reason}`, { serverId: entry.name, reason });
     }

@@ -1,0 +1,160 @@
+/**
+ * OAuth 2.1 against a real OAuth-protected MCP server (test/fixtures/mcp/oauth-server.js, built with the SDK's
+ * server auth helpers): the authorization-code flow end to end without a browser (the record's URL, the
+ * fixture's auto-approving authorize endpoint, agentd's callback), a restart that needs no new sign-in, refresh
+ * before expiry, the client-credentials grant, and hostile authorization servers refused before anything is sent.
+ */
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { appPool, type RunningApp } from '../support/start-app.ts';
+import { until } from '../support/wait.ts';
+import { M2M_CLIENT, startOAuthFixture } from '../fixtures/mcp/oauth-server.js';
+
+const ADMIN = 'admin-key-0123456789';
+const CHAT = 'chat-key-0123456789ab';
+const pool = appPool();
+const fixtures: { close(): Promise<void> }[] = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  await pool.stopAll();
+});
+afterAll(async () => {
+  await Promise.all(fixtures.map((f) => f.close()));
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+
+const fixture = async (options: Parameters<typeof startOAuthFixture>[0] = {}) => {
+  const f = await startOAuthFixture(options);
+  fixtures.push(f);
+  return f;
+};
+const dataDir = async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'agentd-oauth-'));
+  dirs.push(dir);
+  return dir;
+};
+
+interface Rec {
+  name: string;
+  status: string;
+  error?: string;
+  authorizationUrl?: string;
+}
+
+const servers = async (app: RunningApp, key = ADMIN): Promise<Rec[]> => {
+  const res = await fetch(`${app.url}/api/mcp/servers`, { headers: { authorization: `Bearer ${key}` } });
+  return ((await res.json()) as { servers: Rec[] }).servers;
+};
+const server = async (app: RunningApp, name: string, key = ADMIN) => (await servers(app, key)).find((s) => s.name === name);
+const callTool = async (app: RunningApp, serverId: string, tool: string, args: object = {}) => {
+  const res = await fetch(`${app.url}/api/mcp/servers/${serverId}/tools/${tool}/execute`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(args),
+  });
+  return { status: res.status, body: (await res.json()) as { success: boolean; data?: { content: { text: string }[] } } };
+};
+
+const start = (dir: string, mcpServers: Record<string, unknown>) =>
+  pool.start({ storage: { type: 'jsonl', dir }, server: { auth: { apiKey: CHAT, adminKey: ADMIN } }, mcpServers });
+
+/** Follows the authorization URL as a browser would: the authorize endpoint redirects to agentd's callback. */
+async function signIn(authorizationUrl: string): Promise<{ status: number; html: string }> {
+  const authorize = await fetch(authorizationUrl, { redirect: 'manual' });
+  expect(authorize.status).toBe(302);
+  const callback = authorize.headers.get('location')!;
+  expect(new URL(callback).pathname).toBe('/api/oauth/callback');
+  const landed = await fetch(callback);
+  return { status: landed.status, html: await landed.text() };
+}
+
+describe('OAuth-protected tool servers', () => {
+  it('goes from "authorization required" to connected after the sign-in, and again after a restart without a new one', async () => {
+    const f = await fixture();
+    const dir = await dataDir();
+    const mcpServers = { secure: { type: 'http', baseUrl: f.url, oauth: { scopes: ['mcp:tools'] } } };
+    const first = await start(dir, mcpServers);
+
+    const waiting = await server(first, 'secure');
+    expect(waiting).toMatchObject({ status: 'error', error: expect.stringMatching(/^authorization required/) });
+    const url = waiting!.authorizationUrl!;
+    expect(new URL(url).searchParams.get('code_challenge_method')).toBe('S256');
+    expect(new URL(url).searchParams.get('resource')).toBe(f.url);
+    expect(f.stats.registrations).toBe(1); // dynamic client registration
+    // A chat principal is not shown where to sign in (whoever signs in picks the account).
+    expect((await server(first, 'secure', CHAT))?.authorizationUrl).toBeUndefined();
+
+    const landed = await signIn(url);
+    expect(landed).toMatchObject({ status: 200, html: expect.stringContaining('is connected') });
+    expect((await server(first, 'secure'))?.status).toBe('connected');
+    expect((await callTool(first, 'secure', 'echo', { message: 'hi' })).body.data?.content[0]?.text).toBe('hi');
+    // The URL was used once: following it again changes nothing.
+    expect((await signIn(url)).status).toBe(400);
+
+    // Tokens are stored in a file only this user reads, never in the export.
+    const files = await readdir(join(dir, '.agentd-secrets'));
+    expect(files).toHaveLength(1);
+    expect((await stat(join(dir, '.agentd-secrets', files[0]!))).mode & 0o777).toBe(0o600);
+    const stored = JSON.parse(await readFile(join(dir, '.agentd-secrets', files[0]!), 'utf8')) as { tokens: { access_token: string } };
+    const exported = await (await fetch(`${first.url}/api/config.yaml`, { headers: { authorization: `Bearer ${ADMIN}` } })).text();
+    expect(exported).not.toContain(stored.tokens.access_token);
+    expect(JSON.stringify(await servers(first))).not.toContain(stored.tokens.access_token);
+
+    const visits = f.stats.authorizations;
+    await pool.stop(first);
+    const second = await start(dir, mcpServers);
+    expect((await server(second, 'secure'))?.status).toBe('connected');
+    expect((await callTool(second, 'secure', 'whoami')).body.success).toBe(true);
+    expect(f.stats).toMatchObject({ authorizations: visits, codeExchanges: 1, registrations: 1 });
+  });
+
+  it('refreshes tokens before they expire (refresh-token grant)', async () => {
+    const f = await fixture({ accessTtlSec: 2 });
+    const app = await start(await dataDir(), { short: { type: 'http', baseUrl: f.url, oauth: {} } });
+    await signIn((await server(app, 'short'))!.authorizationUrl!);
+    expect((await server(app, 'short'))?.status).toBe('connected');
+    await until(async () => {
+      const { body } = await callTool(app, 'short', 'echo', { message: 'x' });
+      return body.success && f.stats.refreshes > 0;
+    }, 'a refresh before the 2 s token expired');
+    // The calls never went out with an expired token: none was refused, the server stays connected.
+    expect((await server(app, 'short'))?.status).toBe('connected');
+  });
+
+  it('connects a machine-to-machine server with the client-credentials grant, no sign-in', async () => {
+    const f = await fixture();
+    const app = await start(await dataDir(), {
+      m2m: { type: 'http', baseUrl: f.url, oauth: { grant: 'client_credentials', clientId: M2M_CLIENT.client_id, clientSecret: M2M_CLIENT.client_secret } },
+    });
+    expect(await server(app, 'm2m')).toMatchObject({ status: 'connected' });
+    expect((await callTool(app, 'm2m', 'whoami')).body.data?.content[0]?.text).toBe('client m2m-client');
+    expect(f.stats).toMatchObject({ clientCredentials: 1, authorizations: 0, registrations: 0 });
+    const exported = await (await fetch(`${app.url}/api/config.yaml`, { headers: { authorization: `Bearer ${ADMIN}` } })).text();
+    expect(exported).not.toContain(M2M_CLIENT.client_secret);
+  });
+
+  it.each([
+    ['issuer', /names issuer .*someone-else, not/],
+    ['resource', /names resource .*\/other, not this server/],
+    ['insecure', /token endpoint http:\/\/auth\.example\.com is not HTTPS/],
+  ] as const)('refuses a hostile authorization server (%s) before registering or asking for a token', async (hostile, reason) => {
+    const f = await fixture({ hostile });
+    const app = await start(await dataDir(), { evil: { type: 'http', baseUrl: f.url, oauth: {} } });
+    const rec = await server(app, 'evil');
+    expect(rec?.status).toBe('error');
+    expect(rec?.error).toMatch(reason);
+    expect(rec?.authorizationUrl).toBeUndefined();
+    expect(f.stats).toMatchObject({ registrations: 0, tokenRequests: 0, authorizations: 0 });
+  });
+
+  it('answers an unknown state with a page that changes nothing', async () => {
+    const app = await start(await dataDir(), {});
+    const res = await fetch(`${app.url}/api/oauth/callback?state=abc.nope&code=123`);
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await res.text()).toContain('No sign-in is pending');
+  });
+});
