@@ -34,9 +34,9 @@ export function createMemorySecretStore(): SecretStore {
   const values = new Map<string, string>();
   return {
     open: () => Promise.resolve(),
-    get: (key) => Promise.resolve(values.get(checkKey(key))),
-    set: (key, value) => Promise.resolve(void values.set(checkKey(key), value)),
-    delete: (key) => Promise.resolve(void values.delete(checkKey(key))),
+    get: async (key) => values.get(checkKey(key)),
+    set: async (key, value) => void values.set(checkKey(key), value),
+    delete: async (key) => void values.delete(checkKey(key)),
     close: () => Promise.resolve(),
   };
 }
@@ -51,8 +51,9 @@ export function createDirSecretStore(dir: string): SecretStore {
       await chmod(dir, 0o700);
     },
     async get(key) {
+      const path = file(key);
       try {
-        return await readFile(file(key), 'utf8');
+        return await readFile(path, 'utf8');
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
         throw new Error(`secret store: cannot read ${key}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
