@@ -14,7 +14,7 @@ const metadata = (issuer: string, over: Record<string, unknown> = {}) => ({
 const discovery = (server: string, as: string, over: { resource?: string; metadata?: Record<string, unknown>; issuer?: string } = {}): OAuthDiscoveryState => ({
   authorizationServerUrl: as,
   resourceMetadata: { resource: over.resource ?? server, authorization_servers: [as] },
-  authorizationServerMetadata: metadata(over.issuer ?? as, over.metadata) as OAuthDiscoveryState['authorizationServerMetadata'],
+  authorizationServerMetadata: metadata(over.issuer ?? as, over.metadata) as NonNullable<OAuthDiscoveryState['authorizationServerMetadata']>,
 });
 
 describe('OAuth endpoints: https, or http on loopback only', () => {
@@ -70,6 +70,7 @@ describe('issuer and resource', () => {
   it('refuses a server without protected resource metadata or an authorization server without metadata', () => {
     const server = 'https://mcp.example.com/mcp';
     expect(() => checkDiscovery(server, { authorizationServerUrl: 'https://mcp.example.com/' })).toThrow(/no protected resource metadata/);
-    expect(() => checkDiscovery(server, { ...discovery(server, 'https://auth.example.com/'), authorizationServerMetadata: undefined })).toThrow(/no authorization server metadata/);
+    const { authorizationServerMetadata: _, ...withoutMetadata } = discovery(server, 'https://auth.example.com/');
+    expect(() => checkDiscovery(server, withoutMetadata)).toThrow(/no authorization server metadata/);
   });
 });
