@@ -34,9 +34,10 @@ export function createMemorySecretStore(): SecretStore {
   const values = new Map<string, string>();
   return {
     open: () => Promise.resolve(),
-    get: async (key) => values.get(checkKey(key)),
-    set: async (key, value) => void values.set(checkKey(key), value),
-    delete: async (key) => void values.delete(checkKey(key)),
+    // Through `then`, so an invalid key rejects like the durable engines' do instead of throwing.
+    get: (key) => Promise.resolve().then(() => values.get(checkKey(key))),
+    set: (key, value) => Promise.resolve().then(() => void values.set(checkKey(key), value)),
+    delete: (key) => Promise.resolve().then(() => void values.delete(checkKey(key))),
     close: () => Promise.resolve(),
   };
 }

@@ -14,7 +14,7 @@ const metadata = (issuer: string, over: Record<string, unknown> = {}) => ({
 const discovery = (server: string, as: string, over: { resource?: string; metadata?: Record<string, unknown>; issuer?: string } = {}): OAuthDiscoveryState => ({
   authorizationServerUrl: as,
   resourceMetadata: { resource: over.resource ?? server, authorization_servers: [as] },
-  authorizationServerMetadata: metadata(over.issuer ?? as, over.metadata) as NonNullable<OAuthDiscoveryState['authorizationServerMetadata']>,
+  authorizationServerMetadata: metadata(over.issuer ?? as, over.metadata),
 });
 
 describe('OAuth endpoints: https, or http on loopback only', () => {

@@ -20,11 +20,11 @@ afterAll(async () => {
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
 });
 
-secretStoreContract('memory', async () => ({ store: createMemorySecretStore() }));
+secretStoreContract('memory', () => Promise.resolve({ store: createMemorySecretStore() }));
 
 secretStoreContract('jsonl (a file per key)', async () => {
   const dir = join(await tempDir(), 'secrets');
-  return { store: createDirSecretStore(dir), reopen: async () => createDirSecretStore(dir) };
+  return { store: createDirSecretStore(dir), reopen: () => Promise.resolve(createDirSecretStore(dir)) };
 });
 
 describe('jsonl secret files', () => {
@@ -51,9 +51,9 @@ describe.skipIf(!enabled)('redis secret store', () => {
   afterAll(async () => {
     await redis?.stop();
   });
-  secretStoreContract('redis', async () => {
+  secretStoreContract('redis', () => {
     const keyPrefix = `t${randomUUID()}:`;
     const make = () => createRedisSecretStore({ url: redis!.url, keyPrefix, log });
-    return { store: make(), reopen: async () => make() };
+    return Promise.resolve({ store: make(), reopen: () => Promise.resolve(make()) });
   });
 });
