@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { appPool, type RunningApp } from '../support/start-app.ts';
 import { until } from '../support/wait.ts';
+import { connectWs, type Frame } from '../support/ws-client.ts';
+import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { M2M_CLIENT, startOAuthFixture } from '../fixtures/mcp/oauth-server.js';
 
 const ADMIN = 'admin-key-0123456789';
@@ -61,12 +63,16 @@ const callTool = async (app: RunningApp, serverId: string, tool: string, args: o
 const start = (dir: string, mcpServers: Record<string, unknown>) =>
   pool.start({ storage: { type: 'jsonl', dir }, server: { auth: { apiKey: CHAT, adminKey: ADMIN } }, mcpServers });
 
-/** Follows the authorization URL as a browser would: the authorize endpoint redirects to agentd's callback. */
-async function signIn(authorizationUrl: string): Promise<{ status: number; html: string }> {
+/**
+ * Follows the authorization URL as a browser would: the authorize endpoint redirects to agentd's callback
+ * (`via`: the instance a load balancer in front of the configured redirectUrl would pick).
+ */
+async function signIn(authorizationUrl: string, via?: RunningApp): Promise<{ status: number; html: string }> {
   const authorize = await fetch(authorizationUrl, { redirect: 'manual' });
   expect(authorize.status).toBe(302);
-  const callback = authorize.headers.get('location')!;
-  expect(new URL(callback).pathname).toBe('/api/oauth/callback');
+  const callback = new URL(authorize.headers.get('location')!);
+  expect(callback.pathname).toBe('/api/oauth/callback');
+  if (via) callback.host = new URL(via.url).host;
   const landed = await fetch(callback);
   return { status: landed.status, html: await landed.text() };
 }
@@ -109,6 +115,25 @@ describe('OAuth-protected tool servers', () => {
     expect((await server(second, 'secure'))?.status).toBe('connected');
     expect((await callTool(second, 'secure', 'whoami')).body.success).toBe(true);
     expect(f.stats).toMatchObject({ authorizations: visits, codeExchanges: 1, registrations: 1 });
+  });
+
+  it('sends the sign-in URL in mcpServerStatus frames to admins only', async () => {
+    const f = await fixture();
+    const app = await start(await dataDir(), { secure: { type: 'http', baseUrl: f.url, oauth: {} } });
+    const admin = await connectWs(app.wsUrl, { headers: { authorization: `Bearer ${ADMIN}` } });
+    const chat = await connectWs(app.wsUrl, { headers: { authorization: `Bearer ${CHAT}` } });
+    try {
+      const restarted = await fetch(`${app.url}/api/mcp/servers/secure/restart`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+      expect(restarted.status).toBe(500);
+      const isError = (fr: Frame) => fr.event === 'mcpServerStatus' && fr.data.name === 'secure' && fr.data.status === 'error';
+      const [seenByAdmin, seenByChat] = await Promise.all([admin.next(isError), chat.next(isError)]);
+      expect(seenByAdmin.data.authorizationUrl).toBe((await server(app, 'secure'))?.authorizationUrl);
+      expect(seenByChat.data).not.toHaveProperty('authorizationUrl');
+      expect(seenByChat.data.error).toMatch(/^authorization required/);
+    } finally {
+      admin.close();
+      chat.close();
+    }
   });
 
   it('refreshes tokens before they expire (refresh-token grant)', async () => {
@@ -156,5 +181,35 @@ describe('OAuth-protected tool servers', () => {
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(await res.text()).toContain('No sign-in is pending');
+  });
+
+  describe.skipIf(!hasRedisServer())('with instances sharing Redis', () => {
+    let redis: RedisServer;
+    afterAll(async () => {
+      await redis?.stop();
+    });
+
+    it('one sign-in serves every instance: the pending sign-in and the tokens are shared', async () => {
+      redis = await startRedis();
+      const f = await fixture();
+      // Behind a load balancer every instance has one public callback URL.
+      const oauth = { redirectUrl: 'http://127.0.0.1:1/api/oauth/callback' };
+      const doc = () => ({
+        storage: { type: 'redis', url: redis.url, keyPrefix: 'oauth-shared:' },
+        server: { auth: { apiKey: CHAT, adminKey: ADMIN } },
+        mcpServers: { shared: { type: 'http', baseUrl: f.url, oauth } },
+      });
+      const a = await pool.start(doc());
+      const b = await pool.start(doc());
+      const url = (await server(a, 'shared'))?.authorizationUrl;
+      expect(url).toBeDefined();
+      expect((await server(b, 'shared'))?.authorizationUrl).toBe(url); // b kept a's pending sign-in
+      expect(await signIn(url!, b)).toMatchObject({ status: 200 }); // the callback lands on b
+      expect((await server(b, 'shared'))?.status).toBe('connected');
+      const restarted = await fetch(`${a.url}/api/mcp/servers/shared/restart`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+      expect(restarted.status).toBe(200);
+      expect((await callTool(a, 'shared', 'whoami')).body.success).toBe(true);
+      expect(f.stats).toMatchObject({ registrations: 1, codeExchanges: 1 });
+    });
   });
 });
