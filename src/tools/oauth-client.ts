@@ -16,6 +16,8 @@
  * - Tokens are refreshed before they expire: when a request finds less than min(60 s, half their lifetime)
  *   left, the refresh-token grant (client credentials: a new token) runs first; a failed refresh is retried at
  *   most once per REFRESH_COOLDOWN_MS, and the request goes on with the old token (a 401 then re-runs `auth()`).
+ * - Instances sharing the store share tokens: before refreshing, and before dropping refused tokens, tokens another
+ *   instance stored meanwhile are adopted instead.
  * - Nothing here logs a token, a code, a verifier or a secret.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -127,8 +129,23 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
     return t.obtainedAt + lifetime - clock.now() < Math.min(MAX_SKEW_MS, lifetime / 2);
   };
 
+  /** The stored record (another instance may have refreshed); `undefined` when there is none for this server. */
+  const stored = async (): Promise<OAuthRecord | undefined> => {
+    const text = await store.get(key);
+    const parsed = text === undefined ? undefined : (JSON.parse(text) as OAuthRecord);
+    return parsed?.serverUrl === serverUrl ? parsed : undefined;
+  };
+  /** Tokens another instance stored meanwhile replace ours (a rotated refresh token is good once). */
+  const adoptStoredTokens = async (): Promise<boolean> => {
+    const tokens = (await stored())?.tokens;
+    if (!tokens || tokens.access_token === record.tokens?.access_token) return false;
+    record.tokens = tokens;
+    return true;
+  };
+
   const refreshAhead = async (): Promise<void> => {
     if (refreshing || !expiring() || clock.now() - lastRefreshFailure < REFRESH_COOLDOWN_MS) return;
+    if ((await adoptStoredTokens()) && !expiring()) return;
     if (interactive && !record.tokens?.refresh_token) return;
     refreshing = true;
     try {
@@ -202,6 +219,8 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       log.info('OAuth: authorization required; an admin signs in at the server record\'s authorizationUrl');
     },
     async invalidateCredentials(scope) {
+      // Refused tokens that another instance has replaced meanwhile: take its tokens instead of dropping them.
+      if (scope === 'tokens' && (await adoptStoredTokens())) return;
       if (scope === 'all' || scope === 'client') delete record.client;
       if (scope === 'all' || scope === 'tokens') delete record.tokens;
       if (scope === 'all' || scope === 'verifier') delete record.pending;
@@ -225,9 +244,7 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
     provider,
     async load() {
       needsSignIn = false;
-      const text = await store.get(key);
-      const parsed = text === undefined ? undefined : (JSON.parse(text) as OAuthRecord);
-      record = parsed?.serverUrl === serverUrl ? parsed : { serverUrl };
+      record = (await stored()) ?? { serverUrl };
     },
     signInRequired: () => needsSignIn,
     authorizationUrl: () => (pendingFresh() ? record.pending?.url : undefined),
