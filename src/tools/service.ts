@@ -199,6 +199,10 @@ export function createMcpService(options: McpServiceOptions): McpService {
   async function connectServer(payload: { name: string; config: McpServerConfig }): Promise<ServerRecord> {
     redactor.addServer(payload.config);
     if (stopped) throw new AppError('SERVICE_UNAVAILABLE', 'the service is shutting down');
+    // A runtime server's requests go through its pinned address: its authorization server could not be reached.
+    if (payload.config.type === 'http' && payload.config.oauth) {
+      throw new AppError('INVALID_REQUEST', 'oauth is for tool servers of the agent file only', { field: 'config.oauth' });
+    }
     await admitRuntimeServer(payload.config, runtime);
     const nameInUse = () => new AppError('INVALID_REQUEST', `An MCP server named "${payload.name}" already exists`, { field: 'name', name: payload.name });
     const existing = entries.get(payload.name);

@@ -7,6 +7,8 @@
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { appPool, type RunningApp } from '../support/start-app.ts';
 import { until } from '../support/wait.ts';
@@ -60,8 +62,12 @@ const callTool = async (app: RunningApp, serverId: string, tool: string, args: o
   return { status: res.status, body: (await res.json()) as { success: boolean; data?: { content: { text: string }[] } } };
 };
 
+/** Every log line of the apps started with it, at trace level and unredacted: tokens must not be there at all. */
+const logLines: string[] = [];
+const log = pino({ level: 'trace' }, new Writable({ write: (chunk: Buffer, _enc, done) => (logLines.push(chunk.toString()), done()) }));
+
 const start = (dir: string, mcpServers: Record<string, unknown>) =>
-  pool.start({ storage: { type: 'jsonl', dir }, server: { auth: { apiKey: CHAT, adminKey: ADMIN } }, mcpServers });
+  pool.start({ storage: { type: 'jsonl', dir }, server: { auth: { apiKey: CHAT, adminKey: ADMIN } }, mcpServers }, { deps: { log } });
 
 /**
  * Follows the authorization URL as a browser would: the authorize endpoint redirects to agentd's callback
@@ -93,6 +99,15 @@ describe('OAuth-protected tool servers', () => {
     // A chat principal is not shown where to sign in (whoever signs in picks the account).
     expect((await server(first, 'secure', CHAT))?.authorizationUrl).toBeUndefined();
 
+    const secretFile = async () => {
+      const [file] = await readdir(join(dir, '.agentd-secrets'));
+      return JSON.parse(await readFile(join(dir, '.agentd-secrets', file!), 'utf8')) as {
+        pending?: { codeVerifier: string };
+        tokens: { access_token: string; refresh_token: string };
+        client: { client_id: string };
+      };
+    };
+    const verifier = (await secretFile()).pending!.codeVerifier;
     const landed = await signIn(url);
     expect(landed).toMatchObject({ status: 200, html: expect.stringContaining('is connected') });
     expect((await server(first, 'secure'))?.status).toBe('connected');
@@ -104,7 +119,8 @@ describe('OAuth-protected tool servers', () => {
     const files = await readdir(join(dir, '.agentd-secrets'));
     expect(files).toHaveLength(1);
     expect((await stat(join(dir, '.agentd-secrets', files[0]!))).mode & 0o777).toBe(0o600);
-    const stored = JSON.parse(await readFile(join(dir, '.agentd-secrets', files[0]!), 'utf8')) as { tokens: { access_token: string } };
+    const stored = await secretFile();
+    expect(stored.pending).toBeUndefined();
     const exported = await (await fetch(`${first.url}/api/config.yaml`, { headers: { authorization: `Bearer ${ADMIN}` } })).text();
     expect(exported).not.toContain(stored.tokens.access_token);
     expect(JSON.stringify(await servers(first))).not.toContain(stored.tokens.access_token);
@@ -115,6 +131,10 @@ describe('OAuth-protected tool servers', () => {
     expect((await server(second, 'secure'))?.status).toBe('connected');
     expect((await callTool(second, 'secure', 'whoami')).body.success).toBe(true);
     expect(f.stats).toMatchObject({ authorizations: visits, codeExchanges: 1, registrations: 1 });
+    // Never logged, even at trace level before any redaction.
+    const logged = logLines.join('');
+    expect(logged).toContain('MCP server connected');
+    for (const secret of [stored.tokens.access_token, stored.tokens.refresh_token, verifier]) expect(logged).not.toContain(secret);
   });
 
   it('sends the sign-in URL in mcpServerStatus frames to admins only', async () => {
@@ -173,6 +193,17 @@ describe('OAuth-protected tool servers', () => {
     expect(rec?.error).toMatch(reason);
     expect(rec?.authorizationUrl).toBeUndefined();
     expect(f.stats).toMatchObject({ registrations: 0, tokenRequests: 0, authorizations: 0 });
+  });
+
+  it('refuses oauth on a server connected at runtime', async () => {
+    const app = await start(await dataDir(), {});
+    const res = await fetch(`${app.url}/api/connect-server`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'late', config: { type: 'http', baseUrl: 'http://127.0.0.1:9/mcp', oauth: {} } }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: { code: 'INVALID_REQUEST', details: { field: 'config.oauth' } } });
   });
 
   it('answers an unknown state with a page that changes nothing', async () => {
