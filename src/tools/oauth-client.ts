@@ -184,8 +184,10 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       const configured = configuredClient();
       if (configured) return configured;
       const client = record.client;
-      // A registration made for another callback URL (agentd moved) cannot complete a sign-in: register again.
-      if (client && interactive && 'redirect_uris' in client && !client.redirect_uris.includes(redirectUrl())) return undefined;
+      // A registration made for another callback URL (agentd moved) cannot complete a new sign-in: register again;
+      // while a refresh token is held it stays, for the refresh token is bound to it.
+      const moved = client && interactive && 'redirect_uris' in client && !client.redirect_uris.includes(redirectUrl());
+      if (moved && !record.tokens?.refresh_token) return undefined;
       return client;
     },
     async saveClientInformation(info) {

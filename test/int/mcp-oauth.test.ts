@@ -156,9 +156,10 @@ describe('OAuth-protected tool servers', () => {
     }
   });
 
-  it('refreshes tokens before they expire (refresh-token grant)', async () => {
+  it('refreshes tokens before they expire (refresh-token grant), also after a restart on another port', async () => {
     const f = await fixture({ accessTtlSec: 2 });
-    const app = await start(await dataDir(), { short: { type: 'http', baseUrl: f.url, oauth: {} } });
+    const dir = await dataDir();
+    const app = await start(dir, { short: { type: 'http', baseUrl: f.url, oauth: {} } });
     await signIn((await server(app, 'short'))!.authorizationUrl!);
     expect((await server(app, 'short'))?.status).toBe('connected');
     await until(async () => {
@@ -167,6 +168,14 @@ describe('OAuth-protected tool servers', () => {
     }, 'a refresh before the 2 s token expired');
     // The calls never went out with an expired token: none was refused, the server stays connected.
     expect((await server(app, 'short'))?.status).toBe('connected');
+
+    // A restart on another port (another callback URL) keeps the registration its refresh token is bound to.
+    await pool.stop(app);
+    const again = await start(dir, { short: { type: 'http', baseUrl: f.url, oauth: {} } });
+    const before = f.stats.refreshes;
+    await until(async () => (await callTool(again, 'short', 'echo', { message: 'y' })).body.success && f.stats.refreshes > before, 'a refresh after the restart');
+    expect((await server(again, 'short'))?.status).toBe('connected');
+    expect(f.stats).toMatchObject({ registrations: 1, codeExchanges: 1 });
   });
 
   it('connects a machine-to-machine server with the client-credentials grant, no sign-in', async () => {
