@@ -13,6 +13,9 @@
  * - Retry delays grow as baseDelayMs·2^attempt up to maxDelayMs, each scaled by a jitter factor in
  *   [1 − jitterRatio, 1 + jitterRatio] from the injected `random`, and never above maxDelayMs.
  * - When `maxFailures` failures fall within `windowMs` (measured with the injected `now`), retrying stops.
+ * - An attempt that fails with an error named `AuthorizationRequired` (an OAuth sign-in is needed,
+ *   src/tools/oauth-client.ts) goes straight to error.halted: retrying cannot help until someone signs in, and the
+ *   sign-in's callback sends RESTART.
  * - RESTART clears the retry budget; from `connected` or `error` it starts a new attempt, during `connecting` it
  *   lets the current attempt finish.
  */
@@ -120,6 +123,11 @@ export const mcpServerMachine = setup({
   guards: {
     /** True when this failure spends the retry budget. */
     budgetSpent: ({ context }) => recentFailures(context).length >= context.retry.maxFailures,
+    /** The attempt needs an OAuth sign-in. */
+    needsSignIn: ({ event }) => {
+      const error = (event as { error?: unknown }).error;
+      return error instanceof Error && error.name === 'AuthorizationRequired';
+    },
   },
   delays: {
     retryDelay: ({ context }) => retryDelayOf(context.attempt, context.retry, context.random),
@@ -145,6 +153,7 @@ export const mcpServerMachine = setup({
         input: ({ context }) => ({ serverId: context.serverId }),
         onDone: { target: 'connected', actions: 'markConnected' },
         onError: [
+          { guard: 'needsSignIn', target: 'error.halted', actions: 'recordFailure' },
           { guard: 'budgetSpent', target: 'error.halted', actions: ['recordFailure', 'halt'] },
           { target: 'error.backoff', actions: 'recordFailure' },
         ],

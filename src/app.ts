@@ -23,6 +23,7 @@ import { createChildRegistry, createMcpService, reapLeftovers, runtimePolicyOf, 
 import { createHttpFace, createServerFace, type ServerFace } from './mcp-face/index.ts';
 import { createCluster } from './cluster/index.ts';
 import { createStore } from './store/index.ts';
+import { createSecretStore } from './store/secret-store.ts';
 import { VERSION } from './package-info.ts';
 
 /** The application's bus: every component's commands and events, composed here and nowhere else. */
@@ -121,7 +122,15 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       })
     : undefined;
   const serviceBus = cluster ? cluster.route(bus) : bus;
-  const mcp = createMcpService({ config, bus: serviceBus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION }, runtime, children, redactor, ...registerActor });
+  // OAuth registrations and tokens of tool servers live on the sessions' medium (a file per server, or Redis).
+  const secrets = createSecretStore(config.storage, log.child({ component: 'secrets' }));
+  let listening: { host: string; port: number } | undefined;
+  const callbackUrl = () => {
+    const host = listening && !['0.0.0.0', '::', ''].includes(listening.host) ? listening.host : '127.0.0.1';
+    const shown = host.includes(':') ? `[${host}]` : host;
+    return `http://${shown}${listening ? `:${listening.port}` : ''}/api/oauth/callback`;
+  };
+  const mcp = createMcpService({ config, bus: serviceBus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION }, runtime, children, redactor, secrets, callbackUrl, ...registerActor });
   const agent = createAgentService({
     config,
     bus: serviceBus,
@@ -152,7 +161,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const startedAt = clock.now();
 
   const mcpFace = createHttpFace(serverFace);
-  const frontEnd = createFrontEnd({
+  const served = createFrontEnd({
     config,
     bus,
     clock,
@@ -167,6 +176,18 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     interest: cluster?.interest,
     routes: createRoutes({ version: VERSION, engine, startedAt, clock, isReady: () => ready, config, waiter, ids, metrics, mode: deps.mode ?? 'web' }),
   });
+  // The OAuth callback URL is known once the front end listens (port 0 picks one).
+  const frontEnd: FrontEnd = {
+    ...served,
+    engine: served.engine,
+    async listen(host, port, options) {
+      const bound = await served.listen(host, port, options);
+      listening = { host, port: bound };
+      return bound;
+    },
+    close: () => served.close(),
+    connections: () => served.connections(),
+  };
 
   return {
     bus,
@@ -175,6 +196,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     inspect,
     async open() {
       await store.open();
+      await secrets.open();
       await cluster?.open();
       if (childrenFile) reapLeftovers(childrenFile, log.child({ component: 'mcp' }));
     },
@@ -197,6 +219,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await mcp.stop();
       await cluster?.close();
       await store.close();
+      await secrets.close();
       await tracing?.shutdown();
     },
   };

@@ -26,7 +26,7 @@ const SECRET_FLAG = /^--?[a-z0-9-]*(?:key|token|secret|password|passwd|credentia
 /** The secrets a tool server's config holds. */
 export function secretsOfServer(server: McpServerConfig): string[] {
   if (server.type === 'http') {
-    const found = [...Object.values(server.headers)];
+    const found = [...Object.values(server.headers), ...(server.oauth?.clientSecret !== undefined ? [server.oauth.clientSecret] : [])];
     try {
       const url = new URL(server.baseUrl);
       if (url.password) found.push(decodeURIComponent(url.password));

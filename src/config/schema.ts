@@ -28,10 +28,33 @@ export const stdioServerSchema = z.strictObject({
   ...serverCommon,
 });
 
+/**
+ * OAuth 2.1 for an `http` server (README "OAuth-protected tool servers"). `authorization_code`: an admin signs in
+ * once in a browser (PKCE; the client is registered dynamically unless `clientId` is given); `client_credentials`:
+ * machine to machine with `clientId` and `clientSecret`. Tokens are kept in the storage medium, never in the config.
+ */
+export const oauthSchema = z
+  .strictObject({
+    grant: z.enum(['authorization_code', 'client_credentials']).default('authorization_code'),
+    /** A client registered beforehand (else dynamic client registration, RFC 7591, for `authorization_code`). */
+    clientId: z.string().min(1).optional(),
+    /** Its secret, e.g. `$MCP_CLIENT_SECRET` (redacted everywhere). */
+    clientSecret: z.string().min(1).optional(),
+    /** Scopes to ask for (default: what the server's metadata lists). */
+    scopes: z.array(z.string().min(1)).optional(),
+    /** Where the browser returns (default `http://127.0.0.1:<port>/api/oauth/callback`): set it behind a proxy or a public name. */
+    redirectUrl: z.url({ protocol: /^https?$/ }).optional(),
+  })
+  .refine((o) => o.grant !== 'client_credentials' || (o.clientId !== undefined && o.clientSecret !== undefined), {
+    message: 'grant client_credentials needs clientId and clientSecret',
+  });
+export type OAuthConfig = z.output<typeof oauthSchema>;
+
 export const httpServerSchema = z.strictObject({
   type: z.literal('http'),
   baseUrl: z.url(),
   headers: stringMap.default({}),
+  oauth: oauthSchema.optional(),
   ...serverCommon,
 });
 

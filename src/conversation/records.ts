@@ -29,6 +29,10 @@ export const serverRecord = z.object({
   type: serverType,
   description: z.string().exactOptional(),
   error: z.string().exactOptional().describe('Why, when status is error'),
+  authorizationUrl: z
+    .string()
+    .exactOptional()
+    .describe('With status error when an OAuth sign-in is required: where an admin signs in (shown to admins only)'),
   instances: z
     .array(z.object({ instanceId: z.string(), status: serverStatus, error: z.string().exactOptional() }))
     .exactOptional()

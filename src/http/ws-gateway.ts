@@ -10,6 +10,7 @@ import type { ClientIp } from './ip.ts';
 import { rateLimitError, type LimitState, type Limits } from './limits.ts';
 import { parseInput, validateImage } from './validate.ts';
 import { upgradeCredential, type Principal, type Principals, type SessionAccess } from './auth.ts';
+import { hasScope } from '../auth/index.ts';
 import type { SessionsOf } from './route.ts';
 import { splitSessionKey } from '../session-id.ts';
 import { tooDeepError } from './body.ts';
@@ -60,6 +61,8 @@ const SWEEP_MS = 500;
 /** Topic of a session's events; every connection is on `default` and on `ALL` (server-wide events). */
 export const sessionTopic = (sessionId: string) => `s:${sessionId}`;
 const ALL = 'all';
+/** Server-wide events as admins see them: a tool server's OAuth sign-in URL is theirs alone (README "OAuth-protected tool servers"). */
+const ALL_ADMIN = 'all:admin';
 
 /**
  * The WebSocket API at `/`: client frames become bus commands; bus events become frames
@@ -89,8 +92,11 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
   const unsubscribeBus = deps.bus.onAny((e) => {
     const event = EVENT_FRAMES[e.name];
     const data = e.payload as { sessionId?: string };
-    const topic = e.name.startsWith('mcp.') ? ALL : sessionTopic(data.sessionId ?? DEFAULT_SESSION);
-    app.publish(topic, frame(event, asNamed(data)));
+    if (e.name.startsWith('mcp.')) {
+      const { authorizationUrl, ...rest } = data as { authorizationUrl?: string };
+      app.publish(ALL, frame(event, rest));
+      app.publish(ALL_ADMIN, frame(event, authorizationUrl === undefined ? rest : data));
+    } else app.publish(sessionTopic(data.sessionId ?? DEFAULT_SESSION), frame(event, asNamed(data)));
     deps.metrics?.framePublished();
   });
 
@@ -265,7 +271,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     open: (ws) => {
       open.add(ws);
       deps.metrics?.connections(1);
-      ws.subscribe(ALL);
+      ws.subscribe(hasScope(ws.getUserData().principal, 'admin') ? ALL_ADMIN : ALL);
       join(ws, ws.getUserData().access.key(DEFAULT_SESSION)).catch((err: unknown) => deps.log.warn({ err }, 'watching the default session failed'));
     },
     message: (ws, message) => {

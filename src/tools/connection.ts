@@ -14,6 +14,7 @@
  *   Streamable HTTP handshake with a 4xx status.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -49,6 +50,8 @@ export interface ConnectionOptions {
   fetch?: FetchLike;
   /** Where a `stdio` server's process group is recorded. */
   children?: ChildRegistry | undefined;
+  /** OAuth for an `http` server (src/tools/oauth-client.ts): the transports authorize their requests with it. */
+  authProvider?: OAuthClientProvider | undefined;
 }
 
 /** A failed call; `kind` tells timeouts, cancellations and dead connections from tool-side errors. */
@@ -118,7 +121,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       throw new Error(child.exitReason ?? describe(error, timeout));
     }
   } else {
-    ({ client, transport, kind } = await connectHttp(config, attach, log, timeout, options.extraHeaders ?? {}, options.fetch));
+    ({ client, transport, kind } = await connectHttp(config, attach, log, timeout, options.extraHeaders ?? {}, options.fetch, options.authProvider));
   }
 
   const lost = (reason: string) => {
@@ -210,11 +213,12 @@ async function connectHttp(
   timeout: number,
   extraHeaders: Record<string, string>,
   fetch: FetchLike | undefined,
+  authProvider?: OAuthClientProvider,
 ): Promise<{ client: Client; transport: Transport; kind: TransportKind }> {
   const url = new URL(config.baseUrl);
   const requestInit: RequestInit = { headers: { ...config.headers, ...extraHeaders } };
   // Every response body is counted against maxResultBytes (runtime servers: through their pinned fetch).
-  const custom = { fetch: limitedFetch(fetch ?? globalThis.fetch, config.maxResultBytes) };
+  const custom = { fetch: limitedFetch(fetch ?? globalThis.fetch, config.maxResultBytes), ...(authProvider && { authProvider }) };
   const streamable = new StreamableHTTPClientTransport(url, { requestInit, ...custom });
   try {
     return { client: await attach(streamable), transport: streamable, kind: 'streamable-http' };

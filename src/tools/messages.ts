@@ -26,6 +26,12 @@ export type McpCommands = {
   /** Calls a tool by its model-visible name; never throws for tool failures. */
   /** `hops` is sent along as the call's agent-to-agent hop count (src/tools/hops.ts). */
   'mcp.callModelTool': { payload: { name: string; args: unknown; signal?: AbortSignal; hops?: number }; result: ModelToolOutcome };
+  /**
+   * The browser's return from an OAuth sign-in (src/tools/oauth-client.ts): checks `state`, exchanges `code`,
+   * stores the tokens and reconnects the server; resolves with its record once connected. INVALID_REQUEST for an
+   * unknown or expired state, AGENT_ERROR when the exchange or the connection fails.
+   */
+  'mcp.oauthCallback': { payload: { state: string; code: string }; result: ServerRecord };
 };
 
 export type McpEvents = {

@@ -9,6 +9,8 @@ import type { AgentConfig, McpServerConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
 import type { ChildRegistry } from './child-registry.ts';
 import type { McpConnection } from './connection.ts';
+import type { ServerOAuth } from './oauth-client.ts';
+import type { SecretStore } from '../store/secret-store.ts';
 import type { McpCommands, McpEvents, ServerRecord } from './messages.ts';
 import type { RuntimePolicy } from './runtime-connect.ts';
 
@@ -36,6 +38,10 @@ export interface McpServiceOptions {
   redactor?: Redactor;
   /** Shows each server's connection actor to the inspector (as `mcp:<name>`). */
   registerActor?: RegisterActor;
+  /** Where OAuth registrations and tokens of tool servers are kept (default: in memory). */
+  secrets?: SecretStore;
+  /** agentd's OAuth callback URL, once it listens (default `http://127.0.0.1/api/oauth/callback`). */
+  callbackUrl?: () => string;
 }
 
 export interface McpService {
@@ -57,6 +63,8 @@ export interface ServerEntry {
   release: (() => Promise<void>) | undefined;
   /** Takes the actor off the inspector. */
   unwatch: (() => void) | undefined;
+  /** An `http` server with `oauth`: its OAuth client (tokens, pending sign-in). */
+  oauth?: ServerOAuth | undefined;
 }
 
 /** The status a server machine's snapshot stands for. */
@@ -78,5 +86,12 @@ export function recordOf(e: ServerEntry, redactor: Redactor): ServerRecord {
     type: e.config.type,
     ...(e.config.description !== undefined ? { description: e.config.description } : {}),
     ...(status === 'error' && error !== undefined ? { error: redactor.redact(error) } : {}),
+    ...withSignIn(e, status),
   };
+}
+
+/** The sign-in URL while the server waits for one (a URL for admins: routes strip it for others). */
+function withSignIn(e: ServerEntry, status: ServerStatus): { authorizationUrl?: string } {
+  const url = status === 'error' ? e.oauth?.authorizationUrl() : undefined;
+  return url === undefined ? {} : { authorizationUrl: url };
 }

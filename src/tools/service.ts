@@ -30,6 +30,8 @@ import { admitRuntimeServer, COULD_NOT_CONNECT, isSocketLevel, OPEN_RUNTIME_POLI
 import type { ServerRecord } from './messages.ts';
 import { recordOf, statusOf, type McpService, type McpServiceOptions, type ServerEntry } from './server-entry.ts';
 import { createToolCalls } from './tool-calls.ts';
+import { createMemorySecretStore } from '../store/secret-store.ts';
+import { AuthorizationRequired, createServerOAuth, serverOfState, UnknownSignIn } from './oauth-client.ts';
 
 export type { McpBus, McpService, McpServiceOptions } from './server-entry.ts';
 
@@ -40,6 +42,8 @@ export function createMcpService(options: McpServiceOptions): McpService {
   const clientInfo = options.clientInfo ?? { name: 'agentd', version: '0.0.0' };
   const runtime = options.runtime ?? OPEN_RUNTIME_POLICY;
   const redactor = options.redactor ?? createRedactor();
+  const secrets = options.secrets ?? createMemorySecretStore();
+  const callbackUrl = options.callbackUrl ?? (() => 'http://127.0.0.1/api/oauth/callback');
   const entries = new Map<string, ServerEntry>();
   let catalogue = new Map<string, CatalogueItem>();
   let catalogueSignature = '[]';
@@ -75,6 +79,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
     const isCurrent = () => self.connection !== undefined && entry.connection === self.connection;
     const pinned = entry.runtime && entry.config.type === 'http' ? await pinnedConnect(entry.config, runtime) : undefined;
     if (pinned) entry.release = pinned.close;
+    await entry.oauth?.load();
     const connection = await openConnection({
       serverId: entry.name,
       config: entry.config,
@@ -84,6 +89,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
       ...(options.instanceId !== undefined && { extraHeaders: { [INSTANCE_HEADER]: options.instanceId } }),
       ...(pinned && { fetch: pinned.fetch }),
       children: options.children,
+      authProvider: entry.oauth?.provider,
       onLost: (reason) => {
         if (isCurrent()) entry.actor.send({ type: 'CONNECTION_LOST', reason });
       },
@@ -91,6 +97,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
         if (isCurrent()) refreshCatalogue();
       },
     }).catch((err: unknown) => {
+      if (entry.oauth?.signInRequired()) throw new AuthorizationRequired(entry.name);
       if (!pinned || !isSocketLevel(err)) throw err;
       slog.debug({ err }, 'runtime MCP server: connection failed');
       throw new Error(COULD_NOT_CONNECT);
@@ -129,6 +136,10 @@ export function createMcpService(options: McpServiceOptions): McpService {
     });
     const unwatch = options.registerActor?.(`mcp:${name}`, actor);
     const entry: ServerEntry = { name, config: serverConfig, actor, connection: undefined, pending: new Set(), runtime: runtimeServer, release: undefined, unwatch };
+    if (serverConfig.type === 'http' && serverConfig.oauth) {
+      const oauth = serverConfig.oauth;
+      entry.oauth = createServerOAuth({ serverId: name, config: { ...serverConfig, oauth }, store: secrets, clock, log: log.child({ serverId: name }), callbackUrl });
+    }
     entries.set(name, entry);
     actor.on('status', ({ status, error }) => {
       if (status === 'error') log.warn({ serverId: name, error }, 'MCP server error');
@@ -188,6 +199,10 @@ export function createMcpService(options: McpServiceOptions): McpService {
   async function connectServer(payload: { name: string; config: McpServerConfig }): Promise<ServerRecord> {
     redactor.addServer(payload.config);
     if (stopped) throw new AppError('SERVICE_UNAVAILABLE', 'the service is shutting down');
+    // A runtime server's requests go through its pinned address: its authorization server could not be reached.
+    if (payload.config.type === 'http' && payload.config.oauth) {
+      throw new AppError('INVALID_REQUEST', 'oauth is for tool servers of the agent file only', { field: 'config.oauth' });
+    }
     await admitRuntimeServer(payload.config, runtime);
     const nameInUse = () => new AppError('INVALID_REQUEST', `An MCP server named "${payload.name}" already exists`, { field: 'name', name: payload.name });
     const existing = entries.get(payload.name);
@@ -197,6 +212,22 @@ export function createMcpService(options: McpServiceOptions): McpService {
     if (entries.has(payload.name)) throw nameInUse(); // another connect took it meanwhile
     const entry = addServer(payload.name, payload.config, true);
     entry.actor.start();
+    return expectConnected(entry, settled(entry));
+  }
+
+  /** The browser came back from a sign-in: exchange the code, then reconnect (see messages.ts). */
+  async function oauthCallback(payload: { state: string; code: string }): Promise<ServerRecord> {
+    const serverId = serverOfState(payload.state);
+    const entry = serverId === undefined ? undefined : find(serverId);
+    if (!entry?.oauth) throw new AppError('INVALID_REQUEST', new UnknownSignIn().message, { field: 'state' });
+    try {
+      await entry.oauth.complete(payload.state, payload.code);
+    } catch (err) {
+      if (err instanceof UnknownSignIn) throw new AppError('INVALID_REQUEST', err.message, { field: 'state' });
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new AppError('AGENT_ERROR', `Signing in to MCP server "${entry.name}" failed: ${reason}`, { serverId: entry.name, reason });
+    }
+    entry.actor.send({ type: 'RESTART' });
     return expectConnected(entry, settled(entry));
   }
 
@@ -224,6 +255,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
       return statusOf(entry) === 'connected' && entry.connection ? entry.connection.tools.map(toToolRecord) : [];
     }),
     bus.handle('mcp.executeTool', ({ payload }) => redactedErrors(toolCalls.executeTool(payload))),
+    bus.handle('mcp.oauthCallback', ({ payload }) => redactedErrors(oauthCallback(payload))),
     bus.handle('mcp.modelTools', () => [...catalogue.values()].map(toModelTool)),
     bus.handle('mcp.callModelTool', async ({ payload }) => {
       const outcome = await toolCalls.callModelTool(payload);

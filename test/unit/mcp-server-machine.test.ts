@@ -203,4 +203,19 @@ describe('mcp server machine', () => {
     expect(t.statuses).toHaveLength(before);
     expect(t.actor.getSnapshot().context.error).toBe('x');
   });
+
+  it('an attempt needing an OAuth sign-in halts at once (no retries) with its reason; RESTART (the callback) connects', async () => {
+    const t = start();
+    const needsSignIn = Object.assign(new Error('authorization required: an admin signs in'), { name: 'AuthorizationRequired' });
+    t.connect.attempts[0]!.reject(needsSignIn);
+    await flush();
+    expect(value(t.actor)).toEqual({ error: 'halted' });
+    expect(t.statuses.at(-1)).toEqual({ type: 'status', status: 'error', error: 'authorization required: an admin signs in' });
+    t.clock.increment(600_000);
+    expect(t.connect.attempts).toHaveLength(1);
+    t.actor.send({ type: 'RESTART' });
+    t.connect.attempts[1]!.resolve();
+    await flush();
+    expect(value(t.actor)).toBe('connected');
+  });
 });

@@ -45,6 +45,7 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'mcp.executeTool': { success: true, data: { content: [] }, execution: { toolName: 'echo', serverId: 'echo', duration: 2 }, timestamp: at },
   'mcp.modelTools': [],
   'mcp.callModelTool': { success: true, text: '', result: {}, serverId: 'echo', toolName: 'echo', durationMs: 1 },
+  'mcp.oauthCallback': server,
 };
 const bus = { execute: (name: keyof FrontCommands) => Promise.resolve(RESULTS[name]) } as unknown as FrontEndBus;
 const waiter = { ask: () => Promise.resolve({ sessionId: 's1', turnId: 't1', seq: 2, content: 'Hi', model: 'm' }) } as unknown as TurnWaiter;

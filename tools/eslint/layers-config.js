@@ -29,7 +29,8 @@ export const LAYERS = {
     llm: { path: 'src/llm', uses: [...LEAVES, 'config', 'conversation'] },
     machines: { path: 'machines', uses: [...LEAVES, 'conversation'] },
     // The agent's tool servers (MCP client connections, catalogue, spawn and URL policy).
-    tools: { path: 'src/tools', uses: [...LEAVES, 'config', 'bus', 'llm', 'conversation', 'machines', 'inspect'] },
+    // It keeps OAuth tokens of tool servers in the store's secret store (src/store/secret-store.ts).
+    tools: { path: 'src/tools', uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'inspect'] },
     agent: { path: 'src/agent', uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'tools', 'inspect'] },
     // The agent served over MCP (/mcp, --mode mcp).
     mcpFace: { path: 'src/mcp-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools'] },

@@ -79,6 +79,16 @@ export function createServerPanel(list, report) {
     return button;
   };
 
+  /**
+   * The OAuth sign-in of a server waiting for one (its record carries the URL for admins only): the authorization
+   * server's page, in a new tab; agentd's callback reconnects the server and the panel follows its status frame.
+   * @param {ServerRecord} s
+   */
+  const signIn = (s) =>
+    s.authorizationUrl && /^https?:\/\//.test(s.authorizationUrl)
+      ? el('a', { className: 'sign-in', href: s.authorizationUrl, target: '_blank', rel: 'noopener noreferrer', textContent: 'Sign in' })
+      : '';
+
   /** @param {ServerRecord} s */
   const item = (s) => {
     const tools = el('details', { className: 'tools' }, el('summary', { textContent: 'Tools' }));
@@ -98,6 +108,7 @@ export function createServerPanel(list, report) {
       el('span', { className: `status status-${s.status}`, textContent: s.status }),
       s.error ? el('p', { className: 'error', textContent: s.error }) : '',
       el('div', { className: 'row' },
+        signIn(s),
         action('Restart', () => call('POST', `/api/mcp/servers/${path(s.id)}/restart`)),
         action('Disconnect', () => call('DELETE', `/api/mcp/servers/${path(s.id)}`))),
       s.status === 'connected' ? tools : '',

@@ -4,6 +4,7 @@ import type { Route } from '../route.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
 import { compactionRoutes } from './compaction-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
+import { oauthRoutes } from './oauth-routes.ts';
 import { apiDocRoutes, consoleRoutes, inspectRoutes } from './page-routes.ts';
 import { sessionTransferRoutes, type SessionTransferRoutesDeps } from './session-transfer-routes.ts';
 import { systemRoutes, type ServiceInfo } from './system-routes.ts';
@@ -28,6 +29,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...sessionTransferRoutes(deps),
     ...compactionRoutes(deps),
     ...mcpRoutes(deps),
+    ...oauthRoutes(),
     metricsRoute(deps.metrics),
     ...(deps.mode === 'mcp' ? [] : consoleRoutes()),
     ...inspectRoutes(deps.config?.server.inspect ?? false),

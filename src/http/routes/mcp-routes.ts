@@ -13,6 +13,7 @@
  * `config.baseUrl` (http); INVALID_REQUEST (details.field) for anything else that is wrong.
  */
 import type { Clock } from '../../clock.ts';
+import { hasScope } from '../../auth/index.ts';
 import { z } from 'zod';
 import { mcpServerConfigSchema, serverNameSchema } from '../../config/schema.ts';
 import type { ServerRecord } from '../../tools/messages.ts';
@@ -31,6 +32,8 @@ const connectSchema = z.object({ name: serverNameSchema, config: mcpServerConfig
 /** A tool's arguments (its own inputSchema decides the rest); an empty body means `{}`. */
 const toolArgs = z.record(z.string(), z.unknown());
 
+const withoutSignIn = ({ authorizationUrl: _, ...record }: ServerRecord): ServerRecord => record;
+
 const summary = (s: ServerRecord) => ({ id: s.id, name: s.name, status: s.status, type: s.type });
 
 export function mcpRoutes(options: McpRoutesOptions): Route[] {
@@ -44,9 +47,10 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       path: '/api/mcp/servers',
       summary: 'List tool servers',
       response: RESPONSES.servers,
-      async handler({ bus }) {
+      async handler({ bus, principal }) {
         const servers = await bus.execute('mcp.listServers', {});
-        return reply({ servers });
+        // Who follows an OAuth sign-in URL decides whose account the server acts for: admins only.
+        return reply({ servers: hasScope(principal, 'admin') ? servers : servers.map(withoutSignIn) });
       },
     }),
     defineRoute({

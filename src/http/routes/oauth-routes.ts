@@ -1,0 +1,62 @@
+/**
+ * `GET /api/oauth/callback`: where the browser returns from an OAuth sign-in of a tool server (README
+ * "OAuth-protected tool servers"). Public: the browser arrives without agentd's key. What protects it is the
+ * `state` parameter, which names a pending authorization only an admin was shown, and the PKCE verifier, which
+ * never left agentd; a request with any other state changes nothing. It answers a small HTML page (no script)
+ * saying whether the server is connected; the code, the state and any token never appear in it or in a log.
+ */
+import { isAppError } from '../../errors/index.ts';
+import type { Route, RouteResult } from '../route.ts';
+
+const HEADERS = {
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+};
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+
+/** A page of one heading and one paragraph. */
+const page = (status: number, title: string, text: string): RouteResult => ({
+  status,
+  contentType: 'text/html; charset=utf-8',
+  headers: HEADERS,
+  body: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>` +
+    `<style>body{font:16px system-ui,sans-serif;margin:3rem auto;max-width:36rem;padding:0 1rem}</style></head>` +
+    `<body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p></body></html>`,
+});
+
+const MAX_PARAM = 2048;
+
+export function oauthRoutes(): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/api/oauth/callback',
+      summary: "Where the browser returns from a tool server's OAuth sign-in",
+      scope: 'public',
+      doc: { contentType: 'text/html', contentDescription: 'A page saying whether the tool server is now connected' },
+      async handler({ query, bus }) {
+        const state = query.get('state') ?? '';
+        const code = query.get('code') ?? '';
+        const refused = query.get('error');
+        if (refused !== null) {
+          return page(400, 'Sign-in refused', `The authorization server answered "${refused.slice(0, 200)}". Start the sign-in again from agentd.`);
+        }
+        if (!state || !code || state.length > MAX_PARAM || code.length > MAX_PARAM) {
+          return page(400, 'Sign-in failed', 'The request lacks a valid state or code. Start the sign-in again from agentd.');
+        }
+        try {
+          const server = await bus.execute('mcp.oauthCallback', { state, code });
+          return page(200, 'Signed in', `The tool server "${server.name}" is connected. You can close this page.`);
+        } catch (err) {
+          if (!isAppError(err)) throw err;
+          const status = err.code === 'INVALID_REQUEST' ? 400 : 502;
+          return page(status, 'Sign-in failed', err.message);
+        }
+      },
+    },
+  ];
+}

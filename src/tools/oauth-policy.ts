@@ -1,0 +1,86 @@
+/**
+ * What agentd accepts of an OAuth-protected tool server and its authorization server before it sends a
+ * registration, a code, a secret or a token anywhere. Pure checks; each throws an Error whose message says what
+ * was refused and why (it becomes the server record's `error`).
+ *
+ * Contracts:
+ * - Every endpoint (the MCP server, its resource metadata's `resource`, the authorization server, its issuer,
+ *   authorization, token and registration endpoints) is `https:`, or `http:` on a loopback host (127.0.0.0/8,
+ *   ::1, `localhost`): OAuth 2.1 §1.5 and the MCP authorization spec ("all authorization server endpoints MUST
+ *   be served over HTTPS"), with the loopback exception RFC 8252 §8.3 makes for native clients.
+ * - The authorization server metadata's `issuer` is the URL it was discovered from (RFC 8414 §3.3).
+ * - The protected resource metadata exists (RFC 9728; the MCP spec requires it) and its `resource` is the
+ *   server's URL or a prefix of it on the same origin (RFC 9728 §3.3, RFC 8707).
+ */
+import { isIP } from 'node:net';
+import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+
+/** Loopback host names and addresses (the brackets of an IPv6 URL host stripped). */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  if (isIP(host) === 6) return host === '::1' || host === '0:0:0:0:0:0:0:1';
+  return false;
+}
+
+/** Refuses a URL that is not https (or http on loopback); `what` names it in the error. */
+export function checkSecureUrl(value: string | URL | undefined, what: string): void {
+  if (value === undefined) return;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`OAuth refused: ${what} is not a URL`);
+  }
+  if (url.protocol === 'https:') return;
+  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return;
+  throw new Error(`OAuth refused: ${what} ${url.origin} is not HTTPS (plain http is allowed on loopback only)`);
+}
+
+/** Two issuer identifiers are the same URL (a trailing slash aside). */
+export function sameIssuer(a: string, b: string): boolean {
+  const norm = (s: string) => {
+    try {
+      return new URL(s).href.replace(/\/$/, '');
+    } catch {
+      return s.replace(/\/$/, '');
+    }
+  };
+  return norm(a) === norm(b);
+}
+
+/** The resource metadata's `resource` names this server: same origin, and a path the server's path lies under. */
+export function resourceMatches(resource: string, serverUrl: string): boolean {
+  let r: URL;
+  let s: URL;
+  try {
+    r = new URL(resource);
+    s = new URL(serverUrl);
+  } catch {
+    return false;
+  }
+  if (r.origin !== s.origin || r.hash) return false;
+  const withSlash = (p: string) => (p.endsWith('/') ? p : `${p}/`);
+  return withSlash(s.pathname).startsWith(withSlash(r.pathname));
+}
+
+/** Every check of the file's contracts on what discovery found for the server at `serverUrl`. */
+export function checkDiscovery(serverUrl: string, state: OAuthDiscoveryState): void {
+  checkSecureUrl(serverUrl, 'the MCP server');
+  const resource = state.resourceMetadata;
+  if (!resource) throw new Error('OAuth refused: the server publishes no protected resource metadata (RFC 9728)');
+  if (!resourceMatches(resource.resource, serverUrl)) {
+    throw new Error(`OAuth refused: the protected resource metadata names resource ${resource.resource}, not this server (${serverUrl})`);
+  }
+  checkSecureUrl(state.authorizationServerUrl, 'the authorization server');
+  const metadata = state.authorizationServerMetadata;
+  if (!metadata) throw new Error(`OAuth refused: no authorization server metadata at ${state.authorizationServerUrl} (RFC 8414)`);
+  if (!sameIssuer(metadata.issuer, state.authorizationServerUrl)) {
+    throw new Error(`OAuth refused: the authorization server metadata names issuer ${metadata.issuer}, not ${state.authorizationServerUrl} where it was found`);
+  }
+  checkSecureUrl(metadata.issuer, 'the issuer');
+  checkSecureUrl(metadata.authorization_endpoint, 'the authorization endpoint');
+  checkSecureUrl(metadata.token_endpoint, 'the token endpoint');
+  checkSecureUrl(metadata.registration_endpoint, 'the registration endpoint');
+}
