@@ -10,6 +10,10 @@
  * - `onLost` fires at most once, when the connection dies on its own (child exit, transport closed, or an HTTP
  *   request failing below the protocol); never after `close()`.
  * - `onToolsChanged` fires after the tool list was re-read following `notifications/tools/list_changed`.
+ * - Every tool call carries a progress token unless the config says `progress: false`; its notifications reach
+ *   `onProgress`. With `resetTimeoutOnProgress` each one restarts `timeout`, up to `maxTotalTimeout` (default
+ *   10 × `timeout`) in all.
+ * - Resources, prompts, logging and roots: see server-features.ts (`features`, `onNotice`).
  * - `http` tries Streamable HTTP first and falls back to the SSE transport when the server answers the
  *   Streamable HTTP handshake with a 4xx status.
  */
@@ -26,7 +30,9 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { HttpServerConfig, McpServerConfig } from '../config/schema.ts';
+import type { ProgressCallback } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ChildRegistry } from './child-registry.ts';
+import { afterConnect, attachFeatures, clientCapabilities, serverFeatures, type ServerFeatures, type ServerNotice } from './server-features.ts';
 import { limitedFetch, ResultTooLarge } from './limited-fetch.ts';
 import type { FetchLike } from './url-policy.ts';
 import type { Logger } from '../log/index.ts';
@@ -49,6 +55,8 @@ export interface ConnectionOptions {
   fetch?: FetchLike;
   /** Where a `stdio` server's process group is recorded. */
   children?: ChildRegistry | undefined;
+  /** What the server says on its own: logs, resource updates, resource and prompt list changes. */
+  onNotice?: (notice: ServerNotice) => void;
 }
 
 /** A failed call; `kind` tells timeouts, cancellations and dead connections from tool-side errors. */
@@ -71,7 +79,9 @@ export interface McpConnection {
   readonly tools: Tool[];
   /** Resolves with the server's result (also when it has `isError`); throws CallError. */
   /** `meta` travels as the request's `_meta` (e.g. the agent-to-agent hop count). */
-  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>): Promise<CallToolResult>;
+  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>, onProgress?: ProgressCallback): Promise<CallToolResult>;
+  /** Resources, prompts and roots of this server. */
+  readonly features: ServerFeatures;
   close(): Promise<void>;
 }
 
@@ -84,7 +94,12 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   let lostReported = false;
   let closing = false;
 
-  const newClient = () => new Client(options.clientInfo, { capabilities: {} });
+  let roots = { roots: config.roots ?? [] };
+  const newClient = () => {
+    const c = new Client(options.clientInfo, { capabilities: clientCapabilities(config) });
+    roots = attachFeatures(c, config, (notice) => options.onNotice?.(notice));
+    return c;
+  };
   const attach = async (transport: Transport): Promise<Client> => {
     const client = newClient();
     try {
@@ -141,6 +156,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
     await client.close().catch(() => {});
     throw new Error(`listing tools failed: ${describe(error, timeout)}`);
   }
+  await afterConnect(client, config, log);
 
   let refreshing = false;
   let again = false;
@@ -159,7 +175,12 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       refreshing = false;
     }
   };
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => refresh());
+  if (config.listChanged?.tools !== false) client.setNotificationHandler(ToolListChangedNotificationSchema, () => refresh());
+  const progress = {
+    ...(config.resetTimeoutOnProgress && { resetTimeoutOnProgress: true, maxTotalTimeout: config.maxTotalTimeout ?? 10 * timeout }),
+    ...(config.maxTotalTimeout !== undefined && { maxTotalTimeout: config.maxTotalTimeout }),
+  };
+  const noProgress: ProgressCallback = () => {};
 
   return {
     kind,
@@ -169,9 +190,16 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
     get tools() {
       return tools;
     },
-    async callTool(name, args, signal, meta) {
+    features: serverFeatures(client, config, roots),
+    async callTool(name, args, signal, meta, onProgress) {
       try {
-        const result = await client.callTool({ name, arguments: args, ...(meta && { _meta: meta }) }, undefined, { timeout, ...(signal ? { signal } : {}) });
+        const onprogress = config.progress === false ? undefined : (onProgress ?? noProgress);
+        const result = await client.callTool({ name, arguments: args, ...(meta && { _meta: meta }) }, undefined, {
+          timeout,
+          ...progress,
+          ...(onprogress && { onprogress }),
+          ...(signal ? { signal } : {}),
+        });
         return result as CallToolResult;
       } catch (error) {
         if (signal?.aborted) throw new CallError('cancelled', 'cancelled');

@@ -30,6 +30,8 @@ import { admitRuntimeServer, COULD_NOT_CONNECT, isSocketLevel, OPEN_RUNTIME_POLI
 import type { ServerRecord } from './messages.ts';
 import { recordOf, statusOf, type McpService, type McpServiceOptions, type ServerEntry } from './server-entry.ts';
 import { createToolCalls } from './tool-calls.ts';
+import { createServerRequests } from './server-requests.ts';
+import { createNoticeRelay } from './notices.ts';
 
 export type { McpBus, McpService, McpServiceOptions } from './server-entry.ts';
 
@@ -89,6 +91,10 @@ export function createMcpService(options: McpServiceOptions): McpService {
       },
       onToolsChanged: () => {
         if (isCurrent()) refreshCatalogue();
+      },
+      // Also while opening (a server may log during initialization), never once the server is gone.
+      onNotice: (notice) => {
+        if (entries.get(entry.name) === entry) relay(entry.name, slog, notice);
       },
     }).catch((err: unknown) => {
       if (!pinned || !isSocketLevel(err)) throw err;
@@ -170,6 +176,17 @@ export function createMcpService(options: McpServiceOptions): McpService {
     return record(entry);
   };
 
+  const relay = createNoticeRelay(bus, redactor);
+  const requests = createServerRequests({
+    find: (serverId) => {
+      const entry = find(serverId);
+      if (!entry) return undefined;
+      const { timeout, maxResultBytes } = entry.config;
+      return { name: entry.name, connected: statusOf(entry) === 'connected', connection: entry.connection, timeout, maxResultBytes };
+    },
+    maxModelBytes: config.toolResultMaxBytes,
+  });
+
   const toolCalls = createToolCalls({
     find: (serverId) => {
       const entry = find(serverId);
@@ -182,6 +199,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
     clock,
     maxResultBytes: config.toolResultMaxBytes,
     log,
+    progress: (event) => bus.emit('mcp.toolProgress', event),
   });
 
   /** Connects a server at runtime (see the contracts above); its secrets join the redaction first. */
@@ -225,6 +243,12 @@ export function createMcpService(options: McpServiceOptions): McpService {
     }),
     bus.handle('mcp.executeTool', ({ payload }) => redactedErrors(toolCalls.executeTool(payload))),
     bus.handle('mcp.modelTools', () => [...catalogue.values()].map(toModelTool)),
+    bus.handle('mcp.listResources', ({ payload }) => redactedErrors(requests.listResources(payload.serverId))),
+    bus.handle('mcp.readResource', ({ payload }) => redactedErrors(requests.readResource(payload.serverId, payload.uri))),
+    bus.handle('mcp.subscribeResource', ({ payload }) => redactedErrors(requests.subscribeResource(payload.serverId, payload.uri, payload.subscribe))),
+    bus.handle('mcp.listPrompts', ({ payload }) => redactedErrors(requests.listPrompts(payload.serverId))),
+    bus.handle('mcp.getPrompt', ({ payload }) => redactedErrors(requests.getPrompt(payload.serverId, payload.name, payload.args))),
+    bus.handle('mcp.attach', ({ payload }) => redactedErrors(requests.attach(payload))),
     bus.handle('mcp.callModelTool', async ({ payload }) => {
       const outcome = await toolCalls.callModelTool(payload);
       return outcome.success ? outcome : { ...outcome, text: redactor.redact(outcome.text), result: redactor.deep(outcome.result) };
