@@ -1,5 +1,6 @@
 import type { SessionEvent, SessionEventOf } from '../conversation/session-events.ts';
 import type { ChatMessage } from '../llm/types.ts';
+import { userTurn } from '../conversation/attachments.ts';
 
 /**
  * The model's history as a pure projection (fold) of a session's domain events since the last
@@ -73,7 +74,7 @@ function fold(state: Projection, e: SessionEvent): void {
     case 'userMessage':
       answerOpen(state, INTERRUPTED_TOOL_RESULT);
       state.turn = e.turnId;
-      state.list.push(e.image ? { role: 'user', content: e.content, image: e.image } : { role: 'user', content: e.content });
+      state.list.push(...userTurn(e));
       return;
     case 'assistantStep':
       answerOpen(state, INTERRUPTED_TOOL_RESULT);

@@ -18,6 +18,7 @@
  *   its `userMessage`.
  */
 import { z } from 'zod';
+import { attachedSchema } from './attachments.ts';
 
 export const EVENT_VERSION = 2;
 const v = z.literal(EVENT_VERSION);
@@ -31,7 +32,8 @@ export type ApprovalDecision = z.output<typeof approvalDecision>;
 const toolRef = { turnId, callId: z.string(), toolName: z.string(), serverId: z.string() };
 
 export const sessionEventSchema = z.discriminatedUnion('type', [
-  z.object({ v, type: z.literal('userMessage'), turnId, content: z.string(), image: image.optional() }),
+  /** `attached`: resources and a prompt's messages the model got with it (optional within version 2; see attachments.ts). */
+  z.object({ v, type: z.literal('userMessage'), turnId, content: z.string(), image: image.optional(), attached: attachedSchema.optional() }),
   /** A model step that asked for tools (audit and history; it has no frame). */
   z.object({ v, type: z.literal('assistantStep'), turnId, text: z.string(), toolCalls: z.array(toolCallRequest), model: z.string(), usage: usage.optional() }),
   z.object({ v, type: z.literal('toolCall'), ...toolRef, args: z.unknown() }),
@@ -45,7 +47,7 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
   z.object({ v, type: z.literal('toolApprovalResolved'), turnId, callId: z.string(), decision: approvalDecision, by: z.string(), reason: z.string().optional() }),
   z.object({ v, type: z.literal('reset') }),
   /** A message waiting behind a running turn, stored before it is acknowledged (see the contracts). */
-  z.object({ v, type: z.literal('messageQueued'), turnId, correlationId: z.string(), content: z.string(), image: image.optional(), hops: z.number().int().nonnegative().optional() }),
+  z.object({ v, type: z.literal('messageQueued'), turnId, correlationId: z.string(), content: z.string(), image: image.optional(), hops: z.number().int().nonnegative().optional(), attached: attachedSchema.optional() }),
 ]);
 
 export type SessionEvent = z.output<typeof sessionEventSchema>;

@@ -9,6 +9,7 @@ import { CLIENT_FRAMES, EVENT_FRAMES, frame, isClientFrameType, type ClientFrame
 import type { ClientIp } from './ip.ts';
 import { rateLimitError, type LimitState, type Limits } from './limits.ts';
 import { parseInput, validateImage } from './validate.ts';
+import { hasScope } from '../auth/index.ts';
 import { upgradeCredential, type Principal, type Principals, type SessionAccess } from './auth.ts';
 import type { SessionsOf } from './route.ts';
 import { splitSessionKey } from '../session-id.ts';
@@ -17,6 +18,7 @@ import type { Metrics } from '../metrics/index.ts';
 import { textTooDeep } from '../json-depth.ts';
 import { errorReply, send, watchAbort } from './respond.ts';
 import { replaySession } from './replay.ts';
+import { resolveAttachments } from './attach.ts';
 
 export interface Connection {
   id: string;
@@ -60,6 +62,9 @@ const SWEEP_MS = 500;
 /** Topic of a session's events; every connection is on `default` and on `ALL` (server-wide events). */
 export const sessionTopic = (sessionId: string) => `s:${sessionId}`;
 const ALL = 'all';
+/** Server-wide events for admin connections only (tool servers' logs). */
+const ADMINS = 'admins';
+const ADMIN_ONLY: ReadonlySet<string> = new Set(['mcp.serverLog']);
 
 /**
  * The WebSocket API at `/`: client frames become bus commands; bus events become frames
@@ -89,7 +94,8 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
   const unsubscribeBus = deps.bus.onAny((e) => {
     const event = EVENT_FRAMES[e.name];
     const data = e.payload as { sessionId?: string };
-    const topic = e.name.startsWith('mcp.') ? ALL : sessionTopic(data.sessionId ?? DEFAULT_SESSION);
+    // An `mcp.*` event is server-wide unless it names a session (a call's progress).
+    const topic = ADMIN_ONLY.has(e.name) ? ADMINS : e.name.startsWith('mcp.') && data.sessionId === undefined ? ALL : sessionTopic(data.sessionId ?? DEFAULT_SESSION);
     app.publish(topic, frame(event, asNamed(data)));
     deps.metrics?.framePublished();
   });
@@ -170,7 +176,8 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       const image = msg.imageData ? validateImage(msg.imageData) : undefined;
       const { quota } = ws.getUserData().access;
       await join(ws, sessionId);
-      await deps.bus.execute('agent.sendMessage', { sessionId, content: msg.content, ...(image && { image }), ...(quota && { quota }) }, { sessionId });
+      const attached = await resolveAttachments(msg, deps.bus);
+      await deps.bus.execute('agent.sendMessage', { sessionId, content: msg.content, ...(image && { image }), ...(attached && { attached }), ...(quota && { quota }) }, { sessionId });
     },
     async reset({ sessionId }) {
       await deps.bus.execute('agent.reset', { sessionId }, { sessionId });
@@ -262,6 +269,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       open.add(ws);
       deps.metrics?.connections(1);
       ws.subscribe(ALL);
+      if (hasScope(ws.getUserData().principal, 'admin')) ws.subscribe(ADMINS);
       join(ws, ws.getUserData().access.key(DEFAULT_SESSION)).catch((err: unknown) => deps.log.warn({ err }, 'watching the default session failed'));
     },
     message: (ws, message) => {

@@ -3,6 +3,7 @@ import type { Metrics } from '../../metrics/index.ts';
 import type { Route } from '../route.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
+import { mcpFeatureRoutes } from './mcp-feature-routes.ts';
 import { apiDocRoutes, consoleRoutes, inspectRoutes } from './page-routes.ts';
 import { sessionTransferRoutes, type SessionTransferRoutesDeps } from './session-transfer-routes.ts';
 import { systemRoutes, type ServiceInfo } from './system-routes.ts';
@@ -26,6 +27,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...agentRoutes(deps),
     ...sessionTransferRoutes(deps),
     ...mcpRoutes(deps),
+    ...mcpFeatureRoutes(deps),
     metricsRoute(deps.metrics),
     ...(deps.mode === 'mcp' ? [] : consoleRoutes()),
     ...inspectRoutes(deps.config?.server.inspect ?? false),
