@@ -204,7 +204,8 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       } catch (error) {
         if (signal?.aborted) throw new CallError('cancelled', 'cancelled');
         if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
-          throw new CallError(`timed out after ${timeout} ms`, 'timeout');
+          const total = (error.data as { maxTotalTimeout?: unknown } | undefined)?.maxTotalTimeout;
+          throw new CallError(typeof total === 'number' ? `timed out after ${total} ms in all (maxTotalTimeout)` : `timed out after ${timeout} ms`, 'timeout');
         }
         if (error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number)) {
           throw new CallError(`connection to the server closed (${closedReason()})`, 'closed');
