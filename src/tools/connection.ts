@@ -11,8 +11,8 @@
  *   request failing below the protocol); never after `close()`.
  * - `onToolsChanged` fires after the tool list was re-read following `notifications/tools/list_changed`.
  * - Every tool call carries a progress token unless the config says `progress: false`; its notifications reach
- *   `onProgress`. With `resetTimeoutOnProgress` each one restarts `timeout`, up to `maxTotalTimeout` (default
- *   10 × `timeout`) in all.
+ *   `onProgress` in order, the last one before the result included (progress-relay.ts). With
+ *   `resetTimeoutOnProgress` each one restarts `timeout`, up to `maxTotalTimeout` (default 10 × `timeout`) in all.
  * - Resources, prompts, logging and roots: see server-features.ts (`features`, `onNotice`).
  * - `http` tries Streamable HTTP first and falls back to the SSE transport when the server answers the
  *   Streamable HTTP handshake with a 4xx status.
@@ -37,6 +37,7 @@ import { limitedFetch, ResultTooLarge } from './limited-fetch.ts';
 import type { FetchLike } from './url-policy.ts';
 import type { Logger } from '../log/index.ts';
 import { ChildProcessTransport } from './stdio-transport.ts';
+import { createProgressRelay } from './progress-relay.ts';
 
 export type TransportKind = 'stdio' | 'streamable-http' | 'sse';
 
@@ -145,6 +146,8 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   const closedReason = () => (transport instanceof ChildProcessTransport ? transport.exitReason : undefined) ?? 'connection closed';
   client.onclose = () => lost(closedReason());
   client.onerror = (error) => log.debug({ err: error }, 'MCP transport error');
+  const progressRelay = createProgressRelay();
+  progressRelay.attach(transport);
 
   let tools: Tool[];
   try {
@@ -176,11 +179,8 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
     }
   };
   if (config.listChanged?.tools !== false) client.setNotificationHandler(ToolListChangedNotificationSchema, () => refresh());
-  const progress = {
-    ...(config.resetTimeoutOnProgress && { resetTimeoutOnProgress: true, maxTotalTimeout: config.maxTotalTimeout ?? 10 * timeout }),
-    ...(config.maxTotalTimeout !== undefined && { maxTotalTimeout: config.maxTotalTimeout }),
-  };
-  const noProgress: ProgressCallback = () => {};
+  const resetOnProgress = config.resetTimeoutOnProgress === true;
+  const totalTimeout = config.maxTotalTimeout ?? 10 * timeout;
 
   return {
     kind,
@@ -192,20 +192,22 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
     },
     features: serverFeatures(client, config, roots),
     async callTool(name, args, signal, meta, onProgress) {
+      // Our own progress token (progress-relay.ts); with reset-on-progress its timer bounds the call between
+      // notifications and the SDK's timeout is the total.
+      const tracked = config.progress === false ? undefined : progressRelay.begin({ timeout, resetOnProgress, signal, onProgress });
+      const callSignal = tracked?.signal ?? signal;
+      const _meta = { ...meta, ...(tracked && { progressToken: tracked.token }) };
       try {
-        const onprogress = config.progress === false ? undefined : (onProgress ?? noProgress);
-        const result = await client.callTool({ name, arguments: args, ...(meta && { _meta: meta }) }, undefined, {
-          timeout,
-          ...progress,
-          ...(onprogress && { onprogress }),
-          ...(signal ? { signal } : {}),
+        const result = await client.callTool({ name, arguments: args, ...(Object.keys(_meta).length > 0 && { _meta }) }, undefined, {
+          timeout: resetOnProgress ? totalTimeout : timeout,
+          ...(callSignal ? { signal: callSignal } : {}),
         });
         return result as CallToolResult;
       } catch (error) {
+        if (tracked?.timedOut()) throw new CallError(`timed out after ${timeout} ms without progress`, 'timeout');
         if (signal?.aborted) throw new CallError('cancelled', 'cancelled');
         if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
-          const total = (error.data as { maxTotalTimeout?: unknown } | undefined)?.maxTotalTimeout;
-          throw new CallError(typeof total === 'number' ? `timed out after ${total} ms in all (maxTotalTimeout)` : `timed out after ${timeout} ms`, 'timeout');
+          throw new CallError(resetOnProgress ? `timed out after ${totalTimeout} ms in all (maxTotalTimeout)` : `timed out after ${timeout} ms`, 'timeout');
         }
         if (error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number)) {
           throw new CallError(`connection to the server closed (${closedReason()})`, 'closed');
@@ -218,6 +220,8 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
           throw new CallError(`server unreachable: ${reason}`, 'closed');
         }
         throw new CallError(describe(error, timeout), 'protocol');
+      } finally {
+        tracked?.end();
       }
     },
     async close() {

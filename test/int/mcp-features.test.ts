@@ -5,6 +5,7 @@
  * and roots.
  */
 import { Writable } from 'node:stream';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/index.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
@@ -40,16 +41,18 @@ describe('MCP capabilities, progress, resources, prompts and logs', () => {
     const sink = new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString()), done()) });
     svc = await startApp(
       {
-        server: { auth: { apiKey: API_KEY, adminKey: ADMIN_KEY }, limits: { rest: { points: 10_000 }, ws: { points: 10_000 } } },
+        server: { inspect: true, auth: { apiKey: API_KEY, adminKey: ADMIN_KEY }, limits: { rest: { points: 10_000 }, ws: { points: 10_000 } } },
         llm: { timeoutMs: 10_000 },
         mcpServers: {
           everything: { ...everythingStdio, logLevel: 'debug', roots: [ROOT] },
           // A short timeout that progress keeps restarting, up to a total.
-          patient: { ...everythingStdio, timeout: 700, resetTimeoutOnProgress: true, maxTotalTimeout: 2_000 },
+          patient: { ...everythingStdio, timeout: 1_500, resetTimeoutOnProgress: true, maxTotalTimeout: 3_000 },
         },
       },
       { modelUrl: sim.url, deps: { log: createLogger('debug', sink) } },
     );
+    // A slow start may need a retry of `patient` (its timeout bounds initialize too); the tool names depend on both.
+    await until(async () => (await asChat('GET', '/api/mcp/servers')).body.servers.every((x: { status: string }) => x.status === 'connected'), 'both servers connected');
     chat = await connectWs(`${svc.wsUrl}?token=${API_KEY}`);
     admin = await connectWs(`${svc.wsUrl}?token=${ADMIN_KEY}`);
   });
@@ -96,15 +99,15 @@ describe('MCP capabilities, progress, resources, prompts and logs', () => {
   });
 
   it('progress restarts the timeout, but a call never outlives maxTotalTimeout', async () => {
-    // 4 steps of 400 ms: longer than the 700 ms timeout, each progress restarts it.
-    const ok = await asAdmin('POST', '/api/mcp/servers/patient/tools/trigger-long-running-operation/execute', { duration: 1.6, steps: 4 });
+    // 4 steps of 600 ms: longer than the 1.5 s timeout, each progress restarts it.
+    const ok = await asAdmin('POST', '/api/mcp/servers/patient/tools/trigger-long-running-operation/execute', { duration: 2.4, steps: 4 });
     expect(ok.status).toBe(200);
-    // Progress every 400 ms for 4 s: stopped at the 2 s total.
+    // Progress every 500 ms for 6 s: stopped at the 3 s total.
     const started = Date.now();
-    const late = await asAdmin('POST', '/api/mcp/servers/patient/tools/trigger-long-running-operation/execute', { duration: 4, steps: 10 });
+    const late = await asAdmin('POST', '/api/mcp/servers/patient/tools/trigger-long-running-operation/execute', { duration: 6, steps: 12 });
     expect(late.status).toBe(500);
-    expect(late.body.error).toMatchObject({ code: 'TOOL_EXECUTION_FAILED', details: { reason: 'timed out after 2000 ms in all (maxTotalTimeout)' } });
-    expect(Date.now() - started).toBeLessThan(3_900);
+    expect(late.body.error).toMatchObject({ code: 'TOOL_EXECUTION_FAILED', details: { reason: 'timed out after 3000 ms in all (maxTotalTimeout)' } });
+    expect(Date.now() - started).toBeLessThan(5_900);
   });
 
   it('lists, reads and subscribes to resources', async () => {
@@ -162,11 +165,17 @@ describe('MCP capabilities, progress, resources, prompts and logs', () => {
   });
 
   it("server logs reach agentd's log and admin connections, not chat connections", async () => {
+    const inspector = new WebSocket(`${svc.wsUrl}inspect/ws?token=${ADMIN_KEY}`);
+    const seen: string[] = [];
+    inspector.on('message', (data: Buffer) => seen.push(data.toString()));
+    await new Promise((resolve) => inspector.once('open', resolve));
     const from = admin.frames.length;
     await asAdmin('POST', '/api/mcp/servers/everything/tools/toggle-simulated-logging/execute', {});
     const log = await admin.next((f) => f.event === 'mcpServerLog' && f.data.serverId === 'everything', undefined, from);
     expect(log.data).toMatchObject({ serverId: 'everything', level: expect.any(String), data: expect.anything() });
     await until(() => lines.some((l) => l.includes('"msg":"MCP server log"') && l.includes('"serverId":"everything"')), 'a pino line of the server log');
+    await until(() => seen.some((f) => f.includes('"type":"@agentd.mcpServerLog","actorId":"mcp:everything"')), 'the inspector got the server log');
+    inspector.close();
     await asAdmin('POST', '/api/mcp/servers/everything/tools/toggle-simulated-logging/execute', {});
     // The chat connection (API key: chat scope) got server-wide frames all along, never a server log.
     expect(chat.frames.filter((f) => f.event === 'resourceUpdated').length).toBeGreaterThan(0);
