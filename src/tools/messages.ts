@@ -52,6 +52,8 @@ export type McpCommands = {
   /** Subscribes to (or unsubscribes from) a resource's updates: `mcp.resourceUpdated` events. */
   'mcp.subscribeResource': { payload: { serverId: string; uri: string; subscribe: boolean }; result: { serverId: string; uri: string; subscribed: boolean } };
   'mcp.listPrompts': { payload: { serverId: string }; result: PromptRecord[] };
+  /** Replaces the roots offered to a server that declares them (its config lists `roots`) and tells it; INVALID_REQUEST otherwise. */
+  'mcp.setRoots': { payload: { serverId: string; roots: string[] }; result: { serverId: string; roots: string[] } };
   /** A prompt's messages; a missing required argument is MISSING_FIELD (details.field), an unknown prompt INVALID_REQUEST. */
   'mcp.getPrompt': { payload: { serverId: string; name: string; args: unknown }; result: PromptResult };
   /** Reads the resources and gets the prompt a message names, as the model will be given them. */

@@ -218,6 +218,16 @@ export function createMcpService(options: McpServiceOptions): McpService {
     return expectConnected(entry, settled(entry));
   }
 
+  /** New roots for a server that declares them: kept for its next connection, told to the current one. */
+  async function setRoots(entry: ServerEntry, roots: string[]) {
+    if (!entry.config.roots) {
+      throw new AppError('INVALID_REQUEST', `MCP server "${entry.name}" was not given roots in its config, so it was not offered the roots capability`, { serverId: entry.name, field: 'roots' });
+    }
+    entry.config = { ...entry.config, roots };
+    if (entry.connection) await entry.connection.features.setRoots(roots).catch((err: unknown) => log.warn({ serverId: entry.name, err }, 'telling the server of its new roots failed'));
+    return { serverId: entry.name, roots };
+  }
+
   /** Errors of these commands carry server-side text: they leave redacted. */
   async function redactedErrors<T>(work: Promise<T>): Promise<T> {
     try {
@@ -246,6 +256,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
     bus.handle('mcp.listResources', ({ payload }) => redactedErrors(requests.listResources(payload.serverId))),
     bus.handle('mcp.readResource', ({ payload }) => redactedErrors(requests.readResource(payload.serverId, payload.uri))),
     bus.handle('mcp.subscribeResource', ({ payload }) => redactedErrors(requests.subscribeResource(payload.serverId, payload.uri, payload.subscribe))),
+    bus.handle('mcp.setRoots', ({ payload }) => redactedErrors(setRoots(mustFind(payload.serverId), payload.roots))),
     bus.handle('mcp.listPrompts', ({ payload }) => redactedErrors(requests.listPrompts(payload.serverId))),
     bus.handle('mcp.getPrompt', ({ payload }) => redactedErrors(requests.getPrompt(payload.serverId, payload.name, payload.args))),
     bus.handle('mcp.attach', ({ payload }) => redactedErrors(requests.attach(payload))),

@@ -186,6 +186,12 @@ describe('MCP capabilities, progress, resources, prompts and logs', () => {
     const r = await asAdmin('POST', '/api/mcp/servers/everything/tools/get-roots-list/execute', {});
     expect(r.status).toBe(200);
     expect(JSON.stringify(r.body.data)).toContain(ROOT);
+    // New roots: the server is told, asks again, and lists them.
+    const put = await asAdmin('PUT', '/api/mcp/servers/everything/roots', { roots: [`${ROOT}-2`] });
+    expect(put.body).toMatchObject({ serverId: 'everything', roots: [`${ROOT}-2`] });
+    await until(async () => JSON.stringify((await asAdmin('POST', '/api/mcp/servers/everything/tools/get-roots-list/execute', {})).body.data).includes(`${ROOT}-2`), 'the server lists the new root');
+    expect((await asChat('PUT', '/api/mcp/servers/everything/roots', { roots: [] })).status).toBe(401); // the API key is a chat key
+    expect((await asAdmin('PUT', '/api/mcp/servers/patient/roots', { roots: [ROOT] })).body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'roots' } });
     // A server without roots does not declare the capability (server-everything then offers no get-roots-list).
     const tools = await asAdmin('GET', '/api/mcp/servers/patient/tools');
     expect(tools.body.tools.map((t: { name: string }) => t.name)).not.toContain('get-roots-list');

@@ -30,6 +30,7 @@ const BODIES: Record<string, unknown> = {
   'POST /api/mcp/servers/{serverId}/resources/subscribe': { uri: 'demo://resource/dynamic/text/1' },
   'POST /api/mcp/servers/{serverId}/resources/unsubscribe': { uri: 'demo://resource/dynamic/text/1' },
   'POST /api/mcp/servers/{serverId}/prompts/{promptName}/get': { city: 'Paris' },
+  'PUT /api/mcp/servers/{serverId}/roots': { roots: ['file:///tmp/agentd-openapi'] },
 };
 /** Query strings of the operations that need one. */
 const QUERIES: Record<string, string> = { 'GET /api/mcp/servers/{serverId}/resources/read': '?uri=demo%3A%2F%2Fresource%2Fdynamic%2Ftext%2F1' };
@@ -65,7 +66,7 @@ describe('OpenAPI document', () => {
     svc = await startApp(
       {
         server: { inspect: true, auth: { apiKey: API, adminKey: ADMIN } },
-        mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] }, everything: everythingStdio },
+        mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] }, everything: { ...everythingStdio, roots: ['file:///tmp/agentd-openapi'] } },
         toolPolicy: { rules: [{ server: 'echo', tool: 'big', action: 'ask' }] },
       },
       { modelUrl: sim.url },
@@ -110,7 +111,7 @@ describe('OpenAPI document', () => {
     const checked: string[] = [];
     for (const { method, path, op } of operations) {
       const key = `${method} ${path}`;
-      const values = path.includes('/approvals') ? { ...PATH_VALUES, ...APPROVAL_VALUES } : /\/(resources|prompts)\b/.test(path) ? { ...PATH_VALUES, ...FEATURE_VALUES } : PATH_VALUES;
+      const values = path.includes('/approvals') ? { ...PATH_VALUES, ...APPROVAL_VALUES } : /\/(resources|prompts|roots)\b/.test(path) ? { ...PATH_VALUES, ...FEATURE_VALUES } : PATH_VALUES;
       const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'file' ? (path.startsWith('/api/docs') ? 'docs.js' : path.startsWith('/inspect') ? 'inspect.js' : 'main.js') : values[name]!));
       const given = BODIES[key];
       const raw = RAW_BODIES[key];

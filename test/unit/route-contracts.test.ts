@@ -50,6 +50,7 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'mcp.listPrompts': [{ name: 'p', arguments: [{ name: 'city', required: true }] }],
   'mcp.getPrompt': { serverId: 'echo', name: 'p', messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] },
   'mcp.attach': {},
+  'mcp.setRoots': { serverId: 'echo', roots: ['file:///srv'] },
 };
 const bus = { execute: (name: keyof FrontCommands) => Promise.resolve(RESULTS[name]) } as unknown as FrontEndBus;
 const waiter = { ask: () => Promise.resolve({ sessionId: 's1', turnId: 't1', seq: 2, content: 'Hi', model: 'm' }) } as unknown as TurnWaiter;
@@ -77,6 +78,7 @@ const BODIES: Record<string, unknown> = {
   'POST /api/sessions/:sessionId/fork': { seq: 1 },
   'POST /api/mcp/servers/:serverId/resources/subscribe': { uri: 'demo://a' },
   'POST /api/mcp/servers/:serverId/resources/unsubscribe': { uri: 'demo://a' },
+  'PUT /api/mcp/servers/:serverId/roots': { roots: ['file:///srv'] },
 };
 /** Bodies of the routes that take raw bytes (an NDJSON import). */
 const RAW: Record<string, string> = {

@@ -8,11 +8,14 @@
  * - `POST /api/mcp/servers/:serverId/resources/unsubscribe`      → `{ serverId, uri, subscribed: false, timestamp }`
  * - `GET  /api/mcp/servers/:serverId/prompts`                    → `{ serverId, prompts, timestamp }`
  * - `POST /api/mcp/servers/:serverId/prompts/:promptName/get`    → `{ serverId, name, description?, messages, timestamp }` (body = the arguments)
+ * - `PUT  /api/mcp/servers/:serverId/roots`                      → `{ serverId, roots, timestamp }` (body `{ roots }`; the server is sent
+ *   `notifications/roots/list_changed`; only for a server whose config lists `roots`, else INVALID_REQUEST)
  *
  * Scope: all `chat`. Resources and prompts are, by MCP's design, the side-effect-free features a
  * client reads or a user picks (unlike tools, which act: executing one is `admin`); a message may
  * attach a resource or send a prompt under `chat`, so reading them here needs no more than that.
- * Subscribing only asks the server to say when a resource changes.
+ * Subscribing only asks the server to say when a resource changes. Changing roots changes what a
+ * server may work on: `admin`, like connecting one.
  */
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
@@ -28,6 +31,7 @@ const uriSchema = z.string().min(1).max(8192).describe('The resource URI');
 const uriBody = z.object({ uri: uriSchema });
 /** A prompt's arguments: strings by name (the prompt's own argument list decides which are required). */
 const promptArgs = z.record(z.string(), z.unknown());
+const rootsBody = z.object({ roots: z.array(z.string().min(1).max(2048)).max(100).describe('Root URIs, e.g. file:///srv/project') });
 
 
 export function mcpFeatureRoutes(options: McpFeatureRoutesOptions): Route[] {
@@ -91,6 +95,18 @@ export function mcpFeatureRoutes(options: McpFeatureRoutesOptions): Route[] {
       errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED'],
       async handler({ bus, params, body }) {
         return reply(await bus.execute('mcp.getPrompt', { serverId: serverId(params), name: params.promptName ?? '', args: body }));
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: '/api/mcp/servers/:serverId/roots',
+      summary: 'Replace the roots offered to a server (it is told they changed)',
+      scope: 'admin',
+      body: rootsBody,
+      response: RESPONSES.roots,
+      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SERVER_NOT_FOUND'],
+      async handler({ bus, params, body }) {
+        return reply(await bus.execute('mcp.setRoots', { serverId: serverId(params), roots: body.roots }));
       },
     }),
   ];

@@ -68,4 +68,5 @@ export const RESPONSES = {
   subscription: withTimestamp({ serverId: z.string(), uri: z.string(), subscribed: z.boolean() }),
   prompts: withTimestamp({ serverId: z.string(), prompts: z.array(promptRecord) }),
   prompt: promptResult.extend({ timestamp }),
+  roots: withTimestamp({ serverId: z.string(), roots: z.array(z.string()) }),
 };
