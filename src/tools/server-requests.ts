@@ -11,8 +11,9 @@
  * - Prompt arguments are an object of strings: a missing required one is MISSING_FIELD (details
  *   { field, promptName, serverId }), an unknown prompt or a non-string value INVALID_REQUEST.
  * - `attach` gives the model what it reads of a tool result: each text content capped at
- *   `maxModelBytes` (toolResultMaxBytes) with the visible marker, an image blob as an image, any
- *   other blob as a one-line note.
+ *   `maxModelBytes` (toolResultMaxBytes) with the visible marker, an image blob as an image (one that would
+ *   take the message's attached images past {@link MAX_ATTACHED_IMAGE_BYTES} decoded, the bound of a
+ *   message's own image, is a note instead), any other blob as a one-line note.
  */
 import type { GetPromptResult, Prompt, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../errors/index.ts';
@@ -39,6 +40,9 @@ export interface ServerRequestDeps {
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const opt = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : ({ [key]: value } as { [P in K]: V }));
 const blobBytes = (base64: string) => Buffer.byteLength(base64, 'base64');
+
+/** Decoded bytes of all the images one message may attach from resources and a prompt. */
+export const MAX_ATTACHED_IMAGE_BYTES = 10 * 1024 * 1024;
 
 export function createServerRequests(deps: ServerRequestDeps) {
   const mustFind = (serverId: string): RequestServer => {
@@ -133,23 +137,30 @@ export function createServerRequests(deps: ServerRequestDeps) {
   const cap = (text: string) => capText(text, deps.maxModelBytes).text;
   const isImage = (mime: string | undefined) => mime !== undefined && /^image\/(png|jpeg|gif|webp)$/i.test(mime);
 
-  function toAttachedMessage(m: GetPromptResult['messages'][number]): AttachedPromptMessage {
+  function toAttachedMessage(m: GetPromptResult['messages'][number], fits: (base64: string) => boolean): AttachedPromptMessage {
     const c = m.content;
     if (c.type === 'text') return { role: m.role, content: cap(c.text) };
-    if (c.type === 'image' && m.role === 'user' && isImage(c.mimeType)) return { role: m.role, content: '', images: [{ mimeType: c.mimeType, base64: c.data }] };
+    if (c.type === 'image' && m.role === 'user' && isImage(c.mimeType) && fits(c.data)) return { role: m.role, content: '', images: [{ mimeType: c.mimeType, base64: c.data }] };
     if (c.type === 'resource' && 'text' in c.resource && typeof c.resource.text === 'string') return { role: m.role, content: `[resource ${c.resource.uri}]\n${cap(c.resource.text)}` };
     if (c.type === 'resource' || c.type === 'resource_link') return { role: m.role, content: `[resource ${c.type === 'resource' ? c.resource.uri : c.uri}]` };
     return { role: m.role, content: `[${c.type}${'mimeType' in c ? `: ${String(c.mimeType)}` : ''}]` };
   }
 
   async function attach(request: AttachRequest): Promise<Attached> {
+    let imageBytes = 0;
+    const fits = (base64: string) => {
+      const bytes = blobBytes(base64);
+      if (imageBytes + bytes > MAX_ATTACHED_IMAGE_BYTES) return false;
+      imageBytes += bytes;
+      return true;
+    };
     const resources: AttachedResource[] = [];
     for (const { serverId, uri } of request.resources ?? []) {
       const { server, result } = await read(serverId, uri);
       for (const x of result.contents) {
         const base = { serverId: server.name, uri: x.uri, ...opt('mimeType', x.mimeType) };
         if ('text' in x && typeof x.text === 'string') resources.push({ ...base, text: cap(x.text) });
-        else if ('blob' in x && typeof x.blob === 'string' && isImage(x.mimeType)) resources.push({ ...base, image: { mimeType: x.mimeType!, base64: x.blob } });
+        else if ('blob' in x && typeof x.blob === 'string' && isImage(x.mimeType) && fits(x.blob)) resources.push({ ...base, image: { mimeType: x.mimeType!, base64: x.blob } });
         else if ('blob' in x && typeof x.blob === 'string') resources.push({ ...base, text: `[binary ${x.mimeType ?? 'data'}, ${blobBytes(x.blob)} bytes]` });
       }
     }
@@ -157,7 +168,7 @@ export function createServerRequests(deps: ServerRequestDeps) {
     if (request.prompt) {
       const { serverId, name } = request.prompt;
       const { server, result, args } = await fetchPrompt(serverId, name, request.prompt.arguments);
-      prompt = { serverId: server.name, name, arguments: args, messages: result.messages.map(toAttachedMessage) };
+      prompt = { serverId: server.name, name, arguments: args, messages: result.messages.map((m) => toAttachedMessage(m, fits)) };
     }
     return { ...(resources.length > 0 && { resources }), ...(prompt && { prompt }) };
   }
