@@ -30,8 +30,8 @@ export type AgentCommands = {
      * `hops`: agent-to-agent hops behind the message (set by the /mcp face; see src/tools/hops.ts).
      * `quota`: who creates the session if this message is its first, and how many they may hold
      * (RATE_LIMIT_EXCEEDED past it; see session-quota.ts).
+     * `attached`: resources and a prompt's messages resolved by the front end (src/conversation/attachments.ts).
      */
-    /** `attached`: resources and a prompt resolved by the front end (src/conversation/attachments.ts). */
     payload: { sessionId: string; content: string; image?: ImagePart; attached?: Attached; hops?: number; quota?: SessionQuota };
     result: { turnId: string; queued: boolean };
   };
