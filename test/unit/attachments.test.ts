@@ -4,6 +4,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { userTurn, type Attached } from '../../src/conversation/attachments.ts';
 import { checkSessionEvent } from '../../src/conversation/session-events.ts';
 import { projectHistory } from '../../src/agent/history.ts';
+import { queuedOf } from '../../src/agent/queue.ts';
 import { toOpenAiMessage } from '../../src/llm/messages.ts';
 import { createProgressRelay } from '../../src/tools/progress-relay.ts';
 
@@ -39,6 +40,11 @@ describe('user turn with attachments', () => {
     expect(stored.ok).toBe(true);
     if (!stored.ok) return;
     expect(projectHistory([stored.event])).toEqual(userTurn({ content: 'Celsius', attached }));
+  });
+
+  it('a message queued behind a running turn keeps its attachments for its turn', () => {
+    const queued = checkSessionEvent({ v: 2, type: 'messageQueued', turnId: 't2', correlationId: 'c2', content: 'later', attached });
+    expect(queued.ok && queuedOf([queued.event])).toEqual([{ turnId: 't2', correlationId: 'c2', content: 'later', attached }]);
   });
 
   it('sends every image as an image_url part', () => {
