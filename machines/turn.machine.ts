@@ -162,7 +162,7 @@ export const turnMachine = setup({
   },
   actions: {
     announce: enqueueActions(({ context: { key, message }, enqueue }) => {
-      enqueue.sendParent(fact(key, { v: V, type: 'userMessage', turnId: key.turnId, content: message.content, ...(message.image && { image: message.image }) }));
+      enqueue.sendParent(fact(key, { v: V, type: 'userMessage', turnId: key.turnId, content: message.content, ...(message.image && { image: message.image }), ...(message.attached && { attached: message.attached }) }));
       enqueue.sendParent({ type: 'thinking', key } satisfies TurnReport);
     }),
     beginStep: assign({ iteration: ({ context }) => context.iteration + 1, stepCompacted: false, compactionError: undefined }),

@@ -105,6 +105,8 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   // The inspector watches the machines only while a viewer is attached (src/inspect/hub.ts).
   const inspect = config.server.inspect ? createInspectHub({ content: config.server.inspectContent, redact: redactor.deep }) : undefined;
   const registerActor = inspect && { registerActor: (id: string, actor: AnyActorRef) => inspect.register(id, actor) };
+  // Tool servers' logs reach the inspector as `@agentd.mcpServerLog` on their server's actor.
+  if (inspect) bus.on('mcp.serverLog', ({ payload }) => inspect.notice(`mcp:${payload.serverId}`, 'mcpServerLog', payload));
   // With Redis storage, instances share sessions: each runs on its lease holder, and frames reach every instance.
   const cluster = config.storage.type === 'redis'
     ? createCluster({

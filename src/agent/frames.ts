@@ -14,6 +14,7 @@
  *   its turn: its caller already has the acknowledgement, and its turn's frames begin with its
  *   `userMessage`) have no frame.
  */
+import type { Attached } from '../conversation/attachments.ts';
 import type { ApprovalDecision, CompactionMethod, CompactionTrigger, SessionEvent } from '../conversation/session-events.ts';
 import type { Usage } from '../llm/types.ts';
 import type { StoredEvent } from '../store/types.ts';
@@ -35,7 +36,8 @@ export interface AgentErrorData {
 
 /** Frame name → frame data. */
 export interface AgentFrameData {
-  userMessage: TurnRef & { content: string; hasImage: boolean };
+  /** `resources` and `prompt` name what the message attached (their contents are in the stored event). */
+  userMessage: TurnRef & { content: string; hasImage: boolean; resources?: { serverId: string; uri: string }[]; prompt?: { serverId: string; name: string } };
   thinking: TurnRef;
   chunk: TurnRef & { content: string };
   toolCall: TurnRef & { toolName: string; serverId: string; callId: string; args: unknown };
@@ -87,12 +89,19 @@ export const storageFailedFrame = (sessionId: string, turnId: string, seq: numbe
   data: { code: 'AGENT_ERROR', message: `The turn could not be stored (${cause}); it was stopped`, details: { reason: 'storage', cause }, sessionId, turnId, seq },
 });
 
+/** What a user message attached, by name. */
+function attachedRefs(attached: Attached | undefined): Pick<AgentFrameData['userMessage'], 'resources' | 'prompt'> {
+  if (!attached) return {};
+  const resources = [...new Map((attached.resources ?? []).map((r) => [`${r.serverId}\n${r.uri}`, { serverId: r.serverId, uri: r.uri }])).values()];
+  return { ...(resources.length > 0 && { resources }), ...(attached.prompt && { prompt: { serverId: attached.prompt.serverId, name: attached.prompt.name } }) };
+}
+
 /** The frame of a stored session event; `undefined` for events clients never see. */
 export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
   const { seq, sessionId, event: e } = stored;
   switch (e.type) {
     case 'userMessage':
-      return { event: 'userMessage', data: { sessionId, turnId: e.turnId, seq, content: e.content, hasImage: e.image !== undefined } };
+      return { event: 'userMessage', data: { sessionId, turnId: e.turnId, seq, content: e.content, hasImage: e.image !== undefined, ...attachedRefs(e.attached) } };
     case 'assistantStep':
     case 'messageQueued':
       return undefined;

@@ -1,6 +1,7 @@
 import type { SessionEvent, SessionEventOf } from '../conversation/session-events.ts';
 import { charsOf } from '../conversation/token-estimate.ts';
 import type { ChatMessage } from '../llm/types.ts';
+import { userTurn } from '../conversation/attachments.ts';
 
 /**
  * The model's history as a pure projection (fold) of a session's domain events since the last
@@ -138,7 +139,7 @@ function fold(state: Projection, e: SessionEvent, seq: number): void {
     case 'userMessage':
       answerOpen(state, INTERRUPTED_TOOL_RESULT);
       state.turn = e.turnId;
-      push(state, e.image ? { role: 'user', content: e.content, image: e.image } : { role: 'user', content: e.content }, seq);
+      for (const m of userTurn(e)) push(state, m, seq);
       return;
     case 'assistantStep':
       answerOpen(state, INTERRUPTED_TOOL_RESULT);

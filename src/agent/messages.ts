@@ -1,5 +1,6 @@
 import { approvalDecision, type ApprovalDecision } from '../conversation/session-events.ts';
 import type { ImagePart } from '../llm/types.ts';
+import type { Attached } from '../conversation/attachments.ts';
 import type { AgentHealth, CompactionResult, PendingApproval, SessionSummary } from '../conversation/records.ts';
 import type { SessionQuota } from './session-quota.ts';
 import type { TransferEntry } from '../conversation/session-transfer.ts';
@@ -29,8 +30,9 @@ export type AgentCommands = {
      * `hops`: agent-to-agent hops behind the message (set by the /mcp face; see src/tools/hops.ts).
      * `quota`: who creates the session if this message is its first, and how many they may hold
      * (RATE_LIMIT_EXCEEDED past it; see session-quota.ts).
+     * `attached`: resources and a prompt's messages resolved by the front end (src/conversation/attachments.ts).
      */
-    payload: { sessionId: string; content: string; image?: ImagePart; hops?: number; quota?: SessionQuota };
+    payload: { sessionId: string; content: string; image?: ImagePart; attached?: Attached; hops?: number; quota?: SessionQuota };
     result: { turnId: string; queued: boolean };
   };
   /** Cancels the running turn and queued messages, then empties the history. Done when resolved. */

@@ -23,6 +23,7 @@ export function queuedOf(events: Iterable<SessionEvent>): TurnMessage[] {
           content: e.content,
           ...(e.image && { image: e.image }),
           ...(e.hops !== undefined && { hops: e.hops }),
+          ...(e.attached && { attached: e.attached }),
         });
         break;
       case 'userMessage':

@@ -133,7 +133,8 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   const callTool: ToolCaller = async (input, signal) => {
     const started = clock.now();
     try {
-      return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal, hops: input.key.hops + 1 }, input.key);
+      const progress = { sessionId: input.key.sessionId, turnId: input.key.turnId, callId: input.callId };
+      return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal, hops: input.key.hops + 1, progress }, input.key);
     } catch (err) {
       const call = { name: input.name, toolName: input.name, serverId: '' };
       return failedOutcome(call, toTurnError(err).message, clock.now() - started);
@@ -301,6 +302,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
           content: payload.content,
           ...(payload.image && { image: payload.image }),
           ...(payload.hops !== undefined && { hops: payload.hops }),
+          ...(payload.attached && { attached: payload.attached }),
         };
         if (quota) await quotas.ready(quota.holder, sessionId);
         let creates = false;

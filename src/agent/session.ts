@@ -275,7 +275,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       const same = actor.getSnapshot().context.queue.find((m) => m.correlationId === message.correlationId);
       if (same) return Promise.resolve({ turnId: same.turnId, queued: running() && actor.getSnapshot().context.queue[0] !== same });
       const queued = busy() || waiting() > 0;
-      const { turnId, correlationId, content, image, hops } = message;
+      const { turnId, correlationId, content, image, hops, attached } = message;
       const notStored = (err: unknown) =>
         isOutboxClosed(err) ? refuse() : new AppError('AGENT_ERROR', `The message could not be stored (${storageCause(err)})`, { reason: 'storage', cause: storageCause(err) });
       if (!queued) {
@@ -287,7 +287,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
         return started;
       }
       actor.send({ type: 'MESSAGE', message });
-      const fact: SessionEvent = { v: EVENT_VERSION, type: 'messageQueued', turnId, correlationId, content, ...(image && { image }), ...(hops !== undefined && { hops }) };
+      const fact: SessionEvent = { v: EVENT_VERSION, type: 'messageQueued', turnId, correlationId, content, ...(image && { image }), ...(hops !== undefined && { hops }), ...(attached && { attached }) };
       return new Promise((resolve, reject) =>
         record({ correlationId, sessionId }, fact, () => resolve({ turnId, queued }), (err) => {
           actor.send({ type: 'WITHDRAW', turnId });

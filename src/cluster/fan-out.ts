@@ -18,7 +18,8 @@ export interface FanOutOptions {
  * Live frames across instances.
  *
  * Contracts:
- * - Every `agent.*` event emitted here is published on its session's channel
+ * - Every `agent.*` event emitted here, and every `mcp.toolProgress` (a call's progress, for the
+ *   session's watchers), is published on its session's channel
  *   `<prefix>{s:<sessionId>}:live`, in the order emitted; while Redis is away it is not (durable
  *   frames stay readable with `since`).
  * - This instance receives a session's channel while something here watches it (`watch` counts
@@ -34,7 +35,7 @@ export function createFanOut(options: FanOutOptions) {
   let relaying = false;
 
   const stopPublishing = bus.onAny((e: Envelope) => {
-    if (relaying || !e.name.startsWith('agent.')) return;
+    if (relaying || !(e.name.startsWith('agent.') || e.name === 'mcp.toolProgress')) return;
     const sessionId = (e.payload as { sessionId?: string }).sessionId ?? e.sessionId;
     if (sessionId === undefined) return;
     const message: WireEvent = { from: instanceId, name: e.name, payload: e.payload, correlationId: e.correlationId, sessionId };

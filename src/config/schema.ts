@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { serverFeatureKeys } from './server-features.ts';
 
 /** Providers with a preset base URL and API-key environment variable (see src/llm/providers.ts). */
 export const PROVIDERS = [
@@ -17,6 +18,7 @@ const serverCommon = {
   maxResultBytes: z.number().int().positive().default(10 * 1024 * 1024),
   /** The service is not ready (`/api/health/ready` answers 503) while this server is not connected. */
   required: z.boolean().default(false),
+  ...serverFeatureKeys,
 };
 
 export const stdioServerSchema = z.strictObject({

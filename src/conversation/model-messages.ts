@@ -17,7 +17,7 @@ export interface ToolCallRequest {
 
 export type ChatMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string; image?: ImagePart }
+  | { role: 'user'; content: string; image?: ImagePart; /** More images after `image` (attached resources). */ images?: ImagePart[] }
   | { role: 'assistant'; content: string; toolCalls?: ToolCallRequest[] }
   | { role: 'tool'; toolCallId: string; content: string };
 

@@ -29,6 +29,7 @@
  *   request): summing those three over a log gives every token the session cost.
  */
 import { z } from 'zod';
+import { attachedSchema } from './attachments.ts';
 
 export const EVENT_VERSION = 3;
 const v = z.literal(EVENT_VERSION);
@@ -47,7 +48,8 @@ export type ApprovalDecision = z.output<typeof approvalDecision>;
 const toolRef = { turnId, callId: z.string(), toolName: z.string(), serverId: z.string() };
 
 export const sessionEventSchema = z.discriminatedUnion('type', [
-  z.object({ v, type: z.literal('userMessage'), turnId, content: z.string(), image: image.optional() }),
+  /** `attached`: resources and a prompt's messages the model got with it (optional within version 2; see attachments.ts). */
+  z.object({ v, type: z.literal('userMessage'), turnId, content: z.string(), image: image.optional(), attached: attachedSchema.optional() }),
   /** A model step that asked for tools (audit and history; it has no frame). */
   z.object({ v, type: z.literal('assistantStep'), turnId, text: z.string(), toolCalls: z.array(toolCallRequest), model: z.string(), usage: usage.optional() }),
   z.object({ v, type: z.literal('toolCall'), ...toolRef, args: z.unknown() }),
@@ -61,7 +63,7 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
   z.object({ v, type: z.literal('toolApprovalResolved'), turnId, callId: z.string(), decision: approvalDecision, by: z.string(), reason: z.string().optional() }),
   z.object({ v, type: z.literal('reset') }),
   /** A message waiting behind a running turn, stored before it is acknowledged (see the contracts). */
-  z.object({ v, type: z.literal('messageQueued'), turnId, correlationId: z.string(), content: z.string(), image: image.optional(), hops: z.number().int().nonnegative().optional() }),
+  z.object({ v, type: z.literal('messageQueued'), turnId, correlationId: z.string(), content: z.string(), image: image.optional(), hops: z.number().int().nonnegative().optional(), attached: attachedSchema.optional() }),
   /** The history was compacted (see the contracts); `turnId` when it ran inside a turn. */
   z.object({
     v, type: z.literal('contextCompacted'), method: compactionMethod, trigger: compactionTrigger,

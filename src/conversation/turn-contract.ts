@@ -2,6 +2,7 @@
  * The contract between the session and turn machines and their owner (src/agent/session.ts):
  * what the provided actors receive and return, and what a turn reports to its session.
  */
+import type { Attached } from './attachments.ts';
 import type { ImagePart, ModelStep } from './model-messages.ts';
 import type { ApprovalDecision, CompactionTrigger, SessionEvent } from './session-events.ts';
 import type { ModelTool, ModelToolOutcome } from './tool-shapes.ts';
@@ -14,6 +15,8 @@ export interface TurnMessage {
   correlationId: string;
   content: string;
   image?: ImagePart;
+  /** Resources and a prompt's messages given to the model with it. */
+  attached?: Attached;
   /** Agent-to-agent hops behind this message (0 for a person's message). */
   hops?: number;
   /** Set for a turn taken up again from the log (it was waiting for approvals when its process stopped). */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { approvalDecision } from '../agent/messages.ts';
 import { MAX_OWNER_LENGTH, sessionIdSchema } from '../session-id.ts';
 import type { FrontEvents } from './front-bus.ts';
+import { attachFields } from './attach.ts';
 
 /**
  * The WebSocket wire: client frames (validated with zod) and the bus events that become
@@ -21,6 +22,10 @@ export const EVENT_FRAMES = {
   'agent.contextCompacted': 'contextCompacted',
   'mcp.serverStatus': 'mcpServerStatus',
   'mcp.toolsChanged': 'toolsChanged',
+  'mcp.toolProgress': 'toolProgress',
+  'mcp.resourceUpdated': 'resourceUpdated',
+  'mcp.listChanged': 'mcpListChanged',
+  'mcp.serverLog': 'mcpServerLog',
 } as const satisfies { [K in keyof FrontEvents]: string };
 
 export { sessionIdSchema };
@@ -45,6 +50,7 @@ export const CLIENT_FRAMES = {
     content: z.string(),
     sessionId: sessionIdSchema.optional(),
     imageData: imageDataSchema.optional(),
+    ...attachFields,
   }),
   reset: z.object({ type: z.literal('reset'), sessionId: sessionIdSchema.optional() }),
   subscribe: z.object({

@@ -9,8 +9,8 @@ import { CLIENT_FRAMES, EVENT_FRAMES, frame, isClientFrameType, type ClientFrame
 import type { ClientIp } from './ip.ts';
 import { rateLimitError, type LimitState, type Limits } from './limits.ts';
 import { parseInput, validateImage } from './validate.ts';
-import { upgradeCredential, type Principal, type Principals, type SessionAccess } from './auth.ts';
 import { hasScope } from '../auth/index.ts';
+import { upgradeCredential, type Principal, type Principals, type SessionAccess } from './auth.ts';
 import type { SessionsOf } from './route.ts';
 import { splitSessionKey } from '../session-id.ts';
 import { tooDeepError } from './body.ts';
@@ -18,6 +18,7 @@ import type { Metrics } from '../metrics/index.ts';
 import { textTooDeep } from '../json-depth.ts';
 import { errorReply, send, watchAbort } from './respond.ts';
 import { replaySession } from './replay.ts';
+import { resolveAttachments } from './attach.ts';
 
 export interface Connection {
   id: string;
@@ -61,8 +62,9 @@ const SWEEP_MS = 500;
 /** Topic of a session's events; every connection is on `default` and on `ALL` (server-wide events). */
 export const sessionTopic = (sessionId: string) => `s:${sessionId}`;
 const ALL = 'all';
-/** Server-wide events as admins see them: a tool server's OAuth sign-in URL is theirs alone (README "OAuth-protected tool servers"). */
+/** Server-wide events as admins see them: a tool server's OAuth sign-in URL is theirs alone (README "OAuth-protected tool servers"), and some events are for admins only (tool servers' logs). */
 const ALL_ADMIN = 'all:admin';
+const ADMIN_ONLY: ReadonlySet<string> = new Set(['mcp.serverLog']);
 
 /**
  * The WebSocket API at `/`: client frames become bus commands; bus events become frames
@@ -92,7 +94,9 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
   const unsubscribeBus = deps.bus.onAny((e) => {
     const event = EVENT_FRAMES[e.name];
     const data = e.payload as { sessionId?: string };
-    if (e.name.startsWith('mcp.')) {
+    if (ADMIN_ONLY.has(e.name)) app.publish(ALL_ADMIN, frame(event, data));
+    else if (e.name.startsWith('mcp.') && data.sessionId === undefined) {
+      // Server-wide unless it names a session (a call's progress goes to the session's watchers).
       const { authorizationUrl, ...rest } = data as { authorizationUrl?: string };
       app.publish(ALL, frame(event, rest));
       app.publish(ALL_ADMIN, frame(event, authorizationUrl === undefined ? rest : data));
@@ -176,7 +180,8 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       const image = msg.imageData ? validateImage(msg.imageData) : undefined;
       const { quota } = ws.getUserData().access;
       await join(ws, sessionId);
-      await deps.bus.execute('agent.sendMessage', { sessionId, content: msg.content, ...(image && { image }), ...(quota && { quota }) }, { sessionId });
+      const attached = await resolveAttachments(msg, deps.bus);
+      await deps.bus.execute('agent.sendMessage', { sessionId, content: msg.content, ...(image && { image }), ...(attached && { attached }), ...(quota && { quota }) }, { sessionId });
     },
     async reset({ sessionId }) {
       await deps.bus.execute('agent.reset', { sessionId }, { sessionId });

@@ -123,6 +123,19 @@ export function createInspectHub(options: FrameOptions) {
       };
     },
 
+    /**
+     * A fact about a root actor that is no machine event (a tool server's log line): sent as
+     * `{ type: "@agentd.<kind>", actorId, data }` to the viewers that watch everything or that actor.
+     */
+    notice(actorId: string, kind: string, data: unknown): void {
+      let text: string | undefined;
+      for (const attached of viewers) {
+        if (attached.behind || (attached.filter !== undefined && attached.filter !== actorId)) continue;
+        text ??= JSON.stringify({ type: `@agentd.${kind}`, actorId, data: options.redact(data) });
+        if (!attached.viewer.send(text)) attached.behind = true;
+      }
+    },
+
     /** Readable ids of the live root actors. */
     actorIds: (): string[] => [...roots.keys()],
     /** Viewers attached now. */

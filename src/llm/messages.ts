@@ -17,7 +17,7 @@ export function toOpenAiMessage(m: ChatMessage): ChatCompletionMessageParam {
       if (!m.image) return { role: 'user', content: m.content };
       const parts: ChatCompletionContentPart[] = [];
       if (m.content) parts.push({ type: 'text', text: m.content });
-      parts.push({ type: 'image_url', image_url: { url: `data:${m.image.mimeType};base64,${m.image.base64}` } });
+      for (const image of [m.image, ...(m.images ?? [])]) parts.push({ type: 'image_url', image_url: { url: `data:${image.mimeType};base64,${image.base64}` } });
       return { role: 'user', content: parts };
     }
     case 'assistant': {

@@ -10,6 +10,10 @@
  * - `onLost` fires at most once, when the connection dies on its own (child exit, transport closed, or an HTTP
  *   request failing below the protocol); never after `close()`.
  * - `onToolsChanged` fires after the tool list was re-read following `notifications/tools/list_changed`.
+ * - Every tool call carries a progress token unless the config says `progress: false`; its notifications reach
+ *   `onProgress` in order, the last one before the result included (progress-relay.ts). With
+ *   `resetTimeoutOnProgress` each one restarts `timeout`, up to `maxTotalTimeout` (default 10 × `timeout`) in all.
+ * - Resources, prompts, logging and roots: see server-features.ts (`features`, `onNotice`).
  * - `http` tries Streamable HTTP first and falls back to the SSE transport when the server answers the
  *   Streamable HTTP handshake with a 4xx status.
  */
@@ -27,11 +31,14 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { HttpServerConfig, McpServerConfig } from '../config/schema.ts';
+import type { ProgressCallback } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ChildRegistry } from './child-registry.ts';
+import { afterConnect, attachFeatures, clientCapabilities, serverFeatures, type ServerFeatures, type ServerNotice } from './server-features.ts';
 import { limitedFetch, ResultTooLarge } from './limited-fetch.ts';
 import type { FetchLike } from './url-policy.ts';
 import type { Logger } from '../log/index.ts';
 import { ChildProcessTransport } from './stdio-transport.ts';
+import { createProgressRelay } from './progress-relay.ts';
 
 export type TransportKind = 'stdio' | 'streamable-http' | 'sse';
 
@@ -52,6 +59,8 @@ export interface ConnectionOptions {
   children?: ChildRegistry | undefined;
   /** OAuth for an `http` server (src/tools/oauth-client.ts): the transports authorize their requests with it. */
   authProvider?: OAuthClientProvider | undefined;
+  /** What the server says on its own: logs, resource updates, resource and prompt list changes. */
+  onNotice?: (notice: ServerNotice) => void;
 }
 
 /** A failed call; `kind` tells timeouts, cancellations and dead connections from tool-side errors. */
@@ -74,7 +83,9 @@ export interface McpConnection {
   readonly tools: Tool[];
   /** Resolves with the server's result (also when it has `isError`); throws CallError. */
   /** `meta` travels as the request's `_meta` (e.g. the agent-to-agent hop count). */
-  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>): Promise<CallToolResult>;
+  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>, onProgress?: ProgressCallback): Promise<CallToolResult>;
+  /** Resources, prompts and roots of this server. */
+  readonly features: ServerFeatures;
   close(): Promise<void>;
 }
 
@@ -87,7 +98,12 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   let lostReported = false;
   let closing = false;
 
-  const newClient = () => new Client(options.clientInfo, { capabilities: {} });
+  let roots = { roots: config.roots ?? [] };
+  const newClient = () => {
+    const c = new Client(options.clientInfo, { capabilities: clientCapabilities(config) });
+    roots = attachFeatures(c, config, (notice) => options.onNotice?.(notice));
+    return c;
+  };
   const attach = async (transport: Transport): Promise<Client> => {
     const client = newClient();
     try {
@@ -133,6 +149,8 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   const closedReason = () => (transport instanceof ChildProcessTransport ? transport.exitReason : undefined) ?? 'connection closed';
   client.onclose = () => lost(closedReason());
   client.onerror = (error) => log.debug({ err: error }, 'MCP transport error');
+  const progressRelay = createProgressRelay();
+  progressRelay.attach(transport);
 
   let tools: Tool[];
   try {
@@ -144,6 +162,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
     await client.close().catch(() => {});
     throw new Error(`listing tools failed: ${describe(error, timeout)}`);
   }
+  await afterConnect(client, config, log);
 
   let refreshing = false;
   let again = false;
@@ -162,7 +181,9 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       refreshing = false;
     }
   };
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => refresh());
+  if (config.listChanged?.tools !== false) client.setNotificationHandler(ToolListChangedNotificationSchema, () => refresh());
+  const resetOnProgress = config.resetTimeoutOnProgress === true;
+  const totalTimeout = config.maxTotalTimeout ?? 10 * timeout;
 
   return {
     kind,
@@ -172,14 +193,24 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
     get tools() {
       return tools;
     },
-    async callTool(name, args, signal, meta) {
+    features: serverFeatures(client, config, roots),
+    async callTool(name, args, signal, meta, onProgress) {
+      // Our own progress token (progress-relay.ts); with reset-on-progress its timer bounds the call between
+      // notifications and the SDK's timeout is the total.
+      const tracked = config.progress === false ? undefined : progressRelay.begin({ timeout, resetOnProgress, signal, onProgress });
+      const callSignal = tracked?.signal ?? signal;
+      const _meta = { ...meta, ...(tracked && { progressToken: tracked.token }) };
       try {
-        const result = await client.callTool({ name, arguments: args, ...(meta && { _meta: meta }) }, undefined, { timeout, ...(signal ? { signal } : {}) });
+        const result = await client.callTool({ name, arguments: args, ...(Object.keys(_meta).length > 0 && { _meta }) }, undefined, {
+          timeout: resetOnProgress ? totalTimeout : timeout,
+          ...(callSignal ? { signal: callSignal } : {}),
+        });
         return result as CallToolResult;
       } catch (error) {
+        if (tracked?.timedOut()) throw new CallError(`timed out after ${timeout} ms without progress`, 'timeout');
         if (signal?.aborted) throw new CallError('cancelled', 'cancelled');
         if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
-          throw new CallError(`timed out after ${timeout} ms`, 'timeout');
+          throw new CallError(resetOnProgress ? `timed out after ${totalTimeout} ms in all (maxTotalTimeout)` : `timed out after ${timeout} ms`, 'timeout');
         }
         if (error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number)) {
           throw new CallError(`connection to the server closed (${closedReason()})`, 'closed');
@@ -192,6 +223,8 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
           throw new CallError(`server unreachable: ${reason}`, 'closed');
         }
         throw new CallError(describe(error, timeout), 'protocol');
+      } finally {
+        tracked?.end();
       }
     },
     async close() {

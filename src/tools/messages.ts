@@ -1,6 +1,25 @@
 import type { ExecutionResult, ServerRecord, ToolRecord } from '../conversation/records.ts';
 import type { ModelTool, ModelToolOutcome } from '../conversation/tool-shapes.ts';
 import type { McpServerConfig } from '../config/schema.ts';
+import type { McpLogLevel } from '../config/server-features.ts';
+import type { Attached } from '../conversation/attachments.ts';
+import type { PromptRecord, PromptResult, ResourceContents, ResourceList } from '../conversation/mcp-records.ts';
+
+export type { PromptRecord, PromptResult, ResourceContents, ResourceList };
+
+/** Where a call's progress goes: the session (key) whose watchers get `toolProgress` frames, and the call. */
+export interface ProgressTarget {
+  sessionId: string;
+  /** Absent for a direct execution (`…/execute`). */
+  turnId?: string;
+  callId: string;
+}
+
+/** A resource a message attaches, and a prompt it sends (both resolved by `mcp.attach`). */
+export interface AttachRequest {
+  resources?: { serverId: string; uri: string }[];
+  prompt?: { serverId: string; name: string; arguments?: Record<string, unknown> };
+}
 
 /** The records of this component, whose schemas src/conversation/records.ts owns. */
 export type { ExecutionResult, ServerRecord, ToolRecord };
@@ -20,12 +39,25 @@ export type McpCommands = {
   'mcp.restartServer': { payload: { serverId: string }; result: ServerRecord };
   'mcp.listTools': { payload: { serverId: string }; result: ToolRecord[] };
   /** Validates `args` against the tool's inputSchema; throws SERVER_NOT_FOUND, TOOL_NOT_FOUND, INVALID_REQUEST, TOOL_EXECUTION_FAILED. */
-  'mcp.executeTool': { payload: { serverId: string; toolName: string; args: unknown }; result: ExecutionResult };
+  'mcp.executeTool': { payload: { serverId: string; toolName: string; args: unknown; progress?: ProgressTarget }; result: ExecutionResult };
   /** Tools offered to the model right now. */
   'mcp.modelTools': { payload: Record<string, never>; result: ModelTool[] };
   /** Calls a tool by its model-visible name; never throws for tool failures. */
   /** `hops` is sent along as the call's agent-to-agent hop count (src/tools/hops.ts). */
-  'mcp.callModelTool': { payload: { name: string; args: unknown; signal?: AbortSignal; hops?: number }; result: ModelToolOutcome };
+  'mcp.callModelTool': { payload: { name: string; args: unknown; signal?: AbortSignal; hops?: number; progress?: ProgressTarget }; result: ModelToolOutcome };
+  /** A server's resources and resource templates (empty when it offers none); SERVER_NOT_FOUND. */
+  'mcp.listResources': { payload: { serverId: string }; result: ResourceList };
+  /** A resource's contents (binary as base64), at most the server's maxResultBytes; TOOL_EXECUTION_FAILED. */
+  'mcp.readResource': { payload: { serverId: string; uri: string }; result: ResourceContents };
+  /** Subscribes to (or unsubscribes from) a resource's updates: `mcp.resourceUpdated` events. */
+  'mcp.subscribeResource': { payload: { serverId: string; uri: string; subscribe: boolean }; result: { serverId: string; uri: string; subscribed: boolean } };
+  'mcp.listPrompts': { payload: { serverId: string }; result: PromptRecord[] };
+  /** Replaces the roots offered to a server that declares them (its config lists `roots`) and tells it; INVALID_REQUEST otherwise. */
+  'mcp.setRoots': { payload: { serverId: string; roots: string[] }; result: { serverId: string; roots: string[] } };
+  /** A prompt's messages; a missing required argument is MISSING_FIELD (details.field), an unknown prompt INVALID_REQUEST. */
+  'mcp.getPrompt': { payload: { serverId: string; name: string; args: unknown }; result: PromptResult };
+  /** Reads the resources and gets the prompt a message names, as the model will be given them. */
+  'mcp.attach': { payload: AttachRequest; result: Attached };
   /**
    * The browser's return from an OAuth sign-in (src/tools/oauth-client.ts): checks `state`, exchanges `code`,
    * stores the tokens and reconnects the server; resolves with its record once connected. INVALID_REQUEST for an
@@ -39,4 +71,12 @@ export type McpEvents = {
   'mcp.serverStatus': ServerRecord;
   /** The model-visible catalogue changed (connect, disconnect, tools/list_changed). */
   'mcp.toolsChanged': { count: number };
+  /** A call's progress (`toolProgress` frames to the session's watchers; never stored). */
+  'mcp.toolProgress': ProgressTarget & { serverId: string; toolName: string; progress: number; total?: number; message?: string };
+  /** A subscribed resource changed (`resourceUpdated`, to every connection). */
+  'mcp.resourceUpdated': { serverId: string; uri: string };
+  /** A server's resource or prompt list changed (`mcpListChanged`, to every connection). */
+  'mcp.listChanged': { serverId: string; list: 'resources' | 'prompts' };
+  /** A server's log message (`mcpServerLog`: to admin connections and the inspector only). */
+  'mcp.serverLog': { serverId: string; level: McpLogLevel; logger?: string; data: unknown };
 };

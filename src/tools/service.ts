@@ -32,6 +32,8 @@ import { recordOf, statusOf, type McpService, type McpServiceOptions, type Serve
 import { createToolCalls } from './tool-calls.ts';
 import { createMemorySecretStore } from '../store/secret-store.ts';
 import { AuthorizationRequired, createServerOAuth, serverOfState, UnknownSignIn } from './oauth-client.ts';
+import { createServerRequests } from './server-requests.ts';
+import { createNoticeRelay } from './notices.ts';
 
 export type { McpBus, McpService, McpServiceOptions } from './server-entry.ts';
 
@@ -95,6 +97,10 @@ export function createMcpService(options: McpServiceOptions): McpService {
       },
       onToolsChanged: () => {
         if (isCurrent()) refreshCatalogue();
+      },
+      // Also while opening (a server may log during initialization), never once the server is gone.
+      onNotice: (notice) => {
+        if (entries.get(entry.name) === entry) relay(entry.name, slog, notice);
       },
     }).catch((err: unknown) => {
       if (entry.oauth?.signInRequired()) throw new AuthorizationRequired(entry.name);
@@ -181,6 +187,17 @@ export function createMcpService(options: McpServiceOptions): McpService {
     return record(entry);
   };
 
+  const relay = createNoticeRelay(bus, redactor);
+  const requests = createServerRequests({
+    find: (serverId) => {
+      const entry = find(serverId);
+      if (!entry) return undefined;
+      const { timeout, maxResultBytes } = entry.config;
+      return { name: entry.name, connected: statusOf(entry) === 'connected', connection: entry.connection, timeout, maxResultBytes };
+    },
+    maxModelBytes: config.toolResultMaxBytes,
+  });
+
   const toolCalls = createToolCalls({
     find: (serverId) => {
       const entry = find(serverId);
@@ -193,6 +210,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
     clock,
     maxResultBytes: config.toolResultMaxBytes,
     log,
+    progress: (event) => bus.emit('mcp.toolProgress', event),
   });
 
   /** Connects a server at runtime (see the contracts above); its secrets join the redaction first. */
@@ -231,6 +249,16 @@ export function createMcpService(options: McpServiceOptions): McpService {
     return expectConnected(entry, settled(entry));
   }
 
+  /** New roots for a server that declares them: kept for its next connection, told to the current one. */
+  async function setRoots(entry: ServerEntry, roots: string[]) {
+    if (!entry.config.roots) {
+      throw new AppError('INVALID_REQUEST', `MCP server "${entry.name}" was not given roots in its config, so it was not offered the roots capability`, { serverId: entry.name, field: 'roots' });
+    }
+    entry.config = { ...entry.config, roots };
+    if (entry.connection) await entry.connection.features.setRoots(roots).catch((err: unknown) => log.warn({ serverId: entry.name, err }, 'telling the server of its new roots failed'));
+    return { serverId: entry.name, roots };
+  }
+
   /** Errors of these commands carry server-side text: they leave redacted. */
   async function redactedErrors<T>(work: Promise<T>): Promise<T> {
     try {
@@ -257,6 +285,13 @@ export function createMcpService(options: McpServiceOptions): McpService {
     bus.handle('mcp.executeTool', ({ payload }) => redactedErrors(toolCalls.executeTool(payload))),
     bus.handle('mcp.oauthCallback', ({ payload }) => redactedErrors(oauthCallback(payload))),
     bus.handle('mcp.modelTools', () => [...catalogue.values()].map(toModelTool)),
+    bus.handle('mcp.listResources', ({ payload }) => redactedErrors(requests.listResources(payload.serverId))),
+    bus.handle('mcp.readResource', ({ payload }) => redactedErrors(requests.readResource(payload.serverId, payload.uri))),
+    bus.handle('mcp.subscribeResource', ({ payload }) => redactedErrors(requests.subscribeResource(payload.serverId, payload.uri, payload.subscribe))),
+    bus.handle('mcp.setRoots', ({ payload }) => redactedErrors(setRoots(mustFind(payload.serverId), payload.roots))),
+    bus.handle('mcp.listPrompts', ({ payload }) => redactedErrors(requests.listPrompts(payload.serverId))),
+    bus.handle('mcp.getPrompt', ({ payload }) => redactedErrors(requests.getPrompt(payload.serverId, payload.name, payload.args))),
+    bus.handle('mcp.attach', ({ payload }) => redactedErrors(requests.attach(payload))),
     bus.handle('mcp.callModelTool', async ({ payload }) => {
       const outcome = await toolCalls.callModelTool(payload);
       return outcome.success ? outcome : { ...outcome, text: redactor.redact(outcome.text), result: redactor.deep(outcome.result) };

@@ -9,7 +9,10 @@
  *   `data` is `{ content, structuredContent? }`; `execution.duration` is milliseconds.
  * - callModelTool never throws for a tool's failure: it resolves with `success: false` and a reason the model
  *   can read. Text is capped at `maxResultBytes`. The abort signal cancels the call at the server.
+ * - A call with a `progress` target reports each progress notification through `progress` (for the
+ *   `mcp.toolProgress` event); one without still carries a token (the server may need one).
  */
+import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
@@ -18,7 +21,7 @@ import type { ArgIssue, ArgsValidator } from './args-validator.ts';
 import type { CatalogueItem } from './catalogue.ts';
 import { CallError, type McpConnection } from './connection.ts';
 import { HOPS_META_KEY } from './hops.ts';
-import type { ExecutionResult, McpCommands, ModelToolOutcome, ServerRecord } from './messages.ts';
+import type { ExecutionResult, McpCommands, McpEvents, ModelToolOutcome, ProgressTarget, ServerRecord } from './messages.ts';
 import { capText, resultText } from './result-text.ts';
 
 /** What tool calls need to know of a server. */
@@ -36,6 +39,7 @@ export interface ToolCallDeps {
   clock: Clock;
   maxResultBytes: number;
   log: Logger;
+  progress(event: McpEvents['mcp.toolProgress']): void;
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
@@ -64,8 +68,19 @@ const formatIssues = (issues: ArgIssue[]) => issues.map((i) => `${i.path} ${i.me
 
 export function createToolCalls(deps: ToolCallDeps) {
   const { clock } = deps;
+  const reporter = (target: ProgressTarget | undefined, serverId: string, toolName: string) =>
+    target &&
+    ((p: Progress) =>
+      deps.progress({
+        ...target,
+        serverId,
+        toolName,
+        progress: p.progress,
+        ...(p.total !== undefined && { total: p.total }),
+        ...(p.message !== undefined && { message: p.message }),
+      }));
 
-  async function executeTool(payload: { serverId: string; toolName: string; args: unknown }): Promise<ExecutionResult> {
+  async function executeTool(payload: McpCommands['mcp.executeTool']['payload']): Promise<ExecutionResult> {
     const server = deps.find(payload.serverId);
     if (!server) throw new AppError('SERVER_NOT_FOUND', `MCP server "${payload.serverId}" not found`, { serverId: payload.serverId });
     const { toolName } = payload;
@@ -88,7 +103,7 @@ export function createToolCalls(deps: ToolCallDeps) {
     const started = clock.now();
     let result: CallToolResult;
     try {
-      result = await connection.callTool(toolName, normalized.args);
+      result = await connection.callTool(toolName, normalized.args, undefined, undefined, reporter(payload.progress, serverId, toolName));
     } catch (error) {
       throw fail(error instanceof CallError ? error.message : String(error));
     }
@@ -128,7 +143,7 @@ export function createToolCalls(deps: ToolCallDeps) {
     }
     try {
       const meta = payload.hops === undefined ? undefined : { [HOPS_META_KEY]: payload.hops };
-      const result = await connection.callTool(item.tool.name, normalized.args, payload.signal, meta);
+      const result = await connection.callTool(item.tool.name, normalized.args, payload.signal, meta, reporter(payload.progress, item.serverId, item.tool.name));
       const text = resultText(result);
       const data = result.isError ? { ...resultData(result), isError: true } : resultData(result);
       return result.isError ? outcome(false, text || 'Error: the tool reported an error', data) : outcome(true, text, data);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRoutes, type RoutesDeps } from '../../src/http/routes/index.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { fixturePath } from '../support/paths.ts';
+import { everythingStdio } from '../support/messaging.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
 
@@ -26,7 +27,15 @@ const BODIES: Record<string, unknown> = {
   'POST /api/mcp/servers/{serverId}/tools/{toolName}/execute': { message: 'hi' },
   'POST /api/sessions/{sessionId}/approvals/{callId}': { decision: 'approve' },
   'POST /api/sessions/{sessionId}/fork': { seq: 1 },
+  'POST /api/mcp/servers/{serverId}/resources/subscribe': { uri: 'demo://resource/dynamic/text/1' },
+  'POST /api/mcp/servers/{serverId}/resources/unsubscribe': { uri: 'demo://resource/dynamic/text/1' },
+  'POST /api/mcp/servers/{serverId}/prompts/{promptName}/get': { city: 'Paris' },
+  'PUT /api/mcp/servers/{serverId}/roots': { roots: ['file:///tmp/agentd-openapi'] },
 };
+/** Query strings of the operations that need one. */
+const QUERIES: Record<string, string> = { 'GET /api/mcp/servers/{serverId}/resources/read': '?uri=demo%3A%2F%2Fresource%2Fdynamic%2Ftext%2F1' };
+/** Resources and prompts are asked of server-everything (the echo fixture offers none). */
+const FEATURE_VALUES: Record<string, string> = { serverId: 'everything', promptName: 'args-prompt' };
 /** Bodies that are not JSON, with their media type (an NDJSON import). */
 const RAW_BODIES: Record<string, { type: string; text: string }> = {
   'POST /api/sessions/import': {
@@ -57,7 +66,7 @@ describe('OpenAPI document', () => {
     svc = await startApp(
       {
         server: { inspect: true, auth: { apiKey: API, adminKey: ADMIN } },
-        mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
+        mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] }, everything: { ...everythingStdio, roots: ['file:///tmp/agentd-openapi'] } },
         toolPolicy: { rules: [{ server: 'echo', tool: 'big', action: 'ask' }] },
       },
       { modelUrl: sim.url },
@@ -104,12 +113,12 @@ describe('OpenAPI document', () => {
       const key = `${method} ${path}`;
       // Answers 200 only for a pending OAuth sign-in, which needs an authorization server: test/int/mcp-oauth.test.ts.
       if (key === 'GET /api/oauth/callback') continue;
-      const values = path.includes('/approvals') ? { ...PATH_VALUES, ...APPROVAL_VALUES } : PATH_VALUES;
+      const values = path.includes('/approvals') ? { ...PATH_VALUES, ...APPROVAL_VALUES } : /\/(resources|prompts|roots)\b/.test(path) ? { ...PATH_VALUES, ...FEATURE_VALUES } : PATH_VALUES;
       const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'file' ? (path.startsWith('/api/docs') ? 'docs.js' : path.startsWith('/inspect') ? 'inspect.js' : 'main.js') : values[name]!));
       const given = BODIES[key];
       const raw = RAW_BODIES[key];
       const body = raw ? { type: raw.type, text: raw.text } : given !== undefined ? { type: 'application/json', text: JSON.stringify(given) } : undefined;
-      const res = await fetch(`${svc.url}${url}`, {
+      const res = await fetch(`${svc.url}${url}${QUERIES[key] ?? ''}`, {
         method,
         headers: { Authorization: `Bearer ${ADMIN}`, ...(body && { 'Content-Type': body.type }) },
         ...(body && { body: body.text }),

@@ -46,6 +46,13 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'mcp.modelTools': [],
   'mcp.callModelTool': { success: true, text: '', result: {}, serverId: 'echo', toolName: 'echo', durationMs: 1 },
   'mcp.oauthCallback': server,
+  'mcp.listResources': { resources: [{ uri: 'demo://a', name: 'a', mimeType: 'text/plain' }], resourceTemplates: [{ uriTemplate: 'demo://{id}', name: 'by id' }] },
+  'mcp.readResource': { serverId: 'echo', uri: 'demo://a', contents: [{ uri: 'demo://a', mimeType: 'text/plain', text: 'A' }] },
+  'mcp.subscribeResource': { serverId: 'echo', uri: 'demo://a', subscribed: true },
+  'mcp.listPrompts': [{ name: 'p', arguments: [{ name: 'city', required: true }] }],
+  'mcp.getPrompt': { serverId: 'echo', name: 'p', messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] },
+  'mcp.attach': {},
+  'mcp.setRoots': { serverId: 'echo', roots: ['file:///srv'] },
 };
 const bus = { execute: (name: keyof FrontCommands) => Promise.resolve(RESULTS[name]) } as unknown as FrontEndBus;
 const waiter = { ask: () => Promise.resolve({ sessionId: 's1', turnId: 't1', seq: 2, content: 'Hi', model: 'm' }) } as unknown as TurnWaiter;
@@ -71,6 +78,9 @@ const BODIES: Record<string, unknown> = {
   'POST /api/connect-server': { name: 'echo', config: { type: 'stdio', command: 'node' } },
   'POST /api/sessions/:sessionId/approvals/:callId': { decision: 'approve' },
   'POST /api/sessions/:sessionId/fork': { seq: 1 },
+  'POST /api/mcp/servers/:serverId/resources/subscribe': { uri: 'demo://a' },
+  'POST /api/mcp/servers/:serverId/resources/unsubscribe': { uri: 'demo://a' },
+  'PUT /api/mcp/servers/:serverId/roots': { roots: ['file:///srv'] },
 };
 /** Bodies of the routes that take raw bytes (an NDJSON import). */
 const RAW: Record<string, string> = {
@@ -80,8 +90,8 @@ const ANONYMOUS: Principal = { name: 'anonymous', scopes: new Set(['chat', 'insp
 const request = (route: Route): RequestContext => ({
   method: route.method,
   path: route.path,
-  params: { sessionId: 's1', callId: 'c1', serverId: 'echo', toolName: 'echo' },
-  query: new URLSearchParams('since=0'),
+  params: { sessionId: 's1', callId: 'c1', serverId: 'echo', toolName: 'echo', promptName: 'p' },
+  query: new URLSearchParams('since=0&uri=demo://a'),
   headers: {},
   body: BODIES[`${route.method} ${route.path}`],
   ...(route.rawBody && { raw: Buffer.from(RAW[`${route.method} ${route.path}`] ?? '') }),

@@ -8,6 +8,7 @@ import type { FrontEndBus } from '../front-bus.ts';
 import { defineRoute, type Route } from '../route.ts';
 import type { TurnWaiter } from '../../agent/turn-waiter.ts';
 import { parseInput, validateImage } from '../validate.ts';
+import { attachFields, resolveAttachments } from '../attach.ts';
 import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
 
@@ -16,6 +17,7 @@ const messageSchema = z.object({
   message: z.string(),
   sessionId: sessionIdSchema.optional(),
   imageData: imageDataSchema.optional(),
+  ...attachFields,
 });
 const approvalSchema = z.object({ decision: approvalDecision, reason: z.string().max(2000).optional() });
 const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
@@ -38,10 +40,11 @@ const historyQuery = ownerQuery.extend({
 export const sessionParams = (params: Record<string, string>): Record<string, string> & { sessionId: string } => ({ ...params, sessionId: parseInput(sessionIdSchema, params.sessionId, 'session id') });
 
 /** The bus message of a message request: the caller's session (`default` when it names none), its image checked, the caller's cap. */
-function userMessage(body: z.output<typeof messageSchema>, sessions: SessionAccess) {
+async function userMessage(body: z.output<typeof messageSchema>, sessions: SessionAccess, bus: FrontEndBus) {
   const image = body.imageData ? validateImage(body.imageData) : undefined;
   const sessionId = sessions.key(body.sessionId ?? DEFAULT_SESSION);
-  return { sessionId, content: body.message, ...(image && { image }), ...(sessions.quota && { quota: sessions.quota }) };
+  const attached = await resolveAttachments(body, bus);
+  return { sessionId, content: body.message, ...(image && { image }), ...(attached && { attached }), ...(sessions.quota && { quota: sessions.quota }) };
 }
 
 /**
@@ -83,9 +86,9 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       largeBody: true,
       body: messageSchema,
       response: RESPONSES.messageSync,
-      errors: ['MISSING_FIELD', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'],
-      async handler({ body, signal, sessions }) {
-        const response = await deps.waiter.ask(userMessage(body, sessions), { correlationId: deps.ids(), signal });
+      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'],
+      async handler({ body, signal, sessions, bus }) {
+        const response = await deps.waiter.ask(await userMessage(body, sessions, bus), { correlationId: deps.ids(), signal });
         return reply({ success: true, response: response.content });
       },
     }),
@@ -96,9 +99,9 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       largeBody: true,
       body: messageSchema,
       response: RESPONSES.messageQueued,
-      errors: ['MISSING_FIELD', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'],
+      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'],
       async handler({ body, bus, sessions }) {
-        const message = userMessage(body, sessions);
+        const message = await userMessage(body, sessions, bus);
         await bus.execute('agent.sendMessage', message, { sessionId: message.sessionId });
         return reply({ status: 'processing' });
       },

@@ -5,6 +5,7 @@ import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
 import { compactionRoutes } from './compaction-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { oauthRoutes } from './oauth-routes.ts';
+import { mcpFeatureRoutes } from './mcp-feature-routes.ts';
 import { apiDocRoutes, consoleRoutes, inspectRoutes } from './page-routes.ts';
 import { sessionTransferRoutes, type SessionTransferRoutesDeps } from './session-transfer-routes.ts';
 import { systemRoutes, type ServiceInfo } from './system-routes.ts';
@@ -30,6 +31,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...compactionRoutes(deps),
     ...mcpRoutes(deps),
     ...oauthRoutes(),
+    ...mcpFeatureRoutes(deps),
     metricsRoute(deps.metrics),
     ...(deps.mode === 'mcp' ? [] : consoleRoutes()),
     ...inspectRoutes(deps.config?.server.inspect ?? false),

@@ -4,7 +4,9 @@
  * - `GET    /api/mcp/servers`                                   → `{ servers, timestamp }`
  * - `POST   /api/connect-server`                                → `{ status: "connected", name, server: { id, name, status, type }, timestamp }`
  * - `GET    /api/mcp/servers/:serverId/tools`                   → `{ tools, timestamp }`
- * - `POST   /api/mcp/servers/:serverId/tools/:toolName/execute` → the spec's tool execution result (body = arguments; empty = `{}`)
+ * - `POST   /api/mcp/servers/:serverId/tools/:toolName/execute` → the spec's tool execution result (body = arguments; empty = `{}`);
+ *   `?progressSession=<sessionId>` sends the call's progress as `toolProgress` frames to that session's watchers
+ *   (its `callId` is `?callId=` or a new id; the frames have no `turnId`)
  * - `DELETE /api/mcp/servers/:serverId`                         → `{ status: "disconnected", name, server, timestamp }`
  * - `POST   /api/mcp/servers/:serverId/restart`                 → `{ status: "connected", name, server, timestamp }`
  *
@@ -12,8 +14,9 @@
  * MISSING_FIELD (details.field) for an absent `name`, `config`, `config.type`, `config.command` (stdio) or
  * `config.baseUrl` (http); INVALID_REQUEST (details.field) for anything else that is wrong.
  */
-import type { Clock } from '../../clock.ts';
+import type { Clock, IdSource } from '../../clock.ts';
 import { hasScope } from '../../auth/index.ts';
+import { sessionIdSchema } from '../frames.ts';
 import { z } from 'zod';
 import { mcpServerConfigSchema, serverNameSchema } from '../../config/schema.ts';
 import type { ServerRecord } from '../../tools/messages.ts';
@@ -24,7 +27,15 @@ import { RESPONSES } from './shapes.ts';
 export interface McpRoutesOptions {
   /** Source of response timestamps. */
   clock: Clock;
+  /** Ids of direct calls whose progress is asked for. */
+  ids: IdSource;
 }
+
+/** Asks for a direct call's progress: frames to the watchers of a session of the caller's. */
+const executeQuery = z.object({
+  progressSession: sessionIdSchema.optional().describe("Send the call's progress as toolProgress frames to this session's WebSocket watchers"),
+  callId: z.string().min(1).max(200).optional().describe('The callId of those frames (default: a new id)'),
+});
 
 /** The connect-server request: the config file's own schemas, checked before anything is spawned. */
 const connectSchema = z.object({ name: serverNameSchema, config: mcpServerConfigSchema });
@@ -83,10 +94,12 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       summary: 'Execute a tool directly',
       scope: 'admin',
       body: toolArgs,
+      query: executeQuery,
       response: RESPONSES.toolExecuted,
       errors: ['SERVER_NOT_FOUND', 'TOOL_NOT_FOUND', 'TOOL_EXECUTION_FAILED'],
-      async handler({ bus, params, body }) {
-        const result = await bus.execute('mcp.executeTool', { serverId: serverId(params), toolName: params.toolName ?? '', args: body });
+      async handler({ bus, params, body, query, sessions }) {
+        const progress = query.progressSession === undefined ? undefined : { sessionId: sessions.key(query.progressSession), callId: query.callId ?? options.ids() };
+        const result = await bus.execute('mcp.executeTool', { serverId: serverId(params), toolName: params.toolName ?? '', args: body, ...(progress && { progress }) });
         return { body: result };
       },
     }),

@@ -17,6 +17,7 @@ import {
   toolExecutionResult,
   toolRecord,
 } from '../../conversation/records.ts';
+import { promptRecord, promptResult, resourceContents, resourceList } from '../../conversation/mcp-records.ts';
 
 const withTimestamp = <S extends z.ZodRawShape>(shape: S) => z.object({ ...shape, timestamp });
 
@@ -64,4 +65,10 @@ export const RESPONSES = {
   serverRemoved: serverChange('disconnected'),
   tools: withTimestamp({ tools: z.array(toolRecord) }),
   toolExecuted: toolExecutionResult,
+  resources: resourceList.extend({ serverId: z.string(), timestamp }),
+  resourceRead: resourceContents.extend({ timestamp }),
+  subscription: withTimestamp({ serverId: z.string(), uri: z.string(), subscribed: z.boolean() }),
+  prompts: withTimestamp({ serverId: z.string(), prompts: z.array(promptRecord) }),
+  prompt: promptResult.extend({ timestamp }),
+  roots: withTimestamp({ serverId: z.string(), roots: z.array(z.string()) }),
 };

@@ -1,0 +1,75 @@
+/**
+ * What a user message brings besides its text: resources read from tool servers and a prompt's
+ * messages, as the model is given them. The `userMessage` (and `messageQueued`) event stores them
+ * whole (`attached`), so the history, a replay and an export reproduce exactly what the model saw.
+ *
+ * Contracts:
+ * - `attachedSchema` is the one source of the stored shape; it is an optional field of version 2 of
+ *   the events (an older reader rejects only lines that carry it).
+ * - `userTurn` is the model's view of one user turn: the prompt's messages in order, then the user's
+ *   message (its text, then each text resource under a `[resource <uri>]` line; its image, then each
+ *   image resource as an image part). A turn whose own text is empty and that attaches no resource
+ *   and no image is only the prompt's messages.
+ */
+import { z } from 'zod';
+import type { ChatMessage, ImagePart } from './model-messages.ts';
+
+const image = z.object({ mimeType: z.string(), base64: z.string() });
+
+/** One content of a resource as the model gets it: text (capped) or an image; other binary is a note in `text`. */
+export const attachedResource = z.object({
+  serverId: z.string(),
+  uri: z.string(),
+  mimeType: z.string().optional(),
+  text: z.string().optional(),
+  image: image.optional(),
+});
+
+/** One message of a prompt as the model gets it (an assistant message's images are notes in its text). */
+export const attachedPromptMessage = z.object({
+  role: z.enum(['user', 'assistant']),
+  content: z.string(),
+  images: z.array(image).optional(),
+});
+
+export const attachedSchema = z.object({
+  resources: z.array(attachedResource).optional(),
+  prompt: z
+    .object({
+      serverId: z.string(),
+      name: z.string(),
+      arguments: z.record(z.string(), z.string()),
+      messages: z.array(attachedPromptMessage),
+    })
+    .optional(),
+});
+
+export type Attached = z.output<typeof attachedSchema>;
+export type AttachedResource = z.output<typeof attachedResource>;
+export type AttachedPromptMessage = z.output<typeof attachedPromptMessage>;
+
+/** A user turn as stored: its text, image and attachments. */
+export interface UserTurn {
+  content: string;
+  image?: ImagePart | undefined;
+  attached?: Attached | undefined;
+}
+
+const userMessage = (content: string, images: ImagePart[]): ChatMessage => {
+  const [first, ...rest] = images;
+  if (!first) return { role: 'user', content };
+  return rest.length === 0 ? { role: 'user', content, image: first } : { role: 'user', content, image: first, images: rest };
+};
+
+export function userTurn(turn: UserTurn): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const m of turn.attached?.prompt?.messages ?? []) {
+    out.push(m.role === 'assistant' ? { role: 'assistant', content: m.content } : userMessage(m.content, m.images ?? []));
+  }
+  const resources = turn.attached?.resources ?? [];
+  const texts = resources.filter((r) => r.text !== undefined).map((r) => `[resource ${r.uri}${r.mimeType ? ` (${r.mimeType})` : ''}]\n${r.text}`);
+  const content = [turn.content, ...texts].filter((t) => t !== '').join('\n\n');
+  const images = [...(turn.image ? [turn.image] : []), ...resources.flatMap((r) => (r.image ? [r.image] : []))];
+  if (out.length === 0 || content !== '' || images.length > 0) out.push(userMessage(content, images));
+  return out;
+}

@@ -1,0 +1,35 @@
+/**
+ * The resources and prompt a message request names (REST message routes and the WebSocket
+ * `message` frame): their schema, and their resolution through `mcp.attach` before the message is
+ * sent, so the stored `userMessage` holds exactly what the model is given.
+ */
+import { z } from 'zod';
+import type { Attached } from '../conversation/attachments.ts';
+import type { FrontEndBus } from './front-bus.ts';
+
+const serverId = z.string().min(1).max(64);
+
+export const attachFields = {
+  resources: z
+    .array(z.object({ serverId, uri: z.string().min(1).max(8192) }))
+    .max(20)
+    .optional()
+    .describe("Resources whose contents the model gets with the message (text inline, images as image parts, capped like tool results)"),
+  prompt: z
+    .object({ serverId, name: z.string().min(1).max(200), arguments: z.record(z.string(), z.unknown()).optional() })
+    .optional()
+    .describe("A prompt whose messages are sent as the user's turn (`message` is then empty, or extra text after them)"),
+};
+
+type AttachFields = { resources?: { serverId: string; uri: string }[] | undefined; prompt?: { serverId: string; name: string; arguments?: Record<string, unknown> | undefined } | undefined };
+
+/** The message's attachments read from their servers; `undefined` when it names none. */
+export async function resolveAttachments(fields: AttachFields, bus: Pick<FrontEndBus, 'execute'>): Promise<Attached | undefined> {
+  const resources = fields.resources ?? [];
+  if (resources.length === 0 && !fields.prompt) return undefined;
+  const { prompt } = fields;
+  return await bus.execute('mcp.attach', {
+    ...(resources.length > 0 && { resources }),
+    ...(prompt && { prompt: { serverId: prompt.serverId, name: prompt.name, ...(prompt.arguments && { arguments: prompt.arguments }) } }),
+  });
+}

@@ -1,0 +1,113 @@
+/**
+ * REST endpoints of tool servers' resources and prompts. Handlers validate input, then only execute
+ * `mcp.*` commands on the bus.
+ *
+ * - `GET  /api/mcp/servers/:serverId/resources`                  → `{ serverId, resources, resourceTemplates, timestamp }`
+ * - `GET  /api/mcp/servers/:serverId/resources/read?uri=…`       → `{ serverId, uri, contents, timestamp }` (binary as base64 `blob` with its `mimeType`)
+ * - `POST /api/mcp/servers/:serverId/resources/subscribe`        → `{ serverId, uri, subscribed: true, timestamp }` (body `{ uri }`; updates arrive as `resourceUpdated` frames)
+ * - `POST /api/mcp/servers/:serverId/resources/unsubscribe`      → `{ serverId, uri, subscribed: false, timestamp }`
+ * - `GET  /api/mcp/servers/:serverId/prompts`                    → `{ serverId, prompts, timestamp }`
+ * - `POST /api/mcp/servers/:serverId/prompts/:promptName/get`    → `{ serverId, name, description?, messages, timestamp }` (body = the arguments)
+ * - `PUT  /api/mcp/servers/:serverId/roots`                      → `{ serverId, roots, timestamp }` (body `{ roots }`; the server is sent
+ *   `notifications/roots/list_changed`; only for a server whose config lists `roots`, else INVALID_REQUEST)
+ *
+ * Scope: all `chat`. Resources and prompts are, by MCP's design, the side-effect-free features a
+ * client reads or a user picks (unlike tools, which act: executing one is `admin`); a message may
+ * attach a resource or send a prompt under `chat`, so reading them here needs no more than that.
+ * Subscribing only asks the server to say when a resource changes. Changing roots changes what a
+ * server may work on: `admin`, like connecting one.
+ */
+import { z } from 'zod';
+import type { Clock } from '../../clock.ts';
+import { defineRoute, type Route } from '../route.ts';
+import { createReply } from './reply.ts';
+import { RESPONSES } from './shapes.ts';
+
+export interface McpFeatureRoutesOptions {
+  clock: Clock;
+}
+
+const uriSchema = z.string().min(1).max(8192).describe('The resource URI');
+const uriBody = z.object({ uri: uriSchema });
+/** A prompt's arguments: strings by name (the prompt's own argument list decides which are required). */
+const promptArgs = z.record(z.string(), z.unknown());
+const rootsBody = z.object({ roots: z.array(z.string().min(1).max(2048)).max(100).describe('Root URIs, e.g. file:///srv/project') });
+
+
+export function mcpFeatureRoutes(options: McpFeatureRoutesOptions): Route[] {
+  const reply = createReply(options.clock);
+  const serverId = (params: Record<string, string>) => params.serverId ?? '';
+  const subscription = (subscribe: boolean) =>
+    defineRoute({
+      method: 'POST',
+      path: `/api/mcp/servers/:serverId/resources/${subscribe ? 'subscribe' : 'unsubscribe'}`,
+      summary: subscribe ? 'Subscribe to updates of a resource (resourceUpdated frames)' : 'Unsubscribe from updates of a resource',
+      body: uriBody,
+      response: RESPONSES.subscription,
+      errors: ['MISSING_FIELD', 'SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED'],
+      async handler({ bus, params, body }) {
+        return reply(await bus.execute('mcp.subscribeResource', { serverId: serverId(params), uri: body.uri, subscribe }));
+      },
+    });
+
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/mcp/servers/:serverId/resources',
+      summary: 'List the resources and resource templates of a server',
+      response: RESPONSES.resources,
+      errors: ['SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED'],
+      async handler({ bus, params }) {
+        const id = serverId(params);
+        return reply({ serverId: id, ...(await bus.execute('mcp.listResources', { serverId: id })) });
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/mcp/servers/:serverId/resources/read',
+      summary: 'Read a resource of a server',
+      query: uriBody,
+      response: RESPONSES.resourceRead,
+      errors: ['MISSING_FIELD', 'SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED'],
+      async handler({ bus, params, query }) {
+        return reply(await bus.execute('mcp.readResource', { serverId: serverId(params), uri: query.uri }));
+      },
+    }),
+    subscription(true),
+    subscription(false),
+    defineRoute({
+      method: 'GET',
+      path: '/api/mcp/servers/:serverId/prompts',
+      summary: 'List the prompts of a server',
+      response: RESPONSES.prompts,
+      errors: ['SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED'],
+      async handler({ bus, params }) {
+        const id = serverId(params);
+        return reply({ serverId: id, prompts: await bus.execute('mcp.listPrompts', { serverId: id }) });
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/mcp/servers/:serverId/prompts/:promptName/get',
+      summary: "Get a prompt's messages (body = its arguments)",
+      body: promptArgs,
+      response: RESPONSES.prompt,
+      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED'],
+      async handler({ bus, params, body }) {
+        return reply(await bus.execute('mcp.getPrompt', { serverId: serverId(params), name: params.promptName ?? '', args: body }));
+      },
+    }),
+    defineRoute({
+      method: 'PUT',
+      path: '/api/mcp/servers/:serverId/roots',
+      summary: 'Replace the roots offered to a server (it is told they changed)',
+      scope: 'admin',
+      body: rootsBody,
+      response: RESPONSES.roots,
+      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SERVER_NOT_FOUND'],
+      async handler({ bus, params, body }) {
+        return reply(await bus.execute('mcp.setRoots', { serverId: serverId(params), roots: body.roots }));
+      },
+    }),
+  ];
+}
