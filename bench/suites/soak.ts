@@ -81,7 +81,7 @@ export const soakBench: Bench = {
             unit: '×',
             better: 'lower',
             value: round(heapGrowth, 3),
-            note: `heap grows ${round(heapPerTurnKb, 2)} KB per turn while each turn appends ${round(jsonlPerTurnKb, 1)} KB to the session files. What a session holds is bounded: the JSONL store keeps exactly its newest 128 events per session, the history projection drops its messages at each reset, and a turn's machine (with its tool calls and results) is stopped when the turn ends. Growth means one of these bounds broke: compare heap snapshots.`,
+            note: `heap grows ${round(heapPerTurnKb, 2)} KB per turn while each turn appends ${round(jsonlPerTurnKb, 1)} KB to the session files. What a session holds is bounded: the JSONL store keeps its newest events per session (at most 128 and 64 KiB of their JSON), the history projection drops its messages at each reset, and a turn's machine (with its tool calls and results) is stopped when the turn ends. Growth means one of these bounds broke: compare heap snapshots.`,
           },
           {
             id: 'soak-listeners',

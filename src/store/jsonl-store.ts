@@ -31,7 +31,8 @@ const NEW_FILE_PREFIX = '.agentd-new-';
  * - Reads that fall within a loaded session's recent window are served from memory; other reads
  *   read the file from the line they need on (found by reading backwards from its end). Loading a
  *   session reads only its last `maxCachedEvents` lines (the whole file only when none of them is
- *   valid). Memory per session is bounded by `maxCachedEvents`, however long its log.
+ *   valid). Memory per session is bounded by `maxCachedEvents` and by `maxCachedBytes` (characters
+ *   of the events' JSON; the newest event is always kept), however long its log and its events.
  * - `latest(types)` looks in the window, then reads the file backwards until a line of one of the
  *   types (a cheap text test first, then the full check), so finding a session's latest compaction
  *   costs what was written after it, not the whole log.
@@ -48,8 +49,21 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
   const fsync = options.fsync ?? true;
   const maxCached = options.maxCachedSessions ?? 1000;
   const maxEvents = Math.max(1, options.maxCachedEvents ?? 128);
-  /** Keeps exactly the newest `maxEvents` events, so a session's memory does not saw up and down. */
-  const window = (events: StoredEvent<E>[]): StoredEvent<E>[] => (events.length > maxEvents ? events.slice(-maxEvents) : events);
+  const maxBytes = Math.max(0, options.maxCachedBytes ?? 64 * 1024);
+  /**
+   * A window of `events` (with the characters of each one's JSON): exactly the newest that fit
+   * under both caps (at least one), so a session's memory does not saw up and down.
+   */
+  const windowOf = (events: StoredEvent<E>[], weights: number[]): Pick<Loaded<E>, 'events' | 'weights'> => {
+    let weight = 0;
+    for (const w of weights) weight += w;
+    let drop = Math.max(0, events.length - maxEvents);
+    for (let i = 0; i < drop; i++) weight -= weights[i] ?? 0;
+    while (weight > maxBytes && drop < events.length - 1) weight -= weights[drop++] ?? 0;
+    return drop === 0 ? { events, weights } : { events: events.slice(drop), weights: weights.slice(drop) };
+  };
+  /** The window of events read back from the file (their JSON measured again). */
+  const windowOfRead = (events: StoredEvent<E>[]) => windowOf(events, events.map((e) => JSON.stringify(e.event).length));
   /** Whether every event after `since` is in the window. */
   const covers = (state: Loaded<E>, since: number) => (state.events[0]?.seq ?? 1) <= since + 1;
   const pool = createHandlePool(options.maxOpenFiles ?? 256, log, fsync); // O_DSYNC: each write is durable when it returns
@@ -121,7 +135,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     if (slot.state) return slot.state;
     const loaded = await loads.run(() => loadTail(slot));
     if (!loaded && !create) return undefined;
-    setState(slot, { events: window(loaded?.events ?? []), size: loaded?.validBytes ?? 0, checked: false });
+    setState(slot, { ...windowOfRead(loaded?.events ?? []), size: loaded?.validBytes ?? 0, checked: false });
     return slot.state;
   };
 
@@ -145,8 +159,10 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       if (!state) throw new Error('unreachable: session not created');
       let seq = state.events.at(-1)?.seq ?? 0;
       const lines: string[] = [];
+      const weights: number[] = [];
       const results = batch.map((op) =>
         op.jsons.map((json) => {
+          weights.push(json.length);
           lines.push(storedLine(++seq, op.ts, slot.id, json));
           return storedEvent<E>(seq, op.ts, slot.id, json);
         }),
@@ -171,8 +187,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
         pool.release(slot.id);
       }
       state.size += bytes.length;
-      for (const stored of results) for (const e of stored) state.events.push(e);
-      state.events = window(state.events);
+      Object.assign(state, windowOf([...state.events, ...results.flat()], [...state.weights, ...weights]));
       batch.forEach((op, i) => op.resolve(results[i] ?? []));
     } catch (e) {
       const err = storeError(e, 'append', slot.id);
@@ -250,7 +265,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
           await unlink(temporary).catch(() => undefined);
         }
         const stored = jsons.map((json, i) => storedEvent<E>(log[i]!.seq, log[i]!.ts, slot.id, json));
-        setState(slot, { events: window([...stored]), size: bytes.length, checked: false });
+        setState(slot, { ...windowOf(stored, jsons.map((json) => json.length)), size: bytes.length, checked: false });
         return stored;
       });
     },

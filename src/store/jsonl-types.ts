@@ -19,14 +19,22 @@ export interface JsonlStoreOptions<E extends StoreEvent> {
   maxCachedSessions?: number;
   /** Most recent events kept in memory per session; older ones are read from the file. Default 128. */
   maxCachedEvents?: number;
+  /**
+   * Characters of JSON (the events' own, as written) kept in memory per session, at most: the
+   * window holds the newest events that fit, and always the newest one. Default 64 KiB (65 536), so
+   * large tool results do not make a session's window hold `maxCachedEvents` of them.
+   */
+  maxCachedBytes?: number;
   /** Write durably (files open with O_DSYNC) before appends resolve. Default true; false trades durability for speed. */
   fsync?: boolean;
 }
 
 /** A session's stream as loaded: its most recent events (at least the last) and where the next line goes. */
 export interface Loaded<E extends StoreEvent> {
-  /** The newest events, at most `maxCachedEvents`; `events[0].seq - 1` events precede them on disk. */
+  /** The newest events, at most `maxCachedEvents` and `maxCachedBytes`; `events[0].seq - 1` events precede them on disk. */
   events: StoredEvent<E>[];
+  /** Characters of each event's JSON (same indexes as `events`). */
+  weights: number[];
   /** Bytes of the file up to its last newline (a torn tail beyond this is cut on the next write). */
   size: number;
   /** Whether a handle has since checked the file's size against `size` (and cut a torn tail). */

@@ -326,6 +326,27 @@ describe('jsonl store memory bound', () => {
     expect((await reopened.read('long')).map((e) => e.seq).at(-1)).toBe(21);
   });
 
+  it('keeps the window under maxCachedBytes (characters of JSON), always with the newest event', async () => {
+    const dir = await tempDir();
+    const { store } = openStore(dir, { maxCachedBytes: 3000 });
+    const big = (i: number) => `m${i} ${'x'.repeat(1000)}`;
+    for (let i = 1; i <= 10; i++) await store.append('big', [user(big(i))]);
+    // Change the file behind the store's back (same length): reads served from memory still see 'x'.
+    const file = join(dir, 'big.jsonl');
+    await writeFile(file, (await readFile(file, 'utf8')).replaceAll('x', 'y'));
+    const changed = (i: number) => `m${i} ${'y'.repeat(1000)}`;
+    expect(contents(await store.read('big', 8))).toEqual([big(9), big(10)]); // two events fit in 3000 characters
+    expect(contents(await store.read('big', 7))).toEqual([changed(8), changed(9), changed(10)]); // older: from the file
+    const tiny = openStore(dir, { maxCachedBytes: 10 }).store;
+    await tiny.append('one', [user(big(1))]);
+    await tiny.append('one', [user(big(2))]);
+    const other = join(dir, 'one.jsonl');
+    await writeFile(other, (await readFile(other, 'utf8')).replaceAll('x', 'y'));
+    expect(contents(await tiny.read('one', 1))).toEqual([big(2)]); // the newest event stays, whatever its size
+    expect(contents(await tiny.read('one', 0))).toEqual([changed(1), changed(2)]);
+    expect((await tiny.append('one', [user('3')]))[0]?.seq).toBe(3);
+  });
+
   it('answers an old read after appends queued before it', async () => {
     const dir = await tempDir();
     const { store } = openStore(dir, { maxCachedEvents: 2 });
