@@ -18,6 +18,16 @@ export const sessionIdSchema = z
   .refine(wellFormed, 'must be well-formed Unicode')
   .refine((id) => !id.includes(MARK), 'must not contain NUL');
 
+/**
+ * Who creates a session and how many sessions they may hold (`server.limits.sessionsPerPrincipal`):
+ * faces fill it in (src/auth/ownership.ts), the agent enforces it (src/agent/session-quota.ts).
+ */
+export interface SessionQuota {
+  /** A principal's name, or `ip:<address>` for anonymous callers. */
+  holder: string;
+  limit: number;
+}
+
 /** Longest principal name that owns sessions (`jwt:` and a subject of up to 128 characters). */
 export const MAX_OWNER_LENGTH = 132;
 

@@ -13,13 +13,10 @@
  *   instance that created its sessions.
  */
 import { AppError } from '../errors/index.ts';
-import { splitSessionKey } from '../session-id.ts';
+import { splitSessionKey, type SessionQuota } from '../session-id.ts';
 import type { EventStore, StoreEvent } from '../store/types.ts';
 
-export interface SessionQuota {
-  holder: string;
-  limit: number;
-}
+export type { SessionQuota };
 
 export function createSessionQuotas(store: Pick<EventStore<StoreEvent>, 'list'>) {
   const held = new Map<string, Set<string>>();

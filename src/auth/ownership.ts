@@ -14,16 +14,10 @@
  *   unknown one answer alike. Without auth nothing changes for the single user.
  */
 import { AppError } from '../errors/index.ts';
-import { sessionKey, splitSessionKey } from '../session-id.ts';
+import { sessionKey, splitSessionKey, type SessionQuota } from '../session-id.ts';
 
-export { sessionIdOf } from '../session-id.ts';
+export { sessionIdOf, type SessionQuota } from '../session-id.ts';
 import { hasScope, type Principal } from './principal.ts';
-
-/** Who creates a session and how many they may hold (the agent enforces it: src/agent/session-quota.ts). */
-export interface SessionQuota {
-  holder: string;
-  limit: number;
-}
 
 export interface SessionAccess {
   /** The cap on the caller's sessions: none for an admin principal; anonymous callers are counted by IP. */

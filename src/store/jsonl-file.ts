@@ -137,42 +137,13 @@ export const seqOfLine = (line: string): number => {
  * or holds no such line.
  */
 export async function readLastEvent(path: string, parseEvent: EventParser<StoreEvent>, sessionId?: string): Promise<StoredEvent | undefined> {
-  let fh;
-  try {
-    fh = await open(path, 'r');
-  } catch (e) {
-    if (isMissing(e)) return undefined;
-    throw e;
-  }
-  try {
-    // buf holds the file's bytes [pos, size). Lines ending before buf[end] are still to be tried;
-    // end is unknown until a newline is in view (the bytes after the last newline are a torn tail).
-    let pos = (await fh.stat()).size;
-    let buf = Buffer.alloc(0);
-    let end: number | undefined;
-    for (let chunk = 64 * 1024; ; chunk *= 2) {
-      if (end === undefined) {
-        const i = buf.lastIndexOf(NL);
-        if (i !== -1) end = i + 1;
-      }
-      while (end !== undefined && end > 0) {
-        const prev = end >= 2 ? buf.lastIndexOf(NL, end - 2) : -1;
-        if (prev === -1 && pos > 0) break; // the line starts before buf: read more
-        const ev = end - 1 > prev + 1 ? parseStoredLine(buf.toString('utf8', prev + 1, end - 1), parseEvent) : undefined;
-        if (ev && (sessionId === undefined || ev.sessionId === sessionId)) return ev;
-        end = prev + 1;
-      }
-      if (pos === 0) return undefined;
-      const n = Math.min(chunk, pos);
-      const more = Buffer.alloc(n);
-      await readFully(fh, more, pos - n);
-      pos -= n;
-      buf = Buffer.concat([more, buf]);
-      if (end !== undefined) end += n;
-    }
-  } finally {
-    await fh.close();
-  }
+  let found: StoredEvent | undefined;
+  await scanBackward(path, (line) => {
+    const ev = parseStoredLine(line, parseEvent);
+    if (ev && (sessionId === undefined || ev.sessionId === sessionId)) found = ev;
+    return found !== undefined;
+  });
+  return found;
 }
 
 async function readFully(fh: FileHandle, into: Buffer, position: number): Promise<void> {
