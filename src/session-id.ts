@@ -58,3 +58,10 @@ export function splitSessionKey(key: string): { owner?: string; id: string } {
 
 /** The session id a caller knows a key by (what messages and error details name). */
 export const sessionIdOf = (key: string): string => splitSessionKey(key).id;
+
+/** A frame's data or a record as its caller knows it: `sessionId` is the session's id, not its key (unchanged when they are the same). */
+export function asNamed<D extends { sessionId?: string }>(data: D): D {
+  const key = data.sessionId;
+  if (key === undefined || !key.startsWith(MARK)) return data;
+  return { ...data, sessionId: sessionIdOf(key) };
+}

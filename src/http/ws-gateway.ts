@@ -12,7 +12,7 @@ import { parseInput, validateImage } from './validate.ts';
 import { hasScope } from '../auth/index.ts';
 import { upgradeCredential, type Principal, type Principals, type SessionAccess } from './auth.ts';
 import type { SessionsOf } from './route.ts';
-import { splitSessionKey } from '../session-id.ts';
+import { asNamed } from '../session-id.ts';
 import { tooDeepError } from './body.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { textTooDeep } from '../json-depth.ts';
@@ -81,14 +81,6 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     const { event, data } = toWsFrame(err, sessionId);
     if (data.code === 'INTERNAL_ERROR') deps.log.error({ err, principal: ws.getUserData().principal.name }, 'websocket command failed');
     sendTo(ws, event, data);
-  };
-
-  /** A session's frame as its watchers know it: `sessionId` is the id they named, not the session's key. */
-  const asNamed = <D extends { sessionId?: string }>(data: D): D => {
-    const key = data.sessionId;
-    if (key === undefined) return data;
-    const { id } = splitSessionKey(key);
-    return id === key ? data : { ...data, sessionId: id };
   };
 
   const unsubscribeBus = deps.bus.onAny((e) => {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_SESSION, approvalDecision } from '../../agent/messages.ts';
 import { sessionIdOf, sessionNotFound, type SessionAccess } from '../../auth/index.ts';
-import { MAX_OWNER_LENGTH, splitSessionKey } from '../../session-id.ts';
+import { MAX_OWNER_LENGTH, asNamed, splitSessionKey } from '../../session-id.ts';
 import type { Clock, IdSource } from '../../clock.ts';
 import { imageDataSchema, sessionIdSchema } from '../frames.ts';
 import type { FrontEndBus } from '../front-bus.ts';
@@ -56,11 +56,6 @@ export async function ensureFound(found: boolean, key: string, sessions: Session
   if (found || !sessions.strict) return;
   const { exists } = await bus.execute('agent.sessionExists', { sessionId: key }, { sessionId: key });
   if (!exists) throw sessionNotFound(sessionIdOf(key));
-}
-
-/** A frame or record of a session as its caller knows it: `sessionId` is the id, not the key. */
-export function asCalled<T extends { sessionId: string }>(value: T, id: string): T {
-  return value.sessionId === id ? value : { ...value, sessionId: id };
 }
 
 /** A listed session's id and, when a principal owns it, the owner's name. */
@@ -142,7 +137,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
         const key = sessions.key(sessionId, query.owner);
         const { frames, lastSeq } = await bus.execute('agent.history', { sessionId: key, since: query.since ?? 0 }, { sessionId: key });
         await ensureFound(frames.length > 0, key, sessions, bus);
-        const events = frames.map((f) => ({ ...f, data: asCalled(f.data, sessionId) }));
+        const events = frames.map((f) => ({ ...f, data: asNamed(f.data) }));
         return reply({ sessionId, events, lastSeq });
       },
     }),
@@ -188,7 +183,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
         const key = sessions.key(sessionId, query.owner);
         const approvals = await bus.execute('agent.approvals', { sessionId: key }, { sessionId: key });
         await ensureFound(approvals.length > 0, key, sessions, bus);
-        return reply({ sessionId, approvals: approvals.map((a) => asCalled(a, sessionId)) });
+        return reply({ sessionId, approvals: approvals.map(asNamed) });
       },
     }),
     defineRoute({

@@ -1,7 +1,8 @@
 /** `POST /api/sessions/{sessionId}/compact`: compacts a session's history on demand (README: Conversations that never break). */
 import type { Clock } from '../../clock.ts';
 import { defineRoute, type Route } from '../route.ts';
-import { asCalled, ensureFound, ownerQuery, sessionParams } from './agent-routes.ts';
+import { asNamed } from '../../session-id.ts';
+import { ensureFound, ownerQuery, sessionParams } from './agent-routes.ts';
 import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
 
@@ -19,7 +20,7 @@ export function compactionRoutes(deps: { clock: Clock }): Route[] {
       async handler({ params: { sessionId }, query, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
         await ensureFound(false, key, sessions, bus);
-        return reply(asCalled(await bus.execute('agent.compact', { sessionId: key }, { sessionId: key }), sessionId));
+        return reply(asNamed(await bus.execute('agent.compact', { sessionId: key }, { sessionId: key })));
       },
     }),
   ];
