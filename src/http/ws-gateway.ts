@@ -90,8 +90,9 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     else if (e.name.startsWith('mcp.') && data.sessionId === undefined) {
       // Server-wide unless it names a session (a call's progress goes to the session's watchers).
       const { authorizationUrl, ...rest } = data as { authorizationUrl?: string };
-      app.publish(ALL, frame(event, rest));
-      app.publish(ALL_ADMIN, frame(event, authorizationUrl === undefined ? rest : data));
+      const shown = frame(event, rest); // serialized once when admins see the same
+      app.publish(ALL, shown);
+      app.publish(ALL_ADMIN, authorizationUrl === undefined ? shown : frame(event, data));
     } else app.publish(sessionTopic(data.sessionId ?? DEFAULT_SESSION), frame(event, asNamed(data)));
     deps.metrics?.framePublished();
   });
