@@ -8,10 +8,12 @@
  * APP_CHANNEL (src/cli/serve.ts; free when nobody subscribes). The probe answers `{ id, op }`
  * messages so the load generator can look inside the service without an HTTP route: `stats` (after
  * a full GC when the process runs with --expose-gc) returns memory, bus listener counts and open
- * handles; `clock` returns process.hrtime in µs (the clock of --cpu-prof sample timestamps).
+ * handles; `clock` returns process.hrtime in µs (the clock of --cpu-prof sample timestamps);
+ * `snapshot` writes a heap snapshot to `path` after a full GC.
  */
 import { subscribe } from 'node:diagnostics_channel';
 import { existsSync } from 'node:fs';
+import { writeHeapSnapshot } from 'node:v8';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -42,12 +44,13 @@ function attach(app) {
   process.channel?.unref();
   /** @param {string[]} names */
   const counts = (names) => Object.fromEntries(names.map((n) => [n, app.bus.listenerCount(/** @type {keyof AppEvents} */ (n))]));
-  process.on('message', (/** @type {{ id: number, op: string }} */ msg) => {
+  process.on('message', (/** @type {{ id: number, op: string, path?: string }} */ msg) => {
     /** @param {ProbeReply} body */
     const reply = (body) => process.send?.(body);
     if (msg.op === 'clock') return reply({ id: msg.id, us: Number(process.hrtime.bigint() / 1000n) });
     const gc = /** @type {{ gc?: () => void }} */ (globalThis).gc;
     gc?.();
+    if (msg.op === 'snapshot') return reply({ id: msg.id, path: writeHeapSnapshot(msg.path) });
     /** @type {Record<string, number>} */
     const handles = {};
     for (const type of process.getActiveResourcesInfo()) handles[type] = (handles[type] ?? 0) + 1;

@@ -269,6 +269,8 @@ export interface Service extends Child {
   stats(): Promise<ProbeStats>;
   /** The service's monotonic clock in µs (the clock of --cpu-prof timestamps). */
   clockUs(): Promise<number>;
+  /** Writes a heap snapshot (after a full GC) to `path`; resolves once it is written. */
+  heapSnapshot(path: string): Promise<void>;
 }
 
 export type ProbeStats = Omit<Extract<ProbeReply, { gc: boolean }>, 'id'>;
@@ -306,7 +308,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const engine = await healthEngine(port).catch(() => undefined);
   noteRuntime(RUN, engine);
   let nextId = 1;
-  const ask = <T>(op: string): Promise<T> =>
+  const ask = <T>(op: string, extra: Record<string, unknown> = {}): Promise<T> =>
     new Promise<T>((res, rej) => {
       const id = nextId++;
       const timer = setTimeout(() => { child.proc.off('message', onMessage); rej(new Error(`probe ${op} timed out`)); }, 30_000);
@@ -317,7 +319,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
         res(m);
       };
       child.proc.on('message', onMessage);
-      child.proc.send({ id, op });
+      child.proc.send({ id, op, ...extra });
     });
   return {
     ...child,
@@ -328,6 +330,7 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     wsUrl: `ws://127.0.0.1:${port}/`,
     stats: () => ask<ProbeStats>('stats'),
     clockUs: async () => (await ask<{ us: number }>('clock')).us,
+    heapSnapshot: async (path) => void (await ask<{ path: string }>('snapshot', { path })),
   };
 }
 

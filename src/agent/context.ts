@@ -14,7 +14,9 @@
  *   per-conversation window, never shrinks another session's); none at all means compaction
  *   happens only when the provider answers an overflow.
  * - `usage` totals every model step of the session (prompt, completion, total), summary requests
- *   included; a compaction's `usageTotal` sets it (a session read from its latest compaction on).
+ *   included; an event's `usageTotal` (a compaction's, a model step's) sets it, so a session read
+ *   from its latest compaction on knows its totals. A live session counts an event when it is
+ *   handed to the store (src/agent/session.ts): tokens spent count even if their event's write fails.
  */
 import type { SessionEvent } from '../conversation/session-events.ts';
 import { tokensOf } from '../conversation/token-estimate.ts';
@@ -88,7 +90,10 @@ export function createUsageTotals() {
   return {
     apply(e: SessionEvent): void {
       if (e.type === 'contextCompacted') Object.assign(total, e.usageTotal);
-      else if (e.type === 'assistantStep' || e.type === 'response') add(e.usage);
+      else if (e.type === 'assistantStep' || e.type === 'response') {
+        if (e.usageTotal) Object.assign(total, e.usageTotal);
+        else add(e.usage);
+      }
     },
     /** The totals with `extra` added, as a new object. */
     with: (extra: Usage | undefined): Usage => ({

@@ -49,7 +49,7 @@ import type { Bus } from '../bus/bus.ts';
 import { createIdSource, isoNow, systemClock, type Clock, type IdSource } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
-import type { LlmClient } from '../llm/types.ts';
+import type { LlmClient, Usage } from '../llm/types.ts';
 import type { Logger } from '../log/index.ts';
 import type { McpCommands, ModelTool } from '../tools/messages.ts';
 import type { EventStore } from '../store/types.ts';
@@ -62,6 +62,10 @@ import { createSessionQuotas, type SessionQuota } from './session-quota.ts';
 import { createSessionTransfer } from './session-transfer.ts';
 import { createStorageHealth } from './storage-health.ts';
 import { allowsEverything, createToolPolicy } from './tool-policy.ts';
+
+/** The events that carry a session's usage totals (`usageTotal`), and how many stored sessions a listing reads them of at once. */
+const USAGE_EVENTS = ['contextCompacted', 'assistantStep', 'response'] as const;
+const USAGE_READS_AT_ONCE = 16;
 
 /** The bus as the agent uses it: its own commands and events, and the tool calls it makes. */
 export type AgentBus = Pick<Bus<AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>, AgentEvents>, 'handle' | 'execute' | 'emit'>;
@@ -291,6 +295,12 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     }
   }
 
+  /** A stored session's usage totals: the `usageTotal` of its latest event that carries one (none in logs older than it). */
+  async function storedUsage(sessionId: string): Promise<Usage | undefined> {
+    const e = (await store.latest(sessionId, USAGE_EVENTS))?.event;
+    return e?.type === 'contextCompacted' || e?.type === 'assistantStep' || e?.type === 'response' ? e.usageTotal : undefined;
+  }
+
   function register(): void {
     unregister.push(
       bus.handle('agent.sendMessage', async ({ payload, correlationId }) => {
@@ -343,6 +353,14 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         const stored = await store.list();
         const byId = new Map<string, SessionSummary>();
         for (const info of stored) byId.set(info.id, { ...info, busy: false, queued: 0 });
+        const unloaded = stored.filter((info) => !slots.get(info.id)?.session);
+        for (let i = 0; i < unloaded.length; i += USAGE_READS_AT_ONCE) {
+          await Promise.all(unloaded.slice(i, i + USAGE_READS_AT_ONCE).map(async ({ id }) => {
+            const usage = await storedUsage(id);
+            const summary = byId.get(id);
+            if (usage && summary) summary.usage = usage;
+          }));
+        }
         for (const [id, slot] of slots) {
           const s = slot.session;
           if (!s) continue;

@@ -130,7 +130,6 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   const queuedSeqs = new Map<string, number>();
   const fold = (s: SessionStoredEvent) => {
     history.apply(s.event, s.seq);
-    usage.apply(s.event);
     const e = s.event;
     if (e.type === 'messageQueued') queuedSeqs.set(e.turnId, s.seq);
     else if (e.type === 'userMessage' || e.type === 'turnFailed' || e.type === 'response') queuedSeqs.delete(e.turnId);
@@ -138,8 +137,15 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   };
   for (const s of past) {
     fold(s);
+    usage.apply(s.event);
     approvals.apply(s.event);
   }
+  /** A model step stamped with the session's totals once it is spent, and counted as it is handed to the store (see context.ts). */
+  const counted = (event: SessionEvent): SessionEvent => {
+    const e = event.type === 'assistantStep' || event.type === 'response' ? { ...event, usageTotal: usage.with(event.usage) } : event;
+    usage.apply(e);
+    return e;
+  };
   const outbox = createOutbox({
     sessionId,
     store: deps.store,
@@ -176,7 +182,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     store: (input, event) =>
       new Promise((resolve, reject) => {
         const meta = input.key ?? { correlationId: input.correlationIds?.[0] ?? `compact:${sessionId}`, sessionId };
-        record(meta, event, resolve, reject);
+        record(meta, counted(event), resolve, reject);
       }),
   });
   /** Callers of `compact` waiting for the compaction that answers them, by correlationId. */
@@ -209,7 +215,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     const { key } = e;
     switch (e.type) {
       case 'fact': {
-        const event = e.event.type === 'turnFailed' ? deps.redact(e.event) : e.event;
+        const event = counted(e.event.type === 'turnFailed' ? deps.redact(e.event) : e.event);
         approvals.apply(event);
         if (event.type === 'turnFailed' && !event.cancelled) log.warn({ sessionId, turnId: key.turnId, code: event.code, message: event.message }, 'turn failed');
         // A message sent while idle is acknowledged once its turn's userMessage is stored.

@@ -63,7 +63,8 @@ export const usageRecord = z.object({ promptTokens: z.number().int(), completion
 
 /**
  * A session as listed: its last seq, whether a turn runs now with how many messages wait behind it,
- * and, for a session held in memory, the model usage of all its steps (summaries included).
+ * and the model usage of all its steps (summaries included): a session not in memory is read off its
+ * latest event that carries the totals.
  */
 export const sessionSummary = z.object({
   id: z.string(),
@@ -72,7 +73,7 @@ export const sessionSummary = z.object({
   updatedAt: z.string(),
   busy: z.boolean(),
   queued: z.number().int(),
-  usage: usageRecord.exactOptional().describe('Model tokens of every step of the session so far; sessions held in memory only'),
+  usage: usageRecord.exactOptional().describe('Model tokens of every step of the session so far (summaries included); absent for a session whose log predates usage totals'),
 });
 
 /** What a compaction asked for did: `compacted: false` when there was nothing to compact. */

@@ -26,7 +26,10 @@
  *   summary request alone. Older lines (v1, v2) are upcast; their shapes did not change.
  * - Per-step model usage (prompt, completion, total tokens) lives on `assistantStep` (a step that
  *   asked for tools), `response` (the turn's last step) and `contextCompacted` (its summary
- *   request): summing those three over a log gives every token the session cost.
+ *   request): summing those three over a log gives every token the session cost. `assistantStep`
+ *   and `response` also carry `usageTotal` (optional within version 3: older lines lack it), the
+ *   session's totals once the step was spent, so the latest of those three events alone tells a
+ *   session's totals (how `GET /api/sessions` lists sessions that are not in memory).
  */
 import { z } from 'zod';
 import { attachedSchema } from './attachments.ts';
@@ -51,10 +54,10 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
   /** `attached`: resources and a prompt's messages the model got with it (optional within version 2; see attachments.ts). */
   z.object({ v, type: z.literal('userMessage'), turnId, content: z.string(), image: image.optional(), attached: attachedSchema.optional() }),
   /** A model step that asked for tools (audit and history; it has no frame). */
-  z.object({ v, type: z.literal('assistantStep'), turnId, text: z.string(), toolCalls: z.array(toolCallRequest), model: z.string(), usage: usage.optional() }),
+  z.object({ v, type: z.literal('assistantStep'), turnId, text: z.string(), toolCalls: z.array(toolCallRequest), model: z.string(), usage: usage.optional(), usageTotal: usage.optional() }),
   z.object({ v, type: z.literal('toolCall'), ...toolRef, args: z.unknown() }),
   z.object({ v, type: z.literal('toolResult'), ...toolRef, success: z.boolean(), result: z.unknown(), text: z.string(), durationMs: z.number() }),
-  z.object({ v, type: z.literal('response'), turnId, content: z.string(), text: z.string(), model: z.string(), usage: usage.optional() }),
+  z.object({ v, type: z.literal('response'), turnId, content: z.string(), text: z.string(), model: z.string(), usage: usage.optional(), usageTotal: usage.optional() }),
   /** A turn that failed or was cancelled (`cancelled`); `details.reason` says why when cancelled. */
   z.object({ v, type: z.literal('turnFailed'), turnId, code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()), cancelled: z.boolean().optional() }),
   /** A call that waits for a person's approval (tool policy `ask`); `expiresAt` is when it is denied unanswered. */

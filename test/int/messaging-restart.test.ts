@@ -27,10 +27,16 @@ describe('history across a restart (JSONL store)', () => {
     expect((await post('/api/message-sync', { message: 'restart-two [[tool:echo {"message":"stored"}]]' })).body.response).toBe('Tool echo returned: Echo: stored');
     await post('/api/message-sync', { message: 'other-session', sessionId: 'side' });
     const before = (await api(first.url, 'GET', '/api/sessions/default/history')).body.events;
+    const usageOf = async (app: RunningApp) =>
+      Object.fromEntries((await api(app.url, 'GET', '/api/sessions')).body.sessions.map((s: any) => [s.id, s.usage]));
+    const usageBefore = await usageOf(first);
+    expect(usageBefore.default.totalTokens).toBeGreaterThan(usageBefore.side.totalTokens);
     await shutdown(first);
     expect((await readdir(env.dir)).length).toBeGreaterThanOrEqual(2);
 
     const second = await boot();
+    // Listed before any session is opened again: the totals are read off the log.
+    expect(await usageOf(second)).toEqual(usageBefore);
     const history = await api(second.url, 'GET', '/api/sessions/default/history');
     expect(history.status).toBe(200);
     expect(history.body.events).toEqual(before);

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { clearableChars, planCompaction, selectCut, summaryRequest } from '../../src/agent/compaction.ts';
+import { createUsageTotals } from '../../src/agent/context.ts';
 import { CLEARED_TOOL_RESULT, createHistory, projectHistory, SUMMARY_HEADING } from '../../src/agent/history.ts';
 import type { SessionEvent, SessionEventOf } from '../../src/conversation/session-events.ts';
 import type { ChatMessage, ToolCallRequest } from '../../src/llm/types.ts';
@@ -166,5 +167,24 @@ describe('the summary request', () => {
   it('cuts a message too long for the request on its own to its share', () => {
     const [, transcript] = summaryRequest('P', [u('z'.repeat(10_000))], 1000);
     expect(transcript?.content.length).toBeLessThan(1100);
+  });
+});
+
+describe('the usage totals fold', () => {
+  const tokens = (n: number) => ({ promptTokens: n, completionTokens: n, totalTokens: 2 * n });
+  const totalsOf = (...events: SessionEvent[]) => {
+    const totals = createUsageTotals();
+    events.forEach((e) => totals.apply(e));
+    return totals.current();
+  };
+
+  it('adds the usage of steps that carry no totals (logs older than usageTotal)', () => {
+    expect(totalsOf({ ...asked('t1', call('c1')), usage: tokens(3) }, { ...replied('ok', 't1'), usage: tokens(4) })).toEqual(tokens(7));
+  });
+
+  it('takes the totals of the latest event that carries them, then adds what follows', () => {
+    const latest = { ...replied('ok', 't1'), usage: tokens(4), usageTotal: tokens(40) };
+    expect(totalsOf({ ...asked('t1', call('c1')), usage: tokens(3) }, latest)).toEqual(tokens(40));
+    expect(totalsOf({ ...summary(2, 'S'), usageTotal: tokens(10) }, { ...replied('ok', 't2'), usage: tokens(1) })).toEqual(tokens(11));
   });
 });
