@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatSSEEvent, Role, SSE_HEADERS, TaskState, type AgentCard, type Message } from '@a2a-js/sdk';
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { DefaultRequestHandler, InMemoryTaskStore, JsonRpcTransportHandler, ServerCallContext, type AgentExecutor, type ExecutionEventBus } from '@a2a-js/sdk/server';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api, roomyLimits, turnFrames } from '../support/messaging.ts';
@@ -66,7 +67,8 @@ function executor(peer: Pick<Peer, 'received' | 'cancelled' | 'started'>, behavi
   };
 }
 
-async function startPeer(behaviour: Behaviour, streaming = true): Promise<Peer> {
+/** A peer of `behaviour`; `legacy` serves a 0.3 card and 0.3 JSON-RPC (`message/stream`, `tasks/cancel`, …). */
+async function startPeer(behaviour: Behaviour, streaming = true, legacy = false): Promise<Peer> {
   const peer = { requests: [] as string[], keys: [] as (string | undefined)[], received: [] as Message[], cancelled: new Set<string>(), started: new Set<string>() };
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -78,7 +80,13 @@ async function startPeer(behaviour: Behaviour, streaming = true): Promise<Peer> 
     securitySchemes: {}, securityRequirements: [], defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'], signatures: [],
     skills: [{ id: 'chat', name: 'Chat', description: `answers (${behaviour})`, tags: ['chat'], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
   };
-  const rpc = new JsonRpcTransportHandler(new DefaultRequestHandler(card, new InMemoryTaskStore(), executor(peer, behaviour)));
+  const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor(peer, behaviour));
+  const rpc = legacy ? new LegacyJsonRpcTransportHandler(handler) : new JsonRpcTransportHandler(handler);
+  const cardV03 = {
+    protocolVersion: '0.3.0', name: card.name, description: card.description, url: `${url}/a2a`, preferredTransport: 'JSONRPC', version: '1.0.0',
+    capabilities: { streaming }, defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'],
+    skills: [{ id: 'chat', name: 'Chat', description: `answers (${behaviour}, 0.3)`, tags: ['chat'] }],
+  };
   server.on('request', (req, res) => {
     peer.requests.push(`${req.method} ${req.url}`);
     peer.keys.push(req.headers['x-peer-key'] as string | undefined);
@@ -87,7 +95,7 @@ async function startPeer(behaviour: Behaviour, streaming = true): Promise<Peer> 
     req.on('end', () => {
       void (async () => {
         if (req.method === 'GET' && req.url === '/.well-known/agent-card.json') {
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(card));
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(legacy ? cardV03 : card));
           return;
         }
         if (req.method !== 'POST' || req.url !== '/a2a') {
@@ -117,6 +125,7 @@ describe('A2A agents as tools', () => {
   let blocking: Peer;
   let asker: Peer;
   let slow: Peer;
+  let legacy: Peer;
   const asAdmin = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${svc.url}${path}`, {
       method,
@@ -133,7 +142,7 @@ describe('A2A agents as tools', () => {
   };
 
   beforeAll(async () => {
-    [sim, echo, blocking, asker, slow] = await Promise.all([startSimulator(), startPeer('echo'), startPeer('echo', false), startPeer('ask'), startPeer('slow')]);
+    [sim, echo, blocking, asker, slow, legacy] = await Promise.all([startSimulator(), startPeer('echo'), startPeer('echo', false), startPeer('ask'), startPeer('slow'), startPeer('echo', true, true)]);
     svc = await startApp(
       {
         server: { auth: { adminKey: ADMIN_KEY }, ...roomyLimits },
@@ -142,6 +151,8 @@ describe('A2A agents as tools', () => {
           blocking: { url: blocking.url },
           asker: { url: asker.url },
           slow: { url: slow.url, timeout: 20_000 },
+          legacy: { url: legacy.url },
+          sluggish: { url: slow.url, timeout: 1_000 },
           // Nothing A2A there: the card fetch fails (404).
           broken: { url: `${echo.url}/nowhere` },
         },
@@ -150,14 +161,14 @@ describe('A2A agents as tools', () => {
     );
     await until(async () => {
       const servers = (await asAdmin('GET', '/api/mcp/servers')).body.servers as { name: string; status: string }[];
-      return servers.filter((s) => s.status === 'connected').length === 4;
-    }, 'four A2A agents connected');
+      return servers.filter((s) => s.status === 'connected').length === 6;
+    }, 'six A2A agents connected');
     ws = await connectWs(`${svc.wsUrl}?token=${ADMIN_KEY}`);
   });
   afterAll(async () => {
     ws?.close();
     await svc?.stop();
-    await Promise.all([sim, echo, blocking, asker, slow].map((x) => x?.close()));
+    await Promise.all([sim, echo, blocking, asker, slow, legacy].map((x) => x?.close()));
   });
 
   it('lists each agent as a server and its skill as a tool named <entry>--<skill>', async () => {
@@ -168,7 +179,7 @@ describe('A2A agents as tools', () => {
     const res = await fetch(`${svc.url}/api/mcp/servers/peer/tools`, { headers: { Authorization: `Bearer ${ADMIN_KEY}` } });
     expect(res.status).toBe(200);
     const modelTools = async () => (await svc.app.bus.execute('mcp.modelTools', {})).map((t) => t.name);
-    expect((await modelTools()).sort()).toEqual(['asker--chat', 'blocking--chat', 'peer--chat', 'slow--chat']);
+    expect((await modelTools()).sort()).toEqual(['asker--chat', 'blocking--chat', 'legacy--chat', 'peer--chat', 'slow--chat', 'sluggish--chat']);
   });
 
   it("the model's call streams the remote's reply back, with the headers and the hop count", async () => {
@@ -176,7 +187,17 @@ describe('A2A agents as tools', () => {
     expect(result).toMatchObject({ toolName: 'chat', serverId: 'peer', success: true });
     expect(JSON.stringify(result?.result)).toContain('echo: hi');
     expect(echo.received.at(-1)?.metadata).toEqual({ 'agentd/hops': 1 });
-    expect(new Set(echo.keys.slice(0, 2))).toEqual(new Set(['peer-secret-123456']));
+    // Every request of the `peer` entry so far (card and calls; `broken` asks under /nowhere) carried its headers.
+    const ofPeer = echo.keys.filter((_k, i) => !echo.requests[i]!.includes('/nowhere'));
+    expect(ofPeer.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(ofPeer)).toEqual(new Set(['peer-secret-123456']));
+  });
+
+  it('a 0.3 agent (0.3 card, message/stream) is called the same way', async () => {
+    const result = await toolResult('[[tool:legacy--chat {"message":"old"}]]', 'a2a-legacy');
+    expect(result).toMatchObject({ success: true });
+    expect(JSON.stringify(result?.result)).toContain('echo: old');
+    expect(legacy.received.at(-1)?.metadata).toEqual({ 'agentd/hops': 1 });
   });
 
   it('a remote without streaming is called with SendMessage', async () => {
@@ -193,12 +214,22 @@ describe('A2A agents as tools', () => {
 
   it('cancelling the turn cancels the remote task', async () => {
     const from = ws.frames.length;
+    const before = new Set(slow.started);
     ws.send({ type: 'message', content: '[[tool:slow--chat {"message":"take your time"}]]', sessionId: 'a2a-slow' });
-    await until(() => slow.started.size === 1, 'the remote task started');
+    await until(() => slow.started.size > before.size, 'the remote task started');
     ws.send({ type: 'cancel', sessionId: 'a2a-slow' });
     await turnFrames(ws, 'a2a-slow', from);
-    const [taskId] = [...slow.started];
-    await until(() => slow.cancelled.has(taskId!), 'the remote task was cancelled');
+    const taskId = [...slow.started].find((id) => !before.has(id))!;
+    await until(() => slow.cancelled.has(taskId), 'the remote task was cancelled');
+  });
+
+  it("a call past the entry's timeout fails, and cancels the remote task", async () => {
+    const before = new Set(slow.started);
+    const result = await toolResult('[[tool:sluggish--chat {"message":"too slow"}]]', 'a2a-timeout');
+    expect(result).toMatchObject({ success: false });
+    expect(JSON.stringify(result?.result)).toContain('did not answer within 1000 ms');
+    const taskId = [...slow.started].find((id) => !before.has(id))!;
+    await until(() => slow.cancelled.has(taskId), 'the remote task was cancelled');
   });
 
   it('a direct execution goes through the same call', async () => {
