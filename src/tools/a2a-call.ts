@@ -5,7 +5,10 @@
  * - The message is one text part; its `metadata["agentd/hops"]` carries the call's hop count (HOPS_META_KEY, as
  *   `_meta` does over /mcp) when the caller gives one. A count past `maxHops` is refused here, before any request,
  *   with an error result (the remote would refuse it too: the limit spans /mcp and A2A).
- * - Streaming (`SendStreamingMessage`) when the card says `capabilities.streaming`, else a blocking `SendMessage`.
+ * - Streaming (`SendStreamingMessage`) when the card says `capabilities.streaming`; else `SendMessage` that returns
+ *   at once (`returnImmediately`), then `GetTask` polled (100 ms doubling up to 2 s) until the task leaves
+ *   `submitted`/`working`, so the task id is known and a cancel can reach it (a remote that answers only when done
+ *   is read the same way).
  * - The reply text is the task's artifacts (appended chunks joined), else its final status message, else a direct
  *   Message reply; it is collected up to `maxBytes` and cut with capText's marker past it.
  * - `completed` resolves with the text. `input-required` / `auth-required` resolve as an error result whose text
@@ -16,6 +19,7 @@
  *   CallError (`timeout` or `cancelled`). A transport failure throws CallError `protocol`.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Role, TaskState, type Artifact, type Message, type Part } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -91,6 +95,16 @@ const isTask = (r: object): r is { id: string; status: { state: TaskState; messa
 const FAILED: ReadonlySet<TaskState> = new Set([TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED, TaskState.TASK_STATE_CANCELED]);
 const ASKING: ReadonlySet<TaskState> = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]);
 
+const RUNNING: ReadonlySet<TaskState | undefined> = new Set([undefined, TaskState.TASK_STATE_UNSPECIFIED, TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]);
+
+/** Reads the task until it is past running (or `ended` aborts: then it throws). */
+async function poll(target: A2aCallTarget, reply: Reply, ended: AbortSignal): Promise<void> {
+  for (let delay = 100; RUNNING.has(reply.state) && reply.taskId; delay = Math.min(delay * 2, 2_000)) {
+    await sleep(delay, undefined, { signal: ended });
+    reply.task(await target.client.getTask({ tenant: '', id: reply.taskId, historyLength: 0 }, { signal: ended }));
+  }
+}
+
 /** The outgoing message of a call. */
 export function a2aMessage(text: string, hops: number | undefined): Message {
   return {
@@ -131,9 +145,12 @@ export async function callA2a(target: A2aCallTarget, args: Record<string, unknow
         if (ended.aborted) break;
       }
     } else {
-      const answer = await target.client.sendMessage(request, { signal: ended });
-      if (isTask(answer)) reply.task(answer);
-      else reply.direct = partsText(answer.parts);
+      const configuration = { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true };
+      const answer = await target.client.sendMessage({ ...request, configuration }, { signal: ended });
+      if (isTask(answer)) {
+        reply.task(answer);
+        await poll(target, reply, ended);
+      } else reply.direct = partsText(answer.parts);
     }
   } catch (error) {
     if (!ended.aborted) throw new CallError(`A2A agent "${target.name}": ${error instanceof Error ? error.message : String(error)}`, 'protocol');

@@ -126,6 +126,7 @@ describe('A2A agents as tools', () => {
   let asker: Peer;
   let slow: Peer;
   let legacy: Peer;
+  let patient: Peer;
   const asAdmin = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${svc.url}${path}`, {
       method,
@@ -142,7 +143,7 @@ describe('A2A agents as tools', () => {
   };
 
   beforeAll(async () => {
-    [sim, echo, blocking, asker, slow, legacy] = await Promise.all([startSimulator(), startPeer('echo'), startPeer('echo', false), startPeer('ask'), startPeer('slow'), startPeer('echo', true, true)]);
+    [sim, echo, blocking, asker, slow, legacy, patient] = await Promise.all([startSimulator(), startPeer('echo'), startPeer('echo', false), startPeer('ask'), startPeer('slow'), startPeer('echo', true, true), startPeer('slow', false)]);
     svc = await startApp(
       {
         server: { auth: { adminKey: ADMIN_KEY }, ...roomyLimits },
@@ -153,6 +154,7 @@ describe('A2A agents as tools', () => {
           slow: { url: slow.url, timeout: 20_000 },
           legacy: { url: legacy.url },
           sluggish: { url: slow.url, timeout: 1_000 },
+          patient: { url: patient.url },
           // Nothing A2A there: the card fetch fails (404).
           broken: { url: `${echo.url}/nowhere` },
         },
@@ -161,14 +163,14 @@ describe('A2A agents as tools', () => {
     );
     await until(async () => {
       const servers = (await asAdmin('GET', '/api/mcp/servers')).body.servers as { name: string; status: string }[];
-      return servers.filter((s) => s.status === 'connected').length === 6;
-    }, 'six A2A agents connected');
+      return servers.filter((s) => s.status === 'connected').length === 7;
+    }, 'seven A2A agents connected');
     ws = await connectWs(`${svc.wsUrl}?token=${ADMIN_KEY}`);
   });
   afterAll(async () => {
     ws?.close();
     await svc?.stop();
-    await Promise.all([sim, echo, blocking, asker, slow, legacy].map((x) => x?.close()));
+    await Promise.all([sim, echo, blocking, asker, slow, legacy, patient].map((x) => x?.close()));
   });
 
   it('lists each agent as a server and its skill as a tool named <entry>--<skill>', async () => {
@@ -179,7 +181,7 @@ describe('A2A agents as tools', () => {
     const res = await fetch(`${svc.url}/api/mcp/servers/peer/tools`, { headers: { Authorization: `Bearer ${ADMIN_KEY}` } });
     expect(res.status).toBe(200);
     const modelTools = async () => (await svc.app.bus.execute('mcp.modelTools', {})).map((t) => t.name);
-    expect((await modelTools()).sort()).toEqual(['asker--chat', 'blocking--chat', 'legacy--chat', 'peer--chat', 'slow--chat', 'sluggish--chat']);
+    expect((await modelTools()).sort()).toEqual(['asker--chat', 'blocking--chat', 'legacy--chat', 'patient--chat', 'peer--chat', 'slow--chat', 'sluggish--chat']);
   });
 
   it("the model's call streams the remote's reply back, with the headers and the hop count", async () => {
@@ -200,7 +202,7 @@ describe('A2A agents as tools', () => {
     expect(legacy.received.at(-1)?.metadata).toEqual({ 'agentd/hops': 1 });
   });
 
-  it('a remote without streaming is called with SendMessage', async () => {
+  it('a remote without streaming is called with SendMessage, then its task is read', async () => {
     const result = await toolResult('[[tool:blocking--chat {"message":"plain"}]]', 'a2a-blocking');
     expect(result).toMatchObject({ success: true });
     expect(JSON.stringify(result?.result)).toContain('echo: plain');
@@ -212,15 +214,16 @@ describe('A2A agents as tools', () => {
     expect(JSON.stringify(result?.result)).toContain('Which city do you mean?');
   });
 
-  it('cancelling the turn cancels the remote task', async () => {
+  it.each(['slow', 'patient'] as const)('cancelling the turn cancels the remote task (%s: streaming, then polled)', async (entry) => {
+    const remote = entry === 'slow' ? slow : patient;
     const from = ws.frames.length;
-    const before = new Set(slow.started);
-    ws.send({ type: 'message', content: '[[tool:slow--chat {"message":"take your time"}]]', sessionId: 'a2a-slow' });
-    await until(() => slow.started.size > before.size, 'the remote task started');
-    ws.send({ type: 'cancel', sessionId: 'a2a-slow' });
-    await turnFrames(ws, 'a2a-slow', from);
-    const taskId = [...slow.started].find((id) => !before.has(id))!;
-    await until(() => slow.cancelled.has(taskId), 'the remote task was cancelled');
+    const before = new Set(remote.started);
+    ws.send({ type: 'message', content: `[[tool:${entry}--chat {"message":"take your time"}]]`, sessionId: `a2a-${entry}` });
+    await until(() => remote.started.size > before.size, 'the remote task started');
+    ws.send({ type: 'cancel', sessionId: `a2a-${entry}` });
+    await turnFrames(ws, `a2a-${entry}`, from);
+    const taskId = [...remote.started].find((id) => !before.has(id))!;
+    await until(() => remote.cancelled.has(taskId), 'the remote task was cancelled');
   });
 
   it("a call past the entry's timeout fails, and cancels the remote task", async () => {
