@@ -5,6 +5,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import { a2aMessage, callA2a, partsText } from '../../src/tools/a2a-call.ts';
 import { A2A_INPUT_SCHEMA, cardTools, cardUrlOf, normalizeCard } from '../../src/tools/a2a-agent.ts';
 import { buildCatalogue } from '../../src/tools/catalogue.ts';
+import { parseConfig } from '../../src/config/index.ts';
 import { HOPS_META_KEY } from '../../src/tools/hops.ts';
 
 const V1_CARD = {
@@ -132,5 +133,19 @@ describe('a call', () => {
   it('reads parts: text joined, data as JSON and files as notes on their own lines', () => {
     const part = (content: unknown) => ({ content, metadata: undefined, filename: 'f.png', mediaType: 'image/png' }) as never;
     expect(partsText([part({ $case: 'text', value: 'a' }), part({ $case: 'text', value: 'b' }), part({ $case: 'data', value: { n: 1 } }), part({ $case: 'raw', value: Buffer.alloc(3) })])).toBe('ab\n{"n":1}\n[file: f.png, 3 bytes]');
+  });
+});
+
+describe('a2aAgents in the agent file', () => {
+  const llm = { model: 'm', apiKey: 'k' };
+
+  it('takes url, headers and timeout (default 120000 ms)', () => {
+    const config = parseConfig({ llm, a2aAgents: { peer: { url: 'http://127.0.0.1:3002', headers: { Authorization: 'Bearer x' } } } });
+    expect(config.a2aAgents.peer).toEqual({ url: 'http://127.0.0.1:3002', headers: { Authorization: 'Bearer x' }, timeout: 120_000 });
+  });
+
+  it('refuses a name that mcpServers uses too, and URLs that are not http(s)', () => {
+    expect(() => parseConfig({ llm, mcpServers: { peer: { type: 'http', baseUrl: 'http://127.0.0.1:1/mcp' } }, a2aAgents: { peer: { url: 'http://127.0.0.1:2' } } })).toThrow(/a2aAgents: an A2A agent may not share its name/);
+    expect(() => parseConfig({ llm, a2aAgents: { peer: { url: 'file:///etc/passwd' } } })).toThrow(/a2aAgents\.peer\.url/);
   });
 });
