@@ -62,6 +62,21 @@ export const httpServerSchema = z.strictObject({
 
 export const mcpServerConfigSchema = z.discriminatedUnion('type', [stdioServerSchema, httpServerSchema]);
 
+/**
+ * A remote A2A agent offered to the model as tools (README "A2A agents as tools"): its card is fetched from
+ * `<url>/.well-known/agent-card.json` and each skill becomes a tool `<name>--<skillId>` taking `{ message }`.
+ */
+export const a2aAgentSchema = z.strictObject({
+  /** The agent's base URL (its card is at `/.well-known/agent-card.json` under it). */
+  url: z.url({ protocol: /^https?$/ }),
+  /** Sent with every request (card and calls), e.g. `Authorization: Bearer $PEER_KEY` (redacted everywhere). */
+  headers: stringMap.default({}),
+  /** Milliseconds that bound the card fetch and each call (the whole remote task). */
+  timeout: z.number().int().positive().default(120_000),
+  description: z.string().optional(),
+});
+export type A2aAgentConfig = z.output<typeof a2aAgentSchema>;
+
 /** A tool server's name (the keys of `mcpServers`; also its id in the REST paths). */
 /** A tool server's name: also a REST path segment, so never `.` or `..` (a client would resolve them away). */
 export const serverNameSchema = z
@@ -306,11 +321,16 @@ export const agentConfigSchema = z.strictObject({
   systemPrompt: z.string().default('You are a helpful assistant.'),
   llm: llmSchema,
   mcpServers: z.record(serverNameSchema, mcpServerConfigSchema).default({}),
+  /** Remote A2A agents whose skills the model may call as tools (names share one space with `mcpServers`). */
+  a2aAgents: z.record(serverNameSchema, a2aAgentSchema).default({}),
   /** Largest tool result handed to the model, in bytes; longer results are cut with a marker. */
   toolResultMaxBytes: z.number().int().positive().default(100 * 1024),
   toolPolicy: toolPolicySchema.prefault({}),
   storage: storageSchema.prefault({ type: 'jsonl' }),
   server: serverSchema.prefault({}),
+}).refine((c) => Object.keys(c.a2aAgents).every((name) => !(name in c.mcpServers)), {
+  path: ['a2aAgents'],
+  message: 'an A2A agent may not share its name with an entry of mcpServers (both are tool servers)',
 }).refine((c) => c.server.limits.store !== 'redis' || c.storage.type === 'redis', {
   path: ['server', 'limits', 'store'],
   message: 'server.limits.store "redis" needs storage.type "redis" (its URL is the one the limits use)',

@@ -6,10 +6,12 @@
  * - Tools that the server only runs as tasks (`execution.taskSupport: "required"`) are left out: a plain
  *   tools/call cannot run them.
  * - `parameters` is the tool's inputSchema without `$schema`/`$id` (some providers reject them).
+ * - Tools of a `qualified` server (an A2A agent, whose skill ids are generic: `chat`) are always named
+ *   `<server>--<tool>` (then made valid and unique by naming.ts like any other name).
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ModelTool, ToolRecord } from './messages.ts';
-import { assignModelNames } from './naming.ts';
+import { assignModelNames, qualifiedName } from './naming.ts';
 
 export interface CatalogueItem {
   modelName: string;
@@ -17,12 +19,12 @@ export interface CatalogueItem {
   tool: Tool;
 }
 
-export function buildCatalogue(servers: readonly { serverId: string; tools: readonly Tool[] }[]): Map<string, CatalogueItem> {
-  const items = servers.flatMap(({ serverId, tools }) =>
-    tools.filter((tool) => tool.execution?.taskSupport !== 'required').map((tool) => ({ serverId, tool })),
+export function buildCatalogue(servers: readonly { serverId: string; tools: readonly Tool[]; qualified?: boolean }[]): Map<string, CatalogueItem> {
+  const items = servers.flatMap(({ serverId, tools, qualified }) =>
+    tools.filter((tool) => tool.execution?.taskSupport !== 'required').map((tool) => ({ serverId, tool, qualified })),
   );
-  const names = assignModelNames(items.map((i) => ({ serverId: i.serverId, toolName: i.tool.name })));
-  return new Map(items.map((item, i) => [names[i]!, { modelName: names[i]!, ...item }]));
+  const names = assignModelNames(items.map((i) => ({ serverId: i.serverId, toolName: i.qualified ? qualifiedName(i.serverId, i.tool.name) : i.tool.name })));
+  return new Map(items.map(({ serverId, tool }, i) => [names[i]!, { modelName: names[i]!, serverId, tool }]));
 }
 
 export function toModelTool(item: CatalogueItem): ModelTool {

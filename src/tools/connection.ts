@@ -40,7 +40,7 @@ import type { Logger } from '../log/index.ts';
 import { ChildProcessTransport } from './stdio-transport.ts';
 import { createProgressRelay } from './progress-relay.ts';
 
-export type TransportKind = 'stdio' | 'streamable-http' | 'sse';
+export type TransportKind = 'stdio' | 'streamable-http' | 'sse' | 'a2a';
 
 export interface ConnectionOptions {
   serverId: string;

@@ -1,6 +1,6 @@
 import type { ExecutionResult, ServerRecord, ToolRecord } from '../conversation/records.ts';
 import type { ModelTool, ModelToolOutcome } from '../conversation/tool-shapes.ts';
-import type { McpServerConfig } from '../config/schema.ts';
+import type { A2aAgentConfig, McpServerConfig } from '../config/schema.ts';
 import type { McpLogLevel } from '../config/server-features.ts';
 import type { Attached } from '../conversation/attachments.ts';
 import type { PromptRecord, PromptResult, ResourceContents, ResourceList } from '../conversation/mcp-records.ts';
@@ -35,6 +35,8 @@ export type McpCommands = {
   'mcp.listServers': { payload: Record<string, never>; result: ServerRecord[] };
   /** Resolves once connected; rejects with an AppError (the server stays listed as `error`). */
   'mcp.connectServer': { payload: { name: string; config: McpServerConfig }; result: ServerRecord };
+  /** Adds a remote A2A agent (src/tools/a2a-agent.ts) at runtime, like `mcp.connectServer` (same URL policy and rules). */
+  'mcp.connectA2aAgent': { payload: { name: string; config: A2aAgentConfig }; result: ServerRecord };
   'mcp.removeServer': { payload: { serverId: string }; result: ServerRecord };
   'mcp.restartServer': { payload: { serverId: string }; result: ServerRecord };
   'mcp.listTools': { payload: { serverId: string }; result: ToolRecord[] };

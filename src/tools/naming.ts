@@ -21,6 +21,9 @@ export interface ToolRef {
   toolName: string;
 }
 
+/** The `server--tool` form (before sanitizing). */
+export const qualifiedName = (serverId: string, toolName: string) => `${serverId}${SEPARATOR}${toolName}`;
+
 const sanitize = (s: string) => s.replace(/[^a-zA-Z0-9_-]/g, '_') || '_';
 
 const hash = (ref: ToolRef, salt = '') =>

@@ -18,7 +18,8 @@ import type { RuntimePolicy } from './runtime-connect.ts';
 export type McpBus = Pick<Bus<McpCommands, McpEvents>, 'handle' | 'emit'>;
 
 export interface McpServiceOptions {
-  config: Pick<AgentConfig, 'mcpServers' | 'toolResultMaxBytes'>;
+  /** `a2aAgents` are connected like servers; `server.mcp.maxHops` bounds their calls (default 3). */
+  config: Pick<AgentConfig, 'mcpServers' | 'toolResultMaxBytes'> & Partial<Pick<AgentConfig, 'a2aAgents' | 'server'>>;
   bus: McpBus;
   log: Logger;
   /** Time for durations, timestamps and the retry window. */

@@ -15,11 +15,13 @@
  *   any other server is INVALID_REQUEST.
  * - `mcp.removeServer` ends the server (status `disconnected` is emitted) and drops it from the list.
  * - Servers are looked up by id or name (they are the same string).
+ * - A2A agents (`a2aAgents`, `mcp.connectA2aAgent`) are servers of type `http` whose connection is
+ *   src/tools/a2a-agent.ts: the same names, records, supervision, runtime policy and removal.
  */
 import { createActor, fromPromise, waitFor } from 'xstate';
 import { systemClock } from '../clock.ts';
 import { createRedactor } from '../config/redact.ts';
-import type { McpServerConfig } from '../config/schema.ts';
+import { httpServerSchema, type A2aAgentConfig, type HttpServerConfig, type McpServerConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 import { mcpServerMachine } from '../../machines/mcp-server.machine.ts';
 import { createArgsValidator } from './args-validator.ts';
@@ -34,6 +36,7 @@ import { createMemorySecretStore } from '../store/secret-store.ts';
 import { AuthorizationRequired, createServerOAuth, serverOfState, UnknownSignIn } from './oauth-client.ts';
 import { createServerRequests } from './server-requests.ts';
 import { createNoticeRelay } from './notices.ts';
+import { openA2aAgent } from './a2a-agent.ts';
 
 export type { McpBus, McpService, McpServiceOptions } from './server-entry.ts';
 
@@ -49,6 +52,9 @@ export function createMcpService(options: McpServiceOptions): McpService {
   const entries = new Map<string, ServerEntry>();
   let catalogue = new Map<string, CatalogueItem>();
   let catalogueSignature = '[]';
+  /** The A2A agents among the entries (their entry config is the `http` config the policy and records read). */
+  const a2aAgents = new WeakMap<ServerEntry, A2aAgentConfig>();
+  const maxHops = config.server?.mcp.maxHops ?? 3;
   let started = false;
   let stopped = false;
 
@@ -66,7 +72,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
   const refreshCatalogue = () => {
     const servers = [...entries.values()]
       .filter((e) => statusOf(e) === 'connected' && e.connection)
-      .map((e) => ({ serverId: e.name, tools: e.connection!.tools }));
+      .map((e) => ({ serverId: e.name, tools: e.connection!.tools, qualified: a2aAgents.has(e) }));
     catalogue = buildCatalogue(servers);
     const signature = JSON.stringify([...catalogue.values()].map(toModelTool));
     if (signature === catalogueSignature) return;
@@ -82,13 +88,17 @@ export function createMcpService(options: McpServiceOptions): McpService {
     const pinned = entry.runtime && entry.config.type === 'http' ? await pinnedConnect(entry.config, runtime) : undefined;
     if (pinned) entry.release = pinned.close;
     await entry.oauth?.load();
-    const connection = await openConnection({
+    const a2a = a2aAgents.get(entry);
+    const instanceHeaders = options.instanceId !== undefined ? { [INSTANCE_HEADER]: options.instanceId } : undefined;
+    const opening = a2a
+      ? openA2aAgent({ name: entry.name, config: a2a, log: slog, fetch: pinned?.fetch ?? fetch, ...(instanceHeaders && { extraHeaders: instanceHeaders }), maxBytes: entry.config.maxResultBytes, maxHops, signal })
+      : openConnection({
       serverId: entry.name,
       config: entry.config,
       log: slog,
       clientInfo,
       signal,
-      ...(options.instanceId !== undefined && { extraHeaders: { [INSTANCE_HEADER]: options.instanceId } }),
+      ...(instanceHeaders && { extraHeaders: instanceHeaders }),
       ...(pinned && { fetch: pinned.fetch }),
       children: options.children,
       authProvider: entry.oauth?.provider,
@@ -102,7 +112,8 @@ export function createMcpService(options: McpServiceOptions): McpService {
       onNotice: (notice) => {
         if (entries.get(entry.name) === entry) relay(entry.name, slog, notice);
       },
-    }).catch((err: unknown) => {
+    });
+    const connection = await opening.catch((err: unknown) => {
       if (entry.oauth?.signInRequired()) throw new AuthorizationRequired(entry.name);
       if (!pinned || !isSocketLevel(err)) throw err;
       slog.debug({ err }, 'runtime MCP server: connection failed');
@@ -125,7 +136,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
     else if (release) track(entry, release());
   };
 
-  const addServer = (name: string, serverConfig: McpServerConfig, runtimeServer = false): ServerEntry => {
+  const addServer = (name: string, serverConfig: McpServerConfig, runtimeServer = false, a2a?: A2aAgentConfig): ServerEntry => {
     const machine = mcpServerMachine.provide({
       actors: {
         connect: fromPromise(({ signal }) => {
@@ -146,6 +157,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
       const oauth = serverConfig.oauth;
       entry.oauth = createServerOAuth({ serverId: name, config: { ...serverConfig, oauth }, store: secrets, clock, log: log.child({ serverId: name }), callbackUrl });
     }
+    if (a2a) a2aAgents.set(entry, a2a);
     entries.set(name, entry);
     actor.on('status', ({ status, error }) => {
       if (status === 'error') log.warn({ serverId: name, error }, 'MCP server error');
@@ -214,21 +226,25 @@ export function createMcpService(options: McpServiceOptions): McpService {
   });
 
   /** Connects a server at runtime (see the contracts above); its secrets join the redaction first. */
-  async function connectServer(payload: { name: string; config: McpServerConfig }): Promise<ServerRecord> {
+  async function connectServer(payload: { name: string; config: McpServerConfig }, a2a?: A2aAgentConfig): Promise<ServerRecord> {
     redactor.addServer(payload.config);
     if (stopped) throw new AppError('SERVICE_UNAVAILABLE', 'the service is shutting down');
     // A runtime server's requests go through its pinned address: its authorization server could not be reached.
     if (payload.config.type === 'http' && payload.config.oauth) {
       throw new AppError('INVALID_REQUEST', 'oauth is for tool servers of the agent file only', { field: 'config.oauth' });
     }
-    await admitRuntimeServer(payload.config, runtime);
+    await admitRuntimeServer(payload.config, runtime).catch((err: unknown) => {
+      // An A2A agent's URL is `config.url` in its request.
+      if (a2a && err instanceof AppError && err.details?.field === 'config.baseUrl') throw new AppError(err.code, err.message, { ...err.details, field: 'config.url' });
+      throw err;
+    });
     const nameInUse = () => new AppError('INVALID_REQUEST', `An MCP server named "${payload.name}" already exists`, { field: 'name', name: payload.name });
     const existing = entries.get(payload.name);
     if (existing && statusOf(existing) !== 'error') throw nameInUse();
     // A server in `error` gives its name to the new config (a failed connect does not block the name).
     if (existing) await removeEntry(existing);
     if (entries.has(payload.name)) throw nameInUse(); // another connect took it meanwhile
-    const entry = addServer(payload.name, payload.config, true);
+    const entry = addServer(payload.name, payload.config, true, a2a);
     entry.actor.start();
     return expectConnected(entry, settled(entry));
   }
@@ -272,6 +288,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
   const unregister = [
     bus.handle('mcp.listServers', () => [...entries.values()].map(record)),
     bus.handle('mcp.connectServer', ({ payload }) => redactedErrors(connectServer(payload))),
+    bus.handle('mcp.connectA2aAgent', ({ payload }) => redactedErrors(connectServer({ name: payload.name, config: a2aEntryConfig(payload.config) }, payload.config))),
     bus.handle('mcp.removeServer', ({ payload }) => removeEntry(mustFind(payload.serverId))),
     bus.handle('mcp.restartServer', ({ payload }) => {
       const entry = mustFind(payload.serverId);
@@ -302,12 +319,17 @@ export function createMcpService(options: McpServiceOptions): McpService {
     async start() {
       if (started || stopped) return;
       started = true;
-      const attempts = Object.entries(config.mcpServers).flatMap(([name, serverConfig]) => {
+      const configured = [
+        ...Object.entries(config.mcpServers).map(([name, serverConfig]) => ({ name, serverConfig, a2a: undefined })),
+        ...Object.entries(config.a2aAgents ?? {}).map(([name, a2a]) => ({ name, serverConfig: a2aEntryConfig(a2a), a2a })),
+      ];
+      const attempts = configured.flatMap(({ name, serverConfig, a2a }) => {
         if (entries.has(name)) {
           log.warn({ serverId: name }, 'a server of this name was connected at runtime before start; keeping it');
           return [];
         }
-        const entry = addServer(name, serverConfig);
+        if (a2a) redactor.addServer(serverConfig);
+        const entry = addServer(name, serverConfig, false, a2a);
         entry.actor.start();
         return [settled(entry)];
       });
@@ -324,4 +346,9 @@ export function createMcpService(options: McpServiceOptions): McpService {
       for (const off of unregister) off();
     },
   };
+}
+
+/** The `http` server config an A2A agent's entry carries: its record, URL policy and redaction read it. */
+function a2aEntryConfig(a2a: A2aAgentConfig): HttpServerConfig {
+  return httpServerSchema.parse({ type: 'http', baseUrl: a2a.url, headers: a2a.headers, timeout: a2a.timeout, description: a2a.description ?? 'A2A agent' });
 }

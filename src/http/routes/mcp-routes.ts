@@ -3,6 +3,9 @@
  *
  * - `GET    /api/mcp/servers`                                   → `{ servers, timestamp }`
  * - `POST   /api/connect-server`                                → `{ status: "connected", name, server: { id, name, status, type }, timestamp }`
+ * - `POST   /api/connect-a2a-agent`                             → the same as connect-server, for a remote A2A agent
+ *   (`{ name, config: { url, headers?, timeout?, description? } }`, the agent file's `a2aAgents` entry); it is then a
+ *   server (type `http`) of the routes below: listed, its skills as tools, removed and restarted like any
  * - `GET    /api/mcp/servers/:serverId/tools`                   → `{ tools, timestamp }`
  * - `POST   /api/mcp/servers/:serverId/tools/:toolName/execute` → the spec's tool execution result (body = arguments; empty = `{}`);
  *   `?progressSession=<sessionId>` sends the call's progress as `toolProgress` frames to that session's watchers
@@ -16,9 +19,10 @@
  */
 import type { Clock, IdSource } from '../../clock.ts';
 import { hasScope } from '../../auth/index.ts';
+import type { ErrorCode } from '../../errors/index.ts';
 import { sessionIdSchema } from '../frames.ts';
 import { z } from 'zod';
-import { mcpServerConfigSchema, serverNameSchema } from '../../config/schema.ts';
+import { a2aAgentSchema, mcpServerConfigSchema, serverNameSchema } from '../../config/schema.ts';
 import type { ServerRecord } from '../../tools/messages.ts';
 import { defineRoute, type Route } from '../route.ts';
 import { createReply } from './reply.ts';
@@ -39,6 +43,7 @@ const executeQuery = z.object({
 
 /** The connect-server request: the config file's own schemas, checked before anything is spawned. */
 const connectSchema = z.object({ name: serverNameSchema, config: mcpServerConfigSchema });
+const connectA2aSchema = z.object({ name: serverNameSchema, config: a2aAgentSchema });
 
 /** A tool's arguments (its own inputSchema decides the rest); an empty body means `{}`. */
 const toolArgs = z.record(z.string(), z.unknown());
@@ -51,6 +56,10 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
   const reply = createReply(options.clock);
   /** The router only matches non-empty parameters. */
   const serverId = (params: Record<string, string>) => params.serverId ?? '';
+
+  /** What both runtime connects (an MCP server, an A2A agent) share. */
+  const connecting = { method: 'POST' as const, scope: 'admin' as const, response: RESPONSES.serverConnected, errors: ['MISSING_FIELD', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'] satisfies ErrorCode[] };
+  const connected = (server: ServerRecord) => reply({ status: 'connected', name: server.name, server: summary(server) });
 
   return [
     defineRoute({
@@ -65,17 +74,18 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       },
     }),
     defineRoute({
-      method: 'POST',
+      ...connecting,
       path: '/api/connect-server',
       summary: 'Connect a tool server at runtime',
-      scope: 'admin',
       body: connectSchema,
-      response: RESPONSES.serverConnected,
-      errors: ['MISSING_FIELD', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'],
-      async handler({ bus, body }) {
-        const server = await bus.execute('mcp.connectServer', body);
-        return reply({ status: 'connected', name: server.name, server: summary(server) });
-      },
+      handler: async ({ bus, body }) => connected(await bus.execute('mcp.connectServer', body)),
+    }),
+    defineRoute({
+      ...connecting,
+      path: '/api/connect-a2a-agent',
+      summary: 'Add a remote A2A agent as a tool server at runtime',
+      body: connectA2aSchema,
+      handler: async ({ bus, body }) => connected(await bus.execute('mcp.connectA2aAgent', body)),
     }),
     defineRoute({
       method: 'GET',
