@@ -172,6 +172,12 @@ describe('the summary request', () => {
 
 describe('the usage totals fold', () => {
   const tokens = (n: number) => ({ promptTokens: n, completionTokens: n, totalTokens: 2 * n });
+  const step = (turnId: string, usage: number, usageTotal?: number): SessionEvent => ({
+    v, type: 'assistantStep', turnId, text: '', toolCalls: [call('c1')], model: 'm', usage: tokens(usage), ...(usageTotal !== undefined && { usageTotal: tokens(usageTotal) }),
+  });
+  const reply = (turnId: string, usage: number, usageTotal?: number): SessionEvent => ({
+    v, type: 'response', turnId, content: 'ok', text: 'ok', model: 'm', usage: tokens(usage), ...(usageTotal !== undefined && { usageTotal: tokens(usageTotal) }),
+  });
   const totalsOf = (...events: SessionEvent[]) => {
     const totals = createUsageTotals();
     events.forEach((e) => totals.apply(e));
@@ -179,12 +185,11 @@ describe('the usage totals fold', () => {
   };
 
   it('adds the usage of steps that carry no totals (logs older than usageTotal)', () => {
-    expect(totalsOf({ ...asked('t1', call('c1')), usage: tokens(3) }, { ...replied('ok', 't1'), usage: tokens(4) })).toEqual(tokens(7));
+    expect(totalsOf(step('t1', 3), reply('t1', 4))).toEqual(tokens(7));
   });
 
   it('takes the totals of the latest event that carries them, then adds what follows', () => {
-    const latest = { ...replied('ok', 't1'), usage: tokens(4), usageTotal: tokens(40) };
-    expect(totalsOf({ ...asked('t1', call('c1')), usage: tokens(3) }, latest)).toEqual(tokens(40));
-    expect(totalsOf({ ...summary(2, 'S'), usageTotal: tokens(10) }, { ...replied('ok', 't2'), usage: tokens(1) })).toEqual(tokens(11));
+    expect(totalsOf(step('t1', 3), reply('t1', 4, 40))).toEqual(tokens(40));
+    expect(totalsOf({ ...summary(2, 'S'), usageTotal: tokens(10) }, reply('t2', 1))).toEqual(tokens(11));
   });
 });
