@@ -18,7 +18,7 @@ interface InstanceStatus {
   error?: string;
 }
 
-export const TOOL_SERVER_COMMANDS = new Set(['mcp.connectServer', 'mcp.removeServer', 'mcp.restartServer', 'mcp.listServers']);
+export const TOOL_SERVER_COMMANDS = new Set(['mcp.connectServer', 'mcp.connectA2aAgent', 'mcp.removeServer', 'mcp.restartServer', 'mcp.listServers']);
 
 export interface ToolServerSyncOptions {
   client: RedisConnection;
@@ -35,7 +35,8 @@ export interface ToolServerSyncOptions {
  * Runtime tool-server changes shared by every instance over one Redis.
  *
  * Contracts:
- * - A connect (`mcp.connectServer`) after which the server is listed here (connected, or in `error`
+ * - A connect (`mcp.connectServer`, or `mcp.connectA2aAgent` for an A2A agent: the recorded change
+ *   says which) after which the server is listed here (connected, or in `error`
  *   and retrying), a remove and a restart that succeed here are recorded in the hash
  *   `<prefix>mcp:changes` (a connect keeps its config, a remove a tombstone; a restart is not
  *   recorded) and published on `<prefix>mcp`; every other instance applies it through its own
@@ -69,7 +70,7 @@ export function createToolServerSync(options: ToolServerSyncOptions) {
 
   async function apply(change: Change): Promise<void> {
     try {
-      if (change.op === 'connect') await run('mcp.connectServer', { name: change.name, config: change.config });
+      if (change.op === 'connect') await run(change.kind === 'a2a' ? 'mcp.connectA2aAgent' : 'mcp.connectServer', { name: change.name, config: change.config });
       else if (change.op === 'remove') await run('mcp.removeServer', { serverId: change.name });
       else await run('mcp.restartServer', { serverId: change.name });
     } catch (err) {
@@ -123,10 +124,11 @@ export function createToolServerSync(options: ToolServerSyncOptions) {
             return statuses ? servers.map((s) => ({ ...s, instances: statuses.get(s.name) ?? [] })) : servers;
           };
         case 'mcp.connectServer':
+        case 'mcp.connectA2aAgent':
           return async (command) => {
             const { name: server, config } = command.payload as { name: string; config: unknown };
             const shareIfListed = async () => {
-              if (await listedHere(server)) await share({ op: 'connect', name: server, config });
+              if (await listedHere(server)) await share({ op: 'connect', name: server, config, ...(name === 'mcp.connectA2aAgent' && { kind: 'a2a' as const }) });
             };
             try {
               const result = await handler(command);

@@ -59,7 +59,8 @@ export type WireEvent = z.infer<typeof wireEvent>;
 
 /** A runtime tool-server change as recorded and published: `config` for a connect. */
 export const toolServerChange = z.discriminatedUnion('op', [
-  z.object({ op: z.literal('connect'), name: z.string(), config: z.unknown().optional() }),
+  /** `kind: "a2a"`: an A2A agent (`mcp.connectA2aAgent`); absent: an MCP server. */
+  z.object({ op: z.literal('connect'), name: z.string(), config: z.unknown().optional(), kind: z.literal('a2a').optional() }),
   z.object({ op: z.literal('remove'), name: z.string() }),
   z.object({ op: z.literal('restart'), name: z.string() }),
 ]);

@@ -8,6 +8,7 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { listeningPort, runAgentd, writeAgentFile } from '../support/agentd-process.ts';
+import { startPeer } from '../support/a2a-peer.ts';
 import { api, everythingStdio, roomyLimits, turnFrames } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
@@ -184,5 +185,21 @@ describe.skipIf(!enabled)('cluster: tool servers connected at runtime', { timeou
 
     expect((await api(b.url, 'DELETE', '/api/mcp/servers/everything')).status).toBe(200);
     await until(async () => (await Promise.all([a, b, c].map(servers))).every((list) => !list.some((s) => s.name === 'everything')), 'removed everywhere');
+  });
+
+  it('applies a runtime A2A agent on every instance as an A2A agent (its skills as tools), and removes it everywhere', async () => {
+    const peer = await startPeer('echo');
+    try {
+      const storage = { type: 'redis', url: redis.url, keyPrefix: `a2a${randomUUID()}:`, leaseMs: LEASE_MS };
+      const [a, b] = [await instance(storage), await instance(storage)];
+      expect((await api(a.url, 'POST', '/api/connect-a2a-agent', { name: 'peer', config: { url: peer.url } })).status).toBe(200);
+      await until(async () => (await servers(b)).find((s) => s.name === 'peer')?.status === 'connected', 'B connected the agent');
+      const tools = (await api(b.url, 'GET', '/api/mcp/servers/peer/tools')).body.tools as { name: string }[];
+      expect(tools.map((t) => t.name)).toEqual(['chat']); // the skill; the model calls it peer--chat
+      expect((await api(b.url, 'DELETE', '/api/mcp/servers/peer')).status).toBe(200);
+      await until(async () => (await Promise.all([a, b].map(servers))).every((list) => !list.some((s) => s.name === 'peer')), 'removed everywhere');
+    } finally {
+      await peer.close();
+    }
   });
 });
