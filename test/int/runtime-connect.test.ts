@@ -84,5 +84,7 @@ describe('runtime connect: allowedCommands and runtimeConnect', () => {
     const res = await connect(off, 'echo', { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] });
     expect(res.status).toBe(403);
     expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', details: { reason: 'runtime_connect_disabled' } });
+    const a2a = await api(off.url, 'POST', '/api/connect-a2a-agent', { name: 'peer', config: { url: 'http://127.0.0.1:9/' } });
+    expect([a2a.status, a2a.body.error?.details?.reason]).toEqual([403, 'runtime_connect_disabled']);
   });
 });
