@@ -13,6 +13,8 @@
  *   answered, so a refused answer leaves it pending.
  * - `sync` (after the fold saw a turn end or a reset) resolves the live questions the fold closed
  *   with `cancel`, recording nothing more (their turn's end says it).
+ * - `close` (the session leaves memory) answers the live questions `cancel` and records nothing: the
+ *   turn's own end says what happened, or, when the process dies first, the next open does.
  * - `closeStale` (at open) resolves every question the log left pending as `cancel` by `restart`:
  *   the server's request died with the process.
  * - `onChange(id, pending)` tells the running turn a question opened or closed (its waiting state).
@@ -67,8 +69,9 @@ export function createSessionElicitations(deps: SessionElicitationDeps) {
     deps.onChange(id, false);
     l.resolve(answer);
   };
-  /** Answers a question still pending (a timeout, the call's end); nothing when it was answered meanwhile. */
+  /** Answers a question still live and pending (a timeout, the call's end); nothing when it was answered or released meanwhile. */
   const end = (id: string, answer: ElicitationAnswer, by: string) => {
+    if (!live.has(id)) return;
     if (!fold.pending().some((p) => p.id === id)) return release(id, answer);
     settle(fold.answer(id), answer, by);
   };
