@@ -2,19 +2,21 @@
  * Elicitation through the approval machinery (issue 25, item 3), end to end against server-everything
  * over stdio: a tool server's `elicitation/create` during a turn becomes an `elicitationRequested`
  * frame and a pending request (REST list), answered over REST or WebSocket (content checked against
- * the schema, a 400 naming the field), declined by its timeout, owned like approvals.
+ * the schema, a 400 naming the field), declined by its timeout, owned like approvals, and shown by
+ * the inspector as the turn waiting in awaitingElicitation.
  */
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { everythingStdio, roomyLimits, turnFrames } from '../support/messaging.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
-import { until } from '../support/wait.ts';
+import { PATIENT, until } from '../support/wait.ts';
 import { connectWs, type Frame, type WsClient } from '../support/ws-client.ts';
 
 const ALICE = 'alice-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdefgh';
 const keys = [
-  { name: 'alice', key: ALICE, scopes: ['chat'] },
+  { name: 'alice', key: ALICE, scopes: ['chat', 'inspect'] },
   { name: 'bob', key: BOB, scopes: ['chat'] },
 ];
 
@@ -44,7 +46,7 @@ describe('elicitation', () => {
     sim = await startSimulator();
     svc = await startApp(
       {
-        server: { ...roomyLimits, auth: { keys } },
+        server: { ...roomyLimits, inspect: true, auth: { keys } },
         llm: { timeoutMs: 10_000 },
         mcpServers: {
           everything: { ...everythingStdio, timeout: 60_000 },
@@ -125,6 +127,25 @@ describe('elicitation', () => {
     const frames = await turnFrames(alice, 'late', from);
     expect(frames.find((f) => f.event === 'elicitationResolved')?.data).toMatchObject({ id: asked.data.id, action: 'decline', by: 'timeout' });
     expect(resultText(frames)).toContain('declined');
+  });
+
+  it('the inspector shows the turn waiting for the user in awaitingElicitation', async () => {
+    const inspector = new WebSocket(`${svc.wsUrl}inspect/ws?token=${ALICE}`);
+    const seen: { type: string; snapshot?: { value?: unknown } }[] = [];
+    inspector.on('message', (d: Buffer) => seen.push(JSON.parse(d.toString()) as (typeof seen)[number]));
+    await new Promise((resolve) => inspector.once('open', resolve));
+    try {
+      const states = () => seen.filter((f) => f.type === '@xstate.snapshot').map((f) => f.snapshot?.value);
+      await until(() => seen.length > 0, 'the inspector attached');
+      const { from, asked } = await ask('everything--trigger-elicitation-request {}', 'watched');
+      await expect.poll(states, PATIENT).toContain('awaitingElicitation');
+      alice.send({ type: 'elicitation', sessionId: 'watched', id: asked.data.id, action: 'cancel' });
+      await turnFrames(alice, 'watched', from);
+      const after = states().slice(states().indexOf('awaitingElicitation'));
+      expect(after).toContain('callingTools');
+    } finally {
+      inspector.close();
+    }
   });
 
   // The only server offering it, so the model knows the tool by its bare name.
