@@ -11,7 +11,7 @@ import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import { AppError } from '../../src/errors/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createArgsValidator } from '../../src/tools/args-validator.ts';
-import { elicitationCapability, elicitationModes } from '../../src/tools/elicitation.ts';
+import { createInFlightCalls, elicitationCapability, elicitationModes } from '../../src/tools/elicitation.ts';
 
 const v = 3 as const;
 const schema = {
@@ -180,5 +180,40 @@ describe('elicitation capability', () => {
     expect(elicitationCapability({ elicitation: { url: false } })).toEqual({ elicitation: { form: {} } });
     expect(elicitationCapability({ elicitation: false })).toEqual({});
     expect(elicitationModes({ elicitation: { form: false } })).toEqual({ form: false, url: true });
+  });
+});
+
+describe('routing a question to the call in flight', () => {
+  const target = (sessionId: string) => ({ sessionId, elicit: () => Promise.resolve({ action: 'decline' as const }) });
+
+  it('goes to the oldest call when every call in flight is of one session', () => {
+    const calls = createInFlightCalls();
+    expect(calls.route()).toBe('no tool call of this server is in flight');
+    const first = target('s1');
+    const endFirst = calls.begin(first, 1_000);
+    calls.begin(target('s1'), 2_000);
+    expect(calls.route()).toMatchObject({ target: first, deadline: 1_000 });
+    endFirst();
+    expect(calls.route()).toMatchObject({ deadline: 2_000 });
+  });
+
+  it('is declined (a reason) with calls of several sessions, or a call without a session', () => {
+    const calls = createInFlightCalls();
+    calls.begin(target('s1'), 1_000);
+    const endOther = calls.begin(target('s2'), 1_000);
+    expect(calls.route()).toBe('tool calls of several sessions are in flight');
+    endOther();
+    const direct = createInFlightCalls();
+    direct.begin(undefined, 1_000);
+    expect(typeof direct.route()).toBe('string');
+  });
+
+  it("ending a call aborts its questions' signal", () => {
+    const calls = createInFlightCalls();
+    const end = calls.begin(target('s1'), 1_000);
+    const call = calls.route();
+    if (typeof call === 'string') throw new Error(call);
+    end();
+    expect(call.ended.signal.aborted).toBe(true);
   });
 });
