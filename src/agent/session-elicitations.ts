@@ -105,6 +105,7 @@ export function createSessionElicitations(deps: SessionElicitationDeps) {
       return p;
     },
     sync(): void {
+      if (live.size === 0) return;
       const open = new Set(fold.pending().map((p) => p.id));
       for (const id of [...live.keys()]) if (!open.has(id)) release(id, { action: 'cancel' });
     },

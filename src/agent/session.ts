@@ -265,10 +265,10 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     error: (err) => log.error({ err, sessionId }, 'session actor failed'),
   });
   actor.start();
-  // A turn the log left waiting for approvals goes on waiting (its process stopped meanwhile); one it
-  // left running ends now when its runner is known to be gone (orphanedTurnReason).
   // Questions the log left pending died with their process: closed before anything runs.
   elicitations.closeStale();
+  // A turn the log left waiting for approvals goes on waiting (its process stopped meanwhile); one it
+  // left running ends now when its runner is known to be gone (orphanedTurnReason).
   const pastEvents = past.map((s) => s.event);
   const open = openTurnOf(pastEvents);
   const resumed = resumeTurn(open, clock.now());
