@@ -21,6 +21,9 @@
  *   `toolApprovalResolved` fact. The turn steps on once every call has settled.
  * - A turn with `message.resume` (taken up again from the log) announces nothing: it reports the
  *   interrupted calls' failed results and goes on waiting for the others.
+ * - Elicitations: while a running call's server waits for the user's answer to a question (ELICITATION
+ *   events from the session, which owns the question), the turn is in `awaitingElicitation` (unless a
+ *   call waits for approval: `awaitingApproval` comes first). Both carry the tag `waitingForUser`.
  * - Compaction lives here, in `compacting`, because it happens between a turn's model steps: when
  *   `modelStep` answers a CompactRequest (its estimate crossed the threshold, or the provider said
  *   the request overflowed), the turn compacts (the `compact` actor stores `contextCompacted`
@@ -30,7 +33,7 @@
  *   count (`iteration`) does not move. (The session machine has its own `compacting` state for a
  *   compaction asked for between turns.)
  */
-import { and, assertEvent, assign, enqueueActions, fromCallback, fromPromise, not, setup, spawnChild, stopChild, type AnyActorRef, type ErrorActorEvent } from 'xstate';
+import { and, or, assertEvent, assign, enqueueActions, fromCallback, fromPromise, not, setup, spawnChild, stopChild, type AnyActorRef, type ErrorActorEvent } from 'xstate';
 import type { Usage } from '../src/conversation/model-messages.ts';
 import { EVENT_VERSION, type SessionEvent } from '../src/conversation/session-events.ts';
 import type { ModelTool, ModelToolOutcome } from '../src/conversation/tool-shapes.ts';
@@ -65,6 +68,8 @@ export interface TurnContext extends TurnInput {
   pending: number;
   /** Ids of the calls waiting for approval (they count in `pending` too). */
   awaiting: string[];
+  /** Ids of the tool servers' questions (elicitations) of running calls waiting for the user. */
+  eliciting: string[];
   /** When the waiting calls are denied unanswered: ISO time, and milliseconds from the step's end. */
   expiresAt: string;
   approvalWaitMs: number;
@@ -84,7 +89,7 @@ const runsNow = (c: PlannedCall) => c.error === undefined && !c.needsApproval;
 
 function initialContext(input: TurnInput): TurnContext {
   const base = {
-    ...input, iteration: 0, reply: '', lastText: '', usage: undefined, tools: [], calls: [], pending: 0, awaiting: [],
+    ...input, iteration: 0, reply: '', lastText: '', usage: undefined, tools: [], calls: [], pending: 0, awaiting: [], eliciting: [],
     expiresAt: '', approvalWaitMs: 0, capped: false, error: undefined, stepCompacted: false, compactTrigger: undefined, compactionError: undefined,
   };
   const resume = input.message.resume;
@@ -131,16 +136,27 @@ const compactNotProvided = fromPromise<void, CompactInput>(() => Promise.reject(
 
 const asStep = (output: ModelStepResult) => output as ModelStepOutput;
 
+/**
+ * A tool server's question (elicitation) of a running call opened (`pending`) or closed: the session
+ * owns it (src/agent/session-elicitations.ts); the turn only shows that it waits for the user.
+ */
+export interface ElicitationChange {
+  type: 'ELICITATION';
+  id: string;
+  pending: boolean;
+}
+
 /** What a step's calls receive while they run or wait for approval. */
 const stepEvents = {
   'tool.settled': { actions: 'settleCall' },
   APPROVAL: { guard: 'awaitsAnswer', actions: 'answerApproval' },
+  ELICITATION: { actions: 'trackElicitation' },
 } as const;
 
 export const turnMachine = setup({
   types: {
     context: {} as TurnContext,
-    events: {} as ToolSettled | ApprovalAnswer,
+    events: {} as ToolSettled | ApprovalAnswer | ElicitationChange,
     input: {} as TurnInput,
   },
   actors: {
@@ -156,6 +172,7 @@ export const turnMachine = setup({
     resumed: ({ context }) => context.message.resume !== undefined,
     awaitsApproval: ({ context }) => context.awaiting.length > 0,
     awaitsAnswer: ({ context, event }) => event.type === 'APPROVAL' && context.awaiting.includes(event.callId),
+    eliciting: ({ context }) => context.eliciting.length > 0,
   },
   delays: {
     approvalTimeout: ({ context }) => context.approvalWaitMs,
@@ -165,7 +182,14 @@ export const turnMachine = setup({
       enqueue.sendParent(fact(key, { v: V, type: 'userMessage', turnId: key.turnId, content: message.content, ...(message.image && { image: message.image }), ...(message.attached && { attached: message.attached }) }));
       enqueue.sendParent({ type: 'thinking', key } satisfies TurnReport);
     }),
-    beginStep: assign({ iteration: ({ context }) => context.iteration + 1, stepCompacted: false, compactionError: undefined }),
+    beginStep: assign({ iteration: ({ context }) => context.iteration + 1, stepCompacted: false, compactionError: undefined, eliciting: [] }),
+    trackElicitation: assign({
+      eliciting: ({ context, event }) => {
+        assertEvent(event, 'ELICITATION');
+        const others = context.eliciting.filter((id) => id !== event.id);
+        return event.pending ? [...others, event.id] : others;
+      },
+    }),
     recordCompactRequest: assign({ compactTrigger: (_, output: ModelStepResult) => ('compact' in output ? output.compact : undefined) }),
     compacted: assign({ stepCompacted: true }),
     compactionFailed: assign((_, error: unknown) => ({ stepCompacted: true, compactionError: toTurnError(error).message })),
@@ -312,10 +336,18 @@ export const turnMachine = setup({
         { guard: and(['allSettled', 'capReached']), target: 'responding', actions: ['stopTools', 'markCapped'] },
         { guard: 'allSettled', target: 'thinking', actions: ['stopTools', 'beginStep'] },
         { guard: 'awaitsApproval', target: 'awaitingApproval' },
+        { guard: 'eliciting', target: 'awaitingElicitation' },
       ],
+    },
+    /** Like callingTools, while a running call's server waits for the user's answer to its question. */
+    awaitingElicitation: {
+      tags: ['waitingForUser'],
+      on: stepEvents,
+      always: { guard: or(['allSettled', 'awaitsApproval', not('eliciting')]), target: 'callingTools' },
     },
     /** Like callingTools (the step's other calls go on), until no call waits for approval. */
     awaitingApproval: {
+      tags: ['waitingForUser'],
       on: stepEvents,
       after: { approvalTimeout: { actions: 'expireApprovals' } },
       always: { guard: not('awaitsApproval'), target: 'callingTools' },

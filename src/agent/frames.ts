@@ -10,12 +10,14 @@
  *   live client saw for every durable event.
  * - `contextCompacted` has a frame of the same name (the summary, the token figures before and
  *   after), so a client sees a compaction live and on replay alike.
+ * - `elicitationRequested` and `elicitationResolved` have frames of the same names; the resolution's
+ *   frame leaves out the `content` the user typed (it is in the stored event, for the session's log).
  * - `assistantStep` (a model step that asked for tools) and `messageQueued` (a message waiting for
  *   its turn: its caller already has the acknowledgement, and its turn's frames begin with its
  *   `userMessage`) have no frame.
  */
 import type { Attached } from '../conversation/attachments.ts';
-import type { ApprovalDecision, CompactionMethod, CompactionTrigger, SessionEvent } from '../conversation/session-events.ts';
+import type { ApprovalDecision, ElicitationAction, CompactionMethod, CompactionTrigger, SessionEvent } from '../conversation/session-events.ts';
 import type { Usage } from '../llm/types.ts';
 import type { StoredEvent } from '../store/types.ts';
 
@@ -45,6 +47,10 @@ export interface AgentFrameData {
   response: TurnRef & { content: string; model: string; usage?: Usage };
   toolApprovalRequested: TurnRef & { callId: string; toolName: string; serverId: string; args: unknown; expiresAt: string };
   toolApprovalResolved: TurnRef & { callId: string; decision: ApprovalDecision; by: string; reason?: string };
+  /** A tool server asks the user something (src/agent/elicitations.ts): a form (`requestedSchema`) or a URL (`url`). */
+  elicitationRequested: TurnRef & { id: string; callId: string; serverId: string; message: string; mode: 'form' | 'url'; requestedSchema?: Record<string, unknown>; url?: string; expiresAt: string };
+  /** Its answer (the content typed is in the stored event only). */
+  elicitationResolved: TurnRef & { id: string; action: ElicitationAction; by: string };
   error: AgentErrorData;
   conversationReset: { sessionId: string; seq: number };
   /** The history was compacted: events with seq ≤ upToSeq are summarised (or their tool results cleared) for the model; the log keeps them. */
@@ -126,6 +132,12 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
       const { callId, decision, by, turnId } = e;
       return { event: 'toolApprovalResolved', data: { callId, decision, by, ...(e.reason !== undefined && { reason: e.reason }), sessionId, turnId, seq } };
     }
+    case 'elicitationRequested': {
+      const { turnId, id, callId, serverId, message, mode, requestedSchema, url, expiresAt } = e;
+      return { event: 'elicitationRequested', data: { sessionId, turnId, seq, id, callId, serverId, message, mode, ...(requestedSchema && { requestedSchema }), ...(url !== undefined && { url }), expiresAt } };
+    }
+    case 'elicitationResolved':
+      return { event: 'elicitationResolved', data: { sessionId, turnId: e.turnId, seq, id: e.id, action: e.action, by: e.by } };
     case 'turnFailed':
       return { event: 'error', data: { code: e.code, message: e.message, details: e.details, sessionId, turnId: e.turnId, seq } };
     case 'reset':

@@ -1,4 +1,5 @@
-import { approvalDecision, type ApprovalDecision } from '../conversation/session-events.ts';
+import { approvalDecision, type ApprovalDecision, type ElicitationAction } from '../conversation/session-events.ts';
+import type { PendingElicitation } from './elicitations.ts';
 import type { ImagePart } from '../llm/types.ts';
 import type { Attached } from '../conversation/attachments.ts';
 import type { AgentHealth, CompactionResult, PendingApproval, SessionSummary } from '../conversation/records.ts';
@@ -59,6 +60,16 @@ export type AgentCommands = {
   'agent.approve': {
     payload: { sessionId: string; callId: string; decision: ApprovalDecision; by: string; reason?: string };
     result: PendingApproval;
+  };
+  /** The questions tool servers asked during the session's turn that wait for an answer (src/agent/elicitations.ts). */
+  'agent.elicitations': { payload: { sessionId: string }; result: PendingElicitation[] };
+  /**
+   * Answers a question; `by` says who (`rest`, `websocket`). Rejects with ELICITATION_NOT_FOUND,
+   * ELICITATION_ALREADY_RESOLVED, or INVALID_REQUEST naming the field of `content` that does not fit.
+   */
+  'agent.answerElicitation': {
+    payload: { sessionId: string; id: string; action: ElicitationAction; content?: unknown; by: string };
+    result: PendingElicitation;
   };
   /** Every stored session and every one busy in memory, by key (the faces filter and name them; src/auth/ownership.ts). */
   'agent.listSessions': { payload: Record<string, never>; result: SessionSummary[] };

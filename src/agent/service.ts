@@ -51,7 +51,8 @@ import type { AgentConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 import type { LlmClient, Usage } from '../llm/types.ts';
 import type { Logger } from '../log/index.ts';
-import type { McpCommands, ModelTool } from '../tools/messages.ts';
+import type { McpCommands, ModelTool, ModelToolOutcome } from '../tools/messages.ts';
+import type { Elicitor } from '../tools/elicitation.ts';
 import type { EventStore } from '../store/types.ts';
 import { toFrame, type AgentEvents, type AgentFrame } from './frames.ts';
 import type { AgentCommands, SessionSummary } from './messages.ts';
@@ -134,11 +135,12 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     }
   };
 
-  const callTool: ToolCaller = async (input, signal) => {
+  const callTool = async (...[input, signal, elicitor]: [...Parameters<ToolCaller>, Elicitor?]): Promise<ModelToolOutcome> => {
     const started = clock.now();
     try {
       const progress = { sessionId: input.key.sessionId, turnId: input.key.turnId, callId: input.callId };
-      return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal, hops: input.key.hops + 1, progress }, input.key);
+      const elicit = elicitor && { sessionId: input.key.sessionId, elicit: elicitor };
+      return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal, hops: input.key.hops + 1, progress, ...(elicit && { elicit }) }, input.key);
     } catch (err) {
       const call = { name: input.name, toolName: input.name, serverId: '' };
       return failedOutcome(call, toTurnError(err).message, clock.now() - started);
@@ -349,6 +351,8 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
       }),
       bus.handle('agent.approvals', ({ payload }) => withSession(payload.sessionId, (s) => s.approvals(), true)),
       bus.handle('agent.approve', ({ payload: { sessionId, ...answer } }) => withSession(sessionId, (s) => s.approve(answer), true)),
+      bus.handle('agent.elicitations', ({ payload }) => withSession(payload.sessionId, (s) => s.elicitations(), true)),
+      bus.handle('agent.answerElicitation', ({ payload: { sessionId, ...answer } }) => withSession(sessionId, (s) => s.answerElicitation(answer), true)),
       bus.handle('agent.listSessions', async () => {
         const stored = await store.list();
         const byId = new Map<string, SessionSummary>();

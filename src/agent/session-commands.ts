@@ -22,6 +22,8 @@ export const SESSION_COMMANDS = [
   'agent.openSession',
   'agent.approvals',
   'agent.approve',
+  'agent.elicitations',
+  'agent.answerElicitation',
   'agent.deleteSession',
 ] as const satisfies readonly NamesASession[];
 

@@ -28,6 +28,8 @@
  *   aborted, a call approved in the same tick never started) and nothing more is written to the
  *   log; `close` resolves once the last append already handed to the store has settled, so a
  *   store call made after that (a delete) comes after every write of this session.
+ * - Elicitations (a tool server's questions during a call) live in session-elicitations.ts; a closed
+ *   session answers none (ELICITATION_NOT_FOUND) and lists none.
  * - Bounded memory: a session is read from its latest compaction on (`readFrom` of the store's
  *   latest `contextCompacted`), and holds its projection since then, not every event.
  * - `compact` asks for a compaction between turns (after the running one): it resolves with the
@@ -36,7 +38,12 @@
  */
 import { EVENT_VERSION, type SessionEvent } from '../conversation/session-events.ts';
 import type { SessionEmitted } from '../../machines/session.machine.ts';
-import type { ApprovalAnswer, ToolCaller, TurnMessage } from '../conversation/turn-contract.ts';
+import type { ApprovalAnswer, ToolCallInput, TurnMessage } from '../conversation/turn-contract.ts';
+import type { ModelToolOutcome } from '../conversation/tool-shapes.ts';
+import type { Elicitor } from '../tools/elicitation.ts';
+import type { ElicitationAction } from '../conversation/session-events.ts';
+import { createElicitations, type PendingElicitation } from './elicitations.ts';
+import { contentValidator, createSessionElicitations } from './session-elicitations.ts';
 import type { SendMeta } from '../bus/index.ts';
 import { AppError } from '../errors/index.ts';
 import type { RegisterActor } from '../inspect/index.ts';
@@ -66,9 +73,10 @@ export interface SessionDeps extends Pick<ModelStepDeps, 'systemPrompt' | 'llm' 
   maxIterations: number;
   store: EventStore<SessionEvent>;
   log: Logger;
-  /** How long a call waits for approval before it is denied. */
+  /** How long a call waits for approval before it is denied (and an elicitation before it is declined). */
   approvalTimeoutMs: number;
-  callTool: ToolCaller;
+  /** Calls a tool; `elicit` answers the server's questions during the call (session-elicitations.ts). */
+  callTool: (input: ToolCallInput, signal: AbortSignal, elicit?: Elicitor) => Promise<ModelToolOutcome>;
   /** Sends a frame to clients (as the bus event `agent.<frame.event>`). */
   publish: (frame: AgentFrame, meta: SendMeta) => void;
   /** Told of every append that failed and every one that succeeded (the service's health). */
@@ -98,6 +106,10 @@ export interface Session {
   approvals(): PendingApproval[];
   /** Answers a call waiting for approval (APPROVAL_NOT_FOUND / APPROVAL_ALREADY_RESOLVED otherwise). */
   approve(answer: Omit<ApprovalAnswer, 'type'>): PendingApproval;
+  /** The questions of tool servers waiting for an answer (session-elicitations.ts). */
+  elicitations(): PendingElicitation[];
+  /** Answers one (ELICITATION_NOT_FOUND / ELICITATION_ALREADY_RESOLVED / INVALID_REQUEST naming the field). */
+  answerElicitation(answer: { id: string; action: ElicitationAction; content?: unknown; by: string }): PendingElicitation;
   /** Compacts the history between turns (see the contracts). */
   compact(correlationId: string): Promise<SessionStoredEvent | undefined>;
   /** Model usage of every step of the session so far (summaries included). */
@@ -126,6 +138,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   const history = createHistory();
   const usage = createUsageTotals();
   const approvals = createApprovals(sessionId);
+  const elicitationFold = createElicitations(sessionId);
   /** The seq of each message queued and not started yet, by turnId. */
   const queuedSeqs = new Map<string, number>();
   const fold = (s: SessionStoredEvent) => {
@@ -139,6 +152,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     fold(s);
     usage.apply(s.event);
     approvals.apply(s.event);
+    elicitationFold.apply(s.event);
   }
   /** A model step stamped with the session's totals once it is spent, and counted as it is handed to the store (see context.ts). */
   const counted = (event: SessionEvent): SessionEvent => {
@@ -172,6 +186,11 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     },
   });
   const { record } = output;
+  const elicitations = createSessionElicitations({
+    sessionId, clock, timeoutMs: deps.approvalTimeoutMs, fold: elicitationFold, validate: contentValidator(log), record: (meta, event) => record(meta, event),
+    correlationOf: (turnId) => actor.getSnapshot().context.queue.find((m) => m.turnId === turnId)?.correlationId ?? turnId,
+    onChange: (id, pending) => actor.getSnapshot().children.turn?.send({ type: 'ELICITATION', id, pending }),
+  });
   const meter = createContextMeter();
   let toolChars = 0;
   const modelStep = createModelStep({ ...deps, history, outbox, emitChunk: output.chunk, meter, usage, onToolChars: (n) => (toolChars = n) });
@@ -207,7 +226,10 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   const starting = new Map<string, { resolve: () => void; reject: (err: unknown) => void }>();
   const actor = createSessionActor(
     { sessionId, maxIterations: deps.maxIterations, model: llm.model, approvalTimeoutMs: deps.approvalTimeoutMs },
-    { modelStep, compact, callTool: deps.callTool, settle: () => outbox.drained() },
+    {
+      modelStep, compact, settle: () => outbox.drained(),
+      callTool: (input, signal) => deps.callTool(input, signal, (ask, options) => elicitations.elicit(ask, { turnId: input.key.turnId, callId: input.callId }, options)),
+    },
   );
   const unregister = deps.registerActor?.(actor.id, actor);
 
@@ -217,6 +239,8 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       case 'fact': {
         const event = counted(e.event.type === 'turnFailed' ? deps.redact(e.event) : e.event);
         approvals.apply(event);
+        elicitationFold.apply(event);
+        elicitations.sync();
         if (event.type === 'turnFailed' && !event.cancelled) log.warn({ sessionId, turnId: key.turnId, code: event.code, message: event.message }, 'turn failed');
         // A message sent while idle is acknowledged once its turn's userMessage is stored.
         const sender = event.type === 'userMessage' ? starting.get(key.turnId) : undefined;
@@ -247,6 +271,8 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     error: (err) => log.error({ err, sessionId }, 'session actor failed'),
   });
   actor.start();
+  // Questions the log left pending died with their process: closed before anything runs.
+  elicitations.closeStale();
   // A turn the log left waiting for approvals goes on waiting (its process stopped meanwhile); one it
   // left running ends now when its runner is known to be gone (orphanedTurnReason).
   const pastEvents = past.map((s) => s.event);
@@ -318,6 +344,12 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       return usage.current();
     },
     approvals: () => (closed ? [] : approvals.pending()),
+    elicitations: () => (closed ? [] : elicitationFold.pending()),
+    answerElicitation({ id, by, ...answer }) {
+      if (closed) throw new AppError('ELICITATION_NOT_FOUND', `No elicitation ${id} waits for an answer in session ${sessionIdOf(sessionId)}`, { sessionId: sessionIdOf(sessionId), id });
+      lastActive = clock.now();
+      return elicitations.answer(id, answer, by);
+    },
     approve(answer) {
       if (closed) throw new AppError('APPROVAL_NOT_FOUND', `No call ${answer.callId} waits for approval in session ${sessionIdOf(sessionId)}`, { sessionId: sessionIdOf(sessionId), callId: answer.callId });
       lastActive = clock.now();
@@ -339,6 +371,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       if (!closed) closedBy = reason;
       closed = true;
       if (options.abandonLog) outbox.close(reason);
+      elicitations.close();
       actor.send({ type: 'DISCARD', reason });
       for (const [id, w] of compactWaiters) {
         compactWaiters.delete(id);

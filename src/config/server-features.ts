@@ -23,6 +23,14 @@ export const serverFeatureKeys = {
   maxTotalTimeout: z.number().int().positive().optional().describe('With resetTimeoutOnProgress: the longest a call may run in all, in ms (default 10 × timeout)'),
   /** The level agentd asks the server to log at (`logging/setLevel`); absent: the server's own choice. */
   logLevel: z.enum(MCP_LOG_LEVELS).optional().describe('The log level agentd asks the server for (logging/setLevel); absent: the server\'s own'),
+  /**
+   * Elicitation (the server asks the user something during a tool call): `true` (default) declares
+   * both modes, `false` none, or per mode `{ form?, url? }` (each default true).
+   */
+  elicitation: z
+    .union([z.boolean(), z.strictObject({ form: z.boolean().optional(), url: z.boolean().optional() })])
+    .optional()
+    .describe('Declare the elicitation capability: true (default: form and URL modes), false, or { form?, url? } (each default true)'),
   /** Which `notifications/*\/list_changed` agentd acts on (each default true). */
   listChanged: z
     .strictObject({ tools: z.boolean().optional(), resources: z.boolean().optional(), prompts: z.boolean().optional() })

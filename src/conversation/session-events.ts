@@ -24,6 +24,11 @@
  *   still queued), so a session reopens from its latest compaction. `usageTotal` is the session's
  *   model usage so far (every model step, the summary request included); `usage` that of the
  *   summary request alone. Older lines (v1, v2) are upcast; their shapes did not change.
+ * - `elicitationRequested` / `elicitationResolved` (added within version 3, like `messageQueued`: new
+ *   types, no upcast): a tool server asked the user something while the call `callId` ran (a form:
+ *   `requestedSchema`, or a URL to open: `url`), and how it was answered. The answer's `content` (what
+ *   the user typed) is stored in the resolution; its frame does not carry it. A request is pending
+ *   until its resolution, its turn's end or a reset (src/agent/elicitations.ts).
  * - Per-step model usage (prompt, completion, total tokens) lives on `assistantStep` (a step that
  *   asked for tools), `response` (the turn's last step) and `contextCompacted` (its summary
  *   request): summing those three over a log gives every token the session cost. `assistantStep`
@@ -48,6 +53,9 @@ export type CompactionMethod = z.output<typeof compactionMethod>;
 const toolCallRequest = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
 export const approvalDecision = z.enum(['approve', 'deny']);
 export type ApprovalDecision = z.output<typeof approvalDecision>;
+export const elicitationAction = z.enum(['accept', 'decline', 'cancel']);
+export type ElicitationAction = z.output<typeof elicitationAction>;
+const elicitationContent = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]));
 const toolRef = { turnId, callId: z.string(), toolName: z.string(), serverId: z.string() };
 
 export const sessionEventSchema = z.discriminatedUnion('type', [
@@ -64,6 +72,13 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
   z.object({ v, type: z.literal('toolApprovalRequested'), ...toolRef, args: z.unknown(), expiresAt: z.string() }),
   /** The answer to an approval request: by whom (`rest`, `websocket`, `timeout`, `cancelled`, `reset`, ...), and why. */
   z.object({ v, type: z.literal('toolApprovalResolved'), turnId, callId: z.string(), decision: approvalDecision, by: z.string(), reason: z.string().optional() }),
+  /** A tool server's question during the call `callId` (see the contracts); `expiresAt`: when it is declined unanswered. */
+  z.object({
+    v, type: z.literal('elicitationRequested'), turnId, id: z.string(), callId: z.string(), serverId: z.string(), message: z.string(),
+    mode: z.enum(['form', 'url']), requestedSchema: z.record(z.string(), z.unknown()).optional(), url: z.string().optional(), expiresAt: z.string(),
+  }),
+  /** Its answer: by whom (`rest`, `websocket`, `timeout`, `call-ended`, `restart`, ...); `content` only when accepted with a form. */
+  z.object({ v, type: z.literal('elicitationResolved'), turnId, id: z.string(), action: elicitationAction, by: z.string(), content: elicitationContent.optional() }),
   z.object({ v, type: z.literal('reset') }),
   /** A message waiting behind a running turn, stored before it is acknowledged (see the contracts). */
   z.object({ v, type: z.literal('messageQueued'), turnId, correlationId: z.string(), content: z.string(), image: image.optional(), hops: z.number().int().nonnegative().optional(), attached: attachedSchema.optional() }),

@@ -10,7 +10,8 @@
  *
  * FORBIDDEN (refused Origin/Host/self-connection, a principal short of a scope), SERVICE_UNAVAILABLE (shutting
  * down), SESSION_NOT_FOUND (no such session of the caller's, when principals are configured) and the two
- * APPROVAL_ codes (answering a tool call that waits for approval) extend the spec's table. `test/golden/error-table.json` pins this table; changing a row is deliberate.
+ * APPROVAL_ codes (answering a tool call that waits for approval) and the two ELICITATION_ codes (answering a tool
+ * server's question, src/agent/elicitations.ts) extend the spec's table. `test/golden/error-table.json` pins this table; changing a row is deliberate.
  */
 export const ERROR_TABLE = {
   INVALID_REQUEST: { status: 400, rpc: -32600 },
@@ -21,7 +22,9 @@ export const ERROR_TABLE = {
   TOOL_NOT_FOUND: { status: 404, rpc: -32602 },
   APPROVAL_NOT_FOUND: { status: 404, rpc: -32602 },
   SESSION_NOT_FOUND: { status: 404, rpc: -32602 },
+  ELICITATION_NOT_FOUND: { status: 404, rpc: -32602 },
   APPROVAL_ALREADY_RESOLVED: { status: 409, rpc: -32600 },
+  ELICITATION_ALREADY_RESOLVED: { status: 409, rpc: -32600 },
   RATE_LIMIT_EXCEEDED: { status: 429, rpc: -32000 },
   TOOL_EXECUTION_FAILED: { status: 500, rpc: -32603 },
   AGENT_ERROR: { status: 500, rpc: -32603 },

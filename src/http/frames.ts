@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { approvalDecision } from '../agent/messages.ts';
+import { elicitationAction } from '../conversation/session-events.ts';
 import { MAX_OWNER_LENGTH, sessionIdSchema } from '../session-id.ts';
 import type { FrontEvents } from './front-bus.ts';
 import { attachFields } from './attach.ts';
@@ -17,6 +18,8 @@ export const EVENT_FRAMES = {
   'agent.response': 'response',
   'agent.toolApprovalRequested': 'toolApprovalRequested',
   'agent.toolApprovalResolved': 'toolApprovalResolved',
+  'agent.elicitationRequested': 'elicitationRequested',
+  'agent.elicitationResolved': 'elicitationResolved',
   'agent.error': 'error',
   'agent.conversationReset': 'conversationReset',
   'agent.contextCompacted': 'contextCompacted',
@@ -71,6 +74,14 @@ export const CLIENT_FRAMES = {
     callId: z.string().min(1).max(200),
     decision: approvalDecision,
     reason: z.string().max(2000).optional(),
+  }),
+  /** Answers a tool server's question (elicitation) of one's own session; `content` is checked against its schema. */
+  elicitation: z.object({
+    type: z.literal('elicitation'),
+    sessionId: sessionIdSchema.optional(),
+    id: z.string().min(1).max(200),
+    action: elicitationAction,
+    content: z.record(z.string(), z.unknown()).optional(),
   }),
   ping: z.object({ type: z.literal('ping') }),
 } as const;

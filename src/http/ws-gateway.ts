@@ -199,6 +199,10 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       deps.auth.check(ws.getUserData().principal, 'approve');
       await deps.bus.execute('agent.approve', { sessionId, callId, decision, by: 'websocket', ...(reason !== undefined && { reason }) }, { sessionId });
     },
+    async elicitation({ ws, sessionId }, { id, action, content }) {
+      deps.auth.check(ws.getUserData().principal, 'approve');
+      await deps.bus.execute('agent.answerElicitation', { sessionId, id, action, ...(content !== undefined && { content }), by: 'websocket' }, { sessionId });
+    },
     ping({ ws }) {
       sendTo(ws, 'pong', {});
     },

@@ -18,6 +18,14 @@
  * the reply) and `reset_conversation { sessionId? }`; optionally the connected tool servers'
  * tools. Resource: the agent's card. A `chat_with_agent` call with a `progressToken` streams the
  * reply as `notifications/progress` messages, one per chunk (both eras).
+ *
+ * Approvals through elicitation: on a connection that keeps its server (stdio; each /mcp HTTP request
+ * has its own server, which could not receive the client's answer), a 2025-era client that declared
+ * form elicitation is asked, during its `chat_with_agent` call, to approve or deny each tool call
+ * of that turn that waits for approval (`elicitation/create` with a `decision` enum); accept with
+ * `approve` approves it, anything else denies it (`by: "mcp-elicitation"`). A call answered
+ * elsewhere first (REST, WebSocket, timeout) keeps that answer; a client that cannot be asked
+ * leaves the call waiting as before.
  */
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, type CallToolResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
@@ -99,7 +107,30 @@ export function createServerFace(deps: ServerFaceDeps) {
       .map((t) => ({ name: t.name, description: t.description, inputSchema: t.parameters as Tool['inputSchema'] }));
   }
 
-  async function chat(args: unknown, meta: Record<string, unknown> | undefined, ctx: ServerContext, sessions: SessionAccess): Promise<CallToolResult> {
+  /** Asks the client to approve each call of the turn `correlationId` that waits for approval (see the contracts). */
+  function askApprovals(server: Server, ctx: ServerContext, correlationId: string, sessionId: string): (() => void) | undefined {
+    if (!server.getClientCapabilities()?.elicitation) return undefined;
+    return bus.on('agent.toolApprovalRequested', (e) => {
+      if (e.correlationId !== correlationId) return;
+      const { callId, toolName, serverId, args } = e.payload;
+      const message = `Allow the agent to call "${toolName}" on "${serverId}" with ${JSON.stringify(args)}?`;
+      const requestedSchema = {
+        type: 'object' as const,
+        properties: { decision: { type: 'string' as const, enum: ['approve', 'deny'], title: 'Decision' }, reason: { type: 'string' as const, title: 'Reason' } },
+        required: ['decision'],
+      };
+      void ctx.mcpReq
+        .elicitInput({ mode: 'form', message, requestedSchema }, { signal: ctx.mcpReq.signal })
+        .then(async (answer) => {
+          const approve = answer.action === 'accept' && answer.content?.decision === 'approve';
+          const reason = typeof answer.content?.reason === 'string' && answer.content.reason !== '' ? answer.content.reason : undefined;
+          await bus.execute('agent.approve', { sessionId, callId, decision: approve ? 'approve' : 'deny', by: 'mcp-elicitation', ...(reason !== undefined && { reason }) }, { sessionId });
+        })
+        .catch((err: unknown) => deps.log.debug({ err, callId }, 'approval through elicitation not answered'));
+    });
+  }
+
+  async function chat(args: unknown, meta: Record<string, unknown> | undefined, ctx: ServerContext, sessions: SessionAccess, ask?: Server): Promise<CallToolResult> {
     const { signal } = ctx.mcpReq;
     const { message, sessionId: requested } = parseArgs(chatInput, args);
     const hops = hopsOf(meta);
@@ -117,6 +148,7 @@ export function createServerFace(deps: ServerFaceDeps) {
             if (e.correlationId !== correlationId) return;
             void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: ++progress, message: e.payload.content } }).catch(() => undefined);
           });
+    const offApprovals = ask && askApprovals(ask, ctx, correlationId, sessionId);
     const onAbort = () => void bus.execute('agent.cancel', { sessionId }).catch(() => undefined);
     signal.addEventListener('abort', onAbort, { once: true });
     try {
@@ -126,6 +158,7 @@ export function createServerFace(deps: ServerFaceDeps) {
       return text(`The agent failed: ${toErrorBody(err).message}`, true);
     } finally {
       offChunk?.();
+      offApprovals?.();
       signal.removeEventListener('abort', onAbort);
       if (requested === undefined) await bus.execute('agent.deleteSession', { sessionId }).catch(() => undefined);
     }
@@ -142,8 +175,12 @@ export function createServerFace(deps: ServerFaceDeps) {
     return text(outcome.text, !outcome.success);
   }
 
-  /** A new MCP server with every handler, acting on the sessions `sessions` reaches; cheap enough to build per request. */
-  function newServer(sessions: SessionAccess = LOCAL_SESSIONS): Server {
+  /**
+   * A new MCP server with every handler, acting on the sessions `sessions` reaches; cheap enough to
+   * build per request. `persistent`: it serves a whole connection (stdio), so it may ask the client
+   * to approve tool calls through elicitation (see the contracts).
+   */
+  function newServer(sessions: SessionAccess = LOCAL_SESSIONS, options: { persistent?: boolean } = {}): Server {
     const server = new Server(
       { name: card.name, version: card.version },
       {
@@ -156,7 +193,7 @@ export function createServerFace(deps: ServerFaceDeps) {
       const { name, arguments: args, _meta: meta } = request.params;
       switch (name) {
         case 'chat_with_agent':
-          return chat(args, meta, ctx, sessions);
+          return chat(args, meta, ctx, sessions, options.persistent ? server : undefined);
         case 'reset_conversation': {
           const id = parseArgs(resetInput, args).sessionId ?? DEFAULT_SESSION;
           const sessionId = sessions.key(id);

@@ -14,6 +14,8 @@
  *   `onProgress` in order, the last one before the result included (progress-relay.ts). With
  *   `resetTimeoutOnProgress` each one restarts `timeout`, up to `maxTotalTimeout` (default 10 × `timeout`) in all.
  * - Resources, prompts, logging and roots: see server-features.ts (`features`, `onNotice`).
+ * - Elicitation: a call given an `ElicitTarget` is where the server's `elicitation/create` requests during it
+ *   go (elicitation.ts); its deadline is when the call's own timeout ends it.
  * - `http` tries Streamable HTTP first and falls back to the SSE transport when the server answers the
  *   Streamable HTTP handshake with a 4xx status.
  */
@@ -39,6 +41,7 @@ import type { FetchLike } from './url-policy.ts';
 import type { Logger } from '../log/index.ts';
 import { ChildProcessTransport } from './stdio-transport.ts';
 import { createProgressRelay } from './progress-relay.ts';
+import { attachElicitation, createInFlightCalls, type ElicitTarget } from './elicitation.ts';
 
 export type TransportKind = 'stdio' | 'streamable-http' | 'sse' | 'a2a';
 
@@ -83,7 +86,8 @@ export interface McpConnection {
   readonly tools: Tool[];
   /** Resolves with the server's result (also when it has `isError`); throws CallError. */
   /** `meta` travels as the request's `_meta` (e.g. the agent-to-agent hop count). */
-  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>, onProgress?: ProgressCallback): Promise<CallToolResult>;
+  /** `elicit`: who answers the server's questions during this call (elicitation.ts); without one they are declined. */
+  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>, onProgress?: ProgressCallback, elicit?: ElicitTarget): Promise<CallToolResult>;
   /** Resources, prompts and roots of this server. */
   readonly features: ServerFeatures;
   close(): Promise<void>;
@@ -99,9 +103,11 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   let closing = false;
 
   let roots = { roots: config.roots ?? [] };
+  const inFlight = createInFlightCalls();
   const newClient = () => {
     const c = new Client(options.clientInfo, { capabilities: clientCapabilities(config) });
     roots = attachFeatures(c, config, (notice) => options.onNotice?.(notice));
+    attachElicitation(c, config, options.serverId, inFlight, log);
     return c;
   };
   const attach = async (transport: Transport): Promise<Client> => {
@@ -194,7 +200,8 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       return tools;
     },
     features: serverFeatures(client, config, roots),
-    async callTool(name, args, signal, meta, onProgress) {
+    async callTool(name, args, signal, meta, onProgress, elicit) {
+      const endCall = inFlight.begin(elicit, Date.now() + (resetOnProgress ? totalTimeout : timeout));
       // Our own progress token (progress-relay.ts); with reset-on-progress its timer bounds the call between
       // notifications and the SDK's timeout is the total.
       const tracked = config.progress === false ? undefined : progressRelay.begin({ timeout, resetOnProgress, signal, onProgress });
@@ -225,6 +232,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
         throw new CallError(describe(error, timeout), 'protocol');
       } finally {
         tracked?.end();
+        endCall();
       }
     },
     async close() {

@@ -4,8 +4,8 @@
  * and the requests of the resources, prompts and logging features.
  *
  * Contracts:
- * - `clientCapabilities` declares `roots` (with `listChanged`) only when the config lists roots;
- *   sampling and elicitation are never declared here.
+ * - `clientCapabilities` declares `roots` (with `listChanged`) only when the config lists roots, and
+ *   elicitation as elicitation.ts says; sampling is never declared here.
  * - `attachFeatures` registers the handlers before `connect` (roots/list answers the config's roots,
  *   the notifications become `ServerNotice`s). A list change the config turns off
  *   (`listChanged.<list>: false`) is ignored.
@@ -31,6 +31,7 @@ import {
 import type { McpServerConfig } from '../config/schema.ts';
 import type { McpLogLevel } from '../config/server-features.ts';
 import type { Logger } from '../log/index.ts';
+import { elicitationCapability } from './elicitation.ts';
 
 /** Something a server told agentd on its own. */
 export type ServerNotice =
@@ -53,7 +54,7 @@ export interface ServerFeatures {
 const MAX_PAGES = 100;
 
 export function clientCapabilities(config: McpServerConfig): ClientCapabilities {
-  return config.roots ? { roots: { listChanged: true } } : {};
+  return { ...(config.roots && { roots: { listChanged: true } }), ...elicitationCapability(config) };
 }
 
 /** The name of a root: the last path segment of its URI (or the URI). */

@@ -26,6 +26,7 @@ const BODIES: Record<string, unknown> = {
   'POST /api/connect-server': { name: 'second', config: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
   'POST /api/mcp/servers/{serverId}/tools/{toolName}/execute': { message: 'hi' },
   'POST /api/sessions/{sessionId}/approvals/{callId}': { decision: 'approve' },
+  'POST /api/sessions/{sessionId}/elicitations/{id}': { action: 'decline' },
   'POST /api/sessions/{sessionId}/fork': { seq: 1 },
   'POST /api/mcp/servers/{serverId}/resources/subscribe': { uri: 'demo://resource/dynamic/text/1' },
   'POST /api/mcp/servers/{serverId}/resources/unsubscribe': { uri: 'demo://resource/dynamic/text/1' },
@@ -57,6 +58,20 @@ async function pendingCall(url: string, sessionId: string): Promise<string> {
   }, PATIENT);
 }
 
+/** The elicitation routes use a session whose tool call's server waits for an answer to `id`. */
+const ELICITATION_VALUES: Record<string, string> = { sessionId: 'asking' };
+
+/** Starts a turn in `sessionId` whose tool call asks the user something; resolves with the question's id. */
+async function pendingQuestion(url: string, sessionId: string): Promise<string> {
+  const headers = { Authorization: `Bearer ${API}`, 'Content-Type': 'application/json' };
+  await fetch(`${url}/api/message`, { method: 'POST', headers, body: JSON.stringify({ sessionId, message: 'ask [[tool:trigger-elicitation-request {}]]' }) });
+  return vi.waitFor(async () => {
+    const { elicitations } = (await (await fetch(`${url}/api/sessions/${sessionId}/elicitations`, { headers })).json()) as { elicitations: { id: string }[] };
+    if (!elicitations[0]) throw new Error('no question waited for an answer');
+    return elicitations[0].id;
+  }, PATIENT);
+}
+
 describe('OpenAPI document', () => {
   let sim: Simulator;
   let svc: RunningApp;
@@ -66,7 +81,7 @@ describe('OpenAPI document', () => {
     svc = await startApp(
       {
         server: { inspect: true, auth: { apiKey: API, adminKey: ADMIN } },
-        mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] }, everything: { ...everythingStdio, roots: ['file:///tmp/agentd-openapi'] } },
+        mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] }, everything: { ...everythingStdio, timeout: 60_000, roots: ['file:///tmp/agentd-openapi'] } },
         toolPolicy: { rules: [{ server: 'echo', tool: 'big', action: 'ask' }] },
       },
       { modelUrl: sim.url },
@@ -104,6 +119,7 @@ describe('OpenAPI document', () => {
 
   it('every operation answers a real request with its documented shape', async () => {
     APPROVAL_VALUES.callId = await pendingCall(svc.url, 'waiting');
+    ELICITATION_VALUES.id = await pendingQuestion(svc.url, 'asking');
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
     const operations = Object.entries(doc.paths)
       .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path, op })))
@@ -115,7 +131,7 @@ describe('OpenAPI document', () => {
       if (key === 'GET /api/oauth/callback') continue;
       // Answers 200 only with an A2A agent to reach: test/int/a2a-tools.test.ts checks that answer.
       if (key === 'POST /api/connect-a2a-agent') continue;
-      const values = path.includes('/approvals') ? { ...PATH_VALUES, ...APPROVAL_VALUES } : /\/(resources|prompts|roots)\b/.test(path) ? { ...PATH_VALUES, ...FEATURE_VALUES } : PATH_VALUES;
+      const values = path.includes('/approvals') ? { ...PATH_VALUES, ...APPROVAL_VALUES } : path.includes('/elicitations') ? { ...PATH_VALUES, ...ELICITATION_VALUES } : /\/(resources|prompts|roots)\b/.test(path) ? { ...PATH_VALUES, ...FEATURE_VALUES } : PATH_VALUES;
       const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'file' ? (path.startsWith('/api/docs') ? 'docs.js' : path.startsWith('/inspect') ? 'inspect.js' : 'main.js') : values[name]!));
       const given = BODIES[key];
       const raw = RAW_BODIES[key];

@@ -20,6 +20,8 @@ const at = '2026-01-01T00:00:00.000Z';
 const server = { id: 'echo', name: 'echo', status: 'connected', type: 'stdio' } as const;
 const approval = { sessionId: 's1', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 'echo', args: {}, expiresAt: at };
 
+const elicitation = { sessionId: 's1', turnId: 't1', id: 'el_1', callId: 'c1', serverId: 'echo', message: 'Name?', mode: 'form', requestedSchema: { type: 'object' }, expiresAt: at } as const;
+
 /** One typed answer per bus command the routes send. */
 const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'agent.sendMessage': { turnId: 't1', queued: false },
@@ -29,6 +31,8 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'agent.openSession': { opened: true },
   'agent.approvals': [approval],
   'agent.approve': approval,
+  'agent.elicitations': [elicitation],
+  'agent.answerElicitation': elicitation,
   'agent.listSessions': [{ id: 's1', lastSeq: 3, updatedAt: at, busy: false, queued: 0 }],
   'agent.sessionExists': { exists: true },
   'agent.history': { frames: [{ event: 'thinking', data: { sessionId: 's1', turnId: 't1', seq: 1 } }], lastSeq: 1 },
@@ -79,6 +83,7 @@ const BODIES: Record<string, unknown> = {
   'POST /api/connect-server': { name: 'echo', config: { type: 'stdio', command: 'node' } },
   'POST /api/connect-a2a-agent': { name: 'peer', config: { url: 'http://127.0.0.1:9/' } },
   'POST /api/sessions/:sessionId/approvals/:callId': { decision: 'approve' },
+  'POST /api/sessions/:sessionId/elicitations/:id': { action: 'decline' },
   'POST /api/sessions/:sessionId/fork': { seq: 1 },
   'POST /api/mcp/servers/:serverId/resources/subscribe': { uri: 'demo://a' },
   'POST /api/mcp/servers/:serverId/resources/unsubscribe': { uri: 'demo://a' },

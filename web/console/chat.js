@@ -4,10 +4,12 @@
 // per frame. The transcript keeps the newest message in view unless the reader scrolled up.
 import { el } from './dom.js';
 import { pretty, resultParts } from './results.js';
+import { elicitationBox } from './elicitation-form.js';
 
 /** @typedef {import('./transcript.js').Item} Item */
 /** @typedef {import('./transcript.js').ToolItem} ToolItem */
 /** @typedef {import('./transcript.js').CompactionItem} CompactionItem */
+/** @typedef {import('./elicitation-form.js').Elicit} Elicit */
 
 /** A token count as the page shows it. @param {number} n */
 export const tokens = (n) => n.toLocaleString('en');
@@ -35,8 +37,9 @@ function compactionEntry(item) {
 /**
  * @param {ToolItem} item
  * @param {(callId: string, decision: 'approve' | 'deny') => void} answer
+ * @param {Elicit} elicit
  */
-function toolEntry(item, answer) {
+function toolEntry(item, answer, elicit) {
   const li = el('li', { className: 'tool' }, el('strong', { textContent: item.toolName }), el('span', { textContent: ` on ${item.serverId}` }));
   if (item.args !== undefined) li.append(el('pre', { className: 'args', textContent: pretty(item.args) }));
   const approval = item.approval;
@@ -59,6 +62,7 @@ function toolEntry(item, answer) {
     }
     li.append(box);
   }
+  for (const e of item.elicitations ?? []) li.append(elicitationBox(e, elicit));
   const outcome = item.outcome;
   if (outcome) {
     li.append(
@@ -72,9 +76,10 @@ function toolEntry(item, answer) {
 /**
  * @param {Item} item
  * @param {(callId: string, decision: 'approve' | 'deny') => void} answer
+ * @param {Elicit} elicit
  * @returns {HTMLElement}
  */
-function entry(item, answer) {
+function entry(item, answer, elicit) {
   switch (item.kind) {
     case 'user':
       return el('li', { className: 'user', textContent: item.content + (item.hasImage ? '\n[image attached]' : '') });
@@ -84,7 +89,7 @@ function entry(item, answer) {
       return li;
     }
     case 'tool':
-      return toolEntry(item, answer);
+      return toolEntry(item, answer, elicit);
     case 'error':
       return el('li', { className: 'error', textContent: `${item.code}: ${item.message}` });
     case 'reset':
@@ -96,9 +101,10 @@ function entry(item, answer) {
 
 /**
  * @param {HTMLElement} list  the transcript's `<ol>`, which scrolls
- * @param {{ answer: (callId: string, decision: 'approve' | 'deny') => void }} options  sends a person's answer to a call waiting for approval
+ * @param {{ answer: (callId: string, decision: 'approve' | 'deny') => void, elicit: Elicit }} options  sends a person's answer to a call
+ *   waiting for approval (`answer`), and to a tool server's question (`elicit`)
  */
-export function createTranscript(list, { answer }) {
+export function createTranscript(list, { answer, elicit }) {
   /** @type {Map<string, { item: Item, node: HTMLElement }>} */
   let shown = new Map();
   /** @type {readonly Item[] | undefined} */
@@ -118,7 +124,7 @@ export function createTranscript(list, { answer }) {
       let before = /** @type {ChildNode | null} */ (list.firstChild);
       for (const item of items) {
         const old = shown.get(item.key);
-        const node = old && old.item === item ? old.node : entry(item, answer);
+        const node = old && old.item === item ? old.node : entry(item, answer, elicit);
         if (old && old.node !== node) {
           if (old.node === before) before = old.node.nextSibling;
           old.node.remove();

@@ -35,6 +35,9 @@ const transcript = createTranscript($('transcript'), {
   answer: (callId, decision) => {
     if (!events?.send({ type: 'approval', sessionId: current, callId, decision })) status('not connected; try again in a moment');
   },
+  elicit: (id, action, content) => {
+    if (!events?.send({ type: 'elicitation', sessionId: current, id, action, ...(content && { content }) })) status('not connected; try again in a moment');
+  },
 });
 const servers = createServerPanel($('servers'), status);
 

@@ -43,7 +43,9 @@
  * @typedef {{ decision: 'approve' | 'deny', by: string, reason?: string }} Verdict
  * @typedef {{ expiresAt: string, verdict?: Verdict }} Approval
  * @typedef {{ success: boolean, result: unknown, durationMs: number }} ToolOutcome
- * @typedef {{ kind: 'tool', key: string, order: number, callId: string, toolName: string, serverId: string, args: unknown, approval?: Approval, outcome?: ToolOutcome }} ToolItem
+ * @typedef {{ id: string, message: string, mode: 'form' | 'url', requestedSchema?: Record<string, unknown>, url?: string, expiresAt: string, answer?: { action: string, by: string } }} Elicitation
+ *   a tool server's question during the call (elicitationRequested), and its answer once resolved
+ * @typedef {{ kind: 'tool', key: string, order: number, callId: string, toolName: string, serverId: string, args: unknown, approval?: Approval, elicitations?: Elicitation[], outcome?: ToolOutcome }} ToolItem
  * @typedef {{ kind: 'error', key: string, order: number, code: string, message: string }} ErrorItem
  * @typedef {{ kind: 'reset', key: string, order: number }} ResetItem
  * @typedef {AgentFrameData['contextCompacted']} CompactedData
@@ -183,7 +185,9 @@ function foldSession(view, frame) {
       const { approval, outcome } = get(items, callKey(d.callId), 'tool') ?? {};
       /** @type {ToolItem} */
       const item = { kind: 'tool', key: callKey(d.callId), order: d.seq, callId: d.callId, toolName: d.toolName, serverId: d.serverId, args: d.args };
+      const { elicitations } = get(items, callKey(d.callId), 'tool') ?? {};
       if (approval) item.approval = approval;
+      if (elicitations) item.elicitations = elicitations;
       if (outcome) item.outcome = outcome;
       items = put(items, item);
       break;
@@ -201,6 +205,25 @@ function foldSession(view, frame) {
       const verdict = { decision: d.decision, by: d.by };
       if (d.reason !== undefined) verdict.reason = d.reason;
       items = put(items, { ...call, approval: { expiresAt: call.approval?.expiresAt ?? '', verdict } });
+      break;
+    }
+    case 'elicitationRequested': {
+      const d = frame.data;
+      const call = callItem(items, d);
+      if (call.elicitations?.some((e) => e.id === d.id)) return view;
+      /** @type {Elicitation} */
+      const asked = { id: d.id, message: d.message, mode: d.mode, expiresAt: d.expiresAt };
+      if (d.requestedSchema) asked.requestedSchema = d.requestedSchema;
+      if (d.url !== undefined) asked.url = d.url;
+      items = put(items, { ...call, elicitations: [...(call.elicitations ?? []), asked] });
+      break;
+    }
+    case 'elicitationResolved': {
+      const d = frame.data;
+      const call = items.find((i) => i.kind === 'tool' && i.elicitations?.some((e) => e.id === d.id));
+      if (call?.kind !== 'tool') return view;
+      const elicitations = (call.elicitations ?? []).map((e) => (e.id === d.id ? { ...e, answer: { action: d.action, by: d.by } } : e));
+      items = put(items, { ...call, elicitations });
       break;
     }
     case 'toolResult': {

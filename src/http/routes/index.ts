@@ -3,6 +3,7 @@ import type { Metrics } from '../../metrics/index.ts';
 import type { Route } from '../route.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
 import { compactionRoutes } from './compaction-routes.ts';
+import { elicitationRoutes } from './elicitation-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { oauthRoutes } from './oauth-routes.ts';
 import { mcpFeatureRoutes } from './mcp-feature-routes.ts';
@@ -29,6 +30,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...agentRoutes(deps),
     ...sessionTransferRoutes(deps),
     ...compactionRoutes(deps),
+    ...elicitationRoutes(deps),
     ...mcpRoutes(deps),
     ...oauthRoutes(),
     ...mcpFeatureRoutes(deps),

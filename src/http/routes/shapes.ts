@@ -5,7 +5,7 @@
  * src/conversation/records.ts; only the HTTP envelopes (`timestamp`, wrappers) are written here.
  */
 import { z } from 'zod';
-import { approvalDecision } from '../../conversation/session-events.ts';
+import { approvalDecision, elicitationAction } from '../../conversation/session-events.ts';
 import {
   agentHealth,
   compactionResult,
@@ -18,6 +18,19 @@ import {
   toolRecord,
 } from '../../conversation/records.ts';
 import { promptRecord, promptResult, resourceContents, resourceList } from '../../conversation/mcp-records.ts';
+
+/** A tool server's question waiting for the user (src/agent/elicitations.ts), as a listing shows it. */
+const pendingElicitation = z.object({
+  id: z.string(),
+  turnId: z.string(),
+  callId: z.string(),
+  serverId: z.string(),
+  message: z.string(),
+  mode: z.enum(['form', 'url']),
+  requestedSchema: z.record(z.string(), z.unknown()).optional(),
+  url: z.string().optional(),
+  expiresAt: z.string(),
+});
 
 const withTimestamp = <S extends z.ZodRawShape>(shape: S) => z.object({ ...shape, timestamp });
 
@@ -60,6 +73,8 @@ export const RESPONSES = {
   compacted: withTimestamp(compactionResult.shape),
   approvals: withTimestamp({ sessionId: z.string(), approvals: z.array(pendingApproval) }),
   approvalAnswered: withTimestamp({ sessionId: z.string(), callId: z.string(), decision: approvalDecision }),
+  elicitations: withTimestamp({ sessionId: z.string(), elicitations: z.array(pendingElicitation) }),
+  elicitationAnswered: withTimestamp({ sessionId: z.string(), id: z.string(), action: elicitationAction }),
   servers: withTimestamp({ servers: z.array(serverRecord) }),
   serverConnected: serverChange('connected'),
   serverRemoved: serverChange('disconnected'),
