@@ -28,6 +28,8 @@ import {
   McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
+  type ClientCapabilities,
+  type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { HttpServerConfig, McpServerConfig } from '../config/schema.ts';
@@ -86,6 +88,8 @@ export interface McpConnection {
   callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>, onProgress?: ProgressCallback): Promise<CallToolResult>;
   /** Resources, prompts and roots of this server. */
   readonly features: ServerFeatures;
+  /** What agentd declared in `initialize` and what the server declared back. */
+  readonly capabilities: { client: ClientCapabilities; server: ServerCapabilities };
   close(): Promise<void>;
 }
 
@@ -99,8 +103,10 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   let closing = false;
 
   let roots = { roots: config.roots ?? [] };
+  let declared: ClientCapabilities = {};
   const newClient = () => {
-    const c = new Client(options.clientInfo, { capabilities: clientCapabilities(config) });
+    declared = clientCapabilities(config);
+    const c = new Client(options.clientInfo, { capabilities: declared });
     roots = attachFeatures(c, config, (notice) => options.onNotice?.(notice));
     return c;
   };
@@ -194,6 +200,9 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       return tools;
     },
     features: serverFeatures(client, config, roots),
+    get capabilities() {
+      return { client: declared, server: client.getServerCapabilities() ?? {} };
+    },
     async callTool(name, args, signal, meta, onProgress) {
       // Our own progress token (progress-relay.ts); with reset-on-progress its timer bounds the call between
       // notifications and the SDK's timeout is the total.
