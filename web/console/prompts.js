@@ -10,6 +10,7 @@
 // - Empty fields are left out of `arguments`.
 import { call } from './api.js';
 import { el } from './dom.js';
+import { lazySection } from './lazy.js';
 
 /** @typedef {{ name: string, description?: string, arguments: { name: string, description?: string, required: boolean }[] }} Prompt */
 /** @typedef {{ serverId: string, name: string, arguments: Record<string, string> }} PromptRef */
@@ -70,14 +71,7 @@ function promptForm(serverId, prompt, send) {
  * @param {SendPrompt} send
  */
 export function promptPicker(serverId, send) {
-  const box = el('details', { className: 'prompts' }, el('summary', { textContent: 'Prompts' }));
-  box.addEventListener('toggle', () => {
-    if (!box.open || box.dataset.loaded) return;
-    box.dataset.loaded = 'true';
-    call('GET', `/api/mcp/servers/${enc(serverId)}/prompts`).then(
-      (/** @type {{ prompts: Prompt[] }} */ res) => box.append(...(res.prompts.length ? res.prompts.map((p) => promptForm(serverId, p, send)) : [el('p', { textContent: 'No prompts.' })])),
-      (/** @type {Error} */ err) => box.append(el('p', { className: 'error', textContent: err.message })),
-    );
-  });
-  return box;
+  return lazySection('prompts', 'Prompts', `/api/mcp/servers/${enc(serverId)}/prompts`, (/** @type {{ prompts: Prompt[] }} */ res) =>
+    res.prompts.length ? res.prompts.map((p) => promptForm(serverId, p, send)) : [el('p', { textContent: 'No prompts.' })],
+  );
 }

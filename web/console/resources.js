@@ -10,6 +10,7 @@
 // - `createAttachments` keeps each (server, URI) once; `take()` returns them and clears the chips.
 import { call } from './api.js';
 import { el } from './dom.js';
+import { lazySection } from './lazy.js';
 
 /** @typedef {{ uri: string, name: string, description?: string, mimeType?: string }} Resource */
 /** @typedef {{ uriTemplate: string, name: string, description?: string, mimeType?: string }} ResourceTemplate */
@@ -118,20 +119,11 @@ function resourceEntry(serverId, r, attach) {
  * @param {(ref: ResourceRef) => void} attach
  */
 export function resourceBrowser(serverId, attach) {
-  const box = el('details', { className: 'resources' }, el('summary', { textContent: 'Resources' }));
-  box.addEventListener('toggle', () => {
-    if (!box.open || box.dataset.loaded) return;
-    box.dataset.loaded = 'true';
-    call('GET', `/api/mcp/servers/${enc(serverId)}/resources`).then(
-      (/** @type {{ resources: Resource[], resourceTemplates: ResourceTemplate[] }} */ res) => {
-        const items = [
-          ...res.resources.map((r) => resourceEntry(serverId, { ...r, template: false }, attach)),
-          ...res.resourceTemplates.map((t) => resourceEntry(serverId, { ...t, uri: t.uriTemplate, template: true }, attach)),
-        ];
-        box.append(items.length ? el('ul', { className: 'resource-list' }, ...items) : el('p', { textContent: 'No resources.' }));
-      },
-      (/** @type {Error} */ err) => box.append(el('p', { className: 'error', textContent: err.message })),
-    );
+  return lazySection('resources', 'Resources', `/api/mcp/servers/${enc(serverId)}/resources`, (/** @type {{ resources: Resource[], resourceTemplates: ResourceTemplate[] }} */ res) => {
+    const items = [
+      ...res.resources.map((r) => resourceEntry(serverId, { ...r, template: false }, attach)),
+      ...res.resourceTemplates.map((t) => resourceEntry(serverId, { ...t, uri: t.uriTemplate, template: true }, attach)),
+    ];
+    return [items.length ? el('ul', { className: 'resource-list' }, ...items) : el('p', { textContent: 'No resources.' })];
   });
-  return box;
 }
