@@ -22,6 +22,14 @@ export const serverType = z.enum(['stdio', 'http']);
 export type ServerType = z.output<typeof serverType>;
 
 /** The spec's MCP server record. */
+/** What each side of a connected server's session declared in `initialize`, and what agentd asks of it besides. */
+export const serverCapabilities = z.object({
+  client: z.record(z.string(), z.unknown()).describe('What agentd declared to the server (roots, elicitation, sampling when on)'),
+  server: z.record(z.string(), z.unknown()).describe('What the server declared (tools, resources, prompts, logging, with listChanged/subscribe)'),
+  progress: z.boolean().describe('Whether agentd sends a progress token with each tool call (config `progress`)'),
+  logLevel: z.string().exactOptional().describe('The log level agentd asked for (config `logLevel`)'),
+});
+
 export const serverRecord = z.object({
   id: z.string(),
   name: z.string(),
@@ -37,6 +45,9 @@ export const serverRecord = z.object({
     .array(z.object({ instanceId: z.string(), status: serverStatus, error: z.string().exactOptional() }))
     .exactOptional()
     .describe("With instances sharing one Redis: this server's status on each live instance"),
+  capabilities: serverCapabilities
+    .exactOptional()
+    .describe('While connected: the capabilities agentd declared to the server and those it declared back'),
 });
 export type ServerRecord = z.output<typeof serverRecord>;
 

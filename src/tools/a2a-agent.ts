@@ -109,6 +109,8 @@ export async function openA2aAgent(options: A2aOpenOptions): Promise<McpConnecti
     tools,
     callTool: (_skill, args, signal, meta) => callA2a(target, args, signal, meta),
     features: NO_FEATURES,
+    /** Nothing is declared over A2A; its skills stand for the tools an MCP server would declare. */
+    capabilities: { client: {}, server: { tools: {} } },
     close: () => Promise.resolve(),
   };
 }

@@ -30,6 +30,8 @@ import {
   McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
+  type ClientCapabilities,
+  type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { HttpServerConfig, McpServerConfig } from '../config/schema.ts';
@@ -90,6 +92,8 @@ export interface McpConnection {
   callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>, onProgress?: ProgressCallback, elicit?: ElicitTarget): Promise<CallToolResult>;
   /** Resources, prompts and roots of this server. */
   readonly features: ServerFeatures;
+  /** What agentd declared in `initialize` and what the server declared back. */
+  readonly capabilities: { client: ClientCapabilities; server: ServerCapabilities };
   close(): Promise<void>;
 }
 
@@ -104,8 +108,10 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
 
   let roots = { roots: config.roots ?? [] };
   const inFlight = createInFlightCalls();
+  let declared: ClientCapabilities = {};
   const newClient = () => {
-    const c = new Client(options.clientInfo, { capabilities: clientCapabilities(config) });
+    declared = clientCapabilities(config);
+    const c = new Client(options.clientInfo, { capabilities: declared });
     roots = attachFeatures(c, config, (notice) => options.onNotice?.(notice));
     attachElicitation(c, config, options.serverId, inFlight, log);
     return c;
@@ -200,6 +206,9 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       return tools;
     },
     features: serverFeatures(client, config, roots),
+    get capabilities() {
+      return { client: declared, server: client.getServerCapabilities() ?? {} };
+    },
     async callTool(name, args, signal, meta, onProgress, elicit) {
       const endCall = inFlight.begin(elicit, Date.now() + (resetOnProgress ? totalTimeout : timeout));
       // Our own progress token (progress-relay.ts); with reset-on-progress its timer bounds the call between

@@ -88,7 +88,15 @@ export function recordOf(e: ServerEntry, redactor: Redactor): ServerRecord {
     ...(e.config.description !== undefined ? { description: e.config.description } : {}),
     ...(status === 'error' && error !== undefined ? { error: redactor.redact(error) } : {}),
     ...withSignIn(e, status),
+    ...withCapabilities(e, status),
   };
+}
+
+/** While connected: what agentd and the server declared to each other, and what agentd asks besides. */
+function withCapabilities(e: ServerEntry, status: ServerStatus): Pick<ServerRecord, 'capabilities'> {
+  if (status !== 'connected' || !e.connection) return {};
+  const { client, server } = e.connection.capabilities;
+  return { capabilities: { client, server, progress: e.config.progress !== false, ...(e.config.logLevel !== undefined && { logLevel: e.config.logLevel }) } };
 }
 
 /** The sign-in URL while the server waits for one (a URL for admins: routes strip it for others). */

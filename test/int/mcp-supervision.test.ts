@@ -108,7 +108,7 @@ describe('mcp supervision', () => {
 
   it('connects a server at runtime; a duplicate name is INVALID_REQUEST; a failure is AGENT_ERROR and listed', async () => {
     const record = await h.bus.execute('mcp.connectServer', { name: 'late', config: fixture('echo-server') });
-    expect(record).toEqual({ id: 'late', name: 'late', status: 'connected', type: 'stdio' });
+    expect(record).toEqual({ id: 'late', name: 'late', status: 'connected', type: 'stdio', capabilities: expect.objectContaining({ progress: true }) });
     expect((await h.bus.execute('mcp.modelTools', {})).map((t) => t.name)).toContain('echo');
 
     expect(await rejection(h.bus.execute('mcp.connectServer', { name: 'late', config: fixture('echo-server') }))).toMatchObject({

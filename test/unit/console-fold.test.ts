@@ -172,6 +172,16 @@ describe('the console fold', () => {
     expect(shown(state, 'other')).toEqual(['user: elsewhere']);
   });
 
+  it('keeps what a user message attached: the resources and the prompt it names', () => {
+    const resources = [{ serverId: 'everything', uri: 'demo://resource/dynamic/text/1' }];
+    const prompt = { serverId: 'everything', name: 'args-prompt' };
+    const attached: ConsoleFrame = { event: 'userMessage', data: { sessionId: S, turnId: 't2', seq: 2, content: 'with more', hasImage: false, resources, prompt } };
+    const [plain, rich] = sessionView(foldAll(initialState, [user(1, 't1', 'plain'), attached]), S).items;
+    expect(plain).not.toHaveProperty('resources');
+    expect(plain).not.toHaveProperty('prompt');
+    expect(rich).toMatchObject({ kind: 'user', content: 'with more', resources, prompt });
+  });
+
   it('tracks the tool servers from the REST list and their status frames', () => {
     const rec = (id: string, status: 'connected' | 'error' | 'disconnected') => ({ id, name: id, status, type: 'stdio' as const });
     let state = fold(initialState, { event: 'serverList', data: { servers: [rec('a', 'connected'), rec('b', 'connected')] } });

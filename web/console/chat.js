@@ -74,6 +74,20 @@ function toolEntry(item, answer, elicit) {
 }
 
 /**
+ * A user message, with what it attached: the prompt it sent and the resources (the `userMessage` frame names them).
+ * @param {import('./transcript.js').UserItem} item
+ */
+function userEntry(item) {
+  const li = el('li', { className: 'user', textContent: item.content + (item.hasImage ? '\n[image attached]' : '') });
+  const notes = [
+    ...(item.prompt ? [`prompt ${item.prompt.name} (${item.prompt.serverId})`] : []),
+    ...(item.resources ?? []).map((r) => `resource ${r.uri} (${r.serverId})`),
+  ];
+  if (notes.length) li.append(el('small', { className: 'attached', textContent: `Attached: ${notes.join(', ')}` }));
+  return li;
+}
+
+/**
  * @param {Item} item
  * @param {(callId: string, decision: 'approve' | 'deny') => void} answer
  * @param {Elicit} elicit
@@ -82,7 +96,7 @@ function toolEntry(item, answer, elicit) {
 function entry(item, answer, elicit) {
   switch (item.kind) {
     case 'user':
-      return el('li', { className: 'user', textContent: item.content + (item.hasImage ? '\n[image attached]' : '') });
+      return userEntry(item);
     case 'assistant': {
       const li = el('li', { className: item.text ? 'assistant' : 'assistant pending', textContent: item.text || '…' });
       if (item.done) li.dataset.done = 'true';

@@ -5,6 +5,7 @@
 import { ApiError, call } from './api.js';
 import { createTranscript, tokens } from './chat.js';
 import { apiKey, live } from './live.js';
+import { createAttachments } from './resources.js';
 import { createServerPanel } from './servers.js';
 import { fold, initialState, sessionView } from './transcript.js';
 
@@ -39,7 +40,17 @@ const transcript = createTranscript($('transcript'), {
     if (!events?.send({ type: 'elicitation', sessionId: current, id, action, ...(content && { content }) })) status('not connected; try again in a moment');
   },
 });
-const servers = createServerPanel($('servers'), status);
+const attachments = createAttachments($('attachments'));
+const servers = createServerPanel($('servers'), status, {
+  attach: (ref) => attachments.add(ref),
+  // A prompt goes as the user's turn, with the resources attached so far.
+  sendPrompt: ({ prompt, content }) => {
+    const resources = attachments.peek();
+    const sent = !!events?.send({ type: 'message', content, sessionId: current, prompt, ...(resources.length > 0 && { resources }) });
+    if (sent) attachments.take();
+    return sent;
+  },
+});
 
 let scheduled = false;
 /** Renders from the state, at most once a frame. */
@@ -183,9 +194,11 @@ async function send(content) {
   const file = /** @type {HTMLInputElement} */ ($('image'));
   if (!content) return;
   const image = await imageData(file.files?.[0]);
-  if (!events?.send({ type: 'message', content, sessionId: current, ...(image && { imageData: image }) })) return status('not connected; try again in a moment');
+  const resources = attachments.peek();
+  if (!events?.send({ type: 'message', content, sessionId: current, ...(image && { imageData: image }), ...(resources.length > 0 && { resources }) })) return status('not connected; try again in a moment');
   message.value = '';
   file.value = '';
+  attachments.take();
 }
 
 /** @param {File | undefined} file */

@@ -5,6 +5,8 @@
 // form keeps what was typed into it.
 import { call } from './api.js';
 import { el } from './dom.js';
+import { promptPicker } from './prompts.js';
+import { resourceBrowser } from './resources.js';
 import { resultParts } from './results.js';
 
 /** @typedef {import('./transcript.js').ServerRecord} ServerRecord */
@@ -70,8 +72,10 @@ function toolForm(serverId, tool) {
 /**
  * @param {HTMLElement} list  the panel's `<ul>`
  * @param {(text: string) => void} report  shows a failed action
+ * @param {{ attach: (ref: import('./resources.js').ResourceRef) => void, sendPrompt: import('./prompts.js').SendPrompt }} composer
+ *   attaches a resource to the next message; sends a prompt as the user's turn
  */
-export function createServerPanel(list, report) {
+export function createServerPanel(list, report, composer) {
   /** @param {string} label @param {() => Promise<unknown>} run */
   const action = (label, run) => {
     const button = el('button', { type: 'button', textContent: label });
@@ -111,7 +115,7 @@ export function createServerPanel(list, report) {
         signIn(s),
         action('Restart', () => call('POST', `/api/mcp/servers/${path(s.id)}/restart`)),
         action('Disconnect', () => call('DELETE', `/api/mcp/servers/${path(s.id)}`))),
-      s.status === 'connected' ? tools : '',
+      ...(s.status === 'connected' ? [tools, resourceBrowser(s.id, composer.attach), promptPicker(s.id, composer.sendPrompt)] : []),
     );
   };
 

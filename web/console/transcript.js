@@ -38,7 +38,7 @@
  */
 
 /**
- * @typedef {{ kind: 'user', key: string, order: number, content: string, hasImage: boolean }} UserItem
+ * @typedef {{ kind: 'user', key: string, order: number, content: string, hasImage: boolean, resources?: { serverId: string, uri: string }[], prompt?: { serverId: string, name: string } }} UserItem
  * @typedef {{ kind: 'assistant', key: string, order: number, turnId: string, text: string, done: boolean }} AssistantItem
  * @typedef {{ decision: 'approve' | 'deny', by: string, reason?: string }} Verdict
  * @typedef {{ expiresAt: string, verdict?: Verdict }} Approval
@@ -159,7 +159,7 @@ function foldSession(view, frame) {
   switch (frame.event) {
     case 'userMessage': {
       const d = frame.data;
-      items = put(items, { kind: 'user', key: `user:${d.seq}`, order: d.seq, content: d.content, hasImage: d.hasImage });
+      items = put(items, { kind: 'user', key: `user:${d.seq}`, order: d.seq, content: d.content, hasImage: d.hasImage, ...(d.resources && { resources: d.resources }), ...(d.prompt && { prompt: d.prompt }) });
       break;
     }
     case 'thinking': {

@@ -4,6 +4,7 @@
 // the states it went through, its context, and the event log.
 import { live } from './live.js';
 import { el } from './dom.js';
+import { createServerPanel } from './servers.js';
 
 /** An actor's name as shown: an owned session's key (`turn:` NUL owner NUL id) reads `turn:owner/id`. */
 const shownName = (/** @type {string} */ name) => {
@@ -151,8 +152,12 @@ function prune() {
   for (const id of stopped.slice(0, Math.max(0, stopped.length - MAX_STOPPED))) if (id !== selected) actors.delete(id);
 }
 
+const servers = createServerPanel($('tool-servers'));
+
 /** @param {InspectFrame} frame */
 function onFrame(frame) {
+  // A tool server's connection actor (`mcp:<name>`) changed: its record (and capabilities) may have.
+  if (frame.type !== '@xstate.event' && actors.get(frame.sessionId)?.name.startsWith('mcp:')) servers.refresh();
   switch (frame.type) {
     case 'resync':
       actors.clear();
@@ -194,6 +199,7 @@ live({
     // A new connection starts with the late-join state of every live actor.
     if (link === 'open') {
       actors.clear();
+      servers.refresh();
       $('status').textContent = 'live';
     }
     if (link === 'closed') $('status').textContent = 'disconnected; reconnecting… (the inspector needs --inspect, and the API key if one is set: enter it in the console)';
