@@ -47,7 +47,7 @@ describe('MCP REST endpoints', () => {
     // `broken` is retried after a backoff (about a second, then longer), `connecting` while it is;
     // between its attempts it is listed with the error.
     await expect.poll(servers, PATIENT).toEqual([
-      { id: 'everything', name: 'everything', status: 'connected', type: 'stdio', description: 'reference server', capabilities: expect.objectContaining({ client: {}, server: expect.objectContaining({ resources: expect.anything(), prompts: expect.anything() }), progress: true }) },
+      { id: 'everything', name: 'everything', status: 'connected', type: 'stdio', description: 'reference server', capabilities: expect.objectContaining({ client: { elicitation: { form: {}, url: {} } }, server: expect.objectContaining({ resources: expect.anything(), prompts: expect.anything() }), progress: true }) },
       { id: 'broken', name: 'broken', status: 'error', type: 'stdio', error: 'process exited with code 3: fixture: refusing to start' },
     ]);
     const health = await call('GET', '/api/health');
