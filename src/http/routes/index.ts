@@ -1,6 +1,7 @@
 /** The REST route table: every endpoint under /api, /metrics and the console's pages, in one list (pinned by test/golden/routes.json). */
 import type { Metrics } from '../../metrics/index.ts';
 import type { Route } from '../route.ts';
+import { a2aRoutes } from './a2a-routes.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
 import { compactionRoutes } from './compaction-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
@@ -33,6 +34,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...oauthRoutes(),
     ...mcpFeatureRoutes(deps),
     metricsRoute(deps.metrics),
+    ...a2aRoutes(deps.config),
     ...(deps.mode === 'mcp' ? [] : consoleRoutes()),
     ...inspectRoutes(deps.config?.server.inspect ?? false),
   ];
