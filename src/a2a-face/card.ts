@@ -12,6 +12,7 @@
  * - Security schemes follow `server.auth`: one HTTP bearer scheme (keys and JWTs are both bearer
  *   credentials) when any credential is configured, none otherwise.
  */
+import { z } from 'zod';
 import type { AgentConfig, AuthConfig } from '../config/schema.ts';
 
 export const A2A_PATH = '/a2a';
@@ -35,6 +36,25 @@ export function endpointOrigin(headers: Record<string, string>, behindProxy: boo
   return `${proto}://${host}`;
 }
 
+const iface = z.object({ url: z.string(), protocolBinding: z.string(), protocolVersion: z.string() });
+/** The card's published shape (OpenAPI, contract test): the members both versions read; the rest pass. */
+export const agentCardSchema = z.looseObject({
+  name: z.string(),
+  description: z.string(),
+  version: z.string(),
+  supportedInterfaces: z.array(iface),
+  protocolVersions: z.array(z.string()),
+  url: z.string().describe('v0.3: the JSON-RPC endpoint'),
+  protocolVersion: z.string().describe('v0.3'),
+  preferredTransport: z.literal('JSONRPC'),
+  capabilities: z.object({ streaming: z.boolean(), pushNotifications: z.boolean() }).loose(),
+  defaultInputModes: z.array(z.string()),
+  defaultOutputModes: z.array(z.string()),
+  skills: z.array(z.object({ id: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) }).loose()),
+  securitySchemes: z.record(z.string(), z.unknown()).optional(),
+  security: z.array(z.record(z.string(), z.array(z.string()))).optional(),
+});
+
 export function agentCard(config: Pick<AgentConfig, 'name' | 'description' | 'version' | 'a2a' | 'server'>, origin: string) {
   const url = `${origin}${A2A_PATH}`;
   const secured = hasCredentials(config.server.auth);
@@ -50,7 +70,7 @@ export function agentCard(config: Pick<AgentConfig, 'name' | 'description' | 've
     protocolVersions: ['1.0', '0.3'],
     url,
     protocolVersion: '0.3.0',
-    preferredTransport: 'JSONRPC',
+    preferredTransport: 'JSONRPC' as const,
     additionalInterfaces: [{ url, transport: 'JSONRPC' }],
     capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
     defaultInputModes: ['text/plain', 'application/json'],

@@ -64,7 +64,7 @@ describe('the agent card', () => {
   it('names the agent and its endpoint, for v1.0 and v0.3 clients, with bearer security', async () => {
     const res = await fetch(`${app.url}/.well-known/agent-card.json`);
     expect(res.status).toBe(200);
-    const card = await res.json();
+    const card: any = await res.json();
     expect(card).toMatchObject({
       name: 'a2a-test-agent', description: 'An agent under test', version: '2.3.4',
       url: `${app.url}/a2a`, preferredTransport: 'JSONRPC', protocolVersion: '0.3.0',

@@ -24,7 +24,8 @@ import { bufferBody, tooDeepError } from '../body.ts';
 import type { ClientIp } from '../ip.ts';
 import { relayResponse } from '../relay.ts';
 import { jsonReply, rpcErrorReply, send, watchAbort } from '../respond.ts';
-import type { Route, SessionsOf } from '../route.ts';
+import { defineRoute, type Route, type SessionsOf } from '../route.ts';
+import { RESPONSES } from './shapes.ts';
 
 const A2A_HEADERS = ['Accept', 'A2A-Version', 'A2A-Extensions'];
 
@@ -37,13 +38,14 @@ export const cardFor = (config: CardConfig, headers: Record<string, string>) => 
 export function a2aRoutes(config: CardConfig | undefined): Route[] {
   if (!config?.a2a.enabled) return [];
   return [
-    {
+    defineRoute({
       method: 'GET',
       path: CARD_PATH,
       summary: 'The A2A agent card (endpoint POST /a2a, JSON-RPC, A2A v1.0 and v0.3)',
       scope: 'public',
+      response: RESPONSES.agentCard,
       handler: ({ headers }) => ({ body: cardFor(config, headers) }),
-    },
+    }),
   ];
 }
 
