@@ -12,6 +12,7 @@
  *   `text/event-stream`, one `data:` line per JSON-RPC response, written with backpressure
  *   (relay.ts pulls the next event only when the socket drained).
  */
+import { z } from 'zod';
 import type { HttpRequest, HttpResponse } from '../engine/index.ts';
 import { agentCard, endpointOrigin, versionOf, A2A_PATH, CARD_PATH, type A2aFace, type A2aAnswer } from '../../a2a-face/index.ts';
 import type { AgentConfig } from '../../config/schema.ts';
@@ -46,6 +47,38 @@ export function a2aRoutes(config: CardConfig | undefined): Route[] {
       response: RESPONSES.agentCard,
       handler: ({ headers }) => ({ body: cardFor(config, headers) }),
     }),
+  ];
+}
+
+const rpcRequest = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.number(), z.null()]).optional(),
+  method: z.string().describe('v1.0 (header A2A-Version: 1.0): SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask, GetExtendedAgentCard; v0.3 (no header): message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe'),
+  params: z.record(z.string(), z.unknown()).optional(),
+});
+const rpcResponse = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.number(), z.null()]),
+  result: z.unknown().optional().describe('A Task (v1.0 SendMessage: { task }), a ListTasks page, the card'),
+  error: z.object({ code: z.number(), message: z.string(), data: z.record(z.string(), z.unknown()).optional() }).optional().describe('A2A codes: -32001 TaskNotFound, -32002 TaskNotCancelable, -32003 PushNotificationNotSupported, -32004 UnsupportedOperation, -32005 ContentTypeNotSupported; JSON-RPC codes otherwise'),
+});
+
+/**
+ * `POST /a2a` as the OpenAPI document describes it. It is served by `createA2aEndpoint` (registered
+ * before the route table), never routed: this entry only documents it.
+ */
+export function a2aEndpointDoc(config: CardConfig | undefined): Route[] {
+  if (!config?.a2a.enabled) return [];
+  return [
+    {
+      method: 'POST',
+      path: A2A_PATH,
+      summary: 'A2A JSON-RPC endpoint (v1.0 with header A2A-Version: 1.0, else v0.3); streaming methods answer text/event-stream',
+      doc: { body: rpcRequest, response: rpcResponse, errors: ['MISSING_FIELD'] },
+      handler: () => {
+        throw new Error('served by the /a2a endpoint');
+      },
+    },
   ];
 }
 
