@@ -3,12 +3,15 @@
  * temp folder, the model simulator, server-everything for a tool under an `ask` policy, and
  * `@a2a-js/sdk`'s own clients (v1.0 `ClientFactory`, v0.3 `LegacyJsonRpcTransport`).
  */
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Role, TaskState } from '@a2a-js/sdk';
 import { Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
+import { ROOT } from '../support/paths.ts';
 import type { RunningApp } from '../support/start-app.ts';
 
 const ALICE = 'alice-key-0123456789abcdef';
@@ -156,6 +159,15 @@ describe('v1.0', () => {
   it('refuses a caller without credentials through the admission chain', async () => {
     const res = await fetch(`${app.url}/a2a`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
     expect(res.status).toBe(401);
+  });
+});
+
+describe('docs/clients/a2a.mjs', () => {
+  it('streams a reply as the README says', async () => {
+    const env = { PATH: process.env.PATH ?? '', AGENTD_URL: app.url, AGENTD_API_KEY: ALICE };
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [join(ROOT, 'docs/clients/a2a.mjs'), '[[reply:from the docs]]'], { env, cwd: ROOT, timeout: 20_000 });
+    expect(stdout.trim()).toBe('from the docs');
+    expect(stderr).toContain('state TASK_STATE_COMPLETED');
   });
 });
 
