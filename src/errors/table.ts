@@ -52,6 +52,9 @@ export const A2A_RPC: Partial<Record<ErrorCode, number>> = {
   PUSH_NOTIFICATION_NOT_SUPPORTED: -32003,
   UNSUPPORTED_OPERATION: -32004,
   CONTENT_TYPE_NOT_SUPPORTED: -32005,
+  // -32001 is TaskNotFound in A2A: a refusal inside /a2a (hop limit, approve scope) is an invalid request there.
+  FORBIDDEN: -32600,
+  UNAUTHORIZED: -32600,
 };
 export type ErrorDetails = Record<string, unknown>;
 

@@ -56,6 +56,9 @@ const userMessage = (parts: unknown[], extra: Record<string, unknown> = {}): any
   messageId: `m-${++seq}`, contextId: '', taskId: '', role: Role.ROLE_USER, parts, metadata: undefined, extensions: [], referenceTaskIds: [], ...extra,
 });
 const send = (client: Client, parts: unknown[], extra: Record<string, unknown> = {}): Promise<any> => client.sendMessage({ message: userMessage(parts, extra) } as any);
+/** The reply artifact as a client builds it from stream events: `append` adds, otherwise it is replaced. */
+const foldArtifact = (start: string, events: any[]): string =>
+  events.filter((e) => e.payload?.$case === 'artifactUpdate').reduce((acc: string, e) => (e.payload.value.append ? acc : '') + replyOf({ artifacts: [e.payload.value.artifact] }), start);
 const replyOf = (task: any): string => (task.artifacts ?? []).flatMap((a: any) => a.parts.map((p: any) => p.content?.value ?? '')).join('');
 
 let app: RunningApp;
@@ -109,8 +112,9 @@ describe('v1.0', () => {
     for await (const e of client.sendMessageStream({ message: userMessage([text('[[reply:one two three four]] [[rate:50]]')]) } as any)) events.push(e);
     const cases = events.map((e) => e.payload?.$case);
     expect(cases[0]).toBe('task');
-    const chunks = events.filter((e) => e.payload?.$case === 'artifactUpdate').map((e) => replyOf({ artifacts: [e.payload.value.artifact] }));
-    expect(chunks.join('')).toBe('one two three four');
+    const chunks = events.filter((e) => e.payload?.$case === 'artifactUpdate');
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(foldArtifact('', events)).toBe('one two three four');
     const last = events.at(-1).payload;
     expect(last.$case).toBe('statusUpdate');
     expect(last.value.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
@@ -140,6 +144,26 @@ describe('v1.0', () => {
     expect(done.id).toBe(asked.id);
     expect(done.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(replyOf(done)).toContain('Echo: via a2a');
+  });
+
+  it('SubscribeToTask after a disconnect streams the rest of the task', async () => {
+    const client = await v1Client(app);
+    const stream = client.sendMessageStream({ message: userMessage([text('[[reply:a b c d e f g h]] [[rate:10]]')]) } as any);
+    const first = (await stream.next()).value as any;
+    const id = first.payload.value.id;
+    await stream.return(undefined); // the client goes away mid-stream
+    const events: any[] = [];
+    for await (const e of client.resubscribeTask({ id } as any)) events.push(e);
+    expect(events[0].payload.$case).toBe('task');
+    expect(foldArtifact(replyOf(events[0].payload.value), events)).toBe('a b c d e f g h');
+    expect(events.at(-1).payload.value.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('counts agent-to-agent hops like /mcp: a message past server.mcp.maxHops is refused', async () => {
+    const over = send(await v1Client(app), [text('[[reply:too far]]')], { metadata: { 'agentd/hops': 4 } });
+    await expect(over).rejects.toThrow(/passed through 4 agents/);
+    const within = await send(await v1Client(app), [text('[[reply:near]]')], { metadata: { 'agentd/hops': 3 } });
+    expect(within.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 
   it('another principal cannot read the task (TaskNotFound)', async () => {
