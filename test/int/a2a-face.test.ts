@@ -208,6 +208,31 @@ describe('v0.3', () => {
   });
 });
 
+describe('two agentd instances calling each other over A2A as tools', () => {
+  it('a chain A → B → A is refused past server.mcp.maxHops (the /mcp limit, across both protocols)', async () => {
+    const doc = { server: { ...roomyLimits, mcp: { maxHops: 1 } }, llm: { timeoutMs: 10_000 } };
+    const a = await env.apps.start(doc, { modelUrl: env.sim.url });
+    const b = await env.apps.start(doc, { modelUrl: env.sim.url });
+    for (const [from, to] of [[a, b], [b, a]] as const) {
+      const res = await fetch(`${from.url}/api/connect-a2a-agent`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'peer', config: { url: to.url } }) });
+      expect(res.status, await res.clone().text()).toBe(200);
+    }
+    const call = (message: string) => `[[tool:peer--chat ${JSON.stringify({ message })}]]`;
+    // A's model calls B over A2A (the message carries hop 1); B's call back to A would be hop 2 > 1 and is refused (src/tools counts, this face reads the count).
+    const res = await fetch(`${a.url}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message: call(call('[[reply:never]]')), sessionId: 'chain' }) });
+    const body: any = await res.json();
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    const history: any = await (await fetch(`${b.url}/api/sessions`)).json();
+    expect(history.sessions.length).toBe(1);
+    const bSession = history.sessions[0].id;
+    const frames: any = await (await fetch(`${b.url}/api/sessions/${encodeURIComponent(bSession)}/history`)).json();
+    const result = frames.events.find((f: any) => f.event === 'toolResult');
+    expect(JSON.stringify(result.data.result)).toMatch(/through 2 agents; the limit is 1/);
+    await env.apps.stop(a);
+    await env.apps.stop(b);
+  });
+});
+
 describe('after a restart', () => {
   let taskId = '';
   let before: any;
