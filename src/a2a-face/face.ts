@@ -180,11 +180,12 @@ export function createA2aFace(deps: A2aFaceDeps) {
 
   async function send(params: unknown, ctx: A2aCallContext) {
     const p = parse(sendParams, params);
-    const { watch, settled } = await start(p, ctx, () => undefined);
+    const { watch, settled, taskId } = await start(p, ctx, () => undefined);
     try {
       await Promise.race([settled, pause(deps.waitMs, ctx.signal)]);
-      const view = watch.view;
-      if (!view) throw new AppError('AGENT_ERROR', 'The task could not be read');
+      // A message queued behind a running turn has no frame yet: its task is submitted.
+      const ref = parseTaskId(taskId)!;
+      const view = watch.view ?? { id: taskId, contextId: ref.contextId, turnId: ref.turnId, state: 'submitted', request: readMessage(p.message).text, reply: '', pendingApprovals: [], seq: 0 };
       return wrap('task', encodeTask(view, ctx.version, now(), p.configuration?.historyLength), ctx.version);
     } finally {
       watch.close();
