@@ -284,6 +284,24 @@ export const serverSchema = z.strictObject({
     .prefault({}),
 });
 
+/** One skill on the A2A agent card (`a2a.skills`): what a caller may ask the agent for. */
+export const a2aSkillSchema = z.strictObject({
+  id: z.string().min(1).max(64),
+  name: z.string().min(1).max(128),
+  description: z.string().max(2000).default(''),
+  tags: z.array(z.string()).default([]),
+  examples: z.array(z.string()).default([]),
+});
+
+/** The agent served over A2A (`/.well-known/agent-card.json`, `POST /a2a`; src/a2a-face). */
+export const a2aSchema = z.strictObject({
+  /** Serve the card and `/a2a` (false: both answer 404). */
+  enabled: z.boolean().default(true),
+  /** The card's skills; default one chat skill. */
+  skills: z.array(a2aSkillSchema).min(1).default([{ id: 'chat', name: 'Chat', description: 'Talk with the agent; it may use its tools.', tags: ['chat'], examples: [] }]),
+});
+export type A2aConfig = z.output<typeof a2aSchema>;
+
 /** Sessions held in memory at most (least recently used dormant ones leave first; they reload from their log). */
 const maxSessionsInMemory = z.number().int().positive().default(1000);
 
@@ -328,6 +346,7 @@ export const agentConfigSchema = z.strictObject({
   toolPolicy: toolPolicySchema.prefault({}),
   storage: storageSchema.prefault({ type: 'jsonl' }),
   server: serverSchema.prefault({}),
+  a2a: a2aSchema.prefault({}),
 }).refine((c) => Object.keys(c.a2aAgents).every((name) => !(name in c.mcpServers)), {
   path: ['a2aAgents'],
   message: 'an A2A agent may not share its name with an entry of mcpServers (both are tool servers)',

@@ -8,10 +8,12 @@
  * - `toWsFrame`: the `error` event `{ event: 'error', data: { code, message, details, sessionId? } }`.
  * - `toJsonRpc`: `{ jsonrpc: '2.0', error: { code: <rpc>, message, data: { code, ...details } }, id: null }` with the
  *   code's HTTP status, so /mcp and REST answer one condition with one status.
+ * - `toA2aRpc`: the JSON-RPC error object of /a2a, `{ code: <A2A code or rpc>, message, data: { code, ...details } }`
+ *   (A2A answers inside a 200 JSON-RPC response, so no status).
  * - `status` overrides the table's status only where the transport needs it (/mcp's 405 with `Allow: POST`).
  * - Anything that is not an AppError is INTERNAL_ERROR with a generic message (no internals leak).
  */
-import { httpStatus, rpcCode, toErrorBody, type ErrorBody } from './table.ts';
+import { A2A_RPC, httpStatus, rpcCode, toErrorBody, type ErrorBody } from './table.ts';
 
 export interface EncodedError<B> {
   status: number;
@@ -56,4 +58,10 @@ export function toJsonRpc(e: unknown, status?: number): EncodedError<JsonRpcErro
     status: status ?? httpStatus(code),
     body: { jsonrpc: '2.0', error: { code: rpcCode(code), message, data: { ...details, code } }, id: null },
   };
+}
+
+/** The `error` member of an A2A JSON-RPC response (see the contracts). */
+export function toA2aRpc(e: unknown): JsonRpcErrorBody['error'] {
+  const { code, message, details } = toErrorBody(e);
+  return { code: A2A_RPC[code] ?? rpcCode(code), message, data: { ...details, code } };
 }

@@ -1,5 +1,6 @@
 /** The error component: the table (code → HTTP status, JSON-RPC code) and one encoder per protocol. */
 export {
+  A2A_RPC,
   AppError,
   ERROR_TABLE,
   httpStatus,
@@ -12,6 +13,7 @@ export {
 } from './table.ts';
 export {
   errorEnvelope,
+  toA2aRpc,
   toJsonRpc,
   toRestReply,
   toWsFrame,

@@ -8,6 +8,9 @@
  *   malformed, -32602 (Invalid params) for a missing field or an unknown name, -32001 for refused credentials or
  *   provenance, -32000 for "try again later", -32603 (Internal error) for failures on our side.
  *
+ * TASK_NOT_FOUND, TASK_NOT_CANCELABLE, UNSUPPORTED_OPERATION, CONTENT_TYPE_NOT_SUPPORTED and
+ * PUSH_NOTIFICATION_NOT_SUPPORTED are A2A's conditions (/a2a, src/a2a-face); `A2A_RPC` gives their A2A codes.
+ *
  * FORBIDDEN (refused Origin/Host/self-connection, a principal short of a scope), SERVICE_UNAVAILABLE (shutting
  * down), SESSION_NOT_FOUND (no such session of the caller's, when principals are configured) and the two
  * APPROVAL_ codes (answering a tool call that waits for approval) and the two ELICITATION_ codes (answering a tool
@@ -31,9 +34,31 @@ export const ERROR_TABLE = {
   INTERNAL_ERROR: { status: 500, rpc: -32603 },
   SERVICE_UNAVAILABLE: { status: 503, rpc: -32000 },
   INVALID_MESSAGE_TYPE: { status: null, rpc: -32600 },
+  TASK_NOT_FOUND: { status: 404, rpc: -32602 },
+  TASK_NOT_CANCELABLE: { status: 409, rpc: -32600 },
+  UNSUPPORTED_OPERATION: { status: 400, rpc: -32600 },
+  CONTENT_TYPE_NOT_SUPPORTED: { status: 415, rpc: -32602 },
+  PUSH_NOTIFICATION_NOT_SUPPORTED: { status: 400, rpc: -32600 },
 } as const satisfies Record<string, { status: number | null; rpc: number }>;
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
+
+/**
+ * The A2A column: the JSON-RPC code an A2A client reads on /a2a (A2A's own codes -32001..-32005 for its
+ * conditions; every other code keeps its `rpc` code). Kept beside the table so one place maps a code for
+ * every protocol (`toA2aRpc` in encode.ts reads it).
+ */
+export const A2A_RPC: Partial<Record<ErrorCode, number>> = {
+  TASK_NOT_FOUND: -32001,
+  SESSION_NOT_FOUND: -32001,
+  TASK_NOT_CANCELABLE: -32002,
+  PUSH_NOTIFICATION_NOT_SUPPORTED: -32003,
+  UNSUPPORTED_OPERATION: -32004,
+  CONTENT_TYPE_NOT_SUPPORTED: -32005,
+  // -32001 is TaskNotFound in A2A: a refusal inside /a2a (hop limit, approve scope) is an invalid request there.
+  FORBIDDEN: -32600,
+  UNAUTHORIZED: -32600,
+};
 export type ErrorDetails = Record<string, unknown>;
 
 /** The only error type components throw on purpose; anything else maps to INTERNAL_ERROR. */

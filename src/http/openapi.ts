@@ -117,7 +117,7 @@ export function openApiDocument(routes: Route[], options: OpenApiOptions): Recor
     info: {
       title: 'agentd',
       version: options.version,
-      description: 'One conversational AI agent: REST under /api, a WebSocket API at / (see docs/api.md), MCP at /mcp (JSON-RPC, not described here).',
+      description: 'One conversational AI agent: REST under /api, a WebSocket API at / (see docs/api.md), MCP at /mcp (JSON-RPC, not described here), A2A at /a2a (JSON-RPC; its agent card at /.well-known/agent-card.json).',
     },
     paths,
     components: {

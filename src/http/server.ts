@@ -14,6 +14,8 @@ import { createHostCheck } from './host-check.ts';
 import { createInspectWs } from './inspect-ws.ts';
 import { createLimits, type Limits } from './limits.ts';
 import { createMcpEndpoint } from './mcp-endpoint.ts';
+import { createA2aFace } from '../a2a-face/index.ts';
+import { cardFor, createA2aEndpoint } from './routes/a2a-routes.ts';
 import { createRestHandler } from './rest.ts';
 import type { Route } from './route.ts';
 import { createRouter } from './router.ts';
@@ -120,10 +122,31 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     sessionsOf,
   });
 
+  const a2a = config.a2a.enabled
+    ? createA2aEndpoint({
+        face: createA2aFace({
+          bus: deps.bus,
+          ids: deps.ids,
+          clock: deps.clock,
+          maxHops: config.server.mcp.maxHops,
+          waitMs: config.server.requestTimeoutMs,
+          mayApprove: (p) => auth.allows(p, 'approve'),
+          card: (origin) => cardFor(config, { host: new URL(origin).host }),
+        }),
+        config,
+        sessionsOf,
+        log,
+        admission,
+        clientIp,
+        maxBodyBytes: limitsConfig.maxBodyBytes,
+      })
+    : undefined;
+
   const inspectWs = deps.inspect ? createInspectWs({ hub: deps.inspect, admission, clientIp, clock: deps.clock, log }) : undefined;
   if (inspectWs) app.ws('/inspect/ws', inspectWs.behavior);
   if (gateway) app.ws('/', gateway.behavior);
   app.any('/mcp', mcp);
+  if (a2a) app.any('/a2a', a2a);
   app.any('/api/*', rest);
   app.any('/api', rest);
   app.any('/*', rest);

@@ -6,6 +6,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRoutes, type RoutesDeps } from '../../src/http/routes/index.ts';
+import { a2aEndpointDoc } from '../../src/http/routes/a2a-routes.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { fixturePath } from '../support/paths.ts';
 import { everythingStdio } from '../support/messaging.ts';
@@ -32,6 +33,7 @@ const BODIES: Record<string, unknown> = {
   'POST /api/mcp/servers/{serverId}/resources/unsubscribe': { uri: 'demo://resource/dynamic/text/1' },
   'POST /api/mcp/servers/{serverId}/prompts/{promptName}/get': { city: 'Paris' },
   'PUT /api/mcp/servers/{serverId}/roots': { roots: ['file:///tmp/agentd-openapi'] },
+  'POST /a2a': { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'no-such/task' } },
 };
 /** Query strings of the operations that need one. */
 const QUERIES: Record<string, string> = { 'GET /api/mcp/servers/{serverId}/resources/read': '?uri=demo%3A%2F%2Fresource%2Fdynamic%2Ftext%2F1' };
@@ -105,7 +107,7 @@ describe('OpenAPI document', () => {
 
   it('describes every route of the table and nothing else', () => {
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
-    const table = createRoutes({ config: svc.config } as RoutesDeps).map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`);
+    const table = [...createRoutes({ config: svc.config } as RoutesDeps), ...a2aEndpointDoc(svc.config)].map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`);
     expect(documented.sort()).toEqual(table.sort());
   });
 
@@ -152,7 +154,7 @@ describe('OpenAPI document', () => {
       checked.push(key);
     }
     // Every JSON route of the table was answered and checked against its published schema.
-    const jsonRoutes = createRoutes({ config: svc.config } as RoutesDeps).filter((r) => !r.doc?.contentType && r.path !== '/api/connect-a2a-agent');
+    const jsonRoutes = [...createRoutes({ config: svc.config } as RoutesDeps), ...a2aEndpointDoc(svc.config)].filter((r) => !r.doc?.contentType && r.path !== '/api/connect-a2a-agent');
     expect(checked.sort()).toEqual(jsonRoutes.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`).sort());
   });
 

@@ -105,8 +105,8 @@ describe('import layers (npm run lint)', () => {
     expect(await lint('machines/fixture.ts', "const pkg = await import('../package.json', { with: { type: 'json' } });")).toEqual([
       expect.stringMatching(/^machines may never import package\.json/),
     ]);
-    expect(await lint('src/agent/fixture.ts', "import { serve } from '../a2a-face/serve.ts';")).toEqual([
-      expect.stringMatching(/^agent may never import src\/a2a-face\/serve\.ts .*Add its folder to tools\/eslint\/layers-config\.js as a component and to the uses of agent/),
+    expect(await lint('src/agent/fixture.ts', "import { serve } from '../grpc-face/serve.ts';")).toEqual([
+      expect.stringMatching(/^agent may never import src\/grpc-face\/serve\.ts .*Add its folder to tools\/eslint\/layers-config\.js as a component and to the uses of agent/),
     ]);
     expect(await lint('src/agent/fixture.ts', "type Face = import('../../tools/x.ts').Face;")).toEqual([expect.stringMatching(/^agent may never import tools\/x\.ts/)]);
   });
@@ -116,8 +116,8 @@ describe('import layers (npm run lint)', () => {
   });
 
   it('refuses a file of no component and says where to list it', async () => {
-    expect(await lint('src/a2a-face/fixture.ts', 'export const x = 1;')).toEqual([
-      'src/a2a-face/fixture.ts belongs to no component of the layer table: add its folder to tools/eslint/layers-config.js as a component with the components it uses (or move the file into an existing component)',
+    expect(await lint('src/grpc-face/fixture.ts', 'export const x = 1;')).toEqual([
+      'src/grpc-face/fixture.ts belongs to no component of the layer table: add its folder to tools/eslint/layers-config.js as a component with the components it uses (or move the file into an existing component)',
     ]);
   });
 

@@ -34,11 +34,13 @@ export const LAYERS = {
     agent: { path: 'src/agent', uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'tools', 'inspect'] },
     // The agent served over MCP (/mcp, --mode mcp).
     mcpFace: { path: 'src/mcp-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools'] },
+    // The agent served over A2A (agent card, /a2a): its own JSON-RPC over the agent's bus and event log.
+    a2aFace: { path: 'src/a2a-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools'] },
     metrics: { path: 'src/metrics', uses: [...LEAVES, 'bus', 'agent', 'tools'] },
     tracing: { path: 'src/tracing', uses: [...LEAVES, 'bus', 'llm', 'agent'] },
     // The HTTP/WebSocket engines (uWebSockets.js, node:http + ws) behind one narrow interface; they import nothing of ours.
     httpEngine: { path: 'src/http/engine' },
-    http: { path: 'src/http', uses: [...LEAVES, 'config', 'auth', 'bus', 'llm', 'conversation', 'agent', 'tools', 'mcpFace', 'metrics', 'inspect', 'redis', 'httpEngine'] },
+    http: { path: 'src/http', uses: [...LEAVES, 'config', 'auth', 'bus', 'llm', 'conversation', 'agent', 'tools', 'mcpFace', 'a2aFace', 'metrics', 'inspect', 'redis', 'httpEngine'] },
     app: { path: 'src/app.ts', uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'tools', 'agent', 'mcpFace', 'metrics', 'tracing', 'inspect', 'http', 'httpEngine', 'redis', 'cluster'] },
     cli: { path: 'src/cli', uses: [...LEAVES, 'config', 'llm', 'mcpFace', 'http', 'app'] },
     entry: { path: 'src/cli.ts', uses: [...LEAVES, 'cli'] },

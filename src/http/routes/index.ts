@@ -1,6 +1,7 @@
 /** The REST route table: every endpoint under /api, /metrics and the console's pages, in one list (pinned by test/golden/routes.json). */
 import type { Metrics } from '../../metrics/index.ts';
 import type { Route } from '../route.ts';
+import { a2aEndpointDoc, a2aRoutes } from './a2a-routes.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
 import { compactionRoutes } from './compaction-routes.ts';
 import { elicitationRoutes } from './elicitation-routes.ts';
@@ -35,10 +36,13 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...oauthRoutes(),
     ...mcpFeatureRoutes(deps),
     metricsRoute(deps.metrics),
+    ...a2aRoutes(deps.config),
     ...(deps.mode === 'mcp' ? [] : consoleRoutes()),
     ...inspectRoutes(deps.config?.server.inspect ?? false),
   ];
   const auth = deps.config?.server.auth ?? {};
-  table.push(...apiDocRoutes(() => table, { version: deps.version, auth }));
+  // The document also describes /a2a, which its own endpoint serves (not the route table).
+  const documented = [...a2aEndpointDoc(deps.config)];
+  table.push(...apiDocRoutes(() => [...table, ...documented], { version: deps.version, auth }));
   return table;
 }

@@ -17,6 +17,7 @@ import {
   toolExecutionResult,
   toolRecord,
 } from '../../conversation/records.ts';
+import { agentCardSchema } from '../../a2a-face/index.ts';
 import { promptRecord, promptResult, resourceContents, resourceList } from '../../conversation/mcp-records.ts';
 
 /** A tool server's question waiting for the user (src/agent/elicitations.ts), as a listing shows it. */
@@ -86,4 +87,6 @@ export const RESPONSES = {
   prompts: withTimestamp({ serverId: z.string(), prompts: z.array(promptRecord) }),
   prompt: promptResult.extend({ timestamp }),
   roots: withTimestamp({ serverId: z.string(), roots: z.array(z.string()) }),
+  /** The A2A agent card (src/a2a-face/card.ts): A2A's own shape, no envelope. */
+  agentCard: agentCardSchema,
 };

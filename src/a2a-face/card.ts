@@ -1,0 +1,85 @@
+/**
+ * The agent card (`GET /.well-known/agent-card.json`), readable by A2A v1.0 and v0.3 clients alike.
+ *
+ * Contracts:
+ * - name, description and version come from the agent file; skills from `a2a.skills`.
+ * - The endpoint is `<origin>/a2a` where `origin` is how the client reached us (`endpointOrigin`).
+ * - v1.0 fields: `supportedInterfaces: [{ url, protocolBinding: "JSONRPC", protocolVersion: "1.0" }, { …"0.3" }]`
+ *   and `securityRequirements`; v0.3 fields: `url`, `protocolVersion: "0.3.0"`, `preferredTransport: "JSONRPC"`,
+ *   `additionalInterfaces` and `security`.
+ * - `capabilities: { streaming: true, pushNotifications: false }` (push notifications are not offered:
+ *   their config methods answer PushNotificationNotSupported, -32003).
+ * - Security schemes follow `server.auth`: one HTTP bearer scheme (keys and JWTs are both bearer
+ *   credentials) when any credential is configured, none otherwise.
+ */
+import { z } from 'zod';
+import type { AgentConfig, AuthConfig } from '../config/schema.ts';
+
+export const A2A_PATH = '/a2a';
+export const CARD_PATH = '/.well-known/agent-card.json';
+
+const hasCredentials = (auth: AuthConfig): boolean => auth.apiKey !== undefined || auth.adminKey !== undefined || auth.keys.length > 0 || auth.jwt !== undefined;
+
+/** A host[:port] as a client may name it (no path, user info or spaces). */
+const HOST_RE = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/i;
+
+/**
+ * The origin the client used: the `Host` header (already checked by the admission chain); behind
+ * `trustedProxies` (configured), `X-Forwarded-Host` / `X-Forwarded-Proto` when well-formed.
+ */
+export function endpointOrigin(headers: Record<string, string>, behindProxy: boolean): string {
+  const first = (v: string | undefined) => v?.split(',')[0]?.trim() ?? '';
+  const fwdHost = behindProxy ? first(headers['x-forwarded-host']) : '';
+  const fwdProto = behindProxy ? first(headers['x-forwarded-proto']).toLowerCase() : '';
+  const host = HOST_RE.test(fwdHost) ? fwdHost : HOST_RE.test(headers.host ?? '') ? headers.host! : 'localhost';
+  const proto = fwdProto === 'https' || fwdProto === 'http' ? fwdProto : 'http';
+  return `${proto}://${host}`;
+}
+
+const iface = z.object({ url: z.string(), protocolBinding: z.string(), protocolVersion: z.string() });
+/** The card's published shape (OpenAPI, contract test): the members both versions read; the rest pass. */
+export const agentCardSchema = z.looseObject({
+  name: z.string(),
+  description: z.string(),
+  version: z.string(),
+  supportedInterfaces: z.array(iface),
+  protocolVersions: z.array(z.string()),
+  url: z.string().describe('v0.3: the JSON-RPC endpoint'),
+  protocolVersion: z.string().describe('v0.3'),
+  preferredTransport: z.literal('JSONRPC'),
+  capabilities: z.object({ streaming: z.boolean(), pushNotifications: z.boolean() }).loose(),
+  defaultInputModes: z.array(z.string()),
+  defaultOutputModes: z.array(z.string()),
+  skills: z.array(z.object({ id: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) }).loose()),
+  securitySchemes: z.record(z.string(), z.unknown()).optional(),
+  security: z.array(z.record(z.string(), z.array(z.string()))).optional(),
+});
+
+export function agentCard(config: Pick<AgentConfig, 'name' | 'description' | 'version' | 'a2a' | 'server'>, origin: string) {
+  const url = `${origin}${A2A_PATH}`;
+  const secured = hasCredentials(config.server.auth);
+  const skills = config.a2a.skills.map((s) => ({ ...s, inputModes: ['text/plain', 'application/json'], outputModes: ['text/plain'] }));
+  return {
+    name: config.name,
+    description: config.description ?? `${config.name}: a conversational agent with tools`,
+    version: config.version,
+    supportedInterfaces: [
+      { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+    ],
+    protocolVersions: ['1.0', '0.3'],
+    url,
+    protocolVersion: '0.3.0',
+    preferredTransport: 'JSONRPC' as const,
+    additionalInterfaces: [{ url, transport: 'JSONRPC' }],
+    capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
+    defaultInputModes: ['text/plain', 'application/json'],
+    defaultOutputModes: ['text/plain'],
+    skills,
+    ...(secured && {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', httpAuthSecurityScheme: { scheme: 'bearer', description: 'An agentd key or JWT (server.auth)' } } },
+      security: [{ bearer: [] }],
+      securityRequirements: [{ schemes: { bearer: { list: [] } } }],
+    }),
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * Pushed events as an async iterable (what the SSE writer pulls from, at its own pace).
+ *
+ * Contracts:
+ * - `pipeEvents(signal, open)` awaits `open(push, end)` first: an error there rejects (the caller can
+ *   still answer with a plain JSON-RPC error); it then yields every pushed event in order until `end()`
+ *   or `signal` aborts, and calls the `close` that `open` returned exactly once when the iteration stops
+ *   (end, abort, or the consumer returning early).
+ * - Events pushed while nobody pulls wait in memory: a task's events are few and small (status
+ *   updates and reply chunks of one turn), bounded by that turn.
+ */
+export async function pipeEvents<T>(
+  signal: AbortSignal,
+  open: (push: (event: T) => void, end: () => void) => Promise<() => void>,
+): Promise<AsyncIterable<T>> {
+  const queue: T[] = [];
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const poke = () => {
+    wake?.();
+    wake = undefined;
+  };
+  const push = (event: T) => {
+    if (ended) return;
+    queue.push(event);
+    poke();
+  };
+  const end = () => {
+    ended = true;
+    poke();
+  };
+  const close = await open(push, end);
+  signal.addEventListener('abort', end, { once: true });
+  let closed = false;
+  const finish = () => {
+    if (closed) return;
+    closed = true;
+    ended = true;
+    close();
+  };
+  return {
+    async *[Symbol.asyncIterator]() {
+      try {
+        for (;;) {
+          const next = queue.shift();
+          if (next !== undefined) {
+            yield next;
+            continue;
+          }
+          if (ended || signal.aborted) return;
+          await new Promise<void>((r) => (wake = r));
+        }
+      } finally {
+        finish();
+      }
+    },
+  };
+}

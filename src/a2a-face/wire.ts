@@ -1,0 +1,109 @@
+/**
+ * The two wire forms of A2A's JSON-RPC binding: v1.0 (proto JSON: `TASK_STATE_*`, `ROLE_*`, parts as
+ * `{ text }` / `{ data }`, results wrapped as `{ task }` / `{ statusUpdate }` / `{ artifactUpdate }`) and
+ * v0.3 (`kind`-tagged objects, lower-case states and roles, results bare).
+ *
+ * Contracts:
+ * - `encodeTask(view, version)` is the only way a TaskView leaves as a task; the reply is one artifact,
+ *   `artifactId: "reply"`; the history is the caller's message and, once there is one, the agent's reply.
+ * - `streamEvents(prev, next, version)` turns one step of a task (as `foldFrame` made it) into the stream
+ *   results that say it: the grown reply as an appended artifact chunk, a changed state as a status
+ *   update (`final` in v0.3 on a final state).
+ * - `incomingMessageSchema` reads a caller's message in either form (zod; unknown members pass).
+ */
+import { z } from 'zod';
+import { FINAL_STATES, type TaskState, type TaskView } from './task-view.ts';
+
+export type A2aVersion = '1.0' | '0.3';
+export const REPLY_ARTIFACT = 'reply';
+
+/** The version a request speaks: `A2A-Version: 1.0` (or 1.x) is v1.0; absent or anything else is 0.3. */
+export const versionOf = (header: string | undefined): A2aVersion => (header !== undefined && /^1(\.|$)/.test(header.trim()) ? '1.0' : '0.3');
+
+const V1_STATE: Record<TaskState, string> = {
+  submitted: 'TASK_STATE_SUBMITTED',
+  working: 'TASK_STATE_WORKING',
+  'input-required': 'TASK_STATE_INPUT_REQUIRED',
+  completed: 'TASK_STATE_COMPLETED',
+  failed: 'TASK_STATE_FAILED',
+  canceled: 'TASK_STATE_CANCELED',
+};
+
+/** A v1.0 state name or a v0.3 one as ours (ListTasks' status filter). */
+export const stateFromWire = (s: string): TaskState | undefined =>
+  (Object.keys(V1_STATE) as TaskState[]).find((k) => k === s || V1_STATE[k] === s);
+
+const textPart = (text: string, v: A2aVersion) => (v === '1.0' ? { text } : { kind: 'text', text });
+
+function message(view: TaskView, role: 'user' | 'agent', text: string, v: A2aVersion) {
+  const messageId = `${view.id}#${role}`;
+  const parts = [textPart(text, v)];
+  return v === '1.0'
+    ? { messageId, contextId: view.contextId, taskId: view.id, role: role === 'user' ? 'ROLE_USER' : 'ROLE_AGENT', parts }
+    : { kind: 'message', messageId, contextId: view.contextId, taskId: view.id, role, parts };
+}
+
+function status(view: TaskView, v: A2aVersion, timestamp: string) {
+  const state = v === '1.0' ? V1_STATE[view.state] : view.state;
+  return { state, timestamp, ...(view.statusText !== undefined && { message: message(view, 'agent', view.statusText, v) }) };
+}
+
+const artifact = (text: string, v: A2aVersion) => ({ artifactId: REPLY_ARTIFACT, name: REPLY_ARTIFACT, parts: [textPart(text, v)] });
+
+/** A task as the version's wire object (bare; `wrap` makes v1.0's `{ task }`). */
+export function encodeTask(view: TaskView, v: A2aVersion, timestamp: string, historyLength?: number) {
+  const history = [message(view, 'user', view.request, v), ...(view.reply && FINAL_STATES.has(view.state) ? [message(view, 'agent', view.reply, v)] : [])];
+  const kept = historyLength === undefined ? history : historyLength <= 0 ? [] : history.slice(-historyLength);
+  return {
+    ...(v === '0.3' && { kind: 'task' }),
+    id: view.id,
+    contextId: view.contextId,
+    status: status(view, v, timestamp),
+    artifacts: view.reply ? [artifact(view.reply, v)] : [],
+    history: kept,
+  };
+}
+
+/** v1.0 wraps a result in its case name (`task`, `statusUpdate`, `artifactUpdate`); v0.3 sends it bare. */
+export const wrap = (kind: 'task' | 'statusUpdate' | 'artifactUpdate', value: object, v: A2aVersion): object => (v === '1.0' ? { [kind]: value } : value);
+
+/** The stream results that tell the step from `prev` to `next` (see the contracts). */
+export function streamEvents(prev: TaskView, next: TaskView, v: A2aVersion, timestamp: string): object[] {
+  const out: object[] = [];
+  const ids = { taskId: next.id, contextId: next.contextId };
+  if (next.reply !== prev.reply) {
+    const grown = next.reply.startsWith(prev.reply);
+    const text = grown ? next.reply.slice(prev.reply.length) : next.reply;
+    const value = { ...(v === '0.3' && { kind: 'artifact-update' }), ...ids, artifact: artifact(text, v), append: grown && prev.reply !== '', lastChunk: FINAL_STATES.has(next.state) };
+    out.push(wrap('artifactUpdate', value, v));
+  }
+  if (next.state !== prev.state || next.statusText !== prev.statusText) {
+    const value = { ...(v === '0.3' && { kind: 'status-update', final: FINAL_STATES.has(next.state) }), ...ids, status: status(next, v, timestamp) };
+    out.push(wrap('statusUpdate', value, v));
+  }
+  return out;
+}
+
+const partSchema = z.looseObject({ kind: z.string().optional(), text: z.string().optional(), data: z.unknown().optional() });
+export const incomingMessageSchema = z.looseObject({
+  messageId: z.string().max(256).optional(),
+  contextId: z.string().min(1).max(128).optional(),
+  taskId: z.string().min(1).max(512).optional(),
+  role: z.string().optional(),
+  parts: z.array(partSchema).max(64),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+export type IncomingMessage = z.output<typeof incomingMessageSchema>;
+
+/** The text of a message (its text parts joined) and its data parts. */
+export function readMessage(m: IncomingMessage): { text: string; data: unknown[]; other: number } {
+  const texts: string[] = [];
+  const data: unknown[] = [];
+  let other = 0;
+  for (const p of m.parts) {
+    if (typeof p.text === 'string') texts.push(p.text);
+    else if (p.data !== undefined) data.push(p.data);
+    else other++;
+  }
+  return { text: texts.join('\n'), data, other };
+}

@@ -1,0 +1,153 @@
+/**
+ * A2A on the front end: the agent card route (`GET /.well-known/agent-card.json`, public, in the route
+ * table) and the `/a2a` JSON-RPC endpoint (src/a2a-face does the protocol).
+ *
+ * Contracts:
+ * - `/a2a` passes the admission chain like /mcp (Host/Origin, rate limit, auth with scope `chat`, body
+ *   bounded by `maxBodyBytes` and JSON depth) and takes POST only (405, `Allow: POST`); a CORS
+ *   preflight is answered 204 with A2A's headers allowed.
+ * - The version is the `A2A-Version` header (`1.0`; absent or other: 0.3). A JSON answer is always
+ *   HTTP 200 with a JSON-RPC response (errors inside, `toA2aRpc`); refusals of the admission chain
+ *   keep their HTTP status (401, 403, 429, ...) with a JSON-RPC error body. Streaming methods answer
+ *   `text/event-stream`, one `data:` line per JSON-RPC response, written with backpressure
+ *   (relay.ts pulls the next event only when the socket drained).
+ */
+import { z } from 'zod';
+import type { HttpRequest, HttpResponse } from '../engine/index.ts';
+import { agentCard, endpointOrigin, versionOf, A2A_PATH, CARD_PATH, type A2aFace, type A2aAnswer } from '../../a2a-face/index.ts';
+import type { AgentConfig } from '../../config/schema.ts';
+import { toA2aRpc } from '../../errors/index.ts';
+import type { Logger } from '../../log/index.ts';
+import { textTooDeep } from '../../json-depth.ts';
+import { MethodNotAllowed, type Admission } from '../admission.ts';
+import { bearerKey } from '../auth.ts';
+import { bufferBody, tooDeepError } from '../body.ts';
+import type { ClientIp } from '../ip.ts';
+import { relayResponse } from '../relay.ts';
+import { jsonReply, rpcErrorReply, send, watchAbort } from '../respond.ts';
+import { defineRoute, type Route, type SessionsOf } from '../route.ts';
+import { RESPONSES } from './shapes.ts';
+
+const A2A_HEADERS = ['Accept', 'A2A-Version', 'A2A-Extensions'];
+
+export type CardConfig = Pick<AgentConfig, 'name' | 'description' | 'version' | 'a2a' | 'server'>;
+
+/** The card as the caller reached us (behind `trustedProxies`, the forwarded host and scheme). */
+export const cardFor = (config: CardConfig, headers: Record<string, string>) => agentCard(config, endpointOrigin(headers, config.server.trustedProxies.length > 0));
+
+/** `GET /.well-known/agent-card.json` (none when `a2a.enabled` is false). */
+export function a2aRoutes(config: CardConfig | undefined): Route[] {
+  if (!config?.a2a.enabled) return [];
+  return [
+    defineRoute({
+      method: 'GET',
+      path: CARD_PATH,
+      summary: 'The A2A agent card (endpoint POST /a2a, JSON-RPC, A2A v1.0 and v0.3)',
+      scope: 'public',
+      response: RESPONSES.agentCard,
+      handler: ({ headers }) => ({ body: cardFor(config, headers) }),
+    }),
+  ];
+}
+
+const rpcRequest = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.number(), z.null()]).optional(),
+  method: z.string().describe('v1.0 (header A2A-Version: 1.0): SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask, GetExtendedAgentCard; v0.3 (no header): message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe'),
+  params: z.record(z.string(), z.unknown()).optional(),
+});
+const rpcResponse = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.number(), z.null()]),
+  result: z.unknown().optional().describe('A Task (v1.0 SendMessage: { task }), a ListTasks page, the card'),
+  error: z.object({ code: z.number(), message: z.string(), data: z.record(z.string(), z.unknown()).optional() }).optional().describe('A2A codes: -32001 TaskNotFound, -32002 TaskNotCancelable, -32003 PushNotificationNotSupported, -32004 UnsupportedOperation, -32005 ContentTypeNotSupported; JSON-RPC codes otherwise'),
+});
+
+/**
+ * `POST /a2a` as the OpenAPI document describes it. It is served by `createA2aEndpoint` (registered
+ * before the route table), never routed: this entry only documents it.
+ */
+export function a2aEndpointDoc(config: CardConfig | undefined): Route[] {
+  if (!config?.a2a.enabled) return [];
+  return [
+    {
+      method: 'POST',
+      path: A2A_PATH,
+      summary: 'A2A JSON-RPC endpoint (v1.0 with header A2A-Version: 1.0, else v0.3); streaming methods answer text/event-stream',
+      doc: { body: rpcRequest, response: rpcResponse, errors: ['MISSING_FIELD'] },
+      handler: () => {
+        throw new Error('served by the /a2a endpoint');
+      },
+    },
+  ];
+}
+
+export interface A2aEndpointDeps {
+  face: A2aFace;
+  config: CardConfig;
+  sessionsOf: SessionsOf;
+  log: Logger;
+  admission: Admission;
+  clientIp: ClientIp;
+  maxBodyBytes: number;
+}
+
+const encoder = new TextEncoder();
+
+/** An async iterable of JSON-RPC responses as an SSE body, pulled one event per read. */
+function sseResponse(events: AsyncIterable<unknown>): Response {
+  const it = events[Symbol.asyncIterator]();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await it.next();
+      if (next.done) controller.close();
+      else controller.enqueue(encoder.encode(`data: ${JSON.stringify(next.value)}\n\n`));
+    },
+    async cancel() {
+      await it.return?.();
+    },
+  });
+  return new Response(body, { status: 200, headers: { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' } });
+}
+
+export function createA2aEndpoint(deps: A2aEndpointDeps) {
+  return (res: HttpResponse, req: HttpRequest): void => {
+    const { state, controller } = watchAbort(res);
+    const method = req.getCaseSensitiveMethod().toUpperCase();
+    const headers: Record<string, string> = {};
+    req.forEach((k, v) => (headers[k.toLowerCase()] = v));
+    const host = headers.host ?? '';
+    const ip = deps.clientIp(res, req);
+    const body = method === 'POST' ? bufferBody(res, deps.maxBodyBytes, Number(headers['content-length'] ?? 0), controller.signal) : undefined;
+    const route = (): void => {
+      if (method !== 'POST') throw new MethodNotAllowed(method, A2A_PATH, 'POST');
+    };
+    let principal: string | undefined;
+    const run = async () => {
+      const verdict = await deps.admission.admit(
+        { host, origin: headers.origin ?? '', ip, credential: bearerKey(headers.authorization), scope: 'chat', preflight: method === 'OPTIONS', allowHeaders: A2A_HEADERS },
+        { route, body },
+      );
+      if (verdict.outcome === 'refused') return send(res, state, rpcErrorReply(verdict.error, verdict.status), verdict.headers);
+      if (verdict.outcome === 'preflight') return send(res, state, { status: 204, headers: {}, body: '' }, verdict.headers);
+      principal = verdict.principal.name;
+      const text = (verdict.body ?? Buffer.alloc(0)).toString('utf8');
+      if (textTooDeep(text)) return send(res, state, rpcErrorReply(tooDeepError('JSON-RPC message')), verdict.headers);
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        return send(res, state, jsonReply(200, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error', data: { code: 'INVALID_REQUEST' } } }), verdict.headers);
+      }
+      const version = versionOf(headers['a2a-version']);
+      const origin = endpointOrigin(headers, deps.config.server.trustedProxies.length > 0);
+      const answer: A2aAnswer = await deps.face.handle(parsed, { version, sessions: deps.sessionsOf(verdict.principal, ip), principal: verdict.principal, signal: controller.signal, origin });
+      if (answer.kind === 'json') return send(res, state, jsonReply(200, answer.body), verdict.headers);
+      await relayResponse(res, state, sseResponse(answer.events), verdict.headers, controller.signal);
+    };
+    run().catch((err: unknown) => {
+      deps.log.error({ err, principal }, 'a2a request failed');
+      send(res, state, jsonReply(200, { jsonrpc: '2.0', id: null, error: toA2aRpc(err) }));
+    });
+  };
+}

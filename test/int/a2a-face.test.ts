@@ -1,0 +1,255 @@
+/**
+ * The agent as an A2A server (issue 26, items 1–3), end to end: the real service on a JSONL store in a
+ * temp folder, the model simulator, server-everything for a tool under an `ask` policy, and
+ * `@a2a-js/sdk`'s own clients (v1.0 `ClientFactory`, v0.3 `LegacyJsonRpcTransport`).
+ */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Role, TaskState } from '@a2a-js/sdk';
+import { Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
+import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
+import { ROOT } from '../support/paths.ts';
+import type { RunningApp } from '../support/start-app.ts';
+
+const ALICE = 'alice-key-0123456789abcdef';
+const BOB = 'bob-key-0123456789abcdefgh';
+const keys = [
+  { name: 'alice', key: ALICE, scopes: ['chat'] },
+  { name: 'bob', key: BOB, scopes: ['chat'] },
+];
+
+const env = useSimulatorAndFolder('agentd-a2a-face-');
+const agentFile = () => ({
+  name: 'a2a-test-agent',
+  description: 'An agent under test',
+  version: '2.3.4',
+  storage: { type: 'jsonl', dir: join(env.dir, 'log') },
+  mcpServers: { everything: everythingStdio },
+  toolPolicy: { rules: [{ server: 'everything', tool: 'echo', action: 'ask' }] },
+  server: { ...roomyLimits, auth: { keys } },
+  llm: { timeoutMs: 10_000 },
+});
+
+const authed = (key: string): typeof fetch => (input, init) => {
+  const headers = new Headers(init?.headers);
+  headers.set('Authorization', `Bearer ${key}`);
+  return fetch(input, { ...init, headers });
+};
+
+/** A v1.0 client of the SDK, from the card at `app.url`. */
+const v1Client = (app: RunningApp, key = ALICE): Promise<Client> =>
+  new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl: authed(key) })] })).createFromUrl(app.url);
+
+/** A v0.3 client of the SDK (no `A2A-Version` header). */
+async function v03Client(app: RunningApp, key = ALICE): Promise<Client> {
+  const card = await (await v1Client(app, key)).getAgentCard();
+  return new Client(new LegacyJsonRpcTransport({ endpoint: `${app.url}/a2a`, fetchImpl: authed(key) }), card);
+}
+
+let seq = 0;
+const text = (t: string) => ({ content: { $case: 'text' as const, value: t }, metadata: undefined, filename: '', mediaType: '' });
+const data = (d: unknown) => ({ content: { $case: 'data' as const, value: d }, metadata: undefined, filename: '', mediaType: '' });
+const userMessage = (parts: unknown[], extra: Record<string, unknown> = {}): any => ({
+  messageId: `m-${++seq}`, contextId: '', taskId: '', role: Role.ROLE_USER, parts, metadata: undefined, extensions: [], referenceTaskIds: [], ...extra,
+});
+const send = (client: Client, parts: unknown[], extra: Record<string, unknown> = {}): Promise<any> => client.sendMessage({ message: userMessage(parts, extra) } as any);
+/** The reply artifact as a client builds it from stream events: `append` adds, otherwise it is replaced. */
+const foldArtifact = (start: string, events: any[]): string =>
+  events.filter((e) => e.payload?.$case === 'artifactUpdate').reduce((acc: string, e) => (e.payload.value.append ? acc : '') + replyOf({ artifacts: [e.payload.value.artifact] }), start);
+const replyOf = (task: any): string => (task.artifacts ?? []).flatMap((a: any) => a.parts.map((p: any) => p.content?.value ?? '')).join('');
+
+let app: RunningApp;
+beforeAll(async () => {
+  app = await env.apps.start(agentFile(), { modelUrl: env.sim.url });
+});
+
+describe('the agent card', () => {
+  it('names the agent and its endpoint, for v1.0 and v0.3 clients, with bearer security', async () => {
+    const res = await fetch(`${app.url}/.well-known/agent-card.json`);
+    expect(res.status).toBe(200);
+    const card: any = await res.json();
+    expect(card).toMatchObject({
+      name: 'a2a-test-agent', description: 'An agent under test', version: '2.3.4',
+      url: `${app.url}/a2a`, preferredTransport: 'JSONRPC', protocolVersion: '0.3.0',
+      capabilities: { streaming: true, pushNotifications: false },
+      skills: [{ id: 'chat' }],
+      security: [{ bearer: [] }],
+    });
+    expect(card.supportedInterfaces).toContainEqual({ url: `${app.url}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' });
+  });
+
+  it('is read by the SDK client', async () => {
+    const card = await (await v1Client(app)).getAgentCard();
+    expect(card.name).toBe('a2a-test-agent');
+    expect(card.capabilities?.streaming).toBe(true);
+  });
+});
+
+describe('v1.0', () => {
+  it('SendMessage completes with the reply as an artifact; GetTask returns the same task', async () => {
+    const client = await v1Client(app);
+    const task = await send(client, [text('[[reply:Hello over A2A]]')]);
+    expect(task.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(replyOf(task)).toBe('Hello over A2A');
+    expect(task.id).toBe(`${task.contextId}/${task.id.split('/').at(-1)}`);
+    const again = await client.getTask({ id: task.id } as any);
+    expect(again.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(replyOf(again)).toBe('Hello over A2A');
+    // A second message in the same context is a second task of the same session.
+    const next = await send(client, [text('[[reply:Second]]')], { contextId: task.contextId });
+    expect(next.contextId).toBe(task.contextId);
+    expect(next.id).not.toBe(task.id);
+    const listed = await client.listTasks({ contextId: task.contextId } as any);
+    expect(listed.tasks.map((t: any) => t.id)).toEqual([task.id, next.id]);
+  });
+
+  it('SendStreamingMessage streams the task, its reply in chunks and the final status', async () => {
+    const client = await v1Client(app);
+    const events: any[] = [];
+    for await (const e of client.sendMessageStream({ message: userMessage([text('[[reply:one two three four]] [[rate:50]]')]) } as any)) events.push(e);
+    const cases = events.map((e) => e.payload?.$case);
+    expect(cases[0]).toBe('task');
+    const chunks = events.filter((e) => e.payload?.$case === 'artifactUpdate');
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(foldArtifact('', events)).toBe('one two three four');
+    const last = events.at(-1).payload;
+    expect(last.$case).toBe('statusUpdate');
+    expect(last.value.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const stored = await client.getTask({ id: last.value.taskId } as any);
+    expect(replyOf(stored)).toBe('one two three four');
+  });
+
+  it('CancelTask cancels a running turn', async () => {
+    const client = await v1Client(app);
+    const stream = client.sendMessageStream({ message: userMessage([text('[[ttft:20000]] slow')]) } as any);
+    const first = (await stream.next()).value as any;
+    expect(first.payload.$case).toBe('task');
+    const id = first.payload.value.id;
+    const canceled = await client.cancelTask({ id } as any);
+    expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    const rest: any[] = [];
+    for await (const e of stream) rest.push(e);
+    expect(rest.at(-1).payload.value.status.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect((await client.getTask({ id } as any)).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+  });
+
+  it('a tool call under an ask policy makes the task input-required; approving it completes the task', async () => {
+    const client = await v1Client(app);
+    const asked = await send(client, [text('[[tool:echo {"message":"via a2a"}]]')]);
+    expect(asked.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const done = await send(client, [data({ approve: true })], { taskId: asked.id, contextId: asked.contextId });
+    expect(done.id).toBe(asked.id);
+    expect(done.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(replyOf(done)).toContain('Echo: via a2a');
+  });
+
+  it('SubscribeToTask after a disconnect streams the rest of the task', async () => {
+    const client = await v1Client(app);
+    const stream = client.sendMessageStream({ message: userMessage([text('[[reply:a b c d e f g h]] [[rate:10]]')]) } as any);
+    const first = (await stream.next()).value as any;
+    const id = first.payload.value.id;
+    await stream.return(undefined); // the client goes away mid-stream
+    const events: any[] = [];
+    for await (const e of client.resubscribeTask({ id } as any)) events.push(e);
+    expect(events[0].payload.$case).toBe('task');
+    expect(foldArtifact(replyOf(events[0].payload.value), events)).toBe('a b c d e f g h');
+    expect(events.at(-1).payload.value.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('counts agent-to-agent hops like /mcp: a message past server.mcp.maxHops is refused', async () => {
+    const over = send(await v1Client(app), [text('[[reply:too far]]')], { metadata: { 'agentd/hops': 4 } });
+    await expect(over).rejects.toThrow(/passed through 4 agents/);
+    const within = await send(await v1Client(app), [text('[[reply:near]]')], { metadata: { 'agentd/hops': 3 } });
+    expect(within.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('another principal cannot read the task (TaskNotFound)', async () => {
+    const task = await send(await v1Client(app), [text('[[reply:private]]')]);
+    await expect((await v1Client(app, BOB)).getTask({ id: task.id } as any)).rejects.toThrow(/No task/);
+  });
+
+  it('push notification config is not supported (-32003)', async () => {
+    const res = await fetch(`${app.url}/a2a`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ALICE}`, 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'CreateTaskPushNotificationConfig', params: {} }),
+    });
+    expect(await res.json()).toMatchObject({ id: 7, error: { code: -32003 } });
+  });
+
+  it('refuses a caller without credentials through the admission chain', async () => {
+    const res = await fetch(`${app.url}/a2a`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('docs/clients/a2a.mjs', () => {
+  it('streams a reply as the README says', async () => {
+    const env = { PATH: process.env.PATH ?? '', AGENTD_URL: app.url, AGENTD_API_KEY: ALICE };
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [join(ROOT, 'docs/clients/a2a.mjs'), '[[reply:from the docs]]'], { env, cwd: ROOT, timeout: 20_000 });
+    expect(stdout.trim()).toBe('from the docs');
+    expect(stderr).toContain('state TASK_STATE_COMPLETED');
+  });
+});
+
+describe('v0.3', () => {
+  it('message/send completes, tasks/get returns it, message/stream streams it', async () => {
+    const client = await v03Client(app);
+    const task = await send(client, [text('[[reply:Hello old friend]]')]);
+    expect(task.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(replyOf(task)).toBe('Hello old friend');
+    expect(replyOf(await client.getTask({ id: task.id } as any))).toBe('Hello old friend');
+    const events: any[] = [];
+    for await (const e of client.sendMessageStream({ message: userMessage([text('[[reply:streamed old]]')]) } as any)) events.push(e);
+    expect(events.at(-1).payload.value.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+});
+
+describe('two agentd instances calling each other over A2A as tools', () => {
+  it('a chain A → B → A is refused past server.mcp.maxHops (the /mcp limit, across both protocols)', async () => {
+    const doc = { server: { ...roomyLimits, mcp: { maxHops: 1 } }, llm: { timeoutMs: 10_000 } };
+    const a = await env.apps.start(doc, { modelUrl: env.sim.url });
+    const b = await env.apps.start(doc, { modelUrl: env.sim.url });
+    for (const [from, to] of [[a, b], [b, a]] as const) {
+      const res = await fetch(`${from.url}/api/connect-a2a-agent`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'peer', config: { url: to.url } }) });
+      expect(res.status, await res.clone().text()).toBe(200);
+    }
+    const call = (message: string) => `[[tool:peer--chat ${JSON.stringify({ message })}]]`;
+    // A's model calls B over A2A (the message carries hop 1); B's call back to A would be hop 2 > 1 and is refused (src/tools counts, this face reads the count).
+    const res = await fetch(`${a.url}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message: call(call('[[reply:never]]')), sessionId: 'chain' }) });
+    const body: any = await res.json();
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    const history: any = await (await fetch(`${b.url}/api/sessions`)).json();
+    expect(history.sessions.length).toBe(1);
+    const bSession = history.sessions[0].id;
+    const frames: any = await (await fetch(`${b.url}/api/sessions/${encodeURIComponent(bSession)}/history`)).json();
+    const result = frames.events.find((f: any) => f.event === 'toolResult');
+    expect(JSON.stringify(result.data.result)).toMatch(/through 2 agents; the limit is 1/);
+    await env.apps.stop(a);
+    await env.apps.stop(b);
+  });
+});
+
+describe('after a restart', () => {
+  let taskId = '';
+  let before: any;
+  it('GetTask and SubscribeToTask answer from the log alike', async () => {
+    const client = await v1Client(app);
+    const task = await send(client, [text('[[reply:kept in the log]]')]);
+    taskId = task.id;
+    before = await client.getTask({ id: taskId } as any);
+    await env.apps.stop(app);
+    app = await env.apps.start(agentFile(), { modelUrl: env.sim.url });
+    const after = await (await v1Client(app)).getTask({ id: taskId } as any);
+    expect({ ...after, status: { ...after.status, timestamp: undefined } }).toEqual({ ...before, status: { ...before.status, timestamp: undefined } });
+    // A finished task has nothing more to stream.
+    await expect(async () => {
+      for await (const _ of (await v1Client(app)).resubscribeTask({ id: taskId } as any)) void _;
+    }).rejects.toThrow();
+  });
+});
+
+afterAll(() => undefined);

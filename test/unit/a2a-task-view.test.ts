@@ -1,0 +1,93 @@
+/** Tasks are turns: the one mapping from a turn's frames to an A2A task (src/a2a-face/task-view.ts), its wire forms and the card's origin. */
+import { describe, expect, it } from 'vitest';
+import type { AgentFrame } from '../../src/agent/index.ts';
+import { endpointOrigin } from '../../src/a2a-face/card.ts';
+import { parseTaskId, taskIdOf, taskView, turnIdsOf } from '../../src/a2a-face/task-view.ts';
+import { encodeTask, streamEvents, versionOf } from '../../src/a2a-face/wire.ts';
+
+const S = 'ctx-1';
+const ref = (turnId: string, seq: number) => ({ sessionId: S, turnId, seq });
+const user = (turnId: string, seq: number, content = 'hi'): AgentFrame => ({ event: 'userMessage', data: { ...ref(turnId, seq), content, hasImage: false } });
+const chunk = (turnId: string, seq: number, content: string): AgentFrame => ({ event: 'chunk', data: { ...ref(turnId, seq), content } });
+const response = (turnId: string, seq: number, content: string): AgentFrame => ({ event: 'response', data: { ...ref(turnId, seq), content, model: 'm' } });
+const asked = (turnId: string, seq: number, callId: string): AgentFrame => ({
+  event: 'toolApprovalRequested', data: { ...ref(turnId, seq), callId, toolName: 'echo', serverId: 'everything', args: {}, expiresAt: '2026-01-01T00:00:00.000Z' },
+});
+const answered = (turnId: string, seq: number, callId: string): AgentFrame => ({ event: 'toolApprovalResolved', data: { ...ref(turnId, seq), callId, decision: 'approve', by: 'a2a' } });
+const failed = (turnId: string, seq: number, reason: string, message = 'stopped'): AgentFrame => ({ event: 'error', data: { code: 'AGENT_ERROR', message, details: { reason }, sessionId: S, turnId, seq } });
+
+describe('taskView', () => {
+  it('given no userMessage of the turn, when folded, then there is no task', () => {
+    expect(taskView(S, 't1', [user('t0', 1), response('t0', 2, 'x')])).toBeUndefined();
+  });
+
+  it('given a user message, when folded, then the task is submitted with its id naming context and turn', () => {
+    const view = taskView(S, 't1', [user('t1', 1, 'hello')]);
+    expect(view).toMatchObject({ id: 'ctx-1/t1', contextId: S, state: 'submitted', request: 'hello', reply: '' });
+    expect(parseTaskId(view!.id)).toEqual({ contextId: S, turnId: 't1' });
+  });
+
+  it('given chunks then the response, when folded, then the reply grows and the response settles it as completed', () => {
+    const frames = [user('t1', 1), chunk('t1', 1, 'Hel'), chunk('t1', 1, 'lo'), response('t1', 2, 'Hello!')];
+    expect(taskView(S, 't1', frames.slice(0, 3))).toMatchObject({ state: 'working', reply: 'Hello' });
+    expect(taskView(S, 't1', frames)).toMatchObject({ state: 'completed', reply: 'Hello!' });
+  });
+
+  it('given an approval request, when folded, then input-required until every waiting call is answered', () => {
+    const frames = [user('t1', 1), asked('t1', 2, 'c1'), asked('t1', 3, 'c2'), answered('t1', 4, 'c1'), answered('t1', 5, 'c2')];
+    expect(taskView(S, 't1', frames.slice(0, 3))).toMatchObject({ state: 'input-required', pendingApprovals: [{ callId: 'c1' }, { callId: 'c2' }] });
+    expect(taskView(S, 't1', frames.slice(0, 4))).toMatchObject({ state: 'input-required', pendingApprovals: [{ callId: 'c2' }] });
+    const done = taskView(S, 't1', frames)!;
+    expect(done.state).toBe('working');
+    expect(done.statusText).toBeUndefined();
+  });
+
+  it('given an error, when folded, then canceled when it says cancelled, failed otherwise; nothing moves a final task', () => {
+    expect(taskView(S, 't1', [user('t1', 1), failed('t1', 2, 'cancelled')])?.state).toBe('canceled');
+    expect(taskView(S, 't1', [user('t1', 1), failed('t1', 2, 'timeout', 'model timed out')])).toMatchObject({ state: 'failed', statusText: 'model timed out' });
+    expect(taskView(S, 't1', [user('t1', 1), response('t1', 2, 'ok'), failed('t1', 3, 'late')])?.state).toBe('completed');
+  });
+
+  it('lists the turns of a session in order', () => {
+    expect(turnIdsOf([user('a', 1), response('a', 2, 'x'), user('b', 3)])).toEqual(['a', 'b']);
+  });
+});
+
+describe('wire forms', () => {
+  const view = taskView(S, 't1', [user('t1', 1, 'q'), response('t1', 2, 'answer')])!;
+  it('v1.0 uses proto JSON names, v0.3 kinds', () => {
+    expect(encodeTask(view, '1.0', 'T')).toEqual({
+      id: taskIdOf(S, 't1'), contextId: S, status: { state: 'TASK_STATE_COMPLETED', timestamp: 'T' },
+      artifacts: [{ artifactId: 'reply', name: 'reply', parts: [{ text: 'answer' }] }],
+      history: [
+        { messageId: 'ctx-1/t1#user', contextId: S, taskId: 'ctx-1/t1', role: 'ROLE_USER', parts: [{ text: 'q' }] },
+        { messageId: 'ctx-1/t1#agent', contextId: S, taskId: 'ctx-1/t1', role: 'ROLE_AGENT', parts: [{ text: 'answer' }] },
+      ],
+    });
+    expect(encodeTask(view, '0.3', 'T', 1)).toMatchObject({ kind: 'task', status: { state: 'completed' }, history: [{ kind: 'message', role: 'agent', parts: [{ kind: 'text', text: 'answer' }] }] });
+  });
+
+  it('a step becomes an appended artifact chunk and a status update', () => {
+    const a = taskView(S, 't1', [user('t1', 1), chunk('t1', 1, 'ab')])!;
+    const b = taskView(S, 't1', [user('t1', 1), chunk('t1', 1, 'ab'), response('t1', 2, 'abc')])!;
+    expect(streamEvents(a, b, '0.3', 'T')).toEqual([
+      { kind: 'artifact-update', taskId: b.id, contextId: S, artifact: { artifactId: 'reply', name: 'reply', parts: [{ kind: 'text', text: 'c' }] }, append: true, lastChunk: true },
+      { kind: 'status-update', final: true, taskId: b.id, contextId: S, status: { state: 'completed', timestamp: 'T' } },
+    ]);
+  });
+
+  it('reads the version header: 1.x is v1.0, anything else 0.3', () => {
+    expect([versionOf('1.0'), versionOf(' 1 '), versionOf('0.3'), versionOf(undefined), versionOf('2.0')]).toEqual(['1.0', '1.0', '0.3', '0.3', '0.3']);
+  });
+});
+
+describe('endpointOrigin', () => {
+  const headers = { host: 'agent.local:8080', 'x-forwarded-host': 'agents.example.com', 'x-forwarded-proto': 'https' };
+  it('uses the Host header; behind trusted proxies the forwarded host and scheme', () => {
+    expect(endpointOrigin(headers, false)).toBe('http://agent.local:8080');
+    expect(endpointOrigin(headers, true)).toBe('https://agents.example.com');
+  });
+  it('ignores a malformed forwarded host', () => {
+    expect(endpointOrigin({ ...headers, 'x-forwarded-host': 'evil.com/path' }, true)).toBe('https://agent.local:8080');
+  });
+});
