@@ -34,7 +34,7 @@ import { AppError, toA2aRpc } from '../errors/index.ts';
 import { hopsOf } from '../tools/hops.ts';
 import { splitSessionKey } from '../session-id.ts';
 import { FINAL_STATES, parseTaskId, taskIdOf, taskView, turnIdsOf, type TaskView } from './task-view.ts';
-import { watchSession, type A2aBus } from './turn-watch.ts';
+import { watchSession, type A2aBus, type SessionInterest } from './turn-watch.ts';
 import { encodeTask, incomingMessageSchema, readMessage, stateFromWire, streamEvents, wrap, type A2aVersion } from './wire.ts';
 import { pipeEvents } from './event-pipe.ts';
 
@@ -49,6 +49,8 @@ export interface A2aFaceDeps {
   mayApprove: (principal: Principal) => boolean;
   /** The card for `GetExtendedAgentCard`, given the origin the caller reached us at. */
   card: (origin: string) => object;
+  /** Instances sharing one Redis: asks for a watched session's frames from the others. */
+  interest?: SessionInterest | undefined;
 }
 
 export interface A2aCallContext {
@@ -133,7 +135,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
       const fresh = view?.pendingApprovals.some((c) => !answered.has(c.callId)) ?? false;
       if (armed && view && (FINAL_STATES.has(view.state) || (view.state === 'input-required' && fresh))) resolveSettled();
     };
-    const watch = watchSession(deps.bus, key, contextId, (prev, next) => {
+    const watch = watchSession(deps.bus, deps.interest, key, contextId, (prev, next) => {
       onChange(prev, next);
       check(next);
     });
@@ -233,7 +235,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
     const ref = parseTaskId(p.id)!;
     let done!: () => void;
     const ended = new Promise<void>((r) => (done = r));
-    const watch = watchSession(deps.bus, key, ref.contextId, (_prev, next) => FINAL_STATES.has(next.state) && done());
+    const watch = watchSession(deps.bus, deps.interest, key, ref.contextId, (_prev, next) => FINAL_STATES.has(next.state) && done());
     try {
       await watch.follow(ref.turnId);
       if (!watch.view || !FINAL_STATES.has(watch.view.state)) {
@@ -282,7 +284,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
     const ref = parseTaskId(taskId)!;
     const key = ctx.sessions.key(ref.contextId);
     return streamOf(id, ctx, async (onChange) => {
-      const watch = watchSession(deps.bus, key, ref.contextId, onChange);
+      const watch = watchSession(deps.bus, deps.interest, key, ref.contextId, onChange);
       await watch.follow(ref.turnId);
       return watch;
     });

@@ -7,6 +7,8 @@
  *   buffering them until `follow(turnId)` names the turn; then the log is read and folded, and the
  *   buffered and later live frames are folded after it (a durable frame already in the log, seq ≤ the
  *   log's last seq, is not folded twice).
+ * - With instances sharing one Redis, `interest` asks for the session's frames from the others; the log
+ *   is read once they will arrive, so nothing falls between the log and the live frames.
  * - `onChange` is called with the previous and the new view on every change (after the log's fold, the
  *   first call has `prev` undefined). `close()` unsubscribes; call it in every path.
  */
@@ -20,6 +22,12 @@ export interface A2aBus {
   onAny(listener: (event: { name: string; payload: unknown }) => unknown): () => void;
 }
 
+/** Where a session's frames from other instances are asked for (the WebSocket gateway's SessionInterest). */
+export interface SessionInterest {
+  watch(sessionId: string): Promise<void>;
+  unwatch(sessionId: string): void;
+}
+
 const DURABLE_SKIP = new Set(['thinking', 'chunk']);
 
 export interface TurnWatch {
@@ -29,7 +37,13 @@ export interface TurnWatch {
   close(): void;
 }
 
-export function watchSession(bus: A2aBus, sessionKey: string, contextId: string, onChange: (prev: TaskView | undefined, next: TaskView) => void): TurnWatch {
+export function watchSession(
+  bus: A2aBus,
+  interest: SessionInterest | undefined,
+  sessionKey: string,
+  contextId: string,
+  onChange: (prev: TaskView | undefined, next: TaskView) => void,
+): TurnWatch {
   let buffered: AgentFrame[] | undefined = [];
   let turnId: string | undefined;
   let view: TaskView | undefined;
@@ -53,12 +67,15 @@ export function watchSession(bus: A2aBus, sessionKey: string, contextId: string,
     if (buffered) buffered.push(frame);
     else apply(frame);
   });
+  const watching = interest?.watch(sessionKey);
+  watching?.catch(() => undefined); // awaited (and so reported) by follow
   return {
     get view() {
       return view;
     },
     async follow(id) {
       turnId = id;
+      await watching;
       const { frames, lastSeq: last } = await bus.execute('agent.history', { sessionId: sessionKey, since: 0 }, { sessionId: sessionKey });
       for (const frame of frames) apply(frame);
       lastSeq = last;
@@ -67,6 +84,9 @@ export function watchSession(bus: A2aBus, sessionKey: string, contextId: string,
       for (const frame of early) apply(frame);
       return view;
     },
-    close: off,
+    close() {
+      off();
+      interest?.unwatch(sessionKey);
+    },
   };
 }

@@ -132,6 +132,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
           waitMs: config.server.requestTimeoutMs,
           mayApprove: (p) => auth.allows(p, 'approve'),
           card: (origin) => cardFor(config, { host: new URL(origin).host }),
+          interest: deps.interest,
         }),
         config,
         sessionsOf,

@@ -12,6 +12,7 @@ import { Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } 
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import { ROOT } from '../support/paths.ts';
+import { hasRedisServer, startRedis } from '../support/redis.ts';
 import type { RunningApp } from '../support/start-app.ts';
 
 const ALICE = 'alice-key-0123456789abcdef';
@@ -230,6 +231,32 @@ describe('two agentd instances calling each other over A2A as tools', () => {
     expect(JSON.stringify(result.data.result)).toMatch(/through 2 agents; the limit is 1/);
     await env.apps.stop(a);
     await env.apps.stop(b);
+  });
+});
+
+describe.skipIf(!hasRedisServer())('two instances on one Redis', () => {
+  it('a task sent to one instance is read and followed live on the other', async () => {
+    const redis = await startRedis();
+    const doc = { ...agentFile(), storage: { type: 'redis', url: redis.url, keyPrefix: `a2a${Date.now()}:` } };
+    const [a, b] = [await env.apps.start(doc, { modelUrl: env.sim.url }), await env.apps.start(doc, { modelUrl: env.sim.url })];
+    try {
+      const done = await send(await v1Client(a), [text('[[reply:from the shared log]]')]);
+      const there = await (await v1Client(b)).getTask({ id: done.id } as any);
+      expect({ ...there, status: { ...there.status, timestamp: undefined } }).toEqual({ ...done, status: { ...done.status, timestamp: undefined } });
+
+      // A turn running on A, followed from B while it streams.
+      const stream = (await v1Client(a)).sendMessageStream({ message: userMessage([text('[[reply:one two three four five six]] [[rate:10]]')]) } as any);
+      const id = ((await stream.next()).value as any).payload.value.id;
+      const events: any[] = [];
+      for await (const e of (await v1Client(b)).resubscribeTask({ id } as any)) events.push(e);
+      for await (const _ of stream) void _;
+      expect(foldArtifact(replyOf(events[0].payload.value), events)).toBe('one two three four five six');
+      expect(events.at(-1).payload.value.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    } finally {
+      await env.apps.stop(a);
+      await env.apps.stop(b);
+      await redis.stop();
+    }
   });
 });
 
