@@ -50,6 +50,7 @@ import { createIdSource, isoNow, systemClock, type Clock, type IdSource } from '
 import type { AgentConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 import type { LlmClient, Usage } from '../llm/types.ts';
+import { createSampler } from './sampling.ts';
 import type { Logger } from '../log/index.ts';
 import type { McpCommands, ModelTool } from '../tools/messages.ts';
 import type { EventStore } from '../store/types.ts';
@@ -138,7 +139,8 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     const started = clock.now();
     try {
       const progress = { sessionId: input.key.sessionId, turnId: input.key.turnId, callId: input.callId };
-      return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal, hops: input.key.hops + 1, progress }, input.key);
+      const sampler = createSampler({ llm, maxOutputTokens: config.llm.maxOutputTokens, log }, { ...progress, signal });
+      return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal, hops: input.key.hops + 1, progress, sampler }, input.key);
     } catch (err) {
       const call = { name: input.name, toolName: input.name, serverId: '' };
       return failedOutcome(call, toTurnError(err).message, clock.now() - started);

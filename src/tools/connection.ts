@@ -13,7 +13,8 @@
  * - Every tool call carries a progress token unless the config says `progress: false`; its notifications reach
  *   `onProgress` in order, the last one before the result included (progress-relay.ts). With
  *   `resetTimeoutOnProgress` each one restarts `timeout`, up to `maxTotalTimeout` (default 10 × `timeout`) in all.
- * - Resources, prompts, logging and roots: see server-features.ts (`features`, `onNotice`).
+ * - Resources, prompts, logging and roots: see server-features.ts (`features`, `onNotice`). Sampling: see
+ *   sampling.ts; a call's `sampler` serves the server's `sampling/createMessage` while the call runs.
  * - `http` tries Streamable HTTP first and falls back to the SSE transport when the server answers the
  *   Streamable HTTP handshake with a 4xx status.
  */
@@ -39,6 +40,7 @@ import type { FetchLike } from './url-policy.ts';
 import type { Logger } from '../log/index.ts';
 import { ChildProcessTransport } from './stdio-transport.ts';
 import { createProgressRelay } from './progress-relay.ts';
+import { attachSampling, createSamplerStack, samplingCapability, type Sampler } from './sampling.ts';
 
 export type TransportKind = 'stdio' | 'streamable-http' | 'sse' | 'a2a';
 
@@ -83,7 +85,7 @@ export interface McpConnection {
   readonly tools: Tool[];
   /** Resolves with the server's result (also when it has `isError`); throws CallError. */
   /** `meta` travels as the request's `_meta` (e.g. the agent-to-agent hop count). */
-  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>, onProgress?: ProgressCallback): Promise<CallToolResult>;
+  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>, onProgress?: ProgressCallback, sampler?: Sampler): Promise<CallToolResult>;
   /** Resources, prompts and roots of this server. */
   readonly features: ServerFeatures;
   close(): Promise<void>;
@@ -99,9 +101,11 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   let closing = false;
 
   let roots = { roots: config.roots ?? [] };
+  const samplers = createSamplerStack();
   const newClient = () => {
-    const c = new Client(options.clientInfo, { capabilities: clientCapabilities(config) });
+    const c = new Client(options.clientInfo, { capabilities: { ...clientCapabilities(config), ...samplingCapability(config) } });
     roots = attachFeatures(c, config, (notice) => options.onNotice?.(notice));
+    attachSampling(c, options.serverId, config, samplers.current);
     return c;
   };
   const attach = async (transport: Transport): Promise<Client> => {
@@ -194,7 +198,8 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       return tools;
     },
     features: serverFeatures(client, config, roots),
-    async callTool(name, args, signal, meta, onProgress) {
+    async callTool(name, args, signal, meta, onProgress, sampler) {
+      const leave = samplers.enter(sampler);
       // Our own progress token (progress-relay.ts); with reset-on-progress its timer bounds the call between
       // notifications and the SDK's timeout is the total.
       const tracked = config.progress === false ? undefined : progressRelay.begin({ timeout, resetOnProgress, signal, onProgress });
@@ -225,6 +230,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
         throw new CallError(describe(error, timeout), 'protocol');
       } finally {
         tracked?.end();
+        leave();
       }
     },
     async close() {

@@ -9,6 +9,7 @@
  *   `data` is `{ content, structuredContent? }`; `execution.duration` is milliseconds.
  * - callModelTool never throws for a tool's failure: it resolves with `success: false` and a reason the model
  *   can read. Text is capped at `maxResultBytes`. The abort signal cancels the call at the server.
+ * - A model call's `sampler` serves the server's sampling requests while it runs (sampling.ts).
  * - A call with a `progress` target reports each progress notification through `progress` (for the
  *   `mcp.toolProgress` event); one without still carries a token (the server may need one).
  */
@@ -143,7 +144,7 @@ export function createToolCalls(deps: ToolCallDeps) {
     }
     try {
       const meta = payload.hops === undefined ? undefined : { [HOPS_META_KEY]: payload.hops };
-      const result = await connection.callTool(item.tool.name, normalized.args, payload.signal, meta, reporter(payload.progress, item.serverId, item.tool.name));
+      const result = await connection.callTool(item.tool.name, normalized.args, payload.signal, meta, reporter(payload.progress, item.serverId, item.tool.name), payload.sampler);
       const text = resultText(result);
       const data = result.isError ? { ...resultData(result), isError: true } : resultData(result);
       return result.isError ? outcome(false, text || 'Error: the tool reported an error', data) : outcome(true, text, data);

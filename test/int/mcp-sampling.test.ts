@@ -1,0 +1,67 @@
+/**
+ * Sampling (issue 25, item 1) against server-everything over stdio, through the whole service, with the
+ * simulator as the agent's model: `deny` (the default) declares no capability, so the server offers no
+ * `trigger-sampling-request`; `allow` answers the server's request with the agent's model during the
+ * model's tool call, `maxTokens` capped by `samplingMaxTokens`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { everythingStdio, requestsWith, turnFrames } from '../support/messaging.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
+import { until } from '../support/wait.ts';
+import { connectWs, type WsClient } from '../support/ws-client.ts';
+
+const API_KEY = 'chat-key-0123456789abcdef';
+
+describe('MCP sampling', () => {
+  let sim: Simulator;
+  let svc: RunningApp;
+  let chat: WsClient;
+  const get = async (path: string) => {
+    const res = await fetch(`${svc.url}${path}`, { headers: { Authorization: `Bearer ${API_KEY}` } });
+    return (await res.json()) as Record<string, any>;
+  };
+
+  beforeAll(async () => {
+    sim = await startSimulator();
+    svc = await startApp(
+      {
+        server: { auth: { apiKey: API_KEY }, limits: { rest: { points: 10_000 }, ws: { points: 10_000 } } },
+        llm: { timeoutMs: 10_000 },
+        mcpServers: {
+          plain: { ...everythingStdio },
+          sampler: { ...everythingStdio, sampling: 'allow', samplingMaxTokens: 50 },
+        },
+      },
+      { modelUrl: sim.url },
+    );
+    await until(async () => (await get('/api/mcp/servers')).servers.every((x: { status: string }) => x.status === 'connected'), 'both servers connected');
+    chat = await connectWs(`${svc.wsUrl}?token=${API_KEY}`);
+  });
+  afterAll(async () => {
+    chat?.close();
+    await svc?.stop();
+    await sim?.close();
+  });
+
+  it('deny (the default): the capability is not declared, so the server offers no sampling tool', async () => {
+    const names = (server: string) => get(`/api/mcp/servers/${server}/tools`).then((b) => (b.tools as { name: string }[]).map((t) => t.name));
+    expect(await names('plain')).not.toContain('trigger-sampling-request');
+    expect(await names('sampler')).toContain('trigger-sampling-request');
+  });
+
+  it("allow: the server's request is answered by the agent's model during the tool call, maxTokens capped", async () => {
+    const from = chat.frames.length;
+    chat.send({ type: 'message', content: 'ask it [[tool:trigger-sampling-request {"prompt":"zebra-sampling-42","maxTokens":500}]]' });
+    const frames = await turnFrames(chat, 'default', from);
+    const result = frames.find((f) => f.event === 'toolResult')!;
+    expect(result.data.success, JSON.stringify(result.data)).toBe(true);
+    const sampled = requestsWith(sim, 'Resource trigger-sampling-request context: zebra-sampling-42');
+    expect(sampled).toHaveLength(1);
+    expect(sampled[0]!.body).toMatchObject({ max_tokens: 50 });
+    expect((sampled[0]!.body as { tools?: unknown }).tools).toBeUndefined();
+    expect(JSON.stringify(result.data)).toContain('LLM sampling result');
+    expect(JSON.stringify(result.data)).toContain('zebra-sampling-42');
+    expect(JSON.stringify(result.data)).toMatch(/stopReason.{1,8}endTurn/);
+  });
+});
