@@ -12,7 +12,7 @@
  *   after), so a client sees a compaction live and on replay alike.
  * - `assistantStep` (a model step that asked for tools) and `messageQueued` (a message waiting for
  *   its turn: its caller already has the acknowledgement, and its turn's frames begin with its
- *   `userMessage`) have no frame.
+ *   `userMessage`) have no frame, nor has `serverSampled` (tokens of a server's sampling, counted in usage).
  */
 import type { Attached } from '../conversation/attachments.ts';
 import type { ApprovalDecision, CompactionMethod, CompactionTrigger, SessionEvent } from '../conversation/session-events.ts';
@@ -104,6 +104,7 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
       return { event: 'userMessage', data: { sessionId, turnId: e.turnId, seq, content: e.content, hasImage: e.image !== undefined, ...attachedRefs(e.attached) } };
     case 'assistantStep':
     case 'messageQueued':
+    case 'serverSampled':
       return undefined;
     case 'toolCall': {
       const { toolName, serverId, callId, args, turnId } = e;

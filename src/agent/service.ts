@@ -139,7 +139,9 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     const started = clock.now();
     try {
       const progress = { sessionId: input.key.sessionId, turnId: input.key.turnId, callId: input.callId };
-      const sampler = createSampler({ llm, maxOutputTokens: config.llm.maxOutputTokens, log }, { ...progress, signal });
+      const onUsage = (usage: Usage, serverId: string) =>
+        void slots.get(input.key.sessionId)?.session?.recordSampling({ turnId: input.key.turnId, callId: input.callId, serverId, model: llm.model, usage }).catch((err: unknown) => log.warn({ err }, 'sampling usage not recorded'));
+      const sampler = createSampler({ llm, maxOutputTokens: config.llm.maxOutputTokens, log }, { ...progress, signal, onUsage });
       return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal, hops: input.key.hops + 1, progress, sampler }, input.key);
     } catch (err) {
       const call = { name: input.name, toolName: input.name, serverId: '' };

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { promptTokens } from '../../tools/simulator/render.ts';
 import { everythingStdio, requestsWith, turnFrames } from '../support/messaging.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { until } from '../support/wait.ts';
@@ -51,6 +52,7 @@ describe('MCP sampling', () => {
   });
 
   it("allow: the server's request is answered by the agent's model during the tool call, maxTokens capped", async () => {
+    const before = await get('/api/sessions');
     const from = chat.frames.length;
     chat.send({ type: 'message', content: 'ask it [[tool:trigger-sampling-request {"prompt":"zebra-sampling-42","maxTokens":500}]]' });
     const frames = await turnFrames(chat, 'default', from);
@@ -63,5 +65,16 @@ describe('MCP sampling', () => {
     expect(JSON.stringify(result.data)).toContain('LLM sampling result');
     expect(JSON.stringify(result.data)).toContain('zebra-sampling-42');
     expect(JSON.stringify(result.data)).toMatch(/stopReason.{1,8}endTurn/);
+    // The sampling is a durable fact with the model's usage, and the session's totals include it.
+    const res = await fetch(`${svc.url}/api/sessions/default/export`, { headers: { Authorization: `Bearer ${API_KEY}` } });
+    const lines = (await res.text()).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
+    const events = lines.map((l) => (l.event ?? l) as Record<string, any>);
+    const fact = events.find((e) => e.type === 'serverSampled');
+    expect(fact, JSON.stringify(lines.slice(0, 3))).toMatchObject({ turnId: result.data.turnId, callId: result.data.callId, serverId: 'sampler', model: 'sim-model' });
+    expect(fact!.usage.promptTokens).toBe(promptTokens(sampled[0]!.body.messages));
+    const modelTokens = events.filter((e) => e.type === 'assistantStep' || e.type === 'response').reduce((n, e) => n + (e.usage?.totalTokens ?? 0), 0);
+    expect(before.sessions).toEqual([]);
+    const total = (await get('/api/sessions')).sessions[0].usage.totalTokens as number;
+    expect(total).toBe(modelTokens + (fact!.usage.totalTokens as number));
   });
 });
