@@ -2,7 +2,8 @@
  * Sampling (issue 25, item 1) against server-everything over stdio, through the whole service, with the
  * simulator as the agent's model: `deny` (the default) declares no capability, so the server offers no
  * `trigger-sampling-request`; `allow` answers the server's request with the agent's model during the
- * model's tool call, `maxTokens` capped by `samplingMaxTokens`.
+ * model's tool call, `maxTokens` capped by `samplingMaxTokens`, counted in the session's usage; with no session (a direct
+ * execution) the server gets an error.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
@@ -13,6 +14,7 @@ import { until } from '../support/wait.ts';
 import { connectWs, type WsClient } from '../support/ws-client.ts';
 
 const API_KEY = 'chat-key-0123456789abcdef';
+const ADMIN_KEY = 'admin-key-0123456789abcdef';
 
 describe('MCP sampling', () => {
   let sim: Simulator;
@@ -27,7 +29,7 @@ describe('MCP sampling', () => {
     sim = await startSimulator();
     svc = await startApp(
       {
-        server: { auth: { apiKey: API_KEY }, limits: { rest: { points: 10_000 }, ws: { points: 10_000 } } },
+        server: { auth: { apiKey: API_KEY, adminKey: ADMIN_KEY }, limits: { rest: { points: 10_000 }, ws: { points: 10_000 } } },
         llm: { timeoutMs: 10_000 },
         mcpServers: {
           plain: { ...everythingStdio },
@@ -49,6 +51,19 @@ describe('MCP sampling', () => {
     const names = (server: string) => get(`/api/mcp/servers/${server}/tools`).then((b) => (b.tools as { name: string }[]).map((t) => t.name));
     expect(await names('plain')).not.toContain('trigger-sampling-request');
     expect(await names('sampler')).toContain('trigger-sampling-request');
+  });
+
+  it('allow, but no session: a direct execution of the sampling tool gets the JSON-RPC error as its failure', async () => {
+    const res = await fetch(`${svc.url}/api/mcp/servers/sampler/tools/trigger-sampling-request/execute`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ADMIN_KEY}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ prompt: 'no-session', maxTokens: 10 }),
+    });
+    const body = (await res.json()) as Record<string, any>;
+    expect(res.status).toBe(500);
+    expect(body.error.code).toBe('TOOL_EXECUTION_FAILED');
+    expect(JSON.stringify(body.error.details)).toMatch(/only during one of this server's tool calls/);
+    expect(requestsWith(sim, 'no-session')).toEqual([]);
   });
 
   it("allow: the server's request is answered by the agent's model during the tool call, maxTokens capped", async () => {
