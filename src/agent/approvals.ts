@@ -89,7 +89,7 @@ export function openTurnOf(events: readonly SessionEvent[]): OpenTurn | undefine
     else if (e.type === 'reset') turn = undefined;
     else if (e.type === 'response' || e.type === 'turnFailed') {
       if (turn?.user.turnId === e.turnId) turn = undefined; // a turnFailed of another turn: a queued message discarded
-    } else if (!turn || e.type === 'messageQueued' || e.type === 'contextCompacted' || e.type === 'elicitationRequested' || e.type === 'elicitationResolved') continue;
+    } else if (!turn || e.type === 'messageQueued' || e.type === 'contextCompacted' || e.type === 'elicitationRequested' || e.type === 'elicitationResolved' || e.type === 'serverSampled') continue;
     else if (e.type === 'assistantStep') {
       turn.steps.push(e);
       turn.calls = [];

@@ -14,7 +14,7 @@
  *   per-conversation window, never shrinks another session's); none at all means compaction
  *   happens only when the provider answers an overflow.
  * - `usage` totals every model step of the session (prompt, completion, total), summary requests
- *   included; an event's `usageTotal` (a compaction's, a model step's) sets it, so a session read
+ *   included, and the tokens of tool servers' sampling requests (`serverSampled`); an event's `usageTotal` (a compaction's, a model step's) sets it, so a session read
  *   from its latest compaction on knows its totals. A live session counts an event when it is
  *   handed to the store (src/agent/session.ts): tokens spent count even if their event's write fails.
  */
@@ -90,6 +90,7 @@ export function createUsageTotals() {
   return {
     apply(e: SessionEvent): void {
       if (e.type === 'contextCompacted') Object.assign(total, e.usageTotal);
+      else if (e.type === 'serverSampled') add(e.usage);
       else if (e.type === 'assistantStep' || e.type === 'response') {
         if (e.usageTotal) Object.assign(total, e.usageTotal);
         else add(e.usage);

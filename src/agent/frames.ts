@@ -14,7 +14,7 @@
  *   frame leaves out the `content` the user typed (it is in the stored event, for the session's log).
  * - `assistantStep` (a model step that asked for tools) and `messageQueued` (a message waiting for
  *   its turn: its caller already has the acknowledgement, and its turn's frames begin with its
- *   `userMessage`) have no frame.
+ *   `userMessage`) have no frame, nor has `serverSampled` (tokens of a server's sampling, counted in usage).
  */
 import type { Attached } from '../conversation/attachments.ts';
 import type { ApprovalDecision, ElicitationAction, CompactionMethod, CompactionTrigger, SessionEvent } from '../conversation/session-events.ts';
@@ -110,6 +110,7 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
       return { event: 'userMessage', data: { sessionId, turnId: e.turnId, seq, content: e.content, hasImage: e.image !== undefined, ...attachedRefs(e.attached) } };
     case 'assistantStep':
     case 'messageQueued':
+    case 'serverSampled':
       return undefined;
     case 'toolCall': {
       const { toolName, serverId, callId, args, turnId } = e;

@@ -50,6 +50,7 @@ import { createIdSource, isoNow, systemClock, type Clock, type IdSource } from '
 import type { AgentConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 import type { LlmClient, Usage } from '../llm/types.ts';
+import { createSampler } from './sampling.ts';
 import type { Logger } from '../log/index.ts';
 import type { McpCommands, ModelTool, ModelToolOutcome } from '../tools/messages.ts';
 import type { Elicitor } from '../tools/elicitation.ts';
@@ -140,7 +141,10 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     try {
       const progress = { sessionId: input.key.sessionId, turnId: input.key.turnId, callId: input.callId };
       const elicit = elicitor && { sessionId: input.key.sessionId, elicit: elicitor };
-      return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal, hops: input.key.hops + 1, progress, ...(elicit && { elicit }) }, input.key);
+      const onUsage = (usage: Usage, serverId: string) =>
+        void slots.get(input.key.sessionId)?.session?.recordSampling({ turnId: input.key.turnId, callId: input.callId, serverId, model: llm.model, usage }).catch((err: unknown) => log.warn({ err }, 'sampling usage not recorded'));
+      const sampler = createSampler({ llm, maxOutputTokens: config.llm.maxOutputTokens, log }, { ...progress, signal, onUsage });
+      return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal, hops: input.key.hops + 1, progress, sampler, ...(elicit && { elicit }) }, input.key);
     } catch (err) {
       const call = { name: input.name, toolName: input.name, serverId: '' };
       return failedOutcome(call, toTurnError(err).message, clock.now() - started);

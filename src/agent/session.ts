@@ -36,7 +36,7 @@
  *   stored `contextCompacted`, or `undefined` when there was nothing to compact; it rejects when the
  *   summary failed (the history stays as it was) or the session was reset or closed meanwhile.
  */
-import { EVENT_VERSION, type SessionEvent } from '../conversation/session-events.ts';
+import { EVENT_VERSION, type SessionEvent, type SessionEventOf } from '../conversation/session-events.ts';
 import type { SessionEmitted } from '../../machines/session.machine.ts';
 import type { ApprovalAnswer, ToolCallInput, TurnMessage } from '../conversation/turn-contract.ts';
 import type { ModelToolOutcome } from '../conversation/tool-shapes.ts';
@@ -94,6 +94,8 @@ export interface SessionDeps extends Pick<ModelStepDeps, 'systemPrompt' | 'llm' 
 
 export interface Session {
   readonly id: string;
+  /** Records the tokens the agent's model spent on a tool server's sampling request (`serverSampled`, counted in usage). */
+  recordSampling(fact: Omit<SessionEventOf<'serverSampled'>, 'v' | 'type'>): Promise<void>;
   /**
    * Queues a message (synchronously, in the caller's tick); resolves once it is durable (see the
    * contracts). `queued` when it waits behind a running turn or other messages; `turnId` is the
@@ -342,6 +344,12 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     },
     get usage() {
       return usage.current();
+    },
+    recordSampling(fact) {
+      if (closed) return Promise.reject(refuse());
+      return new Promise<void>((resolve, reject) =>
+        record({ correlationId: fact.turnId, sessionId }, counted({ v: EVENT_VERSION, type: 'serverSampled', ...fact }), () => resolve(), reject),
+      );
     },
     approvals: () => (closed ? [] : approvals.pending()),
     elicitations: () => (closed ? [] : elicitationFold.pending()),

@@ -9,6 +9,10 @@ import { z } from 'zod';
 export const MCP_LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
 export type McpLogLevel = (typeof MCP_LOG_LEVELS)[number];
 
+/** What a server's `sampling/createMessage` gets. */
+export const SAMPLING_POLICIES = ['deny', 'allow'] as const;
+export type SamplingPolicy = (typeof SAMPLING_POLICIES)[number];
+
 export const serverFeatureKeys = {
   /**
    * Roots offered to the server (`roots` capability): the folders or URIs it may work in, e.g.
@@ -36,4 +40,8 @@ export const serverFeatureKeys = {
     .strictObject({ tools: z.boolean().optional(), resources: z.boolean().optional(), prompts: z.boolean().optional() })
     .optional()
     .describe('Which list_changed notifications agentd acts on (each default true)'),
+  /** Whether the server may ask the agent's model (`sampling/createMessage`); default `deny` (src/tools/sampling.ts). */
+  sampling: z.enum(SAMPLING_POLICIES).optional().describe('sampling/createMessage from this server: deny (default: the capability is not declared) or allow (answered by the agent\'s model during one of the server\'s tool calls)'),
+  /** The most tokens one sampling reply may take (default 1024; never above llm.maxOutputTokens). */
+  samplingMaxTokens: z.number().int().positive().max(1_000_000).optional().describe('The most tokens one sampling reply may take (default 1024, never above llm.maxOutputTokens)'),
 };

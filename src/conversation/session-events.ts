@@ -16,6 +16,9 @@
  *   otherwise it is still queued, and a session opened from the log runs it (src/agent/queue.ts).
  *   It has no frame: the caller already has its acknowledgement, and the turn's frames start with
  *   its `userMessage`.
+ * - `serverSampled` (added within version 3, a new type like `messageQueued`: no upcast) records the tokens
+ *   the agent's model spent answering a tool server's `sampling/createMessage` (src/tools/sampling.ts);
+ *   the usage totals fold it. It has no frame and is not part of the model's history.
  * - Version 3 adds `contextCompacted`: the model's history was made smaller, as a fact in the log
  *   (nothing is rewritten). `method: "clearToolResults"` replaces the text of every tool result
  *   with seq ≤ `upToSeq` by a marker in the projection; `method: "summary"` replaces everything with
@@ -82,6 +85,8 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
   z.object({ v, type: z.literal('reset') }),
   /** A message waiting behind a running turn, stored before it is acknowledged (see the contracts). */
   z.object({ v, type: z.literal('messageQueued'), turnId, correlationId: z.string(), content: z.string(), image: image.optional(), hops: z.number().int().nonnegative().optional(), attached: attachedSchema.optional() }),
+  /** A tool server's sampling request answered by the agent's model during call `callId` (see the contracts). */
+  z.object({ v, type: z.literal('serverSampled'), turnId, callId: z.string(), serverId: z.string(), model: z.string(), usage }),
   /** The history was compacted (see the contracts); `turnId` when it ran inside a turn. */
   z.object({
     v, type: z.literal('contextCompacted'), method: compactionMethod, trigger: compactionTrigger,

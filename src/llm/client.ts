@@ -118,7 +118,7 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     async complete(request: ModelRequest): Promise<ModelStep> {
       const callerSignal = request.signal;
       if (callerSignal?.aborted) throw abortError();
-      const body = encodeBody({ model: request.model ?? llm.model, messages: request.messages, tail: request.tail, tools: request.tools, temperature: llm.temperature });
+      const body = encodeBody({ model: request.model ?? llm.model, messages: request.messages, tail: request.tail, tools: request.tools, temperature: llm.temperature, maxTokens: request.maxTokens });
 
       const observed = deps.observe?.(request.turnId);
       const controller = new AbortController();

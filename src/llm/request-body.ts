@@ -11,7 +11,7 @@
  * Contracts:
  * - The bytes equal `JSON.stringify` of the SDK body that `toOpenAiMessage` / `toOpenAiTools`
  *   describe for `messages` followed by `tail`, key for key and in the same order (model, messages,
- *   stream, stream_options, then tools and temperature when set), UTF-8 encoded.
+ *   stream, stream_options, then tools, temperature and max_tokens when set), UTF-8 encoded.
  * - An array handed in again holds the same messages as before, possibly with more appended (a
  *   shorter one is encoded afresh); callers never change a message or an element in place.
  * - Memory: the kept bytes of one array stay under MAX_KEPT_BYTES plus one message; a longer
@@ -28,6 +28,7 @@ export interface BodyParams {
   tail?: readonly ChatMessage[] | undefined;
   tools: ToolDefinition[];
   temperature?: number | undefined;
+  maxTokens?: number | undefined;
 }
 
 /** The encoded messages of one array: `count` messages, comma-separated, in `bytes[0, length)`. */
@@ -89,7 +90,7 @@ export function createBodyEncoder(): (params: BodyParams) => Buffer {
     return done.bytes.subarray(0, done.length);
   };
 
-  return ({ model, messages, tail = [], tools, temperature }) => {
+  return ({ model, messages, tail = [], tools, temperature, maxTokens }) => {
     const parts: (string | Buffer)[] = [`{"model":${JSON.stringify(model)},"messages":[`];
     const kept = keptBytes(messages);
     if (kept) parts.push(kept);
@@ -98,6 +99,7 @@ export function createBodyEncoder(): (params: BodyParams) => Buffer {
     let rest = '],"stream":true,"stream_options":{"include_usage":true}';
     if (tools.length > 0) rest += `,"tools":${JSON.stringify(toOpenAiTools(tools))}`;
     if (temperature !== undefined) rest += `,"temperature":${JSON.stringify(temperature)}`;
+    if (maxTokens !== undefined) rest += `,"max_tokens":${JSON.stringify(maxTokens)}`;
     parts.push(`${rest}}`);
     return concatUtf8(parts);
   };

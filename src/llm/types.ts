@@ -19,6 +19,8 @@ export interface ModelRequest {
   turnId?: string;
   /** Another model on the same endpoint (default: the configured one), e.g. for summaries. */
   model?: string;
+  /** `max_tokens` of the request (absent: none sent, the endpoint's default). */
+  maxTokens?: number;
 }
 
 export interface LlmClient {

@@ -16,6 +16,7 @@
  * - Resources, prompts, logging and roots: see server-features.ts (`features`, `onNotice`).
  * - Elicitation: a call given an `ElicitTarget` is where the server's `elicitation/create` requests during it
  *   go (elicitation.ts); its deadline is when the call's own timeout ends it.
+ * - Sampling: see sampling.ts; a call's `sampler` serves the server's `sampling/createMessage` while the call runs.
  * - `http` tries Streamable HTTP first and falls back to the SSE transport when the server answers the
  *   Streamable HTTP handshake with a 4xx status.
  */
@@ -44,6 +45,7 @@ import type { Logger } from '../log/index.ts';
 import { ChildProcessTransport } from './stdio-transport.ts';
 import { createProgressRelay } from './progress-relay.ts';
 import { attachElicitation, createInFlightCalls, type ElicitTarget } from './elicitation.ts';
+import { attachSampling, createSamplerStack, samplingCapability, type Sampler } from './sampling.ts';
 
 export type TransportKind = 'stdio' | 'streamable-http' | 'sse' | 'a2a';
 
@@ -81,6 +83,12 @@ export class CallError extends Error {
   }
 }
 
+/** Who answers what a server asks during one tool call (absent: it is refused). */
+export interface ServerAsks {
+  elicit?: ElicitTarget | undefined;
+  sampler?: Sampler | undefined;
+}
+
 export interface McpConnection {
   readonly kind: TransportKind;
   /** Pid of the stdio child. */
@@ -88,8 +96,8 @@ export interface McpConnection {
   readonly tools: Tool[];
   /** Resolves with the server's result (also when it has `isError`); throws CallError. */
   /** `meta` travels as the request's `_meta` (e.g. the agent-to-agent hop count). */
-  /** `elicit`: who answers the server's questions during this call (elicitation.ts); without one they are declined. */
-  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>, onProgress?: ProgressCallback, elicit?: ElicitTarget): Promise<CallToolResult>;
+  /** `asks`: who answers the server's requests during this call: elicitation (elicitation.ts; without a target they are declined) and sampling (sampling.ts). */
+  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>, onProgress?: ProgressCallback, asks?: ServerAsks): Promise<CallToolResult>;
   /** Resources, prompts and roots of this server. */
   readonly features: ServerFeatures;
   /** What agentd declared in `initialize` and what the server declared back. */
@@ -108,12 +116,14 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
 
   let roots = { roots: config.roots ?? [] };
   const inFlight = createInFlightCalls();
+  const samplers = createSamplerStack();
   let declared: ClientCapabilities = {};
   const newClient = () => {
-    declared = clientCapabilities(config);
+    declared = { ...clientCapabilities(config), ...samplingCapability(config) };
     const c = new Client(options.clientInfo, { capabilities: declared });
     roots = attachFeatures(c, config, (notice) => options.onNotice?.(notice));
     attachElicitation(c, config, options.serverId, inFlight, log);
+    attachSampling(c, options.serverId, config, samplers.current);
     return c;
   };
   const attach = async (transport: Transport): Promise<Client> => {
@@ -209,8 +219,9 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
     get capabilities() {
       return { client: declared, server: client.getServerCapabilities() ?? {} };
     },
-    async callTool(name, args, signal, meta, onProgress, elicit) {
-      const endCall = inFlight.begin(elicit, Date.now() + (resetOnProgress ? totalTimeout : timeout));
+    async callTool(name, args, signal, meta, onProgress, asks) {
+      const endCall = inFlight.begin(asks?.elicit, Date.now() + (resetOnProgress ? totalTimeout : timeout));
+      const leave = samplers.enter(asks?.sampler);
       // Our own progress token (progress-relay.ts); with reset-on-progress its timer bounds the call between
       // notifications and the SDK's timeout is the total.
       const tracked = config.progress === false ? undefined : progressRelay.begin({ timeout, resetOnProgress, signal, onProgress });
@@ -242,6 +253,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       } finally {
         tracked?.end();
         endCall();
+        leave();
       }
     },
     async close() {

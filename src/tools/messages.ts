@@ -4,9 +4,11 @@ import type { A2aAgentConfig, McpServerConfig } from '../config/schema.ts';
 import type { McpLogLevel } from '../config/server-features.ts';
 import type { Attached } from '../conversation/attachments.ts';
 import type { ElicitTarget } from './elicitation.ts';
+import type { Sampler } from './sampling.ts';
 import type { PromptRecord, PromptResult, ResourceContents, ResourceList } from '../conversation/mcp-records.ts';
 
 export type { PromptRecord, PromptResult, ResourceContents, ResourceList };
+export type { Sampler, SamplingReply, SamplingRequest } from './sampling.ts';
 
 /** Where a call's progress goes: the session (key) whose watchers get `toolProgress` frames, and the call. */
 export interface ProgressTarget {
@@ -47,8 +49,8 @@ export type McpCommands = {
   'mcp.modelTools': { payload: Record<string, never>; result: ModelTool[] };
   /** Calls a tool by its model-visible name; never throws for tool failures. */
   /** `hops` is sent along as the call's agent-to-agent hop count (src/tools/hops.ts). */
-  /** `elicit`: who answers the server's elicitation requests during the call (src/tools/elicitation.ts); absent: they are declined. */
-  'mcp.callModelTool': { payload: { name: string; args: unknown; signal?: AbortSignal; hops?: number; progress?: ProgressTarget; elicit?: ElicitTarget }; result: ModelToolOutcome };
+  /** `elicit`: who answers the server's elicitation requests during the call (src/tools/elicitation.ts; absent: they are declined); `sampler` serves its `sampling/createMessage` (src/tools/sampling.ts). */
+  'mcp.callModelTool': { payload: { name: string; args: unknown; signal?: AbortSignal; hops?: number; progress?: ProgressTarget; elicit?: ElicitTarget; sampler?: Sampler }; result: ModelToolOutcome };
   /** A server's resources and resource templates (empty when it offers none); SERVER_NOT_FOUND. */
   'mcp.listResources': { payload: { serverId: string }; result: ResourceList };
   /** A resource's contents (binary as base64), at most the server's maxResultBytes; TOOL_EXECUTION_FAILED. */

@@ -11,6 +11,7 @@
  *   can read. Text is capped at `maxResultBytes`. The abort signal cancels the call at the server.
  * - A model call with an `elicit` target hands the server's elicitation requests during it to that target;
  *   `…/execute` has none, so they are declined (src/tools/elicitation.ts).
+ * - A model call's `sampler` serves the server's sampling requests while it runs (sampling.ts).
  * - A call with a `progress` target reports each progress notification through `progress` (for the
  *   `mcp.toolProgress` event); one without still carries a token (the server may need one).
  */
@@ -145,7 +146,7 @@ export function createToolCalls(deps: ToolCallDeps) {
     }
     try {
       const meta = payload.hops === undefined ? undefined : { [HOPS_META_KEY]: payload.hops };
-      const result = await connection.callTool(item.tool.name, normalized.args, payload.signal, meta, reporter(payload.progress, item.serverId, item.tool.name), payload.elicit);
+      const result = await connection.callTool(item.tool.name, normalized.args, payload.signal, meta, reporter(payload.progress, item.serverId, item.tool.name), payload);
       const text = resultText(result);
       const data = result.isError ? { ...resultData(result), isError: true } : resultData(result);
       return result.isError ? outcome(false, text || 'Error: the tool reported an error', data) : outcome(true, text, data);

@@ -1,0 +1,106 @@
+/**
+ * `sampling/createMessage` from a tool server: the policy of its config, the capability declared, the
+ * request mapped for the agent's model, and the routing to the tool call in flight.
+ *
+ * Contracts:
+ * - `mcpServers.<name>.sampling` is `deny` (default) or `allow`. Under `deny` the capability is not declared
+ *   and no handler is registered: the SDK answers the request with a JSON-RPC error (method not found).
+ * - Under `allow` a request is served by the {@link Sampler} of the server's tool call in flight on that
+ *   connection (the latest one when several run: the server sends sampling from inside a call). With no call
+ *   in flight, or a call made without a sampler (`…/execute`), it is refused with InvalidRequest: there is no
+ *   session to serve and count it.
+ * - Only text content is accepted (an image or audio message is InvalidRequest). `maxTokens` is capped by
+ *   `samplingMaxTokens` (default {@link DEFAULT_SAMPLING_MAX_TOKENS}); the sampler caps it again by the model's
+ *   `llm.maxOutputTokens`. `modelPreferences`, `includeContext`, `temperature`, `stopSequences` and `metadata`
+ *   are ignored: the agent's own model answers.
+ * - A sampler's failure reaches the server as InternalError with the reason.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  CreateMessageRequestSchema,
+  ErrorCode,
+  McpError,
+  type ClientCapabilities,
+  type CreateMessageRequest,
+  type CreateMessageResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { McpServerConfig } from '../config/schema.ts';
+import type { SamplingPolicy } from '../config/server-features.ts';
+
+export const DEFAULT_SAMPLING_MAX_TOKENS = 1024;
+
+/** A sampling request as the agent's model gets it. */
+export interface SamplingRequest {
+  serverId: string;
+  systemPrompt?: string;
+  messages: { role: 'user' | 'assistant'; content: string }[];
+  maxTokens: number;
+}
+
+export interface SamplingReply {
+  text: string;
+  model: string;
+  /** `endTurn`, `maxTokens`, or the model's own finish reason. */
+  stopReason: string;
+}
+
+/** Serves a server's sampling request for the tool call it was given to (the agent layer makes it). */
+export type Sampler = (request: SamplingRequest) => Promise<SamplingReply>;
+
+export const samplingPolicy = (config: McpServerConfig): SamplingPolicy => config.sampling ?? 'deny';
+
+export const samplingCapability = (config: McpServerConfig): ClientCapabilities =>
+  samplingPolicy(config) === 'deny' ? {} : { sampling: {} };
+
+/** The request for the model, or an McpError (InvalidRequest) saying why not. */
+export function toSamplingRequest(serverId: string, params: CreateMessageRequest['params'], config: Pick<McpServerConfig, 'samplingMaxTokens'>): SamplingRequest {
+  const messages = params.messages.map((m, i) => {
+    const parts = Array.isArray(m.content) ? m.content : [m.content];
+    const texts = parts.map((c) => {
+      if (c.type !== 'text') throw new McpError(ErrorCode.InvalidRequest, `sampling: message ${i} holds ${c.type} content; agentd samples text only`);
+      return c.text;
+    });
+    return { role: m.role, content: texts.join('\n') };
+  });
+  const bound = config.samplingMaxTokens ?? DEFAULT_SAMPLING_MAX_TOKENS;
+  return {
+    serverId,
+    ...(params.systemPrompt !== undefined && { systemPrompt: params.systemPrompt }),
+    messages,
+    maxTokens: Math.min(params.maxTokens, bound),
+  };
+}
+
+/** Registers the handler (before `connect`) when the policy allows; `current` is the sampler of the call in flight. */
+export function attachSampling(client: Client, serverId: string, config: McpServerConfig, current: () => Sampler | undefined): void {
+  if (samplingPolicy(config) === 'deny') return;
+  client.setRequestHandler(CreateMessageRequestSchema, async ({ params }): Promise<CreateMessageResult> => {
+    const sampler = current();
+    if (!sampler) throw new McpError(ErrorCode.InvalidRequest, 'sampling: agentd serves sampling only during one of this server\'s tool calls in a session turn');
+    const request = toSamplingRequest(serverId, params, config);
+    let reply: SamplingReply;
+    try {
+      reply = await sampler(request);
+    } catch (error) {
+      throw new McpError(ErrorCode.InternalError, `sampling failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return { role: 'assistant', content: { type: 'text', text: reply.text }, model: reply.model, stopReason: reply.stopReason };
+  });
+}
+
+/** The samplers of a connection's calls in flight, latest last. */
+export function createSamplerStack() {
+  const stack: Sampler[] = [];
+  return {
+    current: (): Sampler | undefined => stack[stack.length - 1],
+    /** Pushes `sampler` (when given) for the duration of a call; returns the function that pops it. */
+    enter(sampler: Sampler | undefined): () => void {
+      if (!sampler) return () => {};
+      stack.push(sampler);
+      return () => {
+        const at = stack.lastIndexOf(sampler);
+        if (at >= 0) stack.splice(at, 1);
+      };
+    },
+  };
+}
