@@ -138,7 +138,7 @@ describe('MCP capabilities, progress, resources, prompts and logs', () => {
   it('a message attaches resources: the model gets their contents with it, and the log keeps them', async () => {
     const uri = 'demo://resource/dynamic/text/42';
     const r = await asChat('POST', '/api/message-sync', { message: 'Summarize ATTACH-1', sessionId: 'attach', resources: [{ serverId: 'everything', uri }] });
-    expect(r.status).toBe(200);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
     const user = lastMessagesWith(sim, 'ATTACH-1').filter((m) => m.role === 'user').at(-1);
     expect(textOf(user)).toMatch(/^Summarize ATTACH-1\n\n\[resource demo:\/\/resource\/dynamic\/text\/42 \(text\/plain\)\]\nResource 42: This is a plaintext resource/);
     const history = await asChat('GET', '/api/sessions/attach/history');
