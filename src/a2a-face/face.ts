@@ -20,7 +20,8 @@
  *   taskId = `<contextId>/<turnId>` (task-view.ts). Every session id goes through `ctx.sessions.key`, so a
  *   caller only reaches its own tasks (another principal's answer TaskNotFound, -32001).
  * - A message on an `input-required` task answers its approvals with a data part `{ approve, callId? }`
- *   (no `callId`: every waiting call), which needs the `approve` scope.
+ *   (no `callId`: every waiting call), or a tool server's question with `{ elicitationId?, action,
+ *   content? }` (no id: the one waiting), checked like the REST answer; both need the `approve` scope.
  * - `message.metadata["agentd/hops"]` counts agent-to-agent hops like /mcp; over `maxHops` is refused.
  * - `SendMessage` waits until the task is completed, failed, canceled or input-required, or `waitMs`
  *   passed (then the task is returned as it stands), or the client left.
@@ -77,6 +78,7 @@ const listParams = z.looseObject({
   historyLength: z.number().int().optional(),
 });
 const approveSchema = z.looseObject({ approve: z.boolean(), callId: z.string().optional(), reason: z.string().max(2000).optional() });
+const questionAnswerSchema = z.looseObject({ elicitationId: z.string().optional(), action: z.enum(['accept', 'decline', 'cancel']), content: z.unknown().optional() });
 
 const METHODS: Record<A2aVersion, Record<string, Method>> = {
   '1.0': {
@@ -132,7 +134,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
     // Armed once this message took effect: a task that waited for the approvals it answers is not settled yet.
     let armed = ref === undefined;
     const check = (view: TaskView | undefined) => {
-      const fresh = view?.pendingApprovals.some((c) => !answered.has(c.callId)) ?? false;
+      const fresh = view !== undefined && [...view.pendingApprovals.map((c) => c.callId), ...view.pendingQuestions.map((q) => q.id)].some((id) => !answered.has(id));
       if (armed && view && (FINAL_STATES.has(view.state) || (view.state === 'input-required' && fresh))) resolveSettled();
     };
     const watch = watchSession(deps.bus, deps.interest, key, contextId, (prev, next) => {
@@ -143,7 +145,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
       if (ref) {
         const current = await watch.follow(ref.turnId);
         if (!current) throw taskNotFound(msg.taskId ?? '');
-        answered = await answerApprovals(current, data, key, ctx);
+        answered = await answerInput(current, data, key, ctx);
         armed = true;
         check(watch.view);
       } else {
@@ -159,10 +161,13 @@ export function createA2aFace(deps: A2aFaceDeps) {
     return { watch, settled, taskId: taskIdOf(contextId, turnId) };
   }
 
-  async function answerApprovals(task: TaskView, data: unknown[], key: string, ctx: A2aCallContext): Promise<Set<string>> {
+  /** Answers what an input-required task waits for: its approvals, or one tool server's question. Returns the ids answered. */
+  async function answerInput(task: TaskView, data: unknown[], key: string, ctx: A2aCallContext): Promise<Set<string>> {
     if (FINAL_STATES.has(task.state)) throw new AppError('UNSUPPORTED_OPERATION', `Task "${task.id}" is ${task.state}: send a new message without taskId`, { taskId: task.id, state: task.state });
+    const reply = data.map((d) => questionAnswerSchema.safeParse(d)).find((r) => r.success)?.data;
+    if (task.state === 'input-required' && reply) return answerQuestion(task, reply, key, ctx);
     const answer = data.map((d) => approveSchema.safeParse(d)).find((r) => r.success)?.data;
-    if (task.state !== 'input-required' || !answer) throw new AppError('INVALID_REQUEST', 'A message on a running task must answer its approval with a data part { "approve": true | false, "callId"? }', { taskId: task.id, state: task.state });
+    if (task.state !== 'input-required' || !answer) throw new AppError('INVALID_REQUEST', 'A message on a running task must answer what it waits for with a data part: { "approve": true | false, "callId"? } or { "elicitationId"?, "action": "accept" | "decline" | "cancel", "content"? }', { taskId: task.id, state: task.state });
     if (!deps.mayApprove(ctx.principal)) throw new AppError('FORBIDDEN', 'Answering an approval needs the approve scope', { scope: 'approve' });
     const calls = task.pendingApprovals.filter((c) => answer.callId === undefined || c.callId === answer.callId);
     if (calls.length === 0) throw new AppError('APPROVAL_NOT_FOUND', `No call "${answer.callId ?? ''}" waits for approval in task "${task.id}"`);
@@ -170,6 +175,17 @@ export function createA2aFace(deps: A2aFaceDeps) {
       await deps.bus.execute('agent.approve', { sessionId: key, callId: c.callId, decision: answer.approve ? 'approve' : 'deny', by: 'a2a', ...(answer.reason !== undefined && { reason: answer.reason }) }, { sessionId: key });
     }
     return new Set(calls.map((c) => c.callId));
+  }
+
+  async function answerQuestion(task: TaskView, reply: z.output<typeof questionAnswerSchema>, key: string, ctx: A2aCallContext): Promise<Set<string>> {
+    if (!deps.mayApprove(ctx.principal)) throw new AppError('FORBIDDEN', "Answering a tool server's question needs the approve scope", { scope: 'approve' });
+    const questions = task.pendingQuestions.filter((q) => reply.elicitationId === undefined || q.id === reply.elicitationId);
+    const [question] = questions;
+    if (!question) throw new AppError('ELICITATION_NOT_FOUND', `No question "${reply.elicitationId ?? ''}" waits for an answer in task "${task.id}"`);
+    if (questions.length > 1) throw new AppError('INVALID_REQUEST', `Task "${task.id}" waits for ${questions.length} questions: name one with "elicitationId"`, { taskId: task.id });
+    const { action, content } = reply;
+    await deps.bus.execute('agent.answerElicitation', { sessionId: key, id: question.id, action, ...(content !== undefined && { content }), by: 'a2a' }, { sessionId: key });
+    return new Set([question.id]);
   }
 
   /** Resolves after `ms`, or when `signal` aborts; the timer never holds the process. */
@@ -187,7 +203,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
       await Promise.race([settled, pause(deps.waitMs, ctx.signal)]);
       // A message queued behind a running turn has no frame yet: its task is submitted.
       const ref = parseTaskId(taskId)!;
-      const view = watch.view ?? { id: taskId, contextId: ref.contextId, turnId: ref.turnId, state: 'submitted', request: readMessage(p.message).text, reply: '', pendingApprovals: [], seq: 0 };
+      const view = watch.view ?? { id: taskId, contextId: ref.contextId, turnId: ref.turnId, state: 'submitted', request: readMessage(p.message).text, reply: '', pendingApprovals: [], pendingQuestions: [], seq: 0 };
       return wrap('task', encodeTask(view, ctx.version, now(), p.configuration?.historyLength), ctx.version);
     } finally {
       watch.close();

@@ -8,7 +8,8 @@
  *   on another instance and the live stream agree; `chunk` frames (live only) grow the reply until the
  *   turn's `response` replaces it with the whole reply.
  * - States: `userMessage` → submitted; `thinking`/`chunk`/`toolCall`/`toolResult` → working; a
- *   `toolApprovalRequested` not yet resolved → input-required (its calls in `pendingApprovals`);
+ *   `toolApprovalRequested` or a tool server's `elicitationRequested` not yet resolved →
+ *   input-required (in `pendingApprovals` / `pendingQuestions`, and in words in `statusText`);
  *   `response` → completed; `error` → canceled when it says the turn was cancelled, else failed.
  * - Pure: no clock, no I/O.
  */
@@ -24,6 +25,16 @@ export interface PendingCall {
   args: unknown;
 }
 
+/** A tool server's question (elicitation) waiting for the user's answer. */
+export interface PendingQuestion {
+  id: string;
+  serverId: string;
+  message: string;
+  mode: 'form' | 'url';
+  requestedSchema?: Record<string, unknown>;
+  url?: string;
+}
+
 export interface TaskView {
   /** The A2A task id (`taskIdOf`). */
   id: string;
@@ -37,6 +48,7 @@ export interface TaskView {
   /** Why the task is failed, canceled or input-required, in words. */
   statusText?: string;
   pendingApprovals: PendingCall[];
+  pendingQuestions: PendingQuestion[];
   /** The seq of the last frame folded (live frames carry the last durable one). */
   seq: number;
 }
@@ -56,6 +68,16 @@ const cancelled = (data: { message: string; details: Record<string, unknown> }):
 
 const approvalText = (calls: PendingCall[]): string =>
   `Waiting for approval of ${calls.map((c) => `"${c.toolName}" (call ${c.callId})`).join(', ')}: answer with a data part { "approve": true | false, "callId"? }`;
+const questionText = (q: PendingQuestion): string =>
+  `Tool server "${q.serverId}" asks: ${q.message}${q.url === undefined ? '' : ` (${q.url})`}${q.requestedSchema === undefined ? '' : ` — fields: ${JSON.stringify(q.requestedSchema)}`}. Answer with a data part { "elicitationId": "${q.id}", "action": "accept" | "decline" | "cancel", "content"? }`;
+
+/** What the task waits for, in words; input-required while anything waits, else working. */
+function waiting(task: TaskView): TaskView {
+  const texts = [...(task.pendingApprovals.length > 0 ? [approvalText(task.pendingApprovals)] : []), ...task.pendingQuestions.map(questionText)];
+  if (texts.length > 0) return { ...task, state: 'input-required', statusText: texts.join('\n') };
+  const { statusText: _done, ...rest } = task;
+  return { ...rest, state: 'working' };
+}
 
 /** One frame folded into a task (frames of other turns leave it as it is). */
 export function foldFrame(task: TaskView | undefined, frame: AgentFrame, contextId: string, turnId: string): TaskView | undefined {
@@ -63,7 +85,7 @@ export function foldFrame(task: TaskView | undefined, frame: AgentFrame, context
   if (data.turnId !== turnId) return task;
   const seq = data.seq ?? task?.seq ?? 0;
   if (frame.event === 'userMessage') {
-    return { id: taskIdOf(contextId, turnId), contextId, turnId, state: 'submitted', request: frame.data.content, reply: '', pendingApprovals: [], seq };
+    return { id: taskIdOf(contextId, turnId), contextId, turnId, state: 'submitted', request: frame.data.content, reply: '', pendingApprovals: [], pendingQuestions: [], seq };
   }
   if (!task || FINAL_STATES.has(task.state)) return task;
   const next: TaskView = { ...task, seq };
@@ -77,19 +99,21 @@ export function foldFrame(task: TaskView | undefined, frame: AgentFrame, context
       return { ...next, state: next.state === 'input-required' ? next.state : 'working', reply: next.reply + frame.data.content };
     case 'toolApprovalRequested': {
       const { callId, toolName, serverId, args } = frame.data;
-      const pendingApprovals = [...next.pendingApprovals, { callId, toolName, serverId, args }];
-      return { ...next, state: 'input-required', pendingApprovals, statusText: approvalText(pendingApprovals) };
+      return waiting({ ...next, pendingApprovals: [...next.pendingApprovals, { callId, toolName, serverId, args }] });
     }
-    case 'toolApprovalResolved': {
-      const pendingApprovals = next.pendingApprovals.filter((c) => c.callId !== frame.data.callId);
-      if (pendingApprovals.length > 0) return { ...next, pendingApprovals, statusText: approvalText(pendingApprovals) };
-      const { statusText: _done, ...rest } = next;
-      return { ...rest, state: 'working', pendingApprovals };
+    case 'toolApprovalResolved':
+      return waiting({ ...next, pendingApprovals: next.pendingApprovals.filter((c) => c.callId !== frame.data.callId) });
+    case 'elicitationRequested': {
+      const { id, serverId, message, mode, requestedSchema, url } = frame.data;
+      const question: PendingQuestion = { id, serverId, message, mode, ...(requestedSchema && { requestedSchema }), ...(url !== undefined && { url }) };
+      return waiting({ ...next, pendingQuestions: [...next.pendingQuestions, question] });
     }
+    case 'elicitationResolved':
+      return waiting({ ...next, pendingQuestions: next.pendingQuestions.filter((q) => q.id !== frame.data.id) });
     case 'response':
-      return { ...next, state: 'completed', reply: frame.data.content, pendingApprovals: [] };
+      return { ...next, state: 'completed', reply: frame.data.content, pendingApprovals: [], pendingQuestions: [] };
     case 'error':
-      return { ...next, state: cancelled(frame.data) ? 'canceled' : 'failed', statusText: frame.data.message, pendingApprovals: [] };
+      return { ...next, state: cancelled(frame.data) ? 'canceled' : 'failed', statusText: frame.data.message, pendingApprovals: [], pendingQuestions: [] };
     default:
       return next;
   }

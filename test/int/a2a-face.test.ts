@@ -147,6 +147,19 @@ describe('v1.0', () => {
     expect(replyOf(done)).toContain('Echo: via a2a');
   });
 
+  it("a tool server's question (elicitation) makes the task input-required; the answer in a data part completes it", async () => {
+    const client = await v1Client(app);
+    const asked = await send(client, [text('[[tool:trigger-elicitation-request {}]]')]);
+    expect(asked.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const question = asked.status.message.parts.map((p: any) => p.content?.value ?? '').join('');
+    expect(question).toMatch(/Tool server "everything" asks: .+"elicitationId": "[^"]+"/);
+    const unfit = send(client, [data({ action: 'accept', content: { name: 'Ada', integer: 'seven' } })], { taskId: asked.id, contextId: asked.contextId });
+    await expect(unfit).rejects.toThrow(/integer/);
+    const done = await send(client, [data({ action: 'accept', content: { name: 'Ada Lovelace', check: true, integer: 7 } })], { taskId: asked.id, contextId: asked.contextId });
+    expect(done.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(replyOf(done)).toContain('Ada Lovelace');
+  });
+
   it('SubscribeToTask after a disconnect streams the rest of the task', async () => {
     const client = await v1Client(app);
     const stream = client.sendMessageStream({ message: userMessage([text('[[reply:a b c d e f g h]] [[rate:10]]')]) } as any);

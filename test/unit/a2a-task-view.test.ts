@@ -14,9 +14,24 @@ const asked = (turnId: string, seq: number, callId: string): AgentFrame => ({
   event: 'toolApprovalRequested', data: { ...ref(turnId, seq), callId, toolName: 'echo', serverId: 'everything', args: {}, expiresAt: '2026-01-01T00:00:00.000Z' },
 });
 const answered = (turnId: string, seq: number, callId: string): AgentFrame => ({ event: 'toolApprovalResolved', data: { ...ref(turnId, seq), callId, decision: 'approve', by: 'a2a' } });
+const question = (turnId: string, seq: number, id: string): AgentFrame => ({
+  event: 'elicitationRequested', data: { ...ref(turnId, seq), id, callId: 'c9', serverId: 'everything', message: 'Your name?', mode: 'form', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } }, expiresAt: '2026-01-01T00:00:00.000Z' },
+});
+const replied = (turnId: string, seq: number, id: string): AgentFrame => ({ event: 'elicitationResolved', data: { ...ref(turnId, seq), id, action: 'accept', by: 'a2a' } });
 const failed = (turnId: string, seq: number, reason: string, message = 'stopped'): AgentFrame => ({ event: 'error', data: { code: 'AGENT_ERROR', message, details: { reason }, sessionId: S, turnId, seq } });
 
 describe('taskView', () => {
+  it("given a tool server's question, when folded, then input-required with the question and how to answer it, until it is answered", () => {
+    const frames = [user('t1', 1), question('t1', 2, 'e1'), replied('t1', 3, 'e1')];
+    const waiting = taskView(S, 't1', frames.slice(0, 2))!;
+    expect(waiting).toMatchObject({ state: 'input-required', pendingQuestions: [{ id: 'e1', serverId: 'everything', message: 'Your name?', mode: 'form' }] });
+    expect(waiting.statusText).toContain('Your name?');
+    expect(waiting.statusText).toContain('"elicitationId": "e1"');
+    const answered = taskView(S, 't1', frames)!;
+    expect(answered).toMatchObject({ state: 'working', pendingQuestions: [] });
+    expect(answered.statusText).toBeUndefined();
+  });
+
   it('given no userMessage of the turn, when folded, then there is no task', () => {
     expect(taskView(S, 't1', [user('t0', 1), response('t0', 2, 'x')])).toBeUndefined();
   });
