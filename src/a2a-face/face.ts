@@ -68,7 +68,11 @@ export type RpcResponse = { jsonrpc: '2.0'; id: RpcId; result: unknown } | { jso
 export type A2aAnswer = { kind: 'json'; body: RpcResponse } | { kind: 'stream'; events: AsyncIterable<RpcResponse> };
 
 const requestSchema = z.object({ jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number(), z.null()]).optional(), method: z.string(), params: z.unknown().optional() });
-const sendParams = z.looseObject({ message: incomingMessageSchema, configuration: z.looseObject({ historyLength: z.number().int().optional() }).optional() });
+/** `returnImmediately` (v1.0) or `blocking: false` (0.3): answer with the task as soon as it is started. */
+const sendParams = z.looseObject({
+  message: incomingMessageSchema,
+  configuration: z.looseObject({ historyLength: z.number().int().optional(), returnImmediately: z.boolean().optional(), blocking: z.boolean().optional() }).optional(),
+});
 const idParams = z.looseObject({ id: z.string().min(1).max(512), historyLength: z.number().int().optional() });
 const listParams = z.looseObject({
   contextId: z.string().max(128).optional(),
@@ -200,7 +204,8 @@ export function createA2aFace(deps: A2aFaceDeps) {
     const p = parse(sendParams, params);
     const { watch, settled, taskId } = await start(p, ctx, () => undefined);
     try {
-      await Promise.race([settled, pause(deps.waitMs, ctx.signal)]);
+      const { returnImmediately, blocking } = p.configuration ?? {};
+      if (returnImmediately !== true && blocking !== false) await Promise.race([settled, pause(deps.waitMs, ctx.signal)]);
       // A message queued behind a running turn has no frame yet: its task is submitted.
       const ref = parseTaskId(taskId)!;
       const view = watch.view ?? { id: taskId, contextId: ref.contextId, turnId: ref.turnId, state: 'submitted', request: readMessage(p.message).text, reply: '', pendingApprovals: [], pendingQuestions: [], seq: 0 };

@@ -13,6 +13,7 @@ import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import { ROOT } from '../support/paths.ts';
 import { hasRedisServer, startRedis } from '../support/redis.ts';
+import { until } from '../support/wait.ts';
 import type { RunningApp } from '../support/start-app.ts';
 
 const ALICE = 'alice-key-0123456789abcdef';
@@ -121,6 +122,13 @@ describe('v1.0', () => {
     expect(last.value.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
     const stored = await client.getTask({ id: last.value.taskId } as any);
     expect(replyOf(stored)).toBe('one two three four');
+  });
+
+  it('SendMessage with returnImmediately answers the task as it started; GetTask follows it to the end', async () => {
+    const client = await v1Client(app);
+    const started = await client.sendMessage({ message: userMessage([text('[[ttft:1000]] later')]), configuration: { returnImmediately: true } } as any) as any;
+    expect([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]).toContain(started.status.state);
+    await until(async () => (await client.getTask({ id: started.id } as any)).status?.state === TaskState.TASK_STATE_COMPLETED, 'the task completed');
   });
 
   it('CancelTask cancels a running turn', async () => {
