@@ -43,6 +43,7 @@ import type { FetchLike } from './url-policy.ts';
 import type { Logger } from '../log/index.ts';
 import { ChildProcessTransport } from './stdio-transport.ts';
 import { createProgressRelay } from './progress-relay.ts';
+import { openModernConnection, refusedAsUnsupportedVersion } from './modern-connection.ts';
 import { attachElicitation, createInFlightCalls, type ElicitTarget } from './elicitation.ts';
 
 export type TransportKind = 'stdio' | 'streamable-http' | 'sse' | 'a2a';
@@ -72,14 +73,8 @@ export interface ConnectionOptions {
 /** Whether a failed call ran into maxResultBytes (the error may come wrapped by the SDK). */
 const isTooLarge = (error: unknown): boolean => error instanceof ResultTooLarge || (error as { cause?: unknown } | null)?.cause instanceof ResultTooLarge;
 
-export class CallError extends Error {
-  constructor(
-    message: string,
-    readonly kind: 'timeout' | 'cancelled' | 'closed' | 'protocol',
-  ) {
-    super(message);
-  }
-}
+import { CallError } from './call-error.ts';
+export { CallError };
 
 export interface McpConnection {
   readonly kind: TransportKind;
@@ -94,6 +89,8 @@ export interface McpConnection {
   readonly features: ServerFeatures;
   /** What agentd declared in `initialize` and what the server declared back. */
   readonly capabilities: { client: ClientCapabilities; server: ServerCapabilities };
+  /** The protocol revision agreed with the server, when known (2026-07-28 servers: modern-connection.ts). */
+  readonly protocolVersion?: string | undefined;
   close(): Promise<void>;
 }
 
@@ -149,7 +146,14 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       throw new Error(child.exitReason ?? describe(error, timeout));
     }
   } else {
-    ({ client, transport, kind } = await connectHttp(config, attach, log, timeout, options.extraHeaders ?? {}, options.fetch, options.authProvider));
+    try {
+      ({ client, transport, kind } = await connectHttp(config, attach, log, timeout, options.extraHeaders ?? {}, options.fetch, options.authProvider));
+    } catch (error) {
+      // A server that speaks 2026-07-28 only refuses the 2025-era initialize (-32022): connect again in that era.
+      if (!refusedAsUnsupportedVersion(error)) throw error;
+      log.info('initialize refused as an unsupported protocol version; connecting at 2026-07-28');
+      return openModernConnection({ ...options, config });
+    }
   }
 
   const lost = (reason: string) => {
@@ -206,6 +210,9 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       return tools;
     },
     features: serverFeatures(client, config, roots),
+    get protocolVersion() {
+      return (transport as { protocolVersion?: string }).protocolVersion;
+    },
     get capabilities() {
       return { client: declared, server: client.getServerCapabilities() ?? {} };
     },
@@ -274,7 +281,7 @@ async function connectHttp(
     return { client: await attach(streamable), transport: streamable, kind: 'streamable-http' };
   } catch (error) {
     const status = error instanceof StreamableHTTPError ? error.code : undefined;
-    if (status === undefined || status < 400 || status >= 500) throw new Error(describe(error, timeout));
+    if (status === undefined || status < 400 || status >= 500 || refusedAsUnsupportedVersion(error)) throw new Error(describe(error, timeout));
     log.info({ status }, 'Streamable HTTP refused; falling back to SSE');
   }
   const sse = new SSEClientTransport(url, { requestInit, ...custom });

@@ -72,7 +72,7 @@ describe('agentd connecting to 2026-07-28 tool servers', () => {
     expect(textOf(result.data)).toBe('Hello, dual');
   });
 
-  it.fails('connects to a server that serves 2026-07-28 only (needs the SDK v2 client with version negotiation in src/tools)', async () => {
+  it('connects to a server that serves 2026-07-28 only (falls back to the SDK v2 client pinned to 2026-07-28)', async () => {
     await h.bus.execute('mcp.connectServer', { name: 'modern', config: http(modernOnly.url) });
     const result = await h.bus.execute('mcp.executeTool', { serverId: 'modern', toolName: 'greet', args: { name: 'modern' } });
     expect(textOf(result.data)).toBe('Hello, modern');
