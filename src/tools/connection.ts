@@ -89,7 +89,7 @@ export interface McpConnection {
   readonly features: ServerFeatures;
   /** What agentd declared in `initialize` and what the server declared back. */
   readonly capabilities: { client: ClientCapabilities; server: ServerCapabilities };
-  /** The protocol revision agreed with the server, when known (2026-07-28 servers: modern-connection.ts). */
+  /** Set for servers connected in the 2026-07-28 era (modern-connection.ts); absent in the 2025 era. */
   readonly protocolVersion?: string | undefined;
   close(): Promise<void>;
 }
@@ -210,9 +210,6 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       return tools;
     },
     features: serverFeatures(client, config, roots),
-    get protocolVersion() {
-      return (transport as { protocolVersion?: string }).protocolVersion;
-    },
     get capabilities() {
       return { client: declared, server: client.getServerCapabilities() ?? {} };
     },
