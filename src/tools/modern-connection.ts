@@ -37,10 +37,15 @@ export function refusedAsUnsupportedVersion(error: unknown): boolean {
   return text.includes('-32022') || /unsupported protocol version/i.test(text);
 }
 
-const unsupportedFeatures = (): ServerFeatures =>
-  new Proxy({} as ServerFeatures, {
-    get: (_target, key) => (key === 'then' ? undefined : () => Promise.reject(new Error(UNSUPPORTED))),
-  });
+const unsupported = (): Promise<never> => Promise.reject(new Error(UNSUPPORTED));
+const unsupportedFeatures: ServerFeatures = {
+  listResources: unsupported,
+  readResource: unsupported,
+  subscribe: unsupported,
+  listPrompts: unsupported,
+  getPrompt: unsupported,
+  setRoots: unsupported,
+};
 
 /** What connection.ts passes on (a subset of its ConnectionOptions). */
 export interface ModernOptions {
@@ -106,7 +111,7 @@ export async function openModernConnection(options: ModernOptions): Promise<Mode
     get tools() {
       return tools;
     },
-    features: unsupportedFeatures(),
+    features: unsupportedFeatures,
     get capabilities() {
       return { client: {}, server: (client.getServerCapabilities() ?? {}) as ServerCapabilities };
     },

@@ -99,6 +99,12 @@ describe('agentd connecting to 2026-07-28 tool servers', () => {
     expect(JSON.stringify(JSON.parse(echoed.text))).toContain('2');
   });
 
+  it('answers resources of a modern server with a clear reason', async () => {
+    const error = await rejection(h.bus.execute('mcp.readResource', { serverId: 'modern', uri: 'file:///x' }));
+    expect(error.code).toBe('TOOL_EXECUTION_FAILED');
+    expect(JSON.stringify(error.details)).toContain('not supported for 2026-07-28 servers yet');
+  });
+
   it('times a modern tool call out at the server timeout and cancels it when its signal aborts', async () => {
     await h.bus.execute('mcp.connectServer', { name: 'slow', config: http(modernOnly.url, { timeout: 300 }) });
     const t0 = Date.now();
