@@ -48,6 +48,10 @@ export const serverRecord = z.object({
   capabilities: serverCapabilities
     .exactOptional()
     .describe('While connected: the capabilities agentd declared to the server and those it declared back'),
+  protocolVersion: z
+    .string()
+    .exactOptional()
+    .describe('While connected to a server that speaks the 2026-07-28 protocol only: that revision (absent for 2025-era servers)'),
 });
 export type ServerRecord = z.output<typeof serverRecord>;
 

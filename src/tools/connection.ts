@@ -44,6 +44,7 @@ import type { FetchLike } from './url-policy.ts';
 import type { Logger } from '../log/index.ts';
 import { ChildProcessTransport } from './stdio-transport.ts';
 import { createProgressRelay } from './progress-relay.ts';
+import { openModernConnection, refusedAsUnsupportedVersion } from './modern-connection.ts';
 import { attachElicitation, createInFlightCalls, type ElicitTarget } from './elicitation.ts';
 import { attachSampling, createSamplerStack, samplingCapability, type Sampler } from './sampling.ts';
 
@@ -74,14 +75,8 @@ export interface ConnectionOptions {
 /** Whether a failed call ran into maxResultBytes (the error may come wrapped by the SDK). */
 const isTooLarge = (error: unknown): boolean => error instanceof ResultTooLarge || (error as { cause?: unknown } | null)?.cause instanceof ResultTooLarge;
 
-export class CallError extends Error {
-  constructor(
-    message: string,
-    readonly kind: 'timeout' | 'cancelled' | 'closed' | 'protocol',
-  ) {
-    super(message);
-  }
-}
+import { CallError } from './call-error.ts';
+export { CallError };
 
 /** Who answers what a server asks during one tool call (absent: it is refused). */
 export interface ServerAsks {
@@ -102,6 +97,8 @@ export interface McpConnection {
   readonly features: ServerFeatures;
   /** What agentd declared in `initialize` and what the server declared back. */
   readonly capabilities: { client: ClientCapabilities; server: ServerCapabilities };
+  /** Set for servers connected in the 2026-07-28 era (modern-connection.ts); absent in the 2025 era. */
+  readonly protocolVersion?: string | undefined;
   close(): Promise<void>;
 }
 
@@ -159,7 +156,14 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       throw new Error(child.exitReason ?? describe(error, timeout));
     }
   } else {
-    ({ client, transport, kind } = await connectHttp(config, attach, log, timeout, options.extraHeaders ?? {}, options.fetch, options.authProvider));
+    try {
+      ({ client, transport, kind } = await connectHttp(config, attach, log, timeout, options.extraHeaders ?? {}, options.fetch, options.authProvider));
+    } catch (error) {
+      // A server that speaks 2026-07-28 only refuses the 2025-era initialize (-32022): connect again in that era.
+      if (!refusedAsUnsupportedVersion(error)) throw error;
+      log.info('initialize refused as an unsupported protocol version; connecting at 2026-07-28');
+      return openModernConnection({ ...options, config });
+    }
   }
 
   const lost = (reason: string) => {
@@ -286,7 +290,7 @@ async function connectHttp(
     return { client: await attach(streamable), transport: streamable, kind: 'streamable-http' };
   } catch (error) {
     const status = error instanceof StreamableHTTPError ? error.code : undefined;
-    if (status === undefined || status < 400 || status >= 500) throw new Error(describe(error, timeout));
+    if (status === undefined || status < 400 || status >= 500 || refusedAsUnsupportedVersion(error)) throw new Error(describe(error, timeout));
     log.info({ status }, 'Streamable HTTP refused; falling back to SSE');
   }
   const sse = new SSEClientTransport(url, { requestInit, ...custom });

@@ -89,6 +89,7 @@ export function recordOf(e: ServerEntry, redactor: Redactor): ServerRecord {
     ...(status === 'error' && error !== undefined ? { error: redactor.redact(error) } : {}),
     ...withSignIn(e, status),
     ...withCapabilities(e, status),
+    ...(status === 'connected' && e.connection?.protocolVersion !== undefined && { protocolVersion: e.connection.protocolVersion }),
   };
 }
 
