@@ -29,6 +29,7 @@ describe('mcp service over HTTP', () => {
       status: 'connected',
       type: 'http',
       description: 'over Streamable HTTP',
+      capabilities: expect.objectContaining({ server: expect.objectContaining({ tools: expect.anything() }) }),
     });
     const tools = await h.bus.execute('mcp.listTools', { serverId: 'remote' });
     expect(tools.map((t) => t.name)).toContain('get-sum');

@@ -59,6 +59,7 @@ describe('mcp service (stdio)', () => {
       status: 'connected',
       type: 'stdio',
       description: 'reference server',
+      capabilities: expect.objectContaining({ client: expect.objectContaining({ elicitation: expect.anything() }), progress: true }),
     });
     expect(byName.fs?.status).toBe('connected');
     expect(byName.fixture?.status).toBe('connected');
