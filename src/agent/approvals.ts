@@ -89,14 +89,15 @@ export function openTurnOf(events: readonly SessionEvent[]): OpenTurn | undefine
     else if (e.type === 'reset') turn = undefined;
     else if (e.type === 'response' || e.type === 'turnFailed') {
       if (turn?.user.turnId === e.turnId) turn = undefined; // a turnFailed of another turn: a queued message discarded
-    } else if (!turn || e.type === 'messageQueued' || e.type === 'contextCompacted' || e.type === 'elicitationRequested' || e.type === 'elicitationResolved' || e.type === 'serverSampled') continue;
+    } else if (!turn) continue;
     else if (e.type === 'assistantStep') {
       turn.steps.push(e);
       turn.calls = [];
     } else if (e.type === 'toolCall') turn.calls.push(e);
     else if (e.type === 'toolResult') turn.results.add(e.callId);
     else if (e.type === 'toolApprovalResolved') turn.resolved.add(e.callId);
-    else turn.requested.set(e.callId, e.expiresAt);
+    else if (e.type === 'toolApprovalRequested') turn.requested.set(e.callId, e.expiresAt);
+    // any other event (a queued message, a compaction, a question, sampling) leaves the open turn as it is
   }
   return turn;
 }
