@@ -2,41 +2,23 @@
  * The console answers a tool server's question (elicitation) in a real Chromium: the form generated
  * from server-everything's schema is filled and accepted, and the tool result shows the answer.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { openBrowser, findChromium, type Browser } from '../support/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { findChromium, useBrowserBench } from '../support/browser.ts';
 import { everythingStdio } from '../support/messaging.ts';
-import { startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
 
 const KEY = 'console-test-key-0123456789';
 const chromiumPath = findChromium();
 
 describe.skipIf(!chromiumPath)('console elicitation in Chromium', () => {
-  let sim: Simulator;
-  let svc: RunningApp;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    sim = await startSimulator();
-    svc = await startApp(
-      {
-        server: { auth: { keys: [{ name: 'operator', key: KEY, scopes: ['admin'] }] }, limits: { rest: { points: 1000 } } },
-        mcpServers: { everything: { ...everythingStdio, timeout: 60_000 } },
-      },
-      { modelUrl: sim.url },
-    );
-    browser = await openBrowser(chromiumPath!);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.stop();
-    await sim?.close();
+  const t = useBrowserBench(chromiumPath!, {
+    server: { auth: { keys: [{ name: 'operator', key: KEY, scopes: ['admin'] }] }, limits: { rest: { points: 1000 } } },
+    mcpServers: { everything: { ...everythingStdio, timeout: 60_000 } },
   });
 
   it('fills the form generated from the schema and accepts; the tool result shows the answer', async () => {
-    const { page } = browser;
-    await page.goto(`${svc.url}/`);
+    const { page } = t.browser;
+    await page.goto(`${t.svc.url}/`);
     await page.getByLabel('API key').fill(KEY);
     await page.getByRole('button', { name: 'Use key' }).click();
     await page.locator('#server-everything .status', { hasText: 'connected' }).waitFor();
@@ -48,7 +30,7 @@ describe.skipIf(!chromiumPath)('console elicitation in Chromium', () => {
     await form.locator('input[name="name"]').fill('Grace Hopper');
     await form.locator('input[name="check"]').check();
     await form.locator('input[name="integer"]').fill('12');
-    await browser.screenshot('console-elicitation');
+    await t.browser.screenshot('console-elicitation');
     await form.getByRole('button', { name: 'Accept' }).click();
     await page.locator('form.elicitation', { hasText: 'Answered: accept (websocket)' }).waitFor();
     await expect.poll(() => page.locator('.tool .result').last().textContent(), PATIENT).toContain('Name: Grace Hopper');

@@ -6,11 +6,9 @@
  * prompt picked, a missing required argument refused with the server's message, then filled and
  * sent as the user's turn; the inspector listing what agentd and the server declared.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { findChromium, openBrowser, watchFailures, type Browser } from '../support/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { findChromium, useBrowserBench, watchFailures } from '../support/browser.ts';
 import { everythingStdio, requestsWith, roomyLimits, textOf } from '../support/messaging.ts';
-import { startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
 
 const chromiumPath = findChromium();
@@ -21,33 +19,20 @@ interface HistoryEvent {
 }
 
 describe.skipIf(!chromiumPath)('console: MCP resources and prompts; inspector: capabilities', () => {
-  let sim: Simulator;
-  let svc: RunningApp;
-  let browser: Browser;
+  const t = useBrowserBench(chromiumPath!, {
+    server: { inspect: true, ...roomyLimits },
+    mcpServers: { everything: { ...everythingStdio, logLevel: 'warning', roots: ['file:///tmp/console-mcp'] } },
+  });
 
   const history = async (sessionId: string): Promise<HistoryEvent[]> => {
-    const res = await fetch(`${svc.url}/api/sessions/${sessionId}/history`);
+    const res = await fetch(`${t.svc.url}/api/sessions/${sessionId}/history`);
     return ((await res.json()) as { events: HistoryEvent[] }).events;
   };
 
-  beforeAll(async () => {
-    sim = await startSimulator();
-    svc = await startApp(
-      { server: { inspect: true, ...roomyLimits }, mcpServers: { everything: { ...everythingStdio, logLevel: 'warning', roots: ['file:///tmp/console-mcp'] } } },
-      { modelUrl: sim.url },
-    );
-    browser = await openBrowser(chromiumPath!);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.stop();
-    await sim?.close();
-  });
-
   it('browses resources and templates, previews text and binary, attaches one and sends it', async () => {
-    const { page } = browser;
+    const { page } = t.browser;
     const failures = watchFailures(page);
-    await page.goto(`${svc.url}/#session=res`);
+    await page.goto(`${t.svc.url}/#session=res`);
     const server = page.locator('#server-everything');
     await server.locator('.status', { hasText: 'connected' }).waitFor();
     await server.getByText('Resources', { exact: true }).click();
@@ -74,14 +59,14 @@ describe.skipIf(!chromiumPath)('console: MCP resources and prompts; inspector: c
     await page.keyboard.press('Enter');
     await expect.poll(() => chips.count(), PATIENT).toBe(1);
     expect(await chips.first().getAttribute('data-uri')).toBe(uri);
-    await browser.screenshot('console-mcp-resources');
+    await t.browser.screenshot('console-mcp-resources');
 
     await page.getByLabel('Message').fill('Summarize ATTACHED-1');
     await page.getByLabel('Message').press('Enter');
     await page.locator('.user', { hasText: 'Summarize ATTACHED-1' }).locator('.attached', { hasText: `resource ${uri} (everything)` }).waitFor();
     expect(await page.locator('#attachments').isHidden()).toBe(true); // the chips went with the message
     await page.locator('.assistant[data-done="true"]').last().waitFor();
-    const seen = requestsWith(sim, 'Summarize ATTACHED-1');
+    const seen = requestsWith(t.sim, 'Summarize ATTACHED-1');
     expect(seen.length).toBeGreaterThan(0);
     expect(textOf(seen[0]!.body.messages.filter((m) => m.role === 'user').at(-1))).toContain(`[resource ${uri}`);
     const user = (await history('res')).find((e) => e.event === 'userMessage');
@@ -91,7 +76,7 @@ describe.skipIf(!chromiumPath)('console: MCP resources and prompts; inspector: c
   });
 
   it('picks a prompt: a missing required argument shows the server\'s message; filled, it is sent as the turn', async () => {
-    const { page } = browser;
+    const { page } = t.browser;
     await page.getByLabel('New session').fill('prompted');
     await page.getByRole('button', { name: 'Open' }).click();
     await page.locator('#session-name', { hasText: 'prompted' }).waitFor();
@@ -110,16 +95,16 @@ describe.skipIf(!chromiumPath)('console: MCP resources and prompts; inspector: c
     await form.getByLabel('Extra text (optional)').fill('PROMPTED-1 in Celsius');
     await form.getByRole('button', { name: 'Send args-prompt' }).click();
     await page.locator('.user', { hasText: 'PROMPTED-1 in Celsius' }).locator('.attached', { hasText: 'prompt args-prompt (everything)' }).waitFor();
-    await browser.screenshot('console-mcp-prompt');
-    await expect.poll(() => sim.requests.some((q) => q.body.messages.some((m) => textOf(m).includes("What's weather in Lyon?"))), PATIENT).toBe(true);
+    await t.browser.screenshot('console-mcp-prompt');
+    await expect.poll(() => t.sim.requests.some((q) => q.body.messages.some((m) => textOf(m).includes("What's weather in Lyon?"))), PATIENT).toBe(true);
     await expect.poll(async () => (await history('prompted')).filter((e) => e.event === 'userMessage').length, PATIENT).toBe(1);
     const user = (await history('prompted')).find((e) => e.event === 'userMessage');
     expect(user?.data).toMatchObject({ content: 'PROMPTED-1 in Celsius', prompt: { serverId: 'everything', name: 'args-prompt' } });
   });
 
   it('the inspector shows what agentd and the server declared', async () => {
-    const { page } = browser;
-    await page.goto(`${svc.url}/inspect`);
+    const { page } = t.browser;
+    await page.goto(`${t.svc.url}/inspect`);
     const server = page.locator('#tool-servers [data-server="everything"]');
     await server.waitFor();
     const declared = server.locator('.caps.client');
@@ -129,6 +114,6 @@ describe.skipIf(!chromiumPath)('console: MCP resources and prompts; inspector: c
     const offered = server.locator('.caps.server');
     for (const cap of ['tools', 'resources', 'prompts', 'logging']) await offered.locator(`[data-capability="${cap}"]`).waitFor();
     expect(await offered.locator('[data-capability="resources"]').textContent()).toMatch(/subscribe/);
-    await browser.screenshot('inspector-capabilities');
+    await t.browser.screenshot('inspector-capabilities');
   });
 });

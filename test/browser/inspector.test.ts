@@ -1,39 +1,22 @@
 /** The built-in inspector page in Chromium: live actors, a tool turn through its states, the MCP actor's state. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { findChromium, openBrowser, watchFailures, type Browser } from '../support/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { findChromium, useBrowserBench, watchFailures } from '../support/browser.ts';
 import { fixturePath } from '../support/paths.ts';
-import { startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
 
 const chromiumPath = findChromium();
 
 describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
-  let sim: Simulator;
-  let svc: RunningApp;
-  let browser: Browser;
-  beforeAll(async () => {
-    sim = await startSimulator();
-    svc = await startApp(
-      {
-        server: { inspect: true },
-        mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
-        toolPolicy: { rules: [{ server: 'echo', tool: 'big', action: 'ask' }] },
-      },
-      { modelUrl: sim.url },
-    );
-    browser = await openBrowser(chromiumPath!);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await svc?.stop();
-    await sim?.close();
+  const t = useBrowserBench(chromiumPath!, {
+    server: { inspect: true },
+    mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
+    toolPolicy: { rules: [{ server: 'echo', tool: 'big', action: 'ask' }] },
   });
 
   it('shows the MCP actor connected, with its active state highlighted in the chart', async () => {
-    const { page } = browser;
+    const { page } = t.browser;
     const failures = watchFailures(page);
-    await page.goto(`${svc.url}/inspect`);
+    await page.goto(`${t.svc.url}/inspect`);
     const echo = page.locator('button[data-actor="mcp:echo"]');
     await echo.locator('.value', { hasText: 'connected' }).waitFor();
     expect(failures.list()).toEqual([]); // no failed request or console error on load
@@ -44,8 +27,8 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
   });
 
   it('follows a tool turn through its states as it runs', async () => {
-    const { page } = browser;
-    const reply = fetch(`${svc.url}/api/message-sync`, {
+    const { page } = t.browser;
+    const reply = fetch(`${t.svc.url}/api/message-sync`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ message: 'Echo this [[tool:echo {"message":"inspected"}]]' }),
@@ -59,27 +42,27 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     expect(await page.locator('#chart svg .edge').count()).toBeGreaterThan(3);
     expect(await page.locator('#events li').count()).toBeGreaterThan(5);
     expect(await page.locator('body').textContent()).not.toContain('inspected'); // sanitized: no tool text
-    await browser.screenshot('inspector');
+    await t.browser.screenshot('inspector');
   });
 
   it('shows a turn waiting in awaitingApproval until the call is approved', async () => {
-    const { page } = browser;
-    const post = (path: string, body: unknown) => fetch(`${svc.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-    await page.goto(`${svc.url}/inspect`);
+    const { page } = t.browser;
+    const post = (path: string, body: unknown) => fetch(`${t.svc.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    await page.goto(`${t.svc.url}/inspect`);
     await expect.poll(() => page.locator('#status').textContent(), PATIENT).toBe('live'); // watching before the turn starts
     await post('/api/message', { sessionId: 'ask', message: 'Needs a yes [[tool:big {"bytes":5}]]' });
     const turn = page.locator('button[data-actor="turn"]', { hasText: 'awaitingApproval' }).last();
     await turn.waitFor({ timeout: PATIENT.timeout });
     await turn.click();
     await page.locator('#chart svg .state.active[data-state="awaitingApproval"]').waitFor();
-    const { approvals } = (await (await fetch(`${svc.url}/api/sessions/ask/approvals`)).json()) as { approvals: { callId: string }[] };
+    const { approvals } = (await (await fetch(`${t.svc.url}/api/sessions/ask/approvals`)).json()) as { approvals: { callId: string }[] };
     expect((await post(`/api/sessions/ask/approvals/${approvals[0]!.callId}`, { decision: 'approve' })).status).toBe(200);
     await expect.poll(() => page.locator('#path').textContent(), PATIENT).toBe('states: thinking → awaitingApproval → callingTools → thinking → responding');
-    await browser.screenshot('inspector-approval');
+    await t.browser.screenshot('inspector-approval');
   });
 
   it('bridges the stream to Stately\'s inspector in an iframe (stubbed: nothing leaves the machine)', async () => {
-    const { page } = browser;
+    const { page } = t.browser;
     // The hosted inspector, stubbed in the browser: it says it is connected, then keeps what it is sent.
     await page.route('https://stately.ai/**', (route) =>
       route.fulfill({
@@ -87,7 +70,7 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
         body: '<script>window.got=[];addEventListener("message",e=>got.push(e.data));parent.postMessage({type:"@statelyai.connected"},"*")</script>',
       }),
     );
-    await page.goto(`${svc.url}/inspect/stately`);
+    await page.goto(`${t.svc.url}/inspect/stately`);
     const frame = () => page.frames().find((f) => f.url().startsWith('https://stately.ai'));
     await expect.poll(async () => (await frame()?.evaluate<number>('got.length')) ?? 0, PATIENT).toBeGreaterThan(3);
     const got = await frame()!.evaluate<{ type: string; name?: string; _version?: string }[]>('got');
@@ -97,9 +80,9 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
   });
 
   it('is linked from the console', async () => {
-    const { page } = browser;
+    const { page } = t.browser;
     const failures = watchFailures(page);
-    await page.goto(`${svc.url}/`);
+    await page.goto(`${t.svc.url}/`);
     await page.getByRole('link', { name: 'Inspector' }).waitFor();
     await expect.poll(() => page.locator('#status').textContent(), PATIENT).toMatch(/^ready/);
     expect(failures.list()).toEqual([]);

@@ -8,7 +8,10 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type ConsoleMessage, type Page, type Request, type Response } from 'playwright-core';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { ROOT } from './paths.ts';
+import { startApp, type RunningApp } from './start-app.ts';
 
 const CANDIDATES = [process.env.AGENTD_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
 
@@ -75,6 +78,38 @@ export function watchFailures(page: Page): { list(): string[]; stop(): void } {
       page.off('requestfailed', failed);
       page.off('response', answered);
       page.off('console', logged);
+    },
+  };
+}
+
+/**
+ * Registers beforeAll/afterAll for a page test (call it inside the `describe.skipIf(!chromiumPath)`):
+ * the simulator, agentd with `config` and the simulator as its model, and Chromium at `executablePath`;
+ * stopped in reverse order.
+ */
+export function useBrowserBench(executablePath: string, config: Record<string, unknown>) {
+  let sim: Simulator | undefined;
+  let svc: RunningApp | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    sim = await startSimulator();
+    svc = await startApp(config, { modelUrl: sim.url });
+    browser = await openBrowser(executablePath);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.stop();
+    await sim?.close();
+  });
+  return {
+    get sim() {
+      return sim ?? expect.unreachable('simulator not started');
+    },
+    get svc() {
+      return svc ?? expect.unreachable('agentd not started');
+    },
+    get browser() {
+      return browser ?? expect.unreachable('browser not opened');
     },
   };
 }
