@@ -8,8 +8,9 @@
  *   "token_budget"`, `details.budget` (`session` or `turn`), `details.limit` and `details.used`
  *   (tokens used before the refused request). So a turn is refused before its first request, or
  *   stopped between steps; a request in flight is never cut.
- * - `spent` records a finished request of a turn; a session runs one turn at a time, so the turn's
- *   count starts again with each new turn id.
+ * - `spent` records a finished request of a turn (its model steps, and the tool servers' sampling
+ *   requests served during its calls); a session runs one turn at a time, so the turn's count starts
+ *   again with each new turn id.
  */
 import { AppError } from '../errors/index.ts';
 import type { Usage } from '../llm/types.ts';
@@ -36,3 +37,5 @@ export function createBudget(settings: BudgetSettings | undefined) {
     },
   };
 }
+
+export type Budget = ReturnType<typeof createBudget>;

@@ -27,7 +27,7 @@ import { isAppError } from '../errors/index.ts';
 import { CONTEXT_OVERFLOW } from '../llm/failures.ts';
 import type { ChatMessage, LlmClient } from '../llm/types.ts';
 import { requestChars } from './compactor.ts';
-import { createBudget, type BudgetSettings } from './budget.ts';
+import type { Budget } from './budget.ts';
 import type { ContextMeter, ContextSettings, UsageTotals } from './context.ts';
 import type { ModelTool } from '../tools/messages.ts';
 import type { History } from './history.ts';
@@ -49,7 +49,7 @@ export interface ModelStepDeps {
   meter: ContextMeter;
   /** The session's usage so far, and the budgets it is held to. */
   usage: Pick<UsageTotals, 'current'>;
-  budget?: BudgetSettings | undefined;
+  budget: Budget;
   /** Told the characters of each request's tool definitions (the compactor's estimate counts them). */
   onToolChars?: (chars: number) => void;
 }
@@ -83,9 +83,8 @@ const withActions = (tools: ModelTool[], policy: ToolPolicy | undefined) =>
 
 /** The session's model step (the turn machine's `modelStep` actor, through the session's port). */
 export function createModelStep(deps: ModelStepDeps): (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStepResult> {
-  const { llm, clock, history, outbox, emitChunk, context, meter } = deps;
+  const { llm, clock, history, outbox, emitChunk, context, meter, budget } = deps;
   const messages = modelView(history, deps.systemPrompt);
-  const budget = createBudget(deps.budget);
   return async (input, signal) => {
     const tools = await deps.listTools();
     // The facts the turn reported before this step reach the outbox in the same synchronous run

@@ -43,7 +43,7 @@
  *   unknown here as well.
  */
 import type { SessionEvent } from '../conversation/session-events.ts';
-import type { ToolCaller } from '../conversation/turn-contract.ts';
+import type { ToolCallInput } from '../conversation/turn-contract.ts';
 import { failedOutcome, toTurnError } from '../conversation/turn-steps.ts';
 import type { Bus } from '../bus/bus.ts';
 import { createIdSource, isoNow, systemClock, type Clock, type IdSource } from '../clock.ts';
@@ -53,13 +53,12 @@ import type { LlmClient, Usage } from '../llm/types.ts';
 import { createSampler } from './sampling.ts';
 import type { Logger } from '../log/index.ts';
 import type { McpCommands, ModelTool, ModelToolOutcome } from '../tools/messages.ts';
-import type { Elicitor } from '../tools/elicitation.ts';
 import type { EventStore } from '../store/types.ts';
 import { toFrame, type AgentEvents, type AgentFrame } from './frames.ts';
 import type { AgentCommands, SessionSummary } from './messages.ts';
 import type { RegisterActor } from '../inspect/index.ts';
 import { contextSettings } from './context.ts';
-import { openSession, type Session } from './session.ts';
+import { openSession, type CallHost, type Session } from './session.ts';
 import { createSessionQuotas, type SessionQuota } from './session-quota.ts';
 import { createSessionTransfer } from './session-transfer.ts';
 import { createStorageHealth } from './storage-health.ts';
@@ -136,15 +135,13 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     }
   };
 
-  const callTool = async (...[input, signal, elicitor]: [...Parameters<ToolCaller>, Elicitor?]): Promise<ModelToolOutcome> => {
+  const callTool = async (input: ToolCallInput, signal: AbortSignal, host?: CallHost): Promise<ModelToolOutcome> => {
     const started = clock.now();
     try {
       const progress = { sessionId: input.key.sessionId, turnId: input.key.turnId, callId: input.callId };
-      const elicit = elicitor && { sessionId: input.key.sessionId, elicit: elicitor };
-      const onUsage = (usage: Usage, serverId: string) =>
-        void slots.get(input.key.sessionId)?.session?.recordSampling({ turnId: input.key.turnId, callId: input.callId, serverId, model: llm.model, usage }).catch((err: unknown) => log.warn({ err }, 'sampling usage not recorded'));
-      const sampler = createSampler({ llm, maxOutputTokens: config.llm.maxOutputTokens, log }, { ...progress, signal, onUsage });
-      return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal, hops: input.key.hops + 1, progress, sampler, ...(elicit && { elicit }) }, input.key);
+      const elicit = host && { sessionId: input.key.sessionId, elicit: host.elicit };
+      const sampler = host && createSampler({ llm, maxOutputTokens: config.llm.maxOutputTokens, log }, { ...progress, signal, host: host.sampling });
+      return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal, hops: input.key.hops + 1, progress, ...(sampler && { sampler }), ...(elicit && { elicit }) }, input.key);
     } catch (err) {
       const call = { name: input.name, toolName: input.name, serverId: '' };
       return failedOutcome(call, toTurnError(err).message, clock.now() - started);

@@ -36,7 +36,7 @@
  *   stored `contextCompacted`, or `undefined` when there was nothing to compact; it rejects when the
  *   summary failed (the history stays as it was) or the session was reset or closed meanwhile.
  */
-import { EVENT_VERSION, type SessionEvent, type SessionEventOf } from '../conversation/session-events.ts';
+import { EVENT_VERSION, type SessionEvent } from '../conversation/session-events.ts';
 import type { SessionEmitted } from '../../machines/session.machine.ts';
 import type { ApprovalAnswer, ToolCallInput, TurnMessage } from '../conversation/turn-contract.ts';
 import type { ModelToolOutcome } from '../conversation/tool-shapes.ts';
@@ -59,6 +59,9 @@ import { createHistory } from './history.ts';
 import type { CompactInput } from '../conversation/turn-contract.ts';
 import type { Usage } from '../llm/types.ts';
 import { createModelStep, type ModelStepDeps } from './model-step.ts';
+import { createBudget, type BudgetSettings } from './budget.ts';
+import type { SamplingHost } from './sampling.ts';
+import { createSessionSamplingApprovals } from './session-sampling-approvals.ts';
 import { queuedOf } from './queue.ts';
 import { createOutbox, isOutboxClosed } from './outbox.ts';
 import { createSessionActor } from './session-actor.ts';
@@ -66,7 +69,17 @@ import { createSessionOutput } from './session-output.ts';
 import { storageCause, type StorageHealth } from './storage-health.ts';
 import { sessionIdOf } from '../session-id.ts';
 
-export interface SessionDeps extends Pick<ModelStepDeps, 'systemPrompt' | 'llm' | 'clock' | 'listTools' | 'toolPolicy' | 'budget'> {
+/** What a session offers the server of one of its turn's calls while the call runs. */
+export interface CallHost {
+  /** Answers the server's questions (session-elicitations.ts). */
+  elicit: Elicitor;
+  /** Serves the server's sampling requests with the agent's model (sampling.ts). */
+  sampling: SamplingHost;
+}
+
+export interface SessionDeps extends Pick<ModelStepDeps, 'systemPrompt' | 'llm' | 'clock' | 'listTools' | 'toolPolicy'> {
+  /** Token budgets (budget.ts), held by the model's steps and the servers' sampling alike. */
+  budget?: BudgetSettings | undefined;
   /** When to compact, the window, the summary prompt (this session's: it learns a window on its own). */
   context: ContextSettings;
   sessionId: string;
@@ -75,8 +88,8 @@ export interface SessionDeps extends Pick<ModelStepDeps, 'systemPrompt' | 'llm' 
   log: Logger;
   /** How long a call waits for approval before it is denied (and an elicitation before it is declined). */
   approvalTimeoutMs: number;
-  /** Calls a tool; `elicit` answers the server's questions during the call (session-elicitations.ts). */
-  callTool: (input: ToolCallInput, signal: AbortSignal, elicit?: Elicitor) => Promise<ModelToolOutcome>;
+  /** Calls a tool; `host` answers the server's questions and sampling requests during the call. */
+  callTool: (input: ToolCallInput, signal: AbortSignal, host?: CallHost) => Promise<ModelToolOutcome>;
   /** Sends a frame to clients (as the bus event `agent.<frame.event>`). */
   publish: (frame: AgentFrame, meta: SendMeta) => void;
   /** Told of every append that failed and every one that succeeded (the service's health). */
@@ -94,8 +107,6 @@ export interface SessionDeps extends Pick<ModelStepDeps, 'systemPrompt' | 'llm' 
 
 export interface Session {
   readonly id: string;
-  /** Records the tokens the agent's model spent on a tool server's sampling request (`serverSampled`, counted in usage). */
-  recordSampling(fact: Omit<SessionEventOf<'serverSampled'>, 'v' | 'type'>): Promise<void>;
   /**
    * Queues a message (synchronously, in the caller's tick); resolves once it is durable (see the
    * contracts). `queued` when it waits behind a running turn or other messages; `turnId` is the
@@ -193,9 +204,30 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     correlationOf: (turnId) => actor.getSnapshot().context.queue.find((m) => m.turnId === turnId)?.correlationId ?? turnId,
     onChange: (id, pending) => actor.getSnapshot().children.turn?.send({ type: 'ELICITATION', id, pending }),
   });
+  const samplingApprovals = createSessionSamplingApprovals({
+    sessionId, clock, timeoutMs: deps.approvalTimeoutMs, fold: approvals, record: (meta, event) => record(meta, event),
+    correlationOf: (turnId) => actor.getSnapshot().context.queue.find((m) => m.turnId === turnId)?.correlationId ?? turnId,
+    // A sampling request waiting for a person holds the turn like a server's question (awaitingElicitation).
+    onChange: (id, pending) => actor.getSnapshot().children.turn?.send({ type: 'ELICITATION', id, pending }),
+  });
+  const budget = createBudget(deps.budget);
+  /** What one call of a turn offers its server: answers to its questions, and sampling with the agent's model. */
+  const callHost = (call: { turnId: string; callId: string }): CallHost => ({
+    elicit: (ask, options) => elicitations.elicit(ask, call, options),
+    sampling: {
+      approve: (request, options) => samplingApprovals.ask(request, call, options),
+      checkBudget: (estimate) => budget.check(call.turnId, usage.current().totalTokens, estimate),
+      spent(serverId, spent) {
+        budget.spent(call.turnId, spent);
+        if (closed) return;
+        const fact: SessionEvent = { v: EVENT_VERSION, type: 'serverSampled', ...call, serverId, model: llm.model, usage: spent };
+        record({ correlationId: call.turnId, sessionId }, counted(fact), undefined, (err: unknown) => log.warn({ err, sessionId }, 'sampling usage not recorded'));
+      },
+    },
+  });
   const meter = createContextMeter();
   let toolChars = 0;
-  const modelStep = createModelStep({ ...deps, history, outbox, emitChunk: output.chunk, meter, usage, onToolChars: (n) => (toolChars = n) });
+  const modelStep = createModelStep({ ...deps, budget, history, outbox, emitChunk: output.chunk, meter, usage, onToolChars: (n) => (toolChars = n) });
   const compactor = createCompactor({
     sessionId, log, llm, history, outbox, context: deps.context, meter, usage, systemPrompt: deps.systemPrompt,
     toolChars: () => toolChars,
@@ -230,7 +262,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     { sessionId, maxIterations: deps.maxIterations, model: llm.model, approvalTimeoutMs: deps.approvalTimeoutMs },
     {
       modelStep, compact, settle: () => outbox.drained(),
-      callTool: (input, signal) => deps.callTool(input, signal, (ask, options) => elicitations.elicit(ask, { turnId: input.key.turnId, callId: input.callId }, options)),
+      callTool: (input, signal) => deps.callTool(input, signal, callHost({ turnId: input.key.turnId, callId: input.callId })),
     },
   );
   const unregister = deps.registerActor?.(actor.id, actor);
@@ -243,6 +275,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
         approvals.apply(event);
         elicitationFold.apply(event);
         elicitations.sync();
+        samplingApprovals.sync();
         if (event.type === 'turnFailed' && !event.cancelled) log.warn({ sessionId, turnId: key.turnId, code: event.code, message: event.message }, 'turn failed');
         // A message sent while idle is acknowledged once its turn's userMessage is stored.
         const sender = event.type === 'userMessage' ? starting.get(key.turnId) : undefined;
@@ -275,6 +308,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   actor.start();
   // Questions the log left pending died with their process: closed before anything runs.
   elicitations.closeStale();
+  samplingApprovals.closeStale();
   // A turn the log left waiting for approvals goes on waiting (its process stopped meanwhile); one it
   // left running ends now when its runner is known to be gone (orphanedTurnReason).
   const pastEvents = past.map((s) => s.event);
@@ -345,12 +379,6 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     get usage() {
       return usage.current();
     },
-    recordSampling(fact) {
-      if (closed) return Promise.reject(refuse());
-      return new Promise<void>((resolve, reject) =>
-        record({ correlationId: fact.turnId, sessionId }, counted({ v: EVENT_VERSION, type: 'serverSampled', ...fact }), () => resolve(), reject),
-      );
-    },
     approvals: () => (closed ? [] : approvals.pending()),
     elicitations: () => (closed ? [] : elicitationFold.pending()),
     answerElicitation({ id, by, ...answer }) {
@@ -362,7 +390,8 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       if (closed) throw new AppError('APPROVAL_NOT_FOUND', `No call ${answer.callId} waits for approval in session ${sessionIdOf(sessionId)}`, { sessionId: sessionIdOf(sessionId), callId: answer.callId });
       lastActive = clock.now();
       const pending = approvals.answer(answer.callId);
-      actor.send({ type: 'APPROVAL', ...answer });
+      if (samplingApprovals.holds(answer.callId)) samplingApprovals.settle(pending, answer, answer.by);
+      else actor.send({ type: 'APPROVAL', ...answer });
       return pending;
     },
     reset(correlationId) {
@@ -380,6 +409,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       closed = true;
       if (options.abandonLog) outbox.close(reason);
       elicitations.close();
+      samplingApprovals.close();
       actor.send({ type: 'DISCARD', reason });
       for (const [id, w] of compactWaiters) {
         compactWaiters.delete(id);

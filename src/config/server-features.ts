@@ -10,7 +10,7 @@ export const MCP_LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'c
 export type McpLogLevel = (typeof MCP_LOG_LEVELS)[number];
 
 /** What a server's `sampling/createMessage` gets. */
-export const SAMPLING_POLICIES = ['deny', 'allow'] as const;
+export const SAMPLING_POLICIES = ['deny', 'ask', 'allow'] as const;
 export type SamplingPolicy = (typeof SAMPLING_POLICIES)[number];
 
 export const serverFeatureKeys = {
@@ -41,7 +41,7 @@ export const serverFeatureKeys = {
     .optional()
     .describe('Which list_changed notifications agentd acts on (each default true)'),
   /** Whether the server may ask the agent's model (`sampling/createMessage`); default `deny` (src/tools/sampling.ts). */
-  sampling: z.enum(SAMPLING_POLICIES).optional().describe('sampling/createMessage from this server: deny (default: the capability is not declared) or allow (answered by the agent\'s model during one of the server\'s tool calls)'),
+  sampling: z.enum(SAMPLING_POLICIES).optional().describe('sampling/createMessage from this server: deny (default: the capability is not declared), ask (a person approves each request, like a tool call) or allow (answered by the agent\'s model during one of the server\'s tool calls)'),
   /** The most tokens one sampling reply may take (default 1024; never above llm.maxOutputTokens). */
   samplingMaxTokens: z.number().int().positive().max(1_000_000).optional().describe('The most tokens one sampling reply may take (default 1024, never above llm.maxOutputTokens)'),
 };

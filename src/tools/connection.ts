@@ -224,8 +224,9 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       return { client: declared, server: client.getServerCapabilities() ?? {} };
     },
     async callTool(name, args, signal, meta, onProgress, asks) {
-      const endCall = inFlight.begin(asks?.elicit, Date.now() + (resetOnProgress ? totalTimeout : timeout));
-      const leave = samplers.enter(asks?.sampler);
+      const deadline = Date.now() + (resetOnProgress ? totalTimeout : timeout);
+      const endCall = inFlight.begin(asks?.elicit, deadline);
+      const leave = samplers.enter(asks?.sampler, deadline);
       // Our own progress token (progress-relay.ts); with reset-on-progress its timer bounds the call between
       // notifications and the SDK's timeout is the total.
       const tracked = config.progress === false ? undefined : progressRelay.begin({ timeout, resetOnProgress, signal, onProgress });

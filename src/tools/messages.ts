@@ -8,7 +8,8 @@ import type { Sampler } from './sampling.ts';
 import type { PromptRecord, PromptResult, ResourceContents, ResourceList } from '../conversation/mcp-records.ts';
 
 export type { PromptRecord, PromptResult, ResourceContents, ResourceList };
-export type { Sampler, SamplingReply, SamplingRequest } from './sampling.ts';
+export type { Sampler, SamplingOptions, SamplingReply, SamplingRequest } from './sampling.ts';
+export { SamplingRefused } from './sampling.ts';
 
 /** Where a call's progress goes: the session (key) whose watchers get `toolProgress` frames, and the call. */
 export interface ProgressTarget {

@@ -3,12 +3,15 @@
  * request mapped for the agent's model, and the routing to the tool call in flight.
  *
  * Contracts:
- * - `mcpServers.<name>.sampling` is `deny` (default) or `allow`. Under `deny` the capability is not declared
- *   and no handler is registered: the SDK answers the request with a JSON-RPC error (method not found).
- * - Under `allow` a request is served by the {@link Sampler} of the server's tool call in flight on that
- *   connection (the latest one when several run: the server sends sampling from inside a call). With no call
- *   in flight, or a call made without a sampler (`…/execute`), it is refused with InvalidRequest: there is no
- *   session to serve and count it.
+ * - `mcpServers.<name>.sampling` is `deny` (default), `ask` or `allow`. Under `deny` the capability is not
+ *   declared and no handler is registered: the SDK answers the request with a JSON-RPC error (method not found).
+ * - Otherwise a request is served by the {@link Sampler} of the server's tool call in flight on that
+ *   connection (the latest one when several run: the server sends sampling from inside a call), with
+ *   `needsApproval` set under `ask`, the call's deadline, and a signal that aborts when the server cancels
+ *   its request or the call ends. With no call in flight, or a call made without a sampler (`…/execute`),
+ *   it is refused with InvalidRequest: there is no session to serve and count it.
+ * - A sampler that throws {@link SamplingRefused} (a person denied it, a token budget) answers the server
+ *   with the JSON-RPC error code -1 (the spec's "user rejected sampling request") and the reason.
  * - Only text content is accepted (an image or audio message is InvalidRequest). `maxTokens` is capped by
  *   `samplingMaxTokens` (default {@link DEFAULT_SAMPLING_MAX_TOKENS}); the sampler caps it again by the model's
  *   `llm.maxOutputTokens`. `modelPreferences`, `includeContext`, `temperature`, `stopSequences` and `metadata`
@@ -35,7 +38,23 @@ export interface SamplingRequest {
   systemPrompt?: string;
   messages: { role: 'user' | 'assistant'; content: string }[];
   maxTokens: number;
+  /** `ask`: a person approves the request before the model sees it. */
+  needsApproval: boolean;
 }
+
+/** The call a sampling request arrives in. */
+export interface SamplingOptions {
+  /** When the call's own timeout ends it (epoch ms). */
+  deadline: number;
+  /** Aborts when the server cancels its request or the call ends. */
+  signal: AbortSignal;
+}
+
+/** The request was refused on the host's side (denied by a person, over a token budget); `message` says why. */
+export class SamplingRefused extends Error {}
+
+/** The JSON-RPC error code of a refused sampling request (the MCP spec's example for a user's rejection). */
+export const SAMPLING_REFUSED = -1;
 
 export interface SamplingReply {
   text: string;
@@ -45,7 +64,7 @@ export interface SamplingReply {
 }
 
 /** Serves a server's sampling request for the tool call it was given to (the agent layer makes it). */
-export type Sampler = (request: SamplingRequest) => Promise<SamplingReply>;
+export type Sampler = (request: SamplingRequest, options: SamplingOptions) => Promise<SamplingReply>;
 
 export const samplingPolicy = (config: McpServerConfig): SamplingPolicy => config.sampling ?? 'deny';
 
@@ -53,7 +72,7 @@ export const samplingCapability = (config: McpServerConfig): ClientCapabilities 
   samplingPolicy(config) === 'deny' ? {} : { sampling: {} };
 
 /** The request for the model, or an McpError (InvalidRequest) saying why not. */
-export function toSamplingRequest(serverId: string, params: CreateMessageRequest['params'], config: Pick<McpServerConfig, 'samplingMaxTokens'>): SamplingRequest {
+export function toSamplingRequest(serverId: string, params: CreateMessageRequest['params'], config: Pick<McpServerConfig, 'sampling' | 'samplingMaxTokens'>): SamplingRequest {
   const messages = params.messages.map((m, i) => {
     const parts = Array.isArray(m.content) ? m.content : [m.content];
     const texts = parts.map((c) => {
@@ -68,37 +87,49 @@ export function toSamplingRequest(serverId: string, params: CreateMessageRequest
     ...(params.systemPrompt !== undefined && { systemPrompt: params.systemPrompt }),
     messages,
     maxTokens: Math.min(params.maxTokens, bound),
+    needsApproval: config.sampling === 'ask',
   };
 }
 
-/** Registers the handler (before `connect`) when the policy allows; `current` is the sampler of the call in flight. */
-export function attachSampling(client: Client, serverId: string, config: McpServerConfig, current: () => Sampler | undefined): void {
+/** Registers the handler (before `connect`) when the policy allows; `current` is the call in flight. */
+export function attachSampling(client: Client, serverId: string, config: McpServerConfig, current: () => SamplingCall | undefined): void {
   if (samplingPolicy(config) === 'deny') return;
-  client.setRequestHandler(CreateMessageRequestSchema, async ({ params }): Promise<CreateMessageResult> => {
-    const sampler = current();
-    if (!sampler) throw new McpError(ErrorCode.InvalidRequest, 'sampling: agentd serves sampling only during one of this server\'s tool calls in a session turn');
+  client.setRequestHandler(CreateMessageRequestSchema, async ({ params }, extra): Promise<CreateMessageResult> => {
+    const call = current();
+    if (!call) throw new McpError(ErrorCode.InvalidRequest, 'sampling: agentd serves sampling only during one of this server\'s tool calls in a session turn');
     const request = toSamplingRequest(serverId, params, config);
     let reply: SamplingReply;
     try {
-      reply = await sampler(request);
+      reply = await call.sampler(request, { deadline: call.deadline, signal: AbortSignal.any([extra.signal, call.ended]) });
     } catch (error) {
+      if (error instanceof SamplingRefused) throw new McpError(SAMPLING_REFUSED, error.message);
       throw new McpError(ErrorCode.InternalError, `sampling failed: ${error instanceof Error ? error.message : String(error)}`);
     }
     return { role: 'assistant', content: { type: 'text', text: reply.text }, model: reply.model, stopReason: reply.stopReason };
   });
 }
 
+/** A tool call in flight with a sampler: its deadline, and a signal that aborts when it ends. */
+export interface SamplingCall {
+  sampler: Sampler;
+  deadline: number;
+  ended: AbortSignal;
+}
+
 /** The samplers of a connection's calls in flight, latest last. */
 export function createSamplerStack() {
-  const stack: Sampler[] = [];
+  const stack: SamplingCall[] = [];
   return {
-    current: (): Sampler | undefined => stack[stack.length - 1],
-    /** Pushes `sampler` (when given) for the duration of a call; returns the function that pops it. */
-    enter(sampler: Sampler | undefined): () => void {
+    current: (): SamplingCall | undefined => stack[stack.length - 1],
+    /** Pushes `sampler` (when given) for the duration of a call ending by `deadline`; returns the function that pops it. */
+    enter(sampler: Sampler | undefined, deadline: number): () => void {
       if (!sampler) return () => {};
-      stack.push(sampler);
+      const ended = new AbortController();
+      const call = { sampler, deadline, ended: ended.signal };
+      stack.push(call);
       return () => {
-        const at = stack.lastIndexOf(sampler);
+        ended.abort();
+        const at = stack.indexOf(call);
         if (at >= 0) stack.splice(at, 1);
       };
     },

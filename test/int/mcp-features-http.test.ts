@@ -1,6 +1,7 @@
-/** Issue 25 over Streamable HTTP: server-everything's progress, resources, prompts, logs and roots through the MCP service. */
+/** Issue 25 over Streamable HTTP: server-everything's progress, resources, prompts, logs, roots and sampling through the MCP service. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppEvents } from '../../src/app.ts';
+import { SamplingRefused, type Sampler, type SamplingRequest } from '../../src/tools/sampling.ts';
 import { until } from '../support/wait.ts';
 import { harness, http, startEverythingHttp, textOf, type Harness } from './mcp-helpers.ts';
 
@@ -12,7 +13,10 @@ describe('MCP features over Streamable HTTP', () => {
 
   beforeAll(async () => {
     server = await startEverythingHttp('streamableHttp');
-    h = harness({ remote: http(`http://127.0.0.1:${server.port}/mcp`, { logLevel: 'info', roots: ['file:///tmp/agentd-http-root'] }) });
+    h = harness({
+      remote: http(`http://127.0.0.1:${server.port}/mcp`, { logLevel: 'info', roots: ['file:///tmp/agentd-http-root'] }),
+      asker: http(`http://127.0.0.1:${server.port}/mcp`, { sampling: 'ask' }),
+    });
     h.bus.on('mcp.toolProgress', (e) => void progress.push(e.payload));
     h.bus.on('mcp.serverLog', (e) => void logs.push(e.payload));
     await h.service.start();
@@ -40,5 +44,22 @@ describe('MCP features over Streamable HTTP', () => {
     await until(() => logs.some((l) => String(l.data).includes('Subscribe Resource request')), 'the subscription was logged by the server');
     const roots = await h.bus.execute('mcp.executeTool', { serverId: 'remote', toolName: 'get-roots-list', args: {} });
     expect(textOf(roots.data)).toContain('file:///tmp/agentd-http-root');
+  });
+
+  it("routes a sampling request of a call to the call's sampler, marked for approval under ask, and its refusal back to the server", async () => {
+    const asked: SamplingRequest[] = [];
+    const sampler: Sampler = (request, options) => {
+      asked.push(request);
+      expect(options.signal.aborted).toBe(false);
+      if (request.messages.some((m) => m.content.includes('refuse-me'))) return Promise.reject(new SamplingRefused('the user denied the sampling request'));
+      return Promise.resolve({ text: 'sampled over http', model: 'sim', stopReason: 'endTurn' });
+    };
+    const call = (prompt: string) => h.bus.execute('mcp.callModelTool', { name: 'trigger-sampling-request', args: { prompt, maxTokens: 20 }, sampler });
+    const answered = await call('http-sampling-1');
+    expect(answered.success, JSON.stringify(answered)).toBe(true);
+    expect(JSON.stringify(answered)).toContain('sampled over http');
+    expect(asked[0]).toMatchObject({ serverId: 'asker', needsApproval: true, maxTokens: 20 });
+    const refused = await call('refuse-me');
+    expect(JSON.stringify(refused)).toContain('the user denied the sampling request');
   });
 });

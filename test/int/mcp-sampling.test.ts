@@ -3,7 +3,7 @@
  * simulator as the agent's model: `deny` (the default) declares no capability, so the server offers no
  * `trigger-sampling-request`; `allow` answers the server's request with the agent's model during the
  * model's tool call, `maxTokens` capped by `samplingMaxTokens`, counted in the session's usage; with no session (a direct
- * execution) the server gets an error.
+ * execution) the server gets an error; `ask` waits for a person's approval (REST, WebSocket) before the model is asked.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
@@ -91,5 +91,77 @@ describe('MCP sampling', () => {
     expect(before.sessions).toEqual([]);
     const total = (await get('/api/sessions')).sessions[0].usage.totalTokens as number;
     expect(total).toBe(modelTokens + (fact!.usage.totalTokens as number));
+  });
+});
+
+describe('MCP sampling under ask', () => {
+  let sim: Simulator;
+  let svc: RunningApp;
+  let chat: WsClient;
+  const MARKER = 'Resource trigger-sampling-request context:';
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${svc.url}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${ADMIN_KEY}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
+  /** Starts a turn whose tool call makes the server sample, and waits for that sampling's approval request. */
+  const askedFor = async (sessionId: string, prompt: string) => {
+    const from = chat.frames.length;
+    chat.send({ type: 'message', sessionId, content: `ask [[tool:trigger-sampling-request {"prompt":"${prompt}","maxTokens":20}]]` });
+    const asked = await chat.next((f) => f.event === 'toolApprovalRequested' && f.data.sessionId === sessionId, undefined, from);
+    return { from, asked };
+  };
+
+  beforeAll(async () => {
+    sim = await startSimulator();
+    svc = await startApp(
+      {
+        server: { auth: { apiKey: API_KEY, adminKey: ADMIN_KEY }, limits: { rest: { points: 10_000 }, ws: { points: 10_000 } } },
+        llm: { timeoutMs: 10_000 },
+        toolPolicy: { timeoutMs: 60_000 },
+        mcpServers: { asker: { ...everythingStdio, sampling: 'ask' } },
+      },
+      { modelUrl: sim.url },
+    );
+    await until(async () => (await call('GET', '/api/mcp/servers')).body.servers.every((x: { status: string }) => x.status === 'connected'), 'the server connected');
+    // Answering approvals takes the `approve` scope: the admin key has it.
+    chat = await connectWs(`${svc.wsUrl}?token=${ADMIN_KEY}`);
+  });
+  afterAll(async () => {
+    chat?.close();
+    await svc?.stop();
+    await sim?.close();
+  });
+
+  it('a sampling request waits as an approval, shown like a tool call; approved over REST, the model answers it', async () => {
+    const { from, asked } = await askedFor('approved', 'yak-approve-1');
+    expect(asked.data).toMatchObject({ toolName: 'sampling/createMessage', serverId: 'asker', args: { maxTokens: 20 } });
+    expect(JSON.stringify(asked.data.args.messages)).toContain('yak-approve-1');
+    const { body: listed } = await call('GET', '/api/sessions/approved/approvals');
+    expect(listed.approvals).toMatchObject([{ callId: asked.data.callId, toolName: 'sampling/createMessage', serverId: 'asker' }]);
+    expect(requestsWith(sim, `${MARKER} yak-approve-1`)).toEqual([]);
+
+    const answered = await call('POST', `/api/sessions/approved/approvals/${asked.data.callId}`, { decision: 'approve' });
+    expect(answered.status).toBe(200);
+    const frames = await turnFrames(chat, 'approved', from);
+    expect(frames.find((f) => f.event === 'toolApprovalResolved')?.data).toMatchObject({ callId: asked.data.callId, decision: 'approve', by: 'rest' });
+    const result = frames.find((f) => f.event === 'toolResult')!;
+    expect(result.data.success, JSON.stringify(result.data)).toBe(true);
+    expect(JSON.stringify(result.data)).toContain('LLM sampling result');
+    expect(requestsWith(sim, `${MARKER} yak-approve-1`)).toHaveLength(1);
+    expect((await call('GET', '/api/sessions/approved/approvals')).body.approvals).toEqual([]);
+  });
+
+  it('denied over WebSocket, the server gets the refusal and the model is never asked', async () => {
+    const { from, asked } = await askedFor('denied', 'yak-deny-2');
+    chat.send({ type: 'approval', sessionId: 'denied', callId: asked.data.callId, decision: 'deny', reason: 'not today' });
+    const frames = await turnFrames(chat, 'denied', from);
+    expect(frames.find((f) => f.event === 'toolApprovalResolved')?.data).toMatchObject({ decision: 'deny', by: 'websocket' });
+    const result = frames.find((f) => f.event === 'toolResult')!;
+    expect(JSON.stringify(result.data)).toMatch(/the user denied the sampling request \(not today\)/);
+    expect(requestsWith(sim, `${MARKER} yak-deny-2`)).toEqual([]);
   });
 });

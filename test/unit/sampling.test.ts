@@ -1,12 +1,13 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { createUsageTotals } from '../../src/agent/context.ts';
-import { createSampler } from '../../src/agent/sampling.ts';
+import { createBudget } from '../../src/agent/budget.ts';
+import { createSampler, type SamplingHost } from '../../src/agent/sampling.ts';
 import { createHistory } from '../../src/agent/history.ts';
 import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
 import { createLogger } from '../../src/log/index.ts';
 import type { LlmClient, ModelRequest } from '../../src/llm/types.ts';
-import { createSamplerStack, DEFAULT_SAMPLING_MAX_TOKENS, samplingCapability, samplingPolicy, toSamplingRequest, type Sampler } from '../../src/tools/sampling.ts';
+import { createSamplerStack, DEFAULT_SAMPLING_MAX_TOKENS, SamplingRefused, samplingCapability, samplingPolicy, toSamplingRequest, type Sampler, type SamplingRequest } from '../../src/tools/sampling.ts';
 import type { McpServerConfig } from '../../src/config/schema.ts';
 
 const usage = (n: number) => ({ promptTokens: n, completionTokens: 1, totalTokens: n + 1 });
@@ -42,7 +43,9 @@ describe('the sampling policy and request mapping', () => {
       systemPrompt: 'be short',
       messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'yes?' }, { role: 'user', content: 'more' }],
       maxTokens: DEFAULT_SAMPLING_MAX_TOKENS,
+      needsApproval: false,
     });
+    expect(toSamplingRequest('s', params, { sampling: 'ask' }).needsApproval).toBe(true);
     expect(toSamplingRequest('s', { messages: [text('user', 'a')], maxTokens: 20 }, { samplingMaxTokens: 50 }).maxTokens).toBe(20);
     expect(toSamplingRequest('s', { messages: [text('user', 'a')], maxTokens: 200 }, { samplingMaxTokens: 50 }).maxTokens).toBe(50);
   });
@@ -51,30 +54,63 @@ describe('the sampling policy and request mapping', () => {
     expect(() => toSamplingRequest('s', params, {})).toThrow(McpError);
     expect(() => toSamplingRequest('s', params, {})).toThrow(/text only/);
   });
-  it('routes to the latest call in flight, and to none once the calls ended', () => {
+  it('routes to the latest call in flight with its deadline, and to none once the calls ended (their signal aborted)', () => {
     const stack = createSamplerStack();
     const a: Sampler = () => Promise.resolve({ text: 'a', model: 'm', stopReason: 'endTurn' });
     const b: Sampler = () => Promise.resolve({ text: 'b', model: 'm', stopReason: 'endTurn' });
     expect(stack.current()).toBeUndefined();
-    const leaveA = stack.enter(a);
-    const leaveB = stack.enter(b);
-    expect(stack.current()).toBe(b);
+    const leaveA = stack.enter(a, 1000);
+    const leaveB = stack.enter(b, 2000);
+    const callB = stack.current();
+    expect(callB).toMatchObject({ sampler: b, deadline: 2000 });
     leaveB();
-    expect(stack.current()).toBe(a);
+    expect(callB?.ended.aborted).toBe(true);
+    expect(stack.current()).toMatchObject({ sampler: a, deadline: 1000 });
     leaveA();
     expect(stack.current()).toBeUndefined();
   });
 });
 
 describe("the agent's sampler", () => {
-  it("asks the agent's model without tools, max_tokens capped by maxOutputTokens, and reports usage", async () => {
+  const open = { deadline: Date.now() + 60_000, signal: new AbortController().signal };
+  const request = (keys: Partial<SamplingRequest> = {}): SamplingRequest => ({ serverId: 'srv', systemPrompt: 'sys', messages: [{ role: 'user', content: 'q' }], maxTokens: 100, needsApproval: false, ...keys });
+  const given = (host: Partial<SamplingHost> = {}) => {
     const seen: ModelRequest[] = [];
+    const spent: unknown[] = [];
+    const asked: SamplingRequest[] = [];
     const llm: LlmClient = { model: 'sim', complete: (r) => (seen.push(r), Promise.resolve({ text: 'hello', toolCalls: [], finishReason: 'length', usage: usage(7) })) };
-    const reported: unknown[] = [];
-    const sampler = createSampler({ llm, maxOutputTokens: 30, log: createLogger('silent') }, { sessionId: 's', turnId: 't', callId: 'c', onUsage: (u, id) => reported.push([u, id]) });
-    const reply = await sampler({ serverId: 'srv', systemPrompt: 'sys', messages: [{ role: 'user', content: 'q' }], maxTokens: 100 });
+    const sampler = createSampler({ llm, maxOutputTokens: 30, log: createLogger('silent') }, {
+      sessionId: 's', turnId: 't', callId: 'c',
+      host: { approve: (r) => (asked.push(r), Promise.resolve({ decision: 'approve' })), checkBudget: () => {}, spent: (id, u) => spent.push([u, id]), ...host },
+    });
+    return { sampler, seen, spent, asked };
+  };
+
+  it("asks the agent's model without tools, max_tokens capped by maxOutputTokens, and records what it spent", async () => {
+    const { sampler, seen, spent, asked } = given();
+    const reply = await sampler(request(), open);
     expect(reply).toEqual({ text: 'hello', model: 'sim', stopReason: 'maxTokens' });
     expect(seen[0]).toMatchObject({ messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'q' }], tools: [], maxTokens: 30, turnId: 't' });
-    expect(reported).toEqual([[usage(7), 'srv']]);
+    expect(spent).toEqual([[usage(7), 'srv']]);
+    expect(asked).toEqual([]);
+  });
+  it('given ask, when the person approves, then the model answers; when they deny, the model is never asked', async () => {
+    const approved = given();
+    await approved.sampler(request({ needsApproval: true }), open);
+    expect(approved.asked).toHaveLength(1);
+    expect(approved.seen).toHaveLength(1);
+    const denied = given({ approve: () => Promise.resolve({ decision: 'deny', reason: 'not now' }) });
+    const refusal = denied.sampler(request({ needsApproval: true }), open);
+    await expect(refusal).rejects.toBeInstanceOf(SamplingRefused);
+    await expect(refusal).rejects.toThrow('the user denied the sampling request (not now)');
+    expect(denied.seen).toEqual([]);
+  });
+  it('given a token budget it would pass, then the request is refused with the budget\'s reason and the model is never asked', async () => {
+    const budget = createBudget({ turnTokens: 10 });
+    budget.check('t', 0, 0);
+    budget.spent('t', usage(9));
+    const { sampler, seen } = given({ checkBudget: (estimate) => budget.check('t', 0, estimate) });
+    await expect(sampler(request({ messages: [{ role: 'user', content: 'x'.repeat(40) }] }), open)).rejects.toThrow(/turn token budget of 10 would be exceeded/);
+    expect(seen).toEqual([]);
   });
 });
