@@ -10,6 +10,8 @@
  * - Each connection attempt of a runtime http server resolves and checks again, and connects only to
  *   the addresses it checked (`pinnedConnect`); its failures say "could not connect", never whether
  *   a port was closed, a host unreachable or a packet dropped (that would map a private network).
+ * - Its OAuth requests (another origin: the authorization server) pass the same URL policy one by
+ *   one (`checkedFetch`), so a server cannot point agentd at an address it could not connect to itself.
  */
 import type { AgentConfig, HttpServerConfig, McpServerConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
@@ -57,7 +59,54 @@ export async function admitRuntimeServer(config: McpServerConfig, policy: Runtim
   else await resolveAllowed(config.baseUrl, policy);
 }
 
-/** A fetch for one connection attempt of a runtime http server: checked addresses only, no redirects. */
+/**
+ * A fetch for one connection attempt of a runtime http server: checked addresses only, no redirects.
+ * Requests to the server's own origin go to the addresses checked once for the attempt; any other
+ * origin (its OAuth authorization server) goes through {@link checkedFetch}.
+ */
 export async function pinnedConnect(config: HttpServerConfig, policy: RuntimePolicy): Promise<{ fetch: FetchLike; close: () => Promise<void> }> {
-  return pinnedFetch(await resolveAllowed(config.baseUrl, policy));
+  const home = new URL(config.baseUrl).origin;
+  const pinned = pinnedFetch(await resolveAllowed(config.baseUrl, policy));
+  const elsewhere = checkedFetch(policy);
+  return { fetch: (url, init) => (new URL(url).origin === home ? pinned.fetch(url, init) : elsewhere(url, init)), close: pinned.close };
+}
+
+/** The most an OAuth endpoint's answer may hold (metadata, registrations and tokens are small). */
+export const CHECKED_FETCH_MAX_BYTES = 1024 * 1024;
+
+/**
+ * A fetch for a runtime server's OAuth requests (discovery, registration, tokens): each request's URL passes the
+ * runtime URL policy and goes to the addresses it resolved to only, with no redirects, and its answer is read
+ * whole (at most {@link CHECKED_FETCH_MAX_BYTES}) before the connection closes. A refused URL rejects with an
+ * Error naming the host and the reason; nothing is sent.
+ */
+export function checkedFetch(policy: UrlPolicy): FetchLike {
+  return async (url, init) => {
+    const target = new URL(url);
+    let addresses;
+    try {
+      addresses = await resolveAllowed(target.href, policy);
+    } catch (err) {
+      throw new Error(`refused to contact ${target.host}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+    const pinned = pinnedFetch(addresses);
+    try {
+      const res = await pinned.fetch(target, init);
+      const body = await readCapped(res, CHECKED_FETCH_MAX_BYTES);
+      return new Response(res.status === 204 || res.status === 304 ? null : body, { status: res.status, statusText: res.statusText, headers: res.headers });
+    } finally {
+      await pinned.close();
+    }
+  };
+}
+
+async function readCapped(res: Response, max: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += (chunk as Uint8Array).byteLength;
+    if (size > max) throw new Error(`the answer of ${new URL(res.url).host} is larger than ${max} bytes`);
+    chunks.push(chunk as Uint8Array);
+  }
+  return Buffer.concat(chunks);
 }

@@ -28,7 +28,7 @@ import { createArgsValidator } from './args-validator.ts';
 import { buildCatalogue, toModelTool, toToolRecord, type CatalogueItem } from './catalogue.ts';
 import { openConnection, type McpConnection } from './connection.ts';
 import { INSTANCE_HEADER } from './hops.ts';
-import { admitRuntimeServer, COULD_NOT_CONNECT, isSocketLevel, OPEN_RUNTIME_POLICY, pinnedConnect } from './runtime-connect.ts';
+import { admitRuntimeServer, checkedFetch, COULD_NOT_CONNECT, isSocketLevel, OPEN_RUNTIME_POLICY, pinnedConnect } from './runtime-connect.ts';
 import type { ServerRecord } from './messages.ts';
 import { recordOf, statusOf, type McpService, type McpServiceOptions, type ServerEntry } from './server-entry.ts';
 import { createToolCalls } from './tool-calls.ts';
@@ -155,7 +155,9 @@ export function createMcpService(options: McpServiceOptions): McpService {
     const entry: ServerEntry = { name, config: serverConfig, actor, connection: undefined, pending: new Set(), runtime: runtimeServer, release: undefined, unwatch };
     if (serverConfig.type === 'http' && serverConfig.oauth) {
       const oauth = serverConfig.oauth;
-      entry.oauth = createServerOAuth({ serverId: name, config: { ...serverConfig, oauth }, store: secrets, clock, log: log.child({ serverId: name }), callbackUrl });
+      // A runtime server's authorization server passes the runtime URL policy too (runtime-connect.ts).
+      const fetch = runtimeServer ? checkedFetch(runtime) : undefined;
+      entry.oauth = createServerOAuth({ serverId: name, config: { ...serverConfig, oauth }, store: secrets, clock, log: log.child({ serverId: name }), callbackUrl, ...(fetch && { fetch }) });
     }
     if (a2a) a2aAgents.set(entry, a2a);
     entries.set(name, entry);
@@ -229,10 +231,6 @@ export function createMcpService(options: McpServiceOptions): McpService {
   async function connectServer(payload: { name: string; config: McpServerConfig }, a2a?: A2aAgentConfig): Promise<ServerRecord> {
     redactor.addServer(payload.config);
     if (stopped) throw new AppError('SERVICE_UNAVAILABLE', 'the service is shutting down');
-    // A runtime server's requests go through its pinned address: its authorization server could not be reached.
-    if (payload.config.type === 'http' && payload.config.oauth) {
-      throw new AppError('INVALID_REQUEST', 'oauth is for tool servers of the agent file only', { field: 'config.oauth' });
-    }
     await admitRuntimeServer(payload.config, runtime).catch((err: unknown) => {
       // An A2A agent's URL is `config.url` in its request.
       if (a2a && err instanceof AppError && err.details?.field === 'config.baseUrl') throw new AppError(err.code, err.message, { ...err.details, field: 'config.url' });

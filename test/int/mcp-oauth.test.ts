@@ -83,6 +83,15 @@ async function signIn(authorizationUrl: string, via?: RunningApp): Promise<{ sta
   return { status: landed.status, html: await landed.text() };
 }
 
+const connectAtRuntime = async (app: RunningApp, name: string, baseUrl: string, oauth: object = {}) => {
+  const res = await fetch(`${app.url}/api/connect-server`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, config: { type: 'http', baseUrl, oauth: { scopes: ['mcp:tools'], ...oauth } } }),
+  });
+  return { status: res.status, body: (await res.json()) as { error?: { message: string } } };
+};
+
 describe('OAuth-protected tool servers', () => {
   it('goes from "authorization required" to connected after the sign-in, and again after a restart without a new one', async () => {
     const f = await fixture();
@@ -204,15 +213,29 @@ describe('OAuth-protected tool servers', () => {
     expect(f.stats).toMatchObject({ registrations: 0, tokenRequests: 0, authorizations: 0 });
   });
 
-  it('refuses oauth on a server connected at runtime', async () => {
+  it('signs in a server connected at runtime, its OAuth requests held to the runtime URL policy', async () => {
+    const f = await fixture();
     const app = await start(await dataDir(), {});
-    const res = await fetch(`${app.url}/api/connect-server`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'late', config: { type: 'http', baseUrl: 'http://127.0.0.1:9/mcp', oauth: {} } }),
-    });
-    expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ error: { code: 'INVALID_REQUEST', details: { field: 'config.oauth' } } });
+    const connected = await connectAtRuntime(app, 'late', f.url);
+    expect(connected.body.error?.message).toMatch(/authorization required/);
+    const waiting = await server(app, 'late');
+    expect(waiting).toMatchObject({ status: 'error', error: expect.stringMatching(/^authorization required/) });
+    expect(await signIn(waiting!.authorizationUrl!)).toMatchObject({ status: 200, html: expect.stringContaining('is connected') });
+    expect((await server(app, 'late'))?.status).toBe('connected');
+    expect((await callTool(app, 'late', 'echo', { message: 'late hello' })).body.data?.content[0]?.text).toBe('late hello');
+  });
+
+  it('refuses a runtime server whose authorization server the runtime URL policy does not allow, before anything is sent to it', async () => {
+    const f = await fixture({ authorizationServer: 'http://localhost:1/' });
+    const app = await pool.start({
+      storage: { type: 'jsonl', dir: await dataDir() },
+      server: { auth: { apiKey: CHAT, adminKey: ADMIN }, mcp: { allowedHosts: ['127.0.0.1'] } },
+    }, { deps: { log } });
+    const refused = await connectAtRuntime(app, 'pointed', f.url);
+    expect(refused.body.error?.message).toMatch(/refused to contact localhost:1/);
+    expect((await server(app, 'pointed'))?.authorizationUrl).toBeUndefined();
+    expect(Object.keys(f.stats.hosts)).toEqual(['127.0.0.1']);
+    expect(f.stats).toMatchObject({ registrations: 0, tokenRequests: 0 });
   });
 
   it('answers an unknown state with a page that changes nothing', async () => {
@@ -249,6 +272,23 @@ describe('OAuth-protected tool servers', () => {
       const restarted = await fetch(`${a.url}/api/mcp/servers/shared/restart`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
       expect(restarted.status).toBe(200);
       expect((await callTool(a, 'shared', 'whoami')).body.success).toBe(true);
+      expect(f.stats).toMatchObject({ registrations: 1, codeExchanges: 1 });
+    });
+
+    it('a server connected at runtime with oauth reaches every instance, and one sign-in serves them all', async () => {
+      redis ??= await startRedis();
+      const f = await fixture();
+      const doc = () => ({ storage: { type: 'redis', url: redis.url, keyPrefix: 'oauth-runtime:' }, server: { auth: { apiKey: CHAT, adminKey: ADMIN } } });
+      const a = await pool.start(doc());
+      const b = await pool.start(doc());
+      await connectAtRuntime(a, 'late', f.url, { redirectUrl: 'http://127.0.0.1:1/api/oauth/callback' });
+      const url = (await server(a, 'late'))?.authorizationUrl;
+      expect(url).toBeDefined();
+      await until(async () => (await server(b, 'late'))?.authorizationUrl === url, 'b has the runtime server and its pending sign-in');
+      expect(await signIn(url!, b)).toMatchObject({ status: 200 });
+      const restarted = await fetch(`${a.url}/api/mcp/servers/late/restart`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+      expect(restarted.status).toBe(200);
+      expect((await callTool(a, 'late', 'whoami')).body.success).toBe(true);
       expect(f.stats).toMatchObject({ registrations: 1, codeExchanges: 1 });
     });
   });
