@@ -1,6 +1,7 @@
 /**
- * The console answers a tool server's question (elicitation) in a real Chromium: the form generated
- * from server-everything's schema is filled and accepted, and the tool result shows the answer.
+ * The console answers a tool server's requests in a real Chromium: a question (elicitation), whose form
+ * generated from server-everything's schema is filled and accepted, and a sampling request under
+ * `sampling: ask`, shown and approved like a tool call; each tool result shows the answer.
  */
 import { describe, expect, it } from 'vitest';
 import { findChromium, useBrowserBench } from '../support/browser.ts';
@@ -13,7 +14,7 @@ const chromiumPath = findChromium();
 describe.skipIf(!chromiumPath)('console elicitation in Chromium', () => {
   const t = useBrowserBench(chromiumPath!, {
     server: { auth: { keys: [{ name: 'operator', key: KEY, scopes: ['admin'] }] }, limits: { rest: { points: 1000 } } },
-    mcpServers: { everything: { ...everythingStdio, timeout: 60_000 } },
+    mcpServers: { everything: { ...everythingStdio, timeout: 60_000, sampling: 'ask' } },
   });
 
   it('fills the form generated from the schema and accepts; the tool result shows the answer', async () => {
@@ -34,5 +35,19 @@ describe.skipIf(!chromiumPath)('console elicitation in Chromium', () => {
     await form.getByRole('button', { name: 'Accept' }).click();
     await page.locator('form.elicitation', { hasText: 'Answered: accept (websocket)' }).waitFor();
     await expect.poll(() => page.locator('.tool .result').last().textContent(), PATIENT).toContain('Name: Grace Hopper');
+  });
+
+  it('shows a sampling request waiting for approval like a tool call; Approve lets the model answer the server', async () => {
+    const { page } = t.browser;
+    await page.getByLabel('Message').fill('Sample [[tool:trigger-sampling-request {"prompt":"console-yak","maxTokens":20}]]');
+    await page.getByLabel('Message').press('Enter');
+    const asked = page.locator('.tool', { hasText: 'sampling/createMessage' }).last();
+    const box = asked.locator('.approval');
+    await box.getByRole('button', { name: 'Approve' }).waitFor();
+    expect(await asked.locator('.args').textContent()).toContain('console-yak');
+    await t.browser.screenshot('console-sampling-approval');
+    await box.getByRole('button', { name: 'Approve' }).click();
+    await box.locator('.approved', { hasText: 'Approved (websocket)' }).waitFor();
+    await expect.poll(() => page.locator('.tool', { hasText: 'trigger-sampling-request' }).locator('.result').last().textContent(), PATIENT).toContain('LLM sampling result');
   });
 });
