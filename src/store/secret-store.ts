@@ -9,8 +9,16 @@
  * - `set` and `delete` are durable once they resolve; a `set` replaces the whole value.
  * - Keys are `[A-Za-z0-9_-]{1,128}` (they name files); any other key is refused with an Error.
  * - Values are never logged: errors name the key and the engine only.
+ * - `claim(key, ttlMs)` takes a lease named `key` (its own name space: a lease never touches the value of the
+ *   same key) for every store over the same medium: it answers a {@link Lease} when no one holds it, or held
+ *   it longer than their `ttlMs` ago, and `undefined` otherwise. Of concurrent claims at most one wins.
+ *   `release()` frees it, unless it expired and someone else holds it now (that lease is left alone).
+ *   `memory`: a lease of this process; `jsonl`: an exclusively created `<key>.lease` file, an expired one taken
+ *   over by renaming it away first; `redis`: `SET NX PX` on `<keyPrefix>secret-lease:<key>`, released by a
+ *   compare-and-delete script.
  */
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { chmod, link, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
 import { createRedisConnection } from '../redis/index.ts';
@@ -21,7 +29,19 @@ export interface SecretStore {
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string): Promise<void>;
   delete(key: string): Promise<void>;
+  /** A lease on `key` for `ttlMs`, or `undefined` when another holder's is still running (see the contracts). */
+  claim(key: string, ttlMs: number): Promise<Lease | undefined>;
   close(): Promise<void>;
+}
+
+export interface Lease {
+  release(): Promise<void>;
+}
+
+/** What a lease record holds: who took it and until when (epoch ms). */
+interface LeaseRecord {
+  owner: string;
+  until: number;
 }
 
 const KEY = /^[A-Za-z0-9_-]{1,128}$/;
@@ -32,12 +52,21 @@ const checkKey = (key: string): string => {
 
 export function createMemorySecretStore(): SecretStore {
   const values = new Map<string, string>();
+  const leases = new Map<string, LeaseRecord>();
   return {
     open: () => Promise.resolve(),
     // Through `then`, so an invalid key rejects like the durable engines' do instead of throwing.
     get: (key) => Promise.resolve().then(() => values.get(checkKey(key))),
     set: (key, value) => Promise.resolve().then(() => void values.set(checkKey(key), value)),
     delete: (key) => Promise.resolve().then(() => void values.delete(checkKey(key))),
+    claim: (key, ttlMs) =>
+      Promise.resolve().then(() => {
+        const held = leases.get(checkKey(key));
+        if (held && held.until > Date.now()) return undefined;
+        const mine = { owner: randomUUID(), until: Date.now() + ttlMs };
+        leases.set(key, mine);
+        return { release: () => Promise.resolve().then(() => void (leases.get(key) === mine && leases.delete(key))) };
+      }),
     close: () => Promise.resolve(),
   };
 }
@@ -70,9 +99,60 @@ export function createDirSecretStore(dir: string): SecretStore {
     async delete(key) {
       await rm(file(key), { force: true });
     },
+    async claim(key, ttlMs) {
+      const path = join(dir, `${checkKey(key)}.lease`);
+      const mine: LeaseRecord = { owner: randomUUID(), until: Date.now() + ttlMs };
+      const lease: Lease = {
+        async release() {
+          if ((await readLease(path))?.owner === mine.owner) await rm(path, { force: true });
+        },
+      };
+      if (await createExclusive(path, mine)) return lease;
+      const held = await readLease(path);
+      if (held && held.until > Date.now()) return undefined;
+      // Expired (or unreadable): move it aside; of several claimants only one rename finds it.
+      const aside = `${path}.${randomUUID()}.stale`;
+      try {
+        await rename(path, aside);
+      } catch {
+        return undefined;
+      }
+      const moved = await readLease(aside);
+      if (held && moved?.owner !== held.owner) {
+        // A live lease was taken meanwhile and moved by mistake: put it back unless the place is taken again.
+        await link(aside, path).catch(() => undefined);
+        await rm(aside, { force: true });
+        return undefined;
+      }
+      await rm(aside, { force: true });
+      return (await createExclusive(path, mine)) ? lease : undefined;
+    },
     close: () => Promise.resolve(),
   };
 }
+
+/** Creates `path` holding `record` unless it exists (then `false`). */
+async function createExclusive(path: string, record: LeaseRecord): Promise<boolean> {
+  try {
+    await writeFile(path, JSON.stringify(record), { flag: 'wx', mode: 0o600 });
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw new Error(`secret store: cannot create a lease: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+}
+
+async function readLease(path: string): Promise<LeaseRecord | undefined> {
+  try {
+    const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<LeaseRecord>;
+    return typeof parsed.owner === 'string' && typeof parsed.until === 'number' ? { owner: parsed.owner, until: parsed.until } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const RELEASE_IF_OWNER = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
 
 /** One Redis string per key under `<keyPrefix>secret:`, on its own connection. */
 export function createRedisSecretStore(options: { url: string; keyPrefix: string; log: Logger }): SecretStore {
@@ -90,6 +170,16 @@ export function createRedisSecretStore(options: { url: string; keyPrefix: string
     },
     async delete(key) {
       await client.del(redisKey(key));
+    },
+    async claim(key, ttlMs) {
+      const leaseKey = `${options.keyPrefix}secret-lease:${checkKey(key)}`;
+      const owner = randomUUID();
+      if ((await client.set(leaseKey, owner, { condition: 'NX', expiration: { type: 'PX', value: ttlMs } })) !== 'OK') return undefined;
+      return {
+        async release() {
+          await client.eval(RELEASE_IF_OWNER, { keys: [leaseKey], arguments: [owner] });
+        },
+      };
     },
     async close() {
       if (client.isOpen) await client.close().catch(() => undefined);

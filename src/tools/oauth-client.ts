@@ -17,7 +17,11 @@
  *   left, the refresh-token grant (client credentials: a new token) runs first; a failed refresh is retried at
  *   most once per REFRESH_COOLDOWN_MS, and the request goes on with the old token (a 401 then re-runs `auth()`).
  * - Instances sharing the store share tokens: before refreshing, and before dropping refused tokens, tokens another
- *   instance stored meanwhile are adopted instead.
+ *   instance stored meanwhile are adopted instead. A refresh runs under the store's lease `<record key>-refresh`
+ *   (REFRESH_LEASE_MS), so of the instances that find the same tokens expiring only one sends the refresh grant
+ *   (a rotated refresh token is good once); the others wait, re-reading the record every REFRESH_POLL_MS, and
+ *   adopt its new tokens, or refresh themselves once the lease is free again (its holder failed or died). A store
+ *   that cannot take the lease is logged and the refresh runs without it.
  * - Nothing here logs a token, a code, a verifier or a secret.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
@@ -26,12 +30,16 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import type { Clock } from '../clock.ts';
 import type { HttpServerConfig, OAuthConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
-import type { SecretStore } from '../store/secret-store.ts';
+import type { Lease, SecretStore } from '../store/secret-store.ts';
 import { checkDiscovery } from './oauth-policy.ts';
 import type { FetchLike } from './url-policy.ts';
 
 export const PENDING_TTL_MS = 10 * 60_000;
 const REFRESH_COOLDOWN_MS = 5_000;
+/** How long one instance's refresh may hold the others back (they then refresh themselves). */
+export const REFRESH_LEASE_MS = 30_000;
+const REFRESH_POLL_MS = 100;
+const NO_LEASE: Lease = { release: () => Promise.resolve() };
 const MAX_SKEW_MS = 60_000;
 
 /** The connection attempt needs a person to sign in (the machine stops retrying until the callback restarts it). */
@@ -143,12 +151,31 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
     return true;
   };
 
+  /** The refresh lease; `undefined` once another instance's refresh stored tokens to adopt (see the contracts). */
+  const refreshLease = async (): Promise<Lease | undefined> => {
+    const giveUp = Date.now() + REFRESH_LEASE_MS;
+    for (;;) {
+      const lease = await store.claim(`${key}-refresh`, REFRESH_LEASE_MS).catch((err: unknown) => {
+        log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'OAuth: the refresh lease could not be taken; refreshing without it');
+        return NO_LEASE;
+      });
+      if (lease || Date.now() > giveUp) return lease ?? NO_LEASE;
+      await new Promise((resolve) => setTimeout(resolve, REFRESH_POLL_MS));
+      if ((await adoptStoredTokens()) && !expiring()) return undefined;
+    }
+  };
+
   const refreshAhead = async (): Promise<void> => {
     if (refreshing || !expiring() || clock.now() - lastRefreshFailure < REFRESH_COOLDOWN_MS) return;
     if ((await adoptStoredTokens()) && !expiring()) return;
     if (interactive && !record.tokens?.refresh_token) return;
     refreshing = true;
+    let lease: Lease | undefined;
     try {
+      lease = await refreshLease();
+      if (!lease) return log.debug('OAuth tokens refreshed by another instance');
+      // The holder before us may have refreshed and released between our reads.
+      if ((await adoptStoredTokens()) && !expiring()) return;
       const result = await auth(provider, { serverUrl, ...(options.fetch && { fetchFn: options.fetch }) });
       if (result !== 'AUTHORIZED') lastRefreshFailure = clock.now();
       else log.debug('OAuth tokens refreshed');
@@ -157,6 +184,7 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'OAuth token refresh failed');
     } finally {
       refreshing = false;
+      await lease?.release().catch((err: unknown) => log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'OAuth: the refresh lease could not be released; it expires by itself'));
     }
   };
 

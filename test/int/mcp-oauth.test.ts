@@ -275,6 +275,29 @@ describe('OAuth-protected tool servers', () => {
       expect(f.stats).toMatchObject({ registrations: 1, codeExchanges: 1 });
     });
 
+    it('instances finding the same tokens expiring send one refresh grant: the others adopt its rotated tokens', async () => {
+      redis ??= await startRedis();
+      const f = await fixture({ accessTtlSec: 2 });
+      const doc = () => ({
+        storage: { type: 'redis', url: redis.url, keyPrefix: 'oauth-race:' },
+        server: { auth: { apiKey: CHAT, adminKey: ADMIN } },
+        mcpServers: { racy: { type: 'http', baseUrl: f.url, oauth: { redirectUrl: 'http://127.0.0.1:1/api/oauth/callback' } } },
+      });
+      const a = await pool.start(doc());
+      const b = await pool.start(doc());
+      expect(await signIn((await server(a, 'racy'))!.authorizationUrl!, a)).toMatchObject({ status: 200 });
+      const restarted = await fetch(`${b.url}/api/mcp/servers/racy/restart`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+      expect(restarted.status).toBe(200); // b now holds the same tokens
+      // Both call at once, again and again, until the tokens pass half their life and both find them expiring.
+      await until(async () => {
+        const calls = await Promise.all([a, b].map((app) => callTool(app, 'racy', 'echo', { message: 'race' })));
+        expect(calls.map((c) => c.body.success)).toEqual([true, true]);
+        return f.stats.refreshes > 0;
+      }, 'a refresh before the 2 s tokens expired');
+      expect(f.stats.refusedRefreshes).toBe(0);
+      expect(await Promise.all([a, b].map(async (app) => (await server(app, 'racy'))?.status))).toEqual(['connected', 'connected']);
+    });
+
     it('a server connected at runtime with oauth reaches every instance, and one sign-in serves them all', async () => {
       redis ??= await startRedis();
       const f = await fixture();

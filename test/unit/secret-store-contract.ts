@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SecretStore } from '../../src/store/secret-store.ts';
+import { until } from '../support/wait.ts';
 
 /**
  * The SecretStore port's contract (src/store/secret-store.ts); every engine runs it with its own factory.
@@ -48,6 +49,42 @@ export function secretStoreContract(name: string, make: () => Promise<{ store: S
         await expect(store.set(key, 'v'), key).rejects.toThrow(/invalid key/);
         await expect(store.get(key), key).rejects.toThrow(/invalid key/);
       }
+    });
+
+    it('given a held lease, a second claim is refused until it is released', async () => {
+      const { store } = await subject();
+      const lease = await store.claim('oauth-a-refresh', 60_000);
+      expect(lease).toBeDefined();
+      expect(await store.claim('oauth-a-refresh', 60_000)).toBeUndefined();
+      expect(await store.claim('oauth-b-refresh', 60_000)).toBeDefined(); // another key is another lease
+      await store.set('oauth-a-refresh', 'value'); // and a value of the same name is not the lease
+      expect(await store.claim('oauth-a-refresh', 60_000)).toBeUndefined();
+      await lease!.release();
+      expect(await store.claim('oauth-a-refresh', 60_000)).toBeDefined();
+      await expect(store.claim('../x', 1000)).rejects.toThrow(/invalid key/);
+    });
+
+    it('given a lease past its ttl, a claim takes it over, and the old holder\'s release leaves the new lease alone', async () => {
+      const { store } = await subject();
+      const old = await store.claim('lapsing', 30);
+      expect(old).toBeDefined();
+      let taken: Awaited<ReturnType<SecretStore['claim']>>;
+      await until(async () => (taken = await store.claim('lapsing', 60_000)) !== undefined, 'the lapsed lease is taken over');
+      await old!.release();
+      expect(await store.claim('lapsing', 60_000)).toBeUndefined();
+      await taken!.release();
+    });
+
+    it('of concurrent claims exactly one wins, also across stores over the same medium', async () => {
+      const s = await subject();
+      const others = s.reopen ? await Promise.all([s.reopen(), s.reopen()]) : [];
+      for (const other of others) {
+        await other.open();
+        opened.push(other);
+      }
+      const claimants = [s.store, s.store, ...others, ...others];
+      const leases = await Promise.all(claimants.map((store) => store.claim('contended', 60_000)));
+      expect(leases.filter(Boolean)).toHaveLength(1);
     });
 
     it('a store reopened over the same medium reads what was stored (restart, another instance)', async (ctx) => {
