@@ -45,8 +45,8 @@ import type { Logger } from '../log/index.ts';
 import { ChildProcessTransport } from './stdio-transport.ts';
 import { createProgressRelay } from './progress-relay.ts';
 import { openModernConnection, refusedAsUnsupportedVersion } from './modern-connection.ts';
-import { attachElicitation, createInFlightCalls, type ElicitTarget } from './elicitation.ts';
-import { attachSampling, createSamplerStack, samplingCapability, type Sampler } from './sampling.ts';
+import { attachElicitation, createInFlightCalls } from './elicitation.ts';
+import { attachSampling, createSamplerStack, samplingCapability } from './sampling.ts';
 
 export type TransportKind = 'stdio' | 'streamable-http' | 'sse' | 'a2a';
 
@@ -76,13 +76,10 @@ export interface ConnectionOptions {
 const isTooLarge = (error: unknown): boolean => error instanceof ResultTooLarge || (error as { cause?: unknown } | null)?.cause instanceof ResultTooLarge;
 
 import { CallError } from './call-error.ts';
+import type { ServerAsks } from './server-asks.ts';
 export { CallError };
 
-/** Who answers what a server asks during one tool call (absent: it is refused). */
-export interface ServerAsks {
-  elicit?: ElicitTarget | undefined;
-  sampler?: Sampler | undefined;
-}
+export type { ServerAsks };
 
 export interface McpConnection {
   readonly kind: TransportKind;

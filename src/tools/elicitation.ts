@@ -16,7 +16,7 @@
  * - A mode the config turned off is refused by the SDK before it reaches the handler.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ElicitRequestSchema, type ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, type ClientCapabilities, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../config/schema.ts';
 import type { ElicitationAction } from '../conversation/session-events.ts';
 import type { Logger } from '../log/index.ts';
@@ -89,11 +89,11 @@ export function createInFlightCalls() {
 
 export type InFlightCalls = ReturnType<typeof createInFlightCalls>;
 
-/** Registers the `elicitation/create` handler when the config declares a mode (before `connect`). */
-export function attachElicitation(client: Client, config: McpServerConfig, serverId: string, calls: InFlightCalls, log: Logger): void {
+/** What a server's `elicitation/create` gets, either protocol era (`undefined`: no mode declared, no handler). */
+export function elicitationHandler(config: McpServerConfig, serverId: string, calls: InFlightCalls, log: Logger) {
   const modes = elicitationModes(config);
-  if (!modes.form && !modes.url) return;
-  client.setRequestHandler(ElicitRequestSchema, async ({ params }, extra) => {
+  if (!modes.form && !modes.url) return undefined;
+  return async (params: ElicitRequest['params'], requestSignal: AbortSignal): Promise<ElicitResult> => {
     const call = calls.route();
     if (typeof call === 'string' || !call.target) {
       log.warn({ serverId, reason: call }, 'elicitation declined: no session to ask');
@@ -103,8 +103,14 @@ export function attachElicitation(client: Client, config: McpServerConfig, serve
       params.mode === 'url'
         ? { serverId, message: params.message, mode: 'url', url: params.url, elicitationId: params.elicitationId }
         : { serverId, message: params.message, mode: 'form', requestedSchema: params.requestedSchema };
-    const signal = AbortSignal.any([extra.signal, call.ended.signal]);
+    const signal = AbortSignal.any([requestSignal, call.ended.signal]);
     const answer = await call.target.elicit(ask, { deadline: call.deadline, signal });
     return answer.action === 'accept' && answer.content ? { action: 'accept', content: answer.content } : { action: answer.action };
-  });
+  };
+}
+
+/** Registers the `elicitation/create` handler when the config declares a mode (before `connect`). */
+export function attachElicitation(client: Client, config: McpServerConfig, serverId: string, calls: InFlightCalls, log: Logger): void {
+  const handler = elicitationHandler(config, serverId, calls, log);
+  if (handler) client.setRequestHandler(ElicitRequestSchema, ({ params }, extra) => handler(params, extra.signal));
 }

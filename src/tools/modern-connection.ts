@@ -11,24 +11,32 @@
  *   `resetTimeoutOnProgress`, up to `maxTotalTimeout`); an aborted signal cancels it; `meta` travels as `_meta`
  *   (hop count); progress notifications reach `onProgress`. Every response body is counted against
  *   `maxResultBytes` (limitedFetch). Errors are CallError like the 2025 path.
- * - Resources, prompts and elicitation are not supported for 2026-07-28 servers yet: `features` answers every
- *   request with the reason "not supported for 2026-07-28 servers yet".
+ * - The same client capabilities as the 2025 era (server-features.ts, sampling.ts), answered by the same
+ *   handlers: in 2026-07-28 a server asks for input by answering a call with `input_required`, which the SDK
+ *   fulfils through the `elicitation/create`, `sampling/createMessage` and `roots/list` handlers registered
+ *   here and retries; a question is routed to the call in flight (`asks`) as on the 2025 path.
+ * - `features` are server-features.ts's: resources, templates, reads, prompts; a request the revision dropped
+ *   fails with the SDK's reason naming it. Roots changes are kept for the next request (no list_changed).
+ *   Log, resource and list-change notifications reach `onNotice`; `logLevel` travels in each call's `_meta`
+ *   (`io.modelcontextprotocol/logLevel`: the revision has no `logging/setLevel`).
  * - `onLost` fires at most once, when the transport closes on its own or a call fails below the protocol;
  *   never after `close()`.
  */
-import { Client, SdkError, SdkErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, LOG_LEVEL_META_KEY, SdkError, SdkErrorCode, StreamableHTTPClientTransport, type ClientOptions as ModernClientOptions } from '@modelcontextprotocol/client';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { ProgressCallback } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { CallToolResult, ClientCapabilities, ServerCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ClientCapabilities, CreateMessageRequest, ServerCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { HttpServerConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
 import { CallError } from './call-error.ts';
 import type { FetchLike } from './url-policy.ts';
 import { limitedFetch, ResultTooLarge } from './limited-fetch.ts';
-import type { ServerFeatures } from './server-features.ts';
+import type { ServerAsks } from './server-asks.ts';
+import { createInFlightCalls, elicitationHandler } from './elicitation.ts';
+import { createSamplerStack, samplingCapability, samplingHandler } from './sampling.ts';
+import { clientCapabilities, noticeHandlers, rootsList, serverFeatures, type NoticeMethod, type ServerFeatures, type ServerNotice } from './server-features.ts';
 
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
-const UNSUPPORTED = `not supported for ${MODERN_PROTOCOL_VERSION} servers yet`;
 
 /** Whether a refused 2025-era handshake means "this server speaks 2026-07-28 only". */
 export function refusedAsUnsupportedVersion(error: unknown): boolean {
@@ -37,18 +45,10 @@ export function refusedAsUnsupportedVersion(error: unknown): boolean {
   return text.includes('-32022') || /unsupported protocol version/i.test(text);
 }
 
-const unsupported = (): Promise<never> => Promise.reject(new Error(UNSUPPORTED));
-const unsupportedFeatures: ServerFeatures = {
-  listResources: unsupported,
-  readResource: unsupported,
-  subscribe: unsupported,
-  listPrompts: unsupported,
-  getPrompt: unsupported,
-  setRoots: unsupported,
-};
 
 /** What connection.ts passes on (a subset of its ConnectionOptions). */
 export interface ModernOptions {
+  serverId: string;
   config: HttpServerConfig;
   log: Logger;
   clientInfo: { name: string; version: string };
@@ -57,6 +57,7 @@ export interface ModernOptions {
   extraHeaders?: Record<string, string> | undefined;
   fetch?: FetchLike | undefined;
   authProvider?: OAuthClientProvider | undefined;
+  onNotice?: ((notice: ServerNotice) => void) | undefined;
 }
 
 /** Assignable to connection.ts's McpConnection (checked where connection.ts returns it). */
@@ -67,7 +68,7 @@ export interface ModernConnection {
   readonly tools: Tool[];
   readonly features: ServerFeatures;
   readonly capabilities: { client: ClientCapabilities; server: ServerCapabilities };
-  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>, onProgress?: ProgressCallback): Promise<CallToolResult>;
+  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>, onProgress?: ProgressCallback, asks?: ServerAsks): Promise<CallToolResult>;
   close(): Promise<void>;
 }
 
@@ -80,7 +81,20 @@ export async function openModernConnection(options: ModernOptions): Promise<Mode
     fetch,
     ...(options.authProvider && { authProvider: options.authProvider }),
   });
-  const client = new Client(options.clientInfo, { versionNegotiation: { mode: { pin: MODERN_PROTOCOL_VERSION } } });
+  const declared: ClientCapabilities = { ...clientCapabilities(config), ...samplingCapability(config) };
+  // The v1 and v2 capability types differ only in `experimental`, which agentd never declares.
+  const client = new Client(options.clientInfo, { capabilities: declared as NonNullable<ModernClientOptions['capabilities']>, versionNegotiation: { mode: { pin: MODERN_PROTOCOL_VERSION } } });
+  const inFlight = createInFlightCalls();
+  const samplers = createSamplerStack();
+  const roots = { roots: config.roots ?? [] };
+  const elicit = elicitationHandler(config, options.serverId, inFlight, log);
+  if (elicit) client.setRequestHandler('elicitation/create', (request, ctx) => elicit(request.params, ctx.mcpReq.signal));
+  const sample = samplingHandler(options.serverId, config, samplers.current);
+  if (sample) client.setRequestHandler('sampling/createMessage', (request, ctx) => sample(request.params as CreateMessageRequest['params'], ctx.mcpReq.signal));
+  if (config.roots) client.setRequestHandler('roots/list', () => rootsList(roots.roots));
+  for (const [method, handler] of Object.entries(noticeHandlers(config, (notice) => options.onNotice?.(notice)))) {
+    client.setNotificationHandler(method as NoticeMethod, (notification) => handler(notification.params as never));
+  }
   let closing = false;
   let lostReported = false;
   const lost = (reason: string) => {
@@ -111,14 +125,19 @@ export async function openModernConnection(options: ModernOptions): Promise<Mode
     get tools() {
       return tools;
     },
-    features: unsupportedFeatures,
+    features: serverFeatures(client, config, roots, 'modern'),
     get capabilities() {
-      return { client: {}, server: (client.getServerCapabilities() ?? {}) as ServerCapabilities };
+      return { client: declared, server: (client.getServerCapabilities() ?? {}) as ServerCapabilities };
     },
-    async callTool(name, args, signal, meta, onProgress) {
+    async callTool(name, args, signal, meta, onProgress, asks) {
+      // 2026-07-28 asks for a log level per request (`logging/setLevel` is gone).
+      const _meta = { ...meta, ...(config.logLevel && { [LOG_LEVEL_META_KEY]: config.logLevel }) };
+      const deadline = Date.now() + (resetOnProgress ? totalTimeout : timeout);
+      const endCall = inFlight.begin(asks?.elicit, deadline);
+      const leave = samplers.enter(asks?.sampler, deadline);
       try {
         const result = await client.callTool(
-          { name, arguments: args, ...(meta && Object.keys(meta).length > 0 && { _meta: meta }) },
+          { name, arguments: args, ...(Object.keys(_meta).length > 0 && { _meta }) },
           {
             timeout,
             ...(resetOnProgress && { resetTimeoutOnProgress: true, maxTotalTimeout: totalTimeout }),
@@ -140,6 +159,9 @@ export async function openModernConnection(options: ModernOptions): Promise<Mode
           throw new CallError(`server unreachable: ${message}`, 'closed');
         }
         throw new CallError(message, 'protocol');
+      } finally {
+        endCall();
+        leave();
       }
     },
     async close() {

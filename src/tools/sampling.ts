@@ -91,22 +91,28 @@ export function toSamplingRequest(serverId: string, params: CreateMessageRequest
   };
 }
 
-/** Registers the handler (before `connect`) when the policy allows; `current` is the call in flight. */
-export function attachSampling(client: Client, serverId: string, config: McpServerConfig, current: () => SamplingCall | undefined): void {
-  if (samplingPolicy(config) === 'deny') return;
-  client.setRequestHandler(CreateMessageRequestSchema, async ({ params }, extra): Promise<CreateMessageResult> => {
+/** What a server's `sampling/createMessage` gets, either protocol era (`undefined` under `deny`: no handler). */
+export function samplingHandler(serverId: string, config: McpServerConfig, current: () => SamplingCall | undefined) {
+  if (samplingPolicy(config) === 'deny') return undefined;
+  return async (params: CreateMessageRequest['params'], requestSignal: AbortSignal): Promise<CreateMessageResult> => {
     const call = current();
     if (!call) throw new McpError(ErrorCode.InvalidRequest, 'sampling: agentd serves sampling only during one of this server\'s tool calls in a session turn');
     const request = toSamplingRequest(serverId, params, config);
     let reply: SamplingReply;
     try {
-      reply = await call.sampler(request, { deadline: call.deadline, signal: AbortSignal.any([extra.signal, call.ended]) });
+      reply = await call.sampler(request, { deadline: call.deadline, signal: AbortSignal.any([requestSignal, call.ended]) });
     } catch (error) {
       if (error instanceof SamplingRefused) throw new McpError(SAMPLING_REFUSED, error.message);
       throw new McpError(ErrorCode.InternalError, `sampling failed: ${error instanceof Error ? error.message : String(error)}`);
     }
     return { role: 'assistant', content: { type: 'text', text: reply.text }, model: reply.model, stopReason: reply.stopReason };
-  });
+  };
+}
+
+/** Registers the handler (before `connect`) when the policy allows; `current` is the call in flight. */
+export function attachSampling(client: Client, serverId: string, config: McpServerConfig, current: () => SamplingCall | undefined): void {
+  const handler = samplingHandler(serverId, config, current);
+  if (handler) client.setRequestHandler(CreateMessageRequestSchema, ({ params }, extra) => handler(params, extra.signal));
 }
 
 /** A tool call in flight with a sampler: its deadline, and a signal that aborts when it ends. */

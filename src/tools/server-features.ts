@@ -60,23 +60,38 @@ export function clientCapabilities(config: McpServerConfig): ClientCapabilities 
 /** The name of a root: the last path segment of its URI (or the URI). */
 const rootOf = (uri: string) => ({ uri, name: decodeURIComponent(uri.replace(/\/+$/, '').split('/').pop() || uri) });
 
+/** The roots offered, as `roots/list` answers them. */
+export const rootsList = (uris: readonly string[]): { roots: { uri: string; name: string }[] } => ({ roots: uris.map(rootOf) });
+
+type NoticeParams = { level?: McpLogLevel; logger?: string; data?: unknown; uri?: string } | undefined;
+const NOTICE_SCHEMAS = {
+  'notifications/message': LoggingMessageNotificationSchema,
+  'notifications/resources/updated': ResourceUpdatedNotificationSchema,
+  'notifications/resources/list_changed': ResourceListChangedNotificationSchema,
+  'notifications/prompts/list_changed': PromptListChangedNotificationSchema,
+} as const;
+export type NoticeMethod = keyof typeof NOTICE_SCHEMAS;
+
+/** The server notifications relayed, by method, each turning its params into a notice (a list change the config turns off is left out). */
+export function noticeHandlers(config: McpServerConfig, onNotice: (notice: ServerNotice) => void): Partial<Record<NoticeMethod, (params: NoticeParams) => void>> {
+  return {
+    'notifications/message': (p) => onNotice({ type: 'log', level: p?.level ?? 'info', ...(p?.logger !== undefined && { logger: p.logger }), data: p?.data }),
+    'notifications/resources/updated': (p) => onNotice({ type: 'resourceUpdated', uri: p?.uri ?? '' }),
+    ...(config.listChanged?.resources !== false && { 'notifications/resources/list_changed': () => onNotice({ type: 'listChanged', list: 'resources' }) }),
+    ...(config.listChanged?.prompts !== false && { 'notifications/prompts/list_changed': () => onNotice({ type: 'listChanged', list: 'prompts' }) }),
+  };
+}
+
 export function attachFeatures(client: Client, config: McpServerConfig, onNotice: (notice: ServerNotice) => void): { roots: string[] } {
   const state = { roots: config.roots ?? [] };
-  if (config.roots) client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: state.roots.map(rootOf) }));
-  client.setNotificationHandler(LoggingMessageNotificationSchema, ({ params }) =>
-    onNotice({ type: 'log', level: params.level, ...(params.logger !== undefined && { logger: params.logger }), data: params.data }),
-  );
-  client.setNotificationHandler(ResourceUpdatedNotificationSchema, ({ params }) => onNotice({ type: 'resourceUpdated', uri: params.uri }));
-  if (config.listChanged?.resources !== false) {
-    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => onNotice({ type: 'listChanged', list: 'resources' }));
-  }
-  if (config.listChanged?.prompts !== false) {
-    client.setNotificationHandler(PromptListChangedNotificationSchema, () => onNotice({ type: 'listChanged', list: 'prompts' }));
+  if (config.roots) client.setRequestHandler(ListRootsRequestSchema, () => rootsList(state.roots));
+  for (const [method, handler] of Object.entries(noticeHandlers(config, onNotice)) as [NoticeMethod, (params: NoticeParams) => void][]) {
+    client.setNotificationHandler(NOTICE_SCHEMAS[method], ({ params }) => handler(params as NoticeParams));
   }
   return state;
 }
 
-export async function afterConnect(client: Client, config: McpServerConfig, log: Logger): Promise<void> {
+export async function afterConnect(client: Pick<Client, 'getServerCapabilities' | 'setLoggingLevel'>, config: McpServerConfig, log: Logger): Promise<void> {
   if (!config.logLevel || !client.getServerCapabilities()?.logging) return;
   await client.setLoggingLevel(config.logLevel, { timeout: config.timeout }).catch((err: unknown) => log.warn({ err }, 'the server refused logging/setLevel'));
 }
@@ -93,7 +108,17 @@ async function allPages<T>(read: (cursor: string | undefined) => Promise<{ items
   return all;
 }
 
-export function serverFeatures(client: Client, config: McpServerConfig, roots: { roots: string[] }): ServerFeatures {
+/** The requests `serverFeatures` makes; the SDK v2 client has them too, with the same shapes. */
+export type FeatureClient = Pick<
+  Client,
+  'getServerCapabilities' | 'listResources' | 'listResourceTemplates' | 'readResource' | 'subscribeResource' | 'unsubscribeResource' | 'listPrompts' | 'getPrompt' | 'sendRootsListChanged'
+>;
+
+/**
+ * The features of a connection. `era: 'modern'` (2026-07-28) has no `roots/list_changed`: a server asks
+ * for the roots inside each request, so a change is only kept for the next one.
+ */
+export function serverFeatures(client: FeatureClient, config: McpServerConfig, roots: { roots: string[] }, era: 'legacy' | 'modern' = 'legacy'): ServerFeatures {
   const options = { timeout: config.timeout };
   const page = (cursor: string | undefined) => (cursor === undefined ? undefined : { cursor });
   const offers = (feature: 'resources' | 'prompts') => client.getServerCapabilities()?.[feature] !== undefined;
@@ -135,7 +160,7 @@ export function serverFeatures(client: Client, config: McpServerConfig, roots: {
     },
     async setRoots(uris) {
       roots.roots = uris;
-      if (config.roots) await client.sendRootsListChanged();
+      if (config.roots && era === 'legacy') await client.sendRootsListChanged();
     },
   };
 }

@@ -9,24 +9,52 @@
  */
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMcpHandler, Server } from '@modelcontextprotocol/server';
+import { createMcpHandler, inputRequired, Server } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ElicitationAsk } from '../../src/tools/elicitation.ts';
+import { SamplingRefused, type Sampler, type SamplingRequest } from '../../src/tools/sampling.ts';
+import { until } from '../support/wait.ts';
 import { harness, http, rejection, textOf, type Harness } from './mcp-helpers.ts';
 
 /** A 2026-07-28 tool server with one tool, `greet`, served by the SDK v2 handler on a loopback port. */
 async function startModernServer(legacy: 'stateless' | 'reject'): Promise<{ url: string; close(): Promise<void> }> {
   const handler = createMcpHandler(
     () => {
-      const server = new Server({ name: `modern-${legacy}`, version: '1.0.0' }, { capabilities: { tools: {} } });
+      const server = new Server({ name: `modern-${legacy}`, version: '1.0.0' }, { capabilities: { tools: {}, resources: {}, prompts: {}, logging: {} } });
       server.setRequestHandler('tools/list', () => ({
         tools: [
           { name: 'greet', description: 'Greets', inputSchema: { type: 'object', properties: { name: { type: 'string' } } } },
           { name: 'wait', description: 'Answers after `ms`', inputSchema: { type: 'object', properties: { ms: { type: 'number' } } } },
           { name: 'meta', description: 'Echoes the request _meta', inputSchema: { type: 'object' } },
+          { name: 'ask', description: 'Asks the user a name (input_required), then greets', inputSchema: { type: 'object' } },
+          { name: 'sample', description: "Asks the host's model (input_required)", inputSchema: { type: 'object' } },
+          { name: 'roots', description: "Lists the host's roots (input_required)", inputSchema: { type: 'object' } },
+          { name: 'steps', description: 'Sends three progress notifications and a log', inputSchema: { type: 'object' } },
         ],
       }));
-      server.setRequestHandler('tools/call', async (request) => {
+      server.setRequestHandler('resources/list', () => ({ resources: [{ uri: 'memo://one', name: 'one', mimeType: 'text/plain' }] }));
+      server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [{ uriTemplate: 'memo://{id}', name: 'memo' }] }));
+      server.setRequestHandler('resources/read', (request) => ({ contents: [{ uri: request.params.uri, mimeType: 'text/plain', text: `memo at ${request.params.uri}` }] }));
+      server.setRequestHandler('prompts/list', () => ({ prompts: [{ name: 'hello', arguments: [{ name: 'who', required: true }] }] }));
+      server.setRequestHandler('prompts/get', (request) => ({ messages: [{ role: 'user', content: { type: 'text', text: `Say hello to ${request.params.arguments?.who}` } }] }));
+      server.setRequestHandler('tools/call', async (request, ctx) => {
         const { name, arguments: args, _meta } = request.params;
+        const answers = ctx.mcpReq.inputResponses;
+        const answered = (key: string) => (answers?.[key] === undefined ? undefined : JSON.stringify(answers[key]));
+        if (name === 'ask' && !answers) {
+          return inputRequired({ inputRequests: { name: inputRequired.elicit({ message: 'Your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } }) } });
+        }
+        if (name === 'sample' && !answers) {
+          return inputRequired({ inputRequests: { reply: inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'modern-sampling-question' } }], maxTokens: 30 }) } });
+        }
+        if (name === 'roots' && !answers) return inputRequired({ inputRequests: { roots: inputRequired.listRoots() } });
+        if (name === 'ask' || name === 'sample' || name === 'roots') return { content: [{ type: 'text', text: answered(name === 'ask' ? 'name' : name === 'sample' ? 'reply' : 'roots') ?? 'none' }] };
+        if (name === 'steps') {
+          const token = _meta?.progressToken;
+          for (let i = 1; i <= 3 && token !== undefined; i++) await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: 3 } });
+          await ctx.mcpReq.log('info', 'modern-log-line');
+          return { content: [{ type: 'text', text: 'stepped' }] };
+        }
         if (name === 'wait') await new Promise((resolve) => setTimeout(resolve, Number(args?.ms)).unref());
         const text = name === 'meta' ? JSON.stringify(_meta ?? {}) : name === 'wait' ? 'waited' : `Hello, ${String(args?.name)}`;
         return { content: [{ type: 'text', text }] };
@@ -99,10 +127,53 @@ describe('agentd connecting to 2026-07-28 tool servers', () => {
     expect(JSON.stringify(JSON.parse(echoed.text))).toContain('2');
   });
 
-  it('answers resources of a modern server with a clear reason', async () => {
-    const error = await rejection(h.bus.execute('mcp.readResource', { serverId: 'modern', uri: 'file:///x' }));
-    expect(error.code).toBe('TOOL_EXECUTION_FAILED');
-    expect(JSON.stringify(error.details)).toContain('not supported for 2026-07-28 servers yet');
+  it('lists and reads the resources of a modern server, and gets its prompts', async () => {
+    const listed = await h.bus.execute('mcp.listResources', { serverId: 'modern' });
+    expect(listed.resources.map((r) => r.uri)).toEqual(['memo://one']);
+    expect(listed.resourceTemplates.map((t) => t.uriTemplate)).toEqual(['memo://{id}']);
+    const read = await h.bus.execute('mcp.readResource', { serverId: 'modern', uri: 'memo://one' });
+    expect(read.contents[0]?.text).toBe('memo at memo://one');
+    const prompt = await h.bus.execute('mcp.getPrompt', { serverId: 'modern', name: 'hello', args: { who: 'Ada' } });
+    expect(prompt.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'Say hello to Ada' } }]);
+  });
+
+  it("answers a modern server's input_required questions through the call's session: elicitation, sampling and roots", async () => {
+    await h.bus.execute('mcp.connectServer', { name: 'asking', config: http(modernOnly.url, { sampling: 'allow', roots: ['file:///srv/modern-root'] }) });
+    const record = (await h.bus.execute('mcp.listServers', {})).find((s) => s.name === 'asking');
+    expect(record?.capabilities?.client).toMatchObject({ elicitation: {}, sampling: {}, roots: {} });
+    const names = (await h.bus.execute('mcp.modelTools', {})).map((t) => t.name);
+    const tool = (name: string) => names.find((n) => n.includes('asking') && n.endsWith(name)) ?? name;
+    const asked: ElicitationAsk[] = [];
+    const elicit = { sessionId: 's', elicit: (ask: ElicitationAsk) => (asked.push(ask), Promise.resolve({ action: 'accept' as const, content: { name: 'Grace' } })) };
+    const answered = await h.bus.execute('mcp.callModelTool', { name: tool('ask'), args: {}, elicit });
+    expect(asked).toMatchObject([{ serverId: 'asking', mode: 'form', message: 'Your name?' }]);
+    expect(answered).toMatchObject({ success: true });
+    expect(answered.text).toContain('"name":"Grace"');
+
+    const sampled: SamplingRequest[] = [];
+    const sampler: Sampler = (request) => (sampled.push(request), Promise.resolve({ text: 'modern sampled answer', model: 'sim', stopReason: 'endTurn' }));
+    const sample = await h.bus.execute('mcp.callModelTool', { name: tool('sample'), args: {}, sampler });
+    expect(sampled).toMatchObject([{ serverId: 'asking', messages: [{ role: 'user', content: 'modern-sampling-question' }], maxTokens: 30 }]);
+    expect(sample.text).toContain('modern sampled answer');
+    const refused = await h.bus.execute('mcp.callModelTool', { name: tool('sample'), args: {}, sampler: () => Promise.reject(new SamplingRefused('the user denied the sampling request')) });
+    expect(refused.success).toBe(false);
+
+    const roots = await h.bus.execute('mcp.callModelTool', { name: tool('roots'), args: {} });
+    expect(roots.text).toContain('file:///srv/modern-root');
+  });
+
+  it('relays the progress and logs of a modern tool call (the log level asked in each request)', async () => {
+    await h.bus.execute('mcp.connectServer', { name: 'chatty', config: http(modernOnly.url, { logLevel: 'info' }) });
+    const progress: number[] = [];
+    const logs: unknown[] = [];
+    const offProgress = h.bus.on('mcp.toolProgress', (e) => void (e.payload.serverId === 'chatty' && progress.push(e.payload.progress)));
+    const offLogs = h.bus.on('mcp.serverLog', (e) => void (e.payload.serverId === 'chatty' && logs.push(e.payload.data)));
+    const result = await h.bus.execute('mcp.executeTool', { serverId: 'chatty', toolName: 'steps', args: {}, progress: { sessionId: 's', callId: 'c-steps' } });
+    expect(textOf(result.data)).toBe('stepped');
+    expect(progress).toEqual([1, 2, 3]);
+    await until(() => logs.includes('modern-log-line'), 'the log notification was relayed');
+    offProgress();
+    offLogs();
   });
 
   it('times a modern tool call out at the server timeout and cancels it when its signal aborts', async () => {
