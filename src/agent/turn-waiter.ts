@@ -35,10 +35,17 @@ const toAppError = ({ code, message, details }: AgentFrameData['error']): AppErr
  *   waiter simply goes on waiting for it (nothing here ends at a lease's lapse; only `timeoutMs`).
  * - When the command is refused after its turn already ended (a user message that could not be
  *   stored), `ask` rejects with the command's error.
+ * - `pending(correlationId)` lists the calls of a waited turn that wait for approval now.
+ * - `follow(correlationId)` answers a turn asked with `detachable: true` whose first caller stopped waiting
+ *   (an MCP request that returned `input_required`): the same reply, within the same `timeoutMs`; once
+ *   (the reply is then forgotten), and only on this instance. An unknown correlation id rejects with
+ *   AGENT_ERROR `details.reason: "unknown_turn"`.
  * - One bus listener per event name serves every waiter.
  */
 export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
   const waiters = new Map<string, Waiter>();
+  /** Replies of detachable turns not followed yet, by correlation id. */
+  const detached = new Map<string, Promise<ResponseEvent>>();
   /** turnId → correlation id of its waiter. */
   const turns = new Map<string, string>();
   const settle = (correlationId: string) => {
@@ -79,8 +86,13 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
     });
 
   return {
-    async ask(message: AgentCommands['agent.sendMessage']['payload'], opts: { correlationId: string; signal?: AbortSignal }): Promise<ResponseEvent> {
+    async ask(message: AgentCommands['agent.sendMessage']['payload'], opts: { correlationId: string; signal?: AbortSignal; detachable?: boolean }): Promise<ResponseEvent> {
       const reply = wait(opts.correlationId, opts.signal);
+      if (opts.detachable) {
+        detached.set(opts.correlationId, reply);
+        const forget = () => void detached.delete(opts.correlationId);
+        reply.then(() => undefined, () => undefined).finally(() => setTimeout(forget, timeoutMs).unref());
+      }
       // The turn may end (fail) before its command is refused, however long the refusal takes: the
       // command's error then answers, and the reply's own rejection must not go unhandled meanwhile.
       reply.catch(() => undefined);
@@ -95,6 +107,15 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
         settle(opts.correlationId);
         throw err;
       }
+      return reply;
+    },
+    pending(correlationId: string) {
+      return [...(waiters.get(correlationId)?.approvals.values() ?? [])];
+    },
+    follow(correlationId: string): Promise<ResponseEvent> {
+      const reply = detached.get(correlationId);
+      if (!reply) return Promise.reject(new AppError('AGENT_ERROR', 'This turn is not waited for here (it ended long ago, or another instance runs it)', { reason: 'unknown_turn' }));
+      detached.delete(correlationId);
       return reply;
     },
     close(): void {

@@ -5,7 +5,7 @@ import { INSTANCE_HEADER } from '../tools/index.ts';
 import type { HttpFace } from '../mcp-face/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { MethodNotAllowed, type Admission } from './admission.ts';
-import { bearerKey } from './auth.ts';
+import { bearerKey, type Principal } from './auth.ts';
 import { bufferBody, tooDeepError } from './body.ts';
 import { rateLimitError, rateLimitHeaders, type WindowLimiter } from './limits.ts';
 import { textTooDeep } from '../json-depth.ts';
@@ -21,6 +21,8 @@ export interface McpEndpointDeps {
   metrics?: Pick<Metrics, 'rejected'>;
   face: HttpFace;
   sessionsOf: SessionsOf;
+  /** Whether a principal may answer approvals (the `approve` scope): only then are they asked of it through elicitation. */
+  mayApprove: (principal: Principal) => boolean;
   log: Logger;
   admission: Admission;
   clientIp: ClientIp;
@@ -88,7 +90,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
         }
       }
       const request = new Request(`http://${host || 'localhost'}/mcp`, { method, headers, body: new Uint8Array(raw), signal: controller.signal });
-      const exchange = await deps.face.handle(request, parsed, deps.sessionsOf(verdict.principal, ip));
+      const exchange = await deps.face.handle(request, parsed, deps.sessionsOf(verdict.principal, ip), deps.mayApprove(verdict.principal));
       try {
         await relayResponse(res, state, exchange.response, replyHeaders, controller.signal);
       } finally {

@@ -120,6 +120,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     maxBodyBytes: limitsConfig.maxBodyBytes, // chat_with_agent carries messages
     instanceId: deps.instanceId,
     sessionsOf,
+    mayApprove: (p) => auth.allows(p, 'approve'),
   });
 
   const a2a = config.a2a.enabled

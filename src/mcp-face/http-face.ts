@@ -32,29 +32,29 @@ function wantsProgress(body: unknown): boolean {
  * then reads `request` itself and answers parse errors the MCP way).
  */
 export function createHttpFace(face: ServerFace) {
-  /** The sessions each in-flight modern request's principal reaches, keyed by its Request. */
-  const sessionsOf = new WeakMap<Request, SessionAccess>();
+  /** What each in-flight modern request's principal reaches and may do, keyed by its Request. */
+  const callers = new WeakMap<Request, { sessions: SessionAccess; mayApprove: boolean }>();
   const modern = createMcpHandler(
     ({ requestInfo }) => {
-      const sessions = requestInfo && sessionsOf.get(requestInfo);
+      const caller = requestInfo && callers.get(requestInfo);
       // Fails closed: a server is never built without the caller's sessions.
-      if (!sessions) throw new Error('mcp: a modern request without its principal sessions');
-      return face.newServer(sessions);
+      if (!caller) throw new Error('mcp: a modern request without its principal sessions');
+      return face.newServer(caller.sessions, { mayApprove: caller.mayApprove });
     },
     { legacy: 'reject', onerror: (err) => face.log.debug({ err }, 'mcp modern request refused or failed') },
   );
 
   return {
-    /** `sessions`: the sessions the request's principal reaches (src/auth/ownership.ts). */
-    async handle(request: Request, parsedBody: unknown, sessions: SessionAccess): Promise<McpExchange> {
+    /** `sessions`: the sessions the request's principal reaches (src/auth/ownership.ts); `mayApprove`: it has the approve scope. */
+    async handle(request: Request, parsedBody: unknown, sessions: SessionAccess, mayApprove: boolean): Promise<McpExchange> {
       if (!(await isLegacyRequest(request, parsedBody))) {
-        sessionsOf.set(request, sessions);
+        callers.set(request, { sessions, mayApprove });
         const response = await modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
         // The modern handler closes each exchange's server itself (when its response ends or the request aborts).
         return {
           response,
           close: () => {
-            sessionsOf.delete(request);
+            callers.delete(request);
             return Promise.resolve();
           },
         };

@@ -19,15 +19,16 @@
  * tools. Resource: the agent's card. A `chat_with_agent` call with a `progressToken` streams the
  * reply as `notifications/progress` messages, one per chunk (both eras).
  *
- * Approvals through elicitation: on a connection that keeps its server (stdio; each /mcp HTTP request
- * has its own server, which could not receive the client's answer), a 2025-era client that declared
- * form elicitation is asked, during its `chat_with_agent` call, to approve or deny each tool call
- * of that turn that waits for approval (`elicitation/create` with a `decision` enum); accept with
- * `approve` approves it, anything else denies it (`by: "mcp-elicitation"`). A call answered
- * elsewhere first (REST, WebSocket, timeout) keeps that answer; a client that cannot be asked
- * leaves the call waiting as before.
+ * Approvals through elicitation: when a `chat_with_agent` turn waits for approval and the caller
+ * declared form elicitation and may approve (`mayApprove`), each waiting call is asked of it: a
+ * 2026-07-28 request answers `input_required` rounds (approval-rounds.ts); a 2025-era client on a
+ * connection that keeps its server (stdio) gets `elicitation/create`. Accept with `approve` approves,
+ * anything else denies (`by: "mcp-elicitation"`). A call answered elsewhere first (REST, WebSocket,
+ * timeout) keeps that answer; a client that cannot be asked (2025-era over HTTP: each request has its
+ * own server, which could not receive the answer) leaves the call waiting as before.
  */
-import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, type CallToolResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, type CallToolResult, type InputRequiredResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
+import { approvalQuestion, createApprovalRounds, decisionOf } from './approval-rounds.ts';
 import { z } from 'zod';
 import { DEFAULT_SESSION, type TurnWaiter } from '../agent/index.ts';
 import { LOCAL_SESSIONS, type SessionAccess } from '../auth/index.ts';
@@ -67,6 +68,16 @@ export interface ServerFaceDeps {
 
 export const CARD_URI = 'agentd://agent/card';
 
+/**
+ * How a server of the face serves. `persistent`: it serves a whole connection (stdio), so a 2025-era
+ * client can be asked with `elicitation/create`. `mayApprove`: the caller may answer approvals (the
+ * `approve` scope; default: `persistent`, the operator's own desktop client).
+ */
+export interface ServerOptions {
+  persistent?: boolean;
+  mayApprove?: boolean;
+}
+
 const chatInput = z.strictObject({
   message: z.string().min(1).describe('The message for the agent'),
   sessionId: sessionIdSchema.optional().describe('Conversation to continue (kept between calls)'),
@@ -98,6 +109,7 @@ function parseArgs<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
 
 export function createServerFace(deps: ServerFaceDeps) {
   const { bus, card } = deps;
+  const approvalRounds = createApprovalRounds({ bus, waiter: deps.waiter, log: deps.log });
 
   async function modelTools(): Promise<Tool[]> {
     if (!deps.exposeTools) return [];
@@ -108,37 +120,40 @@ export function createServerFace(deps: ServerFaceDeps) {
   }
 
   /** Asks the client to approve each call of the turn `correlationId` that waits for approval (see the contracts). */
-  function askApprovals(server: Server, ctx: ServerContext, correlationId: string, sessionId: string): (() => void) | undefined {
-    if (!server.getClientCapabilities()?.elicitation) return undefined;
+  function askApprovals(ctx: ServerContext, correlationId: string, sessionId: string): () => void {
     return bus.on('agent.toolApprovalRequested', (e) => {
       if (e.correlationId !== correlationId) return;
-      const { callId, toolName, serverId, args } = e.payload;
-      const message = `Allow the agent to call "${toolName}" on "${serverId}" with ${JSON.stringify(args)}?`;
-      const requestedSchema = {
-        type: 'object' as const,
-        properties: { decision: { type: 'string' as const, enum: ['approve', 'deny'], title: 'Decision' }, reason: { type: 'string' as const, title: 'Reason' } },
-        required: ['decision'],
-      };
+      const { callId } = e.payload;
       void ctx.mcpReq
-        .elicitInput({ mode: 'form', message, requestedSchema }, { signal: ctx.mcpReq.signal })
+        .elicitInput({ mode: 'form', ...approvalQuestion(e.payload) }, { signal: ctx.mcpReq.signal })
         .then(async (answer) => {
-          const approve = answer.action === 'accept' && answer.content?.decision === 'approve';
-          const reason = typeof answer.content?.reason === 'string' && answer.content.reason !== '' ? answer.content.reason : undefined;
-          await bus.execute('agent.approve', { sessionId, callId, decision: approve ? 'approve' : 'deny', by: 'mcp-elicitation', ...(reason !== undefined && { reason }) }, { sessionId });
+          await bus.execute('agent.approve', { sessionId, callId, ...decisionOf(answer), by: 'mcp-elicitation' }, { sessionId });
         })
         .catch((err: unknown) => deps.log.debug({ err, callId }, 'approval through elicitation not answered'));
     });
   }
 
-  async function chat(args: unknown, meta: Record<string, unknown> | undefined, ctx: ServerContext, sessions: SessionAccess, ask?: Server): Promise<CallToolResult> {
+  /**
+   * `chat_with_agent`. `persistent`: the server serves a whole connection (stdio), so approvals are asked
+   * with `elicitation/create`; a 2026-07-28 request of a client that declared elicitation gets them as
+   * `input_required` rounds instead (approval-rounds.ts).
+   */
+  async function chat(args: unknown, meta: Record<string, unknown> | undefined, ctx: ServerContext, sessions: SessionAccess, server: Server, options: ServerOptions): Promise<CallToolResult | InputRequiredResult> {
+    const { persistent = false, mayApprove = persistent } = options;
     const { signal } = ctx.mcpReq;
     const { message, sessionId: requested } = parseArgs(chatInput, args);
     const hops = hopsOf(meta);
     if (hops > deps.maxHops) {
       return text(`Refused: this call has passed through ${hops} agents; the limit is ${deps.maxHops} (server.mcp.maxHops).`, true);
     }
-    const sessionId = sessions.key(requested ?? `mcp-${deps.ids()}`);
-    const correlationId = deps.ids();
+    const modern = ctx.mcpReq.envelope !== undefined;
+    const asksClient = mayApprove && server.getClientCapabilities()?.elicitation !== undefined;
+    const rounds = modern && asksClient ? approvalRounds : undefined;
+    const state = rounds?.stateOf(ctx);
+    if (state && !sessions.sees(state.sessionId)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid or expired requestState');
+    const sessionId = state?.sessionId ?? sessions.key(requested ?? `mcp-${deps.ids()}`);
+    const correlationId = state?.correlationId ?? deps.ids();
+    const temporary = state?.temporary ?? requested === undefined;
     const progressToken = meta?.progressToken as string | number | undefined;
     let progress = 0;
     const offChunk =
@@ -148,11 +163,21 @@ export function createServerFace(deps: ServerFaceDeps) {
             if (e.correlationId !== correlationId) return;
             void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: ++progress, message: e.payload.content } }).catch(() => undefined);
           });
-    const offApprovals = ask && askApprovals(ask, ctx, correlationId, sessionId);
+    const offApprovals = persistent && !modern && asksClient ? askApprovals(ctx, correlationId, sessionId) : undefined;
     const onAbort = () => void bus.execute('agent.cancel', { sessionId }).catch(() => undefined);
     signal.addEventListener('abort', onAbort, { once: true });
+    let detached = false;
     try {
-      const response = await deps.waiter.ask({ sessionId, content: message, hops, ...(sessions.quota && { quota: sessions.quota }) }, { correlationId, signal });
+      if (state) await rounds?.answer(state, ctx);
+      const reply = state
+        ? deps.waiter.follow(correlationId)
+        : deps.waiter.ask({ sessionId, content: message, hops, ...(sessions.quota && { quota: sessions.quota }) }, rounds ? { correlationId, detachable: true } : { correlationId, signal });
+      const waiting = rounds && (await rounds.next(correlationId, reply, state?.asked ?? []));
+      if (rounds && waiting) {
+        detached = true; // the turn goes on waiting; the client's retry follows it
+        return await rounds.ask(waiting, { sessionId, correlationId, temporary });
+      }
+      const response = await reply;
       return text(response.content);
     } catch (err) {
       return text(`The agent failed: ${toErrorBody(err).message}`, true);
@@ -160,7 +185,7 @@ export function createServerFace(deps: ServerFaceDeps) {
       offChunk?.();
       offApprovals?.();
       signal.removeEventListener('abort', onAbort);
-      if (requested === undefined) await bus.execute('agent.deleteSession', { sessionId }).catch(() => undefined);
+      if (temporary && !detached) await bus.execute('agent.deleteSession', { sessionId }).catch(() => undefined);
     }
   }
 
@@ -180,11 +205,12 @@ export function createServerFace(deps: ServerFaceDeps) {
    * build per request. `persistent`: it serves a whole connection (stdio), so it may ask the client
    * to approve tool calls through elicitation (see the contracts).
    */
-  function newServer(sessions: SessionAccess = LOCAL_SESSIONS, options: { persistent?: boolean } = {}): Server {
+  function newServer(sessions: SessionAccess = LOCAL_SESSIONS, options: ServerOptions = {}): Server {
     const server = new Server(
       { name: card.name, version: card.version },
       {
         capabilities: { tools: {}, resources: {}, logging: {} },
+        requestState: { verify: approvalRounds.verify },
         ...(card.description !== undefined && { instructions: card.description }),
       },
     );
@@ -193,7 +219,7 @@ export function createServerFace(deps: ServerFaceDeps) {
       const { name, arguments: args, _meta: meta } = request.params;
       switch (name) {
         case 'chat_with_agent':
-          return chat(args, meta, ctx, sessions, options.persistent ? server : undefined);
+          return chat(args, meta, ctx, sessions, server, options);
         case 'reset_conversation': {
           const id = parseArgs(resetInput, args).sessionId ?? DEFAULT_SESSION;
           const sessionId = sessions.key(id);
