@@ -24,6 +24,16 @@ const rawChat = (url: string, key: string, params: Record<string, unknown>) =>
     headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'chat_with_agent' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chat_with_agent', ...params, _meta: envelope } }),
   }).then(async (res) => (await res.json()) as { result?: { resultType?: string; requestState?: string; inputRequests?: Record<string, unknown> }; error?: { code: number; message: string } });
+/** agentd whose `echo` tool waits for approval, with `auth` as its server.auth. */
+const startAsking = (sim: Simulator, auth: Record<string, unknown>) =>
+  startApp(
+    {
+      server: { auth, limits: { rest: { points: 10_000 }, connectionsPerIp: 100 } },
+      mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
+      toolPolicy: { rules: [{ server: 'echo', tool: 'echo', action: 'ask' }] },
+    },
+    { modelUrl: sim.url },
+  );
 const textOf = (result: unknown) => ((result as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
 
 describe('approvals asked of a 2026-07-28 /mcp client through elicitation (HTTP)', () => {
@@ -45,16 +55,7 @@ describe('approvals asked of a 2026-07-28 /mcp client through elicitation (HTTP)
 
   beforeAll(async () => {
     sim = await startSimulator({ port: 0 });
-    svc = await startApp(
-      {
-        server: {
-          auth: { adminKey: ADMIN, keys: [{ name: 'carol', key: CAROL, scopes: ['chat'] }, { name: 'bob', key: BOB, scopes: ['chat'] }] },
-          limits: { rest: { points: 10_000 }, connectionsPerIp: 100 } },
-        mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
-        toolPolicy: { rules: [{ server: 'echo', tool: 'echo', action: 'ask' }] },
-      },
-      { modelUrl: sim.url },
-    );
+    svc = await startAsking(sim, { adminKey: ADMIN, keys: [{ name: 'carol', key: CAROL, scopes: ['chat'] }, { name: 'bob', key: BOB, scopes: ['chat'] }] });
   });
   afterAll(async () => {
     await svc?.stop();
@@ -129,14 +130,7 @@ describe('approvals of a /mcp principal without the approve scope', () => {
   beforeAll(async () => {
     sim = await startSimulator({ port: 0 });
     // With only the shorthand keys, answering approvals takes the admin key: the api key is chat only.
-    svc = await startApp(
-      {
-        server: { auth: { apiKey: API, adminKey: ADMIN }, limits: { rest: { points: 10_000 }, connectionsPerIp: 100 } },
-        mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
-        toolPolicy: { rules: [{ server: 'echo', tool: 'echo', action: 'ask' }] },
-      },
-      { modelUrl: sim.url },
-    );
+    svc = await startAsking(sim, { apiKey: API, adminKey: ADMIN });
   });
   afterAll(async () => {
     await svc?.stop();
