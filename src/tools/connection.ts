@@ -79,7 +79,6 @@ import { CallError } from './call-error.ts';
 import type { ServerAsks } from './server-asks.ts';
 export { CallError };
 
-export type { ServerAsks };
 
 export interface McpConnection {
   readonly kind: TransportKind;
