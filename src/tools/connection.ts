@@ -79,7 +79,6 @@ import { CallError } from './call-error.ts';
 import type { ServerAsks } from './server-asks.ts';
 export { CallError };
 
-
 export interface McpConnection {
   readonly kind: TransportKind;
   /** Pid of the stdio child. */
@@ -135,20 +134,18 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   let transport: Transport;
   let kind: TransportKind;
   if (config.type === 'stdio') {
-    const child = new ChildProcessTransport({
-      command: config.command,
-      args: config.args,
-      env: config.env,
-      cwd: config.cwd,
-      log,
-      maxMessageBytes: config.maxResultBytes,
-      children: options.children,
-    });
+    const spawn = () =>
+      new ChildProcessTransport({ command: config.command, args: config.args, env: config.env, cwd: config.cwd, log, maxMessageBytes: config.maxResultBytes, children: options.children });
+    const child = spawn();
     transport = child;
     kind = 'stdio';
     try {
       client = await attach(child);
     } catch (error) {
+      if (refusedAsUnsupportedVersion(error)) {
+        log.info('initialize refused as an unsupported protocol version; starting the server again at 2026-07-28');
+        return openModernConnection({ ...options, config, transport: spawn() });
+      }
       throw new Error(child.exitReason ?? describe(error, timeout));
     }
   } else {

@@ -4,7 +4,8 @@
  * unsupported protocol version (-32022); it exposes the same `McpConnection` interface.
  *
  * Contracts:
- * - Streamable HTTP only (a stdio server that refuses 2025 still fails to connect, with the server's reason).
+ * - Streamable HTTP, or stdio through the `transport` given (a fresh child process: the one that refused the
+ *   2025-era `initialize` went down with its client).
  * - `openModernConnection` resolves once `server/discover` agreed on 2026-07-28 and the tools are listed; on
  *   rejection nothing is left open.
  * - `callTool`: `config.timeout` bounds each call (the SDK's `onprogress` restarts it with
@@ -26,7 +27,8 @@ import { Client, LOG_LEVEL_META_KEY, SdkError, SdkErrorCode, StreamableHTTPClien
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { ProgressCallback } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ClientCapabilities, CreateMessageRequest, ServerCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { HttpServerConfig } from '../config/schema.ts';
+import type { HttpServerConfig, McpServerConfig } from '../config/schema.ts';
+import type { ChildProcessTransport } from './stdio-transport.ts';
 import type { Logger } from '../log/index.ts';
 import { CallError } from './call-error.ts';
 import type { FetchLike } from './url-policy.ts';
@@ -49,7 +51,9 @@ export function refusedAsUnsupportedVersion(error: unknown): boolean {
 /** What connection.ts passes on (a subset of its ConnectionOptions). */
 export interface ModernOptions {
   serverId: string;
-  config: HttpServerConfig;
+  config: McpServerConfig;
+  /** A stdio server's transport (its child process, not started yet); absent for an `http` server. */
+  transport?: ChildProcessTransport | undefined;
   log: Logger;
   clientInfo: { name: string; version: string };
   signal?: AbortSignal | undefined;
@@ -62,8 +66,8 @@ export interface ModernOptions {
 
 /** Assignable to connection.ts's McpConnection (checked where connection.ts returns it). */
 export interface ModernConnection {
-  readonly kind: 'streamable-http';
-  readonly pid: undefined;
+  readonly kind: 'streamable-http' | 'stdio';
+  readonly pid: number | undefined;
   readonly protocolVersion: string;
   readonly tools: Tool[];
   readonly features: ServerFeatures;
@@ -72,15 +76,18 @@ export interface ModernConnection {
   close(): Promise<void>;
 }
 
+function httpTransport(config: HttpServerConfig, options: ModernOptions): StreamableHTTPClientTransport {
+  return new StreamableHTTPClientTransport(new URL(config.baseUrl), {
+    requestInit: { headers: { ...config.headers, ...options.extraHeaders } },
+    fetch: limitedFetch(options.fetch ?? globalThis.fetch, config.maxResultBytes),
+    ...(options.authProvider && { authProvider: options.authProvider }),
+  });
+}
+
 export async function openModernConnection(options: ModernOptions): Promise<ModernConnection> {
   const { config, log } = options;
   const timeout = config.timeout;
-  const fetch = limitedFetch(options.fetch ?? globalThis.fetch, config.maxResultBytes);
-  const transport = new StreamableHTTPClientTransport(new URL(config.baseUrl), {
-    requestInit: { headers: { ...config.headers, ...options.extraHeaders } },
-    fetch,
-    ...(options.authProvider && { authProvider: options.authProvider }),
-  });
+  const transport = options.transport ?? httpTransport(config as HttpServerConfig, options);
   const declared: ClientCapabilities = { ...clientCapabilities(config), ...samplingCapability(config) };
   // The v1 and v2 capability types differ only in `experimental`, which agentd never declares.
   const client = new Client(options.clientInfo, { capabilities: declared as NonNullable<ModernClientOptions['capabilities']>, versionNegotiation: { mode: { pin: MODERN_PROTOCOL_VERSION } } });
@@ -119,8 +126,10 @@ export async function openModernConnection(options: ModernOptions): Promise<Mode
   log.info({ protocolVersion: version }, 'connected to a 2026-07-28 MCP server');
 
   return {
-    kind: 'streamable-http',
-    pid: undefined,
+    kind: options.transport ? 'stdio' : 'streamable-http',
+    get pid() {
+      return options.transport?.pid;
+    },
     protocolVersion: version,
     get tools() {
       return tools;

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ElicitationAsk } from '../../src/tools/elicitation.ts';
 import { SamplingRefused, type Sampler, type SamplingRequest } from '../../src/tools/sampling.ts';
 import { until } from '../support/wait.ts';
-import { harness, http, rejection, textOf, type Harness } from './mcp-helpers.ts';
+import { fixture, harness, http, rejection, textOf, type Harness } from './mcp-helpers.ts';
 
 /** A 2026-07-28 tool server with one tool, `greet`, served by the SDK v2 handler on a loopback port. */
 async function startModernServer(legacy: 'stateless' | 'reject'): Promise<{ url: string; close(): Promise<void> }> {
@@ -174,6 +174,14 @@ describe('agentd connecting to 2026-07-28 tool servers', () => {
     await until(() => logs.includes('modern-log-line'), 'the log notification was relayed');
     offProgress();
     offLogs();
+  });
+
+  it('connects to a stdio server that serves 2026-07-28 only (a new child, spoken to with the SDK v2 client)', async () => {
+    await h.bus.execute('mcp.connectServer', { name: 'modern-stdio', config: fixture('modern-stdio-server') });
+    const record = (await h.bus.execute('mcp.listServers', {})).find((s) => s.name === 'modern-stdio');
+    expect(record).toMatchObject({ status: 'connected', protocolVersion: '2026-07-28' });
+    const result = await h.bus.execute('mcp.executeTool', { serverId: 'modern-stdio', toolName: 'greet', args: { name: 'pipe' } });
+    expect(textOf(result.data)).toBe('Hello over stdio, pipe');
   });
 
   it('times a modern tool call out at the server timeout and cancels it when its signal aborts', async () => {
