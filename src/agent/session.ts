@@ -199,17 +199,17 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     },
   });
   const { record } = output;
+  /** How a request waiting for the user finds its turn's correlation id, and tells the running turn it opened or closed. */
+  const waitingForUser = {
+    correlationOf: (turnId: string) => actor.getSnapshot().context.queue.find((m) => m.turnId === turnId)?.correlationId ?? turnId,
+    onChange: (id: string, pending: boolean) => actor.getSnapshot().children.turn?.send({ type: 'ELICITATION', id, pending }),
+  };
   const elicitations = createSessionElicitations({
     sessionId, clock, timeoutMs: deps.approvalTimeoutMs, fold: elicitationFold, validate: contentValidator(log), record: (meta, event) => record(meta, event),
-    correlationOf: (turnId) => actor.getSnapshot().context.queue.find((m) => m.turnId === turnId)?.correlationId ?? turnId,
-    onChange: (id, pending) => actor.getSnapshot().children.turn?.send({ type: 'ELICITATION', id, pending }),
+    ...waitingForUser,
   });
-  const samplingApprovals = createSessionSamplingApprovals({
-    sessionId, clock, timeoutMs: deps.approvalTimeoutMs, fold: approvals, record: (meta, event) => record(meta, event),
-    correlationOf: (turnId) => actor.getSnapshot().context.queue.find((m) => m.turnId === turnId)?.correlationId ?? turnId,
-    // A sampling request waiting for a person holds the turn like a server's question (awaitingElicitation).
-    onChange: (id, pending) => actor.getSnapshot().children.turn?.send({ type: 'ELICITATION', id, pending }),
-  });
+  // A sampling request waiting for a person holds the turn like a server's question (awaitingElicitation).
+  const samplingApprovals = createSessionSamplingApprovals({ sessionId, clock, timeoutMs: deps.approvalTimeoutMs, fold: approvals, record: (meta, event) => record(meta, event), ...waitingForUser });
   const budget = createBudget(deps.budget);
   /** What one call of a turn offers its server: answers to its questions, and sampling with the agent's model. */
   const callHost = (call: { turnId: string; callId: string }): CallHost => ({
