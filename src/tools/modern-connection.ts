@@ -18,12 +18,13 @@
  *   here and retries; a question is routed to the call in flight (`asks`) as on the 2025 path.
  * - `features` are server-features.ts's: resources, templates, reads, prompts; a request the revision dropped
  *   fails with the SDK's reason naming it. Roots changes are kept for the next request (no list_changed).
- *   Log, resource and list-change notifications reach `onNotice`; `logLevel` travels in each call's `_meta`
+ *   Tool list changes (through the `subscriptions/listen` stream the SDK opens) replace `tools` and reach
+ *   `onToolsChanged`; resource and prompt list changes, logs and resource updates reach `onNotice`; `logLevel` travels in each call's `_meta`
  *   (`io.modelcontextprotocol/logLevel`: the revision has no `logging/setLevel`).
  * - `onLost` fires at most once, when the transport closes on its own or a call fails below the protocol;
  *   never after `close()`.
  */
-import { Client, LOG_LEVEL_META_KEY, SdkError, SdkErrorCode, StreamableHTTPClientTransport, type ClientOptions as ModernClientOptions } from '@modelcontextprotocol/client';
+import { Client, LOG_LEVEL_META_KEY, SdkError, SdkErrorCode, StreamableHTTPClientTransport, type ClientOptions as ModernClientOptions, type ListChangedHandlers } from '@modelcontextprotocol/client';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { ProgressCallback } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ClientCapabilities, CreateMessageRequest, ServerCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -62,6 +63,7 @@ export interface ModernOptions {
   fetch?: FetchLike | undefined;
   authProvider?: OAuthClientProvider | undefined;
   onNotice?: ((notice: ServerNotice) => void) | undefined;
+  onToolsChanged?: ((tools: Tool[]) => void) | undefined;
 }
 
 /** Assignable to connection.ts's McpConnection (checked where connection.ts returns it). */
@@ -76,6 +78,27 @@ export interface ModernConnection {
   close(): Promise<void>;
 }
 
+/**
+ * The list changes agentd follows (those the config does not turn off): in 2026-07-28 the SDK opens a
+ * `subscriptions/listen` stream for them once connected; a new tool list replaces the catalogue's.
+ */
+function listChangedHandlers(config: McpServerConfig, options: ModernOptions, setTools: (tools: Tool[]) => void): ListChangedHandlers {
+  const notice = (list: 'resources' | 'prompts') => ({ autoRefresh: false, onChanged: () => options.onNotice?.({ type: 'listChanged', list }) });
+  return {
+    ...(config.listChanged?.tools !== false && {
+      tools: {
+        onChanged: (error: Error | null, items: unknown[] | null) => {
+          if (error || !items) return options.log.warn({ err: error }, 'refreshing the tools of a 2026-07-28 server failed');
+          setTools(items as Tool[]);
+          options.onToolsChanged?.(items as Tool[]);
+        },
+      },
+    }),
+    ...(config.listChanged?.resources !== false && { resources: notice('resources') }),
+    ...(config.listChanged?.prompts !== false && { prompts: notice('prompts') }),
+  };
+}
+
 function httpTransport(config: HttpServerConfig, options: ModernOptions): StreamableHTTPClientTransport {
   return new StreamableHTTPClientTransport(new URL(config.baseUrl), {
     requestInit: { headers: { ...config.headers, ...options.extraHeaders } },
@@ -88,9 +111,14 @@ export async function openModernConnection(options: ModernOptions): Promise<Mode
   const { config, log } = options;
   const timeout = config.timeout;
   const transport = options.transport ?? httpTransport(config as HttpServerConfig, options);
+  let tools: Tool[] = [];
   const declared: ClientCapabilities = { ...clientCapabilities(config), ...samplingCapability(config) };
   // The v1 and v2 capability types differ only in `experimental`, which agentd never declares.
-  const client = new Client(options.clientInfo, { capabilities: declared as NonNullable<ModernClientOptions['capabilities']>, versionNegotiation: { mode: { pin: MODERN_PROTOCOL_VERSION } } });
+  const client = new Client(options.clientInfo, {
+    capabilities: declared as NonNullable<ModernClientOptions['capabilities']>,
+    versionNegotiation: { mode: { pin: MODERN_PROTOCOL_VERSION } },
+    listChanged: listChangedHandlers(config, options, (changed) => (tools = changed)),
+  });
   const inFlight = createInFlightCalls();
   const samplers = createSamplerStack();
   const roots = { roots: config.roots ?? [] };
@@ -99,7 +127,9 @@ export async function openModernConnection(options: ModernOptions): Promise<Mode
   const sample = samplingHandler(options.serverId, config, samplers.current);
   if (sample) client.setRequestHandler('sampling/createMessage', (request, ctx) => sample(request.params as CreateMessageRequest['params'], ctx.mcpReq.signal));
   if (config.roots) client.setRequestHandler('roots/list', () => rootsList(roots.roots));
-  for (const [method, handler] of Object.entries(noticeHandlers(config, (notice) => options.onNotice?.(notice)))) {
+  // List changes arrive through the subscription `listChanged` opens (below), not as these notifications.
+  const notices = Object.entries(noticeHandlers(config, (notice) => options.onNotice?.(notice))).filter(([method]) => !method.endsWith('/list_changed'));
+  for (const [method, handler] of notices) {
     client.setNotificationHandler(method as NoticeMethod, (notification) => handler(notification.params as never));
   }
   let closing = false;
@@ -110,7 +140,6 @@ export async function openModernConnection(options: ModernOptions): Promise<Mode
     log.warn({ reason }, 'MCP server connection lost');
     options.onLost(reason);
   };
-  let tools: Tool[];
   try {
     await client.connect(transport, { timeout, ...(options.signal && { signal: options.signal }) });
     tools = (await client.listTools(undefined, { timeout })).tools as Tool[];

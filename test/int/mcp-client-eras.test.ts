@@ -17,10 +17,11 @@ import { until } from '../support/wait.ts';
 import { fixture, harness, http, rejection, textOf, type Harness } from './mcp-helpers.ts';
 
 /** A 2026-07-28 tool server with one tool, `greet`, served by the SDK v2 handler on a loopback port. */
-async function startModernServer(legacy: 'stateless' | 'reject'): Promise<{ url: string; close(): Promise<void> }> {
+async function startModernServer(legacy: 'stateless' | 'reject'): Promise<{ url: string; addTool(name: string): void; close(): Promise<void> }> {
+  const added: string[] = [];
   const handler = createMcpHandler(
     () => {
-      const server = new Server({ name: `modern-${legacy}`, version: '1.0.0' }, { capabilities: { tools: {}, resources: {}, prompts: {}, logging: {} } });
+      const server = new Server({ name: `modern-${legacy}`, version: '1.0.0' }, { capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, logging: {} } });
       server.setRequestHandler('tools/list', () => ({
         tools: [
           { name: 'greet', description: 'Greets', inputSchema: { type: 'object', properties: { name: { type: 'string' } } } },
@@ -30,6 +31,7 @@ async function startModernServer(legacy: 'stateless' | 'reject'): Promise<{ url:
           { name: 'sample', description: "Asks the host's model (input_required)", inputSchema: { type: 'object' } },
           { name: 'roots', description: "Lists the host's roots (input_required)", inputSchema: { type: 'object' } },
           { name: 'steps', description: 'Sends three progress notifications and a log', inputSchema: { type: 'object' } },
+          ...added.map((name) => ({ name, description: 'Added at runtime', inputSchema: { type: 'object' as const } })),
         ],
       }));
       server.setRequestHandler('resources/list', () => ({ resources: [{ uri: 'memo://one', name: 'one', mimeType: 'text/plain' }] }));
@@ -73,15 +75,22 @@ async function startModernServer(legacy: 'stateless' | 'reject'): Promise<{ url:
       void handler
         .fetch(new Request(`http://127.0.0.1${req.url ?? '/'}`, { method: req.method ?? 'GET', headers, ...(body && { body }) }))
         .then(async (response) => {
+          // Streamed, not buffered: a subscriptions/listen answer stays open.
           res.writeHead(response.status, Object.fromEntries(response.headers));
-          res.end(Buffer.from(await response.arrayBuffer()));
-        });
+          if (response.body) for await (const chunk of response.body) res.write(chunk);
+          res.end();
+        })
+        .catch(() => res.destroy());
     });
   });
   await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
   const { port } = web.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    addTool(name) {
+      added.push(name);
+      handler.notify.toolsChanged();
+    },
     close: async () => {
       await handler.close();
       await new Promise<void>((resolve) => web.close(() => resolve()));
@@ -182,6 +191,22 @@ describe('agentd connecting to 2026-07-28 tool servers', () => {
     expect(record).toMatchObject({ status: 'connected', protocolVersion: '2026-07-28' });
     const result = await h.bus.execute('mcp.executeTool', { serverId: 'modern-stdio', toolName: 'greet', args: { name: 'pipe' } });
     expect(textOf(result.data)).toBe('Hello over stdio, pipe');
+  });
+
+  it("follows a modern server's tool list changes (its subscriptions/listen stream)", async () => {
+    const names = async () => (await h.bus.execute('mcp.modelTools', {})).filter((t) => t.serverId === 'modern').map((t) => t.toolName);
+    expect(await names()).not.toContain('late-tool');
+    modernOnly.addTool('late-tool');
+    await until(async () => (await names()).includes('late-tool'), 'the new tool is in the catalogue');
+  });
+
+  it('reports a modern server that went away as lost, not connected', async () => {
+    const doomed = await startModernServer('reject');
+    await h.bus.execute('mcp.connectServer', { name: 'doomed', config: http(doomed.url) });
+    await doomed.close();
+    const error = await rejection(h.bus.execute('mcp.executeTool', { serverId: 'doomed', toolName: 'greet', args: { name: 'x' } }));
+    expect(error.code).toBe('TOOL_EXECUTION_FAILED');
+    await until(async () => (await h.bus.execute('mcp.listServers', {})).find((s) => s.name === 'doomed')?.status !== 'connected', 'the server is no longer connected');
   });
 
   it('times a modern tool call out at the server timeout and cancels it when its signal aborts', async () => {
