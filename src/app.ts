@@ -23,7 +23,7 @@ import { createChildRegistry, createMcpService, reapLeftovers, runtimePolicyOf, 
 import { createHttpFace, createServerFace, type ServerFace } from './mcp-face/index.ts';
 import { createCluster } from './cluster/index.ts';
 import { createStore } from './store/index.ts';
-import { createSecretStore } from './store/secret-store.ts';
+import { createSecretStore, sharedSecret } from './store/secret-store.ts';
 import { VERSION } from './package-info.ts';
 
 /** The application's bus: every component's commands and events, composed here and nowhere else. */
@@ -146,6 +146,13 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...(cluster && { orphanedTurnReason: 'owner_lost', onSessionClosed: cluster.sessionClosed }),
   });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs);
+  // /mcp's sealing key, one for every instance of the store and kept across restarts (a failed read is retried).
+  let faceKeyMade: Promise<Uint8Array> | undefined;
+  const faceKey = () =>
+    (faceKeyMade ??= sharedSecret(secrets, 'mcp-face-key').catch((err: unknown) => {
+      faceKeyMade = undefined;
+      throw err;
+    }));
   const serverFace = createServerFace({
     bus,
     log: log.child({ component: 'mcp-face' }),
@@ -154,6 +161,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     card: { name: config.name, version: config.version, model: llm.model, ...(config.description !== undefined && { description: config.description }) },
     exposeTools: config.server.mcp.exposeTools,
     maxHops: config.server.mcp.maxHops,
+    key: faceKey,
   });
   // Shared limits count in the sessions' Redis, on the cluster's connection.
   const sharedLimits = cluster && config.storage.type === 'redis' && limitsStoreOf(config) === 'redis' ? { client: cluster.redis, keyPrefix: config.storage.keyPrefix } : undefined;

@@ -8,18 +8,19 @@
  *   accept with `approve` approves, any other answer denies (`by: "mcp-elicitation"`). A call answered
  *   elsewhere first (REST, WebSocket, timeout) keeps that answer; a call with no answer in the retry is
  *   asked again.
- * - `requestState` is HMAC-sealed by this process's key (createRequestStateCodec, 10 minutes) and holds
+ * - `requestState` is HMAC-sealed (createRequestStateCodec, 10 minutes) under the face's key (seal.ts: shared by
+ *   the instances of one store, kept across restarts) and holds
  *   `{ sessionId, correlationId, temporary, asked }`: a forged or expired one is refused by the SDK before
  *   the handler runs (-32602), and the face refuses one whose session the caller cannot see. The turn is
  *   followed on this instance only (src/agent/turn-waiter.ts `follow`).
  * - `next` resolves with the calls of the turn that wait for approval now and were not just answered, or
  *   `undefined` once the reply (or failure) comes first.
  */
-import { randomBytes } from 'node:crypto';
 import { createRequestStateCodec, inputRequired, type InputRequiredResult, type ServerContext } from '@modelcontextprotocol/server';
 import type { AgentCommands, AgentEvents, TurnWaiter } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { Logger } from '../log/index.ts';
+import { purposeKey, type FaceKey } from './seal.ts';
 
 export interface ApprovalState {
   /** The owned session key. */
@@ -52,10 +53,10 @@ export function decisionOf(answer: unknown): { decision: 'approve' | 'deny'; rea
   return { decision: a?.action === 'accept' && a.content?.decision === 'approve' ? 'approve' : 'deny', ...(reason !== undefined && { reason }) };
 }
 
-export function createApprovalRounds(deps: { bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute' | 'on'>; waiter: TurnWaiter; log: Logger }) {
-  const codec = createRequestStateCodec<ApprovalState>({ key: randomBytes(32), ttlSeconds: 600 });
+export function createApprovalRounds(deps: { bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute' | 'on'>; waiter: TurnWaiter; log: Logger; key: FaceKey }) {
+  const codec = async () => createRequestStateCodec<ApprovalState>({ key: purposeKey(await deps.key(), 'request-state'), ttlSeconds: 600 });
   return {
-    verify: (state: string, ctx: ServerContext) => codec.verify(state, ctx),
+    verify: async (state: string, ctx: ServerContext) => (await codec()).verify(state, ctx),
     /** The state a retried call carries, if any (already verified by the SDK). */
     stateOf: (ctx: ServerContext): ApprovalState | undefined => ctx.mcpReq.requestState<ApprovalState>(),
     /** Answers the calls the state asked about with the retry's responses. */
@@ -88,7 +89,7 @@ export function createApprovalRounds(deps: { bus: Pick<Bus<AgentCommands, AgentE
     /** The `input_required` answer asking about `calls`. */
     async ask(calls: WaitingCall[], state: Omit<ApprovalState, 'asked'>): Promise<InputRequiredResult> {
       const inputRequests = Object.fromEntries(calls.map((c) => [c.callId, inputRequired.elicit(approvalQuestion(c))]));
-      return inputRequired({ inputRequests, requestState: await codec.mint({ ...state, asked: calls.map((c) => c.callId) }) });
+      return inputRequired({ inputRequests, requestState: await (await codec()).mint({ ...state, asked: calls.map((c) => c.callId) }) });
     },
   };
 }

@@ -8,6 +8,13 @@ export interface McpExchange {
   close(): Promise<void>;
 }
 
+/** True when any JSON-RPC message of the body calls a tool. */
+const callsTool = (body: unknown): boolean => (Array.isArray(body) ? body : [body]).some((m) => (m as { method?: unknown } | null)?.method === 'tools/call');
+
+/** The JSON-RPC error answering an approval answer that cannot be used (see legacy-approvals.ts). */
+const refusedAnswer = () =>
+  Response.json({ jsonrpc: '2.0', id: null, error: { code: -32602, message: 'Invalid or expired approval answer' } }, { status: 400 });
+
 /** True when any JSON-RPC message of the body asks for progress notifications. */
 function wantsProgress(body: unknown): boolean {
   const messages: unknown[] = Array.isArray(body) ? body : [body];
@@ -22,8 +29,11 @@ function wantsProgress(body: unknown): boolean {
  * own classifier (`isLegacyRequest`: does the request carry the 2026-07-28 `_meta` envelope claim?).
  *
  * - 2025-era requests (no envelope: `initialize`, `tools/call` with `MCP-Protocol-Version:
- *   2025-…`, batches, empty or non-JSON bodies) get a new server and a session-less transport, as
- *   before: plain JSON replies unless a message asks for progress, which needs an SSE stream.
+ *   2025-…`, batches, empty or non-JSON bodies) get a new server and a session-less transport:
+ *   plain JSON replies unless a message asks for progress, which needs an SSE stream. A client that
+ *   declared form elicitation gets a sealed `Mcp-Session-Id` saying so, its `tools/call` requests an
+ *   SSE stream on which approvals are asked, and its POSTed answers are applied here without a
+ *   server (legacy-approvals.ts).
  * - 2026-07-28 requests (and `server/discover` probes) go to the SDK's modern handler with
  *   `legacy: 'reject'`; it validates the envelope against the headers, builds a server for the
  *   request from the same factory, answers JSON, or SSE once the handler sends progress.
@@ -59,11 +69,24 @@ export function createHttpFace(face: ServerFace) {
           },
         };
       }
-      const server = face.newServer(sessions);
+      const legacy = face.legacyApprovals;
+      const answered = await legacy.answer(parsedBody, sessions, mayApprove);
+      if (answered !== undefined) return { response: answered === 'applied' ? new Response(null, { status: 202 }) : refusedAnswer(), close: () => Promise.resolve() };
+      const elicits = await legacy.elicits(request.headers.get('mcp-session-id'));
       // No sessionIdGenerator: stateless mode.
-      const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !wantsProgress(parsedBody) });
+      const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !wantsProgress(parsedBody) && !(elicits && callsTool(parsedBody)) });
+      const server = face.newServer(sessions, {
+        mayApprove,
+        ...(elicits && { outOfBand: (question, answerTo, relatedRequestId) => legacy.ask((m) => transport.send(m, { relatedRequestId }), question, answerTo) }),
+      });
       await server.connect(transport);
-      const response = await transport.handleRequest(request, parsedBody === undefined ? {} : { parsedBody });
+      let response = await transport.handleRequest(request, parsedBody === undefined ? {} : { parsedBody });
+      const sessionId = response.ok ? await legacy.sessionIdFor(parsedBody) : undefined;
+      if (sessionId !== undefined) {
+        response = new Response(response.body, response);
+        response.headers.set('Mcp-Session-Id', sessionId);
+        response.headers.set('Access-Control-Expose-Headers', 'Mcp-Session-Id');
+      }
       return {
         response,
         close: async () => {

@@ -22,13 +22,16 @@
  * Approvals through elicitation: when a `chat_with_agent` turn waits for approval and the caller
  * declared form elicitation and may approve (`mayApprove`), each waiting call is asked of it: a
  * 2026-07-28 request answers `input_required` rounds (approval-rounds.ts); a 2025-era client on a
- * connection that keeps its server (stdio) gets `elicitation/create`. Accept with `approve` approves,
- * anything else denies (`by: "mcp-elicitation"`). A call answered elsewhere first (REST, WebSocket,
- * timeout) keeps that answer; a client that cannot be asked (2025-era over HTTP: each request has its
- * own server, which could not receive the answer) leaves the call waiting as before.
+ * connection that keeps its server (stdio) gets `elicitation/create` and its answer comes back to
+ * that server; a 2025-era client over HTTP gets `elicitation/create` on the call's stream through
+ * `outOfBand`, and its answer, a POST of its own, is applied wherever it arrives (legacy-approvals.ts).
+ * Accept with `approve` approves, anything else denies (`by: "mcp-elicitation"`). A call answered
+ * elsewhere first (REST, WebSocket, timeout) keeps that answer.
  */
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, type CallToolResult, type InputRequiredResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
 import { approvalQuestion, createApprovalRounds, decisionOf } from './approval-rounds.ts';
+import { createLegacyApprovals, type AnswerTo } from './legacy-approvals.ts';
+import type { FaceKey } from './seal.ts';
 import { z } from 'zod';
 import { DEFAULT_SESSION, type TurnWaiter } from '../agent/index.ts';
 import { LOCAL_SESSIONS, type SessionAccess } from '../auth/index.ts';
@@ -64,6 +67,8 @@ export interface ServerFaceDeps {
   card: AgentCard;
   exposeTools: boolean;
   maxHops: number;
+  /** Seals what the face hands to clients (requestState, session ids, answer ids); see seal.ts. */
+  key: FaceKey;
 }
 
 export const CARD_URI = 'agentd://agent/card';
@@ -71,11 +76,14 @@ export const CARD_URI = 'agentd://agent/card';
 /**
  * How a server of the face serves. `persistent`: it serves a whole connection (stdio), so a 2025-era
  * client can be asked with `elicitation/create`. `mayApprove`: the caller may answer approvals (the
- * `approve` scope; default: `persistent`, the operator's own desktop client).
+ * `approve` scope; default: `persistent`, the operator's own desktop client). `outOfBand`: a 2025-era
+ * HTTP client that declared form elicitation (its session id says so): a question is sent on the
+ * stream of the request `relatedRequestId` and answered by a later POST (legacy-approvals.ts).
  */
 export interface ServerOptions {
   persistent?: boolean;
   mayApprove?: boolean;
+  outOfBand?: (question: ReturnType<typeof approvalQuestion>, answerTo: AnswerTo, relatedRequestId: string | number) => Promise<void>;
 }
 
 const chatInput = z.strictObject({
@@ -109,7 +117,8 @@ function parseArgs<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
 
 export function createServerFace(deps: ServerFaceDeps) {
   const { bus, card } = deps;
-  const approvalRounds = createApprovalRounds({ bus, waiter: deps.waiter, log: deps.log });
+  const approvalRounds = createApprovalRounds({ bus, waiter: deps.waiter, log: deps.log, key: deps.key });
+  const legacyApprovals = createLegacyApprovals({ bus, log: deps.log, key: deps.key });
 
   async function modelTools(): Promise<Tool[]> {
     if (!deps.exposeTools) return [];
@@ -120,10 +129,14 @@ export function createServerFace(deps: ServerFaceDeps) {
   }
 
   /** Asks the client to approve each call of the turn `correlationId` that waits for approval (see the contracts). */
-  function askApprovals(ctx: ServerContext, correlationId: string, sessionId: string): () => void {
+  function askApprovals(ctx: ServerContext, correlationId: string, sessionId: string, outOfBand: ServerOptions['outOfBand']): () => void {
     return bus.on('agent.toolApprovalRequested', (e) => {
       if (e.correlationId !== correlationId) return;
       const { callId } = e.payload;
+      if (outOfBand) {
+        outOfBand(approvalQuestion(e.payload), { sessionId, callId }, ctx.mcpReq.id).catch((err: unknown) => deps.log.debug({ err, callId }, 'approval through elicitation not asked'));
+        return;
+      }
       void ctx.mcpReq
         .elicitInput({ mode: 'form', ...approvalQuestion(e.payload) }, { signal: ctx.mcpReq.signal })
         .then(async (answer) => {
@@ -134,9 +147,8 @@ export function createServerFace(deps: ServerFaceDeps) {
   }
 
   /**
-   * `chat_with_agent`. `persistent`: the server serves a whole connection (stdio), so approvals are asked
-   * with `elicitation/create`; a 2026-07-28 request of a client that declared elicitation gets them as
-   * `input_required` rounds instead (approval-rounds.ts).
+   * `chat_with_agent`; approvals are asked of a client that declared elicitation as the file's comment says
+   * (`input_required` rounds for a 2026-07-28 request, `elicitation/create` for a 2025-era one).
    */
   async function chat(args: unknown, meta: Record<string, unknown> | undefined, ctx: ServerContext, sessions: SessionAccess, server: Server, options: ServerOptions): Promise<CallToolResult | InputRequiredResult> {
     const { persistent = false, mayApprove = persistent } = options;
@@ -147,7 +159,7 @@ export function createServerFace(deps: ServerFaceDeps) {
       return text(`Refused: this call has passed through ${hops} agents; the limit is ${deps.maxHops} (server.mcp.maxHops).`, true);
     }
     const modern = ctx.mcpReq.envelope !== undefined;
-    const asksClient = mayApprove && server.getClientCapabilities()?.elicitation !== undefined;
+    const asksClient = mayApprove && (options.outOfBand !== undefined || server.getClientCapabilities()?.elicitation !== undefined);
     const rounds = modern && asksClient ? approvalRounds : undefined;
     const state = rounds?.stateOf(ctx);
     if (state && !sessions.sees(state.sessionId)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid or expired requestState');
@@ -163,7 +175,7 @@ export function createServerFace(deps: ServerFaceDeps) {
             if (e.correlationId !== correlationId) return;
             void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: ++progress, message: e.payload.content } }).catch(() => undefined);
           });
-    const offApprovals = persistent && !modern && asksClient ? askApprovals(ctx, correlationId, sessionId) : undefined;
+    const offApprovals = !modern && asksClient ? askApprovals(ctx, correlationId, sessionId, options.outOfBand) : undefined;
     const onAbort = () => void bus.execute('agent.cancel', { sessionId }).catch(() => undefined);
     signal.addEventListener('abort', onAbort, { once: true });
     let detached = false;
@@ -243,6 +255,6 @@ export function createServerFace(deps: ServerFaceDeps) {
     return server;
   }
 
-  return { newServer, log: deps.log };
+  return { newServer, legacyApprovals, log: deps.log };
 }
 export type ServerFace = ReturnType<typeof createServerFace>;

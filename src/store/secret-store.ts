@@ -17,7 +17,8 @@
  *   over by renaming it away first; `redis`: `SET NX PX` on `<keyPrefix>secret-lease:<key>`, released by a
  *   compare-and-delete script.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { chmod, link, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
@@ -185,6 +186,33 @@ export function createRedisSecretStore(options: { url: string; keyPrefix: string
       if (client.isOpen) await client.close().catch(() => undefined);
     },
   };
+}
+
+/**
+ * The random key stored under `key`, made (32 bytes, base64url) by the first caller: every store over the same
+ * medium (instances sharing a Redis or a folder, and the next start) answers the same bytes. The maker holds the
+ * lease `<key>-init` while it makes the key; the others read it once it is there (within `ttlMs`, else it fails).
+ */
+export async function sharedSecret(store: SecretStore, key: string, ttlMs = 10_000): Promise<Buffer> {
+  const deadline = Date.now() + ttlMs;
+  for (;;) {
+    const existing = await store.get(key);
+    if (existing !== undefined) return Buffer.from(existing, 'base64url');
+    const lease = await store.claim(`${key}-init`, ttlMs);
+    if (lease) {
+      try {
+        const again = await store.get(key); // made by a holder that released meanwhile
+        if (again !== undefined) return Buffer.from(again, 'base64url');
+        const made = randomBytes(32);
+        await store.set(key, made.toString('base64url'));
+        return made;
+      } finally {
+        await lease.release();
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`secret store: the shared key ${key} was not made within ${ttlMs} ms`);
+    await sleep(50);
+  }
 }
 
 /** The secret store on the medium `storage` names (see the file's comment). */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SecretStore } from '../../src/store/secret-store.ts';
+import { sharedSecret, type SecretStore } from '../../src/store/secret-store.ts';
 import { until } from '../support/wait.ts';
 
 /**
@@ -75,16 +75,32 @@ export function secretStoreContract(name: string, make: () => Promise<{ store: S
       await taken!.release();
     });
 
-    it('of concurrent claims exactly one wins, also across stores over the same medium', async () => {
-      const s = await subject();
+    /** Two more open stores over the subject's medium (none for an engine without one). */
+    const othersOf = async (s: Awaited<ReturnType<typeof subject>>) => {
       const others = s.reopen ? await Promise.all([s.reopen(), s.reopen()]) : [];
       for (const other of others) {
         await other.open();
         opened.push(other);
       }
+      return others;
+    };
+
+    it('of concurrent claims exactly one wins, also across stores over the same medium', async () => {
+      const s = await subject();
+      const others = await othersOf(s);
       const claimants = [s.store, s.store, ...others, ...others];
       const leases = await Promise.all(claimants.map((store) => store.claim('contended', 60_000)));
       expect(leases.filter(Boolean)).toHaveLength(1);
+    });
+
+    it('a shared secret is made once: concurrent callers, also across stores over the same medium, get the same 32 bytes', async () => {
+      const s = await subject();
+      const others = await othersOf(s);
+      const keys = await Promise.all([s.store, s.store, ...others].map((store) => sharedSecret(store, 'face-key')));
+      expect(keys[0]).toHaveLength(32);
+      expect(new Set(keys.map((k) => k.toString('hex'))).size).toBe(1);
+      expect((await sharedSecret(s.store, 'face-key')).equals(keys[0]!)).toBe(true);
+      expect((await sharedSecret(s.store, 'other-key')).equals(keys[0]!)).toBe(false);
     });
 
     it('a store reopened over the same medium reads what was stored (restart, another instance)', async (ctx) => {

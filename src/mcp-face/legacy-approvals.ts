@@ -1,0 +1,82 @@
+/**
+ * Approvals asked of 2025-era `/mcp` clients over HTTP through elicitation, with no state kept between requests.
+ *
+ * Contracts:
+ * - `sessionIdFor(body)`: an `initialize` whose client declared form elicitation (`elicitation: {}` or with
+ *   `form`) is answered with an `Mcp-Session-Id`: a sealed token `{ elicitation: "form" }` (30 days) that says
+ *   only that; any instance sharing the face's key reads it, and nothing is kept. Other clients get none, as before.
+ * - `elicits(sessionId)`: whether a later request's `Mcp-Session-Id` is such a token (forged or expired: no).
+ * - `ask(send, question, answerTo)`: one call waiting for approval, sent as an `elicitation/create` request on
+ *   the asking call's SSE stream, whose id is `agentd-approval.<sealed { sessionId, callId }>` (10 minutes).
+ * - `answer(body, sessions, mayApprove)`: the client's answer comes as a POST of its JSON-RPC response. The
+ *   responses of the body whose id is ours are applied (`agent.approve`, `by: "mcp-elicitation"`, with the
+ *   decision `decisionOf` reads; an error response denies) when the id is genuine and the answering
+ *   principal sees the session and may approve; the asking exchange need not be open, nor on this
+ *   instance. `undefined`: none of the body is ours. `refused`: an id of ours that did not open or may not be
+ *   used by this principal (nothing of it applied). A call answered elsewhere first keeps that answer.
+ */
+import type { JSONRPCRequest } from '@modelcontextprotocol/server';
+import type { AgentCommands, AgentEvents } from '../agent/index.ts';
+import type { Bus } from '../bus/index.ts';
+import type { SessionAccess } from '../auth/index.ts';
+import type { Logger } from '../log/index.ts';
+import { decisionOf, type approvalQuestion } from './approval-rounds.ts';
+import { createSeal, type FaceKey } from './seal.ts';
+
+const ANSWER_PREFIX = 'agentd-approval.';
+const DAY_MS = 86_400_000;
+const ANSWER_TTL_MS = 600_000;
+
+/** A call waiting for approval, as an answer names it. */
+export interface AnswerTo {
+  /** The owned session key. */
+  sessionId: string;
+  callId: string;
+}
+
+type Message = { id?: unknown; method?: unknown; params?: { capabilities?: { elicitation?: { form?: unknown; url?: unknown } } }; result?: unknown; error?: unknown };
+
+const messagesOf = (body: unknown): Message[] => (Array.isArray(body) ? body : [body]).filter((m): m is Message => typeof m === 'object' && m !== null);
+
+/** Whether an initialize declares form elicitation (an empty `elicitation` means form, per 2025-11-25). */
+function declaresForm(message: Message): boolean {
+  const elicitation = message.params?.capabilities?.elicitation;
+  if (typeof elicitation !== 'object' || elicitation === null) return false;
+  return elicitation.form !== undefined || elicitation.url === undefined;
+}
+
+const isOurAnswer = (m: Message): m is Message & { id: string } => typeof m.id === 'string' && m.id.startsWith(ANSWER_PREFIX) && m.method === undefined && ('result' in m || 'error' in m);
+
+export function createLegacyApprovals(deps: { bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute'>; log: Logger; key: FaceKey }) {
+  const sessionSeal = createSeal<{ elicitation: 'form' }>(deps.key, 'mcp-session', 30 * DAY_MS);
+  const answerSeal = createSeal<AnswerTo>(deps.key, 'mcp-approval-answer', ANSWER_TTL_MS);
+  return {
+    async sessionIdFor(body: unknown): Promise<string | undefined> {
+      const [message, ...more] = messagesOf(body);
+      if (!message || more.length > 0 || message.method !== 'initialize' || !declaresForm(message)) return undefined;
+      return sessionSeal.seal({ elicitation: 'form' });
+    },
+    async elicits(sessionId: string | null): Promise<boolean> {
+      return sessionId !== null && (await sessionSeal.open(sessionId))?.elicitation === 'form';
+    },
+    async ask(send: (request: JSONRPCRequest) => Promise<void>, question: ReturnType<typeof approvalQuestion>, answerTo: AnswerTo): Promise<void> {
+      const id = `${ANSWER_PREFIX}${await answerSeal.seal(answerTo)}`;
+      await send({ jsonrpc: '2.0', id, method: 'elicitation/create', params: question });
+    },
+    async answer(body: unknown, sessions: SessionAccess, mayApprove: boolean): Promise<'applied' | 'refused' | undefined> {
+      const ours = messagesOf(body).filter(isOurAnswer);
+      if (ours.length === 0) return undefined;
+      const opened = await Promise.all(ours.map(async (m) => ({ m, to: await answerSeal.open(m.id.slice(ANSWER_PREFIX.length)) })));
+      if (!mayApprove || opened.some(({ to }) => to === undefined || !sessions.sees(to.sessionId))) return 'refused';
+      for (const { m, to } of opened) {
+        const { sessionId, callId } = to!;
+        await deps.bus
+          .execute('agent.approve', { sessionId, callId, ...decisionOf(m.result), by: 'mcp-elicitation' }, { sessionId })
+          .catch((err: unknown) => deps.log.debug({ err, callId }, 'approval through elicitation not applied (answered elsewhere first)'));
+      }
+      return 'applied';
+    },
+  };
+}
+
+export type LegacyApprovals = ReturnType<typeof createLegacyApprovals>;
