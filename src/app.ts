@@ -145,7 +145,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...registerActor,
     ...(cluster && { orphanedTurnReason: 'owner_lost', onSessionClosed: cluster.sessionClosed }),
   });
-  const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs);
+  const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs, cluster?.interest);
   // /mcp's sealing key, one for every instance of the store and kept across restarts (a failed read is retried).
   let faceKeyMade: Promise<Uint8Array> | undefined;
   const faceKey = () =>

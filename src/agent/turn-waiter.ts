@@ -6,13 +6,28 @@ import type { AgentCommands, ResponseEvent } from './messages.ts';
 /** The bus as a request/response front uses it: it sends a message and listens for the turn's end. */
 export type TurnBus = Pick<Bus<AgentCommands, AgentEvents>, 'execute' | 'on'>;
 
+type PendingCall = Omit<AgentFrameData['toolApprovalRequested'], 'seq' | 'args'>;
+type ApprovalFrame = { event: 'toolApprovalRequested'; data: AgentFrameData['toolApprovalRequested'] } | { event: 'toolApprovalResolved'; data: AgentFrameData['toolApprovalResolved'] };
+
 interface Waiter {
   resolve(event: ResponseEvent): void;
   reject(err: AppError): void;
   timer: NodeJS.Timeout;
   turnId?: string;
   /** The turn's calls waiting for approval now, by call id. */
-  approvals: Map<string, Omit<AgentFrameData['toolApprovalRequested'], 'seq' | 'args'>>;
+  approvals: Map<string, PendingCall>;
+  /** While an adopted turn's log is read: its approval frames that arrived meanwhile. */
+  early?: ApprovalFrame[];
+}
+
+/** Applies an approval frame to the calls a waiter knows wait. */
+function applyApproval(w: Waiter, frame: ApprovalFrame): void {
+  if (frame.event === 'toolApprovalResolved') {
+    w.approvals.delete(frame.data.callId);
+    return;
+  }
+  const { args: _args, seq: _seq, ...pending } = frame.data;
+  w.approvals.set(pending.callId, pending);
 }
 
 const toAppError = ({ code, message, details }: AgentFrameData['error']): AppError =>
@@ -36,13 +51,24 @@ const toAppError = ({ code, message, details }: AgentFrameData['error']): AppErr
  * - When the command is refused after its turn already ended (a user message that could not be
  *   stored), `ask` rejects with the command's error.
  * - `pending(correlationId)` lists the calls of a waited turn that wait for approval now.
- * - `follow(correlationId)` answers a turn asked with `detachable: true` whose first caller stopped waiting
- *   (an MCP request that returned `input_required`): the same reply, within the same `timeoutMs`; once
- *   (the reply is then forgotten), and only on this instance. An unknown correlation id rejects with
- *   AGENT_ERROR `details.reason: "unknown_turn"`.
+ * - `rejoin(turn)` waits again for a turn whose first caller stopped waiting (an MCP request that returned
+ *   `input_required`; its retry may come here or to another instance, or after a restart) and resolves once
+ *   `pending` knows the turn's waiting calls, with its reply. A turn asked here with `detachable: true` is
+ *   followed from memory (until `timeoutMs` after it ended). Any other turn is adopted: its session's frames
+ *   are asked for (`interest`, instances sharing one Redis), a waiter is registered, and the session's log is
+ *   read for what the turn did already: its end (the reply, or its error), and its calls waiting for approval;
+ *   frames arriving meanwhile are applied after the log (a frame the log holds, seq ≤ its last seq, is not
+ *   applied twice). The adopted turn is then followed like a detachable one; it rejects with AGENT_ERROR
+ *   `details.reason: "unknown_turn"` when the log has no such turn, and after `timeoutMs` as `ask` does.
  * - One bus listener per event name serves every waiter.
  */
-export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
+/** Where a session's frames from other instances are asked for (the cluster's interest; none on a lone instance). */
+export interface FrameInterest {
+  watch(sessionId: string): Promise<void>;
+  unwatch(sessionId: string): void;
+}
+
+export function createTurnWaiter(bus: TurnBus, timeoutMs: number, interest?: FrameInterest) {
   const waiters = new Map<string, Waiter>();
   /** Replies of detachable turns not followed yet, by correlation id. */
   const detached = new Map<string, Promise<ResponseEvent>>();
@@ -64,10 +90,13 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
   };
   const offResponse = bus.on('agent.response', (e) => ending(e)?.resolve(e.payload));
   const offError = bus.on('agent.error', (e) => ending(e)?.reject(toAppError(e.payload)));
-  const offAsked = bus.on('agent.toolApprovalRequested', ({ correlationId, payload: { args: _args, seq: _seq, ...pending } }) => {
-    waiters.get(correlationId)?.approvals.set(pending.callId, pending);
-  });
-  const offAnswered = bus.on('agent.toolApprovalResolved', (e) => waiters.get(e.correlationId)?.approvals.delete(e.payload.callId));
+  const approval = (correlationId: string, frame: ApprovalFrame) => {
+    const w = waiters.get(correlationId);
+    if (w?.early) w.early.push(frame);
+    else if (w) applyApproval(w, frame);
+  };
+  const offAsked = bus.on('agent.toolApprovalRequested', (e) => approval(e.correlationId, { event: 'toolApprovalRequested', data: e.payload }));
+  const offAnswered = bus.on('agent.toolApprovalResolved', (e) => approval(e.correlationId, { event: 'toolApprovalResolved', data: e.payload }));
 
   const timedOut = (w: Waiter | undefined): AppError => {
     const pending = [...(w?.approvals.values() ?? [])];
@@ -84,15 +113,47 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
         once: true,
       });
     });
+  /** Keeps a detachable turn's reply for `rejoin` until `timeoutMs` after it settles. */
+  const keep = (correlationId: string, reply: Promise<ResponseEvent>) => {
+    detached.set(correlationId, reply);
+    reply.catch(() => undefined).finally(() => setTimeout(() => detached.delete(correlationId), timeoutMs).unref());
+  };
+  const unknownTurn = () => new AppError('AGENT_ERROR', 'This turn is not known here (it ended long ago, or never was)', { reason: 'unknown_turn' });
+
+  /** Registers a waiter for a turn asked elsewhere (see `rejoin` in the contracts). */
+  async function adopt(turn: { correlationId: string; sessionId: string; turnId: string }): Promise<{ reply: Promise<ResponseEvent> }> {
+    const { correlationId, sessionId, turnId } = turn;
+    const reply = wait(correlationId);
+    keep(correlationId, reply); // a second retry arriving meanwhile follows this one
+    const w = waiters.get(correlationId)!;
+    w.turnId = turnId;
+    w.early = [];
+    turns.set(turnId, correlationId);
+    const watching = interest?.watch(sessionId);
+    void reply.catch(() => undefined).finally(() => interest?.unwatch(sessionId));
+    try {
+      await watching; // the log is read once the session's frames from other instances arrive here
+      const { frames, lastSeq } = await bus.execute('agent.history', { sessionId, since: 0 }, { sessionId });
+      const own = frames.filter((f) => (f.data as { turnId?: string }).turnId === turnId);
+      for (const frame of own) {
+        if (frame.event === 'toolApprovalRequested' || frame.event === 'toolApprovalResolved') applyApproval(w, frame);
+        if (frame.event === 'response') settle(correlationId)?.resolve(frame.data);
+        if (frame.event === 'error') settle(correlationId)?.reject(toAppError(frame.data));
+      }
+      if (own.length === 0) settle(correlationId)?.reject(unknownTurn());
+      for (const frame of w.early) if (frame.data.seq > lastSeq) applyApproval(w, frame);
+    } catch (err) {
+      settle(correlationId)?.reject(err instanceof AppError ? err : new AppError('AGENT_ERROR', `The turn's log could not be read: ${String(err)}`, { reason: 'unknown_turn' }));
+    } finally {
+      delete w.early;
+    }
+    return { reply };
+  }
 
   return {
     async ask(message: AgentCommands['agent.sendMessage']['payload'], opts: { correlationId: string; signal?: AbortSignal; detachable?: boolean }): Promise<ResponseEvent> {
       const reply = wait(opts.correlationId, opts.signal);
-      if (opts.detachable) {
-        detached.set(opts.correlationId, reply);
-        const forget = () => void detached.delete(opts.correlationId);
-        reply.then(() => undefined, () => undefined).finally(() => setTimeout(forget, timeoutMs).unref());
-      }
+      if (opts.detachable) keep(opts.correlationId, reply);
       // The turn may end (fail) before its command is refused, however long the refusal takes: the
       // command's error then answers, and the reply's own rejection must not go unhandled meanwhile.
       reply.catch(() => undefined);
@@ -112,11 +173,12 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number) {
     pending(correlationId: string) {
       return [...(waiters.get(correlationId)?.approvals.values() ?? [])];
     },
-    follow(correlationId: string): Promise<ResponseEvent> {
-      const reply = detached.get(correlationId);
-      if (!reply) return Promise.reject(new AppError('AGENT_ERROR', 'This turn is not waited for here (it ended long ago, or another instance runs it)', { reason: 'unknown_turn' }));
-      detached.delete(correlationId);
-      return reply;
+    /** Resolves (once `pending` knows the turn) with its reply; see the contracts. */
+    async rejoin(turn: { correlationId: string; sessionId: string; turnId?: string }): Promise<{ reply: Promise<ResponseEvent> }> {
+      const kept = detached.get(turn.correlationId);
+      if (kept) return { reply: kept };
+      const { turnId } = turn;
+      return turnId === undefined ? { reply: Promise.reject(unknownTurn()) } : adopt({ ...turn, turnId });
     },
     close(): void {
       for (const off of [offResponse, offError, offAsked, offAnswered]) off();

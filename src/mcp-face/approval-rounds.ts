@@ -10,9 +10,10 @@
  *   asked again.
  * - `requestState` is HMAC-sealed (createRequestStateCodec, 10 minutes) under the face's key (seal.ts: shared by
  *   the instances of one store, kept across restarts) and holds
- *   `{ sessionId, correlationId, temporary, asked }`: a forged or expired one is refused by the SDK before
- *   the handler runs (-32602), and the face refuses one whose session the caller cannot see. The turn is
- *   followed on this instance only (src/agent/turn-waiter.ts `follow`).
+ *   `{ sessionId, correlationId, turnId, temporary, asked }`: a forged or expired one is refused by the SDK
+ *   before the handler runs (-32602), and the face refuses one whose session the caller cannot see. The retry
+ *   may reach any instance of the store, or this one after a restart: it rejoins the turn there
+ *   (src/agent/turn-waiter.ts `rejoin`).
  * - `next` resolves with the calls of the turn that wait for approval now and were not just answered, or
  *   `undefined` once the reply (or failure) comes first.
  */
@@ -26,6 +27,8 @@ export interface ApprovalState {
   /** The owned session key. */
   sessionId: string;
   correlationId: string;
+  /** The turn, so that an instance that did not start it can rejoin it (src/agent/turn-waiter.ts `rejoin`). */
+  turnId?: string;
   /** The session was made for this call (no `sessionId`): it is deleted once the call ends. */
   temporary: boolean;
   /** Call ids asked in the round this state answers. */

@@ -182,12 +182,12 @@ export function createServerFace(deps: ServerFaceDeps) {
     try {
       if (state) await rounds?.answer(state, ctx);
       const reply = state
-        ? deps.waiter.follow(correlationId)
+        ? (await deps.waiter.rejoin({ correlationId, sessionId, ...(state.turnId !== undefined && { turnId: state.turnId }) })).reply
         : deps.waiter.ask({ sessionId, content: message, hops, ...(sessions.quota && { quota: sessions.quota }) }, rounds ? { correlationId, detachable: true } : { correlationId, signal });
       const waiting = rounds && (await rounds.next(correlationId, reply, state?.asked ?? []));
       if (rounds && waiting) {
         detached = true; // the turn goes on waiting; the client's retry follows it
-        return await rounds.ask(waiting, { sessionId, correlationId, temporary });
+        return await rounds.ask(waiting, { sessionId, correlationId, temporary, ...(waiting[0] && { turnId: waiting[0].turnId }) });
       }
       const response = await reply;
       return text(response.content);

@@ -2,13 +2,18 @@
  * The agent over `/mcp` (HTTP) asks a 2026-07-28 client to approve a tool call through elicitation
  * (issue 25, item 9): the `chat_with_agent` call answers `input_required`, the SDK v2 client fulfils it
  * through its elicitation handler and retries with the sealed requestState, and the retry waits on the
- * same turn. A client without elicitation, or whose principal lacks the approve scope, waits while the
- * approval is answered over REST; a forged requestState, or one replayed by another principal, is refused.
+ * same turn, for as many rounds as it takes, and on another instance of the same Redis as well. A client
+ * without elicitation, or whose principal lacks the approve scope, waits while the approval is answered
+ * over REST; a forged requestState, or one replayed by another principal, is refused.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { startApp, type RunningApp } from '../support/start-app.ts';
+import { hasRedisServer, startRedis } from '../support/redis.ts';
+import { appPool, startApp, type RunningApp } from '../support/start-app.ts';
 import { until } from '../support/wait.ts';
 import { fixturePath } from './mcp-helpers.ts';
 
@@ -24,16 +29,32 @@ const rawChat = (url: string, key: string, params: Record<string, unknown>) =>
     headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'chat_with_agent' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chat_with_agent', ...params, _meta: envelope } }),
   }).then(async (res) => (await res.json()) as { result?: { resultType?: string; requestState?: string; inputRequests?: Record<string, unknown> }; error?: { code: number; message: string } });
-/** agentd whose `echo` tool waits for approval, with `auth` as its server.auth. */
-const startAsking = (sim: Simulator, auth: Record<string, unknown>) =>
-  startApp(
-    {
-      server: { auth, limits: { rest: { points: 10_000 }, connectionsPerIp: 100 } },
-      mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
-      toolPolicy: { rules: [{ server: 'echo', tool: 'echo', action: 'ask' }] },
-    },
-    { modelUrl: sim.url },
-  );
+/** The agent file whose `echo` tool waits for approval, with `auth` as its server.auth. */
+const askingFile = (auth: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  server: { auth, limits: { rest: { points: 10_000 }, connectionsPerIp: 100 } },
+  mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
+  toolPolicy: { rules: [{ server: 'echo', tool: 'echo', action: 'ask' }] },
+  ...extra,
+});
+const startAsking = (sim: Simulator, auth: Record<string, unknown>) => startApp(askingFile(auth), { modelUrl: sim.url });
+const accept = { action: 'accept', content: { decision: 'approve' } };
+type RawReply = Awaited<ReturnType<typeof rawChat>>;
+/**
+ * Retries `first` until the turn ends, answering only the first call each round asks (so every call is asked in a
+ * round of its own); round `n` is sent to `urls[n]` (the last one from then on). What was asked, in how many rounds.
+ */
+async function oneAnswerPerRound(first: RawReply, urls: string[]) {
+  let reply = first;
+  const asked = new Set<string>();
+  let rounds = 0;
+  while (reply.result?.resultType === 'input_required') {
+    const [callId, ...rest] = Object.keys(reply.result.inputRequests ?? {});
+    for (const id of [callId!, ...rest]) asked.add(id);
+    reply = await rawChat(urls[Math.min(rounds, urls.length - 1)]!, ADMIN, { arguments: { message: 'x' }, requestState: reply.result.requestState, inputResponses: { [callId!]: accept } });
+    rounds++;
+  }
+  return { reply, asked, rounds };
+}
 const textOf = (result: unknown) => ((result as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
 
 describe('approvals asked of a 2026-07-28 /mcp client through elicitation (HTTP)', () => {
@@ -101,6 +122,15 @@ describe('approvals asked of a 2026-07-28 /mcp client through elicitation (HTTP)
     await c.close();
   });
 
+  it('a call left unanswered in a retry is asked again, round after round, until the turn ends', async () => {
+    const first = await rawChat(svc.url, ADMIN, { arguments: { message: 'two [[tool:echo {"message":"one"}]] [[tool:echo {"message":"two"}]]', sessionId: 'http-rounds' } });
+    const { reply, asked, rounds } = await oneAnswerPerRound(first, [svc.url]);
+    expect(asked.size).toBe(2);
+    expect(rounds).toBe(2);
+    expect(JSON.stringify(reply)).toContain('fixture echo: one');
+    expect(JSON.stringify(reply)).toContain('fixture echo: two');
+  });
+
   it('refuses a forged requestState, and a real one replayed by another principal', async () => {
     const forged = await rawChat(svc.url, ADMIN, { arguments: { message: 'x' }, requestState: 'v1.e30.AAAA', inputResponses: {} });
     expect(forged.error).toMatchObject({ code: -32602, message: 'Invalid or expired requestState' });
@@ -154,4 +184,50 @@ describe('approvals of a /mcp principal without the approve scope', () => {
     await c.close();
   });
 
+});
+
+describe.skipIf(!hasRedisServer())('a retry that reaches another instance of the same Redis', () => {
+  it('rejoins the turn running on the first: the answers apply there and the reply comes back here', async () => {
+    const apps = appPool();
+    const redis = await startRedis();
+    const sim = await startSimulator({ port: 0 });
+    try {
+      const doc = askingFile({ adminKey: ADMIN }, { storage: { type: 'redis', url: redis.url, keyPrefix: `rounds${Date.now()}:` } });
+      const a = await apps.start(doc, { modelUrl: sim.url });
+      const b = await apps.start(doc, { modelUrl: sim.url });
+      const first = await rawChat(a.url, ADMIN, { arguments: { message: 'two [[tool:echo {"message":"on-a"}]] [[tool:echo {"message":"via-b"}]]', sessionId: 'across' } });
+      // Every retry goes to B, which rejoins the turn A runs: the calls still waiting come from the log and A's frames.
+      const { reply, asked, rounds } = await oneAnswerPerRound(first, [b.url]);
+      expect(asked.size).toBe(2);
+      expect(rounds).toBe(2);
+      expect(JSON.stringify(reply)).toContain('fixture echo: on-a');
+      expect(JSON.stringify(reply)).toContain('fixture echo: via-b');
+    } finally {
+      await apps.stopAll();
+      await sim.close();
+      await redis.stop();
+    }
+  });
+});
+
+describe('a retry after a restart (JSONL store)', () => {
+  it('rejoins the turn the restarted service read back: the approval is applied and the turn goes on', async () => {
+    const apps = appPool();
+    const sim = await startSimulator({ port: 0 });
+    const dir = await mkdtemp(join(tmpdir(), 'agentd-rounds-restart-'));
+    try {
+      const doc = askingFile({ adminKey: ADMIN }, { storage: { type: 'jsonl', dir } });
+      const before = await apps.start(doc, { modelUrl: sim.url });
+      const first = await rawChat(before.url, ADMIN, { arguments: { message: 'echo it [[tool:echo {"message":"after-restart"}]]', sessionId: 'restarted' } });
+      expect(first.result?.resultType).toBe('input_required');
+      await apps.stop(before);
+      const after = await apps.start(doc, { modelUrl: sim.url });
+      const { reply } = await oneAnswerPerRound(first, [after.url]);
+      expect(JSON.stringify(reply)).toContain('fixture echo: after-restart');
+    } finally {
+      await apps.stopAll();
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
