@@ -6,6 +6,8 @@
  *   `form`) is answered with an `Mcp-Session-Id`: a sealed token `{ elicitation: "form" }` (30 days) that says
  *   only that; any instance sharing the face's key reads it, and nothing is kept. Other clients get none, as before.
  * - `elicits(sessionId)`: whether a later request's `Mcp-Session-Id` is such a token (forged or expired: no).
+ *   Neither fails a request when the key cannot be read (its store is down): the client is then not asked
+ *   (logged), and its requests are served as for any other client.
  * - `ask(send, question, answerTo)`: one call waiting for approval, sent as an `elicitation/create` request on
  *   the asking call's SSE stream, whose id is `agentd-approval.<sealed { sessionId, callId }>` (10 minutes).
  * - `answer(body, sessions, mayApprove)`: the client's answer comes as a POST of its JSON-RPC response. The
@@ -50,14 +52,15 @@ const isOurAnswer = (m: Message): m is Message & { id: string } => typeof m.id =
 export function createLegacyApprovals(deps: { bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute'>; log: Logger; key: FaceKey }) {
   const sessionSeal = createSeal<{ elicitation: 'form' }>(deps.key, 'mcp-session', 30 * DAY_MS);
   const answerSeal = createSeal<AnswerTo>(deps.key, 'mcp-approval-answer', ANSWER_TTL_MS);
+  const unsealable = (err: unknown): undefined => void deps.log.warn({ err }, "mcp: the face's key cannot be read; 2025-era HTTP clients are not asked approvals meanwhile");
   return {
     async sessionIdFor(body: unknown): Promise<string | undefined> {
       const [message, ...more] = messagesOf(body);
       if (!message || more.length > 0 || message.method !== 'initialize' || !declaresForm(message)) return undefined;
-      return sessionSeal.seal({ elicitation: 'form' });
+      return sessionSeal.seal({ elicitation: 'form' }).catch(unsealable);
     },
     async elicits(sessionId: string | null): Promise<boolean> {
-      return sessionId !== null && (await sessionSeal.open(sessionId))?.elicitation === 'form';
+      return sessionId !== null && (await sessionSeal.open(sessionId).catch(unsealable))?.elicitation === 'form';
     },
     async ask(send: (request: JSONRPCRequest) => Promise<void>, question: ReturnType<typeof approvalQuestion>, answerTo: AnswerTo): Promise<void> {
       const id = `${ANSWER_PREFIX}${await answerSeal.seal(answerTo)}`;
