@@ -9,7 +9,8 @@
  *   Neither fails a request when the key cannot be read (its store is down): the client is then not asked
  *   (logged), and its requests are served as for any other client.
  * - `ask(send, question, answerTo)`: one call waiting for approval, sent as an `elicitation/create` request on
- *   the asking call's SSE stream, whose id is `agentd-approval.<sealed { sessionId, callId }>` (10 minutes).
+ *   the asking call's SSE stream, whose id is `agentd-approval.<sealed { sessionId, callId }>` (10 minutes);
+ *   `withdraw(reason)` sends `notifications/cancelled` for it on the same stream.
  * - `answer(body, sessions, mayApprove)`: the client's answer comes as a POST of its JSON-RPC response. The
  *   responses of the body whose id is ours are applied (`agent.approve`, `by: "mcp-elicitation"`, with the
  *   decision `decisionOf` reads; an error response denies) when the id is genuine and the answering
@@ -17,7 +18,7 @@
  *   instance. `undefined`: none of the body is ours. `refused`: an id of ours that did not open or may not be
  *   used by this principal (nothing of it applied). A call answered elsewhere first keeps that answer.
  */
-import type { JSONRPCRequest } from '@modelcontextprotocol/server';
+import type { JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/server';
 import type { AgentCommands, AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { SessionAccess } from '../auth/index.ts';
@@ -28,6 +29,11 @@ import { createSeal, type FaceKey } from './seal.ts';
 const ANSWER_PREFIX = 'agentd-approval.';
 const DAY_MS = 86_400_000;
 const ANSWER_TTL_MS = 600_000;
+
+/** A question sent; withdrawn when its call is answered elsewhere first. */
+export interface AskedOutOfBand {
+  withdraw(reason: string): Promise<void>;
+}
 
 /** A call waiting for approval, as an answer names it. */
 export interface AnswerTo {
@@ -62,9 +68,10 @@ export function createLegacyApprovals(deps: { bus: Pick<Bus<AgentCommands, Agent
     async elicits(sessionId: string | null): Promise<boolean> {
       return sessionId !== null && (await sessionSeal.open(sessionId).catch(unsealable))?.elicitation === 'form';
     },
-    async ask(send: (request: JSONRPCRequest) => Promise<void>, question: ReturnType<typeof approvalQuestion>, answerTo: AnswerTo): Promise<void> {
+    async ask(send: (message: JSONRPCRequest | JSONRPCNotification) => Promise<void>, question: ReturnType<typeof approvalQuestion>, answerTo: AnswerTo): Promise<AskedOutOfBand> {
       const id = `${ANSWER_PREFIX}${await answerSeal.seal(answerTo)}`;
       await send({ jsonrpc: '2.0', id, method: 'elicitation/create', params: question });
+      return { withdraw: (reason) => send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } }) };
     },
     async answer(body: unknown, sessions: SessionAccess, mayApprove: boolean): Promise<'applied' | 'refused' | undefined> {
       const ours = messagesOf(body).filter(isOurAnswer);

@@ -26,11 +26,12 @@
  * that server; a 2025-era client over HTTP gets `elicitation/create` on the call's stream through
  * `outOfBand`, and its answer, a POST of its own, is applied wherever it arrives (legacy-approvals.ts).
  * Accept with `approve` approves, anything else denies (`by: "mcp-elicitation"`). A call answered
- * elsewhere first (REST, WebSocket, timeout) keeps that answer.
+ * elsewhere first (REST, WebSocket, timeout) keeps that answer, and a 2025-era client's open question
+ * about it is withdrawn with `notifications/cancelled`.
  */
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, type CallToolResult, type InputRequiredResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
 import { approvalQuestion, createApprovalRounds, decisionOf } from './approval-rounds.ts';
-import { createLegacyApprovals, type AnswerTo } from './legacy-approvals.ts';
+import { createLegacyApprovals, type AnswerTo, type AskedOutOfBand } from './legacy-approvals.ts';
 import type { FaceKey } from './seal.ts';
 import { z } from 'zod';
 import { DEFAULT_SESSION, type TurnWaiter } from '../agent/index.ts';
@@ -83,7 +84,7 @@ export const CARD_URI = 'agentd://agent/card';
 export interface ServerOptions {
   persistent?: boolean;
   mayApprove?: boolean;
-  outOfBand?: (question: ReturnType<typeof approvalQuestion>, answerTo: AnswerTo, relatedRequestId: string | number) => Promise<void>;
+  outOfBand?: (question: ReturnType<typeof approvalQuestion>, answerTo: AnswerTo, relatedRequestId: string | number) => Promise<AskedOutOfBand>;
 }
 
 const chatInput = z.strictObject({
@@ -128,22 +129,40 @@ export function createServerFace(deps: ServerFaceDeps) {
       .map((t) => ({ name: t.name, description: t.description, inputSchema: t.parameters as Tool['inputSchema'] }));
   }
 
-  /** Asks the client to approve each call of the turn `correlationId` that waits for approval (see the contracts). */
+  /**
+   * Asks the client to approve each call of the turn `correlationId` that waits for approval (see the contracts);
+   * a question whose call is answered elsewhere first is withdrawn (`notifications/cancelled`).
+   */
   function askApprovals(ctx: ServerContext, correlationId: string, sessionId: string, outOfBand: ServerOptions['outOfBand']): () => void {
-    return bus.on('agent.toolApprovalRequested', (e) => {
+    const withdraw = new Map<string, () => void>();
+    const offAsked = bus.on('agent.toolApprovalRequested', (e) => {
       if (e.correlationId !== correlationId) return;
       const { callId } = e.payload;
+      const question = approvalQuestion(e.payload);
       if (outOfBand) {
-        outOfBand(approvalQuestion(e.payload), { sessionId, callId }, ctx.mcpReq.id).catch((err: unknown) => deps.log.debug({ err, callId }, 'approval through elicitation not asked'));
+        outOfBand(question, { sessionId, callId }, ctx.mcpReq.id)
+          .then((asked) => withdraw.set(callId, () => void asked.withdraw('answered elsewhere').catch(() => undefined)))
+          .catch((err: unknown) => deps.log.debug({ err, callId }, 'approval through elicitation not asked'));
         return;
       }
+      const asking = new AbortController();
+      withdraw.set(callId, () => asking.abort('answered elsewhere'));
       void ctx.mcpReq
-        .elicitInput({ mode: 'form', ...approvalQuestion(e.payload) }, { signal: ctx.mcpReq.signal })
+        .elicitInput({ mode: 'form', ...question }, { signal: AbortSignal.any([ctx.mcpReq.signal, asking.signal]) })
         .then(async (answer) => {
           await bus.execute('agent.approve', { sessionId, callId, ...decisionOf(answer), by: 'mcp-elicitation' }, { sessionId });
         })
         .catch((err: unknown) => deps.log.debug({ err, callId }, 'approval through elicitation not answered'));
     });
+    const offResolved = bus.on('agent.toolApprovalResolved', (e) => {
+      if (e.correlationId !== correlationId || e.payload.by === 'mcp-elicitation') return;
+      withdraw.get(e.payload.callId)?.();
+      withdraw.delete(e.payload.callId);
+    });
+    return () => {
+      offAsked();
+      offResolved();
+    };
   }
 
   /**

@@ -11,6 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { until } from '../support/wait.ts';
 import { fixturePath } from './mcp-helpers.ts';
 
 const textOf = (result: unknown) => ((result as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
@@ -21,7 +22,9 @@ describe('approvals asked of the /mcp client through elicitation (stdio)', () =>
   let client: Client;
   let stderr = '';
   const asked: string[] = [];
+  /** `hold`: the question is left open until withdrawn. */
   let decision = 'approve';
+  let withdrawn = false;
 
   beforeAll(async () => {
     sim = await startSimulator({ port: 0 });
@@ -41,8 +44,9 @@ describe('approvals asked of the /mcp client through elicitation (stdio)', () =>
     });
     transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     client = new Client({ name: 'desktop', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
-    client.setRequestHandler(ElicitRequestSchema, (request) => {
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
       asked.push(request.params.message);
+      if (decision === 'hold') await new Promise((resolve) => extra.signal.addEventListener('abort', () => resolve((withdrawn = true))));
       return { action: 'accept', content: { decision } };
     });
     await client.connect(transport).catch((err: unknown) => {
@@ -68,5 +72,16 @@ describe('approvals asked of the /mcp client through elicitation (stdio)', () =>
     expect(asked.length).toBe(before + 1);
     expect(textOf(reply)).not.toContain('fixture echo: denied-by-elicitation');
     expect(textOf(reply)).toContain('mcp-elicitation');
+  }, 30_000);
+
+  it('a question whose call is cancelled meanwhile is withdrawn from the client', async () => {
+    decision = 'hold';
+    const before = asked.length;
+    const reply = client.callTool({ name: 'chat_with_agent', arguments: { message: 'echo it [[tool:echo {"message":"never"}]]', sessionId: 'held' } });
+    await until(() => asked.length === before + 1, 'the client is asked');
+    // The desktop client's user cancels the turn elsewhere: reset_conversation of the same session denies its calls.
+    await client.callTool({ name: 'reset_conversation', arguments: { sessionId: 'held' } });
+    await until(() => withdrawn, 'the open question is withdrawn');
+    expect(textOf(await reply)).not.toContain('fixture echo: never');
   }, 30_000);
 });

@@ -3,8 +3,8 @@
  * item 9): the client that declared form elicitation at `initialize` gets a sealed `Mcp-Session-Id`, its
  * `chat_with_agent` call streams an `elicitation/create` request, and its answer, a POST of its own, is applied
  * wherever it arrives: on the same instance, or on another instance of the same Redis. A client without
- * elicitation gets no session id and is not asked; a forged answer, or one posted by a principal that cannot
- * see the session, is refused.
+ * elicitation gets no session id and is not asked; a question answered elsewhere first is withdrawn; a forged
+ * answer, or one posted by a principal that cannot see the session, is refused.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { hasRedisServer, startRedis } from '../support/redis.ts';
 import { appPool, type RunningApp } from '../support/start-app.ts';
+import { until } from '../support/wait.ts';
 import { fixturePath } from './mcp-helpers.ts';
 
 const ADMIN = 'admin-key-0123456789abcdef';
@@ -41,14 +42,15 @@ interface Asking {
  * A 2025-era SDK client of `url` with key `key`; with `decide`, it declares form elicitation and answers with it.
  * `answerAt`: where its answers (POSTed JSON-RPC responses) go instead of `url` (another instance).
  */
-async function connect(url: string, key: string, decide?: () => string, answerAt?: string): Promise<Asking> {
+async function connect(url: string, key: string, decide?: (signal: AbortSignal) => string | Promise<string>, answerAt?: string): Promise<Asking> {
   const asked: string[] = [];
   let rerouted = 0;
   const client = new Client({ name: 'desktop-2025', version: '1.0.0' }, { capabilities: decide ? { elicitation: {} } : {} });
   if (decide) {
-    client.setRequestHandler(ElicitRequestSchema, (request) => {
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
       asked.push(request.params.message);
-      return { action: 'accept', content: { decision: decide(), reason: `said ${decide()}` } };
+      const decision = await decide(extra.signal);
+      return { action: 'accept', content: { decision, reason: `said ${decision}` } };
     });
   }
   const routed = (input: string | URL, init?: RequestInit) => {
@@ -67,6 +69,10 @@ async function connect(url: string, key: string, decide?: () => string, answerAt
     },
   };
 }
+
+/** A REST call with the admin key; the JSON body. */
+const api = async (url: string, method: string, path: string, body?: unknown) =>
+  (await (await fetch(`${url}${path}`, { method, headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' }, ...(body !== undefined && { body: JSON.stringify(body) }) })).json()) as Record<string, unknown>;
 
 const rawPost = (url: string, key: string, body: unknown) =>
   fetch(`${url}/mcp`, {
@@ -109,6 +115,19 @@ describe('approvals asked of a 2025-era /mcp client through elicitation (HTTP)',
     expect(asked).toHaveLength(1);
     expect(textOf(reply)).not.toContain('fixture echo: denied-2025');
     expect(textOf(reply)).toContain('said deny');
+    await client.close();
+  });
+
+  it('a question whose call is approved over REST first is withdrawn from the client', async () => {
+    let withdrawn = false;
+    const hold = (signal: AbortSignal) => new Promise<string>((resolve) => signal.addEventListener('abort', () => ((withdrawn = true), resolve('deny'))));
+    const { client, asked } = await connect(svc.url, ADMIN, hold);
+    const reply = client.callTool({ name: 'chat_with_agent', arguments: { message: 'echo it [[tool:echo {"message":"approved-elsewhere"}]]', sessionId: 'legacy-elsewhere' } });
+    await until(() => asked.length === 1, 'the client is asked');
+    const [pending] = (await api(svc.url, 'GET', '/api/sessions/legacy-elsewhere/approvals')).approvals as { callId: string }[];
+    await api(svc.url, 'POST', `/api/sessions/legacy-elsewhere/approvals/${pending!.callId}`, { decision: 'approve' });
+    expect(textOf(await reply)).toContain('fixture echo: approved-elsewhere');
+    await until(() => withdrawn, 'the open question is withdrawn');
     await client.close();
   });
 

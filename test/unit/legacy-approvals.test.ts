@@ -26,8 +26,12 @@ describe('approvals of 2025-era HTTP clients: who is asked', () => {
   it('given a body without answers of ours, answer leaves it to the server; an answer of ours is applied once opened', async () => {
     expect(await legacy.answer({ jsonrpc: '2.0', id: 3, result: {} }, LOCAL_SESSIONS, true)).toBeUndefined();
     expect(await legacy.answer({ jsonrpc: '2.0', id: 'agentd-approval.x', method: 'ping' }, LOCAL_SESSIONS, true)).toBeUndefined();
-    let id = '';
-    await legacy.ask((request) => ((id = String(request.id)), Promise.resolve()), { message: 'Allow?', requestedSchema: { type: 'object', properties: {}, required: [] } } as never, { sessionId: 's1', callId: 'c1' });
+    const sent: { id?: unknown; method: string; params?: unknown }[] = [];
+    const asked = await legacy.ask((message) => (sent.push(message), Promise.resolve()), { message: 'Allow?', requestedSchema: { type: 'object', properties: {}, required: [] } } as never, { sessionId: 's1', callId: 'c1' });
+    const id = String(sent[0]?.id);
+    expect(sent[0]).toMatchObject({ method: 'elicitation/create', params: { message: 'Allow?' } });
+    await asked.withdraw('answered elsewhere');
+    expect(sent[1]).toEqual({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'answered elsewhere' } });
     const answer = { jsonrpc: '2.0', id, result: { action: 'accept', content: { decision: 'approve' } } };
     expect(await legacy.answer(answer, LOCAL_SESSIONS, false)).toBe('refused'); // may not approve
     expect(approved).toEqual([]);
