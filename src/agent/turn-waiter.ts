@@ -16,7 +16,7 @@ interface Waiter {
   turnId?: string;
   /** The turn's calls waiting for approval now, by call id. */
   approvals: Map<string, PendingCall>;
-  /** While an adopted turn's log is read: its approval frames that arrived meanwhile. */
+  /** While an adopted turn's log is read: its approval frames that arrived meanwhile, in order. */
   early?: ApprovalFrame[];
 }
 
@@ -57,8 +57,8 @@ const toAppError = ({ code, message, details }: AgentFrameData['error']): AppErr
  *   followed from memory (until `timeoutMs` after it ended). Any other turn is adopted: its session's frames
  *   are asked for (`interest`, instances sharing one Redis), a waiter is registered, and the session's log is
  *   read for what the turn did already: its end (the reply, or its error), and its calls waiting for approval;
- *   frames arriving meanwhile are applied after the log (a frame the log holds, seq ≤ its last seq, is not
- *   applied twice). The adopted turn is then followed like a detachable one; it rejects with AGENT_ERROR
+ *   frames arriving meanwhile are applied after the log, in order (one the log holds too changes nothing).
+ *   The adopted turn is then followed like a detachable one; it rejects with AGENT_ERROR
  *   `details.reason: "unknown_turn"` when the log has no such turn, and after `timeoutMs` as `ask` does.
  * - One bus listener per event name serves every waiter.
  */
@@ -133,7 +133,7 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, interest?: Fra
     void reply.catch(() => undefined).finally(() => interest?.unwatch(sessionId));
     try {
       await watching; // the log is read once the session's frames from other instances arrive here
-      const { frames, lastSeq } = await bus.execute('agent.history', { sessionId, since: 0 }, { sessionId });
+      const { frames } = await bus.execute('agent.history', { sessionId, since: 0 }, { sessionId });
       const own = frames.filter((f) => (f.data as { turnId?: string }).turnId === turnId);
       for (const frame of own) {
         if (frame.event === 'toolApprovalRequested' || frame.event === 'toolApprovalResolved') applyApproval(w, frame);
@@ -141,7 +141,7 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, interest?: Fra
         if (frame.event === 'error') settle(correlationId)?.reject(toAppError(frame.data));
       }
       if (own.length === 0) settle(correlationId)?.reject(unknownTurn());
-      for (const frame of w.early) if (frame.data.seq > lastSeq) applyApproval(w, frame);
+      for (const frame of w.early) applyApproval(w, frame); // newer than the log or in it: the last word on each call wins
     } catch (err) {
       settle(correlationId)?.reject(err instanceof AppError ? err : new AppError('AGENT_ERROR', `The turn's log could not be read: ${String(err)}`, { reason: 'unknown_turn' }));
     } finally {
