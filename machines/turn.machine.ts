@@ -68,8 +68,8 @@ export interface TurnContext extends TurnInput {
   pending: number;
   /** Ids of the calls waiting for approval (they count in `pending` too). */
   awaiting: string[];
-  /** Ids of the tool servers' questions (elicitations) of running calls waiting for the user. */
-  eliciting: string[];
+  /** The tool servers' questions of running calls waiting for the user (the inspector lists them by server). */
+  eliciting: WaitingQuestion[];
   /** When the waiting calls are denied unanswered: ISO time, and milliseconds from the step's end. */
   expiresAt: string;
   approvalWaitMs: number;
@@ -136,15 +136,25 @@ const compactNotProvided = fromPromise<void, CompactInput>(() => Promise.reject(
 
 const asStep = (output: ModelStepResult) => output as ModelStepOutput;
 
-/**
- * A tool server's question (elicitation) of a running call opened (`pending`) or closed: the session
- * owns it (src/agent/session-elicitations.ts); the turn only shows that it waits for the user.
- */
-export interface ElicitationChange {
-  type: 'ELICITATION';
+/** A tool server's question of a running call that waits for the user, as the turn shows it. */
+export interface WaitingQuestion {
   id: string;
-  pending: boolean;
+  /** `elicitation` (a form or a link to open) or `sampling` (a sampling request under `sampling: ask`). */
+  kind: 'elicitation' | 'sampling';
+  serverId: string;
+  callId: string;
+  /** The server's message (elicitation): conversation content, hidden by the inspector unless content is on. */
+  question?: string;
+  expiresAt: string;
 }
+
+/**
+ * A tool server's question of a running call opened (with what it asks) or closed (its id): the
+ * session owns it (src/agent/session-elicitations.ts, session-sampling-approvals.ts); the turn only
+ * shows that it waits for the user, and for what.
+ */
+export type QuestionChange = { pending: true; question: WaitingQuestion } | { pending: false; id: string };
+export type ElicitationChange = { type: 'ELICITATION' } & QuestionChange;
 
 /** What a step's calls receive while they run or wait for approval. */
 const stepEvents = {
@@ -186,8 +196,9 @@ export const turnMachine = setup({
     trackElicitation: assign({
       eliciting: ({ context, event }) => {
         assertEvent(event, 'ELICITATION');
-        const others = context.eliciting.filter((id) => id !== event.id);
-        return event.pending ? [...others, event.id] : others;
+        const id = event.pending ? event.question.id : event.id;
+        const others = context.eliciting.filter((q) => q.id !== id);
+        return event.pending ? [...others, event.question] : others;
       },
     }),
     recordCompactRequest: assign({ compactTrigger: (_, output: ModelStepResult) => ('compact' in output ? output.compact : undefined) }),

@@ -17,9 +17,10 @@
  *   turn's own end says what happened, or, when the process dies first, the next open does.
  * - `closeStale` (at open) resolves every question the log left pending as `cancel` by `restart`:
  *   the server's request died with the process.
- * - `onChange(id, pending)` tells the running turn a question opened or closed (its waiting state).
+ * - `onChange` tells the running turn a question opened (with what it asks) or closed: its waiting state.
  */
 import { randomUUID } from 'node:crypto';
+import type { QuestionChange } from '../../machines/turn.machine.ts';
 import type { SendMeta } from '../bus/index.ts';
 import type { Clock } from '../clock.ts';
 import { EVENT_VERSION, type SessionEvent } from '../conversation/session-events.ts';
@@ -41,7 +42,7 @@ export interface SessionElicitationDeps {
   record: (meta: SendMeta, event: SessionEvent) => void;
   /** The correlation id of a turn's facts. */
   correlationOf: (turnId: string) => string;
-  onChange: (id: string, pending: boolean) => void;
+  onChange: (change: QuestionChange) => void;
 }
 
 interface Live {
@@ -66,7 +67,7 @@ export function createSessionElicitations(deps: SessionElicitationDeps) {
     if (!l) return;
     live.delete(id);
     clearTimeout(l.timer);
-    deps.onChange(id, false);
+    deps.onChange({ pending: false, id });
     l.resolve(answer);
   };
   /** Answers a question still live and pending (a timeout, the call's end); nothing when it was answered or released meanwhile. */
@@ -81,11 +82,12 @@ export function createSessionElicitations(deps: SessionElicitationDeps) {
       if (closed || options.signal.aborted) return Promise.resolve({ action: 'decline' });
       const now = clock.now();
       const expires = Math.min(now + deps.timeoutMs, options.deadline - 1_000);
+      const expiresAt = new Date(expires).toISOString();
       const id = `el_${randomUUID()}`;
       const where = ask.mode === 'url' ? { url: ask.url } : { requestedSchema: ask.requestedSchema };
       const event: SessionEvent = {
         v: EVENT_VERSION, type: 'elicitationRequested', turnId: call.turnId, id, callId: call.callId, serverId: ask.serverId,
-        message: ask.message, mode: ask.mode, ...where, expiresAt: new Date(expires).toISOString(),
+        message: ask.message, mode: ask.mode, ...where, expiresAt,
       };
       deps.record({ correlationId: deps.correlationOf(call.turnId), sessionId }, event);
       fold.apply(event);
@@ -93,7 +95,7 @@ export function createSessionElicitations(deps: SessionElicitationDeps) {
         const timer = setTimeout(() => end(id, { action: 'decline' }, 'timeout'), Math.max(0, expires - now));
         timer.unref();
         live.set(id, { resolve, timer });
-        deps.onChange(id, true);
+        deps.onChange({ pending: true, question: { id, kind: 'elicitation', serverId: ask.serverId, callId: call.callId, question: ask.message, expiresAt } });
         options.signal.addEventListener('abort', () => end(id, { action: 'cancel' }, 'call-ended'), { once: true });
       });
     },

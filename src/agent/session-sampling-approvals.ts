@@ -15,7 +15,7 @@
  *   recording nothing more; `close` (the session leaves memory) denies the live ones and records
  *   nothing; `closeStale` (at open) denies `by: "restart"` every one the log left pending: the
  *   server's request died with its process, and it is never resumed as a tool call.
- * - `onChange(id, pending)` tells the running turn a request opened or closed (its waiting state).
+ * - `onChange` tells the running turn a request opened or closed (its waiting state).
  */
 import { randomUUID } from 'node:crypto';
 import { EVENT_VERSION, type ApprovalDecision, type SessionEvent } from '../conversation/session-events.ts';
@@ -51,7 +51,7 @@ export function createSessionSamplingApprovals(deps: SessionSamplingApprovalDeps
     if (!l) return;
     live.delete(callId);
     clearTimeout(l.timer);
-    deps.onChange(callId, false);
+    deps.onChange({ pending: false, id: callId });
     l.resolve(answer);
   };
   /** Stores the resolution of a request already marked answered, and answers its server. */
@@ -74,11 +74,12 @@ export function createSessionSamplingApprovals(deps: SessionSamplingApprovalDeps
       if (closed || options.signal.aborted) return Promise.resolve({ decision: 'deny', reason: 'the call ended' });
       const now = clock.now();
       const expires = Math.min(now + deps.timeoutMs, options.deadline - 1_000);
+      const expiresAt = new Date(expires).toISOString();
       const callId = `${call.callId}~sampling-${randomUUID().slice(0, 8)}`;
       const { systemPrompt, messages, maxTokens } = request;
       const event: SessionEvent = {
         v: EVENT_VERSION, type: 'toolApprovalRequested', turnId: call.turnId, callId, toolName: SAMPLING_TOOL_NAME, serverId: request.serverId,
-        args: { ...(systemPrompt !== undefined && { systemPrompt }), messages, maxTokens }, expiresAt: new Date(expires).toISOString(),
+        args: { ...(systemPrompt !== undefined && { systemPrompt }), messages, maxTokens }, expiresAt,
       };
       deps.record({ correlationId: deps.correlationOf(call.turnId), sessionId }, event);
       fold.apply(event);
@@ -86,7 +87,7 @@ export function createSessionSamplingApprovals(deps: SessionSamplingApprovalDeps
         const timer = setTimeout(() => end(callId, 'no answer in time', 'timeout'), Math.max(0, expires - now));
         timer.unref();
         live.set(callId, { resolve, timer });
-        deps.onChange(callId, true);
+        deps.onChange({ pending: true, question: { id: callId, kind: 'sampling', serverId: request.serverId, callId: call.callId, expiresAt } });
         options.signal.addEventListener('abort', () => end(callId, 'the call ended', 'call-ended'), { once: true });
       });
     },

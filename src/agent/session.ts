@@ -38,6 +38,7 @@
  */
 import { EVENT_VERSION, type SessionEvent } from '../conversation/session-events.ts';
 import type { SessionEmitted } from '../../machines/session.machine.ts';
+import type { QuestionChange } from '../../machines/turn.machine.ts';
 import type { ApprovalAnswer, ToolCallInput, TurnMessage } from '../conversation/turn-contract.ts';
 import type { ModelToolOutcome } from '../conversation/tool-shapes.ts';
 import type { Elicitor } from '../tools/elicitation.ts';
@@ -202,7 +203,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   /** How a request waiting for the user finds its turn's correlation id, and tells the running turn it opened or closed. */
   const waitingForUser = {
     correlationOf: (turnId: string) => actor.getSnapshot().context.queue.find((m) => m.turnId === turnId)?.correlationId ?? turnId,
-    onChange: (id: string, pending: boolean) => actor.getSnapshot().children.turn?.send({ type: 'ELICITATION', id, pending }),
+    onChange: (change: QuestionChange) => actor.getSnapshot().children.turn?.send({ type: 'ELICITATION', ...change }),
   };
   const elicitations = createSessionElicitations({
     sessionId, clock, timeoutMs: deps.approvalTimeoutMs, fold: elicitationFold, validate: contentValidator(log), record: (meta, event) => record(meta, event),

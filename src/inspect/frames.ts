@@ -20,7 +20,7 @@ const replacer = (_key: string, value: unknown): unknown => (typeof value === 'f
 const json = (value: unknown): unknown => JSON.parse(stringify(value, replacer) ?? 'null');
 
 /** Keys whose values are conversation content: hidden unless content is opted in. */
-const CONTENT_KEYS = new Set(['content', 'text', 'args', 'arguments', 'result', 'results', 'outcome', 'outcomes', 'messages', 'history', 'image', 'base64', 'reply', 'lastText', 'prompt', 'systemPrompt', 'step']);
+const CONTENT_KEYS = new Set(['content', 'text', 'question', 'args', 'arguments', 'result', 'results', 'outcome', 'outcomes', 'messages', 'history', 'image', 'base64', 'reply', 'lastText', 'prompt', 'systemPrompt', 'step']);
 /** Events that carry each piece of a reply as it streams. */
 const CHUNK_EVENTS = new Set(['chunk', 'model.text']);
 

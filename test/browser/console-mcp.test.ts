@@ -4,7 +4,8 @@
  * previews (text inline, binary as size + MIME), a resource attached as a chip (removable) and sent
  * with a message (the model gets its contents, the history names it, the transcript shows it); a
  * prompt picked, a missing required argument refused with the server's message, then filled and
- * sent as the user's turn; the inspector listing what agentd and the server declared.
+ * sent as the user's turn; the inspector listing what agentd and the server declared, and the
+ * server's question waiting for the user until it is answered.
  */
 import { describe, expect, it } from 'vitest';
 import { findChromium, useBrowserBench, watchFailures } from '../support/browser.ts';
@@ -115,5 +116,23 @@ describe.skipIf(!chromiumPath)('console: MCP resources and prompts; inspector: c
     for (const cap of ['tools', 'resources', 'prompts', 'logging']) await offered.locator(`[data-capability="${cap}"]`).waitFor();
     expect(await offered.locator('[data-capability="resources"]').textContent()).toMatch(/subscribe/);
     await t.browser.screenshot('inspector-capabilities');
+  });
+
+  it("the inspector lists a server's question waiting for the user under that server, until it is answered", async () => {
+    const { page } = t.browser;
+    const post = (path: string, body: unknown) => fetch(`${t.svc.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    await page.goto(`${t.svc.url}/inspect`);
+    await expect.poll(() => page.locator('#status').textContent(), PATIENT).toBe('live');
+    expect((await post('/api/message', { sessionId: 'asking', message: 'Ask me [[tool:trigger-elicitation-request {}]]' })).status).toBe(200);
+    const waiting = page.locator('#tool-servers [data-server="everything"] .waiting li');
+    await waiting.first().waitFor({ timeout: PATIENT.timeout });
+    const { elicitations } = (await (await fetch(`${t.svc.url}/api/sessions/asking/elicitations`)).json()) as { elicitations: { id: string; callId: string }[] };
+    expect(elicitations).toHaveLength(1);
+    expect(await waiting.getAttribute('data-waiting')).toBe(elicitations[0]!.id);
+    // The question's text is conversation content: hidden unless the inspector shows content.
+    expect(await waiting.textContent()).toMatch(new RegExp(`^question “\\[content\\]” · session asking, call ${elicitations[0]!.callId} · expires `));
+    await t.browser.screenshot('inspector-waiting-question');
+    expect((await post(`/api/sessions/asking/elicitations/${elicitations[0]!.id}`, { action: 'decline' })).status).toBe(200);
+    await expect.poll(() => waiting.count(), PATIENT).toBe(0);
   });
 });

@@ -6,10 +6,13 @@
 import type { ActorRefFrom } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import type { ModelTool } from '../../src/conversation/tool-shapes.ts';
-import type { turnMachine } from '../../machines/turn.machine.ts';
+import type { ElicitationChange, turnMachine } from '../../machines/turn.machine.ts';
 import { askTools, gatedTools, harness, ok, reply, script, tools, waitUntil } from './machine-harness.ts';
 
 const turnOf = (h: ReturnType<typeof harness>) => h.actor.getSnapshot().children.turn as ActorRefFrom<typeof turnMachine> | undefined;
+const question = (id: string) => ({ id, kind: 'elicitation' as const, serverId: 'srv', callId: 'a', question: 'Name?', expiresAt: '2026-01-01T00:00:00.000Z' });
+const opened = (id: string): ElicitationChange => ({ type: 'ELICITATION', pending: true, question: question(id) });
+const closed = (id: string): ElicitationChange => ({ type: 'ELICITATION', pending: false, id });
 
 describe('turn machine: elicitations', () => {
   it('waits for the user while a running call has a question open, then goes on', async () => {
@@ -18,13 +21,14 @@ describe('turn machine: elicitations', () => {
     h.send('go');
     await waitUntil(() => t.gates.has('a'));
     expect(turnOf(h)?.getSnapshot().value).toBe('callingTools');
-    turnOf(h)?.send({ type: 'ELICITATION', id: 'e1', pending: true });
+    turnOf(h)?.send(opened('e1'));
     expect(turnOf(h)?.getSnapshot().value).toBe('awaitingElicitation');
+    expect(turnOf(h)?.getSnapshot().context.eliciting).toEqual([question('e1')]);
     expect(turnOf(h)?.getSnapshot().hasTag('waitingForUser')).toBe(true);
-    turnOf(h)?.send({ type: 'ELICITATION', id: 'e1', pending: false });
+    turnOf(h)?.send(closed('e1'));
     expect(turnOf(h)?.getSnapshot().value).toBe('callingTools');
     // A question still open when its call settles does not hold the turn.
-    turnOf(h)?.send({ type: 'ELICITATION', id: 'e2', pending: true });
+    turnOf(h)?.send(opened('e2'));
     t.gate('a').resolve(ok('r'));
     await h.idle();
     expect(h.facts('response')[0]?.content).toBe('done');
@@ -36,11 +40,11 @@ describe('turn machine: elicitations', () => {
     const h = harness({ model: script(askTools('', ['a', 'echo', '{}'], ['b', 'add', '{}']), reply('done')), catalogue, tool: t.tool, approvalTimeoutMs: 5000 });
     h.send('go');
     await waitUntil(() => t.gates.has('b'));
-    turnOf(h)?.send({ type: 'ELICITATION', id: 'e1', pending: true });
+    turnOf(h)?.send(opened('e1'));
     expect(turnOf(h)?.getSnapshot().value).toBe('awaitingApproval');
     h.actor.send({ type: 'APPROVAL', callId: 'a', decision: 'deny', by: 'rest' });
     await waitUntil(() => turnOf(h)?.getSnapshot().value === 'awaitingElicitation');
-    turnOf(h)?.send({ type: 'ELICITATION', id: 'e1', pending: false });
+    turnOf(h)?.send(closed('e1'));
     t.gate('b').resolve(ok('3'));
     await h.idle();
     expect(h.facts('response')).toHaveLength(1);

@@ -8,6 +8,7 @@ import { checkContent, createElicitations } from '../../src/agent/elicitations.t
 import { toFrame } from '../../src/agent/frames.ts';
 import { createSessionElicitations } from '../../src/agent/session-elicitations.ts';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
+import type { QuestionChange } from '../../machines/turn.machine.ts';
 import { AppError } from '../../src/errors/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createArgsValidator } from '../../src/tools/args-validator.ts';
@@ -115,11 +116,11 @@ describe('live elicitations of a session', () => {
   afterEach(() => vi.useRealTimers());
   const setup = (now = 0, ...past: SessionEvent[]) => {
     const recorded: SessionEvent[] = [];
-    const changes: [string, boolean][] = [];
+    const changes: QuestionChange[] = [];
     const fold = given(...past);
     const live = createSessionElicitations({
       sessionId: 's1', clock: { now: () => now }, timeoutMs: 10_000, fold, validate,
-      record: (_meta, e) => recorded.push(e), correlationOf: (t) => t, onChange: (id, pending) => changes.push([id, pending]),
+      record: (_meta, e) => recorded.push(e), correlationOf: (t) => t, onChange: (change) => changes.push(change),
     });
     return { recorded, changes, fold, live };
   };
@@ -137,7 +138,11 @@ describe('live elicitations of a session', () => {
     await expect(answer).resolves.toEqual({ action: 'accept', content: { name: 'Ada' } });
     expect(recorded.map((e) => e.type)).toEqual(['elicitationRequested', 'elicitationResolved']);
     expect(recorded[1]).toMatchObject({ action: 'accept', by: 'rest', content: { name: 'Ada' } });
-    expect(changes).toEqual([[p!.id, true], [p!.id, false]]);
+    // The turn learns what waits (the inspector lists it under its server), then that it closed.
+    expect(changes).toEqual([
+      { pending: true, question: { id: p!.id, kind: 'elicitation', serverId: 'srv', callId: 'c1', question: 'Name?', expiresAt: p!.expiresAt } },
+      { pending: false, id: p!.id },
+    ]);
   });
 
   it('declines by timeout, no later than a second before the call\'s deadline', async () => {

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createApprovals, resumeOf } from '../../src/agent/approvals.ts';
 import { createSessionSamplingApprovals, SAMPLING_TOOL_NAME } from '../../src/agent/session-sampling-approvals.ts';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
+import type { WaitingQuestion } from '../../machines/turn.machine.ts';
 import type { SamplingRequest } from '../../src/tools/sampling.ts';
 
 const request: SamplingRequest = { serverId: 'everything', systemPrompt: 'be brief', messages: [{ role: 'user', content: 'hi' }], maxTokens: 50, needsApproval: true };
@@ -15,21 +16,25 @@ const call = { turnId: 't1', callId: 'c1' };
 function given(timeoutMs = 60_000) {
   const recorded: SessionEvent[] = [];
   const waiting: [string, boolean][] = [];
+  const opened: WaitingQuestion[] = [];
   const fold = createApprovals('s1');
   const sampling = createSessionSamplingApprovals({
     sessionId: 's1', clock: { now: () => Date.now() }, timeoutMs, fold, record: (_meta, e) => recorded.push(e), correlationOf: (turnId) => turnId,
-    onChange: (id, pending) => waiting.push([id, pending]),
+    onChange: (change) => {
+      waiting.push(change.pending ? [change.question.id, true] : [change.id, false]);
+      if (change.pending) opened.push(change.question);
+    },
   });
   const calling = new AbortController();
   const ask = () => sampling.ask(request, call, { deadline: Date.now() + 600_000, signal: calling.signal });
-  return { recorded, waiting, fold, sampling, calling, ask };
+  return { recorded, waiting, opened, fold, sampling, calling, ask };
 }
 
 afterEach(() => void vi.useRealTimers());
 
 describe('sampling requests waiting for approval', () => {
   it('given a request, then it is a pending approval of its own call id, shown under sampling/createMessage with the server and its messages', () => {
-    const { recorded, fold, waiting, ask } = given();
+    const { recorded, fold, waiting, opened, ask } = given();
     void ask();
     const [asked] = recorded;
     expect(asked).toMatchObject({ type: 'toolApprovalRequested', turnId: 't1', toolName: SAMPLING_TOOL_NAME, serverId: 'everything', args: { systemPrompt: 'be brief', messages: request.messages, maxTokens: 50 } });
@@ -37,6 +42,7 @@ describe('sampling requests waiting for approval', () => {
     expect(callId).toMatch(/^c1~sampling-[0-9a-f]{8}$/);
     expect(fold.pending().map((p) => p.callId)).toEqual([callId]);
     expect(waiting).toEqual([[callId, true]]);
+    expect(opened[0]).toMatchObject({ id: callId, kind: 'sampling', serverId: 'everything', callId: 'c1' });
   });
 
   it('when a person approves, then the request resolves approved, the resolution is stored and the turn stops waiting', async () => {

@@ -154,6 +154,20 @@ function prune() {
 
 const servers = createServerPanel($('tool-servers'));
 
+/**
+ * The questions waiting for the user across the live turns (each turn's `eliciting`), with the
+ * session each turn belongs to (its parent's name, `turn:<session>`).
+ * @returns {import('./servers.js').Waiting[]}
+ */
+function waitingQuestions() {
+  return [...actors.values()].flatMap((a) => {
+    const eliciting = /** @type {{ eliciting?: unknown } | undefined} */ (a.snapshot?.context)?.eliciting;
+    if (a.stopped || !Array.isArray(eliciting)) return [];
+    const session = (actors.get(a.parentId ?? '')?.name ?? '').replace(/^turn:/, '');
+    return eliciting.map((q) => ({ ...q, session }));
+  });
+}
+
 /** @param {InspectFrame} frame */
 function onFrame(frame) {
   // A tool server's connection actor (`mcp:<name>`) changed: its record (and capabilities) may have.
@@ -190,6 +204,7 @@ function onFrame(frame) {
       return;
   }
   renderActors();
+  servers.showWaiting(waitingQuestions());
   if (frame.sessionId === selected || frame.type === 'resync') renderSelected();
 }
 
