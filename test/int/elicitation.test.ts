@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { everythingStdio, roomyLimits, turnFrames } from '../support/messaging.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
+import { callAs } from '../support/keyed-app.ts';
 import { PATIENT, until } from '../support/wait.ts';
 import { connectWs, type Frame, type WsClient } from '../support/ws-client.ts';
 
@@ -25,14 +26,7 @@ describe('elicitation', () => {
   let svc: RunningApp;
   let alice: WsClient;
 
-  const call = async (key: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${svc.url}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${key}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, any> };
-  };
+  const call = (key: string, method: string, path: string, body?: unknown) => callAs(() => svc, key, method, path, body);
   /** Sends a message whose turn calls `tool`, and resolves with its elicitationRequested frame. */
   const ask = async (tool: string, sessionId: string) => {
     const from = alice.frames.length;

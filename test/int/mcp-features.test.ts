@@ -12,10 +12,10 @@ import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { everythingStdio, lastMessagesWith, textOf, turnFrames } from '../support/messaging.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { until } from '../support/wait.ts';
-import { connectWs, type WsClient } from '../support/ws-client.ts';
+import { ADMIN_KEY, connectShorthand, shorthandCallers, shorthandKeys, untilServersConnected } from '../support/keyed-app.ts';
+import type { WsClient } from '../support/ws-client.ts';
+import { expectLiveProgress } from './mcp-helpers.ts';
 
-const API_KEY = 'chat-key-0123456789abcdef';
-const ADMIN_KEY = 'admin-key-0123456789abcdef';
 const ROOT = 'file:///tmp/agentd-roots-test';
 
 describe('MCP capabilities, progress, resources, prompts and logs', () => {
@@ -25,23 +25,14 @@ describe('MCP capabilities, progress, resources, prompts and logs', () => {
   let admin: WsClient;
   const lines: string[] = [];
 
-  const call = async (key: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${svc.url}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${key}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, any> };
-  };
-  const asChat = (method: string, path: string, body?: unknown) => call(API_KEY, method, path, body);
-  const asAdmin = (method: string, path: string, body?: unknown) => call(ADMIN_KEY, method, path, body);
+  const { asChat, asAdmin } = shorthandCallers(() => svc);
 
   beforeAll(async () => {
     sim = await startSimulator();
     const sink = new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString()), done()) });
     svc = await startApp(
       {
-        server: { inspect: true, auth: { apiKey: API_KEY, adminKey: ADMIN_KEY }, limits: { rest: { points: 10_000 }, ws: { points: 10_000 } } },
+        server: { inspect: true, auth: shorthandKeys, limits: { rest: { points: 10_000 }, ws: { points: 10_000 } } },
         llm: { timeoutMs: 10_000 },
         mcpServers: {
           everything: { ...everythingStdio, logLevel: 'debug', roots: [ROOT] },
@@ -52,9 +43,8 @@ describe('MCP capabilities, progress, resources, prompts and logs', () => {
       { modelUrl: sim.url, deps: { log: createLogger('debug', sink) } },
     );
     // A slow start may need a retry of `patient` (its timeout bounds initialize too); the tool names depend on both.
-    await until(async () => (await asChat('GET', '/api/mcp/servers')).body.servers.every((x: { status: string }) => x.status === 'connected'), 'both servers connected');
-    chat = await connectWs(`${svc.wsUrl}?token=${API_KEY}`);
-    admin = await connectWs(`${svc.wsUrl}?token=${ADMIN_KEY}`);
+    await untilServersConnected(() => svc, 'both servers connected');
+    ({ chat, admin } = await connectShorthand(svc));
   });
   afterAll(async () => {
     chat?.close();
@@ -64,23 +54,7 @@ describe('MCP capabilities, progress, resources, prompts and logs', () => {
   });
 
   it("a model's tool call reports progress to the session's WebSocket clients as toolProgress (not stored)", async () => {
-    const from = chat.frames.length;
-    chat.send({ type: 'message', content: 'run it [[tool:everything--trigger-long-running-operation {"duration":0.6,"steps":3}]]' });
-    const frames = await turnFrames(chat, 'default', from);
-    const toolCall = frames.find((f) => f.event === 'toolCall')!;
-    const progress = chat.frames.slice(from).filter((f) => f.event === 'toolProgress');
-    expect(progress.map((f) => f.data)).toEqual([1, 2, 3].map((n) => ({
-      sessionId: 'default',
-      turnId: toolCall.data.turnId,
-      callId: toolCall.data.callId,
-      serverId: 'everything',
-      toolName: 'trigger-long-running-operation',
-      progress: n,
-      total: 3,
-    })));
-    expect(frames.find((f) => f.event === 'toolResult')?.data.success).toBe(true);
-    const history = await asChat('GET', '/api/sessions/default/history');
-    expect(history.body.events.map((e: { event: string }) => e.event)).not.toContain('toolProgress');
+    await expectLiveProgress(chat, asChat, 'default', 'everything');
   });
 
   it('…/execute?progressSession= sends the progress of a direct call to that session, with the given callId', async () => {

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
+import { expect } from 'vitest';
 import { createBus } from '../../src/bus/index.ts';
 import type { AppBus, AppCommands, AppEvents } from '../../src/app.ts';
 import { mcpServerConfigSchema, type McpServerConfig } from '../../src/config/schema.ts';
@@ -11,6 +12,9 @@ import type { ServerRecord } from '../../src/tools/messages.ts';
 import { EVERYTHING, fixturePath } from '../support/paths.ts';
 import { PATIENT } from '../support/wait.ts';
 import { testRunEnv } from '../support/process-ledger.ts';
+import type { KeyedCall } from '../support/keyed-app.ts';
+import { turnFrames } from '../support/messaging.ts';
+import type { WsClient } from '../support/ws-client.ts';
 
 export { EVERYTHING, FILESYSTEM, fixturePath } from '../support/paths.ts';
 
@@ -137,3 +141,27 @@ export async function rejection(promise: Promise<unknown>): Promise<{ code: stri
 
 export const textOf = (data: Record<string, unknown>) =>
   (data.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');
+
+/**
+ * Runs a turn on `ws` whose model calls server-everything's trigger-long-running-operation (3 steps)
+ * on `serverId`, and checks what a user depends on: one `toolProgress` frame per step with the turn's
+ * and the call's ids, a successful result, and no progress in the session's stored history.
+ */
+export async function expectLiveProgress(ws: WsClient, call: KeyedCall, sessionId: string, serverId: string): Promise<void> {
+  const from = ws.frames.length;
+  ws.send({ type: 'message', sessionId, content: `run [[tool:${serverId}--trigger-long-running-operation {"duration":0.6,"steps":3}]]` });
+  const frames = await turnFrames(ws, sessionId, from);
+  const toolCall = frames.find((f) => f.event === 'toolCall')!;
+  const progress = ws.frames.slice(from).filter((f) => f.event === 'toolProgress');
+  expect(progress.map((f) => f.data)).toEqual([1, 2, 3].map((n) => ({
+    sessionId,
+    turnId: toolCall.data.turnId,
+    callId: toolCall.data.callId,
+    serverId,
+    toolName: 'trigger-long-running-operation',
+    progress: n,
+    total: 3,
+  })));
+  expect(frames.find((f) => f.event === 'toolResult')?.data.success).toBe(true);
+  expect((await call('GET', `/api/sessions/${sessionId}/history`)).body.events.map((e: { event: string }) => e.event)).not.toContain('toolProgress');
+}

@@ -1,0 +1,50 @@
+/**
+ * A running agentd seen through bearer keys, as the MCP feature tests use it: REST calls as a key,
+ * the shorthand keys (`server.auth.apiKey`, a chat key; `adminKey`), and a WebSocket connection for
+ * each of them.
+ */
+import type { RunningApp } from './start-app.ts';
+import { until } from './wait.ts';
+import { connectWs, type WsClient } from './ws-client.ts';
+
+export const CHAT_KEY = 'chat-key-0123456789abcdef';
+export const ADMIN_KEY = 'admin-key-0123456789abcdef';
+/** `server.auth` with the shorthand keys. */
+export const shorthandKeys = { apiKey: CHAT_KEY, adminKey: ADMIN_KEY };
+
+export interface KeyedResponse {
+  status: number;
+  body: Record<string, any>;
+}
+
+/** A REST call as one key. */
+export type KeyedCall = (method: string, path: string, body?: unknown) => Promise<KeyedResponse>;
+
+/** One REST call as `key` (a JSON body when given); `app` is read at each call, so it may start in a beforeAll. */
+export async function callAs(app: () => RunningApp, key: string, method: string, path: string, body?: unknown): Promise<KeyedResponse> {
+  const res = await fetch(`${app().url}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${key}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+}
+
+/** REST callers as the chat key and as the admin key. */
+export function shorthandCallers(app: () => RunningApp): { asChat: KeyedCall; asAdmin: KeyedCall } {
+  return {
+    asChat: (method: string, path: string, body?: unknown) => callAs(app, CHAT_KEY, method, path, body),
+    asAdmin: (method: string, path: string, body?: unknown) => callAs(app, ADMIN_KEY, method, path, body),
+  };
+}
+
+/** A WebSocket connection as the chat key and one as the admin key. */
+export async function connectShorthand(app: RunningApp): Promise<{ chat: WsClient; admin: WsClient }> {
+  return { chat: await connectWs(`${app.wsUrl}?token=${CHAT_KEY}`), admin: await connectWs(`${app.wsUrl}?token=${ADMIN_KEY}`) };
+}
+
+/** Waits until every tool server of `app` is connected (a slow machine may retry one first). */
+export async function untilServersConnected(app: () => RunningApp, what: string, options?: { timeout: number }): Promise<void> {
+  const connected = async () => (await callAs(app, CHAT_KEY, 'GET', '/api/mcp/servers')).body.servers.every((s: { status: string }) => s.status === 'connected');
+  await until(connected, what, options);
+}
