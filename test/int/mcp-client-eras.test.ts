@@ -9,7 +9,7 @@
  */
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMcpHandler, inputRequired, Server } from '@modelcontextprotocol/server';
+import { createMcpHandler, inputRequired, LOG_LEVEL_META_KEY, Server } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ElicitationAsk } from '../../src/tools/elicitation.ts';
 import { SamplingRefused, type Sampler, type SamplingRequest } from '../../src/tools/sampling.ts';
@@ -30,7 +30,7 @@ async function startModernServer(legacy: 'stateless' | 'reject'): Promise<{ url:
           { name: 'ask', description: 'Asks the user a name (input_required), then greets', inputSchema: { type: 'object' } },
           { name: 'sample', description: "Asks the host's model (input_required)", inputSchema: { type: 'object' } },
           { name: 'roots', description: "Lists the host's roots (input_required)", inputSchema: { type: 'object' } },
-          { name: 'steps', description: 'Sends three progress notifications and a log', inputSchema: { type: 'object' } },
+          { name: 'steps', description: 'Sends three progress notifications and two logs (debug, info); answers the log level asked', inputSchema: { type: 'object' } },
           ...added.map((name) => ({ name, description: 'Added at runtime', inputSchema: { type: 'object' as const } })),
         ],
       }));
@@ -54,8 +54,11 @@ async function startModernServer(legacy: 'stateless' | 'reject'): Promise<{ url:
         if (name === 'steps') {
           const token = _meta?.progressToken;
           for (let i = 1; i <= 3 && token !== undefined; i++) await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: 3 } });
+          // The SDK logs only at or above the level the request's _meta asked for (none asked: no logs at all).
+          await ctx.mcpReq.log('debug', 'modern-debug-line');
           await ctx.mcpReq.log('info', 'modern-log-line');
-          return { content: [{ type: 'text', text: 'stepped' }] };
+          const asked = (ctx.mcpReq.envelope as { [LOG_LEVEL_META_KEY]?: string } | undefined)?.[LOG_LEVEL_META_KEY];
+          return { content: [{ type: 'text', text: `stepped (log level ${asked ?? 'none'})` }] };
         }
         if (name === 'wait') await new Promise((resolve) => setTimeout(resolve, Number(args?.ms)).unref());
         const text = name === 'meta' ? JSON.stringify(_meta ?? {}) : name === 'wait' ? 'waited' : `Hello, ${String(args?.name)}`;
@@ -173,14 +176,20 @@ describe('agentd connecting to 2026-07-28 tool servers', () => {
 
   it('relays the progress and logs of a modern tool call (the log level asked in each request)', async () => {
     await h.bus.execute('mcp.connectServer', { name: 'chatty', config: http(modernOnly.url, { logLevel: 'info' }) });
+    await h.bus.execute('mcp.connectServer', { name: 'mute', config: http(modernOnly.url) });
     const progress: number[] = [];
-    const logs: unknown[] = [];
+    const logs: { serverId: string; level: string; data: unknown }[] = [];
     const offProgress = h.bus.on('mcp.toolProgress', (e) => void (e.payload.serverId === 'chatty' && progress.push(e.payload.progress)));
-    const offLogs = h.bus.on('mcp.serverLog', (e) => void (e.payload.serverId === 'chatty' && logs.push(e.payload.data)));
+    const offLogs = h.bus.on('mcp.serverLog', (e) => void logs.push({ serverId: e.payload.serverId, level: e.payload.level, data: e.payload.data }));
+    // No logLevel: the request asks for none (and the server then sends no logs).
+    const muted = await h.bus.execute('mcp.executeTool', { serverId: 'mute', toolName: 'steps', args: {} });
+    expect(textOf(muted.data)).toBe('stepped (log level none)');
     const result = await h.bus.execute('mcp.executeTool', { serverId: 'chatty', toolName: 'steps', args: {}, progress: { sessionId: 's', callId: 'c-steps' } });
-    expect(textOf(result.data)).toBe('stepped');
+    expect(textOf(result.data)).toBe('stepped (log level info)'); // the server saw `io.modelcontextprotocol/logLevel: info`
     expect(progress).toEqual([1, 2, 3]);
-    await until(() => logs.includes('modern-log-line'), 'the log notification was relayed');
+    await until(() => logs.some((l) => l.data === 'modern-log-line'), 'the log notification was relayed');
+    // The info line came after the debug line and after the call to `mute`: neither of those was relayed.
+    expect(logs).toEqual([{ serverId: 'chatty', level: 'info', data: 'modern-log-line' }]);
     offProgress();
     offLogs();
   });
