@@ -1,8 +1,9 @@
 /**
  * OAuth 2.1 against a real OAuth-protected MCP server (test/fixtures/mcp/oauth-server.js, built with the SDK's
  * server auth helpers): the authorization-code flow end to end without a browser (the record's URL, the
- * fixture's auto-approving authorize endpoint, agentd's callback), a restart that needs no new sign-in, refresh
- * before expiry, the client-credentials grant, and hostile authorization servers refused before anything is sent.
+ * fixture's auto-approving authorize endpoint, agentd's callback), a restart that needs no new sign-in, the same
+ * flow with a client registered beforehand (no dynamic registration), refresh before expiry, the client-credentials
+ * grant, and hostile authorization servers refused before anything is sent.
  */
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,7 @@ import { appPool, type RunningApp } from '../support/start-app.ts';
 import { until } from '../support/wait.ts';
 import { connectWs, type Frame } from '../support/ws-client.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
-import { M2M_CLIENT, startOAuthFixture } from '../fixtures/mcp/oauth-server.js';
+import { M2M_CLIENT, WEB_CLIENT, startOAuthFixture } from '../fixtures/mcp/oauth-server.js';
 
 const ADMIN = 'admin-key-0123456789';
 const CHAT = 'chat-key-0123456789ab';
@@ -163,6 +164,38 @@ describe('OAuth-protected tool servers', () => {
       admin.close();
       chat.close();
     }
+  });
+
+  it('signs in with a configured clientId and secret: no dynamic registration, and the server connects', async () => {
+    // Registered beforehand with one fixed callback URL (a load balancer's, say); the server offers no registration at all.
+    const redirectUrl = 'http://127.0.0.1:1/api/oauth/callback';
+    const f = await fixture({ webClientRedirectUri: redirectUrl, dynamicRegistration: false });
+    const dir = await dataDir();
+    const oauth = { clientId: WEB_CLIENT.client_id, clientSecret: WEB_CLIENT.client_secret, scopes: ['mcp:tools'], redirectUrl };
+    const app = await start(dir, { preset: { type: 'http', baseUrl: f.url, oauth } });
+
+    const waiting = await server(app, 'preset');
+    expect(waiting).toMatchObject({ status: 'error', error: expect.stringMatching(/^authorization required/) });
+    const url = new URL(waiting!.authorizationUrl!);
+    expect(Object.fromEntries(['client_id', 'redirect_uri', 'code_challenge_method', 'resource'].map((k) => [k, url.searchParams.get(k)]))).toEqual({
+      client_id: WEB_CLIENT.client_id,
+      redirect_uri: redirectUrl,
+      code_challenge_method: 'S256',
+      resource: f.url,
+    });
+    expect(await signIn(url.href, app)).toMatchObject({ status: 200, html: expect.stringContaining('is connected') });
+    expect((await server(app, 'preset'))?.status).toBe('connected');
+    // The tokens were issued to the configured client (the token request authenticated with its secret).
+    expect((await callTool(app, 'preset', 'whoami')).body.data?.content[0]?.text).toBe(`client ${WEB_CLIENT.client_id}`);
+    expect(f.stats).toMatchObject({ registrationRequests: 0, registrations: 0, authorizations: 1, codeExchanges: 1 });
+
+    // The configured client is configuration: the stored record holds no registration and never its secret.
+    const [file] = await readdir(join(dir, '.agentd-secrets'));
+    const stored = await readFile(join(dir, '.agentd-secrets', file!), 'utf8');
+    expect(JSON.parse(stored)).not.toHaveProperty('client');
+    expect(stored).not.toContain(WEB_CLIENT.client_secret);
+    const exported = await (await fetch(`${app.url}/api/config.yaml`, { headers: { authorization: `Bearer ${ADMIN}` } })).text();
+    expect(exported).not.toContain(WEB_CLIENT.client_secret);
   });
 
   it('refreshes tokens before they expire (refresh-token grant), also after a restart on another port', async () => {
