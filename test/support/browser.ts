@@ -87,13 +87,14 @@ export function watchFailures(page: Page): { list(): string[]; stop(): void } {
  * the simulator, agentd with `config` and the simulator as its model, and Chromium at `executablePath`;
  * stopped in reverse order.
  */
-export function useBrowserBench(executablePath: string, config: Record<string, unknown>) {
+/** `config`: agentd's config, or a function that makes it once the earlier `beforeAll` hooks ran (e.g. a tool server's port). */
+export function useBrowserBench(executablePath: string, config: Record<string, unknown> | (() => Record<string, unknown>)) {
   let sim: Simulator | undefined;
   let svc: RunningApp | undefined;
   let browser: Browser | undefined;
   beforeAll(async () => {
     sim = await startSimulator();
-    svc = await startApp(config, { modelUrl: sim.url });
+    svc = await startApp(typeof config === 'function' ? config() : config, { modelUrl: sim.url });
     browser = await openBrowser(executablePath);
   });
   afterAll(async () => {
