@@ -56,8 +56,8 @@ export type McpCommands = {
   'mcp.listResources': { payload: { serverId: string }; result: ResourceList };
   /** A resource's contents (binary as base64), at most the server's maxResultBytes; TOOL_EXECUTION_FAILED. */
   'mcp.readResource': { payload: { serverId: string; uri: string }; result: ResourceContents };
-  /** Subscribes to (or unsubscribes from) a resource's updates: `mcp.resourceUpdated` events. */
-  'mcp.subscribeResource': { payload: { serverId: string; uri: string; subscribe: boolean }; result: { serverId: string; uri: string; subscribed: boolean } };
+  /** Subscribes `subscriber` (a principal's name) to (or unsubscribes it from) a resource's updates: `mcp.resourceUpdated` events. */
+  'mcp.subscribeResource': { payload: { serverId: string; uri: string; subscribe: boolean; subscriber: string }; result: { serverId: string; uri: string; subscribed: boolean } };
   'mcp.listPrompts': { payload: { serverId: string }; result: PromptRecord[] };
   /** Replaces the roots offered to a server that declares them (its config lists `roots`) and tells it; INVALID_REQUEST otherwise. */
   'mcp.setRoots': { payload: { serverId: string; roots: string[] }; result: { serverId: string; roots: string[] } };

@@ -66,6 +66,8 @@ export interface ServerEntry {
   unwatch: (() => void) | undefined;
   /** An `http` server with `oauth`: its OAuth client (tokens, pending sign-in). */
   oauth?: ServerOAuth | undefined;
+  /** Who (principal names) subscribed to which resource URI: kept across the server's connections. */
+  subscriptions: Map<string, Set<string>>;
 }
 
 /** The status a server machine's snapshot stands for. */

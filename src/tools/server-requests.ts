@@ -6,6 +6,8 @@
  * - An unknown server is SERVER_NOT_FOUND (details.serverId). Listing a server that is not connected
  *   answers empty lists; reading, subscribing or getting from it is TOOL_EXECUTION_FAILED (details
  *   { serverId, reason }), as is every failure of the server.
+ * - Resource subscriptions are per subscriber (a principal): the server is subscribed while anyone
+ *   follows the URI, and again on each new connection (service.ts).
  * - A read resource is at most the server's `maxResultBytes` (text bytes plus decoded blob bytes);
  *   a larger one is TOOL_EXECUTION_FAILED. Blobs stay base64 with their MIME type.
  * - Prompt arguments are an object of strings: a missing required one is MISSING_FIELD (details
@@ -29,6 +31,8 @@ export interface RequestServer {
   connection: McpConnection | undefined;
   timeout: number;
   maxResultBytes: number;
+  /** Who subscribed to which resource URI (see `subscribeResource`). */
+  subscriptions: Map<string, Set<string>>;
 }
 
 export interface ServerRequestDeps {
@@ -93,12 +97,23 @@ export function createServerRequests(deps: ServerRequestDeps) {
     return { serverId: server.name, uri, contents };
   }
 
-  async function subscribeResource(serverId: string, uri: string, subscribe: boolean) {
-    const name = await onServer(serverId, async (c, s) => {
-      await c.features.subscribe(uri, subscribe);
-      return s.name;
-    });
-    return { serverId: name, uri, subscribed: subscribe };
+  /**
+   * Subscribes `subscriber` (a principal's name) to a resource's updates, or ends its subscription. The
+   * server is asked when the first subscriber comes (a refusal records nothing) and told when the last
+   * one leaves, so one principal's unsubscribe never ends another's updates.
+   */
+  async function subscribeResource(serverId: string, uri: string, subscribe: boolean, subscriber: string) {
+    const server = mustFind(serverId);
+    if (subscribe) {
+      if (!server.subscriptions.has(uri)) await onServer(serverId, (c) => c.features.subscribe(uri, true));
+      const subscribers = server.subscriptions.get(uri) ?? new Set<string>();
+      server.subscriptions.set(uri, subscribers.add(subscriber));
+    } else if (server.subscriptions.get(uri)?.delete(subscriber) && server.subscriptions.get(uri)?.size === 0) {
+      server.subscriptions.delete(uri);
+      // A server that is not connected holds no subscription (a new connection gets only the followed ones).
+      if (server.connected) await onServer(serverId, (c) => c.features.subscribe(uri, false));
+    }
+    return { serverId: server.name, uri, subscribed: subscribe };
   }
 
   const promptRecord = (p: Prompt): PromptRecord => ({

@@ -126,6 +126,10 @@ export function createMcpService(options: McpServiceOptions): McpService {
     }
     entry.connection = connection;
     slog.info({ transport: connection.kind, tools: connection.tools.length }, 'MCP server connected');
+    // A new connection (a restart, a reconnect) is subscribed again to what someone still follows.
+    for (const uri of entry.subscriptions.keys()) {
+      connection.features.subscribe(uri, true).catch((err: unknown) => slog.warn({ err, uri }, 'subscribing again to a resource failed'));
+    }
   };
 
   const close = (entry: ServerEntry) => {
@@ -152,7 +156,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
       input: { serverId: name, now: () => clock.now(), random, ...(options.retry ? { retry: options.retry } : {}) },
     });
     const unwatch = options.registerActor?.(`mcp:${name}`, actor);
-    const entry: ServerEntry = { name, config: serverConfig, actor, connection: undefined, pending: new Set(), runtime: runtimeServer, release: undefined, unwatch };
+    const entry: ServerEntry = { name, config: serverConfig, actor, connection: undefined, pending: new Set(), runtime: runtimeServer, release: undefined, unwatch, subscriptions: new Map() };
     if (serverConfig.type === 'http' && serverConfig.oauth) {
       const oauth = serverConfig.oauth;
       // A runtime server's authorization server passes the runtime URL policy too (runtime-connect.ts).
@@ -207,7 +211,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
       const entry = find(serverId);
       if (!entry) return undefined;
       const { timeout, maxResultBytes } = entry.config;
-      return { name: entry.name, connected: statusOf(entry) === 'connected', connection: entry.connection, timeout, maxResultBytes };
+      return { name: entry.name, connected: statusOf(entry) === 'connected', connection: entry.connection, timeout, maxResultBytes, subscriptions: entry.subscriptions };
     },
     maxModelBytes: config.toolResultMaxBytes,
   });
@@ -302,7 +306,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
     bus.handle('mcp.modelTools', () => [...catalogue.values()].map(toModelTool)),
     bus.handle('mcp.listResources', ({ payload }) => redactedErrors(requests.listResources(payload.serverId))),
     bus.handle('mcp.readResource', ({ payload }) => redactedErrors(requests.readResource(payload.serverId, payload.uri))),
-    bus.handle('mcp.subscribeResource', ({ payload }) => redactedErrors(requests.subscribeResource(payload.serverId, payload.uri, payload.subscribe))),
+    bus.handle('mcp.subscribeResource', ({ payload }) => redactedErrors(requests.subscribeResource(payload.serverId, payload.uri, payload.subscribe, payload.subscriber))),
     bus.handle('mcp.setRoots', ({ payload }) => redactedErrors(setRoots(mustFind(payload.serverId), payload.roots))),
     bus.handle('mcp.listPrompts', ({ payload }) => redactedErrors(requests.listPrompts(payload.serverId))),
     bus.handle('mcp.getPrompt', ({ payload }) => redactedErrors(requests.getPrompt(payload.serverId, payload.name, payload.args))),

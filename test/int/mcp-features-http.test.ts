@@ -40,7 +40,7 @@ describe('MCP features over Streamable HTTP', () => {
     expect(read.contents[0]?.text).toContain('Resource 3');
     const prompt = await h.bus.execute('mcp.getPrompt', { serverId: 'remote', name: 'args-prompt', args: { city: 'Oslo' } });
     expect(prompt.messages).toEqual([{ role: 'user', content: { type: 'text', text: "What's weather in Oslo?" } }]);
-    await h.bus.execute('mcp.subscribeResource', { serverId: 'remote', uri: 'demo://resource/dynamic/text/3', subscribe: true });
+    await h.bus.execute('mcp.subscribeResource', { serverId: 'remote', uri: 'demo://resource/dynamic/text/3', subscribe: true, subscriber: 'tester' });
     await until(() => logs.some((l) => String(l.data).includes('Subscribe Resource request')), 'the subscription was logged by the server');
     const roots = await h.bus.execute('mcp.executeTool', { serverId: 'remote', toolName: 'get-roots-list', args: {} });
     expect(textOf(roots.data)).toContain('file:///tmp/agentd-http-root');

@@ -43,8 +43,8 @@ export async function connectShorthand(app: RunningApp): Promise<{ chat: WsClien
   return { chat: await connectWs(`${app.wsUrl}?token=${CHAT_KEY}`), admin: await connectWs(`${app.wsUrl}?token=${ADMIN_KEY}`) };
 }
 
-/** Waits until every tool server of `app` is connected (a slow machine may retry one first). */
-export async function untilServersConnected(app: () => RunningApp, what: string, options?: { timeout: number }): Promise<void> {
-  const connected = async () => (await callAs(app, CHAT_KEY, 'GET', '/api/mcp/servers')).body.servers.every((s: { status: string }) => s.status === 'connected');
+/** Waits until every tool server of `app` is connected (a slow machine may retry one first), asking as `key`. */
+export async function untilServersConnected(app: () => RunningApp, what: string, { key = CHAT_KEY, ...options }: { key?: string; timeout?: number } = {}): Promise<void> {
+  const connected = async () => (await callAs(app, key, 'GET', '/api/mcp/servers')).body.servers.every((s: { status: string }) => s.status === 'connected');
   await until(connected, what, options);
 }

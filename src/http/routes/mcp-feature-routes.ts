@@ -45,8 +45,8 @@ export function mcpFeatureRoutes(options: McpFeatureRoutesOptions): Route[] {
       body: uriBody,
       response: RESPONSES.subscription,
       errors: ['MISSING_FIELD', 'SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED'],
-      async handler({ bus, params, body }) {
-        return reply(await bus.execute('mcp.subscribeResource', { serverId: serverId(params), uri: body.uri, subscribe }));
+      async handler({ bus, params, body, principal }) {
+        return reply(await bus.execute('mcp.subscribeResource', { serverId: serverId(params), uri: body.uri, subscribe, subscriber: principal.name }));
       },
     });
 
