@@ -17,7 +17,7 @@
  * Tools: `chat_with_agent { message, sessionId? }` (no sessionId: a fresh session, removed after
  * the reply) and `reset_conversation { sessionId? }`; optionally the connected tool servers'
  * tools. Resource: the agent's card. A `chat_with_agent` call with a `progressToken` streams the
- * reply as `notifications/progress` messages, one per chunk (both eras).
+ * reply as `notifications/progress` messages, one per chunk (both eras), every one sent before the result.
  *
  * Approvals through elicitation: when a `chat_with_agent` turn waits for approval and the caller
  * declared form elicitation and may approve (`mayApprove`), each waiting call is asked of it: a
@@ -187,12 +187,15 @@ export function createServerFace(deps: ServerFaceDeps) {
     const temporary = state?.temporary ?? requested === undefined;
     const progressToken = meta?.progressToken as string | number | undefined;
     let progress = 0;
+    // The chunks' notifications go out one after another, all before the result (awaited below).
+    let notified = Promise.resolve();
     const offChunk =
       progressToken === undefined
         ? undefined
         : bus.on('agent.chunk', (e) => {
             if (e.correlationId !== correlationId) return;
-            void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: ++progress, message: e.payload.content } }).catch(() => undefined);
+            const params = { progressToken, progress: ++progress, message: e.payload.content };
+            notified = notified.then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params })).catch(() => undefined);
           });
     const offApprovals = !modern && asksClient ? askApprovals(ctx, correlationId, sessionId, options.outOfBand) : undefined;
     const onAbort = () => void bus.execute('agent.cancel', { sessionId }).catch(() => undefined);
@@ -209,6 +212,7 @@ export function createServerFace(deps: ServerFaceDeps) {
         return await rounds.ask(waiting, { sessionId, correlationId, temporary, ...(waiting[0] && { turnId: waiting[0].turnId }) });
       }
       const response = await reply;
+      await notified;
       return text(response.content);
     } catch (err) {
       return text(`The agent failed: ${toErrorBody(err).message}`, true);

@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextproto
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
+import { progressMessages } from './mcp-helpers.ts';
 
 const textOf = (result: unknown) => ((result as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
 
@@ -66,8 +67,8 @@ describe('/mcp in both protocol eras', () => {
       await expect(client.callTool({ name: 'chat_with_agent', arguments: { message: '' } })).rejects.toThrow(/Invalid arguments/);
       const card = await client.readResource({ uri: 'agentd://agent/card' });
       expect(JSON.parse((card.contents[0] as { text: string }).text)).toMatchObject({ name: 'era-agent', model: 'sim-model' });
-      const pieces: string[] = [];
-      const streamed = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'stream this modern reply please' } }, { onprogress: (p) => pieces.push(p.message ?? '') });
+      const pieces = progressMessages(client);
+      const streamed = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'stream this modern reply please' } }, { onprogress: () => undefined });
       expect(pieces.length).toBeGreaterThan(1);
       expect(pieces.join('')).toBe(textOf(streamed));
       await client.close();
@@ -97,8 +98,8 @@ describe('/mcp in both protocol eras', () => {
     const client = new ClientV1({ name: 'v1-client', version: '1.0.0' });
     await client.connect(new TransportV1(new URL(`${svc.url}/mcp`)));
     expect(client.getServerVersion()).toMatchObject({ name: 'era-agent' });
-    const pieces: string[] = [];
-    const result = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'stream this legacy reply please' } }, undefined, { onprogress: (p) => pieces.push(p.message ?? '') });
+    const pieces = progressMessages(client);
+    const result = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'stream this legacy reply please' } }, undefined, { onprogress: () => undefined });
     expect(pieces.length).toBeGreaterThan(1);
     expect(pieces.join('')).toBe(textOf(result));
     await client.close();
@@ -193,8 +194,8 @@ describe('--mcp-transport stdio in both eras', () => {
       try {
         expect(client.getProtocolEra()).toBe(era);
         expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['chat_with_agent', 'reset_conversation']);
-        const pieces: string[] = [];
-        const result = await client.callTool({ name: 'chat_with_agent', arguments: { message: `stream this ${era} stdio reply` } }, { onprogress: (p) => pieces.push(p.message ?? '') });
+        const pieces = progressMessages(client);
+        const result = await client.callTool({ name: 'chat_with_agent', arguments: { message: `stream this ${era} stdio reply` } }, { onprogress: () => undefined });
         expect(textOf(result)).toBe(`You said: stream this ${era} stdio reply`);
         expect(pieces.join('')).toBe(textOf(result));
       } finally {

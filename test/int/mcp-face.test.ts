@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { connectWs } from '../support/ws-client.ts';
-import { fixturePath } from './mcp-helpers.ts';
+import { fixturePath, progressMessages } from './mcp-helpers.ts';
 
 const textOf = (result: unknown) => ((result as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
 
@@ -104,10 +104,8 @@ describe('/mcp: the agent as an MCP server', () => {
 
   it('streams the reply as progress notifications when asked', async () => {
     const client = await mcpClient(svc.url);
-    const pieces: string[] = [];
-    const result = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'stream this reply please' } }, undefined, {
-      onprogress: (p) => pieces.push(p.message ?? ''),
-    });
+    const pieces = progressMessages(client);
+    const result = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'stream this reply please' } }, undefined, { onprogress: () => undefined });
     expect(pieces.length).toBeGreaterThan(1);
     expect(pieces.join('')).toBe(textOf(result));
     await client.close();

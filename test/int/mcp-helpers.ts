@@ -165,3 +165,26 @@ export async function expectLiveProgress(ws: WsClient, call: KeyedCall, sessionI
   expect(frames.find((f) => f.event === 'toolResult')?.data.success).toBe(true);
   expect((await call('GET', `/api/sessions/${sessionId}/history`)).body.events.map((e: { event: string }) => e.event)).not.toContain('toolProgress');
 }
+
+/** What `progressMessages` needs of an SDK client (v1 or v2), once connected. */
+interface ConnectedClient {
+  transport?: { onmessage?: ((message: any, extra?: any) => void) | undefined } | undefined;
+}
+
+/**
+ * The `message` of each progress notification the client's transport delivers from now on, in order.
+ * Read where messages arrive, not through `onprogress`: the SDK clients run a notification's handler a
+ * microtask later but settle a response at once, so a handler misses the last notifications when they
+ * come in the same read as the result (as on a busy machine). Pass `onprogress` still: it asks for them.
+ */
+export function progressMessages(client: ConnectedClient): string[] {
+  const transport = client.transport;
+  const deliver = transport?.onmessage;
+  if (!transport || !deliver) throw new Error('progressMessages: connect the client first');
+  const messages: string[] = [];
+  transport.onmessage = (message: { method?: string; params?: { message?: string } }, extra?: unknown) => {
+    if (message.method === 'notifications/progress') messages.push(message.params?.message ?? '');
+    deliver(message, extra);
+  };
+  return messages;
+}
