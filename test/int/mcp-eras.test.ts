@@ -119,6 +119,24 @@ describe('/mcp in both protocol eras', () => {
   });
 });
 
+describe('--mode mcp in both protocol eras', () => {
+  it('serves the SDK v2 client pinned to 2026-07-28 and in the legacy era on an API-only instance', async () => {
+    const sim = await startSimulator({ port: 0 });
+    const svc = await startApp({}, { modelUrl: sim.url, deps: { mode: 'mcp' } });
+    try {
+      for (const [mode, era] of [[{ pin: MODERN }, 'modern'], ['legacy', 'legacy']] as const) {
+        const client = await v2Client(svc.url, mode);
+        expect(client.getProtocolEra()).toBe(era);
+        expect(textOf(await client.callTool({ name: 'chat_with_agent', arguments: { message: `api only, ${era}` } }))).toBe(`You said: api only, ${era}`);
+        await client.close();
+      }
+    } finally {
+      await svc.stop();
+      await sim.close();
+    }
+  });
+});
+
 describe('/mcp in the 2026-07-28 era acts for the caller\'s principal', () => {
   const ALICE = 'alice-key-0123456789abcdef';
   const BOB = 'bob-key-0123456789abcdefgh';
