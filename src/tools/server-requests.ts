@@ -106,12 +106,14 @@ export function createServerRequests(deps: ServerRequestDeps) {
     const server = mustFind(serverId);
     if (subscribe) {
       if (!server.subscriptions.has(uri)) await onServer(serverId, (c) => c.features.subscribe(uri, true));
-      const subscribers = server.subscriptions.get(uri) ?? new Set<string>();
-      server.subscriptions.set(uri, subscribers.add(subscriber));
-    } else if (server.subscriptions.get(uri)?.delete(subscriber) && server.subscriptions.get(uri)?.size === 0) {
-      server.subscriptions.delete(uri);
-      // A server that is not connected holds no subscription (a new connection gets only the followed ones).
-      if (server.connected) await onServer(serverId, (c) => c.features.subscribe(uri, false));
+      server.subscriptions.set(uri, (server.subscriptions.get(uri) ?? new Set<string>()).add(subscriber));
+    } else {
+      const subscribers = server.subscriptions.get(uri);
+      if (subscribers?.delete(subscriber) && subscribers.size === 0) {
+        server.subscriptions.delete(uri);
+        // A server that is not connected holds no subscription (a new connection gets only the followed ones).
+        if (server.connected) await onServer(serverId, (c) => c.features.subscribe(uri, false));
+      }
     }
     return { serverId: server.name, uri, subscribed: subscribe };
   }
