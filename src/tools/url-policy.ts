@@ -133,11 +133,13 @@ export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Respo
 
 /**
  * A fetch that connects only to the checked addresses and refuses redirects (a redirect could
- * lead to an address nobody checked). `close()` ends its connections.
+ * lead to an address nobody checked). `close()` ends its connections at once, requests still open
+ * included (a 2026-07-28 server's `subscriptions/listen` stream never ends by itself: waiting for it
+ * would hang the server's removal).
  */
 export function pinnedFetch(addresses: readonly LookupAddress[]): { fetch: FetchLike; close: () => Promise<void> } {
   const dispatcher = new Agent({ connect: { lookup: pinnedLookup(addresses) } });
   const fetch: FetchLike = (url, init) =>
     undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher, redirect: 'error' });
-  return { fetch, close: () => dispatcher.close() };
+  return { fetch, close: () => dispatcher.destroy() };
 }

@@ -17,8 +17,9 @@ import { until } from '../support/wait.ts';
 import { fixture, harness, http, rejection, textOf, type Harness } from './mcp-helpers.ts';
 
 /** A 2026-07-28 tool server with one tool, `greet`, served by the SDK v2 handler on a loopback port. */
-async function startModernServer(legacy: 'stateless' | 'reject'): Promise<{ url: string; addTool(name: string): void; close(): Promise<void> }> {
+async function startModernServer(legacy: 'stateless' | 'reject'): Promise<{ url: string; addTool(name: string): void; listening(): number; close(): Promise<void> }> {
   const added: string[] = [];
+  let listening = 0;
   const handler = createMcpHandler(
     () => {
       const server = new Server({ name: `modern-${legacy}`, version: '1.0.0' }, { capabilities: { tools: { listChanged: true }, resources: {}, prompts: {}, logging: {} } });
@@ -69,6 +70,10 @@ async function startModernServer(legacy: 'stateless' | 'reject'): Promise<{ url:
     { legacy },
   );
   const web: HttpServer = createServer((req, res) => {
+    if (req.headers['mcp-method'] === 'subscriptions/listen') {
+      listening++;
+      res.once('close', () => listening--);
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -90,6 +95,8 @@ async function startModernServer(legacy: 'stateless' | 'reject'): Promise<{ url:
   const { port } = web.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    /** The subscriptions/listen streams open now. */
+    listening: () => listening,
     addTool(name) {
       added.push(name);
       handler.notify.toolsChanged();
@@ -207,6 +214,17 @@ describe('agentd connecting to 2026-07-28 tool servers', () => {
     expect(await names()).not.toContain('late-tool');
     modernOnly.addTool('late-tool');
     await until(async () => (await names()).includes('late-tool'), 'the new tool is in the catalogue');
+  });
+
+  it('removing a modern server connected at runtime ends its subscriptions/listen stream', async () => {
+    const before = modernOnly.listening();
+    await h.bus.execute('mcp.connectServer', { name: 'listening', config: http(modernOnly.url) });
+    await until(() => modernOnly.listening() > before, 'its subscriptions/listen stream is open');
+    modernOnly.addTool('heard-tool'); // the stream carries a notification, and the tools are listed again
+    await until(async () => (await h.bus.execute('mcp.modelTools', {})).some((t) => t.serverId === 'listening' && t.toolName === 'heard-tool'), 'the new tool is in the catalogue');
+    // The stream never ends by itself: the removal ends it (test/int/pinned-fetch.test.ts: rather than wait for it).
+    expect(await h.bus.execute('mcp.removeServer', { serverId: 'listening' })).toMatchObject({ name: 'listening', status: 'disconnected' });
+    await until(() => modernOnly.listening() === before, 'its stream ended');
   });
 
   it('reports a modern server that went away as lost, not connected', async () => {
