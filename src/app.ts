@@ -24,6 +24,7 @@ import { createHttpFace, createServerFace, type ServerFace } from './mcp-face/in
 import { createCluster } from './cluster/index.ts';
 import { createStore } from './store/index.ts';
 import { createSecretStore, sharedSecret } from './store/secret-store.ts';
+import { madeOnce } from './made-once.ts';
 import { VERSION } from './package-info.ts';
 
 /** The application's bus: every component's commands and events, composed here and nowhere else. */
@@ -147,12 +148,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs, cluster?.interest);
   // /mcp's sealing key, one for every instance of the store and kept across restarts (a failed read is retried).
-  let faceKeyMade: Promise<Uint8Array> | undefined;
-  const faceKey = () =>
-    (faceKeyMade ??= sharedSecret(secrets, 'mcp-face-key').catch((err: unknown) => {
-      faceKeyMade = undefined;
-      throw err;
-    }));
+  const faceKey = madeOnce(() => sharedSecret(secrets, 'mcp-face-key'));
   const serverFace = createServerFace({
     bus,
     log: log.child({ component: 'mcp-face' }),

@@ -21,6 +21,7 @@ import { createRequestStateCodec, inputRequired, type InputRequiredResult, type 
 import type { AgentCommands, AgentEvents, TurnWaiter } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { Logger } from '../log/index.ts';
+import { madeOnce } from '../made-once.ts';
 import { purposeKey, type FaceKey } from './seal.ts';
 
 export interface ApprovalState {
@@ -57,7 +58,8 @@ export function decisionOf(answer: unknown): { decision: 'approve' | 'deny'; rea
 }
 
 export function createApprovalRounds(deps: { bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute' | 'on'>; waiter: TurnWaiter; log: Logger; key: FaceKey }) {
-  const codec = async () => createRequestStateCodec<ApprovalState>({ key: purposeKey(await deps.key(), 'request-state'), ttlSeconds: 600 });
+  // Made once the key is read: the codec keeps its imported CryptoKey across requests.
+  const codec = madeOnce(async () => createRequestStateCodec<ApprovalState>({ key: purposeKey(await deps.key(), 'request-state'), ttlSeconds: 600 }));
   return {
     verify: async (state: string, ctx: ServerContext) => (await codec()).verify(state, ctx),
     /** The state a retried call carries, if any (already verified by the SDK). */

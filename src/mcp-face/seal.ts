@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { madeOnce } from '../made-once.ts';
 
 /** Where the face's key comes from: the same bytes on every instance that shares the store (`sharedSecret`). */
 export type FaceKey = () => Promise<Uint8Array>;
@@ -12,7 +13,8 @@ export const purposeKey = (key: Uint8Array, purpose: string): Buffer => createHm
  * `open` answers `undefined` for a malformed, forged or expired token (`exp`: epoch ms, `ttlMs` after `seal`).
  */
 export function createSeal<T>(key: FaceKey, purpose: string, ttlMs: number, now: () => number = Date.now) {
-  const mac = async (body: string) => createHmac('sha256', purposeKey(await key(), purpose)).update(body).digest();
+  const sealKey = madeOnce(async () => purposeKey(await key(), purpose));
+  const mac = async (body: string) => createHmac('sha256', await sealKey()).update(body).digest();
   return {
     async seal(payload: T): Promise<string> {
       const body = Buffer.from(JSON.stringify({ p: payload, exp: now() + ttlMs })).toString('base64url');

@@ -4,6 +4,7 @@ import type { Logger } from '../log/index.ts';
 import { fileNameOf, parseFileName } from './session-file-name.ts';
 import { byId, parseStoredLine } from './stored-event.ts';
 import type { EventParser, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
+import { madeOnce } from '../made-once.ts';
 
 /**
  * Session JSONL files on disk: loading, tail reading and listing, positioned writes.
@@ -220,13 +221,9 @@ export async function removeStaleNewFiles(dir: string, prefix: string): Promise<
 
 /** Creates `dir` (and its parents) on the first call; retries after a failure. */
 export function dirMaker(dir: string): () => Promise<void> {
-  let made: Promise<unknown> | undefined;
+  const made = madeOnce(() => mkdir(dir, { recursive: true }));
   return async () => {
-    made ??= mkdir(dir, { recursive: true }).catch((e: unknown) => {
-      made = undefined;
-      throw e;
-    });
-    await made;
+    await made();
   };
 }
 

@@ -4,13 +4,14 @@
  * (tools/eslint/layers.js). Each component lists the components it may import; the graph is
  * acyclic by construction (the rule refuses a cycle). Lower layers first.
  */
-const LEAVES = ['clock', 'backoff', 'jsonDepth', 'sessionId', 'packageInfo', 'errors', 'log'];
+const LEAVES = ['clock', 'backoff', 'madeOnce', 'jsonDepth', 'sessionId', 'packageInfo', 'errors', 'log'];
 
 /** @type {{ components: Record<string, { path: string, uses?: string[] }>, externals: Record<string, string[]> }} */
 export const LAYERS = {
   components: {
     clock: { path: 'src/clock.ts' },
     backoff: { path: 'src/backoff.ts' },
+    madeOnce: { path: 'src/made-once.ts' },
     jsonDepth: { path: 'src/json-depth.ts' },
     sessionId: { path: 'src/session-id.ts' },
     packageInfo: { path: 'src/package-info.ts' },
