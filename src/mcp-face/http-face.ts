@@ -1,5 +1,6 @@
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import type { SessionAccess } from '../auth/index.ts';
+import { messagesOf } from './legacy-approvals.ts';
 import type { ServerFace } from './server-face.ts';
 
 export interface McpExchange {
@@ -9,20 +10,14 @@ export interface McpExchange {
 }
 
 /** True when any JSON-RPC message of the body calls a tool. */
-const callsTool = (body: unknown): boolean => (Array.isArray(body) ? body : [body]).some((m) => (m as { method?: unknown } | null)?.method === 'tools/call');
+const callsTool = (body: unknown): boolean => messagesOf(body).some((m) => m.method === 'tools/call');
 
 /** The JSON-RPC error answering an approval answer that cannot be used (see legacy-approvals.ts). */
 const refusedAnswer = () =>
   Response.json({ jsonrpc: '2.0', id: null, error: { code: -32602, message: 'Invalid or expired approval answer' } }, { status: 400 });
 
 /** True when any JSON-RPC message of the body asks for progress notifications. */
-function wantsProgress(body: unknown): boolean {
-  const messages: unknown[] = Array.isArray(body) ? body : [body];
-  return messages.some((m) => {
-    const meta = (m as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta;
-    return meta?.progressToken !== undefined;
-  });
-}
+const wantsProgress = (body: unknown): boolean => messagesOf(body).some((m) => m.params?._meta?.progressToken !== undefined);
 
 /**
  * MCP Streamable HTTP, stateless, both protocol eras; the era is decided per request by the SDK's

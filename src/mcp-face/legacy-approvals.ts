@@ -42,9 +42,17 @@ export interface AnswerTo {
   callId: string;
 }
 
-type Message = { id?: unknown; method?: unknown; params?: { capabilities?: { elicitation?: { form?: unknown; url?: unknown } } }; result?: unknown; error?: unknown };
+/** A JSON-RPC message of a POST body, as far as the face reads it. */
+export type Message = {
+  id?: unknown;
+  method?: unknown;
+  params?: { capabilities?: { elicitation?: { form?: unknown; url?: unknown } }; _meta?: { progressToken?: unknown } };
+  result?: unknown;
+  error?: unknown;
+};
 
-const messagesOf = (body: unknown): Message[] => (Array.isArray(body) ? body : [body]).filter((m): m is Message => typeof m === 'object' && m !== null);
+/** The JSON-RPC messages of a POST body (one, or a batch); anything that is not an object is left out. */
+export const messagesOf = (body: unknown): Message[] => (Array.isArray(body) ? body : [body]).filter((m): m is Message => typeof m === 'object' && m !== null);
 
 /** Whether an initialize declares form elicitation (an empty `elicitation` means form, per 2025-11-25). */
 function declaresForm(message: Message): boolean {
