@@ -7,7 +7,7 @@
  *   answers empty lists; reading, subscribing or getting from it is TOOL_EXECUTION_FAILED (details
  *   { serverId, reason }), as is every failure of the server.
  * - Resource subscriptions are per subscriber (a principal): the server is subscribed while anyone
- *   follows the URI, and again on each new connection (service.ts).
+ *   follows the URI, and each new connection of it again (`subscribeAgain`, called by service.ts).
  * - A read resource is at most the server's `maxResultBytes` (text bytes plus decoded blob bytes);
  *   a larger one is TOOL_EXECUTION_FAILED. Blobs stay base64 with their MIME type.
  * - Prompt arguments are an object of strings: a missing required one is MISSING_FIELD (details
@@ -20,6 +20,7 @@
 import type { GetPromptResult, Prompt, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { AppError } from '../errors/index.ts';
 import type { Attached, AttachedPromptMessage, AttachedResource } from '../conversation/attachments.ts';
+import type { Logger } from '../log/index.ts';
 import type { McpConnection } from './connection.ts';
 import { describe } from './connection.ts';
 import type { AttachRequest, PromptRecord, PromptResult, ResourceContents, ResourceList } from './messages.ts';
@@ -44,6 +45,13 @@ export interface ServerRequestDeps {
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const opt = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : ({ [key]: value } as { [P in K]: V }));
 const blobBytes = (base64: string) => Buffer.byteLength(base64, 'base64');
+
+/** Subscribes a server's new connection again to every URI someone still follows; a refusal is logged. */
+export function subscribeAgain(connection: McpConnection, subscriptions: ReadonlyMap<string, unknown>, log: Logger): void {
+  for (const uri of subscriptions.keys()) {
+    connection.features.subscribe(uri, true).catch((err: unknown) => log.warn({ err, uri }, 'subscribing again to a resource failed'));
+  }
+}
 
 /** Decoded bytes of all the images one message may attach from resources and a prompt. */
 export const MAX_ATTACHED_IMAGE_BYTES = 10 * 1024 * 1024;

@@ -34,7 +34,7 @@ import { recordOf, statusOf, type McpService, type McpServiceOptions, type Serve
 import { createToolCalls } from './tool-calls.ts';
 import { createMemorySecretStore } from '../store/secret-store.ts';
 import { AuthorizationRequired, createServerOAuth, serverOfState, UnknownSignIn } from './oauth-client.ts';
-import { createServerRequests } from './server-requests.ts';
+import { createServerRequests, subscribeAgain } from './server-requests.ts';
 import { createNoticeRelay } from './notices.ts';
 import { openA2aAgent } from './a2a-agent.ts';
 
@@ -126,10 +126,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
     }
     entry.connection = connection;
     slog.info({ transport: connection.kind, tools: connection.tools.length }, 'MCP server connected');
-    // A new connection (a restart, a reconnect) is subscribed again to what someone still follows.
-    for (const uri of entry.subscriptions.keys()) {
-      connection.features.subscribe(uri, true).catch((err: unknown) => slog.warn({ err, uri }, 'subscribing again to a resource failed'));
-    }
+    subscribeAgain(connection, entry.subscriptions, slog);
   };
 
   const close = (entry: ServerEntry) => {
