@@ -10,10 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppEvents } from '../../src/app.ts';
 import { MCP_LOG_LEVELS } from '../../src/config/server-features.ts';
 import { roomyLimits } from '../support/messaging.ts';
-import { startApp, type RunningApp } from '../support/start-app.ts';
 import { until } from '../support/wait.ts';
-import { connectShorthand, shorthandCallers, shorthandKeys, untilServersConnected } from '../support/keyed-app.ts';
-import type { WsClient } from '../support/ws-client.ts';
+import { shorthandKeys, useShorthandApp } from '../support/keyed-app.ts';
 import { EVERYTHING, fixture, harness, stdio, textOf, type Harness } from './mcp-helpers.ts';
 
 /** A slow machine may need a retry of a server before all are connected. */
@@ -105,44 +103,32 @@ describe('mcpServers keys: logLevel, progress, listChanged (through the bus)', (
 });
 
 describe('mcpServers keys in the running app: mcpServerLog and mcpListChanged frames', () => {
-  let svc: RunningApp;
-  let chat: WsClient;
-  let admin: WsClient;
-
-  const { asAdmin } = shorthandCallers(() => svc);
-  const execute = async (toolName: string, body: unknown) => expect((await asAdmin('POST', `/api/mcp/servers/notices/tools/${toolName}/execute`, body)).status).toBe(200);
-
-  beforeAll(async () => {
-    svc = await startApp({
+  const app = useShorthandApp(
+    () => ({
       server: { auth: shorthandKeys, ...roomyLimits },
       mcpServers: { notices: fixture('notices-server', { logLevel: 'warning', listChanged: { resources: false } }) },
-    });
-    await untilServersConnected(() => svc, 'the server connected', CONNECT_WAIT);
-    ({ chat, admin } = await connectShorthand(svc));
-  });
-  afterAll(async () => {
-    chat?.close();
-    admin?.close();
-    await svc?.stop();
-  });
+    }),
+    { connectTimeout: CONNECT_WAIT.timeout },
+  );
+  const execute = async (toolName: string, body: unknown) => expect((await app.asAdmin('POST', `/api/mcp/servers/notices/tools/${toolName}/execute`, body)).status).toBe(200);
 
   it('admins get mcpServerLog frames at or above the logLevel only', async () => {
-    const from = admin.frames.length;
+    const from = app.admin.frames.length;
     await execute('log-all', { tag: 'app' });
-    await admin.next((f) => f.event === 'mcpServerLog' && f.data.data === 'app emergency', undefined, from);
-    const frames = admin.frames.slice(from).filter((f) => f.event === 'mcpServerLog');
+    await app.admin.next((f) => f.event === 'mcpServerLog' && f.data.data === 'app emergency', undefined, from);
+    const frames = app.admin.frames.slice(from).filter((f) => f.event === 'mcpServerLog');
     expect(frames.map((f) => f.data)).toEqual(
       ['warning', 'error', 'critical', 'alert', 'emergency'].map((level) => ({ serverId: 'notices', level, logger: 'notices', data: `app ${level}` })),
     );
   });
 
   it('every connection gets mcpListChanged for prompts (default on), never for resources (turned off)', async () => {
-    const from = chat.frames.length;
+    const from = app.chat.frames.length;
     await execute('touch-list', { list: 'resources' });
     await execute('touch-list', { list: 'prompts' });
-    await chat.next((f) => f.event === 'mcpListChanged' && f.data.list === 'prompts', undefined, from);
-    expect(chat.frames.slice(from).filter((f) => f.event === 'mcpListChanged').map((f) => f.data)).toEqual([{ serverId: 'notices', list: 'prompts' }]);
-    await admin.next((f) => f.event === 'mcpListChanged' && f.data.list === 'prompts');
-    expect(admin.frames.filter((f) => f.event === 'mcpListChanged').map((f) => f.data.list)).toEqual(['prompts']);
+    await app.chat.next((f) => f.event === 'mcpListChanged' && f.data.list === 'prompts', undefined, from);
+    expect(app.chat.frames.slice(from).filter((f) => f.event === 'mcpListChanged').map((f) => f.data)).toEqual([{ serverId: 'notices', list: 'prompts' }]);
+    await app.admin.next((f) => f.event === 'mcpListChanged' && f.data.list === 'prompts');
+    expect(app.admin.frames.filter((f) => f.event === 'mcpListChanged').map((f) => f.data.list)).toEqual(['prompts']);
   });
 });

@@ -3,16 +3,19 @@
  * the shorthand keys (`server.auth.apiKey`, a chat key; `adminKey`), and a WebSocket connection for
  * each of them.
  */
-import type { RunningApp } from './start-app.ts';
+import { afterAll, beforeAll, expect } from 'vitest';
+import type { AppDeps } from '../../src/app.ts';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { startApp, type RunningApp } from './start-app.ts';
 import { until } from './wait.ts';
 import { connectWs, type WsClient } from './ws-client.ts';
 
-export const CHAT_KEY = 'chat-key-0123456789abcdef';
+const CHAT_KEY = 'chat-key-0123456789abcdef';
 export const ADMIN_KEY = 'admin-key-0123456789abcdef';
 /** `server.auth` with the shorthand keys. */
 export const shorthandKeys = { apiKey: CHAT_KEY, adminKey: ADMIN_KEY };
 
-export interface KeyedResponse {
+interface KeyedResponse {
   status: number;
   body: Record<string, any>;
 }
@@ -31,7 +34,7 @@ export async function callAs(app: () => RunningApp, key: string, method: string,
 }
 
 /** REST callers as the chat key and as the admin key. */
-export function shorthandCallers(app: () => RunningApp): { asChat: KeyedCall; asAdmin: KeyedCall } {
+function shorthandCallers(app: () => RunningApp): { asChat: KeyedCall; asAdmin: KeyedCall } {
   return {
     asChat: (method: string, path: string, body?: unknown) => callAs(app, CHAT_KEY, method, path, body),
     asAdmin: (method: string, path: string, body?: unknown) => callAs(app, ADMIN_KEY, method, path, body),
@@ -39,7 +42,7 @@ export function shorthandCallers(app: () => RunningApp): { asChat: KeyedCall; as
 }
 
 /** A WebSocket connection as the chat key and one as the admin key. */
-export async function connectShorthand(app: RunningApp): Promise<{ chat: WsClient; admin: WsClient }> {
+async function connectShorthand(app: RunningApp): Promise<{ chat: WsClient; admin: WsClient }> {
   return { chat: await connectWs(`${app.wsUrl}?token=${CHAT_KEY}`), admin: await connectWs(`${app.wsUrl}?token=${ADMIN_KEY}`) };
 }
 
@@ -47,4 +50,43 @@ export async function connectShorthand(app: RunningApp): Promise<{ chat: WsClien
 export async function untilServersConnected(app: () => RunningApp, what: string, { key = CHAT_KEY, ...options }: { key?: string; timeout?: number } = {}): Promise<void> {
   const connected = async () => (await callAs(app, key, 'GET', '/api/mcp/servers')).body.servers.every((s: { status: string }) => s.status === 'connected');
   await until(connected, what, options);
+}
+
+/**
+ * One agentd for a suite, seen through the shorthand keys: the simulator as its model, agentd started
+ * with `config()` (made once the earlier hooks ran; it sets `server.auth` to `shorthandKeys`), every
+ * tool server connected, and a WebSocket connection per key; all of it stopped after the suite.
+ */
+export function useShorthandApp(config: () => Record<string, unknown>, options: { deps?: Partial<AppDeps>; connectTimeout?: number } = {}) {
+  let sim: Simulator | undefined;
+  let svc: RunningApp | undefined;
+  let sockets: { chat: WsClient; admin: WsClient } | undefined;
+  const app = () => svc ?? expect.unreachable('agentd not started');
+  beforeAll(async () => {
+    sim = await startSimulator();
+    svc = await startApp(config(), { modelUrl: sim.url, ...(options.deps && { deps: options.deps }) });
+    await untilServersConnected(app, 'every tool server connected', options.connectTimeout === undefined ? {} : { timeout: options.connectTimeout });
+    sockets = await connectShorthand(svc);
+  });
+  afterAll(async () => {
+    sockets?.chat.close();
+    sockets?.admin.close();
+    await svc?.stop();
+    await sim?.close();
+  });
+  return {
+    ...shorthandCallers(app),
+    get svc() {
+      return app();
+    },
+    get sim() {
+      return sim ?? expect.unreachable('simulator not started');
+    },
+    get chat() {
+      return sockets?.chat ?? expect.unreachable('not connected');
+    },
+    get admin() {
+      return sockets?.admin ?? expect.unreachable('not connected');
+    },
+  };
 }
