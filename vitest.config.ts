@@ -1,13 +1,30 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { SlowFirst } from './test/support/slow-first.ts';
+
+/**
+ * Workers for the whole run: the int and browser tiers mostly wait on child processes, sockets and
+ * Redis, so two per core keep a 2-core machine busy without starving it (AGENTD_TEST_WORKERS overrides).
+ * Every file may run beside any other: each takes free ports (port 0) and its own temporary folders
+ * and Redis key prefixes (test/support), never a fixed port or a shared folder.
+ */
+const workers = Number(process.env.AGENTD_TEST_WORKERS) || 2 * availableParallelism();
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Room for a loaded 2-core machine (every int test starts servers and child processes); the
     // waits inside tests keep their own, tighter deadlines, so a real hang still names what it waited for.
     testTimeout: 60_000,
     hookTimeout: 90_000,
-    pool: 'forks',
-    globalSetup: ['test/support/conformance-setup.ts', 'test/support/no-leftovers.ts'],
+    maxWorkers: workers,
+    sequence: { sequencer: SlowFirst },
+    globalSetup: ['test/support/built-dist.ts', 'test/support/conformance-setup.ts', 'test/support/no-leftovers.ts'],
+    projects: [
+      // Pure code: one module graph per worker process, shared by the files it runs one after another
+      // (a process of its own, not a thread: some files count the process's file descriptors).
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], pool: 'forks', isolate: false } },
+      // A fresh process per file: real servers, child processes, signals.
+      { extends: true, test: { name: 'int', include: ['test/int/**/*.test.ts', 'test/browser/**/*.test.ts'], pool: 'forks' } },
+    ],
   },
 });

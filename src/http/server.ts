@@ -10,6 +10,7 @@ import { createPrincipals, sessionAccess } from '../auth/index.ts';
 import type { SessionsOf } from './route.ts';
 import { createCors } from './cors.ts';
 import { selected, type EngineName } from './engine/index.ts';
+import { withInject, type Inject } from './engine/inject.ts';
 import { createHostCheck } from './host-check.ts';
 import { createInspectWs } from './inspect-ws.ts';
 import { createLimits, type Limits } from './limits.ts';
@@ -56,6 +57,8 @@ export interface FrontEnd {
   close(): void;
   /** Open WebSocket connections. */
   connections(): number;
+  /** Answers a request in process, without listening (src/http/engine/inject.ts): for tests of routes, admission and errors. */
+  inject: Inject;
 }
 
 /** The front end: REST under /api, the WebSocket API at /, on the process's engine (uWebSockets.js or node:http + ws). */
@@ -63,7 +66,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const { config, log } = deps;
   const limitsConfig = config.server.limits;
   const { engine, fallback } = selected;
-  const app = engine.createApp();
+  const app = withInject(engine.createApp());
   const cors = createCors(config.server.cors);
   const limits = deps.limits ?? createLimits(limitsConfig, deps.clock);
   const hosts = createHostCheck(config.server.allowedHosts);
@@ -170,5 +173,6 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
       inspectWs?.closeAll();
     },
     connections: () => gateway?.size() ?? 0,
+    inject: app.inject,
   };
 }

@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { listeningPort, runAgentd, writeAgentFile } from '../support/agentd-process.ts';
+import { FROM_SOURCES, listeningPort, runAgentd, writeAgentFile } from '../support/agentd-process.ts';
 import { until } from '../support/wait.ts';
 import { connectWs } from '../support/ws-client.ts';
 import { fixturePath } from './mcp-helpers.ts';
@@ -16,11 +16,6 @@ function processesWith(marker: string): string[] {
   } catch {
     return []; // pgrep exits 1 when nothing matches
   }
-}
-
-/** kill -9 the node process that runs agentd over `file`, so nothing of agentd runs after. */
-function killAgentd(file: string): void {
-  for (const pid of processesWith(`src/cli.ts --agent ${file}`)) process.kill(Number(pid), 'SIGKILL');
 }
 
 /** Whether util-linux's setpriv is on the PATH (agentd then starts tool servers with a parent-death signal). */
@@ -39,7 +34,10 @@ describe('agentd command line', () => {
     }
   });
 
-  it('prints help and version', async () => {
+  it('prints help and version (the compiled command and `npm run dev` from the sources alike)', async () => {
+    const dev = runAgentd(['--help'], {}, { command: FROM_SOURCES });
+    expect(await dev.exited).toBe(0);
+    expect(dev.out()).toContain('--web-port <port>');
     const help = runAgentd(['--help']);
     expect(await help.exited).toBe(0);
     expect(help.out()).toContain('--web-port <port>');
@@ -164,7 +162,7 @@ describe('agentd command line', () => {
     const first = runAgentd(['--agent', file, '--web-port', '0']);
     const port = await listeningPort(first);
     await until(async () => (await healthOf(port)).agent.connectedServers === 1, 'its tool server connected');
-    killAgentd(file);
+    first.child.kill('SIGKILL'); // node itself runs agentd: nothing of agentd runs after
     await first.exited;
     if (setpriv) {
       await until(() => processesWith(marker).length === 0, 'the tool server gone by itself'); // it ignores stdin closing: the kernel killed it
@@ -197,7 +195,7 @@ describe('agentd command line', () => {
     const port = await listeningPort(first);
     await until(async () => (await healthOf(port)).agent.connectedServers === 1, 'its tool server connected');
     expect(processesWith(marker)).toHaveLength(2); // sh and its node
-    killAgentd(file);
+    first.child.kill('SIGKILL'); // node itself runs agentd: nothing of agentd runs after
     await first.exited;
     if (setpriv) await until(() => processesWith(marker).length === 1, 'the launcher gone, its child left'); // pdeathsig reaches sh only
     else console.warn(NO_SETPRIV);

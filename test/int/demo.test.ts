@@ -1,5 +1,5 @@
 /**
- * `npm run demo` non-interactively: the demo script (simulator + agentd with agents/demo.yml and the
+ * `agentd demo` non-interactively (the compiled demo that `npm run demo` runs from the sources): the demo script (simulator + agentd with agents/demo.yml and the
  * real filesystem and memory MCP servers) runs its scripted WebSocket conversation and exits 0.
  */
 import { spawn } from 'node:child_process';
@@ -7,19 +7,19 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { AGENTD_BIN } from '../support/paths.ts';
 import { testRunEnv } from '../support/process-ledger.ts';
 
-const TSX = join('node_modules', '.bin', 'tsx');
 let data: string | undefined;
 
 afterAll(async () => {
   if (data) await rm(data, { recursive: true, force: true });
 });
 
-describe('npm run demo', () => {
+describe('agentd demo', () => {
   it('streams a reply, calls real MCP tools and exits 0 with AGENTD_DEMO_EXIT=1', async () => {
     data = await mkdtemp(join(tmpdir(), 'agentd-demo-'));
-    const child = spawn(TSX, ['tools/demo/main.ts'], {
+    const child = spawn(process.execPath, [AGENTD_BIN, 'demo'], {
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { until } from '../support/wait.ts';
 import { fixturePath } from './mcp-helpers.ts';
+import { AGENTD_BIN } from '../support/paths.ts';
 
 const textOf = (result: unknown) => ((result as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
 
@@ -37,8 +38,8 @@ describe('approvals asked of the /mcp client through elicitation (stdio)', () =>
         `toolPolicy:\n  rules:\n    - { server: echo, tool: echo, action: ask }\n`,
     );
     const transport = new StdioClientTransport({
-      command: join('node_modules', '.bin', 'tsx'),
-      args: ['src/cli.ts', '--mcp-transport', 'stdio', '--agent', agent, '--log-level', 'info'],
+      command: process.execPath,
+      args: [AGENTD_BIN, '--mcp-transport', 'stdio', '--agent', agent, '--log-level', 'info'],
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
       stderr: 'pipe',
     });

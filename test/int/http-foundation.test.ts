@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
 import pkg from '../../package.json' with { type: 'json' };
-import { startApp, type RunningApp } from '../support/start-app.ts';
+import { injectApp, startApp, type InProcessApp, type RunningApp } from '../support/start-app.ts';
 import { rawUpgrade } from '../support/raw-http.ts';
 import { PATIENT } from '../support/wait.ts';
 import { connectWs } from '../support/ws-client.ts';
@@ -22,10 +22,11 @@ function rawRequest(url: string, opts: { method?: string; localAddress?: string;
   });
 }
 
+// In process: the routes, the admission chain and the error table, with no socket (test/int/inject.test.ts).
 describe('HTTP front end', () => {
-  let svc: RunningApp;
+  let svc: InProcessApp;
   beforeAll(async () => {
-    svc = await startApp({
+    svc = await injectApp({
       version: '3.1.4',
       llm: { apiKey: 'sk-very-secret-test-key-1234' },
       server: { cors: { origins: ['https://allowed.example'] }, limits: { maxBodyBytes: 4096 } },
@@ -34,7 +35,7 @@ describe('HTTP front end', () => {
   afterAll(() => svc.stop());
 
   it('reports health in the spec shape, with rate-limit headers', async () => {
-    const res = await fetch(`${svc.url}/api/health`);
+    const res = await svc.request(`/api/health`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, any>;
     expect(body).toMatchObject({ status: 'healthy', version: pkg.version, agent: { status: 'ready', connectedServers: 0 } });
@@ -49,7 +50,7 @@ describe('HTTP front end', () => {
   });
 
   it('exports the running config as YAML with version and no secret', async () => {
-    const res = await fetch(`${svc.url}/api/config.yaml`);
+    const res = await svc.request(`/api/config.yaml`);
     expect(res.headers.get('content-type')).toMatch(/yaml/);
     const text = await res.text();
     expect(text).not.toContain('sk-very-secret');
@@ -59,13 +60,13 @@ describe('HTTP front end', () => {
   });
 
   const post = (path: string, body: string | undefined, headers: Record<string, string> = { 'Content-Type': 'application/json' }) =>
-    fetch(`${svc.url}${path}`, { method: 'POST', headers, ...(body !== undefined && { body }) });
+    svc.request(`${path}`, { method: 'POST', headers, ...(body !== undefined && { body }) });
 
   it.each([
     ['malformed JSON', () => post('/api/message-sync', '{"message": '), 'INVALID_REQUEST'],
     ['wrong Content-Type', () => post('/api/message-sync', '{"message":"hi"}', { 'Content-Type': 'text/plain' }), 'INVALID_REQUEST'],
-    ['unknown route', () => fetch(`${svc.url}/api/does-not-exist`), 'INVALID_REQUEST'],
-    ['wrong method', () => fetch(`${svc.url}/api/message-sync`), 'INVALID_REQUEST'],
+    ['unknown route', () => svc.request(`/api/does-not-exist`), 'INVALID_REQUEST'],
+    ['wrong method', () => svc.request(`/api/message-sync`), 'INVALID_REQUEST'],
     ['oversized body', () => post('/api/message-sync', JSON.stringify({ message: 'x'.repeat(5000) })), 'INVALID_REQUEST'],
   ])('answers %s with 400 and the error envelope', async (_name, send, code) => {
     const res = await send();
@@ -84,15 +85,15 @@ describe('HTTP front end', () => {
   });
 
   it('answers CORS preflights for configured origins and refuses others', async () => {
-    const ok = await fetch(`${svc.url}/api/health`, { method: 'OPTIONS', headers: { Origin: 'https://allowed.example', 'Access-Control-Request-Method': 'POST' } });
+    const ok = await svc.request(`/api/health`, { method: 'OPTIONS', headers: { Origin: 'https://allowed.example', 'Access-Control-Request-Method': 'POST' } });
     expect(ok.status).toBe(204);
     expect(ok.headers.get('access-control-allow-origin')).toBe('https://allowed.example');
     expect(ok.headers.get('access-control-allow-methods')).toBe('GET, POST, PUT, DELETE, OPTIONS');
     expect(ok.headers.get('access-control-allow-headers')).toBe('Content-Type, Authorization');
     expect(ok.headers.get('access-control-max-age')).toBe('86400');
-    const simple = await fetch(`${svc.url}/api/health`, { headers: { Origin: 'https://allowed.example' } });
+    const simple = await svc.request(`/api/health`, { headers: { Origin: 'https://allowed.example' } });
     expect(simple.headers.get('access-control-allow-origin')).toBe('https://allowed.example');
-    const evil = await fetch(`${svc.url}/api/health`, { headers: { Origin: 'https://evil.example' } });
+    const evil = await svc.request(`/api/health`, { headers: { Origin: 'https://evil.example' } });
     expect(evil.status).toBe(403);
     expect(evil.headers.get('access-control-allow-origin')).toBeNull();
   });

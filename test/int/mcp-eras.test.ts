@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { progressMessages } from './mcp-helpers.ts';
+import { AGENTD_BIN } from '../support/paths.ts';
 
 const textOf = (result: unknown) => ((result as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
 
@@ -198,8 +199,8 @@ describe('--mcp-transport stdio in both eras', () => {
   ] as const) {
     it(`serves the SDK v2 client (${JSON.stringify(mode)}) on stdio: tools and chat_with_agent with progress`, async () => {
       const transport = new StdioClientTransport({
-        command: join('node_modules', '.bin', 'tsx'),
-        args: ['src/cli.ts', '--mcp-transport', 'stdio', '--agent', join(dir, 'agent.yml'), '--log-level', 'warn'],
+        command: process.execPath,
+        args: [AGENTD_BIN, '--mcp-transport', 'stdio', '--agent', join(dir, 'agent.yml'), '--log-level', 'warn'],
         env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
         stderr: 'pipe',
       });

@@ -10,6 +10,7 @@ import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { connectWs } from '../support/ws-client.ts';
 import { fixturePath, progressMessages } from './mcp-helpers.ts';
+import { AGENTD_BIN } from '../support/paths.ts';
 
 const textOf = (result: unknown) => ((result as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
 
@@ -230,8 +231,8 @@ describe('--mode mcp and --mcp-transport stdio', () => {
       `name: stdio-agent\nllm:\n  provider: openai-compatible\n  baseURL: ${sim.url}\n  model: sim-model\nstorage:\n  type: memory\nmcpServers:\n  echo:\n    type: stdio\n    command: ${process.execPath}\n    args: [${fixturePath('echo-server')}]\nserver:\n  mcp:\n    exposeTools: true\n`,
     );
     const transport = new StdioClientTransport({
-      command: join('node_modules', '.bin', 'tsx'),
-      args: ['src/cli.ts', '--mcp-transport', 'stdio', '--agent', agent, '--log-level', 'info'],
+      command: process.execPath,
+      args: [AGENTD_BIN, '--mcp-transport', 'stdio', '--agent', agent, '--log-level', 'info'],
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
       stderr: 'pipe',
     });

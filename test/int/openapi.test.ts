@@ -1,6 +1,7 @@
 /**
  * GET /api/openapi.json: a valid OpenAPI 3.1 document of exactly the route table, and every
- * documented operation answers a real request with the documented shape.
+ * documented operation answers a real request with the documented shape (in process: no socket is
+ * under test here, test/int/inject.test.ts proves the answers equal).
  */
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -10,7 +11,7 @@ import { a2aEndpointDoc } from '../../src/http/routes/a2a-routes.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { fixturePath } from '../support/paths.ts';
 import { everythingStdio } from '../support/messaging.ts';
-import { startApp, type RunningApp } from '../support/start-app.ts';
+import { injectApp, type InProcessApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
 
 const API = 'openapi-client-key-0123456789';
@@ -50,11 +51,11 @@ const RAW_BODIES: Record<string, { type: string; text: string }> = {
 const APPROVAL_VALUES: Record<string, string> = { sessionId: 'waiting' };
 
 /** Starts a turn in `sessionId` whose tool call waits for approval; resolves with its call id. */
-async function pendingCall(url: string, sessionId: string): Promise<string> {
+async function pendingCall(request: InProcessApp['request'], sessionId: string): Promise<string> {
   const headers = { Authorization: `Bearer ${API}`, 'Content-Type': 'application/json' };
-  await fetch(`${url}/api/message`, { method: 'POST', headers, body: JSON.stringify({ sessionId, message: 'wait [[tool:big {"bytes":3}]]' }) });
+  await request(`/api/message`, { method: 'POST', headers, body: JSON.stringify({ sessionId, message: 'wait [[tool:big {"bytes":3}]]' }) });
   return vi.waitFor(async () => {
-    const { approvals } = (await (await fetch(`${url}/api/sessions/${sessionId}/approvals`, { headers })).json()) as { approvals: { callId: string }[] };
+    const { approvals } = (await (await request(`/api/sessions/${sessionId}/approvals`, { headers })).json()) as { approvals: { callId: string }[] };
     if (!approvals[0]) throw new Error('no call waited for approval');
     return approvals[0].callId;
   }, PATIENT);
@@ -64,11 +65,11 @@ async function pendingCall(url: string, sessionId: string): Promise<string> {
 const ELICITATION_VALUES: Record<string, string> = { sessionId: 'asking' };
 
 /** Starts a turn in `sessionId` whose tool call asks the user something; resolves with the question's id. */
-async function pendingQuestion(url: string, sessionId: string): Promise<string> {
+async function pendingQuestion(request: InProcessApp['request'], sessionId: string): Promise<string> {
   const headers = { Authorization: `Bearer ${API}`, 'Content-Type': 'application/json' };
-  await fetch(`${url}/api/message`, { method: 'POST', headers, body: JSON.stringify({ sessionId, message: 'ask [[tool:trigger-elicitation-request {}]]' }) });
+  await request(`/api/message`, { method: 'POST', headers, body: JSON.stringify({ sessionId, message: 'ask [[tool:trigger-elicitation-request {}]]' }) });
   return vi.waitFor(async () => {
-    const { elicitations } = (await (await fetch(`${url}/api/sessions/${sessionId}/elicitations`, { headers })).json()) as { elicitations: { id: string }[] };
+    const { elicitations } = (await (await request(`/api/sessions/${sessionId}/elicitations`, { headers })).json()) as { elicitations: { id: string }[] };
     if (!elicitations[0]) throw new Error('no question waited for an answer');
     return elicitations[0].id;
   }, PATIENT);
@@ -76,11 +77,11 @@ async function pendingQuestion(url: string, sessionId: string): Promise<string> 
 
 describe('OpenAPI document', () => {
   let sim: Simulator;
-  let svc: RunningApp;
+  let svc: InProcessApp;
   let doc: Doc;
   beforeAll(async () => {
     sim = await startSimulator();
-    svc = await startApp(
+    svc = await injectApp(
       {
         server: { inspect: true, auth: { apiKey: API, adminKey: ADMIN } },
         mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] }, everything: { ...everythingStdio, timeout: 60_000, roots: ['file:///tmp/agentd-openapi'] } },
@@ -88,7 +89,7 @@ describe('OpenAPI document', () => {
       },
       { modelUrl: sim.url },
     );
-    const res = await fetch(`${svc.url}/api/openapi.json`); // public: no key
+    const res = await svc.request(`/api/openapi.json`); // public: no key
     expect(res.status).toBe(200);
     doc = (await res.json()) as Doc;
   });
@@ -120,8 +121,8 @@ describe('OpenAPI document', () => {
   });
 
   it('every operation answers a real request with its documented shape', async () => {
-    APPROVAL_VALUES.callId = await pendingCall(svc.url, 'waiting');
-    ELICITATION_VALUES.id = await pendingQuestion(svc.url, 'asking');
+    APPROVAL_VALUES.callId = await pendingCall(svc.request, 'waiting');
+    ELICITATION_VALUES.id = await pendingQuestion(svc.request, 'asking');
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
     const operations = Object.entries(doc.paths)
       .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path, op })))
@@ -138,7 +139,7 @@ describe('OpenAPI document', () => {
       const given = BODIES[key];
       const raw = RAW_BODIES[key];
       const body = raw ? { type: raw.type, text: raw.text } : given !== undefined ? { type: 'application/json', text: JSON.stringify(given) } : undefined;
-      const res = await fetch(`${svc.url}${url}${QUERIES[key] ?? ''}`, {
+      const res = await svc.request(`${url}${QUERIES[key] ?? ''}`, {
         method,
         headers: { Authorization: `Bearer ${ADMIN}`, ...(body && { 'Content-Type': body.type }) },
         ...(body && { body: body.text }),
@@ -162,7 +163,7 @@ describe('OpenAPI document', () => {
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
     const op = doc.paths['/api/mcp/servers/{serverId}/tools']!.get!;
     expect(op.responses['404']).toBeDefined();
-    const res = await fetch(`${svc.url}/api/mcp/servers/nope/tools`, { headers: { Authorization: `Bearer ${API}` } });
+    const res = await svc.request(`/api/mcp/servers/nope/tools`, { headers: { Authorization: `Bearer ${API}` } });
     expect(res.status).toBe(404);
     const validate = ajv.compile(doc.components.schemas.Error);
     expect(validate(await res.json()) ? [] : validate.errors).toEqual([]);

@@ -2,7 +2,7 @@
  * Optional parts load only when configured: the Redis client when the Redis store (or shared
  * limits) is on, OpenTelemetry's SDK and exporter when tracing is on (its small API package is loaded
  * by prom-client either way). Checked in a fresh Node process, which builds, opens and stops the app
- * and then lists the CommonJS modules it loaded.
+ * and then lists the CommonJS modules it loaded: the compiled service (dist/), as users run it.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -14,8 +14,8 @@ const run = promisify(execFile);
 const SCRIPT = `
 import { createRequire } from 'node:module';
 import { pino } from 'pino';
-import { createApp } from './src/app.ts';
-import { parseConfig } from './src/config/index.ts';
+import { createApp } from './dist/src/app.js';
+import { parseConfig } from './dist/src/config/index.js';
 const config = parseConfig({ llm: { provider: 'openai-compatible', baseURL: 'http://127.0.0.1:9/v1', model: 'm' }, storage: { type: 'memory' }, server: { tracing: process.argv[1] === 'tracing' } });
 const app = createApp(config, { log: pino({ level: 'silent' }), env: {} });
 await app.open();
@@ -26,7 +26,7 @@ console.log(JSON.stringify({ redis: loaded.some((f) => f.includes('/node_modules
 `;
 
 async function loadedBy(mode: 'plain' | 'tracing'): Promise<{ redis: boolean; otel: boolean }> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SCRIPT, mode], { cwd: ROOT });
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', SCRIPT, mode], { cwd: ROOT });
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { redis: boolean; otel: boolean };
 }
 

@@ -29,6 +29,13 @@ import { connectWs, type WsClient } from '../support/ws-client.ts';
 const enabled = hasRedisServer();
 const LEASE_MS = 1000;
 const RUNS = 3;
+/**
+ * A's long turn must still be running when A is killed, however slow the machine: its first piece
+ * comes after ten minutes, and A's model deadlines are longer still (a fixed 20 s first-piece delay
+ * once ran out on a busy machine before the four messages were queued, and the turn ended normally).
+ */
+const UNTIL_KILLED = '[[ttft:600000]]';
+const PATIENT_MODEL = { timeoutMs: 900_000, idleTimeoutMs: 900_000 };
 
 describe.skipIf(!enabled)('cluster: the queue of a session whose owner is killed', { timeout: 300_000 }, () => {
   let redis: RedisServer;
@@ -69,14 +76,14 @@ describe.skipIf(!enabled)('cluster: the queue of a session whose owner is killed
   for (let run = 1; run <= RUNS; run++) {
     it(`run ${run}: every message queued behind the killed owner's turn is run by the next owner and answered`, async () => {
       const sessionId = `death-${run}`;
-      const a = runAgentd(['--agent', await writeAgentFile({ llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' }, storage, server: roomyLimits }), '--web-port', '0']);
+      const a = runAgentd(['--agent', await writeAgentFile({ llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k', ...PATIENT_MODEL }, storage, server: roomyLimits }), '--web-port', '0']);
       doomed.push(a);
       const aUrl = `http://127.0.0.1:${await listeningPort(a)}`;
 
       // B's client watches the session; A runs a long turn (A holds the session).
       const onB = await client(b.wsUrl);
       onB.send({ type: 'subscribe', sessionId });
-      const long = await api(aUrl, 'POST', '/api/message', { message: 'long [[ttft:20000]]', sessionId });
+      const long = await api(aUrl, 'POST', '/api/message', { message: `long ${UNTIL_KILLED}`, sessionId });
       expect(long.status).toBe(200); // accepted (its turn runs on)
       await onB.next((f) => f.event === 'thinking' && f.data.sessionId === sessionId);
 
@@ -107,7 +114,7 @@ describe.skipIf(!enabled)('cluster: the queue of a session whose owner is killed
       await until(async () => (await history(sessionId)).filter((f) => f.event === 'response').length === 4, 'the four queued messages answered');
       const log = (await history(sessionId)).map((f) => (f.event === 'error' ? `error:${f.data.details?.reason}` : `${f.event}:${f.data.content ?? ''}`));
       expect(log).toEqual([
-        'userMessage:long [[ttft:20000]]',
+        `userMessage:long ${UNTIL_KILLED}`,
         'error:owner_lost',
         `userMessage:sync ${run}`, `response:You said: sync ${run}`,
         `userMessage:ws on A one ${run}`, `response:You said: ws on A one ${run}`,

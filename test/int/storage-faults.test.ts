@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api } from '../support/messaging.ts';
 import { testRunEnv } from '../support/process-ledger.ts';
+import { AGENTD_BIN } from '../support/paths.ts';
 
 function canUnshare(): boolean {
   try {
@@ -40,7 +41,7 @@ describe.skipIf(!available)('storage faults (read-only data directory)', () => {
     execFileSync('mkdir', ['-p', dataDir]);
     const agent = join(dir, 'agent.yml');
     await writeFile(agent, `llm:\n  provider: openai-compatible\n  baseURL: ${sim.url}\n  model: sim\n  apiKey: k\nstorage:\n  type: jsonl\n  dir: ${dataDir}/sessions\n`);
-    child = spawn('unshare', ['-m', 'sh', '-c', 'mount -t tmpfs -o size=1m tmpfs "$0" && exec "$@"', dataDir, join('node_modules', '.bin', 'tsx'), 'src/cli.ts', '--agent', agent, '--web-port', '0'], {
+    child = spawn('unshare', ['-m', 'sh', '-c', 'mount -t tmpfs -o size=1m tmpfs "$0" && exec "$@"', dataDir, process.execPath, AGENTD_BIN, '--agent', agent, '--web-port', '0'], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...testRunEnv() },
     });
     let out = '';

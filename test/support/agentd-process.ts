@@ -1,13 +1,14 @@
 /**
- * agentd as users run it (`src/cli.ts`), in a child process of its own: its output, its exit code
- * and the port it logs. Run by node itself (tsx as a loader), so a signal sent to the child reaches
- * agentd, SIGKILL included. The environment holds only PATH and HOME, the test run's mark (see
+ * agentd as users run it (`bin/agentd.js`, the compiled service), in a child process of its own: its
+ * output, its exit code and the port it logs. Run by node itself, so a signal sent to the child
+ * reaches agentd, SIGKILL included. The environment holds only PATH and HOME, the test run's mark (see
  * test/support/no-leftovers.ts), its AGENTD_ENGINE and `env`.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { AGENTD_BIN, ROOT } from './paths.ts';
 import { testRunEnv } from './process-ledger.ts';
 
 export interface AgentdProcess {
@@ -21,13 +22,32 @@ export interface AgentdProcess {
 /** The test run's AGENTD_ENGINE (the suite runs under each engine), passed on to every agentd. */
 const engineEnv = process.env.AGENTD_ENGINE ? { AGENTD_ENGINE: process.env.AGENTD_ENGINE } : {};
 
-/** How agentd is started: the checkout's TypeScript entry by default, or e.g. `['agentd']` (an installed package). */
+/** `npm run dev`: the checkout's TypeScript sources through tsx, for the tests that are about the sources. */
+export const FROM_SOURCES = [process.execPath, '--import', 'tsx', `${ROOT}src/cli.ts`];
+
+/** How agentd is started: the compiled `bin/agentd.js` by default, `FROM_SOURCES`, or e.g. `['agentd']` (an installed package). */
 export interface RunOptions {
   command?: string[];
   cwd?: string;
 }
 
-export function runAgentd(args: string[], env: NodeJS.ProcessEnv = {}, { command = [process.execPath, '--import', 'tsx', 'src/cli.ts'], cwd }: RunOptions = {}): AgentdProcess {
+/** Ports agentds of this file were given (`--web-port 0`), which a restart may take again. */
+const given = new Set<string>();
+
+/**
+ * Every test file runs beside others, so it serves only on free ports: `--web-port` must be 0, or a
+ * port an agentd of this file was given before (a restart on the same port).
+ */
+function checkPort(args: string[]): void {
+  const at = args.indexOf('--web-port');
+  const port = at < 0 ? undefined : args[at + 1];
+  if (port !== undefined && /^\d+$/.test(port) && port !== '0' && !given.has(port)) {
+    throw new Error(`--web-port ${port}: tests serve on free ports (--web-port 0, then the port it logs), never a fixed one`);
+  }
+}
+
+export function runAgentd(args: string[], env: NodeJS.ProcessEnv = {}, { command = [process.execPath, AGENTD_BIN], cwd }: RunOptions = {}): AgentdProcess {
+  checkPort(args);
   const [file = process.execPath, ...before] = command;
   const child = spawn(file, [...before, ...args], { ...(cwd && { cwd }), env: { PATH: process.env.PATH, HOME: process.env.HOME, ...testRunEnv(), ...engineEnv, ...env } });
   let stdout = '';
@@ -45,6 +65,7 @@ export function runAgentd(args: string[], env: NodeJS.ProcessEnv = {}, { command
 export function listeningPort(p: AgentdProcess, timeoutMs = 60_000): Promise<number> {
   const port = () => {
     const m = /"port":(\d+).*"engine"/.exec(p.out());
+    if (m) given.add(m[1]!);
     return m ? Number(m[1]) : undefined;
   };
   return new Promise<number>((resolve, reject) => {

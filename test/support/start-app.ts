@@ -18,15 +18,8 @@ export interface RunningApp {
  * document as an object). Defaults: in-memory store, an OpenAI-compatible model at `modelUrl`
  * (the simulator), no tool servers. Logs are silent unless AGENTD_TEST_LOG is set.
  */
-export async function startApp(doc: Record<string, unknown> = {}, opts: { modelUrl?: string; deps?: Partial<AppDeps> } = {}): Promise<RunningApp> {
-  const { llm, ...rest } = doc as { llm?: Record<string, unknown> };
-  const config = parseConfig({
-    storage: { type: 'memory' },
-    ...rest,
-    llm: { provider: 'openai-compatible', baseURL: opts.modelUrl ?? 'http://127.0.0.1:9/v1', model: 'sim-model', apiKey: 'test-key', maxRetries: 0, ...llm },
-  });
-  const log = pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' });
-  const app = createApp(config, { log, ...opts.deps });
+export async function startApp(doc: Record<string, unknown> = {}, opts: AppOptions = {}): Promise<RunningApp> {
+  const { app, config } = buildApp(doc, opts);
   await app.open();
   const port = await app.frontEnd.listen('127.0.0.1', 0);
   await app.start();
@@ -36,6 +29,47 @@ export async function startApp(doc: Record<string, unknown> = {}, opts: { modelU
     port,
     url: `http://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${port}/`,
+    stop: () => app.stop(),
+  };
+}
+
+export interface AppOptions {
+  modelUrl?: string;
+  deps?: Partial<AppDeps>;
+}
+
+function buildApp(doc: Record<string, unknown>, opts: AppOptions): { app: App; config: AgentConfig } {
+  const { llm, ...rest } = doc as { llm?: Record<string, unknown> };
+  const config = parseConfig({
+    storage: { type: 'memory' },
+    ...rest,
+    llm: { provider: 'openai-compatible', baseURL: opts.modelUrl ?? 'http://127.0.0.1:9/v1', model: 'sim-model', apiKey: 'test-key', maxRetries: 0, ...llm },
+  });
+  const log = pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' });
+  return { app: createApp(config, { log, ...opts.deps }), config };
+}
+
+export interface InProcessApp {
+  app: App;
+  config: AgentConfig;
+  /** A request answered in process (`app.frontEnd.inject`): `fetch`'s signature, with a path for the URL. */
+  request: (path: string, init?: RequestInit) => Promise<Response>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The real service as `startApp` builds it, started but never listening: requests are answered in
+ * process, without a socket. For tests of routes, admission, the error table and the OpenAPI
+ * document; what needs a socket (WebSocket, limits per connection, engines) uses `startApp`.
+ */
+export async function injectApp(doc: Record<string, unknown> = {}, opts: AppOptions = {}): Promise<InProcessApp> {
+  const { app, config } = buildApp(doc, opts);
+  await app.open();
+  await app.start();
+  return {
+    app,
+    config,
+    request: (path, init) => app.frontEnd.inject(new Request(new URL(path, 'http://127.0.0.1'), init)),
     stop: () => app.stop(),
   };
 }

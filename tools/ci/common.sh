@@ -100,16 +100,16 @@ ci_fetch_node() {
   echo "$dir"
 }
 
-# How to start agentd from the checkout: the TypeScript entry through tsx (as test/support does), or the
-# compiled dist/src/cli.js when tsx is not installed.
+# How to start agentd from the checkout: the compiled service users run (bin/agentd.js over dist/, as
+# test/support does), or the TypeScript entry through tsx when dist/ is not built.
 ci_agentd_entry() {
   local root=$1
-  if [ -f "$root/node_modules/tsx/package.json" ] && [ -f "$root/src/cli.ts" ]; then
+  if [ -f "$root/dist/src/cli.js" ]; then
+    echo "bin/agentd.js"
+  elif [ -f "$root/node_modules/tsx/package.json" ] && [ -f "$root/src/cli.ts" ]; then
     echo "--import tsx src/cli.ts"
-  elif [ -f "$root/dist/src/cli.js" ]; then
-    echo "dist/src/cli.js"
   else
-    ci_die "neither src/cli.ts with tsx nor dist/src/cli.js in $root"
+    ci_die "neither dist/src/cli.js nor src/cli.ts with tsx in $root"
   fi
 }
 

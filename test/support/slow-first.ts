@@ -1,0 +1,22 @@
+/**
+ * Orders test files so the run does not end waiting on one long file: the files that take longest
+ * (they spawn agentd, npm or Chromium) start first, then the rest in vitest's own order (last run's
+ * durations when its cache has them, else larger files first). A clean clone has no cache.
+ */
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/** Longest first, as measured on the 2-core machine (README, Development). */
+const SLOWEST = ['package', 'owner-death', 'cli', 'ssrf-netns', 'examples', 'workers', 'console', 'mcp-conformance', 'console-elicitation', 'optional-deps'];
+
+const rank = (spec: TestSpecification): number => {
+  const name = /([^/]+)\.test\.ts$/.exec(spec.moduleId)?.[1] ?? '';
+  const at = SLOWEST.indexOf(name);
+  return at < 0 ? SLOWEST.length : at;
+};
+
+export class SlowFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    return sorted.map((spec, i) => ({ spec, i })).sort((a, b) => rank(a.spec) - rank(b.spec) || a.i - b.i).map(({ spec }) => spec);
+  }
+}
