@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The packed tarball as a user gets it: `npm pack`, a global install into a temporary prefix, then
-# from a folder outside the checkout `agentd --version`, `agentd init` (the file validates: the
-# service starts on it) and `agentd demo` (the demo agent answers its scripted messages). Uses the
-# `node` first on PATH. test/int/package.test.ts checks the same and more inside `npm test`.
+# The packed tarball as a user gets it: `npm pack`, a global install into a temporary prefix (no
+# install-script warning for agentd-server, no @scarf/scarf in the tree), then from a folder outside
+# the checkout `agentd --version`, `agentd init` (the file validates: the service starts on it) and
+# `agentd demo` (the demo agent answers its scripted messages). Uses the `node` first on PATH.
+# test/int/package.test.ts checks the same and more inside `npm test`.
 #
 #   tools/ci/package-smoke.sh
 set -euo pipefail
@@ -16,7 +17,16 @@ tarball=$(cd "$ROOT" && npm pack --silent --pack-destination "$work" | tail -n 1
 echo "   $tarball: $(tar -tzf "$work/$tarball" | wc -l) files"
 
 echo "== npm install --global into $work/prefix"
-npm install --global --prefix "$work/prefix" --prefer-offline --no-audit --no-fund --loglevel=error "$work/$tarball"
+npm install --global --prefix "$work/prefix" --prefer-offline --no-audit --no-fund "$work/$tarball" 2>&1 | tee "$work/install.log"
+# npm 11 warns of each install script allowScripts does not cover: none may be agentd's or a telemetry package's.
+if grep -E 'install-scripts|allowScripts' "$work/install.log" | grep -E 'agentd|@scarf/scarf'; then
+  echo "the global install warns of install scripts of the package" >&2; exit 1
+fi
+tree=$(npm ls --global --prefix "$work/prefix" --all --parseable 2>/dev/null || true)
+grep -q '/node_modules/ws$' <<<"$tree" || { echo "npm ls listed no tree: $tree" >&2; exit 1; }
+if grep -E '/node_modules/(@scarf/scarf|swagger-ui-dist)$' <<<"$tree"; then
+  echo "the global install holds swagger-ui-dist or @scarf/scarf" >&2; exit 1
+fi
 export PATH="$work/prefix/bin:$PATH"
 mkdir "$work/home" && cd "$work/home"
 
