@@ -1,8 +1,8 @@
 # agentd as a container image (README: "Container image").
 #
-#   docker build -t agentd .
+#   docker build -t agentd-server .
 #   docker run -d -p 127.0.0.1:3001:3001 -v agentd-data:/data \
-#     -e AGENTD_API_KEY=<16+ characters> -e OPENAI_API_KEY=sk-... agentd
+#     -e AGENTD_API_KEY=<16+ characters> -e OPENAI_API_KEY=sk-... agentd-server
 #
 # NODE_IMAGE is the Node base of both stages. The default, Debian 13 (trixie, glibc 2.41), runs the
 # native uWebSockets.js engine; an older glibc falls back to the node:http engine. tools/ci/image.sh
@@ -14,14 +14,14 @@ FROM ${NODE_IMAGE} AS build
 ENV npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
 WORKDIR /src
 COPY package.json package-lock.json ./
-# --ignore-scripts: the root `prepare` would build before the sources are here (the next step
-# builds); no dependency needs its install script to build or run agentd.
+# --ignore-scripts: the root `dependencies` script would build before the sources are here (the
+# next step builds); no dependency needs its install script to build or run agentd.
 RUN npm ci --ignore-scripts
 COPY . .
 RUN npm run build \
  && npm pack --ignore-scripts --pack-destination /tmp \
  && mkdir /app \
- && tar -xzf /tmp/agentd-*.tgz -C /app --strip-components=1 --no-same-owner \
+ && tar -xzf /tmp/agentd-server-*.tgz -C /app --strip-components=1 --no-same-owner \
  && cp package-lock.json /app/ \
  && cd /app \
  && npm ci --omit=dev --ignore-scripts --prefer-offline \

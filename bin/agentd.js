@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The `agentd` command: runs the compiled service (dist/, built by `npm run build`, which `npm ci`,
-// `npm pack` and a git install run through `prepare`). `agentd demo` runs the shipped offline demo.
+// The `agentd` command: runs the compiled service (dist/, built by `npm run build`, which `npm pack`
+// runs through `prepack` and a checkout's `npm ci` through `dependencies`; the published package
+// has no install script). `agentd demo` runs the shipped offline demo.
 import { existsSync } from 'node:fs';
 
 const dist = new URL('../dist/', import.meta.url);

@@ -19,5 +19,11 @@ export const PACKAGE_ROOT: string = findRoot(import.meta.dirname);
 /** A path inside the package, e.g. `packagePath('agents', 'demo.yml')`. */
 export const packagePath = (...parts: string[]): string => join(PACKAGE_ROOT, ...parts);
 
+/**
+ * Whether this runs from a source checkout rather than an installed package: a checkout has the
+ * demo's source (tools/demo/main.ts, what its `npm run demo` runs), which the package never ships.
+ */
+export const FROM_CHECKOUT: boolean = existsSync(packagePath('tools', 'demo', 'main.ts'));
+
 /** The service version reported by health and `--version` (from package.json). */
 export const VERSION: string = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;

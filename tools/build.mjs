@@ -1,13 +1,24 @@
 // `npm run build`: compiles into a fresh folder, then swaps it in for dist/ with two renames, so a
 // process starting bin/agentd.js meanwhile (a test, a running demo) never finds dist/ missing or
 // half-written.
+//
+// It also copies the API docs page's swagger-ui (a devDependency, swagger-ui-dist) into
+// dist/swagger-ui/ with its licence and notice: the package ships those files and so depends on
+// nothing that pulls in swagger-ui-dist's dependency @scarf/scarf (an install-time telemetry script).
 import { execFileSync } from 'node:child_process';
-import { renameSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+const require = createRequire(import.meta.url);
+const tsc = require.resolve('typescript/bin/tsc');
 rmSync('.dist-next', { recursive: true, force: true });
 execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', '.dist-next'], { stdio: 'inherit' });
+const swaggerUi = dirname(require.resolve('swagger-ui-dist/package.json'));
+mkdirSync('.dist-next/swagger-ui');
+for (const file of ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-bundle.js.LICENSE.txt', 'LICENSE', 'NOTICE']) {
+  copyFileSync(join(swaggerUi, file), join('.dist-next/swagger-ui', file));
+}
 rmSync('.dist-old', { recursive: true, force: true });
 try {
   renameSync('dist', '.dist-old');

@@ -13,7 +13,7 @@ import { createLogger } from '../log/index.ts';
 import { serveStdio } from '../mcp-face/index.ts';
 import { VERSION } from '../package-info.ts';
 import { APP_CHANNEL, type ServeOptions } from './args.ts';
-import { agentFileOrExit, listenAddress, loadConfigOrExit } from './start-up.ts';
+import { agentFileOrExit, listenAddress, loadConfigOrExit, noKeyHint } from './start-up.ts';
 import { supervise } from './supervise.ts';
 
 export async function serve(options: ServeOptions): Promise<void> {
@@ -42,7 +42,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   } catch (err) {
     // What the config cannot say by itself (a provider without its endpoint or key) is a config error too.
     if (!isAppError(err)) throw err;
-    process.stderr.write(`agentd: ${agentFile}: ${err.message}\n`);
+    process.stderr.write(`agentd: ${agentFile}: ${err.message}\n${err.details.reason === 'missing_api_key' ? noKeyHint() : ''}`);
     process.exit(1);
   }
   try {

@@ -1,6 +1,7 @@
 /** What serving needs before anything starts: the agent file, its config and the address; each exits 1 with the reason. */
 import { existsSync } from 'node:fs';
 import { ConfigError, isLoopbackHost, loadConfig, type AgentConfig } from '../config/index.ts';
+import { FROM_CHECKOUT } from '../package-info.ts';
 import { DEFAULT_AGENT_FILE, type ServeOptions } from './args.ts';
 
 /** The agent file to serve: `--agent`, else ./agent.yml; exits 1 saying what to do when there is none. */
@@ -37,4 +38,18 @@ export function listenAddress(options: ServeOptions, config: AgentConfig): { hos
     process.exit(1);
   }
   return { host, port };
+}
+
+/**
+ * What to do without a model key, after the error naming the missing key: the commands of the
+ * installed `agentd`, or from a checkout (which has no `agentd` on PATH) its scripts.
+ */
+export function noKeyHint(): string {
+  const [demo, agentd] = FROM_CHECKOUT ? ['npm run demo', 'npx agentd'] : ['agentd demo', 'agentd'];
+  return (
+    '\nNo key? Try agentd offline, with a simulated model:\n' +
+    `  ${demo}\n` +
+    'or write an agent file for a model on this machine (Ollama, no key) and serve it:\n' +
+    `  ${agentd} init local.yml --provider ollama && ${agentd} --agent local.yml\n`
+  );
 }

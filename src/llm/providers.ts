@@ -162,7 +162,7 @@ export function resolveProvider(
   const fromEnv = preset.keyEnv ? env[preset.keyEnv] : undefined;
   if (fromEnv) return { provider, baseURL, apiKey: fromEnv, keySource: 'env' };
   if (preset.keyRequired) {
-    throw new AppError('AGENT_ERROR', `provider "${provider}" needs an API key: set ${preset.keyEnv} or llm.apiKey (no key? "npm run demo" runs agentd with the built-in model simulator)`, {
+    throw new AppError('AGENT_ERROR', `provider "${provider}" needs an API key: set ${preset.keyEnv} or llm.apiKey`, {
       ...details,
       reason: 'missing_api_key',
       env: preset.keyEnv,

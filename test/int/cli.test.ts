@@ -67,6 +67,13 @@ describe('agentd command line', () => {
     expect(p.err()).not.toMatch(/\n\s+at /);
   });
 
+  it("without the model's key names, from a checkout, its demo script and npx agentd (the installed command's words: package.test.ts)", async () => {
+    const p = runAgentd(['--agent', await writeAgentFile('llm:\n  provider: openai\n  model: m\n'), '--web-port', '0']);
+    expect(await p.exited).toBe(1);
+    expect(p.err()).toMatch(/^ {2}npm run demo$/m);
+    expect(p.err()).toContain('npx agentd init local.yml --provider ollama && npx agentd --agent local.yml');
+  });
+
   it('exits 1 naming the storage directory when it cannot be created, before listening', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'agentd-cli-'));
     const blocker = join(dir, 'a-file');

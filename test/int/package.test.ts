@@ -1,14 +1,15 @@
 /**
  * What users get: the tarball `npm pack` makes, installed globally into a temporary prefix, run as
  * the `agentd` command from folders that are not the checkout, under whichever Node is first on
- * PATH (so the Node-line runs of CI test the package on 20, 22 and 24). Also `npx <tarball>`, and
- * `npx --no-install agentd` in the checkout with an empty npm cache while offline.
+ * PATH (so the Node-line runs of CI test the package on 20, 22 and 24). Also `npx <tarball> demo`
+ * offline (the command `npx agentd-server demo` runs: the package's one bin, though its name is not
+ * the package's), and `npx --no-install agentd` in the checkout with an empty npm cache while offline.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.ts';
@@ -16,13 +17,16 @@ import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { listeningPort, runAgentd } from '../support/agentd-process.ts';
 import { ROOT } from '../support/paths.ts';
 import { testRunEnv } from '../support/process-ledger.ts';
+import { until } from '../support/wait.ts';
 
 const run = promisify(execFile);
-const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; bin: Record<string, string> };
 
 let work: string;
 let tarball: string;
 let packed: string[];
+/** What `npm install --global` of the tarball printed (stdout and stderr). */
+let installOutput: string;
 let env: NodeJS.ProcessEnv;
 let sim: Simulator | undefined;
 
@@ -43,22 +47,41 @@ async function folder(name: string): Promise<string> {
   return dir;
 }
 
+/** A folder holding a copy of the tarball, as a user who was handed it has; npx is run there with `./<tarball>`. */
+async function withTarball(): Promise<string> {
+  const dir = await folder('npx');
+  if (!existsSync(join(dir, basename(tarball)))) await copyFile(tarball, join(dir, basename(tarball)));
+  return dir;
+}
+
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'agentd-package-'));
-  // `npm pack` builds (prepare) and lists what it packed.
+  // `npm pack` builds (prepack) and lists what it packed.
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
   const [report] = JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
   if (!report) throw new Error(`npm pack said nothing: ${stdout}`);
   tarball = join(work, report.filename);
   packed = report.files.map((f) => f.path);
   const prefix = join(work, 'prefix');
-  await run('npm', ['install', '--global', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball], { cwd: work });
+  const installed = await run('npm', ['install', '--global', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball], { cwd: work });
+  installOutput = `${installed.stdout}${installed.stderr}`;
   env = { PATH: `${join(prefix, 'bin')}:${process.env.PATH}`, HOME: process.env.HOME, NO_COLOR: '1', ...testRunEnv() };
 }, 600_000);
 
+/** npx installs a tarball under <npm cache>/_npx/<hash>/ and keeps it: those of this run's tarballs go with them. */
+async function removeNpxInstalls(): Promise<void> {
+  const npxCache = join((await run('npm', ['config', 'get', 'cache'])).stdout.trim(), '_npx');
+  for (const dir of await readdir(npxCache).catch(() => [])) {
+    const manifest = await readFile(join(npxCache, dir, 'package.json'), 'utf8').catch(() => '');
+    if (manifest.includes(basename(work))) await rm(join(npxCache, dir), { recursive: true, force: true });
+  }
+}
+
 afterAll(async () => {
   await sim?.close();
-  if (work) await rm(work, { recursive: true, force: true });
+  if (!work) return;
+  await removeNpxInstalls();
+  await rm(work, { recursive: true, force: true });
 });
 
 describe('the packed tarball', () => {
@@ -67,10 +90,22 @@ describe('the packed tarball', () => {
     expect(packed.filter((p) => /^(test|bench|tools|src|\.ci|docker)\/|\.ts$|^dist\/.*\.map$/.test(p))).toEqual([]);
   });
 
-  it('is a public package that runs no install script', async () => {
-    const installed = JSON.parse(await readFile(join(work, 'prefix', 'lib', 'node_modules', 'agentd', 'package.json'), 'utf8')) as Record<string, unknown>;
+  it('is a public package of our own name whose command is agentd, and runs no install script', async () => {
+    expect(pkg).toMatchObject({ name: 'agentd-server', bin: { agentd: 'bin/agentd.js' } });
+    const installed = JSON.parse(await readFile(join(work, 'prefix', 'lib', 'node_modules', pkg.name, 'package.json'), 'utf8')) as Record<string, unknown>;
     expect(installed.private).toBeUndefined();
-    for (const hook of ['preinstall', 'install', 'postinstall']) expect(installed.scripts).not.toHaveProperty(hook);
+    // prepare counts: npm runs it for a tarball or git install, and warns that allowScripts does not cover it.
+    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(installed.scripts).not.toHaveProperty(hook);
+  });
+
+  it('installs globally with no install-script warning for agentd, and no telemetry package (@scarf/scarf) in the tree', async () => {
+    const warnings = installOutput.split('\n').filter((line) => /install-scripts|allowScripts/.test(line));
+    expect(warnings.filter((line) => line.includes(pkg.name) || line.includes('@scarf/scarf')), installOutput).toEqual([]);
+    // npm ls exits 1 on any problem it sees in the tree (say an unmet optional peer): its list is what counts here.
+    const ls = await run('npm', ['ls', '--global', '--prefix', join(work, 'prefix'), '--all', '--parseable'], { cwd: work, maxBuffer: 16 * 1024 * 1024 }).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));
+    const tree = ls.stdout.split('\n').filter(Boolean);
+    expect(tree).toEqual(expect.arrayContaining([expect.stringMatching(/node_modules\/ws$/)])); // the list is the whole tree
+    expect(tree.filter((path) => /node_modules\/(@scarf\/scarf|swagger-ui-dist)$/.test(path))).toEqual([]);
   });
 });
 
@@ -100,6 +135,7 @@ describe('the installed agentd command', () => {
     const text = await readFile(join(dir, 'agent.yml'), 'utf8');
     const schema = /^# yaml-language-server: \$schema=(.+)$/m.exec(text)?.[1];
     expect(schema && existsSync(resolve(dir, schema)), `schema line ${schema}`).toBe(true);
+    expect(schema).toMatch(new RegExp(`node_modules/${pkg.name}/agents/agent\\.schema\\.json$`));
     expect((await loadConfig(join(dir, 'agent.yml'))).llm).toMatchObject({ provider: 'openai', model: 'gpt-4o-mini' });
 
     await writeFile(join(dir, 'agent.yml'), '# mine\n');
@@ -109,6 +145,17 @@ describe('the installed agentd command', () => {
     expect((await loadConfig(join(dir, 'agent.yml'))).llm).toMatchObject({ provider: 'ollama', model: 'qwen3:8b' });
     expect(await agentd(['init', 'other.yml', '--provider', 'nope'], { cwd: dir })).toMatchObject({ code: 2, err: expect.stringContaining('unknown provider "nope"') });
     expect(existsSync(join(dir, 'other.yml'))).toBe(false);
+  });
+
+  it("without the model's key names the installed commands to go on with, not a checkout's scripts", async () => {
+    const dir = await folder('no-key');
+    expect((await agentd(['init'], { cwd: dir })).code).toBe(0); // provider openai: OPENAI_API_KEY, unset here
+    const { code, err } = await agentd([], { cwd: dir });
+    expect(code).toBe(1);
+    expect(err).toContain('needs an API key: set OPENAI_API_KEY');
+    expect(err).toMatch(/^ {2}agentd demo$/m);
+    expect(err).toContain('agentd init local.yml --provider ollama && agentd --agent local.yml');
+    expect(err).not.toMatch(/npm run|npx/);
   });
 
   it('demo runs the offline demo from the installed package', async () => {
@@ -137,6 +184,11 @@ describe('the installed agentd command', () => {
       expect(health.version).toBe(pkg.version);
       expect(['uws', 'node']).toContain(health.engine);
       expect(agentd.out()).toContain(`"engine":"${health.engine}"`);
+      // The API docs page, with the swagger-ui the package ships (it installs no swagger-ui package).
+      expect((await fetch(`${base}/api/docs`)).status).toBe(200);
+      const bundle = await fetch(`${base}/api/docs/swagger-ui-bundle.js`);
+      expect(bundle.status).toBe(200);
+      expect(await bundle.text()).toContain('SwaggerUIBundle');
       const reply = await fetch(`${base}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message: 'hello package' }) });
       expect(await reply.json()).toMatchObject({ success: true, response: 'You said: hello package' });
       expect(existsSync(join(dir, 'sessions'))).toBe(true);
@@ -146,9 +198,51 @@ describe('the installed agentd command', () => {
     expect(await agentd.exited).toBe(0);
   });
 
-  it('runs through npx from the tarball', async () => {
-    expect(await agentd(['--yes', '--prefer-offline', '--package', tarball, 'agentd', '--version'], { command: 'npx', cwd: await folder('npx') })).toMatchObject({ code: 0, out: `${pkg.version}\n` });
-  }, 180_000); // npx installs the tarball's dependencies into its cache
+  it('`npx <tarball> demo`, offline: the demo comes up, and Ctrl-C stops it', async () => {
+    // As a user who has the tarball runs it: from its folder, by a relative path (an absolute one
+    // npx would take for a command to run), with the npm cache the global install filled.
+    const dir = await withTarball();
+    const npx = spawn('npx', ['--yes', `./${basename(tarball)}`, 'demo'], {
+      cwd: dir,
+      detached: true, // a process group of its own, as a terminal's foreground job: Ctrl-C signals the group
+      env: { ...env, npm_config_offline: 'true', AGENTD_DEMO_PORT: '0', AGENTD_DEMO_SIM_PORT: '0', AGENTD_DEMO_TOKENS_PER_SEC: '0', AGENTD_DEMO_DATA: await folder('npx-demo-data') },
+    });
+    let output = '';
+    npx.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    npx.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const group = (signal: NodeJS.Signals) => {
+      try {
+        process.kill(-npx.pid!, signal);
+      } catch {
+        // the group is gone
+      }
+    };
+    const ended = () => npx.exitCode !== null || npx.signalCode !== null;
+    try {
+      // npx installs the tarball's dependencies first (from the cache: offline).
+      await until(() => output.includes('Press Ctrl-C to stop.') || ended(), () => `the demo to come up:\n${output}`, { timeout: 240_000, interval: 200 });
+      expect(ended(), output).toBe(false);
+      expect(output).toMatch(/MCP server\s+filesystem: connected/);
+      expect(output).toContain('agent › Hi! I am the agentd demo agent.');
+      const base = /agentd\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
+      expect(base, output).toBeDefined();
+      expect((await fetch(`${base}/api/health/ready`)).status).toBe(200);
+
+      group('SIGINT');
+      await until(ended, () => `npx to end on Ctrl-C:\n${output}`, { timeout: 60_000 });
+      expect(output).toContain('stopping the demo');
+      // npx may end before the demo it ran has stopped: the demo is gone once its port refuses.
+      await expect.poll(() => fetch(`${base}/api/health/live`).then(() => 'answers', () => 'refused'), { timeout: 30_000 }).toBe('refused');
+    } finally {
+      group('SIGKILL'); // whatever of it is left when the test failed
+    }
+  }, 300_000);
+
+  it('runs through `npx --package <tarball> agentd`', async () => {
+    // The same package spec as above: npx reuses what it installed then.
+    const result = await agentd(['--yes', '--offline', '--package', `./${basename(tarball)}`, 'agentd', '--version'], { command: 'npx', cwd: await withTarball() });
+    expect(result, result.err).toMatchObject({ code: 0, out: `${pkg.version}\n` });
+  }, 180_000);
 
   it('runs through `npx --no-install agentd` in the checkout with an empty npm cache, offline, and leaves the checkout alone', async () => {
     const cache = await folder('empty-cache');

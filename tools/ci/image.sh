@@ -21,7 +21,7 @@ CACHE=${AGENTD_CI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/agentd-ci}/image
 NODE_MAJOR=24
 BASE_IMAGE=agentd-ci/node:${NODE_MAJOR}-trixie-slim
 REDIS_IMAGE=agentd-ci/redis:7
-IMAGE=agentd:ci
+IMAGE=agentd-server:ci
 API_KEY=ci-image-key-0123456789abcdef
 START=$SECONDS
 
@@ -225,6 +225,13 @@ echo "engine: $engine (the uWebSockets.js native addon $([ "$addon" = uws ] && e
 [ "$engine" = "$addon" ] || fail "agentd serves with $engine, but the image can give $addon"
 status=$(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/api/sessions")
 [ "$status" = 401 ] || fail "a request without the API key answered $status, not 401"
+# The API docs page's swagger-ui is the package's own copy: no swagger-ui package (nor its telemetry
+# dependency @scarf/scarf) is installed.
+status=$(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/api/docs/swagger-ui-bundle.js")
+[ "$status" = 200 ] || fail "GET /api/docs/swagger-ui-bundle.js answered $status, not 200"
+found=$(docker run --rm --network none --entrypoint sh "$IMAGE" -c \
+  'for d in /opt/agentd/node_modules/@scarf /opt/agentd/node_modules/swagger-ui-dist; do [ ! -e "$d" ] || echo "$d"; done')
+[ -z "$found" ] || fail "the image installs $found"
 send_and_check "$PORT" ci-image
 docker top agentd-ci-run -eo uid,pid,args | sed 's/^/  /'
 [ "$(docker top agentd-ci-run -eo uid,pid | awk 'NR > 1 && $1 == 0' | wc -l)" = 0 ] || fail "a process of the container runs as root"

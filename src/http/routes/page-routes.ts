@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, extname, join } from 'node:path';
 import { AppError } from '../../errors/index.ts';
@@ -8,7 +8,20 @@ import type { Route, RouteResult } from '../route.ts';
 import { RESPONSES } from './shapes.ts';
 
 const WEB = packagePath('web');
-const SWAGGER_UI = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+/**
+ * swagger-ui's files: dist/swagger-ui/, where the build copies them (the package ships them and
+ * depends on no swagger-ui package, whose telemetry dependency would install with it); else, in a
+ * checkout not built since, the swagger-ui-dist devDependency itself.
+ */
+function swaggerUiDir(): string {
+  const built = packagePath('dist', 'swagger-ui');
+  if (existsSync(built)) return built;
+  try {
+    return dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  } catch {
+    return built;
+  }
+}
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -62,13 +75,14 @@ export function consoleRoutes(): Route[] {
 
 /**
  * The API description (`GET /api/openapi.json`, of every route in `table()`, built once) and the
- * docs page showing it (swagger-ui from the installed package; no CDN). Public, like the console.
+ * docs page showing it (swagger-ui from this package's files; no CDN). Public, like the console.
  */
 export function apiDocRoutes(table: () => Route[], options: OpenApiOptions): Route[] {
   let document: string | undefined;
   // swagger-ui sets inline styles, so its page allows them; scripts stay 'self' only.
+  const swaggerUi = swaggerUiDir();
   const file = files(
-    [...folder('docs'), ['swagger-ui.css', join(SWAGGER_UI, 'swagger-ui.css')], ['swagger-ui-bundle.js', join(SWAGGER_UI, 'swagger-ui-bundle.js')]],
+    [...folder('docs'), ['swagger-ui.css', join(swaggerUi, 'swagger-ui.css')], ['swagger-ui-bundle.js', join(swaggerUi, 'swagger-ui-bundle.js')]],
     pageHeaders("'self' 'unsafe-inline'"),
     '/api/docs/',
   );
