@@ -10,6 +10,10 @@ export const PROVIDERS = [
 
 const stringMap = z.record(z.string(), z.string());
 
+/** The values of `mcpServers.<name>.protocolVersion`. */
+export const MCP_PROTOCOL_SETTINGS = ['auto', '2025-11-25', '2026-07-28'] as const;
+export type McpProtocolSetting = (typeof MCP_PROTOCOL_SETTINGS)[number];
+
 const serverCommon = {
   description: z.string().optional(),
   /** Milliseconds that bound every request to the server. */
@@ -18,6 +22,14 @@ const serverCommon = {
   maxResultBytes: z.number().int().positive().default(10 * 1024 * 1024),
   /** The service is not ready (`/api/health/ready` answers 503) while this server is not connected. */
   required: z.boolean().default(false),
+  /**
+   * The MCP protocol revision spoken to the server: `auto` finds the era the server speaks (src/tools/eras.ts),
+   * `2025-11-25` speaks the 2025 era only (`initialize`), `2026-07-28` the 2026-07-28 era only (`server/discover`).
+   */
+  protocolVersion: z
+    .enum(MCP_PROTOCOL_SETTINGS)
+    .default('auto')
+    .describe("The MCP protocol revision spoken to the server: auto (default: the server's era, found by server/discover with a fallback to initialize), 2025-11-25 or 2026-07-28"),
   ...serverFeatureKeys,
 };
 

@@ -19,7 +19,7 @@
  */
 import type { AgentCard } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import type { A2aAgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
 import { callA2a } from './a2a-call.ts';

@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Role, TaskState, type Artifact, type Message, type Part } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { CallError } from './connection.ts';
 import { HOPS_META_KEY, hopsOf } from './hops.ts';
 import { capText } from './result-text.ts';

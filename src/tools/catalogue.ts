@@ -9,7 +9,7 @@
  * - Tools of a `qualified` server (an A2A agent, whose skill ids are generic: `chat`) are always named
  *   `<server>--<tool>` (then made valid and unique by naming.ts like any other name).
  */
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import type { ModelTool, ToolRecord } from './messages.ts';
 import { assignModelNames, qualifiedName } from './naming.ts';
 

@@ -1,52 +1,62 @@
 /**
- * One live session with one MCP server: an SDK Client over the right transport, its tool list, and calls.
+ * One live session with one MCP server, in either protocol era: the SDK v2 client over the right transport,
+ * its tool list, and calls.
  *
  * Contracts:
- * - `openConnection` resolves once the server is initialized and its tools are listed; it rejects with an
- *   Error whose message is a reason for a person (for a stdio child that died: how it exited and its last
- *   stderr line). On rejection nothing is left running.
- * - `config.timeout` bounds every request (initialize, tools/list, tools/call); the SDK sends
- *   `notifications/cancelled` to the server when a request times out or its signal aborts.
+ * - `openConnection` resolves once the server is connected in its era (eras.ts: `protocolVersion`, default
+ *   `auto`) and its tools are listed; it rejects with an Error whose message is a reason for a person (for a
+ *   stdio child that died: how it exited and its last stderr line). On rejection nothing is left running.
+ *   An attempt that tells which other way the server speaks is followed by that one (eras.ts `nextAttempt`):
+ *   a stdio server then runs as a fresh child.
+ * - `config.timeout` bounds every request, and each connection attempt in all (in `auto` on stdio the
+ *   `server/discover` probe gets at most half of it, then `initialize` the rest); the SDK cancels a request
+ *   that times out or whose signal aborts.
  * - `onLost` fires at most once, when the connection dies on its own (child exit, transport closed, or an HTTP
  *   request failing below the protocol); never after `close()`.
- * - `onToolsChanged` fires after the tool list was re-read following `notifications/tools/list_changed`.
+ * - `onToolsChanged` fires after the tool list was re-read following a tool list change.
  * - Every tool call carries a progress token unless the config says `progress: false`; its notifications reach
  *   `onProgress` in order, the last one before the result included (progress-relay.ts). With
  *   `resetTimeoutOnProgress` each one restarts `timeout`, up to `maxTotalTimeout` (default 10 × `timeout`) in all.
- * - Resources, prompts, logging and roots: see server-features.ts (`features`, `onNotice`).
- * - Elicitation: a call given an `ElicitTarget` is where the server's `elicitation/create` requests during it
- *   go (elicitation.ts); its deadline is when the call's own timeout ends it.
- * - Sampling: see sampling.ts; a call's `sampler` serves the server's `sampling/createMessage` while the call runs.
- * - `http` tries Streamable HTTP first and falls back to the SSE transport when the server answers the
- *   Streamable HTTP handshake with a 4xx status.
+ * - Resources, prompts, logging, roots and list changes: server-features.ts (`features`, `onNotice`).
+ * - Elicitation (elicitation.ts) and sampling (sampling.ts): a call's `asks` answer what the server asks
+ *   during it (a 2025-era request, or a 2026-07-28 `input_required` the SDK fulfils and retries).
+ * - `http` is Streamable HTTP, or the SSE transport when a 2025-era Streamable HTTP handshake is refused
+ *   with an HTTP 4xx. Every response body is counted against `maxResultBytes` (limited-fetch.ts).
+ * - `protocolVersion` is set for a connection in the 2026-07-28 era only.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  ErrorCode,
-  McpError,
-  ToolListChangedNotificationSchema,
+  Client,
+  LOG_LEVEL_META_KEY,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
   type CallToolResult,
   type ClientCapabilities,
+  type OAuthClientProvider,
+  type ProgressCallback,
   type ServerCapabilities,
   type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+  type Transport,
+} from '@modelcontextprotocol/client';
 import type { HttpServerConfig, McpServerConfig } from '../config/schema.ts';
-import type { ProgressCallback } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { ChildRegistry } from './child-registry.ts';
-import { afterConnect, attachFeatures, clientCapabilities, serverFeatures, type ServerFeatures, type ServerNotice } from './server-features.ts';
-import { limitedFetch, ResultTooLarge } from './limited-fetch.ts';
-import type { FetchLike } from './url-policy.ts';
 import type { Logger } from '../log/index.ts';
-import { ChildProcessTransport } from './stdio-transport.ts';
+import { CallError } from './call-error.ts';
+import type { ChildRegistry } from './child-registry.ts';
+import { createInFlightCalls, attachElicitation } from './elicitation.ts';
+import { initializeWitness, negotiationMode, nextAttempt, type Attempt } from './eras.ts';
+import { limitedFetch, ResultTooLarge } from './limited-fetch.ts';
 import { createProgressRelay } from './progress-relay.ts';
-import { openModernConnection, refusedAsUnsupportedVersion } from './modern-connection.ts';
-import { attachElicitation, createInFlightCalls } from './elicitation.ts';
 import { attachSampling, createSamplerStack, samplingCapability } from './sampling.ts';
+import type { ServerAsks } from './server-asks.ts';
+import { afterConnect, attachFeatures, clientCapabilities, listChangedHandlers, serverFeatures, type ServerFeatures, type ServerNotice } from './server-features.ts';
+import { ChildProcessTransport } from './stdio-transport.ts';
+import type { FetchLike } from './url-policy.ts';
+
+export { CallError };
 
 export type TransportKind = 'stdio' | 'streamable-http' | 'sse' | 'a2a';
 
@@ -71,94 +81,68 @@ export interface ConnectionOptions {
   onNotice?: (notice: ServerNotice) => void;
 }
 
-/** A failed call; `kind` tells timeouts, cancellations and dead connections from tool-side errors. */
-/** Whether a failed call ran into maxResultBytes (the error may come wrapped by the SDK). */
-const isTooLarge = (error: unknown): boolean => error instanceof ResultTooLarge || (error as { cause?: unknown } | null)?.cause instanceof ResultTooLarge;
-
-import { CallError } from './call-error.ts';
-import type { ServerAsks } from './server-asks.ts';
-export { CallError };
-
 export interface McpConnection {
   readonly kind: TransportKind;
   /** Pid of the stdio child. */
   readonly pid: number | undefined;
   readonly tools: Tool[];
-  /** Resolves with the server's result (also when it has `isError`); throws CallError. */
-  /** `meta` travels as the request's `_meta` (e.g. the agent-to-agent hop count). */
-  /** `asks`: who answers the server's requests during this call: elicitation (elicitation.ts; without a target they are declined) and sampling (sampling.ts). */
+  /**
+   * Resolves with the server's result (also when it has `isError`); throws CallError. `meta` travels as the
+   * request's `_meta` (e.g. the agent-to-agent hop count); `asks` answer what the server asks during the call
+   * (elicitation.ts: without a target it is declined; sampling.ts).
+   */
   callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>, onProgress?: ProgressCallback, asks?: ServerAsks): Promise<CallToolResult>;
   /** Resources, prompts and roots of this server. */
   readonly features: ServerFeatures;
-  /** What agentd declared in `initialize` and what the server declared back. */
+  /** What agentd declared and what the server declared back. */
   readonly capabilities: { client: ClientCapabilities; server: ServerCapabilities };
-  /** Set for servers connected in the 2026-07-28 era (modern-connection.ts); absent in the 2025 era. */
+  /** Set for servers connected in the 2026-07-28 era; absent in the 2025 era. */
   readonly protocolVersion?: string | undefined;
   close(): Promise<void>;
 }
 
+/** Longest `server/discover` probe on stdio (a 2025-era server may never answer it). */
+const STDIO_PROBE_MS = 10_000;
 const MAX_TOOL_PAGES = 100;
+
+/** Whether a failed call failed below the protocol (the HTTP server is unreachable or lost our session). */
+function belowProtocol(error: unknown): boolean {
+  if (error instanceof ProtocolError || error instanceof ResultTooLarge || (error as { cause?: unknown } | null)?.cause instanceof ResultTooLarge) return false;
+  if (error instanceof SdkHttpError) return true;
+  if (error instanceof SdkError) return error.code === SdkErrorCode.SendFailed || error.code === SdkErrorCode.NotConnected;
+  return true;
+}
 
 export async function openConnection(options: ConnectionOptions): Promise<McpConnection> {
   const { config, log } = options;
   const timeout = config.timeout;
-  const requestOptions = { timeout, ...(options.signal ? { signal: options.signal } : {}) };
   let lostReported = false;
   let closing = false;
-
-  let roots = { roots: config.roots ?? [] };
+  let tools: Tool[] = [];
   const inFlight = createInFlightCalls();
   const samplers = createSamplerStack();
-  let declared: ClientCapabilities = {};
-  const newClient = () => {
-    declared = { ...clientCapabilities(config), ...samplingCapability(config) };
-    const c = new Client(options.clientInfo, { capabilities: declared });
-    roots = attachFeatures(c, config, (notice) => options.onNotice?.(notice));
-    attachElicitation(c, config, options.serverId, inFlight, log);
-    attachSampling(c, options.serverId, config, samplers.current);
-    return c;
-  };
-  const attach = async (transport: Transport): Promise<Client> => {
-    const client = newClient();
-    try {
-      await client.connect(transport, requestOptions);
-      return client;
-    } catch (error) {
-      await client.close().catch(() => {});
-      await transport.close().catch(() => {});
-      throw error;
-    }
+  const declared: ClientCapabilities = { ...clientCapabilities(config), ...samplingCapability(config) };
+  const notice = (n: ServerNotice) => options.onNotice?.(n);
+  let roots = { roots: config.roots ?? [] };
+
+  /** A client with every client-side feature wired (one per attempt: the negotiation mode is set before connecting). */
+  const newClient = (mode: Attempt['mode']) => {
+    const client = new Client(options.clientInfo, {
+      capabilities: declared,
+      versionNegotiation: { mode, ...(config.type === 'stdio' && mode === 'auto' && { probe: { timeoutMs: Math.min(timeout / 2, STDIO_PROBE_MS) } }) },
+      listChanged: listChangedHandlers(config, notice, (changed) => {
+        tools = changed;
+        if (!closing) options.onToolsChanged(changed);
+      }, log),
+      listMaxPages: MAX_TOOL_PAGES,
+    });
+    roots = attachFeatures(client, config, notice);
+    attachElicitation(client, config, options.serverId, inFlight, log);
+    attachSampling(client, options.serverId, config, samplers.current);
+    return client;
   };
 
-  let client: Client;
-  let transport: Transport;
-  let kind: TransportKind;
-  if (config.type === 'stdio') {
-    const spawn = () =>
-      new ChildProcessTransport({ command: config.command, args: config.args, env: config.env, cwd: config.cwd, log, maxMessageBytes: config.maxResultBytes, children: options.children });
-    const child = spawn();
-    transport = child;
-    kind = 'stdio';
-    try {
-      client = await attach(child);
-    } catch (error) {
-      if (refusedAsUnsupportedVersion(error)) {
-        log.info('initialize refused as an unsupported protocol version; starting the server again at 2026-07-28');
-        return openModernConnection({ ...options, config, transport: spawn() });
-      }
-      throw new Error(child.exitReason ?? describe(error, timeout));
-    }
-  } else {
-    try {
-      ({ client, transport, kind } = await connectHttp(config, attach, log, timeout, options.extraHeaders ?? {}, options.fetch, options.authProvider));
-    } catch (error) {
-      // A server that speaks 2026-07-28 only refuses the 2025-era initialize (-32022): connect again in that era.
-      if (!refusedAsUnsupportedVersion(error)) throw error;
-      log.info('initialize refused as an unsupported protocol version; connecting at 2026-07-28');
-      return openModernConnection({ ...options, config });
-    }
-  }
-
+  const { client, transport, kind } = await connect(options, newClient);
   const lost = (reason: string) => {
     if (closing || lostReported) return;
     lostReported = true;
@@ -170,10 +154,12 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   client.onerror = (error) => log.debug({ err: error }, 'MCP transport error');
   const progressRelay = createProgressRelay();
   progressRelay.attach(transport);
+  const modern = client.getProtocolEra() === 'modern';
+  const protocolVersion = modern ? client.getNegotiatedProtocolVersion() : undefined;
+  if (modern) log.info({ protocolVersion }, 'connected in the 2026-07-28 era');
 
-  let tools: Tool[];
   try {
-    tools = await listAllTools(client, requestOptions);
+    tools = client.getServerCapabilities()?.tools ? (await client.listTools(undefined, { timeout, ...(options.signal && { signal: options.signal }) })).tools : [];
     options.signal?.throwIfAborted();
     if (lostReported) throw new Error(closedReason());
   } catch (error) {
@@ -182,25 +168,6 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
     throw new Error(`listing tools failed: ${describe(error, timeout)}`);
   }
   await afterConnect(client, config, log);
-
-  let refreshing = false;
-  let again = false;
-  const refresh = async () => {
-    if (refreshing) return void (again = true);
-    refreshing = true;
-    try {
-      do {
-        again = false;
-        tools = await listAllTools(client, { timeout });
-        if (!closing) options.onToolsChanged(tools);
-      } while (again && !closing);
-    } catch (error) {
-      log.warn({ err: error }, 'refreshing the tool list failed');
-    } finally {
-      refreshing = false;
-    }
-  };
-  if (config.listChanged?.tools !== false) client.setNotificationHandler(ToolListChangedNotificationSchema, () => refresh());
   const resetOnProgress = config.resetTimeoutOnProgress === true;
   const totalTimeout = config.maxTotalTimeout ?? 10 * timeout;
 
@@ -212,6 +179,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
     get tools() {
       return tools;
     },
+    protocolVersion,
     features: serverFeatures(client, config, roots),
     get capabilities() {
       return { client: declared, server: client.getServerCapabilities() ?? {} };
@@ -224,25 +192,21 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       // notifications and the SDK's timeout is the total.
       const tracked = config.progress === false ? undefined : progressRelay.begin({ timeout, resetOnProgress, signal, onProgress });
       const callSignal = tracked?.signal ?? signal;
-      const _meta = { ...meta, ...(tracked && { progressToken: tracked.token }) };
+      // 2026-07-28 asks for a log level in each request (it has no `logging/setLevel`).
+      const _meta = { ...meta, ...(tracked && { progressToken: tracked.token }), ...(modern && config.logLevel && { [LOG_LEVEL_META_KEY]: config.logLevel }) };
       try {
-        const result = await client.callTool({ name, arguments: args, ...(Object.keys(_meta).length > 0 && { _meta }) }, undefined, {
+        return await client.callTool({ name, arguments: args, ...(Object.keys(_meta).length > 0 && { _meta }) }, {
           timeout: resetOnProgress ? totalTimeout : timeout,
-          ...(callSignal ? { signal: callSignal } : {}),
+          ...(callSignal && { signal: callSignal }),
         });
-        return result as CallToolResult;
       } catch (error) {
         if (tracked?.timedOut()) throw new CallError(`timed out after ${timeout} ms without progress`, 'timeout');
         if (signal?.aborted) throw new CallError('cancelled', 'cancelled');
-        if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
+        if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
           throw new CallError(resetOnProgress ? `timed out after ${totalTimeout} ms in all (maxTotalTimeout)` : `timed out after ${timeout} ms`, 'timeout');
         }
-        if (error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number)) {
-          throw new CallError(`connection to the server closed (${closedReason()})`, 'closed');
-        }
-        if (isTooLarge(error)) throw new CallError((error as Error).message, 'protocol'); // the session is fine
-        if (!(error instanceof McpError) && kind !== 'stdio') {
-          // Below the protocol: the HTTP server is unreachable or lost our session.
+        if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) throw new CallError(`connection to the server closed (${closedReason()})`, 'closed');
+        if (kind !== 'stdio' && belowProtocol(error)) {
           const reason = describe(error, timeout);
           lost(reason);
           throw new CallError(`server unreachable: ${reason}`, 'closed');
@@ -257,7 +221,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
     async close() {
       if (closing) return;
       closing = true;
-      if (transport instanceof StreamableHTTPClientTransport) {
+      if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
         // Politely end the session; bounded so a dead server cannot stall shutdown.
         await Promise.race([transport.terminateSession().catch(() => {}), sleep(1_000, undefined, { ref: false })]);
       }
@@ -266,60 +230,78 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   };
 }
 
-async function connectHttp(
-  config: HttpServerConfig,
-  attach: (t: Transport) => Promise<Client>,
-  log: Logger,
-  timeout: number,
-  extraHeaders: Record<string, string>,
-  fetch: FetchLike | undefined,
-  authProvider?: OAuthClientProvider,
+/**
+ * Connects a client in the era the server speaks: the first attempt in the configured mode, then the one
+ * the failure points to (eras.ts), each on a fresh transport. Rejects with the last attempt's reason.
+ */
+async function connect(
+  options: ConnectionOptions,
+  newClient: (mode: Attempt['mode']) => Client,
 ): Promise<{ client: Client; transport: Transport; kind: TransportKind }> {
+  const { config, log } = options;
+  const tried: Attempt[] = [];
+  let attempt: Attempt | undefined = { mode: negotiationMode(config.protocolVersion), transport: 'main' };
+  let lastError: Error | undefined;
+  while (attempt) {
+    tried.push(attempt);
+    const transport = newTransport(options, attempt);
+    const kind: TransportKind = transport instanceof ChildProcessTransport ? 'stdio' : transport instanceof SSEClientTransport ? 'sse' : 'streamable-http';
+    const client = newClient(attempt.mode);
+    const witness = initializeWitness();
+    transport.onmessage = witness.onmessage; // the SDK chains it (see initializeWitness)
+    // An attempt is bounded in all: the SDK's probe takes no signal, so the deadline closes the transport.
+    const deadline = AbortSignal.timeout(config.timeout);
+    const expire = () => void transport.close().catch(() => {});
+    deadline.addEventListener('abort', expire, { once: true });
+    const signal = AbortSignal.any([deadline, ...(options.signal ? [options.signal] : [])]);
+    try {
+      await client.connect(transport, { timeout: config.timeout, signal });
+      return { client, transport, kind };
+    } catch (raw) {
+      await client.close().catch(() => {});
+      await transport.close().catch(() => {});
+      const error = deadline.aborted && !options.signal?.aborted ? new SdkError(SdkErrorCode.RequestTimeout, 'connection attempt timed out') : raw;
+      const childGone = transport instanceof ChildProcessTransport && transport.exitReason !== undefined;
+      lastError = new Error((transport instanceof ChildProcessTransport ? transport.exitReason : undefined) ?? describe(error, config.timeout));
+      if (kind === 'sse') lastError = new Error(`neither Streamable HTTP nor SSE worked: ${lastError.message}`);
+      attempt = nextAttempt({ setting: config.protocolVersion, attempt, error, answeredModern: witness.answeredModern(), childGone, aborted: options.signal?.aborted === true, type: config.type }, tried);
+      if (attempt) log.info({ mode: attempt.mode, transport: attempt.transport === 'sse' ? 'sse' : config.type, after: lastError.message }, 'connecting to the MCP server another way');
+    } finally {
+      deadline.removeEventListener('abort', expire);
+    }
+  }
+  throw lastError ?? new Error('not connected');
+}
+
+function newTransport(options: ConnectionOptions, attempt: Attempt): Transport {
+  const { config } = options;
+  if (config.type === 'stdio') {
+    const { command, args, env, cwd, maxResultBytes } = config;
+    return new ChildProcessTransport({ command, args, env, cwd, log: options.log, maxMessageBytes: maxResultBytes, children: options.children });
+  }
+  return httpTransport(config, options, attempt.transport === 'sse');
+}
+
+function httpTransport(config: HttpServerConfig, options: ConnectionOptions, sse: boolean): Transport {
   const url = new URL(config.baseUrl);
-  const requestInit: RequestInit = { headers: { ...config.headers, ...extraHeaders } };
-  // Every response body is counted against maxResultBytes (runtime servers: through their pinned fetch).
-  const custom = { fetch: limitedFetch(fetch ?? globalThis.fetch, config.maxResultBytes), ...(authProvider && { authProvider }) };
-  const streamable = new StreamableHTTPClientTransport(url, { requestInit, ...custom });
-  try {
-    return { client: await attach(streamable), transport: streamable, kind: 'streamable-http' };
-  } catch (error) {
-    const status = error instanceof StreamableHTTPError ? error.code : undefined;
-    if (status === undefined || status < 400 || status >= 500 || refusedAsUnsupportedVersion(error)) throw new Error(describe(error, timeout));
-    log.info({ status }, 'Streamable HTTP refused; falling back to SSE');
-  }
-  const sse = new SSEClientTransport(url, { requestInit, ...custom });
-  try {
-    return { client: await attach(sse), transport: sse, kind: 'sse' };
-  } catch (error) {
-    throw new Error(`neither Streamable HTTP nor SSE worked: ${describe(error, timeout)}`);
-  }
+  const init = {
+    requestInit: { headers: { ...config.headers, ...options.extraHeaders } },
+    // Every response body is counted against maxResultBytes (runtime servers: through their pinned fetch).
+    fetch: limitedFetch(options.fetch ?? globalThis.fetch, config.maxResultBytes),
+    ...(options.authProvider && { authProvider: options.authProvider }),
+  };
+  return sse ? new SSEClientTransport(url, init) : new StreamableHTTPClientTransport(url, init);
 }
 
-async function listAllTools(client: Client, options: { timeout: number; signal?: AbortSignal }): Promise<Tool[]> {
-  if (!client.getServerCapabilities()?.tools) return [];
-  const tools: Tool[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-    const result = await client.listTools(cursor === undefined ? undefined : { cursor }, options);
-    tools.push(...result.tools);
-    cursor = result.nextCursor;
-    if (cursor === undefined) break;
-  }
-  return tools;
-}
-
-/** A reason for a person, without the SDK's `MCP error -32001:` prefixes where we know better. */
+/** A reason for a person, in our words where we know better than the SDK. */
 export function describe(error: unknown, timeout: number): string {
-  if (error instanceof McpError) {
-    if (error.code === (ErrorCode.RequestTimeout as number)) return `timed out after ${timeout} ms`;
-    if (error.code === (ErrorCode.ConnectionClosed as number)) return 'connection closed';
+  if (error instanceof SdkError) {
+    if (error.code === SdkErrorCode.RequestTimeout) return `timed out after ${timeout} ms`;
+    if (error.code === SdkErrorCode.ConnectionClosed) return 'connection closed';
   }
   if (error instanceof Error) {
     const cause = (error as { cause?: unknown }).cause;
-    return cause instanceof Error && cause.message && !error.message.includes(cause.message)
-      ? `${error.message}: ${cause.message}`
-      : error.message;
+    return cause instanceof Error && cause.message && !error.message.includes(cause.message) ? `${error.message}: ${cause.message}` : error.message;
   }
   return String(error);
 }
-

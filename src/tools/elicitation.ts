@@ -14,9 +14,10 @@
  * - The target is given the call's deadline (when the call's own timeout ends it: the answer must
  *   come before) and a signal that aborts when the call ends or the server cancels the request.
  * - A mode the config turned off is refused by the SDK before it reaches the handler.
+ * - Either protocol era: a 2025-era server sends `elicitation/create`; a 2026-07-28 server answers the call
+ *   with `input_required`, which the SDK fulfils through the same handler and retries.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ElicitRequestSchema, type ClientCapabilities, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, ClientCapabilities, ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../config/schema.ts';
 import type { ElicitationAction } from '../conversation/session-events.ts';
 import type { Logger } from '../log/index.ts';
@@ -89,28 +90,24 @@ export function createInFlightCalls() {
 
 export type InFlightCalls = ReturnType<typeof createInFlightCalls>;
 
-/** What a server's `elicitation/create` gets, either protocol era (`undefined`: no mode declared, no handler). */
-export function elicitationHandler(config: McpServerConfig, serverId: string, calls: InFlightCalls, log: Logger) {
+/** Registers the `elicitation/create` handler (before `connect`) when the config declares a mode. */
+export function attachElicitation(client: Client, config: McpServerConfig, serverId: string, calls: InFlightCalls, log: Logger): void {
   const modes = elicitationModes(config);
-  if (!modes.form && !modes.url) return undefined;
-  return async (params: ElicitRequest['params'], requestSignal: AbortSignal): Promise<ElicitResult> => {
+  if (!modes.form && !modes.url) return;
+  client.setRequestHandler('elicitation/create', async ({ params }, ctx): Promise<ElicitResult> => {
     const call = calls.route();
     if (typeof call === 'string' || !call.target) {
       log.warn({ serverId, reason: call }, 'elicitation declined: no session to ask');
       return { action: 'decline' };
     }
-    const ask: ElicitationAsk =
-      params.mode === 'url'
-        ? { serverId, message: params.message, mode: 'url', url: params.url, elicitationId: params.elicitationId }
-        : { serverId, message: params.message, mode: 'form', requestedSchema: params.requestedSchema };
-    const signal = AbortSignal.any([requestSignal, call.ended.signal]);
+    const ask: ElicitationAsk = askOf(serverId, params);
+    const signal = AbortSignal.any([ctx.mcpReq.signal, call.ended.signal]);
     const answer = await call.target.elicit(ask, { deadline: call.deadline, signal });
     return answer.action === 'accept' && answer.content ? { action: 'accept', content: answer.content } : { action: answer.action };
-  };
+  });
 }
 
-/** Registers the `elicitation/create` handler when the config declares a mode (before `connect`). */
-export function attachElicitation(client: Client, config: McpServerConfig, serverId: string, calls: InFlightCalls, log: Logger): void {
-  const handler = elicitationHandler(config, serverId, calls, log);
-  if (handler) client.setRequestHandler(ElicitRequestSchema, ({ params }, extra) => handler(params, extra.signal));
-}
+const askOf = (serverId: string, params: ElicitRequest['params']): ElicitationAsk =>
+  params.mode === 'url'
+    ? { serverId, message: params.message, mode: 'url', url: params.url, elicitationId: params.elicitationId }
+    : { serverId, message: params.message, mode: 'form', requestedSchema: params.requestedSchema };

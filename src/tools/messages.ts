@@ -70,7 +70,7 @@ export type McpCommands = {
    * stores the tokens and reconnects the server; resolves with its record once connected. INVALID_REQUEST for an
    * unknown or expired state, AGENT_ERROR when the exchange or the connection fails.
    */
-  'mcp.oauthCallback': { payload: { state: string; code: string }; result: ServerRecord };
+  'mcp.oauthCallback': { payload: { state: string; code: string; iss?: string }; result: ServerRecord };
 };
 
 export type McpEvents = {

@@ -10,7 +10,8 @@
  * - One record per server (key: a hash of its name and URL) holds its registration, tokens and the pending
  *   authorization; it is read at each connection attempt, so tokens another instance stored (Redis) are used.
  * - `authorization_code`: an attempt without usable tokens leaves a pending authorization (state, PKCE verifier,
- *   URL; valid for PENDING_TTL_MS) and fails with `AuthorizationRequired`. A fresh pending authorization is kept,
+ *   URL, and what discovery found, so any instance completes it with that authorization server; valid for
+ *   PENDING_TTL_MS) and fails with `AuthorizationRequired`. A fresh pending authorization is kept,
  *   never replaced, so the URL an admin follows stays valid across retries and instances. `complete(state, code)`
  *   checks the state (constant time), exchanges the code, stores the tokens and drops the pending authorization.
  * - Tokens are refreshed before they expire: when a request finds less than min(60 s, half their lifetime)
@@ -25,8 +26,7 @@
  * - Nothing here logs a token, a code, a verifier or a secret.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { auth, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { auth, type OAuthClientInformationMixed, type OAuthClientMetadata, type OAuthClientProvider, type OAuthDiscoveryState, type OAuthTokens } from '@modelcontextprotocol/client';
 import type { Clock } from '../clock.ts';
 import type { HttpServerConfig, OAuthConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
@@ -63,6 +63,8 @@ interface Pending {
   codeVerifier: string;
   url: string;
   createdAt: number;
+  /** What discovery found when the sign-in began: the code is exchanged with that authorization server (SEP-2352). */
+  discovery?: OAuthDiscoveryState | undefined;
 }
 
 /** What the secret store holds for one server. */
@@ -92,8 +94,11 @@ export interface ServerOAuth {
   signInRequired(): boolean;
   /** The URL an admin signs in at, while an authorization is pending. */
   authorizationUrl(): string | undefined;
-  /** Whether `state` is of this server (its prefix names it; the value itself is checked by `complete`). */
-  complete(state: string, code: string): Promise<void>;
+  /**
+   * Exchanges the code of the sign-in `state` names (its prefix names the server; the value itself is checked
+   * here); `iss` is the authorization response's issuer (RFC 9207), checked by the SDK's `auth()`.
+   */
+  complete(state: string, code: string, iss?: string): Promise<void>;
 }
 
 /** The state parameter names its server (`<random>.<serverId>`), so any instance can find the pending authorization. */
@@ -243,7 +248,7 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       needsSignIn = true;
       if (pendingFresh()) return; // keep the URL an admin may be following
       if (draft.state === undefined || draft.codeVerifier === undefined) throw new Error('authorization started without state or verifier');
-      record.pending = { state: draft.state, codeVerifier: draft.codeVerifier, url: url.href, createdAt: clock.now() };
+      record.pending = { state: draft.state, codeVerifier: draft.codeVerifier, url: url.href, createdAt: clock.now(), discovery };
       draft = {};
       await save();
       log.info('OAuth: authorization required; an admin signs in at the server record\'s authorizationUrl');
@@ -262,7 +267,8 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       discovery = state;
     },
     discoveryState() {
-      return discovery;
+      // The instance completing a sign-in may not be the one that began it (or may have restarted).
+      return discovery ?? record.pending?.discovery;
     },
     prepareTokenRequest(scope) {
       if (interactive) return undefined;
@@ -278,13 +284,13 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
     },
     signInRequired: () => needsSignIn,
     authorizationUrl: () => (pendingFresh() ? record.pending?.url : undefined),
-    async complete(state, code) {
+    async complete(state, code, iss) {
       await this.load();
       const pending = record.pending;
       if (!pending || !pendingFresh() || !sameText(pending.state, state)) {
         throw new UnknownSignIn();
       }
-      const result = await auth(provider, { serverUrl, authorizationCode: code, ...(options.fetch && { fetchFn: options.fetch }) });
+      const result = await auth(provider, { serverUrl, authorizationCode: code, ...(iss !== undefined && { iss }), ...(options.fetch && { fetchFn: options.fetch }) });
       if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
       delete record.pending;
       await save();

@@ -13,7 +13,7 @@
  *   server's URL or a prefix of it on the same origin (RFC 9728 §3.3, RFC 8707).
  */
 import { isIP } from 'node:net';
-import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthDiscoveryState } from '@modelcontextprotocol/client';
 
 /** Loopback host names and addresses (the brackets of an IPv6 URL host stripped). */
 export function isLoopbackHost(hostname: string): boolean {

@@ -12,8 +12,7 @@
  *   overall bound is the SDK's `timeout` option, which the caller sets). `end` unregisters and
  *   clears the timer; `timedOut` says whether this timer aborted the call.
  */
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { Progress, Transport } from '@modelcontextprotocol/client';
 
 export interface ProgressCall {
   token: string;

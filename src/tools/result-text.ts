@@ -8,7 +8,7 @@
  *   the marker); when it had to cut, the text ends with `\n[... truncated N bytes by agentd]` (N = bytes of
  *   the original removed; the marker counts towards the cap) and the cut never splits a character.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 
 type Block = CallToolResult['content'][number];
 

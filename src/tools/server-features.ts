@@ -6,28 +6,18 @@
  * Contracts:
  * - `clientCapabilities` declares `roots` (with `listChanged`) only when the config lists roots, and
  *   elicitation as elicitation.ts says; sampling is never declared here.
- * - `attachFeatures` registers the handlers before `connect` (roots/list answers the config's roots,
- *   the notifications become `ServerNotice`s). A list change the config turns off
- *   (`listChanged.<list>: false`) is ignored.
- * - `afterConnect` asks for `logLevel` when the config names one and the server offers logging; a
- *   refusal is logged, never fatal.
+ * - `attachFeatures` registers the handlers before `connect`, for either protocol era: roots/list answers
+ *   the config's roots, logs and resource updates become `ServerNotice`s. `listChangedHandlers` are the
+ *   client's `listChanged` option: a changed tool list is re-read and handed on, a resource or prompt list
+ *   change becomes a notice; a list change the config turns off (`listChanged.<list>: false`), or one the
+ *   server does not declare, is ignored. (In 2026-07-28 they arrive on the `subscriptions/listen` stream the
+ *   SDK opens for them.)
+ * - `afterConnect` asks for `logLevel` when the config names one and the server offers logging (2025 era;
+ *   in 2026-07-28 `logLevelMeta` travels in each call's `_meta`); a refusal is logged, never fatal.
  * - Every request is bounded by the server's `timeout`. A feature the server does not offer lists as
  *   empty; reading or getting from it fails with a reason for a person.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  ListRootsRequestSchema,
-  LoggingMessageNotificationSchema,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ResourceUpdatedNotificationSchema,
-  type ClientCapabilities,
-  type GetPromptResult,
-  type Prompt,
-  type ReadResourceResult,
-  type Resource,
-  type ResourceTemplate,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Client, ClientCapabilities, GetPromptResult, ListChangedHandlers, Prompt, ReadResourceResult, Resource, ResourceTemplateType as ResourceTemplate, Tool } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../config/schema.ts';
 import type { McpLogLevel } from '../config/server-features.ts';
 import type { Logger } from '../log/index.ts';
@@ -64,35 +54,39 @@ const rootOf = (uri: string) => ({ uri, name: decodeURIComponent(uri.replace(/\/
 export const rootsList = (uris: readonly string[]): { roots: { uri: string; name: string }[] } => ({ roots: uris.map(rootOf) });
 
 type NoticeParams = { level?: McpLogLevel; logger?: string; data?: unknown; uri?: string } | undefined;
-const NOTICE_SCHEMAS = {
-  'notifications/message': LoggingMessageNotificationSchema,
-  'notifications/resources/updated': ResourceUpdatedNotificationSchema,
-  'notifications/resources/list_changed': ResourceListChangedNotificationSchema,
-  'notifications/prompts/list_changed': PromptListChangedNotificationSchema,
-} as const;
-export type NoticeMethod = keyof typeof NOTICE_SCHEMAS;
 
-/** The server notifications relayed, by method, each turning its params into a notice (a list change the config turns off is left out). */
-export function noticeHandlers(config: McpServerConfig, onNotice: (notice: ServerNotice) => void): Partial<Record<NoticeMethod, (params: NoticeParams) => void>> {
-  return {
-    'notifications/message': (p) => onNotice({ type: 'log', level: p?.level ?? 'info', ...(p?.logger !== undefined && { logger: p.logger }), data: p?.data }),
-    'notifications/resources/updated': (p) => onNotice({ type: 'resourceUpdated', uri: p?.uri ?? '' }),
-    ...(config.listChanged?.resources !== false && { 'notifications/resources/list_changed': () => onNotice({ type: 'listChanged', list: 'resources' }) }),
-    ...(config.listChanged?.prompts !== false && { 'notifications/prompts/list_changed': () => onNotice({ type: 'listChanged', list: 'prompts' }) }),
-  };
-}
-
+/** Registers the roots and notification handlers (before `connect`; either era). */
 export function attachFeatures(client: Client, config: McpServerConfig, onNotice: (notice: ServerNotice) => void): { roots: string[] } {
   const state = { roots: config.roots ?? [] };
-  if (config.roots) client.setRequestHandler(ListRootsRequestSchema, () => rootsList(state.roots));
-  for (const [method, handler] of Object.entries(noticeHandlers(config, onNotice)) as [NoticeMethod, (params: NoticeParams) => void][]) {
-    client.setNotificationHandler(NOTICE_SCHEMAS[method], ({ params }) => handler(params as NoticeParams));
-  }
+  if (config.roots) client.setRequestHandler('roots/list', () => rootsList(state.roots));
+  client.setNotificationHandler('notifications/message', ({ params: p }) => {
+    const params = p as NoticeParams;
+    onNotice({ type: 'log', level: params?.level ?? 'info', ...(params?.logger !== undefined && { logger: params.logger }), data: params?.data });
+  });
+  client.setNotificationHandler('notifications/resources/updated', ({ params }) => onNotice({ type: 'resourceUpdated', uri: (params as NoticeParams)?.uri ?? '' }));
   return state;
 }
 
-export async function afterConnect(client: Pick<Client, 'getServerCapabilities' | 'setLoggingLevel'>, config: McpServerConfig, log: Logger): Promise<void> {
-  if (!config.logLevel || !client.getServerCapabilities()?.logging) return;
+/** The client's `listChanged` option: the lists the config follows (see the contracts). */
+export function listChangedHandlers(config: McpServerConfig, onNotice: (notice: ServerNotice) => void, onTools: (tools: Tool[]) => void, log: Logger): ListChangedHandlers {
+  const notice = (list: 'resources' | 'prompts') => ({ autoRefresh: false, onChanged: () => onNotice({ type: 'listChanged', list }) });
+  return {
+    ...(config.listChanged?.tools !== false && {
+      tools: {
+        onChanged: (error: Error | null, tools: Tool[] | null) => {
+          if (error || !tools) return log.warn({ err: error }, 'refreshing the tool list failed');
+          onTools(tools);
+        },
+      },
+    }),
+    ...(config.listChanged?.resources !== false && { resources: notice('resources') }),
+    ...(config.listChanged?.prompts !== false && { prompts: notice('prompts') }),
+  };
+}
+
+/** 2025 era: asks for the config's `logLevel` once connected (see the contracts). */
+export async function afterConnect(client: Pick<Client, 'getServerCapabilities' | 'setLoggingLevel' | 'getProtocolEra'>, config: McpServerConfig, log: Logger): Promise<void> {
+  if (!config.logLevel || client.getProtocolEra() === 'modern' || !client.getServerCapabilities()?.logging) return;
   await client.setLoggingLevel(config.logLevel, { timeout: config.timeout }).catch((err: unknown) => log.warn({ err }, 'the server refused logging/setLevel'));
 }
 
@@ -108,17 +102,17 @@ async function allPages<T>(read: (cursor: string | undefined) => Promise<{ items
   return all;
 }
 
-/** The requests `serverFeatures` makes; the SDK v2 client has them too, with the same shapes. */
+/** The requests `serverFeatures` makes. */
 export type FeatureClient = Pick<
   Client,
-  'getServerCapabilities' | 'listResources' | 'listResourceTemplates' | 'readResource' | 'subscribeResource' | 'unsubscribeResource' | 'listPrompts' | 'getPrompt' | 'sendRootsListChanged'
+  'getServerCapabilities' | 'getProtocolEra' | 'listResources' | 'listResourceTemplates' | 'readResource' | 'subscribeResource' | 'unsubscribeResource' | 'listPrompts' | 'getPrompt' | 'sendRootsListChanged'
 >;
 
 /**
- * The features of a connection. `era: 'modern'` (2026-07-28) has no `roots/list_changed`: a server asks
- * for the roots inside each request, so a change is only kept for the next one.
+ * The features of a connection. The 2026-07-28 era has no `roots/list_changed`: a server asks for the
+ * roots inside each request, so a change is only kept for the next one.
  */
-export function serverFeatures(client: FeatureClient, config: McpServerConfig, roots: { roots: string[] }, era: 'legacy' | 'modern' = 'legacy'): ServerFeatures {
+export function serverFeatures(client: FeatureClient, config: McpServerConfig, roots: { roots: string[] }): ServerFeatures {
   const options = { timeout: config.timeout };
   const page = (cursor: string | undefined) => (cursor === undefined ? undefined : { cursor });
   const offers = (feature: 'resources' | 'prompts') => client.getServerCapabilities()?.[feature] !== undefined;
@@ -160,7 +154,7 @@ export function serverFeatures(client: FeatureClient, config: McpServerConfig, r
     },
     async setRoots(uris) {
       roots.roots = uris;
-      if (config.roots && era === 'legacy') await client.sendRootsListChanged();
+      if (config.roots && client.getProtocolEra() !== 'modern') await client.sendRootsListChanged();
     },
   };
 }

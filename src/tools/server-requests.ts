@@ -17,7 +17,7 @@
  *   take the message's attached images past {@link MAX_ATTACHED_IMAGE_BYTES} decoded, the bound of a
  *   message's own image, is a note instead), any other blob as a one-line note.
  */
-import type { GetPromptResult, Prompt, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import type { GetPromptResult, Prompt, ReadResourceResult } from '@modelcontextprotocol/client';
 import { AppError } from '../errors/index.ts';
 import type { Attached, AttachedPromptMessage, AttachedResource } from '../conversation/attachments.ts';
 import type { Logger } from '../log/index.ts';

@@ -249,12 +249,12 @@ export function createMcpService(options: McpServiceOptions): McpService {
   }
 
   /** The browser came back from a sign-in: exchange the code, then reconnect (see messages.ts). */
-  async function oauthCallback(payload: { state: string; code: string }): Promise<ServerRecord> {
+  async function oauthCallback(payload: { state: string; code: string; iss?: string }): Promise<ServerRecord> {
     const serverId = serverOfState(payload.state);
     const entry = serverId === undefined ? undefined : find(serverId);
     if (!entry?.oauth) throw new AppError('INVALID_REQUEST', new UnknownSignIn().message, { field: 'state' });
     try {
-      await entry.oauth.complete(payload.state, payload.code);
+      await entry.oauth.complete(payload.state, payload.code, payload.iss);
     } catch (err) {
       if (err instanceof UnknownSignIn) throw new AppError('INVALID_REQUEST', err.message, { field: 'state' });
       const reason = err instanceof Error ? err.message : String(err);

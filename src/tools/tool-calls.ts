@@ -15,8 +15,7 @@
  * - A call with a `progress` target reports each progress notification through `progress` (for the
  *   `mcp.toolProgress` event); one without still carries a token (the server may need one).
  */
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/client';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';

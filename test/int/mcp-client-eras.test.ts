@@ -1,11 +1,10 @@
 /**
  * agentd as an MCP client against servers of the 2026-07-28 era (issue 25, item 8, client side),
  * built with the SDK v2 server over HTTP: one that also serves 2025-era clients (the SDK's default)
- * and one that serves 2026-07-28 only (`legacy: 'reject'`). src/tools still connects with the SDK v1
- * client (an `initialize` at 2025-11-25), so the first works and the second answers the initialize
- * with 400 and -32022 "Unsupported protocol version" (supported: 2026-07-28); the connection then
- * would try the SSE transport (405) and fail; instead connection.ts recognises the refusal and connects again
- * with the SDK v2 client pinned to 2026-07-28 (modern-connection.ts; README, "Protocol eras").
+ * and one that serves 2026-07-28 only (`legacy: 'reject'`). src/tools connects with the SDK v2 client
+ * in `auto` negotiation (src/tools/eras.ts): its `server/discover` probe finds both in the 2026-07-28
+ * era (README, "Protocol eras"); test/int/mcp-client-negotiation.test.ts covers every way a server
+ * refuses a 2025-era `initialize` and each `protocolVersion` setting.
  */
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -122,13 +121,13 @@ describe('agentd connecting to 2026-07-28 tool servers', () => {
     await Promise.all([dual.close(), modernOnly.close()]);
   });
 
-  it('connects to a server that serves both eras (in the 2025 era) and calls its tool', async () => {
-    expect((await h.bus.execute('mcp.listServers', {})).find((s) => s.name === 'dual')?.status).toBe('connected');
+  it('connects to a server that serves both eras (in the 2026-07-28 era it offers) and calls its tool', async () => {
+    expect((await h.bus.execute('mcp.listServers', {})).find((s) => s.name === 'dual')).toMatchObject({ status: 'connected', protocolVersion: '2026-07-28' });
     const result = await h.bus.execute('mcp.executeTool', { serverId: 'dual', toolName: 'greet', args: { name: 'dual' } });
     expect(textOf(result.data)).toBe('Hello, dual');
   });
 
-  it('connects to a server that serves 2026-07-28 only (falls back to the SDK v2 client pinned to 2026-07-28)', async () => {
+  it('connects to a server that serves 2026-07-28 only (in that era, found by server/discover)', async () => {
     await h.bus.execute('mcp.connectServer', { name: 'modern', config: http(modernOnly.url) });
     const result = await h.bus.execute('mcp.executeTool', { serverId: 'modern', toolName: 'greet', args: { name: 'modern' } });
     expect(textOf(result.data)).toBe('Hello, modern');
@@ -201,7 +200,7 @@ describe('agentd connecting to 2026-07-28 tool servers', () => {
     offLogs();
   });
 
-  it('connects to a stdio server that serves 2026-07-28 only (a new child, spoken to with the SDK v2 client)', async () => {
+  it('connects to a stdio server that serves 2026-07-28 only', async () => {
     await h.bus.execute('mcp.connectServer', { name: 'modern-stdio', config: fixture('modern-stdio-server') });
     const record = (await h.bus.execute('mcp.listServers', {})).find((s) => s.name === 'modern-stdio');
     expect(record).toMatchObject({ status: 'connected', protocolVersion: '2026-07-28' });

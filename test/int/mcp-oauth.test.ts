@@ -233,7 +233,7 @@ describe('OAuth-protected tool servers', () => {
   });
 
   it.each([
-    ['issuer', /names issuer .*someone-else, not/],
+    ['issuer', /[Ii]ssuer .*someone-else/], // the SDK's own RFC 8414 §3.3 check
     ['resource', /names resource .*\/other, not this server/],
     ['insecure', /token endpoint http:\/\/auth\.example\.com is not HTTPS/],
   ] as const)('refuses a hostile authorization server (%s) before registering or asking for a token', async (hostile, reason) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { MODEL_TOOL_NAME, assignModelNames, type ToolRef } from '../../src/tools/naming.ts';
 import { buildCatalogue, toModelTool } from '../../src/tools/catalogue.ts';
 

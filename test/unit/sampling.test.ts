@@ -1,4 +1,4 @@
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { createUsageTotals } from '../../src/agent/context.ts';
 import { createBudget } from '../../src/agent/budget.ts';
@@ -51,7 +51,7 @@ describe('the sampling policy and request mapping', () => {
   });
   it('refuses image content with InvalidRequest', () => {
     const params = { messages: [{ role: 'user' as const, content: { type: 'image' as const, data: 'AA==', mimeType: 'image/png' } }], maxTokens: 10 };
-    expect(() => toSamplingRequest('s', params, {})).toThrow(McpError);
+    expect(() => toSamplingRequest('s', params, {})).toThrow(ProtocolError);
     expect(() => toSamplingRequest('s', params, {})).toThrow(/text only/);
   });
   it('routes to the latest call in flight with its deadline, and to none once the calls ended (their signal aborted)', () => {

@@ -41,15 +41,17 @@ export function oauthRoutes(): Route[] {
       async handler({ query, bus }) {
         const state = query.get('state') ?? '';
         const code = query.get('code') ?? '';
+        // RFC 9207: the issuer that answered, checked against the one the sign-in began with (the SDK's auth()).
+        const iss = query.get('iss') ?? undefined;
         const refused = query.get('error');
         if (refused !== null) {
           return page(400, 'Sign-in refused', `The authorization server answered "${refused.slice(0, 200)}". Start the sign-in again from agentd.`);
         }
-        if (!state || !code || state.length > MAX_PARAM || code.length > MAX_PARAM) {
+        if (!state || !code || state.length > MAX_PARAM || code.length > MAX_PARAM || (iss?.length ?? 0) > MAX_PARAM) {
           return page(400, 'Sign-in failed', 'The request lacks a valid state or code. Start the sign-in again from agentd.');
         }
         try {
-          const server = await bus.execute('mcp.oauthCallback', { state, code });
+          const server = await bus.execute('mcp.oauthCallback', { state, code, ...(iss !== undefined && { iss }) });
           return page(200, 'Signed in', `The tool server "${server.name}" is connected. You can close this page.`);
         } catch (err) {
           if (!isAppError(err)) throw err;
