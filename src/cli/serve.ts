@@ -13,7 +13,7 @@ import { createLogger } from '../log/index.ts';
 import { serveStdio } from '../mcp-face/index.ts';
 import { VERSION } from '../package-info.ts';
 import { APP_CHANNEL, type ServeOptions } from './args.ts';
-import { agentFileOrExit, listenAddress, loadConfigOrExit } from './start-up.ts';
+import { agentFileOrExit, listenAddress, listenFailure, loadConfigOrExit } from './start-up.ts';
 import { supervise } from './supervise.ts';
 
 export async function serve(options: ServeOptions): Promise<void> {
@@ -84,9 +84,10 @@ export async function serve(options: ServeOptions): Promise<void> {
   try {
     await app.frontEnd.listen(host, port, { shared: cluster.isWorker });
   } catch (err) {
-    log.fatal({ err, host, port }, 'cannot listen');
-    process.stderr.write(`agentd: ${(err as Error).message}\n`);
+    // One line that says what to do, and no stack trace: nothing has started.
+    const reason = await listenFailure(host, port, err);
     await app.stop();
+    process.stderr.write(`agentd: ${reason}\n`);
     process.exit(1);
   }
   log.info({ mode: options.mode, agent: agentFile, version: VERSION }, 'agentd started');

@@ -10,7 +10,7 @@ import { createRedactor } from '../config/redact.ts';
 import { createLogger } from '../log/index.ts';
 import { VERSION } from '../package-info.ts';
 import type { ServeOptions } from './args.ts';
-import { listenAddress, loadConfigOrExit } from './start-up.ts';
+import { ensureBindableOrExit, listenAddress, loadConfigOrExit } from './start-up.ts';
 
 /** A free port on `host`, for workers asked to serve port 0 (they must all bind the same one). */
 function freePort(host: string): Promise<number> {
@@ -31,6 +31,8 @@ export async function supervise(options: ServeOptions, agentFile: string): Promi
   }
   const log = createLogger(options.logLevel, undefined, createRedactor(config).redact).child({ supervisor: true });
   const address = listenAddress(options, config);
+  // A port in use is said once, here, rather than by every worker.
+  await ensureBindableOrExit(address.host, address.port);
   const port = address.port === 0 ? await freePort(address.host) : address.port;
   let stopping = false;
   const live = new Set<Worker>();
