@@ -38,7 +38,9 @@ export async function serve(options: ServeOptions): Promise<void> {
   let app: App;
   try {
     // Over stdio nothing listens: only keys can make the service shared.
-    app = createApp(config, { log, mode: options.mode, redactor, agentDir: dirname(resolve(agentFile)), bindHost: stdio ? '127.0.0.1' : host });
+    // The workers of one supervisor are one service: its /mcp declares the supervisor's id (src/tools/self-connection.ts).
+    const serviceId = cluster.isWorker ? process.env.AGENTD_SERVICE_ID : undefined;
+    app = createApp(config, { log, mode: options.mode, redactor, agentDir: dirname(resolve(agentFile)), bindHost: stdio ? '127.0.0.1' : host, serviceId });
   } catch (err) {
     // What the config cannot say by itself (a provider without its endpoint or key) is a config error too.
     if (!isAppError(err)) throw err;

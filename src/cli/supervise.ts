@@ -5,6 +5,7 @@
  * fails before (its own stderr says why), and on SIGTERM/SIGINT drains them all, then exits 0.
  */
 import cluster, { type Worker } from 'node:cluster';
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { createRedactor } from '../config/redact.ts';
 import { createLogger } from '../log/index.ts';
@@ -37,8 +38,10 @@ export async function supervise(options: ServeOptions, agentFile: string): Promi
   let stopping = false;
   const live = new Set<Worker>();
 
+  // One id for the whole service, whichever worker answers its /mcp (src/tools/self-connection.ts).
+  const serviceId = randomUUID();
   const fork = (): void => {
-    const worker = cluster.fork({ AGENTD_WORKER_PORT: String(port) });
+    const worker = cluster.fork({ AGENTD_WORKER_PORT: String(port), AGENTD_SERVICE_ID: serviceId });
     live.add(worker);
     let ready = false;
     worker.on('message', (m: { type?: string }) => (ready ||= m.type === 'ready'));

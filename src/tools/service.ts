@@ -262,8 +262,8 @@ export function createMcpService(options: McpServiceOptions): McpService {
     if (reachedItself.has(entry)) {
       // A request that cannot work, whenever retried: refused, and nothing is kept of it.
       if (entries.get(entry.name) === entry) await removeEntry(entry);
-      const reason = rec.error ?? 'self-connection';
-      throw new AppError('INVALID_REQUEST', `Cannot connect MCP server ${reason}`, { serverId: payload.name, field: a2a ? 'config.url' : 'config.baseUrl', reason: 'self-connection' });
+      const message = rec.error ?? new SelfConnection(payload.name, undefined).message;
+      throw new AppError('INVALID_REQUEST', message, { serverId: payload.name, field: a2a ? 'config.url' : 'config.baseUrl', reason: 'self-connection' });
     }
     return expectConnected(entry, Promise.resolve(rec));
   }
