@@ -15,7 +15,8 @@
  * - When `maxFailures` failures fall within `windowMs` (measured with the injected `now`), retrying stops.
  * - An attempt that fails with an error named `AuthorizationRequired` (an OAuth sign-in is needed,
  *   src/tools/oauth-client.ts) goes straight to error.halted: retrying cannot help until someone signs in, and the
- *   sign-in's callback sends RESTART.
+ *   sign-in's callback sends RESTART. So does one named `SelfConnection` (the server is agentd itself,
+ *   src/tools/self-connection.ts): no retry can change that.
  * - RESTART clears the retry budget; from `connected` or `error` it starts a new attempt, during `connecting` it
  *   lets the current attempt finish.
  */
@@ -123,10 +124,10 @@ export const mcpServerMachine = setup({
   guards: {
     /** True when this failure spends the retry budget. */
     budgetSpent: ({ context }) => recentFailures(context).length >= context.retry.maxFailures,
-    /** The attempt needs an OAuth sign-in. */
-    needsSignIn: ({ event }) => {
+    /** Retrying cannot help: the attempt needs an OAuth sign-in, or reached agentd itself. */
+    retryCannotHelp: ({ event }) => {
       const error = (event as { error?: unknown }).error;
-      return error instanceof Error && error.name === 'AuthorizationRequired';
+      return error instanceof Error && (error.name === 'AuthorizationRequired' || error.name === 'SelfConnection');
     },
   },
   delays: {
@@ -153,7 +154,7 @@ export const mcpServerMachine = setup({
         input: ({ context }) => ({ serverId: context.serverId }),
         onDone: { target: 'connected', actions: 'markConnected' },
         onError: [
-          { guard: 'needsSignIn', target: 'error.halted', actions: 'recordFailure' },
+          { guard: 'retryCannotHelp', target: 'error.halted', actions: 'recordFailure' },
           { guard: 'budgetSpent', target: 'error.halted', actions: ['recordFailure', 'halt'] },
           { target: 'error.backoff', actions: 'recordFailure' },
         ],

@@ -55,6 +55,11 @@ export interface AppDeps {
    * `node_modules`). Default: the working directory (a config built in code has no file).
    */
   agentDir?: string | undefined;
+  /**
+   * The id agentd's own /mcp declares, so that connecting agentd to itself is told apart
+   * (src/tools/self-connection.ts). Default: this instance's; the workers of one supervisor share one.
+   */
+  serviceId?: string | undefined;
 }
 
 export interface App {
@@ -98,6 +103,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   };
   const llm = deps.llm ?? createLlmClient(config.llm, { log: log.child({ component: 'llm' }), env, clock, observe });
   const instanceId = randomUUID();
+  const serviceId = deps.serviceId ?? instanceId;
   // A shared service (keys, or a non-loopback bind) lets runtime connects start only what the operator allowed.
   const runtime = runtimePolicyOf(config, { shared: isShared(config, deps.bindHost), agentDir: deps.agentDir ?? process.cwd() });
   // Tool-server process groups are recorded beside the session logs, so a crash leaves none behind for long.
@@ -133,7 +139,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     const shown = host.includes(':') ? `[${host}]` : host;
     return `http://${shown}${listening ? `:${listening.port}` : ''}/api/oauth/callback`;
   };
-  const mcp = createMcpService({ config, bus: serviceBus, log: log.child({ component: 'mcp' }), clock, instanceId, clientInfo: { name: 'agentd', version: VERSION }, runtime, children, redactor, secrets, callbackUrl, ...registerActor });
+  const mcp = createMcpService({ config, bus: serviceBus, log: log.child({ component: 'mcp' }), clock, instanceId, serviceId, clientInfo: { name: 'agentd', version: VERSION }, runtime, children, redactor, secrets, callbackUrl, ...registerActor });
   const agent = createAgentService({
     config,
     bus: serviceBus,
@@ -158,6 +164,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     exposeTools: config.server.mcp.exposeTools,
     maxHops: config.server.mcp.maxHops,
     key: faceKey,
+    serviceId,
   });
   // Shared limits count in the sessions' Redis, on the cluster's connection.
   const sharedLimits = cluster && config.storage.type === 'redis' && limitsStoreOf(config) === 'redis' ? { client: cluster.redis, keyPrefix: config.storage.keyPrefix } : undefined;

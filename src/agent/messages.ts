@@ -6,10 +6,13 @@ import type { AgentHealth, CompactionResult, PendingApproval, SessionSummary } f
 import type { SessionQuota } from './session-quota.ts';
 import type { TransferEntry } from '../conversation/session-transfer.ts';
 import type { AgentFrame, AgentFrameData, SessionStoredEvent } from './frames.ts';
+import type { SessionRange } from '../store/types.ts';
 
 export type { AgentEvents, AgentFrame, AgentFrameData, FrameName } from './frames.ts';
 /** The records of this component, whose schemas src/conversation/records.ts owns. */
 export type { AgentHealth, CompactionResult, PendingApproval, SessionSummary, SessionQuota };
+/** Which sessions a listing asks for (src/store/session-range.ts). */
+export type { SessionRange };
 
 /** An answer to a tool call waiting for approval (the schema the REST and WebSocket fronts validate with). */
 export { approvalDecision };
@@ -71,8 +74,12 @@ export type AgentCommands = {
     payload: { sessionId: string; id: string; action: ElicitationAction; content?: unknown; by: string };
     result: PendingElicitation;
   };
-  /** Every stored session and every one busy in memory, by key (the faces filter and name them; src/auth/ownership.ts). */
-  'agent.listSessions': { payload: Record<string, never>; result: SessionSummary[] };
+  /**
+   * The stored sessions and those busy in memory, by key in code point order (the faces filter and
+   * name them; src/auth/ownership.ts). With `range`, only the keys it holds, at most `range.limit`
+   * (the first ones): a page (src/store/session-range.ts); without, every session.
+   */
+  'agent.listSessions': { payload: { range?: SessionRange }; result: SessionSummary[] };
   /** Whether the session has a stored event (read from the store: runs anywhere). */
   'agent.sessionExists': { payload: { sessionId: string }; result: { exists: boolean } };
   /**

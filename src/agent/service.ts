@@ -54,6 +54,7 @@ import { createSampler } from './sampling.ts';
 import type { Logger } from '../log/index.ts';
 import type { McpCommands, ModelTool, ModelToolOutcome } from '../tools/messages.ts';
 import type { EventStore } from '../store/types.ts';
+import { compareKeys, inRange } from '../store/session-range.ts';
 import { toFrame, type AgentEvents, type AgentFrame } from './frames.ts';
 import type { AgentCommands, SessionSummary } from './messages.ts';
 import type { RegisterActor } from '../inspect/index.ts';
@@ -354,26 +355,31 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
       bus.handle('agent.approve', ({ payload: { sessionId, ...answer } }) => withSession(sessionId, (s) => s.approve(answer), true)),
       bus.handle('agent.elicitations', ({ payload }) => withSession(payload.sessionId, (s) => s.elicitations(), true)),
       bus.handle('agent.answerElicitation', ({ payload: { sessionId, ...answer } }) => withSession(sessionId, (s) => s.answerElicitation(answer), true)),
-      bus.handle('agent.listSessions', async () => {
-        const stored = await store.list();
+      bus.handle('agent.listSessions', async ({ payload: { range } }) => {
+        const stored = await store.list(range);
         const byId = new Map<string, SessionSummary>();
         for (const info of stored) byId.set(info.id, { ...info, busy: false, queued: 0 });
-        const unloaded = stored.filter((info) => !slots.get(info.id)?.session);
-        for (let i = 0; i < unloaded.length; i += USAGE_READS_AT_ONCE) {
-          await Promise.all(unloaded.slice(i, i + USAGE_READS_AT_ONCE).map(async ({ id }) => {
-            const usage = await storedUsage(id);
-            const summary = byId.get(id);
-            if (usage && summary) summary.usage = usage;
-          }));
-        }
+        // Sessions busy in memory with nothing stored yet join the page where they sort; past a full
+        // page of stored ones, a later page lists them.
+        const full = range?.limit !== undefined && stored.length >= range.limit;
+        const last = stored.at(-1)?.id;
+        const joins = (id: string) => inRange(id, range) && (!full || last === undefined || compareKeys(id, last) < 0);
         for (const [id, slot] of slots) {
           const s = slot.session;
           if (!s) continue;
           const known = byId.get(id);
-          if (!known && !s.busy && s.queued === 0) continue;
+          if (!known && ((!s.busy && s.queued === 0) || !joins(id))) continue;
           byId.set(id, { ...(known ?? { id, lastSeq: 0, updatedAt: isoNow(clock) }), busy: s.busy, queued: s.queued, usage: s.usage });
         }
-        return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        const page = [...byId.values()].sort((a, b) => compareKeys(a.id, b.id)).slice(0, range?.limit);
+        const unloaded = page.filter((info) => !slots.get(info.id)?.session);
+        for (let i = 0; i < unloaded.length; i += USAGE_READS_AT_ONCE) {
+          await Promise.all(unloaded.slice(i, i + USAGE_READS_AT_ONCE).map(async (summary) => {
+            const usage = await storedUsage(summary.id);
+            if (usage) summary.usage = usage;
+          }));
+        }
+        return page;
       }),
       bus.handle('agent.sessionExists', async ({ payload }) => ({ exists: await store.has(payload.sessionId) })),
       bus.handle('agent.history', async ({ payload }) => {

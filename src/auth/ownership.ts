@@ -8,7 +8,9 @@
  *   principals is two sessions, so each has its own `default` and no id names another's session.
  * - Only an `admin` principal reaches another namespace, by naming its owner (`''` names the unnamed
  *   one); anyone else naming an owner other than its own is refused FORBIDDEN before anything is read.
- * - `sees` decides what listings show: an admin sees every session, anyone else its own namespace's.
+ * - `sees` decides what listings show: an admin sees every session, anyone else its own namespace's;
+ *   `listed` is that namespace as a range of keys (a namespace's keys sort together), so a listing
+ *   reads a principal's sessions only, a page at a time.
  * - `strict` (any key or JWT configured): a session with no stored event is not found (404
  *   SESSION_NOT_FOUND) on the routes that read or change an existing session, so a foreign id and an
  *   unknown one answer alike. Without auth nothing changes for the single user.
@@ -26,6 +28,8 @@ export interface SessionAccess {
   key(id: string, owner?: string): string;
   /** Whether a listing shows the session stored under `key` to the caller. */
   sees(key: string): boolean;
+  /** The same as a range of keys in the store's order (src/store/session-range.ts): what a paged listing asks for. */
+  readonly listed: KeyRange;
   /** Whether an unknown session answers 404 (see the contracts). */
   readonly strict: boolean;
 }
@@ -35,6 +39,23 @@ export interface OwnershipOptions {
   strict: boolean;
   /** `server.limits.sessionsPerPrincipal`. */
   sessionsPerPrincipal: number;
+}
+
+/** Keys between `from` (inclusive) and `below` (exclusive), in code point order; absent bounds: unbounded. */
+export interface KeyRange {
+  from?: string;
+  below?: string;
+}
+
+/**
+ * The keys of one namespace as a range: an owned key is `NUL owner NUL id` (src/session-id.ts), so
+ * `owner`'s keys lie from `NUL owner NUL` up to `NUL owner U+0001`; a key of the unnamed namespace
+ * ('') never starts with NUL, so those lie from U+0001 on.
+ */
+export function namespaceRange(owner: string): KeyRange {
+  if (owner === '') return { from: '\u0001' };
+  const start = sessionKey(owner, '');
+  return { from: start, below: `${start.slice(0, -1)}\u0001` };
 }
 
 /** The sessions `principal` (calling from `ip`) reaches; see the contracts. */
@@ -54,11 +75,12 @@ export function sessionAccess(principal: Principal, ip: string, options: Ownersh
       return sessionKey(namespace === '' ? undefined : namespace, id);
     },
     sees: (key) => admin || (splitSessionKey(key).owner ?? '') === own,
+    listed: admin ? {} : namespaceRange(own),
   };
 }
 
 /** The sessions of the local single user (the stdio MCP face): the unnamed namespace, uncapped, lenient. */
-export const LOCAL_SESSIONS: SessionAccess = { strict: false, quota: undefined, key: (id) => id, sees: () => true };
+export const LOCAL_SESSIONS: SessionAccess = { strict: false, quota: undefined, key: (id) => id, sees: () => true, listed: {} };
 
 
 /** A session's 404: the same answer for a session that does not exist and one of another principal. */

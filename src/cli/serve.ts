@@ -13,7 +13,7 @@ import { createLogger } from '../log/index.ts';
 import { serveStdio } from '../mcp-face/index.ts';
 import { VERSION } from '../package-info.ts';
 import { APP_CHANNEL, type ServeOptions } from './args.ts';
-import { agentFileOrExit, listenAddress, loadConfigOrExit, noKeyHint } from './start-up.ts';
+import { agentFileOrExit, listenAddress, listenFailure, loadConfigOrExit, noKeyHint } from './start-up.ts';
 import { supervise } from './supervise.ts';
 
 export async function serve(options: ServeOptions): Promise<void> {
@@ -38,7 +38,9 @@ export async function serve(options: ServeOptions): Promise<void> {
   let app: App;
   try {
     // Over stdio nothing listens: only keys can make the service shared.
-    app = createApp(config, { log, mode: options.mode, redactor, agentDir: dirname(resolve(agentFile)), bindHost: stdio ? '127.0.0.1' : host });
+    // The workers of one supervisor are one service: its /mcp declares the supervisor's id (src/tools/self-connection.ts).
+    const serviceId = cluster.isWorker ? process.env.AGENTD_SERVICE_ID : undefined;
+    app = createApp(config, { log, mode: options.mode, redactor, agentDir: dirname(resolve(agentFile)), bindHost: stdio ? '127.0.0.1' : host, serviceId });
   } catch (err) {
     // What the config cannot say by itself (a provider without its endpoint or key) is a config error too.
     if (!isAppError(err)) throw err;
@@ -84,9 +86,10 @@ export async function serve(options: ServeOptions): Promise<void> {
   try {
     await app.frontEnd.listen(host, port, { shared: cluster.isWorker });
   } catch (err) {
-    log.fatal({ err, host, port }, 'cannot listen');
-    process.stderr.write(`agentd: ${(err as Error).message}\n`);
+    // One line that says what to do, and no stack trace: nothing has started.
+    const reason = await listenFailure(host, port, err);
     await app.stop();
+    process.stderr.write(`agentd: ${reason}\n`);
     process.exit(1);
   }
   log.info({ mode: options.mode, agent: agentFile, version: VERSION }, 'agentd started');

@@ -1,5 +1,6 @@
 /** What serving needs before anything starts: the agent file, its config and the address; each exits 1 with the reason. */
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { ConfigError, isLoopbackHost, loadConfig, type AgentConfig } from '../config/index.ts';
 import { FROM_CHECKOUT } from '../package-info.ts';
 import { DEFAULT_AGENT_FILE, type ServeOptions } from './args.ts';
@@ -52,4 +53,43 @@ export function noKeyHint(): string {
     'or write an agent file for a model on this machine (Ollama, no key) and serve it:\n' +
     `  ${agentd} init local.yml --provider ollama && ${agentd} --agent local.yml\n`
   );
+}
+
+/** The errno code of binding `host:port` alone now (undefined: it binds), the socket closed again. */
+function bindError(host: string, port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(undefined)));
+  });
+}
+
+/**
+ * Why agentd cannot listen on `host:port`, as one line that says what to do, e.g. `port 3001 is in
+ * use; pick another with --web-port`. The engines word their failures differently (uWebSockets.js
+ * tells no cause), so the address is tried again with node:net to learn it; `fallback` (the
+ * engine's error) when that binds now, or fails some other way.
+ */
+export async function listenFailure(host: string, port: number, fallback: unknown): Promise<string> {
+  const code = await bindError(host, port);
+  switch (code) {
+    case 'EADDRINUSE':
+      return `port ${port} is in use; pick another with --web-port`;
+    case 'EACCES':
+      return `port ${port} needs privileges agentd does not have (ports below 1024 do); pick another with --web-port`;
+    case 'EADDRNOTAVAIL':
+      return `${host} is not an address of this machine; pick another with --host`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `host ${host} does not resolve to an address; pick another with --host`;
+    default:
+      return fallback instanceof Error ? fallback.message : String(fallback);
+  }
+}
+
+/** Exits 1 with one line (`listenFailure`) unless `host:port` can be bound now; for a supervisor, before it forks workers. */
+export async function ensureBindableOrExit(host: string, port: number): Promise<void> {
+  if ((await bindError(host, port)) === undefined) return;
+  process.stderr.write(`agentd: ${await listenFailure(host, port, new Error(`cannot listen on ${host}:${port}`))}\n`);
+  process.exit(1);
 }

@@ -5,12 +5,13 @@
  * fails before (its own stderr says why), and on SIGTERM/SIGINT drains them all, then exits 0.
  */
 import cluster, { type Worker } from 'node:cluster';
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { createRedactor } from '../config/redact.ts';
 import { createLogger } from '../log/index.ts';
 import { VERSION } from '../package-info.ts';
 import type { ServeOptions } from './args.ts';
-import { listenAddress, loadConfigOrExit } from './start-up.ts';
+import { ensureBindableOrExit, listenAddress, loadConfigOrExit } from './start-up.ts';
 
 /** A free port on `host`, for workers asked to serve port 0 (they must all bind the same one). */
 function freePort(host: string): Promise<number> {
@@ -31,12 +32,16 @@ export async function supervise(options: ServeOptions, agentFile: string): Promi
   }
   const log = createLogger(options.logLevel, undefined, createRedactor(config).redact).child({ supervisor: true });
   const address = listenAddress(options, config);
+  // A port in use is said once, here, rather than by every worker.
+  await ensureBindableOrExit(address.host, address.port);
   const port = address.port === 0 ? await freePort(address.host) : address.port;
   let stopping = false;
   const live = new Set<Worker>();
 
+  // One id for the whole service, whichever worker answers its /mcp (src/tools/self-connection.ts).
+  const serviceId = randomUUID();
   const fork = (): void => {
-    const worker = cluster.fork({ AGENTD_WORKER_PORT: String(port) });
+    const worker = cluster.fork({ AGENTD_WORKER_PORT: String(port), AGENTD_SERVICE_ID: serviceId });
     live.add(worker);
     let ready = false;
     worker.on('message', (m: { type?: string }) => (ready ||= m.type === 'ready'));

@@ -1,35 +1,49 @@
 /** A `$NAME` or `${NAME}` reference; `$$` stands for a literal `$`. */
 const REFERENCE = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g;
 
+/** An unset variable and every place of the config that refers to it (dotted paths, in document order). */
+export interface MissingVariable {
+  variable: string;
+  paths: string[];
+}
+
+/** Every unset variable the config refers to, each once, in the order they first appear. */
 export class MissingEnvError extends Error {
-  constructor(
-    readonly variable: string,
-    readonly path: string,
-  ) {
-    super(`environment variable ${variable} is not set (referenced at ${path})`);
+  constructor(readonly missing: MissingVariable[]) {
+    super(missing.map(describeMissing).join('; '));
   }
 }
+
+/** `environment variable NAME is not set (referenced at a.b, c[0])`. */
+export const describeMissing = ({ variable, paths }: MissingVariable): string => `environment variable ${variable} is not set (referenced at ${paths.join(', ')})`;
 
 /**
  * Replaces environment references in every string of a parsed YAML tree.
  * Expansion happens after parsing, so a value can never change the document's structure.
- * Throws MissingEnvError naming the first unset variable.
+ * Throws MissingEnvError naming every unset variable and where each is used, not only the first.
  */
-export function expandEnv(value: unknown, env: NodeJS.ProcessEnv, path = ''): unknown {
-  if (typeof value === 'string') {
-    return value.replace(REFERENCE, (match, braced?: string, bare?: string) => {
-      if (match === '$$') return '$';
-      const name = (braced ?? bare)!;
-      const found = env[name];
-      if (found === undefined) throw new MissingEnvError(name, path || '(root)');
-      return found;
-    });
-  }
-  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, env, `${path}[${i}]`));
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, expandEnv(v, env, path ? `${path}.${k}` : k)]),
-    );
-  }
-  return value;
+export function expandEnv(value: unknown, env: NodeJS.ProcessEnv): unknown {
+  const missing = new Map<string, string[]>();
+  const expand = (v: unknown, path: string): unknown => {
+    if (typeof v === 'string') {
+      return v.replace(REFERENCE, (match, braced?: string, bare?: string) => {
+        if (match === '$$') return '$';
+        const name = (braced ?? bare)!;
+        const found = env[name];
+        if (found !== undefined) return found;
+        const paths = missing.get(name) ?? [];
+        if (!paths.includes(path || '(root)')) paths.push(path || '(root)');
+        missing.set(name, paths);
+        return match;
+      });
+    }
+    if (Array.isArray(v)) return v.map((item, i) => expand(item, `${path}[${i}]`));
+    if (v !== null && typeof v === 'object') {
+      return Object.fromEntries(Object.entries(v).map(([k, item]) => [k, expand(item, path ? `${path}.${k}` : k)]));
+    }
+    return v;
+  };
+  const expanded = expand(value, '');
+  if (missing.size > 0) throw new MissingEnvError([...missing].map(([variable, paths]) => ({ variable, paths })));
+  return expanded;
 }

@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { agentConfigSchema, type AgentConfig, type McpServerConfig } from './schema.ts';
-import { expandEnv, MissingEnvError } from './env.ts';
+import { describeMissing, expandEnv, MissingEnvError } from './env.ts';
 
 /** A config that cannot be used; `problems` are `path: message` lines meant for a person. */
 export class ConfigError extends Error {
@@ -23,7 +23,8 @@ export function parseConfig(doc: unknown, file = '(inline)', env: NodeJS.Process
   try {
     expanded = expandEnv(doc ?? {}, env);
   } catch (e) {
-    if (e instanceof MissingEnvError) throw new ConfigError(file, [`${e.path}: ${e.message}`]);
+    // One problem per unset variable, all of them at once.
+    if (e instanceof MissingEnvError) throw new ConfigError(file, e.missing.map((m) => `${m.paths[0]}: ${describeMissing(m)}`));
     throw e;
   }
   const result = agentConfigSchema.safeParse(expanded);

@@ -29,16 +29,18 @@ export interface McpEndpointDeps {
   /** The per-IP request window: a JSON-RPC batch takes one point per message. */
   limiter: WindowLimiter;
   maxBodyBytes: number;
-  /** This instance's id: a request that carries it comes from ourselves (a loop). */
+  /** This instance's id: a request that carries it comes from ourselves (a tool call of it would loop). */
   instanceId: string;
 }
 
 /**
- * `/mcp` on the front end: the admission chain, whose route step refuses a request from this very
- * instance (403, `details.reason: 'self-connection'`) and any method but POST (405, `Allow: POST`; stateless:
- * no server stream, no session to end); a CORS preflight (`OPTIONS`) is answered 204 with MCP's headers allowed; then a web-standard Request goes to the MCP face and its Response is
- * relayed back. Refusals are JSON-RPC error bodies (`toJsonRpc`) with the error table's status and the
- * verdict's headers (X-RateLimit-*, CORS), like every other answer here.
+ * `/mcp` on the front end: the admission chain, whose route step refuses any method but POST (405, `Allow: POST`; stateless:
+ * no server stream, no session to end); a CORS preflight (`OPTIONS`) is answered 204 with MCP's headers allowed; a tool
+ * call from this very instance (its INSTANCE_HEADER) is refused (403, `details.reason: 'self-connection'`): its
+ * client refuses such a connection once `initialize` tells it whom it reached (src/tools/self-connection.ts), so
+ * only a loop would call; then a web-standard Request goes to the MCP face and its Response is relayed back.
+ * Refusals are JSON-RPC error bodies (`toJsonRpc`) with the error table's status and the verdict's headers
+ * (X-RateLimit-*, CORS), like every other answer here.
  */
 export function createMcpEndpoint(deps: McpEndpointDeps) {
   return (res: HttpResponse, req: HttpRequest): void => {
@@ -52,11 +54,12 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
     const body = method === 'POST' ? bufferBody(res, deps.maxBodyBytes, Number(headers.get('content-length') ?? 0), controller.signal) : undefined;
 
     const route = (): void => {
-      if (headers.get(INSTANCE_HEADER) === deps.instanceId) {
-        throw new AppError('FORBIDDEN', 'Refusing a connection from this agentd instance to its own /mcp', { reason: 'self-connection' });
-      }
       if (method !== 'POST') throw new MethodNotAllowed(method, '/mcp', 'POST');
     };
+    // This very instance as its own client: it may learn whom it reached (initialize, tools/list), then
+    // refuses the connection itself (src/tools/self-connection.ts); a tool call would loop, and is refused here.
+    const selfCall = (parsed: unknown): boolean =>
+      headers.get(INSTANCE_HEADER) === deps.instanceId && (Array.isArray(parsed) ? parsed : [parsed]).some((m) => (m as { method?: unknown } | null)?.method === 'tools/call');
 
     let principal: string | undefined;
     const run = async () => {
@@ -78,6 +81,10 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
         parsed = text.length > 0 ? JSON.parse(text) : undefined;
       } catch {
         parsed = undefined; // the SDK answers the parse error itself
+      }
+      if (selfCall(parsed)) {
+        const refused = new AppError('FORBIDDEN', 'Refusing a tool call from this agentd instance to its own /mcp', { reason: 'self-connection' });
+        return send(res, state, rpcErrorReply(refused), verdict.headers);
       }
       let replyHeaders = verdict.headers;
       if (Array.isArray(parsed) && parsed.length > 1) {

@@ -43,6 +43,7 @@ import type { McpCommands } from '../tools/index.ts';
 import { toErrorBody } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { hopsOf } from '../tools/hops.ts';
+import { selfCapability } from '../tools/self-connection.ts';
 import { sessionIdSchema } from '../session-id.ts';
 
 function inputSchemaOf(schema: z.ZodType): Tool['inputSchema'] {
@@ -70,6 +71,11 @@ export interface ServerFaceDeps {
   maxHops: number;
   /** Seals what the face hands to clients (requestState, session ids, answer ids); see seal.ts. */
   key: FaceKey;
+  /**
+   * This service's id, declared as an experimental capability so that agentd, connecting to a tool
+   * server, can tell it reached itself (src/tools/self-connection.ts).
+   */
+  serviceId?: string;
 }
 
 export const CARD_URI = 'agentd://agent/card';
@@ -244,7 +250,7 @@ export function createServerFace(deps: ServerFaceDeps) {
     const server = new Server(
       { name: card.name, version: card.version },
       {
-        capabilities: { tools: {}, resources: {}, logging: {} },
+        capabilities: { tools: {}, resources: {}, logging: {}, ...(deps.serviceId !== undefined && { experimental: selfCapability(deps.serviceId) }) },
         requestState: { verify: approvalRounds.verify },
         ...(card.description !== undefined && { instructions: card.description }),
       },

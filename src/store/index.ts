@@ -6,6 +6,7 @@ import { createRedisStore } from './redis-store.ts';
 import type { EventParser, EventStore, StoreEvent } from './types.ts';
 
 export type * from './types.ts';
+export { compareKeys, inRange } from './session-range.ts';
 export { createJsonlStore, type JsonlStoreOptions } from './jsonl-store.ts';
 export { createMemoryStore, type MemoryStoreDeps } from './memory-store.ts';
 export { createRedisStore, type RedisStoreOptions } from './redis-store.ts';

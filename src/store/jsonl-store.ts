@@ -9,7 +9,7 @@ import { fileNameOf } from './session-file-name.ts';
 import { assertSessionId } from './session-id.ts';
 import { eventJson, firstAfter, logJsons, parseStoredLine, sessionExists, storedEvent, storedLine } from './stored-event.ts';
 import type { AppendOp, JsonlStoreOptions, Loaded, Slot, TaskOp } from './jsonl-types.ts';
-import type { EventStore, LogEntry, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
+import type { EventStore, LogEntry, SessionInfo, SessionRange, StoreEvent, StoredEvent } from './types.ts';
 
 export type { JsonlStoreOptions } from './jsonl-types.ts';
 
@@ -310,12 +310,12 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       });
     },
 
-    async list(): Promise<SessionInfo[]> {
+    async list(range?: SessionRange): Promise<SessionInfo[]> {
       guard();
       try {
         await ensureDir();
         // a loaded session answers from memory: it holds exactly the acknowledged events
-        return await listDir(dir, parseEvent, (id) => slots.get(id)?.state?.events.at(-1));
+        return await listDir(dir, parseEvent, (id) => slots.get(id)?.state?.events.at(-1), range);
       } catch (e) {
         throw storeError(e, 'list');
       }

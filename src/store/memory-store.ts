@@ -1,8 +1,9 @@
 import { AppError } from '../errors/index.ts';
 import { isoNow, systemClock, type Clock } from '../clock.ts';
 import { assertSessionId } from './session-id.ts';
-import { byId, eventJson, firstAfter, logJsons, sessionExists, storedEvent } from './stored-event.ts';
-import type { EventStore, LogEntry, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
+import { eventJson, firstAfter, logJsons, sessionExists, storedEvent } from './stored-event.ts';
+import { byKey, inRange } from './session-range.ts';
+import type { EventStore, LogEntry, SessionInfo, SessionRange, StoreEvent, StoredEvent } from './types.ts';
 
 export interface MemoryStoreDeps {
   clock?: Clock;
@@ -11,7 +12,7 @@ export interface MemoryStoreDeps {
 /**
  * The in-memory EventStore (tests, ephemeral deployments). Same observable behaviour as the JSONL
  * store: events are kept as their JSON form and handed out deep-frozen; appends apply in call
- * order (synchronously, so trivially serialised); `list()` is sorted by id; after `close()` every call rejects with
+ * order (synchronously, so trivially serialised); `list()` is sorted by key (code point order); after `close()` every call rejects with
  * SERVICE_UNAVAILABLE.
  */
 export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = {}): EventStore<E> {
@@ -69,14 +70,15 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
     },
 
     // eslint-disable-next-line @typescript-eslint/require-await
-    async list(): Promise<SessionInfo[]> {
+    async list(range?: SessionRange): Promise<SessionInfo[]> {
       guard();
       const out: SessionInfo[] = [];
       for (const [id, stream] of sessions) {
         const last = stream.at(-1);
-        if (last) out.push({ id, lastSeq: last.seq, updatedAt: last.ts });
+        if (last && inRange(id, range)) out.push({ id, lastSeq: last.seq, updatedAt: last.ts });
       }
-      return out.sort(byId);
+      out.sort(byKey);
+      return range?.limit === undefined ? out : out.slice(0, range.limit);
     },
 
     // eslint-disable-next-line @typescript-eslint/require-await

@@ -3,8 +3,9 @@ import { AppError, isAppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { createRedisConnection, safeRedisUrl } from '../redis/index.ts';
 import { assertSessionId } from './session-id.ts';
-import { byId, deepFreeze, eventJson, logJsons, sessionExists, storedEvent } from './stored-event.ts';
-import type { EventParser, EventStore, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
+import { deepFreeze, eventJson, logJsons, sessionExists, storedEvent } from './stored-event.ts';
+import { byKey, compareKeys } from './session-range.ts';
+import type { EventParser, EventStore, SessionInfo, SessionRange, StoreEvent, StoredEvent } from './types.ts';
 
 export interface RedisStoreOptions<E extends StoreEvent> {
   url: string;
@@ -18,13 +19,14 @@ export interface RedisStoreOptions<E extends StoreEvent> {
 /**
  * Appends a batch to a session's stream in one step: entry ids are `0-<seq>`, continuing from the
  * stream's last entry, so seq stays gap-free and an id Redis already holds is refused; the index hash
- * records `<lastSeq> <ts>` for listing, and the session's `last` hash the seq of its latest event of
- * each type (for `latest`). KEYS: stream, index, last. ARGV: sessionId, ts, n, type…(n), json…(n)
+ * records `<lastSeq> <ts>` for listing, the sorted index the key of a new session (for paging), and
+ * the session's `last` hash the seq of its latest event of each type (for `latest`).
+ * KEYS: stream, index, last, ordered index. ARGV: sessionId, ts, n, type…(n), json…(n)
  */
 const APPEND = `
 local last = 0
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-if top[1] then last = tonumber(string.sub(top[1][1], 3)) end
+if top[1] then last = tonumber(string.sub(top[1][1], 3)) else redis.call('ZADD', KEYS[4], 0, ARGV[1]) end
 local n = tonumber(ARGV[3])
 local seqs = {}
 for i = 1, n do
@@ -42,11 +44,12 @@ return last`;
  * when the stream exists (returns -1); else every entry with its own id `0-<seq>` and `ts`, the
  * session's `last` hash (type → seq of its latest event of that type) and the index. The seqs were
  * checked to ascend before the call, so no XADD in the loop can be refused and the script never
- * stops halfway. KEYS: stream, index, last. ARGV: sessionId, then seq, ts, type, json per event.
+ * stops halfway. KEYS: stream, index, last, ordered index. ARGV: sessionId, then seq, ts, type, json per event.
  */
 const CREATE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
 redis.call('DEL', KEYS[3])
+redis.call('ZADD', KEYS[4], 0, ARGV[1])
 local last, ts = 0, ''
 for i = 2, #ARGV, 4 do
   redis.call('XADD', KEYS[1], '0-' .. ARGV[i], 'ts', ARGV[i + 1], 'e', ARGV[i + 3])
@@ -56,23 +59,88 @@ end
 redis.call('HSET', KEYS[2], ARGV[1], last .. ' ' .. ts)
 return tonumber(last)`;
 
-/** Deletes a session's stream, its `last` hash and its index entry; returns how many streams went (0 or 1). */
+/** Deletes a session's stream, its `last` hash and its index entries; returns how many streams went (0 or 1). */
 const DELETE = `
 local n = redis.call('DEL', KEYS[1])
 redis.call('DEL', KEYS[3])
 redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
 return n`;
+
+/**
+ * A page of the sessions in key order: the keys of the sorted index (every score 0, so members are
+ * ordered by their bytes) between two lex bounds, at most `limit` (none: ''), each followed by its
+ * index entry (`<lastSeq> <ts>`). The sorted index is rebuilt from the hash first when their sizes
+ * differ (a store written before the sorted index existed, or by such an instance meanwhile); a key
+ * it still holds without an index entry is dropped from it and the page filled from further on.
+ * KEYS: ordered index, index. ARGV: min, max, limit.
+ */
+const PAGE = `
+if redis.call('ZCARD', KEYS[1]) ~= redis.call('HLEN', KEYS[2]) then
+  redis.call('DEL', KEYS[1])
+  local all = redis.call('HKEYS', KEYS[2])
+  for i = 1, #all, 500 do
+    local batch = {}
+    for j = i, math.min(i + 499, #all) do
+      batch[#batch + 1] = 0
+      batch[#batch + 1] = all[j]
+    end
+    redis.call('ZADD', KEYS[1], unpack(batch))
+  end
+end
+local limit = tonumber(ARGV[3])
+local out, found, min = {}, 0, ARGV[1]
+while true do
+  local want = limit and (limit - found)
+  if want == 0 then break end
+  local keys
+  if want then
+    keys = redis.call('ZRANGEBYLEX', KEYS[1], min, ARGV[2], 'LIMIT', 0, want)
+  else
+    keys = redis.call('ZRANGEBYLEX', KEYS[1], min, ARGV[2])
+  end
+  if #keys == 0 then break end
+  local stale = false
+  for i = 1, #keys, 500 do
+    local batch = {}
+    for j = i, math.min(i + 499, #keys) do batch[#batch + 1] = keys[j] end
+    local values = redis.call('HMGET', KEYS[2], unpack(batch))
+    for j = 1, #batch do
+      if values[j] then
+        out[#out + 1] = batch[j]
+        out[#out + 1] = values[j]
+        found = found + 1
+      else
+        redis.call('ZREM', KEYS[1], batch[j])
+        stale = true
+      end
+    end
+  end
+  if not stale or not want or #keys < want then break end
+  min = '(' .. keys[#keys]
+end
+return out`;
+
+/** The lex bounds of ZRANGEBYLEX for a range: the tighter of `after` (exclusive) and `from` (inclusive), and `below`. */
+function lexBounds(range: SessionRange): [string, string] {
+  const { after, from, below } = range;
+  const min = after !== undefined && (from === undefined || compareKeys(after, from) >= 0) ? `(${after}` : from !== undefined ? `[${from}` : '-';
+  return [min, below !== undefined ? `(${below}` : '+'];
+}
 
 /**
  * The Redis EventStore (`storage: { type: redis }`): one Redis Stream per session as its log, and one
  * hash indexing the sessions (listing never scans the keyspace).
  *
  * Contracts:
- * - Every call is one command (a script for append and delete) sent at call time on one connection,
- *   so operations on a session apply in call order; a resolved append is in Redis.
+ * - Every call is one command (a script for append, create, delete and a listing of a range) sent
+ *   at call time on one connection, so operations on a session apply in call order; a resolved
+ *   append is in Redis.
  * - Keys: `<prefix>{s:<sessionId>}:ev` (the hash tag keeps a session's keys in one Cluster slot),
- *   `<prefix>{s:<sessionId>}:last` (type → seq of the session's latest event of that type) and
- *   `<prefix>sessions`.
+ *   `<prefix>{s:<sessionId>}:last` (type → seq of the session's latest event of that type),
+ *   `<prefix>sessions` (key → `<lastSeq> <ts>`) and `<prefix>session-keys` (a sorted set of the same
+ *   keys, all of score 0, so ZRANGEBYLEX pages them in byte order: code point order, like the other
+ *   engines). A listing without a range reads the hash alone.
  * - Redis unreachable at `open()` rejects naming the URL (without credentials); lost later, calls
  *   fail at once with SERVICE_UNAVAILABLE (no offline queue) and succeed again once it is back,
  *   which `onRecovered` listeners hear of.
@@ -84,6 +152,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
   const where = safeRedisUrl(options.url);
   const client = createRedisConnection(options.url, 'redis store', log);
   const index = `${keyPrefix}sessions`;
+  const ordered = `${keyPrefix}session-keys`;
   const streamKey = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:ev`;
   const lastKey = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:last`;
   const parseEntry = (sessionId: string, id: string, message: Record<string, string>): StoredEvent<E> | undefined => {
@@ -128,7 +197,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       const ts = isoNow(clock);
       const types = events.map((e) => e.type);
       const args = [sessionId, ts, String(jsons.length), ...types, ...jsons];
-      const last = Number(await client.eval(APPEND, { keys: [streamKey(sessionId), index, lastKey(sessionId)], arguments: args }).catch(failure('append')));
+      const last = Number(await client.eval(APPEND, { keys: [streamKey(sessionId), index, lastKey(sessionId), ordered], arguments: args }).catch(failure('append')));
       const first = last - jsons.length + 1;
       return jsons.map((json, i) => storedEvent<E>(first + i, ts, sessionId, json));
     },
@@ -138,7 +207,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       const jsons = logJsons(log);
       if (jsons.length === 0) return [];
       const args = [sessionId, ...jsons.flatMap((json, i) => [String(log[i]!.seq), log[i]!.ts, log[i]!.event.type, json])];
-      const last = Number(await client.eval(CREATE, { keys: [streamKey(sessionId), index, lastKey(sessionId)], arguments: args }).catch(failure('create')));
+      const last = Number(await client.eval(CREATE, { keys: [streamKey(sessionId), index, lastKey(sessionId), ordered], arguments: args }).catch(failure('create')));
       if (last < 0) throw sessionExists(sessionId);
       return jsons.map((json, i) => storedEvent<E>(log[i]!.seq, log[i]!.ts, sessionId, json));
     },
@@ -164,14 +233,21 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       return entry ? parseEntry(sessionId, entry.id, entry.message) : undefined;
     },
 
-    async list() {
+    async list(range) {
       guard();
-      const all = await client.hGetAll(index).catch(failure('list'));
-      const out: SessionInfo[] = Object.entries(all).map(([id, value]) => {
+      const infoOf = (id: string, value: string): SessionInfo => {
         const [seq = '0', updatedAt = ''] = value.split(' ');
         return { id, lastSeq: Number(seq), updatedAt };
-      });
-      return out.sort(byId);
+      };
+      if (!range || Object.values(range).every((v) => v === undefined)) {
+        const all = await client.hGetAll(index).catch(failure('list'));
+        return Object.entries(all).map(([id, value]) => infoOf(id, value)).sort(byKey);
+      }
+      const [min, max] = lexBounds(range);
+      const reply = (await client.eval(PAGE, { keys: [ordered, index], arguments: [min, max, range.limit === undefined ? '' : String(range.limit)] }).catch(failure('list'))) as string[];
+      const out: SessionInfo[] = [];
+      for (let i = 0; i + 1 < reply.length; i += 2) out.push(infoOf(reply[i] as string, reply[i + 1] as string));
+      return out;
     },
 
     async has(sessionId) {
@@ -181,7 +257,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
 
     async delete(sessionId) {
       guard(sessionId);
-      return Number(await client.eval(DELETE, { keys: [streamKey(sessionId), index, lastKey(sessionId)], arguments: [sessionId] }).catch(failure('delete'))) > 0;
+      return Number(await client.eval(DELETE, { keys: [streamKey(sessionId), index, lastKey(sessionId), ordered], arguments: [sessionId] }).catch(failure('delete'))) > 0;
     },
 
     onRecovered(listener) {

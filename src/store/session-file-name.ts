@@ -19,7 +19,8 @@ export const FILE_SUFFIX = '.jsonl';
 const MAX_STEM = 200;
 const HASHED_PREFIX = 120;
 
-export type ParsedFileName = { kind: 'plain'; id: string } | { kind: 'hashed' };
+/** A file name read back: its id, or for a hashed name the start of its id that the name keeps. */
+export type ParsedFileName = { kind: 'plain'; id: string } | { kind: 'hashed'; idStart: string };
 
 const isKept = (c: number) => (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d;
 const isUpper = (c: number) => c >= 0x41 && c <= 0x5a;
@@ -90,14 +91,15 @@ function decodeStem(stem: string): string | undefined {
 }
 
 /**
- * Reads a directory entry: a decodable stream file, a hashed one (id found inside), or
+ * Reads a directory entry: a decodable stream file, a hashed one (id found inside; the name keeps
+ * the start of the id, '' when it does not decode), or
  * `undefined` for anything this store did not write (ignored). Only canonical encodings decode,
  * so each session has exactly one possible file.
  */
 export function parseFileName(name: string): ParsedFileName | undefined {
   if (!name.endsWith(FILE_SUFFIX)) return undefined;
   const stem = name.slice(0, -FILE_SUFFIX.length);
-  if (stem.includes('~')) return /~[0-9a-f]{64}$/.test(stem) ? { kind: 'hashed' } : undefined;
+  if (stem.includes('~')) return /~[0-9a-f]{64}$/.test(stem) ? { kind: 'hashed', idStart: decodeStem(stem.slice(0, stem.indexOf('~'))) ?? '' } : undefined;
   const id = decodeStem(stem);
   if (id === undefined || id.length === 0 || fileNameOf(id) !== name) return undefined;
   return { kind: 'plain', id };

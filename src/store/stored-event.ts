@@ -1,5 +1,5 @@
 import { AppError } from '../errors/index.ts';
-import type { EventParser, LogEntry, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
+import type { EventParser, LogEntry, StoreEvent, StoredEvent } from './types.ts';
 
 /**
  * Helpers shared by the stores, so that every engine hands out the same values: an event is
@@ -81,6 +81,3 @@ export function firstAfter(events: readonly StoredEvent<StoreEvent>[], since: nu
   }
   return lo;
 }
-
-/** Order of `list()` results: by id, code-unit order. */
-export const byId = (a: SessionInfo, b: SessionInfo): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

@@ -28,10 +28,27 @@ export interface LogEntry<E extends StoreEvent = StoreEvent> {
 export type EventParser<E extends StoreEvent> = (raw: unknown) => E | undefined;
 
 export interface SessionInfo {
+  /** The session's key (src/session-id.ts). */
   id: string;
   lastSeq: number;
   /** ISO time of the last event. */
   updatedAt: string;
+}
+
+/**
+ * Which sessions a listing asks for (src/store/session-range.ts): keys `k` with `after < k`,
+ * `from <= k` and `k < below`, in code point order, at most `limit` of them (the first ones).
+ * Every field is optional; none asks for every session.
+ */
+export interface SessionRange {
+  /** Only keys after this one (exclusive): the last key of the previous page. */
+  after?: string;
+  /** Only keys from this one on (inclusive). */
+  from?: string;
+  /** Only keys before this one (exclusive). */
+  below?: string;
+  /** At most this many sessions (a positive integer). */
+  limit?: number;
 }
 
 /**
@@ -64,7 +81,14 @@ export interface EventStore<E extends StoreEvent> {
    * reopens from its latest compaction this way.
    */
   latest(sessionId: string, types: readonly string[]): Promise<StoredEvent<E> | undefined>;
-  list(): Promise<SessionInfo[]>;
+  /**
+   * The sessions with at least one stored event, sorted by key in code point order (the order of
+   * the keys' UTF-8 bytes, src/store/session-range.ts); with a range, only those it asks for, at
+   * most `range.limit`. A page costs what it answers, not the whole store: the JSONL engine reads
+   * the last line of the files it lists only (plus those of long keys, whose file name keeps only
+   * their start, that may fall in the range); Redis reads a sorted index (ZRANGEBYLEX).
+   */
+  list(range?: SessionRange): Promise<SessionInfo[]>;
   /** Whether the session has at least one stored event (without reading its log). */
   has(sessionId: string): Promise<boolean>;
   /** Removes a session's stream; false when there was none. */

@@ -31,6 +31,8 @@ export interface McpServiceOptions {
   clientInfo?: { name: string; version: string };
   /** This instance's id, sent to `http` servers so an agentd can refuse to connect to itself. */
   instanceId?: string;
+  /** The id our own /mcp declares: a server that declares it is this agentd (self-connection.ts). */
+  serviceId?: string;
   /** What servers connected at runtime must pass (default: allowed, with the fixed refusals). */
   runtime?: RuntimePolicy;
   /** Where stdio servers' process groups are recorded (see child-registry.ts). */

@@ -13,6 +13,10 @@
  *   (details { serverId, reason }) when the attempt fails; the server then stays listed as `error` and keeps
  *   retrying with backoff. Connecting a name whose server is in `error` replaces that server; a name in use by
  *   any other server is INVALID_REQUEST.
+ * - A server that turns out to be this very agentd (its own /mcp, told by the id it declares:
+ *   self-connection.ts) is not kept connected: a configured one is listed as `error` naming the cause,
+ *   without retries (RESTART tries again); `mcp.connectServer` rejects with INVALID_REQUEST
+ *   (`details.reason: "self-connection"`) and keeps nothing of it.
  * - `mcp.removeServer` ends the server (status `disconnected` is emitted) and drops it from the list.
  * - Servers are looked up by id or name (they are the same string).
  * - A2A agents (`a2aAgents`, `mcp.connectA2aAgent`) are servers of type `http` whose connection is
@@ -35,6 +39,7 @@ import { createToolCalls } from './tool-calls.ts';
 import { createMemorySecretStore } from '../store/secret-store.ts';
 import { AuthorizationRequired, createServerOAuth, serverOfState, UnknownSignIn } from './oauth-client.ts';
 import { createServerRequests, subscribeAgain } from './server-requests.ts';
+import { isSelf, SelfConnection } from './self-connection.ts';
 import { createNoticeRelay } from './notices.ts';
 import { openA2aAgent } from './a2a-agent.ts';
 
@@ -54,6 +59,8 @@ export function createMcpService(options: McpServiceOptions): McpService {
   let catalogueSignature = '[]';
   /** The A2A agents among the entries (their entry config is the `http` config the policy and records read). */
   const a2aAgents = new WeakMap<ServerEntry, A2aAgentConfig>();
+  /** Entries whose connection reached this very agentd (self-connection.ts). */
+  const reachedItself = new WeakSet<ServerEntry>();
   const maxHops = config.server?.mcp.maxHops ?? 3;
   let started = false;
   let stopped = false;
@@ -119,6 +126,12 @@ export function createMcpService(options: McpServiceOptions): McpService {
       slog.debug({ err }, 'runtime MCP server: connection failed');
       throw new Error(COULD_NOT_CONNECT);
     });
+    // The server declared our own service id: this is agentd itself (self-connection.ts).
+    if (isSelf(connection.capabilities.server, options.serviceId)) {
+      reachedItself.add(entry);
+      track(entry, connection.close());
+      throw new SelfConnection(entry.name, entry.config.type === 'http' ? entry.config.baseUrl : undefined);
+    }
     self.connection = connection;
     if (signal.aborted) {
       track(entry, connection.close());
@@ -245,7 +258,14 @@ export function createMcpService(options: McpServiceOptions): McpService {
     if (entries.has(payload.name)) throw nameInUse(); // another connect took it meanwhile
     const entry = addServer(payload.name, payload.config, true, a2a);
     entry.actor.start();
-    return expectConnected(entry, settled(entry));
+    const rec = await settled(entry);
+    if (reachedItself.has(entry)) {
+      // A request that cannot work, whenever retried: refused, and nothing is kept of it.
+      if (entries.get(entry.name) === entry) await removeEntry(entry);
+      const message = rec.error ?? new SelfConnection(payload.name, undefined).message;
+      throw new AppError('INVALID_REQUEST', message, { serverId: payload.name, field: a2a ? 'config.url' : 'config.baseUrl', reason: 'self-connection' });
+    }
+    return expectConnected(entry, Promise.resolve(rec));
   }
 
   /** The browser came back from a sign-in: exchange the code, then reconnect (see messages.ts). */

@@ -93,7 +93,7 @@ describe('agentd command line', () => {
       const port = await listeningPort(first);
       const second = runAgentd(['--agent', file, '--web-port', String(port)]);
       expect(await second.exited).toBe(1);
-      expect(second.err()).toMatch(/already in use/);
+      expect(second.err()).toBe(`agentd: port ${port} is in use; pick another with --web-port\n`);
       expect((await fetch(`http://127.0.0.1:${port}/api/health`)).status).toBe(200);
     } finally {
       first.child.kill('SIGTERM');

@@ -152,9 +152,10 @@ describe('/mcp: the agent as an MCP server', () => {
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ name: 'myself', config: { type: 'http', baseUrl: `${svc.url}/mcp`, timeout: 5000 } }),
     });
-    expect(res.status).toBe(500);
-    const body = (await res.json()) as { error: { details: { reason: string } } };
-    expect(body.error.details.reason).toMatch(/403|own \/mcp|itself/i);
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; message: string; details: { reason: string } } };
+    expect(body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { reason: 'self-connection', field: 'config.baseUrl' } });
+    expect(body.error.message).toMatch(/this agentd's own \/mcp endpoint/);
   });
 });
 

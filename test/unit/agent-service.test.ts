@@ -161,6 +161,28 @@ describe('agent service', () => {
     expect(r.named('agent.chunk').every((c) => c.seq === 1)).toBe(true);
   });
 
+  it('lists a page: a session busy with nothing stored yet joins the page where its key sorts, not past a full page', async () => {
+    const { store, hold } = heldStore();
+    for (const id of ['a', 'c', 'e', 'g']) await store.append(id, [{ v: 3, type: 'reset' }]);
+    const release = hold();
+    const { llm, requests } = fakeLlm((req) => hang(req));
+    const r = await rig(llm, { store });
+    const sending = r.send('hi', 'd'); // its user message is held: busy, nothing stored
+    await vi.waitFor(() => expect(requests).toHaveLength(1), PATIENT);
+    const ids = async (range: { after?: string; from?: string; below?: string; limit?: number }) => (await r.bus.execute('agent.listSessions', { range })).map((s) => [s.id, s.busy]);
+    expect(await ids({})).toEqual([['a', false], ['c', false], ['d', true], ['e', false], ['g', false]]);
+    expect(await ids({ limit: 3 })).toEqual([['a', false], ['c', false], ['d', true]]);
+    expect(await ids({ limit: 2 })).toEqual([['a', false], ['c', false]]); // the next page starts after c: d is there
+    expect(await ids({ after: 'c', limit: 2 })).toEqual([['d', true], ['e', false]]);
+    expect(await ids({ after: 'd', limit: 2 })).toEqual([['e', false], ['g', false]]);
+    expect(await ids({ from: 'd', below: 'e' })).toEqual([['d', true]]);
+    expect(await ids({ below: 'd' })).toEqual([['a', false], ['c', false]]);
+    release();
+    const { correlationId } = await sending;
+    await r.bus.execute('agent.cancel', { sessionId: 'd' });
+    await r.until(ended(correlationId));
+  });
+
   it('a user message that cannot be stored aborts the model request it started; no chunk goes out', async () => {
     const { store, hold } = heldStore();
     const fail = hold();

@@ -37,6 +37,26 @@ describe('agent config', () => {
     expect(err!.message).toContain('a.yml');
   });
 
+  it('names every missing environment variable at once, each with every place it is used', () => {
+    const doc = {
+      llm: { model: '${MODEL_NOT_SET}', apiKey: '$KEY_NOT_SET', baseURL: 'http://${HOST_NOT_SET}:8080/v1' },
+      mcpServers: { fs: { type: 'stdio', command: 'node', args: ['$KEY_NOT_SET', '$SET', 'costs $$5'] } },
+    };
+    const err = (() => {
+      try {
+        parseConfig(doc, 'b.yml', { SET: 'yes' });
+      } catch (e) {
+        return e as ConfigError;
+      }
+    })();
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err!.problems).toEqual([
+      'llm.model: environment variable MODEL_NOT_SET is not set (referenced at llm.model)',
+      'llm.apiKey: environment variable KEY_NOT_SET is not set (referenced at llm.apiKey, mcpServers.fs.args[0])',
+      'llm.baseURL: environment variable HOST_NOT_SET is not set (referenced at llm.baseURL)',
+    ]);
+  });
+
   it('reports every schema problem with its path', () => {
     try {
       parseConfig({ llm: { model: 'm', temperature: 9 }, mcpServers: { fs: { type: 'stdio' } }, bogus: 1 });

@@ -260,6 +260,24 @@ describe('jsonl store: files', () => {
     for (const id of ids) expect(contents(await second.store.read(id))).toEqual([id]);
   });
 
+  it('a page reads only the files it answers, and a file with no valid event takes no room in it', async () => {
+    const dir = await tempDir();
+    const { store } = openStore(dir);
+    for (const id of ['a', 'c', 'd', 'e']) await store.append(id, [user(id)]);
+    await writeFile(join(dir, fileNameOf('b')), 'not json\n{"torn'); // a session file without a valid event
+    const long = 'z'.repeat(250); // its file name keeps only the start of its key
+    await store.append(long, [user('long')]);
+    // Files that fail when read (directories): a listing that read them would fail.
+    await mkdir(join(dir, fileNameOf('x')));
+    await mkdir(join(dir, fileNameOf('zy' + 'y'.repeat(250))));
+    const reopened = openStore(dir);
+    expect((await reopened.store.list({ limit: 2 })).map((s) => s.id)).toEqual(['a', 'c']);
+    expect((await reopened.store.list({ after: 'a', limit: 2 })).map((s) => s.id)).toEqual(['c', 'd']);
+    expect((await reopened.store.list({ after: 'd', below: 'w' })).map((s) => s.id)).toEqual(['e']);
+    expect((await reopened.store.list({ from: 'z' + 'z'.repeat(100) })).map((s) => s.id)).toEqual([long]);
+    await expect(reopened.store.list()).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
+  });
+
   it('ignores files it did not write', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'README'), 'hello\n');

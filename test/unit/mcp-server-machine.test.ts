@@ -204,6 +204,16 @@ describe('mcp server machine', () => {
     expect(t.actor.getSnapshot().context.error).toBe('x');
   });
 
+  it('an attempt that reached agentd itself halts at once (no retry can change that) with its reason', async () => {
+    const t = start();
+    t.connect.attempts[0]!.reject(Object.assign(new Error('"myself" is this agentd\'s own /mcp endpoint'), { name: 'SelfConnection' }));
+    await flush();
+    expect(value(t.actor)).toEqual({ error: 'halted' });
+    expect(t.statuses.at(-1)).toEqual({ type: 'status', status: 'error', error: '"myself" is this agentd\'s own /mcp endpoint' });
+    t.clock.increment(600_000);
+    expect(t.connect.attempts).toHaveLength(1);
+  });
+
   it('an attempt needing an OAuth sign-in halts at once (no retries) with its reason; RESTART (the callback) connects', async () => {
     const t = start();
     const needsSignIn = Object.assign(new Error('authorization required: an admin signs in'), { name: 'AuthorizationRequired' });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
+import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
 import { createRedisStore } from '../../src/store/redis-store.ts';
@@ -40,6 +41,28 @@ describe.skipIf(!enabled)('redis store', () => {
     } finally {
       await a.store.close();
       await b.store.close();
+    }
+  });
+
+  it('pages a store written before the sorted index existed: the index is rebuilt from the hash, and keys it lost are dropped', async () => {
+    const prefix = `legacy${randomUUID()}:`;
+    const { store } = await open(prefix);
+    const raw = createClient({ url: redis!.url });
+    await raw.connect();
+    try {
+      for (const key of ['a', 'b', 'c', 'd']) await store.append(key, [user(key)]);
+      await raw.del(`${prefix}session-keys`); // as an older agentd left it: the hash alone
+      expect((await store.list({ limit: 2 })).map((s) => s.id)).toEqual(['a', 'b']);
+      expect(await raw.zCard(`${prefix}session-keys`)).toBe(4);
+      // An older instance deletes a session and creates one (the hash alone): the sizes still match.
+      await raw.hDel(`${prefix}sessions`, 'b');
+      await raw.hSet(`${prefix}sessions`, 'e', '1 2025-01-02T03:04:05.678Z');
+      expect((await store.list({ after: 'a', limit: 2 })).map((s) => s.id)).toEqual(['c', 'd']); // b dropped, the page filled from further on
+      expect((await store.list({ after: 'd', limit: 2 })).map((s) => s.id)).toEqual(['e']); // sizes differed: rebuilt
+      expect((await store.list()).map((s) => s.id)).toEqual(['a', 'c', 'd', 'e']);
+    } finally {
+      await raw.close();
+      await store.close();
     }
   });
 

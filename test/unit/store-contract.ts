@@ -3,6 +3,7 @@ import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import type { Clock } from '../../src/clock.ts';
 import type { EventStore } from '../../src/store/types.ts';
 import { sessionKey } from '../../src/session-id.ts';
+import { compareKeys } from '../../src/store/index.ts';
 
 /** A clock the test moves by hand. */
 export function manualClock(start = Date.UTC(2025, 0, 2, 3, 4, 5, 678)): Clock & { advance(ms: number): void } {
@@ -118,6 +119,69 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
         { id: 'alpha', lastSeq: 2, updatedAt: '2025-01-02T03:05:05.678Z' },
         { id: 'zeta', lastSeq: 1, updatedAt: '2025-01-02T03:04:05.678Z' },
       ]);
+    });
+
+    it('lists by key in code point order (the order of the keys\' UTF-8 bytes), owned keys first', async () => {
+      const { store } = await subject();
+      // U+FFFD sorts before U+1F389 by code point, after it by UTF-16 code unit.
+      const keys = ['b', '\uFFFD', '🎉', 'Z', 'a', sessionKey('alice', 'x'), 'a\uFFFD', 'a🎉'];
+      for (const key of keys) await store.append(key, [user(key)]);
+      expect((await store.list()).map((s) => s.id)).toEqual([sessionKey('alice', 'x'), 'Z', 'a', 'a\uFFFD', 'a🎉', 'b', '\uFFFD', '🎉']);
+    });
+
+    it('lists a range: after (exclusive), from (inclusive), below (exclusive) and at most limit, in key order', async () => {
+      const { store, clock } = await subject();
+      const keys = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+      for (const key of keys) {
+        await store.append(key, [user(key)]);
+        clock.advance(1000);
+      }
+      const ids = async (range: Parameters<typeof store.list>[0]) => (await store.list(range)).map((s) => s.id);
+      expect(await ids({ after: 'c', limit: 3 })).toEqual(['d', 'e', 'f']);
+      expect(await ids({ after: 'c' })).toEqual(['d', 'e', 'f', 'g']);
+      expect(await ids({ after: 'cc', limit: 1 })).toEqual(['d']); // a key no session has
+      expect(await ids({ from: 'c', below: 'f' })).toEqual(['c', 'd', 'e']);
+      expect(await ids({ from: 'b', after: 'd', limit: 2 })).toEqual(['e', 'f']); // the tighter lower bound
+      expect(await ids({ from: 'e', after: 'b' })).toEqual(['e', 'f', 'g']);
+      expect(await ids({ limit: 2 })).toEqual(['a', 'b']);
+      expect(await ids({ after: 'g' })).toEqual([]);
+      expect(await ids({ from: 'd', below: 'd' })).toEqual([]);
+      expect(await store.list({ from: 'b', limit: 1 })).toEqual([{ id: 'b', lastSeq: 1, updatedAt: '2025-01-02T03:04:06.678Z' }]);
+    });
+
+    it('lists the range of one owner\'s keys, long ones included', async () => {
+      const { store } = await subject();
+      const owner = 'jwt:' + 'o'.repeat(128);
+      const mine = [sessionKey(owner, 'x'.repeat(128)), sessionKey(owner, 'a'), sessionKey(owner, 'Ω'.repeat(100))];
+      const others = ['plain', sessionKey(owner + 'o', 'a'), sessionKey('jwt:' + 'o'.repeat(127), 'y'.repeat(128)), sessionKey('alice', 'b')];
+      for (const key of [...mine, ...others]) await store.append(key, [user('hi')]);
+      const prefix = sessionKey(owner, '');
+      const range = { from: prefix, below: prefix.slice(0, -1) + '\u0001' };
+      expect((await store.list(range)).map((s) => s.id)).toEqual([...mine].sort(compareKeys));
+      expect((await store.list({ ...range, limit: 1 })).map((s) => s.id)).toEqual([sessionKey(owner, 'a')]);
+      // Keys without an owner: from U+0001 on.
+      expect((await store.list({ from: '\u0001' })).map((s) => s.id)).toEqual(['plain']);
+    });
+
+    it('pages through every session once, whatever is created or deleted between pages', async () => {
+      const { store } = await subject();
+      const keys = Array.from({ length: 10 }, (_, i) => `s${i}`);
+      for (const key of keys) await store.append(key, [user(key)]);
+      const seen: string[] = [];
+      let after: string | undefined;
+      for (let page = 0; ; page++) {
+        const got = (await store.list({ ...(after !== undefined && { after }), limit: 3 })).map((s) => s.id);
+        seen.push(...got);
+        if (got.length < 3) break;
+        after = got.at(-1);
+        if (page === 0) {
+          await store.delete('s1'); // listed already
+          await store.delete('s5'); // not listed yet
+          await store.append('a-new', [user('before the cursor')]);
+          await store.append('s4b', [user('after the cursor')]);
+        }
+      }
+      expect(seen).toEqual(['s0', 's1', 's2', 's3', 's4', 's4b', 's6', 's7', 's8', 's9']);
     });
 
     it('deletes a stream: true once, then false; a new stream starts again at seq 1', async () => {
@@ -272,6 +336,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       await expect(store.append('a', [user('2')])).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
       await expect(store.read('a')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
       await expect(store.list()).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+      await expect(store.list({ limit: 1 })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
       await expect(store.create('b', [{ seq: 1, ts: '2024-05-01T00:00:00.000Z', event: user('x') }])).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     });
   });

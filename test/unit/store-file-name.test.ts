@@ -27,7 +27,10 @@ describe('session file names', () => {
     const name = fileNameOf(long);
     expect(Buffer.byteLength(name)).toBeLessThan(255);
     expect(name).toMatch(/^(%CE%A9)+~[0-9a-f]{64}\.jsonl$/);
-    expect(parseFileName(name)).toEqual({ kind: 'hashed' });
+    // The prefix keeps whole characters: the start of the id, for listing a range without reading the file.
+    const kept = 'Ω'.repeat(20); // 120 characters of prefix, 6 per Ω
+    expect(parseFileName(name)).toEqual({ kind: 'hashed', idStart: kept });
+    expect(long.startsWith(kept)).toBe(true);
     expect(fileNameOf(long + 'x')).not.toBe(name);
   });
 

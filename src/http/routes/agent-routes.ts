@@ -11,6 +11,7 @@ import { parseInput, validateImage } from '../validate.ts';
 import { attachFields, resolveAttachments } from '../attach.ts';
 import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
+import { DEFAULT_LIMIT, decodeCursor, encodeCursor, sessionsQuery } from './session-pages.ts';
 
 /** Both message endpoints take an image too (the spec names it for the synchronous one only). */
 const messageSchema = z.object({
@@ -117,12 +118,20 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
     defineRoute({
       method: 'GET',
       path: '/api/sessions',
-      summary: 'List sessions',
+      summary: 'List sessions, a page at a time (`limit`, `cursor`)',
+      query: sessionsQuery,
       response: RESPONSES.sessions,
-      async handler({ bus, sessions }) {
-        const all = await bus.execute('agent.listSessions', {});
-        const seen = all.filter((s) => sessions.sees(s.id));
-        return reply({ sessions: seen.map(({ id: key, ...rest }) => ({ ...sessionNameOf(key), ...rest })) });
+      errors: ['INVALID_REQUEST'],
+      async handler({ query, bus, sessions }) {
+        // The caller's sessions only (its namespace; every one for an admin), one more than the page to tell whether more follow.
+        const limit = query.limit ?? DEFAULT_LIMIT;
+        const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+        const range = { ...sessions.listed, ...(after !== undefined && { after }), limit: limit + 1 };
+        const listed = (await bus.execute('agent.listSessions', { range })).filter((s) => sessions.sees(s.id));
+        const page = listed.slice(0, limit);
+        const last = page.at(-1);
+        const nextCursor = listed.length > limit && last ? encodeCursor(last.id) : undefined;
+        return reply({ sessions: page.map(({ id: key, ...rest }) => ({ ...sessionNameOf(key), ...rest })), ...(nextCursor !== undefined && { nextCursor }) });
       },
     }),
     defineRoute({

@@ -59,7 +59,10 @@ export const RESPONSES = {
   messageSync: withTimestamp({ success: z.literal(true), response: z.string() }),
   messageQueued: withTimestamp({ status: z.literal('processing') }),
   reset: withTimestamp({ status: z.literal('reset initiated') }),
-  sessions: withTimestamp({ sessions: z.array(sessionSummary) }),
+  sessions: withTimestamp({
+    sessions: z.array(sessionSummary).describe('A page of the caller\'s sessions, in key order'),
+    nextCursor: z.string().optional().describe('Pass as `cursor` for the next page; absent on the last page'),
+  }),
   history: withTimestamp({
     sessionId: z.string(),
     events: z.array(frameEnvelope),

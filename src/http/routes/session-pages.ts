@@ -1,0 +1,61 @@
+/**
+ * `GET /api/sessions` a page at a time: the query it takes and the cursor it hands out.
+ *
+ * Contracts:
+ * - A page holds at most `limit` sessions (1–MAX_LIMIT, default DEFAULT_LIMIT), in the store's key
+ *   order (code point order, src/store/session-range.ts); `nextCursor` is present when more may
+ *   follow, absent on the last page.
+ * - The cursor is opaque to clients: base64url of `{"v":1,"after":<the page's last key>}`. The next
+ *   page lists the keys after that one, so a session that exists throughout is listed exactly once,
+ *   whatever is created or deleted between pages (one created meanwhile is listed if its key sorts
+ *   after the cursor). A cursor names a place in the order, nothing more: a principal's pages hold
+ *   its own sessions whatever cursor it passes.
+ * - A `limit` or `cursor` this service would not give out is INVALID_REQUEST (400) naming the field.
+ */
+import { z } from 'zod';
+import { sessionKeySchema } from '../../session-id.ts';
+
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 500;
+
+const CURSOR = /^[A-Za-z0-9_-]+$/;
+
+/** The cursor of the page that follows the one ending with `lastKey`. */
+export function encodeCursor(lastKey: string): string {
+  return Buffer.from(JSON.stringify({ v: 1, after: lastKey }), 'utf8').toString('base64url');
+}
+
+/** The key a cursor continues after; undefined when `cursor` is not one `encodeCursor` makes. */
+export function decodeCursor(cursor: string): string | undefined {
+  if (!CURSOR.test(cursor)) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { v, after } = value as { v?: unknown; after?: unknown };
+  if (v !== 1 || typeof after !== 'string' || !sessionKeySchema.safeParse(after).success) return undefined;
+  return encodeCursor(after) === cursor ? after : undefined;
+}
+
+const BAD_LIMIT = `limit must be an integer from 1 to ${MAX_LIMIT}`;
+const BAD_CURSOR = 'cursor must be the nextCursor of a previous page, as it came';
+
+/** The query of `GET /api/sessions`. */
+export const sessionsQuery = z.object({
+  limit: z.coerce
+    .number({ error: BAD_LIMIT })
+    .int({ error: BAD_LIMIT })
+    .min(1, { error: BAD_LIMIT })
+    .max(MAX_LIMIT, { error: BAD_LIMIT })
+    .optional()
+    .describe(`Sessions per page, 1–${MAX_LIMIT} (default ${DEFAULT_LIMIT})`),
+  cursor: z
+    .string()
+    .max(2048, { error: BAD_CURSOR })
+    .refine((c) => decodeCursor(c) !== undefined, { error: BAD_CURSOR })
+    .optional()
+    .describe('Where the page starts: the `nextCursor` of the previous page (absent: the first page)'),
+});
