@@ -281,7 +281,7 @@ export const serverSchema = z.strictObject({
        * Executables runtime-connected stdio servers may run (a path as written, or a file name). When the
        * service is shared (an API or admin key is set, or it binds beyond loopback) an allowlist always
        * applies: this list, or when unset the commands of this file's own stdio `mcpServers`; interpreters
-       * run only a script under this file's folder or a node_modules folder; wrappers (`env`, `timeout`,
+       * run only a package's declared bin or a script under this file's folder; wrappers (`env`, `timeout`,
        * shells, `awk`, `find`, `tar`, …) only when listed here explicitly. When not shared, it narrows
        * runtime connects only when set. The deny-list of inline code and loader env keys applies in both.
        */

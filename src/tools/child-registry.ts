@@ -9,12 +9,13 @@
  *   the time (same clock) the server first answered, when it has.
  * - `killAll()` sends SIGKILL to every group at once, synchronously: for exits that cannot wait
  *   (a second signal, process exit).
- * - `reapLeftovers(file)` runs at start. For each group recorded by an agentd that is gone (kill -9, a crash)
+ * - `reapLeftovers(file)` runs at start: what the group reaper (group-reaper.ts) could not end, or where it does
+ *   not run. For each group recorded by an agentd that is gone (kill -9, a crash)
  *   in this boot (an entry from another boot is dropped: nothing of it runs):
  *   - leader running: killed when it is the recorded process (same start time, when recorded) still running
  *     the recorded command;
- *   - leader gone but the group still has members (a launcher's children: the parent-death signal of
- *     parent-death.ts kills only the leader): killed when some member started at or before `seen`.
+ *   - leader gone but the group still has members (a launcher's children, when the leader exited or the fallback
+ *     parent-death signal of parent-death.ts killed only it): killed when some member started at or before `seen`.
  *     Why this rule: a pgid is not reused while any process is in the group, so the group is the recorded
  *     one unless it emptied and a new process with the same pid made a new group with it. That can only
  *     happen after the owner died (until then the entry proves the group alive), so every member of such a

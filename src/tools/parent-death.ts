@@ -1,5 +1,6 @@
 /**
- * Ties a stdio tool server's life to agentd's on Linux: the server is started as
+ * The fallback that ties a stdio tool server's leader to agentd's life on Linux when the group reaper
+ * (group-reaper.ts, which ends the whole group) does not run: the server is started as
  * `setpriv --pdeathsig KILL -- <command> <args…>` (util-linux), so the kernel kills it when agentd dies,
  * `kill -9` included.
  *

@@ -11,9 +11,13 @@
  *   (`wrapper_not_allowed`) unless `allowedCommands` lists them explicitly; the default list never allows one.
  *   A listed wrapper runs as the operator listed it, except: a shell runs only a script file under the agent
  *   folder (and `-c` never, by the deny-list); `env`'s target must itself pass these rules.
- * - Interpreters (`node`, `python`, `deno`, `bun`, `ruby`, `perl`, `php`, `lua`) run only a script file that,
- *   resolved against the server's `cwd` and with links followed, is under the agent file's folder or under a
- *   `node_modules` folder; no script (stdin, `python -m`) or one elsewhere is refused (`script_outside`).
+ * - Interpreters (`node`, `tsx`, `ts-node`, `python`, `deno`, `bun`, `ruby`, `perl`, `php`, `lua`) run only a script
+ *   file that, resolved against the server's `cwd` with links followed, is under the agent file's folder or is a
+ *   package's declared `bin` entry point (the `bin` of the package holding it: spawn-bins.ts), not any script under
+ *   a `node_modules` folder; no script (stdin, `python -m`) or any other is refused (`script_outside`).
+ *   A script that is the bin of a program these rules know (`npm`, `npx`, `tsx`, a shell, …) runs that program:
+ *   it passes these rules as that program, by its bin name (`node …/npm/bin/npx-cli.js -y x` needs `npx` allowed,
+ *   as `npx -y x` does); the refusal names the script's position.
  * - Launchers (`npx`, `npm exec`, `pnpm dlx`, `yarn dlx`, `bunx`, `pnpx`, `uvx`) run their package; when the
  *   package they name is itself an interpreter or a wrapper (`npx node /tmp/x.js`, `npx bash x`), it passes
  *   the interpreter and wrapper rules too.
@@ -21,13 +25,14 @@
 import { realpathSync, statSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import { readInterpreterArgs } from './spawn-args.ts';
+import { declaredBins } from './spawn-bins.ts';
 import {
   INTERPRETERS, LAUNCHERS, listedIn, PACKAGE_MANAGERS, programName, refuse, RUN_SUBCOMMANDS, SCRIPT_INTERPRETERS, SHELL_SPEC, SHELLS, WRAPPERS,
   type InterpreterSpec,
 } from './spawn-programs.ts';
 
 export interface SharedSpawn {
-  /** The agent file's folder: interpreters run only scripts under it (or under a `node_modules` folder). */
+  /** The agent file's folder: interpreters run only scripts under it (or packages' declared bins). */
   agentDir?: string | undefined;
   /** The allowlist while `server.mcp.allowedCommands` is unset: the commands of the agent file's stdio servers. */
   defaultCommands: readonly string[];
@@ -42,19 +47,12 @@ interface Context {
 
 const SHARED = 'this service is shared (an API or admin key is set, or it listens beyond loopback)';
 
-/** Whether `path` is a file under `agentDir` or under a `node_modules` folder, with every link followed. */
-function scriptAllowed(path: string, agentDir: string | undefined): boolean {
-  let real: string;
-  try {
-    real = realpathSync(path);
-    if (!statSync(real).isFile()) return false;
-  } catch {
-    return false;
-  }
-  if (real.split(sep).includes('node_modules')) return true;
+/** Whether `path` is a file under `agentDir`, with every link followed. */
+function underAgentDir(path: string, agentDir: string | undefined): boolean {
   if (agentDir === undefined) return false;
   try {
-    return real.startsWith(realpathSync(agentDir) + sep);
+    const real = realpathSync(path);
+    return statSync(real).isFile() && real.startsWith(realpathSync(agentDir) + sep);
   } catch {
     return false;
   }
@@ -62,16 +60,26 @@ function scriptAllowed(path: string, agentDir: string | undefined): boolean {
 
 function checkScript(program: string, spec: InterpreterSpec, args: readonly string[], offset: number, field: string, ctx: Context): void {
   const { scriptAt, moduleAt } = readInterpreterArgs(spec, args);
-  const fix = 'put the server under the agent file\'s folder (or a node_modules folder), or run it as a package through npx';
+  const fix = 'put the server under the agent file\'s folder, run a package\'s bin as its package declares it, or run it as a package through npx';
+  const rule = `${SHARED}, so interpreters run only a package's declared bin entry point or a script under the agent file's folder`;
   if (scriptAt === undefined) {
     const what = moduleAt !== undefined ? `"${program} ${args[moduleAt]}" runs a module, not a script file` : `"${program}" is given no script file`;
-    throw refuse(moduleAt !== undefined ? `config.args.${offset + moduleAt}` : field, 'script_outside', `${what}; ${SHARED}, so interpreters run only scripts under the agent file's folder or a node_modules folder: ${fix}`);
+    throw refuse(moduleAt !== undefined ? `config.args.${offset + moduleAt}` : field, 'script_outside', `${what}; ${rule}: ${fix}`);
   }
   const script = args[scriptAt] ?? '';
-  if (!scriptAllowed(resolve(ctx.cwd, script), ctx.agentDir)) {
-    throw refuse(`config.args.${offset + scriptAt}`, 'script_outside', `"${script}" is not a file under the agent file's folder or a node_modules folder; ${SHARED}, so interpreters run only such scripts: ${fix}`);
+  const path = resolve(ctx.cwd, script);
+  const bins = declaredBins(path) ?? [];
+  if (bins.length === 0 && !underAgentDir(path, ctx.agentDir)) {
+    throw refuse(`config.args.${offset + scriptAt}`, 'script_outside', `"${script}" is neither a package's declared bin entry point nor a file under the agent file's folder; ${rule}: ${fix}`);
+  }
+  // A program's bin (npm-cli.js, tsx's cli.mjs) runs that program: it passes these rules as that program.
+  for (const bin of bins) {
+    if (knownProgram(programName(bin))) checkProgram(bin, args.slice(scriptAt + 1), offset + scriptAt + 1, `config.args.${offset + scriptAt}`, ctx, false);
   }
 }
+
+/** Whether these rules know `name` (an interpreter, a wrapper, a launcher or a package manager). */
+const knownProgram = (name: string): boolean => INTERPRETERS[name] !== undefined || WRAPPERS.has(name) || LAUNCHERS[name] !== undefined || PACKAGE_MANAGERS.has(name);
 
 /** The index of a launcher's target (its first argument that is not a flag or, for `env`, a `NAME=value`). */
 function targetIndex(program: string, args: readonly string[]): number {

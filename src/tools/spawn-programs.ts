@@ -12,8 +12,9 @@ export const refuse = (field: string, reason: Reason, message: string): AppError
 
 /** The program's name as the policy sees it: file name, lower case, without `.exe` or a version (`python3.12` → `python`). */
 export function programName(command: string): string {
-  const name = basename(command).toLowerCase().replace(/\.exe$/, '');
-  return /^(python|pypy)[\d.]*$/.test(name) ? name.replace(/[\d.]+$/, '') : name.replace(/^nodejs$/, 'node');
+  const name = basename(command).toLowerCase().replace(/\.(exe|cmd)$/, '');
+  if (/^(python|pypy)[\d.]*$/.test(name)) return name.replace(/[\d.]+$/, '');
+  return name.replace(/^nodejs$/, 'node').replace(/^ts-node(-[a-z-]+)?$/, 'ts-node');
 }
 
 /** Whether `command` is in `list`: by its path as written, or by file name for an entry without a `/`. */
@@ -60,17 +61,27 @@ const NODE_VALUED = [
   '--allow-fs-read', '--allow-fs-write', '--policy-integrity', '--trace-require-module',
 ];
 
+const NODE: InterpreterSpec = {
+  code: [
+    '-e', '--eval', '-p', '--print', '-r', '--require', '--import', '--loader', '--experimental-loader', '--env-file', '--env-file-if-exists',
+    '-i', '--interactive', '--run', '--openssl-config', '--snapshot-blob', '--build-snapshot', '--build-snapshot-config',
+    '--experimental-config-file', '--experimental-default-config-file', '--experimental-policy', '--experimental-sea-config',
+  ],
+  codeLetters: 'epri',
+  codePrefixes: ['--inspect', '--debug'],
+  valued: ['-C', ...NODE_VALUED],
+  valuedLetters: 'C',
+};
+
 export const INTERPRETERS: Record<string, InterpreterSpec> = {
-  node: {
-    code: [
-      '-e', '--eval', '-p', '--print', '-r', '--require', '--import', '--loader', '--experimental-loader', '--env-file', '--env-file-if-exists',
-      '-i', '--interactive', '--run', '--openssl-config', '--snapshot-blob', '--build-snapshot', '--build-snapshot-config',
-      '--experimental-config-file', '--experimental-default-config-file', '--experimental-policy', '--experimental-sea-config',
-    ],
-    codeLetters: 'epri',
-    codePrefixes: ['--inspect', '--debug'],
-    valued: ['-C', ...NODE_VALUED],
-    valuedLetters: 'C',
+  node: NODE,
+  // tsx reads node's flags (and passes them on), its own `--tsconfig`, and `tsx watch <script>`.
+  tsx: { ...NODE, valued: [...(NODE.valued ?? []), '--tsconfig', '--include', '--exclude'], subcommands: ['watch'] },
+  'ts-node': {
+    code: ['-e', '--eval', '-p', '--print', '-r', '--require', '-i', '--interactive', '-C', '--compiler', '--transpiler'],
+    codeLetters: 'epriC',
+    valued: ['-O', '--compilerOptions', '--compiler-options', '-P', '--project', '-D', '--ignoreDiagnostics', '--ignore-diagnostics', '-I', '--ignore', '--scopeDir', '--scope-dir', '--dir', '--cwd'],
+    valuedLetters: 'OPDI',
   },
   bun: {
     code: ['-e', '--eval', '-p', '--print', '-r', '--require', '--preload', '--import', '-c', '--config', '--env-file', '--cwd', '--filter', '-F'],
@@ -102,15 +113,30 @@ export const SHELL_SPEC: InterpreterSpec = { code: [], valued: ['-o', '+o', '-O'
 
 /** Launchers that run the program named by their first non-flag argument; their own code flags. */
 export const LAUNCHERS: Record<string, readonly string[]> = {
-  npx: ['-c', '--call', '--script-shell', '--node-options', '--userconfig', '--globalconfig'],
+  npx: ['-c', '--call', '--script-shell', '--shell', '--node-options', '--userconfig', '--globalconfig'],
   bunx: [],
-  pnpx: [],
+  pnpx: ['-c', '--shell-mode'],
   uvx: [],
   env: [],
 };
 /** `npm exec …`, `pnpm dlx …`, `yarn dlx …` launch like `npx`. */
 export const PACKAGE_MANAGERS = new Set(['npm', 'pnpm', 'yarn']);
 export const RUN_SUBCOMMANDS = new Set(['exec', 'x', 'dlx']);
+
+/** npm's options that run a command of their own or load a config or preload naming one (`npm exec -c`, `pnpm dlx --shell-mode`). */
+const NPM_CODE_OPTIONS = ['call', 'script-shell', 'shell', 'shell-mode', 'node-options', 'userconfig', 'globalconfig'];
+
+/**
+ * Whether `arg` is one of npm's code options as npm reads it: `-c` alone or in a cluster of short flags (`-yc`),
+ * or a long option named in full or by a prefix of three letters or more (npm expands `--script-sh`).
+ * npm (nopt) reads them anywhere before `--`, before or after the subcommand and the package.
+ */
+export function isNpmCodeFlag(arg: string): boolean {
+  if (/^-[a-zA-Z?]*c[a-zA-Z?]*(=.*)?$/.test(arg)) return true;
+  if (!arg.startsWith('--')) return false;
+  const name = flagName(arg).slice(2);
+  return NPM_CODE_OPTIONS.some((option) => option === name || (name.length >= 3 && name !== 'global' && option.startsWith(name)));
+}
 
 /**
  * Programs that run another program or code of their own choosing: a shared service starts them only
@@ -128,7 +154,7 @@ export const WRAPPERS = new Set([
 ]);
 
 /**
- * Interpreters whose script must be a file under the agent folder (or `node_modules`) when the service is
- * shared: every interpreter but those a shared service treats as wrappers (`osascript`, `pwsh`, `cmd`, …).
+ * Interpreters whose script must be a package's declared bin or a file under the agent folder when the service
+ * is shared: every interpreter but those a shared service treats as wrappers (`osascript`, `pwsh`, `cmd`, …).
  */
 export const SCRIPT_INTERPRETERS: ReadonlySet<string> = new Set(Object.keys(INTERPRETERS).filter((p) => !WRAPPERS.has(p)));

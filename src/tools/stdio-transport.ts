@@ -5,11 +5,12 @@
  * Contracts:
  * - The child's environment is exactly PATH and HOME of this process plus the server's configured `env`
  *   (which wins). Nothing else of `process.env` reaches it.
- * - The child leads its own process group; closing kills the whole group, so a launcher (`npx`, a shell)
- *   cannot leave grandchildren behind.
- * - On Linux with util-linux's `setpriv`, the child is started through it with a parent-death signal, so the
- *   kernel kills it when agentd dies, even by `kill -9` (parent-death.ts: when it applies and its limits).
- *   The pid, group, environment and errors are the same as without it.
+ * - The child leads its own process group (and session); closing kills the whole group, so a launcher (`npx`, a
+ *   shell) cannot leave grandchildren behind.
+ * - When agentd dies, `kill -9` included, the whole group ends: on Linux the group reaper (group-reaper.ts, one
+ *   process per agentd) is told of the group as it starts and kills it when agentd is gone. Only when that
+ *   reaper does not run is the child started through util-linux's `setpriv` with a parent-death signal
+ *   (parent-death.ts: it reaches the leader only). The pid, group, environment and errors are the same either way.
  * - The registry (`children`) is told of the group when it starts, when the server first answers (the
  *   proof child-registry.ts needs to reap a group whose leader is gone), and once it is gone.
  * - stderr is logged line by line at debug; its first and last lines are kept (bounded) for `exitReason`,
@@ -26,6 +27,7 @@ import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/
 import { RESULT_TOO_LARGE, tooLargeMessage } from './limited-fetch.ts';
 import type { ChildRegistry } from './child-registry.ts';
 import { LineReader } from './line-reader.ts';
+import { groupReaper } from './group-reaper.ts';
 import { findSetpriv, withParentDeathSignal } from './parent-death.ts';
 import { stderrCause, StderrLines } from './stderr-cause.ts';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -102,7 +104,9 @@ export class ChildProcessTransport implements Transport {
     const { command, args, env, cwd } = this.options;
     return new Promise((resolve, reject) => {
       const childEnvironment = childEnv(env);
-      const run = withParentDeathSignal({ command, args }, childEnvironment.PATH, cwd, findSetpriv());
+      const reaper = groupReaper();
+      const reaped = reaper?.start() ?? false;
+      const run = reaped ? { command, args } : withParentDeathSignal({ command, args }, childEnvironment.PATH, cwd, findSetpriv());
       const child = spawn(run.command, run.args, {
         env: childEnvironment,
         ...(cwd !== undefined ? { cwd } : {}),
@@ -111,7 +115,12 @@ export class ChildProcessTransport implements Transport {
         windowsHide: true,
       });
       this.child = child;
-      if (child.pid !== undefined) this.options.children?.add(child.pid, command);
+      if (child.pid !== undefined) {
+        reaper?.watch(child.pid); // first: nothing between the spawn and this line may yield
+        this.options.children?.add(child.pid, command);
+        const pid = child.pid;
+        child.once('exit', () => reaper?.unwatch(pid));
+      }
       this.exited = new Promise((done) => child.once('exit', () => done()));
       child.once('spawn', () => resolve());
       child.on('error', (error) => {

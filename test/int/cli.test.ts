@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +8,6 @@ import { FROM_SOURCES, listeningPort, runAgentd, writeAgentFile } from '../suppo
 import { until } from '../support/wait.ts';
 import { connectWs } from '../support/ws-client.ts';
 import { fixturePath } from './mcp-helpers.ts';
-import { findSetpriv } from '../../src/tools/parent-death.ts';
 
 /** Pids of processes whose command line contains `marker`. */
 function processesWith(marker: string): string[] {
@@ -18,9 +18,18 @@ function processesWith(marker: string): string[] {
   }
 }
 
-/** Whether util-linux's setpriv is on the PATH (agentd then starts tool servers with a parent-death signal). */
-const setpriv = process.platform === 'linux' && findSetpriv() !== undefined;
-const NO_SETPRIV = 'setpriv not found: not checking that a killed agentd takes its tool servers with it';
+/** Pids of the children of `parent` whose command line contains `marker`. */
+function childrenWith(parent: number, marker: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(parent), '-f', marker], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** Whether agentd runs a group reaper (Linux with /bin/sh: it then ends a killed agentd's tool-server groups). */
+const reaped = process.platform === 'linux' && existsSync('/bin/sh');
+const NO_REAPER = 'no group reaper here: not checking that a killed agentd takes its tool servers with it';
 
 /** agentd's health, as `/api/health` reports it. */
 const healthOf = async (port: number): Promise<any> => (await fetch(`http://127.0.0.1:${port}/api/health`)).json();
@@ -159,7 +168,7 @@ describe('agentd command line', () => {
     await until(() => processesWith(marker).length === 0, 'the tool server gone'); // the hang server ignores stdin closing
   });
 
-  it('a killed (-9) agentd takes its tool server with it (parent-death signal); without setpriv the next start kills it', async () => {
+  it('a killed (-9) agentd takes its tool server with it (the group reaper); elsewhere the next start kills it', async () => {
     const marker = `agentd-kill9-${process.pid}-${Date.now()}`;
     const data = await mkdtemp(join(tmpdir(), 'agentd-kill9-'));
     const file = await writeAgentFile(
@@ -171,11 +180,11 @@ describe('agentd command line', () => {
     await until(async () => (await healthOf(port)).agent.connectedServers === 1, 'its tool server connected');
     first.child.kill('SIGKILL'); // node itself runs agentd: nothing of agentd runs after
     await first.exited;
-    if (setpriv) {
-      await until(() => processesWith(marker).length === 0, 'the tool server gone by itself'); // it ignores stdin closing: the kernel killed it
+    if (reaped) {
+      await until(() => processesWith(marker).length === 0, 'the tool server gone by itself'); // it ignores stdin closing: the reaper killed it
       return;
     }
-    console.warn(NO_SETPRIV);
+    console.warn(NO_REAPER);
     expect(processesWith(marker)).toHaveLength(1); // orphaned: it ignores stdin closing
 
     const second = runAgentd(['--agent', file, '--web-port', '0', '--log-level', 'info']);
@@ -190,7 +199,7 @@ describe('agentd command line', () => {
     await until(() => processesWith(marker).length === 0, 'the tool server gone');
   });
 
-  it("kills at the next start what a killed (-9) agentd's launcher-started tool server left behind (its grandchild)", async () => {
+  it.runIf(reaped)('kills at the next start what a launcher left behind when agentd and its reaper were both killed (-9)', async () => {
     const marker = `agentd-kill9-launcher-${process.pid}-${Date.now()}`;
     const data = await mkdtemp(join(tmpdir(), 'agentd-kill9-'));
     // `; :` keeps sh from exec'ing node: sh stays the group leader, node its child (a launcher's server)
@@ -199,27 +208,34 @@ describe('agentd command line', () => {
         `mcpServers:\n  launched:\n    type: stdio\n    command: sh\n    args: ['-c', '${process.execPath} ${fixturePath('hang-server')} ${marker}; :']\n`,
     );
     const first = runAgentd(['--agent', file, '--web-port', '0']);
-    const port = await listeningPort(first);
-    await until(async () => (await healthOf(port)).agent.connectedServers === 1, 'its tool server connected');
-    expect(processesWith(marker)).toHaveLength(2); // sh and its node
-    first.child.kill('SIGKILL'); // node itself runs agentd: nothing of agentd runs after
-    await first.exited;
-    if (setpriv) await until(() => processesWith(marker).length === 1, 'the launcher gone, its child left'); // pdeathsig reaches sh only
-    else console.warn(NO_SETPRIV);
-    const left = processesWith(marker);
-
-    const second = runAgentd(['--agent', file, '--web-port', '0', '--log-level', 'info']);
+    let second: ReturnType<typeof runAgentd> | undefined;
     try {
+      const port = await listeningPort(first);
+      await until(async () => (await healthOf(port)).agent.connectedServers === 1, 'its tool server connected');
+      expect(processesWith(marker)).toHaveLength(2); // sh and its node
+      // The reaper killed first, then agentd at once (it starts another reaper only a second later), then the
+      // launcher: what is left is a leaderless group, as a death without the reaper leaves it.
+      const reaper = childrenWith(first.child.pid!, 'agentd group reaper');
+      expect(reaper).toHaveLength(1);
+      process.kill(Number(reaper[0]), 'SIGKILL');
+      first.child.kill('SIGKILL');
+      await first.exited;
+      for (const pid of processesWith(`^sh -c .*${marker}`)) process.kill(Number(pid), 'SIGKILL'); // the launcher
+      await until(() => processesWith(marker).length === 1, 'the launcher gone, its child left');
+      const left = processesWith(marker);
+
+      second = runAgentd(['--agent', file, '--web-port', '0', '--log-level', 'info']);
       await listeningPort(second);
       await until(() => !processesWith(marker).some((pid) => left.includes(pid)), 'the left-behind processes gone'); // the new sh and node may be up
-      expect(second.out()).toContain(
-        setpriv ? "killed what a gone tool server's launcher left in its process group" : 'killed a tool server left behind by an agentd that is gone',
-      );
-    } finally {
+      expect(second.out()).toContain("killed what a gone tool server's launcher left in its process group");
       second.child.kill('SIGTERM');
       await second.exited;
+      await until(() => processesWith(marker).length === 0, 'the tool server gone');
+    } finally {
+      // Whatever failed: nothing of this test left running.
+      for (const p of [first, second]) if (p && p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+      for (const pid of processesWith(marker)) process.kill(Number(pid), 'SIGKILL');
     }
-    await until(() => processesWith(marker).length === 0, 'the tool server gone');
   });
 
   describe('AGENTD_ENGINE', () => {

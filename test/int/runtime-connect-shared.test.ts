@@ -1,17 +1,19 @@
 /**
  * Runtime connects on a shared service (an API key, or a non-loopback bind) through the real server:
  * only the agent file's own commands (or server.mcp.allowedCommands) start, interpreters only on scripts
- * under the agent folder or node_modules, wrappers only when listed explicitly. Each canary of the
+ * under the agent folder or packages' declared bins (not any script under node_modules, and a bin of npm or
+ * tsx read as that program: no `npm-cli.js exec -c`, no `tsx -e`), wrappers only when listed explicitly. Each canary of the
  * black-box run (issue 23) would leave its marker file behind if it ran; a refusal never spawns, so the
  * marker is checked right after the 400.
  */
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync, realpathSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appPool, type RunningApp } from '../support/start-app.ts';
 import { EVERYTHING, ROOT, fixturePath } from '../support/paths.ts';
+import { resolveCommand } from '../../src/tools/parent-death.ts';
 
 const KEY = 'shared-service-key-0123456789';
 /** The agent file's folder: the fixtures, so the echo server is "a server in the agent folder". */
@@ -28,7 +30,20 @@ beforeAll(async () => {
   await writeFile(join(tmp, 'canary-4.js'), writeMarker(4));
   await writeFile(join(tmp, 'canary-12.sh'), `touch ${marker(12)}\n`);
   await writeFile(join(tmp, 'canary-15.sh'), `touch ${marker(15)}\n`);
+  // A package under node_modules: its declared bin is not the canary beside it.
+  await mkdir(join(tmp, 'node_modules', 'pkg', 'lib'), { recursive: true });
+  await writeFile(join(tmp, 'node_modules', 'pkg', 'package.json'), JSON.stringify({ name: 'pkg', bin: { pkg: 'bin.js' } }));
+  await writeFile(join(tmp, 'node_modules', 'pkg', 'bin.js'), '');
+  await writeFile(join(tmp, 'node_modules', 'pkg', 'lib', 'canary-17.js'), writeMarker(17));
 });
+
+/** The global npm's own script (`npm` on the PATH, links followed), when there is one. */
+const npmCli = (() => {
+  const npm = resolveCommand('npm', process.env.PATH);
+  return npm && realpathSync(npm).endsWith('npm-cli.js') ? realpathSync(npm) : undefined;
+})();
+/** The checkout's tsx, as `node_modules/.bin/tsx` points at it. */
+const tsxCli = realpathSync(join(ROOT, 'node_modules', '.bin', 'tsx'));
 afterAll(() => rm(tmp, { recursive: true, force: true }));
 
 async function connect(svc: RunningApp, name: string, config: unknown, key: string | undefined = KEY) {
@@ -41,6 +56,8 @@ async function connect(svc: RunningApp, name: string, config: unknown, key: stri
 }
 
 const stdio = (command: string, args: string[], extra: Record<string, unknown> = {}) => ({ type: 'stdio', command, args, timeout: 10_000, ...extra });
+/** A canary: its number (its marker), what it tries, its config, and the refusal's field and reason. */
+type Canary = [number, string, () => ReturnType<typeof stdio>, string, string];
 /** The agent file's own server: its command (this node) is the default allowlist. */
 const agentFile = (server: Record<string, unknown> = {}) => ({
   server: { auth: { keys: [{ name: 'ops', key: KEY, scopes: ['admin'] }] }, ...server },
@@ -56,7 +73,7 @@ describe('runtime connect on a shared service (an admin key)', () => {
     svc = await pool.start(agentFile(), { deps: { agentDir } });
   });
 
-  it.each([
+  it.each<Canary>([
     [1, 'touch', () => stdio('touch', [marker(1)]), 'config.command', 'command_not_allowed'],
     [2, 'cp', () => stdio('cp', [join(tmp, 'source'), marker(2)]), 'config.command', 'command_not_allowed'],
     [3, 'node -pe', () => stdio(node, ['-pe', writeMarker(3)]), 'config.args.0', 'inline_code'],
@@ -71,6 +88,10 @@ describe('runtime connect on a shared service (an admin key)', () => {
     [12, 'sh <file>', () => stdio('sh', [join(tmp, 'canary-12.sh')]), 'config.command', 'wrapper_not_allowed'],
     [13, 'npx node <file outside>', () => stdio('npx', ['-y', 'node', join(tmp, 'canary-4.js')]), 'config.command', 'command_not_allowed'],
     [14, 'node --require=<preload>', () => stdio(node, [`--require=${join(tmp, 'canary-4.js')}`, fixturePath('echo-server')]), 'config.args.0', 'inline_code'],
+    [17, 'node <a script under node_modules that is no bin>', () => stdio(node, [join(tmp, 'node_modules', 'pkg', 'lib', 'canary-17.js')]), 'config.args.0', 'script_outside'],
+    [18, "node <the checkout's tsx> -e", () => stdio(node, [tsxCli, '-e', writeMarker(18)]), 'config.args.1', 'inline_code'],
+    [19, 'node --import=data:', () => stdio(node, [`--import=data:text/javascript,${encodeURIComponent(writeMarker(19))}`, fixturePath('echo-server')]), 'config.args.0', 'inline_code'],
+    ...(npmCli ? [[20, "node <the global npm's npm-cli.js> exec -c", () => stdio(node, [npmCli, 'exec', '-c', `touch ${marker(20)}`]), 'config.args.2', 'inline_code'] satisfies Canary] : []),
   ])('canary %i (%s): 400 with the reason, and nothing ran', async (n, _name, config, field, reason) => {
     const res = await connect(svc, `canary-${n}`, config());
     expect(res.status).toBe(400);
@@ -80,7 +101,7 @@ describe('runtime connect on a shared service (an admin key)', () => {
     expect(existsSync(marker(4))).toBe(false);
   });
 
-  it('connects a server in the agent folder, and a package script under node_modules', async () => {
+  it('connects a server in the agent folder, and a package\'s declared bin under node_modules', async () => {
     const echo = await connect(svc, 'echo-again', stdio(node, [fixturePath('echo-server')]));
     expect(echo.status).toBe(200);
     expect(echo.body.server?.status).toBe('connected');

@@ -64,6 +64,29 @@ describe('spawn policy', () => {
     ['bun --preload', req('bun', ['--preload', './x.ts', 's.ts']), 'config.args.0'],
     ['deno run --preload', req('deno', ['run', '--preload=./x.ts', 's.ts']), 'config.args.1'],
     ['npx --node-options', req('npx', ['--node-options=--require=/tmp/x.js', 'pkg']), 'config.args.0'],
+    ['npx -yc (a cluster holding -c)', req('npx', ['-yc', 'id']), 'config.args.0'],
+    ['npx --shell (npx\'s name for --script-shell)', req('npx', ['--shell=/bin/sh', 'pkg']), 'config.args.0'],
+    ['npm exec -c', req('npm', ['exec', '-c', 'id']), 'config.args.1'],
+    ['npm exec --yes -c', req('npm', ['exec', '--yes', '-c', 'id']), 'config.args.2'],
+    ['npm -c before the subcommand', req('npm', ['-c', 'id', 'exec']), 'config.args.0'],
+    ['npm --offline exec -c', req('npm', ['--offline', 'exec', '-c', 'id']), 'config.args.2'],
+    ['npm exec <pkg> -c (npm reads it after the package too)', req('npm', ['exec', 'semver', '-c', 'id']), 'config.args.2'],
+    ['npm x --call=', req('npm', ['x', '--call=id']), 'config.args.1'],
+    ['npm exec --script-sh (a prefix npm expands)', req('npm', ['exec', '--script-sh=/tmp/x', 'pkg']), 'config.args.1'],
+    ['npm exec --node-options', req('npm', ['exec', '--node-options=--import=data:text/javascript,1', 'pkg']), 'config.args.1'],
+    ['pnpm dlx --shell-mode', req('pnpm', ['dlx', '--shell-mode', 'id']), 'config.args.1'],
+    ['pnpm dlx -c', req('pnpm', ['dlx', '-c', 'id']), 'config.args.1'],
+    ['tsx -e', req('tsx', ['-e', 'process.exit()']), 'config.args.0'],
+    ['tsx --eval=', req('tsx', ['--eval=1']), 'config.args.0'],
+    ['tsx -p', req('tsx', ['-p', '1']), 'config.args.0'],
+    ['tsx --import of a data: URL', req('tsx', ['--import', 'data:text/javascript,1', 's.ts']), 'config.args.0'],
+    ['tsx watch --require', req('tsx', ['watch', '--require=./x.cjs', 's.ts']), 'config.args.1'],
+    ['npx tsx -e', req('npx', ['-y', 'tsx', '-e', '1']), 'config.args.2'],
+    ['ts-node -e', req('ts-node', ['-e', '1']), 'config.args.0'],
+    ['ts-node-esm --print', req('ts-node-esm', ['--print', '1']), 'config.args.0'],
+    ['node --import of a data: URL', req('node', ['--import=data:text/javascript,process.exit()', 's.js']), 'config.args.0'],
+    ['node --require of a data: URL', req('node', ['--require', 'data:text/javascript,1', 's.js']), 'config.args.0'],
+    ['node --print', req('node', ['--print', '1']), 'config.args.0'],
   ])('refuses %s as inline code', (_name, r, field) => {
     expect(refusal(r)).toEqual({ code: 'INVALID_REQUEST', field, reason: 'inline_code' });
   });
@@ -96,12 +119,16 @@ describe('spawn policy', () => {
 
   it('keeps allowing what is not code: values of flags, the script\'s own arguments', () => {
     expect(refusal(req('node', ['--title', 'srv', 'server.js', '-e', 'x']))).toBeUndefined();
+    expect(refusal(req('npm', ['exec', '--', 'mcp-server', '-c', 'config.json']))).toBeUndefined(); // after `--`: the package's
+    expect(refusal(req('npx', ['-y', 'mcp-server', '-c', 'config.json']))).toBeUndefined(); // npx reads its options before the package only
+    expect(refusal(req('npm', ['exec', '--global', '--cache', '/tmp/c', 'pkg']))).toBeUndefined();
+    expect(refusal(req('tsx', ['--tsconfig', 'tsconfig.json', 'server.ts', '-e']))).toBeUndefined();
     expect(refusal(req('node', ['-C', 'development', 'server.js']))).toBeUndefined();
     expect(refusal(req('python3', ['-W', 'ignore', 'server.py', '-c', 'x']))).toBeUndefined();
   });
 
   it('names programs by file name, without versions or .exe', () => {
-    expect(['/usr/bin/python3.11', 'NODE.EXE', 'nodejs', 'pypy3'].map(programName)).toEqual(['python', 'node', 'node', 'pypy']);
+    expect(['/usr/bin/python3.11', 'NODE.EXE', 'nodejs', 'pypy3', 'ts-node-esm', 'npx.cmd'].map(programName)).toEqual(['python', 'node', 'node', 'pypy', 'ts-node', 'npx']);
   });
 });
 
@@ -228,6 +255,101 @@ describe('spawn policy of a shared service', () => {
   it('keeps today\'s results when not shared', () => {
     for (const r of [req('touch', ['/tmp/c']), req('timeout', ['5', 'sh', '-c', 'x']), req('node', [join(outside, 'x.js')]), req('awk', ['BEGIN{}'])]) {
       expect(refusal(r)).toBeUndefined();
+    }
+  });
+});
+
+/**
+ * `node` (any interpreter) on a shared service runs a package's declared bin entry point or a file under the agent
+ * folder, not any script under node_modules; a bin of a program the rules know (npm, npx, tsx) is read as that program.
+ */
+describe('spawn policy of a shared service: packages\' bins', () => {
+  const root = mkdtempSync(join(tmpdir(), 'agentd-bins-'));
+  const agentDir = join(root, 'agent');
+  const global = join(root, 'lib', 'node_modules'); // a global install's folder: outside the agent folder
+  const file = (path: string, text = '') => {
+    mkdirSync(join(path, '..'), { recursive: true });
+    writeFileSync(path, text);
+  };
+  const manifest = (dir: string, value: object) => file(join(dir, 'package.json'), JSON.stringify(value));
+  mkdirSync(agentDir, { recursive: true });
+  file(join(agentDir, 'server.ts'));
+  // A package with an object bin, a script that is not one, and a nameless dist/package.json (a type marker).
+  const binpkg = join(global, 'binpkg');
+  manifest(binpkg, { name: 'binpkg', bin: { 'bin-server': 'bin/server.js', 'bin-cli': './dist/cli.mjs' } });
+  file(join(binpkg, 'bin', 'server.js'));
+  file(join(binpkg, 'lib', 'other.js'));
+  manifest(join(binpkg, 'dist'), { type: 'module' });
+  file(join(binpkg, 'dist', 'cli.mjs'));
+  file(join(binpkg, 'dist', 'inner.mjs'));
+  // A scoped package whose bin is a string (named after the package without its scope).
+  const strbin = join(global, '@scope', 'strbin');
+  manifest(strbin, { name: '@scope/strbin', bin: 'cli.js' });
+  file(join(strbin, 'cli.js'));
+  // npm and tsx as they are installed.
+  const npm = join(global, 'npm');
+  manifest(npm, { name: 'npm', bin: { npm: 'bin/npm-cli.js', npx: 'bin/npx-cli.js' } });
+  file(join(npm, 'bin', 'npm-cli.js'));
+  file(join(npm, 'bin', 'npx-cli.js'));
+  const tsx = join(global, 'tsx');
+  manifest(tsx, { name: 'tsx', bin: './dist/cli.mjs' });
+  file(join(tsx, 'dist', 'cli.mjs'));
+  mkdirSync(join(global, '.bin'));
+  symlinkSync('../binpkg/bin/server.js', join(global, '.bin', 'bin-server'));
+  symlinkSync('lib/node_modules/npm/bin/npm-cli.js', join(root, 'npm-link')); // as /usr/bin/npm
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  const policy = (...allowedCommands: string[]): SpawnPolicy => ({
+    shared: { agentDir, defaultCommands: ['node', 'npm', 'npx'] },
+    ...(allowedCommands.length > 0 && { allowedCommands }),
+  });
+  const at = (field: string, reason: string) => ({ code: 'INVALID_REQUEST', field, reason });
+
+  it.each([
+    ['a declared bin outside the agent folder', req('node', [join(binpkg, 'bin', 'server.js'), '--stdio'])],
+    ['a declared bin through node_modules/.bin (a link)', req('node', ['.bin/bin-server'], {}, global)],
+    ['a bin under a nameless dist/package.json, declared by the package', req('node', [join(binpkg, 'dist', 'cli.mjs')])],
+    ['a scoped package\'s string bin', req('node', [join(strbin, 'cli.js')])],
+    ['npm\'s bin running a package (npm allowed)', req('node', [join(npm, 'bin', 'npm-cli.js'), 'exec', '--yes', 'some-mcp-server'])],
+    ['npm\'s bin through a link', req('node', [join(root, 'npm-link'), 'exec', '--', 'some-mcp-server'])],
+    ['a file under the agent folder', req('node', [join(agentDir, 'server.ts')])],
+  ])('lets node run %s', (_name, r) => {
+    expect(refusal(r, policy())).toBeUndefined();
+  });
+
+  it.each([
+    ['a script under node_modules that is no bin', req('node', [join(binpkg, 'lib', 'other.js')]), at('config.args.0', 'script_outside')],
+    ['a module beside a bin', req('node', [join(binpkg, 'dist', 'inner.mjs')]), at('config.args.0', 'script_outside')],
+    ['a package\'s manifest', req('node', [join(binpkg, 'package.json')]), at('config.args.0', 'script_outside')],
+    ['npm-cli.js exec -c', req('node', [join(npm, 'bin', 'npm-cli.js'), 'exec', '-c', 'touch /tmp/c']), at('config.args.2', 'inline_code')],
+    ['npm-cli.js (linked) --yes exec --call=', req('node', [join(root, 'npm-link'), '--yes', 'exec', '--call=touch /tmp/c']), at('config.args.3', 'inline_code')],
+    ['npx-cli.js -c', req('node', [join(npm, 'bin', 'npx-cli.js'), '-c', 'touch /tmp/c']), at('config.args.1', 'inline_code')],
+    ['tsx\'s cli -e', req('node', [join(tsx, 'dist', 'cli.mjs'), '-e', 'process.exit()']), at('config.args.1', 'inline_code')],
+    ['tsx\'s cli --eval after a flag', req('node', ['--no-warnings', join(tsx, 'dist', 'cli.mjs'), '--tsconfig', 'x.json', '--eval', '1']), at('config.args.4', 'inline_code')],
+    ['tsx\'s cli (tsx not allowed)', req('node', [join(tsx, 'dist', 'cli.mjs'), join(agentDir, 'server.ts')]), at('config.args.0', 'command_not_allowed')],
+    ['npx\'s bin (npx not allowed)', req('node', [join(npm, 'bin', 'npx-cli.js'), '-y', 'any-package']), at('config.args.0', 'command_not_allowed')],
+    ['npx node <a script under node_modules that is no bin>', req('npx', ['-y', 'node', join(binpkg, 'lib', 'other.js')]), at('config.args.2', 'script_outside')],
+  ])('refuses node on %s', (_name, r, expected) => {
+    expect(refusal(r, _name.includes('not allowed') ? policy('node') : policy())).toEqual(expected);
+  });
+
+  it('reads tsx\'s bin as tsx when tsx is allowed: its script passes the same rules', () => {
+    expect(refusal(req('node', [join(tsx, 'dist', 'cli.mjs'), join(agentDir, 'server.ts')]), policy('node', 'tsx'))).toBeUndefined();
+    expect(refusal(req('node', [join(tsx, 'dist', 'cli.mjs'), join(binpkg, 'lib', 'other.js')]), policy('node', 'tsx'))).toEqual(at('config.args.1', 'script_outside'));
+  });
+
+  it('refuses inline code through a program\'s bin when not shared too (the deny-list)', () => {
+    expect(refusal(req('node', [join(npm, 'bin', 'npm-cli.js'), 'exec', '-c', 'id']))).toEqual(at('config.args.2', 'inline_code'));
+    expect(refusal(req('node', [join(tsx, 'dist', 'cli.mjs'), '-e', '1']))).toEqual(at('config.args.1', 'inline_code'));
+    expect(refusal(req('node', [join(binpkg, 'lib', 'other.js')]))).toBeUndefined(); // not shared: any script
+  });
+
+  it('says what a shared service runs', () => {
+    try {
+      checkSpawn(req('node', [join(binpkg, 'lib', 'other.js')]), policy());
+      expect.unreachable();
+    } catch (e) {
+      expect((e as Error).message).toMatch(/neither a package's declared bin entry point nor a file under the agent file's folder/);
     }
   });
 });
