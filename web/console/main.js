@@ -8,6 +8,7 @@ import { apiKey, live } from './live.js';
 import { createAttachments } from './resources.js';
 import { createServerPanel } from './servers.js';
 import { fold, initialState, sessionView } from './transcript.js';
+import { readAllPages } from './pages.js';
 
 /** @typedef {import('./transcript.js').ConsoleFrame} ConsoleFrame */
 /** @typedef {import('./transcript.js').ServerRecord} ServerRecord */
@@ -109,8 +110,11 @@ function refreshStatus() {
 }
 
 async function loadSessions() {
-  /** @type {{ sessions: ListedSession[] }} */
-  const { sessions } = await call('GET', '/api/sessions');
+  const sessions = await readAllPages(async (cursor) => {
+    /** @type {{ sessions: ListedSession[], nextCursor?: string }} */
+    const page = await call('GET', `/api/sessions?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    return { items: page.sessions, nextCursor: page.nextCursor };
+  });
   listed = new Set(sessions.map((s) => s.id).concat(current));
   state = fold(state, { event: 'sessionList', data: { sessions } });
   renderSessions();
