@@ -9,15 +9,15 @@ describe('the console reads a paged listing to its end', () => {
       c2: { items: [4, 5] },
     };
     const asked: (string | undefined)[] = [];
-    const all = await readAllPages(async (cursor: string | undefined) => {
+    const all = await readAllPages((cursor: string | undefined) => {
       asked.push(cursor);
-      return pages[cursor ?? 'first']!;
+      return Promise.resolve(pages[cursor ?? 'first']!);
     });
     expect(all).toEqual([1, 2, 3, 4, 5]);
     expect(asked).toEqual([undefined, 'c1', 'c2']);
   });
 
   it('reads one page when there is no next one', async () => {
-    expect(await readAllPages(async () => ({ items: ['only'] }))).toEqual(['only']);
+    expect(await readAllPages(() => Promise.resolve({ items: ['only'] }))).toEqual(['only']);
   });
 });
