@@ -5,7 +5,7 @@
  * client (an `initialize` at 2025-11-25), so the first works and the second answers the initialize
  * with 400 and -32022 "Unsupported protocol version" (supported: 2026-07-28); the connection then
  * would try the SSE transport (405) and fail; instead connection.ts recognises the refusal and connects again
- * with the SDK v2 client pinned to 2026-07-28 (modern-connection.ts; README, "Protocol eras").
+ * with the SDK v2 client pinned to 2026-07-28 (modern-connection.ts; docs/tool-servers.md, "Protocol eras of tool servers").
  */
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
