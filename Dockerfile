@@ -1,4 +1,4 @@
-# agentd as a container image (README: "Container image").
+# agentd as a container image (docs/deployment.md, "Container image").
 #
 #   docker build -t agentd-server .
 #   docker run -d -p 127.0.0.1:3001:3001 -v agentd-data:/data \

@@ -20,7 +20,7 @@ import { charsOf, tokensOf } from '../conversation/token-estimate.ts';
 import type { ChatMessage } from '../llm/types.ts';
 import { CLEARED_TOOL_RESULT, SUMMARY_HEADING } from './history.ts';
 
-/** The compaction prompt used when `llm.compaction.prompt` is not set (documented in the README). */
+/** The compaction prompt used when `llm.compaction.prompt` is not set (documented in docs/sessions.md, "How"). */
 export const DEFAULT_COMPACTION_PROMPT = [
   'You compact the history of a conversation between a user and an AI assistant that can call tools.',
   'Write a summary that lets the assistant carry on the conversation without the original messages.',

@@ -109,7 +109,7 @@ export function parseCliArgs(argv: string[]): CliOptions {
   }
   if (initFlags.length > 0) throw new UsageError(`--${initFlags[0]} belongs to agentd init`);
   if (command === 'demo') {
-    if (rest.length > 0 || Object.keys(values).length > 0) throw new UsageError('agentd demo takes no arguments (its environment variables are in the README)');
+    if (rest.length > 0 || Object.keys(values).length > 0) throw new UsageError('agentd demo takes no arguments (its environment variables are in docs/getting-started.md)');
     return { command: 'demo' };
   }
   if (command !== undefined) throw new UsageError(`unknown command "${positionals.join(' ')}" (commands: init, demo; or none to serve)`);

@@ -1,6 +1,6 @@
 /**
  * The session transfer format: what `GET /api/sessions/{id}/export` writes and
- * `POST /api/sessions/import` reads (README, "Export, import, fork").
+ * `POST /api/sessions/import` reads (docs/sessions.md, "Export, import, fork").
  *
  * Format (NDJSON, `application/x-ndjson`, UTF-8): one stored event per line, in seq order,
  * `{"seq":N,"ts":"<ISO 8601 UTC>","event":{...}}`, each line ending with `\n`.

@@ -7,7 +7,7 @@ import { attachFields } from './attach.ts';
 
 /**
  * The WebSocket wire: client frames (validated with zod) and the bus events that become
- * `{ event, data }` frames. This table is the one list of frame names; the README mirrors it.
+ * `{ event, data }` frames. This table is the one list of frame names; docs/api.md mirrors it.
  */
 export const EVENT_FRAMES = {
   'agent.userMessage': 'userMessage',

@@ -6,6 +6,9 @@
  * - Every route of the table is one operation, and nothing else is (tested both ways).
  * - A route with a body that is not JSON (`rawBody`: an NDJSON import) documents it as a string of its
  *   media type, described in words; so does a non-JSON success body (`contentType`).
+ * - A request body carries the route's `example` (a body it accepts, harmless to send) as the media type's
+ *   `example`: the docs page's default *Try it out* body, rather than one made up from the schema
+ *   (`"string"` as an image's base64 answers 400).
  * - Every operation lists the answers of the admission chain (400, 403, 429, 503, and 401 when a
  *   key applies to it), 500, and its own error codes, each with the error envelope, grouped by
  *   status with the codes named; every answer carries the X-RateLimit-* headers.
@@ -91,10 +94,16 @@ function operation(route: Route, options: OpenApiOptions): Record<string, unknow
     summary: route.summary.replaceAll('`', ''),
     ...(pathParams.length + queryParams.length > 0 && { parameters: [...pathParams, ...queryParams] }),
     ...(doc.body && {
-      requestBody: { required: !doc.body.safeParse(undefined).success, content: { 'application/json': { schema: jsonSchema(doc.body, 'input') } } },
+      requestBody: {
+        required: !doc.body.safeParse(undefined).success,
+        content: { 'application/json': { schema: jsonSchema(doc.body, 'input'), ...(doc.example !== undefined && { example: doc.example }) } },
+      },
     }),
     ...(route.rawBody && {
-      requestBody: { required: true, content: { [route.rawBody.mediaType]: { schema: { type: 'string', description: route.rawBody.description } } } },
+      requestBody: {
+        required: true,
+        content: { [route.rawBody.mediaType]: { schema: { type: 'string', description: route.rawBody.description }, ...(route.rawBody.example !== undefined && { example: route.rawBody.example }) } },
+      },
     }),
     responses: {
       200: { description: 'Success', headers: RATE_HEADERS, content: success },

@@ -53,6 +53,8 @@ export interface RouteResult {
 export interface RawBody {
   mediaType: string;
   description: string;
+  /** A body that is valid as it stands: the API docs page's default *Try it out* body. */
+  example?: string;
 }
 
 /**
@@ -62,7 +64,7 @@ export interface RawBody {
 export interface Route {
   method: HttpMethod;
   path: string;
-  /** One line for the route table (README, golden test). */
+  /** One line for the route table (docs/api.md, golden test). */
   summary: string;
   /** Takes a message body of up to `maxBodyBytes` (an image); every other route takes `maxJsonBytes`. */
   largeBody?: true;
@@ -96,6 +98,11 @@ export interface RouteDoc {
   /** What a non-JSON success body holds (with `contentType`). */
   contentDescription?: string;
   errors?: ErrorCode[];
+  /**
+   * A request body `body` accepts, harmless to send: the OpenAPI document's `example`, which the API docs
+   * page offers as the default *Try it out* body (test/int/openapi.test.ts sends each one).
+   */
+  example?: unknown;
 }
 
 /** What a typed handler is given for an input it publishes no schema for. */
@@ -122,6 +129,8 @@ export interface RouteSpec<B extends ZodType | undefined, Q extends ZodType | un
   params?: (params: Record<string, string>) => P;
   /** The request body's schema; a request without a body is parsed as `{}`. */
   body?: B;
+  /** A request body the schema accepts, harmless to send: the API docs page's default *Try it out* body (required with `body`). */
+  example?: B extends ZodType ? z.input<B> : never;
   /** The query string's schema, given its parameters by name (the first value of each). */
   query?: Q;
   /** The success body's schema. */
@@ -143,10 +152,10 @@ export function defineRoute<
   Q extends ZodType | undefined = undefined,
   P = Record<string, string>,
 >(spec: RouteSpec<B, Q, R, P>): Route & { doc: RouteDoc & { response: R } } {
-  const { params, body, query, response, errors, handler, ...route } = spec;
+  const { params, body, query, response, errors, example, handler, ...route } = spec;
   return {
     ...route,
-    doc: { ...(body && { body }), ...(query && { query }), response, ...(errors && { errors }) },
+    doc: { ...(body && { body }), ...(query && { query }), response, ...(errors && { errors }), ...(example !== undefined && { example }) },
     handler: async (ctx) => {
       const parsedParams = params ? params(ctx.params) : (ctx.params as P);
       return await handler({

@@ -62,7 +62,7 @@ const SWEEP_MS = 500;
 /** Topic of a session's events; every connection is on `default` and on `ALL` (server-wide events). */
 export const sessionTopic = (sessionId: string) => `s:${sessionId}`;
 const ALL = 'all';
-/** Server-wide events as admins see them: a tool server's OAuth sign-in URL is theirs alone (README "OAuth-protected tool servers"), and some events are for admins only (tool servers' logs). */
+/** Server-wide events as admins see them: a tool server's OAuth sign-in URL is theirs alone (docs/tool-servers.md, "OAuth-protected tool servers"), and some events are for admins only (tool servers' logs). */
 const ALL_ADMIN = 'all:admin';
 const ADMIN_ONLY: ReadonlySet<string> = new Set(['mcp.serverLog']);
 

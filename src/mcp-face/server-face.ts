@@ -4,7 +4,7 @@
  * SDK Server per call: /mcp serves every HTTP request with its own server (stateless: a shared one
  * would leak replies between clients), and stdio uses one per connection.
  *
- * Eras, negotiated per request (see http-face.ts and the README, "Protocol eras"):
+ * Eras, negotiated per request (see http-face.ts and docs/mcp-server.md, "Protocol eras"):
  * - 2025-era clients (protocol 2024-11-05 … 2025-11-25) open with `initialize` and send
  *   `MCP-Protocol-Version` on later requests; each request is served alone (no session id), so an
  *   `initialize` answers with our capabilities and the following requests need nothing from it.

@@ -1,6 +1,6 @@
 /**
  * A failed tool call; `kind` tells timeouts, cancellations and dead connections from tool-side errors.
- * Shared by both protocol eras (connection.ts, modern-connection.ts); connection.ts re-exports it.
+ * Shared by both protocol eras; connection.ts re-exports it.
  */
 export class CallError extends Error {
   constructor(

@@ -1,6 +1,6 @@
 /**
  * OAuth 2.1 for one `http` tool server: the SDK's `OAuthClientProvider`, backed by the secret store, plus what
- * the MCP service needs around it (README "OAuth-protected tool servers"; SECURITY.md "OAuth tokens").
+ * the MCP service needs around it (docs/tool-servers.md, "OAuth-protected tool servers"; SECURITY.md "OAuth tokens").
  *
  * Contracts:
  * - The SDK's transport drives the flow (`auth()` on a 401): discovery (RFC 9728, RFC 8414), dynamic client

@@ -1,4 +1,4 @@
-/** The API docs page in a real Chromium: it loads /api/openapi.json offline and lists every operation. */
+/** The API docs page in a real Chromium: it loads /api/openapi.json offline, lists every operation, and offers each route's example as its Try-it body. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findChromium, openBrowser, type Browser } from '../support/browser.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
@@ -32,5 +32,17 @@ describe.skipIf(!chromiumPath)('API docs page in Chromium', () => {
     await browser.screenshot('api-docs');
     expect(foreign).toEqual([]);
     expect(failures).toEqual([]);
+  });
+
+  it("offers the route's example as the default Try-it body (message-sync's is one agentd accepts)", async () => {
+    const { page } = browser;
+    const doc = (await (await fetch(`${svc.url}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody: { content: Record<string, { example: unknown }> } }>> };
+    await page.goto(`${svc.url}/api/docs`);
+    const op = page.locator('.opblock', { has: page.locator('.opblock-summary-path', { hasText: /^\/api\/message-sync$/ }) });
+    await op.locator('.opblock-summary').click();
+    await op.locator('.try-out__btn').click();
+    const body = JSON.parse(await op.locator('textarea.body-param__text').inputValue()) as unknown;
+    expect(body).toEqual(doc.paths['/api/message-sync']!.post!.requestBody.content['application/json']!.example);
+    expect(body).toEqual({ message: 'Hello', sessionId: 'default' });
   });
 });

@@ -209,7 +209,7 @@ describe('v1.0', () => {
 });
 
 describe('docs/clients/a2a.mjs', () => {
-  it('streams a reply as the README says', async () => {
+  it('streams a reply as docs/a2a.md says', async () => {
     const env = { PATH: process.env.PATH ?? '', AGENTD_URL: app.url, AGENTD_API_KEY: ALICE };
     const { stdout, stderr } = await promisify(execFile)(process.execPath, [join(ROOT, 'docs/clients/a2a.mjs'), '[[reply:from the docs]]'], { env, cwd: ROOT, timeout: 20_000 });
     expect(stdout.trim()).toBe('from the docs');

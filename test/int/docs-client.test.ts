@@ -1,4 +1,4 @@
-/** The Node client shipped in docs/ works as the README says: `node docs/clients/chat.mjs "Hello"`. */
+/** The Node client shipped in docs/ works as the docs say: `node docs/clients/chat.mjs "Hello"`. */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';

@@ -3,7 +3,7 @@
  * built with the SDK v2 server over HTTP: one that also serves 2025-era clients (the SDK's default)
  * and one that serves 2026-07-28 only (`legacy: 'reject'`). src/tools connects with the SDK v2 client
  * in `auto` negotiation (src/tools/eras.ts): its `server/discover` probe finds both in the 2026-07-28
- * era (README, "Protocol eras"); test/int/mcp-client-negotiation.test.ts covers every way a server
+ * era (docs/tool-servers.md, "Protocol eras of tool servers"); test/int/mcp-client-negotiation.test.ts covers every way a server
  * refuses a 2025-era `initialize` and each `protocolVersion` setting.
  */
 import { createServer, type Server as HttpServer } from 'node:http';

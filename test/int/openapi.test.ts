@@ -16,7 +16,12 @@ import { PATIENT } from '../support/wait.ts';
 
 const API = 'openapi-client-key-0123456789';
 const ADMIN = 'openapi-admin-key-0123456789';
-type Operation = { operationId: string; responses: Record<string, { content?: Record<string, { schema: object }> }>; security: object[]; requestBody?: unknown };
+type Operation = {
+  operationId: string;
+  responses: Record<string, { content?: Record<string, { schema: object }> }>;
+  security: object[];
+  requestBody?: { content: Record<string, { schema: object; example?: unknown }> };
+};
 type Doc = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown>; schemas: { Error: object } } };
 
 /** A request for each operation: path values and a body, in an order that leaves deletions last. */
@@ -83,7 +88,7 @@ describe('OpenAPI document', () => {
     sim = await startSimulator();
     svc = await injectApp(
       {
-        server: { inspect: true, auth: { apiKey: API, adminKey: ADMIN } },
+        server: { inspect: true, auth: { apiKey: API, adminKey: ADMIN }, limits: { rest: { points: 10_000 } } },
         mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] }, everything: { ...everythingStdio, timeout: 60_000, roots: ['file:///tmp/agentd-openapi'] } },
         toolPolicy: { rules: [{ server: 'echo', tool: 'big', action: 'ask' }] },
       },
@@ -118,6 +123,47 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/api/health']!.get!.responses['401']).toBeDefined();
     expect(doc.paths['/api/openapi.json']!.get!.security).toEqual([]);
     expect(doc.paths['/api/openapi.json']!.get!.responses['401']).toBeUndefined();
+  });
+
+  it("every operation's default Try-it body (its example) is valid: it validates and a real request with it answers no 400", async () => {
+    // Runs before the test below, which removes servers and sessions. Fresh pending answers for the example bodies of the approval and elicitation routes.
+    const values: Record<string, string> = {
+      ...PATH_VALUES,
+      callId: await pendingCall(svc.request, 'waiting-example'),
+      id: await pendingQuestion(svc.request, 'asking-example'),
+      serverId: 'everything',
+      toolName: 'get-tiny-image', // takes no arguments: the example is {}
+      promptName: 'simple-prompt',
+    };
+    const sessionOf = (path: string) => (path.includes('/approvals') ? 'waiting-example' : path.includes('/elicitations') ? 'asking-example' : 'default');
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    const answers: Record<string, number> = {};
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        if (!op.requestBody) continue;
+        const key = `${method.toUpperCase()} ${path}`;
+        const [type, media] = Object.entries(op.requestBody.content)[0]!;
+        expect(media.example, `${key} has no example body`).toBeDefined();
+        if (type === 'application/json') {
+          const validate = ajv.compile(media.schema);
+          expect(validate(media.example) ? [] : validate.errors, key).toEqual([]);
+        }
+        const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'sessionId' ? sessionOf(path) : values[name]!));
+        const res = await svc.request(`${url}`, {
+          method: method.toUpperCase(),
+          headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': type },
+          body: typeof media.example === 'string' ? media.example : JSON.stringify(media.example),
+        });
+        answers[key] = res.status;
+        expect(res.status, `${key}: ${await res.clone().text()}`).not.toBe(400);
+      }
+    }
+    // Nothing listens on the examples' 127.0.0.1:3002: both runtime connects fail there (500), after validation.
+    expect(answers).toEqual(
+      Object.fromEntries(Object.keys(answers).map((k) => [k, k === 'POST /api/connect-server' || k === 'POST /api/connect-a2a-agent' ? 500 : 200])),
+    );
+    await svc.request(`/api/mcp/servers/remote`, { method: 'DELETE', headers: { Authorization: `Bearer ${ADMIN}` } });
+    await svc.request(`/api/mcp/servers/peer`, { method: 'DELETE', headers: { Authorization: `Bearer ${ADMIN}` } });
   });
 
   it('every operation answers a real request with its documented shape', async () => {

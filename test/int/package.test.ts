@@ -86,7 +86,7 @@ afterAll(async () => {
 
 describe('the packed tarball', () => {
   it('holds the compiled service and its assets, and nothing of the tests, benchmarks or CI', () => {
-    expect(packed).toEqual(expect.arrayContaining(['bin/agentd.js', 'dist/src/cli.js', 'dist/tools/demo/main.js', 'web/console/index.html', 'agents/agent.schema.json', 'agents/demo.yml', 'machines/layouts.json', 'README.md']));
+    expect(packed).toEqual(expect.arrayContaining(['bin/agentd.js', 'dist/src/cli.js', 'dist/tools/demo/main.js', 'web/console/index.html', 'agents/agent.schema.json', 'agents/demo.yml', 'machines/layouts.json', 'README.md', 'docs/README.md', 'docs/configuration.md', 'docs/clients/chat.mjs']));
     expect(packed.filter((p) => /^(test|bench|tools|src|\.ci|docker)\/|\.ts$|^dist\/.*\.map$/.test(p))).toEqual([]);
   });
 

@@ -48,4 +48,9 @@ export function sectionTables(markdown: string, heading: string): { header: stri
   return tables;
 }
 
-export const README = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
+/** A Markdown file of the repository, by its path (`docs/api.md`). */
+export const readDoc = (path: string): string => readFileSync(join(import.meta.dirname, '..', '..', path), 'utf8');
+
+export const README = readDoc('README.md');
+/** The API reference: its tables of routes, client frames, events and errors are checked against the code. */
+export const API_DOC = readDoc('docs/api.md');

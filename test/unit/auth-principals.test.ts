@@ -8,7 +8,7 @@ import { createKeyTable, createPrincipals, scopesOf, type Principal } from '../.
 import { parseConfig } from '../../src/config/index.ts';
 import { AppError } from '../../src/errors/index.ts';
 import { parse } from 'yaml';
-import { README } from '../support/golden.ts';
+import { readDoc } from '../support/golden.ts';
 
 const CHAT = 'chat-key-0123456789abcdef';
 const INSPECT = 'inspect-key-0123456789abcdef';
@@ -204,13 +204,14 @@ describe('JWT', () => {
   });
 });
 
-describe('the README examples (Security → Principals and scopes)', () => {
-  const section = README.slice(README.indexOf('### Principals and scopes'), README.indexOf('\n## ', README.indexOf('### Principals and scopes')));
+describe('the examples of docs/auth.md (Principals and scopes)', () => {
+  const doc = readDoc('docs/auth.md');
+  const section = doc.slice(doc.indexOf('## Principals and scopes'), doc.indexOf('\n## ', doc.indexOf('## Principals and scopes')));
   const examples = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map(([, text]) => parse(text ?? '') as Record<string, unknown>);
 
   it('the keys example gives each key its scopes', async () => {
     const env = { ALICE_KEY: CHAT, GRAFANA_KEY: INSPECT, OPS_KEY: ADMIN };
-    const config = parseConfig({ llm: { model: 'm' }, ...examples[0] }, '(README)', env);
+    const config = parseConfig({ llm: { model: 'm' }, ...examples[0] }, '(docs/auth.md)', env);
     const principals = createPrincipals(config.server.auth);
     expect(await principals.resolve(CHAT)).toMatchObject({ name: 'alice' });
     expect(await refusal(() => principals.authorize(CHAT, 'inspect'))).toMatchObject({ code: 'FORBIDDEN' });

@@ -1,12 +1,12 @@
 /**
  * The frame table: every frame the agent sends, as `toFrame` and the transient frame builders make
- * it, pinned by test/golden/frames.json; the README's event and client-frame tables are checked
+ * it, pinned by test/golden/frames.json; the event and client-frame tables of docs/api.md are checked
  * against the code.
  */
 import { describe, expect, it } from 'vitest';
 import { chunkFrame, droppedFrame, thinkingFrame, toFrame } from '../../src/agent/frames.ts';
 import { CLIENT_FRAMES, EVENT_FRAMES } from '../../src/http/frames.ts';
-import { expectGolden, README, sectionTables } from '../support/golden.ts';
+import { API_DOC, expectGolden, sectionTables } from '../support/golden.ts';
 import { sampleEvents } from './store-contract.ts';
 
 const stored = sampleEvents.map((event, i) => ({ seq: i + 1, ts: '2026-01-01T00:00:00.000Z', sessionId: 's', event }));
@@ -25,18 +25,18 @@ describe('frame table', () => {
     expectGolden('frames', frames);
   });
 
-  it('the README lists exactly the frames the service sends, with their data fields', () => {
-    const rows = sectionTables(README, '## Events').flatMap((t) => t.rows);
+  it('docs/api.md lists exactly the frames the service sends, with their data fields', () => {
+    const rows = sectionTables(API_DOC, '## Events').flatMap((t) => t.rows);
     const documented = new Map(rows.map(([event = '', data = '']) => [event, fieldList(data)]));
     expect([...documented.keys()].sort()).toEqual([...Object.values(EVENT_FRAMES), 'pong'].sort());
     for (const { frame } of frames) {
       if (!frame) continue;
-      expect(documented.get(frame.event), `README fields of ${frame.event}`).toEqual(expect.arrayContaining(Object.keys(frame.data)));
+      expect(documented.get(frame.event), `docs/api.md fields of ${frame.event}`).toEqual(expect.arrayContaining(Object.keys(frame.data)));
     }
   });
 
-  it('the README lists exactly the client frames, with their fields', () => {
-    const rows = sectionTables(README, '## Messaging').find((t) => t.header[0] === 'type')?.rows ?? [];
+  it('docs/api.md lists exactly the client frames, with their fields', () => {
+    const rows = sectionTables(API_DOC, '## WebSocket').find((t) => t.header[0] === 'type')?.rows ?? [];
     const documented = Object.fromEntries(rows.map(([type = '', fields = '']) => [type, fieldList(fields).sort()]));
     const actual = Object.fromEntries(Object.entries(CLIENT_FRAMES).map(([type, schema]) => [type, Object.keys(schema.shape).filter((k) => k !== 'type').sort()]));
     expect(documented).toEqual(actual);

@@ -1,7 +1,7 @@
-/** The REST route table, pinned by test/golden/routes.json and listed in the README as it is. */
+/** The REST route table, pinned by test/golden/routes.json and listed in docs/api.md as it is. */
 import { describe, expect, it } from 'vitest';
 import { createRoutes, type RoutesDeps } from '../../src/http/routes/index.ts';
-import { expectGolden, README, sectionTables } from '../support/golden.ts';
+import { API_DOC, expectGolden, sectionTables } from '../support/golden.ts';
 
 /** Handlers are not called here: the deps only have to exist. */
 const routes = createRoutes({} as RoutesDeps);
@@ -12,8 +12,8 @@ describe('route table', () => {
     expectGolden('routes', table);
   });
 
-  it('is the README table of the REST API', () => {
-    const readme = sectionTables(README, '## REST API').find((t) => t.header[0] === 'Method');
+  it('is the table of the REST API in docs/api.md', () => {
+    const readme = sectionTables(API_DOC, '## REST API').find((t) => t.header[0] === 'Method');
     expect(readme?.rows.map(([method, path, summary]) => ({ method, path, summary: summary?.replaceAll('`', '') }))).toEqual(
       table.map((r) => ({ ...r, summary: r.summary.replaceAll('`', '') })),
     );

@@ -74,7 +74,12 @@ export function a2aEndpointDoc(config: CardConfig | undefined): Route[] {
       method: 'POST',
       path: A2A_PATH,
       summary: 'A2A JSON-RPC endpoint (v1.0 with header A2A-Version: 1.0, else v0.3); streaming methods answer text/event-stream',
-      doc: { body: rpcRequest, response: rpcResponse, errors: ['MISSING_FIELD'] },
+      doc: {
+        body: rpcRequest,
+        response: rpcResponse,
+        errors: ['MISSING_FIELD'],
+        example: { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: 'm1', parts: [{ kind: 'text', text: 'Hello' }] } } },
+      },
       handler: () => {
         throw new Error('served by the /a2a endpoint');
       },

@@ -20,6 +20,8 @@ const messageSchema = z.object({
   imageData: imageDataSchema.optional(),
   ...attachFields,
 });
+/** The message endpoints' default *Try it out* body. */
+const messageExample = { message: 'Hello', sessionId: 'default' };
 const approvalSchema = z.object({ decision: approvalDecision, reason: z.string().max(2000).optional() });
 const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
 /** `?owner=`: an admin names whose session it is (src/auth/ownership.ts). */
@@ -81,6 +83,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       summary: 'Send a message and wait for the reply',
       largeBody: true,
       body: messageSchema,
+      example: messageExample,
       response: RESPONSES.messageSync,
       errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'],
       async handler({ body, signal, sessions, bus }) {
@@ -94,6 +97,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       summary: 'Queue a message; the reply streams over WebSocket',
       largeBody: true,
       body: messageSchema,
+      example: messageExample,
       response: RESPONSES.messageQueued,
       errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'],
       async handler({ body, bus, sessions }) {
@@ -107,6 +111,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       path: '/api/reset',
       summary: 'Reset the conversation of a session',
       body: resetSchema,
+      example: { sessionId: 'default' },
       response: RESPONSES.reset,
       errors: ['AGENT_ERROR'],
       async handler({ body, bus, sessions }) {
@@ -203,6 +208,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       params: sessionParams,
       query: ownerQuery,
       body: approvalSchema,
+      example: { decision: 'approve' },
       response: RESPONSES.approvalAnswered,
       errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'APPROVAL_NOT_FOUND', 'APPROVAL_ALREADY_RESOLVED', 'FORBIDDEN'],
       async handler({ params: { sessionId, callId = '' }, query, body: { decision, reason }, bus, sessions }) {

@@ -1,4 +1,4 @@
-/** `POST /api/sessions/{sessionId}/compact`: compacts a session's history on demand (README: Conversations that never break). */
+/** `POST /api/sessions/{sessionId}/compact`: compacts a session's history on demand (docs/sessions.md, "Compaction"). */
 import type { Clock } from '../../clock.ts';
 import { defineRoute, type Route } from '../route.ts';
 import { asNamed } from '../../session-id.ts';

@@ -53,6 +53,7 @@ export function elicitationRoutes(deps: { clock: Clock }): Route[] {
       params: sessionParams,
       query: ownerQuery,
       body: answerSchema,
+      example: { action: 'decline' },
       response: RESPONSES.elicitationAnswered,
       errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'ELICITATION_NOT_FOUND', 'ELICITATION_ALREADY_RESOLVED', 'FORBIDDEN'],
       async handler({ params: { sessionId, id = '' }, query, body: { action, content }, bus, sessions }) {

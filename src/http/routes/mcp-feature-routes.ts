@@ -43,6 +43,7 @@ export function mcpFeatureRoutes(options: McpFeatureRoutesOptions): Route[] {
       path: `/api/mcp/servers/:serverId/resources/${subscribe ? 'subscribe' : 'unsubscribe'}`,
       summary: subscribe ? 'Subscribe to updates of a resource (resourceUpdated frames)' : 'Unsubscribe from updates of a resource',
       body: uriBody,
+      example: { uri: 'demo://resource/dynamic/text/1' },
       response: RESPONSES.subscription,
       errors: ['MISSING_FIELD', 'SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED'],
       async handler({ bus, params, body, principal }) {
@@ -91,6 +92,7 @@ export function mcpFeatureRoutes(options: McpFeatureRoutesOptions): Route[] {
       path: '/api/mcp/servers/:serverId/prompts/:promptName/get',
       summary: "Get a prompt's messages (body = its arguments)",
       body: promptArgs,
+      example: {},
       response: RESPONSES.prompt,
       errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED'],
       async handler({ bus, params, body }) {
@@ -103,6 +105,7 @@ export function mcpFeatureRoutes(options: McpFeatureRoutesOptions): Route[] {
       summary: 'Replace the roots offered to a server (it is told they changed)',
       scope: 'admin',
       body: rootsBody,
+      example: { roots: ['file:///srv/project'] },
       response: RESPONSES.roots,
       errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SERVER_NOT_FOUND'],
       async handler({ bus, params, body }) {

@@ -78,6 +78,8 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       path: '/api/connect-server',
       summary: 'Connect a tool server at runtime',
       body: connectSchema,
+      // An http server: a stdio one's command would be refused on a shared service, whose allowlist is the agent file's own.
+      example: { name: 'remote', config: { type: 'http', baseUrl: 'http://127.0.0.1:3002/mcp' } },
       handler: async ({ bus, body }) => connected(await bus.execute('mcp.connectServer', body)),
     }),
     defineRoute({
@@ -85,6 +87,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       path: '/api/connect-a2a-agent',
       summary: 'Add a remote A2A agent as a tool server at runtime',
       body: connectA2aSchema,
+      example: { name: 'peer', config: { url: 'http://127.0.0.1:3002' } },
       handler: async ({ bus, body }) => connected(await bus.execute('mcp.connectA2aAgent', body)),
     }),
     defineRoute({
@@ -104,6 +107,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       summary: 'Execute a tool directly',
       scope: 'admin',
       body: toolArgs,
+      example: {},
       query: executeQuery,
       response: RESPONSES.toolExecuted,
       errors: ['SERVER_NOT_FOUND', 'TOOL_NOT_FOUND', 'TOOL_EXECUTION_FAILED'],

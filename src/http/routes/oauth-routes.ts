@@ -1,5 +1,5 @@
 /**
- * `GET /api/oauth/callback`: where the browser returns from an OAuth sign-in of a tool server (README
+ * `GET /api/oauth/callback`: where the browser returns from an OAuth sign-in of a tool server (docs/tool-servers.md,
  * "OAuth-protected tool servers"). Public: the browser arrives without agentd's key. What protects it is the
  * `state` parameter, which names a pending authorization only an admin was shown, and the PKCE verifier, which
  * never left agentd; a request with any other state changes nothing. It answers a small HTML page (no script)

@@ -1,5 +1,5 @@
 /**
- * Export, import and fork of sessions (README, "Export, import, fork"; the format is
+ * Export, import and fork of sessions (docs/sessions.md, "Export, import, fork"; the format is
  * src/conversation/session-transfer.ts, the work src/agent/session-transfer.ts).
  *
  * Contracts:
@@ -32,7 +32,7 @@ export interface SessionTransferRoutesDeps {
   sessionIds?: IdSource;
 }
 
-const FORMAT = 'NDJSON: one stored event per line, {"seq":N,"ts":"<ISO time>","event":{"v":2,"type":...}} (README: Export, import, fork)';
+const FORMAT = 'NDJSON: one stored event per line, {"seq":N,"ts":"<ISO time>","event":{"v":2,"type":...}} (docs/sessions.md: Export, import, fork)';
 
 const forkSchema = z.object({
   seq: z.number().int().min(1).describe('The last event of the source the new session keeps (1 to its lastSeq)'),
@@ -72,7 +72,11 @@ export function sessionTransferRoutes(deps: SessionTransferRoutesDeps): Route[] 
       method: 'POST',
       path: '/api/sessions/import',
       summary: 'Create a session from an exported log (NDJSON body)',
-      rawBody: { mediaType: TRANSFER_MEDIA_TYPE, description: `An export: ${FORMAT}` },
+      rawBody: {
+        mediaType: TRANSFER_MEDIA_TYPE,
+        description: `An export: ${FORMAT}`,
+        example: '{"seq":1,"ts":"2026-01-01T00:00:00.000Z","event":{"v":3,"type":"userMessage","turnId":"t1","content":"Hello"}}\n',
+      },
       response: RESPONSES.sessionCreated,
       errors: ['INVALID_REQUEST', 'RATE_LIMIT_EXCEEDED'],
       async handler({ raw, bus, sessions }) {
@@ -90,6 +94,7 @@ export function sessionTransferRoutes(deps: SessionTransferRoutesDeps): Route[] 
       params: sessionParams,
       query: ownerQuery,
       body: forkSchema,
+      example: { seq: 1 },
       response: RESPONSES.sessionCreated,
       errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SESSION_NOT_FOUND', 'FORBIDDEN', 'RATE_LIMIT_EXCEEDED'],
       async handler({ params: { sessionId }, query, body: { seq }, bus, sessions }) {
