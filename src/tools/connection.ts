@@ -25,23 +25,8 @@
  * - `protocolVersion` is set for a connection in the 2026-07-28 era only.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  Client,
-  LOG_LEVEL_META_KEY,
-  ProtocolError,
-  SdkError,
-  SdkErrorCode,
-  SdkHttpError,
-  SSEClientTransport,
-  StreamableHTTPClientTransport,
-  type CallToolResult,
-  type ClientCapabilities,
-  type OAuthClientProvider,
-  type ProgressCallback,
-  type ServerCapabilities,
-  type Tool,
-  type Transport,
-} from '@modelcontextprotocol/client';
+import { Client, LOG_LEVEL_META_KEY, ProtocolError, SdkError, SdkErrorCode, SdkHttpError, SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { CallToolResult, ClientCapabilities, OAuthClientProvider, ProgressCallback, ServerCapabilities, Tool, Transport } from '@modelcontextprotocol/client';
 import type { HttpServerConfig, McpServerConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
 import { CallError } from './call-error.ts';
@@ -101,7 +86,7 @@ export interface McpConnection {
   close(): Promise<void>;
 }
 
-/** Longest `server/discover` probe on stdio (a 2025-era server may never answer it). */
+/** Longest `server/discover` probe on stdio (a 2025-era server may never answer it); most tool list pages read. */
 const STDIO_PROBE_MS = 10_000;
 const MAX_TOOL_PAGES = 100;
 
@@ -234,10 +219,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
  * Connects a client in the era the server speaks: the first attempt in the configured mode, then the one
  * the failure points to (eras.ts), each on a fresh transport. Rejects with the last attempt's reason.
  */
-async function connect(
-  options: ConnectionOptions,
-  newClient: (mode: Attempt['mode']) => Client,
-): Promise<{ client: Client; transport: Transport; kind: TransportKind }> {
+async function connect(options: ConnectionOptions, newClient: (mode: Attempt['mode']) => Client): Promise<{ client: Client; transport: Transport; kind: TransportKind }> {
   const { config, log } = options;
   const tried: Attempt[] = [];
   let attempt: Attempt | undefined = { mode: negotiationMode(config.protocolVersion), transport: 'main' };

@@ -94,10 +94,7 @@ export interface ServerOAuth {
   signInRequired(): boolean;
   /** The URL an admin signs in at, while an authorization is pending. */
   authorizationUrl(): string | undefined;
-  /**
-   * Exchanges the code of the sign-in `state` names (its prefix names the server; the value itself is checked
-   * here); `iss` is the authorization response's issuer (RFC 9207), checked by the SDK's `auth()`.
-   */
+  /** Exchanges the code of the sign-in `state` names (checked here); `iss` (RFC 9207) is checked by the SDK's `auth()`. */
   complete(state: string, code: string, iss?: string): Promise<void>;
 }
 
@@ -260,6 +257,7 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       if (scope === 'all' || scope === 'tokens') delete record.tokens;
       if (scope === 'all' || scope === 'verifier') delete record.pending;
       if (scope === 'all' || scope === 'discovery') discovery = undefined;
+      if ((scope === 'all' || scope === 'discovery') && record.pending) delete record.pending.discovery;
       await save();
     },
     saveDiscoveryState(state) {

@@ -23,15 +23,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { once } from 'node:events';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { deserializeMessage, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 import { RESULT_TOO_LARGE, tooLargeMessage } from './limited-fetch.ts';
 import type { ChildRegistry } from './child-registry.ts';
 import { LineReader } from './line-reader.ts';
 import { groupReaper } from './group-reaper.ts';
 import { findSetpriv, withParentDeathSignal } from './parent-death.ts';
 import { stderrCause, StderrLines } from './stderr-cause.ts';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../log/index.ts';
 
 export interface ChildTransportOptions {

@@ -6,6 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { fixturePath } from '../support/paths.ts';
 import { appPool } from '../support/start-app.ts';
+import { until } from '../support/wait.ts';
 
 const pool = appPool();
 const KEY = 'probe-test-api-key-0123456789';
@@ -30,7 +31,10 @@ describe('health probes', () => {
 
   it('ready is 503 while a required tool server is down, naming it; servers not required do not count', async () => {
     const svc = await pool.start({ mcpServers: { needed: server('exit-server', { required: true }), optional: server('exit-server'), fine: server('echo-server', { required: true }) } });
-    const { status, body } = await probe(`${svc.url}/api/health/ready`);
+    // Between its attempts (retried with backoff) the failing server is `error`; during one, `connecting`.
+    let ready = await probe(`${svc.url}/api/health/ready`);
+    await until(async () => JSON.stringify((ready = await probe(`${svc.url}/api/health/ready`)).body).includes('"status":"error"'), 'the required server listed as error');
+    const { status, body } = ready;
     expect(status).toBe(503);
     expect(body).toMatchObject({
       success: false,
