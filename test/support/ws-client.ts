@@ -55,7 +55,8 @@ export async function connectWs(url: string, options: WebSocket.ClientOptions = 
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`no matching frame within ${timeoutMs} ms; got ${JSON.stringify(frames.slice(from).map((f) => f.event))}`));
+          const errors = frames.slice(from).filter((f) => f.event === 'error').map((f) => f.data);
+          reject(new Error(`no matching frame within ${timeoutMs} ms; got ${JSON.stringify(frames.slice(from).map((f) => f.event))}${errors.length ? `; errors: ${JSON.stringify(errors)}` : ''}`));
         }, timeoutMs);
         waiters.add(check);
         check();
