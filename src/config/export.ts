@@ -8,8 +8,8 @@ export { REDACTED };
 const SECRET_KEY = /(api[-_]?key|admin[-_]?key|secret|token|password|passwd|credential|authorization|private[-_]?key|^key$)/i;
 /** Keys whose every child value is a secret (process env, HTTP headers). */
 const SECRET_MAPS = new Set(['env', 'headers']);
-/** Values that look like credentials even under an innocent key. */
-const SECRET_VALUE = /^(sk-|sk_|pk_|ghp_|gho_|xox[abp]-|AKIA|Bearer\s)|^[A-Za-z0-9_-]{32,}$/;
+/** Values that look like credentials even under an innocent key (an auth scheme is case-insensitive: RFC 9110). */
+const SECRET_VALUE = /^(sk-|sk_|pk_|ghp_|gho_|xox[abp]-|AKIA|[Bb][Ee][Aa][Rr][Ee][Rr]\s)|^[A-Za-z0-9_-]{32,}$/;
 /** Credentials inside URLs: `scheme://user:pass@host` and `?key=value` style query secrets. */
 const URL_USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/i;
 

@@ -122,6 +122,12 @@ describe('config export', () => {
     expect(doc.llm.model).toBe('m');
     expect(doc.server.auth.keys).toEqual([{ name: 'ci', key: REDACTED, scopes: ['chat', 'inspect'] }]);
   });
+
+  it('hides a bearer credential under an innocent key, whatever the case of its scheme', () => {
+    const config = parseConfig({ llm: { model: 'm' }, mcpServers: { fs: { type: 'stdio', command: 'node', args: ['srv.js', 'bearer lower-secret', 'BEARER upper-secret', 'Bearer mixed-secret'] } } });
+    const doc = parse(exportConfigYaml(config)) as Record<string, any>;
+    expect(doc.mcpServers.fs.args).toEqual(['srv.js', REDACTED, REDACTED, REDACTED]);
+  });
 });
 
 describe('relative paths in an agent file', () => {
