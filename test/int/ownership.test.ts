@@ -13,15 +13,9 @@ import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.t
 import type { RunningApp } from '../support/start-app.ts';
 import { until } from '../support/wait.ts';
 import { connectWs, type WsClient } from '../support/ws-client.ts';
+import { ALICE, BOB, ROOT, namedKeys } from '../support/keyed-app.ts';
 
-const ALICE = 'alice-key-0123456789abcdef';
-const BOB = 'bob-key-0123456789abcdefgh';
-const ROOT = 'root-key-0123456789abcdefg';
-const keys = [
-  { name: 'alice', key: ALICE, scopes: ['chat'] },
-  { name: 'bob', key: BOB, scopes: ['chat'] },
-  { name: 'root', key: ROOT, scopes: ['admin'] },
-];
+const keys = namedKeys;
 
 interface Reply {
   status: number;

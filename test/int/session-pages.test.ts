@@ -11,15 +11,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
+import { ALICE, BOB, ROOT, namedKeys } from '../support/keyed-app.ts';
 
-const ALICE = 'alice-key-0123456789abcdef';
-const BOB = 'bob-key-0123456789abcdefgh';
-const ROOT = 'root-key-0123456789abcdefg';
-const keys = [
-  { name: 'alice', key: ALICE, scopes: ['chat'] },
-  { name: 'bob', key: BOB, scopes: ['chat'] },
-  { name: 'root', key: ROOT, scopes: ['admin'] },
-];
+const keys = namedKeys;
 const roomy = { limits: { rest: { points: 100_000 }, connectionsPerIp: 100 } };
 
 interface Listed {

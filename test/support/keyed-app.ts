@@ -11,6 +11,15 @@ import { until } from './wait.ts';
 import { connectWs, type WsClient } from './ws-client.ts';
 
 const CHAT_KEY = 'chat-key-0123456789abcdef';
+/** Named keys of two chat principals and an admin (`server.auth.keys`). */
+export const ALICE = 'alice-key-0123456789abcdef';
+export const BOB = 'bob-key-0123456789abcdefgh';
+export const ROOT = 'root-key-0123456789abcdefg';
+export const namedKeys = [
+  { name: 'alice', key: ALICE, scopes: ['chat'] },
+  { name: 'bob', key: BOB, scopes: ['chat'] },
+  { name: 'root', key: ROOT, scopes: ['admin'] },
+];
 export const ADMIN_KEY = 'admin-key-0123456789abcdef';
 /** `server.auth` with the shorthand keys. */
 export const shorthandKeys = { apiKey: CHAT_KEY, adminKey: ADMIN_KEY };
