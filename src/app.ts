@@ -79,6 +79,10 @@ export interface App {
   stop(): Promise<void>;
 }
 
+const unknownStoreId = (): never => {
+  throw new Error('unreachable: the store id is read before the front end listens');
+};
+
 /** Builds every component and wires them through one bus. Never listens: the caller does. */
 export function createApp(config: AgentConfig, deps: AppDeps): App {
   const { log } = deps;
@@ -170,6 +174,9 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const sharedLimits = cluster && config.storage.type === 'redis' && limitsStoreOf(config) === 'redis' ? { client: cluster.redis, keyPrefix: config.storage.keyPrefix } : undefined;
   const limits = deps.limits ?? (sharedLimits && createLimits(config.server.limits, clock, sharedLimits));
   let ready = false;
+  // The store's identity, read before the service opens or listens: every WebSocket's first frame carries it.
+  let storeId: string | undefined;
+  const identify = async () => void (storeId ??= await store.storeId());
   let relay: { close(): void } | undefined;
   const startedAt = clock.now();
 
@@ -187,6 +194,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     metrics,
     inspect,
     interest: cluster?.interest,
+    storeId: () => storeId ?? unknownStoreId(),
     routes: createRoutes({ version: VERSION, engine, startedAt, clock, isReady: () => ready, config, waiter, ids, metrics, mode: deps.mode ?? 'web' }),
   });
   // The OAuth callback URL is known once the front end listens (port 0 picks one).
@@ -194,6 +202,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...served,
     engine: served.engine,
     async listen(host, port, options) {
+      await identify();
       const bound = await served.listen(host, port, options);
       listening = { host, port: bound };
       return bound;
@@ -209,6 +218,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     inspect,
     async open() {
       await store.open();
+      await identify();
       await secrets.open();
       await cluster?.open();
       if (childrenFile) reapLeftovers(childrenFile, log.child({ component: 'mcp' }));

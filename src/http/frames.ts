@@ -95,5 +95,15 @@ export type ClientFrameHandlers<C> = { [T in ClientFrameType]: (context: C, fram
 export const isClientFrameType = (t: unknown): t is ClientFrameType =>
   typeof t === 'string' && Object.hasOwn(CLIENT_FRAMES, t);
 
+/**
+ * The first frame of every connection at `/`: the identity of the store whose logs the frames' `seq`s
+ * number (EventStore.storeId). Under another identity than the one a client last saw, the seqs it
+ * holds name events that are gone: it drops what it holds and replays from `since: 0`.
+ */
+export interface HelloData {
+  storeId: string;
+}
+export const helloFrame = (data: HelloData) => ({ event: 'hello', data }) as const;
+
 /** Serializes a frame once; the same string is published to every subscriber. */
 export const frame = (event: string, data: unknown): string => JSON.stringify({ event, data });

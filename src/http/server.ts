@@ -43,6 +43,8 @@ export interface FrontEndDeps {
   inspect?: InspectHub | undefined;
   /** Which sessions this instance's WebSocket clients watch (instances sharing one Redis). */
   interest?: SessionInterest | undefined;
+  /** The store's identity, the first frame (`hello`) of every WebSocket connection at `/`; read once a socket opens. */
+  storeId: () => string;
 }
 
 export interface FrontEnd {
@@ -112,6 +114,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     maxPayloadBytes: limitsConfig.maxBodyBytes,
     ids: deps.ids,
     ...(deps.interest && { interest: deps.interest }),
+    storeId: deps.storeId,
   }) : undefined;
   const mcp = createMcpEndpoint({
     ...(deps.metrics && { metrics: deps.metrics }),

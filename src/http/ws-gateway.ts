@@ -5,7 +5,7 @@ import type { Clock } from '../clock.ts';
 import { AppError, toWsFrame } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Admission } from './admission.ts';
-import { CLIENT_FRAMES, EVENT_FRAMES, frame, isClientFrameType, type ClientFrame, type ClientFrameHandlers, type ClientFrameType } from './frames.ts';
+import { CLIENT_FRAMES, EVENT_FRAMES, frame, helloFrame, isClientFrameType, type ClientFrame, type ClientFrameHandlers, type ClientFrameType } from './frames.ts';
 import type { ClientIp } from './ip.ts';
 import { rateLimitError, type LimitState, type Limits } from './limits.ts';
 import { parseInput, validateImage } from './validate.ts';
@@ -54,6 +54,8 @@ export interface GatewayDeps {
   maxPayloadBytes: number;
   ids: () => string;
   interest?: SessionInterest;
+  /** The store's identity, sent first on every connection (`hello`); known before the service listens. */
+  storeId: () => string;
 }
 
 /** How often connections are checked for readers that fell too far behind. */
@@ -271,6 +273,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     closeOnBackpressureLimit: 0,
     upgrade,
     open: (ws) => {
+      ws.send(JSON.stringify(helloFrame({ storeId: deps.storeId() }))); // before any other frame
       open.add(ws);
       deps.metrics?.connections(1);
       ws.subscribe(hasScope(ws.getUserData().principal, 'admin') ? ALL_ADMIN : ALL);

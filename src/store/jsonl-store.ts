@@ -5,6 +5,8 @@ import { AppError, isAppError } from '../errors/index.ts';
 import { createHandlePool } from './handle-pool.ts';
 import { checkWritable, dirMaker, listDir, loadLog, readLastEvent, removeStaleNewFiles, scanBackward, seqOfLine, writeAll, writeNewFile } from './jsonl-file.ts';
 import { createLimiter } from './limiter.ts';
+import { madeOnce } from '../made-once.ts';
+import { fileStoreId } from './store-id.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { assertSessionId } from './session-id.ts';
 import { eventJson, firstAfter, logJsons, parseStoredLine, sessionExists, storedEvent, storedLine } from './stored-event.ts';
@@ -73,6 +75,10 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
   let loadedCount = 0;
   let newFiles = 0;
   const ensureDir = dirMaker(dir);
+  const identity = madeOnce(async () => {
+    await ensureDir();
+    return fileStoreId(dir, NEW_FILE_PREFIX, fsync, log);
+  });
   let closing: Promise<void> | undefined;
 
   const guard = (sessionId?: string) => {
@@ -355,6 +361,15 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       } catch (e) {
         const cause = (e as NodeJS.ErrnoException | null)?.code ?? String(e);
         throw new AppError('SERVICE_UNAVAILABLE', `storage directory ${dir} cannot be written (${cause})`, { dir, cause, reason: 'storage' });
+      }
+    },
+
+    async storeId(): Promise<string> {
+      guard();
+      try {
+        return await identity();
+      } catch (e) {
+        throw storeError(e, 'storeId');
       }
     },
 

@@ -3,6 +3,7 @@ import { isoNow, systemClock, type Clock } from '../clock.ts';
 import { assertSessionId } from './session-id.ts';
 import { eventJson, firstAfter, logJsons, sessionExists, storedEvent } from './stored-event.ts';
 import { byKey, inRange } from './session-range.ts';
+import { newStoreId } from './store-id.ts';
 import type { EventStore, LogEntry, SessionInfo, SessionRange, StoreEvent, StoredEvent } from './types.ts';
 
 export interface MemoryStoreDeps {
@@ -18,6 +19,7 @@ export interface MemoryStoreDeps {
 export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = {}): EventStore<E> {
   const clock = deps.clock ?? systemClock;
   const sessions = new Map<string, StoredEvent<E>[]>();
+  const id = newStoreId(); // nothing outlives this store, so neither does its identity
   let closed = false;
 
   const guard = (sessionId?: string) => {
@@ -94,6 +96,12 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
     },
 
     open: () => Promise.resolve(),
+
+    // eslint-disable-next-line @typescript-eslint/require-await
+    async storeId(): Promise<string> {
+      guard();
+      return id;
+    },
 
     // eslint-disable-next-line @typescript-eslint/require-await
     async close(): Promise<void> {

@@ -5,6 +5,8 @@ import { createRedisConnection, safeRedisUrl } from '../redis/index.ts';
 import { assertSessionId } from './session-id.ts';
 import { deepFreeze, eventJson, logJsons, sessionExists, storedEvent } from './stored-event.ts';
 import { byKey, compareKeys } from './session-range.ts';
+import { newStoreId, REDIS_STORE_ID } from './store-id.ts';
+import { madeOnce } from '../made-once.ts';
 import type { EventParser, EventStore, SessionInfo, SessionRange, StoreEvent, StoredEvent } from './types.ts';
 
 export interface RedisStoreOptions<E extends StoreEvent> {
@@ -140,7 +142,8 @@ function lexBounds(range: SessionRange): [string, string] {
  *   `<prefix>{s:<sessionId>}:last` (type → seq of the session's latest event of that type),
  *   `<prefix>sessions` (key → `<lastSeq> <ts>`) and `<prefix>session-keys` (a sorted set of the same
  *   keys, all of score 0, so ZRANGEBYLEX pages them in byte order: code point order, like the other
- *   engines). A listing without a range reads the hash alone.
+ *   engines). A listing without a range reads the hash alone. `<prefix>store-id` holds the store's
+ *   identity (set once, NX).
  * - Redis unreachable at `open()` rejects naming the URL (without credentials); lost later, calls
  *   fail at once with SERVICE_UNAVAILABLE (no offline queue) and succeed again once it is back,
  *   which `onRecovered` listeners hear of.
@@ -180,6 +183,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     log.error({ err: cause, redis: where }, `redis store: ${op} failed`);
     throw new AppError('SERVICE_UNAVAILABLE', `The event store (Redis) is unavailable: ${cause}`, { reason: 'storage', cause });
   };
+  const identity = madeOnce(async () => (await client.eval(REDIS_STORE_ID, { keys: [`${keyPrefix}store-id`], arguments: [newStoreId()] }).catch(failure('storeId'))) as string);
 
   return {
     async open() {
@@ -258,6 +262,11 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     async delete(sessionId) {
       guard(sessionId);
       return Number(await client.eval(DELETE, { keys: [streamKey(sessionId), index, lastKey(sessionId), ordered], arguments: [sessionId] }).catch(failure('delete'))) > 0;
+    },
+
+    async storeId() {
+      guard();
+      return identity();
     },
 
     onRecovered(listener) {

@@ -94,6 +94,13 @@ export interface EventStore<E extends StoreEvent> {
   /** Removes a session's stream; false when there was none. */
   delete(sessionId: string): Promise<boolean>;
   close(): Promise<void>;
+  /**
+   * The store's identity: the same for every store over the same medium (a JSONL directory's
+   * `.agentd-store-id`, Redis's `<keyPrefix>store-id`, made by the first to need it), another for a
+   * new medium; a memory store has its own. Seqs are comparable only under one identity: a client
+   * that sees another one holds seqs of logs that are gone (src/store/store-id.ts).
+   */
+  storeId(): Promise<string>;
   /** Calls `listener` each time the medium is reachable again after it was lost (engines that can tell: Redis). */
   onRecovered?(listener: () => void): void;
 }

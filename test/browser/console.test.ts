@@ -4,17 +4,12 @@
  * session switch that replays history, the layout (fixed header and composer, the transcript
  * scrolling in its pane, opened at its newest message), the phone-width layout, a load without
  * any failed request, each session's token usage, a compaction asked for from the console (a
- * collapsible entry with its figures and summary), and agentd restarted mid-conversation (the
- * console reconnects by itself and the transcript goes on, each message once).
+ * collapsible entry with its figures and summary). agentd restarted under the page:
+ * console-restart.test.ts.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { listeningPort, runAgentd, writeAgentFile, type AgentdProcess } from '../support/agentd-process.ts';
-import { openBrowser, findChromium, watchFailures, type Browser } from '../support/browser.ts';
+import { converse, openBrowser, findChromium, watchFailures, type Browser } from '../support/browser.ts';
 import { fixturePath } from '../support/paths.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
@@ -266,87 +261,5 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
     await browser.screenshot('console-phone');
-  });
-});
-
-/** A message typed into the console and its reply, waited for. */
-async function converse(page: Page, message: string, reply: string): Promise<void> {
-  await page.getByLabel('Message').fill(`${message} [[reply:${reply}]]`);
-  await page.getByLabel('Message').press('Enter');
-  await page.locator('.assistant[data-done="true"]', { hasText: reply }).waitFor({ timeout: PATIENT.timeout });
-}
-
-describe.skipIf(!chromiumPath)('web console across an agentd restart', () => {
-  let sim: Simulator;
-  let browser: Browser;
-  let dir: string;
-  let agent: string;
-  const running: AgentdProcess[] = [];
-  const start = async (port: number) => {
-    const p = runAgentd(['--agent', agent, '--web-port', String(port), '--host', '127.0.0.1']);
-    running.push(p);
-    return { p, port: await listeningPort(p) };
-  };
-  const stop = async (p: AgentdProcess) => {
-    p.child.kill('SIGTERM');
-    expect(await p.exited).toBe(0);
-  };
-
-  beforeAll(async () => {
-    sim = await startSimulator();
-    dir = await mkdtemp(join(tmpdir(), 'agentd-console-restart-'));
-    agent = await writeAgentFile({
-      llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'sim-model', apiKey: 'test-key', maxRetries: 0 },
-      storage: { type: 'jsonl', dir: join(dir, 'sessions') },
-    });
-    browser = await openBrowser(chromiumPath!);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    for (const p of running) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-    await Promise.all(running.map((p) => p.exited));
-    await sim?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
-
-  it('reconnects by itself and continues the transcript, each message once', async () => {
-    const { page } = browser;
-    const first = await start(0);
-    const url = `http://127.0.0.1:${first.port}/`;
-    const failures = watchFailures(page);
-    await page.goto(url);
-    await expect.poll(() => page.locator('#status').textContent(), PATIENT).toMatch(/^ready/);
-    await converse(page, 'Before the restart', 'First answer');
-    await converse(page, 'Still before', 'Second answer');
-    expect(failures.list()).toEqual([]); // the load and a conversation: no failed request, no console error
-    failures.stop();
-    const transcript = () => page.locator('#transcript li').allTextContents();
-    const before = await transcript();
-    expect(before).toHaveLength(4);
-
-    await stop(first.p);
-    await expect.poll(() => page.locator('#status').textContent(), PATIENT).toMatch(/disconnected/);
-    expect(await page.getByRole('button', { name: 'Compact history' }).isDisabled()).toBe(true);
-    const second = await start(first.port); // the same port, the same session logs
-    await expect.poll(() => page.locator('#status').textContent(), { ...PATIENT, timeout: 40_000 }).toMatch(/^ready/);
-    expect(await transcript()).toEqual(before);
-    expect(await page.getByRole('button', { name: 'Compact history' }).isEnabled()).toBe(true);
-
-    await converse(page, 'After the restart', 'Third answer');
-    const after = await transcript();
-    expect(after.slice(0, 4)).toEqual(before);
-    expect(after).toHaveLength(6);
-    expect(await page.locator('#transcript li.user').allTextContents()).toEqual([
-      'Before the restart [[reply:First answer]]',
-      'Still before [[reply:Second answer]]',
-      'After the restart [[reply:Third answer]]',
-    ]);
-    expect(await page.locator('#transcript li.assistant').allTextContents()).toEqual(['First answer', 'Second answer', 'Third answer']);
-    // A fresh load replays the same transcript from the log.
-    await page.reload();
-    await page.locator('.assistant', { hasText: 'Third answer' }).waitFor();
-    expect(await transcript()).toEqual(after);
-    await browser.screenshot('console-after-restart');
-    await stop(second.p);
   });
 });

@@ -18,7 +18,7 @@ describe('console pages', () => {
     expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'self'/);
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
     expect(await page.text()).toContain('<script type="module" src="/console/main.js">');
-    for (const file of ['main.js', 'api.js', 'chat.js', 'servers.js', 'transcript.js', 'results.js', 'live.js', 'dom.js', 'backoff.js']) {
+    for (const file of ['main.js', 'api.js', 'chat.js', 'servers.js', 'transcript.js', 'session-fold.js', 'results.js', 'live.js', 'dom.js', 'backoff.js']) {
       const res = await fetch(`${svc.url}/console/${file}`);
       expect(res.status, file).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');

@@ -1,8 +1,9 @@
 /**
  * History survives a restart: the real service with the JSONL store in a temp dir is stopped and a
- * new one is started over the same directory; the conversation continues where it was.
+ * new one is started over the same directory; the conversation continues where it was, and every
+ * connection's first frame (`hello`) names the same store. A memory store is a new one at each start.
  */
-import { appendFile, readdir } from 'node:fs/promises';
+import { appendFile, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { api, everythingStdio, lastMessagesWith, roomyLimits, textOf, turnFrames, useSimulatorAndFolder } from '../support/messaging.ts';
@@ -91,19 +92,43 @@ describe('history across a restart (JSONL store)', () => {
     expect(seenLive[2]!.data.result).toMatchObject({ content: [{ type: 'text', text: 'Echo: twice' }] });
     live.close();
 
-    const replayAndCompare = async (app: RunningApp) => {
+    /** Replays, compares, and answers the store the connection's first frame names. */
+    const replayAndCompare = async (app: RunningApp): Promise<unknown> => {
       const ws = await connectWs(app.wsUrl);
       ws.send({ type: 'subscribe', sessionId: 'same', since: 0 });
       await ws.next((f) => f.event === 'response' && f.data.content === 'You said: same-two');
       ws.close();
       expect(durable(ws.frames)).toEqual(seenLive);
       expect((await api(app.url, 'GET', '/api/sessions/same/history')).body.events).toEqual(seenLive);
+      expect(ws.frames[0]).toEqual({ event: 'hello', data: { storeId: expect.any(String) } });
+      return ws.frames[0]?.data.storeId;
     };
-    await replayAndCompare(first);
+    const storeId = await replayAndCompare(first);
+    expect(storeId).toBe(live.frames[0]?.data.storeId);
     await shutdown(first);
     const second = await boot();
-    await replayAndCompare(second);
+    // The same directory, so the same store: the seqs a client holds still mean the same events.
+    expect(await replayAndCompare(second)).toBe(storeId);
+    expect((await readFile(join(env.dir, '.agentd-store-id'), 'utf8')).trim()).toBe(storeId);
     await shutdown(second);
+  });
+
+  it('a memory store is another store at each start: the first frame names another id and seq starts at 1 again', async () => {
+    const started = async () => {
+      const app = await env.apps.start({ server: roomyLimits }, { modelUrl: env.sim.url });
+      const ws = await connectWs(app.wsUrl);
+      ws.send({ type: 'message', content: 'memory-start' });
+      const turn = await turnFrames(ws, 'default');
+      ws.close();
+      await shutdown(app);
+      expect(ws.frames[0]?.event).toBe('hello');
+      return { storeId: ws.frames[0]?.data.storeId as unknown, seq: turn[0]?.data.seq as unknown };
+    };
+    const before = await started();
+    const after = await started();
+    expect([before.seq, after.seq]).toEqual([1, 1]);
+    expect(after.storeId).toEqual(expect.any(String));
+    expect(after.storeId).not.toBe(before.storeId);
   });
 });
 

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { ROOT } from './paths.ts';
 import { startApp, type RunningApp } from './start-app.ts';
+import { PATIENT } from './wait.ts';
 
 const CANDIDATES = [process.env.AGENTD_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
 
@@ -80,6 +81,13 @@ export function watchFailures(page: Page): { list(): string[]; stop(): void } {
       page.off('console', logged);
     },
   };
+}
+
+/** A message typed into the console and its reply (the simulator's `[[reply:…]]`), waited for. */
+export async function converse(page: Page, message: string, reply: string): Promise<void> {
+  await page.getByLabel('Message').fill(`${message} [[reply:${reply}]]`);
+  await page.getByLabel('Message').press('Enter');
+  await page.locator('.assistant[data-done="true"]', { hasText: reply }).waitFor({ timeout: PATIENT.timeout });
 }
 
 /**

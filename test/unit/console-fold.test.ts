@@ -165,6 +165,28 @@ describe('the console fold', () => {
     expect(sessionView(state, 'default').items).toEqual([]);
   });
 
+  it('forgets every session and its usage under another store (hello), so the new store\'s seq 1 shows after a restart', () => {
+    const hello = (storeId: string): ConsoleFrame => ({ event: 'hello', data: { storeId } });
+    const server = { id: 'echo', name: 'echo', status: 'connected' as const, type: 'stdio' as const };
+    const usage = { promptTokens: 10, completionTokens: 2, totalTokens: 12 };
+    const other: ConsoleFrame = { event: 'userMessage', data: { sessionId: 'other', turnId: 'o1', seq: 1, content: 'elsewhere', hasImage: false } };
+    const listed: ConsoleFrame = { event: 'sessionList', data: { sessions: [{ id: S, usage }] } };
+    // The first hello keeps what the page holds (a list loaded before it came).
+    const first = fold(fold(fold(initialState, { event: 'serverList', data: { servers: [server] } }), listed), hello('store-a'));
+    expect(first.usage).toEqual({ [S]: usage });
+    const before = foldAll(first, [...toolTurn, other]);
+    expect(fold(before, hello('store-a'))).toBe(before); // a reconnect to the same store: nothing to forget
+    // agentd restarted on a new memory store: its numbering starts again at 1.
+    const restarted = [user(1, 'n1', 'After the restart'), thinking(1, 'n1'), chunk(1, 'n1', 'Fresh'), response(2, 'n1', 'Fresh')];
+    expect(shown(foldAll(before, restarted))).not.toContain('user: After the restart'); // seq 1 taken for the old one's
+    const forgotten = fold(before, hello('store-b'));
+    expect(forgotten).toEqual({ storeId: 'store-b', sessions: {}, servers: { echo: server }, usage: {} });
+    const after = foldAll(forgotten, restarted);
+    expect(shown(after)).toEqual(['user: After the restart', 'assistant: Fresh']);
+    expect(sessionView(after, S).lastSeq).toBe(2);
+    expect(shown(after, 'other')).toEqual([]);
+  });
+
   it('keeps sessions apart', () => {
     const other: ConsoleFrame = { event: 'userMessage', data: { sessionId: 'other', turnId: 'o1', seq: 1, content: 'elsewhere', hasImage: true } };
     const state = foldAll(initialState, [user(1, 't1', 'here'), other]);
@@ -193,7 +215,7 @@ describe('the console fold', () => {
   it('handles every frame of the golden frame table', () => {
     const golden = JSON.parse(readFileSync(`${ROOT}test/golden/frames.json`, 'utf8')) as { frame: ConsoleFrame | null }[];
     const frames = golden.flatMap((g) => (g.frame ? [g.frame] : []));
-    expect(new Set(frames.map((f) => f.event))).toEqual(new Set(['userMessage', 'toolCall', 'toolResult', 'response', 'error', 'conversationReset', 'contextCompacted', 'thinking', 'chunk']));
+    expect(new Set(frames.map((f) => f.event))).toEqual(new Set(['userMessage', 'toolCall', 'toolResult', 'response', 'error', 'conversationReset', 'contextCompacted', 'thinking', 'chunk', 'hello']));
     for (const frame of frames) expect(fold(initialState, frame), frame.event).not.toBe(initialState);
   });
 });

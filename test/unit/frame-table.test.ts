@@ -1,11 +1,11 @@
 /**
  * The frame table: every frame the agent sends, as `toFrame` and the transient frame builders make
- * it, pinned by test/golden/frames.json; the event and client-frame tables of docs/api.md are checked
- * against the code.
+ * it, and a connection's first frame (`hello`), pinned by test/golden/frames.json; the event and
+ * client-frame tables of docs/api.md are checked against the code.
  */
 import { describe, expect, it } from 'vitest';
 import { chunkFrame, droppedFrame, thinkingFrame, toFrame } from '../../src/agent/frames.ts';
-import { CLIENT_FRAMES, EVENT_FRAMES } from '../../src/http/frames.ts';
+import { CLIENT_FRAMES, EVENT_FRAMES, helloFrame } from '../../src/http/frames.ts';
 import { API_DOC, expectGolden, sectionTables } from '../support/golden.ts';
 import { sampleEvents } from './store-contract.ts';
 
@@ -15,6 +15,7 @@ const frames = [
   { transient: 'thinking', frame: thinkingFrame('s', 't1', 3) },
   { transient: 'chunk', frame: chunkFrame('s', 't1', 3, 'Hel') },
   { transient: 'dropped', frame: droppedFrame('s', 't2', 3, 'reset') },
+  { connection: 'first frame', frame: helloFrame({ storeId: '6f1c2b3e-9a4d-4c1e-8f2a-3b5d7e9f1a2c' }) },
 ];
 
 /** `a, b?, c` → ['a', 'b', 'c'] (optional marks dropped). */
@@ -28,7 +29,7 @@ describe('frame table', () => {
   it('docs/api.md lists exactly the frames the service sends, with their data fields', () => {
     const rows = sectionTables(API_DOC, '## Events').flatMap((t) => t.rows);
     const documented = new Map(rows.map(([event = '', data = '']) => [event, fieldList(data)]));
-    expect([...documented.keys()].sort()).toEqual([...Object.values(EVENT_FRAMES), 'pong'].sort());
+    expect([...documented.keys()].sort()).toEqual([...Object.values(EVENT_FRAMES), 'pong', 'hello'].sort());
     for (const { frame } of frames) {
       if (!frame) continue;
       expect(documented.get(frame.event), `docs/api.md fields of ${frame.event}`).toEqual(expect.arrayContaining(Object.keys(frame.data)));

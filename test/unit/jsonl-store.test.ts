@@ -40,8 +40,9 @@ afterEach(async () => {
 });
 
 eventStoreContract('jsonl', async () => {
-  const { store, clock } = openStore(await tempDir());
-  return { store, clock };
+  const dir = await tempDir();
+  const { store, clock } = openStore(dir);
+  return { store, clock, reopen: () => Promise.resolve(openStore(dir).store) };
 });
 
 describe('jsonl store: files', () => {
@@ -284,6 +285,22 @@ describe('jsonl store: files', () => {
     await writeFile(join(dir, 'Upper.jsonl'), '{}\n');
     await writeFile(join(dir, '%61.jsonl'), '{}\n');
     expect(await openStore(dir).store.list()).toEqual([]);
+  });
+
+  it('keeps its identity in .agentd-store-id beside the logs (listing ignores it); a file that holds none is replaced with a warning', async () => {
+    const dir = await tempDir();
+    const { store } = openStore(dir);
+    await store.append('s', [user('1')]);
+    const id = await store.storeId();
+    expect(readdirSync(dir).sort()).toEqual(['.agentd-store-id', 's.jsonl']); // nothing left of its writing
+    expect((await readFile(join(dir, '.agentd-store-id'), 'utf8')).trim()).toBe(id);
+    expect((await store.list()).map((s) => s.id)).toEqual(['s']);
+    await writeFile(join(dir, '.agentd-store-id'), '\n');
+    const garbled = openStore(dir);
+    const replaced = await garbled.store.storeId();
+    expect(replaced).not.toBe(id);
+    expect(garbled.warnings().map((w) => w.msg)).toEqual(['event store: the store id file holds no id; a new one replaces it']);
+    expect(await openStore(dir).store.storeId()).toBe(replaced);
   });
 
   it('rejects an append whose write fails, keeps nothing of it, and recovers', async () => {

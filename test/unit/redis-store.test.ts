@@ -6,7 +6,7 @@ import { parseSessionEvent, type SessionEvent } from '../../src/conversation/ses
 import { createRedisStore } from '../../src/store/redis-store.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { PATIENT } from '../support/wait.ts';
-import { eventStoreContract, manualClock, user } from './store-contract.ts';
+import { eventStoreContract, manualClock, user, type ContractSubject } from './store-contract.ts';
 
 const log = pino({ level: 'silent' });
 const enabled = hasRedisServer();
@@ -21,11 +21,11 @@ describe.skipIf(!enabled)('redis store', () => {
   });
 
   /** A store over its own key prefix, so subjects never see each other's sessions. */
-  const open = async (keyPrefix = `t${randomUUID()}:`) => {
+  const open = async (keyPrefix = `t${randomUUID()}:`): Promise<ContractSubject> => {
     const clock = manualClock();
     const store = createRedisStore<SessionEvent>({ url: redis!.url, keyPrefix, log, clock, parseEvent: parseSessionEvent });
     await store.open();
-    return { store, clock };
+    return { store, clock, reopen: async () => (await open(keyPrefix)).store };
   };
 
   eventStoreContract('redis', () => open());

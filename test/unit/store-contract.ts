@@ -36,6 +36,8 @@ export const sampleEvents: SessionEvent[] = [
 export interface ContractSubject {
   store: EventStore<SessionEvent>;
   clock: ReturnType<typeof manualClock>;
+  /** Another store over the same medium (engines that have one: a directory, a Redis key prefix). */
+  reopen?: () => Promise<EventStore<SessionEvent>>;
 }
 
 /** The EventStore port's contract; every engine runs it with its own factory. */
@@ -338,6 +340,24 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       await expect(store.list()).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
       await expect(store.list({ limit: 1 })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
       await expect(store.create('b', [{ seq: 1, ts: '2024-05-01T00:00:00.000Z', event: user('x') }])).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+      await expect(store.storeId()).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    });
+
+    it('has one identity per medium: stores over it agree (asked at once on a new medium too), another medium has another', async () => {
+      const first = await subject();
+      const again = await first.reopen?.();
+      if (again) opened.push(again);
+      const [id, sameMedium = id] = await Promise.all([first.store.storeId(), again?.storeId()]);
+      expect(id).toMatch(/^\S+$/);
+      expect(sameMedium).toBe(id);
+      await first.store.append('s', [user('1')]);
+      expect(await first.store.storeId()).toBe(id);
+      const later = await first.reopen?.();
+      if (later) {
+        opened.push(later);
+        expect(await later.storeId()).toBe(id);
+      }
+      expect(await (await subject()).store.storeId()).not.toBe(id);
     });
   });
 }

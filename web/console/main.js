@@ -92,11 +92,15 @@ function reloadUsage() {
 const usageDetail = (u) => `${tokens(u.promptTokens)} prompt + ${tokens(u.completionTokens)} completion`;
 
 /**
- * Asks for the API key when the service refuses us, then starts over with it.
+ * Asks for the API key when the service refuses us, then starts over with it. Other failures show as
+ * the status, except while the socket is down (agentd restarting): the status says so already.
  * @param {unknown} err
  */
 function needKey(err) {
-  if (!(err instanceof ApiError) || err.status !== 401) return status(`error: ${err instanceof Error ? err.message : String(err)}`);
+  if (!(err instanceof ApiError) || err.status !== 401) {
+    if (connected || !events) status(`error: ${err instanceof Error ? err.message : String(err)}`);
+    return;
+  }
   $('key-form').hidden = false;
   $('key').focus();
   status('this service needs an API key');

@@ -3,6 +3,8 @@
 // jittered backoff, and — for the API socket — resuming every subscribed session after the last
 // `seq` the page has seen (`{type: "subscribe", sessionId, since}` replays the stored events after
 // it, then goes live), so a reconnect, agentd's restart included, continues where it stopped.
+// Resuming waits for the connection's first frame, `hello`: seqs resume only under the `storeId` they
+// were seen under; under another one (a restart with `storage: memory`) every session replays from 0.
 // Served beside each page's own files (/console/live.js, /inspect/live.js).
 import { backoffDelay } from './backoff.js';
 
@@ -36,7 +38,8 @@ export function wsUrl(path) {
  * @property {(sessionId: string) => number | undefined} [lastSeq]  the last `seq` seen of a session (undefined: nothing yet, replay all)
  * @typedef {object} Live
  * @property {(frame: object) => boolean} send  false when not connected (nothing sent)
- * @property {(sessionId: string) => void} subscribe  watch a session: its whole history now, then after every reconnect what came after `lastSeq`
+ * @property {(sessionId: string) => void} subscribe  watch a session: its whole history now (once connected), then after every reconnect what came
+ *   after `lastSeq` (all of it again when the connection's `hello` names another store)
  * @property {() => void} reconnect  at once (e.g. with a new key)
  * @property {() => void} close  for good
  */
@@ -57,6 +60,10 @@ export function live({ path, onMessage, onState = () => {}, lastSeq = () => unde
   const sessions = new Set();
   /** Sessions whose whole history was not asked for yet. @type {Set<string>} */
   const unread = new Set();
+  /** The store the seqs the page holds number (the last `hello`'s). @type {string | undefined} */
+  let storeId;
+  /** Whether the current socket's `hello` came: subscriptions wait for it. */
+  let greeted = false;
 
   /** @param {object} frame */
   const send = (frame) => {
@@ -66,6 +73,7 @@ export function live({ path, onMessage, onState = () => {}, lastSeq = () => unde
   };
   /** @param {string} sessionId */
   const subscribe = (sessionId) => {
+    if (!greeted) return; // sent once `hello` comes
     const since = unread.has(sessionId) ? 0 : (lastSeq(sessionId) ?? 0);
     if (send({ type: 'subscribe', sessionId, since })) unread.delete(sessionId);
   };
@@ -75,13 +83,13 @@ export function live({ path, onMessage, onState = () => {}, lastSeq = () => unde
     onState('connecting');
     const socket = new WebSocket(wsUrl(path));
     ws = socket;
+    greeted = false;
     socket.onopen = () => {
       attempt = 0;
       onState('open');
-      // After a reconnect: each watched session from the last `seq` the page holds.
-      for (const id of sessions) subscribe(id);
     };
     socket.onmessage = (m) => {
+      if (ws !== socket) return; // a socket given up for a newer one
       let message;
       try {
         message = JSON.parse(String(m.data));
@@ -89,6 +97,14 @@ export function live({ path, onMessage, onState = () => {}, lastSeq = () => unde
         return;
       }
       onMessage(message);
+      const hello = /** @type {{ event?: unknown, data?: { storeId?: unknown } } | null} */ (message);
+      if (hello?.event !== 'hello' || typeof hello.data?.storeId !== 'string') return;
+      // Another store: the seqs held number logs that are gone, so every session is read whole again.
+      if (storeId !== undefined && storeId !== hello.data.storeId) for (const id of sessions) unread.add(id);
+      storeId = hello.data.storeId;
+      greeted = true;
+      // Each watched session from the last `seq` the page holds (after a reconnect), or whole.
+      for (const id of sessions) subscribe(id);
     };
     socket.onclose = () => {
       if (ws !== socket) return;

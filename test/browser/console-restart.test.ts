@@ -1,0 +1,123 @@
+/**
+ * The web console in a real Chromium while agentd restarts under it on the same port (the compiled
+ * `bin/agentd.js`, stopped with SIGTERM): the page reconnects by itself, with no reload, and its
+ * transcript is exactly the service's. With JSONL the store is the same (the connection's `hello`
+ * names the same store id): the page keeps its transcript and resumes after the last seq it holds.
+ * With `storage: memory` the new start is a new, empty store whose seqs start again at 1: the page
+ * forgets the old transcript instead of merging the new messages into it.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { listeningPort, runAgentd, writeAgentFile, type AgentdProcess } from '../support/agentd-process.ts';
+import { converse, findChromium, openBrowser, watchFailures, type Browser } from '../support/browser.ts';
+import { PATIENT } from '../support/wait.ts';
+
+const chromiumPath = findChromium();
+
+describe.skipIf(!chromiumPath)('web console across an agentd restart', () => {
+  let sim: Simulator;
+  let browser: Browser;
+  let dir: string;
+  const running: AgentdProcess[] = [];
+  const start = async (agent: string, port: number) => {
+    const p = runAgentd(['--agent', agent, '--web-port', String(port), '--host', '127.0.0.1']);
+    running.push(p);
+    return { p, port: await listeningPort(p) };
+  };
+  const stop = async (p: AgentdProcess) => {
+    p.child.kill('SIGTERM');
+    expect(await p.exited).toBe(0);
+  };
+  const agentWith = (storage: object) =>
+    writeAgentFile({ llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'sim-model', apiKey: 'test-key', maxRetries: 0 }, storage });
+
+  beforeAll(async () => {
+    sim = await startSimulator();
+    dir = await mkdtemp(join(tmpdir(), 'agentd-console-restart-'));
+    browser = await openBrowser(chromiumPath!);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    for (const p of running) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    await Promise.all(running.map((p) => p.exited));
+    await sim?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  /**
+   * Opens the console on a fresh agentd, holds a two-turn conversation, restarts agentd on the same
+   * port and waits until the page (never reloaded) is connected again; `restarted.stop()` ends it.
+   */
+  const conversationAcrossRestart = async (storage: object) => {
+    const { page } = browser;
+    const agent = await agentWith(storage);
+    const first = await start(agent, 0);
+    const failures = watchFailures(page);
+    await page.goto(`http://127.0.0.1:${first.port}/`);
+    await expect.poll(() => page.locator('#status').textContent(), PATIENT).toMatch(/^ready/);
+    await converse(page, 'Before the restart', 'First answer');
+    await converse(page, 'Still before', 'Second answer');
+    expect(failures.list()).toEqual([]); // the load and a conversation: no failed request, no console error
+    failures.stop();
+    const before = await transcript();
+    expect(before).toHaveLength(4);
+    await page.evaluate('window.notReloaded = true'); // gone if the page reloads
+
+    await stop(first.p);
+    await expect.poll(() => page.locator('#status').textContent(), PATIENT).toMatch(/disconnected/);
+    expect(await page.getByRole('button', { name: 'Compact history' }).isDisabled()).toBe(true);
+    const second = await start(agent, first.port); // the same port
+    await expect.poll(() => page.locator('#status').textContent(), { ...PATIENT, timeout: 40_000 }).toMatch(/^ready/);
+    expect(await page.getByRole('button', { name: 'Compact history' }).isEnabled()).toBe(true);
+    return { before, stop: () => stop(second.p) };
+  };
+  const transcript = () => browser.page.locator('#transcript li').allTextContents();
+  const users = () => browser.page.locator('#transcript li.user').allTextContents();
+  const replies = () => browser.page.locator('#transcript li.assistant').allTextContents();
+  const notReloaded = () => browser.page.evaluate('window.notReloaded');
+
+  it('JSONL (the same store): keeps the transcript, resumes after its last seq, and continues it, each message once', async () => {
+    const { page } = browser;
+    const restarted = await conversationAcrossRestart({ type: 'jsonl', dir: join(dir, 'sessions') });
+    expect(await transcript()).toEqual(restarted.before);
+
+    await converse(page, 'After the restart', 'Third answer');
+    const after = await transcript();
+    expect(after.slice(0, 4)).toEqual(restarted.before);
+    expect(after).toHaveLength(6);
+    expect(await users()).toEqual(['Before the restart [[reply:First answer]]', 'Still before [[reply:Second answer]]', 'After the restart [[reply:Third answer]]']);
+    expect(await replies()).toEqual(['First answer', 'Second answer', 'Third answer']);
+    expect(await notReloaded()).toBe(true);
+    // A fresh load replays the same transcript from the log.
+    await page.reload();
+    await page.locator('.assistant', { hasText: 'Third answer' }).waitFor();
+    expect(await transcript()).toEqual(after);
+    await browser.screenshot('console-after-restart');
+    await restarted.stop();
+  });
+
+  it('storage: memory (a new, empty store): forgets the old transcript; the new message shows, its reply after it', async () => {
+    const { page } = browser;
+    const restarted = await conversationAcrossRestart({ type: 'memory' });
+    // The new store holds nothing of the old conversation: neither does the page.
+    await expect.poll(transcript, PATIENT).toEqual([]);
+
+    await converse(page, 'After the restart', 'Third answer');
+    expect(await transcript()).toHaveLength(2);
+    expect(await users()).toEqual(['After the restart [[reply:Third answer]]']);
+    expect(await replies()).toEqual(['Third answer']);
+    await converse(page, 'And once more', 'Fourth answer');
+    expect(await users()).toEqual(['After the restart [[reply:Third answer]]', 'And once more [[reply:Fourth answer]]']);
+    expect(await replies()).toEqual(['Third answer', 'Fourth answer']);
+    expect(await notReloaded()).toBe(true);
+    const after = await transcript();
+    await page.reload();
+    await page.locator('.assistant', { hasText: 'Fourth answer' }).waitFor();
+    expect(await transcript()).toEqual(after);
+    await browser.screenshot('console-after-memory-restart');
+    await restarted.stop();
+  });
+});
