@@ -8,16 +8,21 @@ const wellFormed = (s: string) => !LONE_SURROGATE.test(s);
 /** Separates a session key's owner from its id; never part of an id or a principal name. */
 const MARK = '\u0000';
 
+/** 1–`max` UTF-16 code units of well-formed Unicode without NUL. */
+const nameSchema = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine(wellFormed, 'must be well-formed Unicode')
+    .refine((name) => !name.includes(MARK), 'must not contain NUL');
+
 /**
- * The one rule for session ids, wherever one enters (REST, WebSocket frames, /mcp): 1–128 UTF-16
- * code units of well-formed Unicode without NUL (NUL marks an owned session's key, see `sessionKey`).
+ * The one rule for session ids, wherever one enters (REST, WebSocket frames, /mcp, A2A's contextId
+ * and task ids): 1–128 UTF-16 code units of well-formed Unicode without NUL (NUL marks an owned
+ * session's key, see `sessionKey`).
  */
-export const sessionIdSchema = z
-  .string()
-  .min(1)
-  .max(128)
-  .refine(wellFormed, 'must be well-formed Unicode')
-  .refine((id) => !id.includes(MARK), 'must not contain NUL');
+export const sessionIdSchema = nameSchema(128);
 
 /**
  * Who creates a session and how many sessions they may hold (`server.limits.sessionsPerPrincipal`):
@@ -32,13 +37,8 @@ export interface SessionQuota {
 /** Longest principal name that owns sessions (`jwt:` and a subject of up to 128 characters). */
 export const MAX_OWNER_LENGTH = 132;
 
-/** A principal name that owns sessions: 1–132 code units of well-formed Unicode without NUL. */
-const ownerSchema = z
-  .string()
-  .min(1)
-  .max(MAX_OWNER_LENGTH)
-  .refine(wellFormed, 'must be well-formed Unicode')
-  .refine((owner) => !owner.includes(MARK), 'must not contain NUL');
+/** A principal name that owns sessions. */
+const ownerSchema = nameSchema(MAX_OWNER_LENGTH);
 
 /** The owner (absent for the unnamed namespace) and the id of a session key: the inverse of `sessionKey`. Reading needs no brand. */
 export function splitSessionKey(key: string): { owner?: string; id: string } {
