@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AppError } from './errors/index.ts';
 
 /** A lone UTF-16 surrogate: such a string has no UTF-8 form, so no file name and no JSON round trip. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -7,16 +8,21 @@ const wellFormed = (s: string) => !LONE_SURROGATE.test(s);
 /** Separates a session key's owner from its id; never part of an id or a principal name. */
 const MARK = '\u0000';
 
+/** 1–`max` UTF-16 code units of well-formed Unicode without NUL. */
+const nameSchema = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine(wellFormed, 'must be well-formed Unicode')
+    .refine((name) => !name.includes(MARK), 'must not contain NUL');
+
 /**
- * The one rule for session ids, wherever one enters (REST, WebSocket frames, /mcp): 1–128 UTF-16
- * code units of well-formed Unicode without NUL (NUL marks an owned session's key, see `sessionKey`).
+ * The one rule for session ids, wherever one enters (REST, WebSocket frames, /mcp, A2A's contextId
+ * and task ids): 1–128 UTF-16 code units of well-formed Unicode without NUL (NUL marks an owned
+ * session's key, see `sessionKey`).
  */
-export const sessionIdSchema = z
-  .string()
-  .min(1)
-  .max(128)
-  .refine(wellFormed, 'must be well-formed Unicode')
-  .refine((id) => !id.includes(MARK), 'must not contain NUL');
+export const sessionIdSchema = nameSchema(128);
 
 /**
  * Who creates a session and how many sessions they may hold (`server.limits.sessionsPerPrincipal`):
@@ -31,30 +37,57 @@ export interface SessionQuota {
 /** Longest principal name that owns sessions (`jwt:` and a subject of up to 128 characters). */
 export const MAX_OWNER_LENGTH = 132;
 
-/**
- * The rule for the key a session is stored and addressed under inside agentd (stores, bus, cluster):
- * a session id, or an owned session's key (`sessionKey`).
- */
-export const sessionKeySchema = z
-  .string()
-  .min(1)
-  .max(MAX_OWNER_LENGTH + 128 + 2)
-  .refine(wellFormed, 'must be well-formed Unicode');
+/** A principal name that owns sessions. */
+const ownerSchema = nameSchema(MAX_OWNER_LENGTH);
 
-/**
- * The key of session `id` in the namespace of `owner`. Contracts: without an owner (a single user,
- * the shorthand keys) the key is the id itself, so sessions stored before principals existed keep
- * their keys; an owned key is `NUL owner NUL id`. Ids and owner names never hold NUL, so the mapping
- * is injective and `splitSessionKey` inverts it.
- */
-export const sessionKey = (owner: string | undefined, id: string): string => (owner === undefined ? id : `${MARK}${owner}${MARK}${id}`);
-
-/** The owner (absent for the unnamed namespace) and the id of a session key. */
+/** The owner (absent for the unnamed namespace) and the id of a session key: the inverse of `sessionKey`. Reading needs no brand. */
 export function splitSessionKey(key: string): { owner?: string; id: string } {
   if (!key.startsWith(MARK)) return { id: key };
   const end = key.indexOf(MARK, 1);
   return end < 0 ? { id: key } : { owner: key.slice(1, end), id: key.slice(end + 1) };
 }
+
+const validKey = (key: string): boolean => {
+  const { owner, id } = splitSessionKey(key);
+  return sessionIdSchema.safeParse(id).success && (owner === undefined || ownerSchema.safeParse(owner).success);
+};
+
+/**
+ * The rule for the key a session is stored and addressed under inside agentd (stores, bus, cluster):
+ * a valid session id, or `NUL owner NUL id` with a valid owner and id. Parsing with it is the one
+ * way besides `sessionKey` to get a {@link SessionKey}: for keys read back from a store listing.
+ */
+export const sessionKeySchema = z.string().refine(validKey, 'must be a session id or an owned session key').brand<'SessionKey'>();
+
+/**
+ * A session's identity, `(owner, id)`, as the one string it is stored and addressed under. Branded:
+ * only `sessionKey` makes one from the pair, and `sessionKeySchema` from a stored key, so no caller
+ * forges another principal's key by concatenation (a plain string does not type-check as one).
+ */
+export type SessionKey = z.output<typeof sessionKeySchema>;
+
+/** Whether `key` (read back from a store) is a session key: the check of `sessionKeySchema`. */
+export const isSessionKey = (key: string): key is SessionKey => sessionKeySchema.safeParse(key).success;
+
+/**
+ * The key of session `id` in the namespace of `owner`. Contracts: `id` must pass `sessionIdSchema`
+ * and `owner` be a principal name without NUL, else INVALID_REQUEST (`details.field`); without an
+ * owner (a single user, the shorthand keys) the key is the id itself, so sessions stored before
+ * principals existed keep their keys; an owned key is `NUL owner NUL id`. Neither part holds NUL,
+ * so the mapping is injective and `splitSessionKey` inverts it.
+ */
+export function sessionKey(owner: string | undefined, id: string): SessionKey {
+  refuse('sessionId', sessionIdSchema.safeParse(id));
+  if (owner !== undefined) refuse('owner', ownerSchema.safeParse(owner));
+  return (owner === undefined ? id : `${MARK}${owner}${MARK}${id}`) as SessionKey;
+}
+
+function refuse(field: string, parsed: z.ZodSafeParseResult<string>): void {
+  if (!parsed.success) throw new AppError('INVALID_REQUEST', `${field} ${parsed.error.issues[0]?.message ?? 'is invalid'}`, { field });
+}
+
+/** Where the keys of `owner`'s namespace start (`NUL owner NUL`): every key of it, and no other, begins so. */
+export const namespacePrefix = (owner: string): string => `${MARK}${owner}${MARK}`;
 
 /** The session id a caller knows a key by (what messages and error details name). */
 export const sessionIdOf = (key: string): string => splitSessionKey(key).id;

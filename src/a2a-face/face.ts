@@ -33,10 +33,10 @@ import type { Principal } from '../auth/index.ts';
 import type { Clock, IdSource } from '../clock.ts';
 import { AppError, toA2aRpc } from '../errors/index.ts';
 import { hopsOf } from '../tools/hops.ts';
-import { splitSessionKey } from '../session-id.ts';
+import { sessionIdSchema, splitSessionKey, type SessionKey } from '../session-id.ts';
 import { FINAL_STATES, parseTaskId, taskIdOf, taskView, turnIdsOf, type TaskView } from './task-view.ts';
 import { watchSession, type A2aBus, type SessionInterest } from './turn-watch.ts';
-import { encodeTask, incomingMessageSchema, readMessage, stateFromWire, streamEvents, wrap, type A2aVersion } from './wire.ts';
+import { encodeTask, incomingMessageSchema, readMessage, stateFromWire, streamEvents, taskIdSchema, wrap, type A2aVersion } from './wire.ts';
 import { pipeEvents } from './event-pipe.ts';
 
 export interface A2aFaceDeps {
@@ -73,9 +73,9 @@ const sendParams = z.looseObject({
   message: incomingMessageSchema,
   configuration: z.looseObject({ historyLength: z.number().int().optional(), returnImmediately: z.boolean().optional(), blocking: z.boolean().optional() }).optional(),
 });
-const idParams = z.looseObject({ id: z.string().min(1).max(512), historyLength: z.number().int().optional() });
+const idParams = z.looseObject({ id: taskIdSchema, historyLength: z.number().int().optional() });
 const listParams = z.looseObject({
-  contextId: z.string().max(128).optional(),
+  contextId: z.union([z.literal(''), sessionIdSchema]).optional(),
   status: z.string().optional(),
   pageSize: z.number().int().min(1).max(100).optional(),
   pageToken: z.string().max(64).optional(),
@@ -107,7 +107,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
   const now = () => new Date(deps.clock.now()).toISOString();
 
   /** The stored task `id` of the caller's, or TASK_NOT_FOUND. */
-  async function readTask(id: string, sessions: SessionAccess): Promise<{ view: TaskView; key: string }> {
+  async function readTask(id: string, sessions: SessionAccess): Promise<{ view: TaskView; key: SessionKey }> {
     const ref = parseTaskId(id);
     if (!ref) throw taskNotFound(id);
     const key = sessions.key(ref.contextId);
@@ -166,7 +166,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
   }
 
   /** Answers what an input-required task waits for: its approvals, or one tool server's question. Returns the ids answered. */
-  async function answerInput(task: TaskView, data: unknown[], key: string, ctx: A2aCallContext): Promise<Set<string>> {
+  async function answerInput(task: TaskView, data: unknown[], key: SessionKey, ctx: A2aCallContext): Promise<Set<string>> {
     if (FINAL_STATES.has(task.state)) throw new AppError('UNSUPPORTED_OPERATION', `Task "${task.id}" is ${task.state}: send a new message without taskId`, { taskId: task.id, state: task.state });
     const reply = data.map((d) => questionAnswerSchema.safeParse(d)).find((r) => r.success)?.data;
     if (task.state === 'input-required' && reply) return answerQuestion(task, reply, key, ctx);
@@ -181,7 +181,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
     return new Set(calls.map((c) => c.callId));
   }
 
-  async function answerQuestion(task: TaskView, reply: z.output<typeof questionAnswerSchema>, key: string, ctx: A2aCallContext): Promise<Set<string>> {
+  async function answerQuestion(task: TaskView, reply: z.output<typeof questionAnswerSchema>, key: SessionKey, ctx: A2aCallContext): Promise<Set<string>> {
     if (!deps.mayApprove(ctx.principal)) throw new AppError('FORBIDDEN', "Answering a tool server's question needs the approve scope", { scope: 'approve' });
     const questions = task.pendingQuestions.filter((q) => reply.elicitationId === undefined || q.id === reply.elicitationId);
     const [question] = questions;
@@ -232,7 +232,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
     const p = parse(listParams, params ?? {});
     const wanted = p.status === undefined || p.status === '' ? undefined : stateFromWire(p.status);
     const all = await deps.bus.execute('agent.listSessions', {});
-    const keys = all.map((s) => s.id).filter((k) => ctx.sessions.sees(k) && (p.contextId === undefined || p.contextId === '' || k === ctx.sessions.key(p.contextId))).sort();
+    const keys = all.map((s) => s.id).filter((k): k is SessionKey => ctx.sessions.sees(k) && (p.contextId === undefined || p.contextId === '' || k === ctx.sessions.key(p.contextId))).sort();
     const tasks: TaskView[] = [];
     for (const key of keys) {
       const contextId = splitSessionKey(key).id;

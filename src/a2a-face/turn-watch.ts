@@ -14,6 +14,7 @@
  */
 import type { AgentCommands, AgentEvents, AgentFrame } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
+import type { SessionKey } from '../session-id.ts';
 import { foldFrame, type TaskView } from './task-view.ts';
 
 /** The bus as the face uses it: the agent's commands, and every event (it picks the agent's frames). */
@@ -40,7 +41,7 @@ export interface TurnWatch {
 export function watchSession(
   bus: A2aBus,
   interest: SessionInterest | undefined,
-  sessionKey: string,
+  sessionKey: SessionKey,
   contextId: string,
   onChange: (prev: TaskView | undefined, next: TaskView) => void,
 ): TurnWatch {

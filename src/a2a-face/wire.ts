@@ -9,10 +9,12 @@
  * - `streamEvents(prev, next, version)` turns one step of a task (as `foldFrame` made it) into the stream
  *   results that say it: the grown reply as an appended artifact chunk, a changed state as a status
  *   update (`final` in v0.3 on a final state).
- * - `incomingMessageSchema` reads a caller's message in either form (zod; unknown members pass).
+ * - `incomingMessageSchema` reads a caller's message in either form (zod; unknown members pass); its
+ *   `contextId` and the context of its `taskId` follow the one rule of session ids (`sessionIdSchema`).
  */
 import { z } from 'zod';
-import { FINAL_STATES, type TaskState, type TaskView } from './task-view.ts';
+import { sessionIdSchema } from '../session-id.ts';
+import { FINAL_STATES, parseTaskId, type TaskState, type TaskView } from './task-view.ts';
 
 export type A2aVersion = '1.0' | '0.3';
 export const REPLY_ARTIFACT = 'reply';
@@ -84,11 +86,24 @@ export function streamEvents(prev: TaskView, next: TaskView, v: A2aVersion, time
   return out;
 }
 
+/**
+ * A task id as a caller sends it: one that names a context (`<contextId>/<turnId>`) names a valid
+ * session id; any other is left to answer TaskNotFound.
+ */
+export const taskIdSchema = z
+  .string()
+  .min(1)
+  .max(512)
+  .refine((id) => {
+    const ref = parseTaskId(id);
+    return ref === undefined || sessionIdSchema.safeParse(ref.contextId).success;
+  }, 'must name a valid contextId (1-128 characters of well-formed Unicode without NUL)');
+
 const partSchema = z.looseObject({ kind: z.string().optional(), text: z.string().optional(), data: z.unknown().optional() });
 export const incomingMessageSchema = z.looseObject({
   messageId: z.string().max(256).optional(),
-  contextId: z.string().min(1).max(128).optional(),
-  taskId: z.string().min(1).max(512).optional(),
+  contextId: sessionIdSchema.optional(),
+  taskId: taskIdSchema.optional(),
   role: z.string().optional(),
   parts: z.array(partSchema).max(64),
   metadata: z.record(z.string(), z.unknown()).optional(),

@@ -7,6 +7,7 @@ import type { SessionQuota } from './session-quota.ts';
 import type { TransferEntry } from '../conversation/session-transfer.ts';
 import type { AgentFrame, AgentFrameData, SessionStoredEvent } from './frames.ts';
 import type { SessionRange } from '../store/types.ts';
+import type { SessionKey } from '../session-id.ts';
 
 export type { AgentEvents, AgentFrame, AgentFrameData, FrameName } from './frames.ts';
 /** The records of this component, whose schemas src/conversation/records.ts owns. */
@@ -36,42 +37,42 @@ export type AgentCommands = {
      * (RATE_LIMIT_EXCEEDED past it; see session-quota.ts).
      * `attached`: resources and a prompt's messages resolved by the front end (src/conversation/attachments.ts).
      */
-    payload: { sessionId: string; content: string; image?: ImagePart; attached?: Attached; hops?: number; quota?: SessionQuota };
+    payload: { sessionId: SessionKey; content: string; image?: ImagePart; attached?: Attached; hops?: number; quota?: SessionQuota };
     result: { turnId: string; queued: boolean };
   };
   /** Cancels the running turn and queued messages, then empties the history. Done when resolved. */
-  'agent.reset': { payload: { sessionId: string }; result: { seq: number } };
+  'agent.reset': { payload: { sessionId: SessionKey }; result: { seq: number } };
   /**
    * Compacts the session's history after its running turn (before the next message); answers once
    * `contextCompacted` is stored (`compacted: false`: nothing to compact). Rejects with AGENT_ERROR
    * `reason: "compaction_failed"` when the summary failed: the history stays as it was.
    */
-  'agent.compact': { payload: { sessionId: string }; result: CompactionResult };
+  'agent.compact': { payload: { sessionId: SessionKey }; result: CompactionResult };
   /** Aborts the running turn (model request and in-flight tool calls); false when none ran. */
-  'agent.cancel': { payload: { sessionId: string }; result: { cancelled: boolean } };
+  'agent.cancel': { payload: { sessionId: SessionKey }; result: { cancelled: boolean } };
   /**
    * Opens the session where it runs, for that alone: a turn its log left waiting for approval is
    * resumed, one left running ends (see orphanedTurnReason). A cluster takes a session over with it.
    */
-  'agent.openSession': { payload: { sessionId: string }; result: { opened: true } };
+  'agent.openSession': { payload: { sessionId: SessionKey }; result: { opened: true } };
   /** The session's calls waiting for approval (opening the session resumes a turn its log left waiting). */
-  'agent.approvals': { payload: { sessionId: string }; result: PendingApproval[] };
+  'agent.approvals': { payload: { sessionId: SessionKey }; result: PendingApproval[] };
   /**
    * Answers a call waiting for approval; `by` says who (`rest`, `websocket`). Rejects with
    * APPROVAL_NOT_FOUND for a call that never waited, APPROVAL_ALREADY_RESOLVED for one answered.
    */
   'agent.approve': {
-    payload: { sessionId: string; callId: string; decision: ApprovalDecision; by: string; reason?: string };
+    payload: { sessionId: SessionKey; callId: string; decision: ApprovalDecision; by: string; reason?: string };
     result: PendingApproval;
   };
   /** The questions tool servers asked during the session's turn that wait for an answer (src/agent/elicitations.ts). */
-  'agent.elicitations': { payload: { sessionId: string }; result: PendingElicitation[] };
+  'agent.elicitations': { payload: { sessionId: SessionKey }; result: PendingElicitation[] };
   /**
    * Answers a question; `by` says who (`rest`, `websocket`). Rejects with ELICITATION_NOT_FOUND,
    * ELICITATION_ALREADY_RESOLVED, or INVALID_REQUEST naming the field of `content` that does not fit.
    */
   'agent.answerElicitation': {
-    payload: { sessionId: string; id: string; action: ElicitationAction; content?: unknown; by: string };
+    payload: { sessionId: SessionKey; id: string; action: ElicitationAction; content?: unknown; by: string };
     result: PendingElicitation;
   };
   /**
@@ -81,26 +82,26 @@ export type AgentCommands = {
    */
   'agent.listSessions': { payload: { range?: SessionRange }; result: SessionSummary[] };
   /** Whether the session has a stored event (read from the store: runs anywhere). */
-  'agent.sessionExists': { payload: { sessionId: string }; result: { exists: boolean } };
+  'agent.sessionExists': { payload: { sessionId: SessionKey }; result: { exists: boolean } };
   /**
    * The frames of the session's stored events after `since` (an unknown session has none), and the
    * seq of the last stored event read (`since` when none): events without a frame still advance it.
    */
-  'agent.history': { payload: { sessionId: string; since?: number }; result: { frames: AgentFrame[]; lastSeq: number } };
+  'agent.history': { payload: { sessionId: SessionKey; since?: number }; result: { frames: AgentFrame[]; lastSeq: number } };
   /**
    * The agent's health: `degraded` from a failed append until an append succeeds again, with the
    * cause (an errno code or a message) and when it began.
    */
   'agent.health': { payload: Record<string, never>; result: AgentHealth };
   /** Cancels and removes a session with its log; false when unknown. */
-  'agent.deleteSession': { payload: { sessionId: string }; result: { deleted: boolean } };
+  'agent.deleteSession': { payload: { sessionId: SessionKey }; result: { deleted: boolean } };
   /** The session's stored log, in seq order, as the store keeps it (an unknown session has none). See session-transfer.ts. */
-  'agent.exportSession': { payload: { sessionId: string }; result: { events: SessionStoredEvent[] } };
+  'agent.exportSession': { payload: { sessionId: SessionKey }; result: { events: SessionStoredEvent[] } };
   /**
    * Creates the session `newSessionId` (unknown until now) whose log is `events` (seqs and times
    * kept), then what closes a turn or message they leave open; answers its last seq.
    */
-  'agent.importSession': { payload: { newSessionId: string; events: TransferEntry[]; quota?: SessionQuota }; result: { sessionId: string; lastSeq: number } };
+  'agent.importSession': { payload: { newSessionId: SessionKey; events: TransferEntry[]; quota?: SessionQuota }; result: { sessionId: string; lastSeq: number } };
   /** Creates the session `newSessionId` whose log is the events of `sessionId` up to `seq`, closed like an import's. */
-  'agent.forkSession': { payload: { sessionId: string; seq: number; newSessionId: string; quota?: SessionQuota }; result: { sessionId: string; lastSeq: number } };
+  'agent.forkSession': { payload: { sessionId: SessionKey; seq: number; newSessionId: SessionKey; quota?: SessionQuota }; result: { sessionId: string; lastSeq: number } };
 };

@@ -2,6 +2,7 @@ import type { Bus } from '../bus/index.ts';
 import { AppError, ERROR_TABLE, type ErrorCode } from '../errors/index.ts';
 import type { AgentFrameData, AgentEvents } from './frames.ts';
 import type { AgentCommands, ResponseEvent } from './messages.ts';
+import type { SessionKey } from '../session-id.ts';
 
 /** The bus as a request/response front uses it: it sends a message and listens for the turn's end. */
 export type TurnBus = Pick<Bus<AgentCommands, AgentEvents>, 'execute' | 'on'>;
@@ -121,7 +122,7 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, interest?: Fra
   const unknownTurn = () => new AppError('AGENT_ERROR', 'This turn is not known here (it ended long ago, or never was)', { reason: 'unknown_turn' });
 
   /** Registers a waiter for a turn asked elsewhere (see `rejoin` in the contracts). */
-  async function adopt(turn: { correlationId: string; sessionId: string; turnId: string }): Promise<{ reply: Promise<ResponseEvent> }> {
+  async function adopt(turn: { correlationId: string; sessionId: SessionKey; turnId: string }): Promise<{ reply: Promise<ResponseEvent> }> {
     const { correlationId, sessionId, turnId } = turn;
     const reply = wait(correlationId);
     keep(correlationId, reply); // a second retry arriving meanwhile follows this one
@@ -174,7 +175,7 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, interest?: Fra
       return [...(waiters.get(correlationId)?.approvals.values() ?? [])];
     },
     /** Resolves (once `pending` knows the turn) with its reply; see the contracts. */
-    async rejoin(turn: { correlationId: string; sessionId: string; turnId?: string }): Promise<{ reply: Promise<ResponseEvent> }> {
+    async rejoin(turn: { correlationId: string; sessionId: SessionKey; turnId?: string }): Promise<{ reply: Promise<ResponseEvent> }> {
       const kept = detached.get(turn.correlationId);
       if (kept) return { reply: kept };
       const { turnId } = turn;

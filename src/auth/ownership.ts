@@ -16,7 +16,7 @@
  *   unknown one answer alike. Without auth nothing changes for the single user.
  */
 import { AppError } from '../errors/index.ts';
-import { sessionKey, splitSessionKey, type SessionQuota } from '../session-id.ts';
+import { isSessionKey, namespacePrefix, sessionKey, splitSessionKey, type SessionKey, type SessionQuota } from '../session-id.ts';
 
 export { sessionIdOf, type SessionQuota } from '../session-id.ts';
 import { hasScope, type Principal } from './principal.ts';
@@ -24,10 +24,10 @@ import { hasScope, type Principal } from './principal.ts';
 export interface SessionAccess {
   /** The cap on the caller's sessions: none for an admin principal; anonymous callers are counted by IP. */
   readonly quota: SessionQuota | undefined;
-  /** The key of the caller's session `id`, or (admin only) of `owner`'s. */
-  key(id: string, owner?: string): string;
-  /** Whether a listing shows the session stored under `key` to the caller. */
-  sees(key: string): boolean;
+  /** The key of the caller's session `id`, or (admin only) of `owner`'s; an id or owner that breaks the rule is INVALID_REQUEST (`sessionKey`). */
+  key(id: string, owner?: string): SessionKey;
+  /** Whether a listing shows the session stored under `key` to the caller: a key that breaks the rule of keys is shown to nobody. */
+  sees(key: string): key is SessionKey;
   /** The same as a range of keys in the store's order (src/store/session-range.ts): what a paged listing asks for. */
   readonly listed: KeyRange;
   /** Whether an unknown session answers 404 (see the contracts). */
@@ -54,7 +54,7 @@ export interface KeyRange {
  */
 export function namespaceRange(owner: string): KeyRange {
   if (owner === '') return { from: '\u0001' };
-  const start = sessionKey(owner, '');
+  const start = namespacePrefix(owner);
   return { from: start, below: `${start.slice(0, -1)}\u0001` };
 }
 
@@ -74,13 +74,13 @@ export function sessionAccess(principal: Principal, ip: string, options: Ownersh
       const namespace = owner ?? own;
       return sessionKey(namespace === '' ? undefined : namespace, id);
     },
-    sees: (key) => admin || (splitSessionKey(key).owner ?? '') === own,
+    sees: (key): key is SessionKey => isSessionKey(key) && (admin || (splitSessionKey(key).owner ?? '') === own),
     listed: admin ? {} : namespaceRange(own),
   };
 }
 
 /** The sessions of the local single user (the stdio MCP face): the unnamed namespace, uncapped, lenient. */
-export const LOCAL_SESSIONS: SessionAccess = { strict: false, quota: undefined, key: (id) => id, sees: () => true, listed: {} };
+export const LOCAL_SESSIONS: SessionAccess = { strict: false, quota: undefined, key: (id) => sessionKey(undefined, id), sees: isSessionKey, listed: {} };
 
 
 /** A session's 404: the same answer for a session that does not exist and one of another principal. */

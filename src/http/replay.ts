@@ -1,5 +1,6 @@
 import type { FrontEndBus } from './front-bus.ts';
 import type { AgentFrame } from '../agent/index.ts';
+import type { SessionKey } from '../session-id.ts';
 
 /**
  * Sends a session's stored frames after `since` (the same frames live clients got), reading until
@@ -9,7 +10,7 @@ import type { AgentFrame } from '../agent/index.ts';
  */
 export async function replaySession(
   bus: FrontEndBus,
-  sessionId: string,
+  sessionId: SessionKey,
   since: number | undefined,
   deliver: (frame: AgentFrame) => void,
   isClosed: () => boolean,

@@ -11,7 +11,7 @@ import type { ClientIp } from './ip.ts';
 import { streamReply } from './relay.ts';
 import { errorReply, jsonReply, send, watchAbort, type Reply } from './respond.ts';
 import type { HttpMethod, RequestContext, Route, RouteResult, SessionsOf } from './route.ts';
-import type { createRouter, RouteMatch } from './router.ts';
+import type { createRouter, Lookup, RouteMatch } from './router.ts';
 
 export interface RestDeps {
   metrics?: Pick<Metrics, 'rejected'>;
@@ -50,6 +50,15 @@ function toReply(result: RouteResult): Reply {
  * an unknown path or a wrong method is 400 INVALID_REQUEST), then the JSON body, the handler and the reply.
  * Every answer, errors included, carries the headers of the admission verdict (X-RateLimit-*, CORS).
  */
+/** The route of a request, or the refusal of a path that does not decode (a bad escape): answered like any refusal, never thrown here. */
+function lookupOrRefuse(router: RestDeps['router'], method: string, path: string): Lookup | { match: undefined; refused: unknown } {
+  try {
+    return router.lookup(method, path);
+  } catch (refused) {
+    return { match: undefined, refused };
+  }
+}
+
 export function createRestHandler(deps: RestDeps) {
   return (res: HttpResponse, req: HttpRequest): void => {
     const { state, controller } = watchAbort(res);
@@ -63,13 +72,14 @@ export function createRestHandler(deps: RestDeps) {
     req.forEach((k, v) => (headers[k] = v));
     const ip = deps.clientIp(res, req);
     const origin = headers.origin ?? '';
-    const found = deps.router.lookup(method, path);
+    const found = lookupOrRefuse(deps.router, method, path);
     const matched = found.match?.route;
     const maxBytes = matched?.rawBody ? deps.maxRawBytes : matched?.largeBody ? deps.maxBodyBytes : deps.maxJsonBytes;
     const body = BODY_METHODS.has(method) ? bufferBody(res, maxBytes, Number(headers['content-length'] ?? 0), controller.signal) : undefined;
     const now = () => deps.clock.now();
 
     const lookup = (): RouteMatch => {
+      if ('refused' in found) throw found.refused;
       if (found.match) return found.match;
       throw new AppError('INVALID_REQUEST', found.pathKnown ? `Method ${method} not allowed on ${path}` : `Unknown route ${path}`, {
         issue: found.pathKnown ? 'method not allowed' : 'no such endpoint',

@@ -12,7 +12,7 @@ import { parseInput, validateImage } from './validate.ts';
 import { hasScope } from '../auth/index.ts';
 import { upgradeCredential, type Principal, type Principals, type SessionAccess } from './auth.ts';
 import type { SessionsOf } from './route.ts';
-import { asNamed } from '../session-id.ts';
+import { asNamed, type SessionKey } from '../session-id.ts';
 import { tooDeepError } from './body.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { textTooDeep } from '../json-depth.ts';
@@ -167,7 +167,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
    * What a client frame's handler is given besides the frame: its connection and the key of the
    * session it names (default: `default`), in the namespace of the connection's principal.
    */
-  type FrameContext = { ws: WebSocket<Connection>; sessionId: string };
+  type FrameContext = { ws: WebSocket<Connection>; sessionId: SessionKey };
 
   /** The client frames' handlers, one per entry of CLIENT_FRAMES (src/http/frames.ts). */
   const handlers: ClientFrameHandlers<FrameContext> = {

@@ -22,11 +22,12 @@ import type { AgentCommands, AgentEvents, TurnWaiter } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { Logger } from '../log/index.ts';
 import { madeOnce } from '../made-once.ts';
+import type { SessionKey } from '../session-id.ts';
 import { purposeKey, type FaceKey } from './seal.ts';
 
 export interface ApprovalState {
-  /** The owned session key. */
-  sessionId: string;
+  /** The owned session key (sealed by us, so still the key it was minted with). */
+  sessionId: SessionKey;
   correlationId: string;
   /** The turn, so that an instance that did not start it can rejoin it (src/agent/turn-waiter.ts `rejoin`). */
   turnId?: string;

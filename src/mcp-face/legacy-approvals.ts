@@ -23,6 +23,7 @@ import type { AgentCommands, AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { SessionAccess } from '../auth/index.ts';
 import type { Logger } from '../log/index.ts';
+import type { SessionKey } from '../session-id.ts';
 import { decisionOf, type approvalQuestion } from './approval-rounds.ts';
 import { createSeal, type FaceKey } from './seal.ts';
 
@@ -37,8 +38,8 @@ export interface AskedOutOfBand {
 
 /** A call waiting for approval, as an answer names it. */
 export interface AnswerTo {
-  /** The owned session key. */
-  sessionId: string;
+  /** The owned session key (sealed by us, so still the key it was minted with). */
+  sessionId: SessionKey;
   callId: string;
 }
 

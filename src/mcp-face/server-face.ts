@@ -44,7 +44,7 @@ import { toErrorBody } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { hopsOf } from '../tools/hops.ts';
 import { selfCapability } from '../tools/self-connection.ts';
-import { sessionIdSchema } from '../session-id.ts';
+import { sessionIdSchema, type SessionKey } from '../session-id.ts';
 
 function inputSchemaOf(schema: z.ZodType): Tool['inputSchema'] {
   const { $schema: _dialect, ...json } = z.toJSONSchema(schema) as Tool['inputSchema'] & { $schema?: string };
@@ -139,7 +139,7 @@ export function createServerFace(deps: ServerFaceDeps) {
    * Asks the client to approve each call of the turn `correlationId` that waits for approval (see the contracts);
    * a question whose call is answered elsewhere first is withdrawn (`notifications/cancelled`).
    */
-  function askApprovals(ctx: ServerContext, correlationId: string, sessionId: string, outOfBand: ServerOptions['outOfBand']): () => void {
+  function askApprovals(ctx: ServerContext, correlationId: string, sessionId: SessionKey, outOfBand: ServerOptions['outOfBand']): () => void {
     const withdraw = new Map<string, () => void>();
     const offAsked = bus.on('agent.toolApprovalRequested', (e) => {
       if (e.correlationId !== correlationId) return;

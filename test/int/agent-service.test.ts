@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { sessionKey } from '../../src/session-id.ts';
 import { createAgentService, type AgentService } from '../../src/agent/index.ts';
 import type { AppBus, AppCommands, AppEvents } from '../../src/app.ts';
 import { createBus, type Envelope } from '../../src/bus/index.ts';
@@ -80,7 +81,7 @@ async function rig(opts: { store?: EventStore<SessionEvent>; maxIterations?: num
   const end = (correlationId: string) => recorder.turnEnd(correlationId);
   const send = async (content: string, sessionId = 'default') => {
     const correlationId = `int-${++commands}`;
-    const { queued } = await bus.execute('agent.sendMessage', { sessionId, content }, { correlationId, sessionId });
+    const { queued } = await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, sessionId), content }, { correlationId, sessionId });
     return { correlationId, queued };
   };
   return {
@@ -144,7 +145,7 @@ describe('agent service with the simulator and server-everything', () => {
     await new Promise<void>((resolve) => {
       const off = bus.on('agent.chunk', (e) => { if (e.correlationId === slow.correlationId) { off(); resolve(); } });
     });
-    expect(await bus.execute('agent.cancel', { sessionId: 'cancel' })).toEqual({ cancelled: true });
+    expect(await bus.execute('agent.cancel', { sessionId: sessionKey(undefined, 'cancel') })).toEqual({ cancelled: true });
     expect(payload<'agent.error'>(await r.end(slow.correlationId))).toMatchObject({ code: 'AGENT_ERROR', message: 'turn cancelled', details: { reason: 'cancelled' } });
 
     const tool = await r.send('[[tool:trigger-long-running-operation {"duration":10,"steps":10}]]', 'cancel');
@@ -152,18 +153,18 @@ describe('agent service with the simulator and server-everything', () => {
       const off = bus.on('agent.toolCall', (e) => { if (e.correlationId === tool.correlationId) { off(); resolve(); } });
     });
     const t0 = Date.now();
-    expect(await bus.execute('agent.cancel', { sessionId: 'cancel' })).toEqual({ cancelled: true });
+    expect(await bus.execute('agent.cancel', { sessionId: sessionKey(undefined, 'cancel') })).toEqual({ cancelled: true });
     expect((await r.end(tool.correlationId)).name).toBe('agent.error');
     expect(Date.now() - t0).toBeLessThan(4_000); // ended by the cancel: the tool runs for 10 s
     expect((await r.turn('still there?', 'cancel')).name).toBe('agent.response');
-    const { frames } = await bus.execute('agent.history', { sessionId: 'cancel' });
+    const { frames } = await bus.execute('agent.history', { sessionId: sessionKey(undefined, 'cancel') });
     expect(frames.filter((f) => f.event === 'error').map((f) => f.data)).toMatchObject([{ details: { reason: 'cancelled' } }, { details: { reason: 'cancelled' } }]);
   });
 
   it('reset empties the history the model sees', async () => {
     const r = await rig();
     await r.turn('my secret is 42', 'reset');
-    const { seq } = await bus.execute('agent.reset', { sessionId: 'reset' }, { correlationId: 'int-reset' });
+    const { seq } = await bus.execute('agent.reset', { sessionId: sessionKey(undefined, 'reset') }, { correlationId: 'int-reset' });
     expect(r.events.find((e) => e.name === 'agent.conversationReset')).toMatchObject({ correlationId: 'int-reset', payload: { sessionId: 'reset', seq } });
     await r.turn('what was it?', 'reset');
     expect(lastRequest()?.messages.map((m) => m.role)).toEqual(['system', 'user']);
@@ -220,7 +221,7 @@ describe('agent service with the simulator and server-everything', () => {
     const r = await rig();
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3, 4]).toString('base64');
     const correlationId = `int-img-${++commands}`;
-    await bus.execute('agent.sendMessage', { sessionId: 'img', content: 'look [[image]]', image: { mimeType: 'image/png', base64: png } }, { correlationId });
+    await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 'img'), content: 'look [[image]]', image: { mimeType: 'image/png', base64: png } }, { correlationId });
     const end = await r.end(correlationId);
     expect(payload<'agent.response'>(end).content).toBe('The last user message had an image (image/png, 8 bytes).');
     expect(payload<'agent.userMessage'>(r.of(correlationId)[0])).toMatchObject({ hasImage: true, content: 'look [[image]]' });

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { sessionKey } from '../../src/session-id.ts';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import type { Clock } from '../../src/clock.ts';
 import { recordBus } from '../support/bus-recorder.ts';
@@ -71,7 +72,7 @@ async function rig(llm: LlmClient, opts: { store?: EventStore<SessionEvent>; max
     named: recorder.named,
     async send(content, sessionId = 'default') {
       const correlationId = `cmd-${++n}`;
-      const { turnId } = await bus.execute('agent.sendMessage', { sessionId, content }, { correlationId, sessionId });
+      const { turnId } = await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, sessionId), content }, { correlationId, sessionId });
       return { turnId, correlationId };
     },
     until: (pred) => recorder.until(pred),
@@ -81,7 +82,7 @@ async function rig(llm: LlmClient, opts: { store?: EventStore<SessionEvent>; max
 }
 /** The frames the history command gives for a session. */
 const framesOf = async (r: Rig, sessionId = 'default', since?: number) =>
-  (await r.bus.execute('agent.history', { sessionId, ...(since !== undefined && { since }) })).frames;
+  (await r.bus.execute('agent.history', { sessionId: sessionKey(undefined, sessionId), ...(since !== undefined && { since }) })).frames;
 /** Resolves once no session is busy (a turn's last facts are written just after its end event). */
 async function settled(r: Rig): Promise<void> {
   await expect.poll(async () => (await r.bus.execute('agent.listSessions', {})).filter((s) => s.busy).map((s) => s.id), { ...PATIENT, interval: 5 }).toEqual([]);
@@ -179,7 +180,7 @@ describe('agent service', () => {
     expect(await ids({ below: 'd' })).toEqual([['a', false], ['c', false]]);
     release();
     const { correlationId } = await sending;
-    await r.bus.execute('agent.cancel', { sessionId: 'd' });
+    await r.bus.execute('agent.cancel', { sessionId: sessionKey(undefined, 'd') });
     await r.until(ended(correlationId));
   });
 
@@ -227,7 +228,7 @@ describe('agent service', () => {
     });
     const r = await rig(llm);
     const first = await r.send('one');
-    const second = await r.bus.execute('agent.sendMessage', { sessionId: 'default', content: 'two' }, { correlationId: 'cmd-two' });
+    const second = await r.bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 'default'), content: 'two' }, { correlationId: 'cmd-two' });
     expect(second.queued).toBe(true);
     expect(await r.bus.execute('agent.listSessions', {})).toMatchObject([{ id: 'default', busy: true, queued: 1 }]);
     release();
@@ -240,10 +241,10 @@ describe('agent service', () => {
   it('cancel ends the running turn with AGENT_ERROR "turn cancelled"; the session stays usable', async () => {
     const { llm, requests } = fakeLlm((req, n) => (n === 1 ? hang(req) : text('fine')));
     const r = await rig(llm);
-    expect(await r.bus.execute('agent.cancel', { sessionId: 'default' })).toEqual({ cancelled: false });
+    expect(await r.bus.execute('agent.cancel', { sessionId: sessionKey(undefined, 'default') })).toEqual({ cancelled: false });
     const { correlationId } = await r.send('slow');
     await r.until((e) => e.name === 'agent.thinking');
-    expect(await r.bus.execute('agent.cancel', { sessionId: 'default' })).toEqual({ cancelled: true });
+    expect(await r.bus.execute('agent.cancel', { sessionId: sessionKey(undefined, 'default') })).toEqual({ cancelled: true });
     const end = await r.until(ended(correlationId));
     expect(end.payload).toMatchObject({ code: 'AGENT_ERROR', message: 'turn cancelled', details: { reason: 'cancelled' }, sessionId: 'default' });
     expect(requests[0]?.signal?.aborted).toBe(true);
@@ -268,7 +269,7 @@ describe('agent service', () => {
     const r = await rig(llm);
     const { correlationId } = await r.send('slow');
     await r.until((e) => e.name === 'agent.chunk' && (e.payload as { content: string }).content === 'second ');
-    await r.bus.execute('agent.cancel', { sessionId: 'default' });
+    await r.bus.execute('agent.cancel', { sessionId: sessionKey(undefined, 'default') });
     await r.until(ended(correlationId));
     late?.('too late');
     const next = await r.send('again');
@@ -284,7 +285,7 @@ describe('agent service', () => {
     const b = await r.send('hangs');
     const c = await r.send('queued');
     await r.until((e) => e.name === 'agent.thinking' && e.correlationId === b.correlationId);
-    const { seq } = await r.bus.execute('agent.reset', { sessionId: 'default' }, { correlationId: 'cmd-reset' });
+    const { seq } = await r.bus.execute('agent.reset', { sessionId: sessionKey(undefined, 'default') }, { correlationId: 'cmd-reset' });
     expect(r.events.find((e) => e.name === 'agent.conversationReset')).toMatchObject({ correlationId: 'cmd-reset', payload: { sessionId: 'default', seq } });
     expect((await r.until(ended(b.correlationId))).payload).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'reset' } });
     expect((await r.until(ended(c.correlationId))).payload).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'reset' } });
@@ -321,8 +322,8 @@ describe('agent service', () => {
     expect(r2.named('agent.userMessage')[0]?.seq).toBe(3);
     expect(await r2.bus.execute('agent.listSessions', {})).toMatchObject([{ id: 'ada', lastSeq: 4, busy: false, queued: 0 }]);
     expect(await framesOf(r2, 'ada', 3)).toHaveLength(1);
-    expect(await r2.bus.execute('agent.deleteSession', { sessionId: 'ada' })).toEqual({ deleted: true });
-    expect(await r2.bus.execute('agent.deleteSession', { sessionId: 'ada' })).toEqual({ deleted: false });
+    expect(await r2.bus.execute('agent.deleteSession', { sessionId: sessionKey(undefined, 'ada') })).toEqual({ deleted: true });
+    expect(await r2.bus.execute('agent.deleteSession', { sessionId: sessionKey(undefined, 'ada') })).toEqual({ deleted: false });
     expect(await framesOf(r2, 'ada')).toEqual([]);
   });
 

@@ -8,6 +8,7 @@ import { createJsonlStore, type JsonlStoreOptions } from '../../src/store/jsonl-
 import { createStore } from '../../src/store/index.ts';
 import { fileNameOf } from '../../src/store/session-file-name.ts';
 import type { EventStore } from '../../src/store/types.ts';
+import { sessionKey } from '../../src/session-id.ts';
 import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
 import { eventStoreContract, manualClock, user } from './store-contract.ts';
 
@@ -249,7 +250,7 @@ describe('jsonl store: files', () => {
 
   it('maps hostile and unicode ids to flat, safe file names that round-trip through list()', async () => {
     const dir = await tempDir();
-    const ids = ['../../etc/passwd', 'a/b', '.', '..', '.hidden', 'x\u0000y', 'CON', 'Con', 'con', 'ü/日本/🎉', 'x'.repeat(128), '日'.repeat(128)];
+    const ids = ['../../etc/passwd', 'a/b', '.', '..', '.hidden', '\u0000alice\u0000y', 'CON', 'Con', 'con', 'ü/日本/🎉', 'x'.repeat(128), '日'.repeat(128)];
     const first = openStore(dir);
     for (const id of ids) await first.store.append(id, [user(id)]);
     await first.store.close();
@@ -266,16 +267,16 @@ describe('jsonl store: files', () => {
     const { store } = openStore(dir);
     for (const id of ['a', 'c', 'd', 'e']) await store.append(id, [user(id)]);
     await writeFile(join(dir, fileNameOf('b')), 'not json\n{"torn'); // a session file without a valid event
-    const long = 'z'.repeat(250); // its file name keeps only the start of its key
+    const long = sessionKey('z'.repeat(130), 'z'.repeat(120)); // its file name keeps only the start of its key
     await store.append(long, [user('long')]);
     // Files that fail when read (directories): a listing that read them would fail.
     await mkdir(join(dir, fileNameOf('x')));
     await mkdir(join(dir, fileNameOf('zy' + 'y'.repeat(250))));
     const reopened = openStore(dir);
-    expect((await reopened.store.list({ limit: 2 })).map((s) => s.id)).toEqual(['a', 'c']);
+    expect((await reopened.store.list({ limit: 2 })).map((s) => s.id)).toEqual([long, 'a']);
     expect((await reopened.store.list({ after: 'a', limit: 2 })).map((s) => s.id)).toEqual(['c', 'd']);
     expect((await reopened.store.list({ after: 'd', below: 'w' })).map((s) => s.id)).toEqual(['e']);
-    expect((await reopened.store.list({ from: 'z' + 'z'.repeat(100) })).map((s) => s.id)).toEqual([long]);
+    expect((await reopened.store.list({ from: '\u0000' + 'z'.repeat(100), below: '\u0001' })).map((s) => s.id)).toEqual([long]);
     await expect(reopened.store.list()).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
   });
 

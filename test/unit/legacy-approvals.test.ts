@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { sessionKey } from '../../src/session-id.ts';
 import { LOCAL_SESSIONS } from '../../src/auth/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createLegacyApprovals } from '../../src/mcp-face/legacy-approvals.ts';
@@ -27,7 +28,7 @@ describe('approvals of 2025-era HTTP clients: who is asked', () => {
     expect(await legacy.answer({ jsonrpc: '2.0', id: 3, result: {} }, LOCAL_SESSIONS, true)).toBeUndefined();
     expect(await legacy.answer({ jsonrpc: '2.0', id: 'agentd-approval.x', method: 'ping' }, LOCAL_SESSIONS, true)).toBeUndefined();
     const sent: { id?: unknown; method: string; params?: unknown }[] = [];
-    const asked = await legacy.ask((message) => (sent.push(message), Promise.resolve()), { message: 'Allow?', requestedSchema: { type: 'object', properties: {}, required: [] } } as never, { sessionId: 's1', callId: 'c1' });
+    const asked = await legacy.ask((message) => (sent.push(message), Promise.resolve()), { message: 'Allow?', requestedSchema: { type: 'object', properties: {}, required: [] } } as never, { sessionId: sessionKey(undefined, 's1'), callId: 'c1' });
     const id = String(sent[0]?.id);
     expect(sent[0]).toMatchObject({ method: 'elicitation/create', params: { message: 'Allow?' } });
     await asked.withdraw('answered elsewhere');

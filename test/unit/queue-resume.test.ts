@@ -4,6 +4,7 @@
  * after ending the interrupted turn as `owner_lost`.
  */
 import { describe, expect, it } from 'vitest';
+import { sessionKey } from '../../src/session-id.ts';
 import { createAgentService, TAKE_OVER_COMMAND } from '../../src/agent/index.ts';
 import { queuedOf } from '../../src/agent/queue.ts';
 import { resumeOf } from '../../src/agent/approvals.ts';
@@ -90,7 +91,7 @@ describe('a session opened from a log with queued messages', () => {
     const { bus, store, agent, recorder, seen } = rig((content) => text(`re ${content}`));
     await store.append('s1', [user('t1', 'long'), queued('t2', 'second'), queued('t3', 'third'), queued('t4', 'dropped'), discarded('t4', 'reset')]);
     await agent.start();
-    await bus.execute(TAKE_OVER_COMMAND, { sessionId: 's1' });
+    await bus.execute(TAKE_OVER_COMMAND, { sessionId: sessionKey(undefined, 's1') });
     const t3 = await recorder.turnEnd('c-t3');
     expect(t3.name).toBe('agent.response');
     expect((await recorder.turnEnd('c-t2')).payload).toMatchObject({ turnId: 't2', content: 're second' });
@@ -111,14 +112,14 @@ describe('a session opened from a log with queued messages', () => {
       return text(`re ${content}`);
     });
     await agent.start();
-    await bus.execute('agent.sendMessage', { sessionId: 's1', content: 'slow' }, { correlationId: 'a', sessionId: 's1' });
-    const second = await bus.execute('agent.sendMessage', { sessionId: 's1', content: 'waits' }, { correlationId: 'b', sessionId: 's1' });
+    await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 's1'), content: 'slow' }, { correlationId: 'a', sessionId: 's1' });
+    const second = await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 's1'), content: 'waits' }, { correlationId: 'b', sessionId: 's1' });
     expect(second.queued).toBe(true);
     expect((await store.read('s1')).map((s) => s.event.type)).toEqual(['userMessage', 'messageQueued']);
     // the same correlation id again (a retried forward) is the same message
-    expect(await bus.execute('agent.sendMessage', { sessionId: 's1', content: 'waits' }, { correlationId: 'b', sessionId: 's1' })).toEqual(second);
-    await bus.execute('agent.sendMessage', { sessionId: 's1', content: 'dropped' }, { correlationId: 'c', sessionId: 's1' });
-    await bus.execute('agent.reset', { sessionId: 's1' });
+    expect(await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 's1'), content: 'waits' }, { correlationId: 'b', sessionId: 's1' })).toEqual(second);
+    await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 's1'), content: 'dropped' }, { correlationId: 'c', sessionId: 's1' });
+    await bus.execute('agent.reset', { sessionId: sessionKey(undefined, 's1') });
     expect((await recorder.turnEnd('c')).payload).toMatchObject({ details: { reason: 'reset' } });
     release();
     const types = (await store.read('s1')).map((s) => s.event.type);
@@ -132,8 +133,8 @@ describe('a clean shutdown with messages queued', () => {
   it('stores their discard (turnFailed shutdown), so a later open does not run them', async () => {
     const { bus, store, agent, recorder, seen } = rig(() => new Promise<ModelStep>(() => undefined));
     await agent.start();
-    await bus.execute('agent.sendMessage', { sessionId: 's1', content: 'running' }, { correlationId: 'a', sessionId: 's1' });
-    await bus.execute('agent.sendMessage', { sessionId: 's1', content: 'waiting' }, { correlationId: 'b', sessionId: 's1' });
+    await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 's1'), content: 'running' }, { correlationId: 'a', sessionId: 's1' });
+    await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 's1'), content: 'waiting' }, { correlationId: 'b', sessionId: 's1' });
     await agent.stop();
     expect((await recorder.turnEnd('b')).payload).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'shutdown' } });
     const log = (await store.read('s1')).map((s) => s.event);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sessionKey } from '../../src/session-id.ts';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import { createAgentService, NOT_SESSION_SCOPED, SESSION_COMMANDS, TAKE_OVER_COMMAND } from '../../src/agent/index.ts';
 import type { AppCommands, AppEvents } from '../../src/app.ts';
@@ -41,7 +42,7 @@ describe('session commands', () => {
     await store.append('s1', [{ v: EVENT_VERSION, type: 'userMessage', turnId: 't1', content: 'hi' }]);
     await agent.start();
     expect(agent.holds('s1')).toBe(false);
-    expect(await bus.execute(TAKE_OVER_COMMAND, { sessionId: 's1' })).toEqual({ opened: true });
+    expect(await bus.execute(TAKE_OVER_COMMAND, { sessionId: sessionKey(undefined, 's1') })).toEqual({ opened: true });
     expect(agent.holds('s1')).toBe(true);
     await expect.poll(async () => (await store.read('s1')).map((s) => s.event.type)).toEqual(['userMessage', 'turnFailed']);
     const failed = (await store.read('s1'))[1]?.event;

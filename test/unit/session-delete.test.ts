@@ -8,6 +8,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { sessionKey } from '../../src/session-id.ts';
 import { createAgentService, type AgentService } from '../../src/agent/index.ts';
 import type { AppCommands, AppEvents } from '../../src/app.ts';
 import { createBus } from '../../src/bus/index.ts';
@@ -21,7 +22,7 @@ import type { EventStore } from '../../src/store/types.ts';
 import type { ModelTool, ModelToolOutcome } from '../../src/tools/messages.ts';
 import { PATIENT } from '../support/wait.ts';
 
-const S = 'doomed';
+const S = sessionKey(undefined, 'doomed');
 const tools: ModelTool[] = [{ name: 'echo', description: 'Echo', parameters: { type: 'object' }, serverId: 'everything', toolName: 'echo' }];
 const askStep: ModelStep = { text: '', toolCalls: [{ id: 'c1', name: 'echo', arguments: '{"message":"x"}' }], finishReason: 'tool_calls' };
 const done: ModelStep = { text: 'done', toolCalls: [], finishReason: 'stop' };

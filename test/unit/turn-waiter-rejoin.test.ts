@@ -3,11 +3,12 @@
  * frames, without losing or double-applying a frame that arrives while the log is read.
  */
 import { describe, expect, it } from 'vitest';
+import { sessionKey } from '../../src/session-id.ts';
 import { createTurnWaiter, type AgentCommands, type AgentEvents, type AgentFrame } from '../../src/agent/index.ts';
 import { createBus } from '../../src/bus/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 
-const turn = { correlationId: 'corr-1', sessionId: 's', turnId: 't1' };
+const turn = { correlationId: 'corr-1', sessionId: sessionKey(undefined, 's'), turnId: 't1' };
 const asked = (callId: string, seq: number) => ({ sessionId: 's', turnId: 't1', seq, callId, toolName: 'echo', serverId: 'echo', args: {}, expiresAt: '2099-01-01T00:00:00.000Z' });
 const resolved = (callId: string, seq: number) => ({ sessionId: 's', turnId: 't1', seq, callId, decision: 'approve' as const, by: 'rest' });
 const frame = (event: string, data: object) => ({ event, data }) as AgentFrame;
@@ -60,7 +61,7 @@ describe('rejoining a turn asked elsewhere', () => {
     const { waiter, release } = setup([], 0);
     release();
     await expect((await waiter.rejoin(turn)).reply).rejects.toMatchObject({ details: { reason: 'unknown_turn' } });
-    await expect((await waiter.rejoin({ correlationId: 'corr-2', sessionId: 's' })).reply).rejects.toMatchObject({ details: { reason: 'unknown_turn' } });
+    await expect((await waiter.rejoin({ correlationId: 'corr-2', sessionId: sessionKey(undefined, 's') })).reply).rejects.toMatchObject({ details: { reason: 'unknown_turn' } });
   });
 
   it('given a second retry while the first adopts the turn, both follow the same reply', async () => {

@@ -13,7 +13,8 @@ export const LAYERS = {
     backoff: { path: 'src/backoff.ts' },
     madeOnce: { path: 'src/made-once.ts' },
     jsonDepth: { path: 'src/json-depth.ts' },
-    sessionId: { path: 'src/session-id.ts' },
+    // Session ids and keys: `sessionKey` refuses a bad id through the error table.
+    sessionId: { path: 'src/session-id.ts', uses: ['errors'] },
     packageInfo: { path: 'src/package-info.ts' },
     errors: { path: 'src/errors' },
     log: { path: 'src/log' },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_SESSION, approvalDecision } from '../../agent/messages.ts';
 import { sessionIdOf, sessionNotFound, type SessionAccess } from '../../auth/index.ts';
-import { MAX_OWNER_LENGTH, asNamed, splitSessionKey } from '../../session-id.ts';
+import { MAX_OWNER_LENGTH, asNamed, splitSessionKey, type SessionKey } from '../../session-id.ts';
 import type { Clock, IdSource } from '../../clock.ts';
 import { imageDataSchema, sessionIdSchema } from '../frames.ts';
 import type { FrontEndBus } from '../front-bus.ts';
@@ -55,7 +55,7 @@ async function userMessage(body: z.output<typeof messageSchema>, sessions: Sessi
  * strict ownership a session without a stored event is SESSION_NOT_FOUND (a foreign id and an
  * unknown one answer alike), asked of the store only when `found` is false.
  */
-export async function ensureFound(found: boolean, key: string, sessions: SessionAccess, bus: FrontEndBus): Promise<void> {
+export async function ensureFound(found: boolean, key: SessionKey, sessions: SessionAccess, bus: FrontEndBus): Promise<void> {
   if (found || !sessions.strict) return;
   const { exists } = await bus.execute('agent.sessionExists', { sessionId: key }, { sessionId: key });
   if (!exists) throw sessionNotFound(sessionIdOf(key));
