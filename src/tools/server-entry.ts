@@ -104,8 +104,11 @@ function withCapabilities(e: ServerEntry, status: ServerStatus): Pick<ServerReco
   return { capabilities: { client, server, progress: e.config.progress !== false, ...(e.config.logLevel !== undefined && { logLevel: e.config.logLevel }) } };
 }
 
-/** The sign-in URL while the server waits for one (a URL for admins: routes strip it for others). */
+/**
+ * The sign-in URL while the server waits for one: it cannot connect without it (`error`), or a call asked for more
+ * access (`connected`). A URL for admins: routes strip it for others.
+ */
 function withSignIn(e: ServerEntry, status: ServerStatus): { authorizationUrl?: string } {
-  const url = status === 'error' ? e.oauth?.authorizationUrl() : undefined;
+  const url = status === 'error' || status === 'connected' ? e.oauth?.authorizationUrl() : undefined;
   return url === undefined ? {} : { authorizationUrl: url };
 }

@@ -37,7 +37,7 @@ import type { ServerRecord } from './messages.ts';
 import { recordOf, statusOf, type McpService, type McpServiceOptions, type ServerEntry } from './server-entry.ts';
 import { createToolCalls } from './tool-calls.ts';
 import { createMemorySecretStore } from '../store/secret-store.ts';
-import { AuthorizationRequired, createServerOAuth, serverOfState, UnknownSignIn } from './oauth-client.ts';
+import { createServerOAuth, serverOfState, UnknownSignIn } from './oauth-client.ts';
 import { createServerRequests, subscribeAgain } from './server-requests.ts';
 import { isSelf, SelfConnection } from './self-connection.ts';
 import { createNoticeRelay } from './notices.ts';
@@ -108,7 +108,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
       ...(instanceHeaders && { extraHeaders: instanceHeaders }),
       ...(pinned && { fetch: pinned.fetch }),
       children: options.children,
-      authProvider: entry.oauth?.provider,
+      oauth: entry.oauth,
       onLost: (reason) => {
         if (isCurrent()) entry.actor.send({ type: 'CONNECTION_LOST', reason });
       },
@@ -121,7 +121,8 @@ export function createMcpService(options: McpServiceOptions): McpService {
       },
     });
     const connection = await opening.catch((err: unknown) => {
-      if (entry.oauth?.signInRequired()) throw new AuthorizationRequired(entry.name);
+      const blocked = entry.oauth?.blocked();
+      if (blocked) throw blocked;
       if (!pinned || !isSocketLevel(err)) throw err;
       slog.debug({ err }, 'runtime MCP server: connection failed');
       throw new Error(COULD_NOT_CONNECT);
@@ -309,8 +310,9 @@ export function createMcpService(options: McpServiceOptions): McpService {
     bus.handle('mcp.connectServer', ({ payload }) => redactedErrors(connectServer(payload))),
     bus.handle('mcp.connectA2aAgent', ({ payload }) => redactedErrors(connectServer({ name: payload.name, config: a2aEntryConfig(payload.config) }, payload.config))),
     bus.handle('mcp.removeServer', ({ payload }) => removeEntry(mustFind(payload.serverId))),
-    bus.handle('mcp.restartServer', ({ payload }) => {
+    bus.handle('mcp.restartServer', async ({ payload }) => {
       const entry = mustFind(payload.serverId);
+      await entry.oauth?.resetSignIns(); // a restart offers a sign-in again (oauth.maxSignIns)
       entry.actor.send({ type: 'RESTART' });
       return expectConnected(entry, settled(entry));
     }),
