@@ -69,6 +69,8 @@ export const oauthSchema = z
     /** Where the browser returns (default `http://127.0.0.1:<port>/api/oauth/callback`): set it behind a proxy or a public name. */
     redirectUrl: z.url({ protocol: /^https?$/ }).optional().describe('Where the browser returns from signing in (`http:` or `https:`); set it when agentd is reached through another name, the same for every instance behind one load balancer. Default: `http://127.0.0.1:<port>/api/oauth/callback`.'),
     /** Sign-ins in a row the server may still refuse before agentd stops offering one (until the server is restarted). */
+    /** Whose token a tool call carries: the one sign-in of the server, or the calling principal's own. */
+    per: z.enum(['server', 'principal']).default('server').describe("Whose tokens the tool calls carry. `server`: one sign-in (an admin's) for everyone. `principal`: each principal signs in for itself (`POST /api/mcp/servers/{serverId}/sign-in`, or the console) and its sessions' tool calls carry its own tokens; the server's own sign-in (an admin's) still lists its tools, resources and prompts. `authorization_code` only."),
     maxSignIns: z.number().int().min(1).max(20).default(3).describe("Sign-ins in a row whose tokens the server still refuses (it keeps asking for a scope the authorization server does not grant, say) before agentd stops offering another: the server is then in `error` saying so, without a sign-in URL, until it is restarted (`POST /api/mcp/servers/{serverId}/restart`). A connection or a tool call that succeeds ends the row."),
   })
   .refine((o) => o.grant !== 'client_credentials' || (o.clientId !== undefined && (o.clientSecret !== undefined || o.privateKey !== undefined || o.privateKeyFile !== undefined)), {
@@ -76,6 +78,10 @@ export const oauthSchema = z
   })
   .refine((o) => [o.clientSecret, o.privateKey, o.privateKeyFile].filter((v) => v !== undefined).length <= 1, {
     message: 'give one of clientSecret, privateKey and privateKeyFile',
+  })
+  .refine((o) => o.per === 'server' || o.grant === 'authorization_code', {
+    message: 'per: principal needs the authorization_code grant (each principal signs in as a person)',
+    path: ['per'],
   })
   .refine((o) => (o.privateKey === undefined && o.privateKeyFile === undefined) || o.clientId !== undefined, {
     message: 'privateKey needs the clientId it was registered for',

@@ -9,8 +9,8 @@
  *   (`oauth.clientMetadataUrl`), dynamic client registration (RFC 7591, oauth-identity.ts) unless `oauth.clientId`
  *   is configured, PKCE (S256), the resource indicator (RFC 8707), refresh, the client-credentials grant and
  *   `private_key_jwt`. Discovery passes oauth-policy.ts before anything is sent; `iss` (RFC 9207) is checked by `auth()`.
- * - One record per server (oauth-record.ts), read at each connection attempt, so tokens another instance stored
- *   (Redis) are used. Granted scopes are kept with the tokens (what was asked for when the answer names none), so
+ * - One record per server, or per server and principal with `oauth.per: principal` (oauth-record.ts), read at each
+ *   connection attempt, so tokens another instance stored (Redis) are used. Granted scopes are kept with the tokens (what was asked for when the answer names none), so
  *   a step-up asks for them again besides the new one.
  * - `authorization_code`: an attempt without usable tokens leaves a pending authorization (state, PKCE verifier,
  *   URL, and what discovery found, so any instance completes it with that authorization server; valid for
@@ -33,11 +33,11 @@ import type { Logger } from '../log/index.ts';
 import type { SecretStore } from '../store/secret-store.ts';
 import { clientMetadataOf, privateKeyJwt } from './oauth-identity.ts';
 import { checkDiscovery } from './oauth-policy.ts';
-import { PENDING_TTL_MS, recordFile, recordKey, sameText, scopeOfUrl, type OAuthRecord } from './oauth-record.ts';
+import { PENDING_TTL_MS, recordFile, recordKey, sameText, scopeOfUrl, stateOf, type OAuthRecord } from './oauth-record.ts';
 import { createRefresher } from './oauth-refresh.ts';
 import type { FetchLike } from './url-policy.ts';
 
-export { PENDING_TTL_MS, serverOfState } from './oauth-record.ts';
+export { PENDING_TTL_MS, principalOfState, serverOfState } from './oauth-record.ts';
 export { REFRESH_LEASE_MS } from './oauth-refresh.ts';
 
 const MAX_SKEW_MS = 60_000;
@@ -45,8 +45,10 @@ const MAX_SKEW_MS = 60_000;
 /** The connection attempt needs a person to sign in (the machine stops retrying until the callback restarts it). */
 export class AuthorizationRequired extends Error {
   override readonly name = 'AuthorizationRequired';
-  constructor(readonly serverId: string) {
-    super('authorization required: an admin signs in at the authorizationUrl of this server\'s record');
+  constructor(readonly serverId: string, principal?: string) {
+    super(principal === undefined
+      ? 'authorization required: an admin signs in at the authorizationUrl of this server\'s record'
+      : `authorization required: ${principal === '' ? 'this principal' : `principal "${principal}"`} has not signed in to this server; each principal signs in for itself at POST /api/mcp/servers/${encodeURIComponent(serverId)}/sign-in (or in the console)`);
   }
 }
 
@@ -75,6 +77,8 @@ export interface ServerOAuthOptions {
   /** agentd's callback URL (`/api/oauth/callback` where it listens), unless the config sets `redirectUrl`. */
   callbackUrl: () => string;
   fetch?: FetchLike;
+  /** With `oauth.per: principal`: the principal (its session owner; `''` the unnamed one) whose record this is. */
+  principal?: string;
 }
 
 export interface ServerOAuth {
@@ -93,13 +97,17 @@ export interface ServerOAuth {
   succeeded(): void;
   /** Sign-ins are offered again (a restart). */
   resetSignIns(): Promise<void>;
+  /** Tokens are held (after `load`). */
+  signedIn(): boolean;
+  /** Drops the record: tokens, registration and pending sign-in (a principal signs out). */
+  forget(): Promise<void>;
 }
 
 export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
-  const { serverId, config, store, clock, log } = options;
+  const { serverId, config, store, clock, log, principal } = options;
   const oauth = config.oauth;
   const serverUrl = config.baseUrl;
-  const key = recordKey(serverId, serverUrl);
+  const key = recordKey(serverId, serverUrl, principal);
   const file = recordFile(store, key, serverUrl);
   const interactive = oauth.grant === 'authorization_code';
   const jwtAuth = privateKeyJwt(oauth);
@@ -152,7 +160,7 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
     ...(oauth.clientMetadataUrl !== undefined && { clientMetadataUrl: oauth.clientMetadataUrl }),
     ...(jwtAuth && { addClientAuthentication: jwtAuth }),
     state() {
-      draft.state = `${randomBytes(24).toString('base64url')}.${serverId}`;
+      draft.state = stateOf(randomBytes(24).toString('base64url'), serverId, principal);
       return draft.state;
     },
     clientInformation() {
@@ -199,7 +207,7 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       record.pending = { state: draft.state, codeVerifier: draft.codeVerifier, url: url.href, createdAt: clock.now(), discovery };
       draft = {};
       await save();
-      log.info('OAuth: authorization required; an admin signs in at the server record\'s authorizationUrl');
+      log.info(principal === undefined ? 'OAuth: authorization required; an admin signs in at the server record\'s authorizationUrl' : 'OAuth: a principal\'s sign-in began');
     },
     async invalidateCredentials(scope) {
       // Refused tokens that another instance has replaced meanwhile: take its tokens instead of dropping them.
@@ -233,13 +241,13 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       refused = undefined;
       record = (await file.read()) ?? { serverUrl };
     },
-    blocked: () => refused ?? (needsSignIn ? new AuthorizationRequired(serverId) : undefined),
+    blocked: () => refused ?? (needsSignIn ? new AuthorizationRequired(serverId, principal) : undefined),
     explain(error) {
       if (error instanceof SignInRefused) return error.message;
       if (!(error instanceof UnauthorizedError)) return undefined;
       if (refused) return refused.message;
       const scope = record.pending ? scopeOfUrl(record.pending.url) : undefined;
-      return `${new AuthorizationRequired(serverId).message}${scope ? ` (the server asks for scope "${scope}")` : ''}`;
+      return `${new AuthorizationRequired(serverId, principal).message}${scope ? ` (the server asks for scope "${scope}")` : ''}`;
     },
     authorizationUrl: () => (pendingFresh() ? record.pending?.url : undefined),
     async complete(state, code, iss) {
@@ -270,6 +278,11 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       if (record.signIns === undefined) return;
       delete record.signIns;
       await save();
+    },
+    signedIn: () => record.tokens !== undefined,
+    async forget() {
+      record = { serverUrl };
+      await file.remove();
     },
   };
 }

@@ -3,9 +3,12 @@
  * tokens, the sign-in a person may be following, and how many sign-ins in a row the server still refused.
  *
  * Contracts:
- * - One record per server, under a key hashed from its name and URL: a server renamed or moved starts anew.
+ * - One record per server, under a key hashed from its name and URL (and, with `oauth.per: principal`, per
+ *   principal: the principal's name is hashed in too): a server renamed or moved starts anew.
  * - A record is JSON; one stored for another URL under the same key is not this server's (`undefined`).
- * - The `state` of a sign-in names its server (`<random>.<serverId>`), so any instance finds the pending sign-in.
+ * - The `state` of a sign-in names its server, and the principal it is for: `<random>.<serverId>`, or
+ *   `<random>~<principal, hex>.<serverId>` (`~` and `.` never occur in the random part), so any instance finds the
+ *   pending sign-in.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { OAuthClientInformationMixed, OAuthDiscoveryState, OAuthTokens } from '@modelcontextprotocol/client';
@@ -33,12 +36,24 @@ export interface OAuthRecord {
   signIns?: number;
 }
 
-export const recordKey = (serverId: string, url: string) => `oauth-${createHash('sha256').update(`${serverId}\n${url}`).digest('hex').slice(0, 40)}`;
+export const recordKey = (serverId: string, url: string, principal?: string) =>
+  `oauth-${createHash('sha256').update(`${serverId}\n${url}${principal === undefined ? '' : `\n\u0000${principal}`}`).digest('hex').slice(0, 40)}`;
+
+/** A sign-in's `state`: `random` (base64url) tagged with its principal, if any, and its server. */
+export const stateOf = (random: string, serverId: string, principal?: string) =>
+  `${random}${principal === undefined ? '' : `~${Buffer.from(principal).toString('hex')}`}.${serverId}`;
 
 /** The server a sign-in's `state` names. */
 export const serverOfState = (state: string): string | undefined => {
   const dot = state.indexOf('.');
   return dot > 0 ? state.slice(dot + 1) : undefined;
+};
+
+/** The principal a sign-in's `state` names (`undefined`: the server's own sign-in). */
+export const principalOfState = (state: string): string | undefined => {
+  const head = state.slice(0, Math.max(0, state.indexOf('.')));
+  const tilde = head.indexOf('~');
+  return tilde < 0 ? undefined : Buffer.from(head.slice(tilde + 1), 'hex').toString();
 };
 
 /** Constant-time equality of two texts. */
@@ -66,5 +81,6 @@ export function recordFile(store: SecretStore, key: string, serverUrl: string) {
       return parsed?.serverUrl === serverUrl ? parsed : undefined;
     },
     write: (record: OAuthRecord) => store.set(key, JSON.stringify(record)),
+    remove: () => store.delete(key),
   };
 }

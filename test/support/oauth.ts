@@ -41,10 +41,11 @@ export async function connectAtRuntime(app: RunningApp, key: string, name: strin
 
 /**
  * Follows the authorization URL as a browser would: the authorize endpoint redirects to agentd's callback
- * (`via`: the instance a load balancer in front of the configured redirectUrl would pick).
+ * (`via`: the instance a load balancer in front of the configured redirectUrl would pick; `as`: the person who
+ * signs in, for the fixture's `user` tool).
  */
-export async function signIn(authorizationUrl: string, via?: RunningApp): Promise<{ status: number; html: string }> {
-  const authorize = await fetch(authorizationUrl, { redirect: 'manual' });
+export async function signIn(authorizationUrl: string, via?: RunningApp, as?: string): Promise<{ status: number; html: string }> {
+  const authorize = await fetch(authorizationUrl, { redirect: 'manual', ...(as !== undefined && { headers: { 'x-fixture-user': as } }) });
   expect(authorize.status).toBe(302);
   const callback = new URL(authorize.headers.get('location')!);
   expect(callback.pathname).toBe('/api/oauth/callback');
