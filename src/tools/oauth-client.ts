@@ -18,8 +18,8 @@
  *   so the URL an admin follows stays valid across retries and instances. `complete(state, code)` checks the state
  *   (constant time), exchanges the code, stores the tokens and drops the pending authorization.
  * - Sign-ins in a row are counted; once `oauth.maxSignIns` of them were completed and the server still asks for
- *   another, none is offered: the attempt fails with `SignInRefused` until `resetSignIns()` (a restart). A
- *   connection or a tool call that succeeds (`succeeded()`) ends the row.
+ *   another, none is offered: the attempt fails with `SignInRefused` until `resetSignIns()` (a restart; for a
+ *   principal, its own request for a sign-in). A connection or a tool call that succeeds (`succeeded()`) ends the row.
  * - Tokens are refreshed before they expire (oauth-refresh.ts: one instance at a time): when a request finds less
  *   than min(60 s, half their lifetime) left, the refresh-token grant (client credentials: a new token) runs first.
  *   Before dropping refused tokens, tokens another instance stored meanwhile are adopted instead.
@@ -48,15 +48,16 @@ export class AuthorizationRequired extends Error {
   constructor(readonly serverId: string, principal?: string) {
     super(principal === undefined
       ? 'authorization required: an admin signs in at the authorizationUrl of this server\'s record'
-      : `authorization required: ${principal === '' ? 'this principal' : `principal "${principal}"`} has not signed in to this server; each principal signs in for itself at POST /api/mcp/servers/${encodeURIComponent(serverId)}/sign-in (or in the console)`);
+      : `authorization required: ${principal === '' ? 'this principal' : `principal "${principal}"`} is not signed in to this server; each principal signs in for itself at POST /api/mcp/servers/${encodeURIComponent(serverId)}/sign-in (or in the console)`);
   }
 }
 
 /** `oauth.maxSignIns` sign-ins in a row did not satisfy the server: no further one is offered until a restart. */
 export class SignInRefused extends Error {
   override readonly name = 'SignInRefused';
-  constructor(signIns: number, scope: string | undefined) {
-    super(`the server still refuses access after ${signIns} sign-in${signIns === 1 ? '' : 's'} in a row${scope ? ` (it asks for scope "${scope}")` : ''}: no further sign-in is offered until the server is restarted`);
+  constructor(signIns: number, scope: string | undefined, principal?: string) {
+    const until = principal === undefined ? 'the server is restarted' : 'the principal asks for one again (POST …/sign-in)';
+    super(`the server still refuses access after ${signIns} sign-in${signIns === 1 ? '' : 's'} in a row${scope ? ` (it asks for scope "${scope}")` : ''}: no further sign-in is offered until ${until}`);
   }
 }
 
@@ -95,7 +96,7 @@ export interface ServerOAuth {
   complete(state: string, code: string, iss?: string): Promise<void>;
   /** A request authorized with our tokens succeeded: the row of sign-ins ends. */
   succeeded(): void;
-  /** Sign-ins are offered again (a restart). */
+  /** Sign-ins are offered again (a restart; a principal's own request for one). */
   resetSignIns(): Promise<void>;
   /** Tokens are held (after `load`). */
   signedIn(): boolean;
@@ -199,7 +200,7 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       if (pendingFresh()) return void (needsSignIn = true); // keep the URL an admin may be following
       const signIns = record.signIns ?? 0;
       if (signIns >= oauth.maxSignIns) {
-        refused = new SignInRefused(signIns, scopeOfUrl(url.href));
+        refused = new SignInRefused(signIns, scopeOfUrl(url.href), principal);
         throw refused;
       }
       needsSignIn = true;

@@ -9,7 +9,8 @@
  *   tokens gets a CallError naming where it signs in, and nothing is sent to the server; a connection that fails
  *   (the tokens refused, say) gets the reason, and the next call tries again.
  * - `signIn(principal)` answers the URL the principal follows to sign in (the same one while it is fresh), or
- *   `signedIn: true` when it holds tokens the server accepts. `status` tells which, sending nothing.
+ *   `signedIn: true` when it holds tokens the server accepts; it offers a sign-in again after `oauth.maxSignIns`
+ *   refused ones. `status` tells which, sending nothing.
  * - `complete` takes the callback of the principal's sign-in; its next call opens a connection with the new tokens.
  * - `signOut` drops the principal's tokens and closes its connection. `closeAll` closes every connection (the
  *   server restarts or goes away); the tokens stay.
@@ -88,6 +89,7 @@ export function createPrincipalConnections(options: PrincipalConnectionsOptions)
     },
     async signIn(principal: string): Promise<SignInStatus> {
       const oauth = oauthOf(principal);
+      await oauth.resetSignIns(); // asked for by the principal itself: offered again after oauth.maxSignIns
       await oauth.load();
       const pending = oauth.authorizationUrl();
       if (pending !== undefined) return { signedIn: oauth.signedIn(), authorizationUrl: pending };

@@ -64,7 +64,7 @@ describe('oauth.per: principal', () => {
 
     // Before signing in: the call fails with where to sign in, and nothing of alice's went to the server.
     const before = f.stats.mcpAuthorized;
-    expect(await userTool(app, ALICE)).toMatch(/principal "alice" has not signed in to this server; each principal signs in for itself at POST \/api\/mcp\/servers\/notes\/sign-in/);
+    expect(await userTool(app, ALICE)).toMatch(/principal "alice" is not signed in to this server; each principal signs in for itself at POST \/api\/mcp\/servers\/notes\/sign-in/);
     expect(f.stats.mcpAuthorized).toBe(before);
     expect((await callAs(() => app, ALICE, 'GET', '/api/mcp/servers/notes/sign-in')).body).toMatchObject({ serverId: 'notes', signedIn: false });
 
@@ -81,7 +81,7 @@ describe('oauth.per: principal', () => {
     expect(await userTool(app, BOB)).toBe('Tool user returned: user bob');
     // The admin's own calls (REST execute) carry the admin's own sign-in: root has not made one.
     const rootCall = await callAs(() => app, ROOT, 'POST', '/api/mcp/servers/notes/tools/user/execute', {});
-    expect(rootCall.body.error).toMatchObject({ code: 'TOOL_EXECUTION_FAILED', message: expect.stringMatching(/principal "root" has not signed in/) });
+    expect(rootCall.body.error).toMatchObject({ code: 'TOOL_EXECUTION_FAILED', message: expect.stringMatching(/principal "root" is not signed in/) });
 
     // One record per principal besides the server's own; no token in any answer or the export.
     expect(await readdir(join(dir, '.agentd-secrets'))).toHaveLength(3);
@@ -91,7 +91,7 @@ describe('oauth.per: principal', () => {
 
     // Alice signs out: her calls are refused again, bob's go on.
     expect((await callAs(() => app, ALICE, 'DELETE', '/api/mcp/servers/notes/sign-in')).body).toMatchObject({ signedIn: false });
-    expect(await userTool(app, ALICE)).toMatch(/has not signed in/);
+    expect(await userTool(app, ALICE)).toMatch(/is not signed in/);
     expect(await userTool(app, BOB)).toBe('Tool user returned: user bob');
     expect(await readdir(join(dir, '.agentd-secrets'))).toHaveLength(2);
   });
@@ -121,7 +121,7 @@ describe('oauth.per: principal', () => {
       await callAs(() => b, ROOT, 'POST', '/api/mcp/servers/notes/restart');
       await signInAs(b, ALICE, 'alice'); // the callback lands on b; alice chats on a
       expect(await userTool(a, ALICE, 'on-a')).toBe('Tool user returned: user alice');
-      expect(await userTool(b, BOB, 'on-b')).toMatch(/principal "bob" has not signed in/);
+      expect(await userTool(b, BOB, 'on-b')).toMatch(/principal "bob" is not signed in/);
       // Both instances call for alice until her 2 s tokens pass half their life: one refresh grant, no refusal.
       await expect.poll(async () => {
         const replies = await Promise.all([userTool(a, ALICE, 'on-a'), userTool(b, ALICE, 'on-b')]);
