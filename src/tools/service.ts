@@ -210,6 +210,8 @@ export function createMcpService(options: McpServiceOptions): McpService {
     entry.actor.stop();
     entry.unwatch?.();
     refreshCatalogue();
+    // Principals' connections opened by a sign-in while the server itself was not connected end too.
+    if (entry.principals) track(entry, entry.principals.closeAll());
     while (entry.pending.size > 0) await Promise.all(entry.pending);
     return record(entry);
   };
