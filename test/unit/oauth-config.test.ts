@@ -13,7 +13,7 @@ const config = (oauth: Record<string, unknown>) =>
 describe('mcpServers.<name>.oauth', () => {
   it('defaults to the authorization-code grant with dynamic registration', () => {
     const remote = config({}).mcpServers.remote;
-    expect(remote?.type === 'http' && remote.oauth).toEqual({ grant: 'authorization_code', maxSignIns: 3 });
+    expect(remote?.type === 'http' && remote.oauth).toEqual({ grant: 'authorization_code', per: 'server', maxSignIns: 3 });
   });
 
   it('the client-credentials grant needs clientId and clientSecret', () => {
@@ -29,6 +29,12 @@ describe('mcpServers.<name>.oauth', () => {
     expect(() => config({ grant: 'client_credentials', clientId: 'c', clientSecret: SECRET, privateKey: PEM })).toThrow(/one of clientSecret, privateKey and privateKeyFile/);
     expect(() => config({ privateKey: PEM })).toThrow(/privateKey needs the clientId/);
     expect(() => config({ clientId: 'c', privateKey: PEM, signingAlgorithm: 'HS256' })).toThrow();
+  });
+
+  it('per: principal is for the authorization-code grant (each principal is a person who signs in)', () => {
+    expect(() => config({ per: 'principal' })).not.toThrow();
+    expect(() => config({ per: 'principal', grant: 'client_credentials', clientId: 'c', clientSecret: SECRET })).toThrow(/per: principal needs the authorization_code grant/);
+    expect(() => config({ per: 'everyone' })).toThrow();
   });
 
   it('a client ID metadata document is named by an https URL', () => {
