@@ -63,10 +63,7 @@ export interface ConnectionOptions {
   fetch?: FetchLike;
   /** Where a `stdio` server's process group is recorded. */
   children?: ChildRegistry | undefined;
-  /**
-   * OAuth for an `http` server (src/tools/oauth-client.ts): the transports authorize their requests with its
-   * provider; a listing or call that succeeds is told to it, and a call it explains fails with its reason.
-   */
+  /** OAuth for an `http` server (oauth-client.ts): its provider authorizes requests; it is told of successes, and explains failures. */
   oauth?: Pick<ServerOAuth, 'provider' | 'succeeded' | 'explain'> | undefined;
   /** What the server says on its own: logs, resource updates, resource and prompt list changes. */
   onNotice?: (notice: ServerNotice) => void;
