@@ -15,7 +15,7 @@
  * - When `maxFailures` failures fall within `windowMs` (measured with the injected `now`), retrying stops.
  * - An attempt that fails with an error named `AuthorizationRequired` (an OAuth sign-in is needed,
  *   src/tools/oauth-client.ts) goes straight to error.halted: retrying cannot help until someone signs in, and the
- *   sign-in's callback sends RESTART. So does one named `SelfConnection` (the server is agentd itself,
+ *   sign-in's callback sends RESTART. So does `SignInRefused` (sign-ins are no longer offered until a restart). So does one named `SelfConnection` (the server is agentd itself,
  *   src/tools/self-connection.ts): no retry can change that.
  * - RESTART clears the retry budget; from `connected` or `error` it starts a new attempt, during `connecting` it
  *   lets the current attempt finish.
@@ -127,7 +127,7 @@ export const mcpServerMachine = setup({
     /** Retrying cannot help: the attempt needs an OAuth sign-in, or reached agentd itself. */
     retryCannotHelp: ({ event }) => {
       const error = (event as { error?: unknown }).error;
-      return error instanceof Error && (error.name === 'AuthorizationRequired' || error.name === 'SelfConnection');
+      return error instanceof Error && ['AuthorizationRequired', 'SignInRefused', 'SelfConnection'].includes(error.name);
     },
   },
   delays: {

@@ -36,7 +36,7 @@ const explicitlyRelative = (p: string) => p.startsWith('./') || p.startsWith('..
 
 /**
  * Paths written in an agent file are relative to the file's folder: `storage.dir`,
- * `server.auth.jwt.jwksFile`, a stdio server's `cwd`, and its `command` and `args` that start with
+ * `server.auth.jwt.jwksFile`, an http server's `oauth.privateKeyFile`, a stdio server's `cwd`, and its `command` and `args` that start with
  * `./` or `../` (a bare word is a program name or an argument, and stays as written). Defaults the file does not write stay relative to the working
  * directory.
  */
@@ -46,7 +46,10 @@ export function resolveRelativePaths(config: AgentConfig, doc: unknown, baseDir:
     'dir' in config.storage && typeof written.storage?.dir === 'string' ? { ...config.storage, dir: resolve(baseDir, config.storage.dir) } : config.storage;
   const mcpServers = Object.fromEntries(
     Object.entries(config.mcpServers).map(([name, server]): [string, McpServerConfig] => {
-      if (server.type !== 'stdio') return [name, server];
+      if (server.type !== 'stdio') {
+        const keyFile = server.oauth?.privateKeyFile;
+        return [name, keyFile === undefined || !server.oauth ? server : { ...server, oauth: { ...server.oauth, privateKeyFile: resolve(baseDir, keyFile) } }];
+      }
       const fix = (p: string) => (explicitlyRelative(p) ? resolve(baseDir, p) : p);
       return [name, { ...server, command: fix(server.command), args: server.args.map(fix), ...(server.cwd !== undefined && { cwd: resolve(baseDir, server.cwd) }) }];
     }),

@@ -3,8 +3,8 @@
  *
  * Contracts:
  * - Known secrets are taken from the config (the LLM key, the API and admin keys, every tool
- *   server's `env` values and header values, credentials in its URL, secret-looking values of its
- *   args) and added at runtime (`addServer` for a server connected later, `addSecret` for a key
+ *   server's `env` values and header values, its OAuth client secret or private key, credentials in
+ *   its URL, secret-looking values of its args) and added at runtime (`addServer` for a server connected later, `addSecret` for a key
  *   read from the environment); every occurrence in a text becomes `[REDACTED]`.
  * - Whatever the config says, URL userinfo (`scheme://user:pass@`), the values of query
  *   parameters named like keys, tokens or passwords, and `sk-…`-style keys are redacted by pattern.
@@ -26,7 +26,8 @@ const SECRET_FLAG = /^--?[a-z0-9-]*(?:key|token|secret|password|passwd|credentia
 /** The secrets a tool server's config holds. */
 export function secretsOfServer(server: McpServerConfig): string[] {
   if (server.type === 'http') {
-    const found = [...Object.values(server.headers), ...(server.oauth?.clientSecret !== undefined ? [server.oauth.clientSecret] : [])];
+    const oauth = server.oauth;
+    const found = [...Object.values(server.headers), ...[oauth?.clientSecret, oauth?.privateKey].filter((v) => v !== undefined)];
     try {
       const url = new URL(server.baseUrl);
       if (url.password) found.push(decodeURIComponent(url.password));

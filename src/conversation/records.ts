@@ -40,7 +40,11 @@ export const serverRecord = z.object({
   authorizationUrl: z
     .string()
     .exactOptional()
-    .describe('With status error when an OAuth sign-in is required: where an admin signs in (shown to admins only)'),
+    .describe("While the server's OAuth sign-in is pending (status error: it cannot connect without it; connected: a call asked for more scope): where an admin signs in (shown to admins only)"),
+  oauthPer: z
+    .literal('principal')
+    .exactOptional()
+    .describe('With oauth.per: principal: each principal signs in for itself (POST /api/mcp/servers/{serverId}/sign-in) and its tool calls carry its own tokens'),
   instances: z
     .array(z.object({ instanceId: z.string(), status: serverStatus, error: z.string().exactOptional() }))
     .exactOptional()

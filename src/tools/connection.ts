@@ -23,10 +23,12 @@
  * - `http` is Streamable HTTP, or the SSE transport when a 2025-era Streamable HTTP handshake is refused
  *   with an HTTP 4xx. Every response body is counted against `maxResultBytes` (limited-fetch.ts).
  * - `protocolVersion` is set for a connection in the 2026-07-28 era only.
+ * - OAuth (`oauth`): a call the server answers with a sign-in wall (a 401, or a 403 asking for more scope) fails
+ *   with the reason `oauth.explain` gives (where to sign in), and the connection stays for the other calls.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, LOG_LEVEL_META_KEY, ProtocolError, SdkError, SdkErrorCode, SdkHttpError, SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { CallToolResult, ClientCapabilities, OAuthClientProvider, ProgressCallback, ServerCapabilities, Tool, Transport } from '@modelcontextprotocol/client';
+import type { CallToolResult, ClientCapabilities, ProgressCallback, ServerCapabilities, Tool, Transport } from '@modelcontextprotocol/client';
 import type { HttpServerConfig, McpServerConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
 import { CallError } from './call-error.ts';
@@ -34,6 +36,7 @@ import type { ChildRegistry } from './child-registry.ts';
 import { createInFlightCalls, attachElicitation } from './elicitation.ts';
 import { initializeWitness, negotiationMode, nextAttempt, type Attempt } from './eras.ts';
 import { limitedFetch, ResultTooLarge } from './limited-fetch.ts';
+import type { ServerOAuth } from './oauth-client.ts';
 import { createProgressRelay } from './progress-relay.ts';
 import { attachSampling, createSamplerStack, samplingCapability } from './sampling.ts';
 import type { ServerAsks } from './server-asks.ts';
@@ -60,8 +63,8 @@ export interface ConnectionOptions {
   fetch?: FetchLike;
   /** Where a `stdio` server's process group is recorded. */
   children?: ChildRegistry | undefined;
-  /** OAuth for an `http` server (src/tools/oauth-client.ts): the transports authorize their requests with it. */
-  authProvider?: OAuthClientProvider | undefined;
+  /** OAuth for an `http` server (oauth-client.ts): its provider authorizes requests; it is told of successes, and explains failures. */
+  oauth?: Pick<ServerOAuth, 'provider' | 'succeeded' | 'explain'> | undefined;
   /** What the server says on its own: logs, resource updates, resource and prompt list changes. */
   onNotice?: (notice: ServerNotice) => void;
 }
@@ -147,6 +150,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
     tools = client.getServerCapabilities()?.tools ? (await client.listTools(undefined, { timeout, ...(options.signal && { signal: options.signal }) })).tools : [];
     options.signal?.throwIfAborted();
     if (lostReported) throw new Error(closedReason());
+    options.oauth?.succeeded();
   } catch (error) {
     closing = true;
     await client.close().catch(() => {});
@@ -180,11 +184,16 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       // 2026-07-28 asks for a log level in each request (it has no `logging/setLevel`).
       const _meta = { ...meta, ...(tracked && { progressToken: tracked.token }), ...(modern && config.logLevel && { [LOG_LEVEL_META_KEY]: config.logLevel }) };
       try {
-        return await client.callTool({ name, arguments: args, ...(Object.keys(_meta).length > 0 && { _meta }) }, {
+        const result = await client.callTool({ name, arguments: args, ...(Object.keys(_meta).length > 0 && { _meta }) }, {
           timeout: resetOnProgress ? totalTimeout : timeout,
           ...(callSignal && { signal: callSignal }),
         });
+        options.oauth?.succeeded();
+        return result;
       } catch (error) {
+        // A sign-in the server asks for (more scope, new tokens) fails this call only: the connection stays.
+        const signIn = options.oauth?.explain(error);
+        if (signIn !== undefined) throw new CallError(signIn, 'protocol');
         if (tracked?.timedOut()) throw new CallError(`timed out after ${timeout} ms without progress`, 'timeout');
         if (signal?.aborted) throw new CallError('cancelled', 'cancelled');
         if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
@@ -270,7 +279,7 @@ function httpTransport(config: HttpServerConfig, options: ConnectionOptions, sse
     requestInit: { headers: { ...config.headers, ...options.extraHeaders } },
     // Every response body is counted against maxResultBytes (runtime servers: through their pinned fetch).
     fetch: limitedFetch(options.fetch ?? globalThis.fetch, config.maxResultBytes),
-    ...(options.authProvider && { authProvider: options.authProvider }),
+    ...(options.oauth && { authProvider: options.oauth.provider }),
   };
   return sse ? new SSEClientTransport(url, init) : new StreamableHTTPClientTransport(url, init);
 }

@@ -16,6 +16,8 @@
  * - A mode the config turned off is refused by the SDK before it reaches the handler.
  * - Either protocol era: a 2025-era server sends `elicitation/create`; a 2026-07-28 server answers the call
  *   with `input_required`, which the SDK fulfils through the same handler and retries.
+ * - An accepted form is sent with the schema's `default` for every field the answer leaves out (SEP-1034:
+ *   a person who accepts a pre-filled form accepts its defaults); a field the answer gives is never changed.
  */
 import type { Client, ClientCapabilities, ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../config/schema.ts';
@@ -103,8 +105,25 @@ export function attachElicitation(client: Client, config: McpServerConfig, serve
     const ask: ElicitationAsk = askOf(serverId, params);
     const signal = AbortSignal.any([ctx.mcpReq.signal, call.ended.signal]);
     const answer = await call.target.elicit(ask, { deadline: call.deadline, signal });
-    return answer.action === 'accept' && answer.content ? { action: 'accept', content: answer.content } : { action: answer.action };
+    if (answer.action !== 'accept') return { action: answer.action };
+    if (ask.mode === 'url') return { action: 'accept' };
+    return { action: 'accept', content: withDefaults(ask.requestedSchema, answer.content ?? {}) };
   });
+}
+
+type FieldValue = ElicitationContent[string];
+const isFieldValue = (value: unknown): value is FieldValue =>
+  ['string', 'number', 'boolean'].includes(typeof value) || (Array.isArray(value) && value.every((v) => typeof v === 'string'));
+
+/** The answer with each field it leaves out set to the schema's `default` (SEP-1034). */
+export function withDefaults(schema: Record<string, unknown>, content: ElicitationContent): ElicitationContent {
+  const properties = (schema.properties ?? {}) as Record<string, { default?: unknown } | null>;
+  const filled: ElicitationContent = { ...content };
+  for (const [field, property] of Object.entries(properties)) {
+    const fallback = property?.default;
+    if (filled[field] === undefined && isFieldValue(fallback)) filled[field] = fallback;
+  }
+  return filled;
 }
 
 const askOf = (serverId: string, params: ElicitRequest['params']): ElicitationAsk =>

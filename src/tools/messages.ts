@@ -28,6 +28,13 @@ export interface AttachRequest {
 /** The records of this component, whose schemas src/conversation/records.ts owns. */
 export type { ExecutionResult, ServerRecord, ToolRecord };
 
+/** A principal's sign-in to one server (`mcp.signIn`). */
+export interface SignInRecord {
+  serverId: string;
+  signedIn: boolean;
+  authorizationUrl?: string;
+}
+
 /** Both ways assignable, or this type does not compile: the config's server `type` lists exactly the record's. */
 type Same<A extends B, B extends C, C = A> = [A, B, C];
 export type ServerTypeAgrees = Same<McpServerConfig['type'], ServerRecord['type']>;
@@ -45,7 +52,8 @@ export type McpCommands = {
   'mcp.restartServer': { payload: { serverId: string }; result: ServerRecord };
   'mcp.listTools': { payload: { serverId: string }; result: ToolRecord[] };
   /** Validates `args` against the tool's inputSchema; throws SERVER_NOT_FOUND, TOOL_NOT_FOUND, INVALID_REQUEST, TOOL_EXECUTION_FAILED. */
-  'mcp.executeTool': { payload: { serverId: string; toolName: string; args: unknown; progress?: ProgressTarget }; result: ExecutionResult };
+  /** `principal`: the caller's session owner (`''` the unnamed one): a server with `oauth.per: principal` is called with its tokens. */
+  'mcp.executeTool': { payload: { serverId: string; toolName: string; args: unknown; progress?: ProgressTarget; principal?: string }; result: ExecutionResult };
   /** Tools offered to the model right now. */
   'mcp.modelTools': { payload: Record<string, never>; result: ModelTool[] };
   /** Calls a tool by its model-visible name; never throws for tool failures. */
@@ -67,10 +75,19 @@ export type McpCommands = {
   'mcp.attach': { payload: AttachRequest; result: Attached };
   /**
    * The browser's return from an OAuth sign-in (src/tools/oauth-client.ts): checks `state`, exchanges `code`,
-   * stores the tokens and reconnects the server; resolves with its record once connected. INVALID_REQUEST for an
+   * stores the tokens and reconnects the server; resolves with its record once connected (`principal`: the sign-in
+   * was a principal's own, oauth.per: principal, and the server's connection is left as it was). INVALID_REQUEST for an
    * unknown or expired state, AGENT_ERROR when the exchange or the connection fails.
    */
-  'mcp.oauthCallback': { payload: { state: string; code: string; iss?: string }; result: ServerRecord };
+  'mcp.oauthCallback': { payload: { state: string; code: string; iss?: string }; result: { server: ServerRecord; principal: boolean } };
+  /**
+   * A principal's own sign-in to a server with `oauth.per: principal` (`principal`: its session owner, `''` the
+   * unnamed one): `mcp.signIn` begins it (the URL to follow, or signed in already), `mcp.signInStatus` tells,
+   * `mcp.signOut` drops its tokens. SERVER_NOT_FOUND; INVALID_REQUEST for a server signed in once for everyone.
+   */
+  'mcp.signIn': { payload: { serverId: string; principal: string }; result: SignInRecord };
+  'mcp.signInStatus': { payload: { serverId: string; principal: string }; result: SignInRecord };
+  'mcp.signOut': { payload: { serverId: string; principal: string }; result: SignInRecord };
 };
 
 export type McpEvents = {

@@ -3,50 +3,61 @@
  * the MCP service needs around it (docs/tool-servers.md, "OAuth-protected tool servers"; SECURITY.md "OAuth tokens").
  *
  * Contracts:
- * - The SDK's transport drives the flow (`auth()` on a 401): discovery (RFC 9728, RFC 8414), dynamic client
- *   registration (RFC 7591) unless `oauth.clientId` is configured, PKCE (S256), the resource indicator (RFC
- *   8707), refresh, and the client-credentials grant. Discovery passes oauth-policy.ts before anything is sent:
- *   a refused server fails the attempt with the policy's reason.
- * - One record per server (key: a hash of its name and URL) holds its registration, tokens and the pending
- *   authorization; it is read at each connection attempt, so tokens another instance stored (Redis) are used.
+ * - The SDK's transport drives the flow (`auth()` on a 401, and on a 403 `insufficient_scope` with the union of the
+ *   scopes held and asked for): discovery (RFC 9728, RFC 8414; fresh at every new authorization, so a server that
+ *   moved to another authorization server gets a new registration there, SEP-2352), client ID metadata documents
+ *   (`oauth.clientMetadataUrl`), dynamic client registration (RFC 7591, oauth-identity.ts) unless `oauth.clientId`
+ *   is configured, PKCE (S256), the resource indicator (RFC 8707), refresh, the client-credentials grant and
+ *   `private_key_jwt`. Discovery passes oauth-policy.ts before anything is sent; `iss` (RFC 9207) is checked by `auth()`.
+ * - One record per server, or per server and principal with `oauth.per: principal` (oauth-record.ts), read at each
+ *   connection attempt, so tokens another instance stored (Redis) are used. Granted scopes are kept with the tokens (what was asked for when the answer names none), so
+ *   a step-up asks for them again besides the new one.
  * - `authorization_code`: an attempt without usable tokens leaves a pending authorization (state, PKCE verifier,
  *   URL, and what discovery found, so any instance completes it with that authorization server; valid for
- *   PENDING_TTL_MS) and fails with `AuthorizationRequired`. A fresh pending authorization is kept,
- *   never replaced, so the URL an admin follows stays valid across retries and instances. `complete(state, code)`
- *   checks the state (constant time), exchanges the code, stores the tokens and drops the pending authorization.
- * - Tokens are refreshed before they expire: when a request finds less than min(60 s, half their lifetime)
- *   left, the refresh-token grant (client credentials: a new token) runs first; a failed refresh is retried at
- *   most once per REFRESH_COOLDOWN_MS, and the request goes on with the old token (a 401 then re-runs `auth()`).
- * - Instances sharing the store share tokens: before refreshing, and before dropping refused tokens, tokens another
- *   instance stored meanwhile are adopted instead. A refresh runs under the store's lease `<record key>-refresh`
- *   (REFRESH_LEASE_MS), so of the instances that find the same tokens expiring only one sends the refresh grant
- *   (a rotated refresh token is good once); the others wait, re-reading the record every REFRESH_POLL_MS, and
- *   adopt its new tokens, or refresh themselves once the lease is free again (its holder failed or died). A store
- *   that cannot take the lease is logged and the refresh runs without it.
- * - Nothing here logs a token, a code, a verifier or a secret.
+ *   PENDING_TTL_MS) and fails with `AuthorizationRequired`. A fresh pending authorization is kept, never replaced,
+ *   so the URL an admin follows stays valid across retries and instances. `complete(state, code)` checks the state
+ *   (constant time), exchanges the code, stores the tokens and drops the pending authorization.
+ * - Sign-ins in a row are counted; once `oauth.maxSignIns` of them were completed and the server still asks for
+ *   another, none is offered: the attempt fails with `SignInRefused` until `resetSignIns()` (a restart; for a
+ *   principal, its own request for a sign-in). A connection or a tool call that succeeds (`succeeded()`) ends the row.
+ * - Tokens are refreshed before they expire (oauth-refresh.ts: one instance at a time): when a request finds less
+ *   than min(60 s, half their lifetime) left, the refresh-token grant (client credentials: a new token) runs first.
+ *   Before dropping refused tokens, tokens another instance stored meanwhile are adopted instead.
+ * - Nothing here logs a token, a code, a verifier, a secret or a key.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { auth, type OAuthClientInformationMixed, type OAuthClientMetadata, type OAuthClientProvider, type OAuthDiscoveryState, type OAuthTokens } from '@modelcontextprotocol/client';
+import { randomBytes } from 'node:crypto';
+import { auth, UnauthorizedError, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/client';
 import type { Clock } from '../clock.ts';
 import type { HttpServerConfig, OAuthConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
-import type { Lease, SecretStore } from '../store/secret-store.ts';
+import type { SecretStore } from '../store/secret-store.ts';
+import { clientMetadataOf, privateKeyJwt } from './oauth-identity.ts';
 import { checkDiscovery } from './oauth-policy.ts';
+import { PENDING_TTL_MS, recordFile, recordKey, sameText, scopeOfUrl, stateOf, type OAuthRecord } from './oauth-record.ts';
+import { createRefresher } from './oauth-refresh.ts';
 import type { FetchLike } from './url-policy.ts';
 
-export const PENDING_TTL_MS = 10 * 60_000;
-const REFRESH_COOLDOWN_MS = 5_000;
-/** How long one instance's refresh may hold the others back (they then refresh themselves). */
-export const REFRESH_LEASE_MS = 30_000;
-const REFRESH_POLL_MS = 100;
-const NO_LEASE: Lease = { release: () => Promise.resolve() };
+export { PENDING_TTL_MS, principalOfState, serverOfState } from './oauth-record.ts';
+export { REFRESH_LEASE_MS } from './oauth-refresh.ts';
+
 const MAX_SKEW_MS = 60_000;
 
 /** The connection attempt needs a person to sign in (the machine stops retrying until the callback restarts it). */
 export class AuthorizationRequired extends Error {
   override readonly name = 'AuthorizationRequired';
-  constructor(readonly serverId: string) {
-    super('authorization required: an admin signs in at the authorizationUrl of this server\'s record');
+  constructor(readonly serverId: string, principal?: string) {
+    super(principal === undefined
+      ? 'authorization required: an admin signs in at the authorizationUrl of this server\'s record'
+      : `authorization required: ${principal === '' ? 'this principal' : `principal "${principal}"`} is not signed in to this server; each principal signs in for itself at POST /api/mcp/servers/${encodeURIComponent(serverId)}/sign-in (or in the console)`);
+  }
+}
+
+/** `oauth.maxSignIns` sign-ins in a row did not satisfy the server: no further one is offered until a restart. */
+export class SignInRefused extends Error {
+  override readonly name = 'SignInRefused';
+  constructor(signIns: number, scope: string | undefined, principal?: string) {
+    const until = principal === undefined ? 'the server is restarted' : 'the principal asks for one again (POST …/sign-in)';
+    super(`the server still refuses access after ${signIns} sign-in${signIns === 1 ? '' : 's'} in a row${scope ? ` (it asks for scope "${scope}")` : ''}: no further sign-in is offered until ${until}`);
   }
 }
 
@@ -58,23 +69,6 @@ export class UnknownSignIn extends Error {
   }
 }
 
-interface Pending {
-  state: string;
-  codeVerifier: string;
-  url: string;
-  createdAt: number;
-  /** What discovery found when the sign-in began: the code is exchanged with that authorization server (SEP-2352). */
-  discovery?: OAuthDiscoveryState | undefined;
-}
-
-/** What the secret store holds for one server. */
-interface OAuthRecord {
-  serverUrl: string;
-  client?: OAuthClientInformationMixed;
-  tokens?: OAuthTokens & { obtainedAt: number };
-  pending?: Pending;
-}
-
 export interface ServerOAuthOptions {
   serverId: string;
   config: HttpServerConfig & { oauth: OAuthConfig };
@@ -84,52 +78,56 @@ export interface ServerOAuthOptions {
   /** agentd's callback URL (`/api/oauth/callback` where it listens), unless the config sets `redirectUrl`. */
   callbackUrl: () => string;
   fetch?: FetchLike;
+  /** With `oauth.per: principal`: the principal (its session owner; `''` the unnamed one) whose record this is. */
+  principal?: string;
 }
 
 export interface ServerOAuth {
   readonly provider: OAuthClientProvider;
   /** Reads the server's record (at each connection attempt). */
   load(): Promise<void>;
-  /** After a failed attempt: whether it failed for want of a sign-in. */
-  signInRequired(): boolean;
+  /** After a failed attempt: the error that explains it when it failed for want of a sign-in, or none is offered. */
+  blocked(): AuthorizationRequired | SignInRefused | undefined;
+  /** What a failed request means in OAuth terms (a sign-in is needed, or refused), for a person; else `undefined`. */
+  explain(error: unknown): string | undefined;
   /** The URL an admin signs in at, while an authorization is pending. */
   authorizationUrl(): string | undefined;
   /** Exchanges the code of the sign-in `state` names (checked here); `iss` (RFC 9207) is checked by the SDK's `auth()`. */
   complete(state: string, code: string, iss?: string): Promise<void>;
+  /** A request authorized with our tokens succeeded: the row of sign-ins ends. */
+  succeeded(): void;
+  /** Sign-ins are offered again (a restart; a principal's own request for one). */
+  resetSignIns(): Promise<void>;
+  /** Tokens are held (after `load`). */
+  signedIn(): boolean;
+  /** Drops the record: tokens, registration and pending sign-in (a principal signs out). */
+  forget(): Promise<void>;
 }
 
-/** The state parameter names its server (`<random>.<serverId>`), so any instance can find the pending authorization. */
-export const serverOfState = (state: string): string | undefined => {
-  const dot = state.indexOf('.');
-  return dot > 0 ? state.slice(dot + 1) : undefined;
-};
-
-const recordKey = (serverId: string, url: string) => `oauth-${createHash('sha256').update(`${serverId}\n${url}`).digest('hex').slice(0, 40)}`;
-
-const sameText = (a: string, b: string) => {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-};
-
 export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
-  const { serverId, config, store, clock, log } = options;
+  const { serverId, config, store, clock, log, principal } = options;
   const oauth = config.oauth;
   const serverUrl = config.baseUrl;
-  const key = recordKey(serverId, serverUrl);
+  const key = recordKey(serverId, serverUrl, principal);
+  const file = recordFile(store, key, serverUrl);
   const interactive = oauth.grant === 'authorization_code';
+  const jwtAuth = privateKeyJwt(oauth);
   let record: OAuthRecord = { serverUrl };
   let discovery: OAuthDiscoveryState | undefined;
   let draft: { state?: string; codeVerifier?: string } = {};
   let needsSignIn = false;
-  let refreshing = false;
-  let lastRefreshFailure = -Infinity;
+  let refused: SignInRefused | undefined;
+  /** Set while completing a sign-in: its code goes to the authorization server the sign-in began with. */
+  let completing = false;
+  /** The scope of the token request under way (kept as granted when the answer names none). */
+  let askedScope: string | undefined;
 
-  const save = () => store.set(key, JSON.stringify(record));
+  const save = () => file.write(record);
   const redirectUrl = () => oauth.redirectUrl ?? options.callbackUrl();
   const pendingFresh = () => record.pending !== undefined && clock.now() - record.pending.createdAt < PENDING_TTL_MS;
-  const configuredClient = (): OAuthClientInformationMixed | undefined =>
+  const configuredClient = () =>
     oauth.clientId === undefined ? undefined : { client_id: oauth.clientId, ...(oauth.clientSecret !== undefined && { client_secret: oauth.clientSecret }) };
+  const authOptions = (extra: { authorizationCode?: string; iss?: string } = {}) => ({ serverUrl, ...extra, ...(options.fetch && { fetchFn: options.fetch }) });
 
   /** Less than min(60 s, half the lifetime) left; tokens without `expires_in` never count as expiring. */
   const expiring = (): boolean => {
@@ -138,65 +136,19 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
     const lifetime = t.expires_in * 1000;
     return t.obtainedAt + lifetime - clock.now() < Math.min(MAX_SKEW_MS, lifetime / 2);
   };
-
-  /** The stored record (another instance may have refreshed); `undefined` when there is none for this server. */
-  const stored = async (): Promise<OAuthRecord | undefined> => {
-    const text = await store.get(key);
-    const parsed = text === undefined ? undefined : (JSON.parse(text) as OAuthRecord);
-    return parsed?.serverUrl === serverUrl ? parsed : undefined;
-  };
   /** Tokens another instance stored meanwhile replace ours (a rotated refresh token is good once). */
   const adoptStoredTokens = async (): Promise<boolean> => {
-    const tokens = (await stored())?.tokens;
+    const tokens = (await file.read())?.tokens;
     if (!tokens || tokens.access_token === record.tokens?.access_token) return false;
     record.tokens = tokens;
     return true;
   };
-
-  /** The refresh lease; `undefined` once another instance's refresh stored tokens to adopt (see the contracts). */
-  const refreshLease = async (): Promise<Lease | undefined> => {
-    const giveUp = Date.now() + REFRESH_LEASE_MS;
-    for (;;) {
-      const lease = await store.claim(`${key}-refresh`, REFRESH_LEASE_MS).catch((err: unknown) => {
-        log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'OAuth: the refresh lease could not be taken; refreshing without it');
-        return NO_LEASE;
-      });
-      if (lease || Date.now() > giveUp) return lease ?? NO_LEASE;
-      await new Promise((resolve) => setTimeout(resolve, REFRESH_POLL_MS));
-      if ((await adoptStoredTokens()) && !expiring()) return undefined;
-    }
-  };
-
-  const refreshAhead = async (): Promise<void> => {
-    if (refreshing || !expiring() || clock.now() - lastRefreshFailure < REFRESH_COOLDOWN_MS) return;
-    if ((await adoptStoredTokens()) && !expiring()) return;
-    if (interactive && !record.tokens?.refresh_token) return;
-    refreshing = true;
-    let lease: Lease | undefined;
-    try {
-      lease = await refreshLease();
-      if (!lease) return log.debug('OAuth tokens refreshed by another instance');
-      // The holder before us may have refreshed and released between our reads.
-      if ((await adoptStoredTokens()) && !expiring()) return;
-      const result = await auth(provider, { serverUrl, ...(options.fetch && { fetchFn: options.fetch }) });
-      if (result !== 'AUTHORIZED') lastRefreshFailure = clock.now();
-      else log.debug('OAuth tokens refreshed');
-    } catch (err) {
-      lastRefreshFailure = clock.now();
-      log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'OAuth token refresh failed');
-    } finally {
-      refreshing = false;
-      await lease?.release().catch((err: unknown) => log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'OAuth: the refresh lease could not be released; it expires by itself'));
-    }
-  };
-
-  const clientMetadata = (): OAuthClientMetadata => ({
-    client_name: 'agentd',
-    redirect_uris: interactive ? [redirectUrl()] : [],
-    grant_types: interactive ? ['authorization_code', 'refresh_token'] : ['client_credentials'],
-    response_types: interactive ? ['code'] : [],
-    token_endpoint_auth_method: oauth.clientSecret !== undefined ? 'client_secret_basic' : 'none',
-    ...(oauth.scopes && { scope: oauth.scopes.join(' ') }),
+  const refresher = createRefresher({
+    store, key, clock, log,
+    expiring,
+    adopt: adoptStoredTokens,
+    possible: () => !interactive || record.tokens?.refresh_token !== undefined,
+    refresh: async () => (await auth(provider, authOptions())) === 'AUTHORIZED',
   });
 
   const provider: OAuthClientProvider = {
@@ -204,10 +156,12 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       return interactive ? redirectUrl() : undefined;
     },
     get clientMetadata() {
-      return clientMetadata();
+      return clientMetadataOf(oauth, interactive ? redirectUrl() : undefined);
     },
+    ...(oauth.clientMetadataUrl !== undefined && { clientMetadataUrl: oauth.clientMetadataUrl }),
+    ...(jwtAuth && { addClientAuthentication: jwtAuth }),
     state() {
-      draft.state = `${randomBytes(24).toString('base64url')}.${serverId}`;
+      draft.state = stateOf(randomBytes(24).toString('base64url'), serverId, principal);
       return draft.state;
     },
     clientInformation() {
@@ -226,11 +180,12 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       await save();
     },
     async tokens() {
-      if (!refreshing) await refreshAhead();
+      if (!refresher.running) await refresher.refreshAhead();
       return record.tokens;
     },
     async saveTokens(tokens) {
-      record.tokens = { ...tokens, obtainedAt: clock.now() };
+      record.tokens = { ...tokens, scope: tokens.scope ?? askedScope ?? record.tokens?.scope, obtainedAt: clock.now() };
+      askedScope = undefined;
       await save();
     },
     saveCodeVerifier(codeVerifier) {
@@ -242,13 +197,18 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       return verifier;
     },
     async redirectToAuthorization(url) {
+      if (pendingFresh()) return void (needsSignIn = true); // keep the URL an admin may be following
+      const signIns = record.signIns ?? 0;
+      if (signIns >= oauth.maxSignIns) {
+        refused = new SignInRefused(signIns, scopeOfUrl(url.href), principal);
+        throw refused;
+      }
       needsSignIn = true;
-      if (pendingFresh()) return; // keep the URL an admin may be following
       if (draft.state === undefined || draft.codeVerifier === undefined) throw new Error('authorization started without state or verifier');
       record.pending = { state: draft.state, codeVerifier: draft.codeVerifier, url: url.href, createdAt: clock.now(), discovery };
       draft = {};
       await save();
-      log.info('OAuth: authorization required; an admin signs in at the server record\'s authorizationUrl');
+      log.info(principal === undefined ? 'OAuth: authorization required; an admin signs in at the server record\'s authorizationUrl' : 'OAuth: a principal\'s sign-in began');
     },
     async invalidateCredentials(scope) {
       // Refused tokens that another instance has replaced meanwhile: take its tokens instead of dropping them.
@@ -265,10 +225,11 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       discovery = state;
     },
     discoveryState() {
-      // The instance completing a sign-in may not be the one that began it (or may have restarted).
-      return discovery ?? record.pending?.discovery;
+      // Only the code of a sign-in reuses what was found (any instance may complete it): anything else discovers anew.
+      return completing ? record.pending?.discovery : undefined;
     },
     prepareTokenRequest(scope) {
+      if (!completing) askedScope = scope;
       if (interactive) return undefined;
       return new URLSearchParams({ grant_type: 'client_credentials', ...(scope && { scope }) });
     },
@@ -278,9 +239,17 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
     provider,
     async load() {
       needsSignIn = false;
-      record = (await stored()) ?? { serverUrl };
+      refused = undefined;
+      record = (await file.read()) ?? { serverUrl };
     },
-    signInRequired: () => needsSignIn,
+    blocked: () => refused ?? (needsSignIn ? new AuthorizationRequired(serverId, principal) : undefined),
+    explain(error) {
+      if (error instanceof SignInRefused) return error.message;
+      if (!(error instanceof UnauthorizedError)) return undefined;
+      if (refused) return refused.message;
+      const scope = record.pending ? scopeOfUrl(record.pending.url) : undefined;
+      return `${new AuthorizationRequired(serverId, principal).message}${scope ? ` (the server asks for scope "${scope}")` : ''}`;
+    },
     authorizationUrl: () => (pendingFresh() ? record.pending?.url : undefined),
     async complete(state, code, iss) {
       await this.load();
@@ -288,10 +257,33 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       if (!pending || !pendingFresh() || !sameText(pending.state, state)) {
         throw new UnknownSignIn();
       }
-      const result = await auth(provider, { serverUrl, authorizationCode: code, ...(iss !== undefined && { iss }), ...(options.fetch && { fetchFn: options.fetch }) });
-      if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
+      completing = true;
+      askedScope = scopeOfUrl(pending.url);
+      try {
+        const result = await auth(provider, authOptions({ authorizationCode: code, ...(iss !== undefined && { iss }) }));
+        if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
+      } finally {
+        completing = false;
+      }
       delete record.pending;
+      record.signIns = (record.signIns ?? 0) + 1;
       await save();
+    },
+    succeeded() {
+      if (record.signIns === undefined) return;
+      delete record.signIns;
+      void save().catch((err: unknown) => log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'OAuth: the record could not be saved'));
+    },
+    async resetSignIns() {
+      await this.load();
+      if (record.signIns === undefined) return;
+      delete record.signIns;
+      await save();
+    },
+    signedIn: () => record.tokens !== undefined,
+    async forget() {
+      record = { serverUrl };
+      await file.remove();
     },
   };
 }

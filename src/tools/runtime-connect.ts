@@ -57,6 +57,10 @@ export async function admitRuntimeServer(config: McpServerConfig, policy: Runtim
   }
   if (config.type === 'stdio') checkSpawn(config, policy);
   else await resolveAllowed(config.baseUrl, policy);
+  // A file of agentd's host is for the agent file to name, not for a request.
+  if (config.type === 'http' && config.oauth?.privateKeyFile !== undefined) {
+    throw new AppError('INVALID_REQUEST', 'oauth.privateKeyFile names a file of agentd\'s host: a server connected at runtime sends its key as oauth.privateKey', { field: 'config.oauth.privateKeyFile' });
+  }
 }
 
 /**

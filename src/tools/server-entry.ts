@@ -10,6 +10,7 @@ import type { Logger } from '../log/index.ts';
 import type { ChildRegistry } from './child-registry.ts';
 import type { McpConnection } from './connection.ts';
 import type { ServerOAuth } from './oauth-client.ts';
+import type { PrincipalConnections } from './principal-connections.ts';
 import type { SecretStore } from '../store/secret-store.ts';
 import type { McpCommands, McpEvents, ServerRecord } from './messages.ts';
 import type { RuntimePolicy } from './runtime-connect.ts';
@@ -68,6 +69,8 @@ export interface ServerEntry {
   unwatch: (() => void) | undefined;
   /** An `http` server with `oauth`: its OAuth client (tokens, pending sign-in). */
   oauth?: ServerOAuth | undefined;
+  /** With `oauth.per: principal`: each principal's own connection and tokens (principal-connections.ts). */
+  principals?: PrincipalConnections | undefined;
   /** Who (principal names) subscribed to which resource URI: kept across the server's connections. */
   subscriptions: Map<string, Set<string>>;
 }
@@ -94,6 +97,7 @@ export function recordOf(e: ServerEntry, redactor: Redactor): ServerRecord {
     ...withSignIn(e, status),
     ...withCapabilities(e, status),
     ...(status === 'connected' && e.connection?.protocolVersion !== undefined && { protocolVersion: e.connection.protocolVersion }),
+    ...(e.principals && { oauthPer: 'principal' as const }),
   };
 }
 
@@ -104,8 +108,11 @@ function withCapabilities(e: ServerEntry, status: ServerStatus): Pick<ServerReco
   return { capabilities: { client, server, progress: e.config.progress !== false, ...(e.config.logLevel !== undefined && { logLevel: e.config.logLevel }) } };
 }
 
-/** The sign-in URL while the server waits for one (a URL for admins: routes strip it for others). */
+/**
+ * The sign-in URL while the server waits for one: it cannot connect without it (`error`), or a call asked for more
+ * access (`connected`). A URL for admins: routes strip it for others.
+ */
 function withSignIn(e: ServerEntry, status: ServerStatus): { authorizationUrl?: string } {
-  const url = status === 'error' ? e.oauth?.authorizationUrl() : undefined;
+  const url = status === 'error' || status === 'connected' ? e.oauth?.authorizationUrl() : undefined;
   return url === undefined ? {} : { authorizationUrl: url };
 }

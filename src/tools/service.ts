@@ -30,14 +30,16 @@ import { AppError } from '../errors/index.ts';
 import { mcpServerMachine } from '../../machines/mcp-server.machine.ts';
 import { createArgsValidator } from './args-validator.ts';
 import { buildCatalogue, toModelTool, toToolRecord, type CatalogueItem } from './catalogue.ts';
-import { openConnection, type McpConnection } from './connection.ts';
+import { CallError, openConnection, type McpConnection } from './connection.ts';
 import { INSTANCE_HEADER } from './hops.ts';
-import { admitRuntimeServer, checkedFetch, COULD_NOT_CONNECT, isSocketLevel, OPEN_RUNTIME_POLICY, pinnedConnect } from './runtime-connect.ts';
+import { admitRuntimeServer, COULD_NOT_CONNECT, isSocketLevel, OPEN_RUNTIME_POLICY, pinnedConnect } from './runtime-connect.ts';
 import type { ServerRecord } from './messages.ts';
 import { recordOf, statusOf, type McpService, type McpServiceOptions, type ServerEntry } from './server-entry.ts';
 import { createToolCalls } from './tool-calls.ts';
 import { createMemorySecretStore } from '../store/secret-store.ts';
-import { AuthorizationRequired, createServerOAuth, serverOfState, UnknownSignIn } from './oauth-client.ts';
+import { attachOAuth } from './server-oauth.ts';
+import { createSignIns } from './sign-ins.ts';
+import { splitSessionKey } from '../session-id.ts';
 import { createServerRequests, subscribeAgain } from './server-requests.ts';
 import { isSelf, SelfConnection } from './self-connection.ts';
 import { createNoticeRelay } from './notices.ts';
@@ -108,7 +110,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
       ...(instanceHeaders && { extraHeaders: instanceHeaders }),
       ...(pinned && { fetch: pinned.fetch }),
       children: options.children,
-      authProvider: entry.oauth?.provider,
+      oauth: entry.oauth,
       onLost: (reason) => {
         if (isCurrent()) entry.actor.send({ type: 'CONNECTION_LOST', reason });
       },
@@ -121,7 +123,8 @@ export function createMcpService(options: McpServiceOptions): McpService {
       },
     });
     const connection = await opening.catch((err: unknown) => {
-      if (entry.oauth?.signInRequired()) throw new AuthorizationRequired(entry.name);
+      const blocked = entry.oauth?.blocked();
+      if (blocked) throw blocked;
       if (!pinned || !isSocketLevel(err)) throw err;
       slog.debug({ err }, 'runtime MCP server: connection failed');
       throw new Error(COULD_NOT_CONNECT);
@@ -146,6 +149,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
     const { connection, release } = entry;
     entry.connection = undefined;
     entry.release = undefined;
+    if (entry.principals) track(entry, entry.principals.closeAll());
     if (connection) track(entry, connection.close().then(release));
     else if (release) track(entry, release());
   };
@@ -167,12 +171,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
     });
     const unwatch = options.registerActor?.(`mcp:${name}`, actor);
     const entry: ServerEntry = { name, config: serverConfig, actor, connection: undefined, pending: new Set(), runtime: runtimeServer, release: undefined, unwatch, subscriptions: new Map() };
-    if (serverConfig.type === 'http' && serverConfig.oauth) {
-      const oauth = serverConfig.oauth;
-      // A runtime server's authorization server passes the runtime URL policy too (runtime-connect.ts).
-      const fetch = runtimeServer ? checkedFetch(runtime) : undefined;
-      entry.oauth = createServerOAuth({ serverId: name, config: { ...serverConfig, oauth }, store: secrets, clock, log: log.child({ serverId: name }), callbackUrl, ...(fetch && { fetch }) });
-    }
+    if (serverConfig.type === 'http') attachOAuth(entry, serverConfig, { secrets, clock, log, callbackUrl, runtime, clientInfo, instanceId: options.instanceId });
     if (a2a) a2aAgents.set(entry, a2a);
     entries.set(name, entry);
     actor.on('status', ({ status, error }) => {
@@ -211,6 +210,8 @@ export function createMcpService(options: McpServiceOptions): McpService {
     entry.actor.stop();
     entry.unwatch?.();
     refreshCatalogue();
+    // Principals' connections opened by a sign-in while the server itself was not connected end too.
+    if (entry.principals) track(entry, entry.principals.closeAll());
     while (entry.pending.size > 0) await Promise.all(entry.pending);
     return record(entry);
   };
@@ -231,7 +232,10 @@ export function createMcpService(options: McpServiceOptions): McpService {
       const entry = find(serverId);
       if (!entry) return undefined;
       const { status, error } = record(entry);
-      return { name: entry.name, status, error, connection: entry.connection };
+      const principals = entry.principals;
+      const forPrincipal = principals && ((principal: string | undefined) =>
+        principal === undefined ? Promise.reject(new CallError('this server\'s tools act for a principal (oauth.per: principal), and this call has none', 'protocol')) : principals.connection(principal));
+      return { name: entry.name, status, error, connection: entry.connection, forPrincipal };
     },
     catalogue: () => catalogue,
     validate: createArgsValidator(log),
@@ -239,6 +243,15 @@ export function createMcpService(options: McpServiceOptions): McpService {
     maxResultBytes: config.toolResultMaxBytes,
     log,
     progress: (event) => bus.emit('mcp.toolProgress', event),
+  });
+
+  const signIns = createSignIns({
+    find,
+    record,
+    reconnect: (entry) => {
+      entry.actor.send({ type: 'RESTART' });
+      return expectConnected(entry, settled(entry));
+    },
   });
 
   /** Connects a server at runtime (see the contracts above); its secrets join the redaction first. */
@@ -268,22 +281,6 @@ export function createMcpService(options: McpServiceOptions): McpService {
     return expectConnected(entry, Promise.resolve(rec));
   }
 
-  /** The browser came back from a sign-in: exchange the code, then reconnect (see messages.ts). */
-  async function oauthCallback(payload: { state: string; code: string; iss?: string }): Promise<ServerRecord> {
-    const serverId = serverOfState(payload.state);
-    const entry = serverId === undefined ? undefined : find(serverId);
-    if (!entry?.oauth) throw new AppError('INVALID_REQUEST', new UnknownSignIn().message, { field: 'state' });
-    try {
-      await entry.oauth.complete(payload.state, payload.code, payload.iss);
-    } catch (err) {
-      if (err instanceof UnknownSignIn) throw new AppError('INVALID_REQUEST', err.message, { field: 'state' });
-      const reason = err instanceof Error ? err.message : String(err);
-      throw new AppError('AGENT_ERROR', `Signing in to MCP server "${entry.name}" failed: ${reason}`, { serverId: entry.name, reason });
-    }
-    entry.actor.send({ type: 'RESTART' });
-    return expectConnected(entry, settled(entry));
-  }
-
   /** New roots for a server that declares them: kept for its next connection, told to the current one. */
   async function setRoots(entry: ServerEntry, roots: string[]) {
     if (!entry.config.roots) {
@@ -309,8 +306,9 @@ export function createMcpService(options: McpServiceOptions): McpService {
     bus.handle('mcp.connectServer', ({ payload }) => redactedErrors(connectServer(payload))),
     bus.handle('mcp.connectA2aAgent', ({ payload }) => redactedErrors(connectServer({ name: payload.name, config: a2aEntryConfig(payload.config) }, payload.config))),
     bus.handle('mcp.removeServer', ({ payload }) => removeEntry(mustFind(payload.serverId))),
-    bus.handle('mcp.restartServer', ({ payload }) => {
+    bus.handle('mcp.restartServer', async ({ payload }) => {
       const entry = mustFind(payload.serverId);
+      await entry.oauth?.resetSignIns(); // a restart offers a sign-in again (oauth.maxSignIns)
       entry.actor.send({ type: 'RESTART' });
       return expectConnected(entry, settled(entry));
     }),
@@ -319,7 +317,10 @@ export function createMcpService(options: McpServiceOptions): McpService {
       return statusOf(entry) === 'connected' && entry.connection ? entry.connection.tools.map(toToolRecord) : [];
     }),
     bus.handle('mcp.executeTool', ({ payload }) => redactedErrors(toolCalls.executeTool(payload))),
-    bus.handle('mcp.oauthCallback', ({ payload }) => redactedErrors(oauthCallback(payload))),
+    bus.handle('mcp.oauthCallback', ({ payload }) => redactedErrors(signIns.callback(payload))),
+    bus.handle('mcp.signIn', ({ payload }) => redactedErrors(signIns.signIn(payload))),
+    bus.handle('mcp.signInStatus', ({ payload }) => redactedErrors(signIns.status(payload))),
+    bus.handle('mcp.signOut', ({ payload }) => redactedErrors(signIns.signOut(payload))),
     bus.handle('mcp.modelTools', () => [...catalogue.values()].map(toModelTool)),
     bus.handle('mcp.listResources', ({ payload }) => redactedErrors(requests.listResources(payload.serverId))),
     bus.handle('mcp.readResource', ({ payload }) => redactedErrors(requests.readResource(payload.serverId, payload.uri))),
@@ -328,8 +329,9 @@ export function createMcpService(options: McpServiceOptions): McpService {
     bus.handle('mcp.listPrompts', ({ payload }) => redactedErrors(requests.listPrompts(payload.serverId))),
     bus.handle('mcp.getPrompt', ({ payload }) => redactedErrors(requests.getPrompt(payload.serverId, payload.name, payload.args))),
     bus.handle('mcp.attach', ({ payload }) => redactedErrors(requests.attach(payload))),
-    bus.handle('mcp.callModelTool', async ({ payload }) => {
-      const outcome = await toolCalls.callModelTool(payload);
+    bus.handle('mcp.callModelTool', async ({ payload, sessionId }) => {
+      // The session's owner is the principal whose tokens a server with `oauth.per: principal` gets.
+      const outcome = await toolCalls.callModelTool(payload, sessionId === undefined ? undefined : (splitSessionKey(sessionId).owner ?? ''));
       return outcome.success ? outcome : { ...outcome, text: redactor.redact(outcome.text), result: redactor.deep(outcome.result) };
     }),
   ];

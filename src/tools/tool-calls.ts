@@ -14,6 +14,9 @@
  * - A model call's `sampler` serves the server's sampling requests while it runs (sampling.ts).
  * - A call with a `progress` target reports each progress notification through `progress` (for the
  *   `mcp.toolProgress` event); one without still carries a token (the server may need one).
+ * - A server with `oauth.per: principal` is called over the calling principal's own connection (a REST call's
+ *   principal, a model call's session owner); a principal that has not signed in fails like any call, with a
+ *   reason naming where it signs in. Its tool list (for checking arguments) is the server's own.
  */
 import type { CallToolResult, Progress } from '@modelcontextprotocol/client';
 import type { Clock } from '../clock.ts';
@@ -32,6 +35,8 @@ export interface ServerView {
   status: ServerRecord['status'];
   error: string | undefined;
   connection: McpConnection | undefined;
+  /** `oauth.per: principal`: the connection a principal's calls go over (principal-connections.ts); throws CallError. */
+  forPrincipal?: ((principal: string | undefined) => Promise<McpConnection>) | undefined;
 }
 
 export interface ToolCallDeps {
@@ -105,7 +110,8 @@ export function createToolCalls(deps: ToolCallDeps) {
     const started = clock.now();
     let result: CallToolResult;
     try {
-      result = await connection.callTool(toolName, normalized.args, undefined, undefined, reporter(payload.progress, serverId, toolName));
+      const via = server.forPrincipal ? await server.forPrincipal(payload.principal) : connection;
+      result = await via.callTool(toolName, normalized.args, undefined, undefined, reporter(payload.progress, serverId, toolName));
     } catch (error) {
       throw fail(error instanceof CallError ? error.message : String(error));
     }
@@ -119,7 +125,8 @@ export function createToolCalls(deps: ToolCallDeps) {
     };
   }
 
-  async function callModelTool(payload: McpCommands['mcp.callModelTool']['payload']): Promise<ModelToolOutcome> {
+  /** `principal`: the owner of the session the call is made for (`''`: the unnamed one; `undefined`: none). */
+  async function callModelTool(payload: McpCommands['mcp.callModelTool']['payload'], principal?: string): Promise<ModelToolOutcome> {
     const started = clock.now();
     const item = deps.catalogue().get(payload.name);
     const outcome = (success: boolean, text: string, result: unknown): ModelToolOutcome => ({
@@ -145,7 +152,8 @@ export function createToolCalls(deps: ToolCallDeps) {
     }
     try {
       const meta = payload.hops === undefined ? undefined : { [HOPS_META_KEY]: payload.hops };
-      const result = await connection.callTool(item.tool.name, normalized.args, payload.signal, meta, reporter(payload.progress, item.serverId, item.tool.name), payload);
+      const via = server.forPrincipal ? await server.forPrincipal(principal) : connection;
+      const result = await via.callTool(item.tool.name, normalized.args, payload.signal, meta, reporter(payload.progress, item.serverId, item.tool.name), payload);
       const text = resultText(result);
       const data = result.isError ? { ...resultData(result), isError: true } : resultData(result);
       return result.isError ? outcome(false, text || 'Error: the tool reported an error', data) : outcome(true, text, data);

@@ -95,6 +95,9 @@ describe('elicitation', () => {
     const frames = await turnFrames(alice, 'form', from);
     expect(frames.at(-1)?.event).toBe('response');
     expect(resultText(frames)).toContain('Name: Ada Lovelace');
+    // SEP-1034: the fields left out reach the server with the schema's defaults; those given stay as given.
+    expect(resultText(frames)).toContain('Favorite Number: 3.14');
+    expect(resultText(frames)).toContain('Favorite Integer: 7');
     const resolved = frames.find((f) => f.event === 'elicitationResolved');
     expect(resolved?.data).toEqual({ sessionId: 'form', turnId: asked.data.turnId, seq: expect.any(Number), id, action: 'accept', by: 'rest' });
 

@@ -16,6 +16,7 @@ import { until } from '../support/wait.ts';
 import { connectWs, type Frame } from '../support/ws-client.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { M2M_CLIENT, WEB_CLIENT, startOAuthFixture } from '../fixtures/mcp/oauth-server.js';
+import { connectAtRuntime as connect, executeTool, serverRecord, serverRecords, signIn } from '../support/oauth.ts';
 
 const ADMIN = 'admin-key-0123456789';
 const CHAT = 'chat-key-0123456789ab';
@@ -42,26 +43,9 @@ const dataDir = async () => {
   return dir;
 };
 
-interface Rec {
-  name: string;
-  status: string;
-  error?: string;
-  authorizationUrl?: string;
-}
-
-const servers = async (app: RunningApp, key = ADMIN): Promise<Rec[]> => {
-  const res = await fetch(`${app.url}/api/mcp/servers`, { headers: { authorization: `Bearer ${key}` } });
-  return ((await res.json()) as { servers: Rec[] }).servers;
-};
-const server = async (app: RunningApp, name: string, key = ADMIN) => (await servers(app, key)).find((s) => s.name === name);
-const callTool = async (app: RunningApp, serverId: string, tool: string, args: object = {}) => {
-  const res = await fetch(`${app.url}/api/mcp/servers/${serverId}/tools/${tool}/execute`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-    body: JSON.stringify(args),
-  });
-  return { status: res.status, body: (await res.json()) as { success: boolean; data?: { content: { text: string }[] } } };
-};
+const servers = (app: RunningApp, key = ADMIN) => serverRecords(app, key);
+const server = (app: RunningApp, name: string, key = ADMIN) => serverRecord(app, name, key);
+const callTool = (app: RunningApp, serverId: string, tool: string, args: object = {}) => executeTool(app, ADMIN, serverId, tool, args);
 
 /** Every log line of the apps started with it, at trace level and unredacted: tokens must not be there at all. */
 const logLines: string[] = [];
@@ -70,28 +54,8 @@ const log = pino({ level: 'trace' }, new Writable({ write: (chunk: Buffer, _enc,
 const start = (dir: string, mcpServers: Record<string, unknown>) =>
   pool.start({ storage: { type: 'jsonl', dir }, server: { auth: { apiKey: CHAT, adminKey: ADMIN } }, mcpServers }, { deps: { log } });
 
-/**
- * Follows the authorization URL as a browser would: the authorize endpoint redirects to agentd's callback
- * (`via`: the instance a load balancer in front of the configured redirectUrl would pick).
- */
-async function signIn(authorizationUrl: string, via?: RunningApp): Promise<{ status: number; html: string }> {
-  const authorize = await fetch(authorizationUrl, { redirect: 'manual' });
-  expect(authorize.status).toBe(302);
-  const callback = new URL(authorize.headers.get('location')!);
-  expect(callback.pathname).toBe('/api/oauth/callback');
-  if (via) callback.host = new URL(via.url).host;
-  const landed = await fetch(callback);
-  return { status: landed.status, html: await landed.text() };
-}
-
-const connectAtRuntime = async (app: RunningApp, name: string, baseUrl: string, oauth: object = {}) => {
-  const res = await fetch(`${app.url}/api/connect-server`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name, config: { type: 'http', baseUrl, oauth: { scopes: ['mcp:tools'], ...oauth } } }),
-  });
-  return { status: res.status, body: (await res.json()) as { error?: { message: string } } };
-};
+const connectAtRuntime = (app: RunningApp, name: string, baseUrl: string, oauth: object = {}) =>
+  connect(app, ADMIN, name, { type: 'http', baseUrl, oauth: { scopes: ['mcp:tools'], ...oauth } });
 
 describe('OAuth-protected tool servers', () => {
   it('goes from "authorization required" to connected after the sign-in, and again after a restart without a new one', async () => {

@@ -12,6 +12,7 @@ import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { fixturePath } from '../support/paths.ts';
 import { everythingStdio } from '../support/messaging.ts';
 import { injectApp, type InProcessApp } from '../support/start-app.ts';
+import { startOAuthFixture } from '../fixtures/mcp/oauth-server.js';
 import { PATIENT } from '../support/wait.ts';
 
 const API = 'openapi-client-key-0123456789';
@@ -45,6 +46,8 @@ const BODIES: Record<string, unknown> = {
 const QUERIES: Record<string, string> = { 'GET /api/mcp/servers/{serverId}/resources/read': '?uri=demo%3A%2F%2Fresource%2Fdynamic%2Ftext%2F1' };
 /** Resources and prompts are asked of server-everything (the echo fixture offers none). */
 const FEATURE_VALUES: Record<string, string> = { serverId: 'everything', promptName: 'args-prompt' };
+/** A principal's sign-in is asked of an OAuth-protected server each principal signs in to. */
+const SIGN_IN_VALUES: Record<string, string> = { serverId: 'personal' };
 /** Bodies that are not JSON, with their media type (an NDJSON import). */
 const RAW_BODIES: Record<string, { type: string; text: string }> = {
   'POST /api/sessions/import': {
@@ -82,14 +85,20 @@ async function pendingQuestion(request: InProcessApp['request'], sessionId: stri
 
 describe('OpenAPI document', () => {
   let sim: Simulator;
+  let oauth: Awaited<ReturnType<typeof startOAuthFixture>>;
   let svc: InProcessApp;
   let doc: Doc;
   beforeAll(async () => {
     sim = await startSimulator();
+    oauth = await startOAuthFixture();
     svc = await injectApp(
       {
         server: { inspect: true, auth: { apiKey: API, adminKey: ADMIN }, limits: { rest: { points: 10_000 } } },
-        mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] }, everything: { ...everythingStdio, timeout: 60_000, roots: ['file:///tmp/agentd-openapi'] } },
+        mcpServers: {
+          echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] },
+          everything: { ...everythingStdio, timeout: 60_000, roots: ['file:///tmp/agentd-openapi'] },
+          personal: { type: 'http', baseUrl: oauth.url, oauth: { per: 'principal' } },
+        },
         toolPolicy: { rules: [{ server: 'echo', tool: 'big', action: 'ask' }] },
       },
       { modelUrl: sim.url },
@@ -101,6 +110,7 @@ describe('OpenAPI document', () => {
   afterAll(async () => {
     await svc.stop();
     await sim.close();
+    await oauth.close();
   });
 
   it('is a valid OpenAPI 3.1 document', async () => {
@@ -180,7 +190,8 @@ describe('OpenAPI document', () => {
       if (key === 'GET /api/oauth/callback') continue;
       // Answers 200 only with an A2A agent to reach: test/int/a2a-tools.test.ts checks that answer.
       if (key === 'POST /api/connect-a2a-agent') continue;
-      const values = path.includes('/approvals') ? { ...PATH_VALUES, ...APPROVAL_VALUES } : path.includes('/elicitations') ? { ...PATH_VALUES, ...ELICITATION_VALUES } : /\/(resources|prompts|roots)\b/.test(path) ? { ...PATH_VALUES, ...FEATURE_VALUES } : PATH_VALUES;
+      const special = path.includes('/approvals') ? APPROVAL_VALUES : path.includes('/elicitations') ? ELICITATION_VALUES : /\/(resources|prompts|roots)\b/.test(path) ? FEATURE_VALUES : path.endsWith('/sign-in') ? SIGN_IN_VALUES : {};
+      const values = { ...PATH_VALUES, ...special };
       const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'file' ? (path.startsWith('/api/docs') ? 'docs.js' : path.startsWith('/inspect') ? 'inspect.js' : 'main.js') : values[name]!));
       const given = BODIES[key];
       const raw = RAW_BODIES[key];

@@ -50,7 +50,7 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'mcp.executeTool': { success: true, data: { content: [] }, execution: { toolName: 'echo', serverId: 'echo', duration: 2 }, timestamp: at },
   'mcp.modelTools': [],
   'mcp.callModelTool': { success: true, text: '', result: {}, serverId: 'echo', toolName: 'echo', durationMs: 1 },
-  'mcp.oauthCallback': server,
+  'mcp.oauthCallback': { server, principal: false },
   'mcp.listResources': { resources: [{ uri: 'demo://a', name: 'a', mimeType: 'text/plain' }], resourceTemplates: [{ uriTemplate: 'demo://{id}', name: 'by id' }] },
   'mcp.readResource': { serverId: 'echo', uri: 'demo://a', contents: [{ uri: 'demo://a', mimeType: 'text/plain', text: 'A' }] },
   'mcp.subscribeResource': { serverId: 'echo', uri: 'demo://a', subscribed: true },
@@ -58,6 +58,9 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'mcp.getPrompt': { serverId: 'echo', name: 'p', messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] },
   'mcp.attach': {},
   'mcp.setRoots': { serverId: 'echo', roots: ['file:///srv'] },
+  'mcp.signIn': { serverId: 'echo', signedIn: false, authorizationUrl: 'https://auth.example.com/authorize?state=s' },
+  'mcp.signInStatus': { serverId: 'echo', signedIn: true },
+  'mcp.signOut': { serverId: 'echo', signedIn: false },
 };
 const bus = { execute: (name: keyof FrontCommands) => Promise.resolve(RESULTS[name]) } as unknown as FrontEndBus;
 const waiter = { ask: () => Promise.resolve({ sessionId: 's1', turnId: 't1', seq: 2, content: 'Hi', model: 'm' }) } as unknown as TurnWaiter;

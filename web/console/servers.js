@@ -93,6 +93,26 @@ export function createServerPanel(list, report, composer) {
       ? el('a', { className: 'sign-in', href: s.authorizationUrl, target: '_blank', rel: 'noopener noreferrer', textContent: 'Sign in' })
       : '';
 
+  /**
+   * The caller's own sign-in to a server each principal signs in to (`oauthPer: principal`): begins it and opens
+   * the authorization server's page in a new tab; agentd's callback keeps the caller's tokens for its tool calls.
+   * @param {ServerRecord} s
+   */
+  const ownSignIn = (s) => {
+    if (s.oauthPer !== 'principal') return '';
+    const button = el('button', { type: 'button', className: 'own-sign-in', textContent: 'Sign in as me' });
+    button.addEventListener('click', () => {
+      const run = async () => {
+        /** @type {{ signedIn: boolean, authorizationUrl?: string }} */
+        const res = await call('POST', `/api/mcp/servers/${path(s.id)}/sign-in`);
+        if (res.authorizationUrl && /^https?:\/\//.test(res.authorizationUrl)) window.open(res.authorizationUrl, '_blank', 'noopener,noreferrer');
+        else if (res.signedIn) button.textContent = 'Signed in';
+      };
+      run().catch((/** @type {Error} */ err) => report(`Sign in as me: ${err.message}`));
+    });
+    return button;
+  };
+
   /** @param {ServerRecord} s */
   const item = (s) => {
     const tools = el('details', { className: 'tools' }, el('summary', { textContent: 'Tools' }));
@@ -113,6 +133,7 @@ export function createServerPanel(list, report, composer) {
       s.error ? el('p', { className: 'error', textContent: s.error }) : '',
       el('div', { className: 'row' },
         signIn(s),
+        ownSignIn(s),
         action('Restart', () => call('POST', `/api/mcp/servers/${path(s.id)}/restart`)),
         action('Disconnect', () => call('DELETE', `/api/mcp/servers/${path(s.id)}`))),
       ...(s.status === 'connected' ? [tools, resourceBrowser(s.id, composer.attach), promptPicker(s.id, composer.sendPrompt)] : []),

@@ -12,6 +12,9 @@
  *   (its `callId` is `?callId=` or a new id; the frames have no `turnId`)
  * - `DELETE /api/mcp/servers/:serverId`                         → `{ status: "disconnected", name, server, timestamp }`
  * - `POST   /api/mcp/servers/:serverId/restart`                 → `{ status: "connected", name, server, timestamp }`
+ * - `GET|POST|DELETE /api/mcp/servers/:serverId/sign-in`          → `{ serverId, signedIn, authorizationUrl?, timestamp }`:
+ *   the calling principal's own sign-in to a server with `oauth.per: principal` (its status; begin it: the URL to
+ *   open, or signed in already; sign out). Only ever the caller's: no principal reaches another's sign-in or tokens.
  *
  * `connect-server` validates the whole request with the config file's schemas before anything is spawned:
  * MISSING_FIELD (details.field) for an absent `name`, `config`, `config.type`, `config.command` (stdio) or
@@ -111,9 +114,9 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       query: executeQuery,
       response: RESPONSES.toolExecuted,
       errors: ['SERVER_NOT_FOUND', 'TOOL_NOT_FOUND', 'TOOL_EXECUTION_FAILED'],
-      async handler({ bus, params, body, query, sessions }) {
+      async handler({ bus, params, body, query, sessions, principal }) {
         const progress = query.progressSession === undefined ? undefined : { sessionId: sessions.key(query.progressSession), callId: query.callId ?? options.ids() };
-        const result = await bus.execute('mcp.executeTool', { serverId: serverId(params), toolName: params.toolName ?? '', args: body, ...(progress && { progress }) });
+        const result = await bus.execute('mcp.executeTool', { serverId: serverId(params), toolName: params.toolName ?? '', args: body, principal: principal.owner ?? '', ...(progress && { progress }) });
         return { body: result };
       },
     }),
@@ -129,6 +132,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
         return reply({ status: 'disconnected', name: server.name, server });
       },
     }),
+    ...signInRoutes(reply, serverId),
     defineRoute({
       method: 'POST',
       path: '/api/mcp/servers/:serverId/restart',
@@ -142,4 +146,26 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       },
     }),
   ];
+}
+
+/** A principal's own sign-in to a server with `oauth.per: principal` (its session owner names its tokens). */
+function signInRoutes(reply: ReturnType<typeof createReply>, serverId: (params: Record<string, string>) => string): Route[] {
+  const common = { path: '/api/mcp/servers/:serverId/sign-in', response: RESPONSES.signIn, errors: ['SERVER_NOT_FOUND', 'INVALID_REQUEST'] satisfies ErrorCode[] };
+  const command = { GET: 'mcp.signInStatus', POST: 'mcp.signIn', DELETE: 'mcp.signOut' } as const;
+  const summaries = {
+    GET: "Whether the caller is signed in to a server each principal signs in to (oauth.per: principal)",
+    POST: "Begin the caller's own sign-in to such a server: the authorization URL to open (or signed in already)",
+    DELETE: "Sign the caller out of such a server (its tokens are dropped)",
+  };
+  return (['GET', 'POST', 'DELETE'] as const).map((method) =>
+    defineRoute({
+      ...common,
+      method,
+      summary: summaries[method],
+      ...(method === 'POST' && { errors: [...common.errors, 'AGENT_ERROR'] satisfies ErrorCode[] }),
+      async handler({ bus, params, principal }) {
+        return reply(await bus.execute(command[method], { serverId: serverId(params), principal: principal.owner ?? '' }));
+      },
+    }),
+  );
 }

@@ -51,8 +51,9 @@ export function oauthRoutes(): Route[] {
           return page(400, 'Sign-in failed', 'The request lacks a valid state or code. Start the sign-in again from agentd.');
         }
         try {
-          const server = await bus.execute('mcp.oauthCallback', { state, code, ...(iss !== undefined && { iss }) });
-          return page(200, 'Signed in', `The tool server "${server.name}" is connected. You can close this page.`);
+          const { server, principal } = await bus.execute('mcp.oauthCallback', { state, code, ...(iss !== undefined && { iss }) });
+          const done = principal ? `You are signed in to the tool server "${server.name}": its tools now act for you.` : `The tool server "${server.name}" is connected.`;
+          return page(200, 'Signed in', `${done} You can close this page.`);
         } catch (err) {
           if (!isAppError(err)) throw err;
           const status = err.code === 'INVALID_REQUEST' ? 400 : 502;

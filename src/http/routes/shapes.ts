@@ -90,6 +90,11 @@ export const RESPONSES = {
   prompts: withTimestamp({ serverId: z.string(), prompts: z.array(promptRecord) }),
   prompt: promptResult.extend({ timestamp }),
   roots: withTimestamp({ serverId: z.string(), roots: z.array(z.string()) }),
+  signIn: withTimestamp({
+    serverId: z.string(),
+    signedIn: z.boolean().describe("The calling principal holds tokens for this server (its tool calls carry them)"),
+    authorizationUrl: z.string().optional().describe("While the caller's sign-in is pending: the authorization server's page to open (for the caller only)"),
+  }),
   /** The A2A agent card (src/a2a-face/card.ts): A2A's own shape, no envelope. */
   agentCard: agentCardSchema,
 };

@@ -1,0 +1,55 @@
+/**
+ * What the OAuth tests do as a person would, over agentd's REST routes: read a server's record, follow its sign-in
+ * URL as a browser (the fixture's authorize endpoint redirects to agentd's callback), call a tool, connect a server.
+ */
+import { expect } from 'vitest';
+import type { RunningApp } from './start-app.ts';
+
+export interface ServerRec {
+  name: string;
+  status: string;
+  error?: string;
+  authorizationUrl?: string;
+}
+
+const json = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
+
+export async function serverRecords(app: RunningApp, key: string): Promise<ServerRec[]> {
+  const res = await fetch(`${app.url}/api/mcp/servers`, { headers: json(key) });
+  return ((await res.json()) as { servers: ServerRec[] }).servers;
+}
+
+export const serverRecord = async (app: RunningApp, name: string, key: string) => (await serverRecords(app, key)).find((s) => s.name === name);
+
+export interface ToolCall {
+  status: number;
+  body: { success: boolean; data?: { content: { text: string }[] }; error?: { code: string; message: string; details?: { reason?: string } } };
+}
+
+export async function executeTool(app: RunningApp, key: string, serverId: string, tool: string, args: object = {}): Promise<ToolCall> {
+  const res = await fetch(`${app.url}/api/mcp/servers/${serverId}/tools/${tool}/execute`, { method: 'POST', headers: json(key), body: JSON.stringify(args) });
+  return { status: res.status, body: (await res.json()) as ToolCall['body'] };
+}
+
+/** The text of a successful call's first content item. */
+export const textOf = (call: ToolCall) => call.body.data?.content[0]?.text;
+
+export async function connectAtRuntime(app: RunningApp, key: string, name: string, config: object): Promise<{ status: number; body: { error?: { code: string; message: string } } }> {
+  const res = await fetch(`${app.url}/api/connect-server`, { method: 'POST', headers: json(key), body: JSON.stringify({ name, config }) });
+  return { status: res.status, body: (await res.json()) as { error?: { code: string; message: string } } };
+}
+
+/**
+ * Follows the authorization URL as a browser would: the authorize endpoint redirects to agentd's callback
+ * (`via`: the instance a load balancer in front of the configured redirectUrl would pick; `as`: the person who
+ * signs in, for the fixture's `user` tool).
+ */
+export async function signIn(authorizationUrl: string, via?: RunningApp, as?: string): Promise<{ status: number; html: string }> {
+  const authorize = await fetch(authorizationUrl, { redirect: 'manual', ...(as !== undefined && { headers: { 'x-fixture-user': as } }) });
+  expect(authorize.status).toBe(302);
+  const callback = new URL(authorize.headers.get('location')!);
+  expect(callback.pathname).toBe('/api/oauth/callback');
+  if (via) callback.host = new URL(via.url).host;
+  const landed = await fetch(callback);
+  return { status: landed.status, html: await landed.text() };
+}
