@@ -46,7 +46,7 @@ import { createSessionOutput } from './session-output.ts';
 import { storageCause, type StorageHealth } from './storage-health.ts';
 import { createAsked } from './session/asked.ts';
 import { callHosts, type CallHost } from './session/call-host.ts';
-import { closedError, decide, decideOpen, type AnswerInput, type Live } from './session/decide.ts';
+import { closedError, decide, decideOpen, type AnswerInput, type Live, type Opening } from './session/decide.ts';
 import { evolve, firstQueuedSeq, foldSession, usageWith } from './session/state.ts';
 
 export type { CallHost };
@@ -110,6 +110,16 @@ export interface Session {
 
 const storageFailure = (what: string, err: unknown) =>
   new AppError('AGENT_ERROR', `The ${what} could not be stored (${storageCause(err)})`, { reason: 'storage', cause: storageCause(err) });
+
+/** The facts an opening records, each with its meta, logged as they go. */
+function openingFacts(opening: Opening, sessionId: string, log: Logger): { meta: SendMeta; event: SessionEvent }[] {
+  if (opening.resume) log.info({ sessionId, turnId: opening.resume.turnId, awaiting: opening.resume.resume?.awaiting.length }, 'resuming a turn that waits for approval');
+  if (opening.requeue.length > 0) log.info({ sessionId, turns: opening.requeue.map((m) => m.turnId) }, 'resuming queued messages');
+  return opening.record.map((event) => {
+    if (event.type === 'turnFailed') log.warn({ sessionId, turnId: event.turnId, reason: event.details.reason }, 'ending a turn whose runner is gone');
+    return { meta: { correlationId: 'turnId' in event && event.turnId !== undefined ? event.turnId : sessionId, sessionId }, event };
+  });
+}
 
 export async function openSession(deps: SessionDeps): Promise<Session> {
   const { sessionId, llm, log, clock } = deps;
@@ -203,14 +213,8 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
 
   // What the log left open is settled before anything runs: questions closed, a turn resumed or ended, messages requeued.
   const opening = decideOpen(state, { now: clock.now(), orphanedTurnReason: deps.orphanedTurnReason });
-  for (const event of opening.record) {
-    if (event.type === 'turnFailed') log.warn({ sessionId, turnId: event.turnId, reason: event.details.reason }, 'ending a turn whose runner is gone');
-    record({ correlationId: 'turnId' in event && event.turnId !== undefined ? event.turnId : sessionId, sessionId }, event);
-  }
-  if (opening.resume) log.info({ sessionId, turnId: opening.resume.turnId, awaiting: opening.resume.resume?.awaiting.length }, 'resuming a turn that waits for approval');
-  const requeued = [...(opening.resume ? [opening.resume] : []), ...opening.requeue];
-  if (opening.requeue.length > 0) log.info({ sessionId, turns: opening.requeue.map((m) => m.turnId) }, 'resuming queued messages');
-  for (const message of requeued) actor.send({ type: 'MESSAGE', message });
+  for (const { meta, event } of openingFacts(opening, sessionId, log)) record(meta, event);
+  for (const message of [...(opening.resume ? [opening.resume] : []), ...opening.requeue]) actor.send({ type: 'MESSAGE', message });
 
   const running = () => actor.getSnapshot().matches('busy');
   const waiting = () => actor.getSnapshot().context.queue.length - (running() ? 1 : 0);
@@ -262,7 +266,6 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     },
     answer({ id, answer, by }) {
       const d = decide({ type: 'answer', id, answer, by }, state, live());
-      if (d.type !== 'answer') throw new AppError('INTERNAL_ERROR', 'not an answer');
       lastActive = clock.now();
       actor.send({ type: 'ANSWER', id, answer: d.answer, by });
       return d.question;

@@ -51,20 +51,24 @@ export interface Live {
   validate: ArgsValidator;
 }
 
-export type Decision =
-  | { type: 'duplicate'; turnId: string; queued: boolean }
-  | { type: 'start' }
-  | { type: 'queue'; event: SessionEventOf<'messageQueued'> }
-  | { type: 'answer'; question: Question; answer: QuestionAnswer }
-  | { type: 'cancel' }
-  | { type: 'ignore' }
-  | { type: 'reset' }
-  | { type: 'compact' };
+/** What each command decides. */
+export interface Decisions {
+  send: { type: 'duplicate'; turnId: string; queued: boolean } | { type: 'start' } | { type: 'queue'; event: SessionEventOf<'messageQueued'> };
+  answer: { type: 'answer'; question: Question; answer: QuestionAnswer };
+  cancel: { type: 'cancel' } | { type: 'ignore' };
+  reset: { type: 'reset' };
+  compact: { type: 'compact' };
+}
+export type Decision = Decisions[keyof Decisions];
 
 export const closedError = (sessionId: string, closedBy: string) =>
   new AppError('AGENT_ERROR', `Session ${sessionIdOf(sessionId)} was closed (${closedBy})`, { reason: closedBy });
 
-export function decide(command: SessionCommand, state: SessionState, live: Live): Decision {
+export function decide<C extends SessionCommand>(command: C, state: SessionState, live: Live): Decisions[C['type']] {
+  return decideAny(command, state, live) as Decisions[C['type']]; // decideAny answers each command with its own decision
+}
+
+function decideAny(command: SessionCommand, state: SessionState, live: Live): Decision {
   const { sessionId } = state;
   const closed = live.closedBy;
   switch (command.type) {
