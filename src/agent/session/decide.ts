@@ -94,19 +94,16 @@ function decideAny(command: SessionCommand, state: SessionState, live: Live): De
   }
 }
 
-const NOT_FOUND = { approval: 'APPROVAL_NOT_FOUND', elicitation: 'ELICITATION_NOT_FOUND' } as const;
-const ALREADY = { approval: 'APPROVAL_ALREADY_RESOLVED', elicitation: 'ELICITATION_ALREADY_RESOLVED' } as const;
-
 function notFound(family: QuestionFamily, sessionId: string, id: string): AppError {
   const name = sessionIdOf(sessionId); // what the caller named, never an owned key
-  if (family === 'approval') return new AppError(NOT_FOUND.approval, `No call ${id} waits for approval in session ${name}`, { sessionId: name, callId: id });
-  return new AppError(NOT_FOUND.elicitation, `No elicitation ${id} waits for an answer in session ${name}`, { sessionId: name, id });
+  if (family === 'approval') return new AppError('APPROVAL_NOT_FOUND', `No call ${id} waits for approval in session ${name}`, { sessionId: name, callId: id });
+  return new AppError('ELICITATION_NOT_FOUND', `No elicitation ${id} waits for an answer in session ${name}`, { sessionId: name, id });
 }
 
 function alreadyAnswered(family: QuestionFamily, sessionId: string, id: string): AppError {
   const name = sessionIdOf(sessionId);
-  if (family === 'approval') return new AppError(ALREADY.approval, `The call ${id} was already answered`, { sessionId: name, callId: id });
-  return new AppError(ALREADY.elicitation, `The elicitation ${id} was already answered`, { sessionId: name, id });
+  if (family === 'approval') return new AppError('APPROVAL_ALREADY_RESOLVED', `The call ${id} was already answered`, { sessionId: name, callId: id });
+  return new AppError('ELICITATION_ALREADY_RESOLVED', `The elicitation ${id} was already answered`, { sessionId: name, id });
 }
 
 function decideAnswer(command: Extract<SessionCommand, { type: 'answer' }>, state: SessionState, live: Live): { question: Question; answer: QuestionAnswer } {
