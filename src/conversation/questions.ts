@@ -17,7 +17,7 @@
  *   resumed and goes on waiting); an elicitation or a sampling request dies with its server's request.
  */
 import type { PendingApproval, PendingElicitation, Question, QuestionKind } from './records.ts';
-import type { ApprovalDecision, ElicitationAction, SessionEvent, SessionEventOf } from './session-events.ts';
+import { EVENT_VERSION, type ApprovalDecision, type ElicitationAction, type SessionEvent } from './session-events.ts';
 
 export type { Question, QuestionKind };
 
@@ -82,13 +82,13 @@ export function closingAnswer(kind: QuestionKind, by: string, reason: string): Q
 }
 
 /** An answer read as the family of `kind` takes it (a payload of the other family denies or cancels). */
-export function answerFor(kind: QuestionKind, answer: QuestionAnswer): QuestionAnswer {
+function answerFor(kind: QuestionKind, answer: QuestionAnswer): QuestionAnswer {
   const family = QUESTION_KINDS[kind].family;
   if (family === familyOf(answer)) return answer;
   return family === 'approval' ? { decision: 'deny' } : { action: 'cancel' };
 }
 
-const V = 3 as const;
+const V = EVENT_VERSION;
 
 /** The stored event that asks `q`. */
 export function askedEvent(q: Omit<Question, 'sessionId'>): SessionEvent {
@@ -126,10 +126,6 @@ export function answerOf(e: SessionEvent): { id: string; answer: QuestionAnswer;
   if (e.type === 'elicitationResolved') return { id: e.id, answer: { action: e.action, ...(e.content && { content: e.content }) }, by: e.by };
   return undefined;
 }
-
-/** Whether an event ends a turn's questions (its end), or all of them (a reset). */
-export const endsQuestions = (e: SessionEvent): e is SessionEventOf<'response' | 'turnFailed' | 'reset'> =>
-  e.type === 'response' || e.type === 'turnFailed' || e.type === 'reset';
 
 /** The record `GET …/approvals` lists for an approval or a sampling request. */
 export function approvalRecordOf(q: Question): PendingApproval {
