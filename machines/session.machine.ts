@@ -11,12 +11,12 @@
  *   - `dropped` for each waiting message DISCARD throws away (it never became a turn).
  * - CANCEL stops the running turn (its model request and tool calls are aborted); waiting
  *   messages stay. DISCARD also drops every waiting message (reset, delete, shutdown, eviction).
- *   Calls of the stopped turn that were waiting for approval are denied first (`toolApprovalResolved`
- *   by the reason), except at shutdown: a turn waiting for approval is then left open in the log
- *   (no turnFailed), to be resumed when the session is opened again.
+ *   The questions the stopped turn held are closed first (each one's answering fact, by the reason:
+ *   denied or cancelled), except at shutdown while a call waits for approval: the turn is then left
+ *   open in the log (no turnFailed), to be resumed when the session is opened again.
  * - WITHDRAW takes a waiting message out of the queue, silently (its owner could not store it, so
  *   it was never acknowledged); a message whose turn runs is not withdrawn.
- * - APPROVAL goes to the running turn (the owner checked that it waits for that call).
+ * - ANSWER and QUESTION go to the running turn (the owner decided the answer against its state).
  * - After a turn ends, `settle` (provided: the turn's facts are durable) runs before the next.
  * - COMPACT asks for a compaction between turns (`POST /api/sessions/{id}/compact`, the WebSocket
  *   `compact` frame): it runs in `compacting` as soon as the session is idle (after the running
@@ -25,7 +25,8 @@
  */
 import { assertEvent, assign, emit, enqueueActions, fromPromise, sendTo, setup, type ActorRefFrom, type ErrorActorEvent } from 'xstate';
 import { EVENT_VERSION } from '../src/conversation/session-events.ts';
-import { keyOf, type ApprovalAnswer, type CompactInput, type TurnKey, type TurnMessage, type TurnReport } from '../src/conversation/turn-contract.ts';
+import { answeredEvent, closingAnswer, type WaitingQuestion } from '../src/conversation/questions.ts';
+import { keyOf, type AnswerEvent, type CompactInput, type QuestionEvent, type TurnKey, type TurnMessage, type TurnReport } from '../src/conversation/turn-contract.ts';
 import { toTurnError } from '../src/conversation/turn-steps.ts';
 import { turnMachine } from './turn.machine.ts';
 
@@ -52,7 +53,8 @@ export type SessionMachineEvent =
   | { type: 'DISCARD'; reason: string }
   | { type: 'WITHDRAW'; turnId: string }
   | { type: 'COMPACT'; correlationId: string }
-  | ApprovalAnswer
+  | AnswerEvent
+  | QuestionEvent
   | TurnReport;
 
 export type SessionEmitted = TurnReport | { type: 'dropped'; key: TurnKey; reason: string };
@@ -60,10 +62,10 @@ export type SessionEmitted = TurnReport | { type: 'dropped'; key: TurnKey; reaso
 const reasonOf = (event: SessionMachineEvent): string =>
   event.type === 'DISCARD' ? event.reason : event.type === 'CANCEL' ? (event.reason ?? 'cancelled') : 'cancelled';
 
-/** The call ids the running turn waits to have approved. */
-function awaitingOf(children: Record<string, unknown>): string[] {
+/** The questions the running turn holds (`children`: a session actor's). */
+export function questionsOf(children: Record<string, unknown>): WaitingQuestion[] {
   const turn = children.turn as ActorRefFrom<typeof turnMachine> | undefined;
-  return turn?.getSnapshot().context.awaiting ?? [];
+  return turn?.getSnapshot().context.questions ?? [];
 }
 
 export const cancelMessage = (reason: string): string => (reason === 'cancelled' ? 'turn cancelled' : `turn cancelled (${reason})`);
@@ -104,19 +106,17 @@ export const sessionMachine = setup({
       enqueue.assign({ queue: context.queue.slice(0, params.from) });
     }),
     /**
-     * The running turn was stopped: its calls waiting for approval are denied, then it fails as
-     * cancelled; at shutdown, a turn waiting for approval is left open instead (it is resumed).
+     * The running turn was stopped: its questions are closed, then it fails as cancelled; at shutdown, a
+     * turn with a call waiting for approval is left open instead (it is resumed).
      */
     reportStopped: enqueueActions(({ context, event, self, enqueue }) => {
       const reason = reasonOf(event);
       const key = keyOf(context.sessionId, context.queue[0] as TurnMessage);
       const turnId = key.turnId;
-      const awaiting = awaitingOf(self.getSnapshot().children);
-      if (reason === 'shutdown' && awaiting.length > 0) return;
+      const questions = questionsOf(self.getSnapshot().children);
+      if (reason === 'shutdown' && questions.some((q) => q.kind === 'approval')) return;
       const message = cancelMessage(reason);
-      for (const callId of awaiting) {
-        enqueue.emit({ type: 'fact', key, event: { v: EVENT_VERSION, type: 'toolApprovalResolved', turnId, callId, decision: 'deny', by: reason, reason: message } });
-      }
+      for (const q of questions) enqueue.emit({ type: 'fact', key, event: answeredEvent({ ...q, turnId }, closingAnswer(q.kind, reason, message), reason) });
       enqueue.emit({ type: 'fact', key, event: { v: EVENT_VERSION, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message, details: { reason }, cancelled: true } });
     }),
     reportCrash: emit(({ context }, error: unknown) => {
@@ -187,7 +187,8 @@ export const sessionMachine = setup({
         fact: { actions: 'forward' },
         thinking: { actions: 'forward' },
         chunk: { actions: 'forward' },
-        APPROVAL: { actions: sendTo('turn', ({ event }) => event) },
+        ANSWER: { actions: sendTo('turn', ({ event }) => event) },
+        QUESTION: { actions: sendTo('turn', ({ event }) => event) },
         WITHDRAW: { actions: { type: 'withdraw', params: { from: 1 } } },
         CANCEL: { target: 'settling', actions: ['reportStopped', 'finishTurn'] },
         DISCARD: { target: 'settling', actions: [{ type: 'dropWaiting', params: { from: 1 } }, 'reportStopped', 'finishTurn'] },

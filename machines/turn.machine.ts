@@ -13,17 +13,17 @@
  * - Bad argument JSON or an unknown tool is answered at once with a failed result, never called.
  * - After `maxIterations` steps the last step's calls still run (the history stays complete), then
  *   the turn responds with the iteration-limit notice, streamed as a last chunk.
- * - Approvals: a call the tool policy denies is answered at once with a failed result. A call it
- *   asks about is reported (`toolCall`, then `toolApprovalRequested`) and waits, in
- *   `awaitingApproval`, for an APPROVAL event while the step's other calls run. An
- *   approved call then runs; a denied one, and every one still waiting `approvalWaitMs` after the
- *   step (by the actor's clock), is answered with a failed result saying so. Each answer is a
- *   `toolApprovalResolved` fact. The turn steps on once every call has settled.
+ * - Questions for a person (src/conversation/questions.ts): a call the tool policy denies is answered at
+ *   once with a failed result. A call it asks about is reported (`toolCall`, then its question asked) and
+ *   waits, unstarted, while the step's other calls run; a running call's server may ask too (QUESTION:
+ *   an elicitation, a sampling request). While any question waits the turn is in `awaitingUser` (tag
+ *   `waitingForUser`), whose one delay wakes at the earliest `expiresAt`, by the actor's clock: what is
+ *   due then is closed by `timeout` (denied, or declined). An ANSWER closes the question it names;
+ *   a call's question still open when the call settles is closed by `call-ended`. Every close is the
+ *   question's answering fact; an approved call then runs, a denied one is answered with a failed
+ *   result saying so. The turn steps on once every call has settled.
  * - A turn with `message.resume` (taken up again from the log) announces nothing: it reports the
  *   interrupted calls' failed results and goes on waiting for the others.
- * - Elicitations: while a running call's server waits for the user's answer to a question (ELICITATION
- *   events from the session, which owns the question), the turn is in `awaitingElicitation` (unless a
- *   call waits for approval: `awaitingApproval` comes first). Both carry the tag `waitingForUser`.
  * - Compaction lives here, in `compacting`, because it happens between a turn's model steps: when
  *   `modelStep` answers a CompactRequest (its estimate crossed the threshold, or the provider said
  *   the request overflowed), the turn compacts (the `compact` actor stores `contextCompacted`
@@ -37,10 +37,12 @@ import { and, or, assertEvent, assign, enqueueActions, fromCallback, fromPromise
 import type { Usage } from '../src/conversation/model-messages.ts';
 import { EVENT_VERSION, type SessionEvent } from '../src/conversation/session-events.ts';
 import type { ModelTool, ModelToolOutcome } from '../src/conversation/tool-shapes.ts';
+import { askedEvent, closingAnswer, waitingOf, type WaitingQuestion } from '../src/conversation/questions.ts';
+import { MAX_DELAY_MS, approvalQuestion, closeQuestions, deadlineOf, earliest } from '../src/conversation/turn-questions.ts';
 import type {
-  ApprovalAnswer, CompactInput, CompactRequest, ModelStepInput, ModelStepOutput, ModelStepResult, RunToolsInput, StartCall, ToolCallInput, ToolCaller, ToolSettled, TurnKey, TurnMessage, TurnReport,
+  AnswerEvent, CompactInput, CompactRequest, ModelStepInput, ModelStepOutput, ModelStepResult, RunToolsInput, StartCall, ToolCallInput, ToolCaller, ToolSettled, TurnKey, TurnMessage, TurnReport, QuestionEvent,
 } from '../src/conversation/turn-contract.ts';
-import { STEP_SEPARATOR, deniedText, failedOutcome, finalReply, planCalls, stepReply, toTurnError, type PlannedCall, type TurnError } from '../src/conversation/turn-steps.ts';
+import { STEP_SEPARATOR, failedOutcome, finalReply, planCalls, stepReply, toTurnError, type PlannedCall, type TurnError } from '../src/conversation/turn-steps.ts';
 
 export interface TurnInput {
   key: TurnKey;
@@ -66,13 +68,11 @@ export interface TurnContext extends TurnInput {
   /** Calls of the last step; `pending` of them have not settled. */
   calls: PlannedCall[];
   pending: number;
-  /** Ids of the calls waiting for approval (they count in `pending` too). */
-  awaiting: string[];
-  /** The tool servers' questions of running calls waiting for the user (the inspector lists them by server). */
-  eliciting: WaitingQuestion[];
-  /** When the waiting calls are denied unanswered: ISO time, and milliseconds from the step's end. */
-  expiresAt: string;
-  approvalWaitMs: number;
+  /** What waits for a person in this step, every kind, oldest first (calls waiting for approval count in `pending` too). */
+  questions: WaitingQuestion[];
+  /** Clock time (ms) the deadline delay counts from, and the deadline it wakes at (the earliest when armed). */
+  armedAt: number;
+  wakeAt: number;
   capped: boolean;
   error: TurnError | undefined;
   /** A compaction ran for the current step (it is not asked for again). */
@@ -89,13 +89,15 @@ const runsNow = (c: PlannedCall) => c.error === undefined && !c.needsApproval;
 
 function initialContext(input: TurnInput): TurnContext {
   const base = {
-    ...input, iteration: 0, reply: '', lastText: '', usage: undefined, tools: [], calls: [], pending: 0, awaiting: [], eliciting: [],
-    expiresAt: '', approvalWaitMs: 0, capped: false, error: undefined, stepCompacted: false, compactTrigger: undefined, compactionError: undefined,
+    ...input, iteration: 0, reply: '', lastText: '', usage: undefined, tools: [], calls: [], pending: 0, questions: [], armedAt: 0, wakeAt: 0,
+    capped: false, error: undefined, stepCompacted: false, compactTrigger: undefined, compactionError: undefined,
   };
   const resume = input.message.resume;
   if (!resume) return base;
   const { iteration, reply, lastText, awaiting, expiresAt, waitMs } = resume;
-  return { ...base, iteration, reply, lastText, calls: awaiting, pending: awaiting.length, awaiting: awaiting.map((c) => c.callId), expiresAt, approvalWaitMs: waitMs };
+  const questions = awaiting.map((c) => waitingOf(approvalQuestion(input.key, c, expiresAt)));
+  const wakeAt = Date.parse(expiresAt);
+  return { ...base, iteration, reply, lastText, calls: awaiting, pending: awaiting.length, questions, armedAt: wakeAt - waitMs, wakeAt };
 }
 
 /** An actor system (xstate exports its type only through the actors'). */
@@ -136,37 +138,18 @@ const compactNotProvided = fromPromise<void, CompactInput>(() => Promise.reject(
 
 const asStep = (output: ModelStepResult) => output as ModelStepOutput;
 
-/** A tool server's question of a running call that waits for the user, as the turn shows it. */
-export interface WaitingQuestion {
-  id: string;
-  /** `elicitation` (a form or a link to open) or `sampling` (a sampling request under `sampling: ask`). */
-  kind: 'elicitation' | 'sampling';
-  serverId: string;
-  callId: string;
-  /** The server's message (elicitation): conversation content, hidden by the inspector unless content is on. */
-  question?: string;
-  expiresAt: string;
-}
+export type { WaitingQuestion };
 
-/**
- * A tool server's question of a running call opened (with what it asks) or closed (its id): the
- * session owns it (src/agent/session-elicitations.ts, session-sampling-approvals.ts); the turn only
- * shows that it waits for the user, and for what.
- */
-export type QuestionChange = { pending: true; question: WaitingQuestion } | { pending: false; id: string };
-export type ElicitationChange = { type: 'ELICITATION' } & QuestionChange;
-
-/** What a step's calls receive while they run or wait for approval. */
+/** What a step's calls receive while they run or wait for a person. */
 const stepEvents = {
   'tool.settled': { actions: 'settleCall' },
-  APPROVAL: { guard: 'awaitsAnswer', actions: 'answerApproval' },
-  ELICITATION: { actions: 'trackElicitation' },
+  ANSWER: { guard: 'holdsQuestion', actions: 'answer' },
 } as const;
 
 export const turnMachine = setup({
   types: {
     context: {} as TurnContext,
-    events: {} as ToolSettled | ApprovalAnswer | ElicitationChange,
+    events: {} as ToolSettled | AnswerEvent | QuestionEvent,
     input: {} as TurnInput,
   },
   actors: {
@@ -180,26 +163,25 @@ export const turnMachine = setup({
     allSettled: ({ context }) => context.pending === 0,
     capReached: ({ context }) => context.iteration >= context.maxIterations,
     resumed: ({ context }) => context.message.resume !== undefined,
-    awaitsApproval: ({ context }) => context.awaiting.length > 0,
-    awaitsAnswer: ({ context, event }) => event.type === 'APPROVAL' && context.awaiting.includes(event.callId),
-    eliciting: ({ context }) => context.eliciting.length > 0,
+    waitsForUser: ({ context }) => context.questions.length > 0,
+    holdsQuestion: ({ context, event }) => event.type === 'ANSWER' && context.questions.some((q) => q.id === event.id),
   },
   delays: {
-    approvalTimeout: ({ context }) => context.approvalWaitMs,
+    questionDeadline: ({ context }) => Math.min(MAX_DELAY_MS, Math.max(0, context.wakeAt - context.armedAt)),
   },
   actions: {
     announce: enqueueActions(({ context: { key, message }, enqueue }) => {
       enqueue.sendParent(fact(key, { v: V, type: 'userMessage', turnId: key.turnId, content: message.content, ...(message.image && { image: message.image }), ...(message.attached && { attached: message.attached }) }));
       enqueue.sendParent({ type: 'thinking', key } satisfies TurnReport);
     }),
-    beginStep: assign({ iteration: ({ context }) => context.iteration + 1, stepCompacted: false, compactionError: undefined, eliciting: [] }),
-    trackElicitation: assign({
-      eliciting: ({ context, event }) => {
-        assertEvent(event, 'ELICITATION');
-        const id = event.pending ? event.question.id : event.id;
-        const others = context.eliciting.filter((q) => q.id !== id);
-        return event.pending ? [...others, event.question] : others;
-      },
+    beginStep: assign({ iteration: ({ context }) => context.iteration + 1, stepCompacted: false, compactionError: undefined, questions: [] }),
+    /** A running call's server asks: its fact, and the deadline re-armed from now. */
+    ask: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, 'QUESTION');
+      const { question, at } = event;
+      enqueue.sendParent(fact(context.key, askedEvent(question)));
+      const questions = [...context.questions.filter((q) => q.id !== question.id), waitingOf(question)];
+      enqueue.assign({ questions, armedAt: at, wakeAt: earliest(questions) });
     }),
     recordCompactRequest: assign({ compactTrigger: (_, output: ModelStepResult) => ('compact' in output ? output.compact : undefined) }),
     compacted: assign({ stepCompacted: true }),
@@ -219,16 +201,20 @@ export const turnMachine = setup({
     startCalls: enqueueActions(({ context: { key, calls, approvalTimeoutMs }, enqueue }, { at }: ModelStepOutput) => {
       const turnId = key.turnId;
       const expiresAt = new Date(at + approvalTimeoutMs).toISOString();
-      for (const { callId, toolName, serverId, args, error, needsApproval } of calls) {
+      const questions: WaitingQuestion[] = [];
+      for (const call of calls) {
+        const { callId, toolName, serverId, args, error, needsApproval } = call;
         enqueue.sendParent(fact(key, { v: V, type: 'toolCall', turnId, callId, toolName, serverId, args }));
         if (error !== undefined) {
           const result = { error };
           enqueue.sendParent(fact(key, { v: V, type: 'toolResult', turnId, callId, toolName, serverId, success: false, result, text: error, durationMs: 0 }));
         }
-        if (needsApproval) enqueue.sendParent(fact(key, { v: V, type: 'toolApprovalRequested', turnId, callId, toolName, serverId, args, expiresAt }));
+        if (!needsApproval) continue;
+        const question = approvalQuestion(key, call, expiresAt);
+        enqueue.sendParent(fact(key, askedEvent(question)));
+        questions.push(waitingOf(question));
       }
-      const awaiting = calls.filter((c) => c.needsApproval).map((c) => c.callId);
-      enqueue.assign({ pending: calls.filter((c) => c.error === undefined).length, awaiting, expiresAt, approvalWaitMs: approvalTimeoutMs });
+      enqueue.assign({ pending: calls.filter((c) => c.error === undefined).length, questions, armedAt: at, wakeAt: at + approvalTimeoutMs });
     }),
     /** A resumed turn: the calls that were running when its process stopped get a failed result. */
     reportInterrupted: enqueueActions(({ context: { key, message }, enqueue }) => {
@@ -237,38 +223,35 @@ export const turnMachine = setup({
         enqueue.sendParent(fact(key, { v: V, type: 'toolResult', turnId: key.turnId, callId, toolName, serverId, success: false, result: { error: text }, text, durationMs: 0 }));
       }
     }),
-    answerApproval: enqueueActions(({ context, event, enqueue }) => {
-      assertEvent(event, 'APPROVAL');
-      const call = context.calls.find((c) => c.callId === event.callId);
-      if (!call) return;
-      const { key } = context;
-      const { callId, decision, by } = event;
-      const reason = event.reason === undefined ? {} : { reason: event.reason };
-      enqueue.sendParent(fact(key, { v: V, type: 'toolApprovalResolved', turnId: key.turnId, callId, decision, by, ...reason }));
-      const awaiting = context.awaiting.filter((id) => id !== callId);
-      if (decision === 'approve') {
-        enqueue.sendTo('tools', { type: 'tool.start', call: { key, callId, name: call.name, args: call.args } });
-        enqueue.assign({ awaiting });
-        return;
-      }
-      const text = deniedText(call.name, by, event.reason);
-      enqueue.sendParent(fact(key, { v: V, type: 'toolResult', turnId: key.turnId, callId, toolName: call.toolName, serverId: call.serverId, success: false, result: { error: text }, text, durationMs: 0 }));
-      enqueue.assign({ awaiting, pending: context.pending - 1 });
+    answer: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, 'ANSWER');
+      const q = context.questions.find((x) => x.id === event.id);
+      if (!q) return;
+      const { facts, starts, questions, pending } = closeQuestions(context, [{ q, answer: event.answer, by: event.by }]);
+      facts.forEach((f) => enqueue.sendParent(fact(context.key, f)));
+      starts.forEach((call) => enqueue.sendTo('tools', { type: 'tool.start', call }));
+      enqueue.assign({ questions, pending });
     }),
-    /** Denies every call still waiting (their time ran out). */
-    expireApprovals: enqueueActions(({ context, enqueue }) => {
-      for (const callId of context.awaiting) {
-        enqueue.raise({ type: 'APPROVAL', callId, decision: 'deny', by: 'timeout', reason: `no answer by ${context.expiresAt}` });
-      }
+    /** The deadline woke: what is due is closed by `timeout` (nothing due waits: no call starts); the delay is re-armed for the rest. */
+    expireQuestions: enqueueActions(({ context, enqueue }) => {
+      const now = Math.min(context.wakeAt, context.armedAt + MAX_DELAY_MS);
+      const due = context.questions.filter((q) => deadlineOf(q) <= now);
+      const { facts, questions, pending } = closeQuestions(context, due.map((q) => ({ q, answer: closingAnswer(q.kind, 'timeout', `no answer by ${q.expiresAt}`), by: 'timeout' })));
+      facts.forEach((f) => enqueue.sendParent(fact(context.key, f)));
+      enqueue.assign({ questions, pending, armedAt: now, wakeAt: earliest(questions) });
     }),
+    /** A call settled: its result; a question its server left open is closed first, by `call-ended`. */
     settleCall: enqueueActions(({ context, event, enqueue }) => {
       assertEvent(event, 'tool.settled');
       const call = context.calls.find((c) => c.callId === event.callId);
       if (!call) return;
+      const left = context.questions.filter((q) => q.callId === call.callId && q.kind !== 'approval');
+      const { facts, questions, pending } = closeQuestions(context, left.map((q) => ({ q, answer: closingAnswer(q.kind, 'call-ended', 'the call ended'), by: 'call-ended' })));
+      facts.forEach((f) => enqueue.sendParent(fact(context.key, f)));
       const { success, result, text, durationMs } = event.outcome;
       const { callId, toolName, serverId } = call;
       enqueue.sendParent(fact(context.key, { v: V, type: 'toolResult', turnId: context.key.turnId, callId, toolName, serverId, success, result, text, durationMs }));
-      enqueue.assign({ pending: context.pending - 1 });
+      enqueue.assign({ questions, pending: pending - 1 });
     }),
     /** The step's tools runner: it lives from the step's end until all its calls settled. */
     startTools: spawnChild('runTools', {
@@ -301,7 +284,7 @@ export const turnMachine = setup({
   states: {
     starting: {
       always: [
-        { guard: 'resumed', target: 'awaitingApproval', actions: ['reportInterrupted', 'startTools'] },
+        { guard: 'resumed', target: 'awaitingUser', actions: ['reportInterrupted', 'startTools'] },
         { target: 'thinking', actions: ['announce', 'beginStep'] },
       ],
     },
@@ -342,26 +325,22 @@ export const turnMachine = setup({
       },
     },
     callingTools: {
-      on: stepEvents,
+      on: { ...stepEvents, QUESTION: { actions: 'ask' } },
       always: [
         { guard: and(['allSettled', 'capReached']), target: 'responding', actions: ['stopTools', 'markCapped'] },
         { guard: 'allSettled', target: 'thinking', actions: ['stopTools', 'beginStep'] },
-        { guard: 'awaitsApproval', target: 'awaitingApproval' },
-        { guard: 'eliciting', target: 'awaitingElicitation' },
+        { guard: 'waitsForUser', target: 'awaitingUser' },
       ],
     },
-    /** Like callingTools, while a running call's server waits for the user's answer to its question. */
-    awaitingElicitation: {
+    /**
+     * Like callingTools (the step's running calls go on) while a question waits for a person; its one
+     * delay wakes at the earliest deadline (re-armed by each question asked, and when it wakes).
+     */
+    awaitingUser: {
       tags: ['waitingForUser'],
-      on: stepEvents,
-      always: { guard: or(['allSettled', 'awaitsApproval', not('eliciting')]), target: 'callingTools' },
-    },
-    /** Like callingTools (the step's other calls go on), until no call waits for approval. */
-    awaitingApproval: {
-      tags: ['waitingForUser'],
-      on: stepEvents,
-      after: { approvalTimeout: { actions: 'expireApprovals' } },
-      always: { guard: not('awaitsApproval'), target: 'callingTools' },
+      on: { ...stepEvents, QUESTION: { target: 'awaitingUser', reenter: true, actions: 'ask' } },
+      after: { questionDeadline: { target: 'awaitingUser', reenter: true, actions: 'expireQuestions' } },
+      always: { guard: or(['allSettled', not('waitsForUser')]), target: 'callingTools' },
     },
     responding: { entry: 'respond', type: 'final' },
     failed: { entry: 'reportFailure', type: 'final' },

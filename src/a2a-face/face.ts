@@ -34,6 +34,7 @@ import type { Clock, IdSource } from '../clock.ts';
 import { AppError, toA2aRpc } from '../errors/index.ts';
 import { hopsOf } from '../tools/hops.ts';
 import { sessionIdSchema, splitSessionKey, type SessionKey } from '../session-id.ts';
+import { inFamily } from '../conversation/questions.ts';
 import { FINAL_STATES, parseTaskId, taskIdOf, taskView, turnIdsOf, type TaskView } from './task-view.ts';
 import { watchSession, type A2aBus, type SessionInterest } from './turn-watch.ts';
 import { encodeTask, incomingMessageSchema, readMessage, stateFromWire, streamEvents, taskIdSchema, wrap, type A2aVersion } from './wire.ts';
@@ -138,7 +139,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
     // Armed once this message took effect: a task that waited for the approvals it answers is not settled yet.
     let armed = ref === undefined;
     const check = (view: TaskView | undefined) => {
-      const fresh = view !== undefined && [...view.pendingApprovals.map((c) => c.callId), ...view.pendingQuestions.map((q) => q.id)].some((id) => !answered.has(id));
+      const fresh = view !== undefined && view.questions.some((q) => !answered.has(q.id));
       if (armed && view && (FINAL_STATES.has(view.state) || (view.state === 'input-required' && fresh))) resolveSettled();
     };
     const watch = watchSession(deps.bus, deps.interest, key, contextId, (prev, next) => {
@@ -173,22 +174,21 @@ export function createA2aFace(deps: A2aFaceDeps) {
     const answer = data.map((d) => approveSchema.safeParse(d)).find((r) => r.success)?.data;
     if (task.state !== 'input-required' || !answer) throw new AppError('INVALID_REQUEST', 'A message on a running task must answer what it waits for with a data part: { "approve": true | false, "callId"? } or { "elicitationId"?, "action": "accept" | "decline" | "cancel", "content"? }', { taskId: task.id, state: task.state });
     if (!deps.mayApprove(ctx.principal)) throw new AppError('FORBIDDEN', 'Answering an approval needs the approve scope', { scope: 'approve' });
-    const calls = task.pendingApprovals.filter((c) => answer.callId === undefined || c.callId === answer.callId);
+    const calls = task.questions.filter((q) => inFamily('approval')(q) && (answer.callId === undefined || q.id === answer.callId));
     if (calls.length === 0) throw new AppError('APPROVAL_NOT_FOUND', `No call "${answer.callId ?? ''}" waits for approval in task "${task.id}"`);
-    for (const c of calls) {
-      await deps.bus.execute('agent.approve', { sessionId: key, callId: c.callId, decision: answer.approve ? 'approve' : 'deny', by: 'a2a', ...(answer.reason !== undefined && { reason: answer.reason }) }, { sessionId: key });
-    }
-    return new Set(calls.map((c) => c.callId));
+    const decision = { decision: answer.approve ? ('approve' as const) : ('deny' as const), ...(answer.reason !== undefined && { reason: answer.reason }) };
+    for (const c of calls) await deps.bus.execute('agent.answer', { sessionId: key, id: c.id, answer: decision, by: 'a2a' }, { sessionId: key });
+    return new Set(calls.map((c) => c.id));
   }
 
   async function answerQuestion(task: TaskView, reply: z.output<typeof questionAnswerSchema>, key: SessionKey, ctx: A2aCallContext): Promise<Set<string>> {
     if (!deps.mayApprove(ctx.principal)) throw new AppError('FORBIDDEN', "Answering a tool server's question needs the approve scope", { scope: 'approve' });
-    const questions = task.pendingQuestions.filter((q) => reply.elicitationId === undefined || q.id === reply.elicitationId);
+    const questions = task.questions.filter((q) => inFamily('elicitation')(q) && (reply.elicitationId === undefined || q.id === reply.elicitationId));
     const [question] = questions;
     if (!question) throw new AppError('ELICITATION_NOT_FOUND', `No question "${reply.elicitationId ?? ''}" waits for an answer in task "${task.id}"`);
     if (questions.length > 1) throw new AppError('INVALID_REQUEST', `Task "${task.id}" waits for ${questions.length} questions: name one with "elicitationId"`, { taskId: task.id });
     const { action, content } = reply;
-    await deps.bus.execute('agent.answerElicitation', { sessionId: key, id: question.id, action, ...(content !== undefined && { content }), by: 'a2a' }, { sessionId: key });
+    await deps.bus.execute('agent.answer', { sessionId: key, id: question.id, answer: { action, ...(content !== undefined && { content }) }, by: 'a2a' }, { sessionId: key });
     return new Set([question.id]);
   }
 
@@ -208,7 +208,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
       if (returnImmediately !== true && blocking !== false) await Promise.race([settled, pause(deps.waitMs, ctx.signal)]);
       // A message queued behind a running turn has no frame yet: its task is submitted.
       const ref = parseTaskId(taskId)!;
-      const view = watch.view ?? { id: taskId, contextId: ref.contextId, turnId: ref.turnId, state: 'submitted', request: readMessage(p.message).text, reply: '', pendingApprovals: [], pendingQuestions: [], seq: 0 };
+      const view = watch.view ?? { id: taskId, contextId: ref.contextId, turnId: ref.turnId, state: 'submitted', request: readMessage(p.message).text, reply: '', questions: [], seq: 0 };
       return wrap('task', encodeTask(view, ctx.version, now(), p.configuration?.historyLength), ctx.version);
     } finally {
       watch.close();

@@ -7,33 +7,17 @@
  *   Stored frames (`agent.history`) and live frames (the bus) fold alike, so `GetTask` after a restart,
  *   on another instance and the live stream agree; `chunk` frames (live only) grow the reply until the
  *   turn's `response` replaces it with the whole reply.
- * - States: `userMessage` → submitted; `thinking`/`chunk`/`toolCall`/`toolResult` → working; a
- *   `toolApprovalRequested` or a tool server's `elicitationRequested` not yet resolved →
- *   input-required (in `pendingApprovals` / `pendingQuestions`, and in words in `statusText`);
+ * - States: `userMessage` → submitted; `thinking`/`chunk`/`toolCall`/`toolResult` → working; a question
+ *   for a person (src/conversation/questions.ts: an approval, a sampling request, a tool server's
+ *   elicitation) not yet closed → input-required (in `questions`, and in words in `statusText`);
  *   `response` → completed; `error` → canceled when it says the turn was cancelled, else failed.
  * - Pure: no clock, no I/O.
  */
-import type { AgentFrame } from '../agent/index.ts';
+import { answerOfFrame, questionOfFrame, type AgentFrame, type Question } from '../agent/index.ts';
+import { approvalRecordOf, inFamily } from '../conversation/questions.ts';
 
 export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled';
 export const FINAL_STATES: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'canceled']);
-
-export interface PendingCall {
-  callId: string;
-  toolName: string;
-  serverId: string;
-  args: unknown;
-}
-
-/** A tool server's question (elicitation) waiting for the user's answer. */
-export interface PendingQuestion {
-  id: string;
-  serverId: string;
-  message: string;
-  mode: 'form' | 'url';
-  requestedSchema?: Record<string, unknown>;
-  url?: string;
-}
 
 export interface TaskView {
   /** The A2A task id (`taskIdOf`). */
@@ -47,8 +31,8 @@ export interface TaskView {
   reply: string;
   /** Why the task is failed, canceled or input-required, in words. */
   statusText?: string;
-  pendingApprovals: PendingCall[];
-  pendingQuestions: PendingQuestion[];
+  /** What the turn waits for a person to answer, oldest first. */
+  questions: Question[];
   /** The seq of the last frame folded (live frames carry the last durable one). */
   seq: number;
 }
@@ -66,14 +50,15 @@ export function parseTaskId(id: string): { contextId: string; turnId: string } |
 const cancelled = (data: { message: string; details: Record<string, unknown> }): boolean =>
   /cancel|abort/i.test(`${typeof data.details.reason === 'string' ? data.details.reason : ''} ${data.message}`);
 
-const approvalText = (calls: PendingCall[]): string =>
-  `Waiting for approval of ${calls.map((c) => `"${c.toolName}" (call ${c.callId})`).join(', ')}: answer with a data part { "approve": true | false, "callId"? }`;
-const questionText = (q: PendingQuestion): string =>
-  `Tool server "${q.serverId}" asks: ${q.message}${q.url === undefined ? '' : ` (${q.url})`}${q.requestedSchema === undefined ? '' : ` — fields: ${JSON.stringify(q.requestedSchema)}`}. Answer with a data part { "elicitationId": "${q.id}", "action": "accept" | "decline" | "cancel", "content"? }`;
+const approvalText = (calls: Question[]): string =>
+  `Waiting for approval of ${calls.map(approvalRecordOf).map((c) => `"${c.toolName}" (call ${c.callId})`).join(', ')}: answer with a data part { "approve": true | false, "callId"? }`;
+const questionText = (q: Question): string =>
+  `Tool server "${q.serverId}" asks: ${q.message ?? ''}${q.url === undefined ? '' : ` (${q.url})`}${q.requestedSchema === undefined ? '' : ` — fields: ${JSON.stringify(q.requestedSchema)}`}. Answer with a data part { "elicitationId": "${q.id}", "action": "accept" | "decline" | "cancel", "content"? }`;
 
 /** What the task waits for, in words; input-required while anything waits, else working. */
 function waiting(task: TaskView): TaskView {
-  const texts = [...(task.pendingApprovals.length > 0 ? [approvalText(task.pendingApprovals)] : []), ...task.pendingQuestions.map(questionText)];
+  const approvals = task.questions.filter(inFamily('approval'));
+  const texts = [...(approvals.length > 0 ? [approvalText(approvals)] : []), ...task.questions.filter(inFamily('elicitation')).map(questionText)];
   if (texts.length > 0) return { ...task, state: 'input-required', statusText: texts.join('\n') };
   const { statusText: _done, ...rest } = task;
   return { ...rest, state: 'working' };
@@ -85,7 +70,7 @@ export function foldFrame(task: TaskView | undefined, frame: AgentFrame, context
   if (data.turnId !== turnId) return task;
   const seq = data.seq ?? task?.seq ?? 0;
   if (frame.event === 'userMessage') {
-    return { id: taskIdOf(contextId, turnId), contextId, turnId, state: 'submitted', request: frame.data.content, reply: '', pendingApprovals: [], pendingQuestions: [], seq };
+    return { id: taskIdOf(contextId, turnId), contextId, turnId, state: 'submitted', request: frame.data.content, reply: '', questions: [], seq };
   }
   if (!task || FINAL_STATES.has(task.state)) return task;
   const next: TaskView = { ...task, seq };
@@ -97,23 +82,20 @@ export function foldFrame(task: TaskView | undefined, frame: AgentFrame, context
       return next;
     case 'chunk':
       return { ...next, state: next.state === 'input-required' ? next.state : 'working', reply: next.reply + frame.data.content };
-    case 'toolApprovalRequested': {
-      const { callId, toolName, serverId, args } = frame.data;
-      return waiting({ ...next, pendingApprovals: [...next.pendingApprovals, { callId, toolName, serverId, args }] });
+    case 'toolApprovalRequested':
+    case 'elicitationRequested': {
+      const question = questionOfFrame(frame);
+      return question ? waiting({ ...next, questions: [...next.questions, question] }) : next;
     }
     case 'toolApprovalResolved':
-      return waiting({ ...next, pendingApprovals: next.pendingApprovals.filter((c) => c.callId !== frame.data.callId) });
-    case 'elicitationRequested': {
-      const { id, serverId, message, mode, requestedSchema, url } = frame.data;
-      const question: PendingQuestion = { id, serverId, message, mode, ...(requestedSchema && { requestedSchema }), ...(url !== undefined && { url }) };
-      return waiting({ ...next, pendingQuestions: [...next.pendingQuestions, question] });
+    case 'elicitationResolved': {
+      const id = answerOfFrame(frame)?.id;
+      return waiting({ ...next, questions: next.questions.filter((q) => q.id !== id) });
     }
-    case 'elicitationResolved':
-      return waiting({ ...next, pendingQuestions: next.pendingQuestions.filter((q) => q.id !== frame.data.id) });
     case 'response':
-      return { ...next, state: 'completed', reply: frame.data.content, pendingApprovals: [], pendingQuestions: [] };
+      return { ...next, state: 'completed', reply: frame.data.content, questions: [] };
     case 'error':
-      return { ...next, state: cancelled(frame.data) ? 'canceled' : 'failed', statusText: frame.data.message, pendingApprovals: [], pendingQuestions: [] };
+      return { ...next, state: cancelled(frame.data) ? 'canceled' : 'failed', statusText: frame.data.message, questions: [] };
     default:
       return next;
   }

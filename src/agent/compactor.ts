@@ -18,7 +18,7 @@ import { AppError } from '../errors/index.ts';
 import type { LlmClient } from '../llm/types.ts';
 import type { Logger } from '../log/index.ts';
 import { planCompaction, summaryRequest } from './compaction.ts';
-import type { ContextMeter, ContextSettings, UsageTotals } from './context.ts';
+import type { ContextMeter, ContextSettings, UsageView } from './context.ts';
 import type { SessionStoredEvent } from './frames.ts';
 import { SUMMARY_HEADING, type History } from './history.ts';
 import type { Outbox } from './outbox.ts';
@@ -31,7 +31,7 @@ export interface CompactorDeps {
   outbox: Outbox;
   context: ContextSettings;
   meter: ContextMeter;
-  usage: UsageTotals;
+  usage: UsageView;
   systemPrompt: string;
   /** Characters the tool definitions of the last request took. */
   toolChars: () => number;
@@ -101,6 +101,45 @@ export function createCompactor(deps: CompactorDeps) {
     const stored = await deps.store(input, event);
     log.info({ sessionId, method: event.method, trigger: input.trigger, upToSeq: event.upToSeq, tokensBefore: tokens, tokensAfter: event.tokensAfter }, 'conversation compacted');
     return stored;
+  };
+}
+
+export type Compactor = ReturnType<typeof createCompactor>;
+
+/**
+ * The compactions a session's callers asked for between turns (`compact`): each caller waits for the one
+ * that answers it (by correlation id). `run` is the machines' `compact` actor: it answers the callers it
+ * serves with the stored event (or `undefined`: nothing to compact), and a compaction asked for by name
+ * that found nothing fails (AGENT_ERROR `reason: "nothing_to_compact"`); one stopped (reset, close)
+ * rejects them as `cancelled`, naming `stoppedBy()`.
+ */
+export function createCompactRequests(compactor: Compactor, stoppedBy: () => string) {
+  const waiters = new Map<string, { resolve: (stored: SessionStoredEvent | undefined) => void; reject: (err: unknown) => void }>();
+  return {
+    wait: (correlationId: string) => new Promise<SessionStoredEvent | undefined>((resolve, reject) => waiters.set(correlationId, { resolve, reject })),
+    run: async (input: CompactInput, signal: AbortSignal): Promise<void> => {
+      const served = (input.correlationIds ?? []).flatMap((id) => {
+        const w = waiters.get(id);
+        waiters.delete(id);
+        return w ? [w] : [];
+      });
+      try {
+        const stored = await compactor(input, signal);
+        served.forEach((w) => w.resolve(stored));
+        if (!stored && input.key) throw new AppError('AGENT_ERROR', 'nothing to compact', { reason: 'nothing_to_compact' });
+      } catch (err) {
+        const why = signal.aborted ? new AppError('AGENT_ERROR', `The compaction was stopped (${stoppedBy()})`, { reason: 'cancelled' }) : err;
+        served.forEach((w) => w.reject(why));
+        throw why;
+      }
+    },
+    /** Every caller still waiting is refused with `err` (the session closed). */
+    rejectAll(err: unknown): void {
+      for (const [id, w] of waiters) {
+        waiters.delete(id);
+        w.reject(err);
+      }
+    },
   };
 }
 

@@ -15,8 +15,8 @@
  *   happens only when the provider answers an overflow.
  * - `usage` totals every model step of the session (prompt, completion, total), summary requests
  *   included, and the tokens of tool servers' sampling requests (`serverSampled`); an event's `usageTotal` (a compaction's, a model step's) sets it, so a session read
- *   from its latest compaction on knows its totals. A live session counts an event when it is
- *   handed to the store (src/agent/session.ts): tokens spent count even if their event's write fails.
+ *   from its latest compaction on knows its totals. A live session counts an event once it is handed
+ *   to the store: its state folds it once stored, and its view adds the events still being written.
  */
 import type { SessionEvent } from '../conversation/session-events.ts';
 import { tokensOf } from '../conversation/token-estimate.ts';
@@ -78,31 +78,38 @@ export function createContextMeter(): ContextMeter {
   };
 }
 
-/** A session's usage totals as a fold of its events (see the contracts). */
-export function createUsageTotals() {
-  const total: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-  const add = (u: Usage | undefined) => {
-    if (!u) return;
-    total.promptTokens += u.promptTokens;
-    total.completionTokens += u.completionTokens;
-    total.totalTokens += u.totalTokens;
-  };
+/** Folds one event into a session's usage totals (see the contracts): `total` is updated in place. */
+export function applyUsage(total: Usage, e: SessionEvent): void {
+  if (e.type === 'contextCompacted') Object.assign(total, e.usageTotal);
+  else if (e.type === 'serverSampled') addUsage(total, e.usage);
+  else if (e.type === 'assistantStep' || e.type === 'response') {
+    if (e.usageTotal) Object.assign(total, e.usageTotal);
+    else addUsage(total, e.usage);
+  }
+}
+
+function addUsage(total: Usage, u: Usage | undefined): void {
+  if (!u) return;
+  total.promptTokens += u.promptTokens;
+  total.completionTokens += u.completionTokens;
+  total.totalTokens += u.totalTokens;
+}
+
+/** A session's usage as its model steps see it: the totals now, and with a step's own usage added. */
+export interface UsageView {
+  current(): Usage;
+  /** The totals with `extra` added, as a new object. */
+  with(extra: Usage | undefined): Usage;
+}
+
+/** The view of `now()`: totals that include what is still being written (src/agent/session/state.ts `usageNow`). */
+export function usageView(now: () => Usage): UsageView {
   return {
-    apply(e: SessionEvent): void {
-      if (e.type === 'contextCompacted') Object.assign(total, e.usageTotal);
-      else if (e.type === 'serverSampled') add(e.usage);
-      else if (e.type === 'assistantStep' || e.type === 'response') {
-        if (e.usageTotal) Object.assign(total, e.usageTotal);
-        else add(e.usage);
-      }
+    current: now,
+    with(extra) {
+      const total = now();
+      addUsage(total, extra);
+      return total;
     },
-    /** The totals with `extra` added, as a new object. */
-    with: (extra: Usage | undefined): Usage => ({
-      promptTokens: total.promptTokens + (extra?.promptTokens ?? 0),
-      completionTokens: total.completionTokens + (extra?.completionTokens ?? 0),
-      totalTokens: total.totalTokens + (extra?.totalTokens ?? 0),
-    }),
-    current: (): Usage => ({ ...total }),
   };
 }
-export type UsageTotals = ReturnType<typeof createUsageTotals>;

@@ -17,7 +17,8 @@
  *   `userMessage`) have no frame, nor has `serverSampled` (tokens of a server's sampling, counted in usage).
  */
 import type { Attached } from '../conversation/attachments.ts';
-import type { ApprovalDecision, ElicitationAction, CompactionMethod, CompactionTrigger, SessionEvent } from '../conversation/session-events.ts';
+import { answerOf, questionOf, type Question, type QuestionAnswer } from '../conversation/questions.ts';
+import { EVENT_VERSION, type ApprovalDecision, type ElicitationAction, type CompactionMethod, type CompactionTrigger, type SessionEvent } from '../conversation/session-events.ts';
 import type { Usage } from '../llm/types.ts';
 import type { StoredEvent } from '../store/types.ts';
 
@@ -47,7 +48,7 @@ export interface AgentFrameData {
   response: TurnRef & { content: string; model: string; usage?: Usage };
   toolApprovalRequested: TurnRef & { callId: string; toolName: string; serverId: string; args: unknown; expiresAt: string };
   toolApprovalResolved: TurnRef & { callId: string; decision: ApprovalDecision; by: string; reason?: string };
-  /** A tool server asks the user something (src/agent/elicitations.ts): a form (`requestedSchema`) or a URL (`url`). */
+  /** A tool server asks the user something (src/conversation/questions.ts): a form (`requestedSchema`) or a URL (`url`). */
   elicitationRequested: TurnRef & { id: string; callId: string; serverId: string; message: string; mode: 'form' | 'url'; requestedSchema?: Record<string, unknown>; url?: string; expiresAt: string };
   /** Its answer (the content typed is in the stored event only). */
   elicitationResolved: TurnRef & { id: string; action: ElicitationAction; by: string };
@@ -153,3 +154,18 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
     }
   }
 }
+
+/** The frames that ask a question, and those that close one (src/conversation/questions.ts). */
+export const QUESTION_ASKED = ['toolApprovalRequested', 'elicitationRequested'] as const satisfies readonly FrameName[];
+export const QUESTION_ANSWERED = ['toolApprovalResolved', 'elicitationResolved'] as const satisfies readonly FrameName[];
+
+/** The event a question's frame was made of: its frame carries every field of it (but a form's content typed). */
+const eventOfFrame = (frame: AgentFrame) => ({ v: EVENT_VERSION, type: frame.event, ...frame.data }) as SessionEvent;
+
+/** The question a frame asks, in the one shape every face maps; `undefined` for any other frame. */
+export const questionOfFrame = (frame: AgentFrame): Question | undefined =>
+  frame.event === 'toolApprovalRequested' || frame.event === 'elicitationRequested' ? questionOf(eventOfFrame(frame), frame.data.sessionId) : undefined;
+
+/** The question a frame closes, with its answer (without a form's content) and who gave it; `undefined` for any other frame. */
+export const answerOfFrame = (frame: AgentFrame): { id: string; answer: QuestionAnswer; by: string } | undefined =>
+  frame.event === 'toolApprovalResolved' || frame.event === 'elicitationResolved' ? answerOf(eventOfFrame(frame)) : undefined;

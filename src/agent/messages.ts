@@ -1,8 +1,8 @@
-import { approvalDecision, type ApprovalDecision, type ElicitationAction } from '../conversation/session-events.ts';
-import type { PendingElicitation } from './elicitations.ts';
+import { approvalDecision } from '../conversation/session-events.ts';
+import type { AnswerInput, Question } from '../conversation/questions.ts';
 import type { ImagePart } from '../llm/types.ts';
 import type { Attached } from '../conversation/attachments.ts';
-import type { AgentHealth, CompactionResult, PendingApproval, SessionSummary } from '../conversation/records.ts';
+import type { AgentHealth, CompactionResult, PendingApproval, PendingElicitation, SessionSummary } from '../conversation/records.ts';
 import type { SessionQuota } from './session-quota.ts';
 import type { TransferEntry } from '../conversation/session-transfer.ts';
 import type { AgentFrame, AgentFrameData, SessionStoredEvent } from './frames.ts';
@@ -11,7 +11,7 @@ import type { SessionKey } from '../session-id.ts';
 
 export type { AgentEvents, AgentFrame, AgentFrameData, FrameName } from './frames.ts';
 /** The records of this component, whose schemas src/conversation/records.ts owns. */
-export type { AgentHealth, CompactionResult, PendingApproval, SessionSummary, SessionQuota };
+export type { AgentHealth, CompactionResult, PendingApproval, PendingElicitation, Question, SessionSummary, SessionQuota, AnswerInput };
 /** Which sessions a listing asks for (src/store/session-range.ts). */
 export type { SessionRange };
 
@@ -55,26 +55,18 @@ export type AgentCommands = {
    * resumed, one left running ends (see orphanedTurnReason). A cluster takes a session over with it.
    */
   'agent.openSession': { payload: { sessionId: SessionKey }; result: { opened: true } };
-  /** The session's calls waiting for approval (opening the session resumes a turn its log left waiting). */
-  'agent.approvals': { payload: { sessionId: SessionKey }; result: PendingApproval[] };
   /**
-   * Answers a call waiting for approval; `by` says who (`rest`, `websocket`). Rejects with
-   * APPROVAL_NOT_FOUND for a call that never waited, APPROVAL_ALREADY_RESOLVED for one answered.
+   * The session's questions waiting for a person, every kind (src/conversation/questions.ts), oldest
+   * first; opening the session resumes a turn its log left waiting for approval.
    */
-  'agent.approve': {
-    payload: { sessionId: SessionKey; callId: string; decision: ApprovalDecision; by: string; reason?: string };
-    result: PendingApproval;
-  };
-  /** The questions tool servers asked during the session's turn that wait for an answer (src/agent/elicitations.ts). */
-  'agent.elicitations': { payload: { sessionId: SessionKey }; result: PendingElicitation[] };
+  'agent.questions': { payload: { sessionId: SessionKey }; result: Question[] };
   /**
-   * Answers a question; `by` says who (`rest`, `websocket`). Rejects with ELICITATION_NOT_FOUND,
-   * ELICITATION_ALREADY_RESOLVED, or INVALID_REQUEST naming the field of `content` that does not fit.
+   * Answers one question: `{ decision, reason? }` an approval or a sampling request, `{ action, content? }`
+   * an elicitation; `by` says who (`rest`, `websocket`, `a2a`, `mcp-elicitation`). Rejects with the
+   * NOT_FOUND or ALREADY_RESOLVED of the answer's family (APPROVAL_*, ELICITATION_*), or INVALID_REQUEST
+   * naming the field of `content` that does not fit the form.
    */
-  'agent.answerElicitation': {
-    payload: { sessionId: SessionKey; id: string; action: ElicitationAction; content?: unknown; by: string };
-    result: PendingElicitation;
-  };
+  'agent.answer': { payload: { sessionId: SessionKey; id: string; answer: AnswerInput; by: string }; result: Question };
   /**
    * The stored sessions and those busy in memory, by key in code point order (the faces filter and
    * name them; src/auth/ownership.ts). With `range`, only the keys it holds, at most `range.limit`

@@ -28,7 +28,7 @@ import { CONTEXT_OVERFLOW } from '../llm/failures.ts';
 import type { ChatMessage, LlmClient } from '../llm/types.ts';
 import { requestChars } from './compactor.ts';
 import type { Budget } from './budget.ts';
-import type { ContextMeter, ContextSettings, UsageTotals } from './context.ts';
+import type { ContextMeter, ContextSettings, UsageView } from './context.ts';
 import type { ModelTool } from '../tools/messages.ts';
 import type { History } from './history.ts';
 import type { Outbox } from './outbox.ts';
@@ -48,7 +48,7 @@ export interface ModelStepDeps {
   context: ContextSettings;
   meter: ContextMeter;
   /** The session's usage so far, and the budgets it is held to. */
-  usage: Pick<UsageTotals, 'current'>;
+  usage: Pick<UsageView, 'current'>;
   budget: Budget;
   /** Told the characters of each request's tool definitions (the compactor's estimate counts them). */
   onToolChars?: (chars: number) => void;

@@ -4,7 +4,7 @@
  *
  * Contracts:
  * - A request that `needsApproval` (`sampling: ask`) is first asked of a person through the session
- *   (session-sampling-approvals.ts); a denial refuses it ({@link SamplingRefused}) with the reason, and the
+ *   (as a question: src/agent/session/asked.ts); a denial refuses it ({@link SamplingRefused}) with the reason, and the
  *   model is never asked.
  * - Then the session's token budgets are checked (budget.ts) with the request's estimated prompt; past
  *   one the request is refused the same way. The tokens the model spends are recorded by the session

@@ -30,13 +30,13 @@
  * - `agent.deleteSession` is atomic against everything in flight. In the handler's first tick,
  *   before anything awaits, the session leaves the registry and is closed with `abandonLog`: its
  *   running turn is stopped (tool calls aborted; a call approved in the same tick never starts),
- *   its outbox drops every fact not yet handed to the store, and it answers no approval. The store's
+ *   its outbox drops every fact not yet handed to the store, and it answers no question. The store's
  *   delete is called only after the last append already handed over has settled (the store applies
  *   a session's operations in call order). Until the delete has settled, every other command of
- *   that session waits for it: an approval then answers APPROVAL_NOT_FOUND, a listing of approvals
+ *   that session waits for it: an answer then finds no question (its NOT_FOUND), a listing of questions
  *   is empty, and any other command finds a new, empty session. So once the delete answered,
  *   nothing of the old session runs, nor is written to the store again.
- * - An approval (or a listing of approvals) never keeps a session in memory that has no log.
+ * - An answer (or a listing of questions) never keeps a session in memory that has no log.
  * - A tool call whose signal is already aborted (its turn was stopped) is never started.
  * - `drop()` (the session now belongs to another instance) writes nothing more to its log either.
  * - Export, import and fork work on the store (session-transfer.ts); a new session's id must be
@@ -64,6 +64,7 @@ import { createSessionQuotas, type SessionQuota } from './session-quota.ts';
 import { createSessionTransfer } from './session-transfer.ts';
 import { createStorageHealth } from './storage-health.ts';
 import { allowsEverything, createToolPolicy } from './tool-policy.ts';
+import { createArgsValidator } from '../tools/args-validator.ts';
 
 /** The events that carry a session's usage totals (`usageTotal`), and how many stored sessions a listing reads them of at once. */
 const USAGE_EVENTS = ['contextCompacted', 'assistantStep', 'response'] as const;
@@ -121,6 +122,8 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   const deleting = new Map<string, Promise<unknown>>();
   const quotas = createSessionQuotas(store);
   const toolPolicy = allowsEverything(config.toolPolicy) ? undefined : createToolPolicy(config.toolPolicy);
+  /** Checks answers to elicitations (its compiled schemas are cached per schema object). */
+  const validate = createArgsValidator(log);
   const unregister: (() => void)[] = [];
   let sweeper: NodeJS.Timeout | undefined;
   let stopping = false;
@@ -184,6 +187,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         callTool,
         ...(toolPolicy && { toolPolicy }),
         approvalTimeoutMs: config.toolPolicy.timeoutMs,
+        validate,
         publish,
         storage,
         redact: opts.redact ?? ((value) => value),
@@ -351,10 +355,8 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         await withSession(payload.sessionId, () => undefined);
         return { opened: true as const };
       }),
-      bus.handle('agent.approvals', ({ payload }) => withSession(payload.sessionId, (s) => s.approvals(), true)),
-      bus.handle('agent.approve', ({ payload: { sessionId, ...answer } }) => withSession(sessionId, (s) => s.approve(answer), true)),
-      bus.handle('agent.elicitations', ({ payload }) => withSession(payload.sessionId, (s) => s.elicitations(), true)),
-      bus.handle('agent.answerElicitation', ({ payload: { sessionId, ...answer } }) => withSession(sessionId, (s) => s.answerElicitation(answer), true)),
+      bus.handle('agent.questions', ({ payload }) => withSession(payload.sessionId, (s) => s.questions(), true)),
+      bus.handle('agent.answer', ({ payload: { sessionId, ...answer } }) => withSession(sessionId, (s) => s.answer(answer), true)),
       bus.handle('agent.listSessions', async ({ payload: { range } }) => {
         const stored = await store.list(range);
         const byId = new Map<string, SessionSummary>();

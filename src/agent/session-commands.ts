@@ -1,6 +1,6 @@
 /**
  * Which of the agent's commands are session-scoped: they act on a session's live state (its actor,
- * queue, approvals), so they must run where the session is held — with a cluster, at the holder of
+ * queue, questions), so they must run where the session is held — with a cluster, at the holder of
  * its lease (src/cluster routes them; src/app.ts passes this list in).
  *
  * Contracts:
@@ -20,10 +20,8 @@ export const SESSION_COMMANDS = [
   'agent.cancel',
   'agent.compact',
   'agent.openSession',
-  'agent.approvals',
-  'agent.approve',
-  'agent.elicitations',
-  'agent.answerElicitation',
+  'agent.questions',
+  'agent.answer',
   'agent.deleteSession',
 ] as const satisfies readonly NamesASession[];
 

@@ -26,22 +26,21 @@ import type { TransferEntry } from '../conversation/session-transfer.ts';
 import { isoNow, type Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
 import type { EventStore, LogEntry } from '../store/types.ts';
-import { openTurnOf } from './approvals.ts';
 import { droppedMessage, type SessionStoredEvent } from './frames.ts';
-import { queuedOf } from './queue.ts';
+import { foldSession } from './session/state.ts';
 
 export type TransferReason = 'imported' | 'forked';
 
 /** The events that close what `events` leave open (see the contracts); none for a log at rest. */
 export function closingEvents(events: readonly SessionEvent[], reason: TransferReason): SessionEvent[] {
   const closing: SessionEvent[] = [];
-  const open = openTurnOf(events);
+  const { openTurn: open, queued } = foldSession('', events);
   if (open) {
     const message = `The turn was stopped: the session was ${reason} before it ended`;
     closing.push({ v: EVENT_VERSION, type: 'turnFailed', turnId: open.user.turnId, code: 'AGENT_ERROR', message, details: { reason } });
   }
-  for (const queued of queuedOf(events)) {
-    closing.push({ v: EVENT_VERSION, type: 'turnFailed', turnId: queued.turnId, code: 'AGENT_ERROR', message: droppedMessage(reason), details: { reason }, cancelled: true });
+  for (const turnId of queued.keys()) {
+    closing.push({ v: EVENT_VERSION, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message: droppedMessage(reason), details: { reason }, cancelled: true });
   }
   return closing;
 }

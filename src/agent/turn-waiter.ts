@@ -1,4 +1,5 @@
 import type { Bus } from '../bus/index.ts';
+import { approvalRecordOf, inFamily } from '../conversation/questions.ts';
 import { AppError, ERROR_TABLE, type ErrorCode } from '../errors/index.ts';
 import type { AgentFrameData, AgentEvents } from './frames.ts';
 import type { AgentCommands, ResponseEvent } from './messages.ts';
@@ -7,28 +8,12 @@ import type { SessionKey } from '../session-id.ts';
 /** The bus as a request/response front uses it: it sends a message and listens for the turn's end. */
 export type TurnBus = Pick<Bus<AgentCommands, AgentEvents>, 'execute' | 'on'>;
 
-type PendingCall = Omit<AgentFrameData['toolApprovalRequested'], 'seq' | 'args'>;
-type ApprovalFrame = { event: 'toolApprovalRequested'; data: AgentFrameData['toolApprovalRequested'] } | { event: 'toolApprovalResolved'; data: AgentFrameData['toolApprovalResolved'] };
-
 interface Waiter {
   resolve(event: ResponseEvent): void;
   reject(err: AppError): void;
   timer: NodeJS.Timeout;
+  sessionId: SessionKey;
   turnId?: string;
-  /** The turn's calls waiting for approval now, by call id. */
-  approvals: Map<string, PendingCall>;
-  /** While an adopted turn's log is read: its approval frames that arrived meanwhile, in order. */
-  early?: ApprovalFrame[];
-}
-
-/** Applies an approval frame to the calls a waiter knows wait. */
-function applyApproval(w: Waiter, frame: ApprovalFrame): void {
-  if (frame.event === 'toolApprovalResolved') {
-    w.approvals.delete(frame.data.callId);
-    return;
-  }
-  const { args: _args, seq: _seq, ...pending } = frame.data;
-  w.approvals.set(pending.callId, pending);
 }
 
 const toAppError = ({ code, message, details }: AgentFrameData['error']): AppError =>
@@ -43,7 +28,7 @@ const toAppError = ({ code, message, details }: AgentFrameData['error']): AppErr
  *   of that turn, or rejects with the AppError of its `error` frame; the waiter is registered
  *   before the command is sent, so no answer can be missed.
  * - It rejects with AGENT_ERROR `details.reason: 'timeout'` after `timeoutMs` (when the turn waits
- *   for approvals, the message names them and `details.pendingApprovals` lists them), with
+ *   for approvals, the session's questions name them: the message, and `details.pendingApprovals`), with
  *   `details.reason: 'aborted'` when `signal` aborts, and with SERVICE_UNAVAILABLE on `close()`.
  * - Once the turn's id is known, its end is also recognised by `turnId` under another correlation id
  *   (a turn another instance ended for its lost runner, see src/cluster). A message that was queued
@@ -51,15 +36,13 @@ const toAppError = ({ code, message, details }: AgentFrameData['error']): AppErr
  *   waiter simply goes on waiting for it (nothing here ends at a lease's lapse; only `timeoutMs`).
  * - When the command is refused after its turn already ended (a user message that could not be
  *   stored), `ask` rejects with the command's error.
- * - `pending(correlationId)` lists the calls of a waited turn that wait for approval now.
+ * - `turnOf(correlationId)` names the turn of a waited message once its command answered.
  * - `rejoin(turn)` waits again for a turn whose first caller stopped waiting (an MCP request that returned
- *   `input_required`; its retry may come here or to another instance, or after a restart) and resolves once
- *   `pending` knows the turn's waiting calls, with its reply. A turn asked here with `detachable: true` is
- *   followed from memory (until `timeoutMs` after it ended). Any other turn is adopted: its session's frames
- *   are asked for (`interest`, instances sharing one Redis), a waiter is registered, and the session's log is
- *   read for what the turn did already: its end (the reply, or its error), and its calls waiting for approval;
- *   frames arriving meanwhile are applied after the log, in order (one the log holds too changes nothing).
- *   The adopted turn is then followed like a detachable one; it rejects with AGENT_ERROR
+ *   `input_required`; its retry may come here or to another instance, or after a restart), with its reply.
+ *   A turn asked here with `detachable: true` is followed from memory (until `timeoutMs` after it ended).
+ *   Any other turn is adopted: its session's frames are asked for (`interest`, instances sharing one
+ *   Redis), a waiter is registered, and the session's log is read for the turn's end (the reply, or its
+ *   error). The adopted turn is then followed like a detachable one; it rejects with AGENT_ERROR
  *   `details.reason: "unknown_turn"` when the log has no such turn, and after `timeoutMs` as `ask` does.
  * - One bus listener per event name serves every waiter.
  */
@@ -91,25 +74,21 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, interest?: Fra
   };
   const offResponse = bus.on('agent.response', (e) => ending(e)?.resolve(e.payload));
   const offError = bus.on('agent.error', (e) => ending(e)?.reject(toAppError(e.payload)));
-  const approval = (correlationId: string, frame: ApprovalFrame) => {
-    const w = waiters.get(correlationId);
-    if (w?.early) w.early.push(frame);
-    else if (w) applyApproval(w, frame);
-  };
-  const offAsked = bus.on('agent.toolApprovalRequested', (e) => approval(e.correlationId, { event: 'toolApprovalRequested', data: e.payload }));
-  const offAnswered = bus.on('agent.toolApprovalResolved', (e) => approval(e.correlationId, { event: 'toolApprovalResolved', data: e.payload }));
 
-  const timedOut = (w: Waiter | undefined): AppError => {
-    const pending = [...(w?.approvals.values() ?? [])];
+  /** The timeout's error; the approvals the turn waits for (its session's questions) are named in it. */
+  const timedOut = async (w: Waiter | undefined): Promise<AppError> => {
+    const questions = w?.turnId === undefined ? [] : await bus.execute('agent.questions', { sessionId: w.sessionId }, { sessionId: w.sessionId }).catch(() => []);
+    const pending = questions.filter((q) => q.turnId === w?.turnId && inFamily('approval')(q)).map(approvalRecordOf);
     if (pending.length === 0) return new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms`, { reason: 'timeout' });
     const names = pending.map((p) => `"${p.toolName}" (call ${p.callId}, session ${p.sessionId})`).join(', ');
-    return new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms: the turn waits for approval of ${names}`, { reason: 'timeout', pendingApprovals: pending });
+    const pendingApprovals = pending.map(({ args: _args, ...p }) => p);
+    return new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms: the turn waits for approval of ${names}`, { reason: 'timeout', pendingApprovals });
   };
 
-  const wait = (correlationId: string, signal?: AbortSignal): Promise<ResponseEvent> =>
+  const wait = (correlationId: string, sessionId: SessionKey, signal?: AbortSignal): Promise<ResponseEvent> =>
     new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(timedOut(settle(correlationId))), timeoutMs);
-      waiters.set(correlationId, { resolve, reject, timer, approvals: new Map() });
+      const timer = setTimeout(() => void timedOut(settle(correlationId)).then(reject), timeoutMs);
+      waiters.set(correlationId, { resolve, reject, timer, sessionId });
       signal?.addEventListener('abort', () => settle(correlationId)?.reject(new AppError('AGENT_ERROR', 'Request aborted by the client', { reason: 'aborted' })), {
         once: true,
       });
@@ -124,11 +103,10 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, interest?: Fra
   /** Registers a waiter for a turn asked elsewhere (see `rejoin` in the contracts). */
   async function adopt(turn: { correlationId: string; sessionId: SessionKey; turnId: string }): Promise<{ reply: Promise<ResponseEvent> }> {
     const { correlationId, sessionId, turnId } = turn;
-    const reply = wait(correlationId);
+    const reply = wait(correlationId, sessionId);
     keep(correlationId, reply); // a second retry arriving meanwhile follows this one
     const w = waiters.get(correlationId)!;
     w.turnId = turnId;
-    w.early = [];
     turns.set(turnId, correlationId);
     const watching = interest?.watch(sessionId);
     void reply.catch(() => undefined).finally(() => interest?.unwatch(sessionId));
@@ -137,23 +115,19 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, interest?: Fra
       const { frames } = await bus.execute('agent.history', { sessionId, since: 0 }, { sessionId });
       const own = frames.filter((f) => (f.data as { turnId?: string }).turnId === turnId);
       for (const frame of own) {
-        if (frame.event === 'toolApprovalRequested' || frame.event === 'toolApprovalResolved') applyApproval(w, frame);
         if (frame.event === 'response') settle(correlationId)?.resolve(frame.data);
         if (frame.event === 'error') settle(correlationId)?.reject(toAppError(frame.data));
       }
       if (own.length === 0) settle(correlationId)?.reject(unknownTurn());
-      for (const frame of w.early) applyApproval(w, frame); // newer than the log or in it: the last word on each call wins
     } catch (err) {
       settle(correlationId)?.reject(err instanceof AppError ? err : new AppError('AGENT_ERROR', `The turn's log could not be read: ${String(err)}`, { reason: 'unknown_turn' }));
-    } finally {
-      delete w.early;
     }
     return { reply };
   }
 
   return {
     async ask(message: AgentCommands['agent.sendMessage']['payload'], opts: { correlationId: string; signal?: AbortSignal; detachable?: boolean }): Promise<ResponseEvent> {
-      const reply = wait(opts.correlationId, opts.signal);
+      const reply = wait(opts.correlationId, message.sessionId, opts.signal);
       if (opts.detachable) keep(opts.correlationId, reply);
       // The turn may end (fail) before its command is refused, however long the refusal takes: the
       // command's error then answers, and the reply's own rejection must not go unhandled meanwhile.
@@ -171,10 +145,8 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, interest?: Fra
       }
       return reply;
     },
-    pending(correlationId: string) {
-      return [...(waiters.get(correlationId)?.approvals.values() ?? [])];
-    },
-    /** Resolves (once `pending` knows the turn) with its reply; see the contracts. */
+    turnOf: (correlationId: string): string | undefined => waiters.get(correlationId)?.turnId,
+    /** Resolves with the turn's reply; see the contracts. */
     async rejoin(turn: { correlationId: string; sessionId: SessionKey; turnId?: string }): Promise<{ reply: Promise<ResponseEvent> }> {
       const kept = detached.get(turn.correlationId);
       if (kept) return { reply: kept };
@@ -182,7 +154,7 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, interest?: Fra
       return turnId === undefined ? { reply: Promise.reject(unknownTurn()) } : adopt({ ...turn, turnId });
     },
     close(): void {
-      for (const off of [offResponse, offError, offAsked, offAnswered]) off();
+      for (const off of [offResponse, offError]) off();
       for (const id of [...waiters.keys()]) settle(id)?.reject(new AppError('SERVICE_UNAVAILABLE', 'Service is shutting down'));
     },
   };

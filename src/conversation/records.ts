@@ -108,7 +108,36 @@ export const compactionResult = z.object({
 export type CompactionResult = z.output<typeof compactionResult>;
 export type SessionSummary = z.output<typeof sessionSummary>;
 
-/** A tool call waiting for a person's approval. */
+/**
+ * What a question asks: a tool call's approval (`approval`: the call waits, not started), a tool server's
+ * question during a call (`elicitation`: a form or a URL), or a tool server's sampling request under
+ * `sampling: ask` (`sampling`: may the agent's model answer it).
+ */
+export const questionKind = z.enum(['approval', 'elicitation', 'sampling']);
+export type QuestionKind = z.output<typeof questionKind>;
+
+/**
+ * A question waiting for a person: the one shape every face maps (REST approvals and elicitations,
+ * WebSocket frames, /mcp elicitation and input_required, A2A input-required). Faces answer it by `id`.
+ */
+export const question = z.object({
+  id: z.string().describe('What an answer names: the call id of a tool approval, the id of an elicitation or a sampling request'),
+  kind: questionKind,
+  sessionId: z.string(),
+  turnId: z.string(),
+  callId: z.string().describe('The tool call it belongs to: the one waiting for approval, or the one whose server asks'),
+  serverId: z.string().describe('The tool server of the call (approval) or the one that asks'),
+  toolName: z.string().exactOptional().describe('approval: the tool to call'),
+  args: z.unknown().exactOptional().describe("approval: the call's arguments; sampling: `{ systemPrompt?, messages, maxTokens }`"),
+  message: z.string().exactOptional().describe("elicitation: the server's question"),
+  mode: z.enum(['form', 'url']).exactOptional().describe('elicitation: a form to fill in or a URL to open'),
+  requestedSchema: z.record(z.string(), z.unknown()).exactOptional().describe('elicitation (form): the fields asked for'),
+  url: z.string().exactOptional().describe('elicitation (url): what to open'),
+  expiresAt: z.string().describe('When it is denied (or declined) unanswered'),
+});
+export type Question = z.output<typeof question>;
+
+/** A tool call (or a sampling request, `toolName: "sampling/createMessage"`) waiting for a person's approval. */
 export const pendingApproval = z.object({
   sessionId: z.string(),
   turnId: z.string(),
@@ -119,6 +148,20 @@ export const pendingApproval = z.object({
   expiresAt: z.string().describe('When the call is denied unanswered'),
 });
 export type PendingApproval = z.output<typeof pendingApproval>;
+
+/** A tool server's question waiting for the user, as a listing shows it (its session is the route's). */
+export const pendingElicitation = z.object({
+  id: z.string(),
+  turnId: z.string(),
+  callId: z.string(),
+  serverId: z.string(),
+  message: z.string(),
+  mode: z.enum(['form', 'url']),
+  requestedSchema: z.record(z.string(), z.unknown()).optional(),
+  url: z.string().optional(),
+  expiresAt: z.string(),
+});
+export type PendingElicitation = z.output<typeof pendingElicitation>;
 
 /** The agent's health: `degraded` from a failed append until one succeeds, with the cause and when it began. */
 export const agentHealth = z.discriminatedUnion('status', [

@@ -31,7 +31,7 @@
  *   types, no upcast): a tool server asked the user something while the call `callId` ran (a form:
  *   `requestedSchema`, or a URL to open: `url`), and how it was answered. The answer's `content` (what
  *   the user typed) is stored in the resolution; its frame does not carry it. A request is pending
- *   until its resolution, its turn's end or a reset (src/agent/elicitations.ts).
+ *   until its resolution, its turn's end or a reset (src/agent/session/state.ts).
  * - Per-step model usage (prompt, completion, total tokens) lives on `assistantStep` (a step that
  *   asked for tools), `response` (the turn's last step) and `contextCompacted` (its summary
  *   request): summing those three over a log gives every token the session cost. `assistantStep`

@@ -4,7 +4,8 @@
  */
 import type { Attached } from './attachments.ts';
 import type { ImagePart, ModelStep } from './model-messages.ts';
-import type { ApprovalDecision, CompactionTrigger, SessionEvent } from './session-events.ts';
+import type { Question, QuestionAnswer } from './questions.ts';
+import type { CompactionTrigger, SessionEvent } from './session-events.ts';
 import type { ModelTool, ModelToolOutcome } from './tool-shapes.ts';
 import type { PlannedCall } from './turn-steps.ts';
 
@@ -41,14 +42,19 @@ export interface ResumedTurn {
   waitMs: number;
 }
 
-/** A person's (or the timeout's) answer to a call waiting for approval. */
-export interface ApprovalAnswer {
-  type: 'APPROVAL';
-  callId: string;
-  decision: ApprovalDecision;
-  /** Who answered: `rest`, `websocket`, `timeout`, ... */
+/** A person's answer to a question the turn holds (src/conversation/questions.ts); `by`: `rest`, `websocket`, ... */
+export interface AnswerEvent {
+  type: 'ANSWER';
+  id: string;
+  answer: QuestionAnswer;
   by: string;
-  reason?: string;
+}
+
+/** A running call's server asks the user something (an elicitation, a sampling request); `at`: the clock's time. */
+export interface QuestionEvent {
+  type: 'QUESTION';
+  question: Question;
+  at: number;
 }
 
 /** Identity of a turn, the same object in every event the turn reports. */

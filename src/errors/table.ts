@@ -14,7 +14,7 @@
  * FORBIDDEN (refused Origin/Host/self-connection, a principal short of a scope), SERVICE_UNAVAILABLE (shutting
  * down), SESSION_NOT_FOUND (no such session of the caller's, when principals are configured) and the two
  * APPROVAL_ codes (answering a tool call that waits for approval) and the two ELICITATION_ codes (answering a tool
- * server's question, src/agent/elicitations.ts) extend the spec's table. `test/golden/error-table.json` pins this table; changing a row is deliberate.
+ * server's question, src/conversation/questions.ts) extend the spec's table. `test/golden/error-table.json` pins this table; changing a row is deliberate.
  */
 export const ERROR_TABLE = {
   INVALID_REQUEST: { status: 400, rpc: -32600 },

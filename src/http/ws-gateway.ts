@@ -199,11 +199,11 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     },
     async approval({ ws, sessionId }, { callId, decision, reason }) {
       deps.auth.check(ws.getUserData().principal, 'approve');
-      await deps.bus.execute('agent.approve', { sessionId, callId, decision, by: 'websocket', ...(reason !== undefined && { reason }) }, { sessionId });
+      await deps.bus.execute('agent.answer', { sessionId, id: callId, answer: { decision, ...(reason !== undefined && { reason }) }, by: 'websocket' }, { sessionId });
     },
     async elicitation({ ws, sessionId }, { id, action, content }) {
       deps.auth.check(ws.getUserData().principal, 'approve');
-      await deps.bus.execute('agent.answerElicitation', { sessionId, id, action, ...(content !== undefined && { content }), by: 'websocket' }, { sessionId });
+      await deps.bus.execute('agent.answer', { sessionId, id, answer: { action, ...(content !== undefined && { content }) }, by: 'websocket' }, { sessionId });
     },
     ping({ ws }) {
       sendTo(ws, 'pong', {});

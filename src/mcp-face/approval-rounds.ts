@@ -1,28 +1,29 @@
 /**
- * Approvals asked of a 2026-07-28 `/mcp` client through multi-round-trip elicitation: a `chat_with_agent`
- * call whose turn waits for approval answers `input_required` with one form elicitation per waiting call;
- * the client's retry carries the answers and the sealed `requestState`, and waits on the same turn.
+ * Questions asked of a 2026-07-28 `/mcp` client through multi-round-trip elicitation: a `chat_with_agent`
+ * call whose turn waits for a person answers `input_required` with one form elicitation per question
+ * (questions.ts); the client's retry carries the answers and the sealed `requestState`, and waits on the
+ * same turn.
  *
  * Contracts:
- * - The form is the one the stdio face asks (`approvalQuestion`): `{ decision: "approve" | "deny", reason? }`;
- *   accept with `approve` approves, any other answer denies (`by: "mcp-elicitation"`). A call answered
- *   elsewhere first (REST, WebSocket, timeout) keeps that answer; a call with no answer in the retry is
- *   asked again.
+ * - A question answered elsewhere first (REST, WebSocket, timeout) keeps that answer; one with no answer in
+ *   the retry is asked again.
  * - `requestState` is HMAC-sealed (createRequestStateCodec, 10 minutes) under the face's key (seal.ts: shared by
  *   the instances of one store, kept across restarts) and holds
- *   `{ sessionId, correlationId, turnId, temporary, asked }`: a forged or expired one is refused by the SDK
- *   before the handler runs (-32602), and the face refuses one whose session the caller cannot see. The retry
- *   may reach any instance of the store, or this one after a restart: it rejoins the turn there
- *   (src/agent/turn-waiter.ts `rejoin`).
- * - `next` resolves with the calls of the turn that wait for approval now and were not just answered, or
- *   `undefined` once the reply (or failure) comes first.
+ *   `{ sessionId, correlationId, turnId, temporary, asked }` (`asked`: question ids): a forged or expired one
+ *   is refused by the SDK before the handler runs (-32602), and the face refuses one whose session the caller
+ *   cannot see. The retry may reach any instance of the store, or this one after a restart: it rejoins the
+ *   turn there (src/agent/turn-waiter.ts `rejoin`).
+ * - `next` resolves with the turn's questions that wait now (those a form can ask) and were not just
+ *   answered (a question asked and left unanswered in a retry is asked again), or `undefined` once the
+ *   reply (or failure) comes first.
  */
 import { createRequestStateCodec, inputRequired, type InputRequiredResult, type ServerContext } from '@modelcontextprotocol/server';
-import type { AgentCommands, AgentEvents, TurnWaiter } from '../agent/index.ts';
+import { QUESTION_ASKED, type AgentCommands, type AgentEvents, type Question } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { Logger } from '../log/index.ts';
 import { madeOnce } from '../made-once.ts';
 import type { SessionKey } from '../session-id.ts';
+import { answerOf, formOf, type FormQuestion } from './questions.ts';
 import { purposeKey, type FaceKey } from './seal.ts';
 
 export interface ApprovalState {
@@ -33,69 +34,63 @@ export interface ApprovalState {
   turnId?: string;
   /** The session was made for this call (no `sessionId`): it is deleted once the call ends. */
   temporary: boolean;
-  /** Call ids asked in the round this state answers. */
+  /** Question ids asked in the round this state answers. */
   asked: string[];
 }
 
-type WaitingCall = ReturnType<TurnWaiter['pending']>[number];
+/** A question a form can ask, with that form. */
+type Asking = { question: Question; form: FormQuestion };
 
-/** The question about one call waiting for approval, as both the stdio and the HTTP face ask it. */
-export function approvalQuestion(call: { toolName: string; serverId: string; args?: unknown }) {
-  return {
-    message: `Allow the agent to call "${call.toolName}" on "${call.serverId}"${call.args === undefined ? '' : ` with ${JSON.stringify(call.args)}`}?`,
-    requestedSchema: {
-      type: 'object' as const,
-      properties: { decision: { type: 'string' as const, enum: ['approve', 'deny'], title: 'Decision' }, reason: { type: 'string' as const, title: 'Reason' } },
-      required: ['decision'],
-    },
-  };
-}
-
-/** The decision an elicitation answer means (see the contracts). */
-export function decisionOf(answer: unknown): { decision: 'approve' | 'deny'; reason?: string } {
-  const a = answer as { action?: string; content?: { decision?: unknown; reason?: unknown } } | undefined;
-  const reason = typeof a?.content?.reason === 'string' && a.content.reason !== '' ? a.content.reason : undefined;
-  return { decision: a?.action === 'accept' && a.content?.decision === 'approve' ? 'approve' : 'deny', ...(reason !== undefined && { reason }) };
-}
-
-export function createApprovalRounds(deps: { bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute' | 'on'>; waiter: TurnWaiter; log: Logger; key: FaceKey }) {
+export function createApprovalRounds(deps: { bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute' | 'on'>; log: Logger; key: FaceKey }) {
   // Made once the key is read: the codec keeps its imported CryptoKey across requests.
   const codec = madeOnce(async () => createRequestStateCodec<ApprovalState>({ key: purposeKey(await deps.key(), 'request-state'), ttlSeconds: 600 }));
+  const questionsOf = (sessionId: SessionKey) => deps.bus.execute('agent.questions', { sessionId }, { sessionId });
   return {
     verify: async (state: string, ctx: ServerContext) => (await codec()).verify(state, ctx),
     /** The state a retried call carries, if any (already verified by the SDK). */
     stateOf: (ctx: ServerContext): ApprovalState | undefined => ctx.mcpReq.requestState<ApprovalState>(),
-    /** Answers the calls the state asked about with the retry's responses. */
-    async answer(state: ApprovalState, ctx: ServerContext): Promise<void> {
+    /** Answers the questions the state asked about with the retry's responses; resolves with the ids answered. */
+    async answer(state: ApprovalState, ctx: ServerContext): Promise<string[]> {
       const responses = ctx.mcpReq.inputResponses ?? {};
-      for (const callId of state.asked) {
-        if (responses[callId] === undefined) continue;
-        const answer = decisionOf(responses[callId]);
+      const { sessionId } = state;
+      const answered = state.asked.filter((id) => responses[id] !== undefined);
+      const waiting = answered.length === 0 ? [] : await questionsOf(sessionId).catch(() => []);
+      for (const q of waiting.filter((x) => answered.includes(x.id))) {
         await deps.bus
-          .execute('agent.approve', { sessionId: state.sessionId, callId, ...answer, by: 'mcp-elicitation' }, { sessionId: state.sessionId })
-          .catch((err: unknown) => deps.log.debug({ err, callId }, 'approval through elicitation not applied (answered elsewhere first)'));
+          .execute('agent.answer', { sessionId, id: q.id, answer: answerOf(q, responses[q.id]), by: 'mcp-elicitation' }, { sessionId })
+          .catch((err: unknown) => deps.log.debug({ err, id: q.id }, 'answer through elicitation not applied (answered elsewhere first)'));
       }
+      return answered;
     },
-    next(correlationId: string, reply: Promise<unknown>, answered: readonly string[]): Promise<WaitingCall[] | undefined> {
+    /** Resolves with the questions of the turn that wait now (see the contracts); `turnId` once known. */
+    next(turn: { sessionId: SessionKey; correlationId: string; turnId: () => string | undefined }, reply: Promise<unknown>, answered: readonly string[]): Promise<Asking[] | undefined> {
       return new Promise((resolve) => {
-        let off = () => {};
-        const done = (calls: WaitingCall[] | undefined) => {
-          off();
-          resolve(calls);
+        let over = false;
+        const offs: (() => void)[] = [];
+        const done = (asking: Asking[] | undefined) => {
+          if (over) return;
+          over = true;
+          offs.forEach((off) => off());
+          resolve(asking);
         };
-        const check = () => {
-          const waiting = deps.waiter.pending(correlationId).filter((c) => !answered.includes(c.callId));
-          if (waiting.length > 0) done(waiting);
+        const check = async (turnId = turn.turnId()) => {
+          if (turnId === undefined) return;
+          const waiting = (await questionsOf(turn.sessionId).catch(() => [])).filter((q) => q.turnId === turnId && !answered.includes(q.id));
+          const asking = waiting.flatMap((question) => {
+            const form = formOf(question);
+            return form ? [{ question, form }] : [];
+          });
+          if (asking.length > 0) done(asking);
         };
-        off = deps.bus.on('agent.toolApprovalRequested', (e) => e.correlationId === correlationId && check());
+        for (const name of QUESTION_ASKED) offs.push(deps.bus.on(`agent.${name}`, (e) => void (e.correlationId === turn.correlationId && check(e.payload.turnId))));
         reply.then(() => done(undefined), () => done(undefined));
-        check();
+        void check();
       });
     },
-    /** The `input_required` answer asking about `calls`. */
-    async ask(calls: WaitingCall[], state: Omit<ApprovalState, 'asked'>): Promise<InputRequiredResult> {
-      const inputRequests = Object.fromEntries(calls.map((c) => [c.callId, inputRequired.elicit(approvalQuestion(c))]));
-      return inputRequired({ inputRequests, requestState: await (await codec()).mint({ ...state, asked: calls.map((c) => c.callId) }) });
+    /** The `input_required` answer asking `asking`. */
+    async ask(asking: Asking[], state: Omit<ApprovalState, 'asked'>): Promise<InputRequiredResult> {
+      const inputRequests = Object.fromEntries(asking.map(({ question, form }) => [question.id, inputRequired.elicit(form)]));
+      return inputRequired({ inputRequests, requestState: await (await codec()).mint({ ...state, asked: asking.map((a) => a.question.id) }) });
     },
   };
 }

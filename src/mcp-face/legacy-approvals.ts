@@ -1,5 +1,6 @@
 /**
- * Approvals asked of 2025-era `/mcp` clients over HTTP through elicitation, with no state kept between requests.
+ * Questions (questions.ts) asked of 2025-era `/mcp` clients over HTTP through elicitation, with no state kept
+ * between requests.
  *
  * Contracts:
  * - `sessionIdFor(body)`: an `initialize` whose client declared form elicitation (`elicitation: {}` or with
@@ -8,23 +9,25 @@
  * - `elicits(sessionId)`: whether a later request's `Mcp-Session-Id` is such a token (forged or expired: no).
  *   Neither fails a request when the key cannot be read (its store is down): the client is then not asked
  *   (logged), and its requests are served as for any other client.
- * - `ask(send, question, answerTo)`: one call waiting for approval, sent as an `elicitation/create` request on
- *   the asking call's SSE stream, whose id is `agentd-approval.<sealed { sessionId, callId }>` (10 minutes);
- *   `withdraw(reason)` sends `notifications/cancelled` for it on the same stream.
+ * - `ask(send, form, answerTo)`: one question, sent as an `elicitation/create` request on the asking call's
+ *   SSE stream, whose id is `agentd-approval.<sealed { sessionId, callId, kind }>` (10 minutes; `callId`: the
+ *   question's id; no `kind`: an approval); `withdraw(reason)` sends `notifications/cancelled` for it on the
+ *   same stream.
  * - `answer(body, sessions, mayApprove)`: the client's answer comes as a POST of its JSON-RPC response. The
- *   responses of the body whose id is ours are applied (`agent.approve`, `by: "mcp-elicitation"`, with the
- *   decision `decisionOf` reads; an error response denies) when the id is genuine and the answering
+ *   responses of the body whose id is ours are applied (`agent.answer`, `by: "mcp-elicitation"`, with the
+ *   answer questions.ts reads for its kind; an error response denies or cancels) when the id is genuine and the answering
  *   principal sees the session and may approve; the asking exchange need not be open, nor on this
  *   instance. `undefined`: none of the body is ours. `refused`: an id of ours that did not open or may not be
  *   used by this principal (nothing of it applied). A call answered elsewhere first keeps that answer.
  */
 import type { JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/server';
 import type { AgentCommands, AgentEvents } from '../agent/index.ts';
+import type { QuestionKind } from '../conversation/records.ts';
 import type { Bus } from '../bus/index.ts';
 import type { SessionAccess } from '../auth/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { SessionKey } from '../session-id.ts';
-import { decisionOf, type approvalQuestion } from './approval-rounds.ts';
+import { answerOf, type FormQuestion } from './questions.ts';
 import { createSeal, type FaceKey } from './seal.ts';
 
 const ANSWER_PREFIX = 'agentd-approval.';
@@ -36,11 +39,14 @@ export interface AskedOutOfBand {
   withdraw(reason: string): Promise<void>;
 }
 
-/** A call waiting for approval, as an answer names it. */
+/** A question, as an answer names it. */
 export interface AnswerTo {
-  /** The owned session key (sealed by us, so still the key it was minted with). */
+  /** The owned session key. */
   sessionId: SessionKey;
+  /** The question's id (a call's, for an approval). */
   callId: string;
+  /** Absent: an approval (an id sealed before other kinds were asked). */
+  kind?: QuestionKind;
 }
 
 /** A JSON-RPC message of a POST body, as far as the face reads it. */
@@ -77,7 +83,7 @@ export function createLegacyApprovals(deps: { bus: Pick<Bus<AgentCommands, Agent
     async elicits(sessionId: string | null): Promise<boolean> {
       return sessionId !== null && (await sessionSeal.open(sessionId).catch(unsealable))?.elicitation === 'form';
     },
-    async ask(send: (message: JSONRPCRequest | JSONRPCNotification) => Promise<void>, question: ReturnType<typeof approvalQuestion>, answerTo: AnswerTo): Promise<AskedOutOfBand> {
+    async ask(send: (message: JSONRPCRequest | JSONRPCNotification) => Promise<void>, question: FormQuestion, answerTo: AnswerTo): Promise<AskedOutOfBand> {
       const id = `${ANSWER_PREFIX}${await answerSeal.seal(answerTo)}`;
       await send({ jsonrpc: '2.0', id, method: 'elicitation/create', params: question });
       return { withdraw: (reason) => send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } }) };
@@ -88,10 +94,10 @@ export function createLegacyApprovals(deps: { bus: Pick<Bus<AgentCommands, Agent
       const opened = await Promise.all(ours.map(async (m) => ({ m, to: await answerSeal.open(m.id.slice(ANSWER_PREFIX.length)) })));
       if (!mayApprove || opened.some(({ to }) => to === undefined || !sessions.sees(to.sessionId))) return 'refused';
       for (const { m, to } of opened) {
-        const { sessionId, callId } = to!;
+        const { sessionId, callId, kind = 'approval' } = to!;
         await deps.bus
-          .execute('agent.approve', { sessionId, callId, ...decisionOf(m.result), by: 'mcp-elicitation' }, { sessionId })
-          .catch((err: unknown) => deps.log.debug({ err, callId }, 'approval through elicitation not applied (answered elsewhere first)'));
+          .execute('agent.answer', { sessionId, id: callId, answer: answerOf({ kind }, m.result), by: 'mcp-elicitation' }, { sessionId })
+          .catch((err: unknown) => deps.log.debug({ err, id: callId }, 'answer through elicitation not applied (answered elsewhere first)'));
       }
       return 'applied';
     },

@@ -19,22 +19,23 @@
  * tools. Resource: the agent's card. A `chat_with_agent` call with a `progressToken` streams the
  * reply as `notifications/progress` messages, one per chunk (both eras), every one sent before the result.
  *
- * Approvals through elicitation: when a `chat_with_agent` turn waits for approval and the caller
- * declared form elicitation and may approve (`mayApprove`), each waiting call is asked of it: a
- * 2026-07-28 request answers `input_required` rounds (approval-rounds.ts); a 2025-era client on a
- * connection that keeps its server (stdio) gets `elicitation/create` and its answer comes back to
- * that server; a 2025-era client over HTTP gets `elicitation/create` on the call's stream through
- * `outOfBand`, and its answer, a POST of its own, is applied wherever it arrives (legacy-approvals.ts).
- * Accept with `approve` approves, anything else denies (`by: "mcp-elicitation"`). A call answered
- * elsewhere first (REST, WebSocket, timeout) keeps that answer, and a 2025-era client's open question
- * about it is withdrawn with `notifications/cancelled`.
+ * Questions through elicitation: when a `chat_with_agent` turn waits for a person (an approval, a tool
+ * server's form, a sampling request) and the caller declared form elicitation and may answer (`mayApprove`),
+ * each question is asked of it as questions.ts maps it: a 2026-07-28 request answers `input_required`
+ * rounds (approval-rounds.ts); a 2025-era client on a connection that keeps its server (stdio) gets
+ * `elicitation/create` and its answer comes back to that server; a 2025-era client over HTTP gets
+ * `elicitation/create` on the call's stream through `outOfBand`, and its answer, a POST of its own, is
+ * applied wherever it arrives (legacy-approvals.ts). A question answered elsewhere first (REST, WebSocket,
+ * timeout) keeps that answer, and a 2025-era client's open question about it is withdrawn with
+ * `notifications/cancelled`.
  */
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, type CallToolResult, type InputRequiredResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
-import { approvalQuestion, createApprovalRounds, decisionOf } from './approval-rounds.ts';
+import { createApprovalRounds } from './approval-rounds.ts';
 import { createLegacyApprovals, type AnswerTo, type AskedOutOfBand } from './legacy-approvals.ts';
+import { answerOf, formOf, type FormQuestion } from './questions.ts';
 import type { FaceKey } from './seal.ts';
 import { z } from 'zod';
-import { DEFAULT_SESSION, type TurnWaiter } from '../agent/index.ts';
+import { DEFAULT_SESSION, QUESTION_ANSWERED, QUESTION_ASKED, answerOfFrame, questionOfFrame, type AgentFrame, type TurnWaiter } from '../agent/index.ts';
 import { LOCAL_SESSIONS, type SessionAccess } from '../auth/index.ts';
 import type { AgentCommands, AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
@@ -90,7 +91,7 @@ export const CARD_URI = 'agentd://agent/card';
 export interface ServerOptions {
   persistent?: boolean;
   mayApprove?: boolean;
-  outOfBand?: (question: ReturnType<typeof approvalQuestion>, answerTo: AnswerTo, relatedRequestId: string | number) => Promise<AskedOutOfBand>;
+  outOfBand?: (question: FormQuestion, answerTo: AnswerTo, relatedRequestId: string | number) => Promise<AskedOutOfBand>;
 }
 
 const chatInput = z.strictObject({
@@ -124,7 +125,7 @@ function parseArgs<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
 
 export function createServerFace(deps: ServerFaceDeps) {
   const { bus, card } = deps;
-  const approvalRounds = createApprovalRounds({ bus, waiter: deps.waiter, log: deps.log, key: deps.key });
+  const approvalRounds = createApprovalRounds({ bus, log: deps.log, key: deps.key });
   const legacyApprovals = createLegacyApprovals({ bus, log: deps.log, key: deps.key });
 
   async function modelTools(): Promise<Tool[]> {
@@ -136,43 +137,45 @@ export function createServerFace(deps: ServerFaceDeps) {
   }
 
   /**
-   * Asks the client to approve each call of the turn `correlationId` that waits for approval (see the contracts);
-   * a question whose call is answered elsewhere first is withdrawn (`notifications/cancelled`).
+   * Asks the client each question of the turn `correlationId` that a form can ask (see the contracts); a
+   * question answered elsewhere first is withdrawn (`notifications/cancelled`).
    */
-  function askApprovals(ctx: ServerContext, correlationId: string, sessionId: SessionKey, outOfBand: ServerOptions['outOfBand']): () => void {
+  function askQuestions(ctx: ServerContext, correlationId: string, sessionId: SessionKey, outOfBand: ServerOptions['outOfBand']): () => void {
     const withdraw = new Map<string, () => void>();
-    const offAsked = bus.on('agent.toolApprovalRequested', (e) => {
-      if (e.correlationId !== correlationId) return;
-      const { callId } = e.payload;
-      const question = approvalQuestion(e.payload);
+    const asked = (frame: AgentFrame) => {
+      const q = questionOfFrame(frame);
+      const form = q && formOf(q);
+      if (!q || !form) return;
       if (outOfBand) {
-        outOfBand(question, { sessionId, callId }, ctx.mcpReq.id)
-          .then((asked) => withdraw.set(callId, () => void asked.withdraw('answered elsewhere').catch(() => undefined)))
-          .catch((err: unknown) => deps.log.debug({ err, callId }, 'approval through elicitation not asked'));
+        outOfBand(form, { sessionId, callId: q.id, kind: q.kind }, ctx.mcpReq.id)
+          .then((out) => withdraw.set(q.id, () => void out.withdraw('answered elsewhere').catch(() => undefined)))
+          .catch((err: unknown) => deps.log.debug({ err, id: q.id }, 'question through elicitation not asked'));
         return;
       }
       const asking = new AbortController();
-      withdraw.set(callId, () => asking.abort('answered elsewhere'));
+      withdraw.set(q.id, () => asking.abort('answered elsewhere'));
       void ctx.mcpReq
-        .elicitInput({ mode: 'form', ...question }, { signal: AbortSignal.any([ctx.mcpReq.signal, asking.signal]) })
+        .elicitInput({ mode: 'form', ...form }, { signal: AbortSignal.any([ctx.mcpReq.signal, asking.signal]) })
         .then(async (answer) => {
-          await bus.execute('agent.approve', { sessionId, callId, ...decisionOf(answer), by: 'mcp-elicitation' }, { sessionId });
+          await bus.execute('agent.answer', { sessionId, id: q.id, answer: answerOf(q, answer), by: 'mcp-elicitation' }, { sessionId });
         })
-        .catch((err: unknown) => deps.log.debug({ err, callId }, 'approval through elicitation not answered'));
-    });
-    const offResolved = bus.on('agent.toolApprovalResolved', (e) => {
-      if (e.correlationId !== correlationId || e.payload.by === 'mcp-elicitation') return;
-      withdraw.get(e.payload.callId)?.();
-      withdraw.delete(e.payload.callId);
-    });
-    return () => {
-      offAsked();
-      offResolved();
+        .catch((err: unknown) => deps.log.debug({ err, id: q.id }, 'question through elicitation not answered'));
     };
+    const answered = (frame: AgentFrame) => {
+      const a = answerOfFrame(frame);
+      if (!a || a.by === 'mcp-elicitation') return;
+      withdraw.get(a.id)?.();
+      withdraw.delete(a.id);
+    };
+    const offs = [
+      ...QUESTION_ASKED.map((name) => bus.on(`agent.${name}`, (e) => e.correlationId === correlationId && asked({ event: name, data: e.payload } as AgentFrame))),
+      ...QUESTION_ANSWERED.map((name) => bus.on(`agent.${name}`, (e) => e.correlationId === correlationId && answered({ event: name, data: e.payload } as AgentFrame))),
+    ];
+    return () => offs.forEach((off) => off());
   }
 
   /**
-   * `chat_with_agent`; approvals are asked of a client that declared elicitation as the file's comment says
+   * `chat_with_agent`; questions are asked of a client that declared elicitation as the file's comment says
    * (`input_required` rounds for a 2026-07-28 request, `elicitation/create` for a 2025-era one).
    */
   async function chat(args: unknown, meta: Record<string, unknown> | undefined, ctx: ServerContext, sessions: SessionAccess, server: Server, options: ServerOptions): Promise<CallToolResult | InputRequiredResult> {
@@ -203,19 +206,20 @@ export function createServerFace(deps: ServerFaceDeps) {
             const params = { progressToken, progress: ++progress, message: e.payload.content };
             notified = notified.then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params })).catch(() => undefined);
           });
-    const offApprovals = !modern && asksClient ? askApprovals(ctx, correlationId, sessionId, options.outOfBand) : undefined;
+    const offQuestions = !modern && asksClient ? askQuestions(ctx, correlationId, sessionId, options.outOfBand) : undefined;
     const onAbort = () => void bus.execute('agent.cancel', { sessionId }).catch(() => undefined);
     signal.addEventListener('abort', onAbort, { once: true });
     let detached = false;
     try {
-      if (state) await rounds?.answer(state, ctx);
+      const answered = state && rounds ? await rounds.answer(state, ctx) : [];
       const reply = state
         ? (await deps.waiter.rejoin({ correlationId, sessionId, ...(state.turnId !== undefined && { turnId: state.turnId }) })).reply
         : deps.waiter.ask({ sessionId, content: message, hops, ...(sessions.quota && { quota: sessions.quota }) }, rounds ? { correlationId, detachable: true } : { correlationId, signal });
-      const waiting = rounds && (await rounds.next(correlationId, reply, state?.asked ?? []));
+      const turnId = () => state?.turnId ?? deps.waiter.turnOf(correlationId);
+      const waiting = rounds && (await rounds.next({ sessionId, correlationId, turnId }, reply, answered));
       if (rounds && waiting) {
         detached = true; // the turn goes on waiting; the client's retry follows it
-        return await rounds.ask(waiting, { sessionId, correlationId, temporary, ...(waiting[0] && { turnId: waiting[0].turnId }) });
+        return await rounds.ask(waiting, { sessionId, correlationId, temporary, ...(waiting[0] && { turnId: waiting[0].question.turnId }) });
       }
       const response = await reply;
       await notified;
@@ -224,7 +228,7 @@ export function createServerFace(deps: ServerFaceDeps) {
       return text(`The agent failed: ${toErrorBody(err).message}`, true);
     } finally {
       offChunk?.();
-      offApprovals?.();
+      offQuestions?.();
       signal.removeEventListener('abort', onAbort);
       if (temporary && !detached) await bus.execute('agent.deleteSession', { sessionId }).catch(() => undefined);
     }

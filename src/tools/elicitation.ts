@@ -1,7 +1,7 @@
 /**
  * Elicitation: a tool server asking the user something (`elicitation/create`) while one of its tool
  * calls runs. The tools layer only routes the question; who answers it (a session, through its
- * durable pending requests: src/agent/elicitations.ts) is given at call time as an
+ * durable questions: src/agent/session/asked.ts) is given at call time as an
  * {@link ElicitTarget}, so this layer never imports the agent's.
  *
  * Contracts:

@@ -45,19 +45,19 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     await t.browser.screenshot('inspector');
   });
 
-  it('shows a turn waiting in awaitingApproval until the call is approved', async () => {
+  it('shows a turn waiting in awaitingUser until the call is approved', async () => {
     const { page } = t.browser;
     const post = (path: string, body: unknown) => fetch(`${t.svc.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
     await page.goto(`${t.svc.url}/inspect`);
     await expect.poll(() => page.locator('#status').textContent(), PATIENT).toBe('live'); // watching before the turn starts
     await post('/api/message', { sessionId: 'ask', message: 'Needs a yes [[tool:big {"bytes":5}]]' });
-    const turn = page.locator('button[data-actor="turn"]', { hasText: 'awaitingApproval' }).last();
+    const turn = page.locator('button[data-actor="turn"]', { hasText: 'awaitingUser' }).last();
     await turn.waitFor({ timeout: PATIENT.timeout });
     await turn.click();
-    await page.locator('#chart svg .state.active[data-state="awaitingApproval"]').waitFor();
+    await page.locator('#chart svg .state.active[data-state="awaitingUser"]').waitFor();
     const { approvals } = (await (await fetch(`${t.svc.url}/api/sessions/ask/approvals`)).json()) as { approvals: { callId: string }[] };
     expect((await post(`/api/sessions/ask/approvals/${approvals[0]!.callId}`, { decision: 'approve' })).status).toBe(200);
-    await expect.poll(() => page.locator('#path').textContent(), PATIENT).toBe('states: thinking → awaitingApproval → callingTools → thinking → responding');
+    await expect.poll(() => page.locator('#path').textContent(), PATIENT).toBe('states: thinking → awaitingUser → callingTools → thinking → responding');
     await t.browser.screenshot('inspector-approval');
   });
 

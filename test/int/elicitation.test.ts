@@ -3,7 +3,7 @@
  * over stdio: a tool server's `elicitation/create` during a turn becomes an `elicitationRequested`
  * frame and a pending request (REST list), answered over REST or WebSocket (content checked against
  * the schema, a 400 naming the field), declined by its timeout, owned like approvals, and shown by
- * the inspector as the turn waiting in awaitingElicitation.
+ * the inspector as the turn waiting in awaitingUser.
  */
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -126,7 +126,7 @@ describe('elicitation', () => {
     expect(resultText(frames)).toContain('declined');
   });
 
-  it('the inspector shows the turn waiting for the user in awaitingElicitation', async () => {
+  it('the inspector shows the turn waiting for the user in awaitingUser', async () => {
     const inspector = new WebSocket(`${svc.wsUrl}inspect/ws?token=${ALICE}`);
     const seen: { type: string; snapshot?: { value?: unknown } }[] = [];
     inspector.on('message', (d: Buffer) => seen.push(JSON.parse(d.toString()) as (typeof seen)[number]));
@@ -135,10 +135,10 @@ describe('elicitation', () => {
       const states = () => seen.filter((f) => f.type === '@xstate.snapshot').map((f) => f.snapshot?.value);
       await until(() => seen.length > 0, 'the inspector attached');
       const { from, asked } = await ask('everything--trigger-elicitation-request {}', 'watched');
-      await expect.poll(states, PATIENT).toContain('awaitingElicitation');
+      await expect.poll(states, PATIENT).toContain('awaitingUser');
       alice.send({ type: 'elicitation', sessionId: 'watched', id: asked.data.id, action: 'cancel' });
       await turnFrames(alice, 'watched', from);
-      const after = states().slice(states().indexOf('awaitingElicitation'));
+      const after = states().slice(states().indexOf('awaitingUser'));
       expect(after).toContain('callingTools');
     } finally {
       inspector.close();

@@ -24,11 +24,11 @@ describe('taskView', () => {
   it("given a tool server's question, when folded, then input-required with the question and how to answer it, until it is answered", () => {
     const frames = [user('t1', 1), question('t1', 2, 'e1'), replied('t1', 3, 'e1')];
     const waiting = taskView(S, 't1', frames.slice(0, 2))!;
-    expect(waiting).toMatchObject({ state: 'input-required', pendingQuestions: [{ id: 'e1', serverId: 'everything', message: 'Your name?', mode: 'form' }] });
+    expect(waiting).toMatchObject({ state: 'input-required', questions: [{ id: 'e1', kind: 'elicitation', serverId: 'everything', message: 'Your name?', mode: 'form' }] });
     expect(waiting.statusText).toContain('Your name?');
     expect(waiting.statusText).toContain('"elicitationId": "e1"');
     const answered = taskView(S, 't1', frames)!;
-    expect(answered).toMatchObject({ state: 'working', pendingQuestions: [] });
+    expect(answered).toMatchObject({ state: 'working', questions: [] });
     expect(answered.statusText).toBeUndefined();
   });
 
@@ -50,8 +50,8 @@ describe('taskView', () => {
 
   it('given an approval request, when folded, then input-required until every waiting call is answered', () => {
     const frames = [user('t1', 1), asked('t1', 2, 'c1'), asked('t1', 3, 'c2'), answered('t1', 4, 'c1'), answered('t1', 5, 'c2')];
-    expect(taskView(S, 't1', frames.slice(0, 3))).toMatchObject({ state: 'input-required', pendingApprovals: [{ callId: 'c1' }, { callId: 'c2' }] });
-    expect(taskView(S, 't1', frames.slice(0, 4))).toMatchObject({ state: 'input-required', pendingApprovals: [{ callId: 'c2' }] });
+    expect(taskView(S, 't1', frames.slice(0, 3))).toMatchObject({ state: 'input-required', questions: [{ id: 'c1', kind: 'approval' }, { id: 'c2', kind: 'approval' }] });
+    expect(taskView(S, 't1', frames.slice(0, 4))).toMatchObject({ state: 'input-required', questions: [{ id: 'c2' }] });
     const done = taskView(S, 't1', frames)!;
     expect(done.state).toBe('working');
     expect(done.statusText).toBeUndefined();

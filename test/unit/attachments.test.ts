@@ -4,7 +4,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { userTurn, type Attached } from '../../src/conversation/attachments.ts';
 import { checkSessionEvent } from '../../src/conversation/session-events.ts';
 import { projectHistory } from '../../src/agent/history.ts';
-import { queuedOf } from '../../src/agent/queue.ts';
+import { queuedOf } from '../../src/agent/session/state.ts';
 import { toOpenAiMessage } from '../../src/llm/messages.ts';
 import { createProgressRelay } from '../../src/tools/progress-relay.ts';
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { clearableChars, planCompaction, selectCut, summaryRequest } from '../../src/agent/compaction.ts';
-import { createUsageTotals } from '../../src/agent/context.ts';
+import { foldSession } from '../../src/agent/session/state.ts';
 import { CLEARED_TOOL_RESULT, createHistory, projectHistory, SUMMARY_HEADING } from '../../src/agent/history.ts';
 import type { SessionEvent, SessionEventOf } from '../../src/conversation/session-events.ts';
 import type { ChatMessage, ToolCallRequest } from '../../src/llm/types.ts';
@@ -178,11 +178,7 @@ describe('the usage totals fold', () => {
   const reply = (turnId: string, usage: number, usageTotal?: number): SessionEvent => ({
     v, type: 'response', turnId, content: 'ok', text: 'ok', model: 'm', usage: tokens(usage), ...(usageTotal !== undefined && { usageTotal: tokens(usageTotal) }),
   });
-  const totalsOf = (...events: SessionEvent[]) => {
-    const totals = createUsageTotals();
-    events.forEach((e) => totals.apply(e));
-    return totals.current();
-  };
+  const totalsOf = (...events: SessionEvent[]) => foldSession('s', events).usage;
 
   it('adds the usage of steps that carry no totals (logs older than usageTotal)', () => {
     expect(totalsOf(step('t1', 3), reply('t1', 4))).toEqual(tokens(7));

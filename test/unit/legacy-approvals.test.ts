@@ -37,7 +37,7 @@ describe('approvals of 2025-era HTTP clients: who is asked', () => {
     expect(await legacy.answer(answer, LOCAL_SESSIONS, false)).toBe('refused'); // may not approve
     expect(approved).toEqual([]);
     expect(await legacy.answer(answer, LOCAL_SESSIONS, true)).toBe('applied');
-    expect(approved).toEqual([{ sessionId: 's1', callId: 'c1', decision: 'approve', by: 'mcp-elicitation' }]);
+    expect(approved).toEqual([{ sessionId: 's1', id: 'c1', answer: { decision: 'approve' }, by: 'mcp-elicitation' }]);
   });
 
   it('given a key that cannot be read, no client is asked and no request fails', async () => {

@@ -6,8 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { sessionKey } from '../../src/session-id.ts';
 import { createAgentService, TAKE_OVER_COMMAND } from '../../src/agent/index.ts';
-import { queuedOf } from '../../src/agent/queue.ts';
-import { resumeOf } from '../../src/agent/approvals.ts';
+import { queuedOf, resumeOf } from '../../src/agent/session/state.ts';
 import type { AppCommands, AppEvents } from '../../src/app.ts';
 import { createBus } from '../../src/bus/index.ts';
 import { agentConfigSchema } from '../../src/config/schema.ts';

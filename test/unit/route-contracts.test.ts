@@ -18,9 +18,9 @@ import { createMetrics } from '../../src/metrics/index.ts';
 
 const at = '2026-01-01T00:00:00.000Z';
 const server = { id: 'echo', name: 'echo', status: 'connected', type: 'stdio' } as const;
-const approval = { sessionId: 's1', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 'echo', args: {}, expiresAt: at };
+const approval = { id: 'c1', kind: 'approval', sessionId: 's1', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 'echo', args: {}, expiresAt: at } as const;
 
-const elicitation = { sessionId: 's1', turnId: 't1', id: 'el_1', callId: 'c1', serverId: 'echo', message: 'Name?', mode: 'form', requestedSchema: { type: 'object' }, expiresAt: at } as const;
+const elicitation = { id: 'el_1', kind: 'elicitation', sessionId: 's1', turnId: 't1', callId: 'c1', serverId: 'echo', message: 'Name?', mode: 'form', requestedSchema: { type: 'object' }, expiresAt: at } as const;
 
 /** One typed answer per bus command the routes send. */
 const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
@@ -29,10 +29,8 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'agent.cancel': { cancelled: true },
   'agent.compact': { sessionId: 's1', compacted: true, seq: 9, method: 'summary', upToSeq: 6, tokensBefore: 7000, tokensAfter: 900 },
   'agent.openSession': { opened: true },
-  'agent.approvals': [approval],
-  'agent.approve': approval,
-  'agent.elicitations': [elicitation],
-  'agent.answerElicitation': elicitation,
+  'agent.questions': [approval, elicitation],
+  'agent.answer': approval,
   'agent.listSessions': [{ id: 's1', lastSeq: 3, updatedAt: at, busy: false, queued: 0 }],
   'agent.sessionExists': { exists: true },
   'agent.history': { frames: [{ event: 'thinking', data: { sessionId: 's1', turnId: 't1', seq: 1 } }], lastSeq: 1 },

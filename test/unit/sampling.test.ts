@@ -1,9 +1,9 @@
 import { ProtocolError } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
-import { createUsageTotals } from '../../src/agent/context.ts';
 import { createBudget } from '../../src/agent/budget.ts';
 import { createSampler, type SamplingHost } from '../../src/agent/sampling.ts';
 import { createHistory } from '../../src/agent/history.ts';
+import { foldSession } from '../../src/agent/session/state.ts';
 import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
 import { createLogger } from '../../src/log/index.ts';
 import type { LlmClient, ModelRequest } from '../../src/llm/types.ts';
@@ -17,10 +17,8 @@ const text = (role: 'user' | 'assistant', t: string) => ({ role, content: { type
 
 describe('the usage fold and serverSampled', () => {
   it('given a model step, when a sampling is recorded, then the totals include its tokens', () => {
-    const totals = createUsageTotals();
-    totals.apply({ v: 3, type: 'response', turnId: 't1', content: 'x', text: 'x', model: 'm', usage: usage(100) });
-    totals.apply(sampled);
-    expect(totals.current()).toEqual({ promptTokens: 110, completionTokens: 2, totalTokens: 112 });
+    const state = foldSession('s1', [{ v: 3, type: 'response', turnId: 't1', content: 'x', text: 'x', model: 'm', usage: usage(100) }, sampled]);
+    expect(state.usage).toEqual({ promptTokens: 110, completionTokens: 2, totalTokens: 112 });
   });
   it('given a stored line, when it is parsed, then it is a version 3 serverSampled and the history ignores it', () => {
     expect(parseSessionEvent(JSON.parse(JSON.stringify(sampled)))).toEqual(sampled);

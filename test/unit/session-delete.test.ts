@@ -104,15 +104,15 @@ async function rig(store: EventStore<SessionEvent>): Promise<Rig> {
 /** A session whose turn waits for the approval of call c1. */
 async function waitingForApproval(r: Rig): Promise<void> {
   await r.exec('agent.sendMessage', { sessionId: S, content: 'go' });
-  await vi.waitFor(async () => expect(await r.exec('agent.approvals', { sessionId: S })).toHaveLength(1), PATIENT);
+  await vi.waitFor(async () => expect(await r.exec('agent.questions', { sessionId: S })).toHaveLength(1), PATIENT);
 }
 
-const approve = (r: Rig) => r.exec('agent.approve', { sessionId: S, callId: 'c1', decision: 'approve', by: 'rest' });
+const approve = (r: Rig) => r.exec('agent.answer', { sessionId: S, id: 'c1', answer: { decision: 'approve' }, by: 'rest' });
 const types = async (store: EventStore<SessionEvent>) => (await store.read(S)).map((e) => e.event.type);
 
 /** Every invariant of a delete that answered: nothing stored, nothing pending, nothing started after it. */
 async function assertGone(r: Rig, store: EventStore<SessionEvent>, calls: string[], startedBefore: number) {
-  expect(await r.exec('agent.approvals', { sessionId: S })).toEqual([]);
+  expect(await r.exec('agent.questions', { sessionId: S })).toEqual([]);
   await expect(approve(r)).rejects.toMatchObject({ code: 'APPROVAL_NOT_FOUND' });
   expect(r.agent.holds(S)).toBe(false);
   r.finishTools(); // late results of aborted calls go nowhere
@@ -194,7 +194,7 @@ describe('delete against everything in flight', () => {
     const r = await rig(w.store);
     const opened = r.exec('agent.openSession', { sessionId: S });
     const d = r.exec('agent.deleteSession', { sessionId: S });
-    const again = r.exec('agent.approvals', { sessionId: S });
+    const again = r.exec('agent.questions', { sessionId: S });
     expect(await d).toEqual({ deleted: true });
     await opened;
     expect(await again).toEqual([]);

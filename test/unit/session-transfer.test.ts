@@ -4,8 +4,7 @@
  * closed so nothing of it runs when the new session opens.
  */
 import { describe, expect, it } from 'vitest';
-import { openTurnOf, resumeOf } from '../../src/agent/approvals.ts';
-import { queuedOf } from '../../src/agent/queue.ts';
+import { openTurnOf, queuedOf, resumeOf } from '../../src/agent/session/state.ts';
 import { closingEvents, createSessionTransfer } from '../../src/agent/session-transfer.ts';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import { MAX_LINE_DEPTH, parseTransfer, transferLine, transferPieces, type TransferEntry } from '../../src/conversation/session-transfer.ts';

@@ -1,7 +1,7 @@
 /**
  * Approvals in the turn machine (through its session, as machine-harness.ts runs it): the tool
- * policy's `deny` and `ask`, answers, the timeout on a simulated clock, cancel and shutdown while
- * waiting, and a turn resumed from the log.
+ * policy's `deny` and `ask`, answers (ANSWER), the timeout on a simulated clock (the one waiting
+ * state's delay), cancel and shutdown while waiting, and a turn resumed from the log.
  */
 import { SimulatedClock, type ActorRefFrom } from 'xstate';
 import { describe, expect, it } from 'vitest';
@@ -36,7 +36,7 @@ describe('turn machine: tool approvals', () => {
     const turnId = h.send('go');
     await waitUntil(() => t.gates.has('b'));
     expect(t.gates.has('a')).toBe(false);
-    expect(turnState(h)).toBe('awaitingApproval');
+    expect(turnState(h)).toBe('awaitingUser');
     expect(h.facts('toolApprovalRequested')).toEqual([
       { v: 3, type: 'toolApprovalRequested', turnId, callId: 'a', toolName: 'echo', serverId: 'srv', args: { text: 'x' }, expiresAt: new Date(STEP_AT + 5000).toISOString() },
     ]);
@@ -44,7 +44,7 @@ describe('turn machine: tool approvals', () => {
     await waitUntil(() => h.facts('toolResult').length === 1);
     expect(h.modelInputs).toHaveLength(1); // `a` still waits: no next step
 
-    h.actor.send({ type: 'APPROVAL', callId: 'a', decision: 'approve', by: 'rest' });
+    h.actor.send({ type: 'ANSWER', id: 'a', answer: { decision: 'approve' }, by: 'rest' });
     await waitUntil(() => t.gates.has('a'));
     expect(turnState(h)).toBe('callingTools');
     t.gate('a').resolve(ok('x'));
@@ -62,9 +62,9 @@ describe('turn machine: tool approvals', () => {
     const h = harness({ model: script(askTools('', ['a', 'echo', '{}']), reply('understood')), catalogue: askEcho, tool: (c) => (called.push(c.callId), Promise.resolve(ok('r'))) });
     const turnId = h.send('go');
     await waitUntil(() => h.facts('toolApprovalRequested').length === 1);
-    h.actor.send({ type: 'APPROVAL', callId: 'zzz', decision: 'approve', by: 'rest' });
-    h.actor.send({ type: 'APPROVAL', callId: 'a', decision: 'deny', by: 'websocket', reason: 'not today' });
-    h.actor.send({ type: 'APPROVAL', callId: 'a', decision: 'approve', by: 'rest' });
+    h.actor.send({ type: 'ANSWER', id: 'zzz', answer: { decision: 'approve' }, by: 'rest' });
+    h.actor.send({ type: 'ANSWER', id: 'a', answer: { decision: 'deny', reason: 'not today' }, by: 'websocket' });
+    h.actor.send({ type: 'ANSWER', id: 'a', answer: { decision: 'approve' }, by: 'rest' });
     await h.idle();
     expect(called).toEqual([]);
     expect(h.facts('toolApprovalResolved')).toEqual([{ v: 3, type: 'toolApprovalResolved', turnId, callId: 'a', decision: 'deny', by: 'websocket', reason: 'not today' }]);
@@ -118,10 +118,10 @@ describe('turn machine: tool approvals', () => {
     const interrupted = [{ callId: 'b', name: 'add', toolName: 'add', serverId: 'srv', args: {} }];
     const turnId = h.send('go', { iteration: 1, reply: 'Checking.', lastText: 'Checking.', awaiting, interrupted, expiresAt: '2026-01-01T00:01:00.000Z', waitMs: 500 });
     await waitUntil(() => h.facts('toolResult').length === 1);
-    expect(turnState(h)).toBe('awaitingApproval');
+    expect(turnState(h)).toBe('awaitingUser');
     expect(h.trace(turnId)).toEqual(['fact:toolResult']);
     expect(h.facts('toolResult')[0]).toMatchObject({ callId: 'b', success: false, text: 'Tool "add" did not return: the service restarted while it ran.' });
-    h.actor.send({ type: 'APPROVAL', callId: 'a', decision: 'approve', by: 'rest' });
+    h.actor.send({ type: 'ANSWER', id: 'a', answer: { decision: 'approve' }, by: 'rest' });
     await waitUntil(() => t.gates.has('a'));
     t.gate('a').resolve(ok('x'));
     await h.idle();

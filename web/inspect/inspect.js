@@ -155,16 +155,17 @@ function prune() {
 const servers = createServerPanel($('tool-servers'));
 
 /**
- * The questions waiting for the user across the live turns (each turn's `eliciting`), with the
+ * The questions tool servers asked that wait for the user across the live turns (each turn's `questions`,
+ * but the calls waiting for approval: the agent asks those, not a server), with the
  * session each turn belongs to (its parent's name, `turn:<session>`).
  * @returns {import('./servers.js').Waiting[]}
  */
 function waitingQuestions() {
   return [...actors.values()].flatMap((a) => {
-    const eliciting = /** @type {{ eliciting?: unknown } | undefined} */ (a.snapshot?.context)?.eliciting;
-    if (a.stopped || !Array.isArray(eliciting)) return [];
+    const questions = /** @type {{ questions?: unknown } | undefined} */ (a.snapshot?.context)?.questions;
+    if (a.stopped || !Array.isArray(questions)) return [];
     const session = (actors.get(a.parentId ?? '')?.name ?? '').replace(/^turn:/, '');
-    return eliciting.map((q) => ({ ...q, session }));
+    return questions.filter((q) => q.kind !== 'approval').map((q) => ({ ...q, session }));
   });
 }
 

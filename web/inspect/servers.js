@@ -7,7 +7,7 @@
 //
 // Contracts: reads `GET /api/mcp/servers` (the record's `capabilities`) with the console's API key
 // (kept in this tab); `refresh()` reloads it, at most once per burst of calls. `showWaiting(list)`
-// replaces the waiting questions (the page reads them from the live turns' `eliciting`); the
+// replaces the waiting questions (the page reads them from the live turns' `questions`); the
 // question's text is `[content]` unless the inspector shows content.
 import { apiKey } from './live.js';
 import { el } from './dom.js';

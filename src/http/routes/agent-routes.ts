@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_SESSION, approvalDecision } from '../../agent/messages.ts';
+import { approvalRecordOf, inFamily } from '../../conversation/questions.ts';
 import { sessionIdOf, sessionNotFound, type SessionAccess } from '../../auth/index.ts';
 import { MAX_OWNER_LENGTH, asNamed, splitSessionKey, type SessionKey } from '../../session-id.ts';
 import type { Clock, IdSource } from '../../clock.ts';
@@ -195,7 +196,8 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
       async handler({ params: { sessionId }, query, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
-        const approvals = await bus.execute('agent.approvals', { sessionId: key }, { sessionId: key });
+        const questions = await bus.execute('agent.questions', { sessionId: key }, { sessionId: key });
+        const approvals = questions.filter(inFamily('approval')).map(approvalRecordOf);
         await ensureFound(approvals.length > 0, key, sessions, bus);
         return reply({ sessionId, approvals: approvals.map(asNamed) });
       },
@@ -213,7 +215,8 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'APPROVAL_NOT_FOUND', 'APPROVAL_ALREADY_RESOLVED', 'FORBIDDEN'],
       async handler({ params: { sessionId, callId = '' }, query, body: { decision, reason }, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
-        await bus.execute('agent.approve', { sessionId: key, callId, decision, by: 'rest', ...(reason !== undefined && { reason }) }, { sessionId: key });
+        const answer = { decision, ...(reason !== undefined && { reason }) };
+        await bus.execute('agent.answer', { sessionId: key, id: callId, answer, by: 'rest' }, { sessionId: key });
         return reply({ sessionId, callId, decision });
       },
     }),

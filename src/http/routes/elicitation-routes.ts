@@ -1,5 +1,5 @@
 /**
- * The questions tool servers ask during a session's turns (elicitation, src/agent/elicitations.ts):
+ * The questions tool servers ask during a session's turns (elicitations, src/conversation/questions.ts):
  * `GET /api/sessions/{sessionId}/elicitations` lists the pending ones, `POST …/elicitations/{id}`
  * answers one. Ownership as for approvals: a principal's own sessions (admins name `?owner=`);
  * answering needs the `approve` scope.
@@ -13,7 +13,7 @@
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import { elicitationAction } from '../../conversation/session-events.ts';
-import type { PendingElicitation } from '../../agent/elicitations.ts';
+import { elicitationRecordOf, inFamily } from '../../conversation/questions.ts';
 import { defineRoute, type Route } from '../route.ts';
 import { ensureFound, ownerQuery, sessionParams } from './agent-routes.ts';
 import { createReply } from './reply.ts';
@@ -23,9 +23,6 @@ const answerSchema = z.object({
   action: elicitationAction,
   content: z.record(z.string(), z.unknown()).optional().describe('With accept of a form: the values, checked against its requestedSchema'),
 });
-
-/** What a listing shows of a pending question (its session is the route's). */
-const listed = ({ sessionId: _key, ...rest }: PendingElicitation) => rest;
 
 export function elicitationRoutes(deps: { clock: Clock }): Route[] {
   const reply = createReply(deps.clock);
@@ -40,9 +37,10 @@ export function elicitationRoutes(deps: { clock: Clock }): Route[] {
       errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
       async handler({ params: { sessionId }, query, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
-        const pending = await bus.execute('agent.elicitations', { sessionId: key }, { sessionId: key });
+        const questions = await bus.execute('agent.questions', { sessionId: key }, { sessionId: key });
+        const pending = questions.filter(inFamily('elicitation')).map(elicitationRecordOf);
         await ensureFound(pending.length > 0, key, sessions, bus);
-        return reply({ sessionId, elicitations: pending.map(listed) });
+        return reply({ sessionId, elicitations: pending });
       },
     }),
     defineRoute({
@@ -58,7 +56,7 @@ export function elicitationRoutes(deps: { clock: Clock }): Route[] {
       errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'ELICITATION_NOT_FOUND', 'ELICITATION_ALREADY_RESOLVED', 'FORBIDDEN'],
       async handler({ params: { sessionId, id = '' }, query, body: { action, content }, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
-        await bus.execute('agent.answerElicitation', { sessionId: key, id, action, ...(content !== undefined && { content }), by: 'rest' }, { sessionId: key });
+        await bus.execute('agent.answer', { sessionId: key, id, answer: { action, ...(content !== undefined && { content }) }, by: 'rest' }, { sessionId: key });
         return reply({ sessionId, id, action });
       },
     }),

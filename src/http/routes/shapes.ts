@@ -11,6 +11,7 @@ import {
   compactionResult,
   frameEnvelope,
   pendingApproval,
+  pendingElicitation,
   serverRecord,
   sessionSummary,
   timestamp,
@@ -19,19 +20,6 @@ import {
 } from '../../conversation/records.ts';
 import { agentCardSchema } from '../../a2a-face/index.ts';
 import { promptRecord, promptResult, resourceContents, resourceList } from '../../conversation/mcp-records.ts';
-
-/** A tool server's question waiting for the user (src/agent/elicitations.ts), as a listing shows it. */
-const pendingElicitation = z.object({
-  id: z.string(),
-  turnId: z.string(),
-  callId: z.string(),
-  serverId: z.string(),
-  message: z.string(),
-  mode: z.enum(['form', 'url']),
-  requestedSchema: z.record(z.string(), z.unknown()).optional(),
-  url: z.string().optional(),
-  expiresAt: z.string(),
-});
 
 const withTimestamp = <S extends z.ZodRawShape>(shape: S) => z.object({ ...shape, timestamp });
 

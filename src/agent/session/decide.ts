@@ -1,0 +1,170 @@
+/**
+ * A session's commands decided against its state (Emmett's `decide`): what a command does, or the error
+ * (from the error table) that refuses it. Pure: the session (src/agent/session.ts) carries the decision out.
+ *
+ * Contracts:
+ * - A closed session (`live.closedBy`) takes no message, reset or compaction (AGENT_ERROR naming why it
+ *   closed), cancels nothing, and finds no question (the NOT_FOUND of the answer's family).
+ * - `send`: a message whose correlationId is already queued or running here answers that message's
+ *   turn (`duplicate`); one that finds the session idle with nothing waiting starts its turn now
+ *   (`start`); any other waits, recorded first as `messageQueued` (`queue`).
+ * - `answer`: the question must be pending and of the answer's family (`{ decision }`: an approval or a
+ *   sampling request; `{ action }`: an elicitation), else its NOT_FOUND (never asked, or of the other
+ *   family); and still held by the running turn (`live.held`), else its ALREADY_RESOLVED (closed, in the
+ *   log or by the turn already: answered, timed out, stopped, or left by a restart).
+ *   An elicitation's `accept` of a form needs `content` that fits its `requestedSchema` (MCP's flat
+ *   values), else INVALID_REQUEST whose `details.field` names the field; any other answer carries none.
+ * - `open` (a session read from its log): its questions whose asker died with the process are closed by
+ *   `restart`; a turn left waiting for approval is resumed; one left running ends with a failed turn
+ *   when `orphanedTurnReason` says its runner is gone; then the messages left queued run, in order.
+ */
+import { QUESTION_KINDS, answeredEvent, closingAnswer, type AnswerInput, type ElicitationContent, type Question, type QuestionAnswer, type QuestionFamily } from '../../conversation/questions.ts';
+import { EVENT_VERSION, type SessionEvent, type SessionEventOf } from '../../conversation/session-events.ts';
+import type { TurnMessage } from '../../conversation/turn-contract.ts';
+import { AppError } from '../../errors/index.ts';
+import { sessionIdOf } from '../../session-id.ts';
+import type { ArgsValidator } from '../../tools/args-validator.ts';
+import { resumeTurn } from './open-turn.ts';
+import type { SessionState } from './state.ts';
+
+export type { AnswerInput };
+
+export type SessionCommand =
+  | { type: 'send'; message: TurnMessage }
+  | { type: 'answer'; id: string; answer: AnswerInput; by: string }
+  | { type: 'cancel' }
+  | { type: 'reset' }
+  | { type: 'compact' };
+
+/** What the session's running parts say beside its state. */
+export interface Live {
+  /** Why it was closed; undefined while open. */
+  closedBy: string | undefined;
+  /** Its messages here: the running one first while `running`, then the waiting ones. */
+  queue: readonly TurnMessage[];
+  running: boolean;
+  /** A turn or a compaction runs, or an ended turn's facts are still being written. */
+  busy: boolean;
+  /** The ids of the questions the running turn holds (it closes one the moment it answers it). */
+  held: ReadonlySet<string>;
+  /** Checks a form's content against its schema. */
+  validate: ArgsValidator;
+}
+
+/** What each command decides. */
+export interface Decisions {
+  send: { type: 'duplicate'; turnId: string; queued: boolean } | { type: 'start' } | { type: 'queue'; event: SessionEventOf<'messageQueued'> };
+  answer: { type: 'answer'; question: Question; answer: QuestionAnswer };
+  cancel: { type: 'cancel' } | { type: 'ignore' };
+  reset: { type: 'reset' };
+  compact: { type: 'compact' };
+}
+export type Decision = Decisions[keyof Decisions];
+
+export const closedError = (sessionId: string, closedBy: string) =>
+  new AppError('AGENT_ERROR', `Session ${sessionIdOf(sessionId)} was closed (${closedBy})`, { reason: closedBy });
+
+export function decide<C extends SessionCommand>(command: C, state: SessionState, live: Live): Decisions[C['type']] {
+  return decideAny(command, state, live) as Decisions[C['type']]; // decideAny answers each command with its own decision
+}
+
+function decideAny(command: SessionCommand, state: SessionState, live: Live): Decision {
+  const { sessionId } = state;
+  const closed = live.closedBy;
+  switch (command.type) {
+    case 'send': {
+      if (closed !== undefined) throw closedError(sessionId, closed);
+      const { message } = command;
+      const same = live.queue.find((m) => m.correlationId === message.correlationId);
+      if (same) return { type: 'duplicate', turnId: same.turnId, queued: live.running && live.queue[0] !== same };
+      const waiting = live.queue.length - (live.running ? 1 : 0);
+      if (!live.busy && waiting === 0) return { type: 'start' };
+      const { turnId, correlationId, content, image, hops, attached } = message;
+      const event: SessionEventOf<'messageQueued'> = { v: EVENT_VERSION, type: 'messageQueued', turnId, correlationId, content, ...(image && { image }), ...(hops !== undefined && { hops }), ...(attached && { attached }) };
+      return { type: 'queue', event };
+    }
+    case 'answer':
+      return { type: 'answer', ...decideAnswer(command, state, live) };
+    case 'cancel':
+      return closed === undefined && live.running ? { type: 'cancel' } : { type: 'ignore' };
+    case 'reset':
+    case 'compact':
+      if (closed !== undefined) throw closedError(sessionId, closed);
+      return { type: command.type };
+  }
+}
+
+function notFound(family: QuestionFamily, sessionId: string, id: string): AppError {
+  const name = sessionIdOf(sessionId); // what the caller named, never an owned key
+  if (family === 'approval') return new AppError('APPROVAL_NOT_FOUND', `No call ${id} waits for approval in session ${name}`, { sessionId: name, callId: id });
+  return new AppError('ELICITATION_NOT_FOUND', `No elicitation ${id} waits for an answer in session ${name}`, { sessionId: name, id });
+}
+
+function alreadyAnswered(family: QuestionFamily, sessionId: string, id: string): AppError {
+  const name = sessionIdOf(sessionId);
+  if (family === 'approval') return new AppError('APPROVAL_ALREADY_RESOLVED', `The call ${id} was already answered`, { sessionId: name, callId: id });
+  return new AppError('ELICITATION_ALREADY_RESOLVED', `The elicitation ${id} was already answered`, { sessionId: name, id });
+}
+
+function decideAnswer(command: Extract<SessionCommand, { type: 'answer' }>, state: SessionState, live: Live): { question: Question; answer: QuestionAnswer } {
+  const { id } = command;
+  const family = 'decision' in command.answer ? 'approval' : 'elicitation';
+  const q = live.closedBy === undefined ? state.questions.get(id) : undefined;
+  const ofFamily = q !== undefined && QUESTION_KINDS[q.kind].family === family;
+  if (ofFamily && !live.held.has(id)) throw alreadyAnswered(family, state.sessionId, id);
+  if (ofFamily) return { question: q, answer: checkAnswer(q, command.answer, live.validate) };
+  if (live.closedBy === undefined && state.closed.get(id) === family) throw alreadyAnswered(family, state.sessionId, id);
+  throw notFound(family, state.sessionId, id);
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isValue = (v: unknown) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || (Array.isArray(v) && v.every((x) => typeof x === 'string'));
+const invalid = (field: string, message: string) => new AppError('INVALID_REQUEST', `Invalid elicitation content: ${field} ${message}`, { field, issue: message });
+
+/** The field an issue of the validator is about: its path, or the property a `required` names. */
+function fieldOf(path: string, message: string): string {
+  if (path !== '/' && path !== '') return path.replace(/^\//, '').split('/')[0] ?? path;
+  return /property '([^']+)'/.exec(message)?.[1] ?? 'content';
+}
+
+/** The answer `q` takes from `input` (see the contracts): a form's content checked, anything else without content. */
+export function checkAnswer(q: Pick<Question, 'kind' | 'mode' | 'requestedSchema'>, input: AnswerInput, validate: ArgsValidator): QuestionAnswer {
+  if ('decision' in input) return { decision: input.decision, ...(input.reason !== undefined && { reason: input.reason }) };
+  if (input.action !== 'accept' || q.mode === 'url') return { action: input.action };
+  const { content } = input;
+  if (content === undefined) throw invalid('content', 'is required to accept a form');
+  if (!isPlainObject(content)) throw invalid('content', 'must be an object');
+  const bad = Object.entries(content).find(([, v]) => !isValue(v));
+  if (bad) throw invalid(bad[0], 'must be a string, number, boolean or array of strings');
+  const issue = validate(q.requestedSchema ?? { type: 'object' }, content)[0];
+  if (issue) throw invalid(fieldOf(issue.path, issue.message), issue.message);
+  return { action: 'accept', content: content as ElicitationContent };
+}
+
+/** What a session read from its log does before anything runs (see the contracts). */
+export interface Opening {
+  /** Facts to record first, in order. */
+  record: SessionEvent[];
+  /** The turn to take up again (it waits for approval). */
+  resume: TurnMessage | undefined;
+  /** The messages to run next, in order. */
+  requeue: TurnMessage[];
+}
+
+export const RESTART_REASON = "the server's request ended with the process";
+
+export function decideOpen(state: SessionState, options: { now: number; orphanedTurnReason?: string | undefined }): Opening {
+  const record: SessionEvent[] = [];
+  for (const q of state.questions.values()) {
+    if (!QUESTION_KINDS[q.kind].survivesRestart) record.push(answeredEvent(q, closingAnswer(q.kind, 'restart', RESTART_REASON), 'restart'));
+  }
+  const resume = resumeTurn(state.openTurn, state.questions, options.now);
+  const open = state.openTurn;
+  if (!resume && open && options.orphanedTurnReason !== undefined) {
+    const reason = options.orphanedTurnReason;
+    const message = 'The turn was stopped: the instance running it stopped before it ended';
+    record.push({ v: EVENT_VERSION, type: 'turnFailed', turnId: open.user.turnId, code: 'AGENT_ERROR', message, details: { reason } });
+  }
+  return { record, resume, requeue: [...state.queued.values()].map((q) => q.message) };
+}
+

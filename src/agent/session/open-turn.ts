@@ -1,0 +1,81 @@
+/**
+ * The turn a session's log left open, and how it is taken up again when the session opens.
+ *
+ * Contracts:
+ * - A turn is open from its `userMessage` until its own `response` or `turnFailed`, or a `reset` (a
+ *   `turnFailed` of another turn is a queued message discarded: it leaves the open turn as it is).
+ * - `resumeTurn` takes up an open turn whose last step has calls still waiting for approval (their
+ *   process stopped or crashed): they go on waiting, with the time they had left. Calls of that step
+ *   with neither a result nor a pending approval were running when the process stopped: they are
+ *   `interrupted` (never run again). Any other open turn is not resumed.
+ */
+import type { Question } from '../../conversation/questions.ts';
+import type { SessionEvent, SessionEventOf } from '../../conversation/session-events.ts';
+import type { ResumedTurn, TurnMessage } from '../../conversation/turn-contract.ts';
+import { stepReply, type PlannedCall } from '../../conversation/turn-steps.ts';
+
+export interface OpenTurn {
+  user: SessionEventOf<'userMessage'>;
+  steps: SessionEventOf<'assistantStep'>[];
+  /** Calls of the last step, in order. */
+  calls: SessionEventOf<'toolCall'>[];
+  /** Ids of the calls with a result. */
+  results: Set<string>;
+}
+
+/** One event folded into the open turn (updated in place; a new one on a `userMessage`). */
+export function evolveOpenTurn(turn: OpenTurn | undefined, e: SessionEvent): OpenTurn | undefined {
+  switch (e.type) {
+    case 'userMessage':
+      return { user: e, steps: [], calls: [], results: new Set() };
+    case 'reset':
+      return undefined;
+    case 'response':
+    case 'turnFailed':
+      return turn?.user.turnId === e.turnId ? undefined : turn;
+    case 'assistantStep':
+      turn?.steps.push(e);
+      if (turn) turn.calls = [];
+      return turn;
+    case 'toolCall':
+      turn?.calls.push(e);
+      return turn;
+    case 'toolResult':
+      turn?.results.add(e.callId);
+      return turn;
+    default:
+      return turn; // a queued message, a compaction, a question, sampling: the open turn stays as it is
+  }
+}
+
+/**
+ * The turn to resume (`now`: the clock's time), or `undefined` when no call of its last step waits for
+ * approval (`questions`: the session's pending questions).
+ */
+export function resumeTurn(turn: OpenTurn | undefined, questions: ReadonlyMap<string, Question>, now: number): TurnMessage | undefined {
+  if (!turn) return undefined;
+  const { user, steps, calls, results } = turn;
+  const names = new Map(steps.at(-1)?.toolCalls.map((c) => [c.id, c.name]));
+  const plan = (c: SessionEventOf<'toolCall'>): PlannedCall => ({
+    callId: c.callId, name: names.get(c.callId) ?? c.toolName, toolName: c.toolName, serverId: c.serverId, args: c.args,
+  });
+  const approvalOf = (c: SessionEventOf<'toolCall'>) => {
+    const q = questions.get(c.callId);
+    return q?.kind === 'approval' && q.turnId === user.turnId ? q : undefined;
+  };
+  const open = calls.filter((c) => !results.has(c.callId));
+  const waiting = open.filter((c) => approvalOf(c) !== undefined);
+  const first = waiting[0];
+  if (!first) return undefined;
+  const expiresAt = approvalOf(first)?.expiresAt ?? '';
+  const resume: ResumedTurn = {
+    iteration: steps.length,
+    reply: steps.reduce((reply, s) => stepReply(reply, s.text), ''),
+    lastText: steps.at(-1)?.text ?? '',
+    awaiting: waiting.map((c) => ({ ...plan(c), needsApproval: true })),
+    interrupted: open.filter((c) => approvalOf(c) === undefined).map(plan),
+    expiresAt,
+    waitMs: Math.max(0, Date.parse(expiresAt) - now),
+  };
+  return { turnId: user.turnId, correlationId: user.turnId, content: user.content, resume };
+}

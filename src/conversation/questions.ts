@@ -1,0 +1,140 @@
+/**
+ * One kind of question for a person (records.ts `question`): what each kind means, its answers, and the
+ * event boundary, where a question meets the durable events that record it.
+ *
+ * Contracts:
+ * - The stored events keep their shapes (session-events.ts): an approval and a sampling request are asked
+ *   as `toolApprovalRequested` and answered as `toolApprovalResolved` (a sampling request under the tool
+ *   name {@link SAMPLING_TOOL_NAME}, its own id where a call's id is: {@link samplingId}, the wire's
+ *   `<call id>~sampling-<8 hex>`); an elicitation as `elicitationRequested` / `elicitationResolved`.
+ *   {@link askedEvent} / {@link answeredEvent} write them, {@link questionOf} / {@link answerOf} read them
+ *   back; nothing else knows the mapping (an id is opaque everywhere else).
+ * - An answer's shape names its family: `{ decision, reason? }` answers an approval or a sampling request,
+ *   `{ action, content? }` an elicitation ({@link familyOf}). An answer of the other family finds nothing.
+ * - A question nobody answered is closed by {@link closingAnswer}: approvals and sampling requests are denied
+ *   (with the reason), an elicitation is declined when its time ran out and cancelled otherwise.
+ * - {@link QUESTION_KINDS} says what outlives a restart: an approval (its call never started: the turn is
+ *   resumed and goes on waiting); an elicitation or a sampling request dies with its server's request.
+ */
+import type { PendingApproval, PendingElicitation, Question, QuestionKind } from './records.ts';
+import { EVENT_VERSION, type ApprovalDecision, type ElicitationAction, type SessionEvent } from './session-events.ts';
+
+export type { Question, QuestionKind };
+
+/** The tool name a sampling request is shown under among a session's approvals (the wire's). */
+export const SAMPLING_TOOL_NAME = 'sampling/createMessage';
+const SAMPLING_MARK = '~sampling-';
+/** The id a sampling request of call `callId` is known by (`suffix`: 8 random hex digits), as the wire documents it. */
+export const samplingId = (callId: string, suffix: string): string => `${callId}${SAMPLING_MARK}${suffix}`;
+/** The call a sampling request's stored id names (the id itself for one that names none). */
+const callOfSamplingId = (id: string): string => (id.includes(SAMPLING_MARK) ? id.slice(0, id.lastIndexOf(SAMPLING_MARK)) : id);
+
+/** Values a form accepts (MCP's restriction: flat, primitive). */
+export type ElicitationContent = Record<string, string | number | boolean | string[]>;
+
+export interface ApprovalReply {
+  decision: ApprovalDecision;
+  reason?: string;
+}
+export interface ElicitationReply {
+  action: ElicitationAction;
+  content?: ElicitationContent;
+}
+/** A person's answer (or the one a timeout, a call's end or a stop gives). */
+export type QuestionAnswer = ApprovalReply | ElicitationReply;
+/** An answer as a face hands it in: an elicitation's `content` is not checked yet (src/agent/session/decide.ts). */
+export type AnswerInput = ApprovalReply | { action: ElicitationAction; content?: unknown };
+
+/** Which answers a question takes, and which routes and error codes address it. */
+export type QuestionFamily = 'approval' | 'elicitation';
+
+export const QUESTION_KINDS: Record<QuestionKind, { family: QuestionFamily; survivesRestart: boolean }> = {
+  approval: { family: 'approval', survivesRestart: true },
+  elicitation: { family: 'elicitation', survivesRestart: false },
+  sampling: { family: 'approval', survivesRestart: false },
+};
+
+export const familyOf = (answer: QuestionAnswer | AnswerInput): QuestionFamily => ('decision' in answer ? 'approval' : 'elicitation');
+/** Whether a question takes the answers of `family` (a listing of approvals holds sampling requests too). */
+export const inFamily = (family: QuestionFamily) => (q: { kind: QuestionKind }): boolean => QUESTION_KINDS[q.kind].family === family;
+
+/** A question as a running turn shows it (the inspector lists them): no content but the server's message, `question`. */
+export interface WaitingQuestion {
+  id: string;
+  kind: QuestionKind;
+  serverId: string;
+  callId: string;
+  toolName?: string;
+  /** The server's message (elicitation): conversation content, hidden by the inspector unless content is on. */
+  question?: string;
+  expiresAt: string;
+}
+
+export const waitingOf = (q: Question): WaitingQuestion => ({
+  id: q.id, kind: q.kind, serverId: q.serverId, callId: q.callId,
+  ...(q.toolName !== undefined && { toolName: q.toolName }), ...(q.message !== undefined && { question: q.message }), expiresAt: q.expiresAt,
+});
+
+/** The answer that closes an unanswered question (see the contracts). */
+export function closingAnswer(kind: QuestionKind, by: string, reason: string): QuestionAnswer {
+  if (QUESTION_KINDS[kind].family === 'approval') return { decision: 'deny', reason };
+  return { action: by === 'timeout' ? 'decline' : 'cancel' };
+}
+
+/** An answer read as the family of `kind` takes it (a payload of the other family denies or cancels). */
+function answerFor(kind: QuestionKind, answer: QuestionAnswer): QuestionAnswer {
+  const family = QUESTION_KINDS[kind].family;
+  if (family === familyOf(answer)) return answer;
+  return family === 'approval' ? { decision: 'deny' } : { action: 'cancel' };
+}
+
+const V = EVENT_VERSION;
+
+/** The stored event that asks `q`. */
+export function askedEvent(q: Omit<Question, 'sessionId'>): SessionEvent {
+  const { turnId, serverId, expiresAt } = q;
+  if (q.kind === 'elicitation') {
+    const where = q.mode === 'url' ? { url: q.url ?? '' } : { requestedSchema: q.requestedSchema ?? { type: 'object' } };
+    return { v: V, type: 'elicitationRequested', turnId, id: q.id, callId: q.callId, serverId, message: q.message ?? '', mode: q.mode ?? 'form', ...where, expiresAt };
+  }
+  const toolName = q.kind === 'sampling' ? SAMPLING_TOOL_NAME : (q.toolName ?? '');
+  return { v: V, type: 'toolApprovalRequested', turnId, callId: q.id, toolName, serverId, args: q.args, expiresAt };
+}
+
+/** The stored event that answers the question `q` (of turn `turnId`) with `answer`, by `by`. */
+export function answeredEvent(q: { id: string; kind: QuestionKind; turnId: string }, answer: QuestionAnswer, by: string): SessionEvent {
+  const a = answerFor(q.kind, answer);
+  if ('decision' in a) return { v: V, type: 'toolApprovalResolved', turnId: q.turnId, callId: q.id, decision: a.decision, by, ...(a.reason !== undefined && { reason: a.reason }) };
+  return { v: V, type: 'elicitationResolved', turnId: q.turnId, id: q.id, action: a.action, by, ...(a.content && { content: a.content }) };
+}
+
+/** The question an asking event records; `undefined` for any other event. */
+export function questionOf(e: SessionEvent, sessionId: string): Question | undefined {
+  if (e.type === 'elicitationRequested') {
+    const { turnId, id, callId, serverId, message, mode, requestedSchema, url, expiresAt } = e;
+    return { id, kind: 'elicitation', sessionId, turnId, callId, serverId, message, mode, ...(requestedSchema && { requestedSchema }), ...(url !== undefined && { url }), expiresAt };
+  }
+  if (e.type !== 'toolApprovalRequested') return undefined;
+  const { turnId, callId, serverId, args, expiresAt } = e;
+  if (e.toolName === SAMPLING_TOOL_NAME) return { id: callId, kind: 'sampling', sessionId, turnId, callId: callOfSamplingId(callId), serverId, args, expiresAt };
+  return { id: callId, kind: 'approval', sessionId, turnId, callId, serverId, toolName: e.toolName, args, expiresAt };
+}
+
+/** The question an answering event closes, with its answer and who gave it; `undefined` for any other event. */
+export function answerOf(e: SessionEvent): { id: string; answer: QuestionAnswer; by: string } | undefined {
+  if (e.type === 'toolApprovalResolved') return { id: e.callId, answer: { decision: e.decision, ...(e.reason !== undefined && { reason: e.reason }) }, by: e.by };
+  if (e.type === 'elicitationResolved') return { id: e.id, answer: { action: e.action, ...(e.content && { content: e.content }) }, by: e.by };
+  return undefined;
+}
+
+/** The record `GET …/approvals` lists for an approval or a sampling request. */
+export function approvalRecordOf(q: Question): PendingApproval {
+  const toolName = q.kind === 'sampling' ? SAMPLING_TOOL_NAME : (q.toolName ?? '');
+  return { sessionId: q.sessionId, turnId: q.turnId, callId: q.id, toolName, serverId: q.serverId, args: q.args, expiresAt: q.expiresAt };
+}
+
+/** The record `GET …/elicitations` lists for an elicitation (its session is the route's). */
+export function elicitationRecordOf(q: Question): PendingElicitation {
+  const { id, turnId, callId, serverId, message = '', mode = 'form', requestedSchema, url, expiresAt } = q;
+  return { id, turnId, callId, serverId, message, mode, ...(requestedSchema && { requestedSchema }), ...(url !== undefined && { url }), expiresAt };
+}
