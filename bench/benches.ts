@@ -28,3 +28,6 @@ export const BENCHES: Bench[] = [
   compactionBench,
   scaleBench,
 ];
+
+/** Every result the README's generated section shows, in its order: the benchmarks, then `peers` (its own command, `npm run bench:peers`). */
+export const REPORTED: string[] = [...BENCHES.map((b) => b.name), 'peers'];

@@ -18,11 +18,19 @@ import { createInterface } from 'node:readline';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 const CLK_TCK = 100;
-const children = new Set<ChildProcess>();
+/** Every child alive, and whether it leads a process group of its own (killed whole). */
+const children = new Map<ChildProcess, boolean>();
 const scratchDirs = new Set<string>();
 
 function killAll(): void {
-  for (const c of children) c.kill('SIGKILL');
+  for (const [c, group] of children) {
+    try {
+      if (group && c.pid) process.kill(-c.pid, 'SIGKILL');
+      else c.kill('SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
   children.clear();
   for (const d of scratchDirs) rmSync(d, { recursive: true, force: true });
   scratchDirs.clear();
@@ -36,9 +44,12 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   });
 }
 
-/** Kills `proc` with the other children when the bench exits; resolves with its exit code once it is gone. */
-export function track(proc: ChildProcess): Promise<number | null> {
-  children.add(proc);
+/**
+ * Kills `proc` with the other children when the bench exits (with `group`, its whole process group:
+ * spawn it `detached`); resolves with its exit code once it is gone.
+ */
+export function track(proc: ChildProcess, group = false): Promise<number | null> {
+  children.set(proc, group);
   return new Promise((res) => proc.once('exit', (code) => { children.delete(proc); res(code); }));
 }
 
@@ -184,13 +195,19 @@ interface SpawnOptions {
   /** Resolves with a value once a line of stdout shows the child is ready. */
   ready: (line: string) => string | undefined;
   timeoutMs?: number;
+  /** Working directory (default ROOT). */
+  cwd?: string;
+  /** CPUs the process may run on (`taskset -c`, e.g. "0"; it execs node, so the pid is node's). */
+  cpus?: string | undefined;
 }
 
-async function spawnNode(name: string, script: string, args: string[], opts: SpawnOptions): Promise<{ child: Child; value: string }> {
+/** `node [nodeArgs] script args`, its stderr (and stdout) in a scratch log; resolves once `ready` matched a line of stdout. */
+export async function spawnNode(name: string, script: string, args: string[], opts: SpawnOptions): Promise<{ child: Child; value: string }> {
   const logFile = join(scratchDir(name), 'out.log');
   const log = createWriteStream(logFile);
-  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), script, ...args], {
-    cwd: ROOT,
+  const argv = [...(opts.nodeArgs ?? []), script, ...args];
+  const proc = spawn(opts.cpus === undefined ? process.execPath : 'taskset', opts.cpus === undefined ? argv : ['-c', opts.cpus, process.execPath, ...argv], {
+    cwd: opts.cwd ?? ROOT,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe', ...(opts.ipc ? (['ipc'] as const) : [])],
   });
@@ -237,10 +254,11 @@ export interface Simulator extends Child {
   port: number;
 }
 
-/** The model simulator with its default knobs (ttft 0, unpaced, echo); benchmarks pace with directives. */
-export async function startSimulator(extraArgs: string[] = []): Promise<Simulator> {
+/** The model simulator with its default knobs (ttft 0, unpaced, echo); benchmarks pace with directives. `cpus`: taskset -c. */
+export async function startSimulator(extraArgs: string[] = [], cpus?: string): Promise<Simulator> {
   const { child, value } = await spawnNode('simulator', 'tools/simulator/main.ts', ['--port', '0', ...extraArgs], {
     nodeArgs: ['--import', 'tsx'],
+    cpus,
     ready: (line) => /listening on (http:\/\/\S+)/.exec(line)?.[1],
   });
   return { ...child, url: value, port: Number(new URL(value).port) };
@@ -255,6 +273,13 @@ export interface ServiceOptions {
   env?: NodeJS.ProcessEnv;
   /** `--workers N`: ready once all N workers are; `pid` is then the supervisor's. */
   workers?: number;
+  /** CPUs agentd may run on (`taskset -c`). */
+  cpus?: string;
+  /**
+   * `node bin/agentd.js …`, the command users type: compiled whatever BENCH_RUN says, without the
+   * probe or --expose-gc (stats, clockUs and heapSnapshot then reject).
+   */
+  bin?: boolean;
 }
 
 export interface Service extends Child {
@@ -282,10 +307,11 @@ export type ProbeStats = Omit<Extract<ProbeReply, { gc: boolean }>, 'id'>;
  */
 export async function startService(opts: ServiceOptions): Promise<Service> {
   let listening: string | undefined;
-  const script = RUN === 'compiled' ? compiledEntry() : 'src/cli.ts';
-  if (RUN === 'compiled') warnIfStale();
+  const run: RunKind = opts.bin ? 'compiled' : RUN;
+  const script = opts.bin ? (compiledEntry(), 'bin/agentd.js') : run === 'compiled' ? compiledEntry() : 'src/cli.ts';
+  if (run === 'compiled') warnIfStale();
   const dataDir = scratchDir('data');
-  const nodeArgs = [...(RUN === 'tsx' ? ['--import', 'tsx'] : []), '--expose-gc', '--import', './bench/probe.js'];
+  const nodeArgs = opts.bin ? [] : [...(run === 'tsx' ? ['--import', 'tsx'] : []), '--expose-gc', '--import', './bench/probe.js'];
   if (opts.cpuProfDir) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`, '--cpu-prof-interval=250');
   // BENCH_AGENTD_ARGS adds command-line flags to every agentd under test (e.g. "--inspect").
   const extraArgs = process.env.BENCH_AGENTD_ARGS?.split(' ').filter(Boolean) ?? [];
@@ -294,7 +320,8 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const workerArgs = workers > 1 ? ['--workers', String(workers)] : [];
   const { child, value } = await spawnNode('agentd', script, ['--agent', join('bench/agents', opts.agent ?? 'bench.yml'), '--web-port', '0', ...workerArgs, ...extraArgs], {
     nodeArgs,
-    ipc: true,
+    ipc: !opts.bin,
+    cpus: opts.cpus,
     env: { BENCH_MODEL_URL: opts.modelUrl, BENCH_DATA_DIR: dataDir, ...opts.env },
     ready: (line) => {
       listening ??= /"port":(\d+).*listening on/.exec(line)?.[1];
@@ -306,10 +333,11 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   if (!value) throw new Error(`agentd did not report its port (log: ${child.logFile})`);
   const port = Number(value);
   const engine = await healthEngine(port).catch(() => undefined);
-  noteRuntime(RUN, engine);
+  noteRuntime(run, engine);
   let nextId = 1;
   const ask = <T>(op: string, extra: Record<string, unknown> = {}): Promise<T> =>
     new Promise<T>((res, rej) => {
+      if (opts.bin) return rej(new Error(`probe ${op}: agentd runs as bin/agentd.js, without the probe`));
       const id = nextId++;
       const timer = setTimeout(() => { child.proc.off('message', onMessage); rej(new Error(`probe ${op} timed out`)); }, 30_000);
       const onMessage = (m: { id: number } & T) => {
@@ -384,7 +412,7 @@ export async function startRedisServer(): Promise<RedisProcess> {
 }
 
 /** Busy CPU of the whole machine (all cores, all processes), ms. */
-function machineBusyMs(): number {
+export function machineBusyMs(): number {
   const f = readFileSync('/proc/stat', 'utf8').slice(0, 200).split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
   const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = f;
   return ((user + nice + system + irq + softirq + steal) * 1000) / CLK_TCK;

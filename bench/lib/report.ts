@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { cpus, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, type Runtime } from './procs.ts';
+import { markdownTable } from './markdown.ts';
 import type { MachineSpeed } from './speed.ts';
 
 export const RESULTS_DIR = join(ROOT, 'bench/results');
@@ -33,6 +34,8 @@ export interface BenchResult {
   load: string;
   /** Display rows: label → value (already formatted or a number). */
   rows: [string, string | number][];
+  /** A table of several columns, shown before the rows (a side-by-side comparison). */
+  table?: { head: string[]; rows: string[][] };
   /** Everything measured, for machines. */
   metrics: Record<string, unknown>;
   goals: Goal[];
@@ -99,10 +102,11 @@ export function margin(g: Goal): string {
   return `${Math.round((ratio - 1) * 100)}% off (${g.better === 'lower' ? '+' : '−'}${fmt(Math.abs(g.value - g.target))} ${g.unit})`;
 }
 
-export function writeResult(result: BenchResult, mode: 'quick' | 'full', speed: MachineSpeed, runtime: Runtime): ResultFile {
+/** Writes bench/results/<name>.json; `script` is the npm script that ran it (default bench / bench:full by mode). */
+export function writeResult(result: BenchResult, mode: 'quick' | 'full', speed: MachineSpeed, runtime: Runtime, script?: string): ResultFile {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const env = ['BENCH_RUN', 'AGENTD_ENGINE'].filter((k) => process.env[k]).map((k) => `${k}=${process.env[k]} `).join('');
-  const command = `${env}npm run ${mode === 'full' ? 'bench:full' : 'bench'}`;
+  const command = `${env}npm run ${script ?? (mode === 'full' ? 'bench:full' : 'bench')}`;
   const file: ResultFile = { ...result, date: new Date().toISOString(), mode, command, machine: machine(), speed, runtime };
   writeFileSync(join(RESULTS_DIR, `${result.name}.json`), `${JSON.stringify(file, null, 2)}\n`);
   return file;
@@ -154,6 +158,7 @@ export function renderResults(results: ResultFile[]): string {
     out.push('', `### ${r.title} (\`${r.name}\`, ${r.mode}, ${r.date.slice(0, 16).replace('T', ' ')} UTC)`, '', `Load: ${r.load}`);
     if (r.speed) out.push('', `Machine speed before the run: JS workload ${fmt(r.speed.jsMs)} ms, loopback round trip ${fmt(r.speed.loopbackUs)} µs (lower is faster; see *How it measures*).`);
     out.push('', runtimeLine(r.runtime));
+    if (r.table) out.push('', markdownTable(r.table.head, r.table.rows));
     out.push('', '| metric | value |', '|---|---|');
     for (const [k, v] of r.rows) out.push(`| ${cell(k)} | ${cell(v)} |`);
     if (r.notes.length) out.push('', ...r.notes.map((n) => `- ${n}`));

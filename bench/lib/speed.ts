@@ -6,7 +6,9 @@
  */
 import { once } from 'node:events';
 import { createServer, connect, type AddressInfo } from 'node:net';
-import { Samples } from './stats.ts';
+import { loadavg } from 'node:os';
+import { machineBusyMs } from './procs.ts';
+import { round, Samples, sleep } from './stats.ts';
 
 export interface MachineSpeed {
   /** A fixed JS workload (JSON round trips of a chat request), best of 3, in ms. */
@@ -49,4 +51,19 @@ async function loopbackRoundTripUs(): Promise<number> {
 
 export async function machineSpeed(): Promise<MachineSpeed> {
   return { jsMs: jsWorkloadMs(), loopbackUs: await loopbackRoundTripUs() };
+}
+
+/** How busy the machine is: the kernel's load averages (1, 5, 15 min) and the cores in use over a short sample. */
+export interface MachineLoad {
+  loadavg: number[];
+  /** CPU of every process on the machine over `sampleMs`, in cores. */
+  busyCores: number;
+}
+
+export async function machineLoad(sampleMs = 1000): Promise<MachineLoad> {
+  const busy0 = machineBusyMs();
+  const t0 = performance.now();
+  await sleep(sampleMs);
+  const busyCores = (machineBusyMs() - busy0) / (performance.now() - t0);
+  return { loadavg: loadavg().map((v) => round(v, 2)), busyCores: round(busyCores, 2) };
 }

@@ -7,10 +7,12 @@
  * - `agentdStreams`: WebSocket clients of the service (send `message`, read `chunk` frames).
  * - `directStreams`: SSE clients straight to the simulator, the baseline the service's overhead
  *   is measured against (same message, same pacing directives).
+ * - `sseStreams`: SSE clients of any endpoint that streams one turn per POST (a peer's).
  */
 import http from 'node:http';
 import type WebSocket from 'ws';
 import { cpuWindow, rssPeak } from './procs.ts';
+import { openAiEvent, sseSplitter, type SseKind } from './sse.ts';
 import { Samples, round, sleep, type Summary } from './stats.ts';
 import { closeSockets, eventOf, openSockets } from './ws-load.ts';
 
@@ -155,12 +157,49 @@ export async function agentdStreams(wsUrl: string, load: StreamLoad): Promise<St
   return run.result(window);
 }
 
-const CONTENT = '"delta":{"content":"';
+/** An SSE endpoint that answers one POST with one streamed turn. */
+export interface SseTarget {
+  url: string;
+  /** The request body (JSON), the same for every turn. */
+  body: string;
+  headers?: Record<string, string>;
+  /** What each event means to the tally (see lib/sse.ts). */
+  classify: (event: string) => SseKind;
+}
 
-export async function directStreams(simUrl: string, load: StreamLoad): Promise<StreamResult> {
-  const url = new URL(`${simUrl}/chat/completions`);
+/** `load` as SSE clients of `target` (node:http keep-alive, one socket per client). */
+export async function sseStreams(target: SseTarget, load: StreamLoad): Promise<StreamResult> {
+  const url = new URL(target.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: load.n });
   const run = tally(load);
+  const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(target.body), ...target.headers };
+  const send = (c: Client) => {
+    let failed = false;
+    const req = http.request({ agent, host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers }, (res) => {
+      res.setEncoding('utf8');
+      res.on(
+        'data',
+        sseSplitter((event) => {
+          const kind = target.classify(event);
+          if (kind === 'chunk') run.chunk(c);
+          else if (kind === 'error') failed = true;
+        }),
+      );
+      res.on('end', () => run.ended(c, res.statusCode === 200 && !failed));
+      res.on('error', () => run.ended(c, false));
+    });
+    req.on('error', () => run.ended(c, false));
+    req.end(target.body);
+  };
+  const clients = Array.from({ length: load.n }, () => run.newClient());
+  const loops = Promise.all(clients.map((c, i) => run.loop(i, c, () => send(c))));
+  const window = await run.measure(loops);
+  agent.destroy();
+  return run.result(window);
+}
+
+/** The same load straight to the simulator's chat completions (the baseline of every "added" figure). */
+export function directStreams(simUrl: string, load: StreamLoad): Promise<StreamResult> {
   const body = JSON.stringify({
     model: 'sim-model',
     stream: true,
@@ -170,32 +209,5 @@ export async function directStreams(simUrl: string, load: StreamLoad): Promise<S
       { role: 'user', content: load.message },
     ],
   });
-  const send = (c: Client) => {
-    let rest = '';
-    const req = http.request(
-      { agent, host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: 'Bearer bench-key' } },
-      (res) => {
-        res.setEncoding('utf8');
-        res.on('data', (text: string) => {
-          rest += text;
-          let end: number;
-          while ((end = rest.indexOf('\n\n')) >= 0) {
-            const event = rest.slice(0, end);
-            rest = rest.slice(end + 2);
-            const at = event.indexOf(CONTENT);
-            if (at >= 0 && event[at + CONTENT.length] !== '"') run.chunk(c);
-          }
-        });
-        res.on('end', () => run.ended(c, res.statusCode === 200));
-        res.on('error', () => run.ended(c, false));
-      },
-    );
-    req.on('error', () => run.ended(c, false));
-    req.end(body);
-  };
-  const clients = Array.from({ length: load.n }, () => run.newClient());
-  const loops = Promise.all(clients.map((c, i) => run.loop(i, c, () => send(c))));
-  const window = await run.measure(loops);
-  agent.destroy();
-  return run.result(window);
+  return sseStreams({ url: `${simUrl}/chat/completions`, body, headers: { authorization: 'Bearer bench-key' }, classify: openAiEvent }, load);
 }

@@ -1,0 +1,39 @@
+/**
+ * Server-sent events as the load generator reads them: split on the blank line that ends an event,
+ * whatever the network's chunk boundaries, and each event classified from its text without a JSON
+ * parse (the generator shares the machine with the servers it measures).
+ */
+
+/** What an event means to a stream's tally: a content chunk, an error, or neither. */
+export type SseKind = 'chunk' | 'error' | undefined;
+
+/** Feeds text as it arrives; calls `onEvent` with each complete event (its lines, without the blank line). */
+export function sseSplitter(onEvent: (event: string) => void): (text: string) => void {
+  let rest = '';
+  return (text) => {
+    rest += text;
+    let end: number;
+    while ((end = rest.indexOf('\n\n')) >= 0) {
+      const event = rest.slice(0, end);
+      rest = rest.slice(end + 2);
+      onEvent(event);
+    }
+  };
+}
+
+const CONTENT = '"delta":{"content":"';
+
+/** OpenAI chat-completions chunks (the simulator's): a non-empty `delta.content` is a chunk; an `error` object is an error. */
+export function openAiEvent(event: string): SseKind {
+  const at = event.indexOf(CONTENT);
+  if (at >= 0) return event[at + CONTENT.length] === '"' ? undefined : 'chunk';
+  return event.startsWith('data: {"error"') ? 'error' : undefined;
+}
+
+/** Mastra's agent stream (`POST /api/agents/:id/stream`): a `text-delta` is a chunk; an `error` or `tripwire` ends the turn failed. */
+export function mastraEvent(event: string): SseKind {
+  const at = event.indexOf('"type":"');
+  if (at < 0) return undefined;
+  const type = event.slice(at + 8, event.indexOf('"', at + 8));
+  return type === 'text-delta' ? 'chunk' : type === 'error' || type === 'tripwire' ? 'error' : undefined;
+}
