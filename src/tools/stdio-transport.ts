@@ -130,7 +130,9 @@ export class ChildProcessTransport implements Transport {
         } else this.onerror?.(error);
       });
       child.once('exit', (code, signal) => {
-        this.exitInfo = { code, signal, ours: this.closing };
+        // Ended by close() unless it failed on its own (a code other than 0 without our signal): a
+        // server that dies while a failed connect is being closed still names its cause.
+        this.exitInfo = { code, signal, ours: this.closing && (signal !== null || code === 0) };
         this.options.log.debug({ code, signal }, 'stdio server exited');
         // Its last stderr lines may still be in the pipe: they name the reason. A grandchild that
         // keeps the pipe open delays the report by at most STDERR_GRACE_MS.
