@@ -1,17 +1,21 @@
 /**
- * The LlmClient port over the openai SDK's streaming Chat Completions, for any provider preset.
+ * The LlmClient port for one model: the request loop (deadline, retries, bounds, abort) around
+ * the adapter of its API (adapter.ts: chat, responses or messages), over the openai SDK's generic
+ * transport (it builds the request, parses SSE and maps error answers for every API alike).
  *
  * Contracts:
  * - `llm.timeoutMs` is one deadline for the whole `complete()` call: connecting, every retry and
  *   its wait, and the entire stream. A stall past it ends in AGENT_ERROR "... timed out ...".
- * - Retries (at most `llm.maxRetries`) happen only for answers that fail before any chunk arrives
- *   (408/409/429/5xx, lost connections). The wait honours `retry-after-ms` / `Retry-After`, is
+ * - Retries (at most `llm.maxRetries`) happen only for answers that fail before any text reached
+ *   `onText` (408/409/429/5xx and 529, an overload reported at the start of a stream, lost connections). The wait honours `retry-after-ms` / `Retry-After`, is
  *   capped at MAX_RETRY_WAIT_MS, ends early on abort, and is skipped (failing at once) when it
  *   would outlast the deadline. The SDK's own retry is off: in openai v6 it honours Retry-After
  *   without any upper bound and its wait ignores the abort signal.
  * - Aborting `signal` rejects with a DOMException named 'AbortError'; every other failure is
  *   AppError('AGENT_ERROR') (see failures.ts); an exception from `onText` rejects as itself.
- * - The API key reaches only the SDK; it is never logged nor put in errors.
+ * - `llm.stream: false`: one request, the whole reply; `onText` gets its text once.
+ * - The API key reaches only the SDK; it is never logged nor put in errors. `llm.headers` go
+ *   with every request.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock, type Clock } from '../clock.ts';
@@ -19,13 +23,13 @@ import { randomUUID } from 'node:crypto';
 import { createLeanFetch } from './lean-fetch.ts';
 import OpenAI from 'openai';
 import type { Stream } from 'openai/core/streaming';
-import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { LlmConfig } from '../config/schema.ts';
+import { emitText, TextCallbackError, type Adapter } from './adapter.ts';
 import type { Logger } from '../log/index.ts';
-import { isRetryable, retryDelayMs, scrub, stalledFailure, statusOf, timeoutFailure, tooLongFailure, toAgentError, type RequestFacts } from './failures.ts';
-import { resolveProvider } from './providers.ts';
-import { createBodyEncoder } from './request-body.ts';
-import { StepBuilder, TextCallbackError } from './step-builder.ts';
+import { contentFilterFailure, isRetryable, retryDelayMs, scrub, stalledFailure, statusOf, timeoutFailure, tooLongFailure, toAgentError, type RequestFacts } from './failures.ts';
+import { isAppError } from '../errors/index.ts';
+import { adapterFor } from './adapters.ts';
+import { contextLimitsOf, resolveProvider } from './providers.ts';
 import type { LlmClient, ModelRequest, ModelStep, Usage } from './types.ts';
 
 /** How one model request ended. */
@@ -55,8 +59,8 @@ function abortError(): DOMException {
 /** Resolves after `ms`, or as soon as `signal` aborts (the caller then sees the abort itself). */
 const wait = (ms: number, signal: AbortSignal): Promise<void> => sleep(ms, undefined, { signal }).catch(() => undefined);
 
-/** Builds the client; throws AppError('AGENT_ERROR') when the provider lacks its key or endpoint. */
-export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
+/** One model's client; throws AppError('AGENT_ERROR') when the provider lacks its key or endpoint. */
+export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   const { log } = deps;
   const now = () => (deps.clock ?? systemClock).now();
   const random = deps.random ?? Math.random;
@@ -86,31 +90,40 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     logger: { error: sdkLog('error'), warn: sdkLog('warn'), info: sdkLog('info'), debug: sdkLog('debug') },
   });
 
-  const encodeBody = createBodyEncoder();
+  const adapter: Adapter = adapterFor(llm, {
+    stream: llm.stream,
+    temperature: llm.temperature,
+    cache: llm.cache ?? true,
+    reasoning: llm.reasoning,
+    maxOutputTokens: contextLimitsOf(llm).maxOutputTokens,
+    apiKey: resolved.apiKey,
+  });
+  const headers = { 'content-type': 'application/json', ...llm.headers, ...adapter.headers };
+  const newId = () => `call_${randomUUID()}`;
 
   /**
-   * One attempt: the request and its whole stream. Ends silently if `signal` aborts mid-stream.
-   * The body goes as ready JSON bytes (request-body.ts) through the SDK's generic `post`, which is
-   * what `chat.completions.create` calls; the SDK still builds the request, parses the SSE stream
-   * and maps errors.
+   * One attempt: the request and its whole answer. Ends silently if `signal` aborts mid-stream.
+   * The body goes as ready JSON bytes (request-body.ts) through the SDK's generic `post`; the SDK
+   * builds the request, parses the SSE stream and maps error answers.
    */
   async function attempt(body: Buffer, signal: AbortSignal, onText: ModelRequest['onText'], watch: (size: number) => void): Promise<ModelStep> {
-    const stream = await sdk.post<Stream<ChatCompletionChunk>>('/chat/completions', {
-      body,
-      headers: { 'content-type': 'application/json' },
-      stream: true,
-      signal,
-      maxRetries: 0,
-      timeout: llm.timeoutMs,
-    });
-    const builder = new StepBuilder(onText);
-    for await (const chunk of stream) {
-      builder.add(chunk);
-      watch(builder.size);
+    const options = { body, headers, signal, maxRetries: 0, timeout: llm.timeoutMs };
+    if (!adapter.stream) {
+      const step = adapter.whole(await sdk.post<unknown>(adapter.path, options), newId);
+      if (signal.aborted) throw abortError();
+      watch(step.text.length);
+      emitText(onText, step.text);
+      return step;
+    }
+    const stream = await sdk.post<Stream<unknown>>(adapter.path, { ...options, stream: true });
+    const folder = adapter.folder(onText);
+    for await (const event of stream) {
+      folder.add(event);
+      watch(folder.size);
     }
     // The SDK ends the iteration quietly when aborted; the caller decides what the abort meant.
     if (signal.aborted) throw abortError();
-    return builder.build(() => `call_${randomUUID()}`);
+    return folder.build(newId);
   }
 
   return {
@@ -118,7 +131,14 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     async complete(request: ModelRequest): Promise<ModelStep> {
       const callerSignal = request.signal;
       if (callerSignal?.aborted) throw abortError();
-      const body = encodeBody({ model: request.model ?? llm.model, messages: request.messages, tail: request.tail, tools: request.tools, temperature: llm.temperature, maxTokens: request.maxTokens });
+      const model = request.model ?? llm.model;
+      const body = adapter.encode({ model, messages: request.messages, tail: request.tail, tools: request.tools, maxTokens: request.maxTokens });
+      // A retry after text reached the caller would repeat it: only failures before any text are retried.
+      let streamed = false;
+      const onText = request.onText && ((delta: string) => {
+        streamed = true;
+        request.onText?.(delta);
+      });
 
       const observed = deps.observe?.(request.turnId);
       const controller = new AbortController();
@@ -150,12 +170,20 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
         for (let retries = 0; ; retries++) {
           try {
             watch(0);
-            const step = await attempt(body, controller.signal, request.onText, watch);
+            const step = await attempt(body, controller.signal, onText, watch);
+            // A reply the content filter withheld whole is a failure the user is told about, not an empty answer.
+            if (step.finishReason === 'content_filter' && step.text === '' && step.toolCalls.length === 0) {
+              observed?.({ ok: false, retries, usage: step.usage, error: 'content_filter' });
+              throw contentFilterFailure(facts);
+            }
             observed?.({ ok: true, retries, usage: step.usage });
+            step.model = model;
             return step;
           } catch (e) {
             stopWatching();
-            if (ended !== undefined || e instanceof TextCallbackError || retries >= llm.maxRetries || !isRetryable(e)) {
+            if (isAppError(e)) throw e;
+            const retryable = !streamed && isRetryable(e);
+            if (ended !== undefined || e instanceof TextCallbackError || retries >= llm.maxRetries || !retryable) {
               observed?.({ ok: false, retries, error: ended ?? statusOf(e)?.toString() ?? 'failed' });
             }
             if (ended === 'aborted') throw abortError();
@@ -163,7 +191,7 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
             if (ended === 'stalled') throw stalledFailure(facts, llm.idleTimeoutMs);
             if (ended === 'too long') throw tooLongFailure(facts, llm.maxReplyChars);
             if (e instanceof TextCallbackError) throw e.inner;
-            if (retries >= llm.maxRetries || !isRetryable(e)) throw toAgentError(e, facts, retries);
+            if (retries >= llm.maxRetries || !retryable) throw toAgentError(e, facts, retries);
             const delay = retryDelayMs(e, retries, random, now);
             if (performance.now() + delay >= deadline) throw toAgentError(e, facts, retries);
             log.warn({ provider: facts.provider, model: facts.model, status: statusOf(e), retry: retries + 1, waitMs: Math.round(delay) }, 'model request failed; retrying');
