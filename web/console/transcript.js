@@ -48,9 +48,10 @@
  * @typedef {{ kind: 'tool', key: string, order: number, callId: string, toolName: string, serverId: string, args: unknown, approval?: Approval, elicitations?: Elicitation[], outcome?: ToolOutcome }} ToolItem
  * @typedef {{ kind: 'error', key: string, order: number, code: string, message: string }} ErrorItem
  * @typedef {{ kind: 'reset', key: string, order: number }} ResetItem
+ * @typedef {{ kind: 'reasoning', key: string, order: number, text: string, model: string }} ReasoningItem  what the model reasoned before a step
  * @typedef {AgentFrameData['contextCompacted']} CompactedData
  * @typedef {{ kind: 'compaction', key: string, order: number, method: CompactedData['method'], trigger: CompactedData['trigger'], upToSeq: number, tokensBefore: number, tokensAfter: number, summary?: string, usage?: CompactedData['usage'] }} CompactionItem
- * @typedef {UserItem | AssistantItem | ToolItem | ErrorItem | ResetItem | CompactionItem} Item
+ * @typedef {UserItem | AssistantItem | ToolItem | ErrorItem | ResetItem | CompactionItem | ReasoningItem} Item
  */
 
 /**
@@ -230,6 +231,11 @@ function foldSession(view, frame) {
       const d = frame.data;
       const call = callItem(items, d);
       items = put(items, { ...call, toolName: call.toolName || d.toolName, serverId: call.serverId || d.serverId, outcome: { success: d.success, result: d.result, durationMs: d.durationMs } });
+      break;
+    }
+    case 'reasoning': {
+      const d = frame.data;
+      items = put(items, { kind: 'reasoning', key: `reasoning:${d.seq}`, order: d.seq, text: d.text, model: d.model });
       break;
     }
     case 'conversationReset':
