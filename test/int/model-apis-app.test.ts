@@ -1,0 +1,65 @@
+/**
+ * One agent file switched between the three model APIs, streamed and not: the real service, a
+ * real tool server (server-everything over stdio) and the simulator run a multi-step tool
+ * conversation with reasoning; the reasoning is a durable frame, goes back to the model in its
+ * API's form (the simulator refuses a Messages tool loop without its signed thinking block), and
+ * is left out of an export unless asked; Messages prompt caching shows in the usage.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { api, everythingStdio, roomyLimits, turnFrames } from '../support/messaging.ts';
+import { appPool } from '../support/start-app.ts';
+import { connectWs, type WsClient } from '../support/ws-client.ts';
+
+const apps = appPool();
+const clients: WsClient[] = [];
+let sim: Simulator;
+beforeAll(async () => {
+  sim = await startSimulator();
+});
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await apps.stopAll();
+  await sim.close();
+});
+
+const agentFile = (llm: Record<string, unknown>) => ({ mcpServers: { everything: everythingStdio }, server: roomyLimits, llm: { timeoutMs: 10_000, reasoning: { effort: 'low' }, ...llm } });
+const CASES = (['chat', 'responses', 'messages'] as const).flatMap((modelApi) => [true, false].map((stream) => ({ modelApi, stream })));
+
+describe.each(CASES)('llm.api $modelApi, stream $stream', ({ modelApi, stream }) => {
+  it('runs a tool conversation with reasoning through the real service', async () => {
+    const svc = await apps.start(agentFile({ api: modelApi, stream }), { modelUrl: sim.url });
+    const ws = await connectWs(svc.wsUrl);
+    clients.push(ws);
+    const sessionId = `apis-${modelApi}-${stream}`;
+    ws.send({ type: 'subscribe', sessionId });
+    const from = ws.frames.length;
+    ws.send({ type: 'message', sessionId, content: 'echo it [[tool:echo {"message":"hi"}]] [[reasoning:Echo first, then answer.]]' });
+    const frames = await turnFrames(ws, sessionId, from);
+    const kinds = frames.map((f) => f.event).filter((e) => e !== 'chunk' && e !== 'thinking');
+    expect(kinds).toEqual(['userMessage', 'reasoning', 'toolCall', 'toolResult', 'reasoning', 'response']);
+    const reasoning = frames.filter((f) => f.event === 'reasoning');
+    expect(reasoning[0]?.data).toMatchObject({ text: 'Echo first, then answer.', api: modelApi, model: 'sim-model', sessionId });
+    const response = frames.at(-1)!;
+    expect(response.data.content).toBe('Tool echo returned: Echo: hi');
+    const chunks = frames.filter((f) => f.event === 'chunk').map((f) => f.data.content as string);
+    expect(chunks.join('')).toBe(response.data.content);
+    if (!stream) expect(chunks).toHaveLength(1);
+    // The second step went to the model with the first step's reasoning, in its API's form.
+    const second = sim.requests.filter((r) => r.api === modelApi && JSON.stringify(r.raw).includes('Echo: hi')).at(-1)!;
+    const raw = JSON.stringify(second.raw);
+    if (modelApi === 'messages') {
+      expect(raw).toContain('"type":"thinking"');
+      expect(response.data.usage).toMatchObject({ cachedTokens: expect.any(Number) as unknown });
+    } else if (modelApi === 'responses') expect(raw).toContain('"encrypted_content"');
+    else expect(raw).not.toContain('reasoning_content');
+    // Durable: in the history; left out of an export unless asked.
+    const history = await api(svc.url, 'GET', `/api/sessions/${sessionId}/history`);
+    expect(JSON.stringify(history.body)).toContain('"event":"reasoning"');
+    const plain = await fetch(`${svc.url}/api/sessions/${sessionId}/export`).then((r) => r.text());
+    const full = await fetch(`${svc.url}/api/sessions/${sessionId}/export?reasoning=true`).then((r) => r.text());
+    const reasoningLines = (ndjson: string) => ndjson.split('\n').filter((line) => line.includes('"event":{"v":3,"type":"reasoning"'));
+    expect(reasoningLines(plain)).toHaveLength(0);
+    expect(reasoningLines(full)).toHaveLength(2);
+  });
+});
