@@ -78,30 +78,32 @@ export function createContextMeter(): ContextMeter {
   };
 }
 
-/** A session's usage totals as a fold of its events (see the contracts). */
+/** `a` plus `b`: every figure, the cache ones only when either has them. */
+export function addUsage(a: Usage, b: Usage | undefined): Usage {
+  if (!b) return { ...a };
+  const sum: Usage = { promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens, totalTokens: a.totalTokens + b.totalTokens };
+  if (a.cachedTokens !== undefined || b.cachedTokens !== undefined) sum.cachedTokens = (a.cachedTokens ?? 0) + (b.cachedTokens ?? 0);
+  if (a.cacheWriteTokens !== undefined || b.cacheWriteTokens !== undefined) sum.cacheWriteTokens = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0);
+  return sum;
+}
+
+/** A session's usage totals as a fold of its events (see the contracts); cached and cache-write tokens summed too. */
 export function createUsageTotals() {
-  const total: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  let total: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
   const add = (u: Usage | undefined) => {
-    if (!u) return;
-    total.promptTokens += u.promptTokens;
-    total.completionTokens += u.completionTokens;
-    total.totalTokens += u.totalTokens;
+    total = addUsage(total, u);
   };
   return {
     apply(e: SessionEvent): void {
-      if (e.type === 'contextCompacted') Object.assign(total, e.usageTotal);
+      if (e.type === 'contextCompacted') total = { ...e.usageTotal };
       else if (e.type === 'serverSampled') add(e.usage);
       else if (e.type === 'assistantStep' || e.type === 'response') {
-        if (e.usageTotal) Object.assign(total, e.usageTotal);
+        if (e.usageTotal) total = { ...e.usageTotal };
         else add(e.usage);
       }
     },
     /** The totals with `extra` added, as a new object. */
-    with: (extra: Usage | undefined): Usage => ({
-      promptTokens: total.promptTokens + (extra?.promptTokens ?? 0),
-      completionTokens: total.completionTokens + (extra?.completionTokens ?? 0),
-      totalTokens: total.totalTokens + (extra?.totalTokens ?? 0),
-    }),
+    with: (extra: Usage | undefined): Usage => addUsage(total, extra),
     current: (): Usage => ({ ...total }),
   };
 }

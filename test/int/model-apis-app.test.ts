@@ -34,7 +34,7 @@ describe.each(CASES)('llm.api $modelApi, stream $stream', ({ modelApi, stream })
     const sessionId = `apis-${modelApi}-${stream}`;
     ws.send({ type: 'subscribe', sessionId });
     const from = ws.frames.length;
-    ws.send({ type: 'message', sessionId, content: 'echo it [[tool:echo {"message":"hi"}]] [[reasoning:Echo first, then answer.]]' });
+    ws.send({ type: 'message', sessionId, content: `echo it for ${sessionId} [[tool:echo {"message":"hi"}]] [[reasoning:Echo first, then answer.]]` });
     const frames = await turnFrames(ws, sessionId, from);
     const kinds = frames.map((f) => f.event).filter((e) => e !== 'chunk' && e !== 'thinking');
     expect(kinds).toEqual(['userMessage', 'reasoning', 'toolCall', 'toolResult', 'reasoning', 'response']);
@@ -46,11 +46,18 @@ describe.each(CASES)('llm.api $modelApi, stream $stream', ({ modelApi, stream })
     expect(chunks.join('')).toBe(response.data.content);
     if (!stream) expect(chunks).toHaveLength(1);
     // The second step went to the model with the first step's reasoning, in its API's form.
-    const second = sim.requests.filter((r) => r.api === modelApi && JSON.stringify(r.raw).includes('Echo: hi')).at(-1)!;
+    const second = sim.requests.filter((r) => JSON.stringify(r.raw).includes(`echo it for ${sessionId}`)).at(-1)!;
     const raw = JSON.stringify(second.raw);
     if (modelApi === 'messages') {
       expect(raw).toContain('"type":"thinking"');
+      // Prompt caching: in the step's usage, the session's totals (the usage ledger) and the metrics.
       expect(response.data.usage).toMatchObject({ cachedTokens: expect.any(Number) as unknown });
+      const listed = await api(svc.url, 'GET', '/api/sessions');
+      const usage = (listed.body.sessions as { id: string; usage?: Record<string, number> }[]).find((x) => x.id === sessionId)?.usage;
+      expect(usage?.cachedTokens).toBeGreaterThan(0);
+      expect(usage?.cacheWriteTokens).toBeGreaterThan(0);
+      const metrics = await fetch(`${svc.url}/metrics`).then((r) => r.text());
+      expect(metrics).toMatch(/agentd_model_cache_tokens_total\{kind="read"\} [1-9]/);
     } else if (modelApi === 'responses') expect(raw).toContain('"encrypted_content"');
     else expect(raw).not.toContain('reasoning_content');
     // Durable: in the history; left out of an export unless asked.
