@@ -23,9 +23,10 @@ export const FALLBACK_REASONS: ReadonlySet<unknown> = new Set(['rate_limited', '
 
 /** A fallback entry as a whole model config: what it leaves out is the primary's (see the schema). */
 export function fallbackConfig(primary: LlmConfig, entry: LlmFallbackConfig): LlmConfig {
+  const { baseURL, apiKey, api, headers, ...shared } = primary;
   const own = entry.provider !== undefined && entry.provider !== primary.provider;
-  const inherited = own ? { headers: {} } : { baseURL: primary.baseURL, apiKey: primary.apiKey, headers: primary.headers, api: primary.api };
-  const config: LlmConfig = { ...primary, ...inherited, fallback: [], provider: entry.provider ?? primary.provider, model: entry.model };
+  const connection = own ? { headers: {} } : { headers, ...(baseURL !== undefined && { baseURL }), ...(apiKey !== undefined && { apiKey }), ...(api !== undefined && { api }) };
+  const config: LlmConfig = { ...shared, ...connection, fallback: [], provider: entry.provider ?? primary.provider, model: entry.model };
   for (const key of ['apiKey', 'baseURL', 'api', 'stream', 'headers', 'temperature', 'cache', 'reasoning'] as const) {
     if (entry[key] !== undefined) Object.assign(config, { [key]: entry[key] });
   }
