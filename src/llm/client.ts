@@ -22,7 +22,6 @@ import { systemClock, type Clock } from '../clock.ts';
 import { randomUUID } from 'node:crypto';
 import { createLeanFetch } from './lean-fetch.ts';
 import OpenAI from 'openai';
-import type { Stream } from 'openai/core/streaming';
 import type { LlmConfig } from '../config/schema.ts';
 import { emitText, TextCallbackError, type Adapter } from './adapter.ts';
 import type { Logger } from '../log/index.ts';
@@ -30,6 +29,7 @@ import { contentFilterFailure, isRetryable, retryDelayMs, scrub, stalledFailure,
 import { isAppError } from '../errors/index.ts';
 import { adapterFor } from './adapters.ts';
 import { contextLimitsOf, resolveProvider } from './providers.ts';
+import { createSseReader } from './sse.ts';
 import type { LlmClient, ModelRequest, ModelStep, Usage } from './types.ts';
 
 /** How one model request ended. */
@@ -102,9 +102,9 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   const newId = () => `call_${randomUUID()}`;
 
   /**
-   * One attempt: the request and its whole answer. Ends silently if `signal` aborts mid-stream.
-   * The body goes as ready JSON bytes (request-body.ts) through the SDK's generic `post`; the SDK
-   * builds the request, parses the SSE stream and maps error answers.
+   * One attempt: the request and its whole answer. The body goes as ready JSON bytes
+   * (request-body.ts) through the SDK's generic `post`, which builds the request and maps error
+   * answers; a stream is read by the lean SSE reader (sse.ts) straight off the undici body.
    */
   async function attempt(body: Buffer, signal: AbortSignal, onText: ModelRequest['onText'], watch: (size: number) => void): Promise<ModelStep> {
     const options = { body, headers, signal, maxRetries: 0, timeout: llm.timeoutMs };
@@ -115,13 +115,15 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       emitText(onText, step.text);
       return step;
     }
-    const stream = await sdk.post<Stream<unknown>>(adapter.path, { ...options, stream: true });
+    const response = await sdk.post(adapter.path, options).asResponse();
     const folder = adapter.folder(onText);
-    for await (const event of stream) {
+    const reader = createSseReader((event) => {
       folder.add(event);
       watch(folder.size);
-    }
-    // The SDK ends the iteration quietly when aborted; the caller decides what the abort meant.
+    }, response.headers);
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) reader.push(chunk);
+    reader.end();
+    // The caller decides what an abort meant (its own, a timeout, a stall, a reply too long).
     if (signal.aborted) throw abortError();
     return folder.build(newId);
   }

@@ -110,7 +110,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (reply.stall) pacing.stall = reply.stall;
     if (reply.disconnect) pacing.disconnect = reply.disconnect;
     const encrypted = api === 'responses' && ((raw as ResponsesBody).include ?? []).includes('reasoning.encrypted_content');
-    const cached = api === 'messages' ? caches.usage(raw as MessagesBody, body) : undefined;
+    const cached = api === 'messages' ? caches.usage(raw as MessagesBody, body, tokens) : undefined;
     if (stream) {
       const frames = cached ? messagesStream(body, reply, ctx, cached) : api === 'responses' ? responsesStream(body, reply, ctx, tokens, encrypted) : renderStream(body, reply, ctx);
       return pumpStream(res, frames, pacing, active);

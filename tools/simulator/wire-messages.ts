@@ -9,9 +9,9 @@
  *   400 as Anthropic refuses one ("Invalid `signature` in `thinking` block"), and so is a tool loop
  *   with `thinking` enabled whose last assistant message does not start with its thinking block.
  * - Prompt caching: every `cache_control` breakpoint (tools, system, any message block) marks a
- *   prefix; a prefix seen before is read from the cache, the rest up to the last breakpoint is
- *   written to it (`cache_read_input_tokens`, `cache_creation_input_tokens`), `input_tokens` is the
- *   remainder. Prefixes are kept per simulator (see MessagesCache).
+ *   prefix; the longest prefix written before is read from the cache, the rest up to the last
+ *   breakpoint is written to it (`cache_read_input_tokens`, `cache_creation_input_tokens`),
+ *   `input_tokens` is the remainder. Prefixes are kept per simulator (see MessagesCache).
  */
 import { createHash } from 'node:crypto';
 import { argPieces, fillerText, promptTokens, splitPieces, type RenderContext, type StreamFrames } from './render.ts';
@@ -106,33 +106,52 @@ export function thinkingProblem(body: MessagesBody, reasoning: string | undefine
   return `messages.${last - 1}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first?.type ?? 'nothing'}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block.`;
 }
 
-/** The prompt caches of one simulator: the prefixes written so far (bounded: cleared when full). */
+/** A part of the prompt as the cache sees it: its content, without the breakpoints that mark it. */
+const cacheText = (value: unknown): string => {
+  const text = json(value);
+  return text.includes('"cache_control"') ? text.replace(/,?"cache_control":\{[^{}]*\}/g, '') : text;
+};
+const marked = (m: MessagesBody['messages'][number]): boolean => typeof m.content !== 'string' && m.content.some((b) => b.cache_control);
+/** How far back from a breakpoint a cached prefix is looked for, in messages (Anthropic: 20 blocks). */
+const LOOKBACK = 20;
+
+/**
+ * The prompt caches of one simulator, as Anthropic's work: a breakpoint writes the prefix up to it
+ * (tools, system, messages, in that order; breakpoints themselves are no part of the content); a
+ * request reads the longest prefix written before that ends at a breakpoint of it or at one of the
+ * LOOKBACK message boundaries before its last breakpoint. Bounded: cleared when full.
+ */
 export class MessagesCache {
   private readonly seen = new Set<string>();
   constructor(private readonly limit = 10_000) {}
 
-  /** Input tokens of `body` split into read from the cache, written to it, and neither. */
-  usage(body: MessagesBody, chat: ChatRequestBody): { input: number; read: number; written: number } {
-    const total = promptTokens(chat.messages, chat.tools);
-    const marks: { key: string; tokens: number }[] = [];
-    // The prefix is hashed part by part in the API's cache order: tools, system, messages.
-    const hash = createHash('sha256');
-    const part = (value: unknown, breakpoint: boolean, tokens: () => number) => {
-      hash.update(json(value));
-      if (breakpoint) marks.push({ key: hash.copy().digest('hex'), tokens: Math.min(total, tokens()) });
-    };
+  /** Input tokens of `body` split into read from the cache, written to it, and neither (`total`: all of them). */
+  usage(body: MessagesBody, chat: ChatRequestBody, total = promptTokens(chat.messages, chat.tools)): { input: number; read: number; written: number } {
     const tools = body.tools ?? [];
+    const systemMarked = blocksOf(body.system ?? '').some((b) => b.cache_control);
+    const lastMark = body.messages.findLastIndex(marked);
+    if (tools.at(-1)?.cache_control === undefined && !systemMarked && lastMark < 0) return { input: total, read: 0, written: 0 };
+    const hash = createHash('sha256');
+    const key = () => hash.copy().digest('hex');
     const toolChars = tools.length > 0 ? json(tools).length : 0;
-    part(tools, tools.at(-1)?.cache_control !== undefined, () => Math.ceil(toolChars / 4));
-    part(body.system ?? '', blocksOf(body.system ?? '').some((b) => b.cache_control), () => Math.ceil((toolChars + textOf(body.system).length) / 4));
+    /** Prefixes ending at a boundary: their key, tokens (lazily), and whether a breakpoint marks them. */
+    const ends: { key: string; tokens: () => number; mark: boolean }[] = [];
+    hash.update(cacheText(tools));
+    ends.push({ key: key(), tokens: () => Math.ceil(toolChars / 4), mark: tools.at(-1)?.cache_control !== undefined });
+    hash.update(cacheText(body.system ?? ''));
+    ends.push({ key: key(), tokens: () => Math.ceil((toolChars + textOf(body.system).length) / 4), mark: systemMarked });
+    const last = body.messages.length - 1;
     body.messages.forEach((m, i) => {
-      const prefix = () => promptTokens(messagesToChat({ ...body, messages: body.messages.slice(0, i + 1) }).messages, chat.tools);
-      part(m, blocksOf(m.content).some((b) => b.cache_control), prefix);
+      hash.update(cacheText(m));
+      if (i < lastMark - LOOKBACK) return;
+      // A prefix up to the last message is the whole prompt; an earlier one is counted on its own.
+      const tokens = () => (i === last ? total : promptTokens(messagesToChat({ ...body, messages: body.messages.slice(0, i + 1) }).messages, chat.tools));
+      ends.push({ key: key(), tokens, mark: marked(m) });
     });
-    if (marks.length === 0) return { input: total, read: 0, written: 0 };
-    let read = 0;
-    for (const m of marks) if (this.seen.has(m.key)) read = Math.max(read, m.tokens);
-    const written = Math.max(0, (marks.at(-1)?.tokens ?? 0) - read);
+    const hit = ends.findLast((e) => this.seen.has(e.key));
+    const read = hit ? Math.min(total, hit.tokens()) : 0;
+    const marks = ends.filter((e) => e.mark);
+    const written = Math.max(0, Math.min(total, marks.at(-1)?.tokens() ?? 0) - read);
     if (this.seen.size + marks.length > this.limit) this.seen.clear();
     for (const m of marks) this.seen.add(m.key);
     return { input: Math.max(0, total - read - written), read, written };
