@@ -56,7 +56,7 @@ export const llmSchema = z.strictObject({
   /** Longest reply (text and tool-call arguments) one model step may stream, in characters. */
   maxReplyChars: z.number().int().positive().default(1_000_000).describe('Longest reply (text and tool-call arguments) one model step may stream, in characters; past it the request is aborted and the turn fails (`details.reason: "reply_too_long"`).'),
   /** Milliseconds the model's stream may go without an event before the step is stopped. */
-  idleTimeoutMs: z.number().int().positive().default(60_000).describe('Longest silence between stream events, in ms; past it the request is aborted and the turn fails (`details.reason: "model_stalled"`).'),
+  idleTimeoutMs: z.number().int().positive().default(60_000).describe('Longest silence between stream events, in ms; past it the request is aborted and the turn fails (`details.reason: "model_stalled"`). An unstreamed request (`stream: false`) is bounded by `timeoutMs` alone.'),
   /**
    * The model's context window in tokens. Default: the provider table's figure for known models
    * (src/llm/providers.ts); unknown models have none, and are compacted only when the provider

@@ -151,11 +151,12 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       };
       const onCallerAbort = (): void => stop('aborted');
       // Bounds on what the model can make us hold: time between stream events, and reply length.
-      // One idle timer per attempt, pushed back on every stream event (refresh: no allocation per chunk).
+      // One idle timer per streamed attempt, pushed back on every event (refresh: no allocation per
+      // chunk); a whole (unstreamed) answer has no events to wait between, only the deadline.
       let idle: NodeJS.Timeout | undefined;
       const watch = (size: number): void => {
         if (idle) idle.refresh();
-        else idle = setTimeout(() => stop('stalled'), llm.idleTimeoutMs);
+        else if (adapter.stream) idle = setTimeout(() => stop('stalled'), llm.idleTimeoutMs);
         if (size > llm.maxReplyChars) stop('too long');
       };
       const stopWatching = (): void => {

@@ -141,6 +141,11 @@ describe('the simulator against the official clients', () => {
     expect((outcomes[2] as { details: Record<string, unknown> }).details.contextWindow).toBe(50);
   });
 
+  it('waits for a whole answer past idleTimeoutMs (stream: false is bounded by timeoutMs alone)', async () => {
+    const step = await client({ api: 'chat', stream: false, idleTimeoutMs: 100, reasoning: undefined }).complete({ messages: [system, { role: 'user', content: 'slow [[stall:400]]' }], tools: [] });
+    expect(step.text).toBe('You said: slow');
+  });
+
   it('gives a step the model that answered', async () => {
     const step: ModelStep = await client({ api: 'responses', model: 'sim-other' }).complete({ messages: [system, { role: 'user', content: 'hi' }], tools: [] });
     expect(step.model).toBe('sim-other');

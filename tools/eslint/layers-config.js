@@ -50,6 +50,7 @@ export const LAYERS = {
     'uWebSockets.js': ['httpEngine'],
     ws: ['httpEngine'],
     openai: ['llm'],
+    '@anthropic-ai/sdk': ['llm'],
     '@modelcontextprotocol/sdk/client': ['tools'],
     '@modelcontextprotocol/sdk/server': ['mcpFace'],
     '@modelcontextprotocol/server': ['mcpFace'],
