@@ -83,6 +83,12 @@ interface ResponseEvent {
   message?: string;
 }
 
+/** A response whose status is `failed`, as the SDK's error. */
+function failed(response: ResponseObject | undefined): APIError {
+  const error = response?.error ?? { message: 'the response failed' };
+  return new APIError(undefined, error, error.message, undefined);
+}
+
 class ResponsesFolder implements StepFolder {
   private text = '';
   private thought = '';
@@ -128,12 +134,12 @@ class ResponsesFolder implements StepFolder {
         return;
       case 'response.completed':
       case 'response.incomplete':
+        // A response that says it failed fails, whatever its event.
+        if (e.response?.status === 'failed') throw failed(e.response);
         this.end = e.response;
         return;
-      case 'response.failed': {
-        const error = e.response?.error ?? { message: 'the response failed' };
-        throw new APIError(undefined, error, error.message, undefined);
-      }
+      case 'response.failed':
+        throw failed(e.response);
       case 'error':
         throw new APIError(undefined, { code: e.code, message: e.message }, e.message, undefined);
     }
@@ -191,7 +197,7 @@ export function responsesAdapter(options: AdapterOptions): Adapter {
     folder: (onText) => new ResponsesFolder(onText),
     whole(body, newId) {
       const response = body as ResponseObject;
-      if (response.status === 'failed' && response.error) throw new APIError(undefined, response.error, response.error.message, undefined);
+      if (response.status === 'failed') throw failed(response);
       const folder = new ResponsesFolder(undefined);
       (response.output ?? []).forEach((item, i) => folder.item(item, i, true));
       return folder.finish(response).build(newId);

@@ -50,6 +50,16 @@ describe.each(['responses', 'messages'] as const)('api %s against the simulator'
     }
   });
 
+  it('retries an overload before any text: a 529 with Retry-After, and one reported at the start of the stream', async () => {
+    const llm = client({ api, maxRetries: 1, reasoning: undefined });
+    const asked = (content: string) => llm.complete({ messages: [system, { role: 'user', content }], tools: [] });
+    // `times` counts per conversation, whatever the API: each API's conversation is its own.
+    expect((await asked(`[[error:529 retry-after=0.05 times=1]] first ${api}`)).text).toBe(`You said: first ${api}`);
+    expect((await asked(`[[error:529 after=0 times=1]] second ${api}`)).text).toBe(`You said: second ${api}`);
+    const midway = await failureOf(client({ api, maxRetries: 1, reasoning: undefined }).complete({ messages: [system, { role: 'user', content: `[[len:8]] [[error:529 after=3 times=1]] ${api}` }], tools: [], onText: () => undefined }));
+    expect(midway).toMatchObject({ details: { reason: 'provider_error', status: api === 'messages' ? 529 : 500 } });
+  });
+
   it('never sends reasoning of another API', async () => {
     const foreign: ChatMessage = { role: 'assistant', content: 'ok', reasoning: { api: api === 'messages' ? 'responses' : 'messages', text: 'secret thoughts', replay: [{ type: 'thinking', thinking: 'secret thoughts', signature: 'x' }] } };
     await client({ api }).complete({ messages: [system, { role: 'user', content: 'hi' }, foreign, { role: 'user', content: 'again' }], tools: [] });

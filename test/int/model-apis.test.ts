@@ -28,6 +28,7 @@ beforeAll(async () => {
   mock.on({ userMessage: 'busy' }, { error: { message: 'Overloaded', type: 'overloaded_error' }, status: 529 });
   mock.on({ userMessage: 'slow down' }, { error: { message: 'Rate limited', type: 'rate_limit_error' }, status: 429, retryAfter: 0 });
   mock.on({ userMessage: 'too long' }, { error: { message: 'prompt is too long: 210000 tokens > 200000 maximum', type: 'invalid_request_error' }, status: 400 });
+  mock.on({ userMessage: 'filtered' }, { content: '', finishReason: 'content_filter' });
   mock.on({ userMessage: 'who are you' }, { error: { message: 'invalid x-api-key', type: 'authentication_error' }, status: 401 });
   await mock.start();
 });
@@ -75,6 +76,8 @@ describe.each(APIS)('api %s against aimock', (api) => {
     expect(await failureOf(ask('slow down'))).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'rate_limited', status: 429 } });
     expect(await failureOf(ask('too long'))).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'context_overflow', contextWindow: 200_000 } });
     expect(await failureOf(ask('who are you'))).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'unauthorized', status: 401 } });
+    // aimock answers a filtered Responses request `status: "failed"` (OpenAI: `incomplete`, reason content_filter): a failure either way.
+    expect(await failureOf(ask('filtered'))).toMatchObject({ code: 'AGENT_ERROR', details: { reason: api === 'responses' ? 'stream_error' : 'content_filter' } });
   });
 });
 
