@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { until } from '../support/wait.ts';
 import { api, everythingStdio, roomyLimits, turnFrames } from '../support/messaging.ts';
 import { appPool } from '../support/start-app.ts';
 import { connectWs, type WsClient } from '../support/ws-client.ts';
@@ -68,5 +69,37 @@ describe.each(CASES)('llm.api $modelApi, stream $stream', ({ modelApi, stream })
     const reasoningLines = (ndjson: string) => ndjson.split('\n').filter((line) => line.includes('"event":{"v":3,"type":"reasoning"'));
     expect(reasoningLines(plain)).toHaveLength(0);
     expect(reasoningLines(full)).toHaveLength(2);
+  });
+});
+
+/**
+ * Messages names the window in its overflow answer ("prompt is too long: N tokens > W maximum"), so
+ * agentd learns it as on chat; Responses does not ("Your input exceeds the context window of this
+ * model"), so a model the table does not know needs llm.contextWindow (agentd then compacts first).
+ */
+describe.each([
+  { modelApi: 'messages', llm: {}, trigger: 'overflow' },
+  { modelApi: 'responses', llm: { contextWindow: 700 }, trigger: 'threshold' },
+] as const)('llm.api $modelApi, a long conversation in a small window', ({ modelApi, llm, trigger }) => {
+  it('is compacted and every turn answered, as on chat', async () => {
+    const small = await startSimulator({ contextWindow: 700 });
+    try {
+      const svc = await apps.start({ server: roomyLimits, llm: { timeoutMs: 10_000, api: modelApi, ...llm } }, { modelUrl: small.url });
+      const ws = await connectWs(svc.wsUrl);
+      clients.push(ws);
+      const sessionId = `overflow-${modelApi}`;
+      ws.send({ type: 'subscribe', sessionId });
+      const pad = (i: number) => `turn ${i} ${'lorem '.repeat(60)}`.trim();
+      for (let i = 1; i <= 8; i++) {
+        const reply = await api(svc.url, 'POST', '/api/message-sync', { message: pad(i), sessionId });
+        expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+        expect(reply.body.response).toBe(`You said: ${pad(i)}`);
+      }
+      await until(() => ws.frames.some((f) => f.event === 'contextCompacted' && f.data.sessionId === sessionId), 'a contextCompacted frame');
+      const first = ws.frames.find((f) => f.event === 'contextCompacted' && f.data.sessionId === sessionId);
+      expect(first?.data).toMatchObject({ trigger, method: 'summary' });
+    } finally {
+      await small.close();
+    }
   });
 });
