@@ -1,15 +1,17 @@
 /**
  * The LlmClient port for one model: the request loop (deadline, retries, bounds, abort) around
- * the adapter of its API (adapter.ts: chat, responses or messages), over the openai SDK's generic
- * transport (it builds the request, parses SSE and maps error answers for every API alike).
+ * the adapter of its API (adapter.ts: chat, responses or messages). The openai SDK's generic
+ * `post` sends every API's request and maps its error answers alike; streams are read by the lean
+ * SSE reader (sse.ts). @anthropic-ai/sdk is not used: the Messages wire needs no more than this.
  *
  * Contracts:
  * - `llm.timeoutMs` is one deadline for the whole `complete()` call: connecting, every retry and
  *   its wait, and the entire stream. A stall past it ends in AGENT_ERROR "... timed out ...".
  * - Retries (at most `llm.maxRetries`) happen only for answers that fail before any text reached
- *   `onText` (408/409/429/5xx and 529, an overload reported at the start of a stream, lost connections). The wait honours `retry-after-ms` / `Retry-After`, is
- *   capped at MAX_RETRY_WAIT_MS, ends early on abort, and is skipped (failing at once) when it
- *   would outlast the deadline. The SDK's own retry is off: in openai v6 it honours Retry-After
+ *   `onText` (408/409/429/5xx and 529, an overload reported at the start of a stream, lost
+ *   connections). The wait honours `retry-after-ms` / `Retry-After`, is capped at
+ *   MAX_RETRY_WAIT_MS, ends early on abort, and is skipped (failing at once) when it would
+ *   outlast the deadline. The SDK's own retry is off: in openai v6 it honours Retry-After
  *   without any upper bound and its wait ignores the abort signal.
  * - Aborting `signal` rejects with a DOMException named 'AbortError'; every other failure is
  *   AppError('AGENT_ERROR') (see failures.ts); an exception from `onText` rejects as itself.
