@@ -1,10 +1,11 @@
 /**
  * One agent file switched between the three model APIs, streamed and not: the real service, a
- * real tool server (server-everything over stdio) and the simulator run a multi-step tool
- * conversation with reasoning; the reasoning is a durable frame, goes back to the model in its
+ * real tool server (server-everything over stdio) and the simulator (then @copilotkit/aimock) run
+ * a multi-step tool conversation with reasoning; the reasoning is a durable frame, goes back to the model in its
  * API's form (the simulator refuses a Messages tool loop without its signed thinking block), and
  * is left out of an export unless asked; Messages prompt caching shows in the usage.
  */
+import { LLMock } from '@copilotkit/aimock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { until } from '../support/wait.ts';
@@ -101,5 +102,31 @@ describe.each([
     } finally {
       await small.close();
     }
+  });
+});
+
+describe('against aimock', () => {
+  let mock: LLMock;
+  beforeAll(async () => {
+    mock = new LLMock({ port: 0 });
+    mock.on({ userMessage: 'aimock echo', hasToolResult: false }, { toolCalls: [{ name: 'echo', arguments: '{"message":"from aimock"}' }], reasoning: 'Echo it first.' });
+    mock.on({ userMessage: 'aimock echo', hasToolResult: true }, { content: 'Echoed it.', reasoning: 'The tool answered.' });
+    await mock.start();
+  });
+  afterAll(() => mock.stop());
+
+  it.each(CASES)('runs the tool conversation with reasoning on $modelApi (stream $stream)', async ({ modelApi, stream }) => {
+    const svc = await apps.start(agentFile({ api: modelApi, stream, model: 'claude-sonnet-4-5' }), { modelUrl: `${mock.url}/v1` });
+    const ws = await connectWs(svc.wsUrl);
+    clients.push(ws);
+    const sessionId = `aimock-${modelApi}-${stream}`;
+    ws.send({ type: 'subscribe', sessionId });
+    const from = ws.frames.length;
+    ws.send({ type: 'message', sessionId, content: 'aimock echo please' });
+    const frames = await turnFrames(ws, sessionId, from);
+    expect(frames.map((f) => f.event).filter((e) => e !== 'chunk' && e !== 'thinking')).toEqual(['userMessage', 'reasoning', 'toolCall', 'toolResult', 'reasoning', 'response']);
+    expect(frames.filter((f) => f.event === 'reasoning').map((f) => f.data.text)).toEqual(['Echo it first.', 'The tool answered.']);
+    expect(frames.find((f) => f.event === 'toolResult')?.data).toMatchObject({ success: true, toolName: 'echo' });
+    expect(frames.at(-1)?.data).toMatchObject({ content: 'Echoed it.', model: 'claude-sonnet-4-5' });
   });
 });
