@@ -1,5 +1,6 @@
 /** Every benchmark, in the order a run takes them (`quick` ones form `npm run bench`). */
 import type { Bench } from './lib/bench.ts';
+import { apisBench } from './suites/apis.ts';
 import { chunksBench } from './suites/chunks.ts';
 import { compactionBench } from './suites/compaction.ts';
 import { fanoutBench } from './suites/fanout.ts';
@@ -24,6 +25,7 @@ export const BENCHES: Bench[] = [
   idleBench,
   restBench,
   turnsBench,
+  apisBench,
   soakBench,
   compactionBench,
   scaleBench,

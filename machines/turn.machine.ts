@@ -6,7 +6,9 @@
  * Contracts:
  * - The turn reports to its session (`sendParent`, see TurnReport), in order: `userMessage` and
  *   `thinking` on start; per step that asked for tools `assistantStep`, then a `toolCall` per call
- *   and a `toolResult` per call as each settles; finally `response` or `turnFailed`. Facts are
+ *   and a `toolResult` per call as each settles; finally `response` or `turnFailed`. A step the
+ *   model reasoned before is preceded by its `reasoning`; a step names the model that answered it
+ *   (`step.model`, else the turn's) and the models that failed first (`fallbacks`). Facts are
  *   session events (src/conversation/session-events.ts), exactly as they are stored.
  * - `modelStep` (provided) streams the step's text itself, `prefix` first; the machine never sees
  *   deltas. Step texts join with STEP_SEPARATOR, so the streamed chunks join to `response.content`.
@@ -34,7 +36,7 @@
  *   compaction asked for between turns.)
  */
 import { and, or, assertEvent, assign, enqueueActions, fromCallback, fromPromise, not, setup, spawnChild, stopChild, type AnyActorRef, type ErrorActorEvent } from 'xstate';
-import type { Usage } from '../src/conversation/model-messages.ts';
+import type { ModelAttempt, ModelStep, Usage } from '../src/conversation/model-messages.ts';
 import { EVENT_VERSION, type SessionEvent } from '../src/conversation/session-events.ts';
 import type { ModelTool, ModelToolOutcome } from '../src/conversation/tool-shapes.ts';
 import { askedEvent, closingAnswer, waitingOf, type WaitingQuestion } from '../src/conversation/questions.ts';
@@ -63,6 +65,8 @@ export interface TurnContext extends TurnInput {
   lastText: string;
   /** Usage of the last step, when the model reported it. */
   usage: Usage | undefined;
+  /** The models that failed before the last step's model answered it. */
+  fallbacks: ModelAttempt[] | undefined;
   /** The catalogue the last step was offered (tool calls resolve against it). */
   tools: readonly ModelTool[];
   /** Calls of the last step; `pending` of them have not settled. */
@@ -86,10 +90,12 @@ export interface TurnContext extends TurnInput {
 const V = EVENT_VERSION;
 const fact = (key: TurnKey, event: SessionEvent): TurnReport => ({ type: 'fact', key, event });
 const runsNow = (c: PlannedCall) => c.error === undefined && !c.needsApproval;
+/** The optional parts of a step's fact: its usage and the models that failed before it. */
+const stepExtras = (usage: Usage | undefined, fallbacks: ModelAttempt[] | undefined) => ({ ...(usage && { usage }), ...(fallbacks && { fallbacks }) });
 
 function initialContext(input: TurnInput): TurnContext {
   const base = {
-    ...input, iteration: 0, reply: '', lastText: '', usage: undefined, tools: [], calls: [], pending: 0, questions: [], armedAt: 0, wakeAt: 0,
+    ...input, iteration: 0, reply: '', lastText: '', usage: undefined, fallbacks: undefined, tools: [], calls: [], pending: 0, questions: [], armedAt: 0, wakeAt: 0,
     capped: false, error: undefined, stepCompacted: false, compactTrigger: undefined, compactionError: undefined,
   };
   const resume = input.message.resume;
@@ -190,12 +196,18 @@ export const turnMachine = setup({
       reply: stepReply(context.reply, step.text),
       lastText: step.text,
       usage: step.usage,
+      fallbacks: step.fallbacks,
+      model: step.model ?? context.model,
       tools,
       calls: planCalls(step.toolCalls, tools),
     })),
+    /** The step's reasoning, first of its facts (recordStep has named the model). */
+    reportReasoning: enqueueActions(({ context, enqueue }, { step }: { step: ModelStep }) => {
+      const r = step.reasoning;
+      if (r) enqueue.sendParent(fact(context.key, { v: V, type: 'reasoning', turnId: context.key.turnId, model: context.model, api: r.api, text: r.text, ...(r.replay && { replay: r.replay }) }));
+    }),
     reportStep: enqueueActions(({ context, enqueue }, { step }: ModelStepOutput) => {
-      const usage = step.usage && { usage: step.usage };
-      enqueue.sendParent(fact(context.key, { v: V, type: 'assistantStep', turnId: context.key.turnId, text: step.text, toolCalls: step.toolCalls, model: context.model, ...usage }));
+      enqueue.sendParent(fact(context.key, { v: V, type: 'assistantStep', turnId: context.key.turnId, text: step.text, toolCalls: step.toolCalls, model: context.model, ...stepExtras(step.usage, step.fallbacks) }));
     }),
     /** Reports every call; answers the ones that cannot run at once; asks about the ones the policy wants approved; counts the others. */
     startCalls: enqueueActions(({ context: { key, calls, approvalTimeoutMs }, enqueue }, { at }: ModelStepOutput) => {
@@ -263,9 +275,8 @@ export const turnMachine = setup({
     respond: enqueueActions(({ context, enqueue }) => {
       const { content, capChunk, capMessage } = finalReply(context.reply, context.capped, context.maxIterations);
       if (capChunk) enqueue.sendParent({ type: 'chunk', key: context.key, content: capChunk } satisfies TurnReport);
-      const usage = context.usage && { usage: context.usage };
       const text = capMessage ?? context.lastText;
-      enqueue.sendParent(fact(context.key, { v: V, type: 'response', turnId: context.key.turnId, content, text, model: context.model, ...usage }));
+      enqueue.sendParent(fact(context.key, { v: V, type: 'response', turnId: context.key.turnId, content, text, model: context.model, ...stepExtras(context.usage, context.fallbacks) }));
     }),
     recordError: assign(({ context }, error: unknown) => {
       const failure = toTurnError(error);
@@ -304,12 +315,19 @@ export const turnMachine = setup({
             target: 'callingTools',
             actions: [
               { type: 'recordStep', params: ({ event }) => asStep(event.output) },
+              { type: 'reportReasoning', params: ({ event }) => asStep(event.output) },
               { type: 'reportStep', params: ({ event }) => asStep(event.output) },
               { type: 'startCalls', params: ({ event }) => asStep(event.output) },
               'startTools',
             ],
           },
-          { target: 'responding', actions: { type: 'recordStep', params: ({ event }) => asStep(event.output) } },
+          {
+            target: 'responding',
+            actions: [
+              { type: 'recordStep', params: ({ event }) => asStep(event.output) },
+              { type: 'reportReasoning', params: ({ event }) => asStep(event.output) },
+            ],
+          },
         ],
         onError: { target: 'failed', actions: { type: 'recordError', params: ({ event }: { event: ErrorActorEvent }) => event.error } },
       },

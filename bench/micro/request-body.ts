@@ -1,13 +1,13 @@
 /**
  * The model request body, per turn, by history length: what the openai SDK did (map every message
  * to its shape, `JSON.stringify` the body, and the transport's UTF-8 encoding of the string)
- * against `src/llm/request-body.ts` (the history's bytes kept per messages array; a turn encodes
+ * against `src/llm/request-body.ts` (through the chat adapter's encoder) (the history's bytes kept per messages array; a turn encodes
  * only what it appended). Each turn appends a user message and a reply, as a session does.
  *
  *   npx tsx bench/micro/request-body.ts
  */
 import { toOpenAiMessage } from '../../src/llm/messages.ts';
-import { createBodyEncoder } from '../../src/llm/request-body.ts';
+import { createChatEncoder } from '../../src/llm/chat-adapter.ts';
 import type { ChatMessage } from '../../src/llm/types.ts';
 
 const TURNS = 250;
@@ -32,7 +32,7 @@ function perTurn(start: number, encode: (messages: readonly ChatMessage[]) => Bu
   return ((performance.now() - t0) * 1000) / TURNS;
 }
 
-const encoder = createBodyEncoder();
+const encoder = createChatEncoder({ stream: true });
 const ours = (messages: readonly ChatMessage[]) => encoder({ model: 'sim-model', messages, tools: [] });
 console.log('| history at start (messages) | SDK body, µs/turn | cached encoding, µs/turn |');
 console.log('|---|---|---|');

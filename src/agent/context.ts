@@ -78,21 +78,26 @@ export function createContextMeter(): ContextMeter {
   };
 }
 
-/** Folds one event into a session's usage totals (see the contracts): `total` is updated in place. */
-export function applyUsage(total: Usage, e: SessionEvent): void {
-  if (e.type === 'contextCompacted') Object.assign(total, e.usageTotal);
-  else if (e.type === 'serverSampled') addUsage(total, e.usage);
-  else if (e.type === 'assistantStep' || e.type === 'response') {
-    if (e.usageTotal) Object.assign(total, e.usageTotal);
-    else addUsage(total, e.usage);
-  }
+/** `a` plus `b`: every figure, the cache ones only when either has them. */
+export function addUsage(a: Usage, b: Usage | undefined): Usage {
+  if (!b) return { ...a };
+  const sum: Usage = { promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens, totalTokens: a.totalTokens + b.totalTokens };
+  if (a.cachedTokens !== undefined || b.cachedTokens !== undefined) sum.cachedTokens = (a.cachedTokens ?? 0) + (b.cachedTokens ?? 0);
+  if (a.cacheWriteTokens !== undefined || b.cacheWriteTokens !== undefined) sum.cacheWriteTokens = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0);
+  return sum;
 }
 
-function addUsage(total: Usage, u: Usage | undefined): void {
-  if (!u) return;
-  total.promptTokens += u.promptTokens;
-  total.completionTokens += u.completionTokens;
-  total.totalTokens += u.totalTokens;
+/** Folds one event into a session's usage totals (see the contracts): `total` is replaced in place. */
+export function applyUsage(total: Usage, e: SessionEvent): void {
+  const next =
+    e.type === 'contextCompacted' ? e.usageTotal
+    : e.type === 'serverSampled' ? addUsage(total, e.usage)
+    : e.type === 'assistantStep' || e.type === 'response' ? (e.usageTotal ?? addUsage(total, e.usage))
+    : undefined;
+  if (!next) return;
+  delete total.cachedTokens;
+  delete total.cacheWriteTokens;
+  Object.assign(total, next);
 }
 
 /** A session's usage as its model steps see it: the totals now, and with a step's own usage added. */
@@ -106,10 +111,6 @@ export interface UsageView {
 export function usageView(now: () => Usage): UsageView {
   return {
     current: now,
-    with(extra) {
-      const total = now();
-      addUsage(total, extra);
-      return total;
-    },
+    with: (extra) => addUsage(now(), extra),
   };
 }

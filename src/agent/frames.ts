@@ -12,6 +12,7 @@
  *   after), so a client sees a compaction live and on replay alike.
  * - `elicitationRequested` and `elicitationResolved` have frames of the same names; the resolution's
  *   frame leaves out the `content` the user typed (it is in the stored event, for the session's log).
+ * - `reasoning` has a frame of the same name (the text, the model and its API; not the opaque replay items).
  * - `assistantStep` (a model step that asked for tools) and `messageQueued` (a message waiting for
  *   its turn: its caller already has the acknowledgement, and its turn's frames begin with its
  *   `userMessage`) have no frame, nor has `serverSampled` (tokens of a server's sampling, counted in usage).
@@ -19,7 +20,7 @@
 import type { Attached } from '../conversation/attachments.ts';
 import { answerOf, questionOf, type Question, type QuestionAnswer } from '../conversation/questions.ts';
 import { EVENT_VERSION, type ApprovalDecision, type ElicitationAction, type CompactionMethod, type CompactionTrigger, type SessionEvent } from '../conversation/session-events.ts';
-import type { Usage } from '../llm/types.ts';
+import type { ModelApi, Usage } from '../llm/types.ts';
 import type { StoredEvent } from '../store/types.ts';
 
 export interface TurnRef {
@@ -43,6 +44,8 @@ export interface AgentFrameData {
   userMessage: TurnRef & { content: string; hasImage: boolean; resources?: { serverId: string; uri: string }[]; prompt?: { serverId: string; name: string } };
   thinking: TurnRef;
   chunk: TurnRef & { content: string };
+  /** What the model reasoned before its next step (stored, so replayed like every durable frame). */
+  reasoning: TurnRef & { text: string; model: string; api: ModelApi };
   toolCall: TurnRef & { toolName: string; serverId: string; callId: string; args: unknown };
   toolResult: TurnRef & { toolName: string; serverId: string; callId: string; success: boolean; result: unknown; durationMs: number };
   response: TurnRef & { content: string; model: string; usage?: Usage };
@@ -113,6 +116,8 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
     case 'messageQueued':
     case 'serverSampled':
       return undefined;
+    case 'reasoning':
+      return { event: 'reasoning', data: { sessionId, turnId: e.turnId, seq, text: e.text, model: e.model, api: e.api } };
     case 'toolCall': {
       const { toolName, serverId, callId, args, turnId } = e;
       return { event: 'toolCall', data: { toolName, serverId, callId, args, sessionId, turnId, seq } };

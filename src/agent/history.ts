@@ -1,6 +1,6 @@
 import type { SessionEvent, SessionEventOf } from '../conversation/session-events.ts';
 import { charsOf } from '../conversation/token-estimate.ts';
-import type { ChatMessage } from '../llm/types.ts';
+import type { ChatMessage, StepReasoning } from '../llm/types.ts';
 import { userTurn } from '../conversation/attachments.ts';
 
 /**
@@ -8,7 +8,8 @@ import { userTurn } from '../conversation/attachments.ts';
  * `reset`, without the system prompt (the caller prepends it).
  *
  * - userMessage → `user` (with its image); assistantStep → `assistant` with its `toolCalls`;
- *   response → `assistant` with the last step's `text`; toolResult → `tool` answering `callId` with
+ *   response → `assistant` with the last step's `text`; reasoning → given to the next assistant
+ *   message of its turn (`reasoning`: the adapter of its API sends it back, src/llm); toolResult → `tool` answering `callId` with
  *   `text` (what the model was given); toolCall and the approval events are audit only (the step
  *   already carries the calls, and a denied call gets a toolResult);
  *   reset → empty history.
@@ -89,6 +90,8 @@ interface Projection {
   chars: number;
   lastSeq: number;
   base: number;
+  /** Reasoning waiting for the assistant message it preceded. */
+  reasoning: StepReasoning | undefined;
 }
 
 function push(state: Projection, m: ChatMessage, seq: number): void {
@@ -125,34 +128,42 @@ function replace(state: Projection, list: ChatMessage[], seqs: number[]): void {
   for (const m of list) state.chars += charsOf(m);
 }
 
+/** An assistant message with the reasoning that preceded it (taken: it belongs to this message only). */
+function assistant(state: Projection, content: string, toolCalls: ChatMessage & { role: 'assistant' } extends { toolCalls?: infer T } ? NonNullable<T> : never): ChatMessage {
+  const reasoning = state.reasoning;
+  state.reasoning = undefined;
+  return { role: 'assistant', content, ...(toolCalls.length > 0 && { toolCalls }), ...(reasoning && { reasoning }) };
+}
+
 function fold(state: Projection, e: SessionEvent, seq: number): void {
   state.lastSeq = seq;
   switch (e.type) {
     case 'reset':
       replace(state, [], []);
       state.open.clear();
+      state.reasoning = undefined;
       state.turn = undefined;
       state.base = seq;
       return;
     case 'contextCompacted':
       return compact(state, e);
+    case 'reasoning':
+      state.reasoning = { api: e.api, text: e.text, ...(e.replay && { replay: e.replay }) };
+      return;
     case 'userMessage':
       answerOpen(state, INTERRUPTED_TOOL_RESULT);
+      state.reasoning = undefined;
       state.turn = e.turnId;
       for (const m of userTurn(e)) push(state, m, seq);
       return;
     case 'assistantStep':
       answerOpen(state, INTERRUPTED_TOOL_RESULT);
-      if (e.toolCalls.length === 0) {
-        push(state, { role: 'assistant', content: e.text }, seq);
-        return;
-      }
-      push(state, { role: 'assistant', content: e.text, toolCalls: e.toolCalls }, seq);
+      push(state, assistant(state, e.text, e.toolCalls), seq);
       for (const call of e.toolCalls) state.open.set(call.id, seq);
       return;
     case 'response':
       answerOpen(state, INTERRUPTED_TOOL_RESULT);
-      push(state, { role: 'assistant', content: e.text }, seq);
+      push(state, assistant(state, e.text, []), seq);
       return;
     case 'toolResult':
       if (state.open.delete(e.callId)) push(state, { role: 'tool', toolCallId: e.callId, content: e.text }, seq);
@@ -170,7 +181,7 @@ function fold(state: Projection, e: SessionEvent, seq: number): void {
 
 /** The incremental projection, for the hot path: the agent keeps one per session in memory. */
 export function createHistory(): History {
-  const state: Projection = { list: [], seqs: [], open: new Map(), turn: undefined, chars: 0, lastSeq: 0, base: 0 };
+  const state: Projection = { list: [], seqs: [], open: new Map(), turn: undefined, chars: 0, lastSeq: 0, base: 0, reasoning: undefined };
   return {
     apply: (e, seq = state.lastSeq + 1) => fold(state, e, seq),
     messages: () => state.list,
@@ -185,7 +196,7 @@ export function createHistory(): History {
       return state.base;
     },
     preview(events) {
-      const ahead: Projection = { list: [], seqs: [], open: new Map(state.open), turn: state.turn, chars: 0, lastSeq: state.lastSeq, base: state.base };
+      const ahead: Projection = { list: [], seqs: [], open: new Map(state.open), turn: state.turn, chars: 0, lastSeq: state.lastSeq, base: state.base, reasoning: state.reasoning };
       for (const e of events) {
         if (e.type === 'reset' || e.type === 'contextCompacted') return undefined;
         fold(ahead, e, ahead.lastSeq + 1);

@@ -2,9 +2,10 @@
  * The one redaction of every output: log lines, error texts and details, events, server records.
  *
  * Contracts:
- * - Known secrets are taken from the config (the LLM key, the API and admin keys, every tool
- *   server's `env` values and header values, its OAuth client secret or private key, credentials in
- *   its URL, secret-looking values of its args) and added at runtime (`addServer` for a server connected later, `addSecret` for a key
+ * - Known secrets are taken from the config (the LLM key and header values, those of every
+ *   `llm.fallback` entry, the API and admin keys, every tool server's `env` values and header values, its
+ *   OAuth client secret or private key, credentials in its URL, secret-looking values of its args) and
+ *   added at runtime (`addServer` for a server connected later, `addSecret` for a key
  *   read from the environment); every occurrence in a text becomes `[REDACTED]`.
  * - Whatever the config says, URL userinfo (`scheme://user:pass@`), the values of query
  *   parameters named like keys, tokens or passwords, and `sk-…`-style keys are redacted by pattern.
@@ -65,7 +66,10 @@ export function createRedactor(config?: Pick<AgentConfig, 'llm' | 'server' | 'mc
   };
   const addServer = (server: McpServerConfig) => secretsOfServer(server).forEach(addSecret);
   if (config) {
-    addSecret(config.llm.apiKey);
+    for (const model of [config.llm, ...config.llm.fallback]) {
+      addSecret(model.apiKey);
+      Object.values(model.headers ?? {}).forEach(addSecret);
+    }
     addSecret(config.server.auth.apiKey);
     addSecret(config.server.auth.adminKey);
     config.server.auth.keys.forEach((k) => addSecret(k.key));

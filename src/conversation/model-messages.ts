@@ -1,5 +1,21 @@
 /** The conversation as a chat model speaks it: messages, tool calls, usage and completed steps. */
 
+/** The model APIs agentd speaks (src/llm): OpenAI Chat Completions, OpenAI Responses, Anthropic Messages. */
+export const MODEL_APIS = ['chat', 'responses', 'messages'] as const;
+export type ModelApi = (typeof MODEL_APIS)[number];
+
+/**
+ * What a model reasoned before a step: `text` (what people read: reasoning text or its summary) and
+ * `replay`, the opaque items its API needs back in later requests, in that API's own wire form
+ * (Anthropic `thinking` / `redacted_thinking` blocks with their signatures, Responses `reasoning`
+ * items with `encrypted_content`). Only an adapter of the same `api` ever sends them.
+ */
+export interface StepReasoning {
+  api: ModelApi;
+  text: string;
+  replay?: Record<string, unknown>[];
+}
+
 export interface ImagePart {
   mimeType: string;
   /** Base64 without the `data:` prefix. */
@@ -18,7 +34,7 @@ export interface ToolCallRequest {
 export type ChatMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string; image?: ImagePart; /** More images after `image` (attached resources). */ images?: ImagePart[] }
-  | { role: 'assistant'; content: string; toolCalls?: ToolCallRequest[] }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCallRequest[]; /** What the model reasoned before this step. */ reasoning?: StepReasoning }
   | { role: 'tool'; toolCallId: string; content: string };
 
 export interface ToolDefinition {
@@ -29,9 +45,24 @@ export interface ToolDefinition {
 }
 
 export interface Usage {
+  /** Every input token, cached ones included. */
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /** Input tokens read from the provider's prompt cache (part of promptTokens). */
+  cachedTokens?: number;
+  /** Input tokens written to the provider's prompt cache (part of promptTokens; Anthropic bills them higher). */
+  cacheWriteTokens?: number;
+}
+
+/** A model that failed before another answered (llm.fallback). */
+export interface ModelAttempt {
+  model: string;
+  provider: string;
+  /** `details.reason` of its failure (e.g. `rate_limited`, `provider_error`, `connection`). */
+  reason: string;
+  status?: number;
+  message: string;
 }
 
 /** One completed model step. */
@@ -40,4 +71,9 @@ export interface ModelStep {
   toolCalls: ToolCallRequest[];
   finishReason: string;
   usage?: Usage;
+  reasoning?: StepReasoning;
+  /** The model that answered (set by the client; with llm.fallback it may be another than configured). */
+  model?: string;
+  /** Models that failed before this one answered (llm.fallback), in order. */
+  fallbacks?: ModelAttempt[];
 }

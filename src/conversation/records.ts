@@ -77,8 +77,14 @@ export const toolExecutionResult = z.object({
 });
 export type ExecutionResult = z.output<typeof toolExecutionResult>;
 
-/** Model tokens (prompt, completion, total). */
-export const usageRecord = z.object({ promptTokens: z.number().int(), completionTokens: z.number().int(), totalTokens: z.number().int() });
+/** Model tokens (prompt, completion, total; the prompt's cached and cache-write tokens when the provider reports them). */
+export const usageRecord = z.object({
+  promptTokens: z.number().int(),
+  completionTokens: z.number().int(),
+  totalTokens: z.number().int(),
+  cachedTokens: z.number().int().exactOptional().describe('Prompt tokens read from the provider\'s prompt cache (part of promptTokens)'),
+  cacheWriteTokens: z.number().int().exactOptional().describe('Prompt tokens written to the provider\'s prompt cache (part of promptTokens)'),
+});
 
 /**
  * A session as listed: its last seq, whether a turn runs now with how many messages wait behind it,

@@ -38,6 +38,15 @@
  *   and `response` also carry `usageTotal` (optional within version 3: older lines lack it), the
  *   session's totals once the step was spent, so the latest of those three events alone tells a
  *   session's totals (how `GET /api/sessions` lists sessions that are not in memory).
+ * - `reasoning` (added within version 3, a new type: no upcast) is what the model reasoned before a
+ *   step, stored just before that step's `assistantStep` or `response`: `text` for people (its
+ *   frame), `api` the model API that produced it, and `replay` the opaque items that API needs
+ *   back (Anthropic thinking blocks with signatures, Responses reasoning items with
+ *   `encrypted_content`); the history gives it to the next assistant message, and only an adapter
+ *   of the same `api` sends it (src/llm). Exports leave it out unless asked.
+ * - Usage may carry `cachedTokens` (read from the provider's prompt cache) and `cacheWriteTokens`
+ *   (written to it), both already counted in `promptTokens`; `assistantStep` and `response` may
+ *   carry `fallbacks`: the models (llm.fallback) that failed before the one named in `model` answered.
  */
 import { z } from 'zod';
 import { attachedSchema } from './attachments.ts';
@@ -47,7 +56,9 @@ const v = z.literal(EVENT_VERSION);
 
 const turnId = z.string();
 const image = z.object({ mimeType: z.string(), base64: z.string() });
-const usage = z.object({ promptTokens: z.number(), completionTokens: z.number(), totalTokens: z.number() });
+const usage = z.object({ promptTokens: z.number(), completionTokens: z.number(), totalTokens: z.number(), cachedTokens: z.number().exactOptional(), cacheWriteTokens: z.number().exactOptional() });
+const fallbacks = z.array(z.object({ model: z.string(), provider: z.string(), reason: z.string(), status: z.number().optional(), message: z.string() })).optional();
+export const modelApi = z.enum(['chat', 'responses', 'messages']);
 /** Why a compaction ran: the estimate crossed `threshold × contextWindow`, the provider said the request overflowed, or someone asked. */
 export const compactionTrigger = z.enum(['threshold', 'overflow', 'manual']);
 export type CompactionTrigger = z.output<typeof compactionTrigger>;
@@ -65,10 +76,12 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
   /** `attached`: resources and a prompt's messages the model got with it (optional within version 2; see attachments.ts). */
   z.object({ v, type: z.literal('userMessage'), turnId, content: z.string(), image: image.optional(), attached: attachedSchema.optional() }),
   /** A model step that asked for tools (audit and history; it has no frame). */
-  z.object({ v, type: z.literal('assistantStep'), turnId, text: z.string(), toolCalls: z.array(toolCallRequest), model: z.string(), usage: usage.optional(), usageTotal: usage.optional() }),
+  z.object({ v, type: z.literal('assistantStep'), turnId, text: z.string(), toolCalls: z.array(toolCallRequest), model: z.string(), usage: usage.optional(), usageTotal: usage.optional(), fallbacks }),
+  /** What the model reasoned before the step that follows (see the contracts). */
+  z.object({ v, type: z.literal('reasoning'), turnId, model: z.string(), api: modelApi, text: z.string(), replay: z.array(z.record(z.string(), z.unknown())).optional() }),
   z.object({ v, type: z.literal('toolCall'), ...toolRef, args: z.unknown() }),
   z.object({ v, type: z.literal('toolResult'), ...toolRef, success: z.boolean(), result: z.unknown(), text: z.string(), durationMs: z.number() }),
-  z.object({ v, type: z.literal('response'), turnId, content: z.string(), text: z.string(), model: z.string(), usage: usage.optional(), usageTotal: usage.optional() }),
+  z.object({ v, type: z.literal('response'), turnId, content: z.string(), text: z.string(), model: z.string(), usage: usage.optional(), usageTotal: usage.optional(), fallbacks }),
   /** A turn that failed or was cancelled (`cancelled`); `details.reason` says why when cancelled. */
   z.object({ v, type: z.literal('turnFailed'), turnId, code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()), cancelled: z.boolean().optional() }),
   /** A call that waits for a person's approval (tool policy `ask`); `expiresAt` is when it is denied unanswered. */

@@ -13,6 +13,7 @@ export const EVENT_FRAMES = {
   'agent.userMessage': 'userMessage',
   'agent.thinking': 'thinking',
   'agent.chunk': 'chunk',
+  'agent.reasoning': 'reasoning',
   'agent.toolCall': 'toolCall',
   'agent.toolResult': 'toolResult',
   'agent.response': 'response',

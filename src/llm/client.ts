@@ -1,31 +1,37 @@
 /**
- * The LlmClient port over the openai SDK's streaming Chat Completions, for any provider preset.
+ * The LlmClient port for one model: the request loop (deadline, retries, bounds, abort) around
+ * the adapter of its API (adapter.ts: chat, responses or messages). The openai SDK's generic
+ * `post` sends every API's request and maps its error answers alike; streams are read by the lean
+ * SSE reader (sse.ts). @anthropic-ai/sdk is not used: the Messages wire needs no more than this.
  *
  * Contracts:
  * - `llm.timeoutMs` is one deadline for the whole `complete()` call: connecting, every retry and
  *   its wait, and the entire stream. A stall past it ends in AGENT_ERROR "... timed out ...".
- * - Retries (at most `llm.maxRetries`) happen only for answers that fail before any chunk arrives
- *   (408/409/429/5xx, lost connections). The wait honours `retry-after-ms` / `Retry-After`, is
- *   capped at MAX_RETRY_WAIT_MS, ends early on abort, and is skipped (failing at once) when it
- *   would outlast the deadline. The SDK's own retry is off: in openai v6 it honours Retry-After
+ * - Retries (at most `llm.maxRetries`) happen only for answers that fail before any text reached
+ *   `onText` (408/409/429/5xx and 529, an overload reported at the start of a stream, lost
+ *   connections). The wait honours `retry-after-ms` / `Retry-After`, is capped at
+ *   MAX_RETRY_WAIT_MS, ends early on abort, and is skipped (failing at once) when it would
+ *   outlast the deadline. The SDK's own retry is off: in openai v6 it honours Retry-After
  *   without any upper bound and its wait ignores the abort signal.
  * - Aborting `signal` rejects with a DOMException named 'AbortError'; every other failure is
  *   AppError('AGENT_ERROR') (see failures.ts); an exception from `onText` rejects as itself.
- * - The API key reaches only the SDK; it is never logged nor put in errors.
+ * - `llm.stream: false`: one request, the whole reply; `onText` gets its text once.
+ * - The API key reaches only the SDK; it is never logged nor put in errors. `llm.headers` go
+ *   with every request.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock, type Clock } from '../clock.ts';
 import { randomUUID } from 'node:crypto';
 import { createLeanFetch } from './lean-fetch.ts';
 import OpenAI from 'openai';
-import type { Stream } from 'openai/core/streaming';
-import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { LlmConfig } from '../config/schema.ts';
+import { emitText, TextCallbackError, type Adapter } from './adapter.ts';
 import type { Logger } from '../log/index.ts';
-import { isRetryable, retryDelayMs, scrub, stalledFailure, statusOf, timeoutFailure, tooLongFailure, toAgentError, type RequestFacts } from './failures.ts';
-import { resolveProvider } from './providers.ts';
-import { createBodyEncoder } from './request-body.ts';
-import { StepBuilder, TextCallbackError } from './step-builder.ts';
+import { contentFilterFailure, isRetryable, retryDelayMs, scrub, stalledFailure, statusOf, timeoutFailure, tooLongFailure, toAgentError, type RequestFacts } from './failures.ts';
+import { isAppError } from '../errors/index.ts';
+import { adapterFor } from './adapters.ts';
+import { contextLimitsOf, resolveProvider } from './providers.ts';
+import { createSseReader } from './sse.ts';
 import type { LlmClient, ModelRequest, ModelStep, Usage } from './types.ts';
 
 /** How one model request ended. */
@@ -55,8 +61,8 @@ function abortError(): DOMException {
 /** Resolves after `ms`, or as soon as `signal` aborts (the caller then sees the abort itself). */
 const wait = (ms: number, signal: AbortSignal): Promise<void> => sleep(ms, undefined, { signal }).catch(() => undefined);
 
-/** Builds the client; throws AppError('AGENT_ERROR') when the provider lacks its key or endpoint. */
-export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
+/** One model's client; throws AppError('AGENT_ERROR') when the provider lacks its key or endpoint. */
+export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   const { log } = deps;
   const now = () => (deps.clock ?? systemClock).now();
   const random = deps.random ?? Math.random;
@@ -86,31 +92,42 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     logger: { error: sdkLog('error'), warn: sdkLog('warn'), info: sdkLog('info'), debug: sdkLog('debug') },
   });
 
-  const encodeBody = createBodyEncoder();
+  const adapter: Adapter = adapterFor(llm, {
+    stream: llm.stream,
+    temperature: llm.temperature,
+    cache: llm.cache ?? true,
+    reasoning: llm.reasoning,
+    maxOutputTokens: contextLimitsOf(llm).maxOutputTokens,
+    apiKey: resolved.apiKey,
+  });
+  const headers = { 'content-type': 'application/json', ...llm.headers, ...adapter.headers };
+  const newId = () => `call_${randomUUID()}`;
 
   /**
-   * One attempt: the request and its whole stream. Ends silently if `signal` aborts mid-stream.
-   * The body goes as ready JSON bytes (request-body.ts) through the SDK's generic `post`, which is
-   * what `chat.completions.create` calls; the SDK still builds the request, parses the SSE stream
-   * and maps errors.
+   * One attempt: the request and its whole answer. The body goes as ready JSON bytes
+   * (request-body.ts) through the SDK's generic `post`, which builds the request and maps error
+   * answers; a stream is read by the lean SSE reader (sse.ts) straight off the undici body.
    */
   async function attempt(body: Buffer, signal: AbortSignal, onText: ModelRequest['onText'], watch: (size: number) => void): Promise<ModelStep> {
-    const stream = await sdk.post<Stream<ChatCompletionChunk>>('/chat/completions', {
-      body,
-      headers: { 'content-type': 'application/json' },
-      stream: true,
-      signal,
-      maxRetries: 0,
-      timeout: llm.timeoutMs,
-    });
-    const builder = new StepBuilder(onText);
-    for await (const chunk of stream) {
-      builder.add(chunk);
-      watch(builder.size);
+    const options = { body, headers, signal, maxRetries: 0, timeout: llm.timeoutMs };
+    if (!adapter.stream) {
+      const step = adapter.whole(await sdk.post<unknown>(adapter.path, options), newId);
+      if (signal.aborted) throw abortError();
+      watch(step.text.length);
+      emitText(onText, step.text);
+      return step;
     }
-    // The SDK ends the iteration quietly when aborted; the caller decides what the abort meant.
+    const response = await sdk.post(adapter.path, options).asResponse();
+    const folder = adapter.folder(onText);
+    const reader = createSseReader((event) => {
+      folder.add(event);
+      watch(folder.size);
+    }, response.headers);
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) reader.push(chunk);
+    reader.end();
+    // The caller decides what an abort meant (its own, a timeout, a stall, a reply too long).
     if (signal.aborted) throw abortError();
-    return builder.build(() => `call_${randomUUID()}`);
+    return folder.build(newId);
   }
 
   return {
@@ -118,7 +135,14 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     async complete(request: ModelRequest): Promise<ModelStep> {
       const callerSignal = request.signal;
       if (callerSignal?.aborted) throw abortError();
-      const body = encodeBody({ model: request.model ?? llm.model, messages: request.messages, tail: request.tail, tools: request.tools, temperature: llm.temperature, maxTokens: request.maxTokens });
+      const model = request.model ?? llm.model;
+      const body = adapter.encode({ model, messages: request.messages, tail: request.tail, tools: request.tools, maxTokens: request.maxTokens });
+      // A retry after text reached the caller would repeat it: only failures before any text are retried.
+      let streamed = false;
+      const onText = request.onText && ((delta: string) => {
+        streamed = true;
+        request.onText?.(delta);
+      });
 
       const observed = deps.observe?.(request.turnId);
       const controller = new AbortController();
@@ -129,11 +153,12 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       };
       const onCallerAbort = (): void => stop('aborted');
       // Bounds on what the model can make us hold: time between stream events, and reply length.
-      // One idle timer per attempt, pushed back on every stream event (refresh: no allocation per chunk).
+      // One idle timer per streamed attempt, pushed back on every event (refresh: no allocation per
+      // chunk); a whole (unstreamed) answer has no events to wait between, only the deadline.
       let idle: NodeJS.Timeout | undefined;
       const watch = (size: number): void => {
         if (idle) idle.refresh();
-        else idle = setTimeout(() => stop('stalled'), llm.idleTimeoutMs);
+        else if (adapter.stream) idle = setTimeout(() => stop('stalled'), llm.idleTimeoutMs);
         if (size > llm.maxReplyChars) stop('too long');
       };
       const stopWatching = (): void => {
@@ -150,12 +175,20 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
         for (let retries = 0; ; retries++) {
           try {
             watch(0);
-            const step = await attempt(body, controller.signal, request.onText, watch);
+            const step = await attempt(body, controller.signal, onText, watch);
+            // A reply the content filter withheld whole is a failure the user is told about, not an empty answer.
+            if (step.finishReason === 'content_filter' && step.text === '' && step.toolCalls.length === 0) {
+              observed?.({ ok: false, retries, usage: step.usage, error: 'content_filter' });
+              throw contentFilterFailure(facts);
+            }
             observed?.({ ok: true, retries, usage: step.usage });
+            step.model = model;
             return step;
           } catch (e) {
             stopWatching();
-            if (ended !== undefined || e instanceof TextCallbackError || retries >= llm.maxRetries || !isRetryable(e)) {
+            if (isAppError(e)) throw e;
+            const retryable = !streamed && isRetryable(e);
+            if (ended !== undefined || e instanceof TextCallbackError || retries >= llm.maxRetries || !retryable) {
               observed?.({ ok: false, retries, error: ended ?? statusOf(e)?.toString() ?? 'failed' });
             }
             if (ended === 'aborted') throw abortError();
@@ -163,7 +196,7 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
             if (ended === 'stalled') throw stalledFailure(facts, llm.idleTimeoutMs);
             if (ended === 'too long') throw tooLongFailure(facts, llm.maxReplyChars);
             if (e instanceof TextCallbackError) throw e.inner;
-            if (retries >= llm.maxRetries || !isRetryable(e)) throw toAgentError(e, facts, retries);
+            if (retries >= llm.maxRetries || !retryable) throw toAgentError(e, facts, retries);
             const delay = retryDelayMs(e, retries, random, now);
             if (performance.now() + delay >= deadline) throw toAgentError(e, facts, retries);
             log.warn({ provider: facts.provider, model: facts.model, status: statusOf(e), retry: retries + 1, waitMs: Math.round(delay) }, 'model request failed; retrying');

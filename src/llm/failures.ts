@@ -46,10 +46,30 @@ function headersOf(e: unknown): Headers | undefined {
   return e instanceof APIError ? (e.headers as Headers | undefined) : undefined;
 }
 
-/** True for answers a retry may fix: 408, 409, 429, 5xx (or `x-should-retry: true`), and lost connections. */
+/**
+ * The HTTP status an error reported inside a stream stands for, by its type or code: Anthropic's
+ * `overloaded_error` (529), `rate_limit_error` (429), `api_error` (500); Responses' `server_error`
+ * (500), `rate_limit_exceeded` (429). Undefined for any other.
+ */
+const STREAM_ERROR_STATUS: Record<string, number> = { overloaded_error: 529, rate_limit_error: 429, rate_limit_exceeded: 429, api_error: 500, server_error: 500 };
+
+function streamStatusOf(e: unknown): number | undefined {
+  if (!(e instanceof APIError) || e.status !== undefined) return undefined;
+  const code = errorParts(e).code;
+  return code === undefined ? undefined : STREAM_ERROR_STATUS[code];
+}
+
+/** Codes of a request refused by the provider's content filter (Azure OpenAI, OpenAI Responses). */
+const CONTENT_FILTER_CODES = new Set(['content_filter', 'content_policy_violation', 'invalid_prompt']);
+
+/**
+ * True for answers a retry may fix: 408, 409, 429, 5xx (or `x-should-retry: true`), an overload or
+ * rate limit reported inside a stream, and lost connections.
+ */
 export function isRetryable(e: unknown): boolean {
   if (e instanceof APIConnectionTimeoutError) return false;
   if (e instanceof APIConnectionError) return true;
+  if (streamStatusOf(e) !== undefined) return true;
   const status = statusOf(e);
   if (status === undefined) return false;
   const hint = headersOf(e)?.get('x-should-retry');
@@ -92,6 +112,11 @@ export function stalledFailure(facts: RequestFacts, idleMs: number): AppError {
 
 export function tooLongFailure(facts: RequestFacts, maxChars: number): AppError {
   return failure(`model reply longer than ${maxChars} characters (llm.maxReplyChars); the request was stopped`, facts, 'reply_too_long');
+}
+
+/** The provider's content filter refused the request or withheld the whole reply (`details.reason: "content_filter"`). */
+export function contentFilterFailure(facts: RequestFacts, status?: number, text = ''): AppError {
+  return failure(`the model provider's content filter withheld the reply${text}`, facts, 'content_filter', status);
 }
 
 export function timeoutFailure(facts: RequestFacts): AppError {
@@ -161,13 +186,17 @@ export function toAgentError(e: unknown, facts: RequestFacts, retries = 0): AppE
       if (overflow.window > 0) (err.details as Record<string, unknown>)['contextWindow'] = overflow.window;
       return err;
     }
+    if (CONTENT_FILTER_CODES.has(errorParts(e).code ?? '')) return contentFilterFailure(facts, status, providerText(e, facts));
+    const streamStatus = streamStatusOf(e);
+    if (streamStatus === 429) return failure(`model provider rate limit exceeded (429)${after}${providerText(e, facts)}`, facts, 'rate_limited', streamStatus);
+    if (streamStatus !== undefined) return failure(`model provider failed (${streamStatus === 529 ? '529, overloaded' : streamStatus})${after}${providerText(e, facts)}`, facts, 'provider_error', streamStatus);
     if (status === undefined) return failure(`model provider reported an error mid-stream${providerText(e, facts)}`, facts, 'stream_error');
     if (status === 401) return failure('model provider rejected the API key (401)', facts, 'unauthorized', status);
     const text = providerText(e, facts);
     if (status === 403) return failure(`model provider refused access (403)${text}`, facts, 'forbidden', status);
     if (status === 404) return failure(`model "${facts.model}" or its endpoint was not found (404)${text}`, facts, 'not_found', status);
     if (status === 429) return failure(`model provider rate limit exceeded (429)${after}${text}`, facts, 'rate_limited', status);
-    if (status >= 500) return failure(`model provider failed (${status})${after}${text}`, facts, 'provider_error', status);
+    if (status >= 500) return failure(`model provider failed (${status === 529 ? '529, overloaded' : status})${after}${text}`, facts, 'provider_error', status);
     if (status === 400 || status === 422) return failure(`model provider rejected the request (${status})${text}`, facts, 'bad_request', status);
     return failure(`model provider answered ${status}${after}${text}`, facts, 'http_error', status);
   }

@@ -1,5 +1,6 @@
-/** Public face of the model client: the LlmClient port, its openai adapter and provider presets. */
-export { createLlmClient, type LlmDeps, type RequestOutcome } from './client.ts';
-export { resolveProvider, PROVIDER_PRESETS, type ProviderPreset, type ResolvedProvider } from './providers.ts';
+/** Public face of the model client: the LlmClient port, its API adapters, fallbacks and provider presets. */
+export { createModelClient, type LlmDeps, type RequestOutcome } from './client.ts';
+export { createLlmClient, fallbackConfig } from './fallback.ts';
+export { apiOf, resolveProvider, PROVIDER_PRESETS, type ProviderPreset, type ResolvedProvider } from './providers.ts';
 export { MAX_RETRY_WAIT_MS } from './failures.ts';
 export type * from './types.ts';

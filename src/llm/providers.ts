@@ -3,7 +3,7 @@
  * and which environment variable holds its key. `resolveProvider` turns llm config + environment
  * into the endpoint and key the client uses. Errors never contain a key.
  */
-import type { LlmConfig, Provider } from '../config/schema.ts';
+import type { LlmApi, LlmConfig, Provider } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 
 /**
@@ -57,6 +57,8 @@ export interface ProviderPreset {
    * front another (openai-compatible proxies, OpenRouter).
    */
   overflow: readonly OverflowSignature[];
+  /** The API spoken unless `llm.api` says otherwise (absent: `chat`). */
+  api?: LlmApi;
 }
 
 export const PROVIDER_PRESETS = {
@@ -121,7 +123,7 @@ export const PROVIDER_PRESETS = {
     }],
   },
   anthropic: {
-    baseURL: 'https://api.anthropic.com/v1/', keyEnv: 'ANTHROPIC_API_KEY', keyRequired: true,
+    baseURL: 'https://api.anthropic.com/v1/', keyEnv: 'ANTHROPIC_API_KEY', keyRequired: true, api: 'messages',
     overflow: [{
       status: 400,
       pattern: /prompt is too long/i,
@@ -130,6 +132,11 @@ export const PROVIDER_PRESETS = {
     }],
   },
 } as const satisfies Record<Provider, ProviderPreset>;
+
+/** The API `llm` speaks: `llm.api`, else its preset's (`messages` for anthropic), else `chat`. */
+export function apiOf(llm: Pick<LlmConfig, 'provider' | 'api'>): LlmApi {
+  return llm.api ?? (PROVIDER_PRESETS[llm.provider] as ProviderPreset).api ?? 'chat';
+}
 
 export interface ResolvedProvider {
   provider: Provider;

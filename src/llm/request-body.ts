@@ -1,7 +1,7 @@
 /**
- * The Chat Completions request body as bytes, with the history's part kept encoded between turns.
+ * A request body as bytes, with the history's part kept encoded between turns (every API adapter).
  *
- * The chat-completions protocol sends the whole history every turn, and a session's model view
+ * Every model API agentd speaks takes the whole history every step, and a session's model view
  * only grows by appending until a reset replaces it. So the encoder keeps, per messages array, the
  * UTF-8 JSON of the messages it has seen, and a turn encodes only the messages appended since: the
  * body is then one copy of those bytes between a small head and tail, instead of converting,
@@ -9,30 +9,38 @@
  * session's length beyond that copy).
  *
  * Contracts:
- * - The bytes equal `JSON.stringify` of the SDK body that `toOpenAiMessage` / `toOpenAiTools`
- *   describe for `messages` followed by `tail`, key for key and in the same order (model, messages,
- *   stream, stream_options, then tools, temperature and max_tokens when set), UTF-8 encoded.
+ * - A codec says how one message is written after the one before it (`fragment`); the list's text
+ *   is the fragments of every message in order, then `close`. A fragment depends only on its
+ *   message and the one before, so kept bytes stay exact as the list grows.
  * - An array handed in again holds the same messages as before, possibly with more appended (a
  *   shorter one is encoded afresh); callers never change a message or an element in place.
+ * - `markLast` is written just before the final character of the list's last fragment (which then
+ *   must end with `}`): how the Messages adapter puts a cache breakpoint on the history's last block.
  * - Memory: the kept bytes of one array stay under MAX_KEPT_BYTES plus one message; a longer
  *   history (large tool results) is encoded afresh for every request, each message's JSON written
  *   once into the body.
  */
-import { toOpenAiMessage, toOpenAiTools } from './messages.ts';
-import type { ChatMessage, ToolDefinition } from './types.ts';
+import type { ChatMessage } from './types.ts';
 
-export interface BodyParams {
-  model: string;
-  messages: readonly ChatMessage[];
-  /** Sent after `messages`, encoded afresh every time (not kept). */
-  tail?: readonly ChatMessage[] | undefined;
-  tools: ToolDefinition[];
-  temperature?: number | undefined;
-  maxTokens?: number | undefined;
+export interface MessageCodec {
+  /** `m` in the API's list, with what joins it to `prev` (undefined: `m` comes first). */
+  fragment(m: ChatMessage, prev: ChatMessage | undefined): string;
+  /** Ends the list after `last` (undefined: the list is empty). */
+  close?(last: ChatMessage | undefined): string;
 }
 
-/** The encoded messages of one array: `count` messages, comma-separated, in `bytes[0, length)`. */
+export interface ListParams {
+  messages: readonly ChatMessage[];
+  /** Messages of `messages` before this index are not part of the list (a system prompt sent apart). */
+  from?: number;
+  /** Sent after `messages`, encoded afresh every time (not kept). */
+  tail?: readonly ChatMessage[] | undefined;
+  markLast?: string | undefined;
+}
+
+/** The encoded messages of one array from `from` on: up to `count`, in `bytes[0, length)`. */
 interface Encoded {
+  from: number;
   count: number;
   bytes: Buffer;
   length: number;
@@ -48,14 +56,12 @@ function appendText(into: Encoded, text: string): void {
   into.length += into.bytes.write(text, into.length);
 }
 
-const messageJson = (m: ChatMessage): string => JSON.stringify(toOpenAiMessage(m));
-
 /** Past this, an array's bytes are not kept: every request encodes it afresh (memory stays bounded per session). */
 export const MAX_KEPT_BYTES = 256 * 1024;
 const TOO_LONG = 'too long';
 
 /** The parts as UTF-8 in one buffer: each string is encoded straight into it, once. */
-function concatUtf8(parts: readonly (string | Buffer)[]): Buffer {
+export function concatUtf8(parts: readonly (string | Buffer)[]): Buffer {
   let size = 0;
   for (const part of parts) size += typeof part === 'string' ? Buffer.byteLength(part) : part.length;
   const body = Buffer.allocUnsafe(size);
@@ -64,43 +70,47 @@ function concatUtf8(parts: readonly (string | Buffer)[]): Buffer {
   return body;
 }
 
-/** Adds the JSON of `messages` to `parts`, comma-separated (a comma first when `more`). */
-function addMessages(parts: (string | Buffer)[], messages: readonly ChatMessage[], more: boolean): void {
-  for (const m of messages) {
-    if (more) parts.push(',');
-    parts.push(messageJson(m));
-    more = true;
-  }
+/** Writes `markLast` before the last character of the last part (a string or kept bytes). */
+function mark(parts: (string | Buffer)[], first: number, markLast: string): void {
+  if (parts.length <= first) return;
+  const last = parts[parts.length - 1] as string | Buffer;
+  if (typeof last === 'string') parts[parts.length - 1] = `${last.slice(0, -1)}${markLast}}`;
+  else parts.splice(parts.length - 1, 1, last.subarray(0, last.length - 1), `${markLast}}`);
 }
 
-export function createBodyEncoder(): (params: BodyParams) => Buffer {
+/** Adds the message list of `params` to `parts`, keeping each array's bytes between calls (see the contracts). */
+export function createListEncoder(codec: MessageCodec): (parts: (string | Buffer)[], params: ListParams) => void {
   const encoded = new WeakMap<readonly ChatMessage[], Encoded | typeof TOO_LONG>();
 
-  /** The kept JSON of `messages` (comma-separated), brought up to date; undefined when it is too long to keep. */
-  const keptBytes = (messages: readonly ChatMessage[]): Buffer | undefined => {
+  /** The kept fragments of `messages` from `from` on, brought up to date; undefined when too long to keep. */
+  const keptBytes = (messages: readonly ChatMessage[], from: number): Buffer | undefined => {
     let done = encoded.get(messages);
     if (done === TOO_LONG) return undefined;
-    if (!done || done.count > messages.length) {
-      done = { count: 0, bytes: Buffer.allocUnsafe(1024), length: 0 };
+    if (!done || done.count > messages.length || done.from !== from) {
+      done = { from, count: from, bytes: Buffer.allocUnsafe(1024), length: 0 };
       encoded.set(messages, done);
     }
-    for (let i = done.count; i < messages.length; i++) appendText(done, (i === 0 ? '' : ',') + messageJson(messages[i] as ChatMessage));
+    for (let i = done.count; i < messages.length; i++) appendText(done, codec.fragment(messages[i] as ChatMessage, i > from ? messages[i - 1] : undefined));
     done.count = messages.length;
     if (done.length > MAX_KEPT_BYTES) encoded.set(messages, TOO_LONG);
     return done.bytes.subarray(0, done.length);
   };
 
-  return ({ model, messages, tail = [], tools, temperature, maxTokens }) => {
-    const parts: (string | Buffer)[] = [`{"model":${JSON.stringify(model)},"messages":[`];
-    const kept = keptBytes(messages);
-    if (kept) parts.push(kept);
-    else addMessages(parts, messages, false);
-    addMessages(parts, tail, messages.length > 0);
-    let rest = '],"stream":true,"stream_options":{"include_usage":true}';
-    if (tools.length > 0) rest += `,"tools":${JSON.stringify(toOpenAiTools(tools))}`;
-    if (temperature !== undefined) rest += `,"temperature":${JSON.stringify(temperature)}`;
-    if (maxTokens !== undefined) rest += `,"max_tokens":${JSON.stringify(maxTokens)}`;
-    parts.push(`${rest}}`);
-    return concatUtf8(parts);
+  return (parts, { messages, from = 0, tail = [], markLast }) => {
+    const first = parts.length;
+    let prev: ChatMessage | undefined;
+    if (messages.length > from) {
+      const kept = keptBytes(messages, from);
+      if (kept) parts.push(kept);
+      else for (let i = from; i < messages.length; i++) parts.push(codec.fragment(messages[i] as ChatMessage, i > from ? messages[i - 1] : undefined));
+      prev = messages[messages.length - 1];
+    }
+    for (const m of tail) {
+      parts.push(codec.fragment(m, prev));
+      prev = m;
+    }
+    if (markLast !== undefined) mark(parts, first, markLast);
+    const close = codec.close?.(prev);
+    if (close) parts.push(close);
   };
 }

@@ -1,10 +1,14 @@
 /**
  * Folds streamed chat completion chunks into one ModelStep. This is the per-chunk hot path:
- * no logging, no allocation beyond the text and tool-call slots themselves.
+ * no logging, no allocation beyond the text and tool-call slots themselves. Reasoning streams as
+ * `reasoning_content` (DeepSeek, vLLM) or `reasoning` (Ollama, OpenRouter) beside the content.
  */
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
+import { emitText, usageOf, type StepFolder } from './adapter.ts';
 import type { ModelStep, ToolCallRequest } from './types.ts';
+
+export { TextCallbackError } from './adapter.ts';
 
 interface Slot {
   id: string;
@@ -12,15 +16,24 @@ interface Slot {
   arguments: string;
 }
 
-/** Thrown when the caller's `onText` throws, so the client can hand back the caller's own error. */
-export class TextCallbackError extends Error {
-  constructor(readonly inner: unknown) {
-    super('onText threw');
-  }
+/** Reasoning fields of a chat message or delta, as providers other than OpenAI send them. */
+export interface ChatReasoning {
+  reasoning_content?: string | null;
+  reasoning?: string | null;
 }
 
-export class StepBuilder {
+export const reasoningOf = (m: ChatReasoning): string => m.reasoning_content || m.reasoning || '';
+
+/** The step's usage from a chat `usage` object (cached tokens from `prompt_tokens_details`). */
+export function chatUsage(u: CompletionUsage): ReturnType<typeof usageOf> {
+  const usage = usageOf(u.prompt_tokens, u.completion_tokens, u.prompt_tokens_details?.cached_tokens ?? undefined);
+  usage.totalTokens = u.total_tokens;
+  return usage;
+}
+
+export class StepBuilder implements StepFolder {
   private text = '';
+  private reasoning = '';
   /** Characters received so far: reply text and tool-call arguments. */
   private chars = 0;
   private finishReason = '';
@@ -31,33 +44,33 @@ export class StepBuilder {
 
   constructor(private readonly onText: ((delta: string) => void) | undefined) {}
 
+  /** Characters of reply text, reasoning and tool-call arguments received so far. */
+  get size(): number {
+    return this.chars;
+  }
+
   /**
    * Takes one chunk. Tool-call deltas are matched by `index`; a delta without an index continues
    * the latest call, and a delta whose id differs from its slot's id starts a new call (providers
    * that send every parallel call complete, all at index 0). Throws TextCallbackError if onText does.
    */
-  /** Characters of reply text and tool-call arguments received so far. */
-  get size(): number {
-    return this.chars;
-  }
-
-  add(chunk: ChatCompletionChunk): void {
+  add(event: unknown): void {
+    const chunk = event as ChatCompletionChunk;
     if (chunk.usage) this.usage = chunk.usage;
-    const choice = chunk.choices[0];
+    const choice = chunk.choices?.[0];
     if (choice === undefined) return;
-    const delta = choice.delta as ChatCompletionChunk.Choice.Delta | undefined;
+    const delta = choice.delta as (ChatCompletionChunk.Choice.Delta & ChatReasoning) | undefined;
     if (delta) {
       const content = delta.content;
       if (content) {
         this.text += content;
         this.chars += content.length;
-        if (this.onText !== undefined) {
-          try {
-            this.onText(content);
-          } catch (e) {
-            throw new TextCallbackError(e);
-          }
-        }
+        emitText(this.onText, content);
+      }
+      const thought = delta.reasoning_content || delta.reasoning;
+      if (thought) {
+        this.reasoning += thought;
+        this.chars += thought.length;
       }
       const calls = delta.tool_calls;
       if (calls) for (const call of calls) this.addToolDelta(call);
@@ -89,8 +102,8 @@ export class StepBuilder {
   build(newId: () => string): ModelStep {
     const toolCalls: ToolCallRequest[] = this.slots.map((s) => ({ id: s.id || newId(), name: s.name, arguments: s.arguments }));
     const step: ModelStep = { text: this.text, toolCalls, finishReason: this.finishReason || 'unknown' };
-    const u = this.usage;
-    if (u) step.usage = { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, totalTokens: u.total_tokens };
+    if (this.usage) step.usage = chatUsage(this.usage);
+    if (this.reasoning) step.reasoning = { api: 'chat', text: this.reasoning };
     return step;
   }
 }

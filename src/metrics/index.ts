@@ -29,6 +29,7 @@ export function createMetrics() {
     firstChunkSeconds: new Histogram({ name: 'agentd_time_to_first_chunk_seconds', help: 'From a turn start to its first reply chunk', buckets: SECONDS, registers }),
     chunks: new Counter({ name: 'agentd_reply_chunks_total', help: 'Reply chunks streamed', registers }),
     tokens: new Counter({ name: 'agentd_model_tokens_total', help: 'Model tokens of every model request (summaries included), by direction (in: prompt, out: completion)', labelNames: ['direction'], registers }),
+    cacheTokens: new Counter({ name: 'agentd_model_cache_tokens_total', help: "Prompt tokens read from (read) and written to (write) the provider's prompt cache, part of agentd_model_tokens_total{direction=\"in\"}", labelNames: ['kind'], registers }),
     modelRequests: new Counter({ name: 'agentd_model_requests_total', help: 'Model requests, by outcome', labelNames: ['outcome'], registers }),
     modelRetries: new Counter({ name: 'agentd_model_retries_total', help: 'Model request retries', registers }),
     toolCalls: new Counter({ name: 'agentd_tool_calls_total', help: 'Tool calls made for the model, by server, tool and outcome', labelNames: ['server', 'tool', 'outcome'], registers }),
@@ -49,12 +50,14 @@ export function createMetrics() {
     connections: (delta: 1 | -1) => m.connections.inc(delta),
     framePublished: () => m.framesOut.inc(),
     append: (seconds: number) => m.appendSeconds.observe(seconds),
-    modelRequest: (ok: boolean, retries: number, usage?: { promptTokens: number; completionTokens: number }) => {
+    modelRequest: (ok: boolean, retries: number, usage?: { promptTokens: number; completionTokens: number; cachedTokens?: number; cacheWriteTokens?: number }) => {
       m.modelRequests.inc({ outcome: ok ? 'ok' : 'error' });
       if (retries > 0) m.modelRetries.inc(retries);
       if (usage) {
         m.tokens.inc({ direction: 'in' }, usage.promptTokens);
         m.tokens.inc({ direction: 'out' }, usage.completionTokens);
+        if (usage.cachedTokens) m.cacheTokens.inc({ kind: 'read' }, usage.cachedTokens);
+        if (usage.cacheWriteTokens) m.cacheTokens.inc({ kind: 'write' }, usage.cacheWriteTokens);
       }
     },
     /** Reads turns, chunks, tokens, tool calls and server status off the bus. Returns the unsubscribe. */

@@ -202,8 +202,11 @@ describe('LlmClient against the model simulator', () => {
   it('reports a dropped stream and an unreachable provider as AGENT_ERROR', async () => {
     const dropped = await failureOf(client().complete(ask('[[len:6]] [[disconnect after=3]]')));
     expect(dropped).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'stream_interrupted' } });
+    // A server error inside the stream (OpenAI's `type: server_error`) is the provider failing, like a 500 answer.
     const midError = await failureOf(client().complete(ask('[[len:6]] [[error:500 after=2 message=overloaded]]')));
-    expect(midError).toMatchObject({ code: 'AGENT_ERROR', message: expect.stringContaining('overloaded') as unknown, details: { reason: 'stream_error' } });
+    expect(midError).toMatchObject({ code: 'AGENT_ERROR', message: expect.stringContaining('overloaded') as unknown, details: { reason: 'provider_error', status: 500 } });
+    const odd = await failureOf(client().complete(ask('[[len:6]] [[error:418 after=2 message=odd]]')));
+    expect(odd).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'stream_error' } });
     const closed = await startSimulator();
     const url = closed.url;
     await closed.close();

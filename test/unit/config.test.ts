@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ConfigError, exportConfigYaml, loadConfig, parseConfig, REDACTED } from '../../src/config/index.ts';
+import { createRedactor } from '../../src/config/redact.ts';
 
 const minimal = { llm: { model: 'm' } };
 
@@ -121,6 +122,20 @@ describe('config export', () => {
     expect(doc.mcpServers.fs.args).toEqual(['srv.js']);
     expect(doc.llm.model).toBe('m');
     expect(doc.server.auth.keys).toEqual([{ name: 'ci', key: REDACTED, scopes: ['chat', 'inspect'] }]);
+  });
+
+  it('hides llm.headers and every fallback\'s key and headers, in the export and in every output', () => {
+    const config = parseConfig({
+      llm: {
+        model: 'm', headers: { 'Helicone-Auth': 'Bearer gateway-secret', 'X-Team': 'team-secret-value' },
+        fallback: [{ provider: 'anthropic', model: 'claude-x', apiKey: 'fallback-key-secret', headers: { 'X-Proxy': 'proxy-secret-value' } }],
+      },
+    });
+    const doc = parse(exportConfigYaml(config)) as Record<string, any>;
+    expect(doc.llm.headers).toEqual({ 'Helicone-Auth': REDACTED, 'X-Team': REDACTED });
+    expect(doc.llm.fallback).toEqual([{ provider: 'anthropic', model: 'claude-x', apiKey: REDACTED, headers: { 'X-Proxy': REDACTED } }]);
+    const { redact } = createRedactor(config);
+    expect(redact('sent team-secret-value, fallback-key-secret and proxy-secret-value')).toBe(`sent ${REDACTED}, ${REDACTED} and ${REDACTED}`);
   });
 
   it('hides a bearer credential under an innocent key, whatever the case of its scheme', () => {

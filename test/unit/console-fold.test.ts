@@ -215,7 +215,7 @@ describe('the console fold', () => {
   it('handles every frame of the golden frame table', () => {
     const golden = JSON.parse(readFileSync(`${ROOT}test/golden/frames.json`, 'utf8')) as { frame: ConsoleFrame | null }[];
     const frames = golden.flatMap((g) => (g.frame ? [g.frame] : []));
-    expect(new Set(frames.map((f) => f.event))).toEqual(new Set(['userMessage', 'toolCall', 'toolResult', 'response', 'error', 'conversationReset', 'contextCompacted', 'thinking', 'chunk', 'hello']));
+    expect(new Set(frames.map((f) => f.event))).toEqual(new Set(['userMessage', 'reasoning', 'toolCall', 'toolResult', 'response', 'error', 'conversationReset', 'contextCompacted', 'thinking', 'chunk', 'hello']));
     for (const frame of frames) expect(fold(initialState, frame), frame.event).not.toBe(initialState);
   });
 });

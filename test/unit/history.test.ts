@@ -227,3 +227,23 @@ describe('history projection of queued messages', () => {
       .then([u('x'), a('', [call('c1')]), tool('c1', 'real'), a('done')]);
   });
 });
+
+describe('reasoning', () => {
+  const thought = (text: string, turnId = 't1'): DomainEvent => ({ v: 3, type: 'reasoning', turnId, model: 'm', api: 'messages', text, replay: [{ type: 'thinking', thinking: text, signature: 'sig' }] });
+
+  it('goes with the assistant message it preceded, and with no other', () => {
+    const history = projectHistory([userMsg('hi'), thought('call echo'), asked('t1', call('c1')), toolResult('c1', 'ok'), thought('answer now'), replied('done'), userMsg('again'), replied('plain')]);
+    const assistants = history.filter((m) => m.role === 'assistant');
+    expect(assistants.map((m) => m.reasoning?.text)).toEqual(['call echo', 'answer now', undefined]);
+    expect(assistants[0]).toMatchObject({ toolCalls: [call('c1')], reasoning: { api: 'messages', replay: [{ type: 'thinking', thinking: 'call echo', signature: 'sig' }] } });
+  });
+
+  it('is forgotten by a reset or a new user message before any step took it', () => {
+    const history = projectHistory([userMsg('hi'), thought('lost'), reset, userMsg('fresh'), replied('ok')]);
+    expect(history.at(-1)).toEqual({ role: 'assistant', content: 'ok' });
+    const preview = createHistory();
+    preview.apply(userMsg('hi'));
+    preview.apply(thought('kept'));
+    expect(preview.preview([replied('done')])?.[0]).toMatchObject({ reasoning: { text: 'kept' } });
+  });
+});

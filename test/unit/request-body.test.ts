@@ -1,7 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { toOpenAiMessage, toOpenAiTools } from '../../src/llm/messages.ts';
-import { createBodyEncoder, MAX_KEPT_BYTES, type BodyParams } from '../../src/llm/request-body.ts';
+import type { RequestSpec } from '../../src/llm/adapter.ts';
+import { createChatEncoder } from '../../src/llm/chat-adapter.ts';
+import { MAX_KEPT_BYTES } from '../../src/llm/request-body.ts';
 import type { ChatMessage, ToolDefinition } from '../../src/llm/types.ts';
+
+type BodyParams = RequestSpec & { temperature?: number };
+
+/** The streamed chat body encoder; one per temperature (the adapter's option). */
+function createBodyEncoder(): (params: BodyParams) => Buffer {
+  const encoders = new Map<number | undefined, (request: RequestSpec) => Buffer>();
+  return (params) => {
+    let encode = encoders.get(params.temperature);
+    if (!encode) encoders.set(params.temperature, (encode = createChatEncoder({ stream: true, temperature: params.temperature })));
+    return encode(params);
+  };
+}
 
 /** The body as the openai SDK would stringify it from `chat.completions.create` params. */
 function sdkBody({ model, messages, tail = [], tools, temperature }: BodyParams): string {

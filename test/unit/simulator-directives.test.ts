@@ -31,6 +31,7 @@ describe('parseDirectives', () => {
 
   it('takes everything up to "]]" as the reply text', () => {
     expect(parseDirectives('[[reply:Hello, big world!]]').directives).toEqual([{ kind: 'reply', text: 'Hello, big world!' }]);
+    expect(parseDirectives('[[reasoning:First, look. Then act.]] go').directives).toEqual([{ kind: 'reasoning', text: 'First, look. Then act.' }]);
   });
 
   it('leaves unknown [[names]] as text', () => {

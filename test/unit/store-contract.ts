@@ -16,6 +16,7 @@ export const user = (content: string, turnId = 't1'): SessionEvent => ({ v: 3, t
 /** Events of every kind, with every optional field, to check that they round-trip unchanged. */
 export const sampleEvents: SessionEvent[] = [
   { v: 3, type: 'userMessage', turnId: 't1', content: 'hi ✓', image: { mimeType: 'image/png', base64: 'iVBORw0KGgo=' } },
+  { v: 3, type: 'reasoning', turnId: 't1', model: 'm', api: 'messages', text: 'Echo it.', replay: [{ type: 'thinking', thinking: 'Echo it.', signature: 'c2ln' }] },
   {
     v: 3, type: 'assistantStep', turnId: 't1', text: '', model: 'm',
     toolCalls: [{ id: 'c1', name: 'echo', arguments: '{"x":1}' }],

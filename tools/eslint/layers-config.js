@@ -51,6 +51,7 @@ export const LAYERS = {
     'uWebSockets.js': ['httpEngine'],
     ws: ['httpEngine'],
     openai: ['llm'],
+    '@anthropic-ai/sdk': ['llm'],
     '@modelcontextprotocol/sdk/client': ['tools'],
     '@modelcontextprotocol/sdk/server': ['mcpFace'],
     '@modelcontextprotocol/server': ['mcpFace'],

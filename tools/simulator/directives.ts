@@ -5,7 +5,7 @@
  *   directive := "[[" NAME [ ":" VALUE ] { SP ( KEY "=" WORD | JSON-OBJECT ) } "]]"
  *
  * NAME is one of the names below; any other `[[...]]` is ordinary text. VALUE and WORD are runs
- * of characters other than whitespace and `]` (for `reply`, VALUE is everything up to `]]`).
+ * of characters other than whitespace and `]` (for `reply` and `reasoning`, VALUE is everything up to `]]`).
  * JSON-OBJECT is a balanced `{...}` (strings may hold brackets). Directives are removed from the
  * text the echo reply repeats.
  *
@@ -21,6 +21,8 @@
  *   [[disconnect after=K]]    drop the connection after K pieces (default half of them)
  *   [[len:N]]                 reply with N filler pieces
  *   [[reply:TEXT]]            reply with exactly TEXT
+ *   [[reasoning:TEXT]]        reason TEXT before every answer of the turn (reasoning_content on chat,
+ *                             a reasoning item on responses, a signed thinking block on messages)
  *   [[ttft:MS]]               delay the first piece by MS ms
  *   [[rate:TPS]]              stream TPS pieces per second
  *   [[argchunk:CHARS]]        stream tool arguments in deltas of CHARS characters
@@ -39,6 +41,7 @@ export type Directive =
   | { kind: 'disconnect'; afterTokens?: number }
   | { kind: 'len'; tokens: number }
   | { kind: 'reply'; text: string }
+  | { kind: 'reasoning'; text: string }
   | { kind: 'ttft'; ms: number }
   | { kind: 'rate'; tokensPerSec: number }
   | { kind: 'argchunk'; chars: number }
@@ -55,7 +58,7 @@ export interface ParsedText {
   rest: string;
 }
 
-const NAMES = new Set(['tool', 'loop', 'badjson', 'error', 'stall', 'disconnect', 'len', 'reply', 'ttft', 'rate', 'argchunk', 'image', 'window']);
+const NAMES = new Set(['tool', 'loop', 'badjson', 'error', 'stall', 'disconnect', 'len', 'reply', 'reasoning', 'ttft', 'rate', 'argchunk', 'image', 'window']);
 
 interface RawDirective {
   name: string;
@@ -96,7 +99,7 @@ function scan(text: string, start: number): RawDirective | undefined {
   if (!/[:\s\]]/.test(text[i] ?? '')) return undefined;
   let value: string | undefined;
   if (text[i] === ':') {
-    const end = name === 'reply' ? text.indexOf(']]', i) : wordEnd(text, i + 1);
+    const end = name === 'reply' || name === 'reasoning' ? text.indexOf(']]', i) : wordEnd(text, i + 1);
     if (end < 0) throw new DirectiveError(`unterminated [[${name}:...`);
     value = text.slice(i + 1, end);
     i = end;
@@ -213,6 +216,8 @@ function interpret(raw: RawDirective): Directive {
       return { kind: 'len', tokens: num(need('N'), 'N')! };
     case 'reply':
       return { kind: 'reply', text: need('TEXT') };
+    case 'reasoning':
+      return { kind: 'reasoning', text: need('TEXT') };
     case 'ttft':
       return { kind: 'ttft', ms: num(need('MS'), 'MS')! };
     case 'rate':

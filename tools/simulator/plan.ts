@@ -72,6 +72,9 @@ export function planReply(body: ChatRequestBody, failures: Map<string, number>, 
       case 'reply':
         text = d.text;
         break;
+      case 'reasoning':
+        reply.reasoning = d.text;
+        break;
       case 'ttft':
         reply.ttftMs = d.ms;
         break;

@@ -34,7 +34,7 @@ export function splitPieces(text: string): string[] {
   return text.match(/\s*\S+|\s+/g) ?? [];
 }
 
-function fillerText(tokens: number): string {
+export function fillerText(tokens: number): string {
   let text = '';
   for (let i = 0; i < tokens; i++) text += FILLER_PIECES[i % FILLER_PIECES.length]!;
   return text;
@@ -73,7 +73,7 @@ function usageJson(body: ChatRequestBody, completionTokens: number): string {
   return `{"prompt_tokens":${prompt},"completion_tokens":${completionTokens},"total_tokens":${prompt + completionTokens}}`;
 }
 
-function argPieces(args: string, size: number): string[] {
+export function argPieces(args: string, size: number): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i += size) out.push(args.slice(i, i + size));
   return out.length > 0 ? out : [''];
@@ -88,6 +88,8 @@ export function renderStream(body: ChatRequestBody, reply: Reply, ctx: RenderCon
   const envelope = `data: {"id":"${ctx.id}","object":"chat.completion.chunk","created":${ctx.created},"model":${JSON.stringify(body.model)},"system_fingerprint":"fp_simulator","choices":`;
   const prefix = envelope + '[{"index":0,"delta":';
   const pieces: string[] = [];
+  // Reasoning streams first, as DeepSeek and vLLM send it: `reasoning_content` beside the content.
+  for (const piece of splitPieces(reply.reasoning ?? '')) pieces.push(`${prefix}{"reasoning_content":${JSON.stringify(piece)}}${OPEN_END}`);
   if (reply.toolCalls && reply.toolCalls.length > 0) {
     reply.toolCalls.forEach((call, index) => {
       const id = JSON.stringify(callId(reply, index, ctx));
@@ -125,6 +127,10 @@ export function renderCompletion(body: ChatRequestBody, reply: Reply, ctx: Rende
     completionTokens = reply.text === undefined ? (reply.tokens ?? 0) : splitPieces(content).length;
   }
   const message: Record<string, unknown> = { role: 'assistant', content, refusal: null };
+  if (reply.reasoning) {
+    message['reasoning_content'] = reply.reasoning;
+    completionTokens += splitPieces(reply.reasoning).length;
+  }
   if (calls.length > 0) {
     message['tool_calls'] = calls.map((call, index) => ({
       id: callId(reply, index, ctx),

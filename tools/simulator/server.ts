@@ -1,14 +1,18 @@
 /**
- * The model simulator's HTTP face (node:http, no framework): an OpenAI Chat Completions–compatible
- * endpoint whose answers are scripted per request (see directives.ts and plan.ts), so many clients
- * can share one simulator. Nothing is logged per request; every instance owns its own state.
+ * The model simulator's HTTP face (node:http, no framework): OpenAI Chat Completions, OpenAI
+ * Responses and Anthropic Messages endpoints whose answers are scripted per request (see
+ * directives.ts and plan.ts), so many clients can share one simulator. A Responses or Messages
+ * request is read into the chat shape (wire-*.ts), planned the same way, and answered in its own
+ * API's words. Nothing is logged per request; every instance owns its own state.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { DirectiveError } from './directives.ts';
 import { planReply, windowOf } from './plan.ts';
 import { contextOverflowJson, errorJson, promptTokens, renderCompletion, renderStream, type RenderContext } from './render.ts';
 import { afterDelay, pumpStream, type ActiveSet, type Pacing } from './stream.ts';
-import type { ChatRequestBody, RecordedRequest, Reply, Simulator, SimulatorOptions } from './types.ts';
+import type { ChatRequestBody, RecordedRequest, Reply, SimApi, Simulator, SimulatorOptions } from './types.ts';
+import { badMessagesBody, MessagesCache, messagesErrorJson, messagesOverflowJson, messagesStream, messagesToChat, messagesWhole, thinkingProblem, type MessagesBody } from './wire-messages.ts';
+import { badResponsesBody, responsesOverflowJson, responsesStream, responsesToChat, responsesWhole, type ResponsesBody } from './wire-responses.ts';
 
 const JSON_HEADERS = { 'Content-Type': 'application/json' };
 
@@ -17,9 +21,23 @@ function sendJson(res: ServerResponse, status: number, body: string, extra?: Rec
   res.end(body);
 }
 
-function sendError(res: ServerResponse, status: number, message?: string, retryAfterSec?: number): void {
-  sendJson(res, status, errorJson(status, message), retryAfterSec === undefined ? undefined : { 'Retry-After': String(retryAfterSec) });
+function sendError(res: ServerResponse, status: number, message?: string, retryAfterSec?: number, api: SimApi = 'chat'): void {
+  const body = api === 'messages' ? messagesErrorJson(status, message) : errorJson(status, message);
+  sendJson(res, status, body, retryAfterSec === undefined ? undefined : { 'Retry-After': String(retryAfterSec) });
 }
+
+/** The request of `api` in the chat shape, or why it is malformed. */
+function readRequest(api: SimApi, body: unknown): ChatRequestBody | string {
+  if (api === 'responses') return badResponsesBody(body) ?? responsesToChat(body as ResponsesBody);
+  if (api === 'messages') return badMessagesBody(body) ?? messagesToChat(body as MessagesBody);
+  return isChatBody(body) ? body : 'Request needs "model" (string) and "messages" (array of {role}) (simulator).';
+}
+
+const ROUTES: Record<string, SimApi> = {
+  '/v1/chat/completions': 'chat', '/chat/completions': 'chat',
+  '/v1/responses': 'responses', '/responses': 'responses',
+  '/v1/messages': 'messages', '/messages': 'messages',
+};
 
 function readBody(req: IncomingMessage, done: (text: string) => void): void {
   const chunks: Buffer[] = [];
@@ -50,32 +68,35 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   });
   let served = 0;
 
-  const chat = (req: IncomingMessage, res: ServerResponse, path: string, text: string): void => {
-    let body: unknown;
+  const caches = new MessagesCache();
+  const serve = (api: SimApi, req: IncomingMessage, res: ServerResponse, path: string, text: string): void => {
+    const fail = (status: number, message?: string, retryAfterSec?: number) => sendError(res, status, message, retryAfterSec, api);
+    let raw: unknown;
     try {
-      body = JSON.parse(text);
+      raw = JSON.parse(text);
     } catch {
-      return sendError(res, 400, 'Request body is not valid JSON (simulator).');
+      return fail(400, 'Request body is not valid JSON (simulator).');
     }
-    if (!isChatBody(body)) return sendError(res, 400, 'Request needs "model" (string) and "messages" (array of {role}) (simulator).');
-    if (record) requests.push({ path, headers: req.headers, body });
-    if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) return sendError(res, 401);
+    const body = readRequest(api, raw);
+    if (typeof body === 'string') return fail(400, body);
+    if (record) requests.push({ path, headers: req.headers, body, api, raw: raw as Record<string, unknown> });
+    if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}` && (api !== 'messages' || req.headers['x-api-key'] !== options.apiKey)) return fail(401);
     const window = windowOf(body.messages) ?? options.contextWindow;
-    if (window !== undefined) {
-      const tokens = promptTokens(body.messages, body.tools);
-      if (tokens > window) return sendJson(res, 400, contextOverflowJson(window, tokens));
+    const tokens = promptTokens(body.messages, body.tools);
+    if (window !== undefined && tokens > window) {
+      return sendJson(res, 400, api === 'messages' ? messagesOverflowJson(window, tokens) : api === 'responses' ? responsesOverflowJson() : contextOverflowJson(window, tokens));
     }
     let reply: Reply;
     try {
       reply = options.script?.(body) ?? planReply(body, failures, options.replyTokens);
     } catch (e) {
-      if (e instanceof DirectiveError) return sendError(res, 400, `simulator: ${e.message}`);
-      return sendError(res, 500, `simulator script failed: ${e instanceof Error ? e.message : String(e)}`);
+      if (e instanceof DirectiveError) return fail(400, `simulator: ${e.message}`);
+      return fail(500, `simulator script failed: ${e instanceof Error ? e.message : String(e)}`);
     }
+    const thinking = api === 'messages' ? thinkingProblem(raw as MessagesBody, reply.reasoning) : undefined;
+    if (thinking) return fail(400, thinking);
     const stream = body.stream === true;
-    if (reply.error && (!stream || reply.error.afterTokens === undefined)) {
-      return sendError(res, reply.error.status, reply.error.message, reply.error.retryAfterSec);
-    }
+    if (reply.error && (!stream || reply.error.afterTokens === undefined)) return fail(reply.error.status, reply.error.message, reply.error.retryAfterSec);
     let step = 0;
     for (const m of body.messages) if (m.role === 'assistant') step++;
     const ctx: RenderContext = {
@@ -88,9 +109,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const pacing: Pacing = { ttftMs: reply.ttftMs ?? ttftMs, tokensPerSec: reply.tokensPerSec ?? tokensPerSec };
     if (reply.stall) pacing.stall = reply.stall;
     if (reply.disconnect) pacing.disconnect = reply.disconnect;
-    if (stream) return pumpStream(res, renderStream(body, reply, ctx), pacing, active);
+    const encrypted = api === 'responses' && ((raw as ResponsesBody).include ?? []).includes('reasoning.encrypted_content');
+    const cached = api === 'messages' ? caches.usage(raw as MessagesBody, body, tokens) : undefined;
+    if (stream) {
+      const frames = cached ? messagesStream(body, reply, ctx, cached) : api === 'responses' ? responsesStream(body, reply, ctx, tokens, encrypted) : renderStream(body, reply, ctx);
+      return pumpStream(res, frames, pacing, active);
+    }
     // Non-streaming answers wait ttft + stall, then arrive whole (no per-piece pacing).
-    const payload = renderCompletion(body, reply, ctx);
+    const payload = cached ? messagesWhole(body, reply, ctx, cached) : api === 'responses' ? responsesWhole(body, reply, ctx, tokens, encrypted) : renderCompletion(body, reply, ctx);
     afterDelay(res, pacing.ttftMs + (reply.stall?.ms ?? 0), active, () => {
       if (reply.disconnect) res.destroy();
       else sendJson(res, 200, payload);
@@ -101,8 +127,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
-    if (req.method === 'POST' && (path === '/v1/chat/completions' || path === '/chat/completions')) {
-      readBody(req, (text) => chat(req, res, path, text));
+    const api = req.method === 'POST' ? ROUTES[path] : undefined;
+    if (api) {
+      readBody(req, (text) => serve(api, req, res, path, text));
     } else if (req.method === 'GET' && (path === '/v1/models' || path === '/models')) {
       sendJson(res, 200, modelsBody);
     } else {

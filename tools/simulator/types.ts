@@ -1,7 +1,8 @@
 /**
- * Shapes of the model simulator: the parts of the OpenAI Chat Completions wire format it reads,
- * the scripted reply it produces, and its options. The simulator never imports `openai`
- * (only src/llm does), so the wire shapes are declared here, loosely, as a server sees them.
+ * Shapes of the model simulator: the parts of the OpenAI Chat Completions wire format it reads
+ * (the Responses and Messages wires are read into the same shape, see wire-*.ts), the scripted
+ * reply it produces, and its options. The simulator never imports `openai` (only src/llm does),
+ * so the wire shapes are declared here, loosely, as a server sees them.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
@@ -36,11 +37,18 @@ export interface ChatRequestBody {
   [key: string]: unknown;
 }
 
-/** One chat completion request the simulator received, in arrival order. */
+/** The model APIs the simulator speaks. */
+export type SimApi = 'chat' | 'responses' | 'messages';
+
+/** One model request the simulator received, in arrival order. */
 export interface RecordedRequest {
   path: string;
   headers: IncomingHttpHeaders;
+  /** The request in the Chat Completions shape (Responses and Messages requests are read into it). */
   body: ChatRequestBody;
+  api: SimApi;
+  /** The body as it came, in its API's own shape. */
+  raw: Record<string, unknown>;
 }
 
 export interface ScriptedToolCall {
@@ -84,6 +92,8 @@ export interface Reply {
   toolArgChunkChars?: number;
   /** Overrides the finish reason ("stop" for text, "tool_calls" for tool calls). */
   finishReason?: string;
+  /** What the model reasons before it answers (streamed first, in each API's own form). */
+  reasoning?: string;
 }
 
 /** Whether a streaming answer ends with a usage chunk. */
@@ -126,6 +136,6 @@ export interface Simulator {
   port: number;
   /** Ends every open stream and connection, then stops listening. */
   close(): Promise<void>;
-  /** Chat completion requests received, oldest first (empty when `record` is false). */
+  /** Model requests received (every API), oldest first (empty when `record` is false). */
   requests: RecordedRequest[];
 }

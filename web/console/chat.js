@@ -110,6 +110,8 @@ function entry(item, answer, elicit) {
       return el('li', { className: 'note', textContent: '— conversation reset —' });
     case 'compaction':
       return compactionEntry(item);
+    case 'reasoning':
+      return el('li', { className: 'compaction reasoning' }, el('details', {}, el('summary', { textContent: `Reasoning (${item.model})` }), el('p', { className: 'summary-text', textContent: item.text })));
   }
 }
 

@@ -167,6 +167,11 @@ export function foldSession(view, frame) {
       items = put(items, { ...call, toolName: call.toolName || d.toolName, serverId: call.serverId || d.serverId, outcome: { success: d.success, result: d.result, durationMs: d.durationMs } });
       break;
     }
+    case 'reasoning': {
+      const d = frame.data;
+      items = put(items, { kind: 'reasoning', key: `reasoning:${d.seq}`, order: d.seq, text: d.text, model: d.model });
+      break;
+    }
     case 'conversationReset':
       items = put(items, { kind: 'reset', key: `reset:${frame.data.seq}`, order: frame.data.seq });
       break;

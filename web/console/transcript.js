@@ -57,9 +57,10 @@ import { foldSession } from './session-fold.js';
  * @typedef {{ kind: 'tool', key: string, order: number, callId: string, toolName: string, serverId: string, args: unknown, approval?: Approval, elicitations?: Elicitation[], outcome?: ToolOutcome }} ToolItem
  * @typedef {{ kind: 'error', key: string, order: number, code: string, message: string }} ErrorItem
  * @typedef {{ kind: 'reset', key: string, order: number }} ResetItem
+ * @typedef {{ kind: 'reasoning', key: string, order: number, text: string, model: string }} ReasoningItem  what the model reasoned before a step
  * @typedef {AgentFrameData['contextCompacted']} CompactedData
  * @typedef {{ kind: 'compaction', key: string, order: number, method: CompactedData['method'], trigger: CompactedData['trigger'], upToSeq: number, tokensBefore: number, tokensAfter: number, summary?: string, usage?: CompactedData['usage'] }} CompactionItem
- * @typedef {UserItem | AssistantItem | ToolItem | ErrorItem | ResetItem | CompactionItem} Item
+ * @typedef {UserItem | AssistantItem | ToolItem | ErrorItem | ResetItem | CompactionItem | ReasoningItem} Item
  */
 
 /**

@@ -7,6 +7,7 @@
  *   backpressure (relay.ts `streamReply`), with a `Content-Disposition` file name. A session with no
  *   log answers 200 with an empty body, as its history answers 200 with no events, unless principals
  *   are configured: then it is 404 SESSION_NOT_FOUND, as for every session route (src/auth/ownership.ts).
+ *   The model's `reasoning` events are left out (their seqs are skipped) unless `?reasoning=true`.
  * - `POST /api/sessions/import` takes an export (`Content-Type: application/x-ndjson`, at most
  *   `server.limits.maxImportBytes`), checks every line before anything is stored (a bad one: 400
  *   naming it, and no session), and creates a new session with the whole log in one store call.
@@ -34,6 +35,10 @@ export interface SessionTransferRoutesDeps {
 
 const FORMAT = 'NDJSON: one stored event per line, {"seq":N,"ts":"<ISO time>","event":{"v":2,"type":...}} (docs/sessions.md: Export, import, fork)';
 
+const exportQuery = ownerQuery.extend({
+  reasoning: z.enum(['true', 'false']).optional().describe('`true`: keep the model\'s `reasoning` events (left out by default)'),
+});
+
 const forkSchema = z.object({
   seq: z.number().int().min(1).describe('The last event of the source the new session keeps (1 to its lastSeq)'),
 });
@@ -54,17 +59,18 @@ export function sessionTransferRoutes(deps: SessionTransferRoutesDeps): Route[] 
       method: 'GET',
       path: '/api/sessions/:sessionId/export',
       summary: 'The stored log of a session as NDJSON',
-      doc: { contentType: TRANSFER_MEDIA_TYPE, contentDescription: FORMAT, query: ownerQuery, errors: ['INVALID_REQUEST', 'SESSION_NOT_FOUND', 'FORBIDDEN'] },
+      doc: { contentType: TRANSFER_MEDIA_TYPE, contentDescription: FORMAT, query: exportQuery, errors: ['INVALID_REQUEST', 'SESSION_NOT_FOUND', 'FORBIDDEN'] },
       async handler({ params, query, bus, sessions }) {
         const { sessionId } = sessionParams(params);
-        const key = sessions.key(sessionId, parseQuery(ownerQuery, query).owner);
+        const asked = parseQuery(exportQuery, query);
+        const key = sessions.key(sessionId, asked.owner);
         const { events } = await bus.execute('agent.exportSession', { sessionId: key }, { sessionId: key });
         await ensureFound(events.length > 0, key, sessions, bus);
         return {
           contentType: TRANSFER_MEDIA_TYPE,
           headers: { 'Content-Disposition': exportDisposition(sessionId), 'Cache-Control': 'no-store' },
           body: undefined,
-          stream: transferPieces(events),
+          stream: transferPieces(asked.reasoning === 'true' ? events : events.filter((e) => e.event.type !== 'reasoning')),
         };
       },
     },

@@ -1,0 +1,88 @@
+/**
+ * The seam between the model port's request loop (client.ts) and one model API: how a request is
+ * written, where it goes, and how the API's answer (a stream of events, or one document) becomes a
+ * ModelStep. One adapter per API: chat-adapter.ts, responses-adapter.ts, messages-adapter.ts.
+ *
+ * Contracts:
+ * - `encode` is called once per request (retries send the same bytes); it may keep work per
+ *   messages array (request-body.ts).
+ * - A folder takes the stream's events in order and calls `onText` with every text delta, then
+ *   `build` gives the step; `size` counts reply characters so far (text and tool arguments).
+ *   An API error carried inside the stream is thrown from `add` as the SDK's APIError.
+ * - `whole` turns a non-streamed answer into the same step a stream of it would give.
+ * - Reasoning comes back as `step.reasoning` tagged with the adapter's api; an adapter sends
+ *   reasoning back (`replay`) only when its api wrote it.
+ */
+import type { ModelApi, ModelStep, ToolDefinition, ChatMessage, Usage } from './types.ts';
+
+/** What one request asks, as the adapter writes it. */
+export interface RequestSpec {
+  model: string;
+  messages: readonly ChatMessage[];
+  tail?: readonly ChatMessage[] | undefined;
+  tools: ToolDefinition[];
+  maxTokens?: number | undefined;
+}
+
+export interface StepFolder {
+  add(event: unknown): void;
+  readonly size: number;
+  build(newId: () => string): ModelStep;
+}
+
+export interface Adapter {
+  readonly api: ModelApi;
+  /** Path under the base URL, e.g. `/chat/completions`. */
+  readonly path: string;
+  /** Headers of every request (null removes one the SDK would send). */
+  readonly headers: Record<string, string | null>;
+  readonly stream: boolean;
+  encode(request: RequestSpec): Buffer;
+  folder(onText: ((delta: string) => void) | undefined): StepFolder;
+  whole(body: unknown, newId: () => string): ModelStep;
+}
+
+/** How every adapter is set up (from the llm config of its model). */
+export interface AdapterOptions {
+  stream: boolean;
+  temperature?: number | undefined;
+  /** Prompt-cache breakpoints (messages). */
+  cache: boolean;
+  reasoning?: { effort?: 'minimal' | 'low' | 'medium' | 'high' | undefined; budgetTokens?: number | undefined } | undefined;
+  /** `max_tokens` when the request names none and the API needs one (messages). */
+  maxOutputTokens: number;
+  /** The key, for APIs that take it in their own header (messages: `x-api-key`). */
+  apiKey: string;
+}
+
+/** Thrown when the caller's `onText` throws, so the client can hand back the caller's own error. */
+export class TextCallbackError extends Error {
+  constructor(readonly inner: unknown) {
+    super('onText threw');
+  }
+}
+
+/** Calls `onText`, wrapping what it throws in TextCallbackError. */
+export function emitText(onText: ((delta: string) => void) | undefined, text: string): void {
+  if (onText === undefined || text === '') return;
+  try {
+    onText(text);
+  } catch (e) {
+    throw new TextCallbackError(e);
+  }
+}
+
+/** A usage record from its parts (cache figures only when the provider gave them). */
+export function usageOf(promptTokens: number, completionTokens: number, cachedTokens?: number, cacheWriteTokens?: number): Usage {
+  const usage: Usage = { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
+  if (cachedTokens) usage.cachedTokens = cachedTokens;
+  if (cacheWriteTokens) usage.cacheWriteTokens = cacheWriteTokens;
+  return usage;
+}
+
+/** `"key":value` pairs after a body's fixed part, for the optional keys set. */
+export function optionalKeys(keys: Record<string, unknown>): string {
+  let out = '';
+  for (const [key, value] of Object.entries(keys)) if (value !== undefined) out += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
+  return out;
+}

@@ -1,0 +1,39 @@
+import { APIError } from 'openai';
+import { describe, expect, it } from 'vitest';
+import { createSseReader } from '../../src/llm/sse.ts';
+
+/** Everything `text` yields when fed in pieces of `size` bytes. */
+function read(text: string, size = 1): unknown[] {
+  const events: unknown[] = [];
+  const reader = createSseReader((e) => events.push(e));
+  const bytes = Buffer.from(text);
+  for (let i = 0; i < bytes.length; i += size) reader.push(bytes.subarray(i, i + size));
+  reader.end();
+  return events;
+}
+
+describe('the lean SSE reader', () => {
+  it('yields each event\'s data, parsed, however the bytes are cut (multi-byte characters too)', () => {
+    const text = 'data: {"a":"ü✓"}\n\nevent: content_block_delta\ndata: {"b":2}\n\n: a comment\n\ndata: {"c":\ndata: 3}\n\n';
+    for (const size of [1, 2, 3, 7, 1000]) expect(read(text, size)).toEqual([{ a: 'ü✓' }, { b: 2 }, { c: 3 }]);
+  });
+
+  it('reads CRLF and CR line ends, even split between chunks, and a last event without its blank line', () => {
+    expect(read('data: {"a":1}\r\n\r\ndata:{"b":2}\r\rdata: {"c":3}', 1)).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
+  });
+
+  it('stops at data: [DONE]', () => {
+    const events: unknown[] = [];
+    const reader = createSseReader((e) => events.push(e));
+    reader.push(Buffer.from('data: {"a":1}\n\ndata: [DONE]\n\ndata: {"late":true}\n\n'));
+    reader.end();
+    expect(events).toEqual([{ a: 1 }]);
+    expect(reader.done).toBe(true);
+  });
+
+  it('throws an event that carries an error as the SDK\'s APIError, and bad JSON as a SyntaxError', () => {
+    expect(() => read('data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n', 1000)).toThrow(APIError);
+    expect(() => read('data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n', 1000)).toThrow(/Overloaded/);
+    expect(() => read('data: {nope}\n\n', 1000)).toThrow(SyntaxError);
+  });
+});
