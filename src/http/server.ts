@@ -13,14 +13,14 @@ import { selected, type EngineName } from './engine/index.ts';
 import { withInject, type Inject } from './engine/inject.ts';
 import { createHostCheck } from './host-check.ts';
 import { createInspectWs } from './inspect-ws.ts';
-import { createLimits, type Limits } from './limits.ts';
+import { connectionGate, createLimits, type Limits } from './limits.ts';
 import { createMcpEndpoint } from './mcp-endpoint.ts';
 import { createA2aFace } from '../a2a-face/index.ts';
 import { cardFor, createA2aEndpoint } from './routes/a2a-routes.ts';
 import { createRestHandler } from './rest.ts';
 import type { Route } from './route.ts';
 import { createRouter } from './router.ts';
-import { createClientIp } from './ip.ts';
+import { createClientIp, trustedSet } from './ip.ts';
 import { createWsGateway, type SessionInterest } from './ws-gateway.ts';
 
 export interface FrontEndDeps {
@@ -66,9 +66,10 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const { config, log } = deps;
   const limitsConfig = config.server.limits;
   const { engine, fallback } = selected;
-  const app = withInject(engine.createApp());
-  const cors = createCors(config.server.cors);
   const limits = deps.limits ?? createLimits(limitsConfig, deps.clock);
+  const trusted = trustedSet(config.server.trustedProxies);
+  const app = withInject(engine.createApp({ connections: connectionGate(limits.httpConnections, (address) => trusted.has(address)) }));
+  const cors = createCors(config.server.cors);
   const hosts = createHostCheck(config.server.allowedHosts);
   const clientIp = createClientIp(config.server.trustedProxies);
   let closing = false;
@@ -110,6 +111,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     sessionsOf,
     limits,
     maxPayloadBytes: limitsConfig.maxBodyBytes,
+    slowReaderMs: limitsConfig.slowReaderMs,
     ids: deps.ids,
     ...(deps.interest && { interest: deps.interest }),
   }) : undefined;

@@ -19,6 +19,7 @@ import { textTooDeep } from '../json-depth.ts';
 import { errorReply, send, watchAbort } from './respond.ts';
 import { replaySession } from './replay.ts';
 import { resolveAttachments } from './attach.ts';
+import { watchSlowReaders } from './slow-readers.ts';
 
 export interface Connection {
   id: string;
@@ -52,12 +53,11 @@ export interface GatewayDeps {
   sessionsOf: SessionsOf;
   limits: Limits;
   maxPayloadBytes: number;
+  /** How long a reader may leave its buffer full before it is closed (1008). */
+  slowReaderMs: number;
   ids: () => string;
   interest?: SessionInterest;
 }
-
-/** How often connections are checked for readers that fell too far behind. */
-const SWEEP_MS = 500;
 
 /** Topic of a session's events; every connection is on `default` and on `ALL` (server-wide events). */
 export const sessionTopic = (sessionId: string) => `s:${sessionId}`;
@@ -252,16 +252,10 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
   // Frames: up to the limit they are served; past it (up to twice it, which the engine still reads) the
   // connection is closed with 1009 and a reason; the engine itself refuses anything larger (uWS cuts the
   // connection: 1006; node closes it with 1009 and no reason).
-  // Slow readers: one more than `slowBytes` behind is closed with 1008 and a reason by the sweep
-  // below, long before the engine would start dropping frames at `maxBackpressure`.
+  // Slow readers (one more than `slowBytes` behind, or whose buffer stays full for `slowReaderMs`) are
+  // closed with 1008 and a reason, long before the engine would start dropping frames at `maxBackpressure`.
   const slowBytes = Math.max(deps.maxPayloadBytes, 1024 * 1024);
-  const sweep = setInterval(() => {
-    for (const ws of open) {
-      const behind = ws.getBufferedAmount();
-      if (behind > slowBytes) ws.end(1008, `slow consumer: ${behind} bytes unread`);
-    }
-  }, SWEEP_MS);
-  sweep.unref();
+  const slowReaders = watchSlowReaders(() => open, { maxBytes: slowBytes, maxMs: deps.slowReaderMs, clock: deps.clock });
 
   const behavior: WebSocketBehavior<Connection> = {
     maxPayloadLength: 2 * deps.maxPayloadBytes,
@@ -303,7 +297,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     /** Closes every connection with 1001 (going away). */
     closeAll(): void {
       for (const ws of open) ws.end(1001, 'server shutting down');
-      clearInterval(sweep);
+      slowReaders.stop();
       unsubscribeBus();
     },
   };

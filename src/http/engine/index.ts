@@ -13,6 +13,7 @@ import type { Engine, EngineApp, EngineName } from './types.ts';
 import { loadUws } from './uws.ts';
 
 export type * from './types.ts';
+export { addressText, formatIp } from './address.ts';
 
 export interface EngineSelection {
   engine: Engine;

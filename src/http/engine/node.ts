@@ -20,10 +20,11 @@
  *   line; SO_REUSEPORT in node's `listen` exists only from 22.12/23.1 on).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { isIPv4, type AddressInfo, type Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket as WsSocket } from 'ws';
-import type { Engine, EngineApp, HttpHandler, HttpRequest, HttpResponse, RecognizedString, UpgradeContext, WebSocket, WebSocketBehavior } from './types.ts';
+import { addressBytes as addressToBytes, addressText } from './address.ts';
+import type { Engine, EngineApp, EngineOptions, HttpHandler, HttpRequest, HttpResponse, RecognizedString, UpgradeContext, WebSocket, WebSocketBehavior } from './types.ts';
 
 /** uWS's defaults for what a behavior leaves out. */
 const DEFAULT_MAX_PAYLOAD = 16 * 1024;
@@ -31,8 +32,10 @@ const DEFAULT_IDLE_TIMEOUT_S = 120;
 const DEFAULT_MAX_BACKPRESSURE = 64 * 1024;
 /** uWS keeps an idle keep-alive connection for 10 s. */
 const KEEP_ALIVE_MS = 10_000;
+/** How long a WebSocket closed by us may take to answer the close frame before its connection is cut. */
+const CLOSE_GRACE_MS = 2_000;
 
-export const nodeEngine: Engine = { name: 'node', label: 'node:http + ws', createApp: () => new NodeApp() };
+export const nodeEngine: Engine = { name: 'node', label: 'node:http + ws', createApp: (options) => new NodeApp(options) };
 
 type Bytes = string | Buffer;
 const toBytes = (chunk: RecognizedString): Bytes =>
@@ -44,28 +47,8 @@ const exactBuffer = (b: Buffer): ArrayBuffer =>
   b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? (b.buffer as ArrayBuffer) : (b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
 
 /** uWS's binary peer address (4 or 16 bytes) from node's text form. */
-export function addressBytes(address: string | undefined): ArrayBuffer {
-  if (!address) return new ArrayBuffer(0);
-  if (isIPv4(address)) return Uint8Array.from(address.split('.'), Number).buffer;
-  let text = address.split('%')[0]!;
-  let ipv4Tail: number[] | undefined; // ::ffff:1.2.3.4
-  const lastColon = text.lastIndexOf(':');
-  if (text.includes('.', lastColon)) {
-    ipv4Tail = text.slice(lastColon + 1).split('.').map(Number);
-    text = `${text.slice(0, lastColon + 1)}0:0`;
-  }
-  const [left = '', right] = text.split('::');
-  const groups = (s: string) => (s ? s.split(':').map((h) => parseInt(h, 16)) : []);
-  const head = groups(left);
-  const tail = right === undefined ? [] : groups(right);
-  const out = new Uint8Array(16);
-  [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail].forEach((g, i) => {
-    out[2 * i] = g >> 8;
-    out[2 * i + 1] = g & 0xff;
-  });
-  if (ipv4Tail) out.set(ipv4Tail, 12);
-  return out.buffer;
-}
+export const addressBytes = (address: string | undefined): ArrayBuffer => toArrayBuffer(addressToBytes(address));
+const toArrayBuffer = (b: Uint8Array): ArrayBuffer => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
 
 /** Routes by uWS pattern: exact paths first, then `/prefix/*` by longest prefix. */
 class Routes<T> {
@@ -316,6 +299,9 @@ class NodeSocket implements WebSocket<unknown> {
     if (this.closed) return;
     try {
       this.ws.close(code, shortMessage);
+      // A peer that does not read (a slow consumer) never answers: its connection goes after a grace.
+      const cut = setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS).unref();
+      this.ws.once('close', () => clearTimeout(cut));
     } catch {
       this.ws.terminate(); // a code or reason `ws` refuses
     }
@@ -341,10 +327,25 @@ class NodeApp implements EngineApp {
   private readonly topics = new Map<string, Set<NodeSocket>>();
   private readonly server: Server;
   private listening = false;
+  /** Gives an admitted connection back to the gate (once): when it closes, or becomes a WebSocket. */
+  private readonly releases = new WeakMap<Duplex, () => void>();
 
-  constructor() {
+  constructor({ connections }: EngineOptions = {}) {
     this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_MS }, (req, res) => this.request(req, new NodeResponse(req, res)));
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));
+    if (connections) {
+      this.server.on('connection', (socket: Socket) => {
+        const address = addressText(socket.remoteAddress);
+        if (!connections.open(address)) return void socket.destroy();
+        let counted = true;
+        const release = () => {
+          if (counted) connections.close(address);
+          counted = false;
+        };
+        socket.once('close', release);
+        this.releases.set(socket, release);
+      });
+    }
   }
 
   any(pattern: string, handler: HttpHandler): this {
@@ -406,6 +407,7 @@ class NodeApp implements EngineApp {
     }
     const accept = (userData: unknown) => {
       if (socket.destroyed) return;
+      this.releases.get(socket)?.(); // a WebSocket from now on: the front end counts it
       route.server.handleUpgrade(req, socket, head, (ws) => this.open(route, ws, socket, userData));
     };
     const res = new SocketResponse(socket, remoteAddress, accept);

@@ -118,9 +118,24 @@ export interface EngineApp {
   close(): void;
 }
 
+/**
+ * The front end's say over new HTTP connections (its per-IP cap), by peer address (text: see address.ts).
+ * An engine calls `open` once per TCP connection before it reads from it and closes the connection
+ * unanswered when it returns false; for each connection `open` admitted it calls `close` once, when the
+ * connection ends or becomes a WebSocket (WebSockets are counted by the front end itself).
+ */
+export interface ConnectionGate {
+  open(address: string): boolean;
+  close(address: string): void;
+}
+
+export interface EngineOptions {
+  connections?: ConnectionGate;
+}
+
 export interface Engine {
   name: EngineName;
   /** Human words for logs, e.g. `uWebSockets.js` or `node:http + ws`. */
   label: string;
-  createApp(): EngineApp;
+  createApp(options?: EngineOptions): EngineApp;
 }

@@ -9,7 +9,8 @@
 import { createRequire } from 'node:module';
 import type * as UwsModule from 'uWebSockets.js';
 import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import type { Engine, EngineApp } from './types.ts';
+import { countConnections } from './uws-connections.ts';
+import type { Engine, EngineApp, EngineOptions, WebSocketBehavior } from './types.ts';
 
 type Uws = typeof UwsModule;
 
@@ -27,18 +28,20 @@ export function loadUws(): Engine {
   if (typeof (uWS as { getParts?: unknown }).getParts !== 'function') {
     throw new Error('uWebSockets.js loaded its JS fallback, not the native addon');
   }
-  return { name: 'uws', label: 'uWebSockets.js', createApp: () => wrapApp(uWS, uWS.App()) };
+  return { name: 'uws', label: 'uWebSockets.js', createApp: (options) => wrapApp(uWS, uWS.App(), options) };
 }
 
-function wrapApp(uWS: Uws, app: TemplatedApp): EngineApp {
+function wrapApp(uWS: Uws, app: TemplatedApp, options: EngineOptions = {}): EngineApp {
   let listenSocket: us_listen_socket | undefined;
+  const counted = options.connections && countConnections(app, options.connections);
   const wrapped: EngineApp = {
     any(pattern, handler) {
-      app.any(pattern, handler);
+      app.any(pattern, counted ? counted.http(handler) : handler);
       return wrapped;
     },
     ws(pattern, behavior) {
-      app.ws(pattern, behavior as unknown as Parameters<TemplatedApp['ws']>[1]);
+      const served = counted ? counted.ws(behavior as WebSocketBehavior<unknown>) : behavior;
+      app.ws(pattern, served as unknown as Parameters<TemplatedApp['ws']>[1]);
       return wrapped;
     },
     publish: (topic, message) => app.publish(topic, message),
