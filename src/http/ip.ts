@@ -1,10 +1,8 @@
 import { isIP } from 'node:net';
-import { addressText, formatIp, type HttpRequest, type HttpResponse } from './engine/index.ts';
+import { addressText, type EngineRequest } from './engine/index.ts';
 
-export { formatIp };
-
-/** Reads a request's client address (before any await: `req` is only valid until then). */
-export type ClientIp = (res: HttpResponse, req: HttpRequest) => string;
+/** A request's client address. */
+export type ClientIp = (req: Pick<EngineRequest, 'remoteAddress' | 'headers'>) => string;
 
 /**
  * The client address of a request: the peer's, or — when the peer is one of `trustedProxies` (a load
@@ -14,10 +12,9 @@ export type ClientIp = (res: HttpResponse, req: HttpRequest) => string;
  */
 export function createClientIp(trustedProxies: readonly string[]): ClientIp {
   const trusted = trustedSet(trustedProxies);
-  return (res, req) => {
-    const peer = formatIp(res.getRemoteAddress());
+  return ({ remoteAddress: peer, headers }) => {
     if (!trusted.has(peer)) return peer;
-    return forwardedClient(req.getHeader('x-forwarded-for'), trusted) ?? peer;
+    return forwardedClient(headers['x-forwarded-for'] ?? '', trusted) ?? peer;
   };
 }
 
@@ -32,8 +29,8 @@ export function forwardedClient(header: string, trusted: ReadonlySet<string>): s
   return undefined;
 }
 
-/** An address in the engines' text form (as `formatIp` writes it); anything that is not an IP address as it is. */
+/** An address in the engines' text form (engine/address.ts); anything that is not an IP address as it is. */
 const normalizeIp = (ip: string): string => (isIP(ip) ? addressText(ip) : ip);
 
-/** The addresses of `server.trustedProxies`, in the engines' text form (as `formatIp` writes them). */
+/** The addresses of `server.trustedProxies`, in the engines' text form (engine/address.ts). */
 export const trustedSet = (trustedProxies: readonly string[]): ReadonlySet<string> => new Set(trustedProxies.map(normalizeIp));

@@ -1,11 +1,8 @@
 import type { Clock } from '../clock.ts';
+import type { EngineSocket } from './engine/index.ts';
 
 /** What the watch needs of a WebSocket. */
-export interface Reader {
-  /** Bytes written to it that its connection has not taken yet (its buffer is full while above 0). */
-  getBufferedAmount(): number;
-  end(code: number, reason: string): void;
-}
+export type Reader = Pick<EngineSocket<unknown>, 'bufferedAmount' | 'close'>;
 
 export interface SlowReaderLimits {
   /** Closed at once past this many bytes behind. */
@@ -30,13 +27,13 @@ export function watchSlowReaders(readers: () => Iterable<Reader>, limits: SlowRe
   const timer = setInterval(() => {
     const now = limits.clock.now();
     for (const reader of readers()) {
-      const behind = reader.getBufferedAmount();
+      const behind = reader.bufferedAmount;
       const seen = full.get(reader);
       if (behind === 0) {
         if (seen) full.delete(reader);
       } else if (behind > limits.maxBytes || (seen && behind >= seen.behind && now - seen.since >= limits.maxMs)) {
         full.delete(reader);
-        reader.end(1008, `slow consumer: ${behind} bytes unread`);
+        reader.close(1008, `slow consumer: ${behind} bytes unread`);
       } else if (!seen || behind < seen.behind) {
         full.set(reader, { since: now, behind });
       } else {
