@@ -12,7 +12,7 @@ import { isShared } from './config/shared.ts';
 import { createRoutes } from './http/routes/index.ts';
 import { createMetrics } from './metrics/index.ts';
 import { timedAppends } from './store/index.ts';
-import { engine } from './http/engine/index.ts';
+import { selectEngine, type EngineSelection } from './http/engine/index.ts';
 import { createFrontEnd, type FrontEnd } from './http/server.ts';
 import { createLlmClient, type RequestOutcome } from './llm/index.ts';
 import { createTracing, tracingWanted, type SpanExporter } from './tracing/index.ts';
@@ -48,6 +48,8 @@ export interface AppDeps {
   mode?: 'web' | 'mcp';
   /** Replaces the front end's limiters built from `config.server.limits` (tests, benchmarks). */
   limits?: Limits;
+  /** The HTTP/WebSocket engine (default: `selectEngine(env.AGENTD_ENGINE)`). */
+  engine?: EngineSelection;
   /** The address the caller will listen on (the CLI's `--host` or `server.host`): a non-loopback one makes the service shared. */
   bindHost?: string | undefined;
   /**
@@ -181,7 +183,9 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const startedAt = clock.now();
 
   const mcpFace = createHttpFace(serverFace);
+  const engine = deps.engine ?? selectEngine(env.AGENTD_ENGINE);
   const served = createFrontEnd({
+    engine,
     config,
     bus,
     clock,
@@ -195,7 +199,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     inspect,
     interest: cluster?.interest,
     storeId: () => storeId ?? unknownStoreId(),
-    routes: createRoutes({ version: VERSION, engine, startedAt, clock, isReady: () => ready, config, waiter, ids, metrics, mode: deps.mode ?? 'web' }),
+    routes: createRoutes({ version: VERSION, engine: engine.engine.name, startedAt, clock, isReady: () => ready, config, waiter, ids, metrics, mode: deps.mode ?? 'web' }),
   });
   // The OAuth callback URL is known once the front end listens (port 0 picks one).
   const frontEnd: FrontEnd = {

@@ -142,10 +142,12 @@ export const limitsSchema = z.strictObject({
    * deleted. Admin principals are not capped. See SECURITY.md, "Caps per principal".
    */
   sessionsPerPrincipal: z.number().int().positive().default(1000).describe('Sessions one principal may hold (without auth: per client IP; admin principals are not capped); one more answers 429 until one is deleted.'),
-  /** Concurrent WebSocket connections per IP (counted by each instance). */
-  connectionsPerIp: z.number().int().positive().default(10).describe('Concurrent WebSocket connections per client IP (counted by each instance).'),
+  /** Concurrent connections per IP: HTTP connections (idle keep-alives too) and, apart from them, WebSockets. */
+  connectionsPerIp: z.number().int().positive().default(10).describe('Concurrent connections per client IP, counted by each instance: at most this many HTTP connections (idle keep-alives included; one more is closed unanswered; peers in `trustedProxies` are not counted) and, apart from them, at most this many WebSockets (one more upgrade is answered 429; behind a trusted proxy, per forwarded client).'),
   /** Largest message body (the message endpoints, /mcp) or WebSocket frame, in bytes (10 MB image + JSON overhead). */
   maxBodyBytes: z.number().int().positive().default(14 * 1024 * 1024).describe('Largest message body (`message-sync`, `message`, `/mcp`, `/a2a`) or WebSocket frame, in bytes (a 10 MiB image plus JSON); also how far a WebSocket reader may fall behind before it is closed (1008).'),
+  /** How long a WebSocket reader may leave its connection's send buffer full without taking any of it before it is closed (1008). */
+  slowReaderMs: z.number().int().positive().default(10_000).describe("How long a WebSocket reader may leave frames waiting in agentd (its connection's buffer full) without taking any of them before it is closed with 1008, in ms."),
   /** Largest body of every other REST route (the control endpoints), in bytes. */
   maxJsonBytes: z.number().int().positive().default(1024 * 1024).describe('Largest body of every other REST route, in bytes.'),
   /**

@@ -14,11 +14,11 @@
  *   A request that fails the Host check is answered 403 even when it is also over the limit.
  * - Headers: every verdict carries `X-RateLimit-Limit/Remaining/Reset` from that one consume, the CORS headers
  *   of an allowed Origin (the preflight's on a preflight) and `Retry-After` on a window 429. Callers send them
- *   with every answer, success or refusal. (A 101 WebSocket upgrade cannot carry them; uWS writes it.)
+ *   with every answer, success or refusal. (A 101 WebSocket upgrade cannot carry them; the engine writes it.)
  * - Route step: `route(limit)` runs only when every earlier step passed; it throws an AppError to refuse (a
  *   `MethodNotAllowed` answers 405 with `Allow`) or returns what the front needs (a route match, a slot).
- * - Body step: the caller starts buffering the body synchronously in its uWS handler (`bufferBody`, house rule
- *   10) and hands the pending result in; the chain awaits it only after the route step passed.
+ * - Body step: the body is read (`readBody`) only once the route step passed: a refused request's body is
+ *   never held.
  * - `admit` never rejects for a refusal; it rejects only when the limiter itself fails (then no rate-limit
  *   state exists to report).
  */
@@ -40,7 +40,7 @@ export interface AdmissionDeps {
   isClosing: () => boolean;
 }
 
-/** What the chain reads of a request; read it from uWS before the first await. */
+/** What the chain reads of a request. */
 export interface RequestFacts {
   host: string;
   /** '' when the request has none. */
@@ -59,8 +59,8 @@ export interface RequestFacts {
 export interface AdmissionSteps<R> {
   /** The front's own step; throws an AppError to refuse. */
   route: (limit: LimitState) => R;
-  /** The body, already buffering since the handler's first synchronous step. */
-  body?: Promise<BodyResult> | undefined;
+  /** Reads the body; called only when every earlier step passed. */
+  body?: (() => Promise<BodyResult>) | undefined;
 }
 
 type Headers = Record<string, string>;
@@ -123,7 +123,7 @@ export function createAdmission(deps: AdmissionDeps) {
         throw err;
       }
       if (steps.body === undefined) return { outcome: 'admitted', route, body: undefined, headers, principal };
-      const body = await steps.body;
+      const body = await steps.body();
       if (!body.ok) return refuse(body.error);
       return { outcome: 'admitted', route, body: body.raw, headers, principal };
     },

@@ -4,9 +4,12 @@
  */
 export type { Principal, Principals, RouteScope, SessionAccess } from '../auth/index.ts';
 
-/** The credential of an `Authorization: Bearer <credential>` header; anything else carries none. */
+/**
+ * The credential of an `Authorization: Bearer <credential>` header, the scheme in any case (`bearer`,
+ * `BEARER`: RFC 9110 §11.1); anything else carries none.
+ */
 export function bearerKey(header: string | undefined): string | undefined {
-  const match = header === undefined ? null : /^Bearer (\S+)$/.exec(header);
+  const match = header === undefined ? null : /^bearer +(\S+)$/i.exec(header);
   return match?.[1];
 }
 

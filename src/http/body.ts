@@ -1,4 +1,4 @@
-import type { HttpResponse } from './engine/index.ts';
+import type { EngineRequest } from './engine/index.ts';
 import { AppError } from '../errors/index.ts';
 import { MAX_JSON_DEPTH, textTooDeep } from '../json-depth.ts';
 
@@ -6,41 +6,15 @@ import { MAX_JSON_DEPTH, textTooDeep } from '../json-depth.ts';
 export type BodyResult = { ok: true; raw: Buffer } | { ok: false; error: AppError };
 
 /**
- * Starts buffering a request body. Call it synchronously in the uWS handler, before the first `await`
- * (house rule 10): uWS hands chunks only to an `onData` handler that is attached by then.
- *
- * Contracts:
- * - Each chunk is copied (uWS neuters its ArrayBuffer after the callback).
- * - At most `maxBytes` are kept. A declared `Content-Length` above it, or more bytes than it arriving, resolves
- *   `{ ok: false }` with INVALID_REQUEST (`details: { limit, reason: 'body_too_large' }`); later chunks are
- *   dropped, not buffered.
- * - Never rejects, so nobody has to await it early. Resolves with an empty buffer when there is no body, and
- *   `{ ok: false }` when `signal` aborts first (the client went away). `onAborted` must already be attached.
+ * Reads a request body, at most `maxBytes` of it: a declared `Content-Length` above it, or more bytes than it
+ * arriving, is INVALID_REQUEST (`details: { limit, reason: 'body_too_large' }`) without reading on; a client
+ * that leaves first is INVALID_REQUEST (`reason: 'aborted'`). Never rejects; no body is an empty buffer.
  */
-export function bufferBody(res: HttpResponse, maxBytes: number, declaredLength: number, signal?: AbortSignal): Promise<BodyResult> {
-  return new Promise((resolve) => {
-    let settled = false;
-    const settle = (result: BodyResult) => {
-      if (settled) return;
-      settled = true;
-      resolve(result);
-    };
-    signal?.addEventListener('abort', () => settle({ ok: false, error: new AppError('INVALID_REQUEST', 'Client went away', { reason: 'aborted' }) }), { once: true });
-    if (declaredLength > maxBytes) {
-      res.onData(() => undefined);
-      settle({ ok: false, error: tooLarge(maxBytes) });
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    res.onData((chunk, isLast) => {
-      if (settled) return;
-      size += chunk.byteLength;
-      if (size > maxBytes) return settle({ ok: false, error: tooLarge(maxBytes) });
-      chunks.push(Buffer.from(chunk.slice(0)));
-      if (isLast) settle({ ok: true, raw: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) });
-    });
-  });
+export async function readBody(req: EngineRequest, maxBytes: number): Promise<BodyResult> {
+  if (Number(req.headers['content-length'] ?? 0) > maxBytes) return { ok: false, error: tooLarge(maxBytes) };
+  const read = await req.body(maxBytes);
+  if (read.ok) return { ok: true, raw: read.bytes };
+  return { ok: false, error: read.reason === 'too-large' ? tooLarge(maxBytes) : new AppError('INVALID_REQUEST', 'Client went away', { reason: 'aborted' }) };
 }
 
 export const tooLarge = (maxBytes: number) =>

@@ -1,11 +1,11 @@
-import type { HttpRequest, HttpResponse, UpgradeContext, WebSocket, WebSocketBehavior } from './engine/index.ts';
+import type { EngineRequest, EngineSocket, UpgradeResponse, WebSocketRoute } from './engine/index.ts';
 import type { Clock } from '../clock.ts';
 import type { InspectHub } from '../inspect/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Admission } from './admission.ts';
 import { upgradeCredential } from './auth.ts';
 import type { ClientIp } from './ip.ts';
-import { errorReply, send, watchAbort } from './respond.ts';
+import { errorReply, send } from './respond.ts';
 
 /** A viewer more than this many bytes behind gets nothing more until it drains (then a resync). */
 const BEHIND_BYTES = 1024 * 1024;
@@ -29,63 +29,52 @@ export interface InspectWsDeps {
  * narrows the stream to one actor (`turn:<sessionId>`, `mcp:<name>`) and its children. Viewers send
  * nothing; what they send is ignored.
  */
-export function createInspectWs(deps: InspectWsDeps): { behavior: WebSocketBehavior<ViewerData>; closeAll(): void } {
-  const open = new Set<WebSocket<ViewerData>>();
+export function createInspectWs(deps: InspectWsDeps): { route: WebSocketRoute<ViewerData>; closeAll(): void } {
+  const open = new Set<EngineSocket<ViewerData>>();
 
-  const upgrade = (res: HttpResponse, req: HttpRequest, context: UpgradeContext): void => {
-    const { state } = watchAbort(res);
-    const query = new URLSearchParams(req.getQuery());
-    const facts = {
-      host: req.getHeader('host'),
-      origin: req.getHeader('origin'),
-      ip: deps.clientIp(res, req),
-      credential: upgradeCredential(req.getHeader('authorization'), query),
-      scope: 'inspect' as const,
-    };
-    const headers = [req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions')] as const;
+  const upgrade = (req: EngineRequest, res: UpgradeResponse<ViewerData>): void => {
+    const query = new URLSearchParams(req.query);
+    const { host = '', origin = '', authorization = '' } = req.headers;
+    const facts = { host, origin, ip: deps.clientIp(req), credential: upgradeCredential(authorization, query), scope: 'inspect' as const };
     const data: ViewerData = { filter: query.get('actor') || undefined };
     deps.admission
       .admit(facts, { route: () => undefined })
       .then((verdict) => {
         if (verdict.outcome !== 'admitted') {
           const error = verdict.outcome === 'refused' ? verdict.error : new Error('unexpected preflight on a WebSocket upgrade');
-          return send(res, state, errorReply(error, deps.clock.now(), verdict.outcome === 'refused' ? verdict.status : 500), verdict.headers);
+          return send(res, errorReply(error, deps.clock.now(), verdict.outcome === 'refused' ? verdict.status : 500), verdict.headers);
         }
-        if (state.aborted) return;
-        state.aborted = true;
         deps.log.debug({ ip: facts.ip, principal: verdict.principal.name }, 'inspector connected');
-        res.upgrade(data, ...headers, context); // not inside `res.cork` (see types.ts)
+        res.accept(data);
       })
       .catch((err: unknown) => {
         deps.log.error({ err }, 'inspector upgrade failed');
-        send(res, state, errorReply(err, deps.clock.now()));
+        send(res, errorReply(err, deps.clock.now()));
       });
   };
 
-  const behavior: WebSocketBehavior<ViewerData> = {
-    maxPayloadLength: 4096,
-    idleTimeout: 120,
-    sendPingsAutomatically: true,
-    maxBackpressure: 4 * BEHIND_BYTES,
+  const route: WebSocketRoute<ViewerData> = {
+    maxPayloadBytes: 4096,
+    idleTimeoutSec: 120,
+    maxBackpressureBytes: 4 * BEHIND_BYTES,
     upgrade,
     open: (ws) => {
       open.add(ws);
-      const data = ws.getUserData();
-      data.handle = deps.hub.attach({ send: (frame) => ws.send(frame) !== 2 && ws.getBufferedAmount() < BEHIND_BYTES }, data.filter);
+      ws.data.handle = deps.hub.attach({ send: (frame) => ws.send(frame) && ws.bufferedAmount < BEHIND_BYTES }, ws.data.filter);
     },
     drain: (ws) => {
-      if (ws.getBufferedAmount() < BEHIND_BYTES / 2) ws.getUserData().handle?.drained();
+      if (ws.bufferedAmount < BEHIND_BYTES / 2) ws.data.handle?.drained();
     },
     close: (ws) => {
       open.delete(ws);
-      ws.getUserData().handle?.detach();
+      ws.data.handle?.detach();
     },
   };
 
   return {
-    behavior,
+    route,
     closeAll(): void {
-      for (const ws of open) ws.end(1001, 'server shutting down');
+      for (const ws of open) ws.close(1001, 'server shutting down');
     },
   };
 }

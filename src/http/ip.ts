@@ -1,8 +1,8 @@
 import { isIP } from 'node:net';
-import type { HttpRequest, HttpResponse } from './engine/index.ts';
+import { addressText, type EngineRequest } from './engine/index.ts';
 
-/** Reads a request's client address (before any await: `req` is only valid until then). */
-export type ClientIp = (res: HttpResponse, req: HttpRequest) => string;
+/** A request's client address. */
+export type ClientIp = (req: Pick<EngineRequest, 'remoteAddress' | 'headers'>) => string;
 
 /**
  * The client address of a request: the peer's, or — when the peer is one of `trustedProxies` (a load
@@ -11,11 +11,10 @@ export type ClientIp = (res: HttpResponse, req: HttpRequest) => string;
  * Anything there that is not an IP address leaves the peer's.
  */
 export function createClientIp(trustedProxies: readonly string[]): ClientIp {
-  const trusted = new Set(trustedProxies.map(normalizeIp));
-  return (res, req) => {
-    const peer = formatIp(res.getRemoteAddress());
+  const trusted = trustedSet(trustedProxies);
+  return ({ remoteAddress: peer, headers }) => {
     if (!trusted.has(peer)) return peer;
-    return forwardedClient(req.getHeader('x-forwarded-for'), trusted) ?? peer;
+    return forwardedClient(headers['x-forwarded-for'] ?? '', trusted) ?? peer;
   };
 }
 
@@ -30,35 +29,8 @@ export function forwardedClient(header: string, trusted: ReadonlySet<string>): s
   return undefined;
 }
 
-/** Lower case, IPv4-mapped IPv6 folded to IPv4 (as `formatIp` does). */
-const normalizeIp = (ip: string): string => {
-  const lower = ip.toLowerCase();
-  return lower.startsWith('::ffff:') && isIP(lower.slice(7)) === 4 ? lower.slice(7) : lower;
-};
+/** An address in the engines' text form (engine/address.ts); anything that is not an IP address as it is. */
+const normalizeIp = (ip: string): string => (isIP(ip) ? addressText(ip) : ip);
 
-/**
- * Text form of a peer address from uWS's binary form: IPv4 as dotted quad, IPv4-mapped IPv6
- * (`::ffff:a.b.c.d`) folded to its IPv4 address so both count as one client, other IPv6 in
- * lower-case hex groups with the longest zero run compressed.
- */
-export function formatIp(raw: ArrayBuffer): string {
-  const b = new Uint8Array(raw);
-  if (b.length === 4) return `${b[0]}.${b[1]}.${b[2]}.${b[3]}`;
-  if (b.length !== 16) return 'unknown';
-  const mapped = b.subarray(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff;
-  if (mapped) return `${b[12]}.${b[13]}.${b[14]}.${b[15]}`;
-  const groups: number[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push((b[i]! << 8) | b[i + 1]!);
-  let bestStart = -1;
-  let bestLen = 0;
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== 0) { i++; continue; }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen && j - i > 1) { bestStart = i; bestLen = j - i; }
-    i = j;
-  }
-  const hex = groups.map((g) => g.toString(16));
-  if (bestStart < 0) return hex.join(':');
-  return `${hex.slice(0, bestStart).join(':')}::${hex.slice(bestStart + bestLen).join(':')}`;
-}
+/** The addresses of `server.trustedProxies`, in the engines' text form (engine/address.ts). */
+export const trustedSet = (trustedProxies: readonly string[]): ReadonlySet<string> => new Set(trustedProxies.map(normalizeIp));

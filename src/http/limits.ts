@@ -65,7 +65,7 @@ export function rateLimitError(s: LimitState, what: string): AppError {
 /** Seconds until the window resets, at least 1 (the `Retry-After` header). */
 export const retryAfterSeconds = (s: LimitState, clock: Clock): number => Math.max(1, s.resetTime - Math.floor(clock.now() / 1000));
 
-/** Counts open WebSocket connections per IP against `connectionsPerIp`. */
+/** Counts open connections per IP against `connectionsPerIp` (WebSockets, and apart from them HTTP connections). */
 export function createConnectionCounter(max: number) {
   const open = new Map<string, number>();
   return {
@@ -92,7 +92,20 @@ export interface Limits {
   ws: WindowLimiter;
   /** Per IP, every WebSocket frame of all its connections (reconnecting keeps the count). */
   wsPerIp: WindowLimiter;
+  /** Per IP, open WebSocket connections (per client IP: behind a trusted proxy, the forwarded one). */
   connections: ReturnType<typeof createConnectionCounter>;
+  /** Per peer IP, open HTTP connections (idle keep-alives too; one that becomes a WebSocket leaves). */
+  httpConnections: ReturnType<typeof createConnectionCounter>;
+}
+
+/** The engines' gate for new HTTP connections: `counter` per peer, except peers that are trusted proxies (their clients are many). */
+export function connectionGate(counter: Limits['httpConnections'], isTrustedProxy: (address: string) => boolean) {
+  return {
+    open: (address: string): boolean => isTrustedProxy(address) || counter.tryOpen(address),
+    close: (address: string): void => {
+      if (!isTrustedProxy(address)) counter.close(address);
+    },
+  };
 }
 
 /** Where shared limits keep their windows: the deployment's Redis, under `keyPrefix`. */
@@ -128,5 +141,6 @@ export function createLimits(config: LimitsConfig, clock: Clock, shared?: Shared
     ws: createWindowLimiter(config.ws.points, config.ws.durationSec, clock),
     wsPerIp: window('wsip', { points: config.wsPerIp ?? 10 * config.ws.points, durationSec: config.ws.durationSec }),
     connections: createConnectionCounter(config.connectionsPerIp),
+    httpConnections: createConnectionCounter(config.connectionsPerIp),
   };
 }

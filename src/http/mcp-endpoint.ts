@@ -1,4 +1,4 @@
-import type { HttpRequest, HttpResponse } from './engine/index.ts';
+import type { EngineRequest, EngineResponse } from './engine/index.ts';
 import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { INSTANCE_HEADER } from '../tools/index.ts';
@@ -6,12 +6,12 @@ import type { HttpFace } from '../mcp-face/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { MethodNotAllowed, type Admission } from './admission.ts';
 import { bearerKey, type Principal } from './auth.ts';
-import { bufferBody, tooDeepError } from './body.ts';
+import { readBody, tooDeepError } from './body.ts';
 import { rateLimitError, rateLimitHeaders, type WindowLimiter } from './limits.ts';
 import { textTooDeep } from '../json-depth.ts';
 import type { ClientIp } from './ip.ts';
 import { relayResponse } from './relay.ts';
-import { rpcErrorReply, send, watchAbort } from './respond.ts';
+import { rpcErrorReply, send } from './respond.ts';
 import type { SessionsOf } from './route.ts';
 
 /** Request headers of Streamable HTTP that a browser MCP client sends (allowed by the CORS preflight). */
@@ -43,15 +43,13 @@ export interface McpEndpointDeps {
  * (X-RateLimit-*, CORS), like every other answer here.
  */
 export function createMcpEndpoint(deps: McpEndpointDeps) {
-  return (res: HttpResponse, req: HttpRequest): void => {
-    const { state, controller } = watchAbort(res);
-    const method = req.getCaseSensitiveMethod().toUpperCase();
+  return (req: EngineRequest, res: EngineResponse): void => {
+    const method = req.method.toUpperCase();
     const headers = new Headers();
-    req.forEach((k, v) => headers.append(k, v));
+    for (const key in req.headers) headers.append(key, req.headers[key]!);
     const host = headers.get('host') ?? '';
-    const ip = deps.clientIp(res, req);
-    // Buffered from here on, before any await (house rule 10).
-    const body = method === 'POST' ? bufferBody(res, deps.maxBodyBytes, Number(headers.get('content-length') ?? 0), controller.signal) : undefined;
+    const ip = deps.clientIp(req);
+    const body = method === 'POST' ? () => readBody(req, deps.maxBodyBytes) : undefined;
 
     const route = (): void => {
       if (method !== 'POST') throw new MethodNotAllowed(method, '/mcp', 'POST');
@@ -69,13 +67,13 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
       );
       if (verdict.outcome === 'refused') {
         if (verdict.error.code === 'RATE_LIMIT_EXCEEDED') deps.metrics?.rejected('mcp');
-        return send(res, state, rpcErrorReply(verdict.error, verdict.status), verdict.headers);
+        return send(res, rpcErrorReply(verdict.error, verdict.status), verdict.headers);
       }
-      if (verdict.outcome === 'preflight') return send(res, state, { status: 204, headers: {}, body: '' }, verdict.headers);
+      if (verdict.outcome === 'preflight') return send(res, { status: 204, headers: {}, body: '' }, verdict.headers);
       principal = verdict.principal.name;
       const raw = verdict.body ?? Buffer.alloc(0);
       const text = raw.toString('utf8');
-      if (textTooDeep(text)) return send(res, state, rpcErrorReply(tooDeepError('JSON-RPC message')), verdict.headers);
+      if (textTooDeep(text)) return send(res, rpcErrorReply(tooDeepError('JSON-RPC message')), verdict.headers);
       let parsed: unknown;
       try {
         parsed = text.length > 0 ? JSON.parse(text) : undefined;
@@ -84,7 +82,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
       }
       if (selfCall(parsed)) {
         const refused = new AppError('FORBIDDEN', 'Refusing a tool call from this agentd instance to its own /mcp', { reason: 'self-connection' });
-        return send(res, state, rpcErrorReply(refused), verdict.headers);
+        return send(res, rpcErrorReply(refused), verdict.headers);
       }
       let replyHeaders = verdict.headers;
       if (Array.isArray(parsed) && parsed.length > 1) {
@@ -93,20 +91,20 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
         replyHeaders = { ...replyHeaders, ...rateLimitHeaders(batch) };
         if (!batch.allowed) {
           deps.metrics?.rejected('mcp');
-          return send(res, state, rpcErrorReply(rateLimitError(batch, 'requests per window')), replyHeaders);
+          return send(res, rpcErrorReply(rateLimitError(batch, 'requests per window')), replyHeaders);
         }
       }
-      const request = new Request(`http://${host || 'localhost'}/mcp`, { method, headers, body: new Uint8Array(raw), signal: controller.signal });
+      const request = new Request(`http://${host || 'localhost'}/mcp`, { method, headers, body: new Uint8Array(raw), signal: res.signal });
       const exchange = await deps.face.handle(request, parsed, deps.sessionsOf(verdict.principal, ip), deps.mayApprove(verdict.principal));
       try {
-        await relayResponse(res, state, exchange.response, replyHeaders, controller.signal);
+        await relayResponse(res, exchange.response, replyHeaders);
       } finally {
         await exchange.close();
       }
     };
     run().catch((err: unknown) => {
       deps.log.error({ err, principal }, 'mcp request failed');
-      send(res, state, rpcErrorReply(err));
+      send(res, rpcErrorReply(err));
     });
   };
 }

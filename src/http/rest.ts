@@ -1,4 +1,4 @@
-import type { HttpRequest, HttpResponse } from './engine/index.ts';
+import type { EngineRequest, EngineResponse } from './engine/index.ts';
 import type { FrontEndBus } from './front-bus.ts';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
@@ -6,10 +6,10 @@ import type { Logger } from '../log/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import type { Admission } from './admission.ts';
 import { bearerKey, type RouteScope } from './auth.ts';
-import { bufferBody, parseJsonBody, rawBody } from './body.ts';
+import { parseJsonBody, rawBody, readBody } from './body.ts';
 import type { ClientIp } from './ip.ts';
 import { streamReply } from './relay.ts';
-import { errorReply, jsonReply, send, watchAbort, type Reply } from './respond.ts';
+import { errorReply, jsonReply, send, type Reply } from './respond.ts';
 import type { HttpMethod, RequestContext, Route, RouteResult, SessionsOf } from './route.ts';
 import type { createRouter, Lookup, RouteMatch } from './router.ts';
 
@@ -60,22 +60,15 @@ function lookupOrRefuse(router: RestDeps['router'], method: string, path: string
 }
 
 export function createRestHandler(deps: RestDeps) {
-  return (res: HttpResponse, req: HttpRequest): void => {
-    const { state, controller } = watchAbort(res);
-
-    // Everything from `req` must be read now: it is invalid after the first await. The body is
-    // buffered from here on, so no chunk arrives before its handler (house rule 10).
-    const method = req.getMethod().toUpperCase();
-    const path = req.getUrl();
-    const query = req.getQuery();
-    const headers: Record<string, string> = {};
-    req.forEach((k, v) => (headers[k] = v));
-    const ip = deps.clientIp(res, req);
+  return (req: EngineRequest, res: EngineResponse): void => {
+    const method = req.method.toUpperCase();
+    const { path, query, headers } = req;
+    const ip = deps.clientIp(req);
     const origin = headers.origin ?? '';
     const found = lookupOrRefuse(deps.router, method, path);
     const matched = found.match?.route;
     const maxBytes = matched?.rawBody ? deps.maxRawBytes : matched?.largeBody ? deps.maxBodyBytes : deps.maxJsonBytes;
-    const body = BODY_METHODS.has(method) ? bufferBody(res, maxBytes, Number(headers['content-length'] ?? 0), controller.signal) : undefined;
+    const body = BODY_METHODS.has(method) ? () => readBody(req, maxBytes) : undefined;
     const now = () => deps.clock.now();
 
     const lookup = (): RouteMatch => {
@@ -91,10 +84,10 @@ export function createRestHandler(deps: RestDeps) {
         { host: headers.host ?? '', origin, ip, credential: bearerKey(headers.authorization), scope: scopeOf(found.match?.route), preflight: method === 'OPTIONS' },
         { route: lookup, body },
       );
-      if (verdict.outcome === 'preflight') return send(res, state, { status: 204, headers: {}, body: '' }, verdict.headers);
+      if (verdict.outcome === 'preflight') return send(res, { status: 204, headers: {}, body: '' }, verdict.headers);
       if (verdict.outcome === 'refused') {
         if (verdict.error.code === 'RATE_LIMIT_EXCEEDED') deps.metrics?.rejected('rest');
-        return send(res, state, errorReply(verdict.error, now(), verdict.status), verdict.headers);
+        return send(res, errorReply(verdict.error, now(), verdict.status), verdict.headers);
       }
       try {
         const { rawBody: raw } = verdict.route.route;
@@ -104,30 +97,30 @@ export function createRestHandler(deps: RestDeps) {
           path,
           params: verdict.route.params,
           query: new URLSearchParams(query),
-          headers,
+          headers: headers as Record<string, string>,
           body: verdict.body === undefined || raw ? undefined : parseJsonBody(verdict.body, contentType),
           ...(raw && { raw: rawBody(verdict.body ?? Buffer.alloc(0), contentType, raw.mediaType) }),
           ip,
-          signal: controller.signal,
+          signal: res.signal,
           bus: deps.bus,
           principal: verdict.principal,
           sessions: deps.sessionsOf(verdict.principal, ip),
         };
         const result = await verdict.route.route.handler(ctx);
         const reply = toReply(result);
-        if (result.stream) await streamReply(res, state, reply.status, { ...verdict.headers, ...reply.headers }, result.stream, controller.signal);
-        else send(res, state, reply, verdict.headers);
+        if (result.stream) await streamReply(res, reply.status, { ...verdict.headers, ...reply.headers }, result.stream);
+        else send(res, reply, verdict.headers);
         // The access line names the principal, never its credential.
         deps.log.debug({ method, path, status: reply.status, principal: verdict.principal.name }, 'request');
       } catch (err) {
         if (!(err instanceof AppError)) deps.log.error({ err, method, path, principal: verdict.principal.name }, 'request failed');
-        send(res, state, errorReply(err, now()), verdict.headers);
+        send(res, errorReply(err, now()), verdict.headers);
       }
     };
     run().catch((err: unknown) => {
       // Only the limiter itself can fail here: there is no rate-limit state to report.
       deps.log.error({ err, path }, 'request pipeline failed');
-      send(res, state, errorReply(err, now()));
+      send(res, errorReply(err, now()));
     });
   };
 }

@@ -9,21 +9,22 @@ import { createAdmission } from './admission.ts';
 import { createPrincipals, sessionAccess } from '../auth/index.ts';
 import type { SessionsOf } from './route.ts';
 import { createCors } from './cors.ts';
-import { selected, type EngineName } from './engine/index.ts';
-import { withInject, type Inject } from './engine/inject.ts';
+import { createInject, type EngineName, type EngineSelection, type HttpHandler, type Inject } from './engine/index.ts';
 import { createHostCheck } from './host-check.ts';
 import { createInspectWs } from './inspect-ws.ts';
-import { createLimits, type Limits } from './limits.ts';
+import { connectionGate, createLimits, type Limits } from './limits.ts';
 import { createMcpEndpoint } from './mcp-endpoint.ts';
 import { createA2aFace } from '../a2a-face/index.ts';
 import { cardFor, createA2aEndpoint } from './routes/a2a-routes.ts';
 import { createRestHandler } from './rest.ts';
 import type { Route } from './route.ts';
 import { createRouter } from './router.ts';
-import { createClientIp } from './ip.ts';
+import { createClientIp, trustedSet } from './ip.ts';
 import { createWsGateway, type SessionInterest } from './ws-gateway.ts';
 
 export interface FrontEndDeps {
+  /** The HTTP/WebSocket engine to serve on (src/http/engine: `selectEngine`). */
+  engine: EngineSelection;
   /** Counts rate-limit rejections, WebSocket connections and published frames. */
   metrics?: Metrics;
   config: AgentConfig;
@@ -48,7 +49,7 @@ export interface FrontEndDeps {
 }
 
 export interface FrontEnd {
-  /** The HTTP/WebSocket engine it runs on (src/http/engine: AGENTD_ENGINE). */
+  /** The HTTP/WebSocket engine it runs on. */
   engine: EngineName;
   /**
    * Binds and starts serving; resolves with the bound port (useful with port 0). The port is this
@@ -63,14 +64,15 @@ export interface FrontEnd {
   inject: Inject;
 }
 
-/** The front end: REST under /api, the WebSocket API at /, on the process's engine (uWebSockets.js or node:http + ws). */
+/** The front end: REST under /api, the WebSocket API at /, /mcp and /a2a, on the engine `deps.engine` selected (uWebSockets.js or node:http + ws). */
 export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const { config, log } = deps;
   const limitsConfig = config.server.limits;
-  const { engine, fallback } = selected;
-  const app = withInject(engine.createApp());
-  const cors = createCors(config.server.cors);
+  const { engine, fallback } = deps.engine;
   const limits = deps.limits ?? createLimits(limitsConfig, deps.clock);
+  const trusted = trustedSet(config.server.trustedProxies);
+  const app = engine.createApp({ connections: connectionGate(limits.httpConnections, (address) => trusted.has(address)) });
+  const cors = createCors(config.server.cors);
   const hosts = createHostCheck(config.server.allowedHosts);
   const clientIp = createClientIp(config.server.trustedProxies);
   let closing = false;
@@ -112,6 +114,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     sessionsOf,
     limits,
     maxPayloadBytes: limitsConfig.maxBodyBytes,
+    slowReaderMs: limitsConfig.slowReaderMs,
     ids: deps.ids,
     ...(deps.interest && { interest: deps.interest }),
     storeId: deps.storeId,
@@ -151,13 +154,11 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     : undefined;
 
   const inspectWs = deps.inspect ? createInspectWs({ hub: deps.inspect, admission, clientIp, clock: deps.clock, log }) : undefined;
-  if (inspectWs) app.ws('/inspect/ws', inspectWs.behavior);
-  if (gateway) app.ws('/', gateway.behavior);
-  app.any('/mcp', mcp);
-  if (a2a) app.any('/a2a', a2a);
-  app.any('/api/*', rest);
-  app.any('/api', rest);
-  app.any('/*', rest);
+  if (inspectWs) app.websocket('/inspect/ws', inspectWs.route);
+  if (gateway) app.websocket('/', gateway.route);
+  // /mcp and /a2a have their own endpoints; REST (/api) and the pages answer everything else.
+  const serve: HttpHandler = (req, res) => (req.path === '/mcp' ? mcp : req.path === '/a2a' && a2a ? a2a : rest)(req, res);
+  app.http(serve);
 
   return {
     engine: engine.name,
@@ -176,6 +177,6 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
       inspectWs?.closeAll();
     },
     connections: () => gateway?.size() ?? 0,
-    inject: app.inject,
+    inject: createInject(serve),
   };
 }

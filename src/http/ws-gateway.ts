@@ -1,4 +1,4 @@
-import type { EngineApp, HttpRequest, HttpResponse, UpgradeContext, WebSocket, WebSocketBehavior } from './engine/index.ts';
+import type { EngineApp, EngineRequest, EngineSocket, UpgradeResponse, WebSocketRoute } from './engine/index.ts';
 import { DEFAULT_SESSION } from '../agent/messages.ts';
 import type { FrontEndBus } from './front-bus.ts';
 import type { Clock } from '../clock.ts';
@@ -16,9 +16,11 @@ import { asNamed, type SessionKey } from '../session-id.ts';
 import { tooDeepError } from './body.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { textTooDeep } from '../json-depth.ts';
-import { errorReply, send, watchAbort } from './respond.ts';
+import { errorReply, send } from './respond.ts';
 import { replaySession } from './replay.ts';
 import { resolveAttachments } from './attach.ts';
+import { watchSlowReaders } from './slow-readers.ts';
+import { inOrder } from './in-order.ts';
 
 export interface Connection {
   id: string;
@@ -52,14 +54,13 @@ export interface GatewayDeps {
   sessionsOf: SessionsOf;
   limits: Limits;
   maxPayloadBytes: number;
+  /** How long a reader may leave its buffer full before it is closed (1008). */
+  slowReaderMs: number;
   ids: () => string;
   interest?: SessionInterest;
   /** The store's identity, sent first on every connection (`hello`); known before the service listens. */
   storeId: () => string;
 }
-
-/** How often connections are checked for readers that fell too far behind. */
-const SWEEP_MS = 500;
 
 /** Topic of a session's events; every connection is on `default` and on `ALL` (server-wide events). */
 export const sessionTopic = (sessionId: string) => `s:${sessionId}`;
@@ -74,14 +75,14 @@ const ADMIN_ONLY: ReadonlySet<string> = new Set(['mcp.serverLog']);
  * clients watch it. A bad frame gets an `error` event and the connection stays open.
  */
 export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDeps) {
-  const open = new Set<WebSocket<Connection>>();
+  const open = new Set<EngineSocket<Connection>>();
 
-  const sendTo = (ws: WebSocket<Connection>, event: string, data: unknown) => {
-    if (!ws.getUserData().closed) ws.send(frame(event, data));
+  const sendTo = (ws: EngineSocket<Connection>, event: string, data: unknown) => {
+    if (!ws.data.closed) ws.send(frame(event, data));
   };
-  const sendError = (ws: WebSocket<Connection>, err: unknown, sessionId?: string) => {
+  const sendError = (ws: EngineSocket<Connection>, err: unknown, sessionId?: string) => {
     const { event, data } = toWsFrame(err, sessionId);
-    if (data.code === 'INTERNAL_ERROR') deps.log.error({ err, principal: ws.getUserData().principal.name }, 'websocket command failed');
+    if (data.code === 'INTERNAL_ERROR') deps.log.error({ err, principal: ws.data.principal.name }, 'websocket command failed');
     sendTo(ws, event, data);
   };
 
@@ -104,15 +105,10 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
    * `details.resetTime` of the request window when the IP holds `connectionsPerIp`). A refused upgrade is the
    * REST envelope with the verdict's headers; an upgrade whose client left meanwhile gives its slot back.
    */
-  const upgrade = (res: HttpResponse, req: HttpRequest, context: UpgradeContext): void => {
-    const { state } = watchAbort(res);
-    const ip = deps.clientIp(res, req);
-    const host = req.getHeader('host');
-    const origin = req.getHeader('origin');
-    const credential = upgradeCredential(req.getHeader('authorization'), new URLSearchParams(req.getQuery()));
-    const key = req.getHeader('sec-websocket-key');
-    const protocol = req.getHeader('sec-websocket-protocol');
-    const extensions = req.getHeader('sec-websocket-extensions');
+  const upgrade = (req: EngineRequest, res: UpgradeResponse<Connection>): void => {
+    const ip = deps.clientIp(req);
+    const { host = '', origin = '', authorization = '' } = req.headers;
+    const credential = upgradeCredential(authorization, new URLSearchParams(req.query));
     const takeSlot = (limit: LimitState): void => {
       if (!deps.limits.connections.tryOpen(ip)) {
         throw new AppError('RATE_LIMIT_EXCEEDED', 'Too many concurrent connections from this address', {
@@ -126,20 +122,17 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       const verdict = await deps.admission.admit({ host, origin, ip, credential, scope: 'chat' }, { route: takeSlot });
       if (verdict.outcome === 'refused') {
         if (verdict.error.code === 'RATE_LIMIT_EXCEEDED') deps.metrics?.rejected('ws_upgrade');
-        return send(res, state, errorReply(verdict.error, deps.clock.now(), verdict.status), verdict.headers);
+        return send(res, errorReply(verdict.error, deps.clock.now(), verdict.status), verdict.headers);
       }
       if (verdict.outcome === 'preflight') throw new Error('unexpected preflight verdict on a WebSocket upgrade');
-      if (state.aborted) return deps.limits.connections.close(ip);
-      state.aborted = true;
+      if (res.ended) return deps.limits.connections.close(ip);
       const conn: Connection = { id: deps.ids(), ip, closed: false, principal: verdict.principal, access: deps.sessionsOf(verdict.principal, ip), sessions: new Set() };
       deps.log.debug({ connection: conn.id, ip, principal: conn.principal.name }, 'websocket connected');
-      // Not inside `res.cork`: upgrading a corked response on uWS 20.57 (several apps in one process) cuts
-      // sockets (1006) or loses their first frames; `upgrade` writes the 101 itself (types.ts).
-      res.upgrade(conn, key, protocol, extensions, context);
+      res.accept(conn);
     };
     run().catch((err: unknown) => {
       deps.log.error({ err }, 'websocket upgrade failed');
-      send(res, state, errorReply(err, deps.clock.now()));
+      send(res, errorReply(err, deps.clock.now()));
     });
   };
 
@@ -153,13 +146,13 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     return deps.interest?.watch(sessionId);
   };
   /** Puts the connection on a session's topic, once frames from other instances will reach it too. */
-  const join = async (ws: WebSocket<Connection>, sessionId: string): Promise<void> => {
-    const watching = watch(ws.getUserData(), sessionId);
+  const join = async (ws: EngineSocket<Connection>, sessionId: string): Promise<void> => {
+    const watching = watch(ws.data, sessionId);
     if (watching) await watching;
-    if (!ws.getUserData().closed) ws.subscribe(sessionTopic(sessionId));
+    if (!ws.data.closed) ws.subscribe(sessionTopic(sessionId));
   };
-  const leave = (ws: WebSocket<Connection>, sessionId: string): void => {
-    if (ws.getUserData().sessions.delete(sessionId)) deps.interest?.unwatch(sessionId);
+  const leave = (ws: EngineSocket<Connection>, sessionId: string): void => {
+    if (ws.data.sessions.delete(sessionId)) deps.interest?.unwatch(sessionId);
     ws.unsubscribe(sessionTopic(sessionId));
   };
 
@@ -167,13 +160,13 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
    * What a client frame's handler is given besides the frame: its connection and the key of the
    * session it names (default: `default`), in the namespace of the connection's principal.
    */
-  type FrameContext = { ws: WebSocket<Connection>; sessionId: SessionKey };
+  type FrameContext = { ws: EngineSocket<Connection>; sessionId: SessionKey };
 
   /** The client frames' handlers, one per entry of CLIENT_FRAMES (src/http/frames.ts). */
   const handlers: ClientFrameHandlers<FrameContext> = {
     async message({ ws, sessionId }, msg) {
       const image = msg.imageData ? validateImage(msg.imageData) : undefined;
-      const { quota } = ws.getUserData().access;
+      const { quota } = ws.data.access;
       await join(ws, sessionId);
       const attached = await resolveAttachments(msg, deps.bus);
       await deps.bus.execute('agent.sendMessage', { sessionId, content: msg.content, ...(image && { image }), ...(attached && { attached }), ...(quota && { quota }) }, { sessionId });
@@ -190,19 +183,19 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     },
     async subscribe({ ws, sessionId }, msg) {
       // Frames from other instances flow before the replay reads the log, so none falls in the seam.
-      await watch(ws.getUserData(), sessionId);
-      await replaySession(deps.bus, sessionId, msg.since, (f) => sendTo(ws, f.event, asNamed(f.data)), () => ws.getUserData().closed);
-      if (!ws.getUserData().closed) ws.subscribe(sessionTopic(sessionId));
+      await watch(ws.data, sessionId);
+      await replaySession(deps.bus, sessionId, msg.since, (f) => sendTo(ws, f.event, asNamed(f.data)), () => ws.data.closed);
+      if (!ws.data.closed) ws.subscribe(sessionTopic(sessionId));
     },
     unsubscribe({ ws, sessionId }) {
-      if (sessionId !== ws.getUserData().access.key(DEFAULT_SESSION)) leave(ws, sessionId);
+      if (sessionId !== ws.data.access.key(DEFAULT_SESSION)) leave(ws, sessionId);
     },
     async approval({ ws, sessionId }, { callId, decision, reason }) {
-      deps.auth.check(ws.getUserData().principal, 'approve');
+      deps.auth.check(ws.data.principal, 'approve');
       await deps.bus.execute('agent.answer', { sessionId, id: callId, answer: { decision, ...(reason !== undefined && { reason }) }, by: 'websocket' }, { sessionId });
     },
     async elicitation({ ws, sessionId }, { id, action, content }) {
-      deps.auth.check(ws.getUserData().principal, 'approve');
+      deps.auth.check(ws.data.principal, 'approve');
       await deps.bus.execute('agent.answer', { sessionId, id, answer: { action, ...(content !== undefined && { content }) }, by: 'websocket' }, { sessionId });
     },
     ping({ ws }) {
@@ -211,17 +204,17 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
   };
 
   /** Parses a frame of a known type with its schema and runs its handler. */
-  const handle = async <T extends ClientFrameType>(ws: WebSocket<Connection>, type: T, parsed: unknown): Promise<void> => {
+  const handle = async <T extends ClientFrameType>(ws: EngineSocket<Connection>, type: T, parsed: unknown): Promise<void> => {
     const msg = parseInput(CLIENT_FRAMES[type], parsed, `${type} frame`) as ClientFrame<T>;
     const id = 'sessionId' in msg && typeof msg.sessionId === 'string' ? msg.sessionId : DEFAULT_SESSION;
     const owner = 'owner' in msg && typeof msg.owner === 'string' ? msg.owner : undefined;
-    const sessionId = ws.getUserData().access.key(id, owner);
+    const sessionId = ws.data.access.key(id, owner);
     const handler = handlers[type] as (context: FrameContext, frame: ClientFrame<T>) => Promise<void> | void;
     await handler({ ws, sessionId }, msg);
   };
 
-  const onMessage = async (ws: WebSocket<Connection>, text: string): Promise<void> => {
-    const conn = ws.getUserData();
+  const onMessage = async (ws: EngineSocket<Connection>, text: string): Promise<void> => {
+    const conn = ws.data;
     const [perConnection, perIp] = await Promise.all([deps.limits.ws.consume(conn.id), deps.limits.wsPerIp.consume(conn.ip)]);
     if (conn.closed) return;
     const over = !perConnection.allowed ? rateLimitError(perConnection, 'messages per window') : !perIp.allowed ? rateLimitError(perIp, 'messages per window from this address') : undefined;
@@ -254,41 +247,30 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
   // Frames: up to the limit they are served; past it (up to twice it, which the engine still reads) the
   // connection is closed with 1009 and a reason; the engine itself refuses anything larger (uWS cuts the
   // connection: 1006; node closes it with 1009 and no reason).
-  // Slow readers: one more than `slowBytes` behind is closed with 1008 and a reason by the sweep
-  // below, long before the engine would start dropping frames at `maxBackpressure`.
+  // Slow readers (one more than `slowBytes` behind, or whose buffer stays full for `slowReaderMs`) are
+  // closed with 1008 and a reason, long before the engine would start dropping frames at `maxBackpressure`.
   const slowBytes = Math.max(deps.maxPayloadBytes, 1024 * 1024);
-  const sweep = setInterval(() => {
-    for (const ws of open) {
-      const behind = ws.getBufferedAmount();
-      if (behind > slowBytes) ws.end(1008, `slow consumer: ${behind} bytes unread`);
-    }
-  }, SWEEP_MS);
-  sweep.unref();
+  const inTurn = inOrder<Connection>(); // a connection's frames start in order (in-order.ts)
+  const slowReaders = watchSlowReaders(() => open, { maxBytes: slowBytes, maxMs: deps.slowReaderMs, clock: deps.clock });
 
-  const behavior: WebSocketBehavior<Connection> = {
-    maxPayloadLength: 2 * deps.maxPayloadBytes,
-    idleTimeout: 120,
-    sendPingsAutomatically: true,
-    maxBackpressure: 3 * slowBytes,
-    closeOnBackpressureLimit: 0,
+  const route: WebSocketRoute<Connection> = {
+    maxPayloadBytes: 2 * deps.maxPayloadBytes,
+    idleTimeoutSec: 120,
+    maxBackpressureBytes: 3 * slowBytes,
     upgrade,
     open: (ws) => {
       ws.send(JSON.stringify(helloFrame({ storeId: deps.storeId() }))); // before any other frame
       open.add(ws);
       deps.metrics?.connections(1);
-      ws.subscribe(hasScope(ws.getUserData().principal, 'admin') ? ALL_ADMIN : ALL);
-      join(ws, ws.getUserData().access.key(DEFAULT_SESSION)).catch((err: unknown) => deps.log.warn({ err }, 'watching the default session failed'));
+      ws.subscribe(hasScope(ws.data.principal, 'admin') ? ALL_ADMIN : ALL);
+      join(ws, ws.data.access.key(DEFAULT_SESSION)).catch((err: unknown) => deps.log.warn({ err }, 'watching the default session failed'));
     },
-    message: (ws, message) => {
-      if (message.byteLength > deps.maxPayloadBytes) {
-        return ws.end(1009, `frame of ${message.byteLength} bytes is over the limit of ${deps.maxPayloadBytes}`);
-      }
-      // The buffer is only valid during this callback: decode before any await.
-      const text = Buffer.from(message).toString('utf8');
-      onMessage(ws, text).catch((err: unknown) => deps.log.error({ err }, 'websocket message failed'));
+    message: (ws, text, bytes) => {
+      if (bytes > deps.maxPayloadBytes) return ws.close(1009, `frame of ${bytes} bytes is over the limit of ${deps.maxPayloadBytes}`);
+      inTurn(ws.data, () => onMessage(ws, text).catch((err: unknown) => deps.log.error({ err }, 'websocket message failed')));
     },
     close: (ws) => {
-      const conn = ws.getUserData();
+      const conn = ws.data;
       conn.closed = true;
       open.delete(ws);
       deps.metrics?.connections(-1);
@@ -300,13 +282,13 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
   };
 
   return {
-    behavior,
+    route,
     /** Number of open connections. */
     size: () => open.size,
     /** Closes every connection with 1001 (going away). */
     closeAll(): void {
-      for (const ws of open) ws.end(1001, 'server shutting down');
-      clearInterval(sweep);
+      for (const ws of open) ws.close(1001, 'server shutting down');
+      slowReaders.stop();
       unsubscribeBus();
     },
   };

@@ -149,6 +149,7 @@ describe('a body sent while the limiter is still deciding', () => {
       ws: createWindowLimiter(1000, 60, systemClock),
       wsPerIp: createWindowLimiter(10_000, 60, systemClock),
       connections: createConnectionCounter(10),
+      httpConnections: createConnectionCounter(10),
     };
     svc = await startApp({}, { modelUrl: sim.url, deps: { limits } });
   });

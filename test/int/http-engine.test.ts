@@ -1,15 +1,16 @@
 /**
- * The engine contract (src/http/engine/types.ts), through real sockets, for each engine: node:http + ws
+ * The engine port (src/http/engine/types.ts), through real sockets, for each engine: node:http + ws
  * always, uWebSockets.js where its addon loads. The front end relies on exactly these behaviours.
  */
 import { request } from 'node:http';
 import { connect } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { nodeEngine, addressBytes } from '../../src/http/engine/node.ts';
-import type { Engine, EngineApp, WebSocket as EngineSocket } from '../../src/http/engine/index.ts';
+import { addressBytes, addressText, formatIp } from '../../src/http/engine/address.ts';
+import { nodeEngine } from '../../src/http/engine/node.ts';
+import type { Engine, EngineApp, EngineOptions, EngineRequest, EngineSocket } from '../../src/http/engine/index.ts';
 import { loadUws } from '../../src/http/engine/uws.ts';
-import { formatIp } from '../../src/http/ip.ts';
 import { PATIENT } from '../support/wait.ts';
 
 const uws = (() => {
@@ -20,8 +21,8 @@ const uws = (() => {
   }
 })();
 
-describe('addressBytes (node engine)', () => {
-  it('gives uWS binary addresses, which formatIp reads back', () => {
+describe('peer addresses', () => {
+  it('are text: IPv4 dotted, IPv4-mapped IPv6 folded, IPv6 compressed without a zone', () => {
     const cases: Array<[string, string]> = [
       ['127.0.0.1', '127.0.0.1'],
       ['::1', '::1'],
@@ -30,8 +31,8 @@ describe('addressBytes (node engine)', () => {
       ['fe80::1%eth0', 'fe80::1'],
       ['1:2:3:4:5:6:7:8', '1:2:3:4:5:6:7:8'],
     ];
-    for (const [text, formatted] of cases) expect(formatIp(addressBytes(text))).toBe(formatted);
-    expect(new Uint8Array(addressBytes('10.1.2.3'))).toEqual(new Uint8Array([10, 1, 2, 3]));
+    for (const [text, formatted] of cases) expect([addressText(text), formatIp(addressBytes(text))]).toEqual([formatted, formatted]);
+    expect(addressBytes('10.1.2.3')).toEqual(new Uint8Array([10, 1, 2, 3]));
   });
 });
 
@@ -41,8 +42,8 @@ describe.each([
 ] as Array<[string, Engine | undefined]>)('the %s engine', (_name, engine) => {
   let app: EngineApp | undefined;
   afterEach(() => app?.close());
-  const start = async (build: (app: EngineApp) => void): Promise<string> => {
-    app = engine!.createApp();
+  const start = async (build: (app: EngineApp) => void, options?: EngineOptions): Promise<string> => {
+    app = engine!.createApp(options);
     build(app);
     return `127.0.0.1:${await app.listen('127.0.0.1', 0, { shared: false })}`;
   };
@@ -57,7 +58,7 @@ describe.each([
       req.end(init.body);
     });
 
-  /** One request written as is; the response as the server wrote it (it closes the connection). */
+  /** One request written as is (`Connection: close`); the response as the server wrote it, until it closes the connection. */
   const raw = (host: string, text: string) =>
     new Promise<string>((resolve, reject) => {
       const [h, port] = host.split(':');
@@ -66,125 +67,137 @@ describe.each([
         .on('data', (d: Buffer) => (out += d.toString()))
         .on('end', () => resolve(out))
         .on('error', reject)
-        .end(text);
+        .write(text);
     });
 
-  it.skipIf(!engine)('routes by pattern and reads a request only while its handler runs', async () => {
+  it.skipIf(!engine)('hands every request to the handler: method, path, query, lower-case headers (repeats joined), peer; readable after an await', async () => {
     const seen: unknown[] = [];
-    let kept: { getUrl(): string } | undefined;
     const host = await start((a) =>
-      a
-        .any('/*', (res) => void res.end('root'))
-        .any('/api/*', (res, req) => {
-          const headers: string[] = [];
-          req.forEach((k, v) => headers.push(`${k}=${v}`));
-          seen.push({ method: req.getMethod(), exact: req.getCaseSensitiveMethod().toUpperCase(), url: req.getUrl(), query: req.getQuery(), first: req.getHeader('x-twice'), none: req.getHeader('x-none'), headers: headers.filter((h) => h.startsWith('x-')) });
-          kept = req;
-          res.writeStatus('201 Created').writeHeader('X-Reply', 'yes').end('api');
-        })
-        .any('/api/exact', (res) => void res.end('exact')),
+      a.http((req, res) => {
+        void (async () => {
+          await delay(5);
+          const headers = Object.entries(req.headers).filter(([k]) => k.startsWith('x-'));
+          seen.push({ method: req.method, path: req.path, query: req.query, headers, peer: req.remoteAddress });
+          res.send(201, { 'X-Reply': 'yes' }, 'api');
+        })();
+      }),
     );
-    expect((await get(`http://${host}/anything`)).body).toBe('root');
-    expect((await get(`http://${host}/api/exact`)).body).toBe('exact');
     const res = await raw(host, 'PATCH /api/x%20y?a=1&b=2 HTTP/1.1\r\nHost: h\r\nX-Twice: one\r\nX-Twice: two\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
     expect(res).toMatch(/^HTTP\/1\.1 201 Created\r\n/);
     expect(res).toMatch(/\r\nx-reply: yes\r\n/i);
     expect(res).toMatch(/\r\ncontent-length: 3\r\n/i);
     expect(res.endsWith('\r\n\r\napi')).toBe(true);
-    expect(seen).toEqual([{ method: 'patch', exact: 'PATCH', url: '/api/x%20y', query: 'a=1&b=2', first: 'one', none: '', headers: ['x-twice=one', 'x-twice=two'] }]);
-    expect(() => kept!.getUrl()).toThrow();
+    expect(seen).toEqual([{ method: 'PATCH', path: '/api/x%20y', query: 'a=1&b=2', headers: [['x-twice', 'one, two']], peer: '127.0.0.1' }]);
+    expect((await get(`http://${host}/plain`)).body).toBe('api');
   });
 
-  it.skipIf(!engine)('buffers a body through onData, streams with write, and tells an abort', async () => {
-    let hung = false;
+  it.skipIf(!engine)('reads a body when asked (after an await too), bounded; streams with backpressure; tells an abort', async () => {
+    let hung: EngineRequest | undefined;
     let aborted = false;
     const host = await start((a) =>
-      a
-        .any('/echo', (res) => {
-          const chunks: Buffer[] = [];
-          res.onAborted(() => undefined);
-          res.onData((chunk, isLast) => {
-            chunks.push(Buffer.from(chunk.slice(0)));
-            if (isLast) setImmediate(() => res.cork(() => res.end(Buffer.concat(chunks).toString().toUpperCase())));
-          });
-        })
-        .any('/stream', (res) => {
-          res.onAborted(() => undefined);
-          res.writeStatus('200 OK').writeHeader('Content-Type', 'text/plain');
+      a.http((req, res) => {
+        if (req.path === '/hang') {
+          hung = req;
+          return void res.signal.addEventListener('abort', () => (aborted = true));
+        }
+        if (req.path === '/stream') {
+          res.head(200, { 'Content-Type': 'text/plain' });
           expect(typeof res.write('a')).toBe('boolean');
-          setImmediate(() => res.cork(() => {
+          return void res.drained().then(() => {
             res.write('b');
-            res.end('c');
-          }));
-        })
-        .any('/hang', (res) => {
-          hung = true;
-          res.onAborted(() => (aborted = true));
-        }),
+            res.end();
+          });
+        }
+        void (async () => {
+          await delay(20); // the body arrives meanwhile; nothing of it is lost
+          const read = await req.body(req.path === '/small' ? 10 : 1_000_000);
+          if (read.ok) res.send(200, {}, read.bytes.toString().toUpperCase());
+          else res.send(400, {}, read.reason);
+        })();
+      }),
     );
     expect((await get(`http://${host}/echo`, { method: 'POST', body: 'x'.repeat(100_000) })).body).toBe('X'.repeat(100_000));
-    const streamed = await get(`http://${host}/stream`);
-    expect(streamed).toMatchObject({ status: 200, body: 'abc', headers: { 'transfer-encoding': 'chunked' } });
+    expect(await get(`http://${host}/small`, { method: 'POST', body: 'x'.repeat(100) })).toMatchObject({ status: 400, body: 'too-large' });
+    expect((await get(`http://${host}/echo`)).body).toBe(''); // no body: an empty one
+    expect(await get(`http://${host}/stream`)).toMatchObject({ status: 200, body: 'ab', headers: { 'transfer-encoding': 'chunked' } });
     const [h, port] = host.split(':');
     const socket = connect(Number(port), h).on('error', () => undefined);
     socket.write('GET /hang HTTP/1.1\r\nHost: x\r\n\r\n');
-    await expect.poll(() => hung, PATIENT).toBe(true);
+    await expect.poll(() => hung, PATIENT).toBeDefined();
     socket.destroy();
     await expect.poll(() => aborted, PATIENT).toBe(true);
   });
 
-  it.skipIf(!engine)('upgrades with user data, publishes to topics, and ends with a code and a reason at once', async () => {
+  it.skipIf(!engine)('upgrades with data or refuses with a response; frames as text; topics; close runs the close handler at once', async () => {
     const events: string[] = [];
     let server: EngineSocket<{ name: string }> | undefined;
     const host = await start((a) =>
-      a.ws<{ name: string }>('/ws', {
-        maxPayloadLength: 1024,
-        upgrade: (res, req, context) => {
-          const key = req.getHeader('sec-websocket-key');
-          const protocol = req.getHeader('sec-websocket-protocol');
-          const extensions = req.getHeader('sec-websocket-extensions');
-          const name = new URLSearchParams(req.getQuery()).get('name') ?? '';
-          res.onAborted(() => undefined);
-          if (name === 'refused') return void res.writeStatus('429 Too Many Requests').writeHeader('X-Why', 'busy').end('{"no":1}');
-          setImmediate(() => res.cork(() => res.upgrade({ name }, key, protocol, extensions, context)));
+      a.websocket<{ name: string }>('/ws', {
+        maxPayloadBytes: 1024,
+        idleTimeoutSec: 120,
+        maxBackpressureBytes: 64 * 1024,
+        upgrade: (req, res) => {
+          const name = new URLSearchParams(req.query).get('name') ?? '';
+          if (name === 'refused') return res.send(429, { 'X-Why': 'busy' }, '{"no":1}');
+          setImmediate(() => res.accept({ name }));
         },
         open: (ws) => {
           server = ws;
           ws.subscribe('t');
-          events.push(`open ${ws.getUserData().name}`);
+          events.push(`open ${ws.data.name}`);
         },
-        message: (ws, message) => {
-          events.push(`message ${Buffer.from(message).toString()}`);
-          a.publish('t', `to all from ${ws.getUserData().name}`);
+        message: (ws, text, bytes) => {
+          events.push(`message ${text} ${bytes}`);
+          a.publish('t', `to all from ${ws.data.name}`);
         },
-        close: (ws, code, message) => events.push(`close ${code} ${Buffer.from(message).toString()}`),
+        close: (_ws, code, reason) => events.push(`close ${code} ${reason}`),
       }),
     );
-    const refused = await new Promise<number>((resolve, reject) => {
+    const refused = await new Promise<[number, string | undefined]>((resolve, reject) => {
       const c = new WebSocket(`ws://${host}/ws?name=refused`);
-      c.on('unexpected-response', (_req, res) => resolve(res.statusCode!));
+      c.on('unexpected-response', (_req, res) => resolve([res.statusCode!, res.headers['x-why'] as string | undefined]));
       c.on('error', reject);
     });
-    expect(refused).toBe(429);
+    expect(refused).toEqual([429, 'busy']);
 
     const client = new WebSocket(`ws://${host}/ws?name=ann`);
     const received: string[] = [];
     client.on('message', (d: Buffer) => received.push(d.toString()));
     const closed = new Promise<[number, string]>((resolve) => client.on('close', (code, reason) => resolve([code, reason.toString()])));
     await new Promise((r) => client.on('open', r));
-    client.send('hello');
+    client.send('héllo');
     await expect.poll(() => received, PATIENT).toEqual(['to all from ann']);
-    expect(server!.getBufferedAmount()).toBeTypeOf('number');
-    expect(server!.send('direct')).toBe(1);
-    server!.end(4000, 'bye now');
-    expect(events).toEqual(['open ann', 'message hello', 'close 4000 bye now']); // the close handler ran inside end()
+    expect(server!.bufferedAmount).toBeTypeOf('number');
+    expect(server!.send('direct')).toBe(true);
+    server!.close(4000, 'bye now');
+    expect(events).toEqual(['open ann', 'message héllo 6', 'close 4000 bye now']); // the close handler ran inside close()
+    expect(server!.send('late')).toBe(false);
     expect(await closed).toEqual([4000, 'bye now']);
     expect(received).toEqual(['to all from ann', 'direct']);
     app!.publish('t', 'nobody'); // the closed socket left its topics: nothing is sent to it
   });
 
+  it.skipIf(!engine)('asks the gate about each connection: a refused one is closed unanswered, an admitted one given back once', async () => {
+    const log: string[] = [];
+    let admit = true;
+    const connections = { open: (a: string) => (log.push(`open ${a} ${admit}`), admit), close: (a: string) => void log.push(`close ${a}`) };
+    const host = await start((a) => {
+      a.http((_req, res) => res.send(200, {}, 'ok'));
+      a.websocket('/ws', { maxPayloadBytes: 1024, idleTimeoutSec: 120, maxBackpressureBytes: 1024, upgrade: (_req, res) => res.accept({}) });
+    }, { connections });
+    expect((await get(`http://${host}/`)).body).toBe('ok'); // agent: false: the connection closes after the answer
+    await expect.poll(() => log, PATIENT).toEqual(['open 127.0.0.1 true', 'close 127.0.0.1']);
+    const ws = new WebSocket(`ws://${host}/ws`);
+    await new Promise((r) => ws.on('open', r));
+    await expect.poll(() => log.length, PATIENT).toBe(4); // a WebSocket leaves the HTTP count when it opens
+    ws.close();
+    admit = false;
+    await expect(get(`http://${host}/`)).rejects.toThrow(/socket hang up|ECONNRESET/);
+    expect(log).toEqual(['open 127.0.0.1 true', 'close 127.0.0.1', 'open 127.0.0.1 true', 'close 127.0.0.1', 'open 127.0.0.1 false']);
+  });
+
   it.skipIf(!engine)('binds a port exclusively unless shared', async () => {
-    const host = await start((a) => a.any('/*', (res) => void res.end()));
+    const host = await start((a) => a.http((_req, res) => res.send(200, {})));
     const second = engine!.createApp();
     await expect(second.listen('127.0.0.1', Number(host.split(':')[1]), { shared: false })).rejects.toThrow(/cannot listen on 127\.0\.0\.1:\d+/);
     second.close();

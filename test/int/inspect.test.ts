@@ -132,6 +132,7 @@ describe('inspector backpressure', () => {
       for (let i = 0; i < 12; i++) {
         const res = await fetch(`${svc.url}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message: big }) });
         expect(res.status).toBe(200);
+        await res.arrayBuffer(); // an unread 200 KB reply would hold its connection (one IP has 10)
       }
       socket.resume();
       const resync = await v.until((f) => f.type === 'resync');

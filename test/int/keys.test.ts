@@ -35,6 +35,8 @@ describe('keys and scopes', () => {
     const get = (headers: Record<string, string>) => rawRequest(`${svc.url}/api/mcp/servers`, { headers });
     expect((await get(bearer(API_KEY))).status).toBe(200);
     expect((await get(bearer(ADMIN_KEY))).status).toBe(200);
+    // The scheme's name is case-insensitive (RFC 9110 §11.1).
+    for (const scheme of ['bearer', 'BEARER', 'bEaReR']) expect((await get({ Authorization: `${scheme} ${API_KEY}` })).status).toBe(200);
     for (const headers of [{}, { Authorization: API_KEY }, bearer('wrong-key-0123456789abcdef')]) {
       const res = await get(headers);
       expect(res.status).toBe(401);
@@ -49,6 +51,7 @@ describe('keys and scopes', () => {
   it('the WebSocket upgrade takes the key as a Bearer header or ?token=', async () => {
     (await connectWs(`${svc.wsUrl}?token=${API_KEY}`)).close();
     (await connectWs(svc.wsUrl, { headers: bearer(API_KEY) })).close();
+    (await connectWs(svc.wsUrl, { headers: { Authorization: `bearer ${API_KEY}` } })).close();
     const refused = await rawUpgrade(`${svc.url}/?token=wrong-key-0123456789abcdef`);
     expect(refused.status).toBe(401);
   });

@@ -10,7 +10,6 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { engine } from '../../src/http/engine/index.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT, until } from '../support/wait.ts';
 import { connectWs } from '../support/ws-client.ts';
@@ -73,6 +72,7 @@ describe('WebSocket protocol violations', () => {
     ['a frame of an unknown opcode', frameOf(0x3, Buffer.from('{}')), 1002, true],
     ['an unmasked client frame', frameOf(0x1, Buffer.from('{"type":"ping"}'), false), 1002, false],
   ] as const)('%s is refused by the engine, and the service goes on', async (_what, bytes, nodeCode, uwsCloses) => {
+    const { engine } = app.app.frontEnd;
     const raw = await rawSocket(app.port);
     await until(() => raw.received().includes('"event":"hello"'), 'the connection\'s first frame', PATIENT);
     const greeted = raw.received().length;

@@ -3,7 +3,7 @@ import { parseCliArgs, UsageError } from '../../src/cli/args.ts';
 import { createCors } from '../../src/http/cors.ts';
 import { isLoopbackHost } from '../../src/config/index.ts';
 import { createHostCheck } from '../../src/http/host-check.ts';
-import { formatIp } from '../../src/http/ip.ts';
+import { formatIp } from '../../src/http/engine/index.ts';
 import { createConnectionCounter, createWindowLimiter } from '../../src/http/limits.ts';
 import { createRouter } from '../../src/http/router.ts';
 import { parseInput, validateImage } from '../../src/http/validate.ts';

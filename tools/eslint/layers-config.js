@@ -40,7 +40,7 @@ export const LAYERS = {
     a2aFace: { path: 'src/a2a-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools'] },
     metrics: { path: 'src/metrics', uses: [...LEAVES, 'bus', 'agent', 'tools'] },
     tracing: { path: 'src/tracing', uses: [...LEAVES, 'bus', 'llm', 'agent'] },
-    // The HTTP/WebSocket engines (uWebSockets.js, node:http + ws) behind one narrow interface; they import nothing of ours.
+    // The HTTP/WebSocket port the front end is written against (types.ts) and its adapters (uWebSockets.js, node:http + ws, in process); they import nothing of ours.
     httpEngine: { path: 'src/http/engine' },
     http: { path: 'src/http', uses: [...LEAVES, 'config', 'auth', 'bus', 'llm', 'conversation', 'agent', 'tools', 'mcpFace', 'a2aFace', 'metrics', 'inspect', 'redis', 'httpEngine'] },
     app: { path: 'src/app.ts', uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'tools', 'agent', 'mcpFace', 'metrics', 'tracing', 'inspect', 'http', 'httpEngine', 'redis', 'cluster'] },

@@ -1,6 +1,6 @@
 /**
- * Which engine serves HTTP and WebSockets in this process, chosen once when this module loads (a
- * native addon loads once per process) from `AGENTD_ENGINE`:
+ * Which engine serves HTTP and WebSockets, chosen by `selectEngine` from `AGENTD_ENGINE` (the app
+ * selects at creation: src/app.ts; the native addon itself loads once per process):
  *
  * - `auto` (default): uWebSockets.js when its native addon loads here, else `node:http` + `ws`, with
  *   the loader's reason kept for the one start-up log line that says so;
@@ -13,6 +13,8 @@ import type { Engine, EngineApp, EngineName } from './types.ts';
 import { loadUws } from './uws.ts';
 
 export type * from './types.ts';
+export { addressText, formatIp } from './address.ts';
+export { createInject, type Inject, type InjectOptions } from './inject.ts';
 
 export interface EngineSelection {
   engine: Engine;
@@ -31,9 +33,9 @@ function describe(err: unknown): { reason: string; detail?: string } {
 /** An engine that cannot serve: routes are accepted, `listen` rejects with `error`. */
 function unavailable(name: EngineName, error: Error): Engine {
   const app: EngineApp = {
-    any: () => app,
-    ws: () => app,
-    publish: () => false,
+    http: () => undefined,
+    websocket: () => undefined,
+    publish: () => undefined,
     listen: () => Promise.reject(error),
     close: () => undefined,
   };
@@ -55,7 +57,3 @@ export function selectEngine(choice: string | undefined): EngineSelection {
     return { engine: unavailable('uws', new Error(`AGENTD_ENGINE=uws, but uWebSockets.js cannot load on Node ${process.version} (${process.platform}-${process.arch}): ${cause}`)) };
   }
 }
-
-/** This process's engine (see the file's comment). */
-export const selected: EngineSelection = selectEngine(process.env.AGENTD_ENGINE);
-export const engine: EngineName = selected.engine.name;

@@ -1,114 +1,104 @@
 /**
- * The HTTP/WebSocket server the front end runs on, as narrow as the front end uses it: a subset of
- * uWebSockets.js's API with its names and meanings, so the uWS adapter (`uws.ts`) hands uWS's own
- * request, response and socket objects through unwrapped, and the node adapter (`node.ts`, on
- * `node:http` + `ws`) implements exactly this much.
+ * The HTTP and WebSocket port the front end is written against: a request, its response, a WebSocket
+ * and an app. Each engine maps its runtime onto it and does only what that runtime needs: `node.ts`
+ * (node:http + ws) and `uws.ts` (uWebSockets.js); `inject.ts` serves it in process. Neither engine
+ * copies the other's API.
  *
- * Contracts every engine keeps (the front end relies on them; house rule 10):
- * - An `HttpRequest` is valid only during the synchronous handler call: read what you need before
- *   the first `await`.
- * - A response not answered synchronously needs `onAborted` attached in the handler; after it fires
- *   the response is gone (write nothing). `onData` must be attached before the first `await`; each
- *   chunk's ArrayBuffer is valid only during its callback (copy it).
- * - Headers are written after `writeStatus` (default `200 OK`); `end(body)` sets Content-Length;
- *   `write` streams (chunked) and returns false when the socket buffer is full, after which
- *   `onWritable` is called once it drained.
- * - `cork(fn)` runs `fn` at once (uWS batches its writes into one syscall); writes after an `await`
- *   go through it.
- * - WebSocket `message` buffers are valid only during the callback; `send` returns 1 (sent),
- *   0 (sent, backpressure built up) or 2 (dropped: over `maxBackpressure`); `end(code, reason)`
- *   sends a close frame and calls the `close` handler at once; after `close` the socket is gone.
- * - Header names arrive lower-cased.
+ * Contracts of every engine (test/int/http-engine.test.ts runs them against each):
+ * - A request and its response stay usable until the response ended or the peer left: read the request,
+ *   its body included, before or after an `await`.
+ * - Header names are lower case; a repeated header's values are joined by `, `.
+ * - Writes after the end, or after the peer left (`signal` aborted), are dropped; nothing throws.
+ * - A WebSocket's `close` runs its route's `close` handler before it returns; frames sent after are dropped.
  */
 
 export type EngineName = 'uws' | 'node';
 
-/** Bytes or text: what responses and WebSocket frames take. */
-export type RecognizedString = string | ArrayBuffer | Uint8Array;
+export type Body = string | Uint8Array;
+export type Headers = Readonly<Record<string, string>>;
 
-export interface HttpRequest {
-  /** The first value of a header (name in lower case), or '' when absent. */
-  getHeader(lowerCaseKey: string): string;
-  /** The path, without the query string (not decoded). */
-  getUrl(): string;
-  /** The raw query string (after `?`), or ''. */
-  getQuery(): string;
-  /** The method in lower case. */
-  getMethod(): string;
-  /** The method as sent. */
-  getCaseSensitiveMethod(): string;
-  /** Every header line, names in lower case. */
-  forEach(cb: (key: string, value: string) => void): void;
-}
+/** A request body as read: all of it, or why not. */
+export type BodyRead = { ok: true; bytes: Buffer } | { ok: false; reason: 'too-large' | 'aborted' };
 
-export interface HttpResponse {
-  writeStatus(status: string): HttpResponse;
-  writeHeader(key: string, value: string): HttpResponse;
-  /** Streams a chunk (chunked encoding); false when it filled the socket buffer (wait for `onWritable`). */
-  write(chunk: RecognizedString): boolean;
-  end(body?: RecognizedString): HttpResponse;
-  cork(cb: () => void): HttpResponse;
-  onAborted(handler: () => void): HttpResponse;
-  onData(handler: (chunk: ArrayBuffer, isLast: boolean) => void): HttpResponse;
-  /** The handler returns true when it wrote what it wanted to. */
-  onWritable(handler: (offset: number) => boolean): HttpResponse;
-  /** The peer's address: 4 bytes (IPv4) or 16 (IPv6). */
-  getRemoteAddress(): ArrayBuffer;
+export interface EngineRequest {
+  /** The method as sent (`GET`). */
+  readonly method: string;
+  /** The path, without the query string, not decoded. */
+  readonly path: string;
+  /** The query string after `?`, or ''. */
+  readonly query: string;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+  /** The peer's IP address as text (see address.ts: IPv4-mapped IPv6 folded to IPv4). */
+  readonly remoteAddress: string;
   /**
-   * Only for a WebSocket route's `upgrade` (in its handler or after an `await`, until `onAborted`):
-   * accepts the upgrade with this user data. Call it directly, never inside `cork`: on uWS 20.57 an
-   * upgrade inside `cork` intermittently cut the new socket (1006) or lost its first frames (seen with
-   * several apps in one process: test/int/redis-cluster.test.ts).
+   * Reads the whole body (empty when there is none). More than `maxBytes` settles `too-large` at once (the
+   * rest is read and dropped); a peer that leaves first settles `aborted`. At most one call per request.
    */
-  upgrade<UserData>(userData: UserData, secWebSocketKey: string, secWebSocketProtocol: string, secWebSocketExtensions: string, context: UpgradeContext): void;
+  body(maxBytes: number): Promise<BodyRead>;
 }
 
-/** The opaque third argument of a WebSocket route's `upgrade` handler, passed on to `res.upgrade`. */
-export interface UpgradeContext {
-  readonly __upgradeContext?: never;
+export interface EngineResponse {
+  /** Aborts when the peer leaves before the response ended. */
+  readonly signal: AbortSignal;
+  /** The response ended, or the peer left: nothing more is written. */
+  readonly ended: boolean;
+  /** The whole response at once: status, headers and the body (with its length). */
+  send(status: number, headers: Headers, body?: Body): void;
+  /** Starts a streamed response: the status and headers now, the body in pieces (`write`), then `end`. */
+  head(status: number, headers: Headers): void;
+  /** A piece of a streamed body; false when the peer is behind: wait for `drained()` before the next one. */
+  write(chunk: Body): boolean;
+  /** Resolves once the peer took what was written, or left. */
+  drained(): Promise<void>;
+  /** Ends a streamed response. */
+  end(): void;
 }
 
-export interface WebSocket<UserData> {
-  /** 1: sent; 0: sent, backpressure built up; 2: dropped (over `maxBackpressure`, or closed). */
-  send(message: RecognizedString, isBinary?: boolean): number;
-  /** Closes with a close frame; calls the route's `close` handler at once. */
-  end(code?: number, shortMessage?: string): void;
-  subscribe(topic: string): boolean;
-  unsubscribe(topic: string): boolean;
-  getUserData(): UserData;
-  /** Bytes written but not yet taken by the peer's socket. */
-  getBufferedAmount(): number;
+/** The response of a request to a WebSocket route: a refusal (an HTTP response), or `accept`. */
+export interface UpgradeResponse<Data> extends EngineResponse {
+  /** Switches to the WebSocket protocol; the route's `open` gets a socket carrying `data`. */
+  accept(data: Data): void;
 }
 
-export interface WebSocketBehavior<UserData> {
-  /** A larger frame closes the connection before any handler runs (uWS cuts it: the peer sees 1006; node sends 1009). Default 16 KB. */
-  maxPayloadLength?: number;
-  /** Seconds without traffic before the connection is cut (0: never). */
-  idleTimeout?: number;
-  /** Ping an idle peer before `idleTimeout` runs out (its pong keeps the connection). */
-  sendPingsAutomatically?: boolean;
-  /** Frames to a socket with more than this many bytes buffered are dropped (`send` returns 2). */
-  maxBackpressure?: number;
-  /** 0 (or absent): drop frames over `maxBackpressure` instead of closing; the node engine only drops. */
-  closeOnBackpressureLimit?: number | boolean;
-  upgrade?: (res: HttpResponse, req: HttpRequest, context: UpgradeContext) => void;
-  open?: (ws: WebSocket<UserData>) => void;
-  message?: (ws: WebSocket<UserData>, message: ArrayBuffer, isBinary: boolean) => void;
-  drain?: (ws: WebSocket<UserData>) => void;
-  close?: (ws: WebSocket<UserData>, code: number, message: ArrayBuffer) => void;
+export interface EngineSocket<Data> {
+  readonly data: Data;
+  /** Bytes sent but not yet taken by the peer's connection (its buffer is full while above 0). */
+  readonly bufferedAmount: number;
+  /** Sends a text frame; false when it was dropped (the socket is closed, or more than `maxBackpressureBytes` wait). */
+  send(text: string): boolean;
+  /** Sends a close frame with `code` and `reason`; the connection ends once the peer answers, or is cut soon after. */
+  close(code: number, reason: string): void;
+  /** Receives what `EngineApp.publish` sends to `topic`, until it closes. */
+  subscribe(topic: string): void;
+  unsubscribe(topic: string): void;
 }
 
-export type HttpHandler = (res: HttpResponse, req: HttpRequest) => void;
+export interface WebSocketRoute<Data> {
+  /** A larger frame is refused by the engine before any handler runs (uWS cuts the connection: 1006; node: 1009). */
+  maxPayloadBytes: number;
+  /** Seconds without traffic before the connection is cut; the peer is pinged first, and its pong counts. */
+  idleTimeoutSec: number;
+  /** While more than this many bytes wait for the peer, frames to it are dropped (`send` returns false). */
+  maxBackpressureBytes: number;
+  /** Decides an upgrade request: `res.accept(data)`, or an HTTP answer. */
+  upgrade(req: EngineRequest, res: UpgradeResponse<Data>): void;
+  open?(ws: EngineSocket<Data>): void;
+  /** A frame, text or binary, as UTF-8 text, and its size in bytes. */
+  message?(ws: EngineSocket<Data>, text: string, bytes: number): void;
+  /** The peer took what waited for it. */
+  drain?(ws: EngineSocket<Data>): void;
+  close?(ws: EngineSocket<Data>, code: number, reason: string): void;
+}
 
-/**
- * Routes are uWS patterns: an exact path (`/mcp`) or a prefix ending in `/*` (`/api/*`, `/*`); the
- * most specific match wins. A WebSocket route takes the upgrade requests of its exact path.
- */
+export type HttpHandler = (req: EngineRequest, res: EngineResponse) => void;
+
 export interface EngineApp {
-  any(pattern: string, handler: HttpHandler): EngineApp;
-  ws<UserData>(pattern: string, behavior: WebSocketBehavior<UserData>): EngineApp;
-  /** Sends a text frame to every socket subscribed to `topic`. */
-  publish(topic: string, message: string): boolean;
+  /** Serves every HTTP request, upgrade requests to paths without a WebSocket route included. */
+  http(handler: HttpHandler): void;
+  /** Serves the upgrade requests to `path` (exact). */
+  websocket<Data>(path: string, route: WebSocketRoute<Data>): void;
+  /** Sends a text frame to every socket subscribed to `topic` (encoded once). */
+  publish(topic: string, text: string): void;
   /**
    * Binds and serves; resolves with the bound port, rejects when the address is taken or not available.
    * Exclusive unless `shared` (processes of one `--workers` supervisor serving one port).
@@ -118,9 +108,24 @@ export interface EngineApp {
   close(): void;
 }
 
+/**
+ * The front end's say over new HTTP connections (its per-IP cap), by peer address. An engine calls
+ * `open` once per TCP connection before it reads from it and closes the connection unanswered when it
+ * returns false; for each connection `open` admitted it calls `close` once, when the connection ends or
+ * becomes a WebSocket (WebSockets are counted by the front end itself).
+ */
+export interface ConnectionGate {
+  open(address: string): boolean;
+  close(address: string): void;
+}
+
+export interface EngineOptions {
+  connections?: ConnectionGate;
+}
+
 export interface Engine {
   name: EngineName;
   /** Human words for logs, e.g. `uWebSockets.js` or `node:http + ws`. */
   label: string;
-  createApp(): EngineApp;
+  createApp(options?: EngineOptions): EngineApp;
 }

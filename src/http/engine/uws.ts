@@ -1,15 +1,16 @@
 /**
  * The engine on uWebSockets.js (the native addon). Only this file loads it, and only on demand:
- * `loadUws` rejects when the addon cannot load on this machine (no build for this Node, or a C
- * library too old for the binary), so the caller can choose the node engine instead.
- *
- * uWS's request, response and WebSocket objects are passed to the front end as they are: our types
- * (`types.ts`) are a subset of theirs. Only the app is wrapped, for `listen` and `close`.
+ * `loadUws` throws when the addon cannot load on this machine (no build for this Node, or a C library
+ * too old for the binary), so the caller can choose the node engine instead. Requests and responses:
+ * uws-http.ts; the connection cap: uws-connections.ts.
  */
 import { createRequire } from 'node:module';
 import type * as UwsModule from 'uWebSockets.js';
-import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import type { Engine, EngineApp } from './types.ts';
+import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp, us_listen_socket, us_socket_context_t, WebSocket as UwsWebSocket } from 'uWebSockets.js';
+import { formatIp } from './address.ts';
+import type { Engine, EngineApp, EngineOptions, EngineSocket, HttpHandler, WebSocketRoute } from './types.ts';
+import { countConnections } from './uws-connections.ts';
+import { UwsHttpRequest, UwsHttpResponse, UwsUpgradeResponse, type Holder, type RequestHooks } from './uws-http.ts';
 
 type Uws = typeof UwsModule;
 
@@ -27,36 +28,105 @@ export function loadUws(): Engine {
   if (typeof (uWS as { getParts?: unknown }).getParts !== 'function') {
     throw new Error('uWebSockets.js loaded its JS fallback, not the native addon');
   }
-  return { name: 'uws', label: 'uWebSockets.js', createApp: () => wrapApp(uWS, uWS.App()) };
+  return { name: 'uws', label: 'uWebSockets.js', createApp: (options) => new UwsApp(uWS, options) };
 }
 
-function wrapApp(uWS: Uws, app: TemplatedApp): EngineApp {
-  let listenSocket: us_listen_socket | undefined;
-  const wrapped: EngineApp = {
-    any(pattern, handler) {
-      app.any(pattern, handler);
-      return wrapped;
-    },
-    ws(pattern, behavior) {
-      app.ws(pattern, behavior as unknown as Parameters<TemplatedApp['ws']>[1]);
-      return wrapped;
-    },
-    publish: (topic, message) => app.publish(topic, message),
-    listen(host, port, { shared }) {
-      return new Promise((resolve, reject) => {
-        // uWS binds with SO_REUSEPORT unless told otherwise: exclusive, so a second instance cannot share the port.
-        const withOptions = app as unknown as { listen(host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void): void };
-        withOptions.listen(host, port, shared ? 0 : LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
-          if (!socket) return reject(new Error(`cannot listen on ${host}:${port}: the address is already in use or not available`));
-          listenSocket = socket;
-          resolve(uWS.us_socket_local_port(socket));
-        });
+/** A uWS WebSocket as the port's socket; uWS's object may not be touched once closed. */
+class UwsSocket<Data> implements EngineSocket<Data> {
+  closed = false;
+  constructor(
+    private readonly ws: UwsWebSocket<Holder<Data>>,
+    readonly data: Data,
+  ) {}
+  get bufferedAmount(): number {
+    return this.closed ? 0 : this.ws.getBufferedAmount();
+  }
+  send(text: string): boolean {
+    return !this.closed && this.ws.send(text) !== 2; // 2: dropped (over maxBackpressure)
+  }
+  close(code: number, reason: string): void {
+    if (!this.closed) this.ws.end(code, reason); // uWS runs the close handler inside
+  }
+  subscribe(topic: string): void {
+    if (!this.closed) this.ws.subscribe(topic);
+  }
+  unsubscribe(topic: string): void {
+    if (!this.closed) this.ws.unsubscribe(topic);
+  }
+}
+
+const socketOf = <Data>(ws: UwsWebSocket<Holder<Data>>) => ws.getUserData().socket as UwsSocket<Data>;
+
+class UwsApp implements EngineApp {
+  private readonly app: TemplatedApp;
+  private listenSocket: us_listen_socket | undefined;
+  /** The ledger's hooks for a request from an address, when connections are counted. */
+  private readonly counted: ((address: string) => RequestHooks) | undefined;
+
+  constructor(
+    private readonly uWS: Uws,
+    { connections }: EngineOptions = {},
+  ) {
+    this.app = uWS.App();
+    this.counted = connections && countConnections(this.app, connections);
+  }
+
+  http(handler: HttpHandler): void {
+    this.app.any('/*', (res: UwsResponse, req: UwsRequest) => {
+      const address = formatIp(res.getRemoteAddress());
+      const request = new UwsHttpRequest(req, res, address);
+      handler(request, new UwsHttpResponse(res, request.reader, this.counted?.(address), request.closing));
+    });
+  }
+
+  websocket<Data>(path: string, route: WebSocketRoute<Data>): void {
+    this.app.ws<Holder<Data>>(path, {
+      maxPayloadLength: route.maxPayloadBytes,
+      idleTimeout: route.idleTimeoutSec,
+      sendPingsAutomatically: true,
+      maxBackpressure: route.maxBackpressureBytes,
+      closeOnBackpressureLimit: false,
+      upgrade: (res: UwsResponse, req: UwsRequest, context: us_socket_context_t) => {
+        const address = formatIp(res.getRemoteAddress());
+        const request = new UwsHttpRequest(req, res, address);
+        const { headers } = request;
+        const handshake = { key: headers['sec-websocket-key'] ?? '', protocol: headers['sec-websocket-protocol'] ?? '', extensions: headers['sec-websocket-extensions'] ?? '', context };
+        route.upgrade(request, new UwsUpgradeResponse<Data>(res, handshake, this.counted?.(address)));
+      },
+      open: (ws) => {
+        const holder = ws.getUserData();
+        const socket = new UwsSocket(ws, holder.data);
+        holder.socket = socket;
+        route.open?.(socket);
+      },
+      message: (ws, message) => route.message?.(socketOf(ws), Buffer.from(message).toString('utf8'), message.byteLength),
+      drain: (ws) => route.drain?.(socketOf(ws)),
+      close: (ws, code, message) => {
+        const socket = socketOf(ws);
+        socket.closed = true;
+        route.close?.(socket, code, Buffer.from(message).toString('utf8'));
+      },
+    });
+  }
+
+  publish(topic: string, text: string): void {
+    this.app.publish(topic, text);
+  }
+
+  listen(host: string, port: number, { shared }: { shared: boolean }): Promise<number> {
+    return new Promise((resolve, reject) => {
+      // uWS binds with SO_REUSEPORT unless told otherwise: exclusive, so a second instance cannot share the port.
+      const withOptions = this.app as unknown as { listen(host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void): void };
+      withOptions.listen(host, port, shared ? 0 : LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
+        if (!socket) return reject(new Error(`cannot listen on ${host}:${port}: the address is already in use or not available`));
+        this.listenSocket = socket;
+        resolve(this.uWS.us_socket_local_port(socket));
       });
-    },
-    close() {
-      if (listenSocket) uWS.us_listen_socket_close(listenSocket);
-      listenSocket = undefined;
-    },
-  };
-  return wrapped;
+    });
+  }
+
+  close(): void {
+    if (this.listenSocket) this.uWS.us_listen_socket_close(this.listenSocket);
+    this.listenSocket = undefined;
+  }
 }

@@ -13,7 +13,7 @@
  *   (relay.ts pulls the next event only when the socket drained).
  */
 import { z } from 'zod';
-import type { HttpRequest, HttpResponse } from '../engine/index.ts';
+import type { EngineRequest, EngineResponse } from '../engine/index.ts';
 import { agentCard, endpointOrigin, versionOf, A2A_PATH, CARD_PATH, type A2aFace, type A2aAnswer } from '../../a2a-face/index.ts';
 import type { AgentConfig } from '../../config/schema.ts';
 import { toA2aRpc } from '../../errors/index.ts';
@@ -21,10 +21,10 @@ import type { Logger } from '../../log/index.ts';
 import { textTooDeep } from '../../json-depth.ts';
 import { MethodNotAllowed, type Admission } from '../admission.ts';
 import { bearerKey } from '../auth.ts';
-import { bufferBody, tooDeepError } from '../body.ts';
+import { readBody, tooDeepError } from '../body.ts';
 import type { ClientIp } from '../ip.ts';
 import { relayResponse } from '../relay.ts';
-import { jsonReply, rpcErrorReply, send, watchAbort } from '../respond.ts';
+import { jsonReply, rpcErrorReply, send } from '../respond.ts';
 import { defineRoute, type Route, type SessionsOf } from '../route.ts';
 import { RESPONSES } from './shapes.ts';
 
@@ -116,14 +116,12 @@ function sseResponse(events: AsyncIterable<unknown>): Response {
 }
 
 export function createA2aEndpoint(deps: A2aEndpointDeps) {
-  return (res: HttpResponse, req: HttpRequest): void => {
-    const { state, controller } = watchAbort(res);
-    const method = req.getCaseSensitiveMethod().toUpperCase();
-    const headers: Record<string, string> = {};
-    req.forEach((k, v) => (headers[k.toLowerCase()] = v));
+  return (req: EngineRequest, res: EngineResponse): void => {
+    const method = req.method.toUpperCase();
+    const headers = req.headers as Record<string, string>;
     const host = headers.host ?? '';
-    const ip = deps.clientIp(res, req);
-    const body = method === 'POST' ? bufferBody(res, deps.maxBodyBytes, Number(headers['content-length'] ?? 0), controller.signal) : undefined;
+    const ip = deps.clientIp(req);
+    const body = method === 'POST' ? () => readBody(req, deps.maxBodyBytes) : undefined;
     const route = (): void => {
       if (method !== 'POST') throw new MethodNotAllowed(method, A2A_PATH, 'POST');
     };
@@ -133,26 +131,26 @@ export function createA2aEndpoint(deps: A2aEndpointDeps) {
         { host, origin: headers.origin ?? '', ip, credential: bearerKey(headers.authorization), scope: 'chat', preflight: method === 'OPTIONS', allowHeaders: A2A_HEADERS },
         { route, body },
       );
-      if (verdict.outcome === 'refused') return send(res, state, rpcErrorReply(verdict.error, verdict.status), verdict.headers);
-      if (verdict.outcome === 'preflight') return send(res, state, { status: 204, headers: {}, body: '' }, verdict.headers);
+      if (verdict.outcome === 'refused') return send(res, rpcErrorReply(verdict.error, verdict.status), verdict.headers);
+      if (verdict.outcome === 'preflight') return send(res, { status: 204, headers: {}, body: '' }, verdict.headers);
       principal = verdict.principal.name;
       const text = (verdict.body ?? Buffer.alloc(0)).toString('utf8');
-      if (textTooDeep(text)) return send(res, state, rpcErrorReply(tooDeepError('JSON-RPC message')), verdict.headers);
+      if (textTooDeep(text)) return send(res, rpcErrorReply(tooDeepError('JSON-RPC message')), verdict.headers);
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
       } catch {
-        return send(res, state, jsonReply(200, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error', data: { code: 'INVALID_REQUEST' } } }), verdict.headers);
+        return send(res, jsonReply(200, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error', data: { code: 'INVALID_REQUEST' } } }), verdict.headers);
       }
       const version = versionOf(headers['a2a-version']);
       const origin = endpointOrigin(headers, deps.config.server.trustedProxies.length > 0);
-      const answer: A2aAnswer = await deps.face.handle(parsed, { version, sessions: deps.sessionsOf(verdict.principal, ip), principal: verdict.principal, signal: controller.signal, origin });
-      if (answer.kind === 'json') return send(res, state, jsonReply(200, answer.body), verdict.headers);
-      await relayResponse(res, state, sseResponse(answer.events), verdict.headers, controller.signal);
+      const answer: A2aAnswer = await deps.face.handle(parsed, { version, sessions: deps.sessionsOf(verdict.principal, ip), principal: verdict.principal, signal: res.signal, origin });
+      if (answer.kind === 'json') return send(res, jsonReply(200, answer.body), verdict.headers);
+      await relayResponse(res, sseResponse(answer.events), verdict.headers);
     };
     run().catch((err: unknown) => {
       deps.log.error({ err, principal }, 'a2a request failed');
-      send(res, state, jsonReply(200, { jsonrpc: '2.0', id: null, error: toA2aRpc(err) }));
+      send(res, jsonReply(200, { jsonrpc: '2.0', id: null, error: toA2aRpc(err) }));
     });
   };
 }

@@ -1,0 +1,145 @@
+/**
+ * WebSockets on `ws`: a socket per connection, topics kept here (`ws` has none), idle connections
+ * pinged and then cut, and a connection closed by us cut when its peer does not answer the close frame.
+ */
+import type { Socket } from 'node:net';
+import type { WebSocket as WsSocket } from 'ws';
+import { SocketResponse } from './node-http.ts';
+import type { EngineSocket, UpgradeResponse, WebSocketRoute } from './types.ts';
+
+/** A peer that takes none of what waits for it this long after our close frame is cut (one that never reads never answers). */
+const CLOSE_GRACE_MS = 2_000;
+
+/** Which sockets receive a topic's frames. */
+export class Topics {
+  private readonly members = new Map<string, Set<NodeSocket<unknown>>>();
+
+  join(socket: NodeSocket<unknown>, topic: string): void {
+    let sockets = this.members.get(topic);
+    if (!sockets) this.members.set(topic, (sockets = new Set()));
+    sockets.add(socket);
+  }
+
+  leave(socket: NodeSocket<unknown>, topic: string): void {
+    const sockets = this.members.get(topic);
+    sockets?.delete(socket);
+    if (sockets?.size === 0) this.members.delete(topic);
+  }
+
+  publish(topic: string, text: string): void {
+    const sockets = this.members.get(topic);
+    if (!sockets) return;
+    const frame = Buffer.from(text); // encoded once for every subscriber
+    for (const socket of sockets) socket.sendFrame(frame);
+  }
+}
+
+export class NodeSocket<Data> implements EngineSocket<Data> {
+  closed = false;
+  private readonly topics = new Set<string>();
+
+  constructor(
+    private readonly ws: WsSocket,
+    readonly data: Data,
+    private readonly route: WebSocketRoute<Data>,
+    private readonly hub: Topics,
+  ) {}
+
+  get bufferedAmount(): number {
+    return this.ws.bufferedAmount;
+  }
+
+  send(text: string): boolean {
+    return this.sendFrame(text);
+  }
+
+  /** A text frame, as a string or its UTF-8 bytes. */
+  sendFrame(frame: string | Buffer): boolean {
+    if (this.closed || this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount > this.route.maxBackpressureBytes) return false;
+    this.ws.send(frame, { binary: false });
+    return true;
+  }
+
+  close(code: number, reason: string): void {
+    if (this.closed) return;
+    try {
+      this.ws.close(code, reason);
+      this.cutIfStalled();
+    } catch {
+      this.ws.terminate(); // a code or reason `ws` refuses
+    }
+    this.gone(code, reason);
+  }
+
+  /** After our close frame: cut the connection once the peer took nothing for CLOSE_GRACE_MS (`ws` itself waits 30 s). */
+  private cutIfStalled(): void {
+    let waiting = this.ws.bufferedAmount;
+    const check = setInterval(() => {
+      const now = this.ws.bufferedAmount;
+      if (now > 0 && now >= waiting) this.ws.terminate();
+      waiting = now;
+    }, CLOSE_GRACE_MS).unref();
+    this.ws.once('close', () => clearInterval(check));
+  }
+
+  subscribe(topic: string): void {
+    if (this.closed) return;
+    this.topics.add(topic);
+    this.hub.join(this, topic);
+  }
+
+  unsubscribe(topic: string): void {
+    if (this.topics.delete(topic)) this.hub.leave(this, topic);
+  }
+
+  /** The connection is over (closed by us or by the peer): off every topic, then the route's `close`. */
+  gone(code: number, reason: string): void {
+    this.closed = true;
+    for (const topic of this.topics) this.hub.leave(this, topic);
+    this.topics.clear();
+    this.route.close?.(this, code, reason);
+  }
+}
+
+/** The answer to an upgrade request on a WebSocket route: a refusal written to its socket, or the handshake. */
+export class NodeUpgradeResponse<Data> extends SocketResponse implements UpgradeResponse<Data> {
+  constructor(
+    socket: Socket,
+    private readonly handshake: (data: Data) => void,
+  ) {
+    super(socket);
+  }
+  accept(data: Data): void {
+    if (this.handOver()) this.handshake(data);
+  }
+}
+
+/** Serves an accepted connection: its frames, drains, idle time and end go to the route. */
+export function serveSocket<Data>(route: WebSocketRoute<Data>, ws: WsSocket, socket: Socket, data: Data, hub: Topics): void {
+  const conn = new NodeSocket(ws, data, route, hub);
+  let pinged = false;
+  ws.on('message', (message: Buffer) => {
+    pinged = false;
+    if (!conn.closed) route.message?.(conn, message.toString('utf8'), message.byteLength);
+  });
+  ws.on('pong', () => (pinged = false));
+  ws.on('close', (code: number, reason: Buffer) => {
+    if (!conn.closed) conn.gone(code, reason.toString('utf8'));
+  });
+  ws.on('error', () => undefined); // `ws` closes the connection itself ('close' follows)
+  socket.on('drain', () => {
+    if (!conn.closed) route.drain?.(conn);
+  });
+  const idleMs = route.idleTimeoutSec * 1000;
+  if (idleMs > 0) {
+    // Half the idle time in silence sends a ping; the other half without a word back cuts the connection.
+    socket.setTimeout(idleMs / 2);
+    socket.on('timeout', () => {
+      if (conn.closed) return;
+      if (pinged) return void ws.terminate();
+      pinged = true;
+      ws.ping();
+    });
+  }
+  route.open?.(conn);
+}

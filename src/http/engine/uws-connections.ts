@@ -1,0 +1,51 @@
+/**
+ * The per-IP connection cap on uWebSockets.js: `app.filter` tells each connection's opening (with its
+ * peer) and closing (without), and the ledger (uws-ledger.ts) attributes the closings from what the
+ * requests show (`RequestHooks`). A connection the gate refuses is closed at once, unanswered.
+ */
+import type { TemplatedApp } from 'uWebSockets.js';
+import { formatIp } from './address.ts';
+import type { ConnectionGate } from './types.ts';
+import type { RequestHooks } from './uws-http.ts';
+import { ConnectionLedger } from './uws-ledger.ts';
+
+/** uWS's timers tick every 4 s: a timeout of n seconds fires within n + 4. */
+const TIMER_SLACK_MS = 5_000;
+/** How long a connection may wait for a request (its first, or the next after a response). */
+const WAIT_S = 10;
+
+interface Timeouts {
+  setIdleTimeout?(seconds: number): void;
+  setResponseTimeout?(seconds: number): void;
+}
+
+/** Counts `app`'s HTTP connections through `gate`; gives the hooks that tell the ledger how each request ends. */
+export function countConnections(app: TemplatedApp, gate: ConnectionGate): (address: string) => RequestHooks {
+  const timeouts = app as unknown as Timeouts;
+  // This package's uWS lets a connection wait 30 s by default; 10 s is upstream's, and the node engine's keep-alive.
+  timeouts.setIdleTimeout?.(WAIT_S);
+  timeouts.setResponseTimeout?.(WAIT_S);
+  const ledger = new ConnectionLedger({ gate, waitMs: WAIT_S * 1000 + TIMER_SLACK_MS, now: Date.now });
+  let refusing = false;
+  app.filter((res, count) => {
+    if (count !== 1) {
+      if (!refusing) ledger.closed();
+      return;
+    }
+    if (ledger.opened(formatIp(res.getRemoteAddress()))) return;
+    refusing = true; // its close is reported inside close(): not one the ledger counted
+    try {
+      res.close();
+    } finally {
+      refusing = false;
+    }
+  });
+  return (address) => {
+    const token = ledger.requestStarted(address);
+    return {
+      ended: (closing) => ledger.requestEnded(token, closing),
+      aborted: () => ledger.requestAborted(token),
+      upgraded: () => ledger.upgraded(token),
+    };
+  };
+}

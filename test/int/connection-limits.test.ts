@@ -1,0 +1,138 @@
+/**
+ * What one client IP can hold, through real sockets on the process's engine: HTTP connections (idle
+ * keep-alives counted) and WebSockets, each capped at `server.limits.connectionsPerIp` (the spec's 10),
+ * and a WebSocket reader that leaves its buffer full, closed after `server.limits.slowReaderMs`.
+ */
+import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { rawRequest, rawUpgrade } from '../support/raw-http.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
+import { PATIENT } from '../support/wait.ts';
+import { connectWs, type WsClient } from '../support/ws-client.ts';
+
+interface Held {
+  socket: Socket;
+  /** The server answered its request (else it closed the connection unanswered). */
+  answered: boolean;
+}
+
+/** A connection from `localAddress` that asks one thing and stays open (an idle keep-alive), or the server's refusal. */
+function holdConnection(port: number, localAddress = '127.0.0.1'): Promise<Held> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1', localAddress });
+    let text = '';
+    socket.on('error', () => undefined); // a refusal may reset it: 'close' follows
+    socket.on('connect', () => socket.write('GET /api/health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'));
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      const head = text.indexOf('\r\n\r\n');
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(text)?.[1] ?? NaN);
+      if (head >= 0 && text.length >= head + 4 + length) resolve({ socket, answered: true });
+    });
+    socket.on('close', () => resolve({ socket, answered: false }));
+  });
+}
+
+/** An answered connection, once the server has let go of earlier ones (it learns of a client's close a little later). */
+const holdAnswered = async (port: number): Promise<Held> => {
+  let held: Held | undefined;
+  await expect.poll(async () => (held = await holdConnection(port)).answered, PATIENT).toBe(true);
+  return held!;
+};
+
+const holdMany = async (port: number, n: number, localAddress?: string): Promise<Held[]> => {
+  const held: Held[] = [];
+  for (let i = 0; i < n; i++) held.push(await holdConnection(port, localAddress));
+  return held;
+};
+
+const release = (held: Held[]) => held.forEach((h) => h.socket.destroy());
+
+describe('connections per IP (the spec default, 10)', () => {
+  let svc: RunningApp;
+  beforeAll(async () => {
+    svc = await startApp();
+  });
+  afterAll(() => svc?.stop());
+
+  it('an IP holds at most 10 HTTP connections, idle keep-alives counted: the 11th is closed unanswered', async () => {
+    const held = await holdMany(svc.port, 10);
+    expect(held.map((h) => h.answered)).toEqual(Array(10).fill(true));
+    const eleventh = await holdConnection(svc.port);
+    expect(eleventh.answered).toBe(false);
+    // Another address is not affected (its request closes its connection: Connection: close).
+    expect((await rawRequest(`${svc.url}/api/health/live`, { localAddress: '127.0.0.2' })).status).toBe(200);
+    // A connection that ends frees its place.
+    held.pop()!.socket.end();
+    held.push(await holdAnswered(svc.port));
+    release(held);
+  });
+
+  it('WebSockets are counted apart from HTTP connections: the 11th gets 429 in the envelope', async () => {
+    const held: Held[] = [];
+    for (let i = 0; i < 9; i++) held.push(await holdAnswered(svc.port));
+    // Each upgrade rides in on the 10th HTTP connection and leaves the HTTP count once it is a WebSocket.
+    const sockets: WsClient[] = [];
+    for (let i = 0; i < 10; i++) sockets.push(await connectWs(svc.wsUrl));
+    const refused = await rawUpgrade(`${svc.url}/`);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ success: false, error: { code: 'RATE_LIMIT_EXCEEDED', details: { limit: 10, remaining: 0 } }, timestamp: expect.any(String) });
+    for (const s of sockets) s.close();
+    release(held);
+  });
+});
+
+describe('a trusted proxy', () => {
+  let svc: RunningApp;
+  beforeAll(async () => {
+    svc = await startApp({ server: { trustedProxies: ['127.0.0.1'], limits: { connectionsPerIp: 2 } } });
+  });
+  afterAll(() => svc?.stop());
+
+  it('is not counted: its clients are many; any other peer is', async () => {
+    const fromProxy = await holdMany(svc.port, 5);
+    expect(fromProxy.map((h) => h.answered)).toEqual(Array(5).fill(true));
+    const fromClient = await holdMany(svc.port, 3, '127.0.0.2');
+    expect(fromClient.map((h) => h.answered)).toEqual([true, true, false]);
+    release([...fromProxy, ...fromClient]);
+  });
+});
+
+describe('a WebSocket reader that stops reading', () => {
+  let sim: Simulator;
+  let svc: RunningApp;
+  /** Open WebSocket connections, as /metrics tells. */
+  const wsConnections = async () => Number(/^agentd_websocket_connections (\S+)$/m.exec(await (await fetch(`${svc.url}/metrics`)).text())?.[1]);
+
+  beforeAll(async () => {
+    sim = await startSimulator();
+    // maxBodyBytes far above what is sent: only the time limit can close the reader.
+    svc = await startApp({ server: { limits: { slowReaderMs: 1000, maxBodyBytes: 64 * 1024 * 1024, rest: { points: 10_000 } } } }, { modelUrl: sim.url });
+  });
+  afterAll(async () => {
+    await svc?.stop();
+    await sim?.close();
+  });
+
+  it('is closed with 1008 once its buffer stayed full for slowReaderMs', async () => {
+    const MB = 1024 * 1024;
+    const slow = await connectWs(svc.wsUrl);
+    slow.send({ type: 'subscribe', sessionId: 'stalled' });
+    slow.send({ type: 'ping' });
+    await slow.next((f) => f.event === 'pong');
+    const socket = (slow.ws as unknown as { _socket: Socket })._socket;
+    socket.pause();
+    const writer = await connectWs(svc.wsUrl);
+    const open = await wsConnections();
+    // 12 MB of frames: more than the kernel's buffers take, far less than maxBodyBytes.
+    for (let i = 0; i < 3; i++) writer.send({ type: 'message', sessionId: 'stalled', content: `[[reply:ok]] ${'y'.repeat(4 * MB)}` });
+    await writer.next((f) => f.event === 'response' && f.data.sessionId === 'stalled', 20_000);
+    const since = Date.now();
+    await expect.poll(wsConnections, PATIENT).toBe(open - 1);
+    expect(Date.now() - since).toBeLessThan(10_000); // the default limit (10 s) would not have closed it yet
+    socket.resume();
+    expect(await slow.closing).toEqual({ code: 1008, reason: expect.stringMatching(/^slow consumer: \d+ bytes unread$/) });
+    writer.close();
+  }, 60_000);
+});
