@@ -56,7 +56,9 @@ describe('agentd as the host of the MCP conformance suite’s client scenarios',
     }
     results = await mkdtemp(join(tmpdir(), 'agentd-conformance-'));
     sim = await startSimulator();
-    svc = await startApp({ server: { auth: { adminKey: ADMIN }, limits: { rest: { points: 100_000 } } } }, { modelUrl: sim.url });
+    // The suite runs many scenarios at once, each an adapter with its own connections from 127.0.0.1: many users,
+    // not one, so the per-IP caps (rate and connections) are lifted.
+    svc = await startApp({ server: { auth: { adminKey: ADMIN }, limits: { rest: { points: 100_000 }, connectionsPerIp: 1_000 } } }, { modelUrl: sim.url });
   }, 120_000);
   afterAll(async () => {
     await svc?.stop();
