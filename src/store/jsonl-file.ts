@@ -22,6 +22,9 @@ const LIST_CONCURRENCY = 16;
 export interface LoadedLog<E extends StoreEvent> {
   /** Valid events, ascending by seq. */
   events: StoredEvent<E>[];
+  /** Where each event's line starts in the file, and where the next line starts (same indexes as `events`). */
+  starts: number[];
+  ends: number[];
   /** Bytes up to and including the last newline: where the next append belongs. */
   validBytes: number;
   /** Bytes the file held (greater than `validBytes` when the tail is torn). */
@@ -32,25 +35,28 @@ const isMissing = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code === 
 
 /**
  * Reads and checks a session file from byte `from` (the start of a line; 0: the whole file) to its
- * end; `undefined` when the file does not exist. Line numbers in warnings count from `from`.
+ * end (or to `end`, the start of a line); `undefined` when the file does not exist. Line numbers in
+ * warnings count from `from`.
  */
-export async function loadLog<E extends StoreEvent>(path: string, sessionId: string, log: Logger, parseEvent: EventParser<E>, from = 0): Promise<LoadedLog<E> | undefined> {
+export async function loadLog<E extends StoreEvent>(path: string, sessionId: string, log: Logger, parseEvent: EventParser<E>, from = 0, end?: number): Promise<LoadedLog<E> | undefined> {
   let buf: Buffer;
   try {
-    buf = from === 0 ? await readFile(path) : await readFrom(path, from);
+    buf = from === 0 && end === undefined ? await readFile(path) : await readBytes(path, from, end);
   } catch (e) {
     if (isMissing(e)) return undefined;
     throw e;
   }
   const loaded = parseLines(buf, path, sessionId, log, parseEvent);
-  return { events: loaded.events, validBytes: from + loaded.validBytes, fileBytes: from + buf.length };
+  const at = (offsets: number[]) => offsets.map((o) => o + from);
+  return { events: loaded.events, starts: at(loaded.starts), ends: at(loaded.ends), validBytes: from + loaded.validBytes, fileBytes: from + buf.length };
 }
 
-async function readFrom(path: string, from: number): Promise<Buffer> {
+/** The file's bytes from `from` to `end` (default: its end); a file shorter than `end` reads short. */
+export async function readBytes(path: string, from: number, end?: number): Promise<Buffer> {
   const fh = await open(path, 'r');
   try {
     const size = (await fh.stat()).size;
-    const buf = Buffer.alloc(Math.max(0, size - from));
+    const buf = Buffer.alloc(Math.max(0, Math.min(size, end ?? size) - from));
     await readFully(fh, buf, from);
     return buf;
   } finally {
@@ -58,8 +64,10 @@ async function readFrom(path: string, from: number): Promise<Buffer> {
   }
 }
 
-function parseLines<E extends StoreEvent>(buf: Buffer, path: string, sessionId: string, log: Logger, parseEvent: EventParser<E>): { events: StoredEvent<E>[]; validBytes: number } {
+function parseLines<E extends StoreEvent>(buf: Buffer, path: string, sessionId: string, log: Logger, parseEvent: EventParser<E>) {
   const events: StoredEvent<E>[] = [];
+  const starts: number[] = [];
+  const ends: number[] = [];
   const bad: number[] = [];
   let badCount = 0;
   let start = 0;
@@ -69,8 +77,11 @@ function parseLines<E extends StoreEvent>(buf: Buffer, path: string, sessionId: 
     if (nl === start) continue; // blank line: harmless
     const ev = parseStoredLine(buf.toString('utf8', start, nl), parseEvent);
     const lastSeq = events.at(-1)?.seq ?? 0;
-    if (ev && ev.sessionId === sessionId && ev.seq > lastSeq) events.push(ev);
-    else if (++badCount <= MAX_REPORTED_LINES) bad.push(lineNo);
+    if (ev && ev.sessionId === sessionId && ev.seq > lastSeq) {
+      events.push(ev);
+      starts.push(start);
+      ends.push(nl + 1);
+    } else if (++badCount <= MAX_REPORTED_LINES) bad.push(lineNo);
   }
   if (badCount > 0) {
     log.warn({ file: path, lines: bad, count: badCount }, 'event store: skipped corrupt lines');
@@ -81,7 +92,7 @@ function parseLines<E extends StoreEvent>(buf: Buffer, path: string, sessionId: 
       'event store: skipped torn last line (it is cut off before the next append)',
     );
   }
-  return { events, validBytes: start };
+  return { events, starts, ends, validBytes: start };
 }
 
 /**
