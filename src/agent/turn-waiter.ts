@@ -1,5 +1,6 @@
 import type { Bus } from '../bus/index.ts';
 import { AppError, ERROR_TABLE, type ErrorCode } from '../errors/index.ts';
+import type { SessionWatch } from './follow/index.ts';
 import type { AgentFrameData, AgentEvents } from './frames.ts';
 import type { AgentCommands, ResponseEvent } from './messages.ts';
 
@@ -16,8 +17,8 @@ interface Waiter {
   turnId?: string;
   /** The turn's calls waiting for approval now, by call id. */
   approvals: Map<string, PendingCall>;
-  /** While an adopted turn's log is read: its approval frames that arrived meanwhile, in order. */
-  early?: ApprovalFrame[];
+  /** An adopted turn: its frames come from its follow, not from the bus listeners. */
+  followed?: boolean;
 }
 
 /** Applies an approval frame to the calls a waiter knows wait. */
@@ -54,21 +55,19 @@ const toAppError = ({ code, message, details }: AgentFrameData['error']): AppErr
  * - `rejoin(turn)` waits again for a turn whose first caller stopped waiting (an MCP request that returned
  *   `input_required`; its retry may come here or to another instance, or after a restart) and resolves once
  *   `pending` knows the turn's waiting calls, with its reply. A turn asked here with `detachable: true` is
- *   followed from memory (until `timeoutMs` after it ended). Any other turn is adopted: its session's frames
- *   are asked for (`interest`, instances sharing one Redis), a waiter is registered, and the session's log is
- *   read for what the turn did already: its end (the reply, or its error), and its calls waiting for approval;
- *   frames arriving meanwhile are applied after the log, in order (one the log holds too changes nothing).
- *   The adopted turn is then followed like a detachable one; it rejects with AGENT_ERROR
- *   `details.reason: "unknown_turn"` when the log has no such turn, and after `timeoutMs` as `ask` does.
+ *   followed from memory (until `timeoutMs` after it ended). Any other turn is adopted: a waiter is
+ *   registered and the turn followed (`followTurn`, src/agent/follow: its log, then live, on any instance)
+ *   for its calls waiting for approval and its end (the reply, or its error). The adopted turn is then kept
+ *   like a detachable one; it rejects with AGENT_ERROR `details.reason: "unknown_turn"` when the log has no
+ *   such turn, and after `timeoutMs` as `ask` does.
  * - One bus listener per event name serves every waiter.
  */
-/** Where a session's frames from other instances are asked for (the cluster's interest; none on a lone instance). */
-export interface FrameInterest {
-  watch(sessionId: string): Promise<void>;
-  unwatch(sessionId: string): void;
+/** Follows a turn asked elsewhere (src/agent/follow). */
+export interface TurnFollow {
+  watch(sessionId: string): SessionWatch;
 }
 
-export function createTurnWaiter(bus: TurnBus, timeoutMs: number, interest?: FrameInterest) {
+export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: TurnFollow) {
   const waiters = new Map<string, Waiter>();
   /** Replies of detachable turns not followed yet, by correlation id. */
   const detached = new Map<string, Promise<ResponseEvent>>();
@@ -83,17 +82,17 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, interest?: Fra
     }
     return w;
   };
-  /** The waiter a turn's end belongs to: by correlation id, else by turn id. */
+  /** The waiter a turn's end belongs to: by correlation id, else by turn id (an adopted turn's end comes from its follow). */
   const ending = (e: { correlationId: string; payload: { turnId?: string } }) => {
     const byTurn = e.payload.turnId === undefined ? undefined : turns.get(e.payload.turnId);
-    return settle(waiters.has(e.correlationId) ? e.correlationId : (byTurn ?? e.correlationId));
+    const id = waiters.has(e.correlationId) ? e.correlationId : (byTurn ?? e.correlationId);
+    return waiters.get(id)?.followed ? undefined : settle(id);
   };
   const offResponse = bus.on('agent.response', (e) => ending(e)?.resolve(e.payload));
   const offError = bus.on('agent.error', (e) => ending(e)?.reject(toAppError(e.payload)));
   const approval = (correlationId: string, frame: ApprovalFrame) => {
     const w = waiters.get(correlationId);
-    if (w?.early) w.early.push(frame);
-    else if (w) applyApproval(w, frame);
+    if (w && !w.followed) applyApproval(w, frame);
   };
   const offAsked = bus.on('agent.toolApprovalRequested', (e) => approval(e.correlationId, { event: 'toolApprovalRequested', data: e.payload }));
   const offAnswered = bus.on('agent.toolApprovalResolved', (e) => approval(e.correlationId, { event: 'toolApprovalResolved', data: e.payload }));
@@ -120,32 +119,27 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, interest?: Fra
   };
   const unknownTurn = () => new AppError('AGENT_ERROR', 'This turn is not known here (it ended long ago, or never was)', { reason: 'unknown_turn' });
 
-  /** Registers a waiter for a turn asked elsewhere (see `rejoin` in the contracts). */
+  /** Registers a waiter for a turn asked elsewhere and follows the turn (see `rejoin` in the contracts). */
   async function adopt(turn: { correlationId: string; sessionId: string; turnId: string }): Promise<{ reply: Promise<ResponseEvent> }> {
     const { correlationId, sessionId, turnId } = turn;
     const reply = wait(correlationId);
     keep(correlationId, reply); // a second retry arriving meanwhile follows this one
     const w = waiters.get(correlationId)!;
     w.turnId = turnId;
-    w.early = [];
-    turns.set(turnId, correlationId);
-    const watching = interest?.watch(sessionId);
-    void reply.catch(() => undefined).finally(() => interest?.unwatch(sessionId));
+    w.followed = true;
+    const follow = follower.watch(sessionId);
+    void reply.catch(() => undefined).finally(() => follow.close());
     try {
-      await watching; // the log is read once the session's frames from other instances arrive here
-      const { frames } = await bus.execute('agent.history', { sessionId, since: 0 }, { sessionId });
-      const own = frames.filter((f) => (f.data as { turnId?: string }).turnId === turnId);
-      for (const frame of own) {
+      const { known } = await follow.follow(turnId, (step) => {
+        if (step.kind !== 'frame') return;
+        const { frame } = step;
         if (frame.event === 'toolApprovalRequested' || frame.event === 'toolApprovalResolved') applyApproval(w, frame);
         if (frame.event === 'response') settle(correlationId)?.resolve(frame.data);
         if (frame.event === 'error') settle(correlationId)?.reject(toAppError(frame.data));
-      }
-      if (own.length === 0) settle(correlationId)?.reject(unknownTurn());
-      for (const frame of w.early) applyApproval(w, frame); // newer than the log or in it: the last word on each call wins
+      });
+      if (!known) settle(correlationId)?.reject(unknownTurn());
     } catch (err) {
       settle(correlationId)?.reject(err instanceof AppError ? err : new AppError('AGENT_ERROR', `The turn's log could not be read: ${String(err)}`, { reason: 'unknown_turn' }));
-    } finally {
-      delete w.early;
     }
     return { reply };
   }

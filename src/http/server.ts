@@ -21,7 +21,8 @@ import { createRestHandler } from './rest.ts';
 import type { Route } from './route.ts';
 import { createRouter } from './router.ts';
 import { createClientIp } from './ip.ts';
-import { createWsGateway, type SessionInterest } from './ws-gateway.ts';
+import { createWsGateway } from './ws-gateway.ts';
+import type { TurnFollower } from '../agent/index.ts';
 
 export interface FrontEndDeps {
   /** Counts rate-limit rejections, WebSocket connections and published frames. */
@@ -41,8 +42,8 @@ export interface FrontEndDeps {
   instanceId: string;
   /** The inspection hub, when the inspector is on: served at /inspect/ws. */
   inspect?: InspectHub | undefined;
-  /** Which sessions this instance's WebSocket clients watch (instances sharing one Redis). */
-  interest?: SessionInterest | undefined;
+  /** How the faces follow a turn, and the WebSocket replay reads a session from a seq (src/agent/follow). */
+  follower: TurnFollower;
 }
 
 export interface FrontEnd {
@@ -111,7 +112,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     limits,
     maxPayloadBytes: limitsConfig.maxBodyBytes,
     ids: deps.ids,
-    ...(deps.interest && { interest: deps.interest }),
+    follower: deps.follower,
   }) : undefined;
   const mcp = createMcpEndpoint({
     ...(deps.metrics && { metrics: deps.metrics }),
@@ -130,13 +131,12 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     ? createA2aEndpoint({
         face: createA2aFace({
           bus: deps.bus,
+          follower: deps.follower,
           ids: deps.ids,
-          clock: deps.clock,
           maxHops: config.server.mcp.maxHops,
           waitMs: config.server.requestTimeoutMs,
           mayApprove: (p) => auth.allows(p, 'approve'),
           card: (origin) => cardFor(config, { host: new URL(origin).host }),
-          interest: deps.interest,
         }),
         config,
         sessionsOf,

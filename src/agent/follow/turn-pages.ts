@@ -1,0 +1,51 @@
+/**
+ * Pages of turns across sessions, read from the store's listing and turn indexes (A2A `ListTasks`).
+ *
+ * Contracts:
+ * - Turns come in the order of their sessions' keys (the store's listing order), and in the order they
+ *   began within a session; a page starts after `from` (a session and the first seq of the last turn
+ *   read; absent: at the start) and holds at most `limit` turns; `more` tells whether any follow.
+ * - `only` pages one session's turns (the store's listing is not read); otherwise the sessions are those
+ *   of `range`.
+ * - A page costs the sessions and turns it answers (the store lists a range of keys, and each session's
+ *   turns from its index), however many sessions and turns the store holds.
+ */
+import type { SessionRange } from '../../store/types.ts';
+import type { FollowStore } from './types.ts';
+
+/** Sessions listed at a time while a page fills. */
+const SESSIONS_AT_ONCE = 16;
+
+export interface TurnRef {
+  sessionId: string;
+  turnId: string;
+  firstSeq: number;
+}
+
+export interface TurnPageQuery {
+  range: Omit<SessionRange, 'after' | 'limit'>;
+  only?: string | undefined;
+  from?: { sessionId: string; after: number } | undefined;
+  limit: number;
+}
+
+export async function turnPage(store: FollowStore, query: TurnPageQuery): Promise<{ turns: TurnRef[]; more: boolean }> {
+  const want = query.limit + 1; // one more tells whether any follow
+  const out: TurnRef[] = [];
+  const take = (sessionId: string, spans: { turnId: string; firstSeq: number }[]) => {
+    for (const { turnId, firstSeq } of spans) if (out.length < want) out.push({ sessionId, turnId, firstSeq });
+  };
+  const { from, only } = query;
+  if (only !== undefined || from) {
+    const sessionId = only ?? from?.sessionId ?? '';
+    take(sessionId, await store.turns(sessionId, { after: from?.after ?? 0, limit: want }));
+  }
+  for (let after = from?.sessionId; only === undefined && out.length < want; ) {
+    const sessions = await store.list({ ...query.range, ...(after !== undefined && { after }), limit: SESSIONS_AT_ONCE });
+    const spans = await Promise.all(sessions.map((s) => store.turns(s.id, { limit: want - out.length })));
+    sessions.forEach((s, i) => take(s.id, spans[i] ?? []));
+    after = sessions.at(-1)?.id;
+    if (sessions.length < SESSIONS_AT_ONCE) break;
+  }
+  return { turns: out.slice(0, query.limit), more: out.length > query.limit };
+}
