@@ -3,11 +3,12 @@ import { join } from 'node:path';
 import { isoNow, systemClock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import { createHandlePool } from './handle-pool.ts';
-import { checkWritable, dirMaker, listDir, loadLog, readLastEvent, removeStaleNewFiles, scanBackward, seqOfLine, writeAll, writeNewFile } from './jsonl-file.ts';
+import { checkWritable, dirMaker, loadLog, readLastEvent, removeStaleNewFiles, scanBackward, seqOfLine, writeAll, writeNewFile } from './jsonl-file.ts';
 import { createLimiter } from './limiter.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { assertSessionId } from './session-id.ts';
 import { eventJson, firstAfter, logJsons, parseStoredLine, sessionExists, storedEvent, storedLine } from './stored-event.ts';
+import { createJsonlListing } from './jsonl-listing.ts';
 import { createJsonlTurns, type JsonlTurns } from './jsonl-turns.ts';
 import type { AppendOp, JsonlStoreOptions, Loaded, Slot, TaskOp } from './jsonl-types.ts';
 import { eventsOfTurn, turnPage } from './turn-index.ts';
@@ -79,7 +80,8 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
   const ensureDir = dirMaker(dir);
   let closing: Promise<void> | undefined;
   const temporary = () => join(dir, `${NEW_FILE_PREFIX}${process.pid}-${++newFiles}`);
-  const turnIndexes = createJsonlTurns({ dir, log, parseEvent, temporary, maxIndexed: Math.max(1, options.maxIndexedSessions ?? 64) });
+  const listing = createJsonlListing(dir, parseEvent);
+  const turnIndexes = createJsonlTurns({ dir, log, parseEvent, maxIndexed: Math.max(1, options.maxIndexedSessions ?? 64) });
 
   const guard = (sessionId?: string) => {
     if (closing) throw new AppError('SERVICE_UNAVAILABLE', 'event store is closed');
@@ -354,7 +356,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       try {
         await ensureDir();
         // a loaded session answers from memory: it holds exactly the acknowledged events
-        return await listDir(dir, parseEvent, (id) => slots.get(id)?.state?.events.at(-1), range);
+        return await listing.list((id) => slots.get(id)?.state?.events.at(-1), range);
       } catch (e) {
         throw storeError(e, 'list');
       }
@@ -392,6 +394,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
         await ensureDir();
         await checkWritable(dir);
         await removeStaleNewFiles(dir, NEW_FILE_PREFIX);
+        await turnIndexes.clean();
       } catch (e) {
         const cause = (e as NodeJS.ErrnoException | null)?.code ?? String(e);
         throw new AppError('SERVICE_UNAVAILABLE', `storage directory ${dir} cannot be written (${cause})`, { dir, cause, reason: 'storage' });

@@ -8,19 +8,23 @@
  *   indexed (what an older agentd, or a crash before the save, left unindexed). Otherwise (no index, a
  *   log written before indexes existed, another log under the same name) it is built again from the
  *   whole log, once.
- * - Saves are not synced: they write a new file and rename it over the old one, when an index leaves
- *   memory (past `maxIndexed` sessions, its session dropped from the store's memory, or at close).
+ * - Saves are not synced: they write a new file beside it and rename it over the old one, when an index
+ *   leaves memory (past `maxIndexed` sessions, its session dropped from the store's memory, or at
+ *   close); the logs' directory itself never changes for them (its listing stays valid, jsonl-listing.ts).
+ *   `clean()` removes what a crash left of a save.
  * - A turn is read from the bytes its lines span (`from` to `end`), not from the end of the file.
  */
 import { mkdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import type { Logger } from '../log/index.ts';
-import { loadLog, readBytes, type LoadedLog } from './jsonl-file.ts';
+import { loadLog, readBytes, removeStaleNewFiles, type LoadedLog } from './jsonl-file.ts';
 import { createTurnIndex, eventsOfTurn, indexEvent, turnOf, type TurnIndex } from './turn-index.ts';
 import type { EventParser, StoreEvent, StoredEvent, TurnSpan } from './types.ts';
 
 const TURNS_DIR = '.agentd-turns';
+/** Names of the files a save writes before they become an index's. */
+const NEW_PREFIX = '.new-';
 
 /** A session's turn index, each span with the bytes of its lines: from the first's start to the last's end. */
 export interface JsonlTurns extends TurnIndex<{ from: number; end: number }> {
@@ -59,8 +63,6 @@ export interface JsonlTurnsOptions<E extends StoreEvent> {
   dir: string;
   log: Logger;
   parseEvent: EventParser<E>;
-  /** Names a temporary file in `dir` (one `open()` removes). */
-  temporary: () => string;
   /** Sessions whose index stays in memory. */
   maxIndexed: number;
 }
@@ -77,6 +79,7 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
   const savedPath = (logPath: string) => join(dir, TURNS_DIR, `${basename(logPath, '.jsonl')}.turns`);
   const indexed = new Map<string, Holder>(); // sessions whose index is in memory; least recently used first
   const saves = new Set<Promise<void>>();
+  let temporaries = 0;
 
   /** The saved index of a log, if it still describes that log. */
   async function readSaved(logPath: string): Promise<JsonlTurns | undefined> {
@@ -115,7 +118,7 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
     turns.dirty = false;
     const { to, toFrom, toEnd, toTs } = turns;
     const body = JSON.stringify({ v: 1, to, toFrom, toEnd, toTs, turns: turns.order.map((s) => [s.turnId, s.firstSeq, s.lastSeq, s.from, s.end]) });
-    const temporary = options.temporary();
+    const temporary = join(dir, TURNS_DIR, `${NEW_PREFIX}${process.pid}-${++temporaries}`);
     try {
       await mkdir(join(dir, TURNS_DIR), { recursive: true });
       await writeFile(temporary, body);
@@ -168,6 +171,9 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
 
     /** Removes a deleted log's saved index. */
     remove: (logPath: string): Promise<void> => unlink(savedPath(logPath)).catch(() => undefined),
+
+    /** Removes what a crash left of a save. */
+    clean: (): Promise<void> => removeStaleNewFiles(join(dir, TURNS_DIR), NEW_PREFIX).catch(() => undefined),
 
     /** The turn's events after `since`, read from the bytes its lines span. */
     async read(sessionId: string, logPath: string, span: TurnSpan & { from: number; end: number }, since: number): Promise<StoredEvent<E>[]> {

@@ -96,6 +96,19 @@ describe('jsonl store: turn index', () => {
     expect(seqs(await store.readTurn('a', 't-a'))).toEqual([1, 2, 3]);
   });
 
+  it('lists a session another writer made in the directory, and stops listing one it removed', async () => {
+    const dir = await tempDir();
+    const store = openStore(dir);
+    await store.append('a', [user('a', 't')]);
+    expect((await store.list({ limit: 10 })).map((s) => s.id)).toEqual(['a']);
+    const other = openStore(dir);
+    await other.append('b', [user('b', 't')]);
+    expect((await store.list({ limit: 10 })).map((s) => s.id)).toEqual(['a', 'b']);
+    expect((await store.list({ after: 'a', limit: 1 })).map((s) => s.id)).toEqual(['b']);
+    await other.delete('a');
+    expect((await store.list({ limit: 10 })).map((s) => s.id)).toEqual(['b']);
+  });
+
   it('a deleted session leaves no index behind', async () => {
     const dir = await tempDir();
     const store = openStore(dir);
