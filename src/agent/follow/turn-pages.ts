@@ -13,8 +13,9 @@
 import type { SessionRange } from '../../store/types.ts';
 import type { FollowStore } from './types.ts';
 
-/** Sessions listed at a time while a page fills. */
-const SESSIONS_AT_ONCE = 16;
+/** Sessions listed at a time while a page fills: few at first (a listing may read each session's last line), then more. */
+const FIRST_SESSIONS = 2;
+const MOST_SESSIONS = 32;
 
 export interface TurnRef {
   sessionId: string;
@@ -40,12 +41,11 @@ export async function turnPage(store: FollowStore, query: TurnPageQuery): Promis
     const sessionId = only ?? from?.sessionId ?? '';
     take(sessionId, await store.turns(sessionId, { after: from?.after ?? 0, limit: want }));
   }
-  for (let after = from?.sessionId; only === undefined && out.length < want; ) {
-    const sessions = await store.list({ ...query.range, ...(after !== undefined && { after }), limit: SESSIONS_AT_ONCE });
-    const spans = await Promise.all(sessions.map((s) => store.turns(s.id, { limit: want - out.length })));
-    sessions.forEach((s, i) => take(s.id, spans[i] ?? []));
+  for (let after = from?.sessionId, limit = FIRST_SESSIONS; only === undefined && out.length < want; limit = Math.min(MOST_SESSIONS, limit * 2)) {
+    const sessions = await store.list({ ...query.range, ...(after !== undefined && { after }), limit });
+    for (const s of sessions) if (out.length < want) take(s.id, await store.turns(s.id, { limit: want - out.length }));
     after = sessions.at(-1)?.id;
-    if (sessions.length < SESSIONS_AT_ONCE) break;
+    if (sessions.length < limit) break;
   }
   return { turns: out.slice(0, query.limit), more: out.length > query.limit };
 }
