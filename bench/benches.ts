@@ -4,6 +4,7 @@ import { chunksBench } from './suites/chunks.ts';
 import { compactionBench } from './suites/compaction.ts';
 import { fanoutBench } from './suites/fanout.ts';
 import { idleBench } from './suites/idle.ts';
+import { listTasksBench } from './suites/list-tasks.ts';
 import { restBench } from './suites/rest.ts';
 import { scaleBench } from './suites/scale.ts';
 import { soakBench } from './suites/soak.ts';
@@ -24,6 +25,7 @@ export const BENCHES: Bench[] = [
   idleBench,
   restBench,
   turnsBench,
+  listTasksBench,
   soakBench,
   compactionBench,
   scaleBench,
