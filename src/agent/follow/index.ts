@@ -2,4 +2,4 @@
 export { createTurnFollower, type SessionWatch, type TurnFollower } from './follower.ts';
 export type { FollowBus, FollowStore, FrameInterest } from './types.ts';
 export { endsTurn, storedSteps, type TurnStep } from './steps.ts';
-export type { TurnPageQuery, TurnRef } from './turn-pages.ts';
+export type { TurnPageQuery, ListedTurn } from './turn-pages.ts';

@@ -17,7 +17,7 @@ import type { FollowStore } from './types.ts';
 const FIRST_SESSIONS = 2;
 const MOST_SESSIONS = 32;
 
-export interface TurnRef {
+export interface ListedTurn {
   sessionId: string;
   turnId: string;
   firstSeq: number;
@@ -30,9 +30,9 @@ export interface TurnPageQuery {
   limit: number;
 }
 
-export async function turnPage(store: FollowStore, query: TurnPageQuery): Promise<{ turns: TurnRef[]; more: boolean }> {
+export async function turnPage(store: FollowStore, query: TurnPageQuery): Promise<{ turns: ListedTurn[]; more: boolean }> {
   const want = query.limit + 1; // one more tells whether any follow
-  const out: TurnRef[] = [];
+  const out: ListedTurn[] = [];
   const take = (sessionId: string, spans: { turnId: string; firstSeq: number }[]) => {
     for (const { turnId, firstSeq } of spans) if (out.length < want) out.push({ sessionId, turnId, firstSeq });
   };
