@@ -2,10 +2,10 @@
  * Listing the sessions of a JSONL store's directory, a page at a time.
  *
  * Contracts:
- * - The directory's session files are kept in memory, sorted by key, and read again only when the
- *   directory changed since (its mtime), so a page costs the files it answers, not the directory. A
- *   listing read within a second of the directory's last change is not trusted the next time (a change
- *   in the same tick of the file system's clock would leave the mtime as it was).
+ * - Once the directory has not changed for a second (its mtime), its session files are kept in memory,
+ *   sorted by key, until it changes again: a page then costs the files it answers, not the directory.
+ *   (Within that second a change in the same tick of the file system's clock could leave the mtime as
+ *   it was.) While it changes, every listing reads it, and sorts the files of its range only.
  * - Files this store did not name are ignored.
  */
 import { readdir, stat } from 'node:fs/promises';
@@ -26,9 +26,8 @@ interface FileEntry {
   plain: boolean;
 }
 
+/** Session files sorted by `at` (those of a range, or all of them), and the hashed ones among them. */
 interface Listing {
-  mtimeNs: bigint;
-  trusted: boolean;
   files: FileEntry[];
   hashed: FileEntry[];
 }
@@ -49,32 +48,29 @@ function lowerBound(files: readonly FileEntry[], key: string): number {
 }
 
 export function createJsonlListing(dir: string, parseEvent: EventParser<StoreEvent>) {
-  let cached: Listing | undefined;
-  /** A read of the directory under way, started well after the change it saw: listings that find the same mtime share it. */
-  let reading: { mtimeNs: bigint; listing: Promise<Listing> } | undefined;
-  const settled = (mtimeNs: bigint, at: number) => at - Number(mtimeNs / 1_000_000n) > SETTLED_MS;
+  /** The whole listing, read when the directory had not changed for a second, and the mtime it was read at. */
+  let kept: { mtimeNs: bigint; listing: Promise<Listing> } | undefined;
 
-  async function listing(): Promise<Listing> {
+  async function listing(range: SessionRange | undefined): Promise<Listing> {
     const { mtimeNs } = await stat(dir, { bigint: true });
-    if (cached?.trusted && cached.mtimeNs === mtimeNs) return cached;
-    if (reading?.mtimeNs === mtimeNs) return reading.listing;
-    const readAt = Date.now();
-    const read = readListing(mtimeNs, readAt);
-    if (!settled(mtimeNs, readAt)) return read; // a change may follow in the same tick: nobody else relies on this read
-    reading = { mtimeNs, listing: read };
-    return read.finally(() => reading?.listing === read && (reading = undefined));
+    if (kept?.mtimeNs === mtimeNs) return kept.listing;
+    if (Date.now() - Number(mtimeNs / 1_000_000n) <= SETTLED_MS) return readListing(range); // may change within the tick: this call's alone
+    const read = readListing(undefined);
+    kept = { mtimeNs, listing: read };
+    read.catch(() => kept?.listing === read && (kept = undefined));
+    return read;
   }
 
-  async function readListing(mtimeNs: bigint, readAt: number): Promise<Listing> {
+  /** The session files of the directory that may hold a key of `range` (all of them without one), sorted. */
+  async function readListing(range: SessionRange | undefined): Promise<Listing> {
     const files: FileEntry[] = [];
     for (const name of await readdir(dir)) {
       const parsed = parseFileName(name);
-      if (parsed?.kind === 'plain') files.push({ at: parsed.id, name, plain: true });
-      else if (parsed?.kind === 'hashed') files.push({ at: parsed.idStart, name, plain: false });
+      if (parsed?.kind === 'plain' && inRange(parsed.id, range)) files.push({ at: parsed.id, name, plain: true });
+      else if (parsed?.kind === 'hashed' && mayHoldPrefix(parsed.idStart, range)) files.push({ at: parsed.idStart, name, plain: false });
     }
     files.sort(byAt);
-    cached = { mtimeNs, trusted: settled(mtimeNs, readAt), files, hashed: files.filter((f) => !f.plain) };
-    return cached;
+    return { files, hashed: files.filter((f) => !f.plain) };
   }
 
   /** The files that may hold a key of the range, in `at` order, pulled as the page needs them. */
@@ -104,7 +100,7 @@ export function createJsonlListing(dir: string, parseEvent: EventParser<StoreEve
      * found that no file left unread can precede; a file without a valid event takes no room.
      */
     async list(known: (id: string) => StoredEvent | undefined, range?: SessionRange): Promise<SessionInfo[]> {
-      const next = candidates(await listing(), range);
+      const next = candidates(await listing(range), range);
       const read = async ({ at, name, plain }: FileEntry): Promise<SessionInfo | undefined> => {
         if (plain) {
           const last = known(at) ?? (await readLastEvent(join(dir, name), parseEvent, at));
