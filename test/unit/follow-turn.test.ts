@@ -110,6 +110,23 @@ describe('followTurn', () => {
   });
 });
 
+describe('followSent', () => {
+  it('hands on the frames of the command it follows (by correlation id until the turn is named, then by turn), live, until its end', () => {
+    const { bus, follower, watches } = setup();
+    const steps: string[] = [];
+    const sent = follower.followSent('s', 'corr-1', (step) => steps.push(said(step)));
+    bus.emit('agent.userMessage', { ...ref('t1', 1), content: 'hi', hasImage: false }, { correlationId: 'corr-1' });
+    bus.emit('agent.userMessage', { ...ref('t0', 2), content: 'other', hasImage: false }, { correlationId: 'corr-0' });
+    sent.named('t1');
+    bus.emit('agent.toolCall', { ...ref('t1', 3), toolName: 'echo', serverId: 'e', callId: 'c1', args: {} }, { correlationId: 'taken-over' });
+    bus.emit('agent.response', { ...ref('t1', 4), content: 'done', model: 'm' }, { correlationId: 'corr-1' });
+    bus.emit('agent.chunk', { ...ref('t1', 4), content: 'late' }, { correlationId: 'corr-1' });
+    sent.close();
+    expect(steps).toEqual(['userMessage 1', 'toolCall 3', 'response 4']);
+    expect(watches).toEqual([]); // the cluster watches a turn it forwards
+  });
+});
+
 describe('replay', () => {
   it("hands on a session's stored frames after a seq, until the log has nothing newer", async () => {
     const { store, follower } = setup();

@@ -66,6 +66,21 @@ describe('rejoining a turn asked elsewhere', () => {
     await expect((await waiter.rejoin({ correlationId: 'corr-2', sessionId: 's' })).reply).rejects.toMatchObject({ details: { reason: 'unknown_turn' } });
   });
 
+  it('asks: an approval the turn waits for is known while it waits, and its end answers, matched by turn once named', async () => {
+    const { bus, waiter } = await setup([]);
+    bus.handle('agent.sendMessage', ({ correlationId }) => {
+      // Frames of the turn before the command answers carry its correlation id.
+      bus.emit('agent.toolApprovalRequested', asked('c1', 2), { correlationId, sessionId: 's' });
+      return { turnId: 't1', queued: false };
+    });
+    const reply = waiter.ask({ sessionId: 's', content: 'hi' }, { correlationId: 'corr-9' });
+    await expect.poll(() => waiter.pending('corr-9').map((c) => c.callId)).toEqual(['c1']);
+    bus.emit('agent.toolApprovalResolved', resolved('c1', 3), { correlationId: 'corr-9' });
+    expect(waiter.pending('corr-9')).toEqual([]);
+    bus.emit('agent.response', { sessionId: 's', turnId: 't1', seq: 4, content: 'asked', model: 'm' }, { correlationId: 'taken-over' });
+    expect((await reply).content).toBe('asked');
+  });
+
   it('given a second retry while the first adopts the turn, both follow the same reply', async () => {
     const { bus, waiter, release } = await setup([user, askedEvent('c1')]);
     const first = waiter.rejoin(turn);
