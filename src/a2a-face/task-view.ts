@@ -86,18 +86,19 @@ function waiting(task: TaskView): TaskView {
 }
 
 /** A task of a message that waits for its turn. */
-const submitted = (contextId: string, turnId: string, request: string, seq: number, statusAt: string): TaskView =>
-  ({ id: taskIdOf(contextId, turnId), contextId, turnId, state: 'submitted', request, reply: '', pendingApprovals: [], pendingQuestions: [], seq, statusAt });
+const submitted = (contextId: string, turnId: string, request: string, seq: number, ts: number): TaskView =>
+  ({ id: taskIdOf(contextId, turnId), contextId, turnId, state: 'submitted', request, reply: '', pendingApprovals: [], pendingQuestions: [], seq, statusAt: iso(ts) });
+const iso = (ts: number) => new Date(ts).toISOString();
 
-/** One frame folded into a task (frames of other turns leave it as it is); `at` is the frame's time. */
-export function foldFrame(task: TaskView | undefined, frame: AgentFrame, contextId: string, turnId: string, at: string): TaskView | undefined {
+/** One frame folded into a task (frames of other turns leave it as it is); `ts` is the frame's time (ms). */
+export function foldFrame(task: TaskView | undefined, frame: AgentFrame, contextId: string, turnId: string, ts: number): TaskView | undefined {
   const data = frame.data as { turnId?: string; seq?: number };
   if (data.turnId !== turnId) return task;
   const seq = data.seq ?? task?.seq ?? 0;
-  if (frame.event === 'userMessage') return { ...submitted(contextId, turnId, frame.data.content, seq, at), state: 'working' };
+  if (frame.event === 'userMessage') return { ...submitted(contextId, turnId, frame.data.content, seq, ts), state: 'working' };
   if (!task || FINAL_STATES.has(task.state)) return task;
   const next = foldOn({ ...task, seq }, frame);
-  return next.state === task.state && next.statusText === task.statusText ? next : { ...next, statusAt: at };
+  return next.state === task.state && next.statusText === task.statusText ? next : { ...next, statusAt: iso(ts) };
 }
 
 function foldOn(next: TaskView, frame: AgentFrame): TaskView {
@@ -133,8 +134,8 @@ function foldOn(next: TaskView, frame: AgentFrame): TaskView {
 
 /** One step of turn `turnId` folded into its task. */
 export function foldStep(task: TaskView | undefined, step: TurnStep, contextId: string, turnId: string): TaskView | undefined {
-  if (step.kind === 'frame') return foldFrame(task, step.frame, contextId, turnId, step.at);
-  return task ?? submitted(contextId, turnId, step.content, step.seq, step.at);
+  if (step.kind === 'frame') return foldFrame(task, step.frame, contextId, turnId, step.ts);
+  return task ?? submitted(contextId, turnId, step.content, step.seq, step.ts);
 }
 
 /** The task of turn `turnId` from its steps (see the contracts). */

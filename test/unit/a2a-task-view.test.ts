@@ -9,9 +9,9 @@ const S = 'ctx-1';
 /** The time of the step of seq `seq` (transient steps, which carry the last durable seq, get a later one). */
 const at = (seq: number, later = 0) => new Date(Date.UTC(2026, 0, 1, 0, 0, seq, later)).toISOString();
 const ref = (turnId: string, seq: number) => ({ sessionId: S, turnId, seq });
-const step = (frame: AgentFrame, later = 0): TurnStep => ({ kind: 'frame', frame, at: at(frame.data.seq ?? 0, later) });
+const step = (frame: AgentFrame, later = 0): TurnStep => ({ kind: 'frame', frame, ts: Date.parse(at(frame.data.seq ?? 0, later)) });
 const user = (turnId: string, seq: number, content = 'hi') => step({ event: 'userMessage', data: { ...ref(turnId, seq), content, hasImage: false } });
-const queued = (turnId: string, seq: number, content = 'hi'): TurnStep => ({ kind: 'queued', seq, content, at: at(seq) });
+const queued = (turnId: string, seq: number, content = 'hi'): TurnStep => ({ kind: 'queued', seq, content, ts: Date.parse(at(seq)) });
 const chunk = (turnId: string, seq: number, content: string) => step({ event: 'chunk', data: { ...ref(turnId, seq), content } }, 500);
 const response = (turnId: string, seq: number, content: string) => step({ event: 'response', data: { ...ref(turnId, seq), content, model: 'm' } });
 const asked = (turnId: string, seq: number, callId: string) => step({

@@ -82,7 +82,7 @@ describe('followTurn', () => {
     const watch = await follower.followTurn('s', 't1', (step) => steps.push(step));
     bus.emit('agent.toolCall', { ...ref('t1', 2), toolName: 'echo', serverId: 'e', callId: 'c1', args: {} }, { ts: Date.parse('2030-01-01T00:00:00.000Z') });
     bus.emit('agent.chunk', { ...ref('t1', 2), content: 'x' });
-    expect(steps.map((s) => s.at)).toEqual([stored?.ts, '2030-01-01T00:00:00.000Z', new Date(clock.now()).toISOString()]);
+    expect(steps.map((s) => new Date(s.ts).toISOString())).toEqual([stored?.ts, '2030-01-01T00:00:00.000Z', new Date(clock.now()).toISOString()]);
     watch.close();
   });
 

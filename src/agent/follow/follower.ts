@@ -63,8 +63,8 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
       const data = e.payload as { sessionId?: string };
       const here = data.sessionId === undefined ? undefined : listeners.get(data.sessionId);
       if (!here) return;
-      const step: FrameStep = { kind: 'frame', frame: { event, data } as AgentFrame, at: new Date(e.ts).toISOString() };
-      for (const listener of [...here]) listener(step, e.correlationId);
+      const step: FrameStep = { kind: 'frame', frame: { event, data } as AgentFrame, ts: e.ts };
+      for (const listener of here) listener(step, e.correlationId); // one that leaves meanwhile is skipped
     }),
   );
   /** Hears the session's live frames until the returned function is called. */

@@ -3,8 +3,8 @@
  * and the message that waits in the queue before the turn starts (stored, no frame).
  *
  * Contracts:
- * - `at` (ISO 8601) of a stored step, and of a live durable frame, is the time its event was stored; of
- *   a transient frame (thinking, chunk, an error nothing stored), the time it was emitted.
+ * - `ts` (ms since the epoch) of a stored step, and of a live durable frame, is the time its event was
+ *   stored; of a transient frame (thinking, chunk, an error nothing stored), the time it was emitted.
  * - `storedSteps` maps a turn's stored events through `toFrame`, so a stored step equals the frame live
  *   clients got; `messageQueued` becomes a `queued` step, other events without a frame none.
  * - A turn ends with its `response` or `error` frame.
@@ -12,15 +12,16 @@
 import { toFrame, type AgentFrame, type SessionStoredEvent } from '../frames.ts';
 
 export type TurnStep =
-  | { kind: 'frame'; frame: AgentFrame; at: string }
-  | { kind: 'queued'; seq: number; content: string; at: string };
+  | { kind: 'frame'; frame: AgentFrame; ts: number }
+  | { kind: 'queued'; seq: number; content: string; ts: number };
 
 export function storedSteps(stored: readonly SessionStoredEvent[]): TurnStep[] {
   const steps: TurnStep[] = [];
   for (const e of stored) {
-    if (e.event.type === 'messageQueued') steps.push({ kind: 'queued', seq: e.seq, content: e.event.content, at: e.ts });
+    const ts = Date.parse(e.ts);
+    if (e.event.type === 'messageQueued') steps.push({ kind: 'queued', seq: e.seq, content: e.event.content, ts });
     const frame = toFrame(e);
-    if (frame) steps.push({ kind: 'frame', frame, at: e.ts });
+    if (frame) steps.push({ kind: 'frame', frame, ts });
   }
   return steps;
 }
