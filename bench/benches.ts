@@ -5,6 +5,7 @@ import { chunksBench } from './suites/chunks.ts';
 import { compactionBench } from './suites/compaction.ts';
 import { fanoutBench } from './suites/fanout.ts';
 import { idleBench } from './suites/idle.ts';
+import { listTasksBench } from './suites/list-tasks.ts';
 import { restBench } from './suites/rest.ts';
 import { scaleBench } from './suites/scale.ts';
 import { soakBench } from './suites/soak.ts';
@@ -26,6 +27,7 @@ export const BENCHES: Bench[] = [
   restBench,
   turnsBench,
   apisBench,
+  listTasksBench,
   soakBench,
   compactionBench,
   scaleBench,

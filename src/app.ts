@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { AnyActorRef } from 'xstate';
 import { parseSessionEvent } from './conversation/session-events.ts';
-import { createAgentService, createTurnWaiter, SESSION_COMMANDS, TAKE_OVER_COMMAND, type AgentCommands, type AgentEvents } from './agent/index.ts';
+import { createAgentService, createTurnFollower, createTurnWaiter, SESSION_COMMANDS, TAKE_OVER_COMMAND, type AgentCommands, type AgentEvents } from './agent/index.ts';
 import { createBus, type Bus } from './bus/index.ts';
 import { createInspectHub, startRelay, type InspectHub } from './inspect/index.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from './clock.ts';
@@ -158,7 +158,9 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...registerActor,
     ...(cluster && { orphanedTurnReason: 'owner_lost', onSessionClosed: cluster.sessionClosed }),
   });
-  const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs, cluster?.interest);
+  // Every face follows a turn (its log, then live, on any instance) through this one port.
+  const follower = createTurnFollower({ bus, store, interest: cluster?.interest });
+  const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs, follower);
   // /mcp's sealing key, one for every instance of the store and kept across restarts (a failed read is retried).
   const faceKey = madeOnce(() => sharedSecret(secrets, 'mcp-face-key'));
   const serverFace = createServerFace({
@@ -197,7 +199,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     instanceId,
     metrics,
     inspect,
-    interest: cluster?.interest,
+    follower,
     storeId: () => storeId ?? unknownStoreId(),
     routes: createRoutes({ version: VERSION, engine: engine.engine.name, startedAt, clock, isReady: () => ready, config, waiter, ids, metrics, mode: deps.mode ?? 'web' }),
   });
@@ -242,6 +244,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       frontEnd.close();
       await mcpFace.close(); // /mcp exchanges of 2026-07-28 clients still open
       waiter.close();
+      follower.close();
       await agent.stop();
       await mcp.stop();
       await cluster?.close();

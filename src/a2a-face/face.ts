@@ -28,22 +28,28 @@
  * - Errors are AppErrors encoded by `toA2aRpc` (src/errors): one table for every protocol.
  */
 import { z } from 'zod';
+import type { AgentCommands, AgentEvents, TurnFollower } from '../agent/index.ts';
 import type { SessionAccess } from '../auth/index.ts';
 import type { Principal } from '../auth/index.ts';
-import type { Clock, IdSource } from '../clock.ts';
+import type { Bus } from '../bus/index.ts';
+import type { IdSource } from '../clock.ts';
 import { AppError, toA2aRpc } from '../errors/index.ts';
 import { hopsOf } from '../tools/hops.ts';
-import { sessionIdSchema, splitSessionKey, type SessionKey } from '../session-id.ts';
+import { sessionIdSchema, type SessionKey } from '../session-id.ts';
 import { inFamily } from '../conversation/questions.ts';
-import { FINAL_STATES, parseTaskId, taskIdOf, taskView, turnIdsOf, type TaskView } from './task-view.ts';
-import { watchSession, type A2aBus, type SessionInterest } from './turn-watch.ts';
+import { FINAL_STATES, parseTaskId, taskIdOf, taskView, type TaskView } from './task-view.ts';
+import { followTask, listTasks } from './tasks.ts';
 import { encodeTask, incomingMessageSchema, readMessage, stateFromWire, streamEvents, taskIdSchema, wrap, type A2aVersion } from './wire.ts';
 import { pipeEvents } from './event-pipe.ts';
 
+/** The bus as the face uses it: the agent's commands. */
+export type A2aBus = Pick<Bus<AgentCommands, AgentEvents>, 'execute'>;
+
 export interface A2aFaceDeps {
   bus: A2aBus;
+  /** How the face follows a turn and reads tasks (src/agent/follow). */
+  follower: TurnFollower;
   ids: IdSource;
-  clock: Clock;
   maxHops: number;
   /** How long a blocking `SendMessage` waits for the task to settle. */
   waitMs: number;
@@ -51,8 +57,6 @@ export interface A2aFaceDeps {
   mayApprove: (principal: Principal) => boolean;
   /** The card for `GetExtendedAgentCard`, given the origin the caller reached us at. */
   card: (origin: string) => object;
-  /** Instances sharing one Redis: asks for a watched session's frames from the others. */
-  interest?: SessionInterest | undefined;
 }
 
 export interface A2aCallContext {
@@ -79,7 +83,7 @@ const listParams = z.looseObject({
   contextId: z.union([z.literal(''), sessionIdSchema]).optional(),
   status: z.string().optional(),
   pageSize: z.number().int().min(1).max(100).optional(),
-  pageToken: z.string().max(64).optional(),
+  pageToken: z.string().max(2048).optional(),
   historyLength: z.number().int().optional(),
 });
 const approveSchema = z.looseObject({ approve: z.boolean(), callId: z.string().optional(), reason: z.string().max(2000).optional() });
@@ -105,15 +109,14 @@ const parse = <T extends z.ZodType>(schema: T, value: unknown): z.output<T> => {
 const taskNotFound = (id: string) => new AppError('TASK_NOT_FOUND', `No task "${id}"`, { taskId: id });
 
 export function createA2aFace(deps: A2aFaceDeps) {
-  const now = () => new Date(deps.clock.now()).toISOString();
+  const { follower } = deps;
 
   /** The stored task `id` of the caller's, or TASK_NOT_FOUND. */
   async function readTask(id: string, sessions: SessionAccess): Promise<{ view: TaskView; key: SessionKey }> {
     const ref = parseTaskId(id);
     if (!ref) throw taskNotFound(id);
     const key = sessions.key(ref.contextId);
-    const { frames } = await deps.bus.execute('agent.history', { sessionId: key, since: 0 }, { sessionId: key });
-    const view = taskView(ref.contextId, ref.turnId, frames);
+    const view = taskView(ref.contextId, ref.turnId, await follower.steps(key, ref.turnId));
     if (!view) throw taskNotFound(id);
     return { view, key };
   }
@@ -142,7 +145,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
       const fresh = view !== undefined && view.questions.some((q) => !answered.has(q.id));
       if (armed && view && (FINAL_STATES.has(view.state) || (view.state === 'input-required' && fresh))) resolveSettled();
     };
-    const watch = watchSession(deps.bus, deps.interest, key, contextId, (prev, next) => {
+    const watch = followTask(follower, key, contextId, (prev, next) => {
       onChange(prev, next);
       check(next);
     });
@@ -206,10 +209,9 @@ export function createA2aFace(deps: A2aFaceDeps) {
     try {
       const { returnImmediately, blocking } = p.configuration ?? {};
       if (returnImmediately !== true && blocking !== false) await Promise.race([settled, pause(deps.waitMs, ctx.signal)]);
-      // A message queued behind a running turn has no frame yet: its task is submitted.
-      const ref = parseTaskId(taskId)!;
-      const view = watch.view ?? { id: taskId, contextId: ref.contextId, turnId: ref.turnId, state: 'submitted', request: readMessage(p.message).text, reply: '', questions: [], seq: 0 };
-      return wrap('task', encodeTask(view, ctx.version, now(), p.configuration?.historyLength), ctx.version);
+      // The message is stored before it is acknowledged (queued behind a running turn, or its turn started).
+      if (!watch.view) throw new AppError('INTERNAL_ERROR', `Task "${taskId}" was acknowledged but is not in its session's log`);
+      return wrap('task', encodeTask(watch.view, ctx.version, p.configuration?.historyLength), ctx.version);
     } finally {
       watch.close();
     }
@@ -220,8 +222,8 @@ export function createA2aFace(deps: A2aFaceDeps) {
     return pipeEvents<RpcResponse>(ctx.signal, async (push, end) => {
       const result = (value: unknown): RpcResponse => ({ jsonrpc: '2.0', id, result: value });
       const watch = await open((prev, next) => {
-        if (!prev) push(result(wrap('task', encodeTask(next, ctx.version, now()), ctx.version)));
-        else for (const e of streamEvents(prev, next, ctx.version, now())) push(result(e));
+        if (!prev) push(result(wrap('task', encodeTask(next, ctx.version), ctx.version)));
+        else for (const e of streamEvents(prev, next, ctx.version)) push(result(e));
         if (FINAL_STATES.has(next.state)) end();
       });
       return () => watch.close();
@@ -230,23 +232,11 @@ export function createA2aFace(deps: A2aFaceDeps) {
 
   async function list(params: unknown, ctx: A2aCallContext) {
     const p = parse(listParams, params ?? {});
-    const wanted = p.status === undefined || p.status === '' ? undefined : stateFromWire(p.status);
-    const all = await deps.bus.execute('agent.listSessions', {});
-    const keys = all.map((s) => s.id).filter((k): k is SessionKey => ctx.sessions.sees(k) && (p.contextId === undefined || p.contextId === '' || k === ctx.sessions.key(p.contextId))).sort();
-    const tasks: TaskView[] = [];
-    for (const key of keys) {
-      const contextId = splitSessionKey(key).id;
-      const { frames } = await deps.bus.execute('agent.history', { sessionId: key, since: 0 }, { sessionId: key });
-      for (const turnId of turnIdsOf(frames)) {
-        const view = taskView(contextId, turnId, frames);
-        if (view && (wanted === undefined || view.state === wanted)) tasks.push(view);
-      }
-    }
-    const offset = p.pageToken ? Number.parseInt(p.pageToken, 10) || 0 : 0;
+    const status = p.status === undefined || p.status === '' ? undefined : stateFromWire(p.status);
+    const only = p.contextId === undefined || p.contextId === '' ? undefined : ctx.sessions.key(p.contextId);
     const size = p.pageSize ?? 50;
-    const page = tasks.slice(offset, offset + size);
-    const nextPageToken = offset + size < tasks.length ? String(offset + size) : '';
-    return { tasks: page.map((t) => encodeTask(t, ctx.version, now(), p.historyLength)), nextPageToken, pageSize: size, totalSize: tasks.length };
+    const { tasks, nextPageToken, totalSize } = await listTasks(follower, ctx.sessions, { only, status, pageSize: size, pageToken: p.pageToken ?? '' });
+    return { tasks: tasks.map((t) => encodeTask(t, ctx.version, p.historyLength)), nextPageToken, pageSize: size, totalSize };
   }
 
   async function cancel(params: unknown, ctx: A2aCallContext) {
@@ -256,14 +246,14 @@ export function createA2aFace(deps: A2aFaceDeps) {
     const ref = parseTaskId(p.id)!;
     let done!: () => void;
     const ended = new Promise<void>((r) => (done = r));
-    const watch = watchSession(deps.bus, deps.interest, key, ref.contextId, (_prev, next) => FINAL_STATES.has(next.state) && done());
+    const watch = followTask(follower, key, ref.contextId, (_prev, next) => FINAL_STATES.has(next.state) && done());
     try {
       await watch.follow(ref.turnId);
       if (!watch.view || !FINAL_STATES.has(watch.view.state)) {
         await deps.bus.execute('agent.cancel', { sessionId: key }, { sessionId: key });
         await Promise.race([ended, pause(deps.waitMs, ctx.signal)]);
       }
-      return encodeTask(watch.view ?? view, ctx.version, now());
+      return encodeTask(watch.view ?? view, ctx.version);
     } finally {
       watch.close();
     }
@@ -276,7 +266,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
         return json(await send(params, ctx));
       case 'get': {
         const p = parse(idParams, params);
-        return json(encodeTask((await readTask(p.id, ctx.sessions)).view, ctx.version, now(), p.historyLength));
+        return json(encodeTask((await readTask(p.id, ctx.sessions)).view, ctx.version, p.historyLength));
       }
       case 'list':
         if (ctx.version !== '1.0') throw new AppError('UNSUPPORTED_OPERATION', 'ListTasks is a v1.0 method (send A2A-Version: 1.0)');
@@ -305,7 +295,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
     const ref = parseTaskId(taskId)!;
     const key = ctx.sessions.key(ref.contextId);
     return streamOf(id, ctx, async (onChange) => {
-      const watch = watchSession(deps.bus, deps.interest, key, ref.contextId, onChange);
+      const watch = followTask(follower, key, ref.contextId, onChange);
       await watch.follow(ref.turnId);
       return watch;
     });

@@ -1,19 +1,23 @@
 /**
- * Tasks are turns: the ONE mapping from a turn's frames to an A2A task, neutral of the wire version.
+ * Tasks are turns: the ONE mapping from a turn's steps (src/agent/follow: its frames, and its message
+ * waiting in the queue) to an A2A task, neutral of the wire version.
  *
  * Contracts:
- * - `taskView(contextId, turnId, frames)` folds the frames of the turn `turnId` (frames of other turns
- *   are skipped) into a {@link TaskView}; `undefined` when the turn has no `userMessage` frame (no such task).
- *   Stored frames (`agent.history`) and live frames (the bus) fold alike, so `GetTask` after a restart,
- *   on another instance and the live stream agree; `chunk` frames (live only) grow the reply until the
- *   turn's `response` replaces it with the whole reply.
- * - States: `userMessage` → submitted; `thinking`/`chunk`/`toolCall`/`toolResult` → working; a question
- *   for a person (src/conversation/questions.ts: an approval, a sampling request, a tool server's
- *   elicitation) not yet closed → input-required (in `questions`, and in words in `statusText`);
- *   `response` → completed; `error` → canceled when it says the turn was cancelled, else failed.
+ * - `taskView(contextId, turnId, steps)` folds the steps of the turn `turnId` (frames of other turns are
+ *   skipped) into a {@link TaskView}; `undefined` when the turn has neither a queued message nor a
+ *   `userMessage` frame (no such task). Stored steps and live ones fold alike, so `GetTask` after a
+ *   restart, on another instance and the live stream agree; `chunk` frames (live only) grow the reply
+ *   until the turn's `response` replaces it with the whole reply.
+ * - States: a message waiting in the queue → submitted; `userMessage` (the turn started) → working; a
+ *   question for a person (src/conversation/questions.ts: an approval, a sampling request, a tool
+ *   server's elicitation) not yet closed → input-required (in `questions`, and in words in `statusText`),
+ *   working again once answered; `response` → completed; `error` → canceled when it says the turn was cancelled,
+ *   else failed.
+ * - `statusAt` is the time of the step that last changed the state or its text (a stored step's is when
+ *   it was stored), never the time of reading: every reader of the same steps gets the same task.
  * - Pure: no clock, no I/O.
  */
-import { answerOfFrame, questionOfFrame, type AgentFrame, type Question } from '../agent/index.ts';
+import { answerOfFrame, questionOfFrame, type AgentFrame, type Question, type TurnStep } from '../agent/index.ts';
 import { approvalRecordOf, inFamily } from '../conversation/questions.ts';
 
 export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled';
@@ -31,6 +35,8 @@ export interface TaskView {
   reply: string;
   /** Why the task is failed, canceled or input-required, in words. */
   statusText?: string;
+  /** When the state (or its text) last changed: ISO 8601. */
+  statusAt: string;
   /** What the turn waits for a person to answer, oldest first. */
   questions: Question[];
   /** The seq of the last frame folded (live frames carry the last durable one). */
@@ -64,16 +70,23 @@ function waiting(task: TaskView): TaskView {
   return { ...rest, state: 'working' };
 }
 
-/** One frame folded into a task (frames of other turns leave it as it is). */
-export function foldFrame(task: TaskView | undefined, frame: AgentFrame, contextId: string, turnId: string): TaskView | undefined {
+/** A task of a message that waits for its turn. */
+const submitted = (contextId: string, turnId: string, request: string, seq: number, ts: number): TaskView =>
+  ({ id: taskIdOf(contextId, turnId), contextId, turnId, state: 'submitted', request, reply: '', questions: [], seq, statusAt: iso(ts) });
+const iso = (ts: number) => new Date(ts).toISOString();
+
+/** One frame folded into a task (frames of other turns leave it as it is); `ts` is the frame's time (ms). */
+export function foldFrame(task: TaskView | undefined, frame: AgentFrame, contextId: string, turnId: string, ts: number): TaskView | undefined {
   const data = frame.data as { turnId?: string; seq?: number };
   if (data.turnId !== turnId) return task;
   const seq = data.seq ?? task?.seq ?? 0;
-  if (frame.event === 'userMessage') {
-    return { id: taskIdOf(contextId, turnId), contextId, turnId, state: 'submitted', request: frame.data.content, reply: '', questions: [], seq };
-  }
+  if (frame.event === 'userMessage') return { ...submitted(contextId, turnId, frame.data.content, seq, ts), state: 'working' };
   if (!task || FINAL_STATES.has(task.state)) return task;
-  const next: TaskView = { ...task, seq };
+  const next = foldOn({ ...task, seq }, frame);
+  return next.state === task.state && next.statusText === task.statusText ? next : { ...next, statusAt: iso(ts) };
+}
+
+function foldOn(next: TaskView, frame: AgentFrame): TaskView {
   switch (frame.event) {
     case 'thinking':
     case 'toolCall':
@@ -101,13 +114,15 @@ export function foldFrame(task: TaskView | undefined, frame: AgentFrame, context
   }
 }
 
-/** The task of turn `turnId` from its frames (see the contracts). */
-export function taskView(contextId: string, turnId: string, frames: readonly AgentFrame[]): TaskView | undefined {
-  let task: TaskView | undefined;
-  for (const frame of frames) task = foldFrame(task, frame, contextId, turnId);
-  return task;
+/** One step of turn `turnId` folded into its task. */
+export function foldStep(task: TaskView | undefined, step: TurnStep, contextId: string, turnId: string): TaskView | undefined {
+  if (step.kind === 'frame') return foldFrame(task, step.frame, contextId, turnId, step.ts);
+  return task ?? submitted(contextId, turnId, step.content, step.seq, step.ts);
 }
 
-/** The turn ids of a session's frames, oldest first (each turn starts with its `userMessage`). */
-export const turnIdsOf = (frames: readonly AgentFrame[]): string[] =>
-  frames.flatMap((f) => (f.event === 'userMessage' && f.data.turnId !== undefined ? [f.data.turnId] : []));
+/** The task of turn `turnId` from its steps (see the contracts). */
+export function taskView(contextId: string, turnId: string, steps: readonly TurnStep[]): TaskView | undefined {
+  let task: TaskView | undefined;
+  for (const step of steps) task = foldStep(task, step, contextId, turnId);
+  return task;
+}

@@ -5,7 +5,8 @@
  *
  * Contracts:
  * - `encodeTask(view, version)` is the only way a TaskView leaves as a task; the reply is one artifact,
- *   `artifactId: "reply"`; the history is the caller's message and, once there is one, the agent's reply.
+ *   `artifactId: "reply"`; the history is the caller's message and, once there is one, the agent's reply;
+ *   `status.timestamp` is the view's `statusAt` (when the status changed).
  * - `streamEvents(prev, next, version)` turns one step of a task (as `foldFrame` made it) into the stream
  *   results that say it: the grown reply as an appended artifact chunk, a changed state as a status
  *   update (`final` in v0.3 on a final state).
@@ -45,22 +46,22 @@ function message(view: TaskView, role: 'user' | 'agent', text: string, v: A2aVer
     : { kind: 'message', messageId, contextId: view.contextId, taskId: view.id, role, parts };
 }
 
-function status(view: TaskView, v: A2aVersion, timestamp: string) {
+function status(view: TaskView, v: A2aVersion) {
   const state = v === '1.0' ? V1_STATE[view.state] : view.state;
-  return { state, timestamp, ...(view.statusText !== undefined && { message: message(view, 'agent', view.statusText, v) }) };
+  return { state, timestamp: view.statusAt, ...(view.statusText !== undefined && { message: message(view, 'agent', view.statusText, v) }) };
 }
 
 const artifact = (text: string, v: A2aVersion) => ({ artifactId: REPLY_ARTIFACT, name: REPLY_ARTIFACT, parts: [textPart(text, v)] });
 
 /** A task as the version's wire object (bare; `wrap` makes v1.0's `{ task }`). */
-export function encodeTask(view: TaskView, v: A2aVersion, timestamp: string, historyLength?: number) {
+export function encodeTask(view: TaskView, v: A2aVersion, historyLength?: number) {
   const history = [message(view, 'user', view.request, v), ...(view.reply && FINAL_STATES.has(view.state) ? [message(view, 'agent', view.reply, v)] : [])];
   const kept = historyLength === undefined ? history : historyLength <= 0 ? [] : history.slice(-historyLength);
   return {
     ...(v === '0.3' && { kind: 'task' }),
     id: view.id,
     contextId: view.contextId,
-    status: status(view, v, timestamp),
+    status: status(view, v),
     artifacts: view.reply ? [artifact(view.reply, v)] : [],
     history: kept,
   };
@@ -70,7 +71,7 @@ export function encodeTask(view: TaskView, v: A2aVersion, timestamp: string, his
 export const wrap = (kind: 'task' | 'statusUpdate' | 'artifactUpdate', value: object, v: A2aVersion): object => (v === '1.0' ? { [kind]: value } : value);
 
 /** The stream results that tell the step from `prev` to `next` (see the contracts). */
-export function streamEvents(prev: TaskView, next: TaskView, v: A2aVersion, timestamp: string): object[] {
+export function streamEvents(prev: TaskView, next: TaskView, v: A2aVersion): object[] {
   const out: object[] = [];
   const ids = { taskId: next.id, contextId: next.contextId };
   if (next.reply !== prev.reply) {
@@ -80,7 +81,7 @@ export function streamEvents(prev: TaskView, next: TaskView, v: A2aVersion, time
     out.push(wrap('artifactUpdate', value, v));
   }
   if (next.state !== prev.state || next.statusText !== prev.statusText) {
-    const value = { ...(v === '0.3' && { kind: 'status-update', final: FINAL_STATES.has(next.state) }), ...ids, status: status(next, v, timestamp) };
+    const value = { ...(v === '0.3' && { kind: 'status-update', final: FINAL_STATES.has(next.state) }), ...ids, status: status(next, v) };
     out.push(wrap('statusUpdate', value, v));
   }
   return out;

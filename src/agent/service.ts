@@ -46,6 +46,7 @@ import type { SessionEvent } from '../conversation/session-events.ts';
 import type { ToolCallInput } from '../conversation/turn-contract.ts';
 import { failedOutcome, toTurnError } from '../conversation/turn-steps.ts';
 import type { Bus } from '../bus/bus.ts';
+import type { SendMeta } from '../bus/envelope.ts';
 import { createIdSource, isoNow, systemClock, type Clock, type IdSource } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
@@ -157,7 +158,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   const transfer = createSessionTransfer({ store, clock, inUse: (id) => slots.has(id) || deleting.has(id) });
   store.onRecovered?.(() => storage.ok());
 
-  const publish = (frame: AgentFrame, meta: { correlationId?: string; sessionId?: string }): void => {
+  const publish = (frame: AgentFrame, meta: SendMeta): void => {
     bus.emit(`agent.${frame.event}`, frame.data, meta);
   };
 

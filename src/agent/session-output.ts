@@ -4,7 +4,7 @@
  *
  * Contracts:
  * - Every fact is appended in order; once stored, its frame (`toFrame`) is published with the
- *   caller's meta (a turn's key). Transient frames (thinking, chunk, dropped messages) are published
+ *   caller's meta (a turn's key) and the time it was stored (the bus event's `ts`). Transient frames (thinking, chunk, dropped messages) are published
  *   in the same order, with the last durable seq; a chunk goes out at once when nothing is pending.
  * - Every failed append is told to the storage health (and to the caller's `failed`).
  * - A fact of a turn that cannot be stored ends that turn once (`turnNotStored`): the rest of the
@@ -54,7 +54,7 @@ export function createSessionOutput(deps: SessionOutputDeps): SessionOutput {
     record(meta, event, then, failed) {
       const stored = (s: SessionStoredEvent) => {
         const frame = toFrame(s);
-        if (frame) publish(frame, meta);
+        if (frame) publish(frame, { ...meta, ts: Date.parse(s.ts) });
         then?.(s);
       };
       outbox.durable(event, stored, (err) => {

@@ -46,7 +46,7 @@ export function createBus<C extends CommandSpec, E extends EventSpec>(deps: BusD
 
   const envelope = <N extends string, P>(name: N, payload: P, meta?: SendMeta): Envelope<N, P> => {
     const id = ids();
-    const env: Envelope<N, P> = { id, ts: clock.now(), correlationId: meta?.correlationId ?? id, name, payload };
+    const env: Envelope<N, P> = { id, ts: meta?.ts ?? clock.now(), correlationId: meta?.correlationId ?? id, name, payload };
     if (meta?.sessionId !== undefined) env.sessionId = meta.sessionId;
     return env;
   };

@@ -16,5 +16,7 @@ export interface Envelope<N extends string = string, P = unknown> {
 export interface SendMeta {
   correlationId?: string;
   sessionId?: string;
+  /** The time the message stands for when it is not now (ms since the epoch): a stored fact's, or one relayed from another instance. */
+  ts?: number;
 }
 

@@ -24,7 +24,7 @@ export interface FanOutOptions {
  *   frames stay readable with `since`).
  * - This instance receives a session's channel while something here watches it (`watch` counts
  *   WebSocket subscribers and callers waiting on a turn; `unwatch` uncounts): the events arrive on
- *   the bus with their payload, correlationId and sessionId, and are not published again.
+ *   the bus with their payload, correlationId, sessionId and time (`ts`), and are not published again.
  *   `watch` resolves once the subscription is in place (or failed: Redis away, logged). A message
  *   that is not a valid event is logged and dropped (wire.ts).
  */
@@ -38,12 +38,12 @@ export function createFanOut(options: FanOutOptions) {
     if (relaying || !(e.name.startsWith('agent.') || e.name === 'mcp.toolProgress')) return;
     const sessionId = (e.payload as { sessionId?: string }).sessionId ?? e.sessionId;
     if (sessionId === undefined) return;
-    const message: WireEvent = { from: instanceId, name: e.name, payload: e.payload, correlationId: e.correlationId, sessionId };
+    const message: WireEvent = { from: instanceId, name: e.name, payload: e.payload, correlationId: e.correlationId, sessionId, ts: e.ts };
     client.publish(channel(sessionId), JSON.stringify(message)).catch(() => undefined); // the connection logs the outage
   });
 
   /** Emits an event to this instance's listeners only. */
-  function emitHere(name: string, payload: unknown, meta: { correlationId: string; sessionId?: string }): void {
+  function emitHere(name: string, payload: unknown, meta: { correlationId: string; sessionId?: string; ts?: number }): void {
     relaying = true;
     try {
       bus.emit(name, payload, meta);
@@ -55,8 +55,8 @@ export function createFanOut(options: FanOutOptions) {
   function onMessage(raw: string, on: string): void {
     const event = readWire(wireEvent, raw, on, log);
     if (!event || event.from === instanceId) return;
-    const { name, payload, correlationId, sessionId } = event;
-    emitHere(name, payload, { correlationId, ...(sessionId !== undefined && { sessionId }) });
+    const { name, payload, correlationId, sessionId, ts } = event;
+    emitHere(name, payload, { correlationId, ...(sessionId !== undefined && { sessionId }), ...(ts !== undefined && { ts }) });
   }
 
   function watch(sessionId: string): Promise<void> {

@@ -54,6 +54,8 @@ export const wireEvent = z.object({
   payload: z.unknown().optional(),
   correlationId: z.string(),
   sessionId: z.string().optional(),
+  /** The time the event stands for (its envelope's `ts`); absent from an older instance. */
+  ts: z.number().optional(),
 });
 export type WireEvent = z.infer<typeof wireEvent>;
 

@@ -20,7 +20,8 @@ import { createRestHandler } from './rest.ts';
 import type { Route } from './route.ts';
 import { createRouter } from './router.ts';
 import { createClientIp, trustedSet } from './ip.ts';
-import { createWsGateway, type SessionInterest } from './ws-gateway.ts';
+import { createWsGateway } from './ws-gateway.ts';
+import type { TurnFollower } from '../agent/index.ts';
 
 export interface FrontEndDeps {
   /** The HTTP/WebSocket engine to serve on (src/http/engine: `selectEngine`). */
@@ -42,8 +43,8 @@ export interface FrontEndDeps {
   instanceId: string;
   /** The inspection hub, when the inspector is on: served at /inspect/ws. */
   inspect?: InspectHub | undefined;
-  /** Which sessions this instance's WebSocket clients watch (instances sharing one Redis). */
-  interest?: SessionInterest | undefined;
+  /** How the faces follow a turn, and the WebSocket replay reads a session from a seq (src/agent/follow). */
+  follower: TurnFollower;
   /** The store's identity, the first frame (`hello`) of every WebSocket connection at `/`; read once a socket opens. */
   storeId: () => string;
 }
@@ -116,7 +117,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     maxPayloadBytes: limitsConfig.maxBodyBytes,
     slowReaderMs: limitsConfig.slowReaderMs,
     ids: deps.ids,
-    ...(deps.interest && { interest: deps.interest }),
+    follower: deps.follower,
     storeId: deps.storeId,
   }) : undefined;
   const mcp = createMcpEndpoint({
@@ -136,13 +137,12 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     ? createA2aEndpoint({
         face: createA2aFace({
           bus: deps.bus,
+          follower: deps.follower,
           ids: deps.ids,
-          clock: deps.clock,
           maxHops: config.server.mcp.maxHops,
           waitMs: config.server.requestTimeoutMs,
           mayApprove: (p) => auth.allows(p, 'approve'),
           card: (origin) => cardFor(config, { host: new URL(origin).host }),
-          interest: deps.interest,
         }),
         config,
         sessionsOf,

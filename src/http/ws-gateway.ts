@@ -17,10 +17,10 @@ import { tooDeepError } from './body.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { textTooDeep } from '../json-depth.ts';
 import { errorReply, send } from './respond.ts';
-import { replaySession } from './replay.ts';
 import { resolveAttachments } from './attach.ts';
 import { watchSlowReaders } from './slow-readers.ts';
 import { inOrder } from './in-order.ts';
+import type { TurnFollower } from '../agent/index.ts';
 
 export interface Connection {
   id: string;
@@ -32,15 +32,6 @@ export interface Connection {
   access: SessionAccess;
   /** Keys of the sessions whose frames it receives (besides server-wide events). */
   sessions: Set<string>;
-}
-
-/**
- * Tells where frames come from which sessions this instance's clients watch (instances sharing one
- * Redis relay only those): `watch` resolves once the session's frames from elsewhere will arrive.
- */
-export interface SessionInterest {
-  watch(sessionId: string): Promise<void>;
-  unwatch(sessionId: string): void;
 }
 
 export interface GatewayDeps {
@@ -57,7 +48,11 @@ export interface GatewayDeps {
   /** How long a reader may leave its buffer full before it is closed (1008). */
   slowReaderMs: number;
   ids: () => string;
-  interest?: SessionInterest;
+  /**
+   * Reads a session's stored frames from a seq (`subscribe`'s replay) and asks for its frames from other
+   * instances while a connection watches it (src/agent/follow: the seam every face follows turns through).
+   */
+  follower: Pick<TurnFollower, 'replay' | 'watchInterest' | 'unwatchInterest'>;
   /** The store's identity, sent first on every connection (`hello`); known before the service listens. */
   storeId: () => string;
 }
@@ -143,7 +138,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
   const watch = (conn: Connection, sessionId: string): Promise<void> | undefined => {
     if (conn.sessions.has(sessionId)) return undefined;
     conn.sessions.add(sessionId);
-    return deps.interest?.watch(sessionId);
+    return deps.follower.watchInterest(sessionId);
   };
   /** Puts the connection on a session's topic, once frames from other instances will reach it too. */
   const join = async (ws: EngineSocket<Connection>, sessionId: string): Promise<void> => {
@@ -152,7 +147,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     if (!ws.data.closed) ws.subscribe(sessionTopic(sessionId));
   };
   const leave = (ws: EngineSocket<Connection>, sessionId: string): void => {
-    if (ws.data.sessions.delete(sessionId)) deps.interest?.unwatch(sessionId);
+    if (ws.data.sessions.delete(sessionId)) deps.follower.unwatchInterest(sessionId);
     ws.unsubscribe(sessionTopic(sessionId));
   };
 
@@ -184,7 +179,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     async subscribe({ ws, sessionId }, msg) {
       // Frames from other instances flow before the replay reads the log, so none falls in the seam.
       await watch(ws.data, sessionId);
-      await replaySession(deps.bus, sessionId, msg.since, (f) => sendTo(ws, f.event, asNamed(f.data)), () => ws.data.closed);
+      await deps.follower.replay(sessionId, msg.since, (f) => sendTo(ws, f.event, asNamed(f.data)), () => ws.data.closed);
       if (!ws.data.closed) ws.subscribe(sessionTopic(sessionId));
     },
     unsubscribe({ ws, sessionId }) {
@@ -276,7 +271,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       deps.metrics?.connections(-1);
       deps.limits.connections.close(conn.ip);
       deps.limits.ws.forget(conn.id).catch(() => undefined);
-      for (const sessionId of conn.sessions) deps.interest?.unwatch(sessionId);
+      for (const sessionId of conn.sessions) deps.follower.unwatchInterest(sessionId);
       conn.sessions.clear();
     },
   };

@@ -1,14 +1,12 @@
 import { mkdir, open, readdir, readFile, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
-import { fileNameOf, parseFileName } from './session-file-name.ts';
 import { parseStoredLine } from './stored-event.ts';
-import { byKey, compareKeys, inRange, mayHoldPrefix } from './session-range.ts';
-import type { EventParser, SessionInfo, SessionRange, StoreEvent, StoredEvent } from './types.ts';
+import type { EventParser, StoreEvent, StoredEvent } from './types.ts';
 import { madeOnce } from '../made-once.ts';
 
 /**
- * Session JSONL files on disk: loading, tail reading and listing, positioned writes.
+ * Session JSONL files on disk: loading, tail reading, positioned writes (listing: jsonl-listing.ts).
  *
  * A line counts only once its newline is written: whatever follows the last newline is a torn
  * tail (a crash mid-write, never acknowledged) and is not an event, even if it happens to parse. Complete lines that do not parse, do not look like a StoredEvent, name
@@ -17,11 +15,13 @@ import { madeOnce } from '../made-once.ts';
 
 const NL = 0x0a;
 const MAX_REPORTED_LINES = 20;
-const LIST_CONCURRENCY = 16;
 
 export interface LoadedLog<E extends StoreEvent> {
   /** Valid events, ascending by seq. */
   events: StoredEvent<E>[];
+  /** Where each event's line starts in the file, and where the next line starts (same indexes as `events`). */
+  starts: number[];
+  ends: number[];
   /** Bytes up to and including the last newline: where the next append belongs. */
   validBytes: number;
   /** Bytes the file held (greater than `validBytes` when the tail is torn). */
@@ -32,25 +32,28 @@ const isMissing = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code === 
 
 /**
  * Reads and checks a session file from byte `from` (the start of a line; 0: the whole file) to its
- * end; `undefined` when the file does not exist. Line numbers in warnings count from `from`.
+ * end (or to `end`, the start of a line); `undefined` when the file does not exist. Line numbers in
+ * warnings count from `from`.
  */
-export async function loadLog<E extends StoreEvent>(path: string, sessionId: string, log: Logger, parseEvent: EventParser<E>, from = 0): Promise<LoadedLog<E> | undefined> {
+export async function loadLog<E extends StoreEvent>(path: string, sessionId: string, log: Logger, parseEvent: EventParser<E>, from = 0, end?: number): Promise<LoadedLog<E> | undefined> {
   let buf: Buffer;
   try {
-    buf = from === 0 ? await readFile(path) : await readFrom(path, from);
+    buf = from === 0 && end === undefined ? await readFile(path) : await readBytes(path, from, end);
   } catch (e) {
     if (isMissing(e)) return undefined;
     throw e;
   }
   const loaded = parseLines(buf, path, sessionId, log, parseEvent);
-  return { events: loaded.events, validBytes: from + loaded.validBytes, fileBytes: from + buf.length };
+  const at = (offsets: number[]) => offsets.map((o) => o + from);
+  return { events: loaded.events, starts: at(loaded.starts), ends: at(loaded.ends), validBytes: from + loaded.validBytes, fileBytes: from + buf.length };
 }
 
-async function readFrom(path: string, from: number): Promise<Buffer> {
+/** The file's bytes from `from` to `end` (default: its end); a file shorter than `end` reads short. */
+export async function readBytes(path: string, from: number, end?: number): Promise<Buffer> {
   const fh = await open(path, 'r');
   try {
     const size = (await fh.stat()).size;
-    const buf = Buffer.alloc(Math.max(0, size - from));
+    const buf = Buffer.alloc(Math.max(0, Math.min(size, end ?? size) - from));
     await readFully(fh, buf, from);
     return buf;
   } finally {
@@ -58,8 +61,10 @@ async function readFrom(path: string, from: number): Promise<Buffer> {
   }
 }
 
-function parseLines<E extends StoreEvent>(buf: Buffer, path: string, sessionId: string, log: Logger, parseEvent: EventParser<E>): { events: StoredEvent<E>[]; validBytes: number } {
+function parseLines<E extends StoreEvent>(buf: Buffer, path: string, sessionId: string, log: Logger, parseEvent: EventParser<E>) {
   const events: StoredEvent<E>[] = [];
+  const starts: number[] = [];
+  const ends: number[] = [];
   const bad: number[] = [];
   let badCount = 0;
   let start = 0;
@@ -69,8 +74,11 @@ function parseLines<E extends StoreEvent>(buf: Buffer, path: string, sessionId: 
     if (nl === start) continue; // blank line: harmless
     const ev = parseStoredLine(buf.toString('utf8', start, nl), parseEvent);
     const lastSeq = events.at(-1)?.seq ?? 0;
-    if (ev && ev.sessionId === sessionId && ev.seq > lastSeq) events.push(ev);
-    else if (++badCount <= MAX_REPORTED_LINES) bad.push(lineNo);
+    if (ev && ev.sessionId === sessionId && ev.seq > lastSeq) {
+      events.push(ev);
+      starts.push(start);
+      ends.push(nl + 1);
+    } else if (++badCount <= MAX_REPORTED_LINES) bad.push(lineNo);
   }
   if (badCount > 0) {
     log.warn({ file: path, lines: bad, count: badCount }, 'event store: skipped corrupt lines');
@@ -81,7 +89,7 @@ function parseLines<E extends StoreEvent>(buf: Buffer, path: string, sessionId: 
       'event store: skipped torn last line (it is cut off before the next append)',
     );
   }
-  return { events, validBytes: start };
+  return { events, starts, ends, validBytes: start };
 }
 
 /**
@@ -162,69 +170,6 @@ export async function writeAll(fh: FileHandle, bytes: Buffer, position: number):
     const { bytesWritten } = await fh.write(bytes, off, bytes.length - off, position + off);
     off += bytesWritten;
   }
-}
-
-const infoOf = (id: string, last: StoredEvent): SessionInfo => ({ id, lastSeq: last.seq, updatedAt: last.ts });
-
-/**
- * The sessions with at least one valid event among the files of `dir`, sorted by key (code point
- * order), only those `range` asks for (src/store/session-range.ts). `known` answers for sessions
- * held in memory (it must be at least as recent as the file); the others are judged by their last
- * valid line. Files this store did not name are ignored.
- *
- * Cost: the directory is read, then only the files the answer needs (their last line): a plain file
- * name is its key; a hashed one (a long key) keeps the start of its key, which places it in the order
- * (its key is at or after that start). Files are read in that order until `range.limit` sessions
- * are found that no file left unread can precede; a file without a valid event takes no room.
- */
-export async function listDir(
-  dir: string,
-  parseEvent: EventParser<StoreEvent>,
-  known: (id: string) => StoredEvent | undefined,
-  range?: SessionRange,
-): Promise<SessionInfo[]> {
-  /** A file to read: `at` is its key (plain) or the start of its key (hashed). */
-  const files: { at: string; name: string; plain: boolean }[] = [];
-  for (const name of await readdir(dir)) {
-    const parsed = parseFileName(name);
-    if (parsed?.kind === 'plain' && inRange(parsed.id, range)) files.push({ at: parsed.id, name, plain: true });
-    else if (parsed?.kind === 'hashed' && mayHoldPrefix(parsed.idStart, range)) files.push({ at: parsed.idStart, name, plain: false });
-  }
-  files.sort((a, b) => compareKeys(a.at, b.at));
-  const read = async ({ at, name, plain }: (typeof files)[number]): Promise<SessionInfo | undefined> => {
-    if (plain) {
-      const last = known(at) ?? (await readLastEvent(join(dir, name), parseEvent, at));
-      return last && infoOf(at, last);
-    }
-    // A hashed file's key is inside it, on every line.
-    const inFile = await readLastEvent(join(dir, name), parseEvent);
-    if (!inFile || fileNameOf(inFile.sessionId) !== name || !inRange(inFile.sessionId, range)) return undefined;
-    return infoOf(inFile.sessionId, known(inFile.sessionId) ?? inFile);
-  };
-  const limit = range?.limit ?? Number.POSITIVE_INFINITY;
-  const found: SessionInfo[] = [];
-  for (let next = 0; next < files.length; ) {
-    // Keys found up to the next unread file's place are final: every file left holds a later key.
-    const bound = (files[next] as (typeof files)[number]).at;
-    const final = found.filter((info) => compareKeys(info.id, bound) <= 0).length;
-    if (final >= limit) break;
-    const batch = files.slice(next, next + Math.min(limit - final, files.length));
-    next += batch.length;
-    for (const info of await eachLimited(batch, read)) if (info) found.push(info);
-    found.sort(byKey);
-  }
-  return found.slice(0, limit);
-}
-
-/** `fn` of each item, LIST_CONCURRENCY at a time; the results in the items' order. */
-async function eachLimited<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < items.length; i = next++) results[i] = await fn(items[i] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(LIST_CONCURRENCY, items.length) }, worker));
-  return results;
 }
 
 /** Writes `bytes` to a file that must not exist yet, synced to disk (`sync`) before it resolves; a failed write leaves no file. */

@@ -3,15 +3,18 @@ import { join } from 'node:path';
 import { isoNow, systemClock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import { createHandlePool } from './handle-pool.ts';
-import { checkWritable, dirMaker, listDir, loadLog, readLastEvent, removeStaleNewFiles, scanBackward, seqOfLine, writeAll, writeNewFile } from './jsonl-file.ts';
+import { checkWritable, dirMaker, loadLog, readLastEvent, removeStaleNewFiles, scanBackward, seqOfLine, writeAll, writeNewFile } from './jsonl-file.ts';
 import { createLimiter } from './limiter.ts';
 import { madeOnce } from '../made-once.ts';
 import { fileStoreId } from './store-id.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { assertSessionId } from './session-id.ts';
 import { eventJson, firstAfter, logJsons, parseStoredLine, sessionExists, storedEvent, storedLine } from './stored-event.ts';
+import { createJsonlListing } from './jsonl-listing.ts';
+import { createJsonlTurns, type JsonlTurns } from './jsonl-turns.ts';
 import type { AppendOp, JsonlStoreOptions, Loaded, Slot, TaskOp } from './jsonl-types.ts';
-import type { EventStore, LogEntry, SessionInfo, SessionRange, StoreEvent, StoredEvent } from './types.ts';
+import { eventsOfTurn, turnPage } from './turn-index.ts';
+import type { EventStore, LogEntry, SessionInfo, SessionRange, StoreEvent, StoredEvent, TurnRange, TurnSpan } from './types.ts';
 
 export type { JsonlStoreOptions } from './jsonl-types.ts';
 
@@ -38,6 +41,8 @@ const NEW_FILE_PREFIX = '.agentd-new-';
  * - `latest(types)` looks in the window, then reads the file backwards until a line of one of the
  *   types (a cheap text test first, then the full check), so finding a session's latest compaction
  *   costs what was written after it, not the whole log.
+ * - `turns` and `readTurn` go through the session's turn index (jsonl-turns.ts), kept up to date by
+ *   appends while it is in memory, and saved beside the log when it leaves memory.
  * - `create` writes the whole log to a new file beside the others (`.agentd-new-*`, which listing
  *   ignores), synced, then gives it the session's name with `link`, which refuses an existing name:
  *   the session file appears whole or not at all, even across a crash, and an existing file is never
@@ -80,6 +85,9 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     return fileStoreId(dir, NEW_FILE_PREFIX, fsync, log);
   });
   let closing: Promise<void> | undefined;
+  const temporary = () => join(dir, `${NEW_FILE_PREFIX}${process.pid}-${++newFiles}`);
+  const listing = createJsonlListing(dir, parseEvent);
+  const turnIndexes = createJsonlTurns({ dir, log, parseEvent, maxIndexed: Math.max(1, options.maxIndexedSessions ?? 64) });
 
   const guard = (sessionId?: string) => {
     if (closing) throw new AppError('SERVICE_UNAVAILABLE', 'event store is closed');
@@ -101,8 +109,9 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     return slot;
   };
 
-  const setState = (slot: S, state: Loaded<E> | undefined) => {
+  const setState = (slot: S, state: Loaded<E> | undefined, keepIndex = true) => {
     loadedCount += (state ? 1 : 0) - (slot.state ? 1 : 0);
+    if (slot.state?.turns && slot.state !== state) turnIndexes.release(slot, slot.state.turns, keepIndex);
     slot.state = state;
     if (!state) pool.discard(slot.id);
   };
@@ -135,6 +144,12 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     const offset = since === 0 ? 0 : ((await scanBackward(slot.path, (line) => seqOfLine(line) <= since)) ?? 0);
     const all = (await loadLog(slot.path, slot.id, log, parseEvent, offset))?.events ?? [];
     return all.slice(firstAfter(all, since));
+  };
+
+  /** The session's turn index; undefined when it has no log. */
+  const turnsOf = async (slot: S): Promise<JsonlTurns | undefined> => {
+    await ensureLoaded(slot, false);
+    return loads.run(() => turnIndexes.of(slot));
   };
 
   const ensureLoaded = async (slot: S, create: boolean): Promise<Loaded<E> | undefined> => {
@@ -192,6 +207,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       } finally {
         pool.release(slot.id);
       }
+      if (state.turns) turnIndexes.written(state.turns, lines, results.flat(), state.size);
       state.size += bytes.length;
       Object.assign(state, windowOf([...state.events, ...results.flat()], [...state.weights, ...weights]));
       batch.forEach((op, i) => op.resolve(results[i] ?? []));
@@ -261,14 +277,14 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
         await ensureDir();
         const lines = jsons.map((json, i) => storedLine(log[i]!.seq, log[i]!.ts, slot.id, json));
         const bytes = Buffer.from(lines.join('\n') + '\n', 'utf8');
-        const temporary = join(dir, `${NEW_FILE_PREFIX}${process.pid}-${++newFiles}`);
+        const fresh = temporary();
         try {
-          await writeNewFile(temporary, bytes, fsync);
-          await link(temporary, slot.path).catch((e: unknown) => {
+          await writeNewFile(fresh, bytes, fsync);
+          await link(fresh, slot.path).catch((e: unknown) => {
             throw (e as NodeJS.ErrnoException | null)?.code === 'EEXIST' ? sessionExists(sessionId) : e;
           });
         } finally {
-          await unlink(temporary).catch(() => undefined);
+          await unlink(fresh).catch(() => undefined);
         }
         const stored = jsons.map((json, i) => storedEvent<E>(log[i]!.seq, log[i]!.ts, slot.id, json));
         setState(slot, { ...windowOf(stored, jsons.map((json) => json.length)), size: bytes.length, checked: false });
@@ -316,12 +332,37 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       });
     },
 
+    async turns(sessionId: string, range?: TurnRange): Promise<TurnSpan[]> {
+      guard(sessionId);
+      const known = slots.get(sessionId)?.state?.turns; // holds exactly the acknowledged events
+      if (known) return turnPage(known, range);
+      return task(sessionId, 'read', async (slot) => {
+        const turns = await turnsOf(slot);
+        return turns ? turnPage(turns, range) : [];
+      });
+    },
+
+    async readTurn(sessionId: string, turnId: string, since = 0): Promise<StoredEvent<E>[]> {
+      guard(sessionId);
+      const known = slots.get(sessionId)?.state;
+      const span = known?.turns?.byId.get(turnId);
+      if (known?.turns && !span) return [];
+      if (known && span && covers(known, Math.max(since, span.firstSeq - 1))) return eventsOfTurn(known.events, span, since);
+      return task(sessionId, 'read', async (slot) => {
+        const found = (await turnsOf(slot))?.byId.get(turnId);
+        if (!found) return [];
+        const state = slot.state;
+        if (state && covers(state, Math.max(since, found.firstSeq - 1))) return eventsOfTurn(state.events, found, since);
+        return loads.run(() => turnIndexes.read(slot.id, slot.path, found, since));
+      });
+    },
+
     async list(range?: SessionRange): Promise<SessionInfo[]> {
       guard();
       try {
         await ensureDir();
         // a loaded session answers from memory: it holds exactly the acknowledged events
-        return await listDir(dir, parseEvent, (id) => slots.get(id)?.state?.events.at(-1), range);
+        return await listing.list((id) => slots.get(id)?.state?.events.at(-1), range);
       } catch (e) {
         throw storeError(e, 'list');
       }
@@ -342,7 +383,8 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       guard(sessionId);
       return task(sessionId, 'delete', async (slot) => {
         await pool.close(slot.id);
-        setState(slot, undefined);
+        setState(slot, undefined, false);
+        await turnIndexes.remove(slot.path);
         try {
           await unlink(slot.path);
           return true;
@@ -358,6 +400,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
         await ensureDir();
         await checkWritable(dir);
         await removeStaleNewFiles(dir, NEW_FILE_PREFIX);
+        await turnIndexes.clean();
       } catch (e) {
         const cause = (e as NodeJS.ErrnoException | null)?.code ?? String(e);
         throw new AppError('SERVICE_UNAVAILABLE', `storage directory ${dir} cannot be written (${cause})`, { dir, cause, reason: 'storage' });
@@ -379,6 +422,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
         await pool.closeAll();
         for (const slot of slots.values()) setState(slot, undefined);
         slots.clear();
+        await turnIndexes.flushed();
       })();
       return closing;
     },

@@ -1,6 +1,7 @@
 /** Options and internal shapes of the JSONL store (jsonl-store.ts). */
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
+import type { JsonlTurns } from './jsonl-turns.ts';
 import type { EventParser, StoreEvent, StoredEvent } from './types.ts';
 
 export interface JsonlStoreOptions<E extends StoreEvent> {
@@ -27,6 +28,8 @@ export interface JsonlStoreOptions<E extends StoreEvent> {
   maxCachedBytes?: number;
   /** Write durably (files open with O_DSYNC) before appends resolve. Default true; false trades durability for speed. */
   fsync?: boolean;
+  /** Sessions whose turn index is kept in memory (least recently used saved beside their log and dropped first). Default 64. */
+  maxIndexedSessions?: number;
 }
 
 /** A session's stream as loaded: its most recent events (at least the last) and where the next line goes. */
@@ -39,6 +42,8 @@ export interface Loaded<E extends StoreEvent> {
   size: number;
   /** Whether a handle has since checked the file's size against `size` (and cut a torn tail). */
   checked: boolean;
+  /** The session's turn index, once asked for (jsonl-turns.ts). */
+  turns?: JsonlTurns;
 }
 
 export interface AppendOp<E extends StoreEvent> {

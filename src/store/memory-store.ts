@@ -4,7 +4,8 @@ import { assertSessionId } from './session-id.ts';
 import { eventJson, firstAfter, logJsons, sessionExists, storedEvent } from './stored-event.ts';
 import { byKey, inRange } from './session-range.ts';
 import { newStoreId } from './store-id.ts';
-import type { EventStore, LogEntry, SessionInfo, SessionRange, StoreEvent, StoredEvent } from './types.ts';
+import { createTurnIndex, eventsOfTurn, indexEvent, turnOf, turnPage, type TurnIndex } from './turn-index.ts';
+import type { EventStore, LogEntry, SessionInfo, SessionRange, StoreEvent, StoredEvent, TurnRange, TurnSpan } from './types.ts';
 
 export interface MemoryStoreDeps {
   clock?: Clock;
@@ -20,7 +21,14 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
   const clock = deps.clock ?? systemClock;
   const sessions = new Map<string, StoredEvent<E>[]>();
   const id = newStoreId(); // nothing outlives this store, so neither does its identity
+  const turns = new Map<string, TurnIndex>();
   let closed = false;
+  const none = () => ({});
+  const index = (sessionId: string, stored: readonly StoredEvent<E>[]) => {
+    let turnIndex = turns.get(sessionId);
+    if (!turnIndex) turns.set(sessionId, (turnIndex = createTurnIndex()));
+    for (const e of stored) indexEvent(turnIndex, e.seq, turnOf(e.event), none);
+  };
 
   const guard = (sessionId?: string) => {
     if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'event store is closed');
@@ -39,6 +47,7 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
       let seq = stream.at(-1)?.seq ?? 0;
       const stored = jsons.map((json) => storedEvent<E>(++seq, ts, sessionId, json));
       for (const e of stored) stream.push(e);
+      index(sessionId, stored);
       return stored;
     },
 
@@ -50,6 +59,8 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
       if ((sessions.get(sessionId)?.length ?? 0) > 0) throw sessionExists(sessionId);
       const stored = jsons.map((json, i) => storedEvent<E>(log[i]!.seq, log[i]!.ts, sessionId, json));
       sessions.set(sessionId, [...stored]);
+      turns.delete(sessionId);
+      index(sessionId, stored);
       return stored;
     },
 
@@ -69,6 +80,20 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
         if (types.includes(e.event.type)) return e;
       }
       return undefined;
+    },
+
+    // eslint-disable-next-line @typescript-eslint/require-await
+    async turns(sessionId: string, range?: TurnRange): Promise<TurnSpan[]> {
+      guard(sessionId);
+      const turnIndex = turns.get(sessionId);
+      return turnIndex ? turnPage(turnIndex, range) : [];
+    },
+
+    // eslint-disable-next-line @typescript-eslint/require-await
+    async readTurn(sessionId: string, turnId: string, since = 0): Promise<StoredEvent<E>[]> {
+      guard(sessionId);
+      const span = turns.get(sessionId)?.byId.get(turnId);
+      return span ? eventsOfTurn(sessions.get(sessionId) ?? [], span, since) : [];
     },
 
     // eslint-disable-next-line @typescript-eslint/require-await
@@ -92,6 +117,7 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
     // eslint-disable-next-line @typescript-eslint/require-await
     async delete(sessionId: string): Promise<boolean> {
       guard(sessionId);
+      turns.delete(sessionId);
       return sessions.delete(sessionId);
     },
 
@@ -107,6 +133,7 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
     async close(): Promise<void> {
       closed = true;
       sessions.clear();
+      turns.clear();
     },
   };
 }

@@ -7,6 +7,8 @@ import { deepFreeze, eventJson, logJsons, sessionExists, storedEvent } from './s
 import { byKey, compareKeys } from './session-range.ts';
 import { newStoreId, REDIS_STORE_ID } from './store-id.ts';
 import { madeOnce } from '../made-once.ts';
+import { APPEND_INDEX_START, entriesOf, READ_TURN, spansOf, TURNS } from './redis-turns.ts';
+import { turnOf } from './turn-index.ts';
 import type { EventParser, EventStore, SessionInfo, SessionRange, StoreEvent, StoredEvent } from './types.ts';
 
 export interface RedisStoreOptions<E extends StoreEvent> {
@@ -21,50 +23,58 @@ export interface RedisStoreOptions<E extends StoreEvent> {
 /**
  * Appends a batch to a session's stream in one step: entry ids are `0-<seq>`, continuing from the
  * stream's last entry, so seq stays gap-free and an id Redis already holds is refused; the index hash
- * records `<lastSeq> <ts>` for listing, the sorted index the key of a new session (for paging), and
- * the session's `last` hash the seq of its latest event of each type (for `latest`).
- * KEYS: stream, index, last, ordered index. ARGV: sessionId, ts, n, type…(n), json…(n)
+ * records `<lastSeq> <ts>` for listing, the sorted index the key of a new session (for paging), the
+ * session's `last` hash the seq of its latest event of each type (for `latest`), and its turn index
+ * each event's turn (redis-turns.ts). KEYS: stream, index, last, ordered index, turns, turn order.
+ * ARGV: sessionId, ts, n, type…(n), turn…(n; '' for none), json…(n)
  */
 const APPEND = `
 local last = 0
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 if top[1] then last = tonumber(string.sub(top[1][1], 3)) else redis.call('ZADD', KEYS[4], 0, ARGV[1]) end
+${APPEND_INDEX_START}
 local n = tonumber(ARGV[3])
 local seqs = {}
 for i = 1, n do
   last = last + 1
-  redis.call('XADD', KEYS[1], '0-' .. last, 'ts', ARGV[2], 'e', ARGV[3 + n + i])
+  redis.call('XADD', KEYS[1], '0-' .. last, 'ts', ARGV[2], 'e', ARGV[3 + 2 * n + i])
   seqs[#seqs + 1] = ARGV[3 + i]
   seqs[#seqs + 1] = last
+  if indexed then indexTurn(ARGV[3 + n + i], last) end
 end
 redis.call('HSET', KEYS[3], unpack(seqs))
+if indexed then redis.call('HSET', KEYS[5], '', last) end
 redis.call('HSET', KEYS[2], ARGV[1], last .. ' ' .. ARGV[2])
 return last`;
 
 /**
  * Writes a whole log into a session that has no stream, in one step (a script runs alone): nothing
  * when the stream exists (returns -1); else every entry with its own id `0-<seq>` and `ts`, the
- * session's `last` hash (type → seq of its latest event of that type) and the index. The seqs were
- * checked to ascend before the call, so no XADD in the loop can be refused and the script never
- * stops halfway. KEYS: stream, index, last, ordered index. ARGV: sessionId, then seq, ts, type, json per event.
+ * session's `last` hash (type → seq of its latest event of that type), its turn index and the index.
+ * The seqs were checked to ascend before the call, so no XADD in the loop can be refused and the
+ * script never stops halfway. KEYS: as APPEND's. ARGV: sessionId, then seq, ts, type, turn, json per event.
  */
 const CREATE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
 redis.call('DEL', KEYS[3])
 redis.call('ZADD', KEYS[4], 0, ARGV[1])
-local last, ts = 0, ''
-for i = 2, #ARGV, 4 do
-  redis.call('XADD', KEYS[1], '0-' .. ARGV[i], 'ts', ARGV[i + 1], 'e', ARGV[i + 3])
+local top, last = {}, 0
+${APPEND_INDEX_START}
+local ts = ''
+for i = 2, #ARGV, 5 do
+  redis.call('XADD', KEYS[1], '0-' .. ARGV[i], 'ts', ARGV[i + 1], 'e', ARGV[i + 4])
   redis.call('HSET', KEYS[3], ARGV[i + 2], ARGV[i])
+  indexTurn(ARGV[i + 3], ARGV[i])
   last, ts = ARGV[i], ARGV[i + 1]
 end
+redis.call('HSET', KEYS[5], '', last)
 redis.call('HSET', KEYS[2], ARGV[1], last .. ' ' .. ts)
 return tonumber(last)`;
 
-/** Deletes a session's stream, its `last` hash and its index entries; returns how many streams went (0 or 1). */
+/** Deletes a session's stream, its `last` hash, its turn index and its index entries; returns how many streams went (0 or 1). */
 const DELETE = `
 local n = redis.call('DEL', KEYS[1])
-redis.call('DEL', KEYS[3])
+redis.call('DEL', KEYS[3], KEYS[5], KEYS[6])
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 return n`;
@@ -140,6 +150,7 @@ function lexBounds(range: SessionRange): [string, string] {
  *   append is in Redis.
  * - Keys: `<prefix>{s:<sessionId>}:ev` (the hash tag keeps a session's keys in one Cluster slot),
  *   `<prefix>{s:<sessionId>}:last` (type → seq of the session's latest event of that type),
+ *   `<prefix>{s:<sessionId>}:turns` and `:turn-order` (its turn index, redis-turns.ts),
  *   `<prefix>sessions` (key → `<lastSeq> <ts>`) and `<prefix>session-keys` (a sorted set of the same
  *   keys, all of score 0, so ZRANGEBYLEX pages them in byte order: code point order, like the other
  *   engines). A listing without a range reads the hash alone. `<prefix>store-id` holds the store's
@@ -158,6 +169,10 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
   const ordered = `${keyPrefix}session-keys`;
   const streamKey = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:ev`;
   const lastKey = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:last`;
+  /** APPEND's, CREATE's and DELETE's keys. */
+  const keysOf = (sessionId: string) => [streamKey(sessionId), index, lastKey(sessionId), ordered, `${keyPrefix}{s:${sessionId}}:turns`, `${keyPrefix}{s:${sessionId}}:turn-order`];
+  /** The turn index scripts' keys. */
+  const turnKeys = (sessionId: string) => [streamKey(sessionId), `${keyPrefix}{s:${sessionId}}:turns`, `${keyPrefix}{s:${sessionId}}:turn-order`];
   const parseEntry = (sessionId: string, id: string, message: Record<string, string>): StoredEvent<E> | undefined => {
     let event: E | undefined;
     try {
@@ -200,8 +215,9 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       const jsons = events.map(eventJson);
       const ts = isoNow(clock);
       const types = events.map((e) => e.type);
-      const args = [sessionId, ts, String(jsons.length), ...types, ...jsons];
-      const last = Number(await client.eval(APPEND, { keys: [streamKey(sessionId), index, lastKey(sessionId), ordered], arguments: args }).catch(failure('append')));
+      const turns = events.map((e) => turnOf(e) ?? '');
+      const args = [sessionId, ts, String(jsons.length), ...types, ...turns, ...jsons];
+      const last = Number(await client.eval(APPEND, { keys: keysOf(sessionId), arguments: args }).catch(failure('append')));
       const first = last - jsons.length + 1;
       return jsons.map((json, i) => storedEvent<E>(first + i, ts, sessionId, json));
     },
@@ -210,8 +226,8 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       guard(sessionId);
       const jsons = logJsons(log);
       if (jsons.length === 0) return [];
-      const args = [sessionId, ...jsons.flatMap((json, i) => [String(log[i]!.seq), log[i]!.ts, log[i]!.event.type, json])];
-      const last = Number(await client.eval(CREATE, { keys: [streamKey(sessionId), index, lastKey(sessionId), ordered], arguments: args }).catch(failure('create')));
+      const args = [sessionId, ...jsons.flatMap((json, i) => [String(log[i]!.seq), log[i]!.ts, log[i]!.event.type, turnOf(log[i]!.event) ?? '', json])];
+      const last = Number(await client.eval(CREATE, { keys: keysOf(sessionId), arguments: args }).catch(failure('create')));
       if (last < 0) throw sessionExists(sessionId);
       return jsons.map((json, i) => storedEvent<E>(log[i]!.seq, log[i]!.ts, sessionId, json));
     },
@@ -235,6 +251,21 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       if (seq === 0) return undefined;
       const entry = (await client.xRange(streamKey(sessionId), `0-${seq}`, `0-${seq}`).catch(failure('read')))?.[0];
       return entry ? parseEntry(sessionId, entry.id, entry.message) : undefined;
+    },
+
+    async turns(sessionId, range) {
+      guard(sessionId);
+      const args = [String(range?.after ?? 0), range?.limit === undefined ? '' : String(range.limit)];
+      return spansOf(await client.eval(TURNS, { keys: turnKeys(sessionId), arguments: args }).catch(failure('read')));
+    },
+
+    async readTurn(sessionId, turnId, since = 0) {
+      guard(sessionId);
+      const reply = await client.eval(READ_TURN, { keys: turnKeys(sessionId), arguments: [turnId, String(since)] }).catch(failure('read'));
+      return entriesOf(reply).flatMap(({ id, message }) => {
+        const stored = parseEntry(sessionId, id, message);
+        return stored && turnOf(stored.event) === turnId ? [stored] : [];
+      });
     },
 
     async list(range) {
@@ -261,7 +292,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
 
     async delete(sessionId) {
       guard(sessionId);
-      return Number(await client.eval(DELETE, { keys: [streamKey(sessionId), index, lastKey(sessionId), ordered], arguments: [sessionId] }).catch(failure('delete'))) > 0;
+      return Number(await client.eval(DELETE, { keys: keysOf(sessionId), arguments: [sessionId] }).catch(failure('delete'))) > 0;
     },
 
     async storeId() {

@@ -1,6 +1,11 @@
-/** An event the store can keep: any JSON object with a `type`. The store never looks further. */
+/**
+ * An event the store can keep: any JSON object with a `type`, and a `turnId` when it belongs to a turn
+ * (a non-empty string: the store indexes a session's events by it, `turns` and `readTurn`). The store
+ * never looks further.
+ */
 export interface StoreEvent {
   type: string;
+  turnId?: string | undefined;
 }
 
 /** An event as stored: numbered per session from 1, with the time it was appended. */
@@ -52,6 +57,23 @@ export interface SessionRange {
 }
 
 /**
+ * Where a turn's events lie in its session's log: its first and its last event (events of other turns,
+ * or of none, may fall between).
+ */
+export interface TurnSpan {
+  turnId: string;
+  firstSeq: number;
+  lastSeq: number;
+}
+
+/** Which turns of a session a listing asks for: those whose first event comes after seq `after`, at most `limit`. */
+export interface TurnRange {
+  after?: number;
+  /** A positive integer. */
+  limit?: number;
+}
+
+/**
  * Append-only per-session event streams, generic over the event type. Appends to one session are
  * applied in call order and numbered consecutively; a resolved append is on disk (for durable
  * stores) in that order.
@@ -89,6 +111,17 @@ export interface EventStore<E extends StoreEvent> {
    * their start, that may fall in the range); Redis reads a sorted index (ZRANGEBYLEX).
    */
   list(range?: SessionRange): Promise<SessionInfo[]>;
+  /**
+   * The session's turns (see `StoreEvent.turnId`) in the order of their first event, only those the
+   * range asks for. A session's turn index is kept beside its log (built once from the log for a log
+   * written before it, or by an older agentd), so a listing costs the turns it answers.
+   */
+  turns(sessionId: string, range?: TurnRange): Promise<TurnSpan[]>;
+  /**
+   * The events of one turn with seq > since (default 0), in order; [] for a turn the session does not
+   * have. Found through the turn index: it costs what the turn spans, however long the log.
+   */
+  readTurn(sessionId: string, turnId: string, since?: number): Promise<StoredEvent<E>[]>;
   /** Whether the session has at least one stored event (without reading its log). */
   has(sessionId: string): Promise<boolean>;
   /** Removes a session's stream; false when there was none. */

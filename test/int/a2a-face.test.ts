@@ -18,9 +18,11 @@ import type { RunningApp } from '../support/start-app.ts';
 
 const ALICE = 'alice-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdefgh';
+const CAROL = 'carol-key-0123456789abcdef';
 const keys = [
   { name: 'alice', key: ALICE, scopes: ['chat'] },
   { name: 'bob', key: BOB, scopes: ['chat'] },
+  { name: 'carol', key: CAROL, scopes: ['chat'] },
 ];
 
 const env = useSimulatorAndFolder('agentd-a2a-face-');
@@ -129,6 +131,73 @@ describe('v1.0', () => {
     const started = await client.sendMessage({ message: userMessage([text('[[ttft:1000]] later')]), configuration: { returnImmediately: true } } as any) as any;
     expect([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]).toContain(started.status.state);
     await until(async () => (await client.getTask({ id: started.id } as any)).status?.state === TaskState.TASK_STATE_COMPLETED, 'the task completed');
+  });
+
+  it('GetTask right after SendMessage reports the state SendMessage reported (working), stamped when it began', async () => {
+    const client = await v1Client(app);
+    const before = Date.now();
+    const started = await client.sendMessage({ message: userMessage([text('[[ttft:1500]] [[reply:in a while]]')]), configuration: { returnImmediately: true } } as any) as any;
+    expect(started.status.state).toBe(TaskState.TASK_STATE_WORKING);
+    const got = await client.getTask({ id: started.id } as any);
+    expect(got.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+    expect(got.status?.timestamp).toBe(started.status.timestamp);
+    expect(Date.parse(got.status!.timestamp!)).toBeGreaterThanOrEqual(before - 1000);
+    await until(async () => (await client.getTask({ id: started.id } as any)).status?.state === TaskState.TASK_STATE_COMPLETED, 'the task completed');
+  });
+
+  it("status.timestamp is when the status changed, not when it was read: GetTask, ListTasks and the stream's last status agree", async () => {
+    const client = await v1Client(app);
+    const events: any[] = [];
+    for await (const e of client.sendMessageStream({ message: userMessage([text('[[reply:stamped]]')]) } as any)) events.push(e);
+    const last = events.at(-1).payload.value;
+    expect(last.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    // Another turn in the same context takes time; the first task's status does not move meanwhile.
+    await send(client, [text('[[reply:later]] [[ttft:50]]')], { contextId: last.contextId });
+    const got = await client.getTask({ id: last.taskId } as any);
+    expect(got.status?.timestamp).toBe(last.status.timestamp);
+    const listed = await client.listTasks({ contextId: last.contextId } as any);
+    expect(listed.tasks.find((t: any) => t.id === last.taskId)?.status?.timestamp).toBe(last.status.timestamp);
+  });
+
+  it('a message queued behind a running turn is a submitted task until its turn starts: GetTask finds it, stamped when it was queued', async () => {
+    const client = await v1Client(app);
+    const running = await client.sendMessage({ message: userMessage([text('[[ttft:1500]] [[reply:first]]')]), configuration: { returnImmediately: true } } as any) as any;
+    const queued = await client.sendMessage({ message: userMessage([text('[[reply:second]]')], { contextId: running.contextId }), configuration: { returnImmediately: true } } as any) as any;
+    expect(queued.status.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+    const got = await client.getTask({ id: queued.id } as any);
+    expect(got.status).toMatchObject({ state: TaskState.TASK_STATE_SUBMITTED, timestamp: queued.status.timestamp });
+    expect(got.history?.[0]?.parts.map((p: any) => p.content?.value)).toEqual(['[[reply:second]]']);
+    await until(async () => (await client.getTask({ id: queued.id } as any)).status?.state === TaskState.TASK_STATE_COMPLETED, 'the queued task completed');
+  });
+
+  it("ListTasks pages the caller's tasks (contexts in order, each context's tasks as they began) with a token only it can use", async () => {
+    const carol = await v1Client(app, CAROL);
+    const ids: string[] = [];
+    for (const [contextId, n] of [['list-b', 2], ['list-a', 3]] as const) {
+      for (let i = 0; i < n; i++) ids.push((await send(carol, [text(`[[reply:${contextId} ${i}]]`)], { contextId })).id);
+    }
+    const expected = [...ids.slice(2), ...ids.slice(0, 2)]; // list-a sorts before list-b
+    const seen: string[] = [];
+    const sizes: number[] = [];
+    let pageToken = '';
+    do {
+      const page: any = await carol.listTasks({ pageSize: 2, pageToken } as any);
+      seen.push(...page.tasks.map((t: any) => t.id));
+      sizes.push(page.totalSize);
+      expect(page.totalSize).toBeGreaterThanOrEqual(seen.length + (page.nextPageToken === '' ? 0 : 1));
+      pageToken = page.nextPageToken;
+    } while (pageToken !== '');
+    expect(seen).toEqual(expected);
+    expect(sizes.at(-1)).toBe(5);
+    const one: any = await carol.listTasks({ contextId: 'list-a', pageSize: 2 } as any);
+    expect(one).toMatchObject({ totalSize: 3, pageSize: 2 });
+    expect(one.tasks.map((t: any) => t.id)).toEqual(expected.slice(0, 2));
+    const rest: any = await carol.listTasks({ contextId: 'list-a', pageSize: 2, pageToken: one.nextPageToken } as any);
+    expect(rest.tasks.map((t: any) => t.id)).toEqual(expected.slice(2, 3));
+    expect(rest.nextPageToken).toBe('');
+    // The token names carol's session: another principal, or another context, cannot use it.
+    await expect((await v1Client(app, BOB)).listTasks({ pageSize: 2, pageToken: one.nextPageToken } as any)).rejects.toThrow(/pageToken/);
+    await expect(carol.listTasks({ contextId: 'list-b', pageToken: one.nextPageToken } as any)).rejects.toThrow(/pageToken/);
   });
 
   it('CancelTask cancels a running turn', async () => {

@@ -1,24 +1,28 @@
-/** Tasks are turns: the one mapping from a turn's frames to an A2A task (src/a2a-face/task-view.ts), its wire forms and the card's origin. */
+/** Tasks are turns: the one mapping from a turn's steps to an A2A task (src/a2a-face/task-view.ts), its wire forms and the card's origin. */
 import { describe, expect, it } from 'vitest';
-import type { AgentFrame } from '../../src/agent/index.ts';
+import type { AgentFrame, TurnStep } from '../../src/agent/index.ts';
 import { endpointOrigin } from '../../src/a2a-face/card.ts';
-import { parseTaskId, taskIdOf, taskView, turnIdsOf } from '../../src/a2a-face/task-view.ts';
+import { parseTaskId, taskIdOf, taskView } from '../../src/a2a-face/task-view.ts';
 import { encodeTask, streamEvents, versionOf } from '../../src/a2a-face/wire.ts';
 
 const S = 'ctx-1';
+/** The time of the step of seq `seq` (transient steps, which carry the last durable seq, get a later one). */
+const at = (seq: number, later = 0) => new Date(Date.UTC(2026, 0, 1, 0, 0, seq, later)).toISOString();
 const ref = (turnId: string, seq: number) => ({ sessionId: S, turnId, seq });
-const user = (turnId: string, seq: number, content = 'hi'): AgentFrame => ({ event: 'userMessage', data: { ...ref(turnId, seq), content, hasImage: false } });
-const chunk = (turnId: string, seq: number, content: string): AgentFrame => ({ event: 'chunk', data: { ...ref(turnId, seq), content } });
-const response = (turnId: string, seq: number, content: string): AgentFrame => ({ event: 'response', data: { ...ref(turnId, seq), content, model: 'm' } });
-const asked = (turnId: string, seq: number, callId: string): AgentFrame => ({
+const step = (frame: AgentFrame, later = 0): TurnStep => ({ kind: 'frame', frame, ts: Date.parse(at(frame.data.seq ?? 0, later)) });
+const user = (turnId: string, seq: number, content = 'hi') => step({ event: 'userMessage', data: { ...ref(turnId, seq), content, hasImage: false } });
+const queued = (turnId: string, seq: number, content = 'hi'): TurnStep => ({ kind: 'queued', seq, content, ts: Date.parse(at(seq)) });
+const chunk = (turnId: string, seq: number, content: string) => step({ event: 'chunk', data: { ...ref(turnId, seq), content } }, 500);
+const response = (turnId: string, seq: number, content: string) => step({ event: 'response', data: { ...ref(turnId, seq), content, model: 'm' } });
+const asked = (turnId: string, seq: number, callId: string) => step({
   event: 'toolApprovalRequested', data: { ...ref(turnId, seq), callId, toolName: 'echo', serverId: 'everything', args: {}, expiresAt: '2026-01-01T00:00:00.000Z' },
 });
-const answered = (turnId: string, seq: number, callId: string): AgentFrame => ({ event: 'toolApprovalResolved', data: { ...ref(turnId, seq), callId, decision: 'approve', by: 'a2a' } });
-const question = (turnId: string, seq: number, id: string): AgentFrame => ({
+const answered = (turnId: string, seq: number, callId: string) => step({ event: 'toolApprovalResolved', data: { ...ref(turnId, seq), callId, decision: 'approve', by: 'a2a' } });
+const question = (turnId: string, seq: number, id: string) => step({
   event: 'elicitationRequested', data: { ...ref(turnId, seq), id, callId: 'c9', serverId: 'everything', message: 'Your name?', mode: 'form', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } }, expiresAt: '2026-01-01T00:00:00.000Z' },
 });
-const replied = (turnId: string, seq: number, id: string): AgentFrame => ({ event: 'elicitationResolved', data: { ...ref(turnId, seq), id, action: 'accept', by: 'a2a' } });
-const failed = (turnId: string, seq: number, reason: string, message = 'stopped'): AgentFrame => ({ event: 'error', data: { code: 'AGENT_ERROR', message, details: { reason }, sessionId: S, turnId, seq } });
+const replied = (turnId: string, seq: number, id: string) => step({ event: 'elicitationResolved', data: { ...ref(turnId, seq), id, action: 'accept', by: 'a2a' } });
+const failed = (turnId: string, seq: number, reason: string, message = 'stopped') => step({ event: 'error', data: { code: 'AGENT_ERROR', message, details: { reason }, sessionId: S, turnId, seq } });
 
 describe('taskView', () => {
   it("given a tool server's question, when folded, then input-required with the question and how to answer it, until it is answered", () => {
@@ -36,10 +40,21 @@ describe('taskView', () => {
     expect(taskView(S, 't1', [user('t0', 1), response('t0', 2, 'x')])).toBeUndefined();
   });
 
-  it('given a user message, when folded, then the task is submitted with its id naming context and turn', () => {
-    const view = taskView(S, 't1', [user('t1', 1, 'hello')]);
-    expect(view).toMatchObject({ id: 'ctx-1/t1', contextId: S, state: 'submitted', request: 'hello', reply: '' });
-    expect(parseTaskId(view!.id)).toEqual({ contextId: S, turnId: 't1' });
+  it('given a message waiting in the queue, when folded, then the task is submitted; its turn starting makes it working', () => {
+    const waiting = taskView(S, 't1', [queued('t1', 1, 'hello')]);
+    expect(waiting).toMatchObject({ id: 'ctx-1/t1', contextId: S, state: 'submitted', request: 'hello', reply: '', statusAt: at(1) });
+    expect(parseTaskId(waiting!.id)).toEqual({ contextId: S, turnId: 't1' });
+    expect(taskView(S, 't1', [queued('t1', 1, 'hello'), user('t1', 3, 'hello')])).toMatchObject({ state: 'working', request: 'hello', statusAt: at(3) });
+  });
+
+  it('given a user message, when folded, then the task is working (its turn started) since the message was stored', () => {
+    expect(taskView(S, 't1', [user('t1', 1, 'hello')])).toMatchObject({ state: 'working', request: 'hello', statusAt: at(1) });
+  });
+
+  it('stamps the status with the time of the step that changed it, not of later steps', () => {
+    const frames = [user('t1', 1), chunk('t1', 1, 'a'), asked('t1', 2, 'c1'), chunk('t1', 2, 'b'), answered('t1', 3, 'c1'), chunk('t1', 3, 'c'), response('t1', 4, 'abc')];
+    const statusAt = (n: number) => taskView(S, 't1', frames.slice(0, n))?.statusAt;
+    expect([2, 3, 4, 5, 6, 7].map(statusAt)).toEqual([at(1), at(2), at(2), at(3), at(3), at(4)]);
   });
 
   it('given chunks then the response, when folded, then the reply grows and the response settles it as completed', () => {
@@ -63,31 +78,28 @@ describe('taskView', () => {
     expect(taskView(S, 't1', [user('t1', 1), response('t1', 2, 'ok'), failed('t1', 3, 'late')])?.state).toBe('completed');
   });
 
-  it('lists the turns of a session in order', () => {
-    expect(turnIdsOf([user('a', 1), response('a', 2, 'x'), user('b', 3)])).toEqual(['a', 'b']);
-  });
 });
 
 describe('wire forms', () => {
   const view = taskView(S, 't1', [user('t1', 1, 'q'), response('t1', 2, 'answer')])!;
   it('v1.0 uses proto JSON names, v0.3 kinds', () => {
-    expect(encodeTask(view, '1.0', 'T')).toEqual({
-      id: taskIdOf(S, 't1'), contextId: S, status: { state: 'TASK_STATE_COMPLETED', timestamp: 'T' },
+    expect(encodeTask(view, '1.0')).toEqual({
+      id: taskIdOf(S, 't1'), contextId: S, status: { state: 'TASK_STATE_COMPLETED', timestamp: at(2) },
       artifacts: [{ artifactId: 'reply', name: 'reply', parts: [{ text: 'answer' }] }],
       history: [
         { messageId: 'ctx-1/t1#user', contextId: S, taskId: 'ctx-1/t1', role: 'ROLE_USER', parts: [{ text: 'q' }] },
         { messageId: 'ctx-1/t1#agent', contextId: S, taskId: 'ctx-1/t1', role: 'ROLE_AGENT', parts: [{ text: 'answer' }] },
       ],
     });
-    expect(encodeTask(view, '0.3', 'T', 1)).toMatchObject({ kind: 'task', status: { state: 'completed' }, history: [{ kind: 'message', role: 'agent', parts: [{ kind: 'text', text: 'answer' }] }] });
+    expect(encodeTask(view, '0.3', 1)).toMatchObject({ kind: 'task', status: { state: 'completed' }, history: [{ kind: 'message', role: 'agent', parts: [{ kind: 'text', text: 'answer' }] }] });
   });
 
   it('a step becomes an appended artifact chunk and a status update', () => {
     const a = taskView(S, 't1', [user('t1', 1), chunk('t1', 1, 'ab')])!;
     const b = taskView(S, 't1', [user('t1', 1), chunk('t1', 1, 'ab'), response('t1', 2, 'abc')])!;
-    expect(streamEvents(a, b, '0.3', 'T')).toEqual([
+    expect(streamEvents(a, b, '0.3')).toEqual([
       { kind: 'artifact-update', taskId: b.id, contextId: S, artifact: { artifactId: 'reply', name: 'reply', parts: [{ kind: 'text', text: 'c' }] }, append: true, lastChunk: true },
-      { kind: 'status-update', final: true, taskId: b.id, contextId: S, status: { state: 'completed', timestamp: 'T' } },
+      { kind: 'status-update', final: true, taskId: b.id, contextId: S, status: { state: 'completed', timestamp: at(2) } },
     ]);
   });
 

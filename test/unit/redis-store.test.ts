@@ -66,6 +66,27 @@ describe.skipIf(!enabled)('redis store', () => {
     }
   });
 
+  it('indexes the turns of a stream written before turn indexes existed, and what an older agentd appended since, when first read', async () => {
+    const prefix = `turns${randomUUID()}:`;
+    const { store } = await open(prefix);
+    const raw = createClient({ url: redis!.url });
+    await raw.connect();
+    try {
+      await store.append('s', [user('a', 'ta'), user('b', 'tb'), user('c', 'ta')]);
+      await raw.del([`${prefix}{s:s}:turns`, `${prefix}{s:s}:turn-order`]); // as an older agentd left it: the stream alone
+      expect((await store.readTurn('s', 'ta')).map((e) => e.seq)).toEqual([1, 3]);
+      // An older agentd appends (the stream alone); the next append here leaves the index as it is, a read catches up.
+      await raw.xAdd(`${prefix}{s:s}:ev`, '0-4', { ts: '2025-01-02T03:04:05.678Z', e: JSON.stringify(user('d', 'tc')) });
+      await store.append('s', [user('e', 'tb')]);
+      expect(await store.turns('s')).toEqual([{ turnId: 'ta', firstSeq: 1, lastSeq: 3 }, { turnId: 'tb', firstSeq: 2, lastSeq: 5 }, { turnId: 'tc', firstSeq: 4, lastSeq: 4 }]);
+      await store.append('s', [user('f', 'tc')]);
+      expect((await store.readTurn('s', 'tc')).map((e) => e.seq)).toEqual([4, 6]);
+    } finally {
+      await raw.close();
+      await store.close();
+    }
+  });
+
   it('fails fast while Redis is gone and works again once it is back', async () => {
     const own = await startRedis();
     const store = createRedisStore<SessionEvent>({ url: own.url, keyPrefix: 'f:', log, parseEvent: parseSessionEvent });

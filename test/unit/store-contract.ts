@@ -12,6 +12,7 @@ export function manualClock(start = Date.UTC(2025, 0, 2, 3, 4, 5, 678)): Clock &
 }
 
 export const user = (content: string, turnId = 't1'): SessionEvent => ({ v: 3, type: 'userMessage', turnId, content });
+const queued = (turnId: string): SessionEvent => ({ v: 3, type: 'messageQueued', turnId, correlationId: `c-${turnId}`, content: 'later' });
 
 /** Events of every kind, with every optional field, to check that they round-trip unchanged. */
 export const sampleEvents: SessionEvent[] = [
@@ -329,6 +330,57 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       expect(await store.latest('nobody', ['contextCompacted'])).toBeUndefined();
       await store.delete('m');
       expect(await store.latest('m', ['contextCompacted'])).toBeUndefined();
+    });
+
+    it('indexes turns: each one from its first event to its last, in the order they began, paged by first seq', async () => {
+      const { store } = await subject();
+      await store.append('s', [user('one', 't1'), { v: 3, type: 'toolCall', turnId: 't1', callId: 'c', toolName: 'x', serverId: 'y', args: {} }]);
+      await store.append('s', [queued('t2'), { v: 3, type: 'response', turnId: 't1', content: 'ok', text: 'ok', model: 'm' }]);
+      await store.append('s', [{ v: 3, type: 'reset' }, user('two', 't2'), { v: 3, type: 'response', turnId: 't2', content: 'ok', text: 'ok', model: 'm' }]);
+      await store.append('other', [user('x', 't9')]);
+      const all = [{ turnId: 't1', firstSeq: 1, lastSeq: 4 }, { turnId: 't2', firstSeq: 3, lastSeq: 7 }];
+      expect(await store.turns('s')).toEqual(all);
+      expect(await store.turns('s', { after: 1 })).toEqual(all.slice(1));
+      expect(await store.turns('s', { limit: 1 })).toEqual(all.slice(0, 1));
+      expect(await store.turns('s', { after: 3 })).toEqual([]);
+      expect(await store.turns('nobody')).toEqual([]);
+    });
+
+    it("reads one turn's events after `since`, none of another turn's", async () => {
+      const { store } = await subject();
+      await store.append('s', [user('one', 't1'), queued('t2'), { v: 3, type: 'response', turnId: 't1', content: 'ok', text: 'ok', model: 'm' }]);
+      await store.append('s', [user('two', 't2'), { v: 3, type: 'reset' }, { v: 3, type: 'response', turnId: 't2', content: 'ok', text: 'ok', model: 'm' }]);
+      expect((await store.readTurn('s', 't2')).map((e) => [e.seq, e.event.type])).toEqual([[2, 'messageQueued'], [4, 'userMessage'], [6, 'response']]);
+      expect((await store.readTurn('s', 't2', 2)).map((e) => e.seq)).toEqual([4, 6]);
+      expect((await store.readTurn('s', 't1')).map((e) => e.seq)).toEqual([1, 3]);
+      expect(await store.readTurn('s', 't3')).toEqual([]);
+      expect(await store.readTurn('nobody', 't1')).toEqual([]);
+      const [stored] = await store.readTurn('s', 't1');
+      expect(stored).toMatchObject({ seq: 1, sessionId: 's', event: user('one', 't1') });
+      expect(Object.isFrozen(stored?.event)).toBe(true);
+    });
+
+    it('finds an early turn of a long log, beyond any in-memory window', async () => {
+      const { store } = await subject();
+      const events = Array.from({ length: 400 }, (_, i) => user(`${i}`, `t${Math.floor(i / 4)}`));
+      for (let i = 0; i < events.length; i += 50) await store.append('long', events.slice(i, i + 50));
+      expect((await store.readTurn('long', 't2')).map((e) => e.seq)).toEqual([9, 10, 11, 12]);
+      expect(await store.turns('long', { after: 8, limit: 2 })).toEqual([{ turnId: 't2', firstSeq: 9, lastSeq: 12 }, { turnId: 't3', firstSeq: 13, lastSeq: 16 }]);
+      expect((await store.turns('long')).length).toBe(100);
+    });
+
+    it('create indexes the turns of the log it writes; a delete forgets them', async () => {
+      const { store } = await subject();
+      const ts = '2024-05-01T00:00:00.000Z';
+      await store.create('made', [{ seq: 2, ts, event: user('a', 'ta') }, { seq: 5, ts, event: user('b', 'tb') }, { seq: 6, ts, event: user('c', 'ta') }]);
+      expect(await store.turns('made')).toEqual([{ turnId: 'ta', firstSeq: 2, lastSeq: 6 }, { turnId: 'tb', firstSeq: 5, lastSeq: 5 }]);
+      await store.append('made', [user('d', 'tb')]);
+      expect((await store.readTurn('made', 'tb')).map((e) => e.seq)).toEqual([5, 7]);
+      await store.delete('made');
+      expect(await store.turns('made')).toEqual([]);
+      expect(await store.readTurn('made', 'ta')).toEqual([]);
+      await store.append('made', [user('again', 'ta')]);
+      expect(await store.turns('made')).toEqual([{ turnId: 'ta', firstSeq: 1, lastSeq: 1 }]);
     });
 
     it('refuses every call once closed', async () => {

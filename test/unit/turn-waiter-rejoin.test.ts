@@ -1,47 +1,51 @@
 /**
- * `rejoin` of src/agent/turn-waiter.ts: a turn asked elsewhere is adopted from its session's log and its live
- * frames, without losing a frame that arrives while the log is read.
+ * `rejoin` of src/agent/turn-waiter.ts: a turn asked elsewhere is adopted through `followTurn` (src/agent/follow)
+ * from its session's log and its live frames, without losing or double-applying a frame that arrives while
+ * the log is read.
  */
 import { describe, expect, it } from 'vitest';
-import { sessionKey } from '../../src/session-id.ts';
-import { createTurnWaiter, type AgentCommands, type AgentEvents, type AgentFrame } from '../../src/agent/index.ts';
+import { createTurnFollower, createTurnWaiter, type AgentCommands, type AgentEvents } from '../../src/agent/index.ts';
 import { createBus } from '../../src/bus/index.ts';
+import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import { createLogger } from '../../src/log/index.ts';
+import { createMemoryStore } from '../../src/store/memory-store.ts';
+import { sessionKey } from '../../src/session-id.ts';
 
-const turn = { correlationId: 'corr-1', sessionId: sessionKey(undefined, 's'), turnId: 't1' };
+const S = sessionKey(undefined, 's');
+const turn = { correlationId: 'corr-1', sessionId: S, turnId: 't1' };
+const askedEvent = (callId: string): SessionEvent => ({ v: 3, type: 'toolApprovalRequested', turnId: 't1', callId, toolName: 'echo', serverId: 'echo', args: {}, expiresAt: '2099-01-01T00:00:00.000Z' });
 const asked = (callId: string, seq: number) => ({ sessionId: 's', turnId: 't1', seq, callId, toolName: 'echo', serverId: 'echo', args: {}, expiresAt: '2099-01-01T00:00:00.000Z' });
-const frame = (event: string, data: object) => ({ event, data }) as AgentFrame;
+const user: SessionEvent = { v: 3, type: 'userMessage', turnId: 't1', content: 'hi' };
 
-/** A bus whose `agent.history` answers `frames` once `release()` is called; the watches asked for. */
-function setup(frames: AgentFrame[], lastSeq: number) {
+/** The session's log holds `events`; its turn is read once `release()` is called; the watches asked for. */
+async function setup(events: SessionEvent[]) {
   const bus = createBus<AgentCommands, AgentEvents>({ log: createLogger('silent') });
+  const store = createMemoryStore<SessionEvent>();
+  if (events.length > 0) await store.append('s', events);
   let release = () => {};
-  const read = new Promise<void>((resolve) => (release = resolve));
+  const gate = new Promise<void>((resolve) => (release = resolve));
   let reading = false;
-  bus.handle('agent.history', async () => {
-    reading = true;
-    await read;
-    return { frames, lastSeq };
-  });
+  const gated = { ...store, readTurn: async (...args: Parameters<typeof store.readTurn>) => ((reading = true), await gate, store.readTurn(...args)) };
   const watches: string[] = [];
-  const waiter = createTurnWaiter(bus, 60_000, { watch: (id) => (watches.push(`+${id}`), Promise.resolve()), unwatch: (id) => void watches.push(`-${id}`) });
+  const interest = { watch: (id: string) => (watches.push(`+${id}`), Promise.resolve()), unwatch: (id: string) => void watches.push(`-${id}`) };
+  const waiter = createTurnWaiter(bus, 60_000, createTurnFollower({ bus, store: gated, interest }));
   return { bus, waiter, watches, release: () => release(), reading: () => reading };
 }
 
 describe('rejoining a turn asked elsewhere', () => {
   it('given a turn that ends live while the log is read, its end is not lost', async () => {
-    const { bus, waiter, release, reading } = setup([frame('toolApprovalRequested', asked('c1', 5))], 5);
+    const { bus, waiter, release, reading } = await setup([user, askedEvent('c1')]);
     const joining = waiter.rejoin(turn);
     await expect.poll(reading).toBe(true);
+    bus.emit('agent.toolApprovalRequested', asked('c1', 2), { correlationId: 'corr-1' }); // also in the log: applied once
     bus.emit('agent.response', { sessionId: 's', turnId: 't1', seq: 7, content: 'meanwhile', model: 'm' }, { correlationId: 'corr-1' });
     release();
     const { reply } = await joining;
     expect((await reply).content).toBe('meanwhile');
-    expect(waiter.turnOf('corr-1')).toBeUndefined(); // ended: nothing waits
   });
 
   it('given a turn the log shows ended, the reply answers at once and the watch is given back', async () => {
-    const { waiter, watches, release } = setup([frame('userMessage', { sessionId: 's', turnId: 't1', seq: 1, content: 'hi', hasImage: false }), frame('response', { sessionId: 's', turnId: 't1', seq: 2, content: 'done', model: 'm' })], 2);
+    const { waiter, watches, release } = await setup([user, { v: 3, type: 'response', turnId: 't1', content: 'done', text: 'done', model: 'm' }]);
     release();
     const { reply } = await waiter.rejoin(turn);
     expect((await reply).content).toBe('done');
@@ -49,7 +53,7 @@ describe('rejoining a turn asked elsewhere', () => {
   });
 
   it('given a turn that ends live after the log was read, the reply comes from its live end, matched by turn id', async () => {
-    const { bus, waiter, release } = setup([frame('toolApprovalRequested', asked('c1', 5))], 5);
+    const { bus, waiter, release } = await setup([user, askedEvent('c1')]);
     release();
     const { reply } = await waiter.rejoin(turn);
     bus.emit('agent.response', { sessionId: 's', turnId: 't1', seq: 9, content: 'later', model: 'm' }, { correlationId: 'another-correlation' });
@@ -57,14 +61,27 @@ describe('rejoining a turn asked elsewhere', () => {
   });
 
   it('given a turn the log does not know, or no turn id, the reply fails as unknown_turn', async () => {
-    const { waiter, release } = setup([], 0);
+    const { waiter, release } = await setup([]);
     release();
     await expect((await waiter.rejoin(turn)).reply).rejects.toMatchObject({ details: { reason: 'unknown_turn' } });
-    await expect((await waiter.rejoin({ correlationId: 'corr-2', sessionId: sessionKey(undefined, 's') })).reply).rejects.toMatchObject({ details: { reason: 'unknown_turn' } });
+    await expect((await waiter.rejoin({ correlationId: 'corr-2', sessionId: S })).reply).rejects.toMatchObject({ details: { reason: 'unknown_turn' } });
+  });
+
+  it('asks: the turn is named once its command answers, and its end answers, matched by turn once named', async () => {
+    const { bus, waiter } = await setup([]);
+    bus.handle('agent.sendMessage', ({ correlationId }) => {
+      // Frames of the turn before the command answers carry its correlation id.
+      bus.emit('agent.toolApprovalRequested', asked('c1', 2), { correlationId, sessionId: 's' });
+      return { turnId: 't1', queued: false };
+    });
+    const reply = waiter.ask({ sessionId: S, content: 'hi' }, { correlationId: 'corr-9' });
+    await expect.poll(() => waiter.turnOf('corr-9')).toBe('t1');
+    bus.emit('agent.response', { sessionId: 's', turnId: 't1', seq: 4, content: 'asked', model: 'm' }, { correlationId: 'taken-over' });
+    expect((await reply).content).toBe('asked');
   });
 
   it('given a second retry while the first adopts the turn, both follow the same reply', async () => {
-    const { bus, waiter, release } = setup([frame('toolApprovalRequested', asked('c1', 5))], 5);
+    const { bus, waiter, release } = await setup([user, askedEvent('c1')]);
     const first = waiter.rejoin(turn);
     const second = waiter.rejoin(turn);
     release();

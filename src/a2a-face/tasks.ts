@@ -1,0 +1,101 @@
+/**
+ * Reading tasks: one followed through `followTurn` (src/agent/follow) and folded into its view, or a
+ * page of the caller's tasks listed from the store's turn indexes.
+ *
+ * Contracts:
+ * - `followTask` watches the session at once (before the caller sends anything); `follow(turnId)` folds
+ *   the turn's stored steps, then its live ones (`foldStep`), calling `onChange` with the previous and
+ *   the new view on every change (the first call has `prev` undefined). `close()` ends the watch.
+ * - `listTasks` answers one `ListTasks` page: the caller's tasks in the order of their contexts' keys
+ *   and, within a context, the order they began; `pageToken` is opaque (where the previous page
+ *   stopped, for this caller only). A page reads the turns it answers: with a `status` filter, at most
+ *   `PAGES_PER_CALL` pages of turns, then a short page with a `nextPageToken`. `totalSize` is exact for
+ *   one context without a status filter; otherwise the tasks before and on this page, plus one when
+ *   more follow (counting them all would read every session).
+ */
+import { z } from 'zod';
+import type { TurnFollower } from '../agent/index.ts';
+import type { SessionAccess } from '../auth/index.ts';
+import { AppError } from '../errors/index.ts';
+import { sessionIdOf } from '../session-id.ts';
+import { foldStep, taskView, type TaskState, type TaskView } from './task-view.ts';
+
+export interface TaskFollow {
+  /** Names the turn and folds its steps; resolves with the view (undefined: no such task). */
+  follow(turnId: string): Promise<TaskView | undefined>;
+  readonly view: TaskView | undefined;
+  close(): void;
+}
+
+export function followTask(follower: TurnFollower, sessionKey: string, contextId: string, onChange: (prev: TaskView | undefined, next: TaskView) => void): TaskFollow {
+  const watch = follower.watch(sessionKey);
+  let view: TaskView | undefined;
+  return {
+    get view() {
+      return view;
+    },
+    async follow(turnId) {
+      await watch.follow(turnId, (step) => {
+        const next = foldStep(view, step, contextId, turnId);
+        if (!next || next === view) return;
+        const prev = view;
+        view = next;
+        onChange(prev, next);
+      });
+      return view;
+    },
+    close: () => watch.close(),
+  };
+}
+
+/** With a status filter, pages of turns read at most per call before a short page is answered. */
+const PAGES_PER_CALL = 5;
+
+/** Where a page stopped: the session and the first seq of the last turn read, and the tasks answered before. */
+const tokenSchema = z.tuple([z.string().min(1), z.number().int().nonnegative(), z.number().int().nonnegative()]);
+type Position = { sessionId: string; after: number; before: number };
+
+const encodeToken = (p: Position): string => Buffer.from(JSON.stringify([p.sessionId, p.after, p.before])).toString('base64url');
+
+function decodeToken(token: string, sessions: SessionAccess, only: string | undefined): Position | undefined {
+  if (token === '') return undefined;
+  let parsed: z.output<typeof tokenSchema> | undefined;
+  try {
+    parsed = tokenSchema.safeParse(JSON.parse(Buffer.from(token, 'base64url').toString('utf8'))).data;
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || !sessions.sees(parsed[0]) || (only !== undefined && parsed[0] !== only)) {
+    throw new AppError('MISSING_FIELD', 'Invalid params: pageToken: not a token this agent gave for this listing');
+  }
+  return { sessionId: parsed[0], after: parsed[1], before: parsed[2] };
+}
+
+export interface ListQuery {
+  /** The key of the one context asked for. */
+  only: string | undefined;
+  status: TaskState | undefined;
+  pageSize: number;
+  pageToken: string;
+}
+
+export async function listTasks(follower: TurnFollower, sessions: SessionAccess, query: ListQuery): Promise<{ tasks: TaskView[]; nextPageToken: string; totalSize: number }> {
+  const { only, status, pageSize } = query;
+  const start = decodeToken(query.pageToken, sessions, only);
+  let from = start && { sessionId: start.sessionId, after: start.after };
+  const tasks: TaskView[] = [];
+  let more = false;
+  for (let round = 0; round < PAGES_PER_CALL && tasks.length < pageSize; round++) {
+    const page = await follower.turnPage({ range: sessions.listed, only, from, limit: pageSize - tasks.length });
+    const views = await Promise.all(page.turns.map(async (t) => taskView(sessionIdOf(t.sessionId), t.turnId, await follower.steps(t.sessionId, t.turnId))));
+    for (const view of views) if (view && (status === undefined || view.state === status)) tasks.push(view);
+    const last = page.turns.at(-1);
+    if (last) from = { sessionId: last.sessionId, after: last.firstSeq };
+    more = page.more;
+    if (!more || status === undefined) break;
+  }
+  const before = start?.before ?? 0;
+  const nextPageToken = more && from ? encodeToken({ ...from, before: before + tasks.length }) : '';
+  const counted = only !== undefined && status === undefined ? await follower.turnCount(only) : before + tasks.length + (more ? 1 : 0);
+  return { tasks, nextPageToken, totalSize: counted };
+}

@@ -1,0 +1,165 @@
+/**
+ * `followTurn`: the one way a face follows a turn, from its log, then live; and the session replay that
+ * shares its seam (the WebSocket `subscribe`).
+ *
+ * Contracts:
+ * - `watch(session)` starts collecting the session's live frames at once (one bus listener per frame
+ *   serves every watch, by session) and asks for them from other instances (`interest`: the cluster's
+ *   fan-out); `follow(turn, onStep, since)` then reads the turn's stored events through the store's turn
+ *   index, once the frames from elsewhere arrive, and hands `onStep` the steps after `since`: the stored
+ *   ones, then the live ones (those collected meanwhile first), each once. A live frame the read already
+ *   gave (same seq, same frame) is dropped; transient frames (thinking, chunk, errors nothing stored)
+ *   pass. Nothing is handed on after the turn's end or `close()`. It resolves once the stored steps were
+ *   handed on, with whether the store knows the turn.
+ * - `followSent(session, correlationId, onStep)` follows the turn a command sent with `correlationId`
+ *   starts, for a caller that sends it itself: its frames are handed on live as they come (those that
+ *   carry the correlation id until `named(turnId)`, then those of the turn, whatever their correlation
+ *   id); nothing is read (the turn began after the watch) and no interest is asked (the cluster watches
+ *   a turn it forwards).
+ * - `close()` ends a watch (its listener and its interest); call it in every path.
+ * - `steps(session, turn)` is the turn's stored steps alone (what a reader without a watch gets);
+ *   `turnPage` pages turns across sessions (turn-pages.ts).
+ * - `replay(session, since, deliver, isClosed)` hands on the session's stored frames after `since`,
+ *   reading until the log has nothing newer; the caller watches the session's interest first
+ *   (`watchInterest`) and subscribes to its live frames right after, so nothing durable falls between.
+ */
+import { toFrame, type AgentFrame } from '../frames.ts';
+import { endsTurn, storedSteps, type TurnStep } from './steps.ts';
+import { turnPage, type TurnPageQuery } from './turn-pages.ts';
+import { FRAME_NAMES, type FollowBus, type FollowStore, type FrameInterest } from './types.ts';
+
+export interface SessionWatch {
+  follow(turnId: string, onStep: (step: TurnStep) => void, since?: number): Promise<{ known: boolean }>;
+  close(): void;
+}
+
+export interface SentTurn {
+  named(turnId: string): void;
+  close(): void;
+}
+
+type FrameStep = Extract<TurnStep, { kind: 'frame' }>;
+type Listener = (step: FrameStep, correlationId: string) => void;
+
+/** Hands on the steps of one turn until its end or `close()`. */
+function turnSink(onStep: (step: TurnStep) => void) {
+  let ended = false;
+  let closed = false;
+  return {
+    pass(step: TurnStep) {
+      if (closed || ended) return;
+      ended = endsTurn(step);
+      onStep(step);
+    },
+    close: () => void (closed = true),
+  };
+}
+
+export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; interest?: FrameInterest | undefined }) {
+  const { store, interest } = deps;
+  const listeners = new Map<string, Set<Listener>>();
+  const offs = FRAME_NAMES.map((event) =>
+    deps.bus.on(`agent.${event}`, (e) => {
+      const data = e.payload as { sessionId?: string };
+      const here = data.sessionId === undefined ? undefined : listeners.get(data.sessionId);
+      if (!here) return;
+      const step: FrameStep = { kind: 'frame', frame: { event, data } as AgentFrame, ts: e.ts };
+      for (const listener of here) listener(step, e.correlationId); // one that leaves meanwhile is skipped
+    }),
+  );
+  /** Hears the session's live frames until the returned function is called. */
+  const listen = (sessionId: string, listener: Listener): (() => void) => {
+    const here = listeners.get(sessionId) ?? new Set();
+    listeners.set(sessionId, here.add(listener));
+    return () => {
+      here.delete(listener);
+      if (here.size === 0 && listeners.get(sessionId) === here) listeners.delete(sessionId);
+    };
+  };
+  const turnOf = (step: FrameStep) => step.frame.data as { turnId?: string; seq?: number };
+
+  function watch(sessionId: string): SessionWatch {
+    let early: FrameStep[] | undefined = [];
+    let live: ((step: FrameStep) => void) | undefined;
+    let sink: ReturnType<typeof turnSink> | undefined;
+    let closed = false;
+    const unlisten = listen(sessionId, (step) => (early ? early.push(step) : live?.(step)));
+    const watching = interest?.watch(sessionId);
+    watching?.catch(() => undefined); // awaited (and so reported) by follow
+    return {
+      async follow(turnId, onStep, since = 0) {
+        await watching;
+        const stored = await store.readTurn(sessionId, turnId);
+        const read = new Set(stored.map((e) => `${e.seq} ${toFrame(e)?.event ?? ''}`));
+        sink = turnSink(onStep);
+        if (closed) sink.close();
+        for (const step of storedSteps(stored)) if ((step.kind === 'queued' ? step.seq : (step.frame.data.seq ?? 0)) > since) sink.pass(step);
+        live = (step) => {
+          const data = turnOf(step);
+          if (data.turnId === turnId && !read.has(`${data.seq} ${step.frame.event}`)) sink?.pass(step);
+        };
+        const collected = early ?? [];
+        early = undefined;
+        for (const step of collected) live(step);
+        return { known: stored.length > 0 };
+      },
+      close() {
+        if (closed) return;
+        closed = true;
+        sink?.close();
+        unlisten();
+        interest?.unwatch(sessionId);
+      },
+    };
+  }
+
+  return {
+    watch,
+    /** `watch(session).follow(turn, …)`; the watch is what it resolves with (close it). */
+    async followTurn(sessionId: string, turnId: string, onStep: (step: TurnStep) => void, since = 0): Promise<SessionWatch & { known: boolean }> {
+      const w = watch(sessionId);
+      try {
+        return { ...w, ...(await w.follow(turnId, onStep, since)) };
+      } catch (err) {
+        w.close();
+        throw err;
+      }
+    },
+    followSent(sessionId: string, correlationId: string, onStep: (step: TurnStep) => void): SentTurn {
+      const sink = turnSink(onStep);
+      let turnId: string | undefined;
+      const unlisten = listen(sessionId, (step, correlation) => {
+        if (turnId === undefined ? correlation === correlationId : turnOf(step).turnId === turnId) sink.pass(step);
+      });
+      return {
+        named: (id) => void (turnId = id),
+        close() {
+          sink.close();
+          unlisten();
+        },
+      };
+    },
+    steps: async (sessionId: string, turnId: string): Promise<TurnStep[]> => storedSteps(await store.readTurn(sessionId, turnId)),
+    /** A page of turns across sessions (turn-pages.ts); how many turns a session has. */
+    turnPage: (query: TurnPageQuery) => turnPage(store, query),
+    turnCount: async (sessionId: string): Promise<number> => (await store.turns(sessionId)).length,
+    watchInterest: (sessionId: string): Promise<void> | undefined => interest?.watch(sessionId),
+    unwatchInterest: (sessionId: string): void => interest?.unwatch(sessionId),
+    async replay(sessionId: string, since: number | undefined, deliver: (frame: AgentFrame) => void, isClosed: () => boolean): Promise<void> {
+      if (since === undefined) return;
+      for (let after = since; ; ) {
+        const stored = await store.read(sessionId, after);
+        if (stored.length === 0 || isClosed()) return;
+        for (const e of stored) {
+          const frame = toFrame(e);
+          if (frame) deliver(frame);
+        }
+        after = stored.at(-1)?.seq ?? after;
+      }
+    },
+    close: () => {
+      for (const off of offs) off();
+    },
+  };
+}
+export type TurnFollower = ReturnType<typeof createTurnFollower>;

@@ -1,0 +1,139 @@
+/**
+ * Listing the sessions of a JSONL store's directory, a page at a time.
+ *
+ * Contracts:
+ * - Once the directory has not changed for a second (its mtime), its session files are kept in memory,
+ *   sorted by key, until it changes again: a page then costs the files it answers, not the directory.
+ *   (Within that second a change in the same tick of the file system's clock could leave the mtime as
+ *   it was.) While it changes, every listing reads it, and sorts the files of its range only.
+ * - Files this store did not name are ignored.
+ */
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { readLastEvent } from './jsonl-file.ts';
+import { fileNameOf, parseFileName } from './session-file-name.ts';
+import { byKey, compareKeys, inRange, mayHoldPrefix } from './session-range.ts';
+import type { EventParser, SessionInfo, SessionRange, StoreEvent, StoredEvent } from './types.ts';
+
+const LIST_CONCURRENCY = 16;
+/** How old the directory's last change must be for a listing read after it to be trusted, in ms. */
+const SETTLED_MS = 1000;
+
+/** A session file: `at` is its key (plain) or the start of its key (hashed: a long key, found inside). */
+interface FileEntry {
+  at: string;
+  name: string;
+  plain: boolean;
+}
+
+/** Session files sorted by `at` (those of a range, or all of them), and the hashed ones among them. */
+interface Listing {
+  files: FileEntry[];
+  hashed: FileEntry[];
+}
+
+const infoOf = (id: string, last: StoredEvent): SessionInfo => ({ id, lastSeq: last.seq, updatedAt: last.ts });
+const byAt = (a: FileEntry, b: FileEntry) => compareKeys(a.at, b.at);
+
+/** Index of the first entry whose `at` is not below `key`. */
+function lowerBound(files: readonly FileEntry[], key: string): number {
+  let lo = 0;
+  let hi = files.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareKeys((files[mid] as FileEntry).at, key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export function createJsonlListing(dir: string, parseEvent: EventParser<StoreEvent>) {
+  /** The whole listing, read when the directory had not changed for a second, and the mtime it was read at. */
+  let kept: { mtimeNs: bigint; listing: Promise<Listing> } | undefined;
+
+  async function listing(range: SessionRange | undefined): Promise<Listing> {
+    const { mtimeNs } = await stat(dir, { bigint: true });
+    if (kept?.mtimeNs === mtimeNs) return kept.listing;
+    if (Date.now() - Number(mtimeNs / 1_000_000n) <= SETTLED_MS) return readListing(range); // may change within the tick: this call's alone
+    const read = readListing(undefined);
+    kept = { mtimeNs, listing: read };
+    read.catch(() => kept?.listing === read && (kept = undefined));
+    return read;
+  }
+
+  /** The session files of the directory that may hold a key of `range` (all of them without one), sorted. */
+  async function readListing(range: SessionRange | undefined): Promise<Listing> {
+    const files: FileEntry[] = [];
+    for (const name of await readdir(dir)) {
+      const parsed = parseFileName(name);
+      if (parsed?.kind === 'plain' && inRange(parsed.id, range)) files.push({ at: parsed.id, name, plain: true });
+      else if (parsed?.kind === 'hashed' && mayHoldPrefix(parsed.idStart, range)) files.push({ at: parsed.idStart, name, plain: false });
+    }
+    files.sort(byAt);
+    return { files, hashed: files.filter((f) => !f.plain) };
+  }
+
+  /** The files that may hold a key of the range, in `at` order, pulled as the page needs them. */
+  function candidates(all: Listing, range: SessionRange | undefined): () => FileEntry | undefined {
+    const lower = [range?.after, range?.from].filter((k) => k !== undefined).sort(compareKeys).at(-1);
+    // Hashed files placed before the lower bound may still hold a key after it (their key extends their start).
+    const early = lower === undefined ? [] : all.hashed.filter((f) => compareKeys(f.at, lower) < 0 && mayHoldPrefix(f.at, range));
+    let i = lower === undefined ? 0 : lowerBound(all.files, lower);
+    return () => {
+      const first = early.shift();
+      if (first) return first;
+      for (; i < all.files.length; i++) {
+        const f = all.files[i] as FileEntry;
+        if (range?.below !== undefined && compareKeys(f.at, range.below) >= 0) break; // every later file too
+        if (f.plain ? inRange(f.at, range) : mayHoldPrefix(f.at, range)) return all.files[i++];
+      }
+      i = all.files.length;
+      return undefined;
+    };
+  }
+
+  return {
+    /**
+     * The sessions with at least one valid event, sorted by key (code point order), only those `range`
+     * asks for. `known` answers for sessions held in memory (at least as recent as the file); the others
+     * are judged by their last valid line. Files are read in key order until `range.limit` sessions are
+     * found that no file left unread can precede; a file without a valid event takes no room.
+     */
+    async list(known: (id: string) => StoredEvent | undefined, range?: SessionRange): Promise<SessionInfo[]> {
+      const next = candidates(await listing(range), range);
+      const read = async ({ at, name, plain }: FileEntry): Promise<SessionInfo | undefined> => {
+        if (plain) {
+          const last = known(at) ?? (await readLastEvent(join(dir, name), parseEvent, at));
+          return last && infoOf(at, last);
+        }
+        // A hashed file's key is inside it, on every line.
+        const inFile = await readLastEvent(join(dir, name), parseEvent);
+        if (!inFile || fileNameOf(inFile.sessionId) !== name || !inRange(inFile.sessionId, range)) return undefined;
+        return infoOf(inFile.sessionId, known(inFile.sessionId) ?? inFile);
+      };
+      const limit = range?.limit ?? Number.POSITIVE_INFINITY;
+      const found: SessionInfo[] = [];
+      for (let unread = next(); unread; ) {
+        // Keys found up to the next unread file's place are final: every file left holds a later key.
+        const final = found.filter((info) => compareKeys(info.id, unread!.at) <= 0).length;
+        if (final >= limit) break;
+        const batch: FileEntry[] = [];
+        for (; unread && batch.length < limit - final; unread = next()) batch.push(unread);
+        for (const info of await eachLimited(batch, read)) if (info) found.push(info);
+        found.sort(byKey);
+      }
+      return found.slice(0, limit);
+    },
+  };
+}
+
+/** `fn` of each item, LIST_CONCURRENCY at a time; the results in the items' order. */
+async function eachLimited<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) results[i] = await fn(items[i] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(LIST_CONCURRENCY, items.length) }, worker));
+  return results;
+}

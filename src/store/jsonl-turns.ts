@@ -1,0 +1,185 @@
+/**
+ * The JSONL store's turn indexes: each session's turns with the bytes their lines span, kept in memory
+ * for the sessions used most recently and saved beside the logs (`.agentd-turns/<file>.turns`).
+ *
+ * Contracts:
+ * - A saved index is a cache, never the truth: it names the last line it covers (seq, time, bytes), and
+ *   is used only when the log still holds that very line there; the lines after it are then read and
+ *   indexed (what an older agentd, or a crash before the save, left unindexed). Otherwise (no index, a
+ *   log written before indexes existed, another log under the same name) it is built again from the
+ *   whole log, once.
+ * - Saves are not synced: they write a new file beside it and rename it over the old one, when an index
+ *   leaves memory (past `maxIndexed` sessions, its session dropped from the store's memory, or at
+ *   close); the logs' directory itself never changes for them (its listing stays valid, jsonl-listing.ts).
+ *   `clean()` removes what a crash left of a save.
+ * - A turn is read from the bytes its lines span (`from` to `end`), not from the end of the file.
+ */
+import { mkdir, rename, unlink, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { z } from 'zod';
+import type { Logger } from '../log/index.ts';
+import { loadLog, readBytes, removeStaleNewFiles, type LoadedLog } from './jsonl-file.ts';
+import { createTurnIndex, eventsOfTurn, indexEvent, turnOf, type TurnIndex } from './turn-index.ts';
+import type { EventParser, StoreEvent, StoredEvent, TurnSpan } from './types.ts';
+
+const TURNS_DIR = '.agentd-turns';
+/** Names of the files a save writes before they become an index's. */
+const NEW_PREFIX = '.new-';
+
+/** A session's turn index, each span with the bytes of its lines: from the first's start to the last's end. */
+export interface JsonlTurns extends TurnIndex<{ from: number; end: number }> {
+  /** The line of seq `to`: where it starts and ends, and its time (what a saved index is checked by). */
+  toFrom: number;
+  toEnd: number;
+  toTs: string;
+  /** Changed since it was read or last saved. */
+  dirty: boolean;
+}
+
+const int = z.number().int().nonnegative();
+const savedSchema = z.object({
+  v: z.literal(1),
+  to: int,
+  toFrom: int,
+  toEnd: int,
+  toTs: z.string(),
+  turns: z.array(z.tuple([z.string(), int, int, int, int])),
+});
+
+const emptyTurns = (): JsonlTurns => ({ ...createTurnIndex(), toFrom: 0, toEnd: 0, toTs: '', dirty: false });
+
+/** Indexes the events of a log read (or just written) with the bytes of their lines; those it saw already are skipped. */
+export function indexLines(turns: JsonlTurns, loaded: Pick<LoadedLog<StoreEvent>, 'events' | 'starts' | 'ends'>): void {
+  loaded.events.forEach((e, i) => {
+    if (e.seq <= turns.to) return;
+    const from = loaded.starts[i] ?? 0;
+    const end = loaded.ends[i] ?? 0;
+    indexEvent(turns, e.seq, turnOf(e.event), () => ({ from, end }), (span) => void (span.end = end));
+    Object.assign(turns, { toFrom: from, toEnd: end, toTs: e.ts, dirty: true });
+  });
+}
+
+export interface JsonlTurnsOptions<E extends StoreEvent> {
+  dir: string;
+  log: Logger;
+  parseEvent: EventParser<E>;
+  /** Sessions whose index stays in memory. */
+  maxIndexed: number;
+}
+
+/** A session as the store holds it: its index lives on its loaded state. */
+interface Holder {
+  id: string;
+  path: string;
+  state: { turns?: JsonlTurns } | undefined;
+}
+
+export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOptions<E>) {
+  const { dir, log, parseEvent } = options;
+  const savedPath = (logPath: string) => join(dir, TURNS_DIR, `${basename(logPath, '.jsonl')}.turns`);
+  const indexed = new Map<string, Holder>(); // sessions whose index is in memory; least recently used first
+  const saves = new Set<Promise<void>>();
+  let temporaries = 0;
+
+  /** The saved index of a log, if it still describes that log. */
+  async function readSaved(logPath: string): Promise<JsonlTurns | undefined> {
+    let saved: z.output<typeof savedSchema>;
+    try {
+      const parsed = savedSchema.safeParse(JSON.parse((await readBytes(savedPath(logPath), 0)).toString('utf8')));
+      if (!parsed.success) return undefined;
+      saved = parsed.data;
+    } catch {
+      return undefined; // none yet (or unreadable): built from the log
+    }
+    if (saved.to === 0) return undefined;
+    const head = `{"seq":${saved.to},"ts":${JSON.stringify(saved.toTs)},`;
+    const ends = await Promise.all([readBytes(logPath, saved.toFrom, saved.toFrom + Buffer.byteLength(head)), readBytes(logPath, saved.toEnd - 1, saved.toEnd)]).catch(() => undefined);
+    if (ends?.[0].toString('utf8') !== head || ends[1][0] !== 0x0a) return undefined;
+    const turns = emptyTurns();
+    for (const [turnId, firstSeq, lastSeq, from, end] of saved.turns) {
+      const span = { turnId, firstSeq, lastSeq, from, end };
+      turns.byId.set(turnId, span);
+      turns.order.push(span);
+    }
+    return Object.assign(turns, { to: saved.to, toFrom: saved.toFrom, toEnd: saved.toEnd, toTs: saved.toTs });
+  }
+
+  /** The index of a session's log as it stands (the caller holds the session's turn: no append runs meanwhile). */
+  async function load(sessionId: string, logPath: string): Promise<JsonlTurns> {
+    const turns = (await readSaved(logPath)) ?? emptyTurns();
+    const rest = await loadLog(logPath, sessionId, log, parseEvent, turns.toEnd);
+    if (rest) indexLines(turns, rest);
+    return turns;
+  }
+
+  /** Writes the index beside the log when it changed (failures are logged: it is built again next time). */
+  async function save(logPath: string, turns: JsonlTurns): Promise<void> {
+    if (!turns.dirty || turns.to === 0) return;
+    turns.dirty = false;
+    const { to, toFrom, toEnd, toTs } = turns;
+    const body = JSON.stringify({ v: 1, to, toFrom, toEnd, toTs, turns: turns.order.map((s) => [s.turnId, s.firstSeq, s.lastSeq, s.from, s.end]) });
+    const temporary = join(dir, TURNS_DIR, `${NEW_PREFIX}${process.pid}-${++temporaries}`);
+    try {
+      await mkdir(join(dir, TURNS_DIR), { recursive: true });
+      await writeFile(temporary, body);
+      await rename(temporary, savedPath(logPath));
+    } catch (err) {
+      log.warn({ err, file: logPath }, 'event store: could not save a turn index (it is rebuilt from the log when needed)');
+      await unlink(temporary).catch(() => undefined);
+    }
+  }
+
+  /** Takes a session's index out of memory, saving it (in the background, awaited by `flushed`) unless its log is going. */
+  function release(holder: Holder, turns: JsonlTurns, keep: boolean): void {
+    if (indexed.get(holder.id) === holder) indexed.delete(holder.id);
+    if (!keep) return;
+    const saved = save(holder.path, turns).finally(() => saves.delete(saved));
+    saves.add(saved);
+  }
+
+  return {
+    release,
+    /** The session's index (loaded once; kept for the `maxIndexed` sessions used last). The caller holds the session's turn. */
+    async of(holder: Holder): Promise<JsonlTurns | undefined> {
+      const state = holder.state;
+      if (!state) return undefined;
+      const turns = (state.turns ??= await load(holder.id, holder.path));
+      indexed.delete(holder.id);
+      indexed.set(holder.id, holder);
+      for (const [id, other] of indexed) {
+        if (indexed.size <= options.maxIndexed) break;
+        indexed.delete(id);
+        if (other.state?.turns) release(other, other.state.turns, true);
+        delete other.state?.turns;
+      }
+      return turns;
+    },
+
+    /** Indexes lines just written from byte `at` on (one event each). */
+    written(turns: JsonlTurns, lines: string[], events: StoredEvent[], at: number): void {
+      const starts: number[] = [];
+      const ends: number[] = [];
+      for (const line of lines) {
+        starts.push(at);
+        ends.push((at += Buffer.byteLength(line) + 1));
+      }
+      indexLines(turns, { events, starts, ends });
+    },
+
+    /** Resolves once every save started has ended. */
+    flushed: async (): Promise<void> => void (await Promise.allSettled([...saves])),
+
+    /** Removes a deleted log's saved index. */
+    remove: (logPath: string): Promise<void> => unlink(savedPath(logPath)).catch(() => undefined),
+
+    /** Removes what a crash left of a save. */
+    clean: (): Promise<void> => removeStaleNewFiles(join(dir, TURNS_DIR), NEW_PREFIX).catch(() => undefined),
+
+    /** The turn's events after `since`, read from the bytes its lines span. */
+    async read(sessionId: string, logPath: string, span: TurnSpan & { from: number; end: number }, since: number): Promise<StoredEvent<E>[]> {
+      const loaded = await loadLog(logPath, sessionId, log, parseEvent, span.from, span.end);
+      return eventsOfTurn(loaded?.events ?? [], span, since);
+    },
+  };
+}
+export type JsonlTurnIndexes<E extends StoreEvent> = ReturnType<typeof createJsonlTurns<E>>;

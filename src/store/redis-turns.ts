@@ -1,0 +1,105 @@
+/**
+ * The Redis store's turn index: per session, `{s:<id>}:turns` (a hash: turn id → `<firstSeq> <lastSeq>`,
+ * and the field `''` → the last seq indexed) and `{s:<id>}:turn-order` (a sorted set of the turn ids
+ * scored by their first seq), beside its stream, in its Cluster slot.
+ *
+ * Contracts:
+ * - The append script keeps the index current while it is (its `''` field names the stream's last
+ *   entry); a stream that is new starts indexed.
+ * - Reading it first brings it up to date (`ENSURE`, in the same script as the read): a stream written
+ *   before indexes existed, or appended to by an older agentd, is indexed from where its index stops
+ *   (from the start when it has none), once. Turn ids are read from the entries' JSON with cjson.
+ */
+
+/** Lua: `indexTurn(turn, seq)`, which records the event `seq` of `turn` ('': none) in the index (the `turns` hash, the `order` sorted set). */
+const indexTurn = (turns: string, order: string) => `
+local function indexTurn(turn, seq)
+  if turn == '' then return end
+  local span = redis.call('HGET', ${turns}, turn)
+  if span then
+    redis.call('HSET', ${turns}, turn, string.match(span, '^%d+') .. ' ' .. seq)
+  else
+    redis.call('HSET', ${turns}, turn, seq .. ' ' .. seq)
+    redis.call('ZADD', ${order}, seq, turn)
+  end
+end`;
+
+/** Lua: brings the index (KEYS[2] hash, KEYS[3] sorted set) of the stream KEYS[1] up to date. */
+const ENSURE = `${indexTurn('KEYS[2]', 'KEYS[3]')}
+local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if top[1] then
+  local last = tonumber(string.sub(top[1][1], 3))
+  local to = tonumber(redis.call('HGET', KEYS[2], '') or -1)
+  if to ~= last then
+    if to < 0 or to > last then
+      redis.call('DEL', KEYS[2], KEYS[3])
+      to = 0
+    end
+    for _, entry in ipairs(redis.call('XRANGE', KEYS[1], '(0-' .. to, '+')) do
+      local fields = entry[2]
+      for j = 1, #fields, 2 do
+        if fields[j] == 'e' then
+          local ok, ev = pcall(cjson.decode, fields[j + 1])
+          if ok and type(ev) == 'table' and type(ev.turnId) == 'string' then indexTurn(ev.turnId, tonumber(string.sub(entry[1], 3))) end
+        end
+      end
+    end
+    redis.call('HSET', KEYS[2], '', last)
+  end
+end
+`;
+
+/**
+ * Lua for the append and create scripts (their KEYS[5] and KEYS[6] are the index), once the stream's
+ * last seq `last` is known: `indexed` tells whether the index is current, and `indexTurn` records an event.
+ */
+export const APPEND_INDEX_START = `
+if not top[1] then redis.call('DEL', KEYS[5], KEYS[6]); redis.call('HSET', KEYS[5], '', 0) end
+local indexed = tonumber(redis.call('HGET', KEYS[5], '') or -1) == last
+${indexTurn('KEYS[5]', 'KEYS[6]')}`;
+
+/** Lua: the entries of turn ARGV[1] with seq > ARGV[2], from its first entry to its last. KEYS: stream, turns, order. */
+export const READ_TURN = `${ENSURE}
+local span = redis.call('HGET', KEYS[2], ARGV[1])
+if not span then return {} end
+local first, last = string.match(span, '^(%d+) (%d+)$')
+local from = math.max(tonumber(first), tonumber(ARGV[2]) + 1)
+return redis.call('XRANGE', KEYS[1], '0-' .. from, '0-' .. last)`;
+
+/** Lua: the turns whose first seq is after ARGV[1], at most ARGV[2] ('' : all), as { ids, spans }. KEYS: stream, turns, order. */
+export const TURNS = `${ENSURE}
+local ids
+if ARGV[2] == '' then
+  ids = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. ARGV[1], '+inf')
+else
+  ids = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. ARGV[1], '+inf', 'LIMIT', 0, ARGV[2])
+end
+local spans = {}
+for i = 1, #ids, 500 do
+  local batch = {}
+  for j = i, math.min(i + 499, #ids) do batch[#batch + 1] = ids[j] end
+  for _, span in ipairs(redis.call('HMGET', KEYS[2], unpack(batch))) do spans[#spans + 1] = span end
+end
+return { ids, spans }`;
+
+/** The entries an XRANGE inside a script answers: `[id, [field, value, ...]]` each, as messages. */
+export function entriesOf(reply: unknown): { id: string; message: Record<string, string> }[] {
+  if (!Array.isArray(reply)) return [];
+  return reply.flatMap((entry: unknown) => {
+    if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !Array.isArray(entry[1])) return [];
+    const fields = entry[1] as unknown[];
+    const message: Record<string, string> = {};
+    for (let i = 0; i + 1 < fields.length; i += 2) message[String(fields[i])] = String(fields[i + 1]);
+    return [{ id: entry[0], message }];
+  });
+}
+
+/** The spans the TURNS script answers. */
+export function spansOf(reply: unknown): { turnId: string; firstSeq: number; lastSeq: number }[] {
+  const [ids, spans] = Array.isArray(reply) ? (reply as unknown[][]) : [];
+  return (ids ?? []).flatMap((id, i) => {
+    const span = spans?.[i];
+    const [first, last] = (typeof span === 'string' ? span : '').split(' ').map(Number);
+    return typeof id === 'string' && Number.isSafeInteger(first) && Number.isSafeInteger(last) ? [{ turnId: id, firstSeq: first as number, lastSeq: last as number }] : [];
+  });
+}

@@ -1,0 +1,67 @@
+/**
+ * A session's turn index as the engines keep it in memory (`EventStore.turns` / `readTurn`).
+ *
+ * Contracts:
+ * - An event belongs to the turn its `turnId` names (a non-empty string); other events to none.
+ * - `indexEvent` must see a session's events in seq order; each turn's span then runs from its first
+ *   event to its last, turns are kept in the order of their first event, and `to` is the last seq seen.
+ * - `turnPage` and `eventsOfTurn` cost the page and the turn's span, not the index or the log.
+ */
+import { firstAfter } from './stored-event.ts';
+import type { StoreEvent, StoredEvent, TurnRange, TurnSpan } from './types.ts';
+
+export interface TurnIndex<X extends object = object> {
+  byId: Map<string, TurnSpan & X>;
+  /** Ascending by first seq. */
+  order: (TurnSpan & X)[];
+  /** The last seq indexed (0: none). */
+  to: number;
+}
+
+export const createTurnIndex = <X extends object = object>(): TurnIndex<X> => ({ byId: new Map(), order: [], to: 0 });
+
+/** The turn an event belongs to, if any. */
+export const turnOf = (event: StoreEvent): string | undefined => (typeof event.turnId === 'string' && event.turnId !== '' ? event.turnId : undefined);
+
+/**
+ * Indexes the event of seq `seq` (of turn `turnId`, if any). `start` gives what a new span keeps
+ * besides its seqs; `grow` updates what a known span keeps when the turn has one more event.
+ */
+export function indexEvent<X extends object>(index: TurnIndex<X>, seq: number, turnId: string | undefined, start: () => X, grow?: (span: TurnSpan & X) => void): void {
+  index.to = Math.max(index.to, seq);
+  if (turnId === undefined) return;
+  const known = index.byId.get(turnId);
+  if (known) {
+    known.lastSeq = seq;
+    grow?.(known);
+    return;
+  }
+  const span = { turnId, firstSeq: seq, lastSeq: seq, ...start() };
+  index.byId.set(turnId, span);
+  index.order.push(span);
+}
+
+/** The spans a range asks for, as plain values. */
+export function turnPage(index: TurnIndex, range: TurnRange | undefined): TurnSpan[] {
+  const after = range?.after ?? 0;
+  let lo = 0;
+  let hi = index.order.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((index.order[mid]?.firstSeq ?? 0) <= after) lo = mid + 1;
+    else hi = mid;
+  }
+  const end = range?.limit === undefined ? index.order.length : lo + range.limit;
+  return index.order.slice(lo, end).map(({ turnId, firstSeq, lastSeq }) => ({ turnId, firstSeq, lastSeq }));
+}
+
+/** The turn's events with seq > since among `events` (ascending by seq, holding the span). */
+export function eventsOfTurn<E extends StoreEvent>(events: readonly StoredEvent<E>[], span: TurnSpan, since: number): StoredEvent<E>[] {
+  const out: StoredEvent<E>[] = [];
+  for (let i = firstAfter(events, Math.max(since, span.firstSeq - 1)); i < events.length; i++) {
+    const e = events[i] as StoredEvent<E>;
+    if (e.seq > span.lastSeq) break;
+    if (turnOf(e.event) === span.turnId) out.push(e);
+  }
+  return out;
+}

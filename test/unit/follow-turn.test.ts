@@ -1,0 +1,140 @@
+/**
+ * `followTurn` (src/agent/follow): a turn's stored steps through the store's turn index, then its live frames,
+ * no gap, no duplicate; the session replay that shares its seam.
+ */
+import { describe, expect, it } from 'vitest';
+import { createTurnFollower, type AgentCommands, type AgentEvents, type TurnStep } from '../../src/agent/index.ts';
+import { createBus } from '../../src/bus/index.ts';
+import type { SessionEvent } from '../../src/conversation/session-events.ts';
+import { createLogger } from '../../src/log/index.ts';
+import { createMemoryStore } from '../../src/store/memory-store.ts';
+import { manualClock } from './store-contract.ts';
+
+const user = (turnId: string): SessionEvent => ({ v: 3, type: 'userMessage', turnId, content: `q ${turnId}` });
+const call = (turnId: string, callId: string): SessionEvent => ({ v: 3, type: 'toolCall', turnId, callId, toolName: 'echo', serverId: 'e', args: {} });
+const reply = (turnId: string): SessionEvent => ({ v: 3, type: 'response', turnId, content: 'done', text: 'done', model: 'm' });
+const ref = (turnId: string, seq: number) => ({ sessionId: 's', turnId, seq });
+/** What a step says, in short: its frame (and seq) or the queued message. */
+const said = (step: TurnStep) => (step.kind === 'queued' ? `queued ${step.seq}` : `${step.frame.event} ${step.frame.data.seq ?? '-'}`);
+
+function setup() {
+  const clock = manualClock();
+  const bus = createBus<AgentCommands, AgentEvents>({ log: createLogger('silent'), clock });
+  const store = createMemoryStore<SessionEvent>({ clock });
+  let gate: Promise<void> | undefined;
+  let reading = false;
+  const gated = {
+    ...store,
+    readTurn: async (...args: Parameters<typeof store.readTurn>) => {
+      reading = true;
+      await gate;
+      return store.readTurn(...args);
+    },
+  };
+  const watches: string[] = [];
+  const interest = { watch: (id: string) => (watches.push(`+${id}`), Promise.resolve()), unwatch: (id: string) => void watches.push(`-${id}`) };
+  const follower = createTurnFollower({ bus, store: gated, interest });
+  /** Holds the next turn read until the returned function is called. */
+  const hold = () => {
+    let release = () => {};
+    gate = new Promise<void>((r) => (release = r));
+    return release;
+  };
+  return { bus, store, follower, watches, hold, reading: () => reading, clock };
+}
+
+describe('followTurn', () => {
+  it('hands on the stored steps, then what arrived during the read and later, each once, in order, and stops at the end', async () => {
+    const { bus, store, follower, hold, reading } = setup();
+    await store.append('s', [user('t1'), { v: 3, type: 'messageQueued', turnId: 't2', correlationId: 'c', content: 'next' }, call('t1', 'c1')]);
+    const steps: string[] = [];
+    const release = hold();
+    const following = follower.followTurn('s', 't1', (step) => steps.push(said(step)));
+    await expect.poll(reading).toBe(true);
+    // Meanwhile: a frame the read will hold too (stored at seq 3), a chunk, a later fact, a frame of another turn.
+    bus.emit('agent.toolCall', { ...ref('t1', 3), toolName: 'echo', serverId: 'e', callId: 'c1', args: {} });
+    bus.emit('agent.chunk', { ...ref('t1', 3), content: 'Hel' });
+    bus.emit('agent.userMessage', { ...ref('t2', 4), content: 'next', hasImage: false });
+    release();
+    const watch = await following;
+    expect(watch.known).toBe(true);
+    bus.emit('agent.response', { ...ref('t1', 5), content: 'Hello', model: 'm' });
+    bus.emit('agent.chunk', { ...ref('t1', 5), content: 'late' });
+    expect(steps).toEqual(['userMessage 1', 'toolCall 3', 'chunk 3', 'response 5']);
+    watch.close();
+  });
+
+  it('never drops an error nothing stored, though it carries the seq of a stored fact of its turn', async () => {
+    const { bus, store, follower } = setup();
+    await store.append('s', [user('t1'), call('t1', 'c1')]);
+    const steps: string[] = [];
+    const watch = await follower.followTurn('s', 't1', (step) => steps.push(said(step)));
+    bus.emit('agent.error', { code: 'AGENT_ERROR', message: 'The turn could not be stored', details: { reason: 'storage' }, ...ref('t1', 2) });
+    expect(steps).toEqual(['userMessage 1', 'toolCall 2', 'error 2']);
+    watch.close();
+  });
+
+  it('stamps stored steps with their stored time and live ones with the time their event stands for', async () => {
+    const { bus, store, follower, clock } = setup();
+    const [stored] = await store.append('s', [user('t1')]);
+    clock.advance(5000);
+    const steps: TurnStep[] = [];
+    const watch = await follower.followTurn('s', 't1', (step) => steps.push(step));
+    bus.emit('agent.toolCall', { ...ref('t1', 2), toolName: 'echo', serverId: 'e', callId: 'c1', args: {} }, { ts: Date.parse('2030-01-01T00:00:00.000Z') });
+    bus.emit('agent.chunk', { ...ref('t1', 2), content: 'x' });
+    expect(steps.map((s) => new Date(s.ts).toISOString())).toEqual([stored?.ts, '2030-01-01T00:00:00.000Z', new Date(clock.now()).toISOString()]);
+    watch.close();
+  });
+
+  it('tells a turn the store does not know; hands on the queued message of one that waits; skips steps up to `since`', async () => {
+    const { store, follower } = setup();
+    await store.append('s', [user('t1'), { v: 3, type: 'messageQueued', turnId: 't2', correlationId: 'c', content: 'next' }, reply('t1')]);
+    const unknown = await follower.followTurn('s', 'nope', () => undefined);
+    expect(unknown.known).toBe(false);
+    unknown.close();
+    expect((await follower.steps('s', 't2')).map(said)).toEqual(['queued 2']);
+    const steps: string[] = [];
+    (await follower.followTurn('s', 't1', (step) => steps.push(said(step)), 1)).close();
+    expect(steps).toEqual(['response 3']);
+  });
+
+  it('asks for the session from other instances before it reads, and gives the interest back on close', async () => {
+    const { store, follower, watches } = setup();
+    await store.append('s', [user('t1')]);
+    const watch = follower.watch('s');
+    expect(watches).toEqual(['+s']);
+    await watch.follow('t1', () => undefined);
+    watch.close();
+    watch.close();
+    expect(watches).toEqual(['+s', '-s']);
+  });
+});
+
+describe('followSent', () => {
+  it('hands on the frames of the command it follows (by correlation id until the turn is named, then by turn), live, until its end', () => {
+    const { bus, follower, watches } = setup();
+    const steps: string[] = [];
+    const sent = follower.followSent('s', 'corr-1', (step) => steps.push(said(step)));
+    bus.emit('agent.userMessage', { ...ref('t1', 1), content: 'hi', hasImage: false }, { correlationId: 'corr-1' });
+    bus.emit('agent.userMessage', { ...ref('t0', 2), content: 'other', hasImage: false }, { correlationId: 'corr-0' });
+    sent.named('t1');
+    bus.emit('agent.toolCall', { ...ref('t1', 3), toolName: 'echo', serverId: 'e', callId: 'c1', args: {} }, { correlationId: 'taken-over' });
+    bus.emit('agent.response', { ...ref('t1', 4), content: 'done', model: 'm' }, { correlationId: 'corr-1' });
+    bus.emit('agent.chunk', { ...ref('t1', 4), content: 'late' }, { correlationId: 'corr-1' });
+    sent.close();
+    expect(steps).toEqual(['userMessage 1', 'toolCall 3', 'response 4']);
+    expect(watches).toEqual([]); // the cluster watches a turn it forwards
+  });
+});
+
+describe('replay', () => {
+  it("hands on a session's stored frames after a seq, until the log has nothing newer", async () => {
+    const { store, follower } = setup();
+    await store.append('s', [user('t1'), { v: 3, type: 'messageQueued', turnId: 't2', correlationId: 'c', content: 'next' }, reply('t1'), user('t2')]);
+    const frames: string[] = [];
+    await follower.replay('s', 1, (f) => frames.push(`${f.event} ${f.data.seq}`), () => false);
+    expect(frames).toEqual(['response 3', 'userMessage 4']);
+    await follower.replay('s', undefined, () => frames.push('none'), () => false);
+    expect(frames).toHaveLength(2);
+  });
+});
