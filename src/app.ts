@@ -59,7 +59,7 @@ export interface AppDeps {
   agentDir?: string | undefined;
   /**
    * The id agentd's own /mcp declares, so that connecting agentd to itself is told apart
-   * (src/tools/self-connection.ts). Default: this instance's; the workers of one supervisor share one.
+   * (src/tools/mcp/self-connection.ts). Default: this instance's; the workers of one supervisor share one.
    */
   serviceId?: string | undefined;
 }

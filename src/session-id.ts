@@ -26,7 +26,7 @@ export const sessionIdSchema = nameSchema(128);
 
 /**
  * Who creates a session and how many sessions they may hold (`server.limits.sessionsPerPrincipal`):
- * faces fill it in (src/auth/ownership.ts), the agent enforces it (src/agent/session-quota.ts).
+ * faces fill it in (src/auth/ownership.ts), the agent enforces it (src/agent/session/quota.ts).
  */
 export interface SessionQuota {
   /** A principal's name, or `ip:<address>` for anonymous callers. */

@@ -3,6 +3,6 @@ export { createAgentService, type AgentService, type AgentServiceOptions } from 
 export { QUESTION_ANSWERED, QUESTION_ASKED, answerOfFrame, questionOfFrame, toFrame } from './frames.ts';
 export type * from './messages.ts';
 export { DEFAULT_SESSION } from './messages.ts';
-export { NOT_SESSION_SCOPED, SESSION_COMMANDS, TAKE_OVER_COMMAND, type SessionCommand } from './session-commands.ts';
-export { createTurnWaiter, type TurnWaiter } from './turn-waiter.ts';
+export { NOT_SESSION_SCOPED, SESSION_COMMANDS, TAKE_OVER_COMMAND, type SessionCommand } from './session/commands.ts';
+export { createTurnWaiter, type TurnWaiter } from './follow/turn-waiter.ts';
 export { createTurnFollower, type FrameInterest, type SessionWatch, type TurnFollower, type ListedTurn, type TurnStep } from './follow/index.ts';

@@ -3,7 +3,7 @@ import type { AnswerInput, Question } from '../conversation/questions.ts';
 import type { ImagePart } from '../llm/types.ts';
 import type { Attached } from '../conversation/attachments.ts';
 import type { AgentHealth, CompactionResult, PendingApproval, PendingElicitation, SessionSummary } from '../conversation/records.ts';
-import type { SessionQuota } from './session-quota.ts';
+import type { SessionQuota } from './session/quota.ts';
 import type { TransferEntry } from '../conversation/session-transfer.ts';
 import type { AgentFrame, AgentFrameData, SessionStoredEvent } from './frames.ts';
 import type { SessionRange } from '../store/types.ts';

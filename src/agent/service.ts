@@ -51,7 +51,7 @@ import { createIdSource, isoNow, systemClock, type Clock, type IdSource } from '
 import type { AgentConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 import type { LlmClient, Usage } from '../llm/types.ts';
-import { createSampler } from './sampling.ts';
+import { createSampler } from './questions/sampling.ts';
 import type { Logger } from '../log/index.ts';
 import type { McpCommands, ModelTool, ModelToolOutcome } from '../tools/messages.ts';
 import type { EventStore } from '../store/types.ts';
@@ -59,12 +59,12 @@ import { compareKeys, inRange } from '../store/session-range.ts';
 import { toFrame, type AgentEvents, type AgentFrame } from './frames.ts';
 import type { AgentCommands, SessionSummary } from './messages.ts';
 import type { RegisterActor } from '../inspect/index.ts';
-import { contextSettings } from './context.ts';
-import { openSession, type CallHost, type Session } from './session.ts';
-import { createSessionQuotas, type SessionQuota } from './session-quota.ts';
-import { createSessionTransfer } from './session-transfer.ts';
-import { createStorageHealth } from './storage-health.ts';
-import { allowsEverything, createToolPolicy } from './tool-policy.ts';
+import { contextSettings } from './compaction/context.ts';
+import { openSession, type CallHost, type Session } from './session/session.ts';
+import { createSessionQuotas, type SessionQuota } from './session/quota.ts';
+import { createSessionTransfer } from './session/transfer.ts';
+import { createStorageHealth } from './session/storage-health.ts';
+import { allowsEverything, createToolPolicy } from './questions/tool-policy.ts';
 import { createArgsValidator } from '../tools/args-validator.ts';
 
 /** The events that carry a session's usage totals (`usageTotal`), and how many stored sessions a listing reads them of at once. */

@@ -38,7 +38,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   let app: App;
   try {
     // Over stdio nothing listens: only keys can make the service shared.
-    // The workers of one supervisor are one service: its /mcp declares the supervisor's id (src/tools/self-connection.ts).
+    // The workers of one supervisor are one service: its /mcp declares the supervisor's id (src/tools/mcp/self-connection.ts).
     const serviceId = cluster.isWorker ? process.env.AGENTD_SERVICE_ID : undefined;
     app = createApp(config, { log, mode: options.mode, redactor, agentDir: dirname(resolve(agentFile)), bindHost: stdio ? '127.0.0.1' : host, serviceId });
   } catch (err) {

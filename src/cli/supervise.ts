@@ -38,7 +38,7 @@ export async function supervise(options: ServeOptions, agentFile: string): Promi
   let stopping = false;
   const live = new Set<Worker>();
 
-  // One id for the whole service, whichever worker answers its /mcp (src/tools/self-connection.ts).
+  // One id for the whole service, whichever worker answers its /mcp (src/tools/mcp/self-connection.ts).
   const serviceId = randomUUID();
   const fork = (): void => {
     const worker = cluster.fork({ AGENTD_WORKER_PORT: String(port), AGENTD_SERVICE_ID: serviceId });

@@ -28,7 +28,7 @@ import { createLeases } from './leases.ts';
 import { createRemoteTurns } from './remote-turns.ts';
 import { createToolServerSync, TOOL_SERVER_COMMANDS } from './tool-servers.ts';
 
-/** The agent's session commands, by role (src/agent/session-commands.ts). */
+/** The agent's session commands, by role (src/agent/session/commands.ts). */
 export interface SessionCommandNames<Name extends string = string> {
   /** Every command that runs where its session is held; its payload names the session (`sessionId`). */
   scoped: readonly Name[];

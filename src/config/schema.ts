@@ -21,7 +21,7 @@ const serverCommon = {
   /** The service is not ready (`/api/health/ready` answers 503) while this server is not connected. */
   required: z.boolean().default(false).describe('`true`: the service is not ready (`GET /api/health/ready` answers 503) while this server is not connected.'),
   /**
-   * The MCP protocol revision spoken to the server: `auto` finds the era the server speaks (src/tools/eras.ts),
+   * The MCP protocol revision spoken to the server: `auto` finds the era the server speaks (src/tools/mcp/eras.ts),
    * `2025-11-25` speaks the 2025 era only (`initialize`), `2026-07-28` the 2026-07-28 era only (`server/discover`).
    */
   protocolVersion: z
@@ -307,7 +307,7 @@ export const storageSchema = z.discriminatedUnion('type', [
 
 const toolAction = z.enum(['allow', 'ask', 'deny']);
 
-/** Which tool calls run, wait for a person's approval, or are refused (see src/agent/tool-policy.ts). */
+/** Which tool calls run, wait for a person's approval, or are refused (see src/agent/questions/tool-policy.ts). */
 export const toolPolicySchema = z.strictObject({
   /** The action for a call no rule matches (runtime-connected servers included). */
   default: toolAction.default('allow').describe("What happens to a call no rule matches (runtime-connected servers included): `allow` runs it, `ask` waits for a person's approval, `deny` never runs it."),

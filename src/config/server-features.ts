@@ -1,7 +1,7 @@
 /**
  * What agentd declares to and asks of each tool server (keys of `mcpServers.<name>`, beside its
  * transport keys). Every key is optional; the defaults are applied where they are used
- * (src/tools/server-features.ts), so a config written before these keys existed reads the same.
+ * (src/tools/mcp/server-features.ts), so a config written before these keys existed reads the same.
  */
 import { z } from 'zod';
 
@@ -44,7 +44,7 @@ export const serverFeatureKeys = {
     })
     .optional()
     .describe('Which `notifications/*/list_changed` agentd acts on. Default: all `true`.'),
-  /** Whether the server may ask the agent's model (`sampling/createMessage`); default `deny` (src/tools/sampling.ts). */
+  /** Whether the server may ask the agent's model (`sampling/createMessage`); default `deny` (src/tools/mcp/sampling.ts). */
   sampling: z.enum(SAMPLING_POLICIES).optional().describe("Whether the server may ask the agent's model (`sampling/createMessage`): `deny` (the capability is not declared), `ask` (a person approves each request, like a tool call) or `allow`; a request is served only during one of the server's tool calls in a turn, and counts in that session's usage and budgets. Default: `deny`."),
   /** The most tokens one sampling reply may take (default 1024; never above llm.maxOutputTokens). */
   samplingMaxTokens: z.number().int().positive().max(1_000_000).optional().describe('The most tokens one sampling reply may take (`max_tokens`; never above `llm.maxOutputTokens`). Default: `1024`.'),

@@ -1,6 +1,6 @@
 /**
  * Whether the service is shared: reachable by more than the one local user it serves by default.
- * Shared-mode rules (e.g. the runtime-connect allowlist, src/tools/spawn-allowlist.ts) hang on this one
+ * Shared-mode rules (e.g. the runtime-connect allowlist, src/tools/spawn/allowlist.ts) hang on this one
  * predicate, the single place that says who counts as more than one user.
  */
 import type { AgentConfig } from './schema.ts';

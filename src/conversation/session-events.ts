@@ -17,12 +17,12 @@
  *   It has no frame: the caller already has its acknowledgement, and the turn's frames start with
  *   its `userMessage`.
  * - `serverSampled` (added within version 3, a new type like `messageQueued`: no upcast) records the tokens
- *   the agent's model spent answering a tool server's `sampling/createMessage` (src/tools/sampling.ts);
+ *   the agent's model spent answering a tool server's `sampling/createMessage` (src/tools/mcp/sampling.ts);
  *   the usage totals fold it. It has no frame and is not part of the model's history.
  * - Version 3 adds `contextCompacted`: the model's history was made smaller, as a fact in the log
  *   (nothing is rewritten). `method: "clearToolResults"` replaces the text of every tool result
  *   with seq ≤ `upToSeq` by a marker in the projection; `method: "summary"` replaces everything with
- *   seq ≤ `upToSeq` by `summary` (src/agent/history.ts folds both). `readFrom` is the seq from which
+ *   seq ≤ `upToSeq` by `summary` (src/agent/session/history.ts folds both). `readFrom` is the seq from which
  *   a reader must read the log to rebuild the session as it stood (the projection, and messages
  *   still queued), so a session reopens from its latest compaction. `usageTotal` is the session's
  *   model usage so far (every model step, the summary request included); `usage` that of the

@@ -1,5 +1,5 @@
 /**
- * The contract between the session and turn machines and their owner (src/agent/session.ts):
+ * The contract between the session and turn machines and their owner (src/agent/session/session.ts):
  * what the provided actors receive and return, and what a turn reports to its session.
  */
 import type { Attached } from './attachments.ts';

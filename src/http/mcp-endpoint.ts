@@ -37,7 +37,7 @@ export interface McpEndpointDeps {
  * `/mcp` on the front end: the admission chain, whose route step refuses any method but POST (405, `Allow: POST`; stateless:
  * no server stream, no session to end); a CORS preflight (`OPTIONS`) is answered 204 with MCP's headers allowed; a tool
  * call from this very instance (its INSTANCE_HEADER) is refused (403, `details.reason: 'self-connection'`): its
- * client refuses such a connection once `initialize` tells it whom it reached (src/tools/self-connection.ts), so
+ * client refuses such a connection once `initialize` tells it whom it reached (src/tools/mcp/self-connection.ts), so
  * only a loop would call; then a web-standard Request goes to the MCP face and its Response is relayed back.
  * Refusals are JSON-RPC error bodies (`toJsonRpc`) with the error table's status and the verdict's headers
  * (X-RateLimit-*, CORS), like every other answer here.
@@ -55,7 +55,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
       if (method !== 'POST') throw new MethodNotAllowed(method, '/mcp', 'POST');
     };
     // This very instance as its own client: it may learn whom it reached (initialize, tools/list), then
-    // refuses the connection itself (src/tools/self-connection.ts); a tool call would loop, and is refused here.
+    // refuses the connection itself (src/tools/mcp/self-connection.ts); a tool call would loop, and is refused here.
     const selfCall = (parsed: unknown): boolean =>
       headers.get(INSTANCE_HEADER) === deps.instanceId && (Array.isArray(parsed) ? parsed : [parsed]).some((m) => (m as { method?: unknown } | null)?.method === 'tools/call');
 

@@ -12,7 +12,7 @@
  *   `{ sessionId, correlationId, turnId, temporary, asked }` (`asked`: question ids): a forged or expired one
  *   is refused by the SDK before the handler runs (-32602), and the face refuses one whose session the caller
  *   cannot see. The retry may reach any instance of the store, or this one after a restart: it rejoins the
- *   turn there (src/agent/turn-waiter.ts `rejoin`).
+ *   turn there (src/agent/follow/turn-waiter.ts `rejoin`).
  * - `next` resolves with the turn's questions that wait now (those a form can ask) and were not just
  *   answered (a question asked and left unanswered in a retry is asked again), or `undefined` once the
  *   reply (or failure) comes first.
@@ -30,7 +30,7 @@ export interface ApprovalState {
   /** The owned session key (sealed by us, so still the key it was minted with). */
   sessionId: SessionKey;
   correlationId: string;
-  /** The turn, so that an instance that did not start it can rejoin it (src/agent/turn-waiter.ts `rejoin`). */
+  /** The turn, so that an instance that did not start it can rejoin it (src/agent/follow/turn-waiter.ts `rejoin`). */
   turnId?: string;
   /** The session was made for this call (no `sessionId`): it is deleted once the call ends. */
   temporary: boolean;

@@ -44,7 +44,7 @@ import type { McpCommands } from '../tools/index.ts';
 import { toErrorBody } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { hopsOf } from '../tools/hops.ts';
-import { selfCapability } from '../tools/self-connection.ts';
+import { selfCapability } from '../tools/mcp/self-connection.ts';
 import { sessionIdSchema, type SessionKey } from '../session-id.ts';
 
 function inputSchemaOf(schema: z.ZodType): Tool['inputSchema'] {
@@ -74,7 +74,7 @@ export interface ServerFaceDeps {
   key: FaceKey;
   /**
    * This service's id, declared as an experimental capability so that agentd, connecting to a tool
-   * server, can tell it reached itself (src/tools/self-connection.ts).
+   * server, can tell it reached itself (src/tools/mcp/self-connection.ts).
    */
   serviceId?: string;
 }

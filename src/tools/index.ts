@@ -3,5 +3,5 @@ export { createMcpService, type McpService, type McpServiceOptions } from './ser
 export type * from './messages.ts';
 export { MODEL_TOOL_NAME } from './naming.ts';
 export { INSTANCE_HEADER } from './hops.ts';
-export { createChildRegistry, reapLeftovers, type ChildRegistry } from './child-registry.ts';
-export { runtimePolicyOf, type RuntimePolicy } from './runtime-connect.ts';
+export { createChildRegistry, reapLeftovers, type ChildRegistry } from './spawn/child-registry.ts';
+export { runtimePolicyOf, type RuntimePolicy } from './spawn/runtime-connect.ts';

@@ -3,13 +3,13 @@ import type { ModelTool, ModelToolOutcome } from '../conversation/tool-shapes.ts
 import type { A2aAgentConfig, McpServerConfig } from '../config/schema.ts';
 import type { McpLogLevel } from '../config/server-features.ts';
 import type { Attached } from '../conversation/attachments.ts';
-import type { ElicitTarget } from './elicitation.ts';
-import type { Sampler } from './sampling.ts';
+import type { ElicitTarget } from './mcp/elicitation.ts';
+import type { Sampler } from './mcp/sampling.ts';
 import type { PromptRecord, PromptResult, ResourceContents, ResourceList } from '../conversation/mcp-records.ts';
 
 export type { PromptRecord, PromptResult, ResourceContents, ResourceList };
-export type { Sampler, SamplingOptions, SamplingReply, SamplingRequest } from './sampling.ts';
-export { SamplingRefused } from './sampling.ts';
+export type { Sampler, SamplingOptions, SamplingReply, SamplingRequest } from './mcp/sampling.ts';
+export { SamplingRefused } from './mcp/sampling.ts';
 
 /** Where a call's progress goes: the session (key) whose watchers get `toolProgress` frames, and the call. */
 export interface ProgressTarget {
@@ -46,7 +46,7 @@ export type McpCommands = {
   'mcp.listServers': { payload: Record<string, never>; result: ServerRecord[] };
   /** Resolves once connected; rejects with an AppError (the server stays listed as `error`). */
   'mcp.connectServer': { payload: { name: string; config: McpServerConfig }; result: ServerRecord };
-  /** Adds a remote A2A agent (src/tools/a2a-agent.ts) at runtime, like `mcp.connectServer` (same URL policy and rules). */
+  /** Adds a remote A2A agent (src/tools/a2a/agent.ts) at runtime, like `mcp.connectServer` (same URL policy and rules). */
   'mcp.connectA2aAgent': { payload: { name: string; config: A2aAgentConfig }; result: ServerRecord };
   'mcp.removeServer': { payload: { serverId: string }; result: ServerRecord };
   'mcp.restartServer': { payload: { serverId: string }; result: ServerRecord };
@@ -58,7 +58,7 @@ export type McpCommands = {
   'mcp.modelTools': { payload: Record<string, never>; result: ModelTool[] };
   /** Calls a tool by its model-visible name; never throws for tool failures. */
   /** `hops` is sent along as the call's agent-to-agent hop count (src/tools/hops.ts). */
-  /** `elicit`: who answers the server's elicitation requests during the call (src/tools/elicitation.ts; absent: they are declined); `sampler` serves its `sampling/createMessage` (src/tools/sampling.ts). */
+  /** `elicit`: who answers the server's elicitation requests during the call (src/tools/mcp/elicitation.ts; absent: they are declined); `sampler` serves its `sampling/createMessage` (src/tools/mcp/sampling.ts). */
   'mcp.callModelTool': { payload: { name: string; args: unknown; signal?: AbortSignal; hops?: number; progress?: ProgressTarget; elicit?: ElicitTarget; sampler?: Sampler }; result: ModelToolOutcome };
   /** A server's resources and resource templates (empty when it offers none); SERVER_NOT_FOUND. */
   'mcp.listResources': { payload: { serverId: string }; result: ResourceList };
@@ -74,7 +74,7 @@ export type McpCommands = {
   /** Reads the resources and gets the prompt a message names, as the model will be given them. */
   'mcp.attach': { payload: AttachRequest; result: Attached };
   /**
-   * The browser's return from an OAuth sign-in (src/tools/oauth-client.ts): checks `state`, exchanges `code`,
+   * The browser's return from an OAuth sign-in (src/tools/oauth/client.ts): checks `state`, exchanges `code`,
    * stores the tokens and reconnects the server; resolves with its record once connected (`principal`: the sign-in
    * was a principal's own, oauth.per: principal, and the server's connection is left as it was). INVALID_REQUEST for an
    * unknown or expired state, AGENT_ERROR when the exchange or the connection fails.

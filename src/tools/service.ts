@@ -20,7 +20,7 @@
  * - `mcp.removeServer` ends the server (status `disconnected` is emitted) and drops it from the list.
  * - Servers are looked up by id or name (they are the same string).
  * - A2A agents (`a2aAgents`, `mcp.connectA2aAgent`) are servers of type `http` whose connection is
- *   src/tools/a2a-agent.ts: the same names, records, supervision, runtime policy and removal.
+ *   src/tools/a2a/agent.ts: the same names, records, supervision, runtime policy and removal.
  */
 import { createActor, fromPromise, waitFor } from 'xstate';
 import { systemClock } from '../clock.ts';
@@ -30,22 +30,22 @@ import { AppError } from '../errors/index.ts';
 import { mcpServerMachine } from '../../machines/mcp-server.machine.ts';
 import { createArgsValidator } from './args-validator.ts';
 import { buildCatalogue, toModelTool, toToolRecord, type CatalogueItem } from './catalogue.ts';
-import { CallError, openConnection, type McpConnection } from './connection.ts';
+import { CallError, openConnection, type McpConnection } from './mcp/connection.ts';
 import { INSTANCE_HEADER } from './hops.ts';
-import { admitRuntimeServer, COULD_NOT_CONNECT, isSocketLevel, OPEN_RUNTIME_POLICY, pinnedConnect } from './runtime-connect.ts';
+import { admitRuntimeServer, COULD_NOT_CONNECT, isSocketLevel, OPEN_RUNTIME_POLICY, pinnedConnect } from './spawn/runtime-connect.ts';
 import type { ServerRecord } from './messages.ts';
-import { recordOf, statusOf, type McpService, type McpServiceOptions, type ServerEntry } from './server-entry.ts';
-import { createToolCalls } from './tool-calls.ts';
+import { recordOf, statusOf, type McpService, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
+import { createToolCalls } from './mcp/tool-calls.ts';
 import { createMemorySecretStore } from '../store/secret-store.ts';
-import { attachOAuth } from './server-oauth.ts';
-import { createSignIns } from './sign-ins.ts';
+import { attachOAuth } from './oauth/server-oauth.ts';
+import { createSignIns } from './oauth/sign-ins.ts';
 import { splitSessionKey } from '../session-id.ts';
-import { createServerRequests, subscribeAgain } from './server-requests.ts';
-import { isSelf, SelfConnection } from './self-connection.ts';
-import { createNoticeRelay } from './notices.ts';
-import { openA2aAgent } from './a2a-agent.ts';
+import { createServerRequests, subscribeAgain } from './mcp/server-requests.ts';
+import { isSelf, SelfConnection } from './mcp/self-connection.ts';
+import { createNoticeRelay } from './mcp/notices.ts';
+import { openA2aAgent } from './a2a/agent.ts';
 
-export type { McpBus, McpService, McpServiceOptions } from './server-entry.ts';
+export type { McpBus, McpService, McpServiceOptions } from './mcp/server-entry.ts';
 
 export function createMcpService(options: McpServiceOptions): McpService {
   const { bus, config, log } = options;

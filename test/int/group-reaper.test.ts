@@ -2,7 +2,7 @@
  * No tool-server process outlives agentd (issue 40, item 5): a stdio server behind a launcher that
  * does not `exec` it (a shell script ignoring SIGTERM, whose child ignores SIGTERM and stdin's end and
  * has a grandchild that does too) runs in a process group of its own, and that whole group is gone
- * within 5 s once agentd is killed with SIGKILL (the group reaper, src/tools/group-reaper.ts), and
+ * within 5 s once agentd is killed with SIGKILL (the group reaper, src/tools/spawn/group-reaper.ts), and
  * once agentd stops on SIGTERM. Whatever happens, the test kills what it started.
  */
 import { chmod, mkdtemp, writeFile } from 'node:fs/promises';

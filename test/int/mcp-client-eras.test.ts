@@ -2,7 +2,7 @@
  * agentd as an MCP client against servers of the 2026-07-28 era (issue 25, item 8, client side),
  * built with the SDK v2 server over HTTP: one that also serves 2025-era clients (the SDK's default)
  * and one that serves 2026-07-28 only (`legacy: 'reject'`). src/tools connects with the SDK v2 client
- * in `auto` negotiation (src/tools/eras.ts): its `server/discover` probe finds both in the 2026-07-28
+ * in `auto` negotiation (src/tools/mcp/eras.ts): its `server/discover` probe finds both in the 2026-07-28
  * era (docs/tool-servers.md, "Protocol eras of tool servers"); test/int/mcp-client-negotiation.test.ts covers every way a server
  * refuses a 2025-era `initialize` and each `protocolVersion` setting.
  */
@@ -10,8 +10,8 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, inputRequired, LOG_LEVEL_META_KEY, Server } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ElicitationAsk } from '../../src/tools/elicitation.ts';
-import { SamplingRefused, type Sampler, type SamplingRequest } from '../../src/tools/sampling.ts';
+import type { ElicitationAsk } from '../../src/tools/mcp/elicitation.ts';
+import { SamplingRefused, type Sampler, type SamplingRequest } from '../../src/tools/mcp/sampling.ts';
 import { until } from '../support/wait.ts';
 import { fixture, harness, http, rejection, textOf, type Harness } from './mcp-helpers.ts';
 

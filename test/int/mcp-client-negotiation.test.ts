@@ -1,5 +1,5 @@
 /**
- * agentd finds the protocol era of a tool server (`mcpServers.<name>.protocolVersion`, src/tools/eras.ts):
+ * agentd finds the protocol era of a tool server (`mcpServers.<name>.protocolVersion`, src/tools/mcp/eras.ts):
  * with `auto` (the default) it connects to a 2026-07-28-only server whichever way that server refuses a
  * 2025-era `initialize` (-32022, -32020, -32601, or an answer naming 2026-07-28), over HTTP and stdio, and
  * still to a 2025-only server, also a stdio one that exits on a request it does not know or never answers

@@ -1,12 +1,12 @@
 /**
- * The pinned fetch of a runtime tool server (src/tools/url-policy.ts): `close()` ends its connections at
+ * The pinned fetch of a runtime tool server (src/tools/spawn/url-policy.ts): `close()` ends its connections at
  * once, a response still streaming included. A 2026-07-28 server's `subscriptions/listen` stream never
  * ends by itself; a close that waited for it hung the server's removal and agentd's shutdown.
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pinnedFetch } from '../../src/tools/url-policy.ts';
+import { pinnedFetch } from '../../src/tools/spawn/url-policy.ts';
 
 describe('pinned fetch', () => {
   const requests: IncomingMessage[] = [];

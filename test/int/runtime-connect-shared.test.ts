@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appPool, type RunningApp } from '../support/start-app.ts';
 import { EVERYTHING, ROOT, fixturePath } from '../support/paths.ts';
-import { resolveCommand } from '../../src/tools/parent-death.ts';
+import { resolveCommand } from '../../src/tools/spawn/parent-death.ts';
 
 const KEY = 'shared-service-key-0123456789';
 /** The agent file's folder: the fixtures, so the echo server is "a server in the agent folder". */

@@ -1,6 +1,6 @@
 /** The stdio transport tells why a server went away, also when it fails while agentd is closing it. */
 import { describe, expect, it } from 'vitest';
-import { ChildProcessTransport } from '../../src/tools/stdio-transport.ts';
+import { ChildProcessTransport } from '../../src/tools/mcp/stdio-transport.ts';
 import { createLogger } from '../../src/log/index.ts';
 
 /** A server that does nothing until its stdin ends, then writes `line` to stderr and exits with `code`. */

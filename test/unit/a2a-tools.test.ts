@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
-import { a2aMessage, callA2a, partsText } from '../../src/tools/a2a-call.ts';
-import { A2A_INPUT_SCHEMA, cardTools, cardUrlOf, normalizeCard } from '../../src/tools/a2a-agent.ts';
+import { a2aMessage, callA2a, partsText } from '../../src/tools/a2a/call.ts';
+import { A2A_INPUT_SCHEMA, cardTools, cardUrlOf, normalizeCard } from '../../src/tools/a2a/agent.ts';
 import { buildCatalogue } from '../../src/tools/catalogue.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import { HOPS_META_KEY } from '../../src/tools/hops.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createOutbox } from '../../src/agent/outbox.ts';
+import { createOutbox } from '../../src/agent/session/outbox.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createMemoryStore } from '../../src/store/index.ts';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';

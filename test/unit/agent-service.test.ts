@@ -257,7 +257,7 @@ describe('agent service', () => {
   });
 
   it('streams only the live step: text a cancelled step delivers after its abort is dropped', async () => {
-    // Chunks after a step's first one skip the turn machine (src/agent/session.ts); the step's abort signal guards them.
+    // Chunks after a step's first one skip the turn machine (src/agent/session/session.ts); the step's abort signal guards them.
     let late: ((t: string) => void) | undefined;
     const { llm } = fakeLlm((req, n) => {
       if (n > 1) return text('fine');

@@ -3,10 +3,10 @@ import { describe, expect, it, vi } from 'vitest';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { userTurn, type Attached } from '../../src/conversation/attachments.ts';
 import { checkSessionEvent } from '../../src/conversation/session-events.ts';
-import { projectHistory } from '../../src/agent/history.ts';
+import { projectHistory } from '../../src/agent/session/history.ts';
 import { queuedOf } from '../../src/agent/session/state.ts';
 import { toOpenAiMessage } from '../../src/llm/messages.ts';
-import { createProgressRelay } from '../../src/tools/progress-relay.ts';
+import { createProgressRelay } from '../../src/tools/mcp/progress-relay.ts';
 
 const png = { mimeType: 'image/png', base64: 'iVBORw0KGgo=' };
 const attached: Attached = {

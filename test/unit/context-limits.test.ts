@@ -3,7 +3,7 @@ import { APIError } from 'openai';
 import { describe, expect, it } from 'vitest';
 import { overflowOf, toAgentError, CONTEXT_OVERFLOW } from '../../src/llm/failures.ts';
 import { contextLimitsOf, PROVIDER_PRESETS } from '../../src/llm/providers.ts';
-import { contextSettings, createContextMeter } from '../../src/agent/context.ts';
+import { contextSettings, createContextMeter } from '../../src/agent/compaction/context.ts';
 import { agentConfigSchema } from '../../src/config/schema.ts';
 
 const answer = (status: number, error: Record<string, unknown>) => APIError.generate(status, { error }, undefined, new Headers());

@@ -10,7 +10,7 @@ import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import { AppError } from '../../src/errors/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createArgsValidator } from '../../src/tools/args-validator.ts';
-import { createInFlightCalls, elicitationCapability, elicitationModes } from '../../src/tools/elicitation.ts';
+import { createInFlightCalls, elicitationCapability, elicitationModes } from '../../src/tools/mcp/elicitation.ts';
 
 const v = 3 as const;
 const schema = {

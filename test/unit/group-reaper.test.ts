@@ -1,4 +1,4 @@
-/** The group reaper (src/tools/group-reaper.ts): its script on its own, and the restart agentd does when it dies. */
+/** The group reaper (src/tools/spawn/group-reaper.ts): its script on its own, and the restart agentd does when it dies. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REAPER_SCRIPT } from '../../src/tools/group-reaper.ts';
+import { REAPER_SCRIPT } from '../../src/tools/spawn/group-reaper.ts';
 import { ROOT } from '../support/paths.ts';
 import { testRunEnv } from '../support/process-ledger.ts';
 import { until } from '../support/wait.ts';
@@ -75,7 +75,7 @@ describe.runIf(process.platform === 'linux')('group reaper', () => {
     const script = join(dir, 'owner.mjs');
     await writeFile(script, `
       import { spawn } from 'node:child_process';
-      import { createGroupReaper } from ${JSON.stringify(`${ROOT}src/tools/group-reaper.ts`)};
+      import { createGroupReaper } from ${JSON.stringify(`${ROOT}src/tools/spawn/group-reaper.ts`)};
       const reaper = createGroupReaper();
       reaper.start();
       const first = reaper.pid;

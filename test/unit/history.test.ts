@@ -4,7 +4,7 @@ import {
   failedToolResult,
   INTERRUPTED_TOOL_RESULT,
   projectHistory,
-} from '../../src/agent/history.ts';
+} from '../../src/agent/session/history.ts';
 import type { ChatMessage, ImagePart, ToolCallRequest } from '../../src/llm/types.ts';
 import type { SessionEvent as DomainEvent, SessionEventOf } from '../../src/conversation/session-events.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { limitedFetch, ResultTooLarge, RESULT_TOO_LARGE } from '../../src/tools/limited-fetch.ts';
+import { limitedFetch, ResultTooLarge, RESULT_TOO_LARGE } from '../../src/tools/mcp/limited-fetch.ts';
 
 const serve = (body: string, type: string) => () => Promise.resolve(new Response(body, { headers: { 'content-type': type } }));
 

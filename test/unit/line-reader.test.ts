@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LineReader } from '../../src/tools/line-reader.ts';
+import { LineReader } from '../../src/tools/mcp/line-reader.ts';
 
 function reader(max: number) {
   const lines: string[] = [];

@@ -1,10 +1,10 @@
 /**
- * What a failed connection attempt tells about the era of a tool server (src/tools/eras.ts): the next
+ * What a failed connection attempt tells about the era of a tool server (src/tools/mcp/eras.ts): the next
  * attempt is decided from codes and structured fields only, never from an error's text.
  */
 import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, UnauthorizedError } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
-import { initializeWitness, negotiationMode, nextAttempt, refusedAsModern, type Attempt, type FailedAttempt } from '../../src/tools/eras.ts';
+import { initializeWitness, negotiationMode, nextAttempt, refusedAsModern, type Attempt, type FailedAttempt } from '../../src/tools/mcp/eras.ts';
 
 const PIN = { pin: '2026-07-28' } as const;
 const http400 = (body: unknown) => new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, 'Error POSTing to endpoint', { status: 400, statusText: 'Bad Request', text: JSON.stringify(body) });

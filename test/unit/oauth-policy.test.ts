@@ -1,7 +1,7 @@
-/** What agentd refuses of an OAuth authorization server before sending it anything (src/tools/oauth-policy.ts). */
+/** What agentd refuses of an OAuth authorization server before sending it anything (src/tools/oauth/policy.ts). */
 import { describe, expect, it } from 'vitest';
 import type { OAuthDiscoveryState } from '@modelcontextprotocol/client';
-import { checkDiscovery, checkSecureUrl, isLoopbackHost, resourceMatches, sameIssuer } from '../../src/tools/oauth-policy.ts';
+import { checkDiscovery, checkSecureUrl, isLoopbackHost, resourceMatches, sameIssuer } from '../../src/tools/oauth/policy.ts';
 
 const metadata = (issuer: string, over: Record<string, unknown> = {}) => ({
   issuer,

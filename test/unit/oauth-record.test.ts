@@ -1,6 +1,6 @@
-/** The sign-in `state` and the record keys of OAuth-protected tool servers (src/tools/oauth-record.ts). */
+/** The sign-in `state` and the record keys of OAuth-protected tool servers (src/tools/oauth/record.ts). */
 import { describe, expect, it } from 'vitest';
-import { principalOfState, recordKey, serverOfState, stateOf } from '../../src/tools/oauth-record.ts';
+import { principalOfState, recordKey, serverOfState, stateOf } from '../../src/tools/oauth/record.ts';
 
 describe('OAuth records', () => {
   it('a state names its server, and the principal a sign-in is for', () => {

@@ -4,7 +4,7 @@ import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findSetpriv, resolveCommand, withParentDeathSignal } from '../../src/tools/parent-death.ts';
+import { findSetpriv, resolveCommand, withParentDeathSignal } from '../../src/tools/spawn/parent-death.ts';
 
 const SETPRIV = '/usr/bin/setpriv';
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { TurnWaiter } from '../../src/agent/turn-waiter.ts';
+import type { TurnWaiter } from '../../src/agent/follow/turn-waiter.ts';
 import { sessionAccess, type Principal } from '../../src/auth/index.ts';
 import { agentConfigSchema } from '../../src/config/schema.ts';
 import type { FrontCommands, FrontEndBus } from '../../src/http/front-bus.ts';

@@ -1,13 +1,13 @@
 import { ProtocolError } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
-import { createBudget } from '../../src/agent/budget.ts';
-import { createSampler, type SamplingHost } from '../../src/agent/sampling.ts';
-import { createHistory } from '../../src/agent/history.ts';
+import { createBudget } from '../../src/agent/compaction/budget.ts';
+import { createSampler, type SamplingHost } from '../../src/agent/questions/sampling.ts';
+import { createHistory } from '../../src/agent/session/history.ts';
 import { foldSession } from '../../src/agent/session/state.ts';
 import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
 import { createLogger } from '../../src/log/index.ts';
 import type { LlmClient, ModelRequest } from '../../src/llm/types.ts';
-import { createSamplerStack, DEFAULT_SAMPLING_MAX_TOKENS, SamplingRefused, samplingCapability, samplingPolicy, toSamplingRequest, type Sampler, type SamplingRequest } from '../../src/tools/sampling.ts';
+import { createSamplerStack, DEFAULT_SAMPLING_MAX_TOKENS, SamplingRefused, samplingCapability, samplingPolicy, toSamplingRequest, type Sampler, type SamplingRequest } from '../../src/tools/mcp/sampling.ts';
 import type { McpServerConfig } from '../../src/config/schema.ts';
 
 const usage = (n: number) => ({ promptTokens: n, completionTokens: 1, totalTokens: n + 1 });

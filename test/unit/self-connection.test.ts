@@ -1,6 +1,6 @@
-/** Telling agentd's own /mcp from any other server by the service id it declares (src/tools/self-connection.ts). */
+/** Telling agentd's own /mcp from any other server by the service id it declares (src/tools/mcp/self-connection.ts). */
 import { describe, expect, it } from 'vitest';
-import { isSelf, SELF_CAPABILITY, selfCapability } from '../../src/tools/self-connection.ts';
+import { isSelf, SELF_CAPABILITY, selfCapability } from '../../src/tools/mcp/self-connection.ts';
 
 describe('self-connection', () => {
   it('is the server that declares our own service id, and no other', () => {

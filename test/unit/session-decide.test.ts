@@ -2,10 +2,10 @@
  * A session's commands decided against its state (src/agent/session/decide.ts), given/when/then: given
  * the stored events, when a command comes, then its decision or the error-table error that refuses it;
  * and what a session read from its log settles before anything runs. Then the calls' side of questions
- * (src/agent/session/asked.ts): answered once the state says the question closed.
+ * (src/agent/questions/asked.ts): answered once the state says the question closed.
  */
 import { describe, expect, it } from 'vitest';
-import { createAsked } from '../../src/agent/session/asked.ts';
+import { createAsked } from '../../src/agent/questions/asked.ts';
 import { decide, decideOpen, type Live, type SessionCommand } from '../../src/agent/session/decide.ts';
 import { evolve, foldSession } from '../../src/agent/session/state.ts';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';

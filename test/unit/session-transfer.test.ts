@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { openTurnOf, queuedOf, resumeOf } from '../../src/agent/session/state.ts';
-import { closingEvents, createSessionTransfer } from '../../src/agent/session-transfer.ts';
+import { closingEvents, createSessionTransfer } from '../../src/agent/session/transfer.ts';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import { MAX_LINE_DEPTH, parseTransfer, transferLine, transferPieces, type TransferEntry } from '../../src/conversation/session-transfer.ts';
 import { createMemoryStore } from '../../src/store/memory-store.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.ts';
 import { isShared } from '../../src/config/shared.ts';
-import { checkSpawn, programName, type SpawnPolicy, type SpawnRequest } from '../../src/tools/spawn-policy.ts';
+import { checkSpawn, programName, type SpawnPolicy, type SpawnRequest } from '../../src/tools/spawn/policy.ts';
 
 const req = (command: string, args: string[] = [], env: Record<string, string> = {}, cwd?: string): SpawnRequest => ({ command, args, env, ...(cwd && { cwd }) });
 const refusal = (r: SpawnRequest, policy: SpawnPolicy = {}) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { stderrCause, StderrLines, STDERR_HEAD_LINES, STDERR_TAIL_LINES } from '../../src/tools/stderr-cause.ts';
+import { stderrCause, StderrLines, STDERR_HEAD_LINES, STDERR_TAIL_LINES } from '../../src/tools/mcp/stderr-cause.ts';
 
 const lines = (text: string) => text.split('\n');
 

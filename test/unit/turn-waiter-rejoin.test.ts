@@ -1,5 +1,5 @@
 /**
- * `rejoin` of src/agent/turn-waiter.ts: a turn asked elsewhere is adopted through `followTurn` (src/agent/follow)
+ * `rejoin` of src/agent/follow/turn-waiter.ts: a turn asked elsewhere is adopted through `followTurn` (src/agent/follow)
  * from its session's log and its live frames, without losing or double-applying a frame that arrives while
  * the log is read.
  */

@@ -146,7 +146,7 @@ export function describeImages(content: WireMessage['content']): string {
   return `The last user message had ${described.join(' and ')}.`;
 }
 
-/** Opens the transcript of a summary request (agentd's compaction, src/agent/compaction.ts). */
+/** Opens the transcript of a summary request (agentd's compaction, src/agent/compaction/compaction.ts). */
 export const TRANSCRIPT_OPEN = '<conversation>';
 
 /**

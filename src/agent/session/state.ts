@@ -18,8 +18,8 @@ import { QUESTION_KINDS, answerOf, familyOf, questionOf } from '../../conversati
 import type { SessionEvent } from '../../conversation/session-events.ts';
 import type { TurnMessage } from '../../conversation/turn-contract.ts';
 import type { Usage } from '../../llm/types.ts';
-import { applyUsage } from '../context.ts';
-import { createHistory, type History } from '../history.ts';
+import { applyUsage } from '../compaction/context.ts';
+import { createHistory, type History } from './history.ts';
 import { evolveOpenTurn, resumeTurn, type OpenTurn } from './open-turn.ts';
 
 export interface SessionState {

@@ -7,7 +7,7 @@ import type { Clock, IdSource } from '../../clock.ts';
 import { imageDataSchema, sessionIdSchema } from '../frames.ts';
 import type { FrontEndBus } from '../front-bus.ts';
 import { defineRoute, type Route } from '../route.ts';
-import type { TurnWaiter } from '../../agent/turn-waiter.ts';
+import type { TurnWaiter } from '../../agent/follow/turn-waiter.ts';
 import { parseInput, validateImage } from '../validate.ts';
 import { attachFields, resolveAttachments } from '../attach.ts';
 import { createReply } from './reply.ts';

@@ -1,6 +1,6 @@
 /**
  * Export, import and fork of sessions (docs/sessions.md, "Export, import, fork"; the format is
- * src/conversation/session-transfer.ts, the work src/agent/session-transfer.ts).
+ * src/conversation/session-transfer.ts, the work src/agent/session/transfer.ts).
  *
  * Contracts:
  * - `GET /api/sessions/{id}/export` answers the session's stored log as NDJSON, streamed with

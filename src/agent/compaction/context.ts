@@ -1,0 +1,116 @@
+/**
+ * A session's context accounting: how many tokens its next request will take, and the settings
+ * that say when to compact (shared by every session of the service).
+ *
+ * Contracts:
+ * - The estimate is the provider's `usage.prompt_tokens` of the last request built on the same
+ *   projection (no reset or compaction since), plus characters/4 of what was added since
+ *   (src/conversation/token-estimate.ts says why no tokenizer). Without such a request (a fresh or
+ *   reopened session, a provider that reports no usage, right after a compaction) it is
+ *   characters/4 of the whole request.
+ * - The window is `llm.contextWindow`, else the model table's (src/llm/providers.ts), else the one
+ *   a context-overflow answer named (learned at run time by the session that got it: each session
+ *   has its own settings, so one endpoint serving models of different windows, or a simulator's
+ *   per-conversation window, never shrinks another session's); none at all means compaction
+ *   happens only when the provider answers an overflow.
+ * - `usage` totals every model step of the session (prompt, completion, total), summary requests
+ *   included, and the tokens of tool servers' sampling requests (`serverSampled`); an event's `usageTotal` (a compaction's, a model step's) sets it, so a session read
+ *   from its latest compaction on knows its totals. A live session counts an event once it is handed
+ *   to the store: its state folds it once stored, and its view adds the events still being written.
+ */
+import type { SessionEvent } from '../../conversation/session-events.ts';
+import { tokensOf } from '../../conversation/token-estimate.ts';
+import type { LlmConfig } from '../../config/schema.ts';
+import { contextLimitsOf } from '../../llm/providers.ts';
+import type { ChatMessage, Usage } from '../../llm/types.ts';
+import { DEFAULT_COMPACTION_PROMPT } from './compaction.ts';
+
+export interface ContextSettings {
+  threshold: number;
+  keepTurns: number;
+  prompt: string;
+  /** The summary request's model (default: the session's). */
+  model: string | undefined;
+  maxOutputTokens: number;
+  /** The window known now (see the contracts). */
+  window(): number | undefined;
+  /** Remembers a window a provider named in an overflow answer (when none was known). */
+  learn(window: number): void;
+}
+
+/** One session's settings (see the contracts). */
+export function contextSettings(llm: Pick<LlmConfig, 'model' | 'contextWindow' | 'maxOutputTokens' | 'compaction'>): ContextSettings {
+  const limits = contextLimitsOf(llm);
+  let learned: number | undefined;
+  return {
+    threshold: llm.compaction.threshold,
+    keepTurns: llm.compaction.keepTurns,
+    prompt: llm.compaction.prompt ?? DEFAULT_COMPACTION_PROMPT,
+    model: llm.compaction.model,
+    get maxOutputTokens() {
+      const window = limits.contextWindow ?? learned;
+      return window === undefined ? limits.maxOutputTokens : Math.min(limits.maxOutputTokens, Math.floor(window / 4));
+    },
+    window: () => limits.contextWindow ?? learned,
+    learn(window) {
+      if (limits.contextWindow === undefined && window > 0) learned = window;
+    },
+  };
+}
+
+export interface ContextMeter {
+  /** Estimated tokens of a request of `chars` characters whose history view is `list`. */
+  estimate(list: readonly ChatMessage[], chars: number): number;
+  /** A request of `chars` characters on `list` was answered with `usage`. */
+  observe(list: readonly ChatMessage[], chars: number, usage: Usage | undefined): void;
+}
+
+export function createContextMeter(): ContextMeter {
+  let last: { list: readonly ChatMessage[]; chars: number; promptTokens: number } | undefined;
+  return {
+    estimate(list, chars) {
+      if (last && last.list === list) return last.promptTokens + tokensOf(Math.max(0, chars - last.chars));
+      return tokensOf(chars);
+    },
+    observe(list, chars, usage) {
+      last = usage && usage.promptTokens > 0 ? { list, chars, promptTokens: usage.promptTokens } : undefined;
+    },
+  };
+}
+
+/** `a` plus `b`: every figure, the cache ones only when either has them. */
+export function addUsage(a: Usage, b: Usage | undefined): Usage {
+  if (!b) return { ...a };
+  const sum: Usage = { promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens, totalTokens: a.totalTokens + b.totalTokens };
+  if (a.cachedTokens !== undefined || b.cachedTokens !== undefined) sum.cachedTokens = (a.cachedTokens ?? 0) + (b.cachedTokens ?? 0);
+  if (a.cacheWriteTokens !== undefined || b.cacheWriteTokens !== undefined) sum.cacheWriteTokens = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0);
+  return sum;
+}
+
+/** Folds one event into a session's usage totals (see the contracts): `total` is replaced in place. */
+export function applyUsage(total: Usage, e: SessionEvent): void {
+  const next =
+    e.type === 'contextCompacted' ? e.usageTotal
+    : e.type === 'serverSampled' ? addUsage(total, e.usage)
+    : e.type === 'assistantStep' || e.type === 'response' ? (e.usageTotal ?? addUsage(total, e.usage))
+    : undefined;
+  if (!next) return;
+  delete total.cachedTokens;
+  delete total.cacheWriteTokens;
+  Object.assign(total, next);
+}
+
+/** A session's usage as its model steps see it: the totals now, and with a step's own usage added. */
+export interface UsageView {
+  current(): Usage;
+  /** The totals with `extra` added, as a new object. */
+  with(extra: Usage | undefined): Usage;
+}
+
+/** The view of `now()`: totals that include what is still being written (src/agent/session/state.ts `usageNow`). */
+export function usageView(now: () => Usage): UsageView {
+  return {
+    current: now,
+    with: (extra) => addUsage(now(), extra),
+  };
+}

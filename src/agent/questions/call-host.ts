@@ -1,0 +1,45 @@
+/**
+ * What a session offers the server of one of its turn's calls while the call runs: its questions asked
+ * through the session (asked.ts), and sampling with the agent's model, held to the session's budgets.
+ *
+ * Contracts:
+ * - The tokens a sampling request spent count in the turn's budget at once, and in the session's usage
+ *   once recorded (`serverSampled`, through `recordSampled`).
+ */
+import type { SessionEvent } from '../../conversation/session-events.ts';
+import { EVENT_VERSION } from '../../conversation/session-events.ts';
+import type { Elicitor } from '../../tools/mcp/elicitation.ts';
+import type { Budget } from '../compaction/budget.ts';
+import type { UsageView } from '../compaction/context.ts';
+import type { SamplingHost } from './sampling.ts';
+import { approveSampling, elicitOf, type Asked } from './asked.ts';
+
+export interface CallHost {
+  /** Answers the server's questions (asked.ts). */
+  elicit: Elicitor;
+  /** Serves the server's sampling requests with the agent's model (sampling.ts). */
+  sampling: SamplingHost;
+}
+
+export interface CallHostDeps {
+  asked: Asked;
+  budget: Budget;
+  usage: Pick<UsageView, 'current'>;
+  /** The model that answers the servers' sampling requests. */
+  model: string;
+  /** Records what a server's sampling request spent. */
+  recordSampled: (event: SessionEvent & { type: 'serverSampled' }) => void;
+}
+
+/** The host of each call (`call`: its turn and id). */
+export const callHosts = (deps: CallHostDeps) => (call: { turnId: string; callId: string }): CallHost => ({
+  elicit: (ask, options) => elicitOf(deps.asked, ask, call, options),
+  sampling: {
+    approve: (request, options) => approveSampling(deps.asked, request, call, options),
+    checkBudget: (estimate) => deps.budget.check(call.turnId, deps.usage.current().totalTokens, estimate),
+    spent(serverId, usage) {
+      deps.budget.spent(call.turnId, usage);
+      deps.recordSampled({ v: EVENT_VERSION, type: 'serverSampled', ...call, serverId, model: deps.model, usage });
+    },
+  },
+});

@@ -1,0 +1,76 @@
+/**
+ * The agent's side of a tool server's sampling (src/tools/mcp/sampling.ts): a {@link Sampler} per tool call
+ * of a turn, answered by the agent's own model client.
+ *
+ * Contracts:
+ * - A request that `needsApproval` (`sampling: ask`) is first asked of a person through the session
+ *   (as a question: src/agent/questions/asked.ts); a denial refuses it ({@link SamplingRefused}) with the reason, and the
+ *   model is never asked.
+ * - Then the session's token budgets are checked (budget.ts) with the request's estimated prompt; past
+ *   one the request is refused the same way. The tokens the model spends are recorded by the session
+ *   (`serverSampled`): counted in the session's usage and in the turn's budget.
+ * - The request goes to the same model and endpoint as the agent's turns, without tools: the server's
+ *   `systemPrompt` (if any) as the system message, then its messages; `max_tokens` is the request's
+ *   (already capped by `samplingMaxTokens`) capped again by `maxOutputTokens` when the config sets it.
+ * - The reply is the model's text; `stopReason` is `endTurn` for `stop`, `maxTokens` for `length`,
+ *   otherwise the model's finish reason. The call's abort signal, or the request's (the server
+ *   cancelled it, the call ended), aborts the model request.
+ */
+import { isAppError } from '../../errors/index.ts';
+import type { Logger } from '../../log/index.ts';
+import { SamplingRefused, type Sampler, type SamplingOptions, type SamplingRequest } from '../../tools/messages.ts';
+import type { ChatMessage, LlmClient, Usage } from '../../llm/types.ts';
+import type { ApprovalDecision } from '../../conversation/session-events.ts';
+
+export interface SamplerDeps {
+  llm: LlmClient;
+  maxOutputTokens: number | undefined;
+  log: Logger;
+}
+
+/** What a turn's session offers the sampler of one of its calls. */
+export interface SamplingHost {
+  /** Asks a person whether the model may answer (`sampling: ask`). */
+  approve(request: SamplingRequest, options: SamplingOptions): Promise<{ decision: ApprovalDecision; reason?: string }>;
+  /** Throws when a request of about `estimate` prompt tokens would pass a token budget. */
+  checkBudget(estimate: number): void;
+  /** Records what the model spent on a server's request. */
+  spent(serverId: string, usage: Usage): void;
+}
+
+export interface SamplerTarget {
+  sessionId: string;
+  turnId: string;
+  callId: string;
+  signal?: AbortSignal | undefined;
+  host: SamplingHost;
+}
+
+const STOP_REASONS: Record<string, string> = { stop: 'endTurn', length: 'maxTokens' };
+/** Prompt tokens estimated from characters, as the context meter does before it has seen usage. */
+const CHARS_PER_TOKEN = 4;
+
+export function createSampler(deps: SamplerDeps, target: SamplerTarget): Sampler {
+  return async (request, options) => {
+    const messages: ChatMessage[] = [
+      ...(request.systemPrompt !== undefined && request.systemPrompt !== '' ? [{ role: 'system' as const, content: request.systemPrompt }] : []),
+      ...request.messages,
+    ];
+    if (request.needsApproval) {
+      const { decision, reason } = await target.host.approve(request, options);
+      if (decision === 'deny') throw new SamplingRefused(`the user denied the sampling request${reason ? ` (${reason})` : ''}`);
+    }
+    try {
+      target.host.checkBudget(Math.ceil(messages.reduce((n, m) => n + m.content.length, 0) / CHARS_PER_TOKEN));
+    } catch (err) {
+      if (isAppError(err)) throw new SamplingRefused(err.message);
+      throw err;
+    }
+    const maxTokens = deps.maxOutputTokens === undefined ? request.maxTokens : Math.min(request.maxTokens, deps.maxOutputTokens);
+    const signal = target.signal ? AbortSignal.any([target.signal, options.signal]) : options.signal;
+    const step = await deps.llm.complete({ messages, tools: [], maxTokens, turnId: target.turnId, signal });
+    deps.log.info({ sessionId: target.sessionId, turnId: target.turnId, callId: target.callId, serverId: request.serverId, usage: step.usage }, 'served a sampling request');
+    if (step.usage) target.host.spent(request.serverId, step.usage);
+    return { text: step.text, model: deps.llm.model, stopReason: STOP_REASONS[step.finishReason] ?? step.finishReason };
+  };
+}

@@ -1,0 +1,217 @@
+import type { SessionEvent, SessionEventOf } from '../../conversation/session-events.ts';
+import { charsOf } from '../../conversation/token-estimate.ts';
+import type { ChatMessage, StepReasoning } from '../../llm/types.ts';
+import { userTurn } from '../../conversation/attachments.ts';
+
+/**
+ * The model's history as a pure projection (fold) of a session's domain events since the last
+ * `reset`, without the system prompt (the caller prepends it).
+ *
+ * - userMessage → `user` (with its image); assistantStep → `assistant` with its `toolCalls`;
+ *   response → `assistant` with the last step's `text`; reasoning → given to the next assistant
+ *   message of its turn (`reasoning`: the adapter of its API sends it back, src/llm); toolResult → `tool` answering `callId` with
+ *   `text` (what the model was given); toolCall and the approval events are audit only (the step
+ *   already carries the calls, and a denied call gets a toolResult);
+ *   reset → empty history.
+ * - Invariant: the history is always valid for an OpenAI-compatible API. Every call id of an
+ *   assistant message gets exactly one `tool` message, before any later user or assistant message:
+ *   - a turnFailed (failed or cancelled) of the turn that made the calls (the last userMessage's)
+ *     answers the calls still open with a synthesized error ({@link failedToolResult}); one of a
+ *     queued message that never started (discarded) leaves them as they are;
+ *   - a user or assistant message that arrives while calls are still open (a turn that ended with
+ *     no turnFailed, e.g. a crash) answers them first with {@link INTERRUPTED_TOOL_RESULT};
+ *   - a toolResult whose call is not open (unknown, already answered or closed as above) is dropped.
+ * - A failed or cancelled turn keeps what it recorded: its user message stays (the user may refer
+ *   to it: "try again"), as do any assistant steps and tool results before the failure. No
+ *   assistant text is invented for it, so the next turn's user message may follow it directly.
+ *
+ * The agent is expected to append a turn's userMessage when that turn starts (after the previous
+ * turn ended); a message queued mid-turn is recorded as messageQueued, which the history ignores.
+ *
+ * Compaction (`contextCompacted`, see session-events.ts). Every message remembers the seq of the
+ * event it came from (a synthesized tool answer: that of the assistant message whose call it
+ * answers), so:
+ * - `summary` replaces every message with seq ≤ upToSeq by one `system` message holding the summary
+ *   (SUMMARY_HEADING + text), first in the history; the caller joins it to the system prompt, so
+ *   strict chat templates (one system message, user/assistant alternating) still accept it. Calls
+ *   left open by a dropped assistant message are forgotten with it;
+ * - `clearToolResults` replaces the text of every tool message with seq ≤ upToSeq by
+ *   CLEARED_TOOL_RESULT (the message stays: a call and its result are never split);
+ * - a compaction whose upToSeq lies before the projection's start (a reset or summary stored
+ *   after it was planned) changes nothing.
+ * Folding the log from a compaction's `readFrom` on gives the same history as folding all of it.
+ * `seq` is the stored event's; when omitted it is one more than the last (tests, previews).
+ */
+
+export const INTERRUPTED_TOOL_RESULT = 'error: the turn ended before the tool returned (no result was recorded)';
+/** What the model sees of a tool result a compaction cleared. */
+export const CLEARED_TOOL_RESULT = '[tool result cleared to save context; call the tool again if it is needed]';
+/** Heads the summary message a compaction leaves. */
+export const SUMMARY_HEADING = 'Summary of the earlier conversation (older messages were compacted into it):\n';
+
+/** The synthesized result for a call left open by a failed or cancelled turn. */
+export function failedToolResult(e: SessionEventOf<'turnFailed'>): string {
+  return e.cancelled
+    ? 'error: the turn was cancelled before the tool returned'
+    : `error: the turn failed before the tool returned (${e.code}: ${e.message})`;
+}
+
+export interface History {
+  /** Folds one more event in (`seq`: the stored event's); O(1) amortised except for answering open calls and compactions. */
+  apply(event: SessionEvent, seq?: number): void;
+  /**
+   * The history so far, without copying. The view is valid until the next `apply`: later applies
+   * append to it, and after a reset or compaction it is left stale. Copy it to keep a snapshot.
+   */
+  messages(): readonly ChatMessage[];
+  /** The seq of the event each message of `messages()` came from (same indexes, same lifetime). */
+  seqs(): readonly number[];
+  /** Characters of `messages()` as the token estimate counts them (token-estimate.ts). */
+  readonly chars: number;
+  /** The seq of the last event folded in. */
+  readonly lastSeq: number;
+  /** Where the projection starts: the seq of the last reset or summary's `upToSeq` (0: the log's start). */
+  readonly base: number;
+  /**
+   * The messages `events` would append if they were applied now, leaving the history as it is;
+   * `undefined` when one of them is a reset or compaction (it replaces the history instead).
+   */
+  preview(events: readonly SessionEvent[]): ChatMessage[] | undefined;
+}
+
+/** The fold's state: the messages with their seqs, and the calls of the latest assistant message still waiting for their result. */
+interface Projection {
+  list: ChatMessage[];
+  seqs: number[];
+  /** Open call id → seq of the assistant message that made it, in call order. */
+  open: Map<string, number>;
+  /** The turnId of the last userMessage (the turn the open calls belong to). */
+  turn: string | undefined;
+  chars: number;
+  lastSeq: number;
+  base: number;
+  /** Reasoning waiting for the assistant message it preceded. */
+  reasoning: StepReasoning | undefined;
+}
+
+function push(state: Projection, m: ChatMessage, seq: number): void {
+  state.list.push(m);
+  state.seqs.push(seq);
+  state.chars += charsOf(m);
+}
+
+function answerOpen(state: Projection, content: string): void {
+  for (const [toolCallId, seq] of state.open) push(state, { role: 'tool', toolCallId, content }, seq);
+  state.open.clear();
+}
+
+function compact(state: Projection, e: SessionEventOf<'contextCompacted'>): void {
+  if (e.upToSeq < state.base) return;
+  if (e.method === 'clearToolResults') {
+    const list = state.list.map((m, i): ChatMessage =>
+      m.role === 'tool' && (state.seqs[i] ?? 0) <= e.upToSeq && m.content !== CLEARED_TOOL_RESULT ? { ...m, content: CLEARED_TOOL_RESULT } : m);
+    replace(state, list, [...state.seqs]);
+    return;
+  }
+  let from = 0;
+  while (from < state.seqs.length && (state.seqs[from] ?? 0) <= e.upToSeq) from++;
+  replace(state, [{ role: 'system', content: SUMMARY_HEADING + (e.summary ?? '') }, ...state.list.slice(from)], [e.upToSeq, ...state.seqs.slice(from)]);
+  for (const [id, seq] of state.open) if (seq <= e.upToSeq) state.open.delete(id);
+  state.base = e.upToSeq;
+}
+
+/** New arrays: views handed out before stay as they were. */
+function replace(state: Projection, list: ChatMessage[], seqs: number[]): void {
+  state.list = list;
+  state.seqs = seqs;
+  state.chars = 0;
+  for (const m of list) state.chars += charsOf(m);
+}
+
+/** An assistant message with the reasoning that preceded it (taken: it belongs to this message only). */
+function assistant(state: Projection, content: string, toolCalls: ChatMessage & { role: 'assistant' } extends { toolCalls?: infer T } ? NonNullable<T> : never): ChatMessage {
+  const reasoning = state.reasoning;
+  state.reasoning = undefined;
+  return { role: 'assistant', content, ...(toolCalls.length > 0 && { toolCalls }), ...(reasoning && { reasoning }) };
+}
+
+function fold(state: Projection, e: SessionEvent, seq: number): void {
+  state.lastSeq = seq;
+  switch (e.type) {
+    case 'reset':
+      replace(state, [], []);
+      state.open.clear();
+      state.reasoning = undefined;
+      state.turn = undefined;
+      state.base = seq;
+      return;
+    case 'contextCompacted':
+      return compact(state, e);
+    case 'reasoning':
+      state.reasoning = { api: e.api, text: e.text, ...(e.replay && { replay: e.replay }) };
+      return;
+    case 'userMessage':
+      answerOpen(state, INTERRUPTED_TOOL_RESULT);
+      state.reasoning = undefined;
+      state.turn = e.turnId;
+      for (const m of userTurn(e)) push(state, m, seq);
+      return;
+    case 'assistantStep':
+      answerOpen(state, INTERRUPTED_TOOL_RESULT);
+      push(state, assistant(state, e.text, e.toolCalls), seq);
+      for (const call of e.toolCalls) state.open.set(call.id, seq);
+      return;
+    case 'response':
+      answerOpen(state, INTERRUPTED_TOOL_RESULT);
+      push(state, assistant(state, e.text, []), seq);
+      return;
+    case 'toolResult':
+      if (state.open.delete(e.callId)) push(state, { role: 'tool', toolCallId: e.callId, content: e.text }, seq);
+      return;
+    case 'toolCall':
+    case 'toolApprovalRequested':
+    case 'toolApprovalResolved':
+    case 'messageQueued':
+      return;
+    case 'turnFailed':
+      if (state.turn === undefined || state.turn === e.turnId) answerOpen(state, failedToolResult(e));
+      return;
+  }
+}
+
+/** The incremental projection, for the hot path: the agent keeps one per session in memory. */
+export function createHistory(): History {
+  const state: Projection = { list: [], seqs: [], open: new Map(), turn: undefined, chars: 0, lastSeq: 0, base: 0, reasoning: undefined };
+  return {
+    apply: (e, seq = state.lastSeq + 1) => fold(state, e, seq),
+    messages: () => state.list,
+    seqs: () => state.seqs,
+    get chars() {
+      return state.chars;
+    },
+    get lastSeq() {
+      return state.lastSeq;
+    },
+    get base() {
+      return state.base;
+    },
+    preview(events) {
+      const ahead: Projection = { list: [], seqs: [], open: new Map(state.open), turn: state.turn, chars: 0, lastSeq: state.lastSeq, base: state.base, reasoning: state.reasoning };
+      for (const e of events) {
+        if (e.type === 'reset' || e.type === 'contextCompacted') return undefined;
+        fold(ahead, e, ahead.lastSeq + 1);
+      }
+      return ahead.list;
+    },
+  };
+}
+
+/** The whole fold at once: the history after `events` (e.g. a session's stream read from the store). */
+export function projectHistory(events: Iterable<SessionEvent | { seq: number; event: SessionEvent }>): ChatMessage[] {
+  const history = createHistory();
+  for (const e of events) {
+    if ('event' in e) history.apply(e.event, e.seq);
+    else history.apply(e);
+  }
+  return [...history.messages()];
+}

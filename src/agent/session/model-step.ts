@@ -1,0 +1,131 @@
+/**
+ * The model step of a session's turns: the tool catalogue, the model request, its streamed chunks.
+ *
+ * Contracts:
+ * - The step streams its own chunks (`emitChunk`, the hot path: one publish per delta, no machine
+ *   event), the step's `prefix` before its first delta; nothing after the step was aborted.
+ * - A step does not wait for the turn's earlier facts (its user message first) to be stored: its
+ *   request carries them as the history will hold them (`tail`), its chunks queue behind them in
+ *   the outbox, so none goes out before they are durable, and its result (tool calls, the turn's
+ *   next facts) is returned only once they are. While a reset is being written the step builds on
+ *   the history the reset leaves.
+ * - The model sees the system prompt, then the history; the tools it gets carry the tool policy's
+ *   action (absent: every call runs). A compaction's summary (the history's leading `system`
+ *   message) is joined to the system prompt: one system message, whatever the chat template.
+ * - Before the request, unless a compaction already ran for this step (`input.compacted`), the
+ *   step answers `{ compact: "threshold" }` when the estimated request (context.ts) passes
+ *   `threshold × window` or leaves less than `maxOutputTokens` free; and `{ compact: "overflow" }`
+ *   when the provider answered a context overflow (whose window, if named, is learned). After a
+ *   compaction an overflow is the step's failure (AGENT_ERROR, `details.reason: "context_overflow"`).
+ * - Before the request the token budgets are checked (budget.ts): a request that would pass one
+ *   fails the step with `details.reason: "token_budget"`.
+ */
+import { charsOfTools } from '../../conversation/token-estimate.ts';
+import type { ModelStepInput, ModelStepResult, TurnKey } from '../../conversation/turn-contract.ts';
+import type { Clock } from '../../clock.ts';
+import { isAppError } from '../../errors/index.ts';
+import { CONTEXT_OVERFLOW } from '../../llm/failures.ts';
+import type { ChatMessage, LlmClient } from '../../llm/types.ts';
+import { requestChars } from '../compaction/compactor.ts';
+import type { Budget } from '../compaction/budget.ts';
+import type { ContextMeter, ContextSettings, UsageView } from '../compaction/context.ts';
+import type { ModelTool } from '../../tools/messages.ts';
+import type { History } from './history.ts';
+import type { Outbox } from './outbox.ts';
+import type { ToolPolicy } from '../questions/tool-policy.ts';
+
+export interface ModelStepDeps {
+  systemPrompt: string;
+  llm: LlmClient;
+  clock: Clock;
+  /** The model's tool catalogue (never rejects). */
+  listTools: () => Promise<ModelTool[]>;
+  toolPolicy?: ToolPolicy;
+  history: History;
+  outbox: Outbox;
+  /** Sends a chunk of the turn's reply (queued behind the facts not yet stored). */
+  emitChunk: (key: TurnKey, content: string) => void;
+  context: ContextSettings;
+  meter: ContextMeter;
+  /** The session's usage so far, and the budgets it is held to. */
+  usage: Pick<UsageView, 'current'>;
+  budget: Budget;
+  /** Told the characters of each request's tool definitions (the compactor's estimate counts them). */
+  onToolChars?: (chars: number) => void;
+}
+
+/**
+ * The history as the model sees it: the system prompt, then the projection. The projection's view
+ * only grows until a reset replaces it, so this mirror copies each message once (per-turn cost does
+ * not grow with the session's length).
+ */
+function modelView(history: History, systemPrompt: string) {
+  let source: readonly ChatMessage[] | undefined;
+  let view: ChatMessage[] = [];
+  /** Messages of `source` the view leaves out (a leading summary, joined to the system message). */
+  let skip = 0;
+  return (): ChatMessage[] => {
+    const list = history.messages();
+    if (list !== source || view.length - 1 + skip > list.length) {
+      source = list;
+      const first = list[0];
+      skip = first?.role === 'system' ? 1 : 0;
+      view = [{ role: 'system', content: first?.role === 'system' ? `${systemPrompt}\n\n${first.content}` : systemPrompt }];
+    }
+    for (let i = view.length - 1 + skip; i < list.length; i++) view.push(list[i] as ChatMessage);
+    return view;
+  };
+}
+
+const toDefinition = ({ name, description, parameters }: ModelTool) => ({ name, description, parameters });
+const withActions = (tools: ModelTool[], policy: ToolPolicy | undefined) =>
+  policy ? tools.map((t) => ({ ...t, action: policy(t.serverId, t.toolName) })) : tools;
+
+/** The session's model step (the turn machine's `modelStep` actor, through the session's port). */
+export function createModelStep(deps: ModelStepDeps): (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStepResult> {
+  const { llm, clock, history, outbox, emitChunk, context, meter, budget } = deps;
+  const messages = modelView(history, deps.systemPrompt);
+  return async (input, signal) => {
+    const tools = await deps.listTools();
+    // The facts the turn reported before this step reach the outbox in the same synchronous run
+    // (through the session actor's mailbox), so past the first await they are all handed in.
+    let tail = history.preview(outbox.pending());
+    if (!tail) {
+      await outbox.drained(); // a reset is being written: build on the history it leaves
+      tail = [];
+    }
+    signal.throwIfAborted();
+    let prefix = input.prefix;
+    const onText = (delta: string) => {
+      if (delta === '' || signal.aborted) return;
+      emitChunk(input.key, prefix + delta);
+      prefix = '';
+    };
+    const definitions = tools.map(toDefinition);
+    const toolChars = charsOfTools(definitions);
+    deps.onToolChars?.(toolChars);
+    const list = history.messages();
+    const chars = requestChars(deps.systemPrompt, history.chars, tail, toolChars);
+    const window = context.window();
+    const tokens = meter.estimate(list, chars);
+    if (!input.compacted && window !== undefined) {
+      if (tokens > context.threshold * window || tokens + context.maxOutputTokens > window) return { compact: 'threshold' };
+    }
+    budget.check(input.key.turnId, deps.usage.current().totalTokens, tokens);
+    let step;
+    try {
+      step = await llm.complete({ messages: messages(), tail, tools: definitions, signal, onText, turnId: input.key.turnId });
+    } catch (err) {
+      if (!isAppError(err) || err.details.reason !== CONTEXT_OVERFLOW) throw err;
+      const named = err.details.contextWindow;
+      if (typeof named === 'number') context.learn(named);
+      if (input.compacted) throw err;
+      return { compact: 'overflow' };
+    }
+    meter.observe(list, chars, step.usage);
+    budget.spent(input.key.turnId, step.usage);
+    await outbox.drained();
+    signal.throwIfAborted();
+    return { step, tools: withActions(tools, deps.toolPolicy), at: clock.now() };
+  };
+}

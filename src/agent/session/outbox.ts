@@ -1,0 +1,186 @@
+import type { SessionEvent } from '../../conversation/session-events.ts';
+import { AppError } from '../../errors/index.ts';
+import type { Logger } from '../../log/index.ts';
+import type { EventStore } from '../../store/types.ts';
+import type { SessionStoredEvent as StoredEvent } from '../frames.ts';
+import { sessionIdOf } from '../../session-id.ts';
+
+/**
+ * One session's ordered way out: events to append and frames to send, in the order they were
+ * handed in.
+ *
+ * Contracts:
+ * - A durable item's `stored` callback runs once its event is appended (so it knows the seq); a
+ *   transient item runs after everything handed in before it, with the seq of the last durable
+ *   event. Consecutive durable items go to the store in one append. When nothing is pending, a
+ *   transient item runs at once (the streaming hot path: no promise, no queue).
+ * - A failed append stores nothing of its batch: no event of it is folded, no `stored` callback
+ *   runs, `seq` does not move; each item's `failed` callback runs instead. Nothing with a seq that
+ *   is not on disk ever goes out.
+ * - `abandon(turnId)` drops the items of that turn still queued, and every later item of it.
+ * - `close()` ends the outbox's writes at once (the session was deleted, or its log belongs to
+ *   another instance now): the batch already handed to the store completes as usual; every item
+ *   still queued and every item handed in later is dropped (debug log) and never reaches the store.
+ *   A dropped durable item's `failed` callback runs with an error `isOutboxClosed` recognises (not
+ *   a storage failure). So once `close()` returned and `drained()` resolved, the outbox never calls
+ *   the store again.
+ */
+export interface Outbox {
+  /** Seq of the last durable event of the session. */
+  readonly lastSeq: number;
+  /** True when nothing waits to be written or sent. */
+  readonly idle: boolean;
+  durable(event: SessionEvent, stored?: (stored: StoredEvent) => void, failed?: (err: unknown) => void): void;
+  /** `turnId`: the turn the item belongs to (dropped if that turn is abandoned). */
+  transient(run: (seq: number) => void, turnId?: string): void;
+  abandon(turnId: string): void;
+  /** The durable events handed in and not yet stored (being written or waiting), in order; abandoned ones left out. */
+  pending(): SessionEvent[];
+  /** Resolves when everything handed in so far has been written (or failed) and sent. */
+  drained(): Promise<void>;
+  /** Stops every write not yet handed to the store, now and later (see the contracts). */
+  close(reason: string): void;
+}
+
+const closedErrors = new WeakSet<object>();
+/** Whether `err` is what a closed outbox gives a dropped item's `failed` callback. */
+export const isOutboxClosed = (err: unknown): boolean => typeof err === 'object' && err !== null && closedErrors.has(err);
+function closedError(sessionId: string, reason: string): AppError {
+  const err = new AppError('AGENT_ERROR', `Session ${sessionIdOf(sessionId)} was closed (${reason}): nothing more is written to its log`, { reason });
+  closedErrors.add(err);
+  return err;
+}
+
+export interface OutboxOptions {
+  sessionId: string;
+  store: EventStore<SessionEvent>;
+  log: Logger;
+  lastSeq: number;
+  /** Runs for every stored event before its own callback (the history fold). */
+  onStored: (stored: StoredEvent) => void;
+}
+
+interface Durable {
+  event: SessionEvent;
+  stored: ((stored: StoredEvent) => void) | undefined;
+  failed: ((err: unknown) => void) | undefined;
+}
+type Item = Durable | { run: (seq: number) => void; turnId: string | undefined };
+
+const turnOf = (item: Item): string | undefined => ('event' in item ? ('turnId' in item.event ? item.event.turnId : undefined) : item.turnId);
+
+export function createOutbox(opts: OutboxOptions): Outbox {
+  const { sessionId, store, log, onStored } = opts;
+  let lastSeq = opts.lastSeq;
+  let items: Item[] = [];
+  let head = 0;
+  /** Every durable item before this index in `items` is stored or failed (`pending()` looks from here). */
+  let writing = 0;
+  let pumping: Promise<void> | undefined;
+  let abandoned: string | undefined;
+  let closedBy: string | undefined;
+
+  /** A durable item that will never be written (the outbox is closed): told through its `failed`. */
+  const drop = (item: Item) => {
+    if (!('event' in item)) return;
+    log.debug({ sessionId, type: item.event.type, reason: closedBy }, 'agent outbox: closed, event not stored');
+    const err = closedError(sessionId, closedBy ?? 'closed');
+    if (item.failed) safely('failure callback', () => item.failed?.(err));
+  };
+
+  const safely = (what: string, fn: () => void) => {
+    try {
+      fn();
+    } catch (err) {
+      log.error({ err, sessionId }, `agent outbox: ${what} threw`);
+    }
+  };
+
+  /** Appends `batch`, the durable items just before `head`; they leave `pending()` before any callback runs. */
+  async function appendBatch(batch: Durable[]) {
+    let stored: StoredEvent[];
+    try {
+      stored = await store.append(sessionId, batch.map((b) => b.event));
+    } catch (err) {
+      writing = head;
+      log.error({ err, sessionId, events: batch.length }, 'could not store session events');
+      for (const b of batch) if (b.failed) safely('failure callback', () => b.failed?.(err));
+      return;
+    }
+    writing = head;
+    batch.forEach((b, i) => {
+      const s = stored[i];
+      if (!s) return;
+      lastSeq = Math.max(lastSeq, s.seq);
+      safely('history fold', () => onStored(s));
+      if (b.stored) safely('durable callback', () => b.stored?.(s));
+    });
+  }
+
+  const live = (item: Item) => abandoned === undefined || turnOf(item) !== abandoned;
+
+  async function pump(): Promise<void> {
+    while (head < items.length) {
+      if (closedBy !== undefined) {
+        for (const item of items.slice(head)) drop(item);
+        break;
+      }
+      const item = items[head];
+      if (!item) break;
+      if (!live(item)) {
+        head++;
+        continue;
+      }
+      if ('run' in item) {
+        head++;
+        safely('transient callback', () => item.run(lastSeq));
+        continue;
+      }
+      const batch: Durable[] = [];
+      for (let next = items[head]; next && 'event' in next && live(next); next = items[head]) {
+        batch.push(next);
+        head++;
+      }
+      await appendBatch(batch);
+    }
+    items = [];
+    head = 0;
+    writing = 0;
+    pumping = undefined;
+  }
+
+  return {
+    get lastSeq() {
+      return lastSeq;
+    },
+    get idle() {
+      return pumping === undefined;
+    },
+    durable(event, stored, failed) {
+      if (closedBy !== undefined) return drop({ event, stored, failed });
+      items.push({ event, stored, failed });
+      pumping ??= pump();
+    },
+    transient(run, turnId) {
+      if (closedBy !== undefined) return;
+      if (turnId !== undefined && turnId === abandoned) return;
+      if (pumping === undefined) run(lastSeq);
+      else items.push({ run, turnId });
+    },
+    abandon(turnId) {
+      abandoned = turnId;
+    },
+    pending() {
+      const events: SessionEvent[] = [];
+      for (let i = writing; i < items.length; i++) {
+        const item = items[i];
+        if (item && 'event' in item && live(item)) events.push(item.event);
+      }
+      return events;
+    },
+    drained: () => pumping ?? Promise.resolve(),
+    close(reason) {
+      closedBy ??= reason;
+    },
+  };
+}

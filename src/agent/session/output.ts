@@ -1,0 +1,74 @@
+/**
+ * A session's way out: its facts to the store (through the outbox), their frames and the transient
+ * frames to clients.
+ *
+ * Contracts:
+ * - Every fact is appended in order; once stored, its frame (`toFrame`) is published with the
+ *   caller's meta (a turn's key) and the time it was stored (the bus event's `ts`). Transient frames (thinking, chunk, dropped messages) are published
+ *   in the same order, with the last durable seq; a chunk goes out at once when nothing is pending.
+ * - Every failed append is told to the storage health (and to the caller's `failed`).
+ * - A fact of a turn that cannot be stored ends that turn once (`turnNotStored`): the rest of the
+ *   turn's output is dropped, a `storage` error frame goes out, and `stopTurn` is asked to stop it.
+ * - Once the outbox is closed (session deleted or moved), facts and frames are dropped there; that
+ *   is not a storage failure (health untouched, no `storage` frame), though `failed` still runs.
+ */
+import type { SessionEvent } from '../../conversation/session-events.ts';
+import type { TurnKey } from '../../conversation/turn-contract.ts';
+import type { SendMeta } from '../../bus/index.ts';
+import { chunkFrame, storageFailedFrame, thinkingFrame, toFrame, type AgentFrame, type SessionStoredEvent } from '../frames.ts';
+import { isOutboxClosed, type Outbox } from './outbox.ts';
+import { storageCause, type StorageHealth } from './storage-health.ts';
+
+export interface SessionOutputDeps {
+  sessionId: string;
+  outbox: Outbox;
+  /** Sends a frame to clients (as the bus event `agent.<frame.event>`). */
+  publish: (frame: AgentFrame, meta: SendMeta) => void;
+  storage: StorageHealth;
+  /** Stops the turn if it still runs (its facts can no longer be stored). */
+  stopTurn: (turnId: string) => void;
+}
+
+export interface SessionOutput {
+  /** The hot path: a chunk of a turn's reply. */
+  chunk: (key: TurnKey, content: string) => void;
+  thinking: (key: TurnKey) => void;
+  /** Stores a fact, then publishes its frame and calls `then`; `failed` runs instead when it could not be stored. */
+  record: (meta: SendMeta, event: SessionEvent, then?: (stored: SessionStoredEvent) => void, failed?: (err: unknown) => void) => void;
+  /** A fact of this turn could not be stored (see the contracts). */
+  turnNotStored: (key: TurnKey, err: unknown) => void;
+}
+
+export function createSessionOutput(deps: SessionOutputDeps): SessionOutput {
+  const { sessionId, outbox, publish, storage } = deps;
+  let failedTurn: string | undefined;
+  return {
+    chunk(key, content) {
+      const turnId = key.turnId;
+      if (outbox.idle) publish(chunkFrame(sessionId, turnId, outbox.lastSeq, content), key);
+      else outbox.transient((seq) => publish(chunkFrame(sessionId, turnId, seq, content), key), turnId);
+    },
+    thinking(key) {
+      outbox.transient((seq) => publish(thinkingFrame(sessionId, key.turnId, seq), key), key.turnId);
+    },
+    record(meta, event, then, failed) {
+      const stored = (s: SessionStoredEvent) => {
+        const frame = toFrame(s);
+        if (frame) publish(frame, { ...meta, ts: Date.parse(s.ts) });
+        then?.(s);
+      };
+      outbox.durable(event, stored, (err) => {
+        if (!isOutboxClosed(err)) storage.failed(err);
+        failed?.(err);
+      });
+    },
+    turnNotStored(key, err) {
+      if (isOutboxClosed(err)) return;
+      if (failedTurn === key.turnId) return;
+      failedTurn = key.turnId;
+      outbox.abandon(key.turnId);
+      publish(storageFailedFrame(sessionId, key.turnId, outbox.lastSeq, storageCause(err)), key);
+      deps.stopTurn(key.turnId);
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * The session ports: what the actors of the one shared session machine definition need of their
+ * session (its model step, its tool caller, the wait for its facts to be stored), found by the
+ * actor system they run in.
+ *
+ * Contracts:
+ * - Maps each session actor's system (one system per session actor) to that session's port.
+ *   `bindPort` runs once, before the actor starts; `portOf` throws for a system without a port (an
+ *   actor started some other way: a bug).
+ * - Why it exists: providing the actors per session (`sessionMachine.provide(...)` in each
+ *   `openSession`) built both machine definitions each time, ~23 KB of heap and ~0.3 ms per session
+ *   (measured); with this map one definition serves every session (session-actor.ts). Passing the
+ *   port through the machines' input instead would put functions into their context (which the
+ *   inspector shows) and change the machines' input types.
+ * - Lifetime: a WeakMap keyed by the actor system, so an entry goes with its system (the session
+ *   actor stopped and dropped); nothing is removed by hand and nothing outlives a session.
+ * - This is the only module-level state of the agent: a lookup from an object to what it was
+ *   built with, holding no data of its own.
+ */
+import type { CompactInput, ModelStepInput, ModelStepResult, ToolCaller } from '../../conversation/turn-contract.ts';
+import type { ActorSystemOf } from '../../../machines/turn.machine.ts';
+
+/** What the shared machine definition's actors need of one session. */
+export interface SessionPort {
+  modelStep: (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStepResult>;
+  /** Compacts the session's history (stores `contextCompacted`); rejects when it could not (the history is left as it was). */
+  compact: (input: CompactInput, signal: AbortSignal) => Promise<void>;
+  callTool: ToolCaller;
+  /** Resolves once the session's facts handed in so far are stored. */
+  settle: () => Promise<void>;
+}
+
+const ports = new WeakMap<ActorSystemOf, SessionPort>();
+
+export function bindPort(system: ActorSystemOf, port: SessionPort): void {
+  ports.set(system, port);
+}
+
+export function portOf(system: ActorSystemOf): SessionPort {
+  const port = ports.get(system);
+  if (!port) throw new Error('session actor started without its port');
+  return port;
+}

@@ -1,0 +1,36 @@
+/**
+ * The agent's storage health, as `agent.health` reports it.
+ *
+ * Contracts:
+ * - `degraded` from a failed append (its cause: the errno code or the message, and since when)
+ *   until an append succeeds (`ok()`) or the store says its medium is back (the owner calls `ok()`).
+ * - A second failure while degraded keeps the first cause and time.
+ */
+import { isoNow, type Clock } from '../../clock.ts';
+import { isAppError } from '../../errors/index.ts';
+import type { AgentHealth } from '../messages.ts';
+
+/** Told of every append that failed and every one that succeeded. */
+export interface StorageHealth {
+  failed(err: unknown): void;
+  ok(): void;
+}
+
+/** What a store failure says, without a stack: the errno code or the message. */
+export function storageCause(err: unknown): string {
+  const details = isAppError(err) ? err.details : {};
+  return typeof details.cause === 'string' ? details.cause : err instanceof Error ? err.message : String(err);
+}
+
+export function createStorageHealth(clock: Clock): StorageHealth & { current(): AgentHealth } {
+  let health: AgentHealth = { status: 'ready' };
+  return {
+    failed(err) {
+      if (health.status === 'ready') health = { status: 'degraded', cause: `storage: ${storageCause(err)}`, since: isoNow(clock) };
+    },
+    ok() {
+      if (health.status !== 'ready') health = { status: 'ready' };
+    },
+    current: () => health,
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * Elicitation: a tool server asking the user something (`elicitation/create`) while one of its tool
+ * calls runs. The tools layer only routes the question; who answers it (a session, through its
+ * durable questions: src/agent/questions/asked.ts) is given at call time as an
+ * {@link ElicitTarget}, so this layer never imports the agent's.
+ *
+ * Contracts:
+ * - `elicitationCapability` declares form and URL modes unless `mcpServers.<name>.elicitation` turns
+ *   them off (`false`, or `{ form?: false, url?: false }`); with both off nothing is declared and
+ *   no handler is registered.
+ * - A request is attributed to the calls of that connection in flight: it goes to the target of the
+ *   oldest one when every call in flight belongs to one session; with no call in flight, a call
+ *   without a target (REST `…/execute`), or calls of several sessions, it is declined and logged.
+ * - The target is given the call's deadline (when the call's own timeout ends it: the answer must
+ *   come before) and a signal that aborts when the call ends or the server cancels the request.
+ * - A mode the config turned off is refused by the SDK before it reaches the handler.
+ * - Either protocol era: a 2025-era server sends `elicitation/create`; a 2026-07-28 server answers the call
+ *   with `input_required`, which the SDK fulfils through the same handler and retries.
+ * - An accepted form is sent with the schema's `default` for every field the answer leaves out (SEP-1034:
+ *   a person who accepts a pre-filled form accepts its defaults); a field the answer gives is never changed.
+ */
+import type { Client, ClientCapabilities, ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
+import type { McpServerConfig } from '../../config/schema.ts';
+import type { ElicitationAction } from '../../conversation/session-events.ts';
+import type { Logger } from '../../log/index.ts';
+
+/** What a server asks: a form (a flat JSON schema of primitive properties) or a URL to open. */
+export type ElicitationAsk =
+  | { serverId: string; message: string; mode: 'form'; requestedSchema: Record<string, unknown> }
+  | { serverId: string; message: string; mode: 'url'; url: string; elicitationId: string };
+
+export type { ElicitationAction };
+export type ElicitationContent = Record<string, string | number | boolean | string[]>;
+
+export interface ElicitationAnswer {
+  action: ElicitationAction;
+  content?: ElicitationContent;
+}
+
+export type Elicitor = (ask: ElicitationAsk, options: { deadline: number; signal: AbortSignal }) => Promise<ElicitationAnswer>;
+
+/** Who answers the questions asked during one call: a session (`sessionId`: its key) and its elicitor. */
+export interface ElicitTarget {
+  sessionId: string;
+  elicit: Elicitor;
+}
+
+type ElicitationConfig = Pick<McpServerConfig, 'elicitation'>;
+
+export function elicitationModes(config: ElicitationConfig): { form: boolean; url: boolean } {
+  const e = config.elicitation ?? true;
+  if (typeof e === 'boolean') return { form: e, url: e };
+  return { form: e.form !== false, url: e.url !== false };
+}
+
+export function elicitationCapability(config: ElicitationConfig): Pick<ClientCapabilities, 'elicitation'> {
+  const { form, url } = elicitationModes(config);
+  if (!form && !url) return {};
+  return { elicitation: { ...(form && { form: {} }), ...(url && { url: {} }) } };
+}
+
+interface InFlightCall {
+  target: ElicitTarget | undefined;
+  deadline: number;
+  ended: AbortController;
+}
+
+/** The tool calls of one connection in flight, oldest first: what an elicitation is attributed to. */
+export function createInFlightCalls() {
+  const calls = new Set<InFlightCall>();
+  return {
+    /** Registers a call; the returned function ends it (aborting its questions still open). */
+    begin(target: ElicitTarget | undefined, deadline: number): () => void {
+      const call: InFlightCall = { target, deadline, ended: new AbortController() };
+      calls.add(call);
+      return () => {
+        calls.delete(call);
+        call.ended.abort(new Error('the tool call ended'));
+      };
+    },
+    /** The call a question belongs to, or why none does. */
+    route(): InFlightCall | string {
+      const all = [...calls];
+      const first = all[0];
+      if (!first) return 'no tool call of this server is in flight';
+      if (new Set(all.map((c) => c.target?.sessionId)).size > 1) return 'tool calls of several sessions are in flight';
+      if (!first.target) return 'the tool call in flight has no session to ask (a direct execution)';
+      return first;
+    },
+  };
+}
+
+export type InFlightCalls = ReturnType<typeof createInFlightCalls>;
+
+/** Registers the `elicitation/create` handler (before `connect`) when the config declares a mode. */
+export function attachElicitation(client: Client, config: McpServerConfig, serverId: string, calls: InFlightCalls, log: Logger): void {
+  const modes = elicitationModes(config);
+  if (!modes.form && !modes.url) return;
+  client.setRequestHandler('elicitation/create', async ({ params }, ctx): Promise<ElicitResult> => {
+    const call = calls.route();
+    if (typeof call === 'string' || !call.target) {
+      log.warn({ serverId, reason: call }, 'elicitation declined: no session to ask');
+      return { action: 'decline' };
+    }
+    const ask: ElicitationAsk = askOf(serverId, params);
+    const signal = AbortSignal.any([ctx.mcpReq.signal, call.ended.signal]);
+    const answer = await call.target.elicit(ask, { deadline: call.deadline, signal });
+    if (answer.action !== 'accept') return { action: answer.action };
+    if (ask.mode === 'url') return { action: 'accept' };
+    return { action: 'accept', content: withDefaults(ask.requestedSchema, answer.content ?? {}) };
+  });
+}
+
+type FieldValue = ElicitationContent[string];
+const isFieldValue = (value: unknown): value is FieldValue =>
+  ['string', 'number', 'boolean'].includes(typeof value) || (Array.isArray(value) && value.every((v) => typeof v === 'string'));
+
+/** The answer with each field it leaves out set to the schema's `default` (SEP-1034). */
+export function withDefaults(schema: Record<string, unknown>, content: ElicitationContent): ElicitationContent {
+  const properties = (schema.properties ?? {}) as Record<string, { default?: unknown } | null>;
+  const filled: ElicitationContent = { ...content };
+  for (const [field, property] of Object.entries(properties)) {
+    const fallback = property?.default;
+    if (filled[field] === undefined && isFieldValue(fallback)) filled[field] = fallback;
+  }
+  return filled;
+}
+
+const askOf = (serverId: string, params: ElicitRequest['params']): ElicitationAsk =>
+  params.mode === 'url'
+    ? { serverId, message: params.message, mode: 'url', url: params.url, elicitationId: params.elicitationId }
+    : { serverId, message: params.message, mode: 'form', requestedSchema: params.requestedSchema };

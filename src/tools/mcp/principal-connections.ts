@@ -1,0 +1,119 @@
+/**
+ * The tool calls of a server with `oauth.per: principal` (docs/tool-servers.md, "Sign-in per principal"): each
+ * principal's calls go over a connection of its own, authorized with its own tokens (its own record in the secret
+ * store: src/tools/oauth/client.ts with a `principal`). The server's own connection (an admin's sign-in) lists its
+ * tools; no principal's call ever goes over it.
+ *
+ * Contracts:
+ * - `connection(principal)` answers the principal's connection, opening it on first use. A principal without
+ *   tokens gets a CallError naming where it signs in, and nothing is sent to the server; a connection that fails
+ *   (the tokens refused, say) gets the reason, and the next call tries again.
+ * - `signIn(principal)` answers the URL the principal follows to sign in (the same one while it is fresh), or
+ *   `signedIn: true` when it holds tokens the server accepts; it offers a sign-in again after `oauth.maxSignIns`
+ *   refused ones. `status` tells which, sending nothing.
+ * - `complete` takes the callback of the principal's sign-in; its next call opens a connection with the new tokens.
+ * - `signOut` drops the principal's tokens and closes its connection. `closeAll` closes every connection (the
+ *   server restarts or goes away); the tokens stay.
+ * - A principal's connection that is lost is dropped: the next call opens a new one.
+ */
+import type { Logger } from '../../log/index.ts';
+import { CallError, describe, type McpConnection } from './connection.ts';
+import { AuthorizationRequired, type ServerOAuth } from '../oauth/client.ts';
+
+export interface SignInStatus {
+  signedIn: boolean;
+  /** While a sign-in of the principal is pending: where it signs in. */
+  authorizationUrl?: string;
+}
+
+export interface PrincipalConnectionsOptions {
+  serverId: string;
+  /** The OAuth client of one principal (its own record). */
+  oauthOf(principal: string): ServerOAuth;
+  /** Opens a connection authorized by `oauth`; `onLost` when it dies on its own. */
+  open(oauth: ServerOAuth, onLost: () => void): Promise<McpConnection>;
+  log: Logger;
+  /** The server's request timeout (named in a timed-out attempt's reason). */
+  timeout: number;
+}
+
+export type PrincipalConnections = ReturnType<typeof createPrincipalConnections>;
+
+export function createPrincipalConnections(options: PrincipalConnectionsOptions) {
+  const oauths = new Map<string, ServerOAuth>();
+  const connections = new Map<string, Promise<McpConnection>>();
+
+  const oauthOf = (principal: string): ServerOAuth => {
+    let oauth = oauths.get(principal);
+    if (!oauth) oauths.set(principal, (oauth = options.oauthOf(principal)));
+    return oauth;
+  };
+  const forgetIf = (principal: string, opening: Promise<McpConnection>) => {
+    if (connections.get(principal) === opening) connections.delete(principal);
+  };
+  /** One opening at a time per principal: concurrent calls share it. */
+  const opened = (principal: string, oauth: ServerOAuth): Promise<McpConnection> => {
+    const existing = connections.get(principal);
+    if (existing) return existing;
+    const opening: Promise<McpConnection> = options.open(oauth, () => forgetIf(principal, opening)).catch((err: unknown) => {
+      forgetIf(principal, opening);
+      throw err;
+    });
+    connections.set(principal, opening);
+    return opening;
+  };
+  const close = async (principal: string) => {
+    const opening = connections.get(principal);
+    connections.delete(principal);
+    await opening?.then((c) => c.close()).catch(() => {});
+  };
+
+  return {
+    async connection(principal: string): Promise<McpConnection> {
+      const oauth = oauthOf(principal);
+      if (!connections.has(principal)) {
+        await oauth.load();
+        if (!oauth.signedIn()) throw new CallError(new AuthorizationRequired(options.serverId, principal).message, 'protocol');
+      }
+      try {
+        return await opened(principal, oauth);
+      } catch (err) {
+        throw new CallError(oauth.blocked()?.message ?? describe(err, options.timeout), 'protocol');
+      }
+    },
+    async status(principal: string): Promise<SignInStatus> {
+      const oauth = oauthOf(principal);
+      await oauth.load();
+      const url = oauth.authorizationUrl();
+      return { signedIn: oauth.signedIn(), ...(url !== undefined && { authorizationUrl: url }) };
+    },
+    async signIn(principal: string): Promise<SignInStatus> {
+      const oauth = oauthOf(principal);
+      await oauth.resetSignIns(); // asked for by the principal itself: offered again after oauth.maxSignIns
+      await oauth.load();
+      const pending = oauth.authorizationUrl();
+      if (pending !== undefined) return { signedIn: oauth.signedIn(), authorizationUrl: pending };
+      try {
+        await opened(principal, oauth);
+        return { signedIn: true };
+      } catch (err) {
+        // The attempt without (usable) tokens met the server's sign-in wall: it left a pending sign-in.
+        const url = oauth.authorizationUrl();
+        if (url !== undefined) return { signedIn: false, authorizationUrl: url };
+        throw new Error(oauth.blocked()?.message ?? describe(err, options.timeout));
+      }
+    },
+    async complete(principal: string, state: string, code: string, iss?: string): Promise<void> {
+      await oauthOf(principal).complete(state, code, iss);
+      await close(principal);
+      options.log.info('OAuth: a principal signed in');
+    },
+    async signOut(principal: string): Promise<void> {
+      await close(principal);
+      await oauthOf(principal).forget();
+    },
+    async closeAll(): Promise<void> {
+      await Promise.all([...connections.keys()].map(close));
+    },
+  };
+}

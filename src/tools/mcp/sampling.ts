@@ -1,0 +1,129 @@
+/**
+ * `sampling/createMessage` from a tool server: the policy of its config, the capability declared, the
+ * request mapped for the agent's model, and the routing to the tool call in flight.
+ *
+ * Contracts:
+ * - `mcpServers.<name>.sampling` is `deny` (default), `ask` or `allow`. Under `deny` the capability is not
+ *   declared and no handler is registered: the SDK answers the request with a JSON-RPC error (method not found).
+ * - Otherwise a request is served by the {@link Sampler} of the server's tool call in flight on that
+ *   connection (the latest one when several run: the server sends sampling from inside a call), with
+ *   `needsApproval` set under `ask`, the call's deadline, and a signal that aborts when the server cancels
+ *   its request or the call ends. With no call in flight, or a call made without a sampler (`…/execute`),
+ *   it is refused with InvalidRequest: there is no session to serve and count it.
+ * - A sampler that throws {@link SamplingRefused} (a person denied it, a token budget) answers the server
+ *   with the JSON-RPC error code -1 (the spec's "user rejected sampling request") and the reason.
+ * - Only text content is accepted (an image or audio message is InvalidRequest). `maxTokens` is capped by
+ *   `samplingMaxTokens` (default {@link DEFAULT_SAMPLING_MAX_TOKENS}); the sampler caps it again by the model's
+ *   `llm.maxOutputTokens`. `modelPreferences`, `includeContext`, `temperature`, `stopSequences` and `metadata`
+ *   are ignored: the agent's own model answers.
+ * - A sampler's failure reaches the server as InternalError with the reason.
+ */
+import { ProtocolError, ProtocolErrorCode, type Client, type ClientCapabilities, type CreateMessageRequest, type CreateMessageResult } from '@modelcontextprotocol/client';
+import type { McpServerConfig } from '../../config/schema.ts';
+import type { SamplingPolicy } from '../../config/server-features.ts';
+
+export const DEFAULT_SAMPLING_MAX_TOKENS = 1024;
+
+/** A sampling request as the agent's model gets it. */
+export interface SamplingRequest {
+  serverId: string;
+  systemPrompt?: string;
+  messages: { role: 'user' | 'assistant'; content: string }[];
+  maxTokens: number;
+  /** `ask`: a person approves the request before the model sees it. */
+  needsApproval: boolean;
+}
+
+/** The call a sampling request arrives in. */
+export interface SamplingOptions {
+  /** When the call's own timeout ends it (epoch ms). */
+  deadline: number;
+  /** Aborts when the server cancels its request or the call ends. */
+  signal: AbortSignal;
+}
+
+/** The request was refused on the host's side (denied by a person, over a token budget); `message` says why. */
+export class SamplingRefused extends Error {}
+
+/** The JSON-RPC error code of a refused sampling request (the MCP spec's example for a user's rejection). */
+export const SAMPLING_REFUSED = -1;
+
+export interface SamplingReply {
+  text: string;
+  model: string;
+  /** `endTurn`, `maxTokens`, or the model's own finish reason. */
+  stopReason: string;
+}
+
+/** Serves a server's sampling request for the tool call it was given to (the agent layer makes it). */
+export type Sampler = (request: SamplingRequest, options: SamplingOptions) => Promise<SamplingReply>;
+
+export const samplingPolicy = (config: McpServerConfig): SamplingPolicy => config.sampling ?? 'deny';
+
+export const samplingCapability = (config: McpServerConfig): ClientCapabilities =>
+  samplingPolicy(config) === 'deny' ? {} : { sampling: {} };
+
+/** The request for the model, or a ProtocolError (InvalidRequest) saying why not. */
+export function toSamplingRequest(serverId: string, params: CreateMessageRequest['params'], config: Pick<McpServerConfig, 'sampling' | 'samplingMaxTokens'>): SamplingRequest {
+  const messages = params.messages.map((m, i) => {
+    const parts = Array.isArray(m.content) ? m.content : [m.content];
+    const texts = parts.map((c) => {
+      if (c.type !== 'text') throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `sampling: message ${i} holds ${c.type} content; agentd samples text only`);
+      return c.text;
+    });
+    return { role: m.role, content: texts.join('\n') };
+  });
+  const bound = config.samplingMaxTokens ?? DEFAULT_SAMPLING_MAX_TOKENS;
+  return {
+    serverId,
+    ...(params.systemPrompt !== undefined && { systemPrompt: params.systemPrompt }),
+    messages,
+    maxTokens: Math.min(params.maxTokens, bound),
+    needsApproval: config.sampling === 'ask',
+  };
+}
+
+/** Registers the `sampling/createMessage` handler (before `connect`; either era) unless the policy is `deny`; `current` is the call in flight. */
+export function attachSampling(client: Client, serverId: string, config: McpServerConfig, current: () => SamplingCall | undefined): void {
+  if (samplingPolicy(config) === 'deny') return;
+  client.setRequestHandler('sampling/createMessage', async ({ params }, ctx): Promise<CreateMessageResult> => {
+    const call = current();
+    if (!call) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, "sampling: agentd serves sampling only during one of this server's tool calls in a session turn");
+    const request = toSamplingRequest(serverId, params, config);
+    let reply: SamplingReply;
+    try {
+      reply = await call.sampler(request, { deadline: call.deadline, signal: AbortSignal.any([ctx.mcpReq.signal, call.ended]) });
+    } catch (error) {
+      if (error instanceof SamplingRefused) throw new ProtocolError(SAMPLING_REFUSED, error.message);
+      throw new ProtocolError(ProtocolErrorCode.InternalError, `sampling failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return { role: 'assistant', content: { type: 'text', text: reply.text }, model: reply.model, stopReason: reply.stopReason };
+  });
+}
+
+/** A tool call in flight with a sampler: its deadline, and a signal that aborts when it ends. */
+export interface SamplingCall {
+  sampler: Sampler;
+  deadline: number;
+  ended: AbortSignal;
+}
+
+/** The samplers of a connection's calls in flight, latest last. */
+export function createSamplerStack() {
+  const stack: SamplingCall[] = [];
+  return {
+    current: (): SamplingCall | undefined => stack[stack.length - 1],
+    /** Pushes `sampler` (when given) for the duration of a call ending by `deadline`; returns the function that pops it. */
+    enter(sampler: Sampler | undefined, deadline: number): () => void {
+      if (!sampler) return () => {};
+      const ended = new AbortController();
+      const call = { sampler, deadline, ended: ended.signal };
+      stack.push(call);
+      return () => {
+        ended.abort();
+        const at = stack.indexOf(call);
+        if (at >= 0) stack.splice(at, 1);
+      };
+    },
+  };
+}

@@ -1,0 +1,202 @@
+/**
+ * Resources and prompts of a server, for REST (`mcp.listResources`, `mcp.readResource`,
+ * `mcp.subscribeResource`, `mcp.listPrompts`, `mcp.getPrompt`) and for messages (`mcp.attach`).
+ *
+ * Contracts:
+ * - An unknown server is SERVER_NOT_FOUND (details.serverId). Listing a server that is not connected
+ *   answers empty lists; reading, subscribing or getting from it is TOOL_EXECUTION_FAILED (details
+ *   { serverId, reason }), as is every failure of the server.
+ * - Resource subscriptions are per subscriber (a principal): the server is subscribed while anyone
+ *   follows the URI, and each new connection of it again (`subscribeAgain`, called by service.ts).
+ * - A read resource is at most the server's `maxResultBytes` (text bytes plus decoded blob bytes);
+ *   a larger one is TOOL_EXECUTION_FAILED. Blobs stay base64 with their MIME type.
+ * - Prompt arguments are an object of strings: a missing required one is MISSING_FIELD (details
+ *   { field, promptName, serverId }), an unknown prompt or a non-string value INVALID_REQUEST.
+ * - `attach` gives the model what it reads of a tool result: each text content capped at
+ *   `maxModelBytes` (toolResultMaxBytes) with the visible marker, an image blob as an image (one that would
+ *   take the message's attached images past {@link MAX_ATTACHED_IMAGE_BYTES} decoded, the bound of a
+ *   message's own image, is a note instead), any other blob as a one-line note.
+ */
+import type { GetPromptResult, Prompt, ReadResourceResult } from '@modelcontextprotocol/client';
+import { AppError } from '../../errors/index.ts';
+import type { Attached, AttachedPromptMessage, AttachedResource } from '../../conversation/attachments.ts';
+import type { Logger } from '../../log/index.ts';
+import type { McpConnection } from './connection.ts';
+import { describe } from './connection.ts';
+import type { AttachRequest, PromptRecord, PromptResult, ResourceContents, ResourceList } from '../messages.ts';
+import { capText } from './result-text.ts';
+
+export interface RequestServer {
+  name: string;
+  connected: boolean;
+  connection: McpConnection | undefined;
+  timeout: number;
+  maxResultBytes: number;
+  /** Who subscribed to which resource URI (see `subscribeResource`). */
+  subscriptions: Map<string, Set<string>>;
+}
+
+export interface ServerRequestDeps {
+  find(serverId: string): RequestServer | undefined;
+  /** The cap of text the model reads (toolResultMaxBytes). */
+  maxModelBytes: number;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const opt = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : ({ [key]: value } as { [P in K]: V }));
+const blobBytes = (base64: string) => Buffer.byteLength(base64, 'base64');
+
+/** Subscribes a server's new connection again to every URI someone still follows; a refusal is logged. */
+export function subscribeAgain(connection: McpConnection, subscriptions: ReadonlyMap<string, unknown>, log: Logger): void {
+  for (const uri of subscriptions.keys()) {
+    connection.features.subscribe(uri, true).catch((err: unknown) => log.warn({ err, uri }, 'subscribing again to a resource failed'));
+  }
+}
+
+/** Decoded bytes of all the images one message may attach from resources and a prompt. */
+export const MAX_ATTACHED_IMAGE_BYTES = 10 * 1024 * 1024;
+
+export function createServerRequests(deps: ServerRequestDeps) {
+  const mustFind = (serverId: string): RequestServer => {
+    const server = deps.find(serverId);
+    if (!server) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
+    return server;
+  };
+  const failed = (serverId: string, reason: string) => new AppError('TOOL_EXECUTION_FAILED', `MCP server "${serverId}": ${reason}`, { serverId, reason });
+  /** Runs a request on a connected server; its failure is TOOL_EXECUTION_FAILED. */
+  const onServer = async <T>(serverId: string, work: (c: McpConnection, s: RequestServer) => Promise<T>): Promise<T> => {
+    const server = mustFind(serverId);
+    if (!server.connected || !server.connection) throw failed(server.name, 'the server is not connected');
+    try {
+      return await work(server.connection, server);
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      throw failed(server.name, describe(error, server.timeout));
+    }
+  };
+
+  async function listResources(serverId: string): Promise<ResourceList> {
+    const server = mustFind(serverId);
+    if (!server.connected || !server.connection) return { resources: [], resourceTemplates: [] };
+    const list = await onServer(serverId, (c) => c.features.listResources());
+    return {
+      resources: list.resources.map((r) => ({ uri: r.uri, name: r.name, ...opt('title', r.title), ...opt('description', r.description), ...opt('mimeType', r.mimeType), ...opt('size', r.size) })),
+      resourceTemplates: list.resourceTemplates.map((t) => ({ uriTemplate: t.uriTemplate, name: t.name, ...opt('title', t.title), ...opt('description', t.description), ...opt('mimeType', t.mimeType) })),
+    };
+  }
+
+  async function read(serverId: string, uri: string): Promise<{ server: RequestServer; result: ReadResourceResult }> {
+    return await onServer(serverId, async (c, server) => {
+      const result = await c.features.readResource(uri);
+      const bytes = result.contents.reduce((n, x) => n + ('text' in x && typeof x.text === 'string' ? Buffer.byteLength(x.text) : 'blob' in x && typeof x.blob === 'string' ? blobBytes(x.blob) : 0), 0);
+      if (bytes > server.maxResultBytes) throw failed(server.name, `resource ${uri} is ${bytes} bytes, over maxResultBytes (${server.maxResultBytes})`);
+      return { server, result };
+    });
+  }
+
+  async function readResource(serverId: string, uri: string): Promise<ResourceContents> {
+    const { server, result } = await read(serverId, uri);
+    const contents = result.contents.map((x) => ({
+      uri: x.uri,
+      ...opt('mimeType', x.mimeType),
+      ...('text' in x && typeof x.text === 'string' ? { text: x.text } : {}),
+      ...('blob' in x && typeof x.blob === 'string' ? { blob: x.blob } : {}),
+    }));
+    return { serverId: server.name, uri, contents };
+  }
+
+  /**
+   * Subscribes `subscriber` (a principal's name) to a resource's updates, or ends its subscription. The
+   * server is asked when the first subscriber comes (a refusal records nothing) and told when the last
+   * one leaves, so one principal's unsubscribe never ends another's updates.
+   */
+  async function subscribeResource(serverId: string, uri: string, subscribe: boolean, subscriber: string) {
+    const server = mustFind(serverId);
+    if (subscribe) {
+      if (!server.subscriptions.has(uri)) await onServer(serverId, (c) => c.features.subscribe(uri, true));
+      server.subscriptions.set(uri, (server.subscriptions.get(uri) ?? new Set<string>()).add(subscriber));
+    } else {
+      const subscribers = server.subscriptions.get(uri);
+      if (subscribers?.delete(subscriber) && subscribers.size === 0) {
+        server.subscriptions.delete(uri);
+        // A server that is not connected holds no subscription (a new connection gets only the followed ones).
+        if (server.connected) await onServer(serverId, (c) => c.features.subscribe(uri, false));
+      }
+    }
+    return { serverId: server.name, uri, subscribed: subscribe };
+  }
+
+  const promptRecord = (p: Prompt): PromptRecord => ({
+    name: p.name,
+    ...opt('title', p.title),
+    ...opt('description', p.description),
+    arguments: (p.arguments ?? []).map((a) => ({ name: a.name, ...opt('description', a.description), required: a.required === true })),
+  });
+
+  async function listPrompts(serverId: string): Promise<PromptRecord[]> {
+    const server = mustFind(serverId);
+    if (!server.connected || !server.connection) return [];
+    return (await onServer(serverId, (c) => c.features.listPrompts())).map(promptRecord);
+  }
+
+  async function fetchPrompt(serverId: string, name: string, args: unknown): Promise<{ server: RequestServer; result: GetPromptResult; args: Record<string, string> }> {
+    return await onServer(serverId, async (c, server) => {
+      const prompt = (await c.features.listPrompts()).find((p) => p.name === name);
+      if (!prompt) throw new AppError('INVALID_REQUEST', `No prompt "${name}" on server "${server.name}"`, { promptName: name, serverId: server.name });
+      const given = args ?? {};
+      if (!isPlainObject(given)) throw new AppError('INVALID_REQUEST', `Arguments of prompt "${name}" must be an object`, { promptName: name, serverId: server.name });
+      const bad = Object.entries(given).find(([, v]) => typeof v !== 'string');
+      if (bad) throw new AppError('INVALID_REQUEST', `Argument "${bad[0]}" of prompt "${name}" must be a string`, { field: bad[0], promptName: name, serverId: server.name });
+      const missing = (prompt.arguments ?? []).find((a) => a.required && given[a.name] === undefined);
+      if (missing) throw new AppError('MISSING_FIELD', `Prompt "${name}" needs the argument "${missing.name}"`, { field: missing.name, promptName: name, serverId: server.name });
+      const strings = given as Record<string, string>;
+      return { server, result: await c.features.getPrompt(name, strings), args: strings };
+    });
+  }
+
+  async function getPrompt(serverId: string, name: string, args: unknown): Promise<PromptResult> {
+    const { server, result } = await fetchPrompt(serverId, name, args);
+    return { serverId: server.name, name, ...opt('description', result.description), messages: result.messages.map((m) => ({ role: m.role, content: m.content })) };
+  }
+
+  const cap = (text: string) => capText(text, deps.maxModelBytes).text;
+  const isImage = (mime: string | undefined) => mime !== undefined && /^image\/(png|jpeg|gif|webp)$/i.test(mime);
+
+  function toAttachedMessage(m: GetPromptResult['messages'][number], fits: (base64: string) => boolean): AttachedPromptMessage {
+    const c = m.content;
+    if (c.type === 'text') return { role: m.role, content: cap(c.text) };
+    if (c.type === 'image' && m.role === 'user' && isImage(c.mimeType) && fits(c.data)) return { role: m.role, content: '', images: [{ mimeType: c.mimeType, base64: c.data }] };
+    if (c.type === 'resource' && 'text' in c.resource && typeof c.resource.text === 'string') return { role: m.role, content: `[resource ${c.resource.uri}]\n${cap(c.resource.text)}` };
+    if (c.type === 'resource' || c.type === 'resource_link') return { role: m.role, content: `[resource ${c.type === 'resource' ? c.resource.uri : c.uri}]` };
+    return { role: m.role, content: `[${c.type}${'mimeType' in c ? `: ${String(c.mimeType)}` : ''}]` };
+  }
+
+  async function attach(request: AttachRequest): Promise<Attached> {
+    let imageBytes = 0;
+    const fits = (base64: string) => {
+      const bytes = blobBytes(base64);
+      if (imageBytes + bytes > MAX_ATTACHED_IMAGE_BYTES) return false;
+      imageBytes += bytes;
+      return true;
+    };
+    const resources: AttachedResource[] = [];
+    for (const { serverId, uri } of request.resources ?? []) {
+      const { server, result } = await read(serverId, uri);
+      for (const x of result.contents) {
+        const base = { serverId: server.name, uri: x.uri, ...opt('mimeType', x.mimeType) };
+        if ('text' in x && typeof x.text === 'string') resources.push({ ...base, text: cap(x.text) });
+        else if ('blob' in x && typeof x.blob === 'string' && isImage(x.mimeType) && fits(x.blob)) resources.push({ ...base, image: { mimeType: x.mimeType!, base64: x.blob } });
+        else if ('blob' in x && typeof x.blob === 'string') resources.push({ ...base, text: `[binary ${x.mimeType ?? 'data'}, ${blobBytes(x.blob)} bytes]` });
+      }
+    }
+    let prompt: Attached['prompt'];
+    if (request.prompt) {
+      const { serverId, name } = request.prompt;
+      const { server, result, args } = await fetchPrompt(serverId, name, request.prompt.arguments);
+      prompt = { serverId: server.name, name, arguments: args, messages: result.messages.map((m) => toAttachedMessage(m, fits)) };
+    }
+    return { ...(resources.length > 0 && { resources }), ...(prompt && { prompt }) };
+  }
+
+  return { listResources, readResource, subscribeResource, listPrompts, getPrompt, attach };
+}

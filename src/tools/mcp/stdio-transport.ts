@@ -1,0 +1,246 @@
+/**
+ * MCP over a child process's stdin/stdout (the SDK's stdio framing), written here instead of using the SDK's
+ * StdioClientTransport because that one always passes LOGNAME/SHELL/TERM/USER and inherits stderr.
+ *
+ * Contracts:
+ * - The child's environment is exactly PATH and HOME of this process plus the server's configured `env`
+ *   (which wins). Nothing else of `process.env` reaches it.
+ * - The child leads its own process group (and session); closing kills the whole group, so a launcher (`npx`, a
+ *   shell) cannot leave grandchildren behind.
+ * - When agentd dies, `kill -9` included, the whole group ends: on Linux the group reaper (group-reaper.ts, one
+ *   process per agentd) is told of the group as it starts and kills it when agentd is gone. Only when that
+ *   reaper does not run is the child started through util-linux's `setpriv` with a parent-death signal
+ *   (parent-death.ts: it reaches the leader only). The pid, group, environment and errors are the same either way.
+ * - The registry (`children`) is told of the group when it starts, when the server first answers (the
+ *   proof child-registry.ts needs to reap a group whose leader is gone), and once it is gone.
+ * - stderr is logged line by line at debug; its first and last lines are kept (bounded) for `exitReason`,
+ *   which names the cause they give (stderr-cause.ts), not Node's or npm's closing banner.
+ * - `onclose` fires once, as soon as the child exits (not when its pipes drain), so pending requests fail at
+ *   once when the process dies.
+ * - `close()` ends stdin, then sends SIGTERM after `graceMs`, then SIGKILL after another `graceMs`; it resolves
+ *   when the child has exited.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { once } from 'node:events';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { deserializeMessage, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
+import { RESULT_TOO_LARGE, tooLargeMessage } from './limited-fetch.ts';
+import type { ChildRegistry } from '../spawn/child-registry.ts';
+import { LineReader } from './line-reader.ts';
+import { groupReaper } from '../spawn/group-reaper.ts';
+import { findSetpriv, withParentDeathSignal } from '../spawn/parent-death.ts';
+import { stderrCause, StderrLines } from './stderr-cause.ts';
+import type { Logger } from '../../log/index.ts';
+
+export interface ChildTransportOptions {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string | undefined;
+  log: Logger;
+  /** Wait between closing stdin, SIGTERM and SIGKILL. Default 500 ms. */
+  graceMs?: number;
+  /** Longest message read from the server; a longer one fails the call it answers. */
+  maxMessageBytes: number;
+  /** Told of the child's group when it starts and once it is gone. */
+  children?: ChildRegistry | undefined;
+}
+
+const INHERITED = process.platform === 'win32' ? ['PATH', 'SYSTEMROOT', 'USERPROFILE', 'APPDATA', 'TEMP'] : ['PATH', 'HOME'];
+const STDERR_GRACE_MS = 200;
+
+/** The environment a stdio server gets: PATH and HOME of this process, then its configured env. */
+export function childEnv(configured: Record<string, string>, parent: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of INHERITED) {
+    const value = parent[key];
+    if (value !== undefined) env[key] = value;
+  }
+  return { ...env, ...configured };
+}
+
+export class ChildProcessTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private child: ChildProcess | undefined;
+  private exited: Promise<void> | undefined;
+  private readonly reader: LineReader;
+  private readonly stderr = new StderrLines();
+  private partialLine = '';
+  private closedNotified = false;
+  private answered = false;
+  private exitInfo: { code: number | null; signal: NodeJS.Signals | null; ours: boolean } | undefined;
+  private spawnError: Error | undefined;
+  /** Set once close() began: an exit after that is ours, not the server's failure. */
+  private closing = false;
+
+  constructor(private readonly options: ChildTransportOptions) {
+    this.reader = new LineReader(options.maxMessageBytes, (line) => this.onLine(line), (id, bytes) => this.onOversize(id, bytes));
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /**
+   * Why the child went away on its own, e.g. `process exited with code 1: Error: Cannot find module '/x/server.js'`;
+   * undefined while it runs or when close() ended it.
+   */
+  get exitReason(): string | undefined {
+    if (this.spawnError) return `cannot start ${this.options.command}: ${this.spawnError.message}`;
+    if (!this.exitInfo || this.exitInfo.ours) return undefined;
+    const { code, signal } = this.exitInfo;
+    const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
+    const cause = stderrCause([...this.stderr.lines(), this.partialLine]);
+    return cause ? `process ${how}: ${cause}` : `process ${how}`;
+  }
+
+  start(): Promise<void> {
+    if (this.child) return Promise.reject(new Error('transport already started'));
+    const { command, args, env, cwd } = this.options;
+    return new Promise((resolve, reject) => {
+      const childEnvironment = childEnv(env);
+      const reaper = groupReaper();
+      const reaped = reaper?.start() ?? false;
+      const run = reaped ? { command, args } : withParentDeathSignal({ command, args }, childEnvironment.PATH, cwd, findSetpriv());
+      const child = spawn(run.command, run.args, {
+        env: childEnvironment,
+        ...(cwd !== undefined ? { cwd } : {}),
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: process.platform !== 'win32',
+        windowsHide: true,
+      });
+      this.child = child;
+      if (child.pid !== undefined) {
+        reaper?.watch(child.pid); // first: nothing between the spawn and this line may yield
+        this.options.children?.add(child.pid, command);
+        const pid = child.pid;
+        child.once('exit', () => reaper?.unwatch(pid));
+      }
+      this.exited = new Promise((done) => child.once('exit', () => done()));
+      child.once('spawn', () => resolve());
+      child.on('error', (error) => {
+        if (child.pid === undefined) {
+          this.spawnError = error;
+          this.exitInfo = { code: null, signal: null, ours: false };
+          reject(error);
+          this.notifyClosed();
+        } else this.onerror?.(error);
+      });
+      child.once('exit', (code, signal) => {
+        // Ended by close() unless it failed on its own (a code other than 0 without our signal): a
+        // server that dies while a failed connect is being closed still names its cause.
+        this.exitInfo = { code, signal, ours: this.closing && (signal !== null || code === 0) };
+        this.options.log.debug({ code, signal }, 'stdio server exited');
+        // Its last stderr lines may still be in the pipe: they name the reason. A grandchild that
+        // keeps the pipe open delays the report by at most STDERR_GRACE_MS.
+        const stderrRead = child.stderr.readableEnded ? Promise.resolve() : Promise.race([once(child.stderr, 'end'), sleep(STDERR_GRACE_MS, undefined, { ref: false })]);
+        void stderrRead.then(() => this.notifyClosed());
+      });
+      child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
+      child.stdout.on('error', (error) => this.onerror?.(error));
+      child.stdin.on('error', (error) => this.options.log.debug({ err: error }, 'stdio server stdin error'));
+      child.stderr.setEncoding('utf8');
+      child.stderr.on('data', (text: string) => this.onStderr(text));
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin || !stdin.writable || this.exitInfo) return Promise.reject(new Error('Not connected'));
+    return new Promise((resolve) => {
+      if (stdin.write(serializeMessage(message))) resolve();
+      else stdin.once('drain', resolve);
+    });
+  }
+
+  async close(): Promise<void> {
+    const child = this.child;
+    const exited = this.exited;
+    if (!child || !exited) return;
+    this.closing = true;
+    if (!this.exitInfo && child.pid !== undefined) {
+      const grace = this.options.graceMs ?? 500;
+      child.stdin?.end();
+      if (!(await settlesWithin(exited, grace))) {
+        this.kill(child, 'SIGTERM');
+        if (!(await settlesWithin(exited, grace))) {
+          this.kill(child, 'SIGKILL');
+          await exited;
+        }
+      }
+    }
+    // A dead leader can leave its group behind (a launcher's children); sweep it.
+    this.kill(child, 'SIGKILL');
+    if (child.pid !== undefined) this.options.children?.remove(child.pid);
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+    child.stdin?.destroy();
+    this.notifyClosed();
+  }
+
+  private kill(child: ChildProcess, signal: NodeJS.Signals): void {
+    if (child.pid === undefined) return;
+    try {
+      if (process.platform === 'win32') child.kill(signal);
+      else process.kill(-child.pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+
+  private notifyClosed(): void {
+    if (this.closedNotified) return;
+    this.closedNotified = true;
+    this.onclose?.();
+  }
+
+  private onStdout(chunk: Buffer): void {
+    if (!this.answered && this.child?.pid !== undefined) {
+      this.answered = true;
+      this.options.children?.answered(this.child.pid);
+    }
+    this.reader.push(chunk);
+  }
+
+  private onLine(line: string): void {
+    let message: JSONRPCMessage;
+    try {
+      message = deserializeMessage(line);
+    } catch (error) {
+      this.onerror?.(error as Error);
+      return;
+    }
+    this.onmessage?.(message);
+  }
+
+  /** A message over the limit was skipped: the call it answers fails (the connection goes on). */
+  private onOversize(id: string | number | undefined, bytes: number): void {
+    const message = tooLargeMessage(bytes, this.options.maxMessageBytes);
+    this.options.log.warn({ bytes, limit: this.options.maxMessageBytes }, 'stdio server: message over maxResultBytes skipped');
+    if (id === undefined) return void this.onerror?.(new Error(message));
+    this.onmessage?.({ jsonrpc: '2.0', id, error: { code: RESULT_TOO_LARGE, message } });
+  }
+
+  private onStderr(text: string): void {
+    const lines = (this.partialLine + text).split('\n');
+    this.partialLine = lines.pop() ?? '';
+    for (const raw of lines) {
+      const line = raw.trimEnd();
+      if (!line) continue;
+      this.options.log.debug({ stderr: line }, 'stdio server stderr');
+      this.stderr.push(line);
+    }
+    if (this.partialLine.length > 4096) this.partialLine = this.partialLine.slice(-4096);
+  }
+}
+
+/** Whether `promise` settles within `ms` (the timer is cleared as soon as it does). */
+async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  const timer = new AbortController();
+  const settled = await Promise.race([promise.then(() => true), sleep(ms, false, { signal: timer.signal }).catch(() => false)]);
+  timer.abort();
+  return settled;
+}

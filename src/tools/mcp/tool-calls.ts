@@ -1,0 +1,168 @@
+/**
+ * Tool execution for REST (`mcp.executeTool`) and for the model (`mcp.callModelTool`).
+ *
+ * Contracts:
+ * - executeTool checks, in order: the server exists (SERVER_NOT_FOUND, details.serverId), it is connected
+ *   (TOOL_EXECUTION_FAILED), the tool exists (TOOL_NOT_FOUND, details toolName/serverId), the arguments are an
+ *   object matching the inputSchema (INVALID_REQUEST, details.issues); then calls. A result with `isError`, a
+ *   timeout, or a dead connection is TOOL_EXECUTION_FAILED with details { toolName, serverId, reason }.
+ *   `data` is `{ content, structuredContent? }`; `execution.duration` is milliseconds.
+ * - callModelTool never throws for a tool's failure: it resolves with `success: false` and a reason the model
+ *   can read. Text is capped at `maxResultBytes`. The abort signal cancels the call at the server.
+ * - A model call with an `elicit` target hands the server's elicitation requests during it to that target;
+ *   `…/execute` has none, so they are declined (src/tools/mcp/elicitation.ts).
+ * - A model call's `sampler` serves the server's sampling requests while it runs (sampling.ts).
+ * - A call with a `progress` target reports each progress notification through `progress` (for the
+ *   `mcp.toolProgress` event); one without still carries a token (the server may need one).
+ * - A server with `oauth.per: principal` is called over the calling principal's own connection (a REST call's
+ *   principal, a model call's session owner); a principal that has not signed in fails like any call, with a
+ *   reason naming where it signs in. Its tool list (for checking arguments) is the server's own.
+ */
+import type { CallToolResult, Progress } from '@modelcontextprotocol/client';
+import type { Clock } from '../../clock.ts';
+import { AppError } from '../../errors/index.ts';
+import type { Logger } from '../../log/index.ts';
+import type { ArgIssue, ArgsValidator } from '../args-validator.ts';
+import type { CatalogueItem } from '../catalogue.ts';
+import { CallError, type McpConnection } from './connection.ts';
+import { HOPS_META_KEY } from '../hops.ts';
+import type { ExecutionResult, McpCommands, McpEvents, ModelToolOutcome, ProgressTarget, ServerRecord } from '../messages.ts';
+import { capText, resultText } from './result-text.ts';
+
+/** What tool calls need to know of a server. */
+export interface ServerView {
+  name: string;
+  status: ServerRecord['status'];
+  error: string | undefined;
+  connection: McpConnection | undefined;
+  /** `oauth.per: principal`: the connection a principal's calls go over (principal-connections.ts); throws CallError. */
+  forPrincipal?: ((principal: string | undefined) => Promise<McpConnection>) | undefined;
+}
+
+export interface ToolCallDeps {
+  find(serverId: string): ServerView | undefined;
+  catalogue(): ReadonlyMap<string, CatalogueItem>;
+  validate: ArgsValidator;
+  clock: Clock;
+  maxResultBytes: number;
+  log: Logger;
+  progress(event: McpEvents['mcp.toolProgress']): void;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Arguments as an object: absent means `{}`; a JSON string (as models send them) is parsed. */
+function normalizeArgs(args: unknown): { args: Record<string, unknown> } | { issues: ArgIssue[] } {
+  let value: unknown = args ?? {};
+  if (typeof value === 'string') {
+    try {
+      value = value.trim() === '' ? {} : (JSON.parse(value) as unknown);
+    } catch {
+      return { issues: [{ path: '/', message: 'is not valid JSON' }] };
+    }
+  }
+  return isPlainObject(value) ? { args: value } : { issues: [{ path: '/', message: 'must be object' }] };
+}
+
+const unavailable = (server: ServerView) =>
+  `server "${server.name}" is not connected (status ${server.status}${server.error ? `: ${server.error}` : ''})`;
+
+const resultData = (r: CallToolResult): Record<string, unknown> =>
+  r.structuredContent === undefined ? { content: r.content } : { content: r.content, structuredContent: r.structuredContent };
+
+const formatIssues = (issues: ArgIssue[]) => issues.map((i) => `${i.path} ${i.message}`).join('; ');
+
+export function createToolCalls(deps: ToolCallDeps) {
+  const { clock } = deps;
+  const reporter = (target: ProgressTarget | undefined, serverId: string, toolName: string) =>
+    target &&
+    ((p: Progress) =>
+      deps.progress({
+        ...target,
+        serverId,
+        toolName,
+        progress: p.progress,
+        ...(p.total !== undefined && { total: p.total }),
+        ...(p.message !== undefined && { message: p.message }),
+      }));
+
+  async function executeTool(payload: McpCommands['mcp.executeTool']['payload']): Promise<ExecutionResult> {
+    const server = deps.find(payload.serverId);
+    if (!server) throw new AppError('SERVER_NOT_FOUND', `MCP server "${payload.serverId}" not found`, { serverId: payload.serverId });
+    const { toolName } = payload;
+    const serverId = server.name;
+    const fail = (reason: string) =>
+      new AppError('TOOL_EXECUTION_FAILED', `Tool "${toolName}" failed: ${reason}`, { toolName, serverId, reason });
+    const connection = server.connection;
+    if (server.status !== 'connected' || !connection) throw fail(unavailable(server));
+    const tool = connection.tools.find((t) => t.name === toolName);
+    if (!tool) throw new AppError('TOOL_NOT_FOUND', `Tool "${toolName}" not found on server "${serverId}"`, { toolName, serverId });
+    const normalized = normalizeArgs(payload.args);
+    const issues = 'issues' in normalized ? normalized.issues : deps.validate(tool.inputSchema, normalized.args);
+    if (issues.length > 0 || !('args' in normalized)) {
+      throw new AppError('INVALID_REQUEST', `Invalid arguments for tool "${toolName}": ${formatIssues(issues)}`, {
+        toolName,
+        serverId,
+        issues,
+      });
+    }
+    const started = clock.now();
+    let result: CallToolResult;
+    try {
+      const via = server.forPrincipal ? await server.forPrincipal(payload.principal) : connection;
+      result = await via.callTool(toolName, normalized.args, undefined, undefined, reporter(payload.progress, serverId, toolName));
+    } catch (error) {
+      throw fail(error instanceof CallError ? error.message : String(error));
+    }
+    if (result.isError) throw fail(capText(resultText(result) || 'the tool reported an error', deps.maxResultBytes).text);
+    const now = clock.now();
+    return {
+      success: true,
+      data: resultData(result),
+      execution: { toolName, serverId, duration: now - started },
+      timestamp: new Date(now).toISOString(),
+    };
+  }
+
+  /** `principal`: the owner of the session the call is made for (`''`: the unnamed one; `undefined`: none). */
+  async function callModelTool(payload: McpCommands['mcp.callModelTool']['payload'], principal?: string): Promise<ModelToolOutcome> {
+    const started = clock.now();
+    const item = deps.catalogue().get(payload.name);
+    const outcome = (success: boolean, text: string, result: unknown): ModelToolOutcome => ({
+      success,
+      text: capText(text, deps.maxResultBytes).text,
+      result,
+      serverId: item?.serverId ?? '',
+      toolName: item?.tool.name ?? payload.name,
+      durationMs: clock.now() - started,
+    });
+    const failure = (reason: string) => outcome(false, `Error: ${reason}`, { error: reason });
+
+    if (!item) return failure(`unknown tool "${payload.name}"`);
+    const server = deps.find(item.serverId);
+    const connection = server?.connection;
+    if (!server || server.status !== 'connected' || !connection) {
+      return failure(server ? unavailable(server) : `server "${item.serverId}" was removed`);
+    }
+    const normalized = normalizeArgs(payload.args);
+    const issues = 'issues' in normalized ? normalized.issues : deps.validate(item.tool.inputSchema, normalized.args);
+    if (issues.length > 0 || !('args' in normalized)) {
+      return failure(`invalid arguments for tool "${payload.name}": ${formatIssues(issues)}`);
+    }
+    try {
+      const meta = payload.hops === undefined ? undefined : { [HOPS_META_KEY]: payload.hops };
+      const via = server.forPrincipal ? await server.forPrincipal(principal) : connection;
+      const result = await via.callTool(item.tool.name, normalized.args, payload.signal, meta, reporter(payload.progress, item.serverId, item.tool.name), payload);
+      const text = resultText(result);
+      const data = result.isError ? { ...resultData(result), isError: true } : resultData(result);
+      return result.isError ? outcome(false, text || 'Error: the tool reported an error', data) : outcome(true, text, data);
+    } catch (error) {
+      const reason = error instanceof CallError ? error.message : String(error);
+      deps.log.debug({ tool: payload.name, reason }, 'model tool call failed');
+      return failure(reason);
+    }
+  }
+
+  return { executeTool, callModelTool };
+}

@@ -1,0 +1,72 @@
+/**
+ * How agentd presents itself to a tool server's authorization server (src/tools/oauth/client.ts): the client
+ * metadata it registers with, and a `private_key_jwt` client authentication.
+ *
+ * Contracts:
+ * - The metadata names `application_type` (SEP-837): `native` when agentd's redirect URL is on a loopback host
+ *   (RFC 8252), `web` otherwise; a machine-to-machine client registers none.
+ * - `token_endpoint_auth_method` says how the client authenticates: `client_secret_basic` with a secret,
+ *   `private_key_jwt` with a key, else `none` (a public client, PKCE only).
+ * - `privateKeyJwt` signs one short-lived assertion per token request (RFC 7523 §2.2; `iss` and `sub` the client
+ *   id, `aud` the issuer) with the configured key, read at that moment (a key file may be rotated); the algorithm is
+ *   the configured one, else the key's own. A key it cannot use fails the request with a reason, never the key.
+ */
+import { createPrivateKey, type JsonWebKey } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createPrivateKeyJwtAuth, type AddClientAuthentication, type OAuthClientMetadata } from '@modelcontextprotocol/client';
+import type { OAuthConfig } from '../../config/schema.ts';
+import { isLoopbackHost } from './policy.ts';
+
+/** The metadata of a registration (RFC 7591) for `redirectUrl`, or for a machine-to-machine client without one. */
+export function clientMetadataOf(oauth: OAuthConfig, redirectUrl: string | undefined): OAuthClientMetadata {
+  const interactive = redirectUrl !== undefined;
+  const authMethod = oauth.clientSecret !== undefined ? 'client_secret_basic' : oauth.privateKey !== undefined || oauth.privateKeyFile !== undefined ? 'private_key_jwt' : 'none';
+  return {
+    client_name: 'agentd',
+    redirect_uris: interactive ? [redirectUrl] : [],
+    grant_types: interactive ? ['authorization_code', 'refresh_token'] : ['client_credentials'],
+    response_types: interactive ? ['code'] : [],
+    token_endpoint_auth_method: authMethod,
+    ...(interactive && { application_type: isLoopbackHost(new URL(redirectUrl).hostname) ? 'native' : 'web' }),
+    ...(oauth.scopes && { scope: oauth.scopes.join(' ') }),
+  };
+}
+
+/** The JWS algorithm a private key signs with by default. */
+export function algorithmOf(pem: string): string {
+  const key = createPrivateKey(pem);
+  const curve = key.asymmetricKeyDetails?.namedCurve;
+  switch (key.asymmetricKeyType) {
+    case 'rsa':
+      return 'RS256';
+    case 'rsa-pss':
+      return 'PS256';
+    case 'ed25519':
+      return 'EdDSA';
+    case 'ec':
+      if (curve === 'prime256v1') return 'ES256';
+      if (curve === 'secp384r1') return 'ES384';
+      if (curve === 'secp521r1') return 'ES512';
+  }
+  throw new Error(`the private key's type (${key.asymmetricKeyType ?? 'unknown'}${curve ? ` ${curve}` : ''}) signs no JWS algorithm agentd knows`);
+}
+
+/** The `private_key_jwt` client authentication of a config with a key, else `undefined`. */
+export function privateKeyJwt(oauth: OAuthConfig): AddClientAuthentication | undefined {
+  const { clientId, privateKey, privateKeyFile } = oauth;
+  if (clientId === undefined || (privateKey === undefined && privateKeyFile === undefined)) return undefined;
+  return async (headers, params, url, metadata) => {
+    let jwk: JsonWebKey;
+    let alg: string;
+    try {
+      const pem = privateKey ?? (await readFile(privateKeyFile!, 'utf8'));
+      alg = oauth.signingAlgorithm ?? algorithmOf(pem);
+      jwk = createPrivateKey(pem).export({ format: 'jwk' });
+    } catch (err) {
+      const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `${privateKeyFile} does not exist` : err instanceof Error && err.message.startsWith('the private key') ? err.message : 'it is not a PKCS #8 PEM private key';
+      throw new Error(`OAuth: the client's private key cannot be used: ${why}`);
+    }
+    params.set('client_id', clientId);
+    await createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey: jwk, alg })(headers, params, url, metadata);
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * What the secret store holds for one OAuth-protected tool server (src/tools/oauth/client.ts): its registration,
+ * tokens, the sign-in a person may be following, and how many sign-ins in a row the server still refused.
+ *
+ * Contracts:
+ * - One record per server, under a key hashed from its name and URL (and, with `oauth.per: principal`, per
+ *   principal: the principal's name is hashed in too): a server renamed or moved starts anew.
+ * - A record is JSON; one stored for another URL under the same key is not this server's (`undefined`).
+ * - The `state` of a sign-in names its server, and the principal it is for: `<random>.<serverId>`, or
+ *   `<random>~<principal, hex>.<serverId>` (`~` and `.` never occur in the random part), so any instance finds the
+ *   pending sign-in.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { OAuthClientInformationMixed, OAuthDiscoveryState, OAuthTokens } from '@modelcontextprotocol/client';
+import type { SecretStore } from '../../store/secret-store.ts';
+
+/** How long a sign-in URL stays valid. */
+export const PENDING_TTL_MS = 10 * 60_000;
+
+export interface Pending {
+  state: string;
+  codeVerifier: string;
+  url: string;
+  createdAt: number;
+  /** What discovery found when the sign-in began: the code is exchanged with that authorization server (SEP-2352). */
+  discovery?: OAuthDiscoveryState | undefined;
+}
+
+export interface OAuthRecord {
+  serverUrl: string;
+  client?: OAuthClientInformationMixed;
+  /** `scope` is what was granted: the token response's, else what was asked for (RFC 6749 §5.1). */
+  tokens?: OAuthTokens & { obtainedAt: number };
+  pending?: Pending;
+  /** Sign-ins completed in a row since a request last succeeded with the server (`oauth.maxSignIns`). */
+  signIns?: number;
+}
+
+export const recordKey = (serverId: string, url: string, principal?: string) =>
+  `oauth-${createHash('sha256').update(`${serverId}\n${url}${principal === undefined ? '' : `\n\u0000${principal}`}`).digest('hex').slice(0, 40)}`;
+
+/** A sign-in's `state`: `random` (base64url) tagged with its principal, if any, and its server. */
+export const stateOf = (random: string, serverId: string, principal?: string) =>
+  `${random}${principal === undefined ? '' : `~${Buffer.from(principal).toString('hex')}`}.${serverId}`;
+
+/** The server a sign-in's `state` names. */
+export const serverOfState = (state: string): string | undefined => {
+  const dot = state.indexOf('.');
+  return dot > 0 ? state.slice(dot + 1) : undefined;
+};
+
+/** The principal a sign-in's `state` names (`undefined`: the server's own sign-in). */
+export const principalOfState = (state: string): string | undefined => {
+  const head = state.slice(0, Math.max(0, state.indexOf('.')));
+  const tilde = head.indexOf('~');
+  return tilde < 0 ? undefined : Buffer.from(head.slice(tilde + 1), 'hex').toString();
+};
+
+/** Constant-time equality of two texts. */
+export const sameText = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/** The scope a sign-in URL asks for (its `scope` parameter). */
+export const scopeOfUrl = (url: string): string | undefined => {
+  try {
+    return new URL(url).searchParams.get('scope') ?? undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Reads and writes one server's record. */
+export function recordFile(store: SecretStore, key: string, serverUrl: string) {
+  return {
+    async read(): Promise<OAuthRecord | undefined> {
+      const text = await store.get(key);
+      const parsed = text === undefined ? undefined : (JSON.parse(text) as OAuthRecord);
+      return parsed?.serverUrl === serverUrl ? parsed : undefined;
+    },
+    write: (record: OAuthRecord) => store.set(key, JSON.stringify(record)),
+    remove: () => store.delete(key),
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * OAuth for one `http` tool server entry (src/tools/service.ts): its own OAuth client (oauth-client.ts), and with
+ * `oauth.per: principal` the connections of each principal (principal-connections.ts).
+ *
+ * Contracts:
+ * - A server connected at runtime sends its OAuth requests through the runtime URL policy (runtime-connect.ts),
+ *   and its principals' connections go to the addresses checked for each of them, like the server's own.
+ * - A principal's connection is the server's config with the principal's OAuth client: it announces this
+ *   instance (the hop header) as the server's own does; its tool list and notices are the server's business, not
+ *   the principal's (they are ignored here).
+ */
+import type { Clock } from '../../clock.ts';
+import type { HttpServerConfig } from '../../config/schema.ts';
+import type { Logger } from '../../log/index.ts';
+import type { SecretStore } from '../../store/secret-store.ts';
+import { openConnection, type McpConnection } from '../mcp/connection.ts';
+import { INSTANCE_HEADER } from '../hops.ts';
+import { createServerOAuth, type ServerOAuth } from './client.ts';
+import { createPrincipalConnections } from '../mcp/principal-connections.ts';
+import { checkedFetch, pinnedConnect, type RuntimePolicy } from '../spawn/runtime-connect.ts';
+import type { ServerEntry } from '../mcp/server-entry.ts';
+
+export interface ServerOAuthDeps {
+  secrets: SecretStore;
+  clock: Clock;
+  log: Logger;
+  callbackUrl: () => string;
+  runtime: RuntimePolicy;
+  clientInfo: { name: string; version: string };
+  instanceId?: string | undefined;
+}
+
+/** Gives `entry` (an http server with `oauth`) its OAuth client, and its principals' connections when it has them. */
+export function attachOAuth(entry: ServerEntry, config: HttpServerConfig, deps: ServerOAuthDeps): void {
+  const oauth = config.oauth;
+  if (!oauth) return;
+  const log = deps.log.child({ serverId: entry.name });
+  // A runtime server's authorization server passes the runtime URL policy too (runtime-connect.ts).
+  const fetch = entry.runtime ? checkedFetch(deps.runtime) : undefined;
+  const oauthOf = (principal?: string) =>
+    createServerOAuth({ serverId: entry.name, config: { ...config, oauth }, store: deps.secrets, clock: deps.clock, log, callbackUrl: deps.callbackUrl, ...(fetch && { fetch }), ...(principal !== undefined && { principal }) });
+  entry.oauth = oauthOf();
+  if (oauth.per !== 'principal') return;
+
+  const open = async (principalOAuth: ServerOAuth, onLost: () => void): Promise<McpConnection> => {
+    const pinned = entry.runtime ? await pinnedConnect(config, deps.runtime) : undefined;
+    const instanceHeaders = deps.instanceId !== undefined ? { [INSTANCE_HEADER]: deps.instanceId } : undefined;
+    await principalOAuth.load();
+    try {
+      const connection = await openConnection({
+        serverId: entry.name, config, log, clientInfo: deps.clientInfo, oauth: principalOAuth, onLost, onToolsChanged: () => {},
+        ...(instanceHeaders && { extraHeaders: instanceHeaders }), ...(pinned && { fetch: pinned.fetch }),
+      });
+      const close = connection.close.bind(connection);
+      return Object.assign(connection, { close: () => close().finally(() => pinned?.close()) });
+    } catch (err) {
+      await pinned?.close();
+      throw err;
+    }
+  };
+  entry.principals = createPrincipalConnections({ serverId: entry.name, oauthOf, open, log, timeout: config.timeout });
+}

@@ -1,0 +1,80 @@
+/**
+ * The sign-in commands of the MCP service (docs/tool-servers.md, "OAuth-protected tool servers"): the browser's
+ * return from a sign-in (`mcp.oauthCallback`), and a principal's own sign-in to a server with `oauth.per: principal`
+ * (`mcp.signIn`, `mcp.signInStatus`, `mcp.signOut`).
+ *
+ * Contracts:
+ * - The callback finds the server and the principal by the `state` (oauth-record.ts). The server's own sign-in
+ *   reconnects the server and resolves with its record once connected; a principal's resolves with the server's
+ *   record at once (the principal's next call connects with its tokens). An unknown, expired or used state is
+ *   INVALID_REQUEST (`details.field: "state"`); a failed exchange AGENT_ERROR with the reason.
+ * - A principal's sign-in commands on a server without `oauth.per: principal` are INVALID_REQUEST naming how that
+ *   server is signed in; on an unknown server SERVER_NOT_FOUND. Nothing answers another principal's sign-in.
+ */
+import { AppError } from '../../errors/index.ts';
+import { principalOfState, serverOfState, UnknownSignIn } from './client.ts';
+import type { SignInRecord, ServerRecord } from '../messages.ts';
+import type { ServerEntry } from '../mcp/server-entry.ts';
+
+export interface SignInDeps {
+  find(serverId: string): ServerEntry | undefined;
+  /** The server's own sign-in completed: reconnect it; resolves with its record once connected (AGENT_ERROR else). */
+  reconnect(entry: ServerEntry): Promise<ServerRecord>;
+  record(entry: ServerEntry): ServerRecord;
+}
+
+const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+export function createSignIns(deps: SignInDeps) {
+  const mustFind = (serverId: string): ServerEntry => {
+    const entry = deps.find(serverId);
+    if (!entry) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
+    return entry;
+  };
+  /** The principal connections of a server each principal signs in to. */
+  const perPrincipal = (serverId: string) => {
+    const entry = mustFind(serverId);
+    if (!entry.principals) {
+      const how = entry.oauth ? 'once for everyone (oauth.per: server): an admin signs in at its record\'s authorizationUrl' : 'without OAuth';
+      throw new AppError('INVALID_REQUEST', `MCP server "${entry.name}" is signed in ${how}`, { serverId: entry.name, field: 'serverId' });
+    }
+    return { entry, principals: entry.principals };
+  };
+  const failed = (entry: ServerEntry, err: unknown) =>
+    new AppError('AGENT_ERROR', `Signing in to MCP server "${entry.name}" failed: ${reasonOf(err)}`, { serverId: entry.name, reason: reasonOf(err) });
+
+  return {
+    async callback(payload: { state: string; code: string; iss?: string }): Promise<{ server: ServerRecord; principal: boolean }> {
+      const serverId = serverOfState(payload.state);
+      const principal = principalOfState(payload.state);
+      const entry = serverId === undefined ? undefined : deps.find(serverId);
+      const unknown = () => new AppError('INVALID_REQUEST', new UnknownSignIn().message, { field: 'state' });
+      if (!entry?.oauth || (principal !== undefined && !entry.principals)) throw unknown();
+      try {
+        if (principal === undefined) await entry.oauth.complete(payload.state, payload.code, payload.iss);
+        else await entry.principals!.complete(principal, payload.state, payload.code, payload.iss);
+      } catch (err) {
+        if (err instanceof UnknownSignIn) throw unknown();
+        throw failed(entry, err);
+      }
+      return principal === undefined ? { server: await deps.reconnect(entry), principal: false } : { server: deps.record(entry), principal: true };
+    },
+    async signIn({ serverId, principal }: { serverId: string; principal: string }): Promise<SignInRecord> {
+      const { entry, principals } = perPrincipal(serverId);
+      try {
+        return { serverId: entry.name, ...(await principals.signIn(principal)) };
+      } catch (err) {
+        throw failed(entry, err);
+      }
+    },
+    async status({ serverId, principal }: { serverId: string; principal: string }): Promise<SignInRecord> {
+      const { entry, principals } = perPrincipal(serverId);
+      return { serverId: entry.name, ...(await principals.status(principal)) };
+    },
+    async signOut({ serverId, principal }: { serverId: string; principal: string }): Promise<SignInRecord> {
+      const { entry, principals } = perPrincipal(serverId);
+      await principals.signOut(principal);
+      return { serverId: entry.name, signedIn: false };
+    },
+  };
+}

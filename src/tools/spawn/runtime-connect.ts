@@ -1,0 +1,116 @@
+/**
+ * What a tool server connected at runtime (`mcp.connectServer`) must pass: servers of the config
+ * file are the operator's and start as written; a runtime request is someone else's.
+ *
+ * Contracts:
+ * - `admitRuntimeServer` refuses before anything is spawned or any socket opened: FORBIDDEN when
+ *   runtime connects are off; the spawn policy for stdio servers (with the allowlist rules when the
+ *   service is shared); the URL policy (with the host's
+ *   addresses resolved and checked) for http servers.
+ * - Each connection attempt of a runtime http server resolves and checks again, and connects only to
+ *   the addresses it checked (`pinnedConnect`); its failures say "could not connect", never whether
+ *   a port was closed, a host unreachable or a packet dropped (that would map a private network).
+ * - Its OAuth requests (another origin: the authorization server) pass the same URL policy one by
+ *   one (`checkedFetch`), so a server cannot point agentd at an address it could not connect to itself.
+ */
+import type { AgentConfig, HttpServerConfig, McpServerConfig } from '../../config/schema.ts';
+import { AppError } from '../../errors/index.ts';
+import { checkSpawn, type SpawnPolicy } from './policy.ts';
+import { pinnedFetch, resolveAllowed, type FetchLike, type UrlPolicy } from './url-policy.ts';
+
+export interface RuntimePolicy extends SpawnPolicy, UrlPolicy {
+  /** False turns `POST /api/connect-server` off. */
+  runtimeConnect: boolean;
+}
+
+/**
+ * The runtime policy of `config.server.mcp`. `shared` (src/config/shared.ts) turns on the allowlist rules of
+ * spawn-allowlist.ts, with `agentDir` (the agent file's folder) for interpreters' scripts and the agent file's
+ * own stdio commands as the default allowlist.
+ */
+export function runtimePolicyOf(config: AgentConfig, options: { shared: boolean; agentDir?: string | undefined }): RuntimePolicy {
+  const { runtimeConnect, allowedCommands, allowPrivateNetworks, allowedHosts } = config.server.mcp;
+  const defaultCommands = Object.values(config.mcpServers).flatMap((s) => (s.type === 'stdio' ? [s.command] : []));
+  return {
+    runtimeConnect,
+    allowPrivateNetworks,
+    ...(allowedCommands && { allowedCommands }),
+    ...(allowedHosts && { allowedHosts }),
+    ...(options.shared && { shared: { agentDir: options.agentDir, defaultCommands } }),
+  };
+}
+
+export const OPEN_RUNTIME_POLICY: RuntimePolicy = { runtimeConnect: true, allowPrivateNetworks: true };
+
+export const COULD_NOT_CONNECT = 'could not connect to the server';
+
+/** A failure below HTTP (refused, unreachable, reset, timed out, unresolvable): what runtime servers never tell apart. */
+export function isSocketLevel(err: unknown): boolean {
+  const cause = err instanceof Error ? err.cause : undefined;
+  const text = [err, cause].map((e) => (e instanceof Error ? `${e.message} ${(e as NodeJS.ErrnoException).code ?? ''}` : typeof e === 'string' ? e : '')).join(' ');
+  return /ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|EHOSTDOWN|ETIMEDOUT|ECONNRESET|EPIPE|ENOTFOUND|EAI_AGAIN|fetch failed|socket|timed out|other side closed/i.test(text);
+}
+
+export async function admitRuntimeServer(config: McpServerConfig, policy: RuntimePolicy): Promise<void> {
+  if (!policy.runtimeConnect) {
+    throw new AppError('FORBIDDEN', 'Connecting tool servers at runtime is turned off (server.mcp.runtimeConnect: false)', { reason: 'runtime_connect_disabled' });
+  }
+  if (config.type === 'stdio') checkSpawn(config, policy);
+  else await resolveAllowed(config.baseUrl, policy);
+  // A file of agentd's host is for the agent file to name, not for a request.
+  if (config.type === 'http' && config.oauth?.privateKeyFile !== undefined) {
+    throw new AppError('INVALID_REQUEST', 'oauth.privateKeyFile names a file of agentd\'s host: a server connected at runtime sends its key as oauth.privateKey', { field: 'config.oauth.privateKeyFile' });
+  }
+}
+
+/**
+ * A fetch for one connection attempt of a runtime http server: checked addresses only, no redirects.
+ * Requests to the server's own origin go to the addresses checked once for the attempt; any other
+ * origin (its OAuth authorization server) goes through {@link checkedFetch}.
+ */
+export async function pinnedConnect(config: HttpServerConfig, policy: RuntimePolicy): Promise<{ fetch: FetchLike; close: () => Promise<void> }> {
+  const home = new URL(config.baseUrl).origin;
+  const pinned = pinnedFetch(await resolveAllowed(config.baseUrl, policy));
+  const elsewhere = checkedFetch(policy);
+  return { fetch: (url, init) => (new URL(url).origin === home ? pinned.fetch(url, init) : elsewhere(url, init)), close: pinned.close };
+}
+
+/** The most an OAuth endpoint's answer may hold (metadata, registrations and tokens are small). */
+export const CHECKED_FETCH_MAX_BYTES = 1024 * 1024;
+
+/**
+ * A fetch for a runtime server's OAuth requests (discovery, registration, tokens): each request's URL passes the
+ * runtime URL policy and goes to the addresses it resolved to only, with no redirects, and its answer is read
+ * whole (at most {@link CHECKED_FETCH_MAX_BYTES}) before the connection closes. A refused URL rejects with an
+ * Error naming the host and the reason; nothing is sent.
+ */
+export function checkedFetch(policy: UrlPolicy): FetchLike {
+  return async (url, init) => {
+    const target = new URL(url);
+    let addresses;
+    try {
+      addresses = await resolveAllowed(target.href, policy);
+    } catch (err) {
+      throw new Error(`refused to contact ${target.host}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+    const pinned = pinnedFetch(addresses);
+    try {
+      const res = await pinned.fetch(target, init);
+      const body = await readCapped(res, CHECKED_FETCH_MAX_BYTES);
+      return new Response(res.status === 204 || res.status === 304 ? null : body, { status: res.status, statusText: res.statusText, headers: res.headers });
+    } finally {
+      await pinned.close();
+    }
+  };
+}
+
+async function readCapped(res: Response, max: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += (chunk as Uint8Array).byteLength;
+    if (size > max) throw new Error(`the answer of ${new URL(res.url).host} is larger than ${max} bytes`);
+    chunks.push(chunk as Uint8Array);
+  }
+  return Buffer.concat(chunks);
+}

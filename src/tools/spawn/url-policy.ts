@@ -1,0 +1,145 @@
+/**
+ * Where a runtime-connected http server may be: the check its URL and every address it resolves
+ * to pass before any socket is opened (servers of the config file are the operator's).
+ *
+ * Contracts:
+ * - Only `http:` and `https:`. Never link-local (169.254.0.0/16, fe80::/10), cloud metadata
+ *   (169.254.169.254, fd00:ec2::254, 100.100.100.200, `metadata.google.internal`, …) or unspecified
+ *   (0.0.0.0/8, ::) addresses, in any spelling: the URL parser folds decimal, octal and hex IPv4 forms,
+ *   and IPv4-mapped IPv6 is judged by its IPv4 address.
+ * - With `allowPrivateNetworks: false`, also never loopback, private (10/8, 172.16/12, 192.168/16,
+ *   fc00::/7) or shared (100.64/10) addresses. With `allowedHosts`, only those hosts (`.suffix` also
+ *   matches its subdomains).
+ * - Names are resolved here, every address is checked, and the connection then goes to the checked
+ *   addresses only (`pinnedLookup`), so a name cannot resolve differently between check and connect.
+ * - A refusal is INVALID_REQUEST with `details.field: 'config.baseUrl'` and `details.reason`
+ *   (`scheme`, `host_not_allowed`, `metadata`, `link_local`, `unspecified`, `private_network`,
+ *   `unresolvable`).
+ */
+import type { LookupAddress } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns/promises';
+import type { LookupFunction } from 'node:net';
+import { BlockList, isIP } from 'node:net';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { AppError } from '../../errors/index.ts';
+
+export interface UrlPolicy {
+  allowPrivateNetworks: boolean;
+  allowedHosts?: readonly string[] | undefined;
+}
+
+export type UrlRefusal = 'scheme' | 'host_not_allowed' | 'metadata' | 'link_local' | 'unspecified' | 'private_network' | 'unresolvable';
+
+const refuse = (reason: UrlRefusal, message: string) => new AppError('INVALID_REQUEST', message, { field: 'config.baseUrl', reason });
+
+const METADATA_NAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal', 'metadata.azure.com', 'metadata.oraclecloud.com']);
+
+function blockList(entries: [string, number, 'ipv4' | 'ipv6'][]): BlockList {
+  const list = new BlockList();
+  for (const [net, prefix, type] of entries) list.addSubnet(net, prefix, type);
+  return list;
+}
+const METADATA = blockList([['169.254.169.254', 32, 'ipv4'], ['169.254.170.2', 32, 'ipv4'], ['100.100.100.200', 32, 'ipv4'], ['fd00:ec2::254', 128, 'ipv6']]);
+const LINK_LOCAL = blockList([['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']]);
+const UNSPECIFIED = blockList([['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6']]);
+const PRIVATE = blockList([
+  ['127.0.0.0', 8, 'ipv4'], ['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['100.64.0.0', 10, 'ipv4'],
+  ['::1', 128, 'ipv6'], ['fc00::', 7, 'ipv6'],
+]);
+
+/** An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`, or its hex form) as IPv4; anything else as it is. */
+function unmapped(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
+  const bare = address.replace(/^\[|\]$/g, '').toLowerCase();
+  if (isIP(bare) === 4) return { address: bare, family: 'ipv4' };
+  const dotted = /^(?:0*:)*:?ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(bare);
+  if (dotted?.[1]) return { address: dotted[1], family: 'ipv4' };
+  const hex = /^(?:0*:)*:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(bare);
+  if (hex?.[1] && hex[2]) {
+    const hi = parseInt(hex[1], 16);
+    const lo = parseInt(hex[2], 16);
+    return { address: `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`, family: 'ipv4' };
+  }
+  return { address: bare, family: 'ipv6' };
+}
+
+/** Why an address may not be connected to under `policy`, or undefined when it may. */
+export function addressRefusal(address: string, policy: UrlPolicy): UrlRefusal | undefined {
+  const ip = unmapped(address);
+  if (METADATA.check(ip.address, ip.family)) return 'metadata';
+  if (LINK_LOCAL.check(ip.address, ip.family)) return 'link_local';
+  if (UNSPECIFIED.check(ip.address, ip.family)) return 'unspecified';
+  if (!policy.allowPrivateNetworks && PRIVATE.check(ip.address, ip.family)) return 'private_network';
+  return undefined;
+}
+
+const hostAllowed = (host: string, allowed: readonly string[]) =>
+  allowed.some((a) => {
+    const entry = a.toLowerCase();
+    return entry.startsWith('.') ? host.endsWith(entry) || host === entry.slice(1) : host === entry;
+  });
+
+/** The URL, checked as written (no resolution): scheme, allowed hosts, metadata names, literal addresses. */
+export function checkUrl(raw: string, policy: UrlPolicy): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw refuse('scheme', `"${raw}" is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse('scheme', `${url.protocol} URLs are not allowed; use http: or https:`);
+  const host = url.hostname.toLowerCase().replace(/\.$/, '');
+  if (policy.allowedHosts && !hostAllowed(host, policy.allowedHosts)) throw refuse('host_not_allowed', `host ${host} is not in server.mcp.allowedHosts`);
+  if (METADATA_NAMES.has(host)) throw refuse('metadata', `host ${host} is a cloud metadata service`);
+  if (isIP(host.replace(/^\[|\]$/g, '')) !== 0) {
+    const reason = addressRefusal(host, policy);
+    if (reason) throw refuse(reason, `address ${host} is not allowed (${reason.replace('_', ' ')})`);
+  }
+  return url;
+}
+
+export type Lookup = (hostname: string) => Promise<LookupAddress[]>;
+const systemLookup: Lookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+/** Checks the URL, resolves its host and checks every address; resolves with the addresses to connect to. */
+export async function resolveAllowed(raw: string, policy: UrlPolicy, lookup: Lookup = systemLookup): Promise<LookupAddress[]> {
+  const url = checkUrl(raw, policy);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) !== 0) return [{ address: host, family: isIP(host) }];
+  let addresses: LookupAddress[];
+  try {
+    addresses = await lookup(host);
+  } catch {
+    throw refuse('unresolvable', `host ${host} could not be resolved`);
+  }
+  if (addresses.length === 0) throw refuse('unresolvable', `host ${host} could not be resolved`);
+  for (const { address } of addresses) {
+    const reason = addressRefusal(address, policy);
+    if (reason) throw refuse(reason, `host ${host} resolves to ${address}, which is not allowed (${reason.replace('_', ' ')})`);
+  }
+  return addresses;
+}
+
+/** A `net.connect` lookup that answers only with the checked addresses (no second resolution). */
+export function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunction {
+  return (_hostname, options, callback) => {
+    const first = addresses[0];
+    if (options.all) (callback as unknown as (err: null, all: LookupAddress[]) => void)(null, [...addresses]);
+    else callback(null, first?.address ?? '', first?.family ?? 4);
+  };
+}
+
+/** What the MCP SDK's HTTP transports call instead of the global fetch. */
+export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/**
+ * A fetch that connects only to the checked addresses and refuses redirects (a redirect could
+ * lead to an address nobody checked). `close()` ends its connections at once, requests still open
+ * included (a 2026-07-28 server's `subscriptions/listen` stream never ends by itself: waiting for it
+ * would hang the server's removal).
+ */
+export function pinnedFetch(addresses: readonly LookupAddress[]): { fetch: FetchLike; close: () => Promise<void> } {
+  const dispatcher = new Agent({ connect: { lookup: pinnedLookup(addresses) } });
+  const fetch: FetchLike = (url, init) =>
+    undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher, redirect: 'error' });
+  return { fetch, close: () => dispatcher.destroy() };
+}
