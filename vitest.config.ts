@@ -24,7 +24,10 @@ export default defineConfig({
       // (a process of its own, not a thread: some files count the process's file descriptors).
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], pool: 'forks', isolate: false } },
       // A fresh process per file: real servers, child processes, signals.
-      { extends: true, test: { name: 'int', include: ['test/int/**/*.test.ts', 'test/browser/**/*.test.ts'], pool: 'forks' } },
+      {
+        extends: true,
+        test: { name: 'int', include: ['test/int/**/*.test.ts', 'test/browser/**/*.test.ts'], pool: 'forks' },
+      },
     ],
   },
 });

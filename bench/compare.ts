@@ -32,13 +32,17 @@ const fail = (message: string): never => {
   process.exit(2);
 };
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { only: { type: 'string' }, rounds: { type: 'string', default: '3' }, runs: { type: 'string' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { only: { type: 'string' }, rounds: { type: 'string', default: '3' }, runs: { type: 'string' } },
+});
 const usage = 'usage: npx tsx bench/compare.ts <base-rev> | --runs compiled,tsx [--only a,b] [--rounds N]';
 const rounds = Number(values.rounds);
 if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) fail(`--rounds must be 1-20, got "${values.rounds}"`);
 const RUN_KINDS = ['compiled', 'tsx'];
 const runs = values.runs?.split(',').map((s) => s.trim());
-if (runs && (runs.length !== 2 || runs[0] === runs[1] || !runs.every((r) => RUN_KINDS.includes(r)))) fail(`--runs takes two of ${RUN_KINDS.join(', ')}, got "${values.runs}"`);
+if (runs && (runs.length !== 2 || runs[0] === runs[1] || !runs.every((r) => RUN_KINDS.includes(r))))
+  fail(`--runs takes two of ${RUN_KINDS.join(', ')}, got "${values.runs}"`);
 if (runs && positionals.length) fail(usage);
 const baseRev = runs ? undefined : (positionals[0] ?? fail(usage));
 const base = (() => {
@@ -49,8 +53,12 @@ const base = (() => {
     return fail(`unknown revision "${baseRev}"`);
   }
 })();
-if ((runs ?? [process.env.BENCH_RUN || 'compiled']).includes('compiled') && !existsSync(join(ROOT, 'dist/src/cli.js'))) fail('dist/src/cli.js is missing: run npm run build first (or BENCH_RUN=tsx)');
-const names = values.only?.split(',').map((s) => s.trim()).filter(Boolean) ?? ['turns', 'chunks', 'rest'];
+if ((runs ?? [process.env.BENCH_RUN || 'compiled']).includes('compiled') && !existsSync(join(ROOT, 'dist/src/cli.js')))
+  fail('dist/src/cli.js is missing: run npm run build first (or BENCH_RUN=tsx)');
+const names = values.only
+  ?.split(',')
+  .map((s) => s.trim())
+  .filter(Boolean) ?? ['turns', 'chunks', 'rest'];
 const unknown = names.filter((n) => !BENCHES.some((b) => b.name === n));
 if (unknown.length) fail(`unknown benchmark(s) ${unknown.join(', ')}; known: ${BENCHES.map((b) => b.name).join(', ')}`);
 
@@ -64,7 +72,10 @@ const cleanup = () => {
   }
 };
 process.once('SIGINT', () => (cleanup(), process.exit(130)));
-const watchdog = setTimeout(() => (process.stderr.write('bench compare: over 60 min; giving up\n'), cleanup(), process.exit(1)), 60 * 60_000);
+const watchdog = setTimeout(
+  () => (process.stderr.write('bench compare: over 60 min; giving up\n'), cleanup(), process.exit(1)),
+  60 * 60_000,
+);
 watchdog.unref();
 
 /** One side of the comparison: a checkout and how its bench runs agentd. */
@@ -80,7 +91,11 @@ function run({ checkout, env }: Side, name: string): Promise<ResultFile> {
   const before = existsSync(file) ? readFileSync(file) : undefined;
   const restore = () => (before ? writeFileSync(file, before) : rmSync(file, { force: true }));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--only', name, '--no-readme'], { cwd: checkout, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--only', name, '--no-readme'], {
+      cwd: checkout,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
     child.once('exit', (code) => {
@@ -98,7 +113,11 @@ function run({ checkout, env }: Side, name: string): Promise<ResultFile> {
 
 /** Both sides: two ways to run agentd in this tree, or the base revision's worktree against this tree. */
 function sides(): { base: Side; change: Side } {
-  if (runs) return { base: { label: runs[0]!, checkout: ROOT, env: { BENCH_RUN: runs[0] } }, change: { label: runs[1]!, checkout: ROOT, env: { BENCH_RUN: runs[1] } } };
+  if (runs)
+    return {
+      base: { label: runs[0]!, checkout: ROOT, env: { BENCH_RUN: runs[0] } },
+      change: { label: runs[1]!, checkout: ROOT, env: { BENCH_RUN: runs[1] } },
+    };
   const tree = worktree!;
   git('worktree', 'add', '--detach', tree, base);
   const sameLock = git('diff', base, '--', 'package-lock.json') === '';
@@ -107,12 +126,18 @@ function sides(): { base: Side; change: Side } {
   // A base whose bench predates compiled runs (bench/probe.js) runs agentd under tsx: so does the change then.
   let bench = process.env.BENCH_RUN || 'compiled';
   if (!existsSync(join(tree, 'bench/probe.js'))) {
-    if (bench !== 'tsx') process.stderr.write(`bench compare: ${base}'s benchmarks run agentd under tsx only; the working tree runs it under tsx too\n`);
+    if (bench !== 'tsx')
+      process.stderr.write(
+        `bench compare: ${base}'s benchmarks run agentd under tsx only; the working tree runs it under tsx too\n`,
+      );
     bench = 'tsx';
   } else if (bench === 'compiled') {
     execFileSync('npm', ['run', 'build'], { cwd: tree, stdio: ['ignore', 'ignore', 'inherit'] });
   }
-  return { base: { label: base, checkout: tree, env: { BENCH_RUN: bench } }, change: { label: 'working tree', checkout: ROOT, env: { BENCH_RUN: bench } } };
+  return {
+    base: { label: base, checkout: tree, env: { BENCH_RUN: bench } },
+    change: { label: 'working tree', checkout: ROOT, env: { BENCH_RUN: bench } },
+  };
 }
 
 try {
@@ -126,15 +151,22 @@ try {
         process.stderr.write(`round ${round}/${rounds}: ${name} on ${both[side].label}\n`);
         const result = await run(both[side], name);
         // How agentd ran there (not recorded when that checkout's bench predates recording it).
-        ran.add(`${both[side].label}: ${result.runtime ? `${result.runtime.run}, engine ${result.runtime.engine}` : 'not recorded'}`);
+        ran.add(
+          `${both[side].label}: ${result.runtime ? `${result.runtime.run}, engine ${result.runtime.engine}` : 'not recorded'}`,
+        );
         results.get(name)![side].push(result.goals);
       }
     }
   }
   const rows: ComparedGoal[] = [...results].flatMap(([name, r]) => compareGoals(name, r.base, r.change));
-  process.stdout.write(`${formatComparison(rows, both.base.label, both.change.label)}\n\nHow agentd ran: ${[...ran].join('; ')}\n`);
+  process.stdout.write(
+    `${formatComparison(rows, both.base.label, both.change.label)}\n\nHow agentd ran: ${[...ran].join('; ')}\n`,
+  );
   const file = runs ? `compare-${runs[0]}-vs-${runs[1]}.json` : `compare-${base}.json`;
-  writeFileSync(join(ROOT, 'bench/results', file), `${JSON.stringify({ base: both.base.label, change: both.change.label, bench: both.change.env.BENCH_RUN, ran: [...ran], rounds, rows }, null, 2)}\n`);
+  writeFileSync(
+    join(ROOT, 'bench/results', file),
+    `${JSON.stringify({ base: both.base.label, change: both.change.label, bench: both.change.env.BENCH_RUN, ran: [...ran], rounds, rows }, null, 2)}\n`,
+  );
 } finally {
   cleanup();
 }

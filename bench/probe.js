@@ -43,7 +43,8 @@ function attach(app) {
   if (!process.send) return;
   process.channel?.unref();
   /** @param {string[]} names */
-  const counts = (names) => Object.fromEntries(names.map((n) => [n, app.bus.listenerCount(/** @type {keyof AppEvents} */ (n))]));
+  const counts = (names) =>
+    Object.fromEntries(names.map((n) => [n, app.bus.listenerCount(/** @type {keyof AppEvents} */ (n))]));
   process.on('message', (/** @type {{ id: number, op: string, path?: string }} */ msg) => {
     /** @param {ProbeReply} body */
     const reply = (body) => process.send?.(body);
@@ -54,7 +55,13 @@ function attach(app) {
     /** @type {Record<string, number>} */
     const handles = {};
     for (const type of process.getActiveResourcesInfo()) handles[type] = (handles[type] ?? 0) + 1;
-    reply({ id: msg.id, gc: gc !== undefined, memory: process.memoryUsage(), listeners: counts(Object.keys(EVENT_FRAMES)), handles });
+    reply({
+      id: msg.id,
+      gc: gc !== undefined,
+      memory: process.memoryUsage(),
+      listeners: counts(Object.keys(EVENT_FRAMES)),
+      handles,
+    });
   });
 }
 

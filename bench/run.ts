@@ -19,7 +19,12 @@ import { compiledEntry, RUN, startSimulator, takeRuntime } from './lib/procs.ts'
 import { machineSpeed } from './lib/speed.ts';
 import { passes, readResults, updateReadme, writeResult } from './lib/report.ts';
 const { values } = parseArgs({
-  options: { full: { type: 'boolean', default: false }, only: { type: 'string' }, 'no-readme': { type: 'boolean', default: false }, report: { type: 'boolean', default: false } },
+  options: {
+    full: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    'no-readme': { type: 'boolean', default: false },
+    report: { type: 'boolean', default: false },
+  },
 });
 if (values.report) {
   updateReadme(readResults(REPORTED));
@@ -29,7 +34,9 @@ const mode = values.full ? 'full' : 'quick';
 const only = values.only?.split(',').map((s) => s.trim());
 const unknown = only?.filter((n) => !BENCHES.some((b) => b.name === n));
 if (unknown?.length) {
-  process.stderr.write(`bench: unknown benchmark(s) ${unknown.join(', ')}; known: ${BENCHES.map((b) => b.name).join(', ')}\n`);
+  process.stderr.write(
+    `bench: unknown benchmark(s) ${unknown.join(', ')}; known: ${BENCHES.map((b) => b.name).join(', ')}\n`,
+  );
   process.exit(2);
 }
 if (RUN === 'compiled') {
@@ -51,7 +58,9 @@ watchdog.unref();
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const t0 = performance.now();
-log(`agentd benchmarks (${mode}, agentd ${RUN === 'compiled' ? 'compiled: dist/src/cli.js' : 'under tsx: src/cli.ts'}${process.env.AGENTD_ENGINE ? `, AGENTD_ENGINE=${process.env.AGENTD_ENGINE}` : ''}): ${selected.map((b) => b.name).join(', ')}`);
+log(
+  `agentd benchmarks (${mode}, agentd ${RUN === 'compiled' ? 'compiled: dist/src/cli.js' : 'under tsx: src/cli.ts'}${process.env.AGENTD_ENGINE ? `, AGENTD_ENGINE=${process.env.AGENTD_ENGINE}` : ''}): ${selected.map((b) => b.name).join(', ')}`,
+);
 const sim = await startSimulator();
 let failed = 0;
 try {
@@ -67,7 +76,10 @@ try {
       log(`  agentd ran: ${runtime.run}, engine ${runtime.engine}`);
       writeResult(result, mode, speed, runtime);
       for (const [k, v] of result.rows) log(`    ${k}: ${v}`);
-      for (const g of result.goals) log(`    ${passes(g) ? 'MET ' : 'MISS'} ${g.label}: ${g.value} ${g.unit} (target ${g.better === 'lower' ? '≤' : '≥'} ${g.target})`);
+      for (const g of result.goals)
+        log(
+          `    ${passes(g) ? 'MET ' : 'MISS'} ${g.label}: ${g.value} ${g.unit} (target ${g.better === 'lower' ? '≤' : '≥'} ${g.target})`,
+        );
     } catch (err) {
       failed++;
       log(`  ✗ ${bench.name} failed: ${(err as Error).stack ?? String(err)}`);
@@ -78,5 +90,7 @@ try {
   await sim.stop();
 }
 if (!values['no-readme']) updateReadme(readResults(REPORTED));
-log(`done in ${((performance.now() - t0) / 1000).toFixed(1)} s; results in bench/results/, table in bench/README.md${failed ? `; ${failed} benchmark(s) failed` : ''}`);
+log(
+  `done in ${((performance.now() - t0) / 1000).toFixed(1)} s; results in bench/results/, table in bench/README.md${failed ? `; ${failed} benchmark(s) failed` : ''}`,
+);
 process.exit(failed ? 1 : 0);

@@ -6,7 +6,11 @@ import { existsSync } from 'node:fs';
 
 const dist = new URL('../dist/', import.meta.url);
 if (!existsSync(dist)) {
-  process.stderr.write(`agentd: ${dist.pathname} is missing: run \`npm run build\` in ${new URL('..', import.meta.url).pathname}\n`);
+  process.stderr.write(
+    `agentd: ${dist.pathname} is missing: run \`npm run build\` in ${new URL('..', import.meta.url).pathname}\n`,
+  );
   process.exit(1);
 }
-await import(process.argv[2] === 'demo' && process.argv.length === 3 ? '../dist/tools/demo/main.js' : '../dist/src/cli.js');
+await import(
+  process.argv[2] === 'demo' && process.argv.length === 3 ? '../dist/tools/demo/main.js' : '../dist/src/cli.js'
+);

@@ -68,16 +68,17 @@ interface Context {
   error: string | undefined;
 }
 
-export type McpServerEvent =
-  | { type: 'CONNECTION_LOST'; reason: string }
-  | { type: 'RESTART' }
-  | { type: 'STOP' };
+export type McpServerEvent = { type: 'CONNECTION_LOST'; reason: string } | { type: 'RESTART' } | { type: 'STOP' };
 
 export type McpServerEmitted = { type: 'status'; status: ServerStatus; error?: string };
 
 /** Delay before retry number `attempt` (0-based). */
 export const retryDelayOf = (attempt: number, retry: RetryPolicy, random: () => number): number =>
-  backoffDelay(attempt, { baseMs: retry.baseDelayMs, maxMs: retry.maxDelayMs, jitterDown: retry.jitterRatio, jitterUp: retry.jitterRatio }, random);
+  backoffDelay(
+    attempt,
+    { baseMs: retry.baseDelayMs, maxMs: retry.maxDelayMs, jitterDown: retry.jitterRatio, jitterUp: retry.jitterRatio },
+    random,
+  );
 
 const recentFailures = (context: Context): number[] => {
   const now = context.now();
@@ -127,7 +128,9 @@ export const mcpServerMachine = setup({
     /** Retrying cannot help: the attempt needs an OAuth sign-in, or reached agentd itself. */
     retryCannotHelp: ({ event }) => {
       const error = (event as { error?: unknown }).error;
-      return error instanceof Error && ['AuthorizationRequired', 'SignInRefused', 'SelfConnection'].includes(error.name);
+      return (
+        error instanceof Error && ['AuthorizationRequired', 'SignInRefused', 'SelfConnection'].includes(error.name)
+      );
     },
   },
   delays: {

@@ -23,10 +23,28 @@
  *   turn, before the next message), once for every request made until it starts. DISCARD stops it.
  *   A compaction inside a turn is the turn machine's (its own `compacting` state).
  */
-import { assertEvent, assign, emit, enqueueActions, fromPromise, sendTo, setup, type ActorRefFrom, type ErrorActorEvent } from 'xstate';
+import {
+  assertEvent,
+  assign,
+  emit,
+  enqueueActions,
+  fromPromise,
+  sendTo,
+  setup,
+  type ActorRefFrom,
+  type ErrorActorEvent,
+} from 'xstate';
 import { EVENT_VERSION } from '../src/conversation/session-events.ts';
 import { answeredEvent, closingAnswer, type WaitingQuestion } from '../src/conversation/questions.ts';
-import { keyOf, type AnswerEvent, type CompactInput, type QuestionEvent, type TurnKey, type TurnMessage, type TurnReport } from '../src/conversation/turn-contract.ts';
+import {
+  keyOf,
+  type AnswerEvent,
+  type CompactInput,
+  type QuestionEvent,
+  type TurnKey,
+  type TurnMessage,
+  type TurnReport,
+} from '../src/conversation/turn-contract.ts';
 import { toTurnError } from '../src/conversation/turn-steps.ts';
 import { turnMachine } from './turn.machine.ts';
 
@@ -68,7 +86,8 @@ export function questionsOf(children: Record<string, unknown>): WaitingQuestion[
   return turn?.getSnapshot().context.questions ?? [];
 }
 
-export const cancelMessage = (reason: string): string => (reason === 'cancelled' ? 'turn cancelled' : `turn cancelled (${reason})`);
+export const cancelMessage = (reason: string): string =>
+  reason === 'cancelled' ? 'turn cancelled' : `turn cancelled (${reason})`;
 
 export const sessionMachine = setup({
   types: {
@@ -116,13 +135,34 @@ export const sessionMachine = setup({
       const questions = questionsOf(self.getSnapshot().children);
       if (reason === 'shutdown' && questions.some((q) => q.kind === 'approval')) return;
       const message = cancelMessage(reason);
-      for (const q of questions) enqueue.emit({ type: 'fact', key, event: answeredEvent({ ...q, turnId }, closingAnswer(q.kind, reason, message), reason) });
-      enqueue.emit({ type: 'fact', key, event: { v: EVENT_VERSION, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message, details: { reason }, cancelled: true } });
+      for (const q of questions)
+        enqueue.emit({
+          type: 'fact',
+          key,
+          event: answeredEvent({ ...q, turnId }, closingAnswer(q.kind, reason, message), reason),
+        });
+      enqueue.emit({
+        type: 'fact',
+        key,
+        event: {
+          v: EVENT_VERSION,
+          type: 'turnFailed',
+          turnId,
+          code: 'AGENT_ERROR',
+          message,
+          details: { reason },
+          cancelled: true,
+        },
+      });
     }),
     reportCrash: emit(({ context }, error: unknown) => {
       const key = keyOf(context.sessionId, context.queue[0] as TurnMessage);
       const { code, message, details } = toTurnError(error);
-      return { type: 'fact' as const, key, event: { v: EVENT_VERSION, type: 'turnFailed' as const, turnId: key.turnId, code, message, details } };
+      return {
+        type: 'fact' as const,
+        key,
+        event: { v: EVENT_VERSION, type: 'turnFailed' as const, turnId: key.turnId, code, message, details },
+      };
     }),
     finishTurn: assign({ queue: ({ context }) => context.queue.slice(1) }),
     askCompaction: assign({
@@ -181,7 +221,13 @@ export const sessionMachine = setup({
           return { key: keyOf(context.sessionId, message), message, maxIterations, model, approvalTimeoutMs };
         },
         onDone: { target: 'settling', actions: 'finishTurn' },
-        onError: { target: 'settling', actions: [{ type: 'reportCrash', params: ({ event }: { event: ErrorActorEvent }) => event.error }, 'finishTurn'] },
+        onError: {
+          target: 'settling',
+          actions: [
+            { type: 'reportCrash', params: ({ event }: { event: ErrorActorEvent }) => event.error },
+            'finishTurn',
+          ],
+        },
       },
       on: {
         fact: { actions: 'forward' },
@@ -191,7 +237,10 @@ export const sessionMachine = setup({
         QUESTION: { actions: sendTo('turn', ({ event }) => event) },
         WITHDRAW: { actions: { type: 'withdraw', params: { from: 1 } } },
         CANCEL: { target: 'settling', actions: ['reportStopped', 'finishTurn'] },
-        DISCARD: { target: 'settling', actions: [{ type: 'dropWaiting', params: { from: 1 } }, 'reportStopped', 'finishTurn'] },
+        DISCARD: {
+          target: 'settling',
+          actions: [{ type: 'dropWaiting', params: { from: 1 } }, 'reportStopped', 'finishTurn'],
+        },
       },
     },
     settling: {

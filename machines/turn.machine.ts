@@ -35,16 +35,59 @@
  *   count (`iteration`) does not move. (The session machine has its own `compacting` state for a
  *   compaction asked for between turns.)
  */
-import { and, or, assertEvent, assign, enqueueActions, fromCallback, fromPromise, not, setup, spawnChild, stopChild, type AnyActorRef, type ErrorActorEvent } from 'xstate';
+import {
+  and,
+  or,
+  assertEvent,
+  assign,
+  enqueueActions,
+  fromCallback,
+  fromPromise,
+  not,
+  setup,
+  spawnChild,
+  stopChild,
+  type AnyActorRef,
+  type ErrorActorEvent,
+} from 'xstate';
 import type { ModelAttempt, ModelStep, Usage } from '../src/conversation/model-messages.ts';
 import { EVENT_VERSION, type SessionEvent } from '../src/conversation/session-events.ts';
 import type { ModelTool, ModelToolOutcome } from '../src/conversation/tool-shapes.ts';
 import { askedEvent, closingAnswer, waitingOf, type WaitingQuestion } from '../src/conversation/questions.ts';
-import { MAX_DELAY_MS, approvalQuestion, closeQuestions, deadlineOf, earliest } from '../src/conversation/turn-questions.ts';
+import {
+  MAX_DELAY_MS,
+  approvalQuestion,
+  closeQuestions,
+  deadlineOf,
+  earliest,
+} from '../src/conversation/turn-questions.ts';
 import type {
-  AnswerEvent, CompactInput, CompactRequest, ModelStepInput, ModelStepOutput, ModelStepResult, RunToolsInput, StartCall, ToolCallInput, ToolCaller, ToolSettled, TurnKey, TurnMessage, TurnReport, QuestionEvent,
+  AnswerEvent,
+  CompactInput,
+  CompactRequest,
+  ModelStepInput,
+  ModelStepOutput,
+  ModelStepResult,
+  RunToolsInput,
+  StartCall,
+  ToolCallInput,
+  ToolCaller,
+  ToolSettled,
+  TurnKey,
+  TurnMessage,
+  TurnReport,
+  QuestionEvent,
 } from '../src/conversation/turn-contract.ts';
-import { STEP_SEPARATOR, failedOutcome, finalReply, planCalls, stepReply, toTurnError, type PlannedCall, type TurnError } from '../src/conversation/turn-steps.ts';
+import {
+  STEP_SEPARATOR,
+  failedOutcome,
+  finalReply,
+  planCalls,
+  stepReply,
+  toTurnError,
+  type PlannedCall,
+  type TurnError,
+} from '../src/conversation/turn-steps.ts';
 
 export interface TurnInput {
   key: TurnKey;
@@ -91,19 +134,47 @@ const V = EVENT_VERSION;
 const fact = (key: TurnKey, event: SessionEvent): TurnReport => ({ type: 'fact', key, event });
 const runsNow = (c: PlannedCall) => c.error === undefined && !c.needsApproval;
 /** The optional parts of a step's fact: its usage and the models that failed before it. */
-const stepExtras = (usage: Usage | undefined, fallbacks: ModelAttempt[] | undefined) => ({ ...(usage && { usage }), ...(fallbacks && { fallbacks }) });
+const stepExtras = (usage: Usage | undefined, fallbacks: ModelAttempt[] | undefined) => ({
+  ...(usage && { usage }),
+  ...(fallbacks && { fallbacks }),
+});
 
 function initialContext(input: TurnInput): TurnContext {
   const base = {
-    ...input, iteration: 0, reply: '', lastText: '', usage: undefined, fallbacks: undefined, tools: [], calls: [], pending: 0, questions: [], armedAt: 0, wakeAt: 0,
-    capped: false, error: undefined, stepCompacted: false, compactTrigger: undefined, compactionError: undefined,
+    ...input,
+    iteration: 0,
+    reply: '',
+    lastText: '',
+    usage: undefined,
+    fallbacks: undefined,
+    tools: [],
+    calls: [],
+    pending: 0,
+    questions: [],
+    armedAt: 0,
+    wakeAt: 0,
+    capped: false,
+    error: undefined,
+    stepCompacted: false,
+    compactTrigger: undefined,
+    compactionError: undefined,
   };
   const resume = input.message.resume;
   if (!resume) return base;
   const { iteration, reply, lastText, awaiting, expiresAt, waitMs } = resume;
   const questions = awaiting.map((c) => waitingOf(approvalQuestion(input.key, c, expiresAt)));
   const wakeAt = Date.parse(expiresAt);
-  return { ...base, iteration, reply, lastText, calls: awaiting, pending: awaiting.length, questions, armedAt: wakeAt - waitMs, wakeAt };
+  return {
+    ...base,
+    iteration,
+    reply,
+    lastText,
+    calls: awaiting,
+    pending: awaiting.length,
+    questions,
+    armedAt: wakeAt - waitMs,
+    wakeAt,
+  };
 }
 
 /** An actor system (xstate exports its type only through the actors'). */
@@ -123,7 +194,11 @@ export const toolsRunner = (callerOf: (system: ActorSystemOf) => ToolCaller) =>
       const settled = (outcome: ModelToolOutcome) => {
         if (!controller.signal.aborted) sendBack({ type: 'tool.settled', callId: c.callId, outcome });
       };
-      const threw = (err: unknown) => failedOutcome({ name: c.name, toolName: c.name, serverId: '' }, err instanceof Error ? err.message : String(err));
+      const threw = (err: unknown) =>
+        failedOutcome(
+          { name: c.name, toolName: c.name, serverId: '' },
+          err instanceof Error ? err.message : String(err),
+        );
       // A caller that throws instead of rejecting is answered the same way; a call of a step already
       // stopped (aborted while the start was queued) is never made.
       void Promise.resolve()
@@ -140,7 +215,9 @@ const modelStepNotProvided = fromPromise<ModelStepResult, ModelStepInput>(() =>
   Promise.reject(new Error('turn machine: modelStep not provided')),
 );
 /** The compaction actor's placeholder: nothing to compact. */
-const compactNotProvided = fromPromise<void, CompactInput>(() => Promise.reject(new Error('turn machine: compact not provided')));
+const compactNotProvided = fromPromise<void, CompactInput>(() =>
+  Promise.reject(new Error('turn machine: compact not provided')),
+);
 
 const asStep = (output: ModelStepResult) => output as ModelStepOutput;
 
@@ -177,10 +254,24 @@ export const turnMachine = setup({
   },
   actions: {
     announce: enqueueActions(({ context: { key, message }, enqueue }) => {
-      enqueue.sendParent(fact(key, { v: V, type: 'userMessage', turnId: key.turnId, content: message.content, ...(message.image && { image: message.image }), ...(message.attached && { attached: message.attached }) }));
+      enqueue.sendParent(
+        fact(key, {
+          v: V,
+          type: 'userMessage',
+          turnId: key.turnId,
+          content: message.content,
+          ...(message.image && { image: message.image }),
+          ...(message.attached && { attached: message.attached }),
+        }),
+      );
       enqueue.sendParent({ type: 'thinking', key } satisfies TurnReport);
     }),
-    beginStep: assign({ iteration: ({ context }) => context.iteration + 1, stepCompacted: false, compactionError: undefined, questions: [] }),
+    beginStep: assign({
+      iteration: ({ context }) => context.iteration + 1,
+      stepCompacted: false,
+      compactionError: undefined,
+      questions: [],
+    }),
     /** A running call's server asks: its fact, and the deadline re-armed from now. */
     ask: enqueueActions(({ context, event, enqueue }) => {
       assertEvent(event, 'QUESTION');
@@ -189,9 +280,14 @@ export const turnMachine = setup({
       const questions = [...context.questions.filter((q) => q.id !== question.id), waitingOf(question)];
       enqueue.assign({ questions, armedAt: at, wakeAt: earliest(questions) });
     }),
-    recordCompactRequest: assign({ compactTrigger: (_, output: ModelStepResult) => ('compact' in output ? output.compact : undefined) }),
+    recordCompactRequest: assign({
+      compactTrigger: (_, output: ModelStepResult) => ('compact' in output ? output.compact : undefined),
+    }),
     compacted: assign({ stepCompacted: true }),
-    compactionFailed: assign((_, error: unknown) => ({ stepCompacted: true, compactionError: toTurnError(error).message })),
+    compactionFailed: assign((_, error: unknown) => ({
+      stepCompacted: true,
+      compactionError: toTurnError(error).message,
+    })),
     recordStep: assign(({ context }, { step, tools }: ModelStepOutput) => ({
       reply: stepReply(context.reply, step.text),
       lastText: step.text,
@@ -204,10 +300,31 @@ export const turnMachine = setup({
     /** The step's reasoning, first of its facts (recordStep has named the model). */
     reportReasoning: enqueueActions(({ context, enqueue }, { step }: { step: ModelStep }) => {
       const r = step.reasoning;
-      if (r) enqueue.sendParent(fact(context.key, { v: V, type: 'reasoning', turnId: context.key.turnId, model: context.model, api: r.api, text: r.text, ...(r.replay && { replay: r.replay }) }));
+      if (r)
+        enqueue.sendParent(
+          fact(context.key, {
+            v: V,
+            type: 'reasoning',
+            turnId: context.key.turnId,
+            model: context.model,
+            api: r.api,
+            text: r.text,
+            ...(r.replay && { replay: r.replay }),
+          }),
+        );
     }),
     reportStep: enqueueActions(({ context, enqueue }, { step }: ModelStepOutput) => {
-      enqueue.sendParent(fact(context.key, { v: V, type: 'assistantStep', turnId: context.key.turnId, text: step.text, toolCalls: step.toolCalls, model: context.model, ...stepExtras(step.usage, step.fallbacks) }));
+      enqueue.sendParent(
+        fact(context.key, {
+          v: V,
+          type: 'assistantStep',
+          turnId: context.key.turnId,
+          text: step.text,
+          toolCalls: step.toolCalls,
+          model: context.model,
+          ...stepExtras(step.usage, step.fallbacks),
+        }),
+      );
     }),
     /** Reports every call; answers the ones that cannot run at once; asks about the ones the policy wants approved; counts the others. */
     startCalls: enqueueActions(({ context: { key, calls, approvalTimeoutMs }, enqueue }, { at }: ModelStepOutput) => {
@@ -219,27 +336,60 @@ export const turnMachine = setup({
         enqueue.sendParent(fact(key, { v: V, type: 'toolCall', turnId, callId, toolName, serverId, args }));
         if (error !== undefined) {
           const result = { error };
-          enqueue.sendParent(fact(key, { v: V, type: 'toolResult', turnId, callId, toolName, serverId, success: false, result, text: error, durationMs: 0 }));
+          enqueue.sendParent(
+            fact(key, {
+              v: V,
+              type: 'toolResult',
+              turnId,
+              callId,
+              toolName,
+              serverId,
+              success: false,
+              result,
+              text: error,
+              durationMs: 0,
+            }),
+          );
         }
         if (!needsApproval) continue;
         const question = approvalQuestion(key, call, expiresAt);
         enqueue.sendParent(fact(key, askedEvent(question)));
         questions.push(waitingOf(question));
       }
-      enqueue.assign({ pending: calls.filter((c) => c.error === undefined).length, questions, armedAt: at, wakeAt: at + approvalTimeoutMs });
+      enqueue.assign({
+        pending: calls.filter((c) => c.error === undefined).length,
+        questions,
+        armedAt: at,
+        wakeAt: at + approvalTimeoutMs,
+      });
     }),
     /** A resumed turn: the calls that were running when its process stopped get a failed result. */
     reportInterrupted: enqueueActions(({ context: { key, message }, enqueue }) => {
       for (const { callId, toolName, serverId, name } of message.resume?.interrupted ?? []) {
         const text = `Tool "${name}" did not return: the service restarted while it ran.`;
-        enqueue.sendParent(fact(key, { v: V, type: 'toolResult', turnId: key.turnId, callId, toolName, serverId, success: false, result: { error: text }, text, durationMs: 0 }));
+        enqueue.sendParent(
+          fact(key, {
+            v: V,
+            type: 'toolResult',
+            turnId: key.turnId,
+            callId,
+            toolName,
+            serverId,
+            success: false,
+            result: { error: text },
+            text,
+            durationMs: 0,
+          }),
+        );
       }
     }),
     answer: enqueueActions(({ context, event, enqueue }) => {
       assertEvent(event, 'ANSWER');
       const q = context.questions.find((x) => x.id === event.id);
       if (!q) return;
-      const { facts, starts, questions, pending } = closeQuestions(context, [{ q, answer: event.answer, by: event.by }]);
+      const { facts, starts, questions, pending } = closeQuestions(context, [
+        { q, answer: event.answer, by: event.by },
+      ]);
       facts.forEach((f) => enqueue.sendParent(fact(context.key, f)));
       starts.forEach((call) => enqueue.sendTo('tools', { type: 'tool.start', call }));
       enqueue.assign({ questions, pending });
@@ -248,7 +398,10 @@ export const turnMachine = setup({
     expireQuestions: enqueueActions(({ context, enqueue }) => {
       const now = Math.min(context.wakeAt, context.armedAt + MAX_DELAY_MS);
       const due = context.questions.filter((q) => deadlineOf(q) <= now);
-      const { facts, questions, pending } = closeQuestions(context, due.map((q) => ({ q, answer: closingAnswer(q.kind, 'timeout', `no answer by ${q.expiresAt}`), by: 'timeout' })));
+      const { facts, questions, pending } = closeQuestions(
+        context,
+        due.map((q) => ({ q, answer: closingAnswer(q.kind, 'timeout', `no answer by ${q.expiresAt}`), by: 'timeout' })),
+      );
       facts.forEach((f) => enqueue.sendParent(fact(context.key, f)));
       enqueue.assign({ questions, pending, armedAt: now, wakeAt: earliest(questions) });
     }),
@@ -258,17 +411,35 @@ export const turnMachine = setup({
       const call = context.calls.find((c) => c.callId === event.callId);
       if (!call) return;
       const left = context.questions.filter((q) => q.callId === call.callId && q.kind !== 'approval');
-      const { facts, questions, pending } = closeQuestions(context, left.map((q) => ({ q, answer: closingAnswer(q.kind, 'call-ended', 'the call ended'), by: 'call-ended' })));
+      const { facts, questions, pending } = closeQuestions(
+        context,
+        left.map((q) => ({ q, answer: closingAnswer(q.kind, 'call-ended', 'the call ended'), by: 'call-ended' })),
+      );
       facts.forEach((f) => enqueue.sendParent(fact(context.key, f)));
       const { success, result, text, durationMs } = event.outcome;
       const { callId, toolName, serverId } = call;
-      enqueue.sendParent(fact(context.key, { v: V, type: 'toolResult', turnId: context.key.turnId, callId, toolName, serverId, success, result, text, durationMs }));
+      enqueue.sendParent(
+        fact(context.key, {
+          v: V,
+          type: 'toolResult',
+          turnId: context.key.turnId,
+          callId,
+          toolName,
+          serverId,
+          success,
+          result,
+          text,
+          durationMs,
+        }),
+      );
       enqueue.assign({ questions, pending: pending - 1 });
     }),
     /** The step's tools runner: it lives from the step's end until all its calls settled. */
     startTools: spawnChild('runTools', {
       id: 'tools',
-      input: ({ context: { key, calls } }) => ({ calls: calls.filter(runsNow).map(({ callId, name, args }) => ({ key, callId, name, args })) }),
+      input: ({ context: { key, calls } }) => ({
+        calls: calls.filter(runsNow).map(({ callId, name, args }) => ({ key, callId, name, args })),
+      }),
     }),
     stopTools: stopChild('tools'),
     markCapped: assign({ capped: true }),
@@ -276,16 +447,29 @@ export const turnMachine = setup({
       const { content, capChunk, capMessage } = finalReply(context.reply, context.capped, context.maxIterations);
       if (capChunk) enqueue.sendParent({ type: 'chunk', key: context.key, content: capChunk } satisfies TurnReport);
       const text = capMessage ?? context.lastText;
-      enqueue.sendParent(fact(context.key, { v: V, type: 'response', turnId: context.key.turnId, content, text, model: context.model, ...stepExtras(context.usage, context.fallbacks) }));
+      enqueue.sendParent(
+        fact(context.key, {
+          v: V,
+          type: 'response',
+          turnId: context.key.turnId,
+          content,
+          text,
+          model: context.model,
+          ...stepExtras(context.usage, context.fallbacks),
+        }),
+      );
     }),
     recordError: assign(({ context }, error: unknown) => {
       const failure = toTurnError(error);
-      if (context.compactionError !== undefined) failure.details = { ...failure.details, compaction: context.compactionError };
+      if (context.compactionError !== undefined)
+        failure.details = { ...failure.details, compaction: context.compactionError };
       return { error: failure };
     }),
     reportFailure: enqueueActions(({ context, enqueue }) => {
       const { code, message, details } = context.error ?? toTurnError(undefined);
-      enqueue.sendParent(fact(context.key, { v: V, type: 'turnFailed', turnId: context.key.turnId, code, message, details }));
+      enqueue.sendParent(
+        fact(context.key, { v: V, type: 'turnFailed', turnId: context.key.turnId, code, message, details }),
+      );
     }),
   },
 }).createMachine({
@@ -303,7 +487,12 @@ export const turnMachine = setup({
       invoke: {
         id: 'modelStep',
         src: 'modelStep',
-        input: ({ context }) => ({ key: context.key, iteration: context.iteration, prefix: context.reply === '' ? '' : STEP_SEPARATOR, compacted: context.stepCompacted }),
+        input: ({ context }) => ({
+          key: context.key,
+          iteration: context.iteration,
+          prefix: context.reply === '' ? '' : STEP_SEPARATOR,
+          compacted: context.stepCompacted,
+        }),
         onDone: [
           {
             guard: { type: 'wantsCompaction', params: ({ event }) => event.output },
@@ -329,7 +518,10 @@ export const turnMachine = setup({
             ],
           },
         ],
-        onError: { target: 'failed', actions: { type: 'recordError', params: ({ event }: { event: ErrorActorEvent }) => event.error } },
+        onError: {
+          target: 'failed',
+          actions: { type: 'recordError', params: ({ event }: { event: ErrorActorEvent }) => event.error },
+        },
       },
     },
     /** The history is compacted before the step runs again (see the contracts). */
@@ -339,7 +531,10 @@ export const turnMachine = setup({
         src: 'compact',
         input: ({ context }) => ({ key: context.key, trigger: context.compactTrigger ?? 'threshold' }),
         onDone: { target: 'thinking', actions: 'compacted' },
-        onError: { target: 'thinking', actions: { type: 'compactionFailed', params: ({ event }: { event: ErrorActorEvent }) => event.error } },
+        onError: {
+          target: 'thinking',
+          actions: { type: 'compactionFailed', params: ({ event }: { event: ErrorActorEvent }) => event.error },
+        },
       },
     },
     callingTools: {

@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { AnyActorRef } from 'xstate';
 import { parseSessionEvent } from './conversation/session-events.ts';
-import { createAgentService, createTurnFollower, createTurnWaiter, SESSION_COMMANDS, TAKE_OVER_COMMAND, type AgentCommands, type AgentEvents } from './agent/index.ts';
+import {
+  createAgentService,
+  createTurnFollower,
+  createTurnWaiter,
+  SESSION_COMMANDS,
+  TAKE_OVER_COMMAND,
+  type AgentCommands,
+  type AgentEvents,
+} from './agent/index.ts';
 import { createBus, type Bus } from './bus/index.ts';
 import { createInspectHub, startRelay, type InspectHub } from './inspect/index.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from './clock.ts';
@@ -19,7 +27,14 @@ import { createTracing, tracingWanted, type SpanExporter } from './tracing/index
 import { createLimits, type Limits } from './http/limits.ts';
 import type { LlmClient } from './llm/types.ts';
 import type { Logger } from './log/index.ts';
-import { createChildRegistry, createMcpService, reapLeftovers, runtimePolicyOf, type McpCommands, type McpEvents } from './tools/index.ts';
+import {
+  createChildRegistry,
+  createMcpService,
+  reapLeftovers,
+  runtimePolicyOf,
+  type McpCommands,
+  type McpEvents,
+} from './tools/index.ts';
 import { createHttpFace, createServerFace, type ServerFace } from './mcp-face/index.ts';
 import { createCluster } from './cluster/index.ts';
 import { createStore } from './store/index.ts';
@@ -94,11 +109,23 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const bus = createBus<AppCommands, AppEvents>({ log: log.child({ component: 'bus' }), clock, ids });
   const metrics = createMetrics();
   const unwatchMetrics = metrics.watchBus(bus, clock);
-  const store = timedAppends(createStore(config.storage, { log: log.child({ component: 'store' }), clock, parseEvent: parseSessionEvent }), metrics.append);
+  const store = timedAppends(
+    createStore(config.storage, { log: log.child({ component: 'store' }), clock, parseEvent: parseSessionEvent }),
+    metrics.append,
+  );
   const env = deps.env ?? process.env;
-  const tracing = deps.spanExporter || config.server.tracing || tracingWanted(env)
-    ? createTracing({ agentName: config.name, provider: config.llm.provider, model: config.llm.model, ...(deps.spanExporter && { exporter: deps.spanExporter }) }, env)
-    : undefined;
+  const tracing =
+    deps.spanExporter || config.server.tracing || tracingWanted(env)
+      ? createTracing(
+          {
+            agentName: config.name,
+            provider: config.llm.provider,
+            model: config.llm.model,
+            ...(deps.spanExporter && { exporter: deps.spanExporter }),
+          },
+          env,
+        )
+      : undefined;
   const unwatchTraces = tracing?.watchBus(bus);
   const observe = (turnId: string | undefined) => {
     const endSpan = tracing?.modelRequest(turnId);
@@ -111,31 +138,38 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const instanceId = randomUUID();
   const serviceId = deps.serviceId ?? instanceId;
   // A shared service (keys, or a non-loopback bind) lets runtime connects start only what the operator allowed.
-  const runtime = runtimePolicyOf(config, { shared: isShared(config, deps.bindHost), agentDir: deps.agentDir ?? process.cwd() });
+  const runtime = runtimePolicyOf(config, {
+    shared: isShared(config, deps.bindHost),
+    agentDir: deps.agentDir ?? process.cwd(),
+  });
   // Tool-server process groups are recorded beside the session logs, so a crash leaves none behind for long.
   const childrenFile = config.storage.type === 'jsonl' ? join(config.storage.dir, '.agentd-children.json') : undefined;
   const children = createChildRegistry(childrenFile, log.child({ component: 'mcp' }));
   // The inspector watches the machines only while a viewer is attached (src/inspect/hub.ts).
-  const inspect = config.server.inspect ? createInspectHub({ content: config.server.inspectContent, redact: redactor.deep }) : undefined;
+  const inspect = config.server.inspect
+    ? createInspectHub({ content: config.server.inspectContent, redact: redactor.deep })
+    : undefined;
   const registerActor = inspect && { registerActor: (id: string, actor: AnyActorRef) => inspect.register(id, actor) };
   // Tool servers' logs reach the inspector as `@agentd.mcpServerLog` on their server's actor.
-  if (inspect) bus.on('mcp.serverLog', ({ payload }) => inspect.notice(`mcp:${payload.serverId}`, 'mcpServerLog', payload));
+  if (inspect)
+    bus.on('mcp.serverLog', ({ payload }) => inspect.notice(`mcp:${payload.serverId}`, 'mcpServerLog', payload));
   // With Redis storage, instances share sessions: each runs on its lease holder, and frames reach every instance.
-  const cluster = config.storage.type === 'redis'
-    ? createCluster({
-        url: config.storage.url,
-        keyPrefix: config.storage.keyPrefix,
-        leaseMs: config.storage.leaseMs,
-        instanceId,
-        log: log.child({ component: 'cluster' }),
-        clock,
-        ids,
-        bus,
-        // The agent's session commands (the cluster does not import the agent).
-        sessionCommands: { scoped: SESSION_COMMANDS, sendMessage: 'agent.sendMessage', takeOver: TAKE_OVER_COMMAND },
-        sessions: { holds: (id) => agent.holds(id), drop: (id) => void agent.drop(id, 'moved') },
-      })
-    : undefined;
+  const cluster =
+    config.storage.type === 'redis'
+      ? createCluster({
+          url: config.storage.url,
+          keyPrefix: config.storage.keyPrefix,
+          leaseMs: config.storage.leaseMs,
+          instanceId,
+          log: log.child({ component: 'cluster' }),
+          clock,
+          ids,
+          bus,
+          // The agent's session commands (the cluster does not import the agent).
+          sessionCommands: { scoped: SESSION_COMMANDS, sendMessage: 'agent.sendMessage', takeOver: TAKE_OVER_COMMAND },
+          sessions: { holds: (id) => agent.holds(id), drop: (id) => void agent.drop(id, 'moved') },
+        })
+      : undefined;
   const serviceBus = cluster ? cluster.route(bus) : bus;
   // OAuth registrations and tokens of tool servers live on the sessions' medium (a file per server, or Redis).
   const secrets = createSecretStore(config.storage, log.child({ component: 'secrets' }));
@@ -145,7 +179,21 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     const shown = host.includes(':') ? `[${host}]` : host;
     return `http://${shown}${listening ? `:${listening.port}` : ''}/api/oauth/callback`;
   };
-  const mcp = createMcpService({ config, bus: serviceBus, log: log.child({ component: 'mcp' }), clock, instanceId, serviceId, clientInfo: { name: 'agentd', version: VERSION }, runtime, children, redactor, secrets, callbackUrl, ...registerActor });
+  const mcp = createMcpService({
+    config,
+    bus: serviceBus,
+    log: log.child({ component: 'mcp' }),
+    clock,
+    instanceId,
+    serviceId,
+    clientInfo: { name: 'agentd', version: VERSION },
+    runtime,
+    children,
+    redactor,
+    secrets,
+    callbackUrl,
+    ...registerActor,
+  });
   const agent = createAgentService({
     config,
     bus: serviceBus,
@@ -168,14 +216,22 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     log: log.child({ component: 'mcp-face' }),
     ids,
     waiter,
-    card: { name: config.name, version: config.version, model: llm.model, ...(config.description !== undefined && { description: config.description }) },
+    card: {
+      name: config.name,
+      version: config.version,
+      model: llm.model,
+      ...(config.description !== undefined && { description: config.description }),
+    },
     exposeTools: config.server.mcp.exposeTools,
     maxHops: config.server.mcp.maxHops,
     key: faceKey,
     serviceId,
   });
   // Shared limits count in the sessions' Redis, on the cluster's connection.
-  const sharedLimits = cluster && config.storage.type === 'redis' && limitsStoreOf(config) === 'redis' ? { client: cluster.redis, keyPrefix: config.storage.keyPrefix } : undefined;
+  const sharedLimits =
+    cluster && config.storage.type === 'redis' && limitsStoreOf(config) === 'redis'
+      ? { client: cluster.redis, keyPrefix: config.storage.keyPrefix }
+      : undefined;
   const limits = deps.limits ?? (sharedLimits && createLimits(config.server.limits, clock, sharedLimits));
   let ready = false;
   // The store's identity, read before the service opens or listens: every WebSocket's first frame carries it.
@@ -201,7 +257,18 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     inspect,
     follower,
     storeId: () => storeId ?? unknownStoreId(),
-    routes: createRoutes({ version: VERSION, engine: engine.engine.name, startedAt, clock, isReady: () => ready, config, waiter, ids, metrics, mode: deps.mode ?? 'web' }),
+    routes: createRoutes({
+      version: VERSION,
+      engine: engine.engine.name,
+      startedAt,
+      clock,
+      isReady: () => ready,
+      config,
+      waiter,
+      ids,
+      metrics,
+      mode: deps.mode ?? 'web',
+    }),
   });
   // The OAuth callback URL is known once the front end listens (port 0 picks one).
   const frontEnd: FrontEnd = {
@@ -234,7 +301,8 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await agent.start();
       await mcp.start();
       await cluster?.join();
-      if (inspect && config.server.inspectRelay) relay = startRelay(inspect, config.server.inspectRelay, log.child({ component: 'inspect' }));
+      if (inspect && config.server.inspectRelay)
+        relay = startRelay(inspect, config.server.inspectRelay, log.child({ component: 'inspect' }));
       ready = true;
     },
     async stop() {

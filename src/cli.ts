@@ -28,7 +28,9 @@ async function main(): Promise<void> {
       return (await import('./cli/init.ts')).init(options);
     case 'demo':
       // bin/agentd.js runs the demo (tools/demo, shipped in the package) before this entry loads.
-      process.stderr.write('agentd: the demo runs from the agentd command (bin/agentd.js demo), or `npm run demo` in a checkout\n');
+      process.stderr.write(
+        'agentd: the demo runs from the agentd command (bin/agentd.js demo), or `npm run demo` in a checkout\n',
+      );
       return process.exit(2);
     case 'serve':
       return (await import('./cli/serve.ts')).serve(options);

@@ -9,7 +9,8 @@ import { dirname, join } from 'node:path';
 function findRoot(from: string): string {
   for (let dir = from; ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'agents', 'agent.schema.json'))) return dir;
-    if (dirname(dir) === dir) throw new Error(`agentd's package root (package.json beside agents/) is not above ${from}`);
+    if (dirname(dir) === dir)
+      throw new Error(`agentd's package root (package.json beside agents/) is not above ${from}`);
   }
 }
 
@@ -26,4 +27,5 @@ export const packagePath = (...parts: string[]): string => join(PACKAGE_ROOT, ..
 export const FROM_CHECKOUT: boolean = existsSync(packagePath('tools', 'demo', 'main.ts'));
 
 /** The service version reported by health and `--version` (from package.json). */
-export const VERSION: string = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
+export const VERSION: string = (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string })
+  .version;

@@ -57,7 +57,10 @@ const validKey = (key: string): boolean => {
  * a valid session id, or `NUL owner NUL id` with a valid owner and id. Parsing with it is the one
  * way besides `sessionKey` to get a {@link SessionKey}: for keys read back from a store listing.
  */
-export const sessionKeySchema = z.string().refine(validKey, 'must be a session id or an owned session key').brand<'SessionKey'>();
+export const sessionKeySchema = z
+  .string()
+  .refine(validKey, 'must be a session id or an owned session key')
+  .brand<'SessionKey'>();
 
 /**
  * A session's identity, `(owner, id)`, as the one string it is stored and addressed under. Branded:
@@ -83,7 +86,8 @@ export function sessionKey(owner: string | undefined, id: string): SessionKey {
 }
 
 function refuse(field: string, parsed: z.ZodSafeParseResult<string>): void {
-  if (!parsed.success) throw new AppError('INVALID_REQUEST', `${field} ${parsed.error.issues[0]?.message ?? 'is invalid'}`, { field });
+  if (!parsed.success)
+    throw new AppError('INVALID_REQUEST', `${field} ${parsed.error.issues[0]?.message ?? 'is invalid'}`, { field });
 }
 
 /** Where the keys of `owner`'s namespace start (`NUL owner NUL`): every key of it, and no other, begins so. */

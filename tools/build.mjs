@@ -16,7 +16,13 @@ rmSync('.dist-next', { recursive: true, force: true });
 execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', '.dist-next'], { stdio: 'inherit' });
 const swaggerUi = dirname(require.resolve('swagger-ui-dist/package.json'));
 mkdirSync('.dist-next/swagger-ui');
-for (const file of ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-bundle.js.LICENSE.txt', 'LICENSE', 'NOTICE']) {
+for (const file of [
+  'swagger-ui.css',
+  'swagger-ui-bundle.js',
+  'swagger-ui-bundle.js.LICENSE.txt',
+  'LICENSE',
+  'NOTICE',
+]) {
   copyFileSync(join(swaggerUi, file), join('.dist-next/swagger-ui', file));
 }
 rmSync('.dist-old', { recursive: true, force: true });

@@ -33,7 +33,8 @@ export function median(values: number[]): number {
  * compared by median. Goals missing from either side are left out.
  */
 export function compareGoals(bench: string, base: Goal[][], change: Goal[][], noise = 0.05): ComparedGoal[] {
-  const values = (runs: Goal[][], id: string) => runs.map((goals) => goals.find((g) => g.id === id)?.value).filter((v): v is number => typeof v === 'number');
+  const values = (runs: Goal[][], id: string) =>
+    runs.map((goals) => goals.find((g) => g.id === id)?.value).filter((v): v is number => typeof v === 'number');
   return (base[0] ?? []).flatMap((goal) => {
     const a = values(base, goal.id);
     const b = values(change, goal.id);
@@ -46,7 +47,21 @@ export function compareGoals(bench: string, base: Goal[][], change: Goal[][], no
     const changeRange: [number, number] = [Math.min(...b), Math.max(...b)];
     const apart = baseRange[1] < changeRange[0] || changeRange[1] < baseRange[0];
     const verdict = Math.abs(gain) <= noise ? 'same' : !apart ? 'unclear' : gain > 0 ? 'better' : 'worse';
-    return [{ bench, id: goal.id, label: goal.label, unit: goal.unit, better: goal.better, base: baseValue, change: changeValue, baseRange, changeRange, ratio, verdict }];
+    return [
+      {
+        bench,
+        id: goal.id,
+        label: goal.label,
+        unit: goal.unit,
+        better: goal.better,
+        base: baseValue,
+        change: changeValue,
+        baseRange,
+        changeRange,
+        ratio,
+        verdict,
+      },
+    ];
   });
 }
 
@@ -54,9 +69,13 @@ export function compareGoals(bench: string, base: Goal[][], change: Goal[][], no
 export function formatComparison(rows: ComparedGoal[], baseName: string, changeName: string): string {
   const head = `| benchmark | goal | ${baseName} | ${changeName} | ratio | |\n|---|---|---|---|---|---|`;
   const num = (v: number) => Number(v.toPrecision(4));
-  const fmt = (v: number, [lo, hi]: [number, number], unit: string) => `${num(v)} ${unit}${lo === hi ? '' : ` (${num(lo)}–${num(hi)})`}`;
+  const fmt = (v: number, [lo, hi]: [number, number], unit: string) =>
+    `${num(v)} ${unit}${lo === hi ? '' : ` (${num(lo)}–${num(hi)})`}`;
   return [
     head,
-    ...rows.map((r) => `| ${r.bench} | ${r.label} | ${fmt(r.base, r.baseRange, r.unit)} | ${fmt(r.change, r.changeRange, r.unit)} | ×${r.ratio.toFixed(2)} | ${r.verdict} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.bench} | ${r.label} | ${fmt(r.base, r.baseRange, r.unit)} | ${fmt(r.change, r.changeRange, r.unit)} | ×${r.ratio.toFixed(2)} | ${r.verdict} |`,
+    ),
   ].join('\n');
 }

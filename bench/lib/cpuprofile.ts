@@ -27,7 +27,8 @@ export function ownerOf(url: string, fn: string): string | undefined {
   if (fn === '(program)') return 'runtime: native, unattributed';
   if (fn === '(idle)') return 'idle';
   if (url.includes('/node_modules/openai/')) return 'model client: openai SDK';
-  if (url.includes('internal/deps/undici') || url.includes('internal/webstreams')) return 'model client: fetch (undici, web streams)';
+  if (url.includes('internal/deps/undici') || url.includes('internal/webstreams'))
+    return 'model client: fetch (undici, web streams)';
   const dep = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
   if (dep?.[1]) return `agentd dependency: ${dep[1]}`;
   if (/\/(src|machines)\//.test(url) && !url.startsWith('node:')) {
@@ -48,7 +49,8 @@ export function ownerOf(url: string, fn: string): string | undefined {
 function ownerlessOwner(leaf: ProfileNode | undefined, stackUrls: string[]): string {
   // The node engine (AGENTD_ENGINE=node) reads requests through node's HTTP server, whose stacks also hold node streams.
   if (stackUrls.some((u) => u === 'node:_http_server')) return 'agentd dependency: node:http server';
-  if (stackUrls.some((u) => u.includes('internal/streams/'))) return 'model client: node streams under fetch (inferred)';
+  if (stackUrls.some((u) => u.includes('internal/streams/')))
+    return 'model client: node streams under fetch (inferred)';
   if (leaf?.callFrame.functionName === 'runMicrotasks') return 'runtime: microtask queue';
   return 'runtime: node core, no app caller';
 }
@@ -66,7 +68,8 @@ export interface ProfileSplit {
 export const GROUPS = ['model client', 'agentd', 'runtime'] as const;
 export type Group = (typeof GROUPS)[number];
 
-const groupOf = (owner: string): Group => (owner.startsWith('model client') ? 'model client' : owner.startsWith('agentd') ? 'agentd' : 'runtime');
+const groupOf = (owner: string): Group =>
+  owner.startsWith('model client') ? 'model client' : owner.startsWith('agentd') ? 'agentd' : 'runtime';
 
 /** Splits the samples inside `windows` ([fromUs, toUs] of the service's monotonic clock; default: all). */
 export function splitProfile(file: string, windows: [number, number][] = [[-Infinity, Infinity]]): ProfileSplit {

@@ -69,22 +69,34 @@ export async function httpLoad(opts: HttpLoadOptions, keep = false): Promise<Htt
         sentAt = performance.now();
         if (opts.timeoutMs) {
           clearTimeout(timer);
-          timer = setTimeout(() => { errors++; finish(); }, opts.timeoutMs);
+          timer = setTimeout(() => {
+            errors++;
+            finish();
+          }, opts.timeoutMs);
         }
         socket.write(req);
       };
       const socket: Socket = connect({ host: '127.0.0.1', port: opts.port, noDelay: true }, () => send());
-      socket.on('error', () => { errors++; finish(); });
+      socket.on('error', () => {
+        errors++;
+        finish();
+      });
       socket.on('data', (chunk: Buffer) => {
         buf = buf ? Buffer.concat([buf, chunk]) : chunk;
         const headEnd = buf.indexOf(CRLF2);
         if (headEnd < 0) return;
         const head = buf.toString('latin1', 0, headEnd);
         const m = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-        if (!m) { errors++; return finish(); }
+        if (!m) {
+          errors++;
+          return finish();
+        }
         const total = headEnd + 4 + Number(m[1]);
         if (buf.length < total) return;
-        if (buf.length > total) { errors++; return finish(); } // no pipelining: nothing may follow
+        if (buf.length > total) {
+          errors++;
+          return finish();
+        } // no pipelining: nothing may follow
         buf = undefined;
         const status = head.slice(9, 12);
         if (status[0] !== '2') statuses[status] = (statuses[status] ?? 0) + 1;
@@ -98,5 +110,13 @@ export async function httpLoad(opts: HttpLoadOptions, keep = false): Promise<Htt
 
   await Promise.all(Array.from({ length: opts.connections }, (_, i) => runConnection(i)));
   const wallMs = performance.now() - t0;
-  return { requests, errors, statuses, wallMs, rps: Math.round((requests / wallMs) * 1000), latency: latency.summary(), ...(keep && { series }) };
+  return {
+    requests,
+    errors,
+    statuses,
+    wallMs,
+    rps: Math.round((requests / wallMs) * 1000),
+    latency: latency.summary(),
+    ...(keep && { series }),
+  };
 }

@@ -50,7 +50,12 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
  */
 export function track(proc: ChildProcess, group = false): Promise<number | null> {
   children.set(proc, group);
-  return new Promise((res) => proc.once('exit', (code) => { children.delete(proc); res(code); }));
+  return new Promise((res) =>
+    proc.once('exit', (code) => {
+      children.delete(proc);
+      res(code);
+    }),
+  );
 }
 
 /** A loopback port that was free a moment ago (for a child that must be told its port up front). */
@@ -119,7 +124,10 @@ export const RUN: RunKind = (() => {
 
 /** The compiled entry, `dist/src/cli.js` (relative to ROOT, the children's cwd): throws when it was never built. */
 export function compiledEntry(): string {
-  if (!existsSync(join(ROOT, 'dist/src/cli.js'))) throw new Error(`${join(ROOT, 'dist/src/cli.js')} is missing: run npm run build first (or BENCH_RUN=tsx to run the TypeScript sources)`);
+  if (!existsSync(join(ROOT, 'dist/src/cli.js')))
+    throw new Error(
+      `${join(ROOT, 'dist/src/cli.js')} is missing: run npm run build first (or BENCH_RUN=tsx to run the TypeScript sources)`,
+    );
   return 'dist/src/cli.js';
 }
 
@@ -138,7 +146,10 @@ function warnIfStale(): void {
     return undefined;
   };
   const found = newer('src') ?? newer('machines');
-  if (found) process.stderr.write(`bench: ${found} is newer than dist/ (built ${new Date(built).toISOString()}): the compiled service may be stale; run npm run build\n`);
+  if (found)
+    process.stderr.write(
+      `bench: ${found} is newer than dist/ (built ${new Date(built).toISOString()}): the compiled service may be stale; run npm run build\n`,
+    );
 }
 
 /** How agentd ran in one benchmark, recorded in its result beside the machine's speed. */
@@ -166,7 +177,11 @@ export function takeRuntime(): Runtime {
 }
 
 /** Status and body of one GET to 127.0.0.1 on a connection of its own (closed after), or undefined when nothing answers. */
-export function httpGet(port: number, path: string, timeoutMs = 2_000): Promise<{ status: number; body: string } | undefined> {
+export function httpGet(
+  port: number,
+  path: string,
+  timeoutMs = 2_000,
+): Promise<{ status: number; body: string } | undefined> {
   return new Promise((res) => {
     const req = get({ host: '127.0.0.1', port, path, agent: false, timeout: timeoutMs }, (r) => {
       let body = '';
@@ -202,20 +217,32 @@ interface SpawnOptions {
 }
 
 /** `node [nodeArgs] script args`, its stderr (and stdout) in a scratch log; resolves once `ready` matched a line of stdout. */
-export async function spawnNode(name: string, script: string, args: string[], opts: SpawnOptions): Promise<{ child: Child; value: string }> {
+export async function spawnNode(
+  name: string,
+  script: string,
+  args: string[],
+  opts: SpawnOptions,
+): Promise<{ child: Child; value: string }> {
   const logFile = join(scratchDir(name), 'out.log');
   const log = createWriteStream(logFile);
   const argv = [...(opts.nodeArgs ?? []), script, ...args];
-  const proc = spawn(opts.cpus === undefined ? process.execPath : 'taskset', opts.cpus === undefined ? argv : ['-c', opts.cpus, process.execPath, ...argv], {
-    cwd: opts.cwd ?? ROOT,
-    env: { ...process.env, ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe', ...(opts.ipc ? (['ipc'] as const) : [])],
-  });
+  const proc = spawn(
+    opts.cpus === undefined ? process.execPath : 'taskset',
+    opts.cpus === undefined ? argv : ['-c', opts.cpus, process.execPath, ...argv],
+    {
+      cwd: opts.cwd ?? ROOT,
+      env: { ...process.env, ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe', ...(opts.ipc ? (['ipc'] as const) : [])],
+    },
+  );
   const exited = track(proc);
   proc.stderr?.pipe(log);
   const lines = createInterface({ input: proc.stdout! });
   const value = await new Promise<string>((res, rej) => {
-    const timer = setTimeout(() => rej(new Error(`${name} not ready within ${opts.timeoutMs ?? 20_000} ms (log: ${logFile})`)), opts.timeoutMs ?? 20_000);
+    const timer = setTimeout(
+      () => rej(new Error(`${name} not ready within ${opts.timeoutMs ?? 20_000} ms (log: ${logFile})`)),
+      opts.timeoutMs ?? 20_000,
+    );
     void exited.then((code) => rej(new Error(`${name} exited with ${code} before it was ready (log: ${logFile})`)));
     let found = false;
     lines.on('line', (line) => {
@@ -311,25 +338,32 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
   const script = opts.bin ? (compiledEntry(), 'bin/agentd.js') : run === 'compiled' ? compiledEntry() : 'src/cli.ts';
   if (run === 'compiled') warnIfStale();
   const dataDir = scratchDir('data');
-  const nodeArgs = opts.bin ? [] : [...(run === 'tsx' ? ['--import', 'tsx'] : []), '--expose-gc', '--import', './bench/probe.js'];
+  const nodeArgs = opts.bin
+    ? []
+    : [...(run === 'tsx' ? ['--import', 'tsx'] : []), '--expose-gc', '--import', './bench/probe.js'];
   if (opts.cpuProfDir) nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`, '--cpu-prof-interval=250');
   // BENCH_AGENTD_ARGS adds command-line flags to every agentd under test (e.g. "--inspect").
   const extraArgs = process.env.BENCH_AGENTD_ARGS?.split(' ').filter(Boolean) ?? [];
   const workers = opts.workers ?? 1;
   let ready = 0;
   const workerArgs = workers > 1 ? ['--workers', String(workers)] : [];
-  const { child, value } = await spawnNode('agentd', script, ['--agent', join('bench/agents', opts.agent ?? 'bench.yml'), '--web-port', '0', ...workerArgs, ...extraArgs], {
-    nodeArgs,
-    ipc: !opts.bin,
-    cpus: opts.cpus,
-    env: { BENCH_MODEL_URL: opts.modelUrl, BENCH_DATA_DIR: dataDir, ...opts.env },
-    ready: (line) => {
-      listening ??= /"port":(\d+).*listening on/.exec(line)?.[1];
-      if (line.includes('"agent ready"')) ready++;
-      return ready === workers ? (listening ?? '') : undefined;
+  const { child, value } = await spawnNode(
+    'agentd',
+    script,
+    ['--agent', join('bench/agents', opts.agent ?? 'bench.yml'), '--web-port', '0', ...workerArgs, ...extraArgs],
+    {
+      nodeArgs,
+      ipc: !opts.bin,
+      cpus: opts.cpus,
+      env: { BENCH_MODEL_URL: opts.modelUrl, BENCH_DATA_DIR: dataDir, ...opts.env },
+      ready: (line) => {
+        listening ??= /"port":(\d+).*listening on/.exec(line)?.[1];
+        if (line.includes('"agent ready"')) ready++;
+        return ready === workers ? (listening ?? '') : undefined;
+      },
+      timeoutMs: 30_000,
     },
-    timeoutMs: 30_000,
-  });
+  );
   if (!value) throw new Error(`agentd did not report its port (log: ${child.logFile})`);
   const port = Number(value);
   const engine = await healthEngine(port).catch(() => undefined);
@@ -339,7 +373,10 @@ export async function startService(opts: ServiceOptions): Promise<Service> {
     new Promise<T>((res, rej) => {
       if (opts.bin) return rej(new Error(`probe ${op}: agentd runs as bin/agentd.js, without the probe`));
       const id = nextId++;
-      const timer = setTimeout(() => { child.proc.off('message', onMessage); rej(new Error(`probe ${op} timed out`)); }, 30_000);
+      const timer = setTimeout(() => {
+        child.proc.off('message', onMessage);
+        rej(new Error(`probe ${op} timed out`));
+      }, 30_000);
       const onMessage = (m: { id: number } & T) => {
         if (m.id !== id) return;
         clearTimeout(timer);
@@ -389,10 +426,17 @@ export interface RedisProcess {
  */
 export async function startRedisServer(): Promise<RedisProcess> {
   const port = await freePort();
-  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const proc = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
   const exited = track(proc);
   await new Promise<void>((res, rej) => {
-    const timer = setTimeout(() => rej(new Error('redis-server did not start (is it installed? apt-get install -y redis-server)')), 10_000);
+    const timer = setTimeout(
+      () => rej(new Error('redis-server did not start (is it installed? apt-get install -y redis-server)')),
+      10_000,
+    );
     proc.once('error', (err) => rej(new Error(`redis-server: ${err.message} (apt-get install -y redis-server)`)));
     proc.stdout.on('data', (d: Buffer) => {
       if (d.toString().includes('Ready to accept connections')) {

@@ -66,7 +66,10 @@ export function machine(): Machine {
   let commit = 'unknown';
   try {
     commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'machines'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'machines'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }).trim();
     if (dirty) commit += '+dirty';
   } catch {
     /* not a git checkout */
@@ -89,7 +92,16 @@ function fmt(v: number): string {
   if (v === 0) return '0';
   const a = Math.abs(v);
   if (Number.isInteger(v) && a < 1000) return String(v);
-  const s = a >= 1000 ? Math.round(v).toLocaleString('en-US') : a >= 100 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : a >= 1 ? v.toFixed(2) : v.toFixed(3);
+  const s =
+    a >= 1000
+      ? Math.round(v).toLocaleString('en-US')
+      : a >= 100
+        ? v.toFixed(0)
+        : a >= 10
+          ? v.toFixed(1)
+          : a >= 1
+            ? v.toFixed(2)
+            : v.toFixed(3);
   return s;
 }
 
@@ -98,16 +110,34 @@ export function margin(g: Goal): string {
   if (g.target === 0) return passes(g) ? 'none' : `+${fmt(g.value)} ${g.unit}`;
   const ratio = g.better === 'lower' ? g.value / g.target : g.target / g.value;
   if (passes(g)) return `${Math.round((1 - ratio) * 100)}% headroom`;
-  if (ratio >= 1.995) return `${ratio >= 10 ? Math.round(ratio) : ratio.toFixed(1)}× off (${g.better === 'lower' ? '+' : '−'}${fmt(Math.abs(g.value - g.target))} ${g.unit})`;
+  if (ratio >= 1.995)
+    return `${ratio >= 10 ? Math.round(ratio) : ratio.toFixed(1)}× off (${g.better === 'lower' ? '+' : '−'}${fmt(Math.abs(g.value - g.target))} ${g.unit})`;
   return `${Math.round((ratio - 1) * 100)}% off (${g.better === 'lower' ? '+' : '−'}${fmt(Math.abs(g.value - g.target))} ${g.unit})`;
 }
 
 /** Writes bench/results/<name>.json; `script` is the npm script that ran it (default bench / bench:full by mode). */
-export function writeResult(result: BenchResult, mode: 'quick' | 'full', speed: MachineSpeed, runtime: Runtime, script?: string): ResultFile {
+export function writeResult(
+  result: BenchResult,
+  mode: 'quick' | 'full',
+  speed: MachineSpeed,
+  runtime: Runtime,
+  script?: string,
+): ResultFile {
   mkdirSync(RESULTS_DIR, { recursive: true });
-  const env = ['BENCH_RUN', 'AGENTD_ENGINE'].filter((k) => process.env[k]).map((k) => `${k}=${process.env[k]} `).join('');
+  const env = ['BENCH_RUN', 'AGENTD_ENGINE']
+    .filter((k) => process.env[k])
+    .map((k) => `${k}=${process.env[k]} `)
+    .join('');
   const command = `${env}npm run ${script ?? (mode === 'full' ? 'bench:full' : 'bench')}`;
-  const file: ResultFile = { ...result, date: new Date().toISOString(), mode, command, machine: machine(), speed, runtime };
+  const file: ResultFile = {
+    ...result,
+    date: new Date().toISOString(),
+    mode,
+    command,
+    machine: machine(),
+    speed,
+    runtime,
+  };
   writeFileSync(join(RESULTS_DIR, `${result.name}.json`), `${JSON.stringify(file, null, 2)}\n`);
   return file;
 }
@@ -116,7 +146,9 @@ export function writeResult(result: BenchResult, mode: 'quick' | 'full', speed: 
 export function readResults(order: string[]): ResultFile[] {
   if (!existsSync(RESULTS_DIR)) return [];
   const present = new Set(readdirSync(RESULTS_DIR));
-  return order.filter((name) => present.has(`${name}.json`)).map((name) => JSON.parse(readFileSync(join(RESULTS_DIR, `${name}.json`), 'utf8')) as ResultFile);
+  return order
+    .filter((name) => present.has(`${name}.json`))
+    .map((name) => JSON.parse(readFileSync(join(RESULTS_DIR, `${name}.json`), 'utf8')) as ResultFile);
 }
 
 const RUNS: Record<string, string> = {
@@ -127,7 +159,8 @@ const RUNS: Record<string, string> = {
 
 /** "How agentd ran: …" under a benchmark's heading. */
 export function runtimeLine(runtime: Runtime | undefined): string {
-  if (!runtime) return 'How agentd ran: not recorded (written before it was; those runs used the TypeScript sources under tsx, on uWebSockets.js).';
+  if (!runtime)
+    return 'How agentd ran: not recorded (written before it was; those runs used the TypeScript sources under tsx, on uWebSockets.js).';
   const runs = runtime.run.split(' + ').map((r) => RUNS[r] ?? r);
   return `How agentd ran: ${runs.join(' and ')}; HTTP engine ${runtime.engine.split(' + ').join(' and ')} (BENCH_RUN, AGENTD_ENGINE; see *Running*).`;
 }
@@ -140,23 +173,42 @@ export function renderResults(results: ResultFile[]): string {
   const machines = new Map<string, ResultFile['machine']>();
   for (const r of results) machines.set(JSON.stringify(r.machine), r.machine);
   for (const m of machines.values()) {
-    out.push(`**Machine:** ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB, Linux ${m.kernel}; Node ${m.node}; commit ${m.commit}.`);
+    out.push(
+      `**Machine:** ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB, Linux ${m.kernel}; Node ${m.node}; commit ${m.commit}.`,
+    );
   }
   const dates = results.map((r) => r.date).sort();
   out.push('');
-  out.push(`**Runs:** ${dates[0]?.slice(0, 16).replace('T', ' ')} – ${dates.at(-1)?.slice(0, 16).replace('T', ' ')} UTC (each row names its benchmark; dates per benchmark below).`, '');
+  out.push(
+    `**Runs:** ${dates[0]?.slice(0, 16).replace('T', ' ')} – ${dates.at(-1)?.slice(0, 16).replace('T', ' ')} UTC (each row names its benchmark; dates per benchmark below).`,
+    '',
+  );
   out.push('### Goals', '', '| goal | target | measured | result | margin | benchmark |', '|---|---|---|---|---|---|');
   for (const r of results) {
     for (const g of r.goals) {
       const sign = g.better === 'lower' ? '≤' : '≥';
-      out.push(`| ${cell(g.label)} | ${sign} ${fmt(g.target)} ${g.unit} | ${fmt(g.value)} ${g.unit} | ${passes(g) ? '✅ met' : '❌ missed'} | ${margin(g)} | ${r.name} |`);
+      out.push(
+        `| ${cell(g.label)} | ${sign} ${fmt(g.target)} ${g.unit} | ${fmt(g.value)} ${g.unit} | ${passes(g) ? '✅ met' : '❌ missed'} | ${margin(g)} | ${r.name} |`,
+      );
     }
   }
-  const misses = results.flatMap((r) => r.goals.filter((g) => !passes(g) && g.note).map((g) => `- **${g.label}** — ${g.note}`));
-  if (misses.length) out.push('', 'What holds the missed goals back (measured; details under each benchmark):', '', ...misses);
+  const misses = results.flatMap((r) =>
+    r.goals.filter((g) => !passes(g) && g.note).map((g) => `- **${g.label}** — ${g.note}`),
+  );
+  if (misses.length)
+    out.push('', 'What holds the missed goals back (measured; details under each benchmark):', '', ...misses);
   for (const r of results) {
-    out.push('', `### ${r.title} (\`${r.name}\`, ${r.mode}, ${r.date.slice(0, 16).replace('T', ' ')} UTC)`, '', `Load: ${r.load}`);
-    if (r.speed) out.push('', `Machine speed before the run: JS workload ${fmt(r.speed.jsMs)} ms, loopback round trip ${fmt(r.speed.loopbackUs)} µs (lower is faster; see *How it measures*).`);
+    out.push(
+      '',
+      `### ${r.title} (\`${r.name}\`, ${r.mode}, ${r.date.slice(0, 16).replace('T', ' ')} UTC)`,
+      '',
+      `Load: ${r.load}`,
+    );
+    if (r.speed)
+      out.push(
+        '',
+        `Machine speed before the run: JS workload ${fmt(r.speed.jsMs)} ms, loopback round trip ${fmt(r.speed.loopbackUs)} µs (lower is faster; see *How it measures*).`,
+      );
     out.push('', runtimeLine(r.runtime));
     if (r.table) out.push('', markdownTable(r.table.head, r.table.rows));
     out.push('', '| metric | value |', '|---|---|');
@@ -172,6 +224,9 @@ export function updateReadme(results: ResultFile[]): void {
   const section = `${START}\n${renderResults(results)}\n${END}`;
   const start = text.indexOf(START.slice(0, 20));
   const end = text.indexOf(END);
-  const next = start >= 0 && end > start ? text.slice(0, start) + section + text.slice(end + END.length) : `${text.trimEnd()}\n\n## Results\n\n${section}\n`;
+  const next =
+    start >= 0 && end > start
+      ? text.slice(0, start) + section + text.slice(end + END.length)
+      : `${text.trimEnd()}\n\n## Results\n\n${section}\n`;
   writeFileSync(README, next);
 }

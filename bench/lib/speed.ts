@@ -18,12 +18,20 @@ export interface MachineSpeed {
 }
 
 function jsWorkloadMs(): number {
-  const request = { model: 'm', messages: Array.from({ length: 40 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `message ${i} of a session` })), stream: true };
+  const request = {
+    model: 'm',
+    messages: Array.from({ length: 40 }, (_, i) => ({
+      role: i % 2 ? 'assistant' : 'user',
+      content: `message ${i} of a session`,
+    })),
+    stream: true,
+  };
   let best = Infinity;
   for (let round = 0; round < 3; round++) {
     const t0 = performance.now();
     let size = 0;
-    for (let i = 0; i < 2_000; i++) size += (JSON.parse(JSON.stringify(request)) as { messages: unknown[] }).messages.length;
+    for (let i = 0; i < 2_000; i++)
+      size += (JSON.parse(JSON.stringify(request)) as { messages: unknown[] }).messages.length;
     if (size === 0) throw new Error('unreachable');
     best = Math.min(best, performance.now() - t0);
   }

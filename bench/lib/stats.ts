@@ -14,7 +14,10 @@ export class Samples {
 
   summary(): Summary {
     const sorted = this.data.slice(0, this.length).sort();
-    const at = (p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN);
+    const at = (p: number) =>
+      sorted.length === 0
+        ? NaN
+        : (sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN);
     let sum = 0;
     for (const v of sorted) sum += v;
     return {
@@ -50,7 +53,12 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 export async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<never>((_, rej) => (timer = setTimeout(() => rej(new Error(`${what}: no result within ${ms} ms`)), ms)))]);
+    return await Promise.race([
+      p,
+      new Promise<never>(
+        (_, rej) => (timer = setTimeout(() => rej(new Error(`${what}: no result within ${ms} ms`)), ms)),
+      ),
+    ]);
   } finally {
     clearTimeout(timer);
   }

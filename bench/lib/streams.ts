@@ -117,7 +117,13 @@ function tally(load: StreamLoad) {
       const rssPeakKb = peak?.();
       await run;
       const cores = Object.fromEntries(Object.entries(cpuMs).map(([k, v]) => [k, round(v / wallMs, 2)]));
-      return { wallMs: round(wallMs, 0), cpuMs, mainMs, cores, ...(rssPeakKb !== undefined && { rssPeakMb: round(rssPeakKb / 1024, 1) }) };
+      return {
+        wallMs: round(wallMs, 0),
+        cpuMs,
+        mainMs,
+        cores,
+        ...(rssPeakKb !== undefined && { rssPeakMb: round(rssPeakKb / 1024, 1) }),
+      };
     },
     result(window: Window): StreamResult {
       return {
@@ -150,7 +156,9 @@ export async function agentdStreams(wsUrl: string, load: StreamLoad): Promise<St
   const run = tally(load);
   t.run = run;
   for (let i = 0; i < load.n; i++) clients.push(run.newClient());
-  const frames = sockets.map((_, i) => JSON.stringify({ type: 'message', content: load.message, sessionId: `bench-${i}` }));
+  const frames = sockets.map((_, i) =>
+    JSON.stringify({ type: 'message', content: load.message, sessionId: `bench-${i}` }),
+  );
   const loops = Promise.all(clients.map((c, i) => run.loop(i, c, () => sockets[i]!.send(frames[i]!))));
   const window = await run.measure(loops);
   await closeSockets(sockets);
@@ -172,22 +180,29 @@ export async function sseStreams(target: SseTarget, load: StreamLoad): Promise<S
   const url = new URL(target.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: load.n });
   const run = tally(load);
-  const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(target.body), ...target.headers };
+  const headers = {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(target.body),
+    ...target.headers,
+  };
   const send = (c: Client) => {
     let failed = false;
-    const req = http.request({ agent, host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers }, (res) => {
-      res.setEncoding('utf8');
-      res.on(
-        'data',
-        sseSplitter((event) => {
-          const kind = target.classify(event);
-          if (kind === 'chunk') run.chunk(c);
-          else if (kind === 'error') failed = true;
-        }),
-      );
-      res.on('end', () => run.ended(c, res.statusCode === 200 && !failed));
-      res.on('error', () => run.ended(c, false));
-    });
+    const req = http.request(
+      { agent, host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers },
+      (res) => {
+        res.setEncoding('utf8');
+        res.on(
+          'data',
+          sseSplitter((event) => {
+            const kind = target.classify(event);
+            if (kind === 'chunk') run.chunk(c);
+            else if (kind === 'error') failed = true;
+          }),
+        );
+        res.on('end', () => run.ended(c, res.statusCode === 200 && !failed));
+        res.on('error', () => run.ended(c, false));
+      },
+    );
     req.on('error', () => run.ended(c, false));
     req.end(target.body);
   };
@@ -209,5 +224,8 @@ export function directStreams(simUrl: string, load: StreamLoad): Promise<StreamR
       { role: 'user', content: load.message },
     ],
   });
-  return sseStreams({ url: `${simUrl}/chat/completions`, body, headers: { authorization: 'Bearer bench-key' }, classify: openAiEvent }, load);
+  return sseStreams(
+    { url: `${simUrl}/chat/completions`, body, headers: { authorization: 'Bearer bench-key' }, classify: openAiEvent },
+    load,
+  );
 }

@@ -45,10 +45,15 @@ export async function openSockets(url: string, n: number, opts: OpenOptions = {}
 /** Closes every socket and waits (bounded) until they are all closed. */
 export async function closeSockets(sockets: WebSocket[], timeoutMs = 10_000): Promise<void> {
   const pending = sockets.filter((ws) => ws.readyState !== WebSocket.CLOSED);
-  const all = Promise.all(pending.map((ws) => new Promise<void>((res) => {
-    ws.once('close', () => res());
-    ws.close();
-  })));
+  const all = Promise.all(
+    pending.map(
+      (ws) =>
+        new Promise<void>((res) => {
+          ws.once('close', () => res());
+          ws.close();
+        }),
+    ),
+  );
   const timer = new Promise<void>((res) => setTimeout(res, timeoutMs).unref());
   await Promise.race([all, timer]);
   for (const ws of pending) if (ws.readyState !== WebSocket.CLOSED) ws.terminate();

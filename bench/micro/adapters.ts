@@ -28,7 +28,12 @@ const ctx = { id: 'x', created: 0, step: 0, toolArgChunkChars: 8, includeUsage: 
 const body: ChatRequestBody = { model: 'sim-model', messages: [{ role: 'user', content: 'hello' }] };
 
 function wire(api: Api, reply: Reply): string {
-  const f = api === 'chat' ? renderStream(body, reply, ctx) : api === 'responses' ? responsesStream(body, reply, ctx, 10, false) : messagesStream(body, reply, ctx, { input: 10, read: 0, written: 0 });
+  const f =
+    api === 'chat'
+      ? renderStream(body, reply, ctx)
+      : api === 'responses'
+        ? responsesStream(body, reply, ctx, 10, false)
+        : messagesStream(body, reply, ctx, { input: 10, read: 0, written: 0 });
   return f.head + f.pieces.join('') + f.tail;
 }
 
@@ -48,12 +53,18 @@ const server = createServer((req, res) => {
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
 const log = createLogger('silent');
-const messages: ChatMessage[] = [{ role: 'system', content: 'You are a benchmark agent.' }, { role: 'user', content: 'hello' }];
+const messages: ChatMessage[] = [
+  { role: 'system', content: 'You are a benchmark agent.' },
+  { role: 'user', content: 'hello' },
+];
 
 /** CPU µs per request of `n` requests (after a warm-up), and the chunks each streamed. */
 async function cpuPerRequest(api: Api, kind: 'short' | 'long', n: number): Promise<{ us: number; chunks: number }> {
   current = `${api}:${kind}`;
-  const client = createModelClient(llmSchema.parse({ provider: 'openai-compatible', baseURL: url, model: 'sim-model', api }), { log });
+  const client = createModelClient(
+    llmSchema.parse({ provider: 'openai-compatible', baseURL: url, model: 'sim-model', api }),
+    { log },
+  );
   let chunks = 0;
   const ask = () => client.complete({ messages, tools: [], onText: () => void chunks++ });
   for (let i = 0; i < n / 10; i++) await ask();
@@ -71,7 +82,10 @@ for (let round = 0; round < 3; round++) {
     const short = await cpuPerRequest(api, 'short', 3000);
     const long = await cpuPerRequest(api, 'long', 200);
     const was = best.get(api);
-    best.set(api, { short: Math.min(was?.short ?? Infinity, short.us), chunk: Math.min(was?.chunk ?? Infinity, long.us / long.chunks) });
+    best.set(api, {
+      short: Math.min(was?.short ?? Infinity, short.us),
+      chunk: Math.min(was?.chunk ?? Infinity, long.us / long.chunks),
+    });
   }
 }
 console.log('| API | CPU µs per short reply (3 pieces) | CPU µs per chunk (400-piece replies) |');

@@ -13,14 +13,20 @@ import type { ChatMessage } from '../../src/llm/types.ts';
 const TURNS = 250;
 
 function sdkWay(messages: readonly ChatMessage[]): Buffer {
-  const body = { model: 'sim-model', messages: messages.map(toOpenAiMessage), stream: true, stream_options: { include_usage: true } };
+  const body = {
+    model: 'sim-model',
+    messages: messages.map(toOpenAiMessage),
+    stream: true,
+    stream_options: { include_usage: true },
+  };
   return Buffer.from(JSON.stringify(body));
 }
 
 /** µs per turn over TURNS turns, starting from a history of `start` messages. */
 function perTurn(start: number, encode: (messages: readonly ChatMessage[]) => Buffer): number {
   const messages: ChatMessage[] = [{ role: 'system', content: 'You are a benchmark agent.' }];
-  for (let i = 0; i < start; i += 2) messages.push({ role: 'user', content: `hello ${i}` }, { role: 'assistant', content: `Echo: hello ${i}` });
+  for (let i = 0; i < start; i += 2)
+    messages.push({ role: 'user', content: `hello ${i}` }, { role: 'assistant', content: `Echo: hello ${i}` });
   let bytes = 0;
   const t0 = performance.now();
   for (let turn = 0; turn < TURNS; turn++) {
@@ -39,5 +45,7 @@ console.log('|---|---|---|');
 for (const start of [0, 500, 2_000]) {
   perTurn(start, sdkWay); // warm-up
   perTurn(start, ours);
-  console.log(`| ${start} (→ ${start + 2 * TURNS}) | ${perTurn(start, sdkWay).toFixed(1)} | ${perTurn(start, ours).toFixed(1)} |`);
+  console.log(
+    `| ${start} (→ ${start + 2 * TURNS}) | ${perTurn(start, sdkWay).toFixed(1)} | ${perTurn(start, ours).toFixed(1)} |`,
+  );
 }

@@ -15,19 +15,39 @@ import { startApp } from '../../test/support/start-app.ts';
 const sim = await startSimulator();
 const dir = await mkdtemp(join(tmpdir(), 'cost-'));
 const held = process.argv[2] === 'evicted' ? 1 : 1000;
-const app = await startApp({ storage: { type: 'jsonl', dir, maxSessionsInMemory: held }, server: { limits: { rest: { points: 100000 } } } }, { modelUrl: sim.url });
+const app = await startApp(
+  { storage: { type: 'jsonl', dir, maxSessionsInMemory: held }, server: { limits: { rest: { points: 100000 } } } },
+  { modelUrl: sim.url },
+);
 const N = 1000;
 const gc = (globalThis as any).gc as () => void;
-gc(); const before = process.memoryUsage().heapUsed;
+gc();
+const before = process.memoryUsage().heapUsed;
 for (let i = 0; i < N; i++) {
-  const r = await fetch(`${app.url}/api/message-sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: `hello number ${i}, a short question`, sessionId: `s${i}` }) });
+  const r = await fetch(`${app.url}/api/message-sync`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ message: `hello number ${i}, a short question`, sessionId: `s${i}` }),
+  });
   await r.text();
 }
 sim.requests.length = 0; // the simulator runs in this process: its records are not agentd's
-gc(); await new Promise((r) => setTimeout(r, 200)); gc();
+gc();
+await new Promise((r) => setTimeout(r, 200));
+gc();
 const after = process.memoryUsage().heapUsed;
 const files = await readdir(dir);
-let bytes = 0; for (const f of files) bytes += (await stat(join(dir, f))).size;
+let bytes = 0;
+for (const f of files) bytes += (await stat(join(dir, f))).size;
 const du = execFileSync('du', ['-sk', dir]).toString();
-console.log(JSON.stringify({ sessions: N, heapPerSessionKb: +((after - before) / N / 1024).toFixed(2), filePerSessionBytes: Math.round(bytes / files.length), duKbPerSession: +(parseInt(du) / N).toFixed(2), held: held === 1 ? 'evicted (only the store cache)' : 'in memory (dormant)' }));
-await app.stop(); await sim.close();
+console.log(
+  JSON.stringify({
+    sessions: N,
+    heapPerSessionKb: +((after - before) / N / 1024).toFixed(2),
+    filePerSessionBytes: Math.round(bytes / files.length),
+    duKbPerSession: +(parseInt(du) / N).toFixed(2),
+    held: held === 1 ? 'evicted (only the store cache)' : 'in memory (dormant)',
+  }),
+);
+await app.stop();
+await sim.close();

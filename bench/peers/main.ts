@@ -48,7 +48,9 @@ const fail = (message: string): never => {
 };
 const count = (flag: string, text: string | undefined, min: number, max: number): number => {
   const n = Number(text);
-  return Number.isInteger(n) && n >= min && n <= max ? n : fail(`--${flag} must be an integer from ${min} to ${max}, got "${text}"`);
+  return Number.isInteger(n) && n >= min && n <= max
+    ? n
+    : fail(`--${flag} must be an integer from ${min} to ${max}, got "${text}"`);
 };
 const mode = values.quick ? 'quick' : 'full';
 const rounds = count('rounds', values.rounds ?? (values.quick ? '1' : '3'), 1, 9);
@@ -62,7 +64,8 @@ const streamMeasureMs = values.quick ? 3_000 : 6_000;
 const turnMs = ttftMs + (replyTokens / tokensPerSec) * 1000;
 const message = `[[len:${replyTokens}]] [[rate:${tokensPerSec}]]${ttftMs ? ` [[ttft:${ttftMs}]]` : ''} stream please`;
 
-if (availableParallelism() < 2) fail('needs 2 CPUs: the servers on CPU 0, the simulator and the load generator on CPU 1');
+if (availableParallelism() < 2)
+  fail('needs 2 CPUs: the servers on CPU 0, the simulator and the load generator on CPU 1');
 try {
   compiledEntry();
   execFileSync('taskset', ['-a', '-cp', LOADGEN_CPU, String(process.pid)], { stdio: 'ignore' });
@@ -76,16 +79,25 @@ setTimeout(() => {
 }, budgetMs).unref();
 
 /** The CPUs a process may run on, as the kernel says (`0`, `1`, `0-1`). */
-const cpusAllowed = (pid: number) => /Cpus_allowed_list:\s*(\S+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 'unknown';
+const cpusAllowed = (pid: number) =>
+  /Cpus_allowed_list:\s*(\S+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 'unknown';
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const t0 = performance.now();
-log(`agentd against Mastra (${mode}: ${rounds} round(s); servers on CPU ${SERVERS_CPU}, simulator and load generator on CPU ${LOADGEN_CPU})`);
+log(
+  `agentd against Mastra (${mode}: ${rounds} round(s); servers on CPU ${SERVERS_CPU}, simulator and load generator on CPU ${LOADGEN_CPU})`,
+);
 const before = await machineLoad();
 const speed = await machineSpeed();
-log(`  machine: load average ${before.loadavg.join(' / ')}, ${before.busyCores} cores busy; JS workload ${speed.jsMs} ms, loopback round trip ${speed.loopbackUs} µs`);
+log(
+  `  machine: load average ${before.loadavg.join(' / ')}, ${before.busyCores} cores busy; JS workload ${speed.jsMs} ms, loopback round trip ${speed.loopbackUs} µs`,
+);
 log('  installing and building Mastra (bench/peers/mastra-app) in a scratch folder');
 const app = await installMastra();
-log(`  Mastra: ${Object.entries(app.versions).map(([k, v]) => `${k} ${v}`).join(', ')} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+log(
+  `  Mastra: ${Object.entries(app.versions)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ')} (${((performance.now() - t0) / 1000).toFixed(0)} s)`,
+);
 
 const started: Child[] = [];
 const keep = <T extends Child>(c: T): T => (started.push(c), c);
@@ -93,26 +105,61 @@ try {
   const sim = keep(await startSimulator());
   const stubSim = keep(await startSimulator([], SERVERS_CPU));
   const engine = process.env.AGENTD_ENGINE ?? 'node';
-  const agentd = keep(await startService({ modelUrl: sim.url, bin: true, cpus: SERVERS_CPU, env: { AGENTD_ENGINE: engine, NODE_ENV: 'production' } }));
+  const agentd = keep(
+    await startService({
+      modelUrl: sim.url,
+      bin: true,
+      cpus: SERVERS_CPU,
+      env: { AGENTD_ENGINE: engine, NODE_ENV: 'production' },
+    }),
+  );
   const mastra = keep(await startMastra(app, sim.url, SERVERS_CPU));
   const a = agentdTarget(agentd.pid, agentd.port);
   const b = mastraTarget(mastra.pid, mastra.port);
   const stub = stubTarget(stubSim.pid, stubSim.port);
   const direct = stubTarget(sim.pid, sim.port);
-  log(`  agentd (engine ${agentd.engine ?? 'unknown'}) on :${agentd.port}, Mastra on :${mastra.port}, simulator on :${sim.port}, the stub alone on :${stubSim.port}`);
-  const pinned = { agentd: cpusAllowed(agentd.pid), mastra: cpusAllowed(mastra.pid), stub: cpusAllowed(stubSim.pid), simulator: cpusAllowed(sim.pid), loadgen: cpusAllowed(process.pid) };
-  const wanted = { agentd: SERVERS_CPU, mastra: SERVERS_CPU, stub: SERVERS_CPU, simulator: LOADGEN_CPU, loadgen: LOADGEN_CPU };
-  if (JSON.stringify(pinned) !== JSON.stringify(wanted)) throw new Error(`the processes are not pinned as asked: CPUs allowed ${JSON.stringify(pinned)}, wanted ${JSON.stringify(wanted)}`);
+  log(
+    `  agentd (engine ${agentd.engine ?? 'unknown'}) on :${agentd.port}, Mastra on :${mastra.port}, simulator on :${sim.port}, the stub alone on :${stubSim.port}`,
+  );
+  const pinned = {
+    agentd: cpusAllowed(agentd.pid),
+    mastra: cpusAllowed(mastra.pid),
+    stub: cpusAllowed(stubSim.pid),
+    simulator: cpusAllowed(sim.pid),
+    loadgen: cpusAllowed(process.pid),
+  };
+  const wanted = {
+    agentd: SERVERS_CPU,
+    mastra: SERVERS_CPU,
+    stub: SERVERS_CPU,
+    simulator: LOADGEN_CPU,
+    loadgen: LOADGEN_CPU,
+  };
+  if (JSON.stringify(pinned) !== JSON.stringify(wanted))
+    throw new Error(
+      `the processes are not pinned as asked: CPUs allowed ${JSON.stringify(pinned)}, wanted ${JSON.stringify(wanted)}`,
+    );
 
   log('  warm-up: 1 s of instant turns each');
   for (const t of [a, b, stub]) await turnsWindow(t, { clients, durationMs: 1000, round: 0, simPid: sim.pid });
   const r: PeerRounds = { turns: { agentd: [], peer: [], stub: [] }, streams: { agentd: [], peer: [], direct: [] } };
-  const order = (i: number): [Target, 'agentd' | 'peer'][] => (i % 2 === 0 ? [[a, 'agentd'], [b, 'peer']] : [[b, 'peer'], [a, 'agentd']]);
+  const order = (i: number): [Target, 'agentd' | 'peer'][] =>
+    i % 2 === 0
+      ? [
+          [a, 'agentd'],
+          [b, 'peer'],
+        ]
+      : [
+          [b, 'peer'],
+          [a, 'agentd'],
+        ];
   for (let i = 0; i < rounds; i++) {
     for (const [t, side] of order(i)) {
       const w = await turnsWindow(t, { clients, durationMs: turnsMs, round: i + 1, simPid: sim.pid });
       r.turns[side].push(w);
-      log(`  round ${i + 1}/${rounds}, instant turns, ${t.name}: ${num(w.turnsPerSec)}/s, ${num(w.cpuMsPerTurn)} ms CPU/turn, errors ${w.errors}`);
+      log(
+        `  round ${i + 1}/${rounds}, instant turns, ${t.name}: ${num(w.turnsPerSec)}/s, ${num(w.cpuMsPerTurn)} ms CPU/turn, errors ${w.errors}`,
+      );
     }
     const w = await turnsWindow(stub, { clients, durationMs: turnsMs, round: i + 1, simPid: sim.pid });
     r.turns.stub.push(w);
@@ -123,7 +170,9 @@ try {
     for (const [t, side] of [[direct, 'direct'] as const, ...order(i)]) {
       const w = await streamsWindow(t, streamLoad, sim.pid);
       r.streams[side].push(w);
-      log(`  round ${i + 1}/${rounds}, ${streams} streams, ${side === 'direct' ? 'straight to the simulator' : t.name}: first chunk p50 ${num(w.ttfcP50)} / p99 ${num(w.ttfcP99)} ms, ${num(w.cpuUsPerChunk)} µs CPU/chunk, RSS peak ${num(w.rssPeakMb)} MB, errors ${w.errors}`);
+      log(
+        `  round ${i + 1}/${rounds}, ${streams} streams, ${side === 'direct' ? 'straight to the simulator' : t.name}: first chunk p50 ${num(w.ttfcP50)} / p99 ${num(w.ttfcP99)} ms, ${num(w.cpuUsPerChunk)} µs CPU/chunk, RSS peak ${num(w.rssPeakMb)} MB, errors ${w.errors}`,
+      );
     }
   }
   const after = await machineLoad();
@@ -140,10 +189,13 @@ try {
   log(markdownTable(result.table!.head, result.table!.rows));
   log('');
   for (const [k, v] of result.rows) log(`  ${k}: ${v}`);
-  for (const g of result.goals) log(`  ${passes(g) ? 'MET ' : 'MISS'} ${g.label}: ${g.value} ${g.unit} (target ≥ ${g.target})`);
+  for (const g of result.goals)
+    log(`  ${passes(g) ? 'MET ' : 'MISS'} ${g.label}: ${g.value} ${g.unit} (target ≥ ${g.target})`);
   writeResult(result, mode, speed, takeRuntime(), `bench:peers${values.quick ? ' -- --quick' : ''}`);
   if (!values['no-readme']) updateReadme(readResults(REPORTED));
-  log(`done in ${((performance.now() - t0) / 1000).toFixed(0)} s; bench/results/peers.json${values['no-readme'] ? '' : ' and bench/README.md'} written`);
+  log(
+    `done in ${((performance.now() - t0) / 1000).toFixed(0)} s; bench/results/peers.json${values['no-readme'] ? '' : ' and bench/README.md'} written`,
+  );
 } finally {
   for (const c of started.reverse()) await c.stop();
 }

@@ -45,7 +45,9 @@ export async function runCommand(command: string, args: string[], cwd: string, t
   clearTimeout(timer);
   if (code !== 0) {
     const tail = readFileSync(logFile, 'utf8').trim().split('\n').slice(-15).join('\n');
-    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) ${code === null ? `killed after ${timeoutMs / 1000} s` : `exited with ${code}`}:\n${tail}`);
+    throw new Error(
+      `${command} ${args.join(' ')} (in ${cwd}) ${code === null ? `killed after ${timeoutMs / 1000} s` : `exited with ${code}`}:\n${tail}`,
+    );
   }
 }
 
@@ -55,7 +57,8 @@ export async function installMastra(): Promise<MastraApp> {
   for (const file of APP_FILES) copyFileSync(join(APP, file), join(dir, file));
   await runCommand('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], dir, 5 * 60_000);
   await runCommand('npm', ['run', '--silent', 'build'], dir, 2 * 60_000);
-  const version = (name: string) => (JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+  const version = (name: string) =>
+    (JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
   const versions = Object.fromEntries(PACKAGES.map((name) => [name, version(name)])) as MastraVersions;
   return { dir, versions };
 }

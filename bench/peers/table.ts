@@ -59,15 +59,68 @@ const zip = <A, B>(a: A[], b: B[], f: (x: A, y: B) => number) => a.slice(0, b.le
 /** The measures of the table, in its order. */
 export function measures(r: PeerRounds, load: { clients: number; streams: number }): Measure[] {
   const { turns: t, streams: s } = r;
-  const share = (w: TurnsWindow, stub: TurnsWindow) => (stub.turnsPerSec > 0 ? (100 * w.turnsPerSec) / stub.turnsPerSec : 0);
+  const share = (w: TurnsWindow, stub: TurnsWindow) =>
+    stub.turnsPerSec > 0 ? (100 * w.turnsPerSec) / stub.turnsPerSec : 0;
   return [
-    { id: 'turns-per-sec', label: `instant turns/s, ${load.clients} clients`, unit: '/s', better: 'higher', agentd: t.agentd.map((w) => w.turnsPerSec), peer: t.peer.map((w) => w.turnsPerSec), stub: t.stub.map((w) => w.turnsPerSec) },
-    { id: 'turns-share-of-stub', label: 'instant turns/s against the stub alone on the same core', unit: ' %', better: 'higher', agentd: zip(t.agentd, t.stub, share), peer: zip(t.peer, t.stub, share), stub: t.stub.map(() => 100) },
-    { id: 'cpu-per-turn', label: 'server CPU per turn', unit: ' ms', better: 'lower', agentd: t.agentd.map((w) => w.cpuMsPerTurn), peer: t.peer.map((w) => w.cpuMsPerTurn), stub: t.stub.map((w) => w.cpuMsPerTurn) },
-    { id: 'added-ttfc-p50', label: `added first chunk p50, ${load.streams} paced streams`, unit: ' ms', better: 'lower', agentd: zip(s.agentd, s.direct, (w, d) => w.ttfcP50 - d.ttfcP50), peer: zip(s.peer, s.direct, (w, d) => w.ttfcP50 - d.ttfcP50) },
-    { id: 'added-ttfc-p99', label: `added first chunk p99, ${load.streams} paced streams`, unit: ' ms', better: 'lower', agentd: zip(s.agentd, s.direct, (w, d) => w.ttfcP99 - d.ttfcP99), peer: zip(s.peer, s.direct, (w, d) => w.ttfcP99 - d.ttfcP99) },
-    { id: 'cpu-per-chunk', label: `server CPU per chunk, ${load.streams} streams`, unit: ' µs', better: 'lower', agentd: s.agentd.map((w) => w.cpuUsPerChunk), peer: s.peer.map((w) => w.cpuUsPerChunk) },
-    { id: 'rss-peak', label: `RSS peak, ${load.streams} streams`, unit: ' MB', better: 'lower', agentd: s.agentd.map((w) => w.rssPeakMb), peer: s.peer.map((w) => w.rssPeakMb) },
+    {
+      id: 'turns-per-sec',
+      label: `instant turns/s, ${load.clients} clients`,
+      unit: '/s',
+      better: 'higher',
+      agentd: t.agentd.map((w) => w.turnsPerSec),
+      peer: t.peer.map((w) => w.turnsPerSec),
+      stub: t.stub.map((w) => w.turnsPerSec),
+    },
+    {
+      id: 'turns-share-of-stub',
+      label: 'instant turns/s against the stub alone on the same core',
+      unit: ' %',
+      better: 'higher',
+      agentd: zip(t.agentd, t.stub, share),
+      peer: zip(t.peer, t.stub, share),
+      stub: t.stub.map(() => 100),
+    },
+    {
+      id: 'cpu-per-turn',
+      label: 'server CPU per turn',
+      unit: ' ms',
+      better: 'lower',
+      agentd: t.agentd.map((w) => w.cpuMsPerTurn),
+      peer: t.peer.map((w) => w.cpuMsPerTurn),
+      stub: t.stub.map((w) => w.cpuMsPerTurn),
+    },
+    {
+      id: 'added-ttfc-p50',
+      label: `added first chunk p50, ${load.streams} paced streams`,
+      unit: ' ms',
+      better: 'lower',
+      agentd: zip(s.agentd, s.direct, (w, d) => w.ttfcP50 - d.ttfcP50),
+      peer: zip(s.peer, s.direct, (w, d) => w.ttfcP50 - d.ttfcP50),
+    },
+    {
+      id: 'added-ttfc-p99',
+      label: `added first chunk p99, ${load.streams} paced streams`,
+      unit: ' ms',
+      better: 'lower',
+      agentd: zip(s.agentd, s.direct, (w, d) => w.ttfcP99 - d.ttfcP99),
+      peer: zip(s.peer, s.direct, (w, d) => w.ttfcP99 - d.ttfcP99),
+    },
+    {
+      id: 'cpu-per-chunk',
+      label: `server CPU per chunk, ${load.streams} streams`,
+      unit: ' µs',
+      better: 'lower',
+      agentd: s.agentd.map((w) => w.cpuUsPerChunk),
+      peer: s.peer.map((w) => w.cpuUsPerChunk),
+    },
+    {
+      id: 'rss-peak',
+      label: `RSS peak, ${load.streams} streams`,
+      unit: ' MB',
+      better: 'lower',
+      agentd: s.agentd.map((w) => w.rssPeakMb),
+      peer: s.peer.map((w) => w.rssPeakMb),
+    },
   ];
 }
 
@@ -102,6 +155,12 @@ export function peerTable(rows: Measure[], peer: string, rounds: number): { head
   const of = rounds > 1 ? `median of ${rounds} windows (range)` : 'one window';
   return {
     head: [`measure (${of})`, 'agentd', peer, 'the model stub alone', "agentd's lead"],
-    rows: rows.map((m) => [m.label, cell(m.agentd, m.unit), cell(m.peer, m.unit), cell(m.stub, m.unit), m.id === 'turns-share-of-stub' ? '' : formatLead(lead(m))]),
+    rows: rows.map((m) => [
+      m.label,
+      cell(m.agentd, m.unit),
+      cell(m.peer, m.unit),
+      cell(m.stub, m.unit),
+      m.id === 'turns-share-of-stub' ? '' : formatLead(lead(m)),
+    ]),
   };
 }

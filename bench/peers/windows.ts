@@ -29,7 +29,8 @@ export function agentdTarget(pid: number, port: number): Target {
     name: 'agentd',
     pid,
     port,
-    turn: (round, conn) => rawRequest('POST', '/api/message-sync', JSON.stringify({ message: 'hello', sessionId: `r${round}-c${conn}` })),
+    turn: (round, conn) =>
+      rawRequest('POST', '/api/message-sync', JSON.stringify({ message: 'hello', sessionId: `r${round}-c${conn}` })),
     streams: (load) => agentdStreams(`ws://127.0.0.1:${port}/`, load),
   };
 }
@@ -42,13 +43,23 @@ export function mastraTarget(pid: number, port: number): Target {
     pid,
     port,
     turn: () => rawRequest('POST', '/api/agents/bench/generate', body('hello')),
-    streams: (load) => sseStreams({ url: `http://127.0.0.1:${port}/api/agents/bench/stream`, body: body(load.message), classify: mastraEvent }, load),
+    streams: (load) =>
+      sseStreams(
+        { url: `http://127.0.0.1:${port}/api/agents/bench/stream`, body: body(load.message), classify: mastraEvent },
+        load,
+      ),
   };
 }
 
 /** The model stub alone: its chat completions, answered at once; streams straight to it. */
 export function stubTarget(pid: number, port: number): Target {
-  const body = JSON.stringify({ model: 'sim-model', messages: [{ role: 'system', content: 'You are a benchmark agent.' }, { role: 'user', content: 'hello' }] });
+  const body = JSON.stringify({
+    model: 'sim-model',
+    messages: [
+      { role: 'system', content: 'You are a benchmark agent.' },
+      { role: 'user', content: 'hello' },
+    ],
+  });
   return {
     name: 'stub',
     pid,
@@ -68,7 +79,13 @@ export interface TurnsLoad {
 /** Instant turns from `clients` keep-alive connections for `durationMs`. */
 export async function turnsWindow(target: Target, load: TurnsLoad): Promise<TurnsWindow> {
   const cpu = cpuWindow({ server: target.pid, simulator: load.simPid });
-  const http = await httpLoad({ port: target.port, connections: load.clients, durationMs: load.durationMs, request: (c) => target.turn(load.round, c), timeoutMs: 30_000 });
+  const http = await httpLoad({
+    port: target.port,
+    connections: load.clients,
+    durationMs: load.durationMs,
+    request: (c) => target.turn(load.round, c),
+    timeoutMs: 30_000,
+  });
   const { wallMs, cpuMs } = cpu();
   const failed = Object.values(http.statuses).reduce((a, b) => a + b, 0);
   return {
@@ -83,7 +100,11 @@ export async function turnsWindow(target: Target, load: TurnsLoad): Promise<Turn
 }
 
 /** `load` streamed through `target`, the server's CPU and RSS peak read over the window. */
-export async function streamsWindow(target: Target, load: Omit<StreamLoad, 'pids' | 'rssPid'>, simPid: number): Promise<StreamsWindow> {
+export async function streamsWindow(
+  target: Target,
+  load: Omit<StreamLoad, 'pids' | 'rssPid'>,
+  simPid: number,
+): Promise<StreamsWindow> {
   const pids = target.pid === simPid ? { server: simPid } : { server: target.pid, simulator: simPid };
   const r = await target.streams({ ...load, pids, rssPid: target.pid });
   return {

@@ -15,8 +15,13 @@ import { agentdStreams, type StreamResult } from '../lib/streams.ts';
 
 const APIS = ['chat', 'responses', 'messages'] as const;
 type Api = (typeof APIS)[number];
-const AGENT: Record<Api, string> = { chat: 'bench.yml', responses: 'bench-responses.yml', messages: 'bench-messages.yml' };
-const sync = (sessionId: string) => rawRequest('POST', '/api/message-sync', JSON.stringify({ message: 'hello', sessionId }));
+const AGENT: Record<Api, string> = {
+  chat: 'bench.yml',
+  responses: 'bench-responses.yml',
+  messages: 'bench-messages.yml',
+};
+const sync = (sessionId: string) =>
+  rawRequest('POST', '/api/message-sync', JSON.stringify({ message: 'hello', sessionId }));
 /** Within this ratio of chat's cost an adapter costs the same (the VM's run-to-run noise). */
 const SAME = 1.1;
 
@@ -34,18 +39,37 @@ export const apisBench: Bench = {
     const rounds = mode === 'full' ? 6 : 3;
     const batchMs = 1000;
     const services = {} as Record<Api, Service>;
-    const turns: Record<Api, TurnSide> = { chat: { turns: 0, cpuMs: 0, p50: [] }, responses: { turns: 0, cpuMs: 0, p50: [] }, messages: { turns: 0, cpuMs: 0, p50: [] } };
+    const turns: Record<Api, TurnSide> = {
+      chat: { turns: 0, cpuMs: 0, p50: [] },
+      responses: { turns: 0, cpuMs: 0, p50: [] },
+      messages: { turns: 0, cpuMs: 0, p50: [] },
+    };
     try {
       for (const api of APIS) services[api] = await startService({ modelUrl: sim.url, agent: AGENT[api] });
       log('  warm-up');
-      for (const api of APIS) await httpLoad({ port: services[api].port, connections: 20, durationMs: 1000, request: (c) => sync(`${api}-${c}`) });
+      for (const api of APIS)
+        await httpLoad({
+          port: services[api].port,
+          connections: 20,
+          durationMs: 1000,
+          request: (c) => sync(`${api}-${c}`),
+        });
       for (let r = 0; r < rounds; r++) {
         log(`  turns, round ${r + 1}/${rounds}`);
         // Each round takes the APIs in another order.
         for (const api of [...APIS.slice(r % 3), ...APIS.slice(0, r % 3)]) {
           const cpu = cpuWindow({ agentd: services[api].pid });
-          const http = await httpLoad({ port: services[api].port, connections: 20, durationMs: batchMs, timeoutMs: 30_000, request: (c) => sync(`${api}-${c}`) });
-          if (http.errors || Object.keys(http.statuses).length) throw new Error(`${api}: message-sync failed: ${http.errors} errors, statuses ${JSON.stringify(http.statuses)}`);
+          const http = await httpLoad({
+            port: services[api].port,
+            connections: 20,
+            durationMs: batchMs,
+            timeoutMs: 30_000,
+            request: (c) => sync(`${api}-${c}`),
+          });
+          if (http.errors || Object.keys(http.statuses).length)
+            throw new Error(
+              `${api}: message-sync failed: ${http.errors} errors, statuses ${JSON.stringify(http.statuses)}`,
+            );
           turns[api].cpuMs += cpu().cpuMs.agentd ?? 0;
           turns[api].turns += http.requests;
           turns[api].p50.push(http.latency.p50);
@@ -60,7 +84,15 @@ export const apisBench: Bench = {
       for (const api of r === 0 ? APIS : [...APIS].reverse()) {
         log(`  chunks: ${api}, round ${r + 1}/2`);
         const svc = await startService({ modelUrl: sim.url, agent: AGENT[api] });
-        const run = await agentdStreams(svc.wsUrl, { n: 100, message: '[[len:400]] [[rate:100]] stream please', spreadMs: 4000, rampMs: 4500, measureMs: mode === 'full' ? 6000 : 3000, pids: { agentd: svc.pid, simulator: sim.pid }, rssPid: svc.pid }).finally(() => svc.stop());
+        const run = await agentdStreams(svc.wsUrl, {
+          n: 100,
+          message: '[[len:400]] [[rate:100]] stream please',
+          spreadMs: 4000,
+          rampMs: 4500,
+          measureMs: mode === 'full' ? 6000 : 3000,
+          pids: { agentd: svc.pid, simulator: sim.pid },
+          rssPid: svc.pid,
+        }).finally(() => svc.stop());
         // The run other jobs starved less (more of the offered chunks delivered) is kept.
         const kept = streams[api];
         if (!kept || run.chunksPerSec > kept.chunksPerSec) streams[api] = run;
@@ -86,16 +118,29 @@ export const apisBench: Bench = {
       title: this.title,
       load: `Three services (bench.yml on llm.api chat, responses, messages), one simulator. Turns: instant message-sync at 20 clients, ${rounds} interleaved rounds of ${batchMs / 1000} s per API. Chunks: 100 WebSocket sessions, replies of 400 pieces at 100 pieces/s, one API at a time on a fresh service, two rounds (the one delivering more chunks kept).`,
       rows: [
-        ...APIS.map((api): [string, string] => [`${api}: agentd CPU per turn / turns/s / latency p50`, `${ms(perTurn(api))} / ${perSec(turns[api].turns / ((rounds * batchMs) / 1000))} / ${ms(median(turns[api].p50))}`]),
-        ...APIS.map((api): [string, string] => [`${api}: agentd CPU per chunk / chunk frames/s / CPU`, `${us(perChunk(api))} / ${perSec(streams[api].chunksPerSec)} / ${cores(streams[api].cores.agentd)}`]),
+        ...APIS.map((api): [string, string] => [
+          `${api}: agentd CPU per turn / turns/s / latency p50`,
+          `${ms(perTurn(api))} / ${perSec(turns[api].turns / ((rounds * batchMs) / 1000))} / ${ms(median(turns[api].p50))}`,
+        ]),
+        ...APIS.map((api): [string, string] => [
+          `${api}: agentd CPU per chunk / chunk frames/s / CPU`,
+          `${us(perChunk(api))} / ${perSec(streams[api].chunksPerSec)} / ${cores(streams[api].cores.agentd)}`,
+        ]),
       ],
       metrics: {
         turns: Object.fromEntries(APIS.map((api) => [api, { ...turns[api], cpuMsPerTurn: round(perTurn(api), 3) }])),
-        chunks: Object.fromEntries(APIS.map((api) => [api, { ...streams[api], cpuUsPerChunk: round(perChunk(api), 2) }])),
+        chunks: Object.fromEntries(
+          APIS.map((api) => [api, { ...streams[api], cpuUsPerChunk: round(perChunk(api), 2) }]),
+        ),
       },
-      goals: [ratioGoal('responses', 'turn'), ratioGoal('messages', 'turn'), ratioGoal('responses', 'chunk'), ratioGoal('messages', 'chunk')],
+      goals: [
+        ratioGoal('responses', 'turn'),
+        ratioGoal('messages', 'turn'),
+        ratioGoal('responses', 'chunk'),
+        ratioGoal('messages', 'chunk'),
+      ],
       notes: [
-        'The Messages service pays for prompt caching breakpoints (on by default); the simulator, not agentd, computes the cache figures. Every adapter keeps the history\'s encoded bytes between turns (src/llm/request-body.ts).',
+        "The Messages service pays for prompt caching breakpoints (on by default); the simulator, not agentd, computes the cache figures. Every adapter keeps the history's encoded bytes between turns (src/llm/request-body.ts).",
       ],
     };
   },

@@ -85,7 +85,10 @@ export const chunksBench: Bench = {
         ['agentd main thread busy', `${Math.round(((run.mainMs.agentd ?? 0) / run.wallMs) * 100)}%`],
         ['inter-chunk delay p50 / p99 (simulator paces 10 ms)', `${ms(run.gap.p50)} / ${ms(run.gap.p99)}`],
         ['time to first chunk p50 / p99', `${ms(run.ttfc.p50)} / ${ms(run.ttfc.p99)}`],
-        ['CPU: agentd / simulator / load generator / other jobs', `${cores(run.cores.agentd)} / ${cores(run.cores.simulator)} / ${cores(run.cores.loadgen)} / ${cores(run.cores.other)}`],
+        [
+          'CPU: agentd / simulator / load generator / other jobs',
+          `${cores(run.cores.agentd)} / ${cores(run.cores.simulator)} / ${cores(run.cores.loadgen)} / ${cores(run.cores.other)}`,
+        ],
         ['agentd CPU per chunk, whole process (/proc, all threads)', us(cpuPerChunk)],
         ['— model client (openai SDK + fetch/undici + web streams), main thread', us(modelUs)],
         ['— agentd code and its dependencies (src/, machines/, xstate, uWS calls, JSON), main thread', us(ownUs)],
@@ -136,7 +139,7 @@ export const chunksBench: Bench = {
         },
       ],
       notes: [
-        'Split: samples of the service main thread inside the window, each charged to the nearest frame on its stack that is owned code (node internals and native calls such as JSON.stringify or uWS publish go to their caller); fetch/undici, web streams and the node Readable that undici reads the response body through count as model client. Worker threads are not in the profile: the split is scaled to the plain run\'s main-thread CPU per chunk (/proc/<pid>/task/<pid>/stat); other threads are the rest of the process CPU. Own work = agentd + its proportional share of runtime and other threads.',
+        "Split: samples of the service main thread inside the window, each charged to the nearest frame on its stack that is owned code (node internals and native calls such as JSON.stringify or uWS publish go to their caller); fetch/undici, web streams and the node Readable that undici reads the response body through count as model client. Worker threads are not in the profile: the split is scaled to the plain run's main-thread CPU per chunk (/proc/<pid>/task/<pid>/stat); other threads are the rest of the process CPU. Own work = agentd + its proportional share of runtime and other threads.",
         'Per-turn work is included, amortized over 400 chunks per turn.',
       ],
     };

@@ -58,7 +58,9 @@ export const fanoutBench: Bench = {
       const turn = () =>
         new Promise<void>((res) => {
           onResponse = res;
-          driver!.send(JSON.stringify({ type: 'message', content: `[[len:${LEN}]] [[rate:${RATE}]] fan out`, sessionId: 'fan' }));
+          driver!.send(
+            JSON.stringify({ type: 'message', content: `[[len:${LEN}]] [[rate:${RATE}]] fan out`, sessionId: 'fan' }),
+          );
         });
       await turn(); // warm-up
       const turns = mode === 'full' ? 5 : 2;
@@ -80,14 +82,25 @@ export const fanoutBench: Bench = {
         load: `1 driver + ${VIEWERS} viewers subscribed to one session; ${turns} replies of ${LEN} pieces at ${RATE} pieces/s (${perSec((VIEWERS + 1) * RATE)} deliveries offered).`,
         rows: [
           ['deliveries/s (chunk frames received by all clients)', perSec(rate)],
-          ['lag p50 / p99 / max (vs the simulator\'s schedule)', `${ms(lagS.p50)} / ${ms(lagS.p99)} / ${ms(lagS.max)}`],
+          ["lag p50 / p99 / max (vs the simulator's schedule)", `${ms(lagS.p50)} / ${ms(lagS.p99)} / ${ms(lagS.max)}`],
           ['first-chunk spread across the 1001 clients p50 / p99', `${ms(spreadS.p50)} / ${ms(spreadS.p99)}`],
-          ['CPU: agentd / simulator / load generator / other jobs', `${cores(c('agentd'))} / ${cores(c('simulator'))} / ${cores(c('loadgen'))} / ${cores(c('other'))}`],
+          [
+            'CPU: agentd / simulator / load generator / other jobs',
+            `${cores(c('agentd'))} / ${cores(c('simulator'))} / ${cores(c('loadgen'))} / ${cores(c('other'))}`,
+          ],
           ['agentd CPU per delivery', `${round(((cpuMs.agentd ?? 0) * 1000) / Math.max(1, deliveries), 2)} µs`],
           ['agentd RSS peak', `${round(rssPeakKb / 1024, 1)} MB`],
           ['replies completed', responses - 1],
         ],
-        metrics: { deliveries, deliveriesPerSec: Math.round(rate), lagMs: lagS, spreadMs: spreadS, cpuMs, wallMs: round(wallMs, 0), rssPeakMb: round(rssPeakKb / 1024, 1) },
+        metrics: {
+          deliveries,
+          deliveriesPerSec: Math.round(rate),
+          lagMs: lagS,
+          spreadMs: spreadS,
+          cpuMs,
+          wallMs: round(wallMs, 0),
+          rssPeakMb: round(rssPeakKb / 1024, 1),
+        },
         goals: [],
         notes: [
           'Each frame is serialized once and handed to uWS publish; the 1001 receiving `ws` clients run in the load generator, so the spread across clients is mostly the load generator working through 1001 sockets.',

@@ -13,7 +13,9 @@ const CONNECTIONS = 10_000;
 
 /** Soft limit of open files of this process (node raises it to the hard limit at start). */
 function openFileLimit(): number {
-  const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
+  const line = readFileSync('/proc/self/limits', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('Max open files'));
   const soft = line?.split(/\s{2,}/)[1];
   return soft === 'unlimited' ? Infinity : Number(soft ?? 1024);
 }
@@ -25,7 +27,9 @@ export const idleBench: Bench = {
   async run({ log }) {
     const need = CONNECTIONS + 512;
     if (openFileLimit() < need) {
-      throw new Error(`the idle benchmark needs ${need} open files in the bench and the service, but the limit is ${openFileLimit()}; raise it (ulimit -n ${need * 2}) and run again`);
+      throw new Error(
+        `the idle benchmark needs ${need} open files in the bench and the service, but the limit is ${openFileLimit()}; raise it (ulimit -n ${need * 2}) and run again`,
+      );
     }
     const svc = await startService({ modelUrl: 'http://127.0.0.1:9/v1' });
     try {
@@ -60,13 +64,37 @@ export const idleBench: Bench = {
         load: `${CONNECTIONS.toLocaleString('en-US')} WebSocket connections opened (250 at a time) and left idle; memory read after 1 s, heap after a full GC.`,
         rows: [
           ['RSS per connection', `${round(rssPer / 1024, 2)} KB`],
-          ['— of which JS heap (after GC) / external', `${round(heapPer / 1024, 2)} KB / ${round(externalPer / 1024, 2)} KB`],
-          ['RSS before / with connections / after closing', `${round(rss0 / 1024, 1)} / ${round(rss1 / 1024, 1)} / ${round(rss2 / 1024, 1)} MB`],
-          ['heap after GC before / with / after closing', `${round(before.memory.heapUsed / 2 ** 20, 1)} / ${round(after.memory.heapUsed / 2 ** 20, 1)} / ${round(closed.memory.heapUsed / 2 ** 20, 1)} MB`],
-          ['time to open all', `${round(openMs / 1000, 2)} s (${Math.round((CONNECTIONS / openMs) * 1000)}/s, agentd ${round((openCpu.cpuMs.agentd ?? 0) / CONNECTIONS * 1000, 1)} µs CPU each)`],
+          [
+            '— of which JS heap (after GC) / external',
+            `${round(heapPer / 1024, 2)} KB / ${round(externalPer / 1024, 2)} KB`,
+          ],
+          [
+            'RSS before / with connections / after closing',
+            `${round(rss0 / 1024, 1)} / ${round(rss1 / 1024, 1)} / ${round(rss2 / 1024, 1)} MB`,
+          ],
+          [
+            'heap after GC before / with / after closing',
+            `${round(before.memory.heapUsed / 2 ** 20, 1)} / ${round(after.memory.heapUsed / 2 ** 20, 1)} / ${round(closed.memory.heapUsed / 2 ** 20, 1)} MB`,
+          ],
+          [
+            'time to open all',
+            `${round(openMs / 1000, 2)} s (${Math.round((CONNECTIONS / openMs) * 1000)}/s, agentd ${round(((openCpu.cpuMs.agentd ?? 0) / CONNECTIONS) * 1000, 1)} µs CPU each)`,
+          ],
           ['agentd CPU while idle', cores((idle.cpuMs.agentd ?? 0) / idle.wallMs)],
         ],
-        metrics: { connections: CONNECTIONS, rssKb: { before: rss0, with: rss1, closed: rss2 }, rssPerConnBytes: Math.round(rssPer), heapPerConnBytes: Math.round(heapPer), externalPerConnBytes: Math.round(externalPer), before, after, closed, openMs: round(openMs, 0), openCpuMs: openCpu.cpuMs, idleCpuMs: idle.cpuMs },
+        metrics: {
+          connections: CONNECTIONS,
+          rssKb: { before: rss0, with: rss1, closed: rss2 },
+          rssPerConnBytes: Math.round(rssPer),
+          heapPerConnBytes: Math.round(heapPer),
+          externalPerConnBytes: Math.round(externalPer),
+          before,
+          after,
+          closed,
+          openMs: round(openMs, 0),
+          openCpuMs: openCpu.cpuMs,
+          idleCpuMs: idle.cpuMs,
+        },
         goals: [
           {
             id: 'idle-rss-per-conn',
@@ -78,7 +106,9 @@ export const idleBench: Bench = {
             note: 'uWS keeps per-socket native state (socket, WebSocket data, two topic subscriptions) plus the JS Connection object and Set entry.',
           },
         ],
-        notes: ['Kernel socket buffers are not in RSS. The JS part is the Connection user data ({id, ip, closed}) and the gateway\'s Set of open sockets.'],
+        notes: [
+          "Kernel socket buffers are not in RSS. The JS part is the Connection user data ({id, ip, closed}) and the gateway's Set of open sockets.",
+        ],
       };
     } finally {
       await svc.stop();

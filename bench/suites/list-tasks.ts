@@ -21,27 +21,49 @@ const SETTLE_MS = 1100;
 
 /** A store of `n` sessions of `TURNS` finished turns each. */
 async function fill(dir: string, n: number): Promise<void> {
-  const store = createJsonlStore<SessionEvent>({ dir, log: pino({ level: 'silent' }), parseEvent: parseSessionEvent, fsync: false, maxCachedSessions: 16 });
+  const store = createJsonlStore<SessionEvent>({
+    dir,
+    log: pino({ level: 'silent' }),
+    parseEvent: parseSessionEvent,
+    fsync: false,
+    maxCachedSessions: 16,
+  });
   const ts = '2026-01-01T00:00:00.000Z';
   const log = Array.from({ length: TURNS }, (_, t): SessionEvent[] => [
     { v: 3, type: 'userMessage', turnId: `turn-${t}`, content: `question ${t}` },
     { v: 3, type: 'response', turnId: `turn-${t}`, content: `answer ${t}`, text: `answer ${t}`, model: 'sim-model' },
-  ]).flat().map((event, i) => ({ seq: i + 1, ts, event }));
+  ])
+    .flat()
+    .map((event, i) => ({ seq: i + 1, ts, event }));
   for (let i = 0; i < n; i += 64) {
-    await Promise.all(Array.from({ length: Math.min(64, n - i) }, (_, k) => store.create(`bench-${String(i + k).padStart(6, '0')}`, log)));
+    await Promise.all(
+      Array.from({ length: Math.min(64, n - i) }, (_, k) =>
+        store.create(`bench-${String(i + k).padStart(6, '0')}`, log),
+      ),
+    );
   }
   await store.close();
 }
 
-const body = (params: Record<string, unknown>) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params });
-const listTasks = (params: Record<string, unknown>) => rawRequest('POST', '/a2a', body(params), { 'A2A-Version': '1.0' });
+const body = (params: Record<string, unknown>) =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ListTasks', params });
+const listTasks = (params: Record<string, unknown>) =>
+  rawRequest('POST', '/a2a', body(params), { 'A2A-Version': '1.0' });
 
 /** One ListTasks call: how long it took, and its result. */
-async function ask(port: number, params: Record<string, unknown>): Promise<{ wallMs: number; result: { tasks: unknown[]; nextPageToken: string } }> {
+async function ask(
+  port: number,
+  params: Record<string, unknown>,
+): Promise<{ wallMs: number; result: { tasks: unknown[]; nextPageToken: string } }> {
   const started = performance.now();
-  const res = await fetch(`http://127.0.0.1:${port}/a2a`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' }, body: body(params) });
+  const res = await fetch(`http://127.0.0.1:${port}/a2a`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
+    body: body(params),
+  });
   const answer = (await res.json()) as { result?: { tasks: unknown[]; nextPageToken: string } };
-  if (!answer.result || answer.result.tasks.length !== PAGE) throw new Error(`ListTasks answered ${JSON.stringify(answer).slice(0, 200)}`);
+  if (!answer.result || answer.result.tasks.length !== PAGE)
+    throw new Error(`ListTasks answered ${JSON.stringify(answer).slice(0, 200)}`);
   return { wallMs: performance.now() - started, result: answer.result };
 }
 
@@ -55,7 +77,10 @@ class Tally {
   windows: number[] = [];
   async window(svc: Service, params: Record<string, unknown>): Promise<void> {
     const cpu = cpuWindow({ agentd: svc.pid });
-    const r = await httpLoad({ port: svc.port, connections: 4, durationMs: WINDOW_MS, request: () => listTasks(params), timeoutMs: 10_000 }, true);
+    const r = await httpLoad(
+      { port: svc.port, connections: 4, durationMs: WINDOW_MS, request: () => listTasks(params), timeoutMs: 10_000 },
+      true,
+    );
     const used = cpu();
     this.requests += r.requests;
     this.cpuMs += used.cpuMs.agentd ?? 0;
@@ -95,7 +120,13 @@ export const listTasksBench: Bench = {
       // The JSONL store reads its directory again while it changed less than a second ago (agentd's start writes
       // to it): past that, one listing keeps it. Then a short warm-up, not counted.
       await sleep(SETTLE_MS);
-      for (const side of sides) await httpLoad({ port: side.svc.port, connections: 4, durationMs: 500, request: () => listTasks({ pageSize: PAGE }) });
+      for (const side of sides)
+        await httpLoad({
+          port: side.svc.port,
+          connections: 4,
+          durationMs: 500,
+          request: () => listTasks({ pageSize: PAGE }),
+        });
       log(`  ${rounds} rounds of ${WINDOW_MS} ms windows per page and service, alternating`);
       for (let r = 0; r < rounds; r++) {
         for (const side of sides) {
@@ -112,13 +143,26 @@ export const listTasksBench: Bench = {
         [`  first page (${PAGE} tasks), 4 connections`, s.first.row()],
         ['  the second page (its page token)', s.next.row()],
       ]);
-      rows.push(['agentd CPU per first page: 10 000 sessions against 10 (median of the rounds)', `×${ratio} (rounds: ${ratios.map((r) => `×${r.toFixed(2)}`).join(', ')})`]);
+      rows.push([
+        'agentd CPU per first page: 10 000 sessions against 10 (median of the rounds)',
+        `×${ratio} (rounds: ${ratios.map((r) => `×${r.toFixed(2)}`).join(', ')})`,
+      ]);
       return {
         name: 'list-tasks',
         title: 'A2A ListTasks against the number of sessions',
         load: `a JSONL store of ${SIZES.join(' and ')} sessions (${TURNS} finished turns each, written before agentd starts; no auth, so the caller sees every session), pages of ${PAGE} tasks; a service per store, the first call on each, ${SETTLE_MS / 1000} s idle (the JSONL store keeps its directory's listing once it has not changed for a second), 0.5 s of first pages on each (not counted), then ${rounds} rounds in which each service answers first pages, then second pages, for ${WINDOW_MS} ms each on 4 keep-alive connections.`,
         rows,
-        metrics: { sides: sides.map(({ svc: _svc, first, next, ...s }) => ({ ...s, first: { requests: first.requests, cpuUsPerRequest: first.cpuUsPerRequest, latency: first.latency.summary() }, next: { requests: next.requests, cpuUsPerRequest: next.cpuUsPerRequest, latency: next.latency.summary() } })) },
+        metrics: {
+          sides: sides.map(({ svc: _svc, first, next, ...s }) => ({
+            ...s,
+            first: {
+              requests: first.requests,
+              cpuUsPerRequest: first.cpuUsPerRequest,
+              latency: first.latency.summary(),
+            },
+            next: { requests: next.requests, cpuUsPerRequest: next.cpuUsPerRequest, latency: next.latency.summary() },
+          })),
+        },
         goals: [
           {
             id: 'list-tasks-flat',

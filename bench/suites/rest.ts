@@ -24,8 +24,18 @@ export const restBench: Bench = {
     try {
       const cases: Case[] = [
         { id: 'health', label: 'GET /api/health', connections: 100, request: rawRequest('GET', '/api/health') },
-        { id: 'tools', label: 'GET /api/mcp/servers/echo/tools', connections: 100, request: rawRequest('GET', '/api/mcp/servers/echo/tools') },
-        { id: 'execute', label: 'POST …/tools/echo/execute (stdio)', connections: 20, request: rawRequest('POST', '/api/mcp/servers/echo/tools/echo/execute', '{"message":"hi"}') },
+        {
+          id: 'tools',
+          label: 'GET /api/mcp/servers/echo/tools',
+          connections: 100,
+          request: rawRequest('GET', '/api/mcp/servers/echo/tools'),
+        },
+        {
+          id: 'execute',
+          label: 'POST …/tools/echo/execute (stdio)',
+          connections: 20,
+          request: rawRequest('POST', '/api/mcp/servers/echo/tools/echo/execute', '{"message":"hi"}'),
+        },
       ];
       const durationMs = mode === 'full' ? 6000 : 3000;
       const rows: [string, string][] = [];
@@ -34,7 +44,12 @@ export const restBench: Bench = {
       // The MCP server's child process: its CPU counts for tool execution.
       let mcpPid: number | undefined;
       try {
-        mcpPid = Number(execFileSync('pgrep', ['-P', String(svc.pid)], { encoding: 'utf8' }).trim().split('\n')[0]) || undefined;
+        mcpPid =
+          Number(
+            execFileSync('pgrep', ['-P', String(svc.pid)], { encoding: 'utf8' })
+              .trim()
+              .split('\n')[0],
+          ) || undefined;
       } catch {
         /* no child found: its CPU is not reported */
       }
@@ -44,14 +59,35 @@ export const restBench: Bench = {
         const pids: Record<string, number> = { agentd: svc.pid };
         if (mcpPid && c.id === 'execute') pids.mcpServer = mcpPid;
         const cpu = cpuWindow(pids);
-        const r = await httpLoad({ port: svc.port, connections: c.connections, durationMs, request: () => c.request, timeoutMs: 10_000 });
+        const r = await httpLoad({
+          port: svc.port,
+          connections: c.connections,
+          durationMs,
+          request: () => c.request,
+          timeoutMs: 10_000,
+        });
         const { wallMs, cpuMs, sysMs } = cpu();
         const shares = Object.fromEntries(Object.entries(cpuMs).map(([k, v]) => [k, round(v / wallMs, 2)]));
-        results[c.id] = { ...r, cpu: shares, agentdKernelShare: round((sysMs.agentd ?? 0) / Math.max(1, cpuMs.agentd ?? 0), 2) };
+        results[c.id] = {
+          ...r,
+          cpu: shares,
+          agentdKernelShare: round((sysMs.agentd ?? 0) / Math.max(1, cpuMs.agentd ?? 0), 2),
+        };
         const bad = r.errors + Object.values(r.statuses).reduce((a, b) => a + b, 0);
         rows.push(
-          [`${c.label} — ${c.connections} connections`, `${perSec(r.rps)}, p50 ${ms(r.latency.p50)}, p99 ${ms(r.latency.p99)}${bad ? `, ${bad} failed` : ''}`],
-          ['  CPU: agentd / load generator' + (pids.mcpServer ? ' / MCP server' : '') + ' / other jobs', [cores(shares.agentd), cores(shares.loadgen), ...(pids.mcpServer ? [cores(shares.mcpServer)] : []), cores(shares.other)].join(' / ')],
+          [
+            `${c.label} — ${c.connections} connections`,
+            `${perSec(r.rps)}, p50 ${ms(r.latency.p50)}, p99 ${ms(r.latency.p99)}${bad ? `, ${bad} failed` : ''}`,
+          ],
+          [
+            '  CPU: agentd / load generator' + (pids.mcpServer ? ' / MCP server' : '') + ' / other jobs',
+            [
+              cores(shares.agentd),
+              cores(shares.loadgen),
+              ...(pids.mcpServer ? [cores(shares.mcpServer)] : []),
+              cores(shares.other),
+            ].join(' / '),
+          ],
         );
       }
       metrics.results = results;

@@ -35,8 +35,17 @@ interface TurnsResult {
   cores: Record<string, number>;
 }
 
-async function start(setup: Setup, simUrl: string, redis: RedisProcess): Promise<{ svc: Service; pids: Record<string, number> }> {
-  const svc = await startService({ modelUrl: simUrl, agent: setup.agent, workers: setup.workers, env: { BENCH_REDIS_URL: redis.url, BENCH_REDIS_PREFIX: `bench${randomUUID()}:` } });
+async function start(
+  setup: Setup,
+  simUrl: string,
+  redis: RedisProcess,
+): Promise<{ svc: Service; pids: Record<string, number> }> {
+  const svc = await startService({
+    modelUrl: simUrl,
+    agent: setup.agent,
+    workers: setup.workers,
+    env: { BENCH_REDIS_URL: redis.url, BENCH_REDIS_PREFIX: `bench${randomUUID()}:` },
+  });
   const workers = setup.workers > 1 ? childPids(svc.pid) : [];
   const pids: Record<string, number> = { agentd: svc.pid, redis: redis.pid };
   workers.forEach((pid, i) => (pids[`worker${i + 1}`] = pid));
@@ -44,16 +53,35 @@ async function start(setup: Setup, simUrl: string, redis: RedisProcess): Promise
 }
 
 /** CPU ms of agentd's processes (supervisor and workers) in a cpuWindow result. */
-const agentdMs = (cpuMs: Record<string, number>) => Object.entries(cpuMs).filter(([k]) => k === 'agentd' || k.startsWith('worker')).reduce((a, [, v]) => a + v, 0);
+const agentdMs = (cpuMs: Record<string, number>) =>
+  Object.entries(cpuMs)
+    .filter(([k]) => k === 'agentd' || k.startsWith('worker'))
+    .reduce((a, [, v]) => a + v, 0);
 
-async function turns(setup: Setup, simUrl: string, simPid: number, redis: RedisProcess, durationMs: number): Promise<TurnsResult> {
+async function turns(
+  setup: Setup,
+  simUrl: string,
+  simPid: number,
+  redis: RedisProcess,
+  durationMs: number,
+): Promise<TurnsResult> {
   const { svc, pids } = await start(setup, simUrl, redis);
-  const sync = (sessionId: string) => rawRequest('POST', '/api/message-sync', JSON.stringify({ message: 'hello', sessionId }));
+  const sync = (sessionId: string) =>
+    rawRequest('POST', '/api/message-sync', JSON.stringify({ message: 'hello', sessionId }));
   try {
     await httpLoad({ port: svc.port, connections: 20, durationMs: 1000, request: (c) => sync(`c${c}`) });
     const cpu = cpuWindow({ ...pids, simulator: simPid });
-    const http = await httpLoad({ port: svc.port, connections: 20, durationMs, request: (c) => sync(`c${c}`), timeoutMs: 30_000 });
-    if (http.errors || Object.keys(http.statuses).length) throw new Error(`${setup.label}: message-sync failed: ${http.errors} errors, statuses ${JSON.stringify(http.statuses)}`);
+    const http = await httpLoad({
+      port: svc.port,
+      connections: 20,
+      durationMs,
+      request: (c) => sync(`c${c}`),
+      timeoutMs: 30_000,
+    });
+    if (http.errors || Object.keys(http.statuses).length)
+      throw new Error(
+        `${setup.label}: message-sync failed: ${http.errors} errors, statuses ${JSON.stringify(http.statuses)}`,
+      );
     const { wallMs, cpuMs } = cpu();
     const all = agentdMs(cpuMs);
     return {
@@ -62,14 +90,26 @@ async function turns(setup: Setup, simUrl: string, simPid: number, redis: RedisP
       p99: http.latency.p99,
       agentdMsPerTurn: round(all / http.requests, 3),
       redisMsPerTurn: round((cpuMs.redis ?? 0) / http.requests, 3),
-      cores: { agentd: round(all / wallMs, 2), redis: round((cpuMs.redis ?? 0) / wallMs, 2), simulator: round((cpuMs.simulator ?? 0) / wallMs, 2), loadgen: round((cpuMs.loadgen ?? 0) / wallMs, 2), other: round((cpuMs.other ?? 0) / wallMs, 2) },
+      cores: {
+        agentd: round(all / wallMs, 2),
+        redis: round((cpuMs.redis ?? 0) / wallMs, 2),
+        simulator: round((cpuMs.simulator ?? 0) / wallMs, 2),
+        loadgen: round((cpuMs.loadgen ?? 0) / wallMs, 2),
+        other: round((cpuMs.other ?? 0) / wallMs, 2),
+      },
     };
   } finally {
     await svc.stop();
   }
 }
 
-async function streams(setup: Setup, simUrl: string, simPid: number, redis: RedisProcess, load: Omit<StreamLoad, 'pids'>): Promise<StreamResult & { agentdCores: number }> {
+async function streams(
+  setup: Setup,
+  simUrl: string,
+  simPid: number,
+  redis: RedisProcess,
+  load: Omit<StreamLoad, 'pids'>,
+): Promise<StreamResult & { agentdCores: number }> {
   const { svc, pids } = await start(setup, simUrl, redis);
   try {
     const result = await agentdStreams(svc.wsUrl, { ...load, pids: { ...pids, simulator: simPid } });
@@ -100,9 +140,22 @@ export const scaleBench: Bench = {
       }
       const turnMs = (REPLY_TOKENS / TOKENS_PER_SEC) * 1000;
       const streamRows: [string, string][] = [];
-      const byStreams: Record<string, { direct: StreamResult; one: StreamResult & { agentdCores: number }; two: StreamResult & { agentdCores: number } }> = {};
+      const byStreams: Record<
+        string,
+        {
+          direct: StreamResult;
+          one: StreamResult & { agentdCores: number };
+          two: StreamResult & { agentdCores: number };
+        }
+      > = {};
       for (const n of [200, 500]) {
-        const load = { n, message: `[[len:${REPLY_TOKENS}]] [[rate:${TOKENS_PER_SEC}]] stream please`, spreadMs: turnMs, rampMs: turnMs + 1000, measureMs: mode === 'full' ? 6000 : 4000 };
+        const load = {
+          n,
+          message: `[[len:${REPLY_TOKENS}]] [[rate:${TOKENS_PER_SEC}]] stream please`,
+          spreadMs: turnMs,
+          rampMs: turnMs + 1000,
+          measureMs: mode === 'full' ? 6000 : 4000,
+        };
         log(`  ${n} streams: direct to the simulator`);
         const direct = await directStreams(sim.url, { ...load, pids: { simulator: sim.pid } });
         log(`  ${n} streams: ${REDIS_1.label}`);
@@ -110,7 +163,10 @@ export const scaleBench: Bench = {
         log(`  ${n} streams: ${REDIS_2.label}`);
         const two = await streams(REDIS_2, sim.url, sim.pid, redis, load);
         byStreams[n] = { direct, one, two };
-        for (const [label, r] of [[REDIS_1.label, one], [REDIS_2.label, two]] as const) {
+        for (const [label, r] of [
+          [REDIS_1.label, one],
+          [REDIS_2.label, two],
+        ] as const) {
           streamRows.push([
             `${n} streams, ${label}: chunk frames/s, added first chunk p50 / p99, agentd CPU`,
             `${perSec(r.chunksPerSec)} of ${perSec(direct.chunksPerSec)}, ${ms(round(r.ttfc.p50 - direct.ttfc.p50))} / ${ms(round(r.ttfc.p99 - direct.ttfc.p99))}, ${cores(r.agentdCores)} (redis-server ${cores(r.cores.redis)}, errors ${r.errors})`,
@@ -127,8 +183,14 @@ export const scaleBench: Bench = {
         load: `Instant message-sync turns from 20 keep-alive clients (one session each) for ${durationMs / 1000} s after a 1 s warm-up; streaming as in streaming-N (replies of ${REPLY_TOKENS} pieces at ${TOKENS_PER_SEC} pieces/s). One private redis-server without persistence.`,
         rows: [
           ...turnRows,
-          ['Redis store against JSONL, CPU per turn (agentd + redis-server)', `${single.agentdMsPerTurn} + ${single.redisMsPerTurn} ms against ${jsonl.agentdMsPerTurn} ms`],
-          ['--workers 2 against one process (Redis), instant turns/s', `×${round(workers.turnsPerSec / Math.max(1, single.turnsPerSec), 2)}`],
+          [
+            'Redis store against JSONL, CPU per turn (agentd + redis-server)',
+            `${single.agentdMsPerTurn} + ${single.redisMsPerTurn} ms against ${jsonl.agentdMsPerTurn} ms`,
+          ],
+          [
+            '--workers 2 against one process (Redis), instant turns/s',
+            `×${round(workers.turnsPerSec / Math.max(1, single.turnsPerSec), 2)}`,
+          ],
           ...streamRows,
         ],
         metrics: { turns: Object.fromEntries([...byTurns].map(([s, r]) => [s.label, r])), streams: byStreams },

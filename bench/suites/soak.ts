@@ -24,14 +24,37 @@ export const soakBench: Bench = {
   async run({ sim, log }) {
     const svc = await startService({ modelUrl: sim.url, agent: 'bench-tools.yml' });
     try {
-      const message = (c: number) => rawRequest('POST', '/api/message-sync', JSON.stringify({ message: `[[tool:big {"bytes":${RESULT_BYTES}}]] [[reply:Done.]] use the tool`, sessionId: `soak-${c}` }));
+      const message = (c: number) =>
+        rawRequest(
+          'POST',
+          '/api/message-sync',
+          JSON.stringify({
+            message: `[[tool:big {"bytes":${RESULT_BYTES}}]] [[reply:Done.]] use the tool`,
+            sessionId: `soak-${c}`,
+          }),
+        );
       const reset = (c: number) => rawRequest('POST', '/api/reset', JSON.stringify({ sessionId: `soak-${c}` }));
-      const checkpoints: { turns: number; heapMb: number; rssMb: number; jsonlMb: number; listeners: number; handles: number; handleTypes: Record<string, number>; stats: ProbeStats }[] = [];
+      const checkpoints: {
+        turns: number;
+        heapMb: number;
+        rssMb: number;
+        jsonlMb: number;
+        listeners: number;
+        handles: number;
+        handleTypes: Record<string, number>;
+        stats: ProbeStats;
+      }[] = [];
       const latencies: number[] = [];
       const cpu = cpuWindow({ agentd: svc.pid, simulator: sim.pid });
       let failures = 0;
       for (let done = 0; done < TURNS; done += SEGMENT) {
-        const r = await httpLoad({ port: svc.port, connections: CLIENTS, requestsPerConnection: SEGMENT / CLIENTS, request: (c) => message(c), timeoutMs: 30_000 });
+        const r = await httpLoad({
+          port: svc.port,
+          connections: CLIENTS,
+          requestsPerConnection: SEGMENT / CLIENTS,
+          request: (c) => message(c),
+          timeoutMs: 30_000,
+        });
         failures += r.errors + total(r.statuses);
         latencies.push(r.latency.p99);
         await httpLoad({ port: svc.port, connections: CLIENTS, requestsPerConnection: 1, request: (c) => reset(c) });
@@ -47,7 +70,9 @@ export const soakBench: Bench = {
           stats,
         };
         checkpoints.push(point);
-        log(`  ${point.turns} turns: heap ${point.heapMb} MB, rss ${point.rssMb} MB, listeners ${point.listeners}, handles ${point.handles}, p99 ${ms(r.latency.p99)}`);
+        log(
+          `  ${point.turns} turns: heap ${point.heapMb} MB, rss ${point.rssMb} MB, listeners ${point.listeners}, handles ${point.handles}, p99 ${ms(r.latency.p99)}`,
+        );
       }
       const { wallMs, cpuMs } = cpu();
       // The first segment warms up (JIT, pools, sessions); growth is measured from its end.
@@ -63,16 +88,36 @@ export const soakBench: Bench = {
         load: `${TURNS.toLocaleString('en-US')} message-sync turns, each calling a tool on a stdio MCP server that returns ${RESULT_BYTES / 1000} KB (2 model steps + 1 tool call), ${CLIENTS} clients in ${CLIENTS} sessions, each session reset every ${SEGMENT / CLIENTS} turns.`,
         rows: [
           ['turns/s, failures', `${perSec((TURNS / wallMs) * 1000)}, ${failures}`],
-          ['agentd CPU per tool turn / simulator', `${round((cpuMs.agentd ?? 0) / TURNS, 2)} ms (${cores((cpuMs.agentd ?? 0) / wallMs)}) / ${cores((cpuMs.simulator ?? 0) / wallMs)}`],
+          [
+            'agentd CPU per tool turn / simulator',
+            `${round((cpuMs.agentd ?? 0) / TURNS, 2)} ms (${cores((cpuMs.agentd ?? 0) / wallMs)}) / ${cores((cpuMs.simulator ?? 0) / wallMs)}`,
+          ],
           ['heap after GC at 2 000 → 10 000 turns', `${base.heapMb} → ${last.heapMb} MB (×${round(heapGrowth, 3)})`],
-          ['heap growth per turn vs JSONL bytes written per turn', `${round(heapPerTurnKb, 2)} KB vs ${round(jsonlPerTurnKb, 2)} KB`],
+          [
+            'heap growth per turn vs JSONL bytes written per turn',
+            `${round(heapPerTurnKb, 2)} KB vs ${round(jsonlPerTurnKb, 2)} KB`,
+          ],
           ['RSS at 2 000 → 10 000 turns', `${base.rssMb} → ${last.rssMb} MB`],
           ['bus listeners at 2 000 → 10 000 turns', `${base.listeners} → ${last.listeners}`],
-          ['open handles at 2 000 → 10 000 turns', `${base.handles} → ${last.handles} (${Object.entries(last.handleTypes).map(([k, v]) => `${k} ${v}`).join(', ')})`],
+          [
+            'open handles at 2 000 → 10 000 turns',
+            `${base.handles} → ${last.handles} (${Object.entries(last.handleTypes)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', ')})`,
+          ],
           ['p99 per 1 000 turns, first → last', `${ms(latencies[0] ?? NaN)} → ${ms(latencies.at(-1) ?? NaN)}`],
           ['heap after GC per checkpoint (MB)', checkpoints.map((c) => c.heapMb).join(', ')],
         ],
-        metrics: { checkpoints: checkpoints.map(({ stats: _s, ...c }) => c), heapPerTurnKb: round(heapPerTurnKb, 3), jsonlPerTurnKb: round(jsonlPerTurnKb, 3), failures, wallMs: round(wallMs, 0), cpuMs, heapGrowth: round(heapGrowth, 3), p99ByThousand: latencies },
+        metrics: {
+          checkpoints: checkpoints.map(({ stats: _s, ...c }) => c),
+          heapPerTurnKb: round(heapPerTurnKb, 3),
+          jsonlPerTurnKb: round(jsonlPerTurnKb, 3),
+          failures,
+          wallMs: round(wallMs, 0),
+          cpuMs,
+          heapGrowth: round(heapGrowth, 3),
+          p99ByThousand: latencies,
+        },
         goals: [
           {
             id: 'soak-heap',

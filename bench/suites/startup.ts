@@ -16,7 +16,17 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { ms, type Bench } from '../lib/bench.ts';
-import { compiledEntry, freePort, httpGet, noteRuntime, ROOT, sampleProc, scratchDir, track, type RunKind } from '../lib/procs.ts';
+import {
+  compiledEntry,
+  freePort,
+  httpGet,
+  noteRuntime,
+  ROOT,
+  sampleProc,
+  scratchDir,
+  track,
+  type RunKind,
+} from '../lib/procs.ts';
 import { round, Samples, sleep, type Summary } from '../lib/stats.ts';
 
 const VERSION_RUNS = 10;
@@ -28,21 +38,34 @@ const RUNS: RunKind[] = ['compiled', 'tsx'];
 /** `node` alone (`node -e ''`): the floor under both, timed beside `--version`. */
 type Way = RunKind | 'node';
 /** The command of each way to run agentd (cwd ROOT). */
-const COMMAND: Record<Way, string[]> = { compiled: ['bin/agentd.js'], tsx: ['--import', 'tsx', 'src/cli.ts'], node: ['-e', ''] };
+const COMMAND: Record<Way, string[]> = {
+  compiled: ['bin/agentd.js'],
+  tsx: ['--import', 'tsx', 'src/cli.ts'],
+  node: ['-e', ''],
+};
 
 /** Spawns `node <command> <args>` with its output in a scratch log; resolves the child and its exit. */
 function start(run: Way, args: string[], env: NodeJS.ProcessEnv = {}) {
   const logFile = join(scratchDir(`startup-${run}`), 'out.log');
   const fd = openSync(logFile, 'w');
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [...COMMAND[run], ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd] });
+  const proc = spawn(process.execPath, [...COMMAND[run], ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', fd, fd],
+  });
   closeSync(fd);
   const exited = track(proc);
   return { proc, t0, logFile, exited };
 }
 
 /** Polls `path` until it answers 200; the time it did (performance.now()) and its body. */
-async function until200(port: number, path: string, exited: Promise<number | null>, logFile: string): Promise<{ at: number; body: string }> {
+async function until200(
+  port: number,
+  path: string,
+  exited: Promise<number | null>,
+  logFile: string,
+): Promise<{ at: number; body: string }> {
   let gone: number | null | undefined;
   void exited.then((code) => (gone = code));
   const deadline = performance.now() + DEADLINE_MS;
@@ -50,7 +73,10 @@ async function until200(port: number, path: string, exited: Promise<number | nul
     const r = await httpGet(port, path);
     if (r?.status === 200) return { at: performance.now(), body: r.body };
     if (gone !== undefined) throw new Error(`agentd exited with ${gone} before ${path} answered 200 (log: ${logFile})`);
-    if (performance.now() > deadline) throw new Error(`${path} did not answer 200 within ${DEADLINE_MS} ms (last: ${r?.status ?? 'no answer'}; log: ${logFile})`);
+    if (performance.now() > deadline)
+      throw new Error(
+        `${path} did not answer 200 within ${DEADLINE_MS} ms (last: ${r?.status ?? 'no answer'}; log: ${logFile})`,
+      );
     await sleep(POLL_MS);
   }
 }
@@ -99,7 +125,11 @@ async function serveOnce(run: RunKind): Promise<StartSample> {
 }
 
 /** Runs `fn` for each way `rounds` times after one warm-up each, alternating the order every round. */
-async function interleaved<W extends Way, T>(ways: W[], rounds: number, fn: (run: W) => Promise<T>): Promise<Record<W, T[]>> {
+async function interleaved<W extends Way, T>(
+  ways: W[],
+  rounds: number,
+  fn: (run: W) => Promise<T>,
+): Promise<Record<W, T[]>> {
   const out = Object.fromEntries(ways.map((w) => [w, [] as T[]])) as Record<W, T[]>;
   for (const run of ways) await fn(run);
   for (let i = 0; i < rounds; i++) {
@@ -130,7 +160,8 @@ export const startupBench: Bench = {
     const load1 = loadavg()[0]!;
     for (const run of RUNS) for (const s of serving[run]) noteRuntime(run, s.engine);
     const v = { compiled: summary(version.compiled), tsx: summary(version.tsx), node: summary(version.node) };
-    const pick = (run: RunKind, key: 'healthMs' | 'readyMs' | 'rssKb' | 'threads') => summary(serving[run].map((s) => s[key]));
+    const pick = (run: RunKind, key: 'healthMs' | 'readyMs' | 'rssKb' | 'threads') =>
+      summary(serving[run].map((s) => s[key]));
     const health = { compiled: pick('compiled', 'healthMs'), tsx: pick('tsx', 'healthMs') };
     const ready = { compiled: pick('compiled', 'readyMs'), tsx: pick('tsx', 'readyMs') };
     const rss = { compiled: pick('compiled', 'rssKb'), tsx: pick('tsx', 'rssKb') };
@@ -145,17 +176,36 @@ export const startupBench: Bench = {
       load: `${VERSION_RUNS} \`--version\` runs and ${START_RUNS} starts of each way (after one warm-up each), alternating which goes first; \`--agent bench/agents/bench.yml\` (no tool servers, a fresh JSONL directory); health polled every ${POLL_MS} ms from spawn; RSS read ${SETTLE_MS / 1000} s after /api/health/ready answered 200. Compiled: \`node bin/agentd.js …\` (dist/src/cli.js); tsx: \`node --import tsx src/cli.ts …\`. Load average (1 min) ${load0.toFixed(1)} before, ${load1.toFixed(1)} after.`,
       rows: [
         ['`agentd --version` wall p50 / p90, compiled', `${ms(v.compiled.p50)} / ${ms(v.compiled.p90)}`],
-        ['`agentd --version` wall p50 / p90, tsx', `${ms(v.tsx.p50)} / ${ms(v.tsx.p90)} (${ratio(v.compiled.p50, v.tsx.p50)})`],
-        ['— node alone (`node -e \'\'`), the floor under both, p50 / p90', `${ms(v.node.p50)} / ${ms(v.node.p90)}`],
-        ['spawn → first GET /api/health 200, median (min–max), compiled', `${ms(health.compiled.p50)} (${range('compiled', 'healthMs')})`],
-        ['spawn → first GET /api/health 200, median (min–max), tsx', `${ms(health.tsx.p50)} (${range('tsx', 'healthMs')}; ${ratio(health.compiled.p50, health.tsx.p50)})`],
-        ['spawn → first GET /api/health/ready 200, median, compiled / tsx', `${ms(ready.compiled.p50)} / ${ms(ready.tsx.p50)}`],
-        ['idle RSS once ready, median, compiled / tsx', `${mb(rss.compiled.p50)} / ${mb(rss.tsx.p50)} MB (tsx +${mb(rss.tsx.p50 - rss.compiled.p50)} MB)`],
+        [
+          '`agentd --version` wall p50 / p90, tsx',
+          `${ms(v.tsx.p50)} / ${ms(v.tsx.p90)} (${ratio(v.compiled.p50, v.tsx.p50)})`,
+        ],
+        ["— node alone (`node -e ''`), the floor under both, p50 / p90", `${ms(v.node.p50)} / ${ms(v.node.p90)}`],
+        [
+          'spawn → first GET /api/health 200, median (min–max), compiled',
+          `${ms(health.compiled.p50)} (${range('compiled', 'healthMs')})`,
+        ],
+        [
+          'spawn → first GET /api/health 200, median (min–max), tsx',
+          `${ms(health.tsx.p50)} (${range('tsx', 'healthMs')}; ${ratio(health.compiled.p50, health.tsx.p50)})`,
+        ],
+        [
+          'spawn → first GET /api/health/ready 200, median, compiled / tsx',
+          `${ms(ready.compiled.p50)} / ${ms(ready.tsx.p50)}`,
+        ],
+        [
+          'idle RSS once ready, median, compiled / tsx',
+          `${mb(rss.compiled.p50)} / ${mb(rss.tsx.p50)} MB (tsx +${mb(rss.tsx.p50 - rss.compiled.p50)} MB)`,
+        ],
         ['threads once ready, compiled / tsx', `${threads.compiled.p50} / ${threads.tsx.p50}`],
         ['machine load average (1 min), before / after', `${load0.toFixed(1)} / ${load1.toFixed(1)}`],
       ],
       metrics: {
-        versionMs: { compiled: version.compiled.map((x) => round(x, 1)), tsx: version.tsx.map((x) => round(x, 1)), node: version.node.map((x) => round(x, 1)) },
+        versionMs: {
+          compiled: version.compiled.map((x) => round(x, 1)),
+          tsx: version.tsx.map((x) => round(x, 1)),
+          node: version.node.map((x) => round(x, 1)),
+        },
         version: v,
         serving,
         health,
@@ -176,8 +226,8 @@ export const startupBench: Bench = {
         },
       ],
       notes: [
-        'Wall times include node\'s own start (the `node -e \'\'` row) and, for tsx, its loader thread and on-the-fly transpiling (tsx caches transpiled files in the OS temp directory, so warm runs like these are its best case).',
-        'The load average includes this benchmark\'s own processes (about 1 while it runs); other jobs sharing the 2 cores show as load well above that.',
+        "Wall times include node's own start (the `node -e ''` row) and, for tsx, its loader thread and on-the-fly transpiling (tsx caches transpiled files in the OS temp directory, so warm runs like these are its best case).",
+        "The load average includes this benchmark's own processes (about 1 while it runs); other jobs sharing the 2 cores show as load well above that.",
       ],
     };
   },

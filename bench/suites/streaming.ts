@@ -47,7 +47,11 @@ export function streamingBench(n: number, quick: boolean): Bench {
         if (mode === 'full' && n >= 500) {
           log('  again with the in-memory store (bench-memory.yml)');
           const mem = await startService({ modelUrl: sim.url, agent: 'bench-memory.yml' });
-          memory = await agentdStreams(mem.wsUrl, { ...load, pids: { agentd: mem.pid, simulator: sim.pid }, rssPid: mem.pid }).finally(() => mem.stop());
+          memory = await agentdStreams(mem.wsUrl, {
+            ...load,
+            pids: { agentd: mem.pid, simulator: sim.pid },
+            rssPid: mem.pid,
+          }).finally(() => mem.stop());
         }
         const addedP50 = round(agentd.ttfc.p50 - direct.ttfc.p50);
         const addedP99 = round(agentd.ttfc.p99 - direct.ttfc.p99);
@@ -101,24 +105,53 @@ export function streamingBench(n: number, quick: boolean): Bench {
           load: `${n} sessions, each sending its next message when its reply ends; replies of ${REPLY_TOKENS} pieces at ${TOKENS_PER_SEC} pieces/s (ttft 0); starts spread over ${turnMs} ms; ${load.measureMs / 1000} s window.`,
           rows: [
             ['time to first chunk p50 / p99, through agentd', `${ms(agentd.ttfc.p50)} / ${ms(agentd.ttfc.p99)}`],
-            ['time to first token p50 / p99, straight to the simulator', `${ms(direct.ttfc.p50)} / ${ms(direct.ttfc.p99)}`],
+            [
+              'time to first token p50 / p99, straight to the simulator',
+              `${ms(direct.ttfc.p50)} / ${ms(direct.ttfc.p99)}`,
+            ],
             ['added by agentd p50 / p99', `${ms(addedP50)} / ${ms(addedP99)}`],
-            ['inter-chunk delay p50 / p99 (agentd; simulator paces 50 ms)', `${ms(agentd.gap.p50)} / ${ms(agentd.gap.p99)}`],
+            [
+              'inter-chunk delay p50 / p99 (agentd; simulator paces 50 ms)',
+              `${ms(agentd.gap.p50)} / ${ms(agentd.gap.p99)}`,
+            ],
             ['inter-chunk delay p99 straight to the simulator', ms(direct.gap.p99)],
-            ['chunk frames/s received (agentd / direct)', `${perSec(agentd.chunksPerSec)} / ${perSec(direct.chunksPerSec)}`],
+            [
+              'chunk frames/s received (agentd / direct)',
+              `${perSec(agentd.chunksPerSec)} / ${perSec(direct.chunksPerSec)}`,
+            ],
             ['turns in window / errors', `${agentd.turns} / ${agentd.errors}`],
             ['agentd CPU (main thread busy)', `${cores(agentd.cores.agentd)} (${Math.round(mainBusy * 100)}%)`],
             ['agentd CPU per chunk (incl. per-turn work, 1 turn per 40 chunks)', us(cpuPerChunkUs)],
-            ['simulator / load generator / other jobs CPU', `${cores(agentd.cores.simulator)} / ${cores(agentd.cores.loadgen)} / ${cores(agentd.cores.other)}`],
-            ['agentd RSS idle / peak / after', `${idleRssMb} MB / ${agentd.rssPeakMb ?? 0} MB / ${round(after.rssKb / 1024, 1)} MB`],
+            [
+              'simulator / load generator / other jobs CPU',
+              `${cores(agentd.cores.simulator)} / ${cores(agentd.cores.loadgen)} / ${cores(agentd.cores.other)}`,
+            ],
+            [
+              'agentd RSS idle / peak / after',
+              `${idleRssMb} MB / ${agentd.rssPeakMb ?? 0} MB / ${round(after.rssKb / 1024, 1)} MB`,
+            ],
             ...(memory
               ? ([
-                  ['same load, in-memory store: time to first chunk p50 / p99', `${ms(memory.ttfc.p50)} / ${ms(memory.ttfc.p99)}`],
-                  ['same load, in-memory store: chunk frames/s, turns, agentd CPU', `${perSec(memory.chunksPerSec)}, ${memory.turns}, ${cores(memory.cores.agentd)}`],
+                  [
+                    'same load, in-memory store: time to first chunk p50 / p99',
+                    `${ms(memory.ttfc.p50)} / ${ms(memory.ttfc.p99)}`,
+                  ],
+                  [
+                    'same load, in-memory store: chunk frames/s, turns, agentd CPU',
+                    `${perSec(memory.chunksPerSec)}, ${memory.turns}, ${cores(memory.cores.agentd)}`,
+                  ],
                 ] as [string, string][])
               : []),
           ],
-          metrics: { agentd, direct, ...(memory && { memoryStore: memory }), mainThreadBusy: round(mainBusy, 3), addedTtfcMs: { p50: addedP50, p99: addedP99 }, cpuPerChunkUs: round(cpuPerChunkUs, 1), rssAfterMb: round(after.rssKb / 1024, 1) },
+          metrics: {
+            agentd,
+            direct,
+            ...(memory && { memoryStore: memory }),
+            mainThreadBusy: round(mainBusy, 3),
+            addedTtfcMs: { p50: addedP50, p99: addedP99 },
+            cpuPerChunkUs: round(cpuPerChunkUs, 1),
+            rssAfterMb: round(after.rssKb / 1024, 1),
+          },
           goals,
           notes: [
             'Added = percentile through agentd minus the same percentile straight to the simulator, same load, same run.',

@@ -25,13 +25,17 @@ const LABELS: Record<Mark, string> = {
   command: 'agent.sendMessage command (WebSocket frame, rate limit, validation)',
   request: 'model request created (turn machine, tool list, request body, openai SDK)',
   stored: 'user message stored and emitted (store append, in parallel with the request)',
-  headers: 'model response headers (undici + the simulator: the model\'s own time)',
+  headers: "model response headers (undici + the simulator: the model's own time)",
   chunkEvent: 'first chunk on the bus (SDK stream parse, outbox)',
   client: 'first chunk frame at the client (publish, uWS, ws client in the same process)',
 };
 
 async function trace(simUrl: string, agent: string): Promise<Record<Mark, Summary>> {
-  const config = await loadConfig(join(ROOT, 'bench/agents', agent), { ...process.env, BENCH_MODEL_URL: simUrl, BENCH_DATA_DIR: scratchDir('trace') });
+  const config = await loadConfig(join(ROOT, 'bench/agents', agent), {
+    ...process.env,
+    BENCH_MODEL_URL: simUrl,
+    BENCH_DATA_DIR: scratchDir('trace'),
+  });
   let marks: Partial<Record<Mark, number>> = {};
   const onCreate = () => void (marks.request ??= performance.now());
   const onHeaders = () => void (marks.headers ??= performance.now());
@@ -104,7 +108,7 @@ export const ttfcBreakdownBench: Bench = {
       goals: [],
       notes: [
         'The model\'s own time is from "model request created" to "model response headers" (the simulator answers headers and the first piece together); everything else is the service. A chunk never reaches the client before the user message is stored.',
-        'Diagnostic: the service runs inside the bench process here, so the last step includes the `ws` client\'s work.',
+        "Diagnostic: the service runs inside the bench process here, so the last step includes the `ws` client's work.",
       ],
     };
   },

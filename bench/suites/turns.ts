@@ -12,7 +12,8 @@ import { mainThreadProfile, splitProfile, type ProfileSplit } from '../lib/cpupr
 import { cpuWindow, scratchDir, startService, type Service } from '../lib/procs.ts';
 import { round, Samples } from '../lib/stats.ts';
 
-const sync = (sessionId: string) => rawRequest('POST', '/api/message-sync', JSON.stringify({ message: 'hello', sessionId }));
+const sync = (sessionId: string) =>
+  rawRequest('POST', '/api/message-sync', JSON.stringify({ message: 'hello', sessionId }));
 const resetReq = (sessionId: string) => rawRequest('POST', '/api/reset', JSON.stringify({ sessionId }));
 
 interface Phase {
@@ -22,7 +23,8 @@ interface Phase {
 }
 
 function checked(http: HttpLoadResult): HttpLoadResult {
-  if (http.errors || Object.keys(http.statuses).length) throw new Error(`message-sync failed: ${http.errors} errors, statuses ${JSON.stringify(http.statuses)}`);
+  if (http.errors || Object.keys(http.statuses).length)
+    throw new Error(`message-sync failed: ${http.errors} errors, statuses ${JSON.stringify(http.statuses)}`);
   return http;
 }
 
@@ -76,7 +78,12 @@ export const turnsBench: Bench = {
       log('  1 client');
       const one = await phase(svc, sim.pid, { port, connections: 1, durationMs: seconds, request: () => sync('one') });
       log('  20 clients');
-      const twenty = await phase(svc, sim.pid, { port, connections: 20, durationMs: seconds, request: (c) => sync(`c${c}`) });
+      const twenty = await phase(svc, sim.pid, {
+        port,
+        connections: 20,
+        durationMs: seconds,
+        request: (c) => sync(`c${c}`),
+      });
 
       log('  history (profiled service): a session after 500 turns vs a session reset to empty');
       const profDir = scratchDir('cpuprof-turns');
@@ -88,9 +95,22 @@ export const turnsBench: Bench = {
       try {
         await httpLoad({ port: prof.port, connections: 1, requestsPerConnection: 500, request: () => sync('long') });
         for (let r = 0; r < rounds; r++) {
-          await httpLoad({ port: prof.port, connections: 1, requestsPerConnection: 1, request: () => resetReq('short') });
-          await early.run(prof, { port: prof.port, connections: 1, requestsPerConnection: batch, request: () => sync('short') }, true);
-          await late.run(prof, { port: prof.port, connections: 1, requestsPerConnection: batch, request: () => sync('long') }, true);
+          await httpLoad({
+            port: prof.port,
+            connections: 1,
+            requestsPerConnection: 1,
+            request: () => resetReq('short'),
+          });
+          await early.run(
+            prof,
+            { port: prof.port, connections: 1, requestsPerConnection: batch, request: () => sync('short') },
+            true,
+          );
+          await late.run(
+            prof,
+            { port: prof.port, connections: 1, requestsPerConnection: batch, request: () => sync('long') },
+            true,
+          );
         }
       } finally {
         await prof.stop(15_000);
@@ -107,7 +127,10 @@ export const turnsBench: Bench = {
       const modelEarly = round(earlySplit.byGroup['model client'] / e.turns, 3);
       const perTurnTop = earlySplit.byOwner
         .slice(0, 6)
-        .map(([k, v]) => `${k.replace(/^(agentd dependency|agentd|model client|runtime): /, '')} ${round(v / e.turns, 2)} ms`)
+        .map(
+          ([k, v]) =>
+            `${k.replace(/^(agentd dependency|agentd|model client|runtime): /, '')} ${round(v / e.turns, 2)} ms`,
+        )
         .join(', ');
       const groupsPerTurn = `model client ${modelEarly} ms, agentd ${ownedEarly} ms, runtime ${round(earlySplit.byGroup.runtime / e.turns, 3)} ms`;
       const modelLate = round(lateSplit.byGroup['model client'] / l.turns, 3);
@@ -119,7 +142,12 @@ export const turnsBench: Bench = {
       const open = side();
       const before = await svc.stats();
       for (let r = 0; r < sessionRounds; r++) {
-        await fresh.run(svc, { port, connections: 20, requestsPerConnection: perRound, request: (c, k) => sync(`new-${r}-${c}-${k}`) });
+        await fresh.run(svc, {
+          port,
+          connections: 20,
+          requestsPerConnection: perRound,
+          request: (c, k) => sync(`new-${r}-${c}-${k}`),
+        });
         await open.run(svc, { port, connections: 20, requestsPerConnection: perRound, request: (c) => sync(`c${c}`) });
       }
       const after = await svc.stats();
@@ -132,7 +160,8 @@ export const turnsBench: Bench = {
       const historyPerTurnBytes = await historyBytesPerTurn(svc, port);
       const sessionHeapKb = (heapDelta - o.turns * historyPerTurnBytes) / sessions / 1024;
 
-      const line = (p: Phase) => `${perSec(p.http.rps)}, p50 ${ms(p.http.latency.p50)}, p99 ${ms(p.http.latency.p99)}; agentd ${p.cpuMsPerTurn} ms CPU/turn (${cores(p.cores.agentd)}), simulator ${cores(p.cores.simulator)}, other jobs ${cores(p.cores.other)}`;
+      const line = (p: Phase) =>
+        `${perSec(p.http.rps)}, p50 ${ms(p.http.latency.p50)}, p99 ${ms(p.http.latency.p99)}; agentd ${p.cpuMsPerTurn} ms CPU/turn (${cores(p.cores.agentd)}), simulator ${cores(p.cores.simulator)}, other jobs ${cores(p.cores.other)}`;
       return {
         name: 'turns',
         title: 'Turn overhead (message-sync, instant model)',
@@ -140,17 +169,56 @@ export const turnsBench: Bench = {
         rows: [
           ['1 client', line(one)],
           ['20 clients', line(twenty)],
-          ['turns in a session with empty history (1 client, profiled service)', `p50 ${ms(e.latency.p50)}, p99 ${ms(e.latency.p99)}, ${e.cpuMsPerTurn} ms CPU/turn`],
-          [`turns in a session past 500 turns (up to ${historyAtEnd})`, `p50 ${ms(l.latency.p50)}, p99 ${ms(l.latency.p99)}, ${l.cpuMsPerTurn} ms CPU/turn (×${round(growth, 2)})`],
+          [
+            'turns in a session with empty history (1 client, profiled service)',
+            `p50 ${ms(e.latency.p50)}, p99 ${ms(e.latency.p99)}, ${e.cpuMsPerTurn} ms CPU/turn`,
+          ],
+          [
+            `turns in a session past 500 turns (up to ${historyAtEnd})`,
+            `p50 ${ms(l.latency.p50)}, p99 ${ms(l.latency.p99)}, ${l.cpuMsPerTurn} ms CPU/turn (×${round(growth, 2)})`,
+          ],
           ['main thread per turn, profiled (empty history)', groupsPerTurn],
           ['— largest owners per turn', perTurnTop],
-          ['— of which agentd-owned code, main thread (empty → past 500)', `${ownedEarly} → ${ownedLate} ms/turn (×${round(ownedLate / ownedEarly, 2)})`],
-          ['— of which model client (SDK serializing + fetch sending the history)', `${modelEarly} → ${modelLate} ms/turn (×${round(modelLate / modelEarly, 2)})`],
-          ['first turn in a new session vs a turn in an open one (20 clients)', `${f.cpuMsPerTurn} vs ${o.cpuMsPerTurn} ms CPU/turn; p50 ${ms(f.latency.p50)} vs ${ms(o.latency.p50)}`],
+          [
+            '— of which agentd-owned code, main thread (empty → past 500)',
+            `${ownedEarly} → ${ownedLate} ms/turn (×${round(ownedLate / ownedEarly, 2)})`,
+          ],
+          [
+            '— of which model client (SDK serializing + fetch sending the history)',
+            `${modelEarly} → ${modelLate} ms/turn (×${round(modelLate / modelEarly, 2)})`,
+          ],
+          [
+            'first turn in a new session vs a turn in an open one (20 clients)',
+            `${f.cpuMsPerTurn} vs ${o.cpuMsPerTurn} ms CPU/turn; p50 ${ms(f.latency.p50)} vs ${ms(o.latency.p50)}`,
+          ],
           ['new session: extra CPU', `${round(sessionCpuMs, 3)} ms`],
-          ['new session: memory held (heap after GC)', `${round(sessionHeapKb, 1)} KB (${sessions} sessions; ${round(heapDelta / 2 ** 20, 2)} MB heap growth minus ${round((o.turns * historyPerTurnBytes) / 2 ** 20, 2)} MB of history added to open sessions)`],
+          [
+            'new session: memory held (heap after GC)',
+            `${round(sessionHeapKb, 1)} KB (${sessions} sessions; ${round(heapDelta / 2 ** 20, 2)} MB heap growth minus ${round((o.turns * historyPerTurnBytes) / 2 ** 20, 2)} MB of history added to open sessions)`,
+          ],
         ],
-        metrics: { one, twenty, history: { early: e, late: l, growth: round(growth, 3), historyAtEnd, ownedMsPerTurn: { early: ownedEarly, late: ownedLate }, modelClientMsPerTurn: { early: modelEarly, late: modelLate }, earlySplit, lateSplit }, sessions: { fresh: f, open: o, sessionCpuMs: round(sessionCpuMs, 3), sessionHeapKb: round(sessionHeapKb, 2), heapDelta, historyPerTurnBytes } },
+        metrics: {
+          one,
+          twenty,
+          history: {
+            early: e,
+            late: l,
+            growth: round(growth, 3),
+            historyAtEnd,
+            ownedMsPerTurn: { early: ownedEarly, late: ownedLate },
+            modelClientMsPerTurn: { early: modelEarly, late: modelLate },
+            earlySplit,
+            lateSplit,
+          },
+          sessions: {
+            fresh: f,
+            open: o,
+            sessionCpuMs: round(sessionCpuMs, 3),
+            sessionHeapKb: round(sessionHeapKb, 2),
+            heapDelta,
+            historyPerTurnBytes,
+          },
+        },
         goals: [
           {
             id: 'cpu-per-turn',
@@ -201,7 +269,7 @@ export const turnsBench: Bench = {
         notes: [
           'Sessions stay in memory until evicted after 15 min idle, so the heap growth over the new-session rounds is what each open session holds (after subtracting the history the open sessions gained meanwhile).',
           'CPU per turn is much lower with 20 clients than with one: with one client every turn wakes the idle process several times, and each wake-up costs CPU on this VM.',
-          'History: the profile rows split the main thread by owner. Only src/llm/messages.ts (mapping the history to the SDK\'s message format) is linear in history length among agentd\'s own files; the other owned files grow a little because every turn moves more memory (bigger request bodies, more GC).',
+          "History: the profile rows split the main thread by owner. Only src/llm/messages.ts (mapping the history to the SDK's message format) is linear in history length among agentd's own files; the other owned files grow a little because every turn moves more memory (bigger request bodies, more GC).",
         ],
       };
     } finally {

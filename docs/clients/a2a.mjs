@@ -22,13 +22,20 @@ const client = await new ClientFactory(options).createFromUrl(base); // reads /.
 
 const text = process.argv.slice(2).join(' ') || 'Hello';
 const message = {
-  messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, metadata: undefined, extensions: [], referenceTaskIds: [],
+  messageId: randomUUID(),
+  contextId: '',
+  taskId: '',
+  role: Role.ROLE_USER,
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: [],
   parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
 };
 let state;
 for await (const { payload } of client.sendMessageStream({ message })) {
   if (payload?.$case === 'task') process.stderr.write(`task ${payload.value.id}\n`);
-  if (payload?.$case === 'artifactUpdate') for (const p of payload.value.artifact.parts) process.stdout.write(p.content?.value ?? '');
+  if (payload?.$case === 'artifactUpdate')
+    for (const p of payload.value.artifact.parts) process.stdout.write(p.content?.value ?? '');
   if (payload?.$case === 'statusUpdate') state = payload.value.status.state;
 }
 process.stdout.write('\n');

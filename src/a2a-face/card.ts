@@ -18,7 +18,8 @@ import type { AgentConfig, AuthConfig } from '../config/schema.ts';
 export const A2A_PATH = '/a2a';
 export const CARD_PATH = '/.well-known/agent-card.json';
 
-const hasCredentials = (auth: AuthConfig): boolean => auth.apiKey !== undefined || auth.adminKey !== undefined || auth.keys.length > 0 || auth.jwt !== undefined;
+const hasCredentials = (auth: AuthConfig): boolean =>
+  auth.apiKey !== undefined || auth.adminKey !== undefined || auth.keys.length > 0 || auth.jwt !== undefined;
 
 /** A host[:port] as a client may name it (no path, user info or spaces). */
 const HOST_RE = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/i;
@@ -50,15 +51,24 @@ export const agentCardSchema = z.looseObject({
   capabilities: z.object({ streaming: z.boolean(), pushNotifications: z.boolean() }).loose(),
   defaultInputModes: z.array(z.string()),
   defaultOutputModes: z.array(z.string()),
-  skills: z.array(z.object({ id: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) }).loose()),
+  skills: z.array(
+    z.object({ id: z.string(), name: z.string(), description: z.string(), tags: z.array(z.string()) }).loose(),
+  ),
   securitySchemes: z.record(z.string(), z.unknown()).optional(),
   security: z.array(z.record(z.string(), z.array(z.string()))).optional(),
 });
 
-export function agentCard(config: Pick<AgentConfig, 'name' | 'description' | 'version' | 'a2a' | 'server'>, origin: string) {
+export function agentCard(
+  config: Pick<AgentConfig, 'name' | 'description' | 'version' | 'a2a' | 'server'>,
+  origin: string,
+) {
   const url = `${origin}${A2A_PATH}`;
   const secured = hasCredentials(config.server.auth);
-  const skills = config.a2a.skills.map((s) => ({ ...s, inputModes: ['text/plain', 'application/json'], outputModes: ['text/plain'] }));
+  const skills = config.a2a.skills.map((s) => ({
+    ...s,
+    inputModes: ['text/plain', 'application/json'],
+    outputModes: ['text/plain'],
+  }));
   return {
     name: config.name,
     description: config.description ?? `${config.name}: a conversational agent with tools`,
@@ -77,7 +87,13 @@ export function agentCard(config: Pick<AgentConfig, 'name' | 'description' | 've
     defaultOutputModes: ['text/plain'],
     skills,
     ...(secured && {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', httpAuthSecurityScheme: { scheme: 'bearer', description: 'An agentd key or JWT (server.auth)' } } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          httpAuthSecurityScheme: { scheme: 'bearer', description: 'An agentd key or JWT (server.auth)' },
+        },
+      },
       security: [{ bearer: [] }],
       securityRequirements: [{ schemes: { bearer: { list: [] } } }],
     }),

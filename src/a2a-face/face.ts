@@ -39,7 +39,16 @@ import { sessionIdSchema, type SessionKey } from '../session-id.ts';
 import { inFamily } from '../conversation/questions.ts';
 import { FINAL_STATES, parseTaskId, taskIdOf, taskView, type TaskView } from './task-view.ts';
 import { followTask, listTasks } from './tasks.ts';
-import { encodeTask, incomingMessageSchema, readMessage, stateFromWire, streamEvents, taskIdSchema, wrap, type A2aVersion } from './wire.ts';
+import {
+  encodeTask,
+  incomingMessageSchema,
+  readMessage,
+  stateFromWire,
+  streamEvents,
+  taskIdSchema,
+  wrap,
+  type A2aVersion,
+} from './wire.ts';
 import { pipeEvents } from './event-pipe.ts';
 
 /** The bus as the face uses it: the agent's commands. */
@@ -69,14 +78,26 @@ export interface A2aCallContext {
 }
 
 type RpcId = string | number | null;
-export type RpcResponse = { jsonrpc: '2.0'; id: RpcId; result: unknown } | { jsonrpc: '2.0'; id: RpcId; error: ReturnType<typeof toA2aRpc> };
+export type RpcResponse =
+  { jsonrpc: '2.0'; id: RpcId; result: unknown } | { jsonrpc: '2.0'; id: RpcId; error: ReturnType<typeof toA2aRpc> };
 export type A2aAnswer = { kind: 'json'; body: RpcResponse } | { kind: 'stream'; events: AsyncIterable<RpcResponse> };
 
-const requestSchema = z.object({ jsonrpc: z.literal('2.0'), id: z.union([z.string(), z.number(), z.null()]).optional(), method: z.string(), params: z.unknown().optional() });
+const requestSchema = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.number(), z.null()]).optional(),
+  method: z.string(),
+  params: z.unknown().optional(),
+});
 /** `returnImmediately` (v1.0) or `blocking: false` (0.3): answer with the task as soon as it is started. */
 const sendParams = z.looseObject({
   message: incomingMessageSchema,
-  configuration: z.looseObject({ historyLength: z.number().int().optional(), returnImmediately: z.boolean().optional(), blocking: z.boolean().optional() }).optional(),
+  configuration: z
+    .looseObject({
+      historyLength: z.number().int().optional(),
+      returnImmediately: z.boolean().optional(),
+      blocking: z.boolean().optional(),
+    })
+    .optional(),
 });
 const idParams = z.looseObject({ id: taskIdSchema, historyLength: z.number().int().optional() });
 const listParams = z.looseObject({
@@ -86,24 +107,53 @@ const listParams = z.looseObject({
   pageToken: z.string().max(2048).optional(),
   historyLength: z.number().int().optional(),
 });
-const approveSchema = z.looseObject({ approve: z.boolean(), callId: z.string().optional(), reason: z.string().max(2000).optional() });
-const questionAnswerSchema = z.looseObject({ elicitationId: z.string().optional(), action: z.enum(['accept', 'decline', 'cancel']), content: z.unknown().optional() });
+const approveSchema = z.looseObject({
+  approve: z.boolean(),
+  callId: z.string().optional(),
+  reason: z.string().max(2000).optional(),
+});
+const questionAnswerSchema = z.looseObject({
+  elicitationId: z.string().optional(),
+  action: z.enum(['accept', 'decline', 'cancel']),
+  content: z.unknown().optional(),
+});
 
 const METHODS: Record<A2aVersion, Record<string, Method>> = {
   '1.0': {
-    SendMessage: 'send', SendStreamingMessage: 'stream', GetTask: 'get', ListTasks: 'list', CancelTask: 'cancel', SubscribeToTask: 'subscribe', GetExtendedAgentCard: 'card',
-    CreateTaskPushNotificationConfig: 'push', GetTaskPushNotificationConfig: 'push', ListTaskPushNotificationConfigs: 'push', DeleteTaskPushNotificationConfig: 'push',
+    SendMessage: 'send',
+    SendStreamingMessage: 'stream',
+    GetTask: 'get',
+    ListTasks: 'list',
+    CancelTask: 'cancel',
+    SubscribeToTask: 'subscribe',
+    GetExtendedAgentCard: 'card',
+    CreateTaskPushNotificationConfig: 'push',
+    GetTaskPushNotificationConfig: 'push',
+    ListTaskPushNotificationConfigs: 'push',
+    DeleteTaskPushNotificationConfig: 'push',
   },
   '0.3': {
-    'message/send': 'send', 'message/stream': 'stream', 'tasks/get': 'get', 'tasks/cancel': 'cancel', 'tasks/resubscribe': 'subscribe', 'agent/getAuthenticatedExtendedCard': 'card',
-    'tasks/pushNotificationConfig/set': 'push', 'tasks/pushNotificationConfig/get': 'push', 'tasks/pushNotificationConfig/list': 'push', 'tasks/pushNotificationConfig/delete': 'push',
+    'message/send': 'send',
+    'message/stream': 'stream',
+    'tasks/get': 'get',
+    'tasks/cancel': 'cancel',
+    'tasks/resubscribe': 'subscribe',
+    'agent/getAuthenticatedExtendedCard': 'card',
+    'tasks/pushNotificationConfig/set': 'push',
+    'tasks/pushNotificationConfig/get': 'push',
+    'tasks/pushNotificationConfig/list': 'push',
+    'tasks/pushNotificationConfig/delete': 'push',
   },
 };
 type Method = 'send' | 'stream' | 'get' | 'list' | 'cancel' | 'subscribe' | 'card' | 'push';
 
 const parse = <T extends z.ZodType>(schema: T, value: unknown): z.output<T> => {
   const r = schema.safeParse(value);
-  if (!r.success) throw new AppError('MISSING_FIELD', `Invalid params: ${r.error.issues[0]?.path.join('.') || 'params'}: ${r.error.issues[0]?.message ?? 'invalid'}`);
+  if (!r.success)
+    throw new AppError(
+      'MISSING_FIELD',
+      `Invalid params: ${r.error.issues[0]?.path.join('.') || 'params'}: ${r.error.issues[0]?.message ?? 'invalid'}`,
+    );
   return r.data;
 };
 const taskNotFound = (id: string) => new AppError('TASK_NOT_FOUND', `No task "${id}"`, { taskId: id });
@@ -125,12 +175,21 @@ export function createA2aFace(deps: A2aFaceDeps) {
    * Starts (or answers) a turn and watches it: `onChange` sees every step. `settled` resolves once the
    * task is final or waits for input (not counting the approvals this very message answered).
    */
-  async function start(params: z.output<typeof sendParams>, ctx: A2aCallContext, onChange: (prev: TaskView | undefined, next: TaskView) => void) {
+  async function start(
+    params: z.output<typeof sendParams>,
+    ctx: A2aCallContext,
+    onChange: (prev: TaskView | undefined, next: TaskView) => void,
+  ) {
     const msg = params.message;
     const { text, data, other } = readMessage(msg);
     if (other > 0) throw new AppError('CONTENT_TYPE_NOT_SUPPORTED', 'Only text and data parts are accepted');
     const hops = hopsOf(msg.metadata);
-    if (hops > deps.maxHops) throw new AppError('FORBIDDEN', `Refused: this call has passed through ${hops} agents; the limit is ${deps.maxHops} (server.mcp.maxHops)`, { reason: 'hops', hops });
+    if (hops > deps.maxHops)
+      throw new AppError(
+        'FORBIDDEN',
+        `Refused: this call has passed through ${hops} agents; the limit is ${deps.maxHops} (server.mcp.maxHops)`,
+        { reason: 'hops', hops },
+      );
     const ref = msg.taskId === undefined ? undefined : parseTaskId(msg.taskId);
     if (msg.taskId !== undefined && !ref) throw taskNotFound(msg.taskId);
     const contextId = ref?.contextId ?? msg.contextId ?? deps.ids();
@@ -143,7 +202,8 @@ export function createA2aFace(deps: A2aFaceDeps) {
     let armed = ref === undefined;
     const check = (view: TaskView | undefined) => {
       const fresh = view !== undefined && view.questions.some((q) => !answered.has(q.id));
-      if (armed && view && (FINAL_STATES.has(view.state) || (view.state === 'input-required' && fresh))) resolveSettled();
+      if (armed && view && (FINAL_STATES.has(view.state) || (view.state === 'input-required' && fresh)))
+        resolveSettled();
     };
     const watch = followTask(follower, key, contextId, (prev, next) => {
       onChange(prev, next);
@@ -158,7 +218,11 @@ export function createA2aFace(deps: A2aFaceDeps) {
         check(watch.view);
       } else {
         if (text.trim() === '') throw new AppError('MISSING_FIELD', 'The message has no text part');
-        const sent = await deps.bus.execute('agent.sendMessage', { sessionId: key, content: text, hops, ...(ctx.sessions.quota && { quota: ctx.sessions.quota }) }, { sessionId: key, correlationId: deps.ids() });
+        const sent = await deps.bus.execute(
+          'agent.sendMessage',
+          { sessionId: key, content: text, hops, ...(ctx.sessions.quota && { quota: ctx.sessions.quota }) },
+          { sessionId: key, correlationId: deps.ids() },
+        );
         await watch.follow(sent.turnId);
         turnId = sent.turnId;
       }
@@ -170,28 +234,81 @@ export function createA2aFace(deps: A2aFaceDeps) {
   }
 
   /** Answers what an input-required task waits for: its approvals, or one tool server's question. Returns the ids answered. */
-  async function answerInput(task: TaskView, data: unknown[], key: SessionKey, ctx: A2aCallContext): Promise<Set<string>> {
-    if (FINAL_STATES.has(task.state)) throw new AppError('UNSUPPORTED_OPERATION', `Task "${task.id}" is ${task.state}: send a new message without taskId`, { taskId: task.id, state: task.state });
+  async function answerInput(
+    task: TaskView,
+    data: unknown[],
+    key: SessionKey,
+    ctx: A2aCallContext,
+  ): Promise<Set<string>> {
+    if (FINAL_STATES.has(task.state))
+      throw new AppError(
+        'UNSUPPORTED_OPERATION',
+        `Task "${task.id}" is ${task.state}: send a new message without taskId`,
+        { taskId: task.id, state: task.state },
+      );
     const reply = data.map((d) => questionAnswerSchema.safeParse(d)).find((r) => r.success)?.data;
     if (task.state === 'input-required' && reply) return answerQuestion(task, reply, key, ctx);
     const answer = data.map((d) => approveSchema.safeParse(d)).find((r) => r.success)?.data;
-    if (task.state !== 'input-required' || !answer) throw new AppError('INVALID_REQUEST', 'A message on a running task must answer what it waits for with a data part: { "approve": true | false, "callId"? } or { "elicitationId"?, "action": "accept" | "decline" | "cancel", "content"? }', { taskId: task.id, state: task.state });
-    if (!deps.mayApprove(ctx.principal)) throw new AppError('FORBIDDEN', 'Answering an approval needs the approve scope', { scope: 'approve' });
-    const calls = task.questions.filter((q) => inFamily('approval')(q) && (answer.callId === undefined || q.id === answer.callId));
-    if (calls.length === 0) throw new AppError('APPROVAL_NOT_FOUND', `No call "${answer.callId ?? ''}" waits for approval in task "${task.id}"`);
-    const decision = { decision: answer.approve ? ('approve' as const) : ('deny' as const), ...(answer.reason !== undefined && { reason: answer.reason }) };
-    for (const c of calls) await deps.bus.execute('agent.answer', { sessionId: key, id: c.id, answer: decision, by: 'a2a' }, { sessionId: key });
+    if (task.state !== 'input-required' || !answer)
+      throw new AppError(
+        'INVALID_REQUEST',
+        'A message on a running task must answer what it waits for with a data part: { "approve": true | false, "callId"? } or { "elicitationId"?, "action": "accept" | "decline" | "cancel", "content"? }',
+        { taskId: task.id, state: task.state },
+      );
+    if (!deps.mayApprove(ctx.principal))
+      throw new AppError('FORBIDDEN', 'Answering an approval needs the approve scope', { scope: 'approve' });
+    const calls = task.questions.filter(
+      (q) => inFamily('approval')(q) && (answer.callId === undefined || q.id === answer.callId),
+    );
+    if (calls.length === 0)
+      throw new AppError(
+        'APPROVAL_NOT_FOUND',
+        `No call "${answer.callId ?? ''}" waits for approval in task "${task.id}"`,
+      );
+    const decision = {
+      decision: answer.approve ? ('approve' as const) : ('deny' as const),
+      ...(answer.reason !== undefined && { reason: answer.reason }),
+    };
+    for (const c of calls)
+      await deps.bus.execute(
+        'agent.answer',
+        { sessionId: key, id: c.id, answer: decision, by: 'a2a' },
+        { sessionId: key },
+      );
     return new Set(calls.map((c) => c.id));
   }
 
-  async function answerQuestion(task: TaskView, reply: z.output<typeof questionAnswerSchema>, key: SessionKey, ctx: A2aCallContext): Promise<Set<string>> {
-    if (!deps.mayApprove(ctx.principal)) throw new AppError('FORBIDDEN', "Answering a tool server's question needs the approve scope", { scope: 'approve' });
-    const questions = task.questions.filter((q) => inFamily('elicitation')(q) && (reply.elicitationId === undefined || q.id === reply.elicitationId));
+  async function answerQuestion(
+    task: TaskView,
+    reply: z.output<typeof questionAnswerSchema>,
+    key: SessionKey,
+    ctx: A2aCallContext,
+  ): Promise<Set<string>> {
+    if (!deps.mayApprove(ctx.principal))
+      throw new AppError('FORBIDDEN', "Answering a tool server's question needs the approve scope", {
+        scope: 'approve',
+      });
+    const questions = task.questions.filter(
+      (q) => inFamily('elicitation')(q) && (reply.elicitationId === undefined || q.id === reply.elicitationId),
+    );
     const [question] = questions;
-    if (!question) throw new AppError('ELICITATION_NOT_FOUND', `No question "${reply.elicitationId ?? ''}" waits for an answer in task "${task.id}"`);
-    if (questions.length > 1) throw new AppError('INVALID_REQUEST', `Task "${task.id}" waits for ${questions.length} questions: name one with "elicitationId"`, { taskId: task.id });
+    if (!question)
+      throw new AppError(
+        'ELICITATION_NOT_FOUND',
+        `No question "${reply.elicitationId ?? ''}" waits for an answer in task "${task.id}"`,
+      );
+    if (questions.length > 1)
+      throw new AppError(
+        'INVALID_REQUEST',
+        `Task "${task.id}" waits for ${questions.length} questions: name one with "elicitationId"`,
+        { taskId: task.id },
+      );
     const { action, content } = reply;
-    await deps.bus.execute('agent.answer', { sessionId: key, id: question.id, answer: { action, ...(content !== undefined && { content }) }, by: 'a2a' }, { sessionId: key });
+    await deps.bus.execute(
+      'agent.answer',
+      { sessionId: key, id: question.id, answer: { action, ...(content !== undefined && { content }) }, by: 'a2a' },
+      { sessionId: key },
+    );
     return new Set([question.id]);
   }
 
@@ -208,9 +325,11 @@ export function createA2aFace(deps: A2aFaceDeps) {
     const { watch, settled, taskId } = await start(p, ctx, () => undefined);
     try {
       const { returnImmediately, blocking } = p.configuration ?? {};
-      if (returnImmediately !== true && blocking !== false) await Promise.race([settled, pause(deps.waitMs, ctx.signal)]);
+      if (returnImmediately !== true && blocking !== false)
+        await Promise.race([settled, pause(deps.waitMs, ctx.signal)]);
       // The message is stored before it is acknowledged (queued behind a running turn, or its turn started).
-      if (!watch.view) throw new AppError('INTERNAL_ERROR', `Task "${taskId}" was acknowledged but is not in its session's log`);
+      if (!watch.view)
+        throw new AppError('INTERNAL_ERROR', `Task "${taskId}" was acknowledged but is not in its session's log`);
       return wrap('task', encodeTask(watch.view, ctx.version, p.configuration?.historyLength), ctx.version);
     } finally {
       watch.close();
@@ -218,7 +337,11 @@ export function createA2aFace(deps: A2aFaceDeps) {
   }
 
   /** A stream of results from a watch: the task first, then its steps, ending on a final state or when the client leaves. */
-  function streamOf(id: RpcId, ctx: A2aCallContext, open: (onChange: (prev: TaskView | undefined, next: TaskView) => void) => Promise<{ close(): void }>): Promise<AsyncIterable<RpcResponse>> {
+  function streamOf(
+    id: RpcId,
+    ctx: A2aCallContext,
+    open: (onChange: (prev: TaskView | undefined, next: TaskView) => void) => Promise<{ close(): void }>,
+  ): Promise<AsyncIterable<RpcResponse>> {
     return pipeEvents<RpcResponse>(ctx.signal, async (push, end) => {
       const result = (value: unknown): RpcResponse => ({ jsonrpc: '2.0', id, result: value });
       const watch = await open((prev, next) => {
@@ -235,14 +358,25 @@ export function createA2aFace(deps: A2aFaceDeps) {
     const status = p.status === undefined || p.status === '' ? undefined : stateFromWire(p.status);
     const only = p.contextId === undefined || p.contextId === '' ? undefined : ctx.sessions.key(p.contextId);
     const size = p.pageSize ?? 50;
-    const { tasks, nextPageToken, totalSize } = await listTasks(follower, ctx.sessions, { only, status, pageSize: size, pageToken: p.pageToken ?? '' });
-    return { tasks: tasks.map((t) => encodeTask(t, ctx.version, p.historyLength)), nextPageToken, pageSize: size, totalSize };
+    const { tasks, nextPageToken, totalSize } = await listTasks(follower, ctx.sessions, {
+      only,
+      status,
+      pageSize: size,
+      pageToken: p.pageToken ?? '',
+    });
+    return {
+      tasks: tasks.map((t) => encodeTask(t, ctx.version, p.historyLength)),
+      nextPageToken,
+      pageSize: size,
+      totalSize,
+    };
   }
 
   async function cancel(params: unknown, ctx: A2aCallContext) {
     const p = parse(idParams, params);
     const { view, key } = await readTask(p.id, ctx.sessions);
-    if (FINAL_STATES.has(view.state)) throw new AppError('TASK_NOT_CANCELABLE', `Task "${p.id}" is ${view.state}`, { taskId: p.id, state: view.state });
+    if (FINAL_STATES.has(view.state))
+      throw new AppError('TASK_NOT_CANCELABLE', `Task "${p.id}" is ${view.state}`, { taskId: p.id, state: view.state });
     const ref = parseTaskId(p.id)!;
     let done!: () => void;
     const ended = new Promise<void>((r) => (done = r));
@@ -269,7 +403,8 @@ export function createA2aFace(deps: A2aFaceDeps) {
         return json(encodeTask((await readTask(p.id, ctx.sessions)).view, ctx.version, p.historyLength));
       }
       case 'list':
-        if (ctx.version !== '1.0') throw new AppError('UNSUPPORTED_OPERATION', 'ListTasks is a v1.0 method (send A2A-Version: 1.0)');
+        if (ctx.version !== '1.0')
+          throw new AppError('UNSUPPORTED_OPERATION', 'ListTasks is a v1.0 method (send A2A-Version: 1.0)');
         return json(await list(params, ctx));
       case 'cancel':
         return json(await cancel(params, ctx));
@@ -285,7 +420,11 @@ export function createA2aFace(deps: A2aFaceDeps) {
       case 'subscribe': {
         const p = parse(idParams, params);
         const { view } = await readTask(p.id, ctx.sessions);
-        if (FINAL_STATES.has(view.state)) throw new AppError('UNSUPPORTED_OPERATION', `Task "${p.id}" is ${view.state}: nothing to subscribe to`, { taskId: p.id, state: view.state });
+        if (FINAL_STATES.has(view.state))
+          throw new AppError('UNSUPPORTED_OPERATION', `Task "${p.id}" is ${view.state}: nothing to subscribe to`, {
+            taskId: p.id,
+            state: view.state,
+          });
         return { kind: 'stream', events: await subscribe(id, p.id, ctx) };
       }
     }
@@ -308,7 +447,19 @@ export function createA2aFace(deps: A2aFaceDeps) {
       try {
         if (!r.success) throw new AppError('INVALID_REQUEST', 'Not a JSON-RPC 2.0 request');
         const method = METHODS[ctx.version][r.data.method];
-        if (!method) return { kind: 'json', body: { jsonrpc: '2.0', id, error: { code: -32601, message: `Method not found: ${r.data.method} (A2A ${ctx.version})`, data: { code: 'INVALID_REQUEST' } } } };
+        if (!method)
+          return {
+            kind: 'json',
+            body: {
+              jsonrpc: '2.0',
+              id,
+              error: {
+                code: -32601,
+                message: `Method not found: ${r.data.method} (A2A ${ctx.version})`,
+                data: { code: 'INVALID_REQUEST' },
+              },
+            },
+          };
         return await dispatch(method, id, r.data.params, ctx);
       } catch (err) {
         return { kind: 'json', body: { jsonrpc: '2.0', id, error: toA2aRpc(err) } };

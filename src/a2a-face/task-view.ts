@@ -57,30 +57,52 @@ const cancelled = (data: { message: string; details: Record<string, unknown> }):
   /cancel|abort/i.test(`${typeof data.details.reason === 'string' ? data.details.reason : ''} ${data.message}`);
 
 const approvalText = (calls: Question[]): string =>
-  `Waiting for approval of ${calls.map(approvalRecordOf).map((c) => `"${c.toolName}" (call ${c.callId})`).join(', ')}: answer with a data part { "approve": true | false, "callId"? }`;
+  `Waiting for approval of ${calls
+    .map(approvalRecordOf)
+    .map((c) => `"${c.toolName}" (call ${c.callId})`)
+    .join(', ')}: answer with a data part { "approve": true | false, "callId"? }`;
 const questionText = (q: Question): string =>
   `Tool server "${q.serverId}" asks: ${q.message ?? ''}${q.url === undefined ? '' : ` (${q.url})`}${q.requestedSchema === undefined ? '' : ` — fields: ${JSON.stringify(q.requestedSchema)}`}. Answer with a data part { "elicitationId": "${q.id}", "action": "accept" | "decline" | "cancel", "content"? }`;
 
 /** What the task waits for, in words; input-required while anything waits, else working. */
 function waiting(task: TaskView): TaskView {
   const approvals = task.questions.filter(inFamily('approval'));
-  const texts = [...(approvals.length > 0 ? [approvalText(approvals)] : []), ...task.questions.filter(inFamily('elicitation')).map(questionText)];
+  const texts = [
+    ...(approvals.length > 0 ? [approvalText(approvals)] : []),
+    ...task.questions.filter(inFamily('elicitation')).map(questionText),
+  ];
   if (texts.length > 0) return { ...task, state: 'input-required', statusText: texts.join('\n') };
   const { statusText: _done, ...rest } = task;
   return { ...rest, state: 'working' };
 }
 
 /** A task of a message that waits for its turn. */
-const submitted = (contextId: string, turnId: string, request: string, seq: number, ts: number): TaskView =>
-  ({ id: taskIdOf(contextId, turnId), contextId, turnId, state: 'submitted', request, reply: '', questions: [], seq, statusAt: iso(ts) });
+const submitted = (contextId: string, turnId: string, request: string, seq: number, ts: number): TaskView => ({
+  id: taskIdOf(contextId, turnId),
+  contextId,
+  turnId,
+  state: 'submitted',
+  request,
+  reply: '',
+  questions: [],
+  seq,
+  statusAt: iso(ts),
+});
 const iso = (ts: number) => new Date(ts).toISOString();
 
 /** One frame folded into a task (frames of other turns leave it as it is); `ts` is the frame's time (ms). */
-export function foldFrame(task: TaskView | undefined, frame: AgentFrame, contextId: string, turnId: string, ts: number): TaskView | undefined {
+export function foldFrame(
+  task: TaskView | undefined,
+  frame: AgentFrame,
+  contextId: string,
+  turnId: string,
+  ts: number,
+): TaskView | undefined {
   const data = frame.data as { turnId?: string; seq?: number };
   if (data.turnId !== turnId) return task;
   const seq = data.seq ?? task?.seq ?? 0;
-  if (frame.event === 'userMessage') return { ...submitted(contextId, turnId, frame.data.content, seq, ts), state: 'working' };
+  if (frame.event === 'userMessage')
+    return { ...submitted(contextId, turnId, frame.data.content, seq, ts), state: 'working' };
   if (!task || FINAL_STATES.has(task.state)) return task;
   const next = foldOn({ ...task, seq }, frame);
   return next.state === task.state && next.statusText === task.statusText ? next : { ...next, statusAt: iso(ts) };
@@ -94,7 +116,11 @@ function foldOn(next: TaskView, frame: AgentFrame): TaskView {
       if (next.state === 'submitted') next.state = 'working';
       return next;
     case 'chunk':
-      return { ...next, state: next.state === 'input-required' ? next.state : 'working', reply: next.reply + frame.data.content };
+      return {
+        ...next,
+        state: next.state === 'input-required' ? next.state : 'working',
+        reply: next.reply + frame.data.content,
+      };
     case 'toolApprovalRequested':
     case 'elicitationRequested': {
       const question = questionOfFrame(frame);
@@ -108,14 +134,24 @@ function foldOn(next: TaskView, frame: AgentFrame): TaskView {
     case 'response':
       return { ...next, state: 'completed', reply: frame.data.content, questions: [] };
     case 'error':
-      return { ...next, state: cancelled(frame.data) ? 'canceled' : 'failed', statusText: frame.data.message, questions: [] };
+      return {
+        ...next,
+        state: cancelled(frame.data) ? 'canceled' : 'failed',
+        statusText: frame.data.message,
+        questions: [],
+      };
     default:
       return next;
   }
 }
 
 /** One step of turn `turnId` folded into its task. */
-export function foldStep(task: TaskView | undefined, step: TurnStep, contextId: string, turnId: string): TaskView | undefined {
+export function foldStep(
+  task: TaskView | undefined,
+  step: TurnStep,
+  contextId: string,
+  turnId: string,
+): TaskView | undefined {
   if (step.kind === 'frame') return foldFrame(task, step.frame, contextId, turnId, step.ts);
   return task ?? submitted(contextId, turnId, step.content, step.seq, step.ts);
 }

@@ -27,7 +27,12 @@ export interface TaskFollow {
   close(): void;
 }
 
-export function followTask(follower: TurnFollower, sessionKey: string, contextId: string, onChange: (prev: TaskView | undefined, next: TaskView) => void): TaskFollow {
+export function followTask(
+  follower: TurnFollower,
+  sessionKey: string,
+  contextId: string,
+  onChange: (prev: TaskView | undefined, next: TaskView) => void,
+): TaskFollow {
   const watch = follower.watch(sessionKey);
   let view: TaskView | undefined;
   return {
@@ -55,7 +60,8 @@ const PAGES_PER_CALL = 5;
 const tokenSchema = z.tuple([z.string().min(1), z.number().int().nonnegative(), z.number().int().nonnegative()]);
 type Position = { sessionId: string; after: number; before: number };
 
-const encodeToken = (p: Position): string => Buffer.from(JSON.stringify([p.sessionId, p.after, p.before])).toString('base64url');
+const encodeToken = (p: Position): string =>
+  Buffer.from(JSON.stringify([p.sessionId, p.after, p.before])).toString('base64url');
 
 function decodeToken(token: string, sessions: SessionAccess, only: string | undefined): Position | undefined {
   if (token === '') return undefined;
@@ -79,7 +85,11 @@ export interface ListQuery {
   pageToken: string;
 }
 
-export async function listTasks(follower: TurnFollower, sessions: SessionAccess, query: ListQuery): Promise<{ tasks: TaskView[]; nextPageToken: string; totalSize: number }> {
+export async function listTasks(
+  follower: TurnFollower,
+  sessions: SessionAccess,
+  query: ListQuery,
+): Promise<{ tasks: TaskView[]; nextPageToken: string; totalSize: number }> {
   const { only, status, pageSize } = query;
   const start = decodeToken(query.pageToken, sessions, only);
   let from = start && { sessionId: start.sessionId, after: start.after };
@@ -87,7 +97,11 @@ export async function listTasks(follower: TurnFollower, sessions: SessionAccess,
   let more = false;
   for (let round = 0; round < PAGES_PER_CALL && tasks.length < pageSize; round++) {
     const page = await follower.turnPage({ range: sessions.listed, only, from, limit: pageSize - tasks.length });
-    const views = await Promise.all(page.turns.map(async (t) => taskView(sessionIdOf(t.sessionId), t.turnId, await follower.steps(t.sessionId, t.turnId))));
+    const views = await Promise.all(
+      page.turns.map(async (t) =>
+        taskView(sessionIdOf(t.sessionId), t.turnId, await follower.steps(t.sessionId, t.turnId)),
+      ),
+    );
     for (const view of views) if (view && (status === undefined || view.state === status)) tasks.push(view);
     const last = page.turns.at(-1);
     if (last) from = { sessionId: last.sessionId, after: last.firstSeq };
@@ -96,6 +110,9 @@ export async function listTasks(follower: TurnFollower, sessions: SessionAccess,
   }
   const before = start?.before ?? 0;
   const nextPageToken = more && from ? encodeToken({ ...from, before: before + tasks.length }) : '';
-  const counted = only !== undefined && status === undefined ? await follower.turnCount(only) : before + tasks.length + (more ? 1 : 0);
+  const counted =
+    only !== undefined && status === undefined
+      ? await follower.turnCount(only)
+      : before + tasks.length + (more ? 1 : 0);
   return { tasks, nextPageToken, totalSize: counted };
 }

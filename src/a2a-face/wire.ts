@@ -21,7 +21,8 @@ export type A2aVersion = '1.0' | '0.3';
 export const REPLY_ARTIFACT = 'reply';
 
 /** The version a request speaks: `A2A-Version: 1.0` (or 1.x) is v1.0; absent or anything else is 0.3. */
-export const versionOf = (header: string | undefined): A2aVersion => (header !== undefined && /^1(\.|$)/.test(header.trim()) ? '1.0' : '0.3');
+export const versionOf = (header: string | undefined): A2aVersion =>
+  header !== undefined && /^1(\.|$)/.test(header.trim()) ? '1.0' : '0.3';
 
 const V1_STATE: Record<TaskState, string> = {
   submitted: 'TASK_STATE_SUBMITTED',
@@ -42,20 +43,37 @@ function message(view: TaskView, role: 'user' | 'agent', text: string, v: A2aVer
   const messageId = `${view.id}#${role}`;
   const parts = [textPart(text, v)];
   return v === '1.0'
-    ? { messageId, contextId: view.contextId, taskId: view.id, role: role === 'user' ? 'ROLE_USER' : 'ROLE_AGENT', parts }
+    ? {
+        messageId,
+        contextId: view.contextId,
+        taskId: view.id,
+        role: role === 'user' ? 'ROLE_USER' : 'ROLE_AGENT',
+        parts,
+      }
     : { kind: 'message', messageId, contextId: view.contextId, taskId: view.id, role, parts };
 }
 
 function status(view: TaskView, v: A2aVersion) {
   const state = v === '1.0' ? V1_STATE[view.state] : view.state;
-  return { state, timestamp: view.statusAt, ...(view.statusText !== undefined && { message: message(view, 'agent', view.statusText, v) }) };
+  return {
+    state,
+    timestamp: view.statusAt,
+    ...(view.statusText !== undefined && { message: message(view, 'agent', view.statusText, v) }),
+  };
 }
 
-const artifact = (text: string, v: A2aVersion) => ({ artifactId: REPLY_ARTIFACT, name: REPLY_ARTIFACT, parts: [textPart(text, v)] });
+const artifact = (text: string, v: A2aVersion) => ({
+  artifactId: REPLY_ARTIFACT,
+  name: REPLY_ARTIFACT,
+  parts: [textPart(text, v)],
+});
 
 /** A task as the version's wire object (bare; `wrap` makes v1.0's `{ task }`). */
 export function encodeTask(view: TaskView, v: A2aVersion, historyLength?: number) {
-  const history = [message(view, 'user', view.request, v), ...(view.reply && FINAL_STATES.has(view.state) ? [message(view, 'agent', view.reply, v)] : [])];
+  const history = [
+    message(view, 'user', view.request, v),
+    ...(view.reply && FINAL_STATES.has(view.state) ? [message(view, 'agent', view.reply, v)] : []),
+  ];
   const kept = historyLength === undefined ? history : historyLength <= 0 ? [] : history.slice(-historyLength);
   return {
     ...(v === '0.3' && { kind: 'task' }),
@@ -68,7 +86,8 @@ export function encodeTask(view: TaskView, v: A2aVersion, historyLength?: number
 }
 
 /** v1.0 wraps a result in its case name (`task`, `statusUpdate`, `artifactUpdate`); v0.3 sends it bare. */
-export const wrap = (kind: 'task' | 'statusUpdate' | 'artifactUpdate', value: object, v: A2aVersion): object => (v === '1.0' ? { [kind]: value } : value);
+export const wrap = (kind: 'task' | 'statusUpdate' | 'artifactUpdate', value: object, v: A2aVersion): object =>
+  v === '1.0' ? { [kind]: value } : value;
 
 /** The stream results that tell the step from `prev` to `next` (see the contracts). */
 export function streamEvents(prev: TaskView, next: TaskView, v: A2aVersion): object[] {
@@ -77,11 +96,21 @@ export function streamEvents(prev: TaskView, next: TaskView, v: A2aVersion): obj
   if (next.reply !== prev.reply) {
     const grown = next.reply.startsWith(prev.reply);
     const text = grown ? next.reply.slice(prev.reply.length) : next.reply;
-    const value = { ...(v === '0.3' && { kind: 'artifact-update' }), ...ids, artifact: artifact(text, v), append: grown && prev.reply !== '', lastChunk: FINAL_STATES.has(next.state) };
+    const value = {
+      ...(v === '0.3' && { kind: 'artifact-update' }),
+      ...ids,
+      artifact: artifact(text, v),
+      append: grown && prev.reply !== '',
+      lastChunk: FINAL_STATES.has(next.state),
+    };
     out.push(wrap('artifactUpdate', value, v));
   }
   if (next.state !== prev.state || next.statusText !== prev.statusText) {
-    const value = { ...(v === '0.3' && { kind: 'status-update', final: FINAL_STATES.has(next.state) }), ...ids, status: status(next, v) };
+    const value = {
+      ...(v === '0.3' && { kind: 'status-update', final: FINAL_STATES.has(next.state) }),
+      ...ids,
+      status: status(next, v),
+    };
     out.push(wrap('statusUpdate', value, v));
   }
   return out;
@@ -100,7 +129,11 @@ export const taskIdSchema = z
     return ref === undefined || sessionIdSchema.safeParse(ref.contextId).success;
   }, 'must name a valid contextId (1-128 characters of well-formed Unicode without NUL)');
 
-const partSchema = z.looseObject({ kind: z.string().optional(), text: z.string().optional(), data: z.unknown().optional() });
+const partSchema = z.looseObject({
+  kind: z.string().optional(),
+  text: z.string().optional(),
+  data: z.unknown().optional(),
+});
 export const incomingMessageSchema = z.looseObject({
   messageId: z.string().max(256).optional(),
   contextId: sessionIdSchema.optional(),

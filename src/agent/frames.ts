@@ -19,7 +19,14 @@
  */
 import type { Attached } from '../conversation/attachments.ts';
 import { answerOf, questionOf, type Question, type QuestionAnswer } from '../conversation/questions.ts';
-import { EVENT_VERSION, type ApprovalDecision, type ElicitationAction, type CompactionMethod, type CompactionTrigger, type SessionEvent } from '../conversation/session-events.ts';
+import {
+  EVENT_VERSION,
+  type ApprovalDecision,
+  type ElicitationAction,
+  type CompactionMethod,
+  type CompactionTrigger,
+  type SessionEvent,
+} from '../conversation/session-events.ts';
 import type { ModelApi, Usage } from '../llm/types.ts';
 import type { StoredEvent } from '../store/types.ts';
 
@@ -41,18 +48,45 @@ export interface AgentErrorData {
 /** Frame name → frame data. */
 export interface AgentFrameData {
   /** `resources` and `prompt` name what the message attached (their contents are in the stored event). */
-  userMessage: TurnRef & { content: string; hasImage: boolean; resources?: { serverId: string; uri: string }[]; prompt?: { serverId: string; name: string } };
+  userMessage: TurnRef & {
+    content: string;
+    hasImage: boolean;
+    resources?: { serverId: string; uri: string }[];
+    prompt?: { serverId: string; name: string };
+  };
   thinking: TurnRef;
   chunk: TurnRef & { content: string };
   /** What the model reasoned before its next step (stored, so replayed like every durable frame). */
   reasoning: TurnRef & { text: string; model: string; api: ModelApi };
   toolCall: TurnRef & { toolName: string; serverId: string; callId: string; args: unknown };
-  toolResult: TurnRef & { toolName: string; serverId: string; callId: string; success: boolean; result: unknown; durationMs: number };
+  toolResult: TurnRef & {
+    toolName: string;
+    serverId: string;
+    callId: string;
+    success: boolean;
+    result: unknown;
+    durationMs: number;
+  };
   response: TurnRef & { content: string; model: string; usage?: Usage };
-  toolApprovalRequested: TurnRef & { callId: string; toolName: string; serverId: string; args: unknown; expiresAt: string };
+  toolApprovalRequested: TurnRef & {
+    callId: string;
+    toolName: string;
+    serverId: string;
+    args: unknown;
+    expiresAt: string;
+  };
   toolApprovalResolved: TurnRef & { callId: string; decision: ApprovalDecision; by: string; reason?: string };
   /** A tool server asks the user something (src/conversation/questions.ts): a form (`requestedSchema`) or a URL (`url`). */
-  elicitationRequested: TurnRef & { id: string; callId: string; serverId: string; message: string; mode: 'form' | 'url'; requestedSchema?: Record<string, unknown>; url?: string; expiresAt: string };
+  elicitationRequested: TurnRef & {
+    id: string;
+    callId: string;
+    serverId: string;
+    message: string;
+    mode: 'form' | 'url';
+    requestedSchema?: Record<string, unknown>;
+    url?: string;
+    expiresAt: string;
+  };
   /** Its answer (the content typed is in the stored event only). */
   elicitationResolved: TurnRef & { id: string; action: ElicitationAction; by: string };
   error: AgentErrorData;
@@ -81,10 +115,14 @@ export type AgentEvents = { [K in FrameName as `agent.${K}`]: AgentFrameData[K] 
 export type SessionStoredEvent = StoredEvent<SessionEvent>;
 
 /** Transient frames: never stored, so they carry the session's last durable `seq`. */
-export const thinkingFrame = (sessionId: string, turnId: string, seq: number): AgentFrame =>
-  ({ event: 'thinking', data: { sessionId, turnId, seq } });
-export const chunkFrame = (sessionId: string, turnId: string, seq: number, content: string): AgentFrame =>
-  ({ event: 'chunk', data: { content, sessionId, turnId, seq } });
+export const thinkingFrame = (sessionId: string, turnId: string, seq: number): AgentFrame => ({
+  event: 'thinking',
+  data: { sessionId, turnId, seq },
+});
+export const chunkFrame = (sessionId: string, turnId: string, seq: number, content: string): AgentFrame => ({
+  event: 'chunk',
+  data: { content, sessionId, turnId, seq },
+});
 /** What a queued message thrown away before its turn started (reset, delete, shutdown) is told. */
 export const droppedMessage = (reason: string): string => `message discarded before its turn started (${reason})`;
 /** The frame of such a message when its discard could not be stored (it is a stored `turnFailed` otherwise). */
@@ -96,14 +134,28 @@ export const droppedFrame = (sessionId: string, turnId: string, seq: number, rea
 /** A turn whose facts could not be stored: it ends here, and nothing of it after the failure is kept. */
 export const storageFailedFrame = (sessionId: string, turnId: string, seq: number, cause: string): AgentFrame => ({
   event: 'error',
-  data: { code: 'AGENT_ERROR', message: `The turn could not be stored (${cause}); it was stopped`, details: { reason: 'storage', cause }, sessionId, turnId, seq },
+  data: {
+    code: 'AGENT_ERROR',
+    message: `The turn could not be stored (${cause}); it was stopped`,
+    details: { reason: 'storage', cause },
+    sessionId,
+    turnId,
+    seq,
+  },
 });
 
 /** What a user message attached, by name. */
 function attachedRefs(attached: Attached | undefined): Pick<AgentFrameData['userMessage'], 'resources' | 'prompt'> {
   if (!attached) return {};
-  const resources = [...new Map((attached.resources ?? []).map((r) => [`${r.serverId}\n${r.uri}`, { serverId: r.serverId, uri: r.uri }])).values()];
-  return { ...(resources.length > 0 && { resources }), ...(attached.prompt && { prompt: { serverId: attached.prompt.serverId, name: attached.prompt.name } }) };
+  const resources = [
+    ...new Map(
+      (attached.resources ?? []).map((r) => [`${r.serverId}\n${r.uri}`, { serverId: r.serverId, uri: r.uri }]),
+    ).values(),
+  ];
+  return {
+    ...(resources.length > 0 && { resources }),
+    ...(attached.prompt && { prompt: { serverId: attached.prompt.serverId, name: attached.prompt.name } }),
+  };
 }
 
 /** The frame of a stored session event; `undefined` for events clients never see. */
@@ -111,20 +163,36 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
   const { seq, sessionId, event: e } = stored;
   switch (e.type) {
     case 'userMessage':
-      return { event: 'userMessage', data: { sessionId, turnId: e.turnId, seq, content: e.content, hasImage: e.image !== undefined, ...attachedRefs(e.attached) } };
+      return {
+        event: 'userMessage',
+        data: {
+          sessionId,
+          turnId: e.turnId,
+          seq,
+          content: e.content,
+          hasImage: e.image !== undefined,
+          ...attachedRefs(e.attached),
+        },
+      };
     case 'assistantStep':
     case 'messageQueued':
     case 'serverSampled':
       return undefined;
     case 'reasoning':
-      return { event: 'reasoning', data: { sessionId, turnId: e.turnId, seq, text: e.text, model: e.model, api: e.api } };
+      return {
+        event: 'reasoning',
+        data: { sessionId, turnId: e.turnId, seq, text: e.text, model: e.model, api: e.api },
+      };
     case 'toolCall': {
       const { toolName, serverId, callId, args, turnId } = e;
       return { event: 'toolCall', data: { toolName, serverId, callId, args, sessionId, turnId, seq } };
     }
     case 'toolResult': {
       const { toolName, serverId, callId, success, result, durationMs, turnId } = e;
-      return { event: 'toolResult', data: { toolName, serverId, callId, success, result, durationMs, sessionId, turnId, seq } };
+      return {
+        event: 'toolResult',
+        data: { toolName, serverId, callId, success, result, durationMs, sessionId, turnId, seq },
+      };
     }
     case 'response': {
       const data: AgentFrameData['response'] = { content: e.content, sessionId, turnId: e.turnId, seq, model: e.model };
@@ -133,25 +201,60 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
     }
     case 'toolApprovalRequested': {
       const { callId, toolName, serverId, args, expiresAt, turnId } = e;
-      return { event: 'toolApprovalRequested', data: { callId, toolName, serverId, args, expiresAt, sessionId, turnId, seq } };
+      return {
+        event: 'toolApprovalRequested',
+        data: { callId, toolName, serverId, args, expiresAt, sessionId, turnId, seq },
+      };
     }
     case 'toolApprovalResolved': {
       const { callId, decision, by, turnId } = e;
-      return { event: 'toolApprovalResolved', data: { callId, decision, by, ...(e.reason !== undefined && { reason: e.reason }), sessionId, turnId, seq } };
+      return {
+        event: 'toolApprovalResolved',
+        data: { callId, decision, by, ...(e.reason !== undefined && { reason: e.reason }), sessionId, turnId, seq },
+      };
     }
     case 'elicitationRequested': {
       const { turnId, id, callId, serverId, message, mode, requestedSchema, url, expiresAt } = e;
-      return { event: 'elicitationRequested', data: { sessionId, turnId, seq, id, callId, serverId, message, mode, ...(requestedSchema && { requestedSchema }), ...(url !== undefined && { url }), expiresAt } };
+      return {
+        event: 'elicitationRequested',
+        data: {
+          sessionId,
+          turnId,
+          seq,
+          id,
+          callId,
+          serverId,
+          message,
+          mode,
+          ...(requestedSchema && { requestedSchema }),
+          ...(url !== undefined && { url }),
+          expiresAt,
+        },
+      };
     }
     case 'elicitationResolved':
-      return { event: 'elicitationResolved', data: { sessionId, turnId: e.turnId, seq, id: e.id, action: e.action, by: e.by } };
+      return {
+        event: 'elicitationResolved',
+        data: { sessionId, turnId: e.turnId, seq, id: e.id, action: e.action, by: e.by },
+      };
     case 'turnFailed':
-      return { event: 'error', data: { code: e.code, message: e.message, details: e.details, sessionId, turnId: e.turnId, seq } };
+      return {
+        event: 'error',
+        data: { code: e.code, message: e.message, details: e.details, sessionId, turnId: e.turnId, seq },
+      };
     case 'reset':
       return { event: 'conversationReset', data: { sessionId, seq } };
     case 'contextCompacted': {
       const { method, trigger, upToSeq, tokensBefore, tokensAfter } = e;
-      const data: AgentFrameData['contextCompacted'] = { sessionId, seq, method, trigger, upToSeq, tokensBefore, tokensAfter };
+      const data: AgentFrameData['contextCompacted'] = {
+        sessionId,
+        seq,
+        method,
+        trigger,
+        upToSeq,
+        tokensBefore,
+        tokensAfter,
+      };
       if (e.turnId !== undefined) data.turnId = e.turnId;
       if (e.summary !== undefined) data.summary = e.summary;
       if (e.usage) data.usage = e.usage;
@@ -162,15 +265,22 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
 
 /** The frames that ask a question, and those that close one (src/conversation/questions.ts). */
 export const QUESTION_ASKED = ['toolApprovalRequested', 'elicitationRequested'] as const satisfies readonly FrameName[];
-export const QUESTION_ANSWERED = ['toolApprovalResolved', 'elicitationResolved'] as const satisfies readonly FrameName[];
+export const QUESTION_ANSWERED = [
+  'toolApprovalResolved',
+  'elicitationResolved',
+] as const satisfies readonly FrameName[];
 
 /** The event a question's frame was made of: its frame carries every field of it (but a form's content typed). */
 const eventOfFrame = (frame: AgentFrame) => ({ v: EVENT_VERSION, type: frame.event, ...frame.data }) as SessionEvent;
 
 /** The question a frame asks, in the one shape every face maps; `undefined` for any other frame. */
 export const questionOfFrame = (frame: AgentFrame): Question | undefined =>
-  frame.event === 'toolApprovalRequested' || frame.event === 'elicitationRequested' ? questionOf(eventOfFrame(frame), frame.data.sessionId) : undefined;
+  frame.event === 'toolApprovalRequested' || frame.event === 'elicitationRequested'
+    ? questionOf(eventOfFrame(frame), frame.data.sessionId)
+    : undefined;
 
 /** The question a frame closes, with its answer (without a form's content) and who gave it; `undefined` for any other frame. */
 export const answerOfFrame = (frame: AgentFrame): { id: string; answer: QuestionAnswer; by: string } | undefined =>
-  frame.event === 'toolApprovalResolved' || frame.event === 'elicitationResolved' ? answerOf(eventOfFrame(frame)) : undefined;
+  frame.event === 'toolApprovalResolved' || frame.event === 'elicitationResolved'
+    ? answerOf(eventOfFrame(frame))
+    : undefined;

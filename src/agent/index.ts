@@ -5,4 +5,11 @@ export type * from './messages.ts';
 export { DEFAULT_SESSION } from './messages.ts';
 export { NOT_SESSION_SCOPED, SESSION_COMMANDS, TAKE_OVER_COMMAND, type SessionCommand } from './session/commands.ts';
 export { createTurnWaiter, type TurnWaiter } from './follow/turn-waiter.ts';
-export { createTurnFollower, type FrameInterest, type SessionWatch, type TurnFollower, type ListedTurn, type TurnStep } from './follow/index.ts';
+export {
+  createTurnFollower,
+  type FrameInterest,
+  type SessionWatch,
+  type TurnFollower,
+  type ListedTurn,
+  type TurnStep,
+} from './follow/index.ts';

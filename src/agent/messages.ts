@@ -2,7 +2,13 @@ import { approvalDecision } from '../conversation/session-events.ts';
 import type { AnswerInput, Question } from '../conversation/questions.ts';
 import type { ImagePart } from '../llm/types.ts';
 import type { Attached } from '../conversation/attachments.ts';
-import type { AgentHealth, CompactionResult, PendingApproval, PendingElicitation, SessionSummary } from '../conversation/records.ts';
+import type {
+  AgentHealth,
+  CompactionResult,
+  PendingApproval,
+  PendingElicitation,
+  SessionSummary,
+} from '../conversation/records.ts';
 import type { SessionQuota } from './session/quota.ts';
 import type { TransferEntry } from '../conversation/session-transfer.ts';
 import type { AgentFrame, AgentFrameData, SessionStoredEvent } from './frames.ts';
@@ -11,7 +17,16 @@ import type { SessionKey } from '../session-id.ts';
 
 export type { AgentEvents, AgentFrame, AgentFrameData, FrameName } from './frames.ts';
 /** The records of this component, whose schemas src/conversation/records.ts owns. */
-export type { AgentHealth, CompactionResult, PendingApproval, PendingElicitation, Question, SessionSummary, SessionQuota, AnswerInput };
+export type {
+  AgentHealth,
+  CompactionResult,
+  PendingApproval,
+  PendingElicitation,
+  Question,
+  SessionSummary,
+  SessionQuota,
+  AnswerInput,
+};
 /** Which sessions a listing asks for (src/store/session-range.ts). */
 export type { SessionRange };
 
@@ -37,7 +52,14 @@ export type AgentCommands = {
      * (RATE_LIMIT_EXCEEDED past it; see session-quota.ts).
      * `attached`: resources and a prompt's messages resolved by the front end (src/conversation/attachments.ts).
      */
-    payload: { sessionId: SessionKey; content: string; image?: ImagePart; attached?: Attached; hops?: number; quota?: SessionQuota };
+    payload: {
+      sessionId: SessionKey;
+      content: string;
+      image?: ImagePart;
+      attached?: Attached;
+      hops?: number;
+      quota?: SessionQuota;
+    };
     result: { turnId: string; queued: boolean };
   };
   /** Cancels the running turn and queued messages, then empties the history. Done when resolved. */
@@ -79,7 +101,10 @@ export type AgentCommands = {
    * The frames of the session's stored events after `since` (an unknown session has none), and the
    * seq of the last stored event read (`since` when none): events without a frame still advance it.
    */
-  'agent.history': { payload: { sessionId: SessionKey; since?: number }; result: { frames: AgentFrame[]; lastSeq: number } };
+  'agent.history': {
+    payload: { sessionId: SessionKey; since?: number };
+    result: { frames: AgentFrame[]; lastSeq: number };
+  };
   /**
    * The agent's health: `degraded` from a failed append until an append succeeds again, with the
    * cause (an errno code or a message) and when it began.
@@ -93,7 +118,13 @@ export type AgentCommands = {
    * Creates the session `newSessionId` (unknown until now) whose log is `events` (seqs and times
    * kept), then what closes a turn or message they leave open; answers its last seq.
    */
-  'agent.importSession': { payload: { newSessionId: SessionKey; events: TransferEntry[]; quota?: SessionQuota }; result: { sessionId: string; lastSeq: number } };
+  'agent.importSession': {
+    payload: { newSessionId: SessionKey; events: TransferEntry[]; quota?: SessionQuota };
+    result: { sessionId: string; lastSeq: number };
+  };
   /** Creates the session `newSessionId` whose log is the events of `sessionId` up to `seq`, closed like an import's. */
-  'agent.forkSession': { payload: { sessionId: SessionKey; seq: number; newSessionId: SessionKey; quota?: SessionQuota }; result: { sessionId: string; lastSeq: number } };
+  'agent.forkSession': {
+    payload: { sessionId: SessionKey; seq: number; newSessionId: SessionKey; quota?: SessionQuota };
+    result: { sessionId: string; lastSeq: number };
+  };
 };

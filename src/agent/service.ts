@@ -72,7 +72,10 @@ const USAGE_EVENTS = ['contextCompacted', 'assistantStep', 'response'] as const;
 const USAGE_READS_AT_ONCE = 16;
 
 /** The bus as the agent uses it: its own commands and events, and the tool calls it makes. */
-export type AgentBus = Pick<Bus<AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>, AgentEvents>, 'handle' | 'execute' | 'emit'>;
+export type AgentBus = Pick<
+  Bus<AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>, AgentEvents>,
+  'handle' | 'execute' | 'emit'
+>;
 
 export interface AgentServiceOptions {
   config: Pick<AgentConfig, 'systemPrompt' | 'llm' | 'storage' | 'toolPolicy'>;
@@ -145,8 +148,25 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     try {
       const progress = { sessionId: input.key.sessionId, turnId: input.key.turnId, callId: input.callId };
       const elicit = host && { sessionId: input.key.sessionId, elicit: host.elicit };
-      const sampler = host && createSampler({ llm, maxOutputTokens: config.llm.maxOutputTokens, log }, { ...progress, signal, host: host.sampling });
-      return await bus.execute('mcp.callModelTool', { name: input.name, args: input.args, signal, hops: input.key.hops + 1, progress, ...(sampler && { sampler }), ...(elicit && { elicit }) }, input.key);
+      const sampler =
+        host &&
+        createSampler(
+          { llm, maxOutputTokens: config.llm.maxOutputTokens, log },
+          { ...progress, signal, host: host.sampling },
+        );
+      return await bus.execute(
+        'mcp.callModelTool',
+        {
+          name: input.name,
+          args: input.args,
+          signal,
+          hops: input.key.hops + 1,
+          progress,
+          ...(sampler && { sampler }),
+          ...(elicit && { elicit }),
+        },
+        input.key,
+      );
     } catch (err) {
       const call = { name: input.name, toolName: input.name, serverId: '' };
       return failedOutcome(call, toTurnError(err).message, clock.now() - started);
@@ -165,7 +185,11 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   function session(sessionId: string): Promise<Session> {
     if (stopping) return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'Agent is shutting down'));
     const gone = deleting.get(sessionId);
-    if (gone) return gone.then(() => session(sessionId), () => session(sessionId));
+    if (gone)
+      return gone.then(
+        () => session(sessionId),
+        () => session(sessionId),
+      );
     const existing = slots.get(sessionId);
     if (existing) {
       slots.delete(sessionId); // most recently used last
@@ -307,7 +331,9 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   /** A stored session's usage totals: the `usageTotal` of its latest event that carries one (none in logs older than it). */
   async function storedUsage(sessionId: string): Promise<Usage | undefined> {
     const e = (await store.latest(sessionId, USAGE_EVENTS))?.event;
-    return e?.type === 'contextCompacted' || e?.type === 'assistantStep' || e?.type === 'response' ? e.usageTotal : undefined;
+    return e?.type === 'contextCompacted' || e?.type === 'assistantStep' || e?.type === 'response'
+      ? e.usageTotal
+      : undefined;
   }
 
   function register(): void {
@@ -357,7 +383,9 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         return { opened: true as const };
       }),
       bus.handle('agent.questions', ({ payload }) => withSession(payload.sessionId, (s) => s.questions(), true)),
-      bus.handle('agent.answer', ({ payload: { sessionId, ...answer } }) => withSession(sessionId, (s) => s.answer(answer), true)),
+      bus.handle('agent.answer', ({ payload: { sessionId, ...answer } }) =>
+        withSession(sessionId, (s) => s.answer(answer), true),
+      ),
       bus.handle('agent.listSessions', async ({ payload: { range } }) => {
         const stored = await store.list(range);
         const byId = new Map<string, SessionSummary>();
@@ -372,15 +400,22 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
           if (!s) continue;
           const known = byId.get(id);
           if (!known && ((!s.busy && s.queued === 0) || !joins(id))) continue;
-          byId.set(id, { ...(known ?? { id, lastSeq: 0, updatedAt: isoNow(clock) }), busy: s.busy, queued: s.queued, usage: s.usage });
+          byId.set(id, {
+            ...(known ?? { id, lastSeq: 0, updatedAt: isoNow(clock) }),
+            busy: s.busy,
+            queued: s.queued,
+            usage: s.usage,
+          });
         }
         const page = [...byId.values()].sort((a, b) => compareKeys(a.id, b.id)).slice(0, range?.limit);
         const unloaded = page.filter((info) => !slots.get(info.id)?.session);
         for (let i = 0; i < unloaded.length; i += USAGE_READS_AT_ONCE) {
-          await Promise.all(unloaded.slice(i, i + USAGE_READS_AT_ONCE).map(async (summary) => {
-            const usage = await storedUsage(summary.id);
-            if (usage) summary.usage = usage;
-          }));
+          await Promise.all(
+            unloaded.slice(i, i + USAGE_READS_AT_ONCE).map(async (summary) => {
+              const usage = await storedUsage(summary.id);
+              if (usage) summary.usage = usage;
+            }),
+          );
         }
         return page;
       }),
@@ -394,9 +429,13 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
       bus.handle('agent.health', () => storage.current()),
       bus.handle('agent.deleteSession', async ({ payload }) => ({ deleted: await deleteSession(payload.sessionId) })),
       bus.handle('agent.exportSession', ({ payload }) => transfer.exportLog(payload.sessionId)),
-      bus.handle('agent.importSession', ({ payload }) => creating(payload.newSessionId, payload.quota, () => transfer.importLog(payload.newSessionId, payload.events))),
+      bus.handle('agent.importSession', ({ payload }) =>
+        creating(payload.newSessionId, payload.quota, () => transfer.importLog(payload.newSessionId, payload.events)),
+      ),
       bus.handle('agent.forkSession', ({ payload }) =>
-        creating(payload.newSessionId, payload.quota, () => transfer.fork(payload.sessionId, payload.seq, payload.newSessionId)),
+        creating(payload.newSessionId, payload.quota, () =>
+          transfer.fork(payload.sessionId, payload.seq, payload.newSessionId),
+        ),
       ),
     );
   }

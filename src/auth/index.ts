@@ -1,6 +1,22 @@
 /** Principals and scopes (issue 23): who a request acts for, resolved from its bearer credential. */
 export * from './principal.ts';
-export { createPrincipals, fixedPrincipals, type AuthInput, type Principals, type PrincipalsOptions } from './principals.ts';
+export {
+  createPrincipals,
+  fixedPrincipals,
+  type AuthInput,
+  type Principals,
+  type PrincipalsOptions,
+} from './principals.ts';
 export { createKeyTable } from './keys.ts';
 export { scopesOf } from './jwt.ts';
-export { LOCAL_SESSIONS, namespaceRange, sessionAccess, sessionIdOf, sessionNotFound, type KeyRange, type OwnershipOptions, type SessionAccess, type SessionQuota } from './ownership.ts';
+export {
+  LOCAL_SESSIONS,
+  namespaceRange,
+  sessionAccess,
+  sessionIdOf,
+  sessionNotFound,
+  type KeyRange,
+  type OwnershipOptions,
+  type SessionAccess,
+  type SessionQuota,
+} from './ownership.ts';

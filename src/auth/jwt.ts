@@ -29,7 +29,8 @@ function boundedFetch(maxBytes: number): typeof fetch {
 }
 
 /** A subject that can name a session owner (src/session-id.ts: MAX_OWNER_LENGTH). */
-const isSubject = (value: unknown): value is string => typeof value === 'string' && value.length > 0 && value.length <= 128 && !value.includes('\u0000');
+const isSubject = (value: unknown): value is string =>
+  typeof value === 'string' && value.length > 0 && value.length <= 128 && !value.includes('\u0000');
 
 /** Scope names of a claim: a space-separated string or an array of strings; unknown names are dropped. */
 export function scopesOf(claim: unknown): ScopeName[] {
@@ -47,26 +48,35 @@ export function scopesOf(claim: unknown): ScopeName[] {
  * - The principal is `jwt:<subject claim>` with the scopes of the scopes claim, owning the sessions
  *   of that name; a token without a subject of 1–128 characters (no NUL) is refused. `verify` answers `undefined` for every refusal (the caller answers 401).
  */
-export function createJwtVerifier(config: JwtConfig, onError?: (err: unknown) => void): (token: string) => Promise<Principal | undefined> {
-  const keys = config.jwksFile !== undefined
-    ? createLocalJWKSet(JSON.parse(readFileSync(config.jwksFile, 'utf8')) as JSONWebKeySet)
-    : createRemoteJWKSet(new URL(config.jwksUrl ?? ''), {
-        timeoutDuration: JWKS_TIMEOUT_MS,
-        cooldownDuration: config.jwksCooldownMs,
-        [customFetch]: boundedFetch(JWKS_MAX_BYTES),
-      });
+export function createJwtVerifier(
+  config: JwtConfig,
+  onError?: (err: unknown) => void,
+): (token: string) => Promise<Principal | undefined> {
+  const keys =
+    config.jwksFile !== undefined
+      ? createLocalJWKSet(JSON.parse(readFileSync(config.jwksFile, 'utf8')) as JSONWebKeySet)
+      : createRemoteJWKSet(new URL(config.jwksUrl ?? ''), {
+          timeoutDuration: JWKS_TIMEOUT_MS,
+          cooldownDuration: config.jwksCooldownMs,
+          [customFetch]: boundedFetch(JWKS_MAX_BYTES),
+        });
   return async (token) => {
     // Not a compact JWS: not a token (a wrong key, most likely); no verification attempted.
     if (!/^[\w-]+\.[\w-]+\.[\w-]+$/.test(token)) return undefined;
     try {
-      const { payload } = await jwtVerify(token, keys, { issuer: config.issuer, audience: config.audience, algorithms: config.algorithms });
+      const { payload } = await jwtVerify(token, keys, {
+        issuer: config.issuer,
+        audience: config.audience,
+        algorithms: config.algorithms,
+      });
       const subject = payload[config.subjectClaim];
       if (!isSubject(subject)) return undefined;
       const name = `jwt:${subject}`;
       return { name, scopes: new Set(scopesOf(payload[config.scopesClaim])), via: 'jwt', owner: name };
     } catch (err) {
       // Refused tokens are the client's business; a key set that cannot be fetched is the operator's.
-      if (!(err instanceof errors.JOSEError) || err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid) onError?.(err);
+      if (!(err instanceof errors.JOSEError) || err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid)
+        onError?.(err);
       return undefined;
     }
   };

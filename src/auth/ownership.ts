@@ -16,7 +16,14 @@
  *   unknown one answer alike. Without auth nothing changes for the single user.
  */
 import { AppError } from '../errors/index.ts';
-import { isSessionKey, namespacePrefix, sessionKey, splitSessionKey, type SessionKey, type SessionQuota } from '../session-id.ts';
+import {
+  isSessionKey,
+  namespacePrefix,
+  sessionKey,
+  splitSessionKey,
+  type SessionKey,
+  type SessionQuota,
+} from '../session-id.ts';
 
 export { sessionIdOf, type SessionQuota } from '../session-id.ts';
 import { hasScope, type Principal } from './principal.ts';
@@ -69,7 +76,11 @@ export function sessionAccess(principal: Principal, ip: string, options: Ownersh
     quota: admin && principal.via !== 'anonymous' ? undefined : { holder, limit: options.sessionsPerPrincipal },
     key(id, owner) {
       if (owner !== undefined && owner !== own && !admin) {
-        throw new AppError('FORBIDDEN', 'Only an admin principal may name the owner of a session', { scope: 'admin', principal: principal.name, field: 'owner' });
+        throw new AppError('FORBIDDEN', 'Only an admin principal may name the owner of a session', {
+          scope: 'admin',
+          principal: principal.name,
+          field: 'owner',
+        });
       }
       const namespace = owner ?? own;
       return sessionKey(namespace === '' ? undefined : namespace, id);
@@ -80,8 +91,14 @@ export function sessionAccess(principal: Principal, ip: string, options: Ownersh
 }
 
 /** The sessions of the local single user (the stdio MCP face): the unnamed namespace, uncapped, lenient. */
-export const LOCAL_SESSIONS: SessionAccess = { strict: false, quota: undefined, key: (id) => sessionKey(undefined, id), sees: isSessionKey, listed: {} };
-
+export const LOCAL_SESSIONS: SessionAccess = {
+  strict: false,
+  quota: undefined,
+  key: (id) => sessionKey(undefined, id),
+  sees: isSessionKey,
+  listed: {},
+};
 
 /** A session's 404: the same answer for a session that does not exist and one of another principal. */
-export const sessionNotFound = (id: string): AppError => new AppError('SESSION_NOT_FOUND', `No session "${id}"`, { sessionId: id });
+export const sessionNotFound = (id: string): AppError =>
+  new AppError('SESSION_NOT_FOUND', `No session "${id}"`, { sessionId: id });

@@ -29,8 +29,10 @@ export interface Principal {
 export type RouteScope = 'public' | ScopeName | 'approve';
 
 /** `admin` implies every scope. */
-export const hasScope = (principal: Principal, scope: ScopeName): boolean => principal.scopes.has('admin') || principal.scopes.has(scope);
+export const hasScope = (principal: Principal, scope: ScopeName): boolean =>
+  principal.scopes.has('admin') || principal.scopes.has(scope);
 
 export const ALL_SCOPES: ReadonlySet<ScopeName> = new Set(AUTH_SCOPES);
 
-export const isScopeName = (value: unknown): value is ScopeName => typeof value === 'string' && (AUTH_SCOPES as readonly string[]).includes(value);
+export const isScopeName = (value: unknown): value is ScopeName =>
+  typeof value === 'string' && (AUTH_SCOPES as readonly string[]).includes(value);

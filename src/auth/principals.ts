@@ -40,7 +40,8 @@ export function fixedPrincipals(auth: AuthInput) {
   const named = auth.keys ?? [];
   const onlyShorthands = named.length === 0 && auth.jwt === undefined;
   const onlyAdminKey = auth.adminKey !== undefined && auth.apiKey === undefined && onlyShorthands;
-  const shorthand = (name: 'api' | 'admin', key: string | undefined, scopes: ScopeName[]): KeyEntry[] => (key === undefined ? [] : [{ name, key, scopes, owner: undefined }]);
+  const shorthand = (name: 'api' | 'admin', key: string | undefined, scopes: ScopeName[]): KeyEntry[] =>
+    key === undefined ? [] : [{ name, key, scopes, owner: undefined }];
   const shorthands = [...shorthand('api', auth.apiKey, ['chat']), ...shorthand('admin', auth.adminKey, ['admin'])];
   const configured = shorthands.length + named.length > 0 || auth.jwt !== undefined;
   const anonymous: Principal = {
@@ -50,12 +51,19 @@ export function fixedPrincipals(auth: AuthInput) {
     owner: undefined,
   };
   const need = (needed: RouteScope): ScopeName | undefined =>
-    needed === 'public' ? undefined : needed === 'approve' ? (onlyShorthands && auth.adminKey !== undefined ? 'admin' : 'chat') : needed;
+    needed === 'public'
+      ? undefined
+      : needed === 'approve'
+        ? onlyShorthands && auth.adminKey !== undefined
+          ? 'admin'
+          : 'chat'
+        : needed;
   const allows = (p: Principal, needed: RouteScope): boolean => {
     const scope = need(needed);
     return scope === undefined || hasScope(p, scope);
   };
-  const principalOf = (e: KeyEntry | undefined): Principal | undefined => e && { name: e.name, scopes: new Set(e.scopes), via: 'key', owner: e.owner };
+  const principalOf = (e: KeyEntry | undefined): Principal | undefined =>
+    e && { name: e.name, scopes: new Set(e.scopes), via: 'key', owner: e.owner };
   return {
     named,
     onlyShorthands,
@@ -91,23 +99,38 @@ export function createPrincipals(auth: AuthInput, options: PrincipalsOptions = {
   const keyOf = createKeyTable([...shorthands, ...named.map((k) => ({ ...k, owner: k.name }))]);
   const tokenOf = auth.jwt ? createJwtVerifier(auth.jwt, options.onJwksError) : undefined;
   /** The shorthand keys keep their 401 of before when `adminKey` is the key that would do. */
-  const legacy = (p: Principal) => p.via === 'key' && onlyShorthands && auth.adminKey !== undefined && shorthands.some((s) => s.name === p.name);
+  const legacy = (p: Principal) =>
+    p.via === 'key' && onlyShorthands && auth.adminKey !== undefined && shorthands.some((s) => s.name === p.name);
 
-  const resolve = async (credential: string): Promise<Principal | undefined> => keyOf(credential) ?? (tokenOf ? await tokenOf(credential) : undefined);
+  const resolve = async (credential: string): Promise<Principal | undefined> =>
+    keyOf(credential) ?? (tokenOf ? await tokenOf(credential) : undefined);
 
   const unauthorized = (scope: ScopeName): AppError =>
     scope !== 'chat' && auth.adminKey !== undefined && onlyShorthands
-      ? new AppError('UNAUTHORIZED', 'This operation needs the admin key', { scope, suggestion: 'send Authorization: Bearer <server.auth.adminKey>' })
-      : new AppError('UNAUTHORIZED', auth.apiKey !== undefined && onlyShorthands ? 'Missing or invalid API key' : 'Missing or invalid credential', {
-          scope: scope === 'chat' && onlyShorthands ? 'client' : scope, // `client`: today's name of chat
-          suggestion: auth.apiKey !== undefined ? 'send Authorization: Bearer <server.auth.apiKey>' : 'send Authorization: Bearer <a key or token>',
-        });
+      ? new AppError('UNAUTHORIZED', 'This operation needs the admin key', {
+          scope,
+          suggestion: 'send Authorization: Bearer <server.auth.adminKey>',
+        })
+      : new AppError(
+          'UNAUTHORIZED',
+          auth.apiKey !== undefined && onlyShorthands ? 'Missing or invalid API key' : 'Missing or invalid credential',
+          {
+            scope: scope === 'chat' && onlyShorthands ? 'client' : scope, // `client`: today's name of chat
+            suggestion:
+              auth.apiKey !== undefined
+                ? 'send Authorization: Bearer <server.auth.apiKey>'
+                : 'send Authorization: Bearer <a key or token>',
+          },
+        );
 
   const check = (principal: Principal, needed: RouteScope): void => {
     const scope = need(needed);
     if (scope === undefined || hasScope(principal, scope)) return;
     if (principal.via === 'anonymous' || legacy(principal)) throw unauthorized(scope);
-    throw new AppError('FORBIDDEN', `The principal "${principal.name}" lacks the ${scope} scope`, { scope, principal: principal.name });
+    throw new AppError('FORBIDDEN', `The principal "${principal.name}" lacks the ${scope} scope`, {
+      scope,
+      principal: principal.name,
+    });
   };
 
   return {

@@ -46,7 +46,13 @@ export function createBus<C extends CommandSpec, E extends EventSpec>(deps: BusD
 
   const envelope = <N extends string, P>(name: N, payload: P, meta?: SendMeta): Envelope<N, P> => {
     const id = ids();
-    const env: Envelope<N, P> = { id, ts: meta?.ts ?? clock.now(), correlationId: meta?.correlationId ?? id, name, payload };
+    const env: Envelope<N, P> = {
+      id,
+      ts: meta?.ts ?? clock.now(),
+      correlationId: meta?.correlationId ?? id,
+      name,
+      payload,
+    };
     if (meta?.sessionId !== undefined) env.sessionId = meta.sessionId;
     return env;
   };
@@ -55,7 +61,8 @@ export function createBus<C extends CommandSpec, E extends EventSpec>(deps: BusD
   const guard = (name: string | symbol, listener: (e: Envelope) => unknown) => (event: Envelope) => {
     try {
       const out = listener(event);
-      if (out instanceof Promise) out.catch((err: unknown) => deps.log.error({ err, event: String(name) }, 'bus listener rejected'));
+      if (out instanceof Promise)
+        out.catch((err: unknown) => deps.log.error({ err, event: String(name) }, 'bus listener rejected'));
     } catch (err) {
       deps.log.error({ err, event: String(name) }, 'bus listener threw');
     }
@@ -76,7 +83,7 @@ export function createBus<C extends CommandSpec, E extends EventSpec>(deps: BusD
     async execute(name, payload, meta) {
       const handler = handlers.get(name);
       if (!handler) throw new AppError('INTERNAL_ERROR', `no handler for command ${name}`);
-      return (await handler(envelope(name, payload, meta)));
+      return await handler(envelope(name, payload, meta));
     },
     on: (name, listener) => subscribe(name, listener as (e: Envelope) => unknown),
     onAny: (listener) => subscribe(ANY, listener as (e: Envelope) => unknown),

@@ -19,4 +19,3 @@ export interface SendMeta {
   /** The time the message stands for when it is not now (ms since the epoch): a stored fact's, or one relayed from another instance. */
   ts?: number;
 }
-

@@ -103,16 +103,25 @@ export function parseCliArgs(argv: string[]): CliOptions {
   const initFlags = (['provider', 'model', 'force'] as const).filter((f) => values[f] !== undefined);
   if (command === 'init') {
     const serveFlags = Object.keys(values).filter((f) => !['provider', 'model', 'force'].includes(f));
-    if (serveFlags.length > 0) throw new UsageError(`agentd init takes --provider, --model and --force, not --${serveFlags[0]}`);
+    if (serveFlags.length > 0)
+      throw new UsageError(`agentd init takes --provider, --model and --force, not --${serveFlags[0]}`);
     if (rest.length > 1) throw new UsageError(`agentd init takes one FILE, got ${rest.join(' ')}`);
-    return { command: 'init', file: rest[0] ?? DEFAULT_AGENT_FILE, provider: values.provider, model: values.model, force: values.force ?? false };
+    return {
+      command: 'init',
+      file: rest[0] ?? DEFAULT_AGENT_FILE,
+      provider: values.provider,
+      model: values.model,
+      force: values.force ?? false,
+    };
   }
   if (initFlags.length > 0) throw new UsageError(`--${initFlags[0]} belongs to agentd init`);
   if (command === 'demo') {
-    if (rest.length > 0 || Object.keys(values).length > 0) throw new UsageError('agentd demo takes no arguments (its environment variables are in docs/getting-started.md)');
+    if (rest.length > 0 || Object.keys(values).length > 0)
+      throw new UsageError('agentd demo takes no arguments (its environment variables are in docs/getting-started.md)');
     return { command: 'demo' };
   }
-  if (command !== undefined) throw new UsageError(`unknown command "${positionals.join(' ')}" (commands: init, demo; or none to serve)`);
+  if (command !== undefined)
+    throw new UsageError(`unknown command "${positionals.join(' ')}" (commands: init, demo; or none to serve)`);
   return serveOptions(values);
 }
 
@@ -120,22 +129,27 @@ function serveOptions(values: Values): ServeOptions {
   const mode = values.mode ?? 'web';
   if (mode !== 'web' && mode !== 'mcp') throw new UsageError(`--mode must be web or mcp, got "${mode}"`);
   const mcpTransport = values['mcp-transport'] ?? 'http';
-  if (mcpTransport !== 'http' && mcpTransport !== 'stdio') throw new UsageError(`--mcp-transport must be http or stdio, got "${mcpTransport}"`);
+  if (mcpTransport !== 'http' && mcpTransport !== 'stdio')
+    throw new UsageError(`--mcp-transport must be http or stdio, got "${mcpTransport}"`);
   let port: number | undefined;
   if (values['web-port'] !== undefined) {
     port = Number(values['web-port']);
-    if (!/^\d+$/.test(values['web-port']) || port > 65_535) throw new UsageError(`--web-port must be a port number (0-65535), got "${values['web-port']}"`);
+    if (!/^\d+$/.test(values['web-port']) || port > 65_535)
+      throw new UsageError(`--web-port must be a port number (0-65535), got "${values['web-port']}"`);
   }
   const logLevel = values['log-level'] ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
-  if (values['inspect-relay'] !== undefined && !/^wss?:\/\/[^/]/.test(values['inspect-relay'])) throw new UsageError(`--inspect-relay must be a ws:// or wss:// URL, got "${values['inspect-relay']}"`);
+  if (values['inspect-relay'] !== undefined && !/^wss?:\/\/[^/]/.test(values['inspect-relay']))
+    throw new UsageError(`--inspect-relay must be a ws:// or wss:// URL, got "${values['inspect-relay']}"`);
   if (values.host === '') throw new UsageError('--host must not be empty');
   if (values.agent === '') throw new UsageError('--agent must not be empty');
   const workers = Number(values.workers ?? '1');
-  if (!/^\d+$/.test(values.workers ?? '1') || workers < 1 || workers > 64) throw new UsageError(`--workers must be a number of processes (1-64), got "${values.workers}"`);
-  if (workers > 1 && mcpTransport === 'stdio') throw new UsageError('--workers serves HTTP; it cannot be used with --mcp-transport stdio');
+  if (!/^\d+$/.test(values.workers ?? '1') || workers < 1 || workers > 64)
+    throw new UsageError(`--workers must be a number of processes (1-64), got "${values.workers}"`);
+  if (workers > 1 && mcpTransport === 'stdio')
+    throw new UsageError('--workers serves HTTP; it cannot be used with --mcp-transport stdio');
   return {
     command: 'serve',
     mode: mcpTransport === 'stdio' ? 'mcp' : mode,

@@ -94,11 +94,17 @@ export async function init(options: InitOptions): Promise<void> {
     await writeFile(file, text, { flag: options.force ? 'w' : 'wx' });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    process.stderr.write(code === 'EEXIST' ? `agentd init: ${options.file} exists; use --force to overwrite it\n` : `agentd init: cannot write ${options.file}: ${(e as Error).message}\n`);
+    process.stderr.write(
+      code === 'EEXIST'
+        ? `agentd init: ${options.file} exists; use --force to overwrite it\n`
+        : `agentd init: cannot write ${options.file}: ${(e as Error).message}\n`,
+    );
     process.exit(1);
   }
   const serveFlag = options.file === DEFAULT_AGENT_FILE ? '' : ` --agent ${options.file}`;
   const { keyEnv }: ProviderPreset = PROVIDER_PRESETS[provider];
   const keyHint = keyEnv ? `  export ${keyEnv}=...\n` : '';
-  process.stdout.write(`wrote ${options.file} (provider ${provider}, model ${model})\n\nNext:\n${keyHint}  agentd${serveFlag}\n`);
+  process.stdout.write(
+    `wrote ${options.file} (provider ${provider}, model ${model})\n\nNext:\n${keyHint}  agentd${serveFlag}\n`,
+  );
 }

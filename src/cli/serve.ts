@@ -25,7 +25,15 @@ export async function serve(options: ServeOptions): Promise<void> {
   let config = await loadConfigOrExit(agentFile);
   if (options.inspect) {
     const relay = options.inspectRelay ?? config.server.inspectRelay;
-    config = { ...config, server: { ...config.server, inspect: true, inspectContent: config.server.inspectContent || options.inspectContent, ...(relay && { inspectRelay: relay }) } };
+    config = {
+      ...config,
+      server: {
+        ...config.server,
+        inspect: true,
+        inspectContent: config.server.inspectContent || options.inspectContent,
+        ...(relay && { inspectRelay: relay }),
+      },
+    };
   }
   const redactor = createRedactor(config);
   const root = createLogger(options.logLevel, stdio ? pino.destination(2) : undefined, redactor.redact);
@@ -40,11 +48,20 @@ export async function serve(options: ServeOptions): Promise<void> {
     // Over stdio nothing listens: only keys can make the service shared.
     // The workers of one supervisor are one service: its /mcp declares the supervisor's id (src/tools/mcp/self-connection.ts).
     const serviceId = cluster.isWorker ? process.env.AGENTD_SERVICE_ID : undefined;
-    app = createApp(config, { log, mode: options.mode, redactor, agentDir: dirname(resolve(agentFile)), bindHost: stdio ? '127.0.0.1' : host, serviceId });
+    app = createApp(config, {
+      log,
+      mode: options.mode,
+      redactor,
+      agentDir: dirname(resolve(agentFile)),
+      bindHost: stdio ? '127.0.0.1' : host,
+      serviceId,
+    });
   } catch (err) {
     // What the config cannot say by itself (a provider without its endpoint or key) is a config error too.
     if (!isAppError(err)) throw err;
-    process.stderr.write(`agentd: ${agentFile}: ${err.message}\n${err.details.reason === 'missing_api_key' ? noKeyHint() : ''}`);
+    process.stderr.write(
+      `agentd: ${agentFile}: ${err.message}\n${err.details.reason === 'missing_api_key' ? noKeyHint() : ''}`,
+    );
     process.exit(1);
   }
   try {

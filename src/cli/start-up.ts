@@ -35,7 +35,9 @@ export function listenAddress(options: ServeOptions, config: AgentConfig): { hos
   const { auth } = config.server;
   const guarded = auth.apiKey !== undefined || auth.keys.length > 0 || auth.jwt !== undefined;
   if (options.mcpTransport !== 'stdio' && !isLoopbackHost(host) && !guarded) {
-    process.stderr.write(`agentd: refusing to listen on ${host} without server.auth.apiKey, keys or jwt in the agent config (the API would be open to the network)\n`);
+    process.stderr.write(
+      `agentd: refusing to listen on ${host} without server.auth.apiKey, keys or jwt in the agent config (the API would be open to the network)\n`,
+    );
     process.exit(1);
   }
   return { host, port };

@@ -27,7 +27,9 @@ function freePort(host: string): Promise<number> {
 export async function supervise(options: ServeOptions, agentFile: string): Promise<void> {
   const config = await loadConfigOrExit(agentFile);
   if (config.storage.type !== 'redis') {
-    process.stderr.write(`agentd: --workers needs storage.type redis in ${agentFile}: the workers share sessions, streams and limits through it\n`);
+    process.stderr.write(
+      `agentd: --workers needs storage.type redis in ${agentFile}: the workers share sessions, streams and limits through it\n`,
+    );
     process.exit(1);
   }
   const log = createLogger(options.logLevel, undefined, createRedactor(config).redact).child({ supervisor: true });
@@ -78,5 +80,8 @@ export async function supervise(options: ServeOptions, agentFile: string): Promi
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   for (let i = 0; i < options.workers; i++) fork();
-  log.info({ workers: options.workers, host: address.host, port, version: VERSION }, `agentd supervising ${options.workers} workers on http://${address.host}:${port}`);
+  log.info(
+    { workers: options.workers, host: address.host, port, version: VERSION },
+    `agentd supervising ${options.workers} workers on http://${address.host}:${port}`,
+  );
 }

@@ -38,12 +38,23 @@ export function createFanOut(options: FanOutOptions) {
     if (relaying || !(e.name.startsWith('agent.') || e.name === 'mcp.toolProgress')) return;
     const sessionId = (e.payload as { sessionId?: string }).sessionId ?? e.sessionId;
     if (sessionId === undefined) return;
-    const message: WireEvent = { from: instanceId, name: e.name, payload: e.payload, correlationId: e.correlationId, sessionId, ts: e.ts };
+    const message: WireEvent = {
+      from: instanceId,
+      name: e.name,
+      payload: e.payload,
+      correlationId: e.correlationId,
+      sessionId,
+      ts: e.ts,
+    };
     client.publish(channel(sessionId), JSON.stringify(message)).catch(() => undefined); // the connection logs the outage
   });
 
   /** Emits an event to this instance's listeners only. */
-  function emitHere(name: string, payload: unknown, meta: { correlationId: string; sessionId?: string; ts?: number }): void {
+  function emitHere(
+    name: string,
+    payload: unknown,
+    meta: { correlationId: string; sessionId?: string; ts?: number },
+  ): void {
     relaying = true;
     try {
       bus.emit(name, payload, meta);
@@ -56,7 +67,11 @@ export function createFanOut(options: FanOutOptions) {
     const event = readWire(wireEvent, raw, on, log);
     if (!event || event.from === instanceId) return;
     const { name, payload, correlationId, sessionId, ts } = event;
-    emitHere(name, payload, { correlationId, ...(sessionId !== undefined && { sessionId }), ...(ts !== undefined && { ts }) });
+    emitHere(name, payload, {
+      correlationId,
+      ...(sessionId !== undefined && { sessionId }),
+      ...(ts !== undefined && { ts }),
+    });
   }
 
   function watch(sessionId: string): Promise<void> {
@@ -66,7 +81,10 @@ export function createFanOut(options: FanOutOptions) {
       return entry.ready;
     }
     const ready = subscriber.subscribe(channel(sessionId), onMessage).catch((err: unknown) => {
-      log.warn({ err: err instanceof Error ? err.message : String(err), sessionId }, 'cluster: could not subscribe to a session');
+      log.warn(
+        { err: err instanceof Error ? err.message : String(err), sessionId },
+        'cluster: could not subscribe to a session',
+      );
     });
     watched.set(sessionId, { count: 1, ready });
     return ready;

@@ -58,7 +58,10 @@ export function createForwarding(options: ForwardingOptions) {
   const { client, keyPrefix, instanceId, leaseMs, leases, holds, clock, ids, log } = options;
   const inbox = (instance: string) => `${keyPrefix}inst:${instance}`;
   const local = new Map<string, Handler>();
-  const pending = new Map<string, { resolve: (result: unknown) => void; reject: (err: unknown) => void; timer: NodeJS.Timeout }>();
+  const pending = new Map<
+    string,
+    { resolve: (result: unknown) => void; reject: (err: unknown) => void; timer: NodeJS.Timeout }
+  >();
 
   /** Runs a session command at its owner: here, at the current owner, or here once a silent owner's lease ran out. */
   async function run(command: Envelope, hops: number): Promise<unknown> {
@@ -77,7 +80,10 @@ export function createForwarding(options: ForwardingOptions) {
           silent = owner;
         }
       }
-      if (clock.now() > deadline) throw new AppError('SERVICE_UNAVAILABLE', `The instance running session ${sessionId} does not answer`, { reason: 'owner_lost' });
+      if (clock.now() > deadline)
+        throw new AppError('SERVICE_UNAVAILABLE', `The instance running session ${sessionId} does not answer`, {
+          reason: 'owner_lost',
+        });
       await sleep(Math.min(200, leaseMs / 4));
     }
   }
@@ -98,7 +104,16 @@ export function createForwarding(options: ForwardingOptions) {
   async function forward(owner: string, command: Envelope, hops: number): Promise<unknown> {
     const id = ids();
     const { name, payload, correlationId, sessionId } = command;
-    const message: WireCommand = { kind: 'command', id, from: instanceId, hops, name, payload: payload as WireCommand['payload'], correlationId, ...(sessionId !== undefined && { sessionId }) };
+    const message: WireCommand = {
+      kind: 'command',
+      id,
+      from: instanceId,
+      hops,
+      name,
+      payload: payload as WireCommand['payload'],
+      correlationId,
+      ...(sessionId !== undefined && { sessionId }),
+    };
     const answer = new Promise((resolve, reject) => {
       const timer = setTimeout(() => settle(id)?.reject(new OwnerGone()), FORWARD_TIMEOUT_MS);
       pending.set(id, { resolve, reject, timer });
@@ -121,13 +136,24 @@ export function createForwarding(options: ForwardingOptions) {
 
   function runForwarded(message: WireCommand): void {
     const { id, from, hops, name, payload, correlationId, sessionId } = message;
-    const command: Envelope = { id, ts: clock.now(), correlationId, name, payload, ...(sessionId !== undefined && { sessionId }) };
+    const command: Envelope = {
+      id,
+      ts: clock.now(),
+      correlationId,
+      name,
+      payload,
+      ...(sessionId !== undefined && { sessionId }),
+    };
     const reply = (answer: WireReply) =>
-      client.publish(inbox(from), JSON.stringify(answer)).catch((err: unknown) => log.warn({ err, name }, 'cluster: could not answer a forwarded command'));
+      client
+        .publish(inbox(from), JSON.stringify(answer))
+        .catch((err: unknown) => log.warn({ err, name }, 'cluster: could not answer a forwarded command'));
     run(command, hops).then(
       (result) => reply({ kind: 'reply', id, ok: true, result }),
       (err: unknown) => {
-        const e = isAppError(err) ? err : new AppError('INTERNAL_ERROR', err instanceof Error ? err.message : String(err));
+        const e = isAppError(err)
+          ? err
+          : new AppError('INTERNAL_ERROR', err instanceof Error ? err.message : String(err));
         return reply({ kind: 'reply', id, ok: false, error: { code: e.code, message: e.message, details: e.details } });
       },
     );
@@ -154,7 +180,8 @@ export function createForwarding(options: ForwardingOptions) {
       return () => local.delete(name);
     },
     close(): void {
-      for (const id of [...pending.keys()]) settle(id)?.reject(new AppError('SERVICE_UNAVAILABLE', 'agentd is shutting down'));
+      for (const id of [...pending.keys()])
+        settle(id)?.reject(new AppError('SERVICE_UNAVAILABLE', 'agentd is shutting down'));
     },
   };
 }

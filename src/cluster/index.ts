@@ -65,7 +65,17 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
   const toolServers = createToolServerSync({ client, keyPrefix, instanceId, leaseMs, clock, ids, log });
   let heartbeat: NodeJS.Timeout | undefined;
   const leases = createLeases({ client, keyPrefix, instanceId, leaseMs, log, onLost: sessions.drop });
-  const forwarding = createForwarding({ client, keyPrefix, instanceId, leaseMs, leases, holds: sessions.holds, clock, ids, log });
+  const forwarding = createForwarding({
+    client,
+    keyPrefix,
+    instanceId,
+    leaseMs,
+    leases,
+    holds: sessions.holds,
+    clock,
+    ids,
+    log,
+  });
 
   // Redis reachability, for agent.health: since when the connection is down.
   let lostSince: string | undefined;
@@ -85,7 +95,9 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
     ids,
     log,
   });
-  const offStatus = bus.on('mcp.serverStatus', (e) => toolServers.statusChanged(e.payload as { name: string; status: string }));
+  const offStatus = bus.on('mcp.serverStatus', (e) =>
+    toolServers.statusChanged(e.payload as { name: string; status: string }),
+  );
   subscriber.on('error', remoteTurns.lost); // (the command connection logs the outage)
 
   return {
@@ -118,7 +130,10 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
         if (TOOL_SERVER_COMMANDS.has(name)) return inner.handle(name, toolServers.wrap(name, handler));
         if (!scoped.has(name)) return inner.handle(name, handler);
         const offHere = forwarding.handleHere(name, handler);
-        const atOwner = name === options.sessionCommands.sendMessage ? remoteTurns.sendMessage : (command: Parameters<Handler>[0]) => forwarding.run(command, 0);
+        const atOwner =
+          name === options.sessionCommands.sendMessage
+            ? remoteTurns.sendMessage
+            : (command: Parameters<Handler>[0]) => forwarding.run(command, 0);
         const off = inner.handle(name, atOwner);
         return () => {
           offHere();

@@ -48,24 +48,34 @@ export function createLeases(options: LeaseOptions) {
   const key = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:owner`;
 
   async function claim(sessionId: string): Promise<string> {
-    const owner = (await client.eval(CLAIM, { keys: [key(sessionId)], arguments: [instanceId, String(leaseMs)] })) as string;
+    const owner = (await client.eval(CLAIM, {
+      keys: [key(sessionId)],
+      arguments: [instanceId, String(leaseMs)],
+    })) as string;
     if (owner === instanceId) held.add(sessionId);
     else if (held.delete(sessionId)) options.onLost(sessionId);
     return owner;
   }
 
   let failing = false; // one warning per outage, not one per lease and renewal
-  const renewer = setInterval(() => {
-    for (const sessionId of held) {
-      claim(sessionId).then(
-        () => (failing = false),
-        (err: unknown) => {
-          if (!failing) log.warn({ err: err instanceof Error ? err.message : String(err), sessions: held.size }, 'renewing session leases failed; retrying');
-          failing = true;
-        },
-      );
-    }
-  }, Math.max(100, Math.floor(leaseMs / 3)));
+  const renewer = setInterval(
+    () => {
+      for (const sessionId of held) {
+        claim(sessionId).then(
+          () => (failing = false),
+          (err: unknown) => {
+            if (!failing)
+              log.warn(
+                { err: err instanceof Error ? err.message : String(err), sessions: held.size },
+                'renewing session leases failed; retrying',
+              );
+            failing = true;
+          },
+        );
+      }
+    },
+    Math.max(100, Math.floor(leaseMs / 3)),
+  );
   renewer.unref();
 
   const giveUp = (sessionId: string) => client.eval(RELEASE, { keys: [key(sessionId)], arguments: [instanceId] });
@@ -87,4 +97,3 @@ export function createLeases(options: LeaseOptions) {
     },
   };
 }
-

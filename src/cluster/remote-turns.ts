@@ -66,32 +66,54 @@ export function createRemoteTurns(options: RemoteTurnsOptions) {
   /** A turn's end (response or error): the remote turn it belongs to is done. */
   const seenEnd = (e: Envelope) => {
     const turnId = (e.payload as { turnId?: string }).turnId;
-    for (const t of remoteTurns.values()) if (t.correlationId === e.correlationId || (turnId !== undefined && t.turnId === turnId)) forget(t);
+    for (const t of remoteTurns.values())
+      if (t.correlationId === e.correlationId || (turnId !== undefined && t.turnId === turnId)) forget(t);
   };
   const unlisten = [bus.on('agent.response', seenEnd), bus.on('agent.error', seenEnd)];
 
   /** A runner whose lease lapsed is gone: taking its session over ends the turn (owner_lost). */
-  const adopter = setInterval(() => {
-    for (const t of remoteTurns.values()) {
-      if (t.turnId === undefined) continue;
-      if (holds(t.sessionId)) {
-        forget(t); // runs here now: its end is emitted here
-        continue;
+  const adopter = setInterval(
+    () => {
+      for (const t of remoteTurns.values()) {
+        if (t.turnId === undefined) continue;
+        if (holds(t.sessionId)) {
+          forget(t); // runs here now: its end is emitted here
+          continue;
+        }
+        holder(t.sessionId)
+          .then(
+            (h) =>
+              h === null &&
+              run(
+                {
+                  id: ids(),
+                  ts: clock.now(),
+                  correlationId: ids(),
+                  name: takeOver,
+                  payload: { sessionId: t.sessionId },
+                },
+                0,
+              ),
+            () => undefined, // Redis away: the subscriber's error ends the turn
+          )
+          .catch((err: unknown) => log.warn({ err, sessionId: t.sessionId }, 'taking over a session failed'));
       }
-      holder(t.sessionId).then(
-        (h) => h === null && run({ id: ids(), ts: clock.now(), correlationId: ids(), name: takeOver, payload: { sessionId: t.sessionId } }, 0),
-        () => undefined, // Redis away: the subscriber's error ends the turn
-      ).catch((err: unknown) => log.warn({ err, sessionId: t.sessionId }, 'taking over a session failed'));
-    }
-  }, Math.max(100, Math.floor(leaseMs / 2)));
+    },
+    Math.max(100, Math.floor(leaseMs / 2)),
+  );
   adopter.unref();
 
   /** The connection that brings remote frames broke: the callers of remote turns stop waiting. */
   function lost(): void {
     for (const { correlationId, sessionId, turnId } of remoteTurns.values()) {
       if (turnId === undefined) continue; // its forward fails by itself
-      const message = 'Lost touch with the instance running this turn (Redis unreachable); its outcome will be in the session history';
-      fanOut.emitHere('agent.error', { code: 'SERVICE_UNAVAILABLE', message, details: { reason: 'redis' }, sessionId, turnId }, { correlationId, sessionId });
+      const message =
+        'Lost touch with the instance running this turn (Redis unreachable); its outcome will be in the session history';
+      fanOut.emitHere(
+        'agent.error',
+        { code: 'SERVICE_UNAVAILABLE', message, details: { reason: 'redis' }, sessionId, turnId },
+        { correlationId, sessionId },
+      );
     }
   }
 

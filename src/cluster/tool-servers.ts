@@ -3,8 +3,13 @@ import type { Clock, IdSource } from '../clock.ts';
 import { isAppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { RedisConnection } from '../redis/index.ts';
-import { readWire, toolServerChange, toolServerChangeMessage, toolServerStatus, type ToolServerChange as Change } from './wire.ts';
-
+import {
+  readWire,
+  toolServerChange,
+  toolServerChangeMessage,
+  toolServerStatus,
+  type ToolServerChange as Change,
+} from './wire.ts';
 
 /** A tool server's record as `mcp.listServers` gives it (the fields this module reads and adds). */
 interface Listed {
@@ -18,7 +23,13 @@ interface InstanceStatus {
   error?: string;
 }
 
-export const TOOL_SERVER_COMMANDS = new Set(['mcp.connectServer', 'mcp.connectA2aAgent', 'mcp.removeServer', 'mcp.restartServer', 'mcp.listServers']);
+export const TOOL_SERVER_COMMANDS = new Set([
+  'mcp.connectServer',
+  'mcp.connectA2aAgent',
+  'mcp.removeServer',
+  'mcp.restartServer',
+  'mcp.listServers',
+]);
 
 export interface ToolServerSyncOptions {
   client: RedisConnection;
@@ -60,7 +71,8 @@ export function createToolServerSync(options: ToolServerSyncOptions) {
     const id = ids();
     return (local.get(name) as Handler)({ id, ts: clock.now(), correlationId: id, name, payload });
   };
-  const listedHere = async (name: string) => ((await run('mcp.listServers', {})) as Listed[]).some((s) => s.name === name);
+  const listedHere = async (name: string) =>
+    ((await run('mcp.listServers', {})) as Listed[]).some((s) => s.name === name);
 
   async function share(change: Change): Promise<void> {
     const recorded = change.op === 'restart' ? undefined : JSON.stringify(change);
@@ -70,11 +82,18 @@ export function createToolServerSync(options: ToolServerSyncOptions) {
 
   async function apply(change: Change): Promise<void> {
     try {
-      if (change.op === 'connect') await run(change.kind === 'a2a' ? 'mcp.connectA2aAgent' : 'mcp.connectServer', { name: change.name, config: change.config });
+      if (change.op === 'connect')
+        await run(change.kind === 'a2a' ? 'mcp.connectA2aAgent' : 'mcp.connectServer', {
+          name: change.name,
+          config: change.config,
+        });
       else if (change.op === 'remove') await run('mcp.removeServer', { serverId: change.name });
       else await run('mcp.restartServer', { serverId: change.name });
     } catch (err) {
-      log.warn({ err: isAppError(err) ? err.message : err, change: change.op, server: change.name }, 'applying a tool-server change from another instance failed');
+      log.warn(
+        { err: isAppError(err) ? err.message : err, change: change.op, server: change.name },
+        'applying a tool-server change from another instance failed',
+      );
     }
   }
 
@@ -82,7 +101,9 @@ export function createToolServerSync(options: ToolServerSyncOptions) {
   async function statusesByServer(): Promise<Map<string, InstanceStatus[]>> {
     const live = await client.zRangeByScore(instancesKey, clock.now() - 2 * leaseMs, '+inf');
     const byServer = new Map<string, InstanceStatus[]>();
-    const all = await Promise.all(live.map(async (instance) => [instance, await client.hGetAll(statusKey(instance))] as const));
+    const all = await Promise.all(
+      live.map(async (instance) => [instance, await client.hGetAll(statusKey(instance))] as const),
+    );
     for (const [instance, statuses] of all) {
       for (const [name, json] of Object.entries(statuses)) {
         const parsed = readWire(toolServerStatus, json, statusKey(instance), log);
@@ -102,7 +123,12 @@ export function createToolServerSync(options: ToolServerSyncOptions) {
    */
   async function publishStatus(servers: Listed[], replace: boolean): Promise<void> {
     const key = statusKey(instanceId);
-    const fields = Object.fromEntries(servers.map((s) => [s.name, JSON.stringify({ status: s.status, ...(s.error !== undefined && { error: s.error }) })]));
+    const fields = Object.fromEntries(
+      servers.map((s) => [
+        s.name,
+        JSON.stringify({ status: s.status, ...(s.error !== undefined && { error: s.error }) }),
+      ]),
+    );
     const tx = client.multi();
     if (replace) tx.del(key);
     if (Object.keys(fields).length > 0) tx.hSet(key, fields);
@@ -128,7 +154,13 @@ export function createToolServerSync(options: ToolServerSyncOptions) {
           return async (command) => {
             const { name: server, config } = command.payload as { name: string; config: unknown };
             const shareIfListed = async () => {
-              if (await listedHere(server)) await share({ op: 'connect', name: server, config, ...(name === 'mcp.connectA2aAgent' && { kind: 'a2a' as const }) });
+              if (await listedHere(server))
+                await share({
+                  op: 'connect',
+                  name: server,
+                  config,
+                  ...(name === 'mcp.connectA2aAgent' && { kind: 'a2a' as const }),
+                });
             };
             try {
               const result = await handler(command);
@@ -158,7 +190,9 @@ export function createToolServerSync(options: ToolServerSyncOptions) {
     },
     /** Brings a starting instance up to the recorded changes. */
     async join(): Promise<void> {
-      const recorded = Object.values(await client.hGetAll(changesKey)).map((json) => readWire(toolServerChange, json, changesKey, log));
+      const recorded = Object.values(await client.hGetAll(changesKey)).map((json) =>
+        readWire(toolServerChange, json, changesKey, log),
+      );
       for (const change of recorded) {
         if (!change) continue;
         const listed = await listedHere(change.name);

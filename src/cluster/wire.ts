@@ -62,7 +62,12 @@ export type WireEvent = z.infer<typeof wireEvent>;
 /** A runtime tool-server change as recorded and published: `config` for a connect. */
 export const toolServerChange = z.discriminatedUnion('op', [
   /** `kind: "a2a"`: an A2A agent (`mcp.connectA2aAgent`); absent: an MCP server. */
-  z.object({ op: z.literal('connect'), name: z.string(), config: z.unknown().optional(), kind: z.literal('a2a').optional() }),
+  z.object({
+    op: z.literal('connect'),
+    name: z.string(),
+    config: z.unknown().optional(),
+    kind: z.literal('a2a').optional(),
+  }),
   z.object({ op: z.literal('remove'), name: z.string() }),
   z.object({ op: z.literal('restart'), name: z.string() }),
 ]);
@@ -72,18 +77,28 @@ export const toolServerChangeMessage = z.object({ from: z.string(), change: tool
 /** One instance's status of one tool server. */
 export const toolServerStatus = z.object({ status: z.string(), error: z.string().optional() });
 
-export function readWire<S extends z.ZodType>(schema: S, raw: string, where: string, log: Pick<Logger, 'warn'>): z.infer<S> | undefined {
+export function readWire<S extends z.ZodType>(
+  schema: S,
+  raw: string,
+  where: string,
+  log: Pick<Logger, 'warn'>,
+): z.infer<S> | undefined {
   let json: unknown;
   try {
     json = JSON.parse(raw);
   } catch {
-    log.warn({ channel: where, reason: 'not JSON', prefix: raw.slice(0, WIRE_PREFIX_CHARS) }, 'cluster: dropped an invalid message');
+    log.warn(
+      { channel: where, reason: 'not JSON', prefix: raw.slice(0, WIRE_PREFIX_CHARS) },
+      'cluster: dropped an invalid message',
+    );
     return undefined;
   }
   const parsed = schema.safeParse(json);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  const reason = issue ? `${issue.path.join('.') || '(message)'}: ${issue.message}`.slice(0, WIRE_PREFIX_CHARS) : 'invalid';
+  const reason = issue
+    ? `${issue.path.join('.') || '(message)'}: ${issue.message}`.slice(0, WIRE_PREFIX_CHARS)
+    : 'invalid';
   log.warn({ channel: where, reason, prefix: raw.slice(0, WIRE_PREFIX_CHARS) }, 'cluster: dropped an invalid message');
   return undefined;
 }

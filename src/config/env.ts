@@ -15,7 +15,8 @@ export class MissingEnvError extends Error {
 }
 
 /** `environment variable NAME is not set (referenced at a.b, c[0])`. */
-export const describeMissing = ({ variable, paths }: MissingVariable): string => `environment variable ${variable} is not set (referenced at ${paths.join(', ')})`;
+export const describeMissing = ({ variable, paths }: MissingVariable): string =>
+  `environment variable ${variable} is not set (referenced at ${paths.join(', ')})`;
 
 /**
  * Replaces environment references in every string of a parsed YAML tree.

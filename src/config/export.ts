@@ -5,7 +5,8 @@ import type { AgentConfig } from './schema.ts';
 export { REDACTED };
 
 /** Keys whose values are secrets wherever they appear. */
-const SECRET_KEY = /(api[-_]?key|admin[-_]?key|secret|token|password|passwd|credential|authorization|private[-_]?key|^key$)/i;
+const SECRET_KEY =
+  /(api[-_]?key|admin[-_]?key|secret|token|password|passwd|credential|authorization|private[-_]?key|^key$)/i;
 /** Keys whose every child value is a secret (process env, HTTP headers). */
 const SECRET_MAPS = new Set(['env', 'headers']);
 /** Values that look like credentials even under an innocent key (an auth scheme is case-insensitive: RFC 9110). */
@@ -28,7 +29,10 @@ function redact(value: unknown, key: string, underSecretMap: boolean): unknown {
   if (Array.isArray(value)) return value.map((v) => redact(v, key, underSecretMap));
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, redact(v, k, underSecretMap || (SECRET_MAPS.has(k) && !Array.isArray(v)))]),
+      Object.entries(value).map(([k, v]) => [
+        k,
+        redact(v, k, underSecretMap || (SECRET_MAPS.has(k) && !Array.isArray(v))),
+      ]),
     );
   }
   return value;

@@ -7,8 +7,18 @@ import { z } from 'zod';
 
 /** Providers with a preset base URL and API-key environment variable (see src/llm/providers.ts). */
 export const PROVIDERS = [
-  'openai', 'openai-compatible', 'ollama', 'vllm', 'lmstudio', 'openrouter', 'groq',
-  'together', 'deepseek', 'mistral', 'gemini', 'anthropic',
+  'openai',
+  'openai-compatible',
+  'ollama',
+  'vllm',
+  'lmstudio',
+  'openrouter',
+  'groq',
+  'together',
+  'deepseek',
+  'mistral',
+  'gemini',
+  'anthropic',
 ] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
@@ -18,66 +28,201 @@ export type LlmApi = (typeof LLM_APIS)[number];
 
 /** How one model is reached: the keys a `fallback` entry has too. */
 const modelFields = {
-  provider: z.enum(PROVIDERS).default('openai').describe('The endpoint and key variable used unless `baseURL` and `apiKey` say otherwise (see Models and providers).'),
+  provider: z
+    .enum(PROVIDERS)
+    .default('openai')
+    .describe(
+      'The endpoint and key variable used unless `baseURL` and `apiKey` say otherwise (see Models and providers).',
+    ),
   model: z.string().min(1).describe("The model's name as the provider spells it, e.g. `gpt-4o-mini` or `llama3.2`."),
-  apiKey: z.string().optional().describe("The model's key, e.g. `$GROQ_API_KEY` (redacted on export). A provider that needs a key and has none stops agentd at start (exit code 1). Default: the provider's key variable (`OPENAI_API_KEY`, …)."),
+  apiKey: z
+    .string()
+    .optional()
+    .describe(
+      "The model's key, e.g. `$GROQ_API_KEY` (redacted on export). A provider that needs a key and has none stops agentd at start (exit code 1). Default: the provider's key variable (`OPENAI_API_KEY`, …).",
+    ),
   /** Any endpoint of the API; overrides the provider preset. */
-  baseURL: z.url().optional().describe("The endpoint, up to the API's own path (`/chat/completions`, `/responses` or `/messages` follow it; `provider: openai-compatible` needs it). Default: the provider's endpoint."),
-  api: z.enum(LLM_APIS).optional().describe("The model API spoken: `chat` (OpenAI Chat Completions), `responses` (OpenAI Responses, stateless: `store: false`, the whole history every step) or `messages` (Anthropic Messages). Default: `messages` for `provider: anthropic`, else `chat`."),
-  stream: z.boolean().default(true).describe('`false`: one request and the whole reply per step (tool calls included), for servers that cannot stream; clients still get one `chunk` with the whole text.'),
-  headers: z.record(z.string(), z.string()).default({}).describe('Sent with every model request, e.g. `Helicone-Auth: Bearer $HELICONE_KEY` for a gateway; values are redacted everywhere.'),
-  temperature: z.number().min(0).max(2).optional().describe("Sampling temperature of every request. Default: the model's own."),
-  cache: z.boolean().optional().describe('Prompt caching on `api: messages`: cache breakpoints on the system prompt, the tool list and the history so far (cached and cache-write tokens show in usage). Default: on for `messages`; the other APIs cache on their own.'),
+  baseURL: z
+    .url()
+    .optional()
+    .describe(
+      "The endpoint, up to the API's own path (`/chat/completions`, `/responses` or `/messages` follow it; `provider: openai-compatible` needs it). Default: the provider's endpoint.",
+    ),
+  api: z
+    .enum(LLM_APIS)
+    .optional()
+    .describe(
+      'The model API spoken: `chat` (OpenAI Chat Completions), `responses` (OpenAI Responses, stateless: `store: false`, the whole history every step) or `messages` (Anthropic Messages). Default: `messages` for `provider: anthropic`, else `chat`.',
+    ),
+  stream: z
+    .boolean()
+    .default(true)
+    .describe(
+      '`false`: one request and the whole reply per step (tool calls included), for servers that cannot stream; clients still get one `chunk` with the whole text.',
+    ),
+  headers: z
+    .record(z.string(), z.string())
+    .default({})
+    .describe(
+      'Sent with every model request, e.g. `Helicone-Auth: Bearer $HELICONE_KEY` for a gateway; values are redacted everywhere.',
+    ),
+  temperature: z
+    .number()
+    .min(0)
+    .max(2)
+    .optional()
+    .describe("Sampling temperature of every request. Default: the model's own."),
+  cache: z
+    .boolean()
+    .optional()
+    .describe(
+      'Prompt caching on `api: messages`: cache breakpoints on the system prompt, the tool list and the history so far (cached and cache-write tokens show in usage). Default: on for `messages`; the other APIs cache on their own.',
+    ),
   reasoning: z
     .strictObject({
-      effort: z.enum(['minimal', 'low', 'medium', 'high']).optional().describe('How hard a reasoning model thinks: `reasoning_effort` on `chat`, `reasoning.effort` (with a summary) on `responses`, a thinking budget on `messages` (low 2048, medium 8192, high 24576 tokens). Default: the model\'s own.'),
-      budgetTokens: z.number().int().min(1024).optional().describe('`messages` only: the thinking budget in tokens (below `maxOutputTokens`). Default: from `effort`, else 8192.'),
+      effort: z
+        .enum(['minimal', 'low', 'medium', 'high'])
+        .optional()
+        .describe(
+          "How hard a reasoning model thinks: `reasoning_effort` on `chat`, `reasoning.effort` (with a summary) on `responses`, a thinking budget on `messages` (low 2048, medium 8192, high 24576 tokens). Default: the model's own.",
+        ),
+      budgetTokens: z
+        .number()
+        .int()
+        .min(1024)
+        .optional()
+        .describe(
+          '`messages` only: the thinking budget in tokens (below `maxOutputTokens`). Default: from `effort`, else 8192.',
+        ),
     })
     .optional()
-    .describe("Asks the model to reason (Anthropic's extended thinking needs it; OpenAI reasoning models reason anyway). Reasoning any model streams becomes `reasoning` events."),
+    .describe(
+      "Asks the model to reason (Anthropic's extended thinking needs it; OpenAI reasoning models reason anyway). Reasoning any model streams becomes `reasoning` events.",
+    ),
 };
 
 export const llmFallbackSchema = z.strictObject({
   ...modelFields,
-  provider: modelFields.provider.removeDefault().optional().describe("The entry's provider. Keys an entry leaves out are the primary's, except that an entry naming its own provider takes none of the primary's `baseURL`, `apiKey`, `headers` and `api`. Default: the primary's."),
+  provider: modelFields.provider
+    .removeDefault()
+    .optional()
+    .describe(
+      "The entry's provider. Keys an entry leaves out are the primary's, except that an entry naming its own provider takes none of the primary's `baseURL`, `apiKey`, `headers` and `api`. Default: the primary's.",
+    ),
   stream: modelFields.stream.removeDefault().optional().describe("As `llm.stream`. Default: the primary's."),
-  headers: modelFields.headers.removeDefault().optional().describe("As `llm.headers`. Default: the primary's (none when the entry names its own provider)."),
+  headers: modelFields.headers
+    .removeDefault()
+    .optional()
+    .describe("As `llm.headers`. Default: the primary's (none when the entry names its own provider)."),
 });
 
 export const llmSchema = z.strictObject({
   ...modelFields,
-  fallback: z.array(llmFallbackSchema).default([]).describe('Models tried in order when the current one fails with an overload, an outage or a rate limit past its retries (never on a rejected key or request). Each failed attempt is kept in the turn (`fallbacks` of the step that answered); the `response` names the model that answered. Bounds, compaction and budgets are the primary\'s.'),
+  fallback: z
+    .array(llmFallbackSchema)
+    .default([])
+    .describe(
+      "Models tried in order when the current one fails with an overload, an outage or a rate limit past its retries (never on a rejected key or request). Each failed attempt is kept in the turn (`fallbacks` of the step that answered); the `response` names the model that answered. Bounds, compaction and budgets are the primary's.",
+    ),
   /** Model steps in one turn before it ends with a clear message. */
-  maxIterations: z.number().int().positive().default(20).describe('Model steps in one turn; a turn that keeps calling tools ends with a clear final message.'),
+  maxIterations: z
+    .number()
+    .int()
+    .positive()
+    .default(20)
+    .describe('Model steps in one turn; a turn that keeps calling tools ends with a clear final message.'),
   /** Milliseconds one model request may take, including the whole stream. */
-  timeoutMs: z.number().int().positive().default(120_000).describe('Bound on one model step, in ms: connecting, every retry and its wait, and the whole stream (`AGENT_ERROR` "model request timed out after N ms").'),
+  timeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(120_000)
+    .describe(
+      'Bound on one model step, in ms: connecting, every retry and its wait, and the whole stream (`AGENT_ERROR` "model request timed out after N ms").',
+    ),
   /** Retries of 429 and 5xx answers. */
-  maxRetries: z.number().int().min(0).max(10).default(2).describe('Retries of answers 408, 409, 429 and 5xx, and of lost connections, that fail before any text arrived; `Retry-After` is honoured up to 10 s, else exponential backoff from 0.5 s. A rejected key (401) is not retried.'),
+  maxRetries: z
+    .number()
+    .int()
+    .min(0)
+    .max(10)
+    .default(2)
+    .describe(
+      'Retries of answers 408, 409, 429 and 5xx, and of lost connections, that fail before any text arrived; `Retry-After` is honoured up to 10 s, else exponential backoff from 0.5 s. A rejected key (401) is not retried.',
+    ),
   /** Longest reply (text and tool-call arguments) one model step may stream, in characters. */
-  maxReplyChars: z.number().int().positive().default(1_000_000).describe('Longest reply (text and tool-call arguments) one model step may stream, in characters; past it the request is aborted and the turn fails (`details.reason: "reply_too_long"`).'),
+  maxReplyChars: z
+    .number()
+    .int()
+    .positive()
+    .default(1_000_000)
+    .describe(
+      'Longest reply (text and tool-call arguments) one model step may stream, in characters; past it the request is aborted and the turn fails (`details.reason: "reply_too_long"`).',
+    ),
   /** Milliseconds the model's stream may go without an event before the step is stopped. */
-  idleTimeoutMs: z.number().int().positive().default(60_000).describe('Longest silence between stream events, in ms; past it the request is aborted and the turn fails (`details.reason: "model_stalled"`). An unstreamed request (`stream: false`) is bounded by `timeoutMs` alone.'),
+  idleTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(60_000)
+    .describe(
+      'Longest silence between stream events, in ms; past it the request is aborted and the turn fails (`details.reason: "model_stalled"`). An unstreamed request (`stream: false`) is bounded by `timeoutMs` alone.',
+    ),
   /**
    * The model's context window in tokens. Default: the provider table's figure for known models
    * (src/llm/providers.ts); unknown models have none, and are compacted only when the provider
    * answers a context overflow (whose window, when it names one, is used from then on).
    */
-  contextWindow: z.number().int().min(256).optional().describe("The model's context window in tokens. A model without one is compacted only when the provider answers a context overflow (the window it names is used from then on); give Ollama its `num_ctx`. Default: the model table's (src/llm/providers.ts), else none."),
+  contextWindow: z
+    .number()
+    .int()
+    .min(256)
+    .optional()
+    .describe(
+      "The model's context window in tokens. A model without one is compacted only when the provider answers a context overflow (the window it names is used from then on); give Ollama its `num_ctx`. Default: the model table's (src/llm/providers.ts), else none.",
+    ),
   /** Tokens kept free for the model's reply when judging whether a request fits (default: the model table's, else 4096, at most a quarter of the window). */
-  maxOutputTokens: z.number().int().positive().optional().describe("Tokens kept free for the reply when judging whether a request fits; also the cap of sampling replies. Default: the model table's, else 4096, at most a quarter of the window."),
+  maxOutputTokens: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(
+      "Tokens kept free for the reply when judging whether a request fits; also the cap of sampling replies. Default: the model table's, else 4096, at most a quarter of the window.",
+    ),
   /** When and how the history is compacted (docs/sessions.md, "Compaction"). */
   compaction: z
     .strictObject({
       /** Compact before a request whose estimated size passes this share of the context window. */
-      threshold: z.number().gt(0).max(1).default(0.8).describe('Compact before a request whose estimated size passes this share of the context window.'),
+      threshold: z
+        .number()
+        .gt(0)
+        .max(1)
+        .default(0.8)
+        .describe('Compact before a request whose estimated size passes this share of the context window.'),
       /** The last turns kept as they are (never summarised). */
-      keepTurns: z.number().int().min(0).max(100).default(2).describe('The last turns a compaction keeps as they are (inside a turn, at least that turn).'),
+      keepTurns: z
+        .number()
+        .int()
+        .min(0)
+        .max(100)
+        .default(2)
+        .describe('The last turns a compaction keeps as they are (inside a turn, at least that turn).'),
       /** The system prompt of the summary request (default: the documented prompt). */
-      prompt: z.string().min(1).optional().describe('The system prompt of the summary request. Default: the prompt shown in Sessions and compaction.'),
+      prompt: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('The system prompt of the summary request. Default: the prompt shown in Sessions and compaction.'),
       /** The model that writes summaries (default `llm.model`), on the same endpoint. */
-      model: z.string().min(1).optional().describe('The model that writes summaries, on the same endpoint. Default: `llm.model`.'),
+      model: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('The model that writes summaries, on the same endpoint. Default: `llm.model`.'),
     })
-    .prefault({}).describe("When and how a session's history is compacted before it outgrows the context window."),
+    .prefault({})
+    .describe("When and how a session's history is compacted before it outgrows the context window."),
   /**
    * Token budgets (docs/sessions.md, "Budgets"): a turn whose next model request would pass one is refused
    * before its first request or stopped between steps, with AGENT_ERROR `details.reason: "token_budget"`.
@@ -85,11 +230,21 @@ export const llmSchema = z.strictObject({
   budget: z
     .strictObject({
       /** Tokens (prompt and completion, summaries included) a session may use in all. */
-      sessionTokens: z.number().int().positive().optional().describe('Tokens (prompt and completion, summaries and sampling included) a session may use in its whole life; a reset does not refill it.'),
+      sessionTokens: z
+        .number()
+        .int()
+        .positive()
+        .optional()
+        .describe(
+          'Tokens (prompt and completion, summaries and sampling included) a session may use in its whole life; a reset does not refill it.',
+        ),
       /** Tokens one turn may use (all its model steps). */
       turnTokens: z.number().int().positive().optional().describe('Tokens one turn may use (all its model steps).'),
     })
-    .optional().describe('Token budgets: a turn whose next model request would pass one is refused before its first request or stopped between steps (`AGENT_ERROR`, `details.reason: "token_budget"`).'),
+    .optional()
+    .describe(
+      'Token budgets: a turn whose next model request would pass one is refused before its first request or stopped between steps (`AGENT_ERROR`, `details.reason: "token_budget"`).',
+    ),
 });
 
 export type LlmFallbackConfig = z.output<typeof llmFallbackSchema>;

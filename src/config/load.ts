@@ -24,7 +24,11 @@ export function parseConfig(doc: unknown, file = '(inline)', env: NodeJS.Process
     expanded = expandEnv(doc ?? {}, env);
   } catch (e) {
     // One problem per unset variable, all of them at once.
-    if (e instanceof MissingEnvError) throw new ConfigError(file, e.missing.map((m) => `${m.paths[0]}: ${describeMissing(m)}`));
+    if (e instanceof MissingEnvError)
+      throw new ConfigError(
+        file,
+        e.missing.map((m) => `${m.paths[0]}: ${describeMissing(m)}`),
+      );
     throw e;
   }
   const result = agentConfigSchema.safeParse(expanded);
@@ -43,19 +47,37 @@ const explicitlyRelative = (p: string) => p.startsWith('./') || p.startsWith('..
 export function resolveRelativePaths(config: AgentConfig, doc: unknown, baseDir: string): AgentConfig {
   const written = (doc ?? {}) as { storage?: { dir?: unknown } };
   const storage =
-    'dir' in config.storage && typeof written.storage?.dir === 'string' ? { ...config.storage, dir: resolve(baseDir, config.storage.dir) } : config.storage;
+    'dir' in config.storage && typeof written.storage?.dir === 'string'
+      ? { ...config.storage, dir: resolve(baseDir, config.storage.dir) }
+      : config.storage;
   const mcpServers = Object.fromEntries(
     Object.entries(config.mcpServers).map(([name, server]): [string, McpServerConfig] => {
       if (server.type !== 'stdio') {
         const keyFile = server.oauth?.privateKeyFile;
-        return [name, keyFile === undefined || !server.oauth ? server : { ...server, oauth: { ...server.oauth, privateKeyFile: resolve(baseDir, keyFile) } }];
+        return [
+          name,
+          keyFile === undefined || !server.oauth
+            ? server
+            : { ...server, oauth: { ...server.oauth, privateKeyFile: resolve(baseDir, keyFile) } },
+        ];
       }
       const fix = (p: string) => (explicitlyRelative(p) ? resolve(baseDir, p) : p);
-      return [name, { ...server, command: fix(server.command), args: server.args.map(fix), ...(server.cwd !== undefined && { cwd: resolve(baseDir, server.cwd) }) }];
+      return [
+        name,
+        {
+          ...server,
+          command: fix(server.command),
+          args: server.args.map(fix),
+          ...(server.cwd !== undefined && { cwd: resolve(baseDir, server.cwd) }),
+        },
+      ];
     }),
   );
   const { jwt } = config.server.auth;
-  const auth = jwt?.jwksFile === undefined ? config.server.auth : { ...config.server.auth, jwt: { ...jwt, jwksFile: resolve(baseDir, jwt.jwksFile) } };
+  const auth =
+    jwt?.jwksFile === undefined
+      ? config.server.auth
+      : { ...config.server.auth, jwt: { ...jwt, jwksFile: resolve(baseDir, jwt.jwksFile) } };
   return { ...config, storage, mcpServers, server: { ...config.server, auth } };
 }
 

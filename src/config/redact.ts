@@ -20,7 +20,8 @@ const MIN_SECRET = 4;
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^/@\s?#]+@/gi;
 const QUERY_SECRET = /([?&][^=&#\s]*(?:key|token|secret|password|passwd|auth|sig)[^=&#\s]*=)[^&#\s"']+/gi;
 /** Provider-style keys: `sk-…`, `sk_live_…`, `ghp_…`, `xoxb-…`, AWS access key ids. */
-const KEY_SHAPED = /\b(?:sk|pk|rk)[-_](?:live[-_]|test[-_]|proj[-_]|ant[-_])?[A-Za-z0-9_-]{16,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bxox[abpr]-[A-Za-z0-9-]{10,}|\bAKIA[0-9A-Z]{16}\b/g;
+const KEY_SHAPED =
+  /\b(?:sk|pk|rk)[-_](?:live[-_]|test[-_]|proj[-_]|ant[-_])?[A-Za-z0-9_-]{16,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bxox[abpr]-[A-Za-z0-9-]{10,}|\bAKIA[0-9A-Z]{16}\b/g;
 /** Args that name a secret: `--api-key=VALUE`, `--token VALUE` (the value is the next arg). */
 const SECRET_FLAG = /^--?[a-z0-9-]*(?:key|token|secret|password|passwd|credential)[a-z0-9-]*$/i;
 
@@ -28,12 +29,16 @@ const SECRET_FLAG = /^--?[a-z0-9-]*(?:key|token|secret|password|passwd|credentia
 export function secretsOfServer(server: McpServerConfig): string[] {
   if (server.type === 'http') {
     const oauth = server.oauth;
-    const found = [...Object.values(server.headers), ...[oauth?.clientSecret, oauth?.privateKey].filter((v) => v !== undefined)];
+    const found = [
+      ...Object.values(server.headers),
+      ...[oauth?.clientSecret, oauth?.privateKey].filter((v) => v !== undefined),
+    ];
     try {
       const url = new URL(server.baseUrl);
       if (url.password) found.push(decodeURIComponent(url.password));
       if (url.username) found.push(decodeURIComponent(url.username));
-      for (const [name, value] of url.searchParams) if (/key|token|secret|password|auth|sig/i.test(name)) found.push(value);
+      for (const [name, value] of url.searchParams)
+        if (/key|token|secret|password|auth|sig/i.test(name)) found.push(value);
     } catch {
       // not a URL: nothing more to find
     }
@@ -79,7 +84,10 @@ export function createRedactor(config?: Pick<AgentConfig, 'llm' | 'server' | 'mc
   const redact = (text: string): string => {
     let out = text;
     for (const secret of ordered) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-    return out.replace(URL_USERINFO, `$1${REDACTED}@`).replace(QUERY_SECRET, `$1${REDACTED}`).replace(KEY_SHAPED, REDACTED);
+    return out
+      .replace(URL_USERINFO, `$1${REDACTED}@`)
+      .replace(QUERY_SECRET, `$1${REDACTED}`)
+      .replace(KEY_SHAPED, REDACTED);
   };
   const deep = <T>(value: T): T => {
     if (typeof value === 'string') return redact(value) as T;

@@ -6,7 +6,16 @@
 import { z } from 'zod';
 
 /** The MCP log levels (RFC 5424), least severe first. */
-export const MCP_LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+export const MCP_LOG_LEVELS = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+] as const;
 export type McpLogLevel = (typeof MCP_LOG_LEVELS)[number];
 
 /** What a server's `sampling/createMessage` gets. */
@@ -18,15 +27,41 @@ export const serverFeatureKeys = {
    * Roots offered to the server (`roots` capability): the folders or URIs it may work in, e.g.
    * `file:///srv/project`. Absent: the capability is not declared.
    */
-  roots: z.array(z.string().min(1).max(2048)).max(100).optional().describe('Root URIs offered to the server, e.g. `file:///srv/project`: agentd declares the `roots` capability (with `listChanged`) and answers `roots/list` with them; `PUT /api/mcp/servers/{id}/roots` replaces them. Absent: the capability is not declared.'),
+  roots: z
+    .array(z.string().min(1).max(2048))
+    .max(100)
+    .optional()
+    .describe(
+      'Root URIs offered to the server, e.g. `file:///srv/project`: agentd declares the `roots` capability (with `listChanged`) and answers `roots/list` with them; `PUT /api/mcp/servers/{id}/roots` replaces them. Absent: the capability is not declared.',
+    ),
   /** Every tool call carries a progress token and progress is relayed (default true). */
-  progress: z.boolean().optional().describe("Every tool call carries a progress token, and the server's progress notifications become `toolProgress` frames. Default: `true`."),
+  progress: z
+    .boolean()
+    .optional()
+    .describe(
+      "Every tool call carries a progress token, and the server's progress notifications become `toolProgress` frames. Default: `true`.",
+    ),
   /** A progress notification restarts the call's `timeout` (default false)... */
-  resetTimeoutOnProgress: z.boolean().optional().describe("A progress notification restarts the call's `timeout`, up to `maxTotalTimeout`. Default: `false`."),
+  resetTimeoutOnProgress: z
+    .boolean()
+    .optional()
+    .describe("A progress notification restarts the call's `timeout`, up to `maxTotalTimeout`. Default: `false`."),
   /** ...up to this many milliseconds in all (default 10 × `timeout`). */
-  maxTotalTimeout: z.number().int().positive().optional().describe('The longest a call may run in all however often the server reports progress, in ms. Default: 10 × `timeout`.'),
+  maxTotalTimeout: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(
+      'The longest a call may run in all however often the server reports progress, in ms. Default: 10 × `timeout`.',
+    ),
   /** The level agentd asks the server to log at (`logging/setLevel`); absent: the server's own choice. */
-  logLevel: z.enum(MCP_LOG_LEVELS).optional().describe("The level agentd asks the server to log at (`logging/setLevel`); its log lines go to agentd's log and, as `mcpServerLog` frames, to admin connections. Default: the server's own choice."),
+  logLevel: z
+    .enum(MCP_LOG_LEVELS)
+    .optional()
+    .describe(
+      "The level agentd asks the server to log at (`logging/setLevel`); its log lines go to agentd's log and, as `mcpServerLog` frames, to admin connections. Default: the server's own choice.",
+    ),
   /**
    * Elicitation (the server asks the user something during a tool call): `true` (default) declares
    * both modes, `false` none, or per mode `{ form?, url? }` (each default true).
@@ -34,18 +69,39 @@ export const serverFeatureKeys = {
   elicitation: z
     .union([z.boolean(), z.strictObject({ form: z.boolean().optional(), url: z.boolean().optional() })])
     .optional()
-    .describe('Whether the server may ask the user something during a tool call: `true` declares the form and URL modes, `false` none, `{ form?, url? }` the modes not set to `false`. Default: `true`.'),
+    .describe(
+      'Whether the server may ask the user something during a tool call: `true` declares the form and URL modes, `false` none, `{ form?, url? }` the modes not set to `false`. Default: `true`.',
+    ),
   /** Which `notifications/*\/list_changed` agentd acts on (each default true). */
   listChanged: z
     .strictObject({
       tools: z.boolean().optional().describe("Re-read the server's tools when it says they changed. Default: `true`."),
-      resources: z.boolean().optional().describe('Send an `mcpListChanged` frame when its resources change. Default: `true`.'),
-      prompts: z.boolean().optional().describe('Send an `mcpListChanged` frame when its prompts change. Default: `true`.'),
+      resources: z
+        .boolean()
+        .optional()
+        .describe('Send an `mcpListChanged` frame when its resources change. Default: `true`.'),
+      prompts: z
+        .boolean()
+        .optional()
+        .describe('Send an `mcpListChanged` frame when its prompts change. Default: `true`.'),
     })
     .optional()
     .describe('Which `notifications/*/list_changed` agentd acts on. Default: all `true`.'),
   /** Whether the server may ask the agent's model (`sampling/createMessage`); default `deny` (src/tools/mcp/sampling.ts). */
-  sampling: z.enum(SAMPLING_POLICIES).optional().describe("Whether the server may ask the agent's model (`sampling/createMessage`): `deny` (the capability is not declared), `ask` (a person approves each request, like a tool call) or `allow`; a request is served only during one of the server's tool calls in a turn, and counts in that session's usage and budgets. Default: `deny`."),
+  sampling: z
+    .enum(SAMPLING_POLICIES)
+    .optional()
+    .describe(
+      "Whether the server may ask the agent's model (`sampling/createMessage`): `deny` (the capability is not declared), `ask` (a person approves each request, like a tool call) or `allow`; a request is served only during one of the server's tool calls in a turn, and counts in that session's usage and budgets. Default: `deny`.",
+    ),
   /** The most tokens one sampling reply may take (default 1024; never above llm.maxOutputTokens). */
-  samplingMaxTokens: z.number().int().positive().max(1_000_000).optional().describe('The most tokens one sampling reply may take (`max_tokens`; never above `llm.maxOutputTokens`). Default: `1024`.'),
+  samplingMaxTokens: z
+    .number()
+    .int()
+    .positive()
+    .max(1_000_000)
+    .optional()
+    .describe(
+      'The most tokens one sampling reply may take (`max_tokens`; never above `llm.maxOutputTokens`). Default: `1024`.',
+    ),
 };

@@ -58,16 +58,22 @@ export interface UserTurn {
 const userMessage = (content: string, images: ImagePart[]): ChatMessage => {
   const [first, ...rest] = images;
   if (!first) return { role: 'user', content };
-  return rest.length === 0 ? { role: 'user', content, image: first } : { role: 'user', content, image: first, images: rest };
+  return rest.length === 0
+    ? { role: 'user', content, image: first }
+    : { role: 'user', content, image: first, images: rest };
 };
 
 export function userTurn(turn: UserTurn): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const m of turn.attached?.prompt?.messages ?? []) {
-    out.push(m.role === 'assistant' ? { role: 'assistant', content: m.content } : userMessage(m.content, m.images ?? []));
+    out.push(
+      m.role === 'assistant' ? { role: 'assistant', content: m.content } : userMessage(m.content, m.images ?? []),
+    );
   }
   const resources = turn.attached?.resources ?? [];
-  const texts = resources.filter((r) => r.text !== undefined).map((r) => `[resource ${r.uri}${r.mimeType ? ` (${r.mimeType})` : ''}]\n${r.text}`);
+  const texts = resources
+    .filter((r) => r.text !== undefined)
+    .map((r) => `[resource ${r.uri}${r.mimeType ? ` (${r.mimeType})` : ''}]\n${r.text}`);
   const content = [turn.content, ...texts].filter((t) => t !== '').join('\n\n');
   const images = [...(turn.image ? [turn.image] : []), ...resources.flatMap((r) => (r.image ? [r.image] : []))];
   if (out.length === 0 || content !== '' || images.length > 0) out.push(userMessage(content, images));

@@ -24,7 +24,10 @@ export const resourceTemplateRecord = z.object({
   mimeType: z.string().exactOptional(),
 });
 
-export const resourceList = z.object({ resources: z.array(resourceRecord), resourceTemplates: z.array(resourceTemplateRecord) });
+export const resourceList = z.object({
+  resources: z.array(resourceRecord),
+  resourceTemplates: z.array(resourceTemplateRecord),
+});
 export type ResourceList = z.output<typeof resourceList>;
 
 /** One content of a read resource: `text`, or `blob` (base64) with its MIME type. */

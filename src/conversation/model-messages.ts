@@ -33,8 +33,18 @@ export interface ToolCallRequest {
 
 export type ChatMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string; image?: ImagePart; /** More images after `image` (attached resources). */ images?: ImagePart[] }
-  | { role: 'assistant'; content: string; toolCalls?: ToolCallRequest[]; /** What the model reasoned before this step. */ reasoning?: StepReasoning }
+  | {
+      role: 'user';
+      content: string;
+      image?: ImagePart;
+      /** More images after `image` (attached resources). */ images?: ImagePart[];
+    }
+  | {
+      role: 'assistant';
+      content: string;
+      toolCalls?: ToolCallRequest[];
+      /** What the model reasoned before this step. */ reasoning?: StepReasoning;
+    }
   | { role: 'tool'; toolCallId: string; content: string };
 
 export interface ToolDefinition {

@@ -27,7 +27,8 @@ const SAMPLING_MARK = '~sampling-';
 /** The id a sampling request of call `callId` is known by (`suffix`: 8 random hex digits), as the wire documents it. */
 export const samplingId = (callId: string, suffix: string): string => `${callId}${SAMPLING_MARK}${suffix}`;
 /** The call a sampling request's stored id names (the id itself for one that names none). */
-const callOfSamplingId = (id: string): string => (id.includes(SAMPLING_MARK) ? id.slice(0, id.lastIndexOf(SAMPLING_MARK)) : id);
+const callOfSamplingId = (id: string): string =>
+  id.includes(SAMPLING_MARK) ? id.slice(0, id.lastIndexOf(SAMPLING_MARK)) : id;
 
 /** Values a form accepts (MCP's restriction: flat, primitive). */
 export type ElicitationContent = Record<string, string | number | boolean | string[]>;
@@ -54,9 +55,13 @@ export const QUESTION_KINDS: Record<QuestionKind, { family: QuestionFamily; surv
   sampling: { family: 'approval', survivesRestart: false },
 };
 
-export const familyOf = (answer: QuestionAnswer | AnswerInput): QuestionFamily => ('decision' in answer ? 'approval' : 'elicitation');
+export const familyOf = (answer: QuestionAnswer | AnswerInput): QuestionFamily =>
+  'decision' in answer ? 'approval' : 'elicitation';
 /** Whether a question takes the answers of `family` (a listing of approvals holds sampling requests too). */
-export const inFamily = (family: QuestionFamily) => (q: { kind: QuestionKind }): boolean => QUESTION_KINDS[q.kind].family === family;
+export const inFamily =
+  (family: QuestionFamily) =>
+  (q: { kind: QuestionKind }): boolean =>
+    QUESTION_KINDS[q.kind].family === family;
 
 /** A question as a running turn shows it (the inspector lists them): no content but the server's message, `question`. */
 export interface WaitingQuestion {
@@ -71,8 +76,13 @@ export interface WaitingQuestion {
 }
 
 export const waitingOf = (q: Question): WaitingQuestion => ({
-  id: q.id, kind: q.kind, serverId: q.serverId, callId: q.callId,
-  ...(q.toolName !== undefined && { toolName: q.toolName }), ...(q.message !== undefined && { question: q.message }), expiresAt: q.expiresAt,
+  id: q.id,
+  kind: q.kind,
+  serverId: q.serverId,
+  callId: q.callId,
+  ...(q.toolName !== undefined && { toolName: q.toolName }),
+  ...(q.message !== undefined && { question: q.message }),
+  expiresAt: q.expiresAt,
 });
 
 /** The answer that closes an unanswered question (see the contracts). */
@@ -94,47 +104,126 @@ const V = EVENT_VERSION;
 export function askedEvent(q: Omit<Question, 'sessionId'>): SessionEvent {
   const { turnId, serverId, expiresAt } = q;
   if (q.kind === 'elicitation') {
-    const where = q.mode === 'url' ? { url: q.url ?? '' } : { requestedSchema: q.requestedSchema ?? { type: 'object' } };
-    return { v: V, type: 'elicitationRequested', turnId, id: q.id, callId: q.callId, serverId, message: q.message ?? '', mode: q.mode ?? 'form', ...where, expiresAt };
+    const where =
+      q.mode === 'url' ? { url: q.url ?? '' } : { requestedSchema: q.requestedSchema ?? { type: 'object' } };
+    return {
+      v: V,
+      type: 'elicitationRequested',
+      turnId,
+      id: q.id,
+      callId: q.callId,
+      serverId,
+      message: q.message ?? '',
+      mode: q.mode ?? 'form',
+      ...where,
+      expiresAt,
+    };
   }
   const toolName = q.kind === 'sampling' ? SAMPLING_TOOL_NAME : (q.toolName ?? '');
   return { v: V, type: 'toolApprovalRequested', turnId, callId: q.id, toolName, serverId, args: q.args, expiresAt };
 }
 
 /** The stored event that answers the question `q` (of turn `turnId`) with `answer`, by `by`. */
-export function answeredEvent(q: { id: string; kind: QuestionKind; turnId: string }, answer: QuestionAnswer, by: string): SessionEvent {
+export function answeredEvent(
+  q: { id: string; kind: QuestionKind; turnId: string },
+  answer: QuestionAnswer,
+  by: string,
+): SessionEvent {
   const a = answerFor(q.kind, answer);
-  if ('decision' in a) return { v: V, type: 'toolApprovalResolved', turnId: q.turnId, callId: q.id, decision: a.decision, by, ...(a.reason !== undefined && { reason: a.reason }) };
-  return { v: V, type: 'elicitationResolved', turnId: q.turnId, id: q.id, action: a.action, by, ...(a.content && { content: a.content }) };
+  if ('decision' in a)
+    return {
+      v: V,
+      type: 'toolApprovalResolved',
+      turnId: q.turnId,
+      callId: q.id,
+      decision: a.decision,
+      by,
+      ...(a.reason !== undefined && { reason: a.reason }),
+    };
+  return {
+    v: V,
+    type: 'elicitationResolved',
+    turnId: q.turnId,
+    id: q.id,
+    action: a.action,
+    by,
+    ...(a.content && { content: a.content }),
+  };
 }
 
 /** The question an asking event records; `undefined` for any other event. */
 export function questionOf(e: SessionEvent, sessionId: string): Question | undefined {
   if (e.type === 'elicitationRequested') {
     const { turnId, id, callId, serverId, message, mode, requestedSchema, url, expiresAt } = e;
-    return { id, kind: 'elicitation', sessionId, turnId, callId, serverId, message, mode, ...(requestedSchema && { requestedSchema }), ...(url !== undefined && { url }), expiresAt };
+    return {
+      id,
+      kind: 'elicitation',
+      sessionId,
+      turnId,
+      callId,
+      serverId,
+      message,
+      mode,
+      ...(requestedSchema && { requestedSchema }),
+      ...(url !== undefined && { url }),
+      expiresAt,
+    };
   }
   if (e.type !== 'toolApprovalRequested') return undefined;
   const { turnId, callId, serverId, args, expiresAt } = e;
-  if (e.toolName === SAMPLING_TOOL_NAME) return { id: callId, kind: 'sampling', sessionId, turnId, callId: callOfSamplingId(callId), serverId, args, expiresAt };
+  if (e.toolName === SAMPLING_TOOL_NAME)
+    return {
+      id: callId,
+      kind: 'sampling',
+      sessionId,
+      turnId,
+      callId: callOfSamplingId(callId),
+      serverId,
+      args,
+      expiresAt,
+    };
   return { id: callId, kind: 'approval', sessionId, turnId, callId, serverId, toolName: e.toolName, args, expiresAt };
 }
 
 /** The question an answering event closes, with its answer and who gave it; `undefined` for any other event. */
 export function answerOf(e: SessionEvent): { id: string; answer: QuestionAnswer; by: string } | undefined {
-  if (e.type === 'toolApprovalResolved') return { id: e.callId, answer: { decision: e.decision, ...(e.reason !== undefined && { reason: e.reason }) }, by: e.by };
-  if (e.type === 'elicitationResolved') return { id: e.id, answer: { action: e.action, ...(e.content && { content: e.content }) }, by: e.by };
+  if (e.type === 'toolApprovalResolved')
+    return {
+      id: e.callId,
+      answer: { decision: e.decision, ...(e.reason !== undefined && { reason: e.reason }) },
+      by: e.by,
+    };
+  if (e.type === 'elicitationResolved')
+    return { id: e.id, answer: { action: e.action, ...(e.content && { content: e.content }) }, by: e.by };
   return undefined;
 }
 
 /** The record `GET …/approvals` lists for an approval or a sampling request. */
 export function approvalRecordOf(q: Question): PendingApproval {
   const toolName = q.kind === 'sampling' ? SAMPLING_TOOL_NAME : (q.toolName ?? '');
-  return { sessionId: q.sessionId, turnId: q.turnId, callId: q.id, toolName, serverId: q.serverId, args: q.args, expiresAt: q.expiresAt };
+  return {
+    sessionId: q.sessionId,
+    turnId: q.turnId,
+    callId: q.id,
+    toolName,
+    serverId: q.serverId,
+    args: q.args,
+    expiresAt: q.expiresAt,
+  };
 }
 
 /** The record `GET …/elicitations` lists for an elicitation (its session is the route's). */
 export function elicitationRecordOf(q: Question): PendingElicitation {
   const { id, turnId, callId, serverId, message = '', mode = 'form', requestedSchema, url, expiresAt } = q;
-  return { id, turnId, callId, serverId, message, mode, ...(requestedSchema && { requestedSchema }), ...(url !== undefined && { url }), expiresAt };
+  return {
+    id,
+    turnId,
+    callId,
+    serverId,
+    message,
+    mode,
+    ...(requestedSchema && { requestedSchema }),
+    ...(url !== undefined && { url }),
+    expiresAt,
+  };
 }

@@ -24,8 +24,12 @@ export type ServerType = z.output<typeof serverType>;
 /** The spec's MCP server record. */
 /** What each side of a connected server's session declared in `initialize`, and what agentd asks of it besides. */
 export const serverCapabilities = z.object({
-  client: z.record(z.string(), z.unknown()).describe('What agentd declared to the server (roots, elicitation, sampling when on)'),
-  server: z.record(z.string(), z.unknown()).describe('What the server declared (tools, resources, prompts, logging, with listChanged/subscribe)'),
+  client: z
+    .record(z.string(), z.unknown())
+    .describe('What agentd declared to the server (roots, elicitation, sampling when on)'),
+  server: z
+    .record(z.string(), z.unknown())
+    .describe('What the server declared (tools, resources, prompts, logging, with listChanged/subscribe)'),
   progress: z.boolean().describe('Whether agentd sends a progress token with each tool call (config `progress`)'),
   logLevel: z.string().exactOptional().describe('The log level agentd asked for (config `logLevel`)'),
 });
@@ -40,11 +44,15 @@ export const serverRecord = z.object({
   authorizationUrl: z
     .string()
     .exactOptional()
-    .describe("While the server's OAuth sign-in is pending (status error: it cannot connect without it; connected: a call asked for more scope): where an admin signs in (shown to admins only)"),
+    .describe(
+      "While the server's OAuth sign-in is pending (status error: it cannot connect without it; connected: a call asked for more scope): where an admin signs in (shown to admins only)",
+    ),
   oauthPer: z
     .literal('principal')
     .exactOptional()
-    .describe('With oauth.per: principal: each principal signs in for itself (POST /api/mcp/servers/{serverId}/sign-in) and its tool calls carry its own tokens'),
+    .describe(
+      'With oauth.per: principal: each principal signs in for itself (POST /api/mcp/servers/{serverId}/sign-in) and its tool calls carry its own tokens',
+    ),
   instances: z
     .array(z.object({ instanceId: z.string(), status: serverStatus, error: z.string().exactOptional() }))
     .exactOptional()
@@ -55,7 +63,9 @@ export const serverRecord = z.object({
   protocolVersion: z
     .string()
     .exactOptional()
-    .describe('While connected to a server that speaks the 2026-07-28 protocol only: that revision (absent for 2025-era servers)'),
+    .describe(
+      'While connected to a server that speaks the 2026-07-28 protocol only: that revision (absent for 2025-era servers)',
+    ),
 });
 export type ServerRecord = z.output<typeof serverRecord>;
 
@@ -71,7 +81,9 @@ export type ToolRecord = z.output<typeof toolRecord>;
 /** The spec's tool execution result. */
 export const toolExecutionResult = z.object({
   success: z.literal(true),
-  data: z.record(z.string(), z.unknown()).describe('The MCP result: content, and structuredContent when the tool gives one'),
+  data: z
+    .record(z.string(), z.unknown())
+    .describe('The MCP result: content, and structuredContent when the tool gives one'),
   execution: z.object({ toolName: z.string(), serverId: z.string(), duration: z.number().describe('milliseconds') }),
   timestamp,
 });
@@ -82,8 +94,16 @@ export const usageRecord = z.object({
   promptTokens: z.number().int(),
   completionTokens: z.number().int(),
   totalTokens: z.number().int(),
-  cachedTokens: z.number().int().exactOptional().describe('Prompt tokens read from the provider\'s prompt cache (part of promptTokens)'),
-  cacheWriteTokens: z.number().int().exactOptional().describe('Prompt tokens written to the provider\'s prompt cache (part of promptTokens)'),
+  cachedTokens: z
+    .number()
+    .int()
+    .exactOptional()
+    .describe("Prompt tokens read from the provider's prompt cache (part of promptTokens)"),
+  cacheWriteTokens: z
+    .number()
+    .int()
+    .exactOptional()
+    .describe("Prompt tokens written to the provider's prompt cache (part of promptTokens)"),
 });
 
 /**
@@ -98,7 +118,11 @@ export const sessionSummary = z.object({
   updatedAt: z.string(),
   busy: z.boolean(),
   queued: z.number().int(),
-  usage: usageRecord.exactOptional().describe('Model tokens of every step of the session so far (summaries included); absent for a session whose log predates usage totals'),
+  usage: usageRecord
+    .exactOptional()
+    .describe(
+      'Model tokens of every step of the session so far (summaries included); absent for a session whose log predates usage totals',
+    ),
 });
 
 /** What a compaction asked for did: `compacted: false` when there was nothing to compact. */
@@ -127,17 +151,27 @@ export type QuestionKind = z.output<typeof questionKind>;
  * WebSocket frames, /mcp elicitation and input_required, A2A input-required). Faces answer it by `id`.
  */
 export const question = z.object({
-  id: z.string().describe('What an answer names: the call id of a tool approval, the id of an elicitation or a sampling request'),
+  id: z
+    .string()
+    .describe('What an answer names: the call id of a tool approval, the id of an elicitation or a sampling request'),
   kind: questionKind,
   sessionId: z.string(),
   turnId: z.string(),
-  callId: z.string().describe('The tool call it belongs to: the one waiting for approval, or the one whose server asks'),
+  callId: z
+    .string()
+    .describe('The tool call it belongs to: the one waiting for approval, or the one whose server asks'),
   serverId: z.string().describe('The tool server of the call (approval) or the one that asks'),
   toolName: z.string().exactOptional().describe('approval: the tool to call'),
-  args: z.unknown().exactOptional().describe("approval: the call's arguments; sampling: `{ systemPrompt?, messages, maxTokens }`"),
+  args: z
+    .unknown()
+    .exactOptional()
+    .describe("approval: the call's arguments; sampling: `{ systemPrompt?, messages, maxTokens }`"),
   message: z.string().exactOptional().describe("elicitation: the server's question"),
   mode: z.enum(['form', 'url']).exactOptional().describe('elicitation: a form to fill in or a URL to open'),
-  requestedSchema: z.record(z.string(), z.unknown()).exactOptional().describe('elicitation (form): the fields asked for'),
+  requestedSchema: z
+    .record(z.string(), z.unknown())
+    .exactOptional()
+    .describe('elicitation (form): the fields asked for'),
   url: z.string().exactOptional().describe('elicitation (url): what to open'),
   expiresAt: z.string().describe('When it is denied (or declined) unanswered'),
 });

@@ -56,8 +56,24 @@ const v = z.literal(EVENT_VERSION);
 
 const turnId = z.string();
 const image = z.object({ mimeType: z.string(), base64: z.string() });
-const usage = z.object({ promptTokens: z.number(), completionTokens: z.number(), totalTokens: z.number(), cachedTokens: z.number().exactOptional(), cacheWriteTokens: z.number().exactOptional() });
-const fallbacks = z.array(z.object({ model: z.string(), provider: z.string(), reason: z.string(), status: z.number().optional(), message: z.string() })).optional();
+const usage = z.object({
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+  totalTokens: z.number(),
+  cachedTokens: z.number().exactOptional(),
+  cacheWriteTokens: z.number().exactOptional(),
+});
+const fallbacks = z
+  .array(
+    z.object({
+      model: z.string(),
+      provider: z.string(),
+      reason: z.string(),
+      status: z.number().optional(),
+      message: z.string(),
+    }),
+  )
+  .optional();
 export const modelApi = z.enum(['chat', 'responses', 'messages']);
 /** Why a compaction ran: the estimate crossed `threshold × contextWindow`, the provider said the request overflowed, or someone asked. */
 export const compactionTrigger = z.enum(['threshold', 'overflow', 'manual']);
@@ -74,38 +90,140 @@ const toolRef = { turnId, callId: z.string(), toolName: z.string(), serverId: z.
 
 export const sessionEventSchema = z.discriminatedUnion('type', [
   /** `attached`: resources and a prompt's messages the model got with it (optional within version 2; see attachments.ts). */
-  z.object({ v, type: z.literal('userMessage'), turnId, content: z.string(), image: image.optional(), attached: attachedSchema.optional() }),
+  z.object({
+    v,
+    type: z.literal('userMessage'),
+    turnId,
+    content: z.string(),
+    image: image.optional(),
+    attached: attachedSchema.optional(),
+  }),
   /** A model step that asked for tools (audit and history; it has no frame). */
-  z.object({ v, type: z.literal('assistantStep'), turnId, text: z.string(), toolCalls: z.array(toolCallRequest), model: z.string(), usage: usage.optional(), usageTotal: usage.optional(), fallbacks }),
+  z.object({
+    v,
+    type: z.literal('assistantStep'),
+    turnId,
+    text: z.string(),
+    toolCalls: z.array(toolCallRequest),
+    model: z.string(),
+    usage: usage.optional(),
+    usageTotal: usage.optional(),
+    fallbacks,
+  }),
   /** What the model reasoned before the step that follows (see the contracts). */
-  z.object({ v, type: z.literal('reasoning'), turnId, model: z.string(), api: modelApi, text: z.string(), replay: z.array(z.record(z.string(), z.unknown())).optional() }),
+  z.object({
+    v,
+    type: z.literal('reasoning'),
+    turnId,
+    model: z.string(),
+    api: modelApi,
+    text: z.string(),
+    replay: z.array(z.record(z.string(), z.unknown())).optional(),
+  }),
   z.object({ v, type: z.literal('toolCall'), ...toolRef, args: z.unknown() }),
-  z.object({ v, type: z.literal('toolResult'), ...toolRef, success: z.boolean(), result: z.unknown(), text: z.string(), durationMs: z.number() }),
-  z.object({ v, type: z.literal('response'), turnId, content: z.string(), text: z.string(), model: z.string(), usage: usage.optional(), usageTotal: usage.optional(), fallbacks }),
+  z.object({
+    v,
+    type: z.literal('toolResult'),
+    ...toolRef,
+    success: z.boolean(),
+    result: z.unknown(),
+    text: z.string(),
+    durationMs: z.number(),
+  }),
+  z.object({
+    v,
+    type: z.literal('response'),
+    turnId,
+    content: z.string(),
+    text: z.string(),
+    model: z.string(),
+    usage: usage.optional(),
+    usageTotal: usage.optional(),
+    fallbacks,
+  }),
   /** A turn that failed or was cancelled (`cancelled`); `details.reason` says why when cancelled. */
-  z.object({ v, type: z.literal('turnFailed'), turnId, code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()), cancelled: z.boolean().optional() }),
+  z.object({
+    v,
+    type: z.literal('turnFailed'),
+    turnId,
+    code: z.string(),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()),
+    cancelled: z.boolean().optional(),
+  }),
   /** A call that waits for a person's approval (tool policy `ask`); `expiresAt` is when it is denied unanswered. */
   z.object({ v, type: z.literal('toolApprovalRequested'), ...toolRef, args: z.unknown(), expiresAt: z.string() }),
   /** The answer to an approval request: by whom (`rest`, `websocket`, `timeout`, `cancelled`, `reset`, ...), and why. */
-  z.object({ v, type: z.literal('toolApprovalResolved'), turnId, callId: z.string(), decision: approvalDecision, by: z.string(), reason: z.string().optional() }),
+  z.object({
+    v,
+    type: z.literal('toolApprovalResolved'),
+    turnId,
+    callId: z.string(),
+    decision: approvalDecision,
+    by: z.string(),
+    reason: z.string().optional(),
+  }),
   /** A tool server's question during the call `callId` (see the contracts); `expiresAt`: when it is declined unanswered. */
   z.object({
-    v, type: z.literal('elicitationRequested'), turnId, id: z.string(), callId: z.string(), serverId: z.string(), message: z.string(),
-    mode: z.enum(['form', 'url']), requestedSchema: z.record(z.string(), z.unknown()).optional(), url: z.string().optional(), expiresAt: z.string(),
+    v,
+    type: z.literal('elicitationRequested'),
+    turnId,
+    id: z.string(),
+    callId: z.string(),
+    serverId: z.string(),
+    message: z.string(),
+    mode: z.enum(['form', 'url']),
+    requestedSchema: z.record(z.string(), z.unknown()).optional(),
+    url: z.string().optional(),
+    expiresAt: z.string(),
   }),
   /** Its answer: by whom (`rest`, `websocket`, `timeout`, `call-ended`, `restart`, ...); `content` only when accepted with a form. */
-  z.object({ v, type: z.literal('elicitationResolved'), turnId, id: z.string(), action: elicitationAction, by: z.string(), content: elicitationContent.optional() }),
+  z.object({
+    v,
+    type: z.literal('elicitationResolved'),
+    turnId,
+    id: z.string(),
+    action: elicitationAction,
+    by: z.string(),
+    content: elicitationContent.optional(),
+  }),
   z.object({ v, type: z.literal('reset') }),
   /** A message waiting behind a running turn, stored before it is acknowledged (see the contracts). */
-  z.object({ v, type: z.literal('messageQueued'), turnId, correlationId: z.string(), content: z.string(), image: image.optional(), hops: z.number().int().nonnegative().optional(), attached: attachedSchema.optional() }),
+  z.object({
+    v,
+    type: z.literal('messageQueued'),
+    turnId,
+    correlationId: z.string(),
+    content: z.string(),
+    image: image.optional(),
+    hops: z.number().int().nonnegative().optional(),
+    attached: attachedSchema.optional(),
+  }),
   /** A tool server's sampling request answered by the agent's model during call `callId` (see the contracts). */
-  z.object({ v, type: z.literal('serverSampled'), turnId, callId: z.string(), serverId: z.string(), model: z.string(), usage }),
+  z.object({
+    v,
+    type: z.literal('serverSampled'),
+    turnId,
+    callId: z.string(),
+    serverId: z.string(),
+    model: z.string(),
+    usage,
+  }),
   /** The history was compacted (see the contracts); `turnId` when it ran inside a turn. */
   z.object({
-    v, type: z.literal('contextCompacted'), method: compactionMethod, trigger: compactionTrigger,
-    upToSeq: z.number().int().nonnegative(), readFrom: z.number().int().positive(), summary: z.string().optional(),
-    tokensBefore: z.number().int().nonnegative(), tokensAfter: z.number().int().nonnegative(),
-    turnId: turnId.optional(), model: z.string().optional(), usage: usage.optional(), usageTotal: usage,
+    v,
+    type: z.literal('contextCompacted'),
+    method: compactionMethod,
+    trigger: compactionTrigger,
+    upToSeq: z.number().int().nonnegative(),
+    readFrom: z.number().int().positive(),
+    summary: z.string().optional(),
+    tokensBefore: z.number().int().nonnegative(),
+    tokensAfter: z.number().int().nonnegative(),
+    turnId: turnId.optional(),
+    model: z.string().optional(),
+    usage: usage.optional(),
+    usageTotal: usage,
   }),
 ]);
 
@@ -116,11 +234,31 @@ export type SessionEventOf<T extends SessionEventType> = Extract<SessionEvent, {
 /** Version 1: lines written before `v` existed. */
 const v1Schema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('userMessage'), turnId, content: z.string(), image: image.optional() }),
-  z.object({ type: z.literal('assistantMessage'), turnId, content: z.string(), toolCalls: z.array(toolCallRequest).optional(), final: z.boolean(), model: z.string(), usage: usage.optional() }),
+  z.object({
+    type: z.literal('assistantMessage'),
+    turnId,
+    content: z.string(),
+    toolCalls: z.array(toolCallRequest).optional(),
+    final: z.boolean(),
+    model: z.string(),
+    usage: usage.optional(),
+  }),
   z.object({ type: z.literal('toolCall'), ...toolRef, args: z.unknown() }),
-  z.object({ type: z.literal('toolResult'), ...toolRef, success: z.boolean(), result: z.string(), durationMs: z.number() }),
+  z.object({
+    type: z.literal('toolResult'),
+    ...toolRef,
+    success: z.boolean(),
+    result: z.string(),
+    durationMs: z.number(),
+  }),
   z.object({ type: z.literal('reset') }),
-  z.object({ type: z.literal('turnFailed'), turnId, code: z.string(), message: z.string(), cancelled: z.boolean().optional() }),
+  z.object({
+    type: z.literal('turnFailed'),
+    turnId,
+    code: z.string(),
+    message: z.string(),
+    cancelled: z.boolean().optional(),
+  }),
 ]);
 
 type V1Event = z.output<typeof v1Schema>;
@@ -130,11 +268,33 @@ const withUsage = (u: V1Event & { usage?: z.output<typeof usage> | undefined }) 
 function upcast(e: V1Event): SessionEvent {
   switch (e.type) {
     case 'userMessage':
-      return { v: EVENT_VERSION, type: e.type, turnId: e.turnId, content: e.content, ...(e.image && { image: e.image }) };
+      return {
+        v: EVENT_VERSION,
+        type: e.type,
+        turnId: e.turnId,
+        content: e.content,
+        ...(e.image && { image: e.image }),
+      };
     case 'assistantMessage':
       return e.final
-        ? { v: EVENT_VERSION, type: 'response', turnId: e.turnId, content: e.content, text: e.content, model: e.model, ...withUsage(e) }
-        : { v: EVENT_VERSION, type: 'assistantStep', turnId: e.turnId, text: e.content, toolCalls: e.toolCalls ?? [], model: e.model, ...withUsage(e) };
+        ? {
+            v: EVENT_VERSION,
+            type: 'response',
+            turnId: e.turnId,
+            content: e.content,
+            text: e.content,
+            model: e.model,
+            ...withUsage(e),
+          }
+        : {
+            v: EVENT_VERSION,
+            type: 'assistantStep',
+            turnId: e.turnId,
+            text: e.content,
+            toolCalls: e.toolCalls ?? [],
+            model: e.model,
+            ...withUsage(e),
+          };
     case 'toolCall':
       return { ...e, v: EVENT_VERSION };
     case 'toolResult':
@@ -144,7 +304,12 @@ function upcast(e: V1Event): SessionEvent {
       return { v: EVENT_VERSION, type: 'reset' };
     case 'turnFailed': {
       const { cancelled, ...rest } = e;
-      return { ...rest, v: EVENT_VERSION, details: cancelled ? { reason: 'cancelled' } : {}, ...(cancelled && { cancelled }) };
+      return {
+        ...rest,
+        v: EVENT_VERSION,
+        details: cancelled ? { reason: 'cancelled' } : {},
+        ...(cancelled && { cancelled }),
+      };
     }
   }
 }
@@ -158,7 +323,8 @@ export type EventCheck = { ok: true; event: SessionEvent } | { ok: false; issue:
  * of version 3 but `contextCompacted`, which did not exist yet.
  */
 export function checkSessionEvent(raw: unknown): EventCheck {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, issue: 'event must be a JSON object' };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return { ok: false, issue: 'event must be a JSON object' };
   const version = (raw as { v?: unknown }).v ?? 1;
   const why = (error: z.ZodError): EventCheck => {
     const first = error.issues[0];
@@ -166,7 +332,8 @@ export function checkSessionEvent(raw: unknown): EventCheck {
     return { ok: false, issue: `${at}: ${first?.message ?? 'invalid'}` };
   };
   if (version === EVENT_VERSION || version === 2) {
-    if (version === 2 && (raw as { type?: unknown }).type === 'contextCompacted') return { ok: false, issue: 'event.type: contextCompacted is not a version 2 event' };
+    if (version === 2 && (raw as { type?: unknown }).type === 'contextCompacted')
+      return { ok: false, issue: 'event.type: contextCompacted is not a version 2 event' };
     const parsed = sessionEventSchema.safeParse({ ...raw, v: EVENT_VERSION });
     return parsed.success ? { ok: true, event: parsed.data } : why(parsed.error);
   }
@@ -174,7 +341,10 @@ export function checkSessionEvent(raw: unknown): EventCheck {
     const parsed = v1Schema.safeParse(raw);
     return parsed.success ? { ok: true, event: upcast(parsed.data) } : why(parsed.error);
   }
-  return { ok: false, issue: `event.v: version ${JSON.stringify(version)} is not one this agentd reads (1 to ${EVENT_VERSION})` };
+  return {
+    ok: false,
+    issue: `event.v: version ${JSON.stringify(version)} is not one this agentd reads (1 to ${EVENT_VERSION})`,
+  };
 }
 
 /** A stored event of any version as the current version; `undefined` when it fits none. */

@@ -65,22 +65,30 @@ const badLine = (line: number, issue: string, extra: Record<string, unknown> = {
   new AppError('INVALID_REQUEST', `Import line ${line}: ${issue}`, { line, issue, ...extra });
 
 function parseLine(text: string, line: number, previousSeq: number): TransferEntry {
-  if (textTooDeep(text, MAX_LINE_DEPTH)) throw badLine(line, `nests JSON deeper than ${MAX_LINE_DEPTH} levels`, { reason: 'too_deep', limit: MAX_LINE_DEPTH });
+  if (textTooDeep(text, MAX_LINE_DEPTH))
+    throw badLine(line, `nests JSON deeper than ${MAX_LINE_DEPTH} levels`, {
+      reason: 'too_deep',
+      limit: MAX_LINE_DEPTH,
+    });
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (e) {
     throw badLine(line, `not JSON (${(e as Error).message})`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badLine(line, 'must be a JSON object {seq, ts, event}');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw badLine(line, 'must be a JSON object {seq, ts, event}');
   const fields = value as Record<string, unknown>;
   const unknown = Object.keys(fields).find((k) => !KEYS.has(k));
-  if (unknown !== undefined) throw badLine(line, `unknown field ${JSON.stringify(unknown)} (a line holds seq, ts and event)`);
+  if (unknown !== undefined)
+    throw badLine(line, `unknown field ${JSON.stringify(unknown)} (a line holds seq, ts and event)`);
   const { seq, ts, event } = fields;
   if (seq === undefined) throw badLine(line, 'seq is missing');
-  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) throw badLine(line, 'seq must be a positive integer');
+  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1)
+    throw badLine(line, 'seq must be a positive integer');
   if (seq <= previousSeq) throw badLine(line, `seq ${seq} must be greater than the previous line's (${previousSeq})`);
-  if (typeof ts !== 'string' || !ISO_UTC.test(ts) || Number.isNaN(Date.parse(ts))) throw badLine(line, 'ts must be an ISO 8601 UTC time (2026-01-02T03:04:05.678Z)');
+  if (typeof ts !== 'string' || !ISO_UTC.test(ts) || Number.isNaN(Date.parse(ts)))
+    throw badLine(line, 'ts must be an ISO 8601 UTC time (2026-01-02T03:04:05.678Z)');
   if (event === undefined) throw badLine(line, 'event is missing');
   const checked = checkSessionEvent(event);
   if (!checked.ok) throw badLine(line, checked.issue);
@@ -98,7 +106,7 @@ export function parseTransfer(bytes: Uint8Array): TransferEntry[] {
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a byte order mark
   const entries: TransferEntry[] = [];
   let line = 0;
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     let end = text.indexOf('\n', start);
     if (end === -1) end = text.length;
     line++;

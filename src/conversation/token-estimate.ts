@@ -23,7 +23,8 @@ export const IMAGE_TOKENS = 765;
 /** The characters a message adds to a request, its template overhead and image included (as characters). */
 export function charsOf(m: ChatMessage): number {
   let n = m.content.length + MESSAGE_OVERHEAD_TOKENS * CHARS_PER_TOKEN;
-  if (m.role === 'assistant' && m.toolCalls) for (const c of m.toolCalls) n += c.name.length + c.arguments.length + c.id.length + 16;
+  if (m.role === 'assistant' && m.toolCalls)
+    for (const c of m.toolCalls) n += c.name.length + c.arguments.length + c.id.length + 16;
   if (m.role === 'user' && m.image) n += IMAGE_TOKENS * CHARS_PER_TOKEN;
   if (m.role === 'tool') n += m.toolCallId.length;
   return n;

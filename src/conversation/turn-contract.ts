@@ -114,7 +114,12 @@ export interface ModelStepOutput {
   at: number;
 }
 
-export interface ToolCallInput { key: TurnKey; callId: string; name: string; args: unknown }
+export interface ToolCallInput {
+  key: TurnKey;
+  callId: string;
+  name: string;
+  args: unknown;
+}
 /** Runs one tool call on the model's behalf; failures should be results (a rejection becomes one). */
 export type ToolCaller = (input: ToolCallInput, signal: AbortSignal) => Promise<ModelToolOutcome>;
 
@@ -135,7 +140,12 @@ export interface ToolSettled {
   outcome: ModelToolOutcome;
 }
 
-export interface RunToolsInput { calls: ToolCallInput[] }
+export interface RunToolsInput {
+  calls: ToolCallInput[];
+}
 
 /** Starts one more call of the step (one a person approved). */
-export interface StartCall { type: 'tool.start'; call: ToolCallInput }
+export interface StartCall {
+  type: 'tool.start';
+  call: ToolCallInput;
+}

@@ -21,7 +21,15 @@ export const earliest = (questions: readonly { expiresAt: string }[]): number =>
 
 /** The question that holds a call the tool policy asks about. */
 export const approvalQuestion = (key: TurnKey, c: PlannedCall, expiresAt: string): Question => ({
-  id: c.callId, kind: 'approval', sessionId: key.sessionId, turnId: key.turnId, callId: c.callId, serverId: c.serverId, toolName: c.toolName, args: c.args, expiresAt,
+  id: c.callId,
+  kind: 'approval',
+  sessionId: key.sessionId,
+  turnId: key.turnId,
+  callId: c.callId,
+  serverId: c.serverId,
+  toolName: c.toolName,
+  args: c.args,
+  expiresAt,
 });
 
 /** The step as closing questions sees it. */
@@ -40,7 +48,10 @@ export interface Closed {
   pending: number;
 }
 
-export function closeQuestions(step: StepQuestions, answered: { q: WaitingQuestion; answer: QuestionAnswer; by: string }[]): Closed {
+export function closeQuestions(
+  step: StepQuestions,
+  answered: { q: WaitingQuestion; answer: QuestionAnswer; by: string }[],
+): Closed {
   const { key } = step;
   const closed: Closed = { facts: [], starts: [], questions: [], pending: step.pending };
   for (const { q, answer, by } of answered) {
@@ -52,7 +63,18 @@ export function closeQuestions(step: StepQuestions, answered: { q: WaitingQuesti
       continue;
     }
     const text = deniedText(call.name, by, 'reason' in answer ? answer.reason : undefined);
-    closed.facts.push({ v: EVENT_VERSION, type: 'toolResult', turnId: key.turnId, callId: call.callId, toolName: call.toolName, serverId: call.serverId, success: false, result: { error: text }, text, durationMs: 0 });
+    closed.facts.push({
+      v: EVENT_VERSION,
+      type: 'toolResult',
+      turnId: key.turnId,
+      callId: call.callId,
+      toolName: call.toolName,
+      serverId: call.serverId,
+      success: false,
+      result: { error: text },
+      text,
+      durationMs: 0,
+    });
     closed.pending--;
   }
   const ids = new Set(answered.map((a) => a.q.id));

@@ -52,16 +52,32 @@ export function planCalls(calls: readonly ToolCallRequest[], tools: readonly Mod
   return calls.map((call) => {
     const tool = tools.find((t) => t.name === call.name);
     const parsed = parseToolArgs(call.arguments);
-    const base = { callId: call.id, name: call.name, toolName: tool?.toolName ?? call.name, serverId: tool?.serverId ?? '' };
+    const base = {
+      callId: call.id,
+      name: call.name,
+      toolName: tool?.toolName ?? call.name,
+      serverId: tool?.serverId ?? '',
+    };
     if (!parsed.ok) {
-      return { ...base, args: call.arguments, error: `Invalid arguments for tool "${call.name}": ${parsed.reason}. Call it again with a JSON object.` };
+      return {
+        ...base,
+        args: call.arguments,
+        error: `Invalid arguments for tool "${call.name}": ${parsed.reason}. Call it again with a JSON object.`,
+      };
     }
     if (!tool) {
       const known = tools.map((t) => t.name).join(', ') || 'none';
       return { ...base, args: parsed.value, error: `Unknown tool "${call.name}". Available tools: ${known}.` };
     }
-    if (tool.action === 'deny') return { ...base, args: parsed.value, error: `Tool "${call.name}" is not allowed here (tool policy: deny). It was not called.` };
-    return tool.action === 'ask' ? { ...base, args: parsed.value, needsApproval: true } : { ...base, args: parsed.value };
+    if (tool.action === 'deny')
+      return {
+        ...base,
+        args: parsed.value,
+        error: `Tool "${call.name}" is not allowed here (tool policy: deny). It was not called.`,
+      };
+    return tool.action === 'ask'
+      ? { ...base, args: parsed.value, needsApproval: true }
+      : { ...base, args: parsed.value };
   });
 }
 
@@ -79,7 +95,11 @@ export const iterationLimitMessage = (max: number): string =>
  * The turn's whole reply. When capped, the limit message (kept as the final assistant message)
  * is streamed as a last chunk, with its separator.
  */
-export function finalReply(reply: string, capped: boolean, max: number): { content: string; capChunk?: string; capMessage?: string } {
+export function finalReply(
+  reply: string,
+  capped: boolean,
+  max: number,
+): { content: string; capChunk?: string; capMessage?: string } {
   if (!capped) return { content: reply };
   const capMessage = iterationLimitMessage(max);
   const capChunk = (reply === '' ? '' : STEP_SEPARATOR) + capMessage;
@@ -100,7 +120,18 @@ export function deniedText(name: string, by: string, reason: string | undefined)
 }
 
 /** A call that could not run or threw: a failed result the model can read. */
-export function failedOutcome(call: Pick<PlannedCall, 'name' | 'toolName' | 'serverId'>, reason: string, durationMs = 0): ModelToolOutcome {
+export function failedOutcome(
+  call: Pick<PlannedCall, 'name' | 'toolName' | 'serverId'>,
+  reason: string,
+  durationMs = 0,
+): ModelToolOutcome {
   const text = `Tool "${call.name}" failed: ${reason}`;
-  return { success: false, text, result: { error: text }, serverId: call.serverId, toolName: call.toolName, durationMs };
+  return {
+    success: false,
+    text,
+    result: { error: text },
+    serverId: call.serverId,
+    toolName: call.toolName,
+    durationMs,
+  };
 }

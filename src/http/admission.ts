@@ -79,7 +79,10 @@ export class MethodNotAllowed extends AppError {
     path: string,
     readonly allow: string,
   ) {
-    super('INVALID_REQUEST', `Method ${method} not allowed on ${path}; use ${allow}`, { issue: 'method not allowed', allow });
+    super('INVALID_REQUEST', `Method ${method} not allowed on ${path}; use ${allow}`, {
+      issue: 'method not allowed',
+      allow,
+    });
   }
 }
 
@@ -101,16 +104,23 @@ export function createAdmission(deps: AdmissionDeps) {
       if (!deps.cors.isAllowed(facts.origin, facts.host)) {
         return refuse(new AppError('FORBIDDEN', 'Origin not allowed', { origin: facts.origin }));
       }
-      if (facts.preflight) return { outcome: 'preflight', headers: { ...deps.cors.preflight(facts.origin, facts.allowHeaders), ...rateLimitHeaders(limit) } };
+      if (facts.preflight)
+        return {
+          outcome: 'preflight',
+          headers: { ...deps.cors.preflight(facts.origin, facts.allowHeaders), ...rateLimitHeaders(limit) },
+        };
       if (deps.isClosing()) return refuse(new AppError('SERVICE_UNAVAILABLE', 'Service is shutting down'));
       if (!limit.allowed) {
-        return refuse(rateLimitError(limit, 'requests per window'), { 'Retry-After': String(retryAfterSeconds(limit, deps.clock)) });
+        return refuse(rateLimitError(limit, 'requests per window'), {
+          'Retry-After': String(retryAfterSeconds(limit, deps.clock)),
+        });
       }
       let principal: Principal;
       try {
         principal = await deps.auth.authorize(facts.credential, facts.scope);
       } catch (err) {
-        if (err instanceof AppError && err.code === 'UNAUTHORIZED') return refuse(err, { 'WWW-Authenticate': 'Bearer' });
+        if (err instanceof AppError && err.code === 'UNAUTHORIZED')
+          return refuse(err, { 'WWW-Authenticate': 'Bearer' });
         if (err instanceof AppError) return refuse(err, { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' });
         throw err;
       }

@@ -14,22 +14,38 @@ export const attachFields = {
     .array(z.object({ serverId, uri: z.string().min(1).max(8192) }))
     .max(20)
     .optional()
-    .describe("Resources whose contents the model gets with the message (text inline, images as image parts, capped like tool results)"),
+    .describe(
+      'Resources whose contents the model gets with the message (text inline, images as image parts, capped like tool results)',
+    ),
   prompt: z
     .object({ serverId, name: z.string().min(1).max(200), arguments: z.record(z.string(), z.unknown()).optional() })
     .optional()
-    .describe("A prompt whose messages are sent as the user's turn (`message` is then empty, or extra text after them)"),
+    .describe(
+      "A prompt whose messages are sent as the user's turn (`message` is then empty, or extra text after them)",
+    ),
 };
 
-type AttachFields = { resources?: { serverId: string; uri: string }[] | undefined; prompt?: { serverId: string; name: string; arguments?: Record<string, unknown> | undefined } | undefined };
+type AttachFields = {
+  resources?: { serverId: string; uri: string }[] | undefined;
+  prompt?: { serverId: string; name: string; arguments?: Record<string, unknown> | undefined } | undefined;
+};
 
 /** The message's attachments read from their servers; `undefined` when it names none. */
-export async function resolveAttachments(fields: AttachFields, bus: Pick<FrontEndBus, 'execute'>): Promise<Attached | undefined> {
+export async function resolveAttachments(
+  fields: AttachFields,
+  bus: Pick<FrontEndBus, 'execute'>,
+): Promise<Attached | undefined> {
   const resources = fields.resources ?? [];
   if (resources.length === 0 && !fields.prompt) return undefined;
   const { prompt } = fields;
   return await bus.execute('mcp.attach', {
     ...(resources.length > 0 && { resources }),
-    ...(prompt && { prompt: { serverId: prompt.serverId, name: prompt.name, ...(prompt.arguments && { arguments: prompt.arguments }) } }),
+    ...(prompt && {
+      prompt: {
+        serverId: prompt.serverId,
+        name: prompt.name,
+        ...(prompt.arguments && { arguments: prompt.arguments }),
+      },
+    }),
   });
 }

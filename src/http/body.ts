@@ -14,11 +14,20 @@ export async function readBody(req: EngineRequest, maxBytes: number): Promise<Bo
   if (Number(req.headers['content-length'] ?? 0) > maxBytes) return { ok: false, error: tooLarge(maxBytes) };
   const read = await req.body(maxBytes);
   if (read.ok) return { ok: true, raw: read.bytes };
-  return { ok: false, error: read.reason === 'too-large' ? tooLarge(maxBytes) : new AppError('INVALID_REQUEST', 'Client went away', { reason: 'aborted' }) };
+  return {
+    ok: false,
+    error:
+      read.reason === 'too-large'
+        ? tooLarge(maxBytes)
+        : new AppError('INVALID_REQUEST', 'Client went away', { reason: 'aborted' }),
+  };
 }
 
 export const tooLarge = (maxBytes: number) =>
-  new AppError('INVALID_REQUEST', `Request body exceeds ${maxBytes} bytes`, { limit: maxBytes, reason: 'body_too_large' });
+  new AppError('INVALID_REQUEST', `Request body exceeds ${maxBytes} bytes`, {
+    limit: maxBytes,
+    reason: 'body_too_large',
+  });
 
 /**
  * Parses a JSON request body. An empty body is `undefined`; a non-empty one must be declared
@@ -44,7 +53,10 @@ export function parseJsonBody(raw: Buffer, contentType: string): unknown {
 }
 
 export const tooDeepError = (what: string) =>
-  new AppError('INVALID_REQUEST', `The ${what} nests JSON deeper than ${MAX_JSON_DEPTH} levels`, { reason: 'too_deep', limit: MAX_JSON_DEPTH });
+  new AppError('INVALID_REQUEST', `The ${what} nests JSON deeper than ${MAX_JSON_DEPTH} levels`, {
+    reason: 'too_deep',
+    limit: MAX_JSON_DEPTH,
+  });
 
 /**
  * A raw (non-JSON) request body: an empty one as it is; a non-empty one must be declared with

@@ -34,7 +34,8 @@ export function createCors(config: CorsConfig) {
       return {
         ...this.headers(origin),
         'Access-Control-Allow-Methods': allowMethods,
-        'Access-Control-Allow-Headers': extraHeaders.length === 0 ? allowHeaders : [allowHeaders, ...extraHeaders].join(', '),
+        'Access-Control-Allow-Headers':
+          extraHeaders.length === 0 ? allowHeaders : [allowHeaders, ...extraHeaders].join(', '),
         'Access-Control-Max-Age': maxAge,
       };
     },

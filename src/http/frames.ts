@@ -91,7 +91,9 @@ export type ClientFrameType = keyof typeof CLIENT_FRAMES;
 export type ClientFrame<T extends ClientFrameType = ClientFrameType> = z.output<(typeof CLIENT_FRAMES)[T]>;
 
 /** One handler per client frame type, given a frame its schema has parsed and the context `C` of its connection. */
-export type ClientFrameHandlers<C> = { [T in ClientFrameType]: (context: C, frame: ClientFrame<T>) => Promise<void> | void };
+export type ClientFrameHandlers<C> = {
+  [T in ClientFrameType]: (context: C, frame: ClientFrame<T>) => Promise<void> | void;
+};
 
 export const isClientFrameType = (t: unknown): t is ClientFrameType =>
   typeof t === 'string' && Object.hasOwn(CLIENT_FRAMES, t);

@@ -35,14 +35,25 @@ export function createInspectWs(deps: InspectWsDeps): { route: WebSocketRoute<Vi
   const upgrade = (req: EngineRequest, res: UpgradeResponse<ViewerData>): void => {
     const query = new URLSearchParams(req.query);
     const { host = '', origin = '', authorization = '' } = req.headers;
-    const facts = { host, origin, ip: deps.clientIp(req), credential: upgradeCredential(authorization, query), scope: 'inspect' as const };
+    const facts = {
+      host,
+      origin,
+      ip: deps.clientIp(req),
+      credential: upgradeCredential(authorization, query),
+      scope: 'inspect' as const,
+    };
     const data: ViewerData = { filter: query.get('actor') || undefined };
     deps.admission
       .admit(facts, { route: () => undefined })
       .then((verdict) => {
         if (verdict.outcome !== 'admitted') {
-          const error = verdict.outcome === 'refused' ? verdict.error : new Error('unexpected preflight on a WebSocket upgrade');
-          return send(res, errorReply(error, deps.clock.now(), verdict.outcome === 'refused' ? verdict.status : 500), verdict.headers);
+          const error =
+            verdict.outcome === 'refused' ? verdict.error : new Error('unexpected preflight on a WebSocket upgrade');
+          return send(
+            res,
+            errorReply(error, deps.clock.now(), verdict.outcome === 'refused' ? verdict.status : 500),
+            verdict.headers,
+          );
         }
         deps.log.debug({ ip: facts.ip, principal: verdict.principal.name }, 'inspector connected');
         res.accept(data);
@@ -60,7 +71,10 @@ export function createInspectWs(deps: InspectWsDeps): { route: WebSocketRoute<Vi
     upgrade,
     open: (ws) => {
       open.add(ws);
-      ws.data.handle = deps.hub.attach({ send: (frame) => ws.send(frame) && ws.bufferedAmount < BEHIND_BYTES }, ws.data.filter);
+      ws.data.handle = deps.hub.attach(
+        { send: (frame) => ws.send(frame) && ws.bufferedAmount < BEHIND_BYTES },
+        ws.data.filter,
+      );
     },
     drain: (ws) => {
       if (ws.bufferedAmount < BEHIND_BYTES / 2) ws.data.handle?.drained();

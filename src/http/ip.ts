@@ -33,4 +33,5 @@ export function forwardedClient(header: string, trusted: ReadonlySet<string>): s
 const normalizeIp = (ip: string): string => (isIP(ip) ? addressText(ip) : ip);
 
 /** The addresses of `server.trustedProxies`, in the engines' text form (engine/address.ts). */
-export const trustedSet = (trustedProxies: readonly string[]): ReadonlySet<string> => new Set(trustedProxies.map(normalizeIp));
+export const trustedSet = (trustedProxies: readonly string[]): ReadonlySet<string> =>
+  new Set(trustedProxies.map(normalizeIp));

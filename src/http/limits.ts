@@ -18,7 +18,12 @@ export interface LimitState {
  * over rate-limiter-flexible's `limiter` (default: in memory; or Redis, shared by every instance). The reported
  * `resetTime` is read from the injected clock.
  */
-export function createWindowLimiter(points: number, durationSec: number, clock: Clock, limiter: RateLimiterAbstract = new RateLimiterMemory({ points, duration: durationSec })) {
+export function createWindowLimiter(
+  points: number,
+  durationSec: number,
+  clock: Clock,
+  limiter: RateLimiterAbstract = new RateLimiterMemory({ points, duration: durationSec }),
+) {
   const state = (res: RateLimiterRes, allowed: boolean): LimitState => ({
     limit: points,
     remaining: Math.max(0, res.remainingPoints),
@@ -63,7 +68,8 @@ export function rateLimitError(s: LimitState, what: string): AppError {
 }
 
 /** Seconds until the window resets, at least 1 (the `Retry-After` header). */
-export const retryAfterSeconds = (s: LimitState, clock: Clock): number => Math.max(1, s.resetTime - Math.floor(clock.now() / 1000));
+export const retryAfterSeconds = (s: LimitState, clock: Clock): number =>
+  Math.max(1, s.resetTime - Math.floor(clock.now() / 1000));
 
 /** Counts open connections per IP against `connectionsPerIp` (WebSockets, and apart from them HTTP connections). */
 export function createConnectionCounter(max: number) {

@@ -57,12 +57,23 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
     // This very instance as its own client: it may learn whom it reached (initialize, tools/list), then
     // refuses the connection itself (src/tools/mcp/self-connection.ts); a tool call would loop, and is refused here.
     const selfCall = (parsed: unknown): boolean =>
-      headers.get(INSTANCE_HEADER) === deps.instanceId && (Array.isArray(parsed) ? parsed : [parsed]).some((m) => (m as { method?: unknown } | null)?.method === 'tools/call');
+      headers.get(INSTANCE_HEADER) === deps.instanceId &&
+      (Array.isArray(parsed) ? parsed : [parsed]).some(
+        (m) => (m as { method?: unknown } | null)?.method === 'tools/call',
+      );
 
     let principal: string | undefined;
     const run = async () => {
       const verdict = await deps.admission.admit(
-        { host, origin: headers.get('origin') ?? '', ip, credential: bearerKey(headers.get('authorization') ?? undefined), scope: 'chat', preflight: method === 'OPTIONS', allowHeaders: MCP_HEADERS },
+        {
+          host,
+          origin: headers.get('origin') ?? '',
+          ip,
+          credential: bearerKey(headers.get('authorization') ?? undefined),
+          scope: 'chat',
+          preflight: method === 'OPTIONS',
+          allowHeaders: MCP_HEADERS,
+        },
         { route, body },
       );
       if (verdict.outcome === 'refused') {
@@ -81,7 +92,9 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
         parsed = undefined; // the SDK answers the parse error itself
       }
       if (selfCall(parsed)) {
-        const refused = new AppError('FORBIDDEN', 'Refusing a tool call from this agentd instance to its own /mcp', { reason: 'self-connection' });
+        const refused = new AppError('FORBIDDEN', 'Refusing a tool call from this agentd instance to its own /mcp', {
+          reason: 'self-connection',
+        });
         return send(res, rpcErrorReply(refused), verdict.headers);
       }
       let replyHeaders = verdict.headers;
@@ -94,8 +107,18 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
           return send(res, rpcErrorReply(rateLimitError(batch, 'requests per window')), replyHeaders);
         }
       }
-      const request = new Request(`http://${host || 'localhost'}/mcp`, { method, headers, body: new Uint8Array(raw), signal: res.signal });
-      const exchange = await deps.face.handle(request, parsed, deps.sessionsOf(verdict.principal, ip), deps.mayApprove(verdict.principal));
+      const request = new Request(`http://${host || 'localhost'}/mcp`, {
+        method,
+        headers,
+        body: new Uint8Array(raw),
+        signal: res.signal,
+      });
+      const exchange = await deps.face.handle(
+        request,
+        parsed,
+        deps.sessionsOf(verdict.principal, ip),
+        deps.mayApprove(verdict.principal),
+      );
       try {
         await relayResponse(res, exchange.response, replyHeaders);
       } finally {

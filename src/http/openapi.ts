@@ -52,14 +52,24 @@ const ERROR_ENVELOPE: JsonSchema = {
       properties: {
         code: { enum: Object.keys(ERROR_TABLE) },
         message: { type: 'string' },
-        details: { type: 'object', description: 'For programs: field, issue, reason, serverId, toolName, limit, remaining, resetTime, scope, ... by code' },
+        details: {
+          type: 'object',
+          description:
+            'For programs: field, issue, reason, serverId, toolName, limit, remaining, resetTime, scope, ... by code',
+        },
       },
     },
     timestamp: { type: 'string', format: 'date-time' },
   },
 };
 
-const ADMISSION: ErrorCode[] = ['INVALID_REQUEST', 'FORBIDDEN', 'RATE_LIMIT_EXCEEDED', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR'];
+const ADMISSION: ErrorCode[] = [
+  'INVALID_REQUEST',
+  'FORBIDDEN',
+  'RATE_LIMIT_EXCEEDED',
+  'SERVICE_UNAVAILABLE',
+  'INTERNAL_ERROR',
+];
 
 function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
@@ -68,10 +78,17 @@ function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
     if (status !== null) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   return Object.fromEntries(
-    [...byStatus].sort(([a], [b]) => a - b).map(([status, list]) => [
-      String(status),
-      { description: list.join(', '), headers: RATE_HEADERS, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } }, 'x-error-codes': list },
-    ]),
+    [...byStatus]
+      .sort(([a], [b]) => a - b)
+      .map(([status, list]) => [
+        String(status),
+        {
+          description: list.join(', '),
+          headers: RATE_HEADERS,
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+          'x-error-codes': list,
+        },
+      ]),
   );
 }
 
@@ -83,26 +100,55 @@ function operation(route: Route, options: OpenApiOptions): Record<string, unknow
   const keyed = scope !== 'public' && rules.configured && !may(rules.anonymous);
   const shorthand = may(rules.api) ? ['apiKey'] : may(rules.admin) ? ['adminKey'] : [];
   const schemes = keyed ? [...shorthand, ...(rules.bearer ? ['bearer'] : [])] : [];
-  const pathParams = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
-  const query = doc.query ? Object.entries((jsonSchema(doc.query, 'input').properties ?? {}) as Record<string, JsonSchema>) : [];
-  const queryParams = query.map(([name, schema]) => ({ name, in: 'query', required: false, schema, ...(typeof schema.description === 'string' && { description: schema.description }) }));
+  const pathParams = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
+  const query = doc.query
+    ? Object.entries((jsonSchema(doc.query, 'input').properties ?? {}) as Record<string, JsonSchema>)
+    : [];
+  const queryParams = query.map(([name, schema]) => ({
+    name,
+    in: 'query',
+    required: false,
+    schema,
+    ...(typeof schema.description === 'string' && { description: schema.description }),
+  }));
   const success = doc.response
     ? { 'application/json': { schema: jsonSchema(doc.response, 'output') } }
-    : { [doc.contentType ?? 'application/json']: { schema: { type: 'string', ...(doc.contentDescription && { description: doc.contentDescription }) } } };
+    : {
+        [doc.contentType ?? 'application/json']: {
+          schema: { type: 'string', ...(doc.contentDescription && { description: doc.contentDescription }) },
+        },
+      };
   return {
-    operationId: `${route.method.toLowerCase()}${route.path.replace(/[^a-zA-Z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}` || 'getRoot',
+    operationId:
+      `${route.method.toLowerCase()}${route.path.replace(/[^a-zA-Z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}` ||
+      'getRoot',
     summary: route.summary.replaceAll('`', ''),
     ...(pathParams.length + queryParams.length > 0 && { parameters: [...pathParams, ...queryParams] }),
     ...(doc.body && {
       requestBody: {
         required: !doc.body.safeParse(undefined).success,
-        content: { 'application/json': { schema: jsonSchema(doc.body, 'input'), ...(doc.example !== undefined && { example: doc.example }) } },
+        content: {
+          'application/json': {
+            schema: jsonSchema(doc.body, 'input'),
+            ...(doc.example !== undefined && { example: doc.example }),
+          },
+        },
       },
     }),
     ...(route.rawBody && {
       requestBody: {
         required: true,
-        content: { [route.rawBody.mediaType]: { schema: { type: 'string', description: route.rawBody.description }, ...(route.rawBody.example !== undefined && { example: route.rawBody.example }) } },
+        content: {
+          [route.rawBody.mediaType]: {
+            schema: { type: 'string', description: route.rawBody.description },
+            ...(route.rawBody.example !== undefined && { example: route.rawBody.example }),
+          },
+        },
       },
     }),
     responses: {
@@ -126,7 +172,8 @@ export function openApiDocument(routes: Route[], options: OpenApiOptions): Recor
     info: {
       title: 'agentd',
       version: options.version,
-      description: 'One conversational AI agent: REST under /api, a WebSocket API at / (see docs/api.md), MCP at /mcp (JSON-RPC, not described here), A2A at /a2a (JSON-RPC; its agent card at /.well-known/agent-card.json).',
+      description:
+        'One conversational AI agent: REST under /api, a WebSocket API at / (see docs/api.md), MCP at /mcp (JSON-RPC, not described here), A2A at /a2a (JSON-RPC; its agent card at /.well-known/agent-card.json).',
     },
     paths,
     components: {
@@ -139,7 +186,9 @@ export function openApiDocument(routes: Route[], options: OpenApiOptions): Recor
       securitySchemes: {
         ...(options.auth.apiKey !== undefined && { apiKey: bearer('server.auth.apiKey (or the admin key)') }),
         ...(options.auth.adminKey !== undefined && { adminKey: bearer('server.auth.adminKey') }),
-        ...(fixedPrincipals(options.auth).bearer && { bearer: bearer('a key of server.auth.keys or a JWT of server.auth.jwt') }),
+        ...(fixedPrincipals(options.auth).bearer && {
+          bearer: bearer('a key of server.auth.keys or a JWT of server.auth.jwt'),
+        }),
       },
     },
   };

@@ -15,12 +15,17 @@ export type RelayTarget = Pick<EngineResponse, 'ended' | 'send' | 'head' | 'writ
  * - The stream is written by `streamReply` (backpressure: the stream is paused while the socket's buffer
  *   is full; a client that goes away cancels it).
  */
-export async function relayResponse(res: RelayTarget, response: Response, extra: Record<string, string>): Promise<void> {
+export async function relayResponse(
+  res: RelayTarget,
+  response: Response,
+  extra: Record<string, string>,
+): Promise<void> {
   const headers: Record<string, string> = { ...extra };
   response.headers.forEach((value, key) => {
     if (!SKIPPED_HEADERS.has(key)) headers[key] = value;
   });
-  const streaming = response.body !== null && (response.headers.get('content-type') ?? '').includes('text/event-stream');
+  const streaming =
+    response.body !== null && (response.headers.get('content-type') ?? '').includes('text/event-stream');
   if (!streaming) {
     const body = Buffer.from(await response.arrayBuffer()).toString('utf8');
     return send(res, { status: response.status, headers, body });

@@ -27,7 +27,11 @@ export function rpcErrorReply(err: unknown, status?: number): Reply {
 }
 
 /** Writes a reply unless the response already ended or the client went away; `extra` headers (rate limit, CORS) first. */
-export function send(res: Pick<EngineResponse, 'ended' | 'send'>, reply: Reply, extra: Record<string, string> = {}): void {
+export function send(
+  res: Pick<EngineResponse, 'ended' | 'send'>,
+  reply: Reply,
+  extra: Record<string, string> = {},
+): void {
   if (res.ended) return;
   res.send(reply.status, { ...extra, ...reply.headers }, reply.body);
 }

@@ -51,7 +51,11 @@ function toReply(result: RouteResult): Reply {
  * Every answer, errors included, carries the headers of the admission verdict (X-RateLimit-*, CORS).
  */
 /** The route of a request, or the refusal of a path that does not decode (a bad escape): answered like any refusal, never thrown here. */
-function lookupOrRefuse(router: RestDeps['router'], method: string, path: string): Lookup | { match: undefined; refused: unknown } {
+function lookupOrRefuse(
+  router: RestDeps['router'],
+  method: string,
+  path: string,
+): Lookup | { match: undefined; refused: unknown } {
   try {
     return router.lookup(method, path);
   } catch (refused) {
@@ -74,14 +78,25 @@ export function createRestHandler(deps: RestDeps) {
     const lookup = (): RouteMatch => {
       if ('refused' in found) throw found.refused;
       if (found.match) return found.match;
-      throw new AppError('INVALID_REQUEST', found.pathKnown ? `Method ${method} not allowed on ${path}` : `Unknown route ${path}`, {
-        issue: found.pathKnown ? 'method not allowed' : 'no such endpoint',
-      });
+      throw new AppError(
+        'INVALID_REQUEST',
+        found.pathKnown ? `Method ${method} not allowed on ${path}` : `Unknown route ${path}`,
+        {
+          issue: found.pathKnown ? 'method not allowed' : 'no such endpoint',
+        },
+      );
     };
 
     const run = async (): Promise<void> => {
       const verdict = await deps.admission.admit(
-        { host: headers.host ?? '', origin, ip, credential: bearerKey(headers.authorization), scope: scopeOf(found.match?.route), preflight: method === 'OPTIONS' },
+        {
+          host: headers.host ?? '',
+          origin,
+          ip,
+          credential: bearerKey(headers.authorization),
+          scope: scopeOf(found.match?.route),
+          preflight: method === 'OPTIONS',
+        },
         { route: lookup, body },
       );
       if (verdict.outcome === 'preflight') return send(res, { status: 204, headers: {}, body: '' }, verdict.headers);
@@ -108,12 +123,14 @@ export function createRestHandler(deps: RestDeps) {
         };
         const result = await verdict.route.route.handler(ctx);
         const reply = toReply(result);
-        if (result.stream) await streamReply(res, reply.status, { ...verdict.headers, ...reply.headers }, result.stream);
+        if (result.stream)
+          await streamReply(res, reply.status, { ...verdict.headers, ...reply.headers }, result.stream);
         else send(res, reply, verdict.headers);
         // The access line names the principal, never its credential.
         deps.log.debug({ method, path, status: reply.status, principal: verdict.principal.name }, 'request');
       } catch (err) {
-        if (!(err instanceof AppError)) deps.log.error({ err, method, path, principal: verdict.principal.name }, 'request failed');
+        if (!(err instanceof AppError))
+          deps.log.error({ err, method, path, principal: verdict.principal.name }, 'request failed');
         send(res, errorReply(err, now()), verdict.headers);
       }
     };

@@ -109,7 +109,11 @@ export interface RouteDoc {
 type Parsed<S extends ZodType | undefined> = S extends ZodType ? z.output<S> : undefined;
 
 /** A typed handler's request: path parameters, `body` and `query` already parsed, in that order. */
-export type TypedContext<B extends ZodType | undefined, Q extends ZodType | undefined, P = Record<string, string>> = Omit<RequestContext, 'body' | 'query' | 'params'> & {
+export type TypedContext<
+  B extends ZodType | undefined,
+  Q extends ZodType | undefined,
+  P = Record<string, string>,
+> = Omit<RequestContext, 'body' | 'query' | 'params'> & {
   params: P;
   body: Parsed<B>;
   query: Parsed<Q>;
@@ -124,7 +128,12 @@ export interface TypedResult<R extends ZodType> {
 }
 
 /** A JSON route as written: its published schemas and the handler typed against them. */
-export interface RouteSpec<B extends ZodType | undefined, Q extends ZodType | undefined, R extends ZodType, P> extends Omit<Route, 'doc' | 'handler'> {
+export interface RouteSpec<
+  B extends ZodType | undefined,
+  Q extends ZodType | undefined,
+  R extends ZodType,
+  P,
+> extends Omit<Route, 'doc' | 'handler'> {
   /** Checks the path parameters (throwing AppError) before the body and query are parsed. */
   params?: (params: Record<string, string>) => P;
   /** The request body's schema; a request without a body is parsed as `{}`. */
@@ -136,7 +145,9 @@ export interface RouteSpec<B extends ZodType | undefined, Q extends ZodType | un
   /** The success body's schema. */
   response: R;
   errors?: ErrorCode[];
-  handler: (ctx: TypedContext<NoInfer<B>, NoInfer<Q>, NoInfer<P>>) => TypedResult<NoInfer<R>> | Promise<TypedResult<NoInfer<R>>>;
+  handler: (
+    ctx: TypedContext<NoInfer<B>, NoInfer<Q>, NoInfer<P>>,
+  ) => TypedResult<NoInfer<R>> | Promise<TypedResult<NoInfer<R>>>;
 }
 
 /**
@@ -155,7 +166,13 @@ export function defineRoute<
   const { params, body, query, response, errors, example, handler, ...route } = spec;
   return {
     ...route,
-    doc: { ...(body && { body }), ...(query && { query }), response, ...(errors && { errors }), ...(example !== undefined && { example }) },
+    doc: {
+      ...(body && { body }),
+      ...(query && { query }),
+      response,
+      ...(errors && { errors }),
+      ...(example !== undefined && { example }),
+    },
     handler: async (ctx) => {
       const parsedParams = params ? params(ctx.params) : (ctx.params as P);
       return await handler({

@@ -72,13 +72,17 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const { engine, fallback } = deps.engine;
   const limits = deps.limits ?? createLimits(limitsConfig, deps.clock);
   const trusted = trustedSet(config.server.trustedProxies);
-  const app = engine.createApp({ connections: connectionGate(limits.httpConnections, (address) => trusted.has(address)) });
+  const app = engine.createApp({
+    connections: connectionGate(limits.httpConnections, (address) => trusted.has(address)),
+  });
   const cors = createCors(config.server.cors);
   const hosts = createHostCheck(config.server.allowedHosts);
   const clientIp = createClientIp(config.server.trustedProxies);
   let closing = false;
   // One chain for REST, /mcp and the WebSocket upgrade (see admission.ts for its order).
-  const auth = createPrincipals(config.server.auth, { onJwksError: (err) => log.warn({ err }, 'the JSON Web Key Set of server.auth.jwt cannot be read') });
+  const auth = createPrincipals(config.server.auth, {
+    onJwksError: (err) => log.warn({ err }, 'the JSON Web Key Set of server.auth.jwt cannot be read'),
+  });
   const ownership = { strict: auth.configured, sessionsPerPrincipal: limitsConfig.sessionsPerPrincipal };
   const sessionsOf: SessionsOf = (principal, ip) => sessionAccess(principal, ip, ownership);
   const admission = createAdmission({
@@ -104,22 +108,25 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     maxRawBytes: limitsConfig.maxImportBytes,
   });
   // The gateway publishes through the engine's topics, which exist only once a WebSocket route does.
-  const gateway = deps.mode === 'web' ? createWsGateway(app, {
-    ...(deps.metrics && { metrics: deps.metrics }),
-    bus: deps.bus,
-    log,
-    clock: deps.clock,
-    admission,
-    clientIp,
-    auth,
-    sessionsOf,
-    limits,
-    maxPayloadBytes: limitsConfig.maxBodyBytes,
-    slowReaderMs: limitsConfig.slowReaderMs,
-    ids: deps.ids,
-    follower: deps.follower,
-    storeId: deps.storeId,
-  }) : undefined;
+  const gateway =
+    deps.mode === 'web'
+      ? createWsGateway(app, {
+          ...(deps.metrics && { metrics: deps.metrics }),
+          bus: deps.bus,
+          log,
+          clock: deps.clock,
+          admission,
+          clientIp,
+          auth,
+          sessionsOf,
+          limits,
+          maxPayloadBytes: limitsConfig.maxBodyBytes,
+          slowReaderMs: limitsConfig.slowReaderMs,
+          ids: deps.ids,
+          follower: deps.follower,
+          storeId: deps.storeId,
+        })
+      : undefined;
   const mcp = createMcpEndpoint({
     ...(deps.metrics && { metrics: deps.metrics }),
     face: deps.mcpFace,
@@ -153,17 +160,24 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
       })
     : undefined;
 
-  const inspectWs = deps.inspect ? createInspectWs({ hub: deps.inspect, admission, clientIp, clock: deps.clock, log }) : undefined;
+  const inspectWs = deps.inspect
+    ? createInspectWs({ hub: deps.inspect, admission, clientIp, clock: deps.clock, log })
+    : undefined;
   if (inspectWs) app.websocket('/inspect/ws', inspectWs.route);
   if (gateway) app.websocket('/', gateway.route);
   // /mcp and /a2a have their own endpoints; REST (/api) and the pages answer everything else.
-  const serve: HttpHandler = (req, res) => (req.path === '/mcp' ? mcp : req.path === '/a2a' && a2a ? a2a : rest)(req, res);
+  const serve: HttpHandler = (req, res) =>
+    (req.path === '/mcp' ? mcp : req.path === '/a2a' && a2a ? a2a : rest)(req, res);
   app.http(serve);
 
   return {
     engine: engine.name,
     async listen(host, port, options = {}) {
-      if (fallback) log.info({ engine: engine.name, reason: fallback.reason, ...(fallback.detail && { detail: fallback.detail }) }, `uWebSockets.js cannot load here; serving with ${engine.label}`);
+      if (fallback)
+        log.info(
+          { engine: engine.name, reason: fallback.reason, ...(fallback.detail && { detail: fallback.detail }) },
+          `uWebSockets.js cannot load here; serving with ${engine.label}`,
+        );
       const bound = await app.listen(host, port, { shared: options.shared ?? false });
       hosts.bound(host);
       log.info({ host, port: bound, engine: engine.name }, `listening on http://${host}:${bound} (${engine.label})`);

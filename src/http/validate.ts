@@ -20,7 +20,12 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what 
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const issues = result.error.issues;
-  const missing = issues.find((i) => (i.code === 'invalid_type' || i.code === 'invalid_union' || i.code === 'invalid_value') && i.path.length > 0 && valueAt(input, i.path) === undefined);
+  const missing = issues.find(
+    (i) =>
+      (i.code === 'invalid_type' || i.code === 'invalid_union' || i.code === 'invalid_value') &&
+      i.path.length > 0 &&
+      valueAt(input, i.path) === undefined,
+  );
   if (missing) {
     const field = missing.path.map(String).join('.');
     throw new AppError('MISSING_FIELD', `Missing required field: ${field}`, { field });
@@ -30,10 +35,14 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what 
   }
   const listed = issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
   const first = listed[0];
-  throw new AppError('INVALID_REQUEST', `Invalid ${what}${first ? `: ${first.path || '(root)'}: ${first.message}` : ''}`, {
-    ...(first?.path && { field: first.path }),
-    issues: listed,
-  });
+  throw new AppError(
+    'INVALID_REQUEST',
+    `Invalid ${what}${first ? `: ${first.path || '(root)'}: ${first.message}` : ''}`,
+    {
+      ...(first?.path && { field: first.path }),
+      issues: listed,
+    },
+  );
 }
 
 /**
@@ -49,7 +58,8 @@ export function parseQuery<S extends z.ZodType>(schema: S, query: URLSearchParam
   if (result.success) return result.data;
   const first = result.error.issues[0];
   const field = first?.path.map(String).join('.') ?? '';
-  if (field !== '' && !Object.hasOwn(input, field)) throw new AppError('MISSING_FIELD', `Missing required field: ${field}`, { field });
+  if (field !== '' && !Object.hasOwn(input, field))
+    throw new AppError('MISSING_FIELD', `Missing required field: ${field}`, { field });
   throw new AppError('INVALID_REQUEST', first?.message ?? 'Invalid query string', { ...(field !== '' && { field }) });
 }
 
@@ -59,10 +69,16 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** The image types recognised from their first bytes when `mimeType` is not given. */
 const SIGNATURES: { mimeType: string; matches: (b: Buffer) => boolean }[] = [
-  { mimeType: 'image/png', matches: (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) },
+  {
+    mimeType: 'image/png',
+    matches: (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
+  },
   { mimeType: 'image/jpeg', matches: (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff },
   { mimeType: 'image/gif', matches: (b) => ['GIF87a', 'GIF89a'].includes(b.toString('latin1', 0, 6)) },
-  { mimeType: 'image/webp', matches: (b) => b.toString('latin1', 0, 4) === 'RIFF' && b.toString('latin1', 8, 12) === 'WEBP' },
+  {
+    mimeType: 'image/webp',
+    matches: (b) => b.toString('latin1', 0, 4) === 'RIFF' && b.toString('latin1', 8, 12) === 'WEBP',
+  },
 ];
 
 /** The MIME type of an image from its first bytes (PNG, JPEG, GIF, WebP), or undefined. */
@@ -75,9 +91,12 @@ export function sniffImageType(bytes: Buffer): string | undefined {
  * bytes when absent: PNG, JPEG, GIF or WebP), at most 10 MB decoded.
  */
 export function validateImage(image: { base64?: string | undefined; mimeType?: string | undefined }): ImagePart {
-  const fail = (issue: string) => new AppError('INVALID_REQUEST', `Invalid imageData: ${issue}`, { field: 'imageData', issue });
-  if (image.base64 === undefined) throw new AppError('MISSING_FIELD', 'Missing required field: imageData.base64', { field: 'imageData.base64' });
-  if (image.mimeType !== undefined && !/^image\/[a-z0-9.+-]+$/i.test(image.mimeType)) throw fail(`mimeType "${image.mimeType}" is not an image type`);
+  const fail = (issue: string) =>
+    new AppError('INVALID_REQUEST', `Invalid imageData: ${issue}`, { field: 'imageData', issue });
+  if (image.base64 === undefined)
+    throw new AppError('MISSING_FIELD', 'Missing required field: imageData.base64', { field: 'imageData.base64' });
+  if (image.mimeType !== undefined && !/^image\/[a-z0-9.+-]+$/i.test(image.mimeType))
+    throw fail(`mimeType "${image.mimeType}" is not an image type`);
   const b64 = image.base64.replace(/\s+/g, '');
   if (b64.length === 0 || b64.length % 4 !== 0 || !BASE64.test(b64)) throw fail('base64 is not valid base64');
   const bytes = (b64.length / 4) * 3 - (b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0);

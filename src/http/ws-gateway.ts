@@ -5,7 +5,16 @@ import type { Clock } from '../clock.ts';
 import { AppError, toWsFrame } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Admission } from './admission.ts';
-import { CLIENT_FRAMES, EVENT_FRAMES, frame, helloFrame, isClientFrameType, type ClientFrame, type ClientFrameHandlers, type ClientFrameType } from './frames.ts';
+import {
+  CLIENT_FRAMES,
+  EVENT_FRAMES,
+  frame,
+  helloFrame,
+  isClientFrameType,
+  type ClientFrame,
+  type ClientFrameHandlers,
+  type ClientFrameType,
+} from './frames.ts';
 import type { ClientIp } from './ip.ts';
 import { rateLimitError, type LimitState, type Limits } from './limits.ts';
 import { parseInput, validateImage } from './validate.ts';
@@ -77,7 +86,8 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
   };
   const sendError = (ws: EngineSocket<Connection>, err: unknown, sessionId?: string) => {
     const { event, data } = toWsFrame(err, sessionId);
-    if (data.code === 'INTERNAL_ERROR') deps.log.error({ err, principal: ws.data.principal.name }, 'websocket command failed');
+    if (data.code === 'INTERNAL_ERROR')
+      deps.log.error({ err, principal: ws.data.principal.name }, 'websocket command failed');
     sendTo(ws, event, data);
   };
 
@@ -121,7 +131,14 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       }
       if (verdict.outcome === 'preflight') throw new Error('unexpected preflight verdict on a WebSocket upgrade');
       if (res.ended) return deps.limits.connections.close(ip);
-      const conn: Connection = { id: deps.ids(), ip, closed: false, principal: verdict.principal, access: deps.sessionsOf(verdict.principal, ip), sessions: new Set() };
+      const conn: Connection = {
+        id: deps.ids(),
+        ip,
+        closed: false,
+        principal: verdict.principal,
+        access: deps.sessionsOf(verdict.principal, ip),
+        sessions: new Set(),
+      };
       deps.log.debug({ connection: conn.id, ip, principal: conn.principal.name }, 'websocket connected');
       res.accept(conn);
     };
@@ -164,7 +181,17 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       const { quota } = ws.data.access;
       await join(ws, sessionId);
       const attached = await resolveAttachments(msg, deps.bus);
-      await deps.bus.execute('agent.sendMessage', { sessionId, content: msg.content, ...(image && { image }), ...(attached && { attached }), ...(quota && { quota }) }, { sessionId });
+      await deps.bus.execute(
+        'agent.sendMessage',
+        {
+          sessionId,
+          content: msg.content,
+          ...(image && { image }),
+          ...(attached && { attached }),
+          ...(quota && { quota }),
+        },
+        { sessionId },
+      );
     },
     async reset({ sessionId }) {
       await deps.bus.execute('agent.reset', { sessionId }, { sessionId });
@@ -179,7 +206,12 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     async subscribe({ ws, sessionId }, msg) {
       // Frames from other instances flow before the replay reads the log, so none falls in the seam.
       await watch(ws.data, sessionId);
-      await deps.follower.replay(sessionId, msg.since, (f) => sendTo(ws, f.event, asNamed(f.data)), () => ws.data.closed);
+      await deps.follower.replay(
+        sessionId,
+        msg.since,
+        (f) => sendTo(ws, f.event, asNamed(f.data)),
+        () => ws.data.closed,
+      );
       if (!ws.data.closed) ws.subscribe(sessionTopic(sessionId));
     },
     unsubscribe({ ws, sessionId }) {
@@ -187,11 +219,19 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     },
     async approval({ ws, sessionId }, { callId, decision, reason }) {
       deps.auth.check(ws.data.principal, 'approve');
-      await deps.bus.execute('agent.answer', { sessionId, id: callId, answer: { decision, ...(reason !== undefined && { reason }) }, by: 'websocket' }, { sessionId });
+      await deps.bus.execute(
+        'agent.answer',
+        { sessionId, id: callId, answer: { decision, ...(reason !== undefined && { reason }) }, by: 'websocket' },
+        { sessionId },
+      );
     },
     async elicitation({ ws, sessionId }, { id, action, content }) {
       deps.auth.check(ws.data.principal, 'approve');
-      await deps.bus.execute('agent.answer', { sessionId, id, answer: { action, ...(content !== undefined && { content }) }, by: 'websocket' }, { sessionId });
+      await deps.bus.execute(
+        'agent.answer',
+        { sessionId, id, answer: { action, ...(content !== undefined && { content }) }, by: 'websocket' },
+        { sessionId },
+      );
     },
     ping({ ws }) {
       sendTo(ws, 'pong', {});
@@ -199,7 +239,11 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
   };
 
   /** Parses a frame of a known type with its schema and runs its handler. */
-  const handle = async <T extends ClientFrameType>(ws: EngineSocket<Connection>, type: T, parsed: unknown): Promise<void> => {
+  const handle = async <T extends ClientFrameType>(
+    ws: EngineSocket<Connection>,
+    type: T,
+    parsed: unknown,
+  ): Promise<void> => {
     const msg = parseInput(CLIENT_FRAMES[type], parsed, `${type} frame`) as ClientFrame<T>;
     const id = 'sessionId' in msg && typeof msg.sessionId === 'string' ? msg.sessionId : DEFAULT_SESSION;
     const owner = 'owner' in msg && typeof msg.owner === 'string' ? msg.owner : undefined;
@@ -210,9 +254,16 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
 
   const onMessage = async (ws: EngineSocket<Connection>, text: string): Promise<void> => {
     const conn = ws.data;
-    const [perConnection, perIp] = await Promise.all([deps.limits.ws.consume(conn.id), deps.limits.wsPerIp.consume(conn.ip)]);
+    const [perConnection, perIp] = await Promise.all([
+      deps.limits.ws.consume(conn.id),
+      deps.limits.wsPerIp.consume(conn.ip),
+    ]);
     if (conn.closed) return;
-    const over = !perConnection.allowed ? rateLimitError(perConnection, 'messages per window') : !perIp.allowed ? rateLimitError(perIp, 'messages per window from this address') : undefined;
+    const over = !perConnection.allowed
+      ? rateLimitError(perConnection, 'messages per window')
+      : !perIp.allowed
+        ? rateLimitError(perIp, 'messages per window from this address')
+        : undefined;
     if (over) {
       deps.metrics?.rejected('ws_message');
       return sendError(ws, over);
@@ -226,10 +277,13 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     }
     const type = (parsed as { type?: unknown } | null)?.type;
     if (!isClientFrameType(type)) {
-      return sendError(ws, new AppError('INVALID_MESSAGE_TYPE', `Unsupported message type: ${JSON.stringify(type)}`, {
-        type,
-        supported: Object.keys(CLIENT_FRAMES),
-      }));
+      return sendError(
+        ws,
+        new AppError('INVALID_MESSAGE_TYPE', `Unsupported message type: ${JSON.stringify(type)}`, {
+          type,
+          supported: Object.keys(CLIENT_FRAMES),
+        }),
+      );
     }
     const sessionId = (parsed as { sessionId?: unknown }).sessionId;
     try {
@@ -246,7 +300,11 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
   // closed with 1008 and a reason, long before the engine would start dropping frames at `maxBackpressure`.
   const slowBytes = Math.max(deps.maxPayloadBytes, 1024 * 1024);
   const inTurn = inOrder<Connection>(); // a connection's frames start in order (in-order.ts)
-  const slowReaders = watchSlowReaders(() => open, { maxBytes: slowBytes, maxMs: deps.slowReaderMs, clock: deps.clock });
+  const slowReaders = watchSlowReaders(() => open, {
+    maxBytes: slowBytes,
+    maxMs: deps.slowReaderMs,
+    clock: deps.clock,
+  });
 
   const route: WebSocketRoute<Connection> = {
     maxPayloadBytes: 2 * deps.maxPayloadBytes,
@@ -258,11 +316,16 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       open.add(ws);
       deps.metrics?.connections(1);
       ws.subscribe(hasScope(ws.data.principal, 'admin') ? ALL_ADMIN : ALL);
-      join(ws, ws.data.access.key(DEFAULT_SESSION)).catch((err: unknown) => deps.log.warn({ err }, 'watching the default session failed'));
+      join(ws, ws.data.access.key(DEFAULT_SESSION)).catch((err: unknown) =>
+        deps.log.warn({ err }, 'watching the default session failed'),
+      );
     },
     message: (ws, text, bytes) => {
-      if (bytes > deps.maxPayloadBytes) return ws.close(1009, `frame of ${bytes} bytes is over the limit of ${deps.maxPayloadBytes}`);
-      inTurn(ws.data, () => onMessage(ws, text).catch((err: unknown) => deps.log.error({ err }, 'websocket message failed')));
+      if (bytes > deps.maxPayloadBytes)
+        return ws.close(1009, `frame of ${bytes} bytes is over the limit of ${deps.maxPayloadBytes}`);
+      inTurn(ws.data, () =>
+        onMessage(ws, text).catch((err: unknown) => deps.log.error({ err }, 'websocket message failed')),
+      );
     },
     close: (ws) => {
       const conn = ws.data;

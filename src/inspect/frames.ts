@@ -16,11 +16,31 @@ import type { AnyActorRef, InspectionEvent } from 'xstate';
 export const INSPECT_FORMAT_VERSION = '0.7.2';
 
 const stringify = configure({ maximumDepth: 10 });
-const replacer = (_key: string, value: unknown): unknown => (typeof value === 'function' ? { type: (value as { name: string }).name } : value);
+const replacer = (_key: string, value: unknown): unknown =>
+  typeof value === 'function' ? { type: (value as { name: string }).name } : value;
 const json = (value: unknown): unknown => JSON.parse(stringify(value, replacer) ?? 'null');
 
 /** Keys whose values are conversation content: hidden unless content is opted in. */
-const CONTENT_KEYS = new Set(['content', 'text', 'question', 'args', 'arguments', 'result', 'results', 'outcome', 'outcomes', 'messages', 'history', 'image', 'base64', 'reply', 'lastText', 'prompt', 'systemPrompt', 'step']);
+const CONTENT_KEYS = new Set([
+  'content',
+  'text',
+  'question',
+  'args',
+  'arguments',
+  'result',
+  'results',
+  'outcome',
+  'outcomes',
+  'messages',
+  'history',
+  'image',
+  'base64',
+  'reply',
+  'lastText',
+  'prompt',
+  'systemPrompt',
+  'step',
+]);
 /** Events that carry each piece of a reply as it streams. */
 const CHUNK_EVENTS = new Set(['chunk', 'model.text']);
 
@@ -29,12 +49,17 @@ export interface FrameOptions {
   redact: <T>(value: T) => T;
 }
 
-export type InspectFrame = Record<string, unknown> & { type: '@xstate.actor' | '@xstate.snapshot' | '@xstate.event'; sessionId: string };
+export type InspectFrame = Record<string, unknown> & {
+  type: '@xstate.actor' | '@xstate.snapshot' | '@xstate.event';
+  sessionId: string;
+};
 
 function hideContent(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(hideContent);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, CONTENT_KEYS.has(k) && v !== undefined ? '[content]' : hideContent(v)]));
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, CONTENT_KEYS.has(k) && v !== undefined ? '[content]' : hideContent(v)]),
+  );
 }
 
 const rootOf = (actor: AnyActorRef): AnyActorRef => {
@@ -45,12 +70,21 @@ const rootOf = (actor: AnyActorRef): AnyActorRef => {
 
 export function createFrames(options: FrameOptions) {
   const clean = (value: unknown): unknown => options.redact(options.content ? json(value) : hideContent(json(value)));
-  const base = (sessionId: string, rootId: string | undefined) => ({ _version: INSPECT_FORMAT_VERSION, createdAt: Date.now().toString(), id: null, rootId, sessionId });
+  const base = (sessionId: string, rootId: string | undefined) => ({
+    _version: INSPECT_FORMAT_VERSION,
+    createdAt: Date.now().toString(),
+    id: null,
+    rootId,
+    sessionId,
+  });
 
   /** The `@xstate.actor` frame of a live actor (also what a late-joining viewer gets first). */
   const actorFrame = (actorRef: AnyActorRef): InspectFrame => {
     const definition = (actorRef as unknown as { logic?: { config?: unknown } }).logic?.config;
-    const name = actorRef.id === actorRef.sessionId && definition ? (definition as { id?: string }).id ?? actorRef.id : actorRef.id;
+    const name =
+      actorRef.id === actorRef.sessionId && definition
+        ? ((definition as { id?: string }).id ?? actorRef.id)
+        : actorRef.id;
     return {
       name,
       type: '@xstate.actor',
@@ -77,9 +111,19 @@ export function createFrames(options: FrameOptions) {
       case '@xstate.actor':
         return actorFrame(ev.actorRef as AnyActorRef);
       case '@xstate.snapshot':
-        return { type: '@xstate.snapshot', event: clean(ev.event), snapshot: clean(ev.snapshot), ...base(ev.actorRef.sessionId, ev.rootId) };
+        return {
+          type: '@xstate.snapshot',
+          event: clean(ev.event),
+          snapshot: clean(ev.snapshot),
+          ...base(ev.actorRef.sessionId, ev.rootId),
+        };
       case '@xstate.event':
-        return { type: '@xstate.event', event: clean(ev.event), sourceId: ev.sourceRef?.sessionId, ...base(ev.actorRef.sessionId, ev.rootId) };
+        return {
+          type: '@xstate.event',
+          event: clean(ev.event),
+          sourceId: ev.sourceRef?.sessionId,
+          ...base(ev.actorRef.sessionId, ev.rootId),
+        };
       default:
         return undefined;
     }

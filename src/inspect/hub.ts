@@ -39,7 +39,9 @@ export function createInspectHub(options: FrameOptions) {
 
   /** The actor and its live descendants, parents first. */
   const tree = (actor: AnyActorRef): AnyActorRef[] => {
-    const children = Object.values((actor.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> }).children ?? {});
+    const children = Object.values(
+      (actor.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> }).children ?? {},
+    );
     return [actor, ...children.filter((c): c is AnyActorRef => c !== undefined).flatMap(tree)];
   };
   /** Whether a frame of the actor with this xstate session id belongs to the viewer's filter. */
@@ -94,7 +96,9 @@ export function createInspectHub(options: FrameOptions) {
       roots.set(id, root);
       if (viewers.size > 0) {
         watch(root);
-        for (const attached of viewers) if (!attached.behind && (attached.filter === undefined || attached.filter === id)) attached.viewer.send(JSON.stringify(frames.actorFrame(actor)));
+        for (const attached of viewers)
+          if (!attached.behind && (attached.filter === undefined || attached.filter === id))
+            attached.viewer.send(JSON.stringify(frames.actorFrame(actor)));
       }
       return () => {
         unwatch(root);

@@ -48,7 +48,8 @@ export interface AdapterOptions {
   temperature?: number | undefined;
   /** Prompt-cache breakpoints (messages). */
   cache: boolean;
-  reasoning?: { effort?: 'minimal' | 'low' | 'medium' | 'high' | undefined; budgetTokens?: number | undefined } | undefined;
+  reasoning?:
+    { effort?: 'minimal' | 'low' | 'medium' | 'high' | undefined; budgetTokens?: number | undefined } | undefined;
   /** `max_tokens` when the request names none and the API needs one (messages). */
   maxOutputTokens: number;
   /** The key, for APIs that take it in their own header (messages: `x-api-key`). */
@@ -73,7 +74,12 @@ export function emitText(onText: ((delta: string) => void) | undefined, text: st
 }
 
 /** A usage record from its parts (cache figures only when the provider gave them). */
-export function usageOf(promptTokens: number, completionTokens: number, cachedTokens?: number, cacheWriteTokens?: number): Usage {
+export function usageOf(
+  promptTokens: number,
+  completionTokens: number,
+  cachedTokens?: number,
+  cacheWriteTokens?: number,
+): Usage {
   const usage: Usage = { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens };
   if (cachedTokens) usage.cachedTokens = cachedTokens;
   if (cacheWriteTokens) usage.cacheWriteTokens = cacheWriteTokens;
@@ -83,6 +89,7 @@ export function usageOf(promptTokens: number, completionTokens: number, cachedTo
 /** `"key":value` pairs after a body's fixed part, for the optional keys set. */
 export function optionalKeys(keys: Record<string, unknown>): string {
   let out = '';
-  for (const [key, value] of Object.entries(keys)) if (value !== undefined) out += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
+  for (const [key, value] of Object.entries(keys))
+    if (value !== undefined) out += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
   return out;
 }

@@ -20,14 +20,20 @@ export const chatCodec: MessageCodec = {
 };
 
 /** The chat body encoder (exported for the encoder's tests and benchmark). */
-export function createChatEncoder(options: Pick<AdapterOptions, 'stream' | 'temperature' | 'reasoning'>): (request: RequestSpec) => Buffer {
+export function createChatEncoder(
+  options: Pick<AdapterOptions, 'stream' | 'temperature' | 'reasoning'>,
+): (request: RequestSpec) => Buffer {
   const list = createListEncoder(chatCodec);
   return ({ model, messages, tail, tools, maxTokens }) => {
     const parts: (string | Buffer)[] = [`{"model":${JSON.stringify(model)},"messages":[`];
     list(parts, { messages, tail });
     let rest = options.stream ? '],"stream":true,"stream_options":{"include_usage":true}' : ']';
     if (tools.length > 0) rest += `,"tools":${JSON.stringify(toOpenAiTools(tools))}`;
-    rest += optionalKeys({ temperature: options.temperature, max_tokens: maxTokens, reasoning_effort: options.reasoning?.effort });
+    rest += optionalKeys({
+      temperature: options.temperature,
+      max_tokens: maxTokens,
+      reasoning_effort: options.reasoning?.effort,
+    });
     parts.push(`${rest}}`);
     return concatUtf8(parts);
   };

@@ -27,7 +27,18 @@ import OpenAI from 'openai';
 import type { LlmConfig } from '../config/schema.ts';
 import { emitText, TextCallbackError, type Adapter } from './adapter.ts';
 import type { Logger } from '../log/index.ts';
-import { contentFilterFailure, isRetryable, retryDelayMs, scrub, stalledFailure, statusOf, timeoutFailure, tooLongFailure, toAgentError, type RequestFacts } from './failures.ts';
+import {
+  contentFilterFailure,
+  isRetryable,
+  retryDelayMs,
+  scrub,
+  stalledFailure,
+  statusOf,
+  timeoutFailure,
+  tooLongFailure,
+  toAgentError,
+  type RequestFacts,
+} from './failures.ts';
 import { isAppError } from '../errors/index.ts';
 import { adapterFor } from './adapters.ts';
 import { contextLimitsOf, resolveProvider } from './providers.ts';
@@ -59,7 +70,8 @@ function abortError(): DOMException {
 }
 
 /** Resolves after `ms`, or as soon as `signal` aborts (the caller then sees the abort itself). */
-const wait = (ms: number, signal: AbortSignal): Promise<void> => sleep(ms, undefined, { signal }).catch(() => undefined);
+const wait = (ms: number, signal: AbortSignal): Promise<void> =>
+  sleep(ms, undefined, { signal }).catch(() => undefined);
 
 /** One model's client; throws AppError('AGENT_ERROR') when the provider lacks its key or endpoint. */
 export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
@@ -108,7 +120,12 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
    * (request-body.ts) through the SDK's generic `post`, which builds the request and maps error
    * answers; a stream is read by the lean SSE reader (sse.ts) straight off the undici body.
    */
-  async function attempt(body: Buffer, signal: AbortSignal, onText: ModelRequest['onText'], watch: (size: number) => void): Promise<ModelStep> {
+  async function attempt(
+    body: Buffer,
+    signal: AbortSignal,
+    onText: ModelRequest['onText'],
+    watch: (size: number) => void,
+  ): Promise<ModelStep> {
     const options = { body, headers, signal, maxRetries: 0, timeout: llm.timeoutMs };
     if (!adapter.stream) {
       const step = adapter.whole(await sdk.post<unknown>(adapter.path, options), newId);
@@ -136,13 +153,21 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       const callerSignal = request.signal;
       if (callerSignal?.aborted) throw abortError();
       const model = request.model ?? llm.model;
-      const body = adapter.encode({ model, messages: request.messages, tail: request.tail, tools: request.tools, maxTokens: request.maxTokens });
+      const body = adapter.encode({
+        model,
+        messages: request.messages,
+        tail: request.tail,
+        tools: request.tools,
+        maxTokens: request.maxTokens,
+      });
       // A retry after text reached the caller would repeat it: only failures before any text are retried.
       let streamed = false;
-      const onText = request.onText && ((delta: string) => {
-        streamed = true;
-        request.onText?.(delta);
-      });
+      const onText =
+        request.onText &&
+        ((delta: string) => {
+          streamed = true;
+          request.onText?.(delta);
+        });
 
       const observed = deps.observe?.(request.turnId);
       const controller = new AbortController();
@@ -199,7 +224,16 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
             if (retries >= llm.maxRetries || !retryable) throw toAgentError(e, facts, retries);
             const delay = retryDelayMs(e, retries, random, now);
             if (performance.now() + delay >= deadline) throw toAgentError(e, facts, retries);
-            log.warn({ provider: facts.provider, model: facts.model, status: statusOf(e), retry: retries + 1, waitMs: Math.round(delay) }, 'model request failed; retrying');
+            log.warn(
+              {
+                provider: facts.provider,
+                model: facts.model,
+                status: statusOf(e),
+                retry: retries + 1,
+                waitMs: Math.round(delay),
+              },
+              'model request failed; retrying',
+            );
             await wait(delay, controller.signal);
             if (ended === 'aborted') throw abortError();
             if (ended === 'timed out') throw timeoutFailure(facts);

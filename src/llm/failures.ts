@@ -51,7 +51,13 @@ function headersOf(e: unknown): Headers | undefined {
  * `overloaded_error` (529), `rate_limit_error` (429), `api_error` (500); Responses' `server_error`
  * (500), `rate_limit_exceeded` (429). Undefined for any other.
  */
-const STREAM_ERROR_STATUS: Record<string, number> = { overloaded_error: 529, rate_limit_error: 429, rate_limit_exceeded: 429, api_error: 500, server_error: 500 };
+const STREAM_ERROR_STATUS: Record<string, number> = {
+  overloaded_error: 529,
+  rate_limit_error: 429,
+  rate_limit_exceeded: 429,
+  api_error: 500,
+  server_error: 500,
+};
 
 function streamStatusOf(e: unknown): number | undefined {
   if (!(e instanceof APIError) || e.status !== undefined) return undefined;
@@ -111,7 +117,11 @@ export function stalledFailure(facts: RequestFacts, idleMs: number): AppError {
 }
 
 export function tooLongFailure(facts: RequestFacts, maxChars: number): AppError {
-  return failure(`model reply longer than ${maxChars} characters (llm.maxReplyChars); the request was stopped`, facts, 'reply_too_long');
+  return failure(
+    `model reply longer than ${maxChars} characters (llm.maxReplyChars); the request was stopped`,
+    facts,
+    'reply_too_long',
+  );
 }
 
 /** The provider's content filter refused the request or withheld the whole reply (`details.reason: "content_filter"`). */
@@ -131,10 +141,20 @@ function providerText(e: unknown, facts: RequestFacts): string {
 }
 
 /** The provider's error code and message, raw (for matching, never shown). */
-function errorParts(e: { error?: unknown; code?: unknown; message: string }): { code: string | undefined; message: string } {
+function errorParts(e: { error?: unknown; code?: unknown; message: string }): {
+  code: string | undefined;
+  message: string;
+} {
   const body = e.error as { message?: unknown; code?: unknown; type?: unknown } | string | undefined;
   if (typeof body === 'string') return { code: undefined, message: body };
-  const code = typeof e.code === 'string' ? e.code : typeof body?.code === 'string' ? body.code : typeof body?.type === 'string' ? body.type : undefined;
+  const code =
+    typeof e.code === 'string'
+      ? e.code
+      : typeof body?.code === 'string'
+        ? body.code
+        : typeof body?.type === 'string'
+          ? body.type
+          : undefined;
   return { code, message: typeof body?.message === 'string' ? body.message : e.message };
 }
 
@@ -176,28 +196,60 @@ export function toAgentError(e: unknown, facts: RequestFacts, retries = 0): AppE
   if (e instanceof APIConnectionTimeoutError) return timeoutFailure(facts);
   if (e instanceof APIConnectionError) {
     const cause = scrub(rootCause(e), facts.apiKey);
-    return failure(`could not reach the model provider at ${endpoint(facts.baseURL)} (${cause})${after}`, facts, 'connection');
+    return failure(
+      `could not reach the model provider at ${endpoint(facts.baseURL)} (${cause})${after}`,
+      facts,
+      'connection',
+    );
   }
   if (e instanceof APIError) {
     const status = statusOf(e);
     const overflow = overflowOf(e);
     if (overflow) {
-      const err = failure(`the request did not fit the model's context window${providerText(e, facts)}`, facts, CONTEXT_OVERFLOW, status);
+      const err = failure(
+        `the request did not fit the model's context window${providerText(e, facts)}`,
+        facts,
+        CONTEXT_OVERFLOW,
+        status,
+      );
       if (overflow.window > 0) (err.details as Record<string, unknown>)['contextWindow'] = overflow.window;
       return err;
     }
-    if (CONTENT_FILTER_CODES.has(errorParts(e).code ?? '')) return contentFilterFailure(facts, status, providerText(e, facts));
+    if (CONTENT_FILTER_CODES.has(errorParts(e).code ?? ''))
+      return contentFilterFailure(facts, status, providerText(e, facts));
     const streamStatus = streamStatusOf(e);
-    if (streamStatus === 429) return failure(`model provider rate limit exceeded (429)${after}${providerText(e, facts)}`, facts, 'rate_limited', streamStatus);
-    if (streamStatus !== undefined) return failure(`model provider failed (${streamStatus === 529 ? '529, overloaded' : streamStatus})${after}${providerText(e, facts)}`, facts, 'provider_error', streamStatus);
-    if (status === undefined) return failure(`model provider reported an error mid-stream${providerText(e, facts)}`, facts, 'stream_error');
+    if (streamStatus === 429)
+      return failure(
+        `model provider rate limit exceeded (429)${after}${providerText(e, facts)}`,
+        facts,
+        'rate_limited',
+        streamStatus,
+      );
+    if (streamStatus !== undefined)
+      return failure(
+        `model provider failed (${streamStatus === 529 ? '529, overloaded' : streamStatus})${after}${providerText(e, facts)}`,
+        facts,
+        'provider_error',
+        streamStatus,
+      );
+    if (status === undefined)
+      return failure(`model provider reported an error mid-stream${providerText(e, facts)}`, facts, 'stream_error');
     if (status === 401) return failure('model provider rejected the API key (401)', facts, 'unauthorized', status);
     const text = providerText(e, facts);
     if (status === 403) return failure(`model provider refused access (403)${text}`, facts, 'forbidden', status);
-    if (status === 404) return failure(`model "${facts.model}" or its endpoint was not found (404)${text}`, facts, 'not_found', status);
-    if (status === 429) return failure(`model provider rate limit exceeded (429)${after}${text}`, facts, 'rate_limited', status);
-    if (status >= 500) return failure(`model provider failed (${status === 529 ? '529, overloaded' : status})${after}${text}`, facts, 'provider_error', status);
-    if (status === 400 || status === 422) return failure(`model provider rejected the request (${status})${text}`, facts, 'bad_request', status);
+    if (status === 404)
+      return failure(`model "${facts.model}" or its endpoint was not found (404)${text}`, facts, 'not_found', status);
+    if (status === 429)
+      return failure(`model provider rate limit exceeded (429)${after}${text}`, facts, 'rate_limited', status);
+    if (status >= 500)
+      return failure(
+        `model provider failed (${status === 529 ? '529, overloaded' : status})${after}${text}`,
+        facts,
+        'provider_error',
+        status,
+      );
+    if (status === 400 || status === 422)
+      return failure(`model provider rejected the request (${status})${text}`, facts, 'bad_request', status);
     return failure(`model provider answered ${status}${after}${text}`, facts, 'http_error', status);
   }
   if (e instanceof SyntaxError) return failure('model stream sent data that is not JSON', facts, 'bad_stream');

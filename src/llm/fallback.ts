@@ -19,14 +19,33 @@ import { createModelClient, type LlmDeps } from './client.ts';
 import type { LlmClient, ModelAttempt, ModelRequest } from './types.ts';
 
 /** Failure reasons (failures.ts) after which the next model is tried. */
-export const FALLBACK_REASONS: ReadonlySet<unknown> = new Set(['rate_limited', 'provider_error', 'connection', 'timeout', 'model_stalled']);
+export const FALLBACK_REASONS: ReadonlySet<unknown> = new Set([
+  'rate_limited',
+  'provider_error',
+  'connection',
+  'timeout',
+  'model_stalled',
+]);
 
 /** A fallback entry as a whole model config: what it leaves out is the primary's (see the schema). */
 export function fallbackConfig(primary: LlmConfig, entry: LlmFallbackConfig): LlmConfig {
   const { baseURL, apiKey, api, headers, ...shared } = primary;
   const own = entry.provider !== undefined && entry.provider !== primary.provider;
-  const connection = own ? { headers: {} } : { headers, ...(baseURL !== undefined && { baseURL }), ...(apiKey !== undefined && { apiKey }), ...(api !== undefined && { api }) };
-  const config: LlmConfig = { ...shared, ...connection, fallback: [], provider: entry.provider ?? primary.provider, model: entry.model };
+  const connection = own
+    ? { headers: {} }
+    : {
+        headers,
+        ...(baseURL !== undefined && { baseURL }),
+        ...(apiKey !== undefined && { apiKey }),
+        ...(api !== undefined && { api }),
+      };
+  const config: LlmConfig = {
+    ...shared,
+    ...connection,
+    fallback: [],
+    provider: entry.provider ?? primary.provider,
+    model: entry.model,
+  };
   for (const key of ['apiKey', 'baseURL', 'api', 'stream', 'headers', 'temperature', 'cache', 'reasoning'] as const) {
     if (entry[key] !== undefined) Object.assign(config, { [key]: entry[key] });
   }
@@ -50,24 +69,45 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       const fallbacks: ModelAttempt[] = [];
       let streamed = false;
       const { model, ...rest } = request;
-      const onText = request.onText && ((delta: string) => {
-        streamed = true;
-        request.onText?.(delta);
-      });
+      const onText =
+        request.onText &&
+        ((delta: string) => {
+          streamed = true;
+          request.onText?.(delta);
+        });
       for (const [i, { client, provider }] of chain.entries()) {
         try {
-          const step = await client.complete({ ...rest, ...(onText && { onText }), ...(i === 0 && model !== undefined && { model }) });
+          const step = await client.complete({
+            ...rest,
+            ...(onText && { onText }),
+            ...(i === 0 && model !== undefined && { model }),
+          });
           if (fallbacks.length > 0) step.fallbacks = fallbacks;
           return step;
         } catch (e) {
           const last = i === chain.length - 1;
-          if (!isAppError(e) || last || streamed || request.signal?.aborted || !FALLBACK_REASONS.has(e.details.reason)) {
+          if (
+            !isAppError(e) ||
+            last ||
+            streamed ||
+            request.signal?.aborted ||
+            !FALLBACK_REASONS.has(e.details.reason)
+          ) {
             if (isAppError(e) && fallbacks.length > 0) e.details.fallbacks = fallbacks;
             throw e;
           }
           const status = typeof e.details.status === 'number' ? { status: e.details.status } : {};
-          fallbacks.push({ model: client.model, provider, reason: String(e.details.reason), ...status, message: e.message });
-          deps.log.warn({ model: client.model, provider, reason: e.details.reason, next: chain[i + 1]?.client.model }, 'model failed; trying the next one (llm.fallback)');
+          fallbacks.push({
+            model: client.model,
+            provider,
+            reason: String(e.details.reason),
+            ...status,
+            message: e.message,
+          });
+          deps.log.warn(
+            { model: client.model, provider, reason: e.details.reason, next: chain[i + 1]?.client.model },
+            'model failed; trying the next one (llm.fallback)',
+          );
         }
       }
       throw new Error('unreachable: the fallback chain is never empty');

@@ -25,7 +25,9 @@ interface LeanResponse {
  * - A connection failure rejects with undici's error (not an AbortError), which the SDK reports as
  *   a connection error, as it does for fetch's TypeError.
  */
-export function createLeanFetch(dispatcher: Dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000 })): typeof fetch {
+export function createLeanFetch(
+  dispatcher: Dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000 }),
+): typeof fetch {
   const leanFetch = async (input: string | URL | Request, init: RequestInit = {}): Promise<LeanResponse> => {
     const url = input instanceof Request ? input.url : String(input);
     const headers: Record<string, string> = {};
@@ -39,7 +41,8 @@ export function createLeanFetch(dispatcher: Dispatcher = new Agent({ keepAliveTi
     });
     const responseHeaders = new Headers();
     for (const [key, value] of Object.entries(res.headers)) {
-      for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) responseHeaders.append(key, one);
+      for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value])
+        responseHeaders.append(key, one);
     }
     return {
       ok: res.statusCode >= 200 && res.statusCode < 300,

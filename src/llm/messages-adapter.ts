@@ -45,14 +45,18 @@ function blocks(m: ChatMessage): string {
       return text(m.content || EMPTY);
     case 'user': {
       const out = m.content ? [text(m.content)] : [];
-      for (const image of m.image ? [m.image, ...(m.images ?? [])] : []) out.push(`{"type":"image","source":{"type":"base64","media_type":${json(image.mimeType)},"data":${json(image.base64)}}}`);
+      for (const image of m.image ? [m.image, ...(m.images ?? [])] : [])
+        out.push(
+          `{"type":"image","source":{"type":"base64","media_type":${json(image.mimeType)},"data":${json(image.base64)}}}`,
+        );
       return out.length > 0 ? out.join(',') : text(EMPTY);
     }
     case 'assistant': {
       const out: string[] = [];
       if (m.reasoning?.api === 'messages') for (const block of m.reasoning.replay ?? []) out.push(json(block));
       if (m.content) out.push(text(m.content));
-      for (const c of m.toolCalls ?? []) out.push(`{"type":"tool_use","id":${json(c.id)},"name":${json(c.name)},"input":${input(c.arguments)}}`);
+      for (const c of m.toolCalls ?? [])
+        out.push(`{"type":"tool_use","id":${json(c.id)},"name":${json(c.name)},"input":${input(c.arguments)}}`);
       if (!m.content && !m.toolCalls?.length) out.push(text(EMPTY));
       return out.join(',');
     }
@@ -94,12 +98,26 @@ interface MessageEvent {
   index?: number;
   message?: { usage?: AnthropicUsage };
   content_block?: Block;
-  delta?: { type?: string; text?: string; partial_json?: string; thinking?: string; signature?: string; stop_reason?: string | null };
+  delta?: {
+    type?: string;
+    text?: string;
+    partial_json?: string;
+    thinking?: string;
+    signature?: string;
+    stop_reason?: string | null;
+  };
   usage?: AnthropicUsage;
   error?: { type?: string; message?: string };
 }
 
-const FINISH: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', pause_turn: 'stop', tool_use: 'tool_calls', max_tokens: 'length', refusal: 'content_filter' };
+const FINISH: Record<string, string> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  pause_turn: 'stop',
+  tool_use: 'tool_calls',
+  max_tokens: 'length',
+  refusal: 'content_filter',
+};
 
 class MessagesFolder implements StepFolder {
   private readonly blocks: Block[] = [];
@@ -154,7 +172,13 @@ class MessagesFolder implements StepFolder {
   /** Usage figures as they come (message_start has the input, message_delta the output, sometimes more). */
   count(u: AnthropicUsage | undefined): void {
     if (!u) return;
-    for (const key of ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const) if (typeof u[key] === 'number') this.usage[key] = u[key];
+    for (const key of [
+      'input_tokens',
+      'output_tokens',
+      'cache_creation_input_tokens',
+      'cache_read_input_tokens',
+    ] as const)
+      if (typeof u[key] === 'number') this.usage[key] = u[key];
   }
 
   whole(message: { content?: Block[]; stop_reason?: string | null; usage?: AnthropicUsage }): this {
@@ -174,7 +198,11 @@ class MessagesFolder implements StepFolder {
       if (b.type === 'text') reply += b.text ?? '';
       else if (b.type === 'tool_use') {
         const filled = b.input !== undefined && json(b.input) !== '{}';
-        toolCalls.push({ id: b.id || newId(), name: b.name ?? '', arguments: b.partial ?? (filled ? json(b.input) : '') });
+        toolCalls.push({
+          id: b.id || newId(),
+          name: b.name ?? '',
+          arguments: b.partial ?? (filled ? json(b.input) : ''),
+        });
       } else if (b.type === 'thinking') {
         thought += (thought ? '\n\n' : '') + (b.thinking ?? '');
         replay.push({ type: 'thinking', thinking: b.thinking ?? '', signature: b.signature ?? '' });
@@ -207,13 +235,23 @@ export function messagesAdapter(options: AdapterOptions): Adapter {
       const system = messages[0]?.role === 'system' ? messages[0].content : '';
       if (system) head += `,"system":[{"type":"text","text":${json(system)}${cache ? EPHEMERAL : ''}}]`;
       if (tools.length > 0) {
-        const defs = tools.map((t) => `{"name":${json(t.name)},"description":${json(t.description)},"input_schema":${json(t.parameters)}`);
+        const defs = tools.map(
+          (t) => `{"name":${json(t.name)},"description":${json(t.description)},"input_schema":${json(t.parameters)}`,
+        );
         head += `,"tools":[${defs.join('},')}${cache ? EPHEMERAL : ''}}]`;
       }
       const parts: (string | Buffer)[] = [`${head},"messages":[`];
-      list(parts, { messages, from: messages[0]?.role === 'system' ? 1 : 0, tail, markLast: cache ? EPHEMERAL : undefined });
+      list(parts, {
+        messages,
+        from: messages[0]?.role === 'system' ? 1 : 0,
+        tail,
+        markLast: cache ? EPHEMERAL : undefined,
+      });
       let rest = `]${options.stream ? ',"stream":true' : ''}`;
-      rest += budget === undefined ? optionalKeys({ temperature: options.temperature }) : `,"thinking":{"type":"enabled","budget_tokens":${budget}}`;
+      rest +=
+        budget === undefined
+          ? optionalKeys({ temperature: options.temperature })
+          : `,"thinking":{"type":"enabled","budget_tokens":${budget}}`;
       parts.push(`${rest}}`);
       return concatUtf8(parts);
     },

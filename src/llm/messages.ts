@@ -17,7 +17,8 @@ export function toOpenAiMessage(m: ChatMessage): ChatCompletionMessageParam {
       if (!m.image) return { role: 'user', content: m.content };
       const parts: ChatCompletionContentPart[] = [];
       if (m.content) parts.push({ type: 'text', text: m.content });
-      for (const image of [m.image, ...(m.images ?? [])]) parts.push({ type: 'image_url', image_url: { url: `data:${image.mimeType};base64,${image.base64}` } });
+      for (const image of [m.image, ...(m.images ?? [])])
+        parts.push({ type: 'image_url', image_url: { url: `data:${image.mimeType};base64,${image.base64}` } });
       return { role: 'user', content: parts };
     }
     case 'assistant': {
@@ -26,7 +27,11 @@ export function toOpenAiMessage(m: ChatMessage): ChatCompletionMessageParam {
         role: 'assistant',
         // Some providers reject an empty string next to tool calls; null is the documented form.
         content: m.content || null,
-        tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+        tool_calls: m.toolCalls.map((c) => ({
+          id: c.id,
+          type: 'function',
+          function: { name: c.name, arguments: c.arguments },
+        })),
       };
     }
     case 'tool':

@@ -24,7 +24,8 @@ const OPENAI_OVERFLOW: OverflowSignature = {
   code: 'context_length_exceeded',
   pattern: /maximum context length is \d+ tokens/i,
   window: /maximum context length is (\d+) tokens/i,
-  source: 'https://platform.openai.com/docs/guides/error-codes (400 invalid_request_error, code context_length_exceeded)',
+  source:
+    'https://platform.openai.com/docs/guides/error-codes (400 invalid_request_error, code context_length_exceeded)',
 };
 /** vLLM's OpenAI server copies OpenAI's words (vllm/entrypoints/openai/serving_engine.py, _validate_input). */
 const VLLM_OVERFLOW: OverflowSignature = {
@@ -62,74 +63,135 @@ export interface ProviderPreset {
 }
 
 export const PROVIDER_PRESETS = {
-  openai: { baseURL: 'https://api.openai.com/v1', keyEnv: 'OPENAI_API_KEY', keyRequired: true, overflow: [OPENAI_OVERFLOW] },
-  'openai-compatible': { keyRequired: false, placeholderKey: 'not-needed', overflow: [OPENAI_OVERFLOW, VLLM_OVERFLOW, LLAMA_CPP_OVERFLOW] },
+  openai: {
+    baseURL: 'https://api.openai.com/v1',
+    keyEnv: 'OPENAI_API_KEY',
+    keyRequired: true,
+    overflow: [OPENAI_OVERFLOW],
+  },
+  'openai-compatible': {
+    keyRequired: false,
+    placeholderKey: 'not-needed',
+    overflow: [OPENAI_OVERFLOW, VLLM_OVERFLOW, LLAMA_CPP_OVERFLOW],
+  },
   // Ollama's OpenAI endpoint cuts a prompt longer than num_ctx (oldest tokens first) instead of
   // failing (https://github.com/ollama/ollama/blob/main/docs/faq.md, "How can I specify the context
   // window size?"): set llm.contextWindow to its num_ctx so agentd compacts before it truncates.
   ollama: { baseURL: 'http://127.0.0.1:11434/v1', keyRequired: false, placeholderKey: 'ollama', overflow: [] },
-  vllm: { baseURL: 'http://127.0.0.1:8000/v1', keyRequired: false, placeholderKey: 'not-needed', overflow: [VLLM_OVERFLOW] },
+  vllm: {
+    baseURL: 'http://127.0.0.1:8000/v1',
+    keyRequired: false,
+    placeholderKey: 'not-needed',
+    overflow: [VLLM_OVERFLOW],
+  },
   lmstudio: {
-    baseURL: 'http://127.0.0.1:1234/v1', keyRequired: false, placeholderKey: 'lm-studio',
-    overflow: [{
-      status: 400,
-      pattern: /context length of only \d+ tokens|greater than the context length|exceeds context length/i,
-      window: /context length of only (\d+) tokens/i,
-      source: 'https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues (e.g. "Trying to keep the first N tokens when context the overflows ...")',
-    }],
+    baseURL: 'http://127.0.0.1:1234/v1',
+    keyRequired: false,
+    placeholderKey: 'lm-studio',
+    overflow: [
+      {
+        status: 400,
+        pattern: /context length of only \d+ tokens|greater than the context length|exceeds context length/i,
+        window: /context length of only (\d+) tokens/i,
+        source:
+          'https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues (e.g. "Trying to keep the first N tokens when context the overflows ...")',
+      },
+    ],
   },
   openrouter: {
-    baseURL: 'https://openrouter.ai/api/v1', keyEnv: 'OPENROUTER_API_KEY', keyRequired: true,
-    overflow: [{
-      status: 400,
-      pattern: /maximum context length is \d+ tokens/i,
-      window: /maximum context length is (\d+) tokens/i,
-      source: 'https://openrouter.ai/docs/api-reference/errors ("This endpoint\'s maximum context length is N tokens. However, you requested about M tokens")',
-    }],
+    baseURL: 'https://openrouter.ai/api/v1',
+    keyEnv: 'OPENROUTER_API_KEY',
+    keyRequired: true,
+    overflow: [
+      {
+        status: 400,
+        pattern: /maximum context length is \d+ tokens/i,
+        window: /maximum context length is (\d+) tokens/i,
+        source:
+          'https://openrouter.ai/docs/api-reference/errors ("This endpoint\'s maximum context length is N tokens. However, you requested about M tokens")',
+      },
+    ],
   },
   groq: {
-    baseURL: 'https://api.groq.com/openai/v1', keyEnv: 'GROQ_API_KEY', keyRequired: true,
-    overflow: [{ ...OPENAI_OVERFLOW, pattern: /reduce the length of the messages|context_length_exceeded/i, source: 'https://console.groq.com/docs/errors (400 context_length_exceeded)' }],
+    baseURL: 'https://api.groq.com/openai/v1',
+    keyEnv: 'GROQ_API_KEY',
+    keyRequired: true,
+    overflow: [
+      {
+        ...OPENAI_OVERFLOW,
+        pattern: /reduce the length of the messages|context_length_exceeded/i,
+        source: 'https://console.groq.com/docs/errors (400 context_length_exceeded)',
+      },
+    ],
   },
   together: {
-    baseURL: 'https://api.together.xyz/v1', keyEnv: 'TOGETHER_API_KEY', keyRequired: true,
-    overflow: [{
-      status: 400,
-      pattern: /tokens \+ `?max_new_tokens`? must be <= \d+/i,
-      window: /must be <= (\d+)/i,
-      source: 'https://docs.together.ai/docs/error-codes (400 "Input validation error: `inputs` tokens + `max_new_tokens` must be <= N")',
-    }],
+    baseURL: 'https://api.together.xyz/v1',
+    keyEnv: 'TOGETHER_API_KEY',
+    keyRequired: true,
+    overflow: [
+      {
+        status: 400,
+        pattern: /tokens \+ `?max_new_tokens`? must be <= \d+/i,
+        window: /must be <= (\d+)/i,
+        source:
+          'https://docs.together.ai/docs/error-codes (400 "Input validation error: `inputs` tokens + `max_new_tokens` must be <= N")',
+      },
+    ],
   },
   deepseek: {
-    baseURL: 'https://api.deepseek.com/v1', keyEnv: 'DEEPSEEK_API_KEY', keyRequired: true,
-    overflow: [{ ...OPENAI_OVERFLOW, source: 'https://api-docs.deepseek.com/quick_start/error_codes (400 invalid_request_error: "This model\'s maximum context length is N tokens ...")' }],
+    baseURL: 'https://api.deepseek.com/v1',
+    keyEnv: 'DEEPSEEK_API_KEY',
+    keyRequired: true,
+    overflow: [
+      {
+        ...OPENAI_OVERFLOW,
+        source:
+          'https://api-docs.deepseek.com/quick_start/error_codes (400 invalid_request_error: "This model\'s maximum context length is N tokens ...")',
+      },
+    ],
   },
   mistral: {
-    baseURL: 'https://api.mistral.ai/v1', keyEnv: 'MISTRAL_API_KEY', keyRequired: true,
-    overflow: [{
-      status: 400,
-      pattern: /too large for model with \d+ maximum context length/i,
-      window: /too large for model with (\d+) maximum context length/i,
-      source: 'https://docs.mistral.ai/api/ (400 "Prompt contains N tokens and M draft tokens, too large for model with W maximum context length")',
-    }],
+    baseURL: 'https://api.mistral.ai/v1',
+    keyEnv: 'MISTRAL_API_KEY',
+    keyRequired: true,
+    overflow: [
+      {
+        status: 400,
+        pattern: /too large for model with \d+ maximum context length/i,
+        window: /too large for model with (\d+) maximum context length/i,
+        source:
+          'https://docs.mistral.ai/api/ (400 "Prompt contains N tokens and M draft tokens, too large for model with W maximum context length")',
+      },
+    ],
   },
   gemini: {
-    baseURL: 'https://generativelanguage.googleapis.com/v1beta/openai/', keyEnv: 'GEMINI_API_KEY', keyRequired: true,
-    overflow: [{
-      status: 400,
-      pattern: /input token count \(\d+\) exceeds the maximum number of tokens allowed/i,
-      window: /maximum number of tokens allowed \((\d+)\)/i,
-      source: 'https://ai.google.dev/gemini-api/docs/troubleshooting (400 INVALID_ARGUMENT "The input token count (N) exceeds the maximum number of tokens allowed (W)")',
-    }],
+    baseURL: 'https://generativelanguage.googleapis.com/v1beta/openai/',
+    keyEnv: 'GEMINI_API_KEY',
+    keyRequired: true,
+    overflow: [
+      {
+        status: 400,
+        pattern: /input token count \(\d+\) exceeds the maximum number of tokens allowed/i,
+        window: /maximum number of tokens allowed \((\d+)\)/i,
+        source:
+          'https://ai.google.dev/gemini-api/docs/troubleshooting (400 INVALID_ARGUMENT "The input token count (N) exceeds the maximum number of tokens allowed (W)")',
+      },
+    ],
   },
   anthropic: {
-    baseURL: 'https://api.anthropic.com/v1/', keyEnv: 'ANTHROPIC_API_KEY', keyRequired: true, api: 'messages',
-    overflow: [{
-      status: 400,
-      pattern: /prompt is too long/i,
-      window: /tokens > (\d+) maximum/i,
-      source: 'https://docs.anthropic.com/en/api/errors (400 invalid_request_error "prompt is too long: N tokens > W maximum")',
-    }],
+    baseURL: 'https://api.anthropic.com/v1/',
+    keyEnv: 'ANTHROPIC_API_KEY',
+    keyRequired: true,
+    api: 'messages',
+    overflow: [
+      {
+        status: 400,
+        pattern: /prompt is too long/i,
+        window: /tokens > (\d+) maximum/i,
+        source:
+          'https://docs.anthropic.com/en/api/errors (400 invalid_request_error "prompt is too long: N tokens > W maximum")',
+      },
+    ],
   },
 } as const satisfies Record<Provider, ProviderPreset>;
 
@@ -160,10 +222,14 @@ export function resolveProvider(
   const details = { provider, model: llm.model };
   const baseURL = llm.baseURL || preset.baseURL;
   if (!baseURL) {
-    throw new AppError('AGENT_ERROR', `provider "${provider}" needs llm.baseURL (the endpoint of your OpenAI-compatible server)`, {
-      ...details,
-      reason: 'missing_base_url',
-    });
+    throw new AppError(
+      'AGENT_ERROR',
+      `provider "${provider}" needs llm.baseURL (the endpoint of your OpenAI-compatible server)`,
+      {
+        ...details,
+        reason: 'missing_base_url',
+      },
+    );
   }
   if (llm.apiKey) return { provider, baseURL, apiKey: llm.apiKey, keySource: 'config' };
   const fromEnv = preset.keyEnv ? env[preset.keyEnv] : undefined;
@@ -192,7 +258,11 @@ const MODEL_LIMITS: readonly { match: RegExp; contextWindow: number; maxOutputTo
   { match: /claude/i, contextWindow: 200_000, maxOutputTokens: 8_192 },
   { match: /gemini-(1\.5|2\.\d|2\.5)/i, contextWindow: 1_048_576, maxOutputTokens: 8_192 },
   { match: /^deepseek-(chat|reasoner)/i, contextWindow: 65_536, maxOutputTokens: 8_192 },
-  { match: /^(mistral-large|mistral-medium|mistral-small|codestral|ministral)/i, contextWindow: 128_000, maxOutputTokens: 8_192 },
+  {
+    match: /^(mistral-large|mistral-medium|mistral-small|codestral|ministral)/i,
+    contextWindow: 128_000,
+    maxOutputTokens: 8_192,
+  },
   { match: /llama-3\.[1-3]|llama3\.[1-3]|llama-4/i, contextWindow: 131_072, maxOutputTokens: 8_192 },
   { match: /qwen2\.5|qwen3/i, contextWindow: 32_768, maxOutputTokens: 8_192 },
 ];
@@ -212,8 +282,13 @@ export function contextLimitsOf(llm: Pick<LlmConfig, 'model' | 'contextWindow' |
   const contextWindow = llm.contextWindow ?? known?.contextWindow;
   if (llm.maxOutputTokens !== undefined) return { contextWindow, maxOutputTokens: llm.maxOutputTokens };
   const room = known?.maxOutputTokens ?? FALLBACK_MAX_OUTPUT_TOKENS;
-  return { contextWindow, maxOutputTokens: contextWindow === undefined ? room : Math.min(room, Math.floor(contextWindow / 4)) };
+  return {
+    contextWindow,
+    maxOutputTokens: contextWindow === undefined ? room : Math.min(room, Math.floor(contextWindow / 4)),
+  };
 }
 
 /** Every overflow signature of every preset (see ProviderPreset.overflow). */
-export const OVERFLOW_SIGNATURES: readonly OverflowSignature[] = Object.values(PROVIDER_PRESETS).flatMap((p: ProviderPreset) => p.overflow);
+export const OVERFLOW_SIGNATURES: readonly OverflowSignature[] = Object.values(PROVIDER_PRESETS).flatMap(
+  (p: ProviderPreset) => p.overflow,
+);

@@ -90,7 +90,8 @@ export function createListEncoder(codec: MessageCodec): (parts: (string | Buffer
       done = { from, count: from, bytes: Buffer.allocUnsafe(1024), length: 0 };
       encoded.set(messages, done);
     }
-    for (let i = done.count; i < messages.length; i++) appendText(done, codec.fragment(messages[i] as ChatMessage, i > from ? messages[i - 1] : undefined));
+    for (let i = done.count; i < messages.length; i++)
+      appendText(done, codec.fragment(messages[i] as ChatMessage, i > from ? messages[i - 1] : undefined));
     done.count = messages.length;
     if (done.length > MAX_KEPT_BYTES) encoded.set(messages, TOO_LONG);
     return done.bytes.subarray(0, done.length);
@@ -102,7 +103,9 @@ export function createListEncoder(codec: MessageCodec): (parts: (string | Buffer
     if (messages.length > from) {
       const kept = keptBytes(messages, from);
       if (kept) parts.push(kept);
-      else for (let i = from; i < messages.length; i++) parts.push(codec.fragment(messages[i] as ChatMessage, i > from ? messages[i - 1] : undefined));
+      else
+        for (let i = from; i < messages.length; i++)
+          parts.push(codec.fragment(messages[i] as ChatMessage, i > from ? messages[i - 1] : undefined));
       prev = messages[messages.length - 1];
     }
     for (const m of tail) {

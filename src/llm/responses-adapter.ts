@@ -28,7 +28,8 @@ function items(m: ChatMessage): string {
     case 'user': {
       if (!m.image) return `{"role":"user","content":${json(m.content)}}`;
       const parts: unknown[] = m.content ? [{ type: 'input_text', text: m.content }] : [];
-      for (const image of [m.image, ...(m.images ?? [])]) parts.push({ type: 'input_image', image_url: `data:${image.mimeType};base64,${image.base64}` });
+      for (const image of [m.image, ...(m.images ?? [])])
+        parts.push({ type: 'input_image', image_url: `data:${image.mimeType};base64,${image.base64}` });
       return `{"role":"user","content":${json(parts)}}`;
     }
     case 'assistant': {
@@ -36,7 +37,10 @@ function items(m: ChatMessage): string {
       if (m.reasoning?.api === 'responses') for (const item of m.reasoning.replay ?? []) out.push(json(item));
       const calls = m.toolCalls ?? [];
       if (m.content !== '' || calls.length === 0) out.push(`{"role":"assistant","content":${json(m.content)}}`);
-      for (const c of calls) out.push(`{"type":"function_call","call_id":${json(c.id)},"name":${json(c.name)},"arguments":${json(c.arguments)}}`);
+      for (const c of calls)
+        out.push(
+          `{"type":"function_call","call_id":${json(c.id)},"name":${json(c.name)},"arguments":${json(c.arguments)}}`,
+        );
       return out.join(',');
     }
     case 'tool':
@@ -119,7 +123,12 @@ class ResponsesFolder implements StepFolder {
         this.chars += e.delta.length;
         return;
       case 'response.output_item.added':
-        if (e.item?.type === 'function_call') this.calls.set(e.output_index ?? this.calls.size, { id: e.item.call_id ?? '', name: e.item.name ?? '', arguments: e.item.arguments ?? '' });
+        if (e.item?.type === 'function_call')
+          this.calls.set(e.output_index ?? this.calls.size, {
+            id: e.item.call_id ?? '',
+            name: e.item.name ?? '',
+            arguments: e.item.arguments ?? '',
+          });
         return;
       case 'response.function_call_arguments.delta': {
         const call = this.calls.get(e.output_index ?? -1);
@@ -149,11 +158,22 @@ class ResponsesFolder implements StepFolder {
   item(item: OutputItem, index: number, whole: boolean): void {
     if (item.type === 'function_call') {
       const call = this.calls.get(index) ?? { id: '', name: '', arguments: '' };
-      this.calls.set(index, { id: item.call_id || call.id, name: item.name || call.name, arguments: item.arguments ?? call.arguments });
+      this.calls.set(index, {
+        id: item.call_id || call.id,
+        name: item.name || call.name,
+        arguments: item.arguments ?? call.arguments,
+      });
     } else if (item.type === 'reasoning') {
-      for (const part of item.summary ?? []) if (part.text) this.summaries += (this.summaries ? '\n\n' : '') + part.text;
+      for (const part of item.summary ?? [])
+        if (part.text) this.summaries += (this.summaries ? '\n\n' : '') + part.text;
       if (whole) for (const part of item.content ?? []) if (part.text) this.thought += part.text;
-      if (item.encrypted_content) this.replay.push({ type: 'reasoning', id: item.id, summary: item.summary ?? [], encrypted_content: item.encrypted_content });
+      if (item.encrypted_content)
+        this.replay.push({
+          type: 'reasoning',
+          id: item.id,
+          summary: item.summary ?? [],
+          encrypted_content: item.encrypted_content,
+        });
     } else if (item.type === 'message' && whole) {
       for (const part of item.content ?? []) this.text += part.text ?? part.refusal ?? '';
     }
@@ -167,12 +187,26 @@ class ResponsesFolder implements StepFolder {
   build(newId: () => string): ModelStep {
     const toolCalls = [...this.calls.values()].map((c) => ({ ...c, id: c.id || newId() }));
     const incomplete = this.end?.incomplete_details?.reason;
-    const finishReason = incomplete === 'max_output_tokens' ? 'length' : incomplete === 'content_filter' ? 'content_filter' : toolCalls.length > 0 ? 'tool_calls' : this.end ? 'stop' : 'unknown';
+    const finishReason =
+      incomplete === 'max_output_tokens'
+        ? 'length'
+        : incomplete === 'content_filter'
+          ? 'content_filter'
+          : toolCalls.length > 0
+            ? 'tool_calls'
+            : this.end
+              ? 'stop'
+              : 'unknown';
     const step: ModelStep = { text: this.text, toolCalls, finishReason };
     const u = this.end?.usage;
-    if (u) step.usage = { ...usageOf(u.input_tokens, u.output_tokens, u.input_tokens_details?.cached_tokens), totalTokens: u.total_tokens ?? u.input_tokens + u.output_tokens };
+    if (u)
+      step.usage = {
+        ...usageOf(u.input_tokens, u.output_tokens, u.input_tokens_details?.cached_tokens),
+        totalTokens: u.total_tokens ?? u.input_tokens + u.output_tokens,
+      };
     const text = this.thought || this.summaries;
-    if (text || this.replay.length > 0) step.reasoning = { api: 'responses', text, ...(this.replay.length > 0 && { replay: this.replay }) };
+    if (text || this.replay.length > 0)
+      step.reasoning = { api: 'responses', text, ...(this.replay.length > 0 && { replay: this.replay }) };
     return step;
   }
 }
@@ -190,7 +224,8 @@ export function responsesAdapter(options: AdapterOptions): Adapter {
       const parts: (string | Buffer)[] = [`{"model":${json(model)},"input":[`];
       list(parts, { messages, tail });
       let end = `],"store":false,"include":["reasoning.encrypted_content"]${options.stream ? ',"stream":true' : ''}`;
-      if (tools.length > 0) end += `,"tools":${json(tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.parameters, strict: false })))}`;
+      if (tools.length > 0)
+        end += `,"tools":${json(tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.parameters, strict: false })))}`;
       parts.push(`${end}${rest}${optionalKeys({ max_output_tokens: maxTokens })}}`);
       return concatUtf8(parts);
     },

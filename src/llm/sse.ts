@@ -56,7 +56,8 @@ export function createSseReader(onEvent: (event: unknown) => void, headers?: Hea
       return;
     }
     const event = JSON.parse(text) as { error?: unknown } | null;
-    if (event !== null && typeof event === 'object' && event.error) throw new APIError(undefined, event.error, undefined, headers ?? new Headers());
+    if (event !== null && typeof event === 'object' && event.error)
+      throw new APIError(undefined, event.error, undefined, headers ?? new Headers());
     onEvent(event);
   };
   const drain = (): void => {

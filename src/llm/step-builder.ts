@@ -100,7 +100,11 @@ export class StepBuilder implements StepFolder {
 
   /** The step so far; calls without an id get one from `newId`. finishReason is 'unknown' if none came. */
   build(newId: () => string): ModelStep {
-    const toolCalls: ToolCallRequest[] = this.slots.map((s) => ({ id: s.id || newId(), name: s.name, arguments: s.arguments }));
+    const toolCalls: ToolCallRequest[] = this.slots.map((s) => ({
+      id: s.id || newId(),
+      name: s.name,
+      arguments: s.arguments,
+    }));
     const step: ModelStep = { text: this.text, toolCalls, finishReason: this.finishReason || 'unknown' };
     if (this.usage) step.usage = chatUsage(this.usage);
     if (this.reasoning) step.reasoning = { api: 'chat', text: this.reasoning };

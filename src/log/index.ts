@@ -9,13 +9,26 @@ export { LOG_LEVELS, type LogLevel } from './levels.ts';
  * redacted wherever they appear, so a careless `log.info({ config })` cannot leak a key; with
  * `redact`, every finished line also passes through it (the config's own secrets, URL credentials).
  */
-export function createLogger(level: LevelWithSilent = 'info', stream?: DestinationStream, redact?: (line: string) => string): Logger {
+export function createLogger(
+  level: LevelWithSilent = 'info',
+  stream?: DestinationStream,
+  redact?: (line: string) => string,
+): Logger {
   const options = {
     level,
     base: { service: 'agentd' },
     ...(redact && { hooks: { streamWrite: redact } }),
     redact: {
-      paths: ['apiKey', '*.apiKey', '*.*.apiKey', 'authorization', '*.authorization', 'headers.authorization', 'env', '*.env'],
+      paths: [
+        'apiKey',
+        '*.apiKey',
+        '*.*.apiKey',
+        'authorization',
+        '*.authorization',
+        'headers.authorization',
+        'env',
+        '*.env',
+      ],
       censor: '[REDACTED]',
     },
   };

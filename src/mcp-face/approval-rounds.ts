@@ -17,7 +17,12 @@
  *   answered (a question asked and left unanswered in a retry is asked again), or `undefined` once the
  *   reply (or failure) comes first.
  */
-import { createRequestStateCodec, inputRequired, type InputRequiredResult, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  createRequestStateCodec,
+  inputRequired,
+  type InputRequiredResult,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { QUESTION_ASKED, type AgentCommands, type AgentEvents, type Question } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -41,9 +46,15 @@ export interface ApprovalState {
 /** A question a form can ask, with that form. */
 type Asking = { question: Question; form: FormQuestion };
 
-export function createApprovalRounds(deps: { bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute' | 'on'>; log: Logger; key: FaceKey }) {
+export function createApprovalRounds(deps: {
+  bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute' | 'on'>;
+  log: Logger;
+  key: FaceKey;
+}) {
   // Made once the key is read: the codec keeps its imported CryptoKey across requests.
-  const codec = madeOnce(async () => createRequestStateCodec<ApprovalState>({ key: purposeKey(await deps.key(), 'request-state'), ttlSeconds: 600 }));
+  const codec = madeOnce(async () =>
+    createRequestStateCodec<ApprovalState>({ key: purposeKey(await deps.key(), 'request-state'), ttlSeconds: 600 }),
+  );
   const questionsOf = (sessionId: SessionKey) => deps.bus.execute('agent.questions', { sessionId }, { sessionId });
   return {
     verify: async (state: string, ctx: ServerContext) => (await codec()).verify(state, ctx),
@@ -57,13 +68,23 @@ export function createApprovalRounds(deps: { bus: Pick<Bus<AgentCommands, AgentE
       const waiting = answered.length === 0 ? [] : await questionsOf(sessionId).catch(() => []);
       for (const q of waiting.filter((x) => answered.includes(x.id))) {
         await deps.bus
-          .execute('agent.answer', { sessionId, id: q.id, answer: answerOf(q, responses[q.id]), by: 'mcp-elicitation' }, { sessionId })
-          .catch((err: unknown) => deps.log.debug({ err, id: q.id }, 'answer through elicitation not applied (answered elsewhere first)'));
+          .execute(
+            'agent.answer',
+            { sessionId, id: q.id, answer: answerOf(q, responses[q.id]), by: 'mcp-elicitation' },
+            { sessionId },
+          )
+          .catch((err: unknown) =>
+            deps.log.debug({ err, id: q.id }, 'answer through elicitation not applied (answered elsewhere first)'),
+          );
       }
       return answered;
     },
     /** Resolves with the questions of the turn that wait now (see the contracts); `turnId` once known. */
-    next(turn: { sessionId: SessionKey; correlationId: string; turnId: () => string | undefined }, reply: Promise<unknown>, answered: readonly string[]): Promise<Asking[] | undefined> {
+    next(
+      turn: { sessionId: SessionKey; correlationId: string; turnId: () => string | undefined },
+      reply: Promise<unknown>,
+      answered: readonly string[],
+    ): Promise<Asking[] | undefined> {
       return new Promise((resolve) => {
         let over = false;
         const offs: (() => void)[] = [];
@@ -75,22 +96,38 @@ export function createApprovalRounds(deps: { bus: Pick<Bus<AgentCommands, AgentE
         };
         const check = async (turnId = turn.turnId()) => {
           if (turnId === undefined) return;
-          const waiting = (await questionsOf(turn.sessionId).catch(() => [])).filter((q) => q.turnId === turnId && !answered.includes(q.id));
+          const waiting = (await questionsOf(turn.sessionId).catch(() => [])).filter(
+            (q) => q.turnId === turnId && !answered.includes(q.id),
+          );
           const asking = waiting.flatMap((question) => {
             const form = formOf(question);
             return form ? [{ question, form }] : [];
           });
           if (asking.length > 0) done(asking);
         };
-        for (const name of QUESTION_ASKED) offs.push(deps.bus.on(`agent.${name}`, (e) => void (e.correlationId === turn.correlationId && check(e.payload.turnId))));
-        reply.then(() => done(undefined), () => done(undefined));
+        for (const name of QUESTION_ASKED)
+          offs.push(
+            deps.bus.on(
+              `agent.${name}`,
+              (e) => void (e.correlationId === turn.correlationId && check(e.payload.turnId)),
+            ),
+          );
+        reply.then(
+          () => done(undefined),
+          () => done(undefined),
+        );
         void check();
       });
     },
     /** The `input_required` answer asking `asking`. */
     async ask(asking: Asking[], state: Omit<ApprovalState, 'asked'>): Promise<InputRequiredResult> {
-      const inputRequests = Object.fromEntries(asking.map(({ question, form }) => [question.id, inputRequired.elicit(form)]));
-      return inputRequired({ inputRequests, requestState: await (await codec()).mint({ ...state, asked: asking.map((a) => a.question.id) }) });
+      const inputRequests = Object.fromEntries(
+        asking.map(({ question, form }) => [question.id, inputRequired.elicit(form)]),
+      );
+      return inputRequired({
+        inputRequests,
+        requestState: await (await codec()).mint({ ...state, asked: asking.map((a) => a.question.id) }),
+      });
     },
   };
 }

@@ -1,4 +1,8 @@
-import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import type { SessionAccess } from '../auth/index.ts';
 import { messagesOf } from './legacy-approvals.ts';
 import type { ServerFace } from './server-face.ts';
@@ -14,10 +18,14 @@ const callsTool = (body: unknown): boolean => messagesOf(body).some((m) => m.met
 
 /** The JSON-RPC error answering an approval answer that cannot be used (see legacy-approvals.ts). */
 const refusedAnswer = () =>
-  Response.json({ jsonrpc: '2.0', id: null, error: { code: -32602, message: 'Invalid or expired approval answer' } }, { status: 400 });
+  Response.json(
+    { jsonrpc: '2.0', id: null, error: { code: -32602, message: 'Invalid or expired approval answer' } },
+    { status: 400 },
+  );
 
 /** True when any JSON-RPC message of the body asks for progress notifications. */
-const wantsProgress = (body: unknown): boolean => messagesOf(body).some((m) => m.params?._meta?.progressToken !== undefined);
+const wantsProgress = (body: unknown): boolean =>
+  messagesOf(body).some((m) => m.params?._meta?.progressToken !== undefined);
 
 /**
  * MCP Streamable HTTP, stateless, both protocol eras; the era is decided per request by the SDK's
@@ -51,7 +59,12 @@ export function createHttpFace(face: ServerFace) {
 
   return {
     /** `sessions`: the sessions the request's principal reaches (src/auth/ownership.ts); `mayApprove`: it has the approve scope. */
-    async handle(request: Request, parsedBody: unknown, sessions: SessionAccess, mayApprove: boolean): Promise<McpExchange> {
+    async handle(
+      request: Request,
+      parsedBody: unknown,
+      sessions: SessionAccess,
+      mayApprove: boolean,
+    ): Promise<McpExchange> {
       if (!(await isLegacyRequest(request, parsedBody))) {
         callers.set(request, { sessions, mayApprove });
         const response = await modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
@@ -66,13 +79,22 @@ export function createHttpFace(face: ServerFace) {
       }
       const legacy = face.legacyApprovals;
       const answered = await legacy.answer(parsedBody, sessions, mayApprove);
-      if (answered !== undefined) return { response: answered === 'applied' ? new Response(null, { status: 202 }) : refusedAnswer(), close: () => Promise.resolve() };
+      if (answered !== undefined)
+        return {
+          response: answered === 'applied' ? new Response(null, { status: 202 }) : refusedAnswer(),
+          close: () => Promise.resolve(),
+        };
       const elicits = await legacy.elicits(request.headers.get('mcp-session-id'));
       // No sessionIdGenerator: stateless mode.
-      const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !wantsProgress(parsedBody) && !(elicits && callsTool(parsedBody)) });
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        enableJsonResponse: !wantsProgress(parsedBody) && !(elicits && callsTool(parsedBody)),
+      });
       const server = face.newServer(sessions, {
         mayApprove,
-        ...(elicits && { outOfBand: (question, answerTo, relatedRequestId) => legacy.ask((m) => transport.send(m, { relatedRequestId }), question, answerTo) }),
+        ...(elicits && {
+          outOfBand: (question, answerTo, relatedRequestId) =>
+            legacy.ask((m) => transport.send(m, { relatedRequestId }), question, answerTo),
+        }),
       });
       await server.connect(transport);
       let response = await transport.handleRequest(request, parsedBody === undefined ? {} : { parsedBody });

@@ -59,7 +59,8 @@ export type Message = {
 };
 
 /** The JSON-RPC messages of a POST body (one, or a batch); anything that is not an object is left out. */
-export const messagesOf = (body: unknown): Message[] => (Array.isArray(body) ? body : [body]).filter((m): m is Message => typeof m === 'object' && m !== null);
+export const messagesOf = (body: unknown): Message[] =>
+  (Array.isArray(body) ? body : [body]).filter((m): m is Message => typeof m === 'object' && m !== null);
 
 /** Whether an initialize declares form elicitation (an empty `elicitation` means form, per 2025-11-25). */
 function declaresForm(message: Message): boolean {
@@ -68,12 +69,24 @@ function declaresForm(message: Message): boolean {
   return elicitation.form !== undefined || elicitation.url === undefined;
 }
 
-const isOurAnswer = (m: Message): m is Message & { id: string } => typeof m.id === 'string' && m.id.startsWith(ANSWER_PREFIX) && m.method === undefined && ('result' in m || 'error' in m);
+const isOurAnswer = (m: Message): m is Message & { id: string } =>
+  typeof m.id === 'string' &&
+  m.id.startsWith(ANSWER_PREFIX) &&
+  m.method === undefined &&
+  ('result' in m || 'error' in m);
 
-export function createLegacyApprovals(deps: { bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute'>; log: Logger; key: FaceKey }) {
+export function createLegacyApprovals(deps: {
+  bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute'>;
+  log: Logger;
+  key: FaceKey;
+}) {
   const sessionSeal = createSeal<{ elicitation: 'form' }>(deps.key, 'mcp-session', 30 * DAY_MS);
   const answerSeal = createSeal<AnswerTo>(deps.key, 'mcp-approval-answer', ANSWER_TTL_MS);
-  const unsealable = (err: unknown): undefined => void deps.log.warn({ err }, "mcp: the face's key cannot be read; 2025-era HTTP clients are not asked approvals meanwhile");
+  const unsealable = (err: unknown): undefined =>
+    void deps.log.warn(
+      { err },
+      "mcp: the face's key cannot be read; 2025-era HTTP clients are not asked approvals meanwhile",
+    );
   return {
     async sessionIdFor(body: unknown): Promise<string | undefined> {
       const [message, ...more] = messagesOf(body);
@@ -83,21 +96,40 @@ export function createLegacyApprovals(deps: { bus: Pick<Bus<AgentCommands, Agent
     async elicits(sessionId: string | null): Promise<boolean> {
       return sessionId !== null && (await sessionSeal.open(sessionId).catch(unsealable))?.elicitation === 'form';
     },
-    async ask(send: (message: JSONRPCRequest | JSONRPCNotification) => Promise<void>, question: FormQuestion, answerTo: AnswerTo): Promise<AskedOutOfBand> {
+    async ask(
+      send: (message: JSONRPCRequest | JSONRPCNotification) => Promise<void>,
+      question: FormQuestion,
+      answerTo: AnswerTo,
+    ): Promise<AskedOutOfBand> {
       const id = `${ANSWER_PREFIX}${await answerSeal.seal(answerTo)}`;
       await send({ jsonrpc: '2.0', id, method: 'elicitation/create', params: question });
-      return { withdraw: (reason) => send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } }) };
+      return {
+        withdraw: (reason) =>
+          send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } }),
+      };
     },
-    async answer(body: unknown, sessions: SessionAccess, mayApprove: boolean): Promise<'applied' | 'refused' | undefined> {
+    async answer(
+      body: unknown,
+      sessions: SessionAccess,
+      mayApprove: boolean,
+    ): Promise<'applied' | 'refused' | undefined> {
       const ours = messagesOf(body).filter(isOurAnswer);
       if (ours.length === 0) return undefined;
-      const opened = await Promise.all(ours.map(async (m) => ({ m, to: await answerSeal.open(m.id.slice(ANSWER_PREFIX.length)) })));
+      const opened = await Promise.all(
+        ours.map(async (m) => ({ m, to: await answerSeal.open(m.id.slice(ANSWER_PREFIX.length)) })),
+      );
       if (!mayApprove || opened.some(({ to }) => to === undefined || !sessions.sees(to.sessionId))) return 'refused';
       for (const { m, to } of opened) {
         const { sessionId, callId, kind = 'approval' } = to!;
         await deps.bus
-          .execute('agent.answer', { sessionId, id: callId, answer: answerOf({ kind }, m.result), by: 'mcp-elicitation' }, { sessionId })
-          .catch((err: unknown) => deps.log.debug({ err, id: callId }, 'answer through elicitation not applied (answered elsewhere first)'));
+          .execute(
+            'agent.answer',
+            { sessionId, id: callId, answer: answerOf({ kind }, m.result), by: 'mcp-elicitation' },
+            { sessionId },
+          )
+          .catch((err: unknown) =>
+            deps.log.debug({ err, id: callId }, 'answer through elicitation not applied (answered elsewhere first)'),
+          );
       }
       return 'applied';
     },

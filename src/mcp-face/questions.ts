@@ -21,7 +21,10 @@ export function approvalQuestion(call: { toolName: string; serverId: string; arg
     message: `Allow the agent to call "${call.toolName}" on "${call.serverId}"${call.args === undefined ? '' : ` with ${JSON.stringify(call.args)}`}?`,
     requestedSchema: {
       type: 'object' as const,
-      properties: { decision: { type: 'string' as const, enum: ['approve', 'deny'], title: 'Decision' }, reason: { type: 'string' as const, title: 'Reason' } },
+      properties: {
+        decision: { type: 'string' as const, enum: ['approve', 'deny'], title: 'Decision' },
+        reason: { type: 'string' as const, title: 'Reason' },
+      },
       required: ['decision'],
     },
   };
@@ -34,7 +37,10 @@ export type FormQuestion = Pick<ElicitRequestFormParams, 'message' | 'requestedS
 export function decisionOf(answer: unknown): { decision: 'approve' | 'deny'; reason?: string } {
   const a = answer as { action?: string; content?: { decision?: unknown; reason?: unknown } } | undefined;
   const reason = typeof a?.content?.reason === 'string' && a.content.reason !== '' ? a.content.reason : undefined;
-  return { decision: a?.action === 'accept' && a.content?.decision === 'approve' ? 'approve' : 'deny', ...(reason !== undefined && { reason }) };
+  return {
+    decision: a?.action === 'accept' && a.content?.decision === 'approve' ? 'approve' : 'deny',
+    ...(reason !== undefined && { reason }),
+  };
 }
 
 /** The form that asks `q` of an MCP client; `undefined` for what a form cannot ask (a URL to open). */
@@ -42,7 +48,10 @@ export function formOf(q: Question): FormQuestion | undefined {
   if (q.kind !== 'elicitation') return approvalQuestion(approvalRecordOf(q));
   if (q.mode === 'url') return undefined;
   // The server's schema passed the SDK's check of a form's schema when the server asked it.
-  return { message: q.message ?? '', requestedSchema: (q.requestedSchema ?? { type: 'object', properties: {} }) as FormQuestion['requestedSchema'] };
+  return {
+    message: q.message ?? '',
+    requestedSchema: (q.requestedSchema ?? { type: 'object', properties: {} }) as FormQuestion['requestedSchema'],
+  };
 }
 
 /** The answer a client's elicitation result (or error: `undefined`) gives `q` (see the contracts). */

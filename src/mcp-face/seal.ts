@@ -5,7 +5,8 @@ import { madeOnce } from '../made-once.ts';
 export type FaceKey = () => Promise<Uint8Array>;
 
 /** The key for one purpose, derived from the face's key: what is sealed for one purpose never opens as another. */
-export const purposeKey = (key: Uint8Array, purpose: string): Buffer => createHmac('sha256', key).update(`agentd.mcp-face:${purpose}`).digest();
+export const purposeKey = (key: Uint8Array, purpose: string): Buffer =>
+  createHmac('sha256', key).update(`agentd.mcp-face:${purpose}`).digest();
 
 /**
  * A sealed token the face hands to a client and reads back: `<base64url JSON { p, exp }>.<base64url HMAC-SHA256>`
@@ -14,7 +15,10 @@ export const purposeKey = (key: Uint8Array, purpose: string): Buffer => createHm
  */
 export function createSeal<T>(key: FaceKey, purpose: string, ttlMs: number, now: () => number = Date.now) {
   const sealKey = madeOnce(async () => purposeKey(await key(), purpose));
-  const mac = async (body: string) => createHmac('sha256', await sealKey()).update(body).digest();
+  const mac = async (body: string) =>
+    createHmac('sha256', await sealKey())
+      .update(body)
+      .digest();
   return {
     async seal(payload: T): Promise<string> {
       const body = Buffer.from(JSON.stringify({ p: payload, exp: now() + ttlMs })).toString('base64url');

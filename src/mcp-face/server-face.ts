@@ -29,13 +29,30 @@
  * timeout) keeps that answer, and a 2025-era client's open question about it is withdrawn with
  * `notifications/cancelled`.
  */
-import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Server, type CallToolResult, type InputRequiredResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  Server,
+  type CallToolResult,
+  type InputRequiredResult,
+  type ServerContext,
+  type Tool,
+} from '@modelcontextprotocol/server';
 import { createApprovalRounds } from './approval-rounds.ts';
 import { createLegacyApprovals, type AnswerTo, type AskedOutOfBand } from './legacy-approvals.ts';
 import { answerOf, formOf, type FormQuestion } from './questions.ts';
 import type { FaceKey } from './seal.ts';
 import { z } from 'zod';
-import { DEFAULT_SESSION, QUESTION_ANSWERED, QUESTION_ASKED, answerOfFrame, questionOfFrame, type AgentFrame, type TurnWaiter } from '../agent/index.ts';
+import {
+  DEFAULT_SESSION,
+  QUESTION_ANSWERED,
+  QUESTION_ASKED,
+  answerOfFrame,
+  questionOfFrame,
+  type AgentFrame,
+  type TurnWaiter,
+} from '../agent/index.ts';
 import { LOCAL_SESSIONS, type SessionAccess } from '../auth/index.ts';
 import type { AgentCommands, AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
@@ -60,7 +77,10 @@ export interface AgentCard {
 }
 
 /** The bus as the agent's MCP face uses it: agent commands, the connected tools, and reply chunks. */
-export type FaceBus = Pick<Bus<AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>, AgentEvents>, 'execute' | 'on'>;
+export type FaceBus = Pick<
+  Bus<AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>, AgentEvents>,
+  'execute' | 'on'
+>;
 
 export interface ServerFaceDeps {
   bus: FaceBus;
@@ -91,7 +111,11 @@ export const CARD_URI = 'agentd://agent/card';
 export interface ServerOptions {
   persistent?: boolean;
   mayApprove?: boolean;
-  outOfBand?: (question: FormQuestion, answerTo: AnswerTo, relatedRequestId: string | number) => Promise<AskedOutOfBand>;
+  outOfBand?: (
+    question: FormQuestion,
+    answerTo: AnswerTo,
+    relatedRequestId: string | number,
+  ) => Promise<AskedOutOfBand>;
 }
 
 const chatInput = z.strictObject({
@@ -114,7 +138,10 @@ const OWN_TOOLS: Tool[] = [
   },
 ];
 
-const text = (value: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text: value }], ...(isError && { isError }) });
+const text = (value: string, isError = false): CallToolResult => ({
+  content: [{ type: 'text', text: value }],
+  ...(isError && { isError }),
+});
 
 function parseArgs<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
   const result = schema.safeParse(args ?? {});
@@ -140,7 +167,12 @@ export function createServerFace(deps: ServerFaceDeps) {
    * Asks the client each question of the turn `correlationId` that a form can ask (see the contracts); a
    * question answered elsewhere first is withdrawn (`notifications/cancelled`).
    */
-  function askQuestions(ctx: ServerContext, correlationId: string, sessionId: SessionKey, outOfBand: ServerOptions['outOfBand']): () => void {
+  function askQuestions(
+    ctx: ServerContext,
+    correlationId: string,
+    sessionId: SessionKey,
+    outOfBand: ServerOptions['outOfBand'],
+  ): () => void {
     const withdraw = new Map<string, () => void>();
     const asked = (frame: AgentFrame) => {
       const q = questionOfFrame(frame);
@@ -157,7 +189,11 @@ export function createServerFace(deps: ServerFaceDeps) {
       void ctx.mcpReq
         .elicitInput({ mode: 'form', ...form }, { signal: AbortSignal.any([ctx.mcpReq.signal, asking.signal]) })
         .then(async (answer) => {
-          await bus.execute('agent.answer', { sessionId, id: q.id, answer: answerOf(q, answer), by: 'mcp-elicitation' }, { sessionId });
+          await bus.execute(
+            'agent.answer',
+            { sessionId, id: q.id, answer: answerOf(q, answer), by: 'mcp-elicitation' },
+            { sessionId },
+          );
         })
         .catch((err: unknown) => deps.log.debug({ err, id: q.id }, 'question through elicitation not answered'));
     };
@@ -168,8 +204,18 @@ export function createServerFace(deps: ServerFaceDeps) {
       withdraw.delete(a.id);
     };
     const offs = [
-      ...QUESTION_ASKED.map((name) => bus.on(`agent.${name}`, (e) => e.correlationId === correlationId && asked({ event: name, data: e.payload } as AgentFrame))),
-      ...QUESTION_ANSWERED.map((name) => bus.on(`agent.${name}`, (e) => e.correlationId === correlationId && answered({ event: name, data: e.payload } as AgentFrame))),
+      ...QUESTION_ASKED.map((name) =>
+        bus.on(
+          `agent.${name}`,
+          (e) => e.correlationId === correlationId && asked({ event: name, data: e.payload } as AgentFrame),
+        ),
+      ),
+      ...QUESTION_ANSWERED.map((name) =>
+        bus.on(
+          `agent.${name}`,
+          (e) => e.correlationId === correlationId && answered({ event: name, data: e.payload } as AgentFrame),
+        ),
+      ),
     ];
     return () => offs.forEach((off) => off());
   }
@@ -178,19 +224,31 @@ export function createServerFace(deps: ServerFaceDeps) {
    * `chat_with_agent`; questions are asked of a client that declared elicitation as the file's comment says
    * (`input_required` rounds for a 2026-07-28 request, `elicitation/create` for a 2025-era one).
    */
-  async function chat(args: unknown, meta: Record<string, unknown> | undefined, ctx: ServerContext, sessions: SessionAccess, server: Server, options: ServerOptions): Promise<CallToolResult | InputRequiredResult> {
+  async function chat(
+    args: unknown,
+    meta: Record<string, unknown> | undefined,
+    ctx: ServerContext,
+    sessions: SessionAccess,
+    server: Server,
+    options: ServerOptions,
+  ): Promise<CallToolResult | InputRequiredResult> {
     const { persistent = false, mayApprove = persistent } = options;
     const { signal } = ctx.mcpReq;
     const { message, sessionId: requested } = parseArgs(chatInput, args);
     const hops = hopsOf(meta);
     if (hops > deps.maxHops) {
-      return text(`Refused: this call has passed through ${hops} agents; the limit is ${deps.maxHops} (server.mcp.maxHops).`, true);
+      return text(
+        `Refused: this call has passed through ${hops} agents; the limit is ${deps.maxHops} (server.mcp.maxHops).`,
+        true,
+      );
     }
     const modern = ctx.mcpReq.envelope !== undefined;
-    const asksClient = mayApprove && (options.outOfBand !== undefined || server.getClientCapabilities()?.elicitation !== undefined);
+    const asksClient =
+      mayApprove && (options.outOfBand !== undefined || server.getClientCapabilities()?.elicitation !== undefined);
     const rounds = modern && asksClient ? approvalRounds : undefined;
     const state = rounds?.stateOf(ctx);
-    if (state && !sessions.sees(state.sessionId)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid or expired requestState');
+    if (state && !sessions.sees(state.sessionId))
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid or expired requestState');
     const sessionId = state?.sessionId ?? sessions.key(requested ?? `mcp-${deps.ids()}`);
     const correlationId = state?.correlationId ?? deps.ids();
     const temporary = state?.temporary ?? requested === undefined;
@@ -204,22 +262,39 @@ export function createServerFace(deps: ServerFaceDeps) {
         : bus.on('agent.chunk', (e) => {
             if (e.correlationId !== correlationId) return;
             const params = { progressToken, progress: ++progress, message: e.payload.content };
-            notified = notified.then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params })).catch(() => undefined);
+            notified = notified
+              .then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params }))
+              .catch(() => undefined);
           });
-    const offQuestions = !modern && asksClient ? askQuestions(ctx, correlationId, sessionId, options.outOfBand) : undefined;
+    const offQuestions =
+      !modern && asksClient ? askQuestions(ctx, correlationId, sessionId, options.outOfBand) : undefined;
     const onAbort = () => void bus.execute('agent.cancel', { sessionId }).catch(() => undefined);
     signal.addEventListener('abort', onAbort, { once: true });
     let detached = false;
     try {
       const answered = state && rounds ? await rounds.answer(state, ctx) : [];
       const reply = state
-        ? (await deps.waiter.rejoin({ correlationId, sessionId, ...(state.turnId !== undefined && { turnId: state.turnId }) })).reply
-        : deps.waiter.ask({ sessionId, content: message, hops, ...(sessions.quota && { quota: sessions.quota }) }, rounds ? { correlationId, detachable: true } : { correlationId, signal });
+        ? (
+            await deps.waiter.rejoin({
+              correlationId,
+              sessionId,
+              ...(state.turnId !== undefined && { turnId: state.turnId }),
+            })
+          ).reply
+        : deps.waiter.ask(
+            { sessionId, content: message, hops, ...(sessions.quota && { quota: sessions.quota }) },
+            rounds ? { correlationId, detachable: true } : { correlationId, signal },
+          );
       const turnId = () => state?.turnId ?? deps.waiter.turnOf(correlationId);
       const waiting = rounds && (await rounds.next({ sessionId, correlationId, turnId }, reply, answered));
       if (rounds && waiting) {
         detached = true; // the turn goes on waiting; the client's retry follows it
-        return await rounds.ask(waiting, { sessionId, correlationId, temporary, ...(waiting[0] && { turnId: waiting[0].question.turnId }) });
+        return await rounds.ask(waiting, {
+          sessionId,
+          correlationId,
+          temporary,
+          ...(waiting[0] && { turnId: waiting[0].question.turnId }),
+        });
       }
       const response = await reply;
       await notified;
@@ -234,14 +309,21 @@ export function createServerFace(deps: ServerFaceDeps) {
     }
   }
 
-  async function callExposed(server: Server, name: string, args: unknown, meta: Record<string, unknown> | undefined, signal: AbortSignal): Promise<CallToolResult> {
+  async function callExposed(
+    server: Server,
+    name: string,
+    args: unknown,
+    meta: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+  ): Promise<CallToolResult> {
     if (!deps.exposeTools) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const known = (await bus.execute('mcp.modelTools', {})).some((t) => t.name === name);
     if (!known) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const outcome = await bus.execute('mcp.callModelTool', { name, args: args ?? {}, signal, hops: hopsOf(meta) + 1 });
     const data = outcome.result as Partial<CallToolResult> | undefined;
     // Encoded for the request's era (a non-object structuredContent is wrapped for 2025-era clients).
-    if (outcome.success && Array.isArray(data?.content)) return server.projectCallToolResult(data as CallToolResult, undefined);
+    if (outcome.success && Array.isArray(data?.content))
+      return server.projectCallToolResult(data as CallToolResult, undefined);
     return text(outcome.text, !outcome.success);
   }
 
@@ -254,7 +336,12 @@ export function createServerFace(deps: ServerFaceDeps) {
     const server = new Server(
       { name: card.name, version: card.version },
       {
-        capabilities: { tools: {}, resources: {}, logging: {}, ...(deps.serviceId !== undefined && { experimental: selfCapability(deps.serviceId) }) },
+        capabilities: {
+          tools: {},
+          resources: {},
+          logging: {},
+          ...(deps.serviceId !== undefined && { experimental: selfCapability(deps.serviceId) }),
+        },
         requestState: { verify: approvalRounds.verify },
         ...(card.description !== undefined && { instructions: card.description }),
       },
@@ -276,12 +363,19 @@ export function createServerFace(deps: ServerFaceDeps) {
       }
     });
     server.setRequestHandler('resources/list', () => ({
-      resources: [{ uri: CARD_URI, name: 'agent-card', title: `${card.name} agent card`, mimeType: 'application/json' }],
+      resources: [
+        { uri: CARD_URI, name: 'agent-card', title: `${card.name} agent card`, mimeType: 'application/json' },
+      ],
     }));
     server.setRequestHandler('resources/read', async (request) => {
-      if (request.params.uri !== CARD_URI) throw new ResourceNotFoundError(request.params.uri, `Unknown resource: ${request.params.uri}`);
+      if (request.params.uri !== CARD_URI)
+        throw new ResourceNotFoundError(request.params.uri, `Unknown resource: ${request.params.uri}`);
       const tools = (await bus.execute('mcp.modelTools', {})).map((t) => t.name);
-      const body = { ...card, tools, mcpTools: [...OWN_TOOLS.map((t) => t.name), ...(await modelTools()).map((t) => t.name)] };
+      const body = {
+        ...card,
+        tools,
+        mcpTools: [...OWN_TOOLS.map((t) => t.name), ...(await modelTools()).map((t) => t.name)],
+      };
       return { contents: [{ uri: CARD_URI, mimeType: 'application/json', text: JSON.stringify(body, null, 2) }] };
     });
     server.onerror = (err) => deps.log.debug({ err }, 'mcp server face error');

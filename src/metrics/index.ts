@@ -24,22 +24,88 @@ export function createMetrics() {
   const registers = [registry];
   const m = {
     turnsStarted: new Counter({ name: 'agentd_turns_started_total', help: 'Turns started', registers }),
-    turnsFinished: new Counter({ name: 'agentd_turns_finished_total', help: 'Turns finished, by outcome', labelNames: ['outcome'], registers }),
-    turnSeconds: new Histogram({ name: 'agentd_turn_duration_seconds', help: 'Turn duration, by outcome', labelNames: ['outcome'], buckets: SECONDS, registers }),
-    firstChunkSeconds: new Histogram({ name: 'agentd_time_to_first_chunk_seconds', help: 'From a turn start to its first reply chunk', buckets: SECONDS, registers }),
+    turnsFinished: new Counter({
+      name: 'agentd_turns_finished_total',
+      help: 'Turns finished, by outcome',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    turnSeconds: new Histogram({
+      name: 'agentd_turn_duration_seconds',
+      help: 'Turn duration, by outcome',
+      labelNames: ['outcome'],
+      buckets: SECONDS,
+      registers,
+    }),
+    firstChunkSeconds: new Histogram({
+      name: 'agentd_time_to_first_chunk_seconds',
+      help: 'From a turn start to its first reply chunk',
+      buckets: SECONDS,
+      registers,
+    }),
     chunks: new Counter({ name: 'agentd_reply_chunks_total', help: 'Reply chunks streamed', registers }),
-    tokens: new Counter({ name: 'agentd_model_tokens_total', help: 'Model tokens of every model request (summaries included), by direction (in: prompt, out: completion)', labelNames: ['direction'], registers }),
-    cacheTokens: new Counter({ name: 'agentd_model_cache_tokens_total', help: "Prompt tokens read from (read) and written to (write) the provider's prompt cache, part of agentd_model_tokens_total{direction=\"in\"}", labelNames: ['kind'], registers }),
-    modelRequests: new Counter({ name: 'agentd_model_requests_total', help: 'Model requests, by outcome', labelNames: ['outcome'], registers }),
+    tokens: new Counter({
+      name: 'agentd_model_tokens_total',
+      help: 'Model tokens of every model request (summaries included), by direction (in: prompt, out: completion)',
+      labelNames: ['direction'],
+      registers,
+    }),
+    cacheTokens: new Counter({
+      name: 'agentd_model_cache_tokens_total',
+      help: 'Prompt tokens read from (read) and written to (write) the provider\'s prompt cache, part of agentd_model_tokens_total{direction="in"}',
+      labelNames: ['kind'],
+      registers,
+    }),
+    modelRequests: new Counter({
+      name: 'agentd_model_requests_total',
+      help: 'Model requests, by outcome',
+      labelNames: ['outcome'],
+      registers,
+    }),
     modelRetries: new Counter({ name: 'agentd_model_retries_total', help: 'Model request retries', registers }),
-    toolCalls: new Counter({ name: 'agentd_tool_calls_total', help: 'Tool calls made for the model, by server, tool and outcome', labelNames: ['server', 'tool', 'outcome'], registers }),
-    toolSeconds: new Histogram({ name: 'agentd_tool_call_duration_seconds', help: 'Tool call duration, by server and tool', labelNames: ['server', 'tool'], buckets: SECONDS, registers }),
-    serverUp: new Gauge({ name: 'agentd_mcp_server_status', help: '1 for each tool server in its current status', labelNames: ['server', 'status'], registers }),
+    toolCalls: new Counter({
+      name: 'agentd_tool_calls_total',
+      help: 'Tool calls made for the model, by server, tool and outcome',
+      labelNames: ['server', 'tool', 'outcome'],
+      registers,
+    }),
+    toolSeconds: new Histogram({
+      name: 'agentd_tool_call_duration_seconds',
+      help: 'Tool call duration, by server and tool',
+      labelNames: ['server', 'tool'],
+      buckets: SECONDS,
+      registers,
+    }),
+    serverUp: new Gauge({
+      name: 'agentd_mcp_server_status',
+      help: '1 for each tool server in its current status',
+      labelNames: ['server', 'status'],
+      registers,
+    }),
     connections: new Gauge({ name: 'agentd_websocket_connections', help: 'Open WebSocket connections', registers }),
-    framesOut: new Counter({ name: 'agentd_websocket_frames_sent_total', help: 'Agent and server frames published to WebSocket clients', registers }),
-    rejections: new Counter({ name: 'agentd_rate_limit_rejections_total', help: 'Requests or messages refused by a rate limit, by surface', labelNames: ['surface'], registers }),
-    compactions: new Counter({ name: 'agentd_context_compactions_total', help: 'Conversation compactions stored, by trigger (threshold, overflow, manual) and method', labelNames: ['trigger', 'method'], registers }),
-    appendSeconds: new Histogram({ name: 'agentd_store_append_seconds', help: 'Session log append latency', buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1], registers }),
+    framesOut: new Counter({
+      name: 'agentd_websocket_frames_sent_total',
+      help: 'Agent and server frames published to WebSocket clients',
+      registers,
+    }),
+    rejections: new Counter({
+      name: 'agentd_rate_limit_rejections_total',
+      help: 'Requests or messages refused by a rate limit, by surface',
+      labelNames: ['surface'],
+      registers,
+    }),
+    compactions: new Counter({
+      name: 'agentd_context_compactions_total',
+      help: 'Conversation compactions stored, by trigger (threshold, overflow, manual) and method',
+      labelNames: ['trigger', 'method'],
+      registers,
+    }),
+    appendSeconds: new Histogram({
+      name: 'agentd_store_append_seconds',
+      help: 'Session log append latency',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
+      registers,
+    }),
   };
   const statuses = new Map<string, string>();
   return {
@@ -50,7 +116,11 @@ export function createMetrics() {
     connections: (delta: 1 | -1) => m.connections.inc(delta),
     framePublished: () => m.framesOut.inc(),
     append: (seconds: number) => m.appendSeconds.observe(seconds),
-    modelRequest: (ok: boolean, retries: number, usage?: { promptTokens: number; completionTokens: number; cachedTokens?: number; cacheWriteTokens?: number }) => {
+    modelRequest: (
+      ok: boolean,
+      retries: number,
+      usage?: { promptTokens: number; completionTokens: number; cachedTokens?: number; cacheWriteTokens?: number },
+    ) => {
       m.modelRequests.inc({ outcome: ok ? 'ok' : 'error' });
       if (retries > 0) m.modelRetries.inc(retries);
       if (usage) {
@@ -83,7 +153,9 @@ export function createMetrics() {
           }
         }),
         bus.on('agent.response', (e) => finish(e.payload.turnId, 'response')),
-        bus.on('agent.contextCompacted', (e) => m.compactions.inc({ trigger: e.payload.trigger, method: e.payload.method })),
+        bus.on('agent.contextCompacted', (e) =>
+          m.compactions.inc({ trigger: e.payload.trigger, method: e.payload.method }),
+        ),
         bus.on('agent.error', (e) => {
           if (e.payload.turnId === undefined || !started.has(e.payload.turnId)) return;
           finish(e.payload.turnId, e.payload.details.reason === 'cancelled' ? 'cancelled' : 'error');

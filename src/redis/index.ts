@@ -24,7 +24,8 @@ export function createRedisConnection(url: string, role: string, log: Logger) {
     disableOfflineQueue: true,
     socket: {
       connectTimeout: 5000,
-      reconnectStrategy: (retries: number) => (connected ? Math.min(100 * 2 ** retries, 2000) : new Error(`cannot reach Redis at ${where}`)),
+      reconnectStrategy: (retries: number) =>
+        connected ? Math.min(100 * 2 ** retries, 2000) : new Error(`cannot reach Redis at ${where}`),
     },
   });
   let down = false; // one warning per outage, not one per reconnection attempt

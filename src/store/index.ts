@@ -12,7 +12,8 @@ export { createMemoryStore, type MemoryStoreDeps } from './memory-store.ts';
 export { createRedisStore, type RedisStoreOptions } from './redis-store.ts';
 
 /** What the store needs of `storage` in the agent config. */
-export type StorageConfig = { type: 'jsonl'; dir: string } | { type: 'memory' } | { type: 'redis'; url: string; keyPrefix: string };
+export type StorageConfig =
+  { type: 'jsonl'; dir: string } | { type: 'memory' } | { type: 'redis'; url: string; keyPrefix: string };
 
 export interface StoreDeps<E extends StoreEvent> {
   log: Logger;
@@ -34,12 +35,21 @@ export function createStore<E extends StoreEvent>(storage: StorageConfig, deps: 
     case 'memory':
       return createMemoryStore<E>(clock);
     case 'redis':
-      return createRedisStore({ url: storage.url, keyPrefix: storage.keyPrefix, log: deps.log, parseEvent: deps.parseEvent, ...clock });
+      return createRedisStore({
+        url: storage.url,
+        keyPrefix: storage.keyPrefix,
+        log: deps.log,
+        parseEvent: deps.parseEvent,
+        ...clock,
+      });
   }
 }
 
 /** The store with every append's latency reported to `observe` (seconds), failed ones included. */
-export function timedAppends<E extends StoreEvent>(store: EventStore<E>, observe: (seconds: number) => void): EventStore<E> {
+export function timedAppends<E extends StoreEvent>(
+  store: EventStore<E>,
+  observe: (seconds: number) => void,
+): EventStore<E> {
   return {
     ...store,
     async append(sessionId, events) {

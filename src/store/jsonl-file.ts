@@ -35,7 +35,14 @@ const isMissing = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code === 
  * end (or to `end`, the start of a line); `undefined` when the file does not exist. Line numbers in
  * warnings count from `from`.
  */
-export async function loadLog<E extends StoreEvent>(path: string, sessionId: string, log: Logger, parseEvent: EventParser<E>, from = 0, end?: number): Promise<LoadedLog<E> | undefined> {
+export async function loadLog<E extends StoreEvent>(
+  path: string,
+  sessionId: string,
+  log: Logger,
+  parseEvent: EventParser<E>,
+  from = 0,
+  end?: number,
+): Promise<LoadedLog<E> | undefined> {
   let buf: Buffer;
   try {
     buf = from === 0 && end === undefined ? await readFile(path) : await readBytes(path, from, end);
@@ -45,7 +52,13 @@ export async function loadLog<E extends StoreEvent>(path: string, sessionId: str
   }
   const loaded = parseLines(buf, path, sessionId, log, parseEvent);
   const at = (offsets: number[]) => offsets.map((o) => o + from);
-  return { events: loaded.events, starts: at(loaded.starts), ends: at(loaded.ends), validBytes: from + loaded.validBytes, fileBytes: from + buf.length };
+  return {
+    events: loaded.events,
+    starts: at(loaded.starts),
+    ends: at(loaded.ends),
+    validBytes: from + loaded.validBytes,
+    fileBytes: from + buf.length,
+  };
 }
 
 /** The file's bytes from `from` to `end` (default: its end); a file shorter than `end` reads short. */
@@ -61,7 +74,13 @@ export async function readBytes(path: string, from: number, end?: number): Promi
   }
 }
 
-function parseLines<E extends StoreEvent>(buf: Buffer, path: string, sessionId: string, log: Logger, parseEvent: EventParser<E>) {
+function parseLines<E extends StoreEvent>(
+  buf: Buffer,
+  path: string,
+  sessionId: string,
+  log: Logger,
+  parseEvent: EventParser<E>,
+) {
   const events: StoredEvent<E>[] = [];
   const starts: number[] = [];
   const ends: number[] = [];
@@ -146,7 +165,11 @@ export const seqOfLine = (line: string): number => {
  * growing chunks, so `list()` over many sessions stays cheap; `undefined` when the file is missing
  * or holds no such line.
  */
-export async function readLastEvent(path: string, parseEvent: EventParser<StoreEvent>, sessionId?: string): Promise<StoredEvent | undefined> {
+export async function readLastEvent(
+  path: string,
+  parseEvent: EventParser<StoreEvent>,
+  sessionId?: string,
+): Promise<StoredEvent | undefined> {
   let found: StoredEvent | undefined;
   await scanBackward(path, (line) => {
     const ev = parseStoredLine(line, parseEvent);
@@ -157,7 +180,7 @@ export async function readLastEvent(path: string, parseEvent: EventParser<StoreE
 }
 
 async function readFully(fh: FileHandle, into: Buffer, position: number): Promise<void> {
-  for (let off = 0; off < into.length; ) {
+  for (let off = 0; off < into.length;) {
     const { bytesRead } = await fh.read(into, off, into.length - off, position + off);
     if (bytesRead === 0) throw new Error(`unexpected end of file at ${position + off}`);
     off += bytesRead;
@@ -166,7 +189,7 @@ async function readFully(fh: FileHandle, into: Buffer, position: number): Promis
 
 /** Writes all of `bytes` at `position` (a positioned write may be partial). */
 export async function writeAll(fh: FileHandle, bytes: Buffer, position: number): Promise<void> {
-  for (let off = 0; off < bytes.length; ) {
+  for (let off = 0; off < bytes.length;) {
     const { bytesWritten } = await fh.write(bytes, off, bytes.length - off, position + off);
     off += bytesWritten;
   }
@@ -188,7 +211,8 @@ export async function writeNewFile(path: string, bytes: Buffer, sync: boolean): 
 
 /** Removes the files of `dir` whose names start with `prefix` (what a crash left of unfinished writes). */
 export async function removeStaleNewFiles(dir: string, prefix: string): Promise<void> {
-  for (const name of await readdir(dir)) if (name.startsWith(prefix)) await unlink(join(dir, name)).catch(() => undefined);
+  for (const name of await readdir(dir))
+    if (name.startsWith(prefix)) await unlink(join(dir, name)).catch(() => undefined);
 }
 
 /** Creates `dir` (and its parents) on the first call; retries after a failure. */

@@ -67,7 +67,8 @@ export function createJsonlListing(dir: string, parseEvent: EventParser<StoreEve
     for (const name of await readdir(dir)) {
       const parsed = parseFileName(name);
       if (parsed?.kind === 'plain' && inRange(parsed.id, range)) files.push({ at: parsed.id, name, plain: true });
-      else if (parsed?.kind === 'hashed' && mayHoldPrefix(parsed.idStart, range)) files.push({ at: parsed.idStart, name, plain: false });
+      else if (parsed?.kind === 'hashed' && mayHoldPrefix(parsed.idStart, range))
+        files.push({ at: parsed.idStart, name, plain: false });
     }
     files.sort(byAt);
     return { files, hashed: files.filter((f) => !f.plain) };
@@ -75,9 +76,13 @@ export function createJsonlListing(dir: string, parseEvent: EventParser<StoreEve
 
   /** The files that may hold a key of the range, in `at` order, pulled as the page needs them. */
   function candidates(all: Listing, range: SessionRange | undefined): () => FileEntry | undefined {
-    const lower = [range?.after, range?.from].filter((k) => k !== undefined).sort(compareKeys).at(-1);
+    const lower = [range?.after, range?.from]
+      .filter((k) => k !== undefined)
+      .sort(compareKeys)
+      .at(-1);
     // Hashed files placed before the lower bound may still hold a key after it (their key extends their start).
-    const early = lower === undefined ? [] : all.hashed.filter((f) => compareKeys(f.at, lower) < 0 && mayHoldPrefix(f.at, range));
+    const early =
+      lower === undefined ? [] : all.hashed.filter((f) => compareKeys(f.at, lower) < 0 && mayHoldPrefix(f.at, range));
     let i = lower === undefined ? 0 : lowerBound(all.files, lower);
     return () => {
       const first = early.shift();
@@ -113,7 +118,7 @@ export function createJsonlListing(dir: string, parseEvent: EventParser<StoreEve
       };
       const limit = range?.limit ?? Number.POSITIVE_INFINITY;
       const found: SessionInfo[] = [];
-      for (let unread = next(); unread; ) {
+      for (let unread = next(); unread;) {
         // Keys found up to the next unread file's place are final: every file left holds a later key.
         const final = found.filter((info) => compareKeys(info.id, unread!.at) <= 0).length;
         if (final >= limit) break;

@@ -3,18 +3,45 @@ import { join } from 'node:path';
 import { isoNow, systemClock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import { createHandlePool } from './handle-pool.ts';
-import { checkWritable, dirMaker, loadLog, readLastEvent, removeStaleNewFiles, scanBackward, seqOfLine, writeAll, writeNewFile } from './jsonl-file.ts';
+import {
+  checkWritable,
+  dirMaker,
+  loadLog,
+  readLastEvent,
+  removeStaleNewFiles,
+  scanBackward,
+  seqOfLine,
+  writeAll,
+  writeNewFile,
+} from './jsonl-file.ts';
 import { createLimiter } from './limiter.ts';
 import { madeOnce } from '../made-once.ts';
 import { fileStoreId } from './store-id.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { assertSessionId } from './session-id.ts';
-import { eventJson, firstAfter, logJsons, parseStoredLine, sessionExists, storedEvent, storedLine } from './stored-event.ts';
+import {
+  eventJson,
+  firstAfter,
+  logJsons,
+  parseStoredLine,
+  sessionExists,
+  storedEvent,
+  storedLine,
+} from './stored-event.ts';
 import { createJsonlListing } from './jsonl-listing.ts';
 import { createJsonlTurns, type JsonlTurns } from './jsonl-turns.ts';
 import type { AppendOp, JsonlStoreOptions, Loaded, Slot, TaskOp } from './jsonl-types.ts';
 import { eventsOfTurn, turnPage } from './turn-index.ts';
-import type { EventStore, LogEntry, SessionInfo, SessionRange, StoreEvent, StoredEvent, TurnRange, TurnSpan } from './types.ts';
+import type {
+  EventStore,
+  LogEntry,
+  SessionInfo,
+  SessionRange,
+  StoreEvent,
+  StoredEvent,
+  TurnRange,
+  TurnSpan,
+} from './types.ts';
 
 export type { JsonlStoreOptions } from './jsonl-types.ts';
 
@@ -70,7 +97,11 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     return drop === 0 ? { events, weights } : { events: events.slice(drop), weights: weights.slice(drop) };
   };
   /** The window of events read back from the file (their JSON measured again). */
-  const windowOfRead = (events: StoredEvent<E>[]) => windowOf(events, events.map((e) => JSON.stringify(e.event).length));
+  const windowOfRead = (events: StoredEvent<E>[]) =>
+    windowOf(
+      events,
+      events.map((e) => JSON.stringify(e.event).length),
+    );
   /** Whether every event after `since` is in the window. */
   const covers = (state: Loaded<E>, since: number) => (state.events[0]?.seq ?? 1) <= since + 1;
   const pool = createHandlePool(options.maxOpenFiles ?? 256, log, fsync); // O_DSYNC: each write is durable when it returns
@@ -87,7 +118,12 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
   let closing: Promise<void> | undefined;
   const temporary = () => join(dir, `${NEW_FILE_PREFIX}${process.pid}-${++newFiles}`);
   const listing = createJsonlListing(dir, parseEvent);
-  const turnIndexes = createJsonlTurns({ dir, log, parseEvent, maxIndexed: Math.max(1, options.maxIndexedSessions ?? 64) });
+  const turnIndexes = createJsonlTurns({
+    dir,
+    log,
+    parseEvent,
+    maxIndexed: Math.max(1, options.maxIndexedSessions ?? 64),
+  });
 
   const guard = (sessionId?: string) => {
     if (closing) throw new AppError('SERVICE_UNAVAILABLE', 'event store is closed');
@@ -254,7 +290,10 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
   const task = <T>(sessionId: string, op: string, fn: (slot: S) => Promise<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const slot = slotOf(sessionId);
-      enqueue(slot, { kind: 'task', run: () => fn(slot).then(resolve, (e: unknown) => reject(storeError(e, op, sessionId))) });
+      enqueue(slot, {
+        kind: 'task',
+        run: () => fn(slot).then(resolve, (e: unknown) => reject(storeError(e, op, sessionId))),
+      });
     });
 
   return {
@@ -287,7 +326,14 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
           await unlink(fresh).catch(() => undefined);
         }
         const stored = jsons.map((json, i) => storedEvent<E>(log[i]!.seq, log[i]!.ts, slot.id, json));
-        setState(slot, { ...windowOf(stored, jsons.map((json) => json.length)), size: bytes.length, checked: false });
+        setState(slot, {
+          ...windowOf(
+            stored,
+            jsons.map((json) => json.length),
+          ),
+          size: bytes.length,
+          checked: false,
+        });
         return stored;
       });
     },
@@ -347,12 +393,14 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       const known = slots.get(sessionId)?.state;
       const span = known?.turns?.byId.get(turnId);
       if (known?.turns && !span) return [];
-      if (known && span && covers(known, Math.max(since, span.firstSeq - 1))) return eventsOfTurn(known.events, span, since);
+      if (known && span && covers(known, Math.max(since, span.firstSeq - 1)))
+        return eventsOfTurn(known.events, span, since);
       return task(sessionId, 'read', async (slot) => {
         const found = (await turnsOf(slot))?.byId.get(turnId);
         if (!found) return [];
         const state = slot.state;
-        if (state && covers(state, Math.max(since, found.firstSeq - 1))) return eventsOfTurn(state.events, found, since);
+        if (state && covers(state, Math.max(since, found.firstSeq - 1)))
+          return eventsOfTurn(state.events, found, since);
         return loads.run(() => turnIndexes.read(slot.id, slot.path, found, since));
       });
     },
@@ -403,7 +451,11 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
         await turnIndexes.clean();
       } catch (e) {
         const cause = (e as NodeJS.ErrnoException | null)?.code ?? String(e);
-        throw new AppError('SERVICE_UNAVAILABLE', `storage directory ${dir} cannot be written (${cause})`, { dir, cause, reason: 'storage' });
+        throw new AppError('SERVICE_UNAVAILABLE', `storage directory ${dir} cannot be written (${cause})`, {
+          dir,
+          cause,
+          reason: 'storage',
+        });
       }
     },
 

@@ -54,7 +54,13 @@ export function indexLines(turns: JsonlTurns, loaded: Pick<LoadedLog<StoreEvent>
     if (e.seq <= turns.to) return;
     const from = loaded.starts[i] ?? 0;
     const end = loaded.ends[i] ?? 0;
-    indexEvent(turns, e.seq, turnOf(e.event), () => ({ from, end }), (span) => void (span.end = end));
+    indexEvent(
+      turns,
+      e.seq,
+      turnOf(e.event),
+      () => ({ from, end }),
+      (span) => void (span.end = end),
+    );
     Object.assign(turns, { toFrom: from, toEnd: end, toTs: e.ts, dirty: true });
   });
 }
@@ -93,7 +99,10 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
     }
     if (saved.to === 0) return undefined;
     const head = `{"seq":${saved.to},"ts":${JSON.stringify(saved.toTs)},`;
-    const ends = await Promise.all([readBytes(logPath, saved.toFrom, saved.toFrom + Buffer.byteLength(head)), readBytes(logPath, saved.toEnd - 1, saved.toEnd)]).catch(() => undefined);
+    const ends = await Promise.all([
+      readBytes(logPath, saved.toFrom, saved.toFrom + Buffer.byteLength(head)),
+      readBytes(logPath, saved.toEnd - 1, saved.toEnd),
+    ]).catch(() => undefined);
     if (ends?.[0].toString('utf8') !== head || ends[1][0] !== 0x0a) return undefined;
     const turns = emptyTurns();
     for (const [turnId, firstSeq, lastSeq, from, end] of saved.turns) {
@@ -117,14 +126,24 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
     if (!turns.dirty || turns.to === 0) return;
     turns.dirty = false;
     const { to, toFrom, toEnd, toTs } = turns;
-    const body = JSON.stringify({ v: 1, to, toFrom, toEnd, toTs, turns: turns.order.map((s) => [s.turnId, s.firstSeq, s.lastSeq, s.from, s.end]) });
+    const body = JSON.stringify({
+      v: 1,
+      to,
+      toFrom,
+      toEnd,
+      toTs,
+      turns: turns.order.map((s) => [s.turnId, s.firstSeq, s.lastSeq, s.from, s.end]),
+    });
     const temporary = join(dir, TURNS_DIR, `${NEW_PREFIX}${process.pid}-${++temporaries}`);
     try {
       await mkdir(join(dir, TURNS_DIR), { recursive: true });
       await writeFile(temporary, body);
       await rename(temporary, savedPath(logPath));
     } catch (err) {
-      log.warn({ err, file: logPath }, 'event store: could not save a turn index (it is rebuilt from the log when needed)');
+      log.warn(
+        { err, file: logPath },
+        'event store: could not save a turn index (it is rebuilt from the log when needed)',
+      );
       await unlink(temporary).catch(() => undefined);
     }
   }
@@ -176,7 +195,12 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
     clean: (): Promise<void> => removeStaleNewFiles(join(dir, TURNS_DIR), NEW_PREFIX).catch(() => undefined),
 
     /** The turn's events after `since`, read from the bytes its lines span. */
-    async read(sessionId: string, logPath: string, span: TurnSpan & { from: number; end: number }, since: number): Promise<StoredEvent<E>[]> {
+    async read(
+      sessionId: string,
+      logPath: string,
+      span: TurnSpan & { from: number; end: number },
+      since: number,
+    ): Promise<StoredEvent<E>[]> {
       const loaded = await loadLog(logPath, sessionId, log, parseEvent, span.from, span.end);
       return eventsOfTurn(loaded?.events ?? [], span, since);
     },

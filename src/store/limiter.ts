@@ -14,7 +14,8 @@ export function createLimiter(max: number): Limiter {
         return await task();
       } finally {
         const next = waiting.shift();
-        if (next) next(); // the slot passes straight to the next task
+        if (next)
+          next(); // the slot passes straight to the next task
         else active--;
       }
     },

@@ -5,7 +5,16 @@ import { eventJson, firstAfter, logJsons, sessionExists, storedEvent } from './s
 import { byKey, inRange } from './session-range.ts';
 import { newStoreId } from './store-id.ts';
 import { createTurnIndex, eventsOfTurn, indexEvent, turnOf, turnPage, type TurnIndex } from './turn-index.ts';
-import type { EventStore, LogEntry, SessionInfo, SessionRange, StoreEvent, StoredEvent, TurnRange, TurnSpan } from './types.ts';
+import type {
+  EventStore,
+  LogEntry,
+  SessionInfo,
+  SessionRange,
+  StoreEvent,
+  StoredEvent,
+  TurnRange,
+  TurnSpan,
+} from './types.ts';
 
 export interface MemoryStoreDeps {
   clock?: Clock;

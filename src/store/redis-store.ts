@@ -136,7 +136,12 @@ return out`;
 /** The lex bounds of ZRANGEBYLEX for a range: the tighter of `after` (exclusive) and `from` (inclusive), and `below`. */
 function lexBounds(range: SessionRange): [string, string] {
   const { after, from, below } = range;
-  const min = after !== undefined && (from === undefined || compareKeys(after, from) >= 0) ? `(${after}` : from !== undefined ? `[${from}` : '-';
+  const min =
+    after !== undefined && (from === undefined || compareKeys(after, from) >= 0)
+      ? `(${after}`
+      : from !== undefined
+        ? `[${from}`
+        : '-';
   return [min, below !== undefined ? `(${below}` : '+'];
 }
 
@@ -170,9 +175,20 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
   const streamKey = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:ev`;
   const lastKey = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:last`;
   /** APPEND's, CREATE's and DELETE's keys. */
-  const keysOf = (sessionId: string) => [streamKey(sessionId), index, lastKey(sessionId), ordered, `${keyPrefix}{s:${sessionId}}:turns`, `${keyPrefix}{s:${sessionId}}:turn-order`];
+  const keysOf = (sessionId: string) => [
+    streamKey(sessionId),
+    index,
+    lastKey(sessionId),
+    ordered,
+    `${keyPrefix}{s:${sessionId}}:turns`,
+    `${keyPrefix}{s:${sessionId}}:turn-order`,
+  ];
   /** The turn index scripts' keys. */
-  const turnKeys = (sessionId: string) => [streamKey(sessionId), `${keyPrefix}{s:${sessionId}}:turns`, `${keyPrefix}{s:${sessionId}}:turn-order`];
+  const turnKeys = (sessionId: string) => [
+    streamKey(sessionId),
+    `${keyPrefix}{s:${sessionId}}:turns`,
+    `${keyPrefix}{s:${sessionId}}:turn-order`,
+  ];
   const parseEntry = (sessionId: string, id: string, message: Record<string, string>): StoredEvent<E> | undefined => {
     let event: E | undefined;
     try {
@@ -192,20 +208,34 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'event store is closed');
     if (sessionId !== undefined) assertSessionId(sessionId);
   };
-  const failure = (op: string) => (err: unknown): never => {
-    if (isAppError(err)) throw err;
-    const cause = err instanceof Error ? err.message : String(err);
-    log.error({ err: cause, redis: where }, `redis store: ${op} failed`);
-    throw new AppError('SERVICE_UNAVAILABLE', `The event store (Redis) is unavailable: ${cause}`, { reason: 'storage', cause });
-  };
-  const identity = madeOnce(async () => (await client.eval(REDIS_STORE_ID, { keys: [`${keyPrefix}store-id`], arguments: [newStoreId()] }).catch(failure('storeId'))) as string);
+  const failure =
+    (op: string) =>
+    (err: unknown): never => {
+      if (isAppError(err)) throw err;
+      const cause = err instanceof Error ? err.message : String(err);
+      log.error({ err: cause, redis: where }, `redis store: ${op} failed`);
+      throw new AppError('SERVICE_UNAVAILABLE', `The event store (Redis) is unavailable: ${cause}`, {
+        reason: 'storage',
+        cause,
+      });
+    };
+  const identity = madeOnce(
+    async () =>
+      (await client
+        .eval(REDIS_STORE_ID, { keys: [`${keyPrefix}store-id`], arguments: [newStoreId()] })
+        .catch(failure('storeId'))) as string,
+  );
 
   return {
     async open() {
       try {
         await client.connect();
       } catch (err) {
-        throw new AppError('SERVICE_UNAVAILABLE', `cannot reach Redis at ${where}: ${err instanceof Error ? err.message : String(err)}`, { reason: 'storage' });
+        throw new AppError(
+          'SERVICE_UNAVAILABLE',
+          `cannot reach Redis at ${where}: ${err instanceof Error ? err.message : String(err)}`,
+          { reason: 'storage' },
+        );
       }
     },
 
@@ -217,7 +247,9 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       const types = events.map((e) => e.type);
       const turns = events.map((e) => turnOf(e) ?? '');
       const args = [sessionId, ts, String(jsons.length), ...types, ...turns, ...jsons];
-      const last = Number(await client.eval(APPEND, { keys: keysOf(sessionId), arguments: args }).catch(failure('append')));
+      const last = Number(
+        await client.eval(APPEND, { keys: keysOf(sessionId), arguments: args }).catch(failure('append')),
+      );
       const first = last - jsons.length + 1;
       return jsons.map((json, i) => storedEvent<E>(first + i, ts, sessionId, json));
     },
@@ -226,8 +258,19 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       guard(sessionId);
       const jsons = logJsons(log);
       if (jsons.length === 0) return [];
-      const args = [sessionId, ...jsons.flatMap((json, i) => [String(log[i]!.seq), log[i]!.ts, log[i]!.event.type, turnOf(log[i]!.event) ?? '', json])];
-      const last = Number(await client.eval(CREATE, { keys: keysOf(sessionId), arguments: args }).catch(failure('create')));
+      const args = [
+        sessionId,
+        ...jsons.flatMap((json, i) => [
+          String(log[i]!.seq),
+          log[i]!.ts,
+          log[i]!.event.type,
+          turnOf(log[i]!.event) ?? '',
+          json,
+        ]),
+      ];
+      const last = Number(
+        await client.eval(CREATE, { keys: keysOf(sessionId), arguments: args }).catch(failure('create')),
+      );
       if (last < 0) throw sessionExists(sessionId);
       return jsons.map((json, i) => storedEvent<E>(log[i]!.seq, log[i]!.ts, sessionId, json));
     },
@@ -261,7 +304,9 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
 
     async readTurn(sessionId, turnId, since = 0) {
       guard(sessionId);
-      const reply = await client.eval(READ_TURN, { keys: turnKeys(sessionId), arguments: [turnId, String(since)] }).catch(failure('read'));
+      const reply = await client
+        .eval(READ_TURN, { keys: turnKeys(sessionId), arguments: [turnId, String(since)] })
+        .catch(failure('read'));
       return entriesOf(reply).flatMap(({ id, message }) => {
         const stored = parseEntry(sessionId, id, message);
         return stored && turnOf(stored.event) === turnId ? [stored] : [];
@@ -276,10 +321,17 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       };
       if (!range || Object.values(range).every((v) => v === undefined)) {
         const all = await client.hGetAll(index).catch(failure('list'));
-        return Object.entries(all).map(([id, value]) => infoOf(id, value)).sort(byKey);
+        return Object.entries(all)
+          .map(([id, value]) => infoOf(id, value))
+          .sort(byKey);
       }
       const [min, max] = lexBounds(range);
-      const reply = (await client.eval(PAGE, { keys: [ordered, index], arguments: [min, max, range.limit === undefined ? '' : String(range.limit)] }).catch(failure('list'))) as string[];
+      const reply = (await client
+        .eval(PAGE, {
+          keys: [ordered, index],
+          arguments: [min, max, range.limit === undefined ? '' : String(range.limit)],
+        })
+        .catch(failure('list'))) as string[];
       const out: SessionInfo[] = [];
       for (let i = 0; i + 1 < reply.length; i += 2) out.push(infoOf(reply[i] as string, reply[i + 1] as string));
       return out;
@@ -292,7 +344,11 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
 
     async delete(sessionId) {
       guard(sessionId);
-      return Number(await client.eval(DELETE, { keys: keysOf(sessionId), arguments: [sessionId] }).catch(failure('delete'))) > 0;
+      return (
+        Number(
+          await client.eval(DELETE, { keys: keysOf(sessionId), arguments: [sessionId] }).catch(failure('delete')),
+        ) > 0
+      );
     },
 
     async storeId() {

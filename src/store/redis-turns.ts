@@ -100,6 +100,8 @@ export function spansOf(reply: unknown): { turnId: string; firstSeq: number; las
   return (ids ?? []).flatMap((id, i) => {
     const span = spans?.[i];
     const [first, last] = (typeof span === 'string' ? span : '').split(' ').map(Number);
-    return typeof id === 'string' && Number.isSafeInteger(first) && Number.isSafeInteger(last) ? [{ turnId: id, firstSeq: first as number, lastSeq: last as number }] : [];
+    return typeof id === 'string' && Number.isSafeInteger(first) && Number.isSafeInteger(last)
+      ? [{ turnId: id, firstSeq: first as number, lastSeq: last as number }]
+      : [];
   });
 }

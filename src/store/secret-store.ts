@@ -146,7 +146,9 @@ async function createExclusive(path: string, record: LeaseRecord): Promise<boole
 async function readLease(path: string): Promise<LeaseRecord | undefined> {
   try {
     const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<LeaseRecord>;
-    return typeof parsed.owner === 'string' && typeof parsed.until === 'number' ? { owner: parsed.owner, until: parsed.until } : undefined;
+    return typeof parsed.owner === 'string' && typeof parsed.until === 'number'
+      ? { owner: parsed.owner, until: parsed.until }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -175,7 +177,8 @@ export function createRedisSecretStore(options: { url: string; keyPrefix: string
     async claim(key, ttlMs) {
       const leaseKey = `${options.keyPrefix}secret-lease:${checkKey(key)}`;
       const owner = randomUUID();
-      if ((await client.set(leaseKey, owner, { condition: 'NX', expiration: { type: 'PX', value: ttlMs } })) !== 'OK') return undefined;
+      if ((await client.set(leaseKey, owner, { condition: 'NX', expiration: { type: 'PX', value: ttlMs } })) !== 'OK')
+        return undefined;
       return {
         async release() {
           await client.eval(RELEASE_IF_OWNER, { keys: [leaseKey], arguments: [owner] });

@@ -66,7 +66,7 @@ function decodeStem(stem: string): string | undefined {
     bytes.length = 0;
     return true;
   };
-  for (let i = 0; i < stem.length; ) {
+  for (let i = 0; i < stem.length;) {
     const ch = stem[i] ?? '';
     if (ch === '%') {
       const pair = stem.slice(i + 1, i + 3);
@@ -99,7 +99,10 @@ function decodeStem(stem: string): string | undefined {
 export function parseFileName(name: string): ParsedFileName | undefined {
   if (!name.endsWith(FILE_SUFFIX)) return undefined;
   const stem = name.slice(0, -FILE_SUFFIX.length);
-  if (stem.includes('~')) return /~[0-9a-f]{64}$/.test(stem) ? { kind: 'hashed', idStart: decodeStem(stem.slice(0, stem.indexOf('~'))) ?? '' } : undefined;
+  if (stem.includes('~'))
+    return /~[0-9a-f]{64}$/.test(stem)
+      ? { kind: 'hashed', idStart: decodeStem(stem.slice(0, stem.indexOf('~'))) ?? '' }
+      : undefined;
   const id = decodeStem(stem);
   if (id === undefined || id.length === 0 || fileNameOf(id) !== name) return undefined;
   return { kind: 'plain', id };

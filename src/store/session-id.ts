@@ -4,5 +4,8 @@ import { sessionKeySchema } from '../session-id.ts';
 /** Refuses, with INVALID_REQUEST, a session key that breaks the rule of keys (src/session-id.ts). */
 export function assertSessionId(id: string): void {
   const parsed = sessionKeySchema.safeParse(id);
-  if (!parsed.success) throw new AppError('INVALID_REQUEST', `sessionId ${parsed.error.issues[0]?.message ?? 'is invalid'}`, { field: 'sessionId' });
+  if (!parsed.success)
+    throw new AppError('INVALID_REQUEST', `sessionId ${parsed.error.issues[0]?.message ?? 'is invalid'}`, {
+      field: 'sessionId',
+    });
 }

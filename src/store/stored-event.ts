@@ -34,7 +34,10 @@ export function logJsons(log: readonly LogEntry[]): string[] {
   let last = 0;
   return log.map((entry) => {
     if (!Number.isSafeInteger(entry.seq) || entry.seq <= last || typeof entry.ts !== 'string') {
-      throw new AppError('INTERNAL_ERROR', 'a log to create must have ascending seqs from 1 and a time on each event', { seq: entry.seq, after: last });
+      throw new AppError('INTERNAL_ERROR', 'a log to create must have ascending seqs from 1 and a time on each event', {
+        seq: entry.seq,
+        after: last,
+      });
     }
     last = entry.seq;
     return eventJson(entry.event);
@@ -51,12 +54,20 @@ export function storedLine(seq: number, ts: string, sessionId: string, json: str
 }
 
 /** The frozen value handed out for an event whose JSON text is `json`. */
-export function storedEvent<E extends StoreEvent>(seq: number, ts: string, sessionId: string, json: string): StoredEvent<E> {
+export function storedEvent<E extends StoreEvent>(
+  seq: number,
+  ts: string,
+  sessionId: string,
+  json: string,
+): StoredEvent<E> {
   return deepFreeze({ seq, ts, sessionId, event: JSON.parse(json) as E });
 }
 
 /** Parses and checks one stored line; `undefined` when it is not a valid StoredEvent. */
-export function parseStoredLine<E extends StoreEvent>(text: string, parseEvent: EventParser<E>): StoredEvent<E> | undefined {
+export function parseStoredLine<E extends StoreEvent>(
+  text: string,
+  parseEvent: EventParser<E>,
+): StoredEvent<E> | undefined {
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -65,7 +76,8 @@ export function parseStoredLine<E extends StoreEvent>(text: string, parseEvent: 
   }
   if (typeof v !== 'object' || v === null) return undefined;
   const { seq, ts, sessionId, event: raw } = v as Record<string, unknown>;
-  if (!Number.isSafeInteger(seq) || (seq as number) <= 0 || typeof ts !== 'string' || typeof sessionId !== 'string') return undefined;
+  if (!Number.isSafeInteger(seq) || (seq as number) <= 0 || typeof ts !== 'string' || typeof sessionId !== 'string')
+    return undefined;
   const event = parseEvent(raw);
   return event && deepFreeze({ seq: seq as number, ts, sessionId, event });
 }

@@ -21,13 +21,20 @@ export interface TurnIndex<X extends object = object> {
 export const createTurnIndex = <X extends object = object>(): TurnIndex<X> => ({ byId: new Map(), order: [], to: 0 });
 
 /** The turn an event belongs to, if any. */
-export const turnOf = (event: StoreEvent): string | undefined => (typeof event.turnId === 'string' && event.turnId !== '' ? event.turnId : undefined);
+export const turnOf = (event: StoreEvent): string | undefined =>
+  typeof event.turnId === 'string' && event.turnId !== '' ? event.turnId : undefined;
 
 /**
  * Indexes the event of seq `seq` (of turn `turnId`, if any). `start` gives what a new span keeps
  * besides its seqs; `grow` updates what a known span keeps when the turn has one more event.
  */
-export function indexEvent<X extends object>(index: TurnIndex<X>, seq: number, turnId: string | undefined, start: () => X, grow?: (span: TurnSpan & X) => void): void {
+export function indexEvent<X extends object>(
+  index: TurnIndex<X>,
+  seq: number,
+  turnId: string | undefined,
+  start: () => X,
+  grow?: (span: TurnSpan & X) => void,
+): void {
   index.to = Math.max(index.to, seq);
   if (turnId === undefined) return;
   const known = index.byId.get(turnId);
@@ -56,7 +63,11 @@ export function turnPage(index: TurnIndex, range: TurnRange | undefined): TurnSp
 }
 
 /** The turn's events with seq > since among `events` (ascending by seq, holding the span). */
-export function eventsOfTurn<E extends StoreEvent>(events: readonly StoredEvent<E>[], span: TurnSpan, since: number): StoredEvent<E>[] {
+export function eventsOfTurn<E extends StoreEvent>(
+  events: readonly StoredEvent<E>[],
+  span: TurnSpan,
+  since: number,
+): StoredEvent<E>[] {
   const out: StoredEvent<E>[] = [];
   for (let i = firstAfter(events, Math.max(since, span.firstSeq - 1)); i < events.length; i++) {
     const e = events[i] as StoredEvent<E>;

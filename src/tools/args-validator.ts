@@ -21,13 +21,20 @@ export interface ArgIssue {
 
 export type ArgsValidator = (schema: Record<string, unknown>, args: unknown) => ArgIssue[];
 
-const OPTIONS: Options = { strict: false, allErrors: true, validateSchema: false, validateFormats: false, logger: false };
+const OPTIONS: Options = {
+  strict: false,
+  allErrors: true,
+  validateSchema: false,
+  validateFormats: false,
+  logger: false,
+};
 
 function describeIssue(e: ErrorObject): ArgIssue {
   const params = e.params as Record<string, unknown>;
   let message = e.message ?? 'is invalid';
   if (e.keyword === 'additionalProperties') message += ` '${String(params.additionalProperty)}'`;
-  if (e.keyword === 'enum' && Array.isArray(params.allowedValues)) message += `: ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  if (e.keyword === 'enum' && Array.isArray(params.allowedValues))
+    message += `: ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
   return { path: e.instancePath || '/', message };
 }
 
@@ -39,7 +46,11 @@ export function createArgsValidator(log: Logger): ArgsValidator {
     if (cache.has(schema)) return cache.get(schema) ?? null;
     const { $schema, $id: _id, ...body } = schema;
     const dialect = typeof $schema === 'string' ? $schema : '';
-    const engine = dialect.includes('2020-12') ? engines[2020] : dialect.includes('2019-09') ? engines[2019] : engines[7];
+    const engine = dialect.includes('2020-12')
+      ? engines[2020]
+      : dialect.includes('2019-09')
+        ? engines[2019]
+        : engines[7];
     let fn: ValidateFunction | null;
     try {
       fn = engine.compile(body);

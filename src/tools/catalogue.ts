@@ -19,11 +19,18 @@ export interface CatalogueItem {
   tool: Tool;
 }
 
-export function buildCatalogue(servers: readonly { serverId: string; tools: readonly Tool[]; qualified?: boolean }[]): Map<string, CatalogueItem> {
+export function buildCatalogue(
+  servers: readonly { serverId: string; tools: readonly Tool[]; qualified?: boolean }[],
+): Map<string, CatalogueItem> {
   const items = servers.flatMap(({ serverId, tools, qualified }) =>
     tools.filter((tool) => tool.execution?.taskSupport !== 'required').map((tool) => ({ serverId, tool, qualified })),
   );
-  const names = assignModelNames(items.map((i) => ({ serverId: i.serverId, toolName: i.qualified ? qualifiedName(i.serverId, i.tool.name) : i.tool.name })));
+  const names = assignModelNames(
+    items.map((i) => ({
+      serverId: i.serverId,
+      toolName: i.qualified ? qualifiedName(i.serverId, i.tool.name) : i.tool.name,
+    })),
+  );
   return new Map(items.map(({ serverId, tool }, i) => [names[i]!, { modelName: names[i]!, serverId, tool }]));
 }
 

@@ -53,19 +53,36 @@ export type McpCommands = {
   'mcp.listTools': { payload: { serverId: string }; result: ToolRecord[] };
   /** Validates `args` against the tool's inputSchema; throws SERVER_NOT_FOUND, TOOL_NOT_FOUND, INVALID_REQUEST, TOOL_EXECUTION_FAILED. */
   /** `principal`: the caller's session owner (`''` the unnamed one): a server with `oauth.per: principal` is called with its tokens. */
-  'mcp.executeTool': { payload: { serverId: string; toolName: string; args: unknown; progress?: ProgressTarget; principal?: string }; result: ExecutionResult };
+  'mcp.executeTool': {
+    payload: { serverId: string; toolName: string; args: unknown; progress?: ProgressTarget; principal?: string };
+    result: ExecutionResult;
+  };
   /** Tools offered to the model right now. */
   'mcp.modelTools': { payload: Record<string, never>; result: ModelTool[] };
   /** Calls a tool by its model-visible name; never throws for tool failures. */
   /** `hops` is sent along as the call's agent-to-agent hop count (src/tools/hops.ts). */
   /** `elicit`: who answers the server's elicitation requests during the call (src/tools/mcp/elicitation.ts; absent: they are declined); `sampler` serves its `sampling/createMessage` (src/tools/mcp/sampling.ts). */
-  'mcp.callModelTool': { payload: { name: string; args: unknown; signal?: AbortSignal; hops?: number; progress?: ProgressTarget; elicit?: ElicitTarget; sampler?: Sampler }; result: ModelToolOutcome };
+  'mcp.callModelTool': {
+    payload: {
+      name: string;
+      args: unknown;
+      signal?: AbortSignal;
+      hops?: number;
+      progress?: ProgressTarget;
+      elicit?: ElicitTarget;
+      sampler?: Sampler;
+    };
+    result: ModelToolOutcome;
+  };
   /** A server's resources and resource templates (empty when it offers none); SERVER_NOT_FOUND. */
   'mcp.listResources': { payload: { serverId: string }; result: ResourceList };
   /** A resource's contents (binary as base64), at most the server's maxResultBytes; TOOL_EXECUTION_FAILED. */
   'mcp.readResource': { payload: { serverId: string; uri: string }; result: ResourceContents };
   /** Subscribes `subscriber` (a principal's name) to (or unsubscribes it from) a resource's updates: `mcp.resourceUpdated` events. */
-  'mcp.subscribeResource': { payload: { serverId: string; uri: string; subscribe: boolean; subscriber: string }; result: { serverId: string; uri: string; subscribed: boolean } };
+  'mcp.subscribeResource': {
+    payload: { serverId: string; uri: string; subscribe: boolean; subscriber: string };
+    result: { serverId: string; uri: string; subscribed: boolean };
+  };
   'mcp.listPrompts': { payload: { serverId: string }; result: PromptRecord[] };
   /** Replaces the roots offered to a server that declares them (its config lists `roots`) and tells it; INVALID_REQUEST otherwise. */
   'mcp.setRoots': { payload: { serverId: string; roots: string[] }; result: { serverId: string; roots: string[] } };
@@ -79,7 +96,10 @@ export type McpCommands = {
    * was a principal's own, oauth.per: principal, and the server's connection is left as it was). INVALID_REQUEST for an
    * unknown or expired state, AGENT_ERROR when the exchange or the connection fails.
    */
-  'mcp.oauthCallback': { payload: { state: string; code: string; iss?: string }; result: { server: ServerRecord; principal: boolean } };
+  'mcp.oauthCallback': {
+    payload: { state: string; code: string; iss?: string };
+    result: { server: ServerRecord; principal: boolean };
+  };
   /**
    * A principal's own sign-in to a server with `oauth.per: principal` (`principal`: its session owner, `''` the
    * unnamed one): `mcp.signIn` begins it (the URL to follow, or signed in already), `mcp.signInStatus` tells,
@@ -96,7 +116,13 @@ export type McpEvents = {
   /** The model-visible catalogue changed (connect, disconnect, tools/list_changed). */
   'mcp.toolsChanged': { count: number };
   /** A call's progress (`toolProgress` frames to the session's watchers; never stored). */
-  'mcp.toolProgress': ProgressTarget & { serverId: string; toolName: string; progress: number; total?: number; message?: string };
+  'mcp.toolProgress': ProgressTarget & {
+    serverId: string;
+    toolName: string;
+    progress: number;
+    total?: number;
+    message?: string;
+  };
   /** A subscribed resource changed (`resourceUpdated`, to every connection). */
   'mcp.resourceUpdated': { serverId: string; uri: string };
   /** A server's resource or prompt list changed (`mcpListChanged`, to every connection). */

@@ -69,7 +69,8 @@ export function assignModelNames(refs: readonly ToolRef[]): string[] {
     if (out[i] !== undefined) return;
     let name = candidate;
     let salt = 0;
-    while (taken.has(name) || (name === candidate && (counts.get(candidate) ?? 0) > 1)) name = fit(candidate, refs[i]!, String(salt++));
+    while (taken.has(name) || (name === candidate && (counts.get(candidate) ?? 0) > 1))
+      name = fit(candidate, refs[i]!, String(salt++));
     taken.add(name);
     out[i] = name;
   });

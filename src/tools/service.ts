@@ -25,14 +25,25 @@
 import { createActor, fromPromise, waitFor } from 'xstate';
 import { systemClock } from '../clock.ts';
 import { createRedactor } from '../config/redact.ts';
-import { httpServerSchema, type A2aAgentConfig, type HttpServerConfig, type McpServerConfig } from '../config/schema.ts';
+import {
+  httpServerSchema,
+  type A2aAgentConfig,
+  type HttpServerConfig,
+  type McpServerConfig,
+} from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 import { mcpServerMachine } from '../../machines/mcp-server.machine.ts';
 import { createArgsValidator } from './args-validator.ts';
 import { buildCatalogue, toModelTool, toToolRecord, type CatalogueItem } from './catalogue.ts';
 import { CallError, openConnection, type McpConnection } from './mcp/connection.ts';
 import { INSTANCE_HEADER } from './hops.ts';
-import { admitRuntimeServer, COULD_NOT_CONNECT, isSocketLevel, OPEN_RUNTIME_POLICY, pinnedConnect } from './spawn/runtime-connect.ts';
+import {
+  admitRuntimeServer,
+  COULD_NOT_CONNECT,
+  isSocketLevel,
+  OPEN_RUNTIME_POLICY,
+  pinnedConnect,
+} from './spawn/runtime-connect.ts';
 import type { ServerRecord } from './messages.ts';
 import { recordOf, statusOf, type McpService, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
 import { createToolCalls } from './mcp/tool-calls.ts';
@@ -94,34 +105,44 @@ export function createMcpService(options: McpServiceOptions): McpService {
     // Events of a connection count only while it is the server's current one (not while opening, not after).
     const self: { connection?: McpConnection } = {};
     const isCurrent = () => self.connection !== undefined && entry.connection === self.connection;
-    const pinned = entry.runtime && entry.config.type === 'http' ? await pinnedConnect(entry.config, runtime) : undefined;
+    const pinned =
+      entry.runtime && entry.config.type === 'http' ? await pinnedConnect(entry.config, runtime) : undefined;
     if (pinned) entry.release = pinned.close;
     await entry.oauth?.load();
     const a2a = a2aAgents.get(entry);
     const instanceHeaders = options.instanceId !== undefined ? { [INSTANCE_HEADER]: options.instanceId } : undefined;
     const opening = a2a
-      ? openA2aAgent({ name: entry.name, config: a2a, log: slog, fetch: pinned?.fetch ?? fetch, ...(instanceHeaders && { extraHeaders: instanceHeaders }), maxBytes: entry.config.maxResultBytes, maxHops, signal })
+      ? openA2aAgent({
+          name: entry.name,
+          config: a2a,
+          log: slog,
+          fetch: pinned?.fetch ?? fetch,
+          ...(instanceHeaders && { extraHeaders: instanceHeaders }),
+          maxBytes: entry.config.maxResultBytes,
+          maxHops,
+          signal,
+        })
       : openConnection({
-      serverId: entry.name,
-      config: entry.config,
-      log: slog,
-      clientInfo,
-      signal,
-      ...(instanceHeaders && { extraHeaders: instanceHeaders }),
-      ...(pinned && { fetch: pinned.fetch }),
-      children: options.children,
-      oauth: entry.oauth,
-      onLost: (reason) => {
-        if (isCurrent()) entry.actor.send({ type: 'CONNECTION_LOST', reason });
-      },
-      onToolsChanged: () => {
-        if (isCurrent()) refreshCatalogue();
-      },
-      // Also while opening (a server may log during initialization), never once the server is gone.
-      onNotice: (notice) => {
-        if (entries.get(entry.name) === entry) relay(entry.name, slog, notice);
-      },
-    });
+          serverId: entry.name,
+          config: entry.config,
+          log: slog,
+          clientInfo,
+          signal,
+          ...(instanceHeaders && { extraHeaders: instanceHeaders }),
+          ...(pinned && { fetch: pinned.fetch }),
+          children: options.children,
+          oauth: entry.oauth,
+          onLost: (reason) => {
+            if (isCurrent()) entry.actor.send({ type: 'CONNECTION_LOST', reason });
+          },
+          onToolsChanged: () => {
+            if (isCurrent()) refreshCatalogue();
+          },
+          // Also while opening (a server may log during initialization), never once the server is gone.
+          onNotice: (notice) => {
+            if (entries.get(entry.name) === entry) relay(entry.name, slog, notice);
+          },
+        });
     const connection = await opening.catch((err: unknown) => {
       const blocked = entry.oauth?.blocked();
       if (blocked) throw blocked;
@@ -154,7 +175,12 @@ export function createMcpService(options: McpServiceOptions): McpService {
     else if (release) track(entry, release());
   };
 
-  const addServer = (name: string, serverConfig: McpServerConfig, runtimeServer = false, a2a?: A2aAgentConfig): ServerEntry => {
+  const addServer = (
+    name: string,
+    serverConfig: McpServerConfig,
+    runtimeServer = false,
+    a2a?: A2aAgentConfig,
+  ): ServerEntry => {
     const machine = mcpServerMachine.provide({
       actors: {
         connect: fromPromise(({ signal }) => {
@@ -170,8 +196,27 @@ export function createMcpService(options: McpServiceOptions): McpService {
       input: { serverId: name, now: () => clock.now(), random, ...(options.retry ? { retry: options.retry } : {}) },
     });
     const unwatch = options.registerActor?.(`mcp:${name}`, actor);
-    const entry: ServerEntry = { name, config: serverConfig, actor, connection: undefined, pending: new Set(), runtime: runtimeServer, release: undefined, unwatch, subscriptions: new Map() };
-    if (serverConfig.type === 'http') attachOAuth(entry, serverConfig, { secrets, clock, log, callbackUrl, runtime, clientInfo, instanceId: options.instanceId });
+    const entry: ServerEntry = {
+      name,
+      config: serverConfig,
+      actor,
+      connection: undefined,
+      pending: new Set(),
+      runtime: runtimeServer,
+      release: undefined,
+      unwatch,
+      subscriptions: new Map(),
+    };
+    if (serverConfig.type === 'http')
+      attachOAuth(entry, serverConfig, {
+        secrets,
+        clock,
+        log,
+        callbackUrl,
+        runtime,
+        clientInfo,
+        instanceId: options.instanceId,
+      });
     if (a2a) a2aAgents.set(entry, a2a);
     entries.set(name, entry);
     actor.on('status', ({ status, error }) => {
@@ -193,7 +238,10 @@ export function createMcpService(options: McpServiceOptions): McpService {
     const rec = await attempt;
     if (rec.status === 'connected') return rec;
     const reason = rec.status === 'error' ? (rec.error ?? 'unknown error') : 'disconnected before it connected';
-    throw new AppError('AGENT_ERROR', `MCP server "${entry.name}" failed to connect: ${reason}`, { serverId: entry.name, reason });
+    throw new AppError('AGENT_ERROR', `MCP server "${entry.name}" failed to connect: ${reason}`, {
+      serverId: entry.name,
+      reason,
+    });
   };
 
   const find = (serverId: string) => entries.get(serverId);
@@ -222,7 +270,14 @@ export function createMcpService(options: McpServiceOptions): McpService {
       const entry = find(serverId);
       if (!entry) return undefined;
       const { timeout, maxResultBytes } = entry.config;
-      return { name: entry.name, connected: statusOf(entry) === 'connected', connection: entry.connection, timeout, maxResultBytes, subscriptions: entry.subscriptions };
+      return {
+        name: entry.name,
+        connected: statusOf(entry) === 'connected',
+        connection: entry.connection,
+        timeout,
+        maxResultBytes,
+        subscriptions: entry.subscriptions,
+      };
     },
     maxModelBytes: config.toolResultMaxBytes,
   });
@@ -233,8 +288,17 @@ export function createMcpService(options: McpServiceOptions): McpService {
       if (!entry) return undefined;
       const { status, error } = record(entry);
       const principals = entry.principals;
-      const forPrincipal = principals && ((principal: string | undefined) =>
-        principal === undefined ? Promise.reject(new CallError('this server\'s tools act for a principal (oauth.per: principal), and this call has none', 'protocol')) : principals.connection(principal));
+      const forPrincipal =
+        principals &&
+        ((principal: string | undefined) =>
+          principal === undefined
+            ? Promise.reject(
+                new CallError(
+                  "this server's tools act for a principal (oauth.per: principal), and this call has none",
+                  'protocol',
+                ),
+              )
+            : principals.connection(principal));
       return { name: entry.name, status, error, connection: entry.connection, forPrincipal };
     },
     catalogue: () => catalogue,
@@ -255,15 +319,23 @@ export function createMcpService(options: McpServiceOptions): McpService {
   });
 
   /** Connects a server at runtime (see the contracts above); its secrets join the redaction first. */
-  async function connectServer(payload: { name: string; config: McpServerConfig }, a2a?: A2aAgentConfig): Promise<ServerRecord> {
+  async function connectServer(
+    payload: { name: string; config: McpServerConfig },
+    a2a?: A2aAgentConfig,
+  ): Promise<ServerRecord> {
     redactor.addServer(payload.config);
     if (stopped) throw new AppError('SERVICE_UNAVAILABLE', 'the service is shutting down');
     await admitRuntimeServer(payload.config, runtime).catch((err: unknown) => {
       // An A2A agent's URL is `config.url` in its request.
-      if (a2a && err instanceof AppError && err.details?.field === 'config.baseUrl') throw new AppError(err.code, err.message, { ...err.details, field: 'config.url' });
+      if (a2a && err instanceof AppError && err.details?.field === 'config.baseUrl')
+        throw new AppError(err.code, err.message, { ...err.details, field: 'config.url' });
       throw err;
     });
-    const nameInUse = () => new AppError('INVALID_REQUEST', `An MCP server named "${payload.name}" already exists`, { field: 'name', name: payload.name });
+    const nameInUse = () =>
+      new AppError('INVALID_REQUEST', `An MCP server named "${payload.name}" already exists`, {
+        field: 'name',
+        name: payload.name,
+      });
     const existing = entries.get(payload.name);
     if (existing && statusOf(existing) !== 'error') throw nameInUse();
     // A server in `error` gives its name to the new config (a failed connect does not block the name).
@@ -276,7 +348,11 @@ export function createMcpService(options: McpServiceOptions): McpService {
       // A request that cannot work, whenever retried: refused, and nothing is kept of it.
       if (entries.get(entry.name) === entry) await removeEntry(entry);
       const message = rec.error ?? new SelfConnection(payload.name, undefined).message;
-      throw new AppError('INVALID_REQUEST', message, { serverId: payload.name, field: a2a ? 'config.url' : 'config.baseUrl', reason: 'self-connection' });
+      throw new AppError('INVALID_REQUEST', message, {
+        serverId: payload.name,
+        field: a2a ? 'config.url' : 'config.baseUrl',
+        reason: 'self-connection',
+      });
     }
     return expectConnected(entry, Promise.resolve(rec));
   }
@@ -284,10 +360,17 @@ export function createMcpService(options: McpServiceOptions): McpService {
   /** New roots for a server that declares them: kept for its next connection, told to the current one. */
   async function setRoots(entry: ServerEntry, roots: string[]) {
     if (!entry.config.roots) {
-      throw new AppError('INVALID_REQUEST', `MCP server "${entry.name}" was not given roots in its config, so it was not offered the roots capability`, { serverId: entry.name, field: 'roots' });
+      throw new AppError(
+        'INVALID_REQUEST',
+        `MCP server "${entry.name}" was not given roots in its config, so it was not offered the roots capability`,
+        { serverId: entry.name, field: 'roots' },
+      );
     }
     entry.config = { ...entry.config, roots };
-    if (entry.connection) await entry.connection.features.setRoots(roots).catch((err: unknown) => log.warn({ serverId: entry.name, err }, 'telling the server of its new roots failed'));
+    if (entry.connection)
+      await entry.connection.features
+        .setRoots(roots)
+        .catch((err: unknown) => log.warn({ serverId: entry.name, err }, 'telling the server of its new roots failed'));
     return { serverId: entry.name, roots };
   }
 
@@ -296,7 +379,8 @@ export function createMcpService(options: McpServiceOptions): McpService {
     try {
       return await work;
     } catch (err) {
-      if (err instanceof AppError) throw new AppError(err.code, redactor.redact(err.message), redactor.deep(err.details));
+      if (err instanceof AppError)
+        throw new AppError(err.code, redactor.redact(err.message), redactor.deep(err.details));
       throw err;
     }
   }
@@ -304,7 +388,9 @@ export function createMcpService(options: McpServiceOptions): McpService {
   const unregister = [
     bus.handle('mcp.listServers', () => [...entries.values()].map(record)),
     bus.handle('mcp.connectServer', ({ payload }) => redactedErrors(connectServer(payload))),
-    bus.handle('mcp.connectA2aAgent', ({ payload }) => redactedErrors(connectServer({ name: payload.name, config: a2aEntryConfig(payload.config) }, payload.config))),
+    bus.handle('mcp.connectA2aAgent', ({ payload }) =>
+      redactedErrors(connectServer({ name: payload.name, config: a2aEntryConfig(payload.config) }, payload.config)),
+    ),
     bus.handle('mcp.removeServer', ({ payload }) => removeEntry(mustFind(payload.serverId))),
     bus.handle('mcp.restartServer', async ({ payload }) => {
       const entry = mustFind(payload.serverId);
@@ -323,16 +409,27 @@ export function createMcpService(options: McpServiceOptions): McpService {
     bus.handle('mcp.signOut', ({ payload }) => redactedErrors(signIns.signOut(payload))),
     bus.handle('mcp.modelTools', () => [...catalogue.values()].map(toModelTool)),
     bus.handle('mcp.listResources', ({ payload }) => redactedErrors(requests.listResources(payload.serverId))),
-    bus.handle('mcp.readResource', ({ payload }) => redactedErrors(requests.readResource(payload.serverId, payload.uri))),
-    bus.handle('mcp.subscribeResource', ({ payload }) => redactedErrors(requests.subscribeResource(payload.serverId, payload.uri, payload.subscribe, payload.subscriber))),
+    bus.handle('mcp.readResource', ({ payload }) =>
+      redactedErrors(requests.readResource(payload.serverId, payload.uri)),
+    ),
+    bus.handle('mcp.subscribeResource', ({ payload }) =>
+      redactedErrors(requests.subscribeResource(payload.serverId, payload.uri, payload.subscribe, payload.subscriber)),
+    ),
     bus.handle('mcp.setRoots', ({ payload }) => redactedErrors(setRoots(mustFind(payload.serverId), payload.roots))),
     bus.handle('mcp.listPrompts', ({ payload }) => redactedErrors(requests.listPrompts(payload.serverId))),
-    bus.handle('mcp.getPrompt', ({ payload }) => redactedErrors(requests.getPrompt(payload.serverId, payload.name, payload.args))),
+    bus.handle('mcp.getPrompt', ({ payload }) =>
+      redactedErrors(requests.getPrompt(payload.serverId, payload.name, payload.args)),
+    ),
     bus.handle('mcp.attach', ({ payload }) => redactedErrors(requests.attach(payload))),
     bus.handle('mcp.callModelTool', async ({ payload, sessionId }) => {
       // The session's owner is the principal whose tokens a server with `oauth.per: principal` gets.
-      const outcome = await toolCalls.callModelTool(payload, sessionId === undefined ? undefined : (splitSessionKey(sessionId).owner ?? ''));
-      return outcome.success ? outcome : { ...outcome, text: redactor.redact(outcome.text), result: redactor.deep(outcome.result) };
+      const outcome = await toolCalls.callModelTool(
+        payload,
+        sessionId === undefined ? undefined : (splitSessionKey(sessionId).owner ?? ''),
+      );
+      return outcome.success
+        ? outcome
+        : { ...outcome, text: redactor.redact(outcome.text), result: redactor.deep(outcome.result) };
     }),
   ];
 
@@ -342,7 +439,11 @@ export function createMcpService(options: McpServiceOptions): McpService {
       started = true;
       const configured = [
         ...Object.entries(config.mcpServers).map(([name, serverConfig]) => ({ name, serverConfig, a2a: undefined })),
-        ...Object.entries(config.a2aAgents ?? {}).map(([name, a2a]) => ({ name, serverConfig: a2aEntryConfig(a2a), a2a })),
+        ...Object.entries(config.a2aAgents ?? {}).map(([name, a2a]) => ({
+          name,
+          serverConfig: a2aEntryConfig(a2a),
+          a2a,
+        })),
       ];
       const attempts = configured.flatMap(({ name, serverConfig, a2a }) => {
         if (entries.has(name)) {
@@ -371,5 +472,11 @@ export function createMcpService(options: McpServiceOptions): McpService {
 
 /** The `http` server config an A2A agent's entry carries: its record, URL policy and redaction read it. */
 function a2aEntryConfig(a2a: A2aAgentConfig): HttpServerConfig {
-  return httpServerSchema.parse({ type: 'http', baseUrl: a2a.url, headers: a2a.headers, timeout: a2a.timeout, description: a2a.description ?? 'A2A agent' });
+  return httpServerSchema.parse({
+    type: 'http',
+    baseUrl: a2a.url,
+    headers: a2a.headers,
+    timeout: a2a.timeout,
+    description: a2a.description ?? 'A2A agent',
+  });
 }

@@ -48,7 +48,8 @@ export function createTracing(opts: TracingOptions, env: NodeJS.ProcessEnv = pro
   const { context, SpanKind, SpanStatusCode, trace } = require('@opentelemetry/api') as typeof OtelApi;
   const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof OtelExporter;
   const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof OtelResources;
-  const { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base') as typeof OtelSdk;
+  const { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor } =
+    require('@opentelemetry/sdk-trace-base') as typeof OtelSdk;
   const exporter = opts.exporter ?? new OTLPTraceExporter();
   const processor = opts.exporter ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(exporter);
   const provider = new BasicTracerProvider({
@@ -75,10 +76,18 @@ export function createTracing(opts: TracingOptions, env: NodeJS.ProcessEnv = pro
   return {
     /** A model request of turn `turnId` starts; call the result when it ends. */
     modelRequest(turnId: string | undefined) {
-      const span = tracer.startSpan(`chat ${opts.model}`, {
-        kind: SpanKind.CLIENT,
-        attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': opts.provider, 'gen_ai.request.model': opts.model },
-      }, inTurn(turnId));
+      const span = tracer.startSpan(
+        `chat ${opts.model}`,
+        {
+          kind: SpanKind.CLIENT,
+          attributes: {
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.provider.name': opts.provider,
+            'gen_ai.request.model': opts.model,
+          },
+        },
+        inTurn(turnId),
+      );
       return (outcome: { ok: boolean; retries: number; usage?: Usage | undefined; error?: string | undefined }) => {
         usageOf(span, outcome.usage);
         if (outcome.retries > 0) span.setAttribute('agentd.model.retries', outcome.retries);
@@ -91,17 +100,37 @@ export function createTracing(opts: TracingOptions, env: NodeJS.ProcessEnv = pro
       const offs = [
         bus.on('agent.userMessage', (e) => {
           const { turnId, sessionId } = e.payload;
-          turns.set(turnId, tracer.startSpan(`invoke_agent ${opts.agentName}`, {
-            kind: SpanKind.INTERNAL,
-            attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': opts.agentName, 'gen_ai.conversation.id': sessionId, 'gen_ai.request.model': opts.model },
-          }));
+          turns.set(
+            turnId,
+            tracer.startSpan(`invoke_agent ${opts.agentName}`, {
+              kind: SpanKind.INTERNAL,
+              attributes: {
+                'gen_ai.operation.name': 'invoke_agent',
+                'gen_ai.agent.name': opts.agentName,
+                'gen_ai.conversation.id': sessionId,
+                'gen_ai.request.model': opts.model,
+              },
+            }),
+          );
         }),
         bus.on('agent.toolCall', (e) => {
           const { callId, toolName, serverId, turnId } = e.payload;
-          tools.set(callId, tracer.startSpan(`execute_tool ${toolName}`, {
-            kind: SpanKind.INTERNAL,
-            attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': toolName, 'gen_ai.tool.call.id': callId, 'agentd.mcp.server': serverId },
-          }, inTurn(turnId)));
+          tools.set(
+            callId,
+            tracer.startSpan(
+              `execute_tool ${toolName}`,
+              {
+                kind: SpanKind.INTERNAL,
+                attributes: {
+                  'gen_ai.operation.name': 'execute_tool',
+                  'gen_ai.tool.name': toolName,
+                  'gen_ai.tool.call.id': callId,
+                  'agentd.mcp.server': serverId,
+                },
+              },
+              inTurn(turnId),
+            ),
+          );
         }),
         bus.on('agent.toolResult', (e) => {
           const span = tools.get(e.payload.callId);

@@ -36,9 +36,13 @@ describe.skipIf(!chromiumPath)('API docs page in Chromium', () => {
 
   it("offers the route's example as the default Try-it body (message-sync's is one agentd accepts)", async () => {
     const { page } = browser;
-    const doc = (await (await fetch(`${svc.url}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, { requestBody: { content: Record<string, { example: unknown }> } }>> };
+    const doc = (await (await fetch(`${svc.url}/api/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { requestBody: { content: Record<string, { example: unknown }> } }>>;
+    };
     await page.goto(`${svc.url}/api/docs`);
-    const op = page.locator('.opblock', { has: page.locator('.opblock-summary-path', { hasText: /^\/api\/message-sync$/ }) });
+    const op = page.locator('.opblock', {
+      has: page.locator('.opblock-summary-path', { hasText: /^\/api\/message-sync$/ }),
+    });
     await op.locator('.opblock-summary').click();
     await op.locator('.try-out__btn').click();
     const body = JSON.parse(await op.locator('textarea.body-param__text').inputValue()) as unknown;

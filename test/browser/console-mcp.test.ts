@@ -16,7 +16,11 @@ const chromiumPath = findChromium();
 
 interface HistoryEvent {
   event: string;
-  data: { content?: string; resources?: { serverId: string; uri: string }[]; prompt?: { serverId: string; name: string } };
+  data: {
+    content?: string;
+    resources?: { serverId: string; uri: string }[];
+    prompt?: { serverId: string; name: string };
+  };
 }
 
 describe.skipIf(!chromiumPath)('console: MCP resources and prompts; inspector: capabilities', () => {
@@ -44,7 +48,9 @@ describe.skipIf(!chromiumPath)('console: MCP resources and prompts; inspector: c
     expect(await server.locator('.resource.template').count()).toBeGreaterThan(0);
 
     await listed.getByRole('button', { name: 'Preview' }).click();
-    await expect.poll(async () => (await listed.locator('.resource-preview pre.text').textContent())?.length ?? 0, PATIENT).toBeGreaterThan(0);
+    await expect
+      .poll(async () => (await listed.locator('.resource-preview pre.text').textContent())?.length ?? 0, PATIENT)
+      .toBeGreaterThan(0);
 
     const blob = server.locator('.resource.template[data-uri^="demo://resource/dynamic/blob/"]').first();
     await blob.getByRole('textbox').fill('demo://resource/dynamic/blob/8');
@@ -64,7 +70,10 @@ describe.skipIf(!chromiumPath)('console: MCP resources and prompts; inspector: c
 
     await page.getByLabel('Message').fill('Summarize ATTACHED-1');
     await page.getByLabel('Message').press('Enter');
-    await page.locator('.user', { hasText: 'Summarize ATTACHED-1' }).locator('.attached', { hasText: `resource ${uri} (everything)` }).waitFor();
+    await page
+      .locator('.user', { hasText: 'Summarize ATTACHED-1' })
+      .locator('.attached', { hasText: `resource ${uri} (everything)` })
+      .waitFor();
     expect(await page.locator('#attachments').isHidden()).toBe(true); // the chips went with the message
     await page.locator('.assistant[data-done="true"]').last().waitFor();
     const seen = requestsWith(t.sim, 'Summarize ATTACHED-1');
@@ -76,7 +85,7 @@ describe.skipIf(!chromiumPath)('console: MCP resources and prompts; inspector: c
     failures.stop();
   });
 
-  it('picks a prompt: a missing required argument shows the server\'s message; filled, it is sent as the turn', async () => {
+  it("picks a prompt: a missing required argument shows the server's message; filled, it is sent as the turn", async () => {
     const { page } = t.browser;
     await page.getByLabel('New session').fill('prompted');
     await page.getByRole('button', { name: 'Open' }).click();
@@ -95,12 +104,25 @@ describe.skipIf(!chromiumPath)('console: MCP resources and prompts; inspector: c
     await city.fill('Lyon');
     await form.getByLabel('Extra text (optional)').fill('PROMPTED-1 in Celsius');
     await form.getByRole('button', { name: 'Send args-prompt' }).click();
-    await page.locator('.user', { hasText: 'PROMPTED-1 in Celsius' }).locator('.attached', { hasText: 'prompt args-prompt (everything)' }).waitFor();
+    await page
+      .locator('.user', { hasText: 'PROMPTED-1 in Celsius' })
+      .locator('.attached', { hasText: 'prompt args-prompt (everything)' })
+      .waitFor();
     await t.browser.screenshot('console-mcp-prompt');
-    await expect.poll(() => t.sim.requests.some((q) => q.body.messages.some((m) => textOf(m).includes("What's weather in Lyon?"))), PATIENT).toBe(true);
-    await expect.poll(async () => (await history('prompted')).filter((e) => e.event === 'userMessage').length, PATIENT).toBe(1);
+    await expect
+      .poll(
+        () => t.sim.requests.some((q) => q.body.messages.some((m) => textOf(m).includes("What's weather in Lyon?"))),
+        PATIENT,
+      )
+      .toBe(true);
+    await expect
+      .poll(async () => (await history('prompted')).filter((e) => e.event === 'userMessage').length, PATIENT)
+      .toBe(1);
     const user = (await history('prompted')).find((e) => e.event === 'userMessage');
-    expect(user?.data).toMatchObject({ content: 'PROMPTED-1 in Celsius', prompt: { serverId: 'everything', name: 'args-prompt' } });
+    expect(user?.data).toMatchObject({
+      content: 'PROMPTED-1 in Celsius',
+      prompt: { serverId: 'everything', name: 'args-prompt' },
+    });
   });
 
   it('the inspector shows what agentd and the server declared', async () => {
@@ -113,26 +135,41 @@ describe.skipIf(!chromiumPath)('console: MCP resources and prompts; inspector: c
     expect(await declared.textContent()).toContain('logging level: warning');
     expect(await declared.textContent()).toContain('progress: a token with every call');
     const offered = server.locator('.caps.server');
-    for (const cap of ['tools', 'resources', 'prompts', 'logging']) await offered.locator(`[data-capability="${cap}"]`).waitFor();
+    for (const cap of ['tools', 'resources', 'prompts', 'logging'])
+      await offered.locator(`[data-capability="${cap}"]`).waitFor();
     expect(await offered.locator('[data-capability="resources"]').textContent()).toMatch(/subscribe/);
     await t.browser.screenshot('inspector-capabilities');
   });
 
   it("the inspector lists a server's question waiting for the user under that server, until it is answered", async () => {
     const { page } = t.browser;
-    const post = (path: string, body: unknown) => fetch(`${t.svc.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      fetch(`${t.svc.url}${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     await page.goto(`${t.svc.url}/inspect`);
     await expect.poll(() => page.locator('#status').textContent(), PATIENT).toBe('live');
-    expect((await post('/api/message', { sessionId: 'asking', message: 'Ask me [[tool:trigger-elicitation-request {}]]' })).status).toBe(200);
+    expect(
+      (await post('/api/message', { sessionId: 'asking', message: 'Ask me [[tool:trigger-elicitation-request {}]]' }))
+        .status,
+    ).toBe(200);
     const waiting = page.locator('#tool-servers [data-server="everything"] .waiting li');
     await waiting.first().waitFor({ timeout: PATIENT.timeout });
-    const { elicitations } = (await (await fetch(`${t.svc.url}/api/sessions/asking/elicitations`)).json()) as { elicitations: { id: string; callId: string }[] };
+    const { elicitations } = (await (await fetch(`${t.svc.url}/api/sessions/asking/elicitations`)).json()) as {
+      elicitations: { id: string; callId: string }[];
+    };
     expect(elicitations).toHaveLength(1);
     expect(await waiting.getAttribute('data-waiting')).toBe(elicitations[0]!.id);
     // The question's text is conversation content: hidden unless the inspector shows content.
-    expect(await waiting.textContent()).toMatch(new RegExp(`^question “\\[content\\]” · session asking, call ${elicitations[0]!.callId} · expires `));
+    expect(await waiting.textContent()).toMatch(
+      new RegExp(`^question “\\[content\\]” · session asking, call ${elicitations[0]!.callId} · expires `),
+    );
     await t.browser.screenshot('inspector-waiting-question');
-    expect((await post(`/api/sessions/asking/elicitations/${elicitations[0]!.id}`, { action: 'decline' })).status).toBe(200);
+    expect((await post(`/api/sessions/asking/elicitations/${elicitations[0]!.id}`, { action: 'decline' })).status).toBe(
+      200,
+    );
     await expect.poll(() => waiting.count(), PATIENT).toBe(0);
   });
 });

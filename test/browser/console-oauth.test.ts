@@ -22,10 +22,16 @@ describe.skipIf(!chromiumPath)('console sign-in of an OAuth-protected tool serve
   beforeAll(async () => {
     fixture = await startOAuthFixture();
     // The console holds the admin key: it is shown where to sign in.
-    const keys = [{ name: 'ops', key: KEY, scopes: ['admin'] }, { name: 'carol', key: CHAT, scopes: ['chat'] }];
+    const keys = [
+      { name: 'ops', key: KEY, scopes: ['admin'] },
+      { name: 'carol', key: CHAT, scopes: ['chat'] },
+    ];
     svc = await startApp({
       server: { auth: { keys } },
-      mcpServers: { secure: { type: 'http', baseUrl: fixture.url, oauth: {} }, personal: { type: 'http', baseUrl: fixture.url, oauth: { per: 'principal' } } },
+      mcpServers: {
+        secure: { type: 'http', baseUrl: fixture.url, oauth: {} },
+        personal: { type: 'http', baseUrl: fixture.url, oauth: { per: 'principal' } },
+      },
     });
     browser = await openBrowser(chromiumPath!);
   });
@@ -52,9 +58,14 @@ describe.skipIf(!chromiumPath)('console sign-in of an OAuth-protected tool serve
   });
 
   it('"Sign in as me" on a server each principal signs in to: the caller signs in for itself', async () => {
-    const status = async () => (await fetch(`${svc.url}/api/mcp/servers/personal/sign-in`, { headers: { authorization: `Bearer ${CHAT}` } }).then((r) => r.json())) as { signedIn: boolean };
+    const status = async () =>
+      (await fetch(`${svc.url}/api/mcp/servers/personal/sign-in`, {
+        headers: { authorization: `Bearer ${CHAT}` },
+      }).then((r) => r.json())) as { signedIn: boolean };
     // The admin has signed the server itself in (its tool list); carol, in a tab of her own, signs in for herself.
-    const servers = (await fetch(`${svc.url}/api/mcp/servers`, { headers: { authorization: `Bearer ${KEY}` } }).then((r) => r.json())) as { servers: ServerRec[] };
+    const servers = (await fetch(`${svc.url}/api/mcp/servers`, { headers: { authorization: `Bearer ${KEY}` } }).then(
+      (r) => r.json(),
+    )) as { servers: ServerRec[] };
     expect((await signIn(servers.servers.find((s) => s.name === 'personal')!.authorizationUrl!)).status).toBe(200);
     expect((await status()).signedIn).toBe(false);
 
@@ -64,7 +75,10 @@ describe.skipIf(!chromiumPath)('console sign-in of an OAuth-protected tool serve
     await page.getByRole('button', { name: 'Use key' }).click();
     const server = page.locator('#server-personal');
     await server.locator('.status', { hasText: 'connected' }).waitFor();
-    const [tab] = await Promise.all([page.context().waitForEvent('page'), server.getByRole('button', { name: 'Sign in as me' }).click()]);
+    const [tab] = await Promise.all([
+      page.context().waitForEvent('page'),
+      server.getByRole('button', { name: 'Sign in as me' }).click(),
+    ]);
     await tab.getByText('Signed in').first().waitFor();
     await tab.close();
     expect((await status()).signedIn).toBe(true);

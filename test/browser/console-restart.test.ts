@@ -32,7 +32,10 @@ describe.skipIf(!chromiumPath)('web console across an agentd restart', () => {
     expect(await p.exited).toBe(0);
   };
   const agentWith = (storage: object) =>
-    writeAgentFile({ llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'sim-model', apiKey: 'test-key', maxRetries: 0 }, storage });
+    writeAgentFile({
+      llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'sim-model', apiKey: 'test-key', maxRetries: 0 },
+      storage,
+    });
 
   beforeAll(async () => {
     sim = await startSimulator();
@@ -88,7 +91,11 @@ describe.skipIf(!chromiumPath)('web console across an agentd restart', () => {
     const after = await transcript();
     expect(after.slice(0, 4)).toEqual(restarted.before);
     expect(after).toHaveLength(6);
-    expect(await users()).toEqual(['Before the restart [[reply:First answer]]', 'Still before [[reply:Second answer]]', 'After the restart [[reply:Third answer]]']);
+    expect(await users()).toEqual([
+      'Before the restart [[reply:First answer]]',
+      'Still before [[reply:Second answer]]',
+      'After the restart [[reply:Third answer]]',
+    ]);
     expect(await replies()).toEqual(['First answer', 'Second answer', 'Third answer']);
     expect(await notReloaded()).toBe(true);
     // A fresh load replays the same transcript from the log.
@@ -110,7 +117,10 @@ describe.skipIf(!chromiumPath)('web console across an agentd restart', () => {
     expect(await users()).toEqual(['After the restart [[reply:Third answer]]']);
     expect(await replies()).toEqual(['Third answer']);
     await converse(page, 'And once more', 'Fourth answer');
-    expect(await users()).toEqual(['After the restart [[reply:Third answer]]', 'And once more [[reply:Fourth answer]]']);
+    expect(await users()).toEqual([
+      'After the restart [[reply:Third answer]]',
+      'And once more [[reply:Fourth answer]]',
+    ]);
     expect(await replies()).toEqual(['Third answer', 'Fourth answer']);
     expect(await notReloaded()).toBe(true);
     const after = await transcript();

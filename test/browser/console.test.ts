@@ -95,13 +95,22 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     await box.locator('.approved', { hasText: 'Approved (websocket)' }).waitFor();
     await call.locator('.result').waitFor();
     await page.locator('.assistant[data-done="true"]', { hasText: 'Tool big returned' }).waitFor();
-    const pending = await page.evaluate(async (key) => (await (await fetch('/api/sessions/default/approvals', { headers: { Authorization: `Bearer ${key}` } })).json()) as { approvals: unknown[] }, KEY);
+    const pending = await page.evaluate(
+      async (key) =>
+        (await (
+          await fetch('/api/sessions/default/approvals', { headers: { Authorization: `Bearer ${key}` } })
+        ).json()) as { approvals: unknown[] },
+      KEY,
+    );
     expect(pending.approvals).toEqual([]);
   });
 
   it('attaches an image and cancels a running turn', async () => {
     const { page } = browser;
-    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+      'base64',
+    );
     await page.setInputFiles('#image', { name: 'dot.png', mimeType: 'image/png', buffer: png });
     await page.getByLabel('Message').fill('What is in this picture? [[image]]');
     await page.getByRole('button', { name: 'Send' }).click();
@@ -129,11 +138,13 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     await second.getByText('echo', { exact: true }).click();
     await second.getByLabel(/^message \*/).fill('run from a form');
     await second.getByRole('button', { name: 'Run echo' }).click();
-    await expect.poll(() => second.locator('.tool-output').first().textContent(), PATIENT).toContain('fixture echo: run from a form');
+    await expect
+      .poll(() => second.locator('.tool-output').first().textContent(), PATIENT)
+      .toContain('fixture echo: run from a form');
     await browser.screenshot('console-servers');
   });
 
-  it('shows a tool result\'s text content as text, not as MCP JSON', async () => {
+  it("shows a tool result's text content as text, not as MCP JSON", async () => {
     const { page } = browser;
     const result = page.locator('.tool .result', { hasText: 'fixture echo: from the browser' }).last();
     expect(await result.locator('.text').textContent()).toBe('fixture echo: from the browser');
@@ -157,7 +168,10 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
       const res = await fetch(`${svc.url}/api/message-sync`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${KEY}` },
-        body: JSON.stringify({ sessionId: 'long', message: `Line ${i} [[reply:Answer number ${i}, with enough words to take a line or two of the transcript pane.]]` }),
+        body: JSON.stringify({
+          sessionId: 'long',
+          message: `Line ${i} [[reply:Answer number ${i}, with enough words to take a line or two of the transcript pane.]]`,
+        }),
       });
       expect(res.status).toBe(200);
     }
@@ -167,7 +181,13 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     await last.waitFor();
     // Positions are read in the page (a string runs there, whose DOM types this Node project does not load).
     const layout = () =>
-      page.evaluate<{ pageScrolls: boolean; paneScrolls: boolean; header: boolean; composer: boolean; lastVisible: boolean }>(`(() => {
+      page.evaluate<{
+        pageScrolls: boolean;
+        paneScrolls: boolean;
+        header: boolean;
+        composer: boolean;
+        lastVisible: boolean;
+      }>(`(() => {
         const inView = (el) => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; };
         const pane = document.getElementById('transcript');
         const p = pane.getBoundingClientRect();
@@ -181,7 +201,9 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
           lastVisible: l.bottom <= p.bottom + 1 && l.top >= p.top - 1,
         };
       })()`);
-    await expect.poll(layout, PATIENT).toEqual({ pageScrolls: false, paneScrolls: true, header: true, composer: true, lastVisible: true });
+    await expect
+      .poll(layout, PATIENT)
+      .toEqual({ pageScrolls: false, paneScrolls: true, header: true, composer: true, lastVisible: true });
     expect(await page.locator('.user', { hasText: /^Line 1 \[\[/ }).count()).toBe(1);
     await browser.screenshot('console-long');
     // `default` reaches every connection live: a frame of it folded while another session is shown
@@ -209,20 +231,33 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     expect(await page.locator('.assistant').count()).toBeGreaterThanOrEqual(2);
   });
 
-  it('shows each session\'s token usage, and a compaction asked for with Compact history as a collapsible summary with its figures', async () => {
+  it("shows each session's token usage, and a compaction asked for with Compact history as a collapsible summary with its figures", async () => {
     const { page } = browser;
     await page.getByLabel('New session').fill('compacting');
     await page.getByRole('button', { name: 'Open' }).click();
     await expect.poll(() => page.locator('#transcript li').count(), PATIENT).toBe(0);
-    const used = async () => Number((/Used ([\d,]+) tokens/.exec((await page.locator('#session-usage').textContent()) ?? '')?.[1] ?? '0').replaceAll(',', ''));
+    const used = async () =>
+      Number(
+        (
+          /Used ([\d,]+) tokens/.exec((await page.locator('#session-usage').textContent()) ?? '')?.[1] ?? '0'
+        ).replaceAll(',', ''),
+      );
     for (const [i, word] of ['first', 'second', 'third'].entries()) {
       const before = await used();
-      await converse(page, `The ${word} message of a conversation about compaction, ${'with words to summarise '.repeat(20)}`, `Answer ${i + 1} about compaction`);
+      await converse(
+        page,
+        `The ${word} message of a conversation about compaction, ${'with words to summarise '.repeat(20)}`,
+        `Answer ${i + 1} about compaction`,
+      );
       await expect.poll(used, PATIENT).toBeGreaterThan(before); // the shown session's usage follows each reply
     }
-    expect(await page.locator('#session-usage').textContent()).toMatch(/^Used [\d,]+ tokens \([\d,]+ prompt \+ [\d,]+ completion\)$/);
+    expect(await page.locator('#session-usage').textContent()).toMatch(
+      /^Used [\d,]+ tokens \([\d,]+ prompt \+ [\d,]+ completion\)$/,
+    );
     const listed = page.locator('#sessions li', { has: page.getByRole('button', { name: 'compacting' }) });
-    await expect.poll(() => listed.locator('.usage').textContent(), PATIENT).toBe(`${(await used()).toLocaleString('en')} tokens`);
+    await expect
+      .poll(() => listed.locator('.usage').textContent(), PATIENT)
+      .toBe(`${(await used()).toLocaleString('en')} tokens`);
 
     const compact = page.getByRole('button', { name: 'Compact history' });
     expect(await compact.isEnabled()).toBe(true);
@@ -230,8 +265,12 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     await compact.click();
     const entry = page.locator('#transcript li.compaction');
     await entry.waitFor();
-    expect(await entry.locator('summary').textContent()).toMatch(/^History compacted: summary, manual · [\d,]+ → [\d,]+ tokens$/);
-    const [, from, to] = /([\d,]+) → ([\d,]+)/.exec((await entry.locator('summary').textContent())!)!.map((n) => Number(n.replaceAll(',', '')));
+    expect(await entry.locator('summary').textContent()).toMatch(
+      /^History compacted: summary, manual · [\d,]+ → [\d,]+ tokens$/,
+    );
+    const [, from, to] = /([\d,]+) → ([\d,]+)/
+      .exec((await entry.locator('summary').textContent())!)!
+      .map((n) => Number(n.replaceAll(',', '')));
     expect(to).toBeLessThan(from!);
     // Collapsed: the summary text shows once opened.
     const text = entry.locator('.summary-text');
@@ -239,7 +278,9 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     await entry.locator('summary').click();
     await expect.poll(() => text.isVisible(), PATIENT).toBe(true);
     expect(await text.textContent()).toMatch(/^Summary of \d+ user messages/);
-    expect(await entry.locator('.meta').textContent()).toMatch(/^Events up to #\d+ are summarised in the model's view; this transcript keeps them\. The summary took [\d,]+ tokens\.$/);
+    expect(await entry.locator('.meta').textContent()).toMatch(
+      /^Events up to #\d+ are summarised in the model's view; this transcript keeps them\. The summary took [\d,]+ tokens\.$/,
+    );
     await browser.screenshot('console-compaction');
     // The summary's request counts in the session's usage; every message is still shown.
     await expect.poll(used, PATIENT).toBeGreaterThan(beforeCompaction);
@@ -248,7 +289,17 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     await converse(page, 'After the compaction', 'Answer 4 after it');
     const classes = () => page.locator('#transcript li').evaluateAll((lis) => lis.map((li) => li.className));
     const order = await classes();
-    expect(order).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'compaction', 'user', 'assistant']);
+    expect(order).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'compaction',
+      'user',
+      'assistant',
+    ]);
     await page.reload();
     await page.locator('.assistant', { hasText: 'Answer 4 after it' }).waitFor();
     expect(await classes()).toEqual(order);

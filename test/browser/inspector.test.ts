@@ -37,7 +37,9 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     const turn = page.locator('button[data-actor="turn"]').last();
     await turn.waitFor();
     await turn.click();
-    await expect.poll(() => page.locator('#path').textContent(), PATIENT).toBe('states: thinking → callingTools → thinking → responding');
+    await expect
+      .poll(() => page.locator('#path').textContent(), PATIENT)
+      .toBe('states: thinking → callingTools → thinking → responding');
     await page.locator('#chart svg .state.active[data-state="responding"]').waitFor();
     expect(await page.locator('#chart svg .edge').count()).toBeGreaterThan(3);
     expect(await page.locator('#events li').count()).toBeGreaterThan(5);
@@ -47,7 +49,12 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
 
   it('shows a turn waiting in awaitingUser until the call is approved', async () => {
     const { page } = t.browser;
-    const post = (path: string, body: unknown) => fetch(`${t.svc.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (path: string, body: unknown) =>
+      fetch(`${t.svc.url}${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     await page.goto(`${t.svc.url}/inspect`);
     await expect.poll(() => page.locator('#status').textContent(), PATIENT).toBe('live'); // watching before the turn starts
     await post('/api/message', { sessionId: 'ask', message: 'Needs a yes [[tool:big {"bytes":5}]]' });
@@ -55,13 +62,19 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     await turn.waitFor({ timeout: PATIENT.timeout });
     await turn.click();
     await page.locator('#chart svg .state.active[data-state="awaitingUser"]').waitFor();
-    const { approvals } = (await (await fetch(`${t.svc.url}/api/sessions/ask/approvals`)).json()) as { approvals: { callId: string }[] };
-    expect((await post(`/api/sessions/ask/approvals/${approvals[0]!.callId}`, { decision: 'approve' })).status).toBe(200);
-    await expect.poll(() => page.locator('#path').textContent(), PATIENT).toBe('states: thinking → awaitingUser → callingTools → thinking → responding');
+    const { approvals } = (await (await fetch(`${t.svc.url}/api/sessions/ask/approvals`)).json()) as {
+      approvals: { callId: string }[];
+    };
+    expect((await post(`/api/sessions/ask/approvals/${approvals[0]!.callId}`, { decision: 'approve' })).status).toBe(
+      200,
+    );
+    await expect
+      .poll(() => page.locator('#path').textContent(), PATIENT)
+      .toBe('states: thinking → awaitingUser → callingTools → thinking → responding');
     await t.browser.screenshot('inspector-approval');
   });
 
-  it('bridges the stream to Stately\'s inspector in an iframe (stubbed: nothing leaves the machine)', async () => {
+  it("bridges the stream to Stately's inspector in an iframe (stubbed: nothing leaves the machine)", async () => {
     const { page } = t.browser;
     // The hosted inspector, stubbed in the browser: it says it is connected, then keeps what it is sent.
     await page.route('https://stately.ai/**', (route) =>
@@ -74,7 +87,9 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     const frame = () => page.frames().find((f) => f.url().startsWith('https://stately.ai'));
     await expect.poll(async () => (await frame()?.evaluate<number>('got.length')) ?? 0, PATIENT).toBeGreaterThan(3);
     const got = await frame()!.evaluate<{ type: string; name?: string; _version?: string }[]>('got');
-    expect(got.filter((f) => f.type === '@xstate.actor').map((f) => f.name)).toEqual(expect.arrayContaining(['mcp:echo', 'turn:default']));
+    expect(got.filter((f) => f.type === '@xstate.actor').map((f) => f.name)).toEqual(
+      expect.arrayContaining(['mcp:echo', 'turn:default']),
+    );
     expect(got.every((f) => typeof f._version === 'string')).toBe(true);
     await page.unroute('https://stately.ai/**');
   });

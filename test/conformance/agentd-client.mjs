@@ -15,13 +15,20 @@ const name = `c-${scenario.replace(/[^a-z0-9]+/gi, '-')}-${process.pid}`.slice(0
 /** Sign-ins a user would try before giving up (agentd stops offering them sooner: oauth.maxSignIns). */
 const USER_PATIENCE = 6;
 
-const headers = { 'content-type': 'application/json', ...(process.env.AGENTD_KEY && { authorization: `Bearer ${process.env.AGENTD_KEY}` }) };
+const headers = {
+  'content-type': 'application/json',
+  ...(process.env.AGENTD_KEY && { authorization: `Bearer ${process.env.AGENTD_KEY}` }),
+};
 const log = (line) => console.error(line.replace(/\s+/g, ' ').slice(0, 600));
 
 class Refused extends Error {}
 
 async function call(method, path, body) {
-  const res = await fetch(`${agentd}${path}`, { method, headers, ...(body !== undefined && { body: JSON.stringify(body) }) });
+  const res = await fetch(`${agentd}${path}`, {
+    method,
+    headers,
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
   const text = await res.text();
   log(`${method} ${path} → ${res.status} ${text}`);
   if (!res.ok) throw new Refused(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
@@ -60,30 +67,42 @@ async function withSignIn(step) {
 function oauthConfig() {
   if (!scenario.startsWith('auth/')) return undefined;
   if (scenario === 'auth/pre-registration') return { clientId: context.client_id, clientSecret: context.client_secret };
-  if (scenario === 'auth/client-credentials-basic') return { grant: 'client_credentials', clientId: context.client_id, clientSecret: context.client_secret };
+  if (scenario === 'auth/client-credentials-basic')
+    return { grant: 'client_credentials', clientId: context.client_id, clientSecret: context.client_secret };
   if (scenario === 'auth/client-credentials-jwt') {
-    return { grant: 'client_credentials', clientId: context.client_id, privateKey: context.private_key_pem, ...(context.signing_algorithm && { signingAlgorithm: context.signing_algorithm }) };
+    return {
+      grant: 'client_credentials',
+      clientId: context.client_id,
+      privateKey: context.private_key_pem,
+      ...(context.signing_algorithm && { signingAlgorithm: context.signing_algorithm }),
+    };
   }
   // The URL the scenario's authorization server expects (it does not fetch the document).
-  if (scenario === 'auth/basic-cimd') return { clientMetadataUrl: 'https://conformance-test.local/client-metadata.json' };
+  if (scenario === 'auth/basic-cimd')
+    return { clientMetadataUrl: 'https://conformance-test.local/client-metadata.json' };
   return {};
 }
 
 /** Connects the server, signing in while agentd reports an authorization URL. */
 async function connect(config) {
-  const connected = await call('POST', '/api/connect-server', { name, config }).then(() => true, (error) => {
-    if (error instanceof Refused) return false;
-    throw error;
-  });
+  const connected = await call('POST', '/api/connect-server', { name, config }).then(
+    () => true,
+    (error) => {
+      if (error instanceof Refused) return false;
+      throw error;
+    },
+  );
   for (let signIns = 0; !connected; signIns++) {
     const rec = await record();
     if (rec?.status === 'connected') return;
-    if (!rec?.authorizationUrl || signIns >= USER_PATIENCE) throw new Error(`not connected: ${rec?.error ?? 'no record'}`);
+    if (!rec?.authorizationUrl || signIns >= USER_PATIENCE)
+      throw new Error(`not connected: ${rec?.error ?? 'no record'}`);
     await signIn(rec.authorizationUrl);
   }
 }
 
-const execute = (tool, args = {}) => withSignIn(() => call('POST', `/api/mcp/servers/${name}/tools/${encodeURIComponent(tool)}/execute`, args));
+const execute = (tool, args = {}) =>
+  withSignIn(() => call('POST', `/api/mcp/servers/${name}/tools/${encodeURIComponent(tool)}/execute`, args));
 const listTools = async () => (await withSignIn(() => call('GET', `/api/mcp/servers/${name}/tools`))).tools;
 
 /**
@@ -93,7 +112,10 @@ const listTools = async () => (await withSignIn(() => call('GET', `/api/mcp/serv
 async function turnAnswering(tool, answer, meanwhile = async () => {}) {
   const sessionId = `conformance-${process.pid}-${tool}`;
   const turn = call('POST', '/api/message-sync', { sessionId, message: `[[tool:${tool} {}]]` });
-  const failed = turn.then(() => false, () => true);
+  const failed = turn.then(
+    () => false,
+    () => true,
+  );
   for (;;) {
     if (await Promise.race([failed, new Promise((resolve) => setTimeout(resolve, 50, false))])) break;
     const res = await fetch(`${agentd}/api/sessions/${sessionId}/elicitations`, { headers });
@@ -110,7 +132,9 @@ async function turnAnswering(tool, answer, meanwhile = async () => {}) {
 /** Arguments a person fills in a tool's form: its required fields, each with a value of its type. */
 function sampleArgs(schema = {}) {
   const sample = { string: 'x', integer: 1, number: 1, boolean: true, array: [], object: {} };
-  return Object.fromEntries((schema.required ?? []).map((field) => [field, sample[schema.properties?.[field]?.type] ?? 'x']));
+  return Object.fromEntries(
+    (schema.required ?? []).map((field) => [field, sample[schema.properties?.[field]?.type] ?? 'x']),
+  );
 }
 
 /** A form's values as a person gives them: a field left empty is left out (agentd checks the rest against the schema). */
@@ -120,7 +144,8 @@ const filled = (args) => Object.fromEntries(Object.entries(args).filter(([, valu
 async function use() {
   const tools = await listTools();
   if (scenario === 'json-schema-ref-no-deref' || scenario === 'request-metadata') return;
-  if (scenario === 'elicitation-sep1034-client-defaults') return turnAnswering('test_client_elicitation_defaults', { action: 'accept', content: {} });
+  if (scenario === 'elicitation-sep1034-client-defaults')
+    return turnAnswering('test_client_elicitation_defaults', { action: 'accept', content: {} });
   if (scenario === 'json-schema-2020-12-preservation') {
     // The schema as agentd lists it goes back to the server, which compares it with the one it sent.
     const focal = tools.find((t) => t.name === 'json_schema_2020_12_tool');
@@ -134,14 +159,22 @@ async function use() {
     // Every tool agentd offers is called (those it refused are not offered), then every resource and prompt.
     for (const tool of tools) await execute(tool.name, sampleArgs(tool.inputSchema));
     const { resources = [] } = await call('GET', `/api/mcp/servers/${name}/resources`).catch(() => ({}));
-    for (const r of resources) await call('GET', `/api/mcp/servers/${name}/resources/read?uri=${encodeURIComponent(r.uri)}`);
+    for (const r of resources)
+      await call('GET', `/api/mcp/servers/${name}/resources/read?uri=${encodeURIComponent(r.uri)}`);
     const { prompts = [] } = await call('GET', `/api/mcp/servers/${name}/prompts`).catch(() => ({}));
-    for (const p of prompts) await call('POST', `/api/mcp/servers/${name}/prompts/${encodeURIComponent(p.name)}/get`, sampleArgs({ required: (p.arguments ?? []).filter((a) => a.required).map((a) => a.name) }));
+    for (const p of prompts)
+      await call(
+        'POST',
+        `/api/mcp/servers/${name}/prompts/${encodeURIComponent(p.name)}/get`,
+        sampleArgs({ required: (p.arguments ?? []).filter((a) => a.required).map((a) => a.name) }),
+      );
     return;
   }
   if (scenario === 'sep-2322-client-request-state') {
     // The question of one call is open while another tool of the server is called (which must not see its state).
-    await turnAnswering('test_mrtr_echo_state', { action: 'accept', content: { confirmed: true } }, () => execute('test_mrtr_unrelated'));
+    await turnAnswering('test_mrtr_echo_state', { action: 'accept', content: { confirmed: true } }, () =>
+      execute('test_mrtr_unrelated'),
+    );
     await execute('test_mrtr_no_state');
     // Its result has no resultType: the SDK refuses it as invalid at 2026-07-28, and never retries it.
     await execute('test_mrtr_no_result_type').catch((error) => log(String(error)));
@@ -155,7 +188,8 @@ async function use() {
 }
 
 try {
-  if (!agentd || !serverUrl) throw new Error('usage: AGENTD_URL=<agentd> MCP_CONFORMANCE_SCENARIO=<name> agentd-client.mjs <server-url>');
+  if (!agentd || !serverUrl)
+    throw new Error('usage: AGENTD_URL=<agentd> MCP_CONFORMANCE_SCENARIO=<name> agentd-client.mjs <server-url>');
   const oauth = oauthConfig();
   // protocolVersion stays `auto`: agentd finds the era the scenario's server speaks.
   const config = { type: 'http', baseUrl: serverUrl, timeout: 20_000, ...(oauth && { oauth }) };

@@ -37,15 +37,21 @@ const agentFile = () => ({
   llm: { timeoutMs: 10_000 },
 });
 
-const authed = (key: string): typeof fetch => (input, init) => {
-  const headers = new Headers(init?.headers);
-  headers.set('Authorization', `Bearer ${key}`);
-  return fetch(input, { ...init, headers });
-};
+const authed =
+  (key: string): typeof fetch =>
+  (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.set('Authorization', `Bearer ${key}`);
+    return fetch(input, { ...init, headers });
+  };
 
 /** A v1.0 client of the SDK, from the card at `app.url`. */
 const v1Client = (app: RunningApp, key = ALICE): Promise<Client> =>
-  new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl: authed(key) })] })).createFromUrl(app.url);
+  new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ fetchImpl: authed(key) })],
+    }),
+  ).createFromUrl(app.url);
 
 /** A v0.3 client of the SDK (no `A2A-Version` header). */
 async function v03Client(app: RunningApp, key = ALICE): Promise<Client> {
@@ -54,16 +60,41 @@ async function v03Client(app: RunningApp, key = ALICE): Promise<Client> {
 }
 
 let seq = 0;
-const text = (t: string) => ({ content: { $case: 'text' as const, value: t }, metadata: undefined, filename: '', mediaType: '' });
-const data = (d: unknown) => ({ content: { $case: 'data' as const, value: d }, metadata: undefined, filename: '', mediaType: '' });
-const userMessage = (parts: unknown[], extra: Record<string, unknown> = {}): any => ({
-  messageId: `m-${++seq}`, contextId: '', taskId: '', role: Role.ROLE_USER, parts, metadata: undefined, extensions: [], referenceTaskIds: [], ...extra,
+const text = (t: string) => ({
+  content: { $case: 'text' as const, value: t },
+  metadata: undefined,
+  filename: '',
+  mediaType: '',
 });
-const send = (client: Client, parts: unknown[], extra: Record<string, unknown> = {}): Promise<any> => client.sendMessage({ message: userMessage(parts, extra) } as any);
+const data = (d: unknown) => ({
+  content: { $case: 'data' as const, value: d },
+  metadata: undefined,
+  filename: '',
+  mediaType: '',
+});
+const userMessage = (parts: unknown[], extra: Record<string, unknown> = {}): any => ({
+  messageId: `m-${++seq}`,
+  contextId: '',
+  taskId: '',
+  role: Role.ROLE_USER,
+  parts,
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: [],
+  ...extra,
+});
+const send = (client: Client, parts: unknown[], extra: Record<string, unknown> = {}): Promise<any> =>
+  client.sendMessage({ message: userMessage(parts, extra) } as any);
 /** The reply artifact as a client builds it from stream events: `append` adds, otherwise it is replaced. */
 const foldArtifact = (start: string, events: any[]): string =>
-  events.filter((e) => e.payload?.$case === 'artifactUpdate').reduce((acc: string, e) => (e.payload.value.append ? acc : '') + replyOf({ artifacts: [e.payload.value.artifact] }), start);
-const replyOf = (task: any): string => (task.artifacts ?? []).flatMap((a: any) => a.parts.map((p: any) => p.content?.value ?? '')).join('');
+  events
+    .filter((e) => e.payload?.$case === 'artifactUpdate')
+    .reduce(
+      (acc: string, e) => (e.payload.value.append ? acc : '') + replyOf({ artifacts: [e.payload.value.artifact] }),
+      start,
+    );
+const replyOf = (task: any): string =>
+  (task.artifacts ?? []).flatMap((a: any) => a.parts.map((p: any) => p.content?.value ?? '')).join('');
 
 let app: RunningApp;
 beforeAll(async () => {
@@ -76,13 +107,21 @@ describe('the agent card', () => {
     expect(res.status).toBe(200);
     const card: any = await res.json();
     expect(card).toMatchObject({
-      name: 'a2a-test-agent', description: 'An agent under test', version: '2.3.4',
-      url: `${app.url}/a2a`, preferredTransport: 'JSONRPC', protocolVersion: '0.3.0',
+      name: 'a2a-test-agent',
+      description: 'An agent under test',
+      version: '2.3.4',
+      url: `${app.url}/a2a`,
+      preferredTransport: 'JSONRPC',
+      protocolVersion: '0.3.0',
       capabilities: { streaming: true, pushNotifications: false },
       skills: [{ id: 'chat' }],
       security: [{ bearer: [] }],
     });
-    expect(card.supportedInterfaces).toContainEqual({ url: `${app.url}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' });
+    expect(card.supportedInterfaces).toContainEqual({
+      url: `${app.url}/a2a`,
+      protocolBinding: 'JSONRPC',
+      protocolVersion: '1.0',
+    });
   });
 
   it('is read by the SDK client', async () => {
@@ -113,7 +152,10 @@ describe('v1.0', () => {
   it('SendStreamingMessage streams the task, its reply in chunks and the final status', async () => {
     const client = await v1Client(app);
     const events: any[] = [];
-    for await (const e of client.sendMessageStream({ message: userMessage([text('[[reply:one two three four]] [[rate:50]]')]) } as any)) events.push(e);
+    for await (const e of client.sendMessageStream({
+      message: userMessage([text('[[reply:one two three four]] [[rate:50]]')]),
+    } as any))
+      events.push(e);
     const cases = events.map((e) => e.payload?.$case);
     expect(cases[0]).toBe('task');
     const chunks = events.filter((e) => e.payload?.$case === 'artifactUpdate');
@@ -128,27 +170,40 @@ describe('v1.0', () => {
 
   it('SendMessage with returnImmediately answers the task as it started; GetTask follows it to the end', async () => {
     const client = await v1Client(app);
-    const started = await client.sendMessage({ message: userMessage([text('[[ttft:1000]] later')]), configuration: { returnImmediately: true } } as any) as any;
+    const started = (await client.sendMessage({
+      message: userMessage([text('[[ttft:1000]] later')]),
+      configuration: { returnImmediately: true },
+    } as any)) as any;
     expect([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]).toContain(started.status.state);
-    await until(async () => (await client.getTask({ id: started.id } as any)).status?.state === TaskState.TASK_STATE_COMPLETED, 'the task completed');
+    await until(
+      async () => (await client.getTask({ id: started.id } as any)).status?.state === TaskState.TASK_STATE_COMPLETED,
+      'the task completed',
+    );
   });
 
   it('GetTask right after SendMessage reports the state SendMessage reported (working), stamped when it began', async () => {
     const client = await v1Client(app);
     const before = Date.now();
-    const started = await client.sendMessage({ message: userMessage([text('[[ttft:1500]] [[reply:in a while]]')]), configuration: { returnImmediately: true } } as any) as any;
+    const started = (await client.sendMessage({
+      message: userMessage([text('[[ttft:1500]] [[reply:in a while]]')]),
+      configuration: { returnImmediately: true },
+    } as any)) as any;
     expect(started.status.state).toBe(TaskState.TASK_STATE_WORKING);
     const got = await client.getTask({ id: started.id } as any);
     expect(got.status?.state).toBe(TaskState.TASK_STATE_WORKING);
     expect(got.status?.timestamp).toBe(started.status.timestamp);
     expect(Date.parse(got.status!.timestamp!)).toBeGreaterThanOrEqual(before - 1000);
-    await until(async () => (await client.getTask({ id: started.id } as any)).status?.state === TaskState.TASK_STATE_COMPLETED, 'the task completed');
+    await until(
+      async () => (await client.getTask({ id: started.id } as any)).status?.state === TaskState.TASK_STATE_COMPLETED,
+      'the task completed',
+    );
   });
 
   it("status.timestamp is when the status changed, not when it was read: GetTask, ListTasks and the stream's last status agree", async () => {
     const client = await v1Client(app);
     const events: any[] = [];
-    for await (const e of client.sendMessageStream({ message: userMessage([text('[[reply:stamped]]')]) } as any)) events.push(e);
+    for await (const e of client.sendMessageStream({ message: userMessage([text('[[reply:stamped]]')]) } as any))
+      events.push(e);
     const last = events.at(-1).payload.value;
     expect(last.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
     // Another turn in the same context takes time; the first task's status does not move meanwhile.
@@ -161,20 +216,33 @@ describe('v1.0', () => {
 
   it('a message queued behind a running turn is a submitted task until its turn starts: GetTask finds it, stamped when it was queued', async () => {
     const client = await v1Client(app);
-    const running = await client.sendMessage({ message: userMessage([text('[[ttft:1500]] [[reply:first]]')]), configuration: { returnImmediately: true } } as any) as any;
-    const queued = await client.sendMessage({ message: userMessage([text('[[reply:second]]')], { contextId: running.contextId }), configuration: { returnImmediately: true } } as any) as any;
+    const running = (await client.sendMessage({
+      message: userMessage([text('[[ttft:1500]] [[reply:first]]')]),
+      configuration: { returnImmediately: true },
+    } as any)) as any;
+    const queued = (await client.sendMessage({
+      message: userMessage([text('[[reply:second]]')], { contextId: running.contextId }),
+      configuration: { returnImmediately: true },
+    } as any)) as any;
     expect(queued.status.state).toBe(TaskState.TASK_STATE_SUBMITTED);
     const got = await client.getTask({ id: queued.id } as any);
     expect(got.status).toMatchObject({ state: TaskState.TASK_STATE_SUBMITTED, timestamp: queued.status.timestamp });
     expect(got.history?.[0]?.parts.map((p: any) => p.content?.value)).toEqual(['[[reply:second]]']);
-    await until(async () => (await client.getTask({ id: queued.id } as any)).status?.state === TaskState.TASK_STATE_COMPLETED, 'the queued task completed');
+    await until(
+      async () => (await client.getTask({ id: queued.id } as any)).status?.state === TaskState.TASK_STATE_COMPLETED,
+      'the queued task completed',
+    );
   });
 
   it("ListTasks pages the caller's tasks (contexts in order, each context's tasks as they began) with a token only it can use", async () => {
     const carol = await v1Client(app, CAROL);
     const ids: string[] = [];
-    for (const [contextId, n] of [['list-b', 2], ['list-a', 3]] as const) {
-      for (let i = 0; i < n; i++) ids.push((await send(carol, [text(`[[reply:${contextId} ${i}]]`)], { contextId })).id);
+    for (const [contextId, n] of [
+      ['list-b', 2],
+      ['list-a', 3],
+    ] as const) {
+      for (let i = 0; i < n; i++)
+        ids.push((await send(carol, [text(`[[reply:${contextId} ${i}]]`)], { contextId })).id);
     }
     const expected = [...ids.slice(2), ...ids.slice(0, 2)]; // list-a sorts before list-b
     const seen: string[] = [];
@@ -196,8 +264,12 @@ describe('v1.0', () => {
     expect(rest.tasks.map((t: any) => t.id)).toEqual(expected.slice(2, 3));
     expect(rest.nextPageToken).toBe('');
     // The token names carol's session: another principal, or another context, cannot use it.
-    await expect((await v1Client(app, BOB)).listTasks({ pageSize: 2, pageToken: one.nextPageToken } as any)).rejects.toThrow(/pageToken/);
-    await expect(carol.listTasks({ contextId: 'list-b', pageToken: one.nextPageToken } as any)).rejects.toThrow(/pageToken/);
+    await expect(
+      (await v1Client(app, BOB)).listTasks({ pageSize: 2, pageToken: one.nextPageToken } as any),
+    ).rejects.toThrow(/pageToken/);
+    await expect(carol.listTasks({ contextId: 'list-b', pageToken: one.nextPageToken } as any)).rejects.toThrow(
+      /pageToken/,
+    );
   });
 
   it('CancelTask cancels a running turn', async () => {
@@ -230,16 +302,25 @@ describe('v1.0', () => {
     expect(asked.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     const question = asked.status.message.parts.map((p: any) => p.content?.value ?? '').join('');
     expect(question).toMatch(/Tool server "everything" asks: .+"elicitationId": "[^"]+"/);
-    const unfit = send(client, [data({ action: 'accept', content: { name: 'Ada', integer: 'seven' } })], { taskId: asked.id, contextId: asked.contextId });
+    const unfit = send(client, [data({ action: 'accept', content: { name: 'Ada', integer: 'seven' } })], {
+      taskId: asked.id,
+      contextId: asked.contextId,
+    });
     await expect(unfit).rejects.toThrow(/integer/);
-    const done = await send(client, [data({ action: 'accept', content: { name: 'Ada Lovelace', check: true, integer: 7 } })], { taskId: asked.id, contextId: asked.contextId });
+    const done = await send(
+      client,
+      [data({ action: 'accept', content: { name: 'Ada Lovelace', check: true, integer: 7 } })],
+      { taskId: asked.id, contextId: asked.contextId },
+    );
     expect(done.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(replyOf(done)).toContain('Ada Lovelace');
   });
 
   it('SubscribeToTask after a disconnect streams the rest of the task', async () => {
     const client = await v1Client(app);
-    const stream = client.sendMessageStream({ message: userMessage([text('[[reply:a b c d e f g h]] [[rate:10]]')]) } as any);
+    const stream = client.sendMessageStream({
+      message: userMessage([text('[[reply:a b c d e f g h]] [[rate:10]]')]),
+    } as any);
     const first = (await stream.next()).value as any;
     const id = first.payload.value.id;
     await stream.return(undefined); // the client goes away mid-stream
@@ -272,7 +353,11 @@ describe('v1.0', () => {
   });
 
   it('refuses a caller without credentials through the admission chain', async () => {
-    const res = await fetch(`${app.url}/a2a`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${app.url}/a2a`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBe(401);
   });
 });
@@ -280,7 +365,11 @@ describe('v1.0', () => {
 describe('docs/clients/a2a.mjs', () => {
   it('streams a reply as docs/a2a.md says', async () => {
     const env = { PATH: process.env.PATH ?? '', AGENTD_URL: app.url, AGENTD_API_KEY: ALICE };
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [join(ROOT, 'docs/clients/a2a.mjs'), '[[reply:from the docs]]'], { env, cwd: ROOT, timeout: 20_000 });
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      [join(ROOT, 'docs/clients/a2a.mjs'), '[[reply:from the docs]]'],
+      { env, cwd: ROOT, timeout: 20_000 },
+    );
     expect(stdout.trim()).toBe('from the docs');
     expect(stderr).toContain('state TASK_STATE_COMPLETED');
   });
@@ -294,7 +383,8 @@ describe('v0.3', () => {
     expect(replyOf(task)).toBe('Hello old friend');
     expect(replyOf(await client.getTask({ id: task.id } as any))).toBe('Hello old friend');
     const events: any[] = [];
-    for await (const e of client.sendMessageStream({ message: userMessage([text('[[reply:streamed old]]')]) } as any)) events.push(e);
+    for await (const e of client.sendMessageStream({ message: userMessage([text('[[reply:streamed old]]')]) } as any))
+      events.push(e);
     expect(events.at(-1).payload.value.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 });
@@ -304,13 +394,24 @@ describe('two agentd instances calling each other over A2A as tools', () => {
     const doc = { server: { ...roomyLimits, mcp: { maxHops: 1 } }, llm: { timeoutMs: 10_000 } };
     const a = await env.apps.start(doc, { modelUrl: env.sim.url });
     const b = await env.apps.start(doc, { modelUrl: env.sim.url });
-    for (const [from, to] of [[a, b], [b, a]] as const) {
-      const res = await fetch(`${from.url}/api/connect-a2a-agent`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'peer', config: { url: to.url } }) });
+    for (const [from, to] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      const res = await fetch(`${from.url}/api/connect-a2a-agent`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'peer', config: { url: to.url } }),
+      });
       expect(res.status, await res.clone().text()).toBe(200);
     }
     const call = (message: string) => `[[tool:peer--chat ${JSON.stringify({ message })}]]`;
     // A's model calls B over A2A (the message carries hop 1); B's call back to A would be hop 2 > 1 and is refused (src/tools counts, this face reads the count).
-    const res = await fetch(`${a.url}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message: call(call('[[reply:never]]')), sessionId: 'chain' }) });
+    const res = await fetch(`${a.url}/api/message-sync`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ message: call(call('[[reply:never]]')), sessionId: 'chain' }),
+    });
     const body: any = await res.json();
     expect(res.status, JSON.stringify(body)).toBe(200);
     const history: any = await (await fetch(`${b.url}/api/sessions`)).json();
@@ -328,14 +429,22 @@ describe.skipIf(!hasRedisServer())('two instances on one Redis', () => {
   it('a task sent to one instance is read and followed live on the other', async () => {
     const redis = await startRedis();
     const doc = { ...agentFile(), storage: { type: 'redis', url: redis.url, keyPrefix: `a2a${Date.now()}:` } };
-    const [a, b] = [await env.apps.start(doc, { modelUrl: env.sim.url }), await env.apps.start(doc, { modelUrl: env.sim.url })];
+    const [a, b] = [
+      await env.apps.start(doc, { modelUrl: env.sim.url }),
+      await env.apps.start(doc, { modelUrl: env.sim.url }),
+    ];
     try {
       const done = await send(await v1Client(a), [text('[[reply:from the shared log]]')]);
       const there = await (await v1Client(b)).getTask({ id: done.id } as any);
-      expect({ ...there, status: { ...there.status, timestamp: undefined } }).toEqual({ ...done, status: { ...done.status, timestamp: undefined } });
+      expect({ ...there, status: { ...there.status, timestamp: undefined } }).toEqual({
+        ...done,
+        status: { ...done.status, timestamp: undefined },
+      });
 
       // A turn running on A, followed from B while it streams.
-      const stream = (await v1Client(a)).sendMessageStream({ message: userMessage([text('[[reply:one two three four five six]] [[rate:10]]')]) } as any);
+      const stream = (await v1Client(a)).sendMessageStream({
+        message: userMessage([text('[[reply:one two three four five six]] [[rate:10]]')]),
+      } as any);
       const id = ((await stream.next()).value as any).payload.value.id;
       const events: any[] = [];
       for await (const e of (await v1Client(b)).resubscribeTask({ id } as any)) events.push(e);
@@ -361,7 +470,10 @@ describe('after a restart', () => {
     await env.apps.stop(app);
     app = await env.apps.start(agentFile(), { modelUrl: env.sim.url });
     const after = await (await v1Client(app)).getTask({ id: taskId } as any);
-    expect({ ...after, status: { ...after.status, timestamp: undefined } }).toEqual({ ...before, status: { ...before.status, timestamp: undefined } });
+    expect({ ...after, status: { ...after.status, timestamp: undefined } }).toEqual({
+      ...before,
+      status: { ...before.status, timestamp: undefined },
+    });
     // A finished task has nothing more to stream.
     await expect(async () => {
       for await (const _ of (await v1Client(app)).resubscribeTask({ id: taskId } as any)) void _;

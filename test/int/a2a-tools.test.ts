@@ -25,7 +25,10 @@ describe('A2A agents as tools', () => {
   const asAdmin = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${svc.url}${path}`, {
       method,
-      headers: { Authorization: `Bearer ${ADMIN_KEY}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
+      headers: {
+        Authorization: `Bearer ${ADMIN_KEY}`,
+        ...(body !== undefined && { 'Content-Type': 'application/json' }),
+      },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
     return { status: res.status, body: (await res.json()) as Record<string, any> };
@@ -38,7 +41,15 @@ describe('A2A agents as tools', () => {
   };
 
   beforeAll(async () => {
-    [sim, echo, blocking, asker, slow, legacy, patient] = await Promise.all([startSimulator(), startPeer('echo'), startPeer('echo', false), startPeer('ask'), startPeer('slow'), startPeer('echo', true, true), startPeer('slow', false)]);
+    [sim, echo, blocking, asker, slow, legacy, patient] = await Promise.all([
+      startSimulator(),
+      startPeer('echo'),
+      startPeer('echo', false),
+      startPeer('ask'),
+      startPeer('slow'),
+      startPeer('echo', true, true),
+      startPeer('slow', false),
+    ]);
     svc = await startApp(
       {
         server: { auth: { adminKey: ADMIN_KEY }, ...roomyLimits },
@@ -70,13 +81,28 @@ describe('A2A agents as tools', () => {
 
   it('lists each agent as a server and its skill as a tool named <entry>--<skill>', async () => {
     const servers = (await asAdmin('GET', '/api/mcp/servers')).body.servers as Record<string, unknown>[];
-    expect(servers.find((s) => s.name === 'peer')).toMatchObject({ id: 'peer', status: 'connected', type: 'http', description: 'A2A agent' });
+    expect(servers.find((s) => s.name === 'peer')).toMatchObject({
+      id: 'peer',
+      status: 'connected',
+      type: 'http',
+      description: 'A2A agent',
+    });
     const tools = (await asAdmin('GET', '/api/mcp/servers/peer/tools')).body.tools as Record<string, any>[];
     expect(tools.map((t) => [t.name, t.inputSchema.required])).toEqual([['chat', ['message']]]);
-    const res = await fetch(`${svc.url}/api/mcp/servers/peer/tools`, { headers: { Authorization: `Bearer ${ADMIN_KEY}` } });
+    const res = await fetch(`${svc.url}/api/mcp/servers/peer/tools`, {
+      headers: { Authorization: `Bearer ${ADMIN_KEY}` },
+    });
     expect(res.status).toBe(200);
     const modelTools = async () => (await svc.app.bus.execute('mcp.modelTools', {})).map((t) => t.name);
-    expect((await modelTools()).sort()).toEqual(['asker--chat', 'blocking--chat', 'legacy--chat', 'patient--chat', 'peer--chat', 'slow--chat', 'sluggish--chat']);
+    expect((await modelTools()).sort()).toEqual([
+      'asker--chat',
+      'blocking--chat',
+      'legacy--chat',
+      'patient--chat',
+      'peer--chat',
+      'slow--chat',
+      'sluggish--chat',
+    ]);
   });
 
   it("the model's call streams the remote's reply back, with the headers and the hop count", async () => {
@@ -109,17 +135,24 @@ describe('A2A agents as tools', () => {
     expect(JSON.stringify(result?.result)).toContain('Which city do you mean?');
   });
 
-  it.each(['slow', 'patient'] as const)('cancelling the turn cancels the remote task (%s: streaming, then polled)', async (entry) => {
-    const remote = entry === 'slow' ? slow : patient;
-    const from = ws.frames.length;
-    const before = new Set(remote.started);
-    ws.send({ type: 'message', content: `[[tool:${entry}--chat {"message":"take your time"}]]`, sessionId: `a2a-${entry}` });
-    await until(() => remote.started.size > before.size, 'the remote task started');
-    ws.send({ type: 'cancel', sessionId: `a2a-${entry}` });
-    await turnFrames(ws, `a2a-${entry}`, from);
-    const taskId = [...remote.started].find((id) => !before.has(id))!;
-    await until(() => remote.cancelled.has(taskId), 'the remote task was cancelled');
-  });
+  it.each(['slow', 'patient'] as const)(
+    'cancelling the turn cancels the remote task (%s: streaming, then polled)',
+    async (entry) => {
+      const remote = entry === 'slow' ? slow : patient;
+      const from = ws.frames.length;
+      const before = new Set(remote.started);
+      ws.send({
+        type: 'message',
+        content: `[[tool:${entry}--chat {"message":"take your time"}]]`,
+        sessionId: `a2a-${entry}`,
+      });
+      await until(() => remote.started.size > before.size, 'the remote task started');
+      ws.send({ type: 'cancel', sessionId: `a2a-${entry}` });
+      await turnFrames(ws, `a2a-${entry}`, from);
+      const taskId = [...remote.started].find((id) => !before.has(id))!;
+      await until(() => remote.cancelled.has(taskId), 'the remote task was cancelled');
+    },
+  );
 
   it("a call past the entry's timeout fails, and cancels the remote task", async () => {
     const before = new Set(slow.started);
@@ -138,37 +171,64 @@ describe('A2A agents as tools', () => {
   });
 
   it('a card that cannot be fetched shows as an error status (and keeps being retried)', async () => {
-    const broken = (await asAdmin('GET', '/api/mcp/servers')).body.servers.find((s: { name: string }) => s.name === 'broken');
+    const broken = (await asAdmin('GET', '/api/mcp/servers')).body.servers.find(
+      (s: { name: string }) => s.name === 'broken',
+    );
     expect(broken).toMatchObject({ status: 'error', type: 'http' });
     expect(broken.error).toMatch(/agent card/);
     const before = echo.requests.filter((r) => r.startsWith('GET /nowhere')).length;
-    await until(() => echo.requests.filter((r) => r.startsWith('GET /nowhere')).length > before, 'a retry of the card fetch');
+    await until(
+      () => echo.requests.filter((r) => r.startsWith('GET /nowhere')).length > before,
+      'a retry of the card fetch',
+    );
   });
 
   it('adds, restarts and removes an agent at runtime (admin only, names shared with MCP servers)', async () => {
     const added = await asAdmin('POST', '/api/connect-a2a-agent', { name: 'late', config: { url: echo.url } });
-    expect(added).toMatchObject({ status: 200, body: { status: 'connected', name: 'late', server: { id: 'late', status: 'connected', type: 'http' } } });
+    expect(added).toMatchObject({
+      status: 200,
+      body: { status: 'connected', name: 'late', server: { id: 'late', status: 'connected', type: 'http' } },
+    });
     const result = await toolResult('[[tool:late--chat {"message":"later"}]]', 'a2a-late');
     expect(JSON.stringify(result?.result)).toContain('echo: later');
-    expect((await asAdmin('POST', '/api/connect-a2a-agent', { name: 'peer', config: { url: echo.url } })).body.error.code).toBe('INVALID_REQUEST');
-    expect((await asAdmin('POST', '/api/connect-a2a-agent', { name: 'x', config: {} })).body.error).toMatchObject({ code: 'MISSING_FIELD', details: { field: 'config.url' } });
-    expect((await api(svc.url, 'POST', '/api/connect-a2a-agent', { name: 'y', config: { url: echo.url } })).status).toBe(401);
+    expect(
+      (await asAdmin('POST', '/api/connect-a2a-agent', { name: 'peer', config: { url: echo.url } })).body.error.code,
+    ).toBe('INVALID_REQUEST');
+    expect((await asAdmin('POST', '/api/connect-a2a-agent', { name: 'x', config: {} })).body.error).toMatchObject({
+      code: 'MISSING_FIELD',
+      details: { field: 'config.url' },
+    });
+    expect(
+      (await api(svc.url, 'POST', '/api/connect-a2a-agent', { name: 'y', config: { url: echo.url } })).status,
+    ).toBe(401);
     expect((await asAdmin('DELETE', '/api/mcp/servers/late')).status).toBe(200);
-    expect((await asAdmin('GET', '/api/mcp/servers')).body.servers.some((s: { name: string }) => s.name === 'late')).toBe(false);
+    expect(
+      (await asAdmin('GET', '/api/mcp/servers')).body.servers.some((s: { name: string }) => s.name === 'late'),
+    ).toBe(false);
   });
 
   it('runtime agents pass the URL policy before any request is sent', async () => {
-    const closed = await startApp({ server: { auth: { adminKey: ADMIN_KEY }, mcp: { allowPrivateNetworks: false }, ...roomyLimits } }, { modelUrl: sim.url });
+    const closed = await startApp(
+      { server: { auth: { adminKey: ADMIN_KEY }, mcp: { allowPrivateNetworks: false }, ...roomyLimits } },
+      { modelUrl: sim.url },
+    );
     try {
       const before = echo.requests.length;
-      for (const [url, reason] of [[echo.url, 'private_network'], ['http://169.254.169.254/', 'metadata'], ['http://[::ffff:169.254.169.254]/', 'metadata']] as const) {
+      for (const [url, reason] of [
+        [echo.url, 'private_network'],
+        ['http://169.254.169.254/', 'metadata'],
+        ['http://[::ffff:169.254.169.254]/', 'metadata'],
+      ] as const) {
         const res = await fetch(`${closed.url}/api/connect-a2a-agent`, {
           method: 'POST',
           headers: { Authorization: `Bearer ${ADMIN_KEY}`, 'Content-Type': 'application/json' },
           body: JSON.stringify({ name: 'far', config: { url } }),
         });
         expect(res.status).toBe(400);
-        expect(((await res.json()) as { error: unknown }).error).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'config.url', reason } });
+        expect(((await res.json()) as { error: unknown }).error).toMatchObject({
+          code: 'INVALID_REQUEST',
+          details: { field: 'config.url', reason },
+        });
       }
       expect(echo.requests.length).toBe(before);
     } finally {

@@ -3,7 +3,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.ts';
-import { createConnectionCounter, createWindowLimiter, type Limits, type WindowLimiter } from '../../src/http/limits.ts';
+import {
+  createConnectionCounter,
+  createWindowLimiter,
+  type Limits,
+  type WindowLimiter,
+} from '../../src/http/limits.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { rawRequest, rawUpgrade, type RawResponse } from '../support/raw-http.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
@@ -42,15 +47,31 @@ describe('admission chain: host → origin → rate limit → auth → route →
   it('counts a wrong key on /mcp: after N refused requests the next is 429, even with the right key', async () => {
     const localAddress = freshIp();
     for (let i = 0; i < POINTS; i++) {
-      const res = await rawRequest(`${svc.url}/mcp`, { method: 'POST', localAddress, headers: { ...mcpHeaders, ...bearer('wrong-key-wrong-key') }, body: ping });
+      const res = await rawRequest(`${svc.url}/mcp`, {
+        method: 'POST',
+        localAddress,
+        headers: { ...mcpHeaders, ...bearer('wrong-key-wrong-key') },
+        body: ping,
+      });
       expect(res.status).toBe(401);
-      expect(res.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32001, data: { code: 'UNAUTHORIZED' } }, id: null });
+      expect(res.body).toMatchObject({
+        jsonrpc: '2.0',
+        error: { code: -32001, data: { code: 'UNAUTHORIZED' } },
+        id: null,
+      });
       expectLimitHeaders(res, POINTS - 1 - i);
     }
     for (const key of ['wrong-key-wrong-key', KEY]) {
-      const limited = await rawRequest(`${svc.url}/mcp`, { method: 'POST', localAddress, headers: { ...mcpHeaders, ...bearer(key) }, body: ping });
+      const limited = await rawRequest(`${svc.url}/mcp`, {
+        method: 'POST',
+        localAddress,
+        headers: { ...mcpHeaders, ...bearer(key) },
+        body: ping,
+      });
       expect(limited.status).toBe(429);
-      expect(limited.body).toMatchObject({ error: { code: -32000, data: { code: 'RATE_LIMIT_EXCEEDED', limit: POINTS, remaining: 0 } } });
+      expect(limited.body).toMatchObject({
+        error: { code: -32000, data: { code: 'RATE_LIMIT_EXCEEDED', limit: POINTS, remaining: 0 } },
+      });
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
       expectLimitHeaders(limited, 0);
     }
@@ -61,7 +82,11 @@ describe('admission chain: host → origin → rate limit → auth → route →
     for (let i = 0; i < POINTS; i++) {
       const res = await rawUpgrade(`${svc.url}/`, { localAddress });
       expect(res.status).toBe(401);
-      expect(res.body).toMatchObject({ success: false, error: { code: 'UNAUTHORIZED' }, timestamp: expect.stringMatching(ISO_MS) });
+      expect(res.body).toMatchObject({
+        success: false,
+        error: { code: 'UNAUTHORIZED' },
+        timestamp: expect.stringMatching(ISO_MS),
+      });
       expectLimitHeaders(res, POINTS - 1 - i);
     }
     const limited = await rawUpgrade(`${svc.url}/`, { localAddress, headers: bearer(KEY) });
@@ -71,8 +96,12 @@ describe('admission chain: host → origin → rate limit → auth → route →
 
   it('answers a wrong Host 403 even when the client is also over the limit', async () => {
     const localAddress = freshIp();
-    for (let i = 0; i < POINTS; i++) expect((await rawRequest(`${svc.url}/api/health`, { localAddress, headers: bearer(KEY) })).status).toBe(200);
-    const wrongHost = await rawRequest(`${svc.url}/api/health`, { localAddress, headers: { ...bearer(KEY), Host: 'evil.example' } });
+    for (let i = 0; i < POINTS; i++)
+      expect((await rawRequest(`${svc.url}/api/health`, { localAddress, headers: bearer(KEY) })).status).toBe(200);
+    const wrongHost = await rawRequest(`${svc.url}/api/health`, {
+      localAddress,
+      headers: { ...bearer(KEY), Host: 'evil.example' },
+    });
     expect(wrongHost.status).toBe(403);
     expect(wrongHost.body.error).toMatchObject({ code: 'FORBIDDEN', details: { host: 'evil.example' } });
     expectLimitHeaders(wrongHost, 0);
@@ -83,14 +112,65 @@ describe('admission chain: host → origin → rate limit → auth → route →
   const cases: [string, number, () => Promise<RawResponse>][] = [
     ['a REST 200', 200, () => rawRequest(`${svc.url}/api/health`, { localAddress: ip, headers: bearer(KEY) })],
     ['a REST 401 (no key)', 401, () => rawRequest(`${svc.url}/api/health`, { localAddress: ip })],
-    ['a REST 403 (foreign Origin)', 403, () => rawRequest(`${svc.url}/api/health`, { localAddress: ip, headers: { ...bearer(KEY), Origin: 'https://evil.example' } })],
-    ['a REST 400 (unknown route)', 400, () => rawRequest(`${svc.url}/api/nope`, { localAddress: ip, headers: bearer(KEY) })],
-    ['an OPTIONS preflight (no key needed)', 204, () => rawRequest(`${svc.url}/api/health`, { method: 'OPTIONS', localAddress: ip, headers: { Origin: 'https://allowed.example' } })],
-    ['a /mcp 200', 200, () => rawRequest(`${svc.url}/mcp`, { method: 'POST', localAddress: ip, headers: { ...mcpHeaders, ...bearer(KEY) }, body: ping })],
-    ['a /mcp 403 (foreign Origin)', 403, () => rawRequest(`${svc.url}/mcp`, { method: 'POST', localAddress: ip, headers: { ...mcpHeaders, ...bearer(KEY), Origin: 'https://evil.example' }, body: ping })],
-    ['a /mcp 405 (GET)', 405, () => rawRequest(`${svc.url}/mcp`, { localAddress: ip, headers: { ...bearer(KEY), Accept: 'text/event-stream' } })],
+    [
+      'a REST 403 (foreign Origin)',
+      403,
+      () =>
+        rawRequest(`${svc.url}/api/health`, {
+          localAddress: ip,
+          headers: { ...bearer(KEY), Origin: 'https://evil.example' },
+        }),
+    ],
+    [
+      'a REST 400 (unknown route)',
+      400,
+      () => rawRequest(`${svc.url}/api/nope`, { localAddress: ip, headers: bearer(KEY) }),
+    ],
+    [
+      'an OPTIONS preflight (no key needed)',
+      204,
+      () =>
+        rawRequest(`${svc.url}/api/health`, {
+          method: 'OPTIONS',
+          localAddress: ip,
+          headers: { Origin: 'https://allowed.example' },
+        }),
+    ],
+    [
+      'a /mcp 200',
+      200,
+      () =>
+        rawRequest(`${svc.url}/mcp`, {
+          method: 'POST',
+          localAddress: ip,
+          headers: { ...mcpHeaders, ...bearer(KEY) },
+          body: ping,
+        }),
+    ],
+    [
+      'a /mcp 403 (foreign Origin)',
+      403,
+      () =>
+        rawRequest(`${svc.url}/mcp`, {
+          method: 'POST',
+          localAddress: ip,
+          headers: { ...mcpHeaders, ...bearer(KEY), Origin: 'https://evil.example' },
+          body: ping,
+        }),
+    ],
+    [
+      'a /mcp 405 (GET)',
+      405,
+      () =>
+        rawRequest(`${svc.url}/mcp`, { localAddress: ip, headers: { ...bearer(KEY), Accept: 'text/event-stream' } }),
+    ],
     ['a refused WebSocket upgrade (401)', 401, () => rawUpgrade(`${svc.url}/`, { localAddress: ip })],
-    ['a refused WebSocket upgrade (403 Origin)', 403, () => rawUpgrade(`${svc.url}/`, { localAddress: ip, headers: { ...bearer(KEY), Origin: 'https://evil.example' } })],
+    [
+      'a refused WebSocket upgrade (403 Origin)',
+      403,
+      () =>
+        rawUpgrade(`${svc.url}/`, { localAddress: ip, headers: { ...bearer(KEY), Origin: 'https://evil.example' } }),
+    ],
   ];
   it.each(cases)('puts X-RateLimit-* on %s', async (_name, status, send) => {
     ip = freshIp();
@@ -104,15 +184,28 @@ describe('admission chain: host → origin → rate limit → auth → route →
   it('answers a CORS preflight on /mcp, allowing the MCP headers, and sends CORS headers on /mcp replies', async () => {
     const localAddress = freshIp();
     const origin = { Origin: 'https://allowed.example' };
-    const pre = await rawRequest(`${svc.url}/mcp`, { method: 'OPTIONS', localAddress, headers: { ...origin, 'Access-Control-Request-Method': 'POST' } });
+    const pre = await rawRequest(`${svc.url}/mcp`, {
+      method: 'OPTIONS',
+      localAddress,
+      headers: { ...origin, 'Access-Control-Request-Method': 'POST' },
+    });
     expect(pre.status).toBe(204);
     expect(pre.headers['access-control-allow-origin']).toBe('https://allowed.example');
     expect(pre.headers['access-control-allow-headers']).toMatch(/Authorization.*MCP-Protocol-Version.*Mcp-Session-Id/);
     expectLimitHeaders(pre, POINTS - 1);
-    const call = await rawRequest(`${svc.url}/mcp`, { method: 'POST', localAddress, headers: { ...mcpHeaders, ...origin, ...bearer(KEY) }, body: ping });
+    const call = await rawRequest(`${svc.url}/mcp`, {
+      method: 'POST',
+      localAddress,
+      headers: { ...mcpHeaders, ...origin, ...bearer(KEY) },
+      body: ping,
+    });
     expect(call.status).toBe(200);
     expect(call.headers['access-control-allow-origin']).toBe('https://allowed.example');
-    const foreign = await rawRequest(`${svc.url}/mcp`, { method: 'OPTIONS', localAddress, headers: { Origin: 'https://evil.example' } });
+    const foreign = await rawRequest(`${svc.url}/mcp`, {
+      method: 'OPTIONS',
+      localAddress,
+      headers: { Origin: 'https://evil.example' },
+    });
     expect(foreign.status).toBe(403);
   });
 
@@ -120,12 +213,30 @@ describe('admission chain: host → origin → rate limit → auth → route →
     const localAddress = freshIp();
     const body = JSON.stringify({ message: 'x'.repeat(MAX_BODY) });
     const details = { limit: MAX_BODY, reason: 'body_too_large' };
-    const rest = await rawRequest(`${svc.url}/api/message-sync`, { method: 'POST', localAddress, headers: { ...mcpHeaders, ...bearer(KEY) }, body });
+    const rest = await rawRequest(`${svc.url}/api/message-sync`, {
+      method: 'POST',
+      localAddress,
+      headers: { ...mcpHeaders, ...bearer(KEY) },
+      body,
+    });
     expect(rest.status).toBe(400);
-    expect(rest.body).toEqual({ success: false, error: { code: 'INVALID_REQUEST', message: expect.any(String), details }, timestamp: expect.stringMatching(ISO_MS) });
-    const mcp = await rawRequest(`${svc.url}/mcp`, { method: 'POST', localAddress, headers: { ...mcpHeaders, ...bearer(KEY) }, body });
+    expect(rest.body).toEqual({
+      success: false,
+      error: { code: 'INVALID_REQUEST', message: expect.any(String), details },
+      timestamp: expect.stringMatching(ISO_MS),
+    });
+    const mcp = await rawRequest(`${svc.url}/mcp`, {
+      method: 'POST',
+      localAddress,
+      headers: { ...mcpHeaders, ...bearer(KEY) },
+      body,
+    });
     expect(mcp.status).toBe(400);
-    expect(mcp.body).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: rest.body.error.message, data: { code: 'INVALID_REQUEST', ...details } }, id: null });
+    expect(mcp.body).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32600, message: rest.body.error.message, data: { code: 'INVALID_REQUEST', ...details } },
+      id: null,
+    });
     expectLimitHeaders(mcp, POINTS - 2);
   });
 });
@@ -159,13 +270,18 @@ describe('a body sent while the limiter is still deciding', () => {
   });
 
   // ~200 KB without spaces (one model "word"), so any lost or reordered chunk changes the echo.
-  const bigMessage = (tag: string) => tag + Array.from({ length: 20_000 }, (_, i) => i.toString(36).padStart(10, '0')).join('');
+  const bigMessage = (tag: string) =>
+    tag + Array.from({ length: 20_000 }, (_, i) => i.toString(36).padStart(10, '0')).join('');
 
   it('reaches a REST handler intact when sent in several chunks', async () => {
     const message = bigMessage('rest');
     const json = Buffer.from(JSON.stringify({ message }));
     const chunks = [0, 1, 2, 3].map((i) => json.subarray((i * json.length) / 4, ((i + 1) * json.length) / 4));
-    const res = await rawRequest(`${svc.url}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: chunks });
+    const res = await rawRequest(`${svc.url}/api/message-sync`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: chunks,
+    });
     expect(res.status).toBe(200);
     expect(res.body.response).toBe(`You said: ${message}`);
   }, 5_000);
@@ -174,7 +290,9 @@ describe('a body sent while the limiter is still deciding', () => {
     const message = bigMessage('mcp');
     const client = new Client({ name: 'test-client', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`)));
-    const result = (await client.callTool({ name: 'chat_with_agent', arguments: { message } })) as { content: { text: string }[] };
+    const result = (await client.callTool({ name: 'chat_with_agent', arguments: { message } })) as {
+      content: { text: string }[];
+    };
     expect(result.content[0]!.text).toBe(`You said: ${message}`);
     await client.close();
   }, 5_000);

@@ -32,7 +32,12 @@ let mcp: McpService;
 beforeAll(async () => {
   sim = await startSimulator({ apiKey: API_KEY });
   bus = createBus<AppCommands, AppEvents>({ log });
-  const everything = mcpServerConfigSchema.parse({ type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], timeout: 10_000 });
+  const everything = mcpServerConfigSchema.parse({
+    type: 'stdio',
+    command: process.execPath,
+    args: [EVERYTHING, 'stdio'],
+    timeout: 10_000,
+  });
   mcp = createMcpService({ config: { mcpServers: { everything }, toolResultMaxBytes: 100 * 1024 }, bus, log });
   await mcp.start();
 });
@@ -61,16 +66,32 @@ afterEach(async () => {
 });
 
 function llmClient(apiKey = API_KEY): LlmClient {
-  const config = agentConfigSchema.parse({ llm: { provider: 'openai-compatible', model: 'sim-model', baseURL: sim.url, apiKey, maxRetries: 0, timeoutMs: 10_000 } });
+  const config = agentConfigSchema.parse({
+    llm: {
+      provider: 'openai-compatible',
+      model: 'sim-model',
+      baseURL: sim.url,
+      apiKey,
+      maxRetries: 0,
+      timeoutMs: 10_000,
+    },
+  });
   return createLlmClient(config.llm, { log, env: {} });
 }
 
 let commands = 0;
-async function rig(opts: { store?: EventStore<SessionEvent>; maxIterations?: number; llm?: LlmClient } = {}): Promise<Rig> {
+async function rig(
+  opts: { store?: EventStore<SessionEvent>; maxIterations?: number; llm?: LlmClient } = {},
+): Promise<Rig> {
   const store = opts.store ?? createMemoryStore<SessionEvent>();
   const config = agentConfigSchema.parse({
     systemPrompt: 'You are the integration test agent.',
-    llm: { provider: 'openai-compatible', model: 'sim-model', baseURL: sim.url, maxIterations: opts.maxIterations ?? 20 },
+    llm: {
+      provider: 'openai-compatible',
+      model: 'sim-model',
+      baseURL: sim.url,
+      maxIterations: opts.maxIterations ?? 20,
+    },
     storage: { type: 'memory' },
   });
   const agent = createAgentService({ config, bus, store, llm: opts.llm ?? llmClient(), log });
@@ -81,7 +102,11 @@ async function rig(opts: { store?: EventStore<SessionEvent>; maxIterations?: num
   const end = (correlationId: string) => recorder.turnEnd(correlationId);
   const send = async (content: string, sessionId = 'default') => {
     const correlationId = `int-${++commands}`;
-    const { queued } = await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, sessionId), content }, { correlationId, sessionId });
+    const { queued } = await bus.execute(
+      'agent.sendMessage',
+      { sessionId: sessionKey(undefined, sessionId), content },
+      { correlationId, sessionId },
+    );
     return { correlationId, queued };
   };
   return {
@@ -106,9 +131,17 @@ describe('agent service with the simulator and server-everything', () => {
     const turn = r.of(end.correlationId);
     const chunks = turn.filter((e) => e.name === 'agent.chunk').map((e) => payload<'agent.chunk'>(e).content);
     expect(chunks.length).toBeGreaterThan(1);
-    expect(payload<'agent.response'>(end)).toMatchObject({ content: 'You said: hello streaming world', model: 'sim-model', sessionId: 'default' });
+    expect(payload<'agent.response'>(end)).toMatchObject({
+      content: 'You said: hello streaming world',
+      model: 'sim-model',
+      sessionId: 'default',
+    });
     expect(chunks.join('')).toBe(payload<'agent.response'>(end).content);
-    expect(turn.map((e) => e.name).filter((n) => n !== 'agent.chunk')).toEqual(['agent.userMessage', 'agent.thinking', 'agent.response']);
+    expect(turn.map((e) => e.name).filter((n) => n !== 'agent.chunk')).toEqual([
+      'agent.userMessage',
+      'agent.thinking',
+      'agent.response',
+    ]);
     expect(lastRequest()?.messages[0]).toEqual({ role: 'system', content: 'You are the integration test agent.' });
   });
 
@@ -119,7 +152,10 @@ describe('agent service with the simulator and server-everything', () => {
     expect(names.filter((n) => n === 'agent.toolCall')).toHaveLength(2);
     expect(names.lastIndexOf('agent.toolCall')).toBeLessThan(names.indexOf('agent.toolResult'));
     const calls = r.events.filter((e) => e.name === 'agent.toolCall').map((e) => payload<'agent.toolCall'>(e));
-    expect(calls.map((c) => [c.toolName, c.serverId, c.args])).toEqual([['echo', 'everything', { message: 'ping' }], ['get-sum', 'everything', { a: 2, b: 3 }]]);
+    expect(calls.map((c) => [c.toolName, c.serverId, c.args])).toEqual([
+      ['echo', 'everything', { message: 'ping' }],
+      ['get-sum', 'everything', { a: 2, b: 3 }],
+    ]);
     const results = r.events.filter((e) => e.name === 'agent.toolResult').map((e) => payload<'agent.toolResult'>(e));
     expect(results.every((x) => x.success)).toBe(true);
     const reply = payload<'agent.response'>(end).content;
@@ -143,29 +179,57 @@ describe('agent service with the simulator and server-everything', () => {
     const r = await rig();
     const slow = await r.send('[[len:200]] [[rate:20]]', 'cancel');
     await new Promise<void>((resolve) => {
-      const off = bus.on('agent.chunk', (e) => { if (e.correlationId === slow.correlationId) { off(); resolve(); } });
+      const off = bus.on('agent.chunk', (e) => {
+        if (e.correlationId === slow.correlationId) {
+          off();
+          resolve();
+        }
+      });
     });
-    expect(await bus.execute('agent.cancel', { sessionId: sessionKey(undefined, 'cancel') })).toEqual({ cancelled: true });
-    expect(payload<'agent.error'>(await r.end(slow.correlationId))).toMatchObject({ code: 'AGENT_ERROR', message: 'turn cancelled', details: { reason: 'cancelled' } });
+    expect(await bus.execute('agent.cancel', { sessionId: sessionKey(undefined, 'cancel') })).toEqual({
+      cancelled: true,
+    });
+    expect(payload<'agent.error'>(await r.end(slow.correlationId))).toMatchObject({
+      code: 'AGENT_ERROR',
+      message: 'turn cancelled',
+      details: { reason: 'cancelled' },
+    });
 
     const tool = await r.send('[[tool:trigger-long-running-operation {"duration":10,"steps":10}]]', 'cancel');
     await new Promise<void>((resolve) => {
-      const off = bus.on('agent.toolCall', (e) => { if (e.correlationId === tool.correlationId) { off(); resolve(); } });
+      const off = bus.on('agent.toolCall', (e) => {
+        if (e.correlationId === tool.correlationId) {
+          off();
+          resolve();
+        }
+      });
     });
     const t0 = Date.now();
-    expect(await bus.execute('agent.cancel', { sessionId: sessionKey(undefined, 'cancel') })).toEqual({ cancelled: true });
+    expect(await bus.execute('agent.cancel', { sessionId: sessionKey(undefined, 'cancel') })).toEqual({
+      cancelled: true,
+    });
     expect((await r.end(tool.correlationId)).name).toBe('agent.error');
     expect(Date.now() - t0).toBeLessThan(4_000); // ended by the cancel: the tool runs for 10 s
     expect((await r.turn('still there?', 'cancel')).name).toBe('agent.response');
     const { frames } = await bus.execute('agent.history', { sessionId: sessionKey(undefined, 'cancel') });
-    expect(frames.filter((f) => f.event === 'error').map((f) => f.data)).toMatchObject([{ details: { reason: 'cancelled' } }, { details: { reason: 'cancelled' } }]);
+    expect(frames.filter((f) => f.event === 'error').map((f) => f.data)).toMatchObject([
+      { details: { reason: 'cancelled' } },
+      { details: { reason: 'cancelled' } },
+    ]);
   });
 
   it('reset empties the history the model sees', async () => {
     const r = await rig();
     await r.turn('my secret is 42', 'reset');
-    const { seq } = await bus.execute('agent.reset', { sessionId: sessionKey(undefined, 'reset') }, { correlationId: 'int-reset' });
-    expect(r.events.find((e) => e.name === 'agent.conversationReset')).toMatchObject({ correlationId: 'int-reset', payload: { sessionId: 'reset', seq } });
+    const { seq } = await bus.execute(
+      'agent.reset',
+      { sessionId: sessionKey(undefined, 'reset') },
+      { correlationId: 'int-reset' },
+    );
+    expect(r.events.find((e) => e.name === 'agent.conversationReset')).toMatchObject({
+      correlationId: 'int-reset',
+      payload: { sessionId: 'reset', seq },
+    });
     await r.turn('what was it?', 'reset');
     expect(lastRequest()?.messages.map((m) => m.role)).toEqual(['system', 'user']);
   });
@@ -211,7 +275,10 @@ describe('agent service with the simulator and server-everything', () => {
     const capped = await r.turn('[[loop:echo {"message":"again"}]]', 'faults');
     expect(sim.requests.length - before).toBe(3);
     expect(payload<'agent.response'>(capped).content).toMatch(/iteration limit \(3 model steps\)/);
-    const chunks = r.of(capped.correlationId).filter((e) => e.name === 'agent.chunk').map((e) => payload<'agent.chunk'>(e).content);
+    const chunks = r
+      .of(capped.correlationId)
+      .filter((e) => e.name === 'agent.chunk')
+      .map((e) => payload<'agent.chunk'>(e).content);
     expect(chunks.join('')).toBe(payload<'agent.response'>(capped).content);
 
     expect(payload<'agent.response'>(await r.turn('are you ok?', 'faults')).content).toBe('You said: are you ok?');
@@ -221,10 +288,21 @@ describe('agent service with the simulator and server-everything', () => {
     const r = await rig();
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3, 4]).toString('base64');
     const correlationId = `int-img-${++commands}`;
-    await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 'img'), content: 'look [[image]]', image: { mimeType: 'image/png', base64: png } }, { correlationId });
+    await bus.execute(
+      'agent.sendMessage',
+      {
+        sessionId: sessionKey(undefined, 'img'),
+        content: 'look [[image]]',
+        image: { mimeType: 'image/png', base64: png },
+      },
+      { correlationId },
+    );
     const end = await r.end(correlationId);
     expect(payload<'agent.response'>(end).content).toBe('The last user message had an image (image/png, 8 bytes).');
-    expect(payload<'agent.userMessage'>(r.of(correlationId)[0])).toMatchObject({ hasImage: true, content: 'look [[image]]' });
+    expect(payload<'agent.userMessage'>(r.of(correlationId)[0])).toMatchObject({
+      hasImage: true,
+      content: 'look [[image]]',
+    });
   });
 
   it('a rejected API key is an AGENT_ERROR that never shows the key', async () => {

@@ -24,13 +24,21 @@ interface Frame {
 
 async function boot(markerFile: string): Promise<RunningApp> {
   return env.apps.start(
-    { mcpServers: { marker: markerServer(markerFile) }, toolPolicy: askForMarker, storage: { type: 'jsonl', dir: join(env.dir, 'sessions') }, server: roomyLimits, llm: { timeoutMs: 10_000 } },
+    {
+      mcpServers: { marker: markerServer(markerFile) },
+      toolPolicy: askForMarker,
+      storage: { type: 'jsonl', dir: join(env.dir, 'sessions') },
+      server: roomyLimits,
+      llm: { timeoutMs: 10_000 },
+    },
     { modelUrl: env.sim.url },
   );
 }
 
-const history = async (app: RunningApp, sessionId: string): Promise<Frame[]> => (await api(app.url, 'GET', `/api/sessions/${sessionId}/history`)).body.events;
-const ends = (frames: Frame[], turnId: string) => frames.filter((f) => f.data.turnId === turnId && (f.event === 'response' || f.event === 'error'));
+const history = async (app: RunningApp, sessionId: string): Promise<Frame[]> =>
+  (await api(app.url, 'GET', `/api/sessions/${sessionId}/history`)).body.events;
+const ends = (frames: Frame[], turnId: string) =>
+  frames.filter((f) => f.data.turnId === turnId && (f.event === 'response' || f.event === 'error'));
 
 /** The turn of the race's message: ended exactly once, with nothing of it after its end. */
 async function settledTurn(app: RunningApp, sessionId: string): Promise<{ frames: Frame[]; turnId: string }> {
@@ -53,7 +61,8 @@ async function settledTurn(app: RunningApp, sessionId: string): Promise<{ frames
 }
 
 function expectToolOnlyIfApproved(ran: Map<string, number>, sessionId: string, approve: number) {
-  if (approve !== 200) expect(ran.has(sessionId), `${sessionId}: the tool ran though its approval was refused (${approve})`).toBe(false);
+  if (approve !== 200)
+    expect(ran.has(sessionId), `${sessionId}: the tool ran though its approval was refused (${approve})`).toBe(false);
 }
 
 describe('approve versus cancel', () => {
@@ -76,7 +85,9 @@ describe('approve versus cancel', () => {
     }
     const ran = await marks(markerFile);
     for (const o of outcomes) expectToolOnlyIfApproved(ran, o.sessionId, o.approve);
-    console.info(`[approval-races cancel] ${JSON.stringify({ approved: outcomes.filter((o) => o.approve === 200).length, toolRan: outcomes.filter((o) => ran.has(o.sessionId)).length })}`);
+    console.info(
+      `[approval-races cancel] ${JSON.stringify({ approved: outcomes.filter((o) => o.approve === 200).length, toolRan: outcomes.filter((o) => ran.has(o.sessionId)).length })}`,
+    );
   }, 240_000);
 });
 
@@ -98,11 +109,16 @@ describe('approve versus reset', () => {
       outcomes.push({ sessionId, approve: approved.status });
       const { frames, turnId } = await settledTurn(app, sessionId);
       const resetAt = frames.find((f) => f.event === 'conversationReset')!.data.seq;
-      expect(frames.filter((f) => f.data.turnId === turnId && f.data.seq > resetAt), `${sessionId}: the old turn wrote after the reset`).toEqual([]);
+      expect(
+        frames.filter((f) => f.data.turnId === turnId && f.data.seq > resetAt),
+        `${sessionId}: the old turn wrote after the reset`,
+      ).toEqual([]);
       expect(lastMessagesWith(env.sim, `next-${sessionId}`).map((m) => m.role)).toEqual(['system', 'user']);
     }
     const ran = await marks(markerFile);
     for (const o of outcomes) expectToolOnlyIfApproved(ran, o.sessionId, o.approve);
-    console.info(`[approval-races reset] ${JSON.stringify({ approved: outcomes.filter((o) => o.approve === 200).length, toolRan: outcomes.filter((o) => ran.has(o.sessionId)).length })}`);
+    console.info(
+      `[approval-races reset] ${JSON.stringify({ approved: outcomes.filter((o) => o.approve === 200).length, toolRan: outcomes.filter((o) => ran.has(o.sessionId)).length })}`,
+    );
   }, 240_000);
 });

@@ -28,7 +28,13 @@ afterAll(() => {
 async function boot(doc: Record<string, unknown> = {}): Promise<RunningApp> {
   const { server, ...rest } = doc as { server?: Record<string, unknown> };
   return env.apps.start(
-    { mcpServers: { everything: everythingStdio }, toolPolicy: policy, server: { ...roomyLimits, auth: { adminKey: ADMIN }, ...server }, llm: { timeoutMs: 10_000 }, ...rest },
+    {
+      mcpServers: { everything: everythingStdio },
+      toolPolicy: policy,
+      server: { ...roomyLimits, auth: { adminKey: ADMIN }, ...server },
+      llm: { timeoutMs: 10_000 },
+      ...rest,
+    },
     { modelUrl: env.sim.url },
   );
 }
@@ -53,7 +59,8 @@ async function answer(app: RunningApp, sessionId: string, callId: string, body: 
 function pendingApprovals(app: RunningApp, sessionId: string, count = 1): Promise<any[]> {
   return vi.waitFor(async () => {
     const { body } = await api(app.url, 'GET', `/api/sessions/${sessionId}/approvals`);
-    if (body.approvals.length !== count) throw new Error(`session ${sessionId} never had ${count} pending approvals (had ${body.approvals.length})`);
+    if (body.approvals.length !== count)
+      throw new Error(`session ${sessionId} never had ${count} pending approvals (had ${body.approvals.length})`);
     return body.approvals as any[];
   }, PATIENT);
 }
@@ -68,25 +75,49 @@ describe('tool approvals', () => {
 
   it('allow runs, deny answers at once, ask waits while the rest of the step runs; a WebSocket approval runs it and the turn ends', async () => {
     const ws = await client(app, ADMIN);
-    ws.send({ type: 'message', sessionId: 'rules', content: `three ${echo('asked')} [[tool:get-sum {"a":1,"b":2}]] [[tool:get-env]]` });
+    ws.send({
+      type: 'message',
+      sessionId: 'rules',
+      content: `three ${echo('asked')} [[tool:get-sum {"a":1,"b":2}]] [[tool:get-env]]`,
+    });
     const asked = await ws.next((f) => f.event === 'toolApprovalRequested' && f.data.sessionId === 'rules');
-    expect(asked.data).toMatchObject({ toolName: 'echo', serverId: 'everything', args: { message: 'asked' }, sessionId: 'rules' });
+    expect(asked.data).toMatchObject({
+      toolName: 'echo',
+      serverId: 'everything',
+      args: { message: 'asked' },
+      sessionId: 'rules',
+    });
     expect(Date.parse(asked.data.expiresAt) - Date.now()).toBeGreaterThan(250_000);
     const results = await ws.next((f) => f.event === 'toolResult' && f.data.toolName === 'get-sum');
     expect(results.data.success).toBe(true);
     const denied = ws.frames.find((f) => f.event === 'toolResult' && f.data.toolName === 'get-env');
-    expect(denied?.data).toMatchObject({ success: false, result: { error: 'Tool "get-env" is not allowed here (tool policy: deny). It was not called.' } });
+    expect(denied?.data).toMatchObject({
+      success: false,
+      result: { error: 'Tool "get-env" is not allowed here (tool policy: deny). It was not called.' },
+    });
     expect(ws.frames.some((f) => f.event === 'response' && f.data.sessionId === 'rules')).toBe(false);
 
     const [pending] = await pendingApprovals(app, 'rules');
-    expect(pending).toEqual({ sessionId: 'rules', turnId: asked.data.turnId, callId: asked.data.callId, toolName: 'echo', serverId: 'everything', args: { message: 'asked' }, expiresAt: asked.data.expiresAt });
+    expect(pending).toEqual({
+      sessionId: 'rules',
+      turnId: asked.data.turnId,
+      callId: asked.data.callId,
+      toolName: 'echo',
+      serverId: 'everything',
+      args: { message: 'asked' },
+      expiresAt: asked.data.expiresAt,
+    });
 
     const from = ws.frames.length;
     ws.send({ type: 'approval', sessionId: 'rules', callId: asked.data.callId, decision: 'approve' });
     const turn = (await turnFrames(ws, 'rules', from)).filter((f) => f.event !== 'chunk');
     expect(turn.map((f) => f.event)).toEqual(['toolApprovalResolved', 'toolResult', 'response']);
     expect(turn[0]!.data).toMatchObject({ callId: asked.data.callId, decision: 'approve', by: 'websocket' });
-    expect(turn[1]!.data).toMatchObject({ toolName: 'echo', success: true, result: { content: [{ type: 'text', text: 'Echo: asked' }] } });
+    expect(turn[1]!.data).toMatchObject({
+      toolName: 'echo',
+      success: true,
+      result: { content: [{ type: 'text', text: 'Echo: asked' }] },
+    });
     expect(turn.at(-1)!.data.content).toContain('Tool echo returned: Echo: asked');
     expect((await api(app.url, 'GET', '/api/sessions/rules/approvals')).body.approvals).toEqual([]);
   });
@@ -99,10 +130,19 @@ describe('tool approvals', () => {
     expect((await answer(app, 'deny', pending.callId, { decision: 'approve' }, null)).status).toBe(401);
     const from = ws.frames.length;
     ws.send({ type: 'approval', sessionId: 'deny', callId: pending.callId, decision: 'approve' });
-    expect((await ws.next((f) => f.event === 'error', 5000, from)).data).toMatchObject({ code: 'UNAUTHORIZED', sessionId: 'deny' });
-    expect((await answer(app, 'deny', 'no-such-call', { decision: 'deny' })).body.error).toMatchObject({ code: 'APPROVAL_NOT_FOUND', details: { callId: 'no-such-call' } });
+    expect((await ws.next((f) => f.event === 'error', 5000, from)).data).toMatchObject({
+      code: 'UNAUTHORIZED',
+      sessionId: 'deny',
+    });
+    expect((await answer(app, 'deny', 'no-such-call', { decision: 'deny' })).body.error).toMatchObject({
+      code: 'APPROVAL_NOT_FOUND',
+      details: { callId: 'no-such-call' },
+    });
     expect((await answer(app, 'deny', pending.callId, { decision: 'maybe' })).status).toBe(400);
-    expect((await answer(app, 'deny', pending.callId, {})).body.error).toMatchObject({ code: 'MISSING_FIELD', details: { field: 'decision' } });
+    expect((await answer(app, 'deny', pending.callId, {})).body.error).toMatchObject({
+      code: 'MISSING_FIELD',
+      details: { field: 'decision' },
+    });
 
     const ok = await answer(app, 'deny', pending.callId, { decision: 'deny', reason: 'not that one' });
     expect(ok).toMatchObject({ status: 200, body: { sessionId: 'deny', callId: pending.callId, decision: 'deny' } });
@@ -111,8 +151,14 @@ describe('tool approvals', () => {
     expect(again.body).toMatchObject({ success: false, error: { code: 'APPROVAL_ALREADY_RESOLVED' } });
 
     const turn = await turnFrames(ws, 'deny', from);
-    expect(turn.find((f) => f.event === 'toolApprovalResolved')?.data).toMatchObject({ decision: 'deny', by: 'rest', reason: 'not that one' });
-    expect(turn.at(-1)!.data.content).toContain('Tool echo returned: Tool "echo" was not called: it was denied (rest). Reason: not that one.');
+    expect(turn.find((f) => f.event === 'toolApprovalResolved')?.data).toMatchObject({
+      decision: 'deny',
+      by: 'rest',
+      reason: 'not that one',
+    });
+    expect(turn.at(-1)!.data.content).toContain(
+      'Tool echo returned: Tool "echo" was not called: it was denied (rest). Reason: not that one.',
+    );
   });
 
   it('message-sync waits through an approval given over REST', async () => {
@@ -131,7 +177,10 @@ describe('tool approvals', () => {
     const from = ws.frames.length;
     expect((await api(app.url, 'POST', '/api/sessions/cancel/cancel')).body.cancelled).toBe(true);
     const turn = await turnFrames(ws, 'cancel', from);
-    expect(turn.map((f) => [f.event, f.data.decision ?? f.data.details?.reason])).toEqual([['toolApprovalResolved', 'deny'], ['error', 'cancelled']]);
+    expect(turn.map((f) => [f.event, f.data.decision ?? f.data.details?.reason])).toEqual([
+      ['toolApprovalResolved', 'deny'],
+      ['error', 'cancelled'],
+    ]);
     expect(turn[0]!.data).toMatchObject({ callId: pending.callId, by: 'cancelled' });
     expect((await api(app.url, 'GET', '/api/sessions/cancel/approvals')).body.approvals).toEqual([]);
     expect((await answer(app, 'cancel', pending.callId, { decision: 'approve' })).status).toBe(409);
@@ -144,7 +193,18 @@ describe('tool approvals', () => {
     const durable = ws.frames.filter((f) => f.data.sessionId === 'rules' && f.event.startsWith('toolApproval'));
     expect(durable.map((f) => f.event)).toEqual(['toolApprovalRequested', 'toolApprovalResolved']);
     const history = (await api(app.url, 'GET', '/api/sessions/rules/history')).body.events;
-    expect(history.map((f: any) => f.event)).toEqual(['userMessage', 'toolCall', 'toolApprovalRequested', 'toolCall', 'toolCall', 'toolResult', 'toolResult', 'toolApprovalResolved', 'toolResult', 'response']);
+    expect(history.map((f: any) => f.event)).toEqual([
+      'userMessage',
+      'toolCall',
+      'toolApprovalRequested',
+      'toolCall',
+      'toolCall',
+      'toolResult',
+      'toolResult',
+      'toolApprovalResolved',
+      'toolResult',
+      'response',
+    ]);
     expect(history.filter((f: any) => f.event.startsWith('toolApproval'))).toEqual(durable);
   });
 });
@@ -157,12 +217,21 @@ describe('tool approvals: time limits', () => {
     const res = await api(app.url, 'POST', '/api/message-sync', { sessionId: 'slow', message: `slow ${echo('late')}` });
     expect(res.status).toBe(500);
     expect(res.body.error.code).toBe('AGENT_ERROR');
-    expect(res.body.error.message).toMatch(/^No reply within 300 ms: the turn waits for approval of "echo" \(call \S+, session slow\)$/);
-    expect(res.body.error.details).toMatchObject({ reason: 'timeout', pendingApprovals: [{ toolName: 'echo', serverId: 'everything', sessionId: 'slow' }] });
+    expect(res.body.error.message).toMatch(
+      /^No reply within 300 ms: the turn waits for approval of "echo" \(call \S+, session slow\)$/,
+    );
+    expect(res.body.error.details).toMatchObject({
+      reason: 'timeout',
+      pendingApprovals: [{ toolName: 'echo', serverId: 'everything', sessionId: 'slow' }],
+    });
 
     const turn = await turnFrames(ws, 'slow', 0);
     const resolved = turn.find((f) => f.event === 'toolApprovalResolved');
-    expect(resolved?.data).toMatchObject({ decision: 'deny', by: 'timeout', callId: res.body.error.details.pendingApprovals[0].callId });
+    expect(resolved?.data).toMatchObject({
+      decision: 'deny',
+      by: 'timeout',
+      callId: res.body.error.details.pendingApprovals[0].callId,
+    });
     expect(turn.at(-1)!.data.content).toContain('no one approved it in time');
     await shutdown(app);
   });
@@ -185,7 +254,14 @@ describe('tool approvals across a restart (JSONL store)', () => {
     expect(turn.map((f) => f.event)).toEqual(['toolApprovalResolved', 'toolResult', 'response']);
     expect(turn.at(-1)!.data.content).toContain('Tool echo returned: Echo: survived');
     const history = (await api(second.url, 'GET', '/api/sessions/restart/history')).body.events;
-    expect(history.map((f: any) => f.event)).toEqual(['userMessage', 'toolCall', 'toolApprovalRequested', 'toolApprovalResolved', 'toolResult', 'response']);
+    expect(history.map((f: any) => f.event)).toEqual([
+      'userMessage',
+      'toolCall',
+      'toolApprovalRequested',
+      'toolApprovalResolved',
+      'toolResult',
+      'response',
+    ]);
     await shutdown(second);
   });
 });

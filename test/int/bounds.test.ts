@@ -16,11 +16,18 @@ let svc: RunningApp;
 const nested = (depth: number): unknown => (depth === 0 ? 'leaf' : { n: nested(depth - 1) });
 const deepText = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
 /** Open WebSocket connections, as /metrics tells. */
-const wsConnections = async () => Number(/^agentd_websocket_connections (\S+)$/m.exec(await (await fetch(`${svc.url}/metrics`)).text())?.[1]);
+const wsConnections = async () =>
+  Number(/^agentd_websocket_connections (\S+)$/m.exec(await (await fetch(`${svc.url}/metrics`)).text())?.[1]);
 
 beforeAll(async () => {
   sim = await startSimulator();
-  svc = await startApp({ server: { ...roomyLimits, limits: { ...roomyLimits.limits, maxJsonBytes: 64 * 1024 } }, mcpServers: { echo: fixture('echo-server') } }, { modelUrl: sim.url });
+  svc = await startApp(
+    {
+      server: { ...roomyLimits, limits: { ...roomyLimits.limits, maxJsonBytes: 64 * 1024 } },
+      mcpServers: { echo: fixture('echo-server') },
+    },
+    { modelUrl: sim.url },
+  );
 });
 afterAll(async () => {
   await svc?.stop();
@@ -32,16 +39,33 @@ describe('bounds', () => {
     const pad = 'x'.repeat(100 * 1024);
     const reset = await api(svc.url, 'POST', '/api/reset', { sessionId: 'b', pad });
     expect(reset.status).toBe(400);
-    expect(reset.body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { reason: 'body_too_large', limit: 64 * 1024 } });
+    expect(reset.body.error).toMatchObject({
+      code: 'INVALID_REQUEST',
+      details: { reason: 'body_too_large', limit: 64 * 1024 },
+    });
     const message = await api(svc.url, 'POST', '/api/message-sync', { sessionId: 'b', message: `big ${pad}` });
     expect(message.status).toBe(200);
   });
 
   it('refuses JSON nested past the limit with 400, on REST, WebSocket and /mcp', async () => {
-    const exec = await fetch(`${svc.url}/api/mcp/servers/echo/tools/echo/execute`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: deepText(10_000) });
+    const exec = await fetch(`${svc.url}/api/mcp/servers/echo/tools/echo/execute`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: deepText(10_000),
+    });
     expect(exec.status).toBe(400);
-    expect(((await exec.json()) as any).error).toMatchObject({ code: 'INVALID_REQUEST', details: { reason: 'too_deep', limit: MAX_JSON_DEPTH } });
-    expect((await api(svc.url, 'POST', '/api/mcp/servers/echo/tools/echo/execute', { message: 'shallow', extra: nested(MAX_JSON_DEPTH - 2) })).status).not.toBe(500);
+    expect(((await exec.json()) as any).error).toMatchObject({
+      code: 'INVALID_REQUEST',
+      details: { reason: 'too_deep', limit: MAX_JSON_DEPTH },
+    });
+    expect(
+      (
+        await api(svc.url, 'POST', '/api/mcp/servers/echo/tools/echo/execute', {
+          message: 'shallow',
+          extra: nested(MAX_JSON_DEPTH - 2),
+        })
+      ).status,
+    ).not.toBe(500);
 
     const ws = await connectWs(svc.wsUrl);
     ws.sendRaw(JSON.stringify({ type: 'ping', deep: nested(MAX_JSON_DEPTH + 1) }));
@@ -55,14 +79,24 @@ describe('bounds', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { deep: nested(MAX_JSON_DEPTH + 1) } }),
     });
     expect(mcp.status).toBe(400);
-    expect(await mcp.json()).toMatchObject({ jsonrpc: '2.0', error: { data: { code: 'INVALID_REQUEST', reason: 'too_deep' } } });
+    expect(await mcp.json()).toMatchObject({
+      jsonrpc: '2.0',
+      error: { data: { code: 'INVALID_REQUEST', reason: 'too_deep' } },
+    });
   });
 
   it('refuses a 1 000 000-deep document from its text, before parsing it, on REST and WebSocket', async () => {
     const deepest = '['.repeat(1_000_000) + ']'.repeat(1_000_000);
-    const rest = await fetch(`${svc.url}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: deepest });
+    const rest = await fetch(`${svc.url}/api/message-sync`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: deepest,
+    });
     expect(rest.status).toBe(400);
-    expect(((await rest.json()) as any).error).toMatchObject({ code: 'INVALID_REQUEST', details: { reason: 'too_deep', limit: MAX_JSON_DEPTH } });
+    expect(((await rest.json()) as any).error).toMatchObject({
+      code: 'INVALID_REQUEST',
+      details: { reason: 'too_deep', limit: MAX_JSON_DEPTH },
+    });
 
     const ws = await connectWs(svc.wsUrl);
     ws.sendRaw('{"type":"ping","deep":' + '['.repeat(100_000) + ']'.repeat(100_000) + '}');
@@ -72,14 +106,21 @@ describe('bounds', () => {
   });
 
   it('answers tool arguments the model nests too deep with a failed tool result, not a crash', async () => {
-    const reply = await api(svc.url, 'POST', '/api/message-sync', { sessionId: 'deep-args', message: `[[tool:echo ${deepText(MAX_JSON_DEPTH + 5)}]]` });
+    const reply = await api(svc.url, 'POST', '/api/message-sync', {
+      sessionId: 'deep-args',
+      message: `[[tool:echo ${deepText(MAX_JSON_DEPTH + 5)}]]`,
+    });
     expect(reply.status).toBe(200);
     expect(reply.body.response).toMatch(/nested deeper than 64 levels/);
   });
 
   it('a JSON-RPC batch on /mcp takes one rate-limit point per message', async () => {
     const post = (body: unknown) =>
-      fetch(`${svc.url}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: JSON.stringify(body) });
+      fetch(`${svc.url}/mcp`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(body),
+      });
     const single = await post({ jsonrpc: '2.0', id: 1, method: 'ping' });
     const before = Number(single.headers.get('x-ratelimit-remaining'));
     const batch = await post([1, 2, 3, 4, 5].map((id) => ({ jsonrpc: '2.0', id, method: 'ping' })));
@@ -92,7 +133,9 @@ describe('bounds', () => {
     big.send({ type: 'message', sessionId: 'ws-big', content: `[[reply:got it]] ${'x'.repeat(12 * MB)}` });
     const echoed = await big.next((f) => f.event === 'userMessage' && f.data.sessionId === 'ws-big', 20_000);
     expect(echoed.data.content.length).toBeGreaterThan(12 * MB);
-    expect((await big.next((f) => f.event === 'response' && f.data.sessionId === 'ws-big', 20_000)).data.content).toBe('got it');
+    expect((await big.next((f) => f.event === 'response' && f.data.sessionId === 'ws-big', 20_000)).data.content).toBe(
+      'got it',
+    );
 
     big.sendRaw('x'.repeat(svc.config.server.limits.maxBodyBytes + 1));
     expect(await big.closing).toEqual({ code: 1009, reason: expect.stringMatching(/over the limit of 14680064/) });
@@ -104,12 +147,16 @@ describe('bounds', () => {
     (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
     const writer = await connectWs(svc.wsUrl);
     const open = await wsConnections();
-    for (let i = 0; i < 3; i++) writer.send({ type: 'message', sessionId: 'ws-slow', content: `[[reply:ok]] ${'y'.repeat(10 * MB)}` });
+    for (let i = 0; i < 3; i++)
+      writer.send({ type: 'message', sessionId: 'ws-slow', content: `[[reply:ok]] ${'y'.repeat(10 * MB)}` });
     await writer.next((f) => f.event === 'response' && f.data.sessionId === 'ws-slow', 20_000);
     // The server's slow-reader sweep closes `slow` while it still reads nothing: the gauge shows it.
     await expect.poll(wsConnections, PATIENT).toBe(open - 1);
     (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
-    expect(await slow.closing).toEqual({ code: 1008, reason: expect.stringMatching(/^slow consumer: \d+ bytes unread$/) });
+    expect(await slow.closing).toEqual({
+      code: 1008,
+      reason: expect.stringMatching(/^slow consumer: \d+ bytes unread$/),
+    });
     writer.close();
   }, 60_000);
 });

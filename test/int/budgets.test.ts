@@ -13,30 +13,53 @@ const env = useSimulatorAndFolder('agentd-budgets-');
 describe('token budgets', () => {
   it('stops a turn between its steps once the next request would pass turnTokens', async () => {
     const echo = { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] };
-    const app = await env.apps.start({ mcpServers: { echo }, server: roomyLimits, llm: { budget: { turnTokens: 400 } } }, { modelUrl: env.sim.url });
+    const app = await env.apps.start(
+      { mcpServers: { echo }, server: roomyLimits, llm: { budget: { turnTokens: 400 } } },
+      { modelUrl: env.sim.url },
+    );
     // The first request (~150 tokens) fits; its tool call and the echoed result (~100 tokens each)
     // make the second one pass the turn's budget.
-    const reply = await api(app.url, 'POST', '/api/message-sync', { sessionId: 'turn', message: `budget-turn [[tool:echo {"message":"${'x'.repeat(400)}"}]]` });
+    const reply = await api(app.url, 'POST', '/api/message-sync', {
+      sessionId: 'turn',
+      message: `budget-turn [[tool:echo {"message":"${'x'.repeat(400)}"}]]`,
+    });
     expect(reply.status).toBe(500);
-    expect(reply.body.error).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'token_budget', budget: 'turn', limit: 400 } });
+    expect(reply.body.error).toMatchObject({
+      code: 'AGENT_ERROR',
+      details: { reason: 'token_budget', budget: 'turn', limit: 400 },
+    });
     expect(reply.body.error.details.used).toBeGreaterThan(0);
     expect(requestsWith(env.sim, 'budget-turn')).toHaveLength(1); // the second request was never sent
     // A small turn fits (in a fresh session: this one's history now holds the large message).
-    expect((await api(app.url, 'POST', '/api/message-sync', { sessionId: 'small', message: 'small' })).status).toBe(200);
+    expect((await api(app.url, 'POST', '/api/message-sync', { sessionId: 'small', message: 'small' })).status).toBe(
+      200,
+    );
   });
 
   it('refuses a turn before its first request once the session has used sessionTokens', async () => {
-    const app = await env.apps.start({ server: roomyLimits, llm: { budget: { sessionTokens: 120 } } }, { modelUrl: env.sim.url });
+    const app = await env.apps.start(
+      { server: roomyLimits, llm: { budget: { sessionTokens: 120 } } },
+      { modelUrl: env.sim.url },
+    );
     let refused: { status: number; body: any } | undefined;
     for (let i = 0; i < 20 && !refused; i++) {
-      const reply = await api(app.url, 'POST', '/api/message-sync', { sessionId: 'session', message: `budget-session ${i} ${'words '.repeat(10)}` });
+      const reply = await api(app.url, 'POST', '/api/message-sync', {
+        sessionId: 'session',
+        message: `budget-session ${i} ${'words '.repeat(10)}`,
+      });
       if (reply.status !== 200) refused = reply;
     }
     expect(refused?.status).toBe(500);
-    expect(refused?.body.error).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'token_budget', budget: 'session', limit: 120 } });
+    expect(refused?.body.error).toMatchObject({
+      code: 'AGENT_ERROR',
+      details: { reason: 'token_budget', budget: 'session', limit: 120 },
+    });
     const sent = requestsWith(env.sim, 'budget-session').length;
     // Refused again, and no request reaches the model.
-    const again = await api(app.url, 'POST', '/api/message-sync', { sessionId: 'session', message: 'budget-session again' });
+    const again = await api(app.url, 'POST', '/api/message-sync', {
+      sessionId: 'session',
+      message: 'budget-session again',
+    });
     expect(again.body.error.details.reason).toBe('token_budget');
     expect(requestsWith(env.sim, 'budget-session')).toHaveLength(sent);
     // Another session has its own budget.

@@ -16,7 +16,9 @@ const model = { provider: 'openai-compatible', baseURL: 'http://127.0.0.1:9/v1',
 /** A server of another program, holding a free port. */
 function holdPort(): Promise<{ port: number; server: Server }> {
   return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => resolve({ port: (server.address() as { port: number }).port, server }));
+    const server = createServer().listen(0, '127.0.0.1', () =>
+      resolve({ port: (server.address() as { port: number }).port, server }),
+    );
     server.once('error', reject);
   });
 }
@@ -44,7 +46,11 @@ describe('a port in use', () => {
   });
 
   it('is said once by the supervisor of --workers, before any worker starts', async () => {
-    const file = await writeAgentFile({ llm: model, storage: { type: 'redis', url: 'redis://127.0.0.1:1' }, server: { port: held.port } });
+    const file = await writeAgentFile({
+      llm: model,
+      storage: { type: 'redis', url: 'redis://127.0.0.1:1' },
+      server: { port: held.port },
+    });
     const p = runAgentd(['--agent', file, '--workers', '2']);
     expect(await p.exited).toBe(1);
     expect(p.err()).toBe(`agentd: port ${held.port} is in use; pick another with --web-port\n`);
@@ -82,7 +88,11 @@ describe('agentd connected to its own /mcp', () => {
     }
   });
   const start = async (args: string[], config: object) => {
-    const p = runAgentd(['--agent', await writeAgentFile({ llm: model, storage: { type: 'memory' }, ...config }), ...args]);
+    const p = runAgentd([
+      '--agent',
+      await writeAgentFile({ llm: model, storage: { type: 'memory' }, ...config }),
+      ...args,
+    ]);
     running.push(p);
     return { p, port: await listeningPort(p) };
   };
@@ -94,7 +104,11 @@ describe('agentd connected to its own /mcp', () => {
     // Another spelling of the same endpoint: what answers tells, not the URL.
     for (const url of [`${base}/mcp`, `${base}/mcp?via=another-name`]) {
       const { status, body } = await json(
-        await fetch(`${base}/api/connect-server`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'myself', config: { type: 'http', baseUrl: url } }) }),
+        await fetch(`${base}/api/connect-server`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ name: 'myself', config: { type: 'http', baseUrl: url } }),
+        }),
       );
       expect(status, url).toBe(400);
       expect(body.error).toEqual({
@@ -108,7 +122,14 @@ describe('agentd connected to its own /mcp', () => {
     // Another agentd is a tool server like any other.
     const other = await start(['--web-port', '0'], {});
     const connected = await json(
-      await fetch(`${base}/api/connect-server`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'other', config: { type: 'http', baseUrl: `http://127.0.0.1:${other.port}/mcp` } }) }),
+      await fetch(`${base}/api/connect-server`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          name: 'other',
+          config: { type: 'http', baseUrl: `http://127.0.0.1:${other.port}/mcp` },
+        }),
+      }),
     );
     expect(connected.status).toBe(200);
     expect(connected.body.server).toMatchObject({ name: 'other', status: 'connected' });
@@ -119,15 +140,23 @@ describe('agentd connected to its own /mcp', () => {
     const first = await start(['--web-port', '0'], {});
     first.p.child.kill('SIGTERM');
     await first.p.exited;
-    const { p, port } = await start(['--web-port', String(first.port)], { mcpServers: { myself: { type: 'http', baseUrl: `http://127.0.0.1:${first.port}/mcp` } } });
+    const { p, port } = await start(['--web-port', String(first.port)], {
+      mcpServers: { myself: { type: 'http', baseUrl: `http://127.0.0.1:${first.port}/mcp` } },
+    });
     expect(port).toBe(first.port);
     const base = `http://127.0.0.1:${port}`;
-    const record = async () => ((await json(await fetch(`${base}/api/mcp/servers`))).body.servers as any[]).find((s) => s.name === 'myself');
+    const record = async () =>
+      ((await json(await fetch(`${base}/api/mcp/servers`))).body.servers as any[]).find((s) => s.name === 'myself');
     await until(async () => (await record())?.status === 'error', 'the server listed as error');
-    expect((await record()).error).toContain(`"myself" (http://127.0.0.1:${port}/mcp) is this agentd's own /mcp endpoint`);
+    expect((await record()).error).toContain(
+      `"myself" (http://127.0.0.1:${port}/mcp) is this agentd's own /mcp endpoint`,
+    );
     // A retry would come within about a second (the first backoff): none does.
     await new Promise((resolve) => setTimeout(resolve, 2500));
-    const failures = p.out().split('\n').filter((l) => l.includes('"serverId":"myself"') && l.includes('"msg":"MCP server error"'));
+    const failures = p
+      .out()
+      .split('\n')
+      .filter((l) => l.includes('"serverId":"myself"') && l.includes('"msg":"MCP server error"'));
     expect(failures).toHaveLength(1);
     expect(failures[0]).toContain("is this agentd's own /mcp endpoint");
     const health = await json(await fetch(`${base}/api/health`));
@@ -139,9 +168,24 @@ describe.skipIf(!hasRedisServer())('agentd --workers connected to its own /mcp',
   it('is refused whichever worker answers: the workers are one service', async () => {
     const redis = await startRedis();
     const storage = { type: 'redis', url: redis.url, keyPrefix: `self${randomUUID()}:` };
-    const p = runAgentd(['--agent', await writeAgentFile({ llm: model, storage, server: { limits: { rest: { points: 10_000 } } } }), '--web-port', '0', '--workers', '2']);
+    const p = runAgentd([
+      '--agent',
+      await writeAgentFile({ llm: model, storage, server: { limits: { rest: { points: 10_000 } } } }),
+      '--web-port',
+      '0',
+      '--workers',
+      '2',
+    ]);
     try {
-      await until(() => p.out().split('\n').filter((l) => l.includes('"agent ready"')).length === 2, () => `two workers ready:\n${p.out()}${p.err()}`, { timeout: 60_000 });
+      await until(
+        () =>
+          p
+            .out()
+            .split('\n')
+            .filter((l) => l.includes('"agent ready"')).length === 2,
+        () => `two workers ready:\n${p.out()}${p.err()}`,
+        { timeout: 60_000 },
+      );
       const port = Number(/"supervisor":true.*"port":(\d+)/.exec(p.out())?.[1]);
       const base = `http://127.0.0.1:${port}`;
       // Fresh connections, spread by the kernel over the workers, each connecting to the shared port.

@@ -21,7 +21,10 @@ function processesWith(marker: string): string[] {
 /** Pids of the children of `parent` whose command line contains `marker`. */
 function childrenWith(parent: number, marker: string): string[] {
   try {
-    return execFileSync('pgrep', ['-P', String(parent), '-f', marker], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    return execFileSync('pgrep', ['-P', String(parent), '-f', marker], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter(Boolean);
   } catch {
     return [];
   }
@@ -66,7 +69,11 @@ describe('agentd command line', () => {
 
   it.each([
     ['openai-compatible without baseURL', 'llm:\n  provider: openai-compatible\n  model: m\n', /needs llm\.baseURL/],
-    ['a provider without its key', 'llm:\n  provider: openai\n  model: m\n', /needs an API key: set OPENAI_API_KEY or llm\.apiKey/],
+    [
+      'a provider without its key',
+      'llm:\n  provider: openai\n  model: m\n',
+      /needs an API key: set OPENAI_API_KEY or llm\.apiKey/,
+    ],
   ])('exits 1 naming the file for %s, with no stack trace', async (_name, yaml, problem) => {
     const file = await writeAgentFile(yaml);
     const p = runAgentd(['--agent', file, '--web-port', '0']);
@@ -87,7 +94,9 @@ describe('agentd command line', () => {
     const dir = await mkdtemp(join(tmpdir(), 'agentd-cli-'));
     const blocker = join(dir, 'a-file');
     await writeFile(blocker, '');
-    const file = await writeAgentFile(`llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: jsonl\n  dir: ${blocker}/sessions\n`);
+    const file = await writeAgentFile(
+      `llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: jsonl\n  dir: ${blocker}/sessions\n`,
+    );
     const p = runAgentd(['--agent', file, '--web-port', '0']);
     expect(await p.exited).toBe(1);
     expect(p.err()).toContain(`${blocker}/sessions`);
@@ -96,7 +105,9 @@ describe('agentd command line', () => {
   });
 
   it('a second instance on a port in use exits 1 saying so; the first keeps serving', async () => {
-    const file = await writeAgentFile('llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n');
+    const file = await writeAgentFile(
+      'llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n',
+    );
     const first = runAgentd(['--agent', file, '--web-port', '0']);
     try {
       const port = await listeningPort(first);
@@ -127,18 +138,26 @@ describe('agentd command line', () => {
     expect(await ws.closed).toBe(1001);
     expect(await p.exited).toBe(0);
     expect(processesWith(marker)).toEqual([]);
-    const lines = p.out().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = p
+      .out()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines.some((l) => l.msg === 'shutting down')).toBe(true);
   });
 
   it('--inspect serves the inspector (off without it), and the late-join state names the actors', async () => {
-    const file = await writeAgentFile(`llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n`);
+    const file = await writeAgentFile(
+      `llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n`,
+    );
     const p = runAgentd(['--agent', file, '--web-port', '0', '--inspect']);
     const port = await listeningPort(p);
     const viewer = await connectWs(`ws://127.0.0.1:${port}/inspect/ws`);
     viewer.send({ type: 'ignored' });
     await fetch(`http://127.0.0.1:${port}/api/reset`, { method: 'POST' }); // opens the default session
-    const actor = (await viewer.next((f) => (f as unknown as { name?: string }).name === 'turn:default')) as unknown as { type: string };
+    const actor = (await viewer.next(
+      (f) => (f as unknown as { name?: string }).name === 'turn:default',
+    )) as unknown as { type: string };
     expect(actor.type).toBe('@xstate.actor');
     viewer.close();
     p.child.kill('SIGTERM');
@@ -199,48 +218,60 @@ describe('agentd command line', () => {
     await until(() => processesWith(marker).length === 0, 'the tool server gone');
   });
 
-  it.runIf(reaped)('kills at the next start what a launcher left behind when agentd and its reaper were both killed (-9)', async () => {
-    const marker = `agentd-kill9-launcher-${process.pid}-${Date.now()}`;
-    const data = await mkdtemp(join(tmpdir(), 'agentd-kill9-'));
-    // `; :` keeps sh from exec'ing node: sh stays the group leader, node its child (a launcher's server)
-    const file = await writeAgentFile(
-      `llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: jsonl\n  dir: ${data}\n` +
-        `mcpServers:\n  launched:\n    type: stdio\n    command: sh\n    args: ['-c', '${process.execPath} ${fixturePath('hang-server')} ${marker}; :']\n`,
-    );
-    const first = runAgentd(['--agent', file, '--web-port', '0']);
-    let second: ReturnType<typeof runAgentd> | undefined;
-    try {
-      const port = await listeningPort(first);
-      await until(async () => (await healthOf(port)).agent.connectedServers === 1, 'its tool server connected');
-      expect(processesWith(marker)).toHaveLength(2); // sh and its node
-      // The reaper killed first, then agentd at once (it starts another reaper only a second later), then the
-      // launcher: what is left is a leaderless group, as a death without the reaper leaves it.
-      const reaper = childrenWith(first.child.pid!, 'agentd group reaper');
-      expect(reaper).toHaveLength(1);
-      process.kill(Number(reaper[0]), 'SIGKILL');
-      first.child.kill('SIGKILL');
-      await first.exited;
-      for (const pid of processesWith(`^sh -c .*${marker}`)) process.kill(Number(pid), 'SIGKILL'); // the launcher
-      await until(() => processesWith(marker).length === 1, 'the launcher gone, its child left');
-      const left = processesWith(marker);
+  it.runIf(reaped)(
+    'kills at the next start what a launcher left behind when agentd and its reaper were both killed (-9)',
+    async () => {
+      const marker = `agentd-kill9-launcher-${process.pid}-${Date.now()}`;
+      const data = await mkdtemp(join(tmpdir(), 'agentd-kill9-'));
+      // `; :` keeps sh from exec'ing node: sh stays the group leader, node its child (a launcher's server)
+      const file = await writeAgentFile(
+        `llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: jsonl\n  dir: ${data}\n` +
+          `mcpServers:\n  launched:\n    type: stdio\n    command: sh\n    args: ['-c', '${process.execPath} ${fixturePath('hang-server')} ${marker}; :']\n`,
+      );
+      const first = runAgentd(['--agent', file, '--web-port', '0']);
+      let second: ReturnType<typeof runAgentd> | undefined;
+      try {
+        const port = await listeningPort(first);
+        await until(async () => (await healthOf(port)).agent.connectedServers === 1, 'its tool server connected');
+        expect(processesWith(marker)).toHaveLength(2); // sh and its node
+        // The reaper killed first, then agentd at once (it starts another reaper only a second later), then the
+        // launcher: what is left is a leaderless group, as a death without the reaper leaves it.
+        const reaper = childrenWith(first.child.pid!, 'agentd group reaper');
+        expect(reaper).toHaveLength(1);
+        process.kill(Number(reaper[0]), 'SIGKILL');
+        first.child.kill('SIGKILL');
+        await first.exited;
+        for (const pid of processesWith(`^sh -c .*${marker}`)) process.kill(Number(pid), 'SIGKILL'); // the launcher
+        await until(() => processesWith(marker).length === 1, 'the launcher gone, its child left');
+        const left = processesWith(marker);
 
-      second = runAgentd(['--agent', file, '--web-port', '0', '--log-level', 'info']);
-      await listeningPort(second);
-      await until(() => !processesWith(marker).some((pid) => left.includes(pid)), 'the left-behind processes gone'); // the new sh and node may be up
-      expect(second.out()).toContain("killed what a gone tool server's launcher left in its process group");
-      second.child.kill('SIGTERM');
-      await second.exited;
-      await until(() => processesWith(marker).length === 0, 'the tool server gone');
-    } finally {
-      // Whatever failed: nothing of this test left running.
-      for (const p of [first, second]) if (p && p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
-      for (const pid of processesWith(marker)) process.kill(Number(pid), 'SIGKILL');
-    }
-  });
+        second = runAgentd(['--agent', file, '--web-port', '0', '--log-level', 'info']);
+        await listeningPort(second);
+        await until(() => !processesWith(marker).some((pid) => left.includes(pid)), 'the left-behind processes gone'); // the new sh and node may be up
+        expect(second.out()).toContain("killed what a gone tool server's launcher left in its process group");
+        second.child.kill('SIGTERM');
+        await second.exited;
+        await until(() => processesWith(marker).length === 0, 'the tool server gone');
+      } finally {
+        // Whatever failed: nothing of this test left running.
+        for (const p of [first, second])
+          if (p && p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+        for (const pid of processesWith(marker)) process.kill(Number(pid), 'SIGKILL');
+      }
+    },
+  );
 
   describe('AGENTD_ENGINE', () => {
-    const memoryAgent = () => writeAgentFile('llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n');
-    const logLines = (p: ReturnType<typeof runAgentd>) => p.out().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const memoryAgent = () =>
+      writeAgentFile(
+        'llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n',
+      );
+    const logLines = (p: ReturnType<typeof runAgentd>) =>
+      p
+        .out()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
     // UWS_USE_FALLBACK makes a uWebSockets.js package that carries a JS emulation load it, which agentd counts as not loading.
     const noNative = { UWS_USE_FALLBACK: '1' };
 
@@ -248,9 +279,14 @@ describe('agentd command line', () => {
       const p = runAgentd(['--agent', await memoryAgent(), '--web-port', '0'], { AGENTD_ENGINE: 'node' });
       try {
         const port = await listeningPort(p);
-        expect(logLines(p).find((l) => l.port === port)).toMatchObject({ engine: 'node', msg: expect.stringMatching(/listening on .*\(node:http \+ ws\)/) });
+        expect(logLines(p).find((l) => l.port === port)).toMatchObject({
+          engine: 'node',
+          msg: expect.stringMatching(/listening on .*\(node:http \+ ws\)/),
+        });
         expect(p.out()).not.toContain('cannot load');
-        expect(((await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as { engine: string }).engine).toBe('node');
+        expect(((await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as { engine: string }).engine).toBe(
+          'node',
+        );
       } finally {
         p.child.kill('SIGTERM');
         await p.exited;
@@ -263,7 +299,8 @@ describe('agentd command line', () => {
         const port = await listeningPort(p);
         const engine = logLines(p).find((l) => l.port === port)?.engine;
         const why = logLines(p).filter((l) => String(l.msg).includes('cannot load'));
-        if (engine === 'node') expect(why).toEqual([expect.objectContaining({ level: 30, engine: 'node', reason: expect.any(String) })]);
+        if (engine === 'node')
+          expect(why).toEqual([expect.objectContaining({ level: 30, engine: 'node', reason: expect.any(String) })]);
         else expect([engine, why]).toEqual(['uws', []]);
       } finally {
         p.child.kill('SIGTERM');

@@ -6,7 +6,12 @@
  * session reopened from its latest compaction.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { startSimulator, type ChatRequestBody, type Simulator, type SimulatorOptions } from '../../tools/simulator/index.ts';
+import {
+  startSimulator,
+  type ChatRequestBody,
+  type Simulator,
+  type SimulatorOptions,
+} from '../../tools/simulator/index.ts';
 import { promptTokens } from '../../tools/simulator/render.ts';
 import { api, roomyLimits, textOf, useSimulatorAndFolder } from '../support/messaging.ts';
 import { appPool, type RunningApp } from '../support/start-app.ts';
@@ -32,14 +37,27 @@ async function rig(llm: Record<string, unknown> = {}, script?: SimulatorOptions[
   const svc = await apps.start({ server: roomyLimits, llm: { timeoutMs: 10_000, ...llm } }, { modelUrl: sim.url });
   const ws = await connectWs(svc.wsUrl);
   clients.push(ws);
-  return { sim, svc, ws, post: (path: string, body?: unknown) => api(svc.url, 'POST', path, body), get: (path: string) => api(svc.url, 'GET', path) };
+  return {
+    sim,
+    svc,
+    ws,
+    post: (path: string, body?: unknown) => api(svc.url, 'POST', path, body),
+    get: (path: string) => api(svc.url, 'GET', path),
+  };
 }
 
-const isSummary = (body: ChatRequestBody) => body.messages.some((m) => m.role === 'user' && textOf(m).includes('<conversation>'));
-const compactions = (ws: WsClient, sessionId: string): Frame[] => ws.frames.filter((f) => f.event === 'contextCompacted' && f.data.sessionId === sessionId);
+const isSummary = (body: ChatRequestBody) =>
+  body.messages.some((m) => m.role === 'user' && textOf(m).includes('<conversation>'));
+const compactions = (ws: WsClient, sessionId: string): Frame[] =>
+  ws.frames.filter((f) => f.event === 'contextCompacted' && f.data.sessionId === sessionId);
 
 /** Sends `n` padded turns to `sessionId` and returns each reply (or the error body). */
-async function talk(post: (path: string, body?: unknown) => ReturnType<typeof api>, sessionId: string, n: number, from = 1) {
+async function talk(
+  post: (path: string, body?: unknown) => ReturnType<typeof api>,
+  sessionId: string,
+  n: number,
+  from = 1,
+) {
   const out: { status: number; body: any }[] = [];
   for (let i = from; i < from + n; i++) out.push(await post('/api/message-sync', { message: pad(i), sessionId }));
   return out;
@@ -51,7 +69,9 @@ describe('a small window, no contextWindow configured', () => {
     ws.send({ type: 'subscribe', sessionId: 'long' });
     const replies = await talk(post, 'long', 10);
     expect(replies.map((r) => r.status)).toEqual(Array(10).fill(200));
-    expect(replies.map((r) => r.body.response)).toEqual(Array.from({ length: 10 }, (_, i) => `You said: ${pad(i + 1)}`));
+    expect(replies.map((r) => r.body.response)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `You said: ${pad(i + 1)}`),
+    );
     await until(() => compactions(ws, 'long').length > 0, 'a contextCompacted frame');
     const frames = compactions(ws, 'long');
     expect(frames[0]?.data).toMatchObject({ trigger: 'overflow', method: 'summary', sessionId: 'long' });
@@ -111,7 +131,9 @@ describe('a small window, contextWindow configured', () => {
 describe('on demand', () => {
   it('a failed summary leaves the history as it was and says so; the next compaction works', async () => {
     let failSummaries = 1;
-    const { post, sim } = await rig({}, (body) => (isSummary(body) && failSummaries-- > 0 ? { error: { status: 500, message: 'summariser down' } } : undefined));
+    const { post, sim } = await rig({}, (body) =>
+      isSummary(body) && failSummaries-- > 0 ? { error: { status: 500, message: 'summariser down' } } : undefined,
+    );
     await talk(post, 'manual', 2);
     const failed = await post('/api/sessions/manual/compact');
     expect(failed.status).toBe(500);
@@ -121,7 +143,12 @@ describe('on demand', () => {
     expect(seen.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'assistant', 'user']); // nothing summarised
     const done = await post('/api/sessions/manual/compact');
     expect(done.status).toBe(200);
-    expect(done.body).toMatchObject({ sessionId: 'manual', compacted: true, method: 'summary', upToSeq: expect.any(Number) as unknown });
+    expect(done.body).toMatchObject({
+      sessionId: 'manual',
+      compacted: true,
+      method: 'summary',
+      upToSeq: expect.any(Number) as unknown,
+    });
     await post('/api/message-sync', { message: 'after the summary', sessionId: 'manual' });
     const after = sim.requests.filter((r) => !isSummary(r.body)).at(-1)!.body.messages;
     expect(after.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'assistant', 'user']); // summary + 2 kept turns + the new one
@@ -142,11 +169,19 @@ describe('on demand', () => {
 describe('reopened from its log', () => {
   const env = useSimulatorAndFolder('agentd-compact-');
   const boot = (): Promise<RunningApp> =>
-    env.apps.start({ storage: { type: 'jsonl', dir: env.dir }, server: roomyLimits, llm: { timeoutMs: 10_000, contextWindow: 100_000 } }, { modelUrl: env.sim.url });
+    env.apps.start(
+      {
+        storage: { type: 'jsonl', dir: env.dir },
+        server: roomyLimits,
+        llm: { timeoutMs: 10_000, contextWindow: 100_000 },
+      },
+      { modelUrl: env.sim.url },
+    );
 
   it('a session reopened after a restart starts from its latest compaction, with the same view of the conversation', async () => {
     const first = await boot();
-    for (let i = 1; i <= 4; i++) await api(first.url, 'POST', '/api/message-sync', { message: `reopen ${i}`, sessionId: 'reopen' });
+    for (let i = 1; i <= 4; i++)
+      await api(first.url, 'POST', '/api/message-sync', { message: `reopen ${i}`, sessionId: 'reopen' });
     expect((await api(first.url, 'POST', '/api/sessions/reopen/compact')).body.compacted).toBe(true);
     await api(first.url, 'POST', '/api/message-sync', { message: 'reopen 5', sessionId: 'reopen' });
     const before = env.sim.requests.at(-1)!.body.messages;
@@ -157,7 +192,16 @@ describe('reopened from its log', () => {
     const after = env.sim.requests.at(-1)!.body.messages;
     expect(after.slice(0, before.length)).toEqual(before);
     expect(textOf(after[0])).toContain('Summary of 2 user messages');
-    expect(after.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user']);
+    expect(after.map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+    ]);
     const history = (await api(second.url, 'GET', '/api/sessions/reopen/history')).body.events as Frame[];
     expect(history.filter((f) => f.event === 'userMessage')).toHaveLength(6);
   });

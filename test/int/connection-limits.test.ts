@@ -77,7 +77,11 @@ describe('connections per IP (the spec default, 10)', () => {
     for (let i = 0; i < 10; i++) sockets.push(await connectWs(svc.wsUrl));
     const refused = await rawUpgrade(`${svc.url}/`);
     expect(refused.status).toBe(429);
-    expect(refused.body).toMatchObject({ success: false, error: { code: 'RATE_LIMIT_EXCEEDED', details: { limit: 10, remaining: 0 } }, timestamp: expect.any(String) });
+    expect(refused.body).toMatchObject({
+      success: false,
+      error: { code: 'RATE_LIMIT_EXCEEDED', details: { limit: 10, remaining: 0 } },
+      timestamp: expect.any(String),
+    });
     for (const s of sockets) s.close();
     release(held);
   });
@@ -103,12 +107,16 @@ describe('a WebSocket reader that stops reading', () => {
   let sim: Simulator;
   let svc: RunningApp;
   /** Open WebSocket connections, as /metrics tells. */
-  const wsConnections = async () => Number(/^agentd_websocket_connections (\S+)$/m.exec(await (await fetch(`${svc.url}/metrics`)).text())?.[1]);
+  const wsConnections = async () =>
+    Number(/^agentd_websocket_connections (\S+)$/m.exec(await (await fetch(`${svc.url}/metrics`)).text())?.[1]);
 
   beforeAll(async () => {
     sim = await startSimulator();
     // maxBodyBytes far above what is sent: only the time limit can close the reader.
-    svc = await startApp({ server: { limits: { slowReaderMs: 1000, maxBodyBytes: 64 * 1024 * 1024, rest: { points: 10_000 } } } }, { modelUrl: sim.url });
+    svc = await startApp(
+      { server: { limits: { slowReaderMs: 1000, maxBodyBytes: 64 * 1024 * 1024, rest: { points: 10_000 } } } },
+      { modelUrl: sim.url },
+    );
   });
   afterAll(async () => {
     await svc?.stop();
@@ -126,13 +134,17 @@ describe('a WebSocket reader that stops reading', () => {
     const writer = await connectWs(svc.wsUrl);
     const open = await wsConnections();
     // 12 MB of frames: more than the kernel's buffers take, far less than maxBodyBytes.
-    for (let i = 0; i < 3; i++) writer.send({ type: 'message', sessionId: 'stalled', content: `[[reply:ok]] ${'y'.repeat(4 * MB)}` });
+    for (let i = 0; i < 3; i++)
+      writer.send({ type: 'message', sessionId: 'stalled', content: `[[reply:ok]] ${'y'.repeat(4 * MB)}` });
     await writer.next((f) => f.event === 'response' && f.data.sessionId === 'stalled', 20_000);
     const since = Date.now();
     await expect.poll(wsConnections, PATIENT).toBe(open - 1);
     expect(Date.now() - since).toBeLessThan(10_000); // the default limit (10 s) would not have closed it yet
     socket.resume();
-    expect(await slow.closing).toEqual({ code: 1008, reason: expect.stringMatching(/^slow consumer: \d+ bytes unread$/) });
+    expect(await slow.closing).toEqual({
+      code: 1008,
+      reason: expect.stringMatching(/^slow consumer: \d+ bytes unread$/),
+    });
     writer.close();
   }, 60_000);
 });

@@ -18,7 +18,18 @@ describe('console pages', () => {
     expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'self'/);
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
     expect(await page.text()).toContain('<script type="module" src="/console/main.js">');
-    for (const file of ['main.js', 'api.js', 'chat.js', 'servers.js', 'transcript.js', 'session-fold.js', 'results.js', 'live.js', 'dom.js', 'backoff.js']) {
+    for (const file of [
+      'main.js',
+      'api.js',
+      'chat.js',
+      'servers.js',
+      'transcript.js',
+      'session-fold.js',
+      'results.js',
+      'live.js',
+      'dom.js',
+      'backoff.js',
+    ]) {
       const res = await fetch(`${svc.url}/console/${file}`);
       expect(res.status, file).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
@@ -43,7 +54,11 @@ describe('console pages', () => {
 
   it('serves only the files of web/console', async () => {
     svc = await startApp();
-    for (const path of ['/console/nope.js', '/console/..%2F..%2Fpackage.json', '/console/%2E%2E%2Fconsole%2Findex.html']) {
+    for (const path of [
+      '/console/nope.js',
+      '/console/..%2F..%2Fpackage.json',
+      '/console/%2E%2E%2Fconsole%2Findex.html',
+    ]) {
       const res = await fetch(`${svc.url}${path}`);
       expect(res.status, path).toBe(400);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('INVALID_REQUEST');

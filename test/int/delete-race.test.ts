@@ -22,7 +22,16 @@ const ITERATIONS = 24;
 const env = useSimulatorAndFolder('agentd-delete-race-');
 
 async function boot(storage: Record<string, unknown>, markerFile: string): Promise<RunningApp> {
-  return env.apps.start({ mcpServers: { marker: markerServer(markerFile) }, toolPolicy: askForMarker, storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: env.sim.url });
+  return env.apps.start(
+    {
+      mcpServers: { marker: markerServer(markerFile) },
+      toolPolicy: askForMarker,
+      storage,
+      server: roomyLimits,
+      llm: { timeoutMs: 10_000 },
+    },
+    { modelUrl: env.sim.url },
+  );
 }
 
 interface Outcome {
@@ -52,11 +61,19 @@ async function expectGone(app: RunningApp, sessionId: string) {
   expect(history.status === 404 || history.body.events.length === 0).toBe(true);
 }
 
-async function runRaces(app: RunningApp, markerFile: string, prefix: string, noLog: (sessionId: string) => Promise<void>) {
+async function runRaces(
+  app: RunningApp,
+  markerFile: string,
+  prefix: string,
+  noLog: (sessionId: string) => Promise<void>,
+) {
   const outcomes: Outcome[] = [];
   for (let i = 0; i < ITERATIONS; i++) outcomes.push(await race(app, `${prefix}-${i}`, i % 2 === 1));
   // A later positive event: a whole turn of another session has gone through the service and its store.
-  const later = await api(app.url, 'POST', '/api/message-sync', { sessionId: `${prefix}-after`, message: 'after the races' });
+  const later = await api(app.url, 'POST', '/api/message-sync', {
+    sessionId: `${prefix}-after`,
+    message: 'after the races',
+  });
   expect(later.status).toBe(200);
   const ran = await marks(markerFile);
   for (const o of outcomes) {
@@ -72,7 +89,11 @@ async function runRaces(app: RunningApp, markerFile: string, prefix: string, noL
   expect(list.map((s) => s.id).filter((id) => id.startsWith(`${prefix}-`) && id !== `${prefix}-after`)).toEqual([]);
   await env.apps.stop(app); // every outbox drained: a late write would be in the log now
   for (const o of outcomes) await noLog(o.sessionId);
-  const counts = { approved: outcomes.filter((o) => o.approve === 200).length, refused: outcomes.filter((o) => o.approve === 404).length, toolRan: outcomes.filter((o) => ran.has(o.sessionId)).length };
+  const counts = {
+    approved: outcomes.filter((o) => o.approve === 200).length,
+    refused: outcomes.filter((o) => o.approve === 404).length,
+    toolRan: outcomes.filter((o) => ran.has(o.sessionId)).length,
+  };
   console.info(`[delete-race ${prefix}] ${ITERATIONS} races: ${JSON.stringify(counts)}`);
   return outcomes;
 }

@@ -9,7 +9,10 @@ import { ROOT } from '../support/paths.ts';
 
 const KEY = 'docs-client-key-0123456789';
 const run = (env: Record<string, string>, ...args: string[]) =>
-  promisify(execFile)(process.execPath, [join(ROOT, 'docs/clients/chat.mjs'), ...args], { env: { PATH: process.env.PATH, ...env }, timeout: 20_000 }).then(
+  promisify(execFile)(process.execPath, [join(ROOT, 'docs/clients/chat.mjs'), ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    timeout: 20_000,
+  }).then(
     (r) => ({ code: 0, stdout: r.stdout }),
     (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
   );

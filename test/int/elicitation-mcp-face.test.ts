@@ -15,7 +15,7 @@ import { until } from '../support/wait.ts';
 import { fixturePath } from './mcp-helpers.ts';
 import { AGENTD_BIN } from '../support/paths.ts';
 
-const textOf = (result: unknown) => ((result as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
+const textOf = (result: unknown) => (result as { content: { type: string; text: string }[] }).content[0]?.text ?? '';
 
 describe('approvals asked of the /mcp client through elicitation (stdio)', () => {
   let sim: Simulator;
@@ -47,7 +47,8 @@ describe('approvals asked of the /mcp client through elicitation (stdio)', () =>
     client = new Client({ name: 'desktop', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
     client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
       asked.push(request.params.message);
-      if (decision === 'hold') await new Promise((resolve) => extra.signal.addEventListener('abort', () => resolve((withdrawn = true))));
+      if (decision === 'hold')
+        await new Promise((resolve) => extra.signal.addEventListener('abort', () => resolve((withdrawn = true))));
       return { action: 'accept', content: { decision } };
     });
     await client.connect(transport).catch((err: unknown) => {
@@ -61,7 +62,10 @@ describe('approvals asked of the /mcp client through elicitation (stdio)', () =>
   });
 
   it('approve: the call runs and the reply has its result', async () => {
-    const reply = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'echo it [[tool:echo {"message":"approved-by-elicitation"}]]' } });
+    const reply = await client.callTool({
+      name: 'chat_with_agent',
+      arguments: { message: 'echo it [[tool:echo {"message":"approved-by-elicitation"}]]' },
+    });
     expect(asked.at(-1)).toContain('"echo" on "echo"');
     expect(textOf(reply)).toContain('fixture echo: approved-by-elicitation');
   }, 30_000);
@@ -69,7 +73,10 @@ describe('approvals asked of the /mcp client through elicitation (stdio)', () =>
   it('deny: the call never runs', async () => {
     decision = 'deny';
     const before = asked.length;
-    const reply = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'echo it [[tool:echo {"message":"denied-by-elicitation"}]]' } });
+    const reply = await client.callTool({
+      name: 'chat_with_agent',
+      arguments: { message: 'echo it [[tool:echo {"message":"denied-by-elicitation"}]]' },
+    });
     expect(asked.length).toBe(before + 1);
     expect(textOf(reply)).not.toContain('fixture echo: denied-by-elicitation');
     expect(textOf(reply)).toContain('mcp-elicitation');
@@ -78,7 +85,10 @@ describe('approvals asked of the /mcp client through elicitation (stdio)', () =>
   it('a question whose call is cancelled meanwhile is withdrawn from the client', async () => {
     decision = 'hold';
     const before = asked.length;
-    const reply = client.callTool({ name: 'chat_with_agent', arguments: { message: 'echo it [[tool:echo {"message":"never"}]]', sessionId: 'held' } });
+    const reply = client.callTool({
+      name: 'chat_with_agent',
+      arguments: { message: 'echo it [[tool:echo {"message":"never"}]]', sessionId: 'held' },
+    });
     await until(() => asked.length === before + 1, 'the client is asked');
     // The desktop client's user cancels the turn elsewhere: reset_conversation of the same session denies its calls.
     await client.callTool({ name: 'reset_conversation', arguments: { sessionId: 'held' } });

@@ -21,14 +21,36 @@ const MODERN = '2026-07-28';
 const ADMIN = 'admin-key-0123456789abcdef';
 const CAROL = 'carol-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdefgh';
-const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } } };
+const envelope = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+};
 /** A raw 2026-07-28 `chat_with_agent` call. */
 const rawChat = (url: string, key: string, params: Record<string, unknown>) =>
   fetch(`${url}/mcp`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'chat_with_agent' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chat_with_agent', ...params, _meta: envelope } }),
-  }).then(async (res) => (await res.json()) as { result?: { resultType?: string; requestState?: string; inputRequests?: Record<string, unknown> }; error?: { code: number; message: string } });
+    headers: {
+      Authorization: `Bearer ${key}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': MODERN,
+      'Mcp-Method': 'tools/call',
+      'Mcp-Name': 'chat_with_agent',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'chat_with_agent', ...params, _meta: envelope },
+    }),
+  }).then(
+    async (res) =>
+      (await res.json()) as {
+        result?: { resultType?: string; requestState?: string; inputRequests?: Record<string, unknown> };
+        error?: { code: number; message: string };
+      },
+  );
 /** The agent file whose `echo` tool waits for approval, with `auth` as its server.auth. */
 const askingFile = (auth: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   server: { auth, limits: { rest: { points: 10_000 }, connectionsPerIp: 100 } },
@@ -36,7 +58,8 @@ const askingFile = (auth: Record<string, unknown>, extra: Record<string, unknown
   toolPolicy: { rules: [{ server: 'echo', tool: 'echo', action: 'ask' }] },
   ...extra,
 });
-const startAsking = (sim: Simulator, auth: Record<string, unknown>) => startApp(askingFile(auth), { modelUrl: sim.url });
+const startAsking = (sim: Simulator, auth: Record<string, unknown>) =>
+  startApp(askingFile(auth), { modelUrl: sim.url });
 const accept = { action: 'accept', content: { decision: 'approve' } };
 type RawReply = Awaited<ReturnType<typeof rawChat>>;
 /**
@@ -50,12 +73,16 @@ async function oneAnswerPerRound(first: RawReply, urls: string[]) {
   while (reply.result?.resultType === 'input_required') {
     const [callId, ...rest] = Object.keys(reply.result.inputRequests ?? {});
     for (const id of [callId!, ...rest]) asked.add(id);
-    reply = await rawChat(urls[Math.min(rounds, urls.length - 1)]!, ADMIN, { arguments: { message: 'x' }, requestState: reply.result.requestState, inputResponses: { [callId!]: accept } });
+    reply = await rawChat(urls[Math.min(rounds, urls.length - 1)]!, ADMIN, {
+      arguments: { message: 'x' },
+      requestState: reply.result.requestState,
+      inputResponses: { [callId!]: accept },
+    });
     rounds++;
   }
   return { reply, asked, rounds };
 }
-const textOf = (result: unknown) => ((result as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
+const textOf = (result: unknown) => (result as { content: { type: string; text: string }[] }).content[0]?.text ?? '';
 
 describe('approvals asked of a 2026-07-28 /mcp client through elicitation (HTTP)', () => {
   let sim: Simulator;
@@ -63,20 +90,36 @@ describe('approvals asked of a 2026-07-28 /mcp client through elicitation (HTTP)
   const asked: string[] = [];
   let decision = 'approve';
   const client = async (elicitation: boolean, key = ADMIN) => {
-    const c = new Client({ name: 'modern-desktop', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } }, ...(elicitation && { capabilities: { elicitation: { form: {} } } }) });
+    const c = new Client(
+      { name: 'modern-desktop', version: '1.0.0' },
+      {
+        versionNegotiation: { mode: { pin: MODERN } },
+        ...(elicitation && { capabilities: { elicitation: { form: {} } } }),
+      },
+    );
     if (elicitation) {
       c.setRequestHandler('elicitation/create', (request) => {
         asked.push(request.params.message);
         return { action: 'accept', content: { decision, reason: `said ${decision}` } };
       });
     }
-    await c.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
+    await c.connect(
+      new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${key}` } },
+      }),
+    );
     return c;
   };
 
   beforeAll(async () => {
     sim = await startSimulator({ port: 0 });
-    svc = await startAsking(sim, { adminKey: ADMIN, keys: [{ name: 'carol', key: CAROL, scopes: ['chat'] }, { name: 'bob', key: BOB, scopes: ['chat'] }] });
+    svc = await startAsking(sim, {
+      adminKey: ADMIN,
+      keys: [
+        { name: 'carol', key: CAROL, scopes: ['chat'] },
+        { name: 'bob', key: BOB, scopes: ['chat'] },
+      ],
+    });
   });
   afterAll(async () => {
     await svc?.stop();
@@ -85,10 +128,15 @@ describe('approvals asked of a 2026-07-28 /mcp client through elicitation (HTTP)
 
   it('approve: the retry runs the call and answers with the reply', async () => {
     const c = await client(true);
-    const reply = await c.callTool({ name: 'chat_with_agent', arguments: { message: 'echo it [[tool:echo {"message":"approved-over-http"}]]', sessionId: 'http-approve' } });
+    const reply = await c.callTool({
+      name: 'chat_with_agent',
+      arguments: { message: 'echo it [[tool:echo {"message":"approved-over-http"}]]', sessionId: 'http-approve' },
+    });
     expect(asked.at(-1)).toContain('"echo" on "echo"');
     expect(textOf(reply)).toContain('fixture echo: approved-over-http');
-    const history = await (await fetch(`${svc.url}/api/sessions/http-approve/export`, { headers: { Authorization: `Bearer ${ADMIN}` } })).text();
+    const history = await (
+      await fetch(`${svc.url}/api/sessions/http-approve/export`, { headers: { Authorization: `Bearer ${ADMIN}` } })
+    ).text();
     expect(history).toMatch(/"type":"toolApprovalResolved"[^\n]*"decision":"approve"[^\n]*"by":"mcp-elicitation"/);
     await c.close();
   });
@@ -97,7 +145,10 @@ describe('approvals asked of a 2026-07-28 /mcp client through elicitation (HTTP)
     decision = 'deny';
     const c = await client(true);
     const before = asked.length;
-    const reply = await c.callTool({ name: 'chat_with_agent', arguments: { message: 'echo it [[tool:echo {"message":"denied-over-http"}]]' } });
+    const reply = await c.callTool({
+      name: 'chat_with_agent',
+      arguments: { message: 'echo it [[tool:echo {"message":"denied-over-http"}]]' },
+    });
     expect(asked.length).toBe(before + 1);
     expect(textOf(reply)).not.toContain('fixture echo: denied-over-http');
     expect(textOf(reply)).toContain('said deny');
@@ -107,8 +158,14 @@ describe('approvals asked of a 2026-07-28 /mcp client through elicitation (HTTP)
   it('a client without elicitation waits while the approval is answered over REST', async () => {
     const c = await client(false);
     const before = asked.length;
-    const reply = c.callTool({ name: 'chat_with_agent', arguments: { message: 'echo it [[tool:echo {"message":"approved-over-rest"}]]', sessionId: 'http-rest' } });
-    const get = async () => (await (await fetch(`${svc.url}/api/sessions/http-rest/approvals`, { headers: { Authorization: `Bearer ${ADMIN}` } })).json()) as { approvals: { callId: string }[] };
+    const reply = c.callTool({
+      name: 'chat_with_agent',
+      arguments: { message: 'echo it [[tool:echo {"message":"approved-over-rest"}]]', sessionId: 'http-rest' },
+    });
+    const get = async () =>
+      (await (
+        await fetch(`${svc.url}/api/sessions/http-rest/approvals`, { headers: { Authorization: `Bearer ${ADMIN}` } })
+      ).json()) as { approvals: { callId: string }[] };
     await until(async () => (await get()).approvals.length === 1, 'the call waits for approval');
     const [pending] = (await get()).approvals;
     const res = await fetch(`${svc.url}/api/sessions/http-rest/approvals/${pending!.callId}`, {
@@ -123,7 +180,12 @@ describe('approvals asked of a 2026-07-28 /mcp client through elicitation (HTTP)
   });
 
   it('a call left unanswered in a retry is asked again, round after round, until the turn ends', async () => {
-    const first = await rawChat(svc.url, ADMIN, { arguments: { message: 'two [[tool:echo {"message":"one"}]] [[tool:echo {"message":"two"}]]', sessionId: 'http-rounds' } });
+    const first = await rawChat(svc.url, ADMIN, {
+      arguments: {
+        message: 'two [[tool:echo {"message":"one"}]] [[tool:echo {"message":"two"}]]',
+        sessionId: 'http-rounds',
+      },
+    });
     const { reply, asked, rounds } = await oneAnswerPerRound(first, [svc.url]);
     expect(asked.size).toBe(2);
     expect(rounds).toBe(2);
@@ -132,16 +194,30 @@ describe('approvals asked of a 2026-07-28 /mcp client through elicitation (HTTP)
   });
 
   it('refuses a forged requestState, and a real one replayed by another principal', async () => {
-    const forged = await rawChat(svc.url, ADMIN, { arguments: { message: 'x' }, requestState: 'v1.e30.AAAA', inputResponses: {} });
+    const forged = await rawChat(svc.url, ADMIN, {
+      arguments: { message: 'x' },
+      requestState: 'v1.e30.AAAA',
+      inputResponses: {},
+    });
     expect(forged.error).toMatchObject({ code: -32602, message: 'Invalid or expired requestState' });
 
-    const first = await rawChat(svc.url, CAROL, { arguments: { message: 'echo it [[tool:echo {"message":"carol-asks"}]]', sessionId: 'carol-session' } });
+    const first = await rawChat(svc.url, CAROL, {
+      arguments: { message: 'echo it [[tool:echo {"message":"carol-asks"}]]', sessionId: 'carol-session' },
+    });
     expect(first.result?.resultType).toBe('input_required');
     const [callId] = Object.keys(first.result?.inputRequests ?? {});
-    const stolen = await rawChat(svc.url, BOB, { arguments: { message: 'x' }, requestState: first.result?.requestState, inputResponses: { [callId!]: { action: 'accept', content: { decision: 'approve' } } } });
+    const stolen = await rawChat(svc.url, BOB, {
+      arguments: { message: 'x' },
+      requestState: first.result?.requestState,
+      inputResponses: { [callId!]: { action: 'accept', content: { decision: 'approve' } } },
+    });
     expect(stolen.error).toMatchObject({ code: -32602, message: 'Invalid or expired requestState' });
     // Carol herself answers, and the turn ends with the call run.
-    const answered = await rawChat(svc.url, CAROL, { arguments: { message: 'x' }, requestState: first.result?.requestState, inputResponses: { [callId!]: { action: 'accept', content: { decision: 'approve' } } } });
+    const answered = await rawChat(svc.url, CAROL, {
+      arguments: { message: 'x' },
+      requestState: first.result?.requestState,
+      inputResponses: { [callId!]: { action: 'accept', content: { decision: 'approve' } } },
+    });
     expect(JSON.stringify(answered)).toContain('fixture echo: carol-asks');
   });
 });
@@ -152,9 +228,22 @@ describe('approvals of a /mcp principal without the approve scope', () => {
   const asked: string[] = [];
   const API = 'api-key-0123456789abcdefgh';
   const client = async (elicitation: boolean, key: string) => {
-    const c = new Client({ name: 'modern-desktop', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } }, ...(elicitation && { capabilities: { elicitation: { form: {} } } }) });
-    c.setRequestHandler('elicitation/create', (request) => (asked.push(request.params.message), { action: 'accept', content: { decision: 'approve' } }));
-    await c.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
+    const c = new Client(
+      { name: 'modern-desktop', version: '1.0.0' },
+      {
+        versionNegotiation: { mode: { pin: MODERN } },
+        ...(elicitation && { capabilities: { elicitation: { form: {} } } }),
+      },
+    );
+    c.setRequestHandler(
+      'elicitation/create',
+      (request) => (asked.push(request.params.message), { action: 'accept', content: { decision: 'approve' } }),
+    );
+    await c.connect(
+      new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${key}` } },
+      }),
+    );
     return c;
   };
   beforeAll(async () => {
@@ -170,20 +259,32 @@ describe('approvals of a /mcp principal without the approve scope', () => {
   it('a principal without the approve scope is not asked: its call waits for an answer over REST', async () => {
     const c = await client(true, API);
     const before = asked.length;
-    const reply = c.callTool({ name: 'chat_with_agent', arguments: { message: 'echo it [[tool:echo {"message":"bob-waits"}]]', sessionId: 'bob-session' } });
-    const sessions = async () => (await (await fetch(`${svc.url}/api/sessions`, { headers: { Authorization: `Bearer ${ADMIN}` } })).json()) as { sessions: { id: string }[] };
+    const reply = c.callTool({
+      name: 'chat_with_agent',
+      arguments: { message: 'echo it [[tool:echo {"message":"bob-waits"}]]', sessionId: 'bob-session' },
+    });
+    const sessions = async () =>
+      (await (await fetch(`${svc.url}/api/sessions`, { headers: { Authorization: `Bearer ${ADMIN}` } })).json()) as {
+        sessions: { id: string }[];
+      };
     const bobs = async () => (await sessions()).sessions.find((x) => x.id === 'bob-session')?.id;
     await until(async () => (await bobs()) !== undefined, "bob's session exists");
     const key = encodeURIComponent((await bobs())!);
-    const approvals = async () => (await (await fetch(`${svc.url}/api/sessions/${key}/approvals`, { headers: { Authorization: `Bearer ${ADMIN}` } })).json()) as { approvals: { callId: string }[] };
+    const approvals = async () =>
+      (await (
+        await fetch(`${svc.url}/api/sessions/${key}/approvals`, { headers: { Authorization: `Bearer ${ADMIN}` } })
+      ).json()) as { approvals: { callId: string }[] };
     await until(async () => (await approvals()).approvals.length === 1, 'the call waits for approval');
     const [pending] = (await approvals()).approvals;
-    await fetch(`${svc.url}/api/sessions/${key}/approvals/${pending!.callId}`, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ decision: 'approve' }) });
+    await fetch(`${svc.url}/api/sessions/${key}/approvals/${pending!.callId}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
     expect(textOf(await reply)).toContain('fixture echo: bob-waits');
     expect(asked.length).toBe(before);
     await c.close();
   });
-
 });
 
 describe.skipIf(!hasRedisServer())('a retry that reaches another instance of the same Redis', () => {
@@ -192,10 +293,18 @@ describe.skipIf(!hasRedisServer())('a retry that reaches another instance of the
     const redis = await startRedis();
     const sim = await startSimulator({ port: 0 });
     try {
-      const doc = askingFile({ adminKey: ADMIN }, { storage: { type: 'redis', url: redis.url, keyPrefix: `rounds${Date.now()}:` } });
+      const doc = askingFile(
+        { adminKey: ADMIN },
+        { storage: { type: 'redis', url: redis.url, keyPrefix: `rounds${Date.now()}:` } },
+      );
       const a = await apps.start(doc, { modelUrl: sim.url });
       const b = await apps.start(doc, { modelUrl: sim.url });
-      const first = await rawChat(a.url, ADMIN, { arguments: { message: 'two [[tool:echo {"message":"on-a"}]] [[tool:echo {"message":"via-b"}]]', sessionId: 'across' } });
+      const first = await rawChat(a.url, ADMIN, {
+        arguments: {
+          message: 'two [[tool:echo {"message":"on-a"}]] [[tool:echo {"message":"via-b"}]]',
+          sessionId: 'across',
+        },
+      });
       // Every retry goes to B, which rejoins the turn A runs: the calls still waiting come from the log and A's frames.
       const { reply, asked, rounds } = await oneAnswerPerRound(first, [b.url]);
       expect(asked.size).toBe(2);
@@ -218,7 +327,9 @@ describe('a retry after a restart (JSONL store)', () => {
     try {
       const doc = askingFile({ adminKey: ADMIN }, { storage: { type: 'jsonl', dir } });
       const before = await apps.start(doc, { modelUrl: sim.url });
-      const first = await rawChat(before.url, ADMIN, { arguments: { message: 'echo it [[tool:echo {"message":"after-restart"}]]', sessionId: 'restarted' } });
+      const first = await rawChat(before.url, ADMIN, {
+        arguments: { message: 'echo it [[tool:echo {"message":"after-restart"}]]', sessionId: 'restarted' },
+      });
       expect(first.result?.resultType).toBe('input_required');
       await apps.stop(before);
       const after = await apps.start(doc, { modelUrl: sim.url });

@@ -19,7 +19,13 @@ import { fixturePath } from './mcp-helpers.ts';
 const ADMIN = 'admin-key-0123456789abcdef';
 const CAROL = 'carol-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdefgh';
-const auth = { adminKey: ADMIN, keys: [{ name: 'carol', key: CAROL, scopes: ['chat'] }, { name: 'bob', key: BOB, scopes: ['chat'] }] };
+const auth = {
+  adminKey: ADMIN,
+  keys: [
+    { name: 'carol', key: CAROL, scopes: ['chat'] },
+    { name: 'bob', key: BOB, scopes: ['chat'] },
+  ],
+};
 /** agentd whose `echo` tool waits for approval. */
 const agentFile = (extra: Record<string, unknown> = {}) => ({
   server: { auth, limits: { rest: { points: 10_000 }, connectionsPerIp: 100 } },
@@ -27,8 +33,9 @@ const agentFile = (extra: Record<string, unknown> = {}) => ({
   toolPolicy: { rules: [{ server: 'echo', tool: 'echo', action: 'ask' }] },
   ...extra,
 });
-const textOf = (result: unknown) => ((result as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
-const isAnswer = (init: RequestInit | undefined) => typeof init?.body === 'string' && /"result"|"error"/.test(init.body) && !init.body.includes('"method"');
+const textOf = (result: unknown) => (result as { content: { type: string; text: string }[] }).content[0]?.text ?? '';
+const isAnswer = (init: RequestInit | undefined) =>
+  typeof init?.body === 'string' && /"result"|"error"/.test(init.body) && !init.body.includes('"method"');
 
 interface Asking {
   client: Client;
@@ -42,10 +49,18 @@ interface Asking {
  * A 2025-era SDK client of `url` with key `key`; with `decide`, it declares form elicitation and answers with it.
  * `answerAt`: where its answers (POSTed JSON-RPC responses) go instead of `url` (another instance).
  */
-async function connect(url: string, key: string, decide?: (signal: AbortSignal) => string | Promise<string>, answerAt?: string): Promise<Asking> {
+async function connect(
+  url: string,
+  key: string,
+  decide?: (signal: AbortSignal) => string | Promise<string>,
+  answerAt?: string,
+): Promise<Asking> {
   const asked: string[] = [];
   let rerouted = 0;
-  const client = new Client({ name: 'desktop-2025', version: '1.0.0' }, { capabilities: decide ? { elicitation: {} } : {} });
+  const client = new Client(
+    { name: 'desktop-2025', version: '1.0.0' },
+    { capabilities: decide ? { elicitation: {} } : {} },
+  );
   if (decide) {
     client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
       asked.push(request.params.message);
@@ -58,7 +73,10 @@ async function connect(url: string, key: string, decide?: (signal: AbortSignal) 
     rerouted++;
     return fetch(`${answerAt}/mcp`, init);
   };
-  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } }, fetch: routed });
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    fetch: routed,
+  });
   await client.connect(transport);
   return {
     client,
@@ -72,12 +90,23 @@ async function connect(url: string, key: string, decide?: (signal: AbortSignal) 
 
 /** A REST call with the admin key; the JSON body. */
 const api = async (url: string, method: string, path: string, body?: unknown) =>
-  (await (await fetch(`${url}${path}`, { method, headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' }, ...(body !== undefined && { body: JSON.stringify(body) }) })).json()) as Record<string, unknown>;
+  (await (
+    await fetch(`${url}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': 'application/json' },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    })
+  ).json()) as Record<string, unknown>;
 
 const rawPost = (url: string, key: string, body: unknown) =>
   fetch(`${url}/mcp`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-11-25' },
+    headers: {
+      Authorization: `Bearer ${key}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2025-11-25',
+    },
     body: JSON.stringify(body),
   });
 
@@ -100,10 +129,15 @@ describe('approvals asked of a 2025-era /mcp client through elicitation (HTTP)',
     decision = 'approve';
     const { client, transport, asked } = await connect(svc.url, ADMIN, () => decision);
     expect(transport.sessionId).toMatch(/^[\x21-\x7e]+$/); // the sealed token: visible ASCII, as the spec asks
-    const reply = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'echo it [[tool:echo {"message":"approved-2025"}]]', sessionId: 'legacy-approve' } });
+    const reply = await client.callTool({
+      name: 'chat_with_agent',
+      arguments: { message: 'echo it [[tool:echo {"message":"approved-2025"}]]', sessionId: 'legacy-approve' },
+    });
     expect(asked).toEqual([expect.stringContaining('"echo" on "echo"')]);
     expect(textOf(reply)).toContain('fixture echo: approved-2025');
-    const history = await (await fetch(`${svc.url}/api/sessions/legacy-approve/export`, { headers: { Authorization: `Bearer ${ADMIN}` } })).text();
+    const history = await (
+      await fetch(`${svc.url}/api/sessions/legacy-approve/export`, { headers: { Authorization: `Bearer ${ADMIN}` } })
+    ).text();
     expect(history).toMatch(/"type":"toolApprovalResolved"[^\n]*"decision":"approve"[^\n]*"by":"mcp-elicitation"/);
     await client.close();
   });
@@ -111,7 +145,10 @@ describe('approvals asked of a 2025-era /mcp client through elicitation (HTTP)',
   it('deny: the call never runs, and the reason reaches the model', async () => {
     decision = 'deny';
     const { client, asked } = await connect(svc.url, CAROL, () => decision);
-    const reply = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'echo it [[tool:echo {"message":"denied-2025"}]]' } });
+    const reply = await client.callTool({
+      name: 'chat_with_agent',
+      arguments: { message: 'echo it [[tool:echo {"message":"denied-2025"}]]' },
+    });
     expect(asked).toHaveLength(1);
     expect(textOf(reply)).not.toContain('fixture echo: denied-2025');
     expect(textOf(reply)).toContain('said deny');
@@ -120,11 +157,17 @@ describe('approvals asked of a 2025-era /mcp client through elicitation (HTTP)',
 
   it('a question whose call is approved over REST first is withdrawn from the client', async () => {
     let withdrawn = false;
-    const hold = (signal: AbortSignal) => new Promise<string>((resolve) => signal.addEventListener('abort', () => ((withdrawn = true), resolve('deny'))));
+    const hold = (signal: AbortSignal) =>
+      new Promise<string>((resolve) => signal.addEventListener('abort', () => ((withdrawn = true), resolve('deny'))));
     const { client, asked } = await connect(svc.url, ADMIN, hold);
-    const reply = client.callTool({ name: 'chat_with_agent', arguments: { message: 'echo it [[tool:echo {"message":"approved-elsewhere"}]]', sessionId: 'legacy-elsewhere' } });
+    const reply = client.callTool({
+      name: 'chat_with_agent',
+      arguments: { message: 'echo it [[tool:echo {"message":"approved-elsewhere"}]]', sessionId: 'legacy-elsewhere' },
+    });
     await until(() => asked.length === 1, 'the client is asked');
-    const [pending] = (await api(svc.url, 'GET', '/api/sessions/legacy-elsewhere/approvals')).approvals as { callId: string }[];
+    const [pending] = (await api(svc.url, 'GET', '/api/sessions/legacy-elsewhere/approvals')).approvals as {
+      callId: string;
+    }[];
     await api(svc.url, 'POST', `/api/sessions/legacy-elsewhere/approvals/${pending!.callId}`, { decision: 'approve' });
     expect(textOf(await reply)).toContain('fixture echo: approved-elsewhere');
     await until(() => withdrawn, 'the open question is withdrawn');
@@ -139,18 +182,47 @@ describe('approvals asked of a 2025-era /mcp client through elicitation (HTTP)',
   });
 
   it('refuses a forged answer, and a genuine one posted by a principal that cannot see the session', async () => {
-    const forged = await rawPost(svc.url, ADMIN, { jsonrpc: '2.0', id: 'agentd-approval.e30.AAAA', result: { action: 'accept', content: { decision: 'approve' } } });
+    const forged = await rawPost(svc.url, ADMIN, {
+      jsonrpc: '2.0',
+      id: 'agentd-approval.e30.AAAA',
+      result: { action: 'accept', content: { decision: 'approve' } },
+    });
     expect(forged.status).toBe(400);
-    expect(await forged.json()).toMatchObject({ error: { code: -32602, message: 'Invalid or expired approval answer' } });
+    expect(await forged.json()).toMatchObject({
+      error: { code: -32602, message: 'Invalid or expired approval answer' },
+    });
 
     // Carol's call streams its question; Bob posts an answer with its id.
-    const init = await rawPost(svc.url, CAROL, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } } });
+    const init = await rawPost(svc.url, CAROL, {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: { elicitation: {} },
+        clientInfo: { name: 'raw', version: '1' },
+      },
+    });
     const sessionId = init.headers.get('mcp-session-id');
     expect(sessionId).toBeTruthy();
     const call = await fetch(`${svc.url}/mcp`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${CAROL}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-11-25', 'Mcp-Session-Id': sessionId! },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chat_with_agent', arguments: { message: 'echo it [[tool:echo {"message":"carol-2025"}]]', sessionId: 'carol-legacy' } } }),
+      headers: {
+        Authorization: `Bearer ${CAROL}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': '2025-11-25',
+        'Mcp-Session-Id': sessionId!,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'chat_with_agent',
+          arguments: { message: 'echo it [[tool:echo {"message":"carol-2025"}]]', sessionId: 'carol-legacy' },
+        },
+      }),
     });
     expect(call.headers.get('content-type')).toContain('text/event-stream');
     const reader = call.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -169,7 +241,12 @@ describe('approvals asked of a 2025-era /mcp client through elicitation (HTTP)',
     };
     const question = await nextMessage();
     expect(question).toMatchObject({ method: 'elicitation/create', id: expect.stringMatching(/^agentd-approval\./) });
-    const answer = (key: string) => rawPost(svc.url, key, { jsonrpc: '2.0', id: question.id, result: { action: 'accept', content: { decision: 'approve' } } });
+    const answer = (key: string) =>
+      rawPost(svc.url, key, {
+        jsonrpc: '2.0',
+        id: question.id,
+        result: { action: 'accept', content: { decision: 'approve' } },
+      });
     expect((await answer(BOB)).status).toBe(400);
     expect((await answer(CAROL)).status).toBe(202);
     const reply = await nextMessage();
@@ -188,7 +265,10 @@ describe.skipIf(!hasRedisServer())('two instances on one Redis', () => {
       const b = await apps.start(doc, { modelUrl: sim.url });
       const asking = await connect(a.url, ADMIN, () => 'approve', b.url);
       const { client, asked } = asking;
-      const reply = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'echo it [[tool:echo {"message":"approved-on-b"}]]', sessionId: 'across' } });
+      const reply = await client.callTool({
+        name: 'chat_with_agent',
+        arguments: { message: 'echo it [[tool:echo {"message":"approved-on-b"}]]', sessionId: 'across' },
+      });
       expect(asked).toHaveLength(1);
       expect(asking.rerouted).toBe(1);
       expect(textOf(reply)).toContain('fixture echo: approved-on-b');

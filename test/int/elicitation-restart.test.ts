@@ -14,22 +14,33 @@ const env = useSimulatorAndFolder('agentd-elicit-restart-');
 
 const boot = (): Promise<RunningApp> =>
   env.apps.start(
-    { storage: { type: 'jsonl', dir: env.dir }, mcpServers: { everything: { ...everythingStdio, timeout: 60_000 } }, server: roomyLimits, llm: { timeoutMs: 10_000 } },
+    {
+      storage: { type: 'jsonl', dir: env.dir },
+      mcpServers: { everything: { ...everythingStdio, timeout: 60_000 } },
+      server: roomyLimits,
+      llm: { timeoutMs: 10_000 },
+    },
     { modelUrl: env.sim.url },
   );
-const pending = async (app: RunningApp, sessionId: string) => (await api(app.url, 'GET', `/api/sessions/${sessionId}/elicitations`)).body.elicitations as { id: string }[];
+const pending = async (app: RunningApp, sessionId: string) =>
+  (await api(app.url, 'GET', `/api/sessions/${sessionId}/elicitations`)).body.elicitations as { id: string }[];
 
 describe('elicitations across a restart', () => {
   it('a question open at shutdown cannot be answered after the restart', async () => {
     const first = await boot();
-    await api(first.url, 'POST', '/api/message', { sessionId: 'asked', message: 'ask [[tool:trigger-elicitation-request {}]]' });
+    await api(first.url, 'POST', '/api/message', {
+      sessionId: 'asked',
+      message: 'ask [[tool:trigger-elicitation-request {}]]',
+    });
     await until(async () => (await pending(first, 'asked')).length === 1, 'a question pending');
     const [question] = await pending(first, 'asked');
     await env.apps.stop(first);
 
     const second = await boot();
     expect(await pending(second, 'asked')).toEqual([]);
-    const late = await api(second.url, 'POST', `/api/sessions/asked/elicitations/${question!.id}`, { action: 'decline' });
+    const late = await api(second.url, 'POST', `/api/sessions/asked/elicitations/${question!.id}`, {
+      action: 'decline',
+    });
     expect(late.status).toBe(409);
     expect(late.body.error.code).toBe('ELICITATION_ALREADY_RESOLVED');
     await env.apps.stop(second);
@@ -40,13 +51,35 @@ describe('elicitations across a restart', () => {
     await api(first.url, 'POST', '/api/message-sync', { sessionId: 'crashed', message: 'hello' });
     await env.apps.stop(first);
     const file = (await readdir(env.dir)).find((f) => f.includes('crashed'));
-    const asked = { v: 3, type: 'elicitationRequested', turnId: 't-lost', id: 'el_lost', callId: 'call_lost', serverId: 'everything', message: 'Name?', mode: 'form', requestedSchema: { type: 'object' }, expiresAt: '2030-01-01T00:00:00.000Z' };
-    await appendFile(join(env.dir, file!), `${JSON.stringify({ seq: 3, ts: '2026-01-01T00:00:00.000Z', sessionId: 'crashed', event: asked })}\n`);
+    const asked = {
+      v: 3,
+      type: 'elicitationRequested',
+      turnId: 't-lost',
+      id: 'el_lost',
+      callId: 'call_lost',
+      serverId: 'everything',
+      message: 'Name?',
+      mode: 'form',
+      requestedSchema: { type: 'object' },
+      expiresAt: '2030-01-01T00:00:00.000Z',
+    };
+    await appendFile(
+      join(env.dir, file!),
+      `${JSON.stringify({ seq: 3, ts: '2026-01-01T00:00:00.000Z', sessionId: 'crashed', event: asked })}\n`,
+    );
 
     const second = await boot();
     expect(await pending(second, 'crashed')).toEqual([]);
     // Opening the session (the listing above did) records the resolution.
-    const lastTwo = async () => ((await api(second.url, 'GET', '/api/sessions/crashed/history')).body.events as { event: string; data: Record<string, unknown> }[]).slice(-2).map((f) => [f.event, f.data.id, f.data.action, f.data.by]);
+    const lastTwo = async () =>
+      (
+        (await api(second.url, 'GET', '/api/sessions/crashed/history')).body.events as {
+          event: string;
+          data: Record<string, unknown>;
+        }[]
+      )
+        .slice(-2)
+        .map((f) => [f.event, f.data.id, f.data.action, f.data.by]);
     await expect.poll(lastTwo, PATIENT).toEqual([
       ['elicitationRequested', 'el_lost', undefined, undefined],
       ['elicitationResolved', 'el_lost', 'cancel', 'restart'],

@@ -26,7 +26,8 @@ describe('elicitation', () => {
   let svc: RunningApp;
   let alice: WsClient;
 
-  const call = (key: string, method: string, path: string, body?: unknown) => callAs(() => svc, key, method, path, body);
+  const call = (key: string, method: string, path: string, body?: unknown) =>
+    callAs(() => svc, key, method, path, body);
   /** Sends a message whose turn calls `tool`, and resolves with its elicitationRequested frame. */
   const ask = async (tool: string, sessionId: string) => {
     const from = alice.frames.length;
@@ -50,7 +51,13 @@ describe('elicitation', () => {
       },
       { modelUrl: sim.url },
     );
-    await until(async () => (await call(ALICE, 'GET', '/api/mcp/servers')).body.servers.every((x: { status: string }) => x.status === 'connected'), 'servers connected');
+    await until(
+      async () =>
+        (await call(ALICE, 'GET', '/api/mcp/servers')).body.servers.every(
+          (x: { status: string }) => x.status === 'connected',
+        ),
+      'servers connected',
+    );
     alice = await connectWs(`${svc.wsUrl}?token=${ALICE}`);
   });
   afterAll(async () => {
@@ -60,8 +67,11 @@ describe('elicitation', () => {
   });
 
   it('declares the capability per server: URL mode turned off hides the URL tool', async () => {
-    const tools = async (server: string) => (await call(ALICE, 'GET', `/api/mcp/servers/${server}/tools`)).body.tools.map((t: { name: string }) => t.name);
-    expect(await tools('everything')).toEqual(expect.arrayContaining(['trigger-elicitation-request', 'trigger-url-elicitation']));
+    const tools = async (server: string) =>
+      (await call(ALICE, 'GET', `/api/mcp/servers/${server}/tools`)).body.tools.map((t: { name: string }) => t.name);
+    expect(await tools('everything')).toEqual(
+      expect.arrayContaining(['trigger-elicitation-request', 'trigger-url-elicitation']),
+    );
     expect(await tools('hasty')).toContain('trigger-elicitation-request');
     expect(await tools('hasty')).not.toContain('trigger-url-elicitation');
   });
@@ -69,27 +79,53 @@ describe('elicitation', () => {
   it('a form is listed, checked (400 naming the field), hidden from another principal, and accepted into the tool result', async () => {
     const { from, asked } = await ask('everything--trigger-elicitation-request {}', 'form');
     const id = asked.data.id as string;
-    expect(asked.data).toMatchObject({ sessionId: 'form', serverId: 'everything', mode: 'form', message: expect.any(String), expiresAt: expect.any(String) });
+    expect(asked.data).toMatchObject({
+      sessionId: 'form',
+      serverId: 'everything',
+      mode: 'form',
+      message: expect.any(String),
+      expiresAt: expect.any(String),
+    });
     expect(asked.data.requestedSchema.properties.name.type).toBe('string');
 
     const listed = await call(ALICE, 'GET', '/api/sessions/form/elicitations');
     expect(listed.status).toBe(200);
-    expect(listed.body.elicitations).toEqual([expect.objectContaining({ id, serverId: 'everything', message: asked.data.message, requestedSchema: asked.data.requestedSchema, expiresAt: asked.data.expiresAt })]);
+    expect(listed.body.elicitations).toEqual([
+      expect.objectContaining({
+        id,
+        serverId: 'everything',
+        message: asked.data.message,
+        requestedSchema: asked.data.requestedSchema,
+        expiresAt: asked.data.expiresAt,
+      }),
+    ]);
 
     // Another principal sees neither the session nor the question.
     expect((await call(BOB, 'GET', '/api/sessions/form/elicitations')).status).toBe(404);
-    const foreign = await call(BOB, 'POST', `/api/sessions/form/elicitations/${id}`, { action: 'accept', content: { name: 'Mallory' } });
+    const foreign = await call(BOB, 'POST', `/api/sessions/form/elicitations/${id}`, {
+      action: 'accept',
+      content: { name: 'Mallory' },
+    });
     expect(foreign.status).toBe(404);
     expect(foreign.body.error.code).toBe('ELICITATION_NOT_FOUND');
 
-    const missing = await call(ALICE, 'POST', `/api/sessions/form/elicitations/${id}`, { action: 'accept', content: { check: true } });
+    const missing = await call(ALICE, 'POST', `/api/sessions/form/elicitations/${id}`, {
+      action: 'accept',
+      content: { check: true },
+    });
     expect(missing.status).toBe(400);
     expect(missing.body.error.details.field).toBe('name');
-    const wrongType = await call(ALICE, 'POST', `/api/sessions/form/elicitations/${id}`, { action: 'accept', content: { name: 'Ada', integer: 'seven' } });
+    const wrongType = await call(ALICE, 'POST', `/api/sessions/form/elicitations/${id}`, {
+      action: 'accept',
+      content: { name: 'Ada', integer: 'seven' },
+    });
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.error.details.field).toBe('integer');
 
-    const accepted = await call(ALICE, 'POST', `/api/sessions/form/elicitations/${id}`, { action: 'accept', content: { name: 'Ada Lovelace', check: true, integer: 7 } });
+    const accepted = await call(ALICE, 'POST', `/api/sessions/form/elicitations/${id}`, {
+      action: 'accept',
+      content: { name: 'Ada Lovelace', check: true, integer: 7 },
+    });
     expect(accepted.status).toBe(200);
     expect(accepted.body).toMatchObject({ sessionId: 'form', id, action: 'accept' });
     const frames = await turnFrames(alice, 'form', from);
@@ -99,20 +135,34 @@ describe('elicitation', () => {
     expect(resultText(frames)).toContain('Favorite Number: 3.14');
     expect(resultText(frames)).toContain('Favorite Integer: 7');
     const resolved = frames.find((f) => f.event === 'elicitationResolved');
-    expect(resolved?.data).toEqual({ sessionId: 'form', turnId: asked.data.turnId, seq: expect.any(Number), id, action: 'accept', by: 'rest' });
+    expect(resolved?.data).toEqual({
+      sessionId: 'form',
+      turnId: asked.data.turnId,
+      seq: expect.any(Number),
+      id,
+      action: 'accept',
+      by: 'rest',
+    });
 
-    expect((await call(ALICE, 'POST', `/api/sessions/form/elicitations/${id}`, { action: 'decline' })).status).toBe(409);
+    expect((await call(ALICE, 'POST', `/api/sessions/form/elicitations/${id}`, { action: 'decline' })).status).toBe(
+      409,
+    );
     expect((await call(ALICE, 'GET', '/api/sessions/form/elicitations')).body.elicitations).toEqual([]);
     // Durable: the history replays both frames.
     const history = await call(ALICE, 'GET', '/api/sessions/form/history');
-    expect(history.body.events.map((f: Frame) => f.event)).toEqual(expect.arrayContaining(['elicitationRequested', 'elicitationResolved']));
+    expect(history.body.events.map((f: Frame) => f.event)).toEqual(
+      expect.arrayContaining(['elicitationRequested', 'elicitationResolved']),
+    );
   });
 
   it('the WebSocket answer frame declines', async () => {
     const { from, asked } = await ask('everything--trigger-elicitation-request {}', 'ws');
     alice.send({ type: 'elicitation', sessionId: 'ws', id: asked.data.id, action: 'decline' });
     const frames = await turnFrames(alice, 'ws', from);
-    expect(frames.find((f) => f.event === 'elicitationResolved')?.data).toMatchObject({ action: 'decline', by: 'websocket' });
+    expect(frames.find((f) => f.event === 'elicitationResolved')?.data).toMatchObject({
+      action: 'decline',
+      by: 'websocket',
+    });
     expect(resultText(frames)).toContain('declined');
     expect(frames.at(-1)?.event).toBe('response');
   });
@@ -122,7 +172,11 @@ describe('elicitation', () => {
     const left = Date.parse(asked.data.expiresAt) - Date.now();
     expect(left).toBeLessThanOrEqual(3_000);
     const frames = await turnFrames(alice, 'late', from);
-    expect(frames.find((f) => f.event === 'elicitationResolved')?.data).toMatchObject({ id: asked.data.id, action: 'decline', by: 'timeout' });
+    expect(frames.find((f) => f.event === 'elicitationResolved')?.data).toMatchObject({
+      id: asked.data.id,
+      action: 'decline',
+      by: 'timeout',
+    });
     expect(resultText(frames)).toContain('declined');
   });
 

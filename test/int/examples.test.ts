@@ -10,30 +10,50 @@ import { listeningPort, runAgentd } from '../support/agentd-process.ts';
 import { PATIENT } from '../support/wait.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const files = ['agents/default.yml', ...readdirSync(join(ROOT, 'agents/examples')).filter((f) => f.endsWith('.yml')).map((f) => `agents/examples/${f}`)];
+const files = [
+  'agents/default.yml',
+  ...readdirSync(join(ROOT, 'agents/examples'))
+    .filter((f) => f.endsWith('.yml'))
+    .map((f) => `agents/examples/${f}`),
+];
 
 async function start(file: string): Promise<{ port: number; stop: () => Promise<number | null> }> {
-  const agentd = runAgentd(['--agent', join(ROOT, file), '--web-port', '0'], { OPENAI_API_KEY: 'sk-example-not-a-real-key-000000' }, { command: [process.execPath, join(ROOT, 'bin/agentd.js')], cwd: tmpdir() });
+  const agentd = runAgentd(
+    ['--agent', join(ROOT, file), '--web-port', '0'],
+    { OPENAI_API_KEY: 'sk-example-not-a-real-key-000000' },
+    { command: [process.execPath, join(ROOT, 'bin/agentd.js')], cwd: tmpdir() },
+  );
   const port = await listeningPort(agentd);
   return { port, stop: () => (agentd.child.kill('SIGTERM'), agentd.exited) };
 }
 
 describe('shipped agent files', () => {
-  it.each(files)('%s starts through the agentd command from another folder', async (file) => {
-    const svc = await start(file);
-    try {
-      const health = (await (await fetch(`http://127.0.0.1:${svc.port}/api/health`)).json()) as { status: string };
-      expect(health.status).toBe('healthy');
-    } finally {
-      expect(await svc.stop()).toBe(0);
-    }
-  }, 90_000);
+  it.each(files)(
+    '%s starts through the agentd command from another folder',
+    async (file) => {
+      const svc = await start(file);
+      try {
+        const health = (await (await fetch(`http://127.0.0.1:${svc.port}/api/health`)).json()) as { status: string };
+        expect(health.status).toBe('healthy');
+      } finally {
+        expect(await svc.stop()).toBe(0);
+      }
+    },
+    90_000,
+  );
 
   it('with-mcp-servers.yml finds its tool servers and sandbox relative to its own folder', async () => {
     const svc = await start('agents/examples/with-mcp-servers.yml');
     try {
-      const poll = async () => ((await (await fetch(`http://127.0.0.1:${svc.port}/api/mcp/servers`)).json()) as { servers: { name: string; status: string }[] }).servers;
-      await expect.poll(async () => (await poll()).filter((s) => s.name !== 'remote').map((s) => s.status), PATIENT).toEqual(['connected', 'connected']);
+      const poll = async () =>
+        (
+          (await (await fetch(`http://127.0.0.1:${svc.port}/api/mcp/servers`)).json()) as {
+            servers: { name: string; status: string }[];
+          }
+        ).servers;
+      await expect
+        .poll(async () => (await poll()).filter((s) => s.name !== 'remote').map((s) => s.status), PATIENT)
+        .toEqual(['connected', 'connected']);
     } finally {
       await svc.stop();
     }

@@ -27,7 +27,9 @@ function processes(): Proc[] {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const fields = readFileSync(`/proc/${entry}/stat`, 'latin1').replace(/^.*\) /s, '').split(' ');
+      const fields = readFileSync(`/proc/${entry}/stat`, 'latin1')
+        .replace(/^.*\) /s, '')
+        .split(' ');
       if (fields[0] === 'Z') continue;
       const cmd = readFileSync(`/proc/${entry}/cmdline`, 'latin1').split('\0').join(' ').trim();
       found.push({ pid: Number(entry), ppid: Number(fields[1]), pgid: Number(fields[2]), cmd });
@@ -57,7 +59,8 @@ describe.runIf(process.platform === 'linux')('no tool-server process outlives ag
   const markers: string[] = [];
   afterEach(() => {
     // Even when a check failed: agentd, the tool servers' groups and anything carrying a marker.
-    for (const a of agentds.splice(0)) if (a.child.exitCode === null && a.child.signalCode === null) a.child.kill('SIGKILL');
+    for (const a of agentds.splice(0))
+      if (a.child.exitCode === null && a.child.signalCode === null) a.child.kill('SIGKILL');
     for (const pgid of groups.splice(0)) kill(-pgid);
     for (const marker of markers.splice(0)) for (const p of withMarker(marker)) kill(p.pid);
   });
@@ -69,7 +72,10 @@ describe.runIf(process.platform === 'linux')('no tool-server process outlives ag
     const dir = await mkdtemp(join(tmpdir(), 'agentd-reaper-'));
     const launcher = join(dir, 'launcher.sh');
     // The script waits for its server (no exec), so it stays the group's leader; it ignores TERM and HUP.
-    await writeFile(launcher, `#!/bin/sh\ntrap '' TERM HUP\n'${process.execPath}' '${fixturePath('stubborn-server')}' "$1"\nexit $?\n`);
+    await writeFile(
+      launcher,
+      `#!/bin/sh\ntrap '' TERM HUP\n'${process.execPath}' '${fixturePath('stubborn-server')}' "$1"\nexit $?\n`,
+    );
     await chmod(launcher, 0o755);
     const file = await writeAgentFile(
       `llm:\n  provider: openai-compatible\n  baseURL: http://127.0.0.1:9/v1\n  model: m\nstorage:\n  type: memory\n` +
@@ -78,9 +84,13 @@ describe.runIf(process.platform === 'linux')('no tool-server process outlives ag
     const agentd = runAgentd(['--agent', file, '--web-port', '0']);
     agentds.push(agentd);
     const port = await listeningPort(agentd);
-    const health = async () => (await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as { agent: { connectedServers: number } };
+    const health = async () =>
+      (await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as { agent: { connectedServers: number } };
     await until(async () => (await health()).agent.connectedServers === 1, 'the stubborn server connected');
-    await until(() => withMarker(marker).length === 3, () => `launcher, server and grandchild running: ${JSON.stringify(withMarker(marker))}`);
+    await until(
+      () => withMarker(marker).length === 3,
+      () => `launcher, server and grandchild running: ${JSON.stringify(withMarker(marker))}`,
+    );
     const [leader] = withMarker(marker).filter((p) => p.cmd.includes('launcher.sh'));
     expect(leader).toBeDefined();
     const pgid = leader!.pgid;
@@ -92,13 +102,17 @@ describe.runIf(process.platform === 'linux')('no tool-server process outlives ag
     return { agentd, marker, pgid };
   }
 
-  it('kill -9 of agentd: every process of the server\'s group is gone within 5 s, and so is the reaper', async () => {
+  it("kill -9 of agentd: every process of the server's group is gone within 5 s, and so is the reaper", async () => {
     const { agentd, marker, pgid } = await startWithStubbornServer('kill9');
     const reapers = processes().filter((p) => p.ppid === agentd.child.pid && p.cmd.includes('agentd group reaper'));
     expect(reapers).toHaveLength(1); // one per agentd
     agentd.child.kill('SIGKILL');
     await agentd.exited;
-    await until(() => inGroup(pgid).length === 0, () => `the group gone within 5 s: ${JSON.stringify(inGroup(pgid))}`, WITHIN_5S);
+    await until(
+      () => inGroup(pgid).length === 0,
+      () => `the group gone within 5 s: ${JSON.stringify(inGroup(pgid))}`,
+      WITHIN_5S,
+    );
     expect(withMarker(marker)).toEqual([]);
     await until(() => !processes().some((p) => p.pid === reapers[0]!.pid), 'the reaper gone', WITHIN_5S);
   });
@@ -107,7 +121,11 @@ describe.runIf(process.platform === 'linux')('no tool-server process outlives ag
     const { agentd, marker, pgid } = await startWithStubbornServer('sigterm');
     agentd.child.kill('SIGTERM');
     expect(await agentd.exited).toBe(0);
-    await until(() => inGroup(pgid).length === 0, () => `the group gone: ${JSON.stringify(inGroup(pgid))}`, WITHIN_5S);
+    await until(
+      () => inGroup(pgid).length === 0,
+      () => `the group gone: ${JSON.stringify(inGroup(pgid))}`,
+      WITHIN_5S,
+    );
     expect(withMarker(marker)).toEqual([]);
   });
 });

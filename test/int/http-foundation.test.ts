@@ -10,16 +10,27 @@ import { connectWs } from '../support/ws-client.ts';
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** A raw HTTP request from a chosen loopback source address (to act as another client IP). */
-function rawRequest(url: string, opts: { method?: string; localAddress?: string; headers?: Record<string, string>; body?: string } = {}) {
-  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }>((resolve, reject) => {
-    const req = request(url, { method: opts.method ?? 'GET', localAddress: opts.localAddress, headers: opts.headers, agent: false }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : undefined }));
-    });
-    req.on('error', reject);
-    req.end(opts.body);
-  });
+function rawRequest(
+  url: string,
+  opts: { method?: string; localAddress?: string; headers?: Record<string, string>; body?: string } = {},
+) {
+  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }>(
+    (resolve, reject) => {
+      const req = request(
+        url,
+        { method: opts.method ?? 'GET', localAddress: opts.localAddress, headers: opts.headers, agent: false },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () =>
+            resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : undefined }),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(opts.body);
+    },
+  );
 }
 
 // In process: the routes, the admission chain and the error table, with no socket (test/int/inject.test.ts).
@@ -38,10 +49,15 @@ describe('HTTP front end', () => {
     const res = await svc.request(`/api/health`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, any>;
-    expect(body).toMatchObject({ status: 'healthy', version: pkg.version, agent: { status: 'ready', connectedServers: 0 } });
+    expect(body).toMatchObject({
+      status: 'healthy',
+      version: pkg.version,
+      agent: { status: 'ready', connectedServers: 0 },
+    });
     expect(['uws', 'node']).toContain(body.engine);
     expect(body.engine).toBe(svc.app.frontEnd.engine);
-    if (process.env.AGENTD_ENGINE === 'uws' || process.env.AGENTD_ENGINE === 'node') expect(body.engine).toBe(process.env.AGENTD_ENGINE);
+    if (process.env.AGENTD_ENGINE === 'uws' || process.env.AGENTD_ENGINE === 'node')
+      expect(body.engine).toBe(process.env.AGENTD_ENGINE);
     expect(typeof body.uptime).toBe('number');
     expect(body.timestamp).toMatch(ISO_MS);
     expect(res.headers.get('x-ratelimit-limit')).toBe('100');
@@ -59,33 +75,54 @@ describe('HTTP front end', () => {
     expect(doc.llm.apiKey).toBe('[REDACTED]');
   });
 
-  const post = (path: string, body: string | undefined, headers: Record<string, string> = { 'Content-Type': 'application/json' }) =>
-    svc.request(`${path}`, { method: 'POST', headers, ...(body !== undefined && { body }) });
+  const post = (
+    path: string,
+    body: string | undefined,
+    headers: Record<string, string> = { 'Content-Type': 'application/json' },
+  ) => svc.request(`${path}`, { method: 'POST', headers, ...(body !== undefined && { body }) });
 
   it.each([
     ['malformed JSON', () => post('/api/message-sync', '{"message": '), 'INVALID_REQUEST'],
-    ['wrong Content-Type', () => post('/api/message-sync', '{"message":"hi"}', { 'Content-Type': 'text/plain' }), 'INVALID_REQUEST'],
+    [
+      'wrong Content-Type',
+      () => post('/api/message-sync', '{"message":"hi"}', { 'Content-Type': 'text/plain' }),
+      'INVALID_REQUEST',
+    ],
     ['unknown route', () => svc.request(`/api/does-not-exist`), 'INVALID_REQUEST'],
     ['wrong method', () => svc.request(`/api/message-sync`), 'INVALID_REQUEST'],
-    ['oversized body', () => post('/api/message-sync', JSON.stringify({ message: 'x'.repeat(5000) })), 'INVALID_REQUEST'],
+    [
+      'oversized body',
+      () => post('/api/message-sync', JSON.stringify({ message: 'x'.repeat(5000) })),
+      'INVALID_REQUEST',
+    ],
   ])('answers %s with 400 and the error envelope', async (_name, send, code) => {
     const res = await send();
     expect(res.status).toBe(400);
     expect(res.headers.get('x-ratelimit-limit')).toBe('100');
     const body = (await res.json()) as Record<string, any>;
-    expect(body).toEqual({ success: false, error: { code, message: expect.any(String), details: expect.any(Object) }, timestamp: expect.stringMatching(ISO_MS) });
+    expect(body).toEqual({
+      success: false,
+      error: { code, message: expect.any(String), details: expect.any(Object) },
+      timestamp: expect.stringMatching(ISO_MS),
+    });
   });
 
   it('answers a missing field with MISSING_FIELD naming it', async () => {
     for (const body of ['{}', undefined]) {
       const res = await post('/api/message-sync', body);
       expect(res.status).toBe(400);
-      expect(await res.json()).toMatchObject({ success: false, error: { code: 'MISSING_FIELD', details: { field: 'message' } } });
+      expect(await res.json()).toMatchObject({
+        success: false,
+        error: { code: 'MISSING_FIELD', details: { field: 'message' } },
+      });
     }
   });
 
   it('answers CORS preflights for configured origins and refuses others', async () => {
-    const ok = await svc.request(`/api/health`, { method: 'OPTIONS', headers: { Origin: 'https://allowed.example', 'Access-Control-Request-Method': 'POST' } });
+    const ok = await svc.request(`/api/health`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'https://allowed.example', 'Access-Control-Request-Method': 'POST' },
+    });
     expect(ok.status).toBe(204);
     expect(ok.headers.get('access-control-allow-origin')).toBe('https://allowed.example');
     expect(ok.headers.get('access-control-allow-methods')).toBe('GET, POST, PUT, DELETE, OPTIONS');
@@ -120,7 +157,10 @@ describe('REST rate limit', () => {
     const reset = Number(limited.headers['x-ratelimit-reset']);
     expect(reset).toBeGreaterThan(Date.now() / 1000);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-    expect(limited.body).toMatchObject({ success: false, error: { code: 'RATE_LIMIT_EXCEEDED', details: { limit: 100, remaining: 0, resetTime: reset } } });
+    expect(limited.body).toMatchObject({
+      success: false,
+      error: { code: 'RATE_LIMIT_EXCEEDED', details: { limit: 100, remaining: 0, resetTime: reset } },
+    });
 
     const other = await rawRequest(url, { localAddress: '127.0.0.2' });
     expect(other.status).toBe(200);
@@ -139,7 +179,11 @@ describe('WebSocket gateway', () => {
     const c = await connectWs(svc.wsUrl);
     c.sendRaw('this is not json');
     const notJson = await c.next((f) => f.event === 'error');
-    expect(notJson.data).toMatchObject({ code: 'INVALID_REQUEST', message: expect.any(String), details: expect.any(Object) });
+    expect(notJson.data).toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: expect.any(String),
+      details: expect.any(Object),
+    });
     c.send({ type: 'dance' });
     const badType = await c.next((f) => f.event === 'error' && f.data.code === 'INVALID_MESSAGE_TYPE');
     expect(badType.data.details).toMatchObject({ type: 'dance' });
@@ -164,7 +208,13 @@ describe('WebSocket gateway', () => {
     const refused = await rawUpgrade(`${svc.url}/`);
     expect(refused.status).toBe(429);
     expect(refused.headers['x-ratelimit-limit']).toBe('100');
-    expect(refused.body).toMatchObject({ success: false, error: { code: 'RATE_LIMIT_EXCEEDED', details: { limit: 2, remaining: 0, resetTime: Number(refused.headers['x-ratelimit-reset']) } } });
+    expect(refused.body).toMatchObject({
+      success: false,
+      error: {
+        code: 'RATE_LIMIT_EXCEEDED',
+        details: { limit: 2, remaining: 0, resetTime: Number(refused.headers['x-ratelimit-reset']) },
+      },
+    });
     const fromOtherIp = await connectWs(svc.wsUrl, { localAddress: '127.0.0.3' });
     a.close();
     await a.closed;

@@ -12,7 +12,15 @@ import { sessionKey } from '../../src/session-id.ts';
 
 const KEY = 'inspect-test-key-0123456789';
 const SECRET = 'sk-inspectsecret0123456789abcdef';
-type Frame = { type: string; name?: string; sessionId: string; parentId?: string; rootId?: string; snapshot?: { value?: unknown; status?: string }; event?: { type: string } };
+type Frame = {
+  type: string;
+  name?: string;
+  sessionId: string;
+  parentId?: string;
+  rootId?: string;
+  snapshot?: { value?: unknown; status?: string };
+  event?: { type: string };
+};
 
 /** A viewer: its frames as they come, and a wait for one that matches. */
 async function view(url: string) {
@@ -43,12 +51,26 @@ describe('inspector (/inspect/ws)', () => {
   let svc: RunningApp;
   const url = () => `${svc.wsUrl}inspect/ws?token=${KEY}`;
   const ask = (message: string) =>
-    fetch(`${svc.url}/api/message-sync`, { method: 'POST', headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ message }) });
+    fetch(`${svc.url}/api/message-sync`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ message }),
+    });
 
   beforeAll(async () => {
     sim = await startSimulator();
     svc = await startApp(
-      { server: { inspect: true, auth: { keys: [{ name: 'watcher', key: KEY, scopes: ['chat', 'inspect'] }] } }, mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')], env: { TOKEN: SECRET } } } },
+      {
+        server: { inspect: true, auth: { keys: [{ name: 'watcher', key: KEY, scopes: ['chat', 'inspect'] }] } },
+        mcpServers: {
+          echo: {
+            type: 'stdio',
+            command: process.execPath,
+            args: [fixturePath('echo-server')],
+            env: { TOKEN: SECRET },
+          },
+        },
+      },
       { modelUrl: sim.url },
     );
     await ask('warm up');
@@ -82,9 +104,18 @@ describe('inspector (/inspect/ws)', () => {
     const session = v.frames.find((f) => f.name === TURN)!.sessionId;
     const turnActor = await v.until((f) => f.type === '@xstate.actor' && f.parentId === session);
     expect(turnActor).toBeDefined();
-    await v.until((f) => f.type === '@xstate.snapshot' && f.sessionId === turnActor.sessionId && f.snapshot?.status === 'done');
-    const states = v.frames.filter((f) => f.type === '@xstate.snapshot' && f.sessionId === turnActor.sessionId).map((f) => f.snapshot?.value);
-    expect(states.filter((s, i) => s !== states[i - 1])).toEqual(['thinking', 'callingTools', 'thinking', 'responding']);
+    await v.until(
+      (f) => f.type === '@xstate.snapshot' && f.sessionId === turnActor.sessionId && f.snapshot?.status === 'done',
+    );
+    const states = v.frames
+      .filter((f) => f.type === '@xstate.snapshot' && f.sessionId === turnActor.sessionId)
+      .map((f) => f.snapshot?.value);
+    expect(states.filter((s, i) => s !== states[i - 1])).toEqual([
+      'thinking',
+      'callingTools',
+      'thinking',
+      'responding',
+    ]);
 
     const text = JSON.stringify(v.frames);
     expect(text).not.toContain('hidden-marker-42');
@@ -102,7 +133,9 @@ describe('inspector (/inspect/ws)', () => {
     // Once the unnarrowed viewer has the turn's last frame, the server has sent the turn's frames to
     // every viewer; the narrowed one has all it was sent once its ping is answered.
     const turn = await all.until((f) => f.type === '@xstate.actor' && f.parentId === session);
-    await all.until((f) => f.type === '@xstate.snapshot' && f.sessionId === turn.sessionId && f.snapshot?.status === 'done');
+    await all.until(
+      (f) => f.type === '@xstate.snapshot' && f.sessionId === turn.sessionId && f.snapshot?.status === 'done',
+    );
     await v.drained();
     expect(new Set(v.frames.map((f) => f.name).filter(Boolean))).toEqual(new Set(['mcp:echo']));
     expect(v.frames.some((f) => f.sessionId === turn.sessionId)).toBe(false);
@@ -130,7 +163,11 @@ describe('inspector backpressure', () => {
       socket.pause(); // the viewer stops reading; with content on, every turn's frames carry its 200 KB message
       const big = 'x'.repeat(200_000);
       for (let i = 0; i < 12; i++) {
-        const res = await fetch(`${svc.url}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message: big }) });
+        const res = await fetch(`${svc.url}/api/message-sync`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ message: big }),
+        });
         expect(res.status).toBe(200);
         await res.arrayBuffer(); // an unread 200 KB reply would hold its connection (one IP has 10)
       }
@@ -154,11 +191,16 @@ describe('inspector relay (--inspect-relay)', () => {
     await new Promise((resolve) => server.once('listening', resolve));
     const port = (server.address() as { port: number }).port;
     const received: Frame[] = [];
-    server.on('connection', (socket) => socket.on('message', (d: Buffer) => received.push(JSON.parse(d.toString()) as Frame)));
+    server.on('connection', (socket) =>
+      socket.on('message', (d: Buffer) => received.push(JSON.parse(d.toString()) as Frame)),
+    );
     const svc = await startApp({ server: { inspect: true, inspectRelay: `ws://127.0.0.1:${port}` } });
     try {
       await fetch(`${svc.url}/api/reset`, { method: 'POST' }); // opens the default session
-      await vi.waitFor(() => expect(received.find((f) => f.name === 'turn:default')?.type).toBe('@xstate.actor'), PATIENT);
+      await vi.waitFor(
+        () => expect(received.find((f) => f.name === 'turn:default')?.type).toBe('@xstate.actor'),
+        PATIENT,
+      );
       expect(svc.app.inspect!.viewers()).toBe(1);
     } finally {
       await svc.stop();

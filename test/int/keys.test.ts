@@ -27,7 +27,11 @@ describe('keys and scopes', () => {
   const adminCalls: [string, string, string?][] = [
     ['POST', '/api/mcp/servers/echo/tools/echo/execute', JSON.stringify({ message: 'hi' })],
     ['POST', '/api/mcp/servers/echo/restart'],
-    ['POST', '/api/connect-server', JSON.stringify({ name: 'other', config: { type: 'stdio', command: 'node', args: ['nothing.js'] } })],
+    [
+      'POST',
+      '/api/connect-server',
+      JSON.stringify({ name: 'other', config: { type: 'stdio', command: 'node', args: ['nothing.js'] } }),
+    ],
     ['DELETE', '/api/mcp/servers/echo'],
   ];
 
@@ -36,7 +40,8 @@ describe('keys and scopes', () => {
     expect((await get(bearer(API_KEY))).status).toBe(200);
     expect((await get(bearer(ADMIN_KEY))).status).toBe(200);
     // The scheme's name is case-insensitive (RFC 9110 §11.1).
-    for (const scheme of ['bearer', 'BEARER', 'bEaReR']) expect((await get({ Authorization: `${scheme} ${API_KEY}` })).status).toBe(200);
+    for (const scheme of ['bearer', 'BEARER', 'bEaReR'])
+      expect((await get({ Authorization: `${scheme} ${API_KEY}` })).status).toBe(200);
     for (const headers of [{}, { Authorization: API_KEY }, bearer('wrong-key-0123456789abcdef')]) {
       const res = await get(headers);
       expect(res.status).toBe(401);
@@ -65,9 +70,16 @@ describe('keys and scopes', () => {
   });
 
   it('the admin key runs a tool and restarts a server', async () => {
-    const exec = await rawRequest(`${svc.url}/api/mcp/servers/echo/tools/echo/execute`, { method: 'POST', headers: { ...json, ...bearer(ADMIN_KEY) }, body: JSON.stringify({ message: 'hi' }) });
+    const exec = await rawRequest(`${svc.url}/api/mcp/servers/echo/tools/echo/execute`, {
+      method: 'POST',
+      headers: { ...json, ...bearer(ADMIN_KEY) },
+      body: JSON.stringify({ message: 'hi' }),
+    });
     expect(exec.status).toBe(200);
-    const restart = await rawRequest(`${svc.url}/api/mcp/servers/echo/restart`, { method: 'POST', headers: bearer(ADMIN_KEY) });
+    const restart = await rawRequest(`${svc.url}/api/mcp/servers/echo/restart`, {
+      method: 'POST',
+      headers: bearer(ADMIN_KEY),
+    });
     expect(restart.status).toBe(200);
   });
 });
@@ -80,7 +92,11 @@ describe('without an admin key', () => {
   afterAll(() => svc.stop());
 
   it('the API key alone is a chat key: admin and inspection routes answer 403 naming the scope', async () => {
-    const exec = await rawRequest(`${svc.url}/api/mcp/servers/echo/tools/echo/execute`, { method: 'POST', headers: { ...json, ...bearer(API_KEY) }, body: JSON.stringify({ message: 'hi' }) });
+    const exec = await rawRequest(`${svc.url}/api/mcp/servers/echo/tools/echo/execute`, {
+      method: 'POST',
+      headers: { ...json, ...bearer(API_KEY) },
+      body: JSON.stringify({ message: 'hi' }),
+    });
     expect(exec.status).toBe(403);
     expect(exec.body).toMatchObject({ error: { code: 'FORBIDDEN', details: { scope: 'admin', principal: 'api' } } });
     const metrics = await rawRequest(`${svc.url}/metrics`, { headers: bearer(API_KEY) });

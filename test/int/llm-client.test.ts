@@ -5,7 +5,12 @@ import { AppError } from '../../src/errors/index.ts';
 import { createLlmClient } from '../../src/llm/index.ts';
 import type { ChatMessage, ModelRequest, ToolDefinition } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/log/index.ts';
-import { MALFORMED_ARGUMENTS, startSimulator, type Simulator, type WireContentPart } from '../../tools/simulator/index.ts';
+import {
+  MALFORMED_ARGUMENTS,
+  startSimulator,
+  type Simulator,
+  type WireContentPart,
+} from '../../tools/simulator/index.ts';
 import { until } from '../support/wait.ts';
 
 const API_KEY = 'sk-test-very-secret-key-0123456789';
@@ -27,39 +32,74 @@ beforeAll(async () => {
 afterAll(() => sim.close());
 
 function client(extra: Partial<LlmConfig> = {}) {
-  const llm = llmSchema.parse({ provider: 'openai-compatible', model: 'sim-model', baseURL: sim.url, apiKey: API_KEY, ...extra });
+  const llm = llmSchema.parse({
+    provider: 'openai-compatible',
+    model: 'sim-model',
+    baseURL: sim.url,
+    apiKey: API_KEY,
+    ...extra,
+  });
   return createLlmClient(llm, { log, env: {} });
 }
 
 const tools: ToolDefinition[] = [
-  { name: 'read_file', description: 'Reads a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+  {
+    name: 'read_file',
+    description: 'Reads a file',
+    parameters: { type: 'object', properties: { path: { type: 'string' } } },
+  },
 ];
 const ask = (text: string, extra: Partial<ModelRequest> = {}): ModelRequest => ({
-  messages: [{ role: 'system', content: 'You are a test.' }, { role: 'user', content: text }],
+  messages: [
+    { role: 'system', content: 'You are a test.' },
+    { role: 'user', content: text },
+  ],
   tools,
   ...extra,
 });
-const failureOf = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+const failureOf = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 describe('LlmClient against the model simulator', () => {
   it('streams text: onText pieces join to the step text, with usage and the request shape', async () => {
     const pieces: string[] = [];
-    const step = await client({ temperature: 0.3 }).complete(ask('hello streaming world', { onText: (d) => pieces.push(d) }));
+    const step = await client({ temperature: 0.3 }).complete(
+      ask('hello streaming world', { onText: (d) => pieces.push(d) }),
+    );
     expect(step.text).toBe('You said: hello streaming world');
     expect(pieces.length).toBeGreaterThan(2);
     expect(pieces.join('')).toBe(step.text);
     expect(step.finishReason).toBe('stop');
     expect(step.toolCalls).toEqual([]);
-    expect(step.usage).toEqual({ promptTokens: expect.any(Number) as unknown, completionTokens: pieces.length, totalTokens: (step.usage?.promptTokens ?? 0) + pieces.length });
+    expect(step.usage).toEqual({
+      promptTokens: expect.any(Number) as unknown,
+      completionTokens: pieces.length,
+      totalTokens: (step.usage?.promptTokens ?? 0) + pieces.length,
+    });
     const body = sim.requests.at(-1)!.body;
-    expect(body).toMatchObject({ model: 'sim-model', stream: true, stream_options: { include_usage: true }, temperature: 0.3 });
+    expect(body).toMatchObject({
+      model: 'sim-model',
+      stream: true,
+      stream_options: { include_usage: true },
+      temperature: 0.3,
+    });
     expect(body.messages[0]).toEqual({ role: 'system', content: 'You are a test.' });
-    expect(body.tools).toEqual([{ type: 'function', function: { name: 'read_file', description: 'Reads a file', parameters: tools[0]!.parameters } }]);
+    expect(body.tools).toEqual([
+      {
+        type: 'function',
+        function: { name: 'read_file', description: 'Reads a file', parameters: tools[0]!.parameters },
+      },
+    ]);
     expect(sim.requests.at(-1)!.headers.authorization).toBe(`Bearer ${API_KEY}`);
   });
 
   it('accumulates tool-call arguments across deltas, for parallel calls', async () => {
-    const step = await client().complete(ask('[[tool:read_file {"path":"/etc/hosts"}]] [[tool:read_file {"path":"/tmp/x"}]]'));
+    const step = await client().complete(
+      ask('[[tool:read_file {"path":"/etc/hosts"}]] [[tool:read_file {"path":"/tmp/x"}]]'),
+    );
     expect(step.finishReason).toBe('tool_calls');
     expect(step.text).toBe('');
     expect(step.toolCalls).toEqual([
@@ -88,7 +128,10 @@ describe('LlmClient against the model simulator', () => {
 
   it('sends a user image as an image_url part with a data URL', async () => {
     const base64 = Buffer.from('not really a png').toString('base64');
-    const step = await client().complete({ messages: [{ role: 'user', content: '[[image]]', image: { mimeType: 'image/png', base64 } }], tools: [] });
+    const step = await client().complete({
+      messages: [{ role: 'user', content: '[[image]]', image: { mimeType: 'image/png', base64 } }],
+      tools: [],
+    });
     expect(step.text).toBe('The last user message had an image (image/png, 16 bytes).');
     const content = sim.requests.at(-1)!.body.messages[0]?.content as WireContentPart[];
     expect(content).toEqual([
@@ -102,8 +145,17 @@ describe('LlmClient against the model simulator', () => {
     logLines.length = 0;
     const error = await failureOf(client().complete(ask('[[error:401]]')));
     expect(error).toBeInstanceOf(AppError);
-    expect(error).toMatchObject({ code: 'AGENT_ERROR', message: 'model provider rejected the API key (401)', details: { status: 401, provider: 'openai-compatible', model: 'sim-model', reason: 'unauthorized' } });
-    const serialized = JSON.stringify({ error, message: (error as Error).message, stack: (error as Error).stack, details: (error as AppError).details });
+    expect(error).toMatchObject({
+      code: 'AGENT_ERROR',
+      message: 'model provider rejected the API key (401)',
+      details: { status: 401, provider: 'openai-compatible', model: 'sim-model', reason: 'unauthorized' },
+    });
+    const serialized = JSON.stringify({
+      error,
+      message: (error as Error).message,
+      stack: (error as Error).stack,
+      details: (error as AppError).details,
+    });
     expect(serialized).not.toContain(API_KEY);
     expect(logLines.join('')).not.toContain(API_KEY);
   });
@@ -123,7 +175,11 @@ describe('LlmClient against the model simulator', () => {
   it('gives up after maxRetries with the cause, and does not retry 4xx', async () => {
     const before = sim.requests.length;
     const error = await failureOf(client({ maxRetries: 1 }).complete(ask('[[error:500 retry-after=0.01]]')));
-    expect(error).toMatchObject({ code: 'AGENT_ERROR', message: expect.stringMatching(/^model provider failed \(500\) after 1 retry/) as unknown, details: { status: 500, reason: 'provider_error' } });
+    expect(error).toMatchObject({
+      code: 'AGENT_ERROR',
+      message: expect.stringMatching(/^model provider failed \(500\) after 1 retry/) as unknown,
+      details: { status: 500, reason: 'provider_error' },
+    });
     expect(sim.requests.length - before).toBe(2);
     const notFound = await failureOf(client({ maxRetries: 2 }).complete(ask('[[error:404]]')));
     expect(notFound).toMatchObject({ details: { status: 404, reason: 'not_found' } });
@@ -132,7 +188,9 @@ describe('LlmClient against the model simulator', () => {
 
   it('fails at once when Retry-After would outlast the timeout', async () => {
     const start = performance.now();
-    const error = await failureOf(client({ maxRetries: 2, timeoutMs: 300 }).complete(ask('[[error:429 retry-after=5]]')));
+    const error = await failureOf(
+      client({ maxRetries: 2, timeoutMs: 300 }).complete(ask('[[error:429 retry-after=5]]')),
+    );
     expect(error).toMatchObject({ code: 'AGENT_ERROR', details: { status: 429, reason: 'rate_limited' } });
     expect(performance.now() - start).toBeLessThan(250);
   });
@@ -140,7 +198,9 @@ describe('LlmClient against the model simulator', () => {
   it('ends a stalled stream with a timed-out AGENT_ERROR', async () => {
     const pieces: string[] = [];
     const start = performance.now();
-    const error = await failureOf(client({ timeoutMs: 150 }).complete(ask('[[len:6]] [[stall:5000 after=3]]', { onText: (d) => pieces.push(d) })));
+    const error = await failureOf(
+      client({ timeoutMs: 150 }).complete(ask('[[len:6]] [[stall:5000 after=3]]', { onText: (d) => pieces.push(d) })),
+    );
     expect(error).toBeInstanceOf(AppError);
     expect(error).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'timeout' } });
     expect((error as Error).message).toMatch(/timed out after 150 ms/);
@@ -150,7 +210,11 @@ describe('LlmClient against the model simulator', () => {
 
   it('stops a stream that goes quiet for llm.idleTimeoutMs: AGENT_ERROR model_stalled', async () => {
     const pieces: string[] = [];
-    const error = await failureOf(client({ idleTimeoutMs: 150 }).complete(ask('[[len:6]] [[stall:5000 after=3]]', { onText: (d) => pieces.push(d) })));
+    const error = await failureOf(
+      client({ idleTimeoutMs: 150 }).complete(
+        ask('[[len:6]] [[stall:5000 after=3]]', { onText: (d) => pieces.push(d) }),
+      ),
+    );
     expect(error).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'model_stalled' } });
     expect((error as Error).message).toMatch(/no event for 150 ms/);
     expect(pieces).toHaveLength(3);
@@ -158,7 +222,9 @@ describe('LlmClient against the model simulator', () => {
 
   it('stops a reply past llm.maxReplyChars and aborts the request: AGENT_ERROR reply_too_long', async () => {
     const streamed: string[] = [];
-    const error = await failureOf(client({ maxReplyChars: 200 }).complete(ask('[[len:2000]] [[rate:2000]]', { onText: (d) => streamed.push(d) })));
+    const error = await failureOf(
+      client({ maxReplyChars: 200 }).complete(ask('[[len:2000]] [[rate:2000]]', { onText: (d) => streamed.push(d) })),
+    );
     expect(error).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'reply_too_long' } });
     const chars = streamed.join('').length;
     expect(chars).toBeGreaterThan(200);
@@ -194,7 +260,9 @@ describe('LlmClient against the model simulator', () => {
     // Aborted once the client logs its retry, that is in its 5 s wait (not after a guessed delay).
     void until(() => logLines.join('').includes('retrying'), 'the retry logged').then(() => controller.abort());
     const start = performance.now();
-    const error = await failureOf(client({ maxRetries: 2 }).complete(ask('[[error:503 retry-after=5]]', { signal: controller.signal })));
+    const error = await failureOf(
+      client({ maxRetries: 2 }).complete(ask('[[error:503 retry-after=5]]', { signal: controller.signal })),
+    );
     expect((error as Error).name).toBe('AbortError');
     expect(performance.now() - start).toBeLessThan(1000);
   });
@@ -204,7 +272,11 @@ describe('LlmClient against the model simulator', () => {
     expect(dropped).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'stream_interrupted' } });
     // A server error inside the stream (OpenAI's `type: server_error`) is the provider failing, like a 500 answer.
     const midError = await failureOf(client().complete(ask('[[len:6]] [[error:500 after=2 message=overloaded]]')));
-    expect(midError).toMatchObject({ code: 'AGENT_ERROR', message: expect.stringContaining('overloaded') as unknown, details: { reason: 'provider_error', status: 500 } });
+    expect(midError).toMatchObject({
+      code: 'AGENT_ERROR',
+      message: expect.stringContaining('overloaded') as unknown,
+      details: { reason: 'provider_error', status: 500 },
+    });
     const odd = await failureOf(client().complete(ask('[[len:6]] [[error:418 after=2 message=odd]]')));
     expect(odd).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'stream_error' } });
     const closed = await startSimulator();
@@ -217,7 +289,15 @@ describe('LlmClient against the model simulator', () => {
 
   it('hands back an exception thrown by onText as itself', async () => {
     const mine = new Error('consumer broke');
-    const error = await failureOf(client().complete(ask('hello there', { onText: () => { throw mine; } })));
+    const error = await failureOf(
+      client().complete(
+        ask('hello there', {
+          onText: () => {
+            throw mine;
+          },
+        }),
+      ),
+    );
     expect(error).toBe(mine);
   });
 

@@ -12,12 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answer, REFUSALS } from '../fixtures/mcp/modern-only-server.js';
 import { fixture, fixturePath, harness, http, rejection, stdio, textOf, type Harness } from './mcp-helpers.ts';
 
-const withArgs = (name: string, args: string[], extra: Record<string, unknown> = {}) => stdio([fixturePath(name), ...args], extra);
+const withArgs = (name: string, args: string[], extra: Record<string, unknown> = {}) =>
+  stdio([fixturePath(name), ...args], extra);
 
 type Served = { url: string; methods: string[]; close(): Promise<void> };
 
 /** Serves `handle` (one JSON-RPC request → status and body) over HTTP on a loopback port, noting each method asked. */
-async function serve(handle: (message: { method?: string }) => { status: number; body: unknown } | undefined): Promise<Served> {
+async function serve(
+  handle: (message: { method?: string }) => { status: number; body: unknown } | undefined,
+): Promise<Served> {
   const methods: string[] = [];
   const web: HttpServer = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -32,14 +35,20 @@ async function serve(handle: (message: { method?: string }) => { status: number;
     });
   });
   await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(web.address() as AddressInfo).port}/mcp`, methods, close: () => new Promise((resolve) => web.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${(web.address() as AddressInfo).port}/mcp`,
+    methods,
+    close: () => new Promise((resolve) => web.close(() => resolve())),
+  };
 }
 
 /** A server of both eras (the SDK v2 server's default), noting the methods it was asked. */
 async function serveBothEras(): Promise<Served> {
   const handler = createMcpHandler(() => {
     const server = new Server({ name: 'both-eras', version: '1.0.0' }, { capabilities: { tools: {} } });
-    server.setRequestHandler('tools/list', () => ({ tools: [{ name: 'greet', description: 'Greets', inputSchema: { type: 'object' } }] }));
+    server.setRequestHandler('tools/list', () => ({
+      tools: [{ name: 'greet', description: 'Greets', inputSchema: { type: 'object' } }],
+    }));
     server.setRequestHandler('tools/call', () => ({ content: [{ type: 'text', text: 'Hello from both eras' }] }));
     return server;
   });
@@ -53,8 +62,18 @@ async function serveBothEras(): Promise<Served> {
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
       void handler
-        .fetch(new Request(`http://127.0.0.1${req.url ?? '/'}`, { method: req.method ?? 'GET', headers, ...(body && { body: new Uint8Array(body) }) }))
-        .then(async (response) => res.writeHead(response.status, Object.fromEntries(response.headers)).end(Buffer.from(await response.arrayBuffer())))
+        .fetch(
+          new Request(`http://127.0.0.1${req.url ?? '/'}`, {
+            method: req.method ?? 'GET',
+            headers,
+            ...(body && { body: new Uint8Array(body) }),
+          }),
+        )
+        .then(async (response) =>
+          res
+            .writeHead(response.status, Object.fromEntries(response.headers))
+            .end(Buffer.from(await response.arrayBuffer())),
+        )
         .catch(() => res.destroy());
     });
   });
@@ -69,9 +88,12 @@ async function serveBothEras(): Promise<Served> {
   };
 }
 
-const recordOf = async (h: Harness, name: string) => (await h.bus.execute('mcp.listServers', {})).find((s) => s.name === name);
-const greet = async (h: Harness, serverId: string) => textOf((await h.bus.execute('mcp.executeTool', { serverId, toolName: 'greet', args: { name: 'Ada' } })).data);
-const anotherWay = (h: Harness, serverId: string) => h.logs.filter((l) => l.serverId === serverId && l.msg === 'connecting to the MCP server another way');
+const recordOf = async (h: Harness, name: string) =>
+  (await h.bus.execute('mcp.listServers', {})).find((s) => s.name === name);
+const greet = async (h: Harness, serverId: string) =>
+  textOf((await h.bus.execute('mcp.executeTool', { serverId, toolName: 'greet', args: { name: 'Ada' } })).data);
+const anotherWay = (h: Harness, serverId: string) =>
+  h.logs.filter((l) => l.serverId === serverId && l.msg === 'connecting to the MCP server another way');
 
 describe('protocolVersion: auto (the default) finds the era of a server', () => {
   let h: Harness;
@@ -85,31 +107,40 @@ describe('protocolVersion: auto (the default) finds the era of a server', () => 
     await Promise.all(servers.map((s) => s.close()));
   });
 
-  it.each(REFUSALS)('connects over HTTP to a 2026-07-28-only server that refuses initialize with %s', async (refusal) => {
-    const server = await serve((message) => answer(message, refusal));
-    servers.push(server);
-    const name = `http${refusal}`;
-    await h.bus.execute('mcp.connectServer', { name, config: http(server.url) });
-    expect(await recordOf(h, name)).toMatchObject({ status: 'connected', protocolVersion: '2026-07-28' });
-    expect(await greet(h, name)).toBe(`Hello from a 2026-07-28-only server (${refusal}), Ada`);
-    expect(server.methods[0]).toBe('server/discover'); // the SDK's probe: the server is never asked to initialize
-    expect(server.methods).not.toContain('initialize');
-  });
+  it.each(REFUSALS)(
+    'connects over HTTP to a 2026-07-28-only server that refuses initialize with %s',
+    async (refusal) => {
+      const server = await serve((message) => answer(message, refusal));
+      servers.push(server);
+      const name = `http${refusal}`;
+      await h.bus.execute('mcp.connectServer', { name, config: http(server.url) });
+      expect(await recordOf(h, name)).toMatchObject({ status: 'connected', protocolVersion: '2026-07-28' });
+      expect(await greet(h, name)).toBe(`Hello from a 2026-07-28-only server (${refusal}), Ada`);
+      expect(server.methods[0]).toBe('server/discover'); // the SDK's probe: the server is never asked to initialize
+      expect(server.methods).not.toContain('initialize');
+    },
+  );
 
-  it.each(REFUSALS)('connects over stdio to a 2026-07-28-only server that refuses initialize with %s', async (refusal) => {
-    const name = `stdio${refusal}`;
-    await h.bus.execute('mcp.connectServer', { name, config: withArgs('modern-only-server', [refusal]) });
-    expect(await recordOf(h, name)).toMatchObject({ status: 'connected', protocolVersion: '2026-07-28' });
-    expect(await greet(h, name)).toBe(`Hello from a 2026-07-28-only server (${refusal}), Ada`);
-  });
+  it.each(REFUSALS)(
+    'connects over stdio to a 2026-07-28-only server that refuses initialize with %s',
+    async (refusal) => {
+      const name = `stdio${refusal}`;
+      await h.bus.execute('mcp.connectServer', { name, config: withArgs('modern-only-server', [refusal]) });
+      expect(await recordOf(h, name)).toMatchObject({ status: 'connected', protocolVersion: '2026-07-28' });
+      expect(await greet(h, name)).toBe(`Hello from a 2026-07-28-only server (${refusal}), Ada`);
+    },
+  );
 
   it('connects to a slow 2026-07-28-only stdio server once it refused the initialize sent after a probe that timed out, each way', async () => {
     // The probe gets half the timeout (2 s); the server answers nothing before 2.5 s: initialize goes to it
     // in place, is refused (or answered with 2026-07-28), and a fresh child is spoken to at 2026-07-28.
     const outcomes = await Promise.all(
-      (REFUSALS).map(async (refusal) => {
+      REFUSALS.map(async (refusal) => {
         const name = `slow${refusal}`;
-        await h.bus.execute('mcp.connectServer', { name, config: withArgs('modern-only-server', [refusal, '2500'], { timeout: 4_000 }) });
+        await h.bus.execute('mcp.connectServer', {
+          name,
+          config: withArgs('modern-only-server', [refusal, '2500'], { timeout: 4_000 }),
+        });
         return { record: await recordOf(h, name), switched: anotherWay(h, name).map((l) => l.mode) };
       }),
     );
@@ -129,7 +160,10 @@ describe('protocolVersion: auto (the default) finds the era of a server', () => 
   });
 
   it('connects to a 2025-only stdio server that never answers server/discover: initialize once the probe timed out', async () => {
-    await h.bus.execute('mcp.connectServer', { name: 'ignores', config: withArgs('legacy-strict-server', ['ignore'], { timeout: 2_000 }) });
+    await h.bus.execute('mcp.connectServer', {
+      name: 'ignores',
+      config: withArgs('legacy-strict-server', ['ignore'], { timeout: 2_000 }),
+    });
     expect(await recordOf(h, 'ignores')).toMatchObject({ status: 'connected' });
     expect(await greet(h, 'ignores')).toBe('Hello from a 2025-only server, Ada');
     expect(anotherWay(h, 'ignores')).toEqual([]);
@@ -163,23 +197,42 @@ describe('protocolVersion: 2025-11-25 and 2026-07-28 speak one era', () => {
   });
 
   it('2025-11-25: initialize only (byte-identical to a 2025 client), and no other era when refused', async () => {
-    await h.bus.execute('mcp.connectServer', { name: 'old', config: http(both.url, { protocolVersion: '2025-11-25' }) });
+    await h.bus.execute('mcp.connectServer', {
+      name: 'old',
+      config: http(both.url, { protocolVersion: '2025-11-25' }),
+    });
     const record = await recordOf(h, 'old');
     expect(record).toMatchObject({ status: 'connected' });
     expect(record?.protocolVersion).toBeUndefined();
     expect(both.methods[0]).toBe('initialize');
     expect(both.methods).not.toContain('server/discover');
-    const refused = await rejection(h.bus.execute('mcp.connectServer', { name: 'old-modern', config: http(modernOnly.url, { protocolVersion: '2025-11-25' }) }));
+    const refused = await rejection(
+      h.bus.execute('mcp.connectServer', {
+        name: 'old-modern',
+        config: http(modernOnly.url, { protocolVersion: '2025-11-25' }),
+      }),
+    );
     expect(refused).toMatchObject({ code: 'AGENT_ERROR', details: { serverId: 'old-modern' } });
     expect(modernOnly.methods).toEqual(['initialize']);
   });
 
   it('2026-07-28: server/discover only, and a 2025-only server is refused with a reason', async () => {
     both.methods.length = 0;
-    await h.bus.execute('mcp.connectServer', { name: 'new', config: http(both.url, { protocolVersion: '2026-07-28' }) });
+    await h.bus.execute('mcp.connectServer', {
+      name: 'new',
+      config: http(both.url, { protocolVersion: '2026-07-28' }),
+    });
     expect(await recordOf(h, 'new')).toMatchObject({ status: 'connected', protocolVersion: '2026-07-28' });
     expect(both.methods).not.toContain('initialize');
-    const refused = await rejection(h.bus.execute('mcp.connectServer', { name: 'new-old', config: fixture('echo-server', { protocolVersion: '2026-07-28' }) }));
-    expect(refused).toMatchObject({ code: 'AGENT_ERROR', details: { serverId: 'new-old', reason: expect.stringContaining('2026-07-28') as string } });
+    const refused = await rejection(
+      h.bus.execute('mcp.connectServer', {
+        name: 'new-old',
+        config: fixture('echo-server', { protocolVersion: '2026-07-28' }),
+      }),
+    );
+    expect(refused).toMatchObject({
+      code: 'AGENT_ERROR',
+      details: { serverId: 'new-old', reason: expect.stringContaining('2026-07-28') as string },
+    });
   });
 });

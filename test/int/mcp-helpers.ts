@@ -90,7 +90,9 @@ export function freePort(): Promise<number> {
 }
 
 /** server-everything in an HTTP mode on a free loopback port; resolves once it listens. */
-export async function startEverythingHttp(mode: 'streamableHttp' | 'sse'): Promise<{ port: number; child: ChildProcess; stop(): Promise<void> }> {
+export async function startEverythingHttp(
+  mode: 'streamableHttp' | 'sse',
+): Promise<{ port: number; child: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort();
   const child = spawn(process.execPath, [EVERYTHING, mode], {
     env: { PATH: process.env.PATH ?? '', ...testRunEnv(), PORT: String(port) },
@@ -130,7 +132,9 @@ export const isAlive = (pid: number) => {
 };
 
 /** The rejection of a promise (fails if it resolves). */
-export async function rejection(promise: Promise<unknown>): Promise<{ code: string; message: string; details: Record<string, unknown> }> {
+export async function rejection(
+  promise: Promise<unknown>,
+): Promise<{ code: string; message: string; details: Record<string, unknown> }> {
   try {
     await promise;
   } catch (e) {
@@ -147,23 +151,36 @@ export const textOf = (data: Record<string, unknown>) =>
  * on `serverId`, and checks what a user depends on: one `toolProgress` frame per step with the turn's
  * and the call's ids, a successful result, and no progress in the session's stored history.
  */
-export async function expectLiveProgress(ws: WsClient, call: KeyedCall, sessionId: string, serverId: string): Promise<void> {
+export async function expectLiveProgress(
+  ws: WsClient,
+  call: KeyedCall,
+  sessionId: string,
+  serverId: string,
+): Promise<void> {
   const from = ws.frames.length;
-  ws.send({ type: 'message', sessionId, content: `run [[tool:${serverId}--trigger-long-running-operation {"duration":0.6,"steps":3}]]` });
+  ws.send({
+    type: 'message',
+    sessionId,
+    content: `run [[tool:${serverId}--trigger-long-running-operation {"duration":0.6,"steps":3}]]`,
+  });
   const frames = await turnFrames(ws, sessionId, from);
   const toolCall = frames.find((f) => f.event === 'toolCall')!;
   const progress = ws.frames.slice(from).filter((f) => f.event === 'toolProgress');
-  expect(progress.map((f) => f.data)).toEqual([1, 2, 3].map((n) => ({
-    sessionId,
-    turnId: toolCall.data.turnId,
-    callId: toolCall.data.callId,
-    serverId,
-    toolName: 'trigger-long-running-operation',
-    progress: n,
-    total: 3,
-  })));
+  expect(progress.map((f) => f.data)).toEqual(
+    [1, 2, 3].map((n) => ({
+      sessionId,
+      turnId: toolCall.data.turnId,
+      callId: toolCall.data.callId,
+      serverId,
+      toolName: 'trigger-long-running-operation',
+      progress: n,
+      total: 3,
+    })),
+  );
   expect(frames.find((f) => f.event === 'toolResult')?.data.success).toBe(true);
-  expect((await call('GET', `/api/sessions/${sessionId}/history`)).body.events.map((e: { event: string }) => e.event)).not.toContain('toolProgress');
+  expect(
+    (await call('GET', `/api/sessions/${sessionId}/history`)).body.events.map((e: { event: string }) => e.event),
+  ).not.toContain('toolProgress');
 }
 
 /** What `progressMessages` needs of an SDK client (v1 or v2), once connected. */

@@ -33,7 +33,11 @@ describe('mcp service over HTTP', () => {
     });
     const tools = await h.bus.execute('mcp.listTools', { serverId: 'remote' });
     expect(tools.map((t) => t.name)).toContain('get-sum');
-    const result = await h.bus.execute('mcp.executeTool', { serverId: 'remote', toolName: 'echo', args: { message: 'over http' } });
+    const result = await h.bus.execute('mcp.executeTool', {
+      serverId: 'remote',
+      toolName: 'echo',
+      args: { message: 'over http' },
+    });
     expect(textOf(result.data)).toBe('Echo: over http');
     const log = h.logs.find((l) => l.msg === 'MCP server connected' && l.serverId === 'remote');
     expect(log?.transport).toBe('streamable-http');
@@ -43,13 +47,19 @@ describe('mcp service over HTTP', () => {
     expect((await h.bus.execute('mcp.listServers', {})).find((s) => s.name === 'legacy')?.status).toBe('connected');
     const log = h.logs.find((l) => l.msg === 'MCP server connected' && l.serverId === 'legacy');
     expect(log?.transport).toBe('sse');
-    const result = await h.bus.execute('mcp.executeTool', { serverId: 'legacy', toolName: 'get-sum', args: { a: 1, b: 2 } });
+    const result = await h.bus.execute('mcp.executeTool', {
+      serverId: 'legacy',
+      toolName: 'get-sum',
+      args: { a: 1, b: 2 },
+    });
     expect(textOf(result.data)).toBe('The sum of 1 and 2 is 3.');
   });
 
   it('gives the two servers sharing every tool name qualified model names', async () => {
     const names = (await h.bus.execute('mcp.modelTools', {})).map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['remote--echo', 'legacy--echo', 'remote--get-sum', 'legacy--get-sum']));
+    expect(names).toEqual(
+      expect.arrayContaining(['remote--echo', 'legacy--echo', 'remote--get-sum', 'legacy--get-sum']),
+    );
     const out = await h.bus.execute('mcp.callModelTool', { name: 'legacy--echo', args: { message: 'x' } });
     expect(out).toMatchObject({ success: true, text: 'Echo: x', serverId: 'legacy' });
   });
@@ -70,7 +80,9 @@ describe('mcp service over HTTP', () => {
     await h.bus.execute('mcp.connectServer', { name: 'doomed', config: http(`http://127.0.0.1:${own.port}/mcp`) });
     await own.stop();
     const lost = h.waitForStatus('doomed', 'error');
-    const error = await rejection(h.bus.execute('mcp.executeTool', { serverId: 'doomed', toolName: 'echo', args: { message: 'x' } }));
+    const error = await rejection(
+      h.bus.execute('mcp.executeTool', { serverId: 'doomed', toolName: 'echo', args: { message: 'x' } }),
+    );
     expect(error).toMatchObject({ code: 'TOOL_EXECUTION_FAILED', details: { serverId: 'doomed', toolName: 'echo' } });
     expect(String(error.details.reason)).toMatch(/^server unreachable/);
     await lost;
@@ -78,15 +90,27 @@ describe('mcp service over HTTP', () => {
   });
 
   it('fails a result over maxResultBytes with the limit named; the server stays connected', async () => {
-    const capped = harness({ capped: http(`http://127.0.0.1:${streamable.port}/mcp`, { maxResultBytes: 10_000, timeout: 5_000 }) });
+    const capped = harness({
+      capped: http(`http://127.0.0.1:${streamable.port}/mcp`, { maxResultBytes: 10_000, timeout: 5_000 }),
+    });
     try {
       await capped.service.start();
       const t0 = Date.now();
-      const error = await rejection(capped.bus.execute('mcp.executeTool', { serverId: 'capped', toolName: 'echo', args: { message: 'x'.repeat(50_000) } }));
+      const error = await rejection(
+        capped.bus.execute('mcp.executeTool', {
+          serverId: 'capped',
+          toolName: 'echo',
+          args: { message: 'x'.repeat(50_000) },
+        }),
+      );
       expect(error).toMatchObject({ code: 'TOOL_EXECUTION_FAILED', details: { serverId: 'capped' } });
       expect(String(error.details.reason)).toMatch(/maxResultBytes \(10000\)/);
       expect(Date.now() - t0).toBeLessThan(3_000);
-      const after = await capped.bus.execute('mcp.executeTool', { serverId: 'capped', toolName: 'echo', args: { message: 'small' } });
+      const after = await capped.bus.execute('mcp.executeTool', {
+        serverId: 'capped',
+        toolName: 'echo',
+        args: { message: 'small' },
+      });
       expect(textOf(after.data)).toBe('Echo: small');
     } finally {
       await capped.stop();

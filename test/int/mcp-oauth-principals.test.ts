@@ -36,7 +36,9 @@ const fixture = async (options: Parameters<typeof startOAuthFixture>[0] = {}) =>
 };
 const start = async (baseUrl: string, storage: Record<string, unknown>) => {
   sim ??= await startSimulator();
-  const mcpServers = { notes: { type: 'http', baseUrl, oauth: { per: 'principal', redirectUrl: 'http://127.0.0.1:1/api/oauth/callback' } } };
+  const mcpServers = {
+    notes: { type: 'http', baseUrl, oauth: { per: 'principal', redirectUrl: 'http://127.0.0.1:1/api/oauth/callback' } },
+  };
   return pool.start({ storage, server: { auth: { keys: namedKeys } }, mcpServers }, { modelUrl: sim.url });
 };
 /** The admin signs the server itself in (its tool list), through any instance. */
@@ -47,15 +49,19 @@ const adminSignIn = async (app: RunningApp) => {
 };
 const signInAs = async (app: RunningApp, key: string, user: string) => {
   const begun = await callAs(() => app, key, 'POST', '/api/mcp/servers/notes/sign-in');
-  expect(begun).toMatchObject({ status: 200, body: { serverId: 'notes', signedIn: false, authorizationUrl: expect.stringContaining('state=') } });
+  expect(begun).toMatchObject({
+    status: 200,
+    body: { serverId: 'notes', signedIn: false, authorizationUrl: expect.stringContaining('state=') },
+  });
   expect((await signIn(begun.body.authorizationUrl, app, user)).status).toBe(200);
 };
 /** A turn of `key`'s session in which the model calls the `user` tool: what the tool (or its failure) said. */
 const userTool = async (app: RunningApp, key: string, sessionId = 'notes-session') =>
-  (await callAs(() => app, key, 'POST', '/api/message-sync', { sessionId, message: '[[tool:user]]' })).body.response as string;
+  (await callAs(() => app, key, 'POST', '/api/message-sync', { sessionId, message: '[[tool:user]]' })).body
+    .response as string;
 
 describe('oauth.per: principal', () => {
-  it('each principal signs in for itself, its calls carry its own token, and no one sees another\'s sign-in', async () => {
+  it("each principal signs in for itself, its calls carry its own token, and no one sees another's sign-in", async () => {
     const f = await fixture();
     const dir = await mkdtemp(join(tmpdir(), 'agentd-principals-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
@@ -64,13 +70,20 @@ describe('oauth.per: principal', () => {
 
     // Before signing in: the call fails with where to sign in, and nothing of alice's went to the server.
     const before = f.stats.mcpAuthorized;
-    expect(await userTool(app, ALICE)).toMatch(/principal "alice" is not signed in to this server; each principal signs in for itself at POST \/api\/mcp\/servers\/notes\/sign-in/);
+    expect(await userTool(app, ALICE)).toMatch(
+      /principal "alice" is not signed in to this server; each principal signs in for itself at POST \/api\/mcp\/servers\/notes\/sign-in/,
+    );
     expect(f.stats.mcpAuthorized).toBe(before);
-    expect((await callAs(() => app, ALICE, 'GET', '/api/mcp/servers/notes/sign-in')).body).toMatchObject({ serverId: 'notes', signedIn: false });
+    expect((await callAs(() => app, ALICE, 'GET', '/api/mcp/servers/notes/sign-in')).body).toMatchObject({
+      serverId: 'notes',
+      signedIn: false,
+    });
 
     const begun = await callAs(() => app, ALICE, 'POST', '/api/mcp/servers/notes/sign-in');
     // The same URL again while it is fresh; bob sees neither it nor any server sign-in URL.
-    expect((await callAs(() => app, ALICE, 'POST', '/api/mcp/servers/notes/sign-in')).body.authorizationUrl).toBe(begun.body.authorizationUrl);
+    expect((await callAs(() => app, ALICE, 'POST', '/api/mcp/servers/notes/sign-in')).body.authorizationUrl).toBe(
+      begun.body.authorizationUrl,
+    );
     const bobSees = await callAs(() => app, BOB, 'GET', '/api/mcp/servers/notes/sign-in');
     expect(bobSees.body).toEqual({ serverId: 'notes', signedIn: false, timestamp: expect.any(String) });
     expect(JSON.stringify((await callAs(() => app, BOB, 'GET', '/api/mcp/servers')).body)).not.toContain('authorize');
@@ -81,18 +94,29 @@ describe('oauth.per: principal', () => {
     expect(await userTool(app, BOB)).toBe('Tool user returned: user bob');
     // The admin's own calls (REST execute) carry the admin's own sign-in: root has not made one.
     const rootCall = await callAs(() => app, ROOT, 'POST', '/api/mcp/servers/notes/tools/user/execute', {});
-    expect(rootCall.body.error).toMatchObject({ code: 'TOOL_EXECUTION_FAILED', message: expect.stringMatching(/principal "root" is not signed in/) });
+    expect(rootCall.body.error).toMatchObject({
+      code: 'TOOL_EXECUTION_FAILED',
+      message: expect.stringMatching(/principal "root" is not signed in/),
+    });
 
     // One record per principal besides the server's own; no token in any answer or the export.
     // (Leases and a write's temporary file may sit beside the records a moment; they are not records.)
     const records = (await readdir(join(dir, '.agentd-secrets'))).filter((name) => !/\.(lease|tmp)$/.test(name));
     expect(records).toHaveLength(3);
-    const exported = await (await fetch(`${app.url}/api/config.yaml`, { headers: { authorization: `Bearer ${ROOT}` } })).text();
-    const seen = JSON.stringify([(await callAs(() => app, ALICE, 'GET', '/api/mcp/servers')).body, (await callAs(() => app, ALICE, 'GET', '/api/mcp/servers/notes/sign-in')).body, exported]);
+    const exported = await (
+      await fetch(`${app.url}/api/config.yaml`, { headers: { authorization: `Bearer ${ROOT}` } })
+    ).text();
+    const seen = JSON.stringify([
+      (await callAs(() => app, ALICE, 'GET', '/api/mcp/servers')).body,
+      (await callAs(() => app, ALICE, 'GET', '/api/mcp/servers/notes/sign-in')).body,
+      exported,
+    ]);
     expect(seen).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/); // the fixture's tokens are UUIDs
 
     // Alice signs out: her calls are refused again, bob's go on.
-    expect((await callAs(() => app, ALICE, 'DELETE', '/api/mcp/servers/notes/sign-in')).body).toMatchObject({ signedIn: false });
+    expect((await callAs(() => app, ALICE, 'DELETE', '/api/mcp/servers/notes/sign-in')).body).toMatchObject({
+      signedIn: false,
+    });
     expect(await userTool(app, ALICE)).toMatch(/is not signed in/);
     expect(await userTool(app, BOB)).toBe('Tool user returned: user bob');
     expect(await readdir(join(dir, '.agentd-secrets'))).toHaveLength(2);
@@ -101,9 +125,15 @@ describe('oauth.per: principal', () => {
   it('a server signed in once for everyone has no sign-in per principal', async () => {
     const f = await fixture();
     sim ??= await startSimulator();
-    const app = await pool.start({ server: { auth: { keys: namedKeys } }, mcpServers: { shared: { type: 'http', baseUrl: f.url, oauth: {} } } }, { modelUrl: sim.url });
+    const app = await pool.start(
+      { server: { auth: { keys: namedKeys } }, mcpServers: { shared: { type: 'http', baseUrl: f.url, oauth: {} } } },
+      { modelUrl: sim.url },
+    );
     const refused = await callAs(() => app, ALICE, 'POST', '/api/mcp/servers/shared/sign-in');
-    expect(refused).toMatchObject({ status: 400, body: { error: { code: 'INVALID_REQUEST', message: expect.stringMatching(/signed in once for everyone/) } } });
+    expect(refused).toMatchObject({
+      status: 400,
+      body: { error: { code: 'INVALID_REQUEST', message: expect.stringMatching(/signed in once for everyone/) } },
+    });
     expect((await callAs(() => app, ALICE, 'GET', '/api/mcp/servers/nope/sign-in')).status).toBe(404);
   });
 
@@ -125,11 +155,16 @@ describe('oauth.per: principal', () => {
       expect(await userTool(a, ALICE, 'on-a')).toBe('Tool user returned: user alice');
       expect(await userTool(b, BOB, 'on-b')).toMatch(/principal "bob" is not signed in/);
       // Both instances call for alice until her 2 s tokens pass half their life: one refresh grant, no refusal.
-      await expect.poll(async () => {
-        const replies = await Promise.all([userTool(a, ALICE, 'on-a'), userTool(b, ALICE, 'on-b')]);
-        expect(replies).toEqual(['Tool user returned: user alice', 'Tool user returned: user alice']);
-        return f.stats.refreshes;
-      }, { timeout: 20_000, interval: 200 }).toBeGreaterThan(0);
+      await expect
+        .poll(
+          async () => {
+            const replies = await Promise.all([userTool(a, ALICE, 'on-a'), userTool(b, ALICE, 'on-b')]);
+            expect(replies).toEqual(['Tool user returned: user alice', 'Tool user returned: user alice']);
+            return f.stats.refreshes;
+          },
+          { timeout: 20_000, interval: 200 },
+        )
+        .toBeGreaterThan(0);
       expect(f.stats.refusedRefreshes).toBe(0);
     });
   });

@@ -34,7 +34,11 @@ const scopeOf = (url: string | undefined) => new URL(url!).searchParams.get('sco
 describe('signing in again', () => {
   it('a tool that needs more scope fails its call with where to sign in; the new sign-in keeps the scope held', async () => {
     // Its token answers name no scope (RFC 6749 §5.1 allows it): what was asked for is what is held.
-    const f = await fixture({ scopesSupported: ['notes:read'], require: { 'tools/call': ['notes:write'], '*': ['notes:read'] }, omitTokenScope: true });
+    const f = await fixture({
+      scopesSupported: ['notes:read'],
+      require: { 'tools/call': ['notes:write'], '*': ['notes:read'] },
+      omitTokenScope: true,
+    });
     const app = await start();
     await connectAtRuntime(app, ADMIN, 'notes', { type: 'http', baseUrl: f.url, oauth: {} });
     const first = (await record(app, 'notes'))!.authorizationUrl;
@@ -44,7 +48,9 @@ describe('signing in again', () => {
     const refused = await executeTool(app, ADMIN, 'notes', 'echo', { message: 'hi' });
     expect(refused.status).toBe(500);
     expect(refused.body.error).toMatchObject({ code: 'TOOL_EXECUTION_FAILED' });
-    expect(refused.body.error?.details?.reason).toMatch(/^authorization required: an admin signs in at the authorizationUrl .*"notes:read notes:write"/);
+    expect(refused.body.error?.details?.reason).toMatch(
+      /^authorization required: an admin signs in at the authorizationUrl .*"notes:read notes:write"/,
+    );
     // The server stays connected for what its token allows, and shows the new sign-in.
     const waiting = await record(app, 'notes');
     expect(waiting?.status).toBe('connected');
@@ -57,7 +63,11 @@ describe('signing in again', () => {
 
   it('stops offering a sign-in after oauth.maxSignIns the server still refuses, until the server is restarted', async () => {
     // The server asks for a scope its authorization server never grants.
-    const f = await fixture({ scopesSupported: ['notes:admin'], require: { '*': ['notes:admin'] }, grantable: ['notes:read'] });
+    const f = await fixture({
+      scopesSupported: ['notes:admin'],
+      require: { '*': ['notes:admin'] },
+      grantable: ['notes:read'],
+    });
     const app = await start();
     await connectAtRuntime(app, ADMIN, 'stubborn', { type: 'http', baseUrl: f.url, oauth: { maxSignIns: 2 } });
     for (let i = 0; i < 2; i++) {
@@ -66,11 +76,19 @@ describe('signing in again', () => {
       expect((await signIn(url!)).html).toContain('Sign-in failed');
     }
     const gaveUp = await record(app, 'stubborn');
-    expect(gaveUp).toMatchObject({ status: 'error', error: expect.stringMatching(/still refuses access after 2 sign-ins in a row \(it asks for scope "notes:admin"\).*restarted/) });
+    expect(gaveUp).toMatchObject({
+      status: 'error',
+      error: expect.stringMatching(
+        /still refuses access after 2 sign-ins in a row \(it asks for scope "notes:admin"\).*restarted/,
+      ),
+    });
     expect(gaveUp?.authorizationUrl).toBeUndefined();
     expect(f.stats.authorizations).toBe(2);
 
-    const restarted = await fetch(`${app.url}/api/mcp/servers/stubborn/restart`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+    const restarted = await fetch(`${app.url}/api/mcp/servers/stubborn/restart`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
     expect(restarted.status).toBe(500);
     expect((await record(app, 'stubborn'))?.authorizationUrl).toBeDefined();
   });
@@ -78,16 +96,19 @@ describe('signing in again', () => {
   it.each([
     ['wrong', /issuer|iss/i],
     ['omit', /iss/i],
-  ] as const)('refuses an authorization answer whose iss is %s (RFC 9207) before exchanging its code', async (iss, reason) => {
-    const f = await fixture({ iss });
-    const app = await start();
-    await connectAtRuntime(app, ADMIN, 'issuer', { type: 'http', baseUrl: f.url, oauth: {} });
-    const landed = await signIn((await record(app, 'issuer'))!.authorizationUrl!);
-    expect(landed.status).toBe(502);
-    expect(landed.html).toMatch(reason);
-    expect(f.stats.codeExchanges).toBe(0);
-    expect((await record(app, 'issuer'))?.status).toBe('error');
-  });
+  ] as const)(
+    'refuses an authorization answer whose iss is %s (RFC 9207) before exchanging its code',
+    async (iss, reason) => {
+      const f = await fixture({ iss });
+      const app = await start();
+      await connectAtRuntime(app, ADMIN, 'issuer', { type: 'http', baseUrl: f.url, oauth: {} });
+      const landed = await signIn((await record(app, 'issuer'))!.authorizationUrl!);
+      expect(landed.status).toBe(502);
+      expect(landed.html).toMatch(reason);
+      expect(f.stats.codeExchanges).toBe(0);
+      expect((await record(app, 'issuer'))?.status).toBe('error');
+    },
+  );
 
   it('accepts the authorization answer of the issuer it began with', async () => {
     const f = await fixture({ iss: 'correct' });
@@ -117,6 +138,8 @@ describe('signing in again', () => {
     expect(after.stats.registrations).toBe(1);
 
     expect((await signIn(second.href)).status).toBe(200);
-    expect(textOf(await executeTool(app, ADMIN, 'moving', 'whoami'))).toBe(`client ${second.searchParams.get('client_id')}`);
+    expect(textOf(await executeTool(app, ADMIN, 'moving', 'whoami'))).toBe(
+      `client ${second.searchParams.get('client_id')}`,
+    );
   });
 });

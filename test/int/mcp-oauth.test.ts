@@ -45,14 +45,21 @@ const dataDir = async () => {
 
 const servers = (app: RunningApp, key = ADMIN) => serverRecords(app, key);
 const server = (app: RunningApp, name: string, key = ADMIN) => serverRecord(app, name, key);
-const callTool = (app: RunningApp, serverId: string, tool: string, args: object = {}) => executeTool(app, ADMIN, serverId, tool, args);
+const callTool = (app: RunningApp, serverId: string, tool: string, args: object = {}) =>
+  executeTool(app, ADMIN, serverId, tool, args);
 
 /** Every log line of the apps started with it, at trace level and unredacted: tokens must not be there at all. */
 const logLines: string[] = [];
-const log = pino({ level: 'trace' }, new Writable({ write: (chunk: Buffer, _enc, done) => (logLines.push(chunk.toString()), done()) }));
+const log = pino(
+  { level: 'trace' },
+  new Writable({ write: (chunk: Buffer, _enc, done) => (logLines.push(chunk.toString()), done()) }),
+);
 
 const start = (dir: string, mcpServers: Record<string, unknown>) =>
-  pool.start({ storage: { type: 'jsonl', dir }, server: { auth: { apiKey: CHAT, adminKey: ADMIN } }, mcpServers }, { deps: { log } });
+  pool.start(
+    { storage: { type: 'jsonl', dir }, server: { auth: { apiKey: CHAT, adminKey: ADMIN } }, mcpServers },
+    { deps: { log } },
+  );
 
 const connectAtRuntime = (app: RunningApp, name: string, baseUrl: string, oauth: object = {}) =>
   connect(app, ADMIN, name, { type: 'http', baseUrl, oauth: { scopes: ['mcp:tools'], ...oauth } });
@@ -95,7 +102,9 @@ describe('OAuth-protected tool servers', () => {
     expect((await stat(join(dir, '.agentd-secrets', files[0]!))).mode & 0o777).toBe(0o600);
     const stored = await secretFile();
     expect(stored.pending).toBeUndefined();
-    const exported = await (await fetch(`${first.url}/api/config.yaml`, { headers: { authorization: `Bearer ${ADMIN}` } })).text();
+    const exported = await (
+      await fetch(`${first.url}/api/config.yaml`, { headers: { authorization: `Bearer ${ADMIN}` } })
+    ).text();
     expect(exported).not.toContain(stored.tokens.access_token);
     expect(JSON.stringify(await servers(first))).not.toContain(stored.tokens.access_token);
 
@@ -108,7 +117,8 @@ describe('OAuth-protected tool servers', () => {
     // Never logged, even at trace level before any redaction.
     const logged = logLines.join('');
     expect(logged).toContain('MCP server connected');
-    for (const secret of [stored.tokens.access_token, stored.tokens.refresh_token, verifier]) expect(logged).not.toContain(secret);
+    for (const secret of [stored.tokens.access_token, stored.tokens.refresh_token, verifier])
+      expect(logged).not.toContain(secret);
   });
 
   it('sends the sign-in URL in mcpServerStatus frames to admins only', async () => {
@@ -117,9 +127,13 @@ describe('OAuth-protected tool servers', () => {
     const admin = await connectWs(app.wsUrl, { headers: { authorization: `Bearer ${ADMIN}` } });
     const chat = await connectWs(app.wsUrl, { headers: { authorization: `Bearer ${CHAT}` } });
     try {
-      const restarted = await fetch(`${app.url}/api/mcp/servers/secure/restart`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+      const restarted = await fetch(`${app.url}/api/mcp/servers/secure/restart`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}` },
+      });
       expect(restarted.status).toBe(500);
-      const isError = (fr: Frame) => fr.event === 'mcpServerStatus' && fr.data.name === 'secure' && fr.data.status === 'error';
+      const isError = (fr: Frame) =>
+        fr.event === 'mcpServerStatus' && fr.data.name === 'secure' && fr.data.status === 'error';
       const [seenByAdmin, seenByChat] = await Promise.all([admin.next(isError), chat.next(isError)]);
       expect(seenByAdmin.data.authorizationUrl).toBe((await server(app, 'secure'))?.authorizationUrl);
       expect(seenByChat.data).not.toHaveProperty('authorizationUrl');
@@ -135,13 +149,22 @@ describe('OAuth-protected tool servers', () => {
     const redirectUrl = 'http://127.0.0.1:1/api/oauth/callback';
     const f = await fixture({ webClientRedirectUri: redirectUrl, dynamicRegistration: false });
     const dir = await dataDir();
-    const oauth = { clientId: WEB_CLIENT.client_id, clientSecret: WEB_CLIENT.client_secret, scopes: ['mcp:tools'], redirectUrl };
+    const oauth = {
+      clientId: WEB_CLIENT.client_id,
+      clientSecret: WEB_CLIENT.client_secret,
+      scopes: ['mcp:tools'],
+      redirectUrl,
+    };
     const app = await start(dir, { preset: { type: 'http', baseUrl: f.url, oauth } });
 
     const waiting = await server(app, 'preset');
     expect(waiting).toMatchObject({ status: 'error', error: expect.stringMatching(/^authorization required/) });
     const url = new URL(waiting!.authorizationUrl!);
-    expect(Object.fromEntries(['client_id', 'redirect_uri', 'code_challenge_method', 'resource'].map((k) => [k, url.searchParams.get(k)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        ['client_id', 'redirect_uri', 'code_challenge_method', 'resource'].map((k) => [k, url.searchParams.get(k)]),
+      ),
+    ).toEqual({
       client_id: WEB_CLIENT.client_id,
       redirect_uri: redirectUrl,
       code_challenge_method: 'S256',
@@ -150,7 +173,9 @@ describe('OAuth-protected tool servers', () => {
     expect(await signIn(url.href, app)).toMatchObject({ status: 200, html: expect.stringContaining('is connected') });
     expect((await server(app, 'preset'))?.status).toBe('connected');
     // The tokens were issued to the configured client (the token request authenticated with its secret).
-    expect((await callTool(app, 'preset', 'whoami')).body.data?.content[0]?.text).toBe(`client ${WEB_CLIENT.client_id}`);
+    expect((await callTool(app, 'preset', 'whoami')).body.data?.content[0]?.text).toBe(
+      `client ${WEB_CLIENT.client_id}`,
+    );
     expect(f.stats).toMatchObject({ registrationRequests: 0, registrations: 0, authorizations: 1, codeExchanges: 1 });
 
     // The configured client is configuration: the stored record holds no registration and never its secret.
@@ -158,7 +183,9 @@ describe('OAuth-protected tool servers', () => {
     const stored = await readFile(join(dir, '.agentd-secrets', file!), 'utf8');
     expect(JSON.parse(stored)).not.toHaveProperty('client');
     expect(stored).not.toContain(WEB_CLIENT.client_secret);
-    const exported = await (await fetch(`${app.url}/api/config.yaml`, { headers: { authorization: `Bearer ${ADMIN}` } })).text();
+    const exported = await (
+      await fetch(`${app.url}/api/config.yaml`, { headers: { authorization: `Bearer ${ADMIN}` } })
+    ).text();
     expect(exported).not.toContain(WEB_CLIENT.client_secret);
   });
 
@@ -179,7 +206,10 @@ describe('OAuth-protected tool servers', () => {
     await pool.stop(app);
     const again = await start(dir, { short: { type: 'http', baseUrl: f.url, oauth: {} } });
     const before = f.stats.refreshes;
-    await until(async () => (await callTool(again, 'short', 'echo', { message: 'y' })).body.success && f.stats.refreshes > before, 'a refresh after the restart');
+    await until(
+      async () => (await callTool(again, 'short', 'echo', { message: 'y' })).body.success && f.stats.refreshes > before,
+      'a refresh after the restart',
+    );
     expect((await server(again, 'short'))?.status).toBe('connected');
     expect(f.stats).toMatchObject({ registrations: 1, codeExchanges: 1 });
   });
@@ -187,12 +217,18 @@ describe('OAuth-protected tool servers', () => {
   it('connects a machine-to-machine server with the client-credentials grant, no sign-in', async () => {
     const f = await fixture();
     const app = await start(await dataDir(), {
-      m2m: { type: 'http', baseUrl: f.url, oauth: { grant: 'client_credentials', clientId: M2M_CLIENT.client_id, clientSecret: M2M_CLIENT.client_secret } },
+      m2m: {
+        type: 'http',
+        baseUrl: f.url,
+        oauth: { grant: 'client_credentials', clientId: M2M_CLIENT.client_id, clientSecret: M2M_CLIENT.client_secret },
+      },
     });
     expect(await server(app, 'm2m')).toMatchObject({ status: 'connected' });
     expect((await callTool(app, 'm2m', 'whoami')).body.data?.content[0]?.text).toBe('client m2m-client');
     expect(f.stats).toMatchObject({ clientCredentials: 1, authorizations: 0, registrations: 0 });
-    const exported = await (await fetch(`${app.url}/api/config.yaml`, { headers: { authorization: `Bearer ${ADMIN}` } })).text();
+    const exported = await (
+      await fetch(`${app.url}/api/config.yaml`, { headers: { authorization: `Bearer ${ADMIN}` } })
+    ).text();
     expect(exported).not.toContain(M2M_CLIENT.client_secret);
   });
 
@@ -200,15 +236,18 @@ describe('OAuth-protected tool servers', () => {
     ['issuer', /[Ii]ssuer .*someone-else/], // the SDK's own RFC 8414 §3.3 check
     ['resource', /names resource .*\/other, not this server/],
     ['insecure', /token endpoint http:\/\/auth\.example\.com is not HTTPS/],
-  ] as const)('refuses a hostile authorization server (%s) before registering or asking for a token', async (hostile, reason) => {
-    const f = await fixture({ hostile });
-    const app = await start(await dataDir(), { evil: { type: 'http', baseUrl: f.url, oauth: {} } });
-    const rec = await server(app, 'evil');
-    expect(rec?.status).toBe('error');
-    expect(rec?.error).toMatch(reason);
-    expect(rec?.authorizationUrl).toBeUndefined();
-    expect(f.stats).toMatchObject({ registrations: 0, tokenRequests: 0, authorizations: 0 });
-  });
+  ] as const)(
+    'refuses a hostile authorization server (%s) before registering or asking for a token',
+    async (hostile, reason) => {
+      const f = await fixture({ hostile });
+      const app = await start(await dataDir(), { evil: { type: 'http', baseUrl: f.url, oauth: {} } });
+      const rec = await server(app, 'evil');
+      expect(rec?.status).toBe('error');
+      expect(rec?.error).toMatch(reason);
+      expect(rec?.authorizationUrl).toBeUndefined();
+      expect(f.stats).toMatchObject({ registrations: 0, tokenRequests: 0, authorizations: 0 });
+    },
+  );
 
   it('signs in a server connected at runtime, its OAuth requests held to the runtime URL policy', async () => {
     const f = await fixture();
@@ -217,17 +256,25 @@ describe('OAuth-protected tool servers', () => {
     expect(connected.body.error?.message).toMatch(/authorization required/);
     const waiting = await server(app, 'late');
     expect(waiting).toMatchObject({ status: 'error', error: expect.stringMatching(/^authorization required/) });
-    expect(await signIn(waiting!.authorizationUrl!)).toMatchObject({ status: 200, html: expect.stringContaining('is connected') });
+    expect(await signIn(waiting!.authorizationUrl!)).toMatchObject({
+      status: 200,
+      html: expect.stringContaining('is connected'),
+    });
     expect((await server(app, 'late'))?.status).toBe('connected');
-    expect((await callTool(app, 'late', 'echo', { message: 'late hello' })).body.data?.content[0]?.text).toBe('late hello');
+    expect((await callTool(app, 'late', 'echo', { message: 'late hello' })).body.data?.content[0]?.text).toBe(
+      'late hello',
+    );
   });
 
   it('refuses a runtime server whose authorization server the runtime URL policy does not allow, before anything is sent to it', async () => {
     const f = await fixture({ authorizationServer: 'http://localhost:1/' });
-    const app = await pool.start({
-      storage: { type: 'jsonl', dir: await dataDir() },
-      server: { auth: { apiKey: CHAT, adminKey: ADMIN }, mcp: { allowedHosts: ['127.0.0.1'] } },
-    }, { deps: { log } });
+    const app = await pool.start(
+      {
+        storage: { type: 'jsonl', dir: await dataDir() },
+        server: { auth: { apiKey: CHAT, adminKey: ADMIN }, mcp: { allowedHosts: ['127.0.0.1'] } },
+      },
+      { deps: { log } },
+    );
     const refused = await connectAtRuntime(app, 'pointed', f.url);
     expect(refused.body.error?.message).toMatch(/refused to contact localhost:1/);
     expect((await server(app, 'pointed'))?.authorizationUrl).toBeUndefined();
@@ -266,7 +313,10 @@ describe('OAuth-protected tool servers', () => {
       expect((await server(b, 'shared'))?.authorizationUrl).toBe(url); // b kept a's pending sign-in
       expect(await signIn(url!, b)).toMatchObject({ status: 200 }); // the callback lands on b
       expect((await server(b, 'shared'))?.status).toBe('connected');
-      const restarted = await fetch(`${a.url}/api/mcp/servers/shared/restart`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+      const restarted = await fetch(`${a.url}/api/mcp/servers/shared/restart`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}` },
+      });
       expect(restarted.status).toBe(200);
       expect((await callTool(a, 'shared', 'whoami')).body.success).toBe(true);
       expect(f.stats).toMatchObject({ registrations: 1, codeExchanges: 1 });
@@ -278,12 +328,17 @@ describe('OAuth-protected tool servers', () => {
       const doc = () => ({
         storage: { type: 'redis', url: redis.url, keyPrefix: 'oauth-race:' },
         server: { auth: { apiKey: CHAT, adminKey: ADMIN } },
-        mcpServers: { racy: { type: 'http', baseUrl: f.url, oauth: { redirectUrl: 'http://127.0.0.1:1/api/oauth/callback' } } },
+        mcpServers: {
+          racy: { type: 'http', baseUrl: f.url, oauth: { redirectUrl: 'http://127.0.0.1:1/api/oauth/callback' } },
+        },
       });
       const a = await pool.start(doc());
       const b = await pool.start(doc());
       expect(await signIn((await server(a, 'racy'))!.authorizationUrl!, a)).toMatchObject({ status: 200 });
-      const restarted = await fetch(`${b.url}/api/mcp/servers/racy/restart`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+      const restarted = await fetch(`${b.url}/api/mcp/servers/racy/restart`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}` },
+      });
       expect(restarted.status).toBe(200); // b now holds the same tokens
       // Both call at once, again and again, until the tokens pass half their life and both find them expiring.
       await until(async () => {
@@ -292,21 +347,33 @@ describe('OAuth-protected tool servers', () => {
         return f.stats.refreshes > 0;
       }, 'a refresh before the 2 s tokens expired');
       expect(f.stats.refusedRefreshes).toBe(0);
-      expect(await Promise.all([a, b].map(async (app) => (await server(app, 'racy'))?.status))).toEqual(['connected', 'connected']);
+      expect(await Promise.all([a, b].map(async (app) => (await server(app, 'racy'))?.status))).toEqual([
+        'connected',
+        'connected',
+      ]);
     });
 
     it('a server connected at runtime with oauth reaches every instance, and one sign-in serves them all', async () => {
       redis ??= await startRedis();
       const f = await fixture();
-      const doc = () => ({ storage: { type: 'redis', url: redis.url, keyPrefix: 'oauth-runtime:' }, server: { auth: { apiKey: CHAT, adminKey: ADMIN } } });
+      const doc = () => ({
+        storage: { type: 'redis', url: redis.url, keyPrefix: 'oauth-runtime:' },
+        server: { auth: { apiKey: CHAT, adminKey: ADMIN } },
+      });
       const a = await pool.start(doc());
       const b = await pool.start(doc());
       await connectAtRuntime(a, 'late', f.url, { redirectUrl: 'http://127.0.0.1:1/api/oauth/callback' });
       const url = (await server(a, 'late'))?.authorizationUrl;
       expect(url).toBeDefined();
-      await until(async () => (await server(b, 'late'))?.authorizationUrl === url, 'b has the runtime server and its pending sign-in');
+      await until(
+        async () => (await server(b, 'late'))?.authorizationUrl === url,
+        'b has the runtime server and its pending sign-in',
+      );
       expect(await signIn(url!, b)).toMatchObject({ status: 200 });
-      const restarted = await fetch(`${a.url}/api/mcp/servers/late/restart`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` } });
+      const restarted = await fetch(`${a.url}/api/mcp/servers/late/restart`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}` },
+      });
       expect(restarted.status).toBe(200);
       expect((await callTool(a, 'late', 'whoami')).body.success).toBe(true);
       expect(f.stats).toMatchObject({ registrations: 1, codeExchanges: 1 });

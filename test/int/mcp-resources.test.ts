@@ -35,7 +35,9 @@ describe('MCP resources: read bounds and attachments', () => {
   const read = (uri: string) => get(`/api/mcp/servers/res/resources/read?uri=${encodeURIComponent(uri)}`);
   /** The content parts of the last user message the model got with `marker`. */
   const userParts = (marker: string): Part[] => {
-    const user = lastMessagesWith(sim, marker).filter((m) => m.role === 'user').at(-1)!;
+    const user = lastMessagesWith(sim, marker)
+      .filter((m) => m.role === 'user')
+      .at(-1)!;
     return typeof user.content === 'string' ? [{ type: 'text', text: user.content }] : (user.content as Part[]);
   };
 
@@ -46,11 +48,25 @@ describe('MCP resources: read bounds and attachments', () => {
         server: roomyLimits,
         llm: { timeoutMs: 10_000 },
         toolResultMaxBytes: TOOL_RESULT_MAX_BYTES,
-        mcpServers: { res: { type: 'stdio', command: process.execPath, args: [fixturePath('resource-server')], timeout: 10_000, maxResultBytes: MAX_RESULT_BYTES } },
+        mcpServers: {
+          res: {
+            type: 'stdio',
+            command: process.execPath,
+            args: [fixturePath('resource-server')],
+            timeout: 10_000,
+            maxResultBytes: MAX_RESULT_BYTES,
+          },
+        },
       },
       { modelUrl: sim.url },
     );
-    await until(async () => (await get('/api/mcp/servers')).body.servers.some((s: { name: string; status: string }) => s.name === 'res' && s.status === 'connected'), 'res connected');
+    await until(
+      async () =>
+        (await get('/api/mcp/servers')).body.servers.some(
+          (s: { name: string; status: string }) => s.name === 'res' && s.status === 'connected',
+        ),
+      'res connected',
+    );
   });
   afterAll(async () => {
     ws?.close();
@@ -62,19 +78,34 @@ describe('MCP resources: read bounds and attachments', () => {
     // Under the bound: the whole text (toolResultMaxBytes caps only what the model reads).
     const small = await read(textUri(20_000));
     expect(small.status).toBe(200);
-    expect(small.body).toEqual({ serverId: 'res', uri: textUri(20_000), contents: [{ uri: textUri(20_000), mimeType: 'text/plain', text: fixtureText(20_000) }], timestamp: expect.stringMatching(ISO_MS) });
+    expect(small.body).toEqual({
+      serverId: 'res',
+      uri: textUri(20_000),
+      contents: [{ uri: textUri(20_000), mimeType: 'text/plain', text: fixtureText(20_000) }],
+      timestamp: expect.stringMatching(ISO_MS),
+    });
 
     const big = await read(textUri(100_000));
     expect(big.status).toBe(500);
     expect(big.body).toMatchObject({
       success: false,
-      error: { code: 'TOOL_EXECUTION_FAILED', details: { serverId: 'res', reason: expect.stringContaining(`maxResultBytes (${MAX_RESULT_BYTES})`) } },
+      error: {
+        code: 'TOOL_EXECUTION_FAILED',
+        details: { serverId: 'res', reason: expect.stringContaining(`maxResultBytes (${MAX_RESULT_BYTES})`) },
+      },
     });
     // Attached to a message, it fails the request the same way, before the model is asked.
     const before = sim.requests.length;
-    const attached = await post('/api/message-sync', { message: 'RES-OVER', sessionId: 'res-over', resources: [{ serverId: 'res', uri: textUri(100_000) }] });
+    const attached = await post('/api/message-sync', {
+      message: 'RES-OVER',
+      sessionId: 'res-over',
+      resources: [{ serverId: 'res', uri: textUri(100_000) }],
+    });
     expect(attached.status).toBe(500);
-    expect(attached.body.error).toMatchObject({ code: 'TOOL_EXECUTION_FAILED', details: { serverId: 'res', reason: expect.stringContaining('maxResultBytes') } });
+    expect(attached.body.error).toMatchObject({
+      code: 'TOOL_EXECUTION_FAILED',
+      details: { serverId: 'res', reason: expect.stringContaining('maxResultBytes') },
+    });
     expect(requestsWith(sim, 'RES-OVER')).toEqual([]);
     expect(sim.requests.length).toBe(before);
 
@@ -82,11 +113,17 @@ describe('MCP resources: read bounds and attachments', () => {
     const image = await read(IMAGE);
     expect(image.status).toBe(200);
     expect(image.body.contents).toEqual([{ uri: IMAGE, mimeType: 'image/png', blob: PNG }]);
-    expect((await get('/api/mcp/servers')).body.servers.find((s: { name: string }) => s.name === 'res')).toMatchObject({ status: 'connected' });
+    expect((await get('/api/mcp/servers')).body.servers.find((s: { name: string }) => s.name === 'res')).toMatchObject({
+      status: 'connected',
+    });
   });
 
   it('an image resource attached to a message reaches the model as an image_url part with a data URL', async () => {
-    const r = await post('/api/message-sync', { message: 'RES-IMG [[image]]', sessionId: 'res-img', resources: [{ serverId: 'res', uri: IMAGE }] });
+    const r = await post('/api/message-sync', {
+      message: 'RES-IMG [[image]]',
+      sessionId: 'res-img',
+      resources: [{ serverId: 'res', uri: IMAGE }],
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.response).toBe(`The last user message had an image (image/png, ${PNG_BYTES} bytes).`);
     expect(userParts('RES-IMG')).toEqual([
@@ -94,11 +131,18 @@ describe('MCP resources: read bounds and attachments', () => {
       { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
     ]);
     const history = await get('/api/sessions/res-img/history');
-    expect(history.body.events[0]).toMatchObject({ event: 'userMessage', data: { content: 'RES-IMG [[image]]', hasImage: false, resources: [{ serverId: 'res', uri: IMAGE }] } });
+    expect(history.body.events[0]).toMatchObject({
+      event: 'userMessage',
+      data: { content: 'RES-IMG [[image]]', hasImage: false, resources: [{ serverId: 'res', uri: IMAGE }] },
+    });
   });
 
   it('a long text resource attached to a message is capped at toolResultMaxBytes, with the marker the model sees', async () => {
-    const r = await post('/api/message-sync', { message: 'RES-BIG', sessionId: 'res-big', resources: [{ serverId: 'res', uri: textUri(20_000) }] });
+    const r = await post('/api/message-sync', {
+      message: 'RES-BIG',
+      sessionId: 'res-big',
+      resources: [{ serverId: 'res', uri: textUri(20_000) }],
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const [part, ...rest] = userParts('RES-BIG');
     expect(rest).toEqual([]);
@@ -117,11 +161,26 @@ describe('MCP resources: read bounds and attachments', () => {
   it('POST /api/message with resources answers processing, and the model gets their contents', async () => {
     ws = await connectWs(svc.wsUrl);
     const from = ws.frames.length;
-    const r = await post('/api/message', { message: 'RES-ASYNC', resources: [{ serverId: 'res', uri: textUri(300) }, { serverId: 'res', uri: IMAGE }] });
+    const r = await post('/api/message', {
+      message: 'RES-ASYNC',
+      resources: [
+        { serverId: 'res', uri: textUri(300) },
+        { serverId: 'res', uri: IMAGE },
+      ],
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body).toEqual({ status: 'processing', timestamp: expect.stringMatching(ISO_MS) });
     const turn = await turnFrames(ws, 'default', from);
-    expect(turn[0]).toMatchObject({ event: 'userMessage', data: { content: 'RES-ASYNC', resources: [{ serverId: 'res', uri: textUri(300) }, { serverId: 'res', uri: IMAGE }] } });
+    expect(turn[0]).toMatchObject({
+      event: 'userMessage',
+      data: {
+        content: 'RES-ASYNC',
+        resources: [
+          { serverId: 'res', uri: textUri(300) },
+          { serverId: 'res', uri: IMAGE },
+        ],
+      },
+    });
     expect(turn.at(-1)?.event).toBe('response');
     expect(userParts('RES-ASYNC')).toEqual([
       { type: 'text', text: `RES-ASYNC\n\n[resource ${textUri(300)} (text/plain)]\n${fixtureText(300)}` },

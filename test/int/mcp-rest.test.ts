@@ -47,8 +47,25 @@ describe('MCP REST endpoints', () => {
     // `broken` is retried after a backoff (about a second, then longer), `connecting` while it is;
     // between its attempts it is listed with the error.
     await expect.poll(servers, PATIENT).toEqual([
-      { id: 'everything', name: 'everything', status: 'connected', type: 'stdio', description: 'reference server', capabilities: expect.objectContaining({ client: { elicitation: { form: {}, url: {} } }, server: expect.objectContaining({ resources: expect.anything(), prompts: expect.anything() }), progress: true }) },
-      { id: 'broken', name: 'broken', status: 'error', type: 'stdio', error: 'process exited with code 3: fixture: refusing to start' },
+      {
+        id: 'everything',
+        name: 'everything',
+        status: 'connected',
+        type: 'stdio',
+        description: 'reference server',
+        capabilities: expect.objectContaining({
+          client: { elicitation: { form: {}, url: {} } },
+          server: expect.objectContaining({ resources: expect.anything(), prompts: expect.anything() }),
+          progress: true,
+        }),
+      },
+      {
+        id: 'broken',
+        name: 'broken',
+        status: 'error',
+        type: 'stdio',
+        error: 'process exited with code 3: fixture: refusing to start',
+      },
     ]);
     const health = await call('GET', '/api/health');
     expect(health.body.agent).toMatchObject({ connectedServers: 1 });
@@ -81,16 +98,24 @@ describe('MCP REST endpoints', () => {
   });
 
   it('maps every execution error to its status and code', async () => {
-    expectError(await call('POST', '/api/mcp/servers/nope/tools/echo/execute', {}), 404, 'SERVER_NOT_FOUND', { serverId: 'nope' });
+    expectError(await call('POST', '/api/mcp/servers/nope/tools/echo/execute', {}), 404, 'SERVER_NOT_FOUND', {
+      serverId: 'nope',
+    });
     expectError(await call('POST', '/api/mcp/servers/everything/tools/nope/execute', {}), 404, 'TOOL_NOT_FOUND', {
       toolName: 'nope',
       serverId: 'everything',
     });
     const invalid = await call('POST', '/api/mcp/servers/everything/tools/get-sum/execute', { a: 1 });
     expectError(invalid, 400, 'INVALID_REQUEST');
-    expect((invalid.body.error as ErrorJson).details.issues).toEqual([{ path: '/', message: "must have required property 'b'" }]);
+    expect((invalid.body.error as ErrorJson).details.issues).toEqual([
+      { path: '/', message: "must have required property 'b'" },
+    ]);
     expectError(await call('POST', '/api/mcp/servers/everything/tools/echo/execute', [1]), 400, 'INVALID_REQUEST');
-    expectError(await call('POST', '/api/mcp/servers/everything/tools/echo/execute', undefined, '{bad'), 400, 'INVALID_REQUEST');
+    expectError(
+      await call('POST', '/api/mcp/servers/everything/tools/echo/execute', undefined, '{bad'),
+      400,
+      'INVALID_REQUEST',
+    );
     const down = await call('POST', '/api/mcp/servers/broken/tools/echo/execute', {});
     expectError(down, 500, 'TOOL_EXECUTION_FAILED', { toolName: 'echo', serverId: 'broken' });
     expect((down.body.error as ErrorJson).details.reason).toMatch(/not connected/);
@@ -107,8 +132,18 @@ describe('MCP REST endpoints', () => {
     ['bad name', { name: 'no spaces', config: stdio('x') }, 'INVALID_REQUEST', { field: 'name' }],
     ['name not a string', { name: 7, config: stdio('x') }, 'INVALID_REQUEST', { field: 'name' }],
     ['config not an object', { name: 'x', config: 'node' }, 'INVALID_REQUEST', { field: 'config' }],
-    ['args not strings', { name: 'x', config: { type: 'stdio', command: 'node', args: [1] } }, 'INVALID_REQUEST', { field: 'config.args.0' }],
-    ['bad baseUrl', { name: 'x', config: { type: 'http', baseUrl: 'not a url' } }, 'INVALID_REQUEST', { field: 'config.baseUrl' }],
+    [
+      'args not strings',
+      { name: 'x', config: { type: 'stdio', command: 'node', args: [1] } },
+      'INVALID_REQUEST',
+      { field: 'config.args.0' },
+    ],
+    [
+      'bad baseUrl',
+      { name: 'x', config: { type: 'http', baseUrl: 'not a url' } },
+      'INVALID_REQUEST',
+      { field: 'config.baseUrl' },
+    ],
     ['unknown key', { name: 'x', config: { type: 'stdio', command: 'node', shell: true } }, 'INVALID_REQUEST', {}],
     ['body not an object', [1, 2], 'INVALID_REQUEST', {}],
   ])('POST /api/connect-server rejects %s before spawning anything', async (_label, body, code, details) => {
@@ -130,20 +165,39 @@ describe('MCP REST endpoints', () => {
     const exec = await call('POST', '/api/mcp/servers/echoes/tools/echo/execute', { message: 'hi' });
     expect(textOf(exec.body.data as Json)).toBe('fixture echo: hi');
 
-    expectError(await call('POST', '/api/connect-server', { name: 'echoes', config: stdio(fixturePath('echo-server')) }), 400, 'INVALID_REQUEST', {
-      field: 'name',
-    });
+    expectError(
+      await call('POST', '/api/connect-server', { name: 'echoes', config: stdio(fixturePath('echo-server')) }),
+      400,
+      'INVALID_REQUEST',
+      {
+        field: 'name',
+      },
+    );
 
-    const failed = await call('POST', '/api/connect-server', { name: 'doa', config: stdio(fixturePath('exit-server')) });
-    expectError(failed, 500, 'AGENT_ERROR', { serverId: 'doa', reason: 'process exited with code 3: fixture: refusing to start' });
+    const failed = await call('POST', '/api/connect-server', {
+      name: 'doa',
+      config: stdio(fixturePath('exit-server')),
+    });
+    expectError(failed, 500, 'AGENT_ERROR', {
+      serverId: 'doa',
+      reason: 'process exited with code 3: fixture: refusing to start',
+    });
     const listed = (await servers()).find((s) => s.name === 'doa');
     expect(listed).toMatchObject({ status: 'error', error: expect.stringContaining('refusing to start') as string });
   });
 
   it('POST /api/connect-server on the name of a server in error replaces it with the new config', async () => {
-    expectError(await call('POST', '/api/connect-server', { name: 'retry-me', config: stdio(fixturePath('exit-server')) }), 500, 'AGENT_ERROR', { serverId: 'retry-me' });
+    expectError(
+      await call('POST', '/api/connect-server', { name: 'retry-me', config: stdio(fixturePath('exit-server')) }),
+      500,
+      'AGENT_ERROR',
+      { serverId: 'retry-me' },
+    );
     expect((await servers()).find((s) => s.name === 'retry-me')?.status).toBe('error');
-    const fixed = await call('POST', '/api/connect-server', { name: 'retry-me', config: stdio(fixturePath('echo-server')) });
+    const fixed = await call('POST', '/api/connect-server', {
+      name: 'retry-me',
+      config: stdio(fixturePath('echo-server')),
+    });
     expect(fixed.status).toBe(200);
     expect(fixed.body.server).toEqual({ id: 'retry-me', name: 'retry-me', status: 'connected', type: 'stdio' });
     expect((await servers()).filter((s) => s.name === 'retry-me')).toHaveLength(1);
@@ -173,12 +227,17 @@ describe('MCP REST endpoints', () => {
 
   it('sends every status change to WebSocket clients as mcpServerStatus', async () => {
     const ws = await connectWs(svc.wsUrl);
-    const connected = await call('POST', '/api/connect-server', { name: 'watched', config: stdio(fixturePath('echo-server')) });
+    const connected = await call('POST', '/api/connect-server', {
+      name: 'watched',
+      config: stdio(fixturePath('echo-server')),
+    });
     expect(connected.status).toBe(200);
     await ws.next((f) => f.event === 'mcpServerStatus' && f.data.id === 'watched' && f.data.status === 'connected');
     expect((await call('DELETE', '/api/mcp/servers/watched')).status).toBe(200);
     await ws.next((f) => f.event === 'mcpServerStatus' && f.data.id === 'watched' && f.data.status === 'disconnected');
-    const statuses = ws.frames.filter((f) => f.event === 'mcpServerStatus' && f.data.id === 'watched').map((f) => f.data.status);
+    const statuses = ws.frames
+      .filter((f) => f.event === 'mcpServerStatus' && f.data.id === 'watched')
+      .map((f) => f.data.status);
     expect(statuses).toEqual(['connecting', 'connected', 'disconnected']);
     ws.close();
   });

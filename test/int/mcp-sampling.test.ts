@@ -29,7 +29,10 @@ describe('MCP sampling', () => {
     sim = await startSimulator();
     svc = await startApp(
       {
-        server: { auth: { apiKey: API_KEY, adminKey: ADMIN_KEY }, limits: { rest: { points: 10_000 }, ws: { points: 10_000 } } },
+        server: {
+          auth: { apiKey: API_KEY, adminKey: ADMIN_KEY },
+          limits: { rest: { points: 10_000 }, ws: { points: 10_000 } },
+        },
         llm: { timeoutMs: 10_000 },
         mcpServers: {
           plain: { ...everythingStdio },
@@ -38,7 +41,10 @@ describe('MCP sampling', () => {
       },
       { modelUrl: sim.url },
     );
-    await until(async () => (await get('/api/mcp/servers')).servers.every((x: { status: string }) => x.status === 'connected'), 'both servers connected');
+    await until(
+      async () => (await get('/api/mcp/servers')).servers.every((x: { status: string }) => x.status === 'connected'),
+      'both servers connected',
+    );
     chat = await connectWs(`${svc.wsUrl}?token=${API_KEY}`);
   });
   afterAll(async () => {
@@ -48,7 +54,8 @@ describe('MCP sampling', () => {
   });
 
   it('deny (the default): the capability is not declared, so the server offers no sampling tool', async () => {
-    const names = (server: string) => get(`/api/mcp/servers/${server}/tools`).then((b) => (b.tools as { name: string }[]).map((t) => t.name));
+    const names = (server: string) =>
+      get(`/api/mcp/servers/${server}/tools`).then((b) => (b.tools as { name: string }[]).map((t) => t.name));
     expect(await names('plain')).not.toContain('trigger-sampling-request');
     expect(await names('sampler')).toContain('trigger-sampling-request');
   });
@@ -69,7 +76,10 @@ describe('MCP sampling', () => {
   it("allow: the server's request is answered by the agent's model during the tool call, maxTokens capped", async () => {
     const before = await get('/api/sessions');
     const from = chat.frames.length;
-    chat.send({ type: 'message', content: 'ask it [[tool:trigger-sampling-request {"prompt":"zebra-sampling-42","maxTokens":500}]]' });
+    chat.send({
+      type: 'message',
+      content: 'ask it [[tool:trigger-sampling-request {"prompt":"zebra-sampling-42","maxTokens":500}]]',
+    });
     const frames = await turnFrames(chat, 'default', from);
     const result = frames.find((f) => f.event === 'toolResult')!;
     expect(result.data.success, JSON.stringify(result.data)).toBe(true);
@@ -81,13 +91,25 @@ describe('MCP sampling', () => {
     expect(JSON.stringify(result.data)).toContain('zebra-sampling-42');
     expect(JSON.stringify(result.data)).toMatch(/stopReason.{1,8}endTurn/);
     // The sampling is a durable fact with the model's usage, and the session's totals include it.
-    const res = await fetch(`${svc.url}/api/sessions/default/export`, { headers: { Authorization: `Bearer ${API_KEY}` } });
-    const lines = (await res.text()).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
+    const res = await fetch(`${svc.url}/api/sessions/default/export`, {
+      headers: { Authorization: `Bearer ${API_KEY}` },
+    });
+    const lines = (await res.text())
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, any>);
     const events = lines.map((l) => (l.event ?? l) as Record<string, any>);
     const fact = events.find((e) => e.type === 'serverSampled');
-    expect(fact, JSON.stringify(lines.slice(0, 3))).toMatchObject({ turnId: result.data.turnId, callId: result.data.callId, serverId: 'sampler', model: 'sim-model' });
+    expect(fact, JSON.stringify(lines.slice(0, 3))).toMatchObject({
+      turnId: result.data.turnId,
+      callId: result.data.callId,
+      serverId: 'sampler',
+      model: 'sim-model',
+    });
     expect(fact!.usage.promptTokens).toBe(promptTokens(sampled[0]!.body.messages));
-    const modelTokens = events.filter((e) => e.type === 'assistantStep' || e.type === 'response').reduce((n, e) => n + (e.usage?.totalTokens ?? 0), 0);
+    const modelTokens = events
+      .filter((e) => e.type === 'assistantStep' || e.type === 'response')
+      .reduce((n, e) => n + (e.usage?.totalTokens ?? 0), 0);
     expect(before.sessions).toEqual([]);
     const total = (await get('/api/sessions')).sessions[0].usage.totalTokens as number;
     expect(total).toBe(modelTokens + (fact!.usage.totalTokens as number));
@@ -102,7 +124,10 @@ describe('MCP sampling under ask', () => {
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${svc.url}${path}`, {
       method,
-      headers: { Authorization: `Bearer ${ADMIN_KEY}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
+      headers: {
+        Authorization: `Bearer ${ADMIN_KEY}`,
+        ...(body !== undefined && { 'Content-Type': 'application/json' }),
+      },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
     return { status: res.status, body: (await res.json()) as Record<string, any> };
@@ -110,8 +135,16 @@ describe('MCP sampling under ask', () => {
   /** Starts a turn whose tool call makes the server sample, and waits for that sampling's approval request. */
   const askedFor = async (sessionId: string, prompt: string) => {
     const from = chat.frames.length;
-    chat.send({ type: 'message', sessionId, content: `ask [[tool:trigger-sampling-request {"prompt":"${prompt}","maxTokens":20}]]` });
-    const asked = await chat.next((f) => f.event === 'toolApprovalRequested' && f.data.sessionId === sessionId, undefined, from);
+    chat.send({
+      type: 'message',
+      sessionId,
+      content: `ask [[tool:trigger-sampling-request {"prompt":"${prompt}","maxTokens":20}]]`,
+    });
+    const asked = await chat.next(
+      (f) => f.event === 'toolApprovalRequested' && f.data.sessionId === sessionId,
+      undefined,
+      from,
+    );
     return { from, asked };
   };
 
@@ -119,14 +152,21 @@ describe('MCP sampling under ask', () => {
     sim = await startSimulator();
     svc = await startApp(
       {
-        server: { auth: { apiKey: API_KEY, adminKey: ADMIN_KEY }, limits: { rest: { points: 10_000 }, ws: { points: 10_000 } } },
+        server: {
+          auth: { apiKey: API_KEY, adminKey: ADMIN_KEY },
+          limits: { rest: { points: 10_000 }, ws: { points: 10_000 } },
+        },
         llm: { timeoutMs: 10_000 },
         toolPolicy: { timeoutMs: 60_000 },
         mcpServers: { asker: { ...everythingStdio, sampling: 'ask' } },
       },
       { modelUrl: sim.url },
     );
-    await until(async () => (await call('GET', '/api/mcp/servers')).body.servers.every((x: { status: string }) => x.status === 'connected'), 'the server connected');
+    await until(
+      async () =>
+        (await call('GET', '/api/mcp/servers')).body.servers.every((x: { status: string }) => x.status === 'connected'),
+      'the server connected',
+    );
     // Answering approvals takes the `approve` scope: the admin key has it.
     chat = await connectWs(`${svc.wsUrl}?token=${ADMIN_KEY}`);
   });
@@ -138,16 +178,28 @@ describe('MCP sampling under ask', () => {
 
   it('a sampling request waits as an approval, shown like a tool call; approved over REST, the model answers it', async () => {
     const { from, asked } = await askedFor('approved', 'yak-approve-1');
-    expect(asked.data).toMatchObject({ toolName: 'sampling/createMessage', serverId: 'asker', args: { maxTokens: 20 } });
+    expect(asked.data).toMatchObject({
+      toolName: 'sampling/createMessage',
+      serverId: 'asker',
+      args: { maxTokens: 20 },
+    });
     expect(JSON.stringify(asked.data.args.messages)).toContain('yak-approve-1');
     const { body: listed } = await call('GET', '/api/sessions/approved/approvals');
-    expect(listed.approvals).toMatchObject([{ callId: asked.data.callId, toolName: 'sampling/createMessage', serverId: 'asker' }]);
+    expect(listed.approvals).toMatchObject([
+      { callId: asked.data.callId, toolName: 'sampling/createMessage', serverId: 'asker' },
+    ]);
     expect(requestsWith(sim, `${MARKER} yak-approve-1`)).toEqual([]);
 
-    const answered = await call('POST', `/api/sessions/approved/approvals/${asked.data.callId}`, { decision: 'approve' });
+    const answered = await call('POST', `/api/sessions/approved/approvals/${asked.data.callId}`, {
+      decision: 'approve',
+    });
     expect(answered.status).toBe(200);
     const frames = await turnFrames(chat, 'approved', from);
-    expect(frames.find((f) => f.event === 'toolApprovalResolved')?.data).toMatchObject({ callId: asked.data.callId, decision: 'approve', by: 'rest' });
+    expect(frames.find((f) => f.event === 'toolApprovalResolved')?.data).toMatchObject({
+      callId: asked.data.callId,
+      decision: 'approve',
+      by: 'rest',
+    });
     const result = frames.find((f) => f.event === 'toolResult')!;
     expect(result.data.success, JSON.stringify(result.data)).toBe(true);
     expect(JSON.stringify(result.data)).toContain('LLM sampling result');
@@ -157,9 +209,18 @@ describe('MCP sampling under ask', () => {
 
   it('denied over WebSocket, the server gets the refusal and the model is never asked', async () => {
     const { from, asked } = await askedFor('denied', 'yak-deny-2');
-    chat.send({ type: 'approval', sessionId: 'denied', callId: asked.data.callId, decision: 'deny', reason: 'not today' });
+    chat.send({
+      type: 'approval',
+      sessionId: 'denied',
+      callId: asked.data.callId,
+      decision: 'deny',
+      reason: 'not today',
+    });
     const frames = await turnFrames(chat, 'denied', from);
-    expect(frames.find((f) => f.event === 'toolApprovalResolved')?.data).toMatchObject({ decision: 'deny', by: 'websocket' });
+    expect(frames.find((f) => f.event === 'toolApprovalResolved')?.data).toMatchObject({
+      decision: 'deny',
+      by: 'websocket',
+    });
     const result = frames.find((f) => f.event === 'toolResult')!;
     expect(JSON.stringify(result.data)).toMatch(/the user denied the sampling request \(not today\)/);
     expect(requestsWith(sim, `${MARKER} yak-deny-2`)).toEqual([]);

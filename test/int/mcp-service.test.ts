@@ -43,7 +43,14 @@ describe('mcp service (stdio)', () => {
   it('starts every configured server in parallel; failing ones are listed as error with a reason', async () => {
     // In parallel: every server was connecting before the first one was connected.
     const firstConnected = h.statuses.findIndex((s) => s.status === 'connected');
-    expect(new Set(h.statuses.slice(0, firstConnected).filter((s) => s.status === 'connecting').map((s) => s.name)).size).toBe(7);
+    expect(
+      new Set(
+        h.statuses
+          .slice(0, firstConnected)
+          .filter((s) => s.status === 'connecting')
+          .map((s) => s.name),
+      ).size,
+    ).toBe(7);
     // Failing servers are retried after a backoff (about a second, then longer), `connecting` while
     // they are; listed between attempts, they show their error.
     const servers = await vi.waitFor(async () => {
@@ -59,28 +66,55 @@ describe('mcp service (stdio)', () => {
       status: 'connected',
       type: 'stdio',
       description: 'reference server',
-      capabilities: expect.objectContaining({ client: expect.objectContaining({ elicitation: expect.anything() }), progress: true }),
+      capabilities: expect.objectContaining({
+        client: expect.objectContaining({ elicitation: expect.anything() }),
+        progress: true,
+      }),
     });
     expect(byName.fs?.status).toBe('connected');
     expect(byName.fixture?.status).toBe('connected');
-    expect(byName.broken).toMatchObject({ status: 'error', error: 'process exited with code 3: fixture: refusing to start' });
+    expect(byName.broken).toMatchObject({
+      status: 'error',
+      error: 'process exited with code 3: fixture: refusing to start',
+    });
     expect(byName.missing?.status).toBe('error');
     expect(byName.missing?.error).toMatch(/ENOENT/);
     // The cause Node and npm print, not their closing banners (`Node.js v…`, `A complete log of this run…`).
-    expect(byName.noScript?.error).toBe("process exited with code 1: Error: Cannot find module '/nonexistent/agentd-server.js'");
-    expect(byName.noPackage?.error).toMatch(/^process exited with code 1: npm error request to \S+agentd-no-such-package-zz9 failed: cache mode is 'only-if-cached'/);
+    expect(byName.noScript?.error).toBe(
+      "process exited with code 1: Error: Cannot find module '/nonexistent/agentd-server.js'",
+    );
+    expect(byName.noPackage?.error).toMatch(
+      /^process exited with code 1: npm error request to \S+agentd-no-such-package-zz9 failed: cache mode is 'only-if-cached'/,
+    );
     expect(byName.noPackage?.error).not.toMatch(/complete log/);
     expect(h.statuses.find((s) => s.name === 'noScript' && s.status === 'error')?.error).toBe(byName.noScript?.error);
-    expect(servers.map((s) => s.name)).toEqual(['everything', 'fs', 'broken', 'missing', 'noScript', 'noPackage', 'fixture']);
+    expect(servers.map((s) => s.name)).toEqual([
+      'everything',
+      'fs',
+      'broken',
+      'missing',
+      'noScript',
+      'noPackage',
+      'fixture',
+    ]);
     // status events went out on the bus
-    expect(h.statuses.filter((s) => s.name === 'everything').map((s) => s.status).slice(0, 2)).toEqual(['connecting', 'connected']);
+    expect(
+      h.statuses
+        .filter((s) => s.name === 'everything')
+        .map((s) => s.status)
+        .slice(0, 2),
+    ).toEqual(['connecting', 'connected']);
   });
 
   it('lists the tools of a server by id', async () => {
     const tools = await h.bus.execute('mcp.listTools', { serverId: 'everything' });
     const echo = tools.find((t) => t.name === 'echo');
     expect(echo).toMatchObject({ id: 'echo', name: 'echo', description: 'Echoes back the input string' });
-    expect(echo?.inputSchema).toMatchObject({ type: 'object', properties: { message: { type: 'string' } }, required: ['message'] });
+    expect(echo?.inputSchema).toMatchObject({
+      type: 'object',
+      properties: { message: { type: 'string' } },
+      required: ['message'],
+    });
     expect(await h.bus.execute('mcp.listTools', { serverId: 'broken' })).toEqual([]);
     expect(await rejection(h.bus.execute('mcp.listTools', { serverId: 'nope' }))).toMatchObject({
       code: 'SERVER_NOT_FOUND',
@@ -90,7 +124,11 @@ describe('mcp service (stdio)', () => {
 
   it('executes a tool: data is the MCP result, duration in ms', async () => {
     const before = Date.now();
-    const result = await h.bus.execute('mcp.executeTool', { serverId: 'everything', toolName: 'get-sum', args: { a: 2, b: 3 } });
+    const result = await h.bus.execute('mcp.executeTool', {
+      serverId: 'everything',
+      toolName: 'get-sum',
+      args: { a: 2, b: 3 },
+    });
     expect(result.success).toBe(true);
     expect(result.data).toEqual({ content: [{ type: 'text', text: 'The sum of 2 and 3 is 5.' }] });
     expect(result.execution).toMatchObject({ toolName: 'get-sum', serverId: 'everything' });
@@ -116,7 +154,10 @@ describe('mcp service (stdio)', () => {
     const outside = await rejection(
       h.bus.execute('mcp.executeTool', { serverId: 'fs', toolName: 'read_text_file', args: { path: '/etc/hostname' } }),
     );
-    expect(outside).toMatchObject({ code: 'TOOL_EXECUTION_FAILED', details: { toolName: 'read_text_file', serverId: 'fs' } });
+    expect(outside).toMatchObject({
+      code: 'TOOL_EXECUTION_FAILED',
+      details: { toolName: 'read_text_file', serverId: 'fs' },
+    });
     expect(String(outside.details.reason)).toMatch(/denied|outside/i);
   });
 
@@ -135,7 +176,9 @@ describe('mcp service (stdio)', () => {
       { path: '/', message: "must have required property 'b'" },
       { path: '/a', message: 'must be number' },
     ]);
-    expect((await exec('everything', 'get-sum', [1, 2])).details.issues).toEqual([{ path: '/', message: 'must be object' }]);
+    expect((await exec('everything', 'get-sum', [1, 2])).details.issues).toEqual([
+      { path: '/', message: 'must be object' },
+    ]);
     expect(await exec('fixture', 'fail', {})).toMatchObject({
       code: 'TOOL_EXECUTION_FAILED',
       details: { toolName: 'fail', serverId: 'fixture', reason: 'this tool always fails' },
@@ -146,11 +189,18 @@ describe('mcp service (stdio)', () => {
       expect(String(error.details.reason)).toMatch(/not connected \(status error: process exited with code 3/);
       return error;
     }, PATIENT);
-    expect(down).toMatchObject({ code: 'TOOL_EXECUTION_FAILED', details: { toolName: 'anything', serverId: 'broken' } });
+    expect(down).toMatchObject({
+      code: 'TOOL_EXECUTION_FAILED',
+      details: { toolName: 'anything', serverId: 'broken' },
+    });
   });
 
   it('treats a missing body as empty arguments', async () => {
-    const result = await h.bus.execute('mcp.executeTool', { serverId: 'everything', toolName: 'get-tiny-image', args: undefined });
+    const result = await h.bus.execute('mcp.executeTool', {
+      serverId: 'everything',
+      toolName: 'get-tiny-image',
+      args: undefined,
+    });
     expect((result.data.content as { type: string }[]).map((c) => c.type)).toContain('image');
   });
 
@@ -158,7 +208,9 @@ describe('mcp service (stdio)', () => {
     const result = await h.bus.execute('mcp.executeTool', { serverId: 'everything', toolName: 'get-env', args: {} });
     const env = JSON.parse(textOf(result.data)) as Record<string, string>;
     expect(JSON.stringify(env)).not.toContain(SECRET);
-    expect(Object.keys(env).sort()).toEqual(['HOME', 'PATH', 'VISIBLE_SETTING'].filter((k) => k !== 'HOME' || process.env.HOME));
+    expect(Object.keys(env).sort()).toEqual(
+      ['HOME', 'PATH', 'VISIBLE_SETTING'].filter((k) => k !== 'HOME' || process.env.HOME),
+    );
     expect(env.VISIBLE_SETTING).toBe('yes');
   });
 
@@ -168,7 +220,9 @@ describe('mcp service (stdio)', () => {
     expect(new Set(names).size).toBe(names.length);
     for (const name of names) expect(name).toMatch(MODEL_TOOL_NAME);
     expect(names).not.toContain('echo');
-    expect(names).toEqual(expect.arrayContaining(['everything--echo', 'fixture--echo', 'get-sum', 'read_text_file', 'fail']));
+    expect(names).toEqual(
+      expect.arrayContaining(['everything--echo', 'fixture--echo', 'get-sum', 'read_text_file', 'fail']),
+    );
     expect(names).not.toContain('simulate-research-query'); // task-only tools cannot be called plainly
     const get = tools.find((t) => t.name === 'get-sum');
     expect(get).toMatchObject({ serverId: 'everything', toolName: 'get-sum', parameters: { type: 'object' } });
@@ -204,7 +258,11 @@ describe('mcp service (stdio)', () => {
       const removed = Number(/truncated (\d+) bytes/.exec(out.text)?.[1]);
       expect(Buffer.byteLength(out.text.replace(/\n\[\.\.\..*$/, '')) + removed).toBe(5001);
       // the REST result is not cut
-      const full = await small.bus.execute('mcp.executeTool', { serverId: 'fixture', toolName: 'big', args: { bytes: 5001 } });
+      const full = await small.bus.execute('mcp.executeTool', {
+        serverId: 'fixture',
+        toolName: 'big',
+        args: { bytes: 5001 },
+      });
       expect(Buffer.byteLength(textOf(full.data))).toBe(5001);
     } finally {
       await small.stop();
@@ -215,12 +273,18 @@ describe('mcp service (stdio)', () => {
     const capped = harness({ fixture: fixture('echo-server', { maxResultBytes: 100_000 }) });
     try {
       await capped.service.start();
-      const error = await rejection(capped.bus.execute('mcp.executeTool', { serverId: 'fixture', toolName: 'big', args: { bytes: 300_000 } }));
+      const error = await rejection(
+        capped.bus.execute('mcp.executeTool', { serverId: 'fixture', toolName: 'big', args: { bytes: 300_000 } }),
+      );
       expect(error).toMatchObject({ code: 'TOOL_EXECUTION_FAILED', details: { serverId: 'fixture', toolName: 'big' } });
       expect(String(error.details.reason)).toMatch(/over the server's maxResultBytes \(100000\)/);
       const model = await capped.bus.execute('mcp.callModelTool', { name: 'big', args: { bytes: 300_000 } });
       expect(model).toMatchObject({ success: false, text: expect.stringMatching(/maxResultBytes/) as string });
-      const after = await capped.bus.execute('mcp.executeTool', { serverId: 'fixture', toolName: 'echo', args: { message: 'still here' } });
+      const after = await capped.bus.execute('mcp.executeTool', {
+        serverId: 'fixture',
+        toolName: 'echo',
+        args: { message: 'still here' },
+      });
       expect(textOf(after.data)).toBe('fixture echo: still here');
       expect((await capped.bus.execute('mcp.listServers', {}))[0]?.status).toBe('connected');
     } finally {

@@ -25,20 +25,30 @@ const OTHER = 'demo://resource/dynamic/text/12';
 describe('resource subscriptions shared by principals', () => {
   let svc: RunningApp;
   let alice: WsClient;
-  const call = (key: string, method: string, path: string, body?: unknown) => callAs(() => svc, key, method, path, body);
+  const call = (key: string, method: string, path: string, body?: unknown) =>
+    callAs(() => svc, key, method, path, body);
   const subscribe = async (key: string, uri: string, on: boolean) => {
-    const r = await call(key, 'POST', `/api/mcp/servers/everything/resources/${on ? 'subscribe' : 'unsubscribe'}`, { uri });
+    const r = await call(key, 'POST', `/api/mcp/servers/everything/resources/${on ? 'subscribe' : 'unsubscribe'}`, {
+      uri,
+    });
     expect(r.body).toMatchObject({ serverId: 'everything', uri, subscribed: on });
   };
   /** The URIs the server sends updates for now, once `last` (which someone follows) has come. */
   const updatedNow = async (last: string): Promise<string[]> => {
     const from = alice.frames.length;
-    expect((await call(OPS, 'POST', '/api/mcp/servers/everything/tools/toggle-subscriber-updates/execute', {})).status).toBe(200);
+    expect(
+      (await call(OPS, 'POST', '/api/mcp/servers/everything/tools/toggle-subscriber-updates/execute', {})).status,
+    ).toBe(200);
     try {
       await alice.next((f) => f.event === 'resourceUpdated' && f.data.uri === last, undefined, from);
-      return alice.frames.slice(from).filter((f) => f.event === 'resourceUpdated').map((f) => f.data.uri as string);
+      return alice.frames
+        .slice(from)
+        .filter((f) => f.event === 'resourceUpdated')
+        .map((f) => f.data.uri as string);
     } finally {
-      expect((await call(OPS, 'POST', '/api/mcp/servers/everything/tools/toggle-subscriber-updates/execute', {})).status).toBe(200);
+      expect(
+        (await call(OPS, 'POST', '/api/mcp/servers/everything/tools/toggle-subscriber-updates/execute', {})).status,
+      ).toBe(200);
     }
   };
 

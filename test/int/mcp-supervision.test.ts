@@ -36,11 +36,15 @@ describe('mcp supervision', () => {
     // `timeout` also bounds `initialize`: on a badly loaded machine the hang server may still miss it.
     // What this file tests starts from connected servers, so restart until they are.
     for (const serverId of ['crash', 'hang']) {
-      await vi.waitFor(async () => {
-        if ((await h.bus.execute('mcp.listServers', {})).find((s) => s.id === serverId)?.status === 'connected') return;
-        await h.bus.execute('mcp.restartServer', { serverId }).catch(() => undefined);
-        throw new Error(`${serverId} did not connect`);
-      }, { timeout: 60_000, interval: 100 });
+      await vi.waitFor(
+        async () => {
+          if ((await h.bus.execute('mcp.listServers', {})).find((s) => s.id === serverId)?.status === 'connected')
+            return;
+          await h.bus.execute('mcp.restartServer', { serverId }).catch(() => undefined);
+          throw new Error(`${serverId} did not connect`);
+        },
+        { timeout: 60_000, interval: 100 },
+      );
     }
   });
 
@@ -48,7 +52,9 @@ describe('mcp supervision', () => {
 
   it('fails a call within 1 s when the stdio server is killed -9 mid-call, then reconnects', async () => {
     const pid = await pidOf(h, 'crash');
-    const call = rejection(h.bus.execute('mcp.executeTool', { serverId: 'crash', toolName: 'slow', args: { ms: 30_000 } }));
+    const call = rejection(
+      h.bus.execute('mcp.executeTool', { serverId: 'crash', toolName: 'slow', args: { ms: 30_000 } }),
+    );
     await new Promise((r) => setImmediate(r)); // the request is on its way
     const lost = h.waitForStatus('crash', 'error');
     const connected = h.waitForStatus('crash', 'connected'); // after a backoff of about a second
@@ -89,7 +95,13 @@ describe('mcp supervision', () => {
     expect(elapsed).toBeLessThan(HANG_TIMEOUT + SLACK);
     // notifications/cancelled reached the server
     await expect
-      .poll(async () => textOf((await h.bus.execute('mcp.executeTool', { serverId: 'hang', toolName: 'cancelled-count', args: {} })).data), PATIENT)
+      .poll(
+        async () =>
+          textOf(
+            (await h.bus.execute('mcp.executeTool', { serverId: 'hang', toolName: 'cancelled-count', args: {} })).data,
+          ),
+        PATIENT,
+      )
       .toBe('1');
   });
 
@@ -108,10 +120,18 @@ describe('mcp supervision', () => {
 
   it('connects a server at runtime; a duplicate name is INVALID_REQUEST; a failure is AGENT_ERROR and listed', async () => {
     const record = await h.bus.execute('mcp.connectServer', { name: 'late', config: fixture('echo-server') });
-    expect(record).toEqual({ id: 'late', name: 'late', status: 'connected', type: 'stdio', capabilities: expect.objectContaining({ progress: true }) });
+    expect(record).toEqual({
+      id: 'late',
+      name: 'late',
+      status: 'connected',
+      type: 'stdio',
+      capabilities: expect.objectContaining({ progress: true }),
+    });
     expect((await h.bus.execute('mcp.modelTools', {})).map((t) => t.name)).toContain('echo');
 
-    expect(await rejection(h.bus.execute('mcp.connectServer', { name: 'late', config: fixture('echo-server') }))).toMatchObject({
+    expect(
+      await rejection(h.bus.execute('mcp.connectServer', { name: 'late', config: fixture('echo-server') })),
+    ).toMatchObject({
       code: 'INVALID_REQUEST',
       details: { field: 'name' },
     });
@@ -130,12 +150,17 @@ describe('mcp supervision', () => {
     const t0 = Date.now();
     const error = await rejection(h.bus.execute('mcp.connectServer', { name: 'silent', config: silent }));
     expect(Date.now() - t0).toBeLessThan(300 + SLACK);
-    expect(error).toMatchObject({ code: 'AGENT_ERROR', details: { serverId: 'silent', reason: 'timed out after 300 ms' } });
+    expect(error).toMatchObject({
+      code: 'AGENT_ERROR',
+      details: { serverId: 'silent', reason: 'timed out after 300 ms' },
+    });
     await h.bus.execute('mcp.removeServer', { serverId: 'silent' });
   });
 
   it('removes a server: disconnected is reported, it leaves the list, its child exits, its tools go', async () => {
-    const pidLate = await h.bus.execute('mcp.connectServer', { name: 'gone', config: fixture('crash-server') }).then(() => pidOf(h, 'gone'));
+    const pidLate = await h.bus
+      .execute('mcp.connectServer', { name: 'gone', config: fixture('crash-server') })
+      .then(() => pidOf(h, 'gone'));
     const changes = h.toolsChanged.length;
     const removed = await h.bus.execute('mcp.removeServer', { serverId: 'gone' });
     expect(removed).toEqual({ id: 'gone', name: 'gone', status: 'disconnected', type: 'stdio' });
@@ -143,7 +168,9 @@ describe('mcp supervision', () => {
     expect((await h.bus.execute('mcp.listServers', {})).map((s) => s.name)).not.toContain('gone');
     expect(isAlive(pidLate)).toBe(false);
     expect(h.toolsChanged.length).toBeGreaterThan(changes);
-    expect(await rejection(h.bus.execute('mcp.removeServer', { serverId: 'gone' }))).toMatchObject({ code: 'SERVER_NOT_FOUND' });
+    expect(await rejection(h.bus.execute('mcp.removeServer', { serverId: 'gone' }))).toMatchObject({
+      code: 'SERVER_NOT_FOUND',
+    });
     await h.bus.execute('mcp.removeServer', { serverId: 'bad' }); // a server in backoff can be removed too
   });
 
@@ -173,7 +200,9 @@ describe('mcp retry budget and shutdown', () => {
           }
         });
       });
-      expect(halted).toMatch(/^process exited with code 3: .* \(stopped retrying after 3 failures within 60 s; restart/);
+      expect(halted).toMatch(
+        /^process exited with code 3: .* \(stopped retrying after 3 failures within 60 s; restart/,
+      );
       // That no retry follows a halt is shown on a simulated clock (test/unit/mcp-server-machine.test.ts).
       expect(h.statuses.filter((s) => s.status === 'connecting').length).toBe(3);
 
@@ -197,7 +226,10 @@ describe('mcp retry budget and shutdown', () => {
     expect(Date.now() - t0).toBeLessThan(3_000);
     for (const pid of pids) expect(isAlive(pid)).toBe(false);
     expect(childrenRunning('fixtures/mcp')).toEqual([]);
-    const disconnected = h.statuses.filter((s) => s.status === 'disconnected').map((s) => s.name).sort();
+    const disconnected = h.statuses
+      .filter((s) => s.status === 'disconnected')
+      .map((s) => s.name)
+      .sort();
     expect(disconnected).toEqual(['crash', 'hang', 'never']);
     expect(await rejection(h.bus.execute('mcp.listServers', {}))).toMatchObject({ code: 'INTERNAL_ERROR' });
   });

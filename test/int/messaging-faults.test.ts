@@ -24,7 +24,11 @@ beforeAll(async () => {
   [sim, keyedSim] = await Promise.all([startSimulator(), startSimulator({ apiKey: RIGHT_KEY })]);
   [svc, wrongKeySvc] = await Promise.all([
     startApp(
-      { mcpServers: { everything: everythingStdio }, server: roomyLimits, llm: { maxRetries: 1, timeoutMs: TIMEOUT_MS, maxIterations: MAX_ITERATIONS } },
+      {
+        mcpServers: { everything: everythingStdio },
+        server: roomyLimits,
+        llm: { maxRetries: 1, timeoutMs: TIMEOUT_MS, maxIterations: MAX_ITERATIONS },
+      },
       { modelUrl: sim.url },
     ),
     startApp({ server: roomyLimits, llm: { apiKey: WRONG_KEY, maxRetries: 1 } }, { modelUrl: keyedSim.url }),
@@ -37,7 +41,8 @@ afterAll(async () => {
   await Promise.all([sim?.close(), keyedSim?.close()]);
 });
 
-const sync = (app: RunningApp, message: string, sessionId?: string) => api(app.url, 'POST', '/api/message-sync', { message, ...(sessionId && { sessionId }) });
+const sync = (app: RunningApp, message: string, sessionId?: string) =>
+  api(app.url, 'POST', '/api/message-sync', { message, ...(sessionId && { sessionId }) });
 
 /** Health answers 200 and a plain message in `sessionId` gets its reply. */
 async function expectHealthy(app: RunningApp, sessionId: string): Promise<void> {
@@ -53,7 +58,14 @@ describe('model faults', () => {
   it('401 (wrong API key): 500 AGENT_ERROR naming the cause, never the key; the WebSocket gets an error event', async () => {
     const res = await sync(wrongKeySvc, 'hello with a wrong key');
     expect(res.status).toBe(500);
-    expect(res.body).toMatchObject({ success: false, error: { code: 'AGENT_ERROR', message: expect.stringMatching(/401/), details: { reason: 'unauthorized', status: 401 } } });
+    expect(res.body).toMatchObject({
+      success: false,
+      error: {
+        code: 'AGENT_ERROR',
+        message: expect.stringMatching(/401/),
+        details: { reason: 'unauthorized', status: 401 },
+      },
+    });
     expect(res.text).not.toContain(WRONG_KEY);
     expect(res.text).not.toContain(WRONG_KEY.slice(3, 20));
     // 401 is not retried.
@@ -64,7 +76,10 @@ describe('model faults', () => {
     client.send({ type: 'message', content: 'ws with a wrong key', sessionId: 'auth' });
     const turn = await turnFrames(client, 'auth');
     client.close();
-    expect(turn.at(-1)).toMatchObject({ event: 'error', data: { code: 'AGENT_ERROR', details: { reason: 'unauthorized' }, sessionId: 'auth' } });
+    expect(turn.at(-1)).toMatchObject({
+      event: 'error',
+      data: { code: 'AGENT_ERROR', details: { reason: 'unauthorized' }, sessionId: 'auth' },
+    });
     expect(JSON.stringify(turn)).not.toContain(WRONG_KEY);
     await expectHealthy(wrongKeySvc, 'auth');
   });
@@ -81,7 +96,11 @@ describe('model faults', () => {
   it('429 beyond llm.maxRetries is AGENT_ERROR naming the rate limit', async () => {
     const res = await sync(svc, '[[error:429 retry-after=0.01 times=5]] retry-mike', 'rate2');
     expect(res.status).toBe(500);
-    expect(res.body.error).toMatchObject({ code: 'AGENT_ERROR', message: expect.stringMatching(/429.*after 1 retry/), details: { reason: 'rate_limited' } });
+    expect(res.body.error).toMatchObject({
+      code: 'AGENT_ERROR',
+      message: expect.stringMatching(/429.*after 1 retry/),
+      details: { reason: 'rate_limited' },
+    });
     expect(requestsWith(sim, 'retry-mike')).toHaveLength(2);
     await expectHealthy(svc, 'rate2');
   });
@@ -89,7 +108,11 @@ describe('model faults', () => {
   it('a stall longer than llm.timeoutMs ends the turn with AGENT_ERROR timed out', async () => {
     const res = await sync(svc, '[[len:8]] [[stall:5000 after=3]] stall-november', 'stall');
     expect(res.status).toBe(500);
-    expect(res.body.error).toMatchObject({ code: 'AGENT_ERROR', message: `model request timed out after ${TIMEOUT_MS} ms`, details: { reason: 'timeout' } });
+    expect(res.body.error).toMatchObject({
+      code: 'AGENT_ERROR',
+      message: `model request timed out after ${TIMEOUT_MS} ms`,
+      details: { reason: 'timeout' },
+    });
     expect(res.ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
     expect(res.ms).toBeLessThan(TIMEOUT_MS + 1500);
     await expectHealthy(svc, 'stall');
@@ -100,7 +123,10 @@ describe('model faults', () => {
     const turn = await turnFrames(ws, 'stall-ws');
     expect(turn.filter((f) => f.event === 'chunk')).toHaveLength(3);
     expect(turn.some((f) => f.event === 'response')).toBe(false);
-    expect(turn.at(-1)).toMatchObject({ event: 'error', data: { code: 'AGENT_ERROR', message: expect.stringMatching(/timed out/), sessionId: 'stall-ws' } });
+    expect(turn.at(-1)).toMatchObject({
+      event: 'error',
+      data: { code: 'AGENT_ERROR', message: expect.stringMatching(/timed out/), sessionId: 'stall-ws' },
+    });
     await expectHealthy(svc, 'stall-ws');
   });
 
@@ -114,14 +140,28 @@ describe('model faults', () => {
   it('bad tool-argument JSON becomes an error result for the model; the turn still answers', async () => {
     ws.send({ type: 'message', content: '[[badjson:echo]] badjson-quebec', sessionId: 'badjson' });
     const turn = await turnFrames(ws, 'badjson');
-    expect(turn.map((f) => f.event).filter((n) => n !== 'chunk')).toEqual(['userMessage', 'thinking', 'toolCall', 'toolResult', 'response']);
+    expect(turn.map((f) => f.event).filter((n) => n !== 'chunk')).toEqual([
+      'userMessage',
+      'thinking',
+      'toolCall',
+      'toolResult',
+      'response',
+    ]);
     const call = turn.find((f) => f.event === 'toolCall')!.data;
     expect(call).toMatchObject({ toolName: 'echo', serverId: 'everything', args: '{"broken": tru' });
-    expect(turn.find((f) => f.event === 'toolResult')!.data).toMatchObject({ callId: call.callId, success: false, durationMs: 0 });
+    expect(turn.find((f) => f.event === 'toolResult')!.data).toMatchObject({
+      callId: call.callId,
+      success: false,
+      durationMs: 0,
+    });
     expect(turn.at(-1)!.data.content).toMatch(/^Tool echo returned: Invalid arguments for tool "echo": not valid JSON/);
     // The model was told, in a tool message answering its call.
     const second = requestsWith(sim, 'badjson-quebec')[1]!.body.messages;
-    expect(second.at(-1)).toMatchObject({ role: 'tool', tool_call_id: call.callId, content: expect.stringContaining('Invalid arguments') });
+    expect(second.at(-1)).toMatchObject({
+      role: 'tool',
+      tool_call_id: call.callId,
+      content: expect.stringContaining('Invalid arguments'),
+    });
     await expectHealthy(svc, 'badjson');
   });
 
@@ -133,8 +173,15 @@ describe('model faults', () => {
     expect(turn.filter((f) => f.event === 'toolResult').every((f) => f.data.success)).toBe(true);
     const response = turn.at(-1)!;
     expect(response.event).toBe('response');
-    expect(response.data.content).toMatch(new RegExp(`iteration limit \\(${MAX_ITERATIONS} model steps\\).*Ask me to continue`));
-    expect(turn.filter((f) => f.event === 'chunk').map((f) => f.data.content).join('')).toBe(response.data.content);
+    expect(response.data.content).toMatch(
+      new RegExp(`iteration limit \\(${MAX_ITERATIONS} model steps\\).*Ask me to continue`),
+    );
+    expect(
+      turn
+        .filter((f) => f.event === 'chunk')
+        .map((f) => f.data.content)
+        .join(''),
+    ).toBe(response.data.content);
     await expectHealthy(svc, 'loop');
   });
 });

@@ -6,7 +6,15 @@
 import { appendFile, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { api, everythingStdio, lastMessagesWith, roomyLimits, textOf, turnFrames, useSimulatorAndFolder } from '../support/messaging.ts';
+import {
+  api,
+  everythingStdio,
+  lastMessagesWith,
+  roomyLimits,
+  textOf,
+  turnFrames,
+  useSimulatorAndFolder,
+} from '../support/messaging.ts';
 import type { RunningApp } from '../support/start-app.ts';
 import { connectWs } from '../support/ws-client.ts';
 
@@ -14,7 +22,12 @@ const env = useSimulatorAndFolder('agentd-restart-');
 
 async function boot(): Promise<RunningApp> {
   return env.apps.start(
-    { storage: { type: 'jsonl', dir: env.dir }, mcpServers: { everything: everythingStdio }, server: roomyLimits, llm: { timeoutMs: 10_000 } },
+    {
+      storage: { type: 'jsonl', dir: env.dir },
+      mcpServers: { everything: everythingStdio },
+      server: roomyLimits,
+      llm: { timeoutMs: 10_000 },
+    },
     { modelUrl: env.sim.url },
   );
 }
@@ -24,8 +37,12 @@ describe('history across a restart (JSONL store)', () => {
   it('a new service over the same directory serves the history and the model sees the earlier turns', async () => {
     const first = await boot();
     const post = (path: string, body: unknown) => api(first.url, 'POST', path, body);
-    expect((await post('/api/message-sync', { message: 'restart-one: remember zebra' })).body.response).toBe('You said: restart-one: remember zebra');
-    expect((await post('/api/message-sync', { message: 'restart-two [[tool:echo {"message":"stored"}]]' })).body.response).toBe('Tool echo returned: Echo: stored');
+    expect((await post('/api/message-sync', { message: 'restart-one: remember zebra' })).body.response).toBe(
+      'You said: restart-one: remember zebra',
+    );
+    expect(
+      (await post('/api/message-sync', { message: 'restart-two [[tool:echo {"message":"stored"}]]' })).body.response,
+    ).toBe('Tool echo returned: Echo: stored');
     await post('/api/message-sync', { message: 'other-session', sessionId: 'side' });
     const before = (await api(first.url, 'GET', '/api/sessions/default/history')).body.events;
     const usageOf = async (app: RunningApp) =>
@@ -41,7 +58,14 @@ describe('history across a restart (JSONL store)', () => {
     const history = await api(second.url, 'GET', '/api/sessions/default/history');
     expect(history.status).toBe(200);
     expect(history.body.events).toEqual(before);
-    expect(history.body.events.map((f: any) => f.event)).toEqual(['userMessage', 'response', 'userMessage', 'toolCall', 'toolResult', 'response']);
+    expect(history.body.events.map((f: any) => f.event)).toEqual([
+      'userMessage',
+      'response',
+      'userMessage',
+      'toolCall',
+      'toolResult',
+      'response',
+    ]);
     const ids = (await api(second.url, 'GET', '/api/sessions')).body.sessions.map((s: any) => s.id);
     expect(ids).toEqual(expect.arrayContaining(['default', 'side']));
 
@@ -53,7 +77,16 @@ describe('history across a restart (JSONL store)', () => {
     expect(turn.at(-1)!.data.content).toBe('You said: restart-three: which animal?');
     expect(turn[0]!.data.seq).toBe(history.body.lastSeq + 1);
     const seen = lastMessagesWith(env.sim, 'restart-three');
-    expect(seen.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'assistant', 'tool', 'assistant', 'user']);
+    expect(seen.map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+    ]);
     expect(textOf(seen[1])).toBe('restart-one: remember zebra');
     expect(seen[5]).toMatchObject({ role: 'tool', content: 'Echo: stored' });
     await shutdown(second);
@@ -74,7 +107,12 @@ describe('history across a restart (JSONL store)', () => {
     const res = await api(again.url, 'POST', '/api/message-sync', { message: 'torn-two', sessionId: 'torn' });
     expect(res.body.response).toBe('You said: torn-two');
     const events = (await api(again.url, 'GET', '/api/sessions/torn/history')).body.events;
-    expect(events.map((f: any) => [f.data.seq, f.data.content])).toEqual([[1, 'torn-one'], [2, 'You said: torn-one'], [3, 'torn-two'], [4, 'You said: torn-two']]);
+    expect(events.map((f: any) => [f.data.seq, f.data.content])).toEqual([
+      [1, 'torn-one'],
+      [2, 'You said: torn-one'],
+      [3, 'torn-two'],
+      [4, 'You said: torn-two'],
+    ]);
     expect(lastMessagesWith(env.sim, 'torn-two').map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
   });
 
@@ -86,9 +124,17 @@ describe('history across a restart (JSONL store)', () => {
     await turnFrames(live, 'same');
     live.send({ type: 'message', sessionId: 'same', content: 'same-two' });
     await turnFrames(live, 'same');
-    const durable = (frames: typeof live.frames) => frames.filter((f) => f.data.sessionId === 'same' && DURABLE.has(f.event));
+    const durable = (frames: typeof live.frames) =>
+      frames.filter((f) => f.data.sessionId === 'same' && DURABLE.has(f.event));
     const seenLive = durable(live.frames);
-    expect(seenLive.map((f) => f.event)).toEqual(['userMessage', 'toolCall', 'toolResult', 'response', 'userMessage', 'response']);
+    expect(seenLive.map((f) => f.event)).toEqual([
+      'userMessage',
+      'toolCall',
+      'toolResult',
+      'response',
+      'userMessage',
+      'response',
+    ]);
     expect(seenLive[2]!.data.result).toMatchObject({ content: [{ type: 'text', text: 'Echo: twice' }] });
     live.close();
 

@@ -36,9 +36,15 @@ describe('queueing', () => {
 
   it('queued message-sync calls of one session are answered in order', async () => {
     const replies = await Promise.all(
-      ['one', 'two', 'three'].map((n, i) => post('/api/message-sync', { message: `fifo-${n} [[ttft:${i === 0 ? 150 : 0}]]`, sessionId: 'fifo' })),
+      ['one', 'two', 'three'].map((n, i) =>
+        post('/api/message-sync', { message: `fifo-${n} [[ttft:${i === 0 ? 150 : 0}]]`, sessionId: 'fifo' }),
+      ),
     );
-    expect(replies.map((r) => r.body.response)).toEqual(['You said: fifo-one', 'You said: fifo-two', 'You said: fifo-three']);
+    expect(replies.map((r) => r.body.response)).toEqual([
+      'You said: fifo-one',
+      'You said: fifo-two',
+      'You said: fifo-three',
+    ]);
     const history = await get('/api/sessions/fifo/history');
     const users = history.body.events.filter((f: any) => f.event === 'userMessage').map((f: any) => f.data.content);
     expect(users).toEqual(['fifo-one [[ttft:150]]', 'fifo-two [[ttft:0]]', 'fifo-three [[ttft:0]]']);
@@ -58,7 +64,14 @@ describe('cancel', () => {
     const end = turn.at(-1)!;
     expect(end).toMatchObject({
       event: 'error',
-      data: { code: 'AGENT_ERROR', message: 'turn cancelled', details: { reason: 'cancelled' }, sessionId: 'cancel-ws', turnId: turn[0]!.data.turnId, seq: expect.any(Number) },
+      data: {
+        code: 'AGENT_ERROR',
+        message: 'turn cancelled',
+        details: { reason: 'cancelled' },
+        sessionId: 'cancel-ws',
+        turnId: turn[0]!.data.turnId,
+        seq: expect.any(Number),
+      },
     });
     expect(turn.some((f) => f.event === 'response')).toBe(false);
     ws.send({ type: 'message', content: 'cancel-ws after', sessionId: 'cancel-ws' });
@@ -77,12 +90,18 @@ describe('cancel', () => {
     await ws.next((f) => f.event === 'thinking' && f.data.sessionId === 'cancel-rest');
     const cancel = await post('/api/sessions/cancel-rest/cancel');
     expect(cancel.status).toBe(200);
-    expect(cancel.body).toEqual({ sessionId: 'cancel-rest', cancelled: true, timestamp: expect.stringMatching(ISO_MS) });
+    expect(cancel.body).toEqual({
+      sessionId: 'cancel-rest',
+      cancelled: true,
+      timestamp: expect.stringMatching(ISO_MS),
+    });
     const res = await pending;
     expect(res.ms).toBeLessThan(4_000); // ended by the cancel: the model's first piece comes after 5 s
     expect(res.status).toBe(500);
     expect(res.body.error).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'cancelled' } });
-    expect((await ws.next((f) => f.event === 'error' && f.data.sessionId === 'cancel-rest')).data.details.reason).toBe('cancelled');
+    expect((await ws.next((f) => f.event === 'error' && f.data.sessionId === 'cancel-rest')).data.details.reason).toBe(
+      'cancelled',
+    );
     // Nothing left to cancel now.
     expect((await post('/api/sessions/cancel-rest/cancel')).body.cancelled).toBe(false);
   });
@@ -90,7 +109,11 @@ describe('cancel', () => {
   it('cancel reaches an in-flight MCP tool call', async () => {
     const ws = await client();
     const from = ws.frames.length;
-    ws.send({ type: 'message', content: '[[tool:trigger-long-running-operation {"duration":10,"steps":5}]]', sessionId: 'cancel-tool' });
+    ws.send({
+      type: 'message',
+      content: '[[tool:trigger-long-running-operation {"duration":10,"steps":5}]]',
+      sessionId: 'cancel-tool',
+    });
     await ws.next((f) => f.event === 'toolCall' && f.data.sessionId === 'cancel-tool', undefined, from);
     const t0 = Date.now();
     expect((await post('/api/sessions/cancel-tool/cancel')).body.cancelled).toBe(true);
@@ -104,7 +127,10 @@ describe('replay', () => {
   it('subscribe{sessionId, since} sends only later durable events, then goes live', async () => {
     await post('/api/message-sync', { message: 'replay-one', sessionId: 'replay' });
     await post('/api/message-sync', { message: 'replay-two [[tool:echo {"message":"r2"}]]', sessionId: 'replay' });
-    const history = (await get('/api/sessions/replay/history')).body.events as { event: string; data: { seq: number } }[];
+    const history = (await get('/api/sessions/replay/history')).body.events as {
+      event: string;
+      data: { seq: number };
+    }[];
     const firstReply = history.find((f) => f.event === 'response')!.data;
     const later = history.filter((f) => f.data.seq > firstReply.seq);
 
@@ -133,7 +159,9 @@ describe('replay', () => {
     all.send({ type: 'subscribe', sessionId: 'replay', since: 0 });
     await all.next((f) => f.event === 'response' && f.data.content === 'You said: replay-three');
     expect(all.frames.filter((f) => f.event === 'userMessage').map((f) => f.data.content)).toEqual([
-      'replay-one', 'replay-two [[tool:echo {"message":"r2"}]]', 'replay-three',
+      'replay-one',
+      'replay-two [[tool:echo {"message":"r2"}]]',
+      'replay-three',
     ]);
     const none = await client();
     none.send({ type: 'subscribe', sessionId: 'replay' });
@@ -164,14 +192,23 @@ describe('session endpoints', () => {
     expect(list.status).toBe(200);
     const ep = list.body.sessions.find((s: any) => s.id === 'ep');
     const tokens = expect.any(Number) as unknown;
-    expect(ep).toEqual({ id: 'ep', lastSeq: 4, updatedAt: expect.stringMatching(ISO_MS), busy: false, queued: 0, usage: { promptTokens: tokens, completionTokens: tokens, totalTokens: tokens } });
+    expect(ep).toEqual({
+      id: 'ep',
+      lastSeq: 4,
+      updatedAt: expect.stringMatching(ISO_MS),
+      busy: false,
+      queued: 0,
+      usage: { promptTokens: tokens, completionTokens: tokens, totalTokens: tokens },
+    });
     expect(list.body.timestamp).toMatch(ISO_MS);
 
     const history = await get('/api/sessions/ep/history');
     expect(history.body.sessionId).toBe('ep');
     expect(history.body.events.map((f: any) => [f.data.seq, f.event, f.data.content])).toEqual([
-      [1, 'userMessage', 'ep-one'], [2, 'response', 'You said: ep-one'],
-      [3, 'userMessage', 'ep-two'], [4, 'response', 'You said: ep-two'],
+      [1, 'userMessage', 'ep-one'],
+      [2, 'response', 'You said: ep-one'],
+      [3, 'userMessage', 'ep-two'],
+      [4, 'response', 'You said: ep-two'],
     ]);
     expect(history.body.events[0].data).toMatchObject({ sessionId: 'ep', turnId: expect.any(String) });
     expect(history.body.lastSeq).toBe(4);
@@ -199,6 +236,10 @@ describe('session endpoints', () => {
     await expect.poll(busy, { ...PATIENT, interval: 20 }).toMatchObject({ busy: true, queued: 1 });
     await Promise.all([slow, next]);
     // 5 events: the second message was stored as queued (messageQueued) before it was acknowledged.
-    expect((await get('/api/sessions')).body.sessions.find((s: any) => s.id === 'busy')).toMatchObject({ busy: false, queued: 0, lastSeq: 5 });
+    expect((await get('/api/sessions')).body.sessions.find((s: any) => s.id === 'busy')).toMatchObject({
+      busy: false,
+      queued: 0,
+      lastSeq: 5,
+    });
   });
 });

@@ -3,7 +3,15 @@
  * it against the model simulator, and server-everything as a real MCP tool server over stdio.
  */
 import { describe, expect, it } from 'vitest';
-import { api, ISO_MS, lastMessagesWith, requestsWith, textOf, turnFrames, useMessagingService } from '../support/messaging.ts';
+import {
+  api,
+  ISO_MS,
+  lastMessagesWith,
+  requestsWith,
+  textOf,
+  turnFrames,
+  useMessagingService,
+} from '../support/messaging.ts';
 import type { Frame } from '../support/ws-client.ts';
 
 const SYSTEM_PROMPT = 'You are the messaging test agent.';
@@ -20,7 +28,11 @@ describe('REST messaging', () => {
   it('message-sync answers {success, response, timestamp} with the model reply; the model gets the system prompt first', async () => {
     const res = await post('/api/message-sync', { message: 'hello sync-alpha' });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true, response: 'You said: hello sync-alpha', timestamp: expect.stringMatching(ISO_MS) });
+    expect(res.body).toEqual({
+      success: true,
+      response: 'You said: hello sync-alpha',
+      timestamp: expect.stringMatching(ISO_MS),
+    });
     const seen = lastMessagesWith(t.sim, 'sync-alpha');
     expect(seen[0]).toEqual({ role: 'system', content: SYSTEM_PROMPT });
     expect(seen.at(-1)).toEqual({ role: 'user', content: 'hello sync-alpha' });
@@ -32,7 +44,12 @@ describe('REST messaging', () => {
     const res = await post('/api/message-sync', { message: 'second in s-a', sessionId: 'rest-a' });
     expect(res.body.response).toBe('You said: second in s-a');
     const seen = lastMessagesWith(t.sim, 'second in s-a').map((m) => `${m.role}:${textOf(m)}`);
-    expect(seen).toEqual([`system:${SYSTEM_PROMPT}`, 'user:first in s-a', 'assistant:You said: first in s-a', 'user:second in s-a']);
+    expect(seen).toEqual([
+      `system:${SYSTEM_PROMPT}`,
+      'user:first in s-a',
+      'assistant:You said: first in s-a',
+      'user:second in s-a',
+    ]);
   });
 
   it('POST /api/message answers {status: processing}; the reply streams to a connected WebSocket client', async () => {
@@ -44,7 +61,12 @@ describe('REST messaging', () => {
     const turn = await turnFrames(ws, 'default', from);
     expect(names(turn).filter((n) => n !== 'chunk')).toEqual(['userMessage', 'thinking', 'response']);
     const response = turn.at(-1)!;
-    expect(turn.filter((f) => f.event === 'chunk').map((f) => f.data.content).join('')).toBe(response.data.content);
+    expect(
+      turn
+        .filter((f) => f.event === 'chunk')
+        .map((f) => f.data.content)
+        .join(''),
+    ).toBe(response.data.content);
     expect(response.data.content.split(' ').length).toBeGreaterThan(4);
     expect(turn[0]!.data).toMatchObject({ content: 'async-bravo [[len:6]]', sessionId: 'default', hasImage: false });
   });
@@ -74,7 +96,11 @@ describe('WebSocket streaming', () => {
     const response = turn.at(-1)!.data;
     expect(chunks.map((f) => f.data.content).join('')).toBe(response.content);
     expect(response.content.trim().split(/\s+/)).toHaveLength(12);
-    expect(response).toMatchObject({ sessionId: 'ws-stream', model: 'sim-model', usage: { totalTokens: expect.any(Number) } });
+    expect(response).toMatchObject({
+      sessionId: 'ws-stream',
+      model: 'sim-model',
+      usage: { totalTokens: expect.any(Number) },
+    });
     const turnId = turn[0]!.data.turnId;
     for (const f of turn) {
       expect(f.data).toMatchObject({ sessionId: 'ws-stream', turnId, seq: expect.any(Number) });
@@ -91,23 +117,45 @@ describe('WebSocket streaming', () => {
     ws.send({ type: 'message', content: 'tool-delta [[tool:echo {"message":"ping from ws"}]]', sessionId: 'ws-tool' });
     const turn = await turnFrames(ws, 'ws-tool');
     const events = names(turn);
-    expect(events.filter((n) => n !== 'chunk')).toEqual(['userMessage', 'thinking', 'toolCall', 'toolResult', 'response']);
+    expect(events.filter((n) => n !== 'chunk')).toEqual([
+      'userMessage',
+      'thinking',
+      'toolCall',
+      'toolResult',
+      'response',
+    ]);
     expect(events.indexOf('chunk')).toBeGreaterThan(events.indexOf('toolResult'));
     const call = turn.find((f) => f.event === 'toolCall')!.data;
     const result = turn.find((f) => f.event === 'toolResult')!.data;
     const { turnId } = turn[0]!.data;
     expect(call).toEqual({
-      toolName: 'echo', serverId: 'everything', callId: expect.any(String), args: { message: 'ping from ws' },
-      sessionId: 'ws-tool', turnId, seq: expect.any(Number),
+      toolName: 'echo',
+      serverId: 'everything',
+      callId: expect.any(String),
+      args: { message: 'ping from ws' },
+      sessionId: 'ws-tool',
+      turnId,
+      seq: expect.any(Number),
     });
     expect(result).toEqual({
-      toolName: 'echo', serverId: 'everything', callId: call.callId, success: true,
+      toolName: 'echo',
+      serverId: 'everything',
+      callId: call.callId,
+      success: true,
       result: { content: [{ type: 'text', text: 'Echo: ping from ws' }] },
-      durationMs: expect.any(Number), sessionId: 'ws-tool', turnId, seq: call.seq + 1,
+      durationMs: expect.any(Number),
+      sessionId: 'ws-tool',
+      turnId,
+      seq: call.seq + 1,
     });
     const response = turn.at(-1)!.data;
     expect(response.content).toBe('Tool echo returned: Echo: ping from ws');
-    expect(turn.filter((f) => f.event === 'chunk').map((f) => f.data.content).join('')).toBe(response.content);
+    expect(
+      turn
+        .filter((f) => f.event === 'chunk')
+        .map((f) => f.data.content)
+        .join(''),
+    ).toBe(response.content);
     // The model's second step saw its own call and the tool's answer.
     const seen = requestsWith(t.sim, 'tool-delta');
     expect(seen).toHaveLength(2);
@@ -122,7 +170,9 @@ describe('WebSocket streaming', () => {
     ws.sendRaw('{not json');
     expect((await ws.next((f) => f.event === 'error')).data.code).toBe('INVALID_REQUEST');
     ws.send({ type: 'dance' });
-    expect((await ws.next((f) => f.event === 'error' && f.data.code === 'INVALID_MESSAGE_TYPE')).data.details.type).toBe('dance');
+    expect(
+      (await ws.next((f) => f.event === 'error' && f.data.code === 'INVALID_MESSAGE_TYPE')).data.details.type,
+    ).toBe('dance');
     ws.send({ type: 'ping' });
     await ws.next((f) => f.event === 'pong');
   });
@@ -136,7 +186,10 @@ describe('reset', () => {
     const res = await api(t.svc.url, 'POST', '/api/reset');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'reset initiated', timestamp: expect.stringMatching(ISO_MS) });
-    expect((await ws.next((f) => f.event === 'conversationReset', 2000, from)).data).toEqual({ sessionId: 'default', seq: expect.any(Number) });
+    expect((await ws.next((f) => f.event === 'conversationReset', 2000, from)).data).toEqual({
+      sessionId: 'default',
+      seq: expect.any(Number),
+    });
     await post('/api/message-sync', { message: 'after-reset-echo two' });
     expect(lastMessagesWith(t.sim, 'after-reset-echo').map((m) => m.role)).toEqual(['system', 'user']);
   });
@@ -147,7 +200,12 @@ describe('reset', () => {
     expect((await post('/api/reset', { sessionId: 'reset-drop' })).body.status).toBe('reset initiated');
     await post('/api/message-sync', { message: 'again-keep-foxtrot', sessionId: 'reset-keep' });
     await post('/api/message-sync', { message: 'again-drop-foxtrot', sessionId: 'reset-drop' });
-    expect(lastMessagesWith(t.sim, 'again-keep-foxtrot').map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(lastMessagesWith(t.sim, 'again-keep-foxtrot').map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'user',
+    ]);
     expect(lastMessagesWith(t.sim, 'again-drop-foxtrot').map((m) => m.role)).toEqual(['system', 'user']);
   });
 
@@ -174,7 +232,10 @@ describe('images', () => {
   };
 
   it('message-sync imageData reaches the model as an image_url part with a data URL', async () => {
-    const res = await post('/api/message-sync', { message: 'img-hotel [[image]]', imageData: { base64: PNG, mimeType: 'image/png' } });
+    const res = await post('/api/message-sync', {
+      message: 'img-hotel [[image]]',
+      imageData: { base64: PNG, mimeType: 'image/png' },
+    });
     expect(res.status).toBe(200);
     expect(res.body.response).toBe(`The last user message had an image (image/png, ${PNG_BYTES} bytes).`);
     expect(imageParts('img-hotel')).toEqual([
@@ -185,21 +246,36 @@ describe('images', () => {
 
   it('a WebSocket message with imageData reaches the model as an image_url part', async () => {
     const ws = await client();
-    ws.send({ type: 'message', content: 'img-india [[image]]', sessionId: 'ws-img', imageData: { base64: PNG, mimeType: 'image/png' } });
+    ws.send({
+      type: 'message',
+      content: 'img-india [[image]]',
+      sessionId: 'ws-img',
+      imageData: { base64: PNG, mimeType: 'image/png' },
+    });
     const turn = await turnFrames(ws, 'ws-img');
     expect(turn[0]).toMatchObject({ event: 'userMessage', data: { hasImage: true } });
     expect(turn.at(-1)!.data.content).toBe(`The last user message had an image (image/png, ${PNG_BYTES} bytes).`);
-    expect(imageParts('img-india')[1]).toEqual({ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } });
+    expect(imageParts('img-india')[1]).toEqual({
+      type: 'image_url',
+      image_url: { url: `data:image/png;base64,${PNG}` },
+    });
   });
 
   it('POST /api/message takes imageData too; a missing mimeType is sniffed from the bytes', async () => {
     const ws = await client();
-    const res = await post('/api/message', { message: 'img-lima [[image]]', sessionId: 'async-img', imageData: { base64: PNG } });
+    const res = await post('/api/message', {
+      message: 'img-lima [[image]]',
+      sessionId: 'async-img',
+      imageData: { base64: PNG },
+    });
     expect(res.status).toBe(200);
     ws.send({ type: 'subscribe', sessionId: 'async-img', since: 0 });
     const reply = await ws.next((f) => f.event === 'response' && f.data.sessionId === 'async-img');
     expect(reply.data.content).toBe(`The last user message had an image (image/png, ${PNG_BYTES} bytes).`);
-    expect(imageParts('img-lima')[1]).toEqual({ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } });
+    expect(imageParts('img-lima')[1]).toEqual({
+      type: 'image_url',
+      image_url: { url: `data:image/png;base64,${PNG}` },
+    });
   });
 
   it.each([
@@ -209,13 +285,21 @@ describe('images', () => {
   ])('a %s image without mimeType is sent as %s', async (_kind, head, mimeType) => {
     const base64 = Buffer.from([...head, 1, 2, 3, 4]).toString('base64');
     const res = await post('/api/message-sync', { message: `img-mike-${mimeType} [[image]]`, imageData: { base64 } });
-    expect(res.body.response).toMatch(new RegExp(`^The last user message had an image \\(${mimeType.replace('/', '\\/')}, `));
+    expect(res.body.response).toMatch(
+      new RegExp(`^The last user message had an image \\(${mimeType.replace('/', '\\/')}, `),
+    );
   });
 
   it('imageData whose type cannot be told, or without base64, is refused', async () => {
-    const unknown = await post('/api/message-sync', { message: 'img-november', imageData: { base64: Buffer.from('plain text, not an image').toString('base64') } });
+    const unknown = await post('/api/message-sync', {
+      message: 'img-november',
+      imageData: { base64: Buffer.from('plain text, not an image').toString('base64') },
+    });
     expect(unknown.status).toBe(400);
-    expect(unknown.body.error).toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringMatching(/PNG, JPEG, GIF or WebP/) });
+    expect(unknown.body.error).toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: expect.stringMatching(/PNG, JPEG, GIF or WebP/),
+    });
     const noData = await post('/api/message', { message: 'img-oscar', imageData: { mimeType: 'image/png' } });
     expect(noData.status).toBe(400);
     expect(noData.body.error).toMatchObject({ code: 'MISSING_FIELD', details: { field: 'imageData.base64' } });
@@ -230,17 +314,27 @@ describe('images', () => {
     const before = t.sim.requests.length;
     const res = await post('/api/message-sync', { message: 'img-juliet', imageData });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ success: false, error: { code: 'INVALID_REQUEST', message: expect.stringMatching(message), details: { field: 'imageData' } } });
+    expect(res.body).toMatchObject({
+      success: false,
+      error: { code: 'INVALID_REQUEST', message: expect.stringMatching(message), details: { field: 'imageData' } },
+    });
     expect(t.sim.requests.length).toBe(before);
   });
 
   it('a WebSocket message with a bad image gets an INVALID_REQUEST error event', async () => {
     const ws = await client();
-    for (const imageData of [{ base64: '@@@', mimeType: 'image/png' }, { base64: PNG, mimeType: 'text/plain' }]) {
+    for (const imageData of [
+      { base64: '@@@', mimeType: 'image/png' },
+      { base64: PNG, mimeType: 'text/plain' },
+    ]) {
       const from = ws.frames.length;
       ws.send({ type: 'message', content: 'img-kilo', sessionId: 'ws-bad-img', imageData });
       const err = await ws.next((f) => f.event === 'error', 3000, from);
-      expect(err.data).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'imageData' }, sessionId: 'ws-bad-img' });
+      expect(err.data).toMatchObject({
+        code: 'INVALID_REQUEST',
+        details: { field: 'imageData' },
+        sessionId: 'ws-bad-img',
+      });
     }
     expect(requestsWith(t.sim, 'img-kilo')).toHaveLength(0);
   });

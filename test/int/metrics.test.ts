@@ -14,7 +14,10 @@ describe('GET /metrics', () => {
   beforeAll(async () => {
     sim = await startSimulator();
     svc = await startApp(
-      { server: { auth: { apiKey: API, adminKey: ADMIN }, limits: { ws: { points: 2 } } }, mcpServers: { echo: fixture('echo-server') } },
+      {
+        server: { auth: { apiKey: API, adminKey: ADMIN }, limits: { ws: { points: 2 } } },
+        mcpServers: { echo: fixture('echo-server') },
+      },
       { modelUrl: sim.url },
     );
   });
@@ -24,7 +27,8 @@ describe('GET /metrics', () => {
   });
 
   const scrape = async (key: string) => fetch(`${svc.url}/metrics`, { headers: { Authorization: `Bearer ${key}` } });
-  const value = (text: string, series: string) => Number(new RegExp(`^${series.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const value = (text: string, series: string) =>
+    Number(new RegExp(`^${series.replace(/[{}"]/g, (c) => `\\${c}`)} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
 
   it('needs the admin key and serves the text exposition', async () => {
     expect((await scrape(API)).status).toBe(401);

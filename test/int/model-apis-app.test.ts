@@ -25,8 +25,14 @@ afterAll(async () => {
   await sim.close();
 });
 
-const agentFile = (llm: Record<string, unknown>) => ({ mcpServers: { everything: everythingStdio }, server: roomyLimits, llm: { timeoutMs: 10_000, reasoning: { effort: 'low' }, ...llm } });
-const CASES = (['chat', 'responses', 'messages'] as const).flatMap((modelApi) => [true, false].map((stream) => ({ modelApi, stream })));
+const agentFile = (llm: Record<string, unknown>) => ({
+  mcpServers: { everything: everythingStdio },
+  server: roomyLimits,
+  llm: { timeoutMs: 10_000, reasoning: { effort: 'low' }, ...llm },
+});
+const CASES = (['chat', 'responses', 'messages'] as const).flatMap((modelApi) =>
+  [true, false].map((stream) => ({ modelApi, stream })),
+);
 
 describe.each(CASES)('llm.api $modelApi, stream $stream', ({ modelApi, stream }) => {
   it('runs a tool conversation with reasoning through the real service', async () => {
@@ -36,12 +42,21 @@ describe.each(CASES)('llm.api $modelApi, stream $stream', ({ modelApi, stream })
     const sessionId = `apis-${modelApi}-${stream}`;
     ws.send({ type: 'subscribe', sessionId });
     const from = ws.frames.length;
-    ws.send({ type: 'message', sessionId, content: `echo it for ${sessionId} [[tool:echo {"message":"hi"}]] [[reasoning:Echo first, then answer.]]` });
+    ws.send({
+      type: 'message',
+      sessionId,
+      content: `echo it for ${sessionId} [[tool:echo {"message":"hi"}]] [[reasoning:Echo first, then answer.]]`,
+    });
     const frames = await turnFrames(ws, sessionId, from);
     const kinds = frames.map((f) => f.event).filter((e) => e !== 'chunk' && e !== 'thinking');
     expect(kinds).toEqual(['userMessage', 'reasoning', 'toolCall', 'toolResult', 'reasoning', 'response']);
     const reasoning = frames.filter((f) => f.event === 'reasoning');
-    expect(reasoning[0]?.data).toMatchObject({ text: 'Echo first, then answer.', api: modelApi, model: 'sim-model', sessionId });
+    expect(reasoning[0]?.data).toMatchObject({
+      text: 'Echo first, then answer.',
+      api: modelApi,
+      model: 'sim-model',
+      sessionId,
+    });
     const response = frames.at(-1)!;
     expect(response.data.content).toBe('Tool echo returned: Echo: hi');
     const chunks = frames.filter((f) => f.event === 'chunk').map((f) => f.data.content as string);
@@ -55,7 +70,9 @@ describe.each(CASES)('llm.api $modelApi, stream $stream', ({ modelApi, stream })
       // Prompt caching: in the step's usage, the session's totals (the usage ledger) and the metrics.
       expect(response.data.usage).toMatchObject({ cachedTokens: expect.any(Number) as unknown });
       const listed = await api(svc.url, 'GET', '/api/sessions');
-      const usage = (listed.body.sessions as { id: string; usage?: Record<string, number> }[]).find((x) => x.id === sessionId)?.usage;
+      const usage = (listed.body.sessions as { id: string; usage?: Record<string, number> }[]).find(
+        (x) => x.id === sessionId,
+      )?.usage;
       expect(usage?.cachedTokens).toBeGreaterThan(0);
       expect(usage?.cacheWriteTokens).toBeGreaterThan(0);
       const metrics = await fetch(`${svc.url}/metrics`).then((r) => r.text());
@@ -67,7 +84,8 @@ describe.each(CASES)('llm.api $modelApi, stream $stream', ({ modelApi, stream })
     expect(JSON.stringify(history.body)).toContain('"event":"reasoning"');
     const plain = await fetch(`${svc.url}/api/sessions/${sessionId}/export`).then((r) => r.text());
     const full = await fetch(`${svc.url}/api/sessions/${sessionId}/export?reasoning=true`).then((r) => r.text());
-    const reasoningLines = (ndjson: string) => ndjson.split('\n').filter((line) => line.includes('"event":{"v":3,"type":"reasoning"'));
+    const reasoningLines = (ndjson: string) =>
+      ndjson.split('\n').filter((line) => line.includes('"event":{"v":3,"type":"reasoning"'));
     expect(reasoningLines(plain)).toHaveLength(0);
     expect(reasoningLines(full)).toHaveLength(2);
   });
@@ -85,7 +103,10 @@ describe.each([
   it('is compacted and every turn answered, as on chat', async () => {
     const small = await startSimulator({ contextWindow: 700 });
     try {
-      const svc = await apps.start({ server: roomyLimits, llm: { timeoutMs: 10_000, api: modelApi, ...llm } }, { modelUrl: small.url });
+      const svc = await apps.start(
+        { server: roomyLimits, llm: { timeoutMs: 10_000, api: modelApi, ...llm } },
+        { modelUrl: small.url },
+      );
       const ws = await connectWs(svc.wsUrl);
       clients.push(ws);
       const sessionId = `overflow-${modelApi}`;
@@ -96,7 +117,10 @@ describe.each([
         expect(reply.status, JSON.stringify(reply.body)).toBe(200);
         expect(reply.body.response).toBe(`You said: ${pad(i)}`);
       }
-      await until(() => ws.frames.some((f) => f.event === 'contextCompacted' && f.data.sessionId === sessionId), 'a contextCompacted frame');
+      await until(
+        () => ws.frames.some((f) => f.event === 'contextCompacted' && f.data.sessionId === sessionId),
+        'a contextCompacted frame',
+      );
       const first = ws.frames.find((f) => f.event === 'contextCompacted' && f.data.sessionId === sessionId);
       expect(first?.data).toMatchObject({ trigger, method: 'summary' });
     } finally {
@@ -109,24 +133,45 @@ describe('against aimock', () => {
   let mock: LLMock;
   beforeAll(async () => {
     mock = new LLMock({ port: 0 });
-    mock.on({ userMessage: 'aimock echo', hasToolResult: false }, { toolCalls: [{ name: 'echo', arguments: '{"message":"from aimock"}' }], reasoning: 'Echo it first.' });
-    mock.on({ userMessage: 'aimock echo', hasToolResult: true }, { content: 'Echoed it.', reasoning: 'The tool answered.' });
+    mock.on(
+      { userMessage: 'aimock echo', hasToolResult: false },
+      { toolCalls: [{ name: 'echo', arguments: '{"message":"from aimock"}' }], reasoning: 'Echo it first.' },
+    );
+    mock.on(
+      { userMessage: 'aimock echo', hasToolResult: true },
+      { content: 'Echoed it.', reasoning: 'The tool answered.' },
+    );
     await mock.start();
   });
   afterAll(() => mock.stop());
 
-  it.each(CASES)('runs the tool conversation with reasoning on $modelApi (stream $stream)', async ({ modelApi, stream }) => {
-    const svc = await apps.start(agentFile({ api: modelApi, stream, model: 'claude-sonnet-4-5' }), { modelUrl: `${mock.url}/v1` });
-    const ws = await connectWs(svc.wsUrl);
-    clients.push(ws);
-    const sessionId = `aimock-${modelApi}-${stream}`;
-    ws.send({ type: 'subscribe', sessionId });
-    const from = ws.frames.length;
-    ws.send({ type: 'message', sessionId, content: 'aimock echo please' });
-    const frames = await turnFrames(ws, sessionId, from);
-    expect(frames.map((f) => f.event).filter((e) => e !== 'chunk' && e !== 'thinking')).toEqual(['userMessage', 'reasoning', 'toolCall', 'toolResult', 'reasoning', 'response']);
-    expect(frames.filter((f) => f.event === 'reasoning').map((f) => f.data.text)).toEqual(['Echo it first.', 'The tool answered.']);
-    expect(frames.find((f) => f.event === 'toolResult')?.data).toMatchObject({ success: true, toolName: 'echo' });
-    expect(frames.at(-1)?.data).toMatchObject({ content: 'Echoed it.', model: 'claude-sonnet-4-5' });
-  });
+  it.each(CASES)(
+    'runs the tool conversation with reasoning on $modelApi (stream $stream)',
+    async ({ modelApi, stream }) => {
+      const svc = await apps.start(agentFile({ api: modelApi, stream, model: 'claude-sonnet-4-5' }), {
+        modelUrl: `${mock.url}/v1`,
+      });
+      const ws = await connectWs(svc.wsUrl);
+      clients.push(ws);
+      const sessionId = `aimock-${modelApi}-${stream}`;
+      ws.send({ type: 'subscribe', sessionId });
+      const from = ws.frames.length;
+      ws.send({ type: 'message', sessionId, content: 'aimock echo please' });
+      const frames = await turnFrames(ws, sessionId, from);
+      expect(frames.map((f) => f.event).filter((e) => e !== 'chunk' && e !== 'thinking')).toEqual([
+        'userMessage',
+        'reasoning',
+        'toolCall',
+        'toolResult',
+        'reasoning',
+        'response',
+      ]);
+      expect(frames.filter((f) => f.event === 'reasoning').map((f) => f.data.text)).toEqual([
+        'Echo it first.',
+        'The tool answered.',
+      ]);
+      expect(frames.find((f) => f.event === 'toolResult')?.data).toMatchObject({ success: true, toolName: 'echo' });
+      expect(frames.at(-1)?.data).toMatchObject({ content: 'Echoed it.', model: 'claude-sonnet-4-5' });
+    },
+  );
 });

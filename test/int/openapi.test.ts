@@ -23,15 +23,27 @@ type Operation = {
   security: object[];
   requestBody?: { content: Record<string, { schema: object; example?: unknown }> };
 };
-type Doc = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, unknown>; schemas: { Error: object } } };
+type Doc = {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components: { securitySchemes: Record<string, unknown>; schemas: { Error: object } };
+};
 
 /** A request for each operation: path values and a body, in an order that leaves deletions last. */
-const PATH_VALUES: Record<string, string> = { serverId: 'echo', toolName: 'echo', sessionId: 'default', file: 'main.js' };
+const PATH_VALUES: Record<string, string> = {
+  serverId: 'echo',
+  toolName: 'echo',
+  sessionId: 'default',
+  file: 'main.js',
+};
 const BODIES: Record<string, unknown> = {
   'POST /api/message-sync': { message: 'Hello from the contract test' },
   'POST /api/message': { message: 'Queued from the contract test' },
   'POST /api/reset': { sessionId: 'scratch' },
-  'POST /api/connect-server': { name: 'second', config: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
+  'POST /api/connect-server': {
+    name: 'second',
+    config: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] },
+  },
   'POST /api/mcp/servers/{serverId}/tools/{toolName}/execute': { message: 'hi' },
   'POST /api/sessions/{sessionId}/approvals/{callId}': { decision: 'approve' },
   'POST /api/sessions/{sessionId}/elicitations/{id}': { action: 'decline' },
@@ -43,7 +55,9 @@ const BODIES: Record<string, unknown> = {
   'POST /a2a': { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'no-such/task' } },
 };
 /** Query strings of the operations that need one. */
-const QUERIES: Record<string, string> = { 'GET /api/mcp/servers/{serverId}/resources/read': '?uri=demo%3A%2F%2Fresource%2Fdynamic%2Ftext%2F1' };
+const QUERIES: Record<string, string> = {
+  'GET /api/mcp/servers/{serverId}/resources/read': '?uri=demo%3A%2F%2Fresource%2Fdynamic%2Ftext%2F1',
+};
 /** Resources and prompts are asked of server-everything (the echo fixture offers none). */
 const FEATURE_VALUES: Record<string, string> = { serverId: 'everything', promptName: 'args-prompt' };
 /** A principal's sign-in is asked of an OAuth-protected server each principal signs in to. */
@@ -61,9 +75,15 @@ const APPROVAL_VALUES: Record<string, string> = { sessionId: 'waiting' };
 /** Starts a turn in `sessionId` whose tool call waits for approval; resolves with its call id. */
 async function pendingCall(request: InProcessApp['request'], sessionId: string): Promise<string> {
   const headers = { Authorization: `Bearer ${API}`, 'Content-Type': 'application/json' };
-  await request(`/api/message`, { method: 'POST', headers, body: JSON.stringify({ sessionId, message: 'wait [[tool:big {"bytes":3}]]' }) });
+  await request(`/api/message`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ sessionId, message: 'wait [[tool:big {"bytes":3}]]' }),
+  });
   return vi.waitFor(async () => {
-    const { approvals } = (await (await request(`/api/sessions/${sessionId}/approvals`, { headers })).json()) as { approvals: { callId: string }[] };
+    const { approvals } = (await (await request(`/api/sessions/${sessionId}/approvals`, { headers })).json()) as {
+      approvals: { callId: string }[];
+    };
     if (!approvals[0]) throw new Error('no call waited for approval');
     return approvals[0].callId;
   }, PATIENT);
@@ -75,9 +95,15 @@ const ELICITATION_VALUES: Record<string, string> = { sessionId: 'asking' };
 /** Starts a turn in `sessionId` whose tool call asks the user something; resolves with the question's id. */
 async function pendingQuestion(request: InProcessApp['request'], sessionId: string): Promise<string> {
   const headers = { Authorization: `Bearer ${API}`, 'Content-Type': 'application/json' };
-  await request(`/api/message`, { method: 'POST', headers, body: JSON.stringify({ sessionId, message: 'ask [[tool:trigger-elicitation-request {}]]' }) });
+  await request(`/api/message`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ sessionId, message: 'ask [[tool:trigger-elicitation-request {}]]' }),
+  });
   return vi.waitFor(async () => {
-    const { elicitations } = (await (await request(`/api/sessions/${sessionId}/elicitations`, { headers })).json()) as { elicitations: { id: string }[] };
+    const { elicitations } = (await (await request(`/api/sessions/${sessionId}/elicitations`, { headers })).json()) as {
+      elicitations: { id: string }[];
+    };
     if (!elicitations[0]) throw new Error('no question waited for an answer');
     return elicitations[0].id;
   }, PATIENT);
@@ -122,8 +148,12 @@ describe('OpenAPI document', () => {
   });
 
   it('describes every route of the table and nothing else', () => {
-    const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
-    const table = [...createRoutes({ config: svc.config } as RoutesDeps), ...a2aEndpointDoc(svc.config)].map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`);
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    const table = [...createRoutes({ config: svc.config } as RoutesDeps), ...a2aEndpointDoc(svc.config)].map(
+      (r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`,
+    );
     expect(documented.sort()).toEqual(table.sort());
   });
 
@@ -145,7 +175,8 @@ describe('OpenAPI document', () => {
       toolName: 'get-tiny-image', // takes no arguments: the example is {}
       promptName: 'simple-prompt',
     };
-    const sessionOf = (path: string) => (path.includes('/approvals') ? 'waiting-example' : path.includes('/elicitations') ? 'asking-example' : 'default');
+    const sessionOf = (path: string) =>
+      path.includes('/approvals') ? 'waiting-example' : path.includes('/elicitations') ? 'asking-example' : 'default';
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
     const answers: Record<string, number> = {};
     for (const [path, ops] of Object.entries(doc.paths)) {
@@ -158,7 +189,9 @@ describe('OpenAPI document', () => {
           const validate = ajv.compile(media.schema);
           expect(validate(media.example) ? [] : validate.errors, key).toEqual([]);
         }
-        const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'sessionId' ? sessionOf(path) : values[name]!));
+        const url = path.replace(/\{(\w+)\}/g, (_m, name: string) =>
+          name === 'sessionId' ? sessionOf(path) : values[name]!,
+        );
         const res = await svc.request(`${url}`, {
           method: method.toUpperCase(),
           headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Type': type },
@@ -170,7 +203,12 @@ describe('OpenAPI document', () => {
     }
     // Nothing listens on the examples' 127.0.0.1:3002: both runtime connects fail there (500), after validation.
     expect(answers).toEqual(
-      Object.fromEntries(Object.keys(answers).map((k) => [k, k === 'POST /api/connect-server' || k === 'POST /api/connect-a2a-agent' ? 500 : 200])),
+      Object.fromEntries(
+        Object.keys(answers).map((k) => [
+          k,
+          k === 'POST /api/connect-server' || k === 'POST /api/connect-a2a-agent' ? 500 : 200,
+        ]),
+      ),
     );
     await svc.request(`/api/mcp/servers/remote`, { method: 'DELETE', headers: { Authorization: `Bearer ${ADMIN}` } });
     await svc.request(`/api/mcp/servers/peer`, { method: 'DELETE', headers: { Authorization: `Bearer ${ADMIN}` } });
@@ -190,12 +228,32 @@ describe('OpenAPI document', () => {
       if (key === 'GET /api/oauth/callback') continue;
       // Answers 200 only with an A2A agent to reach: test/int/a2a-tools.test.ts checks that answer.
       if (key === 'POST /api/connect-a2a-agent') continue;
-      const special = path.includes('/approvals') ? APPROVAL_VALUES : path.includes('/elicitations') ? ELICITATION_VALUES : /\/(resources|prompts|roots)\b/.test(path) ? FEATURE_VALUES : path.endsWith('/sign-in') ? SIGN_IN_VALUES : {};
+      const special = path.includes('/approvals')
+        ? APPROVAL_VALUES
+        : path.includes('/elicitations')
+          ? ELICITATION_VALUES
+          : /\/(resources|prompts|roots)\b/.test(path)
+            ? FEATURE_VALUES
+            : path.endsWith('/sign-in')
+              ? SIGN_IN_VALUES
+              : {};
       const values = { ...PATH_VALUES, ...special };
-      const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'file' ? (path.startsWith('/api/docs') ? 'docs.js' : path.startsWith('/inspect') ? 'inspect.js' : 'main.js') : values[name]!));
+      const url = path.replace(/\{(\w+)\}/g, (_m, name: string) =>
+        name === 'file'
+          ? path.startsWith('/api/docs')
+            ? 'docs.js'
+            : path.startsWith('/inspect')
+              ? 'inspect.js'
+              : 'main.js'
+          : values[name]!,
+      );
       const given = BODIES[key];
       const raw = RAW_BODIES[key];
-      const body = raw ? { type: raw.type, text: raw.text } : given !== undefined ? { type: 'application/json', text: JSON.stringify(given) } : undefined;
+      const body = raw
+        ? { type: raw.type, text: raw.text }
+        : given !== undefined
+          ? { type: 'application/json', text: JSON.stringify(given) }
+          : undefined;
       const res = await svc.request(`${url}${QUERIES[key] ?? ''}`, {
         method,
         headers: { Authorization: `Bearer ${ADMIN}`, ...(body && { 'Content-Type': body.type }) },
@@ -212,7 +270,9 @@ describe('OpenAPI document', () => {
       checked.push(key);
     }
     // Every JSON route of the table was answered and checked against its published schema.
-    const jsonRoutes = [...createRoutes({ config: svc.config } as RoutesDeps), ...a2aEndpointDoc(svc.config)].filter((r) => !r.doc?.contentType && r.path !== '/api/connect-a2a-agent');
+    const jsonRoutes = [...createRoutes({ config: svc.config } as RoutesDeps), ...a2aEndpointDoc(svc.config)].filter(
+      (r) => !r.doc?.contentType && r.path !== '/api/connect-a2a-agent',
+    );
     expect(checked.sort()).toEqual(jsonRoutes.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`).sort());
   });
 

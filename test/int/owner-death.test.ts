@@ -51,17 +51,28 @@ describe.skipIf(!enabled)('cluster: the queue of a session whose owner is killed
     return c;
   };
   const history = async (sessionId: string) =>
-    (await api(b.url, 'GET', `/api/sessions/${sessionId}/history`)).body.events as { event: string; data: Record<string, any> }[];
+    (await api(b.url, 'GET', `/api/sessions/${sessionId}/history`)).body.events as {
+      event: string;
+      data: Record<string, any>;
+    }[];
   /** Waits until the session's log holds `count` queued messages (each one stored before it was acknowledged). */
   const storedQueued = (sessionId: string, count: number) =>
-    until(async () => (await store.read(sessionId)).filter((s) => s.event.type === 'messageQueued').length === count, `${count} queued message(s) stored`);
+    until(
+      async () => (await store.read(sessionId)).filter((s) => s.event.type === 'messageQueued').length === count,
+      `${count} queued message(s) stored`,
+    );
 
   beforeAll(async () => {
     redis = await startRedis();
     sim = await startSimulator();
     storage = { type: 'redis', url: redis.url, keyPrefix: `death${randomUUID()}:`, leaseMs: LEASE_MS };
     b = await startApp({ storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url });
-    store = createRedisStore({ url: redis.url, keyPrefix: storage.keyPrefix, log: createLogger('silent'), parseEvent: parseSessionEvent });
+    store = createRedisStore({
+      url: redis.url,
+      keyPrefix: storage.keyPrefix,
+      log: createLogger('silent'),
+      parseEvent: parseSessionEvent,
+    });
     await store.open();
   });
   afterAll(async () => {
@@ -76,7 +87,16 @@ describe.skipIf(!enabled)('cluster: the queue of a session whose owner is killed
   for (let run = 1; run <= RUNS; run++) {
     it(`run ${run}: every message queued behind the killed owner's turn is run by the next owner and answered`, async () => {
       const sessionId = `death-${run}`;
-      const a = runAgentd(['--agent', await writeAgentFile({ llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k', ...PATIENT_MODEL }, storage, server: roomyLimits }), '--web-port', '0']);
+      const a = runAgentd([
+        '--agent',
+        await writeAgentFile({
+          llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k', ...PATIENT_MODEL },
+          storage,
+          server: roomyLimits,
+        }),
+        '--web-port',
+        '0',
+      ]);
       doomed.push(a);
       const aUrl = `http://127.0.0.1:${await listeningPort(a)}`;
 
@@ -105,24 +125,43 @@ describe.skipIf(!enabled)('cluster: the queue of a session whose owner is killed
       const answered = await sync;
       expect([answered.status, answered.body.response]).toEqual([200, `You said: sync ${run}`]);
       // B's WebSocket client sees the long turn end as owner_lost, and its own message answered.
-      await onB.next((f) => f.event === 'error' && f.data.sessionId === sessionId && f.data.details?.reason === 'owner_lost');
+      await onB.next(
+        (f) => f.event === 'error' && f.data.sessionId === sessionId && f.data.details?.reason === 'owner_lost',
+      );
       const mine = await onB.next((f) => f.event === 'userMessage' && f.data.content === `ws on B ${run}`);
-      const reply = await onB.next((f) => (f.event === 'response' || f.event === 'error') && f.data.turnId === mine.data.turnId);
+      const reply = await onB.next(
+        (f) => (f.event === 'response' || f.event === 'error') && f.data.turnId === mine.data.turnId,
+      );
       expect([reply.event, reply.data.content]).toEqual(['response', `You said: ws on B ${run}`]);
 
       // The history on B: the lost turn, then each queued message as a turn of its own, in order.
-      await until(async () => (await history(sessionId)).filter((f) => f.event === 'response').length === 4, 'the four queued messages answered');
-      const log = (await history(sessionId)).map((f) => (f.event === 'error' ? `error:${f.data.details?.reason}` : `${f.event}:${f.data.content ?? ''}`));
+      await until(
+        async () => (await history(sessionId)).filter((f) => f.event === 'response').length === 4,
+        'the four queued messages answered',
+      );
+      const log = (await history(sessionId)).map((f) =>
+        f.event === 'error' ? `error:${f.data.details?.reason}` : `${f.event}:${f.data.content ?? ''}`,
+      );
       expect(log).toEqual([
         `userMessage:long ${UNTIL_KILLED}`,
         'error:owner_lost',
-        `userMessage:sync ${run}`, `response:You said: sync ${run}`,
-        `userMessage:ws on A one ${run}`, `response:You said: ws on A one ${run}`,
-        `userMessage:ws on A two ${run}`, `response:You said: ws on A two ${run}`,
-        `userMessage:ws on B ${run}`, `response:You said: ws on B ${run}`,
+        `userMessage:sync ${run}`,
+        `response:You said: sync ${run}`,
+        `userMessage:ws on A one ${run}`,
+        `response:You said: ws on A one ${run}`,
+        `userMessage:ws on A two ${run}`,
+        `response:You said: ws on A two ${run}`,
+        `userMessage:ws on B ${run}`,
+        `response:You said: ws on B ${run}`,
       ]);
       // Nothing is left queued, and the session is idle on B.
-      await expect.poll(async () => (await api(b.url, 'GET', '/api/sessions')).body.sessions?.find((s: { id: string }) => s.id === sessionId), PATIENT).toMatchObject({ busy: false, queued: 0 });
+      await expect
+        .poll(
+          async () =>
+            (await api(b.url, 'GET', '/api/sessions')).body.sessions?.find((s: { id: string }) => s.id === sessionId),
+          PATIENT,
+        )
+        .toMatchObject({ busy: false, queued: 0 });
     });
   }
 });
@@ -151,18 +190,34 @@ describe.skipIf(!enabled)('cluster: approving a call while its session is taken 
     it(`run ${run}: an approval sent to B as A dies runs the tool once at B, or answers 404 and runs nothing`, async () => {
       const sessionId = `takeover-${run}`;
       const markerFile = join(dir, `marks-${run}`);
-      const doc = { storage: { type: 'redis', url: redis.url, keyPrefix: `takeover${randomUUID()}:`, leaseMs: LEASE_MS }, server: roomyLimits, toolPolicy: askForMarker, mcpServers: { marker: markerServer(markerFile) } };
+      const doc = {
+        storage: { type: 'redis', url: redis.url, keyPrefix: `takeover${randomUUID()}:`, leaseMs: LEASE_MS },
+        server: roomyLimits,
+        toolPolicy: askForMarker,
+        mcpServers: { marker: markerServer(markerFile) },
+      };
       const b = await startApp({ ...doc, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url });
       apps.push(b);
-      const a = runAgentd(['--agent', await writeAgentFile({ ...doc, llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' } }), '--web-port', '0']);
+      const a = runAgentd([
+        '--agent',
+        await writeAgentFile({
+          ...doc,
+          llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' },
+        }),
+        '--web-port',
+        '0',
+      ]);
       doomed.push(a);
       const onA = { url: `http://127.0.0.1:${await listeningPort(a)}` };
-      const connected = async (url: string) => (await api(url, 'GET', '/api/mcp/servers')).body.servers?.[0]?.status === 'connected';
+      const connected = async (url: string) =>
+        (await api(url, 'GET', '/api/mcp/servers')).body.servers?.[0]?.status === 'connected';
       await until(() => connected(onA.url), 'A has its marker server');
       const callId = await pendingMark(onA, sessionId); // A holds the session; its call waits for approval
 
       a.child.kill('SIGKILL');
-      const approved = await api(b.url, 'POST', `/api/sessions/${sessionId}/approvals/${callId}`, { decision: 'approve' });
+      const approved = await api(b.url, 'POST', `/api/sessions/${sessionId}/approvals/${callId}`, {
+        decision: 'approve',
+      });
       await a.exited;
       expect([200, 404]).toContain(approved.status);
 
@@ -176,7 +231,9 @@ describe.skipIf(!enabled)('cluster: approving a call while its session is taken 
       expect(next.status).toBe(200);
       frames = (await api(b.url, 'GET', `/api/sessions/${sessionId}/history`)).body.events;
       const turnId = frames.find((f) => f.event === 'userMessage')!.data.turnId;
-      expect(frames.filter((f) => f.data.turnId === turnId && (f.event === 'response' || f.event === 'error'))).toHaveLength(1);
+      expect(
+        frames.filter((f) => f.data.turnId === turnId && (f.event === 'response' || f.event === 'error')),
+      ).toHaveLength(1);
       const ran = await marks(markerFile);
       expect(ran.has(sessionId)).toBe(approved.status === 200);
       const results = frames.filter((f) => f.event === 'toolResult' && f.data.turnId === turnId);

@@ -20,7 +20,11 @@ import { testRunEnv } from '../support/process-ledger.ts';
 import { until } from '../support/wait.ts';
 
 const run = promisify(execFile);
-const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; bin: Record<string, string> };
+const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  bin: Record<string, string>;
+};
 
 let work: string;
 let tarball: string;
@@ -31,13 +35,24 @@ let env: NodeJS.ProcessEnv;
 let sim: Simulator | undefined;
 
 /** Runs a command of the installed package; resolves with its exit code and output (never rejects on exit code). */
-async function agentd(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; command?: string } = {}): Promise<{ code: number; out: string; err: string }> {
+async function agentd(
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; command?: string } = {},
+): Promise<{ code: number; out: string; err: string }> {
   try {
-    const { stdout, stderr } = await run(opts.command ?? 'agentd', args, { cwd: opts.cwd ?? work, env: { ...env, ...opts.env }, timeout: 120_000 });
+    const { stdout, stderr } = await run(opts.command ?? 'agentd', args, {
+      cwd: opts.cwd ?? work,
+      env: { ...env, ...opts.env },
+      timeout: 120_000,
+    });
     return { code: 0, out: stdout, err: stderr };
   } catch (e) {
     const failed = e as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof failed.code === 'number' ? failed.code : -1, out: failed.stdout ?? '', err: failed.stderr ?? '' };
+    return {
+      code: typeof failed.code === 'number' ? failed.code : -1,
+      out: failed.stdout ?? '',
+      err: failed.stderr ?? '',
+    };
   }
 }
 
@@ -57,13 +72,20 @@ async function withTarball(): Promise<string> {
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'agentd-package-'));
   // `npm pack` builds (prepack) and lists what it packed.
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work], {
+    cwd: ROOT,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   const [report] = JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
   if (!report) throw new Error(`npm pack said nothing: ${stdout}`);
   tarball = join(work, report.filename);
   packed = report.files.map((f) => f.path);
   const prefix = join(work, 'prefix');
-  const installed = await run('npm', ['install', '--global', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball], { cwd: work });
+  const installed = await run(
+    'npm',
+    ['install', '--global', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball],
+    { cwd: work },
+  );
   installOutput = `${installed.stdout}${installed.stderr}`;
   env = { PATH: `${join(prefix, 'bin')}:${process.env.PATH}`, HOME: process.env.HOME, NO_COLOR: '1', ...testRunEnv() };
 }, 600_000);
@@ -86,23 +108,46 @@ afterAll(async () => {
 
 describe('the packed tarball', () => {
   it('holds the compiled service and its assets, and nothing of the tests, benchmarks or CI', () => {
-    expect(packed).toEqual(expect.arrayContaining(['bin/agentd.js', 'dist/src/cli.js', 'dist/tools/demo/main.js', 'web/console/index.html', 'agents/agent.schema.json', 'agents/demo.yml', 'machines/layouts.json', 'README.md', 'docs/README.md', 'docs/configuration.md', 'docs/clients/chat.mjs']));
+    expect(packed).toEqual(
+      expect.arrayContaining([
+        'bin/agentd.js',
+        'dist/src/cli.js',
+        'dist/tools/demo/main.js',
+        'web/console/index.html',
+        'agents/agent.schema.json',
+        'agents/demo.yml',
+        'machines/layouts.json',
+        'README.md',
+        'docs/README.md',
+        'docs/configuration.md',
+        'docs/clients/chat.mjs',
+      ]),
+    );
     expect(packed.filter((p) => /^(test|bench|tools|src|\.ci|docker)\/|\.ts$|^dist\/.*\.map$/.test(p))).toEqual([]);
   });
 
   it('is a public package of our own name whose command is agentd, and runs no install script', async () => {
     expect(pkg).toMatchObject({ name: 'agentd-server', bin: { agentd: 'bin/agentd.js' } });
-    const installed = JSON.parse(await readFile(join(work, 'prefix', 'lib', 'node_modules', pkg.name, 'package.json'), 'utf8')) as Record<string, unknown>;
+    const installed = JSON.parse(
+      await readFile(join(work, 'prefix', 'lib', 'node_modules', pkg.name, 'package.json'), 'utf8'),
+    ) as Record<string, unknown>;
     expect(installed.private).toBeUndefined();
     // prepare counts: npm runs it for a tarball or git install, and warns that allowScripts does not cover it.
-    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(installed.scripts).not.toHaveProperty(hook);
+    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare'])
+      expect(installed.scripts).not.toHaveProperty(hook);
   });
 
   it('installs globally with no install-script warning for agentd, and no telemetry package (@scarf/scarf) in the tree', async () => {
     const warnings = installOutput.split('\n').filter((line) => /install-scripts|allowScripts/.test(line));
-    expect(warnings.filter((line) => line.includes(pkg.name) || line.includes('@scarf/scarf')), installOutput).toEqual([]);
+    expect(
+      warnings.filter((line) => line.includes(pkg.name) || line.includes('@scarf/scarf')),
+      installOutput,
+    ).toEqual([]);
     // npm ls exits 1 on any problem it sees in the tree (say an unmet optional peer): its list is what counts here.
-    const ls = await run('npm', ['ls', '--global', '--prefix', join(work, 'prefix'), '--all', '--parseable'], { cwd: work, maxBuffer: 16 * 1024 * 1024 }).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));
+    const ls = await run('npm', ['ls', '--global', '--prefix', join(work, 'prefix'), '--all', '--parseable'], {
+      cwd: work,
+      maxBuffer: 16 * 1024 * 1024,
+    }).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '' }));
     const tree = ls.stdout.split('\n').filter(Boolean);
     expect(tree).toEqual(expect.arrayContaining([expect.stringMatching(/node_modules\/ws$/)])); // the list is the whole tree
     expect(tree.filter((path) => /node_modules\/(@scarf\/scarf|swagger-ui-dist)$/.test(path))).toEqual([]);
@@ -114,7 +159,26 @@ describe('the installed agentd command', () => {
     expect(await agentd(['--version'])).toMatchObject({ code: 0, out: `${pkg.version}\n` });
     const help = await agentd(['--help']);
     expect(help.code).toBe(0);
-    for (const word of ['agentd init', 'agentd demo', '--agent', '--mode', '--mcp-transport', '--web-port', '--host', '--workers', '--inspect', '--inspect-content', '--inspect-relay', '--log-level', '--help', '--version', '--provider', '--model', '--force', 'AGENTD_ENGINE']) {
+    for (const word of [
+      'agentd init',
+      'agentd demo',
+      '--agent',
+      '--mode',
+      '--mcp-transport',
+      '--web-port',
+      '--host',
+      '--workers',
+      '--inspect',
+      '--inspect-content',
+      '--inspect-relay',
+      '--log-level',
+      '--help',
+      '--version',
+      '--provider',
+      '--model',
+      '--force',
+      'AGENTD_ENGINE',
+    ]) {
       expect(help.out).toContain(word);
     }
   });
@@ -139,11 +203,19 @@ describe('the installed agentd command', () => {
     expect((await loadConfig(join(dir, 'agent.yml'))).llm).toMatchObject({ provider: 'openai', model: 'gpt-4o-mini' });
 
     await writeFile(join(dir, 'agent.yml'), '# mine\n');
-    expect(await agentd(['init'], { cwd: dir })).toMatchObject({ code: 1, err: expect.stringContaining('agent.yml exists; use --force') });
+    expect(await agentd(['init'], { cwd: dir })).toMatchObject({
+      code: 1,
+      err: expect.stringContaining('agent.yml exists; use --force'),
+    });
     expect(await readFile(join(dir, 'agent.yml'), 'utf8')).toBe('# mine\n');
-    expect((await agentd(['init', '--force', '--provider', 'ollama', '--model', 'qwen3:8b'], { cwd: dir })).code).toBe(0);
+    expect((await agentd(['init', '--force', '--provider', 'ollama', '--model', 'qwen3:8b'], { cwd: dir })).code).toBe(
+      0,
+    );
     expect((await loadConfig(join(dir, 'agent.yml'))).llm).toMatchObject({ provider: 'ollama', model: 'qwen3:8b' });
-    expect(await agentd(['init', 'other.yml', '--provider', 'nope'], { cwd: dir })).toMatchObject({ code: 2, err: expect.stringContaining('unknown provider "nope"') });
+    expect(await agentd(['init', 'other.yml', '--provider', 'nope'], { cwd: dir })).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('unknown provider "nope"'),
+    });
     expect(existsSync(join(dir, 'other.yml'))).toBe(false);
   });
 
@@ -162,7 +234,13 @@ describe('the installed agentd command', () => {
     const data = await folder('demo-data');
     const { code, out, err } = await agentd(['demo'], {
       cwd: await folder('demo'),
-      env: { AGENTD_DEMO_EXIT: '1', AGENTD_DEMO_PORT: '0', AGENTD_DEMO_SIM_PORT: '0', AGENTD_DEMO_TOKENS_PER_SEC: '0', AGENTD_DEMO_DATA: data },
+      env: {
+        AGENTD_DEMO_EXIT: '1',
+        AGENTD_DEMO_PORT: '0',
+        AGENTD_DEMO_SIM_PORT: '0',
+        AGENTD_DEMO_TOKENS_PER_SEC: '0',
+        AGENTD_DEMO_DATA: data,
+      },
     });
     expect(code, `${out}\n${err}`).toBe(0);
     expect(out).toMatch(/MCP server\s+filesystem: connected/);
@@ -173,7 +251,10 @@ describe('the installed agentd command', () => {
   it('serves an agent file: probes, health with its engine, and one message answered', async () => {
     sim = await startSimulator({ port: 0, record: false });
     const dir = await folder('serve');
-    await writeFile(join(dir, 'agent.yml'), `llm: { provider: openai-compatible, baseURL: "${sim.url}", model: sim-model }\nstorage: { type: jsonl, dir: ./sessions }\n`);
+    await writeFile(
+      join(dir, 'agent.yml'),
+      `llm: { provider: openai-compatible, baseURL: "${sim.url}", model: sim-model }\nstorage: { type: jsonl, dir: ./sessions }\n`,
+    );
     const agentd = runAgentd(['--web-port', '0'], env, { command: ['agentd'], cwd: dir });
     try {
       const port = await listeningPort(agentd);
@@ -189,7 +270,11 @@ describe('the installed agentd command', () => {
       const bundle = await fetch(`${base}/api/docs/swagger-ui-bundle.js`);
       expect(bundle.status).toBe(200);
       expect(await bundle.text()).toContain('SwaggerUIBundle');
-      const reply = await fetch(`${base}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message: 'hello package' }) });
+      const reply = await fetch(`${base}/api/message-sync`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ message: 'hello package' }),
+      });
       expect(await reply.json()).toMatchObject({ success: true, response: 'You said: hello package' });
       expect(existsSync(join(dir, 'sessions'))).toBe(true);
     } finally {
@@ -205,7 +290,14 @@ describe('the installed agentd command', () => {
     const npx = spawn('npx', ['--yes', `./${basename(tarball)}`, 'demo'], {
       cwd: dir,
       detached: true, // a process group of its own, as a terminal's foreground job: Ctrl-C signals the group
-      env: { ...env, npm_config_offline: 'true', AGENTD_DEMO_PORT: '0', AGENTD_DEMO_SIM_PORT: '0', AGENTD_DEMO_TOKENS_PER_SEC: '0', AGENTD_DEMO_DATA: await folder('npx-demo-data') },
+      env: {
+        ...env,
+        npm_config_offline: 'true',
+        AGENTD_DEMO_PORT: '0',
+        AGENTD_DEMO_SIM_PORT: '0',
+        AGENTD_DEMO_TOKENS_PER_SEC: '0',
+        AGENTD_DEMO_DATA: await folder('npx-demo-data'),
+      },
     });
     let output = '';
     npx.stdout.on('data', (d: Buffer) => (output += d.toString()));
@@ -220,7 +312,11 @@ describe('the installed agentd command', () => {
     const ended = () => npx.exitCode !== null || npx.signalCode !== null;
     try {
       // npx installs the tarball's dependencies first (from the cache: offline).
-      await until(() => output.includes('Press Ctrl-C to stop.') || ended(), () => `the demo to come up:\n${output}`, { timeout: 240_000, interval: 200 });
+      await until(
+        () => output.includes('Press Ctrl-C to stop.') || ended(),
+        () => `the demo to come up:\n${output}`,
+        { timeout: 240_000, interval: 200 },
+      );
       expect(ended(), output).toBe(false);
       expect(output).toMatch(/MCP server\s+filesystem: connected/);
       expect(output).toContain('agent › Hi! I am the agentd demo agent.');
@@ -232,7 +328,16 @@ describe('the installed agentd command', () => {
       await until(ended, () => `npx to end on Ctrl-C:\n${output}`, { timeout: 60_000 });
       expect(output).toContain('stopping the demo');
       // npx may end before the demo it ran has stopped: the demo is gone once its port refuses.
-      await expect.poll(() => fetch(`${base}/api/health/live`).then(() => 'answers', () => 'refused'), { timeout: 30_000 }).toBe('refused');
+      await expect
+        .poll(
+          () =>
+            fetch(`${base}/api/health/live`).then(
+              () => 'answers',
+              () => 'refused',
+            ),
+          { timeout: 30_000 },
+        )
+        .toBe('refused');
     } finally {
       group('SIGKILL'); // whatever of it is left when the test failed
     }
@@ -240,7 +345,10 @@ describe('the installed agentd command', () => {
 
   it('runs through `npx --package <tarball> agentd`', async () => {
     // The same package spec as above: npx reuses what it installed then.
-    const result = await agentd(['--yes', '--offline', '--package', `./${basename(tarball)}`, 'agentd', '--version'], { command: 'npx', cwd: await withTarball() });
+    const result = await agentd(['--yes', '--offline', '--package', `./${basename(tarball)}`, 'agentd', '--version'], {
+      command: 'npx',
+      cwd: await withTarball(),
+    });
     expect(result, result.err).toMatchObject({ code: 0, out: `${pkg.version}\n` });
   }, 180_000);
 
@@ -248,7 +356,11 @@ describe('the installed agentd command', () => {
     const cache = await folder('empty-cache');
     const conformance = join(ROOT, 'test', 'conformance', 'node_modules');
     const hadConformance = existsSync(conformance);
-    const result = await agentd(['--no-install', 'agentd', '--version'], { command: 'npx', cwd: ROOT, env: { npm_config_cache: cache, npm_config_offline: 'true' } });
+    const result = await agentd(['--no-install', 'agentd', '--version'], {
+      command: 'npx',
+      cwd: ROOT,
+      env: { npm_config_cache: cache, npm_config_offline: 'true' },
+    });
     expect(result, result.err).toMatchObject({ code: 0, out: `${pkg.version}\n` });
     expect(existsSync(conformance)).toBe(hadConformance);
   }, 180_000); // npm resolves the checkout's own package without its cache: slow on a loaded machine

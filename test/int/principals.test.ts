@@ -33,7 +33,14 @@ async function signer(kid: string) {
   const { publicKey, privateKey } = await generateKeyPair('RS256', { extractable: true });
   const jwk: JWK = { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' };
   const sign = (sub: string, scope: string | string[]) =>
-    new SignJWT({ scope }).setProtectedHeader({ alg: 'RS256', kid }).setSubject(sub).setIssuer(ISSUER).setAudience(AUDIENCE).setIssuedAt().setExpirationTime('5m').sign(privateKey);
+    new SignJWT({ scope })
+      .setProtectedHeader({ alg: 'RS256', kid })
+      .setSubject(sub)
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(privateKey);
   return { jwk, sign };
 }
 
@@ -79,12 +86,21 @@ describe('keys with scopes, and a JWT from a JWKS file', () => {
     const res = await fetch(`${svc.url}${path}`, { headers: key === undefined ? {} : bearer(key) });
     const text = await res.text();
     const isJson = (res.headers.get('content-type') ?? '').includes('json');
-    return { status: res.status, text, body: isJson ? JSON.parse(text) : undefined, headers: Object.fromEntries(res.headers) };
+    return {
+      status: res.status,
+      text,
+      body: isJson ? JSON.parse(text) : undefined,
+      headers: Object.fromEntries(res.headers),
+    };
   };
   const inspectWs = (key: string) => rawUpgrade(`${svc.url}/inspect/ws?token=${key}`);
 
   it('a chat key messages, and is refused 403 on /metrics, /api/config.yaml, /inspect/ws and connect-server', async () => {
-    const sent = await rawRequest(`${svc.url}/api/message-sync`, { method: 'POST', headers: { ...json, ...bearer(CHAT) }, body: JSON.stringify({ message: 'hello' }) });
+    const sent = await rawRequest(`${svc.url}/api/message-sync`, {
+      method: 'POST',
+      headers: { ...json, ...bearer(CHAT) },
+      body: JSON.stringify({ message: 'hello' }),
+    });
     expect(sent.status).toBe(200);
     for (const path of ['/metrics', '/api/config.yaml']) {
       const res = await get(path, CHAT);
@@ -94,13 +110,22 @@ describe('keys with scopes, and a JWT from a JWKS file', () => {
       expect(res.text).not.toContain(CHAT);
     }
     expect((await inspectWs(CHAT)).status).toBe(403);
-    const connectRes = await rawRequest(`${svc.url}/api/connect-server`, { method: 'POST', headers: { ...json, ...bearer(CHAT) }, body: connect });
+    const connectRes = await rawRequest(`${svc.url}/api/connect-server`, {
+      method: 'POST',
+      headers: { ...json, ...bearer(CHAT) },
+      body: connect,
+    });
     expect(connectRes.status).toBe(403);
     expect(connectRes.body.error).toMatchObject({ code: 'FORBIDDEN', details: { scope: 'admin' } });
   });
 
   it('no or a wrong credential is 401 everywhere, as before', async () => {
-    for (const res of [await get('/api/sessions'), await get('/api/sessions', 'wrong-key-0123456789abcdef'), await get('/metrics'), await inspectWs('nope')]) {
+    for (const res of [
+      await get('/api/sessions'),
+      await get('/api/sessions', 'wrong-key-0123456789abcdef'),
+      await get('/metrics'),
+      await inspectWs('nope'),
+    ]) {
       expect(res.status).toBe(401);
       expect(res.headers['www-authenticate']).toBe('Bearer');
     }
@@ -121,7 +146,11 @@ describe('keys with scopes, and a JWT from a JWKS file', () => {
     expect((await get('/api/config.yaml', ADMIN)).status).toBe(200);
     expect((await inspectWs(ADMIN)).status).toBe(101);
     expect((await get('/api/sessions', ADMIN)).status).toBe(200);
-    const res = await rawRequest(`${svc.url}/api/connect-server`, { method: 'POST', headers: { ...json, ...bearer(ADMIN) }, body: connect });
+    const res = await rawRequest(`${svc.url}/api/connect-server`, {
+      method: 'POST',
+      headers: { ...json, ...bearer(ADMIN) },
+      body: connect,
+    });
     expect(res.status).not.toBe(401);
     expect(res.status).not.toBe(403);
   });
@@ -131,13 +160,25 @@ describe('keys with scopes, and a JWT from a JWKS file', () => {
     expect((await get('/api/sessions', jwt)).status).toBe(200);
     const ws = await connectWs(`${svc.wsUrl}?token=${jwt}`);
     ws.close();
-    const mcp = await rawRequest(`${svc.url}/mcp`, { method: 'POST', headers: { ...mcpHeaders, ...bearer(jwt) }, body: ping });
+    const mcp = await rawRequest(`${svc.url}/mcp`, {
+      method: 'POST',
+      headers: { ...mcpHeaders, ...bearer(jwt) },
+      body: ping,
+    });
     expect(mcp.status).toBe(200);
     const metrics = await get('/metrics', jwt);
     expect(metrics.status).toBe(403);
     expect(metrics.body.error).toMatchObject({ details: { principal: 'jwt:alice@example' } });
     expect((await get('/metrics', await token('bob', ['inspect']))).status).toBe(200);
-    expect((await rawRequest(`${svc.url}/mcp`, { method: 'POST', headers: { ...mcpHeaders, ...bearer(await token('bob', ['inspect'])) }, body: ping })).status).toBe(403);
+    expect(
+      (
+        await rawRequest(`${svc.url}/mcp`, {
+          method: 'POST',
+          headers: { ...mcpHeaders, ...bearer(await token('bob', ['inspect'])) },
+          body: ping,
+        })
+      ).status,
+    ).toBe(403);
   });
 
   it('the OpenAPI document declares the bearer scheme and the scope of each operation', async () => {
@@ -177,7 +218,13 @@ describe('a JWT from a JWKS URL', () => {
     await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
     const { port } = jwks.address() as AddressInfo;
     served = { keys: [] };
-    svc = await startApp({ server: { auth: { jwt: { issuer: ISSUER, audience: AUDIENCE, jwksUrl: `http://127.0.0.1:${port}/jwks.json`, jwksCooldownMs: 0 } } } });
+    svc = await startApp({
+      server: {
+        auth: {
+          jwt: { issuer: ISSUER, audience: AUDIENCE, jwksUrl: `http://127.0.0.1:${port}/jwks.json`, jwksCooldownMs: 0 },
+        },
+      },
+    });
   });
   afterAll(async () => {
     await svc.stop();

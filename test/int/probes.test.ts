@@ -10,7 +10,13 @@ import { until } from '../support/wait.ts';
 
 const pool = appPool();
 const KEY = 'probe-test-api-key-0123456789';
-const server = (name: string, extra: Record<string, unknown> = {}) => ({ type: 'stdio', command: process.execPath, args: [fixturePath(name)], timeout: 10_000, ...extra });
+const server = (name: string, extra: Record<string, unknown> = {}) => ({
+  type: 'stdio',
+  command: process.execPath,
+  args: [fixturePath(name)],
+  timeout: 10_000,
+  ...extra,
+});
 
 afterAll(async () => {
   await pool.stopAll();
@@ -24,21 +30,41 @@ async function probe(url: string): Promise<{ status: number; body: Record<string
 describe('health probes', () => {
   it('live and ready answer 200 without the key when nothing is required', async () => {
     const svc = await pool.start({ server: { auth: { apiKey: KEY } } });
-    expect(await probe(`${svc.url}/api/health/live`)).toEqual({ status: 200, body: { status: 'live', timestamp: expect.any(String) } });
-    expect(await probe(`${svc.url}/api/health/ready`)).toEqual({ status: 200, body: { status: 'ready', timestamp: expect.any(String) } });
+    expect(await probe(`${svc.url}/api/health/live`)).toEqual({
+      status: 200,
+      body: { status: 'live', timestamp: expect.any(String) },
+    });
+    expect(await probe(`${svc.url}/api/health/ready`)).toEqual({
+      status: 200,
+      body: { status: 'ready', timestamp: expect.any(String) },
+    });
     expect((await fetch(`${svc.url}/api/health`)).status).toBe(401); // the full health still needs it
   });
 
   it('ready is 503 while a required tool server is down, naming it; servers not required do not count', async () => {
-    const svc = await pool.start({ mcpServers: { needed: server('exit-server', { required: true }), optional: server('exit-server'), fine: server('echo-server', { required: true }) } });
+    const svc = await pool.start({
+      mcpServers: {
+        needed: server('exit-server', { required: true }),
+        optional: server('exit-server'),
+        fine: server('echo-server', { required: true }),
+      },
+    });
     // Between its attempts (retried with backoff) the failing server is `error`; during one, `connecting`.
     let ready = await probe(`${svc.url}/api/health/ready`);
-    await until(async () => JSON.stringify((ready = await probe(`${svc.url}/api/health/ready`)).body).includes('"status":"error"'), 'the required server listed as error');
+    await until(
+      async () =>
+        JSON.stringify((ready = await probe(`${svc.url}/api/health/ready`)).body).includes('"status":"error"'),
+      'the required server listed as error',
+    );
     const { status, body } = ready;
     expect(status).toBe(503);
     expect(body).toMatchObject({
       success: false,
-      error: { code: 'SERVICE_UNAVAILABLE', message: 'not ready: required tool server needed is error', details: { reasons: [{ check: 'toolServer', server: 'needed', status: 'error' }] } },
+      error: {
+        code: 'SERVICE_UNAVAILABLE',
+        message: 'not ready: required tool server needed is error',
+        details: { reasons: [{ check: 'toolServer', server: 'needed', status: 'error' }] },
+      },
     });
     expect(JSON.stringify(body)).not.toContain('refusing to start'); // the server's own words stay behind the key
     expect((await probe(`${svc.url}/api/health/live`)).status).toBe(200);

@@ -54,11 +54,18 @@ describe.skipIf(!linux)('leftover check on real processes', () => {
 
     const unmarked = track(spawn('sleep', ['300'], { env, stdio: 'ignore' }));
     const otherRun = track(spawn('sleep', ['300'], { env: { ...env, [MARK_NAME]: randomUUID() }, stdio: 'ignore' }));
-    const demo = track(spawn('sh', ['-c', 'sleep 300; :', `${ROOT}tools/demo/main.ts`], { cwd: ROOT, env, stdio: 'ignore' }));
+    const demo = track(
+      spawn('sh', ['-c', 'sleep 300; :', `${ROOT}tools/demo/main.ts`], { cwd: ROOT, env, stdio: 'ignore' }),
+    );
     const leaked = track(spawn('sleep', ['300'], { env: { ...env, [MARK_NAME]: mark }, stdio: 'ignore' }));
     // Like agentd: a marked parent starts a tool server with only PATH, detached (its own session).
     const script = `const c = require('node:child_process').spawn('sleep', ['300'], { env: { PATH: process.env.PATH }, detached: true, stdio: 'ignore' }); console.log(c.pid); setInterval(() => {}, 1e6);`;
-    const parent = track(spawn(process.execPath, ['-e', script], { env: { ...env, [MARK_NAME]: mark }, stdio: ['ignore', 'pipe', 'inherit'] }));
+    const parent = track(
+      spawn(process.execPath, ['-e', script], {
+        env: { ...env, [MARK_NAME]: mark },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }),
+    );
     const [line] = (await once(parent.stdout!, 'data')) as [Buffer];
     const tool = Number(line.toString().trim());
     spawned.push(tool);

@@ -29,9 +29,33 @@ interface Kind {
 }
 
 const KINDS: Kind[] = [
-  { kind: 'approval', message: 'go [[tool:echo {"message":"asked"}]]', route: 'approvals', answer: { decision: 'approve' }, asked: 'toolApprovalRequested', closed: 'toolApprovalResolved', survives: true },
-  { kind: 'elicitation', message: 'go [[tool:trigger-elicitation-request {}]]', route: 'elicitations', answer: { action: 'decline' }, asked: 'elicitationRequested', closed: 'elicitationResolved', survives: false },
-  { kind: 'sampling', message: 'go [[tool:trigger-sampling-request {"prompt":"q","maxTokens":20}]]', route: 'approvals', answer: { decision: 'approve' }, asked: 'toolApprovalRequested', closed: 'toolApprovalResolved', survives: false },
+  {
+    kind: 'approval',
+    message: 'go [[tool:echo {"message":"asked"}]]',
+    route: 'approvals',
+    answer: { decision: 'approve' },
+    asked: 'toolApprovalRequested',
+    closed: 'toolApprovalResolved',
+    survives: true,
+  },
+  {
+    kind: 'elicitation',
+    message: 'go [[tool:trigger-elicitation-request {}]]',
+    route: 'elicitations',
+    answer: { action: 'decline' },
+    asked: 'elicitationRequested',
+    closed: 'elicitationResolved',
+    survives: false,
+  },
+  {
+    kind: 'sampling',
+    message: 'go [[tool:trigger-sampling-request {"prompt":"q","maxTokens":20}]]',
+    route: 'approvals',
+    answer: { decision: 'approve' },
+    asked: 'toolApprovalRequested',
+    closed: 'toolApprovalResolved',
+    survives: false,
+  },
 ];
 
 /** What is seen after the case's event: still listed, the status of an answer then, who closed it (`undefined`: the log is gone). */
@@ -64,15 +88,51 @@ interface Env {
 }
 
 const closedBy = (by: string) => (): Outcome => ({ listed: false, answered: 409, by });
-const outlives = (by: string) => (kind: Kind): Outcome => (kind.survives ? { listed: true, answered: 200, by: 'rest' } : { listed: false, answered: 409, by });
+const outlives =
+  (by: string) =>
+  (kind: Kind): Outcome =>
+    kind.survives ? { listed: true, answered: 200, by: 'rest' } : { listed: false, answered: 409, by };
 
 const CASES: Case[] = [
-  { name: 'answered', setup: 'shared', act: async (q, kind) => (expect((await answer(q, kind)).status).toBe(200), q), then: closedBy('rest') },
-  { name: 'cancelled', setup: 'shared', act: async (q) => (expect((await api(q.app.url, 'POST', `/api/sessions/${q.sessionId}/cancel`)).status).toBe(200), q), then: closedBy('cancelled') },
-  { name: 'deleted', setup: 'shared', act: async (q) => (expect((await api(q.app.url, 'DELETE', `/api/sessions/${q.sessionId}`)).status).toBe(200), q), then: () => ({ listed: false, answered: 404, by: undefined }) },
-  { name: 'left unanswered', setup: 'hasty', act: async (q, kind) => (await closedFrame(q, kind), q), then: closedBy('timeout') },
-  { name: 'restarted', setup: 'jsonl', act: async (q, _kind, env) => (await env.stop(q.app), { ...q, app: await env.next() }), then: outlives('shutdown') },
-  { name: 'taken over', setup: 'redis', act: async (q, _kind, env) => ({ ...q, app: await takeOver(q.app, env) }), then: outlives('shutdown') },
+  {
+    name: 'answered',
+    setup: 'shared',
+    act: async (q, kind) => (expect((await answer(q, kind)).status).toBe(200), q),
+    then: closedBy('rest'),
+  },
+  {
+    name: 'cancelled',
+    setup: 'shared',
+    act: async (q) => (
+      expect((await api(q.app.url, 'POST', `/api/sessions/${q.sessionId}/cancel`)).status).toBe(200),
+      q
+    ),
+    then: closedBy('cancelled'),
+  },
+  {
+    name: 'deleted',
+    setup: 'shared',
+    act: async (q) => (expect((await api(q.app.url, 'DELETE', `/api/sessions/${q.sessionId}`)).status).toBe(200), q),
+    then: () => ({ listed: false, answered: 404, by: undefined }),
+  },
+  {
+    name: 'left unanswered',
+    setup: 'hasty',
+    act: async (q, kind) => (await closedFrame(q, kind), q),
+    then: closedBy('timeout'),
+  },
+  {
+    name: 'restarted',
+    setup: 'jsonl',
+    act: async (q, _kind, env) => (await env.stop(q.app), { ...q, app: await env.next() }),
+    then: outlives('shutdown'),
+  },
+  {
+    name: 'taken over',
+    setup: 'redis',
+    act: async (q, _kind, env) => ({ ...q, app: await takeOver(q.app, env) }),
+    then: outlives('shutdown'),
+  },
 ];
 
 /** Another instance of the same Redis takes the session over once its owner stopped. */
@@ -82,18 +142,28 @@ async function takeOver(owner: RunningApp, env: Env): Promise<RunningApp> {
   return other;
 }
 
-const answer = (q: Asking, kind: Kind): Promise<ApiResponse> => api(q.app.url, 'POST', `/api/sessions/${q.sessionId}/${kind.route}/${encodeURIComponent(q.id)}`, kind.answer);
+const answer = (q: Asking, kind: Kind): Promise<ApiResponse> =>
+  api(q.app.url, 'POST', `/api/sessions/${q.sessionId}/${kind.route}/${encodeURIComponent(q.id)}`, kind.answer);
 const listed = async (q: Asking, kind: Kind): Promise<string[]> => {
   const { body } = await api(q.app.url, 'GET', `/api/sessions/${q.sessionId}/${kind.route}`);
   return (body[kind.route] as { id?: string; callId?: string }[]).map((r) => r.id ?? r.callId ?? '');
 };
-const history = async (q: Asking) => (await api(q.app.url, 'GET', `/api/sessions/${q.sessionId}/history`)).body.events as { event: string; data: Record<string, any> }[];
-const questionId = (kind: Kind, frame: { data: Record<string, any> }) => String(kind.route === 'approvals' ? frame.data.callId : frame.data.id);
+const history = async (q: Asking) =>
+  (await api(q.app.url, 'GET', `/api/sessions/${q.sessionId}/history`)).body.events as {
+    event: string;
+    data: Record<string, any>;
+  }[];
+const questionId = (kind: Kind, frame: { data: Record<string, any> }) =>
+  String(kind.route === 'approvals' ? frame.data.callId : frame.data.id);
 
 /** The frame that closed the question, once stored. */
 async function closedFrame(q: Asking, kind: Kind) {
   let frame: { event: string; data: Record<string, any> } | undefined;
-  await until(async () => (frame = (await history(q)).find((f) => f.event === kind.closed && questionId(kind, f) === q.id)) !== undefined, `${kind.kind} ${q.id} closed`);
+  await until(
+    async () =>
+      (frame = (await history(q)).find((f) => f.event === kind.closed && questionId(kind, f) === q.id)) !== undefined,
+    `${kind.kind} ${q.id} closed`,
+  );
   return frame!;
 }
 
@@ -102,7 +172,10 @@ async function ask(app: RunningApp, kind: Kind, sessionId: string): Promise<Aski
   expect((await api(app.url, 'POST', '/api/message', { sessionId, message: kind.message })).status).toBe(200);
   let asked: { data: Record<string, any> } | undefined;
   const q = { app, sessionId, id: '' };
-  await until(async () => (asked = (await history(q)).find((f) => f.event === kind.asked)) !== undefined, `${kind.kind} asked in ${sessionId}`);
+  await until(
+    async () => (asked = (await history(q)).find((f) => f.event === kind.asked)) !== undefined,
+    `${kind.kind} asked in ${sessionId}`,
+  );
   return { ...q, id: questionId(kind, asked!) };
 }
 
@@ -121,14 +194,30 @@ const POLICY = { rules: [{ server: 'everything', tool: 'echo', action: 'ask' }] 
 /** The storage and question timeout of each setup; every other key is the same. */
 function doc(setup: Case['setup'], dir: string): Record<string, unknown> {
   const storage =
-    setup === 'jsonl' ? { type: 'jsonl', dir } : setup === 'redis' ? { type: 'redis', url: redis?.url, keyPrefix: `questions${randomUUID()}:`, leaseMs: 1000 } : { type: 'memory' };
+    setup === 'jsonl'
+      ? { type: 'jsonl', dir }
+      : setup === 'redis'
+        ? { type: 'redis', url: redis?.url, keyPrefix: `questions${randomUUID()}:`, leaseMs: 1000 }
+        : { type: 'memory' };
   const timeoutMs = setup === 'hasty' ? 1_500 : 120_000;
-  return { storage, toolPolicy: { ...POLICY, timeoutMs }, mcpServers: { everything: { ...everythingStdio, timeout: 60_000, sampling: 'ask' } }, server: roomyLimits, llm: { timeoutMs: 10_000 } };
+  return {
+    storage,
+    toolPolicy: { ...POLICY, timeoutMs },
+    mcpServers: { everything: { ...everythingStdio, timeout: 60_000, sampling: 'ask' } },
+    server: roomyLimits,
+    llm: { timeoutMs: 10_000 },
+  };
 }
 
 async function boot(doc: Record<string, unknown>): Promise<RunningApp> {
   const app = await env.apps.start(doc, { modelUrl: env.sim.url });
-  await until(async () => (await api(app.url, 'GET', '/api/mcp/servers')).body.servers.every((s: { status: string }) => s.status === 'connected'), 'server-everything connected');
+  await until(
+    async () =>
+      (await api(app.url, 'GET', '/api/mcp/servers')).body.servers.every(
+        (s: { status: string }) => s.status === 'connected',
+      ),
+    'server-everything connected',
+  );
   return app;
 }
 
@@ -153,10 +242,18 @@ describe('one kind of question for a person: every kind behaves the same', { tim
         if (c.name !== 'answered') expect((await answer(after, kind)).status).toBe(expected.answered);
         const again = await answer(after, kind);
         expect(again.status).toBe(expected.by === undefined ? 404 : 409);
-        expect(again.body.error.code).toBe(`${kind.route === 'approvals' ? 'APPROVAL' : 'ELICITATION'}_${expected.by === undefined ? 'NOT_FOUND' : 'ALREADY_RESOLVED'}`);
+        expect(again.body.error.code).toBe(
+          `${kind.route === 'approvals' ? 'APPROVAL' : 'ELICITATION'}_${expected.by === undefined ? 'NOT_FOUND' : 'ALREADY_RESOLVED'}`,
+        );
         if (expected.by !== undefined) expect((await closedFrame(after, kind)).data.by).toBe(expected.by);
         // Whatever closed it, the turn ends (a survivor runs on once answered), and nothing of it waits.
-        if (expected.by !== undefined) await expect.poll(async () => (await history(after)).some((f) => f.event === 'response' || f.event === 'error'), PATIENT).toBe(true);
+        if (expected.by !== undefined)
+          await expect
+            .poll(
+              async () => (await history(after)).some((f) => f.event === 'response' || f.event === 'error'),
+              PATIENT,
+            )
+            .toBe(true);
       });
     }
   }
@@ -172,12 +269,27 @@ interface Face {
 }
 
 const MODERN = '2026-07-28';
-const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } } };
+const envelope = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+};
 const mcpChat = async (app: RunningApp, params: Record<string, unknown>) => {
   const res = await fetch(`${app.url}/mcp`, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'chat_with_agent' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chat_with_agent', ...params, _meta: envelope } }),
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': MODERN,
+      'Mcp-Method': 'tools/call',
+      'Mcp-Name': 'chat_with_agent',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'chat_with_agent', ...params, _meta: envelope },
+    }),
   });
   return ((await res.json()) as { result: Record<string, any> }).result;
 };
@@ -185,7 +297,12 @@ const a2aSend = async (app: RunningApp, message: Record<string, unknown>) => {
   const res = await fetch(`${app.url}/a2a`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: randomUUID(), role: 'ROLE_USER', ...message } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'SendMessage',
+      params: { message: { messageId: randomUUID(), role: 'ROLE_USER', ...message } },
+    }),
   });
   return ((await res.json()) as { result: { task: Record<string, any> } }).result.task;
 };
@@ -197,7 +314,9 @@ const FACES: Face[] = [
     ask: async (app, kind, sessionId) => {
       const task = await a2aSend(app, { contextId: sessionId, parts: [{ text: kind.message }] });
       expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
-      expect(replyText(task.status.message.parts)).toContain(kind.route === 'approvals' ? '"approve": true | false' : '"elicitationId"');
+      expect(replyText(task.status.message.parts)).toContain(
+        kind.route === 'approvals' ? '"approve": true | false' : '"elicitationId"',
+      );
       return task;
     },
     answer: async (app, kind, task) => {
@@ -212,16 +331,25 @@ const FACES: Face[] = [
     ask: async (app, kind, sessionId) => {
       const first = await mcpChat(app, { arguments: { message: kind.message, sessionId } });
       expect(first.resultType).toBe('input_required');
-      const requests = Object.values(first.inputRequests as Record<string, { params: { requestedSchema: { properties: object } } }>);
+      const requests = Object.values(
+        first.inputRequests as Record<string, { params: { requestedSchema: { properties: object } } }>,
+      );
       expect(requests).toHaveLength(1);
       // An approval or a sampling request is asked as approve/deny; a tool server's form as the server asked it.
-      expect(Object.keys(requests[0]!.params.requestedSchema.properties).includes('decision')).toBe(kind.route === 'approvals');
+      expect(Object.keys(requests[0]!.params.requestedSchema.properties).includes('decision')).toBe(
+        kind.route === 'approvals',
+      );
       return first;
     },
     answer: async (app, kind, first) => {
       const [id] = Object.keys(first.inputRequests as object);
-      const response = kind.route === 'approvals' ? { action: 'accept', content: { decision: 'approve' } } : { action: 'decline' };
-      const done = await mcpChat(app, { arguments: { message: 'x' }, requestState: first.requestState, inputResponses: { [id!]: response } });
+      const response =
+        kind.route === 'approvals' ? { action: 'accept', content: { decision: 'approve' } } : { action: 'decline' };
+      const done = await mcpChat(app, {
+        arguments: { message: 'x' },
+        requestState: first.requestState,
+        inputResponses: { [id!]: response },
+      });
       return replyText(done.content);
     },
   },
@@ -237,7 +365,9 @@ describe('every face maps the one question', { timeout: 120_000 }, () => {
         const asked = await face.ask(app, kind, sessionId);
         expect(await face.answer(app, kind, asked)).not.toBe('');
         const frames = await history({ app, sessionId, id: '' });
-        expect(frames.find((f) => f.event === kind.closed)?.data.by).toBe(face.name.startsWith('A2A') ? 'a2a' : 'mcp-elicitation');
+        expect(frames.find((f) => f.event === kind.closed)?.data.by).toBe(
+          face.name.startsWith('A2A') ? 'a2a' : 'mcp-elicitation',
+        );
         expect(frames.at(-1)?.event).toBe('response');
       });
     }

@@ -48,7 +48,10 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
     return c;
   };
   const history = async (app: RunningApp, sessionId: string) =>
-    (await api(app.url, 'GET', `/api/sessions/${sessionId}/history`)).body.events as { event: string; data: Record<string, any> }[];
+    (await api(app.url, 'GET', `/api/sessions/${sessionId}/history`)).body.events as {
+      event: string;
+      data: Record<string, any>;
+    }[];
 
   beforeAll(async () => {
     redis = await startRedis();
@@ -72,7 +75,9 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
     const { keyPrefix } = storage as { keyPrefix: string };
     await expect.poll(() => watchers(redis.url, keyPrefix, 'shared'), PATIENT).toBe(2);
 
-    expect((await api(a.url, 'POST', '/api/message', { message: 'posted on A', sessionId: 'shared' })).status).toBe(200);
+    expect((await api(a.url, 'POST', '/api/message', { message: 'posted on A', sessionId: 'shared' })).status).toBe(
+      200,
+    );
     const seenOnB = await turnFrames(onB, 'shared', 0);
     const seenOnC = await turnFrames(onC, 'shared', 0);
     expect(seenOnB.map((f) => f.event).filter((e) => e !== 'chunk')).toEqual(['userMessage', 'thinking', 'response']);
@@ -86,9 +91,16 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
     expect([fromC.status, fromC.body.response]).toEqual([200, 'You said: asked on C']);
     const log = await history(c, 'shared');
     expect(log.map((f) => f.data.seq)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(log.filter((f) => f.event === 'userMessage').map((f) => f.data.content)).toEqual(['posted on A', 'asked on B', 'asked on C']);
+    expect(log.filter((f) => f.event === 'userMessage').map((f) => f.data.content)).toEqual([
+      'posted on A',
+      'asked on B',
+      'asked on C',
+    ]);
     // The model saw the whole conversation on every turn, wherever it was asked.
-    const last = sim.requests.at(-1)!.body.messages.filter((m) => m.role === 'user').map((m) => m.content);
+    const last = sim.requests
+      .at(-1)!
+      .body.messages.filter((m) => m.role === 'user')
+      .map((m) => m.content);
     expect(last).toEqual(['posted on A', 'asked on B', 'asked on C']);
   });
 
@@ -102,7 +114,12 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
     await api(a.url, 'POST', '/api/message-sync', { message: 'second', sessionId: 'seam' });
     await ws.next((f) => f.event === 'response' && f.data.content === 'You said: second');
     const durable = ws.frames.filter((f) => f.data.sessionId === 'seam' && !['chunk', 'thinking'].includes(f.event));
-    expect(durable.map((f) => [f.event, f.data.seq])).toEqual([['userMessage', 1], ['response', 2], ['userMessage', 3], ['response', 4]]);
+    expect(durable.map((f) => [f.event, f.data.seq])).toEqual([
+      ['userMessage', 1],
+      ['response', 2],
+      ['userMessage', 3],
+      ['response', 4],
+    ]);
     // Cancel on B reaches the turn running on A.
     const pending = api(b.url, 'POST', '/api/message-sync', { message: 'slow [[ttft:5000]]', sessionId: 'seam' });
     await ws.next((f) => f.event === 'thinking' && f.data.seq === 5);
@@ -112,34 +129,69 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
 
   it('takes a session over from an instance killed mid-turn: its waiting caller hears owner_lost, and the history is whole', async () => {
     const survivor = apps[0]!;
-    const doomed = runAgentd(['--agent', await writeAgentFile({ llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' }, storage }), '--web-port', '0']);
+    const doomed = runAgentd([
+      '--agent',
+      await writeAgentFile({
+        llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' },
+        storage,
+      }),
+      '--web-port',
+      '0',
+    ]);
     const port = await listeningPort(doomed);
 
     const watcher = await client(survivor);
     watcher.send({ type: 'subscribe', sessionId: 'orphan' });
-    await expect.poll(() => watchers(redis.url, (storage as { keyPrefix: string }).keyPrefix, 'orphan'), PATIENT).toBe(1); // the survivor receives the session
-    await api(`http://127.0.0.1:${port}`, 'POST', '/api/message-sync', { message: 'before the crash', sessionId: 'orphan' });
+    await expect
+      .poll(() => watchers(redis.url, (storage as { keyPrefix: string }).keyPrefix, 'orphan'), PATIENT)
+      .toBe(1); // the survivor receives the session
+    await api(`http://127.0.0.1:${port}`, 'POST', '/api/message-sync', {
+      message: 'before the crash',
+      sessionId: 'orphan',
+    });
     // Asked through the survivor, run by the doomed instance (which holds the session).
-    const waiting = api(survivor.url, 'POST', '/api/message-sync', { message: 'never answered [[ttft:20000]]', sessionId: 'orphan' });
+    const waiting = api(survivor.url, 'POST', '/api/message-sync', {
+      message: 'never answered [[ttft:20000]]',
+      sessionId: 'orphan',
+    });
     await watcher.next((f) => f.event === 'thinking' && f.data.sessionId === 'orphan' && f.data.seq === 3);
     doomed.child.kill('SIGKILL');
     await doomed.exited;
     // The waiting caller is answered once the lease lapses and the survivor takes the session over.
     const lost = await waiting;
-    expect([lost.status, lost.body.error.code, lost.body.error.details]).toEqual([500, 'AGENT_ERROR', { reason: 'owner_lost' }]);
+    expect([lost.status, lost.body.error.code, lost.body.error.details]).toEqual([
+      500,
+      'AGENT_ERROR',
+      { reason: 'owner_lost' },
+    ]);
 
     const started = Date.now();
-    const after = await api(survivor.url, 'POST', '/api/message-sync', { message: 'after the crash', sessionId: 'orphan' });
+    const after = await api(survivor.url, 'POST', '/api/message-sync', {
+      message: 'after the crash',
+      sessionId: 'orphan',
+    });
     expect([after.status, after.body.response]).toEqual([200, 'You said: after the crash']);
     expect(Date.now() - started).toBeLessThan(LEASE_MS + 5000);
     const log = await history(survivor, 'orphan');
     expect(log.map((f) => [f.event, f.data.seq])).toEqual([
-      ['userMessage', 1], ['response', 2], ['userMessage', 3], ['error', 4], ['userMessage', 5], ['response', 6],
+      ['userMessage', 1],
+      ['response', 2],
+      ['userMessage', 3],
+      ['error', 4],
+      ['userMessage', 5],
+      ['response', 6],
     ]);
-    expect(log[3]!.data).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'owner_lost' }, turnId: log[2]!.data.turnId });
+    expect(log[3]!.data).toMatchObject({
+      code: 'AGENT_ERROR',
+      details: { reason: 'owner_lost' },
+      turnId: log[2]!.data.turnId,
+    });
     // Clients saw the lost turn end, live.
     await watcher.next((f) => f.event === 'error' && f.data.details?.reason === 'owner_lost');
-    const messages = sim.requests.at(-1)!.body.messages.filter((m) => m.role !== 'system').map((m) => [m.role, m.content]);
+    const messages = sim.requests
+      .at(-1)!
+      .body.messages.filter((m) => m.role !== 'system')
+      .map((m) => [m.role, m.content]);
     expect(messages[0]).toEqual(['user', 'before the crash']);
     expect(messages.at(-1)).toEqual(['user', 'after the crash']);
   });
@@ -153,7 +205,12 @@ describe.skipIf(!enabled)('cluster: tool servers connected at runtime', { timeou
     apps.push(app);
     return app;
   };
-  const servers = async (app: RunningApp) => (await api(app.url, 'GET', '/api/mcp/servers')).body.servers as { name: string; status: string; instances: { instanceId: string; status: string }[] }[];
+  const servers = async (app: RunningApp) =>
+    (await api(app.url, 'GET', '/api/mcp/servers')).body.servers as {
+      name: string;
+      status: string;
+      instances: { instanceId: string; status: string }[];
+    }[];
   beforeAll(async () => {
     redis = await startRedis();
   });
@@ -169,7 +226,10 @@ describe.skipIf(!enabled)('cluster: tool servers connected at runtime', { timeou
     expect(connected.status).toBe(200);
     const connectedEverywhere = async (app: RunningApp, count: number) => {
       const everything = (await servers(app)).find((s) => s.name === 'everything');
-      return everything?.status === 'connected' && everything.instances.filter((i) => i.status === 'connected').length === count;
+      return (
+        everything?.status === 'connected' &&
+        everything.instances.filter((i) => i.status === 'connected').length === count
+      );
     };
     await until(() => connectedEverywhere(b, 2), 'B connected it and both report it');
 
@@ -178,13 +238,21 @@ describe.skipIf(!enabled)('cluster: tool servers connected at runtime', { timeou
     await until(() => connectedEverywhere(c, 3), 'C connected it on start');
     // A lists all three too (an instance counts while its heartbeat is under 2 leases old, which a
     // loaded CI machine can briefly miss, so this waits instead of reading once).
-    await until(async () => new Set((await servers(a)).find((s) => s.name === 'everything')?.instances.map((i) => i.instanceId)).size === 3, 'A lists the three instances');
+    await until(
+      async () =>
+        new Set((await servers(a)).find((s) => s.name === 'everything')?.instances.map((i) => i.instanceId)).size === 3,
+      'A lists the three instances',
+    );
     // Its tools work on an instance that did not receive the request.
     const echo = await api(c.url, 'POST', '/api/mcp/servers/everything/tools/echo/execute', { message: 'from C' });
     expect([echo.status, echo.body.data]).toEqual([200, { content: [{ type: 'text', text: 'Echo: from C' }] }]);
 
     expect((await api(b.url, 'DELETE', '/api/mcp/servers/everything')).status).toBe(200);
-    await until(async () => (await Promise.all([a, b, c].map(servers))).every((list) => !list.some((s) => s.name === 'everything')), 'removed everywhere');
+    await until(
+      async () =>
+        (await Promise.all([a, b, c].map(servers))).every((list) => !list.some((s) => s.name === 'everything')),
+      'removed everywhere',
+    );
   });
 
   it('applies a runtime A2A agent on every instance as an A2A agent (its skills as tools), and removes it everywhere', async () => {
@@ -192,12 +260,20 @@ describe.skipIf(!enabled)('cluster: tool servers connected at runtime', { timeou
     try {
       const storage = { type: 'redis', url: redis.url, keyPrefix: `a2a${randomUUID()}:`, leaseMs: LEASE_MS };
       const [a, b] = [await instance(storage), await instance(storage)];
-      expect((await api(a.url, 'POST', '/api/connect-a2a-agent', { name: 'peer', config: { url: peer.url } })).status).toBe(200);
-      await until(async () => (await servers(b)).find((s) => s.name === 'peer')?.status === 'connected', 'B connected the agent');
+      expect(
+        (await api(a.url, 'POST', '/api/connect-a2a-agent', { name: 'peer', config: { url: peer.url } })).status,
+      ).toBe(200);
+      await until(
+        async () => (await servers(b)).find((s) => s.name === 'peer')?.status === 'connected',
+        'B connected the agent',
+      );
       const tools = (await api(b.url, 'GET', '/api/mcp/servers/peer/tools')).body.tools as { name: string }[];
       expect(tools.map((t) => t.name)).toEqual(['chat']); // the skill; the model calls it peer--chat
       expect((await api(b.url, 'DELETE', '/api/mcp/servers/peer')).status).toBe(200);
-      await until(async () => (await Promise.all([a, b].map(servers))).every((list) => !list.some((s) => s.name === 'peer')), 'removed everywhere');
+      await until(
+        async () => (await Promise.all([a, b].map(servers))).every((list) => !list.some((s) => s.name === 'peer')),
+        'removed everywhere',
+      );
     } finally {
       await peer.close();
     }

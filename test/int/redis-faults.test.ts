@@ -37,7 +37,8 @@ describe.skipIf(!enabled)('cluster: redis faults', { timeout: 120_000 }, () => {
     sim = await startSimulator();
     const storage = { type: 'redis', url: redis.url, keyPrefix: `faults${randomUUID()}:`, leaseMs: 1000 };
     apps = [];
-    for (let i = 0; i < 2; i++) apps.push(await startApp({ storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url }));
+    for (let i = 0; i < 2; i++)
+      apps.push(await startApp({ storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url }));
   });
   afterAll(async () => {
     for (const app of apps) await app.stop();
@@ -46,12 +47,16 @@ describe.skipIf(!enabled)('cluster: redis faults', { timeout: 120_000 }, () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const health = async (app: RunningApp) => (await api(app.url, 'GET', '/api/health')).body.agent as { status: string; cause?: string };
+  const health = async (app: RunningApp) =>
+    (await api(app.url, 'GET', '/api/health')).body.agent as { status: string; cause?: string };
   /** Waits until each of the four clients has `n` outcomes from index `from` on that `match`. */
   const eachClientHas = (from: number, n: number, match: (o: Outcome) => boolean = () => true) =>
     vi.waitFor(() => {
       for (const sessionId of ['load-0', 'load-1', 'load-2', 'load-3']) {
-        expect(outcomes.slice(from).filter((o) => o.sessionId === sessionId && match(o)).length, sessionId).toBeGreaterThanOrEqual(n);
+        expect(
+          outcomes.slice(from).filter((o) => o.sessionId === sessionId && match(o)).length,
+          sessionId,
+        ).toBeGreaterThanOrEqual(n);
       }
     }, PATIENT);
   let outcomes: Outcome[] = [];
@@ -66,7 +71,14 @@ describe.skipIf(!enabled)('cluster: redis faults', { timeout: 120_000 }, () => {
         const message = `c${n} m${i}`;
         const started = Date.now();
         const res = await api(apps[app]!.url, 'POST', '/api/message-sync', { message, sessionId: `load-${n}` });
-        outcomes.push({ app, sessionId: `load-${n}`, message, status: res.status, code: res.body?.error?.code, ms: Date.now() - started });
+        outcomes.push({
+          app,
+          sessionId: `load-${n}`,
+          message,
+          status: res.status,
+          code: res.body?.error?.code,
+          ms: Date.now() - started,
+        });
         if (res.status !== 200) await sleep(50); // a client's pause after a failure, as a real one would
       }
     };
@@ -86,7 +98,10 @@ describe.skipIf(!enabled)('cluster: redis faults', { timeout: 120_000 }, () => {
     redis = await startRedis(port, { dir });
     for (const app of apps) await expect.poll(() => health(app), PATIENT).toMatchObject({ status: 'ready' });
     const upFrom = outcomes.length;
-    await until(() => [0, 1].every((app) => outcomes.slice(upFrom).some((o) => o.app === app && o.status === 200)), 'turns succeed on both instances');
+    await until(
+      () => [0, 1].every((app) => outcomes.slice(upFrom).some((o) => o.app === app && o.status === 200)),
+      'turns succeed on both instances',
+    );
     running = false;
     await Promise.all(load);
 
@@ -97,9 +112,13 @@ describe.skipIf(!enabled)('cluster: redis faults', { timeout: 120_000 }, () => {
     }
     // Every acknowledged turn is in its session's log, answered.
     for (const sessionId of ['load-0', 'load-1', 'load-2', 'load-3']) {
-      const events = (await api(apps[0]!.url, 'GET', `/api/sessions/${sessionId}/history`)).body.events as { event: string; data: { content?: string; seq: number } }[];
+      const events = (await api(apps[0]!.url, 'GET', `/api/sessions/${sessionId}/history`)).body.events as {
+        event: string;
+        data: { content?: string; seq: number };
+      }[];
       const answered = new Set(events.filter((f) => f.event === 'response').map((f) => f.data.content));
-      for (const o of outcomes.filter((x) => x.sessionId === sessionId && x.status === 200)) expect(answered).toContain(`You said: ${o.message}`);
+      for (const o of outcomes.filter((x) => x.sessionId === sessionId && x.status === 200))
+        expect(answered).toContain(`You said: ${o.message}`);
       expect(events.map((f) => f.data.seq)).toEqual(events.map((_, i) => i + 1));
     }
   });

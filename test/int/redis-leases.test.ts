@@ -27,7 +27,15 @@ describe.skipIf(!enabled)('cluster: session leases', () => {
   const pair = () => {
     const keyPrefix = `leases${randomUUID()}:`;
     const lost: string[] = [];
-    const make = (instanceId: string) => createLeases({ client, keyPrefix, instanceId, leaseMs: LEASE_MS, log, onLost: (s) => lost.push(`${instanceId}:${s}`) });
+    const make = (instanceId: string) =>
+      createLeases({
+        client,
+        keyPrefix,
+        instanceId,
+        leaseMs: LEASE_MS,
+        log,
+        onLost: (s) => lost.push(`${instanceId}:${s}`),
+      });
     return { a: make('A'), b: make('B'), lost, key: (s: string) => `${keyPrefix}{s:${s}}:owner` };
   };
 
@@ -40,15 +48,21 @@ describe.skipIf(!enabled)('cluster: session leases', () => {
     let renewals = 0;
     let lastTtl = Infinity;
     const ttls: number[] = [];
-    await vi.waitFor(async () => {
-      const ttl = await client.pTTL(key('s1'));
-      ttls.push(ttl);
-      if (ttl > lastTtl) renewals++;
-      lastTtl = ttl;
-      expect(renewals).toBeGreaterThanOrEqual(2);
-      expect(Date.now() - claimedAt).toBeGreaterThan(LEASE_MS * 1.5);
-    }, { ...PATIENT, interval: 20 });
-    expect(ttls.every((ttl) => ttl > 0), `the lease lapsed between renewals: ${ttls.join(' ')}`).toBe(true);
+    await vi.waitFor(
+      async () => {
+        const ttl = await client.pTTL(key('s1'));
+        ttls.push(ttl);
+        if (ttl > lastTtl) renewals++;
+        lastTtl = ttl;
+        expect(renewals).toBeGreaterThanOrEqual(2);
+        expect(Date.now() - claimedAt).toBeGreaterThan(LEASE_MS * 1.5);
+      },
+      { ...PATIENT, interval: 20 },
+    );
+    expect(
+      ttls.every((ttl) => ttl > 0),
+      `the lease lapsed between renewals: ${ttls.join(' ')}`,
+    ).toBe(true);
     expect(await b.claim('s1')).toBe('A');
     await a.release('s1');
     expect(await b.claim('s1')).toBe('B');

@@ -33,7 +33,10 @@ describe.skipIf(!enabled)('limits: shared in redis', () => {
 
   beforeAll(async () => {
     redis = await startRedis();
-    const doc = { storage: { type: 'redis', url: redis.url, keyPrefix: `lim${randomUUID()}:` }, server: { limits: { rest: { points: POINTS } } } };
+    const doc = {
+      storage: { type: 'redis', url: redis.url, keyPrefix: `lim${randomUUID()}:` },
+      server: { limits: { rest: { points: POINTS } } },
+    };
     a = await startApp(doc);
     b = await startApp(doc);
   });
@@ -66,15 +69,22 @@ describe.skipIf(!enabled)('limits: shared in redis', () => {
     await vi.waitFor(async () => {
       const first = await remaining(a);
       const second = await remaining(b);
-      if (!(second.remaining === first.remaining - 1 && first.remaining < POINTS - 2)) throw new Error(`instances did not share the window again: ${JSON.stringify([first, second])}`);
+      if (!(second.remaining === first.remaining - 1 && first.remaining < POINTS - 2))
+        throw new Error(`instances did not share the window again: ${JSON.stringify([first, second])}`);
     }, PATIENT);
   });
 
   it('defaults to Redis when the sessions are there, and refuses a Redis store without Redis storage', () => {
     const redisStorage = { type: 'redis', url: 'redis://127.0.0.1:6379' };
     expect(limitsStoreOf(parseConfig({ llm: { model: 'm' }, storage: redisStorage }))).toBe('redis');
-    expect(limitsStoreOf(parseConfig({ llm: { model: 'm' }, storage: redisStorage, server: { limits: { store: 'memory' } } }))).toBe('memory');
+    expect(
+      limitsStoreOf(
+        parseConfig({ llm: { model: 'm' }, storage: redisStorage, server: { limits: { store: 'memory' } } }),
+      ),
+    ).toBe('memory');
     expect(limitsStoreOf(parseConfig({ llm: { model: 'm' } }))).toBe('memory');
-    expect(() => parseConfig({ llm: { model: 'm' }, server: { limits: { store: 'redis' } } })).toThrow(/server\.limits\.store "redis" needs storage\.type "redis"/);
+    expect(() => parseConfig({ llm: { model: 'm' }, server: { limits: { store: 'redis' } } })).toThrow(
+      /server\.limits\.store "redis" needs storage\.type "redis"/,
+    );
   });
 });

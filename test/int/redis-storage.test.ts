@@ -22,17 +22,26 @@ describe.skipIf(!enabled)('storage: redis', () => {
   it('keeps the conversation in Redis: a new service over the same Redis serves its history and continues its seq', async () => {
     const storage = { type: 'redis', url: redis.url, keyPrefix: `int${randomUUID()}:` };
     const ask = (url: string, message: string) =>
-      fetch(`${url}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ message }) }).then((r) => r.json() as Promise<{ response: string }>);
+      fetch(`${url}/api/message-sync`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ message }),
+      }).then((r) => r.json() as Promise<{ response: string }>);
     const first = await startApp({ storage }, { modelUrl: sim.url });
     expect((await ask(first.url, 'Remember the word kiwi')).response).toBe('You said: Remember the word kiwi');
     await first.stop();
 
     const second = await startApp({ storage }, { modelUrl: sim.url });
     try {
-      const history = (await (await fetch(`${second.url}/api/sessions/default/history`)).json()) as { events: { event: string }[]; lastSeq: number };
+      const history = (await (await fetch(`${second.url}/api/sessions/default/history`)).json()) as {
+        events: { event: string }[];
+        lastSeq: number;
+      };
       expect(history.events.map((e) => e.event)).toEqual(['userMessage', 'response']);
       expect((await ask(second.url, 'And now?')).response).toBe('You said: And now?');
-      const sessions = (await (await fetch(`${second.url}/api/sessions`)).json()) as { sessions: { id: string; lastSeq: number }[] };
+      const sessions = (await (await fetch(`${second.url}/api/sessions`)).json()) as {
+        sessions: { id: string; lastSeq: number }[];
+      };
       expect(sessions.sessions).toEqual([expect.objectContaining({ id: 'default', lastSeq: 4 })]);
     } finally {
       await second.stop();
@@ -40,6 +49,8 @@ describe.skipIf(!enabled)('storage: redis', () => {
   });
 
   it('refuses to start when Redis cannot be reached, naming it', async () => {
-    await expect(startApp({ storage: { type: 'redis', url: 'redis://127.0.0.1:1' } })).rejects.toThrow(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
+    await expect(startApp({ storage: { type: 'redis', url: 'redis://127.0.0.1:1' } })).rejects.toThrow(
+      /cannot reach Redis at redis:\/\/127\.0\.0\.1:1/,
+    );
   });
 });

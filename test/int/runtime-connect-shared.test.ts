@@ -32,7 +32,10 @@ beforeAll(async () => {
   await writeFile(join(tmp, 'canary-15.sh'), `touch ${marker(15)}\n`);
   // A package under node_modules: its declared bin is not the canary beside it.
   await mkdir(join(tmp, 'node_modules', 'pkg', 'lib'), { recursive: true });
-  await writeFile(join(tmp, 'node_modules', 'pkg', 'package.json'), JSON.stringify({ name: 'pkg', bin: { pkg: 'bin.js' } }));
+  await writeFile(
+    join(tmp, 'node_modules', 'pkg', 'package.json'),
+    JSON.stringify({ name: 'pkg', bin: { pkg: 'bin.js' } }),
+  );
   await writeFile(join(tmp, 'node_modules', 'pkg', 'bin.js'), '');
   await writeFile(join(tmp, 'node_modules', 'pkg', 'lib', 'canary-17.js'), writeMarker(17));
 });
@@ -52,10 +55,22 @@ async function connect(svc: RunningApp, name: string, config: unknown, key: stri
     headers: { 'Content-Type': 'application/json', ...(key && { Authorization: `Bearer ${key}` }) },
     body: JSON.stringify({ name, config }),
   });
-  return { status: res.status, body: (await res.json()) as { error?: { code: string; message: string; details: Record<string, unknown> }; server?: { status: string } } };
+  return {
+    status: res.status,
+    body: (await res.json()) as {
+      error?: { code: string; message: string; details: Record<string, unknown> };
+      server?: { status: string };
+    },
+  };
 }
 
-const stdio = (command: string, args: string[], extra: Record<string, unknown> = {}) => ({ type: 'stdio', command, args, timeout: 10_000, ...extra });
+const stdio = (command: string, args: string[], extra: Record<string, unknown> = {}) => ({
+  type: 'stdio',
+  command,
+  args,
+  timeout: 10_000,
+  ...extra,
+});
 /** A canary: its number (its marker), what it tries, its config, and the refusal's field and reason. */
 type Canary = [number, string, () => ReturnType<typeof stdio>, string, string];
 /** The agent file's own server: its command (this node) is the default allowlist. */
@@ -77,21 +92,114 @@ describe('runtime connect on a shared service (an admin key)', () => {
     [1, 'touch', () => stdio('touch', [marker(1)]), 'config.command', 'command_not_allowed'],
     [2, 'cp', () => stdio('cp', [join(tmp, 'source'), marker(2)]), 'config.command', 'command_not_allowed'],
     [3, 'node -pe', () => stdio(node, ['-pe', writeMarker(3)]), 'config.args.0', 'inline_code'],
-    [4, 'node <file outside the agent folder>', () => stdio(node, [join(tmp, 'canary-4.js')]), 'config.args.0', 'script_outside'],
+    [
+      4,
+      'node <file outside the agent folder>',
+      () => stdio(node, [join(tmp, 'canary-4.js')]),
+      'config.args.0',
+      'script_outside',
+    ],
     [5, 'env -S', () => stdio('env', ['-S', `sh -c "touch ${marker(5)}"`]), 'config.command', 'wrapper_not_allowed'],
-    [6, 'timeout before sh -c', () => stdio('timeout', ['5', 'sh', '-c', `touch ${marker(6)}`]), 'config.command', 'wrapper_not_allowed'],
-    [7, 'nice before sh -c', () => stdio('nice', ['sh', '-c', `touch ${marker(7)}`]), 'config.command', 'wrapper_not_allowed'],
-    [8, 'setsid before sh -c', () => stdio('setsid', ['sh', '-c', `touch ${marker(8)}`]), 'config.command', 'wrapper_not_allowed'],
-    [9, "awk 'BEGIN{system()}'", () => stdio('awk', [`BEGIN{system("touch ${marker(9)}")}`]), 'config.command', 'wrapper_not_allowed'],
-    [10, 'find -exec', () => stdio('find', [tmp, '-maxdepth', '0', '-exec', 'touch', marker(10), ';']), 'config.command', 'wrapper_not_allowed'],
-    [11, 'tar --checkpoint-action', () => stdio('tar', ['--checkpoint=1', `--checkpoint-action=exec=touch ${marker(11)}`, '-cf', '/dev/null', join(tmp, 'source')]), 'config.command', 'wrapper_not_allowed'],
+    [
+      6,
+      'timeout before sh -c',
+      () => stdio('timeout', ['5', 'sh', '-c', `touch ${marker(6)}`]),
+      'config.command',
+      'wrapper_not_allowed',
+    ],
+    [
+      7,
+      'nice before sh -c',
+      () => stdio('nice', ['sh', '-c', `touch ${marker(7)}`]),
+      'config.command',
+      'wrapper_not_allowed',
+    ],
+    [
+      8,
+      'setsid before sh -c',
+      () => stdio('setsid', ['sh', '-c', `touch ${marker(8)}`]),
+      'config.command',
+      'wrapper_not_allowed',
+    ],
+    [
+      9,
+      "awk 'BEGIN{system()}'",
+      () => stdio('awk', [`BEGIN{system("touch ${marker(9)}")}`]),
+      'config.command',
+      'wrapper_not_allowed',
+    ],
+    [
+      10,
+      'find -exec',
+      () => stdio('find', [tmp, '-maxdepth', '0', '-exec', 'touch', marker(10), ';']),
+      'config.command',
+      'wrapper_not_allowed',
+    ],
+    [
+      11,
+      'tar --checkpoint-action',
+      () =>
+        stdio('tar', [
+          '--checkpoint=1',
+          `--checkpoint-action=exec=touch ${marker(11)}`,
+          '-cf',
+          '/dev/null',
+          join(tmp, 'source'),
+        ]),
+      'config.command',
+      'wrapper_not_allowed',
+    ],
     [12, 'sh <file>', () => stdio('sh', [join(tmp, 'canary-12.sh')]), 'config.command', 'wrapper_not_allowed'],
-    [13, 'npx node <file outside>', () => stdio('npx', ['-y', 'node', join(tmp, 'canary-4.js')]), 'config.command', 'command_not_allowed'],
-    [14, 'node --require=<preload>', () => stdio(node, [`--require=${join(tmp, 'canary-4.js')}`, fixturePath('echo-server')]), 'config.args.0', 'inline_code'],
-    [17, 'node <a script under node_modules that is no bin>', () => stdio(node, [join(tmp, 'node_modules', 'pkg', 'lib', 'canary-17.js')]), 'config.args.0', 'script_outside'],
-    [18, "node <the checkout's tsx> -e", () => stdio(node, [tsxCli, '-e', writeMarker(18)]), 'config.args.1', 'inline_code'],
-    [19, 'node --import=data:', () => stdio(node, [`--import=data:text/javascript,${encodeURIComponent(writeMarker(19))}`, fixturePath('echo-server')]), 'config.args.0', 'inline_code'],
-    ...(npmCli ? [[20, "node <the global npm's npm-cli.js> exec -c", () => stdio(node, [npmCli, 'exec', '-c', `touch ${marker(20)}`]), 'config.args.2', 'inline_code'] satisfies Canary] : []),
+    [
+      13,
+      'npx node <file outside>',
+      () => stdio('npx', ['-y', 'node', join(tmp, 'canary-4.js')]),
+      'config.command',
+      'command_not_allowed',
+    ],
+    [
+      14,
+      'node --require=<preload>',
+      () => stdio(node, [`--require=${join(tmp, 'canary-4.js')}`, fixturePath('echo-server')]),
+      'config.args.0',
+      'inline_code',
+    ],
+    [
+      17,
+      'node <a script under node_modules that is no bin>',
+      () => stdio(node, [join(tmp, 'node_modules', 'pkg', 'lib', 'canary-17.js')]),
+      'config.args.0',
+      'script_outside',
+    ],
+    [
+      18,
+      "node <the checkout's tsx> -e",
+      () => stdio(node, [tsxCli, '-e', writeMarker(18)]),
+      'config.args.1',
+      'inline_code',
+    ],
+    [
+      19,
+      'node --import=data:',
+      () =>
+        stdio(node, [
+          `--import=data:text/javascript,${encodeURIComponent(writeMarker(19))}`,
+          fixturePath('echo-server'),
+        ]),
+      'config.args.0',
+      'inline_code',
+    ],
+    ...(npmCli
+      ? [
+          [
+            20,
+            "node <the global npm's npm-cli.js> exec -c",
+            () => stdio(node, [npmCli, 'exec', '-c', `touch ${marker(20)}`]),
+            'config.args.2',
+            'inline_code',
+          ] satisfies Canary,
+        ]
+      : []),
   ])('canary %i (%s): 400 with the reason, and nothing ran', async (n, _name, config, field, reason) => {
     const res = await connect(svc, `canary-${n}`, config());
     expect(res.status).toBe(400);
@@ -101,11 +209,15 @@ describe('runtime connect on a shared service (an admin key)', () => {
     expect(existsSync(marker(4))).toBe(false);
   });
 
-  it('connects a server in the agent folder, and a package\'s declared bin under node_modules', async () => {
+  it("connects a server in the agent folder, and a package's declared bin under node_modules", async () => {
     const echo = await connect(svc, 'echo-again', stdio(node, [fixturePath('echo-server')]));
     expect(echo.status).toBe(200);
     expect(echo.body.server?.status).toBe('connected');
-    const everything = await connect(svc, 'everything', stdio(node, [EVERYTHING.slice(ROOT.length), 'stdio'], { cwd: ROOT }));
+    const everything = await connect(
+      svc,
+      'everything',
+      stdio(node, [EVERYTHING.slice(ROOT.length), 'stdio'], { cwd: ROOT }),
+    );
     expect(everything.status).toBe(200);
   });
 });

@@ -22,7 +22,8 @@ beforeAll(async () => {
   await writeFile(preload, `require('fs').writeFileSync(${JSON.stringify(canary)}, 'preload ran')`);
 });
 
-const connect = (svc: RunningApp, name: string, config: unknown) => api(svc.url, 'POST', '/api/connect-server', { name, config });
+const connect = (svc: RunningApp, name: string, config: unknown) =>
+  api(svc.url, 'POST', '/api/connect-server', { name, config });
 
 describe('runtime connect: spawn policy', () => {
   let svc: RunningApp;
@@ -32,11 +33,45 @@ describe('runtime connect: spawn policy', () => {
   afterAll(() => svc.stop());
 
   it.each([
-    ['bash -c', () => ({ type: 'stdio', command: 'bash', args: ['-c', `touch ${canary}`] }), 'config.args.0', 'inline_code'],
-    ['node -e', () => ({ type: 'stdio', command: process.execPath, args: ['-e', `require('fs').writeFileSync(${JSON.stringify(canary)}, '')`] }), 'config.args.0', 'inline_code'],
-    ['npx -c', () => ({ type: 'stdio', command: 'npx', args: ['-c', `touch ${canary}`] }), 'config.args.0', 'inline_code'],
-    ['a NODE_OPTIONS preload', () => ({ type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')], env: { NODE_OPTIONS: `--require ${preload}` } }), 'config.env.NODE_OPTIONS', 'loader_env'],
-    ['node --require', () => ({ type: 'stdio', command: process.execPath, args: ['--require', preload, fixturePath('echo-server')] }), 'config.args.0', 'inline_code'],
+    [
+      'bash -c',
+      () => ({ type: 'stdio', command: 'bash', args: ['-c', `touch ${canary}`] }),
+      'config.args.0',
+      'inline_code',
+    ],
+    [
+      'node -e',
+      () => ({
+        type: 'stdio',
+        command: process.execPath,
+        args: ['-e', `require('fs').writeFileSync(${JSON.stringify(canary)}, '')`],
+      }),
+      'config.args.0',
+      'inline_code',
+    ],
+    [
+      'npx -c',
+      () => ({ type: 'stdio', command: 'npx', args: ['-c', `touch ${canary}`] }),
+      'config.args.0',
+      'inline_code',
+    ],
+    [
+      'a NODE_OPTIONS preload',
+      () => ({
+        type: 'stdio',
+        command: process.execPath,
+        args: [fixturePath('echo-server')],
+        env: { NODE_OPTIONS: `--require ${preload}` },
+      }),
+      'config.env.NODE_OPTIONS',
+      'loader_env',
+    ],
+    [
+      'node --require',
+      () => ({ type: 'stdio', command: process.execPath, args: ['--require', preload, fixturePath('echo-server')] }),
+      'config.args.0',
+      'inline_code',
+    ],
   ])('refuses %s with 400 before anything runs', async (_name, config, field, reason) => {
     const res = await connect(svc, 'canary', config());
     expect(res.status).toBe(400);
@@ -47,7 +82,11 @@ describe('runtime connect: spawn policy', () => {
 
   it('refuses the names a REST path cannot address (. and ..) before anything runs', async () => {
     for (const name of ['.', '..']) {
-      const res = await connect(svc, name, { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] });
+      const res = await connect(svc, name, {
+        type: 'stdio',
+        command: process.execPath,
+        args: [fixturePath('echo-server')],
+      });
       expect(res.status).toBe(400);
       expect(res.body.error).toMatchObject({ code: 'INVALID_REQUEST' });
     }
@@ -55,7 +94,11 @@ describe('runtime connect: spawn policy', () => {
   });
 
   it('still connects an ordinary server (node with a script)', async () => {
-    const res = await connect(svc, 'echo', { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] });
+    const res = await connect(svc, 'echo', {
+      type: 'stdio',
+      command: process.execPath,
+      args: [fixturePath('echo-server')],
+    });
     expect(res.status).toBe(200);
     expect(res.body.server.status).toBe('connected');
   });
@@ -77,14 +120,24 @@ describe('runtime connect: allowedCommands and runtimeConnect', () => {
     const python = await connect(narrow, 'py', { type: 'stdio', command: 'python3', args: ['-m', 'http.server'] });
     expect(python.status).toBe(400);
     expect(python.body.error.details).toEqual({ field: 'config.command', reason: 'command_not_allowed' });
-    expect((await connect(narrow, 'echo', { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] })).status).toBe(200);
+    expect(
+      (await connect(narrow, 'echo', { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] }))
+        .status,
+    ).toBe(200);
   });
 
   it('is off with runtimeConnect: false (403), while the config file servers stay', async () => {
-    const res = await connect(off, 'echo', { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] });
+    const res = await connect(off, 'echo', {
+      type: 'stdio',
+      command: process.execPath,
+      args: [fixturePath('echo-server')],
+    });
     expect(res.status).toBe(403);
     expect(res.body.error).toMatchObject({ code: 'FORBIDDEN', details: { reason: 'runtime_connect_disabled' } });
-    const a2a = await api(off.url, 'POST', '/api/connect-a2a-agent', { name: 'peer', config: { url: 'http://127.0.0.1:9/' } });
+    const a2a = await api(off.url, 'POST', '/api/connect-a2a-agent', {
+      name: 'peer',
+      config: { url: 'http://127.0.0.1:9/' },
+    });
     expect([a2a.status, a2a.body.error?.details?.reason]).toEqual([403, 'runtime_connect_disabled']);
   });
 });

@@ -55,19 +55,36 @@ describe('no secret in any output', () => {
     const closed = await freePort();
     const doc = {
       llm: { apiKey: S.modelKey },
-      server: { auth: { apiKey: S.apiKey, adminKey: S.adminKey }, limits: { rest: { points: 10_000 } }, cors: { headers: ['Content-Type', 'Authorization', 'X-Trace'] } },
+      server: {
+        auth: { apiKey: S.apiKey, adminKey: S.adminKey },
+        limits: { rest: { points: 10_000 } },
+        cors: { headers: ['Content-Type', 'Authorization', 'X-Trace'] },
+      },
       mcpServers: {
-        leaky: { type: 'stdio', command: process.execPath, args: [fixturePath('leaky-server'), `--api-key=${S.argEq}`, '--token', S.argNext], env: { SECRET_TOKEN: S.env } },
+        leaky: {
+          type: 'stdio',
+          command: process.execPath,
+          args: [fixturePath('leaky-server'), `--api-key=${S.argEq}`, '--token', S.argNext],
+          env: { SECRET_TOKEN: S.env },
+        },
         remote: {
           type: 'http',
           baseUrl: `http://user:${S.urlPass}@127.0.0.1:${closed}/mcp?api_key=${S.urlToken}`,
           headers: { 'X-Custom': S.header },
           timeout: 2000,
         },
-        echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')], env: { OTHER: S.keyShaped } },
+        echo: {
+          type: 'stdio',
+          command: process.execPath,
+          args: [fixturePath('echo-server')],
+          env: { OTHER: S.keyShaped },
+        },
       },
     };
-    const parsed = parseConfig({ ...doc, llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'sim-model', ...doc.llm } });
+    const parsed = parseConfig({
+      ...doc,
+      llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'sim-model', ...doc.llm },
+    });
     const redactor = createRedactor(parsed);
     const sink = new Writable({ write: (chunk: Buffer, _enc, done) => (outputs.push(chunk.toString()), done()) });
     const log = createLogger('debug', sink, redactor.redact);
@@ -89,9 +106,17 @@ describe('no secret in any output', () => {
     await call('POST', '/api/mcp/servers/remote/restart');
     await call('POST', '/api/connect-server', {
       name: 'late-leaky',
-      config: { type: 'stdio', command: process.execPath, args: [fixturePath('leaky-server')], env: { SECRET_TOKEN: S.runtimeEnv } },
+      config: {
+        type: 'stdio',
+        command: process.execPath,
+        args: [fixturePath('leaky-server')],
+        env: { SECRET_TOKEN: S.runtimeEnv },
+      },
     });
-    await call('POST', '/api/connect-server', { name: 'late-remote', config: { type: 'http', baseUrl: `http://u:${S.runtimePass}@127.0.0.1:${await freePort()}/mcp` } });
+    await call('POST', '/api/connect-server', {
+      name: 'late-remote',
+      config: { type: 'http', baseUrl: `http://u:${S.runtimePass}@127.0.0.1:${await freePort()}/mcp` },
+    });
     await call('POST', '/api/mcp/servers/leaky/tools/x/execute', {});
     await call('POST', '/api/message-sync', { message: '[[tool:echo {"message":"hi"}]]' }, S.apiKey);
     await call('POST', '/api/message-sync', { message: '[[error:500 times=1]] fail once' }, S.apiKey);

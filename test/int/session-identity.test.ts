@@ -21,7 +21,12 @@ import { connectWs, type WsClient } from '../support/ws-client.ts';
 
 const SECRET = 'alice secret plans';
 /** Ids that name alice's session, or try to: her key itself, NUL, a lone surrogate, 129 code units. */
-const FORGED = ['\u0000alice\u0000work', 'work\u0000', '\u0000alice\u0000work\uD800', '\u0000alice\u0000' + 'w'.repeat(129)];
+const FORGED = [
+  '\u0000alice\u0000work',
+  'work\u0000',
+  '\u0000alice\u0000work\uD800',
+  '\u0000alice\u0000' + 'w'.repeat(129),
+];
 const ATTACKERS = [
   ['the shorthand apiKey', shorthandKeys.apiKey],
   ['bob', BOB],
@@ -31,7 +36,13 @@ const env = useSimulatorAndFolder('agentd-identity-');
 const sockets: WsClient[] = [];
 afterAll(() => sockets.forEach((s) => s.close()));
 
-async function call(app: RunningApp, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; text: string; body: any }> {
+async function call(
+  app: RunningApp,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; text: string; body: any }> {
   const res = await fetch(`${app.url}${path}`, {
     method,
     headers: { Authorization: `Bearer ${key}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
@@ -42,10 +53,20 @@ async function call(app: RunningApp, key: string, method: string, path: string, 
 }
 
 /** One JSON-RPC call on /a2a: the JSON answer, or a stream's first event (the stream is then left). */
-async function rpc(app: RunningApp, key: string, method: string, params: unknown, version?: '1.0'): Promise<{ text: string; body: any }> {
+async function rpc(
+  app: RunningApp,
+  key: string,
+  method: string,
+  params: unknown,
+  version?: '1.0',
+): Promise<{ text: string; body: any }> {
   const res = await fetch(`${app.url}/a2a`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...(version && { 'A2A-Version': version }) },
+    headers: {
+      Authorization: `Bearer ${key}`,
+      'Content-Type': 'application/json',
+      ...(version && { 'A2A-Version': version }),
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   if (!res.headers.get('content-type')?.startsWith('text/event-stream')) {
@@ -64,10 +85,21 @@ async function rpc(app: RunningApp, key: string, method: string, params: unknown
 }
 
 /** An id as a path segment; a lone surrogate (no UTF-8 form) as the bytes a client would send for it (WTF-8). */
-const inPath = (id: string) => encodeURIComponent(id.replace(/[\uD800-\uDFFF]/g, '\uFFFD')).replaceAll('%EF%BF%BD', '%ED%A0%80');
+const inPath = (id: string) =>
+  encodeURIComponent(id.replace(/[\uD800-\uDFFF]/g, '\uFFFD')).replaceAll('%EF%BF%BD', '%ED%A0%80');
 
-const v03Message = (extra: Record<string, unknown>) => ({ message: { kind: 'message', role: 'user', messageId: randomUUID(), parts: [{ kind: 'text', text: 'hello' }], ...extra } });
-const v1Message = (extra: Record<string, unknown>) => ({ message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hello' }], ...extra } });
+const v03Message = (extra: Record<string, unknown>) => ({
+  message: {
+    kind: 'message',
+    role: 'user',
+    messageId: randomUUID(),
+    parts: [{ kind: 'text', text: 'hello' }],
+    ...extra,
+  },
+});
+const v1Message = (extra: Record<string, unknown>) => ({
+  message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'hello' }], ...extra },
+});
 
 function identitySuite(storage: () => Record<string, unknown>) {
   let app: RunningApp;
@@ -76,8 +108,13 @@ function identitySuite(storage: () => Record<string, unknown>) {
   const history = async () => (await call(app, ALICE, 'GET', '/api/sessions/work/history')).body.events;
 
   beforeAll(async () => {
-    app = await env.apps.start({ storage: storage(), server: { ...roomyLimits, auth: { ...shorthandKeys, keys: namedKeys } } }, { modelUrl: env.sim.url });
-    expect((await call(app, ALICE, 'POST', '/api/message-sync', { message: SECRET, sessionId: 'work' })).status).toBe(200);
+    app = await env.apps.start(
+      { storage: storage(), server: { ...roomyLimits, auth: { ...shorthandKeys, keys: namedKeys } } },
+      { modelUrl: env.sim.url },
+    );
+    expect((await call(app, ALICE, 'POST', '/api/message-sync', { message: SECRET, sessionId: 'work' })).status).toBe(
+      200,
+    );
     const events = await history();
     aliceLog = JSON.stringify(events);
     aliceTurn = events.find((f: any) => f.event === 'userMessage').data.turnId;
@@ -107,12 +144,18 @@ function identitySuite(storage: () => Record<string, unknown>) {
           ['DELETE', at],
         ] as const) {
           const res = await call(app, key, method, path, body);
-          expect([res.status, res.body?.error?.code], `${who}: ${method} ${JSON.stringify(path)}`).toEqual([400, 'INVALID_REQUEST']);
+          expect([res.status, res.body?.error?.code], `${who}: ${method} ${JSON.stringify(path)}`).toEqual([
+            400,
+            'INVALID_REQUEST',
+          ]);
           expect(res.text).not.toContain(SECRET);
         }
       }
       const listed = (await call(app, key, 'GET', '/api/sessions')).body.sessions;
-      expect(listed.some((s: any) => s.owner === 'alice'), `${who} lists none of alice's sessions`).toBe(false);
+      expect(
+        listed.some((s: any) => s.owner === 'alice'),
+        `${who} lists none of alice's sessions`,
+      ).toBe(false);
     }
     await untouched();
   });
@@ -148,7 +191,10 @@ function identitySuite(storage: () => Record<string, unknown>) {
       const headers = { Authorization: `Bearer ${key}` };
       const legacy = new Client({ name: 'identity-test', version: '1.0.0' });
       await legacy.connect(new StreamableHTTPClientTransport(new URL(`${app.url}/mcp`), { requestInit: { headers } }));
-      const modern = new ModernClient({ name: 'identity-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      const modern = new ModernClient(
+        { name: 'identity-test', version: '1.0.0' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      );
       await modern.connect(new ModernTransport(new URL(`${app.url}/mcp`), { requestInit: { headers } }));
       try {
         for (const client of [legacy, modern]) {
@@ -163,7 +209,11 @@ function identitySuite(storage: () => Record<string, unknown>) {
               );
               const what = `${who}: ${name} ${JSON.stringify(id)}`;
               if ('err' in outcome) expect(outcome.err.code, what).toBe(-32602);
-              else expect(outcome.result, what).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/Invalid arguments: sessionId/) }] });
+              else
+                expect(outcome.result, what).toMatchObject({
+                  isError: true,
+                  content: [{ text: expect.stringMatching(/Invalid arguments: sessionId/) }],
+                });
               expect(JSON.stringify(outcome)).not.toContain(SECRET);
             }
           }
@@ -183,7 +233,13 @@ function identitySuite(storage: () => Record<string, unknown>) {
         for (const [method, params, version] of [
           ['message/send', v03Message({ contextId: id })],
           ['message/stream', v03Message({ contextId: id })],
-          ['message/send', { ...v03Message({ taskId: task }), message: { ...v03Message({}).message, taskId: task, parts: [{ kind: 'data', data: { approve: true } }] } }],
+          [
+            'message/send',
+            {
+              ...v03Message({ taskId: task }),
+              message: { ...v03Message({}).message, taskId: task, parts: [{ kind: 'data', data: { approve: true } }] },
+            },
+          ],
           ['tasks/get', { id: task }],
           ['tasks/cancel', { id: task }],
           ['tasks/resubscribe', { id: task }],

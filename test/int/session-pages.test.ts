@@ -35,8 +35,16 @@ async function getJson(app: RunningApp, path: string, key?: string): Promise<{ s
 
 /** A new session (an import: no model turn) of the caller's; its id. */
 async function newSession(app: RunningApp, key?: string): Promise<string> {
-  const line = JSON.stringify({ seq: 1, ts: '2026-01-01T00:00:00.000Z', event: { v: 3, type: 'userMessage', turnId: 't1', content: 'hi' } });
-  const res = await fetch(`${app.url}/api/sessions/import`, { method: 'POST', headers: { ...headers(key), 'Content-Type': 'application/x-ndjson' }, body: `${line}\n` });
+  const line = JSON.stringify({
+    seq: 1,
+    ts: '2026-01-01T00:00:00.000Z',
+    event: { v: 3, type: 'userMessage', turnId: 't1', content: 'hi' },
+  });
+  const res = await fetch(`${app.url}/api/sessions/import`, {
+    method: 'POST',
+    headers: { ...headers(key), 'Content-Type': 'application/x-ndjson' },
+    body: `${line}\n`,
+  });
   expect(res.status).toBe(200);
   return ((await res.json()) as { sessionId: string }).sessionId;
 }
@@ -48,9 +56,14 @@ const many = async (app: RunningApp, n: number, key?: string): Promise<string[]>
 };
 
 /** Every page from the first on, `between` run after each page but the last (given their number, from 1); the pages as answered. */
-async function allPages(app: RunningApp, query: string, key?: string, between?: (count: number, last: Page) => Promise<void>): Promise<Page[]> {
+async function allPages(
+  app: RunningApp,
+  query: string,
+  key?: string,
+  between?: (count: number, last: Page) => Promise<void>,
+): Promise<Page[]> {
   const pages: Page[] = [];
-  for (let cursor: string | undefined; ; ) {
+  for (let cursor: string | undefined; ;) {
     const { status, body } = await getJson(app, `/api/sessions?${query}${cursor ? `&cursor=${cursor}` : ''}`, key);
     expect(status).toBe(200);
     pages.push(body as Page);
@@ -79,7 +92,9 @@ afterAll(async () => {
 const engines = [
   { name: 'memory', storage: () => ({ type: 'memory' }) },
   { name: 'jsonl', storage: () => ({ type: 'jsonl', dir: join(dir, randomUUID()) }) },
-  ...(redisEnabled ? [{ name: 'redis', storage: () => ({ type: 'redis', url: redis!.url, keyPrefix: `pages${randomUUID()}:` }) }] : []),
+  ...(redisEnabled
+    ? [{ name: 'redis', storage: () => ({ type: 'redis', url: redis!.url, keyPrefix: `pages${randomUUID()}:` }) }]
+    : []),
 ];
 
 describe.each(engines)('GET /api/sessions on the $name store', ({ storage }) => {
@@ -98,7 +113,12 @@ describe.each(engines)('GET /api/sessions on the $name store', ({ storage }) => 
       expect(pages[0]?.nextCursor).toMatch(/^[A-Za-z0-9_-]+$/);
       expect(pages[1]?.nextCursor).toBeUndefined();
       expect(idsOf(pages)).toEqual(sorted(ids));
-      expect(pages[0]?.sessions[0]).toMatchObject({ lastSeq: expect.any(Number), updatedAt: expect.any(String), busy: false, queued: 0 });
+      expect(pages[0]?.sessions[0]).toMatchObject({
+        lastSeq: expect.any(Number),
+        updatedAt: expect.any(String),
+        busy: false,
+        queued: 0,
+      });
     });
 
     it('pages of `limit` list every session once while sessions are created and deleted between pages', async () => {
@@ -149,7 +169,11 @@ describe.each(engines)('GET /api/sessions on the $name store', ({ storage }) => 
       for (const [query, field] of cases) {
         const { status, body } = await getJson(app, `/api/sessions?${query}`);
         expect(status, query).toBe(400);
-        expect(body, query).toEqual({ success: false, error: { code: 'INVALID_REQUEST', message: expect.stringContaining(field), details: { field } }, timestamp: expect.any(String) });
+        expect(body, query).toEqual({
+          success: false,
+          error: { code: 'INVALID_REQUEST', message: expect.stringContaining(field), details: { field } },
+          timestamp: expect.any(String),
+        });
       }
       expect((await getJson(app, '/api/sessions?limit=500')).status).toBe(200);
       expect((await getJson(app, `/api/sessions?limit=1&cursor=${cursor}`)).body.sessions).toHaveLength(1);
@@ -168,7 +192,10 @@ describe.each(engines)('GET /api/sessions on the $name store', ({ storage }) => 
     afterAll(() => app.stop());
 
     it('a principal pages through its own sessions only', async () => {
-      for (const [name, key] of [['alice', ALICE], ['bob', BOB]] as const) {
+      for (const [name, key] of [
+        ['alice', ALICE],
+        ['bob', BOB],
+      ] as const) {
         const pages = await allPages(app, 'limit=5', key);
         expect(pages.map((p) => p.sessions.length)).toEqual(name === 'alice' ? [5, 5, 2] : [5, 4]);
         expect(idsOf(pages)).toEqual(sorted(mine[name]!));
@@ -176,7 +203,7 @@ describe.each(engines)('GET /api/sessions on the $name store', ({ storage }) => 
       }
     });
 
-    it('another principal\'s cursor shows nothing of theirs', async () => {
+    it("another principal's cursor shows nothing of theirs", async () => {
       const bobs = (await getJson(app, '/api/sessions?limit=3', BOB)).body as Page;
       const { status, body } = await getJson(app, `/api/sessions?limit=50&cursor=${bobs.nextCursor}`, ALICE);
       expect(status).toBe(200);
@@ -184,7 +211,7 @@ describe.each(engines)('GET /api/sessions on the $name store', ({ storage }) => 
       expect((body as Page).nextCursor).toBeUndefined();
     });
 
-    it('an admin pages through every principal\'s sessions, each with its owner', async () => {
+    it("an admin pages through every principal's sessions, each with its owner", async () => {
       const pages = await allPages(app, 'limit=4', ROOT);
       const listed = pages.flatMap((p) => p.sessions).map((s) => `${s.owner}/${s.id}`);
       const expected = Object.entries(mine).flatMap(([owner, list]) => list.map((id) => `${owner}/${id}`));

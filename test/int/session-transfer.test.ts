@@ -7,7 +7,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_VERSION } from '../../src/conversation/session-events.ts';
-import { api, everythingStdio, lastMessagesWith, requestsWith, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
+import {
+  api,
+  everythingStdio,
+  lastMessagesWith,
+  requestsWith,
+  roomyLimits,
+  useSimulatorAndFolder,
+} from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import type { RunningApp } from '../support/start-app.ts';
 import { until } from '../support/wait.ts';
@@ -38,18 +45,26 @@ const exportOf = async (sessionId: string) => {
   return { res, text: await res.text() };
 };
 const importText = async (text: string, type = NDJSON) => {
-  const res = await fetch(`${svc.url}/api/sessions/import`, { method: 'POST', headers: { 'Content-Type': type }, body: text });
+  const res = await fetch(`${svc.url}/api/sessions/import`, {
+    method: 'POST',
+    headers: { 'Content-Type': type },
+    body: text,
+  });
   return { status: res.status, body: (await res.json()) as any };
 };
-const historyOf = async (sessionId: string): Promise<Frame[]> => (await get(`/api/sessions/${encodeURIComponent(sessionId)}/history`)).body.events;
-const sessionIds = async (): Promise<string[]> => (await get('/api/sessions')).body.sessions.map((s: { id: string }) => s.id);
+const historyOf = async (sessionId: string): Promise<Frame[]> =>
+  (await get(`/api/sessions/${encodeURIComponent(sessionId)}/history`)).body.events;
+const sessionIds = async (): Promise<string[]> =>
+  (await get('/api/sessions')).body.sessions.map((s: { id: string }) => s.id);
 /** Frames with `sessionId` replaced, to compare a copy's frames with its original's. */
 const as = (frames: Frame[], sessionId: string) => frames.map((f) => ({ ...f, data: { ...f.data, sessionId } }));
 
 /** The session `src`: two finished turns, the first with a tool call. */
 let src: { history: Frame[]; exported: string };
 beforeAll(async () => {
-  expect((await post('/api/message-sync', { sessionId: 'src', message: 'first [[tool:echo {"message":"hi"}]]' })).status).toBe(200);
+  expect(
+    (await post('/api/message-sync', { sessionId: 'src', message: 'first [[tool:echo {"message":"hi"}]]' })).status,
+  ).toBe(200);
   expect((await post('/api/message-sync', { sessionId: 'src', message: 'second' })).status).toBe(200);
   src = { history: await historyOf('src'), exported: (await exportOf('src')).text };
 });
@@ -59,14 +74,27 @@ describe('export', () => {
     const { res, text } = await exportOf('src');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe(NDJSON);
-    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="session-src.ndjson"; filename*=UTF-8''session-src.ndjson`);
+    expect(res.headers.get('content-disposition')).toBe(
+      `attachment; filename="session-src.ndjson"; filename*=UTF-8''session-src.ndjson`,
+    );
     expect(res.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
     expect(text.endsWith('\n')).toBe(true);
-    const lines = text.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => Object.keys(l))).toEqual(lines.map(() => ['seq', 'ts', 'event']));
     expect(lines.map((l) => l.seq)).toEqual(lines.map((_l, i) => i + 1));
     expect(lines.every((l) => l.event.v === EVENT_VERSION)).toBe(true);
-    expect(lines.map((l) => l.event.type)).toEqual(['userMessage', 'assistantStep', 'toolCall', 'toolResult', 'response', 'userMessage', 'response']);
+    expect(lines.map((l) => l.event.type)).toEqual([
+      'userMessage',
+      'assistantStep',
+      'toolCall',
+      'toolResult',
+      'response',
+      'userMessage',
+      'response',
+    ]);
     expect(lines.at(-1).seq).toBe(src.history.at(-1)!.data.seq);
   });
 
@@ -83,7 +111,11 @@ describe('import', () => {
     const { status, body } = await importText(src.exported);
     expect(status).toBe(200);
     const copy = body.sessionId as string;
-    expect(body).toEqual({ sessionId: expect.any(String), lastSeq: src.history.at(-1)!.data.seq, timestamp: expect.any(String) });
+    expect(body).toEqual({
+      sessionId: expect.any(String),
+      lastSeq: src.history.at(-1)!.data.seq,
+      timestamp: expect.any(String),
+    });
     expect(copy).not.toBe('src');
     expect(await sessionIds()).toContain(copy);
     expect(await historyOf(copy)).toEqual(as(src.history, copy));
@@ -95,7 +127,10 @@ describe('import', () => {
       ws.send({ type: 'subscribe', sessionId: 'src', since: 0 });
       ws.send({ type: 'subscribe', sessionId: copy, since: 0 });
       const of = (id: string) => ws.frames.filter((f) => f.data.sessionId === id);
-      await until(() => of('src').length >= src.history.length && of(copy).length >= src.history.length, 'both replays');
+      await until(
+        () => of('src').length >= src.history.length && of(copy).length >= src.history.length,
+        'both replays',
+      );
       expect(of('src')).toEqual(src.history);
       expect(of(copy)).toEqual(as(of('src'), copy));
     } finally {
@@ -110,22 +145,49 @@ describe('import', () => {
     expect(reply.body.response).toBe('You said: third continue-marker');
     await post('/api/message-sync', { sessionId: 'src', message: 'third continue-marker' });
     const [copySaw, srcSaw] = requestsWith(t.sim, 'continue-marker').map((r) => r.body.messages);
-    expect(copySaw?.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'user', 'assistant', 'user']);
+    expect(copySaw?.map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+    ]);
     expect(copySaw).toEqual(srcSaw);
     const history = await historyOf(copy);
-    expect(history.at(-1)).toMatchObject({ event: 'response', data: { sessionId: copy, seq: src.history.at(-1)!.data.seq + 2 } });
+    expect(history.at(-1)).toMatchObject({
+      event: 'response',
+      data: { sessionId: copy, seq: src.history.at(-1)!.data.seq + 2 },
+    });
   });
 
   it('refuses a bad line with 400 naming it, and creates nothing', async () => {
     const before = await sessionIds();
     const lines = src.exported.trimEnd().split('\n');
-    const bad = [lines[0], lines[1], '{"seq":3,"ts":"2026-01-01T00:00:00.000Z","event":{"v":2,"type":"toolCall","turnId":"t"}}', ...lines.slice(3)].join('\n');
+    const bad = [
+      lines[0],
+      lines[1],
+      '{"seq":3,"ts":"2026-01-01T00:00:00.000Z","event":{"v":2,"type":"toolCall","turnId":"t"}}',
+      ...lines.slice(3),
+    ].join('\n');
     const { status, body } = await importText(bad);
     expect(status).toBe(400);
-    expect(body.error).toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringMatching(/^Import line 3: event\./), details: { line: 3, issue: expect.any(String) } });
+    expect(body.error).toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: expect.stringMatching(/^Import line 3: event\./),
+      details: { line: 3, issue: expect.any(String) },
+    });
     const gap = [lines[0], lines[2], lines[1]].join('\n');
-    expect((await importText(gap)).body.error.details).toMatchObject({ line: 3, issue: expect.stringContaining('must be greater') });
-    expect((await importText(src.exported, 'application/json')).body.error).toMatchObject({ code: 'INVALID_REQUEST', message: `Content-Type must be ${NDJSON}` });
+    expect((await importText(gap)).body.error.details).toMatchObject({
+      line: 3,
+      issue: expect.stringContaining('must be greater'),
+    });
+    expect((await importText(src.exported, 'application/json')).body.error).toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: `Content-Type must be ${NDJSON}`,
+    });
     expect((await importText('')).body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { issue: 'empty' } });
     expect(await sessionIds()).toEqual(before);
   });
@@ -133,11 +195,16 @@ describe('import', () => {
   it('refuses a body over server.limits.maxImportBytes, and creates nothing', async () => {
     const before = await sessionIds();
     const line = src.exported.split('\n')[0]!;
-    const big = Array.from({ length: Math.ceil(MAX_IMPORT / line.length) + 1 }, (_l, i) => line.replace('"seq":1,', `"seq":${i + 1},`)).join('\n');
+    const big = Array.from({ length: Math.ceil(MAX_IMPORT / line.length) + 1 }, (_l, i) =>
+      line.replace('"seq":1,', `"seq":${i + 1},`),
+    ).join('\n');
     expect(big.length).toBeGreaterThan(MAX_IMPORT);
     const { status, body } = await importText(big);
     expect(status).toBe(400);
-    expect(body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { limit: MAX_IMPORT, reason: 'body_too_large' } });
+    expect(body.error).toMatchObject({
+      code: 'INVALID_REQUEST',
+      details: { limit: MAX_IMPORT, reason: 'body_too_large' },
+    });
     expect(await sessionIds()).toEqual(before);
   });
 });
@@ -149,7 +216,12 @@ describe('fork', () => {
     expect(res.status).toBe(200);
     const fork = res.body.sessionId as string;
     expect(res.body).toEqual({ sessionId: fork, lastSeq: firstReply, timestamp: expect.any(String) });
-    expect(await historyOf(fork)).toEqual(as(src.history.filter((f) => f.data.seq <= firstReply), fork));
+    expect(await historyOf(fork)).toEqual(
+      as(
+        src.history.filter((f) => f.data.seq <= firstReply),
+        fork,
+      ),
+    );
     expect((await exportOf(fork)).text).toBe(src.exported.split('\n').slice(0, firstReply).join('\n') + '\n');
   });
 
@@ -160,8 +232,14 @@ describe('fork', () => {
       expect(res.status).toBe(400);
       expect(res.body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'seq' } });
     }
-    expect((await post('/api/sessions/src/fork', {})).body.error).toMatchObject({ code: 'MISSING_FIELD', details: { field: 'seq' } });
-    expect((await post('/api/sessions/never-used/fork', { seq: 1 })).body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'seq', lastSeq: 0 } });
+    expect((await post('/api/sessions/src/fork', {})).body.error).toMatchObject({
+      code: 'MISSING_FIELD',
+      details: { field: 'seq' },
+    });
+    expect((await post('/api/sessions/never-used/fork', { seq: 1 })).body.error).toMatchObject({
+      code: 'INVALID_REQUEST',
+      details: { field: 'seq', lastSeq: 0 },
+    });
   });
 });
 
@@ -176,7 +254,10 @@ describe('a copy cut in the middle of a turn', () => {
       const imported = (await importText((await exportOf('live')).text)).body.sessionId as string;
       const forked = (await post('/api/sessions/live/fork', { seq: callSeq })).body.sessionId as string;
 
-      for (const [copy, reason, kept] of [[imported, 'imported', live], [forked, 'forked', live.filter((f) => f.data.seq <= callSeq)]] as const) {
+      for (const [copy, reason, kept] of [
+        [imported, 'imported', live],
+        [forked, 'forked', live.filter((f) => f.data.seq <= callSeq)],
+      ] as const) {
         const seen = t.sim.requests.length;
         // Opening the copy (listing its approvals) would resume a turn waiting for approval: it has none.
         expect((await get(`/api/sessions/${copy}/approvals`)).body.approvals).toEqual([]);
@@ -184,13 +265,26 @@ describe('a copy cut in the middle of a turn', () => {
         expect(history.slice(0, -1)).toEqual(as(kept, copy));
         expect(history.at(-1)).toEqual({
           event: 'error',
-          data: { code: 'AGENT_ERROR', message: `The turn was stopped: the session was ${reason} before it ended`, details: { reason }, sessionId: copy, turnId: kept[0]!.data.turnId, seq: kept.at(-1)!.data.seq + 1 },
+          data: {
+            code: 'AGENT_ERROR',
+            message: `The turn was stopped: the session was ${reason} before it ended`,
+            details: { reason },
+            sessionId: copy,
+            turnId: kept[0]!.data.turnId,
+            seq: kept.at(-1)!.data.seq + 1,
+          },
         });
         // The next message is the only thing that runs (a resumed turn would run first: turns are FIFO).
         const reply = await post('/api/message-sync', { sessionId: copy, message: `after-${reason}` });
         expect(reply.body.response).toBe(`You said: after-${reason}`);
         expect(t.sim.requests.length).toBe(seen + 1);
-        expect(lastMessagesWith(t.sim, `after-${reason}`).map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'user']);
+        expect(lastMessagesWith(t.sim, `after-${reason}`).map((m) => m.role)).toEqual([
+          'system',
+          'user',
+          'assistant',
+          'tool',
+          'user',
+        ]);
         expect((await historyOf(copy)).slice(history.length).map((f) => f.event)).toEqual(['userMessage', 'response']);
       }
       // The original still waits for its answer.
@@ -220,17 +314,31 @@ describe.skipIf(!hasRedisServer())('with instances sharing one Redis', { timeout
   it('any instance exports, imports and forks; the new session runs wherever it is used', async () => {
     const on = (app: RunningApp) => ({
       post: (path: string, body?: unknown) => api(app.url, 'POST', path, body),
-      history: async (id: string): Promise<Frame[]> => (await api(app.url, 'GET', `/api/sessions/${id}/history`)).body.events,
+      history: async (id: string): Promise<Frame[]> =>
+        (await api(app.url, 'GET', `/api/sessions/${id}/history`)).body.events,
       export: async (id: string) => (await fetch(`${app.url}/api/sessions/${id}/export`)).text(),
     });
-    expect((await on(a).post('/api/message-sync', { sessionId: 'c-src', message: 'one' })).body.response).toBe('You said: one'); // a holds c-src
+    expect((await on(a).post('/api/message-sync', { sessionId: 'c-src', message: 'one' })).body.response).toBe(
+      'You said: one',
+    ); // a holds c-src
     const exported = await on(b).export('c-src');
     expect(exported).toBe(await on(a).export('c-src'));
-    const imported = await fetch(`${b.url}/api/sessions/import`, { method: 'POST', headers: { 'Content-Type': NDJSON }, body: exported });
+    const imported = await fetch(`${b.url}/api/sessions/import`, {
+      method: 'POST',
+      headers: { 'Content-Type': NDJSON },
+      body: exported,
+    });
     const copy = ((await imported.json()) as { sessionId: string }).sessionId;
     expect(await on(a).history(copy)).toEqual(as(await on(a).history('c-src'), copy));
-    expect((await on(a).post('/api/message-sync', { sessionId: copy, message: 'two cluster-marker' })).body.response).toBe('You said: two cluster-marker');
-    expect(lastMessagesWith(t.sim, 'cluster-marker').map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(
+      (await on(a).post('/api/message-sync', { sessionId: copy, message: 'two cluster-marker' })).body.response,
+    ).toBe('You said: two cluster-marker');
+    expect(lastMessagesWith(t.sim, 'cluster-marker').map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'user',
+    ]);
     const fork = (await on(b).post('/api/sessions/c-src/fork', { seq: 2 })).body.sessionId as string; // its first turn
     expect(await on(b).history(fork)).toEqual(as((await on(b).history('c-src')).slice(0, 2), fork));
   });

@@ -12,9 +12,17 @@ beforeAll(async () => {
 });
 afterAll(() => sim.close());
 
-async function collect(messages: ChatCompletionMessageParam[], extra: { include_usage?: boolean; maxRetries?: number } = {}) {
+async function collect(
+  messages: ChatCompletionMessageParam[],
+  extra: { include_usage?: boolean; maxRetries?: number } = {},
+) {
   const stream = await client.chat.completions.create(
-    { model: 'sim-model', messages, stream: true, ...(extra.include_usage ? { stream_options: { include_usage: true } } : {}) },
+    {
+      model: 'sim-model',
+      messages,
+      stream: true,
+      ...(extra.include_usage ? { stream_options: { include_usage: true } } : {}),
+    },
     extra.maxRetries === undefined ? {} : { maxRetries: extra.maxRetries },
   );
   const chunks: ChatCompletionChunk[] = [];
@@ -28,7 +36,10 @@ const user = (content: string): ChatCompletionMessageParam => ({ role: 'user', c
 
 describe('model simulator over HTTP with the openai SDK', () => {
   it('streams an echo in several pieces that join to the whole reply', async () => {
-    const { chunks, text, finish } = await collect([{ role: 'system', content: 'sys' }, user('hello there, simulator')]);
+    const { chunks, text, finish } = await collect([
+      { role: 'system', content: 'sys' },
+      user('hello there, simulator'),
+    ]);
     expect(text).toBe('You said: hello there, simulator');
     expect(chunks.filter((c) => c.choices[0]?.delta.content).length).toBeGreaterThan(3);
     expect(finish).toBe('stop');
@@ -36,7 +47,10 @@ describe('model simulator over HTTP with the openai SDK', () => {
   });
 
   it('answers non-streaming requests with a whole completion and usage', async () => {
-    const completion = await client.chat.completions.create({ model: 'any-model', messages: [user('[[reply:Exactly this.]]')] });
+    const completion = await client.chat.completions.create({
+      model: 'any-model',
+      messages: [user('[[reply:Exactly this.]]')],
+    });
     expect(completion.choices[0]?.message.content).toBe('Exactly this.');
     expect(completion.model).toBe('any-model');
     expect(completion.usage?.completion_tokens).toBe(2);
@@ -47,10 +61,19 @@ describe('model simulator over HTTP with the openai SDK', () => {
     const { chunks, finish } = await collect([user(`read it [[tool:read_file ${args}]] [[tool:list_dir]]`)]);
     const deltas = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
     const first = deltas.filter((d) => d.index === 0);
-    expect(first[0]).toMatchObject({ id: 'call_0_0', type: 'function', function: { name: 'read_file', arguments: '' } });
+    expect(first[0]).toMatchObject({
+      id: 'call_0_0',
+      type: 'function',
+      function: { name: 'read_file', arguments: '' },
+    });
     expect(first.filter((d) => d.function?.arguments).length).toBe(Math.ceil(args.length / 5));
     expect(first.map((d) => d.function?.arguments ?? '').join('')).toBe(args);
-    expect(deltas.filter((d) => d.index === 1).map((d) => d.function?.arguments ?? '').join('')).toBe('{}');
+    expect(
+      deltas
+        .filter((d) => d.index === 1)
+        .map((d) => d.function?.arguments ?? '')
+        .join(''),
+    ).toBe('{}');
     expect(deltas.find((d) => d.index === 1)?.function?.name).toBe('list_dir');
     expect(finish).toBe('tool_calls');
   });
@@ -58,7 +81,11 @@ describe('model simulator over HTTP with the openai SDK', () => {
   it('replies with the tool results once the last message is a tool result', async () => {
     const { text } = await collect([
       user('[[tool:read_file {"path":"a"}]]'),
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_0_0', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_0_0', type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_0_0', content: 'file body 42' },
     ]);
     expect(text).toBe('Tool read_file returned: file body 42');
@@ -67,13 +94,20 @@ describe('model simulator over HTTP with the openai SDK', () => {
   it('keeps calling with [[loop]] and sends malformed JSON with [[badjson]]', async () => {
     const looped = await collect([
       user('[[loop:ping]]'),
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_0_0', type: 'function', function: { name: 'ping', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_0_0', type: 'function', function: { name: 'ping', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_0_0', content: 'pong' },
     ]);
     const loopCall = looped.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
     expect(loopCall).toMatchObject({ id: 'call_1_0', function: { name: 'ping' } });
     const bad = await collect([user('[[badjson:ping]]')]);
-    const badArgs = bad.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []).map((d) => d.function?.arguments ?? '').join('');
+    const badArgs = bad.chunks
+      .flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])
+      .map((d) => d.function?.arguments ?? '')
+      .join('');
     expect(badArgs).toBe(MALFORMED_ARGUMENTS);
     expect(() => JSON.parse(badArgs) as unknown).toThrow();
   });
@@ -82,7 +116,10 @@ describe('model simulator over HTTP with the openai SDK', () => {
     const failure = await collect([user(`[[error:${status}]]`)]).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(OpenAI.APIError);
     expect((failure as InstanceType<typeof OpenAI.APIError>).status).toBe(status);
-    expect((failure as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ message: expect.any(String) as unknown, type: expect.any(String) as unknown });
+    expect((failure as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+      message: expect.any(String) as unknown,
+      type: expect.any(String) as unknown,
+    });
   });
 
   it('fails only `times` requests with Retry-After, so the SDK retry succeeds', async () => {
@@ -111,7 +148,13 @@ describe('model simulator over HTTP with the openai SDK', () => {
   it('reports whether the last user message had an image', async () => {
     const png = Buffer.from('fake png bytes').toString('base64');
     const { text } = await collect([
-      { role: 'user', content: [{ type: 'text', text: '[[image]]' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: '[[image]]' },
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+        ],
+      },
     ]);
     expect(text).toBe('The last user message had an image (image/png, 14 bytes).');
     expect((await collect([user('[[image]]')])).text).toBe('The last user message had no image.');
@@ -126,7 +169,11 @@ describe('model simulator over HTTP with the openai SDK', () => {
     expect(performance.now() - start).toBeGreaterThanOrEqual(40);
     const arrivals: number[] = [];
     start = performance.now();
-    const stream = await client.chat.completions.create({ model: 'm', messages: [user('[[len:4]] [[stall:80 after=2]]')], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'm',
+      messages: [user('[[len:4]] [[stall:80 after=2]]')],
+      stream: true,
+    });
     for await (const chunk of stream) if (chunk.choices[0]?.delta.content) arrivals.push(performance.now() - start);
     expect(arrivals).toHaveLength(4);
     // The third piece left at least 80 ms after the second, itself after the start. (The gap between
@@ -142,7 +189,10 @@ describe('model simulator over HTTP with the openai SDK', () => {
   });
 
   it('answers a malformed directive with a 400 that explains it', async () => {
-    await expect(collect([user('[[len:many]]')])).rejects.toMatchObject({ status: 400, message: expect.stringContaining('[[len]]') as unknown });
+    await expect(collect([user('[[len:many]]')])).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('[[len]]') as unknown,
+    });
   });
 
   it('lists models', async () => {
@@ -155,17 +205,32 @@ describe('model simulator options', () => {
   it('follows a script, requires its api key, and ends stalled streams on close', async () => {
     const scripted = await startSimulator({
       apiKey: 'right-key',
-      script: (req) => (req.messages.length === 1 ? { toolCalls: [{ id: 'fixed', name: 'now', arguments: '{"tz":"UTC"}' }] } : undefined),
+      script: (req) =>
+        req.messages.length === 1
+          ? { toolCalls: [{ id: 'fixed', name: 'now', arguments: '{"tz":"UTC"}' }] }
+          : undefined,
     });
     try {
       const good = new OpenAI({ apiKey: 'right-key', baseURL: scripted.url, maxRetries: 0 });
       const done = await good.chat.completions.create({ model: 'm', messages: [user('anything')] });
-      expect(done.choices[0]?.message.tool_calls?.[0]).toMatchObject({ id: 'fixed', function: { name: 'now', arguments: '{"tz":"UTC"}' } });
-      const fallback = await good.chat.completions.create({ model: 'm', messages: [user('a'), { role: 'assistant', content: 'b' }, user('c')] });
+      expect(done.choices[0]?.message.tool_calls?.[0]).toMatchObject({
+        id: 'fixed',
+        function: { name: 'now', arguments: '{"tz":"UTC"}' },
+      });
+      const fallback = await good.chat.completions.create({
+        model: 'm',
+        messages: [user('a'), { role: 'assistant', content: 'b' }, user('c')],
+      });
       expect(fallback.choices[0]?.message.content).toBe('You said: c');
       const wrong = new OpenAI({ apiKey: 'wrong-key', baseURL: scripted.url, maxRetries: 0 });
-      await expect(wrong.chat.completions.create({ model: 'm', messages: [user('x')] })).rejects.toMatchObject({ status: 401 });
-      const stalled = await good.chat.completions.create({ model: 'm', messages: [user('a'), user('[[stall:60000]]')], stream: true });
+      await expect(wrong.chat.completions.create({ model: 'm', messages: [user('x')] })).rejects.toMatchObject({
+        status: 401,
+      });
+      const stalled = await good.chat.completions.create({
+        model: 'm',
+        messages: [user('a'), user('[[stall:60000]]')],
+        stream: true,
+      });
       const reading = (async () => {
         for await (const _ of stalled);
       })();

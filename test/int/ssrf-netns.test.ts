@@ -17,12 +17,23 @@ function canUnshareNet(): boolean {
 const available = canUnshareNet();
 if (!available) console.warn('ssrf-netns: SKIPPED — needs root with `unshare -n` (network namespaces)');
 
-interface Answer { url: string; status: number; code?: string; details?: Record<string, unknown> }
+interface Answer {
+  url: string;
+  status: number;
+  code?: string;
+  details?: Record<string, unknown>;
+}
 
 function probe(allowPrivate: boolean, urls: string[]): Answer[] {
   const script = 'ip link set lo up && exec node --import tsx test/support/ssrf-probe.ts "$@"';
-  const out = execFileSync('unshare', ['-n', 'sh', '-c', script, 'probe', String(allowPrivate), ...urls], { encoding: 'utf8', timeout: 60_000 });
-  return out.trim().split('\n').map((line) => JSON.parse(line) as Answer);
+  const out = execFileSync('unshare', ['-n', 'sh', '-c', script, 'probe', String(allowPrivate), ...urls], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return out
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Answer);
 }
 
 describe.skipIf(!available)('runtime http servers: the URL policy in a loopback-only network namespace', () => {
@@ -47,7 +58,11 @@ describe.skipIf(!available)('runtime http servers: the URL policy in a loopback-
 
   it('without private networks refuses private, loopback and local names; with them, failures all say "could not connect"', () => {
     const strict = probe(false, ['http://10.0.0.1/mcp', 'http://127.0.0.1:9/mcp', 'http://localhost:9/mcp']);
-    expect(strict.map((a) => [a.status, a.details?.reason])).toEqual([[400, 'private_network'], [400, 'private_network'], [400, 'private_network']]);
+    expect(strict.map((a) => [a.status, a.details?.reason])).toEqual([
+      [400, 'private_network'],
+      [400, 'private_network'],
+      [400, 'private_network'],
+    ]);
     // Allowed, and failing: an unreachable network and a closed port read the same.
     const open = probe(true, ['http://10.0.0.1/mcp', 'http://127.0.0.1:9/mcp']);
     expect(open.map((a) => [a.status, a.code, a.details?.reason])).toEqual([

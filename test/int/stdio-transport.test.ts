@@ -7,7 +7,10 @@ import { createLogger } from '../../src/log/index.ts';
 const onStdinEnd = (code: number, line: string) =>
   new ChildProcessTransport({
     command: process.execPath,
-    args: ['-e', `process.stdin.resume(); process.stdin.on('end', () => { console.error(${JSON.stringify(line)}); process.exit(${code}); });`],
+    args: [
+      '-e',
+      `process.stdin.resume(); process.stdin.on('end', () => { console.error(${JSON.stringify(line)}); process.exit(${code}); });`,
+    ],
     env: {},
     log: createLogger('silent'),
     maxMessageBytes: 1_000_000,

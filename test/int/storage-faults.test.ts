@@ -32,7 +32,8 @@ describe.skipIf(!available)('storage faults (read-only data directory)', () => {
   let dataDir: string;
   let child: ReturnType<typeof spawn>;
   let base: string;
-  const remount = (mode: 'ro' | 'rw') => execFileSync('nsenter', ['-t', String(child.pid), '-m', 'mount', '-o', `remount,${mode}`, dataDir]);
+  const remount = (mode: 'ro' | 'rw') =>
+    execFileSync('nsenter', ['-t', String(child.pid), '-m', 'mount', '-o', `remount,${mode}`, dataDir]);
 
   beforeAll(async () => {
     sim = await startSimulator();
@@ -40,10 +41,29 @@ describe.skipIf(!available)('storage faults (read-only data directory)', () => {
     dataDir = join(dir, 'data');
     execFileSync('mkdir', ['-p', dataDir]);
     const agent = join(dir, 'agent.yml');
-    await writeFile(agent, `llm:\n  provider: openai-compatible\n  baseURL: ${sim.url}\n  model: sim\n  apiKey: k\nstorage:\n  type: jsonl\n  dir: ${dataDir}/sessions\n`);
-    child = spawn('unshare', ['-m', 'sh', '-c', 'mount -t tmpfs -o size=1m tmpfs "$0" && exec "$@"', dataDir, process.execPath, AGENTD_BIN, '--agent', agent, '--web-port', '0'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...testRunEnv() },
-    });
+    await writeFile(
+      agent,
+      `llm:\n  provider: openai-compatible\n  baseURL: ${sim.url}\n  model: sim\n  apiKey: k\nstorage:\n  type: jsonl\n  dir: ${dataDir}/sessions\n`,
+    );
+    child = spawn(
+      'unshare',
+      [
+        '-m',
+        'sh',
+        '-c',
+        'mount -t tmpfs -o size=1m tmpfs "$0" && exec "$@"',
+        dataDir,
+        process.execPath,
+        AGENTD_BIN,
+        '--agent',
+        agent,
+        '--web-port',
+        '0',
+      ],
+      {
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...testRunEnv() },
+      },
+    );
     let out = '';
     base = await new Promise<string>((resolve, reject) => {
       child.stdout?.on('data', (d: Buffer) => {
@@ -69,7 +89,10 @@ describe.skipIf(!available)('storage faults (read-only data directory)', () => {
     expect(health.agent).toMatchObject({ status: 'degraded', cause: 'storage: EROFS', since: expect.any(String) });
     const notReady = await api(base, 'GET', '/api/health/ready');
     expect(notReady.status).toBe(503);
-    expect(notReady.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { reasons: [{ check: 'store', message: 'the store does not accept writes' }] } });
+    expect(notReady.body.error).toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      details: { reasons: [{ check: 'store', message: 'the store does not accept writes' }] },
+    });
     expect((await api(base, 'GET', '/api/sessions/default/history')).body.events).toEqual([]);
     const reset = await api(base, 'POST', '/api/reset', {});
     expect(reset.status).toBe(500);
@@ -81,26 +104,48 @@ describe.skipIf(!available)('storage faults (read-only data directory)', () => {
     expect((await api(base, 'GET', '/api/health')).body.agent.status).toBe('ready');
     expect((await api(base, 'GET', '/api/health/ready')).status).toBe(200);
     const after = (await api(base, 'GET', '/api/sessions/default/history')).body.events;
-    expect(after.map((f: any) => [f.data.seq, f.data.content])).toEqual([[1, 'stored'], [2, 'You said: stored']]);
+    expect(after.map((f: any) => [f.data.seq, f.data.content])).toEqual([
+      [1, 'stored'],
+      [2, 'You said: stored'],
+    ]);
   });
 
   it('a full disk mid-session fails the turn without a frame whose seq is not on disk; freeing space recovers', async () => {
     const session = { sessionId: 'full' };
     expect((await api(base, 'POST', '/api/message-sync', { ...session, message: 'small' })).status).toBe(200);
     const fill = join(dataDir, 'fill');
-    execFileSync('nsenter', ['-t', String(child.pid), '-m', 'sh', '-c', `dd if=/dev/zero of=${fill} bs=4k 2>/dev/null; true`]);
+    execFileSync('nsenter', [
+      '-t',
+      String(child.pid),
+      '-m',
+      'sh',
+      '-c',
+      `dd if=/dev/zero of=${fill} bs=4k 2>/dev/null; true`,
+    ]);
     const big = 'x'.repeat(64 * 1024);
     const failed = await api(base, 'POST', '/api/message-sync', { ...session, message: big });
     expect(failed.status).toBe(500);
     expect(failed.body.error).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'storage', cause: 'ENOSPC' } });
-    expect((await api(base, 'GET', '/api/health')).body.agent).toMatchObject({ status: 'degraded', cause: 'storage: ENOSPC' });
-    expect((await api(base, 'GET', '/api/sessions/full/history')).body.events.map((f: any) => f.data.seq)).toEqual([1, 2]);
+    expect((await api(base, 'GET', '/api/health')).body.agent).toMatchObject({
+      status: 'degraded',
+      cause: 'storage: ENOSPC',
+    });
+    expect((await api(base, 'GET', '/api/sessions/full/history')).body.events.map((f: any) => f.data.seq)).toEqual([
+      1, 2,
+    ]);
 
     execFileSync('nsenter', ['-t', String(child.pid), '-m', 'rm', fill]);
-    expect((await api(base, 'POST', '/api/message-sync', { ...session, message: 'after' })).body.response).toBe('You said: after');
+    expect((await api(base, 'POST', '/api/message-sync', { ...session, message: 'after' })).body.response).toBe(
+      'You said: after',
+    );
     expect((await api(base, 'GET', '/api/health')).body.agent.status).toBe('ready');
-    expect((await api(base, 'GET', '/api/sessions/full/history')).body.events.map((f: any) => [f.data.seq, f.event])).toEqual([
-      [1, 'userMessage'], [2, 'response'], [3, 'userMessage'], [4, 'response'],
+    expect(
+      (await api(base, 'GET', '/api/sessions/full/history')).body.events.map((f: any) => [f.data.seq, f.event]),
+    ).toEqual([
+      [1, 'userMessage'],
+      [2, 'response'],
+      [3, 'userMessage'],
+      [4, 'response'],
     ]);
   });
 });

@@ -10,7 +10,9 @@ import { startApp, type RunningApp } from '../support/start-app.ts';
 
 const POINTS = 2;
 const health = (svc: RunningApp, forwardedFor?: string) =>
-  fetch(`${svc.url}/api/health`, { headers: forwardedFor ? { 'X-Forwarded-For': forwardedFor } : {} }).then((r) => r.status);
+  fetch(`${svc.url}/api/health`, { headers: forwardedFor ? { 'X-Forwarded-For': forwardedFor } : {} }).then(
+    (r) => r.status,
+  );
 
 describe('trusted proxies', () => {
   let proxied: RunningApp;
@@ -26,14 +28,22 @@ describe('trusted proxies', () => {
   });
 
   it('counts each forwarded client in its own window when the peer is a trusted proxy', async () => {
-    expect([await health(proxied, '203.0.113.7'), await health(proxied, '203.0.113.7'), await health(proxied, '203.0.113.7')]).toEqual([200, 200, 429]);
+    expect([
+      await health(proxied, '203.0.113.7'),
+      await health(proxied, '203.0.113.7'),
+      await health(proxied, '203.0.113.7'),
+    ]).toEqual([200, 200, 429]);
     // Another client behind the same proxy has its own window; a spoofed left-most entry does not help.
     expect(await health(proxied, '198.51.100.1, 203.0.113.8')).toBe(200);
     expect(await health(proxied, '203.0.113.99, 203.0.113.7')).toBe(429);
   });
 
   it('ignores X-Forwarded-For from a peer that is not a trusted proxy', async () => {
-    expect([await health(direct, '203.0.113.1'), await health(direct, '203.0.113.2'), await health(direct, '203.0.113.3')]).toEqual([200, 200, 429]);
+    expect([
+      await health(direct, '203.0.113.1'),
+      await health(direct, '203.0.113.2'),
+      await health(direct, '203.0.113.3'),
+    ]).toEqual([200, 200, 429]);
   });
 
   it('takes the right-most address that is not a trusted proxy, and nothing that is not an address', () => {
@@ -45,6 +55,8 @@ describe('trusted proxies', () => {
     expect(forwardedClient('not-an-ip', trusted)).toBeUndefined();
     expect(forwardedClient('10.0.0.1, 10.0.0.2', trusted)).toBeUndefined();
     expect(forwardedClient('', trusted)).toBeUndefined();
-    expect(() => parseConfig({ llm: { model: 'm' }, server: { trustedProxies: ['my-balancer'] } })).toThrow(/trustedProxies.*must be an IP address/s);
+    expect(() => parseConfig({ llm: { model: 'm' }, server: { trustedProxies: ['my-balancer'] } })).toThrow(
+      /trustedProxies.*must be an IP address/s,
+    );
   });
 });

@@ -15,7 +15,8 @@ import { connectWs } from '../support/ws-client.ts';
 const enabled = hasRedisServer();
 
 /** agentd with `config`, on a free port, with extra flags. */
-const agentd = async (config: object, args: string[]) => runAgentd(['--agent', await writeAgentFile(config), '--web-port', '0', ...args]);
+const agentd = async (config: object, args: string[]) =>
+  runAgentd(['--agent', await writeAgentFile(config), '--web-port', '0', ...args]);
 
 /** The waits below start processes: the deadline is a loaded machine's. */
 const STARTING = { timeout: 60_000 };
@@ -23,7 +24,11 @@ const STARTING = { timeout: 60_000 };
 /** Pids of the processes whose parent is `pid`. */
 const childrenOf = (pid: number): number[] => {
   try {
-    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return []; // pgrep exits 1 when nothing matches
   }
@@ -47,22 +52,39 @@ describe.skipIf(!enabled)('agentd --workers', { timeout: 120_000 }, () => {
     const memory = await agentd({ llm: llm(), storage: { type: 'memory' } }, ['--workers', '2']);
     expect(await memory.exited).toBe(1);
     expect(memory.err()).toMatch(/--workers needs storage\.type redis/);
-    const unreachable = await agentd({ llm: llm(), storage: { type: 'redis', url: 'redis://127.0.0.1:1' } }, ['--workers', '2']);
+    const unreachable = await agentd({ llm: llm(), storage: { type: 'redis', url: 'redis://127.0.0.1:1' } }, [
+      '--workers',
+      '2',
+    ]);
     expect(await unreachable.exited).toBe(1);
     expect(unreachable.err()).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
   });
 
   it('serves one port from two workers, replaces one killed, and drains both on SIGTERM', async () => {
     const storage = { type: 'redis', url: redis.url, keyPrefix: `workers${randomUUID()}:`, leaseMs: 1000 };
-    const p = await agentd({ llm: llm(), storage, server: { limits: { rest: { points: 10_000 } } } }, ['--workers', '2']);
+    const p = await agentd({ llm: llm(), storage, server: { limits: { rest: { points: 10_000 } } } }, [
+      '--workers',
+      '2',
+    ]);
     try {
-      const ready = () => p.out().split('\n').filter((l) => l.includes('"agent ready"'));
-      await until(() => ready().length === 2, () => `two workers ready:\n${p.out()}${p.err()}`, STARTING);
+      const ready = () =>
+        p
+          .out()
+          .split('\n')
+          .filter((l) => l.includes('"agent ready"'));
+      await until(
+        () => ready().length === 2,
+        () => `two workers ready:\n${p.out()}${p.err()}`,
+        STARTING,
+      );
       const port = Number(/"supervisor":true.*"port":(\d+)/.exec(p.out())?.[1]);
       const workers = childrenOf(p.child.pid!);
       expect(workers).toHaveLength(2);
       // Both listen on the one port.
-      const listening = p.out().split('\n').filter((l) => l.includes('listening on'));
+      const listening = p
+        .out()
+        .split('\n')
+        .filter((l) => l.includes('listening on'));
       expect(listening.map((l) => JSON.parse(l).port)).toEqual([port, port]);
 
       const base = `http://127.0.0.1:${port}`;
@@ -71,7 +93,11 @@ describe.skipIf(!enabled)('agentd --workers', { timeout: 120_000 }, () => {
       ws.send({ type: 'subscribe', sessionId: 'w', since: 0 });
       // Fresh connections, spread by the kernel over the workers; one conversation throughout.
       const ask = async (message: string) => {
-        const res = await fetch(`${base}/api/message-sync`, { method: 'POST', headers: { 'Content-Type': 'application/json', Connection: 'close' }, body: JSON.stringify({ message, sessionId: 'w' }) });
+        const res = await fetch(`${base}/api/message-sync`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Connection: 'close' },
+          body: JSON.stringify({ message, sessionId: 'w' }),
+        });
         return [res.status, ((await res.json()) as { response?: string }).response];
       };
       for (let i = 0; i < 6; i++) expect(await ask(`q${i}`)).toEqual([200, `You said: q${i}`]);
@@ -80,7 +106,11 @@ describe.skipIf(!enabled)('agentd --workers', { timeout: 120_000 }, () => {
       ws.close();
 
       process.kill(workers[0]!, 'SIGKILL');
-      await until(() => p.out().includes('a worker died; starting another') && ready().length === 3, () => `a new worker:\n${p.out()}${p.err()}`, STARTING);
+      await until(
+        () => p.out().includes('a worker died; starting another') && ready().length === 3,
+        () => `a new worker:\n${p.out()}${p.err()}`,
+        STARTING,
+      );
       expect(childrenOf(p.child.pid!)).toHaveLength(2);
       for (let i = 6; i < 9; i++) expect(await ask(`q${i}`)).toEqual([200, `You said: q${i}`]);
     } finally {

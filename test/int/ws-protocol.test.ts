@@ -49,7 +49,7 @@ function rawSocket(port: number): Promise<{ socket: Socket; received: () => Buff
 
 /** The code of a close frame among the bytes the server sent, if any (frames from the server are unmasked). */
 function closeCode(bytes: Buffer): number | undefined {
-  for (let at = 0; at + 2 <= bytes.length; ) {
+  for (let at = 0; at + 2 <= bytes.length;) {
     const opcode = bytes[at]! & 0x0f;
     let length = bytes[at + 1]! & 0x7f;
     let start = at + 2;
@@ -74,7 +74,7 @@ describe('WebSocket protocol violations', () => {
   ] as const)('%s is refused by the engine, and the service goes on', async (_what, bytes, nodeCode, uwsCloses) => {
     const { engine } = app.app.frontEnd;
     const raw = await rawSocket(app.port);
-    await until(() => raw.received().includes('"event":"hello"'), 'the connection\'s first frame', PATIENT);
+    await until(() => raw.received().includes('"event":"hello"'), "the connection's first frame", PATIENT);
     const greeted = raw.received().length;
     raw.socket.write(bytes);
     if (engine === 'node' || uwsCloses) {

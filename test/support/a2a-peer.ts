@@ -8,7 +8,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { formatSSEEvent, Role, SSE_HEADERS, TaskState, type AgentCard, type Message } from '@a2a-js/sdk';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
-import { DefaultRequestHandler, InMemoryTaskStore, JsonRpcTransportHandler, ServerCallContext, type AgentExecutor, type ExecutionEventBus } from '@a2a-js/sdk/server';
+import {
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  JsonRpcTransportHandler,
+  ServerCallContext,
+  type AgentExecutor,
+  type ExecutionEventBus,
+} from '@a2a-js/sdk/server';
 
 export interface Peer {
   url: string;
@@ -23,12 +30,36 @@ export interface Peer {
   close(): Promise<void>;
 }
 
-const text = (value: string) => ({ content: { $case: 'text' as const, value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
+const text = (value: string) => ({
+  content: { $case: 'text' as const, value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'text/plain',
+});
 const agentMessage = (value: string, taskId: string, contextId: string): Message => ({
-  messageId: `m-${Math.random()}`, contextId, taskId, role: Role.ROLE_AGENT, parts: [text(value)], metadata: undefined, extensions: [], referenceTaskIds: [],
+  messageId: `m-${Math.random()}`,
+  contextId,
+  taskId,
+  role: Role.ROLE_AGENT,
+  parts: [text(value)],
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: [],
 });
 const status = (bus: ExecutionEventBus, taskId: string, contextId: string, state: TaskState, message?: string) =>
-  bus.publish({ kind: 'statusUpdate', data: { taskId, contextId, status: { state, message: message === undefined ? undefined : agentMessage(message, taskId, contextId), timestamp: new Date().toISOString() }, metadata: undefined } });
+  bus.publish({
+    kind: 'statusUpdate',
+    data: {
+      taskId,
+      contextId,
+      status: {
+        state,
+        message: message === undefined ? undefined : agentMessage(message, taskId, contextId),
+        timestamp: new Date().toISOString(),
+      },
+      metadata: undefined,
+    },
+  });
 
 export type Behaviour = 'echo' | 'ask' | 'slow';
 
@@ -38,7 +69,17 @@ function executor(peer: Pick<Peer, 'received' | 'cancelled' | 'started'>, behavi
     async execute(ctx, bus) {
       const { taskId, contextId } = ctx;
       peer.received.push(ctx.userMessage);
-      bus.publish({ kind: 'task', data: { id: taskId, contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: undefined }, artifacts: [], history: [ctx.userMessage], metadata: undefined } });
+      bus.publish({
+        kind: 'task',
+        data: {
+          id: taskId,
+          contextId,
+          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: undefined },
+          artifacts: [],
+          history: [ctx.userMessage],
+          metadata: undefined,
+        },
+      });
       const said = ctx.userMessage.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
       if (behaviour === 'ask') {
         status(bus, taskId, contextId, TaskState.TASK_STATE_INPUT_REQUIRED, 'Which city do you mean?');
@@ -49,7 +90,24 @@ function executor(peer: Pick<Peer, 'received' | 'cancelled' | 'started'>, behavi
         status(bus, taskId, contextId, TaskState.TASK_STATE_CANCELED, 'stopped');
       } else {
         for (const [i, chunk] of ['echo: ', said].entries()) {
-          bus.publish({ kind: 'artifactUpdate', data: { taskId, contextId, artifact: { artifactId: 'reply', name: 'reply', description: '', parts: [text(chunk)], metadata: undefined, extensions: [] }, append: i > 0, lastChunk: i === 1, metadata: undefined } });
+          bus.publish({
+            kind: 'artifactUpdate',
+            data: {
+              taskId,
+              contextId,
+              artifact: {
+                artifactId: 'reply',
+                name: 'reply',
+                description: '',
+                parts: [text(chunk)],
+                metadata: undefined,
+                extensions: [],
+              },
+              append: i > 0,
+              lastChunk: i === 1,
+              metadata: undefined,
+            },
+          });
         }
         status(bus, taskId, contextId, TaskState.TASK_STATE_COMPLETED);
       }
@@ -65,22 +123,53 @@ function executor(peer: Pick<Peer, 'received' | 'cancelled' | 'started'>, behavi
 
 /** A peer of `behaviour`; `legacy` serves a 0.3 card and 0.3 JSON-RPC (`message/stream`, `tasks/cancel`, …). */
 export async function startPeer(behaviour: Behaviour, streaming = true, legacy = false): Promise<Peer> {
-  const peer = { requests: [] as string[], keys: [] as (string | undefined)[], received: [] as Message[], cancelled: new Set<string>(), started: new Set<string>() };
+  const peer = {
+    requests: [] as string[],
+    keys: [] as (string | undefined)[],
+    received: [] as Message[],
+    cancelled: new Set<string>(),
+    started: new Set<string>(),
+  };
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const card: AgentCard = {
-    name: `${behaviour} peer`, description: 'an A2A agent of the test', version: '1.0.0', provider: undefined,
+    name: `${behaviour} peer`,
+    description: 'an A2A agent of the test',
+    version: '1.0.0',
+    provider: undefined,
     supportedInterfaces: [{ url: `${url}/a2a`, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
     capabilities: { streaming, pushNotifications: false, extensions: [] },
-    securitySchemes: {}, securityRequirements: [], defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'], signatures: [],
-    skills: [{ id: 'chat', name: 'Chat', description: `answers (${behaviour})`, tags: ['chat'], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
+    securitySchemes: {},
+    securityRequirements: [],
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    signatures: [],
+    skills: [
+      {
+        id: 'chat',
+        name: 'Chat',
+        description: `answers (${behaviour})`,
+        tags: ['chat'],
+        examples: [],
+        inputModes: [],
+        outputModes: [],
+        securityRequirements: [],
+      },
+    ],
   };
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor(peer, behaviour));
   const rpc = legacy ? new LegacyJsonRpcTransportHandler(handler) : new JsonRpcTransportHandler(handler);
   const cardV03 = {
-    protocolVersion: '0.3.0', name: card.name, description: card.description, url: `${url}/a2a`, preferredTransport: 'JSONRPC', version: '1.0.0',
-    capabilities: { streaming }, defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'],
+    protocolVersion: '0.3.0',
+    name: card.name,
+    description: card.description,
+    url: `${url}/a2a`,
+    preferredTransport: 'JSONRPC',
+    version: '1.0.0',
+    capabilities: { streaming },
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
     skills: [{ id: 'chat', name: 'Chat', description: `answers (${behaviour}, 0.3)`, tags: ['chat'] }],
   };
   server.on('request', (req, res) => {
@@ -99,7 +188,10 @@ export async function startPeer(behaviour: Behaviour, streaming = true, legacy =
           return;
         }
         const version = req.headers['a2a-version'];
-        const out = await rpc.handle(Buffer.concat(chunks).toString(), new ServerCallContext({ requestedVersion: typeof version === 'string' ? version : '0.3' }));
+        const out = await rpc.handle(
+          Buffer.concat(chunks).toString(),
+          new ServerCallContext({ requestedVersion: typeof version === 'string' ? version : '0.3' }),
+        );
         if (Symbol.asyncIterator in out) {
           res.writeHead(200, SSE_HEADERS);
           for await (const event of out) res.write(formatSSEEvent(event));
@@ -108,6 +200,13 @@ export async function startPeer(behaviour: Behaviour, streaming = true, legacy =
       })().catch((err: unknown) => res.writeHead(500).end(String(err)));
     });
   });
-  return { url, ...peer, close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+  return {
+    url,
+    ...peer,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
-

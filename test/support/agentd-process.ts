@@ -42,14 +42,23 @@ function checkPort(args: string[]): void {
   const at = args.indexOf('--web-port');
   const port = at < 0 ? undefined : args[at + 1];
   if (port !== undefined && /^\d+$/.test(port) && port !== '0' && !given.has(port)) {
-    throw new Error(`--web-port ${port}: tests serve on free ports (--web-port 0, then the port it logs), never a fixed one`);
+    throw new Error(
+      `--web-port ${port}: tests serve on free ports (--web-port 0, then the port it logs), never a fixed one`,
+    );
   }
 }
 
-export function runAgentd(args: string[], env: NodeJS.ProcessEnv = {}, { command = [process.execPath, AGENTD_BIN], cwd }: RunOptions = {}): AgentdProcess {
+export function runAgentd(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  { command = [process.execPath, AGENTD_BIN], cwd }: RunOptions = {},
+): AgentdProcess {
   checkPort(args);
   const [file = process.execPath, ...before] = command;
-  const child = spawn(file, [...before, ...args], { ...(cwd && { cwd }), env: { PATH: process.env.PATH, HOME: process.env.HOME, ...testRunEnv(), ...engineEnv, ...env } });
+  const child = spawn(file, [...before, ...args], {
+    ...(cwd && { cwd }),
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...testRunEnv(), ...engineEnv, ...env },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -78,14 +87,23 @@ export function listeningPort(p: AgentdProcess, timeoutMs = 60_000): Promise<num
       const found = port();
       if (found !== undefined) finish(() => resolve(found));
     };
-    const timer = setTimeout(() => finish(() => reject(new Error(`service did not start within ${timeoutMs} ms:\n${p.out()}${p.err()}`))), timeoutMs);
+    const timer = setTimeout(
+      () => finish(() => reject(new Error(`service did not start within ${timeoutMs} ms:\n${p.out()}${p.err()}`))),
+      timeoutMs,
+    );
     p.child.stdout.on('data', onData);
     onData();
     // Its last output may come just after the exit.
-    void p.exited.then(() => setImmediate(() => {
-      const found = port();
-      finish(() => (found !== undefined ? resolve(found) : reject(new Error(`service exited before it listened:\n${p.out()}${p.err()}`))));
-    }));
+    void p.exited.then(() =>
+      setImmediate(() => {
+        const found = port();
+        finish(() =>
+          found !== undefined
+            ? resolve(found)
+            : reject(new Error(`service exited before it listened:\n${p.out()}${p.err()}`)),
+        );
+      }),
+    );
   });
 }
 

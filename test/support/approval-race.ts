@@ -36,7 +36,10 @@ export async function marks(file: string): Promise<Map<string, number>> {
 
 /** Sends a message whose mark call (message: the session id) waits for approval; resolves to its callId. */
 export async function pendingMark(app: Pick<RunningApp, 'url'>, sessionId: string): Promise<string> {
-  const sent = await api(app.url, 'POST', '/api/message', { sessionId, message: `[[tool:mark {"message":"${sessionId}"}]]` });
+  const sent = await api(app.url, 'POST', '/api/message', {
+    sessionId,
+    message: `[[tool:mark {"message":"${sessionId}"}]]`,
+  });
   expect(sent.status).toBe(200);
   return vi.waitFor(async () => {
     const { body } = await api(app.url, 'GET', `/api/sessions/${sessionId}/approvals`);

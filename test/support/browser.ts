@@ -7,14 +7,23 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type ConsoleMessage, type Page, type Request, type Response } from 'playwright-core';
+import {
+  chromium,
+  type BrowserContext,
+  type ConsoleMessage,
+  type Page,
+  type Request,
+  type Response,
+} from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { ROOT } from './paths.ts';
 import { startApp, type RunningApp } from './start-app.ts';
 import { PATIENT } from './wait.ts';
 
-const CANDIDATES = [process.env.AGENTD_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
+const CANDIDATES = [process.env.AGENTD_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter(
+  (p): p is string => !!p,
+);
 
 /** The Chromium to use, or undefined (after a visible notice) when there is none and none is required. */
 export function findChromium(): string | undefined {
@@ -40,7 +49,14 @@ export async function openBrowser(executablePath: string): Promise<Browser> {
   const context: BrowserContext = await chromium.launchPersistentContext(profile, {
     executablePath,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     viewport: { width: 1280, height: 800 },
   });
   const page = context.pages()[0] ?? (await context.newPage());
@@ -63,7 +79,8 @@ export async function openBrowser(executablePath: string): Promise<Browser> {
  */
 export function watchFailures(page: Page): { list(): string[]; stop(): void } {
   const found: string[] = [];
-  const failed = (r: Request) => found.push(`request failed: ${r.method()} ${r.url()} (${r.failure()?.errorText ?? ''})`);
+  const failed = (r: Request) =>
+    found.push(`request failed: ${r.method()} ${r.url()} (${r.failure()?.errorText ?? ''})`);
   const answered = (r: Response) => {
     if (r.status() >= 400) found.push(`${r.status()}: ${r.request().method()} ${r.url()}`);
   };
@@ -96,7 +113,10 @@ export async function converse(page: Page, message: string, reply: string): Prom
  * stopped in reverse order.
  */
 /** `config`: agentd's config, or a function that makes it once the earlier `beforeAll` hooks ran (e.g. a tool server's port). */
-export function useBrowserBench(executablePath: string, config: Record<string, unknown> | (() => Record<string, unknown>)) {
+export function useBrowserBench(
+  executablePath: string,
+  config: Record<string, unknown> | (() => Record<string, unknown>),
+) {
   let sim: Simulator | undefined;
   let svc: RunningApp | undefined;
   let browser: Browser | undefined;

@@ -42,7 +42,10 @@ export function recordBus<E extends EventSpec>(bus: Pick<Bus<never, E>, 'onAny'>
     named: (name) => events.filter((e) => e.name === name).map((e) => e.payload as never),
     until,
     turnEnd: (correlationId, timeoutMs) =>
-      until((e) => e.correlationId === correlationId && (e.name === 'agent.response' || e.name === 'agent.error'), timeoutMs),
+      until(
+        (e) => e.correlationId === correlationId && (e.name === 'agent.response' || e.name === 'agent.error'),
+        timeoutMs,
+      ),
     stop: off,
   };
 }

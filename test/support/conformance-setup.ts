@@ -17,5 +17,8 @@ export function setup(): void {
   if (existsSync(INSTALLED) && statSync(INSTALLED).mtimeMs >= lock.mtimeMs) return;
   console.log('installing the MCP conformance suite into test/conformance (npm run conformance:install)…');
   const npm = spawnSync('npm', ['run', '-s', 'conformance:install'], { cwd: ROOT, stdio: 'inherit' });
-  if (npm.status !== 0) console.warn('\n!! the MCP conformance suite could not be installed: test/int/mcp-conformance.test.ts will fail (npm run conformance:install needs the npm registry)\n');
+  if (npm.status !== 0)
+    console.warn(
+      '\n!! the MCP conformance suite could not be installed: test/int/mcp-conformance.test.ts will fail (npm run conformance:install needs the npm registry)\n',
+    );
 }

@@ -32,7 +32,11 @@ export function sectionTables(markdown: string, heading: string): { header: stri
   const level = heading.split(' ')[0] ?? '##';
   const lines = markdown.slice(start + heading.length + 2).split('\n');
   const end = lines.findIndex((l) => l.startsWith(`${level} `));
-  const cells = (line: string) => line.split('|').slice(1, -1).map((c) => c.trim().replaceAll('`', ''));
+  const cells = (line: string) =>
+    line
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim().replaceAll('`', ''));
   const tables: { header: string[]; rows: string[][] }[] = [];
   let current: { header: string[]; rows: string[][] } | undefined;
   for (const line of end === -1 ? lines : lines.slice(0, end)) {

@@ -33,7 +33,13 @@ interface KeyedResponse {
 export type KeyedCall = (method: string, path: string, body?: unknown) => Promise<KeyedResponse>;
 
 /** One REST call as `key` (a JSON body when given); `app` is read at each call, so it may start in a beforeAll. */
-export async function callAs(app: () => RunningApp, key: string, method: string, path: string, body?: unknown): Promise<KeyedResponse> {
+export async function callAs(
+  app: () => RunningApp,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<KeyedResponse> {
   const res = await fetch(`${app().url}${path}`, {
     method,
     headers: { Authorization: `Bearer ${key}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
@@ -52,12 +58,22 @@ function shorthandCallers(app: () => RunningApp): { asChat: KeyedCall; asAdmin: 
 
 /** A WebSocket connection as the chat key and one as the admin key. */
 async function connectShorthand(app: RunningApp): Promise<{ chat: WsClient; admin: WsClient }> {
-  return { chat: await connectWs(`${app.wsUrl}?token=${CHAT_KEY}`), admin: await connectWs(`${app.wsUrl}?token=${ADMIN_KEY}`) };
+  return {
+    chat: await connectWs(`${app.wsUrl}?token=${CHAT_KEY}`),
+    admin: await connectWs(`${app.wsUrl}?token=${ADMIN_KEY}`),
+  };
 }
 
 /** Waits until every tool server of `app` is connected (a slow machine may retry one first), asking as `key`. */
-export async function untilServersConnected(app: () => RunningApp, what: string, { key = CHAT_KEY, ...options }: { key?: string; timeout?: number } = {}): Promise<void> {
-  const connected = async () => (await callAs(app, key, 'GET', '/api/mcp/servers')).body.servers.every((s: { status: string }) => s.status === 'connected');
+export async function untilServersConnected(
+  app: () => RunningApp,
+  what: string,
+  { key = CHAT_KEY, ...options }: { key?: string; timeout?: number } = {},
+): Promise<void> {
+  const connected = async () =>
+    (await callAs(app, key, 'GET', '/api/mcp/servers')).body.servers.every(
+      (s: { status: string }) => s.status === 'connected',
+    );
   await until(connected, what, options);
 }
 
@@ -66,7 +82,10 @@ export async function untilServersConnected(app: () => RunningApp, what: string,
  * with `config()` (made once the earlier hooks ran; it sets `server.auth` to `shorthandKeys`), every
  * tool server connected, and a WebSocket connection per key; all of it stopped after the suite.
  */
-export function useShorthandApp(config: () => Record<string, unknown>, options: { deps?: Partial<AppDeps>; connectTimeout?: number } = {}) {
+export function useShorthandApp(
+  config: () => Record<string, unknown>,
+  options: { deps?: Partial<AppDeps>; connectTimeout?: number } = {},
+) {
   let sim: Simulator | undefined;
   let svc: RunningApp | undefined;
   let sockets: { chat: WsClient; admin: WsClient } | undefined;
@@ -74,7 +93,11 @@ export function useShorthandApp(config: () => Record<string, unknown>, options: 
   beforeAll(async () => {
     sim = await startSimulator();
     svc = await startApp(config(), { modelUrl: sim.url, ...(options.deps && { deps: options.deps }) });
-    await untilServersConnected(app, 'every tool server connected', options.connectTimeout === undefined ? {} : { timeout: options.connectTimeout });
+    await untilServersConnected(
+      app,
+      'every tool server connected',
+      options.connectTimeout === undefined ? {} : { timeout: options.connectTimeout },
+    );
     sockets = await connectShorthand(svc);
   });
   afterAll(async () => {

@@ -3,15 +3,25 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { contentText, startSimulator, type RecordedRequest, type Simulator, type WireMessage } from '../../tools/simulator/index.ts';
+import {
+  contentText,
+  startSimulator,
+  type RecordedRequest,
+  type Simulator,
+  type WireMessage,
+} from '../../tools/simulator/index.ts';
 import { EVERYTHING } from './paths.ts';
 import { appPool, startApp, type RunningApp } from './start-app.ts';
 import { PATIENT } from './wait.ts';
 import { connectWs, type Frame, type WsClient } from './ws-client.ts';
 
-
 /** server-everything over stdio, as an `mcpServers` entry. */
-export const everythingStdio = { type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], timeout: 10_000 };
+export const everythingStdio = {
+  type: 'stdio',
+  command: process.execPath,
+  args: [EVERYTHING, 'stdio'],
+  timeout: 10_000,
+};
 
 /** Limits high enough that a test file never trips them. */
 export const roomyLimits = { limits: { rest: { points: 10_000 }, ws: { points: 10_000 } } };
@@ -42,8 +52,17 @@ export const isEnd = (f: Frame) => f.event === 'response' || f.event === 'error'
  * Waits for the frame that ends the next turn of `sessionId` received after index `from`
  * (a `response`, or an `error` naming the session), and returns that turn's frames in order.
  */
-export async function turnFrames(ws: WsClient, sessionId: string, from = ws.frames.length, timeoutMs = PATIENT.timeout): Promise<Frame[]> {
-  const end = await ws.next((f) => isEnd(f) && f.data.sessionId === sessionId && f.data.turnId !== undefined, timeoutMs, from);
+export async function turnFrames(
+  ws: WsClient,
+  sessionId: string,
+  from = ws.frames.length,
+  timeoutMs = PATIENT.timeout,
+): Promise<Frame[]> {
+  const end = await ws.next(
+    (f) => isEnd(f) && f.data.sessionId === sessionId && f.data.turnId !== undefined,
+    timeoutMs,
+    from,
+  );
   const turnId = end.data.turnId as string;
   return ws.frames.slice(from).filter((f) => f.data.turnId === turnId);
 }
@@ -112,7 +131,10 @@ export function useMessagingService(doc: Record<string, unknown> = {}): Messagin
   const clients: WsClient[] = [];
   beforeAll(async () => {
     sim = await startSimulator();
-    svc = await startApp({ mcpServers: { everything: everythingStdio }, server: roomyLimits, llm: { timeoutMs: 10_000 }, ...doc }, { modelUrl: sim.url });
+    svc = await startApp(
+      { mcpServers: { everything: everythingStdio }, server: roomyLimits, llm: { timeoutMs: 10_000 }, ...doc },
+      { modelUrl: sim.url },
+    );
   });
   afterAll(async () => {
     for (const c of clients) c.close();

@@ -34,7 +34,7 @@ export function setup(): (() => Promise<void>) | undefined {
   sampler.unref();
   return async () => {
     let left = ledger.leftovers();
-    for (const deadline = Date.now() + GRACE_MS; left.length > 0 && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + GRACE_MS; left.length > 0 && Date.now() < deadline;) {
       await sleep(250); // processes still in their graceful exit
       left = ledger.leftovers();
     }
@@ -48,6 +48,8 @@ export function setup(): (() => Promise<void>) | undefined {
       }
     }
     process.exitCode = 1; // a throwing teardown is reported by vitest but does not fail the run
-    console.error(`\nnpm test left ${left.length} process(es) behind (now killed):\n${left.map((p) => `  ${p.pid} ${p.cmd.slice(0, 200)}`).join('\n')}`);
+    console.error(
+      `\nnpm test left ${left.length} process(es) behind (now killed):\n${left.map((p) => `  ${p.pid} ${p.cmd.slice(0, 200)}`).join('\n')}`,
+    );
   };
 }

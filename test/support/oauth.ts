@@ -19,23 +19,47 @@ export async function serverRecords(app: RunningApp, key: string): Promise<Serve
   return ((await res.json()) as { servers: ServerRec[] }).servers;
 }
 
-export const serverRecord = async (app: RunningApp, name: string, key: string) => (await serverRecords(app, key)).find((s) => s.name === name);
+export const serverRecord = async (app: RunningApp, name: string, key: string) =>
+  (await serverRecords(app, key)).find((s) => s.name === name);
 
 export interface ToolCall {
   status: number;
-  body: { success: boolean; data?: { content: { text: string }[] }; error?: { code: string; message: string; details?: { reason?: string } } };
+  body: {
+    success: boolean;
+    data?: { content: { text: string }[] };
+    error?: { code: string; message: string; details?: { reason?: string } };
+  };
 }
 
-export async function executeTool(app: RunningApp, key: string, serverId: string, tool: string, args: object = {}): Promise<ToolCall> {
-  const res = await fetch(`${app.url}/api/mcp/servers/${serverId}/tools/${tool}/execute`, { method: 'POST', headers: json(key), body: JSON.stringify(args) });
+export async function executeTool(
+  app: RunningApp,
+  key: string,
+  serverId: string,
+  tool: string,
+  args: object = {},
+): Promise<ToolCall> {
+  const res = await fetch(`${app.url}/api/mcp/servers/${serverId}/tools/${tool}/execute`, {
+    method: 'POST',
+    headers: json(key),
+    body: JSON.stringify(args),
+  });
   return { status: res.status, body: (await res.json()) as ToolCall['body'] };
 }
 
 /** The text of a successful call's first content item. */
 export const textOf = (call: ToolCall) => call.body.data?.content[0]?.text;
 
-export async function connectAtRuntime(app: RunningApp, key: string, name: string, config: object): Promise<{ status: number; body: { error?: { code: string; message: string } } }> {
-  const res = await fetch(`${app.url}/api/connect-server`, { method: 'POST', headers: json(key), body: JSON.stringify({ name, config }) });
+export async function connectAtRuntime(
+  app: RunningApp,
+  key: string,
+  name: string,
+  config: object,
+): Promise<{ status: number; body: { error?: { code: string; message: string } } }> {
+  const res = await fetch(`${app.url}/api/connect-server`, {
+    method: 'POST',
+    headers: json(key),
+    body: JSON.stringify({ name, config }),
+  });
   return { status: res.status, body: (await res.json()) as { error?: { code: string; message: string } } };
 }
 
@@ -44,8 +68,15 @@ export async function connectAtRuntime(app: RunningApp, key: string, name: strin
  * (`via`: the instance a load balancer in front of the configured redirectUrl would pick; `as`: the person who
  * signs in, for the fixture's `user` tool).
  */
-export async function signIn(authorizationUrl: string, via?: RunningApp, as?: string): Promise<{ status: number; html: string }> {
-  const authorize = await fetch(authorizationUrl, { redirect: 'manual', ...(as !== undefined && { headers: { 'x-fixture-user': as } }) });
+export async function signIn(
+  authorizationUrl: string,
+  via?: RunningApp,
+  as?: string,
+): Promise<{ status: number; html: string }> {
+  const authorize = await fetch(authorizationUrl, {
+    redirect: 'manual',
+    ...(as !== undefined && { headers: { 'x-fixture-user': as } }),
+  });
   expect(authorize.status).toBe(302);
   const callback = new URL(authorize.headers.get('location')!);
   expect(callback.pathname).toBe('/api/oauth/callback');

@@ -43,7 +43,9 @@ export interface ProcSample {
 
 /** Fields after "pid (comm) " of /proc/<pid>/stat: state ppid pgrp session ... starttime (22nd field). */
 function statFields(pid: number | 'self'): string[] {
-  return readFileSync(`/proc/${pid}/stat`, 'latin1').replace(/^.*\) /s, '').split(' ');
+  return readFileSync(`/proc/${pid}/stat`, 'latin1')
+    .replace(/^.*\) /s, '')
+    .split(' ');
 }
 
 /** Start time of a process in clock ticks since boot. */
@@ -60,7 +62,15 @@ export function readProcess(pid: number, mark: string, since = 0): ProcSample | 
 function readStat(pid: number): ProcSample | undefined {
   try {
     const f = statFields(pid);
-    return { pid, ppid: Number(f[1]), pgid: Number(f[2]), sid: Number(f[3]), start: Number(f[19]), cmd: '', marked: false };
+    return {
+      pid,
+      ppid: Number(f[1]),
+      pgid: Number(f[2]),
+      sid: Number(f[3]),
+      start: Number(f[19]),
+      cmd: '',
+      marked: false,
+    };
   } catch {
     return undefined; // gone meanwhile
   }
@@ -183,7 +193,12 @@ export class ProcessLedger {
     this.record(snapshot);
     const { root, isRunnerWorker } = this.options;
     return snapshot.filter(
-      (p) => p.cmd !== '' && p.pid !== root && !this.ignore.has(p.pid) && this.isOurs(p) && !(p.ppid === root && isRunnerWorker?.(p)),
+      (p) =>
+        p.cmd !== '' &&
+        p.pid !== root &&
+        !this.ignore.has(p.pid) &&
+        this.isOurs(p) &&
+        !(p.ppid === root && isRunnerWorker?.(p)),
     );
   }
 }
@@ -191,6 +206,7 @@ export class ProcessLedger {
 /** This process and the ones that started it (npm, a shell). */
 export function ancestorsOfSelf(): Set<number> {
   const chain = new Set([process.pid]);
-  for (let pid = Number(statFields('self')[1]); pid > 1 && !chain.has(pid); pid = Number(statFields(pid)[1])) chain.add(pid);
+  for (let pid = Number(statFields('self')[1]); pid > 1 && !chain.has(pid); pid = Number(statFields(pid)[1]))
+    chain.add(pid);
   return chain;
 }

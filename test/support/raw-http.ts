@@ -23,11 +23,17 @@ export function rawRequest(url: string, opts: RawOptions = {}): Promise<RawRespo
     const chunks = typeof opts.body === 'string' ? [Buffer.from(opts.body)] : (opts.body ?? []);
     const length = chunks.reduce((n, c) => n + c.length, 0);
     const headers = { ...(chunks.length > 0 && { 'Content-Length': String(length) }), ...opts.headers };
-    const req = request(url, { method: opts.method ?? 'GET', localAddress: opts.localAddress, headers, agent: false }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text, body: text ? JSON.parse(text) : undefined }));
-    });
+    const req = request(
+      url,
+      { method: opts.method ?? 'GET', localAddress: opts.localAddress, headers, agent: false },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, headers: res.headers, text, body: text ? JSON.parse(text) : undefined }),
+        );
+      },
+    );
     req.on('error', reject);
     const writeFrom = (i: number): void => {
       if (i >= chunks.length) return void req.end();
@@ -61,7 +67,9 @@ export function rawUpgrade(url: string, opts: Omit<RawOptions, 'body' | 'method'
     req.on('response', (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text, body: text ? JSON.parse(text) : undefined }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, headers: res.headers, text, body: text ? JSON.parse(text) : undefined }),
+      );
     });
     req.on('error', reject);
     req.end();

@@ -38,26 +38,34 @@ export interface RedisServer {
  */
 export async function startRedis(port?: number, options: { dir?: string } = {}): Promise<RedisServer> {
   port ??= await freePort();
-  const persistence = options.dir ? ['--dir', options.dir, '--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
-  const child: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], { stdio: 'ignore' });
+  const persistence = options.dir
+    ? ['--dir', options.dir, '--appendonly', 'yes', '--appendfsync', 'always']
+    : ['--appendonly', 'no'];
+  const child: ChildProcess = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence],
+    { stdio: 'ignore' },
+  );
   const url = `redis://127.0.0.1:${port}`;
   let exitCode: number | null | undefined;
   const exited = new Promise<void>((resolve) => child.once('exit', (code) => ((exitCode = code), resolve())));
   // Answers a PING once it has started (a loaded machine can take seconds).
-  await vi.waitFor(async () => {
-    if (exitCode !== undefined) throw new Error(`redis-server on ${url} exited with ${exitCode}`);
-    const probe = createClient({ url, socket: { reconnectStrategy: false } });
-    probe.on('error', () => undefined);
-    try {
-      await probe.connect();
-      await probe.ping();
-    } finally {
-      probe.destroy();
-    }
-  }, PATIENT).catch((err: unknown) => {
-    child.kill('SIGKILL');
-    throw new Error(`redis-server did not start on ${url}: ${err instanceof Error ? err.message : String(err)}`);
-  });
+  await vi
+    .waitFor(async () => {
+      if (exitCode !== undefined) throw new Error(`redis-server on ${url} exited with ${exitCode}`);
+      const probe = createClient({ url, socket: { reconnectStrategy: false } });
+      probe.on('error', () => undefined);
+      try {
+        await probe.connect();
+        await probe.ping();
+      } finally {
+        probe.destroy();
+      }
+    }, PATIENT)
+    .catch((err: unknown) => {
+      child.kill('SIGKILL');
+      throw new Error(`redis-server did not start on ${url}: ${err instanceof Error ? err.message : String(err)}`);
+    });
   return {
     url,
     stop: async () => {

@@ -6,7 +6,18 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /** Longest first, as measured on the 2-core machine (README, Development). */
-const SLOWEST = ['package', 'owner-death', 'cli', 'ssrf-netns', 'examples', 'workers', 'console', 'mcp-conformance', 'console-elicitation', 'optional-deps'];
+const SLOWEST = [
+  'package',
+  'owner-death',
+  'cli',
+  'ssrf-netns',
+  'examples',
+  'workers',
+  'console',
+  'mcp-conformance',
+  'console-elicitation',
+  'optional-deps',
+];
 
 const rank = (spec: TestSpecification): number => {
   const name = /([^/]+)\.test\.ts$/.exec(spec.moduleId)?.[1] ?? '';
@@ -17,6 +28,9 @@ const rank = (spec: TestSpecification): number => {
 export class SlowFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    return sorted.map((spec, i) => ({ spec, i })).sort((a, b) => rank(a.spec) - rank(b.spec) || a.i - b.i).map(({ spec }) => spec);
+    return sorted
+      .map((spec, i) => ({ spec, i }))
+      .sort((a, b) => rank(a.spec) - rank(b.spec) || a.i - b.i)
+      .map(({ spec }) => spec);
   }
 }

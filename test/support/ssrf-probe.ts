@@ -6,7 +6,10 @@
 import { startApp } from './start-app.ts';
 
 const [allowPrivate, ...urls] = process.argv.slice(2);
-const svc = await startApp({ server: { mcp: { allowPrivateNetworks: allowPrivate === 'true' } }, storage: { type: 'memory' } });
+const svc = await startApp({
+  server: { mcp: { allowPrivateNetworks: allowPrivate === 'true' } },
+  storage: { type: 'memory' },
+});
 for (const url of urls) {
   const res = await fetch(`${svc.url}/api/connect-server`, {
     method: 'POST',
@@ -14,6 +17,8 @@ for (const url of urls) {
     body: JSON.stringify({ name: `probe-${urls.indexOf(url)}`, config: { type: 'http', baseUrl: url, timeout: 2000 } }),
   });
   const body = (await res.json()) as { error?: { code: string; details: Record<string, unknown> } };
-  process.stdout.write(`${JSON.stringify({ url, status: res.status, code: body.error?.code, details: body.error?.details })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ url, status: res.status, code: body.error?.code, details: body.error?.details })}\n`,
+  );
 }
 await svc.stop();

@@ -43,7 +43,14 @@ function buildApp(doc: Record<string, unknown>, opts: AppOptions): { app: App; c
   const config = parseConfig({
     storage: { type: 'memory' },
     ...rest,
-    llm: { provider: 'openai-compatible', baseURL: opts.modelUrl ?? 'http://127.0.0.1:9/v1', model: 'sim-model', apiKey: 'test-key', maxRetries: 0, ...llm },
+    llm: {
+      provider: 'openai-compatible',
+      baseURL: opts.modelUrl ?? 'http://127.0.0.1:9/v1',
+      model: 'sim-model',
+      apiKey: 'test-key',
+      maxRetries: 0,
+      ...llm,
+    },
   });
   const log = pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' });
   return { app: createApp(config, { log, ...opts.deps }), config };

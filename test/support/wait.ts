@@ -17,7 +17,10 @@ export function until(
   what: string | (() => string),
   options: { timeout?: number; interval?: number } = {},
 ): Promise<void> {
-  return vi.waitFor(async () => {
-    if (!(await check())) throw new Error(`not in time: ${typeof what === 'string' ? what : what()}`);
-  }, { ...PATIENT, ...options });
+  return vi.waitFor(
+    async () => {
+      if (!(await check())) throw new Error(`not in time: ${typeof what === 'string' ? what : what()}`);
+    },
+    { ...PATIENT, ...options },
+  );
 }

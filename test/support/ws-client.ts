@@ -29,7 +29,9 @@ export async function connectWs(url: string, options: WebSocket.ClientOptions = 
     frames.push(JSON.parse(data.toString('utf8')) as Frame);
     for (const w of waiters) w();
   });
-  const closing = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  const closing = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
   const closed = closing.then((c) => c.code);
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
@@ -55,8 +57,15 @@ export async function connectWs(url: string, options: WebSocket.ClientOptions = 
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          const errors = frames.slice(from).filter((f) => f.event === 'error').map((f) => f.data);
-          reject(new Error(`no matching frame within ${timeoutMs} ms; got ${JSON.stringify(frames.slice(from).map((f) => f.event))}${errors.length ? `; errors: ${JSON.stringify(errors)}` : ''}`));
+          const errors = frames
+            .slice(from)
+            .filter((f) => f.event === 'error')
+            .map((f) => f.data);
+          reject(
+            new Error(
+              `no matching frame within ${timeoutMs} ms; got ${JSON.stringify(frames.slice(from).map((f) => f.event))}${errors.length ? `; errors: ${JSON.stringify(errors)}` : ''}`,
+            ),
+          );
         }, timeoutMs);
         waiters.add(check);
         check();

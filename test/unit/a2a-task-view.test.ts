@@ -9,26 +9,64 @@ const S = 'ctx-1';
 /** The time of the step of seq `seq` (transient steps, which carry the last durable seq, get a later one). */
 const at = (seq: number, later = 0) => new Date(Date.UTC(2026, 0, 1, 0, 0, seq, later)).toISOString();
 const ref = (turnId: string, seq: number) => ({ sessionId: S, turnId, seq });
-const step = (frame: AgentFrame, later = 0): TurnStep => ({ kind: 'frame', frame, ts: Date.parse(at(frame.data.seq ?? 0, later)) });
-const user = (turnId: string, seq: number, content = 'hi') => step({ event: 'userMessage', data: { ...ref(turnId, seq), content, hasImage: false } });
-const queued = (turnId: string, seq: number, content = 'hi'): TurnStep => ({ kind: 'queued', seq, content, ts: Date.parse(at(seq)) });
-const chunk = (turnId: string, seq: number, content: string) => step({ event: 'chunk', data: { ...ref(turnId, seq), content } }, 500);
-const response = (turnId: string, seq: number, content: string) => step({ event: 'response', data: { ...ref(turnId, seq), content, model: 'm' } });
-const asked = (turnId: string, seq: number, callId: string) => step({
-  event: 'toolApprovalRequested', data: { ...ref(turnId, seq), callId, toolName: 'echo', serverId: 'everything', args: {}, expiresAt: '2026-01-01T00:00:00.000Z' },
+const step = (frame: AgentFrame, later = 0): TurnStep => ({
+  kind: 'frame',
+  frame,
+  ts: Date.parse(at(frame.data.seq ?? 0, later)),
 });
-const answered = (turnId: string, seq: number, callId: string) => step({ event: 'toolApprovalResolved', data: { ...ref(turnId, seq), callId, decision: 'approve', by: 'a2a' } });
-const question = (turnId: string, seq: number, id: string) => step({
-  event: 'elicitationRequested', data: { ...ref(turnId, seq), id, callId: 'c9', serverId: 'everything', message: 'Your name?', mode: 'form', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } }, expiresAt: '2026-01-01T00:00:00.000Z' },
+const user = (turnId: string, seq: number, content = 'hi') =>
+  step({ event: 'userMessage', data: { ...ref(turnId, seq), content, hasImage: false } });
+const queued = (turnId: string, seq: number, content = 'hi'): TurnStep => ({
+  kind: 'queued',
+  seq,
+  content,
+  ts: Date.parse(at(seq)),
 });
-const replied = (turnId: string, seq: number, id: string) => step({ event: 'elicitationResolved', data: { ...ref(turnId, seq), id, action: 'accept', by: 'a2a' } });
-const failed = (turnId: string, seq: number, reason: string, message = 'stopped') => step({ event: 'error', data: { code: 'AGENT_ERROR', message, details: { reason }, sessionId: S, turnId, seq } });
+const chunk = (turnId: string, seq: number, content: string) =>
+  step({ event: 'chunk', data: { ...ref(turnId, seq), content } }, 500);
+const response = (turnId: string, seq: number, content: string) =>
+  step({ event: 'response', data: { ...ref(turnId, seq), content, model: 'm' } });
+const asked = (turnId: string, seq: number, callId: string) =>
+  step({
+    event: 'toolApprovalRequested',
+    data: {
+      ...ref(turnId, seq),
+      callId,
+      toolName: 'echo',
+      serverId: 'everything',
+      args: {},
+      expiresAt: '2026-01-01T00:00:00.000Z',
+    },
+  });
+const answered = (turnId: string, seq: number, callId: string) =>
+  step({ event: 'toolApprovalResolved', data: { ...ref(turnId, seq), callId, decision: 'approve', by: 'a2a' } });
+const question = (turnId: string, seq: number, id: string) =>
+  step({
+    event: 'elicitationRequested',
+    data: {
+      ...ref(turnId, seq),
+      id,
+      callId: 'c9',
+      serverId: 'everything',
+      message: 'Your name?',
+      mode: 'form',
+      requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
+      expiresAt: '2026-01-01T00:00:00.000Z',
+    },
+  });
+const replied = (turnId: string, seq: number, id: string) =>
+  step({ event: 'elicitationResolved', data: { ...ref(turnId, seq), id, action: 'accept', by: 'a2a' } });
+const failed = (turnId: string, seq: number, reason: string, message = 'stopped') =>
+  step({ event: 'error', data: { code: 'AGENT_ERROR', message, details: { reason }, sessionId: S, turnId, seq } });
 
 describe('taskView', () => {
   it("given a tool server's question, when folded, then input-required with the question and how to answer it, until it is answered", () => {
     const frames = [user('t1', 1), question('t1', 2, 'e1'), replied('t1', 3, 'e1')];
     const waiting = taskView(S, 't1', frames.slice(0, 2))!;
-    expect(waiting).toMatchObject({ state: 'input-required', questions: [{ id: 'e1', kind: 'elicitation', serverId: 'everything', message: 'Your name?', mode: 'form' }] });
+    expect(waiting).toMatchObject({
+      state: 'input-required',
+      questions: [{ id: 'e1', kind: 'elicitation', serverId: 'everything', message: 'Your name?', mode: 'form' }],
+    });
     expect(waiting.statusText).toContain('Your name?');
     expect(waiting.statusText).toContain('"elicitationId": "e1"');
     const answered = taskView(S, 't1', frames)!;
@@ -42,17 +80,40 @@ describe('taskView', () => {
 
   it('given a message waiting in the queue, when folded, then the task is submitted; its turn starting makes it working', () => {
     const waiting = taskView(S, 't1', [queued('t1', 1, 'hello')]);
-    expect(waiting).toMatchObject({ id: 'ctx-1/t1', contextId: S, state: 'submitted', request: 'hello', reply: '', statusAt: at(1) });
+    expect(waiting).toMatchObject({
+      id: 'ctx-1/t1',
+      contextId: S,
+      state: 'submitted',
+      request: 'hello',
+      reply: '',
+      statusAt: at(1),
+    });
     expect(parseTaskId(waiting!.id)).toEqual({ contextId: S, turnId: 't1' });
-    expect(taskView(S, 't1', [queued('t1', 1, 'hello'), user('t1', 3, 'hello')])).toMatchObject({ state: 'working', request: 'hello', statusAt: at(3) });
+    expect(taskView(S, 't1', [queued('t1', 1, 'hello'), user('t1', 3, 'hello')])).toMatchObject({
+      state: 'working',
+      request: 'hello',
+      statusAt: at(3),
+    });
   });
 
   it('given a user message, when folded, then the task is working (its turn started) since the message was stored', () => {
-    expect(taskView(S, 't1', [user('t1', 1, 'hello')])).toMatchObject({ state: 'working', request: 'hello', statusAt: at(1) });
+    expect(taskView(S, 't1', [user('t1', 1, 'hello')])).toMatchObject({
+      state: 'working',
+      request: 'hello',
+      statusAt: at(1),
+    });
   });
 
   it('stamps the status with the time of the step that changed it, not of later steps', () => {
-    const frames = [user('t1', 1), chunk('t1', 1, 'a'), asked('t1', 2, 'c1'), chunk('t1', 2, 'b'), answered('t1', 3, 'c1'), chunk('t1', 3, 'c'), response('t1', 4, 'abc')];
+    const frames = [
+      user('t1', 1),
+      chunk('t1', 1, 'a'),
+      asked('t1', 2, 'c1'),
+      chunk('t1', 2, 'b'),
+      answered('t1', 3, 'c1'),
+      chunk('t1', 3, 'c'),
+      response('t1', 4, 'abc'),
+    ];
     const statusAt = (n: number) => taskView(S, 't1', frames.slice(0, n))?.statusAt;
     expect([2, 3, 4, 5, 6, 7].map(statusAt)).toEqual([at(1), at(2), at(2), at(3), at(3), at(4)]);
   });
@@ -64,8 +125,20 @@ describe('taskView', () => {
   });
 
   it('given an approval request, when folded, then input-required until every waiting call is answered', () => {
-    const frames = [user('t1', 1), asked('t1', 2, 'c1'), asked('t1', 3, 'c2'), answered('t1', 4, 'c1'), answered('t1', 5, 'c2')];
-    expect(taskView(S, 't1', frames.slice(0, 3))).toMatchObject({ state: 'input-required', questions: [{ id: 'c1', kind: 'approval' }, { id: 'c2', kind: 'approval' }] });
+    const frames = [
+      user('t1', 1),
+      asked('t1', 2, 'c1'),
+      asked('t1', 3, 'c2'),
+      answered('t1', 4, 'c1'),
+      answered('t1', 5, 'c2'),
+    ];
+    expect(taskView(S, 't1', frames.slice(0, 3))).toMatchObject({
+      state: 'input-required',
+      questions: [
+        { id: 'c1', kind: 'approval' },
+        { id: 'c2', kind: 'approval' },
+      ],
+    });
     expect(taskView(S, 't1', frames.slice(0, 4))).toMatchObject({ state: 'input-required', questions: [{ id: 'c2' }] });
     const done = taskView(S, 't1', frames)!;
     expect(done.state).toBe('working');
@@ -74,37 +147,72 @@ describe('taskView', () => {
 
   it('given an error, when folded, then canceled when it says cancelled, failed otherwise; nothing moves a final task', () => {
     expect(taskView(S, 't1', [user('t1', 1), failed('t1', 2, 'cancelled')])?.state).toBe('canceled');
-    expect(taskView(S, 't1', [user('t1', 1), failed('t1', 2, 'timeout', 'model timed out')])).toMatchObject({ state: 'failed', statusText: 'model timed out' });
-    expect(taskView(S, 't1', [user('t1', 1), response('t1', 2, 'ok'), failed('t1', 3, 'late')])?.state).toBe('completed');
+    expect(taskView(S, 't1', [user('t1', 1), failed('t1', 2, 'timeout', 'model timed out')])).toMatchObject({
+      state: 'failed',
+      statusText: 'model timed out',
+    });
+    expect(taskView(S, 't1', [user('t1', 1), response('t1', 2, 'ok'), failed('t1', 3, 'late')])?.state).toBe(
+      'completed',
+    );
   });
-
 });
 
 describe('wire forms', () => {
   const view = taskView(S, 't1', [user('t1', 1, 'q'), response('t1', 2, 'answer')])!;
   it('v1.0 uses proto JSON names, v0.3 kinds', () => {
     expect(encodeTask(view, '1.0')).toEqual({
-      id: taskIdOf(S, 't1'), contextId: S, status: { state: 'TASK_STATE_COMPLETED', timestamp: at(2) },
+      id: taskIdOf(S, 't1'),
+      contextId: S,
+      status: { state: 'TASK_STATE_COMPLETED', timestamp: at(2) },
       artifacts: [{ artifactId: 'reply', name: 'reply', parts: [{ text: 'answer' }] }],
       history: [
         { messageId: 'ctx-1/t1#user', contextId: S, taskId: 'ctx-1/t1', role: 'ROLE_USER', parts: [{ text: 'q' }] },
-        { messageId: 'ctx-1/t1#agent', contextId: S, taskId: 'ctx-1/t1', role: 'ROLE_AGENT', parts: [{ text: 'answer' }] },
+        {
+          messageId: 'ctx-1/t1#agent',
+          contextId: S,
+          taskId: 'ctx-1/t1',
+          role: 'ROLE_AGENT',
+          parts: [{ text: 'answer' }],
+        },
       ],
     });
-    expect(encodeTask(view, '0.3', 1)).toMatchObject({ kind: 'task', status: { state: 'completed' }, history: [{ kind: 'message', role: 'agent', parts: [{ kind: 'text', text: 'answer' }] }] });
+    expect(encodeTask(view, '0.3', 1)).toMatchObject({
+      kind: 'task',
+      status: { state: 'completed' },
+      history: [{ kind: 'message', role: 'agent', parts: [{ kind: 'text', text: 'answer' }] }],
+    });
   });
 
   it('a step becomes an appended artifact chunk and a status update', () => {
     const a = taskView(S, 't1', [user('t1', 1), chunk('t1', 1, 'ab')])!;
     const b = taskView(S, 't1', [user('t1', 1), chunk('t1', 1, 'ab'), response('t1', 2, 'abc')])!;
     expect(streamEvents(a, b, '0.3')).toEqual([
-      { kind: 'artifact-update', taskId: b.id, contextId: S, artifact: { artifactId: 'reply', name: 'reply', parts: [{ kind: 'text', text: 'c' }] }, append: true, lastChunk: true },
-      { kind: 'status-update', final: true, taskId: b.id, contextId: S, status: { state: 'completed', timestamp: at(2) } },
+      {
+        kind: 'artifact-update',
+        taskId: b.id,
+        contextId: S,
+        artifact: { artifactId: 'reply', name: 'reply', parts: [{ kind: 'text', text: 'c' }] },
+        append: true,
+        lastChunk: true,
+      },
+      {
+        kind: 'status-update',
+        final: true,
+        taskId: b.id,
+        contextId: S,
+        status: { state: 'completed', timestamp: at(2) },
+      },
     ]);
   });
 
   it('reads the version header: 1.x is v1.0, anything else 0.3', () => {
-    expect([versionOf('1.0'), versionOf(' 1 '), versionOf('0.3'), versionOf(undefined), versionOf('2.0')]).toEqual(['1.0', '1.0', '0.3', '0.3', '0.3']);
+    expect([versionOf('1.0'), versionOf(' 1 '), versionOf('0.3'), versionOf(undefined), versionOf('2.0')]).toEqual([
+      '1.0',
+      '1.0',
+      '0.3',
+      '0.3',
+      '0.3',
+    ]);
   });
 });
 

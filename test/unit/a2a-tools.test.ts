@@ -38,7 +38,10 @@ const V03_CARD = {
 describe('card → tools', () => {
   it('a v1.0 card gives one tool per skill, taking { message }', () => {
     const tools = cardTools(normalizeCard(V1_CARD));
-    expect(tools.map((t) => [t.name, t.title])).toEqual([['forecast', 'Weather: Forecast'], ['alerts', 'Weather: Alerts']]);
+    expect(tools.map((t) => [t.name, t.title])).toEqual([
+      ['forecast', 'Weather: Forecast'],
+      ['alerts', 'Weather: Alerts'],
+    ]);
     expect(tools[0]!.description).toBe('Ask the A2A agent "Weather" (skill Forecast). The next days');
     expect(tools.every((t) => t.inputSchema === A2A_INPUT_SCHEMA)).toBe(true);
     expect(A2A_INPUT_SCHEMA).toMatchObject({ required: ['message'], properties: { message: { type: 'string' } } });
@@ -53,7 +56,9 @@ describe('card → tools', () => {
 
   it('a card without skills offers one tool, chat, described by the card', () => {
     const tools = cardTools({ name: 'Bare', description: 'Just talks', skills: [] });
-    expect(tools.map((t) => [t.name, t.description])).toEqual([['chat', 'Ask the A2A agent "Bare" (skill chat). Just talks']]);
+    expect(tools.map((t) => [t.name, t.description])).toEqual([
+      ['chat', 'Ask the A2A agent "Bare" (skill chat). Just talks'],
+    ]);
   });
 
   it('the card is looked for under the whole URL, its path kept', () => {
@@ -75,10 +80,12 @@ describe('model names of A2A tools', () => {
   });
 
   it('are made valid like any name (invalid characters, length)', () => {
-    const [name, long] = [...buildCatalogue([
-      { serverId: 'my.peer', tools: [tool('say hi')], qualified: true },
-      { serverId: 'p'.repeat(60), tools: [tool('chat')], qualified: true },
-    ]).keys()];
+    const [name, long] = [
+      ...buildCatalogue([
+        { serverId: 'my.peer', tools: [tool('say hi')], qualified: true },
+        { serverId: 'p'.repeat(60), tools: [tool('chat')], qualified: true },
+      ]).keys(),
+    ];
     expect(name).toBe('my_peer--say_hi');
     expect(long).toMatch(/^p+-*[a-z_]*_[0-9a-f]{8}$/);
     expect(long!.length).toBe(64);
@@ -98,16 +105,53 @@ describe('a call', () => {
     } as unknown as Client;
     return { client, sent };
   }
-  const target = (client: Client) => ({ name: 'peer', client, streaming: true, timeout: 5_000, maxHops: 3, maxBytes: 1_000 });
-  const completed = (taskId: string): StreamResponse => ({ payload: { $case: 'statusUpdate', value: { taskId, contextId: 'c', status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: undefined }, metadata: undefined } } });
+  const target = (client: Client) => ({
+    name: 'peer',
+    client,
+    streaming: true,
+    timeout: 5_000,
+    maxHops: 3,
+    maxBytes: 1_000,
+  });
+  const completed = (taskId: string): StreamResponse => ({
+    payload: {
+      $case: 'statusUpdate',
+      value: {
+        taskId,
+        contextId: 'c',
+        status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: undefined },
+        metadata: undefined,
+      },
+    },
+  });
   const chunk = (value: string, append: boolean): StreamResponse => ({
-    payload: { $case: 'artifactUpdate', value: { taskId: 't', contextId: 'c', append, lastChunk: false, metadata: undefined, artifact: { artifactId: 'a', name: '', description: '', extensions: [], metadata: undefined, parts: [{ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: '' }] } } },
+    payload: {
+      $case: 'artifactUpdate',
+      value: {
+        taskId: 't',
+        contextId: 'c',
+        append,
+        lastChunk: false,
+        metadata: undefined,
+        artifact: {
+          artifactId: 'a',
+          name: '',
+          description: '',
+          extensions: [],
+          metadata: undefined,
+          parts: [{ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: '' }],
+        },
+      },
+    },
   });
 
   it('past the hop limit is refused before anything is sent', async () => {
     const { client, sent } = fakeClient([completed('t')]);
     const result = await callA2a(target(client), { message: 'hi' }, undefined, { [HOPS_META_KEY]: 4 });
-    expect(result).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringContaining('the limit is 3') as unknown }] });
+    expect(result).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: expect.stringContaining('the limit is 3') as unknown }],
+    });
     expect(sent).toEqual([]);
   });
 
@@ -115,7 +159,9 @@ describe('a call', () => {
     const { client, sent } = fakeClient([chunk('Sunny, ', false), chunk('22 °C', true), completed('t')]);
     const result = await callA2a(target(client), { message: 'weather?' }, undefined, { [HOPS_META_KEY]: 3 });
     expect(result).toEqual({ content: [{ type: 'text', text: 'Sunny, 22 °C' }] });
-    expect(sent).toMatchObject([{ message: { metadata: { [HOPS_META_KEY]: 3 }, parts: [{ content: { $case: 'text', value: 'weather?' } }] } }]);
+    expect(sent).toMatchObject([
+      { message: { metadata: { [HOPS_META_KEY]: 3 }, parts: [{ content: { $case: 'text', value: 'weather?' } }] } },
+    ]);
   });
 
   it('without a hop count (a direct execution) sends no metadata', () => {
@@ -131,8 +177,16 @@ describe('a call', () => {
   });
 
   it('reads parts: text joined, data as JSON and files as notes on their own lines', () => {
-    const part = (content: unknown) => ({ content, metadata: undefined, filename: 'f.png', mediaType: 'image/png' }) as never;
-    expect(partsText([part({ $case: 'text', value: 'a' }), part({ $case: 'text', value: 'b' }), part({ $case: 'data', value: { n: 1 } }), part({ $case: 'raw', value: Buffer.alloc(3) })])).toBe('ab\n{"n":1}\n[file: f.png, 3 bytes]');
+    const part = (content: unknown) =>
+      ({ content, metadata: undefined, filename: 'f.png', mediaType: 'image/png' }) as never;
+    expect(
+      partsText([
+        part({ $case: 'text', value: 'a' }),
+        part({ $case: 'text', value: 'b' }),
+        part({ $case: 'data', value: { n: 1 } }),
+        part({ $case: 'raw', value: Buffer.alloc(3) }),
+      ]),
+    ).toBe('ab\n{"n":1}\n[file: f.png, 3 bytes]');
   });
 });
 
@@ -140,12 +194,27 @@ describe('a2aAgents in the agent file', () => {
   const llm = { model: 'm', apiKey: 'k' };
 
   it('takes url, headers and timeout (default 120000 ms)', () => {
-    const config = parseConfig({ llm, a2aAgents: { peer: { url: 'http://127.0.0.1:3002', headers: { Authorization: 'Bearer x' } } } });
-    expect(config.a2aAgents.peer).toEqual({ url: 'http://127.0.0.1:3002', headers: { Authorization: 'Bearer x' }, timeout: 120_000 });
+    const config = parseConfig({
+      llm,
+      a2aAgents: { peer: { url: 'http://127.0.0.1:3002', headers: { Authorization: 'Bearer x' } } },
+    });
+    expect(config.a2aAgents.peer).toEqual({
+      url: 'http://127.0.0.1:3002',
+      headers: { Authorization: 'Bearer x' },
+      timeout: 120_000,
+    });
   });
 
   it('refuses a name that mcpServers uses too, and URLs that are not http(s)', () => {
-    expect(() => parseConfig({ llm, mcpServers: { peer: { type: 'http', baseUrl: 'http://127.0.0.1:1/mcp' } }, a2aAgents: { peer: { url: 'http://127.0.0.1:2' } } })).toThrow(/a2aAgents: an A2A agent may not share its name/);
-    expect(() => parseConfig({ llm, a2aAgents: { peer: { url: 'file:///etc/passwd' } } })).toThrow(/a2aAgents\.peer\.url/);
+    expect(() =>
+      parseConfig({
+        llm,
+        mcpServers: { peer: { type: 'http', baseUrl: 'http://127.0.0.1:1/mcp' } },
+        a2aAgents: { peer: { url: 'http://127.0.0.1:2' } },
+      }),
+    ).toThrow(/a2aAgents: an A2A agent may not share its name/);
+    expect(() => parseConfig({ llm, a2aAgents: { peer: { url: 'file:///etc/passwd' } } })).toThrow(
+      /a2aAgents\.peer\.url/,
+    );
   });
 });

@@ -10,7 +10,13 @@ const reset: SessionEvent = { v: 3, type: 'reset' };
 function setup(store: EventStore<SessionEvent> = createMemoryStore()) {
   const folded: number[] = [];
   const out: string[] = [];
-  const outbox = createOutbox({ sessionId: 's', store, log: createLogger('silent'), lastSeq: 0, onStored: (s) => folded.push(s.seq) });
+  const outbox = createOutbox({
+    sessionId: 's',
+    store,
+    log: createLogger('silent'),
+    lastSeq: 0,
+    onStored: (s) => folded.push(s.seq),
+  });
   return { outbox, folded, out, store };
 }
 
@@ -34,7 +40,13 @@ describe('agent outbox', () => {
   it('lists the durable events not yet stored; each leaves the list before it is folded', async () => {
     const user: SessionEvent = { v: 3, type: 'userMessage', turnId: 't1', content: 'hi' };
     const pendingAtFold: SessionEvent[][] = [];
-    const outbox = createOutbox({ sessionId: 's', store: createMemoryStore(), log: createLogger('silent'), lastSeq: 0, onStored: () => pendingAtFold.push(outbox.pending()) });
+    const outbox = createOutbox({
+      sessionId: 's',
+      store: createMemoryStore(),
+      log: createLogger('silent'),
+      lastSeq: 0,
+      onStored: () => pendingAtFold.push(outbox.pending()),
+    });
     expect(outbox.pending()).toEqual([]);
     outbox.durable(user);
     outbox.transient(() => undefined);
@@ -48,7 +60,10 @@ describe('agent outbox', () => {
   it('batches consecutive durable events into one append', async () => {
     const store = createMemoryStore<SessionEvent>();
     const sizes: number[] = [];
-    const counting: EventStore<SessionEvent> = { ...store, append: (id, events) => (sizes.push(events.length), store.append(id, events)) };
+    const counting: EventStore<SessionEvent> = {
+      ...store,
+      append: (id, events) => (sizes.push(events.length), store.append(id, events)),
+    };
     const { outbox } = setup(counting);
     outbox.durable(reset);
     outbox.durable(reset);
@@ -60,9 +75,16 @@ describe('agent outbox', () => {
   it('stores nothing of a failed batch: failure callbacks run, no seq moves, no fold', async () => {
     const store = createMemoryStore<SessionEvent>();
     let fail = true;
-    const flaky: EventStore<SessionEvent> = { ...store, append: (id, events) => (fail ? Promise.reject(new Error('disk full')) : store.append(id, events)) };
+    const flaky: EventStore<SessionEvent> = {
+      ...store,
+      append: (id, events) => (fail ? Promise.reject(new Error('disk full')) : store.append(id, events)),
+    };
     const { outbox, out, folded } = setup(flaky);
-    outbox.durable(reset, (s) => out.push(`d${s.seq}`), (err) => out.push(`failed: ${(err as Error).message}`));
+    outbox.durable(
+      reset,
+      (s) => out.push(`d${s.seq}`),
+      (err) => out.push(`failed: ${(err as Error).message}`),
+    );
     outbox.transient((seq) => out.push(`t@${seq}`));
     await outbox.drained();
     expect(out).toEqual(['failed: disk full', 't@0']);

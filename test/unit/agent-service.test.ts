@@ -34,9 +34,13 @@ function fakeLlm(script: Script) {
 }
 const text = (t: string): ModelStep => ({ text: t, toolCalls: [], finishReason: 'stop' });
 const hang = (req: ModelRequest) =>
-  new Promise<ModelStep>((_, reject) => req.signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError'))));
+  new Promise<ModelStep>((_, reject) =>
+    req.signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError'))),
+  );
 
-const tools: ModelTool[] = [{ name: 'echo', description: 'Echo', parameters: { type: 'object' }, serverId: 'everything', toolName: 'echo' }];
+const tools: ModelTool[] = [
+  { name: 'echo', description: 'Echo', parameters: { type: 'object' }, serverId: 'everything', toolName: 'echo' },
+];
 
 interface Rig {
   bus: AppBus;
@@ -53,26 +57,65 @@ afterEach(async () => {
   for (const r of rigs.splice(0)) await r.agent.stop();
 });
 
-async function rig(llm: LlmClient, opts: { store?: EventStore<SessionEvent>; maxIterations?: number; evictAfterMs?: number; clock?: Clock; maxSessionsInMemory?: number; tool?: (name: string, args: unknown, signal?: AbortSignal) => Promise<ModelToolOutcome> } = {}): Promise<Rig> {
+async function rig(
+  llm: LlmClient,
+  opts: {
+    store?: EventStore<SessionEvent>;
+    maxIterations?: number;
+    evictAfterMs?: number;
+    clock?: Clock;
+    maxSessionsInMemory?: number;
+    tool?: (name: string, args: unknown, signal?: AbortSignal) => Promise<ModelToolOutcome>;
+  } = {},
+): Promise<Rig> {
   const log = createLogger('silent');
   const bus = createBus<AppCommands, AppEvents>({ log });
   const store = opts.store ?? createMemoryStore<SessionEvent>();
-  const config = agentConfigSchema.parse({ systemPrompt: 'Be brief.', llm: { model: 'fake-model', maxIterations: opts.maxIterations ?? 20 }, storage: { type: 'memory', maxSessionsInMemory: opts.maxSessionsInMemory ?? 1000 } });
+  const config = agentConfigSchema.parse({
+    systemPrompt: 'Be brief.',
+    llm: { model: 'fake-model', maxIterations: opts.maxIterations ?? 20 },
+    storage: { type: 'memory', maxSessionsInMemory: opts.maxSessionsInMemory ?? 1000 },
+  });
   bus.handle('mcp.modelTools', () => tools);
   bus.handle('mcp.callModelTool', ({ payload }) =>
-    (opts.tool ?? ((name, args) => Promise.resolve({ success: true, text: `echo: ${JSON.stringify(args)}`, result: { content: [{ type: 'text', text: JSON.stringify(args) }] }, serverId: 'everything', toolName: name, durationMs: 1 })))(payload.name, payload.args, payload.signal),
+    (
+      opts.tool ??
+      ((name, args) =>
+        Promise.resolve({
+          success: true,
+          text: `echo: ${JSON.stringify(args)}`,
+          result: { content: [{ type: 'text', text: JSON.stringify(args) }] },
+          serverId: 'everything',
+          toolName: name,
+          durationMs: 1,
+        }))
+    )(payload.name, payload.args, payload.signal),
   );
-  const agent = createAgentService({ config, bus, store, llm, log, ...(opts.clock && { clock: opts.clock }), ...(opts.evictAfterMs !== undefined && { evictAfterMs: opts.evictAfterMs }) });
+  const agent = createAgentService({
+    config,
+    bus,
+    store,
+    llm,
+    log,
+    ...(opts.clock && { clock: opts.clock }),
+    ...(opts.evictAfterMs !== undefined && { evictAfterMs: opts.evictAfterMs }),
+  });
   await agent.start();
   const recorder = recordBus<AppEvents>(bus);
   let n = 0;
   const r: Rig = {
-    bus, store, agent,
+    bus,
+    store,
+    agent,
     events: recorder.events,
     named: recorder.named,
     async send(content, sessionId = 'default') {
       const correlationId = `cmd-${++n}`;
-      const { turnId } = await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, sessionId), content }, { correlationId, sessionId });
+      const { turnId } = await bus.execute(
+        'agent.sendMessage',
+        { sessionId: sessionKey(undefined, sessionId), content },
+        { correlationId, sessionId },
+      );
       return { turnId, correlationId };
     },
     until: (pred) => recorder.until(pred),
@@ -82,10 +125,20 @@ async function rig(llm: LlmClient, opts: { store?: EventStore<SessionEvent>; max
 }
 /** The frames the history command gives for a session. */
 const framesOf = async (r: Rig, sessionId = 'default', since?: number) =>
-  (await r.bus.execute('agent.history', { sessionId: sessionKey(undefined, sessionId), ...(since !== undefined && { since }) })).frames;
+  (
+    await r.bus.execute('agent.history', {
+      sessionId: sessionKey(undefined, sessionId),
+      ...(since !== undefined && { since }),
+    })
+  ).frames;
 /** Resolves once no session is busy (a turn's last facts are written just after its end event). */
 async function settled(r: Rig): Promise<void> {
-  await expect.poll(async () => (await r.bus.execute('agent.listSessions', {})).filter((s) => s.busy).map((s) => s.id), { ...PATIENT, interval: 5 }).toEqual([]);
+  await expect
+    .poll(async () => (await r.bus.execute('agent.listSessions', {})).filter((s) => s.busy).map((s) => s.id), {
+      ...PATIENT,
+      interval: 5,
+    })
+    .toEqual([]);
 }
 /**
  * A memory store whose next append waits until the returned function is called: with no argument
@@ -111,7 +164,8 @@ function heldStore() {
   };
   return { store, hold, appended: () => appended };
 }
-const ended = (correlationId: string) => (e: Envelope) => e.correlationId === correlationId && (e.name === 'agent.response' || e.name === 'agent.error');
+const ended = (correlationId: string) => (e: Envelope) =>
+  e.correlationId === correlationId && (e.name === 'agent.response' || e.name === 'agent.error');
 
 describe('agent service', () => {
   it('streams a reply: userMessage, thinking, chunks, response, all with the command correlationId', async () => {
@@ -120,12 +174,32 @@ describe('agent service', () => {
     const { correlationId, turnId } = await r.send('hi');
     await r.until(ended(correlationId));
     const turn = r.events.filter((e) => e.correlationId === correlationId);
-    expect(turn.map((e) => e.name)).toEqual(['agent.userMessage', 'agent.thinking', 'agent.chunk', 'agent.chunk', 'agent.chunk', 'agent.response']);
-    expect(turn.every((e) => e.sessionId === 'default' && (e.payload as { turnId: string }).turnId === turnId)).toBe(true);
-    const chunks = r.named('agent.chunk').map((c) => c.content).join('');
-    expect(r.named('agent.response')[0]).toMatchObject({ content: chunks, model: 'fake-model', seq: 2, sessionId: 'default' });
+    expect(turn.map((e) => e.name)).toEqual([
+      'agent.userMessage',
+      'agent.thinking',
+      'agent.chunk',
+      'agent.chunk',
+      'agent.chunk',
+      'agent.response',
+    ]);
+    expect(turn.every((e) => e.sessionId === 'default' && (e.payload as { turnId: string }).turnId === turnId)).toBe(
+      true,
+    );
+    const chunks = r
+      .named('agent.chunk')
+      .map((c) => c.content)
+      .join('');
+    expect(r.named('agent.response')[0]).toMatchObject({
+      content: chunks,
+      model: 'fake-model',
+      seq: 2,
+      sessionId: 'default',
+    });
     expect(r.named('agent.thinking')[0]?.seq).toBe(1);
-    expect(requests[0]?.messages).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }]);
+    expect(requests[0]?.messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'hi' },
+    ]);
     const stored = await framesOf(r);
     expect(stored.map((f) => f.event)).toEqual(['userMessage', 'response']);
     expect(stored[1]?.data).toMatchObject({ content: 'Hello there, friend.' });
@@ -148,7 +222,10 @@ describe('agent service', () => {
     r.bus.onAny((e) => void (e.sessionId === 'default' && appended() === 0 && outBeforeStored.push(e.name)));
     const sending = r.send('hi'); // acknowledged once its user message is stored
     await vi.waitFor(() => expect(requests).toHaveLength(1), PATIENT);
-    expect(requests[0]?.messages).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }]);
+    expect(requests[0]?.messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'hi' },
+    ]);
     // The model's reply is in while the append holds the turn: nothing of it went out.
     await vi.waitFor(() => expect(replied).toBe(true), PATIENT);
     expect(r.events.filter((e) => e.sessionId === 'default').map((e) => e.name)).toEqual([]);
@@ -158,7 +235,13 @@ describe('agent service', () => {
     // Not only up to now: nothing went out before the store had the user message (no wait can show that).
     expect(outBeforeStored).toEqual([]);
     const turn = r.events.filter((e) => e.correlationId === correlationId);
-    expect(turn.map((e) => e.name)).toEqual(['agent.userMessage', 'agent.thinking', 'agent.chunk', 'agent.chunk', 'agent.response']);
+    expect(turn.map((e) => e.name)).toEqual([
+      'agent.userMessage',
+      'agent.thinking',
+      'agent.chunk',
+      'agent.chunk',
+      'agent.response',
+    ]);
     expect(r.named('agent.chunk').every((c) => c.seq === 1)).toBe(true);
   });
 
@@ -170,14 +253,37 @@ describe('agent service', () => {
     const r = await rig(llm, { store });
     const sending = r.send('hi', 'd'); // its user message is held: busy, nothing stored
     await vi.waitFor(() => expect(requests).toHaveLength(1), PATIENT);
-    const ids = async (range: { after?: string; from?: string; below?: string; limit?: number }) => (await r.bus.execute('agent.listSessions', { range })).map((s) => [s.id, s.busy]);
-    expect(await ids({})).toEqual([['a', false], ['c', false], ['d', true], ['e', false], ['g', false]]);
-    expect(await ids({ limit: 3 })).toEqual([['a', false], ['c', false], ['d', true]]);
-    expect(await ids({ limit: 2 })).toEqual([['a', false], ['c', false]]); // the next page starts after c: d is there
-    expect(await ids({ after: 'c', limit: 2 })).toEqual([['d', true], ['e', false]]);
-    expect(await ids({ after: 'd', limit: 2 })).toEqual([['e', false], ['g', false]]);
+    const ids = async (range: { after?: string; from?: string; below?: string; limit?: number }) =>
+      (await r.bus.execute('agent.listSessions', { range })).map((s) => [s.id, s.busy]);
+    expect(await ids({})).toEqual([
+      ['a', false],
+      ['c', false],
+      ['d', true],
+      ['e', false],
+      ['g', false],
+    ]);
+    expect(await ids({ limit: 3 })).toEqual([
+      ['a', false],
+      ['c', false],
+      ['d', true],
+    ]);
+    expect(await ids({ limit: 2 })).toEqual([
+      ['a', false],
+      ['c', false],
+    ]); // the next page starts after c: d is there
+    expect(await ids({ after: 'c', limit: 2 })).toEqual([
+      ['d', true],
+      ['e', false],
+    ]);
+    expect(await ids({ after: 'd', limit: 2 })).toEqual([
+      ['e', false],
+      ['g', false],
+    ]);
     expect(await ids({ from: 'd', below: 'e' })).toEqual([['d', true]]);
-    expect(await ids({ below: 'd' })).toEqual([['a', false], ['c', false]]);
+    expect(await ids({ below: 'd' })).toEqual([
+      ['a', false],
+      ['c', false],
+    ]);
     release();
     const { correlationId } = await sending;
     await r.bus.execute('agent.cancel', { sessionId: sessionKey(undefined, 'd') });
@@ -202,16 +308,31 @@ describe('agent service', () => {
 
   it('runs a tool round trip; the model sees the result; replay matches the live frames', async () => {
     const { llm, requests } = fakeLlm((_req, n) =>
-      n === 1 ? { text: '', toolCalls: [{ id: 'call_1', name: 'echo', arguments: '{"message":"ping"}' }], finishReason: 'tool_calls' } : text('Echoed.'),
+      n === 1
+        ? {
+            text: '',
+            toolCalls: [{ id: 'call_1', name: 'echo', arguments: '{"message":"ping"}' }],
+            finishReason: 'tool_calls',
+          }
+        : text('Echoed.'),
     );
     const r = await rig(llm);
     const { correlationId } = await r.send('use echo');
     await r.until(ended(correlationId));
     const names = r.events.map((e) => e.name);
     expect(names.indexOf('agent.toolCall')).toBeLessThan(names.indexOf('agent.toolResult'));
-    expect(r.named('agent.toolCall')[0]).toMatchObject({ toolName: 'echo', serverId: 'everything', callId: 'call_1', args: { message: 'ping' } });
+    expect(r.named('agent.toolCall')[0]).toMatchObject({
+      toolName: 'echo',
+      serverId: 'everything',
+      callId: 'call_1',
+      args: { message: 'ping' },
+    });
     expect(r.named('agent.toolResult')[0]).toMatchObject({ success: true, callId: 'call_1', durationMs: 1 });
-    expect(requests[1]?.messages.at(-1)).toEqual({ role: 'tool', toolCallId: 'call_1', content: 'echo: {"message":"ping"}' });
+    expect(requests[1]?.messages.at(-1)).toEqual({
+      role: 'tool',
+      toolCallId: 'call_1',
+      content: 'echo: {"message":"ping"}',
+    });
     const replayed = await framesOf(r);
     expect(replayed.map((f) => f.event)).toEqual(['userMessage', 'toolCall', 'toolResult', 'response']);
     const live = r.events.filter((e) => e.name !== 'agent.thinking' && e.name !== 'agent.chunk');
@@ -228,7 +349,11 @@ describe('agent service', () => {
     });
     const r = await rig(llm);
     const first = await r.send('one');
-    const second = await r.bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 'default'), content: 'two' }, { correlationId: 'cmd-two' });
+    const second = await r.bus.execute(
+      'agent.sendMessage',
+      { sessionId: sessionKey(undefined, 'default'), content: 'two' },
+      { correlationId: 'cmd-two' },
+    );
     expect(second.queued).toBe(true);
     expect(await r.bus.execute('agent.listSessions', {})).toMatchObject([{ id: 'default', busy: true, queued: 1 }]);
     release();
@@ -241,12 +366,21 @@ describe('agent service', () => {
   it('cancel ends the running turn with AGENT_ERROR "turn cancelled"; the session stays usable', async () => {
     const { llm, requests } = fakeLlm((req, n) => (n === 1 ? hang(req) : text('fine')));
     const r = await rig(llm);
-    expect(await r.bus.execute('agent.cancel', { sessionId: sessionKey(undefined, 'default') })).toEqual({ cancelled: false });
+    expect(await r.bus.execute('agent.cancel', { sessionId: sessionKey(undefined, 'default') })).toEqual({
+      cancelled: false,
+    });
     const { correlationId } = await r.send('slow');
     await r.until((e) => e.name === 'agent.thinking');
-    expect(await r.bus.execute('agent.cancel', { sessionId: sessionKey(undefined, 'default') })).toEqual({ cancelled: true });
+    expect(await r.bus.execute('agent.cancel', { sessionId: sessionKey(undefined, 'default') })).toEqual({
+      cancelled: true,
+    });
     const end = await r.until(ended(correlationId));
-    expect(end.payload).toMatchObject({ code: 'AGENT_ERROR', message: 'turn cancelled', details: { reason: 'cancelled' }, sessionId: 'default' });
+    expect(end.payload).toMatchObject({
+      code: 'AGENT_ERROR',
+      message: 'turn cancelled',
+      details: { reason: 'cancelled' },
+      sessionId: 'default',
+    });
     expect(requests[0]?.signal?.aborted).toBe(true);
     const next = await r.send('again');
     await r.until(ended(next.correlationId));
@@ -285,13 +419,29 @@ describe('agent service', () => {
     const b = await r.send('hangs');
     const c = await r.send('queued');
     await r.until((e) => e.name === 'agent.thinking' && e.correlationId === b.correlationId);
-    const { seq } = await r.bus.execute('agent.reset', { sessionId: sessionKey(undefined, 'default') }, { correlationId: 'cmd-reset' });
-    expect(r.events.find((e) => e.name === 'agent.conversationReset')).toMatchObject({ correlationId: 'cmd-reset', payload: { sessionId: 'default', seq } });
-    expect((await r.until(ended(b.correlationId))).payload).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'reset' } });
-    expect((await r.until(ended(c.correlationId))).payload).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'reset' } });
+    const { seq } = await r.bus.execute(
+      'agent.reset',
+      { sessionId: sessionKey(undefined, 'default') },
+      { correlationId: 'cmd-reset' },
+    );
+    expect(r.events.find((e) => e.name === 'agent.conversationReset')).toMatchObject({
+      correlationId: 'cmd-reset',
+      payload: { sessionId: 'default', seq },
+    });
+    expect((await r.until(ended(b.correlationId))).payload).toMatchObject({
+      code: 'AGENT_ERROR',
+      details: { reason: 'reset' },
+    });
+    expect((await r.until(ended(c.correlationId))).payload).toMatchObject({
+      code: 'AGENT_ERROR',
+      details: { reason: 'reset' },
+    });
     const d = await r.send('fresh start');
     await r.until(ended(d.correlationId));
-    expect(requests.at(-1)?.messages).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'fresh start' }]);
+    expect(requests.at(-1)?.messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'fresh start' },
+    ]);
   });
 
   it('a model failure ends the turn with AGENT_ERROR and keeps the session usable', async () => {
@@ -301,7 +451,11 @@ describe('agent service', () => {
     });
     const r = await rig(llm);
     const a = await r.send('x');
-    expect((await r.until(ended(a.correlationId))).payload).toMatchObject({ code: 'AGENT_ERROR', message: expect.stringContaining('401') as string, details: { status: 401 } });
+    expect((await r.until(ended(a.correlationId))).payload).toMatchObject({
+      code: 'AGENT_ERROR',
+      message: expect.stringContaining('401') as string,
+      details: { status: 401 },
+    });
     const b = await r.send('y');
     expect((await r.until(ended(b.correlationId))).payload).toMatchObject({ content: 'ok now' });
     expect((await framesOf(r)).map((f) => f.event)).toEqual(['userMessage', 'error', 'userMessage', 'response']);
@@ -318,12 +472,23 @@ describe('agent service', () => {
     const r2 = await rig(second.llm, { store });
     const b = await r2.send('what is my name?', 'ada');
     await r2.until(ended(b.correlationId));
-    expect(second.requests[0]?.messages.map((m) => m.content)).toEqual(['Be brief.', 'my name is Ada', 'noted', 'what is my name?']);
+    expect(second.requests[0]?.messages.map((m) => m.content)).toEqual([
+      'Be brief.',
+      'my name is Ada',
+      'noted',
+      'what is my name?',
+    ]);
     expect(r2.named('agent.userMessage')[0]?.seq).toBe(3);
-    expect(await r2.bus.execute('agent.listSessions', {})).toMatchObject([{ id: 'ada', lastSeq: 4, busy: false, queued: 0 }]);
+    expect(await r2.bus.execute('agent.listSessions', {})).toMatchObject([
+      { id: 'ada', lastSeq: 4, busy: false, queued: 0 },
+    ]);
     expect(await framesOf(r2, 'ada', 3)).toHaveLength(1);
-    expect(await r2.bus.execute('agent.deleteSession', { sessionId: sessionKey(undefined, 'ada') })).toEqual({ deleted: true });
-    expect(await r2.bus.execute('agent.deleteSession', { sessionId: sessionKey(undefined, 'ada') })).toEqual({ deleted: false });
+    expect(await r2.bus.execute('agent.deleteSession', { sessionId: sessionKey(undefined, 'ada') })).toEqual({
+      deleted: true,
+    });
+    expect(await r2.bus.execute('agent.deleteSession', { sessionId: sessionKey(undefined, 'ada') })).toEqual({
+      deleted: false,
+    });
     expect(await framesOf(r2, 'ada')).toEqual([]);
   });
 
@@ -367,7 +532,10 @@ describe('agent service', () => {
   it('holds at most maxSessionsInMemory sessions: the least recently used dormant one leaves and reopens from its log', async () => {
     const memory = createMemoryStore<SessionEvent>();
     const reads: string[] = [];
-    const store: EventStore<SessionEvent> = { ...memory, read: (id, since) => (reads.push(id), memory.read(id, since)) };
+    const store: EventStore<SessionEvent> = {
+      ...memory,
+      read: (id, since) => (reads.push(id), memory.read(id, since)),
+    };
     const { llm, requests } = fakeLlm((_req, n) => text(`r${n}`));
     const r = await rig(llm, { store, maxSessionsInMemory: 2 });
     for (const id of ['a', 'b', 'a', 'c']) {

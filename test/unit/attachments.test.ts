@@ -14,7 +14,15 @@ const attached: Attached = {
     { serverId: 's', uri: 'demo://a', mimeType: 'text/plain', text: 'A text' },
     { serverId: 's', uri: 'demo://img', mimeType: 'image/png', image: png },
   ],
-  prompt: { serverId: 's', name: 'p', arguments: { city: 'Paris' }, messages: [{ role: 'user', content: 'Weather in Paris?' }, { role: 'assistant', content: 'Which unit?' }] },
+  prompt: {
+    serverId: 's',
+    name: 'p',
+    arguments: { city: 'Paris' },
+    messages: [
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: 'Which unit?' },
+    ],
+  },
 };
 
 describe('user turn with attachments', () => {
@@ -24,7 +32,12 @@ describe('user turn with attachments', () => {
       { role: 'assistant', content: 'Which unit?' },
       { role: 'user', content: 'Celsius\n\n[resource demo://a (text/plain)]\nA text', image: png },
     ]);
-    expect(userTurn({ content: 'x', image: png, attached: { resources: attached.resources! } }).at(-1)).toEqual({ role: 'user', content: 'x\n\n[resource demo://a (text/plain)]\nA text', image: png, images: [png] });
+    expect(userTurn({ content: 'x', image: png, attached: { resources: attached.resources! } }).at(-1)).toEqual({
+      role: 'user',
+      content: 'x\n\n[resource demo://a (text/plain)]\nA text',
+      image: png,
+      images: [png],
+    });
   });
 
   it('is only the prompt messages when the text is empty and nothing else is attached', () => {
@@ -43,8 +56,17 @@ describe('user turn with attachments', () => {
   });
 
   it('a message queued behind a running turn keeps its attachments for its turn', () => {
-    const queued = checkSessionEvent({ v: 2, type: 'messageQueued', turnId: 't2', correlationId: 'c2', content: 'later', attached });
-    expect(queued.ok && queuedOf([queued.event])).toEqual([{ turnId: 't2', correlationId: 'c2', content: 'later', attached }]);
+    const queued = checkSessionEvent({
+      v: 2,
+      type: 'messageQueued',
+      turnId: 't2',
+      correlationId: 'c2',
+      content: 'later',
+      attached,
+    });
+    expect(queued.ok && queuedOf([queued.event])).toEqual([
+      { turnId: 't2', correlationId: 'c2', content: 'later', attached },
+    ]);
   });
 
   it('sends every image as an image_url part', () => {
@@ -63,9 +85,13 @@ describe('progress relay', () => {
     const transport = { onmessage: (m: unknown) => void passed.push(m) } as unknown as Transport;
     return { transport, passed, deliver: (m: unknown) => transport.onmessage?.(m as never) };
   };
-  const progress = (token: string, n: number) => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: n, total: 2 } });
+  const progress = (token: string, n: number) => ({
+    jsonrpc: '2.0',
+    method: 'notifications/progress',
+    params: { progressToken: token, progress: n, total: 2 },
+  });
 
-  it('takes its tokens\' notifications off the transport, in order and at once; others pass on', () => {
+  it("takes its tokens' notifications off the transport, in order and at once; others pass on", () => {
     const relay = createProgressRelay();
     const { transport, passed, deliver } = fakeTransport();
     relay.attach(transport);

@@ -54,12 +54,20 @@ describe('keys', () => {
 
   it('refuses no or a wrong credential 401, a principal short of the scope 403', async () => {
     expect(await refusal(() => principals.authorize(undefined, 'chat'))).toMatchObject({ code: 'UNAUTHORIZED' });
-    expect(await refusal(() => principals.authorize('wrong-key-0123456789abcdef', 'chat'))).toMatchObject({ code: 'UNAUTHORIZED' });
+    expect(await refusal(() => principals.authorize('wrong-key-0123456789abcdef', 'chat'))).toMatchObject({
+      code: 'UNAUTHORIZED',
+    });
     const forbidden = await refusal(() => principals.authorize(CHAT, 'inspect'));
     expect(forbidden).toMatchObject({ code: 'FORBIDDEN', details: { scope: 'inspect', principal: 'alice' } });
     expect(JSON.stringify(forbidden.details) + forbidden.message).not.toContain(CHAT);
-    expect(await refusal(() => principals.authorize(INSPECT, 'chat'))).toMatchObject({ code: 'FORBIDDEN', details: { scope: 'chat' } });
-    expect(await refusal(() => principals.authorize(CHAT, 'admin'))).toMatchObject({ code: 'FORBIDDEN', details: { scope: 'admin' } });
+    expect(await refusal(() => principals.authorize(INSPECT, 'chat'))).toMatchObject({
+      code: 'FORBIDDEN',
+      details: { scope: 'chat' },
+    });
+    expect(await refusal(() => principals.authorize(CHAT, 'admin'))).toMatchObject({
+      code: 'FORBIDDEN',
+      details: { scope: 'admin' },
+    });
   });
 
   it('compares every key in constant time on digests: the first of equal keys wins, no key short-circuits', () => {
@@ -92,9 +100,16 @@ describe('shorthands and anonymous', () => {
     expect(scopes(await p.resolve(CHAT))).toEqual(['chat']);
     expect((await p.authorize(CHAT, 'approve')).name).toBe('api');
     for (const scope of ['admin', 'inspect'] as const) {
-      expect(await refusal(() => p.authorize(CHAT, scope))).toMatchObject({ code: 'FORBIDDEN', details: { scope, principal: 'api' } });
+      expect(await refusal(() => p.authorize(CHAT, scope))).toMatchObject({
+        code: 'FORBIDDEN',
+        details: { scope, principal: 'api' },
+      });
     }
-    expect(await refusal(() => p.authorize(undefined, 'chat'))).toMatchObject({ code: 'UNAUTHORIZED', message: 'Missing or invalid API key', details: { scope: 'client' } });
+    expect(await refusal(() => p.authorize(undefined, 'chat'))).toMatchObject({
+      code: 'UNAUTHORIZED',
+      message: 'Missing or invalid API key',
+      details: { scope: 'client' },
+    });
   });
 
   it('named keys and tokens own the sessions of their name; shorthands and anonymous own none', async () => {
@@ -110,10 +125,17 @@ describe('shorthands and anonymous', () => {
     expect(await p.resolve(ADMIN)).toMatchObject({ name: 'admin', via: 'key' });
     expect(scopes(await p.resolve(ADMIN))).toEqual(['admin']);
     for (const scope of ['admin', 'inspect'] as const) {
-      expect(await refusal(() => p.authorize(CHAT, scope))).toMatchObject({ code: 'UNAUTHORIZED', message: 'This operation needs the admin key', details: { scope } });
+      expect(await refusal(() => p.authorize(CHAT, scope))).toMatchObject({
+        code: 'UNAUTHORIZED',
+        message: 'This operation needs the admin key',
+        details: { scope },
+      });
     }
     // Approvals: admin while the adminKey shorthand is set.
-    expect(await refusal(() => p.authorize(CHAT, 'approve'))).toMatchObject({ code: 'UNAUTHORIZED', details: { scope: 'admin' } });
+    expect(await refusal(() => p.authorize(CHAT, 'approve'))).toMatchObject({
+      code: 'UNAUTHORIZED',
+      details: { scope: 'admin' },
+    });
     expect((await p.authorize(ADMIN, 'approve')).name).toBe('admin');
   });
 
@@ -122,7 +144,10 @@ describe('shorthands and anonymous', () => {
     expect((await p.authorize(undefined, 'chat')).name).toBe('anonymous');
     expect((await p.authorize(ADMIN, 'chat')).name).toBe('admin');
     expect(await refusal(() => p.authorize(undefined, 'inspect'))).toMatchObject({ code: 'UNAUTHORIZED' });
-    expect(await refusal(() => p.authorize(undefined, 'approve'))).toMatchObject({ code: 'UNAUTHORIZED', details: { scope: 'admin' } });
+    expect(await refusal(() => p.authorize(undefined, 'approve'))).toMatchObject({
+      code: 'UNAUTHORIZED',
+      details: { scope: 'admin' },
+    });
   });
 
   it('approvals need chat when no adminKey is set', async () => {
@@ -136,11 +161,24 @@ describe('shorthands and anonymous', () => {
     expect(auth({ keys: [{ name: 'a', key: 'short', scopes: ['chat'] }] })).toThrow(/key/);
     expect(auth({ keys: [{ name: 'a', key: CHAT, scopes: [] }] })).toThrow(/scopes/);
     expect(auth({ keys: [{ name: 'a', key: CHAT, scopes: ['root'] }] })).toThrow(/scopes/);
-    expect(auth({ keys: [{ name: 'a', key: CHAT, scopes: ['chat'] }, { name: 'a', key: INSPECT, scopes: ['chat'] }] })).toThrow(/used twice/);
+    expect(
+      auth({
+        keys: [
+          { name: 'a', key: CHAT, scopes: ['chat'] },
+          { name: 'a', key: INSPECT, scopes: ['chat'] },
+        ],
+      }),
+    ).toThrow(/used twice/);
     expect(auth({ apiKey: CHAT, keys: [{ name: 'api', key: INSPECT, scopes: ['chat'] }] })).toThrow(/used twice/);
     expect(auth({ jwt: { issuer: 'i', audience: 'a' } })).toThrow(/exactly one/);
-    expect(auth({ jwt: { issuer: 'i', audience: 'a', jwksFile: 'x.json', jwksUrl: 'https://idp.example/jwks' } })).toThrow(/exactly one/);
-    const env = parseConfig({ llm: { model: 'm' }, server: { auth: { keys: [{ name: 'ci', key: '$CI_KEY', scopes: ['chat'] }] } } }, '(inline)', { CI_KEY: INSPECT });
+    expect(
+      auth({ jwt: { issuer: 'i', audience: 'a', jwksFile: 'x.json', jwksUrl: 'https://idp.example/jwks' } }),
+    ).toThrow(/exactly one/);
+    const env = parseConfig(
+      { llm: { model: 'm' }, server: { auth: { keys: [{ name: 'ci', key: '$CI_KEY', scopes: ['chat'] }] } } },
+      '(inline)',
+      { CI_KEY: INSPECT },
+    );
     expect(env.server.auth.keys[0]?.key).toBe(INSPECT);
     expect(env.server.auth.jwt).toBeUndefined();
   });
@@ -149,7 +187,10 @@ describe('shorthands and anonymous', () => {
 describe('JWT', () => {
   const issuer = 'https://idp.example';
   const audience = 'agentd';
-  let sign: (claims: Record<string, unknown>, opts?: { kid?: string; iss?: string; aud?: string; exp?: string | number }) => Promise<string>;
+  let sign: (
+    claims: Record<string, unknown>,
+    opts?: { kid?: string; iss?: string; aud?: string; exp?: string | number },
+  ) => Promise<string>;
   let otherKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
   let principals: ReturnType<typeof createPrincipals>;
 
@@ -178,7 +219,10 @@ describe('JWT', () => {
     expect(scopes(p)).toEqual(['chat', 'inspect']);
     expect(scopes(await principals.resolve(await sign({ sub: 'bob', scope: ['admin', 'root'] })))).toEqual(['admin']);
     expect(scopes(await principals.resolve(await sign({ sub: 'carol' })))).toEqual([]);
-    expect(await refusal(async () => principals.authorize(await sign({ sub: 'carol' }), 'chat'))).toMatchObject({ code: 'FORBIDDEN', details: { principal: 'jwt:carol' } });
+    expect(await refusal(async () => principals.authorize(await sign({ sub: 'carol' }), 'chat'))).toMatchObject({
+      code: 'FORBIDDEN',
+      details: { principal: 'jwt:carol' },
+    });
   });
 
   it('refuses a wrong issuer, a wrong audience, an expired token, an unknown kid, alg none and no subject', async () => {
@@ -187,7 +231,11 @@ describe('JWT', () => {
       await sign({ sub: 'a', scope: 'chat' }, { aud: 'someone-else' }),
       await sign({ sub: 'a', scope: 'chat' }, { exp: Math.floor(Date.now() / 1000) - 3600 }),
       await sign({ sub: 'a', scope: 'chat' }, { kid: 'k2' }),
-      new UnsecuredJWT({ sub: 'a', scope: 'chat' }).setIssuer(issuer).setAudience(audience).setExpirationTime('5m').encode(),
+      new UnsecuredJWT({ sub: 'a', scope: 'chat' })
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .setExpirationTime('5m')
+        .encode(),
       await sign({ scope: 'chat' }),
       'not-a-token',
     ];
@@ -206,8 +254,13 @@ describe('JWT', () => {
 
 describe('the examples of docs/auth.md (Principals and scopes)', () => {
   const doc = readDoc('docs/auth.md');
-  const section = doc.slice(doc.indexOf('## Principals and scopes'), doc.indexOf('\n## ', doc.indexOf('## Principals and scopes')));
-  const examples = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map(([, text]) => parse(text ?? '') as Record<string, unknown>);
+  const section = doc.slice(
+    doc.indexOf('## Principals and scopes'),
+    doc.indexOf('\n## ', doc.indexOf('## Principals and scopes')),
+  );
+  const examples = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map(
+    ([, text]) => parse(text ?? '') as Record<string, unknown>,
+  );
 
   it('the keys example gives each key its scopes', async () => {
     const env = { ALICE_KEY: CHAT, GRAFANA_KEY: INSPECT, OPS_KEY: ADMIN };
@@ -221,7 +274,13 @@ describe('the examples of docs/auth.md (Principals and scopes)', () => {
 
   it('the JWT example is a valid config with the documented defaults', () => {
     const config = parseConfig({ llm: { model: 'm' }, ...examples[1] });
-    expect(config.server.auth.jwt).toMatchObject({ audience: 'agentd', subjectClaim: 'sub', scopesClaim: 'scope', algorithms: ['RS256', 'ES256'], jwksCooldownMs: 30_000 });
+    expect(config.server.auth.jwt).toMatchObject({
+      audience: 'agentd',
+      subjectClaim: 'sub',
+      scopesClaim: 'scope',
+      algorithms: ['RS256', 'ES256'],
+      jwksCooldownMs: 30_000,
+    });
     expect(createPrincipals(config.server.auth).configured).toBe(true); // the URL is fetched on first use only
   });
 });

@@ -54,7 +54,14 @@ describe('bus commands', () => {
     });
     await bus.execute('add', { a: 1, b: 2 }, { sessionId: 's1' });
     await bus.execute('add', { a: 1, b: 2 }, { correlationId: 'corr-9' });
-    expect(seen.mock.calls[0]![0]).toEqual({ id: 'id1', ts: 1000, correlationId: 'id1', sessionId: 's1', name: 'add', payload: { a: 1, b: 2 } });
+    expect(seen.mock.calls[0]![0]).toEqual({
+      id: 'id1',
+      ts: 1000,
+      correlationId: 'id1',
+      sessionId: 's1',
+      name: 'add',
+      payload: { a: 1, b: 2 },
+    });
     expect(seen.mock.calls[1]![0]).toMatchObject({ correlationId: 'corr-9' });
     expect(seen.mock.calls[1]![0]).not.toHaveProperty('sessionId');
   });

@@ -20,7 +20,9 @@ const write = (files: Record<string, string>) => {
 
 describe('slug', () => {
   it('makes GitHub heading anchors', () => {
-    expect(slug('Probes: `GET /api/health/live` and `GET /api/health/ready`')).toBe('probes-get-apihealthlive-and-get-apihealthready');
+    expect(slug('Probes: `GET /api/health/live` and `GET /api/health/ready`')).toBe(
+      'probes-get-apihealthlive-and-get-apihealthready',
+    );
     expect(slug('Elicitation: a tool server asks the user')).toBe('elicitation-a-tool-server-asks-the-user');
     expect(slug('`server.limits.rest`')).toBe('serverlimitsrest');
     expect(slug('`mcpServers.<name>` (type: stdio)')).toBe('mcpserversname-type-stdio');
@@ -57,8 +59,10 @@ describe('linksOf', () => {
 
 describe('checkLinks', () => {
   write({
-    'README.md': '# Project\n## Install\nSee [the guide](docs/guide.md#first-steps), [install](#install) and [code](src/).\n',
-    'docs/guide.md': '# Guide\n## First steps\nBack to the [README](../README.md#project); [the tool](../src/tool.ts).\n',
+    'README.md':
+      '# Project\n## Install\nSee [the guide](docs/guide.md#first-steps), [install](#install) and [code](src/).\n',
+    'docs/guide.md':
+      '# Guide\n## First steps\nBack to the [README](../README.md#project); [the tool](../src/tool.ts).\n',
     'src/tool.ts': 'export {};\n',
     'docs/broken.md': [
       '# Broken',
@@ -95,7 +99,16 @@ describe('checkLinks', () => {
 describe('the repository', () => {
   it('checks the README, every docs page, SECURITY.md and the benchmark README', () => {
     const files = docFiles(ROOT);
-    expect(files).toEqual(expect.arrayContaining(['README.md', 'docs/README.md', 'docs/configuration.md', 'docs/api.md', 'SECURITY.md', 'bench/README.md']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'docs/README.md',
+        'docs/configuration.md',
+        'docs/api.md',
+        'SECURITY.md',
+        'bench/README.md',
+      ]),
+    );
   });
 
   it('has no broken link', () => {

@@ -2,7 +2,13 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { createChildRegistry, reapLeftovers, systemProcs, type Entry, type Procs } from '../../src/tools/spawn/child-registry.ts';
+import {
+  createChildRegistry,
+  reapLeftovers,
+  systemProcs,
+  type Entry,
+  type Procs,
+} from '../../src/tools/spawn/child-registry.ts';
 import type { Logger } from '../../src/log/index.ts';
 
 interface FakeProc {
@@ -37,11 +43,15 @@ const fakeLog = () => ({ warn: vi.fn() }) as unknown as Logger & { warn: ReturnT
 
 async function registryFile(children: Partial<Entry>[]): Promise<string> {
   const file = join(await mkdtemp(join(tmpdir(), 'agentd-children-')), 'children.json');
-  await writeFile(file, JSON.stringify({ children: children.map((c) => ({ owner: DEAD_OWNER, command: 'srv', boot: BOOT, ...c })) }));
+  await writeFile(
+    file,
+    JSON.stringify({ children: children.map((c) => ({ owner: DEAD_OWNER, command: 'srv', boot: BOOT, ...c })) }),
+  );
   return file;
 }
 
-const recorded = async (file: string): Promise<Entry[]> => (JSON.parse(await readFile(file, 'utf8')) as { children: Entry[] }).children;
+const recorded = async (file: string): Promise<Entry[]> =>
+  (JSON.parse(await readFile(file, 'utf8')) as { children: Entry[] }).children;
 
 describe('child registry entries', () => {
   it('records the leader start time and boot on add, the first answer as seen, and drops the entry on remove', async () => {
@@ -76,7 +86,10 @@ describe('reapLeftovers', () => {
       { pid: 100, start: 4_000 },
       { pid: 200, start: 4_000 },
     ]);
-    const procs = fakeProcs({ 100: { pgrp: 100, start: 4_500, cmdline: 'srv' }, 200: { pgrp: 200, start: 4_000, cmdline: 'other' } });
+    const procs = fakeProcs({
+      100: { pgrp: 100, start: 4_500, cmdline: 'srv' },
+      200: { pgrp: 200, start: 4_000, cmdline: 'other' },
+    });
     expect(reapLeftovers(file, fakeLog(), procs)).toBe(0);
     expect(procs.killed).toEqual([]);
   });
@@ -108,7 +121,11 @@ describe('reapLeftovers', () => {
       { pid: 100, start: 4_000 },
       { pid: 200, start: 4_000, seen: 4_100, boot: 'boot-b' },
     ]);
-    const procs = fakeProcs({ 101: { pgrp: 100, start: 4_050 }, 200: { pgrp: 200, start: 4_000, cmdline: 'srv' }, 201: { pgrp: 200, start: 4_050 } });
+    const procs = fakeProcs({
+      101: { pgrp: 100, start: 4_050 },
+      200: { pgrp: 200, start: 4_000, cmdline: 'srv' },
+      201: { pgrp: 200, start: 4_050 },
+    });
     expect(reapLeftovers(file, fakeLog(), procs)).toBe(0);
     expect(procs.killed).toEqual([]);
     expect(await recorded(file)).toEqual([]);

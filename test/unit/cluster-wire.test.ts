@@ -22,27 +22,79 @@ const flushed = () => new Promise((resolve) => setImmediate(resolve));
 describe('cluster wire', () => {
   it('accepts the messages instances send (a reply without result: the handler resolved with nothing)', () => {
     const { log, lines } = capturedLog();
-    const command = { kind: 'command', id: 'c1', from: 'a', hops: 1, name: 'agent.reset', payload: { sessionId: 's', extra: 1 }, correlationId: 'k', sessionId: 's' };
+    const command = {
+      kind: 'command',
+      id: 'c1',
+      from: 'a',
+      hops: 1,
+      name: 'agent.reset',
+      payload: { sessionId: 's', extra: 1 },
+      correlationId: 'k',
+      sessionId: 's',
+    };
     expect(readWire(inboxMessage, JSON.stringify(command), 'inbox', log)).toEqual(command);
-    expect(readWire(inboxMessage, JSON.stringify({ kind: 'reply', id: 'c1', ok: true }), 'inbox', log)).toEqual({ kind: 'reply', id: 'c1', ok: true });
-    const failed = { kind: 'reply', id: 'c1', ok: false, error: { code: 'AGENT_ERROR', message: 'm', details: { reason: 'x' } } };
+    expect(readWire(inboxMessage, JSON.stringify({ kind: 'reply', id: 'c1', ok: true }), 'inbox', log)).toEqual({
+      kind: 'reply',
+      id: 'c1',
+      ok: true,
+    });
+    const failed = {
+      kind: 'reply',
+      id: 'c1',
+      ok: false,
+      error: { code: 'AGENT_ERROR', message: 'm', details: { reason: 'x' } },
+    };
     expect(readWire(inboxMessage, JSON.stringify(failed), 'inbox', log)).toEqual(failed);
-    expect(readWire(wireEvent, JSON.stringify({ from: 'a', name: 'agent.chunk', payload: { content: 'x' }, correlationId: 'k' }), 'live', log)).toBeDefined();
-    expect(readWire(toolServerChange, JSON.stringify({ op: 'connect', name: 'n', config: { command: 'x' } }), 'changes', log)).toBeDefined();
+    expect(
+      readWire(
+        wireEvent,
+        JSON.stringify({ from: 'a', name: 'agent.chunk', payload: { content: 'x' }, correlationId: 'k' }),
+        'live',
+        log,
+      ),
+    ).toBeDefined();
+    expect(
+      readWire(
+        toolServerChange,
+        JSON.stringify({ op: 'connect', name: 'n', config: { command: 'x' } }),
+        'changes',
+        log,
+      ),
+    ).toBeDefined();
     expect(lines).toEqual([]);
   });
 
   it.each([
     ['not JSON', '{"kind":"command",', 'not JSON'],
     ['an unknown kind', JSON.stringify({ kind: 'gossip' }), 'kind'],
-    ['a command without a session', JSON.stringify({ kind: 'command', id: 'c', from: 'a', hops: 0, name: 'agent.reset', payload: {}, correlationId: 'k' }), 'payload.sessionId'],
-    ['a reply with a code outside the table', JSON.stringify({ kind: 'reply', id: 'c', ok: false, error: { code: 'NOPE', message: 'm', details: {} } }), 'error.code'],
+    [
+      'a command without a session',
+      JSON.stringify({
+        kind: 'command',
+        id: 'c',
+        from: 'a',
+        hops: 0,
+        name: 'agent.reset',
+        payload: {},
+        correlationId: 'k',
+      }),
+      'payload.sessionId',
+    ],
+    [
+      'a reply with a code outside the table',
+      JSON.stringify({ kind: 'reply', id: 'c', ok: false, error: { code: 'NOPE', message: 'm', details: {} } }),
+      'error.code',
+    ],
     ['a JSON scalar', '42', '(message)'],
   ])('drops %s with a warning naming the channel, never throwing', (_what, raw, reason) => {
     const { log, lines } = capturedLog();
     expect(readWire(inboxMessage, raw, 'agentd:inst:me', log)).toBeUndefined();
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 40, channel: 'agentd:inst:me', msg: 'cluster: dropped an invalid message' });
+    expect(lines[0]).toMatchObject({
+      level: 40,
+      channel: 'agentd:inst:me',
+      msg: 'cluster: dropped an invalid message',
+    });
     expect(String(lines[0]?.reason)).toContain(reason);
   });
 
@@ -67,7 +119,17 @@ describe('the inbox (forwarding)', () => {
     } as unknown as RedisConnection;
     const leases = { claim: () => Promise.resolve('me'), release: () => Promise.resolve() };
     let n = 0;
-    const forwarding = createForwarding({ client, keyPrefix: 'agentd:', instanceId: 'me', leaseMs: 1000, leases, holds: () => true, clock: { now: () => 0 }, ids: () => `id-${++n}`, log });
+    const forwarding = createForwarding({
+      client,
+      keyPrefix: 'agentd:',
+      instanceId: 'me',
+      leaseMs: 1000,
+      leases,
+      holds: () => true,
+      clock: { now: () => 0 },
+      ids: () => `id-${++n}`,
+      log,
+    });
     return { forwarding, published, lines };
   }
 
@@ -83,9 +145,24 @@ describe('the inbox (forwarding)', () => {
     expect(lines.map((l) => l.channel)).toEqual(['agentd:inst:me', 'agentd:inst:me']);
     expect(published).toEqual([]);
 
-    forwarding.onInbox(JSON.stringify({ kind: 'command', id: 'c1', from: 'other', hops: 1, name: 'agent.reset', payload: { sessionId: 's' }, correlationId: 'k', sessionId: 's' }));
+    forwarding.onInbox(
+      JSON.stringify({
+        kind: 'command',
+        id: 'c1',
+        from: 'other',
+        hops: 1,
+        name: 'agent.reset',
+        payload: { sessionId: 's' },
+        correlationId: 'k',
+        sessionId: 's',
+      }),
+    );
     await flushed();
-    expect(ran).toMatchObject([{ id: 'c1', name: 'agent.reset', correlationId: 'k', sessionId: 's', payload: { sessionId: 's' } }]);
-    expect(published).toEqual([{ channel: 'agentd:inst:other', message: { kind: 'reply', id: 'c1', ok: true, result: { seq: 3 } } }]);
+    expect(ran).toMatchObject([
+      { id: 'c1', name: 'agent.reset', correlationId: 'k', sessionId: 's', payload: { sessionId: 's' } },
+    ]);
+    expect(published).toEqual([
+      { channel: 'agentd:inst:other', message: { kind: 'reply', id: 'c1', ok: true, result: { seq: 3 } } },
+    ]);
   });
 });

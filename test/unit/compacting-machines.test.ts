@@ -11,7 +11,8 @@ import { AppError } from '../../src/errors/index.ts';
 import type { ModelStep } from '../../src/llm/types.ts';
 import { deferred, harness, reply, waitUntil } from './machine-harness.ts';
 
-const overflow = () => new AppError('AGENT_ERROR', 'the request did not fit the model\'s context window', { reason: 'context_overflow' });
+const overflow = () =>
+  new AppError('AGENT_ERROR', "the request did not fit the model's context window", { reason: 'context_overflow' });
 /** A model that asks for `ask` until a compaction ran for the step, then answers `then`. */
 const compactFirst = (ask: CompactRequest['compact'], then: () => Promise<ModelStep>) => (input: ModelStepInput) =>
   input.compacted ? then() : Promise.resolve<CompactRequest>({ compact: ask });
@@ -22,22 +23,34 @@ describe('the turn machine compacts between steps', () => {
     const turnId = h.send('long conversation');
     await h.idle();
     expect(h.compactInputs).toEqual([{ key: expect.objectContaining({ turnId }) as unknown, trigger: 'threshold' }]);
-    expect(h.modelInputs.map((i) => [i.iteration, i.compacted])).toEqual([[1, false], [1, true]]);
+    expect(h.modelInputs.map((i) => [i.iteration, i.compacted])).toEqual([
+      [1, false],
+      [1, true],
+    ]);
     expect(h.trace(turnId)).toEqual(['fact:userMessage', 'thinking', 'fact:response']);
   });
 
   it('shows the state: the turn is in compacting while the compaction runs', async () => {
     const gate = deferred<undefined>();
-    const h = harness({ model: compactFirst('overflow', () => Promise.resolve(reply('ok'))), compact: () => gate.promise });
+    const h = harness({
+      model: compactFirst('overflow', () => Promise.resolve(reply('ok'))),
+      compact: () => gate.promise,
+    });
     h.send('x');
-    await waitUntil(() => (h.actor.getSnapshot().children.turn?.getSnapshot() as { value?: unknown } | undefined)?.value === 'compacting');
+    await waitUntil(
+      () =>
+        (h.actor.getSnapshot().children.turn?.getSnapshot() as { value?: unknown } | undefined)?.value === 'compacting',
+    );
     gate.resolve(undefined);
     await h.idle();
     expect(h.compactInputs[0]?.trigger).toBe('overflow');
   });
 
   it('given a compaction that fails, then the step still runs once, and the history was left alone', async () => {
-    const h = harness({ model: compactFirst('threshold', () => Promise.resolve(reply('still fine'))), compact: () => Promise.reject(new Error('summary failed')) });
+    const h = harness({
+      model: compactFirst('threshold', () => Promise.resolve(reply('still fine'))),
+      compact: () => Promise.reject(new Error('summary failed')),
+    });
     h.send('x');
     await h.idle();
     expect(h.facts('response')[0]?.content).toBe('still fine');
@@ -45,10 +58,17 @@ describe('the turn machine compacts between steps', () => {
   });
 
   it('given the step overflows again after compacting, then the turn fails with context_overflow naming the compaction', async () => {
-    const h = harness({ model: compactFirst('overflow', () => Promise.reject(overflow())), compact: () => Promise.reject(new AppError('AGENT_ERROR', 'nothing to compact', { reason: 'nothing_to_compact' })) });
+    const h = harness({
+      model: compactFirst('overflow', () => Promise.reject(overflow())),
+      compact: () =>
+        Promise.reject(new AppError('AGENT_ERROR', 'nothing to compact', { reason: 'nothing_to_compact' })),
+    });
     const turnId = h.send('x');
     await h.idle();
-    expect(h.facts('turnFailed', turnId)[0]).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'context_overflow', compaction: 'nothing to compact' } });
+    expect(h.facts('turnFailed', turnId)[0]).toMatchObject({
+      code: 'AGENT_ERROR',
+      details: { reason: 'context_overflow', compaction: 'nothing to compact' },
+    });
     expect(h.compactInputs).toHaveLength(1); // once per step, never in a loop
   });
 
@@ -56,7 +76,10 @@ describe('the turn machine compacts between steps', () => {
     let steps = 0;
     const h = harness({
       maxIterations: 1,
-      model: (input) => (input.compacted || steps++ > 0 ? Promise.resolve(reply('done')) : Promise.resolve<CompactRequest>({ compact: 'threshold' })),
+      model: (input) =>
+        input.compacted || steps++ > 0
+          ? Promise.resolve(reply('done'))
+          : Promise.resolve<CompactRequest>({ compact: 'threshold' }),
     });
     h.send('x');
     await h.idle();
@@ -77,7 +100,10 @@ describe('the session machine compacts between turns', () => {
     const first = deferred<ModelStep>();
     const order: string[] = [];
     const h = harness({
-      model: (input) => (order.push(`step:${input.key.turnId}`), input.key.turnId === 't1' ? first.promise : Promise.resolve(reply('two'))),
+      model: (input) => (
+        order.push(`step:${input.key.turnId}`),
+        input.key.turnId === 't1' ? first.promise : Promise.resolve(reply('two'))
+      ),
       compact: (input) => (order.push(`compact:${input.trigger}`), Promise.resolve()),
     });
     h.send('one');

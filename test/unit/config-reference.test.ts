@@ -8,11 +8,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { configJsonSchema, renderConfigReference, undescribed, type JsonSchema } from '../../tools/docs/config-reference.ts';
+import {
+  configJsonSchema,
+  renderConfigReference,
+  undescribed,
+  type JsonSchema,
+} from '../../tools/docs/config-reference.ts';
 import { ROOT } from '../support/paths.ts';
 
 const doc = renderConfigReference();
-const row = (path: string) => doc.split('\n').find((l) => l.startsWith(`| \`${path}\` |`))?.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim());
+const row = (path: string) =>
+  doc
+    .split('\n')
+    .find((l) => l.startsWith(`| \`${path}\` |`))
+    ?.split(/(?<!\\)\|/)
+    .slice(1, -1)
+    .map((c) => c.trim());
 
 /** Every key path of a JSON Schema, as the reference writes it (`a.b`, `a.<name>.c`, `a[].b`). */
 function paths(s: JsonSchema, at = ''): string[] {
@@ -21,7 +32,12 @@ function paths(s: JsonSchema, at = ''): string[] {
   for (const member of [s, ...(s.oneOf ?? []), ...(s.anyOf ?? [])]) {
     for (const [key, value] of Object.entries(member.properties ?? {})) {
       out.push(join(key));
-      const inner = value.type === 'array' && value.items ? { path: `${join(key)}[]`, s: value.items } : typeof value.additionalProperties === 'object' && !value.properties ? { path: `${join(key)}.<name>`, s: value.additionalProperties } : { path: join(key), s: value };
+      const inner =
+        value.type === 'array' && value.items
+          ? { path: `${join(key)}[]`, s: value.items }
+          : typeof value.additionalProperties === 'object' && !value.properties
+            ? { path: `${join(key)}.<name>`, s: value.additionalProperties }
+            : { path: join(key), s: value };
       if (inner.s.properties || inner.s.oneOf?.some((m) => m.properties)) out.push(...paths(inner.s, inner.path));
     }
   }
@@ -44,7 +60,13 @@ describe('the configuration reference', () => {
   });
 
   it('gives each key its type, default and allowed values, nested by path', () => {
-    expect(row('llm.compaction.threshold')).toEqual(['`llm.compaction.threshold`', 'number', '`0.8`', '> 0; ≤ 1', expect.stringMatching(/share of the context window/)]);
+    expect(row('llm.compaction.threshold')).toEqual([
+      '`llm.compaction.threshold`',
+      'number',
+      '`0.8`',
+      '> 0; ≤ 1',
+      expect.stringMatching(/share of the context window/),
+    ]);
     expect(row('llm.model')?.[2]).toBe('required');
     expect(row('llm.provider')?.[3]).toContain('`ollama`');
     expect(row('mcpServers.<name>.command')?.[4]).toMatch(/^Only with `type: stdio`\. /);
@@ -59,7 +81,11 @@ describe('the configuration reference', () => {
 
   it('--check fails on a stale file and passes on a current one', async () => {
     const run = (file: string) =>
-      promisify(execFile)(process.execPath, ['--import', 'tsx', join(ROOT, 'tools/docs/config-reference.ts'), '--check', '--out', file], { cwd: ROOT }).then(
+      promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', join(ROOT, 'tools/docs/config-reference.ts'), '--check', '--out', file],
+        { cwd: ROOT },
+      ).then(
         () => 0,
         (e: { code: number }) => e.code,
       );

@@ -12,14 +12,21 @@ describe('agent config', () => {
   it('fills defaults for a minimal config', () => {
     const c = parseConfig(minimal);
     expect(c.llm).toMatchObject({ provider: 'openai', model: 'm', maxIterations: 20, maxRetries: 2 });
-    expect(c.server.limits).toMatchObject({ rest: { points: 100, durationSec: 60 }, ws: { points: 50 }, connectionsPerIp: 10 });
+    expect(c.server.limits).toMatchObject({
+      rest: { points: 100, durationSec: 60 },
+      ws: { points: 50 },
+      connectionsPerIp: 10,
+    });
     expect(c.server.cors).toMatchObject({ origins: [], maxAge: 86_400 });
     expect(c.storage).toEqual({ type: 'jsonl', dir: './data/sessions', maxSessionsInMemory: 1000 });
     expect(c.version).toBe('1.0.0');
   });
 
   it('expands $NAME and ${NAME} from the environment, and $$ to a literal $', () => {
-    const c = parseConfig({ llm: { model: 'm-${SUFFIX}', apiKey: '$KEY' }, systemPrompt: 'costs $$5' }, 'x.yml', { KEY: 'sk-1', SUFFIX: 'large' });
+    const c = parseConfig({ llm: { model: 'm-${SUFFIX}', apiKey: '$KEY' }, systemPrompt: 'costs $$5' }, 'x.yml', {
+      KEY: 'sk-1',
+      SUFFIX: 'large',
+    });
     expect(c.llm.apiKey).toBe('sk-1');
     expect(c.llm.model).toBe('m-large');
     expect(c.systemPrompt).toBe('costs $5');
@@ -34,7 +41,9 @@ describe('agent config', () => {
       }
     })();
     expect(err).toBeInstanceOf(ConfigError);
-    expect(err!.problems).toEqual(['llm.apiKey: environment variable NOPE_NOT_SET is not set (referenced at llm.apiKey)']);
+    expect(err!.problems).toEqual([
+      'llm.apiKey: environment variable NOPE_NOT_SET is not set (referenced at llm.apiKey)',
+    ]);
     expect(err!.message).toContain('a.yml');
   });
 
@@ -72,8 +81,11 @@ describe('agent config', () => {
 
   it('refuses server names a REST path cannot address (`.` and `..`), and takes other dotted names', () => {
     const server = { type: 'stdio', command: 'node' };
-    for (const name of ['.', '..']) expect(() => parseConfig({ llm: { model: 'm' }, mcpServers: { [name]: server } })).toThrow(ConfigError);
-    expect(Object.keys(parseConfig({ llm: { model: 'm' }, mcpServers: { 'a.b': server, '...': server } }).mcpServers)).toEqual(['a.b', '...']);
+    for (const name of ['.', '..'])
+      expect(() => parseConfig({ llm: { model: 'm' }, mcpServers: { [name]: server } })).toThrow(ConfigError);
+    expect(
+      Object.keys(parseConfig({ llm: { model: 'm' }, mcpServers: { 'a.b': server, '...': server } }).mcpServers),
+    ).toEqual(['a.b', '...']);
   });
 
   it('reports unreadable files and broken YAML', async () => {
@@ -85,8 +97,14 @@ describe('agent config', () => {
 
   it('loads every YAML under agents/', async () => {
     const env = {
-      OPENAI_API_KEY: 'sk-test', VLLM_API_KEY: 'k', REMOTE_MCP_TOKEN: 't', HOME: '/tmp', PATH: '/bin',
-      AGENTD_DEMO_MODEL_URL: 'http://127.0.0.1:4010/v1', AGENTD_DEMO_DATA: '/tmp/agentd-data', AGENTD_DEMO_SERVERS: '/opt/node_modules/@modelcontextprotocol',
+      OPENAI_API_KEY: 'sk-test',
+      VLLM_API_KEY: 'k',
+      REMOTE_MCP_TOKEN: 't',
+      HOME: '/tmp',
+      PATH: '/bin',
+      AGENTD_DEMO_MODEL_URL: 'http://127.0.0.1:4010/v1',
+      AGENTD_DEMO_DATA: '/tmp/agentd-data',
+      AGENTD_DEMO_SERVERS: '/opt/node_modules/@modelcontextprotocol',
     };
     const files = (await readdir('agents', { recursive: true })).filter((f) => f.endsWith('.yml'));
     expect(files.length).toBeGreaterThanOrEqual(4);
@@ -100,17 +118,45 @@ describe('agent config', () => {
 describe('config export', () => {
   const secretConfig = parseConfig({
     version: '2.3.4',
-    llm: { model: 'm', apiKey: 'sk-live-supersecret-1234567890', baseURL: 'https://user:pw-in-url@llm.example/v1?api_key=querysecret' },
-    mcpServers: {
-      fs: { type: 'stdio', command: 'node', args: ['srv.js'], env: { GITHUB_TOKEN: 'ghp_envsecretvalue', PLAIN: 'also-hidden' } },
-      remote: { type: 'http', baseUrl: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer header-secret', 'X-Custom': 'custom-secret' } },
+    llm: {
+      model: 'm',
+      apiKey: 'sk-live-supersecret-1234567890',
+      baseURL: 'https://user:pw-in-url@llm.example/v1?api_key=querysecret',
     },
-    server: { auth: { apiKey: 'server-api-key-0123456789', keys: [{ name: 'ci', key: 'named-key-secret-0123456789', scopes: ['chat', 'inspect'] }] } },
+    mcpServers: {
+      fs: {
+        type: 'stdio',
+        command: 'node',
+        args: ['srv.js'],
+        env: { GITHUB_TOKEN: 'ghp_envsecretvalue', PLAIN: 'also-hidden' },
+      },
+      remote: {
+        type: 'http',
+        baseUrl: 'http://127.0.0.1:9/mcp',
+        headers: { Authorization: 'Bearer header-secret', 'X-Custom': 'custom-secret' },
+      },
+    },
+    server: {
+      auth: {
+        apiKey: 'server-api-key-0123456789',
+        keys: [{ name: 'ci', key: 'named-key-secret-0123456789', scopes: ['chat', 'inspect'] }],
+      },
+    },
   });
 
   it('round-trips as YAML with version and no secret value anywhere', () => {
     const text = exportConfigYaml(secretConfig);
-    for (const secret of ['supersecret', 'pw-in-url', 'querysecret', 'envsecretvalue', 'also-hidden', 'header-secret', 'custom-secret', 'server-api-key', 'named-key-secret']) {
+    for (const secret of [
+      'supersecret',
+      'pw-in-url',
+      'querysecret',
+      'envsecretvalue',
+      'also-hidden',
+      'header-secret',
+      'custom-secret',
+      'server-api-key',
+      'named-key-secret',
+    ]) {
       expect(text).not.toContain(secret);
     }
     const doc = parse(text) as Record<string, any>;
@@ -124,22 +170,43 @@ describe('config export', () => {
     expect(doc.server.auth.keys).toEqual([{ name: 'ci', key: REDACTED, scopes: ['chat', 'inspect'] }]);
   });
 
-  it('hides llm.headers and every fallback\'s key and headers, in the export and in every output', () => {
+  it("hides llm.headers and every fallback's key and headers, in the export and in every output", () => {
     const config = parseConfig({
       llm: {
-        model: 'm', headers: { 'Helicone-Auth': 'Bearer gateway-secret', 'X-Team': 'team-secret-value' },
-        fallback: [{ provider: 'anthropic', model: 'claude-x', apiKey: 'fallback-key-secret', headers: { 'X-Proxy': 'proxy-secret-value' } }],
+        model: 'm',
+        headers: { 'Helicone-Auth': 'Bearer gateway-secret', 'X-Team': 'team-secret-value' },
+        fallback: [
+          {
+            provider: 'anthropic',
+            model: 'claude-x',
+            apiKey: 'fallback-key-secret',
+            headers: { 'X-Proxy': 'proxy-secret-value' },
+          },
+        ],
       },
     });
     const doc = parse(exportConfigYaml(config)) as Record<string, any>;
     expect(doc.llm.headers).toEqual({ 'Helicone-Auth': REDACTED, 'X-Team': REDACTED });
-    expect(doc.llm.fallback).toEqual([{ provider: 'anthropic', model: 'claude-x', apiKey: REDACTED, headers: { 'X-Proxy': REDACTED } }]);
+    expect(doc.llm.fallback).toEqual([
+      { provider: 'anthropic', model: 'claude-x', apiKey: REDACTED, headers: { 'X-Proxy': REDACTED } },
+    ]);
     const { redact } = createRedactor(config);
-    expect(redact('sent team-secret-value, fallback-key-secret and proxy-secret-value')).toBe(`sent ${REDACTED}, ${REDACTED} and ${REDACTED}`);
+    expect(redact('sent team-secret-value, fallback-key-secret and proxy-secret-value')).toBe(
+      `sent ${REDACTED}, ${REDACTED} and ${REDACTED}`,
+    );
   });
 
   it('hides a bearer credential under an innocent key, whatever the case of its scheme', () => {
-    const config = parseConfig({ llm: { model: 'm' }, mcpServers: { fs: { type: 'stdio', command: 'node', args: ['srv.js', 'bearer lower-secret', 'BEARER upper-secret', 'Bearer mixed-secret'] } } });
+    const config = parseConfig({
+      llm: { model: 'm' },
+      mcpServers: {
+        fs: {
+          type: 'stdio',
+          command: 'node',
+          args: ['srv.js', 'bearer lower-secret', 'BEARER upper-secret', 'Bearer mixed-secret'],
+        },
+      },
+    });
     const doc = parse(exportConfigYaml(config)) as Record<string, any>;
     expect(doc.mcpServers.fs.args).toEqual(['srv.js', REDACTED, REDACTED, REDACTED]);
   });
@@ -156,7 +223,11 @@ describe('relative paths in an agent file', () => {
     );
     const config = await loadConfig(file);
     expect(config.storage).toMatchObject({ dir: join(dir, 'data/sessions') });
-    expect(config.mcpServers.s).toMatchObject({ command: join(dir, 'bin/server'), args: [join(dir, '../lib/x.js'), '--flag', 'plain/word'], cwd: join(dir, 'work') });
+    expect(config.mcpServers.s).toMatchObject({
+      command: join(dir, 'bin/server'),
+      args: [join(dir, '../lib/x.js'), '--flag', 'plain/word'],
+      cwd: join(dir, 'work'),
+    });
     await writeFile(file, 'llm: { provider: ollama, model: m }\n');
     expect((await loadConfig(file)).storage).toMatchObject({ dir: './data/sessions' }); // a default: the working directory's
   });
@@ -164,7 +235,10 @@ describe('relative paths in an agent file', () => {
   it('resolve server.auth.jwt.jwksFile against the file folder too', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'agentd-paths-'));
     const file = join(dir, 'agent.yml');
-    await writeFile(file, 'llm: { provider: ollama, model: m }\nserver:\n  auth:\n    jwt: { issuer: https://id.example, audience: agentd, jwksFile: keys/jwks.json }\n');
+    await writeFile(
+      file,
+      'llm: { provider: ollama, model: m }\nserver:\n  auth:\n    jwt: { issuer: https://id.example, audience: agentd, jwksFile: keys/jwks.json }\n',
+    );
     expect((await loadConfig(file)).server.auth.jwt).toMatchObject({ jwksFile: join(dir, 'keys/jwks.json') });
   });
 });

@@ -11,15 +11,33 @@ import type { ModelTool } from '../../src/conversation/tool-shapes.ts';
 import type { turnMachine } from '../../machines/turn.machine.ts';
 import { STEP_AT, askTools, gatedTools, harness, ok, reply, script, tools, waitUntil } from './machine-harness.ts';
 
-const turnOf = (h: ReturnType<typeof harness>) => h.actor.getSnapshot().children.turn as ActorRefFrom<typeof turnMachine> | undefined;
+const turnOf = (h: ReturnType<typeof harness>) =>
+  h.actor.getSnapshot().children.turn as ActorRefFrom<typeof turnMachine> | undefined;
 const inSeconds = (s: number) => new Date(STEP_AT + s * 1000).toISOString();
 const elicitation = (id: string, expiresIn = 60): Question => ({
-  id, kind: 'elicitation', sessionId: 's1', turnId: 't1', callId: 'a', serverId: 'srv', message: 'Name?', mode: 'form', requestedSchema: { type: 'object' }, expiresAt: inSeconds(expiresIn),
+  id,
+  kind: 'elicitation',
+  sessionId: 's1',
+  turnId: 't1',
+  callId: 'a',
+  serverId: 'srv',
+  message: 'Name?',
+  mode: 'form',
+  requestedSchema: { type: 'object' },
+  expiresAt: inSeconds(expiresIn),
 });
 const sampling = (id: string, expiresIn = 60): Question => ({
-  id, kind: 'sampling', sessionId: 's1', turnId: 't1', callId: 'a', serverId: 'srv', args: { messages: [], maxTokens: 5 }, expiresAt: inSeconds(expiresIn),
+  id,
+  kind: 'sampling',
+  sessionId: 's1',
+  turnId: 't1',
+  callId: 'a',
+  serverId: 'srv',
+  args: { messages: [], maxTokens: 5 },
+  expiresAt: inSeconds(expiresIn),
 });
-const ask = (h: ReturnType<typeof harness>, question: Question) => h.actor.send({ type: 'QUESTION', question, at: STEP_AT });
+const ask = (h: ReturnType<typeof harness>, question: Question) =>
+  h.actor.send({ type: 'QUESTION', question, at: STEP_AT });
 
 describe('turn machine: questions of running calls', () => {
   it('waits for the user while a running call has a question open, then goes on', async () => {
@@ -30,17 +48,41 @@ describe('turn machine: questions of running calls', () => {
     expect(turnOf(h)?.getSnapshot().value).toBe('callingTools');
     ask(h, elicitation('e1'));
     expect(turnOf(h)?.getSnapshot().value).toBe('awaitingUser');
-    expect(turnOf(h)?.getSnapshot().context.questions).toEqual([{ id: 'e1', kind: 'elicitation', serverId: 'srv', callId: 'a', question: 'Name?', expiresAt: inSeconds(60) }]);
+    expect(turnOf(h)?.getSnapshot().context.questions).toEqual([
+      { id: 'e1', kind: 'elicitation', serverId: 'srv', callId: 'a', question: 'Name?', expiresAt: inSeconds(60) },
+    ]);
     expect(turnOf(h)?.getSnapshot().hasTag('waitingForUser')).toBe(true);
     h.actor.send({ type: 'ANSWER', id: 'e1', answer: { action: 'accept', content: { name: 'Ada' } }, by: 'rest' });
     expect(turnOf(h)?.getSnapshot().value).toBe('callingTools');
-    expect(h.facts('elicitationRequested')).toEqual([expect.objectContaining({ id: 'e1', callId: 'a', message: 'Name?', expiresAt: inSeconds(60) })]);
-    expect(h.facts('elicitationResolved')).toEqual([{ v: 3, type: 'elicitationResolved', turnId: 't1', id: 'e1', action: 'accept', by: 'rest', content: { name: 'Ada' } }]);
+    expect(h.facts('elicitationRequested')).toEqual([
+      expect.objectContaining({ id: 'e1', callId: 'a', message: 'Name?', expiresAt: inSeconds(60) }),
+    ]);
+    expect(h.facts('elicitationResolved')).toEqual([
+      {
+        v: 3,
+        type: 'elicitationResolved',
+        turnId: 't1',
+        id: 'e1',
+        action: 'accept',
+        by: 'rest',
+        content: { name: 'Ada' },
+      },
+    ]);
     // A question still open when its call settles is closed by call-ended, before the call's result.
     ask(h, sampling('s2'));
     t.gate('a').resolve(ok('r'));
     await h.idle();
-    expect(h.facts('toolApprovalResolved')).toEqual([{ v: 3, type: 'toolApprovalResolved', turnId: 't1', callId: 's2', decision: 'deny', by: 'call-ended', reason: 'the call ended' }]);
+    expect(h.facts('toolApprovalResolved')).toEqual([
+      {
+        v: 3,
+        type: 'toolApprovalResolved',
+        turnId: 't1',
+        callId: 's2',
+        decision: 'deny',
+        by: 'call-ended',
+        reason: 'the call ended',
+      },
+    ]);
     expect(h.trace('t1').slice(-3)).toEqual(['fact:toolApprovalResolved', 'fact:toolResult', 'fact:response']);
   });
 
@@ -51,10 +93,21 @@ describe('turn machine: questions of running calls', () => {
     await waitUntil(() => t.gates.has('a'));
     ask(h, sampling('s1'));
     expect(h.facts('toolApprovalRequested')).toEqual([
-      { v: 3, type: 'toolApprovalRequested', turnId: 't1', callId: 's1', toolName: 'sampling/createMessage', serverId: 'srv', args: { messages: [], maxTokens: 5 }, expiresAt: inSeconds(60) },
+      {
+        v: 3,
+        type: 'toolApprovalRequested',
+        turnId: 't1',
+        callId: 's1',
+        toolName: 'sampling/createMessage',
+        serverId: 'srv',
+        args: { messages: [], maxTokens: 5 },
+        expiresAt: inSeconds(60),
+      },
     ]);
     h.actor.send({ type: 'ANSWER', id: 's1', answer: { decision: 'approve' }, by: 'rest' });
-    expect(h.facts('toolApprovalResolved')).toEqual([{ v: 3, type: 'toolApprovalResolved', turnId: 't1', callId: 's1', decision: 'approve', by: 'rest' }]);
+    expect(h.facts('toolApprovalResolved')).toEqual([
+      { v: 3, type: 'toolApprovalResolved', turnId: 't1', callId: 's1', decision: 'approve', by: 'rest' },
+    ]);
     expect(t.gates.size).toBe(1); // no call was started by the answer
     t.gate('a').resolve(ok('r'));
     await h.idle();
@@ -72,28 +125,55 @@ describe('turn machine: questions of running calls', () => {
     clock.increment(9_999);
     expect(h.facts('toolApprovalResolved')).toEqual([]);
     clock.increment(1);
-    expect(h.facts('toolApprovalResolved')).toEqual([expect.objectContaining({ callId: 'early', decision: 'deny', by: 'timeout', reason: `no answer by ${inSeconds(10)}` })]);
+    expect(h.facts('toolApprovalResolved')).toEqual([
+      expect.objectContaining({
+        callId: 'early',
+        decision: 'deny',
+        by: 'timeout',
+        reason: `no answer by ${inSeconds(10)}`,
+      }),
+    ]);
     expect(turnOf(h)?.getSnapshot().value).toBe('awaitingUser');
     clock.increment(20_000);
-    expect(h.facts('elicitationResolved')).toEqual([{ v: 3, type: 'elicitationResolved', turnId: 't1', id: 'late', action: 'decline', by: 'timeout' }]);
+    expect(h.facts('elicitationResolved')).toEqual([
+      { v: 3, type: 'elicitationResolved', turnId: 't1', id: 'late', action: 'decline', by: 'timeout' },
+    ]);
     expect(turnOf(h)?.getSnapshot().value).toBe('callingTools');
     t.gate('a').resolve(ok('r'));
     await h.idle();
   });
 
-  it('a call waiting for approval and a running call\'s question wait in the same state; a stop closes both', async () => {
+  it("a call waiting for approval and a running call's question wait in the same state; a stop closes both", async () => {
     const t = gatedTools();
     const catalogue: ModelTool[] = tools.map((x) => ({ ...x, action: x.name === 'echo' ? 'ask' : 'allow' }));
-    const h = harness({ model: script(askTools('', ['a', 'echo', '{}'], ['b', 'add', '{}'])), catalogue, tool: t.tool, approvalTimeoutMs: 5000 });
+    const h = harness({
+      model: script(askTools('', ['a', 'echo', '{}'], ['b', 'add', '{}'])),
+      catalogue,
+      tool: t.tool,
+      approvalTimeoutMs: 5000,
+    });
     h.send('go');
     await waitUntil(() => t.gates.has('b'));
     expect(turnOf(h)?.getSnapshot().value).toBe('awaitingUser');
     ask(h, { ...elicitation('e1'), callId: 'b' });
-    expect(turnOf(h)?.getSnapshot().context.questions.map((q) => [q.id, q.kind])).toEqual([['a', 'approval'], ['e1', 'elicitation']]);
+    expect(
+      turnOf(h)
+        ?.getSnapshot()
+        .context.questions.map((q) => [q.id, q.kind]),
+    ).toEqual([
+      ['a', 'approval'],
+      ['e1', 'elicitation'],
+    ]);
     h.actor.send({ type: 'CANCEL' });
     await h.idle();
-    expect(h.trace('t1').slice(-3)).toEqual(['fact:toolApprovalResolved', 'fact:elicitationResolved', 'fact:turnFailed']);
-    expect(h.facts('elicitationResolved')).toEqual([{ v: 3, type: 'elicitationResolved', turnId: 't1', id: 'e1', action: 'cancel', by: 'cancelled' }]);
+    expect(h.trace('t1').slice(-3)).toEqual([
+      'fact:toolApprovalResolved',
+      'fact:elicitationResolved',
+      'fact:turnFailed',
+    ]);
+    expect(h.facts('elicitationResolved')).toEqual([
+      { v: 3, type: 'elicitationResolved', turnId: 't1', id: 'e1', action: 'cancel', by: 'cancelled' },
+    ]);
   });
 
   it('a question asked while no call runs is not taken', async () => {

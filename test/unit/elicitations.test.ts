@@ -15,13 +15,35 @@ import { createInFlightCalls, elicitationCapability, elicitationModes } from '..
 const v = 3 as const;
 const schema = {
   type: 'object',
-  properties: { name: { type: 'string' }, age: { type: 'integer', minimum: 0 }, ok: { type: 'boolean' }, pet: { type: 'string', enum: ['cat', 'dog'] } },
+  properties: {
+    name: { type: 'string' },
+    age: { type: 'integer', minimum: 0 },
+    ok: { type: 'boolean' },
+    pet: { type: 'string', enum: ['cat', 'dog'] },
+  },
   required: ['name'],
 };
 const asked = (turnId: string, id: string): SessionEvent => ({
-  v, type: 'elicitationRequested', turnId, id, callId: `call_${id}`, serverId: 'srv', message: 'Who are you?', mode: 'form', requestedSchema: schema, expiresAt: '2026-01-01T00:05:00.000Z',
+  v,
+  type: 'elicitationRequested',
+  turnId,
+  id,
+  callId: `call_${id}`,
+  serverId: 'srv',
+  message: 'Who are you?',
+  mode: 'form',
+  requestedSchema: schema,
+  expiresAt: '2026-01-01T00:05:00.000Z',
 });
-const resolved = (turnId: string, id: string): SessionEvent => ({ v, type: 'elicitationResolved', turnId, id, action: 'accept', by: 'rest', content: { name: 'Ada' } });
+const resolved = (turnId: string, id: string): SessionEvent => ({
+  v,
+  type: 'elicitationResolved',
+  turnId,
+  id,
+  action: 'accept',
+  by: 'rest',
+  content: { name: 'Ada' },
+});
 const errorOf = (f: () => unknown): AppError | undefined => {
   try {
     f();
@@ -35,10 +57,13 @@ const validate = createArgsValidator(createLogger('silent'));
 
 describe('checking an answer to a form', () => {
   const form = { kind: 'elicitation' as const, mode: 'form' as const, requestedSchema: schema };
-  const fieldOf = (content: unknown) => errorOf(() => checkAnswer(form, { action: 'accept', content }, validate))?.details.field;
+  const fieldOf = (content: unknown) =>
+    errorOf(() => checkAnswer(form, { action: 'accept', content }, validate))?.details.field;
 
   it('accepts content that fits the schema', () => {
-    expect(checkAnswer(form, { action: 'accept', content: { name: 'Ada', age: 36, ok: true, pet: 'cat' } }, validate)).toEqual({ action: 'accept', content: { name: 'Ada', age: 36, ok: true, pet: 'cat' } });
+    expect(
+      checkAnswer(form, { action: 'accept', content: { name: 'Ada', age: 36, ok: true, pet: 'cat' } }, validate),
+    ).toEqual({ action: 'accept', content: { name: 'Ada', age: 36, ok: true, pet: 'cat' } });
   });
 
   it('names the field that does not fit: missing, wrong type, out of range, not in the enum, not primitive', () => {
@@ -48,13 +73,17 @@ describe('checking an answer to a form', () => {
     expect(fieldOf({ name: 'Ada', pet: 'fish' })).toBe('pet');
     expect(fieldOf({ name: { first: 'Ada' } })).toBe('name');
     expect(fieldOf(undefined)).toBe('content');
-    expect(errorOf(() => checkAnswer(form, { action: 'accept', content: { age: 3 } }, validate))?.code).toBe('INVALID_REQUEST');
+    expect(errorOf(() => checkAnswer(form, { action: 'accept', content: { age: 3 } }, validate))?.code).toBe(
+      'INVALID_REQUEST',
+    );
   });
 
   it('decline, cancel and a URL accept carry no content', () => {
     expect(checkAnswer(form, { action: 'decline', content: { name: 1 } }, validate)).toEqual({ action: 'decline' });
     expect(checkAnswer(form, { action: 'cancel' }, validate)).toEqual({ action: 'cancel' });
-    expect(checkAnswer({ kind: 'elicitation', mode: 'url' }, { action: 'accept', content: { x: 1 } }, validate)).toEqual({ action: 'accept' });
+    expect(
+      checkAnswer({ kind: 'elicitation', mode: 'url' }, { action: 'accept', content: { x: 1 } }, validate),
+    ).toEqual({ action: 'accept' });
   });
 });
 
@@ -62,7 +91,18 @@ describe('elicitation frames', () => {
   it('the request has its frame; the resolution leaves out the content typed', () => {
     expect(toFrame({ seq: 4, ts: 'x', sessionId: 's1', event: asked('t1', 'e1') })).toEqual({
       event: 'elicitationRequested',
-      data: { sessionId: 's1', turnId: 't1', seq: 4, id: 'e1', callId: 'call_e1', serverId: 'srv', message: 'Who are you?', mode: 'form', requestedSchema: schema, expiresAt: '2026-01-01T00:05:00.000Z' },
+      data: {
+        sessionId: 's1',
+        turnId: 't1',
+        seq: 4,
+        id: 'e1',
+        callId: 'call_e1',
+        serverId: 'srv',
+        message: 'Who are you?',
+        mode: 'form',
+        requestedSchema: schema,
+        expiresAt: '2026-01-01T00:05:00.000Z',
+      },
     });
     expect(toFrame({ seq: 5, ts: 'x', sessionId: 's1', event: resolved('t1', 'e1') })).toEqual({
       event: 'elicitationResolved',

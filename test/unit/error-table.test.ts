@@ -10,7 +10,12 @@ describe('error table', () => {
 
   it('is the table of errors in docs/api.md', () => {
     const readme = sectionTables(API_DOC, '## Errors').find((t) => t.header[0] === 'Code');
-    const documented = Object.fromEntries((readme?.rows ?? []).map(([code = '', status = '', rpc = '']) => [code, { status: status === '—' ? null : Number(status), rpc: Number(rpc) }]));
+    const documented = Object.fromEntries(
+      (readme?.rows ?? []).map(([code = '', status = '', rpc = '']) => [
+        code,
+        { status: status === '—' ? null : Number(status), rpc: Number(rpc) },
+      ]),
+    );
     expect(documented).toEqual(ERROR_TABLE);
   });
 });

@@ -11,11 +11,27 @@ import { createMemoryStore } from '../../src/store/memory-store.ts';
 import { manualClock } from './store-contract.ts';
 
 const user = (turnId: string): SessionEvent => ({ v: 3, type: 'userMessage', turnId, content: `q ${turnId}` });
-const call = (turnId: string, callId: string): SessionEvent => ({ v: 3, type: 'toolCall', turnId, callId, toolName: 'echo', serverId: 'e', args: {} });
-const reply = (turnId: string): SessionEvent => ({ v: 3, type: 'response', turnId, content: 'done', text: 'done', model: 'm' });
+const call = (turnId: string, callId: string): SessionEvent => ({
+  v: 3,
+  type: 'toolCall',
+  turnId,
+  callId,
+  toolName: 'echo',
+  serverId: 'e',
+  args: {},
+});
+const reply = (turnId: string): SessionEvent => ({
+  v: 3,
+  type: 'response',
+  turnId,
+  content: 'done',
+  text: 'done',
+  model: 'm',
+});
 const ref = (turnId: string, seq: number) => ({ sessionId: 's', turnId, seq });
 /** What a step says, in short: its frame (and seq) or the queued message. */
-const said = (step: TurnStep) => (step.kind === 'queued' ? `queued ${step.seq}` : `${step.frame.event} ${step.frame.data.seq ?? '-'}`);
+const said = (step: TurnStep) =>
+  step.kind === 'queued' ? `queued ${step.seq}` : `${step.frame.event} ${step.frame.data.seq ?? '-'}`;
 
 function setup() {
   const clock = manualClock();
@@ -32,7 +48,10 @@ function setup() {
     },
   };
   const watches: string[] = [];
-  const interest = { watch: (id: string) => (watches.push(`+${id}`), Promise.resolve()), unwatch: (id: string) => void watches.push(`-${id}`) };
+  const interest = {
+    watch: (id: string) => (watches.push(`+${id}`), Promise.resolve()),
+    unwatch: (id: string) => void watches.push(`-${id}`),
+  };
   const follower = createTurnFollower({ bus, store: gated, interest });
   /** Holds the next turn read until the returned function is called. */
   const hold = () => {
@@ -46,7 +65,11 @@ function setup() {
 describe('followTurn', () => {
   it('hands on the stored steps, then what arrived during the read and later, each once, in order, and stops at the end', async () => {
     const { bus, store, follower, hold, reading } = setup();
-    await store.append('s', [user('t1'), { v: 3, type: 'messageQueued', turnId: 't2', correlationId: 'c', content: 'next' }, call('t1', 'c1')]);
+    await store.append('s', [
+      user('t1'),
+      { v: 3, type: 'messageQueued', turnId: 't2', correlationId: 'c', content: 'next' },
+      call('t1', 'c1'),
+    ]);
     const steps: string[] = [];
     const release = hold();
     const following = follower.followTurn('s', 't1', (step) => steps.push(said(step)));
@@ -69,7 +92,12 @@ describe('followTurn', () => {
     await store.append('s', [user('t1'), call('t1', 'c1')]);
     const steps: string[] = [];
     const watch = await follower.followTurn('s', 't1', (step) => steps.push(said(step)));
-    bus.emit('agent.error', { code: 'AGENT_ERROR', message: 'The turn could not be stored', details: { reason: 'storage' }, ...ref('t1', 2) });
+    bus.emit('agent.error', {
+      code: 'AGENT_ERROR',
+      message: 'The turn could not be stored',
+      details: { reason: 'storage' },
+      ...ref('t1', 2),
+    });
     expect(steps).toEqual(['userMessage 1', 'toolCall 2', 'error 2']);
     watch.close();
   });
@@ -80,15 +108,27 @@ describe('followTurn', () => {
     clock.advance(5000);
     const steps: TurnStep[] = [];
     const watch = await follower.followTurn('s', 't1', (step) => steps.push(step));
-    bus.emit('agent.toolCall', { ...ref('t1', 2), toolName: 'echo', serverId: 'e', callId: 'c1', args: {} }, { ts: Date.parse('2030-01-01T00:00:00.000Z') });
+    bus.emit(
+      'agent.toolCall',
+      { ...ref('t1', 2), toolName: 'echo', serverId: 'e', callId: 'c1', args: {} },
+      { ts: Date.parse('2030-01-01T00:00:00.000Z') },
+    );
     bus.emit('agent.chunk', { ...ref('t1', 2), content: 'x' });
-    expect(steps.map((s) => new Date(s.ts).toISOString())).toEqual([stored?.ts, '2030-01-01T00:00:00.000Z', new Date(clock.now()).toISOString()]);
+    expect(steps.map((s) => new Date(s.ts).toISOString())).toEqual([
+      stored?.ts,
+      '2030-01-01T00:00:00.000Z',
+      new Date(clock.now()).toISOString(),
+    ]);
     watch.close();
   });
 
   it('tells a turn the store does not know; hands on the queued message of one that waits; skips steps up to `since`', async () => {
     const { store, follower } = setup();
-    await store.append('s', [user('t1'), { v: 3, type: 'messageQueued', turnId: 't2', correlationId: 'c', content: 'next' }, reply('t1')]);
+    await store.append('s', [
+      user('t1'),
+      { v: 3, type: 'messageQueued', turnId: 't2', correlationId: 'c', content: 'next' },
+      reply('t1'),
+    ]);
     const unknown = await follower.followTurn('s', 'nope', () => undefined);
     expect(unknown.known).toBe(false);
     unknown.close();
@@ -118,7 +158,11 @@ describe('followSent', () => {
     bus.emit('agent.userMessage', { ...ref('t1', 1), content: 'hi', hasImage: false }, { correlationId: 'corr-1' });
     bus.emit('agent.userMessage', { ...ref('t0', 2), content: 'other', hasImage: false }, { correlationId: 'corr-0' });
     sent.named('t1');
-    bus.emit('agent.toolCall', { ...ref('t1', 3), toolName: 'echo', serverId: 'e', callId: 'c1', args: {} }, { correlationId: 'taken-over' });
+    bus.emit(
+      'agent.toolCall',
+      { ...ref('t1', 3), toolName: 'echo', serverId: 'e', callId: 'c1', args: {} },
+      { correlationId: 'taken-over' },
+    );
     bus.emit('agent.response', { ...ref('t1', 4), content: 'done', model: 'm' }, { correlationId: 'corr-1' });
     bus.emit('agent.chunk', { ...ref('t1', 4), content: 'late' }, { correlationId: 'corr-1' });
     sent.close();
@@ -130,11 +174,26 @@ describe('followSent', () => {
 describe('replay', () => {
   it("hands on a session's stored frames after a seq, until the log has nothing newer", async () => {
     const { store, follower } = setup();
-    await store.append('s', [user('t1'), { v: 3, type: 'messageQueued', turnId: 't2', correlationId: 'c', content: 'next' }, reply('t1'), user('t2')]);
+    await store.append('s', [
+      user('t1'),
+      { v: 3, type: 'messageQueued', turnId: 't2', correlationId: 'c', content: 'next' },
+      reply('t1'),
+      user('t2'),
+    ]);
     const frames: string[] = [];
-    await follower.replay('s', 1, (f) => frames.push(`${f.event} ${f.data.seq}`), () => false);
+    await follower.replay(
+      's',
+      1,
+      (f) => frames.push(`${f.event} ${f.data.seq}`),
+      () => false,
+    );
     expect(frames).toEqual(['response 3', 'userMessage 4']);
-    await follower.replay('s', undefined, () => frames.push('none'), () => false);
+    await follower.replay(
+      's',
+      undefined,
+      () => frames.push('none'),
+      () => false,
+    );
     expect(frames).toHaveLength(2);
   });
 });

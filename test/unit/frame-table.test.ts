@@ -19,7 +19,11 @@ const frames = [
 ];
 
 /** `a, b?, c` → ['a', 'b', 'c'] (optional marks dropped). */
-const fieldList = (cell: string) => cell.split(',').map((f) => f.trim().replace(/\?$/, '')).filter((f) => f !== '' && f !== '{}');
+const fieldList = (cell: string) =>
+  cell
+    .split(',')
+    .map((f) => f.trim().replace(/\?$/, ''))
+    .filter((f) => f !== '' && f !== '{}');
 
 describe('frame table', () => {
   it('every stored event and transient frame has the pinned frame', () => {
@@ -32,14 +36,23 @@ describe('frame table', () => {
     expect([...documented.keys()].sort()).toEqual([...Object.values(EVENT_FRAMES), 'pong', 'hello'].sort());
     for (const { frame } of frames) {
       if (!frame) continue;
-      expect(documented.get(frame.event), `docs/api.md fields of ${frame.event}`).toEqual(expect.arrayContaining(Object.keys(frame.data)));
+      expect(documented.get(frame.event), `docs/api.md fields of ${frame.event}`).toEqual(
+        expect.arrayContaining(Object.keys(frame.data)),
+      );
     }
   });
 
   it('docs/api.md lists exactly the client frames, with their fields', () => {
     const rows = sectionTables(API_DOC, '## WebSocket').find((t) => t.header[0] === 'type')?.rows ?? [];
     const documented = Object.fromEntries(rows.map(([type = '', fields = '']) => [type, fieldList(fields).sort()]));
-    const actual = Object.fromEntries(Object.entries(CLIENT_FRAMES).map(([type, schema]) => [type, Object.keys(schema.shape).filter((k) => k !== 'type').sort()]));
+    const actual = Object.fromEntries(
+      Object.entries(CLIENT_FRAMES).map(([type, schema]) => [
+        type,
+        Object.keys(schema.shape)
+          .filter((k) => k !== 'type')
+          .sort(),
+      ]),
+    );
     expect(documented).toEqual(actual);
   });
 });

@@ -14,7 +14,9 @@ import { until } from '../support/wait.ts';
 
 const stat = (pid: number) => {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'latin1').replace(/^.*\) /s, '').split(' ');
+    const fields = readFileSync(`/proc/${pid}/stat`, 'latin1')
+      .replace(/^.*\) /s, '')
+      .split(' ');
     return { state: fields[0], pgrp: Number(fields[2]), start: Number(fields[19]) };
   } catch {
     return undefined;
@@ -26,7 +28,8 @@ const ignoresTerm = (pid: number) => {
   return mask !== undefined && (BigInt(`0x${mask}`) & (1n << 14n)) !== 0n;
 };
 const running = (pid: number) => (stat(pid)?.state ?? 'Z') !== 'Z';
-const inGroup = (pgid: number) => readdirSync('/proc').filter((e) => /^\d+$/.test(e) && stat(Number(e))?.pgrp === pgid && running(Number(e)));
+const inGroup = (pgid: number) =>
+  readdirSync('/proc').filter((e) => /^\d+$/.test(e) && stat(Number(e))?.pgrp === pgid && running(Number(e)));
 const kill = (pid: number) => {
   try {
     process.kill(pid, 'SIGKILL');
@@ -51,13 +54,18 @@ describe.runIf(process.platform === 'linux')('group reaper', () => {
     return leader.pid!;
   };
 
-  it('at its pipe\'s end kills each listed group whose leader is the listed process, ignoring TERM until then', async () => {
+  it("at its pipe's end kills each listed group whose leader is the listed process, ignoring TERM until then", async () => {
     const [listed, wrongStart, unlisted] = [group(), group(), group()];
-    await until(() => [listed, wrongStart, unlisted].every((g) => inGroup(g).length === 2), 'each group: a shell and its sleep');
+    await until(
+      () => [listed, wrongStart, unlisted].every((g) => inGroup(g).length === 2),
+      'each group: a shell and its sleep',
+    );
     const reaper = spawn('/bin/sh', ['-c', REAPER_SCRIPT], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
     started.push(reaper);
     const exited = once(reaper, 'exit');
-    reaper.stdin.write(`+ ${listed} ${stat(listed)!.start}\n+ ${wrongStart} ${stat(wrongStart)!.start + 1}\n+ ${unlisted} ${stat(unlisted)!.start}\n`);
+    reaper.stdin.write(
+      `+ ${listed} ${stat(listed)!.start}\n+ ${wrongStart} ${stat(wrongStart)!.start + 1}\n+ ${unlisted} ${stat(unlisted)!.start}\n`,
+    );
     reaper.stdin.write(`- ${unlisted} ${stat(unlisted)!.start}\n+ junk line\n+ 1\n`);
     await until(() => ignoresTerm(reaper.pid!), 'the reaper ignoring TERM (its trap run)');
     reaper.kill('SIGTERM');
@@ -73,7 +81,9 @@ describe.runIf(process.platform === 'linux')('group reaper', () => {
     // A stand-in for agentd: starts a group and its reaper, kills the reaper, waits for the next one, reports.
     const dir = await mkdtemp(join(tmpdir(), 'agentd-reaper-unit-'));
     const script = join(dir, 'owner.mjs');
-    await writeFile(script, `
+    await writeFile(
+      script,
+      `
       import { spawn } from 'node:child_process';
       import { createGroupReaper } from ${JSON.stringify(`${ROOT}src/tools/spawn/group-reaper.ts`)};
       const reaper = createGroupReaper();
@@ -88,12 +98,20 @@ describe.runIf(process.platform === 'linux')('group reaper', () => {
         process.stdout.write(JSON.stringify({ group: leader.pid, first, second: reaper.pid }) + '\\n');
       }, 20);
       setInterval(() => {}, 60000);
-    `);
-    const owner = spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { PATH: process.env.PATH, ...testRunEnv() } });
+    `,
+    );
+    const owner = spawn(process.execPath, ['--import', 'tsx', script], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { PATH: process.env.PATH, ...testRunEnv() },
+    });
     started.push(owner);
     let out = '';
     owner.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    await until(() => out.includes('\n'), () => `the owner reports its group and reapers: ${out}`);
+    await until(
+      () => out.includes('\n'),
+      () => `the owner reports its group and reapers: ${out}`,
+    );
     const { group: pgid, first, second } = JSON.parse(out) as { group: number; first: number; second: number };
     groups.push(pgid);
     expect(running(first)).toBe(false);

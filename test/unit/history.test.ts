@@ -14,22 +14,55 @@ const userMsg = (content: string, turnId = 't1', image?: ImagePart): DomainEvent
   image ? { v: 3, type: 'userMessage', turnId, content, image } : { v: 3, type: 'userMessage', turnId, content };
 const call = (id: string, name = 'echo'): ToolCallRequest => ({ id, name, arguments: `{"id":"${id}"}` });
 const asked = (turnId: string, ...calls: ToolCallRequest[]): DomainEvent => ({
-  v: 3, type: 'assistantStep', turnId, text: '', toolCalls: calls, model: 'm',
+  v: 3,
+  type: 'assistantStep',
+  turnId,
+  text: '',
+  toolCalls: calls,
+  model: 'm',
 });
 const replied = (content: string, turnId = 't1'): DomainEvent => ({
-  v: 3, type: 'response', turnId, content, text: content, model: 'm',
+  v: 3,
+  type: 'response',
+  turnId,
+  content,
+  text: content,
+  model: 'm',
 });
 const toolCall = (callId: string, turnId = 't1'): DomainEvent => ({
-  v: 3, type: 'toolCall', turnId, callId, toolName: 'echo', serverId: 's', args: {},
+  v: 3,
+  type: 'toolCall',
+  turnId,
+  callId,
+  toolName: 'echo',
+  serverId: 's',
+  args: {},
 });
 const toolResult = (callId: string, result: string, turnId = 't1'): DomainEvent => ({
-  v: 3, type: 'toolResult', turnId, callId, toolName: 'echo', serverId: 's', success: true, result: { text: result }, text: result, durationMs: 1,
+  v: 3,
+  type: 'toolResult',
+  turnId,
+  callId,
+  toolName: 'echo',
+  serverId: 's',
+  success: true,
+  result: { text: result },
+  text: result,
+  durationMs: 1,
 });
-const failed = (turnId: string, cancelled = false): SessionEventOf<'turnFailed'> =>
-  ({ v: 3, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message: 'model timed out', details: {}, ...(cancelled ? { cancelled } : {}) });
+const failed = (turnId: string, cancelled = false): SessionEventOf<'turnFailed'> => ({
+  v: 3,
+  type: 'turnFailed',
+  turnId,
+  code: 'AGENT_ERROR',
+  message: 'model timed out',
+  details: {},
+  ...(cancelled ? { cancelled } : {}),
+});
 const reset: DomainEvent = { v: 3, type: 'reset' };
 
-const u = (content: string, image?: ImagePart): ChatMessage => (image ? { role: 'user', content, image } : { role: 'user', content });
+const u = (content: string, image?: ImagePart): ChatMessage =>
+  image ? { role: 'user', content, image } : { role: 'user', content };
 const a = (content: string, toolCalls?: ToolCallRequest[]): ChatMessage =>
   toolCalls ? { role: 'assistant', content, toolCalls } : { role: 'assistant', content };
 const tool = (toolCallId: string, content: string): ChatMessage => ({ role: 'tool', toolCallId, content });
@@ -87,46 +120,71 @@ describe('history projection', () => {
   });
 
   it('turns a user message and the final reply into user and assistant messages', () => {
-    given().when(userMsg('hi'), replied('hello')).then([u('hi'), a('hello')]);
+    given()
+      .when(userMsg('hi'), replied('hello'))
+      .then([u('hi'), a('hello')]);
   });
 
   it('keeps the image of a user message', () => {
-    given().when(userMsg('what is this?', 't1', png), replied('a pixel')).then([u('what is this?', png), a('a pixel')]);
+    given()
+      .when(userMsg('what is this?', 't1', png), replied('a pixel'))
+      .then([u('what is this?', png), a('a pixel')]);
   });
 
   it('carries a tool round trip: calls on the assistant message, results as tool messages', () => {
     given(userMsg('add'))
       .when(
         asked('t1', call('c1'), call('c2')),
-        toolCall('c1'), toolCall('c2'),
-        toolResult('c2', '2'), toolResult('c1', '1'),
+        toolCall('c1'),
+        toolCall('c2'),
+        toolResult('c2', '2'),
+        toolResult('c1', '1'),
         replied('3'),
       )
       .then([u('add'), a('', [call('c1'), call('c2')]), tool('c2', '2'), tool('c1', '1'), a('3')]);
   });
 
   it('treats toolCall events as audit only', () => {
-    given(userMsg('x')).when(toolCall('c9')).then([u('x')]);
+    given(userMsg('x'))
+      .when(toolCall('c9'))
+      .then([u('x')]);
   });
 
   it('omits an empty toolCalls list', () => {
     const empty: DomainEvent = { v: 3, type: 'assistantStep', turnId: 't1', text: 'ok', toolCalls: [], model: 'm' };
-    given(userMsg('x')).when(empty).then([u('x'), a('ok')]);
+    given(userMsg('x'))
+      .when(empty)
+      .then([u('x'), a('ok')]);
   });
 
   it('keeps the last step text of a response, not the whole reply the client saw', () => {
-    const response: DomainEvent = { v: 3, type: 'response', turnId: 't1', content: 'step one\n\nstep two', text: 'step two', model: 'm' };
-    given(userMsg('x'), asked('t1', call('c1')), toolResult('c1', 'r')).when(response).then([u('x'), a('', [call('c1')]), tool('c1', 'r'), a('step two')]);
+    const response: DomainEvent = {
+      v: 3,
+      type: 'response',
+      turnId: 't1',
+      content: 'step one\n\nstep two',
+      text: 'step two',
+      model: 'm',
+    };
+    given(userMsg('x'), asked('t1', call('c1')), toolResult('c1', 'r'))
+      .when(response)
+      .then([u('x'), a('', [call('c1')]), tool('c1', 'r'), a('step two')]);
   });
 
   it('starts over after a reset', () => {
-    given(userMsg('old'), replied('old reply'), reset).when(userMsg('new', 't2')).then([u('new')]);
+    given(userMsg('old'), replied('old reply'), reset)
+      .when(userMsg('new', 't2'))
+      .then([u('new')]);
     given(userMsg('old'), replied('old reply')).when(reset).then([]);
-    given(userMsg('1'), reset, userMsg('2', 't2'), reset).when(userMsg('3', 't3'), replied('three', 't3')).then([u('3'), a('three')]);
+    given(userMsg('1'), reset, userMsg('2', 't2'), reset)
+      .when(userMsg('3', 't3'), replied('three', 't3'))
+      .then([u('3'), a('three')]);
   });
 
   it('forgets calls left open when a reset comes', () => {
-    given(userMsg('x'), asked('t1', call('c1')), reset).when(userMsg('y', 't2'), toolResult('c1', 'late')).then([u('y')]);
+    given(userMsg('x'), asked('t1', call('c1')), reset)
+      .when(userMsg('y', 't2'), toolResult('c1', 'late'))
+      .then([u('y')]);
   });
 
   it('keeps the user message of a turn that failed before the model answered', () => {
@@ -145,7 +203,12 @@ describe('history projection', () => {
   it('answers the calls a cancelled turn left open, saying it was cancelled', () => {
     given(userMsg('go'), asked('t1', call('c1')))
       .when(failed('t1', true), userMsg('never mind', 't2'))
-      .then([u('go'), a('', [call('c1')]), tool('c1', 'error: the turn was cancelled before the tool returned'), u('never mind')]);
+      .then([
+        u('go'),
+        a('', [call('c1')]),
+        tool('c1', 'error: the turn was cancelled before the tool returned'),
+        u('never mind'),
+      ]);
   });
 
   it('drops a tool result that arrives after its turn failed', () => {
@@ -203,22 +266,40 @@ describe('incremental history', () => {
 
 // ---- the durable queue: messageQueued ----------------------------------------------------------
 
-const queuedMsg = (content: string, turnId: string): DomainEvent => ({ v: 3, type: 'messageQueued', turnId, correlationId: `c-${turnId}`, content });
+const queuedMsg = (content: string, turnId: string): DomainEvent => ({
+  v: 3,
+  type: 'messageQueued',
+  turnId,
+  correlationId: `c-${turnId}`,
+  content,
+});
 const discarded = (turnId: string, reason: string): DomainEvent => ({
-  v: 3, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message: `message discarded before its turn started (${reason})`, details: { reason }, cancelled: true,
+  v: 3,
+  type: 'turnFailed',
+  turnId,
+  code: 'AGENT_ERROR',
+  message: `message discarded before its turn started (${reason})`,
+  details: { reason },
+  cancelled: true,
 });
 
 describe('history projection of queued messages', () => {
   it('leaves a queued message out until its turn starts', () => {
-    given(userMsg('first')).when(queuedMsg('second', 't2')).then([u('first')]);
+    given(userMsg('first'))
+      .when(queuedMsg('second', 't2'))
+      .then([u('first')]);
   });
 
   it('has a queued message from its userMessage on, once (queued then started)', () => {
-    given(userMsg('first'), queuedMsg('second', 't2'), replied('one')).when(userMsg('second', 't2'), replied('two', 't2')).then([u('first'), a('one'), u('second'), a('two')]);
+    given(userMsg('first'), queuedMsg('second', 't2'), replied('one'))
+      .when(userMsg('second', 't2'), replied('two', 't2'))
+      .then([u('first'), a('one'), u('second'), a('two')]);
   });
 
   it('keeps a queued message that a reset discarded out', () => {
-    given(userMsg('first'), queuedMsg('second', 't2')).when(discarded('t2', 'reset'), reset, userMsg('third', 't3')).then([u('third')]);
+    given(userMsg('first'), queuedMsg('second', 't2'))
+      .when(discarded('t2', 'reset'), reset, userMsg('third', 't3'))
+      .then([u('third')]);
   });
 
   it('does not let a discarded queued message answer the running turn’s open calls', () => {
@@ -229,13 +310,33 @@ describe('history projection of queued messages', () => {
 });
 
 describe('reasoning', () => {
-  const thought = (text: string, turnId = 't1'): DomainEvent => ({ v: 3, type: 'reasoning', turnId, model: 'm', api: 'messages', text, replay: [{ type: 'thinking', thinking: text, signature: 'sig' }] });
+  const thought = (text: string, turnId = 't1'): DomainEvent => ({
+    v: 3,
+    type: 'reasoning',
+    turnId,
+    model: 'm',
+    api: 'messages',
+    text,
+    replay: [{ type: 'thinking', thinking: text, signature: 'sig' }],
+  });
 
   it('goes with the assistant message it preceded, and with no other', () => {
-    const history = projectHistory([userMsg('hi'), thought('call echo'), asked('t1', call('c1')), toolResult('c1', 'ok'), thought('answer now'), replied('done'), userMsg('again'), replied('plain')]);
+    const history = projectHistory([
+      userMsg('hi'),
+      thought('call echo'),
+      asked('t1', call('c1')),
+      toolResult('c1', 'ok'),
+      thought('answer now'),
+      replied('done'),
+      userMsg('again'),
+      replied('plain'),
+    ]);
     const assistants = history.filter((m) => m.role === 'assistant');
     expect(assistants.map((m) => m.reasoning?.text)).toEqual(['call echo', 'answer now', undefined]);
-    expect(assistants[0]).toMatchObject({ toolCalls: [call('c1')], reasoning: { api: 'messages', replay: [{ type: 'thinking', thinking: 'call echo', signature: 'sig' }] } });
+    expect(assistants[0]).toMatchObject({
+      toolCalls: [call('c1')],
+      reasoning: { api: 'messages', replay: [{ type: 'thinking', thinking: 'call echo', signature: 'sig' }] },
+    });
   });
 
   it('is forgotten by a reset or a new user message before any step took it', () => {

@@ -14,19 +14,50 @@ describe('error encoders', () => {
   it('encode one error three ways from the table', () => {
     expect(toRestReply(err, NOW)).toEqual({
       status: 429,
-      body: { success: false, error: { code: 'RATE_LIMIT_EXCEEDED', message: 'slow down', details: { limit: 5, remaining: 0, resetTime: 99 } }, timestamp: '2030-01-02T03:04:05.678Z' },
+      body: {
+        success: false,
+        error: {
+          code: 'RATE_LIMIT_EXCEEDED',
+          message: 'slow down',
+          details: { limit: 5, remaining: 0, resetTime: 99 },
+        },
+        timestamp: '2030-01-02T03:04:05.678Z',
+      },
     });
-    expect(toWsFrame(err, 's1')).toEqual({ event: 'error', data: { code: 'RATE_LIMIT_EXCEEDED', message: 'slow down', details: { limit: 5, remaining: 0, resetTime: 99 }, sessionId: 's1' } });
+    expect(toWsFrame(err, 's1')).toEqual({
+      event: 'error',
+      data: {
+        code: 'RATE_LIMIT_EXCEEDED',
+        message: 'slow down',
+        details: { limit: 5, remaining: 0, resetTime: 99 },
+        sessionId: 's1',
+      },
+    });
     expect(toWsFrame(err).data).not.toHaveProperty('sessionId');
     expect(toJsonRpc(err)).toEqual({
       status: 429,
-      body: { jsonrpc: '2.0', error: { code: -32000, message: 'slow down', data: { code: 'RATE_LIMIT_EXCEEDED', limit: 5, remaining: 0, resetTime: 99 } }, id: null },
+      body: {
+        jsonrpc: '2.0',
+        error: {
+          code: -32000,
+          message: 'slow down',
+          data: { code: 'RATE_LIMIT_EXCEEDED', limit: 5, remaining: 0, resetTime: 99 },
+        },
+        id: null,
+      },
     });
   });
 
   it('hide anything that is not an AppError behind INTERNAL_ERROR, and send WS-only codes over HTTP as 400', () => {
-    expect(toRestReply(new Error('secret internals'), NOW).body.error).toEqual({ code: 'INTERNAL_ERROR', message: 'Unexpected error', details: {} });
-    expect(toJsonRpc(new Error('secret internals'))).toMatchObject({ status: 500, body: { error: { code: -32603, message: 'Unexpected error' } } });
+    expect(toRestReply(new Error('secret internals'), NOW).body.error).toEqual({
+      code: 'INTERNAL_ERROR',
+      message: 'Unexpected error',
+      details: {},
+    });
+    expect(toJsonRpc(new Error('secret internals'))).toMatchObject({
+      status: 500,
+      body: { error: { code: -32603, message: 'Unexpected error' } },
+    });
     expect(toRestReply(new AppError('INVALID_MESSAGE_TYPE', 'x'), NOW).status).toBe(400);
   });
 });
@@ -70,14 +101,27 @@ describe('admission chain', () => {
       throw new AppError('INVALID_REQUEST', 'no route');
     };
     expect(codeOf(await admission.admit(bad, { route: failing, body: never }))).toBe('FORBIDDEN');
-    expect(await admission.admit(bad, { route })).toMatchObject({ outcome: 'refused', error: { code: 'FORBIDDEN', details: { host: 'evil.example' } } });
-    expect(await admission.admit({ ...bad, host: 'localhost' }, { route })).toMatchObject({ error: { code: 'FORBIDDEN', details: { origin: 'https://evil.example' } } });
-    expect(codeOf(await admission.admit({ ...bad, host: 'localhost', origin: '' }, { route }))).toBe('SERVICE_UNAVAILABLE');
-    expect(codeOf(await setup({ allowed: false }).admission.admit({ ...good, credential: 'wrong' }, { route }))).toBe('RATE_LIMIT_EXCEEDED');
-    expect(codeOf(await setup().admission.admit({ ...good, credential: 'wrong' }, { route: failing }))).toBe('UNAUTHORIZED');
+    expect(await admission.admit(bad, { route })).toMatchObject({
+      outcome: 'refused',
+      error: { code: 'FORBIDDEN', details: { host: 'evil.example' } },
+    });
+    expect(await admission.admit({ ...bad, host: 'localhost' }, { route })).toMatchObject({
+      error: { code: 'FORBIDDEN', details: { origin: 'https://evil.example' } },
+    });
+    expect(codeOf(await admission.admit({ ...bad, host: 'localhost', origin: '' }, { route }))).toBe(
+      'SERVICE_UNAVAILABLE',
+    );
+    expect(codeOf(await setup({ allowed: false }).admission.admit({ ...good, credential: 'wrong' }, { route }))).toBe(
+      'RATE_LIMIT_EXCEEDED',
+    );
+    expect(codeOf(await setup().admission.admit({ ...good, credential: 'wrong' }, { route: failing }))).toBe(
+      'UNAUTHORIZED',
+    );
     // The route refuses before the body is awaited (a body that never ends does not hold the answer).
     expect(codeOf(await setup().admission.admit(good, { route: failing, body: never }))).toBe('INVALID_REQUEST');
-    expect(await setup().admission.admit(good, { route, body: () => Promise.resolve({ ok: false, error: tooLarge(10) }) })).toMatchObject({
+    expect(
+      await setup().admission.admit(good, { route, body: () => Promise.resolve({ ok: false, error: tooLarge(10) }) }),
+    ).toMatchObject({
       outcome: 'refused',
       error: { code: 'INVALID_REQUEST', details: { limit: 10, reason: 'body_too_large' } },
     });
@@ -92,20 +136,37 @@ describe('admission chain', () => {
       admission.admit(good, { route, body: () => Promise.resolve({ ok: true, raw: Buffer.from('{}') }) }),
     ]);
     expect(limiter.calls).toBe(4);
-    for (const v of verdicts) expect(v.headers).toMatchObject({ 'X-RateLimit-Limit': '5', 'X-RateLimit-Remaining': '4', 'X-RateLimit-Reset': '1000060' });
-    expect(verdicts[1]).toMatchObject({ outcome: 'preflight', headers: { 'Access-Control-Allow-Origin': 'https://ok.example', 'Access-Control-Max-Age': '60' } });
+    for (const v of verdicts)
+      expect(v.headers).toMatchObject({
+        'X-RateLimit-Limit': '5',
+        'X-RateLimit-Remaining': '4',
+        'X-RateLimit-Reset': '1000060',
+      });
+    expect(verdicts[1]).toMatchObject({
+      outcome: 'preflight',
+      headers: { 'Access-Control-Allow-Origin': 'https://ok.example', 'Access-Control-Max-Age': '60' },
+    });
     expect(verdicts[3]).toMatchObject({ outcome: 'admitted', route: 'matched', body: Buffer.from('{}') });
   });
 
   it('adds Retry-After from the injected clock on a 429, and 405 with Allow for MethodNotAllowed', async () => {
     const limited = await setup({ allowed: false }).admission.admit(good, { route });
-    expect(limited).toMatchObject({ outcome: 'refused', headers: { 'Retry-After': '60' }, error: { details: { limit: 5, remaining: 0, resetTime: 1_000_060 } } });
+    expect(limited).toMatchObject({
+      outcome: 'refused',
+      headers: { 'Retry-After': '60' },
+      error: { details: { limit: 5, remaining: 0, resetTime: 1_000_060 } },
+    });
     const wrongMethod = await setup().admission.admit(good, {
       route: () => {
         throw new MethodNotAllowed('GET', '/mcp', 'POST');
       },
     });
-    expect(wrongMethod).toMatchObject({ outcome: 'refused', status: 405, headers: { Allow: 'POST' }, error: { code: 'INVALID_REQUEST' } });
+    expect(wrongMethod).toMatchObject({
+      outcome: 'refused',
+      status: 405,
+      headers: { Allow: 'POST' },
+      error: { code: 'INVALID_REQUEST' },
+    });
   });
 });
 
@@ -122,7 +183,8 @@ function fakeResponse(full: () => boolean) {
       return ended;
     },
     send: (status) => void calls.push(`send ${status}`),
-    head: (status, headers) => void calls.push(`head ${status}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)),
+    head: (status, headers) =>
+      void calls.push(`head ${status}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)),
     write: (chunk) => (written.push(Buffer.from(chunk).toString()), !full()),
     drained: () =>
       new Promise<void>((resolve) => {

@@ -31,7 +31,10 @@ describe('router', () => {
   ]);
   it('matches static and parametrised paths, decoding parameters', () => {
     expect(router.lookup('GET', '/api/health').match?.params).toEqual({});
-    expect(router.lookup('POST', '/api/mcp/servers/my%20fs/tools/read_file/execute').match?.params).toEqual({ serverId: 'my fs', toolName: 'read_file' });
+    expect(router.lookup('POST', '/api/mcp/servers/my%20fs/tools/read_file/execute').match?.params).toEqual({
+      serverId: 'my fs',
+      toolName: 'read_file',
+    });
   });
   it('tells a wrong method from an unknown path', () => {
     expect(router.lookup('POST', '/api/health')).toEqual({ match: undefined, pathKnown: true });
@@ -40,19 +43,28 @@ describe('router', () => {
     expect(router.lookup('GET', '/api/mcp/servers//tools')).toMatchObject({ match: undefined });
   });
   it('rejects malformed escapes with INVALID_REQUEST', () => {
-    expect(() => router.lookup('GET', '/api/mcp/servers/%E0%A4%A/tools')).toThrow(expect.objectContaining({ code: 'INVALID_REQUEST' }));
+    expect(() => router.lookup('GET', '/api/mcp/servers/%E0%A4%A/tools')).toThrow(
+      expect.objectContaining({ code: 'INVALID_REQUEST' }),
+    );
   });
 });
 
 describe('parseInput', () => {
   const schema = z.object({ name: z.string(), config: z.object({ type: z.string() }) });
   it('gives MISSING_FIELD with the dotted field name', () => {
-    expect(() => parseInput(schema, {})).toThrow(expect.objectContaining({ code: 'MISSING_FIELD', details: { field: 'name' } }));
-    expect(() => parseInput(schema, { name: 'a', config: {} })).toThrow(expect.objectContaining({ details: { field: 'config.type' } }));
+    expect(() => parseInput(schema, {})).toThrow(
+      expect.objectContaining({ code: 'MISSING_FIELD', details: { field: 'name' } }),
+    );
+    expect(() => parseInput(schema, { name: 'a', config: {} })).toThrow(
+      expect.objectContaining({ details: { field: 'config.type' } }),
+    );
   });
   it('gives INVALID_REQUEST with issues for wrong types', () => {
     expect(() => parseInput(schema, { name: 1, config: { type: 'x' } })).toThrow(
-      expect.objectContaining({ code: 'INVALID_REQUEST', details: { field: 'name', issues: [expect.objectContaining({ path: 'name' })] } }),
+      expect.objectContaining({
+        code: 'INVALID_REQUEST',
+        details: { field: 'name', issues: [expect.objectContaining({ path: 'name' })] },
+      }),
     );
     expect(() => parseInput(schema, 'text')).toThrow(expect.objectContaining({ code: 'INVALID_REQUEST' }));
   });
@@ -60,7 +72,10 @@ describe('parseInput', () => {
 
 describe('validateImage', () => {
   it('accepts a real image payload', () => {
-    expect(validateImage({ base64: 'iVBORw0KGgo=', mimeType: 'image/PNG' })).toEqual({ base64: 'iVBORw0KGgo=', mimeType: 'image/png' });
+    expect(validateImage({ base64: 'iVBORw0KGgo=', mimeType: 'image/PNG' })).toEqual({
+      base64: 'iVBORw0KGgo=',
+      mimeType: 'image/png',
+    });
   });
   it('refuses bad base64, non-image types and oversize images', () => {
     expect(() => validateImage({ base64: 'not base64!!', mimeType: 'image/png' })).toThrow(/not valid base64/);
@@ -91,7 +106,12 @@ describe('limits', () => {
 });
 
 describe('cors', () => {
-  const cors = createCors({ origins: ['https://app.example'], methods: ['GET'], headers: ['Content-Type'], maxAge: 86400 });
+  const cors = createCors({
+    origins: ['https://app.example'],
+    methods: ['GET'],
+    headers: ['Content-Type'],
+    maxAge: 86400,
+  });
   it('allows no-Origin, listed and same-origin requests only', () => {
     expect(cors.isAllowed('', 'localhost:3001')).toBe(true);
     expect(cors.isAllowed('https://app.example', 'localhost:3001')).toBe(true);
@@ -111,13 +131,37 @@ describe('cors', () => {
 
 describe('cli arguments', () => {
   it('has the documented defaults', () => {
-    expect(parseCliArgs([])).toEqual({ command: 'serve', mode: 'web', mcpTransport: 'http', port: undefined, host: undefined, agent: undefined, logLevel: 'info', inspect: false, inspectContent: false, inspectRelay: undefined, workers: 1 });
+    expect(parseCliArgs([])).toEqual({
+      command: 'serve',
+      mode: 'web',
+      mcpTransport: 'http',
+      port: undefined,
+      host: undefined,
+      agent: undefined,
+      logLevel: 'info',
+      inspect: false,
+      inspectContent: false,
+      inspectRelay: undefined,
+      workers: 1,
+    });
   });
   it('reads the commands: help and version first, init with its own flags, demo alone', () => {
     expect(parseCliArgs(['--agent', 'a.yml', '--help'])).toEqual({ command: 'help' });
     expect(parseCliArgs(['-v'])).toEqual({ command: 'version' });
-    expect(parseCliArgs(['init'])).toEqual({ command: 'init', file: 'agent.yml', provider: undefined, model: undefined, force: false });
-    expect(parseCliArgs(['init', 'x.yml', '--provider', 'ollama', '--model', 'm', '--force'])).toEqual({ command: 'init', file: 'x.yml', provider: 'ollama', model: 'm', force: true });
+    expect(parseCliArgs(['init'])).toEqual({
+      command: 'init',
+      file: 'agent.yml',
+      provider: undefined,
+      model: undefined,
+      force: false,
+    });
+    expect(parseCliArgs(['init', 'x.yml', '--provider', 'ollama', '--model', 'm', '--force'])).toEqual({
+      command: 'init',
+      file: 'x.yml',
+      provider: 'ollama',
+      model: 'm',
+      force: true,
+    });
     expect(parseCliArgs(['demo'])).toEqual({ command: 'demo' });
   });
   it('turns the inspector on with --inspect, and with content by --inspect-content alone', () => {
@@ -125,23 +169,65 @@ describe('cli arguments', () => {
     expect(parseCliArgs(['--inspect-content'])).toMatchObject({ inspect: true, inspectContent: true });
   });
   it('parses every flag', () => {
-    expect(parseCliArgs(['--mode', 'mcp', '--web-port', '0', '--host', '127.0.0.2', '--agent', 'a.yml', '--log-level', 'debug', '--workers', '2'])).toMatchObject({
-      mode: 'mcp', port: 0, host: '127.0.0.2', agent: 'a.yml', logLevel: 'debug', workers: 2,
+    expect(
+      parseCliArgs([
+        '--mode',
+        'mcp',
+        '--web-port',
+        '0',
+        '--host',
+        '127.0.0.2',
+        '--agent',
+        'a.yml',
+        '--log-level',
+        'debug',
+        '--workers',
+        '2',
+      ]),
+    ).toMatchObject({
+      mode: 'mcp',
+      port: 0,
+      host: '127.0.0.2',
+      agent: 'a.yml',
+      logLevel: 'debug',
+      workers: 2,
     });
   });
   it('makes --mcp-transport stdio imply mcp mode', () => {
     expect(parseCliArgs(['--mcp-transport', 'stdio'])).toMatchObject({ mode: 'mcp', mcpTransport: 'stdio' });
   });
-  it.each([[['--mcp-transport', 'carrier-pigeon']], [['--bogus']], [['--mode', 'tui']], [['--web-port', 'abc']], [['--web-port', '70000']], [['--log-level', 'loud']], [['stray']], [['--workers', '0']], [['--workers', 'two']], [['--workers', '2', '--mcp-transport', 'stdio']], [['init', '--web-port', '1']], [['init', 'a.yml', 'b.yml']], [['--provider', 'ollama']], [['demo', '--agent', 'a.yml']], [['serve']]])(
-    'refuses %j',
-    (argv) => expect(() => parseCliArgs(argv)).toThrow(UsageError),
-  );
+  it.each([
+    [['--mcp-transport', 'carrier-pigeon']],
+    [['--bogus']],
+    [['--mode', 'tui']],
+    [['--web-port', 'abc']],
+    [['--web-port', '70000']],
+    [['--log-level', 'loud']],
+    [['stray']],
+    [['--workers', '0']],
+    [['--workers', 'two']],
+    [['--workers', '2', '--mcp-transport', 'stdio']],
+    [['init', '--web-port', '1']],
+    [['init', 'a.yml', 'b.yml']],
+    [['--provider', 'ollama']],
+    [['demo', '--agent', 'a.yml']],
+    [['serve']],
+  ])('refuses %j', (argv) => expect(() => parseCliArgs(argv)).toThrow(UsageError));
 });
 
 describe('isLoopbackHost (the one loopback test: binds, Host headers)', () => {
   it.each([
-    ['localhost', true], ['LOCALHOST', true], ['127.0.0.1', true], ['127.9.8.7', true], ['::1', true], ['[::1]', true],
-    ['0.0.0.0', false], ['127.0.0.1.evil.com', false], ['10.0.0.1', false], ['localhost.evil.com', false], ['::', false],
+    ['localhost', true],
+    ['LOCALHOST', true],
+    ['127.0.0.1', true],
+    ['127.9.8.7', true],
+    ['::1', true],
+    ['[::1]', true],
+    ['0.0.0.0', false],
+    ['127.0.0.1.evil.com', false],
+    ['10.0.0.1', false],
+    ['localhost.evil.com', false],
+    ['::', false],
   ])('%s → %s', (host, loopback) => {
     expect(isLoopbackHost(host)).toBe(loopback);
   });
@@ -151,8 +237,18 @@ describe('host check (DNS rebinding)', () => {
   it('accepts only loopback names (and configured hosts) while bound to loopback', () => {
     const hosts = createHostCheck(['agent.internal:8080']);
     hosts.bound('127.0.0.1');
-    for (const ok of ['localhost:3001', '127.0.0.1:3001', '127.0.0.5', '[::1]:3001', 'LOCALHOST', '', 'agent.internal:8080']) expect(hosts.isAllowed(ok), ok).toBe(true);
-    for (const bad of ['evil.example', 'evil.example:3001', '127.0.0.1.evil.example', 'agent.internal:9090']) expect(hosts.isAllowed(bad), bad).toBe(false);
+    for (const ok of [
+      'localhost:3001',
+      '127.0.0.1:3001',
+      '127.0.0.5',
+      '[::1]:3001',
+      'LOCALHOST',
+      '',
+      'agent.internal:8080',
+    ])
+      expect(hosts.isAllowed(ok), ok).toBe(true);
+    for (const bad of ['evil.example', 'evil.example:3001', '127.0.0.1.evil.example', 'agent.internal:9090'])
+      expect(hosts.isAllowed(bad), bad).toBe(false);
   });
   it('accepts any host on a public bind unless allowedHosts narrows it', () => {
     const open = createHostCheck([]);

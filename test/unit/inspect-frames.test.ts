@@ -7,12 +7,24 @@ import { createFrames } from '../../src/inspect/index.ts';
 import { PATIENT } from '../support/wait.ts';
 
 const stringify = configure({ maximumDepth: 10 });
-const machine = setup({ types: { context: {} as { count: number; content: string }, events: {} as { type: 'TOGGLE'; content: string } | { type: 'chunk'; content: string } } }).createMachine({
+const machine = setup({
+  types: {
+    context: {} as { count: number; content: string },
+    events: {} as { type: 'TOGGLE'; content: string } | { type: 'chunk'; content: string },
+  },
+}).createMachine({
   id: 'toggle',
   context: { count: 0, content: 'hello' },
   initial: 'off',
   states: {
-    off: { on: { TOGGLE: { target: 'on', actions: assign({ count: ({ context }) => context.count + 1, content: ({ event }) => event.content }) } } },
+    off: {
+      on: {
+        TOGGLE: {
+          target: 'on',
+          actions: assign({ count: ({ context }) => context.count + 1, content: ({ event }) => event.content }),
+        },
+      },
+    },
     on: { on: { TOGGLE: 'off', chunk: {} } },
   },
 });
@@ -21,7 +33,11 @@ const withoutTime = (frames: unknown[]) => frames.map((f) => ({ ...(f as object)
 describe('inspection frames', () => {
   it('equal the @statelyai/inspect converter output (content on)', async () => {
     const theirs: unknown[] = [];
-    const inspector = createInspector({ start() {}, stop() {}, send: (e: unknown) => theirs.push(JSON.parse(stringify(e) ?? 'null')) });
+    const inspector = createInspector({
+      start() {},
+      stop() {},
+      send: (e: unknown) => theirs.push(JSON.parse(stringify(e) ?? 'null')),
+    });
     const ours: unknown[] = [];
     const frames = createFrames({ content: true, redact: (x) => x });
     let converting = 0;
@@ -48,7 +64,10 @@ describe('inspection frames', () => {
 
   it('hide content and chunk events unless content is opted in, and redact secrets', () => {
     const ours: { type: string; event?: { type: string } }[] = [];
-    const frames = createFrames({ content: false, redact: (x) => JSON.parse(JSON.stringify(x).replaceAll('sk-live-123', '[REDACTED]')) as typeof x });
+    const frames = createFrames({
+      content: false,
+      redact: (x) => JSON.parse(JSON.stringify(x).replaceAll('sk-live-123', '[REDACTED]')) as typeof x,
+    });
     const events: InspectionEvent[] = [];
     const actor = createActor(machine, { inspect: (ev) => void events.push(ev) });
     actor.start();
@@ -64,7 +83,10 @@ describe('inspection frames', () => {
     expect(text).toContain('[content]');
     expect(ours.some((f) => f.event?.type === 'chunk')).toBe(false);
     expect(ours.some((f) => f.type === '@xstate.snapshot' && f.event?.type === 'TOGGLE')).toBe(true);
-    const secret = createFrames({ content: true, redact: (x) => JSON.parse(JSON.stringify(x).replaceAll('sk-live-123', '[REDACTED]')) as typeof x });
+    const secret = createFrames({
+      content: true,
+      redact: (x) => JSON.parse(JSON.stringify(x).replaceAll('sk-live-123', '[REDACTED]')) as typeof x,
+    });
     expect(JSON.stringify(secret.snapshotFrame(actor))).toContain('[REDACTED]');
     expect(JSON.stringify(secret.snapshotFrame(actor))).not.toContain('sk-live-123');
   });

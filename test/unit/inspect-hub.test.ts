@@ -4,7 +4,11 @@ import { describe, expect, it, vi } from 'vitest';
 import { createInspectHub } from '../../src/inspect/index.ts';
 import { PATIENT } from '../support/wait.ts';
 
-const machine = setup({}).createMachine({ id: 'light', initial: 'green', states: { green: { on: { NEXT: 'yellow' } }, yellow: { on: { NEXT: 'red' } }, red: {} } });
+const machine = setup({}).createMachine({
+  id: 'light',
+  initial: 'green',
+  states: { green: { on: { NEXT: 'yellow' } }, yellow: { on: { NEXT: 'red' } }, red: {} },
+});
 type Frame = { type: string; name?: string; sessionId?: string; snapshot?: { value?: string } };
 
 function viewer(accept = () => true) {
@@ -54,7 +58,10 @@ describe('inspection hub', () => {
     a.send({ type: 'NEXT' });
     b.send({ type: 'NEXT' });
     // b's event and snapshot arrive with a's (queued first, converted in the same pass), or a's are not sent.
-    await vi.waitFor(() => expect(v.frames.slice(2).map((f) => f.type)).toEqual(['@xstate.event', '@xstate.snapshot']), PATIENT);
+    await vi.waitFor(
+      () => expect(v.frames.slice(2).map((f) => f.type)).toEqual(['@xstate.event', '@xstate.snapshot']),
+      PATIENT,
+    );
     expect(new Set(v.frames.map((f) => f.sessionId))).toEqual(new Set([b.sessionId]));
     expect(v.frames.length).toBe(4);
   });
@@ -75,7 +82,12 @@ describe('inspection hub', () => {
     handle.drained();
     const resync = afterJoin + 1;
     expect(v.frames[resync]?.type).toBe('resync');
-    expect(v.frames.slice(resync + 1).map((f) => f.type)).toEqual(['@xstate.actor', '@xstate.snapshot', '@xstate.actor', '@xstate.snapshot']);
+    expect(v.frames.slice(resync + 1).map((f) => f.type)).toEqual([
+      '@xstate.actor',
+      '@xstate.snapshot',
+      '@xstate.actor',
+      '@xstate.snapshot',
+    ]);
     expect(v.frames[resync + 2]?.snapshot?.value).toBe('red');
   });
 

@@ -13,7 +13,8 @@ describe('textTooDeep', () => {
       objects(d),
       `{"list":[${arrays(Math.max(d - 2, 1))},{"x":"]]]"}],"s":"{{{"}`,
     ]);
-    for (const text of docs) expect({ text, deep: textTooDeep(text) }).toEqual({ text, deep: tooDeep(JSON.parse(text)) });
+    for (const text of docs)
+      expect({ text, deep: textTooDeep(text) }).toEqual({ text, deep: tooDeep(JSON.parse(text)) });
   });
 
   it('ignores brackets inside strings, escaped quotes included', () => {
@@ -29,6 +30,8 @@ describe('textTooDeep', () => {
   });
 
   it('leaves malformed JSON to the parser', () => {
-    expect(() => parseJsonBody(Buffer.from('{"a":'), 'application/json')).toThrow(expect.objectContaining({ code: 'INVALID_REQUEST', message: 'Malformed JSON in request body' }));
+    expect(() => parseJsonBody(Buffer.from('{"a":'), 'application/json')).toThrow(
+      expect.objectContaining({ code: 'INVALID_REQUEST', message: 'Malformed JSON in request body' }),
+    );
   });
 });

@@ -51,9 +51,17 @@ describe('jsonl store: files', () => {
     const dir = await tempDir();
     const first = openStore(dir);
     const ts = '2024-05-01T00:00:00.000Z';
-    const created = await first.store.create('made', [{ seq: 1, ts, event: user('a') }, { seq: 2, ts, event: user('b') }]);
+    const created = await first.store.create('made', [
+      { seq: 1, ts, event: user('a') },
+      { seq: 2, ts, event: user('b') },
+    ]);
     expect(readdirSync(dir)).toEqual(['made.jsonl']); // nothing left beside it
-    expect((await readFile(join(dir, 'made.jsonl'), 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual(created);
+    expect(
+      (await readFile(join(dir, 'made.jsonl'), 'utf8'))
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+    ).toEqual(created);
     await writeFile(join(dir, '.agentd-new-999-1'), '{"seq":1}\n'); // what a crash mid-create leaves
     expect((await first.store.list()).map((s) => s.id)).toEqual(['made']);
     const second = openStore(dir);
@@ -70,7 +78,9 @@ describe('jsonl store: files', () => {
     await first.store.close();
     const second = openStore(dir);
     expect((await second.store.append('long', [user('next')]))[0]?.seq).toBe(301);
-    expect((await second.store.read('long', 290)).map((e) => e.seq)).toEqual(Array.from({ length: 11 }, (_, i) => 291 + i));
+    expect((await second.store.read('long', 290)).map((e) => e.seq)).toEqual(
+      Array.from({ length: 11 }, (_, i) => 291 + i),
+    );
     expect(await second.store.read('long')).toHaveLength(301);
     expect((await second.store.latest('long', ['userMessage']))?.seq).toBe(301);
   });
@@ -81,7 +91,12 @@ describe('jsonl store: files', () => {
     const stored = await store.append('s1', [user('a'), user('b')]);
     const text = await readFile(join(dir, 's1.jsonl'), 'utf8');
     expect(text.endsWith('\n')).toBe(true);
-    expect(text.trimEnd().split('\n').map((l) => JSON.parse(l) as unknown)).toEqual(stored);
+    expect(
+      text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+    ).toEqual(stored);
   });
 
   it('continues after a restart: list, read and seq see everything', async () => {
@@ -125,7 +140,9 @@ describe('jsonl store: files', () => {
 
     const { store, warnings } = openStore(dir);
     expect(contents(await store.read('t'))).toEqual(['1', '2']);
-    expect(warnings()).toEqual([expect.objectContaining({ file: path, msg: expect.stringMatching(/torn/) as unknown })]);
+    expect(warnings()).toEqual([
+      expect.objectContaining({ file: path, msg: expect.stringMatching(/torn/) as unknown }),
+    ]);
     expect((await store.append('t', [user('3')]))[0]?.seq).toBe(3);
     const text = await lines(path);
     expect(text.at(-1)).toBe('');
@@ -162,8 +179,18 @@ describe('jsonl store: files', () => {
   it('skips a well-formed line whose event fails the schema, with the same warning', async () => {
     const dir = await tempDir();
     await openStore(dir).store.append('v', [user('1')]);
-    const bogus = { seq: 2, ts: '2025-01-02T03:04:05.678Z', sessionId: 'v', event: { v: 3, type: 'userMessage', turnId: 't', content: 42 } };
-    const unknownType = { seq: 3, ts: '2025-01-02T03:04:05.678Z', sessionId: 'v', event: { v: 3, type: 'somethingElse' } };
+    const bogus = {
+      seq: 2,
+      ts: '2025-01-02T03:04:05.678Z',
+      sessionId: 'v',
+      event: { v: 3, type: 'userMessage', turnId: 't', content: 42 },
+    };
+    const unknownType = {
+      seq: 3,
+      ts: '2025-01-02T03:04:05.678Z',
+      sessionId: 'v',
+      event: { v: 3, type: 'somethingElse' },
+    };
     await appendFile(join(dir, 'v.jsonl'), `${JSON.stringify(bogus)}\n${JSON.stringify(unknownType)}\n`);
     const { store, warnings } = openStore(dir);
     expect(contents(await store.read('v'))).toEqual(['1']);
@@ -172,11 +199,28 @@ describe('jsonl store: files', () => {
 
   it('reads version-1 lines (no `v`) as the current version', async () => {
     const dir = await tempDir();
-    const at = (seq: number, event: object) => JSON.stringify({ seq, ts: '2025-01-02T03:04:05.678Z', sessionId: 'old', event });
+    const at = (seq: number, event: object) =>
+      JSON.stringify({ seq, ts: '2025-01-02T03:04:05.678Z', sessionId: 'old', event });
     const old = [
       at(1, { type: 'userMessage', turnId: 't', content: 'hi' }),
-      at(2, { type: 'assistantMessage', turnId: 't', content: '', final: false, model: 'm', toolCalls: [{ id: 'c', name: 'echo', arguments: '{}' }] }),
-      at(3, { type: 'toolResult', turnId: 't', callId: 'c', toolName: 'echo', serverId: 's', success: true, result: 'ok', durationMs: 1 }),
+      at(2, {
+        type: 'assistantMessage',
+        turnId: 't',
+        content: '',
+        final: false,
+        model: 'm',
+        toolCalls: [{ id: 'c', name: 'echo', arguments: '{}' }],
+      }),
+      at(3, {
+        type: 'toolResult',
+        turnId: 't',
+        callId: 'c',
+        toolName: 'echo',
+        serverId: 's',
+        success: true,
+        result: 'ok',
+        durationMs: 1,
+      }),
       at(4, { type: 'assistantMessage', turnId: 't', content: 'done', final: true, model: 'm' }),
       at(5, { type: 'turnFailed', turnId: 'u', code: 'AGENT_ERROR', message: 'turn cancelled', cancelled: true }),
     ];
@@ -184,10 +228,36 @@ describe('jsonl store: files', () => {
     const events = (await openStore(dir).store.read('old')).map((e) => e.event);
     expect(events).toEqual([
       { v: 3, type: 'userMessage', turnId: 't', content: 'hi' },
-      { v: 3, type: 'assistantStep', turnId: 't', text: '', model: 'm', toolCalls: [{ id: 'c', name: 'echo', arguments: '{}' }] },
-      { v: 3, type: 'toolResult', turnId: 't', callId: 'c', toolName: 'echo', serverId: 's', success: true, result: 'ok', text: 'ok', durationMs: 1 },
+      {
+        v: 3,
+        type: 'assistantStep',
+        turnId: 't',
+        text: '',
+        model: 'm',
+        toolCalls: [{ id: 'c', name: 'echo', arguments: '{}' }],
+      },
+      {
+        v: 3,
+        type: 'toolResult',
+        turnId: 't',
+        callId: 'c',
+        toolName: 'echo',
+        serverId: 's',
+        success: true,
+        result: 'ok',
+        text: 'ok',
+        durationMs: 1,
+      },
       { v: 3, type: 'response', turnId: 't', content: 'done', text: 'done', model: 'm' },
-      { v: 3, type: 'turnFailed', turnId: 'u', code: 'AGENT_ERROR', message: 'turn cancelled', details: { reason: 'cancelled' }, cancelled: true },
+      {
+        v: 3,
+        type: 'turnFailed',
+        turnId: 'u',
+        code: 'AGENT_ERROR',
+        message: 'turn cancelled',
+        details: { reason: 'cancelled' },
+        cancelled: true,
+      },
     ]);
   });
 
@@ -250,7 +320,20 @@ describe('jsonl store: files', () => {
 
   it('maps hostile and unicode ids to flat, safe file names that round-trip through list()', async () => {
     const dir = await tempDir();
-    const ids = ['../../etc/passwd', 'a/b', '.', '..', '.hidden', '\u0000alice\u0000y', 'CON', 'Con', 'con', 'ü/日本/🎉', 'x'.repeat(128), '日'.repeat(128)];
+    const ids = [
+      '../../etc/passwd',
+      'a/b',
+      '.',
+      '..',
+      '.hidden',
+      '\u0000alice\u0000y',
+      'CON',
+      'Con',
+      'con',
+      'ü/日本/🎉',
+      'x'.repeat(128),
+      '日'.repeat(128),
+    ];
     const first = openStore(dir);
     for (const id of ids) await first.store.append(id, [user(id)]);
     await first.store.close();
@@ -276,7 +359,9 @@ describe('jsonl store: files', () => {
     expect((await reopened.store.list({ limit: 2 })).map((s) => s.id)).toEqual([long, 'a']);
     expect((await reopened.store.list({ after: 'a', limit: 2 })).map((s) => s.id)).toEqual(['c', 'd']);
     expect((await reopened.store.list({ after: 'd', below: 'w' })).map((s) => s.id)).toEqual(['e']);
-    expect((await reopened.store.list({ from: '\u0000' + 'z'.repeat(100), below: '\u0001' })).map((s) => s.id)).toEqual([long]);
+    expect((await reopened.store.list({ from: '\u0000' + 'z'.repeat(100), below: '\u0001' })).map((s) => s.id)).toEqual(
+      [long],
+    );
     await expect(reopened.store.list()).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
   });
 
@@ -300,7 +385,9 @@ describe('jsonl store: files', () => {
     const garbled = openStore(dir);
     const replaced = await garbled.store.storeId();
     expect(replaced).not.toBe(id);
-    expect(garbled.warnings().map((w) => w.msg)).toEqual(['event store: the store id file holds no id; a new one replaces it']);
+    expect(garbled.warnings().map((w) => w.msg)).toEqual([
+      'event store: the store id file holds no id; a new one replaces it',
+    ]);
     expect(await openStore(dir).store.storeId()).toBe(replaced);
   });
 
@@ -339,7 +426,10 @@ describe('jsonl store: files', () => {
 
   it('is what createStore builds for { type: "jsonl" }', async () => {
     const dir = await tempDir();
-    const store = createStore({ type: 'jsonl', dir }, { log: pino({ level: 'silent' }), parseEvent: parseSessionEvent });
+    const store = createStore(
+      { type: 'jsonl', dir },
+      { log: pino({ level: 'silent' }), parseEvent: parseSessionEvent },
+    );
     stores.push(store);
     await store.append('s', [user('1')]);
     expect(existsSync(join(dir, 's.jsonl'))).toBe(true);

@@ -25,7 +25,8 @@ function openStore(dir: string, extra: Partial<JsonlStoreOptions<SessionEvent>> 
   return store;
 }
 const seqs = (events: { seq: number }[]) => events.map((e) => e.seq);
-const savedIndex = (dir: string, file: string) => readFile(join(dir, '.agentd-turns', file.replace(/\.jsonl$/, '.turns')), 'utf8');
+const savedIndex = (dir: string, file: string) =>
+  readFile(join(dir, '.agentd-turns', file.replace(/\.jsonl$/, '.turns')), 'utf8');
 
 afterEach(async () => {
   await Promise.all(stores.splice(0).map((s) => s.close()));
@@ -61,9 +62,19 @@ describe('jsonl store: turn index', () => {
     await first.close();
     // Lines an agentd without indexes appended.
     const ts = '2025-01-02T03:04:05.678Z';
-    await appendFile(join(dir, 's.jsonl'), [storedLine(3, ts, 's', JSON.stringify(user('c', 'ta'))), storedLine(4, ts, 's', JSON.stringify(user('d', 'tc')))].join('\n') + '\n');
+    await appendFile(
+      join(dir, 's.jsonl'),
+      [
+        storedLine(3, ts, 's', JSON.stringify(user('c', 'ta'))),
+        storedLine(4, ts, 's', JSON.stringify(user('d', 'tc'))),
+      ].join('\n') + '\n',
+    );
     const second = openStore(dir, { maxCachedEvents: 1 });
-    expect(await second.turns('s')).toEqual([{ turnId: 'ta', firstSeq: 1, lastSeq: 3 }, { turnId: 'tb', firstSeq: 2, lastSeq: 2 }, { turnId: 'tc', firstSeq: 4, lastSeq: 4 }]);
+    expect(await second.turns('s')).toEqual([
+      { turnId: 'ta', firstSeq: 1, lastSeq: 3 },
+      { turnId: 'tb', firstSeq: 2, lastSeq: 2 },
+      { turnId: 'tc', firstSeq: 4, lastSeq: 4 },
+    ]);
     expect(seqs(await second.readTurn('s', 'ta'))).toEqual([1, 3]);
   });
 
@@ -77,7 +88,10 @@ describe('jsonl store: turn index', () => {
     // The session is deleted and made again; the old index is put back beside the new log.
     const second = openStore(dir);
     await second.delete('s');
-    await second.create('s', [{ seq: 1, ts: '2024-05-01T00:00:00.000Z', event: user('x', 'new') }, { seq: 2, ts: '2024-05-01T00:00:01.000Z', event: user('y', 'new') }]);
+    await second.create('s', [
+      { seq: 1, ts: '2024-05-01T00:00:00.000Z', event: user('x', 'new') },
+      { seq: 2, ts: '2024-05-01T00:00:01.000Z', event: user('y', 'new') },
+    ]);
     await second.close();
     await mkdir(join(dir, '.agentd-turns'), { recursive: true });
     await writeFile(join(dir, '.agentd-turns', 's.turns'), saved);
@@ -91,7 +105,9 @@ describe('jsonl store: turn index', () => {
     const store = openStore(dir, { maxIndexedSessions: 2, maxCachedEvents: 1 });
     for (const id of ['a', 'b', 'c', 'd']) await store.append(id, [user(id, `t-${id}`), user(`${id}2`, `t-${id}`)]);
     for (const id of ['a', 'b', 'c', 'd']) expect(seqs(await store.readTurn(id, `t-${id}`))).toEqual([1, 2]);
-    await expect.poll(async () => (await readdir(join(dir, '.agentd-turns')).catch(() => [])).sort()).toEqual(['a.turns', 'b.turns']);
+    await expect
+      .poll(async () => (await readdir(join(dir, '.agentd-turns')).catch(() => [])).sort())
+      .toEqual(['a.turns', 'b.turns']);
     await store.append('a', [user('a3', 't-a')]);
     expect(seqs(await store.readTurn('a', 't-a'))).toEqual([1, 2, 3]);
   });

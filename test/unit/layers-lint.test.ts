@@ -16,7 +16,12 @@ import agentd, { componentOf, findCycle } from '../../tools/eslint/layers.js';
 
 const repoRoot = join(import.meta.dirname, '..', '..');
 
-async function lintAt(root: string, filePath: string, code: string, layers: object = LAYERS): Promise<ESLint.LintResult['messages']> {
+async function lintAt(
+  root: string,
+  filePath: string,
+  code: string,
+  layers: object = LAYERS,
+): Promise<ESLint.LintResult['messages']> {
   const eslint = new ESLint({
     cwd: root,
     overrideConfigFile: true,
@@ -74,45 +79,85 @@ describe('import layers (npm run lint)', () => {
   });
 
   it('allows imports down the layers and within a component', async () => {
-    expect(await lint('src/agent/fixture.ts', "import { toFrame } from './frames.ts';\nimport type { EventStore } from '../store/index.ts';")).toEqual([]);
+    expect(
+      await lint(
+        'src/agent/fixture.ts',
+        "import { toFrame } from './frames.ts';\nimport type { EventStore } from '../store/index.ts';",
+      ),
+    ).toEqual([]);
   });
 
   it('keeps uWebSockets.js and ws (the engines), openai and the MCP transports to their components', async () => {
-    expect(await lint('src/agent/fixture.ts', "import OpenAI from 'openai';")).toEqual([expect.stringMatching(/^agent may not import openai; only llm may/)]);
+    expect(await lint('src/agent/fixture.ts', "import OpenAI from 'openai';")).toEqual([
+      expect.stringMatching(/^agent may not import openai; only llm may/),
+    ]);
     expect(await lint('src/llm/fixture.ts', "import OpenAI from 'openai';")).toEqual([]);
-    expect(await lint('src/agent/fixture.ts', "import { App } from 'uWebSockets.js';")).toEqual([expect.stringMatching(/only httpEngine may/)]);
-    expect(await lint('src/http/fixture.ts', "const uws = await import('uWebSockets.js');")).toEqual([expect.stringMatching(/^http may not import uWebSockets\.js; only httpEngine may/)]);
-    expect(await lint('src/http/fixture.ts', "import { WebSocketServer } from 'ws';")).toEqual([expect.stringMatching(/^http may not import ws; only httpEngine may/)]);
-    expect(await lint('src/http/engine/fixture.ts', "import { App } from 'uWebSockets.js';\nimport { WebSocketServer } from 'ws';")).toEqual([]);
-    expect(await lint('src/http/engine/fixture.ts', "import type { Route } from '../route.ts';")).toEqual([expect.stringMatching(/^httpEngine may not import http/)]);
-    expect(await lint('src/http/fixture.ts', "const m = await import('@modelcontextprotocol/sdk/client/index.js');")).toEqual([expect.stringMatching(/only tools may/)]);
+    expect(await lint('src/agent/fixture.ts', "import { App } from 'uWebSockets.js';")).toEqual([
+      expect.stringMatching(/only httpEngine may/),
+    ]);
+    expect(await lint('src/http/fixture.ts', "const uws = await import('uWebSockets.js');")).toEqual([
+      expect.stringMatching(/^http may not import uWebSockets\.js; only httpEngine may/),
+    ]);
+    expect(await lint('src/http/fixture.ts', "import { WebSocketServer } from 'ws';")).toEqual([
+      expect.stringMatching(/^http may not import ws; only httpEngine may/),
+    ]);
+    expect(
+      await lint(
+        'src/http/engine/fixture.ts',
+        "import { App } from 'uWebSockets.js';\nimport { WebSocketServer } from 'ws';",
+      ),
+    ).toEqual([]);
+    expect(await lint('src/http/engine/fixture.ts', "import type { Route } from '../route.ts';")).toEqual([
+      expect.stringMatching(/^httpEngine may not import http/),
+    ]);
+    expect(
+      await lint('src/http/fixture.ts', "const m = await import('@modelcontextprotocol/sdk/client/index.js');"),
+    ).toEqual([expect.stringMatching(/only tools may/)]);
   });
 
   it('refuses a layer table whose components import each other in a cycle', async () => {
-    const cyclic = { components: { a: { path: 'src/a', uses: ['b'] }, b: { path: 'src/b', uses: ['c'] }, c: { path: 'src/c', uses: ['a'] } } };
+    const cyclic = {
+      components: {
+        a: { path: 'src/a', uses: ['b'] },
+        b: { path: 'src/b', uses: ['c'] },
+        c: { path: 'src/c', uses: ['a'] },
+      },
+    };
     expect(findCycle(cyclic.components)).toEqual(['a', 'b', 'c', 'a']);
     await expect(lint('src/a/fixture.ts', "import '../b/x.ts';", cyclic)).rejects.toThrow(/cycle: a → b → c → a/);
     expect(findCycle(LAYERS.components)).toBeUndefined();
   });
 
   it('refuses a relative import of anything outside the components: tools/, test/, bench/, package.json, an unlisted folder', async () => {
-    const code = "import agentd from '../../tools/eslint/layers.js';\nimport { fake } from '../../test/helpers/fake.ts';\nimport type { Run } from '../../bench/run.ts';";
+    const code =
+      "import agentd from '../../tools/eslint/layers.js';\nimport { fake } from '../../test/helpers/fake.ts';\nimport type { Run } from '../../bench/run.ts';";
     expect(await lint('src/store/fixture.ts', code)).toEqual([
-      expect.stringMatching(/^store may never import tools\/eslint\/layers\.js \(\.\.\/\.\.\/tools\/eslint\/layers\.js\): not a component\. src\/ and machines\/ import only their components/),
+      expect.stringMatching(
+        /^store may never import tools\/eslint\/layers\.js \(\.\.\/\.\.\/tools\/eslint\/layers\.js\): not a component\. src\/ and machines\/ import only their components/,
+      ),
       expect.stringMatching(/^store may never import test\/helpers\/fake\.ts .*: not a component/),
       expect.stringMatching(/^store may never import bench\/run\.ts .*: not a component/),
     ]);
-    expect(await lint('machines/fixture.ts', "const pkg = await import('../package.json', { with: { type: 'json' } });")).toEqual([
-      expect.stringMatching(/^machines may never import package\.json/),
-    ]);
+    expect(
+      await lint('machines/fixture.ts', "const pkg = await import('../package.json', { with: { type: 'json' } });"),
+    ).toEqual([expect.stringMatching(/^machines may never import package\.json/)]);
     expect(await lint('src/agent/fixture.ts', "import { serve } from '../grpc-face/serve.ts';")).toEqual([
-      expect.stringMatching(/^agent may never import src\/grpc-face\/serve\.ts .*Add its folder to tools\/eslint\/layers-config\.js as a component and to the uses of agent/),
+      expect.stringMatching(
+        /^agent may never import src\/grpc-face\/serve\.ts .*Add its folder to tools\/eslint\/layers-config\.js as a component and to the uses of agent/,
+      ),
     ]);
-    expect(await lint('src/agent/fixture.ts', "type Face = import('../../tools/x.ts').Face;")).toEqual([expect.stringMatching(/^agent may never import tools\/x\.ts/)]);
+    expect(await lint('src/agent/fixture.ts', "type Face = import('../../tools/x.ts').Face;")).toEqual([
+      expect.stringMatching(/^agent may never import tools\/x\.ts/),
+    ]);
   });
 
   it('allows JSON and other assets inside a component, and ignores specifiers in comments and strings', async () => {
-    expect(await lint('machines/fixture.ts', "import layouts from './layouts.json' with { type: 'json' };\n// import '../tools/x.ts'\nconst s = \"import('../test/x.ts')\";")).toEqual([]);
+    expect(
+      await lint(
+        'machines/fixture.ts',
+        "import layouts from './layouts.json' with { type: 'json' };\n// import '../tools/x.ts'\nconst s = \"import('../test/x.ts')\";",
+      ),
+    ).toEqual([]);
   });
 
   it('refuses a file of no component and says where to list it', async () => {
@@ -128,11 +173,15 @@ describe('import layers (npm run lint)', () => {
     });
     const messages = await lintFile('src/conversation/a.ts');
     expect(messages.map((m) => m.message)).toEqual([
-      expect.stringMatching(/^import cycle: src\/conversation\/a\.ts → src\/conversation\/b\.ts → src\/conversation\/a\.ts\. Files never import each other/),
+      expect.stringMatching(
+        /^import cycle: src\/conversation\/a\.ts → src\/conversation\/b\.ts → src\/conversation\/a\.ts\. Files never import each other/,
+      ),
     ]);
     expect(messages[0]).toMatchObject({ line: 1, column: 20 });
     expect((await lintFile('src/conversation/b.ts')).map((m) => m.message)).toEqual([
-      expect.stringMatching(/^import cycle: src\/conversation\/b\.ts → src\/conversation\/a\.ts → src\/conversation\/b\.ts\./),
+      expect.stringMatching(
+        /^import cycle: src\/conversation\/b\.ts → src\/conversation\/a\.ts → src\/conversation\/b\.ts\./,
+      ),
     ]);
     // The text being linted (an editor's unsaved buffer) counts for its own file, not the file on disk.
     expect(await lintFile('src/conversation/a.ts', 'export const a = 1;')).toEqual([]);
@@ -143,29 +192,43 @@ describe('import layers (npm run lint)', () => {
       'src/conversation/a.ts': "import type { B } from './b.ts';\nexport type A = B;",
       'src/conversation/b.ts': "import type { C } from './c.ts';\nexport type B = C;",
       'src/conversation/c.ts': "export type C = import('./a.ts').A;",
-      'machines/m.machine.ts': "import type { A } from '../src/conversation/a.ts';\nexport const load = () => import('./n.machine.ts');",
-      'machines/n.machine.ts': "import type { A } from '../src/conversation/a.ts';\nexport { load } from './m.machine.ts';",
+      'machines/m.machine.ts':
+        "import type { A } from '../src/conversation/a.ts';\nexport const load = () => import('./n.machine.ts');",
+      'machines/n.machine.ts':
+        "import type { A } from '../src/conversation/a.ts';\nexport { load } from './m.machine.ts';",
     });
     expect((await lintFile('src/conversation/a.ts')).map((m) => m.message)).toEqual([
-      expect.stringMatching(/^import cycle: src\/conversation\/a\.ts → src\/conversation\/b\.ts → src\/conversation\/c\.ts → src\/conversation\/a\.ts\./),
+      expect.stringMatching(
+        /^import cycle: src\/conversation\/a\.ts → src\/conversation\/b\.ts → src\/conversation\/c\.ts → src\/conversation\/a\.ts\./,
+      ),
     ]);
     expect((await lintFile('src/conversation/c.ts')).map((m) => m.message)).toEqual([
-      expect.stringMatching(/^import cycle: src\/conversation\/c\.ts → src\/conversation\/a\.ts → src\/conversation\/b\.ts → src\/conversation\/c\.ts\./),
+      expect.stringMatching(
+        /^import cycle: src\/conversation\/c\.ts → src\/conversation\/a\.ts → src\/conversation\/b\.ts → src\/conversation\/c\.ts\./,
+      ),
     ]);
     expect((await lintFile('machines/m.machine.ts')).map((m) => m.message)).toEqual([
-      expect.stringMatching(/^import cycle: machines\/m\.machine\.ts → machines\/n\.machine\.ts → machines\/m\.machine\.ts\./),
+      expect.stringMatching(
+        /^import cycle: machines\/m\.machine\.ts → machines\/n\.machine\.ts → machines\/m\.machine\.ts\./,
+      ),
     ]);
   });
 
   it('passes an acyclic chain, a diamond and a file that imports the same file twice', async () => {
     const { lintFile } = fixtureRoot({
-      'src/conversation/a.ts': "import type { B } from './b.ts';\nimport { c } from './c.ts';\nexport type { C } from './c.ts';\nexport const a = (b: B) => b + c;",
+      'src/conversation/a.ts':
+        "import type { B } from './b.ts';\nimport { c } from './c.ts';\nexport type { C } from './c.ts';\nexport const a = (b: B) => b + c;",
       'src/conversation/b.ts': "import { c } from './c.ts';\nexport type B = typeof c;",
       'src/conversation/c.ts': "import { MAX_JSON_DEPTH } from '../json-depth.ts';\nexport const c = MAX_JSON_DEPTH;",
       'src/json-depth.ts': 'export const MAX_JSON_DEPTH = 64;',
       'machines/m.machine.ts': "import { a } from '../src/conversation/a.ts';\nexport const m = a;",
     });
-    for (const file of ['src/conversation/a.ts', 'src/conversation/b.ts', 'src/conversation/c.ts', 'machines/m.machine.ts']) {
+    for (const file of [
+      'src/conversation/a.ts',
+      'src/conversation/b.ts',
+      'src/conversation/c.ts',
+      'machines/m.machine.ts',
+    ]) {
       expect(await lintFile(file)).toEqual([]);
     }
   });
@@ -174,7 +237,9 @@ describe('import layers (npm run lint)', () => {
     const files = sourceFiles();
     expect(files.length).toBeGreaterThan(50);
     expect(findFileCycles(files).map((cycle) => cycle.map((f) => relative(repoRoot, f)).join(' → '))).toEqual([]);
-    const unlisted = files.map((f) => relative(repoRoot, f).split('\\').join('/')).filter((f) => componentOf(f, LAYERS.components) === undefined);
+    const unlisted = files
+      .map((f) => relative(repoRoot, f).split('\\').join('/'))
+      .filter((f) => componentOf(f, LAYERS.components) === undefined);
     expect(unlisted).toEqual([]);
   });
 

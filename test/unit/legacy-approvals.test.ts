@@ -5,7 +5,12 @@ import { LOCAL_SESSIONS } from '../../src/auth/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createLegacyApprovals } from '../../src/mcp-face/legacy-approvals.ts';
 
-const initialize = (capabilities: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'c', version: '1' } } });
+const initialize = (capabilities: Record<string, unknown>) => ({
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'c', version: '1' } },
+});
 
 describe('approvals of 2025-era HTTP clients: who is asked', () => {
   const approved: unknown[] = [];
@@ -14,7 +19,13 @@ describe('approvals of 2025-era HTTP clients: who is asked', () => {
   const legacy = createLegacyApprovals({ bus, log: createLogger('silent'), key: () => Promise.resolve(key) });
 
   it('given an initialize, a session id is given only to a client that declared form elicitation', async () => {
-    for (const [elicitation, elicits] of [[{}, true], [{ form: {} }, true], [{ form: {}, url: {} }, true], [{ url: {} }, false], [undefined, false]] as const) {
+    for (const [elicitation, elicits] of [
+      [{}, true],
+      [{ form: {} }, true],
+      [{ form: {}, url: {} }, true],
+      [{ url: {} }, false],
+      [undefined, false],
+    ] as const) {
       const sessionId = await legacy.sessionIdFor(initialize(elicitation === undefined ? {} : { elicitation }));
       expect(sessionId !== undefined, JSON.stringify(elicitation)).toBe(elicits);
       if (sessionId) expect(await legacy.elicits(sessionId)).toBe(true);
@@ -26,13 +37,23 @@ describe('approvals of 2025-era HTTP clients: who is asked', () => {
 
   it('given a body without answers of ours, answer leaves it to the server; an answer of ours is applied once opened', async () => {
     expect(await legacy.answer({ jsonrpc: '2.0', id: 3, result: {} }, LOCAL_SESSIONS, true)).toBeUndefined();
-    expect(await legacy.answer({ jsonrpc: '2.0', id: 'agentd-approval.x', method: 'ping' }, LOCAL_SESSIONS, true)).toBeUndefined();
+    expect(
+      await legacy.answer({ jsonrpc: '2.0', id: 'agentd-approval.x', method: 'ping' }, LOCAL_SESSIONS, true),
+    ).toBeUndefined();
     const sent: { id?: unknown; method: string; params?: unknown }[] = [];
-    const asked = await legacy.ask((message) => (sent.push(message), Promise.resolve()), { message: 'Allow?', requestedSchema: { type: 'object', properties: {}, required: [] } } as never, { sessionId: sessionKey(undefined, 's1'), callId: 'c1' });
+    const asked = await legacy.ask(
+      (message) => (sent.push(message), Promise.resolve()),
+      { message: 'Allow?', requestedSchema: { type: 'object', properties: {}, required: [] } } as never,
+      { sessionId: sessionKey(undefined, 's1'), callId: 'c1' },
+    );
     const id = String(sent[0]?.id);
     expect(sent[0]).toMatchObject({ method: 'elicitation/create', params: { message: 'Allow?' } });
     await asked.withdraw('answered elsewhere');
-    expect(sent[1]).toEqual({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'answered elsewhere' } });
+    expect(sent[1]).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: id, reason: 'answered elsewhere' },
+    });
     const answer = { jsonrpc: '2.0', id, result: { action: 'accept', content: { decision: 'approve' } } };
     expect(await legacy.answer(answer, LOCAL_SESSIONS, false)).toBe('refused'); // may not approve
     expect(approved).toEqual([]);
@@ -41,8 +62,12 @@ describe('approvals of 2025-era HTTP clients: who is asked', () => {
   });
 
   it('given a key that cannot be read, no client is asked and no request fails', async () => {
-    const down = createLegacyApprovals({ bus, log: createLogger('silent'), key: () => Promise.reject(new Error('redis down')) });
+    const down = createLegacyApprovals({
+      bus,
+      log: createLogger('silent'),
+      key: () => Promise.reject(new Error('redis down')),
+    });
     expect(await down.sessionIdFor(initialize({ elicitation: {} }))).toBeUndefined();
-    expect(await down.elicits(await legacy.sessionIdFor(initialize({ elicitation: {} })) ?? '')).toBe(false);
+    expect(await down.elicits((await legacy.sessionIdFor(initialize({ elicitation: {} }))) ?? '')).toBe(false);
   });
 });

@@ -4,7 +4,11 @@ import { LineReader } from '../../src/tools/mcp/line-reader.ts';
 function reader(max: number) {
   const lines: string[] = [];
   const oversize: [string | number | undefined, number][] = [];
-  const r = new LineReader(max, (l) => lines.push(l), (id, bytes) => oversize.push([id, bytes]));
+  const r = new LineReader(
+    max,
+    (l) => lines.push(l),
+    (id, bytes) => oversize.push([id, bytes]),
+  );
   return { r, lines, oversize };
 }
 

@@ -5,7 +5,11 @@ import { AppError } from '../../src/errors/index.ts';
 import { MAX_RETRY_WAIT_MS, isRetryable, retryDelayMs, scrub, toAgentError } from '../../src/llm/failures.ts';
 import { PROVIDER_PRESETS, resolveProvider } from '../../src/llm/providers.ts';
 
-const llm = (provider: Provider, extra: { apiKey?: string; baseURL?: string } = {}) => ({ provider, model: 'm', ...extra });
+const llm = (provider: Provider, extra: { apiKey?: string; baseURL?: string } = {}) => ({
+  provider,
+  model: 'm',
+  ...extra,
+});
 
 describe('resolveProvider', () => {
   it('has a preset for every provider', () => {
@@ -22,11 +26,18 @@ describe('resolveProvider', () => {
     ['gemini', 'https://generativelanguage.googleapis.com/v1beta/openai/', 'GEMINI_API_KEY'],
     ['anthropic', 'https://api.anthropic.com/v1/', 'ANTHROPIC_API_KEY'],
   ] as const)('%s: preset endpoint, key from %s', (provider, baseURL, keyEnv) => {
-    expect(resolveProvider(llm(provider), { [keyEnv]: 'k-env' })).toEqual({ provider, baseURL, apiKey: 'k-env', keySource: 'env' });
+    expect(resolveProvider(llm(provider), { [keyEnv]: 'k-env' })).toEqual({
+      provider,
+      baseURL,
+      apiKey: 'k-env',
+      keySource: 'env',
+    });
   });
 
   it('prefers llm.apiKey and llm.baseURL over environment and preset', () => {
-    expect(resolveProvider(llm('groq', { apiKey: 'k-cfg', baseURL: 'http://proxy.local/v1' }), { GROQ_API_KEY: 'k-env' })).toEqual({
+    expect(
+      resolveProvider(llm('groq', { apiKey: 'k-cfg', baseURL: 'http://proxy.local/v1' }), { GROQ_API_KEY: 'k-env' }),
+    ).toEqual({
       provider: 'groq',
       baseURL: 'http://proxy.local/v1',
       apiKey: 'k-cfg',
@@ -44,7 +55,10 @@ describe('resolveProvider', () => {
 
   it('requires a baseURL for openai-compatible, and no key', () => {
     expect(() => resolveProvider(llm('openai-compatible'), {})).toThrow(/needs llm.baseURL/);
-    expect(resolveProvider(llm('openai-compatible', { baseURL: 'http://x/v1' }), {})).toMatchObject({ apiKey: 'not-needed', keySource: 'placeholder' });
+    expect(resolveProvider(llm('openai-compatible', { baseURL: 'http://x/v1' }), {})).toMatchObject({
+      apiKey: 'not-needed',
+      keySource: 'placeholder',
+    });
   });
 
   it('names the missing environment variable, treating empty as missing', () => {
@@ -56,7 +70,10 @@ describe('resolveProvider', () => {
       }
     })();
     expect(error).toBeInstanceOf(AppError);
-    expect(error).toMatchObject({ code: 'AGENT_ERROR', details: { provider: 'mistral', reason: 'missing_api_key', env: 'MISTRAL_API_KEY' } });
+    expect(error).toMatchObject({
+      code: 'AGENT_ERROR',
+      details: { provider: 'mistral', reason: 'missing_api_key', env: 'MISTRAL_API_KEY' },
+    });
     expect((error as Error).message).toContain('MISTRAL_API_KEY');
   });
 
@@ -66,19 +83,33 @@ describe('resolveProvider', () => {
 });
 
 const headers = (h: Record<string, string>) => new Headers(h);
-const facts = { provider: 'openai' as const, model: 'm', baseURL: 'http://x/v1', apiKey: 'sk-secret-123456', timeoutMs: 1000 };
+const facts = {
+  provider: 'openai' as const,
+  model: 'm',
+  baseURL: 'http://x/v1',
+  apiKey: 'sk-secret-123456',
+  timeoutMs: 1000,
+};
 
 describe('model failures', () => {
   it('retries 408/409/429/5xx and obeys x-should-retry', () => {
-    for (const status of [408, 409, 429, 500, 503]) expect(isRetryable(APIError.generate(status, {}, undefined, headers({})))).toBe(true);
-    for (const status of [400, 401, 403, 404]) expect(isRetryable(APIError.generate(status, {}, undefined, headers({})))).toBe(false);
+    for (const status of [408, 409, 429, 500, 503])
+      expect(isRetryable(APIError.generate(status, {}, undefined, headers({})))).toBe(true);
+    for (const status of [400, 401, 403, 404])
+      expect(isRetryable(APIError.generate(status, {}, undefined, headers({})))).toBe(false);
     expect(isRetryable(APIError.generate(400, {}, undefined, headers({ 'x-should-retry': 'true' })))).toBe(true);
     expect(isRetryable(APIError.generate(500, {}, undefined, headers({ 'x-should-retry': 'false' })))).toBe(false);
   });
 
   it('waits as Retry-After says (dates read on the injected clock), capped, with bounded backoff otherwise', () => {
     const NOW = Date.UTC(2030, 0, 1);
-    const wait = (h: Record<string, string>, attempt = 0) => retryDelayMs(APIError.generate(429, {}, undefined, headers(h)), attempt, () => 0.999999, () => NOW);
+    const wait = (h: Record<string, string>, attempt = 0) =>
+      retryDelayMs(
+        APIError.generate(429, {}, undefined, headers(h)),
+        attempt,
+        () => 0.999999,
+        () => NOW,
+      );
     expect(wait({ 'retry-after': '2' })).toBe(2000);
     expect(wait({ 'retry-after-ms': '150', 'retry-after': '9' })).toBe(150);
     expect(wait({ 'retry-after': '3600' })).toBe(MAX_RETRY_WAIT_MS);
@@ -90,10 +121,24 @@ describe('model failures', () => {
   });
 
   it('never lets the key or key-like text through', () => {
-    expect(scrub('bad key sk-secret-123456 and sk-proj-abc***xyz', facts.apiKey)).toBe('bad key [REDACTED] and [REDACTED]');
-    const error = toAgentError(APIError.generate(401, { error: { message: `Incorrect API key provided: ${facts.apiKey}` } }, undefined, headers({})), facts);
+    expect(scrub('bad key sk-secret-123456 and sk-proj-abc***xyz', facts.apiKey)).toBe(
+      'bad key [REDACTED] and [REDACTED]',
+    );
+    const error = toAgentError(
+      APIError.generate(
+        401,
+        { error: { message: `Incorrect API key provided: ${facts.apiKey}` } },
+        undefined,
+        headers({}),
+      ),
+      facts,
+    );
     expect(error.message).toBe('model provider rejected the API key (401)');
-    const quota = toAgentError(APIError.generate(429, { error: { message: `quota for ${facts.apiKey}` } }, undefined, headers({})), facts, 2);
+    const quota = toAgentError(
+      APIError.generate(429, { error: { message: `quota for ${facts.apiKey}` } }, undefined, headers({})),
+      facts,
+      2,
+    );
     expect(quota.message).toBe('model provider rate limit exceeded (429) after 2 retries: quota for [REDACTED]');
     expect(quota.details).toEqual({ provider: 'openai', model: 'm', reason: 'rate_limited', status: 429 });
   });

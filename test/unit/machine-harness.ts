@@ -12,7 +12,14 @@ import { createActor, fromPromise, waitFor, type SimulatedClock } from 'xstate';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import { sessionMachine, type SessionEmitted } from '../../machines/session.machine.ts';
 import type { ModelTool, ModelToolOutcome } from '../../src/conversation/tool-shapes.ts';
-import type { CompactInput, CompactRequest, ResumedTurn, ModelStepInput, ModelStepResult, ToolCallInput } from '../../src/conversation/turn-contract.ts';
+import type {
+  CompactInput,
+  CompactRequest,
+  ResumedTurn,
+  ModelStepInput,
+  ModelStepResult,
+  ToolCallInput,
+} from '../../src/conversation/turn-contract.ts';
 import { toolsRunner, turnMachine } from '../../machines/turn.machine.ts';
 import type { ModelStep } from '../../src/llm/types.ts';
 import { PATIENT } from '../support/wait.ts';
@@ -34,9 +41,12 @@ export function deferred<T>(): Deferred<T> {
 
 /** Resolves once `check` holds (the machines run in memory: re-checked every millisecond). */
 export async function waitUntil(check: () => boolean): Promise<void> {
-  await vi.waitFor(() => {
-    if (!check()) throw new Error('condition not reached');
-  }, { ...PATIENT, interval: 1 });
+  await vi.waitFor(
+    () => {
+      if (!check()) throw new Error('condition not reached');
+    },
+    { ...PATIENT, interval: 1 },
+  );
 }
 
 export const tools: ModelTool[] = [
@@ -49,7 +59,14 @@ export const askTools = (text: string, ...calls: [id: string, name: string, args
   toolCalls: calls.map(([id, name, args]) => ({ id, name, arguments: args })),
   finishReason: 'tool_calls',
 });
-export const ok = (text: string): ModelToolOutcome => ({ success: true, text, result: { content: [{ type: 'text', text }] }, serverId: 'srv', toolName: 'echo', durationMs: 3 });
+export const ok = (text: string): ModelToolOutcome => ({
+  success: true,
+  text,
+  result: { content: [{ type: 'text', text }] },
+  serverId: 'srv',
+  toolName: 'echo',
+  durationMs: 3,
+});
 
 export type ModelFake = (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStep | CompactRequest>;
 export type ToolFake = (input: ToolCallInput, signal: AbortSignal) => Promise<ModelToolOutcome>;
@@ -131,12 +148,20 @@ export function harness(opts: HarnessOptions) {
   };
   const machine = sessionMachine.provide({
     actors: {
-      turn: turnMachine.provide({ actors: { modelStep, compact, runTools: toolsRunner(() => callTool) }, ...(opts.turnActions && { actions: opts.turnActions }) }),
+      turn: turnMachine.provide({
+        actors: { modelStep, compact, runTools: toolsRunner(() => callTool) },
+        ...(opts.turnActions && { actions: opts.turnActions }),
+      }),
       settle: fromPromise(() => (opts.settle ?? (() => Promise.resolve()))()),
       compact,
     },
   });
-  const input = { sessionId: 's1', maxIterations: opts.maxIterations ?? 20, model: 'm', approvalTimeoutMs: opts.approvalTimeoutMs ?? 60_000 };
+  const input = {
+    sessionId: 's1',
+    maxIterations: opts.maxIterations ?? 20,
+    model: 'm',
+    approvalTimeoutMs: opts.approvalTimeoutMs ?? 60_000,
+  };
   const actor = createActor(machine, { input, ...(opts.clock && { clock: opts.clock }) });
   actor.on('*', (e) => emitted.push(e));
   actor.start();
@@ -151,8 +176,20 @@ export function harness(opts: HarnessOptions) {
   const trace = (turnId?: string) =>
     emitted
       .filter((e) => turnId === undefined || e.key.turnId === turnId)
-      .map((e) => (e.type === 'fact' ? `fact:${e.event.type}` : e.type === 'chunk' ? `chunk:${e.content}` : e.type === 'dropped' ? `dropped:${e.key.turnId}` : e.type));
+      .map((e) =>
+        e.type === 'fact'
+          ? `fact:${e.event.type}`
+          : e.type === 'chunk'
+            ? `chunk:${e.content}`
+            : e.type === 'dropped'
+              ? `dropped:${e.key.turnId}`
+              : e.type,
+      );
   const facts = <T extends SessionEvent['type']>(type: T, turnId?: string) =>
-    emitted.flatMap((e) => (e.type === 'fact' && e.event.type === type && (turnId === undefined || e.key.turnId === turnId) ? [e.event as Extract<SessionEvent, { type: T }>] : []));
+    emitted.flatMap((e) =>
+      e.type === 'fact' && e.event.type === type && (turnId === undefined || e.key.turnId === turnId)
+        ? [e.event as Extract<SessionEvent, { type: T }>]
+        : [],
+    );
   return { actor, emitted, modelInputs, modelSignals, toolSignals, compactInputs, send, idle, trace, facts };
 }

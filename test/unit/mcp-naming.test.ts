@@ -12,58 +12,114 @@ function expectValidAndUnique(names: string[]) {
 
 describe('assignModelNames', () => {
   it('keeps unique valid names as they are', () => {
-    expect(assignModelNames(refs([['a', 'read'], ['b', 'write'], ['b', 'list-all_2']]))).toEqual(['read', 'write', 'list-all_2']);
+    expect(
+      assignModelNames(
+        refs([
+          ['a', 'read'],
+          ['b', 'write'],
+          ['b', 'list-all_2'],
+        ]),
+      ),
+    ).toEqual(['read', 'write', 'list-all_2']);
   });
 
   it('qualifies every tool of a shared name as server--tool', () => {
-    const names = assignModelNames(refs([['everything', 'echo'], ['fixture', 'echo'], ['fixture', 'other']]));
+    const names = assignModelNames(
+      refs([
+        ['everything', 'echo'],
+        ['fixture', 'echo'],
+        ['fixture', 'other'],
+      ]),
+    );
     expect(names).toEqual(['everything--echo', 'fixture--echo', 'other']);
   });
 
   it('sanitizes invalid characters in tool and server names', () => {
-    const names = assignModelNames(refs([['my.server', 'get file'], ['x', 'ü'], ['a.b', 'run'], ['c', 'run']]));
+    const names = assignModelNames(
+      refs([
+        ['my.server', 'get file'],
+        ['x', 'ü'],
+        ['a.b', 'run'],
+        ['c', 'run'],
+      ]),
+    );
     expect(names.slice(0, 2)).toEqual(['get_file', '_']);
     expect(names.slice(2)).toEqual(['a_b--run', 'c--run']);
     expectValidAndUnique(names);
   });
 
   it('keeps names distinct when sanitizing makes them equal', () => {
-    const names = assignModelNames(refs([['s', 'a.b'], ['s', 'a_b'], ['s', 'a b']]));
+    const names = assignModelNames(
+      refs([
+        ['s', 'a.b'],
+        ['s', 'a_b'],
+        ['s', 'a b'],
+      ]),
+    );
     expectValidAndUnique(names);
     expect(names).toContain('a_b');
   });
 
   it('treats names that sanitize alike across servers as a collision', () => {
-    const names = assignModelNames(refs([['one', 'a.b'], ['two', 'a_b']]));
+    const names = assignModelNames(
+      refs([
+        ['one', 'a.b'],
+        ['two', 'a_b'],
+      ]),
+    );
     expect(names).toEqual(['one--a_b', 'two--a_b']);
   });
 
   it('truncates long names to 64 characters with a hash that keeps them apart', () => {
     const long = 'x'.repeat(80);
-    const names = assignModelNames(refs([['s', `${long}1`], ['s', `${long}2`], ['server-with-a-long-name', 'echo'], ['t', 'echo']]));
+    const names = assignModelNames(
+      refs([
+        ['s', `${long}1`],
+        ['s', `${long}2`],
+        ['server-with-a-long-name', 'echo'],
+        ['t', 'echo'],
+      ]),
+    );
     expectValidAndUnique(names);
     expect(names[0]).toHaveLength(64);
     expect(names[0]!.startsWith('x'.repeat(55))).toBe(true);
     expect(names[1]).not.toBe(names[0]);
     expect(names.slice(2)).toEqual(['server-with-a-long-name--echo', 't--echo']);
-    const longServer = assignModelNames(refs([['s'.repeat(64), 'echo'], ['t'.repeat(64), 'echo']]));
+    const longServer = assignModelNames(
+      refs([
+        ['s'.repeat(64), 'echo'],
+        ['t'.repeat(64), 'echo'],
+      ]),
+    );
     expectValidAndUnique(longServer);
   });
 
   it('stays unique when a qualified name meets a plain one', () => {
     // "a--b" offered by server z as a plain tool and by the qualification of a/b
-    const names = assignModelNames(refs([['a', 'b'], ['c', 'b'], ['z', 'a--b']]));
+    const names = assignModelNames(
+      refs([
+        ['a', 'b'],
+        ['c', 'b'],
+        ['z', 'a--b'],
+      ]),
+    );
     expectValidAndUnique(names);
   });
 
   it('is deterministic', () => {
-    const input = refs([['a', 'x.y'], ['b', 'x_y'], ['c', 'q'.repeat(70)], ['d', 'q'.repeat(70)]]);
+    const input = refs([
+      ['a', 'x.y'],
+      ['b', 'x_y'],
+      ['c', 'q'.repeat(70)],
+      ['d', 'q'.repeat(70)],
+    ]);
     expect(assignModelNames(input)).toEqual(assignModelNames(input));
   });
 
   it('survives many random collisions', () => {
     const pairs: [string, string][] = [];
-    for (let i = 0; i < 300; i++) pairs.push([`srv${i % 7}.x`, ['echo', 'e.cho', 'e cho', 'ECHO', 'z'.repeat(70 + (i % 3))][i % 5]!]);
+    for (let i = 0; i < 300; i++)
+      pairs.push([`srv${i % 7}.x`, ['echo', 'e.cho', 'e cho', 'ECHO', 'z'.repeat(70 + (i % 3))][i % 5]!]);
     expectValidAndUnique(assignModelNames(refs(pairs)));
   });
 });
@@ -77,7 +133,10 @@ describe('buildCatalogue', () => {
 
   it('leaves out task-only tools and strips $schema from parameters', () => {
     const catalogue = buildCatalogue([
-      { serverId: 'a', tools: [tool('x', { description: 'does x' }), tool('t', { execution: { taskSupport: 'required' } })] },
+      {
+        serverId: 'a',
+        tools: [tool('x', { description: 'does x' }), tool('t', { execution: { taskSupport: 'required' } })],
+      },
     ]);
     expect([...catalogue.keys()]).toEqual(['x']);
     expect(toModelTool(catalogue.get('x')!)).toEqual({

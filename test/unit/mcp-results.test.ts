@@ -81,7 +81,12 @@ describe('args validator', () => {
   });
 
   it('handles 2020-12 schemas and reused $ids', () => {
-    const s2020 = { $schema: 'https://json-schema.org/draft/2020-12/schema', $id: 'urn:x', type: 'object', prefixItems: [] };
+    const s2020 = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      $id: 'urn:x',
+      type: 'object',
+      prefixItems: [],
+    };
     const again = { ...s2020 };
     expect(validate(s2020, {})).toEqual([]);
     expect(validate(again, 1)).toEqual([{ path: '/', message: 'must be object' }]);

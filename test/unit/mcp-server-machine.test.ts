@@ -62,7 +62,10 @@ describe('mcp server machine', () => {
     t.connect.attempts[0]!.resolve();
     await flush();
     expect(value(t.actor)).toBe('connected');
-    expect(t.statuses).toEqual([{ type: 'status', status: 'connecting' }, { type: 'status', status: 'connected' }]);
+    expect(t.statuses).toEqual([
+      { type: 'status', status: 'connecting' },
+      { type: 'status', status: 'connected' },
+    ]);
   });
 
   it('retries a failed connection after the jittered backoff', async () => {
@@ -206,21 +209,33 @@ describe('mcp server machine', () => {
 
   it('an attempt that reached agentd itself halts at once (no retry can change that) with its reason', async () => {
     const t = start();
-    t.connect.attempts[0]!.reject(Object.assign(new Error('"myself" is this agentd\'s own /mcp endpoint'), { name: 'SelfConnection' }));
+    t.connect.attempts[0]!.reject(
+      Object.assign(new Error('"myself" is this agentd\'s own /mcp endpoint'), { name: 'SelfConnection' }),
+    );
     await flush();
     expect(value(t.actor)).toEqual({ error: 'halted' });
-    expect(t.statuses.at(-1)).toEqual({ type: 'status', status: 'error', error: '"myself" is this agentd\'s own /mcp endpoint' });
+    expect(t.statuses.at(-1)).toEqual({
+      type: 'status',
+      status: 'error',
+      error: '"myself" is this agentd\'s own /mcp endpoint',
+    });
     t.clock.increment(600_000);
     expect(t.connect.attempts).toHaveLength(1);
   });
 
   it('an attempt needing an OAuth sign-in halts at once (no retries) with its reason; RESTART (the callback) connects', async () => {
     const t = start();
-    const needsSignIn = Object.assign(new Error('authorization required: an admin signs in'), { name: 'AuthorizationRequired' });
+    const needsSignIn = Object.assign(new Error('authorization required: an admin signs in'), {
+      name: 'AuthorizationRequired',
+    });
     t.connect.attempts[0]!.reject(needsSignIn);
     await flush();
     expect(value(t.actor)).toEqual({ error: 'halted' });
-    expect(t.statuses.at(-1)).toEqual({ type: 'status', status: 'error', error: 'authorization required: an admin signs in' });
+    expect(t.statuses.at(-1)).toEqual({
+      type: 'status',
+      status: 'error',
+      error: 'authorization required: an admin signs in',
+    });
     t.clock.increment(600_000);
     expect(t.connect.attempts).toHaveLength(1);
     t.actor.send({ type: 'RESTART' });

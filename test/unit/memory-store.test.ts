@@ -19,7 +19,10 @@ describe('memory store', () => {
 
   it('is what createStore builds for { type: "memory" }', async () => {
     const clock = manualClock();
-    const store = createStore({ type: 'memory' }, { log: pino({ level: 'silent' }), clock, parseEvent: parseSessionEvent });
+    const store = createStore(
+      { type: 'memory' },
+      { log: pino({ level: 'silent' }), clock, parseEvent: parseSessionEvent },
+    );
     const [e] = await store.append('s', [user('1')]);
     expect(e?.ts).toBe(new Date(clock.now()).toISOString());
     await store.close();

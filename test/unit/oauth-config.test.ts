@@ -6,14 +6,23 @@ import { exportConfigYaml } from '../../src/config/export.ts';
 import { createRedactor } from '../../src/config/redact.ts';
 
 const SECRET = 'client-secret-value-123';
-const PEM = '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIHm8ex6wJ6d0gH8uV1Q0cJ7mY0Y8m1f2lQv3n5m0pQ2k\n-----END PRIVATE KEY-----\n';
+const PEM =
+  '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIHm8ex6wJ6d0gH8uV1Q0cJ7mY0Y8m1f2lQv3n5m0pQ2k\n-----END PRIVATE KEY-----\n';
 const config = (oauth: Record<string, unknown>) =>
-  parseConfig({ llm: { model: 'm' }, storage: { type: 'memory' }, mcpServers: { remote: { type: 'http', baseUrl: 'https://mcp.example.com/mcp', oauth } } });
+  parseConfig({
+    llm: { model: 'm' },
+    storage: { type: 'memory' },
+    mcpServers: { remote: { type: 'http', baseUrl: 'https://mcp.example.com/mcp', oauth } },
+  });
 
 describe('mcpServers.<name>.oauth', () => {
   it('defaults to the authorization-code grant with dynamic registration', () => {
     const remote = config({}).mcpServers.remote;
-    expect(remote?.type === 'http' && remote.oauth).toEqual({ grant: 'authorization_code', per: 'server', maxSignIns: 3 });
+    expect(remote?.type === 'http' && remote.oauth).toEqual({
+      grant: 'authorization_code',
+      per: 'server',
+      maxSignIns: 3,
+    });
   });
 
   it('the client-credentials grant needs clientId and clientSecret', () => {
@@ -25,15 +34,21 @@ describe('mcpServers.<name>.oauth', () => {
 
   it('private_key_jwt: a key (inline or a file) for a clientId, in place of a secret', () => {
     expect(() => config({ grant: 'client_credentials', clientId: 'c', privateKey: PEM })).not.toThrow();
-    expect(() => config({ grant: 'client_credentials', clientId: 'c', privateKeyFile: './key.pem', signingAlgorithm: 'ES256' })).not.toThrow();
-    expect(() => config({ grant: 'client_credentials', clientId: 'c', clientSecret: SECRET, privateKey: PEM })).toThrow(/one of clientSecret, privateKey and privateKeyFile/);
+    expect(() =>
+      config({ grant: 'client_credentials', clientId: 'c', privateKeyFile: './key.pem', signingAlgorithm: 'ES256' }),
+    ).not.toThrow();
+    expect(() => config({ grant: 'client_credentials', clientId: 'c', clientSecret: SECRET, privateKey: PEM })).toThrow(
+      /one of clientSecret, privateKey and privateKeyFile/,
+    );
     expect(() => config({ privateKey: PEM })).toThrow(/privateKey needs the clientId/);
     expect(() => config({ clientId: 'c', privateKey: PEM, signingAlgorithm: 'HS256' })).toThrow();
   });
 
   it('per: principal is for the authorization-code grant (each principal is a person who signs in)', () => {
     expect(() => config({ per: 'principal' })).not.toThrow();
-    expect(() => config({ per: 'principal', grant: 'client_credentials', clientId: 'c', clientSecret: SECRET })).toThrow(/per: principal needs the authorization_code grant/);
+    expect(() =>
+      config({ per: 'principal', grant: 'client_credentials', clientId: 'c', clientSecret: SECRET }),
+    ).toThrow(/per: principal needs the authorization_code grant/);
     expect(() => config({ per: 'everyone' })).toThrow();
   });
 
@@ -43,7 +58,11 @@ describe('mcpServers.<name>.oauth', () => {
   });
 
   it('a private key file is relative to the agent file, and a private key is redacted in texts and in the export', () => {
-    const withFile = resolveRelativePaths(config({ clientId: 'c', privateKeyFile: './keys/agent.pem' }), {}, '/etc/agentd');
+    const withFile = resolveRelativePaths(
+      config({ clientId: 'c', privateKeyFile: './keys/agent.pem' }),
+      {},
+      '/etc/agentd',
+    );
     const remote = withFile.mcpServers.remote;
     expect(remote?.type === 'http' && remote.oauth?.privateKeyFile).toBe('/etc/agentd/keys/agent.pem');
     const c = config({ grant: 'client_credentials', clientId: 'c', privateKey: PEM });

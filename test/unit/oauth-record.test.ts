@@ -14,8 +14,13 @@ describe('OAuth records', () => {
     }
   });
 
-  it('each principal has a record of its own, apart from the server\'s', () => {
-    const keys = [recordKey('notes', 'https://n/mcp'), recordKey('notes', 'https://n/mcp', ''), recordKey('notes', 'https://n/mcp', 'alice'), recordKey('notes', 'https://n/mcp', 'bob')];
+  it("each principal has a record of its own, apart from the server's", () => {
+    const keys = [
+      recordKey('notes', 'https://n/mcp'),
+      recordKey('notes', 'https://n/mcp', ''),
+      recordKey('notes', 'https://n/mcp', 'alice'),
+      recordKey('notes', 'https://n/mcp', 'bob'),
+    ];
     expect(new Set(keys).size).toBe(4);
     for (const key of keys) expect(key).toMatch(/^oauth-[0-9a-f]{40}$/);
   });

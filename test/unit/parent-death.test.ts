@@ -31,17 +31,31 @@ describe('withParentDeathSignal', () => {
       command: SETPRIV,
       args: ['--pdeathsig', 'KILL', '--', 'sh', '-c', 'x'],
     });
-    expect(withParentDeathSignal({ command: 'agentd-no-such-command', args: [] }, path, undefined, SETPRIV)).toEqual({ command: 'agentd-no-such-command', args: [] });
-    expect(withParentDeathSignal({ command: 'sh', args: [] }, path, undefined, undefined)).toEqual({ command: 'sh', args: [] });
+    expect(withParentDeathSignal({ command: 'agentd-no-such-command', args: [] }, path, undefined, SETPRIV)).toEqual({
+      command: 'agentd-no-such-command',
+      args: [],
+    });
+    expect(withParentDeathSignal({ command: 'sh', args: [] }, path, undefined, undefined)).toEqual({
+      command: 'sh',
+      args: [],
+    });
   });
 
-  it.runIf(process.platform === 'linux' && findSetpriv() !== undefined)('runs the server as the spawned pid itself (setpriv execs)', async () => {
-    const run = withParentDeathSignal({ command: 'sh', args: ['-c', 'echo $$'] }, process.env.PATH, undefined, findSetpriv());
-    expect(run.command).toBe(findSetpriv());
-    const child = spawn(run.command, run.args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    await once(child, 'exit');
-    expect(out.trim()).toBe(String(child.pid));
-  });
+  it.runIf(process.platform === 'linux' && findSetpriv() !== undefined)(
+    'runs the server as the spawned pid itself (setpriv execs)',
+    async () => {
+      const run = withParentDeathSignal(
+        { command: 'sh', args: ['-c', 'echo $$'] },
+        process.env.PATH,
+        undefined,
+        findSetpriv(),
+      );
+      expect(run.command).toBe(findSetpriv());
+      const child = spawn(run.command, run.args, { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      await once(child, 'exit');
+      expect(out.trim()).toBe(String(child.pid));
+    },
+  );
 });

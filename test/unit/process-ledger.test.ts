@@ -19,7 +19,13 @@ const proc = (pid: number, over: Partial<ProcSample> = {}): ProcSample => ({
   ...over,
 });
 const ledger = () =>
-  new ProcessLedger({ mark: 'this-run', since: SINCE, root: ROOT_PID, ignore: [90], isRunnerWorker: (p) => p.cmd.includes('vitest/dist/workers') });
+  new ProcessLedger({
+    mark: 'this-run',
+    since: SINCE,
+    root: ROOT_PID,
+    ignore: [90],
+    isRunnerWorker: (p) => p.cmd.includes('vitest/dist/workers'),
+  });
 const pids = (list: ProcSample[]) => list.map((p) => p.pid).sort((a, b) => a - b);
 
 // The run: vitest (100, started by npm 90 in the shell's session 10), one worker (101).

@@ -18,13 +18,37 @@ import { recordBus } from '../support/bus-recorder.ts';
 
 const v = EVENT_VERSION;
 const user = (turnId: string, content = turnId): SessionEvent => ({ v, type: 'userMessage', turnId, content });
-const queued = (turnId: string, content = turnId, hops?: number): SessionEvent => ({ v, type: 'messageQueued', turnId, correlationId: `c-${turnId}`, content, ...(hops !== undefined && { hops }) });
-const replied = (turnId: string): SessionEvent => ({ v, type: 'response', turnId, content: 'ok', text: 'ok', model: 'm' });
-const discarded = (turnId: string, reason: string): SessionEvent => ({ v, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message: 'discarded', details: { reason }, cancelled: true });
+const queued = (turnId: string, content = turnId, hops?: number): SessionEvent => ({
+  v,
+  type: 'messageQueued',
+  turnId,
+  correlationId: `c-${turnId}`,
+  content,
+  ...(hops !== undefined && { hops }),
+});
+const replied = (turnId: string): SessionEvent => ({
+  v,
+  type: 'response',
+  turnId,
+  content: 'ok',
+  text: 'ok',
+  model: 'm',
+});
+const discarded = (turnId: string, reason: string): SessionEvent => ({
+  v,
+  type: 'turnFailed',
+  turnId,
+  code: 'AGENT_ERROR',
+  message: 'discarded',
+  details: { reason },
+  cancelled: true,
+});
 const reset: SessionEvent = { v, type: 'reset' };
 
 const given = (...past: SessionEvent[]) => ({
-  when: (...events: SessionEvent[]) => ({ thenQueued: (turnIds: string[]) => expect(queuedOf([...past, ...events]).map((m) => m.turnId)).toEqual(turnIds) }),
+  when: (...events: SessionEvent[]) => ({
+    thenQueued: (turnIds: string[]) => expect(queuedOf([...past, ...events]).map((m) => m.turnId)).toEqual(turnIds),
+  }),
 });
 
 describe('queue fold', () => {
@@ -33,8 +57,12 @@ describe('queue fold', () => {
   });
 
   it('a queued message never started stays queued, in order, with its ids and hops', () => {
-    given(user('t1')).when(queued('t2'), queued('t3', 'three', 2), queued('t4')).thenQueued(['t2', 't3', 't4']);
-    expect(queuedOf([user('t1'), queued('t3', 'three', 2)])).toEqual([{ turnId: 't3', correlationId: 'c-t3', content: 'three', hops: 2 }]);
+    given(user('t1'))
+      .when(queued('t2'), queued('t3', 'three', 2), queued('t4'))
+      .thenQueued(['t2', 't3', 't4']);
+    expect(queuedOf([user('t1'), queued('t3', 'three', 2)])).toEqual([
+      { turnId: 't3', correlationId: 'c-t3', content: 'three', hops: 2 },
+    ]);
   });
 
   it('a reset drops what was queued before it, not after', () => {
@@ -51,7 +79,16 @@ describe('queue fold', () => {
       user('t1'),
       { v, type: 'assistantStep', turnId: 't1', text: '', toolCalls: [call], model: 'm' },
       { v, type: 'toolCall', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', args: {} },
-      { v, type: 'toolApprovalRequested', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', args: {}, expiresAt: new Date(Date.now() + 60_000).toISOString() },
+      {
+        v,
+        type: 'toolApprovalRequested',
+        turnId: 't1',
+        callId: 'c1',
+        toolName: 'echo',
+        serverId: 's',
+        args: {},
+        expiresAt: new Date(Date.now() + 60_000).toISOString(),
+      },
       queued('t2'),
       discarded('t2', 'shutdown'),
     ];
@@ -59,7 +96,9 @@ describe('queue fold', () => {
   });
 
   it('a stored messageQueued line parses (version 2)', () => {
-    expect(parseSessionEvent({ v: 3, type: 'messageQueued', turnId: 't', correlationId: 'c', content: 'x' })).toMatchObject({ type: 'messageQueued' });
+    expect(
+      parseSessionEvent({ v: 3, type: 'messageQueued', turnId: 't', correlationId: 'c', content: 'x' }),
+    ).toMatchObject({ type: 'messageQueued' });
   });
 });
 
@@ -67,7 +106,11 @@ function rig(script: (content: string) => Promise<ModelStep> | ModelStep) {
   const log = createLogger('silent');
   const bus = createBus<AppCommands, AppEvents>({ log });
   const store = createMemoryStore<SessionEvent>();
-  const config = agentConfigSchema.parse({ systemPrompt: 'Be brief.', llm: { model: 'fake-model' }, storage: { type: 'memory' } });
+  const config = agentConfigSchema.parse({
+    systemPrompt: 'Be brief.',
+    llm: { model: 'fake-model' },
+    storage: { type: 'memory' },
+  });
   const seen: string[] = [];
   const llm: LlmClient = {
     model: 'fake-model',
@@ -88,16 +131,34 @@ const text = (t: string): ModelStep => ({ text: t, toolCalls: [], finishReason: 
 describe('a session opened from a log with queued messages', () => {
   it('ends the interrupted turn as owner_lost, then runs the queued messages in order under their own ids', async () => {
     const { bus, store, agent, recorder, seen } = rig((content) => text(`re ${content}`));
-    await store.append('s1', [user('t1', 'long'), queued('t2', 'second'), queued('t3', 'third'), queued('t4', 'dropped'), discarded('t4', 'reset')]);
+    await store.append('s1', [
+      user('t1', 'long'),
+      queued('t2', 'second'),
+      queued('t3', 'third'),
+      queued('t4', 'dropped'),
+      discarded('t4', 'reset'),
+    ]);
     await agent.start();
     await bus.execute(TAKE_OVER_COMMAND, { sessionId: sessionKey(undefined, 's1') });
     const t3 = await recorder.turnEnd('c-t3');
     expect(t3.name).toBe('agent.response');
     expect((await recorder.turnEnd('c-t2')).payload).toMatchObject({ turnId: 't2', content: 're second' });
-    await expect.poll(async () => (await store.read('s1')).map((s) => `${s.event.type}:${'turnId' in s.event ? s.event.turnId : ''}`)).toEqual([
-      'userMessage:t1', 'messageQueued:t2', 'messageQueued:t3', 'messageQueued:t4', 'turnFailed:t4',
-      'turnFailed:t1', 'userMessage:t2', 'response:t2', 'userMessage:t3', 'response:t3',
-    ]);
+    await expect
+      .poll(async () =>
+        (await store.read('s1')).map((s) => `${s.event.type}:${'turnId' in s.event ? s.event.turnId : ''}`),
+      )
+      .toEqual([
+        'userMessage:t1',
+        'messageQueued:t2',
+        'messageQueued:t3',
+        'messageQueued:t4',
+        'turnFailed:t4',
+        'turnFailed:t1',
+        'userMessage:t2',
+        'response:t2',
+        'userMessage:t3',
+        'response:t3',
+      ]);
     expect((await store.read('s1'))[5]?.event).toMatchObject({ type: 'turnFailed', details: { reason: 'owner_lost' } });
     expect(seen).toEqual(['second', 'third']);
     await agent.stop();
@@ -111,13 +172,31 @@ describe('a session opened from a log with queued messages', () => {
       return text(`re ${content}`);
     });
     await agent.start();
-    await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 's1'), content: 'slow' }, { correlationId: 'a', sessionId: 's1' });
-    const second = await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 's1'), content: 'waits' }, { correlationId: 'b', sessionId: 's1' });
+    await bus.execute(
+      'agent.sendMessage',
+      { sessionId: sessionKey(undefined, 's1'), content: 'slow' },
+      { correlationId: 'a', sessionId: 's1' },
+    );
+    const second = await bus.execute(
+      'agent.sendMessage',
+      { sessionId: sessionKey(undefined, 's1'), content: 'waits' },
+      { correlationId: 'b', sessionId: 's1' },
+    );
     expect(second.queued).toBe(true);
     expect((await store.read('s1')).map((s) => s.event.type)).toEqual(['userMessage', 'messageQueued']);
     // the same correlation id again (a retried forward) is the same message
-    expect(await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 's1'), content: 'waits' }, { correlationId: 'b', sessionId: 's1' })).toEqual(second);
-    await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 's1'), content: 'dropped' }, { correlationId: 'c', sessionId: 's1' });
+    expect(
+      await bus.execute(
+        'agent.sendMessage',
+        { sessionId: sessionKey(undefined, 's1'), content: 'waits' },
+        { correlationId: 'b', sessionId: 's1' },
+      ),
+    ).toEqual(second);
+    await bus.execute(
+      'agent.sendMessage',
+      { sessionId: sessionKey(undefined, 's1'), content: 'dropped' },
+      { correlationId: 'c', sessionId: 's1' },
+    );
     await bus.execute('agent.reset', { sessionId: sessionKey(undefined, 's1') });
     expect((await recorder.turnEnd('c')).payload).toMatchObject({ details: { reason: 'reset' } });
     release();
@@ -132,10 +211,21 @@ describe('a clean shutdown with messages queued', () => {
   it('stores their discard (turnFailed shutdown), so a later open does not run them', async () => {
     const { bus, store, agent, recorder, seen } = rig(() => new Promise<ModelStep>(() => undefined));
     await agent.start();
-    await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 's1'), content: 'running' }, { correlationId: 'a', sessionId: 's1' });
-    await bus.execute('agent.sendMessage', { sessionId: sessionKey(undefined, 's1'), content: 'waiting' }, { correlationId: 'b', sessionId: 's1' });
+    await bus.execute(
+      'agent.sendMessage',
+      { sessionId: sessionKey(undefined, 's1'), content: 'running' },
+      { correlationId: 'a', sessionId: 's1' },
+    );
+    await bus.execute(
+      'agent.sendMessage',
+      { sessionId: sessionKey(undefined, 's1'), content: 'waiting' },
+      { correlationId: 'b', sessionId: 's1' },
+    );
     await agent.stop();
-    expect((await recorder.turnEnd('b')).payload).toMatchObject({ code: 'AGENT_ERROR', details: { reason: 'shutdown' } });
+    expect((await recorder.turnEnd('b')).payload).toMatchObject({
+      code: 'AGENT_ERROR',
+      details: { reason: 'shutdown' },
+    });
     const log = (await store.read('s1')).map((s) => s.event);
     expect(log.map((e) => e.type)).toEqual(['userMessage', 'messageQueued', 'turnFailed', 'turnFailed']);
     expect(queuedOf(log)).toEqual([]);

@@ -23,7 +23,13 @@ describe.skipIf(!enabled)('redis store', () => {
   /** A store over its own key prefix, so subjects never see each other's sessions. */
   const open = async (keyPrefix = `t${randomUUID()}:`): Promise<ContractSubject> => {
     const clock = manualClock();
-    const store = createRedisStore<SessionEvent>({ url: redis!.url, keyPrefix, log, clock, parseEvent: parseSessionEvent });
+    const store = createRedisStore<SessionEvent>({
+      url: redis!.url,
+      keyPrefix,
+      log,
+      clock,
+      parseEvent: parseSessionEvent,
+    });
     await store.open();
     return { store, clock, reopen: async () => (await open(keyPrefix)).store };
   };
@@ -37,7 +43,10 @@ describe.skipIf(!enabled)('redis store', () => {
     try {
       await a.store.append('s', [user('from a')]);
       expect((await b.store.append('s', [user('from b')]))[0]?.seq).toBe(2);
-      expect((await a.store.read('s')).map((e) => (e.event as { content: string }).content)).toEqual(['from a', 'from b']);
+      expect((await a.store.read('s')).map((e) => (e.event as { content: string }).content)).toEqual([
+        'from a',
+        'from b',
+      ]);
     } finally {
       await a.store.close();
       await b.store.close();
@@ -76,9 +85,16 @@ describe.skipIf(!enabled)('redis store', () => {
       await raw.del([`${prefix}{s:s}:turns`, `${prefix}{s:s}:turn-order`]); // as an older agentd left it: the stream alone
       expect((await store.readTurn('s', 'ta')).map((e) => e.seq)).toEqual([1, 3]);
       // An older agentd appends (the stream alone); the next append here leaves the index as it is, a read catches up.
-      await raw.xAdd(`${prefix}{s:s}:ev`, '0-4', { ts: '2025-01-02T03:04:05.678Z', e: JSON.stringify(user('d', 'tc')) });
+      await raw.xAdd(`${prefix}{s:s}:ev`, '0-4', {
+        ts: '2025-01-02T03:04:05.678Z',
+        e: JSON.stringify(user('d', 'tc')),
+      });
       await store.append('s', [user('e', 'tb')]);
-      expect(await store.turns('s')).toEqual([{ turnId: 'ta', firstSeq: 1, lastSeq: 3 }, { turnId: 'tb', firstSeq: 2, lastSeq: 5 }, { turnId: 'tc', firstSeq: 4, lastSeq: 4 }]);
+      expect(await store.turns('s')).toEqual([
+        { turnId: 'ta', firstSeq: 1, lastSeq: 3 },
+        { turnId: 'tb', firstSeq: 2, lastSeq: 5 },
+        { turnId: 'tc', firstSeq: 4, lastSeq: 4 },
+      ]);
       await store.append('s', [user('f', 'tc')]);
       expect((await store.readTurn('s', 'tc')).map((e) => e.seq)).toEqual([4, 6]);
     } finally {
@@ -98,7 +114,10 @@ describe.skipIf(!enabled)('redis store', () => {
       const back = await startRedis(Number(new URL(own.url).port));
       try {
         // Fails fast until the client has reconnected.
-        const seq = await vi.waitFor(async () => (await store.append('s', [user('after')]))[0]?.seq, { ...PATIENT, interval: 100 });
+        const seq = await vi.waitFor(async () => (await store.append('s', [user('after')]))[0]?.seq, {
+          ...PATIENT,
+          interval: 100,
+        });
         expect(seq).toBe(1); // this Redis keeps nothing on disk: a fresh log
       } finally {
         await back.stop();
@@ -109,8 +128,16 @@ describe.skipIf(!enabled)('redis store', () => {
   });
 
   it('names an unreachable Redis at open, without its password', async () => {
-    const store = createRedisStore<SessionEvent>({ url: 'redis://user:hunter2@127.0.0.1:1', keyPrefix: 'x:', log, parseEvent: parseSessionEvent });
-    const err = await store.open().then(() => undefined, (e: unknown) => e as Error);
+    const store = createRedisStore<SessionEvent>({
+      url: 'redis://user:hunter2@127.0.0.1:1',
+      keyPrefix: 'x:',
+      log,
+      parseEvent: parseSessionEvent,
+    });
+    const err = await store.open().then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
     expect(err?.message).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
     expect(err?.message).not.toContain('hunter2');
     await store.close();

@@ -12,14 +12,20 @@ function createBodyEncoder(): (params: BodyParams) => Buffer {
   const encoders = new Map<number | undefined, (request: RequestSpec) => Buffer>();
   return (params) => {
     let encode = encoders.get(params.temperature);
-    if (!encode) encoders.set(params.temperature, (encode = createChatEncoder({ stream: true, temperature: params.temperature })));
+    if (!encode)
+      encoders.set(params.temperature, (encode = createChatEncoder({ stream: true, temperature: params.temperature })));
     return encode(params);
   };
 }
 
 /** The body as the openai SDK would stringify it from `chat.completions.create` params. */
 function sdkBody({ model, messages, tail = [], tools, temperature }: BodyParams): string {
-  const body: Record<string, unknown> = { model, messages: [...messages, ...tail].map(toOpenAiMessage), stream: true, stream_options: { include_usage: true } };
+  const body: Record<string, unknown> = {
+    model,
+    messages: [...messages, ...tail].map(toOpenAiMessage),
+    stream: true,
+    stream_options: { include_usage: true },
+  };
   if (tools.length > 0) body.tools = toOpenAiTools(tools);
   if (temperature !== undefined) body.temperature = temperature;
   return JSON.stringify(body);
@@ -36,7 +42,9 @@ const history: ChatMessage[] = [
   { role: 'assistant', content: 'plain' },
   { role: 'user', content: 'ü'.repeat(2000) }, // multi-byte, and past the encoder's first buffer
 ];
-const tools: ToolDefinition[] = [{ name: 'fs__read', description: 'Reads', parameters: { type: 'object', properties: { path: { type: 'string' } } } }];
+const tools: ToolDefinition[] = [
+  { name: 'fs__read', description: 'Reads', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+];
 
 describe('request body encoder', () => {
   it('writes what JSON.stringify of the SDK body writes, for every message kind, with tools and temperature', () => {
@@ -58,21 +66,29 @@ describe('request body encoder', () => {
     const grown: ChatMessage[] = [];
     for (const m of history) {
       grown.push(m);
-      expect(encode({ model: 'm', messages: grown, tools }).toString()).toBe(sdkBody({ model: 'm', messages: grown, tools }));
+      expect(encode({ model: 'm', messages: grown, tools }).toString()).toBe(
+        sdkBody({ model: 'm', messages: grown, tools }),
+      );
     }
     const replaced: ChatMessage[] = [history[0]!, { role: 'user', content: 'after reset' }];
-    expect(encode({ model: 'm', messages: replaced, tools: [] }).toString()).toBe(sdkBody({ model: 'm', messages: replaced, tools: [] }));
+    expect(encode({ model: 'm', messages: replaced, tools: [] }).toString()).toBe(
+      sdkBody({ model: 'm', messages: replaced, tools: [] }),
+    );
   });
 
   it('sends a tail after the messages without keeping it: the array it later joins is still exact', () => {
     const encode = createBodyEncoder();
     const view: ChatMessage[] = [];
-    expect(encode({ model: 'm', messages: view, tail: history.slice(0, 2), tools }).toString()).toBe(sdkBody({ model: 'm', messages: [], tail: history.slice(0, 2), tools }));
+    expect(encode({ model: 'm', messages: view, tail: history.slice(0, 2), tools }).toString()).toBe(
+      sdkBody({ model: 'm', messages: [], tail: history.slice(0, 2), tools }),
+    );
     view.push(...history.slice(0, 2));
     const params = { model: 'm', messages: view, tail: history.slice(2, 5), tools };
     expect(encode(params).toString()).toBe(sdkBody(params));
     view.push(...history.slice(2, 5));
-    expect(encode({ model: 'm', messages: view, tools }).toString()).toBe(sdkBody({ model: 'm', messages: view, tools }));
+    expect(encode({ model: 'm', messages: view, tools }).toString()).toBe(
+      sdkBody({ model: 'm', messages: view, tools }),
+    );
   });
 
   it('stays exact past the bytes it keeps per array (a long history is encoded afresh)', () => {
@@ -80,7 +96,9 @@ describe('request body encoder', () => {
     const view: ChatMessage[] = [history[0]!];
     for (const content of ['small', 'x'.repeat(MAX_KEPT_BYTES), 'after the limit', 'and more']) {
       view.push({ role: 'tool', toolCallId: 'call_1', content });
-      expect(encode({ model: 'm', messages: view, tools: [] }).toString()).toBe(sdkBody({ model: 'm', messages: view, tools: [] }));
+      expect(encode({ model: 'm', messages: view, tools: [] }).toString()).toBe(
+        sdkBody({ model: 'm', messages: view, tools: [] }),
+      );
     }
   });
 });

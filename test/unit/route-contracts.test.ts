@@ -18,16 +18,45 @@ import { createMetrics } from '../../src/metrics/index.ts';
 
 const at = '2026-01-01T00:00:00.000Z';
 const server = { id: 'echo', name: 'echo', status: 'connected', type: 'stdio' } as const;
-const approval = { id: 'c1', kind: 'approval', sessionId: 's1', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 'echo', args: {}, expiresAt: at } as const;
+const approval = {
+  id: 'c1',
+  kind: 'approval',
+  sessionId: 's1',
+  turnId: 't1',
+  callId: 'c1',
+  toolName: 'echo',
+  serverId: 'echo',
+  args: {},
+  expiresAt: at,
+} as const;
 
-const elicitation = { id: 'el_1', kind: 'elicitation', sessionId: 's1', turnId: 't1', callId: 'c1', serverId: 'echo', message: 'Name?', mode: 'form', requestedSchema: { type: 'object' }, expiresAt: at } as const;
+const elicitation = {
+  id: 'el_1',
+  kind: 'elicitation',
+  sessionId: 's1',
+  turnId: 't1',
+  callId: 'c1',
+  serverId: 'echo',
+  message: 'Name?',
+  mode: 'form',
+  requestedSchema: { type: 'object' },
+  expiresAt: at,
+} as const;
 
 /** One typed answer per bus command the routes send. */
 const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'agent.sendMessage': { turnId: 't1', queued: false },
   'agent.reset': { seq: 3 },
   'agent.cancel': { cancelled: true },
-  'agent.compact': { sessionId: 's1', compacted: true, seq: 9, method: 'summary', upToSeq: 6, tokensBefore: 7000, tokensAfter: 900 },
+  'agent.compact': {
+    sessionId: 's1',
+    compacted: true,
+    seq: 9,
+    method: 'summary',
+    upToSeq: 6,
+    tokensBefore: 7000,
+    tokensAfter: 900,
+  },
   'agent.openSession': { opened: true },
   'agent.questions': [approval, elicitation],
   'agent.answer': approval,
@@ -45,12 +74,24 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'mcp.removeServer': { ...server, status: 'disconnected' },
   'mcp.restartServer': server,
   'mcp.listTools': [{ id: 'echo', name: 'echo', description: '', inputSchema: { type: 'object' } }],
-  'mcp.executeTool': { success: true, data: { content: [] }, execution: { toolName: 'echo', serverId: 'echo', duration: 2 }, timestamp: at },
+  'mcp.executeTool': {
+    success: true,
+    data: { content: [] },
+    execution: { toolName: 'echo', serverId: 'echo', duration: 2 },
+    timestamp: at,
+  },
   'mcp.modelTools': [],
   'mcp.callModelTool': { success: true, text: '', result: {}, serverId: 'echo', toolName: 'echo', durationMs: 1 },
   'mcp.oauthCallback': { server, principal: false },
-  'mcp.listResources': { resources: [{ uri: 'demo://a', name: 'a', mimeType: 'text/plain' }], resourceTemplates: [{ uriTemplate: 'demo://{id}', name: 'by id' }] },
-  'mcp.readResource': { serverId: 'echo', uri: 'demo://a', contents: [{ uri: 'demo://a', mimeType: 'text/plain', text: 'A' }] },
+  'mcp.listResources': {
+    resources: [{ uri: 'demo://a', name: 'a', mimeType: 'text/plain' }],
+    resourceTemplates: [{ uriTemplate: 'demo://{id}', name: 'by id' }],
+  },
+  'mcp.readResource': {
+    serverId: 'echo',
+    uri: 'demo://a',
+    contents: [{ uri: 'demo://a', mimeType: 'text/plain', text: 'A' }],
+  },
   'mcp.subscribeResource': { serverId: 'echo', uri: 'demo://a', subscribed: true },
   'mcp.listPrompts': [{ name: 'p', arguments: [{ name: 'city', required: true }] }],
   'mcp.getPrompt': { serverId: 'echo', name: 'p', messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] },
@@ -61,7 +102,9 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'mcp.signOut': { serverId: 'echo', signedIn: false },
 };
 const bus = { execute: (name: keyof FrontCommands) => Promise.resolve(RESULTS[name]) } as unknown as FrontEndBus;
-const waiter = { ask: () => Promise.resolve({ sessionId: 's1', turnId: 't1', seq: 2, content: 'Hi', model: 'm' }) } as unknown as TurnWaiter;
+const waiter = {
+  ask: () => Promise.resolve({ sessionId: 's1', turnId: 't1', seq: 2, content: 'Hi', model: 'm' }),
+} as unknown as TurnWaiter;
 
 const config = agentConfigSchema.parse({ llm: { model: 'm' }, storage: { type: 'memory' } });
 const routes = createRoutes({
@@ -94,7 +137,12 @@ const BODIES: Record<string, unknown> = {
 const RAW: Record<string, string> = {
   'POST /api/sessions/import': `{"seq":1,"ts":"${at}","event":{"v":2,"type":"reset"}}\n`,
 };
-const ANONYMOUS: Principal = { name: 'anonymous', scopes: new Set(['chat', 'inspect', 'admin'] as const), via: 'anonymous', owner: undefined };
+const ANONYMOUS: Principal = {
+  name: 'anonymous',
+  scopes: new Set(['chat', 'inspect', 'admin'] as const),
+  via: 'anonymous',
+  owner: undefined,
+};
 const request = (route: Route): RequestContext => ({
   method: route.method,
   path: route.path,
@@ -114,22 +162,31 @@ describe('route contracts', () => {
   it('every JSON route publishes one of the response bodies', () => {
     const published = new Set<unknown>(Object.values(RESPONSES));
     expect(jsonRoutes.length).toBeGreaterThanOrEqual(18);
-    for (const route of jsonRoutes) expect(published.has(route.doc?.response), `${route.method} ${route.path}`).toBe(true);
+    for (const route of jsonRoutes)
+      expect(published.has(route.doc?.response), `${route.method} ${route.path}`).toBe(true);
   });
 
-  it.each(jsonRoutes.map((r) => [`${r.method} ${r.path}`, r] as const))('%s answers with its published response schema', async (_name, route) => {
-    const result = await route.handler(request(route));
-    expect(result.contentType).toBeUndefined();
-    const parsed = route.doc!.response!.safeParse(result.body);
-    expect(parsed.success ? [] : parsed.error.issues).toEqual([]);
-  });
+  it.each(jsonRoutes.map((r) => [`${r.method} ${r.path}`, r] as const))(
+    '%s answers with its published response schema',
+    async (_name, route) => {
+      const result = await route.handler(request(route));
+      expect(result.contentType).toBeUndefined();
+      const parsed = route.doc!.response!.safeParse(result.body);
+      expect(parsed.success ? [] : parsed.error.issues).toEqual([]);
+    },
+  );
 
   it('parses the query with its schema: ?since= is a non-negative integer', async () => {
     const history = jsonRoutes.find((r) => r.path === '/api/sessions/:sessionId/history')!;
-    const withSince = (since: string) => history.handler({ ...request(history), query: new URLSearchParams({ since }) });
+    const withSince = (since: string) =>
+      history.handler({ ...request(history), query: new URLSearchParams({ since }) });
     await expect(withSince('2')).resolves.toMatchObject({ body: { sessionId: 's1' } });
     for (const bad of ['-1', '1.5', 'abc']) {
-      await expect(withSince(bad)).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: 'since must be a non-negative integer', details: { field: 'since' } });
+      await expect(withSince(bad)).rejects.toMatchObject({
+        code: 'INVALID_REQUEST',
+        message: 'since must be a non-negative integer',
+        details: { field: 'since' },
+      });
     }
   });
 
@@ -149,7 +206,10 @@ describe('route contracts', () => {
 describe('OpenAPI security follows src/auth', () => {
   const KEY = 'k'.repeat(16);
   const security = (auth: Record<string, unknown>) => {
-    const doc = openApiDocument(routes, { version: '1', auth: agentConfigSchema.parse({ llm: { model: 'm' }, server: { auth } }).server.auth }) as {
+    const doc = openApiDocument(routes, {
+      version: '1',
+      auth: agentConfigSchema.parse({ llm: { model: 'm' }, server: { auth } }).server.auth,
+    }) as {
       paths: Record<string, Record<string, { security: object[]; 'x-scope'?: string }>>;
     };
     return (path: string, method = 'get') => doc.paths[path]![method]!;
@@ -164,7 +224,10 @@ describe('OpenAPI security follows src/auth', () => {
 
   it('named keys and JWTs are the bearer scheme; approvals need chat once any of them is set', () => {
     const op = security({ adminKey: KEY, keys: [{ name: 'alice', key: KEY + 'a', scopes: ['chat'] }] });
-    expect(op('/api/sessions/{sessionId}/approvals/{callId}', 'post')).toMatchObject({ security: [{ adminKey: [] }, { bearer: [] }], 'x-scope': 'chat' });
+    expect(op('/api/sessions/{sessionId}/approvals/{callId}', 'post')).toMatchObject({
+      security: [{ adminKey: [] }, { bearer: [] }],
+      'x-scope': 'chat',
+    });
     expect(op('/api/connect-server', 'post').security).toEqual([{ adminKey: [] }, { bearer: [] }]);
   });
 });

@@ -14,9 +14,9 @@ describe('route table', () => {
 
   it('is the table of the REST API in docs/api.md', () => {
     const readme = sectionTables(API_DOC, '## REST API').find((t) => t.header[0] === 'Method');
-    expect(readme?.rows.map(([method, path, summary]) => ({ method, path, summary: summary?.replaceAll('`', '') }))).toEqual(
-      table.map((r) => ({ ...r, summary: r.summary.replaceAll('`', '') })),
-    );
+    expect(
+      readme?.rows.map(([method, path, summary]) => ({ method, path, summary: summary?.replaceAll('`', '') })),
+    ).toEqual(table.map((r) => ({ ...r, summary: r.summary.replaceAll('`', '') })));
   });
 
   it('has one route per method and path', () => {

@@ -7,17 +7,38 @@ import { foldSession } from '../../src/agent/session/state.ts';
 import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
 import { createLogger } from '../../src/log/index.ts';
 import type { LlmClient, ModelRequest } from '../../src/llm/types.ts';
-import { createSamplerStack, DEFAULT_SAMPLING_MAX_TOKENS, SamplingRefused, samplingCapability, samplingPolicy, toSamplingRequest, type Sampler, type SamplingRequest } from '../../src/tools/mcp/sampling.ts';
+import {
+  createSamplerStack,
+  DEFAULT_SAMPLING_MAX_TOKENS,
+  SamplingRefused,
+  samplingCapability,
+  samplingPolicy,
+  toSamplingRequest,
+  type Sampler,
+  type SamplingRequest,
+} from '../../src/tools/mcp/sampling.ts';
 import type { McpServerConfig } from '../../src/config/schema.ts';
 
 const usage = (n: number) => ({ promptTokens: n, completionTokens: 1, totalTokens: n + 1 });
-const sampled: SessionEvent = { v: 3, type: 'serverSampled', turnId: 't1', callId: 'c1', serverId: 'everything', model: 'm', usage: usage(10) };
-const server = (keys: Partial<McpServerConfig> = {}) => ({ type: 'stdio', command: 'x', args: [], timeout: 1000, ...keys }) as McpServerConfig;
+const sampled: SessionEvent = {
+  v: 3,
+  type: 'serverSampled',
+  turnId: 't1',
+  callId: 'c1',
+  serverId: 'everything',
+  model: 'm',
+  usage: usage(10),
+};
+const server = (keys: Partial<McpServerConfig> = {}) =>
+  ({ type: 'stdio', command: 'x', args: [], timeout: 1000, ...keys }) as McpServerConfig;
 const text = (role: 'user' | 'assistant', t: string) => ({ role, content: { type: 'text' as const, text: t } });
 
 describe('the usage fold and serverSampled', () => {
   it('given a model step, when a sampling is recorded, then the totals include its tokens', () => {
-    const state = foldSession('s1', [{ v: 3, type: 'response', turnId: 't1', content: 'x', text: 'x', model: 'm', usage: usage(100) }, sampled]);
+    const state = foldSession('s1', [
+      { v: 3, type: 'response', turnId: 't1', content: 'x', text: 'x', model: 'm', usage: usage(100) },
+      sampled,
+    ]);
     expect(state.usage).toEqual({ promptTokens: 110, completionTokens: 2, totalTokens: 112 });
   });
   it('given a stored line, when it is parsed, then it is a version 3 serverSampled and the history ignores it', () => {
@@ -35,20 +56,35 @@ describe('the sampling policy and request mapping', () => {
     expect(samplingCapability(server({ sampling: 'allow' }))).toEqual({ sampling: {} });
   });
   it('maps text messages and the system prompt, capping maxTokens by samplingMaxTokens (default 1024)', () => {
-    const params = { messages: [text('user', 'hi'), text('assistant', 'yes?'), text('user', 'more')], systemPrompt: 'be short', maxTokens: 5000 };
+    const params = {
+      messages: [text('user', 'hi'), text('assistant', 'yes?'), text('user', 'more')],
+      systemPrompt: 'be short',
+      maxTokens: 5000,
+    };
     expect(toSamplingRequest('s', params, {})).toEqual({
       serverId: 's',
       systemPrompt: 'be short',
-      messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'yes?' }, { role: 'user', content: 'more' }],
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'yes?' },
+        { role: 'user', content: 'more' },
+      ],
       maxTokens: DEFAULT_SAMPLING_MAX_TOKENS,
       needsApproval: false,
     });
     expect(toSamplingRequest('s', params, { sampling: 'ask' }).needsApproval).toBe(true);
-    expect(toSamplingRequest('s', { messages: [text('user', 'a')], maxTokens: 20 }, { samplingMaxTokens: 50 }).maxTokens).toBe(20);
-    expect(toSamplingRequest('s', { messages: [text('user', 'a')], maxTokens: 200 }, { samplingMaxTokens: 50 }).maxTokens).toBe(50);
+    expect(
+      toSamplingRequest('s', { messages: [text('user', 'a')], maxTokens: 20 }, { samplingMaxTokens: 50 }).maxTokens,
+    ).toBe(20);
+    expect(
+      toSamplingRequest('s', { messages: [text('user', 'a')], maxTokens: 200 }, { samplingMaxTokens: 50 }).maxTokens,
+    ).toBe(50);
   });
   it('refuses image content with InvalidRequest', () => {
-    const params = { messages: [{ role: 'user' as const, content: { type: 'image' as const, data: 'AA==', mimeType: 'image/png' } }], maxTokens: 10 };
+    const params = {
+      messages: [{ role: 'user' as const, content: { type: 'image' as const, data: 'AA==', mimeType: 'image/png' } }],
+      maxTokens: 10,
+    };
     expect(() => toSamplingRequest('s', params, {})).toThrow(ProtocolError);
     expect(() => toSamplingRequest('s', params, {})).toThrow(/text only/);
   });
@@ -71,16 +107,39 @@ describe('the sampling policy and request mapping', () => {
 
 describe("the agent's sampler", () => {
   const open = { deadline: Date.now() + 60_000, signal: new AbortController().signal };
-  const request = (keys: Partial<SamplingRequest> = {}): SamplingRequest => ({ serverId: 'srv', systemPrompt: 'sys', messages: [{ role: 'user', content: 'q' }], maxTokens: 100, needsApproval: false, ...keys });
+  const request = (keys: Partial<SamplingRequest> = {}): SamplingRequest => ({
+    serverId: 'srv',
+    systemPrompt: 'sys',
+    messages: [{ role: 'user', content: 'q' }],
+    maxTokens: 100,
+    needsApproval: false,
+    ...keys,
+  });
   const given = (host: Partial<SamplingHost> = {}) => {
     const seen: ModelRequest[] = [];
     const spent: unknown[] = [];
     const asked: SamplingRequest[] = [];
-    const llm: LlmClient = { model: 'sim', complete: (r) => (seen.push(r), Promise.resolve({ text: 'hello', toolCalls: [], finishReason: 'length', usage: usage(7) })) };
-    const sampler = createSampler({ llm, maxOutputTokens: 30, log: createLogger('silent') }, {
-      sessionId: 's', turnId: 't', callId: 'c',
-      host: { approve: (r) => (asked.push(r), Promise.resolve({ decision: 'approve' })), checkBudget: () => {}, spent: (id, u) => spent.push([u, id]), ...host },
-    });
+    const llm: LlmClient = {
+      model: 'sim',
+      complete: (r) => (
+        seen.push(r),
+        Promise.resolve({ text: 'hello', toolCalls: [], finishReason: 'length', usage: usage(7) })
+      ),
+    };
+    const sampler = createSampler(
+      { llm, maxOutputTokens: 30, log: createLogger('silent') },
+      {
+        sessionId: 's',
+        turnId: 't',
+        callId: 'c',
+        host: {
+          approve: (r) => (asked.push(r), Promise.resolve({ decision: 'approve' })),
+          checkBudget: () => {},
+          spent: (id, u) => spent.push([u, id]),
+          ...host,
+        },
+      },
+    );
     return { sampler, seen, spent, asked };
   };
 
@@ -88,7 +147,15 @@ describe("the agent's sampler", () => {
     const { sampler, seen, spent, asked } = given();
     const reply = await sampler(request(), open);
     expect(reply).toEqual({ text: 'hello', model: 'sim', stopReason: 'maxTokens' });
-    expect(seen[0]).toMatchObject({ messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'q' }], tools: [], maxTokens: 30, turnId: 't' });
+    expect(seen[0]).toMatchObject({
+      messages: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: 'q' },
+      ],
+      tools: [],
+      maxTokens: 30,
+      turnId: 't',
+    });
     expect(spent).toEqual([[usage(7), 'srv']]);
     expect(asked).toEqual([]);
   });
@@ -103,12 +170,14 @@ describe("the agent's sampler", () => {
     await expect(refusal).rejects.toThrow('the user denied the sampling request (not now)');
     expect(denied.seen).toEqual([]);
   });
-  it('given a token budget it would pass, then the request is refused with the budget\'s reason and the model is never asked', async () => {
+  it("given a token budget it would pass, then the request is refused with the budget's reason and the model is never asked", async () => {
     const budget = createBudget({ turnTokens: 10 });
     budget.check('t', 0, 0);
     budget.spent('t', usage(9));
     const { sampler, seen } = given({ checkBudget: (estimate) => budget.check('t', 0, estimate) });
-    await expect(sampler(request({ messages: [{ role: 'user', content: 'x'.repeat(40) }] }), open)).rejects.toThrow(/turn token budget of 10 would be exceeded/);
+    await expect(sampler(request({ messages: [{ role: 'user', content: 'x'.repeat(40) }] }), open)).rejects.toThrow(
+      /turn token budget of 10 would be exceeded/,
+    );
     expect(seen).toEqual([]);
   });
 });

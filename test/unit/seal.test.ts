@@ -5,7 +5,12 @@ import { createSeal } from '../../src/mcp-face/seal.ts';
 describe('sealed tokens of the /mcp face', () => {
   const key = randomBytes(32);
   let now = 1_000_000;
-  const seal = createSeal<{ callId: string }>(() => Promise.resolve(key), 'answer', 60_000, () => now);
+  const seal = createSeal<{ callId: string }>(
+    () => Promise.resolve(key),
+    'answer',
+    60_000,
+    () => now,
+  );
 
   it('given a sealed payload, open answers it until it expires', async () => {
     const token = await seal.seal({ callId: 'c1' });
@@ -25,8 +30,18 @@ describe('sealed tokens of the /mcp face', () => {
   });
 
   it('given a token sealed for another purpose or under another key, open answers undefined', async () => {
-    const other = createSeal<{ callId: string }>(() => Promise.resolve(key), 'session', 60_000, () => now);
-    const elsewhere = createSeal<{ callId: string }>(() => Promise.resolve(randomBytes(32)), 'answer', 60_000, () => now);
+    const other = createSeal<{ callId: string }>(
+      () => Promise.resolve(key),
+      'session',
+      60_000,
+      () => now,
+    );
+    const elsewhere = createSeal<{ callId: string }>(
+      () => Promise.resolve(randomBytes(32)),
+      'answer',
+      60_000,
+      () => now,
+    );
     expect(await seal.open(await other.seal({ callId: 'c1' }))).toBeUndefined();
     expect(await seal.open(await elsewhere.seal({ callId: 'c1' }))).toBeUndefined();
   });

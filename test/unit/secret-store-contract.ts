@@ -6,7 +6,10 @@ import { until } from '../support/wait.ts';
  * The SecretStore port's contract (src/store/secret-store.ts); every engine runs it with its own factory.
  * `reopen` (durable engines) opens a second store over the same medium, as a restart or another instance would.
  */
-export function secretStoreContract(name: string, make: () => Promise<{ store: SecretStore; reopen?: () => Promise<SecretStore> }>): void {
+export function secretStoreContract(
+  name: string,
+  make: () => Promise<{ store: SecretStore; reopen?: () => Promise<SecretStore> }>,
+): void {
   describe(`SecretStore contract: ${name}`, () => {
     const opened: SecretStore[] = [];
     const subject = async () => {
@@ -64,12 +67,15 @@ export function secretStoreContract(name: string, make: () => Promise<{ store: S
       await expect(store.claim('../x', 1000)).rejects.toThrow(/invalid key/);
     });
 
-    it('given a lease past its ttl, a claim takes it over, and the old holder\'s release leaves the new lease alone', async () => {
+    it("given a lease past its ttl, a claim takes it over, and the old holder's release leaves the new lease alone", async () => {
       const { store } = await subject();
       const old = await store.claim('lapsing', 30);
       expect(old).toBeDefined();
       let taken: Awaited<ReturnType<SecretStore['claim']>>;
-      await until(async () => (taken = await store.claim('lapsing', 60_000)) !== undefined, 'the lapsed lease is taken over');
+      await until(
+        async () => (taken = await store.claim('lapsing', 60_000)) !== undefined,
+        'the lapsed lease is taken over',
+      );
       await old!.release();
       expect(await store.claim('lapsing', 60_000)).toBeUndefined();
       await taken!.release();

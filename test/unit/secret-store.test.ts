@@ -5,7 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDirSecretStore, createMemorySecretStore, createRedisSecretStore, createSecretStore } from '../../src/store/secret-store.ts';
+import {
+  createDirSecretStore,
+  createMemorySecretStore,
+  createRedisSecretStore,
+  createSecretStore,
+} from '../../src/store/secret-store.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { secretStoreContract } from './secret-store-contract.ts';
 

@@ -9,7 +9,15 @@ describe('self-connection', () => {
     expect(isSelf(ours, 'id-1')).toBe(true);
     expect(isSelf(ours, 'id-2')).toBe(false); // another agentd
     expect(isSelf(ours, undefined)).toBe(false);
-    for (const other of [undefined, {}, { tools: {} }, { experimental: {} }, { experimental: { [SELF_CAPABILITY]: 'id-1' } }, { experimental: { [SELF_CAPABILITY]: { id: 1 } } }, { experimental: { other: { id: 'id-1' } } }]) {
+    for (const other of [
+      undefined,
+      {},
+      { tools: {} },
+      { experimental: {} },
+      { experimental: { [SELF_CAPABILITY]: 'id-1' } },
+      { experimental: { [SELF_CAPABILITY]: { id: 1 } } },
+      { experimental: { other: { id: 'id-1' } } },
+    ]) {
       expect(isSelf(other as never, 'id-1'), JSON.stringify(other)).toBe(false);
     }
   });

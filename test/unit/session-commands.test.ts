@@ -20,7 +20,11 @@ function rig() {
     return handle(name, handler);
   };
   const store = createMemoryStore<SessionEvent>();
-  const config = agentConfigSchema.parse({ systemPrompt: 'Be brief.', llm: { model: 'fake-model' }, storage: { type: 'memory' } });
+  const config = agentConfigSchema.parse({
+    systemPrompt: 'Be brief.',
+    llm: { model: 'fake-model' },
+    storage: { type: 'memory' },
+  });
   const llm: LlmClient = { model: 'fake-model', complete: () => Promise.reject(new Error('no model here')) };
   bus.handle('mcp.modelTools', () => []);
   const agent = createAgentService({ config, bus, store, llm, log, orphanedTurnReason: 'owner_lost' });
@@ -32,7 +36,9 @@ describe('session commands', () => {
     const { agent, handled } = rig();
     await agent.start();
     for (const name of [...SESSION_COMMANDS, ...NOT_SESSION_SCOPED]) expect(handled).toContain(name);
-    expect(new Set([...SESSION_COMMANDS, ...NOT_SESSION_SCOPED]).size).toBe(SESSION_COMMANDS.length + NOT_SESSION_SCOPED.length);
+    expect(new Set([...SESSION_COMMANDS, ...NOT_SESSION_SCOPED]).size).toBe(
+      SESSION_COMMANDS.length + NOT_SESSION_SCOPED.length,
+    );
     expect(SESSION_COMMANDS).toContain(TAKE_OVER_COMMAND);
     await agent.stop();
   });
@@ -44,7 +50,9 @@ describe('session commands', () => {
     expect(agent.holds('s1')).toBe(false);
     expect(await bus.execute(TAKE_OVER_COMMAND, { sessionId: sessionKey(undefined, 's1') })).toEqual({ opened: true });
     expect(agent.holds('s1')).toBe(true);
-    await expect.poll(async () => (await store.read('s1')).map((s) => s.event.type)).toEqual(['userMessage', 'turnFailed']);
+    await expect
+      .poll(async () => (await store.read('s1')).map((s) => s.event.type))
+      .toEqual(['userMessage', 'turnFailed']);
     const failed = (await store.read('s1'))[1]?.event;
     expect(failed).toMatchObject({ type: 'turnFailed', turnId: 't1', details: { reason: 'owner_lost' } });
     await agent.stop();

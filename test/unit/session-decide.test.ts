@@ -17,19 +17,81 @@ import { createArgsValidator } from '../../src/tools/args-validator.ts';
 const v = 3 as const;
 const EXPIRES = '2026-01-01T00:05:00.000Z';
 const user = (turnId: string): SessionEvent => ({ v, type: 'userMessage', turnId, content: turnId });
-const step = (turnId: string, ...ids: string[]): SessionEvent => ({ v, type: 'assistantStep', turnId, text: '', model: 'm', toolCalls: ids.map((id) => ({ id, name: id, arguments: '{}' })) });
-const call = (turnId: string, callId: string): SessionEvent => ({ v, type: 'toolCall', turnId, callId, toolName: callId, serverId: 'srv', args: {} });
-const approval = (turnId: string, callId: string): SessionEvent => ({ v, type: 'toolApprovalRequested', turnId, callId, toolName: callId, serverId: 'srv', args: {}, expiresAt: EXPIRES });
-const sampling = (turnId: string, id: string): SessionEvent => ({ v, type: 'toolApprovalRequested', turnId, callId: id, toolName: 'sampling/createMessage', serverId: 'srv', args: {}, expiresAt: EXPIRES });
-const elicitation = (turnId: string, id: string, expiresAt = EXPIRES): SessionEvent => ({
-  v, type: 'elicitationRequested', turnId, id, callId: 'c1', serverId: 'srv', message: 'Name?', mode: 'form', requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] }, expiresAt,
+const step = (turnId: string, ...ids: string[]): SessionEvent => ({
+  v,
+  type: 'assistantStep',
+  turnId,
+  text: '',
+  model: 'm',
+  toolCalls: ids.map((id) => ({ id, name: id, arguments: '{}' })),
 });
-const approved = (turnId: string, callId: string): SessionEvent => ({ v, type: 'toolApprovalResolved', turnId, callId, decision: 'approve', by: 'rest' });
-const queued = (turnId: string): SessionEvent => ({ v, type: 'messageQueued', turnId, correlationId: `c-${turnId}`, content: turnId });
+const call = (turnId: string, callId: string): SessionEvent => ({
+  v,
+  type: 'toolCall',
+  turnId,
+  callId,
+  toolName: callId,
+  serverId: 'srv',
+  args: {},
+});
+const approval = (turnId: string, callId: string): SessionEvent => ({
+  v,
+  type: 'toolApprovalRequested',
+  turnId,
+  callId,
+  toolName: callId,
+  serverId: 'srv',
+  args: {},
+  expiresAt: EXPIRES,
+});
+const sampling = (turnId: string, id: string): SessionEvent => ({
+  v,
+  type: 'toolApprovalRequested',
+  turnId,
+  callId: id,
+  toolName: 'sampling/createMessage',
+  serverId: 'srv',
+  args: {},
+  expiresAt: EXPIRES,
+});
+const elicitation = (turnId: string, id: string, expiresAt = EXPIRES): SessionEvent => ({
+  v,
+  type: 'elicitationRequested',
+  turnId,
+  id,
+  callId: 'c1',
+  serverId: 'srv',
+  message: 'Name?',
+  mode: 'form',
+  requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+  expiresAt,
+});
+const approved = (turnId: string, callId: string): SessionEvent => ({
+  v,
+  type: 'toolApprovalResolved',
+  turnId,
+  callId,
+  decision: 'approve',
+  by: 'rest',
+});
+const queued = (turnId: string): SessionEvent => ({
+  v,
+  type: 'messageQueued',
+  turnId,
+  correlationId: `c-${turnId}`,
+  content: turnId,
+});
 const message = (turnId: string): TurnMessage => ({ turnId, correlationId: `c-${turnId}`, content: turnId });
 
 const validate = createArgsValidator(createLogger('silent'));
-const idle: Live = { closedBy: undefined, queue: [], running: false, busy: false, held: new Set(['c1', 'sa_1', 'el_1']), validate };
+const idle: Live = {
+  closedBy: undefined,
+  queue: [],
+  running: false,
+  busy: false,
+  held: new Set(['c1', 'sa_1', 'el_1']),
+  validate,
+};
 
 function given(...events: SessionEvent[]) {
   const state = foldSession('s1', events);
@@ -52,23 +114,42 @@ function given(...events: SessionEvent[]) {
     },
   };
 }
-const answer = (id: string, a: Extract<SessionCommand, { type: 'answer' }>['answer']): SessionCommand => ({ type: 'answer', id, answer: a, by: 'rest' });
+const answer = (id: string, a: Extract<SessionCommand, { type: 'answer' }>['answer']): SessionCommand => ({
+  type: 'answer',
+  id,
+  answer: a,
+  by: 'rest',
+});
 
 describe('deciding a message', () => {
   it('starts a turn when idle with nothing waiting; waits (messageQueued) otherwise; a correlation id already here answers its turn', () => {
-    given().when({ type: 'send', message: message('t1') }).then({ type: 'start' });
-    given(user('t1')).when({ type: 'send', message: message('t2') }, { running: true, busy: true, queue: [message('t1')] }).then({
-      type: 'queue', event: { v, type: 'messageQueued', turnId: 't2', correlationId: 'c-t2', content: 't2' },
-    });
-    given().when({ type: 'send', message: { ...message('t9'), correlationId: 'c-t1' } }, { running: true, busy: true, queue: [message('t1')] }).then({ type: 'duplicate', turnId: 't1', queued: false });
+    given()
+      .when({ type: 'send', message: message('t1') })
+      .then({ type: 'start' });
+    given(user('t1'))
+      .when({ type: 'send', message: message('t2') }, { running: true, busy: true, queue: [message('t1')] })
+      .then({
+        type: 'queue',
+        event: { v, type: 'messageQueued', turnId: 't2', correlationId: 'c-t2', content: 't2' },
+      });
+    given()
+      .when(
+        { type: 'send', message: { ...message('t9'), correlationId: 'c-t1' } },
+        { running: true, busy: true, queue: [message('t1')] },
+      )
+      .then({ type: 'duplicate', turnId: 't1', queued: false });
   });
 
   it('a closed session takes no message, reset or compaction, and cancels nothing', () => {
     const closed = { closedBy: 'evicted' };
-    given().when({ type: 'send', message: message('t1') }, closed).refused('AGENT_ERROR', { reason: 'evicted' });
+    given()
+      .when({ type: 'send', message: message('t1') }, closed)
+      .refused('AGENT_ERROR', { reason: 'evicted' });
     given().when({ type: 'reset' }, closed).refused('AGENT_ERROR');
     given().when({ type: 'compact' }, closed).refused('AGENT_ERROR');
-    given().when({ type: 'cancel' }, { ...closed, running: true }).then({ type: 'ignore' });
+    given()
+      .when({ type: 'cancel' }, { ...closed, running: true })
+      .then({ type: 'ignore' });
     given().when({ type: 'cancel' }, { running: true }).then({ type: 'cancel' });
   });
 });
@@ -76,25 +157,60 @@ describe('deciding a message', () => {
 describe('deciding an answer: one path for every kind', () => {
   const open = [user('t1'), approval('t1', 'c1'), sampling('t1', 'sa_1'), elicitation('t1', 'el_1')];
 
-  it('answers a pending question of the answer\'s family with the answer the kind takes', () => {
-    given(...open).when(answer('c1', { decision: 'deny', reason: 'no' })).then(expect.objectContaining({ type: 'answer', question: expect.objectContaining({ kind: 'approval' }), answer: { decision: 'deny', reason: 'no' } }));
-    given(...open).when(answer('sa_1', { decision: 'approve' })).then(expect.objectContaining({ question: expect.objectContaining({ kind: 'sampling' }), answer: { decision: 'approve' } }));
-    given(...open).when(answer('el_1', { action: 'accept', content: { name: 'Ada' } })).then(expect.objectContaining({ answer: { action: 'accept', content: { name: 'Ada' } } }));
+  it("answers a pending question of the answer's family with the answer the kind takes", () => {
+    given(...open)
+      .when(answer('c1', { decision: 'deny', reason: 'no' }))
+      .then(
+        expect.objectContaining({
+          type: 'answer',
+          question: expect.objectContaining({ kind: 'approval' }),
+          answer: { decision: 'deny', reason: 'no' },
+        }),
+      );
+    given(...open)
+      .when(answer('sa_1', { decision: 'approve' }))
+      .then(
+        expect.objectContaining({
+          question: expect.objectContaining({ kind: 'sampling' }),
+          answer: { decision: 'approve' },
+        }),
+      );
+    given(...open)
+      .when(answer('el_1', { action: 'accept', content: { name: 'Ada' } }))
+      .then(expect.objectContaining({ answer: { action: 'accept', content: { name: 'Ada' } } }));
   });
 
   it('refuses by family: unknown or of the other family, not found; closed in the log or by the turn, already resolved', () => {
-    given(...open).when(answer('zzz', { decision: 'approve' })).refused('APPROVAL_NOT_FOUND', { callId: 'zzz' });
-    given(...open).when(answer('el_1', { decision: 'approve' })).refused('APPROVAL_NOT_FOUND');
-    given(...open).when(answer('c1', { action: 'cancel' })).refused('ELICITATION_NOT_FOUND', { id: 'c1' });
-    given(...open, approved('t1', 'c1')).when(answer('c1', { decision: 'approve' })).refused('APPROVAL_ALREADY_RESOLVED');
-    given(...open).when(answer('sa_1', { decision: 'approve' }), { held: new Set(['c1']) }).refused('APPROVAL_ALREADY_RESOLVED'); // the turn closed it: not stored yet
-    given(...open, { v, type: 'turnFailed', turnId: 't1', code: 'AGENT_ERROR', message: 'x', details: {} }).when(answer('el_1', { action: 'decline' })).refused('ELICITATION_ALREADY_RESOLVED');
+    given(...open)
+      .when(answer('zzz', { decision: 'approve' }))
+      .refused('APPROVAL_NOT_FOUND', { callId: 'zzz' });
+    given(...open)
+      .when(answer('el_1', { decision: 'approve' }))
+      .refused('APPROVAL_NOT_FOUND');
+    given(...open)
+      .when(answer('c1', { action: 'cancel' }))
+      .refused('ELICITATION_NOT_FOUND', { id: 'c1' });
+    given(...open, approved('t1', 'c1'))
+      .when(answer('c1', { decision: 'approve' }))
+      .refused('APPROVAL_ALREADY_RESOLVED');
+    given(...open)
+      .when(answer('sa_1', { decision: 'approve' }), { held: new Set(['c1']) })
+      .refused('APPROVAL_ALREADY_RESOLVED'); // the turn closed it: not stored yet
+    given(...open, { v, type: 'turnFailed', turnId: 't1', code: 'AGENT_ERROR', message: 'x', details: {} })
+      .when(answer('el_1', { action: 'decline' }))
+      .refused('ELICITATION_ALREADY_RESOLVED');
   });
 
   it("checks a form's content against its schema, naming the field; a closed session finds nothing", () => {
-    given(...open).when(answer('el_1', { action: 'accept', content: {} })).refused('INVALID_REQUEST', { field: 'name' });
-    given(...open).when(answer('el_1', { action: 'decline' }), { closedBy: 'deleted' }).refused('ELICITATION_NOT_FOUND');
-    given(...open).when(answer('c1', { decision: 'approve' }), { closedBy: 'deleted' }).refused('APPROVAL_NOT_FOUND');
+    given(...open)
+      .when(answer('el_1', { action: 'accept', content: {} }))
+      .refused('INVALID_REQUEST', { field: 'name' });
+    given(...open)
+      .when(answer('el_1', { action: 'decline' }), { closedBy: 'deleted' })
+      .refused('ELICITATION_NOT_FOUND');
+    given(...open)
+      .when(answer('c1', { decision: 'approve' }), { closedBy: 'deleted' })
+      .refused('APPROVAL_NOT_FOUND');
   });
 });
 
@@ -102,10 +218,27 @@ describe('deciding what a log left open', () => {
   const now = Date.parse('2026-01-01T00:00:00.000Z');
 
   it('closes by restart the questions whose asker died with the process; the approval is resumed with its turn', () => {
-    const state = foldSession('s1', [user('t1'), step('t1', 'c1', 'c2'), call('t1', 'c1'), approval('t1', 'c1'), call('t1', 'c2'), sampling('t1', 'sa_1'), elicitation('t1', 'el_1'), queued('t2')]);
+    const state = foldSession('s1', [
+      user('t1'),
+      step('t1', 'c1', 'c2'),
+      call('t1', 'c1'),
+      approval('t1', 'c1'),
+      call('t1', 'c2'),
+      sampling('t1', 'sa_1'),
+      elicitation('t1', 'el_1'),
+      queued('t2'),
+    ]);
     const opening = decideOpen(state, { now });
     expect(opening.record).toEqual([
-      { v, type: 'toolApprovalResolved', turnId: 't1', callId: 'sa_1', decision: 'deny', by: 'restart', reason: "the server's request ended with the process" },
+      {
+        v,
+        type: 'toolApprovalResolved',
+        turnId: 't1',
+        callId: 'sa_1',
+        decision: 'deny',
+        by: 'restart',
+        reason: "the server's request ended with the process",
+      },
       { v, type: 'elicitationResolved', turnId: 't1', id: 'el_1', action: 'cancel', by: 'restart' },
     ]);
     expect(opening.resume?.resume?.awaiting.map((c) => c.callId)).toEqual(['c1']);
@@ -117,7 +250,14 @@ describe('deciding what a log left open', () => {
     const state = foldSession('s1', [user('t1'), step('t1', 'c1'), call('t1', 'c1')]);
     expect(decideOpen(state, { now }).record).toEqual([]);
     expect(decideOpen(state, { now, orphanedTurnReason: 'owner_died' }).record).toEqual([
-      { v, type: 'turnFailed', turnId: 't1', code: 'AGENT_ERROR', message: 'The turn was stopped: the instance running it stopped before it ended', details: { reason: 'owner_died' } },
+      {
+        v,
+        type: 'turnFailed',
+        turnId: 't1',
+        code: 'AGENT_ERROR',
+        message: 'The turn was stopped: the instance running it stopped before it ended',
+        details: { reason: 'owner_died' },
+      },
     ]);
   });
 });
@@ -127,31 +267,51 @@ describe("a call's questions, from the call's side", () => {
     const handed: string[] = [];
     const ended: string[] = [];
     const asked = createAsked({
-      sessionId: 's1', clock: { now: () => 0 }, timeoutMs: 10_000,
-      toTurn: (q) => (handed.push(q.id), took), callEnded: (id) => void ended.push(id),
+      sessionId: 's1',
+      clock: { now: () => 0 },
+      timeoutMs: 10_000,
+      toTurn: (q) => (handed.push(q.id), took),
+      callEnded: (id) => void ended.push(id),
     });
     return { asked, handed, ended };
   };
-  const form = { kind: 'elicitation' as const, serverId: 'srv', message: 'Name?', mode: 'form' as const, requestedSchema: { type: 'object' } };
+  const form = {
+    kind: 'elicitation' as const,
+    serverId: 'srv',
+    message: 'Name?',
+    mode: 'form' as const,
+    requestedSchema: { type: 'object' },
+  };
   const ref = { turnId: 't1', callId: 'c1' };
 
-  it('waits until the state says its question closed, then answers what was recorded; expiresAt is capped by the call\'s deadline', async () => {
+  it("waits until the state says its question closed, then answers what was recorded; expiresAt is capped by the call's deadline", async () => {
     const { asked, handed } = setup();
     const answered = asked.ask(form, ref, { deadline: 5_000, signal: new AbortController().signal });
     const id = handed[0]!;
     expect(id).toMatch(/^el_/);
     const state = foldSession('s1', [user('t1')]);
-    const store = (event: SessionEvent) => asked.settle(evolve(state, { seq: state.lastSeq + 1, event }), { seq: state.lastSeq, event });
+    const store = (event: SessionEvent) =>
+      asked.settle(evolve(state, { seq: state.lastSeq + 1, event }), { seq: state.lastSeq, event });
     store(elicitation('t1', id, new Date(4_000).toISOString()));
     store({ v, type: 'elicitationResolved', turnId: 't1', id, action: 'accept', by: 'rest', content: { name: 'Ada' } });
     await expect(answered).resolves.toEqual({ action: 'accept', content: { name: 'Ada' } });
   });
 
   it('is answered at once, nothing asked, when no turn takes it or the call already ended; when the call ends first, the turn is told', async () => {
-    await expect(setup(false).asked.ask(form, ref, { deadline: 60_000, signal: new AbortController().signal })).resolves.toEqual({ action: 'decline' });
-    await expect(setup().asked.ask({ kind: 'sampling', serverId: 'srv', args: {} }, ref, { deadline: 60_000, signal: AbortSignal.abort() })).resolves.toMatchObject({ decision: 'deny' });
+    await expect(
+      setup(false).asked.ask(form, ref, { deadline: 60_000, signal: new AbortController().signal }),
+    ).resolves.toEqual({ action: 'decline' });
+    await expect(
+      setup().asked.ask({ kind: 'sampling', serverId: 'srv', args: {} }, ref, {
+        deadline: 60_000,
+        signal: AbortSignal.abort(),
+      }),
+    ).resolves.toMatchObject({ decision: 'deny' });
     const { asked, handed, ended } = setup();
-    void asked.ask({ kind: 'sampling', serverId: 'srv', args: {} }, ref, { deadline: 60_000, signal: new AbortController().signal });
+    void asked.ask({ kind: 'sampling', serverId: 'srv', args: {} }, ref, {
+      deadline: 60_000,
+      signal: new AbortController().signal,
+    });
     expect(handed.pop()).toMatch(/^c1~sampling-[0-9a-f]{8}$/); // the id the wire documents for a sampling request
     const ending = new AbortController();
     const answered = asked.ask(form, ref, { deadline: 60_000, signal: ending.signal });
@@ -162,9 +322,14 @@ describe("a call's questions, from the call's side", () => {
 
   it('a closed session answers every waiting question and asks no more', async () => {
     const { asked } = setup();
-    const waiting = asked.ask({ kind: 'sampling', serverId: 'srv', args: {} }, ref, { deadline: 60_000, signal: new AbortController().signal });
+    const waiting = asked.ask({ kind: 'sampling', serverId: 'srv', args: {} }, ref, {
+      deadline: 60_000,
+      signal: new AbortController().signal,
+    });
     asked.close();
     await expect(waiting).resolves.toMatchObject({ decision: 'deny' });
-    await expect(asked.ask(form, ref, { deadline: 60_000, signal: new AbortController().signal })).resolves.toEqual({ action: 'decline' });
+    await expect(asked.ask(form, ref, { deadline: 60_000, signal: new AbortController().signal })).resolves.toEqual({
+      action: 'decline',
+    });
   });
 });

@@ -23,10 +23,23 @@ import type { ModelTool, ModelToolOutcome } from '../../src/tools/messages.ts';
 import { PATIENT } from '../support/wait.ts';
 
 const S = sessionKey(undefined, 'doomed');
-const tools: ModelTool[] = [{ name: 'echo', description: 'Echo', parameters: { type: 'object' }, serverId: 'everything', toolName: 'echo' }];
-const askStep: ModelStep = { text: '', toolCalls: [{ id: 'c1', name: 'echo', arguments: '{"message":"x"}' }], finishReason: 'tool_calls' };
+const tools: ModelTool[] = [
+  { name: 'echo', description: 'Echo', parameters: { type: 'object' }, serverId: 'everything', toolName: 'echo' },
+];
+const askStep: ModelStep = {
+  text: '',
+  toolCalls: [{ id: 'c1', name: 'echo', arguments: '{"message":"x"}' }],
+  finishReason: 'tool_calls',
+};
 const done: ModelStep = { text: 'done', toolCalls: [], finishReason: 'stop' };
-const ok = (name: string): ModelToolOutcome => ({ success: true, text: 'x', result: { content: [{ type: 'text', text: 'x' }] }, serverId: 'everything', toolName: name, durationMs: 1 });
+const ok = (name: string): ModelToolOutcome => ({
+  success: true,
+  text: 'x',
+  result: { content: [{ type: 'text', text: 'x' }] },
+  serverId: 'everything',
+  toolName: name,
+  durationMs: 1,
+});
 
 /** A store whose appends can be held, recording every call per session in order. */
 function watchedStore(inner: EventStore<SessionEvent>) {
@@ -107,7 +120,8 @@ async function waitingForApproval(r: Rig): Promise<void> {
   await vi.waitFor(async () => expect(await r.exec('agent.questions', { sessionId: S })).toHaveLength(1), PATIENT);
 }
 
-const approve = (r: Rig) => r.exec('agent.answer', { sessionId: S, id: 'c1', answer: { decision: 'approve' }, by: 'rest' });
+const approve = (r: Rig) =>
+  r.exec('agent.answer', { sessionId: S, id: 'c1', answer: { decision: 'approve' }, by: 'rest' });
 const types = async (store: EventStore<SessionEvent>) => (await store.read(S)).map((e) => e.event.type);
 
 /** Every invariant of a delete that answered: nothing stored, nothing pending, nothing started after it. */
@@ -170,7 +184,9 @@ describe('delete against everything in flight', () => {
   it('delete while the outbox has unflushed facts (jsonl): the batch in flight lands before the delete, the rest never; no file afterwards', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'agentd-delete-'));
     dirs.push(dir);
-    const w = watchedStore(createJsonlStore({ dir, log: createLogger('silent'), parseEvent: parseSessionEvent, fsync: false }));
+    const w = watchedStore(
+      createJsonlStore({ dir, log: createLogger('silent'), parseEvent: parseSessionEvent, fsync: false }),
+    );
     await w.store.open();
     const r = await rig(w.store);
     await waitingForApproval(r);
@@ -208,36 +224,44 @@ describe('approvals racing cancel and reset', () => {
   it.each([
     ['cancel', (r: Rig) => r.exec('agent.cancel', { sessionId: S })],
     ['reset', (r: Rig) => r.exec('agent.reset', { sessionId: S })],
-  ])('%s first: the approval that follows in the same tick answers APPROVAL_ALREADY_RESOLVED; one resolution in the log', async (_name, stop) => {
-    const store = createMemoryStore<SessionEvent>();
-    const r = await rig(store);
-    await waitingForApproval(r);
-    const s = stop(r);
-    await expect(approve(r)).rejects.toMatchObject({ code: 'APPROVAL_ALREADY_RESOLVED' });
-    await s;
-    await r.agent.stop();
-    expect(r.started).toEqual([]);
-    expect(resolvedCount(await types(store))).toBe(1);
-    expect((await store.read(S)).find((e) => e.event.type === 'toolApprovalResolved')?.event).toMatchObject({ decision: 'deny' });
-  });
+  ])(
+    '%s first: the approval that follows in the same tick answers APPROVAL_ALREADY_RESOLVED; one resolution in the log',
+    async (_name, stop) => {
+      const store = createMemoryStore<SessionEvent>();
+      const r = await rig(store);
+      await waitingForApproval(r);
+      const s = stop(r);
+      await expect(approve(r)).rejects.toMatchObject({ code: 'APPROVAL_ALREADY_RESOLVED' });
+      await s;
+      await r.agent.stop();
+      expect(r.started).toEqual([]);
+      expect(resolvedCount(await types(store))).toBe(1);
+      expect((await store.read(S)).find((e) => e.event.type === 'toolApprovalResolved')?.event).toMatchObject({
+        decision: 'deny',
+      });
+    },
+  );
 
   it.each([
     ['cancel', (r: Rig) => r.exec('agent.cancel', { sessionId: S })],
     ['reset', (r: Rig) => r.exec('agent.reset', { sessionId: S })],
-  ])('approval first, %s in the same tick: the approval wins once, its call is aborted; one resolution in the log', async (_name, stop) => {
-    const store = createMemoryStore<SessionEvent>();
-    const r = await rig(store);
-    await waitingForApproval(r);
-    const a = approve(r);
-    const s = stop(r);
-    const [approved] = await Promise.allSettled([a, s]);
-    r.finishTools();
-    await r.agent.stop();
-    const events = await types(store);
-    expect(resolvedCount(events)).toBe(1);
-    const resolved = (await store.read(S)).find((e) => e.event.type === 'toolApprovalResolved')?.event;
-    if (approved.status === 'fulfilled') expect(resolved).toMatchObject({ decision: 'approve' });
-    else expect(approved.reason).toMatchObject({ code: 'APPROVAL_ALREADY_RESOLVED' });
-    for (const c of r.started) expect(c.signal?.aborted).toBe(true);
-  });
+  ])(
+    'approval first, %s in the same tick: the approval wins once, its call is aborted; one resolution in the log',
+    async (_name, stop) => {
+      const store = createMemoryStore<SessionEvent>();
+      const r = await rig(store);
+      await waitingForApproval(r);
+      const a = approve(r);
+      const s = stop(r);
+      const [approved] = await Promise.allSettled([a, s]);
+      r.finishTools();
+      await r.agent.stop();
+      const events = await types(store);
+      expect(resolvedCount(events)).toBe(1);
+      const resolved = (await store.read(S)).find((e) => e.event.type === 'toolApprovalResolved')?.event;
+      if (approved.status === 'fulfilled') expect(resolved).toMatchObject({ decision: 'approve' });
+      else expect(approved.reason).toMatchObject({ code: 'APPROVAL_ALREADY_RESOLVED' });
+      for (const c of r.started) expect(c.signal?.aborted).toBe(true);
+    },
+  );
 });

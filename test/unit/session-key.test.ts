@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { isSessionKey, namespacePrefix, sessionKey, sessionKeySchema, splitSessionKey, type SessionKey } from '../../src/session-id.ts';
+import {
+  isSessionKey,
+  namespacePrefix,
+  sessionKey,
+  sessionKeySchema,
+  splitSessionKey,
+  type SessionKey,
+} from '../../src/session-id.ts';
 
 const refused = (owner: string | undefined, id: string) => {
   try {
@@ -29,11 +36,13 @@ describe('a session key', () => {
     ['empty', ''],
     ['129 code units', 'x'.repeat(129)],
   ])('refuses an id with %s, in every namespace, as INVALID_REQUEST', (_what, id) => {
-    for (const owner of [undefined, 'alice']) expect(refused(owner, id)).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'sessionId' } });
+    for (const owner of [undefined, 'alice'])
+      expect(refused(owner, id)).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'sessionId' } });
   });
 
   it('refuses an owner with NUL, empty or longer than a principal name', () => {
-    for (const owner of ['al\u0000ice', '', 'o'.repeat(133)]) expect(refused(owner, 'work')).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'owner' } });
+    for (const owner of ['al\u0000ice', '', 'o'.repeat(133)])
+      expect(refused(owner, 'work')).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'owner' } });
   });
 
   it('takes 128 code units and any well-formed Unicode, and splitSessionKey inverts it', () => {
@@ -56,6 +65,15 @@ describe('a session key', () => {
   });
 
   it('parses a stored key only when it is an id or an owned key of valid parts', () => {
-    for (const bad of ['', 'a\u0000b', '\u0000alice', '\u0000alice\u0000', '\u0000\u0000work', '\u0000a\u0000b\u0000c', 'x\uD800']) expect(isSessionKey(bad)).toBe(false);
+    for (const bad of [
+      '',
+      'a\u0000b',
+      '\u0000alice',
+      '\u0000alice\u0000',
+      '\u0000\u0000work',
+      '\u0000a\u0000b\u0000c',
+      'x\uD800',
+    ])
+      expect(isSessionKey(bad)).toBe(false);
   });
 });

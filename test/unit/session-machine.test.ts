@@ -6,7 +6,18 @@
 import { describe, expect, it } from 'vitest';
 import type { ActorRefFrom } from 'xstate';
 import type { turnMachine } from '../../machines/turn.machine.ts';
-import { askTools, deferred, gatedTools, harness, heldModel, ok, reply, script, waitUntil, type Deferred } from './machine-harness.ts';
+import {
+  askTools,
+  deferred,
+  gatedTools,
+  harness,
+  heldModel,
+  ok,
+  reply,
+  script,
+  waitUntil,
+  type Deferred,
+} from './machine-harness.ts';
 
 describe('session machine', () => {
   it('queues messages FIFO; the next turn starts only after the last one settled', async () => {
@@ -34,13 +45,20 @@ describe('session machine', () => {
     await waitUntil(() => settles.length === 3);
     settles[2]?.resolve();
     await h.idle();
-    expect(h.facts('response').map((r) => [r.turnId, r.content])).toEqual([['t1', 're t1'], ['t2', 're t2'], ['t3', 're t3']]);
+    expect(h.facts('response').map((r) => [r.turnId, r.content])).toEqual([
+      ['t1', 're t1'],
+      ['t2', 're t2'],
+      ['t3', 're t3'],
+    ]);
     expect(h.trace().filter((t) => t === 'fact:userMessage')).toHaveLength(3);
   });
 
   it('goes on to the next message when settle fails', async () => {
     let settled = 0;
-    const h = harness({ model: script(reply('done')), settle: () => (settled++ === 0 ? Promise.reject(new Error('disk full')) : Promise.resolve()) });
+    const h = harness({
+      model: script(reply('done')),
+      settle: () => (settled++ === 0 ? Promise.reject(new Error('disk full')) : Promise.resolve()),
+    });
     h.send('one');
     h.send('two');
     await h.idle();
@@ -50,7 +68,10 @@ describe('session machine', () => {
 
   it('CANCEL mid model step aborts it and reports a cancelled turn; its late answer is dropped; waiting messages still run', async () => {
     const slow = heldModel();
-    const h = harness({ model: (input, signal) => (input.key.turnId === 't1' ? slow.model(input, signal) : Promise.resolve(reply('next'))) });
+    const h = harness({
+      model: (input, signal) =>
+        input.key.turnId === 't1' ? slow.model(input, signal) : Promise.resolve(reply('next')),
+    });
     h.send('slow');
     h.send('after');
     await waitUntil(() => h.modelSignals.length === 1);
@@ -61,7 +82,17 @@ describe('session machine', () => {
     slow.held[0]?.resolve(reply('late')); // the fake ignores its signal: only the machine can drop this
     await h.idle();
     expect(h.trace('t1')).toEqual(['fact:userMessage', 'thinking', 'fact:turnFailed']);
-    expect(h.facts('turnFailed')).toEqual([{ v: 3, type: 'turnFailed', turnId: 't1', code: 'AGENT_ERROR', message: 'turn cancelled', details: { reason: 'cancelled' }, cancelled: true }]);
+    expect(h.facts('turnFailed')).toEqual([
+      {
+        v: 3,
+        type: 'turnFailed',
+        turnId: 't1',
+        code: 'AGENT_ERROR',
+        message: 'turn cancelled',
+        details: { reason: 'cancelled' },
+        cancelled: true,
+      },
+    ]);
     expect(h.facts('response').map((r) => [r.turnId, r.content])).toEqual([['t2', 'next']]);
   });
 
@@ -80,8 +111,20 @@ describe('session machine', () => {
     await t.gate('b').promise.catch(() => undefined);
     await h.idle();
     expect(h.facts('toolResult')).toEqual([]);
-    expect(h.trace()).toEqual(['fact:userMessage', 'thinking', 'fact:assistantStep', 'fact:toolCall', 'fact:toolCall', 'fact:turnFailed']);
-    expect(h.facts('turnFailed')[0]).toMatchObject({ code: 'AGENT_ERROR', message: 'turn cancelled (storage)', details: { reason: 'storage' }, cancelled: true });
+    expect(h.trace()).toEqual([
+      'fact:userMessage',
+      'thinking',
+      'fact:assistantStep',
+      'fact:toolCall',
+      'fact:toolCall',
+      'fact:turnFailed',
+    ]);
+    expect(h.facts('turnFailed')[0]).toMatchObject({
+      code: 'AGENT_ERROR',
+      message: 'turn cancelled (storage)',
+      details: { reason: 'storage' },
+      cancelled: true,
+    });
     expect(h.modelInputs).toHaveLength(1);
   });
 
@@ -96,9 +139,20 @@ describe('session machine', () => {
     expect(h.modelSignals[0]?.aborted).toBe(true);
     await h.idle();
     expect(h.trace()).toEqual(['fact:userMessage', 'thinking', 'dropped:t2', 'dropped:t3', 'fact:turnFailed']);
-    expect(h.emitted.flatMap((e) => (e.type === 'dropped' ? [[e.key.turnId, e.reason]] : []))).toEqual([['t2', 'reset'], ['t3', 'reset']]);
+    expect(h.emitted.flatMap((e) => (e.type === 'dropped' ? [[e.key.turnId, e.reason]] : []))).toEqual([
+      ['t2', 'reset'],
+      ['t3', 'reset'],
+    ]);
     expect(h.facts('turnFailed')).toEqual([
-      { v: 3, type: 'turnFailed', turnId: 't1', code: 'AGENT_ERROR', message: 'turn cancelled (reset)', details: { reason: 'reset' }, cancelled: true },
+      {
+        v: 3,
+        type: 'turnFailed',
+        turnId: 't1',
+        code: 'AGENT_ERROR',
+        message: 'turn cancelled (reset)',
+        details: { reason: 'reset' },
+        cancelled: true,
+      },
     ]);
     expect(h.modelInputs).toHaveLength(1);
     expect(h.actor.getSnapshot().matches('idle')).toBe(true);
@@ -124,7 +178,10 @@ describe('session machine', () => {
 
   it('WITHDRAW takes a waiting message out silently, never the running one', async () => {
     const slow = heldModel();
-    const h = harness({ model: (input, signal) => (input.key.turnId === 't1' ? slow.model(input, signal) : Promise.resolve(reply('next'))) });
+    const h = harness({
+      model: (input, signal) =>
+        input.key.turnId === 't1' ? slow.model(input, signal) : Promise.resolve(reply('next')),
+    });
     h.send('one');
     h.send('two');
     h.send('three');
@@ -152,7 +209,16 @@ describe('session machine', () => {
     h.send('two');
     await h.idle();
     expect(h.trace('t1')).toEqual(['fact:userMessage', 'thinking', 'fact:turnFailed']);
-    expect(h.facts('turnFailed')).toEqual([{ v: 3, type: 'turnFailed', turnId: 't1', code: 'AGENT_ERROR', message: 'Agent processing failed: bug in reportStep', details: {} }]);
+    expect(h.facts('turnFailed')).toEqual([
+      {
+        v: 3,
+        type: 'turnFailed',
+        turnId: 't1',
+        code: 'AGENT_ERROR',
+        message: 'Agent processing failed: bug in reportStep',
+        details: {},
+      },
+    ]);
     expect(h.facts('response').map((r) => [r.turnId, r.content])).toEqual([['t2', 'fine']]);
   });
 

@@ -7,7 +7,13 @@ import { describe, expect, it } from 'vitest';
 import { openTurnOf, queuedOf, resumeOf } from '../../src/agent/session/state.ts';
 import { closingEvents, createSessionTransfer } from '../../src/agent/session/transfer.ts';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
-import { MAX_LINE_DEPTH, parseTransfer, transferLine, transferPieces, type TransferEntry } from '../../src/conversation/session-transfer.ts';
+import {
+  MAX_LINE_DEPTH,
+  parseTransfer,
+  transferLine,
+  transferPieces,
+  type TransferEntry,
+} from '../../src/conversation/session-transfer.ts';
 import { createMemoryStore } from '../../src/store/memory-store.ts';
 import { manualClock, sampleEvents, user } from './store-contract.ts';
 
@@ -45,7 +51,10 @@ describe('transfer format', () => {
 
   it('allows blank lines, CRLF, a byte order mark, no final newline, and a store line with its sessionId (ignored)', () => {
     const body = `\uFEFF${lineOf({ seq: 1, ts, sessionId: 'x', event: user('a') })}\r\n\r\n${lineOf({ seq: 2, ts, event: user('b') })}`;
-    expect(parseTransfer(Buffer.from(body))).toEqual([{ seq: 1, ts, event: user('a') }, { seq: 2, ts, event: user('b') }]);
+    expect(parseTransfer(Buffer.from(body))).toEqual([
+      { seq: 1, ts, event: user('a') },
+      { seq: 2, ts, event: user('b') },
+    ]);
   });
 
   it('upcasts events of older versions and keeps seqs with a gap', () => {
@@ -61,22 +70,47 @@ describe('transfer format', () => {
     ['not an object', '[1,2]', /must be a JSON object/],
     ['an unknown field', lineOf({ seq: 2, ts, event: user('b'), extra: 1 }), /unknown field "extra"/],
     ['no seq', lineOf({ ts, event: user('b') }), /seq is missing/],
-    ['a seq that is not a positive integer', lineOf({ seq: 1.5, ts, event: user('b') }), /seq must be a positive integer/],
-    ['a seq not above the previous', lineOf({ seq: 1, ts, event: user('b') }), /seq 1 must be greater than the previous line's \(1\)/],
+    [
+      'a seq that is not a positive integer',
+      lineOf({ seq: 1.5, ts, event: user('b') }),
+      /seq must be a positive integer/,
+    ],
+    [
+      'a seq not above the previous',
+      lineOf({ seq: 1, ts, event: user('b') }),
+      /seq 1 must be greater than the previous line's \(1\)/,
+    ],
     ['a bad time', lineOf({ seq: 2, ts: 'yesterday', event: user('b') }), /ts must be an ISO 8601 UTC time/],
     ['no event', lineOf({ seq: 2, ts }), /event is missing/],
     ['an unknown event type', lineOf({ seq: 2, ts, event: { v: 2, type: 'teleport' } }), /^event\.type: /],
-    ['an event missing a field', lineOf({ seq: 2, ts, event: { v: 2, type: 'userMessage', turnId: 't' } }), /^event\.content: /],
-    ['an event of a later version', lineOf({ seq: 2, ts, event: { v: 4, type: 'reset' } }), /event\.v: version 4 is not one this agentd reads/],
-    ['JSON nested too deep', `{"seq":2,"ts":"${ts}","event":${'['.repeat(MAX_LINE_DEPTH + 1)}${']'.repeat(MAX_LINE_DEPTH + 1)}}`, /deeper than/],
+    [
+      'an event missing a field',
+      lineOf({ seq: 2, ts, event: { v: 2, type: 'userMessage', turnId: 't' } }),
+      /^event\.content: /,
+    ],
+    [
+      'an event of a later version',
+      lineOf({ seq: 2, ts, event: { v: 4, type: 'reset' } }),
+      /event\.v: version 4 is not one this agentd reads/,
+    ],
+    [
+      'JSON nested too deep',
+      `{"seq":2,"ts":"${ts}","event":${'['.repeat(MAX_LINE_DEPTH + 1)}${']'.repeat(MAX_LINE_DEPTH + 1)}}`,
+      /deeper than/,
+    ],
   ])('refuses %s with 400 INVALID_REQUEST naming the line', (_name, bad, issue) => {
-    const error = refusal(text([lineOf({ seq: 1, ts, event: user('a') }), '', bad, lineOf({ seq: 9, ts, event: user('z') })]));
+    const error = refusal(
+      text([lineOf({ seq: 1, ts, event: user('a') }), '', bad, lineOf({ seq: 9, ts, event: user('z') })]),
+    );
     expect(error).toMatchObject({ code: 'INVALID_REQUEST', details: { line: 3, issue: expect.stringMatching(issue) } });
     expect((error as Error).message).toMatch(/^Import line 3: /);
   });
 
   it('refuses a body that is not UTF-8, or holds no event', () => {
-    expect(refusal(Buffer.from([0x7b, 0xff, 0x7d, 0x0a]))).toMatchObject({ code: 'INVALID_REQUEST', details: { issue: 'not UTF-8' } });
+    expect(refusal(Buffer.from([0x7b, 0xff, 0x7d, 0x0a]))).toMatchObject({
+      code: 'INVALID_REQUEST',
+      details: { issue: 'not UTF-8' },
+    });
     expect(refusal('')).toMatchObject({ code: 'INVALID_REQUEST', details: { issue: 'empty' } });
     expect(refusal('\n \n')).toMatchObject({ code: 'INVALID_REQUEST', details: { issue: 'empty' } });
   });
@@ -84,11 +118,48 @@ describe('transfer format', () => {
 
 const ev = {
   user: (turnId: string): SessionEvent => ({ v: 3, type: 'userMessage', turnId, content: turnId }),
-  step: (turnId: string, callId: string): SessionEvent => ({ v: 3, type: 'assistantStep', turnId, text: '', toolCalls: [{ id: callId, name: 'echo', arguments: '{}' }], model: 'm' }),
-  call: (turnId: string, callId: string): SessionEvent => ({ v: 3, type: 'toolCall', turnId, callId, toolName: 'echo', serverId: 's', args: {} }),
-  ask: (turnId: string, callId: string): SessionEvent => ({ v: 3, type: 'toolApprovalRequested', turnId, callId, toolName: 'echo', serverId: 's', args: {}, expiresAt: '2099-01-01T00:00:00.000Z' }),
-  queued: (turnId: string): SessionEvent => ({ v: 3, type: 'messageQueued', turnId, correlationId: `c-${turnId}`, content: turnId }),
-  response: (turnId: string): SessionEvent => ({ v: 3, type: 'response', turnId, content: 'ok', text: 'ok', model: 'm' }),
+  step: (turnId: string, callId: string): SessionEvent => ({
+    v: 3,
+    type: 'assistantStep',
+    turnId,
+    text: '',
+    toolCalls: [{ id: callId, name: 'echo', arguments: '{}' }],
+    model: 'm',
+  }),
+  call: (turnId: string, callId: string): SessionEvent => ({
+    v: 3,
+    type: 'toolCall',
+    turnId,
+    callId,
+    toolName: 'echo',
+    serverId: 's',
+    args: {},
+  }),
+  ask: (turnId: string, callId: string): SessionEvent => ({
+    v: 3,
+    type: 'toolApprovalRequested',
+    turnId,
+    callId,
+    toolName: 'echo',
+    serverId: 's',
+    args: {},
+    expiresAt: '2099-01-01T00:00:00.000Z',
+  }),
+  queued: (turnId: string): SessionEvent => ({
+    v: 3,
+    type: 'messageQueued',
+    turnId,
+    correlationId: `c-${turnId}`,
+    content: turnId,
+  }),
+  response: (turnId: string): SessionEvent => ({
+    v: 3,
+    type: 'response',
+    turnId,
+    content: 'ok',
+    text: 'ok',
+    model: 'm',
+  }),
 };
 
 describe('closing what a copied log leaves open', () => {
@@ -97,12 +168,43 @@ describe('closing what a copied log leaves open', () => {
   });
 
   it('ends a running turn and discards the messages queued behind it, so nothing resumes at open', () => {
-    const log = [ev.user('t1'), ev.response('t1'), ev.user('t2'), ev.step('t2', 'c1'), ev.call('t2', 'c1'), ev.queued('t3'), ev.queued('t4')];
+    const log = [
+      ev.user('t1'),
+      ev.response('t1'),
+      ev.user('t2'),
+      ev.step('t2', 'c1'),
+      ev.call('t2', 'c1'),
+      ev.queued('t3'),
+      ev.queued('t4'),
+    ];
     const closing = closingEvents(log, 'forked');
     expect(closing).toEqual([
-      { v: 3, type: 'turnFailed', turnId: 't2', code: 'AGENT_ERROR', message: 'The turn was stopped: the session was forked before it ended', details: { reason: 'forked' } },
-      { v: 3, type: 'turnFailed', turnId: 't3', code: 'AGENT_ERROR', message: 'message discarded before its turn started (forked)', details: { reason: 'forked' }, cancelled: true },
-      { v: 3, type: 'turnFailed', turnId: 't4', code: 'AGENT_ERROR', message: 'message discarded before its turn started (forked)', details: { reason: 'forked' }, cancelled: true },
+      {
+        v: 3,
+        type: 'turnFailed',
+        turnId: 't2',
+        code: 'AGENT_ERROR',
+        message: 'The turn was stopped: the session was forked before it ended',
+        details: { reason: 'forked' },
+      },
+      {
+        v: 3,
+        type: 'turnFailed',
+        turnId: 't3',
+        code: 'AGENT_ERROR',
+        message: 'message discarded before its turn started (forked)',
+        details: { reason: 'forked' },
+        cancelled: true,
+      },
+      {
+        v: 3,
+        type: 'turnFailed',
+        turnId: 't4',
+        code: 'AGENT_ERROR',
+        message: 'message discarded before its turn started (forked)',
+        details: { reason: 'forked' },
+        cancelled: true,
+      },
     ]);
     const closed = [...log, ...closing];
     expect(openTurnOf(closed)).toBeUndefined();
@@ -124,7 +226,13 @@ describe('export, import, fork over a store', () => {
     const store = createMemoryStore<SessionEvent>({ clock });
     const held = new Set<string>();
     const transfer = createSessionTransfer({ store, clock, inUse: (id) => held.has(id) });
-    await store.append('src', [ev.user('t1'), ev.response('t1'), ev.user('t2'), ev.step('t2', 'c1'), ev.call('t2', 'c1')]);
+    await store.append('src', [
+      ev.user('t1'),
+      ev.response('t1'),
+      ev.user('t2'),
+      ev.step('t2', 'c1'),
+      ev.call('t2', 'c1'),
+    ]);
     return { store, transfer, held };
   };
 
@@ -134,7 +242,11 @@ describe('export, import, fork over a store', () => {
     expect(await transfer.importLog('copy', events)).toEqual({ sessionId: 'copy', lastSeq: 6 });
     const copied = await store.read('copy');
     expect(copied.slice(0, 5)).toEqual(events.map((e) => ({ ...e, sessionId: 'copy' })));
-    expect(copied[5]).toMatchObject({ seq: 6, ts: '2026-03-04T05:06:07.890Z', event: { type: 'turnFailed', turnId: 't2', details: { reason: 'imported' } } });
+    expect(copied[5]).toMatchObject({
+      seq: 6,
+      ts: '2026-03-04T05:06:07.890Z',
+      event: { type: 'turnFailed', turnId: 't2', details: { reason: 'imported' } },
+    });
     expect(await transfer.exportLog('nobody')).toEqual({ events: [] });
   });
 
@@ -144,15 +256,27 @@ describe('export, import, fork over a store', () => {
     const source = await store.read('src');
     expect(await store.read('f2')).toEqual(source.slice(0, 2).map((e) => ({ ...e, sessionId: 'f2' })));
     expect(await transfer.fork('src', 4, 'f4')).toEqual({ sessionId: 'f4', lastSeq: 5 });
-    expect((await store.read('f4')).map((e) => e.event.type)).toEqual(['userMessage', 'response', 'userMessage', 'assistantStep', 'turnFailed']);
+    expect((await store.read('f4')).map((e) => e.event.type)).toEqual([
+      'userMessage',
+      'response',
+      'userMessage',
+      'assistantStep',
+      'turnFailed',
+    ]);
   });
 
   it('refuses a seq outside 1..lastSeq naming seq, and a new id that exists (stored or held)', async () => {
     const { transfer, held } = await setup();
     for (const seq of [0, 6, 1.5]) {
-      await expect(transfer.fork('src', seq, 'x')).rejects.toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'seq', lastSeq: 5 } });
+      await expect(transfer.fork('src', seq, 'x')).rejects.toMatchObject({
+        code: 'INVALID_REQUEST',
+        details: { field: 'seq', lastSeq: 5 },
+      });
     }
-    await expect(transfer.fork('nobody', 1, 'x')).rejects.toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'seq', lastSeq: 0 } });
+    await expect(transfer.fork('nobody', 1, 'x')).rejects.toMatchObject({
+      code: 'INVALID_REQUEST',
+      details: { field: 'seq', lastSeq: 0 },
+    });
     await expect(transfer.fork('src', 1, 'src')).rejects.toMatchObject({ details: { reason: 'exists' } });
     held.add('open');
     await expect(transfer.importLog('open', entries)).rejects.toMatchObject({ details: { reason: 'exists' } });

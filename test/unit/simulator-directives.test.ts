@@ -21,7 +21,9 @@ describe('parseDirectives', () => {
   });
 
   it('reads parameters of error, stall and disconnect', () => {
-    const { directives } = parseDirectives('[[error:429 retry-after=0.5 times=2 message=slow_down]] [[stall:30 after=2]] [[disconnect]]');
+    const { directives } = parseDirectives(
+      '[[error:429 retry-after=0.5 times=2 message=slow_down]] [[stall:30 after=2]] [[disconnect]]',
+    );
     expect(directives).toEqual([
       { kind: 'error', status: 429, retryAfterSec: 0.5, times: 2, message: 'slow down' },
       { kind: 'stall', ms: 30, afterTokens: 2 },
@@ -30,12 +32,19 @@ describe('parseDirectives', () => {
   });
 
   it('takes everything up to "]]" as the reply text', () => {
-    expect(parseDirectives('[[reply:Hello, big world!]]').directives).toEqual([{ kind: 'reply', text: 'Hello, big world!' }]);
-    expect(parseDirectives('[[reasoning:First, look. Then act.]] go').directives).toEqual([{ kind: 'reasoning', text: 'First, look. Then act.' }]);
+    expect(parseDirectives('[[reply:Hello, big world!]]').directives).toEqual([
+      { kind: 'reply', text: 'Hello, big world!' },
+    ]);
+    expect(parseDirectives('[[reasoning:First, look. Then act.]] go').directives).toEqual([
+      { kind: 'reasoning', text: 'First, look. Then act.' },
+    ]);
   });
 
   it('leaves unknown [[names]] as text', () => {
-    expect(parseDirectives('see [[wiki]] and [[tools:x]]')).toEqual({ directives: [], rest: 'see [[wiki]] and [[tools:x]]' });
+    expect(parseDirectives('see [[wiki]] and [[tools:x]]')).toEqual({
+      directives: [],
+      rest: 'see [[wiki]] and [[tools:x]]',
+    });
   });
 
   it.each([
@@ -54,7 +63,16 @@ describe('parseDirectives', () => {
 
 describe('planReply', () => {
   it('echoes the last user text without directives', () => {
-    expect(planReply(body([{ role: 'user', content: 'first' }, { role: 'assistant', content: 'x' }, { role: 'user', content: 'hi [[ttft:5]] there' }]), new Map())).toEqual({
+    expect(
+      planReply(
+        body([
+          { role: 'user', content: 'first' },
+          { role: 'assistant', content: 'x' },
+          { role: 'user', content: 'hi [[ttft:5]] there' },
+        ]),
+        new Map(),
+      ),
+    ).toEqual({
       ttftMs: 5,
       text: 'You said: hi there',
     });
@@ -66,13 +84,22 @@ describe('planReply', () => {
     expect(planReply(req, failures).error?.status).toBe(500);
     expect(planReply(req, failures).error?.status).toBe(500);
     expect(planReply(req, failures)).toEqual({ text: 'You said: go' });
-    expect(planReply(body([{ role: 'user', content: '[[error:500 times=2]] other' }]), failures).error?.status).toBe(500);
+    expect(planReply(body([{ role: 'user', content: '[[error:500 times=2]] other' }]), failures).error?.status).toBe(
+      500,
+    );
   });
 
   it('answers tool results with their content (or the `reply` text), unless looping', () => {
     const history: WireMessage[] = [
       { role: 'user', content: '[[tool:a]] [[tool:b {"x":1}]]' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', function: { name: 'a', arguments: '{}' } }, { id: 'c2', function: { name: 'b', arguments: '{"x":1}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c1', function: { name: 'a', arguments: '{}' } },
+          { id: 'c2', function: { name: 'b', arguments: '{"x":1}' } },
+        ],
+      },
       { role: 'tool', tool_call_id: 'c1', content: 'A!' },
       { role: 'tool', tool_call_id: 'c2', content: [{ type: 'text', text: 'B!' }] },
     ];

@@ -7,7 +7,12 @@ import { parseConfig } from '../../src/config/index.ts';
 import { isShared } from '../../src/config/shared.ts';
 import { checkSpawn, programName, type SpawnPolicy, type SpawnRequest } from '../../src/tools/spawn/policy.ts';
 
-const req = (command: string, args: string[] = [], env: Record<string, string> = {}, cwd?: string): SpawnRequest => ({ command, args, env, ...(cwd && { cwd }) });
+const req = (command: string, args: string[] = [], env: Record<string, string> = {}, cwd?: string): SpawnRequest => ({
+  command,
+  args,
+  env,
+  ...(cwd && { cwd }),
+});
 const refusal = (r: SpawnRequest, policy: SpawnPolicy = {}) => {
   try {
     checkSpawn(r, policy);
@@ -65,15 +70,23 @@ describe('spawn policy', () => {
     ['deno run --preload', req('deno', ['run', '--preload=./x.ts', 's.ts']), 'config.args.1'],
     ['npx --node-options', req('npx', ['--node-options=--require=/tmp/x.js', 'pkg']), 'config.args.0'],
     ['npx -yc (a cluster holding -c)', req('npx', ['-yc', 'id']), 'config.args.0'],
-    ['npx --shell (npx\'s name for --script-shell)', req('npx', ['--shell=/bin/sh', 'pkg']), 'config.args.0'],
+    ["npx --shell (npx's name for --script-shell)", req('npx', ['--shell=/bin/sh', 'pkg']), 'config.args.0'],
     ['npm exec -c', req('npm', ['exec', '-c', 'id']), 'config.args.1'],
     ['npm exec --yes -c', req('npm', ['exec', '--yes', '-c', 'id']), 'config.args.2'],
     ['npm -c before the subcommand', req('npm', ['-c', 'id', 'exec']), 'config.args.0'],
     ['npm --offline exec -c', req('npm', ['--offline', 'exec', '-c', 'id']), 'config.args.2'],
-    ['npm exec <pkg> -c (npm reads it after the package too)', req('npm', ['exec', 'semver', '-c', 'id']), 'config.args.2'],
+    [
+      'npm exec <pkg> -c (npm reads it after the package too)',
+      req('npm', ['exec', 'semver', '-c', 'id']),
+      'config.args.2',
+    ],
     ['npm x --call=', req('npm', ['x', '--call=id']), 'config.args.1'],
     ['npm exec --script-sh (a prefix npm expands)', req('npm', ['exec', '--script-sh=/tmp/x', 'pkg']), 'config.args.1'],
-    ['npm exec --node-options', req('npm', ['exec', '--node-options=--import=data:text/javascript,1', 'pkg']), 'config.args.1'],
+    [
+      'npm exec --node-options',
+      req('npm', ['exec', '--node-options=--import=data:text/javascript,1', 'pkg']),
+      'config.args.1',
+    ],
     ['pnpm dlx --shell-mode', req('pnpm', ['dlx', '--shell-mode', 'id']), 'config.args.1'],
     ['pnpm dlx -c', req('pnpm', ['dlx', '-c', 'id']), 'config.args.1'],
     ['tsx -e', req('tsx', ['-e', 'process.exit()']), 'config.args.0'],
@@ -84,22 +97,43 @@ describe('spawn policy', () => {
     ['npx tsx -e', req('npx', ['-y', 'tsx', '-e', '1']), 'config.args.2'],
     ['ts-node -e', req('ts-node', ['-e', '1']), 'config.args.0'],
     ['ts-node-esm --print', req('ts-node-esm', ['--print', '1']), 'config.args.0'],
-    ['node --import of a data: URL', req('node', ['--import=data:text/javascript,process.exit()', 's.js']), 'config.args.0'],
+    [
+      'node --import of a data: URL',
+      req('node', ['--import=data:text/javascript,process.exit()', 's.js']),
+      'config.args.0',
+    ],
     ['node --require of a data: URL', req('node', ['--require', 'data:text/javascript,1', 's.js']), 'config.args.0'],
     ['node --print', req('node', ['--print', '1']), 'config.args.0'],
   ])('refuses %s as inline code', (_name, r, field) => {
     expect(refusal(r)).toEqual({ code: 'INVALID_REQUEST', field, reason: 'inline_code' });
   });
 
-  it.each(['NODE_OPTIONS', 'LD_PRELOAD', 'DYLD_INSERT_LIBRARIES', 'PATH', 'PYTHONPATH', 'PYTHONSTARTUP', 'BASH_ENV', 'ENV', 'npm_config_script_shell', 'NPM_CONFIG_PREFIX', 'JAVA_TOOL_OPTIONS'])(
-    'refuses the loader env key %s',
-    (key) => {
-      expect(refusal(req('node', ['s.js'], { [key]: '--require ./evil.js' }))).toEqual({ code: 'INVALID_REQUEST', field: `config.env.${key}`, reason: 'loader_env' });
-    },
-  );
+  it.each([
+    'NODE_OPTIONS',
+    'LD_PRELOAD',
+    'DYLD_INSERT_LIBRARIES',
+    'PATH',
+    'PYTHONPATH',
+    'PYTHONSTARTUP',
+    'BASH_ENV',
+    'ENV',
+    'npm_config_script_shell',
+    'NPM_CONFIG_PREFIX',
+    'JAVA_TOOL_OPTIONS',
+  ])('refuses the loader env key %s', (key) => {
+    expect(refusal(req('node', ['s.js'], { [key]: '--require ./evil.js' }))).toEqual({
+      code: 'INVALID_REQUEST',
+      field: `config.env.${key}`,
+      reason: 'loader_env',
+    });
+  });
 
   it('refuses a loader key set through an env launcher', () => {
-    expect(refusal(req('env', ['NODE_OPTIONS=--require=x', 'node', 's.js']))).toEqual({ code: 'INVALID_REQUEST', field: 'config.args.0', reason: 'loader_env' });
+    expect(refusal(req('env', ['NODE_OPTIONS=--require=x', 'node', 's.js']))).toEqual({
+      code: 'INVALID_REQUEST',
+      field: 'config.args.0',
+      reason: 'loader_env',
+    });
   });
 
   it('refuses NUL bytes anywhere', () => {
@@ -113,11 +147,15 @@ describe('spawn policy', () => {
     const policy = { allowedCommands: ['node', '/opt/tools/mcp-server'] };
     expect(refusal(req('/usr/bin/node', ['s.js']), policy)).toBeUndefined();
     expect(refusal(req('/opt/tools/mcp-server'), policy)).toBeUndefined();
-    expect(refusal(req('mcp-server'), policy)).toEqual({ code: 'INVALID_REQUEST', field: 'config.command', reason: 'command_not_allowed' });
+    expect(refusal(req('mcp-server'), policy)).toEqual({
+      code: 'INVALID_REQUEST',
+      field: 'config.command',
+      reason: 'command_not_allowed',
+    });
     expect(refusal(req('python3', ['-m', 'x']), policy)).toMatchObject({ reason: 'command_not_allowed' });
   });
 
-  it('keeps allowing what is not code: values of flags, the script\'s own arguments', () => {
+  it("keeps allowing what is not code: values of flags, the script's own arguments", () => {
     expect(refusal(req('node', ['--title', 'srv', 'server.js', '-e', 'x']))).toBeUndefined();
     expect(refusal(req('npm', ['exec', '--', 'mcp-server', '-c', 'config.json']))).toBeUndefined(); // after `--`: the package's
     expect(refusal(req('npx', ['-y', 'mcp-server', '-c', 'config.json']))).toBeUndefined(); // npx reads its options before the package only
@@ -128,7 +166,14 @@ describe('spawn policy', () => {
   });
 
   it('names programs by file name, without versions or .exe', () => {
-    expect(['/usr/bin/python3.11', 'NODE.EXE', 'nodejs', 'pypy3', 'ts-node-esm', 'npx.cmd'].map(programName)).toEqual(['python', 'node', 'node', 'pypy', 'ts-node', 'npx']);
+    expect(['/usr/bin/python3.11', 'NODE.EXE', 'nodejs', 'pypy3', 'ts-node-esm', 'npx.cmd'].map(programName)).toEqual([
+      'python',
+      'node',
+      'node',
+      'pypy',
+      'ts-node',
+      'npx',
+    ]);
   });
 });
 
@@ -142,8 +187,18 @@ describe('isShared', () => {
     ['no keys, no bind host known', config(), undefined, false],
     ['an API key', config({ auth: { apiKey: 'k'.repeat(16) } }), '127.0.0.1', true],
     ['an admin key', config({ auth: { adminKey: 'k'.repeat(16) } }), '127.0.0.1', true],
-    ['a named key', config({ auth: { keys: [{ name: 'ci', key: 'k'.repeat(16), scopes: ['chat'] }] } }), '127.0.0.1', true],
-    ['JWT principals', config({ auth: { jwt: { issuer: 'https://id.example', audience: 'agentd', jwksFile: 'jwks.json' } } }), '127.0.0.1', true],
+    [
+      'a named key',
+      config({ auth: { keys: [{ name: 'ci', key: 'k'.repeat(16), scopes: ['chat'] }] } }),
+      '127.0.0.1',
+      true,
+    ],
+    [
+      'JWT principals',
+      config({ auth: { jwt: { issuer: 'https://id.example', audience: 'agentd', jwksFile: 'jwks.json' } } }),
+      '127.0.0.1',
+      true,
+    ],
     ['a non-loopback bind', config(), '0.0.0.0', true],
     ['server.host beyond loopback', config({ host: '10.0.0.5' }), undefined, true],
     ['--host loopback over server.host', config({ host: '0.0.0.0' }), '127.0.0.1', false],
@@ -172,32 +227,78 @@ describe('spawn policy of a shared service', () => {
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
   // The agent file runs `node`, `npx`, `npm`, `bash` and a binary: that is the default allowlist.
-  const shared: SpawnPolicy = { shared: { agentDir, defaultCommands: ['node', 'npx', 'npm', '/opt/tools/mcp-server', 'bash'] } };
+  const shared: SpawnPolicy = {
+    shared: { agentDir, defaultCommands: ['node', 'npx', 'npm', '/opt/tools/mcp-server', 'bash'] },
+  };
   const listing = (...allowedCommands: string[]): SpawnPolicy => ({ ...shared, allowedCommands });
   const at = (field: string, reason: string) => ({ code: 'INVALID_REQUEST', field, reason });
 
   it.each([
     ['node -pe', req('node', ['-pe', 'require("fs").writeFileSync("/tmp/c", "")']), at('config.args.0', 'inline_code')],
     ['node <file elsewhere>', req('node', [join(outside, 'x.js')]), at('config.args.0', 'script_outside')],
-    ['node <a link out of the agent folder>', req('node', ['link.js'], {}, agentDir), at('config.args.0', 'script_outside')],
+    [
+      'node <a link out of the agent folder>',
+      req('node', ['link.js'], {}, agentDir),
+      at('config.args.0', 'script_outside'),
+    ],
     ['node <a missing file>', req('node', [join(agentDir, 'nope.js')]), at('config.args.0', 'script_outside')],
     ['node with no script', req('node', ['--no-warnings']), at('config.command', 'script_outside')],
-    ['npx node <file elsewhere>', req('npx', ['-y', 'node', join(outside, 'x.js')]), at('config.args.2', 'script_outside')],
-    ['npx bash <file>', req('npx', ['-y', 'bash', join(agentDir, 'start.sh')]), at('config.args.1', 'wrapper_not_allowed')],
+    [
+      'npx node <file elsewhere>',
+      req('npx', ['-y', 'node', join(outside, 'x.js')]),
+      at('config.args.2', 'script_outside'),
+    ],
+    [
+      'npx bash <file>',
+      req('npx', ['-y', 'bash', join(agentDir, 'start.sh')]),
+      at('config.args.1', 'wrapper_not_allowed'),
+    ],
     ['env -S', req('env', ['-S', 'sh -c "touch /tmp/c"']), at('config.command', 'wrapper_not_allowed')],
-    ['timeout before sh -c', req('timeout', ['5', 'sh', '-c', 'touch /tmp/c']), at('config.command', 'wrapper_not_allowed')],
-    ['nice before sh -c', req('nice', ['-n', '5', 'sh', '-c', 'touch /tmp/c']), at('config.command', 'wrapper_not_allowed')],
-    ['setsid before sh -c', req('/usr/bin/setsid', ['sh', '-c', 'touch /tmp/c']), at('config.command', 'wrapper_not_allowed')],
+    [
+      'timeout before sh -c',
+      req('timeout', ['5', 'sh', '-c', 'touch /tmp/c']),
+      at('config.command', 'wrapper_not_allowed'),
+    ],
+    [
+      'nice before sh -c',
+      req('nice', ['-n', '5', 'sh', '-c', 'touch /tmp/c']),
+      at('config.command', 'wrapper_not_allowed'),
+    ],
+    [
+      'setsid before sh -c',
+      req('/usr/bin/setsid', ['sh', '-c', 'touch /tmp/c']),
+      at('config.command', 'wrapper_not_allowed'),
+    ],
     ['awk BEGIN{system()}', req('awk', ['BEGIN{system("touch /tmp/c")}']), at('config.command', 'wrapper_not_allowed')],
-    ['find -exec', req('find', ['/tmp', '-maxdepth', '0', '-exec', 'touch', '/tmp/c', ';']), at('config.command', 'wrapper_not_allowed')],
-    ['tar --checkpoint-action', req('tar', ['--checkpoint=1', '--checkpoint-action=exec=touch /tmp/c', '-cf', '/dev/null', '/etc/hostname']), at('config.command', 'wrapper_not_allowed')],
+    [
+      'find -exec',
+      req('find', ['/tmp', '-maxdepth', '0', '-exec', 'touch', '/tmp/c', ';']),
+      at('config.command', 'wrapper_not_allowed'),
+    ],
+    [
+      'tar --checkpoint-action',
+      req('tar', ['--checkpoint=1', '--checkpoint-action=exec=touch /tmp/c', '-cf', '/dev/null', '/etc/hostname']),
+      at('config.command', 'wrapper_not_allowed'),
+    ],
     ['sh <file> (sh not listed)', req('sh', [join(outside, 'script.sh')]), at('config.command', 'wrapper_not_allowed')],
-    ['bash <file> (bash only in the agent file, not listed explicitly)', req('bash', [join(agentDir, 'start.sh')]), at('config.command', 'wrapper_not_allowed')],
+    [
+      'bash <file> (bash only in the agent file, not listed explicitly)',
+      req('bash', [join(agentDir, 'start.sh')]),
+      at('config.command', 'wrapper_not_allowed'),
+    ],
     ['xargs', req('xargs', ['touch']), at('config.command', 'wrapper_not_allowed')],
-    ['npm run (a package script runs in a shell)', req('npm', ['run', 'start']), at('config.command', 'wrapper_not_allowed')],
+    [
+      'npm run (a package script runs in a shell)',
+      req('npm', ['run', 'start']),
+      at('config.command', 'wrapper_not_allowed'),
+    ],
     ['plain touch', req('touch', ['/tmp/c']), at('config.command', 'command_not_allowed')],
     ['plain cp', req('cp', ['/etc/hostname', '/tmp/c']), at('config.command', 'command_not_allowed')],
-    ['python (not in the agent file)', req('python3', ['-m', 'http.server']), at('config.command', 'command_not_allowed')],
+    [
+      'python (not in the agent file)',
+      req('python3', ['-m', 'http.server']),
+      at('config.command', 'command_not_allowed'),
+    ],
   ])('refuses %s', (_name, r, expected) => {
     expect(refusal(r, shared)).toEqual(expected);
   });
@@ -213,28 +314,40 @@ describe('spawn policy of a shared service', () => {
     expect(refusal(r, shared)).toBeUndefined();
   });
 
-  it('with allowedCommands, uses that list instead of the agent file\'s commands', () => {
+  it("with allowedCommands, uses that list instead of the agent file's commands", () => {
     expect(refusal(req('/opt/tools/other', []), listing('/opt/tools/other'))).toBeUndefined();
-    expect(refusal(req('npx', ['-y', 'x']), listing('/opt/tools/other'))).toEqual(at('config.command', 'command_not_allowed'));
+    expect(refusal(req('npx', ['-y', 'x']), listing('/opt/tools/other'))).toEqual(
+      at('config.command', 'command_not_allowed'),
+    );
   });
 
   it('starts a wrapper listed explicitly; a listed shell still runs only a script under the agent folder, never -c', () => {
     expect(refusal(req('timeout', ['5', 'node', 'x']), listing('timeout', 'node'))).toBeUndefined();
     expect(refusal(req('sh', [join(agentDir, 'start.sh')]), listing('sh'))).toBeUndefined();
-    expect(refusal(req('sh', [join(outside, 'script.sh')]), listing('sh'))).toEqual(at('config.args.0', 'script_outside'));
+    expect(refusal(req('sh', [join(outside, 'script.sh')]), listing('sh'))).toEqual(
+      at('config.args.0', 'script_outside'),
+    );
     expect(refusal(req('sh', ['-c', 'touch /tmp/c']), listing('sh'))).toEqual(at('config.args.0', 'inline_code'));
     expect(refusal(req('sh', ['-s']), listing('sh'))).toEqual(at('config.command', 'script_outside'));
   });
 
   it('checks what a listed env starts against the same rules', () => {
-    expect(refusal(req('env', ['DEBUG=1', 'node', join(agentDir, 'server.js')]), listing('env', 'node'))).toBeUndefined();
-    expect(refusal(req('env', ['DEBUG=1', 'touch', '/tmp/c']), listing('env', 'node'))).toEqual(at('config.args.1', 'command_not_allowed'));
-    expect(refusal(req('env', ['node', join(outside, 'x.js')]), listing('env', 'node'))).toEqual(at('config.args.1', 'script_outside'));
+    expect(
+      refusal(req('env', ['DEBUG=1', 'node', join(agentDir, 'server.js')]), listing('env', 'node')),
+    ).toBeUndefined();
+    expect(refusal(req('env', ['DEBUG=1', 'touch', '/tmp/c']), listing('env', 'node'))).toEqual(
+      at('config.args.1', 'command_not_allowed'),
+    );
+    expect(refusal(req('env', ['node', join(outside, 'x.js')]), listing('env', 'node'))).toEqual(
+      at('config.args.1', 'script_outside'),
+    );
   });
 
   it('refuses python -m (a module, not a script file) and runs a script under the agent folder', () => {
     writeFileSync(join(agentDir, 'server.py'), '');
-    expect(refusal(req('python3', ['-m', 'http.server']), listing('python3'))).toEqual(at('config.args.0', 'script_outside'));
+    expect(refusal(req('python3', ['-m', 'http.server']), listing('python3'))).toEqual(
+      at('config.args.0', 'script_outside'),
+    );
     expect(refusal(req('python3', ['-u', join(agentDir, 'server.py')]), listing('python3'))).toBeUndefined();
   });
 
@@ -252,8 +365,13 @@ describe('spawn policy of a shared service', () => {
     expect(message(req('node', [join(outside, 'x.js')]))).toMatch(/agent file's folder/);
   });
 
-  it('keeps today\'s results when not shared', () => {
-    for (const r of [req('touch', ['/tmp/c']), req('timeout', ['5', 'sh', '-c', 'x']), req('node', [join(outside, 'x.js')]), req('awk', ['BEGIN{}'])]) {
+  it("keeps today's results when not shared", () => {
+    for (const r of [
+      req('touch', ['/tmp/c']),
+      req('timeout', ['5', 'sh', '-c', 'x']),
+      req('node', [join(outside, 'x.js')]),
+      req('awk', ['BEGIN{}']),
+    ]) {
       expect(refusal(r)).toBeUndefined();
     }
   });
@@ -263,7 +381,7 @@ describe('spawn policy of a shared service', () => {
  * `node` (any interpreter) on a shared service runs a package's declared bin entry point or a file under the agent
  * folder, not any script under node_modules; a bin of a program the rules know (npm, npx, tsx) is read as that program.
  */
-describe('spawn policy of a shared service: packages\' bins', () => {
+describe("spawn policy of a shared service: packages' bins", () => {
   const root = mkdtempSync(join(tmpdir(), 'agentd-bins-'));
   const agentDir = join(root, 'agent');
   const global = join(root, 'lib', 'node_modules'); // a global install's folder: outside the agent folder
@@ -308,38 +426,86 @@ describe('spawn policy of a shared service: packages\' bins', () => {
   it.each([
     ['a declared bin outside the agent folder', req('node', [join(binpkg, 'bin', 'server.js'), '--stdio'])],
     ['a declared bin through node_modules/.bin (a link)', req('node', ['.bin/bin-server'], {}, global)],
-    ['a bin under a nameless dist/package.json, declared by the package', req('node', [join(binpkg, 'dist', 'cli.mjs')])],
-    ['a scoped package\'s string bin', req('node', [join(strbin, 'cli.js')])],
-    ['npm\'s bin running a package (npm allowed)', req('node', [join(npm, 'bin', 'npm-cli.js'), 'exec', '--yes', 'some-mcp-server'])],
-    ['npm\'s bin through a link', req('node', [join(root, 'npm-link'), 'exec', '--', 'some-mcp-server'])],
+    [
+      'a bin under a nameless dist/package.json, declared by the package',
+      req('node', [join(binpkg, 'dist', 'cli.mjs')]),
+    ],
+    ["a scoped package's string bin", req('node', [join(strbin, 'cli.js')])],
+    [
+      "npm's bin running a package (npm allowed)",
+      req('node', [join(npm, 'bin', 'npm-cli.js'), 'exec', '--yes', 'some-mcp-server']),
+    ],
+    ["npm's bin through a link", req('node', [join(root, 'npm-link'), 'exec', '--', 'some-mcp-server'])],
     ['a file under the agent folder', req('node', [join(agentDir, 'server.ts')])],
   ])('lets node run %s', (_name, r) => {
     expect(refusal(r, policy())).toBeUndefined();
   });
 
   it.each([
-    ['a script under node_modules that is no bin', req('node', [join(binpkg, 'lib', 'other.js')]), at('config.args.0', 'script_outside')],
+    [
+      'a script under node_modules that is no bin',
+      req('node', [join(binpkg, 'lib', 'other.js')]),
+      at('config.args.0', 'script_outside'),
+    ],
     ['a module beside a bin', req('node', [join(binpkg, 'dist', 'inner.mjs')]), at('config.args.0', 'script_outside')],
-    ['a package\'s manifest', req('node', [join(binpkg, 'package.json')]), at('config.args.0', 'script_outside')],
-    ['npm-cli.js exec -c', req('node', [join(npm, 'bin', 'npm-cli.js'), 'exec', '-c', 'touch /tmp/c']), at('config.args.2', 'inline_code')],
-    ['npm-cli.js (linked) --yes exec --call=', req('node', [join(root, 'npm-link'), '--yes', 'exec', '--call=touch /tmp/c']), at('config.args.3', 'inline_code')],
-    ['npx-cli.js -c', req('node', [join(npm, 'bin', 'npx-cli.js'), '-c', 'touch /tmp/c']), at('config.args.1', 'inline_code')],
-    ['tsx\'s cli -e', req('node', [join(tsx, 'dist', 'cli.mjs'), '-e', 'process.exit()']), at('config.args.1', 'inline_code')],
-    ['tsx\'s cli --eval after a flag', req('node', ['--no-warnings', join(tsx, 'dist', 'cli.mjs'), '--tsconfig', 'x.json', '--eval', '1']), at('config.args.4', 'inline_code')],
-    ['tsx\'s cli (tsx not allowed)', req('node', [join(tsx, 'dist', 'cli.mjs'), join(agentDir, 'server.ts')]), at('config.args.0', 'command_not_allowed')],
-    ['npx\'s bin (npx not allowed)', req('node', [join(npm, 'bin', 'npx-cli.js'), '-y', 'any-package']), at('config.args.0', 'command_not_allowed')],
-    ['npx node <a script under node_modules that is no bin>', req('npx', ['-y', 'node', join(binpkg, 'lib', 'other.js')]), at('config.args.2', 'script_outside')],
+    ["a package's manifest", req('node', [join(binpkg, 'package.json')]), at('config.args.0', 'script_outside')],
+    [
+      'npm-cli.js exec -c',
+      req('node', [join(npm, 'bin', 'npm-cli.js'), 'exec', '-c', 'touch /tmp/c']),
+      at('config.args.2', 'inline_code'),
+    ],
+    [
+      'npm-cli.js (linked) --yes exec --call=',
+      req('node', [join(root, 'npm-link'), '--yes', 'exec', '--call=touch /tmp/c']),
+      at('config.args.3', 'inline_code'),
+    ],
+    [
+      'npx-cli.js -c',
+      req('node', [join(npm, 'bin', 'npx-cli.js'), '-c', 'touch /tmp/c']),
+      at('config.args.1', 'inline_code'),
+    ],
+    [
+      "tsx's cli -e",
+      req('node', [join(tsx, 'dist', 'cli.mjs'), '-e', 'process.exit()']),
+      at('config.args.1', 'inline_code'),
+    ],
+    [
+      "tsx's cli --eval after a flag",
+      req('node', ['--no-warnings', join(tsx, 'dist', 'cli.mjs'), '--tsconfig', 'x.json', '--eval', '1']),
+      at('config.args.4', 'inline_code'),
+    ],
+    [
+      "tsx's cli (tsx not allowed)",
+      req('node', [join(tsx, 'dist', 'cli.mjs'), join(agentDir, 'server.ts')]),
+      at('config.args.0', 'command_not_allowed'),
+    ],
+    [
+      "npx's bin (npx not allowed)",
+      req('node', [join(npm, 'bin', 'npx-cli.js'), '-y', 'any-package']),
+      at('config.args.0', 'command_not_allowed'),
+    ],
+    [
+      'npx node <a script under node_modules that is no bin>',
+      req('npx', ['-y', 'node', join(binpkg, 'lib', 'other.js')]),
+      at('config.args.2', 'script_outside'),
+    ],
   ])('refuses node on %s', (_name, r, expected) => {
     expect(refusal(r, _name.includes('not allowed') ? policy('node') : policy())).toEqual(expected);
   });
 
-  it('reads tsx\'s bin as tsx when tsx is allowed: its script passes the same rules', () => {
-    expect(refusal(req('node', [join(tsx, 'dist', 'cli.mjs'), join(agentDir, 'server.ts')]), policy('node', 'tsx'))).toBeUndefined();
-    expect(refusal(req('node', [join(tsx, 'dist', 'cli.mjs'), join(binpkg, 'lib', 'other.js')]), policy('node', 'tsx'))).toEqual(at('config.args.1', 'script_outside'));
+  it("reads tsx's bin as tsx when tsx is allowed: its script passes the same rules", () => {
+    expect(
+      refusal(req('node', [join(tsx, 'dist', 'cli.mjs'), join(agentDir, 'server.ts')]), policy('node', 'tsx')),
+    ).toBeUndefined();
+    expect(
+      refusal(req('node', [join(tsx, 'dist', 'cli.mjs'), join(binpkg, 'lib', 'other.js')]), policy('node', 'tsx')),
+    ).toEqual(at('config.args.1', 'script_outside'));
   });
 
-  it('refuses inline code through a program\'s bin when not shared too (the deny-list)', () => {
-    expect(refusal(req('node', [join(npm, 'bin', 'npm-cli.js'), 'exec', '-c', 'id']))).toEqual(at('config.args.2', 'inline_code'));
+  it("refuses inline code through a program's bin when not shared too (the deny-list)", () => {
+    expect(refusal(req('node', [join(npm, 'bin', 'npm-cli.js'), 'exec', '-c', 'id']))).toEqual(
+      at('config.args.2', 'inline_code'),
+    );
     expect(refusal(req('node', [join(tsx, 'dist', 'cli.mjs'), '-e', '1']))).toEqual(at('config.args.1', 'inline_code'));
     expect(refusal(req('node', [join(binpkg, 'lib', 'other.js')]))).toBeUndefined(); // not shared: any script
   });
@@ -349,7 +515,9 @@ describe('spawn policy of a shared service: packages\' bins', () => {
       checkSpawn(req('node', [join(binpkg, 'lib', 'other.js')]), policy());
       expect.unreachable();
     } catch (e) {
-      expect((e as Error).message).toMatch(/neither a package's declared bin entry point nor a file under the agent file's folder/);
+      expect((e as Error).message).toMatch(
+        /neither a package's declared bin entry point nor a file under the agent file's folder/,
+      );
     }
   });
 });

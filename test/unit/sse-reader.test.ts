@@ -13,8 +13,9 @@ function read(text: string, size = 1): unknown[] {
 }
 
 describe('the lean SSE reader', () => {
-  it('yields each event\'s data, parsed, however the bytes are cut (multi-byte characters too)', () => {
-    const text = 'data: {"a":"ü✓"}\n\nevent: content_block_delta\ndata: {"b":2}\n\n: a comment\n\ndata: {"c":\ndata: 3}\n\n';
+  it("yields each event's data, parsed, however the bytes are cut (multi-byte characters too)", () => {
+    const text =
+      'data: {"a":"ü✓"}\n\nevent: content_block_delta\ndata: {"b":2}\n\n: a comment\n\ndata: {"c":\ndata: 3}\n\n';
     for (const size of [1, 2, 3, 7, 1000]) expect(read(text, size)).toEqual([{ a: 'ü✓' }, { b: 2 }, { c: 3 }]);
   });
 
@@ -31,9 +32,13 @@ describe('the lean SSE reader', () => {
     expect(reader.done).toBe(true);
   });
 
-  it('throws an event that carries an error as the SDK\'s APIError, and bad JSON as a SyntaxError', () => {
-    expect(() => read('data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n', 1000)).toThrow(APIError);
-    expect(() => read('data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n', 1000)).toThrow(/Overloaded/);
+  it("throws an event that carries an error as the SDK's APIError, and bad JSON as a SyntaxError", () => {
+    expect(() =>
+      read('data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n', 1000),
+    ).toThrow(APIError);
+    expect(() =>
+      read('data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n', 1000),
+    ).toThrow(/Overloaded/);
     expect(() => read('data: {nope}\n\n', 1000)).toThrow(SyntaxError);
   });
 });

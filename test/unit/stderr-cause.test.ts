@@ -40,7 +40,9 @@ describe('the cause of a stdio server failure, from its stderr', () => {
   });
 
   it("is npm's message for a package missing from the registry, not its log pointer", () => {
-    expect(stderrCause(MISSING_PACKAGE)).toBe("npm error 404 Not Found - GET https://registry.npmjs.org/nope | npm error 404  'nope@*' is not in this registry.");
+    expect(stderrCause(MISSING_PACKAGE)).toBe(
+      "npm error 404 Not Found - GET https://registry.npmjs.org/nope | npm error 404  'nope@*' is not in this registry.",
+    );
   });
 
   it("is npm's network message when offline", () => {
@@ -53,7 +55,8 @@ describe('the cause of a stdio server failure, from its stderr', () => {
   });
 
   it('is bounded', () => {
-    const cause = stderrCause([`Error: ${'x'.repeat(5000)}`, `Error: ${'y'.repeat(5000)}`, 'Error: z', 'Error: w']) ?? '';
+    const cause =
+      stderrCause([`Error: ${'x'.repeat(5000)}`, `Error: ${'y'.repeat(5000)}`, 'Error: z', 'Error: w']) ?? '';
     expect(cause.length).toBeLessThanOrEqual(600);
   });
 

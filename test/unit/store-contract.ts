@@ -12,24 +12,85 @@ export function manualClock(start = Date.UTC(2025, 0, 2, 3, 4, 5, 678)): Clock &
 }
 
 export const user = (content: string, turnId = 't1'): SessionEvent => ({ v: 3, type: 'userMessage', turnId, content });
-const queued = (turnId: string): SessionEvent => ({ v: 3, type: 'messageQueued', turnId, correlationId: `c-${turnId}`, content: 'later' });
+const queued = (turnId: string): SessionEvent => ({
+  v: 3,
+  type: 'messageQueued',
+  turnId,
+  correlationId: `c-${turnId}`,
+  content: 'later',
+});
 
 /** Events of every kind, with every optional field, to check that they round-trip unchanged. */
 export const sampleEvents: SessionEvent[] = [
-  { v: 3, type: 'userMessage', turnId: 't1', content: 'hi ✓', image: { mimeType: 'image/png', base64: 'iVBORw0KGgo=' } },
-  { v: 3, type: 'reasoning', turnId: 't1', model: 'm', api: 'messages', text: 'Echo it.', replay: [{ type: 'thinking', thinking: 'Echo it.', signature: 'c2ln' }] },
   {
-    v: 3, type: 'assistantStep', turnId: 't1', text: '', model: 'm',
+    v: 3,
+    type: 'userMessage',
+    turnId: 't1',
+    content: 'hi ✓',
+    image: { mimeType: 'image/png', base64: 'iVBORw0KGgo=' },
+  },
+  {
+    v: 3,
+    type: 'reasoning',
+    turnId: 't1',
+    model: 'm',
+    api: 'messages',
+    text: 'Echo it.',
+    replay: [{ type: 'thinking', thinking: 'Echo it.', signature: 'c2ln' }],
+  },
+  {
+    v: 3,
+    type: 'assistantStep',
+    turnId: 't1',
+    text: '',
+    model: 'm',
     toolCalls: [{ id: 'c1', name: 'echo', arguments: '{"x":1}' }],
     usage: { promptTokens: 1, completionTokens: 2, totalTokens: 3 },
   },
-  { v: 3, type: 'toolCall', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', args: { x: 1, nested: [null, 'a'] } },
-  { v: 3, type: 'toolResult', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', success: true, result: { content: [{ type: 'text', text: '1' }] }, text: '1', durationMs: 5 },
-  { v: 3, type: 'response', turnId: 't1', content: 'done', text: 'done', model: 'm' },
-  { v: 3, type: 'turnFailed', turnId: 't2', code: 'AGENT_ERROR', message: 'x', details: { reason: 'cancelled' }, cancelled: true },
   {
-    v: 3, type: 'contextCompacted', method: 'summary', trigger: 'overflow', upToSeq: 4, readFrom: 5, summary: 'The user asked to add; the tool said 1.',
-    tokensBefore: 7000, tokensAfter: 900, turnId: 't2', model: 'm', usage: { promptTokens: 600, completionTokens: 40, totalTokens: 640 },
+    v: 3,
+    type: 'toolCall',
+    turnId: 't1',
+    callId: 'c1',
+    toolName: 'echo',
+    serverId: 's',
+    args: { x: 1, nested: [null, 'a'] },
+  },
+  {
+    v: 3,
+    type: 'toolResult',
+    turnId: 't1',
+    callId: 'c1',
+    toolName: 'echo',
+    serverId: 's',
+    success: true,
+    result: { content: [{ type: 'text', text: '1' }] },
+    text: '1',
+    durationMs: 5,
+  },
+  { v: 3, type: 'response', turnId: 't1', content: 'done', text: 'done', model: 'm' },
+  {
+    v: 3,
+    type: 'turnFailed',
+    turnId: 't2',
+    code: 'AGENT_ERROR',
+    message: 'x',
+    details: { reason: 'cancelled' },
+    cancelled: true,
+  },
+  {
+    v: 3,
+    type: 'contextCompacted',
+    method: 'summary',
+    trigger: 'overflow',
+    upToSeq: 4,
+    readFrom: 5,
+    summary: 'The user asked to add; the tool said 1.',
+    tokensBefore: 7000,
+    tokensAfter: 900,
+    turnId: 't2',
+    model: 'm',
+    usage: { promptTokens: 600, completionTokens: 40, totalTokens: 640 },
     usageTotal: { promptTokens: 601, completionTokens: 42, totalTokens: 643 },
   },
   { v: 3, type: 'reset' },
@@ -86,7 +147,12 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
 
     it('hands out frozen copies: neither the caller nor a reader can change the log', async () => {
       const { store } = await subject();
-      const event = { v: 3, type: 'userMessage', turnId: 't', content: 'before' } as { v: 3; type: 'userMessage'; turnId: string; content: string };
+      const event = { v: 3, type: 'userMessage', turnId: 't', content: 'before' } as {
+        v: 3;
+        type: 'userMessage';
+        turnId: string;
+        content: string;
+      };
       const [stored] = await store.append('s', [event]);
       event.content = 'after';
       expect(Object.isFrozen(stored?.event)).toBe(true);
@@ -125,12 +191,21 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       ]);
     });
 
-    it('lists by key in code point order (the order of the keys\' UTF-8 bytes), owned keys first', async () => {
+    it("lists by key in code point order (the order of the keys' UTF-8 bytes), owned keys first", async () => {
       const { store } = await subject();
       // U+FFFD sorts before U+1F389 by code point, after it by UTF-16 code unit.
       const keys = ['b', '\uFFFD', '🎉', 'Z', 'a', sessionKey('alice', 'x'), 'a\uFFFD', 'a🎉'];
       for (const key of keys) await store.append(key, [user(key)]);
-      expect((await store.list()).map((s) => s.id)).toEqual([sessionKey('alice', 'x'), 'Z', 'a', 'a\uFFFD', 'a🎉', 'b', '\uFFFD', '🎉']);
+      expect((await store.list()).map((s) => s.id)).toEqual([
+        sessionKey('alice', 'x'),
+        'Z',
+        'a',
+        'a\uFFFD',
+        'a🎉',
+        'b',
+        '\uFFFD',
+        '🎉',
+      ]);
     });
 
     it('lists a range: after (exclusive), from (inclusive), below (exclusive) and at most limit, in key order', async () => {
@@ -150,14 +225,21 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       expect(await ids({ limit: 2 })).toEqual(['a', 'b']);
       expect(await ids({ after: 'g' })).toEqual([]);
       expect(await ids({ from: 'd', below: 'd' })).toEqual([]);
-      expect(await store.list({ from: 'b', limit: 1 })).toEqual([{ id: 'b', lastSeq: 1, updatedAt: '2025-01-02T03:04:06.678Z' }]);
+      expect(await store.list({ from: 'b', limit: 1 })).toEqual([
+        { id: 'b', lastSeq: 1, updatedAt: '2025-01-02T03:04:06.678Z' },
+      ]);
     });
 
-    it('lists the range of one owner\'s keys, long ones included', async () => {
+    it("lists the range of one owner's keys, long ones included", async () => {
       const { store } = await subject();
       const owner = 'jwt:' + 'o'.repeat(127);
       const mine = [sessionKey(owner, 'x'.repeat(128)), sessionKey(owner, 'a'), sessionKey(owner, 'Ω'.repeat(100))];
-      const others = ['plain', sessionKey(owner + 'o', 'a'), sessionKey('jwt:' + 'o'.repeat(126), 'y'.repeat(128)), sessionKey('alice', 'b')];
+      const others = [
+        'plain',
+        sessionKey(owner + 'o', 'a'),
+        sessionKey('jwt:' + 'o'.repeat(126), 'y'.repeat(128)),
+        sessionKey('alice', 'b'),
+      ];
       for (const key of [...mine, ...others]) await store.append(key, [user('hi')]);
       const prefix = namespacePrefix(owner);
       const range = { from: prefix, below: prefix.slice(0, -1) + '\u0001' };
@@ -238,7 +320,19 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
     it('accepts any key of the rule of keys (ids of 1–128 units and owned keys, well-formed), and refuses others', async () => {
       const { store } = await subject();
       const owned = sessionKey('jwt:' + 'o'.repeat(128), 'x'.repeat(128));
-      const ids = ['../up', 'a/b\\c', '.', '..', 'Ünïcødé 日本 🎉', 'Case', 'case', 'x'.repeat(128), '🎉'.repeat(64), sessionKey('alice', 'default'), owned];
+      const ids = [
+        '../up',
+        'a/b\\c',
+        '.',
+        '..',
+        'Ünïcødé 日本 🎉',
+        'Case',
+        'case',
+        'x'.repeat(128),
+        '🎉'.repeat(64),
+        sessionKey('alice', 'default'),
+        owned,
+      ];
       for (const id of ids) await store.append(id, [user(id)]);
       for (const id of ids) expect((await store.read(id))[0]?.event).toEqual(user(id));
       expect((await store.list()).map((s) => s.id).sort()).toEqual([...ids].sort());
@@ -249,14 +343,26 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
 
     it('rejects an event JSON cannot carry without using up a seq', async () => {
       const { store } = await subject();
-      const bad: SessionEvent = { v: 3, type: 'toolCall', turnId: 't', callId: 'c', toolName: 'n', serverId: 's', args: 1n };
+      const bad: SessionEvent = {
+        v: 3,
+        type: 'toolCall',
+        turnId: 't',
+        callId: 'c',
+        toolName: 'n',
+        serverId: 's',
+        args: 1n,
+      };
       await expect(store.append('j', [bad])).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
       expect((await store.append('j', [user('ok')]))[0]?.seq).toBe(1);
     });
 
     it('create writes a whole log with its own seqs and times; appends continue after it', async () => {
       const { store } = await subject();
-      const log = sampleEvents.map((event, i) => ({ seq: i + 1, ts: `2024-05-0${1 + (i % 3)}T00:00:0${i}.000Z`, event }));
+      const log = sampleEvents.map((event, i) => ({
+        seq: i + 1,
+        ts: `2024-05-0${1 + (i % 3)}T00:00:0${i}.000Z`,
+        event,
+      }));
       const created = await store.create('copy', log);
       expect(created).toEqual(log.map((e) => ({ ...e, sessionId: 'copy' })));
       expect(Object.isFrozen(created[0]?.event)).toBe(true);
@@ -270,7 +376,10 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
     it('create keeps a gap in the seqs as a gap', async () => {
       const { store } = await subject();
       const ts = '2024-05-01T00:00:00.000Z';
-      await store.create('gap', [{ seq: 1, ts, event: user('1') }, { seq: 3, ts, event: user('3') }]);
+      await store.create('gap', [
+        { seq: 1, ts, event: user('1') },
+        { seq: 3, ts, event: user('3') },
+      ]);
       expect((await store.read('gap')).map((e) => e.seq)).toEqual([1, 3]);
       expect((await store.read('gap', 1)).map((e) => e.seq)).toEqual([3]);
       expect((await store.append('gap', [user('4')]))[0]?.seq).toBe(4);
@@ -280,24 +389,52 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       const { store } = await subject();
       const ts = '2024-05-01T00:00:00.000Z';
       await store.append('taken', [user('mine')]);
-      await expect(store.create('taken', [{ seq: 1, ts, event: user('theirs') }])).rejects.toMatchObject({ code: 'INTERNAL_ERROR', details: { reason: 'exists' } });
+      await expect(store.create('taken', [{ seq: 1, ts, event: user('theirs') }])).rejects.toMatchObject({
+        code: 'INTERNAL_ERROR',
+        details: { reason: 'exists' },
+      });
       expect((await store.read('taken')).map((e) => e.event)).toEqual([user('mine')]);
       // Seqs that do not ascend, or an event JSON cannot carry: refused before anything is written.
-      await expect(store.create('bad', [{ seq: 2, ts, event: user('a') }, { seq: 2, ts, event: user('b') }])).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
-      const big: SessionEvent = { v: 3, type: 'toolCall', turnId: 't', callId: 'c', toolName: 'n', serverId: 's', args: 1n };
-      await expect(store.create('bad', [{ seq: 1, ts, event: user('a') }, { seq: 2, ts, event: big }])).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
+      await expect(
+        store.create('bad', [
+          { seq: 2, ts, event: user('a') },
+          { seq: 2, ts, event: user('b') },
+        ]),
+      ).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
+      const big: SessionEvent = {
+        v: 3,
+        type: 'toolCall',
+        turnId: 't',
+        callId: 'c',
+        toolName: 'n',
+        serverId: 's',
+        args: 1n,
+      };
+      await expect(
+        store.create('bad', [
+          { seq: 1, ts, event: user('a') },
+          { seq: 2, ts, event: big },
+        ]),
+      ).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
       expect(await store.read('bad')).toEqual([]);
       expect((await store.list()).map((s) => s.id)).toEqual(['taken']);
       expect(await store.create('none', [])).toEqual([]);
       expect((await store.list()).map((s) => s.id)).toEqual(['taken']);
     });
 
-    it('create is ordered with the session\'s other calls: after an append it is refused, after a delete it writes', async () => {
+    it("create is ordered with the session's other calls: after an append it is refused, after a delete it writes", async () => {
       const { store } = await subject();
       const ts = '2024-05-01T00:00:00.000Z';
-      const [, refused] = await Promise.allSettled([store.append('race', [user('first')]), store.create('race', [{ seq: 1, ts, event: user('copy') }])]);
+      const [, refused] = await Promise.allSettled([
+        store.append('race', [user('first')]),
+        store.create('race', [{ seq: 1, ts, event: user('copy') }]),
+      ]);
       expect(refused).toMatchObject({ status: 'rejected', reason: { details: { reason: 'exists' } } });
-      const [, , created] = await Promise.all([store.delete('race'), store.read('race'), store.create('race', [{ seq: 1, ts, event: user('copy') }])]);
+      const [, , created] = await Promise.all([
+        store.delete('race'),
+        store.read('race'),
+        store.create('race', [{ seq: 1, ts, event: user('copy') }]),
+      ]);
       expect(created.map((e) => e.event)).toEqual([user('copy')]);
       expect((await store.read('race')).map((e) => e.event)).toEqual([user('copy')]);
     });
@@ -305,7 +442,11 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
     it('create keeps the latest event of each type findable', async () => {
       const { store } = await subject();
       const ts = '2024-05-01T00:00:00.000Z';
-      await store.create('made', [{ seq: 1, ts, event: user('a') }, { seq: 2, ts, event: { v: 3, type: 'reset' } }, { seq: 3, ts, event: user('b') }]);
+      await store.create('made', [
+        { seq: 1, ts, event: user('a') },
+        { seq: 2, ts, event: { v: 3, type: 'reset' } },
+        { seq: 3, ts, event: user('b') },
+      ]);
       expect((await store.latest('made', ['reset']))?.seq).toBe(2);
       expect((await store.latest('made', ['userMessage']))?.seq).toBe(3);
     });
@@ -313,8 +454,16 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
     it('finds the latest event of some types without the caller reading the log', async () => {
       const { store } = await subject();
       const mark = (n: number): SessionEvent => ({
-        v: 3, type: 'contextCompacted', method: 'summary', trigger: 'manual', upToSeq: n, readFrom: n + 1, summary: `s${n}`,
-        tokensBefore: 10, tokensAfter: 1, usageTotal: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+        v: 3,
+        type: 'contextCompacted',
+        method: 'summary',
+        trigger: 'manual',
+        upToSeq: n,
+        readFrom: n + 1,
+        summary: `s${n}`,
+        tokensBefore: 10,
+        tokensAfter: 1,
+        usageTotal: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
       });
       expect(await store.latest('m', ['contextCompacted'])).toBeUndefined();
       // Longer than any engine's in-memory window, with marks early and in the middle.
@@ -334,11 +483,24 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
 
     it('indexes turns: each one from its first event to its last, in the order they began, paged by first seq', async () => {
       const { store } = await subject();
-      await store.append('s', [user('one', 't1'), { v: 3, type: 'toolCall', turnId: 't1', callId: 'c', toolName: 'x', serverId: 'y', args: {} }]);
-      await store.append('s', [queued('t2'), { v: 3, type: 'response', turnId: 't1', content: 'ok', text: 'ok', model: 'm' }]);
-      await store.append('s', [{ v: 3, type: 'reset' }, user('two', 't2'), { v: 3, type: 'response', turnId: 't2', content: 'ok', text: 'ok', model: 'm' }]);
+      await store.append('s', [
+        user('one', 't1'),
+        { v: 3, type: 'toolCall', turnId: 't1', callId: 'c', toolName: 'x', serverId: 'y', args: {} },
+      ]);
+      await store.append('s', [
+        queued('t2'),
+        { v: 3, type: 'response', turnId: 't1', content: 'ok', text: 'ok', model: 'm' },
+      ]);
+      await store.append('s', [
+        { v: 3, type: 'reset' },
+        user('two', 't2'),
+        { v: 3, type: 'response', turnId: 't2', content: 'ok', text: 'ok', model: 'm' },
+      ]);
       await store.append('other', [user('x', 't9')]);
-      const all = [{ turnId: 't1', firstSeq: 1, lastSeq: 4 }, { turnId: 't2', firstSeq: 3, lastSeq: 7 }];
+      const all = [
+        { turnId: 't1', firstSeq: 1, lastSeq: 4 },
+        { turnId: 't2', firstSeq: 3, lastSeq: 7 },
+      ];
       expect(await store.turns('s')).toEqual(all);
       expect(await store.turns('s', { after: 1 })).toEqual(all.slice(1));
       expect(await store.turns('s', { limit: 1 })).toEqual(all.slice(0, 1));
@@ -348,9 +510,21 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
 
     it("reads one turn's events after `since`, none of another turn's", async () => {
       const { store } = await subject();
-      await store.append('s', [user('one', 't1'), queued('t2'), { v: 3, type: 'response', turnId: 't1', content: 'ok', text: 'ok', model: 'm' }]);
-      await store.append('s', [user('two', 't2'), { v: 3, type: 'reset' }, { v: 3, type: 'response', turnId: 't2', content: 'ok', text: 'ok', model: 'm' }]);
-      expect((await store.readTurn('s', 't2')).map((e) => [e.seq, e.event.type])).toEqual([[2, 'messageQueued'], [4, 'userMessage'], [6, 'response']]);
+      await store.append('s', [
+        user('one', 't1'),
+        queued('t2'),
+        { v: 3, type: 'response', turnId: 't1', content: 'ok', text: 'ok', model: 'm' },
+      ]);
+      await store.append('s', [
+        user('two', 't2'),
+        { v: 3, type: 'reset' },
+        { v: 3, type: 'response', turnId: 't2', content: 'ok', text: 'ok', model: 'm' },
+      ]);
+      expect((await store.readTurn('s', 't2')).map((e) => [e.seq, e.event.type])).toEqual([
+        [2, 'messageQueued'],
+        [4, 'userMessage'],
+        [6, 'response'],
+      ]);
       expect((await store.readTurn('s', 't2', 2)).map((e) => e.seq)).toEqual([4, 6]);
       expect((await store.readTurn('s', 't1')).map((e) => e.seq)).toEqual([1, 3]);
       expect(await store.readTurn('s', 't3')).toEqual([]);
@@ -365,15 +539,25 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       const events = Array.from({ length: 400 }, (_, i) => user(`${i}`, `t${Math.floor(i / 4)}`));
       for (let i = 0; i < events.length; i += 50) await store.append('long', events.slice(i, i + 50));
       expect((await store.readTurn('long', 't2')).map((e) => e.seq)).toEqual([9, 10, 11, 12]);
-      expect(await store.turns('long', { after: 8, limit: 2 })).toEqual([{ turnId: 't2', firstSeq: 9, lastSeq: 12 }, { turnId: 't3', firstSeq: 13, lastSeq: 16 }]);
+      expect(await store.turns('long', { after: 8, limit: 2 })).toEqual([
+        { turnId: 't2', firstSeq: 9, lastSeq: 12 },
+        { turnId: 't3', firstSeq: 13, lastSeq: 16 },
+      ]);
       expect((await store.turns('long')).length).toBe(100);
     });
 
     it('create indexes the turns of the log it writes; a delete forgets them', async () => {
       const { store } = await subject();
       const ts = '2024-05-01T00:00:00.000Z';
-      await store.create('made', [{ seq: 2, ts, event: user('a', 'ta') }, { seq: 5, ts, event: user('b', 'tb') }, { seq: 6, ts, event: user('c', 'ta') }]);
-      expect(await store.turns('made')).toEqual([{ turnId: 'ta', firstSeq: 2, lastSeq: 6 }, { turnId: 'tb', firstSeq: 5, lastSeq: 5 }]);
+      await store.create('made', [
+        { seq: 2, ts, event: user('a', 'ta') },
+        { seq: 5, ts, event: user('b', 'tb') },
+        { seq: 6, ts, event: user('c', 'ta') },
+      ]);
+      expect(await store.turns('made')).toEqual([
+        { turnId: 'ta', firstSeq: 2, lastSeq: 6 },
+        { turnId: 'tb', firstSeq: 5, lastSeq: 5 },
+      ]);
       await store.append('made', [user('d', 'tb')]);
       expect((await store.readTurn('made', 'tb')).map((e) => e.seq)).toEqual([5, 7]);
       await store.delete('made');
@@ -392,7 +576,9 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       await expect(store.read('a')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
       await expect(store.list()).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
       await expect(store.list({ limit: 1 })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
-      await expect(store.create('b', [{ seq: 1, ts: '2024-05-01T00:00:00.000Z', event: user('x') }])).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+      await expect(
+        store.create('b', [{ seq: 1, ts: '2024-05-01T00:00:00.000Z', event: user('x') }]),
+      ).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
       await expect(store.storeId()).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     });
 

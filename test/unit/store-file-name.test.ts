@@ -35,7 +35,18 @@ describe('session file names', () => {
   });
 
   it('rejects names that are not the canonical encoding of an id', () => {
-    for (const name of ['A.jsonl', '%61.jsonl', '%c3%a9.jsonl', '%C3.jsonl', '_.jsonl', '_1.jsonl', 'a.b.jsonl', '.jsonl', 'x.json', 'x~1.jsonl']) {
+    for (const name of [
+      'A.jsonl',
+      '%61.jsonl',
+      '%c3%a9.jsonl',
+      '%C3.jsonl',
+      '_.jsonl',
+      '_1.jsonl',
+      'a.b.jsonl',
+      '.jsonl',
+      'x.json',
+      'x~1.jsonl',
+    ]) {
       expect(parseFileName(name), name).toBeUndefined();
     }
   });

@@ -15,14 +15,31 @@ describe('turn machine (through its session)', () => {
     await h.idle();
     expect(h.trace()).toEqual(['fact:userMessage', 'thinking', 'fact:response']);
     expect(h.facts('userMessage')[0]).toEqual({ v: 3, type: 'userMessage', turnId, content: 'hi' });
-    expect(h.facts('response')[0]).toEqual({ v: 3, type: 'response', turnId, content: 'Hello there', text: 'Hello there', model: 'm' });
-    expect(h.modelInputs).toEqual([{ compacted: false, key: { sessionId: 's1', turnId, correlationId: 'c1', hops: 0 }, iteration: 1, prefix: '' }]);
-    expect(h.emitted.map((e) => e.key)).toEqual(Array(3).fill({ sessionId: 's1', turnId, correlationId: 'c1', hops: 0 }));
+    expect(h.facts('response')[0]).toEqual({
+      v: 3,
+      type: 'response',
+      turnId,
+      content: 'Hello there',
+      text: 'Hello there',
+      model: 'm',
+    });
+    expect(h.modelInputs).toEqual([
+      { compacted: false, key: { sessionId: 's1', turnId, correlationId: 'c1', hops: 0 }, iteration: 1, prefix: '' },
+    ]);
+    expect(h.emitted.map((e) => e.key)).toEqual(
+      Array(3).fill({ sessionId: 's1', turnId, correlationId: 'c1', hops: 0 }),
+    );
   });
 
   it('runs the calls of one step concurrently, reports results as they settle, then steps again with the separator', async () => {
     const t = gatedTools();
-    const h = harness({ model: script(askTools('Let me check.', ['a', 'echo', '{"text":"x"}'], ['b', 'add', '{"a":1}']), reply('Both done')), tool: t.tool });
+    const h = harness({
+      model: script(
+        askTools('Let me check.', ['a', 'echo', '{"text":"x"}'], ['b', 'add', '{"a":1}']),
+        reply('Both done'),
+      ),
+      tool: t.tool,
+    });
     const turnId = h.send('do both');
     await waitUntil(() => t.gates.size === 2); // both started, neither settled
     expect(h.facts('toolResult')).toEqual([]);
@@ -31,35 +48,77 @@ describe('turn machine (through its session)', () => {
     expect(h.modelInputs).toHaveLength(1); // `a` is still running: no next step yet
     t.gate('a').resolve(ok('x'));
     await h.idle();
-    expect(h.trace(turnId)).toEqual(['fact:userMessage', 'thinking', 'fact:assistantStep', 'fact:toolCall', 'fact:toolCall', 'fact:toolResult', 'fact:toolResult', 'fact:response']);
-    expect(h.facts('assistantStep')[0]).toMatchObject({ text: 'Let me check.', model: 'm', toolCalls: [{ id: 'a', name: 'echo' }, { id: 'b', name: 'add' }] });
-    expect(h.facts('toolCall').map((c) => [c.callId, c.toolName, c.serverId, c.args])).toEqual([['a', 'echo', 'srv', { text: 'x' }], ['b', 'add', 'srv', { a: 1 }]]);
-    expect(h.facts('toolResult').map((r) => [r.callId, r.toolName, r.success, r.text])).toEqual([['b', 'add', true, '3'], ['a', 'echo', true, 'x']]);
-    expect(h.modelInputs.map((i) => [i.iteration, i.prefix])).toEqual([[1, ''], [2, STEP_SEPARATOR]]);
-    expect(h.facts('response')[0]).toMatchObject({ content: `Let me check.${STEP_SEPARATOR}Both done`, text: 'Both done' });
+    expect(h.trace(turnId)).toEqual([
+      'fact:userMessage',
+      'thinking',
+      'fact:assistantStep',
+      'fact:toolCall',
+      'fact:toolCall',
+      'fact:toolResult',
+      'fact:toolResult',
+      'fact:response',
+    ]);
+    expect(h.facts('assistantStep')[0]).toMatchObject({
+      text: 'Let me check.',
+      model: 'm',
+      toolCalls: [
+        { id: 'a', name: 'echo' },
+        { id: 'b', name: 'add' },
+      ],
+    });
+    expect(h.facts('toolCall').map((c) => [c.callId, c.toolName, c.serverId, c.args])).toEqual([
+      ['a', 'echo', 'srv', { text: 'x' }],
+      ['b', 'add', 'srv', { a: 1 }],
+    ]);
+    expect(h.facts('toolResult').map((r) => [r.callId, r.toolName, r.success, r.text])).toEqual([
+      ['b', 'add', true, '3'],
+      ['a', 'echo', true, 'x'],
+    ]);
+    expect(h.modelInputs.map((i) => [i.iteration, i.prefix])).toEqual([
+      [1, ''],
+      [2, STEP_SEPARATOR],
+    ]);
+    expect(h.facts('response')[0]).toMatchObject({
+      content: `Let me check.${STEP_SEPARATOR}Both done`,
+      text: 'Both done',
+    });
   });
 
   it('gives the next step no separator when nothing was said before it', async () => {
     const h = harness({ model: script(askTools('', ['a', 'echo', '{}']), reply('Done')) });
     h.send('go');
     await h.idle();
-    expect(h.modelInputs.map((i) => [i.iteration, i.prefix])).toEqual([[1, ''], [2, '']]);
+    expect(h.modelInputs.map((i) => [i.iteration, i.prefix])).toEqual([
+      [1, ''],
+      [2, ''],
+    ]);
     expect(h.facts('response')[0]).toMatchObject({ content: 'Done', text: 'Done' });
   });
 
   it('answers bad argument JSON and unknown tools at once with failed results, never calling them', async () => {
     let calls = 0;
     const h = harness({
-      model: script(askTools('', ['a', 'echo', '{"text": '], ['b', 'nope', '{}'], ['c', 'echo', '[1]']), reply('sorry')),
+      model: script(
+        askTools('', ['a', 'echo', '{"text": '], ['b', 'nope', '{}'], ['c', 'echo', '[1]']),
+        reply('sorry'),
+      ),
       tool: () => (calls++, Promise.resolve(ok('r'))),
     });
     h.send('go');
     await h.idle();
     expect(calls).toBe(0);
     expect(h.toolSignals).toEqual([]);
-    expect(h.facts('toolCall').map((c) => [c.callId, c.args])).toEqual([['a', '{"text": '], ['b', {}], ['c', '[1]']]);
+    expect(h.facts('toolCall').map((c) => [c.callId, c.args])).toEqual([
+      ['a', '{"text": '],
+      ['b', {}],
+      ['c', '[1]'],
+    ]);
     const results = h.facts('toolResult');
-    expect(results.map((r) => [r.callId, r.success, r.durationMs])).toEqual([['a', false, 0], ['b', false, 0], ['c', false, 0]]);
+    expect(results.map((r) => [r.callId, r.success, r.durationMs])).toEqual([
+      ['a', false, 0],
+      ['b', false, 0],
+      ['c', false, 0],
+    ]);
     expect(results[0]?.text).toMatch(/Invalid arguments for tool "echo": not valid JSON/);
     expect(results[1]?.text).toMatch(/Unknown tool "nope"\. Available tools: echo, add/);
     expect(results[2]?.text).toMatch(/not a JSON object/);
@@ -69,14 +128,19 @@ describe('turn machine (through its session)', () => {
 
   it.each([
     ['rejects', () => Promise.reject(new Error('pipe closed'))],
-    ['throws', () => {
-      throw new Error('pipe closed');
-    }],
+    [
+      'throws',
+      () => {
+        throw new Error('pipe closed');
+      },
+    ],
   ])('turns a tool caller that %s into a failed result; the turn goes on', async (_how, tool) => {
     const h = harness({ model: script(askTools('', ['a', 'echo', '{}']), reply('handled')), tool });
     h.send('go');
     await h.idle();
-    expect(h.facts('toolResult')).toEqual([expect.objectContaining({ callId: 'a', success: false, text: 'Tool "echo" failed: pipe closed' })]);
+    expect(h.facts('toolResult')).toEqual([
+      expect.objectContaining({ callId: 'a', success: false, text: 'Tool "echo" failed: pipe closed' }),
+    ]);
     expect(h.facts('turnFailed')).toEqual([]);
     expect(h.facts('response')[0]?.content).toBe('handled');
   });
@@ -89,7 +153,10 @@ describe('turn machine (through its session)', () => {
     expect(h.facts('toolResult')).toHaveLength(2);
     const notice = iterationLimitMessage(2);
     expect(h.trace(turnId).slice(-3)).toEqual(['fact:toolResult', `chunk:${STEP_SEPARATOR}${notice}`, 'fact:response']);
-    expect(h.facts('response')[0]).toMatchObject({ content: `Trying.${STEP_SEPARATOR}Trying.${STEP_SEPARATOR}${notice}`, text: notice });
+    expect(h.facts('response')[0]).toMatchObject({
+      content: `Trying.${STEP_SEPARATOR}Trying.${STEP_SEPARATOR}${notice}`,
+      text: notice,
+    });
   });
 
   it('streams the limit notice without a separator when the turn said nothing before it', async () => {
@@ -105,15 +172,35 @@ describe('turn machine (through its session)', () => {
   it('keeps the code and details of an AppError from the model; anything else is AGENT_ERROR naming the cause', async () => {
     const h = harness({
       model: (input) =>
-        Promise.reject(input.key.turnId === 't1' ? new AppError('RATE_LIMIT_EXCEEDED', 'slow down', { resetTime: 9 }) : new Error('socket hang up')),
+        Promise.reject(
+          input.key.turnId === 't1'
+            ? new AppError('RATE_LIMIT_EXCEEDED', 'slow down', { resetTime: 9 })
+            : new Error('socket hang up'),
+        ),
     });
     h.send('one');
     h.send('two');
     await h.idle();
     expect(h.trace('t1')).toEqual(['fact:userMessage', 'thinking', 'fact:turnFailed']);
-    expect(h.facts('turnFailed').map(({ turnId, code, message, details, cancelled }) => ({ turnId, code, message, details, cancelled }))).toEqual([
-      { turnId: 't1', code: 'RATE_LIMIT_EXCEEDED', message: 'slow down', details: { resetTime: 9 }, cancelled: undefined },
-      { turnId: 't2', code: 'AGENT_ERROR', message: 'Agent processing failed: socket hang up', details: {}, cancelled: undefined },
+    expect(
+      h
+        .facts('turnFailed')
+        .map(({ turnId, code, message, details, cancelled }) => ({ turnId, code, message, details, cancelled })),
+    ).toEqual([
+      {
+        turnId: 't1',
+        code: 'RATE_LIMIT_EXCEEDED',
+        message: 'slow down',
+        details: { resetTime: 9 },
+        cancelled: undefined,
+      },
+      {
+        turnId: 't2',
+        code: 'AGENT_ERROR',
+        message: 'Agent processing failed: socket hang up',
+        details: {},
+        cancelled: undefined,
+      },
     ]);
     expect(h.facts('response')).toEqual([]);
   });

@@ -13,8 +13,26 @@ import { sessionKey } from '../../src/session-id.ts';
 
 const S = sessionKey(undefined, 's');
 const turn = { correlationId: 'corr-1', sessionId: S, turnId: 't1' };
-const askedEvent = (callId: string): SessionEvent => ({ v: 3, type: 'toolApprovalRequested', turnId: 't1', callId, toolName: 'echo', serverId: 'echo', args: {}, expiresAt: '2099-01-01T00:00:00.000Z' });
-const asked = (callId: string, seq: number) => ({ sessionId: 's', turnId: 't1', seq, callId, toolName: 'echo', serverId: 'echo', args: {}, expiresAt: '2099-01-01T00:00:00.000Z' });
+const askedEvent = (callId: string): SessionEvent => ({
+  v: 3,
+  type: 'toolApprovalRequested',
+  turnId: 't1',
+  callId,
+  toolName: 'echo',
+  serverId: 'echo',
+  args: {},
+  expiresAt: '2099-01-01T00:00:00.000Z',
+});
+const asked = (callId: string, seq: number) => ({
+  sessionId: 's',
+  turnId: 't1',
+  seq,
+  callId,
+  toolName: 'echo',
+  serverId: 'echo',
+  args: {},
+  expiresAt: '2099-01-01T00:00:00.000Z',
+});
 const user: SessionEvent = { v: 3, type: 'userMessage', turnId: 't1', content: 'hi' };
 
 /** The session's log holds `events`; its turn is read once `release()` is called; the watches asked for. */
@@ -25,9 +43,19 @@ async function setup(events: SessionEvent[]) {
   let release = () => {};
   const gate = new Promise<void>((resolve) => (release = resolve));
   let reading = false;
-  const gated = { ...store, readTurn: async (...args: Parameters<typeof store.readTurn>) => ((reading = true), await gate, store.readTurn(...args)) };
+  const gated = {
+    ...store,
+    readTurn: async (...args: Parameters<typeof store.readTurn>) => (
+      (reading = true),
+      await gate,
+      store.readTurn(...args)
+    ),
+  };
   const watches: string[] = [];
-  const interest = { watch: (id: string) => (watches.push(`+${id}`), Promise.resolve()), unwatch: (id: string) => void watches.push(`-${id}`) };
+  const interest = {
+    watch: (id: string) => (watches.push(`+${id}`), Promise.resolve()),
+    unwatch: (id: string) => void watches.push(`-${id}`),
+  };
   const waiter = createTurnWaiter(bus, 60_000, createTurnFollower({ bus, store: gated, interest }));
   return { bus, waiter, watches, release: () => release(), reading: () => reading };
 }
@@ -38,14 +66,21 @@ describe('rejoining a turn asked elsewhere', () => {
     const joining = waiter.rejoin(turn);
     await expect.poll(reading).toBe(true);
     bus.emit('agent.toolApprovalRequested', asked('c1', 2), { correlationId: 'corr-1' }); // also in the log: applied once
-    bus.emit('agent.response', { sessionId: 's', turnId: 't1', seq: 7, content: 'meanwhile', model: 'm' }, { correlationId: 'corr-1' });
+    bus.emit(
+      'agent.response',
+      { sessionId: 's', turnId: 't1', seq: 7, content: 'meanwhile', model: 'm' },
+      { correlationId: 'corr-1' },
+    );
     release();
     const { reply } = await joining;
     expect((await reply).content).toBe('meanwhile');
   });
 
   it('given a turn the log shows ended, the reply answers at once and the watch is given back', async () => {
-    const { waiter, watches, release } = await setup([user, { v: 3, type: 'response', turnId: 't1', content: 'done', text: 'done', model: 'm' }]);
+    const { waiter, watches, release } = await setup([
+      user,
+      { v: 3, type: 'response', turnId: 't1', content: 'done', text: 'done', model: 'm' },
+    ]);
     release();
     const { reply } = await waiter.rejoin(turn);
     expect((await reply).content).toBe('done');
@@ -56,7 +91,11 @@ describe('rejoining a turn asked elsewhere', () => {
     const { bus, waiter, release } = await setup([user, askedEvent('c1')]);
     release();
     const { reply } = await waiter.rejoin(turn);
-    bus.emit('agent.response', { sessionId: 's', turnId: 't1', seq: 9, content: 'later', model: 'm' }, { correlationId: 'another-correlation' });
+    bus.emit(
+      'agent.response',
+      { sessionId: 's', turnId: 't1', seq: 9, content: 'later', model: 'm' },
+      { correlationId: 'another-correlation' },
+    );
     expect((await reply).content).toBe('later');
   });
 
@@ -64,7 +103,9 @@ describe('rejoining a turn asked elsewhere', () => {
     const { waiter, release } = await setup([]);
     release();
     await expect((await waiter.rejoin(turn)).reply).rejects.toMatchObject({ details: { reason: 'unknown_turn' } });
-    await expect((await waiter.rejoin({ correlationId: 'corr-2', sessionId: S })).reply).rejects.toMatchObject({ details: { reason: 'unknown_turn' } });
+    await expect((await waiter.rejoin({ correlationId: 'corr-2', sessionId: S })).reply).rejects.toMatchObject({
+      details: { reason: 'unknown_turn' },
+    });
   });
 
   it('asks: the turn is named once its command answers, and its end answers, matched by turn once named', async () => {
@@ -76,7 +117,11 @@ describe('rejoining a turn asked elsewhere', () => {
     });
     const reply = waiter.ask({ sessionId: S, content: 'hi' }, { correlationId: 'corr-9' });
     await expect.poll(() => waiter.turnOf('corr-9')).toBe('t1');
-    bus.emit('agent.response', { sessionId: 's', turnId: 't1', seq: 4, content: 'asked', model: 'm' }, { correlationId: 'taken-over' });
+    bus.emit(
+      'agent.response',
+      { sessionId: 's', turnId: 't1', seq: 4, content: 'asked', model: 'm' },
+      { correlationId: 'taken-over' },
+    );
     expect((await reply).content).toBe('asked');
   });
 
@@ -87,7 +132,11 @@ describe('rejoining a turn asked elsewhere', () => {
     release();
     const [a, b] = await Promise.all([first, second]);
     expect(a.reply).toBe(b.reply);
-    bus.emit('agent.response', { sessionId: 's', turnId: 't1', seq: 9, content: 'once', model: 'm' }, { correlationId: 'corr-1' });
+    bus.emit(
+      'agent.response',
+      { sessionId: 's', turnId: 't1', seq: 9, content: 'once', model: 'm' },
+      { correlationId: 'corr-1' },
+    );
     expect((await b.reply).content).toBe('once');
   });
 });

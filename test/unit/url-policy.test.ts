@@ -41,13 +41,19 @@ describe('url policy', () => {
     expect(reasonOf(() => checkUrl(url, open))).toBe(reason);
   });
 
-  it.each(['http://10.0.0.1/mcp', 'http://172.16.5.4/', 'http://192.168.1.1/', 'http://127.0.0.1:3000/mcp', 'http://[::1]/', 'http://100.64.0.1/', 'http://[fc00::1]/', 'http://2130706433/'])(
-    'allows %s by default and refuses it without private networks',
-    (url) => {
-      expect(reasonOf(() => checkUrl(url, open))).toBeUndefined();
-      expect(reasonOf(() => checkUrl(url, strict))).toBe('private_network');
-    },
-  );
+  it.each([
+    'http://10.0.0.1/mcp',
+    'http://172.16.5.4/',
+    'http://192.168.1.1/',
+    'http://127.0.0.1:3000/mcp',
+    'http://[::1]/',
+    'http://100.64.0.1/',
+    'http://[fc00::1]/',
+    'http://2130706433/',
+  ])('allows %s by default and refuses it without private networks', (url) => {
+    expect(reasonOf(() => checkUrl(url, open))).toBeUndefined();
+    expect(reasonOf(() => checkUrl(url, strict))).toBe('private_network');
+  });
 
   it('allows public addresses and names; allowedHosts narrows to names and suffixes', () => {
     expect(reasonOf(() => checkUrl('https://mcp.example.com/mcp', strict))).toBeUndefined();
@@ -60,13 +66,22 @@ describe('url policy', () => {
   });
 
   it('checks every address a name resolves to, and hands back the checked ones', async () => {
-    const lookup = (answers: string[]): Lookup => () => Promise.resolve(answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
-    await expect(resolveAllowed('http://rebind.test/', open, lookup(['93.184.216.34', '169.254.169.254']))).rejects.toMatchObject({
+    const lookup =
+      (answers: string[]): Lookup =>
+      () =>
+        Promise.resolve(answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+    await expect(
+      resolveAllowed('http://rebind.test/', open, lookup(['93.184.216.34', '169.254.169.254'])),
+    ).rejects.toMatchObject({
       code: 'INVALID_REQUEST',
       details: { field: 'config.baseUrl', reason: 'metadata' },
     });
-    await expect(resolveAllowed('http://internal.test/', strict, lookup(['10.1.2.3']))).rejects.toMatchObject({ details: { reason: 'private_network' } });
-    await expect(resolveAllowed('http://nowhere.test/', open, () => Promise.reject(new Error('ENOTFOUND')))).rejects.toMatchObject({ details: { reason: 'unresolvable' } });
+    await expect(resolveAllowed('http://internal.test/', strict, lookup(['10.1.2.3']))).rejects.toMatchObject({
+      details: { reason: 'private_network' },
+    });
+    await expect(
+      resolveAllowed('http://nowhere.test/', open, () => Promise.reject(new Error('ENOTFOUND'))),
+    ).rejects.toMatchObject({ details: { reason: 'unresolvable' } });
     expect(await resolveAllowed('http://ok.test/', strict, lookup(['93.184.216.34', '2606:2800:220:1::1']))).toEqual([
       { address: '93.184.216.34', family: 4 },
       { address: '2606:2800:220:1::1', family: 6 },

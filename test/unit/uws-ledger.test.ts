@@ -46,7 +46,11 @@ describe('the uWS connection ledger', () => {
 
   it('refuses a peer past its cap, and admits it again once one of its connections closed', () => {
     const { ledger, settle } = setup(2);
-    expect([ledger.opened('10.0.0.1'), ledger.opened('10.0.0.1'), ledger.opened('10.0.0.1')]).toEqual([true, true, false]);
+    expect([ledger.opened('10.0.0.1'), ledger.opened('10.0.0.1'), ledger.opened('10.0.0.1')]).toEqual([
+      true,
+      true,
+      false,
+    ]);
     ledger.closed(); // a waiting one, and only 10.0.0.1 has any
     settle();
     expect(ledger.opened('10.0.0.1')).toBe(true);

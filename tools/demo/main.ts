@@ -49,7 +49,8 @@ function envInt(name: string, fallback: number): number {
   const text = process.env[name];
   if (text === undefined || text === '') return fallback;
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new Error(`${name} must be a non-negative integer, got "${text}"`);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535)
+    throw new Error(`${name} must be a non-negative integer, got "${text}"`);
   return n;
 }
 
@@ -83,7 +84,11 @@ function connect(url: string): Promise<WebSocket> {
 }
 
 /** Sends each scripted message (a function: made from the turn before's end frame) to `session` and prints its turns' events as they stream in. */
-async function converse(ws: WebSocket, session: string, script: readonly (string | ((last: Frame | undefined) => string))[]): Promise<void> {
+async function converse(
+  ws: WebSocket,
+  session: string,
+  script: readonly (string | ((last: Frame | undefined) => string))[],
+): Promise<void> {
   const printer = createTurnPrinter();
   let endTurn: ((f: Frame) => void) | undefined;
   const onMessage = (raw: Buffer) => {
@@ -153,12 +158,15 @@ Your own agent: agentd init (writes agent.yml), set your model's key, then agent
 async function main(): Promise<void> {
   const data = resolve(process.env.AGENTD_DEMO_DATA || join(tmpdir(), 'agentd-demo'));
   // The demo's tool servers, wherever npm put them (nested in a global install, hoisted by npx).
-  const servers = dirname(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-memory/package.json')));
+  const servers = dirname(
+    dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-memory/package.json')),
+  );
   const exitAfterScript = process.env.AGENTD_DEMO_EXIT === '1';
   const servicePort = envInt('AGENTD_DEMO_PORT', 3001);
   const tokensPerSec = envInt('AGENTD_DEMO_TOKENS_PER_SEC', 40);
   const level = process.env.AGENTD_DEMO_LOG ?? 'warn';
-  if (!(LOG_LEVELS as readonly string[]).includes(level)) throw new Error(`AGENTD_DEMO_LOG must be one of ${LOG_LEVELS.join(', ')}`);
+  if (!(LOG_LEVELS as readonly string[]).includes(level))
+    throw new Error(`AGENTD_DEMO_LOG must be one of ${LOG_LEVELS.join(', ')}`);
 
   await mkdir(join(data, 'demo-sandbox'), { recursive: true });
   await writeFile(join(data, 'demo-sandbox', 'welcome.txt'), WELCOME);
@@ -195,15 +203,20 @@ async function main(): Promise<void> {
     const config = await loadConfig(packagePath('agents', 'demo.yml'));
     app = createApp(config, { log: createLogger(level as (typeof LOG_LEVELS)[number]) });
     const port = await listen(app, servicePort);
-    process.stdout.write(`${bold('agentd demo')}\n  model simulator  ${sim.url}\n  agentd           http://127.0.0.1:${port}  (REST /api, WebSocket /)\n`);
+    process.stdout.write(
+      `${bold('agentd demo')}\n  model simulator  ${sim.url}\n  agentd           http://127.0.0.1:${port}  (REST /api, WebSocket /)\n`,
+    );
     process.stdout.write(dim(`  starting MCP servers: filesystem (${join(data, 'demo-sandbox')}), memory…\n`));
     await app.start();
     const servers = await app.bus.execute('mcp.listServers', {});
-    for (const s of servers) process.stdout.write(`  MCP server       ${s.name}: ${s.status}${s.error ? ` (${s.error})` : ''}\n`);
+    for (const s of servers)
+      process.stdout.write(`  MCP server       ${s.name}: ${s.status}${s.error ? ` (${s.error})` : ''}\n`);
 
     ws = await connect(`ws://127.0.0.1:${port}/`);
     await converse(ws, SESSION, SCRIPT);
-    process.stdout.write(`\n${bold('A small context window')} ${dim(`(session ${WINDOW_SESSION}: the history is compacted, not cut off)`)}\n`);
+    process.stdout.write(
+      `\n${bold('A small context window')} ${dim(`(session ${WINDOW_SESSION}: the history is compacted, not cut off)`)}\n`,
+    );
     await converse(ws, WINDOW_SESSION, windowScript());
     process.stdout.write(examples(`http://127.0.0.1:${port}`, `ws://127.0.0.1:${port}/`));
   } catch (e) {

@@ -19,7 +19,7 @@ export const red = paint(31);
 
 /** One line of at most `max` characters (JSON for non-strings). */
 export function short(value: unknown, max = 100): string {
-  const text = (typeof value === 'string' ? value : JSON.stringify(value) ?? '').replace(/\s+/g, ' ').trim();
+  const text = (typeof value === 'string' ? value : (JSON.stringify(value) ?? '')).replace(/\s+/g, ' ').trim();
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
@@ -27,7 +27,9 @@ export function short(value: unknown, max = 100): string {
 function resultText(result: unknown): string {
   const content = (result as { content?: unknown } | null)?.content;
   if (Array.isArray(content)) {
-    return content.map((p: { type?: string; text?: string }) => (p.type === 'text' ? (p.text ?? '') : `[${p.type ?? 'part'}]`)).join(' ');
+    return content
+      .map((p: { type?: string; text?: string }) => (p.type === 'text' ? (p.text ?? '') : `[${p.type ?? 'part'}]`))
+      .join(' ');
   }
   return typeof result === 'string' ? result : JSON.stringify(result);
 }
@@ -59,23 +61,41 @@ export function createTurnPrinter(write: (text: string) => void = (t) => void pr
           write(String(d.content));
           return false;
         case 'toolCall':
-          line(yellow(`  [toolCall]   ${String(d.toolName)} on ${String(d.serverId)} ${short(d.args, 80)}  (callId ${String(d.callId)})`));
+          line(
+            yellow(
+              `  [toolCall]   ${String(d.toolName)} on ${String(d.serverId)} ${short(d.args, 80)}  (callId ${String(d.callId)})`,
+            ),
+          );
           return false;
         case 'toolResult': {
           const ok = d.success === true ? green('ok') : red('failed');
-          line(yellow(`  [toolResult] ${String(d.toolName)} ${ok} in ${String(d.durationMs)} ms: `) + short(resultText(d.result), 90));
+          line(
+            yellow(`  [toolResult] ${String(d.toolName)} ${ok} in ${String(d.durationMs)} ms: `) +
+              short(resultText(d.result), 90),
+          );
           return false;
         }
         case 'response': {
           const usage = d.usage as { totalTokens?: number } | undefined;
           const tokens = usage?.totalTokens !== undefined ? `, ${usage.totalTokens} tokens` : '';
-          line(dim(`  [response] ${chunks} chunks streamed, joined = the reply (${String(d.content).length} chars, seq ${String(d.seq)}${tokens})`));
+          line(
+            dim(
+              `  [response] ${chunks} chunks streamed, joined = the reply (${String(d.content).length} chars, seq ${String(d.seq)}${tokens})`,
+            ),
+          );
           chunks = 0;
           return true;
         }
         case 'contextCompacted': {
-          const how = d.method === 'summary' ? `summarised seq ≤ ${String(d.upToSeq)}` : `cleared old tool results (seq ≤ ${String(d.upToSeq)})`;
-          line(cyan(`  [contextCompacted] ${how}: ~${String(d.tokensBefore)} → ~${String(d.tokensAfter)} tokens (trigger: ${String(d.trigger)})`));
+          const how =
+            d.method === 'summary'
+              ? `summarised seq ≤ ${String(d.upToSeq)}`
+              : `cleared old tool results (seq ≤ ${String(d.upToSeq)})`;
+          line(
+            cyan(
+              `  [contextCompacted] ${how}: ~${String(d.tokensBefore)} → ~${String(d.tokensAfter)} tokens (trigger: ${String(d.trigger)})`,
+            ),
+          );
           if (typeof d.summary === 'string') line(dim(`      summary: ${short(d.summary, 110)}`));
           return false;
         }

@@ -38,13 +38,14 @@ export function slug(heading: string): string {
   // Code spans keep their text as written (`<name>` included); markup outside them is dropped.
   const text = heading
     .split(/(`+[^`]*`+)/)
-    .map((part, i) =>
-      i % 2 === 1
-        ? part.replace(/`/g, '')
-        : part
-            .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1') // links and images: their text
-            .replace(/<[^>]+>/g, '') // HTML tags
-            .replace(/(^|[^\p{L}\p{N}])_+([^_]+?)_+(?=[^\p{L}\p{N}]|$)/gu, '$1$2'), // _emphasis_ (snake_case keeps its underscores)
+    .map(
+      (part, i) =>
+        i % 2 === 1
+          ? part.replace(/`/g, '')
+          : part
+              .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1') // links and images: their text
+              .replace(/<[^>]+>/g, '') // HTML tags
+              .replace(/(^|[^\p{L}\p{N}])_+([^_]+?)_+(?=[^\p{L}\p{N}]|$)/gu, '$1$2'), // _emphasis_ (snake_case keeps its underscores)
     )
     .join('');
   return text
@@ -65,11 +66,19 @@ export function anchorsOf(markdown: string): Set<string> {
     anchors.add(n === 0 ? base : `${base}-${n}`);
   };
   const lines = code.split('\n');
+  const sources = markdown.split('\n');
   lines.forEach((line, i) => {
     const atx = /^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/.exec(line);
-    if (atx) return add(slug(markdown.split('\n')[i]!.replace(/^ {0,3}#{1,6}[ \t]+/, '').replace(/[ \t]+#+[ \t]*$/, '')));
+    const source = sources[i] ?? '';
+    if (atx) return add(slug(source.replace(/^ {0,3}#{1,6}[ \t]+/, '').replace(/[ \t]+#+[ \t]*$/, '')));
     const next = lines[i + 1];
-    if (next !== undefined && /^ {0,3}(=+|-+)[ \t]*$/.test(next) && line.trim() !== '' && !/^ {0,3}([-*+]|\d+[.)])\s|^\s*\|/.test(line)) add(slug(line));
+    if (
+      next !== undefined &&
+      /^ {0,3}(=+|-+)[ \t]*$/.test(next) &&
+      line.trim() !== '' &&
+      !/^ {0,3}([-*+]|\d+[.)])\s|^\s*\|/.test(line)
+    )
+      add(slug(line));
   });
   for (const m of code.matchAll(/<[a-z][^>]*\s(?:id|name)=["']([^"']+)["']/gi)) anchors.add(m[1]!);
   return anchors;
@@ -89,7 +98,8 @@ export function linksOf(markdown: string): Link[] {
   for (const m of code.matchAll(/\]\(\s*(<[^>]*>|[^)\s]+)(?:\s+(?:"[^"]*"|'[^']*'|\([^)]*\)))?\s*\)/g)) {
     links.push({ target: m[1]!.replace(/^<|>$/g, ''), line: lineAt(m.index) });
   }
-  for (const m of code.matchAll(/^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)/gm)) links.push({ target: m[1]!.replace(/^<|>$/g, ''), line: lineAt(m.index) });
+  for (const m of code.matchAll(/^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)/gm))
+    links.push({ target: m[1]!.replace(/^<|>$/g, ''), line: lineAt(m.index) });
   return links;
 }
 
@@ -97,7 +107,11 @@ export function linksOf(markdown: string): Link[] {
 export type ReadText = (path: string) => string;
 
 /** The problems of the links of `files` (paths relative to `root`). */
-export function checkLinks(root: string, files: string[], read: ReadText = (p) => readFileSync(p, 'utf8')): LinkProblem[] {
+export function checkLinks(
+  root: string,
+  files: string[],
+  read: ReadText = (p) => readFileSync(p, 'utf8'),
+): LinkProblem[] {
   const problems: LinkProblem[] = [];
   const anchorCache = new Map<string, Set<string>>();
   const anchorsIn = (path: string) => {
@@ -143,7 +157,8 @@ export function checkLinks(root: string, files: string[], read: ReadText = (p) =
         report('has an anchor into a file that is not Markdown');
         continue;
       }
-      if (!anchorsIn(resolved).has(anchor)) report(`names no heading #${anchor} in ${relative(resolve(root), resolved).split(sep).join('/')}`);
+      if (!anchorsIn(resolved).has(anchor))
+        report(`names no heading #${anchor} in ${relative(resolve(root), resolved).split(sep).join('/')}`);
     }
   }
   return problems;
@@ -153,9 +168,13 @@ export function checkLinks(root: string, files: string[], read: ReadText = (p) =
 export function docFiles(root: string): string[] {
   const under = (dir: string): string[] =>
     existsSync(join(root, dir))
-      ? readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? under(`${dir}/${e.name}`) : e.name.endsWith('.md') ? [`${dir}/${e.name}`] : []))
+      ? readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) =>
+          e.isDirectory() ? under(`${dir}/${e.name}`) : e.name.endsWith('.md') ? [`${dir}/${e.name}`] : [],
+        )
       : [];
-  return ['README.md', ...under('docs').sort(), 'SECURITY.md', 'bench/README.md', 'tools/simulator/README.md'].filter((f) => existsSync(join(root, f)));
+  return ['README.md', ...under('docs').sort(), 'SECURITY.md', 'bench/README.md', 'tools/simulator/README.md'].filter(
+    (f) => existsSync(join(root, f)),
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -46,7 +46,8 @@ export interface JsonSchema {
 const TARGET = fileURLToPath(new URL('../../docs/configuration.md', import.meta.url));
 
 /** The agent file's JSON Schema, as `npm run schema` writes it to agents/agent.schema.json. */
-export const configJsonSchema = (): JsonSchema => z.toJSONSchema(agentConfigSchema, { io: 'input', target: 'draft-2020-12' }) as JsonSchema;
+export const configJsonSchema = (): JsonSchema =>
+  z.toJSONSchema(agentConfigSchema, { io: 'input', target: 'draft-2020-12' }) as JsonSchema;
 
 /** One row of a section's table. */
 interface Row {
@@ -66,7 +67,11 @@ interface Section {
 }
 
 /** A key path as a heading anchor (GitHub's slug of `` `path` ``). */
-const anchor = (path: string) => path.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+const anchor = (path: string) =>
+  path
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+    .replace(/ /g, '-');
 const code = (text: string) => (text.includes('`') ? `\`\` ${text} \`\`` : `\`${text}\``);
 const cell = (text: string) => text.replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|');
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
@@ -79,7 +84,10 @@ function flow(value: unknown): string {
     return entries.length === 0 ? '{}' : `{ ${entries.map(([k, v]) => `${k}: ${flow(v)}`).join(', ')} }`;
   }
   if (typeof value === 'string') {
-    const plain = /^[A-Za-z_./][\w ./@:+-]*$/.test(value) && !/^(true|false|null|yes|no|on|off|~)$/i.test(value) && !/[:#]\s|\s$|:$/.test(value);
+    const plain =
+      /^[A-Za-z_./][\w ./@:+-]*$/.test(value) &&
+      !/^(true|false|null|yes|no|on|off|~)$/i.test(value) &&
+      !/[:#]\s|\s$|:$/.test(value);
     return plain ? value : JSON.stringify(value);
   }
   return JSON.stringify(value);
@@ -89,18 +97,24 @@ function flow(value: unknown): string {
 const literal = (value: unknown): string => code(flow(value));
 
 const isObject = (s: JsonSchema) => s.type === 'object' && s.properties !== undefined;
-const isMap = (s: JsonSchema) => s.type === 'object' && s.properties === undefined && typeof s.additionalProperties === 'object';
+const isMap = (s: JsonSchema) =>
+  s.type === 'object' && s.properties === undefined && typeof s.additionalProperties === 'object';
 const variants = (s: JsonSchema) => s.oneOf ?? s.anyOf;
 /** A union of objects told apart by one constant property (`type: stdio` | `type: http`). */
 function discriminator(s: JsonSchema): string | undefined {
   const members = variants(s);
   if (!members?.every(isObject)) return undefined;
-  const keys = Object.keys(members[0]!.properties!).filter((k) => members.every((m) => m.properties?.[k]?.const !== undefined));
+  const keys = Object.keys(members[0]!.properties!).filter((k) =>
+    members.every((m) => m.properties?.[k]?.const !== undefined),
+  );
   return keys[0];
 }
 /** Whether a key gets its own section (an object with keys, a list of objects, a map of objects, a union of objects). */
 const nests = (s: JsonSchema): boolean =>
-  isObject(s) || (s.type === 'array' && s.items !== undefined && nests(s.items)) || (isMap(s) && nests(s.additionalProperties as JsonSchema)) || discriminator(s) !== undefined;
+  isObject(s) ||
+  (s.type === 'array' && s.items !== undefined && nests(s.items)) ||
+  (isMap(s) && nests(s.additionalProperties as JsonSchema)) ||
+  discriminator(s) !== undefined;
 
 /** Where a nested key's section is: `a.b` (object), `a.b[]` (list items), `a.b.<name>` (map values). */
 function childPath(path: string, s: JsonSchema): string {
@@ -112,8 +126,12 @@ function childPath(path: string, s: JsonSchema): string {
 /** The type of a key in words: `integer`, `string[]`, `map of string to string`, `boolean or { form?: boolean }`. */
 function typeOf(s: JsonSchema, link?: string): string {
   const members = variants(s);
-  if (members) return discriminator(s) !== undefined && link ? `[object](#${anchor(link)})` : members.map((m) => typeOf(m)).join(' or ');
-  if (s.type === 'array') return s.items ? (nests(s.items) && link ? `[object](#${anchor(link)})[]` : `${typeOf(s.items)}[]`) : 'array';
+  if (members)
+    return discriminator(s) !== undefined && link
+      ? `[object](#${anchor(link)})`
+      : members.map((m) => typeOf(m)).join(' or ');
+  if (s.type === 'array')
+    return s.items ? (nests(s.items) && link ? `[object](#${anchor(link)})[]` : `${typeOf(s.items)}[]`) : 'array';
   if (isMap(s)) {
     const value = s.additionalProperties as JsonSchema;
     return `map of ${s.propertyNames?.pattern ? 'name' : 'string'} to ${nests(value) && link ? `[object](#${anchor(link)})` : typeOf(value)}`;
@@ -121,7 +139,9 @@ function typeOf(s: JsonSchema, link?: string): string {
   if (isObject(s)) {
     if (link) return `[object](#${anchor(link)})`;
     const required = new Set(s.required ?? []);
-    return `{ ${Object.entries(s.properties!).map(([k, v]) => `${k}${required.has(k) ? '' : '?'}: ${typeOf(v)}`).join(', ')} }`;
+    return `{ ${Object.entries(s.properties!)
+      .map(([k, v]) => `${k}${required.has(k) ? '' : '?'}: ${typeOf(v)}`)
+      .join(', ')} }`;
   }
   if (s.format === 'uri') return 'URL';
   return s.type ?? (s.const !== undefined ? typeof s.const : 'any');
@@ -134,12 +154,32 @@ function allowedOf(s: JsonSchema): string {
   const parts: string[] = [];
   if (s.const !== undefined) parts.push(literal(s.const));
   if (s.enum) parts.push(s.enum.map(literal).join(', '));
-  const low = s.exclusiveMinimum !== undefined ? (s.type === 'integer' ? `≥ ${s.exclusiveMinimum + 1}` : `> ${s.exclusiveMinimum}`) : s.minimum !== undefined ? `≥ ${s.minimum}` : undefined;
-  const high = s.exclusiveMaximum !== undefined ? `< ${s.exclusiveMaximum}` : s.maximum !== undefined && s.maximum < MAX_SAFE ? `≤ ${s.maximum}` : undefined;
+  const low =
+    s.exclusiveMinimum !== undefined
+      ? s.type === 'integer'
+        ? `≥ ${s.exclusiveMinimum + 1}`
+        : `> ${s.exclusiveMinimum}`
+      : s.minimum !== undefined
+        ? `≥ ${s.minimum}`
+        : undefined;
+  const high =
+    s.exclusiveMaximum !== undefined
+      ? `< ${s.exclusiveMaximum}`
+      : s.maximum !== undefined && s.maximum < MAX_SAFE
+        ? `≤ ${s.maximum}`
+        : undefined;
   if (low && high && s.minimum !== undefined && s.maximum !== undefined) parts.push(`${s.minimum} to ${s.maximum}`);
   else parts.push(...[low, high].filter((p): p is string => p !== undefined));
   if (s.minLength !== undefined || s.maxLength !== undefined) {
-    parts.push(s.maxLength === undefined ? (s.minLength === 1 ? 'not empty' : `at least ${s.minLength} characters`) : s.minLength === undefined || s.minLength === 0 ? `at most ${s.maxLength} characters` : `${s.minLength} to ${s.maxLength} characters`);
+    parts.push(
+      s.maxLength === undefined
+        ? s.minLength === 1
+          ? 'not empty'
+          : `at least ${s.minLength} characters`
+        : s.minLength === undefined || s.minLength === 0
+          ? `at most ${s.maxLength} characters`
+          : `${s.minLength} to ${s.maxLength} characters`,
+    );
   }
   if (s.pattern) parts.push(`matches ${code(s.pattern)}`);
   if (s.type === 'array') {
@@ -163,16 +203,24 @@ function defaultOf(s: JsonSchema, required: boolean, stated: string | undefined,
   if (stated !== undefined) return stated;
   if (s.default === undefined) return required ? 'required' : '—';
   // An object that defaults to `{}` takes its keys' defaults: they are in its section.
-  if (isObject(s) && typeof s.default === 'object' && s.default !== null && Object.keys(s.default).length === 0) return '';
+  if (isObject(s) && typeof s.default === 'object' && s.default !== null && Object.keys(s.default).length === 0)
+    return '';
   const value = literal(s.default);
-  return typeof s.default === 'number' && /Bytes$/.test(key) && s.default % (1024 * 1024) === 0 ? `${value} (${s.default / 1024 / 1024} MiB)` : value;
+  return typeof s.default === 'number' && /Bytes$/.test(key) && s.default % (1024 * 1024) === 0
+    ? `${value} (${s.default / 1024 / 1024} MiB)`
+    : value;
 }
 
 /** Every section of the schema, depth first, the root's keys first. */
 export function sectionsOf(root: JsonSchema): Section[] {
   const sections: Section[] = [];
   const visit = (path: string, s: JsonSchema, note?: string) => {
-    const section: Section = { path, description: splitDefault(s.description).text, notes: note ? [note] : [], rows: [] };
+    const section: Section = {
+      path,
+      description: splitDefault(s.description).text,
+      notes: note ? [note] : [],
+      rows: [],
+    };
     sections.push(section);
     const later: [string, JsonSchema, string?][] = [];
     const addKeys = (object: JsonSchema, only?: string) => {
@@ -188,7 +236,11 @@ export function sectionsOf(root: JsonSchema): Section[] {
           allowed: allowedOf(value),
           description: [only && `Only with ${only}.`, text].filter(Boolean).join(' '),
         });
-        if (sub) later.push([sub, value.type === 'array' ? value.items! : isMap(value) ? (value.additionalProperties as JsonSchema) : value]);
+        if (sub)
+          later.push([
+            sub,
+            value.type === 'array' ? value.items! : isMap(value) ? (value.additionalProperties as JsonSchema) : value,
+          ]);
       }
     };
     const by = discriminator(s);
@@ -201,16 +253,42 @@ export function sectionsOf(root: JsonSchema): Section[] {
         for (const [key, value] of Object.entries(m.properties!)) {
           if (seen.has(key)) continue;
           const holders = members.filter((o) => o.properties?.[key] !== undefined);
-          const same = holders.every((o) => JSON.stringify(o.properties![key]) === JSON.stringify(value) && (o.required ?? []).includes(key) === (m.required ?? []).includes(key));
+          const same = holders.every(
+            (o) =>
+              JSON.stringify(o.properties![key]) === JSON.stringify(value) &&
+              (o.required ?? []).includes(key) === (m.required ?? []).includes(key),
+          );
           if (key === by) {
             seen.add(key);
-            const kindsText = members.map((o) => `${code(String(o.properties![by]!.const))}${o.description ? `: ${o.description.charAt(0).toLowerCase()}${o.description.slice(1).replace(/\.$/, '')}` : ''}`).join('; ');
-            addKeys({ properties: { [key]: { type: 'string', enum: members.map((o) => o.properties![by]!.const), description: `${value.description ? `${value.description} ` : ''}${kindsText}.` } }, required: [key] });
+            const kindsText = members
+              .map(
+                (o) =>
+                  `${code(String(o.properties![by]!.const))}${o.description ? `: ${o.description.charAt(0).toLowerCase()}${o.description.slice(1).replace(/\.$/, '')}` : ''}`,
+              )
+              .join('; ');
+            addKeys({
+              properties: {
+                [key]: {
+                  type: 'string',
+                  enum: members.map((o) => o.properties![by]!.const),
+                  description: `${value.description ? `${value.description} ` : ''}${kindsText}.`,
+                },
+              },
+              required: [key],
+            });
           } else if (same) {
             seen.add(key);
-            addKeys({ properties: { [key]: value }, required: (m.required ?? []).filter((r) => r === key) }, holders.length === members.length ? undefined : holders.map((o) => code(`${by}: ${String(o.properties![by]!.const)}`)).join(' or '));
+            addKeys(
+              { properties: { [key]: value }, required: (m.required ?? []).filter((r) => r === key) },
+              holders.length === members.length
+                ? undefined
+                : holders.map((o) => code(`${by}: ${String(o.properties![by]!.const)}`)).join(' or '),
+            );
           } else {
-            addKeys({ properties: { [key]: value }, required: (m.required ?? []).filter((r) => r === key) }, code(kinds[i]!));
+            addKeys(
+              { properties: { [key]: value }, required: (m.required ?? []).filter((r) => r === key) },
+              code(kinds[i]!),
+            );
           }
         }
       }
@@ -255,7 +333,10 @@ export function renderConfigReference(schema: JsonSchema = configJsonSchema()): 
   const sections = sectionsOf(schema);
   const title = (path: string) => (path === '' ? 'Top-level keys' : code(path));
   const depth = (path: string) => path.split('.').filter((p) => p !== '<name>').length - 1;
-  const toc = sections.map((s) => `${'  '.repeat(s.path === '' ? 0 : depth(s.path))}- [${title(s.path)}](#${s.path === '' ? 'top-level-keys' : anchor(s.path)})`);
+  const toc = sections.map(
+    (s) =>
+      `${'  '.repeat(s.path === '' ? 0 : depth(s.path))}- [${title(s.path)}](#${s.path === '' ? 'top-level-keys' : anchor(s.path)})`,
+  );
   const body = sections.map((s) =>
     [
       `## ${title(s.path)}`,
@@ -264,7 +345,10 @@ export function renderConfigReference(schema: JsonSchema = configJsonSchema()): 
       ...(s.notes.length ? [...s.notes, ''] : []),
       '| Key | Type | Default | Allowed values | Description |',
       '|---|---|---|---|---|',
-      ...s.rows.map((r) => `| ${code(r.path)} | ${cell(r.type)} | ${cell(r.default)} | ${cell(r.allowed)} | ${cell(r.description)} |`),
+      ...s.rows.map(
+        (r) =>
+          `| ${code(r.path)} | ${cell(r.type)} | ${cell(r.default)} | ${cell(r.allowed)} | ${cell(r.description)} |`,
+      ),
       '',
     ].join('\n'),
   );
@@ -273,7 +357,9 @@ export function renderConfigReference(schema: JsonSchema = configJsonSchema()): 
 
 /** Every key path of the schema without a description (a unit test wants none). */
 export function undescribed(schema: JsonSchema = configJsonSchema()): string[] {
-  return sectionsOf(schema).flatMap((s) => s.rows.filter((r) => r.description.replace(/^Only with [^.]*\.\s*/, '') === '').map((r) => r.path));
+  return sectionsOf(schema).flatMap((s) =>
+    s.rows.filter((r) => r.description.replace(/^Only with [^.]*\.\s*/, '') === '').map((r) => r.path),
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

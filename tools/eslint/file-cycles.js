@@ -44,7 +44,9 @@ function resolveRelative(from, specifier) {
 function specifiersOf(file, text) {
   const javascript = /\.[cm]?js$/.test(file);
   // `pos` is the opening quote's offset and `end` is `pos` plus the specifier's length.
-  return ts.preProcessFile(text, true, javascript).importedFiles.map(({ fileName, pos, end }) => ({ specifier: fileName, start: pos + 1, end: end + 1 }));
+  return ts
+    .preProcessFile(text, true, javascript)
+    .importedFiles.map(({ fileName, pos, end }) => ({ specifier: fileName, start: pos + 1, end: end + 1 }));
 }
 
 /** The relative imports among `specifiers` that name an existing file. @param {string} file absolute @param {Specifier[]} specifiers */
@@ -75,7 +77,14 @@ const cache = new Map();
 export function importsOf(file, text) {
   const stat = statSync(file, { throwIfNoEntry: false });
   const hit = stat && cache.get(file);
-  if (stat && hit && hit.size === stat.size && hit.mtimeMs === stat.mtimeMs && (text === undefined || text === hit.text)) return hit.imports;
+  if (
+    stat &&
+    hit &&
+    hit.size === stat.size &&
+    hit.mtimeMs === stat.mtimeMs &&
+    (text === undefined || text === hit.text)
+  )
+    return hit.imports;
   const onDisk = stat?.isFile() ? readFileSync(file, 'utf8') : undefined;
   const source = text ?? onDisk;
   if (source === undefined) return { specifiers: [], edges: [] };

@@ -32,8 +32,14 @@ export const LAYERS = {
     machines: { path: 'machines', uses: [...LEAVES, 'conversation'] },
     // The agent's tool servers (MCP client connections, catalogue, spawn and URL policy).
     // It keeps OAuth tokens of tool servers in the store's secret store (src/store/secret-store.ts).
-    tools: { path: 'src/tools', uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'inspect'] },
-    agent: { path: 'src/agent', uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'tools', 'inspect'] },
+    tools: {
+      path: 'src/tools',
+      uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'inspect'],
+    },
+    agent: {
+      path: 'src/agent',
+      uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'tools', 'inspect'],
+    },
     // The agent served over MCP (/mcp, --mode mcp).
     mcpFace: { path: 'src/mcp-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools'] },
     // The agent served over A2A (agent card, /a2a): its own JSON-RPC over the agent's bus and event log.
@@ -42,8 +48,47 @@ export const LAYERS = {
     tracing: { path: 'src/tracing', uses: [...LEAVES, 'bus', 'llm', 'agent'] },
     // The HTTP/WebSocket port the front end is written against (types.ts) and its adapters (uWebSockets.js, node:http + ws, in process); they import nothing of ours.
     httpEngine: { path: 'src/http/engine' },
-    http: { path: 'src/http', uses: [...LEAVES, 'config', 'auth', 'bus', 'llm', 'conversation', 'agent', 'tools', 'mcpFace', 'a2aFace', 'metrics', 'inspect', 'redis', 'httpEngine'] },
-    app: { path: 'src/app.ts', uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'tools', 'agent', 'mcpFace', 'metrics', 'tracing', 'inspect', 'http', 'httpEngine', 'redis', 'cluster'] },
+    http: {
+      path: 'src/http',
+      uses: [
+        ...LEAVES,
+        'config',
+        'auth',
+        'bus',
+        'llm',
+        'conversation',
+        'agent',
+        'tools',
+        'mcpFace',
+        'a2aFace',
+        'metrics',
+        'inspect',
+        'redis',
+        'httpEngine',
+      ],
+    },
+    app: {
+      path: 'src/app.ts',
+      uses: [
+        ...LEAVES,
+        'config',
+        'bus',
+        'llm',
+        'store',
+        'conversation',
+        'machines',
+        'tools',
+        'agent',
+        'mcpFace',
+        'metrics',
+        'tracing',
+        'inspect',
+        'http',
+        'httpEngine',
+        'redis',
+        'cluster',
+      ],
+    },
     cli: { path: 'src/cli', uses: [...LEAVES, 'config', 'llm', 'mcpFace', 'http', 'app'] },
     entry: { path: 'src/cli.ts', uses: [...LEAVES, 'cli'] },
   },

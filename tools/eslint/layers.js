@@ -70,13 +70,17 @@ const TABLE = 'tools/eslint/layers-config.js';
 const layers = {
   meta: {
     type: 'problem',
-    docs: { description: 'Components import only the components and packages the layer table allows, and files never import each other in a cycle' },
+    docs: {
+      description:
+        'Components import only the components and packages the layer table allows, and files never import each other in a cycle',
+    },
     schema: [{ type: 'object' }],
     messages: {
       unlisted: `{{file}} belongs to no component of the layer table: add its folder to ${TABLE} as a component with the components it uses (or move the file into an existing component)`,
       component: `{{from}} may not import {{to}} ({{target}}); {{from}} uses: {{allowed}}. Move what both need down into a component {{from}} uses, or, if the layers allow it, add {{to}} to the uses of {{from}} in ${TABLE} (the table must stay acyclic)`,
       unknown: '{{from}} may never import {{target}} ({{specifier}}): not a component. {{hint}}',
-      cycle: 'import cycle: {{cycle}}. Files never import each other, type imports included: move what they share into a file that imports none of them',
+      cycle:
+        'import cycle: {{cycle}}. Files never import each other, type imports included: move what they share into a file that imports none of them',
       external: '{{from}} may not import {{target}}; only {{owners}} may',
     },
   },
@@ -103,19 +107,28 @@ const layers = {
       const to = componentOf(target, components);
       if (!to) {
         const top = target.split('/')[0] ?? target;
-        const hint = top === 'src' || top === 'machines'
-          ? `Add its folder to ${TABLE} as a component and to the uses of ${from}, or move it into a component ${from} uses`
-          : 'src/ and machines/ import only their components (never tools/, test/, bench/ or web/): move what you need into a component';
+        const hint =
+          top === 'src' || top === 'machines'
+            ? `Add its folder to ${TABLE} as a component and to the uses of ${from}, or move it into a component ${from} uses`
+            : 'src/ and machines/ import only their components (never tools/, test/, bench/ or web/): move what you need into a component';
         context.report({ loc: loc(start, end), messageId: 'unknown', data: { from, target, specifier, hint } });
       } else if (!allowed.has(to)) {
-        context.report({ loc: loc(start, end), messageId: 'component', data: { from, to, target: specifier, allowed: [...allowed].join(', ') } });
+        context.report({
+          loc: loc(start, end),
+          messageId: 'component',
+          data: { from, to, target: specifier, allowed: [...allowed].join(', ') },
+        });
       }
     };
     /** @param {string} specifier @param {number} start @param {number} end */
     const checkExternal = (specifier, start, end) => {
       for (const [name, owners] of Object.entries(externals)) {
         if ((specifier === name || specifier.startsWith(`${name}/`)) && !owners.includes(from)) {
-          context.report({ loc: loc(start, end), messageId: 'external', data: { from, target: specifier, owners: owners.join(', ') } });
+          context.report({
+            loc: loc(start, end),
+            messageId: 'external',
+            data: { from, target: specifier, owners: owners.join(', ') },
+          });
         }
       }
     };
@@ -129,7 +142,11 @@ const layers = {
         }
         const inComponent = (/** @type {string} */ f) => componentOf(repoPath(f), components) !== undefined;
         for (const { edge, cycle: files } of cyclesThrough(context.filename, edges, inComponent)) {
-          context.report({ loc: loc(edge.start, edge.end), messageId: 'cycle', data: { cycle: files.map(repoPath).join(' → ') } });
+          context.report({
+            loc: loc(edge.start, edge.end),
+            messageId: 'cycle',
+            data: { cycle: files.map(repoPath).join(' → ') },
+          });
         }
       },
     };

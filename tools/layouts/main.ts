@@ -27,23 +27,40 @@ export interface Layout {
   width: number;
   height: number;
   nodes: { path: string; name: string; x: number; y: number; width: number; height: number; final: boolean }[];
-  edges: { from: string; to: string; event: string; points: { x: number; y: number }[]; label: { x: number; y: number } }[];
+  edges: {
+    from: string;
+    to: string;
+    event: string;
+    points: { x: number; y: number }[];
+    label: { x: number; y: number };
+  }[];
 }
 
 const pathOf = (node: AnyStateNode): string => node.path.join('.');
-const eventLabel = (event: string): string => event.replace(/^xstate\.done\.actor\..*/, 'done').replace(/^xstate\.error\.actor\..*/, 'error').replace(/^xstate\.after\.(\w+)\..*/, 'after $1');
+const eventLabel = (event: string): string =>
+  event
+    .replace(/^xstate\.done\.actor\..*/, 'done')
+    .replace(/^xstate\.error\.actor\..*/, 'error')
+    .replace(/^xstate\.after\.(\w+)\..*/, 'after $1');
 
 function graphOf(machine: AnyStateMachine): ElkNode {
   const edges: ElkExtendedEdge[] = [];
   const build = (node: AnyStateNode): ElkNode => {
     const children = Object.values(node.states).map(build);
     const name = node.key;
-    const transitions = [...node.transitions.entries()].flatMap(([event, list]) => list.map((t) => ({ event, t }))).concat((node.always ?? []).map((t) => ({ event: 'always', t })));
+    const transitions = [...node.transitions.entries()]
+      .flatMap(([event, list]) => list.map((t) => ({ event, t })))
+      .concat((node.always ?? []).map((t) => ({ event: 'always', t })));
     // Transitions of the machine itself (events handled in every state) have no box to start from.
     for (const { event, t } of node.path.length === 0 ? [] : transitions) {
       for (const to of t.target ?? []) {
         const text = eventLabel(event);
-        edges.push({ id: `e${edges.length}`, sources: [pathOf(node)], targets: [pathOf(to)], labels: [{ text, width: text.length * 7, height: 14 }] });
+        edges.push({
+          id: `e${edges.length}`,
+          sources: [pathOf(node)],
+          targets: [pathOf(to)],
+          labels: [{ text, width: text.length * 7, height: 14 }],
+        });
       }
     }
     return {
@@ -57,7 +74,14 @@ function graphOf(machine: AnyStateMachine): ElkNode {
   const root = build(machine.root);
   return {
     id: 'root',
-    layoutOptions: { 'elk.algorithm': 'layered', 'elk.direction': 'RIGHT', 'elk.hierarchyHandling': 'INCLUDE_CHILDREN', 'elk.spacing.nodeNode': '24', 'elk.layered.spacing.nodeNodeBetweenLayers': '48', 'elk.edgeLabels.inline': 'true' },
+    layoutOptions: {
+      'elk.algorithm': 'layered',
+      'elk.direction': 'RIGHT',
+      'elk.hierarchyHandling': 'INCLUDE_CHILDREN',
+      'elk.spacing.nodeNode': '24',
+      'elk.layered.spacing.nodeNodeBetweenLayers': '48',
+      'elk.edgeLabels.inline': 'true',
+    },
     children: root.children ?? [],
     edges,
   };
@@ -71,7 +95,15 @@ function flatten(graph: ElkNode): Layout {
       const x = ox + (child.x ?? 0);
       const y = oy + (child.y ?? 0);
       offsets.set(child.id, { x, y });
-      nodes.push({ path: child.id, name: child.labels?.[0]?.text ?? child.id, x, y, width: child.width ?? 0, height: child.height ?? 0, final: false });
+      nodes.push({
+        path: child.id,
+        name: child.labels?.[0]?.text ?? child.id,
+        x,
+        y,
+        width: child.width ?? 0,
+        height: child.height ?? 0,
+        final: false,
+      });
       walk(child, x, y);
     }
   };
@@ -80,9 +112,20 @@ function flatten(graph: ElkNode): Layout {
     // elk gives edge coordinates relative to the edge's container.
     const base = offsets.get((e as ElkExtendedEdge & { container?: string }).container ?? 'root') ?? { x: 0, y: 0 };
     const section = e.sections?.[0];
-    const points = section ? [section.startPoint, ...(section.bendPoints ?? []), section.endPoint].map((p) => ({ x: p.x + base.x, y: p.y + base.y })) : [];
+    const points = section
+      ? [section.startPoint, ...(section.bendPoints ?? []), section.endPoint].map((p) => ({
+          x: p.x + base.x,
+          y: p.y + base.y,
+        }))
+      : [];
     const label = e.labels?.[0];
-    return { from: e.sources[0]!, to: e.targets[0]!, event: label?.text ?? '', points, label: { x: (label?.x ?? 0) + base.x, y: (label?.y ?? 0) + base.y } };
+    return {
+      from: e.sources[0]!,
+      to: e.targets[0]!,
+      event: label?.text ?? '',
+      points,
+      label: { x: (label?.x ?? 0) + base.x, y: (label?.y ?? 0) + base.y },
+    };
   });
   return { width: graph.width ?? 0, height: graph.height ?? 0, nodes, edges };
 }
@@ -92,9 +135,11 @@ export async function renderLayouts(): Promise<string> {
   const layouts: Record<string, Layout> = {};
   for (const machine of MACHINES) {
     const layout = flatten(await elk.layout(graphOf(machine)));
-    const finals = new Set(Object.values(machine.root.states).flatMap(function finals(n: AnyStateNode): string[] {
-      return [...(n.type === 'final' ? [pathOf(n)] : []), ...Object.values(n.states).flatMap(finals)];
-    }));
+    const finals = new Set(
+      Object.values(machine.root.states).flatMap(function finals(n: AnyStateNode): string[] {
+        return [...(n.type === 'final' ? [pathOf(n)] : []), ...Object.values(n.states).flatMap(finals)];
+      }),
+    );
     for (const node of layout.nodes) node.final = finals.has(node.path);
     layouts[machine.id] = layout;
   }

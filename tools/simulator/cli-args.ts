@@ -22,7 +22,8 @@ export class CliArgsError extends Error {
 function count(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (text === '' || !Number.isFinite(n) || n < 0) throw new CliArgsError(`--${flag} must be a non-negative number, got "${text}"`);
+  if (text === '' || !Number.isFinite(n) || n < 0)
+    throw new CliArgsError(`--${flag} must be a non-negative number, got "${text}"`);
   return n;
 }
 
@@ -64,7 +65,8 @@ export function parseSimulatorArgs(argv: string[]): { options: SimulatorOptions;
   set('apiKey', values['api-key']);
   set('contextWindow', count('context-window', values['context-window']));
   if (values.usage !== undefined) {
-    if (!['auto', 'always', 'never'].includes(values.usage)) throw new CliArgsError(`--usage must be auto, always or never`);
+    if (!['auto', 'always', 'never'].includes(values.usage))
+      throw new CliArgsError(`--usage must be auto, always or never`);
     options.usage = values.usage as UsageMode;
   }
   return { options, help: values.help ?? false };

@@ -58,7 +58,22 @@ export interface ParsedText {
   rest: string;
 }
 
-const NAMES = new Set(['tool', 'loop', 'badjson', 'error', 'stall', 'disconnect', 'len', 'reply', 'reasoning', 'ttft', 'rate', 'argchunk', 'image', 'window']);
+const NAMES = new Set([
+  'tool',
+  'loop',
+  'badjson',
+  'error',
+  'stall',
+  'disconnect',
+  'len',
+  'reply',
+  'reasoning',
+  'ttft',
+  'rate',
+  'argchunk',
+  'image',
+  'window',
+]);
 
 interface RawDirective {
   name: string;
@@ -145,7 +160,8 @@ function jsonEnd(text: string, from: number): number {
     else if (c === '{') closers.push('}');
     else if (c === '[') closers.push(']');
     else if (c === '}' || c === ']') {
-      if (closers.pop() !== c) throw new DirectiveError(`unbalanced JSON object in directive at "${text.slice(from, i + 1)}"`);
+      if (closers.pop() !== c)
+        throw new DirectiveError(`unbalanced JSON object in directive at "${text.slice(from, i + 1)}"`);
       if (closers.length === 0) return i + 1;
     }
   }
@@ -167,11 +183,19 @@ function interpret(raw: RawDirective): Directive {
     if (text === undefined) return undefined;
     const n = Number(text);
     if (text === '' || !Number.isFinite(n) || n < 0 || (integer && !Number.isInteger(n))) {
-      throw new DirectiveError(`[[${name}]]: ${what} must be a non-negative ${integer ? 'integer' : 'number'}, got "${text}"`);
+      throw new DirectiveError(
+        `[[${name}]]: ${what} must be a non-negative ${integer ? 'integer' : 'number'}, got "${text}"`,
+      );
     }
     return n;
   };
-  allow(...(name === 'error' ? ['retry-after', 'times', 'after', 'message'] : name === 'stall' || name === 'disconnect' ? ['after'] : []));
+  allow(
+    ...(name === 'error'
+      ? ['retry-after', 'times', 'after', 'message']
+      : name === 'stall' || name === 'disconnect'
+        ? ['after']
+        : []),
+  );
   if (raw.json !== undefined && name !== 'tool' && name !== 'loop') {
     throw new DirectiveError(`[[${name}]] takes no JSON arguments`);
   }

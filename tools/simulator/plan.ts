@@ -109,7 +109,12 @@ export function planReply(body: ChatRequestBody, failures: Map<string, number>, 
 }
 
 /** Counts failures per conversation: the model name plus the history up to the last user message. */
-function shouldFail(error: { times?: number }, body: ChatRequestBody, userIndex: number, failures: Map<string, number>): boolean {
+function shouldFail(
+  error: { times?: number },
+  body: ChatRequestBody,
+  userIndex: number,
+  failures: Map<string, number>,
+): boolean {
   if (error.times === undefined) return true;
   const key = body.model + '\n' + JSON.stringify(body.messages.slice(0, userIndex + 1));
   const served = failures.get(key) ?? 0;
@@ -140,7 +145,9 @@ export function describeImages(content: WireMessage['content']): string {
     const match = /^data:([^;,]+)(;base64)?,/.exec(url);
     if (!match) return `a linked image (${url.slice(0, 80)})`;
     const data = url.slice(match[0].length);
-    const bytes = match[2] ? Math.floor((data.length * 3) / 4) - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0) : data.length;
+    const bytes = match[2]
+      ? Math.floor((data.length * 3) / 4) - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0)
+      : data.length;
     return `an image (${match[1]}, ${bytes} bytes)`;
   });
   return `The last user message had ${described.join(' and ')}.`;
@@ -157,7 +164,10 @@ export const TRANSCRIPT_OPEN = '<conversation>';
 export function summarise(text: string): string {
   const close = text.lastIndexOf('</conversation>');
   const body = text.slice(text.indexOf(TRANSCRIPT_OPEN) + TRANSCRIPT_OPEN.length, close < 0 ? text.length : close);
-  const users = body.split('\n').filter((l) => l.startsWith('User: ')).map((l) => l.slice(6));
+  const users = body
+    .split('\n')
+    .filter((l) => l.startsWith('User: '))
+    .map((l) => l.slice(6));
   const earlier = /(?:^|\n)Earlier summary: (.*)/.exec(body)?.[1];
   const short = (t: string) => (t.length > 60 ? `${t.slice(0, 60)}…` : t);
   const windows = [...new Set(body.match(/\[\[window:\d+\]\]/g) ?? [])];

@@ -5,7 +5,20 @@
  */
 import type { ChatRequestBody, Reply, WireMessage } from './types.ts';
 
-const FILLER = ['lorem', 'ipsum', 'dolor', 'sit', 'amet', 'consectetur', 'adipiscing', 'elit', 'sed', 'do', 'eiusmod', 'tempor'];
+const FILLER = [
+  'lorem',
+  'ipsum',
+  'dolor',
+  'sit',
+  'amet',
+  'consectetur',
+  'adipiscing',
+  'elit',
+  'sed',
+  'do',
+  'eiusmod',
+  'tempor',
+];
 /** Filler pieces and their delta JSON, computed once (immutable tables, not state). */
 const FILLER_PIECES = FILLER.map((w) => ' ' + w);
 const FILLER_DELTAS = FILLER_PIECES.map((p) => `{"content":${JSON.stringify(p)}}`);
@@ -65,7 +78,9 @@ export function promptTokens(messages: WireMessage[], tools?: unknown[]): number
 /** OpenAI's answer to a request longer than the model's window (HTTP 400), word for word. */
 export function contextOverflowJson(window: number, tokens: number): string {
   const message = `This model's maximum context length is ${window} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`;
-  return JSON.stringify({ error: { message, type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' } });
+  return JSON.stringify({
+    error: { message, type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' },
+  });
 }
 
 function usageJson(body: ChatRequestBody, completionTokens: number): string {
@@ -89,19 +104,25 @@ export function renderStream(body: ChatRequestBody, reply: Reply, ctx: RenderCon
   const prefix = envelope + '[{"index":0,"delta":';
   const pieces: string[] = [];
   // Reasoning streams first, as DeepSeek and vLLM send it: `reasoning_content` beside the content.
-  for (const piece of splitPieces(reply.reasoning ?? '')) pieces.push(`${prefix}{"reasoning_content":${JSON.stringify(piece)}}${OPEN_END}`);
+  for (const piece of splitPieces(reply.reasoning ?? ''))
+    pieces.push(`${prefix}{"reasoning_content":${JSON.stringify(piece)}}${OPEN_END}`);
   if (reply.toolCalls && reply.toolCalls.length > 0) {
     reply.toolCalls.forEach((call, index) => {
       const id = JSON.stringify(callId(reply, index, ctx));
-      pieces.push(`${prefix}{"tool_calls":[{"index":${index},"id":${id},"type":"function","function":{"name":${JSON.stringify(call.name)},"arguments":""}}]}${OPEN_END}`);
+      pieces.push(
+        `${prefix}{"tool_calls":[{"index":${index},"id":${id},"type":"function","function":{"name":${JSON.stringify(call.name)},"arguments":""}}]}${OPEN_END}`,
+      );
       for (const part of argPieces(call.arguments, ctx.toolArgChunkChars)) {
-        pieces.push(`${prefix}{"tool_calls":[{"index":${index},"function":{"arguments":${JSON.stringify(part)}}}]}${OPEN_END}`);
+        pieces.push(
+          `${prefix}{"tool_calls":[{"index":${index},"function":{"arguments":${JSON.stringify(part)}}}]}${OPEN_END}`,
+        );
       }
     });
   } else if (reply.text === undefined && reply.tokens !== undefined) {
     for (let i = 0; i < reply.tokens; i++) pieces.push(prefix + FILLER_DELTAS[i % FILLER_DELTAS.length]! + OPEN_END);
   } else {
-    for (const piece of splitPieces(reply.text ?? '')) pieces.push(`${prefix}{"content":${JSON.stringify(piece)}}${OPEN_END}`);
+    for (const piece of splitPieces(reply.text ?? ''))
+      pieces.push(`${prefix}{"content":${JSON.stringify(piece)}}${OPEN_END}`);
   }
   const head = `${prefix}{"role":"assistant","content":""}${OPEN_END}`;
   const error = reply.error;
@@ -152,6 +173,10 @@ const ERROR_KINDS: Record<number, { type: string; code: string | null; message: 
 
 /** OpenAI-style error body: `{"error":{"message","type","param","code"}}`. */
 export function errorJson(status: number, message?: string): string {
-  const kind = ERROR_KINDS[status] ?? { type: status >= 500 ? 'server_error' : 'invalid_request_error', code: null, message: `The server had an error (simulated ${status}).` };
+  const kind = ERROR_KINDS[status] ?? {
+    type: status >= 500 ? 'server_error' : 'invalid_request_error',
+    code: null,
+    message: `The server had an error (simulated ${status}).`,
+  };
   return JSON.stringify({ error: { message: message ?? kind.message, type: kind.type, param: null, code: kind.code } });
 }

@@ -8,11 +8,35 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { DirectiveError } from './directives.ts';
 import { planReply, windowOf } from './plan.ts';
-import { contextOverflowJson, errorJson, promptTokens, renderCompletion, renderStream, type RenderContext } from './render.ts';
+import {
+  contextOverflowJson,
+  errorJson,
+  promptTokens,
+  renderCompletion,
+  renderStream,
+  type RenderContext,
+} from './render.ts';
 import { afterDelay, pumpStream, type ActiveSet, type Pacing } from './stream.ts';
 import type { ChatRequestBody, RecordedRequest, Reply, SimApi, Simulator, SimulatorOptions } from './types.ts';
-import { badMessagesBody, MessagesCache, messagesErrorJson, messagesOverflowJson, messagesStream, messagesToChat, messagesWhole, thinkingProblem, type MessagesBody } from './wire-messages.ts';
-import { badResponsesBody, responsesOverflowJson, responsesStream, responsesToChat, responsesWhole, type ResponsesBody } from './wire-responses.ts';
+import {
+  badMessagesBody,
+  MessagesCache,
+  messagesErrorJson,
+  messagesOverflowJson,
+  messagesStream,
+  messagesToChat,
+  messagesWhole,
+  thinkingProblem,
+  type MessagesBody,
+} from './wire-messages.ts';
+import {
+  badResponsesBody,
+  responsesOverflowJson,
+  responsesStream,
+  responsesToChat,
+  responsesWhole,
+  type ResponsesBody,
+} from './wire-responses.ts';
 
 const JSON_HEADERS = { 'Content-Type': 'application/json' };
 
@@ -21,7 +45,13 @@ function sendJson(res: ServerResponse, status: number, body: string, extra?: Rec
   res.end(body);
 }
 
-function sendError(res: ServerResponse, status: number, message?: string, retryAfterSec?: number, api: SimApi = 'chat'): void {
+function sendError(
+  res: ServerResponse,
+  status: number,
+  message?: string,
+  retryAfterSec?: number,
+  api: SimApi = 'chat',
+): void {
   const body = api === 'messages' ? messagesErrorJson(status, message) : errorJson(status, message);
   sendJson(res, status, body, retryAfterSec === undefined ? undefined : { 'Retry-After': String(retryAfterSec) });
 }
@@ -34,9 +64,12 @@ function readRequest(api: SimApi, body: unknown): ChatRequestBody | string {
 }
 
 const ROUTES: Record<string, SimApi> = {
-  '/v1/chat/completions': 'chat', '/chat/completions': 'chat',
-  '/v1/responses': 'responses', '/responses': 'responses',
-  '/v1/messages': 'messages', '/messages': 'messages',
+  '/v1/chat/completions': 'chat',
+  '/chat/completions': 'chat',
+  '/v1/responses': 'responses',
+  '/responses': 'responses',
+  '/v1/messages': 'messages',
+  '/messages': 'messages',
 };
 
 function readBody(req: IncomingMessage, done: (text: string) => void): void {
@@ -48,7 +81,13 @@ function readBody(req: IncomingMessage, done: (text: string) => void): void {
 function isChatBody(value: unknown): value is ChatRequestBody {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
-  return typeof v['model'] === 'string' && Array.isArray(v['messages']) && v['messages'].every((m) => typeof m === 'object' && m !== null && typeof (m as Record<string, unknown>)['role'] === 'string');
+  return (
+    typeof v['model'] === 'string' &&
+    Array.isArray(v['messages']) &&
+    v['messages'].every(
+      (m) => typeof m === 'object' && m !== null && typeof (m as Record<string, unknown>)['role'] === 'string',
+    )
+  );
 }
 
 /** Starts a simulator on `options.host` (127.0.0.1) and `options.port` (0 = a free port). */
@@ -70,7 +109,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
   const caches = new MessagesCache();
   const serve = (api: SimApi, req: IncomingMessage, res: ServerResponse, path: string, text: string): void => {
-    const fail = (status: number, message?: string, retryAfterSec?: number) => sendError(res, status, message, retryAfterSec, api);
+    const fail = (status: number, message?: string, retryAfterSec?: number) =>
+      sendError(res, status, message, retryAfterSec, api);
     let raw: unknown;
     try {
       raw = JSON.parse(text);
@@ -80,11 +120,24 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const body = readRequest(api, raw);
     if (typeof body === 'string') return fail(400, body);
     if (record) requests.push({ path, headers: req.headers, body, api, raw: raw as Record<string, unknown> });
-    if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}` && (api !== 'messages' || req.headers['x-api-key'] !== options.apiKey)) return fail(401);
+    if (
+      options.apiKey !== undefined &&
+      req.headers.authorization !== `Bearer ${options.apiKey}` &&
+      (api !== 'messages' || req.headers['x-api-key'] !== options.apiKey)
+    )
+      return fail(401);
     const window = windowOf(body.messages) ?? options.contextWindow;
     const tokens = promptTokens(body.messages, body.tools);
     if (window !== undefined && tokens > window) {
-      return sendJson(res, 400, api === 'messages' ? messagesOverflowJson(window, tokens) : api === 'responses' ? responsesOverflowJson() : contextOverflowJson(window, tokens));
+      return sendJson(
+        res,
+        400,
+        api === 'messages'
+          ? messagesOverflowJson(window, tokens)
+          : api === 'responses'
+            ? responsesOverflowJson()
+            : contextOverflowJson(window, tokens),
+      );
     }
     let reply: Reply;
     try {
@@ -96,7 +149,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const thinking = api === 'messages' ? thinkingProblem(raw as MessagesBody, reply.reasoning) : undefined;
     if (thinking) return fail(400, thinking);
     const stream = body.stream === true;
-    if (reply.error && (!stream || reply.error.afterTokens === undefined)) return fail(reply.error.status, reply.error.message, reply.error.retryAfterSec);
+    if (reply.error && (!stream || reply.error.afterTokens === undefined))
+      return fail(reply.error.status, reply.error.message, reply.error.retryAfterSec);
     let step = 0;
     for (const m of body.messages) if (m.role === 'assistant') step++;
     const ctx: RenderContext = {
@@ -109,14 +163,23 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const pacing: Pacing = { ttftMs: reply.ttftMs ?? ttftMs, tokensPerSec: reply.tokensPerSec ?? tokensPerSec };
     if (reply.stall) pacing.stall = reply.stall;
     if (reply.disconnect) pacing.disconnect = reply.disconnect;
-    const encrypted = api === 'responses' && ((raw as ResponsesBody).include ?? []).includes('reasoning.encrypted_content');
+    const encrypted =
+      api === 'responses' && ((raw as ResponsesBody).include ?? []).includes('reasoning.encrypted_content');
     const cached = api === 'messages' ? caches.usage(raw as MessagesBody, body, tokens) : undefined;
     if (stream) {
-      const frames = cached ? messagesStream(body, reply, ctx, cached) : api === 'responses' ? responsesStream(body, reply, ctx, tokens, encrypted) : renderStream(body, reply, ctx);
+      const frames = cached
+        ? messagesStream(body, reply, ctx, cached)
+        : api === 'responses'
+          ? responsesStream(body, reply, ctx, tokens, encrypted)
+          : renderStream(body, reply, ctx);
       return pumpStream(res, frames, pacing, active);
     }
     // Non-streaming answers wait ttft + stall, then arrive whole (no per-piece pacing).
-    const payload = cached ? messagesWhole(body, reply, ctx, cached) : api === 'responses' ? responsesWhole(body, reply, ctx, tokens, encrypted) : renderCompletion(body, reply, ctx);
+    const payload = cached
+      ? messagesWhole(body, reply, ctx, cached)
+      : api === 'responses'
+        ? responsesWhole(body, reply, ctx, tokens, encrypted)
+        : renderCompletion(body, reply, ctx);
     afterDelay(res, pacing.ttftMs + (reply.stall?.ms ?? 0), active, () => {
       if (reply.disconnect) res.destroy();
       else sendJson(res, 200, payload);

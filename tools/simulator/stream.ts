@@ -57,7 +57,10 @@ export function pumpStream(res: ServerResponse, frames: StreamFrames, pacing: Pa
   const step = (): void => {
     timer = undefined;
     if (done) return;
-    let end = msPerPiece > 0 ? Math.max(sent, Math.min(count, Math.floor((performance.now() - origin) / msPerPiece) + 1)) : count;
+    let end =
+      msPerPiece > 0
+        ? Math.max(sent, Math.min(count, Math.floor((performance.now() - origin) / msPerPiece) + 1))
+        : count;
     if (!stalled && stallAt >= 0 && end > stallAt) end = stallAt;
     if (cutAt >= 0 && end > cutAt) end = cutAt;
     let out = headSent ? '' : head;

@@ -43,17 +43,27 @@ export interface MessagesBody {
 const json = JSON.stringify;
 
 /** The signature the simulator gives a thinking block (and checks when it comes back). */
-export const thinkingSignature = (thinking: string): string => Buffer.from(`sim-signature:${createHash('sha256').update(thinking).digest('hex').slice(0, 24)}`).toString('base64');
+export const thinkingSignature = (thinking: string): string =>
+  Buffer.from(`sim-signature:${createHash('sha256').update(thinking).digest('hex').slice(0, 24)}`).toString('base64');
 
-const blocksOf = (content: string | Block[]): Block[] => (typeof content === 'string' ? [{ type: 'text', text: content }] : content);
-const textOf = (content: string | Block[] | undefined): string => (content === undefined ? '' : blocksOf(content).map((b) => b.text ?? '').join(''));
+const blocksOf = (content: string | Block[]): Block[] =>
+  typeof content === 'string' ? [{ type: 'text', text: content }] : content;
+const textOf = (content: string | Block[] | undefined): string =>
+  content === undefined
+    ? ''
+    : blocksOf(content)
+        .map((b) => b.text ?? '')
+        .join('');
 
 /** Why `value` is no Messages request (undefined: it is one). */
 export function badMessagesBody(value: unknown): string | undefined {
   const v = value as Partial<MessagesBody> | null;
-  if (typeof v !== 'object' || v === null || typeof v.model !== 'string' || !Array.isArray(v.messages)) return 'Request needs "model" (string) and "messages" (array) (simulator).';
+  if (typeof v !== 'object' || v === null || typeof v.model !== 'string' || !Array.isArray(v.messages))
+    return 'Request needs "model" (string) and "messages" (array) (simulator).';
   if (typeof (v as { max_tokens?: unknown }).max_tokens !== 'number') return 'max_tokens: Field required';
-  return v.messages.every((m) => typeof m === 'object' && m !== null && (m.role === 'user' || m.role === 'assistant')) ? undefined : 'messages: roles must be "user" or "assistant"';
+  return v.messages.every((m) => typeof m === 'object' && m !== null && (m.role === 'user' || m.role === 'assistant'))
+    ? undefined
+    : 'messages: roles must be "user" or "assistant"';
 }
 
 /** The request in the chat shape: system first, tool results as `tool` messages, tool uses as calls. */
@@ -63,38 +73,74 @@ export function messagesToChat(body: MessagesBody): ChatRequestBody {
   for (const m of body.messages) {
     const blocks = blocksOf(m.content);
     if (m.role === 'assistant') {
-      const calls = blocks.filter((b) => b.type === 'tool_use').map((b) => ({ id: b.id ?? '', type: 'function', function: { name: b.name ?? '', arguments: json(b.input ?? {}) } }));
-      messages.push({ role: 'assistant', content: blocks.filter((b) => b.type === 'text').map((b) => b.text).join(''), ...(calls.length > 0 && { tool_calls: calls }) });
+      const calls = blocks
+        .filter((b) => b.type === 'tool_use')
+        .map((b) => ({
+          id: b.id ?? '',
+          type: 'function',
+          function: { name: b.name ?? '', arguments: json(b.input ?? {}) },
+        }));
+      messages.push({
+        role: 'assistant',
+        content: blocks
+          .filter((b) => b.type === 'text')
+          .map((b) => b.text)
+          .join(''),
+        ...(calls.length > 0 && { tool_calls: calls }),
+      });
       continue;
     }
-    for (const b of blocks) if (b.type === 'tool_result') messages.push({ role: 'tool', tool_call_id: b.tool_use_id ?? '', content: textOf(b.content) });
+    for (const b of blocks)
+      if (b.type === 'tool_result')
+        messages.push({ role: 'tool', tool_call_id: b.tool_use_id ?? '', content: textOf(b.content) });
     const parts: WireContentPart[] = [];
     for (const b of blocks) {
       if (b.type === 'text') parts.push({ type: 'text', text: b.text ?? '' });
-      else if (b.type === 'image') parts.push({ type: 'image_url', image_url: { url: `data:${b.source?.media_type ?? ''};base64,${b.source?.data ?? ''}` } });
+      else if (b.type === 'image')
+        parts.push({
+          type: 'image_url',
+          image_url: { url: `data:${b.source?.media_type ?? ''};base64,${b.source?.data ?? ''}` },
+        });
     }
-    if (parts.length > 0) messages.push({ role: 'user', content: parts.every((p) => p.type === 'text') ? parts.map((p) => p.text).join('') : parts });
+    if (parts.length > 0)
+      messages.push({
+        role: 'user',
+        content: parts.every((p) => p.type === 'text') ? parts.map((p) => p.text).join('') : parts,
+      });
   }
   return { model: body.model, messages, stream: body.stream === true, ...(body.tools && { tools: body.tools }) };
 }
 
-const ERROR_TYPES: Record<number, string> = { 400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 413: 'request_too_large', 429: 'rate_limit_error', 529: 'overloaded_error' };
+const ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  529: 'overloaded_error',
+};
 
 /** Anthropic's error body: `{"type":"error","error":{"type","message"}}`. */
 export function messagesErrorJson(status: number, message?: string): string {
   const type = ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
-  return json({ type: 'error', error: { type, message: message ?? (status === 529 ? 'Overloaded' : `simulated ${status}`) } });
+  return json({
+    type: 'error',
+    error: { type, message: message ?? (status === 529 ? 'Overloaded' : `simulated ${status}`) },
+  });
 }
 
 /** Anthropic's answer to a prompt longer than the window (400), word for word. */
-export const messagesOverflowJson = (window: number, tokens: number): string => messagesErrorJson(400, `prompt is too long: ${tokens} tokens > ${window} maximum`);
+export const messagesOverflowJson = (window: number, tokens: number): string =>
+  messagesErrorJson(400, `prompt is too long: ${tokens} tokens > ${window} maximum`);
 
 /** Why the request's thinking blocks are refused (undefined: they are fine), as Anthropic says it. */
 export function thinkingProblem(body: MessagesBody, reasoning: string | undefined): string | undefined {
   for (const [i, m] of body.messages.entries()) {
     if (m.role !== 'assistant' || typeof m.content === 'string') continue;
     for (const [j, b] of m.content.entries()) {
-      if (b.type === 'thinking' && b.signature !== thinkingSignature(b.thinking ?? '')) return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+      if (b.type === 'thinking' && b.signature !== thinkingSignature(b.thinking ?? ''))
+        return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
     }
   }
   const last = body.messages.length - 1;
@@ -111,7 +157,8 @@ const cacheText = (value: unknown): string => {
   const text = json(value);
   return text.includes('"cache_control"') ? text.replace(/,?"cache_control":\{[^{}]*\}/g, '') : text;
 };
-const marked = (m: MessagesBody['messages'][number]): boolean => typeof m.content !== 'string' && m.content.some((b) => b.cache_control);
+const marked = (m: MessagesBody['messages'][number]): boolean =>
+  typeof m.content !== 'string' && m.content.some((b) => b.cache_control);
 /** How far back from a breakpoint a cached prefix is looked for, in messages (Anthropic: 20 blocks). */
 const LOOKBACK = 20;
 
@@ -126,11 +173,16 @@ export class MessagesCache {
   constructor(private readonly limit = 10_000) {}
 
   /** Input tokens of `body` split into read from the cache, written to it, and neither (`total`: all of them). */
-  usage(body: MessagesBody, chat: ChatRequestBody, total = promptTokens(chat.messages, chat.tools)): { input: number; read: number; written: number } {
+  usage(
+    body: MessagesBody,
+    chat: ChatRequestBody,
+    total = promptTokens(chat.messages, chat.tools),
+  ): { input: number; read: number; written: number } {
     const tools = body.tools ?? [];
     const systemMarked = blocksOf(body.system ?? '').some((b) => b.cache_control);
     const lastMark = body.messages.findLastIndex(marked);
-    if (tools.at(-1)?.cache_control === undefined && !systemMarked && lastMark < 0) return { input: total, read: 0, written: 0 };
+    if (tools.at(-1)?.cache_control === undefined && !systemMarked && lastMark < 0)
+      return { input: total, read: 0, written: 0 };
     const hash = createHash('sha256');
     const key = () => hash.copy().digest('hex');
     const toolChars = tools.length > 0 ? json(tools).length : 0;
@@ -139,13 +191,20 @@ export class MessagesCache {
     hash.update(cacheText(tools));
     ends.push({ key: key(), tokens: () => Math.ceil(toolChars / 4), mark: tools.at(-1)?.cache_control !== undefined });
     hash.update(cacheText(body.system ?? ''));
-    ends.push({ key: key(), tokens: () => Math.ceil((toolChars + textOf(body.system).length) / 4), mark: systemMarked });
+    ends.push({
+      key: key(),
+      tokens: () => Math.ceil((toolChars + textOf(body.system).length) / 4),
+      mark: systemMarked,
+    });
     const last = body.messages.length - 1;
     body.messages.forEach((m, i) => {
       hash.update(cacheText(m));
       if (i < lastMark - LOOKBACK) return;
       // A prefix up to the last message is the whole prompt; an earlier one is counted on its own.
-      const tokens = () => (i === last ? total : promptTokens(messagesToChat({ ...body, messages: body.messages.slice(0, i + 1) }).messages, chat.tools));
+      const tokens = () =>
+        i === last
+          ? total
+          : promptTokens(messagesToChat({ ...body, messages: body.messages.slice(0, i + 1) }).messages, chat.tools);
       ends.push({ key: key(), tokens, mark: marked(m) });
     });
     const hit = ends.findLast((e) => this.seen.has(e.key));
@@ -164,8 +223,14 @@ interface Usage {
   written: number;
 }
 
-const sse = (type: string, data: Record<string, unknown>): string => `event: ${type}\ndata: ${json({ type, ...data })}\n\n`;
-const usageJson = (u: Usage, output: number) => ({ input_tokens: u.input, cache_creation_input_tokens: u.written, cache_read_input_tokens: u.read, output_tokens: output });
+const sse = (type: string, data: Record<string, unknown>): string =>
+  `event: ${type}\ndata: ${json({ type, ...data })}\n\n`;
+const usageJson = (u: Usage, output: number) => ({
+  input_tokens: u.input,
+  cache_creation_input_tokens: u.written,
+  cache_read_input_tokens: u.read,
+  output_tokens: output,
+});
 
 /** The reply's content blocks, each with the pieces it streams. */
 function replyBlocks(reply: Reply, ctx: RenderContext): { block: Block; deltas: Record<string, unknown>[] }[] {
@@ -173,13 +238,19 @@ function replyBlocks(reply: Reply, ctx: RenderContext): { block: Block; deltas: 
   if (reply.reasoning) {
     out.push({
       block: { type: 'thinking', thinking: reply.reasoning, signature: thinkingSignature(reply.reasoning) },
-      deltas: [...splitPieces(reply.reasoning).map((p) => ({ type: 'thinking_delta', thinking: p })), { type: 'signature_delta', signature: thinkingSignature(reply.reasoning) }],
+      deltas: [
+        ...splitPieces(reply.reasoning).map((p) => ({ type: 'thinking_delta', thinking: p })),
+        { type: 'signature_delta', signature: thinkingSignature(reply.reasoning) },
+      ],
     });
   }
   const calls = reply.toolCalls ?? [];
   if (calls.length === 0) {
     const text = reply.text ?? fillerText(reply.tokens ?? 0);
-    out.push({ block: { type: 'text', text }, deltas: splitPieces(text).map((p) => ({ type: 'text_delta', text: p })) });
+    out.push({
+      block: { type: 'text', text },
+      deltas: splitPieces(text).map((p) => ({ type: 'text_delta', text: p })),
+    });
   }
   calls.forEach((call, i) => {
     let input: unknown = {};
@@ -190,20 +261,41 @@ function replyBlocks(reply: Reply, ctx: RenderContext): { block: Block; deltas: 
     }
     out.push({
       block: { type: 'tool_use', id: call.id ?? `toolu_sim_${ctx.step}_${i}`, name: call.name, input },
-      deltas: argPieces(call.arguments, ctx.toolArgChunkChars).map((p) => ({ type: 'input_json_delta', partial_json: p })),
+      deltas: argPieces(call.arguments, ctx.toolArgChunkChars).map((p) => ({
+        type: 'input_json_delta',
+        partial_json: p,
+      })),
     });
   });
   return out;
 }
 
-const stopReason = (reply: Reply) => (reply.finishReason === 'length' ? 'max_tokens' : reply.toolCalls?.length ? 'tool_use' : 'end_turn');
+const stopReason = (reply: Reply) =>
+  reply.finishReason === 'length' ? 'max_tokens' : reply.toolCalls?.length ? 'tool_use' : 'end_turn';
 
 export function messagesStream(body: ChatRequestBody, reply: Reply, ctx: RenderContext, usage: Usage): StreamFrames {
-  const message = { id: `msg_sim_${ctx.id}`, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: usageJson(usage, 1) };
+  const message = {
+    id: `msg_sim_${ctx.id}`,
+    type: 'message',
+    role: 'assistant',
+    model: body.model,
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    usage: usageJson(usage, 1),
+  };
   const head = sse('message_start', { message });
   const pieces: string[] = [];
   replyBlocks(reply, ctx).forEach(({ block, deltas }, index) => {
-    const start = sse('content_block_start', { index, content_block: block.type === 'tool_use' ? { ...block, input: {} } : block.type === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' } });
+    const start = sse('content_block_start', {
+      index,
+      content_block:
+        block.type === 'tool_use'
+          ? { ...block, input: {} }
+          : block.type === 'text'
+            ? { type: 'text', text: '' }
+            : { type: 'thinking', thinking: '', signature: '' },
+    });
     deltas.forEach((delta, i) => {
       const stop = i === deltas.length - 1 ? sse('content_block_stop', { index }) : '';
       pieces.push((i === 0 ? start : '') + sse('content_block_delta', { index, delta }) + stop);
@@ -215,12 +307,25 @@ export function messagesStream(body: ChatRequestBody, reply: Reply, ctx: RenderC
     pieces.length = Math.min(pieces.length, error.afterTokens);
     return { head, pieces, tail: `event: error\ndata: ${messagesErrorJson(error.status, error.message)}\n\n` };
   }
-  const tail = sse('message_delta', { delta: { stop_reason: stopReason(reply), stop_sequence: null }, usage: { output_tokens: pieces.length } }) + sse('message_stop', {});
+  const tail =
+    sse('message_delta', {
+      delta: { stop_reason: stopReason(reply), stop_sequence: null },
+      usage: { output_tokens: pieces.length },
+    }) + sse('message_stop', {});
   return { head, pieces, tail };
 }
 
 export function messagesWhole(body: ChatRequestBody, reply: Reply, ctx: RenderContext, usage: Usage): string {
   const blocks = replyBlocks(reply, ctx);
   const output = blocks.reduce((n, b) => n + b.deltas.length, 0);
-  return json({ id: `msg_sim_${ctx.id}`, type: 'message', role: 'assistant', model: body.model, content: blocks.map((b) => b.block), stop_reason: stopReason(reply), stop_sequence: null, usage: usageJson(usage, output) });
+  return json({
+    id: `msg_sim_${ctx.id}`,
+    type: 'message',
+    role: 'assistant',
+    model: body.model,
+    content: blocks.map((b) => b.block),
+    stop_reason: stopReason(reply),
+    stop_sequence: null,
+    usage: usageJson(usage, output),
+  });
 }

@@ -25,7 +25,12 @@ function compactionEntry(item) {
   const what = item.method === 'summary' ? 'summarised' : 'cleared of their tool results';
   const body = el('div', { className: 'body' });
   if (item.summary !== undefined) body.append(el('p', { className: 'summary-text', textContent: item.summary }));
-  body.append(el('p', { className: 'meta', textContent: `Events up to #${item.upToSeq} are ${what} in the model's view; this transcript keeps them.${item.usage ? ` The summary took ${tokens(item.usage.totalTokens)} tokens.` : ''}` }));
+  body.append(
+    el('p', {
+      className: 'meta',
+      textContent: `Events up to #${item.upToSeq} are ${what} in the model's view; this transcript keeps them.${item.usage ? ` The summary took ${tokens(item.usage.totalTokens)} tokens.` : ''}`,
+    }),
+  );
   const details = el('details', {}, el('summary', { textContent: line }), body);
   details.addEventListener('toggle', () => details.open && body.scrollIntoView({ block: 'nearest' }));
   const li = el('li', { className: 'compaction' }, details);
@@ -40,7 +45,12 @@ function compactionEntry(item) {
  * @param {Elicit} elicit
  */
 function toolEntry(item, answer, elicit) {
-  const li = el('li', { className: 'tool' }, el('strong', { textContent: item.toolName }), el('span', { textContent: ` on ${item.serverId}` }));
+  const li = el(
+    'li',
+    { className: 'tool' },
+    el('strong', { textContent: item.toolName }),
+    el('span', { textContent: ` on ${item.serverId}` }),
+  );
   if (item.args !== undefined) li.append(el('pre', { className: 'args', textContent: pretty(item.args) }));
   const approval = item.approval;
   if (approval) {
@@ -58,7 +68,11 @@ function toolEntry(item, answer, elicit) {
         return b;
       };
       const until = approval.expiresAt ? ` (until ${new Date(approval.expiresAt).toLocaleTimeString()})` : '';
-      box.append(el('span', { textContent: `Waiting for approval${until} ` }), button('Approve', 'approve'), button('Deny', 'deny'));
+      box.append(
+        el('span', { textContent: `Waiting for approval${until} ` }),
+        button('Approve', 'approve'),
+        button('Deny', 'deny'),
+      );
     }
     li.append(box);
   }
@@ -66,7 +80,10 @@ function toolEntry(item, answer, elicit) {
   const outcome = item.outcome;
   if (outcome) {
     li.append(
-      el('span', { className: outcome.success ? '' : 'failed', textContent: outcome.success ? ` ✓ ${outcome.durationMs} ms` : ' ✗ failed' }),
+      el('span', {
+        className: outcome.success ? '' : 'failed',
+        textContent: outcome.success ? ` ✓ ${outcome.durationMs} ms` : ' ✗ failed',
+      }),
       el('div', { className: outcome.success ? 'result' : 'result failed' }, ...resultParts(outcome.result)),
     );
   }
@@ -111,7 +128,16 @@ function entry(item, answer, elicit) {
     case 'compaction':
       return compactionEntry(item);
     case 'reasoning':
-      return el('li', { className: 'compaction reasoning' }, el('details', {}, el('summary', { textContent: `Reasoning (${item.model})` }), el('p', { className: 'summary-text', textContent: item.text })));
+      return el(
+        'li',
+        { className: 'compaction reasoning' },
+        el(
+          'details',
+          {},
+          el('summary', { textContent: `Reasoning (${item.model})` }),
+          el('p', { className: 'summary-text', textContent: item.text }),
+        ),
+      );
   }
 }
 

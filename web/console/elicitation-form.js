@@ -17,7 +17,11 @@ import { el } from './dom.js';
 function choices(p) {
   if (Array.isArray(p.oneOf)) return p.oneOf.map((o) => ({ value: o.const, label: o.title ?? o.const }));
   if (Array.isArray(p.enum)) return p.enum.map((v, i) => ({ value: String(v), label: p.enumNames?.[i] ?? String(v) }));
-  if (p.items) return (p.items.anyOf ?? (p.items.enum ?? []).map((v) => ({ const: v, title: v }))).map((o) => ({ value: o.const, label: o.title ?? o.const }));
+  if (p.items)
+    return (p.items.anyOf ?? (p.items.enum ?? []).map((v) => ({ const: v, title: v }))).map((o) => ({
+      value: o.const,
+      label: o.title ?? o.const,
+    }));
   return undefined;
 }
 
@@ -30,13 +34,25 @@ function field(name, p) {
   const options = choices(p);
   if (p.type === 'array' && options) {
     const boxes = options.map((o) => {
-      const box = el('input', { type: 'checkbox', value: o.value, checked: Array.isArray(p.default) && p.default.includes(o.value) });
+      const box = el('input', {
+        type: 'checkbox',
+        value: o.value,
+        checked: Array.isArray(p.default) && p.default.includes(o.value),
+      });
       return { box, node: el('label', {}, box, el('span', { textContent: ` ${o.label} ` })) };
     });
-    return { node: el('span', {}, ...boxes.map((b) => b.node)), read: () => boxes.filter((b) => b.box.checked).map((b) => b.box.value) };
+    return {
+      node: el('span', {}, ...boxes.map((b) => b.node)),
+      read: () => boxes.filter((b) => b.box.checked).map((b) => b.box.value),
+    };
   }
   if (options) {
-    const select = el('select', { name }, el('option', { value: '', textContent: '—' }), ...options.map((o) => el('option', { value: o.value, textContent: o.label })));
+    const select = el(
+      'select',
+      { name },
+      el('option', { value: '', textContent: '—' }),
+      ...options.map((o) => el('option', { value: o.value, textContent: o.label })),
+    );
     if (typeof p.default === 'string') select.value = p.default;
     return { node: select, read: () => select.value || undefined };
   }
@@ -60,7 +76,12 @@ export function elicitationBox(e, elicit) {
   box.dataset.id = e.id;
   box.append(el('p', { className: 'message', textContent: e.message }));
   if (e.answer) {
-    box.append(el('span', { className: e.answer.action === 'accept' ? 'approved' : 'failed', textContent: `Answered: ${e.answer.action} (${e.answer.by})` }));
+    box.append(
+      el('span', {
+        className: e.answer.action === 'accept' ? 'approved' : 'failed',
+        textContent: `Answered: ${e.answer.action} (${e.answer.by})`,
+      }),
+    );
     return box;
   }
   /** @type {[string, () => unknown][]} */
@@ -74,7 +95,9 @@ export function elicitationBox(e, elicit) {
       const f = field(name, p);
       fields.push([name, f.read]);
       const label = `${p.title ?? name}${required.includes(name) ? ' *' : ''}`;
-      box.append(el('label', { className: 'field', title: p.description ?? '' }, el('span', { textContent: label }), f.node));
+      box.append(
+        el('label', { className: 'field', title: p.description ?? '' }, el('span', { textContent: label }), f.node),
+      );
     }
   }
   /** @param {string} label @param {'accept' | 'decline' | 'cancel'} action */
@@ -95,6 +118,15 @@ export function elicitationBox(e, elicit) {
     elicit(e.id, 'accept', content);
   });
   const until = e.expiresAt ? ` (until ${new Date(e.expiresAt).toLocaleTimeString()})` : '';
-  box.append(el('div', { className: 'actions' }, el('span', { textContent: `Waiting for your answer${until} ` }), button(e.mode === 'url' ? "I'm done" : 'Accept', 'accept'), button('Decline', 'decline'), button('Cancel', 'cancel')));
+  box.append(
+    el(
+      'div',
+      { className: 'actions' },
+      el('span', { textContent: `Waiting for your answer${until} ` }),
+      button(e.mode === 'url' ? "I'm done" : 'Accept', 'accept'),
+      button('Decline', 'decline'),
+      button('Cancel', 'cancel'),
+    ),
+  );
   return box;
 }

@@ -35,10 +35,12 @@ let events;
 
 const transcript = createTranscript($('transcript'), {
   answer: (callId, decision) => {
-    if (!events?.send({ type: 'approval', sessionId: current, callId, decision })) status('not connected; try again in a moment');
+    if (!events?.send({ type: 'approval', sessionId: current, callId, decision }))
+      status('not connected; try again in a moment');
   },
   elicit: (id, action, content) => {
-    if (!events?.send({ type: 'elicitation', sessionId: current, id, action, ...(content && { content }) })) status('not connected; try again in a moment');
+    if (!events?.send({ type: 'elicitation', sessionId: current, id, action, ...(content && { content }) }))
+      status('not connected; try again in a moment');
   },
 });
 const attachments = createAttachments($('attachments'));
@@ -47,7 +49,13 @@ const servers = createServerPanel($('servers'), status, {
   // A prompt goes as the user's turn, with the resources attached so far.
   sendPrompt: ({ prompt, content }) => {
     const resources = attachments.peek();
-    const sent = !!events?.send({ type: 'message', content, sessionId: current, prompt, ...(resources.length > 0 && { resources }) });
+    const sent = !!events?.send({
+      type: 'message',
+      content,
+      sessionId: current,
+      prompt,
+      ...(resources.length > 0 && { resources }),
+    });
     if (sent) attachments.take();
     return sent;
   },
@@ -68,14 +76,21 @@ function render() {
 /** @param {ConsoleFrame} frame */
 function dispatch(frame) {
   // A refused client frame's error names no session: it belongs to the one shown.
-  if (frame.event === 'error' && frame.data.sessionId === undefined) frame = { event: 'error', data: { ...frame.data, sessionId: current } };
+  if (frame.event === 'error' && frame.data.sessionId === undefined)
+    frame = { event: 'error', data: { ...frame.data, sessionId: current } };
   const before = state;
   state = fold(state, frame);
   if (state !== before) render();
   if (frame.event === 'mcpServerStatus') refreshStatus();
   if (frame.event === 'userMessage' && !listed.has(frame.data.sessionId)) loadSessions().catch(needKey);
   // What the shown session spent changes with each model request: a reply, a failed turn, a summary.
-  if ((frame.event === 'response' || frame.event === 'contextCompacted' || (frame.event === 'error' && frame.data.turnId !== undefined)) && frame.data.sessionId === current) reloadUsage();
+  if (
+    (frame.event === 'response' ||
+      frame.event === 'contextCompacted' ||
+      (frame.event === 'error' && frame.data.turnId !== undefined)) &&
+    frame.data.sessionId === current
+  )
+    reloadUsage();
 }
 
 /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -109,7 +124,10 @@ function needKey(err) {
 /** The agent's health, shown while connected. */
 function refreshStatus() {
   call('GET', '/api/health')
-    .then((/** @type {{ agent: { status: string, connectedServers: number } }} */ h) => connected && status(`${h.agent.status} · ${h.agent.connectedServers} tool server(s)`))
+    .then(
+      (/** @type {{ agent: { status: string, connectedServers: number } }} */ h) =>
+        connected && status(`${h.agent.status} · ${h.agent.connectedServers} tool server(s)`),
+    )
     .catch(needKey);
 }
 
@@ -134,7 +152,14 @@ function renderSessions() {
       const li = document.createElement('li');
       li.append(button);
       const u = state.usage[id];
-      if (u) li.append(Object.assign(document.createElement('small'), { className: 'usage', textContent: `${tokens(u.totalTokens)} tokens`, title: usageDetail(u) }));
+      if (u)
+        li.append(
+          Object.assign(document.createElement('small'), {
+            className: 'usage',
+            textContent: `${tokens(u.totalTokens)} tokens`,
+            title: usageDetail(u),
+          }),
+        );
       return li;
     }),
   );
@@ -203,7 +228,16 @@ async function send(content) {
   if (!content) return;
   const image = await imageData(file.files?.[0]);
   const resources = attachments.peek();
-  if (!events?.send({ type: 'message', content, sessionId: current, ...(image && { imageData: image }), ...(resources.length > 0 && { resources }) })) return status('not connected; try again in a moment');
+  if (
+    !events?.send({
+      type: 'message',
+      content,
+      sessionId: current,
+      ...(image && { imageData: image }),
+      ...(resources.length > 0 && { resources }),
+    })
+  )
+    return status('not connected; try again in a moment');
   message.value = '';
   file.value = '';
   attachments.take();
@@ -249,11 +283,17 @@ $('connect-form').addEventListener('submit', (e) => {
   e.preventDefault();
   const type = /** @type {HTMLSelectElement} */ ($('connect-type')).value;
   const target = /** @type {HTMLInputElement} */ ($('connect-target')).value.trim();
-  const args = /** @type {HTMLTextAreaElement} */ ($('connect-args')).value.split('\n').map((a) => a.trim()).filter(Boolean);
+  const args = /** @type {HTMLTextAreaElement} */ ($('connect-args')).value
+    .split('\n')
+    .map((a) => a.trim())
+    .filter(Boolean);
   const config = type === 'stdio' ? { type, command: target, args } : { type, baseUrl: target };
   const result = $('connect-result');
   result.textContent = 'connecting…';
-  call('POST', '/api/connect-server', { name: /** @type {HTMLInputElement} */ ($('connect-name')).value.trim(), config }).then(
+  call('POST', '/api/connect-server', {
+    name: /** @type {HTMLInputElement} */ ($('connect-name')).value.trim(),
+    config,
+  }).then(
     (/** @type {{ name: string, status: string }} */ res) => (result.textContent = `${res.name}: ${res.status}`),
     (/** @type {any} */ err) => (result.textContent = `${err?.code ?? 'ERROR'}: ${err?.message}`),
   );
@@ -262,5 +302,8 @@ $('connect-form').addEventListener('submit', (e) => {
 // Whether this agentd serves the inspector (a file that answers either way: no failed request).
 fetch('/inspect/status.json')
   .then((r) => (r.ok ? r.json() : { enabled: false }))
-  .then((/** @type {{ enabled?: boolean }} */ s) => ($('inspector-link').hidden = !s.enabled), () => {});
+  .then(
+    (/** @type {{ enabled?: boolean }} */ s) => ($('inspector-link').hidden = !s.enabled),
+    () => {},
+  );
 start(); // asks for the key at once when the service needs one

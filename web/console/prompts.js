@@ -30,7 +30,10 @@ function promptForm(serverId, prompt, send) {
     const id = `prompt-${serverId}-${prompt.name}-${a.name}`;
     const input = el('input', { id, name: a.name });
     if (a.required) input.setAttribute('aria-required', 'true');
-    const label = el('label', { htmlFor: id, textContent: `${a.name}${a.required ? ' *' : ''}${a.description ? ` — ${a.description}` : ''}` });
+    const label = el('label', {
+      htmlFor: id,
+      textContent: `${a.name}${a.required ? ' *' : ''}${a.description ? ` — ${a.description}` : ''}`,
+    });
     return { name: a.name, input, label };
   });
   const extraId = `prompt-${serverId}-${prompt.name}--extra`;
@@ -62,7 +65,13 @@ function promptForm(serverId, prompt, send) {
       (/** @type {any} */ err) => (output.textContent = `${err?.code ?? 'ERROR'}: ${err?.message}`),
     );
   });
-  return el('details', { className: 'prompt' }, el('summary', { textContent: prompt.name }), prompt.description ? el('p', { textContent: prompt.description }) : '', form);
+  return el(
+    'details',
+    { className: 'prompt' },
+    el('summary', { textContent: prompt.name }),
+    prompt.description ? el('p', { textContent: prompt.description }) : '',
+    form,
+  );
 }
 
 /**
@@ -71,7 +80,13 @@ function promptForm(serverId, prompt, send) {
  * @param {SendPrompt} send
  */
 export function promptPicker(serverId, send) {
-  return lazySection('prompts', 'Prompts', `/api/mcp/servers/${enc(serverId)}/prompts`, (/** @type {{ prompts: Prompt[] }} */ res) =>
-    res.prompts.length ? res.prompts.map((p) => promptForm(serverId, p, send)) : [el('p', { textContent: 'No prompts.' })],
+  return lazySection(
+    'prompts',
+    'Prompts',
+    `/api/mcp/servers/${enc(serverId)}/prompts`,
+    (/** @type {{ prompts: Prompt[] }} */ res) =>
+      res.prompts.length
+        ? res.prompts.map((p) => promptForm(serverId, p, send))
+        : [el('p', { textContent: 'No prompts.' })],
   );
 }

@@ -32,8 +32,12 @@ export function previewParts(contents) {
   return contents.map((c) => {
     if (c.text !== undefined) return el('pre', { className: 'text', textContent: c.text });
     const mime = c.mimeType ?? 'application/octet-stream';
-    if (c.blob !== undefined && mime.startsWith('image/')) return el('img', { src: `data:${mime};base64,${c.blob}`, alt: `${c.uri} (${mime})` });
-    return el('p', { className: 'binary', textContent: `binary: ${mime}, ${byteSize(c.blob ?? '').toLocaleString('en')} bytes` });
+    if (c.blob !== undefined && mime.startsWith('image/'))
+      return el('img', { src: `data:${mime};base64,${c.blob}`, alt: `${c.uri} (${mime})` });
+    return el('p', {
+      className: 'binary',
+      textContent: `binary: ${mime}, ${byteSize(c.blob ?? '').toLocaleString('en')} bytes`,
+    });
   });
 }
 
@@ -119,11 +123,20 @@ function resourceEntry(serverId, r, attach) {
  * @param {(ref: ResourceRef) => void} attach
  */
 export function resourceBrowser(serverId, attach) {
-  return lazySection('resources', 'Resources', `/api/mcp/servers/${enc(serverId)}/resources`, (/** @type {{ resources: Resource[], resourceTemplates: ResourceTemplate[] }} */ res) => {
-    const items = [
-      ...res.resources.map((r) => resourceEntry(serverId, { ...r, template: false }, attach)),
-      ...res.resourceTemplates.map((t) => resourceEntry(serverId, { ...t, uri: t.uriTemplate, template: true }, attach)),
-    ];
-    return [items.length ? el('ul', { className: 'resource-list' }, ...items) : el('p', { textContent: 'No resources.' })];
-  });
+  return lazySection(
+    'resources',
+    'Resources',
+    `/api/mcp/servers/${enc(serverId)}/resources`,
+    (/** @type {{ resources: Resource[], resourceTemplates: ResourceTemplate[] }} */ res) => {
+      const items = [
+        ...res.resources.map((r) => resourceEntry(serverId, { ...r, template: false }, attach)),
+        ...res.resourceTemplates.map((t) =>
+          resourceEntry(serverId, { ...t, uri: t.uriTemplate, template: true }, attach),
+        ),
+      ];
+      return [
+        items.length ? el('ul', { className: 'resource-list' }, ...items) : el('p', { textContent: 'No resources.' }),
+      ];
+    },
+  );
 }

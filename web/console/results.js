@@ -4,11 +4,17 @@
 import { el } from './dom.js';
 
 /** @param {unknown} value */
-export const pretty = (value) => (typeof value === 'string' ? value : JSON.stringify(value, null, 2) ?? String(value));
+export const pretty = (value) =>
+  typeof value === 'string' ? value : (JSON.stringify(value, null, 2) ?? String(value));
 
 /** A JSON value folded away under a summary. @param {unknown} value @param {string} summary */
 function jsonBlock(value, summary, open = false) {
-  const details = el('details', { className: 'json' }, el('summary', { textContent: summary }), el('pre', { textContent: pretty(value) }));
+  const details = el(
+    'details',
+    { className: 'json' },
+    el('summary', { textContent: summary }),
+    el('pre', { textContent: pretty(value) }),
+  );
   details.open = open;
   return details;
 }
@@ -36,7 +42,12 @@ function contentPart(part) {
     const json = parseJson(p.text);
     return json === undefined ? el('div', { className: 'text', textContent: p.text }) : jsonBlock(json, 'JSON', true);
   }
-  if (p.type === 'image' && typeof p.data === 'string' && typeof p.mimeType === 'string' && p.mimeType.startsWith('image/')) {
+  if (
+    p.type === 'image' &&
+    typeof p.data === 'string' &&
+    typeof p.mimeType === 'string' &&
+    p.mimeType.startsWith('image/')
+  ) {
     return el('img', { src: `data:${p.mimeType};base64,${p.data}`, alt: `image (${p.mimeType})` });
   }
   return jsonBlock(part, typeof p.type === 'string' ? p.type : 'content');

@@ -45,11 +45,21 @@ function toolForm(serverId, tool) {
         : schema.type === 'object' || schema.type === 'array'
           ? el('textarea', { id, name, required: required.has(name) })
           : el('input', { id, name, required: required.has(name) });
-    if (input instanceof HTMLInputElement && (schema.type === 'number' || schema.type === 'integer')) input.type = 'number';
-    const label = el('label', { htmlFor: id, textContent: `${name}${required.has(name) ? ' *' : ''}${schema.description ? ` — ${schema.description}` : ''}` });
+    if (input instanceof HTMLInputElement && (schema.type === 'number' || schema.type === 'integer'))
+      input.type = 'number';
+    const label = el('label', {
+      htmlFor: id,
+      textContent: `${name}${required.has(name) ? ' *' : ''}${schema.description ? ` — ${schema.description}` : ''}`,
+    });
     return { name, schema, input, label };
   });
-  const form = el('form', { className: 'tool-form' }, ...inputs.flatMap((f) => [f.label, f.input]), el('button', { type: 'submit', textContent: `Run ${tool.name}` }), output);
+  const form = el(
+    'form',
+    { className: 'tool-form' },
+    ...inputs.flatMap((f) => [f.label, f.input]),
+    el('button', { type: 'submit', textContent: `Run ${tool.name}` }),
+    output,
+  );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     output.textContent = 'running…';
@@ -66,7 +76,13 @@ function toolForm(serverId, tool) {
     };
     run().catch((/** @type {any} */ err) => (output.textContent = `${err?.code ?? 'ERROR'}: ${err?.message}`));
   });
-  return el('details', {}, el('summary', { textContent: tool.name }), el('p', { textContent: tool.description ?? '' }), form);
+  return el(
+    'details',
+    {},
+    el('summary', { textContent: tool.name }),
+    el('p', { textContent: tool.description ?? '' }),
+    form,
+  );
 }
 
 /**
@@ -79,7 +95,10 @@ export function createServerPanel(list, report, composer) {
   /** @param {string} label @param {() => Promise<unknown>} run */
   const action = (label, run) => {
     const button = el('button', { type: 'button', textContent: label });
-    button.addEventListener('click', () => void run().catch((/** @type {Error} */ err) => report(`${label}: ${err.message}`)));
+    button.addEventListener(
+      'click',
+      () => void run().catch((/** @type {Error} */ err) => report(`${label}: ${err.message}`)),
+    );
     return button;
   };
 
@@ -90,7 +109,13 @@ export function createServerPanel(list, report, composer) {
    */
   const signIn = (s) =>
     s.authorizationUrl && /^https?:\/\//.test(s.authorizationUrl)
-      ? el('a', { className: 'sign-in', href: s.authorizationUrl, target: '_blank', rel: 'noopener noreferrer', textContent: 'Sign in' })
+      ? el('a', {
+          className: 'sign-in',
+          href: s.authorizationUrl,
+          target: '_blank',
+          rel: 'noopener noreferrer',
+          textContent: 'Sign in',
+        })
       : '';
 
   /**
@@ -105,7 +130,8 @@ export function createServerPanel(list, report, composer) {
       const run = async () => {
         /** @type {{ signedIn: boolean, authorizationUrl?: string }} */
         const res = await call('POST', `/api/mcp/servers/${path(s.id)}/sign-in`);
-        if (res.authorizationUrl && /^https?:\/\//.test(res.authorizationUrl)) window.open(res.authorizationUrl, '_blank', 'noopener,noreferrer');
+        if (res.authorizationUrl && /^https?:\/\//.test(res.authorizationUrl))
+          window.open(res.authorizationUrl, '_blank', 'noopener,noreferrer');
         else if (res.signedIn) button.textContent = 'Signed in';
       };
       run().catch((/** @type {Error} */ err) => report(`Sign in as me: ${err.message}`));
@@ -131,12 +157,17 @@ export function createServerPanel(list, report, composer) {
       ' ',
       el('span', { className: `status status-${s.status}`, textContent: s.status }),
       s.error ? el('p', { className: 'error', textContent: s.error }) : '',
-      el('div', { className: 'row' },
+      el(
+        'div',
+        { className: 'row' },
         signIn(s),
         ownSignIn(s),
         action('Restart', () => call('POST', `/api/mcp/servers/${path(s.id)}/restart`)),
-        action('Disconnect', () => call('DELETE', `/api/mcp/servers/${path(s.id)}`))),
-      ...(s.status === 'connected' ? [tools, resourceBrowser(s.id, composer.attach), promptPicker(s.id, composer.sendPrompt)] : []),
+        action('Disconnect', () => call('DELETE', `/api/mcp/servers/${path(s.id)}`)),
+      ),
+      ...(s.status === 'connected'
+        ? [tools, resourceBrowser(s.id, composer.attach), promptPicker(s.id, composer.sendPrompt)]
+        : []),
     );
   };
 

@@ -74,7 +74,15 @@ const replyKey = (turnId) => `reply:${turnId}`;
  * @returns {ToolItem}
  */
 const callItem = (items, d) =>
-  get(items, callKey(d.callId), 'tool') ?? { kind: 'tool', key: callKey(d.callId), order: d.seq, callId: d.callId, toolName: d.toolName ?? '', serverId: d.serverId ?? '', args: undefined };
+  get(items, callKey(d.callId), 'tool') ?? {
+    kind: 'tool',
+    key: callKey(d.callId),
+    order: d.seq,
+    callId: d.callId,
+    toolName: d.toolName ?? '',
+    serverId: d.serverId ?? '',
+    args: undefined,
+  };
 
 /**
  * One session's fold.
@@ -94,32 +102,69 @@ export function foldSession(view, frame) {
   switch (frame.event) {
     case 'userMessage': {
       const d = frame.data;
-      items = put(items, { kind: 'user', key: `user:${d.seq}`, order: d.seq, content: d.content, hasImage: d.hasImage, ...(d.resources && { resources: d.resources }), ...(d.prompt && { prompt: d.prompt }) });
+      items = put(items, {
+        kind: 'user',
+        key: `user:${d.seq}`,
+        order: d.seq,
+        content: d.content,
+        hasImage: d.hasImage,
+        ...(d.resources && { resources: d.resources }),
+        ...(d.prompt && { prompt: d.prompt }),
+      });
       break;
     }
     case 'thinking': {
       const d = frame.data;
       if (get(items, replyKey(d.turnId), 'assistant')) return view;
-      items = put(items, { kind: 'assistant', key: replyKey(d.turnId), order: d.seq + 0.5, turnId: d.turnId, text: '', done: false });
+      items = put(items, {
+        kind: 'assistant',
+        key: replyKey(d.turnId),
+        order: d.seq + 0.5,
+        turnId: d.turnId,
+        text: '',
+        done: false,
+      });
       break;
     }
     case 'chunk': {
       const d = frame.data;
       const old = get(items, replyKey(d.turnId), 'assistant');
       if (old?.done) return view;
-      items = put(items, { kind: 'assistant', key: replyKey(d.turnId), order: d.seq + 0.5, turnId: d.turnId, text: (old?.text ?? '') + d.content, done: false });
+      items = put(items, {
+        kind: 'assistant',
+        key: replyKey(d.turnId),
+        order: d.seq + 0.5,
+        turnId: d.turnId,
+        text: (old?.text ?? '') + d.content,
+        done: false,
+      });
       break;
     }
     case 'response': {
       const d = frame.data;
-      items = put(items, { kind: 'assistant', key: replyKey(d.turnId), order: d.seq, turnId: d.turnId, text: d.content, done: true });
+      items = put(items, {
+        kind: 'assistant',
+        key: replyKey(d.turnId),
+        order: d.seq,
+        turnId: d.turnId,
+        text: d.content,
+        done: true,
+      });
       break;
     }
     case 'toolCall': {
       const d = frame.data;
       const { approval, outcome } = get(items, callKey(d.callId), 'tool') ?? {};
       /** @type {ToolItem} */
-      const item = { kind: 'tool', key: callKey(d.callId), order: d.seq, callId: d.callId, toolName: d.toolName, serverId: d.serverId, args: d.args };
+      const item = {
+        kind: 'tool',
+        key: callKey(d.callId),
+        order: d.seq,
+        callId: d.callId,
+        toolName: d.toolName,
+        serverId: d.serverId,
+        args: d.args,
+      };
       const { elicitations } = get(items, callKey(d.callId), 'tool') ?? {};
       if (approval) item.approval = approval;
       if (elicitations) item.elicitations = elicitations;
@@ -130,7 +175,11 @@ export function foldSession(view, frame) {
     case 'toolApprovalRequested': {
       const d = frame.data;
       const call = callItem(items, d);
-      items = put(items, { ...call, args: call.args ?? d.args, approval: { expiresAt: d.expiresAt, ...(call.approval?.verdict && { verdict: call.approval.verdict }) } });
+      items = put(items, {
+        ...call,
+        args: call.args ?? d.args,
+        approval: { expiresAt: d.expiresAt, ...(call.approval?.verdict && { verdict: call.approval.verdict }) },
+      });
       break;
     }
     case 'toolApprovalResolved': {
@@ -157,14 +206,21 @@ export function foldSession(view, frame) {
       const d = frame.data;
       const call = items.find((i) => i.kind === 'tool' && i.elicitations?.some((e) => e.id === d.id));
       if (call?.kind !== 'tool') return view;
-      const elicitations = (call.elicitations ?? []).map((e) => (e.id === d.id ? { ...e, answer: { action: d.action, by: d.by } } : e));
+      const elicitations = (call.elicitations ?? []).map((e) =>
+        e.id === d.id ? { ...e, answer: { action: d.action, by: d.by } } : e,
+      );
       items = put(items, { ...call, elicitations });
       break;
     }
     case 'toolResult': {
       const d = frame.data;
       const call = callItem(items, d);
-      items = put(items, { ...call, toolName: call.toolName || d.toolName, serverId: call.serverId || d.serverId, outcome: { success: d.success, result: d.result, durationMs: d.durationMs } });
+      items = put(items, {
+        ...call,
+        toolName: call.toolName || d.toolName,
+        serverId: call.serverId || d.serverId,
+        outcome: { success: d.success, result: d.result, durationMs: d.durationMs },
+      });
       break;
     }
     case 'reasoning': {
@@ -179,7 +235,16 @@ export function foldSession(view, frame) {
       // A note at its place in the transcript; every original message stays shown (the log keeps them too).
       const d = frame.data;
       /** @type {CompactionItem} */
-      const item = { kind: 'compaction', key: `compaction:${d.seq}`, order: d.seq, method: d.method, trigger: d.trigger, upToSeq: d.upToSeq, tokensBefore: d.tokensBefore, tokensAfter: d.tokensAfter };
+      const item = {
+        kind: 'compaction',
+        key: `compaction:${d.seq}`,
+        order: d.seq,
+        method: d.method,
+        trigger: d.trigger,
+        upToSeq: d.upToSeq,
+        tokensBefore: d.tokensBefore,
+        tokensAfter: d.tokensAfter,
+      };
       if (d.summary !== undefined) item.summary = d.summary;
       if (d.usage) item.usage = d.usage;
       items = put(items, item);
@@ -190,7 +255,13 @@ export function foldSession(view, frame) {
       const key = d.seq === undefined ? `error:#${loose++}` : `error:${d.turnId ?? ''}:${d.seq}:${d.code}:${d.message}`;
       if (find(items, key) >= 0) return view;
       // One without `seq` goes last.
-      items = put(items, { kind: 'error', key, order: d.seq ?? items.at(-1)?.order ?? 0, code: d.code, message: d.message });
+      items = put(items, {
+        kind: 'error',
+        key,
+        order: d.seq ?? items.at(-1)?.order ?? 0,
+        code: d.code,
+        message: d.message,
+      });
       // A turn that failed before any of its reply came shows no empty reply.
       const reply = d.turnId === undefined ? undefined : get(items, replyKey(d.turnId), 'assistant');
       if (reply && !reply.text) items = items.toSpliced(find(items, reply.key), 1);

@@ -81,7 +81,11 @@ import { foldSession } from './session-fold.js';
  */
 
 /** @type {ConsoleState} */
-export const initialState = Object.freeze({ sessions: Object.freeze({}), servers: Object.freeze({}), usage: Object.freeze({}) });
+export const initialState = Object.freeze({
+  sessions: Object.freeze({}),
+  servers: Object.freeze({}),
+  usage: Object.freeze({}),
+});
 
 /** @type {SessionView} */
 const emptySession = Object.freeze({ lastSeq: 0, seen: Object.freeze([]), items: Object.freeze([]), loose: 0 });
@@ -90,7 +94,10 @@ const emptySession = Object.freeze({ lastSeq: 0, seen: Object.freeze([]), items:
 export const sessionView = (state, sessionId) => state.sessions[sessionId] ?? emptySession;
 
 /** @param {Usage | undefined} a @param {Usage | undefined} b */
-const sameUsage = (a, b) => a?.promptTokens === b?.promptTokens && a?.completionTokens === b?.completionTokens && a?.totalTokens === b?.totalTokens;
+const sameUsage = (a, b) =>
+  a?.promptTokens === b?.promptTokens &&
+  a?.completionTokens === b?.completionTokens &&
+  a?.totalTokens === b?.totalTokens;
 
 /**
  * The console's fold.
@@ -102,7 +109,10 @@ export function fold(state, frame) {
   switch (frame.event) {
     case 'mcpServerStatus': {
       const { [frame.data.id]: _old, ...rest } = state.servers;
-      return { ...state, servers: frame.data.status === 'disconnected' ? rest : { ...state.servers, [frame.data.id]: frame.data } };
+      return {
+        ...state,
+        servers: frame.data.status === 'disconnected' ? rest : { ...state.servers, [frame.data.id]: frame.data },
+      };
     }
     case 'serverList':
       return { ...state, servers: Object.fromEntries(frame.data.servers.map((s) => [s.id, s])) };

@@ -55,12 +55,19 @@ function isActive(value, path) {
 
 /** @param {string} name @param {StateNode} node @param {string[]} path @param {StateValue | undefined} value @returns {HTMLElement} */
 function stateNode(name, node, path, value) {
-  const box = el('div', { className: `state${isActive(value, path) ? ' active' : ''}${node.type === 'final' ? ' final' : ''}` }, el('div', { className: 'name', textContent: name }));
+  const box = el(
+    'div',
+    { className: `state${isActive(value, path) ? ' active' : ''}${node.type === 'final' ? ' final' : ''}` },
+    el('div', { className: 'name', textContent: name }),
+  );
   box.dataset.state = path.join('.');
   const on = Object.keys(node.on ?? {});
   if (on.length) box.append(el('div', { className: 'on', textContent: `on: ${on.join(', ')}` }));
   const children = Object.entries(node.states ?? {});
-  if (children.length) box.append(el('div', { className: 'children' }, ...children.map(([n, child]) => stateNode(n, child, [...path, n], value))));
+  if (children.length)
+    box.append(
+      el('div', { className: 'children' }, ...children.map(([n, child]) => stateNode(n, child, [...path, n], value))),
+    );
   return box;
 }
 
@@ -69,7 +76,10 @@ function stateNode(name, node, path, value) {
 let layouts = {};
 fetch('/inspect/layouts.json')
   .then((r) => r.json())
-  .then((/** @type {Record<string, Layout>} */ l) => ((layouts = l), renderSelected()), () => {});
+  .then(
+    (/** @type {Record<string, Layout>} */ l) => ((layouts = l), renderSelected()),
+    () => {},
+  );
 
 const SVG = 'http://www.w3.org/2000/svg';
 /** @param {string} tag @param {Record<string, string | number>} attrs @param {string} [text] */
@@ -82,20 +92,45 @@ const svgEl = (tag, attrs, text) => {
 
 /** @param {Layout} layout @param {StateValue | undefined} value */
 function svgChart(layout, value) {
-  const svg = svgEl('svg', { viewBox: `0 0 ${layout.width} ${layout.height}`, width: layout.width, height: layout.height, role: 'img' });
-  const marker = svgEl('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse' });
+  const svg = svgEl('svg', {
+    viewBox: `0 0 ${layout.width} ${layout.height}`,
+    width: layout.width,
+    height: layout.height,
+    role: 'img',
+  });
+  const marker = svgEl('marker', {
+    id: 'arrow',
+    viewBox: '0 0 10 10',
+    refX: 9,
+    refY: 5,
+    markerWidth: 6,
+    markerHeight: 6,
+    orient: 'auto-start-reverse',
+  });
   marker.append(svgEl('path', { d: 'M 0 0 L 10 5 L 0 10 z' }));
   const defs = svgEl('defs', {});
   defs.append(marker);
   svg.append(defs);
   for (const n of layout.nodes) {
-    const g = svgEl('g', { class: `state${isActive(value, n.path.split('.')) ? ' active' : ''}${n.final ? ' final' : ''}`, 'data-state': n.path });
-    g.append(svgEl('rect', { x: n.x, y: n.y, width: n.width, height: n.height, rx: 6 }), svgEl('text', { x: n.x + 8, y: n.y + 22 }, n.name));
+    const g = svgEl('g', {
+      class: `state${isActive(value, n.path.split('.')) ? ' active' : ''}${n.final ? ' final' : ''}`,
+      'data-state': n.path,
+    });
+    g.append(
+      svgEl('rect', { x: n.x, y: n.y, width: n.width, height: n.height, rx: 6 }),
+      svgEl('text', { x: n.x + 8, y: n.y + 22 }, n.name),
+    );
     svg.append(g);
   }
   for (const e of layout.edges) {
     if (e.points.length < 2) continue;
-    svg.append(svgEl('polyline', { class: 'edge', points: e.points.map((p) => `${p.x},${p.y}`).join(' '), 'marker-end': 'url(#arrow)' }));
+    svg.append(
+      svgEl('polyline', {
+        class: 'edge',
+        points: e.points.map((p) => `${p.x},${p.y}`).join(' '),
+        'marker-end': 'url(#arrow)',
+      }),
+    );
     svg.append(svgEl('text', { class: 'event', x: e.label.x, y: e.label.y + 10 }, e.event));
   }
   return svg;
@@ -113,7 +148,11 @@ function renderSelected() {
     return renderContext(actor);
   }
   const states = Object.entries(actor.definition?.states ?? {});
-  $('chart').replaceChildren(...(states.length ? states.map(([n, node]) => stateNode(n, node, [n], actor.snapshot?.value)) : [el('p', { textContent: `status: ${actor.snapshot?.status ?? 'active'}` })]));
+  $('chart').replaceChildren(
+    ...(states.length
+      ? states.map(([n, node]) => stateNode(n, node, [n], actor.snapshot?.value))
+      : [el('p', { textContent: `status: ${actor.snapshot?.status ?? 'active'}` })]),
+  );
   renderContext(actor);
 }
 
@@ -126,7 +165,12 @@ function renderActors() {
   /** @param {string} id @returns {HTMLElement} */
   const item = (id) => {
     const a = /** @type {Actor} */ (actors.get(id));
-    const button = el('button', { type: 'button', className: a.stopped ? 'stopped' : '' }, `${a.name} `, el('span', { className: 'value', textContent: valueText(a.snapshot?.value ?? a.snapshot?.status) }));
+    const button = el(
+      'button',
+      { type: 'button', className: a.stopped ? 'stopped' : '' },
+      `${a.name} `,
+      el('span', { className: 'value', textContent: valueText(a.snapshot?.value ?? a.snapshot?.status) }),
+    );
     button.setAttribute('aria-current', String(id === selected));
     button.dataset.actor = a.name;
     button.addEventListener('click', () => {
@@ -137,13 +181,17 @@ function renderActors() {
     const kids = [...actors.keys()].filter((k) => actors.get(k)?.parentId === id);
     return el('li', {}, button, kids.length ? el('ul', {}, ...kids.map(item)) : '');
   };
-  $('actors').replaceChildren(...[...actors.keys()].filter((k) => !actors.has(actors.get(k)?.parentId ?? '')).map(item));
+  $('actors').replaceChildren(
+    ...[...actors.keys()].filter((k) => !actors.has(actors.get(k)?.parentId ?? '')).map(item),
+  );
 }
 
 /** @param {InspectFrame} frame */
 function logEvent(frame) {
   const who = actors.get(frame.sessionId)?.name ?? frame.sessionId;
-  $('events').prepend(el('li', { textContent: `${new Date(Number(frame.createdAt)).toLocaleTimeString()} ${who}: ${frame.event?.type}` }));
+  $('events').prepend(
+    el('li', { textContent: `${new Date(Number(frame.createdAt)).toLocaleTimeString()} ${who}: ${frame.event?.type}` }),
+  );
   while ($('events').children.length > MAX_EVENTS) $('events').lastChild?.remove();
 }
 
@@ -181,12 +229,20 @@ function onFrame(frame) {
       /** @type {Definition | undefined} */
       let definition;
       try {
-        definition = frame.definition === undefined ? undefined : /** @type {Definition} */ (JSON.parse(frame.definition));
+        definition =
+          frame.definition === undefined ? undefined : /** @type {Definition} */ (JSON.parse(frame.definition));
       } catch {
         definition = undefined;
       }
       const known = actors.get(frame.sessionId);
-      actors.set(frame.sessionId, { name: shownName(frame.name ?? frame.sessionId), parentId: frame.parentId, definition, snapshot: frame.snapshot, path: known?.path ?? [], stopped: false });
+      actors.set(frame.sessionId, {
+        name: shownName(frame.name ?? frame.sessionId),
+        parentId: frame.parentId,
+        definition,
+        snapshot: frame.snapshot,
+        path: known?.path ?? [],
+        stopped: false,
+      });
       if (selected === undefined && !frame.parentId) selected = frame.sessionId;
       break;
     }
@@ -218,7 +274,9 @@ live({
       servers.refresh();
       $('status').textContent = 'live';
     }
-    if (link === 'closed') $('status').textContent = 'disconnected; reconnecting… (the inspector needs --inspect, and the API key if one is set: enter it in the console)';
+    if (link === 'closed')
+      $('status').textContent =
+        'disconnected; reconnecting… (the inspector needs --inspect, and the API key if one is set: enter it in the console)';
   },
   onMessage: (frame) => onFrame(/** @type {InspectFrame} */ (frame)),
 });

@@ -28,7 +28,12 @@ function capabilityLines(caps) {
   if (keys.length === 0) return [el('li', { className: 'none', textContent: 'none' })];
   return keys.map((key) => {
     const value = caps[key];
-    const flags = value && typeof value === 'object' ? Object.entries(value).filter(([, v]) => v === true).map(([k]) => k) : [];
+    const flags =
+      value && typeof value === 'object'
+        ? Object.entries(value)
+            .filter(([, v]) => v === true)
+            .map(([k]) => k)
+        : [];
     const li = el('li', { textContent: flags.length ? `${key} (${flags.join(', ')})` : key });
     li.dataset.capability = key;
     return li;
@@ -37,8 +42,11 @@ function capabilityLines(caps) {
 
 /** @param {Waiting} w */
 function waitingLine(w) {
-  const what = w.kind === 'sampling' ? 'sampling request' : `question${w.question === undefined ? '' : ` “${w.question}”`}`;
-  const li = el('li', { textContent: `${what} · session ${w.session}, call ${w.callId} · expires ${new Date(w.expiresAt).toLocaleTimeString()}` });
+  const what =
+    w.kind === 'sampling' ? 'sampling request' : `question${w.question === undefined ? '' : ` “${w.question}”`}`;
+  const li = el('li', {
+    textContent: `${what} · session ${w.session}, call ${w.callId} · expires ${new Date(w.expiresAt).toLocaleTimeString()}`,
+  });
   li.dataset.waiting = w.id;
   return li;
 }
@@ -48,12 +56,27 @@ function serverEntry(s, waiting) {
   const li = el('li', { className: 'server' }, el('strong', { textContent: s.name }), ` ${s.status}`);
   li.dataset.server = s.id;
   if (s.error) li.append(el('p', { className: 'error', textContent: s.error }));
-  if (waiting.length) li.append(el('h3', { textContent: 'Waiting for the user' }), el('ul', { className: 'waiting' }, ...waiting.map(waitingLine)));
+  if (waiting.length)
+    li.append(
+      el('h3', { textContent: 'Waiting for the user' }),
+      el('ul', { className: 'waiting' }, ...waiting.map(waitingLine)),
+    );
   const c = s.capabilities;
   if (!c) return li;
-  const declared = el('ul', { className: 'caps client' }, ...capabilityLines(c.client), el('li', { textContent: `progress: ${c.progress ? 'a token with every call' : 'off'}` }), el('li', { textContent: `logging level: ${c.logLevel ?? 'the server’s default'}` }));
+  const declared = el(
+    'ul',
+    { className: 'caps client' },
+    ...capabilityLines(c.client),
+    el('li', { textContent: `progress: ${c.progress ? 'a token with every call' : 'off'}` }),
+    el('li', { textContent: `logging level: ${c.logLevel ?? 'the server’s default'}` }),
+  );
   const offered = el('ul', { className: 'caps server' }, ...capabilityLines(c.server));
-  li.append(el('h3', { textContent: 'agentd declared' }), declared, el('h3', { textContent: 'The server declared' }), offered);
+  li.append(
+    el('h3', { textContent: 'agentd declared' }),
+    declared,
+    el('h3', { textContent: 'The server declared' }),
+    offered,
+  );
   return li;
 }
 
@@ -67,13 +90,23 @@ export function createServerPanel(list) {
   let waiting = [];
   const render = () => {
     if (!servers) return;
-    list.replaceChildren(...(servers.length ? servers.map((s) => serverEntry(s, waiting.filter((w) => w.serverId === s.id))) : [el('li', { textContent: 'No tool servers.' })]));
+    list.replaceChildren(
+      ...(servers.length
+        ? servers.map((s) =>
+            serverEntry(
+              s,
+              waiting.filter((w) => w.serverId === s.id),
+            ),
+          )
+        : [el('li', { textContent: 'No tool servers.' })]),
+    );
   };
   const load = async () => {
     /** @type {Record<string, string>} */
     const headers = apiKey.get() ? { Authorization: `Bearer ${apiKey.get()}` } : {};
     const res = await fetch('/api/mcp/servers', { headers });
-    if (!res.ok) return list.replaceChildren(el('li', { className: 'error', textContent: `tool servers: HTTP ${res.status}` }));
+    if (!res.ok)
+      return list.replaceChildren(el('li', { className: 'error', textContent: `tool servers: HTTP ${res.status}` }));
     servers = /** @type {{ servers: ServerRecord[] }} */ (await res.json()).servers;
     render();
   };

@@ -29,7 +29,8 @@ frame.src = `${STATELY}/inspect`;
 live({
   path: '/inspect/ws',
   onState(link) {
-    if (link === 'open') status.textContent = connected ? 'live in Stately' : 'waiting for the Stately inspector to load…';
+    if (link === 'open')
+      status.textContent = connected ? 'live in Stately' : 'waiting for the Stately inspector to load…';
     if (link === 'closed') status.textContent = 'disconnected from agentd; reconnecting…';
   },
   onMessage(data) {

@@ -10,5 +10,7 @@ await build({
   format: 'esm',
   target: 'node20',
   logLevel: 'warning',
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  },
 });

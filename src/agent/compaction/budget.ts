@@ -23,13 +23,19 @@ export interface BudgetSettings {
 export function createBudget(settings: BudgetSettings | undefined) {
   let turn = { id: '', used: 0 };
   const refuse = (budget: 'session' | 'turn', limit: number, used: number) =>
-    new AppError('AGENT_ERROR', `The ${budget} token budget of ${limit} would be exceeded (${used} used)`, { reason: 'token_budget', budget, limit, used });
+    new AppError('AGENT_ERROR', `The ${budget} token budget of ${limit} would be exceeded (${used} used)`, {
+      reason: 'token_budget',
+      budget,
+      limit,
+      used,
+    });
   return {
     /** Throws when a request of about `estimate` prompt tokens would pass a budget. */
     check(turnId: string, sessionUsed: number, estimate: number): void {
       if (turn.id !== turnId) turn = { id: turnId, used: 0 };
       const { sessionTokens, turnTokens } = settings ?? {};
-      if (sessionTokens !== undefined && sessionUsed + estimate > sessionTokens) throw refuse('session', sessionTokens, sessionUsed);
+      if (sessionTokens !== undefined && sessionUsed + estimate > sessionTokens)
+        throw refuse('session', sessionTokens, sessionUsed);
       if (turnTokens !== undefined && turn.used + estimate > turnTokens) throw refuse('turn', turnTokens, turn.used);
     },
     spent(turnId: string, usage: Usage | undefined): void {

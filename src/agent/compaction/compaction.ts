@@ -38,7 +38,13 @@ export interface Cut {
 }
 
 /** Where to cut (see the contracts); `undefined` when nothing before the last turns can be compacted. */
-export function selectCut(messages: readonly ChatMessage[], seqs: readonly number[], lastSeq: number, keepTurns: number, minKeep: number): Cut | undefined {
+export function selectCut(
+  messages: readonly ChatMessage[],
+  seqs: readonly number[],
+  lastSeq: number,
+  keepTurns: number,
+  minKeep: number,
+): Cut | undefined {
   const start = messages[0]?.role === 'system' ? 1 : 0;
   const turns: number[] = [];
   for (let i = start; i < messages.length; i++) if (messages[i]?.role === 'user') turns.push(i);
@@ -56,7 +62,8 @@ export function clearableChars(messages: readonly ChatMessage[], index: number):
   let saved = 0;
   for (let i = 0; i < index; i++) {
     const m = messages[i] as ChatMessage;
-    if (m.role === 'tool' && m.content.length > CLEARED_TOOL_RESULT.length) saved += m.content.length - CLEARED_TOOL_RESULT.length;
+    if (m.role === 'tool' && m.content.length > CLEARED_TOOL_RESULT.length)
+      saved += m.content.length - CLEARED_TOOL_RESULT.length;
   }
   return saved;
 }
@@ -96,7 +103,8 @@ export function planCompaction(p: PlanInput): CompactionPlan | undefined {
 
 const TOOL_TEXT_CHARS = 1000;
 const ARGS_CHARS = 300;
-const shorten = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)} … [${text.length - max} more characters]` : text);
+const shorten = (text: string, max: number) =>
+  text.length > max ? `${text.slice(0, max)} … [${text.length - max} more characters]` : text;
 
 function transcriptLine(m: ChatMessage): string {
   switch (m.role) {
@@ -105,7 +113,9 @@ function transcriptLine(m: ChatMessage): string {
     case 'user':
       return `User: ${m.content}${m.image ? ' [with an image]' : ''}`;
     case 'assistant': {
-      const calls = (m.toolCalls ?? []).map((c) => `\nAssistant called tool ${c.name} with ${shorten(c.arguments, ARGS_CHARS)}`).join('');
+      const calls = (m.toolCalls ?? [])
+        .map((c) => `\nAssistant called tool ${c.name} with ${shorten(c.arguments, ARGS_CHARS)}`)
+        .join('');
       return `${m.content ? `Assistant: ${m.content}` : ''}${calls}`.trim();
     }
     case 'tool':
@@ -126,12 +136,17 @@ export function summaryRequest(prompt: string, old: readonly ChatMessage[], maxC
     size -= (lines.shift() as string).length + 1;
     omitted++;
   }
-  let kept = [earlier, omitted > 0 ? `[${omitted} older messages left out]` : undefined, ...lines].filter((l) => l !== undefined);
+  let kept = [earlier, omitted > 0 ? `[${omitted} older messages left out]` : undefined, ...lines].filter(
+    (l) => l !== undefined,
+  );
   // Still too long (a few huge messages): every line gets its share.
   if (size > maxChars) kept = kept.map((l) => shorten(l, Math.max(100, Math.floor(maxChars / kept.length) - 40)));
   const body = kept.join('\n');
   return [
     { role: 'system', content: prompt },
-    { role: 'user', content: `<conversation>\n${body}\n</conversation>\n\nWrite the summary of the conversation above.` },
+    {
+      role: 'user',
+      content: `<conversation>\n${body}\n</conversation>\n\nWrite the summary of the conversation above.`,
+    },
   ];
 }

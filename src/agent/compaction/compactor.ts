@@ -46,7 +46,11 @@ const UNKNOWN_WINDOW_TRANSCRIPT_CHARS = 16_000;
 
 export function createCompactor(deps: CompactorDeps) {
   const { history, context, log, sessionId } = deps;
-  const failed = (cause: string) => new AppError('AGENT_ERROR', `The conversation could not be compacted: ${cause}`, { reason: 'compaction_failed', cause });
+  const failed = (cause: string) =>
+    new AppError('AGENT_ERROR', `The conversation could not be compacted: ${cause}`, {
+      reason: 'compaction_failed',
+      cause,
+    });
 
   return async (input: CompactInput, signal: AbortSignal): Promise<SessionStoredEvent | undefined> => {
     await deps.outbox.drained();
@@ -56,8 +60,13 @@ export function createCompactor(deps: CompactorDeps) {
     const tokens = deps.meter.estimate(messages, chars);
     const window = context.window();
     const plan = planCompaction({
-      messages, seqs: history.seqs(), lastSeq: history.lastSeq, keepTurns: context.keepTurns,
-      minKeep: input.key ? 1 : 0, trigger: input.trigger, tokens,
+      messages,
+      seqs: history.seqs(),
+      lastSeq: history.lastSeq,
+      keepTurns: context.keepTurns,
+      minKeep: input.key ? 1 : 0,
+      trigger: input.trigger,
+      tokens,
       target: window === undefined ? undefined : Math.floor((context.threshold * window) / 2),
     });
     if (!plan) {
@@ -67,21 +76,39 @@ export function createCompactor(deps: CompactorDeps) {
     const queued = deps.queuedFrom();
     const start = plan.method === 'summary' ? plan.cut.upToSeq + 1 : history.base + 1;
     const base = {
-      v: 3 as const, type: 'contextCompacted' as const, trigger: input.trigger, upToSeq: plan.cut.upToSeq,
-      readFrom: Math.max(1, queued === undefined ? start : Math.min(start, queued)), tokensBefore: tokens,
+      v: 3 as const,
+      type: 'contextCompacted' as const,
+      trigger: input.trigger,
+      upToSeq: plan.cut.upToSeq,
+      readFrom: Math.max(1, queued === undefined ? start : Math.min(start, queued)),
+      tokensBefore: tokens,
       ...(input.key && { turnId: input.key.turnId }),
     };
     let event: SessionEventOf<'contextCompacted'>;
     if (plan.method === 'clearToolResults') {
-      event = { ...base, method: 'clearToolResults', tokensAfter: plan.tokensAfter, usageTotal: deps.usage.with(undefined) };
+      event = {
+        ...base,
+        method: 'clearToolResults',
+        tokensAfter: plan.tokensAfter,
+        usageTotal: deps.usage.with(undefined),
+      };
     } else {
-      const room = window === undefined ? UNKNOWN_WINDOW_TRANSCRIPT_CHARS : Math.floor((window - context.maxOutputTokens) * 0.75 * 4) - context.prompt.length;
+      const room =
+        window === undefined
+          ? UNKNOWN_WINDOW_TRANSCRIPT_CHARS
+          : Math.floor((window - context.maxOutputTokens) * 0.75 * 4) - context.prompt.length;
       const request = summaryRequest(context.prompt, messages.slice(0, plan.cut.index), Math.max(1000, room));
       const model = context.model ?? deps.llm.model;
       let text: string;
       let usage;
       try {
-        const step = await deps.llm.complete({ messages: request, tools: [], signal, model, ...(input.key && { turnId: input.key.turnId }) });
+        const step = await deps.llm.complete({
+          messages: request,
+          tools: [],
+          signal,
+          model,
+          ...(input.key && { turnId: input.key.turnId }),
+        });
         text = step.text.trim();
         usage = step.usage;
       } catch (err) {
@@ -96,10 +123,28 @@ export function createCompactor(deps: CompactorDeps) {
         throw failed('the model answered an empty summary');
       }
       const after = plan.tokensAfter + tokensOf(charsOf({ role: 'system', content: SUMMARY_HEADING + text }));
-      event = { ...base, method: 'summary', summary: text, tokensAfter: after, model, ...(usage && { usage }), usageTotal: deps.usage.with(usage) };
+      event = {
+        ...base,
+        method: 'summary',
+        summary: text,
+        tokensAfter: after,
+        model,
+        ...(usage && { usage }),
+        usageTotal: deps.usage.with(usage),
+      };
     }
     const stored = await deps.store(input, event);
-    log.info({ sessionId, method: event.method, trigger: input.trigger, upToSeq: event.upToSeq, tokensBefore: tokens, tokensAfter: event.tokensAfter }, 'conversation compacted');
+    log.info(
+      {
+        sessionId,
+        method: event.method,
+        trigger: input.trigger,
+        upToSeq: event.upToSeq,
+        tokensBefore: tokens,
+        tokensAfter: event.tokensAfter,
+      },
+      'conversation compacted',
+    );
     return stored;
   };
 }
@@ -114,9 +159,13 @@ export type Compactor = ReturnType<typeof createCompactor>;
  * rejects them as `cancelled`, naming `stoppedBy()`.
  */
 export function createCompactRequests(compactor: Compactor, stoppedBy: () => string) {
-  const waiters = new Map<string, { resolve: (stored: SessionStoredEvent | undefined) => void; reject: (err: unknown) => void }>();
+  const waiters = new Map<
+    string,
+    { resolve: (stored: SessionStoredEvent | undefined) => void; reject: (err: unknown) => void }
+  >();
   return {
-    wait: (correlationId: string) => new Promise<SessionStoredEvent | undefined>((resolve, reject) => waiters.set(correlationId, { resolve, reject })),
+    wait: (correlationId: string) =>
+      new Promise<SessionStoredEvent | undefined>((resolve, reject) => waiters.set(correlationId, { resolve, reject })),
     run: async (input: CompactInput, signal: AbortSignal): Promise<void> => {
       const served = (input.correlationIds ?? []).flatMap((id) => {
         const w = waiters.get(id);
@@ -126,9 +175,12 @@ export function createCompactRequests(compactor: Compactor, stoppedBy: () => str
       try {
         const stored = await compactor(input, signal);
         served.forEach((w) => w.resolve(stored));
-        if (!stored && input.key) throw new AppError('AGENT_ERROR', 'nothing to compact', { reason: 'nothing_to_compact' });
+        if (!stored && input.key)
+          throw new AppError('AGENT_ERROR', 'nothing to compact', { reason: 'nothing_to_compact' });
       } catch (err) {
-        const why = signal.aborted ? new AppError('AGENT_ERROR', `The compaction was stopped (${stoppedBy()})`, { reason: 'cancelled' }) : err;
+        const why = signal.aborted
+          ? new AppError('AGENT_ERROR', `The compaction was stopped (${stoppedBy()})`, { reason: 'cancelled' })
+          : err;
         served.forEach((w) => w.reject(why));
         throw why;
       }
@@ -144,5 +196,9 @@ export function createCompactRequests(compactor: Compactor, stoppedBy: () => str
 }
 
 /** Characters of a request: system prompt, history view, tail, tools. */
-export const requestChars = (systemPrompt: string, historyChars: number, tail: Parameters<typeof charsOfAll>[0], toolChars: number): number =>
-  systemPrompt.length + historyChars + charsOfAll(tail) + toolChars;
+export const requestChars = (
+  systemPrompt: string,
+  historyChars: number,
+  tail: Parameters<typeof charsOfAll>[0],
+  toolChars: number,
+): number => systemPrompt.length + historyChars + charsOfAll(tail) + toolChars;

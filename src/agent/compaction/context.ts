@@ -39,7 +39,9 @@ export interface ContextSettings {
 }
 
 /** One session's settings (see the contracts). */
-export function contextSettings(llm: Pick<LlmConfig, 'model' | 'contextWindow' | 'maxOutputTokens' | 'compaction'>): ContextSettings {
+export function contextSettings(
+  llm: Pick<LlmConfig, 'model' | 'contextWindow' | 'maxOutputTokens' | 'compaction'>,
+): ContextSettings {
   const limits = contextLimitsOf(llm);
   let learned: number | undefined;
   return {
@@ -81,19 +83,28 @@ export function createContextMeter(): ContextMeter {
 /** `a` plus `b`: every figure, the cache ones only when either has them. */
 export function addUsage(a: Usage, b: Usage | undefined): Usage {
   if (!b) return { ...a };
-  const sum: Usage = { promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens, totalTokens: a.totalTokens + b.totalTokens };
-  if (a.cachedTokens !== undefined || b.cachedTokens !== undefined) sum.cachedTokens = (a.cachedTokens ?? 0) + (b.cachedTokens ?? 0);
-  if (a.cacheWriteTokens !== undefined || b.cacheWriteTokens !== undefined) sum.cacheWriteTokens = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0);
+  const sum: Usage = {
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+  };
+  if (a.cachedTokens !== undefined || b.cachedTokens !== undefined)
+    sum.cachedTokens = (a.cachedTokens ?? 0) + (b.cachedTokens ?? 0);
+  if (a.cacheWriteTokens !== undefined || b.cacheWriteTokens !== undefined)
+    sum.cacheWriteTokens = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0);
   return sum;
 }
 
 /** Folds one event into a session's usage totals (see the contracts): `total` is replaced in place. */
 export function applyUsage(total: Usage, e: SessionEvent): void {
   const next =
-    e.type === 'contextCompacted' ? e.usageTotal
-    : e.type === 'serverSampled' ? addUsage(total, e.usage)
-    : e.type === 'assistantStep' || e.type === 'response' ? (e.usageTotal ?? addUsage(total, e.usage))
-    : undefined;
+    e.type === 'contextCompacted'
+      ? e.usageTotal
+      : e.type === 'serverSampled'
+        ? addUsage(total, e.usage)
+        : e.type === 'assistantStep' || e.type === 'response'
+          ? (e.usageTotal ?? addUsage(total, e.usage))
+          : undefined;
   if (!next) return;
   delete total.cachedTokens;
   delete total.cacheWriteTokens;

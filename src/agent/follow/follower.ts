@@ -93,7 +93,8 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
         const read = new Set(stored.map((e) => `${e.seq} ${toFrame(e)?.event ?? ''}`));
         sink = turnSink(onStep);
         if (closed) sink.close();
-        for (const step of storedSteps(stored)) if ((step.kind === 'queued' ? step.seq : (step.frame.data.seq ?? 0)) > since) sink.pass(step);
+        for (const step of storedSteps(stored))
+          if ((step.kind === 'queued' ? step.seq : (step.frame.data.seq ?? 0)) > since) sink.pass(step);
         live = (step) => {
           const data = turnOf(step);
           if (data.turnId === turnId && !read.has(`${data.seq} ${step.frame.event}`)) sink?.pass(step);
@@ -116,7 +117,12 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
   return {
     watch,
     /** `watch(session).follow(turn, …)`; the watch is what it resolves with (close it). */
-    async followTurn(sessionId: string, turnId: string, onStep: (step: TurnStep) => void, since = 0): Promise<SessionWatch & { known: boolean }> {
+    async followTurn(
+      sessionId: string,
+      turnId: string,
+      onStep: (step: TurnStep) => void,
+      since = 0,
+    ): Promise<SessionWatch & { known: boolean }> {
       const w = watch(sessionId);
       try {
         return { ...w, ...(await w.follow(turnId, onStep, since)) };
@@ -139,15 +145,21 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
         },
       };
     },
-    steps: async (sessionId: string, turnId: string): Promise<TurnStep[]> => storedSteps(await store.readTurn(sessionId, turnId)),
+    steps: async (sessionId: string, turnId: string): Promise<TurnStep[]> =>
+      storedSteps(await store.readTurn(sessionId, turnId)),
     /** A page of turns across sessions (turn-pages.ts); how many turns a session has. */
     turnPage: (query: TurnPageQuery) => turnPage(store, query),
     turnCount: async (sessionId: string): Promise<number> => (await store.turns(sessionId)).length,
     watchInterest: (sessionId: string): Promise<void> | undefined => interest?.watch(sessionId),
     unwatchInterest: (sessionId: string): void => interest?.unwatch(sessionId),
-    async replay(sessionId: string, since: number | undefined, deliver: (frame: AgentFrame) => void, isClosed: () => boolean): Promise<void> {
+    async replay(
+      sessionId: string,
+      since: number | undefined,
+      deliver: (frame: AgentFrame) => void,
+      isClosed: () => boolean,
+    ): Promise<void> {
       if (since === undefined) return;
-      for (let after = since; ; ) {
+      for (let after = since; ;) {
         const stored = await store.read(sessionId, after);
         if (stored.length === 0 || isClosed()) return;
         for (const e of stored) {

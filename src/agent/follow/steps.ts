@@ -12,8 +12,7 @@
 import { toFrame, type AgentFrame, type SessionStoredEvent } from '../frames.ts';
 
 export type TurnStep =
-  | { kind: 'frame'; frame: AgentFrame; ts: number }
-  | { kind: 'queued'; seq: number; content: string; ts: number };
+  { kind: 'frame'; frame: AgentFrame; ts: number } | { kind: 'queued'; seq: number; content: string; ts: number };
 
 export function storedSteps(stored: readonly SessionStoredEvent[]): TurnStep[] {
   const steps: TurnStep[] = [];
@@ -26,4 +25,5 @@ export function storedSteps(stored: readonly SessionStoredEvent[]): TurnStep[] {
   return steps;
 }
 
-export const endsTurn = (step: TurnStep): boolean => step.kind === 'frame' && (step.frame.event === 'response' || step.frame.event === 'error');
+export const endsTurn = (step: TurnStep): boolean =>
+  step.kind === 'frame' && (step.frame.event === 'response' || step.frame.event === 'error');

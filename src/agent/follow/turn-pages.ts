@@ -30,7 +30,10 @@ export interface TurnPageQuery {
   limit: number;
 }
 
-export async function turnPage(store: FollowStore, query: TurnPageQuery): Promise<{ turns: ListedTurn[]; more: boolean }> {
+export async function turnPage(
+  store: FollowStore,
+  query: TurnPageQuery,
+): Promise<{ turns: ListedTurn[]; more: boolean }> {
   const want = query.limit + 1; // one more tells whether any follow
   const out: ListedTurn[] = [];
   const take = (sessionId: string, spans: { turnId: string; firstSeq: number }[]) => {
@@ -41,7 +44,11 @@ export async function turnPage(store: FollowStore, query: TurnPageQuery): Promis
     const sessionId = only ?? from?.sessionId ?? '';
     take(sessionId, await store.turns(sessionId, { after: from?.after ?? 0, limit: want }));
   }
-  for (let after = from?.sessionId, limit = FIRST_SESSIONS; only === undefined && out.length < want; limit = Math.min(MOST_SESSIONS, limit * 2)) {
+  for (
+    let after = from?.sessionId, limit = FIRST_SESSIONS;
+    only === undefined && out.length < want;
+    limit = Math.min(MOST_SESSIONS, limit * 2)
+  ) {
     const sessions = await store.list({ ...query.range, ...(after !== undefined && { after }), limit });
     for (const s of sessions) if (out.length < want) take(s.id, await store.turns(s.id, { limit: want - out.length }));
     after = sessions.at(-1)?.id;

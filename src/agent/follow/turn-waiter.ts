@@ -66,29 +66,48 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
 
   /** The timeout's error; the approvals the turn waits for (its session's questions) are named in it. */
   const timedOut = async (w: Waiter | undefined): Promise<AppError> => {
-    const questions = w?.turnId === undefined ? [] : await bus.execute('agent.questions', { sessionId: w.sessionId }, { sessionId: w.sessionId }).catch(() => []);
+    const questions =
+      w?.turnId === undefined
+        ? []
+        : await bus.execute('agent.questions', { sessionId: w.sessionId }, { sessionId: w.sessionId }).catch(() => []);
     const pending = questions.filter((q) => q.turnId === w?.turnId && inFamily('approval')(q)).map(approvalRecordOf);
-    if (pending.length === 0) return new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms`, { reason: 'timeout' });
+    if (pending.length === 0)
+      return new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms`, { reason: 'timeout' });
     const names = pending.map((p) => `"${p.toolName}" (call ${p.callId}, session ${p.sessionId})`).join(', ');
     const pendingApprovals = pending.map(({ args: _args, ...p }) => p);
-    return new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms: the turn waits for approval of ${names}`, { reason: 'timeout', pendingApprovals });
+    return new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms: the turn waits for approval of ${names}`, {
+      reason: 'timeout',
+      pendingApprovals,
+    });
   };
 
   /** Registers the waiter of `correlationId`. */
-  const wait = (correlationId: string, sessionId: SessionKey, signal?: AbortSignal): { reply: Promise<ResponseEvent>; w: Waiter } => {
+  const wait = (
+    correlationId: string,
+    sessionId: SessionKey,
+    signal?: AbortSignal,
+  ): { reply: Promise<ResponseEvent>; w: Waiter } => {
     let w!: Waiter;
     const reply = new Promise<ResponseEvent>((resolve, reject) => {
       const timer = setTimeout(() => void timedOut(settle(correlationId)).then(reject), timeoutMs);
       w = { resolve, reject, timer, sessionId };
       waiters.set(correlationId, w);
-      signal?.addEventListener('abort', () => settle(correlationId)?.reject(new AppError('AGENT_ERROR', 'Request aborted by the client', { reason: 'aborted' })), {
-        once: true,
-      });
+      signal?.addEventListener(
+        'abort',
+        () =>
+          settle(correlationId)?.reject(
+            new AppError('AGENT_ERROR', 'Request aborted by the client', { reason: 'aborted' }),
+          ),
+        {
+          once: true,
+        },
+      );
     });
     return { reply, w };
   };
   /** Ends a turn's follow once its waiter settles. */
-  const until = (reply: Promise<ResponseEvent>, follow: { close(): void }) => void reply.catch(() => undefined).finally(() => follow.close());
+  const until = (reply: Promise<ResponseEvent>, follow: { close(): void }) =>
+    void reply.catch(() => undefined).finally(() => follow.close());
   /** What a waiter makes of its turn's steps: its end. */
   const apply = (correlationId: string) => (step: TurnStep) => {
     if (step.kind !== 'frame') return;
@@ -101,10 +120,17 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
     detached.set(correlationId, reply);
     reply.catch(() => undefined).finally(() => setTimeout(() => detached.delete(correlationId), timeoutMs).unref());
   };
-  const unknownTurn = () => new AppError('AGENT_ERROR', 'This turn is not known here (it ended long ago, or never was)', { reason: 'unknown_turn' });
+  const unknownTurn = () =>
+    new AppError('AGENT_ERROR', 'This turn is not known here (it ended long ago, or never was)', {
+      reason: 'unknown_turn',
+    });
 
   /** Registers a waiter for a turn asked elsewhere and follows the turn (see `rejoin` in the contracts). */
-  async function adopt(turn: { correlationId: string; sessionId: SessionKey; turnId: string }): Promise<{ reply: Promise<ResponseEvent> }> {
+  async function adopt(turn: {
+    correlationId: string;
+    sessionId: SessionKey;
+    turnId: string;
+  }): Promise<{ reply: Promise<ResponseEvent> }> {
     const { correlationId, sessionId, turnId } = turn;
     const { reply, w } = wait(correlationId, sessionId);
     w.turnId = turnId;
@@ -115,13 +141,20 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
       const { known } = await watch.follow(turnId, apply(correlationId));
       if (!known) settle(correlationId)?.reject(unknownTurn());
     } catch (err) {
-      settle(correlationId)?.reject(err instanceof AppError ? err : new AppError('AGENT_ERROR', `The turn's log could not be read: ${String(err)}`, { reason: 'unknown_turn' }));
+      settle(correlationId)?.reject(
+        err instanceof AppError
+          ? err
+          : new AppError('AGENT_ERROR', `The turn's log could not be read: ${String(err)}`, { reason: 'unknown_turn' }),
+      );
     }
     return { reply };
   }
 
   return {
-    async ask(message: AgentCommands['agent.sendMessage']['payload'], opts: { correlationId: string; signal?: AbortSignal; detachable?: boolean }): Promise<ResponseEvent> {
+    async ask(
+      message: AgentCommands['agent.sendMessage']['payload'],
+      opts: { correlationId: string; signal?: AbortSignal; detachable?: boolean },
+    ): Promise<ResponseEvent> {
       const { correlationId } = opts;
       const { reply, w } = wait(correlationId, message.sessionId, opts.signal);
       const sent = follower.followSent(message.sessionId, correlationId, apply(correlationId));
@@ -131,7 +164,10 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
       // command's error then answers, and the reply's own rejection must not go unhandled meanwhile.
       reply.catch(() => undefined);
       try {
-        const { turnId } = await bus.execute('agent.sendMessage', message, { correlationId, sessionId: message.sessionId });
+        const { turnId } = await bus.execute('agent.sendMessage', message, {
+          correlationId,
+          sessionId: message.sessionId,
+        });
         w.turnId = turnId;
         sent.named(turnId);
       } catch (err) {
@@ -143,14 +179,19 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
     },
     turnOf: (correlationId: string): string | undefined => waiters.get(correlationId)?.turnId,
     /** Resolves with the turn's reply; see the contracts. */
-    async rejoin(turn: { correlationId: string; sessionId: SessionKey; turnId?: string }): Promise<{ reply: Promise<ResponseEvent> }> {
+    async rejoin(turn: {
+      correlationId: string;
+      sessionId: SessionKey;
+      turnId?: string;
+    }): Promise<{ reply: Promise<ResponseEvent> }> {
       const kept = detached.get(turn.correlationId);
       if (kept) return { reply: kept };
       const { turnId } = turn;
       return turnId === undefined ? { reply: Promise.reject(unknownTurn()) } : adopt({ ...turn, turnId });
     },
     close(): void {
-      for (const id of [...waiters.keys()]) settle(id)?.reject(new AppError('SERVICE_UNAVAILABLE', 'Service is shutting down'));
+      for (const id of [...waiters.keys()])
+        settle(id)?.reject(new AppError('SERVICE_UNAVAILABLE', 'Service is shutting down'));
     },
   };
 }

@@ -6,8 +6,20 @@ import type { AgentEvents, FrameName } from '../frames.ts';
 
 /** Every frame's name: the follower hears `agent.<name>` of each (a compile error below names a frame left out). */
 export const FRAME_NAMES = [
-  'userMessage', 'thinking', 'chunk', 'toolCall', 'toolResult', 'response', 'toolApprovalRequested', 'toolApprovalResolved',
-  'elicitationRequested', 'elicitationResolved', 'error', 'conversationReset', 'contextCompacted', 'reasoning',
+  'userMessage',
+  'thinking',
+  'chunk',
+  'toolCall',
+  'toolResult',
+  'response',
+  'toolApprovalRequested',
+  'toolApprovalResolved',
+  'elicitationRequested',
+  'elicitationResolved',
+  'error',
+  'conversationReset',
+  'contextCompacted',
+  'reasoning',
 ] as const satisfies readonly FrameName[];
 type Unlisted = Exclude<FrameName, (typeof FRAME_NAMES)[number]>;
 export type EveryFrameListed = [Unlisted] extends [never] ? true : { unlisted: Unlisted };

@@ -16,7 +16,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
-import { answerOf, closingAnswer, samplingId, type Question, type QuestionAnswer, type QuestionKind } from '../../conversation/questions.ts';
+import {
+  answerOf,
+  closingAnswer,
+  samplingId,
+  type Question,
+  type QuestionAnswer,
+  type QuestionKind,
+} from '../../conversation/questions.ts';
 import type { ElicitationAnswer, ElicitationAsk } from '../../tools/mcp/elicitation.ts';
 import type { SamplingOptions, SamplingRequest } from '../../tools/messages.ts';
 import type { SessionState, Stored } from '../session/state.ts';
@@ -42,7 +49,8 @@ interface Waiting {
 }
 
 /** A new question's id: an elicitation's `el_<uuid>`, a sampling request's as the wire names it (an approval's is its call's). */
-const newId = (kind: QuestionKind, callId: string) => (kind === 'sampling' ? samplingId(callId, randomUUID().slice(0, 8)) : `el_${randomUUID()}`);
+const newId = (kind: QuestionKind, callId: string) =>
+  kind === 'sampling' ? samplingId(callId, randomUUID().slice(0, 8)) : `el_${randomUUID()}`;
 
 export function createAsked(deps: AskedDeps) {
   const waiting = new Map<string, Waiting>();
@@ -56,20 +64,34 @@ export function createAsked(deps: AskedDeps) {
   const notAsked = (kind: QuestionKind, reason: string) => closingAnswer(kind, 'timeout', reason);
 
   return {
-    ask(ask: Ask, call: { turnId: string; callId: string }, options: { deadline: number; signal: AbortSignal }): Promise<QuestionAnswer> {
+    ask(
+      ask: Ask,
+      call: { turnId: string; callId: string },
+      options: { deadline: number; signal: AbortSignal },
+    ): Promise<QuestionAnswer> {
       if (closed || options.signal.aborted) return Promise.resolve(notAsked(ask.kind, 'the call ended'));
       const now = deps.clock.now();
       const expiresAt = new Date(Math.min(now + deps.timeoutMs, options.deadline - 1_000)).toISOString();
-      const question: Question = { ...ask, id: newId(ask.kind, call.callId), sessionId: deps.sessionId, ...call, expiresAt };
+      const question: Question = {
+        ...ask,
+        id: newId(ask.kind, call.callId),
+        sessionId: deps.sessionId,
+        ...call,
+        expiresAt,
+      };
       return new Promise((resolve) => {
         waiting.set(question.id, { kind: ask.kind, resolve, seen: false });
         if (!deps.toTurn(question, now)) return release(question.id, notAsked(ask.kind, 'no turn runs'));
-        options.signal.addEventListener('abort', () => {
-          if (!waiting.has(question.id)) return;
-          const answer = closingAnswer(ask.kind, 'call-ended', 'the call ended');
-          release(question.id, answer);
-          deps.callEnded(question.id, answer);
-        }, { once: true });
+        options.signal.addEventListener(
+          'abort',
+          () => {
+            if (!waiting.has(question.id)) return;
+            const answer = closingAnswer(ask.kind, 'call-ended', 'the call ended');
+            release(question.id, answer);
+            deps.callEnded(question.id, answer);
+          },
+          { once: true },
+        );
       });
     },
     /** After `stored` was folded into `state`: the calls whose question closed get its answer (see the contracts). */
@@ -78,7 +100,8 @@ export function createAsked(deps: AskedDeps) {
       const answered = answerOf(stored.event);
       for (const [id, w] of [...waiting]) {
         if (state.questions.has(id)) w.seen = true;
-        else if (w.seen) release(id, answered?.id === id ? answered.answer : closingAnswer(w.kind, 'ended', 'the turn ended'));
+        else if (w.seen)
+          release(id, answered?.id === id ? answered.answer : closingAnswer(w.kind, 'ended', 'the turn ended'));
       }
     },
     close(): void {
@@ -92,15 +115,28 @@ export type Asked = ReturnType<typeof createAsked>;
 type Call = { turnId: string; callId: string };
 
 /** A server's elicitation during `call`, asked and answered as a question. */
-export async function elicitOf(asked: Asked, ask: ElicitationAsk, call: Call, options: { deadline: number; signal: AbortSignal }): Promise<ElicitationAnswer> {
+export async function elicitOf(
+  asked: Asked,
+  ask: ElicitationAsk,
+  call: Call,
+  options: { deadline: number; signal: AbortSignal },
+): Promise<ElicitationAnswer> {
   const where = ask.mode === 'url' ? { url: ask.url } : { requestedSchema: ask.requestedSchema };
-  const answer = await asked.ask({ kind: 'elicitation', serverId: ask.serverId, message: ask.message, mode: ask.mode, ...where }, call, options);
+  const answer = await asked.ask(
+    { kind: 'elicitation', serverId: ask.serverId, message: ask.message, mode: ask.mode, ...where },
+    call,
+    options,
+  );
   return 'action' in answer ? answer : { action: 'decline' };
 }
 
 /** A server's sampling request during `call` under `sampling: ask`, asked and answered as a question. */
 export async function approveSampling(asked: Asked, request: SamplingRequest, call: Call, options: SamplingOptions) {
   const { serverId, systemPrompt, messages, maxTokens } = request;
-  const answer = await asked.ask({ kind: 'sampling', serverId, args: { ...(systemPrompt !== undefined && { systemPrompt }), messages, maxTokens } }, call, options);
+  const answer = await asked.ask(
+    { kind: 'sampling', serverId, args: { ...(systemPrompt !== undefined && { systemPrompt }), messages, maxTokens } },
+    call,
+    options,
+  );
   return 'decision' in answer ? answer : { decision: 'deny' as const };
 }

@@ -32,14 +32,16 @@ export interface CallHostDeps {
 }
 
 /** The host of each call (`call`: its turn and id). */
-export const callHosts = (deps: CallHostDeps) => (call: { turnId: string; callId: string }): CallHost => ({
-  elicit: (ask, options) => elicitOf(deps.asked, ask, call, options),
-  sampling: {
-    approve: (request, options) => approveSampling(deps.asked, request, call, options),
-    checkBudget: (estimate) => deps.budget.check(call.turnId, deps.usage.current().totalTokens, estimate),
-    spent(serverId, usage) {
-      deps.budget.spent(call.turnId, usage);
-      deps.recordSampled({ v: EVENT_VERSION, type: 'serverSampled', ...call, serverId, model: deps.model, usage });
+export const callHosts =
+  (deps: CallHostDeps) =>
+  (call: { turnId: string; callId: string }): CallHost => ({
+    elicit: (ask, options) => elicitOf(deps.asked, ask, call, options),
+    sampling: {
+      approve: (request, options) => approveSampling(deps.asked, request, call, options),
+      checkBudget: (estimate) => deps.budget.check(call.turnId, deps.usage.current().totalTokens, estimate),
+      spent(serverId, usage) {
+        deps.budget.spent(call.turnId, usage);
+        deps.recordSampled({ v: EVENT_VERSION, type: 'serverSampled', ...call, serverId, model: deps.model, usage });
+      },
     },
-  },
-});
+  });

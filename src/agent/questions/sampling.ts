@@ -53,12 +53,15 @@ const CHARS_PER_TOKEN = 4;
 export function createSampler(deps: SamplerDeps, target: SamplerTarget): Sampler {
   return async (request, options) => {
     const messages: ChatMessage[] = [
-      ...(request.systemPrompt !== undefined && request.systemPrompt !== '' ? [{ role: 'system' as const, content: request.systemPrompt }] : []),
+      ...(request.systemPrompt !== undefined && request.systemPrompt !== ''
+        ? [{ role: 'system' as const, content: request.systemPrompt }]
+        : []),
       ...request.messages,
     ];
     if (request.needsApproval) {
       const { decision, reason } = await target.host.approve(request, options);
-      if (decision === 'deny') throw new SamplingRefused(`the user denied the sampling request${reason ? ` (${reason})` : ''}`);
+      if (decision === 'deny')
+        throw new SamplingRefused(`the user denied the sampling request${reason ? ` (${reason})` : ''}`);
     }
     try {
       target.host.checkBudget(Math.ceil(messages.reduce((n, m) => n + m.content.length, 0) / CHARS_PER_TOKEN));
@@ -66,10 +69,20 @@ export function createSampler(deps: SamplerDeps, target: SamplerTarget): Sampler
       if (isAppError(err)) throw new SamplingRefused(err.message);
       throw err;
     }
-    const maxTokens = deps.maxOutputTokens === undefined ? request.maxTokens : Math.min(request.maxTokens, deps.maxOutputTokens);
+    const maxTokens =
+      deps.maxOutputTokens === undefined ? request.maxTokens : Math.min(request.maxTokens, deps.maxOutputTokens);
     const signal = target.signal ? AbortSignal.any([target.signal, options.signal]) : options.signal;
     const step = await deps.llm.complete({ messages, tools: [], maxTokens, turnId: target.turnId, signal });
-    deps.log.info({ sessionId: target.sessionId, turnId: target.turnId, callId: target.callId, serverId: request.serverId, usage: step.usage }, 'served a sampling request');
+    deps.log.info(
+      {
+        sessionId: target.sessionId,
+        turnId: target.turnId,
+        callId: target.callId,
+        serverId: request.serverId,
+        usage: step.usage,
+      },
+      'served a sampling request',
+    );
     if (step.usage) target.host.spent(request.serverId, step.usage);
     return { text: step.text, model: deps.llm.model, stopReason: STOP_REASONS[step.finishReason] ?? step.finishReason };
   };

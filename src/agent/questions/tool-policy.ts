@@ -6,7 +6,9 @@ export type ToolPolicy = (serverId: string, toolName: string) => ToolAction;
 
 export function createToolPolicy(config: Pick<ToolPolicyConfig, 'default' | 'rules'>): ToolPolicy {
   return (serverId, toolName) => {
-    const rule = config.rules.find((r) => (r.server === undefined || r.server === serverId) && (r.tool === undefined || r.tool === toolName));
+    const rule = config.rules.find(
+      (r) => (r.server === undefined || r.server === serverId) && (r.tool === undefined || r.tool === toolName),
+    );
     return rule?.action ?? config.default;
   };
 }

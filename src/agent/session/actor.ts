@@ -19,7 +19,9 @@ const sessionWithActors = sessionMachine.provide({
   actors: {
     turn: turnMachine.provide({
       actors: {
-        modelStep: fromPromise<ModelStepResult, ModelStepInput>(({ input, signal, system }) => portOf(system).modelStep(input, signal)),
+        modelStep: fromPromise<ModelStepResult, ModelStepInput>(({ input, signal, system }) =>
+          portOf(system).modelStep(input, signal),
+        ),
         compact: fromPromise<void, CompactInput>(({ input, signal, system }) => portOf(system).compact(input, signal)),
         runTools: toolsRunner((system) => portOf(system).callTool),
       },

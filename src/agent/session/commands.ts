@@ -12,7 +12,9 @@
 import type { AgentCommands } from '../messages.ts';
 
 /** The commands whose payload names a session. */
-type NamesASession = { [K in keyof AgentCommands]: AgentCommands[K]['payload'] extends { sessionId: string } ? K : never }[keyof AgentCommands];
+type NamesASession = {
+  [K in keyof AgentCommands]: AgentCommands[K]['payload'] extends { sessionId: string } ? K : never;
+}[keyof AgentCommands];
 
 export const SESSION_COMMANDS = [
   'agent.sendMessage',
@@ -29,7 +31,12 @@ export const SESSION_COMMANDS = [
  * Commands that name a session but run anywhere: they read its stored log only (a fork writes a
  * new session, unknown to every instance, through the shared store: session-transfer.ts).
  */
-export const NOT_SESSION_SCOPED = ['agent.history', 'agent.sessionExists', 'agent.exportSession', 'agent.forkSession'] as const satisfies readonly NamesASession[];
+export const NOT_SESSION_SCOPED = [
+  'agent.history',
+  'agent.sessionExists',
+  'agent.exportSession',
+  'agent.forkSession',
+] as const satisfies readonly NamesASession[];
 
 export type SessionCommand = (typeof SESSION_COMMANDS)[number];
 

@@ -18,7 +18,16 @@
  *   `restart`; a turn left waiting for approval is resumed; one left running ends with a failed turn
  *   when `orphanedTurnReason` says its runner is gone; then the messages left queued run, in order.
  */
-import { QUESTION_KINDS, answeredEvent, closingAnswer, type AnswerInput, type ElicitationContent, type Question, type QuestionAnswer, type QuestionFamily } from '../../conversation/questions.ts';
+import {
+  QUESTION_KINDS,
+  answeredEvent,
+  closingAnswer,
+  type AnswerInput,
+  type ElicitationContent,
+  type Question,
+  type QuestionAnswer,
+  type QuestionFamily,
+} from '../../conversation/questions.ts';
 import { EVENT_VERSION, type SessionEvent, type SessionEventOf } from '../../conversation/session-events.ts';
 import type { TurnMessage } from '../../conversation/turn-contract.ts';
 import { AppError } from '../../errors/index.ts';
@@ -53,7 +62,10 @@ export interface Live {
 
 /** What each command decides. */
 export interface Decisions {
-  send: { type: 'duplicate'; turnId: string; queued: boolean } | { type: 'start' } | { type: 'queue'; event: SessionEventOf<'messageQueued'> };
+  send:
+    | { type: 'duplicate'; turnId: string; queued: boolean }
+    | { type: 'start' }
+    | { type: 'queue'; event: SessionEventOf<'messageQueued'> };
   answer: { type: 'answer'; question: Question; answer: QuestionAnswer };
   cancel: { type: 'cancel' } | { type: 'ignore' };
   reset: { type: 'reset' };
@@ -80,7 +92,16 @@ function decideAny(command: SessionCommand, state: SessionState, live: Live): De
       const waiting = live.queue.length - (live.running ? 1 : 0);
       if (!live.busy && waiting === 0) return { type: 'start' };
       const { turnId, correlationId, content, image, hops, attached } = message;
-      const event: SessionEventOf<'messageQueued'> = { v: EVENT_VERSION, type: 'messageQueued', turnId, correlationId, content, ...(image && { image }), ...(hops !== undefined && { hops }), ...(attached && { attached }) };
+      const event: SessionEventOf<'messageQueued'> = {
+        v: EVENT_VERSION,
+        type: 'messageQueued',
+        turnId,
+        correlationId,
+        content,
+        ...(image && { image }),
+        ...(hops !== undefined && { hops }),
+        ...(attached && { attached }),
+      };
       return { type: 'queue', event };
     }
     case 'answer':
@@ -96,30 +117,55 @@ function decideAny(command: SessionCommand, state: SessionState, live: Live): De
 
 function notFound(family: QuestionFamily, sessionId: string, id: string): AppError {
   const name = sessionIdOf(sessionId); // what the caller named, never an owned key
-  if (family === 'approval') return new AppError('APPROVAL_NOT_FOUND', `No call ${id} waits for approval in session ${name}`, { sessionId: name, callId: id });
-  return new AppError('ELICITATION_NOT_FOUND', `No elicitation ${id} waits for an answer in session ${name}`, { sessionId: name, id });
+  if (family === 'approval')
+    return new AppError('APPROVAL_NOT_FOUND', `No call ${id} waits for approval in session ${name}`, {
+      sessionId: name,
+      callId: id,
+    });
+  return new AppError('ELICITATION_NOT_FOUND', `No elicitation ${id} waits for an answer in session ${name}`, {
+    sessionId: name,
+    id,
+  });
 }
 
 function alreadyAnswered(family: QuestionFamily, sessionId: string, id: string): AppError {
   const name = sessionIdOf(sessionId);
-  if (family === 'approval') return new AppError('APPROVAL_ALREADY_RESOLVED', `The call ${id} was already answered`, { sessionId: name, callId: id });
-  return new AppError('ELICITATION_ALREADY_RESOLVED', `The elicitation ${id} was already answered`, { sessionId: name, id });
+  if (family === 'approval')
+    return new AppError('APPROVAL_ALREADY_RESOLVED', `The call ${id} was already answered`, {
+      sessionId: name,
+      callId: id,
+    });
+  return new AppError('ELICITATION_ALREADY_RESOLVED', `The elicitation ${id} was already answered`, {
+    sessionId: name,
+    id,
+  });
 }
 
-function decideAnswer(command: Extract<SessionCommand, { type: 'answer' }>, state: SessionState, live: Live): { question: Question; answer: QuestionAnswer } {
+function decideAnswer(
+  command: Extract<SessionCommand, { type: 'answer' }>,
+  state: SessionState,
+  live: Live,
+): { question: Question; answer: QuestionAnswer } {
   const { id } = command;
   const family = 'decision' in command.answer ? 'approval' : 'elicitation';
   const q = live.closedBy === undefined ? state.questions.get(id) : undefined;
   const ofFamily = q !== undefined && QUESTION_KINDS[q.kind].family === family;
   if (ofFamily && !live.held.has(id)) throw alreadyAnswered(family, state.sessionId, id);
   if (ofFamily) return { question: q, answer: checkAnswer(q, command.answer, live.validate) };
-  if (live.closedBy === undefined && state.closed.get(id) === family) throw alreadyAnswered(family, state.sessionId, id);
+  if (live.closedBy === undefined && state.closed.get(id) === family)
+    throw alreadyAnswered(family, state.sessionId, id);
   throw notFound(family, state.sessionId, id);
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isValue = (v: unknown) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || (Array.isArray(v) && v.every((x) => typeof x === 'string'));
-const invalid = (field: string, message: string) => new AppError('INVALID_REQUEST', `Invalid elicitation content: ${field} ${message}`, { field, issue: message });
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const isValue = (v: unknown) =>
+  typeof v === 'string' ||
+  typeof v === 'number' ||
+  typeof v === 'boolean' ||
+  (Array.isArray(v) && v.every((x) => typeof x === 'string'));
+const invalid = (field: string, message: string) =>
+  new AppError('INVALID_REQUEST', `Invalid elicitation content: ${field} ${message}`, { field, issue: message });
 
 /** The field an issue of the validator is about: its path, or the property a `required` names. */
 function fieldOf(path: string, message: string): string {
@@ -128,8 +174,13 @@ function fieldOf(path: string, message: string): string {
 }
 
 /** The answer `q` takes from `input` (see the contracts): a form's content checked, anything else without content. */
-export function checkAnswer(q: Pick<Question, 'kind' | 'mode' | 'requestedSchema'>, input: AnswerInput, validate: ArgsValidator): QuestionAnswer {
-  if ('decision' in input) return { decision: input.decision, ...(input.reason !== undefined && { reason: input.reason }) };
+export function checkAnswer(
+  q: Pick<Question, 'kind' | 'mode' | 'requestedSchema'>,
+  input: AnswerInput,
+  validate: ArgsValidator,
+): QuestionAnswer {
+  if ('decision' in input)
+    return { decision: input.decision, ...(input.reason !== undefined && { reason: input.reason }) };
   if (input.action !== 'accept' || q.mode === 'url') return { action: input.action };
   const { content } = input;
   if (content === undefined) throw invalid('content', 'is required to accept a form');
@@ -153,18 +204,28 @@ export interface Opening {
 
 export const RESTART_REASON = "the server's request ended with the process";
 
-export function decideOpen(state: SessionState, options: { now: number; orphanedTurnReason?: string | undefined }): Opening {
+export function decideOpen(
+  state: SessionState,
+  options: { now: number; orphanedTurnReason?: string | undefined },
+): Opening {
   const record: SessionEvent[] = [];
   for (const q of state.questions.values()) {
-    if (!QUESTION_KINDS[q.kind].survivesRestart) record.push(answeredEvent(q, closingAnswer(q.kind, 'restart', RESTART_REASON), 'restart'));
+    if (!QUESTION_KINDS[q.kind].survivesRestart)
+      record.push(answeredEvent(q, closingAnswer(q.kind, 'restart', RESTART_REASON), 'restart'));
   }
   const resume = resumeTurn(state.openTurn, state.questions, options.now);
   const open = state.openTurn;
   if (!resume && open && options.orphanedTurnReason !== undefined) {
     const reason = options.orphanedTurnReason;
     const message = 'The turn was stopped: the instance running it stopped before it ended';
-    record.push({ v: EVENT_VERSION, type: 'turnFailed', turnId: open.user.turnId, code: 'AGENT_ERROR', message, details: { reason } });
+    record.push({
+      v: EVENT_VERSION,
+      type: 'turnFailed',
+      turnId: open.user.turnId,
+      code: 'AGENT_ERROR',
+      message,
+      details: { reason },
+    });
   }
   return { record, resume, requeue: [...state.queued.values()].map((q) => q.message) };
 }
-

@@ -109,13 +109,20 @@ function compact(state: Projection, e: SessionEventOf<'contextCompacted'>): void
   if (e.upToSeq < state.base) return;
   if (e.method === 'clearToolResults') {
     const list = state.list.map((m, i): ChatMessage =>
-      m.role === 'tool' && (state.seqs[i] ?? 0) <= e.upToSeq && m.content !== CLEARED_TOOL_RESULT ? { ...m, content: CLEARED_TOOL_RESULT } : m);
+      m.role === 'tool' && (state.seqs[i] ?? 0) <= e.upToSeq && m.content !== CLEARED_TOOL_RESULT
+        ? { ...m, content: CLEARED_TOOL_RESULT }
+        : m,
+    );
     replace(state, list, [...state.seqs]);
     return;
   }
   let from = 0;
   while (from < state.seqs.length && (state.seqs[from] ?? 0) <= e.upToSeq) from++;
-  replace(state, [{ role: 'system', content: SUMMARY_HEADING + (e.summary ?? '') }, ...state.list.slice(from)], [e.upToSeq, ...state.seqs.slice(from)]);
+  replace(
+    state,
+    [{ role: 'system', content: SUMMARY_HEADING + (e.summary ?? '') }, ...state.list.slice(from)],
+    [e.upToSeq, ...state.seqs.slice(from)],
+  );
   for (const [id, seq] of state.open) if (seq <= e.upToSeq) state.open.delete(id);
   state.base = e.upToSeq;
 }
@@ -129,7 +136,11 @@ function replace(state: Projection, list: ChatMessage[], seqs: number[]): void {
 }
 
 /** An assistant message with the reasoning that preceded it (taken: it belongs to this message only). */
-function assistant(state: Projection, content: string, toolCalls: ChatMessage & { role: 'assistant' } extends { toolCalls?: infer T } ? NonNullable<T> : never): ChatMessage {
+function assistant(
+  state: Projection,
+  content: string,
+  toolCalls: ChatMessage & { role: 'assistant' } extends { toolCalls?: infer T } ? NonNullable<T> : never,
+): ChatMessage {
   const reasoning = state.reasoning;
   state.reasoning = undefined;
   return { role: 'assistant', content, ...(toolCalls.length > 0 && { toolCalls }), ...(reasoning && { reasoning }) };
@@ -181,7 +192,16 @@ function fold(state: Projection, e: SessionEvent, seq: number): void {
 
 /** The incremental projection, for the hot path: the agent keeps one per session in memory. */
 export function createHistory(): History {
-  const state: Projection = { list: [], seqs: [], open: new Map(), turn: undefined, chars: 0, lastSeq: 0, base: 0, reasoning: undefined };
+  const state: Projection = {
+    list: [],
+    seqs: [],
+    open: new Map(),
+    turn: undefined,
+    chars: 0,
+    lastSeq: 0,
+    base: 0,
+    reasoning: undefined,
+  };
   return {
     apply: (e, seq = state.lastSeq + 1) => fold(state, e, seq),
     messages: () => state.list,
@@ -196,7 +216,16 @@ export function createHistory(): History {
       return state.base;
     },
     preview(events) {
-      const ahead: Projection = { list: [], seqs: [], open: new Map(state.open), turn: state.turn, chars: 0, lastSeq: state.lastSeq, base: state.base, reasoning: state.reasoning };
+      const ahead: Projection = {
+        list: [],
+        seqs: [],
+        open: new Map(state.open),
+        turn: state.turn,
+        chars: 0,
+        lastSeq: state.lastSeq,
+        base: state.base,
+        reasoning: state.reasoning,
+      };
       for (const e of events) {
         if (e.type === 'reset' || e.type === 'contextCompacted') return undefined;
         fold(ahead, e, ahead.lastSeq + 1);

@@ -70,7 +70,9 @@ function modelView(history: History, systemPrompt: string) {
       source = list;
       const first = list[0];
       skip = first?.role === 'system' ? 1 : 0;
-      view = [{ role: 'system', content: first?.role === 'system' ? `${systemPrompt}\n\n${first.content}` : systemPrompt }];
+      view = [
+        { role: 'system', content: first?.role === 'system' ? `${systemPrompt}\n\n${first.content}` : systemPrompt },
+      ];
     }
     for (let i = view.length - 1 + skip; i < list.length; i++) view.push(list[i] as ChatMessage);
     return view;
@@ -82,7 +84,9 @@ const withActions = (tools: ModelTool[], policy: ToolPolicy | undefined) =>
   policy ? tools.map((t) => ({ ...t, action: policy(t.serverId, t.toolName) })) : tools;
 
 /** The session's model step (the turn machine's `modelStep` actor, through the session's port). */
-export function createModelStep(deps: ModelStepDeps): (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStepResult> {
+export function createModelStep(
+  deps: ModelStepDeps,
+): (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStepResult> {
   const { llm, clock, history, outbox, emitChunk, context, meter, budget } = deps;
   const messages = modelView(history, deps.systemPrompt);
   return async (input, signal) => {
@@ -109,12 +113,20 @@ export function createModelStep(deps: ModelStepDeps): (input: ModelStepInput, si
     const window = context.window();
     const tokens = meter.estimate(list, chars);
     if (!input.compacted && window !== undefined) {
-      if (tokens > context.threshold * window || tokens + context.maxOutputTokens > window) return { compact: 'threshold' };
+      if (tokens > context.threshold * window || tokens + context.maxOutputTokens > window)
+        return { compact: 'threshold' };
     }
     budget.check(input.key.turnId, deps.usage.current().totalTokens, tokens);
     let step;
     try {
-      step = await llm.complete({ messages: messages(), tail, tools: definitions, signal, onText, turnId: input.key.turnId });
+      step = await llm.complete({
+        messages: messages(),
+        tail,
+        tools: definitions,
+        signal,
+        onText,
+        turnId: input.key.turnId,
+      });
     } catch (err) {
       if (!isAppError(err) || err.details.reason !== CONTEXT_OVERFLOW) throw err;
       const named = err.details.contextWindow;

@@ -52,12 +52,20 @@ export function evolveOpenTurn(turn: OpenTurn | undefined, e: SessionEvent): Ope
  * The turn to resume (`now`: the clock's time), or `undefined` when no call of its last step waits for
  * approval (`questions`: the session's pending questions).
  */
-export function resumeTurn(turn: OpenTurn | undefined, questions: ReadonlyMap<string, Question>, now: number): TurnMessage | undefined {
+export function resumeTurn(
+  turn: OpenTurn | undefined,
+  questions: ReadonlyMap<string, Question>,
+  now: number,
+): TurnMessage | undefined {
   if (!turn) return undefined;
   const { user, steps, calls, results } = turn;
   const names = new Map(steps.at(-1)?.toolCalls.map((c) => [c.id, c.name]));
   const plan = (c: SessionEventOf<'toolCall'>): PlannedCall => ({
-    callId: c.callId, name: names.get(c.callId) ?? c.toolName, toolName: c.toolName, serverId: c.serverId, args: c.args,
+    callId: c.callId,
+    name: names.get(c.callId) ?? c.toolName,
+    toolName: c.toolName,
+    serverId: c.serverId,
+    args: c.args,
   });
   const approvalOf = (c: SessionEventOf<'toolCall'>) => {
     const q = questions.get(c.callId);

@@ -44,9 +44,14 @@ export interface Outbox {
 
 const closedErrors = new WeakSet<object>();
 /** Whether `err` is what a closed outbox gives a dropped item's `failed` callback. */
-export const isOutboxClosed = (err: unknown): boolean => typeof err === 'object' && err !== null && closedErrors.has(err);
+export const isOutboxClosed = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && closedErrors.has(err);
 function closedError(sessionId: string, reason: string): AppError {
-  const err = new AppError('AGENT_ERROR', `Session ${sessionIdOf(sessionId)} was closed (${reason}): nothing more is written to its log`, { reason });
+  const err = new AppError(
+    'AGENT_ERROR',
+    `Session ${sessionIdOf(sessionId)} was closed (${reason}): nothing more is written to its log`,
+    { reason },
+  );
   closedErrors.add(err);
   return err;
 }
@@ -67,7 +72,8 @@ interface Durable {
 }
 type Item = Durable | { run: (seq: number) => void; turnId: string | undefined };
 
-const turnOf = (item: Item): string | undefined => ('event' in item ? ('turnId' in item.event ? item.event.turnId : undefined) : item.turnId);
+const turnOf = (item: Item): string | undefined =>
+  'event' in item ? ('turnId' in item.event ? item.event.turnId : undefined) : item.turnId;
 
 export function createOutbox(opts: OutboxOptions): Outbox {
   const { sessionId, store, log, onStored } = opts;
@@ -100,7 +106,10 @@ export function createOutbox(opts: OutboxOptions): Outbox {
   async function appendBatch(batch: Durable[]) {
     let stored: StoredEvent[];
     try {
-      stored = await store.append(sessionId, batch.map((b) => b.event));
+      stored = await store.append(
+        sessionId,
+        batch.map((b) => b.event),
+      );
     } catch (err) {
       writing = head;
       log.error({ err, sessionId, events: batch.length }, 'could not store session events');

@@ -15,7 +15,14 @@
 import type { SessionEvent } from '../../conversation/session-events.ts';
 import type { TurnKey } from '../../conversation/turn-contract.ts';
 import type { SendMeta } from '../../bus/index.ts';
-import { chunkFrame, storageFailedFrame, thinkingFrame, toFrame, type AgentFrame, type SessionStoredEvent } from '../frames.ts';
+import {
+  chunkFrame,
+  storageFailedFrame,
+  thinkingFrame,
+  toFrame,
+  type AgentFrame,
+  type SessionStoredEvent,
+} from '../frames.ts';
 import { isOutboxClosed, type Outbox } from './outbox.ts';
 import { storageCause, type StorageHealth } from './storage-health.ts';
 
@@ -34,7 +41,12 @@ export interface SessionOutput {
   chunk: (key: TurnKey, content: string) => void;
   thinking: (key: TurnKey) => void;
   /** Stores a fact, then publishes its frame and calls `then`; `failed` runs instead when it could not be stored. */
-  record: (meta: SendMeta, event: SessionEvent, then?: (stored: SessionStoredEvent) => void, failed?: (err: unknown) => void) => void;
+  record: (
+    meta: SendMeta,
+    event: SessionEvent,
+    then?: (stored: SessionStoredEvent) => void,
+    failed?: (err: unknown) => void,
+  ) => void;
   /** A fact of this turn could not be stored (see the contracts). */
   turnNotStored: (key: TurnKey, err: unknown) => void;
 }

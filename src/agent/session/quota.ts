@@ -54,7 +54,11 @@ export function createSessionQuotas(store: Pick<EventStore<StoreEvent>, 'list'>)
       const keys = held.get(holder);
       if (keys?.has(key)) return;
       if ((keys?.size ?? 0) >= limit) {
-        throw new AppError('RATE_LIMIT_EXCEEDED', `At most ${limit} sessions per principal; delete one to make room`, { limit, remaining: 0, reason: 'sessions_per_principal' });
+        throw new AppError('RATE_LIMIT_EXCEEDED', `At most ${limit} sessions per principal; delete one to make room`, {
+          limit,
+          remaining: 0,
+          reason: 'sessions_per_principal',
+        });
       }
       add(holder, key);
     },

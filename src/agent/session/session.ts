@@ -51,7 +51,10 @@ import { evolve, firstQueuedSeq, foldSession, usageWith } from './state.ts';
 
 export type { CallHost };
 
-export interface SessionDeps extends Pick<ModelStepDeps, 'systemPrompt' | 'llm' | 'clock' | 'listTools' | 'toolPolicy'> {
+export interface SessionDeps extends Pick<
+  ModelStepDeps,
+  'systemPrompt' | 'llm' | 'clock' | 'listTools' | 'toolPolicy'
+> {
   /** Token budgets (budget.ts), held by the model's steps and the servers' sampling alike. */
   budget?: BudgetSettings | undefined;
   /** When to compact, the window, the summary prompt (this session's: it learns a window on its own). */
@@ -109,26 +112,44 @@ export interface Session {
 }
 
 const storageFailure = (what: string, err: unknown) =>
-  new AppError('AGENT_ERROR', `The ${what} could not be stored (${storageCause(err)})`, { reason: 'storage', cause: storageCause(err) });
+  new AppError('AGENT_ERROR', `The ${what} could not be stored (${storageCause(err)})`, {
+    reason: 'storage',
+    cause: storageCause(err),
+  });
 
 /** The facts an opening records, each with its meta, logged as they go. */
 function openingFacts(opening: Opening, sessionId: string, log: Logger): { meta: SendMeta; event: SessionEvent }[] {
-  if (opening.resume) log.info({ sessionId, turnId: opening.resume.turnId, awaiting: opening.resume.resume?.awaiting.length }, 'resuming a turn that waits for approval');
-  if (opening.requeue.length > 0) log.info({ sessionId, turns: opening.requeue.map((m) => m.turnId) }, 'resuming queued messages');
+  if (opening.resume)
+    log.info(
+      { sessionId, turnId: opening.resume.turnId, awaiting: opening.resume.resume?.awaiting.length },
+      'resuming a turn that waits for approval',
+    );
+  if (opening.requeue.length > 0)
+    log.info({ sessionId, turns: opening.requeue.map((m) => m.turnId) }, 'resuming queued messages');
   return opening.record.map((event) => {
-    if (event.type === 'turnFailed') log.warn({ sessionId, turnId: event.turnId, reason: event.details.reason }, 'ending a turn whose runner is gone');
-    return { meta: { correlationId: 'turnId' in event && event.turnId !== undefined ? event.turnId : sessionId, sessionId }, event };
+    if (event.type === 'turnFailed')
+      log.warn({ sessionId, turnId: event.turnId, reason: event.details.reason }, 'ending a turn whose runner is gone');
+    return {
+      meta: { correlationId: 'turnId' in event && event.turnId !== undefined ? event.turnId : sessionId, sessionId },
+      event,
+    };
   });
 }
 
 export async function openSession(deps: SessionDeps): Promise<Session> {
   const { sessionId, llm, log, clock } = deps;
   const mark = await deps.store.latest(sessionId, ['contextCompacted']);
-  const state = foldSession(sessionId, await deps.store.read(sessionId, mark?.event.type === 'contextCompacted' ? mark.event.readFrom - 1 : 0));
+  const state = foldSession(
+    sessionId,
+    await deps.store.read(sessionId, mark?.event.type === 'contextCompacted' ? mark.event.readFrom - 1 : 0),
+  );
   let closedBy: string | undefined;
   let lastActive = clock.now();
   const outbox = createOutbox({
-    sessionId, store: deps.store, log, lastSeq: state.lastSeq,
+    sessionId,
+    store: deps.store,
+    log,
+    lastSeq: state.lastSeq,
     onStored: (s) => {
       evolve(state, s);
       asked.settle(state, s);
@@ -137,17 +158,25 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   });
   const usage = usageView(() => usageWith(state, outbox.pending()));
   /** A model step stamped with the session's totals once it is spent (see context.ts). */
-  const counted = (e: SessionEvent): SessionEvent => (e.type === 'assistantStep' || e.type === 'response' ? { ...e, usageTotal: usage.with(e.usage) } : e);
+  const counted = (e: SessionEvent): SessionEvent =>
+    e.type === 'assistantStep' || e.type === 'response' ? { ...e, usageTotal: usage.with(e.usage) } : e;
   const output = createSessionOutput({
-    sessionId, outbox, publish: deps.publish, storage: deps.storage,
+    sessionId,
+    outbox,
+    publish: deps.publish,
+    storage: deps.storage,
     stopTurn: (turnId) => {
-      if (running() && actor.getSnapshot().context.queue[0]?.turnId === turnId) actor.send({ type: 'CANCEL', reason: 'storage' });
+      if (running() && actor.getSnapshot().context.queue[0]?.turnId === turnId)
+        actor.send({ type: 'CANCEL', reason: 'storage' });
     },
   });
   const { record } = output;
-  const correlationOf = (turnId: string) => actor.getSnapshot().context.queue.find((m) => m.turnId === turnId)?.correlationId ?? turnId;
+  const correlationOf = (turnId: string) =>
+    actor.getSnapshot().context.queue.find((m) => m.turnId === turnId)?.correlationId ?? turnId;
   const asked = createAsked({
-    sessionId, clock, timeoutMs: deps.approvalTimeoutMs,
+    sessionId,
+    clock,
+    timeoutMs: deps.approvalTimeoutMs,
     toTurn: (question, at) => {
       actor.send({ type: 'QUESTION', question, at });
       return questionsOf(actor.getSnapshot().children).some((q) => q.id === question.id);
@@ -156,20 +185,51 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   });
   const budget = createBudget(deps.budget);
   const callHost = callHosts({
-    asked, budget, usage, model: llm.model,
+    asked,
+    budget,
+    usage,
+    model: llm.model,
     recordSampled: (fact) =>
-      closedBy === undefined && record({ correlationId: correlationOf(fact.turnId), sessionId }, fact, undefined, (err: unknown) => log.warn({ err, sessionId }, 'sampling usage not recorded')),
+      closedBy === undefined &&
+      record({ correlationId: correlationOf(fact.turnId), sessionId }, fact, undefined, (err: unknown) =>
+        log.warn({ err, sessionId }, 'sampling usage not recorded'),
+      ),
   });
   const meter = createContextMeter();
   let toolChars = 0;
   const { history } = state;
-  const modelStep = createModelStep({ ...deps, budget, history, outbox, emitChunk: output.chunk, meter, usage, onToolChars: (n) => (toolChars = n) });
+  const modelStep = createModelStep({
+    ...deps,
+    budget,
+    history,
+    outbox,
+    emitChunk: output.chunk,
+    meter,
+    usage,
+    onToolChars: (n) => (toolChars = n),
+  });
   const compactions = createCompactRequests(
     createCompactor({
-      sessionId, log, llm, history, outbox, context: deps.context, meter, usage, systemPrompt: deps.systemPrompt, toolChars: () => toolChars,
+      sessionId,
+      log,
+      llm,
+      history,
+      outbox,
+      context: deps.context,
+      meter,
+      usage,
+      systemPrompt: deps.systemPrompt,
+      toolChars: () => toolChars,
       queuedFrom: () => firstQueuedSeq(state),
       store: (input, event) =>
-        new Promise((resolve, reject) => record(input.key ?? { correlationId: input.correlationIds?.[0] ?? `compact:${sessionId}`, sessionId }, event, resolve, reject)),
+        new Promise((resolve, reject) =>
+          record(
+            input.key ?? { correlationId: input.correlationIds?.[0] ?? `compact:${sessionId}`, sessionId },
+            event,
+            resolve,
+            reject,
+          ),
+        ),
     }),
     () => closedBy ?? 'reset',
   );
@@ -178,8 +238,11 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   const actor = createSessionActor(
     { sessionId, maxIterations: deps.maxIterations, model: llm.model, approvalTimeoutMs: deps.approvalTimeoutMs },
     {
-      modelStep, compact: compactions.run, settle: () => outbox.drained(),
-      callTool: (input, signal) => deps.callTool(input, signal, callHost({ turnId: input.key.turnId, callId: input.callId })),
+      modelStep,
+      compact: compactions.run,
+      settle: () => outbox.drained(),
+      callTool: (input, signal) =>
+        deps.callTool(input, signal, callHost({ turnId: input.key.turnId, callId: input.callId })),
     },
   );
   const unregister = deps.registerActor?.(actor.id, actor);
@@ -190,11 +253,26 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     if (e.type === 'chunk') return output.chunk(key, e.content);
     if (e.type === 'dropped') {
       // Stored, so the next open does not run it again; the transient frame only if that fails.
-      const event: SessionEvent = { v: EVENT_VERSION, type: 'turnFailed', turnId: key.turnId, code: 'AGENT_ERROR', message: droppedMessage(e.reason), details: { reason: e.reason }, cancelled: true };
-      return record(key, event, undefined, (err) => isOutboxClosed(err) || deps.publish(droppedFrame(sessionId, key.turnId, outbox.lastSeq, e.reason), key));
+      const event: SessionEvent = {
+        v: EVENT_VERSION,
+        type: 'turnFailed',
+        turnId: key.turnId,
+        code: 'AGENT_ERROR',
+        message: droppedMessage(e.reason),
+        details: { reason: e.reason },
+        cancelled: true,
+      };
+      return record(
+        key,
+        event,
+        undefined,
+        (err) =>
+          isOutboxClosed(err) || deps.publish(droppedFrame(sessionId, key.turnId, outbox.lastSeq, e.reason), key),
+      );
     }
     const event = counted(e.event.type === 'turnFailed' ? deps.redact(e.event) : e.event);
-    if (event.type === 'turnFailed' && !event.cancelled) log.warn({ sessionId, turnId: key.turnId, code: event.code, message: event.message }, 'turn failed');
+    if (event.type === 'turnFailed' && !event.cancelled)
+      log.warn({ sessionId, turnId: key.turnId, code: event.code, message: event.message }, 'turn failed');
     // A message sent while idle is acknowledged once its turn's userMessage is stored.
     const sender = event.type === 'userMessage' ? starting.get(key.turnId) : undefined;
     if (sender) starting.delete(key.turnId);
@@ -214,15 +292,24 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   // What the log left open is settled before anything runs: questions closed, a turn resumed or ended, messages requeued.
   const opening = decideOpen(state, { now: clock.now(), orphanedTurnReason: deps.orphanedTurnReason });
   for (const { meta, event } of openingFacts(opening, sessionId, log)) record(meta, event);
-  for (const message of [...(opening.resume ? [opening.resume] : []), ...opening.requeue]) actor.send({ type: 'MESSAGE', message });
+  for (const message of [...(opening.resume ? [opening.resume] : []), ...opening.requeue])
+    actor.send({ type: 'MESSAGE', message });
 
   const running = () => actor.getSnapshot().matches('busy');
   const waiting = () => actor.getSnapshot().context.queue.length - (running() ? 1 : 0);
   /** A turn or a compaction runs, or a turn has ended but its last facts are not yet out (settling ends right after). */
-  const busy = () => running() || actor.getSnapshot().matches('compacting') || (!actor.getSnapshot().matches('idle') && !outbox.idle);
+  const busy = () =>
+    running() || actor.getSnapshot().matches('compacting') || (!actor.getSnapshot().matches('idle') && !outbox.idle);
   const dormant = () => !busy() && waiting() === 0 && outbox.idle;
   const held = () => new Set(questionsOf(actor.getSnapshot().children).map((q) => q.id));
-  const live = (): Live => ({ closedBy, queue: actor.getSnapshot().context.queue, running: running(), busy: busy(), held: held(), validate: deps.validate });
+  const live = (): Live => ({
+    closedBy,
+    queue: actor.getSnapshot().context.queue,
+    running: running(),
+    busy: busy(),
+    held: held(),
+    validate: deps.validate,
+  });
   const touch = <T>(value: T): T => ((lastActive = clock.now()), value);
 
   return {
@@ -232,18 +319,30 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       const d = touch(decide({ type: 'send', message }, state, live()));
       if (d.type === 'duplicate') return { turnId: d.turnId, queued: d.queued };
       const { turnId, correlationId } = message;
-      const notStored = (err: unknown) => (isOutboxClosed(err) ? closedError(sessionId, closedBy ?? 'closed') : storageFailure('message', err));
+      const notStored = (err: unknown) =>
+        isOutboxClosed(err) ? closedError(sessionId, closedBy ?? 'closed') : storageFailure('message', err);
       // One that starts its turn now (in this tick) is acknowledged once that turn's userMessage is stored.
-      const started = d.type === 'start' && new Promise<{ turnId: string; queued: boolean }>((resolve, reject) =>
-        starting.set(turnId, { resolve: () => resolve({ turnId, queued: false }), reject: (err) => reject(notStored(err)) }));
+      const started =
+        d.type === 'start' &&
+        new Promise<{ turnId: string; queued: boolean }>((resolve, reject) =>
+          starting.set(turnId, {
+            resolve: () => resolve({ turnId, queued: false }),
+            reject: (err) => reject(notStored(err)),
+          }),
+        );
       actor.send({ type: 'MESSAGE', message });
       if (d.type !== 'queue') return started || { turnId, queued: false };
       const fact = d.event;
       return new Promise((resolve, reject) =>
-        record({ correlationId, sessionId }, fact, () => resolve({ turnId, queued: true }), (err) => {
-          actor.send({ type: 'WITHDRAW', turnId });
-          reject(notStored(err));
-        }),
+        record(
+          { correlationId, sessionId },
+          fact,
+          () => resolve({ turnId, queued: true }),
+          (err) => {
+            actor.send({ type: 'WITHDRAW', turnId });
+            reject(notStored(err));
+          },
+        ),
       );
     },
     cancel() {
@@ -274,7 +373,12 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       touch(decide({ type: 'reset' }, state, live()));
       actor.send({ type: 'DISCARD', reason: 'reset' });
       return new Promise<number>((resolve, reject) =>
-        record({ correlationId, sessionId }, { v: EVENT_VERSION, type: 'reset' }, (s) => resolve(s.seq), (err) => reject(storageFailure('reset', err))),
+        record(
+          { correlationId, sessionId },
+          { v: EVENT_VERSION, type: 'reset' },
+          (s) => resolve(s.seq),
+          (err) => reject(storageFailure('reset', err)),
+        ),
       );
     },
     async close(reason, options = {}) {
@@ -288,11 +392,23 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
       unregister?.();
       await outbox.drained();
     },
-    get busy() { return busy(); },
-    get queued() { return waiting(); },
-    get dormant() { return dormant(); },
-    get lastActive() { return lastActive; },
-    get closed() { return closedBy !== undefined; },
-    get unused() { return outbox.lastSeq === 0 && dormant(); },
+    get busy() {
+      return busy();
+    },
+    get queued() {
+      return waiting();
+    },
+    get dormant() {
+      return dormant();
+    },
+    get lastActive() {
+      return lastActive;
+    },
+    get closed() {
+      return closedBy !== undefined;
+    },
+    get unused() {
+      return outbox.lastSeq === 0 && dormant();
+    },
   };
 }

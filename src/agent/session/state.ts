@@ -44,8 +44,14 @@ export type Stored = { seq: number; event: SessionEvent };
 
 export function initialState(sessionId: string): SessionState {
   return {
-    sessionId, lastSeq: 0, history: createHistory(), usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-    queued: new Map(), openTurn: undefined, questions: new Map(), closed: new Map(),
+    sessionId,
+    lastSeq: 0,
+    history: createHistory(),
+    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    queued: new Map(),
+    openTurn: undefined,
+    questions: new Map(),
+    closed: new Map(),
   };
 }
 
@@ -70,7 +76,17 @@ function evolveQueue({ queued }: SessionState, e: SessionEvent, seq: number): vo
   switch (e.type) {
     case 'messageQueued': {
       const { turnId, correlationId, content, image, hops, attached } = e;
-      queued.set(turnId, { seq, message: { turnId, correlationId, content, ...(image && { image }), ...(hops !== undefined && { hops }), ...(attached && { attached }) } });
+      queued.set(turnId, {
+        seq,
+        message: {
+          turnId,
+          correlationId,
+          content,
+          ...(image && { image }),
+          ...(hops !== undefined && { hops }),
+          ...(attached && { attached }),
+        },
+      });
       return;
     }
     case 'userMessage':
@@ -106,11 +122,13 @@ function evolveQuestions(state: SessionState, e: SessionEvent): void {
   }
   if (questions.size === 0) return;
   if (e.type === 'reset') for (const q of [...questions.values()]) close(q);
-  else if (e.type === 'response' || e.type === 'turnFailed') for (const q of [...questions.values()]) if (q.turnId === e.turnId) close(q);
+  else if (e.type === 'response' || e.type === 'turnFailed')
+    for (const q of [...questions.values()]) if (q.turnId === e.turnId) close(q);
 }
 
 /** The messages still queued, in order (what a session opened from its log runs next). */
-export const queuedOf = (events: Iterable<SessionEvent>): TurnMessage[] => [...foldSession('', events).queued.values()].map((q) => q.message);
+export const queuedOf = (events: Iterable<SessionEvent>): TurnMessage[] =>
+  [...foldSession('', events).queued.values()].map((q) => q.message);
 
 /** The turn `events` leave open, if any (open-turn.ts). */
 export const openTurnOf = (events: Iterable<SessionEvent>): OpenTurn | undefined => foldSession('', events).openTurn;

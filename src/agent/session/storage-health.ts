@@ -26,7 +26,8 @@ export function createStorageHealth(clock: Clock): StorageHealth & { current(): 
   let health: AgentHealth = { status: 'ready' };
   return {
     failed(err) {
-      if (health.status === 'ready') health = { status: 'degraded', cause: `storage: ${storageCause(err)}`, since: isoNow(clock) };
+      if (health.status === 'ready')
+        health = { status: 'degraded', cause: `storage: ${storageCause(err)}`, since: isoNow(clock) };
     },
     ok() {
       if (health.status !== 'ready') health = { status: 'ready' };

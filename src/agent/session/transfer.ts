@@ -37,10 +37,25 @@ export function closingEvents(events: readonly SessionEvent[], reason: TransferR
   const { openTurn: open, queued } = foldSession('', events);
   if (open) {
     const message = `The turn was stopped: the session was ${reason} before it ended`;
-    closing.push({ v: EVENT_VERSION, type: 'turnFailed', turnId: open.user.turnId, code: 'AGENT_ERROR', message, details: { reason } });
+    closing.push({
+      v: EVENT_VERSION,
+      type: 'turnFailed',
+      turnId: open.user.turnId,
+      code: 'AGENT_ERROR',
+      message,
+      details: { reason },
+    });
   }
   for (const turnId of queued.keys()) {
-    closing.push({ v: EVENT_VERSION, type: 'turnFailed', turnId, code: 'AGENT_ERROR', message: droppedMessage(reason), details: { reason }, cancelled: true });
+    closing.push({
+      v: EVENT_VERSION,
+      type: 'turnFailed',
+      turnId,
+      code: 'AGENT_ERROR',
+      message: droppedMessage(reason),
+      details: { reason },
+      cancelled: true,
+    });
   }
   return closing;
 }
@@ -55,10 +70,14 @@ export interface SessionTransferDeps {
 export function createSessionTransfer({ store, clock, inUse }: SessionTransferDeps) {
   /** Writes `copied` and what closes it as the new session `sessionId`. */
   async function create(sessionId: string, copied: readonly LogEntry<SessionEvent>[], reason: TransferReason) {
-    if (inUse(sessionId)) throw new AppError('INTERNAL_ERROR', `session ${sessionId} already exists`, { sessionId, reason: 'exists' });
+    if (inUse(sessionId))
+      throw new AppError('INTERNAL_ERROR', `session ${sessionId} already exists`, { sessionId, reason: 'exists' });
     const ts = isoNow(clock);
     let seq = copied.at(-1)?.seq ?? 0;
-    const closing = closingEvents(copied.map((e) => e.event), reason).map((event) => ({ seq: ++seq, ts, event }));
+    const closing = closingEvents(
+      copied.map((e) => e.event),
+      reason,
+    ).map((event) => ({ seq: ++seq, ts, event }));
     await store.create(sessionId, [...copied, ...closing]);
     return { sessionId, lastSeq: seq };
   }

@@ -16,7 +16,7 @@ export function formatIp(raw: ArrayBuffer | Uint8Array): string {
   for (let i = 0; i < 16; i += 2) groups.push((b[i]! << 8) | b[i + 1]!);
   let bestStart = -1;
   let bestLen = 0;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;
@@ -42,7 +42,10 @@ export function addressBytes(address: string | undefined): Uint8Array {
   let ipv4Tail: number[] | undefined; // ::ffff:1.2.3.4
   const lastColon = text.lastIndexOf(':');
   if (text.includes('.', lastColon)) {
-    ipv4Tail = text.slice(lastColon + 1).split('.').map(Number);
+    ipv4Tail = text
+      .slice(lastColon + 1)
+      .split('.')
+      .map(Number);
     text = `${text.slice(0, lastColon + 1)}0:0`;
   }
   const [left = '', right] = text.split('::');
@@ -59,4 +62,5 @@ export function addressBytes(address: string | undefined): Uint8Array {
 }
 
 /** The canonical text of an address node reports (see the file's comment). */
-export const addressText = (address: string | undefined): string => (address && isIPv4(address) ? address : formatIp(addressBytes(address)));
+export const addressText = (address: string | undefined): string =>
+  address && isIPv4(address) ? address : formatIp(addressBytes(address));

@@ -24,7 +24,10 @@ export interface EngineSelection {
 
 /** The first line of a load error and, when it says more below, its last line (the dynamic loader's words). */
 function describe(err: unknown): { reason: string; detail?: string } {
-  const lines = (err instanceof Error ? err.message : String(err)).split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = (err instanceof Error ? err.message : String(err))
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const reason = lines[0] ?? 'unknown error';
   const last = lines.at(-1);
   return last && last !== reason ? { reason, detail: last } : { reason };
@@ -46,7 +49,9 @@ export function selectEngine(choice: string | undefined): EngineSelection {
   const wanted = choice?.trim().toLowerCase() || 'auto';
   if (wanted === 'node') return { engine: nodeEngine };
   if (wanted !== 'uws' && wanted !== 'auto') {
-    return { engine: unavailable('node', new Error(`AGENTD_ENGINE must be auto, uws or node, not ${JSON.stringify(choice)}`)) };
+    return {
+      engine: unavailable('node', new Error(`AGENTD_ENGINE must be auto, uws or node, not ${JSON.stringify(choice)}`)),
+    };
   }
   try {
     return { engine: loadUws() };
@@ -54,6 +59,13 @@ export function selectEngine(choice: string | undefined): EngineSelection {
     const why = describe(err);
     if (wanted === 'auto') return { engine: nodeEngine, fallback: why };
     const cause = why.detail ? `${why.detail} (the package says: ${why.reason})` : why.reason;
-    return { engine: unavailable('uws', new Error(`AGENTD_ENGINE=uws, but uWebSockets.js cannot load on Node ${process.version} (${process.platform}-${process.arch}): ${cause}`)) };
+    return {
+      engine: unavailable(
+        'uws',
+        new Error(
+          `AGENTD_ENGINE=uws, but uWebSockets.js cannot load on Node ${process.version} (${process.platform}-${process.arch}): ${cause}`,
+        ),
+      ),
+    };
   }
 }

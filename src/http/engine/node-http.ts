@@ -47,7 +47,9 @@ export class NodeRequest implements EngineRequest {
         resolve({ ok: false, reason: 'too-large' });
       };
       req.on('data', onData);
-      req.once('end', () => resolve({ ok: true, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) }));
+      req.once('end', () =>
+        resolve({ ok: true, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) }),
+      );
       req.once('close', () => resolve({ ok: false, reason: 'aborted' })); // after 'end' this settles nothing
     });
   }
@@ -58,7 +60,11 @@ const byteLength = (body: Body): number => (typeof body === 'string' ? Buffer.by
 const bodyless = (status: number): boolean => status < 200 || status === 204 || status === 304;
 
 /** Resolves once `stream` took what was written to it, or closed. */
-function drainedOf(stream: { writableNeedDrain: boolean; once(event: 'drain' | 'close', fn: () => void): unknown; off(event: 'drain' | 'close', fn: () => void): unknown }): Promise<void> {
+function drainedOf(stream: {
+  writableNeedDrain: boolean;
+  once(event: 'drain' | 'close', fn: () => void): unknown;
+  off(event: 'drain' | 'close', fn: () => void): unknown;
+}): Promise<void> {
   if (!stream.writableNeedDrain) return Promise.resolve();
   return new Promise((resolve) => {
     const settle = () => {

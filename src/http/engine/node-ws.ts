@@ -55,7 +55,8 @@ export class NodeSocket<Data> implements EngineSocket<Data> {
 
   /** A text frame, as a string or its UTF-8 bytes. */
   sendFrame(frame: string | Buffer): boolean {
-    if (this.closed || this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount > this.route.maxBackpressureBytes) return false;
+    if (this.closed || this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount > this.route.maxBackpressureBytes)
+      return false;
     this.ws.send(frame, { binary: false });
     return true;
   }
@@ -115,7 +116,13 @@ export class NodeUpgradeResponse<Data> extends SocketResponse implements Upgrade
 }
 
 /** Serves an accepted connection: its frames, drains, idle time and end go to the route. */
-export function serveSocket<Data>(route: WebSocketRoute<Data>, ws: WsSocket, socket: Socket, data: Data, hub: Topics): void {
+export function serveSocket<Data>(
+  route: WebSocketRoute<Data>,
+  ws: WsSocket,
+  socket: Socket,
+  data: Data,
+  hub: Topics,
+): void {
   const conn = new NodeSocket(ws, data, route, hub);
   let pinged = false;
   ws.on('message', (message: Buffer) => {

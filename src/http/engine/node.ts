@@ -20,7 +20,11 @@ import type { ConnectionGate, Engine, EngineApp, EngineOptions, HttpHandler, Web
 /** An idle keep-alive connection is closed after 10 s (the uWebSockets.js engine's time too). */
 const KEEP_ALIVE_MS = 10_000;
 
-export const nodeEngine: Engine = { name: 'node', label: 'node:http + ws', createApp: (options) => new NodeApp(options) };
+export const nodeEngine: Engine = {
+  name: 'node',
+  label: 'node:http + ws',
+  createApp: (options) => new NodeApp(options),
+};
 
 interface Route {
   route: WebSocketRoute<unknown>;
@@ -37,7 +41,9 @@ class NodeApp implements EngineApp {
   private readonly releases = new WeakMap<Socket, () => void>();
 
   constructor({ connections }: EngineOptions = {}) {
-    this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_MS }, (req, res) => this.handler(new NodeRequest(req), new NodeResponse(res)));
+    this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_MS }, (req, res) =>
+      this.handler(new NodeRequest(req), new NodeResponse(res)),
+    );
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));
     if (connections) this.server.on('connection', (socket: Socket) => this.admit(socket, connections));
   }
@@ -47,7 +53,12 @@ class NodeApp implements EngineApp {
   }
 
   websocket<Data>(path: string, route: WebSocketRoute<Data>): void {
-    const server = new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: route.maxPayloadBytes });
+    const server = new WebSocketServer({
+      noServer: true,
+      clientTracking: false,
+      perMessageDeflate: false,
+      maxPayload: route.maxPayloadBytes,
+    });
     this.routes.set(path, { route: route, server });
   }
 
@@ -58,7 +69,11 @@ class NodeApp implements EngineApp {
   listen(host: string, port: number, { shared }: { shared: boolean }): Promise<number> {
     return new Promise((resolve, reject) => {
       const failed = (err: NodeJS.ErrnoException) =>
-        reject(new Error(`cannot listen on ${host}:${port}: ${err.code === 'EADDRINUSE' ? 'the address is already in use' : err.code === 'EADDRNOTAVAIL' ? 'the address is not available' : err.message}`));
+        reject(
+          new Error(
+            `cannot listen on ${host}:${port}: ${err.code === 'EADDRINUSE' ? 'the address is already in use' : err.code === 'EADDRNOTAVAIL' ? 'the address is not available' : err.message}`,
+          ),
+        );
       this.server.once('error', failed);
       this.server.listen({ host, port, exclusive: !shared }, () => {
         this.server.off('error', failed);

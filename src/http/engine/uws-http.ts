@@ -77,7 +77,11 @@ export class BodyReader {
     }
     if (last) {
       this.complete = true;
-      if (this.waiting) this.settle({ ok: true, bytes: this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size) });
+      if (this.waiting)
+        this.settle({
+          ok: true,
+          bytes: this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size),
+        });
     } else if (!this.waiting && this.result === undefined && !this.paused && this.size >= UNASKED_BYTES) {
       this.paused = true;
       this.res.pause();
@@ -116,7 +120,8 @@ export class UwsHttpRequest implements EngineRequest {
     });
     this.headers = headers;
     const length = headers['content-length'];
-    if ((length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined) this.reader = new BodyReader(res);
+    if ((length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined)
+      this.reader = new BodyReader(res);
   }
 
   /** uWS closes the connection after the response when the request says `Connection: close` (any 5-letter value). */

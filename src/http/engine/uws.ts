@@ -6,7 +6,14 @@
  */
 import { createRequire } from 'node:module';
 import type * as UwsModule from 'uWebSockets.js';
-import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp, us_listen_socket, us_socket_context_t, WebSocket as UwsWebSocket } from 'uWebSockets.js';
+import type {
+  HttpRequest as UwsRequest,
+  HttpResponse as UwsResponse,
+  TemplatedApp,
+  us_listen_socket,
+  us_socket_context_t,
+  WebSocket as UwsWebSocket,
+} from 'uWebSockets.js';
 import { formatIp } from './address.ts';
 import type { Engine, EngineApp, EngineOptions, EngineSocket, HttpHandler, WebSocketRoute } from './types.ts';
 import { countConnections } from './uws-connections.ts';
@@ -90,7 +97,12 @@ class UwsApp implements EngineApp {
         const address = formatIp(res.getRemoteAddress());
         const request = new UwsHttpRequest(req, res, address);
         const { headers } = request;
-        const handshake = { key: headers['sec-websocket-key'] ?? '', protocol: headers['sec-websocket-protocol'] ?? '', extensions: headers['sec-websocket-extensions'] ?? '', context };
+        const handshake = {
+          key: headers['sec-websocket-key'] ?? '',
+          protocol: headers['sec-websocket-protocol'] ?? '',
+          extensions: headers['sec-websocket-extensions'] ?? '',
+          context,
+        };
         route.upgrade(request, new UwsUpgradeResponse<Data>(res, handshake, this.counted?.(address)));
       },
       open: (ws) => {
@@ -99,7 +111,8 @@ class UwsApp implements EngineApp {
         holder.socket = socket;
         route.open?.(socket);
       },
-      message: (ws, message) => route.message?.(socketOf(ws), Buffer.from(message).toString('utf8'), message.byteLength),
+      message: (ws, message) =>
+        route.message?.(socketOf(ws), Buffer.from(message).toString('utf8'), message.byteLength),
       drain: (ws) => route.drain?.(socketOf(ws)),
       close: (ws, code, message) => {
         const socket = socketOf(ws);
@@ -116,9 +129,12 @@ class UwsApp implements EngineApp {
   listen(host: string, port: number, { shared }: { shared: boolean }): Promise<number> {
     return new Promise((resolve, reject) => {
       // uWS binds with SO_REUSEPORT unless told otherwise: exclusive, so a second instance cannot share the port.
-      const withOptions = this.app as unknown as { listen(host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void): void };
+      const withOptions = this.app as unknown as {
+        listen(host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void): void;
+      };
       withOptions.listen(host, port, shared ? 0 : LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
-        if (!socket) return reject(new Error(`cannot listen on ${host}:${port}: the address is already in use or not available`));
+        if (!socket)
+          return reject(new Error(`cannot listen on ${host}:${port}: the address is already in use or not available`));
         this.listenSocket = socket;
         resolve(this.uWS.us_socket_local_port(socket));
       });

@@ -14,7 +14,15 @@
  */
 import { z } from 'zod';
 import type { EngineRequest, EngineResponse } from '../engine/index.ts';
-import { agentCard, endpointOrigin, versionOf, A2A_PATH, CARD_PATH, type A2aFace, type A2aAnswer } from '../../a2a-face/index.ts';
+import {
+  agentCard,
+  endpointOrigin,
+  versionOf,
+  A2A_PATH,
+  CARD_PATH,
+  type A2aFace,
+  type A2aAnswer,
+} from '../../a2a-face/index.ts';
 import type { AgentConfig } from '../../config/schema.ts';
 import { toA2aRpc } from '../../errors/index.ts';
 import type { Logger } from '../../log/index.ts';
@@ -33,7 +41,8 @@ const A2A_HEADERS = ['Accept', 'A2A-Version', 'A2A-Extensions'];
 export type CardConfig = Pick<AgentConfig, 'name' | 'description' | 'version' | 'a2a' | 'server'>;
 
 /** The card as the caller reached us (behind `trustedProxies`, the forwarded host and scheme). */
-export const cardFor = (config: CardConfig, headers: Record<string, string>) => agentCard(config, endpointOrigin(headers, config.server.trustedProxies.length > 0));
+export const cardFor = (config: CardConfig, headers: Record<string, string>) =>
+  agentCard(config, endpointOrigin(headers, config.server.trustedProxies.length > 0));
 
 /** `GET /.well-known/agent-card.json` (none when `a2a.enabled` is false). */
 export function a2aRoutes(config: CardConfig | undefined): Route[] {
@@ -53,14 +62,23 @@ export function a2aRoutes(config: CardConfig | undefined): Route[] {
 const rpcRequest = z.object({
   jsonrpc: z.literal('2.0'),
   id: z.union([z.string(), z.number(), z.null()]).optional(),
-  method: z.string().describe('v1.0 (header A2A-Version: 1.0): SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask, GetExtendedAgentCard; v0.3 (no header): message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe'),
+  method: z
+    .string()
+    .describe(
+      'v1.0 (header A2A-Version: 1.0): SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask, GetExtendedAgentCard; v0.3 (no header): message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe',
+    ),
   params: z.record(z.string(), z.unknown()).optional(),
 });
 const rpcResponse = z.object({
   jsonrpc: z.literal('2.0'),
   id: z.union([z.string(), z.number(), z.null()]),
   result: z.unknown().optional().describe('A Task (v1.0 SendMessage: { task }), a ListTasks page, the card'),
-  error: z.object({ code: z.number(), message: z.string(), data: z.record(z.string(), z.unknown()).optional() }).optional().describe('A2A codes: -32001 TaskNotFound, -32002 TaskNotCancelable, -32003 PushNotificationNotSupported, -32004 UnsupportedOperation, -32005 ContentTypeNotSupported; JSON-RPC codes otherwise'),
+  error: z
+    .object({ code: z.number(), message: z.string(), data: z.record(z.string(), z.unknown()).optional() })
+    .optional()
+    .describe(
+      'A2A codes: -32001 TaskNotFound, -32002 TaskNotCancelable, -32003 PushNotificationNotSupported, -32004 UnsupportedOperation, -32005 ContentTypeNotSupported; JSON-RPC codes otherwise',
+    ),
 });
 
 /**
@@ -73,12 +91,20 @@ export function a2aEndpointDoc(config: CardConfig | undefined): Route[] {
     {
       method: 'POST',
       path: A2A_PATH,
-      summary: 'A2A JSON-RPC endpoint (v1.0 with header A2A-Version: 1.0, else v0.3); streaming methods answer text/event-stream',
+      summary:
+        'A2A JSON-RPC endpoint (v1.0 with header A2A-Version: 1.0, else v0.3); streaming methods answer text/event-stream',
       doc: {
         body: rpcRequest,
         response: rpcResponse,
         errors: ['MISSING_FIELD'],
-        example: { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: 'm1', parts: [{ kind: 'text', text: 'Hello' }] } } },
+        example: {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'message/send',
+          params: {
+            message: { kind: 'message', role: 'user', messageId: 'm1', parts: [{ kind: 'text', text: 'Hello' }] },
+          },
+        },
       },
       handler: () => {
         throw new Error('served by the /a2a endpoint');
@@ -112,7 +138,10 @@ function sseResponse(events: AsyncIterable<unknown>): Response {
       await it.return?.();
     },
   });
-  return new Response(body, { status: 200, headers: { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' } });
+  return new Response(body, {
+    status: 200,
+    headers: { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' },
+  });
 }
 
 export function createA2aEndpoint(deps: A2aEndpointDeps) {
@@ -128,10 +157,19 @@ export function createA2aEndpoint(deps: A2aEndpointDeps) {
     let principal: string | undefined;
     const run = async () => {
       const verdict = await deps.admission.admit(
-        { host, origin: headers.origin ?? '', ip, credential: bearerKey(headers.authorization), scope: 'chat', preflight: method === 'OPTIONS', allowHeaders: A2A_HEADERS },
+        {
+          host,
+          origin: headers.origin ?? '',
+          ip,
+          credential: bearerKey(headers.authorization),
+          scope: 'chat',
+          preflight: method === 'OPTIONS',
+          allowHeaders: A2A_HEADERS,
+        },
         { route, body },
       );
-      if (verdict.outcome === 'refused') return send(res, rpcErrorReply(verdict.error, verdict.status), verdict.headers);
+      if (verdict.outcome === 'refused')
+        return send(res, rpcErrorReply(verdict.error, verdict.status), verdict.headers);
       if (verdict.outcome === 'preflight') return send(res, { status: 204, headers: {}, body: '' }, verdict.headers);
       principal = verdict.principal.name;
       const text = (verdict.body ?? Buffer.alloc(0)).toString('utf8');
@@ -140,11 +178,25 @@ export function createA2aEndpoint(deps: A2aEndpointDeps) {
       try {
         parsed = JSON.parse(text);
       } catch {
-        return send(res, jsonReply(200, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error', data: { code: 'INVALID_REQUEST' } } }), verdict.headers);
+        return send(
+          res,
+          jsonReply(200, {
+            jsonrpc: '2.0',
+            id: null,
+            error: { code: -32700, message: 'Parse error', data: { code: 'INVALID_REQUEST' } },
+          }),
+          verdict.headers,
+        );
       }
       const version = versionOf(headers['a2a-version']);
       const origin = endpointOrigin(headers, deps.config.server.trustedProxies.length > 0);
-      const answer: A2aAnswer = await deps.face.handle(parsed, { version, sessions: deps.sessionsOf(verdict.principal, ip), principal: verdict.principal, signal: res.signal, origin });
+      const answer: A2aAnswer = await deps.face.handle(parsed, {
+        version,
+        sessions: deps.sessionsOf(verdict.principal, ip),
+        principal: verdict.principal,
+        signal: res.signal,
+        origin,
+      });
       if (answer.kind === 'json') return send(res, jsonReply(200, answer.body), verdict.headers);
       await relayResponse(res, sseResponse(answer.events), verdict.headers);
     };

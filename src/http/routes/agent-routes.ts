@@ -27,7 +27,13 @@ const approvalSchema = z.object({ decision: approvalDecision, reason: z.string()
 const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
 /** `?owner=`: an admin names whose session it is (src/auth/ownership.ts). */
 export const ownerQuery = z.object({
-  owner: z.string().max(MAX_OWNER_LENGTH).optional().describe('Admin only: the principal whose session this is ("" names the sessions of no principal); default: the caller\'s own'),
+  owner: z
+    .string()
+    .max(MAX_OWNER_LENGTH)
+    .optional()
+    .describe(
+      'Admin only: the principal whose session this is ("" names the sessions of no principal); default: the caller\'s own',
+    ),
 });
 const NOT_SEQ = 'since must be a non-negative integer';
 /** `?since=`: a non-negative integer (published as one; the string is coerced). */
@@ -41,14 +47,23 @@ const historyQuery = ownerQuery.extend({
 });
 
 /** The session routes' path parameters: a valid session id, and the rest as they came. */
-export const sessionParams = (params: Record<string, string>): Record<string, string> & { sessionId: string } => ({ ...params, sessionId: parseInput(sessionIdSchema, params.sessionId, 'session id') });
+export const sessionParams = (params: Record<string, string>): Record<string, string> & { sessionId: string } => ({
+  ...params,
+  sessionId: parseInput(sessionIdSchema, params.sessionId, 'session id'),
+});
 
 /** The bus message of a message request: the caller's session (`default` when it names none), its image checked, the caller's cap. */
 async function userMessage(body: z.output<typeof messageSchema>, sessions: SessionAccess, bus: FrontEndBus) {
   const image = body.imageData ? validateImage(body.imageData) : undefined;
   const sessionId = sessions.key(body.sessionId ?? DEFAULT_SESSION);
   const attached = await resolveAttachments(body, bus);
-  return { sessionId, content: body.message, ...(image && { image }), ...(attached && { attached }), ...(sessions.quota && { quota: sessions.quota }) };
+  return {
+    sessionId,
+    content: body.message,
+    ...(image && { image }),
+    ...(attached && { attached }),
+    ...(sessions.quota && { quota: sessions.quota }),
+  };
 }
 
 /**
@@ -56,7 +71,12 @@ async function userMessage(body: z.output<typeof messageSchema>, sessions: Sessi
  * strict ownership a session without a stored event is SESSION_NOT_FOUND (a foreign id and an
  * unknown one answer alike), asked of the store only when `found` is false.
  */
-export async function ensureFound(found: boolean, key: SessionKey, sessions: SessionAccess, bus: FrontEndBus): Promise<void> {
+export async function ensureFound(
+  found: boolean,
+  key: SessionKey,
+  sessions: SessionAccess,
+  bus: FrontEndBus,
+): Promise<void> {
   if (found || !sessions.strict) return;
   const { exists } = await bus.execute('agent.sessionExists', { sessionId: key }, { sessionId: key });
   if (!exists) throw sessionNotFound(sessionIdOf(key));
@@ -86,9 +106,19 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       body: messageSchema,
       example: messageExample,
       response: RESPONSES.messageSync,
-      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'],
+      errors: [
+        'MISSING_FIELD',
+        'INVALID_REQUEST',
+        'SERVER_NOT_FOUND',
+        'TOOL_EXECUTION_FAILED',
+        'AGENT_ERROR',
+        'SERVICE_UNAVAILABLE',
+      ],
       async handler({ body, signal, sessions, bus }) {
-        const response = await deps.waiter.ask(await userMessage(body, sessions, bus), { correlationId: deps.ids(), signal });
+        const response = await deps.waiter.ask(await userMessage(body, sessions, bus), {
+          correlationId: deps.ids(),
+          signal,
+        });
         return reply({ success: true, response: response.content });
       },
     }),
@@ -100,7 +130,14 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       body: messageSchema,
       example: messageExample,
       response: RESPONSES.messageQueued,
-      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'],
+      errors: [
+        'MISSING_FIELD',
+        'INVALID_REQUEST',
+        'SERVER_NOT_FOUND',
+        'TOOL_EXECUTION_FAILED',
+        'AGENT_ERROR',
+        'SERVICE_UNAVAILABLE',
+      ],
       async handler({ body, bus, sessions }) {
         const message = await userMessage(body, sessions, bus);
         await bus.execute('agent.sendMessage', message, { sessionId: message.sessionId });
@@ -137,7 +174,10 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
         const page = listed.slice(0, limit);
         const last = page.at(-1);
         const nextCursor = listed.length > limit && last ? encodeCursor(last.id) : undefined;
-        return reply({ sessions: page.map(({ id: key, ...rest }) => ({ ...sessionNameOf(key), ...rest })), ...(nextCursor !== undefined && { nextCursor }) });
+        return reply({
+          sessions: page.map(({ id: key, ...rest }) => ({ ...sessionNameOf(key), ...rest })),
+          ...(nextCursor !== undefined && { nextCursor }),
+        });
       },
     }),
     defineRoute({
@@ -150,7 +190,11 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
       async handler({ params: { sessionId }, query, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
-        const { frames, lastSeq } = await bus.execute('agent.history', { sessionId: key, since: query.since ?? 0 }, { sessionId: key });
+        const { frames, lastSeq } = await bus.execute(
+          'agent.history',
+          { sessionId: key, since: query.since ?? 0 },
+          { sessionId: key },
+        );
         await ensureFound(frames.length > 0, key, sessions, bus);
         const events = frames.map((f) => ({ ...f, data: asNamed(f.data) }));
         return reply({ sessionId, events, lastSeq });

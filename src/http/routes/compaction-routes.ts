@@ -12,7 +12,8 @@ export function compactionRoutes(deps: { clock: Clock }): Route[] {
     defineRoute({
       method: 'POST',
       path: '/api/sessions/:sessionId/compact',
-      summary: 'Compact the history of a session now (after its running turn); answers once the contextCompacted event is stored',
+      summary:
+        'Compact the history of a session now (after its running turn); answers once the contextCompacted event is stored',
       params: sessionParams,
       query: ownerQuery,
       response: RESPONSES.compacted,

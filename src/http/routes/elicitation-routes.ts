@@ -21,7 +21,10 @@ import { RESPONSES } from './shapes.ts';
 
 const answerSchema = z.object({
   action: elicitationAction,
-  content: z.record(z.string(), z.unknown()).optional().describe('With accept of a form: the values, checked against its requestedSchema'),
+  content: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('With accept of a form: the values, checked against its requestedSchema'),
 });
 
 export function elicitationRoutes(deps: { clock: Clock }): Route[] {
@@ -46,17 +49,27 @@ export function elicitationRoutes(deps: { clock: Clock }): Route[] {
     defineRoute({
       method: 'POST',
       path: '/api/sessions/:sessionId/elicitations/:id',
-      summary: 'Answer a tool server\'s question (accept with content, decline, cancel)',
+      summary: "Answer a tool server's question (accept with content, decline, cancel)",
       scope: 'approve',
       params: sessionParams,
       query: ownerQuery,
       body: answerSchema,
       example: { action: 'decline' },
       response: RESPONSES.elicitationAnswered,
-      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'ELICITATION_NOT_FOUND', 'ELICITATION_ALREADY_RESOLVED', 'FORBIDDEN'],
+      errors: [
+        'MISSING_FIELD',
+        'INVALID_REQUEST',
+        'ELICITATION_NOT_FOUND',
+        'ELICITATION_ALREADY_RESOLVED',
+        'FORBIDDEN',
+      ],
       async handler({ params: { sessionId, id = '' }, query, body: { action, content }, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
-        await bus.execute('agent.answer', { sessionId: key, id, answer: { action, ...(content !== undefined && { content }) }, by: 'rest' }, { sessionId: key });
+        await bus.execute(
+          'agent.answer',
+          { sessionId: key, id, answer: { action, ...(content !== undefined && { content }) }, by: 'rest' },
+          { sessionId: key },
+        );
         return reply({ sessionId, id, action });
       },
     }),

@@ -13,7 +13,9 @@ import { sessionTransferRoutes, type SessionTransferRoutesDeps } from './session
 import { systemRoutes, type ServiceInfo } from './system-routes.ts';
 
 /** `mode: 'mcp'` leaves out the web console. */
-export type RoutesDeps = ServiceInfo & AgentRoutesDeps & SessionTransferRoutesDeps & { metrics: Metrics; mode?: 'web' | 'mcp' };
+export type RoutesDeps = ServiceInfo &
+  AgentRoutesDeps &
+  SessionTransferRoutesDeps & { metrics: Metrics; mode?: 'web' | 'mcp' };
 
 /** `GET /metrics`: the Prometheus text exposition (an `inspect` route: it tells what the service does). */
 const metricsRoute = (metrics: Metrics): Route => ({

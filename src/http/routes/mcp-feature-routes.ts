@@ -31,8 +31,9 @@ const uriSchema = z.string().min(1).max(8192).describe('The resource URI');
 const uriBody = z.object({ uri: uriSchema });
 /** A prompt's arguments: strings by name (the prompt's own argument list decides which are required). */
 const promptArgs = z.record(z.string(), z.unknown());
-const rootsBody = z.object({ roots: z.array(z.string().min(1).max(2048)).max(100).describe('Root URIs, e.g. file:///srv/project') });
-
+const rootsBody = z.object({
+  roots: z.array(z.string().min(1).max(2048)).max(100).describe('Root URIs, e.g. file:///srv/project'),
+});
 
 export function mcpFeatureRoutes(options: McpFeatureRoutesOptions): Route[] {
   const reply = createReply(options.clock);
@@ -41,13 +42,22 @@ export function mcpFeatureRoutes(options: McpFeatureRoutesOptions): Route[] {
     defineRoute({
       method: 'POST',
       path: `/api/mcp/servers/:serverId/resources/${subscribe ? 'subscribe' : 'unsubscribe'}`,
-      summary: subscribe ? 'Subscribe to updates of a resource (resourceUpdated frames)' : 'Unsubscribe from updates of a resource',
+      summary: subscribe
+        ? 'Subscribe to updates of a resource (resourceUpdated frames)'
+        : 'Unsubscribe from updates of a resource',
       body: uriBody,
       example: { uri: 'demo://resource/dynamic/text/1' },
       response: RESPONSES.subscription,
       errors: ['MISSING_FIELD', 'SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED'],
       async handler({ bus, params, body, principal }) {
-        return reply(await bus.execute('mcp.subscribeResource', { serverId: serverId(params), uri: body.uri, subscribe, subscriber: principal.name }));
+        return reply(
+          await bus.execute('mcp.subscribeResource', {
+            serverId: serverId(params),
+            uri: body.uri,
+            subscribe,
+            subscriber: principal.name,
+          }),
+        );
       },
     });
 
@@ -96,7 +106,9 @@ export function mcpFeatureRoutes(options: McpFeatureRoutesOptions): Route[] {
       response: RESPONSES.prompt,
       errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'SERVER_NOT_FOUND', 'TOOL_EXECUTION_FAILED'],
       async handler({ bus, params, body }) {
-        return reply(await bus.execute('mcp.getPrompt', { serverId: serverId(params), name: params.promptName ?? '', args: body }));
+        return reply(
+          await bus.execute('mcp.getPrompt', { serverId: serverId(params), name: params.promptName ?? '', args: body }),
+        );
       },
     }),
     defineRoute({

@@ -40,7 +40,9 @@ export interface McpRoutesOptions {
 
 /** Asks for a direct call's progress: frames to the watchers of a session of the caller's. */
 const executeQuery = z.object({
-  progressSession: sessionIdSchema.optional().describe("Send the call's progress as toolProgress frames to this session's WebSocket watchers"),
+  progressSession: sessionIdSchema
+    .optional()
+    .describe("Send the call's progress as toolProgress frames to this session's WebSocket watchers"),
   callId: z.string().min(1).max(200).optional().describe('The callId of those frames (default: a new id)'),
 });
 
@@ -61,8 +63,14 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
   const serverId = (params: Record<string, string>) => params.serverId ?? '';
 
   /** What both runtime connects (an MCP server, an A2A agent) share. */
-  const connecting = { method: 'POST' as const, scope: 'admin' as const, response: RESPONSES.serverConnected, errors: ['MISSING_FIELD', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'] satisfies ErrorCode[] };
-  const connected = (server: ServerRecord) => reply({ status: 'connected', name: server.name, server: summary(server) });
+  const connecting = {
+    method: 'POST' as const,
+    scope: 'admin' as const,
+    response: RESPONSES.serverConnected,
+    errors: ['MISSING_FIELD', 'AGENT_ERROR', 'SERVICE_UNAVAILABLE'] satisfies ErrorCode[],
+  };
+  const connected = (server: ServerRecord) =>
+    reply({ status: 'connected', name: server.name, server: summary(server) });
 
   return [
     defineRoute({
@@ -115,8 +123,17 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       response: RESPONSES.toolExecuted,
       errors: ['SERVER_NOT_FOUND', 'TOOL_NOT_FOUND', 'TOOL_EXECUTION_FAILED'],
       async handler({ bus, params, body, query, sessions, principal }) {
-        const progress = query.progressSession === undefined ? undefined : { sessionId: sessions.key(query.progressSession), callId: query.callId ?? options.ids() };
-        const result = await bus.execute('mcp.executeTool', { serverId: serverId(params), toolName: params.toolName ?? '', args: body, principal: principal.owner ?? '', ...(progress && { progress }) });
+        const progress =
+          query.progressSession === undefined
+            ? undefined
+            : { sessionId: sessions.key(query.progressSession), callId: query.callId ?? options.ids() };
+        const result = await bus.execute('mcp.executeTool', {
+          serverId: serverId(params),
+          toolName: params.toolName ?? '',
+          args: body,
+          principal: principal.owner ?? '',
+          ...(progress && { progress }),
+        });
         return { body: result };
       },
     }),
@@ -149,13 +166,20 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
 }
 
 /** A principal's own sign-in to a server with `oauth.per: principal` (its session owner names its tokens). */
-function signInRoutes(reply: ReturnType<typeof createReply>, serverId: (params: Record<string, string>) => string): Route[] {
-  const common = { path: '/api/mcp/servers/:serverId/sign-in', response: RESPONSES.signIn, errors: ['SERVER_NOT_FOUND', 'INVALID_REQUEST'] satisfies ErrorCode[] };
+function signInRoutes(
+  reply: ReturnType<typeof createReply>,
+  serverId: (params: Record<string, string>) => string,
+): Route[] {
+  const common = {
+    path: '/api/mcp/servers/:serverId/sign-in',
+    response: RESPONSES.signIn,
+    errors: ['SERVER_NOT_FOUND', 'INVALID_REQUEST'] satisfies ErrorCode[],
+  };
   const command = { GET: 'mcp.signInStatus', POST: 'mcp.signIn', DELETE: 'mcp.signOut' } as const;
   const summaries = {
-    GET: "Whether the caller is signed in to a server each principal signs in to (oauth.per: principal)",
+    GET: 'Whether the caller is signed in to a server each principal signs in to (oauth.per: principal)',
     POST: "Begin the caller's own sign-in to such a server: the authorization URL to open (or signed in already)",
-    DELETE: "Sign the caller out of such a server (its tokens are dropped)",
+    DELETE: 'Sign the caller out of such a server (its tokens are dropped)',
   };
   return (['GET', 'POST', 'DELETE'] as const).map((method) =>
     defineRoute({
@@ -164,7 +188,9 @@ function signInRoutes(reply: ReturnType<typeof createReply>, serverId: (params: 
       summary: summaries[method],
       ...(method === 'POST' && { errors: [...common.errors, 'AGENT_ERROR'] satisfies ErrorCode[] }),
       async handler({ bus, params, principal }) {
-        return reply(await bus.execute(command[method], { serverId: serverId(params), principal: principal.owner ?? '' }));
+        return reply(
+          await bus.execute(command[method], { serverId: serverId(params), principal: principal.owner ?? '' }),
+        );
       },
     }),
   );

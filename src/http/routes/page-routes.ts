@@ -56,7 +56,8 @@ function files(entries: [name: string, path: string][], headers: Record<string, 
     return reply;
   };
 }
-const folder = (name: string) => readdirSync(join(WEB, name)).map((file): [string, string] => [file, join(WEB, name, file)]);
+const folder = (name: string) =>
+  readdirSync(join(WEB, name)).map((file): [string, string] => [file, join(WEB, name, file)]);
 /** `web/shared` (the pages' socket and key, `live.js`): served beside each page's own files, so each imports `./live.js`. */
 const withShared = (name: string) => [...folder(name), ...folder('shared')];
 
@@ -68,8 +69,22 @@ const withShared = (name: string) => [...folder(name), ...folder('shared')];
 export function consoleRoutes(): Route[] {
   const file = files(withShared('console'), pageHeaders(), '/console/');
   return [
-    { method: 'GET', path: '/', summary: 'The web console (web mode)', scope: 'public', doc: { contentType: 'text/html' }, handler: () => file('index.html') },
-    { method: 'GET', path: '/console/:file', summary: "The console's scripts and styles", scope: 'public', doc: { contentType: 'text/javascript' }, handler: (ctx) => file(ctx.params.file ?? '') },
+    {
+      method: 'GET',
+      path: '/',
+      summary: 'The web console (web mode)',
+      scope: 'public',
+      doc: { contentType: 'text/html' },
+      handler: () => file('index.html'),
+    },
+    {
+      method: 'GET',
+      path: '/console/:file',
+      summary: "The console's scripts and styles",
+      scope: 'public',
+      doc: { contentType: 'text/javascript' },
+      handler: (ctx) => file(ctx.params.file ?? ''),
+    },
   ];
 }
 
@@ -82,7 +97,11 @@ export function apiDocRoutes(table: () => Route[], options: OpenApiOptions): Rou
   // swagger-ui sets inline styles, so its page allows them; scripts stay 'self' only.
   const swaggerUi = swaggerUiDir();
   const file = files(
-    [...folder('docs'), ['swagger-ui.css', join(swaggerUi, 'swagger-ui.css')], ['swagger-ui-bundle.js', join(swaggerUi, 'swagger-ui-bundle.js')]],
+    [
+      ...folder('docs'),
+      ['swagger-ui.css', join(swaggerUi, 'swagger-ui.css')],
+      ['swagger-ui-bundle.js', join(swaggerUi, 'swagger-ui-bundle.js')],
+    ],
     pageHeaders("'self' 'unsafe-inline'"),
     '/api/docs/',
   );
@@ -93,10 +112,27 @@ export function apiDocRoutes(table: () => Route[], options: OpenApiOptions): Rou
       summary: 'The OpenAPI 3.1 description of these routes',
       scope: 'public',
       doc: { response: RESPONSES.openApi },
-      handler: () => ({ body: (document ??= JSON.stringify(openApiDocument(table(), options))), contentType: 'application/json; charset=utf-8' }),
+      handler: () => ({
+        body: (document ??= JSON.stringify(openApiDocument(table(), options))),
+        contentType: 'application/json; charset=utf-8',
+      }),
     },
-    { method: 'GET', path: '/api/docs', summary: 'Interactive API docs (swagger-ui, served locally)', scope: 'public', doc: { contentType: 'text/html' }, handler: () => file('index.html') },
-    { method: 'GET', path: '/api/docs/:file', summary: "The docs page's scripts and styles", scope: 'public', doc: { contentType: 'text/javascript' }, handler: (ctx) => file(ctx.params.file ?? '') },
+    {
+      method: 'GET',
+      path: '/api/docs',
+      summary: 'Interactive API docs (swagger-ui, served locally)',
+      scope: 'public',
+      doc: { contentType: 'text/html' },
+      handler: () => file('index.html'),
+    },
+    {
+      method: 'GET',
+      path: '/api/docs/:file',
+      summary: "The docs page's scripts and styles",
+      scope: 'public',
+      doc: { contentType: 'text/javascript' },
+      handler: (ctx) => file(ctx.params.file ?? ''),
+    },
   ];
 }
 
@@ -110,16 +146,50 @@ export function inspectRoutes(enabled: boolean): Route[] {
   const layouts: [string, string] = ['layouts.json', packagePath('machines', 'layouts.json')];
   const file = files([...withShared('inspect'), layouts], pageHeaders(), '/inspect/');
   // The bridge page may frame Stately's hosted inspector, and nothing else.
-  const bridge = files([['stately.html', join(WEB, 'inspect', 'stately.html')]], pageHeaders("'self'", 'https://stately.ai'), '/inspect/');
-  const status: RouteResult = { body: JSON.stringify({ enabled }), contentType: TYPES['.json'] ?? 'application/json', headers: pageHeaders() };
+  const bridge = files(
+    [['stately.html', join(WEB, 'inspect', 'stately.html')]],
+    pageHeaders("'self'", 'https://stately.ai'),
+    '/inspect/',
+  );
+  const status: RouteResult = {
+    body: JSON.stringify({ enabled }),
+    contentType: TYPES['.json'] ?? 'application/json',
+    headers: pageHeaders(),
+  };
   const serve = (name: string, from = file): RouteResult => {
     if (name === 'status.json') return status;
-    if (!enabled) throw new AppError('INVALID_REQUEST', 'The inspector is off: start agentd with --inspect (or set server.inspect: true)', { reason: 'inspector_off' });
+    if (!enabled)
+      throw new AppError(
+        'INVALID_REQUEST',
+        'The inspector is off: start agentd with --inspect (or set server.inspect: true)',
+        { reason: 'inspector_off' },
+      );
     return from(name);
   };
   return [
-    { method: 'GET', path: '/inspect', summary: 'The live state-machine inspector page (with --inspect)', scope: 'public', doc: { contentType: 'text/html' }, handler: () => serve('index.html') },
-    { method: 'GET', path: '/inspect/stately', summary: "The stream in Stately's hosted inspector (a bridge page)", scope: 'public', doc: { contentType: 'text/html' }, handler: () => serve('stately.html', bridge) },
-    { method: 'GET', path: '/inspect/:file', summary: "The inspector pages' scripts and styles", scope: 'public', doc: { contentType: 'text/javascript' }, handler: (ctx) => serve(ctx.params.file ?? '') },
+    {
+      method: 'GET',
+      path: '/inspect',
+      summary: 'The live state-machine inspector page (with --inspect)',
+      scope: 'public',
+      doc: { contentType: 'text/html' },
+      handler: () => serve('index.html'),
+    },
+    {
+      method: 'GET',
+      path: '/inspect/stately',
+      summary: "The stream in Stately's hosted inspector (a bridge page)",
+      scope: 'public',
+      doc: { contentType: 'text/html' },
+      handler: () => serve('stately.html', bridge),
+    },
+    {
+      method: 'GET',
+      path: '/inspect/:file',
+      summary: "The inspector pages' scripts and styles",
+      scope: 'public',
+      doc: { contentType: 'text/javascript' },
+      handler: (ctx) => serve(ctx.params.file ?? ''),
+    },
   ];
 }

@@ -33,10 +33,14 @@ export interface SessionTransferRoutesDeps {
   sessionIds?: IdSource;
 }
 
-const FORMAT = 'NDJSON: one stored event per line, {"seq":N,"ts":"<ISO time>","event":{"v":2,"type":...}} (docs/sessions.md: Export, import, fork)';
+const FORMAT =
+  'NDJSON: one stored event per line, {"seq":N,"ts":"<ISO time>","event":{"v":2,"type":...}} (docs/sessions.md: Export, import, fork)';
 
 const exportQuery = ownerQuery.extend({
-  reasoning: z.enum(['true', 'false']).optional().describe('`true`: keep the model\'s `reasoning` events (left out by default)'),
+  reasoning: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe("`true`: keep the model's `reasoning` events (left out by default)"),
 });
 
 const forkSchema = z.object({
@@ -46,7 +50,10 @@ const forkSchema = z.object({
 /** A download name for the session's log: the id in ASCII (`_` for any other character), and exactly (RFC 6266 `filename*`). */
 export function exportDisposition(sessionId: string): string {
   const ascii = sessionId.replace(/[^A-Za-z0-9._-]/g, '_');
-  const exact = encodeURIComponent(sessionId).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  const exact = encodeURIComponent(sessionId).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
   return `attachment; filename="session-${ascii}.ndjson"; filename*=UTF-8''session-${exact}.ndjson`;
 }
 
@@ -59,7 +66,12 @@ export function sessionTransferRoutes(deps: SessionTransferRoutesDeps): Route[] 
       method: 'GET',
       path: '/api/sessions/:sessionId/export',
       summary: 'The stored log of a session as NDJSON',
-      doc: { contentType: TRANSFER_MEDIA_TYPE, contentDescription: FORMAT, query: exportQuery, errors: ['INVALID_REQUEST', 'SESSION_NOT_FOUND', 'FORBIDDEN'] },
+      doc: {
+        contentType: TRANSFER_MEDIA_TYPE,
+        contentDescription: FORMAT,
+        query: exportQuery,
+        errors: ['INVALID_REQUEST', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
+      },
       async handler({ params, query, bus, sessions }) {
         const { sessionId } = sessionParams(params);
         const asked = parseQuery(exportQuery, query);
@@ -70,7 +82,9 @@ export function sessionTransferRoutes(deps: SessionTransferRoutesDeps): Route[] 
           contentType: TRANSFER_MEDIA_TYPE,
           headers: { 'Content-Disposition': exportDisposition(sessionId), 'Cache-Control': 'no-store' },
           body: undefined,
-          stream: transferPieces(asked.reasoning === 'true' ? events : events.filter((e) => e.event.type !== 'reasoning')),
+          stream: transferPieces(
+            asked.reasoning === 'true' ? events : events.filter((e) => e.event.type !== 'reasoning'),
+          ),
         };
       },
     },
@@ -81,7 +95,8 @@ export function sessionTransferRoutes(deps: SessionTransferRoutesDeps): Route[] 
       rawBody: {
         mediaType: TRANSFER_MEDIA_TYPE,
         description: `An export: ${FORMAT}`,
-        example: '{"seq":1,"ts":"2026-01-01T00:00:00.000Z","event":{"v":3,"type":"userMessage","turnId":"t1","content":"Hello"}}\n',
+        example:
+          '{"seq":1,"ts":"2026-01-01T00:00:00.000Z","event":{"v":3,"type":"userMessage","turnId":"t1","content":"Hello"}}\n',
       },
       response: RESPONSES.sessionCreated,
       errors: ['INVALID_REQUEST', 'RATE_LIMIT_EXCEEDED'],
@@ -89,7 +104,11 @@ export function sessionTransferRoutes(deps: SessionTransferRoutesDeps): Route[] 
         const events = parseTransfer(raw ?? Buffer.alloc(0));
         const id = newSessionId();
         const key = sessions.key(id);
-        const made = await bus.execute('agent.importSession', { newSessionId: key, events, ...(sessions.quota && { quota: sessions.quota }) }, { sessionId: key });
+        const made = await bus.execute(
+          'agent.importSession',
+          { newSessionId: key, events, ...(sessions.quota && { quota: sessions.quota }) },
+          { sessionId: key },
+        );
         return reply({ ...made, sessionId: id });
       },
     }),
@@ -108,7 +127,11 @@ export function sessionTransferRoutes(deps: SessionTransferRoutesDeps): Route[] 
         await ensureFound(false, source, sessions, bus);
         const id = newSessionId();
         const key = sessions.key(id);
-        const made = await bus.execute('agent.forkSession', { sessionId: source, seq, newSessionId: key, ...(sessions.quota && { quota: sessions.quota }) }, { sessionId: source });
+        const made = await bus.execute(
+          'agent.forkSession',
+          { sessionId: source, seq, newSessionId: key, ...(sessions.quota && { quota: sessions.quota }) },
+          { sessionId: source },
+        );
         return reply({ ...made, sessionId: id });
       },
     }),

@@ -26,10 +26,15 @@ const withTimestamp = <S extends z.ZodRawShape>(shape: S) => z.object({ ...shape
 /** The health answer's agent status: the agent's own (`ready`, `degraded`), or `starting` before start-up is done. */
 const agentStatus = z.enum(['starting', ...agentHealth.options.map((o) => o.shape.status.value)]);
 
-const serverChange = (status: 'connected' | 'disconnected') => withTimestamp({ status: z.literal(status), name: z.string(), server: serverRecord });
+const serverChange = (status: 'connected' | 'disconnected') =>
+  withTimestamp({ status: z.literal(status), name: z.string(), server: serverRecord });
 
 export const RESPONSES = {
-  openApi: z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.unknown()) }),
+  openApi: z.looseObject({
+    openapi: z.literal('3.1.0'),
+    info: z.looseObject({ title: z.string(), version: z.string() }),
+    paths: z.record(z.string(), z.unknown()),
+  }),
   health: withTimestamp({
     status: z.literal('healthy'),
     version: z.string(),
@@ -40,7 +45,9 @@ export const RESPONSES = {
       cause: z.string().optional().describe('Why the agent is degraded'),
       since: z.string().optional(),
     }),
-    engine: z.enum(['uws', 'node']).describe('The HTTP/WebSocket engine: uWebSockets.js, or node:http + ws where its addon cannot load'),
+    engine: z
+      .enum(['uws', 'node'])
+      .describe('The HTTP/WebSocket engine: uWebSockets.js, or node:http + ws where its addon cannot load'),
   }),
   live: withTimestamp({ status: z.literal('live') }),
   ready: withTimestamp({ status: z.literal('ready') }),
@@ -48,7 +55,7 @@ export const RESPONSES = {
   messageQueued: withTimestamp({ status: z.literal('processing') }),
   reset: withTimestamp({ status: z.literal('reset initiated') }),
   sessions: withTimestamp({
-    sessions: z.array(sessionSummary).describe('A page of the caller\'s sessions, in key order'),
+    sessions: z.array(sessionSummary).describe("A page of the caller's sessions, in key order"),
     nextCursor: z.string().optional().describe('Pass as `cursor` for the next page; absent on the last page'),
   }),
   history: withTimestamp({
@@ -60,7 +67,10 @@ export const RESPONSES = {
   sessionCancelled: withTimestamp({ sessionId: z.string(), cancelled: z.boolean() }),
   sessionCreated: withTimestamp({
     sessionId: z.string().describe('The new session'),
-    lastSeq: z.number().int().describe('The seq of its last stored event (subscribe or read its history since 0 to replay it)'),
+    lastSeq: z
+      .number()
+      .int()
+      .describe('The seq of its last stored event (subscribe or read its history since 0 to replay it)'),
   }),
   compacted: withTimestamp(compactionResult.shape),
   approvals: withTimestamp({ sessionId: z.string(), approvals: z.array(pendingApproval) }),
@@ -80,8 +90,11 @@ export const RESPONSES = {
   roots: withTimestamp({ serverId: z.string(), roots: z.array(z.string()) }),
   signIn: withTimestamp({
     serverId: z.string(),
-    signedIn: z.boolean().describe("The calling principal holds tokens for this server (its tool calls carry them)"),
-    authorizationUrl: z.string().optional().describe("While the caller's sign-in is pending: the authorization server's page to open (for the caller only)"),
+    signedIn: z.boolean().describe('The calling principal holds tokens for this server (its tool calls carry them)'),
+    authorizationUrl: z
+      .string()
+      .optional()
+      .describe("While the caller's sign-in is pending: the authorization server's page to open (for the caller only)"),
   }),
   /** The A2A agent card (src/a2a-face/card.ts): A2A's own shape, no envelope. */
   agentCard: agentCardSchema,

@@ -17,14 +17,23 @@ type NotReady = { check: 'start' | 'store' | 'toolServer'; message: string; serv
  * check here: a provider without its endpoint or key stops agentd at start. Reasons name servers
  * and states, never a server's error text (the probe answers without a key).
  */
-export function notReadyReasons(info: Pick<ServiceInfo, 'isReady' | 'config'>, agent: AgentHealth, servers: ServerRecord[]): NotReady[] {
+export function notReadyReasons(
+  info: Pick<ServiceInfo, 'isReady' | 'config'>,
+  agent: AgentHealth,
+  servers: ServerRecord[],
+): NotReady[] {
   const reasons: NotReady[] = [];
   if (!info.isReady()) reasons.push({ check: 'start', message: 'starting' });
   if (agent.status === 'degraded') reasons.push({ check: 'store', message: 'the store does not accept writes' });
   const status = new Map(servers.map((s) => [s.name, s.status]));
   for (const [name, server] of Object.entries(info.config.mcpServers)) {
     if (!server.required || status.get(name) === 'connected') continue;
-    reasons.push({ check: 'toolServer', server: name, status: status.get(name) ?? 'disconnected', message: `required tool server ${name} is ${status.get(name) ?? 'disconnected'}` });
+    reasons.push({
+      check: 'toolServer',
+      server: name,
+      status: status.get(name) ?? 'disconnected',
+      message: `required tool server ${name} is ${status.get(name) ?? 'disconnected'}`,
+    });
   }
   return reasons;
 }
@@ -51,7 +60,10 @@ export function systemRoutes(info: ServiceInfo): Route[] {
       summary: 'Service health',
       response: RESPONSES.health,
       async handler({ bus }) {
-        const [servers, agent] = await Promise.all([bus.execute('mcp.listServers', {}), bus.execute('agent.health', {})]);
+        const [servers, agent] = await Promise.all([
+          bus.execute('mcp.listServers', {}),
+          bus.execute('agent.health', {}),
+        ]);
         const now = info.clock.now();
         const degraded = agent.status === 'degraded' ? { cause: agent.cause, since: agent.since } : {};
         return reply(
@@ -86,8 +98,14 @@ export function systemRoutes(info: ServiceInfo): Route[] {
       response: RESPONSES.ready,
       errors: ['SERVICE_UNAVAILABLE'],
       async handler({ bus }) {
-        const reasons = notReadyReasons(info, ...(await Promise.all([bus.execute('agent.health', {}), bus.execute('mcp.listServers', {})])));
-        if (reasons.length > 0) throw new AppError('SERVICE_UNAVAILABLE', `not ready: ${reasons.map((r) => r.message).join('; ')}`, { reasons });
+        const reasons = notReadyReasons(
+          info,
+          ...(await Promise.all([bus.execute('agent.health', {}), bus.execute('mcp.listServers', {})])),
+        );
+        if (reasons.length > 0)
+          throw new AppError('SERVICE_UNAVAILABLE', `not ready: ${reasons.map((r) => r.message).join('; ')}`, {
+            reasons,
+          });
         return reply({ status: 'ready' });
       },
     }),

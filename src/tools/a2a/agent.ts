@@ -39,11 +39,13 @@ export const DEFAULT_SKILL = 'chat';
 
 /** The tools a card offers: one per skill, in the card's order. */
 export function cardTools(card: Pick<AgentCard, 'name' | 'description' | 'skills'>): Tool[] {
-  const skills = card.skills.length > 0 ? card.skills : [{ id: DEFAULT_SKILL, name: 'chat', description: card.description }];
+  const skills =
+    card.skills.length > 0 ? card.skills : [{ id: DEFAULT_SKILL, name: 'chat', description: card.description }];
   return skills.map((skill) => ({
     name: skill.id,
     title: `${card.name}: ${skill.name || skill.id}`,
-    description: `Ask the A2A agent "${card.name}" (skill ${skill.name || skill.id}). ${skill.description || card.description}`.trim(),
+    description:
+      `Ask the A2A agent "${card.name}" (skill ${skill.name || skill.id}). ${skill.description || card.description}`.trim(),
     inputSchema: A2A_INPUT_SCHEMA,
   }));
 }
@@ -88,21 +90,43 @@ export async function openA2aAgent(options: A2aOpenOptions): Promise<McpConnecti
   };
   const fetchImpl = limitedFetch(withHeaders, options.maxBytes) as typeof fetch;
   const attempt = AbortSignal.any([AbortSignal.timeout(config.timeout), ...(options.signal ? [options.signal] : [])]);
-  const cardFetch = ((url: string | URL, init?: RequestInit) => fetchImpl(url, { ...init, signal: attempt })) as typeof fetch;
+  const cardFetch = ((url: string | URL, init?: RequestInit) =>
+    fetchImpl(url, { ...init, signal: attempt })) as typeof fetch;
   const cardUrl = cardUrlOf(config.url);
   let card: AgentCard;
   try {
-    card = await new DefaultAgentCardResolver({ fetchImpl: cardFetch, legacyCompat: { enabled: true } }).resolve(cardUrl, '');
+    card = await new DefaultAgentCardResolver({ fetchImpl: cardFetch, legacyCompat: { enabled: true } }).resolve(
+      cardUrl,
+      '',
+    );
   } catch (error) {
-    throw new Error(`fetching the agent card from ${cardUrl} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(
+      `fetching the agent card from ${cardUrl} failed: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
-  const factory = new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })] });
-  const client = await factory.createFromAgentCard(card).catch((error: unknown) => {
-    throw new Error(`the agent card offers no JSON-RPC endpoint agentd can use: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
   });
-  const target = { name: options.name, client, streaming: card.capabilities?.streaming === true, timeout: config.timeout, maxHops: options.maxHops, maxBytes: options.maxBytes };
+  const client = await factory.createFromAgentCard(card).catch((error: unknown) => {
+    throw new Error(
+      `the agent card offers no JSON-RPC endpoint agentd can use: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  });
+  const target = {
+    name: options.name,
+    client,
+    streaming: card.capabilities?.streaming === true,
+    timeout: config.timeout,
+    maxHops: options.maxHops,
+    maxBytes: options.maxBytes,
+  };
   const tools = cardTools(card);
-  options.log.debug({ agent: card.name, version: client.protocolVersion, streaming: target.streaming, skills: tools.length }, 'A2A agent card read');
+  options.log.debug(
+    { agent: card.name, version: client.protocolVersion, streaming: target.streaming, skills: tools.length },
+    'A2A agent card read',
+  );
   return {
     kind: 'a2a',
     pid: undefined,

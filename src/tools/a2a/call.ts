@@ -38,7 +38,10 @@ export interface A2aCallTarget {
   maxBytes: number;
 }
 
-const result = (text: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text }], ...(isError && { isError: true }) });
+const result = (text: string, isError = false): CallToolResult => ({
+  content: [{ type: 'text', text }],
+  ...(isError && { isError: true }),
+});
 
 /**
  * The text of parts: text parts joined as they are (streamed chunks of one reply), data as JSON and files as
@@ -79,7 +82,11 @@ class Reply {
     if (state !== undefined) this.state = state;
     if (message) this.statusText = partsText(message.parts);
   }
-  task(t: { id: string; status: { state: TaskState; message: Message | undefined } | undefined; artifacts: Artifact[] }) {
+  task(t: {
+    id: string;
+    status: { state: TaskState; message: Message | undefined } | undefined;
+    artifacts: Artifact[];
+  }) {
     this.taskId = t.id;
     this.status(t.status?.state, t.status?.message);
     for (const a of t.artifacts) this.artifact(a, false);
@@ -90,12 +97,27 @@ class Reply {
   }
 }
 
-const isTask = (r: object): r is { id: string; status: { state: TaskState; message: Message | undefined } | undefined; artifacts: Artifact[] } => 'status' in r && 'id' in r;
+const isTask = (
+  r: object,
+): r is { id: string; status: { state: TaskState; message: Message | undefined } | undefined; artifacts: Artifact[] } =>
+  'status' in r && 'id' in r;
 
-const FAILED: ReadonlySet<TaskState> = new Set([TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED, TaskState.TASK_STATE_CANCELED]);
-const ASKING: ReadonlySet<TaskState> = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]);
+const FAILED: ReadonlySet<TaskState> = new Set([
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_REJECTED,
+  TaskState.TASK_STATE_CANCELED,
+]);
+const ASKING: ReadonlySet<TaskState> = new Set([
+  TaskState.TASK_STATE_INPUT_REQUIRED,
+  TaskState.TASK_STATE_AUTH_REQUIRED,
+]);
 
-const RUNNING: ReadonlySet<TaskState | undefined> = new Set([undefined, TaskState.TASK_STATE_UNSPECIFIED, TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]);
+const RUNNING: ReadonlySet<TaskState | undefined> = new Set([
+  undefined,
+  TaskState.TASK_STATE_UNSPECIFIED,
+  TaskState.TASK_STATE_SUBMITTED,
+  TaskState.TASK_STATE_WORKING,
+]);
 
 /** Reads the task until it is past running (or `ended` aborts: then it throws). */
 async function poll(target: A2aCallTarget, reply: Reply, ended: AbortSignal): Promise<void> {
@@ -119,10 +141,18 @@ export function a2aMessage(text: string, hops: number | undefined): Message {
   };
 }
 
-export async function callA2a(target: A2aCallTarget, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>): Promise<CallToolResult> {
+export async function callA2a(
+  target: A2aCallTarget,
+  args: Record<string, unknown>,
+  signal?: AbortSignal,
+  meta?: Record<string, unknown>,
+): Promise<CallToolResult> {
   const hops = meta !== undefined && HOPS_META_KEY in meta ? hopsOf(meta) : undefined;
   if (hops !== undefined && hops > target.maxHops) {
-    return result(`Refused: this call would pass through ${hops} agents; the limit is ${target.maxHops} (server.mcp.maxHops).`, true);
+    return result(
+      `Refused: this call would pass through ${hops} agents; the limit is ${target.maxHops} (server.mcp.maxHops).`,
+      true,
+    );
   }
   const text = typeof args.message === 'string' ? args.message : JSON.stringify(args);
   const timer = AbortSignal.timeout(target.timeout);
@@ -153,11 +183,16 @@ export async function callA2a(target: A2aCallTarget, args: Record<string, unknow
       } else reply.direct = partsText(answer.parts);
     }
   } catch (error) {
-    if (!ended.aborted) throw new CallError(`A2A agent "${target.name}": ${error instanceof Error ? error.message : String(error)}`, 'protocol');
+    if (!ended.aborted)
+      throw new CallError(
+        `A2A agent "${target.name}": ${error instanceof Error ? error.message : String(error)}`,
+        'protocol',
+      );
   }
   if (ended.aborted) {
     cancelRemote(target, reply.taskId);
-    if (timer.aborted && !signal?.aborted) throw new CallError(`A2A agent "${target.name}" did not answer within ${target.timeout} ms`, 'timeout');
+    if (timer.aborted && !signal?.aborted)
+      throw new CallError(`A2A agent "${target.name}" did not answer within ${target.timeout} ms`, 'timeout');
     throw new CallError('the call was cancelled', 'cancelled');
   }
   return outcome(target, reply);
@@ -168,17 +203,36 @@ function outcome(target: A2aCallTarget, reply: Reply): CallToolResult {
   if (reply.direct !== undefined || state === TaskState.TASK_STATE_COMPLETED) return result(reply.text());
   if (state !== undefined && ASKING.has(state)) {
     cancelRemote(target, reply.taskId);
-    return result(`The agent "${target.name}" asks: ${capText(reply.statusText || '(no question given)', target.maxBytes).text}`, true);
+    return result(
+      `The agent "${target.name}" asks: ${capText(reply.statusText || '(no question given)', target.maxBytes).text}`,
+      true,
+    );
   }
   if (state !== undefined && FAILED.has(state)) {
-    const how = state === TaskState.TASK_STATE_CANCELED ? 'cancelled the task' : state === TaskState.TASK_STATE_REJECTED ? 'rejected the task' : 'failed';
-    return result(`The agent "${target.name}" ${how}${reply.statusText ? `: ${capText(reply.statusText, target.maxBytes).text}` : ''}`, true);
+    const how =
+      state === TaskState.TASK_STATE_CANCELED
+        ? 'cancelled the task'
+        : state === TaskState.TASK_STATE_REJECTED
+          ? 'rejected the task'
+          : 'failed';
+    return result(
+      `The agent "${target.name}" ${how}${reply.statusText ? `: ${capText(reply.statusText, target.maxBytes).text}` : ''}`,
+      true,
+    );
   }
-  return result(`The agent "${target.name}" ended the call with its task still open (state ${state === undefined ? 'unknown' : TaskState[state]})`, true);
+  return result(
+    `The agent "${target.name}" ended the call with its task still open (state ${state === undefined ? 'unknown' : TaskState[state]})`,
+    true,
+  );
 }
 
 /** Tells the remote to stop a task: best effort, bounded, and not waited for (the call is already over). */
 function cancelRemote(target: A2aCallTarget, taskId: string | undefined): void {
   if (taskId === undefined || taskId === '') return;
-  void target.client.cancelTask({ tenant: '', id: taskId, metadata: undefined }, { signal: AbortSignal.timeout(Math.min(target.timeout, 5_000)) }).catch(() => undefined);
+  void target.client
+    .cancelTask(
+      { tenant: '', id: taskId, metadata: undefined },
+      { signal: AbortSignal.timeout(Math.min(target.timeout, 5_000)) },
+    )
+    .catch(() => undefined);
 }

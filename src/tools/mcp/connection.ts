@@ -27,8 +27,24 @@
  *   with the reason `oauth.explain` gives (where to sign in), and the connection stays for the other calls.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, LOG_LEVEL_META_KEY, ProtocolError, SdkError, SdkErrorCode, SdkHttpError, SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { CallToolResult, ClientCapabilities, ProgressCallback, ServerCapabilities, Tool, Transport } from '@modelcontextprotocol/client';
+import {
+  Client,
+  LOG_LEVEL_META_KEY,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
+import type {
+  CallToolResult,
+  ClientCapabilities,
+  ProgressCallback,
+  ServerCapabilities,
+  Tool,
+  Transport,
+} from '@modelcontextprotocol/client';
 import type { HttpServerConfig, McpServerConfig } from '../../config/schema.ts';
 import type { Logger } from '../../log/index.ts';
 import { CallError } from './call-error.ts';
@@ -40,7 +56,15 @@ import type { ServerOAuth } from '../oauth/client.ts';
 import { createProgressRelay } from './progress-relay.ts';
 import { attachSampling, createSamplerStack, samplingCapability } from './sampling.ts';
 import type { ServerAsks } from './server-asks.ts';
-import { afterConnect, attachFeatures, clientCapabilities, listChangedHandlers, serverFeatures, type ServerFeatures, type ServerNotice } from './server-features.ts';
+import {
+  afterConnect,
+  attachFeatures,
+  clientCapabilities,
+  listChangedHandlers,
+  serverFeatures,
+  type ServerFeatures,
+  type ServerNotice,
+} from './server-features.ts';
 import { ChildProcessTransport } from './stdio-transport.ts';
 import type { FetchLike } from '../spawn/url-policy.ts';
 
@@ -79,7 +103,14 @@ export interface McpConnection {
    * request's `_meta` (e.g. the agent-to-agent hop count); `asks` answer what the server asks during the call
    * (elicitation.ts: without a target it is declined; sampling.ts).
    */
-  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal, meta?: Record<string, unknown>, onProgress?: ProgressCallback, asks?: ServerAsks): Promise<CallToolResult>;
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+    meta?: Record<string, unknown>,
+    onProgress?: ProgressCallback,
+    asks?: ServerAsks,
+  ): Promise<CallToolResult>;
   /** Resources, prompts and roots of this server. */
   readonly features: ServerFeatures;
   /** What agentd declared and what the server declared back. */
@@ -95,9 +126,15 @@ const MAX_TOOL_PAGES = 100;
 
 /** Whether a failed call failed below the protocol (the HTTP server is unreachable or lost our session). */
 function belowProtocol(error: unknown): boolean {
-  if (error instanceof ProtocolError || error instanceof ResultTooLarge || (error as { cause?: unknown } | null)?.cause instanceof ResultTooLarge) return false;
+  if (
+    error instanceof ProtocolError ||
+    error instanceof ResultTooLarge ||
+    (error as { cause?: unknown } | null)?.cause instanceof ResultTooLarge
+  )
+    return false;
   if (error instanceof SdkHttpError) return true;
-  if (error instanceof SdkError) return error.code === SdkErrorCode.SendFailed || error.code === SdkErrorCode.NotConnected;
+  if (error instanceof SdkError)
+    return error.code === SdkErrorCode.SendFailed || error.code === SdkErrorCode.NotConnected;
   return true;
 }
 
@@ -117,11 +154,20 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   const newClient = (mode: Attempt['mode']) => {
     const client = new Client(options.clientInfo, {
       capabilities: declared,
-      versionNegotiation: { mode, ...(config.type === 'stdio' && mode === 'auto' && { probe: { timeoutMs: Math.min(timeout / 2, STDIO_PROBE_MS) } }) },
-      listChanged: listChangedHandlers(config, notice, (changed) => {
-        tools = changed;
-        if (!closing) options.onToolsChanged(changed);
-      }, log),
+      versionNegotiation: {
+        mode,
+        ...(config.type === 'stdio' &&
+          mode === 'auto' && { probe: { timeoutMs: Math.min(timeout / 2, STDIO_PROBE_MS) } }),
+      },
+      listChanged: listChangedHandlers(
+        config,
+        notice,
+        (changed) => {
+          tools = changed;
+          if (!closing) options.onToolsChanged(changed);
+        },
+        log,
+      ),
       listMaxPages: MAX_TOOL_PAGES,
     });
     roots = attachFeatures(client, config, notice);
@@ -137,7 +183,8 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
     log.warn({ reason }, 'MCP server connection lost');
     options.onLost(reason);
   };
-  const closedReason = () => (transport instanceof ChildProcessTransport ? transport.exitReason : undefined) ?? 'connection closed';
+  const closedReason = () =>
+    (transport instanceof ChildProcessTransport ? transport.exitReason : undefined) ?? 'connection closed';
   client.onclose = () => lost(closedReason());
   client.onerror = (error) => log.debug({ err: error }, 'MCP transport error');
   const progressRelay = createProgressRelay();
@@ -147,7 +194,9 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   if (modern) log.info({ protocolVersion }, 'connected in the 2026-07-28 era');
 
   try {
-    tools = client.getServerCapabilities()?.tools ? (await client.listTools(undefined, { timeout, ...(options.signal && { signal: options.signal }) })).tools : [];
+    tools = client.getServerCapabilities()?.tools
+      ? (await client.listTools(undefined, { timeout, ...(options.signal && { signal: options.signal }) })).tools
+      : [];
     options.signal?.throwIfAborted();
     if (lostReported) throw new Error(closedReason());
     options.oauth?.succeeded();
@@ -179,15 +228,23 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       const leave = samplers.enter(asks?.sampler, deadline);
       // Our own progress token (progress-relay.ts); with reset-on-progress its timer bounds the call between
       // notifications and the SDK's timeout is the total.
-      const tracked = config.progress === false ? undefined : progressRelay.begin({ timeout, resetOnProgress, signal, onProgress });
+      const tracked =
+        config.progress === false ? undefined : progressRelay.begin({ timeout, resetOnProgress, signal, onProgress });
       const callSignal = tracked?.signal ?? signal;
       // 2026-07-28 asks for a log level in each request (it has no `logging/setLevel`).
-      const _meta = { ...meta, ...(tracked && { progressToken: tracked.token }), ...(modern && config.logLevel && { [LOG_LEVEL_META_KEY]: config.logLevel }) };
+      const _meta = {
+        ...meta,
+        ...(tracked && { progressToken: tracked.token }),
+        ...(modern && config.logLevel && { [LOG_LEVEL_META_KEY]: config.logLevel }),
+      };
       try {
-        const result = await client.callTool({ name, arguments: args, ...(Object.keys(_meta).length > 0 && { _meta }) }, {
-          timeout: resetOnProgress ? totalTimeout : timeout,
-          ...(callSignal && { signal: callSignal }),
-        });
+        const result = await client.callTool(
+          { name, arguments: args, ...(Object.keys(_meta).length > 0 && { _meta }) },
+          {
+            timeout: resetOnProgress ? totalTimeout : timeout,
+            ...(callSignal && { signal: callSignal }),
+          },
+        );
         options.oauth?.succeeded();
         return result;
       } catch (error) {
@@ -197,9 +254,15 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
         if (tracked?.timedOut()) throw new CallError(`timed out after ${timeout} ms without progress`, 'timeout');
         if (signal?.aborted) throw new CallError('cancelled', 'cancelled');
         if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
-          throw new CallError(resetOnProgress ? `timed out after ${totalTimeout} ms in all (maxTotalTimeout)` : `timed out after ${timeout} ms`, 'timeout');
+          throw new CallError(
+            resetOnProgress
+              ? `timed out after ${totalTimeout} ms in all (maxTotalTimeout)`
+              : `timed out after ${timeout} ms`,
+            'timeout',
+          );
         }
-        if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) throw new CallError(`connection to the server closed (${closedReason()})`, 'closed');
+        if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed)
+          throw new CallError(`connection to the server closed (${closedReason()})`, 'closed');
         if (kind !== 'stdio' && belowProtocol(error)) {
           const reason = describe(error, timeout);
           lost(reason);
@@ -228,7 +291,10 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
  * Connects a client in the era the server speaks: the first attempt in the configured mode, then the one
  * the failure points to (eras.ts), each on a fresh transport. Rejects with the last attempt's reason.
  */
-async function connect(options: ConnectionOptions, newClient: (mode: Attempt['mode']) => Client): Promise<{ client: Client; transport: Transport; kind: TransportKind }> {
+async function connect(
+  options: ConnectionOptions,
+  newClient: (mode: Attempt['mode']) => Client,
+): Promise<{ client: Client; transport: Transport; kind: TransportKind }> {
   const { config, log } = options;
   const tried: Attempt[] = [];
   let attempt: Attempt | undefined = { mode: negotiationMode(config.protocolVersion), transport: 'main' };
@@ -236,7 +302,12 @@ async function connect(options: ConnectionOptions, newClient: (mode: Attempt['mo
   while (attempt) {
     tried.push(attempt);
     const transport = newTransport(options, attempt);
-    const kind: TransportKind = transport instanceof ChildProcessTransport ? 'stdio' : transport instanceof SSEClientTransport ? 'sse' : 'streamable-http';
+    const kind: TransportKind =
+      transport instanceof ChildProcessTransport
+        ? 'stdio'
+        : transport instanceof SSEClientTransport
+          ? 'sse'
+          : 'streamable-http';
     const client = newClient(attempt.mode);
     const witness = initializeWitness();
     transport.onmessage = witness.onmessage; // the SDK chains it (see initializeWitness)
@@ -251,12 +322,37 @@ async function connect(options: ConnectionOptions, newClient: (mode: Attempt['mo
     } catch (raw) {
       await client.close().catch(() => {});
       await transport.close().catch(() => {});
-      const error = deadline.aborted && !options.signal?.aborted ? new SdkError(SdkErrorCode.RequestTimeout, 'connection attempt timed out') : raw;
+      const error =
+        deadline.aborted && !options.signal?.aborted
+          ? new SdkError(SdkErrorCode.RequestTimeout, 'connection attempt timed out')
+          : raw;
       const childGone = transport instanceof ChildProcessTransport && transport.exitReason !== undefined;
-      lastError = new Error((transport instanceof ChildProcessTransport ? transport.exitReason : undefined) ?? describe(error, config.timeout));
+      lastError = new Error(
+        (transport instanceof ChildProcessTransport ? transport.exitReason : undefined) ??
+          describe(error, config.timeout),
+      );
       if (kind === 'sse') lastError = new Error(`neither Streamable HTTP nor SSE worked: ${lastError.message}`);
-      attempt = nextAttempt({ setting: config.protocolVersion, attempt, error, answeredModern: witness.answeredModern(), childGone, aborted: options.signal?.aborted === true, type: config.type }, tried);
-      if (attempt) log.info({ mode: attempt.mode, transport: attempt.transport === 'sse' ? 'sse' : config.type, after: lastError.message }, 'connecting to the MCP server another way');
+      attempt = nextAttempt(
+        {
+          setting: config.protocolVersion,
+          attempt,
+          error,
+          answeredModern: witness.answeredModern(),
+          childGone,
+          aborted: options.signal?.aborted === true,
+          type: config.type,
+        },
+        tried,
+      );
+      if (attempt)
+        log.info(
+          {
+            mode: attempt.mode,
+            transport: attempt.transport === 'sse' ? 'sse' : config.type,
+            after: lastError.message,
+          },
+          'connecting to the MCP server another way',
+        );
     } finally {
       deadline.removeEventListener('abort', expire);
     }
@@ -268,7 +364,15 @@ function newTransport(options: ConnectionOptions, attempt: Attempt): Transport {
   const { config } = options;
   if (config.type === 'stdio') {
     const { command, args, env, cwd, maxResultBytes } = config;
-    return new ChildProcessTransport({ command, args, env, cwd, log: options.log, maxMessageBytes: maxResultBytes, children: options.children });
+    return new ChildProcessTransport({
+      command,
+      args,
+      env,
+      cwd,
+      log: options.log,
+      maxMessageBytes: maxResultBytes,
+      children: options.children,
+    });
   }
   return httpTransport(config, options, attempt.transport === 'sse');
 }
@@ -292,7 +396,9 @@ export function describe(error: unknown, timeout: number): string {
   }
   if (error instanceof Error) {
     const cause = (error as { cause?: unknown }).cause;
-    return cause instanceof Error && cause.message && !error.message.includes(cause.message) ? `${error.message}: ${cause.message}` : error.message;
+    return cause instanceof Error && cause.message && !error.message.includes(cause.message)
+      ? `${error.message}: ${cause.message}`
+      : error.message;
   }
   return String(error);
 }

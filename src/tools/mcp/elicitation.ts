@@ -37,7 +37,10 @@ export interface ElicitationAnswer {
   content?: ElicitationContent;
 }
 
-export type Elicitor = (ask: ElicitationAsk, options: { deadline: number; signal: AbortSignal }) => Promise<ElicitationAnswer>;
+export type Elicitor = (
+  ask: ElicitationAsk,
+  options: { deadline: number; signal: AbortSignal },
+) => Promise<ElicitationAnswer>;
 
 /** Who answers the questions asked during one call: a session (`sessionId`: its key) and its elicitor. */
 export interface ElicitTarget {
@@ -93,7 +96,13 @@ export function createInFlightCalls() {
 export type InFlightCalls = ReturnType<typeof createInFlightCalls>;
 
 /** Registers the `elicitation/create` handler (before `connect`) when the config declares a mode. */
-export function attachElicitation(client: Client, config: McpServerConfig, serverId: string, calls: InFlightCalls, log: Logger): void {
+export function attachElicitation(
+  client: Client,
+  config: McpServerConfig,
+  serverId: string,
+  calls: InFlightCalls,
+  log: Logger,
+): void {
   const modes = elicitationModes(config);
   if (!modes.form && !modes.url) return;
   client.setRequestHandler('elicitation/create', async ({ params }, ctx): Promise<ElicitResult> => {
@@ -113,7 +122,8 @@ export function attachElicitation(client: Client, config: McpServerConfig, serve
 
 type FieldValue = ElicitationContent[string];
 const isFieldValue = (value: unknown): value is FieldValue =>
-  ['string', 'number', 'boolean'].includes(typeof value) || (Array.isArray(value) && value.every((v) => typeof v === 'string'));
+  ['string', 'number', 'boolean'].includes(typeof value) ||
+  (Array.isArray(value) && value.every((v) => typeof v === 'string'));
 
 /** The answer with each field it leaves out set to the schema's `default` (SEP-1034). */
 export function withDefaults(schema: Record<string, unknown>, content: ElicitationContent): ElicitationContent {

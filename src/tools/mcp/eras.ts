@@ -18,7 +18,14 @@
  *   abandoned attempt, a timeout and a sign-in wall (401, 403) never lead to another, nor does a setting of
  *   one era lead to the other.
  */
-import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, UnauthorizedError, type VersionNegotiationMode } from '@modelcontextprotocol/client';
+import {
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  UnauthorizedError,
+  type VersionNegotiationMode,
+} from '@modelcontextprotocol/client';
 import type { McpProtocolSetting } from '../../config/schema.ts';
 
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
@@ -33,7 +40,8 @@ export function negotiationMode(setting: McpProtocolSetting | undefined): Versio
   return 'auto';
 }
 
-export const isModernVersion = (version: unknown): boolean => typeof version === 'string' && version >= MODERN_PROTOCOL_VERSION;
+export const isModernVersion = (version: unknown): boolean =>
+  typeof version === 'string' && version >= MODERN_PROTOCOL_VERSION;
 
 /**
  * Watches one attempt's inbound messages for the answer to `initialize` (set as the transport's `onmessage`
@@ -63,7 +71,8 @@ function bodyErrorCode(error: SdkHttpError): number | undefined {
   }
 }
 
-const httpStatus = (error: unknown): number | undefined => (error instanceof SdkHttpError ? (error.data as { status?: number } | undefined)?.status : undefined);
+const httpStatus = (error: unknown): number | undefined =>
+  error instanceof SdkHttpError ? (error.data as { status?: number } | undefined)?.status : undefined;
 
 /** The server refused the 2025-era `initialize` the way a 2026-07-28-only server does. */
 export function refusedAsModern(error: unknown, answeredModern: boolean): boolean {
@@ -77,7 +86,8 @@ export function refusedAsModern(error: unknown, answeredModern: boolean): boolea
   return false;
 }
 
-const isAuthWall = (error: unknown): boolean => error instanceof UnauthorizedError || httpStatus(error) === 401 || httpStatus(error) === 403;
+const isAuthWall = (error: unknown): boolean =>
+  error instanceof UnauthorizedError || httpStatus(error) === 401 || httpStatus(error) === 403;
 
 export type Attempt = { mode: VersionNegotiationMode; transport: 'main' | 'sse' };
 
@@ -98,16 +108,23 @@ export interface FailedAttempt {
 /** The attempt to make after `failed`, or `undefined` when its error is the answer (see the contracts). */
 export function nextAttempt(failed: FailedAttempt, tried: readonly Attempt[]): Attempt | undefined {
   const { attempt, error } = failed;
-  if (failed.aborted || isAuthWall(error) || (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)) return undefined;
+  if (failed.aborted || isAuthWall(error) || (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout))
+    return undefined;
   const untried = (next: Attempt) => (tried.some((a) => JSON.stringify(a) === JSON.stringify(next)) ? undefined : next);
   const auto = failed.setting === 'auto';
   const pinned = typeof attempt.mode === 'object';
-  if (auto && !pinned && attempt.transport === 'main' && refusedAsModern(error, failed.answeredModern)) return untried({ mode: { pin: MODERN_PROTOCOL_VERSION }, transport: 'main' });
-  if (auto && attempt.mode === 'auto' && ((error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed) || failed.childGone)) {
+  if (auto && !pinned && attempt.transport === 'main' && refusedAsModern(error, failed.answeredModern))
+    return untried({ mode: { pin: MODERN_PROTOCOL_VERSION }, transport: 'main' });
+  if (
+    auto &&
+    attempt.mode === 'auto' &&
+    ((error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed) || failed.childGone)
+  ) {
     return untried({ mode: 'legacy', transport: 'main' });
   }
   const status = httpStatus(error);
   const http4xx = status !== undefined && status >= 400 && status < 500;
-  if (failed.type === 'http' && !pinned && attempt.transport === 'main' && http4xx && !refusedAsModern(error, false)) return untried({ mode: 'legacy', transport: 'sse' });
+  if (failed.type === 'http' && !pinned && attempt.transport === 'main' && http4xx && !refusedAsModern(error, false))
+    return untried({ mode: 'legacy', transport: 'sse' });
   return undefined;
 }

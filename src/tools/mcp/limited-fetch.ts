@@ -14,7 +14,8 @@ import type { FetchLike } from '../spawn/url-policy.ts';
 /** JSON-RPC error code of a result over maxResultBytes (implementation-defined range; not an SDK code). */
 export const RESULT_TOO_LARGE = -32050;
 
-export const tooLargeMessage = (bytes: number, limit: number) => `result of ${bytes}+ bytes is over the server's maxResultBytes (${limit})`;
+export const tooLargeMessage = (bytes: number, limit: number) =>
+  `result of ${bytes}+ bytes is over the server's maxResultBytes (${limit})`;
 
 export class ResultTooLarge extends Error {
   constructor(readonly limit: number) {
@@ -26,8 +27,10 @@ export function limitedFetch(inner: FetchLike, maxBytes: number): FetchLike {
   return async (url, init) => {
     const response = await inner(url, init);
     if (!response.body) return response;
-    const rebuilt = (body: ReadableStream<Uint8Array>) => new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-    if ((response.headers.get('content-type') ?? '').includes('text/event-stream')) return rebuilt(response.body.pipeThrough(sseLimiter(maxBytes)));
+    const rebuilt = (body: ReadableStream<Uint8Array>) =>
+      new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    if ((response.headers.get('content-type') ?? '').includes('text/event-stream'))
+      return rebuilt(response.body.pipeThrough(sseLimiter(maxBytes)));
     let seen = 0;
     const counter = new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
@@ -48,7 +51,11 @@ function sseLimiter(maxBytes: number): TransformStream<Uint8Array, Uint8Array> {
     (line) => out?.enqueue(encoder.encode(`${line}\n`)),
     (id, bytes) => {
       if (id === undefined) return; // not an answer to a call: dropped
-      const error = { jsonrpc: '2.0', id, error: { code: RESULT_TOO_LARGE, message: tooLargeMessage(bytes, maxBytes) } };
+      const error = {
+        jsonrpc: '2.0',
+        id,
+        error: { code: RESULT_TOO_LARGE, message: tooLargeMessage(bytes, maxBytes) },
+      };
       out?.enqueue(encoder.encode(`data: ${JSON.stringify(error)}\n`));
     },
     true,

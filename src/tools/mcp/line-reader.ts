@@ -25,7 +25,7 @@ export class LineReader {
   ) {}
 
   push(chunk: Buffer): void {
-    for (let start = 0; start < chunk.length; ) {
+    for (let start = 0; start < chunk.length;) {
       const nl = chunk.indexOf(0x0a, start);
       const end = nl === -1 ? chunk.length : nl;
       this.take(chunk.subarray(start, end));
@@ -39,7 +39,11 @@ export class LineReader {
     if (part.length === 0) return;
     if (!this.skipping && this.size + part.length > this.maxBytes) {
       const held = Buffer.concat([...this.chunks, part]);
-      this.skipping = { bytes: this.size, head: held.subarray(0, EDGE_BYTES), tail: Buffer.concat(this.chunks).subarray(-EDGE_BYTES) };
+      this.skipping = {
+        bytes: this.size,
+        head: held.subarray(0, EDGE_BYTES),
+        tail: Buffer.concat(this.chunks).subarray(-EDGE_BYTES),
+      };
       this.chunks = [];
       this.size = 0;
     }
@@ -56,7 +60,8 @@ export class LineReader {
     if (this.skipping) {
       const { bytes, head, tail } = this.skipping;
       this.skipping = undefined;
-      const id = ID_AT_START.exec(head.toString('utf8'))?.[1] ?? ID_AT_END.exec(tail.toString('utf8').replace(/\r$/, ''))?.[1];
+      const id =
+        ID_AT_START.exec(head.toString('utf8'))?.[1] ?? ID_AT_END.exec(tail.toString('utf8').replace(/\r$/, ''))?.[1];
       this.onOversize(id === undefined ? undefined : (JSON.parse(id) as string | number), bytes);
       return;
     }

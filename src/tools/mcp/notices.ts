@@ -28,7 +28,9 @@ const PINO_LEVEL: Record<McpLogLevel, 'debug' | 'info' | 'warn' | 'error'> = {
 
 function bounded(data: unknown): unknown {
   const text = JSON.stringify(data) ?? 'null';
-  return text.length <= MAX_LOG_DATA ? data : `${text.slice(0, MAX_LOG_DATA)}… [cut by agentd: ${text.length} characters]`;
+  return text.length <= MAX_LOG_DATA
+    ? data
+    : `${text.slice(0, MAX_LOG_DATA)}… [cut by agentd: ${text.length} characters]`;
 }
 
 export function createNoticeRelay(bus: McpBus, redactor: Redactor) {

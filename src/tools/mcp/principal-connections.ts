@@ -55,10 +55,12 @@ export function createPrincipalConnections(options: PrincipalConnectionsOptions)
   const opened = (principal: string, oauth: ServerOAuth): Promise<McpConnection> => {
     const existing = connections.get(principal);
     if (existing) return existing;
-    const opening: Promise<McpConnection> = options.open(oauth, () => forgetIf(principal, opening)).catch((err: unknown) => {
-      forgetIf(principal, opening);
-      throw err;
-    });
+    const opening: Promise<McpConnection> = options
+      .open(oauth, () => forgetIf(principal, opening))
+      .catch((err: unknown) => {
+        forgetIf(principal, opening);
+        throw err;
+      });
     connections.set(principal, opening);
     return opening;
   };
@@ -73,7 +75,8 @@ export function createPrincipalConnections(options: PrincipalConnectionsOptions)
       const oauth = oauthOf(principal);
       if (!connections.has(principal)) {
         await oauth.load();
-        if (!oauth.signedIn()) throw new CallError(new AuthorizationRequired(options.serverId, principal).message, 'protocol');
+        if (!oauth.signedIn())
+          throw new CallError(new AuthorizationRequired(options.serverId, principal).message, 'protocol');
       }
       try {
         return await opened(principal, oauth);

@@ -30,12 +30,23 @@ export function createProgressRelay() {
     attach(transport: Transport): void {
       const inner = transport.onmessage;
       transport.onmessage = (message, extra) => {
-        const m = message as { method?: unknown; params?: { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown } };
-        if (m.method === 'notifications/progress' && typeof m.params?.progressToken === 'string' && typeof m.params.progress === 'number') {
+        const m = message as {
+          method?: unknown;
+          params?: { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown };
+        };
+        if (
+          m.method === 'notifications/progress' &&
+          typeof m.params?.progressToken === 'string' &&
+          typeof m.params.progress === 'number'
+        ) {
           const deliver = calls.get(m.params.progressToken);
           if (deliver) {
             const { progress, total, message: text } = m.params;
-            deliver({ progress, ...(typeof total === 'number' && { total }), ...(typeof text === 'string' && { message: text }) });
+            deliver({
+              progress,
+              ...(typeof total === 'number' && { total }),
+              ...(typeof text === 'string' && { message: text }),
+            });
             return;
           }
           if (m.params.progressToken.startsWith(PREFIX)) return; // a late one for a call that ended
@@ -43,7 +54,12 @@ export function createProgressRelay() {
         inner?.(message, extra);
       };
     },
-    begin(options: { timeout: number; resetOnProgress: boolean; signal?: AbortSignal | undefined; onProgress?: ((p: Progress) => void) | undefined }): ProgressCall {
+    begin(options: {
+      timeout: number;
+      resetOnProgress: boolean;
+      signal?: AbortSignal | undefined;
+      onProgress?: ((p: Progress) => void) | undefined;
+    }): ProgressCall {
       const token = `${PREFIX}${++next}`;
       const controller = new AbortController();
       let expired = false;

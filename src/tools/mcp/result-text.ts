@@ -21,7 +21,9 @@ function blockText(block: Block): string {
       return `[${block.type}: ${block.mimeType}, ${Math.floor((block.data.length * 3) / 4)} bytes]`;
     case 'resource': {
       const r = block.resource;
-      return 'text' in r && typeof r.text === 'string' ? r.text : `[resource: ${r.uri}${r.mimeType ? `, ${r.mimeType}` : ''}]`;
+      return 'text' in r && typeof r.text === 'string'
+        ? r.text
+        : `[resource: ${r.uri}${r.mimeType ? `, ${r.mimeType}` : ''}]`;
     }
     case 'resource_link':
       return `[resource link: ${block.uri}${block.name ? ` (${block.name})` : ''}]`;

@@ -18,7 +18,14 @@
  *   are ignored: the agent's own model answers.
  * - A sampler's failure reaches the server as InternalError with the reason.
  */
-import { ProtocolError, ProtocolErrorCode, type Client, type ClientCapabilities, type CreateMessageRequest, type CreateMessageResult } from '@modelcontextprotocol/client';
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  type Client,
+  type ClientCapabilities,
+  type CreateMessageRequest,
+  type CreateMessageResult,
+} from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../../config/schema.ts';
 import type { SamplingPolicy } from '../../config/server-features.ts';
 
@@ -64,11 +71,19 @@ export const samplingCapability = (config: McpServerConfig): ClientCapabilities 
   samplingPolicy(config) === 'deny' ? {} : { sampling: {} };
 
 /** The request for the model, or a ProtocolError (InvalidRequest) saying why not. */
-export function toSamplingRequest(serverId: string, params: CreateMessageRequest['params'], config: Pick<McpServerConfig, 'sampling' | 'samplingMaxTokens'>): SamplingRequest {
+export function toSamplingRequest(
+  serverId: string,
+  params: CreateMessageRequest['params'],
+  config: Pick<McpServerConfig, 'sampling' | 'samplingMaxTokens'>,
+): SamplingRequest {
   const messages = params.messages.map((m, i) => {
     const parts = Array.isArray(m.content) ? m.content : [m.content];
     const texts = parts.map((c) => {
-      if (c.type !== 'text') throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `sampling: message ${i} holds ${c.type} content; agentd samples text only`);
+      if (c.type !== 'text')
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidRequest,
+          `sampling: message ${i} holds ${c.type} content; agentd samples text only`,
+        );
       return c.text;
     });
     return { role: m.role, content: texts.join('\n') };
@@ -84,20 +99,40 @@ export function toSamplingRequest(serverId: string, params: CreateMessageRequest
 }
 
 /** Registers the `sampling/createMessage` handler (before `connect`; either era) unless the policy is `deny`; `current` is the call in flight. */
-export function attachSampling(client: Client, serverId: string, config: McpServerConfig, current: () => SamplingCall | undefined): void {
+export function attachSampling(
+  client: Client,
+  serverId: string,
+  config: McpServerConfig,
+  current: () => SamplingCall | undefined,
+): void {
   if (samplingPolicy(config) === 'deny') return;
   client.setRequestHandler('sampling/createMessage', async ({ params }, ctx): Promise<CreateMessageResult> => {
     const call = current();
-    if (!call) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, "sampling: agentd serves sampling only during one of this server's tool calls in a session turn");
+    if (!call)
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
+        "sampling: agentd serves sampling only during one of this server's tool calls in a session turn",
+      );
     const request = toSamplingRequest(serverId, params, config);
     let reply: SamplingReply;
     try {
-      reply = await call.sampler(request, { deadline: call.deadline, signal: AbortSignal.any([ctx.mcpReq.signal, call.ended]) });
+      reply = await call.sampler(request, {
+        deadline: call.deadline,
+        signal: AbortSignal.any([ctx.mcpReq.signal, call.ended]),
+      });
     } catch (error) {
       if (error instanceof SamplingRefused) throw new ProtocolError(SAMPLING_REFUSED, error.message);
-      throw new ProtocolError(ProtocolErrorCode.InternalError, `sampling failed: ${error instanceof Error ? error.message : String(error)}`);
+      throw new ProtocolError(
+        ProtocolErrorCode.InternalError,
+        `sampling failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
-    return { role: 'assistant', content: { type: 'text', text: reply.text }, model: reply.model, stopReason: reply.stopReason };
+    return {
+      role: 'assistant',
+      content: { type: 'text', text: reply.text },
+      model: reply.model,
+      stopReason: reply.stopReason,
+    };
   });
 }
 

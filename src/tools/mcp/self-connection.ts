@@ -20,7 +20,9 @@ import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 export const SELF_CAPABILITY = 'agentd/service';
 
 /** The face's experimental capabilities: its service's id. */
-export const selfCapability = (serviceId: string): Record<string, { id: string }> => ({ [SELF_CAPABILITY]: { id: serviceId } });
+export const selfCapability = (serviceId: string): Record<string, { id: string }> => ({
+  [SELF_CAPABILITY]: { id: serviceId },
+});
 
 /** Whether a server that declared `capabilities` is the agentd whose service id is `serviceId`. */
 export function isSelf(capabilities: ServerCapabilities | undefined, serviceId: string | undefined): boolean {
@@ -38,7 +40,7 @@ export class SelfConnection extends Error {
   ) {
     super(
       `"${serverId}"${url ? ` (${url})` : ''} is this agentd's own /mcp endpoint: agentd cannot be its own tool server ` +
-        '(its tools would call back into itself). Connect another agent\'s /mcp, or remove this server',
+        "(its tools would call back into itself). Connect another agent's /mcp, or remove this server",
     );
   }
 }

@@ -96,7 +96,8 @@ export function recordOf(e: ServerEntry, redactor: Redactor): ServerRecord {
     ...(status === 'error' && error !== undefined ? { error: redactor.redact(error) } : {}),
     ...withSignIn(e, status),
     ...withCapabilities(e, status),
-    ...(status === 'connected' && e.connection?.protocolVersion !== undefined && { protocolVersion: e.connection.protocolVersion }),
+    ...(status === 'connected' &&
+      e.connection?.protocolVersion !== undefined && { protocolVersion: e.connection.protocolVersion }),
     ...(e.principals && { oauthPer: 'principal' as const }),
   };
 }
@@ -105,7 +106,14 @@ export function recordOf(e: ServerEntry, redactor: Redactor): ServerRecord {
 function withCapabilities(e: ServerEntry, status: ServerStatus): Pick<ServerRecord, 'capabilities'> {
   if (status !== 'connected' || !e.connection) return {};
   const { client, server } = e.connection.capabilities;
-  return { capabilities: { client, server, progress: e.config.progress !== false, ...(e.config.logLevel !== undefined && { logLevel: e.config.logLevel }) } };
+  return {
+    capabilities: {
+      client,
+      server,
+      progress: e.config.progress !== false,
+      ...(e.config.logLevel !== undefined && { logLevel: e.config.logLevel }),
+    },
+  };
 }
 
 /**

@@ -17,7 +17,17 @@
  * - Every request is bounded by the server's `timeout`. A feature the server does not offer lists as
  *   empty; reading or getting from it fails with a reason for a person.
  */
-import type { Client, ClientCapabilities, GetPromptResult, ListChangedHandlers, Prompt, ReadResourceResult, Resource, ResourceTemplateType as ResourceTemplate, Tool } from '@modelcontextprotocol/client';
+import type {
+  Client,
+  ClientCapabilities,
+  GetPromptResult,
+  ListChangedHandlers,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+  Tool,
+} from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../../config/schema.ts';
 import type { McpLogLevel } from '../../config/server-features.ts';
 import type { Logger } from '../../log/index.ts';
@@ -51,25 +61,46 @@ export function clientCapabilities(config: McpServerConfig): ClientCapabilities 
 const rootOf = (uri: string) => ({ uri, name: decodeURIComponent(uri.replace(/\/+$/, '').split('/').pop() || uri) });
 
 /** The roots offered, as `roots/list` answers them. */
-export const rootsList = (uris: readonly string[]): { roots: { uri: string; name: string }[] } => ({ roots: uris.map(rootOf) });
+export const rootsList = (uris: readonly string[]): { roots: { uri: string; name: string }[] } => ({
+  roots: uris.map(rootOf),
+});
 
 type NoticeParams = { level?: McpLogLevel; logger?: string; data?: unknown; uri?: string } | undefined;
 
 /** Registers the roots and notification handlers (before `connect`; either era). */
-export function attachFeatures(client: Client, config: McpServerConfig, onNotice: (notice: ServerNotice) => void): { roots: string[] } {
+export function attachFeatures(
+  client: Client,
+  config: McpServerConfig,
+  onNotice: (notice: ServerNotice) => void,
+): { roots: string[] } {
   const state = { roots: config.roots ?? [] };
   if (config.roots) client.setRequestHandler('roots/list', () => rootsList(state.roots));
   client.setNotificationHandler('notifications/message', ({ params: p }) => {
     const params = p as NoticeParams;
-    onNotice({ type: 'log', level: params?.level ?? 'info', ...(params?.logger !== undefined && { logger: params.logger }), data: params?.data });
+    onNotice({
+      type: 'log',
+      level: params?.level ?? 'info',
+      ...(params?.logger !== undefined && { logger: params.logger }),
+      data: params?.data,
+    });
   });
-  client.setNotificationHandler('notifications/resources/updated', ({ params }) => onNotice({ type: 'resourceUpdated', uri: (params as NoticeParams)?.uri ?? '' }));
+  client.setNotificationHandler('notifications/resources/updated', ({ params }) =>
+    onNotice({ type: 'resourceUpdated', uri: (params as NoticeParams)?.uri ?? '' }),
+  );
   return state;
 }
 
 /** The client's `listChanged` option: the lists the config follows (see the contracts). */
-export function listChangedHandlers(config: McpServerConfig, onNotice: (notice: ServerNotice) => void, onTools: (tools: Tool[]) => void, log: Logger): ListChangedHandlers {
-  const notice = (list: 'resources' | 'prompts') => ({ autoRefresh: false, onChanged: () => onNotice({ type: 'listChanged', list }) });
+export function listChangedHandlers(
+  config: McpServerConfig,
+  onNotice: (notice: ServerNotice) => void,
+  onTools: (tools: Tool[]) => void,
+  log: Logger,
+): ListChangedHandlers {
+  const notice = (list: 'resources' | 'prompts') => ({
+    autoRefresh: false,
+    onChanged: () => onNotice({ type: 'listChanged', list }),
+  });
   return {
     ...(config.listChanged?.tools !== false && {
       tools: {
@@ -85,12 +116,20 @@ export function listChangedHandlers(config: McpServerConfig, onNotice: (notice: 
 }
 
 /** 2025 era: asks for the config's `logLevel` once connected (see the contracts). */
-export async function afterConnect(client: Pick<Client, 'getServerCapabilities' | 'setLoggingLevel' | 'getProtocolEra'>, config: McpServerConfig, log: Logger): Promise<void> {
+export async function afterConnect(
+  client: Pick<Client, 'getServerCapabilities' | 'setLoggingLevel' | 'getProtocolEra'>,
+  config: McpServerConfig,
+  log: Logger,
+): Promise<void> {
   if (!config.logLevel || client.getProtocolEra() === 'modern' || !client.getServerCapabilities()?.logging) return;
-  await client.setLoggingLevel(config.logLevel, { timeout: config.timeout }).catch((err: unknown) => log.warn({ err }, 'the server refused logging/setLevel'));
+  await client
+    .setLoggingLevel(config.logLevel, { timeout: config.timeout })
+    .catch((err: unknown) => log.warn({ err }, 'the server refused logging/setLevel'));
 }
 
-async function allPages<T>(read: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>): Promise<T[]> {
+async function allPages<T>(
+  read: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
+): Promise<T[]> {
   const all: T[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
@@ -105,14 +144,27 @@ async function allPages<T>(read: (cursor: string | undefined) => Promise<{ items
 /** The requests `serverFeatures` makes. */
 export type FeatureClient = Pick<
   Client,
-  'getServerCapabilities' | 'getProtocolEra' | 'listResources' | 'listResourceTemplates' | 'readResource' | 'subscribeResource' | 'unsubscribeResource' | 'listPrompts' | 'getPrompt' | 'sendRootsListChanged'
+  | 'getServerCapabilities'
+  | 'getProtocolEra'
+  | 'listResources'
+  | 'listResourceTemplates'
+  | 'readResource'
+  | 'subscribeResource'
+  | 'unsubscribeResource'
+  | 'listPrompts'
+  | 'getPrompt'
+  | 'sendRootsListChanged'
 >;
 
 /**
  * The features of a connection. The 2026-07-28 era has no `roots/list_changed`: a server asks for the
  * roots inside each request, so a change is only kept for the next one.
  */
-export function serverFeatures(client: FeatureClient, config: McpServerConfig, roots: { roots: string[] }): ServerFeatures {
+export function serverFeatures(
+  client: FeatureClient,
+  config: McpServerConfig,
+  roots: { roots: string[] },
+): ServerFeatures {
   const options = { timeout: config.timeout };
   const page = (cursor: string | undefined) => (cursor === undefined ? undefined : { cursor });
   const offers = (feature: 'resources' | 'prompts') => client.getServerCapabilities()?.[feature] !== undefined;
@@ -138,7 +190,8 @@ export function serverFeatures(client: FeatureClient, config: McpServerConfig, r
     },
     async subscribe(uri, on) {
       mustOffer('resources');
-      if (!client.getServerCapabilities()?.resources?.subscribe) throw new Error('the server does not offer resource subscriptions');
+      if (!client.getServerCapabilities()?.resources?.subscribe)
+        throw new Error('the server does not offer resource subscriptions');
       await (on ? client.subscribeResource({ uri }, options) : client.unsubscribeResource({ uri }, options));
     },
     async listPrompts() {

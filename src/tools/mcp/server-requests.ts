@@ -42,14 +42,22 @@ export interface ServerRequestDeps {
   maxModelBytes: number;
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const opt = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : ({ [key]: value } as { [P in K]: V }));
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const opt = <K extends string, V>(key: K, value: V | undefined) =>
+  value === undefined ? {} : ({ [key]: value } as { [P in K]: V });
 const blobBytes = (base64: string) => Buffer.byteLength(base64, 'base64');
 
 /** Subscribes a server's new connection again to every URI someone still follows; a refusal is logged. */
-export function subscribeAgain(connection: McpConnection, subscriptions: ReadonlyMap<string, unknown>, log: Logger): void {
+export function subscribeAgain(
+  connection: McpConnection,
+  subscriptions: ReadonlyMap<string, unknown>,
+  log: Logger,
+): void {
   for (const uri of subscriptions.keys()) {
-    connection.features.subscribe(uri, true).catch((err: unknown) => log.warn({ err, uri }, 'subscribing again to a resource failed'));
+    connection.features
+      .subscribe(uri, true)
+      .catch((err: unknown) => log.warn({ err, uri }, 'subscribing again to a resource failed'));
   }
 }
 
@@ -62,9 +70,13 @@ export function createServerRequests(deps: ServerRequestDeps) {
     if (!server) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
     return server;
   };
-  const failed = (serverId: string, reason: string) => new AppError('TOOL_EXECUTION_FAILED', `MCP server "${serverId}": ${reason}`, { serverId, reason });
+  const failed = (serverId: string, reason: string) =>
+    new AppError('TOOL_EXECUTION_FAILED', `MCP server "${serverId}": ${reason}`, { serverId, reason });
   /** Runs a request on a connected server; its failure is TOOL_EXECUTION_FAILED. */
-  const onServer = async <T>(serverId: string, work: (c: McpConnection, s: RequestServer) => Promise<T>): Promise<T> => {
+  const onServer = async <T>(
+    serverId: string,
+    work: (c: McpConnection, s: RequestServer) => Promise<T>,
+  ): Promise<T> => {
     const server = mustFind(serverId);
     if (!server.connected || !server.connection) throw failed(server.name, 'the server is not connected');
     try {
@@ -80,16 +92,39 @@ export function createServerRequests(deps: ServerRequestDeps) {
     if (!server.connected || !server.connection) return { resources: [], resourceTemplates: [] };
     const list = await onServer(serverId, (c) => c.features.listResources());
     return {
-      resources: list.resources.map((r) => ({ uri: r.uri, name: r.name, ...opt('title', r.title), ...opt('description', r.description), ...opt('mimeType', r.mimeType), ...opt('size', r.size) })),
-      resourceTemplates: list.resourceTemplates.map((t) => ({ uriTemplate: t.uriTemplate, name: t.name, ...opt('title', t.title), ...opt('description', t.description), ...opt('mimeType', t.mimeType) })),
+      resources: list.resources.map((r) => ({
+        uri: r.uri,
+        name: r.name,
+        ...opt('title', r.title),
+        ...opt('description', r.description),
+        ...opt('mimeType', r.mimeType),
+        ...opt('size', r.size),
+      })),
+      resourceTemplates: list.resourceTemplates.map((t) => ({
+        uriTemplate: t.uriTemplate,
+        name: t.name,
+        ...opt('title', t.title),
+        ...opt('description', t.description),
+        ...opt('mimeType', t.mimeType),
+      })),
     };
   }
 
   async function read(serverId: string, uri: string): Promise<{ server: RequestServer; result: ReadResourceResult }> {
     return await onServer(serverId, async (c, server) => {
       const result = await c.features.readResource(uri);
-      const bytes = result.contents.reduce((n, x) => n + ('text' in x && typeof x.text === 'string' ? Buffer.byteLength(x.text) : 'blob' in x && typeof x.blob === 'string' ? blobBytes(x.blob) : 0), 0);
-      if (bytes > server.maxResultBytes) throw failed(server.name, `resource ${uri} is ${bytes} bytes, over maxResultBytes (${server.maxResultBytes})`);
+      const bytes = result.contents.reduce(
+        (n, x) =>
+          n +
+          ('text' in x && typeof x.text === 'string'
+            ? Buffer.byteLength(x.text)
+            : 'blob' in x && typeof x.blob === 'string'
+              ? blobBytes(x.blob)
+              : 0),
+        0,
+      );
+      if (bytes > server.maxResultBytes)
+        throw failed(server.name, `resource ${uri} is ${bytes} bytes, over maxResultBytes (${server.maxResultBytes})`);
       return { server, result };
     });
   }
@@ -130,7 +165,11 @@ export function createServerRequests(deps: ServerRequestDeps) {
     name: p.name,
     ...opt('title', p.title),
     ...opt('description', p.description),
-    arguments: (p.arguments ?? []).map((a) => ({ name: a.name, ...opt('description', a.description), required: a.required === true })),
+    arguments: (p.arguments ?? []).map((a) => ({
+      name: a.name,
+      ...opt('description', a.description),
+      required: a.required === true,
+    })),
   });
 
   async function listPrompts(serverId: string): Promise<PromptRecord[]> {
@@ -139,16 +178,38 @@ export function createServerRequests(deps: ServerRequestDeps) {
     return (await onServer(serverId, (c) => c.features.listPrompts())).map(promptRecord);
   }
 
-  async function fetchPrompt(serverId: string, name: string, args: unknown): Promise<{ server: RequestServer; result: GetPromptResult; args: Record<string, string> }> {
+  async function fetchPrompt(
+    serverId: string,
+    name: string,
+    args: unknown,
+  ): Promise<{ server: RequestServer; result: GetPromptResult; args: Record<string, string> }> {
     return await onServer(serverId, async (c, server) => {
       const prompt = (await c.features.listPrompts()).find((p) => p.name === name);
-      if (!prompt) throw new AppError('INVALID_REQUEST', `No prompt "${name}" on server "${server.name}"`, { promptName: name, serverId: server.name });
+      if (!prompt)
+        throw new AppError('INVALID_REQUEST', `No prompt "${name}" on server "${server.name}"`, {
+          promptName: name,
+          serverId: server.name,
+        });
       const given = args ?? {};
-      if (!isPlainObject(given)) throw new AppError('INVALID_REQUEST', `Arguments of prompt "${name}" must be an object`, { promptName: name, serverId: server.name });
+      if (!isPlainObject(given))
+        throw new AppError('INVALID_REQUEST', `Arguments of prompt "${name}" must be an object`, {
+          promptName: name,
+          serverId: server.name,
+        });
       const bad = Object.entries(given).find(([, v]) => typeof v !== 'string');
-      if (bad) throw new AppError('INVALID_REQUEST', `Argument "${bad[0]}" of prompt "${name}" must be a string`, { field: bad[0], promptName: name, serverId: server.name });
+      if (bad)
+        throw new AppError('INVALID_REQUEST', `Argument "${bad[0]}" of prompt "${name}" must be a string`, {
+          field: bad[0],
+          promptName: name,
+          serverId: server.name,
+        });
       const missing = (prompt.arguments ?? []).find((a) => a.required && given[a.name] === undefined);
-      if (missing) throw new AppError('MISSING_FIELD', `Prompt "${name}" needs the argument "${missing.name}"`, { field: missing.name, promptName: name, serverId: server.name });
+      if (missing)
+        throw new AppError('MISSING_FIELD', `Prompt "${name}" needs the argument "${missing.name}"`, {
+          field: missing.name,
+          promptName: name,
+          serverId: server.name,
+        });
       const strings = given as Record<string, string>;
       return { server, result: await c.features.getPrompt(name, strings), args: strings };
     });
@@ -156,18 +217,29 @@ export function createServerRequests(deps: ServerRequestDeps) {
 
   async function getPrompt(serverId: string, name: string, args: unknown): Promise<PromptResult> {
     const { server, result } = await fetchPrompt(serverId, name, args);
-    return { serverId: server.name, name, ...opt('description', result.description), messages: result.messages.map((m) => ({ role: m.role, content: m.content })) };
+    return {
+      serverId: server.name,
+      name,
+      ...opt('description', result.description),
+      messages: result.messages.map((m) => ({ role: m.role, content: m.content })),
+    };
   }
 
   const cap = (text: string) => capText(text, deps.maxModelBytes).text;
   const isImage = (mime: string | undefined) => mime !== undefined && /^image\/(png|jpeg|gif|webp)$/i.test(mime);
 
-  function toAttachedMessage(m: GetPromptResult['messages'][number], fits: (base64: string) => boolean): AttachedPromptMessage {
+  function toAttachedMessage(
+    m: GetPromptResult['messages'][number],
+    fits: (base64: string) => boolean,
+  ): AttachedPromptMessage {
     const c = m.content;
     if (c.type === 'text') return { role: m.role, content: cap(c.text) };
-    if (c.type === 'image' && m.role === 'user' && isImage(c.mimeType) && fits(c.data)) return { role: m.role, content: '', images: [{ mimeType: c.mimeType, base64: c.data }] };
-    if (c.type === 'resource' && 'text' in c.resource && typeof c.resource.text === 'string') return { role: m.role, content: `[resource ${c.resource.uri}]\n${cap(c.resource.text)}` };
-    if (c.type === 'resource' || c.type === 'resource_link') return { role: m.role, content: `[resource ${c.type === 'resource' ? c.resource.uri : c.uri}]` };
+    if (c.type === 'image' && m.role === 'user' && isImage(c.mimeType) && fits(c.data))
+      return { role: m.role, content: '', images: [{ mimeType: c.mimeType, base64: c.data }] };
+    if (c.type === 'resource' && 'text' in c.resource && typeof c.resource.text === 'string')
+      return { role: m.role, content: `[resource ${c.resource.uri}]\n${cap(c.resource.text)}` };
+    if (c.type === 'resource' || c.type === 'resource_link')
+      return { role: m.role, content: `[resource ${c.type === 'resource' ? c.resource.uri : c.uri}]` };
     return { role: m.role, content: `[${c.type}${'mimeType' in c ? `: ${String(c.mimeType)}` : ''}]` };
   }
 
@@ -185,15 +257,22 @@ export function createServerRequests(deps: ServerRequestDeps) {
       for (const x of result.contents) {
         const base = { serverId: server.name, uri: x.uri, ...opt('mimeType', x.mimeType) };
         if ('text' in x && typeof x.text === 'string') resources.push({ ...base, text: cap(x.text) });
-        else if ('blob' in x && typeof x.blob === 'string' && isImage(x.mimeType) && fits(x.blob)) resources.push({ ...base, image: { mimeType: x.mimeType!, base64: x.blob } });
-        else if ('blob' in x && typeof x.blob === 'string') resources.push({ ...base, text: `[binary ${x.mimeType ?? 'data'}, ${blobBytes(x.blob)} bytes]` });
+        else if ('blob' in x && typeof x.blob === 'string' && isImage(x.mimeType) && fits(x.blob))
+          resources.push({ ...base, image: { mimeType: x.mimeType!, base64: x.blob } });
+        else if ('blob' in x && typeof x.blob === 'string')
+          resources.push({ ...base, text: `[binary ${x.mimeType ?? 'data'}, ${blobBytes(x.blob)} bytes]` });
       }
     }
     let prompt: Attached['prompt'];
     if (request.prompt) {
       const { serverId, name } = request.prompt;
       const { server, result, args } = await fetchPrompt(serverId, name, request.prompt.arguments);
-      prompt = { serverId: server.name, name, arguments: args, messages: result.messages.map((m) => toAttachedMessage(m, fits)) };
+      prompt = {
+        serverId: server.name,
+        name,
+        arguments: args,
+        messages: result.messages.map((m) => toAttachedMessage(m, fits)),
+      };
     }
     return { ...(resources.length > 0 && { resources }), ...(prompt && { prompt }) };
   }

@@ -32,7 +32,8 @@ const NOISE = [
   /^npm (warn|WARN)\b/,
 ];
 
-const ERRORISH = /Error\b|\berror\b|\bERR_|\bE[A-Z0-9]{3,}\b|\b(Cannot|cannot|not found|Not Found|No such|denied|failed|refused|missing|Unknown|Invalid|invalid)\b|is not in this registry|could not be found/;
+const ERRORISH =
+  /Error\b|\berror\b|\bERR_|\bE[A-Z0-9]{3,}\b|\b(Cannot|cannot|not found|Not Found|No such|denied|failed|refused|missing|Unknown|Invalid|invalid)\b|is not in this registry|could not be found/;
 
 /** Keeps stderr bounded while it arrives: its first STDERR_HEAD_LINES and last STDERR_TAIL_LINES lines. */
 export class StderrLines {

@@ -23,7 +23,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { once } from 'node:events';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { deserializeMessage, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
+import {
+  deserializeMessage,
+  serializeMessage,
+  type JSONRPCMessage,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import { RESULT_TOO_LARGE, tooLargeMessage } from './limited-fetch.ts';
 import type { ChildRegistry } from '../spawn/child-registry.ts';
 import { LineReader } from './line-reader.ts';
@@ -46,11 +51,15 @@ export interface ChildTransportOptions {
   children?: ChildRegistry | undefined;
 }
 
-const INHERITED = process.platform === 'win32' ? ['PATH', 'SYSTEMROOT', 'USERPROFILE', 'APPDATA', 'TEMP'] : ['PATH', 'HOME'];
+const INHERITED =
+  process.platform === 'win32' ? ['PATH', 'SYSTEMROOT', 'USERPROFILE', 'APPDATA', 'TEMP'] : ['PATH', 'HOME'];
 const STDERR_GRACE_MS = 200;
 
 /** The environment a stdio server gets: PATH and HOME of this process, then its configured env. */
-export function childEnv(configured: Record<string, string>, parent: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function childEnv(
+  configured: Record<string, string>,
+  parent: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const key of INHERITED) {
     const value = parent[key];
@@ -77,7 +86,11 @@ export class ChildProcessTransport implements Transport {
   private closing = false;
 
   constructor(private readonly options: ChildTransportOptions) {
-    this.reader = new LineReader(options.maxMessageBytes, (line) => this.onLine(line), (id, bytes) => this.onOversize(id, bytes));
+    this.reader = new LineReader(
+      options.maxMessageBytes,
+      (line) => this.onLine(line),
+      (id, bytes) => this.onOversize(id, bytes),
+    );
   }
 
   get pid(): number | undefined {
@@ -104,7 +117,9 @@ export class ChildProcessTransport implements Transport {
       const childEnvironment = childEnv(env);
       const reaper = groupReaper();
       const reaped = reaper?.start() ?? false;
-      const run = reaped ? { command, args } : withParentDeathSignal({ command, args }, childEnvironment.PATH, cwd, findSetpriv());
+      const run = reaped
+        ? { command, args }
+        : withParentDeathSignal({ command, args }, childEnvironment.PATH, cwd, findSetpriv());
       const child = spawn(run.command, run.args, {
         env: childEnvironment,
         ...(cwd !== undefined ? { cwd } : {}),
@@ -136,7 +151,9 @@ export class ChildProcessTransport implements Transport {
         this.options.log.debug({ code, signal }, 'stdio server exited');
         // Its last stderr lines may still be in the pipe: they name the reason. A grandchild that
         // keeps the pipe open delays the report by at most STDERR_GRACE_MS.
-        const stderrRead = child.stderr.readableEnded ? Promise.resolve() : Promise.race([once(child.stderr, 'end'), sleep(STDERR_GRACE_MS, undefined, { ref: false })]);
+        const stderrRead = child.stderr.readableEnded
+          ? Promise.resolve()
+          : Promise.race([once(child.stderr, 'end'), sleep(STDERR_GRACE_MS, undefined, { ref: false })]);
         void stderrRead.then(() => this.notifyClosed());
       });
       child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
@@ -219,7 +236,10 @@ export class ChildProcessTransport implements Transport {
   /** A message over the limit was skipped: the call it answers fails (the connection goes on). */
   private onOversize(id: string | number | undefined, bytes: number): void {
     const message = tooLargeMessage(bytes, this.options.maxMessageBytes);
-    this.options.log.warn({ bytes, limit: this.options.maxMessageBytes }, 'stdio server: message over maxResultBytes skipped');
+    this.options.log.warn(
+      { bytes, limit: this.options.maxMessageBytes },
+      'stdio server: message over maxResultBytes skipped',
+    );
     if (id === undefined) return void this.onerror?.(new Error(message));
     this.onmessage?.({ jsonrpc: '2.0', id, error: { code: RESULT_TOO_LARGE, message } });
   }
@@ -240,7 +260,10 @@ export class ChildProcessTransport implements Transport {
 /** Whether `promise` settles within `ms` (the timer is cleared as soon as it does). */
 async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
   const timer = new AbortController();
-  const settled = await Promise.race([promise.then(() => true), sleep(ms, false, { signal: timer.signal }).catch(() => false)]);
+  const settled = await Promise.race([
+    promise.then(() => true),
+    sleep(ms, false, { signal: timer.signal }).catch(() => false),
+  ]);
   timer.abort();
   return settled;
 }

@@ -26,7 +26,14 @@ import type { ArgIssue, ArgsValidator } from '../args-validator.ts';
 import type { CatalogueItem } from '../catalogue.ts';
 import { CallError, type McpConnection } from './connection.ts';
 import { HOPS_META_KEY } from '../hops.ts';
-import type { ExecutionResult, McpCommands, McpEvents, ModelToolOutcome, ProgressTarget, ServerRecord } from '../messages.ts';
+import type {
+  ExecutionResult,
+  McpCommands,
+  McpEvents,
+  ModelToolOutcome,
+  ProgressTarget,
+  ServerRecord,
+} from '../messages.ts';
 import { capText, resultText } from './result-text.ts';
 
 /** What tool calls need to know of a server. */
@@ -69,7 +76,9 @@ const unavailable = (server: ServerView) =>
   `server "${server.name}" is not connected (status ${server.status}${server.error ? `: ${server.error}` : ''})`;
 
 const resultData = (r: CallToolResult): Record<string, unknown> =>
-  r.structuredContent === undefined ? { content: r.content } : { content: r.content, structuredContent: r.structuredContent };
+  r.structuredContent === undefined
+    ? { content: r.content }
+    : { content: r.content, structuredContent: r.structuredContent };
 
 const formatIssues = (issues: ArgIssue[]) => issues.map((i) => `${i.path} ${i.message}`).join('; ');
 
@@ -89,7 +98,10 @@ export function createToolCalls(deps: ToolCallDeps) {
 
   async function executeTool(payload: McpCommands['mcp.executeTool']['payload']): Promise<ExecutionResult> {
     const server = deps.find(payload.serverId);
-    if (!server) throw new AppError('SERVER_NOT_FOUND', `MCP server "${payload.serverId}" not found`, { serverId: payload.serverId });
+    if (!server)
+      throw new AppError('SERVER_NOT_FOUND', `MCP server "${payload.serverId}" not found`, {
+        serverId: payload.serverId,
+      });
     const { toolName } = payload;
     const serverId = server.name;
     const fail = (reason: string) =>
@@ -97,7 +109,11 @@ export function createToolCalls(deps: ToolCallDeps) {
     const connection = server.connection;
     if (server.status !== 'connected' || !connection) throw fail(unavailable(server));
     const tool = connection.tools.find((t) => t.name === toolName);
-    if (!tool) throw new AppError('TOOL_NOT_FOUND', `Tool "${toolName}" not found on server "${serverId}"`, { toolName, serverId });
+    if (!tool)
+      throw new AppError('TOOL_NOT_FOUND', `Tool "${toolName}" not found on server "${serverId}"`, {
+        toolName,
+        serverId,
+      });
     const normalized = normalizeArgs(payload.args);
     const issues = 'issues' in normalized ? normalized.issues : deps.validate(tool.inputSchema, normalized.args);
     if (issues.length > 0 || !('args' in normalized)) {
@@ -111,11 +127,18 @@ export function createToolCalls(deps: ToolCallDeps) {
     let result: CallToolResult;
     try {
       const via = server.forPrincipal ? await server.forPrincipal(payload.principal) : connection;
-      result = await via.callTool(toolName, normalized.args, undefined, undefined, reporter(payload.progress, serverId, toolName));
+      result = await via.callTool(
+        toolName,
+        normalized.args,
+        undefined,
+        undefined,
+        reporter(payload.progress, serverId, toolName),
+      );
     } catch (error) {
       throw fail(error instanceof CallError ? error.message : String(error));
     }
-    if (result.isError) throw fail(capText(resultText(result) || 'the tool reported an error', deps.maxResultBytes).text);
+    if (result.isError)
+      throw fail(capText(resultText(result) || 'the tool reported an error', deps.maxResultBytes).text);
     const now = clock.now();
     return {
       success: true,
@@ -126,7 +149,10 @@ export function createToolCalls(deps: ToolCallDeps) {
   }
 
   /** `principal`: the owner of the session the call is made for (`''`: the unnamed one; `undefined`: none). */
-  async function callModelTool(payload: McpCommands['mcp.callModelTool']['payload'], principal?: string): Promise<ModelToolOutcome> {
+  async function callModelTool(
+    payload: McpCommands['mcp.callModelTool']['payload'],
+    principal?: string,
+  ): Promise<ModelToolOutcome> {
     const started = clock.now();
     const item = deps.catalogue().get(payload.name);
     const outcome = (success: boolean, text: string, result: unknown): ModelToolOutcome => ({
@@ -153,10 +179,19 @@ export function createToolCalls(deps: ToolCallDeps) {
     try {
       const meta = payload.hops === undefined ? undefined : { [HOPS_META_KEY]: payload.hops };
       const via = server.forPrincipal ? await server.forPrincipal(principal) : connection;
-      const result = await via.callTool(item.tool.name, normalized.args, payload.signal, meta, reporter(payload.progress, item.serverId, item.tool.name), payload);
+      const result = await via.callTool(
+        item.tool.name,
+        normalized.args,
+        payload.signal,
+        meta,
+        reporter(payload.progress, item.serverId, item.tool.name),
+        payload,
+      );
       const text = resultText(result);
       const data = result.isError ? { ...resultData(result), isError: true } : resultData(result);
-      return result.isError ? outcome(false, text || 'Error: the tool reported an error', data) : outcome(true, text, data);
+      return result.isError
+        ? outcome(false, text || 'Error: the tool reported an error', data)
+        : outcome(true, text, data);
     } catch (error) {
       const reason = error instanceof CallError ? error.message : String(error);
       deps.log.debug({ tool: payload.name, reason }, 'model tool call failed');

@@ -26,7 +26,12 @@
  * - Nothing here logs a token, a code, a verifier, a secret or a key.
  */
 import { randomBytes } from 'node:crypto';
-import { auth, UnauthorizedError, type OAuthClientProvider, type OAuthDiscoveryState } from '@modelcontextprotocol/client';
+import {
+  auth,
+  UnauthorizedError,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+} from '@modelcontextprotocol/client';
 import type { Clock } from '../../clock.ts';
 import type { HttpServerConfig, OAuthConfig } from '../../config/schema.ts';
 import type { Logger } from '../../log/index.ts';
@@ -45,10 +50,15 @@ const MAX_SKEW_MS = 60_000;
 /** The connection attempt needs a person to sign in (the machine stops retrying until the callback restarts it). */
 export class AuthorizationRequired extends Error {
   override readonly name = 'AuthorizationRequired';
-  constructor(readonly serverId: string, principal?: string) {
-    super(principal === undefined
-      ? 'authorization required: an admin signs in at the authorizationUrl of this server\'s record'
-      : `authorization required: ${principal === '' ? 'this principal' : `principal "${principal}"`} is not signed in to this server; each principal signs in for itself at POST /api/mcp/servers/${encodeURIComponent(serverId)}/sign-in (or in the console)`);
+  constructor(
+    readonly serverId: string,
+    principal?: string,
+  ) {
+    super(
+      principal === undefined
+        ? "authorization required: an admin signs in at the authorizationUrl of this server's record"
+        : `authorization required: ${principal === '' ? 'this principal' : `principal "${principal}"`} is not signed in to this server; each principal signs in for itself at POST /api/mcp/servers/${encodeURIComponent(serverId)}/sign-in (or in the console)`,
+    );
   }
 }
 
@@ -56,8 +66,11 @@ export class AuthorizationRequired extends Error {
 export class SignInRefused extends Error {
   override readonly name = 'SignInRefused';
   constructor(signIns: number, scope: string | undefined, principal?: string) {
-    const until = principal === undefined ? 'the server is restarted' : 'the principal asks for one again (POST …/sign-in)';
-    super(`the server still refuses access after ${signIns} sign-in${signIns === 1 ? '' : 's'} in a row${scope ? ` (it asks for scope "${scope}")` : ''}: no further sign-in is offered until ${until}`);
+    const until =
+      principal === undefined ? 'the server is restarted' : 'the principal asks for one again (POST …/sign-in)';
+    super(
+      `the server still refuses access after ${signIns} sign-in${signIns === 1 ? '' : 's'} in a row${scope ? ` (it asks for scope "${scope}")` : ''}: no further sign-in is offered until ${until}`,
+    );
   }
 }
 
@@ -126,8 +139,14 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
   const redirectUrl = () => oauth.redirectUrl ?? options.callbackUrl();
   const pendingFresh = () => record.pending !== undefined && clock.now() - record.pending.createdAt < PENDING_TTL_MS;
   const configuredClient = () =>
-    oauth.clientId === undefined ? undefined : { client_id: oauth.clientId, ...(oauth.clientSecret !== undefined && { client_secret: oauth.clientSecret }) };
-  const authOptions = (extra: { authorizationCode?: string; iss?: string } = {}) => ({ serverUrl, ...extra, ...(options.fetch && { fetchFn: options.fetch }) });
+    oauth.clientId === undefined
+      ? undefined
+      : { client_id: oauth.clientId, ...(oauth.clientSecret !== undefined && { client_secret: oauth.clientSecret }) };
+  const authOptions = (extra: { authorizationCode?: string; iss?: string } = {}) => ({
+    serverUrl,
+    ...extra,
+    ...(options.fetch && { fetchFn: options.fetch }),
+  });
 
   /** Less than min(60 s, half the lifetime) left; tokens without `expires_in` never count as expiring. */
   const expiring = (): boolean => {
@@ -144,7 +163,10 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
     return true;
   };
   const refresher = createRefresher({
-    store, key, clock, log,
+    store,
+    key,
+    clock,
+    log,
     expiring,
     adopt: adoptStoredTokens,
     possible: () => !interactive || record.tokens?.refresh_token !== undefined,
@@ -204,11 +226,22 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
         throw refused;
       }
       needsSignIn = true;
-      if (draft.state === undefined || draft.codeVerifier === undefined) throw new Error('authorization started without state or verifier');
-      record.pending = { state: draft.state, codeVerifier: draft.codeVerifier, url: url.href, createdAt: clock.now(), discovery };
+      if (draft.state === undefined || draft.codeVerifier === undefined)
+        throw new Error('authorization started without state or verifier');
+      record.pending = {
+        state: draft.state,
+        codeVerifier: draft.codeVerifier,
+        url: url.href,
+        createdAt: clock.now(),
+        discovery,
+      };
       draft = {};
       await save();
-      log.info(principal === undefined ? 'OAuth: authorization required; an admin signs in at the server record\'s authorizationUrl' : 'OAuth: a principal\'s sign-in began');
+      log.info(
+        principal === undefined
+          ? "OAuth: authorization required; an admin signs in at the server record's authorizationUrl"
+          : "OAuth: a principal's sign-in began",
+      );
     },
     async invalidateCredentials(scope) {
       // Refused tokens that another instance has replaced meanwhile: take its tokens instead of dropping them.
@@ -260,7 +293,10 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       completing = true;
       askedScope = scopeOfUrl(pending.url);
       try {
-        const result = await auth(provider, authOptions({ authorizationCode: code, ...(iss !== undefined && { iss }) }));
+        const result = await auth(
+          provider,
+          authOptions({ authorizationCode: code, ...(iss !== undefined && { iss }) }),
+        );
         if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
       } finally {
         completing = false;
@@ -272,7 +308,9 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
     succeeded() {
       if (record.signIns === undefined) return;
       delete record.signIns;
-      void save().catch((err: unknown) => log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'OAuth: the record could not be saved'));
+      void save().catch((err: unknown) =>
+        log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'OAuth: the record could not be saved'),
+      );
     },
     async resetSignIns() {
       await this.load();

@@ -13,14 +13,23 @@
  */
 import { createPrivateKey, type JsonWebKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createPrivateKeyJwtAuth, type AddClientAuthentication, type OAuthClientMetadata } from '@modelcontextprotocol/client';
+import {
+  createPrivateKeyJwtAuth,
+  type AddClientAuthentication,
+  type OAuthClientMetadata,
+} from '@modelcontextprotocol/client';
 import type { OAuthConfig } from '../../config/schema.ts';
 import { isLoopbackHost } from './policy.ts';
 
 /** The metadata of a registration (RFC 7591) for `redirectUrl`, or for a machine-to-machine client without one. */
 export function clientMetadataOf(oauth: OAuthConfig, redirectUrl: string | undefined): OAuthClientMetadata {
   const interactive = redirectUrl !== undefined;
-  const authMethod = oauth.clientSecret !== undefined ? 'client_secret_basic' : oauth.privateKey !== undefined || oauth.privateKeyFile !== undefined ? 'private_key_jwt' : 'none';
+  const authMethod =
+    oauth.clientSecret !== undefined
+      ? 'client_secret_basic'
+      : oauth.privateKey !== undefined || oauth.privateKeyFile !== undefined
+        ? 'private_key_jwt'
+        : 'none';
   return {
     client_name: 'agentd',
     redirect_uris: interactive ? [redirectUrl] : [],
@@ -48,7 +57,9 @@ export function algorithmOf(pem: string): string {
       if (curve === 'secp384r1') return 'ES384';
       if (curve === 'secp521r1') return 'ES512';
   }
-  throw new Error(`the private key's type (${key.asymmetricKeyType ?? 'unknown'}${curve ? ` ${curve}` : ''}) signs no JWS algorithm agentd knows`);
+  throw new Error(
+    `the private key's type (${key.asymmetricKeyType ?? 'unknown'}${curve ? ` ${curve}` : ''}) signs no JWS algorithm agentd knows`,
+  );
 }
 
 /** The `private_key_jwt` client authentication of a config with a key, else `undefined`. */
@@ -63,10 +74,20 @@ export function privateKeyJwt(oauth: OAuthConfig): AddClientAuthentication | und
       alg = oauth.signingAlgorithm ?? algorithmOf(pem);
       jwk = createPrivateKey(pem).export({ format: 'jwk' });
     } catch (err) {
-      const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `${privateKeyFile} does not exist` : err instanceof Error && err.message.startsWith('the private key') ? err.message : 'it is not a PKCS #8 PEM private key';
+      const why =
+        (err as NodeJS.ErrnoException).code === 'ENOENT'
+          ? `${privateKeyFile} does not exist`
+          : err instanceof Error && err.message.startsWith('the private key')
+            ? err.message
+            : 'it is not a PKCS #8 PEM private key';
       throw new Error(`OAuth: the client's private key cannot be used: ${why}`);
     }
     params.set('client_id', clientId);
-    await createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey: jwk, alg })(headers, params, url, metadata);
+    await createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey: jwk, alg })(
+      headers,
+      params,
+      url,
+      metadata,
+    );
   };
 }

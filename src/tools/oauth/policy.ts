@@ -71,13 +71,18 @@ export function checkDiscovery(serverUrl: string, state: OAuthDiscoveryState): v
   const resource = state.resourceMetadata;
   if (!resource) throw new Error('OAuth refused: the server publishes no protected resource metadata (RFC 9728)');
   if (!resourceMatches(resource.resource, serverUrl)) {
-    throw new Error(`OAuth refused: the protected resource metadata names resource ${resource.resource}, not this server (${serverUrl})`);
+    throw new Error(
+      `OAuth refused: the protected resource metadata names resource ${resource.resource}, not this server (${serverUrl})`,
+    );
   }
   checkSecureUrl(state.authorizationServerUrl, 'the authorization server');
   const metadata = state.authorizationServerMetadata;
-  if (!metadata) throw new Error(`OAuth refused: no authorization server metadata at ${state.authorizationServerUrl} (RFC 8414)`);
+  if (!metadata)
+    throw new Error(`OAuth refused: no authorization server metadata at ${state.authorizationServerUrl} (RFC 8414)`);
   if (!sameIssuer(metadata.issuer, state.authorizationServerUrl)) {
-    throw new Error(`OAuth refused: the authorization server metadata names issuer ${metadata.issuer}, not ${state.authorizationServerUrl} where it was found`);
+    throw new Error(
+      `OAuth refused: the authorization server metadata names issuer ${metadata.issuer}, not ${state.authorizationServerUrl} where it was found`,
+    );
   }
   checkSecureUrl(metadata.issuer, 'the issuer');
   checkSecureUrl(metadata.authorization_endpoint, 'the authorization endpoint');

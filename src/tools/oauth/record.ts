@@ -37,7 +37,10 @@ export interface OAuthRecord {
 }
 
 export const recordKey = (serverId: string, url: string, principal?: string) =>
-  `oauth-${createHash('sha256').update(`${serverId}\n${url}${principal === undefined ? '' : `\n\u0000${principal}`}`).digest('hex').slice(0, 40)}`;
+  `oauth-${createHash('sha256')
+    .update(`${serverId}\n${url}${principal === undefined ? '' : `\n\u0000${principal}`}`)
+    .digest('hex')
+    .slice(0, 40)}`;
 
 /** A sign-in's `state`: `random` (base64url) tagged with its principal, if any, and its server. */
 export const stateOf = (random: string, serverId: string, principal?: string) =>

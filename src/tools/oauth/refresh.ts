@@ -80,7 +80,11 @@ export function createRefresher(deps: RefreshDeps) {
         log.warn({ reason: reasonOf(err) }, 'OAuth token refresh failed');
       } finally {
         running = false;
-        await held?.release().catch((err: unknown) => log.warn({ reason: reasonOf(err) }, 'OAuth: the refresh lease could not be released; it expires by itself'));
+        await held
+          ?.release()
+          .catch((err: unknown) =>
+            log.warn({ reason: reasonOf(err) }, 'OAuth: the refresh lease could not be released; it expires by itself'),
+          );
       }
     },
   };

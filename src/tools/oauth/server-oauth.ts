@@ -38,7 +38,16 @@ export function attachOAuth(entry: ServerEntry, config: HttpServerConfig, deps: 
   // A runtime server's authorization server passes the runtime URL policy too (runtime-connect.ts).
   const fetch = entry.runtime ? checkedFetch(deps.runtime) : undefined;
   const oauthOf = (principal?: string) =>
-    createServerOAuth({ serverId: entry.name, config: { ...config, oauth }, store: deps.secrets, clock: deps.clock, log, callbackUrl: deps.callbackUrl, ...(fetch && { fetch }), ...(principal !== undefined && { principal }) });
+    createServerOAuth({
+      serverId: entry.name,
+      config: { ...config, oauth },
+      store: deps.secrets,
+      clock: deps.clock,
+      log,
+      callbackUrl: deps.callbackUrl,
+      ...(fetch && { fetch }),
+      ...(principal !== undefined && { principal }),
+    });
   entry.oauth = oauthOf();
   if (oauth.per !== 'principal') return;
 
@@ -48,8 +57,15 @@ export function attachOAuth(entry: ServerEntry, config: HttpServerConfig, deps: 
     await principalOAuth.load();
     try {
       const connection = await openConnection({
-        serverId: entry.name, config, log, clientInfo: deps.clientInfo, oauth: principalOAuth, onLost, onToolsChanged: () => {},
-        ...(instanceHeaders && { extraHeaders: instanceHeaders }), ...(pinned && { fetch: pinned.fetch }),
+        serverId: entry.name,
+        config,
+        log,
+        clientInfo: deps.clientInfo,
+        oauth: principalOAuth,
+        onLost,
+        onToolsChanged: () => {},
+        ...(instanceHeaders && { extraHeaders: instanceHeaders }),
+        ...(pinned && { fetch: pinned.fetch }),
       });
       const close = connection.close.bind(connection);
       return Object.assign(connection, { close: () => close().finally(() => pinned?.close()) });

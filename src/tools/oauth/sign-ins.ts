@@ -35,16 +35,28 @@ export function createSignIns(deps: SignInDeps) {
   const perPrincipal = (serverId: string) => {
     const entry = mustFind(serverId);
     if (!entry.principals) {
-      const how = entry.oauth ? 'once for everyone (oauth.per: server): an admin signs in at its record\'s authorizationUrl' : 'without OAuth';
-      throw new AppError('INVALID_REQUEST', `MCP server "${entry.name}" is signed in ${how}`, { serverId: entry.name, field: 'serverId' });
+      const how = entry.oauth
+        ? "once for everyone (oauth.per: server): an admin signs in at its record's authorizationUrl"
+        : 'without OAuth';
+      throw new AppError('INVALID_REQUEST', `MCP server "${entry.name}" is signed in ${how}`, {
+        serverId: entry.name,
+        field: 'serverId',
+      });
     }
     return { entry, principals: entry.principals };
   };
   const failed = (entry: ServerEntry, err: unknown) =>
-    new AppError('AGENT_ERROR', `Signing in to MCP server "${entry.name}" failed: ${reasonOf(err)}`, { serverId: entry.name, reason: reasonOf(err) });
+    new AppError('AGENT_ERROR', `Signing in to MCP server "${entry.name}" failed: ${reasonOf(err)}`, {
+      serverId: entry.name,
+      reason: reasonOf(err),
+    });
 
   return {
-    async callback(payload: { state: string; code: string; iss?: string }): Promise<{ server: ServerRecord; principal: boolean }> {
+    async callback(payload: {
+      state: string;
+      code: string;
+      iss?: string;
+    }): Promise<{ server: ServerRecord; principal: boolean }> {
       const serverId = serverOfState(payload.state);
       const principal = principalOfState(payload.state);
       const entry = serverId === undefined ? undefined : deps.find(serverId);
@@ -57,7 +69,9 @@ export function createSignIns(deps: SignInDeps) {
         if (err instanceof UnknownSignIn) throw unknown();
         throw failed(entry, err);
       }
-      return principal === undefined ? { server: await deps.reconnect(entry), principal: false } : { server: deps.record(entry), principal: true };
+      return principal === undefined
+        ? { server: await deps.reconnect(entry), principal: false }
+        : { server: deps.record(entry), principal: true };
     },
     async signIn({ serverId, principal }: { serverId: string; principal: string }): Promise<SignInRecord> {
       const { entry, principals } = perPrincipal(serverId);

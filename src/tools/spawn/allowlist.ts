@@ -27,7 +27,17 @@ import { resolve, sep } from 'node:path';
 import { readInterpreterArgs } from './args.ts';
 import { declaredBins } from './bins.ts';
 import {
-  INTERPRETERS, LAUNCHERS, listedIn, PACKAGE_MANAGERS, programName, refuse, RUN_SUBCOMMANDS, SCRIPT_INTERPRETERS, SHELL_SPEC, SHELLS, WRAPPERS,
+  INTERPRETERS,
+  LAUNCHERS,
+  listedIn,
+  PACKAGE_MANAGERS,
+  programName,
+  refuse,
+  RUN_SUBCOMMANDS,
+  SCRIPT_INTERPRETERS,
+  SHELL_SPEC,
+  SHELLS,
+  WRAPPERS,
   type InterpreterSpec,
 } from './programs.ts';
 
@@ -58,28 +68,56 @@ function underAgentDir(path: string, agentDir: string | undefined): boolean {
   }
 }
 
-function checkScript(program: string, spec: InterpreterSpec, args: readonly string[], offset: number, field: string, ctx: Context): void {
+function checkScript(
+  program: string,
+  spec: InterpreterSpec,
+  args: readonly string[],
+  offset: number,
+  field: string,
+  ctx: Context,
+): void {
   const { scriptAt, moduleAt } = readInterpreterArgs(spec, args);
-  const fix = 'put the server under the agent file\'s folder, run a package\'s bin as its package declares it, or run it as a package through npx';
+  const fix =
+    "put the server under the agent file's folder, run a package's bin as its package declares it, or run it as a package through npx";
   const rule = `${SHARED}, so interpreters run only a package's declared bin entry point or a script under the agent file's folder`;
   if (scriptAt === undefined) {
-    const what = moduleAt !== undefined ? `"${program} ${args[moduleAt]}" runs a module, not a script file` : `"${program}" is given no script file`;
-    throw refuse(moduleAt !== undefined ? `config.args.${offset + moduleAt}` : field, 'script_outside', `${what}; ${rule}: ${fix}`);
+    const what =
+      moduleAt !== undefined
+        ? `"${program} ${args[moduleAt]}" runs a module, not a script file`
+        : `"${program}" is given no script file`;
+    throw refuse(
+      moduleAt !== undefined ? `config.args.${offset + moduleAt}` : field,
+      'script_outside',
+      `${what}; ${rule}: ${fix}`,
+    );
   }
   const script = args[scriptAt] ?? '';
   const path = resolve(ctx.cwd, script);
   const bins = declaredBins(path) ?? [];
   if (bins.length === 0 && !underAgentDir(path, ctx.agentDir)) {
-    throw refuse(`config.args.${offset + scriptAt}`, 'script_outside', `"${script}" is neither a package's declared bin entry point nor a file under the agent file's folder; ${rule}: ${fix}`);
+    throw refuse(
+      `config.args.${offset + scriptAt}`,
+      'script_outside',
+      `"${script}" is neither a package's declared bin entry point nor a file under the agent file's folder; ${rule}: ${fix}`,
+    );
   }
   // A program's bin (npm-cli.js, tsx's cli.mjs) runs that program: it passes these rules as that program.
   for (const bin of bins) {
-    if (knownProgram(programName(bin))) checkProgram(bin, args.slice(scriptAt + 1), offset + scriptAt + 1, `config.args.${offset + scriptAt}`, ctx, false);
+    if (knownProgram(programName(bin)))
+      checkProgram(
+        bin,
+        args.slice(scriptAt + 1),
+        offset + scriptAt + 1,
+        `config.args.${offset + scriptAt}`,
+        ctx,
+        false,
+      );
   }
 }
 
 /** Whether these rules know `name` (an interpreter, a wrapper, a launcher or a package manager). */
-const knownProgram = (name: string): boolean => INTERPRETERS[name] !== undefined || WRAPPERS.has(name) || LAUNCHERS[name] !== undefined || PACKAGE_MANAGERS.has(name);
+const knownProgram = (name: string): boolean =>
+  INTERPRETERS[name] !== undefined || WRAPPERS.has(name) || LAUNCHERS[name] !== undefined || PACKAGE_MANAGERS.has(name);
 
 /** The index of a launcher's target (its first argument that is not a flag or, for `env`, a `NAME=value`). */
 function targetIndex(program: string, args: readonly string[]): number {
@@ -91,16 +129,33 @@ function targetIndex(program: string, args: readonly string[]): number {
  * `command` with `args` at config position `field` (its args start at `config.args.<offset>`).
  * `viaLauncher`: named as a launcher's package, which need not be in the allowlist.
  */
-function checkProgram(command: string, args: readonly string[], offset: number, field: string, ctx: Context, viaLauncher: boolean): void {
+function checkProgram(
+  command: string,
+  args: readonly string[],
+  offset: number,
+  field: string,
+  ctx: Context,
+  viaLauncher: boolean,
+): void {
   const program = programName(command);
   const packageRun = PACKAGE_MANAGERS.has(program) && RUN_SUBCOMMANDS.has(args[0] ?? '');
   const launcher = packageRun || (program !== 'env' && LAUNCHERS[program] !== undefined);
   if (!launcher && WRAPPERS.has(program) && !(ctx.explicit && listedIn(ctx.explicit, command))) {
-    throw refuse(field, 'wrapper_not_allowed', `"${command}" runs another program; ${SHARED}, so it starts only when server.mcp.allowedCommands lists it explicitly`);
+    throw refuse(
+      field,
+      'wrapper_not_allowed',
+      `"${command}" runs another program; ${SHARED}, so it starts only when server.mcp.allowedCommands lists it explicitly`,
+    );
   }
   if (!viaLauncher && !listedIn(ctx.allowed, command)) {
-    const list = ctx.explicit ? 'server.mcp.allowedCommands' : 'server.mcp.allowedCommands (unset: the commands of the agent file\'s mcpServers)';
-    throw refuse(field, 'command_not_allowed', `"${command}" is not in ${list}; ${SHARED}, so runtime connects start only listed commands: add it to server.mcp.allowedCommands to allow it`);
+    const list = ctx.explicit
+      ? 'server.mcp.allowedCommands'
+      : "server.mcp.allowedCommands (unset: the commands of the agent file's mcpServers)";
+    throw refuse(
+      field,
+      'command_not_allowed',
+      `"${command}" is not in ${list}; ${SHARED}, so runtime connects start only listed commands: add it to server.mcp.allowedCommands to allow it`,
+    );
   }
   if (launcher || program === 'env') {
     const rest = packageRun ? args.slice(1) : args;
@@ -111,7 +166,14 @@ function checkProgram(command: string, args: readonly string[], offset: number, 
     const name = programName(target);
     // A launcher's package is checked only when it is a program these rules know; env's target always.
     if (program === 'env' || INTERPRETERS[name] || WRAPPERS.has(name) || LAUNCHERS[name]) {
-      checkProgram(target, rest.slice(i + 1), offset + skip + i + 1, `config.args.${offset + skip + i}`, ctx, program !== 'env');
+      checkProgram(
+        target,
+        rest.slice(i + 1),
+        offset + skip + i + 1,
+        `config.args.${offset + skip + i}`,
+        ctx,
+        program !== 'env',
+      );
     }
     return;
   }
@@ -121,7 +183,11 @@ function checkProgram(command: string, args: readonly string[], offset: number, 
 }
 
 /** Throws INVALID_REQUEST unless a shared service may start `request` (see the contracts above). */
-export function checkShared(request: { command: string; args: readonly string[]; cwd?: string | undefined }, allowedCommands: readonly string[] | undefined, shared: SharedSpawn): void {
+export function checkShared(
+  request: { command: string; args: readonly string[]; cwd?: string | undefined },
+  allowedCommands: readonly string[] | undefined,
+  shared: SharedSpawn,
+): void {
   const ctx: Context = {
     explicit: allowedCommands,
     allowed: allowedCommands ?? shared.defaultCommands,

@@ -58,4 +58,3 @@ export function readInterpreterArgs(spec: InterpreterSpec, args: readonly string
   }
   return {};
 }
-

@@ -28,7 +28,9 @@ const realFile = (path: string): string | undefined => {
 const readManifest = (file: string): Record<string, unknown> | undefined => {
   try {
     const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
-    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -50,6 +52,13 @@ export function declaredBins(path: string): string[] | undefined {
   const pkg = holdingPackage(file);
   if (!pkg) return [];
   const { bin, name } = pkg.manifest;
-  const entries: [string, unknown][] = typeof bin === 'string' ? [[String(name).replace(/^@[^/]*\//, ''), bin]] : bin !== null && typeof bin === 'object' ? Object.entries(bin) : [];
-  return entries.filter(([, target]) => typeof target === 'string' && realFile(resolve(pkg.dir, target)) === file).map(([binName]) => binName);
+  const entries: [string, unknown][] =
+    typeof bin === 'string'
+      ? [[String(name).replace(/^@[^/]*\//, ''), bin]]
+      : bin !== null && typeof bin === 'object'
+        ? Object.entries(bin)
+        : [];
+  return entries
+    .filter(([, target]) => typeof target === 'string' && realFile(resolve(pkg.dir, target)) === file)
+    .map(([binName]) => binName);
 }

@@ -91,7 +91,9 @@ export const systemProcs: Procs = {
   cmdline: (pid) => (readText(`/proc/${pid}/cmdline`) ?? '').replaceAll('\0', ' '),
   pids() {
     try {
-      return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
+      return readdirSync('/proc')
+        .filter((name) => /^\d+$/.test(name))
+        .map(Number);
     } catch {
       return [];
     }
@@ -150,7 +152,13 @@ export function createChildRegistry(file: string | undefined, log: Logger, procs
     add(pid, command) {
       const start = procs.stat(pid)?.start;
       const boot = procs.bootId();
-      live.set(pid, { pid, command, owner: process.pid, ...(start !== undefined && { start }), ...(boot !== undefined && { boot }) });
+      live.set(pid, {
+        pid,
+        command,
+        owner: process.pid,
+        ...(start !== undefined && { start }),
+        ...(boot !== undefined && { boot }),
+      });
       save();
     },
     answered(pid) {
@@ -175,7 +183,8 @@ function provenMembers(entry: Entry, procs: Procs): number[] | undefined {
   const members: { pid: number; start: number }[] = [];
   for (const pid of procs.pids()) {
     const stat = procs.stat(pid);
-    if (stat && stat.pgrp === entry.pid && stat.state !== 'Z' && pid !== entry.pid) members.push({ pid, start: stat.start });
+    if (stat && stat.pgrp === entry.pid && stat.state !== 'Z' && pid !== entry.pid)
+      members.push({ pid, start: stat.start });
   }
   const seen = entry.seen;
   return members.some((m) => m.start <= seen) ? members.map((m) => m.pid) : undefined;
@@ -207,7 +216,10 @@ export function reapLeftovers(file: string, log: Logger, procs: Procs = systemPr
     if (members) {
       procs.killGroup(entry.pid);
       reaped++;
-      log.warn({ ...fields, members }, "killed what a gone tool server's launcher left in its process group, left behind by an agentd that is gone");
+      log.warn(
+        { ...fields, members },
+        "killed what a gone tool server's launcher left in its process group, left behind by an agentd that is gone",
+      );
     }
   }
   try {

@@ -83,7 +83,12 @@ export function createGroupReaper(): GroupReaper {
     if (child) return true;
     let started: ChildProcessByStdio<Writable, null, null>;
     try {
-      started = spawn('/bin/sh', ['-c', REAPER_SCRIPT], { stdio: ['pipe', 'ignore', 'ignore'], detached: true, cwd: '/', env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
+      started = spawn('/bin/sh', ['-c', REAPER_SCRIPT], {
+        stdio: ['pipe', 'ignore', 'ignore'],
+        detached: true,
+        cwd: '/',
+        env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+      });
     } catch {
       return false;
     }

@@ -38,7 +38,11 @@ const isExecutableFile = (path: string): boolean => {
 };
 
 /** Where `command` would be executed from, as execvp finds it; undefined when nowhere. */
-export function resolveCommand(command: string, path: string | undefined, cwd: string = process.cwd()): string | undefined {
+export function resolveCommand(
+  command: string,
+  path: string | undefined,
+  cwd: string = process.cwd(),
+): string | undefined {
   if (!command) return undefined;
   if (command.includes('/')) {
     const file = resolve(cwd, command);
@@ -57,7 +61,12 @@ export function findSetpriv(path: string | undefined = process.env.PATH): string
 }
 
 /** The spawn to run instead of `command args`, given the child's PATH and cwd and `setpriv` (`findSetpriv()`). */
-export function withParentDeathSignal(spawnable: Spawnable, childPath: string | undefined, cwd: string | undefined, setpriv: string | undefined): Spawnable {
+export function withParentDeathSignal(
+  spawnable: Spawnable,
+  childPath: string | undefined,
+  cwd: string | undefined,
+  setpriv: string | undefined,
+): Spawnable {
   if (!setpriv || !resolveCommand(spawnable.command, childPath, cwd)) return spawnable;
   return { command: setpriv, args: ['--pdeathsig', 'KILL', '--', spawnable.command, ...spawnable.args] };
 }

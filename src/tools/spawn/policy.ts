@@ -23,7 +23,18 @@ import { checkShared, type SharedSpawn } from './allowlist.ts';
 import { readInterpreterArgs } from './args.ts';
 import { declaredBins } from './bins.ts';
 import {
-  flagName, INTERPRETERS, isNpmCodeFlag, LAUNCHERS, listedIn, PACKAGE_MANAGERS, programName, refuse, RUN_SUBCOMMANDS, SHELL_CODE, SHELL_CODE_LONG, SHELLS,
+  flagName,
+  INTERPRETERS,
+  isNpmCodeFlag,
+  LAUNCHERS,
+  listedIn,
+  PACKAGE_MANAGERS,
+  programName,
+  refuse,
+  RUN_SUBCOMMANDS,
+  SHELL_CODE,
+  SHELL_CODE_LONG,
+  SHELLS,
 } from './programs.ts';
 
 export { programName } from './programs.ts';
@@ -49,7 +60,12 @@ export interface SpawnPolicy {
  */
 function checkArgs(program: string, args: readonly string[], offset: number, cwd: string): void {
   const at = (i: number) => `config.args.${offset + i}`;
-  const inline = (i: number) => refuse(at(i), 'inline_code', `"${program} ${args[i]}" runs inline code, which runtime connects may not start: run a script file instead, or declare the server in the agent file's mcpServers`);
+  const inline = (i: number) =>
+    refuse(
+      at(i),
+      'inline_code',
+      `"${program} ${args[i]}" runs inline code, which runtime connects may not start: run a script file instead, or declare the server in the agent file's mcpServers`,
+    );
   if (SHELLS.has(program)) {
     const i = args.findIndex((a) => SHELL_CODE.test(a) || SHELL_CODE_LONG.has(flagName(a)));
     if (i !== -1) throw inline(i);
@@ -61,7 +77,8 @@ function checkArgs(program: string, args: readonly string[], offset: number, cwd
     const { codeAt, scriptAt } = readInterpreterArgs(spec, args);
     if (codeAt !== undefined) throw inline(codeAt);
     if (scriptAt === undefined) return;
-    for (const bin of declaredBins(resolve(cwd, args[scriptAt] ?? '')) ?? []) checkArgs(programName(bin), args.slice(scriptAt + 1), offset + scriptAt + 1, cwd);
+    for (const bin of declaredBins(resolve(cwd, args[scriptAt] ?? '')) ?? [])
+      checkArgs(programName(bin), args.slice(scriptAt + 1), offset + scriptAt + 1, cwd);
     return;
   }
   if (PACKAGE_MANAGERS.has(program)) {
@@ -93,9 +110,28 @@ function checkArgs(program: string, args: readonly string[], offset: number, cwd
 
 /** Env keys that change what a program loads or where it finds its code. */
 const LOADER_KEYS = new Set([
-  'NODE_OPTIONS', 'NODE_PATH', 'PATH', 'PYTHONPATH', 'PYTHONSTARTUP', 'PYTHONHOME', 'PYTHONUSERBASE', 'PYTHONINSPECT',
-  'BASH_ENV', 'ENV', 'ZDOTDIR', 'SHELLOPTS', 'PERL5OPT', 'PERL5LIB', 'PERLLIB', 'RUBYOPT', 'RUBYLIB',
-  'JAVA_TOOL_OPTIONS', 'JDK_JAVA_OPTIONS', '_JAVA_OPTIONS', 'BUN_OPTIONS', 'DENO_DIR',
+  'NODE_OPTIONS',
+  'NODE_PATH',
+  'PATH',
+  'PYTHONPATH',
+  'PYTHONSTARTUP',
+  'PYTHONHOME',
+  'PYTHONUSERBASE',
+  'PYTHONINSPECT',
+  'BASH_ENV',
+  'ENV',
+  'ZDOTDIR',
+  'SHELLOPTS',
+  'PERL5OPT',
+  'PERL5LIB',
+  'PERLLIB',
+  'RUBYOPT',
+  'RUBYLIB',
+  'JAVA_TOOL_OPTIONS',
+  'JDK_JAVA_OPTIONS',
+  '_JAVA_OPTIONS',
+  'BUN_OPTIONS',
+  'DENO_DIR',
 ]);
 const LOADER_PREFIXES = ['LD_', 'DYLD_', 'NPM_CONFIG_'];
 

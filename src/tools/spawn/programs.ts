@@ -6,13 +6,17 @@
 import { basename } from 'node:path';
 import { AppError } from '../../errors/index.ts';
 
-export type Reason = 'nul_byte' | 'inline_code' | 'loader_env' | 'command_not_allowed' | 'wrapper_not_allowed' | 'script_outside';
+export type Reason =
+  'nul_byte' | 'inline_code' | 'loader_env' | 'command_not_allowed' | 'wrapper_not_allowed' | 'script_outside';
 /** A refusal: INVALID_REQUEST with the config path and the reason. */
-export const refuse = (field: string, reason: Reason, message: string): AppError => new AppError('INVALID_REQUEST', message, { field, reason });
+export const refuse = (field: string, reason: Reason, message: string): AppError =>
+  new AppError('INVALID_REQUEST', message, { field, reason });
 
 /** The program's name as the policy sees it: file name, lower case, without `.exe` or a version (`python3.12` → `python`). */
 export function programName(command: string): string {
-  const name = basename(command).toLowerCase().replace(/\.(exe|cmd)$/, '');
+  const name = basename(command)
+    .toLowerCase()
+    .replace(/\.(exe|cmd)$/, '');
   if (/^(python|pypy)[\d.]*$/.test(name)) return name.replace(/[\d.]+$/, '');
   return name.replace(/^nodejs$/, 'node').replace(/^ts-node(-[a-z-]+)?$/, 'ts-node');
 }
@@ -51,21 +55,76 @@ export interface InterpreterSpec {
 }
 
 const NODE_VALUED = [
-  '--conditions', '--cpu-prof-dir', '--cpu-prof-interval', '--cpu-prof-name', '--diagnostic-dir', '--disable-proto', '--disable-warning',
-  '--dns-result-order', '--experimental-default-type', '--heap-prof-dir', '--heap-prof-interval', '--heap-prof-name',
-  '--heapsnapshot-near-heap-limit', '--heapsnapshot-signal', '--icu-data-dir', '--input-type', '--max-http-header-size',
-  '--network-family-autoselection-attempt-timeout', '--redirect-warnings', '--report-dir', '--report-directory', '--report-filename',
-  '--report-signal', '--secure-heap', '--secure-heap-min', '--test-concurrency', '--test-name-pattern', '--test-reporter',
-  '--test-reporter-destination', '--test-shard', '--test-timeout', '--title', '--tls-cipher-list', '--tls-keylog',
-  '--trace-event-categories', '--trace-event-file-pattern', '--unhandled-rejections', '--use-largepages', '--v8-pool-size', '--watch-path',
-  '--allow-fs-read', '--allow-fs-write', '--policy-integrity', '--trace-require-module',
+  '--conditions',
+  '--cpu-prof-dir',
+  '--cpu-prof-interval',
+  '--cpu-prof-name',
+  '--diagnostic-dir',
+  '--disable-proto',
+  '--disable-warning',
+  '--dns-result-order',
+  '--experimental-default-type',
+  '--heap-prof-dir',
+  '--heap-prof-interval',
+  '--heap-prof-name',
+  '--heapsnapshot-near-heap-limit',
+  '--heapsnapshot-signal',
+  '--icu-data-dir',
+  '--input-type',
+  '--max-http-header-size',
+  '--network-family-autoselection-attempt-timeout',
+  '--redirect-warnings',
+  '--report-dir',
+  '--report-directory',
+  '--report-filename',
+  '--report-signal',
+  '--secure-heap',
+  '--secure-heap-min',
+  '--test-concurrency',
+  '--test-name-pattern',
+  '--test-reporter',
+  '--test-reporter-destination',
+  '--test-shard',
+  '--test-timeout',
+  '--title',
+  '--tls-cipher-list',
+  '--tls-keylog',
+  '--trace-event-categories',
+  '--trace-event-file-pattern',
+  '--unhandled-rejections',
+  '--use-largepages',
+  '--v8-pool-size',
+  '--watch-path',
+  '--allow-fs-read',
+  '--allow-fs-write',
+  '--policy-integrity',
+  '--trace-require-module',
 ];
 
 const NODE: InterpreterSpec = {
   code: [
-    '-e', '--eval', '-p', '--print', '-r', '--require', '--import', '--loader', '--experimental-loader', '--env-file', '--env-file-if-exists',
-    '-i', '--interactive', '--run', '--openssl-config', '--snapshot-blob', '--build-snapshot', '--build-snapshot-config',
-    '--experimental-config-file', '--experimental-default-config-file', '--experimental-policy', '--experimental-sea-config',
+    '-e',
+    '--eval',
+    '-p',
+    '--print',
+    '-r',
+    '--require',
+    '--import',
+    '--loader',
+    '--experimental-loader',
+    '--env-file',
+    '--env-file-if-exists',
+    '-i',
+    '--interactive',
+    '--run',
+    '--openssl-config',
+    '--snapshot-blob',
+    '--build-snapshot',
+    '--build-snapshot-config',
+    '--experimental-config-file',
+    '--experimental-default-config-file',
+    '--experimental-policy',
+    '--experimental-sea-config',
   ],
   codeLetters: 'epri',
   codePrefixes: ['--inspect', '--debug'],
@@ -78,15 +137,68 @@ export const INTERPRETERS: Record<string, InterpreterSpec> = {
   // tsx reads node's flags (and passes them on), its own `--tsconfig`, and `tsx watch <script>`.
   tsx: { ...NODE, valued: [...(NODE.valued ?? []), '--tsconfig', '--include', '--exclude'], subcommands: ['watch'] },
   'ts-node': {
-    code: ['-e', '--eval', '-p', '--print', '-r', '--require', '-i', '--interactive', '-C', '--compiler', '--transpiler'],
+    code: [
+      '-e',
+      '--eval',
+      '-p',
+      '--print',
+      '-r',
+      '--require',
+      '-i',
+      '--interactive',
+      '-C',
+      '--compiler',
+      '--transpiler',
+    ],
     codeLetters: 'epriC',
-    valued: ['-O', '--compilerOptions', '--compiler-options', '-P', '--project', '-D', '--ignoreDiagnostics', '--ignore-diagnostics', '-I', '--ignore', '--scopeDir', '--scope-dir', '--dir', '--cwd'],
+    valued: [
+      '-O',
+      '--compilerOptions',
+      '--compiler-options',
+      '-P',
+      '--project',
+      '-D',
+      '--ignoreDiagnostics',
+      '--ignore-diagnostics',
+      '-I',
+      '--ignore',
+      '--scopeDir',
+      '--scope-dir',
+      '--dir',
+      '--cwd',
+    ],
     valuedLetters: 'OPDI',
   },
   bun: {
-    code: ['-e', '--eval', '-p', '--print', '-r', '--require', '--preload', '--import', '-c', '--config', '--env-file', '--cwd', '--filter', '-F'],
+    code: [
+      '-e',
+      '--eval',
+      '-p',
+      '--print',
+      '-r',
+      '--require',
+      '--preload',
+      '--import',
+      '-c',
+      '--config',
+      '--env-file',
+      '--cwd',
+      '--filter',
+      '-F',
+    ],
     codePrefixes: ['--inspect'],
-    valued: ['--tsconfig-override', '-d', '--define', '-l', '--loader', '--port', '--conditions', '--main-fields', '--extension-order', '--install'],
+    valued: [
+      '--tsconfig-override',
+      '-d',
+      '--define',
+      '-l',
+      '--loader',
+      '--port',
+      '--conditions',
+      '--main-fields',
+      '--extension-order',
+      '--install',
+    ],
     subcommands: ['run'],
   },
   deno: {
@@ -99,8 +211,18 @@ export const INTERPRETERS: Record<string, InterpreterSpec> = {
   python: { code: ['-c'], codeLetters: 'c', valued: ['-W', '-X', '--check-hash-based-pycs'], valuedLetters: 'WXmQ' },
   pypy: { code: ['-c'], codeLetters: 'c', valued: ['-W', '-X'], valuedLetters: 'WXmQ' },
   perl: { code: ['-e', '-E', '-M', '-m', '-I', '-d', '-S'], codeLetters: 'eEMmIdS', valuedLetters: 'FCix' },
-  ruby: { code: ['-e', '-r', '-I', '-C', '-S', '--require'], codeLetters: 'erICS', valued: ['-E', '--encoding'], valuedLetters: 'EFKTWx0' },
-  php: { code: ['-r', '-B', '-R', '-E', '-F', '-a', '-S', '-d', '-c', '-z', '--define', '--php-ini', '--zend-extension'], codeLetters: 'rBREFaSdcz', valued: ['-t', '-f'], valuedLetters: 't' },
+  ruby: {
+    code: ['-e', '-r', '-I', '-C', '-S', '--require'],
+    codeLetters: 'erICS',
+    valued: ['-E', '--encoding'],
+    valuedLetters: 'EFKTWx0',
+  },
+  php: {
+    code: ['-r', '-B', '-R', '-E', '-F', '-a', '-S', '-d', '-c', '-z', '--define', '--php-ini', '--zend-extension'],
+    codeLetters: 'rBREFaSdcz',
+    valued: ['-t', '-f'],
+    valuedLetters: 't',
+  },
   lua: { code: ['-e', '-l'], codeLetters: 'el' },
   osascript: { code: ['-e'] },
   pwsh: { code: ['-c', '-command', '-encodedcommand', '-ec'] },
@@ -135,7 +257,9 @@ export function isNpmCodeFlag(arg: string): boolean {
   if (/^-[a-zA-Z?]*c[a-zA-Z?]*(=.*)?$/.test(arg)) return true;
   if (!arg.startsWith('--')) return false;
   const name = flagName(arg).slice(2);
-  return NPM_CODE_OPTIONS.some((option) => option === name || (name.length >= 3 && name !== 'global' && option.startsWith(name)));
+  return NPM_CODE_OPTIONS.some(
+    (option) => option === name || (name.length >= 3 && name !== 'global' && option.startsWith(name)),
+  );
 }
 
 /**
@@ -145,16 +269,97 @@ export function isNpmCodeFlag(arg: string): boolean {
  */
 export const WRAPPERS = new Set([
   ...SHELLS,
-  'env', 'timeout', 'nice', 'ionice', 'setsid', 'nohup', 'stdbuf', 'chrt', 'taskset', 'xargs', 'parallel', 'sudo', 'doas', 'su',
-  'runuser', 'pkexec', 'flock', 'script', 'unshare', 'nsenter', 'chroot', 'setpriv', 'setarch', 'prlimit', 'systemd-run', 'watch',
-  'time', 'strace', 'ltrace', 'gdb', 'valgrind', 'faketime', 'firejail', 'bwrap', 'proot', 'screen', 'tmux', 'expect', 'start-stop-daemon',
-  'awk', 'gawk', 'mawk', 'nawk', 'sed', 'find', 'tar', 'zip', 'rsync', 'ssh', 'make', 'git', 'vi', 'vim', 'nvim', 'ed', 'less', 'more', 'man',
-  'npm', 'pnpm', 'yarn', 'uv', 'pip', 'pipx', 'poetry', 'gem', 'bundle', 'go', 'cargo', 'java', 'dotnet', 'mvn', 'gradle',
-  'docker', 'podman', 'kubectl', 'tclsh', 'wish', 'rscript', 'r', 'julia', 'osascript', 'pwsh', 'powershell', 'cmd',
+  'env',
+  'timeout',
+  'nice',
+  'ionice',
+  'setsid',
+  'nohup',
+  'stdbuf',
+  'chrt',
+  'taskset',
+  'xargs',
+  'parallel',
+  'sudo',
+  'doas',
+  'su',
+  'runuser',
+  'pkexec',
+  'flock',
+  'script',
+  'unshare',
+  'nsenter',
+  'chroot',
+  'setpriv',
+  'setarch',
+  'prlimit',
+  'systemd-run',
+  'watch',
+  'time',
+  'strace',
+  'ltrace',
+  'gdb',
+  'valgrind',
+  'faketime',
+  'firejail',
+  'bwrap',
+  'proot',
+  'screen',
+  'tmux',
+  'expect',
+  'start-stop-daemon',
+  'awk',
+  'gawk',
+  'mawk',
+  'nawk',
+  'sed',
+  'find',
+  'tar',
+  'zip',
+  'rsync',
+  'ssh',
+  'make',
+  'git',
+  'vi',
+  'vim',
+  'nvim',
+  'ed',
+  'less',
+  'more',
+  'man',
+  'npm',
+  'pnpm',
+  'yarn',
+  'uv',
+  'pip',
+  'pipx',
+  'poetry',
+  'gem',
+  'bundle',
+  'go',
+  'cargo',
+  'java',
+  'dotnet',
+  'mvn',
+  'gradle',
+  'docker',
+  'podman',
+  'kubectl',
+  'tclsh',
+  'wish',
+  'rscript',
+  'r',
+  'julia',
+  'osascript',
+  'pwsh',
+  'powershell',
+  'cmd',
 ]);
 
 /**
  * Interpreters whose script must be a package's declared bin or a file under the agent folder when the service
  * is shared: every interpreter but those a shared service treats as wrappers (`osascript`, `pwsh`, `cmd`, …).
  */
-export const SCRIPT_INTERPRETERS: ReadonlySet<string> = new Set(Object.keys(INTERPRETERS).filter((p) => !WRAPPERS.has(p)));
+export const SCRIPT_INTERPRETERS: ReadonlySet<string> = new Set(
+  Object.keys(INTERPRETERS).filter((p) => !WRAPPERS.has(p)),
+);

@@ -28,7 +28,10 @@ export interface RuntimePolicy extends SpawnPolicy, UrlPolicy {
  * spawn-allowlist.ts, with `agentDir` (the agent file's folder) for interpreters' scripts and the agent file's
  * own stdio commands as the default allowlist.
  */
-export function runtimePolicyOf(config: AgentConfig, options: { shared: boolean; agentDir?: string | undefined }): RuntimePolicy {
+export function runtimePolicyOf(
+  config: AgentConfig,
+  options: { shared: boolean; agentDir?: string | undefined },
+): RuntimePolicy {
   const { runtimeConnect, allowedCommands, allowPrivateNetworks, allowedHosts } = config.server.mcp;
   const defaultCommands = Object.values(config.mcpServers).flatMap((s) => (s.type === 'stdio' ? [s.command] : []));
   return {
@@ -47,19 +50,33 @@ export const COULD_NOT_CONNECT = 'could not connect to the server';
 /** A failure below HTTP (refused, unreachable, reset, timed out, unresolvable): what runtime servers never tell apart. */
 export function isSocketLevel(err: unknown): boolean {
   const cause = err instanceof Error ? err.cause : undefined;
-  const text = [err, cause].map((e) => (e instanceof Error ? `${e.message} ${(e as NodeJS.ErrnoException).code ?? ''}` : typeof e === 'string' ? e : '')).join(' ');
-  return /ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|EHOSTDOWN|ETIMEDOUT|ECONNRESET|EPIPE|ENOTFOUND|EAI_AGAIN|fetch failed|socket|timed out|other side closed/i.test(text);
+  const text = [err, cause]
+    .map((e) =>
+      e instanceof Error ? `${e.message} ${(e as NodeJS.ErrnoException).code ?? ''}` : typeof e === 'string' ? e : '',
+    )
+    .join(' ');
+  return /ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|EHOSTDOWN|ETIMEDOUT|ECONNRESET|EPIPE|ENOTFOUND|EAI_AGAIN|fetch failed|socket|timed out|other side closed/i.test(
+    text,
+  );
 }
 
 export async function admitRuntimeServer(config: McpServerConfig, policy: RuntimePolicy): Promise<void> {
   if (!policy.runtimeConnect) {
-    throw new AppError('FORBIDDEN', 'Connecting tool servers at runtime is turned off (server.mcp.runtimeConnect: false)', { reason: 'runtime_connect_disabled' });
+    throw new AppError(
+      'FORBIDDEN',
+      'Connecting tool servers at runtime is turned off (server.mcp.runtimeConnect: false)',
+      { reason: 'runtime_connect_disabled' },
+    );
   }
   if (config.type === 'stdio') checkSpawn(config, policy);
   else await resolveAllowed(config.baseUrl, policy);
   // A file of agentd's host is for the agent file to name, not for a request.
   if (config.type === 'http' && config.oauth?.privateKeyFile !== undefined) {
-    throw new AppError('INVALID_REQUEST', 'oauth.privateKeyFile names a file of agentd\'s host: a server connected at runtime sends its key as oauth.privateKey', { field: 'config.oauth.privateKeyFile' });
+    throw new AppError(
+      'INVALID_REQUEST',
+      "oauth.privateKeyFile names a file of agentd's host: a server connected at runtime sends its key as oauth.privateKey",
+      { field: 'config.oauth.privateKeyFile' },
+    );
   }
 }
 
@@ -68,11 +85,17 @@ export async function admitRuntimeServer(config: McpServerConfig, policy: Runtim
  * Requests to the server's own origin go to the addresses checked once for the attempt; any other
  * origin (its OAuth authorization server) goes through {@link checkedFetch}.
  */
-export async function pinnedConnect(config: HttpServerConfig, policy: RuntimePolicy): Promise<{ fetch: FetchLike; close: () => Promise<void> }> {
+export async function pinnedConnect(
+  config: HttpServerConfig,
+  policy: RuntimePolicy,
+): Promise<{ fetch: FetchLike; close: () => Promise<void> }> {
   const home = new URL(config.baseUrl).origin;
   const pinned = pinnedFetch(await resolveAllowed(config.baseUrl, policy));
   const elsewhere = checkedFetch(policy);
-  return { fetch: (url, init) => (new URL(url).origin === home ? pinned.fetch(url, init) : elsewhere(url, init)), close: pinned.close };
+  return {
+    fetch: (url, init) => (new URL(url).origin === home ? pinned.fetch(url, init) : elsewhere(url, init)),
+    close: pinned.close,
+  };
 }
 
 /** The most an OAuth endpoint's answer may hold (metadata, registrations and tokens are small). */
@@ -91,13 +114,19 @@ export function checkedFetch(policy: UrlPolicy): FetchLike {
     try {
       addresses = await resolveAllowed(target.href, policy);
     } catch (err) {
-      throw new Error(`refused to contact ${target.host}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(`refused to contact ${target.host}: ${err instanceof Error ? err.message : String(err)}`, {
+        cause: err,
+      });
     }
     const pinned = pinnedFetch(addresses);
     try {
       const res = await pinned.fetch(target, init);
       const body = await readCapped(res, CHECKED_FETCH_MAX_BYTES);
-      return new Response(res.status === 204 || res.status === 304 ? null : body, { status: res.status, statusText: res.statusText, headers: res.headers });
+      return new Response(res.status === 204 || res.status === 304 ? null : body, {
+        status: res.status,
+        statusText: res.statusText,
+        headers: res.headers,
+      });
     } finally {
       await pinned.close();
     }

@@ -28,23 +28,49 @@ export interface UrlPolicy {
   allowedHosts?: readonly string[] | undefined;
 }
 
-export type UrlRefusal = 'scheme' | 'host_not_allowed' | 'metadata' | 'link_local' | 'unspecified' | 'private_network' | 'unresolvable';
+export type UrlRefusal =
+  'scheme' | 'host_not_allowed' | 'metadata' | 'link_local' | 'unspecified' | 'private_network' | 'unresolvable';
 
-const refuse = (reason: UrlRefusal, message: string) => new AppError('INVALID_REQUEST', message, { field: 'config.baseUrl', reason });
+const refuse = (reason: UrlRefusal, message: string) =>
+  new AppError('INVALID_REQUEST', message, { field: 'config.baseUrl', reason });
 
-const METADATA_NAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal', 'metadata.azure.com', 'metadata.oraclecloud.com']);
+const METADATA_NAMES = new Set([
+  'metadata.google.internal',
+  'metadata.goog',
+  'metadata',
+  'instance-data',
+  'instance-data.ec2.internal',
+  'metadata.azure.com',
+  'metadata.oraclecloud.com',
+]);
 
 function blockList(entries: [string, number, 'ipv4' | 'ipv6'][]): BlockList {
   const list = new BlockList();
   for (const [net, prefix, type] of entries) list.addSubnet(net, prefix, type);
   return list;
 }
-const METADATA = blockList([['169.254.169.254', 32, 'ipv4'], ['169.254.170.2', 32, 'ipv4'], ['100.100.100.200', 32, 'ipv4'], ['fd00:ec2::254', 128, 'ipv6']]);
-const LINK_LOCAL = blockList([['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']]);
-const UNSPECIFIED = blockList([['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6']]);
+const METADATA = blockList([
+  ['169.254.169.254', 32, 'ipv4'],
+  ['169.254.170.2', 32, 'ipv4'],
+  ['100.100.100.200', 32, 'ipv4'],
+  ['fd00:ec2::254', 128, 'ipv6'],
+]);
+const LINK_LOCAL = blockList([
+  ['169.254.0.0', 16, 'ipv4'],
+  ['fe80::', 10, 'ipv6'],
+]);
+const UNSPECIFIED = blockList([
+  ['0.0.0.0', 8, 'ipv4'],
+  ['::', 128, 'ipv6'],
+]);
 const PRIVATE = blockList([
-  ['127.0.0.0', 8, 'ipv4'], ['10.0.0.0', 8, 'ipv4'], ['172.16.0.0', 12, 'ipv4'], ['192.168.0.0', 16, 'ipv4'], ['100.64.0.0', 10, 'ipv4'],
-  ['::1', 128, 'ipv6'], ['fc00::', 7, 'ipv6'],
+  ['127.0.0.0', 8, 'ipv4'],
+  ['10.0.0.0', 8, 'ipv4'],
+  ['172.16.0.0', 12, 'ipv4'],
+  ['192.168.0.0', 16, 'ipv4'],
+  ['100.64.0.0', 10, 'ipv4'],
+  ['::1', 128, 'ipv6'],
+  ['fc00::', 7, 'ipv6'],
 ]);
 
 /** An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`, or its hex form) as IPv4; anything else as it is. */
@@ -86,9 +112,11 @@ export function checkUrl(raw: string, policy: UrlPolicy): URL {
   } catch {
     throw refuse('scheme', `"${raw}" is not a URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse('scheme', `${url.protocol} URLs are not allowed; use http: or https:`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw refuse('scheme', `${url.protocol} URLs are not allowed; use http: or https:`);
   const host = url.hostname.toLowerCase().replace(/\.$/, '');
-  if (policy.allowedHosts && !hostAllowed(host, policy.allowedHosts)) throw refuse('host_not_allowed', `host ${host} is not in server.mcp.allowedHosts`);
+  if (policy.allowedHosts && !hostAllowed(host, policy.allowedHosts))
+    throw refuse('host_not_allowed', `host ${host} is not in server.mcp.allowedHosts`);
   if (METADATA_NAMES.has(host)) throw refuse('metadata', `host ${host} is a cloud metadata service`);
   if (isIP(host.replace(/^\[|\]$/g, '')) !== 0) {
     const reason = addressRefusal(host, policy);
@@ -101,7 +129,11 @@ export type Lookup = (hostname: string) => Promise<LookupAddress[]>;
 const systemLookup: Lookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
 /** Checks the URL, resolves its host and checks every address; resolves with the addresses to connect to. */
-export async function resolveAllowed(raw: string, policy: UrlPolicy, lookup: Lookup = systemLookup): Promise<LookupAddress[]> {
+export async function resolveAllowed(
+  raw: string,
+  policy: UrlPolicy,
+  lookup: Lookup = systemLookup,
+): Promise<LookupAddress[]> {
   const url = checkUrl(raw, policy);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host) !== 0) return [{ address: host, family: isIP(host) }];
@@ -114,7 +146,8 @@ export async function resolveAllowed(raw: string, policy: UrlPolicy, lookup: Loo
   if (addresses.length === 0) throw refuse('unresolvable', `host ${host} could not be resolved`);
   for (const { address } of addresses) {
     const reason = addressRefusal(address, policy);
-    if (reason) throw refuse(reason, `host ${host} resolves to ${address}, which is not allowed (${reason.replace('_', ' ')})`);
+    if (reason)
+      throw refuse(reason, `host ${host} resolves to ${address}, which is not allowed (${reason.replace('_', ' ')})`);
   }
   return addresses;
 }
