@@ -45,7 +45,12 @@ export type ChatMessage =
       toolCalls?: ToolCallRequest[];
       /** What the model reasoned before this step. */ reasoning?: StepReasoning;
     }
-  | { role: 'tool'; toolCallId: string; content: string };
+  | {
+      role: 'tool';
+      toolCallId: string;
+      content: string;
+      /** The tool failed (Messages: `is_error`). */ isError?: true;
+    };
 
 export interface ToolDefinition {
   name: string;

@@ -61,7 +61,7 @@ function blocks(m: ChatMessage): string {
       return out.join(',');
     }
     case 'tool':
-      return `{"type":"tool_result","tool_use_id":${json(m.toolCallId)}${m.content ? `,"content":${json(m.content)}` : ''}}`;
+      return `{"type":"tool_result","tool_use_id":${json(m.toolCallId)}${m.content ? `,"content":${json(m.content)}` : ''}${m.isError ? ',"is_error":true' : ''}}`;
   }
 }
 

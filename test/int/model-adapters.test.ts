@@ -154,7 +154,7 @@ describe('api messages', () => {
     expect(JSON.stringify(sim.requests.at(-1)!.raw)).not.toContain('cache_control');
   });
 
-  it('joins tool results into one user message, results first, and sends the key as x-api-key', async () => {
+  it('joins tool results into one user message, results first, a failed one marked is_error, and sends the key as x-api-key', async () => {
     const history: ChatMessage[] = [
       system,
       { role: 'user', content: 'two calls' },
@@ -167,7 +167,7 @@ describe('api messages', () => {
         ],
       },
       { role: 'tool', toolCallId: 't1', content: 'a' },
-      { role: 'tool', toolCallId: 't2', content: 'b' },
+      { role: 'tool', toolCallId: 't2', content: 'b', isError: true },
       { role: 'user', content: 'and now?' },
     ];
     await client({ api: 'messages', apiKey: 'sk-ant-test-key-123456', reasoning: undefined }).complete({
@@ -188,7 +188,7 @@ describe('api messages', () => {
         role: 'user',
         content: [
           { type: 'tool_result', tool_use_id: 't1', content: 'a' },
-          { type: 'tool_result', tool_use_id: 't2', content: 'b' },
+          { type: 'tool_result', tool_use_id: 't2', content: 'b', is_error: true },
           { type: 'text', text: 'and now?', cache_control: { type: 'ephemeral' } },
         ],
       },

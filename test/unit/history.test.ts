@@ -171,6 +171,12 @@ describe('history projection', () => {
       .then([u('x'), a('', [call('c1')]), tool('c1', 'r'), a('step two')]);
   });
 
+  it('marks the result of a tool that failed, so an API that can say so does', () => {
+    given(userMsg('x'), asked('t1', call('c1')))
+      .when({ ...toolResult('c1', 'boom'), success: false } as DomainEvent)
+      .then([u('x'), a('', [call('c1')]), { role: 'tool', toolCallId: 'c1', content: 'boom', isError: true }]);
+  });
+
   it('starts over after a reset', () => {
     given(userMsg('old'), replied('old reply'), reset)
       .when(userMsg('new', 't2'))

@@ -177,7 +177,12 @@ function fold(state: Projection, e: SessionEvent, seq: number): void {
       push(state, assistant(state, e.text, []), seq);
       return;
     case 'toolResult':
-      if (state.open.delete(e.callId)) push(state, { role: 'tool', toolCallId: e.callId, content: e.text }, seq);
+      if (state.open.delete(e.callId))
+        push(
+          state,
+          { role: 'tool', toolCallId: e.callId, content: e.text, ...(e.success ? {} : { isError: true }) },
+          seq,
+        );
       return;
     case 'toolCall':
     case 'toolApprovalRequested':
