@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +33,29 @@ const required = (revision: string): string[] =>
 function verdicts(out: string): Map<string, boolean> {
   const lines = [...out.matchAll(/^([✓✗]) (\S+): \d+ passed, \d+ failed/gmu)];
   return new Map(lines.map(([, mark, name]) => [name!, mark === '✓']));
+}
+
+/** What a failing scenario's results folder says: its failed checks and the adapter's last steps (stderr.txt). */
+async function whyFailed(folder: string, scenario: string): Promise<string> {
+  const parent = join(folder, scenario, '..');
+  const runs = (await readdir(parent).catch(() => [])).filter((f) => f.startsWith(`${scenario.split('/').at(-1)}-20`)); // <name>-<ISO time>
+  const parts = await Promise.all(
+    runs.map(async (run) => {
+      const checks = JSON.parse(await readFile(join(parent, run, 'checks.json'), 'utf8').catch(() => '[]')) as {
+        id: string;
+        status: string;
+        description?: string;
+      }[];
+      const failed = checks.filter((c) => c.status !== 'SUCCESS' && c.status !== 'INFO');
+      const stderr = await readFile(join(parent, run, 'stderr.txt'), 'utf8').catch(() => '');
+      return [
+        `--- ${scenario} (${run})`,
+        ...failed.map((c) => `${c.status} ${c.id}: ${c.description ?? ''}`),
+        stderr.slice(-3000),
+      ].join('\n');
+    }),
+  );
+  return parts.join('\n');
 }
 
 describe('agentd as the host of the MCP conformance suite’s client scenarios', () => {
@@ -91,8 +114,9 @@ describe('agentd as the host of the MCP conformance suite’s client scenarios',
       const { code, out } = await suite(revision);
       const seen = verdicts(out);
       const failing = required(revision).filter((name) => seen.get(name) !== true);
-      // The summary names each scenario that did not pass; the adapter's steps are in its results folder's stderr.txt.
-      expect(failing, out.slice(-4000)).toEqual([]);
+      // The summary names each scenario that did not pass; its failed checks and the adapter's steps say why.
+      const why = await Promise.all(failing.map((name) => whyFailed(join(results, revision), name)));
+      expect(failing, [out.slice(-2000), ...why].join('\n')).toEqual([]);
       expect(code, out.slice(-4000)).toBe(0);
     },
     300_000,
