@@ -1,0 +1,95 @@
+/**
+ * How the facts of a session reach its output: those an opening records (decide.ts `decideOpen`), and
+ * those its machines emit. Every emitted fact is stored in order; a dropped message is stored as a
+ * cancelled `turnFailed` (so the next open does not run it again), its transient frame sent only if
+ * that fails; a sender waiting for its turn's `userMessage` is answered once that is stored.
+ */
+import type { SessionEmitted } from '../../../machines/session.machine.ts';
+import { EVENT_VERSION, type SessionEvent } from '../../conversation/session-events.ts';
+import type { SendMeta } from '../../bus/index.ts';
+import type { Logger } from '../../log/index.ts';
+import { droppedFrame, droppedMessage, type AgentFrame } from '../frames.ts';
+import type { Opening } from './decide.ts';
+import { isOutboxClosed } from './outbox.ts';
+import type { SessionOutput } from './output.ts';
+
+/** The facts an opening records, each with its meta, logged as they go. */
+export function openingFacts(
+  opening: Opening,
+  sessionId: string,
+  log: Logger,
+): { meta: SendMeta; event: SessionEvent }[] {
+  if (opening.resume)
+    log.info(
+      { sessionId, turnId: opening.resume.turnId, awaiting: opening.resume.resume?.awaiting.length },
+      'resuming a turn that waits for approval',
+    );
+  if (opening.requeue.length > 0)
+    log.info({ sessionId, turns: opening.requeue.map((m) => m.turnId) }, 'resuming queued messages');
+  return opening.record.map((event) => {
+    if (event.type === 'turnFailed')
+      log.warn({ sessionId, turnId: event.turnId, reason: event.details.reason }, 'ending a turn whose runner is gone');
+    return {
+      meta: { correlationId: 'turnId' in event && event.turnId !== undefined ? event.turnId : sessionId, sessionId },
+      event,
+    };
+  });
+}
+
+/** A sender whose message started a turn at once, waiting for that turn's `userMessage` to be stored. */
+export interface Starting {
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+export interface EmittedDeps {
+  sessionId: string;
+  log: Logger;
+  output: SessionOutput;
+  /** The durable seq frames carry when their fact could not be stored. */
+  lastSeq: () => number;
+  publish: (frame: AgentFrame, meta: SendMeta) => void;
+  /** Redacts a failed turn's message and details before they are stored and sent. */
+  redact: <T>(value: T) => T;
+  /** Stamps a model step with the session's totals once it is spent. */
+  counted: (event: SessionEvent) => SessionEvent;
+  /** Senders waiting for their turn's `userMessage` (by turnId); answered and removed here. */
+  starting: Map<string, Starting>;
+}
+
+/** The handler of everything the session actor emits (`actor.on('*', …)`). */
+export function forwardEmitted(deps: EmittedDeps): (e: SessionEmitted) => void {
+  const { sessionId, log, output, starting } = deps;
+  return (e) => {
+    const { key } = e;
+    if (e.type === 'thinking') return output.thinking(key);
+    if (e.type === 'chunk') return output.chunk(key, e.content);
+    if (e.type === 'dropped') {
+      const event: SessionEvent = {
+        v: EVENT_VERSION,
+        type: 'turnFailed',
+        turnId: key.turnId,
+        code: 'AGENT_ERROR',
+        message: droppedMessage(e.reason),
+        details: { reason: e.reason },
+        cancelled: true,
+      };
+      return output.record(
+        key,
+        event,
+        undefined,
+        (err) =>
+          isOutboxClosed(err) || deps.publish(droppedFrame(sessionId, key.turnId, deps.lastSeq(), e.reason), key),
+      );
+    }
+    const event = deps.counted(e.event.type === 'turnFailed' ? deps.redact(e.event) : e.event);
+    if (event.type === 'turnFailed' && !event.cancelled)
+      log.warn({ sessionId, turnId: key.turnId, code: event.code, message: event.message }, 'turn failed');
+    const sender = event.type === 'userMessage' ? starting.get(key.turnId) : undefined;
+    if (sender) starting.delete(key.turnId);
+    output.record(key, event, sender && (() => sender.resolve()), (err) => {
+      sender?.reject(err);
+      output.turnNotStored(key, err);
+    });
+  };
+}
