@@ -23,7 +23,7 @@ const PATTERNS: { what: string; re: RegExp }[] = [
   { what: 'image', re: new RegExp(String.raw`(?:\bdocker\s+build\s+(?:.*\s)?-t\s+|^\s*image:\s+)${TOKEN}`, 'gm') },
 ];
 
-/** Each command of `text` that names agentd by another name than `name`: "<what>: <the name it uses>". */
+/** Each command of `text` that names agentd otherwise than `name`, as "<what>: <the command>". */
 function wrongNames(text: string, name: string): string[] {
   return PATTERNS.flatMap(({ what, re }) =>
     [...text.matchAll(re)].filter((m) => namesOther(what, m[1]!, name)).map((m) => `${what}: ${m[0].trim()}`),
