@@ -1,21 +1,25 @@
 /**
  * The web console in a real Chromium while agentd restarts under it on the same port (the compiled
  * `bin/agentd.js`, stopped with SIGTERM): the page reconnects by itself, with no reload, and its
- * transcript is exactly the service's. With JSONL the store is the same (the connection's `hello`
- * names the same store id): the page keeps its transcript and resumes after the last seq it holds.
- * With `storage: memory` the new start is a new, empty store whose seqs start again at 1: the page
- * forgets the old transcript instead of merging the new messages into it.
+ * transcript is exactly the service's. With JSONL, and with Redis on the same redis-server, the store is
+ * the same (the connection's `hello` names the same store id): the page keeps its transcript and resumes
+ * after the last seq it holds. With `storage: memory` the new start is a new, empty store whose seqs start
+ * again at 1 (another store id): the page forgets the old transcript instead of merging the new messages
+ * into it. Without redis-server the Redis case skips with a notice, unless AGENTD_REQUIRE_REDIS=1.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { WebSocket } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { listeningPort, runAgentd, writeAgentFile, type AgentdProcess } from '../support/agentd-process.ts';
 import { converse, findChromium, openBrowser, watchFailures, type Browser } from '../support/browser.ts';
+import { hasRedisServer, startRedis } from '../support/redis.ts';
 import { PATIENT } from '../support/wait.ts';
 
 const chromiumPath = findChromium();
+const redisPresent = chromiumPath !== undefined && hasRedisServer();
 
 describe.skipIf(!chromiumPath)('web console across an agentd restart', () => {
   let sim: Simulator;
@@ -50,14 +54,28 @@ describe.skipIf(!chromiumPath)('web console across an agentd restart', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
+  /** The store ids of the `hello` frames the page receives, in order, until `stop()`. */
+  const recordHellos = () => {
+    const storeIds: string[] = [];
+    const onFrame = ({ payload }: { payload: string | Buffer }) => {
+      const frame = JSON.parse(payload.toString()) as { event?: string; data?: { storeId?: string } };
+      if (frame.event === 'hello') storeIds.push(frame.data?.storeId ?? '(none)');
+    };
+    const onSocket = (ws: WebSocket) => ws.on('framereceived', onFrame);
+    browser.page.on('websocket', onSocket);
+    return { storeIds, stop: () => browser.page.off('websocket', onSocket) };
+  };
+
   /**
    * Opens the console on a fresh agentd, holds a two-turn conversation, restarts agentd on the same
    * port and waits until the page (never reloaded) is connected again; `restarted.stop()` ends it.
+   * `hellos`: the store ids of the first start's `hello` and of the one after the restart.
    */
   const conversationAcrossRestart = async (storage: object) => {
     const { page } = browser;
     const agent = await agentWith(storage);
     const first = await start(agent, 0);
+    const hellos = recordHellos();
     const failures = watchFailures(page);
     await page.goto(`http://127.0.0.1:${first.port}/`);
     await expect.poll(() => page.locator('#status').textContent(), PATIENT).toMatch(/^ready/);
@@ -75,16 +93,20 @@ describe.skipIf(!chromiumPath)('web console across an agentd restart', () => {
     const second = await start(agent, first.port); // the same port
     await expect.poll(() => page.locator('#status').textContent(), { ...PATIENT, timeout: 40_000 }).toMatch(/^ready/);
     expect(await page.getByRole('button', { name: 'Compact history' }).isEnabled()).toBe(true);
-    return { before, stop: () => stop(second.p) };
+    await expect.poll(() => hellos.storeIds.length, PATIENT).toBe(2); // one connection before, one after
+    hellos.stop();
+    return { before, hellos: hellos.storeIds, stop: () => stop(second.p) };
   };
   const transcript = () => browser.page.locator('#transcript li').allTextContents();
   const users = () => browser.page.locator('#transcript li.user').allTextContents();
   const replies = () => browser.page.locator('#transcript li.assistant').allTextContents();
   const notReloaded = () => browser.page.evaluate('window.notReloaded');
 
-  it('JSONL (the same store): keeps the transcript, resumes after its last seq, and continues it, each message once', async () => {
+  /** The same store after the restart: the page keeps its transcript and continues it, each message once. */
+  const keptAcrossRestart = async (storage: object, screenshot: string) => {
     const { page } = browser;
-    const restarted = await conversationAcrossRestart({ type: 'jsonl', dir: join(dir, 'sessions') });
+    const restarted = await conversationAcrossRestart(storage);
+    expect(restarted.hellos[1]).toBe(restarted.hellos[0]);
     expect(await transcript()).toEqual(restarted.before);
 
     await converse(page, 'After the restart', 'Third answer');
@@ -102,13 +124,31 @@ describe.skipIf(!chromiumPath)('web console across an agentd restart', () => {
     await page.reload();
     await page.locator('.assistant', { hasText: 'Third answer' }).waitFor();
     expect(await transcript()).toEqual(after);
-    await browser.screenshot('console-after-restart');
+    await browser.screenshot(screenshot);
     await restarted.stop();
+  };
+
+  it('JSONL (the same store): keeps the transcript, resumes after its last seq, and continues it, each message once', async () => {
+    await keptAcrossRestart({ type: 'jsonl', dir: join(dir, 'sessions') }, 'console-after-restart');
   });
+
+  it.runIf(redisPresent)(
+    'Redis (the same store on the same redis-server): the same store id, the transcript kept and continued, each message once',
+    async () => {
+      const redis = await startRedis();
+      try {
+        const storage = { type: 'redis', url: redis.url, keyPrefix: `console-restart-${process.pid}:` };
+        await keptAcrossRestart(storage, 'console-after-redis-restart');
+      } finally {
+        await redis.stop();
+      }
+    },
+  );
 
   it('storage: memory (a new, empty store): forgets the old transcript; the new message shows, its reply after it', async () => {
     const { page } = browser;
     const restarted = await conversationAcrossRestart({ type: 'memory' });
+    expect(restarted.hellos[1]).not.toBe(restarted.hellos[0]);
     // The new store holds nothing of the old conversation: neither does the page.
     await expect.poll(transcript, PATIENT).toEqual([]);
 

@@ -87,6 +87,27 @@ describe('connections per IP (the spec default, 10)', () => {
   });
 });
 
+describe('connections per IP set to 3 (server.limits.connectionsPerIp)', () => {
+  let svc: RunningApp;
+  beforeAll(async () => {
+    svc = await startApp({ server: { limits: { connectionsPerIp: 3 } } });
+  });
+  afterAll(() => svc?.stop());
+
+  it('caps WebSockets and, apart from them, HTTP connections at 3', async () => {
+    const sockets: WsClient[] = [];
+    for (let i = 0; i < 3; i++) sockets.push(await connectWs(svc.wsUrl));
+    const refused = await rawUpgrade(`${svc.url}/`);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ error: { code: 'RATE_LIMIT_EXCEEDED', details: { limit: 3, remaining: 0 } } });
+    // The refused upgrade's connection is closed with its answer: three HTTP connections are the IP's again.
+    const held = [await holdAnswered(svc.port), ...(await holdMany(svc.port, 3))];
+    expect(held.map((h) => h.answered)).toEqual([true, true, true, false]);
+    release(held);
+    for (const s of sockets) s.close();
+  });
+});
+
 describe('a trusted proxy', () => {
   let svc: RunningApp;
   beforeAll(async () => {

@@ -61,6 +61,42 @@ describe('keys and scopes', () => {
     expect(refused.status).toBe(401);
   });
 
+  it('/mcp and /a2a take the scheme in any case too', async () => {
+    const post = (path: string, body: object, auth?: string) =>
+      rawRequest(`${svc.url}${path}`, {
+        method: 'POST',
+        headers: {
+          ...json,
+          Accept: 'application/json, text/event-stream',
+          'A2A-Version': '1.0',
+          ...(auth !== undefined && { Authorization: auth }),
+        },
+        body: JSON.stringify(body),
+      });
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'keys-test', version: '1' } },
+    };
+    const getTask = { jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: 'no-such-task' } };
+    for (const auth of [`bearer ${API_KEY}`, `BEARER ${API_KEY}`]) {
+      const mcp = await post('/mcp', initialize, auth);
+      expect(mcp.status, mcp.text).toBe(200);
+      expect(mcp.text).toContain('"serverInfo"');
+      const a2a = await post('/a2a', getTask, auth);
+      expect(a2a.status, a2a.text).toBe(200);
+      expect(a2a.body).toMatchObject({ id: 2, error: { code: -32001 } }); // past auth: the task is unknown
+    }
+    for (const [path, body] of [
+      ['/mcp', initialize],
+      ['/a2a', getTask],
+    ] as const) {
+      expect((await post(path, body)).status).toBe(401);
+      expect((await post(path, body, `bearer wrong-key-0123456789abcdef`)).status).toBe(401);
+    }
+  });
+
   it.each(adminCalls)('%s %s needs the admin key: the API key gets 401', async (method, path, body) => {
     const headers = { ...json, ...bearer(API_KEY) };
     const res = await rawRequest(`${svc.url}${path}`, { method, headers, ...(body !== undefined && { body }) });

@@ -1,9 +1,10 @@
 /**
- * What users get: the tarball `npm pack` makes, installed globally into a temporary prefix, run as
- * the `agentd` command from folders that are not the checkout, under whichever Node is first on
- * PATH (so the Node-line runs of CI test the package on 20, 22 and 24). Also `npx <tarball> demo`
- * offline (the command `npx agentd-server demo` runs: the package's one bin, though its name is not
- * the package's), and `npx --no-install agentd` in the checkout with an empty npm cache while offline.
+ * What users get: the tarball `npm pack` makes (prepack builds it), installed globally into a temporary prefix
+ * (from npm's cache, else the registry) and run as the `agentd` command from folders that are not the checkout,
+ * under whichever Node is first on PATH: CI runs this file on Node 20 (`npm test`), 22 (tools/ci/node-lines.sh) and
+ * 24 (tools/ci/debian13-native.sh). Also `npx ./<tarball> demo` offline (as `npx agentd-server demo` once
+ * published: npx runs the package's one bin, `agentd`, though it is not named as the package), and
+ * `npx --no-install agentd` in the checkout with an empty npm cache while offline.
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';

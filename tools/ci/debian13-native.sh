@@ -133,6 +133,11 @@ in_namespace() {
   mount -t tmpfs -o nosuid,nodev,mode=1777 tmpfs "$R/tmp"
   bind() { mkdir -p "$R$2" && mount --bind ${3:+-o "$3"} "$1" "$R$2"; }
   bind "$PROJECT" "$PROJECT"
+  # A checkout whose node_modules links elsewhere (a git worktree sharing another's): that folder too.
+  local linked
+  for linked in "$PROJECT/node_modules" "$PROJECT/test/conformance/node_modules"; do
+    if [ -L "$linked" ]; then bind "$(readlink -f "$linked")" "$(readlink -f "$linked")"; fi
+  done
   bind "$CI_CACHE/node" /opt/agentd-ci/node ro
   bind "$CI_NPM_DIR" /opt/agentd-ci/npm ro
   bind "$CI_UWS_DIR" /tmp/uwscheck ro
