@@ -16,15 +16,12 @@
 import type { EngineRequest, EngineResponse } from '../engine/index.ts';
 import { A2A_REST_PATH, endpointOrigin, matchRestRoute, type A2aRest, type RestRoute } from '../../a2a-face/index.ts';
 import { AppError, httpStatus, toA2aRest, toA2aRpc, toErrorBody } from '../../errors/index.ts';
-import type { Logger } from '../../log/index.ts';
-import { MethodNotAllowed, type Admission } from '../admission.ts';
+import { MethodNotAllowed } from '../admission.ts';
 import { bearerKey } from '../auth.ts';
 import { parseJsonBody, readBody } from '../body.ts';
-import type { ClientIp } from '../ip.ts';
 import { streamReply } from '../relay.ts';
 import { jsonReply, send, type Reply } from '../respond.ts';
-import type { SessionsOf } from '../route.ts';
-import type { CardConfig } from './a2a-routes.ts';
+import type { A2aEndpointDeps } from './a2a-routes.ts';
 
 const A2A_HEADERS = ['Accept', 'A2A-Version', 'A2A-Extensions'];
 const JSON_MEDIA = new Set(['application/json', 'application/a2a+json']);
@@ -68,15 +65,8 @@ async function* sseFrames(events: AsyncIterable<unknown>, legacy: boolean): Asyn
   }
 }
 
-export interface A2aRestEndpointDeps {
-  rest: A2aRest;
-  config: CardConfig;
-  sessionsOf: SessionsOf;
-  log: Logger;
-  admission: Admission;
-  clientIp: ClientIp;
-  maxBodyBytes: number;
-}
+/** The deps of `/a2a`'s endpoint, with the binding in place of the face. */
+export type A2aRestEndpointDeps = Omit<A2aEndpointDeps, 'face'> & { rest: A2aRest };
 
 export function createA2aRestEndpoint(deps: A2aRestEndpointDeps) {
   return (req: EngineRequest, res: EngineResponse): void => {
