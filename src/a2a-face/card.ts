@@ -3,10 +3,11 @@
  *
  * Contracts:
  * - name, description and version come from the agent file; skills from `a2a.skills`.
- * - The endpoint is `<origin>/a2a` where `origin` is how the client reached us (`endpointOrigin`).
- * - v1.0 fields: `supportedInterfaces: [{ url, protocolBinding: "JSONRPC", protocolVersion: "1.0" }, { …"0.3" }]`
- *   and `securityRequirements`; v0.3 fields: `url`, `protocolVersion: "0.3.0"`, `preferredTransport: "JSONRPC"`,
- *   `additionalInterfaces` and `security`.
+ * - Two bindings, each as the client reached us (`origin`, `endpointOrigin`): JSON-RPC at `<origin>/a2a`
+ *   and HTTP+JSON at `<origin>/a2a/rest` (its routes below that base).
+ * - v1.0 fields: `supportedInterfaces`, JSON-RPC first (the SDK's `ClientFactory` takes the first it can speak),
+ *   each binding in versions `1.0` and `0.3`, and `securityRequirements`; v0.3 fields: `url` (JSON-RPC),
+ *   `protocolVersion: "0.3.0"`, `preferredTransport: "JSONRPC"`, `additionalInterfaces` (both) and `security`.
  * - `capabilities: { streaming: true, pushNotifications: false }` (push notifications are not offered:
  *   their config methods answer PushNotificationNotSupported, -32003).
  * - Security schemes follow `server.auth`: one HTTP bearer scheme (keys and JWTs are both bearer
@@ -16,6 +17,8 @@ import { z } from 'zod';
 import type { AgentConfig, AuthConfig } from '../config/schema.ts';
 
 export const A2A_PATH = '/a2a';
+/** The base of the HTTP+JSON binding (`POST /a2a/rest/message:send`, ...). */
+export const A2A_REST_PATH = '/a2a/rest';
 export const CARD_PATH = '/.well-known/agent-card.json';
 
 const hasCredentials = (auth: AuthConfig): boolean =>
@@ -63,6 +66,7 @@ export function agentCard(
   origin: string,
 ) {
   const url = `${origin}${A2A_PATH}`;
+  const restUrl = `${origin}${A2A_REST_PATH}`;
   const secured = hasCredentials(config.server.auth);
   const skills = config.a2a.skills.map((s) => ({
     ...s,
@@ -76,12 +80,17 @@ export function agentCard(
     supportedInterfaces: [
       { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
       { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      { url: restUrl, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+      { url: restUrl, protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
     ],
     protocolVersions: ['1.0', '0.3'],
     url,
     protocolVersion: '0.3.0',
     preferredTransport: 'JSONRPC' as const,
-    additionalInterfaces: [{ url, transport: 'JSONRPC' }],
+    additionalInterfaces: [
+      { url, transport: 'JSONRPC' },
+      { url: restUrl, transport: 'HTTP+JSON' },
+    ],
     capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
     defaultInputModes: ['text/plain', 'application/json'],
     defaultOutputModes: ['text/plain'],

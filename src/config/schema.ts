@@ -650,10 +650,13 @@ export const a2aSkillSchema = z.strictObject({
   examples: z.array(z.string()).default([]).describe('Example requests.'),
 });
 
-/** The agent served over A2A (`/.well-known/agent-card.json`, `POST /a2a`; src/a2a-face). */
+/** The agent served over A2A (`/.well-known/agent-card.json`, `POST /a2a`, `/a2a/rest`; src/a2a-face). */
 export const a2aSchema = z.strictObject({
-  /** Serve the card and `/a2a` (false: both answer 404). */
-  enabled: z.boolean().default(true).describe('Serve the card and `/a2a` (`false`: both answer 404).'),
+  /** Serve the card, `/a2a` (JSON-RPC) and `/a2a/rest` (HTTP+JSON). */
+  enabled: z
+    .boolean()
+    .default(true)
+    .describe('Serve the card, `/a2a` (JSON-RPC) and `/a2a/rest` (HTTP+JSON); `false` serves none of them.'),
   /** The card's skills; default one chat skill. */
   skills: z
     .array(a2aSkillSchema)

@@ -10,6 +10,10 @@
  *   code's HTTP status, so /mcp and REST answer one condition with one status.
  * - `toA2aRpc`: the JSON-RPC error object of /a2a, `{ code: <A2A code or rpc>, message, data: { code, ...details } }`
  *   (A2A answers inside a 200 JSON-RPC response, so no status).
+ * - `toA2aRest`: A2A's HTTP+JSON error (AIP-193), `{ error: { code: <status>, status: <canonical name>, message,
+ *   details: [ErrorInfo] } }` with the code's HTTP status; the ErrorInfo's `reason` is A2A's name for its own
+ *   conditions (domain `a2a-protocol.org`, e.g. TASK_NOT_FOUND), else agentd's code (domain `agentd`); its
+ *   `metadata` holds agentd's `code` and the details as strings.
  * - `status` overrides the table's status only where the transport needs it (/mcp's 405 with `Allow: POST`).
  * - Anything that is not an AppError is INTERNAL_ERROR with a generic message (no internals leak).
  */
@@ -64,4 +68,54 @@ export function toJsonRpc(e: unknown, status?: number): EncodedError<JsonRpcErro
 export function toA2aRpc(e: unknown): JsonRpcErrorBody['error'] {
   const { code, message, details } = toErrorBody(e);
   return { code: A2A_RPC[code] ?? rpcCode(code), message, data: { ...details, code } };
+}
+
+/** AIP-193's canonical status name of each HTTP status the table (and a 404/405 of a route) answers. */
+const CANONICAL_STATUS: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  405: 'UNIMPLEMENTED',
+  409: 'FAILED_PRECONDITION',
+  415: 'INVALID_ARGUMENT',
+  429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL',
+  503: 'UNAVAILABLE',
+};
+/** A2A's ErrorInfo reasons, by its JSON-RPC code. */
+const A2A_REASON: Record<number, string> = {
+  [-32001]: 'TASK_NOT_FOUND',
+  [-32002]: 'TASK_NOT_CANCELABLE',
+  [-32003]: 'PUSH_NOTIFICATION_NOT_SUPPORTED',
+  [-32004]: 'UNSUPPORTED_OPERATION',
+  [-32005]: 'CONTENT_TYPE_NOT_SUPPORTED',
+};
+
+export interface A2aRestErrorBody {
+  error: {
+    code: number;
+    status: string;
+    message: string;
+    details: { '@type': string; reason: string; domain: string; metadata: Record<string, string> }[];
+  };
+}
+
+/** The A2A HTTP+JSON error (see the contracts); `status` overrides the table's (a 404 or 405 of the route). */
+export function toA2aRest(e: unknown, status?: number): EncodedError<A2aRestErrorBody> {
+  const { code, message, details } = toErrorBody(e);
+  const httpCode = status ?? httpStatus(code);
+  const a2aReason = A2A_REASON[A2A_RPC[code] ?? 0];
+  const metadata: Record<string, string> = { code };
+  for (const [k, v] of Object.entries(details)) metadata[k] = typeof v === 'string' ? v : JSON.stringify(v);
+  const info = {
+    '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+    reason: a2aReason ?? code,
+    domain: a2aReason ? 'a2a-protocol.org' : 'agentd',
+    metadata,
+  };
+  return {
+    status: httpCode,
+    body: { error: { code: httpCode, status: CANONICAL_STATUS[httpCode] ?? 'UNKNOWN', message, details: [info] } },
+  };
 }

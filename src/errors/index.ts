@@ -13,10 +13,12 @@ export {
 } from './table.ts';
 export {
   errorEnvelope,
+  toA2aRest,
   toA2aRpc,
   toJsonRpc,
   toRestReply,
   toWsFrame,
+  type A2aRestErrorBody,
   type EncodedError,
   type JsonRpcErrorBody,
   type RestErrorEnvelope,

@@ -100,7 +100,7 @@ function operation(route: Route, options: OpenApiOptions): Record<string, unknow
   const keyed = scope !== 'public' && rules.configured && !may(rules.anonymous);
   const shorthand = may(rules.api) ? ['apiKey'] : may(rules.admin) ? ['adminKey'] : [];
   const schemes = keyed ? [...shorthand, ...(rules.bearer ? ['bearer'] : [])] : [];
-  const pathParams = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({
+  const pathParams = [...route.path.matchAll(/\/:(\w+)/g)].map(([, name]) => ({
     name,
     in: 'path',
     required: true,
@@ -163,7 +163,7 @@ function operation(route: Route, options: OpenApiOptions): Record<string, unknow
 export function openApiDocument(routes: Route[], options: OpenApiOptions): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
-    const path = route.path.replace(/:(\w+)/g, '{$1}');
+    const path = route.path.replace(/\/:(\w+)/g, '/{$1}');
     (paths[path] ??= {})[route.method.toLowerCase()] = operation(route, options);
   }
   const bearer = (description: string) => ({ type: 'http', scheme: 'bearer', description });
@@ -173,7 +173,7 @@ export function openApiDocument(routes: Route[], options: OpenApiOptions): Recor
       title: 'agentd',
       version: options.version,
       description:
-        'One conversational AI agent: REST under /api, a WebSocket API at / (see docs/api.md), MCP at /mcp (JSON-RPC, not described here), A2A at /a2a (JSON-RPC; its agent card at /.well-known/agent-card.json).',
+        'One conversational AI agent: REST under /api, a WebSocket API at / (see docs/api.md), MCP at /mcp (JSON-RPC, not described here), A2A at /a2a (JSON-RPC) and /a2a/rest (HTTP+JSON, its v1.0 routes; the agent card at /.well-known/agent-card.json).',
     },
     paths,
     components: {

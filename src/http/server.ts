@@ -14,8 +14,9 @@ import { createHostCheck } from './host-check.ts';
 import { createInspectWs } from './inspect-ws.ts';
 import { connectionGate, createLimits, type Limits } from './limits.ts';
 import { createMcpEndpoint } from './mcp-endpoint.ts';
-import { createA2aFace } from '../a2a-face/index.ts';
+import { createA2aFace, createA2aRest } from '../a2a-face/index.ts';
 import { cardFor, createA2aEndpoint } from './routes/a2a-routes.ts';
+import { createA2aRestEndpoint, isA2aRestPath } from './routes/a2a-rest-endpoint.ts';
 import { createRestHandler } from './rest.ts';
 import type { Route } from './route.ts';
 import { createRouter } from './router.ts';
@@ -65,7 +66,7 @@ export interface FrontEnd {
   inject: Inject;
 }
 
-/** The front end: REST under /api, the WebSocket API at /, /mcp and /a2a, on the engine `deps.engine` selected (uWebSockets.js or node:http + ws). */
+/** The front end: REST under /api, the WebSocket API at /, /mcp, /a2a and /a2a/rest, on the engine `deps.engine` selected (uWebSockets.js or node:http + ws). */
 export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const { config, log } = deps;
   const limitsConfig = config.server.limits;
@@ -140,34 +141,35 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     mayApprove: (p) => auth.allows(p, 'approve'),
   });
 
-  const a2a = config.a2a.enabled
-    ? createA2aEndpoint({
-        face: createA2aFace({
-          bus: deps.bus,
-          follower: deps.follower,
-          ids: deps.ids,
-          maxHops: config.server.mcp.maxHops,
-          waitMs: config.server.requestTimeoutMs,
-          mayApprove: (p) => auth.allows(p, 'approve'),
-          card: (origin) => cardFor(config, { host: new URL(origin).host }),
-        }),
-        config,
-        sessionsOf,
-        log,
-        admission,
-        clientIp,
-        maxBodyBytes: limitsConfig.maxBodyBytes,
+  const a2aFace = config.a2a.enabled
+    ? createA2aFace({
+        bus: deps.bus,
+        follower: deps.follower,
+        ids: deps.ids,
+        maxHops: config.server.mcp.maxHops,
+        waitMs: config.server.requestTimeoutMs,
+        mayApprove: (p) => auth.allows(p, 'approve'),
+        card: (origin) => cardFor(config, { host: new URL(origin).host }),
       })
     : undefined;
+  const a2aEndpoint = { config, sessionsOf, log, admission, clientIp, maxBodyBytes: limitsConfig.maxBodyBytes };
+  const a2a = a2aFace ? createA2aEndpoint({ face: a2aFace, ...a2aEndpoint }) : undefined;
+  const a2aRest = a2aFace ? createA2aRestEndpoint({ rest: createA2aRest(a2aFace), ...a2aEndpoint }) : undefined;
 
   const inspectWs = deps.inspect
     ? createInspectWs({ hub: deps.inspect, admission, clientIp, clock: deps.clock, log })
     : undefined;
   if (inspectWs) app.websocket('/inspect/ws', inspectWs.route);
   if (gateway) app.websocket('/', gateway.route);
-  // /mcp and /a2a have their own endpoints; REST (/api) and the pages answer everything else.
+  // /mcp, /a2a and /a2a/rest have their own endpoints; REST (/api) and the pages answer everything else.
   const serve: HttpHandler = (req, res) =>
-    (req.path === '/mcp' ? mcp : req.path === '/a2a' && a2a ? a2a : rest)(req, res);
+    (req.path === '/mcp'
+      ? mcp
+      : req.path === '/a2a' && a2a
+        ? a2a
+        : a2aRest && isA2aRestPath(req.path)
+          ? a2aRest
+          : rest)(req, res);
   app.http(serve);
 
   return {

@@ -8,6 +8,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRoutes, type RoutesDeps } from '../../src/http/routes/index.ts';
 import { a2aEndpointDoc } from '../../src/http/routes/a2a-routes.ts';
+import { a2aRestDoc } from '../../src/http/routes/a2a-rest-doc.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { fixturePath } from '../support/paths.ts';
 import { everythingStdio } from '../support/messaging.ts';
@@ -53,7 +54,11 @@ const BODIES: Record<string, unknown> = {
   'POST /api/mcp/servers/{serverId}/prompts/{promptName}/get': { city: 'Paris' },
   'PUT /api/mcp/servers/{serverId}/roots': { roots: ['file:///tmp/agentd-openapi'] },
   'POST /a2a': { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'no-such/task' } },
+  'POST /a2a/rest/message:send': { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'Hi' }] } },
+  'POST /a2a/rest/message:stream': { message: { messageId: 'm2', role: 'ROLE_USER', parts: [{ text: 'Hi' }] } },
 };
+/** Operations on one task (which must exist, and still run to be canceled or followed): test/int/a2a-rest.test.ts checks their answers. */
+const onOneTask = (key: string) => /^\w+ \/a2a\/rest\/tasks\/\{id\}/.test(key);
 /** Query strings of the operations that need one. */
 const QUERIES: Record<string, string> = {
   'GET /api/mcp/servers/{serverId}/resources/read': '?uri=demo%3A%2F%2Fresource%2Fdynamic%2Ftext%2F1',
@@ -151,9 +156,11 @@ describe('OpenAPI document', () => {
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
     );
-    const table = [...createRoutes({ config: svc.config } as RoutesDeps), ...a2aEndpointDoc(svc.config)].map(
-      (r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`,
-    );
+    const table = [
+      ...createRoutes({ config: svc.config } as RoutesDeps),
+      ...a2aEndpointDoc(svc.config),
+      ...a2aRestDoc(svc.config),
+    ].map((r) => `${r.method} ${r.path.replace(/\/:(\w+)/g, '/{$1}')}`);
     expect(documented.sort()).toEqual(table.sort());
   });
 
@@ -227,7 +234,7 @@ describe('OpenAPI document', () => {
       // Answers 200 only for a pending OAuth sign-in, which needs an authorization server: test/int/mcp-oauth.test.ts.
       if (key === 'GET /api/oauth/callback') continue;
       // Answers 200 only with an A2A agent to reach: test/int/a2a-tools.test.ts checks that answer.
-      if (key === 'POST /api/connect-a2a-agent') continue;
+      if (key === 'POST /api/connect-a2a-agent' || onOneTask(key)) continue;
       const special = path.includes('/approvals')
         ? APPROVAL_VALUES
         : path.includes('/elicitations')
@@ -270,10 +277,17 @@ describe('OpenAPI document', () => {
       checked.push(key);
     }
     // Every JSON route of the table was answered and checked against its published schema.
-    const jsonRoutes = [...createRoutes({ config: svc.config } as RoutesDeps), ...a2aEndpointDoc(svc.config)].filter(
-      (r) => !r.doc?.contentType && r.path !== '/api/connect-a2a-agent',
+    const jsonRoutes = [
+      ...createRoutes({ config: svc.config } as RoutesDeps),
+      ...a2aEndpointDoc(svc.config),
+      ...a2aRestDoc(svc.config),
+    ].filter(
+      (r) =>
+        !r.doc?.contentType &&
+        r.path !== '/api/connect-a2a-agent' &&
+        !onOneTask(`${r.method} ${r.path.replace(/\/:(\w+)/g, '/{$1}')}`),
     );
-    expect(checked.sort()).toEqual(jsonRoutes.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`).sort());
+    expect(checked.sort()).toEqual(jsonRoutes.map((r) => `${r.method} ${r.path.replace(/\/:(\w+)/g, '/{$1}')}`).sort());
   });
 
   it('documents the error answers with the envelope', async () => {

@@ -1,0 +1,110 @@
+/**
+ * The v0.3 HTTP+JSON wire (the v0.3 proto's JSON: `/v1/...` routes) as translations of v1.0's, so the
+ * v0.3 routes are served by the v1.0 methods of the one face.
+ *
+ * Contracts:
+ * - `sendRequestIn(body)`: a v0.3 `SendMessageRequest` (`message` or `request`, parts under `content`,
+ *   a data part as `{ data: { data } }`, a file as `{ file: { fileWithUri | fileWithBytes, mimeType } }`)
+ *   as v1.0 params. Its `configuration.blocking` is proto3's: absent is `false` (answer at once); with no
+ *   `configuration` at all the call waits, as v0.3 servers do.
+ * - `streamResponseOut(result)`: a v1.0 `StreamResponse` / `SendMessageResponse` / `Task` result as v0.3's:
+ *   parts of messages under `content`, data parts wrapped, `TASK_STATE_CANCELLED` (two L), a status update's
+ *   `final` set on a terminal state.
+ */
+
+type Json = Record<string, unknown>;
+const asObject = (v: unknown): Json | undefined =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : undefined;
+const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+const TERMINAL = new Set(['TASK_STATE_COMPLETED', 'TASK_STATE_FAILED', 'TASK_STATE_CANCELED', 'TASK_STATE_REJECTED']);
+
+function partIn(part: unknown): unknown {
+  const p = asObject(part);
+  if (!p) return part;
+  const file = asObject(p.file);
+  if (file) {
+    const { fileWithUri, fileWithBytes, mimeType, name } = file;
+    return {
+      ...(fileWithUri !== undefined && { url: fileWithUri }),
+      ...(fileWithBytes !== undefined && { raw: fileWithBytes }),
+      ...(mimeType !== undefined && { mediaType: mimeType }),
+      ...(name !== undefined && { filename: name }),
+    };
+  }
+  const data = asObject(p.data);
+  return data && 'data' in data ? { ...p, data: data.data } : part;
+}
+
+function messageIn(message: unknown): unknown {
+  const m = asObject(message);
+  if (!m) return message;
+  const { content, ...rest } = m;
+  return { ...rest, parts: asList(content ?? m.parts).map(partIn) };
+}
+
+export function sendRequestIn(body: unknown): unknown {
+  const b = asObject(body);
+  if (!b) return body;
+  const { request, message, configuration, ...rest } = b;
+  const config = asObject(configuration);
+  return {
+    ...rest,
+    message: messageIn(message ?? request),
+    ...(config && { configuration: { ...config, blocking: config.blocking === true } }),
+  };
+}
+
+const partOut = (part: unknown): unknown => {
+  const p = asObject(part);
+  return p && 'data' in p ? { ...p, data: { data: p.data } } : part;
+};
+
+function messageOut(message: unknown): unknown {
+  const m = asObject(message);
+  if (!m) return message;
+  const { parts, ...rest } = m;
+  return { ...rest, content: asList(parts).map(partOut) };
+}
+
+function statusOut(status: unknown): Json | undefined {
+  const s = asObject(status);
+  if (!s) return undefined;
+  return {
+    ...s,
+    state: s.state === 'TASK_STATE_CANCELED' ? 'TASK_STATE_CANCELLED' : s.state,
+    ...(s.message !== undefined && { message: messageOut(s.message) }),
+  };
+}
+
+const artifactOut = (artifact: unknown): unknown => {
+  const a = asObject(artifact);
+  return a ? { ...a, parts: asList(a.parts).map(partOut) } : artifact;
+};
+
+function taskOut(task: unknown): unknown {
+  const t = asObject(task);
+  if (!t) return task;
+  return {
+    ...t,
+    status: statusOut(t.status),
+    artifacts: asList(t.artifacts).map(artifactOut),
+    history: asList(t.history).map(messageOut),
+  };
+}
+
+/** A v1.0 result (a wrapped stream event, or a bare task) in v0.3's shape (see the contracts). */
+export function streamResponseOut(result: unknown): unknown {
+  const r = asObject(result);
+  if (!r) return result;
+  if (r.task !== undefined) return { task: taskOut(r.task) };
+  if (r.message !== undefined) return { msg: messageOut(r.message) };
+  const update = asObject(r.statusUpdate);
+  if (update) {
+    const status = statusOut(update.status);
+    return { statusUpdate: { ...update, status, final: TERMINAL.has(String(asObject(update.status)?.state)) } };
+  }
+  const chunk = asObject(r.artifactUpdate);
+  if (chunk) return { artifactUpdate: { ...chunk, artifact: artifactOut(chunk.artifact) } };
+  return r.id !== undefined && r.status !== undefined ? taskOut(r) : r;
+}
