@@ -10,13 +10,13 @@
  * ever trigger it, and their logs would stay.
  *
  * Contracts:
- * - `sweep()` runs one pass: it lists every stored session a page at a time, in key order, and asks
- *   for the deletion of each unnamed one whose last event is at least `ttlMs` old, at its owner
- *   (`agent.deleteSession` with `ifIdleForMs`, which checks again there: a session whose turn runs,
- *   is queued or waits for a person is kept). Resolves with how many it deleted; a deletion that
- *   fails is logged and tried again by the next sweep.
+ * - A sweep lists every stored session a page at a time, in key order, and asks for the deletion
+ *   of each unnamed one whose last event is at least `ttlMs` old, at its owner (`agent.deleteSession`
+ *   with `ifIdleForMs`, which checks again there: a session whose turn runs, is queued or waits for a
+ *   person is kept). It logs how many it deleted; a deletion that fails is logged and tried again by
+ *   the next sweep.
  * - `start()` sweeps `sweepIntervalMs` after starting and after the end of each sweep; `stop()` ends
- *   that. The pause never holds the process open.
+ *   that (a sweep under way asks for no more deletions). The pause never holds the process open.
  */
 import { createActor, fromPromise, setup } from 'xstate';
 import type { Bus } from '../bus/index.ts';
@@ -60,6 +60,7 @@ const unrefTimers = {
 
 export function createUnnamedExpiry(options: UnnamedExpiryOptions) {
   const { bus, store, clock, log, ttlMs } = options;
+  let stopped = false;
 
   async function expire(sessionId: string): Promise<boolean> {
     if (!isSessionKey(sessionId)) return false;
@@ -79,8 +80,8 @@ export function createUnnamedExpiry(options: UnnamedExpiryOptions) {
       const page = await store.list({ limit: PAGE, ...(after !== undefined && { after }) });
       const cutoff = clock.now() - ttlMs;
       for (const { id, updatedAt } of page)
-        if (isUnnamed(id) && Date.parse(updatedAt) <= cutoff && (await expire(id))) deleted++;
-      if (page.length < PAGE) break;
+        if (!stopped && isUnnamed(id) && Date.parse(updatedAt) <= cutoff && (await expire(id))) deleted++;
+      if (page.length < PAGE || stopped) break;
       after = page.at(-1)?.id;
     }
     if (deleted > 0) log.info({ deleted, ttlMs }, 'expired unnamed sessions deleted');
@@ -102,9 +103,12 @@ export function createUnnamedExpiry(options: UnnamedExpiryOptions) {
   );
 
   return {
-    sweep,
     start: () => void actor.start(),
-    stop: () => actor.stop(),
+    /** Ends the sweeps; one under way stops before its next deletion. */
+    stop: () => {
+      stopped = true;
+      actor.stop();
+    },
   };
 }
 export type UnnamedExpiry = ReturnType<typeof createUnnamedExpiry>;
