@@ -198,3 +198,30 @@ describe.each(storages)('on the %s store', { timeout: 60_000 }, (name, storage) 
     await client.cancelTask({ id: running.id } as any);
   });
 });
+
+describe.skipIf(!withRedis)('two instances on one redis', { timeout: 60_000 }, () => {
+  it("one instance's sweep leaves a turn running on the other alone, and deletes what expired there", async () => {
+    const time = skewedClock();
+    const ids = orderedIds();
+    const storage = { type: 'redis', url: redis?.url ?? '', keyPrefix: `unnamed2${randomUUID()}:` };
+    const doc = (sweepIntervalMs: number) => ({
+      storage,
+      server: {
+        auth: { keys: namedKeys },
+        limits: { ...roomyLimits.limits, unnamedSessions: { ttlMs: HOUR, sweepIntervalMs } },
+      },
+      llm: { timeoutMs: 60_000 },
+    });
+    const deps = { clock: time.clock, ids };
+    // B holds the sessions and never sweeps in this test; A sweeps.
+    const b = await env.apps.start(doc(10 * HOUR), { modelUrl: env.sim.url, deps });
+    await env.apps.start(doc(100), { modelUrl: env.sim.url, deps });
+    const client = await a2aClient(b);
+    const running = await send(client, '[[ttft:50000]] [[reply:late]]', { configuration: { returnImmediately: true } });
+    const witness = await send(client, '[[reply:witness]]');
+    time.advance(2 * HOUR);
+    await until(async () => !(await taskExists(client, witness.id)), 'the witness expires');
+    expect((await client.getTask({ id: running.id } as any)).status?.state).toBe(TaskState.TASK_STATE_WORKING);
+    await client.cancelTask({ id: running.id } as any);
+  });
+});
