@@ -11,6 +11,7 @@ import { Role, TaskState } from '@a2a-js/sdk';
 import { Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
+import { bearerFetch } from '../support/bearer-fetch.ts';
 import { ROOT } from '../support/paths.ts';
 import { hasRedisServer, startRedis } from '../support/redis.ts';
 import { until } from '../support/wait.ts';
@@ -37,13 +38,7 @@ const agentFile = () => ({
   llm: { timeoutMs: 10_000 },
 });
 
-const authed =
-  (key: string): typeof fetch =>
-  (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set('Authorization', `Bearer ${key}`);
-    return fetch(input, { ...init, headers });
-  };
+const authed = bearerFetch;
 
 /** A v1.0 client of the SDK, from the card at `app.url`. */
 const v1Client = (app: RunningApp, key = ALICE): Promise<Client> =>

@@ -13,6 +13,7 @@ import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Clie
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Clock } from '../../src/clock.ts';
+import { bearerFetch } from '../support/bearer-fetch.ts';
 import { ALICE, namedKeys } from '../support/keyed-app.ts';
 import { roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
@@ -41,18 +42,10 @@ const orderedIds = () => {
   return () => `t${String(++n).padStart(9, '0')}`;
 };
 
-const authed =
-  (key: string): typeof fetch =>
-  (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set('Authorization', `Bearer ${key}`);
-    return fetch(input, { ...init, headers });
-  };
-
 const a2aClient = (app: RunningApp): Promise<Client> =>
   new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl: authed(ALICE) })],
+      transports: [new JsonRpcTransportFactory({ fetchImpl: bearerFetch(ALICE) })],
     }),
   ).createFromUrl(app.url);
 
