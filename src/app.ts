@@ -207,15 +207,8 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...registerActor,
     ...(cluster && { orphanedTurnReason: 'owner_lost', onSessionClosed: cluster.sessionClosed }),
   });
-  const { ttlMs, sweepIntervalMs } = config.server.limits.unnamedSessions;
-  const expiry = createUnnamedExpiry({
-    bus,
-    store,
-    clock,
-    log: log.child({ component: 'agent' }),
-    ttlMs,
-    sweepIntervalMs,
-  });
+  const unnamed = config.server.limits.unnamedSessions;
+  const expiry = createUnnamedExpiry({ bus, store, clock, log: log.child({ component: 'agent' }), ...unnamed });
   // Every face follows a turn (its log, then live, on any instance) through this one port.
   const follower = createTurnFollower({ bus, store, interest: cluster?.interest });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs, follower);

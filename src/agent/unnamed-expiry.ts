@@ -73,7 +73,7 @@ export function createUnnamedExpiry(options: UnnamedExpiryOptions) {
     }
   }
 
-  async function sweep(): Promise<number> {
+  async function sweep(): Promise<void> {
     let deleted = 0;
     let after: string | undefined;
     for (;;) {
@@ -85,17 +85,13 @@ export function createUnnamedExpiry(options: UnnamedExpiryOptions) {
       after = page.at(-1)?.id;
     }
     if (deleted > 0) log.info({ deleted, ttlMs }, 'expired unnamed sessions deleted');
-    return deleted;
   }
 
   const actor = createActor(
     sweeper.provide({
       actors: {
         sweep: fromPromise<void>(() =>
-          sweep().then(
-            () => undefined,
-            (err: unknown) => log.warn({ err }, 'sweeping unnamed sessions failed'),
-          ),
+          sweep().catch((err: unknown) => log.warn({ err }, 'sweeping unnamed sessions failed')),
         ),
       },
     }),
@@ -111,4 +107,3 @@ export function createUnnamedExpiry(options: UnnamedExpiryOptions) {
     },
   };
 }
-export type UnnamedExpiry = ReturnType<typeof createUnnamedExpiry>;
