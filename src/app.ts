@@ -6,6 +6,7 @@ import {
   createAgentService,
   createTurnFollower,
   createTurnWaiter,
+  createUnnamedExpiry,
   SESSION_COMMANDS,
   TAKE_OVER_COMMAND,
   type AgentCommands,
@@ -206,6 +207,8 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...registerActor,
     ...(cluster && { orphanedTurnReason: 'owner_lost', onSessionClosed: cluster.sessionClosed }),
   });
+  const unnamed = config.server.limits.unnamedSessions;
+  const expiry = createUnnamedExpiry({ bus, store, clock, log: log.child({ component: 'agent' }), ...unnamed });
   // Every face follows a turn (its log, then live, on any instance) through this one port.
   const follower = createTurnFollower({ bus, store, interest: cluster?.interest });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs, follower);
@@ -299,6 +302,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     killChildren: () => children.killAll(),
     async start() {
       await agent.start();
+      expiry.start();
       await mcp.start();
       await cluster?.join();
       if (inspect && config.server.inspectRelay)
@@ -312,6 +316,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       frontEnd.close();
       await mcpFace.close(); // /mcp exchanges of 2026-07-28 clients still open
       waiter.close();
+      expiry.stop();
       follower.close();
       await agent.stop();
       await mcp.stop();

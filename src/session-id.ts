@@ -102,3 +102,18 @@ export function asNamed<D extends { sessionId?: string }>(data: D): D {
   if (key === undefined || !key.startsWith(MARK)) return data;
   return { ...data, sessionId: sessionIdOf(key) };
 }
+
+/**
+ * Where the ids agentd makes for sessions a caller did not name begin (an A2A message without
+ * `contextId`, a `/mcp` call without `sessionId`). Such a session is *unnamed*: it is not counted
+ * toward `sessionsPerPrincipal` and is deleted once idle for `server.limits.unnamedSessions.ttlMs`
+ * (src/agent/unnamed-expiry.ts). The mark is the id itself, so it costs no read and survives a
+ * restart on every store; an id a caller picks in this form is treated alike.
+ */
+export const UNNAMED_PREFIX = 'unnamed-';
+
+/** The id of a new unnamed session, from a fresh unique `id`. */
+export const unnamedSessionId = (id: string): string => `${UNNAMED_PREFIX}${id}`;
+
+/** Whether the session stored under `key` is unnamed (see `UNNAMED_PREFIX`). */
+export const isUnnamed = (key: string): boolean => sessionIdOf(key).startsWith(UNNAMED_PREFIX);

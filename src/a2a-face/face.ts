@@ -16,7 +16,7 @@
  *   `GetExtendedAgentCard`, `*TaskPushNotificationConfig*`; v0.3 `message/send`, `message/stream`,
  *   `tasks/get`, `tasks/cancel`, `tasks/resubscribe`, `tasks/pushNotificationConfig/*`,
  *   `agent/getAuthenticatedExtendedCard`. Push-notification config methods answer -32003.
- * - contextId = the caller's session id (a message without one starts a new session, a fresh id);
+ * - contextId = the caller's session id (a message without one starts a new unnamed session, which expires);
  *   taskId = `<contextId>/<turnId>` (task-view.ts). Every session id goes through `ctx.sessions.key`, so a
  *   caller only reaches its own tasks (another principal's answer TaskNotFound, -32001).
  * - A message on an `input-required` task answers its approvals with a data part `{ approve, callId? }`
@@ -35,7 +35,7 @@ import type { Bus } from '../bus/index.ts';
 import type { IdSource } from '../clock.ts';
 import { AppError, toA2aRpc } from '../errors/index.ts';
 import { hopsOf } from '../tools/hops.ts';
-import { sessionIdSchema, type SessionKey } from '../session-id.ts';
+import { sessionIdSchema, unnamedSessionId, type SessionKey } from '../session-id.ts';
 import { inFamily } from '../conversation/questions.ts';
 import { FINAL_STATES, parseTaskId, taskIdOf, taskView, type TaskView } from './task-view.ts';
 import { followTask, listTasks } from './tasks.ts';
@@ -192,7 +192,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
       );
     const ref = msg.taskId === undefined ? undefined : parseTaskId(msg.taskId);
     if (msg.taskId !== undefined && !ref) throw taskNotFound(msg.taskId);
-    const contextId = ref?.contextId ?? msg.contextId ?? deps.ids();
+    const contextId = ref?.contextId ?? msg.contextId ?? unnamedSessionId(deps.ids());
     const key = ctx.sessions.key(contextId);
     let answered = new Set<string>();
     let turnId = ref?.turnId ?? '';

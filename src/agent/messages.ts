@@ -110,8 +110,12 @@ export type AgentCommands = {
    * cause (an errno code or a message) and when it began.
    */
   'agent.health': { payload: Record<string, never>; result: AgentHealth };
-  /** Cancels and removes a session with its log; false when unknown. */
-  'agent.deleteSession': { payload: { sessionId: SessionKey }; result: { deleted: boolean } };
+  /**
+   * Cancels and removes a session with its log; false when unknown. With `ifIdleForMs` (expiry), only
+   * a session idle that long: nothing running, queued or waiting for a person, and no event stored
+   * or command taken since (src/agent/session/expiry.ts); false otherwise.
+   */
+  'agent.deleteSession': { payload: { sessionId: SessionKey; ifIdleForMs?: number }; result: { deleted: boolean } };
   /** The session's stored log, in seq order, as the store keeps it (an unknown session has none). See session-transfer.ts. */
   'agent.exportSession': { payload: { sessionId: SessionKey }; result: { events: SessionStoredEvent[] } };
   /**

@@ -64,6 +64,7 @@ import { openSession, type CallHost, type Session } from './session/session.ts';
 import { createSessionQuotas, type SessionQuota } from './session/quota.ts';
 import { createSessionTransfer } from './session/transfer.ts';
 import { createStorageHealth } from './session/storage-health.ts';
+import { createIdleDeletion } from './session/expiry.ts';
 import { allowsEverything, createToolPolicy } from './questions/tool-policy.ts';
 import { createArgsValidator } from '../tools/args-validator.ts';
 
@@ -315,6 +316,13 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     return done;
   }
 
+  const deleteIfIdle = createIdleDeletion({
+    store,
+    clock,
+    held: (id) => (slots.has(id) ? (slots.get(id)?.session ?? 'opening') : undefined),
+    remove: deleteSession,
+  });
+
   /** Runs `create`, which makes the new session `sessionId`, within the creator's cap (its room is given back if it fails). */
   async function creating<T>(sessionId: string, quota: SessionQuota | undefined, create: () => Promise<T>): Promise<T> {
     if (!quota) return create();
@@ -427,7 +435,9 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         return { frames, lastSeq: stored.at(-1)?.seq ?? since };
       }),
       bus.handle('agent.health', () => storage.current()),
-      bus.handle('agent.deleteSession', async ({ payload }) => ({ deleted: await deleteSession(payload.sessionId) })),
+      bus.handle('agent.deleteSession', async ({ payload: { sessionId, ifIdleForMs } }) => ({
+        deleted: await (ifIdleForMs === undefined ? deleteSession(sessionId) : deleteIfIdle(sessionId, ifIdleForMs)),
+      })),
       bus.handle('agent.exportSession', ({ payload }) => transfer.exportLog(payload.sessionId)),
       bus.handle('agent.importSession', ({ payload }) =>
         creating(payload.newSessionId, payload.quota, () => transfer.importLog(payload.newSessionId, payload.events)),

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { serverFeatureKeys } from './server-features.ts';
+import { unnamedSessionsSchema } from './unnamed-sessions.ts';
 
 import { llmSchema } from './llm-schema.ts';
 
@@ -311,8 +312,9 @@ export const limitsSchema = z.strictObject({
     .positive()
     .default(1000)
     .describe(
-      'Sessions one principal may hold (without auth: per client IP; admin principals are not capped); one more answers 429 until one is deleted.',
+      'Sessions one principal may hold (without auth: per client IP; admin principals are not capped); one more answers 429 until one is deleted. Unnamed sessions (`unnamedSessions`) are not counted.',
     ),
+  unnamedSessions: unnamedSessionsSchema.prefault({}),
   /** Concurrent connections per IP: HTTP connections (idle keep-alives too) and, apart from them, WebSockets. */
   connectionsPerIp: z
     .number()

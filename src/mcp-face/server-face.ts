@@ -14,8 +14,8 @@
  *   `resultType` and our identity in `_meta`. `logging/setLevel` and `ping` do not exist there.
  * The handlers below are era-blind: the SDK encodes their results for the era of the request.
  *
- * Tools: `chat_with_agent { message, sessionId? }` (no sessionId: a fresh session, removed after
- * the reply) and `reset_conversation { sessionId? }`; optionally the connected tool servers'
+ * Tools: `chat_with_agent { message, sessionId? }` (no sessionId: a fresh unnamed session, removed after
+ * the reply, or once idle if the client never came back for it) and `reset_conversation { sessionId? }`; optionally the connected tool servers'
  * tools. Resource: the agent's card. A `chat_with_agent` call with a `progressToken` streams the
  * reply as `notifications/progress` messages, one per chunk (both eras), every one sent before the result.
  *
@@ -62,7 +62,7 @@ import { toErrorBody } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { hopsOf } from '../tools/hops.ts';
 import { selfCapability } from '../tools/mcp/self-connection.ts';
-import { sessionIdSchema, type SessionKey } from '../session-id.ts';
+import { sessionIdSchema, unnamedSessionId, type SessionKey } from '../session-id.ts';
 
 function inputSchemaOf(schema: z.ZodType): Tool['inputSchema'] {
   const { $schema: _dialect, ...json } = z.toJSONSchema(schema) as Tool['inputSchema'] & { $schema?: string };
@@ -249,7 +249,7 @@ export function createServerFace(deps: ServerFaceDeps) {
     const state = rounds?.stateOf(ctx);
     if (state && !sessions.sees(state.sessionId))
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid or expired requestState');
-    const sessionId = state?.sessionId ?? sessions.key(requested ?? `mcp-${deps.ids()}`);
+    const sessionId = state?.sessionId ?? sessions.key(requested ?? unnamedSessionId(deps.ids()));
     const correlationId = state?.correlationId ?? deps.ids();
     const temporary = state?.temporary ?? requested === undefined;
     const progressToken = meta?.progressToken as string | number | undefined;

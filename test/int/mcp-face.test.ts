@@ -108,7 +108,7 @@ describe('/mcp: the agent as an MCP server', () => {
     await client.callTool({ name: 'chat_with_agent', arguments: { message: 'second', sessionId: 'kept' } });
     const sessions = (await (await fetch(`${svc.url}/api/sessions`)).json()) as { sessions: { id: string }[] };
     expect(sessions.sessions.map((s) => s.id)).toContain('kept');
-    expect(sessions.sessions.some((s) => s.id.startsWith('mcp-'))).toBe(false);
+    expect(sessions.sessions.some((s) => s.id.startsWith('unnamed-'))).toBe(false);
     const secondRequest = sim.requests.findLast((r) => JSON.stringify(r.body.messages).includes('second'))!;
     expect(JSON.stringify(secondRequest.body.messages)).toContain('first');
     const reset = await client.callTool({ name: 'reset_conversation', arguments: { sessionId: 'kept' } });

@@ -11,9 +11,11 @@
  *   by IP, the shorthand keys) counts what this instance created since it started. With several
  *   instances each one enforces the cap on what it knows, so a principal may hold up to the cap per
  *   instance that created its sessions.
+ * - Unnamed sessions (src/session-id.ts `isUnnamed`) are never counted: they expire when idle
+ *   (src/agent/unnamed-expiry.ts), so one-shot calls never take a named session's room.
  */
 import { AppError } from '../../errors/index.ts';
-import { splitSessionKey, type SessionQuota } from '../../session-id.ts';
+import { isUnnamed, splitSessionKey, type SessionQuota } from '../../session-id.ts';
 import type { EventStore, StoreEvent } from '../../store/types.ts';
 
 export type { SessionQuota };
@@ -34,7 +36,8 @@ export function createSessionQuotas(store: Pick<EventStore<StoreEvent>, 'list'>)
     const stored = await store.list();
     if (held.has(holder)) return;
     held.set(holder, new Set());
-    for (const { id: key } of stored) if (splitSessionKey(key).owner === owner && !holderOf.has(key)) add(holder, key);
+    for (const { id: key } of stored)
+      if (splitSessionKey(key).owner === owner && !holderOf.has(key) && !isUnnamed(key)) add(holder, key);
   }
 
   return {
@@ -52,7 +55,7 @@ export function createSessionQuotas(store: Pick<EventStore<StoreEvent>, 'list'>)
     },
     admit({ holder, limit }: SessionQuota, key: string): void {
       const keys = held.get(holder);
-      if (keys?.has(key)) return;
+      if (keys?.has(key) || isUnnamed(key)) return;
       if ((keys?.size ?? 0) >= limit) {
         throw new AppError('RATE_LIMIT_EXCEEDED', `At most ${limit} sessions per principal; delete one to make room`, {
           limit,
