@@ -108,7 +108,7 @@ export function asNamed<D extends { sessionId?: string }>(data: D): D {
  * `contextId`, a `/mcp` call without `sessionId`). Such a session is *unnamed*: it is not counted
  * toward `sessionsPerPrincipal` and is deleted once idle for `server.limits.unnamedSessions.ttlMs`
  * (src/agent/unnamed-expiry.ts). The mark is the id itself, so it costs no read and survives a
- * restart on every store; an id a caller picks in this form is treated alike.
+ * restart on every store. A caller cannot create a session with such an id (session/quota.ts `refuseUnnamed`).
  */
 export const UNNAMED_PREFIX = 'unnamed-';
 

@@ -220,7 +220,13 @@ export function createA2aFace(deps: A2aFaceDeps) {
         if (text.trim() === '') throw new AppError('MISSING_FIELD', 'The message has no text part');
         const sent = await deps.bus.execute(
           'agent.sendMessage',
-          { sessionId: key, content: text, hops, ...(ctx.sessions.quota && { quota: ctx.sessions.quota }) },
+          {
+            sessionId: key,
+            content: text,
+            hops,
+            ...(ctx.sessions.quota && { quota: ctx.sessions.quota }),
+            ...(msg.contextId === undefined && { unnamed: true }),
+          },
           { sessionId: key, correlationId: deps.ids() },
         );
         await watch.follow(sent.turnId);

@@ -51,6 +51,8 @@ export type AgentCommands = {
      * `quota`: who creates the session if this message is its first, and how many they may hold
      * (RATE_LIMIT_EXCEEDED past it; see session-quota.ts).
      * `attached`: resources and a prompt's messages resolved by the front end (src/conversation/attachments.ts).
+     * `unnamed`: the face made `sessionId` for a message that named no session (src/session-id.ts
+     * `unnamedSessionId`); only such a message may create a session with an unnamed id.
      */
     payload: {
       sessionId: SessionKey;
@@ -59,6 +61,7 @@ export type AgentCommands = {
       attached?: Attached;
       hops?: number;
       quota?: SessionQuota;
+      unnamed?: boolean;
     };
     result: { turnId: string; queued: boolean };
   };

@@ -61,7 +61,7 @@ import type { AgentCommands, SessionSummary } from './messages.ts';
 import type { RegisterActor } from '../inspect/index.ts';
 import { contextSettings } from './compaction/context.ts';
 import { openSession, type CallHost, type Session } from './session/session.ts';
-import { createSessionQuotas, type SessionQuota } from './session/quota.ts';
+import { createSessionQuotas, refuseUnnamed, type SessionQuota } from './session/quota.ts';
 import { createSessionTransfer } from './session/transfer.ts';
 import { createStorageHealth } from './session/storage-health.ts';
 import { createIdleDeletion } from './session/expiry.ts';
@@ -361,6 +361,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
         let creates = false;
         try {
           return await withSession(sessionId, (s) => {
+            if (s.unused && !payload.unnamed) refuseUnnamed(sessionId);
             creates = quota !== undefined && s.unused;
             if (quota && creates) quotas.admit(quota, sessionId);
             return s.send(message); // queued in the session's tick, answered once durable

@@ -282,7 +282,13 @@ export function createServerFace(deps: ServerFaceDeps) {
             })
           ).reply
         : deps.waiter.ask(
-            { sessionId, content: message, hops, ...(sessions.quota && { quota: sessions.quota }) },
+            {
+              sessionId,
+              content: message,
+              hops,
+              ...(sessions.quota && { quota: sessions.quota }),
+              ...(temporary && { unnamed: true }),
+            },
             rounds ? { correlationId, detachable: true } : { correlationId, signal },
           );
       const turnId = () => state?.turnId ?? deps.waiter.turnOf(correlationId);

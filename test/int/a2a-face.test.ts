@@ -109,7 +109,9 @@ describe('v1.0', () => {
     const client = await v1Client(app);
     const events: any[] = [];
     for await (const e of client.sendMessageStream({
-      message: userMessage([text('[[reply:one two three four]] [[rate:50]]')]),
+      // Paced (a word each 200 ms), so the reply comes in several chunks however busy the machine (a reader that
+      // falls behind gets what grew meanwhile as one chunk).
+      message: userMessage([text('[[reply:one two three four]] [[rate:5]]')]),
     } as any))
       events.push(e);
     const cases = events.map((e) => e.payload?.$case);

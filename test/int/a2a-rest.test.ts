@@ -88,7 +88,7 @@ describe('v1.0 over HTTP+JSON', () => {
     const client = await restClient();
     const events: any[] = [];
     for await (const e of client.sendMessageStream({
-      message: userMessage([text('[[reply:one two three four]] [[rate:50]]')]),
+      message: userMessage([text('[[reply:one two three four]] [[rate:5]]')]),
     } as any))
       events.push(e);
     expect(events[0].payload.$case).toBe('task');

@@ -160,12 +160,23 @@ describe.each(storages)('on the %s store', { timeout: 60_000 }, (name, storage) 
     await until(async () => !(await taskExists(client, task.id)), 'the unnamed session expires');
     expect(await sessionIds(app)).toEqual(['kept']);
     expect((await rest(app, 'GET', `/api/sessions/${task.contextId}/history`)).status).toBe(404);
-    // Its context id now names a new, empty session.
-    const again = await send(client, '[[reply:anew]]', { contextId: task.contextId });
-    expect((await client.listTasks({ contextId: task.contextId } as any)).tasks.map((t: any) => t.id)).toEqual([
-      again.id,
-    ]);
+    // Its context id names no session now, and a caller cannot make one under it (nor under any unnamed id).
+    await expect(send(client, '[[reply:anew]]', { contextId: task.contextId })).rejects.toThrow(/made by agentd/);
+    expect(await sessionIds(app)).toEqual(['kept']);
   });
+
+  it.skipIf(skip)(
+    'a caller cannot create a session with an unnamed id, which would hold sessions past the cap',
+    async () => {
+      const { app } = await start({ sessionsPerPrincipal: 1 });
+      const forged = await rest(app, 'POST', '/api/message-sync', { message: 'x', sessionId: 'unnamed-mine' });
+      expect(forged.status).toBe(400);
+      expect(forged.body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { field: 'sessionId' } });
+      const client = await a2aClient(app);
+      await expect(send(client, '[[reply:x]]', { contextId: 'unnamed-mine' })).rejects.toThrow(/made by agentd/);
+      expect(await sessionIds(app)).toEqual([]);
+    },
+  );
 
   it.skipIf(skip)('a follow-up keeps the session until it is idle again; a running turn never expires', async () => {
     const { app, advance } = await start({ unnamedSessions: { ttlMs: HOUR, sweepIntervalMs: 100 } });

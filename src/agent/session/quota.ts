@@ -15,10 +15,20 @@
  *   (src/agent/unnamed-expiry.ts), so one-shot calls never take a named session's room.
  */
 import { AppError } from '../../errors/index.ts';
-import { isUnnamed, splitSessionKey, type SessionQuota } from '../../session-id.ts';
+import { isUnnamed, splitSessionKey, UNNAMED_PREFIX, type SessionQuota } from '../../session-id.ts';
 import type { EventStore, StoreEvent } from '../../store/types.ts';
 
 export type { SessionQuota };
+
+/** A caller may not create a session with an unnamed id (it would hold sessions past the cap): INVALID_REQUEST. */
+export function refuseUnnamed(key: string): void {
+  if (isUnnamed(key))
+    throw new AppError(
+      'INVALID_REQUEST',
+      `Session ids that begin with "${UNNAMED_PREFIX}" are made by agentd for sessions a caller did not name; pick another id`,
+      { field: 'sessionId' },
+    );
+}
 
 export function createSessionQuotas(store: Pick<EventStore<StoreEvent>, 'list'>) {
   const held = new Map<string, Set<string>>();
