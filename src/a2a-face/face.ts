@@ -446,7 +446,9 @@ export function createA2aFace(deps: A2aFaceDeps) {
       const id: RpcId = r.success ? (r.data.id ?? null) : null;
       try {
         if (!r.success) throw new AppError('INVALID_REQUEST', 'Not a JSON-RPC 2.0 request');
-        const method = METHODS[ctx.version][r.data.method];
+        // Own names only: `toString` or `__proto__` are no method of ours.
+        const methods = METHODS[ctx.version];
+        const method = Object.hasOwn(methods, r.data.method) ? methods[r.data.method] : undefined;
         if (!method)
           return {
             kind: 'json',

@@ -7,14 +7,15 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Role, TaskState } from '@a2a-js/sdk';
-import { Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
-import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
+import { TaskState } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
 import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import { ROOT } from '../support/paths.ts';
 import { hasRedisServer, startRedis } from '../support/redis.ts';
 import { until } from '../support/wait.ts';
 import type { RunningApp } from '../support/start-app.ts';
+import * as a2a from '../support/a2a-clients.ts';
+import { data, foldArtifact, replyOf, send, text, userMessage } from '../support/a2a-clients.ts';
 
 const ALICE = 'alice-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdefgh';
@@ -37,64 +38,8 @@ const agentFile = () => ({
   llm: { timeoutMs: 10_000 },
 });
 
-const authed =
-  (key: string): typeof fetch =>
-  (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set('Authorization', `Bearer ${key}`);
-    return fetch(input, { ...init, headers });
-  };
-
-/** A v1.0 client of the SDK, from the card at `app.url`. */
-const v1Client = (app: RunningApp, key = ALICE): Promise<Client> =>
-  new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl: authed(key) })],
-    }),
-  ).createFromUrl(app.url);
-
-/** A v0.3 client of the SDK (no `A2A-Version` header). */
-async function v03Client(app: RunningApp, key = ALICE): Promise<Client> {
-  const card = await (await v1Client(app, key)).getAgentCard();
-  return new Client(new LegacyJsonRpcTransport({ endpoint: `${app.url}/a2a`, fetchImpl: authed(key) }), card);
-}
-
-let seq = 0;
-const text = (t: string) => ({
-  content: { $case: 'text' as const, value: t },
-  metadata: undefined,
-  filename: '',
-  mediaType: '',
-});
-const data = (d: unknown) => ({
-  content: { $case: 'data' as const, value: d },
-  metadata: undefined,
-  filename: '',
-  mediaType: '',
-});
-const userMessage = (parts: unknown[], extra: Record<string, unknown> = {}): any => ({
-  messageId: `m-${++seq}`,
-  contextId: '',
-  taskId: '',
-  role: Role.ROLE_USER,
-  parts,
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-  ...extra,
-});
-const send = (client: Client, parts: unknown[], extra: Record<string, unknown> = {}): Promise<any> =>
-  client.sendMessage({ message: userMessage(parts, extra) } as any);
-/** The reply artifact as a client builds it from stream events: `append` adds, otherwise it is replaced. */
-const foldArtifact = (start: string, events: any[]): string =>
-  events
-    .filter((e) => e.payload?.$case === 'artifactUpdate')
-    .reduce(
-      (acc: string, e) => (e.payload.value.append ? acc : '') + replyOf({ artifacts: [e.payload.value.artifact] }),
-      start,
-    );
-const replyOf = (task: any): string =>
-  (task.artifacts ?? []).flatMap((a: any) => a.parts.map((p: any) => p.content?.value ?? '')).join('');
+const v1Client = (app: RunningApp, key = ALICE): Promise<Client> => a2a.v1Client(app, key);
+const v03Client = (app: RunningApp, key = ALICE): Promise<Client> => a2a.v03Client(app, key);
 
 let app: RunningApp;
 beforeAll(async () => {
