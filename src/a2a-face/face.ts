@@ -34,7 +34,7 @@ import type { Principal } from '../auth/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { IdSource } from '../clock.ts';
 import { AppError, toA2aRpc } from '../errors/index.ts';
-import { hopsOf } from '../tools/hops.ts';
+import { hopsOf, invalidHops } from '../tools/hops.ts';
 import { sessionIdSchema, type SessionKey } from '../session-id.ts';
 import { inFamily } from '../conversation/questions.ts';
 import { FINAL_STATES, parseTaskId, taskIdOf, taskView, type TaskView } from './task-view.ts';
@@ -184,6 +184,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
     const { text, data, other } = readMessage(msg);
     if (other > 0) throw new AppError('CONTENT_TYPE_NOT_SUPPORTED', 'Only text and data parts are accepted');
     const hops = hopsOf(msg.metadata);
+    if (hops === undefined) throw new AppError('MISSING_FIELD', invalidHops('message.metadata'));
     if (hops > deps.maxHops)
       throw new AppError(
         'FORBIDDEN',
