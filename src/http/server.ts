@@ -157,6 +157,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
         admission,
         clientIp,
         maxBodyBytes: limitsConfig.maxBodyBytes,
+        clock: deps.clock,
       })
     : undefined;
 
@@ -165,9 +166,9 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     : undefined;
   if (inspectWs) app.websocket('/inspect/ws', inspectWs.route);
   if (gateway) app.websocket('/', gateway.route);
-  // /mcp and /a2a have their own endpoints; REST (/api) and the pages answer everything else.
-  const serve: HttpHandler = (req, res) =>
-    (req.path === '/mcp' ? mcp : req.path === '/a2a' && a2a ? a2a : rest)(req, res);
+  // /mcp and /a2a (and the unknown paths under /a2a/) have their own endpoints; REST (/api) and the pages answer everything else.
+  const isA2a = (path: string) => path === '/a2a' || path.startsWith('/a2a/');
+  const serve: HttpHandler = (req, res) => (req.path === '/mcp' ? mcp : isA2a(req.path) && a2a ? a2a : rest)(req, res);
   app.http(serve);
 
   return {
