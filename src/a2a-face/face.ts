@@ -35,15 +35,16 @@ import type { Bus } from '../bus/index.ts';
 import type { IdSource } from '../clock.ts';
 import { AppError, toA2aRpc } from '../errors/index.ts';
 import { hopsOf, invalidHops } from '../tools/hops.ts';
-import { sessionIdSchema, type SessionKey } from '../session-id.ts';
+import type { SessionKey } from '../session-id.ts';
 import { inFamily } from '../conversation/questions.ts';
 import { FINAL_STATES, parseTaskId, taskIdOf, taskView, type TaskView } from './task-view.ts';
-import { followTask, listTasks } from './tasks.ts';
+import { followTask } from './tasks.ts';
+import { listTaskPage } from './list-params.ts';
+import { parseParams as parse } from './params.ts';
 import {
   encodeTask,
   incomingMessageSchema,
   readMessage,
-  stateFromWire,
   streamEvents,
   taskIdSchema,
   wrap,
@@ -93,20 +94,13 @@ const sendParams = z.looseObject({
   message: incomingMessageSchema,
   configuration: z
     .looseObject({
-      historyLength: z.number().int().optional(),
+      historyLength: z.number().int().min(0).optional(),
       returnImmediately: z.boolean().optional(),
       blocking: z.boolean().optional(),
     })
     .optional(),
 });
-const idParams = z.looseObject({ id: taskIdSchema, historyLength: z.number().int().optional() });
-const listParams = z.looseObject({
-  contextId: z.union([z.literal(''), sessionIdSchema]).optional(),
-  status: z.string().optional(),
-  pageSize: z.number().int().min(1).max(100).optional(),
-  pageToken: z.string().max(2048).optional(),
-  historyLength: z.number().int().optional(),
-});
+const idParams = z.looseObject({ id: taskIdSchema, historyLength: z.number().int().min(0).optional() });
 const approveSchema = z.looseObject({
   approve: z.boolean(),
   callId: z.string().optional(),
@@ -147,15 +141,6 @@ const METHODS: Record<A2aVersion, Record<string, Method>> = {
 };
 type Method = 'send' | 'stream' | 'get' | 'list' | 'cancel' | 'subscribe' | 'card' | 'push';
 
-const parse = <T extends z.ZodType>(schema: T, value: unknown): z.output<T> => {
-  const r = schema.safeParse(value);
-  if (!r.success)
-    throw new AppError(
-      'MISSING_FIELD',
-      `Invalid params: ${r.error.issues[0]?.path.join('.') || 'params'}: ${r.error.issues[0]?.message ?? 'invalid'}`,
-    );
-  return r.data;
-};
 const taskNotFound = (id: string) => new AppError('TASK_NOT_FOUND', `No task "${id}"`, { taskId: id });
 
 export function createA2aFace(deps: A2aFaceDeps) {
@@ -354,25 +339,6 @@ export function createA2aFace(deps: A2aFaceDeps) {
     });
   }
 
-  async function list(params: unknown, ctx: A2aCallContext) {
-    const p = parse(listParams, params ?? {});
-    const status = p.status === undefined || p.status === '' ? undefined : stateFromWire(p.status);
-    const only = p.contextId === undefined || p.contextId === '' ? undefined : ctx.sessions.key(p.contextId);
-    const size = p.pageSize ?? 50;
-    const { tasks, nextPageToken, totalSize } = await listTasks(follower, ctx.sessions, {
-      only,
-      status,
-      pageSize: size,
-      pageToken: p.pageToken ?? '',
-    });
-    return {
-      tasks: tasks.map((t) => encodeTask(t, ctx.version, p.historyLength)),
-      nextPageToken,
-      pageSize: size,
-      totalSize,
-    };
-  }
-
   async function cancel(params: unknown, ctx: A2aCallContext) {
     const p = parse(idParams, params);
     const { view, key } = await readTask(p.id, ctx.sessions);
@@ -406,7 +372,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
       case 'list':
         if (ctx.version !== '1.0')
           throw new AppError('UNSUPPORTED_OPERATION', 'ListTasks is a v1.0 method (send A2A-Version: 1.0)');
-        return json(await list(params, ctx));
+        return json(await listTaskPage(follower, ctx.sessions, ctx.version, params));
       case 'cancel':
         return json(await cancel(params, ctx));
       case 'card':

@@ -15,7 +15,7 @@ import { hasRedisServer, startRedis } from '../support/redis.ts';
 import { until } from '../support/wait.ts';
 import type { RunningApp } from '../support/start-app.ts';
 import * as a2a from '../support/a2a-clients.ts';
-import { data, foldArtifact, replyOf, send, text, userMessage } from '../support/a2a-clients.ts';
+import { data, foldArtifact, listRequest, replyOf, send, text, userMessage } from '../support/a2a-clients.ts';
 
 const ALICE = 'alice-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdefgh';
@@ -90,7 +90,7 @@ describe('v1.0', () => {
     const next = await send(client, [text('[[reply:Second]]')], { contextId: task.contextId });
     expect(next.contextId).toBe(task.contextId);
     expect(next.id).not.toBe(task.id);
-    const listed = await client.listTasks({ contextId: task.contextId } as any);
+    const listed = await client.listTasks(listRequest({ contextId: task.contextId }));
     expect(listed.tasks.map((t: any) => t.id)).toEqual([task.id, next.id]);
   });
 
@@ -155,7 +155,7 @@ describe('v1.0', () => {
     await send(client, [text('[[reply:later]] [[ttft:50]]')], { contextId: last.contextId });
     const got = await client.getTask({ id: last.taskId } as any);
     expect(got.status?.timestamp).toBe(last.status.timestamp);
-    const listed = await client.listTasks({ contextId: last.contextId } as any);
+    const listed = await client.listTasks(listRequest({ contextId: last.contextId }));
     expect(listed.tasks.find((t: any) => t.id === last.taskId)?.status?.timestamp).toBe(last.status.timestamp);
   });
 
@@ -194,7 +194,7 @@ describe('v1.0', () => {
     const sizes: number[] = [];
     let pageToken = '';
     do {
-      const page: any = await carol.listTasks({ pageSize: 2, pageToken } as any);
+      const page: any = await carol.listTasks(listRequest({ pageSize: 2, pageToken }));
       seen.push(...page.tasks.map((t: any) => t.id));
       sizes.push(page.totalSize);
       expect(page.totalSize).toBeGreaterThanOrEqual(seen.length + (page.nextPageToken === '' ? 0 : 1));
@@ -202,17 +202,19 @@ describe('v1.0', () => {
     } while (pageToken !== '');
     expect(seen).toEqual(expected);
     expect(sizes.at(-1)).toBe(5);
-    const one: any = await carol.listTasks({ contextId: 'list-a', pageSize: 2 } as any);
+    const one: any = await carol.listTasks(listRequest({ contextId: 'list-a', pageSize: 2 }));
     expect(one).toMatchObject({ totalSize: 3, pageSize: 2 });
     expect(one.tasks.map((t: any) => t.id)).toEqual(expected.slice(0, 2));
-    const rest: any = await carol.listTasks({ contextId: 'list-a', pageSize: 2, pageToken: one.nextPageToken } as any);
+    const rest: any = await carol.listTasks(
+      listRequest({ contextId: 'list-a', pageSize: 2, pageToken: one.nextPageToken }),
+    );
     expect(rest.tasks.map((t: any) => t.id)).toEqual(expected.slice(2, 3));
     expect(rest.nextPageToken).toBe('');
     // The token names carol's session: another principal, or another context, cannot use it.
     await expect(
-      (await v1Client(app, BOB)).listTasks({ pageSize: 2, pageToken: one.nextPageToken } as any),
+      (await v1Client(app, BOB)).listTasks(listRequest({ pageSize: 2, pageToken: one.nextPageToken })),
     ).rejects.toThrow(/pageToken/);
-    await expect(carol.listTasks({ contextId: 'list-b', pageToken: one.nextPageToken } as any)).rejects.toThrow(
+    await expect(carol.listTasks(listRequest({ contextId: 'list-b', pageToken: one.nextPageToken }))).rejects.toThrow(
       /pageToken/,
     );
   });

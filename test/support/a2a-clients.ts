@@ -2,7 +2,7 @@
  * `@a2a-js/sdk`'s own clients against a running agentd (v1.0 `ClientFactory` from the card, v0.3
  * `LegacyJsonRpcTransport`), and the parts and messages the tests send with them.
  */
-import { Role } from '@a2a-js/sdk';
+import { Role, TaskState, type ListTasksRequest } from '@a2a-js/sdk';
 import { Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import type { RunningApp } from './start-app.ts';
@@ -58,6 +58,16 @@ export const userMessage = (parts: unknown[], extra: Record<string, unknown> = {
 });
 export const send = (client: Client, parts: unknown[], extra: Record<string, unknown> = {}): Promise<any> =>
   client.sendMessage({ message: userMessage(parts, extra) } as any);
+
+/** A whole ListTasksRequest (the SDK writes an absent `status` as "UNRECOGNIZED", which a server refuses). */
+export const listRequest = (fields: Partial<ListTasksRequest>): ListTasksRequest => ({
+  tenant: '',
+  contextId: '',
+  status: TaskState.TASK_STATE_UNSPECIFIED,
+  pageToken: '',
+  statusTimestampAfter: undefined,
+  ...fields,
+});
 
 export const replyOf = (task: any): string =>
   (task.artifacts ?? []).flatMap((a: any) => a.parts.map((p: any) => p.content?.value ?? '')).join('');
