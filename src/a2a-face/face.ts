@@ -22,6 +22,8 @@
  * - A message on an `input-required` task answers its approvals with a data part `{ approve, callId? }`
  *   (no `callId`: every waiting call), or a tool server's question with `{ elicitationId?, action,
  *   content? }` (no id: the one waiting), checked like the REST answer; both need the `approve` scope.
+ *   A message on a submitted or working task is its context's next message (a new task, queued behind
+ *   the running turn); on a finished task it is refused (-32004).
  * - `message.metadata["agentd/hops"]` counts agent-to-agent hops like /mcp; over `maxHops` is refused.
  * - `SendMessage` waits until the task is completed, failed, canceled or input-required, or `waitMs`
  *   passed (then the task is returned as it stands), or the client left.
@@ -142,6 +144,11 @@ const METHODS: Record<A2aVersion, Record<string, Method>> = {
 type Method = 'send' | 'stream' | 'get' | 'list' | 'cancel' | 'subscribe' | 'card' | 'push';
 
 const taskNotFound = (id: string) => new AppError('TASK_NOT_FOUND', `No task "${id}"`, { taskId: id });
+const finished = (task: TaskView) =>
+  new AppError('UNSUPPORTED_OPERATION', `Task "${task.id}" is ${task.state}: send a new message without taskId`, {
+    taskId: task.id,
+    state: task.state,
+  });
 
 export function createA2aFace(deps: A2aFaceDeps) {
   const { follower } = deps;
@@ -176,9 +183,10 @@ export function createA2aFace(deps: A2aFaceDeps) {
         `Refused: this call has passed through ${hops} agents; the limit is ${deps.maxHops} (server.mcp.maxHops)`,
         { reason: 'hops', hops },
       );
-    const ref = msg.taskId === undefined ? undefined : parseTaskId(msg.taskId);
-    if (msg.taskId !== undefined && !ref) throw taskNotFound(msg.taskId);
-    const contextId = ref?.contextId ?? msg.contextId ?? deps.ids();
+    // A message on a task answers what it waits for; on a task that waits for nothing it is the context's next message.
+    const on = msg.taskId === undefined ? undefined : await taskToContinue(msg.taskId, msg.contextId, ctx.sessions);
+    const ref = on?.state === 'input-required' ? on : undefined;
+    const contextId = on?.contextId ?? msg.contextId ?? deps.ids();
     const key = ctx.sessions.key(contextId);
     let answered = new Set<string>();
     let turnId = ref?.turnId ?? '';
@@ -219,6 +227,19 @@ export function createA2aFace(deps: A2aFaceDeps) {
     return { watch, settled, taskId: taskIdOf(contextId, turnId) };
   }
 
+  /** The task a message names: not finished (else -32004), and of the message's `contextId` if it names one (else -32602). */
+  async function taskToContinue(taskId: string, contextId: string | undefined, sessions: SessionAccess) {
+    const { view } = await readTask(taskId, sessions);
+    if (contextId !== undefined && contextId !== view.contextId)
+      throw new AppError(
+        'MISSING_FIELD',
+        `Invalid params: message.contextId: "${contextId}" is not the context of task "${taskId}"`,
+        { field: 'message.contextId' },
+      );
+    if (FINAL_STATES.has(view.state)) throw finished(view);
+    return view;
+  }
+
   /** Answers what an input-required task waits for: its approvals, or one tool server's question. Returns the ids answered. */
   async function answerInput(
     task: TaskView,
@@ -226,19 +247,14 @@ export function createA2aFace(deps: A2aFaceDeps) {
     key: SessionKey,
     ctx: A2aCallContext,
   ): Promise<Set<string>> {
-    if (FINAL_STATES.has(task.state))
-      throw new AppError(
-        'UNSUPPORTED_OPERATION',
-        `Task "${task.id}" is ${task.state}: send a new message without taskId`,
-        { taskId: task.id, state: task.state },
-      );
+    if (FINAL_STATES.has(task.state)) throw finished(task);
     const reply = data.map((d) => questionAnswerSchema.safeParse(d)).find((r) => r.success)?.data;
     if (task.state === 'input-required' && reply) return answerQuestion(task, reply, key, ctx);
     const answer = data.map((d) => approveSchema.safeParse(d)).find((r) => r.success)?.data;
     if (task.state !== 'input-required' || !answer)
       throw new AppError(
-        'INVALID_REQUEST',
-        'A message on a running task must answer what it waits for with a data part: { "approve": true | false, "callId"? } or { "elicitationId"?, "action": "accept" | "decline" | "cancel", "content"? }',
+        'MISSING_FIELD',
+        'Invalid params: a message on a task that waits for input must answer it with a data part: { "approve": true | false, "callId"? } or { "elicitationId"?, "action": "accept" | "decline" | "cancel", "content"? }',
         { taskId: task.id, state: task.state },
       );
     if (!deps.mayApprove(ctx.principal))

@@ -237,6 +237,11 @@ describe('v1.0', () => {
     const client = await v1Client(app);
     const asked = await send(client, [text('[[tool:echo {"message":"via a2a"}]]')]);
     expect(asked.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    // A message that answers nothing is invalid params: the task waits for a data part.
+    await expect(send(client, [text('yes please')], { taskId: asked.id })).rejects.toMatchObject({
+      envelopeCode: -32602,
+      message: expect.stringContaining('"approve"'),
+    });
     const done = await send(client, [data({ approve: true })], { taskId: asked.id, contextId: asked.contextId });
     expect(done.id).toBe(asked.id);
     expect(done.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
