@@ -41,17 +41,10 @@ import type { SessionKey } from '../session-id.ts';
 import { inFamily } from '../conversation/questions.ts';
 import { FINAL_STATES, parseTaskId, taskIdOf, taskView, type TaskView } from './task-view.ts';
 import { followTask } from './tasks.ts';
+import { contentOf } from './message-parts.ts';
 import { listTaskPage } from './list-params.ts';
 import { parseParams as parse } from './params.ts';
-import {
-  encodeTask,
-  incomingMessageSchema,
-  readMessage,
-  streamEvents,
-  taskIdSchema,
-  wrap,
-  type A2aVersion,
-} from './wire.ts';
+import { encodeTask, incomingMessageSchema, streamEvents, taskIdSchema, wrap, type A2aVersion } from './wire.ts';
 import { pipeEvents } from './event-pipe.ts';
 
 /** The bus as the face uses it: the agent's commands. */
@@ -173,8 +166,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
     onChange: (prev: TaskView | undefined, next: TaskView) => void,
   ) {
     const msg = params.message;
-    const { text, data, other } = readMessage(msg);
-    if (other > 0) throw new AppError('CONTENT_TYPE_NOT_SUPPORTED', 'Only text and data parts are accepted');
+    const { text, data, image } = contentOf(msg.parts);
     const hops = hopsOf(msg.metadata);
     if (hops === undefined) throw new AppError('MISSING_FIELD', invalidHops('message.metadata'));
     if (hops > deps.maxHops)
@@ -211,10 +203,11 @@ export function createA2aFace(deps: A2aFaceDeps) {
         armed = true;
         check(watch.view);
       } else {
-        if (text.trim() === '') throw new AppError('MISSING_FIELD', 'The message has no text part');
+        if (text.trim() === '' && !image) throw new AppError('MISSING_FIELD', 'The message has no text part');
+        const quota = ctx.sessions.quota;
         const sent = await deps.bus.execute(
           'agent.sendMessage',
-          { sessionId: key, content: text, hops, ...(ctx.sessions.quota && { quota: ctx.sessions.quota }) },
+          { sessionId: key, content: text, hops, ...(image && { image }), ...(quota && { quota }) },
           { sessionId: key, correlationId: deps.ids() },
         );
         await watch.follow(sent.turnId);

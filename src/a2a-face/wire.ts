@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import { sessionIdSchema } from '../session-id.ts';
+import { partsSchema } from './message-parts.ts';
 import { FINAL_STATES, parseTaskId, type TaskState, type TaskView } from './task-view.ts';
 
 export type A2aVersion = '1.0' | '0.3';
@@ -125,30 +126,12 @@ export const taskIdSchema = z
     return ref === undefined || sessionIdSchema.safeParse(ref.contextId).success;
   }, 'must name a valid contextId (1-128 characters of well-formed Unicode without NUL)');
 
-const partSchema = z.looseObject({
-  kind: z.string().optional(),
-  text: z.string().optional(),
-  data: z.unknown().optional(),
-});
 export const incomingMessageSchema = z.looseObject({
   messageId: z.string().max(256).optional(),
   contextId: sessionIdSchema.optional(),
   taskId: taskIdSchema.optional(),
   role: z.string().optional(),
-  parts: z.array(partSchema).max(64),
+  parts: partsSchema,
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
 export type IncomingMessage = z.output<typeof incomingMessageSchema>;
-
-/** The text of a message (its text parts joined) and its data parts. */
-export function readMessage(m: IncomingMessage): { text: string; data: unknown[]; other: number } {
-  const texts: string[] = [];
-  const data: unknown[] = [];
-  let other = 0;
-  for (const p of m.parts) {
-    if (typeof p.text === 'string') texts.push(p.text);
-    else if (p.data !== undefined) data.push(p.data);
-    else other++;
-  }
-  return { text: texts.join('\n'), data, other };
-}
