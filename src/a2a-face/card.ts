@@ -83,7 +83,8 @@ export function agentCard(
     preferredTransport: 'JSONRPC' as const,
     additionalInterfaces: [{ url, transport: 'JSONRPC' }],
     capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
-    defaultInputModes: ['text/plain', 'application/json'],
+    // Text, data parts, and one inline image (src/a2a-face/message-parts.ts).
+    defaultInputModes: ['text/plain', 'application/json', 'image/png', 'image/jpeg', 'image/gif', 'image/webp'],
     defaultOutputModes: ['text/plain'],
     skills,
     ...(secured && {

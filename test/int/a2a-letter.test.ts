@@ -220,6 +220,11 @@ describe('follow-up messages', () => {
 });
 
 describe('file parts', () => {
+  it('the card names the image types among its input modes', async () => {
+    const card = await (await clients['1.0']()).getAgentCard();
+    expect(card.defaultInputModes).toEqual(expect.arrayContaining(['text/plain', 'image/png', 'image/jpeg']));
+  });
+
   for (const v of VERSIONS)
     it(`an inline image reaches the model as an image part (v${v})`, async () => {
       const client = await clients[v]();
