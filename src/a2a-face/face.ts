@@ -24,7 +24,8 @@
  *   content? }` (no id: the one waiting), checked like the REST answer; both need the `approve` scope.
  *   A message on a submitted or working task is its context's next message (a new task, queued behind
  *   the running turn); on a finished task it is refused (-32004).
- * - `message.metadata["agentd/hops"]` counts agent-to-agent hops like /mcp; over `maxHops` is refused.
+ * - `message.metadata["agentd/hops"]` counts agent-to-agent hops like /mcp; over `maxHops` is refused, and
+ *   a count that is not a non-negative integer is -32602. Parts: message-parts.ts; ListTasks: list-params.ts.
  * - `SendMessage` waits until the task is completed, failed, canceled or input-required, or `waitMs`
  *   passed (then the task is returned as it stands), or the client left.
  * - Errors are AppErrors encoded by `toA2aRpc` (src/errors): one table for every protocol.

@@ -52,7 +52,10 @@ function imageOf(part: Part, field: string): ImagePart {
       `${field}: files by URL are not fetched; send the image's bytes inline (raw)`,
       { field, ...(named && { mediaType: named }) },
     );
-  const base64 = standardBase64(part.raw ?? part.file?.bytes ?? '');
+  const bytes = part.raw ?? part.file?.bytes;
+  if (bytes === undefined)
+    throw new AppError('MISSING_FIELD', `Invalid params: ${field}: a file part holds bytes or a URL`, { field });
+  const base64 = standardBase64(bytes);
   const mediaType = (named ?? sniffImageType(Buffer.from(base64.slice(0, 24), 'base64')))?.toLowerCase();
   if (!mediaType?.startsWith('image/'))
     throw new AppError(

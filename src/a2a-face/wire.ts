@@ -134,4 +134,3 @@ export const incomingMessageSchema = z.looseObject({
   parts: partsSchema,
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
-export type IncomingMessage = z.output<typeof incomingMessageSchema>;

@@ -16,7 +16,8 @@
  *   of an allowed Origin (the preflight's on a preflight) and `Retry-After` on a window 429. Callers send them
  *   with every answer, success or refusal. (A 101 WebSocket upgrade cannot carry them; the engine writes it.)
  * - Route step: `route(limit)` runs only when every earlier step passed; it throws an AppError to refuse (a
- *   `MethodNotAllowed` answers 405 with `Allow`, a `PathNotFound` 404) or returns what the front needs (a route match, a slot).
+ *   `MethodNotAllowed` answers 405 with `Allow`, a `PathNotFound` 404) or returns what the front needs (a
+ *   route match, a slot).
  * - Body step: the body is read (`readBody`) only once the route step passed: a refused request's body is
  *   never held.
  * - `admit` never rejects for a refusal; it rejects only when the limiter itself fails (then no rate-limit

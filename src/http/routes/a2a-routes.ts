@@ -158,7 +158,7 @@ export function createA2aEndpoint(deps: A2aEndpointDeps) {
     const host = headers.host ?? '';
     const ip = deps.clientIp(req);
     const served = req.path === A2A_PATH;
-    const body = method === 'POST' && served ? () => readBody(req, deps.maxBodyBytes) : undefined;
+    const body = method === 'POST' ? () => readBody(req, deps.maxBodyBytes) : undefined;
     const route = (): void => {
       if (!served) throw new PathNotFound(req.path);
       if (method !== 'POST') throw new MethodNotAllowed(method, A2A_PATH, 'POST');
