@@ -92,7 +92,8 @@ export function agentCard(
       { url: restUrl, transport: 'HTTP+JSON' },
     ],
     capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
-    defaultInputModes: ['text/plain', 'application/json'],
+    // Text, data parts, and one inline image (src/a2a-face/message-parts.ts).
+    defaultInputModes: ['text/plain', 'application/json', 'image/png', 'image/jpeg', 'image/gif', 'image/webp'],
     defaultOutputModes: ['text/plain'],
     skills,
     ...(secured && {

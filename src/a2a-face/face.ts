@@ -22,7 +22,10 @@
  * - A message on an `input-required` task answers its approvals with a data part `{ approve, callId? }`
  *   (no `callId`: every waiting call), or a tool server's question with `{ elicitationId?, action,
  *   content? }` (no id: the one waiting), checked like the REST answer; both need the `approve` scope.
- * - `message.metadata["agentd/hops"]` counts agent-to-agent hops like /mcp; over `maxHops` is refused.
+ *   A message on a submitted or working task is its context's next message (a new task, queued behind
+ *   the running turn); on a finished task it is refused (-32004).
+ * - `message.metadata["agentd/hops"]` counts agent-to-agent hops like /mcp; over `maxHops` is refused, and
+ *   a count that is not a non-negative integer is -32602. Parts: message-parts.ts; ListTasks: list-params.ts.
  * - `SendMessage` waits until the task is completed, failed, canceled or input-required, or `waitMs`
  *   passed (then the task is returned as it stands), or the client left.
  * - Errors are AppErrors encoded by `toA2aRpc` (src/errors): one table for every protocol.
@@ -34,21 +37,15 @@ import type { Principal } from '../auth/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { IdSource } from '../clock.ts';
 import { AppError, toA2aRpc } from '../errors/index.ts';
-import { hopsOf } from '../tools/hops.ts';
-import { sessionIdSchema, unnamedSessionId, type SessionKey } from '../session-id.ts';
+import { hopsOf, invalidHops } from '../tools/hops.ts';
+import { unnamedSessionId, type SessionKey } from '../session-id.ts';
 import { inFamily } from '../conversation/questions.ts';
 import { FINAL_STATES, parseTaskId, taskIdOf, taskView, type TaskView } from './task-view.ts';
-import { followTask, listTasks } from './tasks.ts';
-import {
-  encodeTask,
-  incomingMessageSchema,
-  readMessage,
-  stateFromWire,
-  streamEvents,
-  taskIdSchema,
-  wrap,
-  type A2aVersion,
-} from './wire.ts';
+import { followTask } from './tasks.ts';
+import { contentOf } from './message-parts.ts';
+import { listTaskPage } from './list-params.ts';
+import { parseParams as parse } from './params.ts';
+import { encodeTask, incomingMessageSchema, streamEvents, taskIdSchema, wrap, type A2aVersion } from './wire.ts';
 import { pipeEvents } from './event-pipe.ts';
 
 /** The bus as the face uses it: the agent's commands. */
@@ -93,20 +90,13 @@ const sendParams = z.looseObject({
   message: incomingMessageSchema,
   configuration: z
     .looseObject({
-      historyLength: z.number().int().optional(),
+      historyLength: z.number().int().min(0).optional(),
       returnImmediately: z.boolean().optional(),
       blocking: z.boolean().optional(),
     })
     .optional(),
 });
-const idParams = z.looseObject({ id: taskIdSchema, historyLength: z.number().int().optional() });
-const listParams = z.looseObject({
-  contextId: z.union([z.literal(''), sessionIdSchema]).optional(),
-  status: z.string().optional(),
-  pageSize: z.number().int().min(1).max(100).optional(),
-  pageToken: z.string().max(2048).optional(),
-  historyLength: z.number().int().optional(),
-});
+const idParams = z.looseObject({ id: taskIdSchema, historyLength: z.number().int().min(0).optional() });
 const approveSchema = z.looseObject({
   approve: z.boolean(),
   callId: z.string().optional(),
@@ -147,16 +137,12 @@ const METHODS: Record<A2aVersion, Record<string, Method>> = {
 };
 type Method = 'send' | 'stream' | 'get' | 'list' | 'cancel' | 'subscribe' | 'card' | 'push';
 
-const parse = <T extends z.ZodType>(schema: T, value: unknown): z.output<T> => {
-  const r = schema.safeParse(value);
-  if (!r.success)
-    throw new AppError(
-      'MISSING_FIELD',
-      `Invalid params: ${r.error.issues[0]?.path.join('.') || 'params'}: ${r.error.issues[0]?.message ?? 'invalid'}`,
-    );
-  return r.data;
-};
 const taskNotFound = (id: string) => new AppError('TASK_NOT_FOUND', `No task "${id}"`, { taskId: id });
+const finished = (task: TaskView) =>
+  new AppError('UNSUPPORTED_OPERATION', `Task "${task.id}" is ${task.state}: send a new message without taskId`, {
+    taskId: task.id,
+    state: task.state,
+  });
 
 export function createA2aFace(deps: A2aFaceDeps) {
   const { follower } = deps;
@@ -181,18 +167,20 @@ export function createA2aFace(deps: A2aFaceDeps) {
     onChange: (prev: TaskView | undefined, next: TaskView) => void,
   ) {
     const msg = params.message;
-    const { text, data, other } = readMessage(msg);
-    if (other > 0) throw new AppError('CONTENT_TYPE_NOT_SUPPORTED', 'Only text and data parts are accepted');
+    const { text, data, image } = contentOf(msg.parts);
     const hops = hopsOf(msg.metadata);
+    if (hops === undefined) throw new AppError('MISSING_FIELD', invalidHops('message.metadata'));
     if (hops > deps.maxHops)
       throw new AppError(
         'FORBIDDEN',
         `Refused: this call has passed through ${hops} agents; the limit is ${deps.maxHops} (server.mcp.maxHops)`,
         { reason: 'hops', hops },
       );
-    const ref = msg.taskId === undefined ? undefined : parseTaskId(msg.taskId);
-    if (msg.taskId !== undefined && !ref) throw taskNotFound(msg.taskId);
-    const contextId = ref?.contextId ?? msg.contextId ?? unnamedSessionId(deps.ids());
+    // A message on a task answers what it waits for; on a task that waits for nothing it is the context's next message.
+    const on = msg.taskId === undefined ? undefined : await taskToContinue(msg.taskId, msg.contextId, ctx.sessions);
+    const ref = on?.state === 'input-required' ? on : undefined;
+    const unnamed = on === undefined && msg.contextId === undefined;
+    const contextId = on?.contextId ?? msg.contextId ?? unnamedSessionId(deps.ids());
     const key = ctx.sessions.key(contextId);
     let answered = new Set<string>();
     let turnId = ref?.turnId ?? '';
@@ -217,15 +205,17 @@ export function createA2aFace(deps: A2aFaceDeps) {
         armed = true;
         check(watch.view);
       } else {
-        if (text.trim() === '') throw new AppError('MISSING_FIELD', 'The message has no text part');
+        if (text.trim() === '' && !image) throw new AppError('MISSING_FIELD', 'The message has no text part');
+        const quota = ctx.sessions.quota;
         const sent = await deps.bus.execute(
           'agent.sendMessage',
           {
             sessionId: key,
             content: text,
             hops,
-            ...(ctx.sessions.quota && { quota: ctx.sessions.quota }),
-            ...(msg.contextId === undefined && { unnamed: true }),
+            ...(image && { image }),
+            ...(quota && { quota }),
+            ...(unnamed && { unnamed: true }),
           },
           { sessionId: key, correlationId: deps.ids() },
         );
@@ -239,6 +229,19 @@ export function createA2aFace(deps: A2aFaceDeps) {
     return { watch, settled, taskId: taskIdOf(contextId, turnId) };
   }
 
+  /** The task a message names: not finished (else -32004), and of the message's `contextId` if it names one (else -32602). */
+  async function taskToContinue(taskId: string, contextId: string | undefined, sessions: SessionAccess) {
+    const { view } = await readTask(taskId, sessions);
+    if (contextId !== undefined && contextId !== view.contextId)
+      throw new AppError(
+        'MISSING_FIELD',
+        `Invalid params: message.contextId: "${contextId}" is not the context of task "${taskId}"`,
+        { field: 'message.contextId' },
+      );
+    if (FINAL_STATES.has(view.state)) throw finished(view);
+    return view;
+  }
+
   /** Answers what an input-required task waits for: its approvals, or one tool server's question. Returns the ids answered. */
   async function answerInput(
     task: TaskView,
@@ -246,19 +249,14 @@ export function createA2aFace(deps: A2aFaceDeps) {
     key: SessionKey,
     ctx: A2aCallContext,
   ): Promise<Set<string>> {
-    if (FINAL_STATES.has(task.state))
-      throw new AppError(
-        'UNSUPPORTED_OPERATION',
-        `Task "${task.id}" is ${task.state}: send a new message without taskId`,
-        { taskId: task.id, state: task.state },
-      );
+    if (FINAL_STATES.has(task.state)) throw finished(task);
     const reply = data.map((d) => questionAnswerSchema.safeParse(d)).find((r) => r.success)?.data;
     if (task.state === 'input-required' && reply) return answerQuestion(task, reply, key, ctx);
     const answer = data.map((d) => approveSchema.safeParse(d)).find((r) => r.success)?.data;
     if (task.state !== 'input-required' || !answer)
       throw new AppError(
-        'INVALID_REQUEST',
-        'A message on a running task must answer what it waits for with a data part: { "approve": true | false, "callId"? } or { "elicitationId"?, "action": "accept" | "decline" | "cancel", "content"? }',
+        'MISSING_FIELD',
+        'Invalid params: a message on a task that waits for input must answer it with a data part: { "approve": true | false, "callId"? } or { "elicitationId"?, "action": "accept" | "decline" | "cancel", "content"? }',
         { taskId: task.id, state: task.state },
       );
     if (!deps.mayApprove(ctx.principal))
@@ -359,25 +357,6 @@ export function createA2aFace(deps: A2aFaceDeps) {
     });
   }
 
-  async function list(params: unknown, ctx: A2aCallContext) {
-    const p = parse(listParams, params ?? {});
-    const status = p.status === undefined || p.status === '' ? undefined : stateFromWire(p.status);
-    const only = p.contextId === undefined || p.contextId === '' ? undefined : ctx.sessions.key(p.contextId);
-    const size = p.pageSize ?? 50;
-    const { tasks, nextPageToken, totalSize } = await listTasks(follower, ctx.sessions, {
-      only,
-      status,
-      pageSize: size,
-      pageToken: p.pageToken ?? '',
-    });
-    return {
-      tasks: tasks.map((t) => encodeTask(t, ctx.version, p.historyLength)),
-      nextPageToken,
-      pageSize: size,
-      totalSize,
-    };
-  }
-
   async function cancel(params: unknown, ctx: A2aCallContext) {
     const p = parse(idParams, params);
     const { view, key } = await readTask(p.id, ctx.sessions);
@@ -411,7 +390,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
       case 'list':
         if (ctx.version !== '1.0')
           throw new AppError('UNSUPPORTED_OPERATION', 'ListTasks is a v1.0 method (send A2A-Version: 1.0)');
-        return json(await list(params, ctx));
+        return json(await listTaskPage(follower, ctx.sessions, ctx.version, params));
       case 'cancel':
         return json(await cancel(params, ctx));
       case 'card':
@@ -452,7 +431,9 @@ export function createA2aFace(deps: A2aFaceDeps) {
       const id: RpcId = r.success ? (r.data.id ?? null) : null;
       try {
         if (!r.success) throw new AppError('INVALID_REQUEST', 'Not a JSON-RPC 2.0 request');
-        const method = METHODS[ctx.version][r.data.method];
+        // Own names only: `toString` or `__proto__` are no method of ours.
+        const methods = METHODS[ctx.version];
+        const method = Object.hasOwn(methods, r.data.method) ? methods[r.data.method] : undefined;
         if (!method)
           return {
             kind: 'json',

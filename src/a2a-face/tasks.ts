@@ -8,9 +8,9 @@
  *   the new view on every change (the first call has `prev` undefined). `close()` ends the watch.
  * - `listTasks` answers one `ListTasks` page: the caller's tasks in the order of their contexts' keys
  *   and, within a context, the order they began; `pageToken` is opaque (where the previous page
- *   stopped, for this caller only). A page reads the turns it answers: with a `status` filter, at most
+ *   stopped, for this caller only). A page reads the turns it answers: with a filter (`keep`), at most
  *   `PAGES_PER_CALL` pages of turns, then a short page with a `nextPageToken`. `totalSize` is exact for
- *   one context without a status filter; otherwise the tasks before and on this page, plus one when
+ *   one context without a filter; otherwise the tasks before and on this page, plus one when
  *   more follow (counting them all would read every session).
  */
 import { z } from 'zod';
@@ -18,7 +18,7 @@ import type { TurnFollower } from '../agent/index.ts';
 import type { SessionAccess } from '../auth/index.ts';
 import { AppError } from '../errors/index.ts';
 import { sessionIdOf } from '../session-id.ts';
-import { foldStep, taskView, type TaskState, type TaskView } from './task-view.ts';
+import { foldStep, taskView, type TaskView } from './task-view.ts';
 
 export interface TaskFollow {
   /** Names the turn and folds its steps; resolves with the view (undefined: no such task). */
@@ -53,7 +53,7 @@ export function followTask(
   };
 }
 
-/** With a status filter, pages of turns read at most per call before a short page is answered. */
+/** With a filter, pages of turns read at most per call before a short page is answered. */
 const PAGES_PER_CALL = 5;
 
 /** Where a page stopped: the session and the first seq of the last turn read, and the tasks answered before. */
@@ -80,7 +80,8 @@ function decodeToken(token: string, sessions: SessionAccess, only: string | unde
 export interface ListQuery {
   /** The key of the one context asked for. */
   only: string | undefined;
-  status: TaskState | undefined;
+  /** Which tasks the page answers (ListTasks' filters); `undefined`: every task. */
+  keep: ((view: TaskView) => boolean) | undefined;
   pageSize: number;
   pageToken: string;
 }
@@ -90,7 +91,7 @@ export async function listTasks(
   sessions: SessionAccess,
   query: ListQuery,
 ): Promise<{ tasks: TaskView[]; nextPageToken: string; totalSize: number }> {
-  const { only, status, pageSize } = query;
+  const { only, keep, pageSize } = query;
   const start = decodeToken(query.pageToken, sessions, only);
   let from = start && { sessionId: start.sessionId, after: start.after };
   const tasks: TaskView[] = [];
@@ -102,17 +103,15 @@ export async function listTasks(
         taskView(sessionIdOf(t.sessionId), t.turnId, await follower.steps(t.sessionId, t.turnId)),
       ),
     );
-    for (const view of views) if (view && (status === undefined || view.state === status)) tasks.push(view);
+    for (const view of views) if (view && (keep === undefined || keep(view))) tasks.push(view);
     const last = page.turns.at(-1);
     if (last) from = { sessionId: last.sessionId, after: last.firstSeq };
     more = page.more;
-    if (!more || status === undefined) break;
+    if (!more || keep === undefined) break;
   }
   const before = start?.before ?? 0;
   const nextPageToken = more && from ? encodeToken({ ...from, before: before + tasks.length }) : '';
   const counted =
-    only !== undefined && status === undefined
-      ? await follower.turnCount(only)
-      : before + tasks.length + (more ? 1 : 0);
+    only !== undefined && keep === undefined ? await follower.turnCount(only) : before + tasks.length + (more ? 1 : 0);
   return { tasks, nextPageToken, totalSize: counted };
 }

@@ -5,8 +5,9 @@
  *
  * Contracts:
  * - `encodeTask(view, version)` is the only way a TaskView leaves as a task; the reply is one artifact,
- *   `artifactId: "reply"`; the history is the caller's message and, once there is one, the agent's reply;
- *   `status.timestamp` is the view's `statusAt` (when the status changed).
+ *   `artifactId: "reply"`; the history is the caller's message and, once there is one, the agent's reply
+ *   (the last `historyLength` of them; none, and no `history` member, for 0); `status.timestamp` is the
+ *   view's `statusAt` (when the status changed).
  * - `streamEvents(prev, next, version)` turns one step of a task (as `foldFrame` made it) into the stream
  *   results that say it: the grown reply as an appended artifact chunk, a changed state as a status
  *   update (`final` in v0.3 on a final state).
@@ -15,6 +16,7 @@
  */
 import { z } from 'zod';
 import { sessionIdSchema } from '../session-id.ts';
+import { partsSchema } from './message-parts.ts';
 import { FINAL_STATES, parseTaskId, type TaskState, type TaskView } from './task-view.ts';
 
 export type A2aVersion = '1.0' | '0.3';
@@ -24,7 +26,7 @@ export const REPLY_ARTIFACT = 'reply';
 export const versionOf = (header: string | undefined): A2aVersion =>
   header !== undefined && /^1(\.|$)/.test(header.trim()) ? '1.0' : '0.3';
 
-const V1_STATE: Record<TaskState, string> = {
+export const V1_STATE: Record<TaskState, string> = {
   submitted: 'TASK_STATE_SUBMITTED',
   working: 'TASK_STATE_WORKING',
   'input-required': 'TASK_STATE_INPUT_REQUIRED',
@@ -32,10 +34,6 @@ const V1_STATE: Record<TaskState, string> = {
   failed: 'TASK_STATE_FAILED',
   canceled: 'TASK_STATE_CANCELED',
 };
-
-/** A v1.0 state name or a v0.3 one as ours (ListTasks' status filter). */
-export const stateFromWire = (s: string): TaskState | undefined =>
-  (Object.keys(V1_STATE) as TaskState[]).find((k) => k === s || V1_STATE[k] === s);
 
 const textPart = (text: string, v: A2aVersion) => (v === '1.0' ? { text } : { kind: 'text', text });
 
@@ -74,14 +72,13 @@ export function encodeTask(view: TaskView, v: A2aVersion, historyLength?: number
     message(view, 'user', view.request, v),
     ...(view.reply && FINAL_STATES.has(view.state) ? [message(view, 'agent', view.reply, v)] : []),
   ];
-  const kept = historyLength === undefined ? history : historyLength <= 0 ? [] : history.slice(-historyLength);
   return {
     ...(v === '0.3' && { kind: 'task' }),
     id: view.id,
     contextId: view.contextId,
     status: status(view, v),
     artifacts: view.reply ? [artifact(view.reply, v)] : [],
-    history: kept,
+    ...(historyLength === undefined ? { history } : historyLength > 0 && { history: history.slice(-historyLength) }),
   };
 }
 
@@ -129,30 +126,11 @@ export const taskIdSchema = z
     return ref === undefined || sessionIdSchema.safeParse(ref.contextId).success;
   }, 'must name a valid contextId (1-128 characters of well-formed Unicode without NUL)');
 
-const partSchema = z.looseObject({
-  kind: z.string().optional(),
-  text: z.string().optional(),
-  data: z.unknown().optional(),
-});
 export const incomingMessageSchema = z.looseObject({
   messageId: z.string().max(256).optional(),
   contextId: sessionIdSchema.optional(),
   taskId: taskIdSchema.optional(),
   role: z.string().optional(),
-  parts: z.array(partSchema).max(64),
+  parts: partsSchema,
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
-export type IncomingMessage = z.output<typeof incomingMessageSchema>;
-
-/** The text of a message (its text parts joined) and its data parts. */
-export function readMessage(m: IncomingMessage): { text: string; data: unknown[]; other: number } {
-  const texts: string[] = [];
-  const data: unknown[] = [];
-  let other = 0;
-  for (const p of m.parts) {
-    if (typeof p.text === 'string') texts.push(p.text);
-    else if (p.data !== undefined) data.push(p.data);
-    else other++;
-  }
-  return { text: texts.join('\n'), data, other };
-}

@@ -16,7 +16,8 @@
  *   of an allowed Origin (the preflight's on a preflight) and `Retry-After` on a window 429. Callers send them
  *   with every answer, success or refusal. (A 101 WebSocket upgrade cannot carry them; the engine writes it.)
  * - Route step: `route(limit)` runs only when every earlier step passed; it throws an AppError to refuse (a
- *   `MethodNotAllowed` answers 405 with `Allow`) or returns what the front needs (a route match, a slot).
+ *   `MethodNotAllowed` answers 405 with `Allow`, a `PathNotFound` 404) or returns what the front needs (a
+ *   route match, a slot).
  * - Body step: the body is read (`readBody`) only once the route step passed: a refused request's body is
  *   never held.
  * - `admit` never rejects for a refusal; it rejects only when the limiter itself fails (then no rate-limit
@@ -69,7 +70,7 @@ export type Verdict<R> =
   /** `principal`: who the request acts for (a key's, a token's, or `anonymous`). */
   | { outcome: 'admitted'; route: R; body: Buffer | undefined; headers: Headers; principal: Principal }
   | { outcome: 'preflight'; headers: Headers }
-  /** `status` is the table's status for `error.code`, except a MethodNotAllowed (405). */
+  /** `status` is the table's status for `error.code`, except a MethodNotAllowed (405) and a PathNotFound (404). */
   | { outcome: 'refused'; error: AppError; status: number | undefined; headers: Headers };
 
 /** A refusal whose HTTP status is 405 rather than the table's 400: `Allow` names the methods served. */
@@ -83,6 +84,13 @@ export class MethodNotAllowed extends AppError {
       issue: 'method not allowed',
       allow,
     });
+  }
+}
+
+/** A refusal of a path nothing serves under a prefix that answers 404 rather than the table's 400 (`/a2a/...`). */
+export class PathNotFound extends AppError {
+  constructor(path: string) {
+    super('INVALID_REQUEST', `Unknown route ${path}`, { issue: 'no such endpoint' });
   }
 }
 
@@ -129,6 +137,7 @@ export function createAdmission(deps: AdmissionDeps) {
         route = steps.route(limit);
       } catch (err) {
         if (err instanceof MethodNotAllowed) return refuse(err, { Allow: err.allow }, 405);
+        if (err instanceof PathNotFound) return refuse(err, {}, 404);
         if (err instanceof AppError) return refuse(err);
         throw err;
       }

@@ -36,13 +36,7 @@ export const tooLarge = (maxBytes: number) =>
  */
 export function parseJsonBody(raw: Buffer, contentType: string): unknown {
   if (raw.length === 0) return undefined;
-  const mime = contentType.split(';')[0]!.trim().toLowerCase();
-  if (mime !== 'application/json') {
-    throw new AppError('INVALID_REQUEST', 'Content-Type must be application/json', {
-      issue: `got "${contentType || '(none)'}"`,
-      suggestion: 'send the header Content-Type: application/json',
-    });
-  }
+  requireJsonType(contentType);
   const text = raw.toString('utf8');
   if (textTooDeep(text)) throw tooDeepError('request body');
   try {
@@ -50,6 +44,16 @@ export function parseJsonBody(raw: Buffer, contentType: string): unknown {
   } catch (e) {
     throw new AppError('INVALID_REQUEST', 'Malformed JSON in request body', { issue: (e as Error).message });
   }
+}
+
+/** Refuses (INVALID_REQUEST) a body declared as anything but `application/json` (or one of `more`). */
+export function requireJsonType(contentType: string, more: readonly string[] = []): void {
+  const mime = contentType.split(';')[0]!.trim().toLowerCase();
+  if (mime === 'application/json' || more.includes(mime)) return;
+  throw new AppError('INVALID_REQUEST', 'Content-Type must be application/json', {
+    issue: `got "${contentType || '(none)'}"`,
+    suggestion: 'send the header Content-Type: application/json',
+  });
 }
 
 export const tooDeepError = (what: string) =>

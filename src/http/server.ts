@@ -152,7 +152,15 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
         card: (origin) => cardFor(config, { host: new URL(origin).host }),
       })
     : undefined;
-  const a2aEndpoint = { config, sessionsOf, log, admission, clientIp, maxBodyBytes: limitsConfig.maxBodyBytes };
+  const a2aEndpoint = {
+    config,
+    sessionsOf,
+    log,
+    admission,
+    clientIp,
+    maxBodyBytes: limitsConfig.maxBodyBytes,
+    clock: deps.clock,
+  };
   const a2a = a2aFace ? createA2aEndpoint({ face: a2aFace, ...a2aEndpoint }) : undefined;
   const a2aRest = a2aFace ? createA2aRestEndpoint({ rest: createA2aRest(a2aFace), ...a2aEndpoint }) : undefined;
 
@@ -161,15 +169,14 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     : undefined;
   if (inspectWs) app.websocket('/inspect/ws', inspectWs.route);
   if (gateway) app.websocket('/', gateway.route);
-  // /mcp, /a2a and /a2a/rest have their own endpoints; REST (/api) and the pages answer everything else.
+  // /mcp, /a2a/rest and /a2a (with the unknown paths under /a2a/) have their own endpoints; REST (/api) and the pages
+  // answer everything else.
+  const isA2a = (path: string) => path === '/a2a' || path.startsWith('/a2a/');
   const serve: HttpHandler = (req, res) =>
-    (req.path === '/mcp'
-      ? mcp
-      : req.path === '/a2a' && a2a
-        ? a2a
-        : a2aRest && isA2aRestPath(req.path)
-          ? a2aRest
-          : rest)(req, res);
+    (req.path === '/mcp' ? mcp : a2aRest && isA2aRestPath(req.path) ? a2aRest : a2a && isA2a(req.path) ? a2a : rest)(
+      req,
+      res,
+    );
   app.http(serve);
 
   return {

@@ -17,7 +17,8 @@ import {
 } from './frames.ts';
 import type { ClientIp } from './ip.ts';
 import { rateLimitError, type LimitState, type Limits } from './limits.ts';
-import { parseInput, validateImage } from './validate.ts';
+import { validateImage } from '../conversation/image-data.ts';
+import { parseInput } from './validate.ts';
 import { hasScope } from '../auth/index.ts';
 import { upgradeCredential, type Principal, type Principals, type SessionAccess } from './auth.ts';
 import type { SessionsOf } from './route.ts';

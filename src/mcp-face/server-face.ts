@@ -60,7 +60,7 @@ import type { IdSource } from '../clock.ts';
 import type { McpCommands } from '../tools/index.ts';
 import { toErrorBody } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
-import { hopsOf } from '../tools/hops.ts';
+import { hopsOf, invalidHops } from '../tools/hops.ts';
 import { selfCapability } from '../tools/mcp/self-connection.ts';
 import { sessionIdSchema, unnamedSessionId, type SessionKey } from '../session-id.ts';
 
@@ -150,6 +150,13 @@ function parseArgs<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
   throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid arguments: ${problems}`);
 }
 
+/** The hop count of a request's `_meta`; a malformed one is invalid params, as on /a2a (src/tools/hops.ts). */
+function hopsIn(meta: Record<string, unknown> | undefined): number {
+  const hops = hopsOf(meta);
+  if (hops === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, invalidHops('_meta'));
+  return hops;
+}
+
 export function createServerFace(deps: ServerFaceDeps) {
   const { bus, card } = deps;
   const approvalRounds = createApprovalRounds({ bus, log: deps.log, key: deps.key });
@@ -235,7 +242,7 @@ export function createServerFace(deps: ServerFaceDeps) {
     const { persistent = false, mayApprove = persistent } = options;
     const { signal } = ctx.mcpReq;
     const { message, sessionId: requested } = parseArgs(chatInput, args);
-    const hops = hopsOf(meta);
+    const hops = hopsIn(meta);
     if (hops > deps.maxHops) {
       return text(
         `Refused: this call has passed through ${hops} agents; the limit is ${deps.maxHops} (server.mcp.maxHops).`,
@@ -325,7 +332,7 @@ export function createServerFace(deps: ServerFaceDeps) {
     if (!deps.exposeTools) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const known = (await bus.execute('mcp.modelTools', {})).some((t) => t.name === name);
     if (!known) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    const outcome = await bus.execute('mcp.callModelTool', { name, args: args ?? {}, signal, hops: hopsOf(meta) + 1 });
+    const outcome = await bus.execute('mcp.callModelTool', { name, args: args ?? {}, signal, hops: hopsIn(meta) + 1 });
     const data = outcome.result as Partial<CallToolResult> | undefined;
     // Encoded for the request's era (a non-object structuredContent is wrapped for 2025-era clients).
     if (outcome.success && Array.isArray(data?.content))

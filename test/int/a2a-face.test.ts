@@ -8,14 +8,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskState } from '@a2a-js/sdk';
-import { Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
-import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
-import { authed, data, foldArtifact, replyOf, send, text, userMessage } from '../support/a2a-sdk.ts';
+import type { Client } from '@a2a-js/sdk/client';
 import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import { ROOT } from '../support/paths.ts';
 import { hasRedisServer, startRedis } from '../support/redis.ts';
 import { until } from '../support/wait.ts';
 import type { RunningApp } from '../support/start-app.ts';
+import * as a2a from '../support/a2a-clients.ts';
+import { data, foldArtifact, listRequest, replyOf, send, text, userMessage } from '../support/a2a-clients.ts';
 
 const ALICE = 'alice-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdefgh';
@@ -38,19 +38,8 @@ const agentFile = () => ({
   llm: { timeoutMs: 10_000 },
 });
 
-/** A v1.0 client of the SDK, from the card at `app.url`. */
-const v1Client = (app: RunningApp, key = ALICE): Promise<Client> =>
-  new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ fetchImpl: authed(key) })],
-    }),
-  ).createFromUrl(app.url);
-
-/** A v0.3 client of the SDK (no `A2A-Version` header). */
-async function v03Client(app: RunningApp, key = ALICE): Promise<Client> {
-  const card = await (await v1Client(app, key)).getAgentCard();
-  return new Client(new LegacyJsonRpcTransport({ endpoint: `${app.url}/a2a`, fetchImpl: authed(key) }), card);
-}
+const v1Client = (app: RunningApp, key = ALICE): Promise<Client> => a2a.v1Client(app, key);
+const v03Client = (app: RunningApp, key = ALICE): Promise<Client> => a2a.v03Client(app, key);
 
 let app: RunningApp;
 beforeAll(async () => {
@@ -101,7 +90,7 @@ describe('v1.0', () => {
     const next = await send(client, [text('[[reply:Second]]')], { contextId: task.contextId });
     expect(next.contextId).toBe(task.contextId);
     expect(next.id).not.toBe(task.id);
-    const listed = await client.listTasks({ contextId: task.contextId } as any);
+    const listed = await client.listTasks(listRequest({ contextId: task.contextId }));
     expect(listed.tasks.map((t: any) => t.id)).toEqual([task.id, next.id]);
   });
 
@@ -168,7 +157,7 @@ describe('v1.0', () => {
     await send(client, [text('[[reply:later]] [[ttft:50]]')], { contextId: last.contextId });
     const got = await client.getTask({ id: last.taskId } as any);
     expect(got.status?.timestamp).toBe(last.status.timestamp);
-    const listed = await client.listTasks({ contextId: last.contextId } as any);
+    const listed = await client.listTasks(listRequest({ contextId: last.contextId }));
     expect(listed.tasks.find((t: any) => t.id === last.taskId)?.status?.timestamp).toBe(last.status.timestamp);
   });
 
@@ -207,7 +196,7 @@ describe('v1.0', () => {
     const sizes: number[] = [];
     let pageToken = '';
     do {
-      const page: any = await carol.listTasks({ pageSize: 2, pageToken } as any);
+      const page: any = await carol.listTasks(listRequest({ pageSize: 2, pageToken }));
       seen.push(...page.tasks.map((t: any) => t.id));
       sizes.push(page.totalSize);
       expect(page.totalSize).toBeGreaterThanOrEqual(seen.length + (page.nextPageToken === '' ? 0 : 1));
@@ -215,17 +204,19 @@ describe('v1.0', () => {
     } while (pageToken !== '');
     expect(seen).toEqual(expected);
     expect(sizes.at(-1)).toBe(5);
-    const one: any = await carol.listTasks({ contextId: 'list-a', pageSize: 2 } as any);
+    const one: any = await carol.listTasks(listRequest({ contextId: 'list-a', pageSize: 2 }));
     expect(one).toMatchObject({ totalSize: 3, pageSize: 2 });
     expect(one.tasks.map((t: any) => t.id)).toEqual(expected.slice(0, 2));
-    const rest: any = await carol.listTasks({ contextId: 'list-a', pageSize: 2, pageToken: one.nextPageToken } as any);
+    const rest: any = await carol.listTasks(
+      listRequest({ contextId: 'list-a', pageSize: 2, pageToken: one.nextPageToken }),
+    );
     expect(rest.tasks.map((t: any) => t.id)).toEqual(expected.slice(2, 3));
     expect(rest.nextPageToken).toBe('');
     // The token names carol's session: another principal, or another context, cannot use it.
     await expect(
-      (await v1Client(app, BOB)).listTasks({ pageSize: 2, pageToken: one.nextPageToken } as any),
+      (await v1Client(app, BOB)).listTasks(listRequest({ pageSize: 2, pageToken: one.nextPageToken })),
     ).rejects.toThrow(/pageToken/);
-    await expect(carol.listTasks({ contextId: 'list-b', pageToken: one.nextPageToken } as any)).rejects.toThrow(
+    await expect(carol.listTasks(listRequest({ contextId: 'list-b', pageToken: one.nextPageToken }))).rejects.toThrow(
       /pageToken/,
     );
   });
@@ -248,6 +239,11 @@ describe('v1.0', () => {
     const client = await v1Client(app);
     const asked = await send(client, [text('[[tool:echo {"message":"via a2a"}]]')]);
     expect(asked.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    // A message that answers nothing is invalid params: the task waits for a data part.
+    await expect(send(client, [text('yes please')], { taskId: asked.id })).rejects.toMatchObject({
+      envelopeCode: -32602,
+      message: expect.stringContaining('"approve"'),
+    });
     const done = await send(client, [data({ approve: true })], { taskId: asked.id, contextId: asked.contextId });
     expect(done.id).toBe(asked.id);
     expect(done.status.state).toBe(TaskState.TASK_STATE_COMPLETED);

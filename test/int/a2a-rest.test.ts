@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskState } from '@a2a-js/sdk';
 import { Client, ClientFactory, JsonRpcTransportFactory, RestTransportFactory } from '@a2a-js/sdk/client';
 import { LegacyRestTransport } from '@a2a-js/sdk/compat/v0_3/client';
-import { authed, data, foldArtifact, replyOf, send, text, userMessage } from '../support/a2a-sdk.ts';
+import { authed, data, foldArtifact, replyOf, send, text, userMessage } from '../support/a2a-clients.ts';
 import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import type { RunningApp } from '../support/start-app.ts';
 

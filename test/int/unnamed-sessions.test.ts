@@ -13,7 +13,7 @@ import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Clie
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Clock } from '../../src/clock.ts';
-import { authed } from '../support/a2a-sdk.ts';
+import { authed } from '../support/a2a-clients.ts';
 import { ALICE, namedKeys } from '../support/keyed-app.ts';
 import { roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';

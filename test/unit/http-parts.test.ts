@@ -6,7 +6,8 @@ import { createHostCheck } from '../../src/http/host-check.ts';
 import { formatIp } from '../../src/http/engine/index.ts';
 import { createConnectionCounter, createWindowLimiter } from '../../src/http/limits.ts';
 import { createRouter } from '../../src/http/router.ts';
-import { parseInput, validateImage } from '../../src/http/validate.ts';
+import { validateImage } from '../../src/conversation/image-data.ts';
+import { parseInput } from '../../src/http/validate.ts';
 import { z } from 'zod';
 
 const bytes = (...b: number[]) => new Uint8Array(b).buffer;

@@ -4,8 +4,10 @@
  *
  * Contracts:
  * - `/a2a` passes the admission chain like /mcp (Host/Origin, rate limit, auth with scope `chat`, body
- *   bounded by `maxBodyBytes` and JSON depth) and takes POST only (405, `Allow: POST`); a CORS
- *   preflight is answered 204 with A2A's headers allowed.
+ *   bounded by `maxBodyBytes` and JSON depth) and takes POST only (405, `Allow: POST`) of a JSON body
+ *   (`application/json` or `application/a2a+json`; else 415, like /mcp); a CORS preflight is answered
+ *   204 with A2A's headers allowed. Any other path under `/a2a/` it is given answers 404 in the REST
+ *   error envelope (after the same chain: an unknown caller still learns only 401).
  * - The version is the `A2A-Version` header (`1.0`; absent or other: 0.3). A JSON answer is always
  *   HTTP 200 with a JSON-RPC response (errors inside, `toA2aRpc`); refusals of the admission chain
  *   keep their HTTP status (401, 403, 429, ...) with a JSON-RPC error body. Streaming methods answer
@@ -23,20 +25,23 @@ import {
   type A2aFace,
   type A2aAnswer,
 } from '../../a2a-face/index.ts';
+import type { Clock } from '../../clock.ts';
 import type { AgentConfig } from '../../config/schema.ts';
 import { toA2aRpc } from '../../errors/index.ts';
 import type { Logger } from '../../log/index.ts';
 import { textTooDeep } from '../../json-depth.ts';
-import { MethodNotAllowed, type Admission } from '../admission.ts';
+import { MethodNotAllowed, PathNotFound, type Admission } from '../admission.ts';
 import { bearerKey } from '../auth.ts';
-import { readBody, tooDeepError } from '../body.ts';
+import { readBody, requireJsonType, tooDeepError } from '../body.ts';
 import type { ClientIp } from '../ip.ts';
 import { relayResponse } from '../relay.ts';
-import { jsonReply, rpcErrorReply, send } from '../respond.ts';
+import { errorReply, jsonReply, rpcErrorReply, send } from '../respond.ts';
 import { defineRoute, type Route, type SessionsOf } from '../route.ts';
 import { RESPONSES } from './shapes.ts';
 
 const A2A_HEADERS = ['Accept', 'A2A-Version', 'A2A-Extensions'];
+/** A2A's own JSON media type, taken beside `application/json`. */
+const A2A_JSON = 'application/a2a+json';
 
 export type CardConfig = Pick<AgentConfig, 'name' | 'description' | 'version' | 'a2a' | 'server'>;
 
@@ -121,6 +126,8 @@ export interface A2aEndpointDeps {
   admission: Admission;
   clientIp: ClientIp;
   maxBodyBytes: number;
+  /** Stamps the REST envelope of an unknown path. */
+  clock: Clock;
 }
 
 const encoder = new TextEncoder();
@@ -150,10 +157,14 @@ export function createA2aEndpoint(deps: A2aEndpointDeps) {
     const headers = req.headers as Record<string, string>;
     const host = headers.host ?? '';
     const ip = deps.clientIp(req);
+    const served = req.path === A2A_PATH;
     const body = method === 'POST' ? () => readBody(req, deps.maxBodyBytes) : undefined;
     const route = (): void => {
+      if (!served) throw new PathNotFound(req.path);
       if (method !== 'POST') throw new MethodNotAllowed(method, A2A_PATH, 'POST');
     };
+    const refusal = (err: unknown, status?: number) =>
+      served ? rpcErrorReply(err, status) : errorReply(err, deps.clock.now(), status);
     let principal: string | undefined;
     const run = async () => {
       const verdict = await deps.admission.admit(
@@ -168,10 +179,14 @@ export function createA2aEndpoint(deps: A2aEndpointDeps) {
         },
         { route, body },
       );
-      if (verdict.outcome === 'refused')
-        return send(res, rpcErrorReply(verdict.error, verdict.status), verdict.headers);
+      if (verdict.outcome === 'refused') return send(res, refusal(verdict.error, verdict.status), verdict.headers);
       if (verdict.outcome === 'preflight') return send(res, { status: 204, headers: {}, body: '' }, verdict.headers);
       principal = verdict.principal.name;
+      try {
+        requireJsonType(headers['content-type'] ?? '', [A2A_JSON]);
+      } catch (err) {
+        return send(res, rpcErrorReply(err, 415), verdict.headers);
+      }
       const text = (verdict.body ?? Buffer.alloc(0)).toString('utf8');
       if (textTooDeep(text)) return send(res, rpcErrorReply(tooDeepError('JSON-RPC message')), verdict.headers);
       let parsed: unknown;
