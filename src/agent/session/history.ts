@@ -9,7 +9,7 @@ import { userTurn } from '../../conversation/attachments.ts';
  *
  * - userMessage → `user` (with its image); assistantStep → `assistant` with its `toolCalls`;
  *   response → `assistant` with the last step's `text`; reasoning → given to the next assistant
- *   message of its turn (`reasoning`: the adapter of its API sends it back, src/llm); toolResult → `tool` answering `callId` with
+ *   message of its turn (`reasoning`, with the model and endpoint that gave it: sent back only to them, src/llm); toolResult → `tool` answering `callId` with
  *   `text` (what the model was given); toolCall and the approval events are audit only (the step
  *   already carries the calls, and a denied call gets a toolResult);
  *   reset → empty history.
@@ -159,7 +159,13 @@ function fold(state: Projection, e: SessionEvent, seq: number): void {
     case 'contextCompacted':
       return compact(state, e);
     case 'reasoning':
-      state.reasoning = { api: e.api, text: e.text, ...(e.replay && { replay: e.replay }) };
+      state.reasoning = {
+        api: e.api,
+        model: e.model,
+        ...(e.endpoint && { endpoint: e.endpoint }),
+        text: e.text,
+        ...(e.replay && { replay: e.replay }),
+      };
       return;
     case 'userMessage':
       answerOpen(state, INTERRUPTED_TOOL_RESULT);
