@@ -156,7 +156,8 @@ describe.each(APIS)('api %s against aimock', (api) => {
       code: 'AGENT_ERROR',
       details: { reason: 'unauthorized', status: 401 },
     });
-    // aimock answers a filtered Responses request `status: "failed"` (OpenAI: `incomplete`, reason content_filter): a failure either way.
+    // aimock answers a filtered Responses request `status: "failed"` with no error (its own mapping, not OpenAI's
+    // documented `incomplete` with reason content_filter, which model-api-failures tests): a failure either way.
     expect(await failureOf(ask('filtered'))).toMatchObject({
       code: 'AGENT_ERROR',
       details: { reason: api === 'responses' ? 'stream_error' : 'content_filter' },
