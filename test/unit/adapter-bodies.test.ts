@@ -87,7 +87,7 @@ describe.each(CASES)('reasoning on $api', ({ api, adapter, replay }) => {
   it.each([
     ['another model', from({}), 'other'],
     ['the same model name at another endpoint', from({ endpoint: 'https://gateway.example.com/v1' }), 'm'],
-    ['reasoning that does not say where it came from', from({ endpoint: undefined }), 'm'],
+    ['reasoning that does not say where it came from', { api, model: 'm', text: 'hmm', replay: [replay] }, 'm'],
     ['another API', from({ api: api === 'messages' ? 'responses' : 'messages' }), 'm'],
   ])('is never sent to %s', (_, reasoning, model) => {
     expect(sent(reasoning, model)).not.toContain(JSON.stringify(replay));
