@@ -11,6 +11,7 @@ import { createLlmClient } from '../../src/llm/index.ts';
 import type { ChatMessage, ModelStep, ToolDefinition } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { startMockLlm, toolTurnRules } from '../support/mock-llm.ts';
+import { failureOf } from '../support/failure.ts';
 
 const log = createLogger('silent');
 const tools: ToolDefinition[] = [
@@ -21,11 +22,6 @@ const tools: ToolDefinition[] = [
   },
 ];
 const system: ChatMessage = { role: 'system', content: 'You are a test.' };
-const failureOf = (p: Promise<unknown>) =>
-  p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
 const APIS = ['chat', 'responses', 'messages'] as const;
 
 let mock: LLMock;

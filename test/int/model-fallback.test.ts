@@ -12,13 +12,9 @@ import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api, requestsWith, roomyLimits } from '../support/messaging.ts';
 import { fixturePath } from '../support/paths.ts';
 import { appPool } from '../support/start-app.ts';
+import { failureOf } from '../support/failure.ts';
 
 const log = createLogger('silent');
-const failureOf = (p: Promise<unknown>) =>
-  p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
 const ask = (content: string) => ({
   messages: [
     { role: 'system', content: 'test' },
