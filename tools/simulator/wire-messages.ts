@@ -7,8 +7,8 @@
  * - Reasoning is a `thinking` block with a signature the simulator can check, bound to the model
  *   that thought it (`thinkingSignature`); a request whose thinking block carries another signature
  *   (another model's included) is refused 400 as Anthropic refuses one ("Invalid `signature` in
- *   `thinking` block"), and so is a tool loop
- *   with `thinking` enabled whose last assistant message does not start with its thinking block.
+ *   `thinking` block"), and so is a tool loop with `thinking` enabled whose last assistant message
+ *   does not start with its thinking block.
  * - Prompt caching is simulated by MessagesCache (messages-cache.ts).
  */
 import { createHash } from 'node:crypto';
@@ -153,11 +153,9 @@ export function thinkingProblem(body: MessagesBody, reasoning: string | undefine
   return `messages.${last - 1}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first?.type ?? 'nothing'}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block.`;
 }
 
-type Usage = CacheUsage;
-
 const sse = (type: string, data: Record<string, unknown>): string =>
   `event: ${type}\ndata: ${json({ type, ...data })}\n\n`;
-const usageJson = (u: Usage, output: number) => ({
+const usageJson = (u: CacheUsage, output: number) => ({
   input_tokens: u.input,
   cache_creation_input_tokens: u.written,
   cache_read_input_tokens: u.read,
@@ -216,7 +214,12 @@ const stopReason = (reply: Reply) =>
         ? 'tool_use'
         : 'end_turn';
 
-export function messagesStream(body: ChatRequestBody, reply: Reply, ctx: RenderContext, usage: Usage): StreamFrames {
+export function messagesStream(
+  body: ChatRequestBody,
+  reply: Reply,
+  ctx: RenderContext,
+  usage: CacheUsage,
+): StreamFrames {
   const message = {
     id: `msg_sim_${ctx.id}`,
     type: 'message',
@@ -258,7 +261,7 @@ export function messagesStream(body: ChatRequestBody, reply: Reply, ctx: RenderC
   return { head, pieces, tail };
 }
 
-export function messagesWhole(body: ChatRequestBody, reply: Reply, ctx: RenderContext, usage: Usage): string {
+export function messagesWhole(body: ChatRequestBody, reply: Reply, ctx: RenderContext, usage: CacheUsage): string {
   const blocks = replyBlocks(body.model, reply, ctx);
   const output = blocks.reduce((n, b) => n + b.deltas.length, 0);
   return json({
