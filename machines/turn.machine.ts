@@ -307,6 +307,7 @@ export const turnMachine = setup({
             type: 'reasoning',
             turnId: context.key.turnId,
             model: context.model,
+            ...(r.endpoint && { endpoint: r.endpoint }),
             api: r.api,
             text: r.text,
             ...(r.replay && { replay: r.replay }),

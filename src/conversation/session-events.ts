@@ -40,10 +40,11 @@
  *   session's totals (how `GET /api/sessions` lists sessions that are not in memory).
  * - `reasoning` (added within version 3, a new type: no upcast) is what the model reasoned before a
  *   step, stored just before that step's `assistantStep` or `response`: `text` for people (its
- *   frame), `api` the model API that produced it, and `replay` the opaque items that API needs
- *   back (Anthropic thinking blocks with signatures, Responses reasoning items with
- *   `encrypted_content`); the history gives it to the next assistant message, and only an adapter
- *   of the same `api` sends it (src/llm). Exports leave it out unless asked.
+ *   frame), `api` the model API that produced it, `model` and `endpoint` (optional: the origin and
+ *   path of the base URL it was reached at) the model that did, and `replay` the opaque items that
+ *   API needs back (Anthropic thinking blocks with signatures, Responses reasoning items with
+ *   `encrypted_content`); the history gives it to the next assistant message, and it is sent back
+ *   only to the same api, model and endpoint (src/llm). Exports leave it out unless asked.
  * - Usage may carry `cachedTokens` (read from the provider's prompt cache) and `cacheWriteTokens`
  *   (written to it), both already counted in `promptTokens`; `assistantStep` and `response` may
  *   carry `fallbacks`: the models (llm.fallback) that failed before the one named in `model` answered.
@@ -116,6 +117,7 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     type: z.literal('reasoning'),
     turnId,
     model: z.string(),
+    endpoint: z.string().optional(),
     api: modelApi,
     text: z.string(),
     replay: z.array(z.record(z.string(), z.unknown())).optional(),

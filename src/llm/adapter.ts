@@ -10,10 +10,10 @@
  *   `build` gives the step; `size` counts reply characters so far (text and tool arguments).
  *   An API error carried inside the stream is thrown from `add` as the SDK's APIError.
  * - `whole` turns a non-streamed answer into the same step a stream of it would give.
- * - Reasoning comes back as `step.reasoning` tagged with the adapter's api; an adapter sends
- *   reasoning back (`replay`) only when its api wrote it.
+ * - Reasoning comes back as `step.reasoning` tagged with the adapter's api (the client adds the
+ *   model and endpoint); an adapter sends reasoning back only to where it came from (replayFor).
  */
-import type { ModelApi, ModelStep, ToolDefinition, ChatMessage, Usage } from './types.ts';
+import type { ModelApi, ModelStep, ToolDefinition, ChatMessage, StepReasoning, Usage } from './types.ts';
 
 /** What one request asks, as the adapter writes it. */
 export interface RequestSpec {
@@ -54,6 +54,27 @@ export interface AdapterOptions {
   maxOutputTokens: number;
   /** The key, for APIs that take it in their own header (messages: `x-api-key`). */
   apiKey: string;
+  /** Where the model is reached (endpointOf its base URL): reasoning from elsewhere is not sent back. */
+  endpoint: string;
+}
+
+/**
+ * The opaque reasoning items an assistant message sends back to `model` at `endpoint` over `api`:
+ * its own items only when the same api, model name and endpoint wrote them, else none. Encrypted
+ * reasoning (Responses `encrypted_content`) and thinking signatures (Messages) are checked by the
+ * deployment that issued them: another model, or the same name behind another endpoint (another
+ * provider, a gateway, an `llm.fallback` entry), refuses them with a 400, which fails the turn,
+ * while a model without them just reasons afresh. The endpoint is the base URL's origin and path,
+ * since that names the deployment; the key is never stored, so it is not compared.
+ */
+export function replayFor(
+  reasoning: StepReasoning | undefined,
+  api: ModelApi,
+  model: string,
+  endpoint: string,
+): readonly Record<string, unknown>[] {
+  if (reasoning?.api !== api || reasoning.model !== model || reasoning.endpoint !== endpoint) return [];
+  return reasoning.replay ?? [];
 }
 
 /** Thrown when the caller's `onText` throws, so the client can hand back the caller's own error. */

@@ -26,7 +26,7 @@ export function createChatEncoder(
   const list = createListEncoder(chatCodec);
   return ({ model, messages, tail, tools, maxTokens }) => {
     const parts: (string | Buffer)[] = [`{"model":${JSON.stringify(model)},"messages":[`];
-    list(parts, { messages, tail });
+    list(parts, { model, messages, tail });
     let rest = options.stream ? '],"stream":true,"stream_options":{"include_usage":true}' : ']';
     if (tools.length > 0) rest += `,"tools":${JSON.stringify(toOpenAiTools(tools))}`;
     rest += optionalKeys({

@@ -16,6 +16,8 @@
  * - Aborting `signal` rejects with a DOMException named 'AbortError'; every other failure is
  *   AppError('AGENT_ERROR') (see failures.ts); an exception from `onText` rejects as itself.
  * - `llm.stream: false`: one request, the whole reply; `onText` gets its text once.
+ * - A step names the model that answered; its reasoning also the endpoint (endpointOf the base
+ *   URL), so it goes back to that model only (adapter.ts, replayFor).
  * - The API key reaches only the SDK; it is never logged nor put in errors. `llm.headers` go
  *   with every request.
  */
@@ -29,6 +31,7 @@ import { emitText, TextCallbackError, type Adapter } from './adapter.ts';
 import type { Logger } from '../log/index.ts';
 import {
   contentFilterFailure,
+  endpointOf,
   isRetryable,
   retryDelayMs,
   scrub,
@@ -104,6 +107,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     logger: { error: sdkLog('error'), warn: sdkLog('warn'), info: sdkLog('info'), debug: sdkLog('debug') },
   });
 
+  const endpoint = endpointOf(resolved.baseURL);
   const adapter: Adapter = adapterFor(llm, {
     stream: llm.stream,
     temperature: llm.temperature,
@@ -111,6 +115,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     reasoning: llm.reasoning,
     maxOutputTokens: contextLimitsOf(llm).maxOutputTokens,
     apiKey: resolved.apiKey,
+    endpoint,
   });
   const headers = { 'content-type': 'application/json', ...llm.headers, ...adapter.headers };
   const newId = () => `call_${randomUUID()}`;
@@ -208,6 +213,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
             }
             observed?.({ ok: true, retries, usage: step.usage });
             step.model = model;
+            if (step.reasoning) Object.assign(step.reasoning, { model, endpoint });
             return step;
           } catch (e) {
             stopWatching();

@@ -181,10 +181,11 @@ function rootCause(e: unknown): string {
   return cur instanceof Error ? cur.message : String(cur);
 }
 
-function endpoint(baseURL: string): string {
+/** Where `baseURL` points, without credentials, query or a trailing slash (safe to log and store). */
+export function endpointOf(baseURL: string): string {
   try {
     const url = new URL(baseURL);
-    return url.origin + url.pathname;
+    return (url.origin + url.pathname).replace(/\/+$/, '');
   } catch {
     return 'the configured baseURL';
   }
@@ -197,7 +198,7 @@ export function toAgentError(e: unknown, facts: RequestFacts, retries = 0): AppE
   if (e instanceof APIConnectionError) {
     const cause = scrub(rootCause(e), facts.apiKey);
     return failure(
-      `could not reach the model provider at ${endpoint(facts.baseURL)} (${cause})${after}`,
+      `could not reach the model provider at ${endpointOf(facts.baseURL)} (${cause})${after}`,
       facts,
       'connection',
     );

@@ -10,12 +10,23 @@
  *   tool, and the last block of the history, which only grows, so the next step reads it back.
  * - With `reasoning`, thinking is enabled (a budget from `budgetTokens` or `effort`; temperature
  *   is then left out, as the API requires); thinking blocks come back with their signatures and
- *   are sent back, unchanged and first, in the assistant message they preceded.
+ *   are sent back, unchanged and first, in the assistant message they preceded, to the model and
+ *   endpoint that wrote them only (replayFor). A tool loop another model began goes on without
+ *   thinking (loopWithoutThinking).
  * - `max_tokens` is required: the request's, else the model's reply room (AdapterOptions).
  * - The key goes in `x-api-key` (no Authorization header), with `anthropic-version: 2023-06-01`.
  */
 import { APIError } from 'openai';
-import { emitText, optionalKeys, usageOf, type Adapter, type AdapterOptions, type StepFolder } from './adapter.ts';
+import {
+  emitText,
+  optionalKeys,
+  replayFor,
+  usageOf,
+  type Adapter,
+  type AdapterOptions,
+  type RequestSpec,
+  type StepFolder,
+} from './adapter.ts';
 import { concatUtf8, createListEncoder, type MessageCodec } from './request-body.ts';
 import type { ChatMessage, ModelStep } from './types.ts';
 
@@ -39,7 +50,7 @@ function input(args: string): string {
   }
 }
 
-function blocks(m: ChatMessage): string {
+function blocks(m: ChatMessage, model: string, endpoint: string): string {
   switch (m.role) {
     case 'system':
       return text(m.content || EMPTY);
@@ -53,7 +64,7 @@ function blocks(m: ChatMessage): string {
     }
     case 'assistant': {
       const out: string[] = [];
-      if (m.reasoning?.api === 'messages') for (const block of m.reasoning.replay ?? []) out.push(json(block));
+      for (const block of replayFor(m.reasoning, 'messages', model, endpoint)) out.push(json(block));
       if (m.content) out.push(text(m.content));
       for (const c of m.toolCalls ?? [])
         out.push(`{"type":"tool_use","id":${json(c.id)},"name":${json(c.name)},"input":${input(c.arguments)}}`);
@@ -65,13 +76,27 @@ function blocks(m: ChatMessage): string {
   }
 }
 
-export const messagesCodec: MessageCodec = {
-  fragment(m, prev) {
-    if (prev && side(prev) === side(m)) return `,${blocks(m)}`;
-    return `${prev ? ']},' : ''}{"role":"${side(m)}","content":[${blocks(m)}`;
+const messagesCodec = (endpoint: string): MessageCodec => ({
+  fragment(m, prev, model) {
+    if (prev && side(prev) === side(m)) return `,${blocks(m, model, endpoint)}`;
+    return `${prev ? ']},' : ''}{"role":"${side(m)}","content":[${blocks(m, model, endpoint)}`;
   },
   close: (last) => (last ? ']}' : ''),
-};
+});
+
+/**
+ * Whether the request continues a tool loop (it ends with tool results) whose assistant message has
+ * no thinking to send back to `model` (another model began it, see replayFor): a turn keeps one
+ * thinking mode, so thinking then stays off until the loop ends.
+ */
+function loopWithoutThinking({ messages, tail = [], model }: RequestSpec, endpoint: string): boolean {
+  const at = (i: number) => (i < messages.length ? messages[i] : tail[i - messages.length]);
+  let i = messages.length + tail.length - 1;
+  if (at(i)?.role !== 'tool') return false;
+  while (at(i)?.role === 'tool') i--;
+  const m = at(i);
+  return m?.role === 'assistant' && replayFor(m.reasoning, 'messages', model, endpoint).length === 0;
+}
 
 interface Block {
   type: string;
@@ -221,7 +246,7 @@ class MessagesFolder implements StepFolder {
 }
 
 export function messagesAdapter(options: AdapterOptions): Adapter {
-  const list = createListEncoder(messagesCodec);
+  const list = createListEncoder(messagesCodec(options.endpoint));
   const { reasoning, cache } = options;
   const budget = reasoning ? (reasoning.budgetTokens ?? BUDGETS[reasoning.effort ?? 'medium']) : undefined;
   return {
@@ -229,7 +254,9 @@ export function messagesAdapter(options: AdapterOptions): Adapter {
     path: '/messages',
     headers: { 'x-api-key': options.apiKey, authorization: null, 'anthropic-version': ANTHROPIC_VERSION },
     stream: options.stream,
-    encode({ model, messages, tail, tools, maxTokens }) {
+    encode(spec) {
+      const { model, messages, tail, tools, maxTokens } = spec;
+      const thinking = budget !== undefined && !loopWithoutThinking(spec, options.endpoint);
       const maxTokensSent = Math.max(maxTokens ?? options.maxOutputTokens, budget === undefined ? 1 : budget + 1024);
       let head = `{"model":${json(model)},"max_tokens":${maxTokensSent}`;
       const system = messages[0]?.role === 'system' ? messages[0].content : '';
@@ -242,16 +269,16 @@ export function messagesAdapter(options: AdapterOptions): Adapter {
       }
       const parts: (string | Buffer)[] = [`${head},"messages":[`];
       list(parts, {
+        model,
         messages,
         from: messages[0]?.role === 'system' ? 1 : 0,
         tail,
         markLast: cache ? EPHEMERAL : undefined,
       });
       let rest = `]${options.stream ? ',"stream":true' : ''}`;
-      rest +=
-        budget === undefined
-          ? optionalKeys({ temperature: options.temperature })
-          : `,"thinking":{"type":"enabled","budget_tokens":${budget}}`;
+      rest += thinking
+        ? `,"thinking":{"type":"enabled","budget_tokens":${budget}}`
+        : optionalKeys({ temperature: options.temperature });
       parts.push(`${rest}}`);
       return concatUtf8(parts);
     },

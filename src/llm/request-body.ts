@@ -11,7 +11,8 @@
  * Contracts:
  * - A codec says how one message is written after the one before it (`fragment`); the list's text
  *   is the fragments of every message in order, then `close`. A fragment depends only on its
- *   message and the one before, so kept bytes stay exact as the list grows.
+ *   message, the one before and the request's model, so kept bytes (per array and model) stay
+ *   exact as the list grows.
  * - An array handed in again holds the same messages as before, possibly with more appended (a
  *   shorter one is encoded afresh); callers never change a message or an element in place.
  * - `markLast` is written just before the final character of the list's last fragment (which then
@@ -23,13 +24,15 @@
 import type { ChatMessage } from './types.ts';
 
 export interface MessageCodec {
-  /** `m` in the API's list, with what joins it to `prev` (undefined: `m` comes first). */
-  fragment(m: ChatMessage, prev: ChatMessage | undefined): string;
+  /** `m` in the API's list, with what joins it to `prev` (undefined: `m` comes first), for a request to `model`. */
+  fragment(m: ChatMessage, prev: ChatMessage | undefined, model: string): string;
   /** Ends the list after `last` (undefined: the list is empty). */
   close?(last: ChatMessage | undefined): string;
 }
 
 export interface ListParams {
+  /** The model the request goes to (a fragment may depend on it: reasoning goes back to its own model only). */
+  model: string;
   messages: readonly ChatMessage[];
   /** Messages of `messages` before this index are not part of the list (a system prompt sent apart). */
   from?: number;
@@ -38,8 +41,9 @@ export interface ListParams {
   markLast?: string | undefined;
 }
 
-/** The encoded messages of one array from `from` on: up to `count`, in `bytes[0, length)`. */
+/** The encoded messages of one array from `from` on, for `model`: up to `count`, in `bytes[0, length)`. */
 interface Encoded {
+  model: string;
   from: number;
   count: number;
   bytes: Buffer;
@@ -83,33 +87,33 @@ export function createListEncoder(codec: MessageCodec): (parts: (string | Buffer
   const encoded = new WeakMap<readonly ChatMessage[], Encoded | typeof TOO_LONG>();
 
   /** The kept fragments of `messages` from `from` on, brought up to date; undefined when too long to keep. */
-  const keptBytes = (messages: readonly ChatMessage[], from: number): Buffer | undefined => {
+  const keptBytes = (messages: readonly ChatMessage[], from: number, model: string): Buffer | undefined => {
     let done = encoded.get(messages);
     if (done === TOO_LONG) return undefined;
-    if (!done || done.count > messages.length || done.from !== from) {
-      done = { from, count: from, bytes: Buffer.allocUnsafe(1024), length: 0 };
+    if (!done || done.count > messages.length || done.from !== from || done.model !== model) {
+      done = { model, from, count: from, bytes: Buffer.allocUnsafe(1024), length: 0 };
       encoded.set(messages, done);
     }
     for (let i = done.count; i < messages.length; i++)
-      appendText(done, codec.fragment(messages[i] as ChatMessage, i > from ? messages[i - 1] : undefined));
+      appendText(done, codec.fragment(messages[i] as ChatMessage, i > from ? messages[i - 1] : undefined, model));
     done.count = messages.length;
     if (done.length > MAX_KEPT_BYTES) encoded.set(messages, TOO_LONG);
     return done.bytes.subarray(0, done.length);
   };
 
-  return (parts, { messages, from = 0, tail = [], markLast }) => {
+  return (parts, { model, messages, from = 0, tail = [], markLast }) => {
     const first = parts.length;
     let prev: ChatMessage | undefined;
     if (messages.length > from) {
-      const kept = keptBytes(messages, from);
+      const kept = keptBytes(messages, from, model);
       if (kept) parts.push(kept);
       else
         for (let i = from; i < messages.length; i++)
-          parts.push(codec.fragment(messages[i] as ChatMessage, i > from ? messages[i - 1] : undefined));
+          parts.push(codec.fragment(messages[i] as ChatMessage, i > from ? messages[i - 1] : undefined, model));
       prev = messages[messages.length - 1];
     }
     for (const m of tail) {
-      parts.push(codec.fragment(m, prev));
+      parts.push(codec.fragment(m, prev, model));
       prev = m;
     }
     if (markLast !== undefined) mark(parts, first, markLast);

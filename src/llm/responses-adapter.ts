@@ -7,7 +7,7 @@
  * - History maps to input items: system/user/assistant messages, an assistant's calls as
  *   `function_call` items after its text, tool results as `function_call_output` items.
  * - Reasoning items come back with `encrypted_content` (`include`), and are sent back before the
- *   assistant message they preceded when the history's reasoning is this API's and carries it (an
+ *   assistant message they preceded when this API, model and endpoint wrote them (replayFor; an
  *   item without it cannot be resolved by a server that stores nothing).
  * - Streamed: text from `response.output_text.delta`, calls from `response.output_item.*` and
  *   `response.function_call_arguments.delta`, reasoning from `response.reasoning_summary_text.delta`
@@ -15,13 +15,21 @@
  *   `response.completed` / `response.incomplete`; `response.failed` and `error` throw as APIError.
  */
 import { APIError } from 'openai';
-import { emitText, optionalKeys, usageOf, type Adapter, type AdapterOptions, type StepFolder } from './adapter.ts';
+import {
+  emitText,
+  optionalKeys,
+  replayFor,
+  usageOf,
+  type Adapter,
+  type AdapterOptions,
+  type StepFolder,
+} from './adapter.ts';
 import { concatUtf8, createListEncoder, type MessageCodec } from './request-body.ts';
 import type { ChatMessage, ModelStep, ToolCallRequest } from './types.ts';
 
 const json = JSON.stringify;
 
-function items(m: ChatMessage): string {
+function items(m: ChatMessage, model: string, endpoint: string): string {
   switch (m.role) {
     case 'system':
       return `{"role":"system","content":${json(m.content)}}`;
@@ -34,7 +42,7 @@ function items(m: ChatMessage): string {
     }
     case 'assistant': {
       const out: string[] = [];
-      if (m.reasoning?.api === 'responses') for (const item of m.reasoning.replay ?? []) out.push(json(item));
+      for (const item of replayFor(m.reasoning, 'responses', model, endpoint)) out.push(json(item));
       const calls = m.toolCalls ?? [];
       if (m.content !== '' || calls.length === 0) out.push(`{"role":"assistant","content":${json(m.content)}}`);
       for (const c of calls)
@@ -48,7 +56,9 @@ function items(m: ChatMessage): string {
   }
 }
 
-export const responsesCodec: MessageCodec = { fragment: (m, prev) => (prev ? ',' : '') + items(m) };
+const responsesCodec = (endpoint: string): MessageCodec => ({
+  fragment: (m, prev, model) => (prev ? ',' : '') + items(m, model, endpoint),
+});
 
 interface ResponseUsage {
   input_tokens: number;
@@ -212,7 +222,7 @@ class ResponsesFolder implements StepFolder {
 }
 
 export function responsesAdapter(options: AdapterOptions): Adapter {
-  const list = createListEncoder(responsesCodec);
+  const list = createListEncoder(responsesCodec(options.endpoint));
   const effort = options.reasoning?.effort;
   const rest = optionalKeys({ temperature: options.temperature, reasoning: effort && { effort, summary: 'auto' } });
   return {
@@ -222,7 +232,7 @@ export function responsesAdapter(options: AdapterOptions): Adapter {
     stream: options.stream,
     encode({ model, messages, tail, tools, maxTokens }) {
       const parts: (string | Buffer)[] = [`{"model":${json(model)},"input":[`];
-      list(parts, { messages, tail });
+      list(parts, { model, messages, tail });
       let end = `],"store":false,"include":["reasoning.encrypted_content"]${options.stream ? ',"stream":true' : ''}`;
       if (tools.length > 0)
         end += `,"tools":${json(tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.parameters, strict: false })))}`;

@@ -2,7 +2,7 @@
  * Token budgets (issue 24, item 5) through the real service against the simulator's usage figures:
  * a turn past `turnTokens` is stopped between its steps, and once a session has used
  * `sessionTokens` its next turn is refused before any model request; both with AGENT_ERROR,
- * `details.reason: "token_budget"`, the limit and what was used.
+ * `details.reason: "token_budget"`, the limit and what was used. Prompt-cache tokens count.
  */
 import { describe, expect, it } from 'vitest';
 import { api, requestsWith, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
@@ -34,6 +34,30 @@ describe('token budgets', () => {
     expect((await api(app.url, 'POST', '/api/message-sync', { sessionId: 'small', message: 'small' })).status).toBe(
       200,
     );
+  });
+
+  it('counts prompt tokens read from or written to the prompt cache (api: messages)', async () => {
+    const echo = { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] };
+    const app = await env.apps.start(
+      { mcpServers: { echo }, server: roomyLimits, llm: { api: 'messages', budget: { turnTokens: 900 } } },
+      { modelUrl: env.sim.url },
+    );
+    // The first request (~550 tokens) is written to the prompt cache whole, so its `input_tokens`
+    // are a few; its tool call is short. Only counting the cache-write tokens makes the second
+    // request (~570 tokens) pass the turn's budget.
+    const reply = await api(app.url, 'POST', '/api/message-sync', {
+      sessionId: 'cached',
+      message: `budget-cache ${'word '.repeat(400)} [[tool:echo {"message":"hi"}]]`,
+    });
+    expect(reply.status).toBe(500);
+    expect(reply.body.error.details).toMatchObject({ reason: 'token_budget', budget: 'turn', limit: 900 });
+    expect(requestsWith(env.sim, 'budget-cache')).toHaveLength(1);
+    const listed = await api(app.url, 'GET', '/api/sessions');
+    const usage = (listed.body.sessions as { id: string; usage?: Record<string, number> }[]).find(
+      (x) => x.id === 'cached',
+    )?.usage;
+    expect(usage?.cacheWriteTokens).toBeGreaterThan(400);
+    expect(reply.body.error.details.used).toBe(usage?.totalTokens);
   });
 
   it('refuses a turn before its first request once the session has used sessionTokens', async () => {

@@ -12,6 +12,7 @@ import {
   type WireContentPart,
 } from '../../tools/simulator/index.ts';
 import { until } from '../support/wait.ts';
+import { failureOf } from '../support/failure.ts';
 
 const API_KEY = 'sk-test-very-secret-key-0123456789';
 let sim: Simulator;
@@ -57,11 +58,6 @@ const ask = (text: string, extra: Partial<ModelRequest> = {}): ModelRequest => (
   tools,
   ...extra,
 });
-const failureOf = (p: Promise<unknown>) =>
-  p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
 
 describe('LlmClient against the model simulator', () => {
   it('streams text: onText pieces join to the step text, with usage and the request shape', async () => {

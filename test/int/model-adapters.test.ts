@@ -10,6 +10,7 @@ import { createLlmClient } from '../../src/llm/index.ts';
 import type { ChatMessage, ModelStep, ToolDefinition } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { failureOf } from '../support/failure.ts';
 
 const log = createLogger('silent');
 const tools: ToolDefinition[] = [
@@ -20,11 +21,6 @@ const tools: ToolDefinition[] = [
   },
 ];
 const system: ChatMessage = { role: 'system', content: 'You are a test.' };
-const failureOf = (p: Promise<unknown>) =>
-  p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
 let sim: Simulator;
 beforeAll(async () => {
   sim = await startSimulator();

@@ -3,13 +3,17 @@
  * real tool server (server-everything over stdio) and the simulator (then @copilotkit/aimock) run
  * a multi-step tool conversation with reasoning; the reasoning is a durable frame, goes back to the model in its
  * API's form (the simulator refuses a Messages tool loop without its signed thinking block), and
- * is left out of an export unless asked; Messages prompt caching shows in the usage.
+ * is left out of an export unless asked; Messages prompt caching shows in the usage. And the issue's
+ * first failure, end to end: a server that answers tool calls only unstreamed (@dwmkerr/mock-llm)
+ * runs a tool turn with `llm.stream: false`.
  */
 import { LLMock } from '@copilotkit/aimock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { until } from '../support/wait.ts';
 import { api, everythingStdio, roomyLimits, turnFrames } from '../support/messaging.ts';
+import { startMockLlm, toolTurnRules } from '../support/mock-llm.ts';
+import { fixturePath } from '../support/paths.ts';
 import { appPool } from '../support/start-app.ts';
 import { connectWs, type WsClient } from '../support/ws-client.ts';
 
@@ -174,4 +178,30 @@ describe('against aimock', () => {
       expect(frames.at(-1)?.data).toMatchObject({ content: 'Echoed it.', model: 'claude-sonnet-4-5' });
     },
   );
+});
+
+describe('against @dwmkerr/mock-llm, llm.stream: false', () => {
+  let mockLlm: Awaited<ReturnType<typeof startMockLlm>>;
+  beforeAll(async () => {
+    mockLlm = await startMockLlm(
+      toolTurnRules('echo', '{"message":"Oslo"}', 'The tool said: {{jmes request body.messages[-1].content}}'),
+    );
+  });
+  afterAll(() => mockLlm.close());
+
+  it('runs a tool turn through the real service over REST: the call, its result, the answer', async () => {
+    const echo = { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] };
+    const svc = await apps.start(
+      { mcpServers: { echo }, server: roomyLimits, llm: { model: 'gpt-4', stream: false } },
+      { modelUrl: mockLlm.url },
+    );
+    const reply = await api(svc.url, 'POST', '/api/message-sync', { sessionId: 'mock-llm', message: 'Echo Oslo' });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(reply.body.response).toBe('The tool said: fixture echo: Oslo');
+    const history = await api(svc.url, 'GET', '/api/sessions/mock-llm/history');
+    const frames = history.body.events as { event: string; data: Record<string, unknown> }[];
+    expect(frames.map((f) => f.event)).toEqual(['userMessage', 'toolCall', 'toolResult', 'response']);
+    expect(frames[1]?.data).toMatchObject({ toolName: 'echo', callId: 'call_1', args: { message: 'Oslo' } });
+    expect(frames[2]?.data).toMatchObject({ success: true, callId: 'call_1' });
+  });
 });

@@ -4,15 +4,14 @@
  * tests) for streamed and whole text, tool calls, reasoning, errors and usage; @dwmkerr/mock-llm
  * for a server that answers tool calls only unstreamed.
  */
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { LLMock } from '@copilotkit/aimock';
-import { createServer as createMockLlm } from '@dwmkerr/mock-llm/dist/server.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llmSchema, type LlmConfig } from '../../src/config/schema.ts';
 import { createLlmClient } from '../../src/llm/index.ts';
 import type { ChatMessage, ModelStep, ToolDefinition } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/log/index.ts';
+import { startMockLlm, toolTurnRules } from '../support/mock-llm.ts';
+import { failureOf } from '../support/failure.ts';
 
 const log = createLogger('silent');
 const tools: ToolDefinition[] = [
@@ -23,11 +22,6 @@ const tools: ToolDefinition[] = [
   },
 ];
 const system: ChatMessage = { role: 'system', content: 'You are a test.' };
-const failureOf = (p: Promise<unknown>) =>
-  p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
 const APIS = ['chat', 'responses', 'messages'] as const;
 
 let mock: LLMock;
@@ -156,7 +150,8 @@ describe.each(APIS)('api %s against aimock', (api) => {
       code: 'AGENT_ERROR',
       details: { reason: 'unauthorized', status: 401 },
     });
-    // aimock answers a filtered Responses request `status: "failed"` (OpenAI: `incomplete`, reason content_filter): a failure either way.
+    // aimock answers a filtered Responses request `status: "failed"` with no error (its own mapping, not OpenAI's
+    // documented `incomplete` with reason content_filter, which model-api-failures tests): a failure either way.
     expect(await failureOf(ask('filtered'))).toMatchObject({
       code: 'AGENT_ERROR',
       details: { reason: api === 'responses' ? 'stream_error' : 'content_filter' },
@@ -165,56 +160,17 @@ describe.each(APIS)('api %s against aimock', (api) => {
 });
 
 describe('a server that answers tool calls only unstreamed (@dwmkerr/mock-llm)', () => {
-  let server: Server;
-  let url: string;
+  let mockLlm: Awaited<ReturnType<typeof startMockLlm>>;
   beforeAll(async () => {
-    const completion = (message: Record<string, unknown>, finish: string) =>
-      JSON.stringify({
-        id: 'chatcmpl-mock',
-        object: 'chat.completion',
-        model: 'gpt-4',
-        choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: finish }],
-      });
-    const rules = [
-      {
-        path: '/v1/chat/completions',
-        method: 'POST',
-        match: "body.messages[-1].role == 'user'",
-        response: {
-          status: 200,
-          content: completion(
-            {
-              content: null,
-              tool_calls: [
-                { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
-              ],
-            },
-            'tool_calls',
-          ),
-        },
-      },
-      {
-        path: '/v1/chat/completions',
-        method: 'POST',
-        match: "body.messages[-1].role == 'tool'",
-        response: {
-          status: 200,
-          content: completion({ content: 'Oslo: {{jmes request body.messages[-1].content}}' }, 'stop'),
-        },
-      },
-    ];
-    server = createMockLlm({ rules, streaming: { chunkSize: 50, chunkIntervalMs: 0 } }, '127.0.0.1', 0).listen(
-      0,
-      '127.0.0.1',
+    mockLlm = await startMockLlm(
+      toolTurnRules('get_weather', '{"city":"Oslo"}', 'Oslo: {{jmes request body.messages[-1].content}}'),
     );
-    await new Promise((resolve) => server.once('listening', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
   });
-  afterAll(() => new Promise((resolve) => server.close(resolve)));
+  afterAll(() => mockLlm.close());
 
   it('runs the tool call and its answer with llm.stream: false', async () => {
     const llm = createLlmClient(
-      llmSchema.parse({ provider: 'openai-compatible', baseURL: url, model: 'gpt-4', stream: false }),
+      llmSchema.parse({ provider: 'openai-compatible', baseURL: mockLlm.url, model: 'gpt-4', stream: false }),
       { log, env: {} },
     );
     const user: ChatMessage = { role: 'user', content: 'Weather in Oslo?' };

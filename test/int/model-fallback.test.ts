@@ -9,15 +9,12 @@ import { createLlmClient, fallbackConfig } from '../../src/llm/index.ts';
 import type { ChatMessage } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
-import { api, roomyLimits } from '../support/messaging.ts';
+import { api, requestsWith, roomyLimits } from '../support/messaging.ts';
+import { fixturePath } from '../support/paths.ts';
 import { appPool } from '../support/start-app.ts';
+import { failureOf } from '../support/failure.ts';
 
 const log = createLogger('silent');
-const failureOf = (p: Promise<unknown>) =>
-  p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
 const ask = (content: string) => ({
   messages: [
     { role: 'system', content: 'test' },
@@ -162,4 +159,47 @@ describe('through the real service', () => {
     const config = await fetch(`${svc.url}/api/config.yaml`).then((r) => r.text());
     expect(config).not.toContain('gateway-secret-123');
   });
+});
+
+describe('reasoning after a fallback', () => {
+  /** `thinker` reasons and asks for the tool, then is overloaded (529) when the tool's result comes back. */
+  let thinking: Simulator;
+  beforeAll(async () => {
+    thinking = await startSimulator({
+      script: (body) =>
+        body.model === 'thinker' && body.messages.at(-1)?.role === 'tool' ? { error: { status: 529 } } : undefined,
+    });
+  });
+  afterAll(() => thinking.close());
+
+  // The simulator binds encrypted reasoning and thinking signatures to the model that gave them and
+  // refuses them from another (400, no fallback reason), as OpenAI and Anthropic do.
+  it.each(['responses', 'messages'] as const)(
+    "does not send one model's reasoning to the next model of the same API (%s)",
+    async (modelApi) => {
+      const svc = await apps.start(
+        {
+          mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
+          server: roomyLimits,
+          llm: { model: 'thinker', api: modelApi, reasoning: { effort: 'low' }, fallback: [{ model: 'backup' }] },
+        },
+        { modelUrl: thinking.url },
+      );
+      const sessionId = `reasoning-fallback-${modelApi}`;
+      const reply = await api(svc.url, 'POST', '/api/message-sync', {
+        sessionId,
+        message: `${sessionId} [[tool:echo {"message":"hi"}]] [[reasoning:Echo it first.]]`,
+      });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      expect(reply.body.response).toBe('Tool echo returned: fixture echo: hi');
+      const sent = requestsWith(thinking, sessionId).map((r) => ({ model: r.raw.model, raw: JSON.stringify(r.raw) }));
+      expect(sent.map((r) => r.model)).toEqual(['thinker', 'thinker', 'backup']);
+      // The thinker's reasoning went back to it (its second request), never to the backup.
+      const own = modelApi === 'messages' ? '"type":"thinking"' : '"type":"reasoning"';
+      expect(sent[1]?.raw).toContain(own);
+      expect(sent[2]?.raw).not.toContain(own);
+      // Messages: the tool loop the thinker began goes on without thinking (one thinking mode per turn).
+      if (modelApi === 'messages') expect(sent[2]?.raw).not.toContain('"thinking":{');
+    },
+  );
 });

@@ -321,12 +321,13 @@ describe('reasoning', () => {
     type: 'reasoning',
     turnId,
     model: 'm',
+    endpoint: 'http://models.example/v1',
     api: 'messages',
     text,
     replay: [{ type: 'thinking', thinking: text, signature: 'sig' }],
   });
 
-  it('goes with the assistant message it preceded, and with no other', () => {
+  it('goes with the assistant message it preceded, and with no other, naming the model and endpoint it came from', () => {
     const history = projectHistory([
       userMsg('hi'),
       thought('call echo'),
@@ -341,7 +342,12 @@ describe('reasoning', () => {
     expect(assistants.map((m) => m.reasoning?.text)).toEqual(['call echo', 'answer now', undefined]);
     expect(assistants[0]).toMatchObject({
       toolCalls: [call('c1')],
-      reasoning: { api: 'messages', replay: [{ type: 'thinking', thinking: 'call echo', signature: 'sig' }] },
+      reasoning: {
+        api: 'messages',
+        model: 'm',
+        endpoint: 'http://models.example/v1',
+        replay: [{ type: 'thinking', thinking: 'call echo', signature: 'sig' }],
+      },
     });
   });
 

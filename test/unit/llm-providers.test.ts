@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { PROVIDERS, type Provider } from '../../src/config/schema.ts';
 import { AppError } from '../../src/errors/index.ts';
 import { MAX_RETRY_WAIT_MS, isRetryable, retryDelayMs, scrub, toAgentError } from '../../src/llm/failures.ts';
-import { PROVIDER_PRESETS, resolveProvider } from '../../src/llm/providers.ts';
+import { PROVIDER_PRESETS, apiOf, resolveProvider } from '../../src/llm/providers.ts';
 
 const llm = (provider: Provider, extra: { apiKey?: string; baseURL?: string } = {}) => ({
   provider,
@@ -90,6 +90,22 @@ const facts = {
   apiKey: 'sk-secret-123456',
   timeoutMs: 1000,
 };
+
+describe('apiOf', () => {
+  it('speaks messages to anthropic and chat to every other preset by default', () => {
+    const defaults = Object.fromEntries(PROVIDERS.map((provider) => [provider, apiOf({ provider })]));
+    expect(defaults).toEqual({
+      ...Object.fromEntries(PROVIDERS.map((provider) => [provider, 'chat'])),
+      anthropic: 'messages',
+    });
+  });
+
+  it('lets an explicit llm.api override the preset', () => {
+    expect(apiOf({ provider: 'anthropic', api: 'chat' })).toBe('chat');
+    expect(apiOf({ provider: 'openai', api: 'responses' })).toBe('responses');
+    expect(apiOf({ provider: 'ollama', api: 'messages' })).toBe('messages');
+  });
+});
 
 describe('model failures', () => {
   it('retries 408/409/429/5xx and obeys x-should-retry', () => {

@@ -111,6 +111,18 @@ describe('planReply', () => {
     expect(planReply(body(history), new Map()).toolCalls).toEqual([{ name: 'a', arguments: '{}' }]);
   });
 
+  it('withholds the reply as a content filter would, even after tool results', () => {
+    const reply = { text: '', finishReason: 'content_filter' };
+    expect(planReply(body([{ role: 'user', content: 'hi [[filter]]' }]), new Map())).toEqual(reply);
+    const afterTool: WireMessage[] = [
+      { role: 'user', content: '[[tool:a]] [[filter]]' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', function: { name: 'a', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'A!' },
+    ];
+    expect(planReply(body(afterTool), new Map())).toEqual(reply);
+    expect(() => parseDirectives('[[filter:x]]')).toThrow(DirectiveError);
+  });
+
   it('describes images by type and decoded size', () => {
     expect(describeImages('text only')).toBe('The last user message had no image.');
     expect(describeImages([{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }])).toBe(

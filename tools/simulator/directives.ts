@@ -26,6 +26,9 @@
  *   [[ttft:MS]]               delay the first piece by MS ms
  *   [[rate:TPS]]              stream TPS pieces per second
  *   [[argchunk:CHARS]]        stream tool arguments in deltas of CHARS characters
+ *   [[filter]]                the content filter withholds the reply: no text, finish reason
+ *                             content_filter (Responses: incomplete, reason content_filter;
+ *                             Messages: stop_reason refusal)
  *   [[image]]                 say whether the last user message had an image part, its type and size
  *   [[window:N]]              the conversation's model has a context window of N tokens (found in any
  *                             user or system message of a request, see server.ts)
@@ -46,6 +49,7 @@ export type Directive =
   | { kind: 'rate'; tokensPerSec: number }
   | { kind: 'argchunk'; chars: number }
   | { kind: 'image' }
+  | { kind: 'filter' }
   | { kind: 'window'; tokens: number };
 
 export class DirectiveError extends Error {
@@ -72,6 +76,7 @@ const NAMES = new Set([
   'rate',
   'argchunk',
   'image',
+  'filter',
   'window',
 ]);
 
@@ -258,6 +263,6 @@ function interpret(raw: RawDirective): Directive {
     }
     default:
       if (value !== undefined) throw new DirectiveError(`[[${name}]] takes no value`);
-      return { kind: 'image' };
+      return { kind: name === 'filter' ? 'filter' : 'image' };
   }
 }

@@ -45,6 +45,7 @@ export function planReply(body: ChatRequestBody, failures: Map<string, number>, 
   let text: string | undefined;
   let tokens: number | undefined;
   let image = false;
+  let filter = false;
   for (const d of directives) {
     switch (d.kind) {
       case 'tool':
@@ -87,6 +88,9 @@ export function planReply(body: ChatRequestBody, failures: Map<string, number>, 
       case 'image':
         image = true;
         break;
+      case 'filter':
+        filter = true;
+        break;
       case 'window':
         break;
     }
@@ -98,6 +102,7 @@ export function planReply(body: ChatRequestBody, failures: Map<string, number>, 
     if (error.afterTokens !== undefined) reply.error.afterTokens = error.afterTokens;
     if (error.afterTokens === undefined) return reply;
   }
+  if (filter) return { ...reply, text: '', finishReason: 'content_filter' };
   if (messages[messages.length - 1]?.role === 'tool' && !loop) reply.text = text ?? toolResultsText(messages);
   else if (calls.length > 0) reply.toolCalls = calls;
   else if (text !== undefined) reply.text = text;

@@ -18,9 +18,9 @@ import {
 } from './render.ts';
 import { afterDelay, pumpStream, type ActiveSet, type Pacing } from './stream.ts';
 import type { ChatRequestBody, RecordedRequest, Reply, SimApi, Simulator, SimulatorOptions } from './types.ts';
+import { MessagesCache } from './messages-cache.ts';
 import {
   badMessagesBody,
-  MessagesCache,
   messagesErrorJson,
   messagesOverflowJson,
   messagesStream,
@@ -29,14 +29,8 @@ import {
   thinkingProblem,
   type MessagesBody,
 } from './wire-messages.ts';
-import {
-  badResponsesBody,
-  responsesOverflowJson,
-  responsesStream,
-  responsesToChat,
-  responsesWhole,
-  type ResponsesBody,
-} from './wire-responses.ts';
+import { badResponsesBody, responsesToChat, type ResponsesBody } from './responses-request.ts';
+import { responsesOverflowJson, responsesStream, responsesWhole } from './wire-responses.ts';
 
 const JSON_HEADERS = { 'Content-Type': 'application/json' };
 

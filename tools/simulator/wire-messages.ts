@@ -4,17 +4,16 @@
  * `content_block_*`, `message_delta`, `message_stop`; or one message document).
  *
  * Contracts:
- * - Reasoning is a `thinking` block with a signature the simulator can check
- *   (`thinkingSignature`); a request whose thinking block carries another signature is refused
- *   400 as Anthropic refuses one ("Invalid `signature` in `thinking` block"), and so is a tool loop
- *   with `thinking` enabled whose last assistant message does not start with its thinking block.
- * - Prompt caching: every `cache_control` breakpoint (tools, system, any message block) marks a
- *   prefix; the longest prefix written before is read from the cache, the rest up to the last
- *   breakpoint is written to it (`cache_read_input_tokens`, `cache_creation_input_tokens`),
- *   `input_tokens` is the remainder. Prefixes are kept per simulator (see MessagesCache).
+ * - Reasoning is a `thinking` block with a signature the simulator can check, bound to the model
+ *   that thought it (`thinkingSignature`); a request whose thinking block carries another signature
+ *   (another model's included) is refused 400 as Anthropic refuses one ("Invalid `signature` in
+ *   `thinking` block"), and so is a tool loop with `thinking` enabled whose last assistant message
+ *   does not start with its thinking block.
+ * - Prompt caching is simulated by MessagesCache (messages-cache.ts).
  */
 import { createHash } from 'node:crypto';
-import { argPieces, fillerText, promptTokens, splitPieces, type RenderContext, type StreamFrames } from './render.ts';
+import { argPieces, fillerText, splitPieces, type RenderContext, type StreamFrames } from './render.ts';
+import type { CacheUsage } from './messages-cache.ts';
 import type { ChatRequestBody, Reply, WireContentPart, WireMessage } from './types.ts';
 
 interface Block {
@@ -42,13 +41,15 @@ export interface MessagesBody {
 
 const json = JSON.stringify;
 
-/** The signature the simulator gives a thinking block (and checks when it comes back). */
-export const thinkingSignature = (thinking: string): string =>
-  Buffer.from(`sim-signature:${createHash('sha256').update(thinking).digest('hex').slice(0, 24)}`).toString('base64');
+/** The signature the simulator gives `model`'s thinking block (and checks when it comes back to that model). */
+export const thinkingSignature = (thinking: string, model: string): string =>
+  Buffer.from(
+    `sim-signature:${createHash('sha256').update(`${model}\n${thinking}`).digest('hex').slice(0, 24)}`,
+  ).toString('base64');
 
-const blocksOf = (content: string | Block[]): Block[] =>
+export const blocksOf = (content: string | Block[]): Block[] =>
   typeof content === 'string' ? [{ type: 'text', text: content }] : content;
-const textOf = (content: string | Block[] | undefined): string =>
+export const textOf = (content: string | Block[] | undefined): string =>
   content === undefined
     ? ''
     : blocksOf(content)
@@ -139,7 +140,7 @@ export function thinkingProblem(body: MessagesBody, reasoning: string | undefine
   for (const [i, m] of body.messages.entries()) {
     if (m.role !== 'assistant' || typeof m.content === 'string') continue;
     for (const [j, b] of m.content.entries()) {
-      if (b.type === 'thinking' && b.signature !== thinkingSignature(b.thinking ?? ''))
+      if (b.type === 'thinking' && b.signature !== thinkingSignature(b.thinking ?? '', body.model))
         return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
     }
   }
@@ -152,80 +153,9 @@ export function thinkingProblem(body: MessagesBody, reasoning: string | undefine
   return `messages.${last - 1}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first?.type ?? 'nothing'}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block.`;
 }
 
-/** A part of the prompt as the cache sees it: its content, without the breakpoints that mark it. */
-const cacheText = (value: unknown): string => {
-  const text = json(value);
-  return text.includes('"cache_control"') ? text.replace(/,?"cache_control":\{[^{}]*\}/g, '') : text;
-};
-const marked = (m: MessagesBody['messages'][number]): boolean =>
-  typeof m.content !== 'string' && m.content.some((b) => b.cache_control);
-/** How far back from a breakpoint a cached prefix is looked for, in messages (Anthropic: 20 blocks). */
-const LOOKBACK = 20;
-
-/**
- * The prompt caches of one simulator, as Anthropic's work: a breakpoint writes the prefix up to it
- * (tools, system, messages, in that order; breakpoints themselves are no part of the content); a
- * request reads the longest prefix written before that ends at a breakpoint of it or at one of the
- * LOOKBACK message boundaries before its last breakpoint. Bounded: cleared when full.
- */
-export class MessagesCache {
-  private readonly seen = new Set<string>();
-  constructor(private readonly limit = 10_000) {}
-
-  /** Input tokens of `body` split into read from the cache, written to it, and neither (`total`: all of them). */
-  usage(
-    body: MessagesBody,
-    chat: ChatRequestBody,
-    total = promptTokens(chat.messages, chat.tools),
-  ): { input: number; read: number; written: number } {
-    const tools = body.tools ?? [];
-    const systemMarked = blocksOf(body.system ?? '').some((b) => b.cache_control);
-    const lastMark = body.messages.findLastIndex(marked);
-    if (tools.at(-1)?.cache_control === undefined && !systemMarked && lastMark < 0)
-      return { input: total, read: 0, written: 0 };
-    const hash = createHash('sha256');
-    const key = () => hash.copy().digest('hex');
-    const toolChars = tools.length > 0 ? json(tools).length : 0;
-    /** Prefixes ending at a boundary: their key, tokens (lazily), and whether a breakpoint marks them. */
-    const ends: { key: string; tokens: () => number; mark: boolean }[] = [];
-    hash.update(cacheText(tools));
-    ends.push({ key: key(), tokens: () => Math.ceil(toolChars / 4), mark: tools.at(-1)?.cache_control !== undefined });
-    hash.update(cacheText(body.system ?? ''));
-    ends.push({
-      key: key(),
-      tokens: () => Math.ceil((toolChars + textOf(body.system).length) / 4),
-      mark: systemMarked,
-    });
-    const last = body.messages.length - 1;
-    body.messages.forEach((m, i) => {
-      hash.update(cacheText(m));
-      if (i < lastMark - LOOKBACK) return;
-      // A prefix up to the last message is the whole prompt; an earlier one is counted on its own.
-      const tokens = () =>
-        i === last
-          ? total
-          : promptTokens(messagesToChat({ ...body, messages: body.messages.slice(0, i + 1) }).messages, chat.tools);
-      ends.push({ key: key(), tokens, mark: marked(m) });
-    });
-    const hit = ends.findLast((e) => this.seen.has(e.key));
-    const read = hit ? Math.min(total, hit.tokens()) : 0;
-    const marks = ends.filter((e) => e.mark);
-    const written = Math.max(0, Math.min(total, marks.at(-1)?.tokens() ?? 0) - read);
-    if (this.seen.size + marks.length > this.limit) this.seen.clear();
-    for (const m of marks) this.seen.add(m.key);
-    return { input: Math.max(0, total - read - written), read, written };
-  }
-}
-
-interface Usage {
-  input: number;
-  read: number;
-  written: number;
-}
-
 const sse = (type: string, data: Record<string, unknown>): string =>
   `event: ${type}\ndata: ${json({ type, ...data })}\n\n`;
-const usageJson = (u: Usage, output: number) => ({
+const usageJson = (u: CacheUsage, output: number) => ({
   input_tokens: u.input,
   cache_creation_input_tokens: u.written,
   cache_read_input_tokens: u.read,
@@ -233,14 +163,19 @@ const usageJson = (u: Usage, output: number) => ({
 });
 
 /** The reply's content blocks, each with the pieces it streams. */
-function replyBlocks(reply: Reply, ctx: RenderContext): { block: Block; deltas: Record<string, unknown>[] }[] {
+function replyBlocks(
+  model: string,
+  reply: Reply,
+  ctx: RenderContext,
+): { block: Block; deltas: Record<string, unknown>[] }[] {
   const out: { block: Block; deltas: Record<string, unknown>[] }[] = [];
   if (reply.reasoning) {
+    const signature = thinkingSignature(reply.reasoning, model);
     out.push({
-      block: { type: 'thinking', thinking: reply.reasoning, signature: thinkingSignature(reply.reasoning) },
+      block: { type: 'thinking', thinking: reply.reasoning, signature },
       deltas: [
         ...splitPieces(reply.reasoning).map((p) => ({ type: 'thinking_delta', thinking: p })),
-        { type: 'signature_delta', signature: thinkingSignature(reply.reasoning) },
+        { type: 'signature_delta', signature },
       ],
     });
   }
@@ -271,9 +206,20 @@ function replyBlocks(reply: Reply, ctx: RenderContext): { block: Block; deltas: 
 }
 
 const stopReason = (reply: Reply) =>
-  reply.finishReason === 'length' ? 'max_tokens' : reply.toolCalls?.length ? 'tool_use' : 'end_turn';
+  reply.finishReason === 'length'
+    ? 'max_tokens'
+    : reply.finishReason === 'content_filter'
+      ? 'refusal'
+      : reply.toolCalls?.length
+        ? 'tool_use'
+        : 'end_turn';
 
-export function messagesStream(body: ChatRequestBody, reply: Reply, ctx: RenderContext, usage: Usage): StreamFrames {
+export function messagesStream(
+  body: ChatRequestBody,
+  reply: Reply,
+  ctx: RenderContext,
+  usage: CacheUsage,
+): StreamFrames {
   const message = {
     id: `msg_sim_${ctx.id}`,
     type: 'message',
@@ -286,7 +232,7 @@ export function messagesStream(body: ChatRequestBody, reply: Reply, ctx: RenderC
   };
   const head = sse('message_start', { message });
   const pieces: string[] = [];
-  replyBlocks(reply, ctx).forEach(({ block, deltas }, index) => {
+  replyBlocks(body.model, reply, ctx).forEach(({ block, deltas }, index) => {
     const start = sse('content_block_start', {
       index,
       content_block:
@@ -315,8 +261,8 @@ export function messagesStream(body: ChatRequestBody, reply: Reply, ctx: RenderC
   return { head, pieces, tail };
 }
 
-export function messagesWhole(body: ChatRequestBody, reply: Reply, ctx: RenderContext, usage: Usage): string {
-  const blocks = replyBlocks(reply, ctx);
+export function messagesWhole(body: ChatRequestBody, reply: Reply, ctx: RenderContext, usage: CacheUsage): string {
+  const blocks = replyBlocks(body.model, reply, ctx);
   const output = blocks.reduce((n, b) => n + b.deltas.length, 0);
   return json({
     id: `msg_sim_${ctx.id}`,

@@ -1,113 +1,22 @@
 /**
- * The OpenAI Responses wire (`POST /v1/responses`), stateless: the request's `instructions` and
- * `input` items read into the chat shape the planner reads, and the reply written back as OpenAI
- * writes it (SSE `response.created` … `response.completed` with typed events; or one response).
+ * The OpenAI Responses wire's answers (`POST /v1/responses`; the request is read in
+ * responses-request.ts): the reply written back as OpenAI writes it (SSE `response.created` …
+ * `response.completed` with typed events; or one response).
  *
  * Contracts:
- * - `previous_response_id` and `store: true` are not served (400), as Ollama's stateless server.
  * - Reasoning is a `reasoning` item whose summary is the reasoning text; with
- *   `include: ["reasoning.encrypted_content"]` it carries `encrypted_content` the simulator can
- *   check: a reasoning input item whose content does not verify is refused 400
- *   (`invalid_encrypted_content`), as OpenAI refuses one.
+ *   `include: ["reasoning.encrypted_content"]` it carries `encrypted_content` bound to the model
+ *   that reasoned (encryptedReasoning).
+ * - A reply cut at the token limit or withheld by the content filter ends `incomplete` (event
+ *   `response.incomplete`) with `incomplete_details.reason` `max_output_tokens` or `content_filter`.
  * - Errors are OpenAI's bodies; inside a stream an `error` event; a prompt over the window is 400
  *   `context_length_exceeded` in the Responses API's words.
  */
 import { argPieces, fillerText, splitPieces, type RenderContext, type StreamFrames } from './render.ts';
-import type { ChatRequestBody, Reply, WireContentPart, WireMessage, WireToolCall } from './types.ts';
-
-interface InputPart {
-  type: string;
-  text?: string;
-  image_url?: string;
-}
-
-interface InputItem {
-  type?: string;
-  role?: string;
-  content?: string | InputPart[];
-  call_id?: string;
-  name?: string;
-  arguments?: string;
-  output?: string;
-  id?: string;
-  encrypted_content?: string;
-}
-
-export interface ResponsesBody {
-  model: string;
-  instructions?: string;
-  input: string | InputItem[];
-  tools?: unknown[];
-  stream?: boolean;
-  store?: boolean;
-  include?: string[];
-  previous_response_id?: string;
-}
+import { encryptedReasoning } from './responses-request.ts';
+import type { ChatRequestBody, Reply } from './types.ts';
 
 const json = JSON.stringify;
-
-/** The encrypted content the simulator gives a reasoning item (and checks when it comes back). */
-export const encryptedReasoning = (text: string): string => Buffer.from(`sim-reasoning:${text}`).toString('base64');
-
-/** Why `value` is no Responses request the simulator serves (undefined: it is one). */
-export function badResponsesBody(value: unknown): string | undefined {
-  const v = value as Partial<ResponsesBody> | null;
-  if (
-    typeof v !== 'object' ||
-    v === null ||
-    typeof v.model !== 'string' ||
-    (typeof v.input !== 'string' && !Array.isArray(v.input))
-  )
-    return 'Request needs "model" (string) and "input" (string or array) (simulator).';
-  if (v.previous_response_id !== undefined || v.store === true)
-    return 'The simulator is stateless: send store: false and the whole input (no previous_response_id).';
-  for (const item of Array.isArray(v.input) ? v.input : []) {
-    if (
-      item.type === 'reasoning' &&
-      item.encrypted_content !== undefined &&
-      !Buffer.from(item.encrypted_content, 'base64').toString().startsWith('sim-reasoning:')
-    ) {
-      return `The encrypted content for item ${item.id ?? ''} could not be verified. (invalid_encrypted_content)`;
-    }
-  }
-  return undefined;
-}
-
-const partsText = (content: InputItem['content']): string | WireContentPart[] => {
-  if (typeof content === 'string' || content === undefined) return content ?? '';
-  const parts: WireContentPart[] = content.map((p) =>
-    p.type === 'input_image'
-      ? { type: 'image_url', image_url: { url: p.image_url ?? '' } }
-      : { type: 'text', text: p.text ?? '' },
-  );
-  return parts.every((p) => p.type === 'text') ? parts.map((p) => p.text).join('') : parts;
-};
-
-/** The request in the chat shape: instructions first, function calls joined to the assistant message before them. */
-export function responsesToChat(body: ResponsesBody): ChatRequestBody {
-  const messages: WireMessage[] = [];
-  if (body.instructions) messages.push({ role: 'system', content: body.instructions });
-  const items: InputItem[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
-  for (const item of items) {
-    if (item.type === 'function_call') {
-      const call: WireToolCall = {
-        id: item.call_id ?? '',
-        type: 'function',
-        function: { name: item.name ?? '', arguments: item.arguments ?? '' },
-      };
-      const last = messages.at(-1);
-      if (last?.role === 'assistant') (last.tool_calls ??= []).push(call);
-      else messages.push({ role: 'assistant', content: '', tool_calls: [call] });
-    } else if (item.type === 'function_call_output')
-      messages.push({ role: 'tool', tool_call_id: item.call_id ?? '', content: item.output ?? '' });
-    else if (item.type === undefined || item.type === 'message')
-      messages.push({
-        role: item.role === 'developer' ? 'system' : (item.role ?? 'user'),
-        content: partsText(item.content),
-      });
-  }
-  return { model: body.model, messages, stream: body.stream === true, ...(body.tools && { tools: body.tools }) };
-}
 
 /** The Responses API's answer to an input longer than the window (400), word for word. */
 export const responsesOverflowJson = (): string =>
@@ -127,7 +36,7 @@ interface Built {
   streams: { added: Record<string, unknown>; deltas: Record<string, unknown>[]; done: Record<string, unknown>[] }[];
 }
 
-function build(reply: Reply, ctx: RenderContext, encrypted: boolean): Built {
+function build(model: string, reply: Reply, ctx: RenderContext, encrypted: boolean): Built {
   const built: Built = { output: [], streams: [] };
   const add = (
     item: Record<string, unknown>,
@@ -149,7 +58,7 @@ function build(reply: Reply, ctx: RenderContext, encrypted: boolean): Built {
       type: 'reasoning',
       id,
       summary: [{ type: 'summary_text', text: reply.reasoning }],
-      ...(encrypted && { encrypted_content: encryptedReasoning(reply.reasoning) }),
+      ...(encrypted && { encrypted_content: encryptedReasoning(reply.reasoning, model) }),
     };
     const deltas = splitPieces(reply.reasoning).map((delta) => ({
       type: 'response.reasoning_summary_text.delta',
@@ -162,7 +71,7 @@ function build(reply: Reply, ctx: RenderContext, encrypted: boolean): Built {
     ]);
   }
   const calls = reply.toolCalls ?? [];
-  if (calls.length === 0) {
+  if (calls.length === 0 && !(reply.finishReason === 'content_filter' && !reply.text)) {
     const text = reply.text ?? fillerText(reply.tokens ?? 0);
     const id = `msg_sim_${ctx.step}`;
     const item = {
@@ -205,10 +114,21 @@ function build(reply: Reply, ctx: RenderContext, encrypted: boolean): Built {
   return built;
 }
 
+/** How a reply ends: `completed`, or `incomplete` with OpenAI's reason (cut at the token limit, or withheld by the content filter). */
+function ending(reply: Reply): { status: string; incomplete_details?: { reason: string } } {
+  const reason =
+    reply.finishReason === 'length'
+      ? 'max_output_tokens'
+      : reply.finishReason === 'content_filter'
+        ? 'content_filter'
+        : undefined;
+  return reason ? { status: 'incomplete', incomplete_details: { reason } } : { status: 'completed' };
+}
+
 function responseJson(
   body: ChatRequestBody,
   ctx: RenderContext,
-  status: string,
+  end: ReturnType<typeof ending>,
   output: unknown[],
   usage?: unknown,
 ): Record<string, unknown> {
@@ -216,7 +136,7 @@ function responseJson(
     id: `resp_sim_${ctx.id}`,
     object: 'response',
     created_at: ctx.created,
-    status,
+    ...end,
     model: body.model,
     output,
     store: false,
@@ -243,9 +163,9 @@ export function responsesStream(
   const event = (data: Record<string, unknown>) =>
     `event: ${String(data['type'])}\ndata: ${json({ ...data, sequence_number: seq++ })}\n\n`;
   const head =
-    event({ type: 'response.created', response: responseJson(body, ctx, 'in_progress', []) }) +
-    event({ type: 'response.in_progress', response: responseJson(body, ctx, 'in_progress', []) });
-  const { output, streams } = build(reply, ctx, encrypted);
+    event({ type: 'response.created', response: responseJson(body, ctx, { status: 'in_progress' }, []) }) +
+    event({ type: 'response.in_progress', response: responseJson(body, ctx, { status: 'in_progress' }, []) });
+  const { output, streams } = build(body.model, reply, ctx, encrypted);
   const pieces: string[] = [];
   for (const s of streams) {
     const added = event({ type: 'response.output_item.added', ...s.added });
@@ -265,9 +185,10 @@ export function responsesStream(
     };
   }
   const reasoning = reply.reasoning ? splitPieces(reply.reasoning).length : 0;
+  const end = ending(reply);
   const tail = event({
-    type: 'response.completed',
-    response: responseJson(body, ctx, 'completed', output, usageJson(inputTokens, pieces.length, reasoning)),
+    type: end.status === 'completed' ? 'response.completed' : 'response.incomplete',
+    response: responseJson(body, ctx, end, output, usageJson(inputTokens, pieces.length, reasoning)),
   });
   return { head, pieces, tail };
 }
@@ -279,13 +200,13 @@ export function responsesWhole(
   inputTokens: number,
   encrypted: boolean,
 ): string {
-  const { output, streams } = build(reply, ctx, encrypted);
+  const { output, streams } = build(body.model, reply, ctx, encrypted);
   const tokens = streams.reduce((n, s) => n + Math.max(1, s.deltas.length), 0);
   return json(
     responseJson(
       body,
       ctx,
-      'completed',
+      ending(reply),
       output,
       usageJson(inputTokens, tokens, reply.reasoning ? splitPieces(reply.reasoning).length : 0),
     ),

@@ -9,10 +9,10 @@ import { userTurn } from '../../conversation/attachments.ts';
  *
  * - userMessage → `user` (with its image); assistantStep → `assistant` with its `toolCalls`;
  *   response → `assistant` with the last step's `text`; reasoning → given to the next assistant
- *   message of its turn (`reasoning`: the adapter of its API sends it back, src/llm); toolResult → `tool` answering `callId` with
- *   `text` (what the model was given); toolCall and the approval events are audit only (the step
- *   already carries the calls, and a denied call gets a toolResult);
- *   reset → empty history.
+ *   message of its turn (`reasoning`, naming the model and endpoint that gave it: src/llm sends it
+ *   back to them only); toolResult → `tool` answering `callId` with `text` (what the model was
+ *   given); toolCall and the approval events are audit only (the step already carries the calls,
+ *   and a denied call gets a toolResult); reset → empty history.
  * - Invariant: the history is always valid for an OpenAI-compatible API. Every call id of an
  *   assistant message gets exactly one `tool` message, before any later user or assistant message:
  *   - a turnFailed (failed or cancelled) of the turn that made the calls (the last userMessage's)
@@ -159,7 +159,13 @@ function fold(state: Projection, e: SessionEvent, seq: number): void {
     case 'contextCompacted':
       return compact(state, e);
     case 'reasoning':
-      state.reasoning = { api: e.api, text: e.text, ...(e.replay && { replay: e.replay }) };
+      state.reasoning = {
+        api: e.api,
+        model: e.model,
+        ...(e.endpoint && { endpoint: e.endpoint }),
+        text: e.text,
+        ...(e.replay && { replay: e.replay }),
+      };
       return;
     case 'userMessage':
       answerOpen(state, INTERRUPTED_TOOL_RESULT);
