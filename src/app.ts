@@ -310,13 +310,13 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       ready = true;
     },
     async stop() {
+      await expiry.stop(); // before the agent and the store it sweeps
       relay?.close();
       unwatchMetrics();
       unwatchTraces?.();
       frontEnd.close();
       await mcpFace.close(); // /mcp exchanges of 2026-07-28 clients still open
       waiter.close();
-      expiry.stop();
       follower.close();
       await agent.stop();
       await mcp.stop();

@@ -16,7 +16,8 @@
  *   person is kept). It logs how many it deleted; a deletion that fails is logged and tried again by
  *   the next sweep.
  * - `start()` sweeps `sweepIntervalMs` after starting and after the end of each sweep; `stop()` ends
- *   that (a sweep under way asks for no more deletions). The pause never holds the process open.
+ *   that and resolves once a sweep under way stopped (it asks for no more deletions), so a service stops
+ *   its sweeps before the agent and the store they use. The pause never holds the process open.
  */
 import { createActor, fromPromise, setup } from 'xstate';
 import type { Bus } from '../bus/index.ts';
@@ -61,6 +62,7 @@ const unrefTimers = {
 export function createUnnamedExpiry(options: UnnamedExpiryOptions) {
   const { bus, store, clock, log, ttlMs } = options;
   let stopped = false;
+  let current: Promise<void> = Promise.resolve();
 
   async function expire(sessionId: string): Promise<boolean> {
     if (!isSessionKey(sessionId)) return false;
@@ -90,8 +92,8 @@ export function createUnnamedExpiry(options: UnnamedExpiryOptions) {
   const actor = createActor(
     sweeper.provide({
       actors: {
-        sweep: fromPromise<void>(() =>
-          sweep().catch((err: unknown) => log.warn({ err }, 'sweeping unnamed sessions failed')),
+        sweep: fromPromise<void>(
+          () => (current = sweep().catch((err: unknown) => log.warn({ err }, 'sweeping unnamed sessions failed'))),
         ),
       },
     }),
@@ -100,10 +102,11 @@ export function createUnnamedExpiry(options: UnnamedExpiryOptions) {
 
   return {
     start: () => void actor.start(),
-    /** Ends the sweeps; one under way stops before its next deletion. */
-    stop: () => {
+    /** Ends the sweeps; resolves once one under way stopped (before its next deletion). */
+    stop: (): Promise<void> => {
       stopped = true;
       actor.stop();
+      return current;
     },
   };
 }
