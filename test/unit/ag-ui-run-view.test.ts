@@ -4,6 +4,7 @@
  * @ag-ui/core's schema.
  */
 import { verifyEvents } from '@ag-ui/client';
+import { EventType } from '@ag-ui/core';
 import { EventSchema } from '@ag-ui/core/schemas';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
@@ -92,10 +93,9 @@ describe('a run is a view of its turn', () => {
       'STEP_FINISHED',
       'RUN_FINISHED',
     ]);
-    expect(events.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => (e as { delta: string }).delta)).toEqual([
-      'Hel',
-      'lo',
-    ]);
+    expect(
+      events.filter((e) => e.type === EventType.TEXT_MESSAGE_CONTENT).map((e) => (e as { delta: string }).delta),
+    ).toEqual(['Hel', 'lo']);
     expect(events.at(-1)).toMatchObject({ threadId: S, runId: T, outcome: { type: 'success' } });
     await verified(events);
   });
@@ -148,14 +148,14 @@ describe('a run is a view of its turn', () => {
       'STEP_FINISHED',
       'RUN_FINISHED',
     ]);
-    const start = events.find((e) => e.type === 'TOOL_CALL_START');
+    const start = events.find((e) => e.type === EventType.TOOL_CALL_START);
     expect(start).toMatchObject({ toolCallId: 'c1', toolCallName: 'echo', parentMessageId: `${T}-text-1` });
-    expect(events.find((e) => e.type === 'TOOL_CALL_ARGS')).toMatchObject({ delta: '{"message":"x"}' });
-    expect(events.find((e) => e.type === 'TOOL_CALL_RESULT')).toMatchObject({
+    expect(events.find((e) => e.type === EventType.TOOL_CALL_ARGS)).toMatchObject({ delta: '{"message":"x"}' });
+    expect(events.find((e) => e.type === EventType.TOOL_CALL_RESULT)).toMatchObject({
       toolCallId: 'c1',
       content: '{"content":[{"type":"text","text":"Echo: x"}]}',
     });
-    expect(events.find((e) => e.type === 'REASONING_MESSAGE_CONTENT')).toMatchObject({ delta: 'echo it' });
+    expect(events.find((e) => e.type === EventType.REASONING_MESSAGE_CONTENT)).toMatchObject({ delta: 'echo it' });
     await verified(events);
   });
 
