@@ -1,7 +1,8 @@
 /**
  * The agent as an AG-UI server (issue 39, items 1–3 and 5), end to end: the real service on a JSONL store,
  * the model simulator, server-everything with `echo` under an `ask` policy, and @ag-ui/client's `HttpAgent`
- * (its verifier rejects any ordering error) over SSE and over the protobuf encoding.
+ * (its verifier rejects any ordering error) over SSE and over the protobuf encoding; an interrupt taken over
+ * by a second instance of one Redis.
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { EventType, HttpAgent, type AgentSubscriber, type BaseEvent, type RunAge
 import { AgentCapabilitiesSchema } from '@ag-ui/core/schemas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
+import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import type { RunningApp } from '../support/start-app.ts';
 import { until } from '../support/wait.ts';
 
@@ -314,5 +316,42 @@ describe('an interrupt past its deadline', { timeout: 60_000 }, () => {
       code: 'APPROVAL_ALREADY_RESOLVED',
       rawEvent: { data: { details: { reason: 'expired' } } },
     });
+  });
+});
+
+describe.skipIf(!hasRedisServer())('an interrupt taken over on Redis', { timeout: 90_000 }, () => {
+  let redis: RedisServer | undefined;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(() => redis?.stop());
+
+  it('one instance ends a run on an approval and stops; the resume on another answers it and finishes the turn', async () => {
+    const doc = {
+      ...agentFile(),
+      storage: { type: 'redis', url: redis!.url, keyPrefix: `agui${randomUUID()}:`, leaseMs: 1000 },
+    };
+    const first = await env.apps.start(doc, { modelUrl: env.sim.url });
+    await serversUp(first);
+    const c = client({ on: first, proto: true });
+    c.say('go [[tool:echo {"message":"over there"}]]');
+    await c.agent.runAgent();
+    const [interrupt] = c.agent.pendingInterrupts;
+    expect(interrupt?.reason).toBe('tool_call');
+
+    const second = await env.apps.start(doc, { modelUrl: env.sim.url });
+    await serversUp(second);
+    await env.apps.stop(first);
+    c.agent.url = `${second.url}/ag-ui`;
+    const from = c.events.length;
+    await c.agent.runAgent({
+      resume: [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: true } }],
+    });
+    await env.apps.stop(second); // before its Redis goes
+    const resumed = c.events.slice(from);
+    expect(typesOf(resumed)).not.toContain('TOOL_CALL_START');
+    expect(lastOf(resumed, 'TOOL_CALL_RESULT')).toMatchObject({ toolCallId: interrupt!.toolCallId });
+    expect(lastOf(resumed, 'TOOL_CALL_RESULT').content).toContain('over there');
+    expect(lastOf(resumed, 'RUN_FINISHED').outcome).toEqual({ type: 'success' });
   });
 });
