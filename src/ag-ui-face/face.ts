@@ -183,7 +183,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
 
   return {
     async run(body: unknown, ctx: AgUiCallContext): Promise<AsyncIterable<Event>> {
-      const input = readRunInput(body);
+      const input = await readRunInput(body);
       const key = ctx.sessions.key(input.threadId);
       return pipeEvents<Event>(ctx.signal, async (push, end) => {
         try {

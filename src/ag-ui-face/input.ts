@@ -2,15 +2,15 @@
  * What a run asks for: AG-UI's `RunAgentInput` (@ag-ui/core's own schema) read at the edge.
  *
  * Contracts:
- * - `readRunInput(body)` answers the input, or throws INVALID_REQUEST naming the first field that does not
- *   fit (MISSING_FIELD for an absent one). `threadId` is a session id (`sessionIdSchema`: the caller's
- *   session, by the one rule of ids); `runId` is a turn id: 1–128 characters of letters, digits and
- *   `._:-` (the client's UUIDs fit; a `/` never does, as task ids of A2A hold turn ids after one).
- * - `userTexts(messages)` is the text of each user message in order (text parts joined, other parts left out);
- *   `newUserText(messages)` the text of the last message when it is the user's, else `undefined`.
+ * - `readRunInput(body)` resolves with the input, or rejects with INVALID_REQUEST naming the first field
+ *   that does not fit (MISSING_FIELD for an absent one). `threadId` is a session id (`sessionIdSchema`:
+ *   the caller's session, by the one rule of ids); `runId` is a turn id: 1–128 characters of letters,
+ *   digits and `._:-` (the client's UUIDs fit; a `/` never does, as task ids of A2A hold turn ids after one).
+ * - `userTexts(messages)` is the text of each user message in order (text parts joined, other parts left
+ *   out); `newUserMessage(messages)` the last message when it is the user's (text only: a message with
+ *   other parts is CONTENT_TYPE_NOT_SUPPORTED), else `undefined`.
  */
 import { contentHasMedia, contentToText, type Message, type RunAgentInput } from '@ag-ui/core';
-import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import { z } from 'zod';
 import { AppError } from '../errors/index.ts';
 import { sessionIdSchema } from '../session-id.ts';
@@ -21,7 +21,9 @@ export const runIdSchema = z
 
 export type RunInput = RunAgentInput;
 
-export function readRunInput(body: unknown): RunInput {
+/** Reads a run's input; @ag-ui/core's schemas are loaded by the first run (not at start: they are large). */
+export async function readRunInput(body: unknown): Promise<RunInput> {
+  const { RunAgentInputSchema } = await import('@ag-ui/core/schemas');
   const parsed = RunAgentInputSchema.safeParse(body);
   if (!parsed.success) throw invalid(parsed.error.issues[0]);
   const ids = z.object({ threadId: sessionIdSchema, runId: runIdSchema }).safeParse(parsed.data);

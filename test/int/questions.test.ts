@@ -370,7 +370,8 @@ const FACES: Face[] = [
       ]);
       return { agent };
     },
-    answer: async (_app, kind, { agent }: { agent: HttpAgent }) => {
+    answer: async (_app, kind, asked) => {
+      const agent = asked.agent as HttpAgent;
       const [interrupt] = agent.pendingInterrupts;
       // An approval approved; a form with no payload is declined.
       const payload = kind.route === 'approvals' ? { payload: { approved: true } } : {};

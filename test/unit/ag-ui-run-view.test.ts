@@ -4,7 +4,7 @@
  * @ag-ui/core's schema.
  */
 import { verifyEvents } from '@ag-ui/client';
-import { EventType } from '@ag-ui/core';
+import { EventType, type Event } from '@ag-ui/core';
 import { EventSchema } from '@ag-ui/core/schemas';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
@@ -73,6 +73,8 @@ function run(steps: TurnStep[], opts: { runId?: string; since?: number } = {}) {
   return { view, events };
 }
 const types = (events: { type: string }[]) => events.map((e) => e.type);
+/** The text deltas, in order. */
+const texts = (events: Event[]) => events.flatMap((e) => (e.type === EventType.TEXT_MESSAGE_CONTENT ? [e.delta] : []));
 
 /** The events pass @ag-ui/client's verifier and @ag-ui/core's schema. */
 async function verified(events: object[]) {
@@ -93,9 +95,7 @@ describe('a run is a view of its turn', () => {
       'STEP_FINISHED',
       'RUN_FINISHED',
     ]);
-    expect(
-      events.filter((e) => e.type === EventType.TEXT_MESSAGE_CONTENT).map((e) => (e as { delta: string }).delta),
-    ).toEqual(['Hel', 'lo']);
+    expect(texts(events)).toEqual(['Hel', 'lo']);
     expect(events.at(-1)).toMatchObject({ threadId: S, runId: T, outcome: { type: 'success' } });
     await verified(events);
   });
@@ -124,10 +124,7 @@ describe('a run is a view of its turn', () => {
       chunk(3, ' Done.'),
       response(4, 'Hello Done.'),
     ]);
-    const texts = events
-      .filter((e) => e.type === EventType.TEXT_MESSAGE_CONTENT)
-      .map((e) => (e as { delta: string }).delta);
-    expect(texts).toEqual([' Done.', 'Hello']);
+    expect(texts(events)).toEqual([' Done.', 'Hello']);
     await verified(events);
   });
 
