@@ -122,7 +122,9 @@ function text(v: RunView, delta: string, out: Event[]): void {
   out.push({ type: EventType.TEXT_MESSAGE_CONTENT, messageId: v.textOpen, delta });
 }
 
-const resultText = (result: unknown): string => (typeof result === 'string' ? result : JSON.stringify(result ?? null));
+/** A tool's result as the text AG-UI carries: JSON unless it is a string. */
+export const resultText = (result: unknown): string =>
+  typeof result === 'string' ? result : JSON.stringify(result ?? null);
 
 const cancelled = (details: Record<string, unknown>) => details.reason === 'cancelled';
 

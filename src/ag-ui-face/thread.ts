@@ -17,14 +17,13 @@ import type { Message } from '@ag-ui/core';
 import { answerOfFrame, questionOfFrame, type AgentFrame } from '../agent/index.ts';
 import type { AskedQuestion } from './interrupts.ts';
 import { userTexts } from './input.ts';
+import { resultText } from './run-view.ts';
 
 /** The frames since the last reset. */
 function current(frames: readonly AgentFrame[]): readonly AgentFrame[] {
   const reset = frames.findLastIndex((f) => f.event === 'conversationReset');
   return reset < 0 ? frames : frames.slice(reset + 1);
 }
-
-const resultText = (result: unknown): string => (typeof result === 'string' ? result : JSON.stringify(result ?? null));
 
 export function threadMessages(frames: readonly AgentFrame[], opts: { before?: string } = {}): Message[] {
   const out: Message[] = [];

@@ -679,7 +679,7 @@ export const agUiSchema = z.strictObject({
   enabled: z
     .boolean()
     .default(true)
-    .describe('Serve the AG-UI endpoint and its capabilities (`false`: both answer 404).'),
+    .describe('Serve the AG-UI endpoint and its capabilities (`false`: both are unknown routes).'),
   path: z
     .string()
     .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'a path such as /ag-ui: segments of letters, digits, ".", "_", "~" or "-"')

@@ -6,7 +6,7 @@
  * - The run endpoint passes the admission chain like /a2a (Host/Origin, rate limit, auth with scope `chat`,
  *   body bounded by `maxBodyBytes` and JSON depth) and takes POST only (405, `Allow: POST`); a CORS preflight
  *   is answered 204. Its refusals, and a body that is not a `RunAgentInput`, are the REST error envelope
- *   with the table's status; any other path under it is the route table's (404 but `capabilities`).
+ *   with the table's status; any other path under it is the route table's (an unknown route but `capabilities`).
  * - A run answers 200, `text/event-stream` (one `data:` line per event), or
  *   `application/vnd.ag-ui.event+proto` exactly when `Accept` asks for it (each event behind its 4-byte
  *   big-endian length), written with backpressure.
