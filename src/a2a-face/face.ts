@@ -31,7 +31,7 @@
  * - Errors are AppErrors encoded by `toA2aRpc` (src/errors): one table for every protocol.
  */
 import { z } from 'zod';
-import type { AgentCommands, AgentEvents, TurnFollower } from '../agent/index.ts';
+import { pipeEvents, type AgentCommands, type AgentEvents, type TurnFollower } from '../agent/index.ts';
 import type { SessionAccess } from '../auth/index.ts';
 import type { Principal } from '../auth/index.ts';
 import type { Bus } from '../bus/index.ts';
@@ -46,7 +46,6 @@ import { contentOf } from './message-parts.ts';
 import { listTaskPage } from './list-params.ts';
 import { parseParams as parse } from './params.ts';
 import { encodeTask, incomingMessageSchema, streamEvents, taskIdSchema, wrap, type A2aVersion } from './wire.ts';
-import { pipeEvents } from './event-pipe.ts';
 
 /** The bus as the face uses it: the agent's commands. */
 export type A2aBus = Pick<Bus<AgentCommands, AgentEvents>, 'execute'>;

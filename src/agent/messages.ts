@@ -53,9 +53,12 @@ export type AgentCommands = {
      * `attached`: resources and a prompt's messages resolved by the front end (src/conversation/attachments.ts).
      * `unnamed`: the face made `sessionId` for a message that named no session (src/session-id.ts
      * `unnamedSessionId`); only such a message may create a session with an unnamed id.
+     * `turnId`: the id the turn takes (the AG-UI face's `runId`); a fresh one when absent. The caller makes
+     * sure the session has no turn of that id (its turn index: `followTurn` knows it).
      */
     payload: {
       sessionId: SessionKey;
+      turnId?: string;
       content: string;
       image?: ImagePart;
       attached?: Attached;
@@ -87,7 +90,7 @@ export type AgentCommands = {
   'agent.questions': { payload: { sessionId: SessionKey }; result: Question[] };
   /**
    * Answers one question: `{ decision, reason? }` an approval or a sampling request, `{ action, content? }`
-   * an elicitation; `by` says who (`rest`, `websocket`, `a2a`, `mcp-elicitation`). Rejects with the
+   * an elicitation; `by` says who (`rest`, `websocket`, `a2a`, `ag-ui`, `mcp-elicitation`). Rejects with the
    * NOT_FOUND or ALREADY_RESOLVED of the answer's family (APPROVAL_*, ELICITATION_*), or INVALID_REQUEST
    * naming the field of `content` that does not fit the form.
    */

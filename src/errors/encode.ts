@@ -14,6 +14,8 @@
  *   details: [ErrorInfo] } }` with the code's HTTP status; the ErrorInfo's `reason` is A2A's name for its own
  *   conditions (domain `a2a-protocol.org`, e.g. TASK_NOT_FOUND), else agentd's code (domain `agentd`); its
  *   `metadata` holds agentd's `code` and the details as strings.
+ * - `toAgUiRunError`: the fields of AG-UI's `RUN_ERROR` event, `{ message, code, rawEvent }`: `code` is the table's
+ *   code and `rawEvent` agentd's own error frame (`toWsFrame`), which carries `details`.
  * - `status` overrides the table's status only where the transport needs it (/mcp's 405 with `Allow: POST`).
  * - Anything that is not an AppError is INTERNAL_ERROR with a generic message (no internals leak).
  */
@@ -118,4 +120,10 @@ export function toA2aRest(e: unknown, status?: number): EncodedError<A2aRestErro
     status: httpCode,
     body: { error: { code: httpCode, status: CANONICAL_STATUS[httpCode] ?? 'UNKNOWN', message, details: [info] } },
   };
+}
+
+/** The fields of an AG-UI `RUN_ERROR` event (see the contracts); the face adds its `type`. */
+export function toAgUiRunError(e: unknown): { message: string; code: ErrorBody['code']; rawEvent: WsErrorFrame } {
+  const frame = toWsFrame(e);
+  return { message: frame.data.message, code: frame.data.code, rawEvent: frame };
 }

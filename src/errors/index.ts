@@ -15,6 +15,7 @@ export {
   errorEnvelope,
   toA2aRest,
   toA2aRpc,
+  toAgUiRunError,
   toJsonRpc,
   toRestReply,
   toWsFrame,

@@ -17,6 +17,8 @@ import { createMcpEndpoint } from './mcp-endpoint.ts';
 import { createA2aFace, createA2aRest } from '../a2a-face/index.ts';
 import { cardFor, createA2aEndpoint } from './routes/a2a-routes.ts';
 import { createA2aRestEndpoint, isA2aRestPath } from './routes/a2a-rest-endpoint.ts';
+import { createAgUiFace } from '../ag-ui-face/index.ts';
+import { createAgUiEndpoint } from './routes/ag-ui-routes.ts';
 import { createRestHandler } from './rest.ts';
 import type { Route } from './route.ts';
 import { createRouter } from './router.ts';
@@ -66,7 +68,7 @@ export interface FrontEnd {
   inject: Inject;
 }
 
-/** The front end: REST under /api, the WebSocket API at /, /mcp, /a2a and /a2a/rest, on the engine `deps.engine` selected (uWebSockets.js or node:http + ws). */
+/** The front end: REST under /api, the WebSocket API at /, /mcp, /a2a, /a2a/rest and AG-UI (/ag-ui), on the engine `deps.engine` selected (uWebSockets.js or node:http + ws). */
 export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const { config, log } = deps;
   const limitsConfig = config.server.limits;
@@ -164,19 +166,42 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const a2a = a2aFace ? createA2aEndpoint({ face: a2aFace, ...a2aEndpoint }) : undefined;
   const a2aRest = a2aFace ? createA2aRestEndpoint({ rest: createA2aRest(a2aFace), ...a2aEndpoint }) : undefined;
 
+  const agUi = config.agUi.enabled
+    ? createAgUiEndpoint({
+        face: createAgUiFace({
+          bus: deps.bus,
+          follower: deps.follower,
+          clock: deps.clock,
+          mayApprove: (p) => auth.allows(p, 'approve'),
+        }),
+        path: config.agUi.path,
+        sessionsOf,
+        log,
+        clock: deps.clock,
+        admission,
+        clientIp,
+        maxBodyBytes: limitsConfig.maxBodyBytes,
+      })
+    : undefined;
+
   const inspectWs = deps.inspect
     ? createInspectWs({ hub: deps.inspect, admission, clientIp, clock: deps.clock, log })
     : undefined;
   if (inspectWs) app.websocket('/inspect/ws', inspectWs.route);
   if (gateway) app.websocket('/', gateway.route);
-  // /mcp, /a2a/rest and /a2a (with the unknown paths under /a2a/) have their own endpoints; REST (/api) and the pages
-  // answer everything else.
+  // /mcp, /a2a/rest, /a2a (with the unknown paths under /a2a/) and the AG-UI run have their own endpoints; REST
+  // (/api) and the pages answer everything else.
   const isA2a = (path: string) => path === '/a2a' || path.startsWith('/a2a/');
   const serve: HttpHandler = (req, res) =>
-    (req.path === '/mcp' ? mcp : a2aRest && isA2aRestPath(req.path) ? a2aRest : a2a && isA2a(req.path) ? a2a : rest)(
-      req,
-      res,
-    );
+    (req.path === '/mcp'
+      ? mcp
+      : a2aRest && isA2aRestPath(req.path)
+        ? a2aRest
+        : a2a && isA2a(req.path)
+          ? a2a
+          : agUi && req.path === config.agUi.path
+            ? agUi
+            : rest)(req, res);
   app.http(serve);
 
   return {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRoutes, type RoutesDeps } from '../../src/http/routes/index.ts';
 import { a2aEndpointDoc } from '../../src/http/routes/a2a-routes.ts';
 import { a2aRestDoc } from '../../src/http/routes/a2a-rest-doc.ts';
+import { agUiEndpointDoc } from '../../src/http/routes/ag-ui-routes.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { fixturePath } from '../support/paths.ts';
 import { everythingStdio } from '../support/messaging.ts';
@@ -56,6 +57,7 @@ const BODIES: Record<string, unknown> = {
   'POST /a2a': { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'no-such/task' } },
   'POST /a2a/rest/message:send': { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'Hi' }] } },
   'POST /a2a/rest/message:stream': { message: { messageId: 'm2', role: 'ROLE_USER', parts: [{ text: 'Hi' }] } },
+  'POST /ag-ui': { threadId: 'contract', runId: 'contract-run', messages: [{ id: 'm1', role: 'user', content: 'Hi' }] },
 };
 /** Operations on one task (which must exist, and still run to be canceled or followed): test/int/a2a-rest.test.ts checks their answers. */
 const onOneTask = (key: string) => /^\w+ \/a2a\/rest\/tasks\/\{id\}/.test(key);
@@ -160,6 +162,7 @@ describe('OpenAPI document', () => {
       ...createRoutes({ config: svc.config } as RoutesDeps),
       ...a2aEndpointDoc(svc.config),
       ...a2aRestDoc(svc.config),
+      ...agUiEndpointDoc(svc.config),
     ].map((r) => `${r.method} ${r.path.replace(/\/:(\w+)/g, '/{$1}')}`);
     expect(documented.sort()).toEqual(table.sort());
   });
@@ -281,6 +284,7 @@ describe('OpenAPI document', () => {
       ...createRoutes({ config: svc.config } as RoutesDeps),
       ...a2aEndpointDoc(svc.config),
       ...a2aRestDoc(svc.config),
+      ...agUiEndpointDoc(svc.config),
     ].filter(
       (r) =>
         !r.doc?.contentType &&
