@@ -1,0 +1,104 @@
+/**
+ * The CopilotKit example (examples/ag-ui-copilotkit) in a real Chromium, offline: the page built and
+ * served as its README says, agentd run with the example's own agent.yml (only the model's address, the
+ * simulator here, and the page's origin changed), CopilotKit's chat talking to the AG-UI face. A reply
+ * streams into the chat; a call to server-everything's `echo` (under an `ask` rule) ends the run with an
+ * interrupt the page shows, and Approve resumes it: the tool's result and the final answer show.
+ */
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/index.ts';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { findChromium, openBrowser, watchFailures, type Browser } from '../support/browser.ts';
+import { buildExample, EXAMPLE_AGENT, servePage, type ServedPage } from '../support/copilotkit-example.ts';
+import { startLoadedApp, type RunningApp } from '../support/start-app.ts';
+import { PATIENT } from '../support/wait.ts';
+
+const chromiumPath = findChromium();
+
+describe.skipIf(!chromiumPath)('the CopilotKit example page against the AG-UI face, in Chromium', () => {
+  let sim: Simulator | undefined;
+  let site: ServedPage | undefined;
+  let svc: RunningApp | undefined;
+  let browser: Browser | undefined;
+  let failures: ReturnType<typeof watchFailures> | undefined;
+
+  beforeAll(
+    async () => {
+      await buildExample();
+      sim = await startSimulator();
+      site = await servePage();
+      const config = await loadConfig(EXAMPLE_AGENT);
+      svc = await startLoadedApp({
+        ...config,
+        llm: { ...config.llm, baseURL: sim.url },
+        server: { ...config.server, cors: { ...config.server.cors, origins: [site.origin] } },
+      });
+      browser = await openBrowser(chromiumPath!);
+      failures = watchFailures(browser.page);
+      // The key is the page's default: the one agent.yml gives the page.
+      await browser.page.goto(`${site.origin}/?agentd=${encodeURIComponent(svc.url)}`);
+    },
+    15 * 60_000, // a first run installs the example from the registry and builds it
+  );
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.stop();
+    await site?.close();
+    await sim?.close();
+  });
+
+  it('sends a message; the reply streams into the chat', async () => {
+    const page = browser!.page;
+    const reply = 'one two three four five six seven eight';
+    await send(page, `Hello agentd [[reply:${reply}]] [[rate:8]]`);
+    const message = page.getByTestId('copilot-assistant-message').last();
+    const seen = new Set<string>();
+    await expect
+      .poll(async () => {
+        const text = ((await message.textContent()) ?? '').trim();
+        seen.add(text);
+        return text;
+      }, PATIENT)
+      .toBe(reply);
+    // Shown piece by piece as agentd streamed it, not all at once at the end.
+    expect([...seen].filter((t) => t !== '' && t !== reply && reply.startsWith(t))).not.toEqual([]);
+    await idle(page);
+    expect(failures!.list()).toEqual([]);
+  });
+
+  it('asks before echo runs; Approve resumes the run, and the tool result and the final answer show', async () => {
+    const page = browser!.page;
+    await send(page, 'Say it back [[tool:echo {"message":"from the page"}]] [[reply:The echo tool answered.]]');
+    const approval = page.getByRole('region', { name: 'Approval' });
+    await approval.getByRole('button', { name: 'Approve' }).waitFor({ timeout: PATIENT.timeout });
+    const call = page.getByRole('region', { name: 'Tool call echo' });
+    expect(await call.locator('.tool-call-args').textContent()).toContain('from the page');
+    expect(await call.getAttribute('data-status')).not.toBe('complete');
+    await browser!.screenshot('copilotkit-example-approval');
+
+    await approval.getByRole('button', { name: 'Approve' }).click();
+    await expect.poll(() => call.locator('.tool-call-result').textContent(), PATIENT).toContain('Echo: from the page');
+    await page
+      .getByTestId('copilot-assistant-message')
+      .filter({ hasText: 'The echo tool answered.' })
+      .waitFor({ timeout: PATIENT.timeout });
+    await idle(page);
+    await expect(approval.count()).resolves.toBe(0);
+    expect(failures!.list()).toEqual([]);
+  });
+});
+
+/** Types a message into CopilotKit's chat input and sends it with Enter. */
+async function send(page: Page, text: string): Promise<void> {
+  const input = page.getByTestId('copilot-chat-textarea');
+  await input.fill(text);
+  await input.press('Enter');
+}
+
+/** Waits until the chat has no run going. */
+async function idle(page: Page): Promise<void> {
+  await page
+    .locator('[data-testid="copilot-chat"][data-copilot-running="false"]')
+    .waitFor({ timeout: PATIENT.timeout });
+}
