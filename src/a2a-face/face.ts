@@ -28,7 +28,7 @@
  * - Errors are AppErrors encoded by `toA2aRpc` (src/errors): one table for every protocol.
  */
 import { z } from 'zod';
-import type { AgentCommands, AgentEvents, TurnFollower } from '../agent/index.ts';
+import { pipeEvents, type AgentCommands, type AgentEvents, type TurnFollower } from '../agent/index.ts';
 import type { SessionAccess } from '../auth/index.ts';
 import type { Principal } from '../auth/index.ts';
 import type { Bus } from '../bus/index.ts';
@@ -49,7 +49,6 @@ import {
   wrap,
   type A2aVersion,
 } from './wire.ts';
-import { pipeEvents } from './event-pipe.ts';
 
 /** The bus as the face uses it: the agent's commands. */
 export type A2aBus = Pick<Bus<AgentCommands, AgentEvents>, 'execute'>;

@@ -7,6 +7,7 @@ export { NOT_SESSION_SCOPED, SESSION_COMMANDS, TAKE_OVER_COMMAND, type SessionCo
 export { createTurnWaiter, type TurnWaiter } from './follow/turn-waiter.ts';
 export {
   createTurnFollower,
+  pipeEvents,
   type FrameInterest,
   type SessionWatch,
   type TurnFollower,

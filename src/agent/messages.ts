@@ -51,9 +51,12 @@ export type AgentCommands = {
      * `quota`: who creates the session if this message is its first, and how many they may hold
      * (RATE_LIMIT_EXCEEDED past it; see session-quota.ts).
      * `attached`: resources and a prompt's messages resolved by the front end (src/conversation/attachments.ts).
+     * `turnId`: the id the turn takes (the AG-UI face's `runId`); a fresh one when absent. The caller makes
+     * sure the session has no turn of that id (its turn index: `followTurn` knows it).
      */
     payload: {
       sessionId: SessionKey;
+      turnId?: string;
       content: string;
       image?: ImagePart;
       attached?: Attached;

@@ -340,7 +340,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     unregister.push(
       bus.handle('agent.sendMessage', async ({ payload, correlationId }) => {
         const { sessionId, quota } = payload;
-        const turnId = ids();
+        const turnId = payload.turnId ?? ids();
         const message = {
           turnId,
           correlationId,

@@ -671,6 +671,24 @@ export const a2aSchema = z.strictObject({
 });
 export type A2aConfig = z.output<typeof a2aSchema>;
 
+/** Paths the AG-UI face may not take: the other faces' and the REST API's. */
+const TAKEN_PATHS = /^\/(api|mcp|a2a|inspect)(\/|$)/;
+
+/** The agent served over AG-UI (`POST <path>`, `GET <path>/capabilities`; src/ag-ui-face). */
+export const agUiSchema = z.strictObject({
+  enabled: z
+    .boolean()
+    .default(true)
+    .describe('Serve the AG-UI endpoint and its capabilities (`false`: both answer 404).'),
+  path: z
+    .string()
+    .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'a path such as /ag-ui: segments of letters, digits, ".", "_", "~" or "-"')
+    .refine((p) => !TAKEN_PATHS.test(p), 'the path belongs to another endpoint (/api, /mcp, /a2a, /inspect)')
+    .default('/ag-ui')
+    .describe('Where AG-UI clients run the agent (`POST`); its capabilities are at `<path>/capabilities`.'),
+});
+export type AgUiConfig = z.output<typeof agUiSchema>;
+
 /** Sessions held in memory at most (least recently used dormant ones leave first; they reload from their log). */
 const maxSessionsInMemory = z
   .number()
@@ -804,6 +822,11 @@ export const agentConfigSchema = z
     a2a: a2aSchema
       .prefault({})
       .describe('The agent served over A2A: its card at `/.well-known/agent-card.json` and `POST /a2a`.'),
+    agUi: agUiSchema
+      .prefault({})
+      .describe(
+        'The agent served over AG-UI (`POST /ag-ui`, streamed as SSE or protobuf; interrupts are its questions).',
+      ),
   })
   .refine((c) => Object.keys(c.a2aAgents).every((name) => !(name in c.mcpServers)), {
     path: ['a2aAgents'],

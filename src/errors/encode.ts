@@ -10,6 +10,8 @@
  *   code's HTTP status, so /mcp and REST answer one condition with one status.
  * - `toA2aRpc`: the JSON-RPC error object of /a2a, `{ code: <A2A code or rpc>, message, data: { code, ...details } }`
  *   (A2A answers inside a 200 JSON-RPC response, so no status).
+ * - `toAgUiRunError`: the fields of AG-UI's `RUN_ERROR` event, `{ message, code, rawEvent }`: `code` is the table's
+ *   code and `rawEvent` agentd's own error frame (`toWsFrame`), which carries `details`.
  * - `status` overrides the table's status only where the transport needs it (/mcp's 405 with `Allow: POST`).
  * - Anything that is not an AppError is INTERNAL_ERROR with a generic message (no internals leak).
  */
@@ -64,4 +66,10 @@ export function toJsonRpc(e: unknown, status?: number): EncodedError<JsonRpcErro
 export function toA2aRpc(e: unknown): JsonRpcErrorBody['error'] {
   const { code, message, details } = toErrorBody(e);
   return { code: A2A_RPC[code] ?? rpcCode(code), message, data: { ...details, code } };
+}
+
+/** The fields of an AG-UI `RUN_ERROR` event (see the contracts); the face adds its `type`. */
+export function toAgUiRunError(e: unknown): { message: string; code: ErrorBody['code']; rawEvent: WsErrorFrame } {
+  const frame = toWsFrame(e);
+  return { message: frame.data.message, code: frame.data.code, rawEvent: frame };
 }

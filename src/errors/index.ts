@@ -14,6 +14,7 @@ export {
 export {
   errorEnvelope,
   toA2aRpc,
+  toAgUiRunError,
   toJsonRpc,
   toRestReply,
   toWsFrame,

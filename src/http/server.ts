@@ -16,6 +16,8 @@ import { connectionGate, createLimits, type Limits } from './limits.ts';
 import { createMcpEndpoint } from './mcp-endpoint.ts';
 import { createA2aFace } from '../a2a-face/index.ts';
 import { cardFor, createA2aEndpoint } from './routes/a2a-routes.ts';
+import { createAgUiFace } from '../ag-ui-face/index.ts';
+import { createAgUiEndpoint } from './routes/ag-ui-routes.ts';
 import { createRestHandler } from './rest.ts';
 import type { Route } from './route.ts';
 import { createRouter } from './router.ts';
@@ -65,7 +67,7 @@ export interface FrontEnd {
   inject: Inject;
 }
 
-/** The front end: REST under /api, the WebSocket API at /, /mcp and /a2a, on the engine `deps.engine` selected (uWebSockets.js or node:http + ws). */
+/** The front end: REST under /api, the WebSocket API at /, /mcp, /a2a and AG-UI (/ag-ui), on the engine `deps.engine` selected (uWebSockets.js or node:http + ws). */
 export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const { config, log } = deps;
   const limitsConfig = config.server.limits;
@@ -160,14 +162,38 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
       })
     : undefined;
 
+  const agUi = config.agUi.enabled
+    ? createAgUiEndpoint({
+        face: createAgUiFace({
+          bus: deps.bus,
+          follower: deps.follower,
+          clock: deps.clock,
+          mayApprove: (p) => auth.allows(p, 'approve'),
+        }),
+        path: config.agUi.path,
+        sessionsOf,
+        log,
+        clock: deps.clock,
+        admission,
+        clientIp,
+        maxBodyBytes: limitsConfig.maxBodyBytes,
+      })
+    : undefined;
+
   const inspectWs = deps.inspect
     ? createInspectWs({ hub: deps.inspect, admission, clientIp, clock: deps.clock, log })
     : undefined;
   if (inspectWs) app.websocket('/inspect/ws', inspectWs.route);
   if (gateway) app.websocket('/', gateway.route);
-  // /mcp and /a2a have their own endpoints; REST (/api) and the pages answer everything else.
+  // /mcp, /a2a and the AG-UI run have their own endpoints; REST (/api) and the pages answer everything else.
   const serve: HttpHandler = (req, res) =>
-    (req.path === '/mcp' ? mcp : req.path === '/a2a' && a2a ? a2a : rest)(req, res);
+    (req.path === '/mcp'
+      ? mcp
+      : req.path === '/a2a' && a2a
+        ? a2a
+        : req.path === config.agUi.path && agUi
+          ? agUi
+          : rest)(req, res);
   app.http(serve);
 
   return {

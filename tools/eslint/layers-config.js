@@ -44,6 +44,8 @@ export const LAYERS = {
     mcpFace: { path: 'src/mcp-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools'] },
     // The agent served over A2A (agent card, /a2a): its own JSON-RPC over the agent's bus and event log.
     a2aFace: { path: 'src/a2a-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools'] },
+    // The agent served over AG-UI (/ag-ui): runs are turns, interrupts are questions.
+    agUiFace: { path: 'src/ag-ui-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent'] },
     metrics: { path: 'src/metrics', uses: [...LEAVES, 'bus', 'agent', 'tools'] },
     tracing: { path: 'src/tracing', uses: [...LEAVES, 'bus', 'llm', 'agent'] },
     // The HTTP/WebSocket port the front end is written against (types.ts) and its adapters (uWebSockets.js, node:http + ws, in process); they import nothing of ours.
@@ -61,6 +63,7 @@ export const LAYERS = {
         'tools',
         'mcpFace',
         'a2aFace',
+        'agUiFace',
         'metrics',
         'inspect',
         'redis',
@@ -102,5 +105,7 @@ export const LAYERS = {
     '@modelcontextprotocol/server': ['mcpFace'],
     '@modelcontextprotocol/client': ['tools'],
     jose: ['auth'],
+    '@ag-ui/core': ['agUiFace'],
+    '@ag-ui/proto': ['agUiFace'],
   },
 };

@@ -3,3 +3,4 @@ export { createTurnFollower, type SentTurn, type SessionWatch, type TurnFollower
 export type { FollowBus, FollowStore, FrameInterest } from './types.ts';
 export { endsTurn, storedSteps, type TurnStep } from './steps.ts';
 export type { TurnPageQuery, ListedTurn } from './turn-pages.ts';
+export { pipeEvents } from './event-pipe.ts';

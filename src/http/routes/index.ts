@@ -2,6 +2,7 @@
 import type { Metrics } from '../../metrics/index.ts';
 import type { Route } from '../route.ts';
 import { a2aEndpointDoc, a2aRoutes } from './a2a-routes.ts';
+import { agUiEndpointDoc, agUiRoutes } from './ag-ui-routes.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
 import { compactionRoutes } from './compaction-routes.ts';
 import { elicitationRoutes } from './elicitation-routes.ts';
@@ -39,12 +40,13 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...mcpFeatureRoutes(deps),
     metricsRoute(deps.metrics),
     ...a2aRoutes(deps.config),
+    ...agUiRoutes(deps.config),
     ...(deps.mode === 'mcp' ? [] : consoleRoutes()),
     ...inspectRoutes(deps.config?.server.inspect ?? false),
   ];
   const auth = deps.config?.server.auth ?? {};
-  // The document also describes /a2a, which its own endpoint serves (not the route table).
-  const documented = [...a2aEndpointDoc(deps.config)];
+  // The document also describes /a2a and the AG-UI run, which their own endpoints serve (not the route table).
+  const documented = [...a2aEndpointDoc(deps.config), ...agUiEndpointDoc(deps.config)];
   table.push(...apiDocRoutes(() => [...table, ...documented], { version: deps.version, auth }));
   return table;
 }

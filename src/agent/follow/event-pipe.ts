@@ -3,11 +3,11 @@
  *
  * Contracts:
  * - `pipeEvents(signal, open)` awaits `open(push, end)` first: an error there rejects (the caller can
- *   still answer with a plain JSON-RPC error); it then yields every pushed event in order until `end()`
+ *   still answer with a plain error); it then yields every pushed event in order until `end()`
  *   or `signal` aborts, and calls the `close` that `open` returned exactly once when the iteration stops
  *   (end, abort, or the consumer returning early).
- * - Events pushed while nobody pulls wait in memory: a task's events are few and small (status
- *   updates and reply chunks of one turn), bounded by that turn.
+ * - Events pushed while nobody pulls wait in memory: a followed turn's events are few and
+ *   small (status updates, reply chunks), bounded by that turn.
  */
 export async function pipeEvents<T>(
   signal: AbortSignal,

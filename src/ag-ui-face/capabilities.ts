@@ -1,0 +1,29 @@
+/**
+ * What the AG-UI face declares (`GET <path>/capabilities`): @ag-ui/core's `AgentCapabilities`, from the agent file.
+ *
+ * Contracts: identity from `name`, `description`, `version`; SSE and protobuf over HTTP; tool calls (several
+ * per step) but not the client's tools yet; interrupts for approvals and tool servers' questions, answered
+ * without edited arguments; reasoning sent whole (not streamed); no shared state; `execution.maxIterations`
+ * from `llm.maxIterations`.
+ */
+import type { AgentCapabilities } from '@ag-ui/core';
+import type { AgentConfig } from '../config/schema.ts';
+
+export type CapabilitiesConfig = Pick<AgentConfig, 'name' | 'description' | 'version'> & {
+  llm: Pick<AgentConfig['llm'], 'maxIterations'>;
+};
+
+export const agentCapabilities = (config: CapabilitiesConfig): AgentCapabilities => ({
+  identity: {
+    name: config.name,
+    type: 'agentd',
+    version: config.version,
+    ...(config.description !== undefined && { description: config.description }),
+  },
+  transport: { streaming: true, httpBinary: true, websocket: false, pushNotifications: false, resumable: false },
+  tools: { supported: true, parallelCalls: true, clientProvided: false },
+  humanInTheLoop: { supported: true, approvals: true, interrupts: true, approveWithEdits: false },
+  reasoning: { supported: true, streaming: false },
+  state: { snapshots: false, deltas: false, persistentState: false },
+  execution: { maxIterations: config.llm.maxIterations },
+});

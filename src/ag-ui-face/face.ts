@@ -1,0 +1,206 @@
+/**
+ * The agent served over AG-UI: a run (`RunAgentInput`) is a turn of the caller's session, followed through
+ * the turn follower and mapped to AG-UI events by one pure fold (run-view.ts).
+ *
+ * Contracts:
+ * - `run(body, ctx)` reads the input (input.ts; a malformed one throws its AppError: the endpoint answers
+ *   400) and answers the run's events, ending with `RUN_FINISHED` or `RUN_ERROR`. A run refused once the
+ *   input is read (below) is one `RUN_ERROR` with the error table's code.
+ * - `threadId` names a session of the caller (`ctx.sessions.key`: created on first use, owned by its
+ *   principal). The turn's id is the `runId`: a run whose `runId` the thread already has is a re-run (a
+ *   client that lost its stream): nothing is sent to the agent; it gets `MESSAGES_SNAPSHOT` of the thread
+ *   before that turn, then the whole turn once, from its log, then live.
+ * - A new run takes the last of `messages`, which must be the user's, as the turn's message (queued behind a
+ *   running turn). When the client's earlier user messages differ from the thread's, the run answers
+ *   `MESSAGES_SNAPSHOT` (the thread as stored, with the new message) right after `RUN_STARTED`; the stored
+ *   history is not changed. `tools`, `context`, `state` and `forwardedProps` are not used.
+ * - A thread whose turn waits for a person (its open questions) takes no new run: INVALID_REQUEST
+ *   `reason: "open_interrupts"`. A run with `resume` answers them through `agent.answer` (the `approve`
+ *   scope, as REST; refused as `checkResume` says) and sends the rest of that turn: what the run that ended
+ *   on the interrupt had not sent (its frames after the questions asked).
+ * - A run ends on an interrupt once every question the agent holds for the turn (`agent.questions`) was
+ *   seen in its frames, all of them still open: `RUN_FINISHED { outcome: interrupt }` lists them.
+ * - A client that leaves ends its run's stream only: the turn goes on (cancel it with the REST cancel).
+ */
+import { EventType, type Event, type Message, type ResumeEntry } from '@ag-ui/core';
+import {
+  pipeEvents,
+  questionOfFrame,
+  type AgentCommands,
+  type AgentEvents,
+  type AgentFrame,
+  type AnswerInput,
+  type Question,
+  type SessionWatch,
+  type TurnFollower,
+} from '../agent/index.ts';
+import type { Principal, SessionAccess } from '../auth/index.ts';
+import type { Bus } from '../bus/index.ts';
+import type { Clock } from '../clock.ts';
+import { AppError } from '../errors/index.ts';
+import type { SessionKey } from '../session-id.ts';
+import { newUserMessage, readRunInput, type RunInput } from './input.ts';
+import { answerOf, checkResume } from './interrupts.ts';
+import { foldStep, interrupted, runError, runStarted, runView, type RunView } from './run-view.ts';
+import { diverges, questionsAsked, threadMessages, withClientIds } from './thread.ts';
+
+export interface AgUiFaceDeps {
+  bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute'>;
+  follower: TurnFollower;
+  clock: Clock;
+  /** Whether a principal may answer questions (the `approve` route scope of server.auth). */
+  mayApprove: (principal: Principal) => boolean;
+}
+
+export interface AgUiCallContext {
+  sessions: SessionAccess;
+  principal: Principal;
+  /** Aborts when the client goes away. */
+  signal: AbortSignal;
+}
+
+/** What a run does to the thread before it follows its turn. */
+interface Plan {
+  turnId: string;
+  since: number;
+  snapshot: Message[] | undefined;
+  send?: string;
+  answers: { q: Question; answer: AnswerInput }[];
+}
+
+const snapshotEvent = (messages: Message[]): Event => ({ type: EventType.MESSAGES_SNAPSHOT, messages });
+
+export function createAgUiFace(deps: AgUiFaceDeps) {
+  const { bus } = deps;
+  const on = (key: SessionKey) => ({ sessionId: key });
+
+  /** Decides what the run does (see the contracts); throws the AppError that refuses it. */
+  function plan(input: RunInput, frames: AgentFrame[], open: Question[], principal: Principal): Plan {
+    const { runId, messages } = input;
+    const resume: ResumeEntry[] = input.resume ?? [];
+    if (resume.length > 0) {
+      if (!deps.mayApprove(principal))
+        throw new AppError('FORBIDDEN', 'Answering an interrupt needs the approve scope', { scope: 'approve' });
+      checkResume(resume, open, questionsAsked(frames), deps.clock.now());
+      const answers = resume.map((entry) => {
+        const q = open.find((o) => o.id === entry.interruptId)!; // checkResume: every entry names an open one
+        return { q, answer: answerOf(q, entry) };
+      });
+      const ids = new Set(answers.map((a) => a.q.id));
+      const since = Math.max(
+        0,
+        ...frames.filter((f) => ids.has(questionOfFrame(f)?.id ?? '')).map((f) => f.data.seq ?? 0),
+      );
+      const snapshot = diverges(messages, frames) ? withClientIds(threadMessages(frames), messages) : undefined;
+      return { turnId: answers[0]!.q.turnId, since, snapshot, answers };
+    }
+    if (frames.some((f) => (f.data as { turnId?: string }).turnId === runId))
+      return {
+        turnId: runId,
+        since: 0,
+        snapshot: withClientIds(threadMessages(frames, { before: runId }), messages),
+        answers: [],
+      };
+    if (open.length > 0)
+      throw new AppError('INVALID_REQUEST', 'The thread waits for its interrupts: resume them first', {
+        reason: 'open_interrupts',
+        interruptIds: open.map((q) => q.id),
+      });
+    const message = newUserMessage(messages);
+    if (!message)
+      throw new AppError('MISSING_FIELD', 'A new run needs a user message last in messages', { field: 'messages' });
+    const prior = messages.slice(0, -1);
+    const snapshot = diverges(prior, frames)
+      ? [
+          ...withClientIds(threadMessages(frames), prior),
+          { id: message.id, role: 'user' as const, content: message.text },
+        ]
+      : undefined;
+    return { turnId: runId, since: 0, snapshot, send: message.text, answers: [] };
+  }
+
+  /** Follows the planned turn into `push` until its run ends; answers the watch to close. */
+  async function follow(
+    key: SessionKey,
+    input: RunInput,
+    p: Plan,
+    ctx: AgUiCallContext,
+    push: (e: Event) => void,
+    end: () => void,
+  ): Promise<SessionWatch> {
+    let view: RunView = runView(input.threadId, input.runId, p.turnId, p.since);
+    let armed = false;
+    let expected: Set<string> | undefined;
+    const emit = (next: { view: RunView; events: Event[] }) => {
+      view = next.view;
+      next.events.forEach(push);
+      if (view.ended) end();
+    };
+    const fail = (err: unknown) => {
+      if (!view.ended) emit({ view: { ...view, ended: true }, events: [runError(err)] });
+    };
+    /** Ends the run on an interrupt once what the agent holds for the turn is what the run saw open. */
+    const settle = () => {
+      if (!armed || view.ended || !expected) return;
+      if (expected.size === 0) return void (expected = undefined);
+      const open = view.open.map((q) => q.id);
+      if (open.length === expected.size && open.every((id) => expected?.has(id))) emit(interrupted(view, view.open));
+    };
+    const check = () => {
+      if (!armed || view.ended || view.open.length === 0) return;
+      bus.execute('agent.questions', on(key), on(key)).then((qs) => {
+        expected = new Set(qs.filter((q) => q.turnId === p.turnId).map((q) => q.id));
+        settle();
+      }, fail);
+    };
+    push(runStarted(view));
+    if (p.snapshot) push(snapshotEvent(p.snapshot));
+    const watch = deps.follower.watch(key);
+    try {
+      await watch.follow(p.turnId, (step) => {
+        const asked = view.open.length;
+        emit(foldStep(view, step));
+        if (view.open.length > asked) check();
+        else settle();
+      });
+      if (p.send !== undefined)
+        await bus.execute(
+          'agent.sendMessage',
+          {
+            sessionId: key,
+            turnId: input.runId,
+            content: p.send,
+            ...(ctx.sessions.quota && { quota: ctx.sessions.quota }),
+          },
+          { sessionId: key, correlationId: `ag-ui:${input.runId}` },
+        );
+      for (const { q, answer } of p.answers)
+        await bus.execute('agent.answer', { sessionId: key, id: q.id, answer, by: 'ag-ui' }, on(key));
+      armed = true;
+      check();
+    } catch (err) {
+      fail(err);
+    }
+    return watch;
+  }
+
+  return {
+    async run(body: unknown, ctx: AgUiCallContext): Promise<AsyncIterable<Event>> {
+      const input = readRunInput(body);
+      const key = ctx.sessions.key(input.threadId);
+      return pipeEvents<Event>(ctx.signal, async (push, end) => {
+        try {
+          const { frames } = await bus.execute('agent.history', on(key), on(key));
+          const open = await bus.execute('agent.questions', on(key), on(key));
+          const watch = await follow(key, input, plan(input, frames, open, ctx.principal), ctx, push, end);
+          return () => watch.close();
+        } catch (err) {
+          push(runError(err));
+          end();
+          return () => undefined;
+        }
+      });
+    },
+  };
+}
+export type AgUiFace = ReturnType<typeof createAgUiFace>;

@@ -1,0 +1,138 @@
+/**
+ * Interrupts are questions: the one question record (src/conversation/questions.ts) as AG-UI's `Interrupt`,
+ * and a run's `resume` entries as the answers `agent.answer` takes.
+ *
+ * Contracts:
+ * - `interruptOf(q)`: `id` is the question's id (what `resume[].interruptId` names), `toolCallId` the call
+ *   it belongs to, `expiresAt` its deadline. An approval has `reason: "tool_call"`, a sampling request
+ *   `reason: "sampling"`, both with {@link APPROVAL_RESPONSE_SCHEMA}; a tool server's form has
+ *   `reason: "elicitation"` and its `requestedSchema` as `responseSchema`; a URL to open has an empty
+ *   object schema and the URL in `metadata.url`. `metadata` carries the rest of the record (tool, server,
+ *   arguments).
+ * - `checkResume(entries, open, asked, nowMs)` refuses, before anything is answered: an entry naming no
+ *   question ever asked (INVALID_REQUEST `reason: "unknown_interrupt"`), one already closed or past its
+ *   `expiresAt` (the family's ALREADY_RESOLVED, `reason: "expired"` or `"answered"`), an id named twice,
+ *   and an open question the entries leave out (INVALID_REQUEST `reason: "unanswered_interrupts"`).
+ * - `answerOf(q, entry)`: `cancelled` denies an approval or a sampling request and cancels a form;
+ *   `resolved` takes an approval's `{ approved, reason? }` (anything else, `editedArgs` included, is
+ *   INVALID_REQUEST: arguments cannot be edited) and a form's content as the accepted answer (no payload:
+ *   declined).
+ */
+import type { Interrupt, ResumeEntry } from '@ag-ui/core';
+import { z } from 'zod';
+import type { AnswerInput, Question } from '../agent/index.ts';
+import { QUESTION_KINDS, type QuestionAnswer } from '../conversation/questions.ts';
+import { AppError } from '../errors/index.ts';
+
+/** What an approval's (or a sampling request's) interrupt is answered with. */
+export const APPROVAL_RESPONSE_SCHEMA = {
+  type: 'object',
+  properties: {
+    approved: { type: 'boolean', description: 'Run the call (true) or refuse it (false)' },
+    reason: { type: 'string', description: 'Why, for the log and the model' },
+  },
+  required: ['approved'],
+  additionalProperties: false,
+} as const;
+
+const approvalPayload = z.strictObject({ approved: z.boolean(), reason: z.string().max(2000).optional() });
+
+export function interruptOf(q: Question): Interrupt {
+  const base = { id: q.id, toolCallId: q.callId, expiresAt: q.expiresAt };
+  if (q.kind === 'approval')
+    return {
+      ...base,
+      reason: 'tool_call',
+      message: `Run the tool "${q.toolName ?? ''}" of "${q.serverId}"?`,
+      responseSchema: { ...APPROVAL_RESPONSE_SCHEMA },
+      metadata: { toolName: q.toolName, serverId: q.serverId, args: q.args },
+    };
+  if (q.kind === 'sampling')
+    return {
+      ...base,
+      reason: 'sampling',
+      message: `Tool server "${q.serverId}" asks the agent's model to answer a request: allow it?`,
+      responseSchema: { ...APPROVAL_RESPONSE_SCHEMA },
+      metadata: { serverId: q.serverId, request: q.args },
+    };
+  const url = q.mode === 'url';
+  return {
+    ...base,
+    reason: 'elicitation',
+    message: q.message ?? '',
+    responseSchema: url ? { type: 'object', properties: {} } : (q.requestedSchema ?? { type: 'object' }),
+    metadata: { serverId: q.serverId, mode: q.mode ?? 'form', ...(url && { url: q.url }) },
+  };
+}
+
+/** A question's answer as the resume entry gives it (see the contracts). */
+export function answerOf(q: Question, entry: ResumeEntry): AnswerInput {
+  const approval = QUESTION_KINDS[q.kind].family === 'approval';
+  if (entry.status === 'cancelled')
+    return approval ? { decision: 'deny', reason: 'cancelled by the user' } : { action: 'cancel' };
+  if (!approval)
+    return entry.payload === undefined || entry.payload === null
+      ? { action: 'decline' }
+      : { action: 'accept', content: entry.payload };
+  const payload = approvalPayload.safeParse(entry.payload);
+  if (!payload.success)
+    throw new AppError(
+      'INVALID_REQUEST',
+      `The answer to interrupt "${q.id}" must be { "approved": true | false, "reason"? } (arguments cannot be edited)`,
+      { interruptId: q.id, field: `resume.payload` },
+    );
+  const { approved, reason } = payload.data;
+  return { decision: approved ? 'approve' : 'deny', ...(reason !== undefined && { reason }) };
+}
+
+/** A question asked in the session, and how it was closed (if it was). */
+export interface AskedQuestion {
+  question: Question;
+  closedBy?: { answer: QuestionAnswer; by: string };
+}
+
+const alreadyResolved = (q: Question, reason: 'expired' | 'answered') =>
+  new AppError(
+    QUESTION_KINDS[q.kind].family === 'approval' ? 'APPROVAL_ALREADY_RESOLVED' : 'ELICITATION_ALREADY_RESOLVED',
+    reason === 'expired'
+      ? `Interrupt "${q.id}" expired at ${q.expiresAt}: it can no longer be answered`
+      : `Interrupt "${q.id}" was already answered`,
+    { interruptId: q.id, reason, expiresAt: q.expiresAt },
+  );
+
+/** Refuses a resume that does not answer exactly the open questions (see the contracts). */
+export function checkResume(
+  entries: readonly ResumeEntry[],
+  open: readonly Question[],
+  asked: ReadonlyMap<string, AskedQuestion>,
+  nowMs: number,
+): void {
+  const named = new Set<string>();
+  for (const { interruptId } of entries) {
+    if (named.has(interruptId))
+      throw new AppError('INVALID_REQUEST', `Interrupt "${interruptId}" is answered twice`, {
+        interruptId,
+        reason: 'duplicate_interrupt',
+      });
+    named.add(interruptId);
+    const q = open.find((o) => o.id === interruptId);
+    if (q) {
+      if (Date.parse(q.expiresAt) <= nowMs) throw alreadyResolved(q, 'expired');
+      continue;
+    }
+    const was = asked.get(interruptId);
+    if (!was)
+      throw new AppError('INVALID_REQUEST', `No interrupt "${interruptId}" was asked in this thread`, {
+        interruptId,
+        reason: 'unknown_interrupt',
+      });
+    throw alreadyResolved(was.question, was.closedBy?.by === 'timeout' ? 'expired' : 'answered');
+  }
+  const missing = open.filter((q) => !named.has(q.id)).map((q) => q.id);
+  if (missing.length > 0)
+    throw new AppError(
+      'INVALID_REQUEST',
+      `The thread waits for ${missing.length} more interrupt(s): a resume answers every open one (${missing.join(', ')})`,
+      { reason: 'unanswered_interrupts', interruptIds: missing },
+    );
+}

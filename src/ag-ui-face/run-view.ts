@@ -1,0 +1,224 @@
+/**
+ * A run is a view of a turn: the ONE mapping from a turn's steps (src/agent/follow: its stored frames, then
+ * live ones) to AG-UI events, a pure fold.
+ *
+ * Contracts:
+ * - `foldStep(view, step)` answers the view after the step and the events it sends. Frames of other turns
+ *   send nothing; nothing is sent once the run ended. A durable frame with `seq ≤ view.since` was sent by
+ *   an earlier run of the turn (the run that ended on an interrupt): it is folded (questions asked and
+ *   closed) but sends nothing, so a resumed run sends the rest of the turn only.
+ * - Steps: each `thinking` (a model step begins; live only) opens `STEP_STARTED { stepName: "model step N" }`
+ *   (N counts this run's steps) and closes the one before; the turn's end closes the last.
+ * - Text: live `chunk`s stream as one `TEXT_MESSAGE_*` per step (id `<runId>-text-<n>`), closed by the
+ *   step's tool calls, its reasoning or its end. The `response` sends what the chunks did not (all of it
+ *   on a replay: stored turns keep the reply, not its chunks).
+ * - `reasoning` → `REASONING_START`, `REASONING_MESSAGE_START/CONTENT/END`, `REASONING_END` (id
+ *   `<runId>-reasoning-<n>`); `toolCall` → `TOOL_CALL_START/ARGS/END` (toolCallId = the call's id, its
+ *   parent the step's text message if it had one); `toolResult` → `TOOL_CALL_RESULT` (content: the
+ *   result as text, JSON unless it is a string); `contextCompacted` → `CUSTOM { name:
+ *   "agentd.contextCompacted" }`. Questions asked and answered send nothing here: a run waiting for
+ *   one ends with `interrupted(view, questions)`.
+ * - The end: `response` → `RUN_FINISHED { outcome: { type: "success" } }`; an `error` whose details say
+ *   the turn was cancelled → `RUN_FINISHED { outcome: { type: "cancelled" } }`; any other `error` →
+ *   `RUN_ERROR` with the error table's code (and agentd's error frame as `rawEvent`). Every message and
+ *   step is closed first, so the order holds for @ag-ui/client's verifier.
+ */
+import { EventType, PROTOCOL_VERSION, type Event } from '@ag-ui/core';
+import { answerOfFrame, questionOfFrame, type AgentFrame, type Question, type TurnStep } from '../agent/index.ts';
+import { AppError, ERROR_TABLE, toAgUiRunError, type ErrorCode } from '../errors/index.ts';
+import { interruptOf } from './interrupts.ts';
+
+export interface RunView {
+  threadId: string;
+  runId: string;
+  turnId: string;
+  since: number;
+  /** Model steps begun in this run; whether the last is still open. */
+  steps: number;
+  stepOpen: boolean;
+  /** Text messages begun in this run; the open one, and the one of the current step (a tool call's parent). */
+  texts: number;
+  textOpen: string | undefined;
+  stepText: string | undefined;
+  /** The reply text this run streamed (live chunks). */
+  streamed: string;
+  reasonings: number;
+  /** The turn's questions asked and not closed, oldest first. */
+  open: Question[];
+  ended: boolean;
+}
+
+export const runView = (threadId: string, runId: string, turnId: string, since = 0): RunView => ({
+  threadId,
+  runId,
+  turnId,
+  since,
+  steps: 0,
+  stepOpen: false,
+  texts: 0,
+  textOpen: undefined,
+  stepText: undefined,
+  streamed: '',
+  reasonings: 0,
+  open: [],
+  ended: false,
+});
+
+export const runStarted = (v: RunView): Event => ({
+  type: EventType.RUN_STARTED,
+  threadId: v.threadId,
+  runId: v.runId,
+  protocolVersion: PROTOCOL_VERSION,
+});
+
+/** `RUN_ERROR` of an error (the error table's code; see src/errors/encode.ts). */
+export const runError = (err: unknown): Event => ({ type: EventType.RUN_ERROR, ...toAgUiRunError(err) });
+
+const stepName = (n: number) => `model step ${n}`;
+
+function closeText(v: RunView, out: Event[]): void {
+  if (v.textOpen === undefined) return;
+  out.push({ type: EventType.TEXT_MESSAGE_END, messageId: v.textOpen });
+  v.textOpen = undefined;
+}
+
+function closeStep(v: RunView, out: Event[]): void {
+  closeText(v, out);
+  if (v.stepOpen) out.push({ type: EventType.STEP_FINISHED, stepName: stepName(v.steps) });
+  v.stepOpen = false;
+  v.stepText = undefined;
+}
+
+function text(v: RunView, delta: string, out: Event[]): void {
+  if (delta === '') return;
+  if (v.textOpen === undefined) {
+    v.textOpen = `${v.runId}-text-${++v.texts}`;
+    v.stepText = v.textOpen;
+    out.push({ type: EventType.TEXT_MESSAGE_START, messageId: v.textOpen, role: 'assistant' });
+  }
+  out.push({ type: EventType.TEXT_MESSAGE_CONTENT, messageId: v.textOpen, delta });
+}
+
+const resultText = (result: unknown): string => (typeof result === 'string' ? result : JSON.stringify(result ?? null));
+
+const cancelled = (details: Record<string, unknown>) => details.reason === 'cancelled';
+
+/** What the run has not sent of the reply (see the contracts). */
+function unsent(v: RunView, content: string): string {
+  if (v.streamed === '') return v.since === 0 ? content : '';
+  return content.startsWith(v.streamed) ? content.slice(v.streamed.length) : '';
+}
+
+function finished(v: RunView, out: Event[], outcome: { type: 'success' } | { type: 'cancelled' }): void {
+  closeStep(v, out);
+  out.push({ type: EventType.RUN_FINISHED, threadId: v.threadId, runId: v.runId, outcome });
+  v.ended = true;
+}
+
+/** Whether a frame is one an earlier run already sent (see the contracts). */
+const sentBefore = (v: RunView, frame: AgentFrame): boolean =>
+  frame.event !== 'thinking' && frame.event !== 'chunk' && (frame.data.seq ?? Infinity) <= v.since;
+
+function onFrame(v: RunView, frame: AgentFrame, out: Event[]): void {
+  const asked = questionOfFrame(frame);
+  if (asked) return void (v.open = [...v.open, asked]);
+  const closed = answerOfFrame(frame);
+  if (closed) return void (v.open = v.open.filter((q) => q.id !== closed.id));
+  if (sentBefore(v, frame)) return;
+  switch (frame.event) {
+    case 'thinking':
+      closeStep(v, out);
+      v.stepOpen = true;
+      out.push({ type: EventType.STEP_STARTED, stepName: stepName(++v.steps) });
+      return;
+    case 'chunk':
+      v.streamed += frame.data.content;
+      return text(v, frame.data.content, out);
+    case 'reasoning': {
+      closeText(v, out);
+      const messageId = `${v.runId}-reasoning-${++v.reasonings}`;
+      out.push(
+        { type: EventType.REASONING_START, messageId },
+        { type: EventType.REASONING_MESSAGE_START, messageId, role: 'reasoning' },
+        { type: EventType.REASONING_MESSAGE_CONTENT, messageId, delta: frame.data.text },
+        { type: EventType.REASONING_MESSAGE_END, messageId },
+        { type: EventType.REASONING_END, messageId },
+      );
+      return;
+    }
+    case 'toolCall': {
+      closeText(v, out);
+      const { callId: toolCallId, toolName, args } = frame.data;
+      out.push(
+        {
+          type: EventType.TOOL_CALL_START,
+          toolCallId,
+          toolCallName: toolName,
+          ...(v.stepText !== undefined && { parentMessageId: v.stepText }),
+        },
+        { type: EventType.TOOL_CALL_ARGS, toolCallId, delta: JSON.stringify(args ?? {}) },
+        { type: EventType.TOOL_CALL_END, toolCallId },
+      );
+      return;
+    }
+    case 'toolResult':
+      closeText(v, out);
+      out.push({
+        type: EventType.TOOL_CALL_RESULT,
+        messageId: `${v.runId}-result-${frame.data.callId}`,
+        toolCallId: frame.data.callId,
+        content: resultText(frame.data.result),
+        role: 'tool',
+      });
+      return;
+    case 'contextCompacted': {
+      const { method, trigger, upToSeq, tokensBefore, tokensAfter } = frame.data;
+      out.push({
+        type: EventType.CUSTOM,
+        name: 'agentd.contextCompacted',
+        value: { method, trigger, upToSeq, tokensBefore, tokensAfter },
+      });
+      return;
+    }
+    case 'response':
+      text(v, unsent(v, frame.data.content), out);
+      return finished(v, out, { type: 'success' });
+    case 'error': {
+      const { code, message, details } = frame.data;
+      if (cancelled(details)) return finished(v, out, { type: 'cancelled' });
+      closeStep(v, out);
+      const known = Object.hasOwn(ERROR_TABLE, code) ? (code as ErrorCode) : 'AGENT_ERROR';
+      out.push(runError(new AppError(known, message, details)));
+      v.ended = true;
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/** One step of the turn folded into the run (see the contracts). */
+export function foldStep(view: RunView, step: TurnStep): { view: RunView; events: Event[] } {
+  if (view.ended || step.kind !== 'frame') return { view, events: [] };
+  const data = step.frame.data as { turnId?: string };
+  if (data.turnId !== view.turnId) return { view, events: [] };
+  const v = { ...view };
+  const events: Event[] = [];
+  onFrame(v, step.frame, events);
+  return { view: v, events };
+}
+
+/** The run ends waiting for a person: `questions` (the turn's open ones) are its interrupts. */
+export function interrupted(view: RunView, questions: readonly Question[]): { view: RunView; events: Event[] } {
+  const v = { ...view };
+  const events: Event[] = [];
+  closeStep(v, events);
+  events.push({
+    type: EventType.RUN_FINISHED,
+    threadId: v.threadId,
+    runId: v.runId,
+    outcome: { type: 'interrupt', interrupts: questions.map(interruptOf) },
+  });
+  v.ended = true;
+  return { view: v, events };
+}

@@ -1,0 +1,99 @@
+/**
+ * The thread as the server keeps it: the session's frames (since its last reset) as AG-UI messages, and
+ * what a run makes of the client's `messages` beside them. The server's history is the source of truth.
+ *
+ * Contracts:
+ * - `threadMessages(frames, { before })` projects the frames after the last `conversationReset`: a user
+ *   message per `userMessage` (id `<turnId>-user`), an assistant message per run of tool calls (each call
+ *   with its arguments as JSON), a tool message per result (`error` set when it failed), the reply as an
+ *   assistant message (`<turnId>-reply`). With `before: turnId`, that turn contributes its user message only.
+ * - `withClientIds(messages, client)`: the n-th user message takes the id of the client's n-th user message
+ *   when their texts agree, so a client keeps its own ids.
+ * - `diverges(client, frames)`: whether the client's user messages (texts, in order) differ from the
+ *   server's; the caller leaves a new run's own message out of `client` first.
+ * - `questionsAsked(frames)`: every question asked in the frames, by id, with how it was closed.
+ */
+import type { Message } from '@ag-ui/core';
+import { answerOfFrame, questionOfFrame, type AgentFrame } from '../agent/index.ts';
+import type { AskedQuestion } from './interrupts.ts';
+import { userTexts } from './input.ts';
+
+/** The frames since the last reset. */
+function current(frames: readonly AgentFrame[]): readonly AgentFrame[] {
+  const reset = frames.findLastIndex((f) => f.event === 'conversationReset');
+  return reset < 0 ? frames : frames.slice(reset + 1);
+}
+
+const resultText = (result: unknown): string => (typeof result === 'string' ? result : JSON.stringify(result ?? null));
+
+export function threadMessages(frames: readonly AgentFrame[], opts: { before?: string } = {}): Message[] {
+  const out: Message[] = [];
+  let calls: Extract<Message, { role: 'assistant' }> | undefined;
+  for (const f of current(frames)) {
+    const turnId = 'turnId' in f.data ? f.data.turnId : undefined;
+    if (turnId === opts.before && f.event !== 'userMessage') continue;
+    switch (f.event) {
+      case 'userMessage':
+        calls = undefined;
+        out.push({ id: `${f.data.turnId}-user`, role: 'user', content: f.data.content });
+        break;
+      case 'toolCall': {
+        const call = {
+          id: f.data.callId,
+          type: 'function' as const,
+          function: { name: f.data.toolName, arguments: JSON.stringify(f.data.args ?? {}) },
+        };
+        if (calls) calls.toolCalls = [...(calls.toolCalls ?? []), call];
+        else out.push((calls = { id: `${f.data.turnId}-calls-${f.data.seq}`, role: 'assistant', toolCalls: [call] }));
+        break;
+      }
+      case 'toolResult':
+        calls = undefined;
+        out.push({
+          id: `${f.data.callId}-result`,
+          role: 'tool',
+          toolCallId: f.data.callId,
+          content: resultText(f.data.result),
+          ...(!f.data.success && { error: resultText(f.data.result) }),
+        });
+        break;
+      case 'response':
+        calls = undefined;
+        out.push({ id: `${f.data.turnId}-reply`, role: 'assistant', content: f.data.content });
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
+export function withClientIds(messages: Message[], client: readonly Message[]): Message[] {
+  const theirs = client.filter((m) => m.role === 'user');
+  const texts = userTexts(theirs);
+  let n = 0;
+  return messages.map((m) => {
+    if (m.role !== 'user') return m;
+    const i = n++;
+    const same = theirs[i] && texts[i] === userTexts([m])[0];
+    return same ? { ...m, id: theirs[i]!.id } : m;
+  });
+}
+
+export function diverges(client: readonly Message[], frames: readonly AgentFrame[]): boolean {
+  const ours = current(frames).flatMap((f) => (f.event === 'userMessage' ? [f.data.content] : []));
+  const theirs = userTexts(client);
+  return ours.length !== theirs.length || ours.some((text, i) => text !== theirs[i]);
+}
+
+export function questionsAsked(frames: readonly AgentFrame[]): Map<string, AskedQuestion> {
+  const asked = new Map<string, AskedQuestion>();
+  for (const f of frames) {
+    const question = questionOfFrame(f);
+    if (question) asked.set(question.id, { question });
+    const closed = answerOfFrame(f);
+    const was = closed && asked.get(closed.id);
+    if (closed && was) asked.set(closed.id, { ...was, closedBy: { answer: closed.answer, by: closed.by } });
+  }
+  return asked;
+}

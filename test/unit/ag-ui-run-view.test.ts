@@ -1,0 +1,233 @@
+/**
+ * A run is a view of a turn (src/ag-ui-face/run-view.ts): given a turn's steps, when they are folded, then
+ * these AG-UI events come out — in an order @ag-ui/client's own verifier accepts, each valid by
+ * @ag-ui/core's schema.
+ */
+import { verifyEvents } from '@ag-ui/client';
+import { EventType } from '@ag-ui/core';
+import { EventSchema } from '@ag-ui/core/schemas';
+import { from, lastValueFrom, toArray } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import type { AgentFrame, TurnStep } from '../../src/agent/index.ts';
+import { foldStep, interrupted, runView, type RunView } from '../../src/ag-ui-face/index.ts';
+import { runStarted } from '../../src/ag-ui-face/run-view.ts';
+
+const S = 'thread-1';
+const T = 'run-1';
+const ref = (seq: number, turnId = T) => ({ sessionId: S, turnId, seq });
+const step = (frame: AgentFrame): TurnStep => ({ kind: 'frame', frame, ts: 0 });
+const user = (seq: number) => step({ event: 'userMessage', data: { ...ref(seq), content: 'hi', hasImage: false } });
+const thinking = (seq: number) => step({ event: 'thinking', data: ref(seq) });
+const chunk = (seq: number, content: string) => step({ event: 'chunk', data: { ...ref(seq), content } });
+const reasoning = (seq: number, text: string) =>
+  step({ event: 'reasoning', data: { ...ref(seq), text, model: 'm', api: 'chat' } });
+const call = (seq: number, callId: string) =>
+  step({
+    event: 'toolCall',
+    data: { ...ref(seq), callId, toolName: 'echo', serverId: 'everything', args: { message: 'x' } },
+  });
+const result = (seq: number, callId: string) =>
+  step({
+    event: 'toolResult',
+    data: {
+      ...ref(seq),
+      callId,
+      toolName: 'echo',
+      serverId: 'everything',
+      success: true,
+      result: { content: [{ type: 'text', text: 'Echo: x' }] },
+      durationMs: 3,
+    },
+  });
+const asked = (seq: number, callId: string) =>
+  step({
+    event: 'toolApprovalRequested',
+    data: {
+      ...ref(seq),
+      callId,
+      toolName: 'echo',
+      serverId: 'everything',
+      args: { message: 'x' },
+      expiresAt: '2026-01-01T00:05:00.000Z',
+    },
+  });
+const answered = (seq: number, callId: string) =>
+  step({ event: 'toolApprovalResolved', data: { ...ref(seq), callId, decision: 'approve', by: 'ag-ui' } });
+const response = (seq: number, content: string) =>
+  step({ event: 'response', data: { ...ref(seq), content, model: 'm' } });
+const failed = (seq: number, reason: string) =>
+  step({
+    event: 'error',
+    data: { code: 'AGENT_ERROR', message: 'stopped', details: { reason }, sessionId: S, turnId: T, seq },
+  });
+
+/** Folds the steps into a fresh run (a run of `runId` after `since`): its view and every event, RUN_STARTED first. */
+function run(steps: TurnStep[], opts: { runId?: string; since?: number } = {}) {
+  let view: RunView = runView(S, opts.runId ?? T, T, opts.since ?? 0);
+  const events = [runStarted(view)];
+  for (const s of steps) {
+    const next = foldStep(view, s);
+    view = next.view;
+    events.push(...next.events);
+  }
+  return { view, events };
+}
+const types = (events: { type: string }[]) => events.map((e) => e.type);
+
+/** The events pass @ag-ui/client's verifier and @ag-ui/core's schema. */
+async function verified(events: object[]) {
+  for (const e of events) expect(EventSchema.safeParse(e).success, JSON.stringify(e)).toBe(true);
+  return lastValueFrom(from(events as never[]).pipe(verifyEvents(false), toArray()));
+}
+
+describe('a run is a view of its turn', () => {
+  it('a live reply: one step, one text message streamed by its chunks, then RUN_FINISHED success', async () => {
+    const { events } = run([user(1), thinking(1), chunk(1, 'Hel'), chunk(1, 'lo'), response(2, 'Hello')]);
+    expect(types(events)).toEqual([
+      'RUN_STARTED',
+      'STEP_STARTED',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'STEP_FINISHED',
+      'RUN_FINISHED',
+    ]);
+    expect(
+      events.filter((e) => e.type === EventType.TEXT_MESSAGE_CONTENT).map((e) => (e as { delta: string }).delta),
+    ).toEqual(['Hel', 'lo']);
+    expect(events.at(-1)).toMatchObject({ threadId: S, runId: T, outcome: { type: 'success' } });
+    await verified(events);
+  });
+
+  it('a replay (no chunks stored): the stored reply is sent whole', async () => {
+    const { events } = run([user(1), response(2, 'Hello')]);
+    expect(types(events)).toEqual([
+      'RUN_STARTED',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'RUN_FINISHED',
+    ]);
+    expect(events[2]).toMatchObject({ delta: 'Hello' });
+    await verified(events);
+  });
+
+  it('a server tool call: START/ARGS/END under the step, its RESULT, then the next step; reasoning before the call', async () => {
+    const { events } = run([
+      user(1),
+      thinking(1),
+      chunk(1, 'Let me see.'),
+      reasoning(2, 'echo it'),
+      call(3, 'c1'),
+      result(4, 'c1'),
+      thinking(4),
+      chunk(4, ' Done.'),
+      response(5, 'Let me see. Done.'),
+    ]);
+    expect(types(events)).toEqual([
+      'RUN_STARTED',
+      'STEP_STARTED',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'REASONING_START',
+      'REASONING_MESSAGE_START',
+      'REASONING_MESSAGE_CONTENT',
+      'REASONING_MESSAGE_END',
+      'REASONING_END',
+      'TOOL_CALL_START',
+      'TOOL_CALL_ARGS',
+      'TOOL_CALL_END',
+      'TOOL_CALL_RESULT',
+      'STEP_FINISHED',
+      'STEP_STARTED',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'STEP_FINISHED',
+      'RUN_FINISHED',
+    ]);
+    const start = events.find((e) => e.type === EventType.TOOL_CALL_START);
+    expect(start).toMatchObject({ toolCallId: 'c1', toolCallName: 'echo', parentMessageId: `${T}-text-1` });
+    expect(events.find((e) => e.type === EventType.TOOL_CALL_ARGS)).toMatchObject({ delta: '{"message":"x"}' });
+    expect(events.find((e) => e.type === EventType.TOOL_CALL_RESULT)).toMatchObject({
+      toolCallId: 'c1',
+      content: '{"content":[{"type":"text","text":"Echo: x"}]}',
+    });
+    expect(events.find((e) => e.type === EventType.REASONING_MESSAGE_CONTENT)).toMatchObject({ delta: 'echo it' });
+    await verified(events);
+  });
+
+  it('a turn waiting for approval ends its run with the interrupt; the resumed run sends the result, not the call again', async () => {
+    const first = run([user(1), thinking(1), call(2, 'c1'), asked(3, 'c1')]);
+    expect(first.view.open.map((q) => q.id)).toEqual(['c1']);
+    expect(first.view.ended).toBe(false);
+    const end = interrupted(first.view, first.view.open);
+    expect(end.events.at(-1)).toMatchObject({
+      type: 'RUN_FINISHED',
+      outcome: {
+        type: 'interrupt',
+        interrupts: [
+          {
+            id: 'c1',
+            reason: 'tool_call',
+            toolCallId: 'c1',
+            expiresAt: '2026-01-01T00:05:00.000Z',
+            responseSchema: { required: ['approved'] },
+          },
+        ],
+      },
+    });
+    await verified([...first.events, ...end.events]);
+
+    const resumed = run(
+      [user(1), call(2, 'c1'), asked(3, 'c1'), answered(4, 'c1'), result(5, 'c1'), thinking(5), chunk(5, 'Done.')],
+      { runId: 'run-2', since: 3 },
+    );
+    expect(resumed.view.open).toEqual([]);
+    const last = foldStep(resumed.view, response(6, 'Done.'));
+    const events = [...resumed.events, ...last.events];
+    expect(types(events)).toEqual([
+      'RUN_STARTED',
+      'TOOL_CALL_RESULT',
+      'STEP_STARTED',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'STEP_FINISHED',
+      'RUN_FINISHED',
+    ]);
+    expect(events[1]).toMatchObject({ toolCallId: 'c1', messageId: 'run-2-result-c1' });
+    await verified(events);
+  });
+
+  it('a cancelled turn finishes with outcome cancelled; a failed one with RUN_ERROR and the error code', async () => {
+    const cancelled = run([user(1), thinking(1), chunk(1, 'Hel'), failed(2, 'cancelled')]);
+    expect(types(cancelled.events).slice(-3)).toEqual(['TEXT_MESSAGE_END', 'STEP_FINISHED', 'RUN_FINISHED']);
+    expect(cancelled.events.at(-1)).toMatchObject({ outcome: { type: 'cancelled' } });
+    await verified(cancelled.events);
+
+    const broken = run([user(1), thinking(1), failed(2, 'model')]);
+    expect(broken.events.at(-1)).toMatchObject({
+      type: 'RUN_ERROR',
+      code: 'AGENT_ERROR',
+      message: 'stopped',
+      rawEvent: { event: 'error', data: { details: { reason: 'model' } } },
+    });
+    await verified(broken.events);
+  });
+
+  it('frames of other turns and anything after the end send nothing', () => {
+    const other = step({ event: 'chunk', data: { ...ref(1, 'run-0'), content: 'x' } });
+    const { view, events } = run([other, user(1), response(2, 'ok'), chunk(2, 'late')]);
+    expect(types(events)).toEqual([
+      'RUN_STARTED',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'RUN_FINISHED',
+    ]);
+    expect(view.ended).toBe(true);
+  });
+});
