@@ -3,7 +3,8 @@
  * served as its README says, agentd run with the example's own agent.yml (only the model's address, the
  * simulator here, and the page's origin changed), CopilotKit's chat talking to the AG-UI face. A reply
  * streams into the chat; a call to server-everything's `echo` (under an `ask` rule) ends the run with an
- * interrupt the page shows, and Approve resumes it: the tool's result and the final answer show.
+ * interrupt the page shows, and Approve resumes it: the tool's result and the final answer show (Deny: the
+ * model goes on without it).
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,18 +52,16 @@ describe.skipIf(!chromiumPath)('the CopilotKit example page against the AG-UI fa
   it('sends a message; the reply streams into the chat', async () => {
     const page = browser!.page;
     const reply = 'one two three four five six seven eight';
+    await page.evaluate(RECORD_REPLIES);
     await send(page, `Hello agentd [[reply:${reply}]] [[rate:8]]`);
-    const message = page.getByTestId('copilot-assistant-message').last();
-    const seen = new Set<string>();
-    await expect
-      .poll(async () => {
-        const text = ((await message.textContent()) ?? '').trim();
-        seen.add(text);
-        return text;
-      }, PATIENT)
-      .toBe(reply);
+    await page
+      .getByTestId('copilot-assistant-message')
+      .filter({ hasText: reply })
+      .waitFor({ timeout: PATIENT.timeout });
     // Shown piece by piece as agentd streamed it, not all at once at the end.
-    expect([...seen].filter((t) => t !== '' && t !== reply && reply.startsWith(t))).not.toEqual([]);
+    const shown = await page.evaluate<string[]>('window.shownReplies');
+    expect(shown.filter((text) => text !== reply && reply.startsWith(text))).not.toEqual([]);
+    expect(shown.at(-1)).toBe(reply);
     await idle(page);
     expect(failures!.list()).toEqual([]);
   });
@@ -72,7 +71,7 @@ describe.skipIf(!chromiumPath)('the CopilotKit example page against the AG-UI fa
     await send(page, 'Say it back [[tool:echo {"message":"from the page"}]] [[reply:The echo tool answered.]]');
     const approval = page.getByRole('region', { name: 'Approval' });
     await approval.getByRole('button', { name: 'Approve' }).waitFor({ timeout: PATIENT.timeout });
-    const call = page.getByRole('region', { name: 'Tool call echo' });
+    const call = page.getByRole('region', { name: 'Tool call echo' }).last();
     expect(await call.locator('.tool-call-args').textContent()).toContain('from the page');
     expect(await call.getAttribute('data-status')).not.toBe('complete');
     await browser!.screenshot('copilotkit-example-approval');
@@ -87,7 +86,33 @@ describe.skipIf(!chromiumPath)('the CopilotKit example page against the AG-UI fa
     await expect(approval.count()).resolves.toBe(0);
     expect(failures!.list()).toEqual([]);
   });
+
+  it('Deny answers the interrupt too: echo never runs, and the model goes on without it', async () => {
+    const page = browser!.page;
+    await send(page, 'Not this [[tool:echo {"message":"never echoed"}]] [[reply:Understood, no echo.]]');
+    const approval = page.getByRole('region', { name: 'Approval' });
+    await approval.getByRole('button', { name: 'Deny' }).click({ timeout: PATIENT.timeout });
+    await page
+      .getByTestId('copilot-assistant-message')
+      .filter({ hasText: 'Understood, no echo.' })
+      .waitFor({ timeout: PATIENT.timeout });
+    await idle(page);
+    const call = page.getByRole('region', { name: 'Tool call echo' }).last();
+    expect(await call.locator('.tool-call-args').textContent()).toContain('never echoed');
+    expect(await call.locator('.tool-call-result').textContent()).not.toContain('Echo: never echoed');
+    expect(failures!.list()).toEqual([]);
+  });
 });
+
+/** Records, in the page, each text the chat's last assistant message shows (`window.shownReplies`). */
+const RECORD_REPLIES = `(() => {
+  const shown = (window.shownReplies = []);
+  new MutationObserver(() => {
+    const all = document.querySelectorAll('[data-testid="copilot-assistant-message"]');
+    const text = all[all.length - 1]?.textContent?.trim();
+    if (text && shown.at(-1) !== text) shown.push(text);
+  }).observe(document.body, { subtree: true, childList: true, characterData: true });
+})()`;
 
 /** Types a message into CopilotKit's chat input and sends it with Enter. */
 async function send(page: Page, text: string): Promise<void> {
