@@ -54,15 +54,11 @@ describe.skipIf(!chromiumPath)('the CopilotKit example page against the AG-UI fa
     const reply = 'one two three four five six seven eight';
     await page.evaluate(RECORD_REPLIES);
     await send(page, `Hello agentd [[reply:${reply}]] [[rate:8]]`);
-    await page
-      .getByTestId('copilot-assistant-message')
-      .filter({ hasText: reply })
-      .waitFor({ timeout: PATIENT.timeout });
+    await answered(page, reply);
     // Shown piece by piece as agentd streamed it, not all at once at the end.
     const shown = await page.evaluate<string[]>('window.shownReplies');
     expect(shown.filter((text) => text !== reply && reply.startsWith(text))).not.toEqual([]);
     expect(shown.at(-1)).toBe(reply);
-    await idle(page);
     expect(failures!.list()).toEqual([]);
   });
 
@@ -78,11 +74,7 @@ describe.skipIf(!chromiumPath)('the CopilotKit example page against the AG-UI fa
 
     await approval.getByRole('button', { name: 'Approve' }).click();
     await expect.poll(() => call.locator('.tool-call-result').textContent(), PATIENT).toContain('Echo: from the page');
-    await page
-      .getByTestId('copilot-assistant-message')
-      .filter({ hasText: 'The echo tool answered.' })
-      .waitFor({ timeout: PATIENT.timeout });
-    await idle(page);
+    await answered(page, 'The echo tool answered.');
     await expect(approval.count()).resolves.toBe(0);
     expect(failures!.list()).toEqual([]);
   });
@@ -92,11 +84,7 @@ describe.skipIf(!chromiumPath)('the CopilotKit example page against the AG-UI fa
     await send(page, 'Not this [[tool:echo {"message":"never echoed"}]] [[reply:Understood, no echo.]]');
     const approval = page.getByRole('region', { name: 'Approval' });
     await approval.getByRole('button', { name: 'Deny' }).click({ timeout: PATIENT.timeout });
-    await page
-      .getByTestId('copilot-assistant-message')
-      .filter({ hasText: 'Understood, no echo.' })
-      .waitFor({ timeout: PATIENT.timeout });
-    await idle(page);
+    await answered(page, 'Understood, no echo.');
     const call = page.getByRole('region', { name: 'Tool call echo' }).last();
     expect(await call.locator('.tool-call-args').textContent()).toContain('never echoed');
     expect(await call.locator('.tool-call-result').textContent()).not.toContain('Echo: never echoed');
@@ -121,8 +109,9 @@ async function send(page: Page, text: string): Promise<void> {
   await input.press('Enter');
 }
 
-/** Waits until the chat has no run going. */
-async function idle(page: Page): Promise<void> {
+/** Waits for an assistant message holding `text`, then until the chat has no run going. */
+async function answered(page: Page, text: string): Promise<void> {
+  await page.getByTestId('copilot-assistant-message').filter({ hasText: text }).waitFor({ timeout: PATIENT.timeout });
   await page
     .locator('[data-testid="copilot-chat"][data-copilot-running="false"]')
     .waitFor({ timeout: PATIENT.timeout });
