@@ -42,7 +42,7 @@ import type { SessionKey } from '../session-id.ts';
 import { newUserMessage, readRunInput, type RunInput } from './input.ts';
 import { answerOf, checkResume } from './interrupts.ts';
 import { foldStep, interrupted, runError, runStarted, runView, type RunView } from './run-view.ts';
-import { diverges, questionsAsked, threadMessages, withClientIds } from './thread.ts';
+import { diverges, questionsAsked, threadMessages } from './thread.ts';
 
 export interface AgUiFaceDeps {
   bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute'>;
@@ -91,14 +91,14 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
         0,
         ...frames.filter((f) => ids.has(questionOfFrame(f)?.id ?? '')).map((f) => f.data.seq ?? 0),
       );
-      const snapshot = diverges(messages, frames) ? withClientIds(threadMessages(frames), messages) : undefined;
+      const snapshot = diverges(messages, frames) ? threadMessages(frames) : undefined;
       return { turnId: answers[0]!.q.turnId, since, snapshot, answers };
     }
     if (frames.some((f) => (f.data as { turnId?: string }).turnId === runId))
       return {
         turnId: runId,
         since: 0,
-        snapshot: withClientIds(threadMessages(frames, { before: runId }), messages),
+        snapshot: threadMessages(frames, { before: runId }),
         answers: [],
       };
     if (open.length > 0)
@@ -111,10 +111,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
       throw new AppError('MISSING_FIELD', 'A new run needs a user message last in messages', { field: 'messages' });
     const prior = messages.slice(0, -1);
     const snapshot = diverges(prior, frames)
-      ? [
-          ...withClientIds(threadMessages(frames), prior),
-          { id: message.id, role: 'user' as const, content: message.text },
-        ]
+      ? [...threadMessages(frames), { id: `${runId}-user`, role: 'user' as const, content: message.text }]
       : undefined;
     return { turnId: runId, since: 0, snapshot, send: message.text, answers: [] };
   }

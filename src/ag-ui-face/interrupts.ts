@@ -126,7 +126,9 @@ export function checkResume(
         interruptId,
         reason: 'unknown_interrupt',
       });
-    throw alreadyResolved(was.question, was.closedBy?.by === 'timeout' ? 'expired' : 'answered');
+    // Closed by the turn but not stored yet: its deadline says whether it expired.
+    const expired = was.closedBy ? was.closedBy.by === 'timeout' : Date.parse(was.question.expiresAt) <= nowMs;
+    throw alreadyResolved(was.question, expired ? 'expired' : 'answered');
   }
   const missing = open.filter((q) => !named.has(q.id)).map((q) => q.id);
   if (missing.length > 0)

@@ -9,9 +9,10 @@
  *   closed) but sends nothing, so a resumed run sends the rest of the turn only.
  * - Steps: each `thinking` (a model step begins; live only) opens `STEP_STARTED { stepName: "model step N" }`
  *   (N counts this run's steps) and closes the one before; the turn's end closes the last.
- * - Text: live `chunk`s stream as one `TEXT_MESSAGE_*` per step (id `<runId>-text-<n>`), closed by the
- *   step's tool calls, its reasoning or its end. The `response` sends what the chunks did not (all of it
- *   on a replay: stored turns keep the reply, not its chunks).
+ * - Text: live `chunk`s of a step this run saw begin stream as one `TEXT_MESSAGE_*` per step (id
+ *   `<runId>-text-<n>`), closed by the step's tool calls, its reasoning or its end. The `response` sends
+ *   what no chunk did, as a message of its own: all of it on a replay (stored turns keep the reply, not its
+ *   chunks), the steps before a re-run joined; nothing a resumed run's predecessor sent.
  * - `reasoning` → `REASONING_START`, `REASONING_MESSAGE_START/CONTENT/END`, `REASONING_END` (id
  *   `<runId>-reasoning-<n>`); `toolCall` → `TOOL_CALL_START/ARGS/END` (toolCallId = the call's id, its
  *   parent the step's text message if it had one); `toolResult` → `TOOL_CALL_RESULT` (content: the
@@ -103,10 +104,13 @@ const resultText = (result: unknown): string => (typeof result === 'string' ? re
 
 const cancelled = (details: Record<string, unknown>) => details.reason === 'cancelled';
 
-/** What the run has not sent of the reply (see the contracts). */
+/**
+ * The reply's text this run did not stream, ahead of what it did: all of it on a replay, the steps before it
+ * joined on a re-run; none on a resumed run (the run before it sent those).
+ */
 function unsent(v: RunView, content: string): string {
-  if (v.streamed === '') return v.since === 0 ? content : '';
-  return content.startsWith(v.streamed) ? content.slice(v.streamed.length) : '';
+  if (v.since > 0 || !content.endsWith(v.streamed)) return '';
+  return content.slice(0, content.length - v.streamed.length);
 }
 
 function finished(v: RunView, out: Event[], outcome: { type: 'success' } | { type: 'cancelled' }): void {
@@ -132,6 +136,7 @@ function onFrame(v: RunView, frame: AgentFrame, out: Event[]): void {
       out.push({ type: EventType.STEP_STARTED, stepName: stepName(++v.steps) });
       return;
     case 'chunk':
+      if (!v.stepOpen) return; // a re-run joined mid-step: the reply sends this step's text
       v.streamed += frame.data.content;
       return text(v, frame.data.content, out);
     case 'reasoning': {
@@ -180,9 +185,12 @@ function onFrame(v: RunView, frame: AgentFrame, out: Event[]): void {
       });
       return;
     }
-    case 'response':
-      text(v, unsent(v, frame.data.content), out);
+    case 'response': {
+      const rest = unsent(v, frame.data.content);
+      if (rest !== '') closeText(v, out);
+      text(v, rest, out);
       return finished(v, out, { type: 'success' });
+    }
     case 'error': {
       const { code, message, details } = frame.data;
       if (cancelled(details)) return finished(v, out, { type: 'cancelled' });

@@ -7,8 +7,8 @@
  *   message per `userMessage` (id `<turnId>-user`), an assistant message per run of tool calls (each call
  *   with its arguments as JSON), a tool message per result (`error` set when it failed), the reply as an
  *   assistant message (`<turnId>-reply`). With `before: turnId`, that turn contributes its user message only.
- * - `withClientIds(messages, client)`: the n-th user message takes the id of the client's n-th user message
- *   when their texts agree, so a client keeps its own ids.
+ *   A snapshot carries these ids only: @ag-ui/client keeps a message whose id it knows where it stands, so
+ *   a snapshot reusing some of the client's ids could come out of order.
  * - `diverges(client, frames)`: whether the client's user messages (texts, in order) differ from the
  *   server's; the caller leaves a new run's own message out of `client` first.
  * - `questionsAsked(frames)`: every question asked in the frames, by id, with how it was closed.
@@ -66,18 +66,6 @@ export function threadMessages(frames: readonly AgentFrame[], opts: { before?: s
     }
   }
   return out;
-}
-
-export function withClientIds(messages: Message[], client: readonly Message[]): Message[] {
-  const theirs = client.filter((m) => m.role === 'user');
-  const texts = userTexts(theirs);
-  let n = 0;
-  return messages.map((m) => {
-    if (m.role !== 'user') return m;
-    const i = n++;
-    const same = theirs[i] && texts[i] === userTexts([m])[0];
-    return same ? { ...m, id: theirs[i]!.id } : m;
-  });
 }
 
 export function diverges(client: readonly Message[], frames: readonly AgentFrame[]): boolean {

@@ -8,6 +8,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRoutes, type RoutesDeps } from '../../src/http/routes/index.ts';
 import { a2aEndpointDoc } from '../../src/http/routes/a2a-routes.ts';
+import { agUiEndpointDoc } from '../../src/http/routes/ag-ui-routes.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { fixturePath } from '../support/paths.ts';
 import { everythingStdio } from '../support/messaging.ts';
@@ -53,6 +54,7 @@ const BODIES: Record<string, unknown> = {
   'POST /api/mcp/servers/{serverId}/prompts/{promptName}/get': { city: 'Paris' },
   'PUT /api/mcp/servers/{serverId}/roots': { roots: ['file:///tmp/agentd-openapi'] },
   'POST /a2a': { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'no-such/task' } },
+  'POST /ag-ui': { threadId: 'contract', runId: 'contract-run', messages: [{ id: 'm1', role: 'user', content: 'Hi' }] },
 };
 /** Query strings of the operations that need one. */
 const QUERIES: Record<string, string> = {
@@ -151,9 +153,11 @@ describe('OpenAPI document', () => {
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
     );
-    const table = [...createRoutes({ config: svc.config } as RoutesDeps), ...a2aEndpointDoc(svc.config)].map(
-      (r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`,
-    );
+    const table = [
+      ...createRoutes({ config: svc.config } as RoutesDeps),
+      ...a2aEndpointDoc(svc.config),
+      ...agUiEndpointDoc(svc.config),
+    ].map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`);
     expect(documented.sort()).toEqual(table.sort());
   });
 
@@ -270,9 +274,11 @@ describe('OpenAPI document', () => {
       checked.push(key);
     }
     // Every JSON route of the table was answered and checked against its published schema.
-    const jsonRoutes = [...createRoutes({ config: svc.config } as RoutesDeps), ...a2aEndpointDoc(svc.config)].filter(
-      (r) => !r.doc?.contentType && r.path !== '/api/connect-a2a-agent',
-    );
+    const jsonRoutes = [
+      ...createRoutes({ config: svc.config } as RoutesDeps),
+      ...a2aEndpointDoc(svc.config),
+      ...agUiEndpointDoc(svc.config),
+    ].filter((r) => !r.doc?.contentType && r.path !== '/api/connect-a2a-agent');
     expect(checked.sort()).toEqual(jsonRoutes.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`).sort());
   });
 

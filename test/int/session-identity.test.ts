@@ -2,10 +2,10 @@
  * One session identity (issue 36, item 1): a session is `(owner, id)` on every face. With `apiKey`
  * beside named keys, neither the shorthand principal (whose keys are bare ids) nor bob reaches
  * alice's session "work" by naming a forged id (her key `NUL alice NUL work`, or any id with NUL, a
- * lone surrogate or over 128 code units) over REST, WebSocket, /mcp (both eras) or A2A (v0.3 and
- * v1.0: send, stream, get, cancel, subscribe, list), on the memory, JSONL and Redis stores: each such
- * call is refused with the face's invalid-params error, and a plain id lands in the caller's own
- * namespace. Alice's log is never read, written or cancelled.
+ * lone surrogate or over 128 code units) over REST, WebSocket, /mcp (both eras), A2A (v0.3 and
+ * v1.0: send, stream, get, cancel, subscribe, list) or AG-UI (a run, a resume), on the memory, JSONL
+ * and Redis stores: each such call is refused with the face's invalid-params error, and a plain id
+ * lands in the caller's own namespace. Alice's log is never read, written or cancelled.
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -222,6 +222,27 @@ function identitySuite(storage: () => Record<string, unknown>) {
         await legacy.close();
         await modern.close();
       }
+    }
+    await untouched();
+  });
+
+  it("AG-UI: a run or a resume refuses a forged threadId (400 INVALID_REQUEST); a plain one is the caller's own thread", async () => {
+    const resume = [{ interruptId: 'call-1', status: 'resolved', payload: { approved: true } }];
+    for (const [who, key] of ATTACKERS) {
+      for (const id of FORGED) {
+        for (const extra of [{ messages: [{ id: 'm1', role: 'user', content: 'hi' }] }, { messages: [], resume }]) {
+          const res = await call(app, key, 'POST', '/ag-ui', { threadId: id, runId: aliceTurn, ...extra });
+          expect([res.status, res.body?.error?.code], `${who}: ${JSON.stringify(id)}`).toEqual([
+            400,
+            'INVALID_REQUEST',
+          ]);
+          expect(res.text).not.toContain(SECRET);
+        }
+      }
+      // Alice's turn id on the plain id names a run of the caller's own thread "work": no such turn there.
+      const rerun = await call(app, key, 'POST', '/ag-ui', { threadId: 'work', runId: aliceTurn, messages: [] });
+      expect(rerun.text, who).toContain('"code":"MISSING_FIELD"');
+      expect(rerun.text).not.toContain(SECRET);
     }
     await untouched();
   });

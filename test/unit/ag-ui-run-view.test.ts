@@ -113,6 +113,23 @@ describe('a run is a view of its turn', () => {
     await verified(events);
   });
 
+  it('a re-run that joins mid-step sends that text once, whole, with the reply; later steps stream', async () => {
+    const { events } = run([
+      user(1),
+      chunk(1, 'lo'),
+      call(2, 'c1'),
+      result(3, 'c1'),
+      thinking(3),
+      chunk(3, ' Done.'),
+      response(4, 'Hello Done.'),
+    ]);
+    const texts = events
+      .filter((e) => e.type === EventType.TEXT_MESSAGE_CONTENT)
+      .map((e) => (e as { delta: string }).delta);
+    expect(texts).toEqual([' Done.', 'Hello']);
+    await verified(events);
+  });
+
   it('a server tool call: START/ARGS/END under the step, its RESULT, then the next step; reasoning before the call', async () => {
     const { events } = run([
       user(1),

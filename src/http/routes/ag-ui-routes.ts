@@ -67,6 +67,11 @@ export function agUiEndpointDoc(config: AgUiRoutesConfig | undefined): Route[] {
         contentType: SSE_MEDIA_TYPE,
         contentDescription: 'AG-UI events, one `data:` line each, from RUN_STARTED to RUN_FINISHED or RUN_ERROR',
         errors: ['INVALID_REQUEST', 'MISSING_FIELD'],
+        example: {
+          threadId: 'ag-ui-example',
+          runId: 'ag-ui-example-run',
+          messages: [{ id: 'm1', role: 'user', content: 'Hello' }],
+        },
       },
       handler: () => {
         throw new Error('served by the AG-UI endpoint');

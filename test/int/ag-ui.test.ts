@@ -1,0 +1,317 @@
+/**
+ * The agent as an AG-UI server (issue 39, items 1–3 and 5), end to end: the real service on a JSONL store,
+ * the model simulator, server-everything with `echo` under an `ask` policy, and @ag-ui/client's `HttpAgent`
+ * (its verifier rejects any ordering error) over SSE and over the protobuf encoding.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { EventType, HttpAgent, type AgentSubscriber, type BaseEvent, type RunAgentInput } from '@ag-ui/client';
+import { AgentCapabilitiesSchema } from '@ag-ui/core/schemas';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
+import type { RunningApp } from '../support/start-app.ts';
+import { until } from '../support/wait.ts';
+
+const ALICE = 'alice-key-0123456789abcdef';
+const BOB = 'bob-key-0123456789abcdefgh';
+const keys = [
+  { name: 'alice', key: ALICE, scopes: ['chat'] },
+  { name: 'bob', key: BOB, scopes: ['chat'] },
+];
+const PROTO = 'application/vnd.ag-ui.event+proto';
+
+const env = useSimulatorAndFolder('agentd-ag-ui-');
+const agentFile = (timeoutMs = 120_000) => ({
+  storage: { type: 'jsonl', dir: join(env.dir, `log-${timeoutMs}`) },
+  mcpServers: { everything: everythingStdio },
+  toolPolicy: { rules: [{ server: 'everything', tool: 'echo', action: 'ask' }], timeoutMs },
+  server: { ...roomyLimits, auth: { keys } },
+  llm: { timeoutMs: 10_000 },
+});
+
+let app: RunningApp;
+beforeAll(async () => {
+  app = await env.apps.start(agentFile(), { modelUrl: env.sim.url });
+  await serversUp(app);
+});
+afterAll(() => env.apps.stopAll());
+
+async function serversUp(a: RunningApp) {
+  await until(async () => {
+    const res = await fetch(`${a.url}/api/mcp/servers`, { headers: { Authorization: `Bearer ${ALICE}` } });
+    return ((await res.json()) as { servers: { status: string }[] }).servers.every((s) => s.status === 'connected');
+  }, 'server-everything connected');
+}
+
+/** An HttpAgent that asks for the protobuf encoding (HttpAgent itself always asks for SSE). */
+class ProtoAgent extends HttpAgent {
+  protected override requestInit(input: RunAgentInput): RequestInit {
+    const init = super.requestInit(input);
+    return { ...init, headers: { ...(init.headers as Record<string, string>), Accept: PROTO } };
+  }
+}
+
+/** A client of thread `threadId` as `key`, recording every event it applies. */
+function client(opts: { key?: string; threadId?: string; proto?: boolean; on?: RunningApp } = {}) {
+  const config = {
+    url: `${(opts.on ?? app).url}/ag-ui`,
+    headers: { Authorization: `Bearer ${opts.key ?? ALICE}` },
+    threadId: opts.threadId ?? `t-${randomUUID().slice(0, 8)}`,
+  };
+  const agent = opts.proto ? new ProtoAgent(config) : new HttpAgent(config);
+  const events: BaseEvent[] = [];
+  const recorder: AgentSubscriber = { onEvent: ({ event }) => void events.push(event) };
+  agent.subscribe(recorder);
+  const say = (text: string) => agent.addMessage({ id: randomUUID(), role: 'user', content: text });
+  return { agent, events, say };
+}
+const typesOf = (events: BaseEvent[]) => events.map((e) => e.type as string);
+const lastOf = (events: BaseEvent[], type: string) =>
+  events.findLast((e) => (e.type as string) === type) as Record<string, any>;
+const history = async (threadId: string, key = ALICE) => {
+  const res = await fetch(`${app.url}/api/sessions/${threadId}/history`, {
+    headers: { Authorization: `Bearer ${key}` },
+  });
+  return ((await res.json()) as { events: { event: string; data: Record<string, any> }[] }).events;
+};
+const assistantText = (messages: { role: string; content?: unknown }[]) =>
+  messages
+    .filter((m) => m.role === 'assistant' && typeof m.content === 'string')
+    .map((m) => m.content)
+    .join('');
+
+describe('AG-UI runs through HttpAgent', { timeout: 60_000 }, () => {
+  it('text over SSE: RUN_STARTED, one step streaming the reply, RUN_FINISHED success', async () => {
+    const c = client();
+    c.say('hello [[reply:Hi there, AG-UI.]]');
+    const { newMessages } = await c.agent.runAgent();
+    expect(typesOf(c.events)[0]).toBe('RUN_STARTED');
+    expect(typesOf(c.events)).toContain('STEP_STARTED');
+    expect(lastOf(c.events, 'RUN_FINISHED').outcome).toEqual({ type: 'success' });
+    expect(assistantText(newMessages)).toBe('Hi there, AG-UI.');
+    const stored = await history(c.agent.threadId);
+    expect(stored.find((f) => f.event === 'userMessage')?.data.turnId).toBe(lastOf(c.events, 'RUN_STARTED').runId);
+  });
+
+  it('the protobuf encoding when Accept asks for it: the exact content type, length-prefixed frames, the same run', async () => {
+    const c = client({ proto: true });
+    c.say('hello [[reply:Hi over protobuf.]]');
+    const { newMessages } = await c.agent.runAgent();
+    expect(assistantText(newMessages)).toBe('Hi over protobuf.');
+    expect(lastOf(c.events, 'RUN_FINISHED').outcome).toEqual({ type: 'success' });
+
+    const raw = await fetch(`${app.url}/ag-ui`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ALICE}`, 'Content-Type': 'application/json', Accept: PROTO },
+      body: JSON.stringify({
+        threadId: `t-${randomUUID().slice(0, 8)}`,
+        runId: randomUUID(),
+        messages: [{ id: 'm1', role: 'user', content: 'hi [[reply:ok]]' }],
+      }),
+    });
+    expect(raw.headers.get('content-type')).toBe(PROTO);
+    const bytes = new Uint8Array(await raw.arrayBuffer());
+    let frames = 0;
+    for (let at = 0; at < bytes.length; frames++) at += 4 + new DataView(bytes.buffer, at, 4).getUint32(0, false);
+    expect(frames).toBeGreaterThanOrEqual(5);
+  });
+
+  it("a server tool call: the call's START/ARGS/END, its RESULT, then the reply", async () => {
+    const c = client();
+    c.say('add them [[tool:get-sum {"a":2,"b":3}]]');
+    await c.agent.runAgent();
+    const start = lastOf(c.events, 'TOOL_CALL_START');
+    expect(start.toolCallName).toBe('get-sum');
+    expect(JSON.parse(lastOf(c.events, 'TOOL_CALL_ARGS').delta)).toEqual({ a: 2, b: 3 });
+    expect(lastOf(c.events, 'TOOL_CALL_RESULT')).toMatchObject({ toolCallId: start.toolCallId });
+    expect(lastOf(c.events, 'TOOL_CALL_RESULT').content).toContain('5');
+    expect(lastOf(c.events, 'RUN_FINISHED').outcome).toEqual({ type: 'success' });
+    expect(c.agent.messages.some((m) => m.role === 'tool' && m.toolCallId === start.toolCallId)).toBe(true);
+  });
+
+  it('an approval is an interrupt; the next run resumes it: the result of the same call, not the call again', async () => {
+    const c = client();
+    c.say('go [[tool:echo {"message":"asked"}]]');
+    await c.agent.runAgent();
+    const finished = lastOf(c.events, 'RUN_FINISHED');
+    expect(finished.outcome.type).toBe('interrupt');
+    const [interrupt] = c.agent.pendingInterrupts;
+    expect(interrupt).toMatchObject({ reason: 'tool_call', responseSchema: { required: ['approved'] } });
+    expect(interrupt!.toolCallId).toBe(lastOf(c.events, 'TOOL_CALL_START').toolCallId);
+    expect(Date.parse(interrupt!.expiresAt!)).toBeGreaterThan(Date.now());
+
+    const from = c.events.length;
+    await c.agent.runAgent({
+      resume: [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: true } }],
+    });
+    const resumed = c.events.slice(from);
+    expect(typesOf(resumed)).not.toContain('TOOL_CALL_START');
+    expect(lastOf(resumed, 'TOOL_CALL_RESULT')).toMatchObject({ toolCallId: interrupt!.toolCallId });
+    expect(lastOf(resumed, 'TOOL_CALL_RESULT').content).toContain('asked');
+    expect(lastOf(resumed, 'RUN_FINISHED').outcome).toEqual({ type: 'success' });
+    const stored = await history(c.agent.threadId);
+    expect(stored.find((f) => f.event === 'toolApprovalResolved')?.data).toMatchObject({
+      decision: 'approve',
+      by: 'ag-ui',
+    });
+  });
+
+  it('the protocol holds: no new run while interrupts wait, a resume answers all of them, a cancelled resume denies', async () => {
+    const c = client();
+    c.say('two [[tool:echo {"message":"a"}]] [[tool:echo {"message":"b"}]]');
+    await c.agent.runAgent();
+    const interrupts = c.agent.pendingInterrupts;
+    expect(interrupts).toHaveLength(2);
+
+    // A client that forgot them (a fresh HttpAgent checks nothing): the server refuses.
+    const fresh = client({ threadId: c.agent.threadId });
+    fresh.say('something else');
+    await fresh.agent.runAgent();
+    expect(lastOf(fresh.events, 'RUN_ERROR')).toMatchObject({
+      code: 'INVALID_REQUEST',
+      rawEvent: { data: { details: { reason: 'open_interrupts' } } },
+    });
+    const partial = client({ threadId: c.agent.threadId });
+    await partial.agent.runAgent({
+      resume: [{ interruptId: interrupts[0]!.id, status: 'resolved', payload: { approved: true } }],
+    });
+    expect(lastOf(partial.events, 'RUN_ERROR').rawEvent.data.details).toMatchObject({
+      reason: 'unanswered_interrupts',
+      interruptIds: [interrupts[1]!.id],
+    });
+
+    await c.agent.runAgent({
+      resume: [
+        { interruptId: interrupts[0]!.id, status: 'resolved', payload: { approved: true } },
+        { interruptId: interrupts[1]!.id, status: 'cancelled' },
+      ],
+    });
+    expect(lastOf(c.events, 'RUN_FINISHED').outcome).toEqual({ type: 'success' });
+    const decisions = (await history(c.agent.threadId))
+      .filter((f) => f.event === 'toolApprovalResolved')
+      .map((f) => [f.data.callId, f.data.decision]);
+    expect(decisions).toEqual([
+      [interrupts[0]!.id, 'approve'],
+      [interrupts[1]!.id, 'deny'],
+    ]);
+  });
+
+  it('a cancelled turn finishes its run with outcome cancelled', async () => {
+    const c = client();
+    c.say('slow [[len:400]] [[rate:40]]');
+    const running = c.agent.runAgent();
+    await until(() => c.events.some((e) => e.type === EventType.TEXT_MESSAGE_CONTENT), 'the reply streams');
+    const res = await fetch(`${app.url}/api/sessions/${c.agent.threadId}/cancel`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ALICE}` },
+    });
+    expect(res.status).toBe(200);
+    await running;
+    expect(lastOf(c.events, 'RUN_FINISHED').outcome).toEqual({ type: 'cancelled' });
+  });
+
+  it('a client that lost its stream re-runs the same runId: the rest of the turn, once', async () => {
+    const c = client();
+    c.say('slow [[len:60]] [[rate:30]]');
+    const runId = randomUUID();
+    const first = c.agent.runAgent({ runId });
+    await until(() => c.events.some((e) => e.type === EventType.TEXT_MESSAGE_CONTENT), 'the reply streams');
+    c.agent.abortRun();
+    await first.catch(() => undefined);
+    const from = c.events.length;
+    await c.agent.runAgent({ runId });
+    const again = c.events.slice(from);
+    expect(typesOf(again).slice(0, 2)).toEqual(['RUN_STARTED', 'MESSAGES_SNAPSHOT']);
+    expect(lastOf(again, 'RUN_FINISHED').outcome).toEqual({ type: 'success' });
+    const stored = await history(c.agent.threadId);
+    const reply = stored.find((f) => f.event === 'response')?.data.content as string;
+    expect(stored.filter((f) => f.event === 'userMessage')).toHaveLength(1);
+    expect(c.agent.messages.filter((m) => m.role === 'user')).toHaveLength(1);
+    expect(assistantText(c.agent.messages)).toBe(reply);
+  });
+
+  it('a client whose history differs from the thread gets MESSAGES_SNAPSHOT: the thread as stored, and its new message', async () => {
+    const c = client();
+    c.say('first [[reply:One.]]');
+    await c.agent.runAgent();
+    const stranger = client({ threadId: c.agent.threadId });
+    stranger.say('second [[reply:Two.]]');
+    await stranger.agent.runAgent();
+    const snapshot = lastOf(stranger.events, 'MESSAGES_SNAPSHOT');
+    expect(snapshot.messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
+      ['user', 'first [[reply:One.]]'],
+      ['assistant', 'One.'],
+      ['user', 'second [[reply:Two.]]'],
+    ]);
+    expect(stranger.agent.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+  });
+
+  it('errors: a model failure is RUN_ERROR with the error code; a malformed body is 400; GET is 405; no key is 401', async () => {
+    const c = client();
+    c.say('[[error:500 times=1]] boom');
+    await c.agent.runAgent();
+    expect(lastOf(c.events, 'RUN_ERROR').code).toBe('AGENT_ERROR');
+
+    const post = (body: unknown, path = '/ag-ui') =>
+      fetch(`${app.url}${path}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${ALICE}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const bad = await post({ threadId: 't', messages: [] });
+    expect([bad.status, ((await bad.json()) as any).error.code]).toEqual([400, 'MISSING_FIELD']);
+    const slash = await post({ threadId: 't', runId: 'a/b', messages: [] });
+    expect(slash.status).toBe(400);
+    // Any other path under it is the route table's: an unknown route, as everywhere (400 INVALID_REQUEST).
+    const elsewhere = await post({}, '/ag-ui/elsewhere');
+    expect([elsewhere.status, ((await elsewhere.json()) as any).error.details.issue]).toEqual([
+      400,
+      'no such endpoint',
+    ]);
+    expect((await fetch(`${app.url}/ag-ui`, { headers: { Authorization: `Bearer ${ALICE}` } })).status).toBe(405);
+    expect((await fetch(`${app.url}/ag-ui`, { method: 'POST', body: '{}' })).status).toBe(401);
+  });
+
+  it('two principals: the same threadId names a thread of each; neither sees the other', async () => {
+    const threadId = `shared-${randomUUID().slice(0, 8)}`;
+    const alice = client({ threadId });
+    alice.say('secret plans [[reply:Noted.]]');
+    await alice.agent.runAgent();
+    const bob = client({ threadId, key: BOB });
+    bob.say('hello [[reply:Hi Bob.]]');
+    await bob.agent.runAgent();
+    expect(typesOf(bob.events)).not.toContain('MESSAGES_SNAPSHOT');
+    expect(JSON.stringify(bob.events)).not.toContain('secret plans');
+    expect((await history(threadId)).filter((f) => f.event === 'userMessage')).toHaveLength(1);
+    expect((await history(threadId, BOB)).filter((f) => f.event === 'userMessage')).toHaveLength(1);
+  });
+
+  it('GET /ag-ui/capabilities answers AgentCapabilities', async () => {
+    const res = await fetch(`${app.url}/ag-ui/capabilities`, { headers: { Authorization: `Bearer ${ALICE}` } });
+    const body = await res.json();
+    expect(AgentCapabilitiesSchema.parse(body)).toMatchObject({
+      transport: { streaming: true, httpBinary: true },
+      humanInTheLoop: { interrupts: true, approvals: true },
+    });
+  });
+});
+
+describe('an interrupt past its deadline', { timeout: 60_000 }, () => {
+  it('a resume after expiresAt is RUN_ERROR (the approval was denied by timeout)', async () => {
+    const hasty = await env.apps.start(agentFile(1_500), { modelUrl: env.sim.url });
+    await serversUp(hasty);
+    const c = client({ on: hasty });
+    c.say('go [[tool:echo {"message":"late"}]]');
+    await c.agent.runAgent();
+    const [interrupt] = c.agent.pendingInterrupts;
+    await until(() => Date.parse(interrupt!.expiresAt!) < Date.now(), 'the deadline passed');
+    const late = client({ on: hasty, threadId: c.agent.threadId });
+    await late.agent.runAgent({
+      resume: [{ interruptId: interrupt!.id, status: 'resolved', payload: { approved: true } }],
+    });
+    expect(lastOf(late.events, 'RUN_ERROR')).toMatchObject({
+      code: 'APPROVAL_ALREADY_RESOLVED',
+      rawEvent: { data: { details: { reason: 'expired' } } },
+    });
+  });
+});
