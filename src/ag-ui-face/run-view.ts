@@ -7,12 +7,16 @@
  *   send nothing; nothing is sent once the run ended. A durable frame with `seq ≤ view.since` was sent by
  *   an earlier run of the turn (the run that ended on an interrupt): it is folded (questions asked and
  *   closed) but sends nothing, so a resumed run sends the rest of the turn only.
- * - Steps: each `thinking` (a model step begins; live only) opens `STEP_STARTED { stepName: "model step N" }`
- *   (N counts this run's steps) and closes the one before; the turn's end closes the last.
- * - Text: live `chunk`s of a step this run saw begin stream as one `TEXT_MESSAGE_*` per step (id
- *   `<runId>-text-<n>`), closed by the step's tool calls, its reasoning or its end. The `response` sends
- *   what no chunk did, as a message of its own: all of it on a replay (stored turns keep the reply, not its
- *   chunks), the steps before a re-run joined; nothing a resumed run's predecessor sent.
+ * - Steps: a model step's first output (text, reasoning, a tool call) opens `STEP_STARTED { stepName:
+ *   "model step N" }` (N counts this run's steps); output after every call of the step has its result
+ *   opens the next (a call refused at once, before its step's other calls are reported, splits a step);
+ *   the turn's end closes the last.
+ * - Text: live `chunk`s stream as one `TEXT_MESSAGE_*` per step (id `<runId>-text-<n>`), closed by the
+ *   step's tool calls, its reasoning or its end; chunks count only once the run saw a step begin (the turn
+ *   start, or a tool result: a re-run that joins a step mid-stream leaves that step's text to the reply).
+ *   The `response` sends what no chunk did, as a message of its own: all of it on a replay (stored turns
+ *   keep the reply, not its chunks), the text before a re-run joined; nothing a resumed run's predecessor
+ *   sent.
  * - `reasoning` → `REASONING_START`, `REASONING_MESSAGE_START/CONTENT/END`, `REASONING_END` (id
  *   `<runId>-reasoning-<n>`); `toolCall` → `TOOL_CALL_START/ARGS/END` (toolCallId = the call's id, its
  *   parent the step's text message if it had one); `toolResult` → `TOOL_CALL_RESULT` (content: the
@@ -34,9 +38,13 @@ export interface RunView {
   runId: string;
   turnId: string;
   since: number;
-  /** Model steps begun in this run; whether the last is still open. */
+  /** Model steps begun in this run; whether the last is still open; its calls, and those without a result yet. */
   steps: number;
   stepOpen: boolean;
+  stepCalls: number;
+  unsettled: number;
+  /** The run saw a step begin (the turn start, or a tool result): its chunks count from there. */
+  joined: boolean;
   /** Text messages begun in this run; the open one, and the one of the current step (a tool call's parent). */
   texts: number;
   textOpen: string | undefined;
@@ -56,6 +64,9 @@ export const runView = (threadId: string, runId: string, turnId: string, since =
   since,
   steps: 0,
   stepOpen: false,
+  stepCalls: 0,
+  unsettled: 0,
+  joined: false,
   texts: 0,
   textOpen: undefined,
   stepText: undefined,
@@ -88,10 +99,21 @@ function closeStep(v: RunView, out: Event[]): void {
   if (v.stepOpen) out.push({ type: EventType.STEP_FINISHED, stepName: stepName(v.steps) });
   v.stepOpen = false;
   v.stepText = undefined;
+  v.stepCalls = 0;
+  v.unsettled = 0;
+}
+
+/** The model's output belongs to the open step, or opens the next one once the open one's calls all have results. */
+function inStep(v: RunView, out: Event[]): void {
+  if (v.stepOpen && (v.stepCalls === 0 || v.unsettled > 0)) return;
+  closeStep(v, out);
+  v.stepOpen = true;
+  out.push({ type: EventType.STEP_STARTED, stepName: stepName(++v.steps) });
 }
 
 function text(v: RunView, delta: string, out: Event[]): void {
   if (delta === '') return;
+  inStep(v, out);
   if (v.textOpen === undefined) {
     v.textOpen = `${v.runId}-text-${++v.texts}`;
     v.stepText = v.textOpen;
@@ -131,16 +153,15 @@ function onFrame(v: RunView, frame: AgentFrame, out: Event[]): void {
   if (sentBefore(v, frame)) return;
   switch (frame.event) {
     case 'thinking':
-      closeStep(v, out);
-      v.stepOpen = true;
-      out.push({ type: EventType.STEP_STARTED, stepName: stepName(++v.steps) });
+      v.joined = true;
       return;
     case 'chunk':
-      if (!v.stepOpen) return; // a re-run joined mid-step: the reply sends this step's text
+      if (!v.joined) return;
       v.streamed += frame.data.content;
       return text(v, frame.data.content, out);
     case 'reasoning': {
       closeText(v, out);
+      inStep(v, out);
       const messageId = `${v.runId}-reasoning-${++v.reasonings}`;
       out.push(
         { type: EventType.REASONING_START, messageId },
@@ -153,6 +174,9 @@ function onFrame(v: RunView, frame: AgentFrame, out: Event[]): void {
     }
     case 'toolCall': {
       closeText(v, out);
+      inStep(v, out);
+      v.stepCalls++;
+      v.unsettled++;
       const { callId: toolCallId, toolName, args } = frame.data;
       out.push(
         {
@@ -168,6 +192,8 @@ function onFrame(v: RunView, frame: AgentFrame, out: Event[]): void {
     }
     case 'toolResult':
       closeText(v, out);
+      v.unsettled = Math.max(0, v.unsettled - 1);
+      v.joined = true;
       out.push({
         type: EventType.TOOL_CALL_RESULT,
         messageId: `${v.runId}-result-${frame.data.callId}`,

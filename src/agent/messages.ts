@@ -87,7 +87,7 @@ export type AgentCommands = {
   'agent.questions': { payload: { sessionId: SessionKey }; result: Question[] };
   /**
    * Answers one question: `{ decision, reason? }` an approval or a sampling request, `{ action, content? }`
-   * an elicitation; `by` says who (`rest`, `websocket`, `a2a`, `mcp-elicitation`). Rejects with the
+   * an elicitation; `by` says who (`rest`, `websocket`, `a2a`, `ag-ui`, `mcp-elicitation`). Rejects with the
    * NOT_FOUND or ALREADY_RESOLVED of the answer's family (APPROVAL_*, ELICITATION_*), or INVALID_REQUEST
    * naming the field of `content` that does not fit the form.
    */

@@ -148,6 +148,7 @@ describe('AG-UI runs through HttpAgent', { timeout: 60_000 }, () => {
     expect(typesOf(resumed)).not.toContain('TOOL_CALL_START');
     expect(lastOf(resumed, 'TOOL_CALL_RESULT')).toMatchObject({ toolCallId: interrupt!.toolCallId });
     expect(lastOf(resumed, 'TOOL_CALL_RESULT').content).toContain('asked');
+    expect(typesOf(resumed)).toContain('TEXT_MESSAGE_CONTENT'); // the reply after the call, streamed
     expect(lastOf(resumed, 'RUN_FINISHED').outcome).toEqual({ type: 'success' });
     const stored = await history(c.agent.threadId);
     expect(stored.find((f) => f.event === 'toolApprovalResolved')?.data).toMatchObject({

@@ -8,6 +8,7 @@
  * The real service runs with the simulated model and server-everything over stdio.
  */
 import { randomUUID } from 'node:crypto';
+import { HttpAgent } from '@ag-ui/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, everythingStdio, roomyLimits, useSimulatorAndFolder, type ApiResponse } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
@@ -262,6 +263,8 @@ describe('one kind of question for a person: every kind behaves the same', { tim
 /** How a face shows a turn's question and takes its answer, in the face's own terms. */
 interface Face {
   name: string;
+  /** Who the closing frame names as the answerer. */
+  by: string;
   /** Starts a turn on `message` through the face; answers once the face says it waits for the question. */
   ask: (app: RunningApp, kind: Kind, sessionId: string) => Promise<Record<string, any>>;
   /** Answers it through the face (approved, or a form declined); resolves with the reply the face gives. */
@@ -311,6 +314,7 @@ const replyText = (parts: { text?: string }[] | undefined) => (parts ?? []).map(
 const FACES: Face[] = [
   {
     name: 'A2A (input-required, answered with a data part)',
+    by: 'a2a',
     ask: async (app, kind, sessionId) => {
       const task = await a2aSend(app, { contextId: sessionId, parts: [{ text: kind.message }] });
       expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
@@ -328,6 +332,7 @@ const FACES: Face[] = [
   },
   {
     name: '/mcp (a 2026-07-28 input_required round, answered with a form)',
+    by: 'mcp-elicitation',
     ask: async (app, kind, sessionId) => {
       const first = await mcpChat(app, { arguments: { message: kind.message, sessionId } });
       expect(first.resultType).toBe('input_required');
@@ -353,6 +358,30 @@ const FACES: Face[] = [
       return replyText(done.content);
     },
   },
+  {
+    name: "AG-UI (a run's interrupt, answered by the next run's resume)",
+    by: 'ag-ui',
+    ask: async (app, kind, sessionId) => {
+      const agent = new HttpAgent({ url: `${app.url}/ag-ui`, threadId: sessionId });
+      agent.addMessage({ id: randomUUID(), role: 'user', content: kind.message });
+      await agent.runAgent();
+      expect(agent.pendingInterrupts.map((i) => i.reason)).toEqual([
+        { approval: 'tool_call', elicitation: 'elicitation', sampling: 'sampling' }[kind.kind],
+      ]);
+      return { agent };
+    },
+    answer: async (_app, kind, { agent }: { agent: HttpAgent }) => {
+      const [interrupt] = agent.pendingInterrupts;
+      // An approval approved; a form with no payload is declined.
+      const payload = kind.route === 'approvals' ? { payload: { approved: true } } : {};
+      const { newMessages } = await agent.runAgent({
+        resume: [{ interruptId: interrupt!.id, status: 'resolved', ...payload }],
+      });
+      return newMessages
+        .map((m) => (m.role === 'assistant' && typeof m.content === 'string' ? m.content : ''))
+        .join('');
+    },
+  },
 ];
 
 describe('every face maps the one question', { timeout: 120_000 }, () => {
@@ -365,9 +394,7 @@ describe('every face maps the one question', { timeout: 120_000 }, () => {
         const asked = await face.ask(app, kind, sessionId);
         expect(await face.answer(app, kind, asked)).not.toBe('');
         const frames = await history({ app, sessionId, id: '' });
-        expect(frames.find((f) => f.event === kind.closed)?.data.by).toBe(
-          face.name.startsWith('A2A') ? 'a2a' : 'mcp-elicitation',
-        );
+        expect(frames.find((f) => f.event === kind.closed)?.data.by).toBe(face.by);
         expect(frames.at(-1)?.event).toBe('response');
       });
     }

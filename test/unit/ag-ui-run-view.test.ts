@@ -81,7 +81,7 @@ async function verified(events: object[]) {
 }
 
 describe('a run is a view of its turn', () => {
-  it('a live reply: one step, one text message streamed by its chunks, then RUN_FINISHED success', async () => {
+  it('a live reply: the turn starts, one step streams its text message, then RUN_FINISHED success', async () => {
     const { events } = run([user(1), thinking(1), chunk(1, 'Hel'), chunk(1, 'lo'), response(2, 'Hello')]);
     expect(types(events)).toEqual([
       'RUN_STARTED',
@@ -104,12 +104,14 @@ describe('a run is a view of its turn', () => {
     const { events } = run([user(1), response(2, 'Hello')]);
     expect(types(events)).toEqual([
       'RUN_STARTED',
+      'STEP_STARTED',
       'TEXT_MESSAGE_START',
       'TEXT_MESSAGE_CONTENT',
       'TEXT_MESSAGE_END',
+      'STEP_FINISHED',
       'RUN_FINISHED',
     ]);
-    expect(events[2]).toMatchObject({ delta: 'Hello' });
+    expect(events[3]).toMatchObject({ delta: 'Hello' });
     await verified(events);
   });
 
@@ -119,7 +121,6 @@ describe('a run is a view of its turn', () => {
       chunk(1, 'lo'),
       call(2, 'c1'),
       result(3, 'c1'),
-      thinking(3),
       chunk(3, ' Done.'),
       response(4, 'Hello Done.'),
     ]);
@@ -138,7 +139,6 @@ describe('a run is a view of its turn', () => {
       reasoning(2, 'echo it'),
       call(3, 'c1'),
       result(4, 'c1'),
-      thinking(4),
       chunk(4, ' Done.'),
       response(5, 'Let me see. Done.'),
     ]);
@@ -176,6 +176,24 @@ describe('a run is a view of its turn', () => {
     await verified(events);
   });
 
+  it('the calls of one step stay in it; the output after their results is the next step', async () => {
+    const { events } = run([
+      user(1),
+      thinking(1),
+      call(2, 'c1'),
+      call(3, 'c2'),
+      result(4, 'c2'),
+      result(5, 'c1'),
+      chunk(5, 'ok'),
+      response(6, 'ok'),
+    ]);
+    expect(
+      events.filter((e) => e.type === EventType.STEP_STARTED).map((e) => (e as { stepName: string }).stepName),
+    ).toEqual(['model step 1', 'model step 2']);
+    expect(types(events).indexOf('STEP_FINISHED')).toBeGreaterThan(types(events).lastIndexOf('TOOL_CALL_RESULT'));
+    await verified(events);
+  });
+
   it('a turn waiting for approval ends its run with the interrupt; the resumed run sends the result, not the call again', async () => {
     const first = run([user(1), thinking(1), call(2, 'c1'), asked(3, 'c1')]);
     expect(first.view.open.map((q) => q.id)).toEqual(['c1']);
@@ -199,7 +217,7 @@ describe('a run is a view of its turn', () => {
     await verified([...first.events, ...end.events]);
 
     const resumed = run(
-      [user(1), call(2, 'c1'), asked(3, 'c1'), answered(4, 'c1'), result(5, 'c1'), thinking(5), chunk(5, 'Done.')],
+      [user(1), call(2, 'c1'), asked(3, 'c1'), answered(4, 'c1'), result(5, 'c1'), chunk(5, 'Done.')],
       { runId: 'run-2', since: 3 },
     );
     expect(resumed.view.open).toEqual([]);
@@ -240,9 +258,11 @@ describe('a run is a view of its turn', () => {
     const { view, events } = run([other, user(1), response(2, 'ok'), chunk(2, 'late')]);
     expect(types(events)).toEqual([
       'RUN_STARTED',
+      'STEP_STARTED',
       'TEXT_MESSAGE_START',
       'TEXT_MESSAGE_CONTENT',
       'TEXT_MESSAGE_END',
+      'STEP_FINISHED',
       'RUN_FINISHED',
     ]);
     expect(view.ended).toBe(true);
