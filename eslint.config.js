@@ -6,7 +6,20 @@ import agentd from './tools/eslint/layers.js';
 import { LAYERS } from './tools/eslint/layers-config.js';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules', 'bench/results', 'data', 'coverage', 'scratch', 'dist', '.dist-next', '.dist-old'] },
+  {
+    ignores: [
+      '**/node_modules',
+      'bench/results',
+      'data',
+      'coverage',
+      'scratch',
+      'dist',
+      '.dist-next',
+      '.dist-old',
+      // Each example is a project of its own (its own install, tsconfig and checks: .ci/run type-checks it).
+      'examples',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -18,8 +18,17 @@ export interface RunningApp {
  * document as an object). Defaults: in-memory store, an OpenAI-compatible model at `modelUrl`
  * (the simulator), no tool servers. Logs are silent unless AGENTD_TEST_LOG is set.
  */
-export async function startApp(doc: Record<string, unknown> = {}, opts: AppOptions = {}): Promise<RunningApp> {
+export function startApp(doc: Record<string, unknown> = {}, opts: AppOptions = {}): Promise<RunningApp> {
   const { app, config } = buildApp(doc, opts);
+  return listenApp(app, config);
+}
+
+/** Starts the real service with a config as an agent file gives it (`loadConfig`), on a free loopback port. */
+export function startLoadedApp(config: AgentConfig, deps: Partial<AppDeps> = {}): Promise<RunningApp> {
+  return listenApp(createApp(config, { log: silentLog(), ...deps }), config);
+}
+
+async function listenApp(app: App, config: AgentConfig): Promise<RunningApp> {
   await app.open();
   const port = await app.frontEnd.listen('127.0.0.1', 0);
   await app.start();
@@ -52,9 +61,11 @@ function buildApp(doc: Record<string, unknown>, opts: AppOptions): { app: App; c
       ...llm,
     },
   });
-  const log = pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' });
-  return { app: createApp(config, { log, ...opts.deps }), config };
+  return { app: createApp(config, { log: silentLog(), ...opts.deps }), config };
 }
+
+/** The service's log: silent unless AGENTD_TEST_LOG names a level. */
+const silentLog = () => pino({ level: process.env.AGENTD_TEST_LOG ?? 'silent' });
 
 export interface InProcessApp {
   app: App;

@@ -97,7 +97,7 @@ describe('checkLinks', () => {
 });
 
 describe('the repository', () => {
-  it('checks the README, every docs page, SECURITY.md and the benchmark README', () => {
+  it('checks the README, every docs page, SECURITY.md and the benchmark and example READMEs', () => {
     const files = docFiles(ROOT);
     expect(files).toEqual(
       expect.arrayContaining([
@@ -107,6 +107,7 @@ describe('the repository', () => {
         'docs/api.md',
         'SECURITY.md',
         'bench/README.md',
+        'examples/ag-ui-copilotkit/README.md',
       ]),
     );
   });

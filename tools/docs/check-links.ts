@@ -2,7 +2,7 @@
  * Checks the links of the Markdown docs, offline: every relative link names a file or folder of the
  * repository, and every `#anchor` names a heading (or an HTML `id`) of the Markdown file it points into.
  *
- *   npm run docs:links                 # README.md, docs/**\/*.md, SECURITY.md, bench/README.md, tools/simulator/README.md
+ *   npm run docs:links                 # README.md, docs/**\/*.md, SECURITY.md, bench/README.md, tools/simulator/README.md, examples/ag-ui-copilotkit/README.md
  *   npx tsx tools/docs/check-links.ts FILE...
  *
  * Rules (each problem is printed as `file:line: link: reason`, and the exit code is 1):
@@ -164,7 +164,7 @@ export function checkLinks(
   return problems;
 }
 
-/** The Markdown files CI checks: the README, every page under docs/, SECURITY.md and the benchmark and simulator READMEs. */
+/** The Markdown files CI checks: the README, every page under docs/, SECURITY.md and the benchmark, simulator and example READMEs. */
 export function docFiles(root: string): string[] {
   const under = (dir: string): string[] =>
     existsSync(join(root, dir))
@@ -172,9 +172,14 @@ export function docFiles(root: string): string[] {
           e.isDirectory() ? under(`${dir}/${e.name}`) : e.name.endsWith('.md') ? [`${dir}/${e.name}`] : [],
         )
       : [];
-  return ['README.md', ...under('docs').sort(), 'SECURITY.md', 'bench/README.md', 'tools/simulator/README.md'].filter(
-    (f) => existsSync(join(root, f)),
-  );
+  return [
+    'README.md',
+    ...under('docs').sort(),
+    'SECURITY.md',
+    'bench/README.md',
+    'tools/simulator/README.md',
+    'examples/ag-ui-copilotkit/README.md',
+  ].filter((f) => existsSync(join(root, f)));
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -1,0 +1,118 @@
+/**
+ * The CopilotKit example (examples/ag-ui-copilotkit) in a real Chromium, offline: the page built and
+ * served as its README says, agentd run with the example's own agent.yml (only the model's address, the
+ * simulator here, and the page's origin changed), CopilotKit's chat talking to the AG-UI face. A reply
+ * streams into the chat; a call to server-everything's `echo` (under an `ask` rule) ends the run with an
+ * interrupt the page shows, and Approve resumes it: the tool's result and the final answer show (Deny: the
+ * model goes on without it).
+ */
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/index.ts';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { findChromium, openBrowser, watchFailures, type Browser } from '../support/browser.ts';
+import { buildExample, EXAMPLE_AGENT, servePage, type ServedPage } from '../support/copilotkit-example.ts';
+import { startLoadedApp, type RunningApp } from '../support/start-app.ts';
+import { PATIENT } from '../support/wait.ts';
+
+const chromiumPath = findChromium();
+
+describe.skipIf(!chromiumPath)('the CopilotKit example page against the AG-UI face, in Chromium', () => {
+  let sim: Simulator | undefined;
+  let site: ServedPage | undefined;
+  let svc: RunningApp | undefined;
+  let browser: Browser | undefined;
+  let failures: ReturnType<typeof watchFailures> | undefined;
+
+  beforeAll(
+    async () => {
+      await buildExample();
+      sim = await startSimulator();
+      site = await servePage();
+      const config = await loadConfig(EXAMPLE_AGENT);
+      svc = await startLoadedApp({
+        ...config,
+        llm: { ...config.llm, baseURL: sim.url },
+        server: { ...config.server, cors: { ...config.server.cors, origins: [site.origin] } },
+      });
+      browser = await openBrowser(chromiumPath!);
+      failures = watchFailures(browser.page);
+      // The key is the page's default: the one agent.yml gives the page.
+      await browser.page.goto(`${site.origin}/?agentd=${encodeURIComponent(svc.url)}`);
+    },
+    15 * 60_000, // a first run installs the example from the registry and builds it
+  );
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.stop();
+    await site?.close();
+    await sim?.close();
+  });
+
+  it('sends a message; the reply streams into the chat', async () => {
+    const page = browser!.page;
+    const reply = 'one two three four five six seven eight';
+    await page.evaluate(RECORD_REPLIES);
+    await send(page, `Hello agentd [[reply:${reply}]] [[rate:8]]`);
+    await answered(page, reply);
+    // Shown piece by piece as agentd streamed it, not all at once at the end.
+    const shown = await page.evaluate<string[]>('window.shownReplies');
+    expect(shown.filter((text) => text !== reply && reply.startsWith(text))).not.toEqual([]);
+    expect(shown.at(-1)).toBe(reply);
+    expect(failures!.list()).toEqual([]);
+  });
+
+  it('asks before echo runs; Approve resumes the run, and the tool result and the final answer show', async () => {
+    const page = browser!.page;
+    await send(page, 'Say it back [[tool:echo {"message":"from the page"}]] [[reply:The echo tool answered.]]');
+    const approval = page.getByRole('region', { name: 'Approval' });
+    await approval.getByRole('button', { name: 'Approve' }).waitFor({ timeout: PATIENT.timeout });
+    const call = page.getByRole('region', { name: 'Tool call echo' }).last();
+    expect(await call.locator('.tool-call-args').textContent()).toContain('from the page');
+    expect(await call.getAttribute('data-status')).not.toBe('complete');
+    await browser!.screenshot('copilotkit-example-approval');
+
+    await approval.getByRole('button', { name: 'Approve' }).click();
+    await expect.poll(() => call.locator('.tool-call-result').textContent(), PATIENT).toContain('Echo: from the page');
+    await answered(page, 'The echo tool answered.');
+    await expect(approval.count()).resolves.toBe(0);
+    expect(failures!.list()).toEqual([]);
+  });
+
+  it('Deny answers the interrupt too: echo never runs, and the model goes on without it', async () => {
+    const page = browser!.page;
+    await send(page, 'Not this [[tool:echo {"message":"never echoed"}]] [[reply:Understood, no echo.]]');
+    const approval = page.getByRole('region', { name: 'Approval' });
+    await approval.getByRole('button', { name: 'Deny' }).click({ timeout: PATIENT.timeout });
+    await answered(page, 'Understood, no echo.');
+    const call = page.getByRole('region', { name: 'Tool call echo' }).last();
+    expect(await call.locator('.tool-call-args').textContent()).toContain('never echoed');
+    expect(await call.locator('.tool-call-result').textContent()).not.toContain('Echo: never echoed');
+    expect(failures!.list()).toEqual([]);
+  });
+});
+
+/** Records, in the page, each text the chat's last assistant message shows (`window.shownReplies`). */
+const RECORD_REPLIES = `(() => {
+  const shown = (window.shownReplies = []);
+  new MutationObserver(() => {
+    const all = document.querySelectorAll('[data-testid="copilot-assistant-message"]');
+    const text = all[all.length - 1]?.textContent?.trim();
+    if (text && shown.at(-1) !== text) shown.push(text);
+  }).observe(document.body, { subtree: true, childList: true, characterData: true });
+})()`;
+
+/** Types a message into CopilotKit's chat input and sends it with Enter. */
+async function send(page: Page, text: string): Promise<void> {
+  const input = page.getByTestId('copilot-chat-textarea');
+  await input.fill(text);
+  await input.press('Enter');
+}
+
+/** Waits for an assistant message holding `text`, then until the chat has no run going. */
+async function answered(page: Page, text: string): Promise<void> {
+  await page.getByTestId('copilot-assistant-message').filter({ hasText: text }).waitFor({ timeout: PATIENT.timeout });
+  await page
+    .locator('[data-testid="copilot-chat"][data-copilot-running="false"]')
+    .waitFor({ timeout: PATIENT.timeout });
+}
