@@ -34,6 +34,7 @@ import { streamReply } from '../relay.ts';
 import { errorReply, send } from '../respond.ts';
 import { defineRoute, type Route, type SessionsOf } from '../route.ts';
 import { AppError } from '../../errors/index.ts';
+import { RESPONSES } from './shapes.ts';
 
 export type AgUiRoutesConfig = CapabilitiesConfig & Pick<AgentConfig, 'agUi'>;
 
@@ -45,7 +46,7 @@ export function agUiRoutes(config: AgUiRoutesConfig | undefined): Route[] {
       method: 'GET',
       path: `${config.agUi.path}/capabilities`,
       summary: `What the AG-UI face supports (AgentCapabilities of @ag-ui/core; runs at POST ${config.agUi.path})`,
-      response: z.record(z.string(), z.unknown()).describe("AG-UI's AgentCapabilities"),
+      response: RESPONSES.agUiCapabilities,
       handler: () => ({ body: agentCapabilities(config) }),
     }),
   ];

@@ -50,6 +50,7 @@ export const RESPONSES = {
       .describe('The HTTP/WebSocket engine: uWebSockets.js, or node:http + ws where its addon cannot load'),
   }),
   live: withTimestamp({ status: z.literal('live') }),
+  agUiCapabilities: z.record(z.string(), z.unknown()).describe("AG-UI's AgentCapabilities (@ag-ui/core)"),
   ready: withTimestamp({ status: z.literal('ready') }),
   messageSync: withTimestamp({ success: z.literal(true), response: z.string() }),
   messageQueued: withTimestamp({ status: z.literal('processing') }),
