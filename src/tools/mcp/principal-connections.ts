@@ -17,7 +17,8 @@
  * - A principal's connection that is lost is dropped: the next call opens a new one.
  */
 import type { Logger } from '../../log/index.ts';
-import { CallError, describe, type McpConnection } from './connection.ts';
+import { CallError, describe } from './call-error.ts';
+import type { McpConnection } from './connection.ts';
 import { AuthorizationRequired, type ServerOAuth } from '../oauth/client.ts';
 
 export interface SignInStatus {
