@@ -19,7 +19,8 @@
 import type { Logger } from '../../log/index.ts';
 import { CallError, describe } from './call-error.ts';
 import type { McpConnection } from './connection.ts';
-import { AuthorizationRequired, type ServerOAuth } from '../oauth/client.ts';
+import type { ServerOAuth } from '../oauth/client.ts';
+import { AuthorizationRequired } from '../oauth/sign-in-errors.ts';
 
 export interface SignInStatus {
   signedIn: boolean;
