@@ -3,7 +3,7 @@
  * after the reply). With a `progressToken` the reply streams as `notifications/progress`, one per chunk, all
  * sent before the result. A turn that waits for a person asks a caller that declared form elicitation and may
  * answer (`mayApprove`): `input_required` rounds in the 2026-07-28 era (approval-rounds.ts), elicitation in the
- * 2025 era (elicited-questions.ts). Failures are tool results with `isError`, never protocol errors.
+ * 2025 era (elicited-questions.ts). A failed turn is a tool result with `isError`; bad arguments are InvalidParams.
  */
 import {
   ProtocolError,
