@@ -14,7 +14,7 @@
  *   [1 − jitterRatio, 1 + jitterRatio] from the injected `random`, and never above maxDelayMs.
  * - When `maxFailures` failures fall within `windowMs` (measured with the injected `now`), retrying stops.
  * - An attempt that fails with an error named `AuthorizationRequired` (an OAuth sign-in is needed,
- *   src/tools/oauth/client.ts) goes straight to error.halted: retrying cannot help until someone signs in, and the
+ *   src/tools/oauth/sign-in-errors.ts) goes straight to error.halted: retrying cannot help until someone signs in, and the
  *   sign-in's callback sends RESTART. So does `SignInRefused` (sign-ins are no longer offered until a restart). So does one named `SelfConnection` (the server is agentd itself,
  *   src/tools/mcp/self-connection.ts): no retry can change that.
  * - RESTART clears the retry budget; from `connected` or `error` it starts a new attempt, during `connecting` it

@@ -1,93 +1,49 @@
 /**
- * The durable facts of a session: what the session and turn machines emit, what the store keeps,
- * and what every client frame, replay and history listing is derived from (src/agent/frames.ts).
+ * The durable facts of a session: what the session and turn machines emit, what the store keeps, and what every
+ * frame, replay and history listing is derived from (src/agent/frames.ts).
  *
  * Contracts:
- * - `sessionEventSchema` is the one source of the TypeScript type and of load-time validation.
- * - Every event carries `v` (now {@link EVENT_VERSION}). A stored line without `v` is version 1
- *   and is upcast on load by {@link parseSessionEvent}; a line that fits no version is rejected.
- * - An event carries everything its frame needs: `toolResult` has the structured `result` (the
- *   frame's) and `text` (what the model was given); `response` has `content` (the whole reply, all
- *   steps joined: the frame's) and `text` (the last step's text: what the history keeps).
- * - `messageQueued` (added within version 2: a new type changes no existing shape, so no upcast is
- *   needed; a reader older than it rejects those lines only) records a message accepted while its
- *   session was busy, before it is acknowledged. It is started by the later `userMessage` of the
- *   same turnId, and ended unstarted by a `turnFailed` of that turnId (discarded) or a `reset`;
- *   otherwise it is still queued, and a session opened from the log runs it (src/agent/queue.ts).
- *   It has no frame: the caller already has its acknowledgement, and the turn's frames start with
- *   its `userMessage`.
- * - `serverSampled` (added within version 3, a new type like `messageQueued`: no upcast) records the tokens
- *   the agent's model spent answering a tool server's `sampling/createMessage` (src/tools/mcp/sampling.ts);
- *   the usage totals fold it. It has no frame and is not part of the model's history.
- * - Version 3 adds `contextCompacted`: the model's history was made smaller, as a fact in the log
- *   (nothing is rewritten). `method: "clearToolResults"` replaces the text of every tool result
- *   with seq ≤ `upToSeq` by a marker in the projection; `method: "summary"` replaces everything with
- *   seq ≤ `upToSeq` by `summary` (src/agent/session/history.ts folds both). `readFrom` is the seq from which
- *   a reader must read the log to rebuild the session as it stood (the projection, and messages
- *   still queued), so a session reopens from its latest compaction. `usageTotal` is the session's
- *   model usage so far (every model step, the summary request included); `usage` that of the
- *   summary request alone. Older lines (v1, v2) are upcast; their shapes did not change.
- * - `elicitationRequested` / `elicitationResolved` (added within version 3, like `messageQueued`: new
- *   types, no upcast): a tool server asked the user something while the call `callId` ran (a form:
- *   `requestedSchema`, or a URL to open: `url`), and how it was answered. The answer's `content` (what
- *   the user typed) is stored in the resolution; its frame does not carry it. A request is pending
- *   until its resolution, its turn's end or a reset (src/agent/session/state.ts).
- * - Per-step model usage (prompt, completion, total tokens) lives on `assistantStep` (a step that
- *   asked for tools), `response` (the turn's last step) and `contextCompacted` (its summary
- *   request): summing those three over a log gives every token the session cost. `assistantStep`
- *   and `response` also carry `usageTotal` (optional within version 3: older lines lack it), the
- *   session's totals once the step was spent, so the latest of those three events alone tells a
- *   session's totals (how `GET /api/sessions` lists sessions that are not in memory).
- * - `reasoning` (added within version 3, a new type: no upcast) is what the model reasoned before a
- *   step, stored just before that step's `assistantStep` or `response`: `text` for people (its
- *   frame), `api` the model API that produced it, `model` and `endpoint` (optional: the origin and
- *   path of the base URL it was reached at) the model that did, and `replay` the opaque items that
- *   API needs back (Anthropic thinking blocks with signatures, Responses reasoning items with
- *   `encrypted_content`); the history gives it to the next assistant message, and it is sent back
- *   only to the same api, model and endpoint (src/llm). Exports leave it out unless asked.
- * - Usage may carry `cachedTokens` (read from the provider's prompt cache) and `cacheWriteTokens`
- *   (written to it), both already counted in `promptTokens`; `assistantStep` and `response` may
- *   carry `fallbacks`: the models (llm.fallback) that failed before the one named in `model` answered.
+ * - `sessionEventSchema` is the one source of the type and of load-time validation. Every event carries `v`
+ *   (now {@link EVENT_VERSION}); `checkSessionEvent` / `parseSessionEvent` read any version this agentd knows
+ *   (v1: session-events-v1.ts, upcast here) and refuse a line that fits none. A new event type is added within
+ *   a version (no upcast); a changed shape is a new version.
+ * - An event carries everything its frame needs: `toolResult` has `result` (the frame's) and `text` (what the
+ *   model got); `response` has `content` (every step's text joined) and `text` (the last step's: the history's).
+ * - Usage lives on `assistantStep`, `response` and `contextCompacted` (summing them gives every token a session
+ *   cost; `serverSampled` adds a tool server's sampling); `usageTotal` on the latest of them is the session's total.
+ * - `messageQueued` is started by the `userMessage` of its turnId, ended unstarted by its `turnFailed` or a
+ *   `reset`; still queued otherwise, it runs when the session opens from the log. It has no frame.
+ * - `contextCompacted` makes the history smaller as a fact (nothing rewritten; src/agent/session/history.ts
+ *   folds it); a reader rebuilds the session from its `readFrom`.
+ * - `reasoning` precedes its step's `assistantStep` or `response`; `replay` goes back only to the same `api`,
+ *   `model` and `endpoint` (the origin and path of the base URL it was reached at).
  */
 import { z } from 'zod';
 import { attachedSchema } from './attachments.ts';
+import {
+  elicitationContent,
+  fallbacks,
+  image,
+  toolCallRequest,
+  toolRef,
+  turnId,
+  usage,
+} from './session-event-fields.ts';
+import { v1Schema, type V1Event } from './session-events-v1.ts';
 
 export const EVENT_VERSION = 3;
 const v = z.literal(EVENT_VERSION);
 
-const turnId = z.string();
-const image = z.object({ mimeType: z.string(), base64: z.string() });
-const usage = z.object({
-  promptTokens: z.number(),
-  completionTokens: z.number(),
-  totalTokens: z.number(),
-  cachedTokens: z.number().exactOptional(),
-  cacheWriteTokens: z.number().exactOptional(),
-});
-const fallbacks = z
-  .array(
-    z.object({
-      model: z.string(),
-      provider: z.string(),
-      reason: z.string(),
-      status: z.number().optional(),
-      message: z.string(),
-    }),
-  )
-  .optional();
 export const modelApi = z.enum(['chat', 'responses', 'messages']);
 /** Why a compaction ran: the estimate crossed `threshold × contextWindow`, the provider said the request overflowed, or someone asked. */
 export const compactionTrigger = z.enum(['threshold', 'overflow', 'manual']);
 export type CompactionTrigger = z.output<typeof compactionTrigger>;
 export const compactionMethod = z.enum(['clearToolResults', 'summary']);
 export type CompactionMethod = z.output<typeof compactionMethod>;
-const toolCallRequest = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
 export const approvalDecision = z.enum(['approve', 'deny']);
 export type ApprovalDecision = z.output<typeof approvalDecision>;
 export const elicitationAction = z.enum(['accept', 'decline', 'cancel']);
 export type ElicitationAction = z.output<typeof elicitationAction>;
-const elicitationContent = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]));
-const toolRef = { turnId, callId: z.string(), toolName: z.string(), serverId: z.string() };
 
 export const sessionEventSchema = z.discriminatedUnion('type', [
   /** `attached`: resources and a prompt's messages the model got with it (optional within version 2; see attachments.ts). */
@@ -165,7 +121,7 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     by: z.string(),
     reason: z.string().optional(),
   }),
-  /** A tool server's question during the call `callId` (see the contracts); `expiresAt`: when it is declined unanswered. */
+  /** A tool server's question during the call `callId` (a form, or a URL to open), pending until answered, its turn's end or a reset; `expiresAt`: when it is declined unanswered. */
   z.object({
     v,
     type: z.literal('elicitationRequested'),
@@ -179,7 +135,7 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     url: z.string().optional(),
     expiresAt: z.string(),
   }),
-  /** Its answer: by whom (`rest`, `websocket`, `timeout`, `call-ended`, `restart`, ...); `content` only when accepted with a form. */
+  /** Its answer: by whom (`rest`, `websocket`, `timeout`, `call-ended`, `restart`, ...); `content` only when accepted with a form (never in its frame). */
   z.object({
     v,
     type: z.literal('elicitationResolved'),
@@ -211,7 +167,11 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     model: z.string(),
     usage,
   }),
-  /** The history was compacted (see the contracts); `turnId` when it ran inside a turn. */
+  /**
+   * The history was compacted: `clearToolResults` marks every tool result with seq ≤ `upToSeq`, `summary` stands
+   * for everything up to it. `usage`: the summary request's; `usageTotal`: the session's so far. `turnId` when
+   * it ran inside a turn.
+   */
   z.object({
     v,
     type: z.literal('contextCompacted'),
@@ -232,38 +192,6 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
 export type SessionEvent = z.output<typeof sessionEventSchema>;
 export type SessionEventType = SessionEvent['type'];
 export type SessionEventOf<T extends SessionEventType> = Extract<SessionEvent, { type: T }>;
-
-/** Version 1: lines written before `v` existed. */
-const v1Schema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('userMessage'), turnId, content: z.string(), image: image.optional() }),
-  z.object({
-    type: z.literal('assistantMessage'),
-    turnId,
-    content: z.string(),
-    toolCalls: z.array(toolCallRequest).optional(),
-    final: z.boolean(),
-    model: z.string(),
-    usage: usage.optional(),
-  }),
-  z.object({ type: z.literal('toolCall'), ...toolRef, args: z.unknown() }),
-  z.object({
-    type: z.literal('toolResult'),
-    ...toolRef,
-    success: z.boolean(),
-    result: z.string(),
-    durationMs: z.number(),
-  }),
-  z.object({ type: z.literal('reset') }),
-  z.object({
-    type: z.literal('turnFailed'),
-    turnId,
-    code: z.string(),
-    message: z.string(),
-    cancelled: z.boolean().optional(),
-  }),
-]);
-
-type V1Event = z.output<typeof v1Schema>;
 
 const withUsage = (u: V1Event & { usage?: z.output<typeof usage> | undefined }) => (u.usage ? { usage: u.usage } : {});
 

@@ -1,36 +1,20 @@
-import { link, unlink, type FileHandle } from 'node:fs/promises';
+import { link, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isoNow, systemClock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
-import { createHandlePool } from './handle-pool.ts';
-import {
-  checkWritable,
-  dirMaker,
-  loadLog,
-  readLastEvent,
-  removeStaleNewFiles,
-  scanBackward,
-  seqOfLine,
-  writeAll,
-  writeNewFile,
-} from './jsonl-file.ts';
-import { createLimiter } from './limiter.ts';
 import { madeOnce } from '../made-once.ts';
-import { fileStoreId } from './store-id.ts';
+import { createHandlePool } from './handle-pool.ts';
+import { checkWritable, dirMaker, readLastEvent, removeStaleNewFiles, writeNewFile } from './jsonl-file.ts';
+import { createJsonlListing } from './jsonl-listing.ts';
+import { createSessionQueue } from './jsonl-queue.ts';
+import { covers, createSessionCache } from './jsonl-sessions.ts';
+import { createJsonlTurns } from './jsonl-turns.ts';
+import type { JsonlStoreOptions } from './jsonl-types.ts';
+import { createLimiter } from './limiter.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { assertSessionId } from './session-id.ts';
-import {
-  eventJson,
-  firstAfter,
-  logJsons,
-  parseStoredLine,
-  sessionExists,
-  storedEvent,
-  storedLine,
-} from './stored-event.ts';
-import { createJsonlListing } from './jsonl-listing.ts';
-import { createJsonlTurns, type JsonlTurns } from './jsonl-turns.ts';
-import type { AppendOp, JsonlStoreOptions, Loaded, Slot, TaskOp } from './jsonl-types.ts';
+import { fileStoreId } from './store-id.ts';
+import { eventJson, firstAfter, logJsons, sessionExists, storedEvent, storedLine } from './stored-event.ts';
 import { eventsOfTurn, turnPage } from './turn-index.ts';
 import type {
   EventStore,
@@ -50,65 +34,27 @@ const LOAD_CONCURRENCY = 16;
 const NEW_FILE_PREFIX = '.agentd-new-';
 
 /**
- * The embedded durable EventStore: one append-only JSONL file per session under `dir`, one
- * StoredEvent per line (see session-file-name.ts for the file names, jsonl-file.ts for reading).
+ * The embedded durable EventStore: one append-only JSONL file per session under `dir`, one StoredEvent per line
+ * (session-file-name.ts names the files, jsonl-file.ts reads them).
  *
- * - Every operation on a session runs in call order on that session's queue. Appends that queue up
- *   while a write is in flight are numbered then and written together: one positioned write per
- *   flush, durable when it returns (the file is open with O_DSYNC unless `fsync: false`). An append resolves only after its bytes are written (and synced); if the
- *   write fails, the file is cut back to where the batch began and every append of the batch
- *   rejects (INTERNAL_ERROR), so nothing is half-acknowledged and seq stays consecutive.
- * - Torn tail policy: bytes after the last newline (a crash mid-write) are reported when the file is
- *   loaded and truncated before the next write, which therefore starts on a fresh line.
- * - Reads that fall within a loaded session's recent window are served from memory; other reads
- *   read the file from the line they need on (found by reading backwards from its end). Loading a
- *   session reads only its last `maxCachedEvents` lines (the whole file only when none of them is
- *   valid). Memory per session is bounded by `maxCachedEvents` and by `maxCachedBytes` (characters
- *   of the events' JSON; the newest event is always kept), however long its log and its events.
- * - `latest(types)` looks in the window, then reads the file backwards until a line of one of the
- *   types (a cheap text test first, then the full check), so finding a session's latest compaction
- *   costs what was written after it, not the whole log.
- * - `turns` and `readTurn` go through the session's turn index (jsonl-turns.ts), kept up to date by
- *   appends while it is in memory, and saved beside the log when it leaves memory.
- * - `create` writes the whole log to a new file beside the others (`.agentd-new-*`, which listing
- *   ignores), synced, then gives it the session's name with `link`, which refuses an existing name:
- *   the session file appears whole or not at all, even across a crash, and an existing file is never
- *   touched. A crash leaves at most that temporary file, removed by the next `open()`.
+ * Contracts:
+ * - Operations on a session run in call order; an append resolves once its bytes are written and synced (O_DSYNC
+ *   unless `fsync: false`), or rejects with its whole batch (jsonl-queue.ts). A torn tail is reported on load and
+ *   cut before the next write.
+ * - Reads within a loaded session's window are served from memory, others from the file, read backwards to the
+ *   line they need; memory per session and sessions in memory are bounded (jsonl-sessions.ts).
+ * - `latest(types)` reads backwards only as far as the newest line of those types (jsonl-sessions.ts); `turns`
+ *   and `readTurn` go through the session's turn index (jsonl-turns.ts).
+ * - `create` writes a temporary file (`.agentd-new-*`) and links it to the session's name: the session file
+ *   appears whole or not at all, an existing one is never touched (`open()` removes what a crash left).
  * - After `close()` every call rejects with SERVICE_UNAVAILABLE.
  */
 export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOptions<E>): EventStore<E> {
   const { dir, log, parseEvent } = options;
-  type S = Slot<E>;
   const clock = options.clock ?? systemClock;
   const fsync = options.fsync ?? true;
-  const maxCached = options.maxCachedSessions ?? 1000;
-  const maxEvents = Math.max(1, options.maxCachedEvents ?? 128);
-  const maxBytes = Math.max(0, options.maxCachedBytes ?? 64 * 1024);
-  /**
-   * A window of `events` (with the characters of each one's JSON): exactly the newest that fit
-   * under both caps (at least one), so a session's memory does not saw up and down.
-   */
-  const windowOf = (events: StoredEvent<E>[], weights: number[]): Pick<Loaded<E>, 'events' | 'weights'> => {
-    let weight = 0;
-    for (const w of weights) weight += w;
-    let drop = Math.max(0, events.length - maxEvents);
-    for (let i = 0; i < drop; i++) weight -= weights[i] ?? 0;
-    while (weight > maxBytes && drop < events.length - 1) weight -= weights[drop++] ?? 0;
-    return drop === 0 ? { events, weights } : { events: events.slice(drop), weights: weights.slice(drop) };
-  };
-  /** The window of events read back from the file (their JSON measured again). */
-  const windowOfRead = (events: StoredEvent<E>[]) =>
-    windowOf(
-      events,
-      events.map((e) => JSON.stringify(e.event).length),
-    );
-  /** Whether every event after `since` is in the window. */
-  const covers = (state: Loaded<E>, since: number) => (state.events[0]?.seq ?? 1) <= since + 1;
   const pool = createHandlePool(options.maxOpenFiles ?? 256, log, fsync); // O_DSYNC: each write is durable when it returns
-  const slots = new Map<string, S>(); // iteration order = least recently used first
-  const drains = new Set<Promise<void>>();
   const loads = createLimiter(LOAD_CONCURRENCY); // each load holds a file descriptor while it reads
-  let loadedCount = 0;
   let newFiles = 0;
   const ensureDir = dirMaker(dir);
   const identity = madeOnce(async () => {
@@ -136,165 +82,19 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     log.error({ err: e, sessionId, dir }, `event store: ${op} failed`);
     return new AppError('INTERNAL_ERROR', `event store ${op} failed`, { sessionId, cause });
   };
-
-  /** The session's slot, marked most recently used. */
-  const slotOf = (id: string): S => {
-    const slot = slots.get(id) ?? { id, path: join(dir, fileNameOf(id)), queue: [], running: false, state: undefined };
-    slots.delete(id);
-    slots.set(id, slot);
-    return slot;
-  };
-
-  const setState = (slot: S, state: Loaded<E> | undefined, keepIndex = true) => {
-    loadedCount += (state ? 1 : 0) - (slot.state ? 1 : 0);
-    if (slot.state?.turns && slot.state !== state) turnIndexes.release(slot, slot.state.turns, keepIndex);
-    slot.state = state;
-    if (!state) pool.discard(slot.id);
-  };
-
-  const idle = (slot: S) => !slot.running && slot.queue.length === 0;
-
-  /** Forgets `slot` if it is idle with nothing loaded; then drops least recently used idle sessions beyond the cap. */
-  const settle = (slot: S) => {
-    if (idle(slot) && !slot.state && slots.get(slot.id) === slot) slots.delete(slot.id);
-    if (loadedCount <= maxCached) return;
-    for (const s of slots.values()) {
-      if (loadedCount <= maxCached) break;
-      if (!idle(s)) continue;
-      setState(s, undefined);
-      slots.delete(s.id);
-    }
-  };
-
-  /** The file's last `maxEvents` lines (all of it when they hold no valid event). */
-  const loadTail = async (slot: S) => {
-    let lines = 0;
-    const offset = (await scanBackward(slot.path, () => ++lines >= maxEvents)) ?? 0;
-    const tail = await loadLog(slot.path, slot.id, log, parseEvent, offset);
-    if (offset === 0 || !tail || tail.events.length > 0) return tail;
-    return loadLog(slot.path, slot.id, log, parseEvent);
-  };
-
-  /** The events after `since`, read from the line of seq ≤ since on (the file read backwards to find it). */
-  const loadSince = async (slot: S, since: number) => {
-    const offset = since === 0 ? 0 : ((await scanBackward(slot.path, (line) => seqOfLine(line) <= since)) ?? 0);
-    const all = (await loadLog(slot.path, slot.id, log, parseEvent, offset))?.events ?? [];
-    return all.slice(firstAfter(all, since));
-  };
-
-  /** The session's turn index; undefined when it has no log. */
-  const turnsOf = async (slot: S): Promise<JsonlTurns | undefined> => {
-    await ensureLoaded(slot, false);
-    return loads.run(() => turnIndexes.of(slot));
-  };
-
-  const ensureLoaded = async (slot: S, create: boolean): Promise<Loaded<E> | undefined> => {
-    if (slot.state) return slot.state;
-    const loaded = await loads.run(() => loadTail(slot));
-    if (!loaded && !create) return undefined;
-    setState(slot, { ...windowOfRead(loaded?.events ?? []), size: loaded?.validBytes ?? 0, checked: false });
-    return slot.state;
-  };
-
-  /** Run when a handle first opens after a load: cut a torn tail; refuse a file that shrank behind our back. */
-  const reconcile = (state: Loaded<E>, path: string) => async (fh: FileHandle) => {
-    if (state.checked) return;
-    const { size } = await fh.stat();
-    if (size > state.size) {
-      await fh.truncate(state.size);
-      log.warn({ file: path, from: size, to: state.size }, 'event store: truncated torn tail');
-    } else if (size < state.size) {
-      throw new Error(`${path} shrank from ${state.size} to ${size} bytes outside the store`);
-    }
-    state.checked = true;
-  };
-
-  const writeBatch = async (slot: S, batch: AppendOp<E>[]): Promise<void> => {
-    try {
-      await ensureDir();
-      const state = await ensureLoaded(slot, true);
-      if (!state) throw new Error('unreachable: session not created');
-      let seq = state.events.at(-1)?.seq ?? 0;
-      const lines: string[] = [];
-      const weights: number[] = [];
-      const results = batch.map((op) =>
-        op.jsons.map((json) => {
-          weights.push(json.length);
-          lines.push(storedLine(++seq, op.ts, slot.id, json));
-          return storedEvent<E>(seq, op.ts, slot.id, json);
-        }),
-      );
-      const bytes = Buffer.from(lines.join('\n') + '\n', 'utf8');
-      let fh: FileHandle;
-      try {
-        fh = await pool.acquire(slot.id, slot.path, reconcile(state, slot.path));
-      } catch (e) {
-        setState(slot, undefined); // reload from disk next time
-        throw e;
-      }
-      try {
-        await writeAll(fh, bytes, state.size);
-      } catch (e) {
-        await fh.truncate(state.size).catch((cut: unknown) => {
-          log.error({ err: cut, file: slot.path }, 'event store: could not cut back a failed write');
-          setState(slot, undefined);
-        });
-        throw e;
-      } finally {
-        pool.release(slot.id);
-      }
-      if (state.turns) turnIndexes.written(state.turns, lines, results.flat(), state.size);
-      state.size += bytes.length;
-      Object.assign(state, windowOf([...state.events, ...results.flat()], [...state.weights, ...weights]));
-      batch.forEach((op, i) => op.resolve(results[i] ?? []));
-    } catch (e) {
-      const err = storeError(e, 'append', slot.id);
-      for (const op of batch) op.reject(err);
-    }
-  };
-
-  /** Runs the session's queue until it is empty; `running` drops in the same tick as the last check. */
-  const drain = async (slot: S): Promise<void> => {
-    try {
-      await Promise.resolve(); // let appends made in the same tick join the first write
-      while (slot.queue.length > 0) {
-        const head = slot.queue[0];
-        if (head?.kind === 'task') {
-          slot.queue.shift();
-          await head.run();
-          continue;
-        }
-        let n = 0;
-        while (slot.queue[n]?.kind === 'append') n++;
-        await writeBatch(slot, slot.queue.splice(0, n) as AppendOp<E>[]);
-      }
-    } finally {
-      slot.running = false;
-    }
-  };
-
-  const enqueue = (slot: S, op: AppendOp<E> | TaskOp) => {
-    slot.queue.push(op);
-    if (slot.running) return;
-    slot.running = true;
-    const p = drain(slot)
-      .catch((e: unknown) => log.error({ err: e, sessionId: slot.id }, 'event store: queue failed'))
-      .finally(() => {
-        drains.delete(p);
-        settle(slot);
-      });
-    drains.add(p);
-  };
-
-  /** Runs `fn` in the session's turn; its result or error (as AppError) settles the promise. */
-  const task = <T>(sessionId: string, op: string, fn: (slot: S) => Promise<T>): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const slot = slotOf(sessionId);
-      enqueue(slot, {
-        kind: 'task',
-        run: () => fn(slot).then(resolve, (e: unknown) => reject(storeError(e, op, sessionId))),
-      });
-    });
+  const cache = createSessionCache<E>({
+    dir,
+    log,
+    parseEvent,
+    maxCached: options.maxCachedSessions ?? 1000,
+    maxEvents: Math.max(1, options.maxCachedEvents ?? 128),
+    maxBytes: Math.max(0, options.maxCachedBytes ?? 64 * 1024),
+    pool,
+    turnIndexes,
+    loads,
+  });
+  const { slots, slotOf, setState, windowOf, ensureLoaded, loadSince, turnsOf, latestOf } = cache;
+  const { enqueue, task, drains } = createSessionQueue<E>({ log, cache, pool, turnIndexes, ensureDir, storeError });
 
   return {
     async append(sessionId: string, events: readonly E[]): Promise<StoredEvent<E>[]> {
@@ -356,26 +156,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
 
     async latest(sessionId: string, types: readonly string[]): Promise<StoredEvent<E> | undefined> {
       guard(sessionId);
-      return task(sessionId, 'read', async (slot) => {
-        const state = await ensureLoaded(slot, false);
-        if (!state) return undefined;
-        for (let i = state.events.length - 1; i >= 0; i--) {
-          const e = state.events[i] as StoredEvent<E>;
-          if (types.includes(e.event.type)) return e;
-        }
-        if ((state.events[0]?.seq ?? 1) <= 1) return undefined; // the window holds the whole log
-        const marks = types.map((t) => `"type":${JSON.stringify(t)}`);
-        let found: StoredEvent<E> | undefined;
-        await loads.run(() =>
-          scanBackward(slot.path, (line) => {
-            if (!marks.some((m) => line.includes(m))) return false;
-            const e = parseStoredLine(line, parseEvent);
-            if (e && e.sessionId === slot.id && types.includes(e.event.type)) found = e;
-            return found !== undefined;
-          }),
-        );
-        return found;
-      });
+      return task(sessionId, 'read', latestOf(types));
     },
 
     async turns(sessionId: string, range?: TurnRange): Promise<TurnSpan[]> {

@@ -1,270 +1,59 @@
 /**
- * The MCP manager: one connection actor (machines/mcp-server.machine.ts) per configured or runtime-added server,
- * the tool catalogue, and the handlers of every `mcp.*` command on the bus.
+ * The MCP manager: the handlers of every `mcp.*` command on the bus over the server pool (server-pool.ts).
  *
  * Contracts:
  * - Handlers are registered when the service is created and unregistered by `stop()`.
- * - `start()` connects every configured server in parallel and resolves once each has been attempted
- *   (connected, or listed as `error` with its reason); it never rejects because of a server.
- * - `stop()` disconnects every server, waits for their children to exit, and leaves no timers or handles.
- * - Every status change is emitted as `mcp.serverStatus`; every change of the model catalogue as
- *   `mcp.toolsChanged`.
- * - `mcp.connectServer` / `mcp.restartServer` resolve once the server is connected and reject with AGENT_ERROR
- *   (details { serverId, reason }) when the attempt fails; the server then stays listed as `error` and keeps
- *   retrying with backoff. Connecting a name whose server is in `error` replaces that server; a name in use by
- *   any other server is INVALID_REQUEST.
- * - A server that turns out to be this very agentd (its own /mcp, told by the id it declares:
- *   self-connection.ts) is not kept connected: a configured one is listed as `error` naming the cause,
- *   without retries (RESTART tries again); `mcp.connectServer` rejects with INVALID_REQUEST
- *   (`details.reason: "self-connection"`) and keeps nothing of it.
- * - `mcp.removeServer` ends the server (status `disconnected` is emitted) and drops it from the list.
- * - Servers are looked up by id or name (they are the same string).
- * - A2A agents (`a2aAgents`, `mcp.connectA2aAgent`) are servers of type `http` whose connection is
- *   src/tools/a2a/agent.ts: the same names, records, supervision, runtime policy and removal.
+ * - `start()` connects every configured server and A2A agent in parallel and resolves once each has been
+ *   attempted (connected, or listed as `error` with its reason); it never rejects because of a server.
+ *   `stop()` disconnects every server and waits for their children to exit.
+ * - `mcp.connectServer` / `mcp.restartServer` resolve once connected, else reject with AGENT_ERROR (details
+ *   { serverId, reason }); the server stays listed as `error`, retrying with backoff. Connecting the name of
+ *   a server in `error` replaces it; any other name in use is INVALID_REQUEST. A server that is this very
+ *   agentd: configured, it is listed as `error` without retries; at runtime, INVALID_REQUEST
+ *   (`details.reason: "self-connection"`) and nothing kept.
+ * - `mcp.removeServer` ends the server (`disconnected` is emitted) and drops it from the list.
+ * - Errors of commands that carry server-side text leave redacted.
  */
-import { createActor, fromPromise, waitFor } from 'xstate';
 import { systemClock } from '../clock.ts';
 import { createRedactor } from '../config/redact.ts';
-import {
-  httpServerSchema,
-  type A2aAgentConfig,
-  type HttpServerConfig,
-  type McpServerConfig,
-} from '../config/schema.ts';
+import type { A2aAgentConfig, McpServerConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
-import { mcpServerMachine } from '../../machines/mcp-server.machine.ts';
-import { createArgsValidator } from './args-validator.ts';
-import { buildCatalogue, toModelTool, toToolRecord, type CatalogueItem } from './catalogue.ts';
-import { CallError, openConnection, type McpConnection } from './mcp/connection.ts';
-import { INSTANCE_HEADER } from './hops.ts';
-import {
-  admitRuntimeServer,
-  COULD_NOT_CONNECT,
-  isSocketLevel,
-  OPEN_RUNTIME_POLICY,
-  pinnedConnect,
-} from './spawn/runtime-connect.ts';
-import type { ServerRecord } from './messages.ts';
-import { recordOf, statusOf, type McpService, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
-import { createToolCalls } from './mcp/tool-calls.ts';
-import { createMemorySecretStore } from '../store/secret-store.ts';
-import { attachOAuth } from './oauth/server-oauth.ts';
-import { createSignIns } from './oauth/sign-ins.ts';
 import { splitSessionKey } from '../session-id.ts';
-import { createServerRequests, subscribeAgain } from './mcp/server-requests.ts';
-import { isSelf, SelfConnection } from './mcp/self-connection.ts';
-import { createNoticeRelay } from './mcp/notices.ts';
-import { openA2aAgent } from './a2a/agent.ts';
+import { createMemorySecretStore } from '../store/secret-store.ts';
+import { createArgsValidator } from './args-validator.ts';
+import { toModelTool, toToolRecord } from './catalogue.ts';
+import type { ServerRecord } from './messages.ts';
+import { CallError } from './mcp/call-error.ts';
+import { SelfConnection } from './mcp/self-connection.ts';
+import { statusOf, type McpService, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
+import { createServerRequests } from './mcp/server-requests.ts';
+import { createToolCalls } from './mcp/tool-calls.ts';
+import { createSignIns } from './oauth/sign-ins.ts';
+import { a2aEntryConfig, createServerPool } from './server-pool.ts';
+import { admitRuntimeServer, OPEN_RUNTIME_POLICY } from './spawn/runtime-connect.ts';
 
 export type { McpBus, McpService, McpServiceOptions } from './mcp/server-entry.ts';
 
 export function createMcpService(options: McpServiceOptions): McpService {
   const { bus, config, log } = options;
-  const clock = options.clock ?? systemClock;
-  const random = options.random ?? Math.random;
-  const clientInfo = options.clientInfo ?? { name: 'agentd', version: '0.0.0' };
-  const runtime = options.runtime ?? OPEN_RUNTIME_POLICY;
   const redactor = options.redactor ?? createRedactor();
-  const secrets = options.secrets ?? createMemorySecretStore();
-  const callbackUrl = options.callbackUrl ?? (() => 'http://127.0.0.1/api/oauth/callback');
-  const entries = new Map<string, ServerEntry>();
-  let catalogue = new Map<string, CatalogueItem>();
-  let catalogueSignature = '[]';
-  /** The A2A agents among the entries (their entry config is the `http` config the policy and records read). */
-  const a2aAgents = new WeakMap<ServerEntry, A2aAgentConfig>();
-  /** Entries whose connection reached this very agentd (self-connection.ts). */
-  const reachedItself = new WeakSet<ServerEntry>();
-  const maxHops = config.server?.mcp.maxHops ?? 3;
+  const runtime = options.runtime ?? OPEN_RUNTIME_POLICY;
+  const clock = options.clock ?? systemClock;
+  const pool = createServerPool({
+    ...options,
+    clock,
+    random: options.random ?? Math.random,
+    clientInfo: options.clientInfo ?? { name: 'agentd', version: '0.0.0' },
+    runtime,
+    redactor,
+    secrets: options.secrets ?? createMemorySecretStore(),
+    callbackUrl: options.callbackUrl ?? (() => 'http://127.0.0.1/api/oauth/callback'),
+  });
+  const { entries, record, settled, expectConnected, mustFind, remove: removeEntry } = pool;
+  const find = (serverId: string) => entries.get(serverId);
   let started = false;
   let stopped = false;
 
-  const record = (e: ServerEntry): ServerRecord => recordOf(e, redactor);
-
-  const track = (entry: ServerEntry, work: Promise<unknown>) => {
-    const settled = work.then(
-      () => {},
-      () => {},
-    );
-    entry.pending.add(settled);
-    void settled.then(() => entry.pending.delete(settled));
-  };
-
-  const refreshCatalogue = () => {
-    const servers = [...entries.values()]
-      .filter((e) => statusOf(e) === 'connected' && e.connection)
-      .map((e) => ({ serverId: e.name, tools: e.connection!.tools, qualified: a2aAgents.has(e) }));
-    catalogue = buildCatalogue(servers);
-    const signature = JSON.stringify([...catalogue.values()].map(toModelTool));
-    if (signature === catalogueSignature) return;
-    catalogueSignature = signature;
-    bus.emit('mcp.toolsChanged', { count: catalogue.size });
-  };
-
-  const open = async (entry: ServerEntry, signal: AbortSignal): Promise<void> => {
-    const slog = log.child({ serverId: entry.name });
-    // Events of a connection count only while it is the server's current one (not while opening, not after).
-    const self: { connection?: McpConnection } = {};
-    const isCurrent = () => self.connection !== undefined && entry.connection === self.connection;
-    const pinned =
-      entry.runtime && entry.config.type === 'http' ? await pinnedConnect(entry.config, runtime) : undefined;
-    if (pinned) entry.release = pinned.close;
-    await entry.oauth?.load();
-    const a2a = a2aAgents.get(entry);
-    const instanceHeaders = options.instanceId !== undefined ? { [INSTANCE_HEADER]: options.instanceId } : undefined;
-    const opening = a2a
-      ? openA2aAgent({
-          name: entry.name,
-          config: a2a,
-          log: slog,
-          fetch: pinned?.fetch ?? fetch,
-          ...(instanceHeaders && { extraHeaders: instanceHeaders }),
-          maxBytes: entry.config.maxResultBytes,
-          maxHops,
-          signal,
-        })
-      : openConnection({
-          serverId: entry.name,
-          config: entry.config,
-          log: slog,
-          clientInfo,
-          signal,
-          ...(instanceHeaders && { extraHeaders: instanceHeaders }),
-          ...(pinned && { fetch: pinned.fetch }),
-          children: options.children,
-          oauth: entry.oauth,
-          onLost: (reason) => {
-            if (isCurrent()) entry.actor.send({ type: 'CONNECTION_LOST', reason });
-          },
-          onToolsChanged: () => {
-            if (isCurrent()) refreshCatalogue();
-          },
-          // Also while opening (a server may log during initialization), never once the server is gone.
-          onNotice: (notice) => {
-            if (entries.get(entry.name) === entry) relay(entry.name, slog, notice);
-          },
-        });
-    const connection = await opening.catch((err: unknown) => {
-      const blocked = entry.oauth?.blocked();
-      if (blocked) throw blocked;
-      if (!pinned || !isSocketLevel(err)) throw err;
-      slog.debug({ err }, 'runtime MCP server: connection failed');
-      throw new Error(COULD_NOT_CONNECT);
-    });
-    // The server declared our own service id: this is agentd itself (self-connection.ts).
-    if (isSelf(connection.capabilities.server, options.serviceId)) {
-      reachedItself.add(entry);
-      track(entry, connection.close());
-      throw new SelfConnection(entry.name, entry.config.type === 'http' ? entry.config.baseUrl : undefined);
-    }
-    self.connection = connection;
-    if (signal.aborted) {
-      track(entry, connection.close());
-      throw new Error('connection attempt abandoned');
-    }
-    entry.connection = connection;
-    slog.info({ transport: connection.kind, tools: connection.tools.length }, 'MCP server connected');
-    subscribeAgain(connection, entry.subscriptions, slog);
-  };
-
-  const close = (entry: ServerEntry) => {
-    const { connection, release } = entry;
-    entry.connection = undefined;
-    entry.release = undefined;
-    if (entry.principals) track(entry, entry.principals.closeAll());
-    if (connection) track(entry, connection.close().then(release));
-    else if (release) track(entry, release());
-  };
-
-  const addServer = (
-    name: string,
-    serverConfig: McpServerConfig,
-    runtimeServer = false,
-    a2a?: A2aAgentConfig,
-  ): ServerEntry => {
-    const machine = mcpServerMachine.provide({
-      actors: {
-        connect: fromPromise(({ signal }) => {
-          const work = open(entry, signal);
-          track(entry, work);
-          return work;
-        }),
-      },
-      actions: { closeConnection: () => close(entry) },
-    });
-    const actor = createActor(machine, {
-      id: `mcp:${name}`,
-      input: { serverId: name, now: () => clock.now(), random, ...(options.retry ? { retry: options.retry } : {}) },
-    });
-    const unwatch = options.registerActor?.(`mcp:${name}`, actor);
-    const entry: ServerEntry = {
-      name,
-      config: serverConfig,
-      actor,
-      connection: undefined,
-      pending: new Set(),
-      runtime: runtimeServer,
-      release: undefined,
-      unwatch,
-      subscriptions: new Map(),
-    };
-    if (serverConfig.type === 'http')
-      attachOAuth(entry, serverConfig, {
-        secrets,
-        clock,
-        log,
-        callbackUrl,
-        runtime,
-        clientInfo,
-        instanceId: options.instanceId,
-      });
-    if (a2a) a2aAgents.set(entry, a2a);
-    entries.set(name, entry);
-    actor.on('status', ({ status, error }) => {
-      if (status === 'error') log.warn({ serverId: name, error }, 'MCP server error');
-      bus.emit('mcp.serverStatus', record(entry));
-      refreshCatalogue();
-    });
-    return entry;
-  };
-
-  /** The record once the server is past `connecting` (connected, error, or removed meanwhile). */
-  const settled = async (entry: ServerEntry): Promise<ServerRecord> => {
-    await waitFor(entry.actor, (s) => !s.matches('connecting'), { timeout: Infinity }).catch(() => undefined);
-    return record(entry);
-  };
-
-  /** Resolves with the record when connected; otherwise AGENT_ERROR (the server stays listed as `error`). */
-  const expectConnected = async (entry: ServerEntry, attempt: Promise<ServerRecord>): Promise<ServerRecord> => {
-    const rec = await attempt;
-    if (rec.status === 'connected') return rec;
-    const reason = rec.status === 'error' ? (rec.error ?? 'unknown error') : 'disconnected before it connected';
-    throw new AppError('AGENT_ERROR', `MCP server "${entry.name}" failed to connect: ${reason}`, {
-      serverId: entry.name,
-      reason,
-    });
-  };
-
-  const find = (serverId: string) => entries.get(serverId);
-  const mustFind = (serverId: string) => {
-    const entry = find(serverId);
-    if (!entry) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
-    return entry;
-  };
-
-  /** Leaves the list at once (a second removal is SERVER_NOT_FOUND); resolves when its process has ended. */
-  const removeEntry = async (entry: ServerEntry): Promise<ServerRecord> => {
-    entries.delete(entry.name);
-    entry.actor.send({ type: 'STOP' });
-    entry.actor.stop();
-    entry.unwatch?.();
-    refreshCatalogue();
-    // Principals' connections opened by a sign-in while the server itself was not connected end too.
-    if (entry.principals) track(entry, entry.principals.closeAll());
-    while (entry.pending.size > 0) await Promise.all(entry.pending);
-    return record(entry);
-  };
-
-  const relay = createNoticeRelay(bus, redactor);
   const requests = createServerRequests({
     find: (serverId) => {
       const entry = find(serverId);
@@ -301,7 +90,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
             : principals.connection(principal));
       return { name: entry.name, status, error, connection: entry.connection, forPrincipal };
     },
-    catalogue: () => catalogue,
+    catalogue: pool.catalogue,
     validate: createArgsValidator(log),
     clock,
     maxResultBytes: config.toolResultMaxBytes,
@@ -341,10 +130,10 @@ export function createMcpService(options: McpServiceOptions): McpService {
     // A server in `error` gives its name to the new config (a failed connect does not block the name).
     if (existing) await removeEntry(existing);
     if (entries.has(payload.name)) throw nameInUse(); // another connect took it meanwhile
-    const entry = addServer(payload.name, payload.config, true, a2a);
+    const entry = pool.add(payload.name, payload.config, true, a2a);
     entry.actor.start();
     const rec = await settled(entry);
-    if (reachedItself.has(entry)) {
+    if (pool.reachedItself(entry)) {
       // A request that cannot work, whenever retried: refused, and nothing is kept of it.
       if (entries.get(entry.name) === entry) await removeEntry(entry);
       const message = rec.error ?? new SelfConnection(payload.name, undefined).message;
@@ -407,7 +196,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
     bus.handle('mcp.signIn', ({ payload }) => redactedErrors(signIns.signIn(payload))),
     bus.handle('mcp.signInStatus', ({ payload }) => redactedErrors(signIns.status(payload))),
     bus.handle('mcp.signOut', ({ payload }) => redactedErrors(signIns.signOut(payload))),
-    bus.handle('mcp.modelTools', () => [...catalogue.values()].map(toModelTool)),
+    bus.handle('mcp.modelTools', () => [...pool.catalogue().values()].map(toModelTool)),
     bus.handle('mcp.listResources', ({ payload }) => redactedErrors(requests.listResources(payload.serverId))),
     bus.handle('mcp.readResource', ({ payload }) =>
       redactedErrors(requests.readResource(payload.serverId, payload.uri)),
@@ -451,7 +240,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
           return [];
         }
         if (a2a) redactor.addServer(serverConfig);
-        const entry = addServer(name, serverConfig, false, a2a);
+        const entry = pool.add(name, serverConfig, false, a2a);
         entry.actor.start();
         return [settled(entry)];
       });
@@ -468,15 +257,4 @@ export function createMcpService(options: McpServiceOptions): McpService {
       for (const off of unregister) off();
     },
   };
-}
-
-/** The `http` server config an A2A agent's entry carries: its record, URL policy and redaction read it. */
-function a2aEntryConfig(a2a: A2aAgentConfig): HttpServerConfig {
-  return httpServerSchema.parse({
-    type: 'http',
-    baseUrl: a2a.url,
-    headers: a2a.headers,
-    timeout: a2a.timeout,
-    description: a2a.description ?? 'A2A agent',
-  });
 }

@@ -30,11 +30,14 @@ export const LAYERS = {
     conversation: { path: 'src/conversation', uses: [...LEAVES] },
     llm: { path: 'src/llm', uses: [...LEAVES, 'config', 'conversation'] },
     machines: { path: 'machines', uses: [...LEAVES, 'conversation'] },
-    // The agent's tool servers (MCP client connections, catalogue, spawn and URL policy).
+    // Who may start which process, and which URLs a runtime server may reach: the spawn and URL policy, process groups.
+    toolsSpawn: { path: 'src/tools/spawn', uses: [...LEAVES, 'config'] },
+    // The agent's tool servers (MCP client connections, OAuth, A2A agents, catalogue). Its sub-folders mcp, oauth
+    // and a2a import each other and the folder's shared files, so they are one component until that is untangled.
     // It keeps OAuth tokens of tool servers in the store's secret store (src/store/secret-store.ts).
     tools: {
       path: 'src/tools',
-      uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'inspect'],
+      uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'inspect', 'toolsSpawn'],
     },
     agent: {
       path: 'src/agent',
@@ -100,8 +103,6 @@ export const LAYERS = {
     ws: ['httpEngine'],
     openai: ['llm'],
     '@anthropic-ai/sdk': ['llm'],
-    '@modelcontextprotocol/sdk/client': ['tools'],
-    '@modelcontextprotocol/sdk/server': ['mcpFace'],
     '@modelcontextprotocol/server': ['mcpFace'],
     '@modelcontextprotocol/client': ['tools'],
     jose: ['auth'],

@@ -23,7 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Role, TaskState, type Artifact, type Message, type Part } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { CallError } from '../mcp/connection.ts';
+import { CallError } from '../mcp/call-error.ts';
 import { HOPS_META_KEY, hopsOf } from '../hops.ts';
 import { capText } from '../mcp/result-text.ts';
 

@@ -1,7 +1,10 @@
 /**
- * A failed tool call; `kind` tells timeouts, cancellations and dead connections from tool-side errors.
- * Shared by both protocol eras; connection.ts re-exports it.
+ * A failed tool call (`kind` tells timeouts, cancellations and dead connections from tool-side errors),
+ * and the SDK's failures in words for a person. Shared by both protocol eras.
  */
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
+import { ResultTooLarge } from './limited-fetch.ts';
+
 export class CallError extends Error {
   constructor(
     message: string,
@@ -9,4 +12,33 @@ export class CallError extends Error {
   ) {
     super(message);
   }
+}
+
+/** Whether a failed call failed below the protocol (the HTTP server is unreachable or lost our session). */
+export function belowProtocol(error: unknown): boolean {
+  if (
+    error instanceof ProtocolError ||
+    error instanceof ResultTooLarge ||
+    (error as { cause?: unknown } | null)?.cause instanceof ResultTooLarge
+  )
+    return false;
+  if (error instanceof SdkHttpError) return true;
+  if (error instanceof SdkError)
+    return error.code === SdkErrorCode.SendFailed || error.code === SdkErrorCode.NotConnected;
+  return true;
+}
+
+/** A reason for a person, in our words where we know better than the SDK. */
+export function describe(error: unknown, timeout: number): string {
+  if (error instanceof SdkError) {
+    if (error.code === SdkErrorCode.RequestTimeout) return `timed out after ${timeout} ms`;
+    if (error.code === SdkErrorCode.ConnectionClosed) return 'connection closed';
+  }
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    return cause instanceof Error && cause.message && !error.message.includes(cause.message)
+      ? `${error.message}: ${cause.message}`
+      : error.message;
+  }
+  return String(error);
 }

@@ -1,40 +1,28 @@
 /**
- * One live session with one MCP server, in either protocol era: the SDK v2 client over the right transport,
+ * One live session with one MCP server, in either protocol era: the SDK v2 client (connected by connect.ts),
  * its tool list, and calls.
  *
  * Contracts:
- * - `openConnection` resolves once the server is connected in its era (eras.ts: `protocolVersion`, default
- *   `auto`) and its tools are listed; it rejects with an Error whose message is a reason for a person (for a
- *   stdio child that died: how it exited and its last stderr line). On rejection nothing is left running.
- *   An attempt that tells which other way the server speaks is followed by that one (eras.ts `nextAttempt`):
- *   a stdio server then runs as a fresh child.
- * - `config.timeout` bounds every request, and each connection attempt in all (in `auto` on stdio the
- *   `server/discover` probe gets at most half of it, then `initialize` the rest); the SDK cancels a request
- *   that times out or whose signal aborts.
- * - `onLost` fires at most once, when the connection dies on its own (child exit, transport closed, or an HTTP
- *   request failing below the protocol); never after `close()`.
- * - `onToolsChanged` fires after the tool list was re-read following a tool list change.
- * - Every tool call carries a progress token unless the config says `progress: false`; its notifications reach
- *   `onProgress` in order, the last one before the result included (progress-relay.ts). With
- *   `resetTimeoutOnProgress` each one restarts `timeout`, up to `maxTotalTimeout` (default 10 × `timeout`) in all.
- * - Resources, prompts, logging, roots and list changes: server-features.ts (`features`, `onNotice`).
- * - Elicitation (elicitation.ts) and sampling (sampling.ts): a call's `asks` answer what the server asks
- *   during it (a 2025-era request, or a 2026-07-28 `input_required` the SDK fulfils and retries).
- * - `http` is Streamable HTTP, or the SSE transport when a 2025-era Streamable HTTP handshake is refused
- *   with an HTTP 4xx. Every response body is counted against `maxResultBytes` (limited-fetch.ts).
- * - `protocolVersion` is set for a connection in the 2026-07-28 era only.
- * - OAuth (`oauth`): a call the server answers with a sign-in wall (a 401, or a 403 asking for more scope) fails
- *   with the reason `oauth.explain` gives (where to sign in), and the connection stays for the other calls.
+ * - `openConnection` resolves once connected (eras.ts: `protocolVersion`, default `auto`) and the tools are
+ *   listed; it rejects with a reason for a person (a dead stdio child: how it exited, its last stderr line),
+ *   leaving nothing running. `protocolVersion` is set in the 2026-07-28 era only.
+ * - `config.timeout` bounds every request; the SDK cancels one that times out or whose signal aborts.
+ * - `onLost` fires at most once, when the connection dies on its own; never after `close()`.
+ *   `onToolsChanged` fires after the tool list was re-read following a change.
+ * - A tool call carries a progress token unless `progress: false`; its notifications reach `onProgress` in
+ *   order (progress-relay.ts). With `resetTimeoutOnProgress` each restarts `timeout`, up to `maxTotalTimeout`
+ *   (default 10 × `timeout`) in all. A call fails with CallError (call-error.ts).
+ * - A call's `asks` answer what the server asks during it (elicitation.ts, sampling.ts). Resources, prompts,
+ *   logging, roots: server-features.ts.
+ * - OAuth: a call met by a sign-in wall (401, or 403 asking for more scope) fails with `oauth.explain`'s
+ *   reason; the connection stays for the other calls.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   Client,
   LOG_LEVEL_META_KEY,
-  ProtocolError,
   SdkError,
   SdkErrorCode,
-  SdkHttpError,
-  SSEClientTransport,
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
 import type {
@@ -43,16 +31,11 @@ import type {
   ProgressCallback,
   ServerCapabilities,
   Tool,
-  Transport,
 } from '@modelcontextprotocol/client';
-import type { HttpServerConfig, McpServerConfig } from '../../config/schema.ts';
-import type { Logger } from '../../log/index.ts';
-import { CallError } from './call-error.ts';
-import type { ChildRegistry } from '../spawn/child-registry.ts';
+import { belowProtocol, CallError, describe } from './call-error.ts';
+import { connect, type ConnectOptions, type TransportKind } from './connect.ts';
 import { createInFlightCalls, attachElicitation } from './elicitation.ts';
-import { initializeWitness, negotiationMode, nextAttempt, type Attempt } from './eras.ts';
-import { limitedFetch, ResultTooLarge } from './limited-fetch.ts';
-import type { ServerOAuth } from '../oauth/client.ts';
+import type { Attempt } from './eras.ts';
 import { createProgressRelay } from './progress-relay.ts';
 import { attachSampling, createSamplerStack, samplingCapability } from './sampling.ts';
 import type { ServerAsks } from './server-asks.ts';
@@ -66,29 +49,12 @@ import {
   type ServerNotice,
 } from './server-features.ts';
 import { ChildProcessTransport } from './stdio-transport.ts';
-import type { FetchLike } from '../spawn/url-policy.ts';
 
-export { CallError };
-
-export type TransportKind = 'stdio' | 'streamable-http' | 'sse' | 'a2a';
-
-export interface ConnectionOptions {
+export interface ConnectionOptions extends ConnectOptions {
   serverId: string;
-  config: McpServerConfig;
-  log: Logger;
   clientInfo: { name: string; version: string };
-  /** Abandons the attempt (the connection is closed if it was opened meanwhile). */
-  signal?: AbortSignal;
   onLost: (reason: string) => void;
   onToolsChanged: (tools: Tool[]) => void;
-  /** Headers added to every request to an `http` server (after the config's own). */
-  extraHeaders?: Record<string, string>;
-  /** Used instead of the global fetch for an `http` server (a runtime server's pinned, checked one). */
-  fetch?: FetchLike;
-  /** Where a `stdio` server's process group is recorded. */
-  children?: ChildRegistry | undefined;
-  /** OAuth for an `http` server (oauth-client.ts): its provider authorizes requests; it is told of successes, and explains failures. */
-  oauth?: Pick<ServerOAuth, 'provider' | 'succeeded' | 'explain'> | undefined;
   /** What the server says on its own: logs, resource updates, resource and prompt list changes. */
   onNotice?: (notice: ServerNotice) => void;
 }
@@ -123,20 +89,6 @@ export interface McpConnection {
 /** Longest `server/discover` probe on stdio (a 2025-era server may never answer it); most tool list pages read. */
 const STDIO_PROBE_MS = 10_000;
 const MAX_TOOL_PAGES = 100;
-
-/** Whether a failed call failed below the protocol (the HTTP server is unreachable or lost our session). */
-function belowProtocol(error: unknown): boolean {
-  if (
-    error instanceof ProtocolError ||
-    error instanceof ResultTooLarge ||
-    (error as { cause?: unknown } | null)?.cause instanceof ResultTooLarge
-  )
-    return false;
-  if (error instanceof SdkHttpError) return true;
-  if (error instanceof SdkError)
-    return error.code === SdkErrorCode.SendFailed || error.code === SdkErrorCode.NotConnected;
-  return true;
-}
 
 export async function openConnection(options: ConnectionOptions): Promise<McpConnection> {
   const { config, log } = options;
@@ -285,120 +237,4 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       await client.close().catch((error: unknown) => log.debug({ err: error }, 'closing MCP client failed'));
     },
   };
-}
-
-/**
- * Connects a client in the era the server speaks: the first attempt in the configured mode, then the one
- * the failure points to (eras.ts), each on a fresh transport. Rejects with the last attempt's reason.
- */
-async function connect(
-  options: ConnectionOptions,
-  newClient: (mode: Attempt['mode']) => Client,
-): Promise<{ client: Client; transport: Transport; kind: TransportKind }> {
-  const { config, log } = options;
-  const tried: Attempt[] = [];
-  let attempt: Attempt | undefined = { mode: negotiationMode(config.protocolVersion), transport: 'main' };
-  let lastError: Error | undefined;
-  while (attempt) {
-    tried.push(attempt);
-    const transport = newTransport(options, attempt);
-    const kind: TransportKind =
-      transport instanceof ChildProcessTransport
-        ? 'stdio'
-        : transport instanceof SSEClientTransport
-          ? 'sse'
-          : 'streamable-http';
-    const client = newClient(attempt.mode);
-    const witness = initializeWitness();
-    transport.onmessage = witness.onmessage; // the SDK chains it (see initializeWitness)
-    // An attempt is bounded in all: the SDK's probe takes no signal, so the deadline closes the transport.
-    const deadline = AbortSignal.timeout(config.timeout);
-    const expire = () => void transport.close().catch(() => {});
-    deadline.addEventListener('abort', expire, { once: true });
-    const signal = AbortSignal.any([deadline, ...(options.signal ? [options.signal] : [])]);
-    try {
-      await client.connect(transport, { timeout: config.timeout, signal });
-      return { client, transport, kind };
-    } catch (raw) {
-      await client.close().catch(() => {});
-      await transport.close().catch(() => {});
-      const error =
-        deadline.aborted && !options.signal?.aborted
-          ? new SdkError(SdkErrorCode.RequestTimeout, 'connection attempt timed out')
-          : raw;
-      const childGone = transport instanceof ChildProcessTransport && transport.exitReason !== undefined;
-      lastError = new Error(
-        (transport instanceof ChildProcessTransport ? transport.exitReason : undefined) ??
-          describe(error, config.timeout),
-      );
-      if (kind === 'sse') lastError = new Error(`neither Streamable HTTP nor SSE worked: ${lastError.message}`);
-      attempt = nextAttempt(
-        {
-          setting: config.protocolVersion,
-          attempt,
-          error,
-          answeredModern: witness.answeredModern(),
-          childGone,
-          aborted: options.signal?.aborted === true,
-          type: config.type,
-        },
-        tried,
-      );
-      if (attempt)
-        log.info(
-          {
-            mode: attempt.mode,
-            transport: attempt.transport === 'sse' ? 'sse' : config.type,
-            after: lastError.message,
-          },
-          'connecting to the MCP server another way',
-        );
-    } finally {
-      deadline.removeEventListener('abort', expire);
-    }
-  }
-  throw lastError ?? new Error('not connected');
-}
-
-function newTransport(options: ConnectionOptions, attempt: Attempt): Transport {
-  const { config } = options;
-  if (config.type === 'stdio') {
-    const { command, args, env, cwd, maxResultBytes } = config;
-    return new ChildProcessTransport({
-      command,
-      args,
-      env,
-      cwd,
-      log: options.log,
-      maxMessageBytes: maxResultBytes,
-      children: options.children,
-    });
-  }
-  return httpTransport(config, options, attempt.transport === 'sse');
-}
-
-function httpTransport(config: HttpServerConfig, options: ConnectionOptions, sse: boolean): Transport {
-  const url = new URL(config.baseUrl);
-  const init = {
-    requestInit: { headers: { ...config.headers, ...options.extraHeaders } },
-    // Every response body is counted against maxResultBytes (runtime servers: through their pinned fetch).
-    fetch: limitedFetch(options.fetch ?? globalThis.fetch, config.maxResultBytes),
-    ...(options.oauth && { authProvider: options.oauth.provider }),
-  };
-  return sse ? new SSEClientTransport(url, init) : new StreamableHTTPClientTransport(url, init);
-}
-
-/** A reason for a person, in our words where we know better than the SDK. */
-export function describe(error: unknown, timeout: number): string {
-  if (error instanceof SdkError) {
-    if (error.code === SdkErrorCode.RequestTimeout) return `timed out after ${timeout} ms`;
-    if (error.code === SdkErrorCode.ConnectionClosed) return 'connection closed';
-  }
-  if (error instanceof Error) {
-    const cause = (error as { cause?: unknown }).cause;
-    return cause instanceof Error && cause.message && !error.message.includes(cause.message)
-      ? `${error.message}: ${cause.message}`
-      : error.message;
-  }
-  return String(error);
 }

@@ -17,8 +17,10 @@
  * - A principal's connection that is lost is dropped: the next call opens a new one.
  */
 import type { Logger } from '../../log/index.ts';
-import { CallError, describe, type McpConnection } from './connection.ts';
-import { AuthorizationRequired, type ServerOAuth } from '../oauth/client.ts';
+import { CallError, describe } from './call-error.ts';
+import type { McpConnection } from './connection.ts';
+import type { ServerOAuth } from '../oauth/client.ts';
+import { AuthorizationRequired } from '../oauth/sign-in-errors.ts';
 
 export interface SignInStatus {
   signedIn: boolean;

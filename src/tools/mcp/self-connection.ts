@@ -1,20 +1,13 @@
 /**
- * agentd connected to its own `/mcp` as a tool server: told apart by what the server answers, not by
- * its URL (a URL cannot tell: `localhost`, `0.0.0.0`, a proxy or a DNS name may all reach the same
- * process).
+ * agentd connected to its own `/mcp` as a tool server, told apart by what the server declares, not by its URL.
  *
  * Contracts:
- * - agentd's MCP face declares its service's id as the experimental capability SELF_CAPABILITY
- *   (`{ "agentd/service": { "id": "<uuid>" } }` in `initialize`, and in `server/discover` in the
- *   2026-07-28 era). The id is random per start, and shared by the workers of one supervisor
- *   (`--workers`): they serve one port, so any of them may answer.
- * - Once a connection to a tool server is open, its declared capabilities are compared with our own
- *   id: the same id is this very agentd, and the connection is closed and refused with
- *   `SelfConnection`, whose message names the cause and what to do. Retrying cannot help (the
- *   connection machine halts on it), and a runtime connect answers it as INVALID_REQUEST.
- * - Any other server, another agentd included, is unaffected; the capability says nothing else.
+ * - agentd's MCP face declares its service's id (random per start, shared by the workers of one supervisor) as
+ *   the experimental capability SELF_CAPABILITY, in `initialize` and in `server/discover`.
+ * - A connection whose server declares our own id is closed and refused with SelfConnection (its message names
+ *   the cause and what to do; retrying cannot help). Any other server, another agentd included, is unaffected.
  */
-import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import type { ServerCapabilities } from '@modelcontextprotocol/client';
 
 /** The experimental capability under which agentd's MCP face declares its service's id. */
 export const SELF_CAPABILITY = 'agentd/service';

@@ -22,7 +22,7 @@ import { AppError } from '../../errors/index.ts';
 import type { Attached, AttachedPromptMessage, AttachedResource } from '../../conversation/attachments.ts';
 import type { Logger } from '../../log/index.ts';
 import type { McpConnection } from './connection.ts';
-import { describe } from './connection.ts';
+import { describe } from './call-error.ts';
 import type { AttachRequest, PromptRecord, PromptResult, ResourceContents, ResourceList } from '../messages.ts';
 import { capText } from './result-text.ts';
 

@@ -24,7 +24,8 @@ import { AppError } from '../../errors/index.ts';
 import type { Logger } from '../../log/index.ts';
 import type { ArgIssue, ArgsValidator } from '../args-validator.ts';
 import type { CatalogueItem } from '../catalogue.ts';
-import { CallError, type McpConnection } from './connection.ts';
+import { CallError } from './call-error.ts';
+import type { McpConnection } from './connection.ts';
 import { HOPS_META_KEY } from '../hops.ts';
 import type {
   ExecutionResult,

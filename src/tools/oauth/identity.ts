@@ -1,5 +1,5 @@
 /**
- * How agentd presents itself to a tool server's authorization server (src/tools/oauth/client.ts): the client
+ * How agentd presents itself to a tool server's authorization server (client.ts): the client
  * metadata it registers with, and a `private_key_jwt` client authentication.
  *
  * Contracts:
@@ -41,7 +41,12 @@ export function clientMetadataOf(oauth: OAuthConfig, redirectUrl: string | undef
   };
 }
 
-/** The JWS algorithm a private key signs with by default. */
+/** A private key agentd cannot sign with; its message says why, never the key. */
+export class UnusableKey extends Error {
+  override readonly name = 'UnusableKey';
+}
+
+/** The JWS algorithm a private key signs with by default; UnusableKey when it signs none agentd knows. */
 export function algorithmOf(pem: string): string {
   const key = createPrivateKey(pem);
   const curve = key.asymmetricKeyDetails?.namedCurve;
@@ -57,7 +62,7 @@ export function algorithmOf(pem: string): string {
       if (curve === 'secp384r1') return 'ES384';
       if (curve === 'secp521r1') return 'ES512';
   }
-  throw new Error(
+  throw new UnusableKey(
     `the private key's type (${key.asymmetricKeyType ?? 'unknown'}${curve ? ` ${curve}` : ''}) signs no JWS algorithm agentd knows`,
   );
 }
@@ -77,7 +82,7 @@ export function privateKeyJwt(oauth: OAuthConfig): AddClientAuthentication | und
       const why =
         (err as NodeJS.ErrnoException).code === 'ENOENT'
           ? `${privateKeyFile} does not exist`
-          : err instanceof Error && err.message.startsWith('the private key')
+          : err instanceof UnusableKey
             ? err.message
             : 'it is not a PKCS #8 PEM private key';
       throw new Error(`OAuth: the client's private key cannot be used: ${why}`);

@@ -1,5 +1,5 @@
 /**
- * OAuth for one `http` tool server entry (src/tools/service.ts): its own OAuth client (oauth-client.ts), and with
+ * OAuth for one `http` tool server entry (src/tools/server-pool.ts): its own OAuth client (client.ts), and with
  * `oauth.per: principal` the connections of each principal (principal-connections.ts).
  *
  * Contracts:

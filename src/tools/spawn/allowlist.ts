@@ -1,6 +1,6 @@
 /**
  * The spawn rules of a shared service (keys configured, or a non-loopback bind; see src/config/shared.ts):
- * runtime connects start only what the operator allowed. Checked after the deny-list of spawn-policy.ts.
+ * runtime connects start only what the operator allowed. Checked after the deny-list of policy.ts.
  *
  * Contracts:
  * - The allowlist is `server.mcp.allowedCommands`, or when that is unset the commands of the agent
@@ -13,7 +13,7 @@
  *   folder (and `-c` never, by the deny-list); `env`'s target must itself pass these rules.
  * - Interpreters (`node`, `tsx`, `ts-node`, `python`, `deno`, `bun`, `ruby`, `perl`, `php`, `lua`) run only a script
  *   file that, resolved against the server's `cwd` with links followed, is under the agent file's folder or is a
- *   package's declared `bin` entry point (the `bin` of the package holding it: spawn-bins.ts), not any script under
+ *   package's declared `bin` entry point (the `bin` of the package holding it: bins.ts), not any script under
  *   a `node_modules` folder; no script (stdin, `python -m`) or any other is refused (`script_outside`).
  *   A script that is the bin of a program these rules know (`npm`, `npx`, `tsx`, a shell, …) runs that program:
  *   it passes these rules as that program, by its bin name (`node …/npm/bin/npx-cli.js -y x` needs `npx` allowed,
@@ -26,20 +26,9 @@ import { realpathSync, statSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import { readInterpreterArgs } from './args.ts';
 import { declaredBins } from './bins.ts';
-import {
-  INTERPRETERS,
-  LAUNCHERS,
-  listedIn,
-  PACKAGE_MANAGERS,
-  programName,
-  refuse,
-  RUN_SUBCOMMANDS,
-  SCRIPT_INTERPRETERS,
-  SHELL_SPEC,
-  SHELLS,
-  WRAPPERS,
-  type InterpreterSpec,
-} from './programs.ts';
+import { INTERPRETERS, SCRIPT_INTERPRETERS, SHELL_SPEC, type InterpreterSpec } from './interpreters.ts';
+import { LAUNCHERS, listedIn, PACKAGE_MANAGERS, programName, refuse, RUN_SUBCOMMANDS, SHELLS } from './programs.ts';
+import { WRAPPERS } from './wrappers.ts';
 
 export interface SharedSpawn {
   /** The agent file's folder: interpreters run only scripts under it (or packages' declared bins). */

@@ -1,5 +1,5 @@
 /** How interpreters read their command line: flags (some with a value), then the script and its own arguments. */
-import type { InterpreterSpec } from './programs.ts';
+import type { InterpreterSpec } from './interpreters.ts';
 
 /** Whether `arg` (a flag) runs inline code or loads code for an interpreter read by `spec`. */
 function isCodeFlag(spec: InterpreterSpec, arg: string): boolean {

@@ -1,7 +1,7 @@
 /**
  * Whether a script is a package's declared entry point: a `bin` of the package that holds it. The spawn
- * policy lets a shared service's interpreters run such scripts (spawn-allowlist.ts), and reads a script
- * that is the bin of a program it knows (`npm`, `npx`, `tsx`, …) as that program (spawn-policy.ts).
+ * policy lets a shared service's interpreters run such scripts (allowlist.ts), and reads a script
+ * that is the bin of a program it knows (`npm`, `npx`, `tsx`, …) as that program (policy.ts).
  *
  * Contracts:
  * - `declaredBins(path)` follows every link of `path`, then reads the nearest `package.json` above the file

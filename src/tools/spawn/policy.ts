@@ -1,30 +1,23 @@
 /**
- * Who may start which process: the check every runtime-connected stdio server passes before
- * anything is spawned (servers of the config file are the operator's and are not checked).
+ * Who may start which process: the check every runtime-connected stdio server passes before anything is
+ * spawned (servers of the config file are the operator's and are not checked).
  *
  * Contracts:
- * - Always (the deny-list, defence in depth): refused are a NUL byte anywhere (command, args, cwd,
- *   env); inline-code and preload forms of shells and interpreters (`sh -c`, `node -e/-pe/--require=x/
- *   --import/--inspect` (data: URLs included), `tsx -e`, `ts-node -e`, `python -c`, `perl -le`, `ruby -rx`,
- *   `php -d`, `deno eval`, …) and of npm (`npx -c`, `npm exec -c`: npm's `-c`, `--call`, `--script-shell`,
- *   `--node-options`, … anywhere before `--`, by a prefix too), also behind a launcher (`npx node -e …`,
- *   `env X=1 bash -c …`), after flags that take a value (`node --title x -e …`) and behind an interpreter
- *   whose script is a program's bin (`node …/npm/bin/npm-cli.js exec -c …`, `node …/tsx/dist/cli.mjs -e …`:
- *   spawn-bins.ts); env keys that change how a program loads (`NODE_OPTIONS`, `LD_*`, `DYLD_*`, `PATH`,
- *   `PYTHONPATH`, `npm_config_*`, …).
- * - Not shared (`policy.shared` absent): with `allowedCommands`, every executable not listed (by its
- *   path as written or its file name) is refused; nothing else.
- * - Shared (`policy.shared` set): the allowlist rules of spawn-allowlist.ts.
- * - A refusal is INVALID_REQUEST with `details.field` (the config path) and `details.reason`
- *   (`nul_byte`, `inline_code`, `loader_env`, `command_not_allowed`, `wrapper_not_allowed`, `script_outside`).
+ * - Always refused (the deny-list): a NUL byte anywhere; inline-code and preload forms of shells, interpreters
+ *   and npm (`sh -c`, `node -e/--import/--inspect`, `python -c`, `deno eval`, `npx -c`, `npm exec --call`, …),
+ *   also behind a launcher (`npx node -e`), after valued flags, and behind a program's bin script (bins.ts);
+ *   env keys that change how a program loads (`NODE_OPTIONS`, `LD_*`, `DYLD_*`, `PATH`, `npm_config_*`, …).
+ * - Not shared: with `allowedCommands`, an executable not listed (by path as written or file name) is refused.
+ *   Shared (`policy.shared`): the allowlist rules of allowlist.ts.
+ * - A refusal is INVALID_REQUEST with `details.field` (the config path) and `details.reason` (programs.ts `Reason`).
  */
 import { resolve } from 'node:path';
 import { checkShared, type SharedSpawn } from './allowlist.ts';
 import { readInterpreterArgs } from './args.ts';
 import { declaredBins } from './bins.ts';
+import { INTERPRETERS } from './interpreters.ts';
 import {
   flagName,
-  INTERPRETERS,
   isNpmCodeFlag,
   LAUNCHERS,
   listedIn,
@@ -55,7 +48,7 @@ export interface SpawnPolicy {
 
 /**
  * Throws when `args` (of `program`, starting at config index `offset`, run from `cwd`) run inline code; recurses
- * through launchers, and through an interpreter's script that is a package's bin (spawn-bins.ts): `node
+ * through launchers, and through an interpreter's script that is a package's bin (bins.ts): `node
  * …/npm-cli.js exec -c …` reads as `npm exec -c …`, `node …/tsx/dist/cli.mjs -e …` as `tsx -e …`.
  */
 function checkArgs(program: string, args: readonly string[], offset: number, cwd: string): void {

@@ -25,7 +25,7 @@ export interface RuntimePolicy extends SpawnPolicy, UrlPolicy {
 
 /**
  * The runtime policy of `config.server.mcp`. `shared` (src/config/shared.ts) turns on the allowlist rules of
- * spawn-allowlist.ts, with `agentDir` (the agent file's folder) for interpreters' scripts and the agent file's
+ * allowlist.ts, with `agentDir` (the agent file's folder) for interpreters' scripts and the agent file's
  * own stdio commands as the default allowlist.
  */
 export function runtimePolicyOf(

@@ -1,0 +1,195 @@
+/**
+ * The turn machine's implementations (machines/turn.machine.ts draws the chart): its types, actors,
+ * guards, the question deadline delay, and the actions that report facts and keep the step's calls.
+ */
+import { assertEvent, assign, enqueueActions, setup, spawnChild, stopChild } from 'xstate';
+import type { ModelStep } from '../../src/conversation/model-messages.ts';
+import { askedEvent, closingAnswer, waitingOf, type WaitingQuestion } from '../../src/conversation/questions.ts';
+import {
+  MAX_DELAY_MS,
+  approvalQuestion,
+  closeQuestions,
+  deadlineOf,
+  earliest,
+} from '../../src/conversation/turn-questions.ts';
+import type {
+  AnswerEvent,
+  ModelStepOutput,
+  ModelStepResult,
+  QuestionEvent,
+  ToolSettled,
+  TurnReport,
+} from '../../src/conversation/turn-contract.ts';
+import { finalReply, planCalls, stepReply, toTurnError, type PlannedCall } from '../../src/conversation/turn-steps.ts';
+import { compactNotProvided, modelStepNotProvided, runToolsNotProvided } from './actors.ts';
+import type { TurnContext, TurnInput } from './context.ts';
+import {
+  assistantStepFact,
+  fact,
+  failedResultFact,
+  reasoningFact,
+  responseFact,
+  toolCallFact,
+  toolResultFact,
+  turnFailedFact,
+  userMessageFact,
+} from './facts.ts';
+
+const runsNow = (c: PlannedCall) => c.error === undefined && !c.needsApproval;
+
+/** The turn's setup: `turn.machine.ts` creates the machine from it; owners `.provide()` its actors. */
+export const turnSetup = setup({
+  types: {
+    context: {} as TurnContext,
+    events: {} as ToolSettled | AnswerEvent | QuestionEvent,
+    input: {} as TurnInput,
+  },
+  actors: {
+    modelStep: modelStepNotProvided,
+    compact: compactNotProvided,
+    runTools: runToolsNotProvided,
+  },
+  guards: {
+    wantsCompaction: (_, output: ModelStepResult) => 'compact' in output,
+    askedForTools: (_, output: ModelStepOutput) => output.step.toolCalls.length > 0,
+    allSettled: ({ context }) => context.pending === 0,
+    capReached: ({ context }) => context.iteration >= context.maxIterations,
+    resumed: ({ context }) => context.message.resume !== undefined,
+    waitsForUser: ({ context }) => context.questions.length > 0,
+    holdsQuestion: ({ context, event }) => event.type === 'ANSWER' && context.questions.some((q) => q.id === event.id),
+  },
+  delays: {
+    questionDeadline: ({ context }) => Math.min(MAX_DELAY_MS, Math.max(0, context.wakeAt - context.armedAt)),
+  },
+  actions: {
+    announce: enqueueActions(({ context: { key, message }, enqueue }) => {
+      enqueue.sendParent(fact(key, userMessageFact(key, message)));
+      enqueue.sendParent({ type: 'thinking', key } satisfies TurnReport);
+    }),
+    beginStep: assign({
+      iteration: ({ context }) => context.iteration + 1,
+      stepCompacted: false,
+      compactionError: undefined,
+      questions: [],
+    }),
+    /** A running call's server asks: its fact, and the deadline re-armed from now. */
+    ask: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, 'QUESTION');
+      const { question, at } = event;
+      enqueue.sendParent(fact(context.key, askedEvent(question)));
+      const questions = [...context.questions.filter((q) => q.id !== question.id), waitingOf(question)];
+      enqueue.assign({ questions, armedAt: at, wakeAt: earliest(questions) });
+    }),
+    recordCompactRequest: assign({
+      compactTrigger: (_, output: ModelStepResult) => ('compact' in output ? output.compact : undefined),
+    }),
+    compacted: assign({ stepCompacted: true }),
+    compactionFailed: assign((_, error: unknown) => ({
+      stepCompacted: true,
+      compactionError: toTurnError(error).message,
+    })),
+    recordStep: assign(({ context }, { step, tools }: ModelStepOutput) => ({
+      reply: stepReply(context.reply, step.text),
+      lastText: step.text,
+      usage: step.usage,
+      fallbacks: step.fallbacks,
+      model: step.model ?? context.model,
+      tools,
+      calls: planCalls(step.toolCalls, tools),
+    })),
+    /** The step's reasoning, first of its facts (recordStep has named the model). */
+    reportReasoning: enqueueActions(({ context: { key, model }, enqueue }, { step }: { step: ModelStep }) => {
+      if (step.reasoning) enqueue.sendParent(fact(key, reasoningFact(key, model, step.reasoning)));
+    }),
+    reportStep: enqueueActions(({ context: { key, model }, enqueue }, { step }: ModelStepOutput) => {
+      enqueue.sendParent(fact(key, assistantStepFact(key, model, step)));
+    }),
+    /** Reports every call; answers the ones that cannot run at once; asks about the ones the policy wants approved; counts the others. */
+    startCalls: enqueueActions(({ context: { key, calls, approvalTimeoutMs }, enqueue }, { at }: ModelStepOutput) => {
+      const expiresAt = new Date(at + approvalTimeoutMs).toISOString();
+      const questions: WaitingQuestion[] = [];
+      for (const call of calls) {
+        enqueue.sendParent(fact(key, toolCallFact(key, call)));
+        if (call.error !== undefined) enqueue.sendParent(fact(key, failedResultFact(key, call, call.error)));
+        if (!call.needsApproval) continue;
+        const question = approvalQuestion(key, call, expiresAt);
+        enqueue.sendParent(fact(key, askedEvent(question)));
+        questions.push(waitingOf(question));
+      }
+      enqueue.assign({
+        pending: calls.filter((c) => c.error === undefined).length,
+        questions,
+        armedAt: at,
+        wakeAt: at + approvalTimeoutMs,
+      });
+    }),
+    /** A resumed turn: the calls that were running when its process stopped get a failed result. */
+    reportInterrupted: enqueueActions(({ context: { key, message }, enqueue }) => {
+      for (const call of message.resume?.interrupted ?? []) {
+        const text = `Tool "${call.name}" did not return: the service restarted while it ran.`;
+        enqueue.sendParent(fact(key, failedResultFact(key, call, text)));
+      }
+    }),
+    answer: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, 'ANSWER');
+      const q = context.questions.find((x) => x.id === event.id);
+      if (!q) return;
+      const { facts, starts, questions, pending } = closeQuestions(context, [
+        { q, answer: event.answer, by: event.by },
+      ]);
+      facts.forEach((f) => enqueue.sendParent(fact(context.key, f)));
+      starts.forEach((call) => enqueue.sendTo('tools', { type: 'tool.start', call }));
+      enqueue.assign({ questions, pending });
+    }),
+    /** The deadline woke: what is due is closed by `timeout` (nothing due waits: no call starts); the delay is re-armed for the rest. */
+    expireQuestions: enqueueActions(({ context, enqueue }) => {
+      const now = Math.min(context.wakeAt, context.armedAt + MAX_DELAY_MS);
+      const due = context.questions.filter((q) => deadlineOf(q) <= now);
+      const { facts, questions, pending } = closeQuestions(
+        context,
+        due.map((q) => ({ q, answer: closingAnswer(q.kind, 'timeout', `no answer by ${q.expiresAt}`), by: 'timeout' })),
+      );
+      facts.forEach((f) => enqueue.sendParent(fact(context.key, f)));
+      enqueue.assign({ questions, pending, armedAt: now, wakeAt: earliest(questions) });
+    }),
+    /** A call settled: its result; a question its server left open is closed first, by `call-ended`. */
+    settleCall: enqueueActions(({ context, event, enqueue }) => {
+      assertEvent(event, 'tool.settled');
+      const call = context.calls.find((c) => c.callId === event.callId);
+      if (!call) return;
+      const left = context.questions.filter((q) => q.callId === call.callId && q.kind !== 'approval');
+      const { facts, questions, pending } = closeQuestions(
+        context,
+        left.map((q) => ({ q, answer: closingAnswer(q.kind, 'call-ended', 'the call ended'), by: 'call-ended' })),
+      );
+      facts.forEach((f) => enqueue.sendParent(fact(context.key, f)));
+      enqueue.sendParent(fact(context.key, toolResultFact(context.key, call, event.outcome)));
+      enqueue.assign({ questions, pending: pending - 1 });
+    }),
+    /** The step's tools runner: it lives from the step's end until all its calls settled. */
+    startTools: spawnChild('runTools', {
+      id: 'tools',
+      input: ({ context: { key, calls } }) => ({
+        calls: calls.filter(runsNow).map(({ callId, name, args }) => ({ key, callId, name, args })),
+      }),
+    }),
+    stopTools: stopChild('tools'),
+    markCapped: assign({ capped: true }),
+    respond: enqueueActions(({ context, enqueue }) => {
+      const { key, model, usage, fallbacks } = context;
+      const { content, capChunk, capMessage } = finalReply(context.reply, context.capped, context.maxIterations);
+      if (capChunk) enqueue.sendParent({ type: 'chunk', key, content: capChunk } satisfies TurnReport);
+      const text = capMessage ?? context.lastText;
+      enqueue.sendParent(fact(key, responseFact(key, { content, text, model, usage, fallbacks })));
+    }),
+    recordError: assign(({ context }, error: unknown) => {
+      const failure = toTurnError(error);
+      if (context.compactionError !== undefined)
+        failure.details = { ...failure.details, compaction: context.compactionError };
+      return { error: failure };
+    }),
+    reportFailure: enqueueActions(({ context: { key, error }, enqueue }) => {
+      enqueue.sendParent(fact(key, turnFailedFact(key, error ?? toTurnError(undefined))));
+    }),
+  },
+});

@@ -1,0 +1,123 @@
+/**
+ * The WebSocket client frames' handlers, one per entry of CLIENT_FRAMES (frames.ts), and the sessions a connection
+ * watches. A frame's session id (default `default`) becomes a key in the namespace of the connection's principal.
+ */
+import { DEFAULT_SESSION } from '../agent/messages.ts';
+import { asNamed, type SessionKey } from '../session-id.ts';
+import type { EngineSocket } from './engine/index.ts';
+import { CLIENT_FRAMES, type ClientFrame, type ClientFrameHandlers, type ClientFrameType } from './frames.ts';
+import { resolveAttachments } from './attach.ts';
+import { validateImage } from '../conversation/image-data.ts';
+import { parseInput } from './validate.ts';
+import { sessionTopic, type Connection, type GatewayDeps } from './ws-connection.ts';
+
+export function createClientFrames(
+  deps: Pick<GatewayDeps, 'bus' | 'auth' | 'follower'>,
+  sendTo: (ws: EngineSocket<Connection>, event: string, data: unknown) => void,
+) {
+  /**
+   * Counts the connection as watching a session; what it returns resolves once frames from other
+   * instances will arrive (nothing to wait for when it already watched, or there are no others).
+   */
+  const watch = (conn: Connection, sessionId: string): Promise<void> | undefined => {
+    if (conn.sessions.has(sessionId)) return undefined;
+    conn.sessions.add(sessionId);
+    return deps.follower.watchInterest(sessionId);
+  };
+  /** Puts the connection on a session's topic, once frames from other instances will reach it too. */
+  const join = async (ws: EngineSocket<Connection>, sessionId: string): Promise<void> => {
+    const watching = watch(ws.data, sessionId);
+    if (watching) await watching;
+    if (!ws.data.closed) ws.subscribe(sessionTopic(sessionId));
+  };
+  const leave = (ws: EngineSocket<Connection>, sessionId: string): void => {
+    if (ws.data.sessions.delete(sessionId)) deps.follower.unwatchInterest(sessionId);
+    ws.unsubscribe(sessionTopic(sessionId));
+  };
+
+  /**
+   * What a client frame's handler is given besides the frame: its connection and the key of the
+   * session it names (default: `default`), in the namespace of the connection's principal.
+   */
+  type FrameContext = { ws: EngineSocket<Connection>; sessionId: SessionKey };
+
+  /** The client frames' handlers, one per entry of CLIENT_FRAMES (src/http/frames.ts). */
+  const handlers: ClientFrameHandlers<FrameContext> = {
+    async message({ ws, sessionId }, msg) {
+      const image = msg.imageData ? validateImage(msg.imageData) : undefined;
+      const { quota } = ws.data.access;
+      await join(ws, sessionId);
+      const attached = await resolveAttachments(msg, deps.bus);
+      await deps.bus.execute(
+        'agent.sendMessage',
+        {
+          sessionId,
+          content: msg.content,
+          ...(image && { image }),
+          ...(attached && { attached }),
+          ...(quota && { quota }),
+        },
+        { sessionId },
+      );
+    },
+    async reset({ sessionId }) {
+      await deps.bus.execute('agent.reset', { sessionId }, { sessionId });
+    },
+    async cancel({ sessionId }) {
+      await deps.bus.execute('agent.cancel', { sessionId }, { sessionId });
+    },
+    async compact({ ws, sessionId }) {
+      await join(ws, sessionId); // its contextCompacted frame is how the client hears it is done
+      await deps.bus.execute('agent.compact', { sessionId }, { sessionId });
+    },
+    async subscribe({ ws, sessionId }, msg) {
+      // Frames from other instances flow before the replay reads the log, so none falls in the seam.
+      await watch(ws.data, sessionId);
+      await deps.follower.replay(
+        sessionId,
+        msg.since,
+        (f) => sendTo(ws, f.event, asNamed(f.data)),
+        () => ws.data.closed,
+      );
+      if (!ws.data.closed) ws.subscribe(sessionTopic(sessionId));
+    },
+    unsubscribe({ ws, sessionId }) {
+      if (sessionId !== ws.data.access.key(DEFAULT_SESSION)) leave(ws, sessionId);
+    },
+    async approval({ ws, sessionId }, { callId, decision, reason }) {
+      deps.auth.check(ws.data.principal, 'approve');
+      await deps.bus.execute(
+        'agent.answer',
+        { sessionId, id: callId, answer: { decision, ...(reason !== undefined && { reason }) }, by: 'websocket' },
+        { sessionId },
+      );
+    },
+    async elicitation({ ws, sessionId }, { id, action, content }) {
+      deps.auth.check(ws.data.principal, 'approve');
+      await deps.bus.execute(
+        'agent.answer',
+        { sessionId, id, answer: { action, ...(content !== undefined && { content }) }, by: 'websocket' },
+        { sessionId },
+      );
+    },
+    ping({ ws }) {
+      sendTo(ws, 'pong', {});
+    },
+  };
+
+  /** Parses a frame of a known type with its schema and runs its handler. */
+  const handle = async <T extends ClientFrameType>(
+    ws: EngineSocket<Connection>,
+    type: T,
+    parsed: unknown,
+  ): Promise<void> => {
+    const msg = parseInput(CLIENT_FRAMES[type], parsed, `${type} frame`) as ClientFrame<T>;
+    const id = 'sessionId' in msg && typeof msg.sessionId === 'string' ? msg.sessionId : DEFAULT_SESSION;
+    const owner = 'owner' in msg && typeof msg.owner === 'string' ? msg.owner : undefined;
+    const sessionId = ws.data.access.key(id, owner);
+    const handler = handlers[type] as (context: FrameContext, frame: ClientFrame<T>) => Promise<void> | void;
+    await handler({ ws, sessionId }, msg);
+  };
+
+  return { handle, join };
+}

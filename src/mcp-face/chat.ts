@@ -1,0 +1,122 @@
+/**
+ * `chat_with_agent { message, sessionId? }`: one turn of the agent (no sessionId: a fresh unnamed session,
+ * removed after the reply, or once idle if the client never came back for it). With a `progressToken` the reply streams as `notifications/progress`, one per chunk, all
+ * sent before the result. A turn that waits for a person asks a caller that declared form elicitation and may
+ * answer (`mayApprove`): `input_required` rounds in the 2026-07-28 era (approval-rounds.ts), elicitation in the
+ * 2025 era (elicited-questions.ts). A failed turn is a tool result with `isError`; bad arguments are InvalidParams.
+ */
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  type CallToolResult,
+  type InputRequiredResult,
+  type Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import type { SessionAccess } from '../auth/index.ts';
+import { toErrorBody } from '../errors/index.ts';
+import { unnamedSessionId } from '../session-id.ts';
+import type { ApprovalRounds } from './approval-rounds.ts';
+import { askQuestions } from './elicited-questions.ts';
+import type { ServerFaceDeps, ServerOptions } from './face-types.ts';
+import { chatInput, hopsIn, parseArgs, text } from './own-tools.ts';
+
+/** What a chat call runs on: the face's deps and its `input_required` rounds. */
+export interface ChatFace {
+  deps: ServerFaceDeps;
+  approvalRounds: ApprovalRounds;
+}
+
+export async function chat(
+  face: ChatFace,
+  args: unknown,
+  meta: Record<string, unknown> | undefined,
+  ctx: ServerContext,
+  sessions: SessionAccess,
+  server: Server,
+  options: ServerOptions,
+): Promise<CallToolResult | InputRequiredResult> {
+  const { deps, approvalRounds } = face;
+  const { bus } = deps;
+  const { persistent = false, mayApprove = persistent } = options;
+  const { signal } = ctx.mcpReq;
+  const { message, sessionId: requested } = parseArgs(chatInput, args);
+  const hops = hopsIn(meta);
+  if (hops > deps.maxHops) {
+    return text(
+      `Refused: this call has passed through ${hops} agents; the limit is ${deps.maxHops} (server.mcp.maxHops).`,
+      true,
+    );
+  }
+  const modern = ctx.mcpReq.envelope !== undefined;
+  const asksClient =
+    mayApprove && (options.outOfBand !== undefined || server.getClientCapabilities()?.elicitation !== undefined);
+  const rounds = modern && asksClient ? approvalRounds : undefined;
+  const state = rounds?.stateOf(ctx);
+  if (state && !sessions.sees(state.sessionId))
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid or expired requestState');
+  const sessionId = state?.sessionId ?? sessions.key(requested ?? unnamedSessionId(deps.ids()));
+  const correlationId = state?.correlationId ?? deps.ids();
+  const temporary = state?.temporary ?? requested === undefined;
+  const progressToken = meta?.progressToken as string | number | undefined;
+  let progress = 0;
+  // The chunks' notifications go out one after another, all before the result (awaited below).
+  let notified = Promise.resolve();
+  const offChunk =
+    progressToken === undefined
+      ? undefined
+      : bus.on('agent.chunk', (e) => {
+          if (e.correlationId !== correlationId) return;
+          const params = { progressToken, progress: ++progress, message: e.payload.content };
+          notified = notified
+            .then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params }))
+            .catch(() => undefined);
+        });
+  const offQuestions =
+    !modern && asksClient ? askQuestions(deps, ctx, correlationId, sessionId, options.outOfBand) : undefined;
+  const onAbort = () => void bus.execute('agent.cancel', { sessionId }).catch(() => undefined);
+  signal.addEventListener('abort', onAbort, { once: true });
+  let detached = false;
+  try {
+    const answered = state && rounds ? await rounds.answer(state, ctx) : [];
+    const reply = state
+      ? (
+          await deps.waiter.rejoin({
+            correlationId,
+            sessionId,
+            ...(state.turnId !== undefined && { turnId: state.turnId }),
+          })
+        ).reply
+      : deps.waiter.ask(
+          {
+            sessionId,
+            content: message,
+            hops,
+            ...(sessions.quota && { quota: sessions.quota }),
+            ...(temporary && { unnamed: true }),
+          },
+          rounds ? { correlationId, detachable: true } : { correlationId, signal },
+        );
+    const turnId = () => state?.turnId ?? deps.waiter.turnOf(correlationId);
+    const waiting = rounds && (await rounds.next({ sessionId, correlationId, turnId }, reply, answered));
+    if (rounds && waiting) {
+      detached = true; // the turn goes on waiting; the client's retry follows it
+      return await rounds.ask(waiting, {
+        sessionId,
+        correlationId,
+        temporary,
+        ...(waiting[0] && { turnId: waiting[0].question.turnId }),
+      });
+    }
+    const response = await reply;
+    await notified;
+    return text(response.content);
+  } catch (err) {
+    return text(`The agent failed: ${toErrorBody(err).message}`, true);
+  } finally {
+    offChunk?.();
+    offQuestions?.();
+    signal.removeEventListener('abort', onAbort);
+    if (temporary && !detached) await bus.execute('agent.deleteSession', { sessionId }).catch(() => undefined);
+  }
+}

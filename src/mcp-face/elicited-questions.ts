@@ -1,0 +1,68 @@
+/**
+ * A 2025-era client asked a turn's questions through elicitation: `elicitation/create` on its connection
+ * (stdio), or on the call's stream through `outOfBand` (HTTP; the answer is a POST of its own, legacy-approvals.ts).
+ * A question answered elsewhere first (REST, WebSocket, timeout) keeps that answer and is withdrawn here.
+ */
+import type { ServerContext } from '@modelcontextprotocol/server';
+import { QUESTION_ANSWERED, QUESTION_ASKED, answerOfFrame, questionOfFrame, type AgentFrame } from '../agent/index.ts';
+import type { SessionKey } from '../session-id.ts';
+import type { ServerFaceDeps, ServerOptions } from './face-types.ts';
+import { answerOf, formOf } from './questions.ts';
+
+/**
+ * Asks the client each question of the turn `correlationId` that a form can ask (see the contracts); a
+ * question answered elsewhere first is withdrawn (`notifications/cancelled`).
+ */
+export function askQuestions(
+  deps: Pick<ServerFaceDeps, 'bus' | 'log'>,
+  ctx: ServerContext,
+  correlationId: string,
+  sessionId: SessionKey,
+  outOfBand: ServerOptions['outOfBand'],
+): () => void {
+  const withdraw = new Map<string, () => void>();
+  const asked = (frame: AgentFrame) => {
+    const q = questionOfFrame(frame);
+    const form = q && formOf(q);
+    if (!q || !form) return;
+    if (outOfBand) {
+      outOfBand(form, { sessionId, callId: q.id, kind: q.kind }, ctx.mcpReq.id)
+        .then((out) => withdraw.set(q.id, () => void out.withdraw('answered elsewhere').catch(() => undefined)))
+        .catch((err: unknown) => deps.log.debug({ err, id: q.id }, 'question through elicitation not asked'));
+      return;
+    }
+    const asking = new AbortController();
+    withdraw.set(q.id, () => asking.abort('answered elsewhere'));
+    void ctx.mcpReq
+      .elicitInput({ mode: 'form', ...form }, { signal: AbortSignal.any([ctx.mcpReq.signal, asking.signal]) })
+      .then(async (answer) => {
+        await deps.bus.execute(
+          'agent.answer',
+          { sessionId, id: q.id, answer: answerOf(q, answer), by: 'mcp-elicitation' },
+          { sessionId },
+        );
+      })
+      .catch((err: unknown) => deps.log.debug({ err, id: q.id }, 'question through elicitation not answered'));
+  };
+  const answered = (frame: AgentFrame) => {
+    const a = answerOfFrame(frame);
+    if (!a || a.by === 'mcp-elicitation') return;
+    withdraw.get(a.id)?.();
+    withdraw.delete(a.id);
+  };
+  const offs = [
+    ...QUESTION_ASKED.map((name) =>
+      deps.bus.on(
+        `agent.${name}`,
+        (e) => e.correlationId === correlationId && asked({ event: name, data: e.payload } as AgentFrame),
+      ),
+    ),
+    ...QUESTION_ANSWERED.map((name) =>
+      deps.bus.on(
+        `agent.${name}`,
+        (e) => e.correlationId === correlationId && answered({ event: name, data: e.payload } as AgentFrame),
+      ),
+    ),
+  ];
+  return () => offs.forEach((off) => off());
+}

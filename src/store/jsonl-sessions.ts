@@ -1,0 +1,147 @@
+/**
+ * The JSONL store's sessions in memory (jsonl-store.ts): one slot per session, its window of newest events (at
+ * most `maxCachedEvents` and `maxCachedBytes`, at least the newest one), at most `maxCachedSessions` loaded
+ * (least recently used idle ones dropped first), and loading from the file.
+ */
+import { join } from 'node:path';
+import type { Logger } from '../log/index.ts';
+import type { HandlePool } from './handle-pool.ts';
+import { loadLog, scanBackward, seqOfLine } from './jsonl-file.ts';
+import type { JsonlTurnIndexes, JsonlTurns } from './jsonl-turns.ts';
+import type { Loaded, Slot } from './jsonl-types.ts';
+import type { Limiter } from './limiter.ts';
+import { fileNameOf } from './session-file-name.ts';
+import { firstAfter, parseStoredLine } from './stored-event.ts';
+import type { EventParser, StoreEvent, StoredEvent } from './types.ts';
+
+/** Whether every event after `since` is in the window. */
+export const covers = <E extends StoreEvent>(state: Loaded<E>, since: number) =>
+  (state.events[0]?.seq ?? 1) <= since + 1;
+
+export interface SessionCacheOptions<E extends StoreEvent> {
+  dir: string;
+  log: Logger;
+  parseEvent: EventParser<E>;
+  maxCached: number;
+  maxEvents: number;
+  maxBytes: number;
+  pool: HandlePool;
+  turnIndexes: JsonlTurnIndexes<E>;
+  /** Bounds the loads under way (each holds a file descriptor while it reads). */
+  loads: Limiter;
+}
+
+export function createSessionCache<E extends StoreEvent>(options: SessionCacheOptions<E>) {
+  const { dir, log, parseEvent, maxCached, maxEvents, maxBytes, pool, turnIndexes, loads } = options;
+  type S = Slot<E>;
+  const slots = new Map<string, S>(); // iteration order = least recently used first
+  let loadedCount = 0;
+
+  /**
+   * A window of `events` (with the characters of each one's JSON): exactly the newest that fit
+   * under both caps (at least one), so a session's memory does not saw up and down.
+   */
+  const windowOf = (events: StoredEvent<E>[], weights: number[]): Pick<Loaded<E>, 'events' | 'weights'> => {
+    let weight = 0;
+    for (const w of weights) weight += w;
+    let drop = Math.max(0, events.length - maxEvents);
+    for (let i = 0; i < drop; i++) weight -= weights[i] ?? 0;
+    while (weight > maxBytes && drop < events.length - 1) weight -= weights[drop++] ?? 0;
+    return drop === 0 ? { events, weights } : { events: events.slice(drop), weights: weights.slice(drop) };
+  };
+  /** The window of events read back from the file (their JSON measured again). */
+  const windowOfRead = (events: StoredEvent<E>[]) =>
+    windowOf(
+      events,
+      events.map((e) => JSON.stringify(e.event).length),
+    );
+  /** The session's slot, marked most recently used. */
+  const slotOf = (id: string): S => {
+    const slot = slots.get(id) ?? { id, path: join(dir, fileNameOf(id)), queue: [], running: false, state: undefined };
+    slots.delete(id);
+    slots.set(id, slot);
+    return slot;
+  };
+
+  const setState = (slot: S, state: Loaded<E> | undefined, keepIndex = true) => {
+    loadedCount += (state ? 1 : 0) - (slot.state ? 1 : 0);
+    if (slot.state?.turns && slot.state !== state) turnIndexes.release(slot, slot.state.turns, keepIndex);
+    slot.state = state;
+    if (!state) pool.discard(slot.id);
+  };
+
+  const idle = (slot: S) => !slot.running && slot.queue.length === 0;
+
+  /** Forgets `slot` if it is idle with nothing loaded; then drops least recently used idle sessions beyond the cap. */
+  const settle = (slot: S) => {
+    if (idle(slot) && !slot.state && slots.get(slot.id) === slot) slots.delete(slot.id);
+    if (loadedCount <= maxCached) return;
+    for (const s of slots.values()) {
+      if (loadedCount <= maxCached) break;
+      if (!idle(s)) continue;
+      setState(s, undefined);
+      slots.delete(s.id);
+    }
+  };
+
+  /** The file's last `maxEvents` lines (all of it when they hold no valid event). */
+  const loadTail = async (slot: S) => {
+    let lines = 0;
+    const offset = (await scanBackward(slot.path, () => ++lines >= maxEvents)) ?? 0;
+    const tail = await loadLog(slot.path, slot.id, log, parseEvent, offset);
+    if (offset === 0 || !tail || tail.events.length > 0) return tail;
+    return loadLog(slot.path, slot.id, log, parseEvent);
+  };
+
+  /** The events after `since`, read from the line of seq ≤ since on (the file read backwards to find it). */
+  const loadSince = async (slot: S, since: number) => {
+    const offset = since === 0 ? 0 : ((await scanBackward(slot.path, (line) => seqOfLine(line) <= since)) ?? 0);
+    const all = (await loadLog(slot.path, slot.id, log, parseEvent, offset))?.events ?? [];
+    return all.slice(firstAfter(all, since));
+  };
+
+  /** The session's turn index; undefined when it has no log. */
+  const turnsOf = async (slot: S): Promise<JsonlTurns | undefined> => {
+    await ensureLoaded(slot, false);
+    return loads.run(() => turnIndexes.of(slot));
+  };
+
+  const ensureLoaded = async (slot: S, create: boolean): Promise<Loaded<E> | undefined> => {
+    if (slot.state) return slot.state;
+    const loaded = await loads.run(() => loadTail(slot));
+    if (!loaded && !create) return undefined;
+    setState(slot, { ...windowOfRead(loaded?.events ?? []), size: loaded?.validBytes ?? 0, checked: false });
+    return slot.state;
+  };
+
+  /**
+   * The newest event of `types`: looked for in the window, then in the file read backwards to the newest line of
+   * one of them (a cheap text test first), so it costs what was written after it, not the whole log.
+   */
+  const latestOf =
+    (types: readonly string[]) =>
+    async (slot: S): Promise<StoredEvent<E> | undefined> => {
+      const state = await ensureLoaded(slot, false);
+      if (!state) return undefined;
+      for (let i = state.events.length - 1; i >= 0; i--) {
+        const e = state.events[i] as StoredEvent<E>;
+        if (types.includes(e.event.type)) return e;
+      }
+      if ((state.events[0]?.seq ?? 1) <= 1) return undefined; // the window holds the whole log
+      const marks = types.map((t) => `"type":${JSON.stringify(t)}`);
+      let found: StoredEvent<E> | undefined;
+      await loads.run(() =>
+        scanBackward(slot.path, (line) => {
+          if (!marks.some((m) => line.includes(m))) return false;
+          const e = parseStoredLine(line, parseEvent);
+          if (e && e.sessionId === slot.id && types.includes(e.event.type)) found = e;
+          return found !== undefined;
+        }),
+      );
+      return found;
+    };
+
+  return { slots, windowOf, slotOf, setState, settle, ensureLoaded, loadSince, turnsOf, latestOf };
+}
+
+export type SessionCache<E extends StoreEvent> = ReturnType<typeof createSessionCache<E>>;
