@@ -6,14 +6,14 @@
  * principal sees another's sign-in, and tokens appear in no answer or export. With Redis, a principal's tokens
  * serve it on every instance.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { startOAuthFixture } from '../fixtures/mcp/oauth-server.js';
 import { ALICE, BOB, ROOT, callAs, namedKeys } from '../support/keyed-app.ts';
-import { signIn } from '../support/oauth.ts';
+import { secretRecordFiles, signIn } from '../support/oauth.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { appPool, type RunningApp } from '../support/start-app.ts';
 
@@ -101,7 +101,7 @@ describe('oauth.per: principal', () => {
 
     // One record per principal besides the server's own; no token in any answer or the export.
     // (Leases and a write's temporary file may sit beside the records a moment; they are not records.)
-    const records = (await readdir(join(dir, '.agentd-secrets'))).filter((name) => !/\.(lease|tmp)$/.test(name));
+    const records = await secretRecordFiles(dir);
     expect(records).toHaveLength(3);
     const exported = await (
       await fetch(`${app.url}/api/config.yaml`, { headers: { authorization: `Bearer ${ROOT}` } })
@@ -119,7 +119,7 @@ describe('oauth.per: principal', () => {
     });
     expect(await userTool(app, ALICE)).toMatch(/is not signed in/);
     expect(await userTool(app, BOB)).toBe('Tool user returned: user bob');
-    expect(await readdir(join(dir, '.agentd-secrets'))).toHaveLength(2);
+    expect(await secretRecordFiles(dir)).toHaveLength(2);
   });
 
   it('a server signed in once for everyone has no sign-in per principal', async () => {

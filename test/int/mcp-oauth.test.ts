@@ -5,7 +5,7 @@
  * flow with a client registered beforehand (no dynamic registration), refresh before expiry, the client-credentials
  * grant, and hostile authorization servers refused before anything is sent.
  */
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -16,7 +16,14 @@ import { until } from '../support/wait.ts';
 import { connectWs, type Frame } from '../support/ws-client.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { M2M_CLIENT, WEB_CLIENT, startOAuthFixture } from '../fixtures/mcp/oauth-server.js';
-import { connectAtRuntime as connect, executeTool, serverRecord, serverRecords, signIn } from '../support/oauth.ts';
+import {
+  connectAtRuntime as connect,
+  executeTool,
+  serverRecord,
+  serverRecords,
+  secretRecordFiles,
+  signIn,
+} from '../support/oauth.ts';
 
 const ADMIN = 'admin-key-0123456789';
 const CHAT = 'chat-key-0123456789ab';
@@ -81,7 +88,7 @@ describe('OAuth-protected tool servers', () => {
     expect((await server(first, 'secure', CHAT))?.authorizationUrl).toBeUndefined();
 
     const secretFile = async () => {
-      const [file] = await readdir(join(dir, '.agentd-secrets'));
+      const [file] = await secretRecordFiles(dir);
       return JSON.parse(await readFile(join(dir, '.agentd-secrets', file!), 'utf8')) as {
         pending?: { codeVerifier: string };
         tokens: { access_token: string; refresh_token: string };
@@ -97,7 +104,7 @@ describe('OAuth-protected tool servers', () => {
     expect((await signIn(url)).status).toBe(400);
 
     // Tokens are stored in a file only this user reads, never in the export.
-    const files = await readdir(join(dir, '.agentd-secrets'));
+    const files = await secretRecordFiles(dir);
     expect(files).toHaveLength(1);
     expect((await stat(join(dir, '.agentd-secrets', files[0]!))).mode & 0o777).toBe(0o600);
     const stored = await secretFile();
@@ -179,7 +186,7 @@ describe('OAuth-protected tool servers', () => {
     expect(f.stats).toMatchObject({ registrationRequests: 0, registrations: 0, authorizations: 1, codeExchanges: 1 });
 
     // The configured client is configuration: the stored record holds no registration and never its secret.
-    const [file] = await readdir(join(dir, '.agentd-secrets'));
+    const [file] = await secretRecordFiles(dir);
     const stored = await readFile(join(dir, '.agentd-secrets', file!), 'utf8');
     expect(JSON.parse(stored)).not.toHaveProperty('client');
     expect(stored).not.toContain(WEB_CLIENT.client_secret);

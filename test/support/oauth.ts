@@ -2,6 +2,8 @@
  * What the OAuth tests do as a person would, over agentd's REST routes: read a server's record, follow its sign-in
  * URL as a browser (the fixture's authorize endpoint redirects to agentd's callback), call a tool, connect a server.
  */
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { RunningApp } from './start-app.ts';
 
@@ -84,3 +86,7 @@ export async function signIn(
   const landed = await fetch(callback);
   return { status: landed.status, html: await landed.text() };
 }
+
+/** The secret records of a JSONL store's folder: its files but the leases and a write's temporary file. */
+export const secretRecordFiles = async (dataDir: string): Promise<string[]> =>
+  (await readdir(join(dataDir, '.agentd-secrets'))).filter((name) => !/\.(lease|tmp|stale)$/.test(name));
