@@ -73,6 +73,24 @@ export const LAYERS = {
         'httpEngine',
       ],
     },
+    // What createApp is given and returns (types.ts), and its metrics and traces (observability.ts).
+    appParts: {
+      path: 'src/app',
+      uses: [
+        ...LEAVES,
+        'config',
+        'bus',
+        'llm',
+        'tools',
+        'agent',
+        'mcpFace',
+        'metrics',
+        'tracing',
+        'inspect',
+        'http',
+        'httpEngine',
+      ],
+    },
     app: {
       path: 'src/app.ts',
       uses: [
@@ -93,6 +111,7 @@ export const LAYERS = {
         'httpEngine',
         'redis',
         'cluster',
+        'appParts',
       ],
     },
     cli: { path: 'src/cli', uses: [...LEAVES, 'config', 'llm', 'mcpFace', 'http', 'app'] },
