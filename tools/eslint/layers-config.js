@@ -39,9 +39,60 @@ export const LAYERS = {
       path: 'src/tools',
       uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'inspect', 'toolsSpawn'],
     },
+    // The agent's frames (toFrame of a stored event) and its bus contract: below every sub-folder of the agent.
+    agentFrames: { path: 'src/agent/frames.ts', uses: [...LEAVES, 'conversation', 'llm', 'store'] },
+    agentMessages: { path: 'src/agent/messages.ts', uses: [...LEAVES, 'conversation', 'llm', 'store', 'agentFrames'] },
+    // Context meter, budgets and what a compaction does (pure); the session runs them (session/compactor.ts).
+    agentCompaction: { path: 'src/agent/compaction', uses: [...LEAVES, 'config', 'conversation', 'llm'] },
+    // One kind of question for a person, from the side of the call that asks it; the tool policy.
+    agentQuestions: {
+      path: 'src/agent/questions',
+      uses: [...LEAVES, 'config', 'conversation', 'llm', 'tools', 'agentCompaction'],
+    },
+    // The session: decider, actor, outbox, history projection, quotas, transfer.
+    agentSession: {
+      path: 'src/agent/session',
+      uses: [
+        ...LEAVES,
+        'config',
+        'bus',
+        'llm',
+        'store',
+        'conversation',
+        'machines',
+        'tools',
+        'inspect',
+        'agentFrames',
+        'agentMessages',
+        'agentCompaction',
+        'agentQuestions',
+      ],
+    },
+    // Following a turn (followTurn, the turn index, the turn waiter).
+    agentFollow: {
+      path: 'src/agent/follow',
+      uses: [...LEAVES, 'bus', 'conversation', 'store', 'agentFrames', 'agentMessages'],
+    },
+    // The session service: its bus handlers, the sessions in memory, the public face (index.ts).
     agent: {
       path: 'src/agent',
-      uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'tools', 'inspect'],
+      uses: [
+        ...LEAVES,
+        'config',
+        'bus',
+        'llm',
+        'store',
+        'conversation',
+        'machines',
+        'tools',
+        'inspect',
+        'agentFrames',
+        'agentMessages',
+        'agentCompaction',
+        'agentQuestions',
+        'agentSession',
+        'agentFollow',
+      ],
     },
     // The agent served over MCP (/mcp, --mode mcp).
     mcpFace: { path: 'src/mcp-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools'] },
