@@ -9,93 +9,30 @@ import {
   createUnnamedExpiry,
   SESSION_COMMANDS,
   TAKE_OVER_COMMAND,
-  type AgentCommands,
-  type AgentEvents,
 } from './agent/index.ts';
-import { createBus, type Bus } from './bus/index.ts';
-import { createInspectHub, startRelay, type InspectHub } from './inspect/index.ts';
-import { createIdSource, systemClock, type Clock, type IdSource } from './clock.ts';
-import { createRedactor, type Redactor } from './config/redact.ts';
+import { createObservability } from './app/observability.ts';
+import type { App, AppCommands, AppDeps, AppEvents } from './app/types.ts';
+import { createBus } from './bus/index.ts';
+import { createInspectHub, startRelay } from './inspect/index.ts';
+import { createIdSource, systemClock } from './clock.ts';
+import { createRedactor } from './config/redact.ts';
 import { limitsStoreOf, type AgentConfig } from './config/schema.ts';
 import { isShared } from './config/shared.ts';
 import { createRoutes } from './http/routes/index.ts';
-import { createMetrics } from './metrics/index.ts';
 import { timedAppends } from './store/index.ts';
-import { selectEngine, type EngineSelection } from './http/engine/index.ts';
+import { selectEngine } from './http/engine/index.ts';
 import { createFrontEnd, type FrontEnd } from './http/server.ts';
-import { createLlmClient, type RequestOutcome } from './llm/index.ts';
-import { createTracing, tracingWanted, type SpanExporter } from './tracing/index.ts';
-import { createLimits, type Limits } from './http/limits.ts';
-import type { LlmClient } from './llm/types.ts';
-import type { Logger } from './log/index.ts';
-import {
-  createChildRegistry,
-  createMcpService,
-  reapLeftovers,
-  runtimePolicyOf,
-  type McpCommands,
-  type McpEvents,
-} from './tools/index.ts';
-import { createHttpFace, createServerFace, type ServerFace } from './mcp-face/index.ts';
+import { createLlmClient } from './llm/index.ts';
+import { createLimits } from './http/limits.ts';
+import { createChildRegistry, createMcpService, reapLeftovers, runtimePolicyOf } from './tools/index.ts';
+import { createHttpFace, createServerFace } from './mcp-face/index.ts';
 import { createCluster } from './cluster/index.ts';
 import { createStore } from './store/index.ts';
 import { createSecretStore, sharedSecret } from './store/secret-store.ts';
 import { madeOnce } from './made-once.ts';
 import { VERSION } from './package-info.ts';
 
-/** The application's bus: every component's commands and events, composed here and nowhere else. */
-export type AppCommands = McpCommands & AgentCommands;
-export type AppEvents = McpEvents & AgentEvents;
-export type AppBus = Bus<AppCommands, AppEvents>;
-
-export interface AppDeps {
-  log: Logger;
-  /** The one redaction of outputs (default: built from `config`); the process entry shares it with its logger. */
-  redactor?: Redactor;
-  clock?: Clock;
-  ids?: IdSource;
-  /** Environment for provider key lookup (default process.env). */
-  env?: NodeJS.ProcessEnv;
-  /** Turns tracing on with this exporter (tests: an in-memory one). */
-  spanExporter?: SpanExporter;
-  /** Replaces the model client built from `config.llm` (tests, benchmarks). */
-  llm?: LlmClient;
-  /** `web` (default): REST, WebSocket and /mcp; `mcp`: REST and /mcp only. */
-  mode?: 'web' | 'mcp';
-  /** Replaces the front end's limiters built from `config.server.limits` (tests, benchmarks). */
-  limits?: Limits;
-  /** The HTTP/WebSocket engine (default: `selectEngine(env.AGENTD_ENGINE)`). */
-  engine?: EngineSelection;
-  /** The address the caller will listen on (the CLI's `--host` or `server.host`): a non-loopback one makes the service shared. */
-  bindHost?: string | undefined;
-  /**
-   * The agent file's folder: on a shared service, runtime-connected interpreters run only scripts under it (or
-   * `node_modules`). Default: the working directory (a config built in code has no file).
-   */
-  agentDir?: string | undefined;
-  /**
-   * The id agentd's own /mcp declares, so that connecting agentd to itself is told apart
-   * (src/tools/mcp/self-connection.ts). Default: this instance's; the workers of one supervisor share one.
-   */
-  serviceId?: string | undefined;
-}
-
-export interface App {
-  bus: AppBus;
-  frontEnd: FrontEnd;
-  /** The agent as an MCP server (also served on stdio by `--mcp-transport stdio`). */
-  serverFace: ServerFace;
-  /** The inspection hub, when `server.inspect` is on. */
-  inspect: InspectHub | undefined;
-  /** Checks what must work before the service listens (the store's medium) and ends tool servers a crashed run left; rejects with the problem. */
-  open(): Promise<void>;
-  /** Kills every tool-server process group at once (for exits that cannot wait for `stop()`). */
-  killChildren(): void;
-  /** Connects start-up MCP servers (in parallel) and readies the agent; never rejects for one bad server. */
-  start(): Promise<void>;
-  /** Stops accepting, closes sockets, cancels turns, stops tool servers, flushes the store. */
-  stop(): Promise<void>;
-}
+export type { App, AppBus, AppCommands, AppDeps, AppEvents } from './app/types.ts';
 
 const unknownStoreId = (): never => {
   throw new Error('unreachable: the store id is read before the front end listens');
@@ -108,33 +45,18 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIdSource();
   const bus = createBus<AppCommands, AppEvents>({ log: log.child({ component: 'bus' }), clock, ids });
-  const metrics = createMetrics();
-  const unwatchMetrics = metrics.watchBus(bus, clock);
+  const env = deps.env ?? process.env;
+  const observability = createObservability(config, {
+    bus,
+    clock,
+    env,
+    ...(deps.spanExporter && { spanExporter: deps.spanExporter }),
+  });
+  const { metrics, observe } = observability;
   const store = timedAppends(
     createStore(config.storage, { log: log.child({ component: 'store' }), clock, parseEvent: parseSessionEvent }),
     metrics.append,
   );
-  const env = deps.env ?? process.env;
-  const tracing =
-    deps.spanExporter || config.server.tracing || tracingWanted(env)
-      ? createTracing(
-          {
-            agentName: config.name,
-            provider: config.llm.provider,
-            model: config.llm.model,
-            ...(deps.spanExporter && { exporter: deps.spanExporter }),
-          },
-          env,
-        )
-      : undefined;
-  const unwatchTraces = tracing?.watchBus(bus);
-  const observe = (turnId: string | undefined) => {
-    const endSpan = tracing?.modelRequest(turnId);
-    return (outcome: RequestOutcome) => {
-      metrics.modelRequest(outcome.ok, outcome.retries, outcome.usage);
-      endSpan?.(outcome);
-    };
-  };
   const llm = deps.llm ?? createLlmClient(config.llm, { log: log.child({ component: 'llm' }), env, clock, observe });
   const instanceId = randomUUID();
   const serviceId = deps.serviceId ?? instanceId;
@@ -312,8 +234,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     async stop() {
       await expiry.stop(); // before the agent and the store it sweeps
       relay?.close();
-      unwatchMetrics();
-      unwatchTraces?.();
+      observability.unwatch();
       frontEnd.close();
       await mcpFace.close(); // /mcp exchanges of 2026-07-28 clients still open
       waiter.close();
@@ -323,7 +244,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await cluster?.close();
       await store.close();
       await secrets.close();
-      await tracing?.shutdown();
+      await observability.shutdown();
     },
   };
 }

@@ -17,7 +17,8 @@
  * - v0.3 routes speak the v0.3 proto JSON (legacy-rest.ts translates both ways).
  */
 import { AppError, ERROR_TABLE, type ErrorCode } from '../errors/index.ts';
-import type { A2aCallContext, A2aFace, RpcResponse } from './face.ts';
+import type { A2aFace } from './face.ts';
+import type { A2aCallContext, RpcResponse } from './face-types.ts';
 import { sendRequestIn, streamResponseOut } from './legacy-rest.ts';
 
 type RestMethod =

@@ -1,11 +1,12 @@
 /**
- * Reading tasks: one followed through `followTurn` (src/agent/follow) and folded into its view, or a
- * page of the caller's tasks listed from the store's turn indexes.
+ * Reading tasks: one followed through `followTurn` (src/agent/follow) and folded into its view, one read as it
+ * stands, or a page of the caller's tasks listed from the store's turn indexes.
  *
  * Contracts:
  * - `followTask` watches the session at once (before the caller sends anything); `follow(turnId)` folds
  *   the turn's stored steps, then its live ones (`foldStep`), calling `onChange` with the previous and
  *   the new view on every change (the first call has `prev` undefined). `close()` ends the watch.
+ * - `readTask` finds only the caller's own tasks: another principal's, or none, is TASK_NOT_FOUND.
  * - `listTasks` answers one `ListTasks` page: the caller's tasks in the order of their contexts' keys
  *   and, within a context, the order they began; `pageToken` is opaque (where the previous page
  *   stopped, for this caller only). A page reads the turns it answers: with a filter (`keep`), at most
@@ -17,8 +18,8 @@ import { z } from 'zod';
 import type { TurnFollower } from '../agent/index.ts';
 import type { SessionAccess } from '../auth/index.ts';
 import { AppError } from '../errors/index.ts';
-import { sessionIdOf } from '../session-id.ts';
-import { foldStep, taskView, type TaskView } from './task-view.ts';
+import { sessionIdOf, type SessionKey } from '../session-id.ts';
+import { foldStep, parseTaskId, taskView, type TaskView } from './task-view.ts';
 
 export interface TaskFollow {
   /** Names the turn and folds its steps; resolves with the view (undefined: no such task). */
@@ -52,6 +53,35 @@ export function followTask(
     close: () => watch.close(),
   };
 }
+
+export const taskNotFound = (id: string) => new AppError('TASK_NOT_FOUND', `No task "${id}"`, { taskId: id });
+export const finished = (task: TaskView) =>
+  new AppError('UNSUPPORTED_OPERATION', `Task "${task.id}" is ${task.state}: send a new message without taskId`, {
+    taskId: task.id,
+    state: task.state,
+  });
+
+/** The stored task `id` of the caller's, or TASK_NOT_FOUND. */
+export async function readTask(
+  follower: TurnFollower,
+  id: string,
+  sessions: SessionAccess,
+): Promise<{ view: TaskView; key: SessionKey }> {
+  const ref = parseTaskId(id);
+  if (!ref) throw taskNotFound(id);
+  const key = sessions.key(ref.contextId);
+  const view = taskView(ref.contextId, ref.turnId, await follower.steps(key, ref.turnId));
+  if (!view) throw taskNotFound(id);
+  return { view, key };
+}
+
+/** Resolves after `ms`, or when `signal` aborts; the timer never holds the process. */
+export const pause = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    t.unref();
+    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
 
 /** With a filter, pages of turns read at most per call before a short page is answered. */
 const PAGES_PER_CALL = 5;

@@ -3,7 +3,7 @@ export { createAgentService, type AgentService, type AgentServiceOptions } from 
 export { createUnnamedExpiry } from './unnamed-expiry.ts';
 export { QUESTION_ANSWERED, QUESTION_ASKED, answerOfFrame, questionOfFrame, toFrame } from './frames.ts';
 export type * from './messages.ts';
-export { DEFAULT_SESSION } from './messages.ts';
+export { DEFAULT_SESSION, approvalDecision } from './messages.ts';
 export { NOT_SESSION_SCOPED, SESSION_COMMANDS, TAKE_OVER_COMMAND, type SessionCommand } from './session/commands.ts';
 export { createTurnWaiter, type TurnWaiter } from './follow/turn-waiter.ts';
 export {

@@ -9,11 +9,10 @@ import type {
   PendingElicitation,
   SessionSummary,
 } from '../conversation/records.ts';
-import type { SessionQuota } from './session/quota.ts';
 import type { TransferEntry } from '../conversation/session-transfer.ts';
 import type { AgentFrame, AgentFrameData, SessionStoredEvent } from './frames.ts';
 import type { SessionRange } from '../store/types.ts';
-import type { SessionKey } from '../session-id.ts';
+import type { SessionKey, SessionQuota } from '../session-id.ts';
 
 export type { AgentEvents, AgentFrame, AgentFrameData, FrameName } from './frames.ts';
 /** The records of this component, whose schemas src/conversation/records.ts owns. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { approvalDecision } from '../agent/messages.ts';
+import { approvalDecision } from '../agent/index.ts';
 import { elicitationAction } from '../conversation/session-events.ts';
 import { MAX_OWNER_LENGTH, sessionIdSchema } from '../session-id.ts';
 import type { FrontEvents } from './front-bus.ts';

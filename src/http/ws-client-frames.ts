@@ -2,7 +2,7 @@
  * The WebSocket client frames' handlers, one per entry of CLIENT_FRAMES (frames.ts), and the sessions a connection
  * watches. A frame's session id (default `default`) becomes a key in the namespace of the connection's principal.
  */
-import { DEFAULT_SESSION } from '../agent/messages.ts';
+import { DEFAULT_SESSION } from '../agent/index.ts';
 import { asNamed, type SessionKey } from '../session-id.ts';
 import type { EngineSocket } from './engine/index.ts';
 import { CLIENT_FRAMES, type ClientFrame, type ClientFrameHandlers, type ClientFrameType } from './frames.ts';

@@ -4,7 +4,7 @@
  * event and the connection stays open. Every connection gets `hello` first, is on `default` and on the
  * server-wide topic (admins on their own: a sign-in URL and tool servers' logs are theirs alone).
  */
-import { DEFAULT_SESSION } from '../agent/messages.ts';
+import { DEFAULT_SESSION } from '../agent/index.ts';
 import { hasScope } from '../auth/index.ts';
 import { AppError, toWsFrame } from '../errors/index.ts';
 import { textTooDeep } from '../json-depth.ts';

@@ -1,7 +1,7 @@
 /**
  * The `compacting` states, given/when/then through the harness (machine-harness.ts): the turn's (a
  * model step asks for a compaction, the step runs again once), and the session's (asked for between
- * turns). The compaction itself is a fake; src/agent/compaction/compactor.ts is exercised end to end in
+ * turns). The compaction itself is a fake; src/agent/session/compactor.ts is exercised end to end in
  * test/int/compaction.test.ts.
  */
 import { describe, expect, it } from 'vitest';

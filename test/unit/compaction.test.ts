@@ -5,14 +5,16 @@
  * the order given (their seq).
  */
 import { describe, expect, it } from 'vitest';
-import { clearableChars, planCompaction, selectCut, summaryRequest } from '../../src/agent/compaction/compaction.ts';
-import { foldSession } from '../../src/agent/session/state.ts';
 import {
   CLEARED_TOOL_RESULT,
-  createHistory,
-  projectHistory,
+  clearableChars,
+  planCompaction,
+  selectCut,
+  summaryRequest,
   SUMMARY_HEADING,
-} from '../../src/agent/session/history.ts';
+} from '../../src/agent/compaction/compaction.ts';
+import { foldSession } from '../../src/agent/session/state.ts';
+import { createHistory, projectHistory } from '../../src/agent/session/history.ts';
 import type { SessionEvent, SessionEventOf } from '../../src/conversation/session-events.ts';
 import type { ChatMessage, ToolCallRequest } from '../../src/llm/types.ts';
 

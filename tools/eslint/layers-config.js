@@ -5,6 +5,35 @@
  * acyclic by construction (the rule refuses a cycle). Lower layers first.
  */
 const LEAVES = ['clock', 'backoff', 'madeOnce', 'jsonDepth', 'sessionId', 'packageInfo', 'errors', 'log'];
+/** What the agent's session may import; the session service (the `agent` row) too, and the session and follow rows. */
+const SESSION_USES = [
+  'config',
+  'bus',
+  'llm',
+  'store',
+  'conversation',
+  'machines',
+  'tools',
+  'inspect',
+  'agentFrames',
+  'agentMessages',
+  'agentCompaction',
+  'agentQuestions',
+];
+/** What the parts of createApp (src/app/) may import; createApp (src/app.ts) too, and the rest it wires. */
+const APP_PARTS_USES = [
+  'config',
+  'bus',
+  'llm',
+  'tools',
+  'agent',
+  'mcpFace',
+  'metrics',
+  'tracing',
+  'inspect',
+  'http',
+  'httpEngine',
+];
 
 /** @type {{ components: Record<string, { path: string, uses?: string[] }>, externals: Record<string, string[]> }} */
 export const LAYERS = {
@@ -39,10 +68,25 @@ export const LAYERS = {
       path: 'src/tools',
       uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'inspect', 'toolsSpawn'],
     },
-    agent: {
-      path: 'src/agent',
-      uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'tools', 'inspect'],
+    // The agent's frames (toFrame of a stored event) and its bus contract: below every sub-folder of the agent.
+    agentFrames: { path: 'src/agent/frames.ts', uses: [...LEAVES, 'conversation', 'llm', 'store'] },
+    agentMessages: { path: 'src/agent/messages.ts', uses: [...LEAVES, 'conversation', 'llm', 'store', 'agentFrames'] },
+    // Context meter, budgets and what a compaction does (pure); the session runs them (session/compactor.ts).
+    agentCompaction: { path: 'src/agent/compaction', uses: [...LEAVES, 'config', 'conversation', 'llm'] },
+    // One kind of question for a person, from the side of the call that asks it; the tool policy.
+    agentQuestions: {
+      path: 'src/agent/questions',
+      uses: [...LEAVES, 'config', 'conversation', 'llm', 'tools', 'agentCompaction'],
     },
+    // The session: decider, actor, outbox, history projection, quotas, transfer.
+    agentSession: { path: 'src/agent/session', uses: [...LEAVES, ...SESSION_USES] },
+    // Following a turn (followTurn, the turn index, the turn waiter).
+    agentFollow: {
+      path: 'src/agent/follow',
+      uses: [...LEAVES, 'bus', 'conversation', 'store', 'agentFrames', 'agentMessages'],
+    },
+    // The session service: its bus handlers, the sessions in memory, the public face (index.ts).
+    agent: { path: 'src/agent', uses: [...LEAVES, ...SESSION_USES, 'agentSession', 'agentFollow'] },
     // The agent served over MCP (/mcp, --mode mcp).
     mcpFace: { path: 'src/mcp-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools'] },
     // The agent served over A2A (agent card, /a2a): its own JSON-RPC over the agent's bus and event log.
@@ -73,27 +117,11 @@ export const LAYERS = {
         'httpEngine',
       ],
     },
+    // What createApp is given and returns (types.ts), and its metrics and traces (observability.ts).
+    appParts: { path: 'src/app', uses: [...LEAVES, ...APP_PARTS_USES] },
     app: {
       path: 'src/app.ts',
-      uses: [
-        ...LEAVES,
-        'config',
-        'bus',
-        'llm',
-        'store',
-        'conversation',
-        'machines',
-        'tools',
-        'agent',
-        'mcpFace',
-        'metrics',
-        'tracing',
-        'inspect',
-        'http',
-        'httpEngine',
-        'redis',
-        'cluster',
-      ],
+      uses: [...LEAVES, ...APP_PARTS_USES, 'store', 'conversation', 'machines', 'redis', 'cluster', 'appParts'],
     },
     cli: { path: 'src/cli', uses: [...LEAVES, 'config', 'llm', 'mcpFace', 'http', 'app'] },
     entry: { path: 'src/cli.ts', uses: [...LEAVES, 'cli'] },

@@ -1,9 +1,12 @@
 // @ts-check
-// The console: folds every frame into one state (transcript.js) and renders the shown session's
-// transcript and the tool-server panel from it. One socket (live.js) resumes each watched session
-// after the last `seq` folded, so a reconnect continues the transcript instead of starting over.
+// The console: folds every frame into one state (transcript.js) and renders the shown session's transcript, the
+// session list and the tool-server panel from it (the composer and the connect form: composer.js, connect-form.js).
+// One socket (live.js) resumes each watched session after the last `seq` folded, so a reconnect continues the
+// transcript instead of starting over.
 import { ApiError, call } from './api.js';
 import { createTranscript, tokens } from './chat.js';
+import { bindComposer } from './composer.js';
+import { bindConnectForm } from './connect-form.js';
 import { apiKey, live } from './live.js';
 import { createAttachments } from './resources.js';
 import { createServerPanel } from './servers.js';
@@ -215,52 +218,14 @@ function start() {
   }, needKey);
 }
 
-$('composer').addEventListener('submit', (e) => {
-  e.preventDefault();
-  const content = /** @type {HTMLTextAreaElement} */ ($('message')).value;
-  void send(content.trim());
-});
-
-/** @param {string} content */
-async function send(content) {
-  const message = /** @type {HTMLTextAreaElement} */ ($('message'));
-  const file = /** @type {HTMLInputElement} */ ($('image'));
-  if (!content) return;
-  const image = await imageData(file.files?.[0]);
-  const resources = attachments.peek();
-  if (
-    !events?.send({
-      type: 'message',
-      content,
-      sessionId: current,
-      ...(image && { imageData: image }),
-      ...(resources.length > 0 && { resources }),
-    })
-  )
-    return status('not connected; try again in a moment');
-  message.value = '';
-  file.value = '';
-  attachments.take();
-}
-
-/** @param {File | undefined} file */
-async function imageData(file) {
-  if (!file) return undefined;
-  const url = await new Promise((resolve, reject) => {
-    const reader = new FileReader();
-    reader.onload = () => resolve(String(reader.result));
-    reader.onerror = () => reject(reader.error ?? new Error('the file could not be read'));
-    reader.readAsDataURL(file);
-  });
-  return { base64: url.slice(url.indexOf(',') + 1), mimeType: file.type };
-}
-
-$('message').addEventListener('keydown', (e) => {
-  if (e.key === 'Enter' && !e.shiftKey) {
-    e.preventDefault();
-    /** @type {HTMLFormElement} */ ($('composer')).requestSubmit();
-  }
-});
+bindComposer(
+  {
+    form: $('composer'),
+    message: $('message'),
+    file: $('image'),
+  },
+  { live: () => events, sessionId: () => current, attachments, status },
+);
 $('cancel').addEventListener('click', () => events?.send({ type: 'cancel', sessionId: current }));
 $('reset').addEventListener('click', () => events?.send({ type: 'reset', sessionId: current }));
 // Answered by `contextCompacted` (the transcript shows it) or an `error` (shown as the others are).
@@ -279,24 +244,13 @@ $('key-form').addEventListener('submit', (e) => {
   $('key-form').hidden = true;
   start();
 });
-$('connect-form').addEventListener('submit', (e) => {
-  e.preventDefault();
-  const type = /** @type {HTMLSelectElement} */ ($('connect-type')).value;
-  const target = /** @type {HTMLInputElement} */ ($('connect-target')).value.trim();
-  const args = /** @type {HTMLTextAreaElement} */ ($('connect-args')).value
-    .split('\n')
-    .map((a) => a.trim())
-    .filter(Boolean);
-  const config = type === 'stdio' ? { type, command: target, args } : { type, baseUrl: target };
-  const result = $('connect-result');
-  result.textContent = 'connecting…';
-  call('POST', '/api/connect-server', {
-    name: /** @type {HTMLInputElement} */ ($('connect-name')).value.trim(),
-    config,
-  }).then(
-    (/** @type {{ name: string, status: string }} */ res) => (result.textContent = `${res.name}: ${res.status}`),
-    (/** @type {any} */ err) => (result.textContent = `${err?.code ?? 'ERROR'}: ${err?.message}`),
-  );
+bindConnectForm({
+  form: $('connect-form'),
+  name: $('connect-name'),
+  type: $('connect-type'),
+  target: $('connect-target'),
+  args: $('connect-args'),
+  result: $('connect-result'),
 });
 
 // Whether this agentd serves the inspector (a file that answers either way: no failed request).

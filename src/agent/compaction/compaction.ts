@@ -1,6 +1,6 @@
 /**
  * What a compaction does to a session's history, as pure functions: where to cut, whether clearing
- * old tool results is enough, and the summary request. src/agent/compaction/compactor.ts runs them.
+ * old tool results is enough, and the summary request. src/agent/session/compactor.ts runs them.
  *
  * Contracts:
  * - The history is only ever cut at the start of a turn (a `user` message), so a tool call and its
@@ -18,7 +18,11 @@
 import type { CompactionMethod, CompactionTrigger } from '../../conversation/session-events.ts';
 import { charsOf, tokensOf } from '../../conversation/token-estimate.ts';
 import type { ChatMessage } from '../../llm/types.ts';
-import { CLEARED_TOOL_RESULT, SUMMARY_HEADING } from '../session/history.ts';
+
+/** What the model sees of a tool result a compaction cleared. */
+export const CLEARED_TOOL_RESULT = '[tool result cleared to save context; call the tool again if it is needed]';
+/** Heads the summary message a compaction leaves. */
+export const SUMMARY_HEADING = 'Summary of the earlier conversation (older messages were compacted into it):\n';
 
 /** The compaction prompt used when `llm.compaction.prompt` is not set (documented in docs/sessions.md, "How"). */
 export const DEFAULT_COMPACTION_PROMPT = [

@@ -16,6 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
+import type { SessionEvent } from '../../conversation/session-events.ts';
 import {
   answerOf,
   closingAnswer,
@@ -26,7 +27,6 @@ import {
 } from '../../conversation/questions.ts';
 import type { ElicitationAnswer, ElicitationAsk } from '../../tools/mcp/elicitation.ts';
 import type { SamplingOptions, SamplingRequest } from '../../tools/messages.ts';
-import type { SessionState, Stored } from '../session/state.ts';
 
 /** What a call asks: the question without what the session adds (id, session, turn, call, deadline). */
 export type Ask = Omit<Question, 'id' | 'sessionId' | 'turnId' | 'callId' | 'expiresAt'>;
@@ -95,7 +95,7 @@ export function createAsked(deps: AskedDeps) {
       });
     },
     /** After `stored` was folded into `state`: the calls whose question closed get its answer (see the contracts). */
-    settle(state: SessionState, stored: Stored): void {
+    settle(state: { questions: ReadonlyMap<string, unknown> }, stored: { seq: number; event: SessionEvent }): void {
       if (waiting.size === 0) return;
       const answered = answerOf(stored.event);
       for (const [id, w] of [...waiting]) {

@@ -2,6 +2,7 @@ import type { SessionEvent, SessionEventOf } from '../../conversation/session-ev
 import { charsOf } from '../../conversation/token-estimate.ts';
 import type { ChatMessage, StepReasoning } from '../../llm/types.ts';
 import { userTurn } from '../../conversation/attachments.ts';
+import { CLEARED_TOOL_RESULT, SUMMARY_HEADING } from '../compaction/compaction.ts';
 
 /**
  * The model's history as a pure projection (fold) of a session's domain events since the last
@@ -44,10 +45,6 @@ import { userTurn } from '../../conversation/attachments.ts';
  */
 
 export const INTERRUPTED_TOOL_RESULT = 'error: the turn ended before the tool returned (no result was recorded)';
-/** What the model sees of a tool result a compaction cleared. */
-export const CLEARED_TOOL_RESULT = '[tool result cleared to save context; call the tool again if it is needed]';
-/** Heads the summary message a compaction leaves. */
-export const SUMMARY_HEADING = 'Summary of the earlier conversation (older messages were compacted into it):\n';
 
 /** The synthesized result for a call left open by a failed or cancelled turn. */
 export function failedToolResult(e: SessionEventOf<'turnFailed'>): string {

@@ -26,7 +26,7 @@ import type { Clock } from '../../clock.ts';
 import { isAppError } from '../../errors/index.ts';
 import { CONTEXT_OVERFLOW } from '../../llm/failures.ts';
 import type { ChatMessage, LlmClient } from '../../llm/types.ts';
-import { requestChars } from '../compaction/compactor.ts';
+import { requestChars } from './compactor.ts';
 import type { Budget } from '../compaction/budget.ts';
 import type { ContextMeter, ContextSettings, UsageView } from '../compaction/context.ts';
 import type { ModelTool } from '../../tools/messages.ts';

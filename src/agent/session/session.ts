@@ -13,7 +13,7 @@
 import { EVENT_VERSION, type SessionEvent } from '../../conversation/session-events.ts';
 import { questionsOf } from '../../../machines/session.machine.ts';
 import { AppError } from '../../errors/index.ts';
-import { createCompactRequests, createCompactor } from '../compaction/compactor.ts';
+import { createCompactRequests, createCompactor } from './compactor.ts';
 import { createContextMeter, usageView } from '../compaction/context.ts';
 import { createBudget } from '../compaction/budget.ts';
 import { createAsked } from '../questions/asked.ts';

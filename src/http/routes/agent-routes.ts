@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_SESSION, approvalDecision } from '../../agent/messages.ts';
+import { DEFAULT_SESSION, approvalDecision, type TurnWaiter } from '../../agent/index.ts';
 import { approvalRecordOf, inFamily } from '../../conversation/questions.ts';
 import { sessionIdOf, sessionNotFound, type SessionAccess } from '../../auth/index.ts';
 import { MAX_OWNER_LENGTH, asNamed, splitSessionKey, type SessionKey } from '../../session-id.ts';
@@ -7,7 +7,6 @@ import type { Clock, IdSource } from '../../clock.ts';
 import { imageDataSchema, sessionIdSchema } from '../frames.ts';
 import type { FrontEndBus } from '../front-bus.ts';
 import { defineRoute, type Route } from '../route.ts';
-import type { TurnWaiter } from '../../agent/follow/turn-waiter.ts';
 import { validateImage } from '../../conversation/image-data.ts';
 import { parseInput } from '../validate.ts';
 import { attachFields, resolveAttachments } from '../attach.ts';

@@ -17,11 +17,11 @@ import type { CompactInput } from '../../conversation/turn-contract.ts';
 import { AppError } from '../../errors/index.ts';
 import type { LlmClient } from '../../llm/types.ts';
 import type { Logger } from '../../log/index.ts';
-import { planCompaction, summaryRequest } from './compaction.ts';
-import type { ContextMeter, ContextSettings, UsageView } from './context.ts';
+import { planCompaction, SUMMARY_HEADING, summaryRequest } from '../compaction/compaction.ts';
+import type { ContextMeter, ContextSettings, UsageView } from '../compaction/context.ts';
 import type { SessionStoredEvent } from '../frames.ts';
-import { SUMMARY_HEADING, type History } from '../session/history.ts';
-import type { Outbox } from '../session/outbox.ts';
+import type { History } from './history.ts';
+import type { Outbox } from './outbox.ts';
 
 export interface CompactorDeps {
   sessionId: string;

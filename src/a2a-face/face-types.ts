@@ -1,0 +1,38 @@
+/** What the A2A face is given (its deps), what each call carries (its context) and what it answers. */
+import type { AgentCommands, AgentEvents, TurnFollower } from '../agent/index.ts';
+import type { Principal, SessionAccess } from '../auth/index.ts';
+import type { Bus } from '../bus/index.ts';
+import type { IdSource } from '../clock.ts';
+import type { toA2aRpc } from '../errors/index.ts';
+import type { A2aVersion } from './wire.ts';
+
+/** The bus as the face uses it: the agent's commands. */
+export type A2aBus = Pick<Bus<AgentCommands, AgentEvents>, 'execute'>;
+
+export interface A2aFaceDeps {
+  bus: A2aBus;
+  /** How the face follows a turn and reads tasks (src/agent/follow). */
+  follower: TurnFollower;
+  ids: IdSource;
+  maxHops: number;
+  /** How long a blocking `SendMessage` waits for the task to settle. */
+  waitMs: number;
+  /** Whether a principal may answer approvals (the `approve` route scope of server.auth). */
+  mayApprove: (principal: Principal) => boolean;
+  /** The card for `GetExtendedAgentCard`, given the origin the caller reached us at. */
+  card: (origin: string) => object;
+}
+
+export interface A2aCallContext {
+  version: A2aVersion;
+  sessions: SessionAccess;
+  principal: Principal;
+  signal: AbortSignal;
+  /** How the caller reached us (`endpointOrigin`), for the card. */
+  origin: string;
+}
+
+export type RpcId = string | number | null;
+export type RpcResponse =
+  { jsonrpc: '2.0'; id: RpcId; result: unknown } | { jsonrpc: '2.0'; id: RpcId; error: ReturnType<typeof toA2aRpc> };
+export type A2aAnswer = { kind: 'json'; body: RpcResponse } | { kind: 'stream'; events: AsyncIterable<RpcResponse> };

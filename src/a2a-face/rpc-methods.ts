@@ -1,0 +1,58 @@
+/** JSON-RPC requests of the A2A face: the envelope, each version's method names, and the params of the task methods. */
+import { z } from 'zod';
+import { incomingMessageSchema, taskIdSchema, type A2aVersion } from './wire.ts';
+
+export const requestSchema = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: z.union([z.string(), z.number(), z.null()]).optional(),
+  method: z.string(),
+  params: z.unknown().optional(),
+});
+/** `returnImmediately` (v1.0) or `blocking: false` (0.3): answer with the task as soon as it is started. */
+export const sendParams = z.looseObject({
+  message: incomingMessageSchema,
+  configuration: z
+    .looseObject({
+      historyLength: z.number().int().min(0).optional(),
+      returnImmediately: z.boolean().optional(),
+      blocking: z.boolean().optional(),
+    })
+    .optional(),
+});
+export const idParams = z.looseObject({ id: taskIdSchema, historyLength: z.number().int().min(0).optional() });
+
+const METHODS: Record<A2aVersion, Record<string, Method>> = {
+  '1.0': {
+    SendMessage: 'send',
+    SendStreamingMessage: 'stream',
+    GetTask: 'get',
+    ListTasks: 'list',
+    CancelTask: 'cancel',
+    SubscribeToTask: 'subscribe',
+    GetExtendedAgentCard: 'card',
+    CreateTaskPushNotificationConfig: 'push',
+    GetTaskPushNotificationConfig: 'push',
+    ListTaskPushNotificationConfigs: 'push',
+    DeleteTaskPushNotificationConfig: 'push',
+  },
+  '0.3': {
+    'message/send': 'send',
+    'message/stream': 'stream',
+    'tasks/get': 'get',
+    'tasks/cancel': 'cancel',
+    'tasks/resubscribe': 'subscribe',
+    'agent/getAuthenticatedExtendedCard': 'card',
+    'tasks/pushNotificationConfig/set': 'push',
+    'tasks/pushNotificationConfig/get': 'push',
+    'tasks/pushNotificationConfig/list': 'push',
+    'tasks/pushNotificationConfig/delete': 'push',
+  },
+};
+export type Method = 'send' | 'stream' | 'get' | 'list' | 'cancel' | 'subscribe' | 'card' | 'push';
+export type SendParams = z.output<typeof sendParams>;
+
+/** The method a request names in this version; own names only (`toString` or `__proto__` are no method of ours). */
+export function methodOf(version: A2aVersion, name: string): Method | undefined {
+  const methods = METHODS[version];
+  return Object.hasOwn(methods, name) ? methods[name] : undefined;
+}

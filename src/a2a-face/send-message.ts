@@ -1,0 +1,128 @@
+/**
+ * `SendMessage` and the start of `SendStreamingMessage`. A message without `contextId` starts a new unnamed session; one
+ * naming an input-required task answers it (answer-input.ts); one on a submitted or working task is its context's next
+ * message (a new task, queued behind the running turn); one on a finished task is refused (-32004).
+ * `message.metadata["agentd/hops"]` counts hops like /mcp: over `maxHops` is refused, a count that is not a
+ * non-negative integer is -32602. `SendMessage` waits until the task is final or input-required, `waitMs` passed, or
+ * the client left.
+ */
+import type { SessionAccess } from '../auth/index.ts';
+import { AppError } from '../errors/index.ts';
+import { unnamedSessionId } from '../session-id.ts';
+import { hopsOf, invalidHops } from '../tools/hops.ts';
+import { createInputAnswers } from './answer-input.ts';
+import type { A2aCallContext, A2aFaceDeps } from './face-types.ts';
+import { contentOf } from './message-parts.ts';
+import { parseParams as parse } from './params.ts';
+import { sendParams, type SendParams } from './rpc-methods.ts';
+import { FINAL_STATES, taskIdOf, type TaskView } from './task-view.ts';
+import { finished, followTask, pause, readTask, taskNotFound } from './tasks.ts';
+import { encodeTask, wrap } from './wire.ts';
+
+export function createMessageSender(deps: A2aFaceDeps) {
+  const { follower } = deps;
+  const answerInput = createInputAnswers(deps);
+
+  /**
+   * Starts (or answers) a turn and watches it: `onChange` sees every step. `settled` resolves once the
+   * task is final or waits for input (not counting the approvals this very message answered).
+   */
+  async function start(
+    params: SendParams,
+    ctx: A2aCallContext,
+    onChange: (prev: TaskView | undefined, next: TaskView) => void,
+  ) {
+    const msg = params.message;
+    const { text, data, image } = contentOf(msg.parts);
+    const hops = hopsOf(msg.metadata);
+    if (hops === undefined) throw new AppError('MISSING_FIELD', invalidHops('message.metadata'));
+    if (hops > deps.maxHops)
+      throw new AppError(
+        'FORBIDDEN',
+        `Refused: this call has passed through ${hops} agents; the limit is ${deps.maxHops} (server.mcp.maxHops)`,
+        { reason: 'hops', hops },
+      );
+    // A message on a task answers what it waits for; on a task that waits for nothing it is the context's next message.
+    const on = msg.taskId === undefined ? undefined : await taskToContinue(msg.taskId, msg.contextId, ctx.sessions);
+    const ref = on?.state === 'input-required' ? on : undefined;
+    const unnamed = on === undefined && msg.contextId === undefined;
+    const contextId = on?.contextId ?? msg.contextId ?? unnamedSessionId(deps.ids());
+    const key = ctx.sessions.key(contextId);
+    let answered = new Set<string>();
+    let turnId = ref?.turnId ?? '';
+    let resolveSettled!: () => void;
+    const settled = new Promise<void>((r) => (resolveSettled = r));
+    // Armed once this message took effect: a task that waited for the approvals it answers is not settled yet.
+    let armed = ref === undefined;
+    const check = (view: TaskView | undefined) => {
+      const fresh = view !== undefined && view.questions.some((q) => !answered.has(q.id));
+      if (armed && view && (FINAL_STATES.has(view.state) || (view.state === 'input-required' && fresh)))
+        resolveSettled();
+    };
+    const watch = followTask(follower, key, contextId, (prev, next) => {
+      onChange(prev, next);
+      check(next);
+    });
+    try {
+      if (ref) {
+        const current = await watch.follow(ref.turnId);
+        if (!current) throw taskNotFound(msg.taskId ?? '');
+        answered = await answerInput(current, data, key, ctx);
+        armed = true;
+        check(watch.view);
+      } else {
+        if (text.trim() === '' && !image) throw new AppError('MISSING_FIELD', 'The message has no text part');
+        const quota = ctx.sessions.quota;
+        const sent = await deps.bus.execute(
+          'agent.sendMessage',
+          {
+            sessionId: key,
+            content: text,
+            hops,
+            ...(image && { image }),
+            ...(quota && { quota }),
+            ...(unnamed && { unnamed: true }),
+          },
+          { sessionId: key, correlationId: deps.ids() },
+        );
+        await watch.follow(sent.turnId);
+        turnId = sent.turnId;
+      }
+    } catch (err) {
+      watch.close();
+      throw err;
+    }
+    return { watch, settled, taskId: taskIdOf(contextId, turnId) };
+  }
+
+  /** The task a message names: not finished (else -32004), and of the message's `contextId` if it names one (else -32602). */
+  async function taskToContinue(taskId: string, contextId: string | undefined, sessions: SessionAccess) {
+    const { view } = await readTask(follower, taskId, sessions);
+    if (contextId !== undefined && contextId !== view.contextId)
+      throw new AppError(
+        'MISSING_FIELD',
+        `Invalid params: message.contextId: "${contextId}" is not the context of task "${taskId}"`,
+        { field: 'message.contextId' },
+      );
+    if (FINAL_STATES.has(view.state)) throw finished(view);
+    return view;
+  }
+
+  async function send(params: unknown, ctx: A2aCallContext) {
+    const p = parse(sendParams, params);
+    const { watch, settled, taskId } = await start(p, ctx, () => undefined);
+    try {
+      const { returnImmediately, blocking } = p.configuration ?? {};
+      if (returnImmediately !== true && blocking !== false)
+        await Promise.race([settled, pause(deps.waitMs, ctx.signal)]);
+      // The message is stored before it is acknowledged (queued behind a running turn, or its turn started).
+      if (!watch.view)
+        throw new AppError('INTERNAL_ERROR', `Task "${taskId}" was acknowledged but is not in its session's log`);
+      return wrap('task', encodeTask(watch.view, ctx.version, p.configuration?.historyLength), ctx.version);
+    } finally {
+      watch.close();
+    }
+  }
+
+  return { start, send };
+}

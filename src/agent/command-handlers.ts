@@ -1,0 +1,182 @@
+/**
+ * The handlers of every `agent.*` command on the bus, over the session registry.
+ *
+ * Contracts:
+ * - `agent.sendMessage` answers once the message is durable: one that waits behind a running turn is recorded first
+ *   (`messageQueued`), so a session taken over from a dead owner runs it. Every event of the turn carries the command's
+ *   correlationId and the sessionId.
+ * - `agent.reset` cancels the running turn and every queued one (each caller gets `agent.error` AGENT_ERROR, reason
+ *   'reset'), appends `reset`, and resolves once the next turn would see an empty history.
+ * - `agent.cancel` ends the running turn (`agent.error` reason 'cancelled', `turnFailed{cancelled:true}`); queued
+ *   messages stay. `agent.openSession` opens the session and nothing else (a cluster takes a session over with it).
+ * - An answer or a listing of questions never keeps a session in memory that has no log.
+ * - Export, import and fork work on the store (session/transfer.ts); a new session's id must be unknown here as well.
+ */
+import type { Bus } from '../bus/bus.ts';
+import { isoNow, type Clock, type IdSource } from '../clock.ts';
+import type { SessionEvent } from '../conversation/session-events.ts';
+import type { Usage } from '../llm/types.ts';
+import { compareKeys, inRange } from '../store/session-range.ts';
+import type { EventStore } from '../store/types.ts';
+import type { McpCommands } from '../tools/messages.ts';
+import { toFrame, type AgentEvents } from './frames.ts';
+import type { AgentCommands, SessionSummary } from './messages.ts';
+import type { SessionRegistry } from './session-registry.ts';
+import { refuseUnnamed, type SessionQuota, type SessionQuotas } from './session/quota.ts';
+import type { createStorageHealth } from './session/storage-health.ts';
+import type { createSessionTransfer } from './session/transfer.ts';
+
+/** The events that carry a session's usage totals (`usageTotal`), and how many stored sessions a listing reads them of at once. */
+const USAGE_EVENTS = ['contextCompacted', 'assistantStep', 'response'] as const;
+const USAGE_READS_AT_ONCE = 16;
+
+/** The bus as the agent uses it: its own commands and events, and the tool calls it makes. */
+export type AgentBus = Pick<
+  Bus<AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>, AgentEvents>,
+  'handle' | 'execute' | 'emit'
+>;
+
+export interface CommandHandlerDeps {
+  bus: AgentBus;
+  store: EventStore<SessionEvent>;
+  clock: Clock;
+  ids: IdSource;
+  sessions: SessionRegistry;
+  quotas: SessionQuotas;
+  storage: Pick<ReturnType<typeof createStorageHealth>, 'current'>;
+  transfer: ReturnType<typeof createSessionTransfer>;
+  /** Deletes a session only if it is idle (session/expiry.ts). */
+  deleteIfIdle: (sessionId: string, idleMs: number) => Promise<boolean>;
+}
+
+/** Registers every handler; returns their unregister functions. */
+export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[] {
+  const { bus, store, clock, ids, quotas, storage, transfer, deleteIfIdle } = deps;
+  const { slots, withSession, deleteSession } = deps.sessions;
+
+  /** Runs `create`, which makes the new session `sessionId`, within the creator's cap (its room is given back if it fails). */
+  async function creating<T>(sessionId: string, quota: SessionQuota | undefined, create: () => Promise<T>): Promise<T> {
+    if (!quota) return create();
+    await quotas.ready(quota.holder, sessionId);
+    quotas.admit(quota, sessionId);
+    try {
+      return await create();
+    } catch (err) {
+      quotas.forget(sessionId);
+      throw err;
+    }
+  }
+
+  /** A stored session's usage totals: the `usageTotal` of its latest event that carries one (none in logs older than it). */
+  async function storedUsage(sessionId: string): Promise<Usage | undefined> {
+    const e = (await store.latest(sessionId, USAGE_EVENTS))?.event;
+    return e?.type === 'contextCompacted' || e?.type === 'assistantStep' || e?.type === 'response'
+      ? e.usageTotal
+      : undefined;
+  }
+
+  return [
+    bus.handle('agent.sendMessage', async ({ payload, correlationId }) => {
+      const { sessionId, quota } = payload;
+      const turnId = payload.turnId ?? ids();
+      const message = {
+        turnId,
+        correlationId,
+        content: payload.content,
+        ...(payload.image && { image: payload.image }),
+        ...(payload.hops !== undefined && { hops: payload.hops }),
+        ...(payload.attached && { attached: payload.attached }),
+      };
+      if (quota) await quotas.ready(quota.holder, sessionId);
+      let creates = false;
+      try {
+        return await withSession(sessionId, (s) => {
+          if (s.unused && !payload.unnamed) refuseUnnamed(sessionId);
+          creates = quota !== undefined && s.unused;
+          if (quota && creates) quotas.admit(quota, sessionId);
+          return s.send(message); // queued in the session's tick, answered once durable
+        });
+      } catch (err) {
+        if (creates && !(await store.has(sessionId).catch(() => true))) quotas.forget(sessionId); // never created
+        throw err;
+      }
+    }),
+    bus.handle('agent.reset', async ({ payload, correlationId }) => {
+      return { seq: await withSession(payload.sessionId, (s) => s.reset(correlationId)) };
+    }),
+    bus.handle('agent.compact', async ({ payload, correlationId }) => {
+      const { sessionId } = payload;
+      const stored = await withSession(sessionId, (s) => s.compact(correlationId));
+      if (stored?.event.type !== 'contextCompacted') return { sessionId, compacted: false };
+      const { method, upToSeq, tokensBefore, tokensAfter } = stored.event;
+      return { sessionId, compacted: true, seq: stored.seq, method, upToSeq, tokensBefore, tokensAfter };
+    }),
+    bus.handle('agent.cancel', async ({ payload }) => {
+      const slot = slots.get(payload.sessionId);
+      if (slot?.session) return { cancelled: slot.session.cancel() }; // in the caller's tick
+      const s = slot && (await slot.opening.catch(() => undefined));
+      return { cancelled: s?.cancel() ?? false };
+    }),
+    bus.handle('agent.openSession', async ({ payload }) => {
+      await withSession(payload.sessionId, () => undefined);
+      return { opened: true as const };
+    }),
+    bus.handle('agent.questions', ({ payload }) => withSession(payload.sessionId, (s) => s.questions(), true)),
+    bus.handle('agent.answer', ({ payload: { sessionId, ...answer } }) =>
+      withSession(sessionId, (s) => s.answer(answer), true),
+    ),
+    bus.handle('agent.listSessions', async ({ payload: { range } }) => {
+      const stored = await store.list(range);
+      const byId = new Map<string, SessionSummary>();
+      for (const info of stored) byId.set(info.id, { ...info, busy: false, queued: 0 });
+      // Sessions busy in memory with nothing stored yet join the page where they sort; past a full
+      // page of stored ones, a later page lists them.
+      const full = range?.limit !== undefined && stored.length >= range.limit;
+      const last = stored.at(-1)?.id;
+      const joins = (id: string) => inRange(id, range) && (!full || last === undefined || compareKeys(id, last) < 0);
+      for (const [id, slot] of slots) {
+        const s = slot.session;
+        if (!s) continue;
+        const known = byId.get(id);
+        if (!known && ((!s.busy && s.queued === 0) || !joins(id))) continue;
+        byId.set(id, {
+          ...(known ?? { id, lastSeq: 0, updatedAt: isoNow(clock) }),
+          busy: s.busy,
+          queued: s.queued,
+          usage: s.usage,
+        });
+      }
+      const page = [...byId.values()].sort((a, b) => compareKeys(a.id, b.id)).slice(0, range?.limit);
+      const unloaded = page.filter((info) => !slots.get(info.id)?.session);
+      for (let i = 0; i < unloaded.length; i += USAGE_READS_AT_ONCE) {
+        await Promise.all(
+          unloaded.slice(i, i + USAGE_READS_AT_ONCE).map(async (summary) => {
+            const usage = await storedUsage(summary.id);
+            if (usage) summary.usage = usage;
+          }),
+        );
+      }
+      return page;
+    }),
+    bus.handle('agent.sessionExists', async ({ payload }) => ({ exists: await store.has(payload.sessionId) })),
+    bus.handle('agent.history', async ({ payload }) => {
+      const since = payload.since ?? 0;
+      const stored = await store.read(payload.sessionId, since);
+      const frames = stored.map(toFrame).filter((f) => f !== undefined);
+      return { frames, lastSeq: stored.at(-1)?.seq ?? since };
+    }),
+    bus.handle('agent.health', () => storage.current()),
+    bus.handle('agent.deleteSession', async ({ payload: { sessionId, ifIdleForMs } }) => ({
+      deleted: await (ifIdleForMs === undefined ? deleteSession(sessionId) : deleteIfIdle(sessionId, ifIdleForMs)),
+    })),
+    bus.handle('agent.exportSession', ({ payload }) => transfer.exportLog(payload.sessionId)),
+    bus.handle('agent.importSession', ({ payload }) =>
+      creating(payload.newSessionId, payload.quota, () => transfer.importLog(payload.newSessionId, payload.events)),
+    ),
+    bus.handle('agent.forkSession', ({ payload }) =>
+      creating(payload.newSessionId, payload.quota, () =>
+        transfer.fork(payload.sessionId, payload.seq, payload.newSessionId),
+      ),
+    ),
+  ];
+}

@@ -1,0 +1,185 @@
+/**
+ * The sessions this instance holds in memory, by id.
+ *
+ * Contracts:
+ * - A session opens lazily on its first use (`withSession`); one closed meanwhile is replaced by a fresh one.
+ * - A session idle for `evictAfterMs` (0: never) leaves memory (its log stays); at most `maxSessionsInMemory` are held,
+ *   opening one more first drops the least recently used dormant ones. `onSessionClosed` hears of every session that
+ *   leaves memory, after its last event is stored.
+ * - `deleteSession` takes the session out of the registry and closes it with `abandonLog` in the caller's tick, then
+ *   deletes its log once the appends already handed over have settled; until then every use of that id waits for it,
+ *   and then finds a new, empty session.
+ * - After `stop()` (shutdown: running and queued turns cancelled, their events stored) no session opens.
+ */
+import type { Clock } from '../clock.ts';
+import type { SessionEvent } from '../conversation/session-events.ts';
+import { AppError } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
+import type { EventStore } from '../store/types.ts';
+import type { SessionQuotas } from './session/quota.ts';
+import type { Session } from './session/session.ts';
+
+export interface SessionSlot {
+  opening: Promise<Session>;
+  session?: Session;
+}
+
+export interface SessionRegistryDeps {
+  open(sessionId: string): Promise<Session>;
+  store: Pick<EventStore<SessionEvent>, 'delete'>;
+  quotas: Pick<SessionQuotas, 'forget'>;
+  clock: Clock;
+  log: Logger;
+  maxSessionsInMemory: number;
+  evictAfterMs: number;
+  onSessionClosed?: (sessionId: string) => void;
+}
+
+export function createSessionRegistry(deps: SessionRegistryDeps) {
+  const { clock, log, evictAfterMs } = deps;
+  const slots = new Map<string, SessionSlot>();
+  /** Sessions being deleted: every use of theirs waits for this (see the contracts). */
+  const deleting = new Map<string, Promise<unknown>>();
+  let sweeper: NodeJS.Timeout | undefined;
+  let stopping = false;
+
+  function session(sessionId: string): Promise<Session> {
+    if (stopping) return Promise.reject(new AppError('SERVICE_UNAVAILABLE', 'Agent is shutting down'));
+    const gone = deleting.get(sessionId);
+    if (gone)
+      return gone.then(
+        () => session(sessionId),
+        () => session(sessionId),
+      );
+    const existing = slots.get(sessionId);
+    if (existing) {
+      slots.delete(sessionId); // most recently used last
+      slots.set(sessionId, existing);
+      return existing.opening;
+    }
+    makeRoom();
+    const slot: SessionSlot = { opening: deps.open(sessionId) };
+    slots.set(sessionId, slot);
+    slot.opening.then(
+      (s) => (slot.session = s),
+      () => {
+        slots.delete(sessionId);
+        deps.onSessionClosed?.(sessionId);
+      },
+    );
+    return slot.opening;
+  }
+
+  /**
+   * Runs `fn` on the open session, in the same tick as the check that it is not closed; one closed
+   * meanwhile (evicted, deleted) is replaced by a fresh one. `releaseUnused`: a session with no log
+   * and nothing in flight is taken out of memory again afterwards.
+   */
+  async function withSession<T>(sessionId: string, fn: (s: Session) => T, releaseUnused = false): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const s = await session(sessionId);
+      if (s.closed && attempt < 3) {
+        if (slots.get(sessionId)?.session === s) slots.delete(sessionId);
+        continue;
+      }
+      try {
+        return fn(s);
+      } finally {
+        if (releaseUnused && s.unused && slots.get(sessionId)?.session === s) evict(sessionId, s);
+      }
+    }
+  }
+
+  /** Drops least recently used dormant sessions until one more fits under maxSessionsInMemory. */
+  function makeRoom(): void {
+    for (const [id, slot] of slots) {
+      if (slots.size < deps.maxSessionsInMemory) return;
+      const s = slot.session;
+      if (s?.dormant) evict(id, s);
+    }
+  }
+
+  function evict(id: string, s: Session): void {
+    slots.delete(id);
+    s.close('evicted').then(
+      () => deps.onSessionClosed?.(id),
+      (err: unknown) => log.error({ err, sessionId: id }, 'evicting session failed'),
+    );
+  }
+
+  /** Drops dormant sessions not touched for evictAfterMs. */
+  function sweep(): void {
+    const cutoff = clock.now() - evictAfterMs;
+    for (const [id, slot] of slots) {
+      const s = slot.session;
+      if (s && s.dormant && s.lastActive <= cutoff) evict(id, s);
+    }
+  }
+
+  /**
+   * Takes a session out of memory and closes it. An open session is closed in the caller's tick
+   * (synchronously, before this awaits anything); one still opening is closed once it has opened.
+   */
+  function closeSession(sessionId: string, reason: string, options: { abandonLog?: boolean } = {}): Promise<boolean> {
+    const slot = slots.get(sessionId);
+    if (!slot) return Promise.resolve(false);
+    slots.delete(sessionId);
+    const closing = async (s: Session | undefined) => {
+      if (!s) return false;
+      await s.close(reason, options);
+      deps.onSessionClosed?.(sessionId);
+      return true;
+    };
+    if (slot.session) return closing(slot.session);
+    return slot.opening.then(closing, () => false);
+  }
+
+  /** Deletes a session (see the contracts): its registry entry goes and it is closed before this returns. */
+  function deleteSession(sessionId: string): Promise<boolean> {
+    const before = deleting.get(sessionId);
+    const closed = closeSession(sessionId, 'deleted', { abandonLog: true });
+    const run = async () => {
+      await before?.catch(() => undefined);
+      const wasOpen = await closed;
+      const removed = await deps.store.delete(sessionId);
+      deps.quotas.forget(sessionId);
+      return removed || wasOpen;
+    };
+    const done = run();
+    deleting.set(sessionId, done);
+    const forget = () => {
+      if (deleting.get(sessionId) === done) deleting.delete(sessionId);
+    };
+    done.then(forget, forget);
+    return done;
+  }
+
+  return {
+    slots: slots as ReadonlyMap<string, SessionSlot>,
+    withSession,
+    closeSession,
+    deleteSession,
+    sweep,
+    /** Whether the id is held here or being deleted (a new session may not take it). */
+    inUse: (sessionId: string) => slots.has(sessionId) || deleting.has(sessionId),
+    /** Opens sessions again and starts the idle sweep (every min(evictAfterMs, 60 s)). */
+    start(): void {
+      stopping = false;
+      if (evictAfterMs > 0) {
+        sweeper = setInterval(sweep, Math.min(evictAfterMs, 60_000));
+        sweeper.unref();
+      }
+    },
+    /** Refuses new sessions at once, then waits for deletes in flight and closes every session (reason 'shutdown'). */
+    async stop(): Promise<void> {
+      stopping = true;
+      if (sweeper) clearInterval(sweeper);
+      sweeper = undefined;
+      await Promise.allSettled([...deleting.values()]);
+      const ids = [...slots.keys()];
+      await Promise.all(ids.map((id) => closeSession(id, 'shutdown')));
+    },
+  };
+}
+
+export type SessionRegistry = ReturnType<typeof createSessionRegistry>;

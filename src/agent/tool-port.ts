@@ -1,0 +1,64 @@
+/**
+ * How a session reaches the agent's tools over the bus: the catalogue the model sees, and calls.
+ * Neither throws: an unavailable catalogue is no tools (warned once), a failed call a failed outcome.
+ */
+import type { Clock } from '../clock.ts';
+import type { ToolCallInput } from '../conversation/turn-contract.ts';
+import { failedOutcome, toTurnError } from '../conversation/turn-steps.ts';
+import type { LlmClient } from '../llm/types.ts';
+import type { Logger } from '../log/index.ts';
+import type { ModelTool, ModelToolOutcome } from '../tools/messages.ts';
+import type { AgentBus } from './command-handlers.ts';
+import { createSampler } from './questions/sampling.ts';
+import type { CallHost } from './session/session.ts';
+
+export interface ToolPortDeps {
+  bus: AgentBus;
+  llm: LlmClient;
+  log: Logger;
+  clock: Clock;
+  /** The bound on a sampling request's reply (`llm.maxOutputTokens`). */
+  maxOutputTokens: number | undefined;
+}
+
+export function createToolPort({ bus, llm, log, clock, maxOutputTokens }: ToolPortDeps) {
+  let toolsWarned = false;
+
+  const listTools = async (): Promise<ModelTool[]> => {
+    try {
+      return await bus.execute('mcp.modelTools', {});
+    } catch (err) {
+      if (!toolsWarned) log.warn({ err }, 'tool catalogue unavailable; the model gets no tools');
+      toolsWarned = true;
+      return [];
+    }
+  };
+
+  const callTool = async (input: ToolCallInput, signal: AbortSignal, host?: CallHost): Promise<ModelToolOutcome> => {
+    const started = clock.now();
+    try {
+      const progress = { sessionId: input.key.sessionId, turnId: input.key.turnId, callId: input.callId };
+      const elicit = host && { sessionId: input.key.sessionId, elicit: host.elicit };
+      const sampler =
+        host && createSampler({ llm, maxOutputTokens, log }, { ...progress, signal, host: host.sampling });
+      return await bus.execute(
+        'mcp.callModelTool',
+        {
+          name: input.name,
+          args: input.args,
+          signal,
+          hops: input.key.hops + 1,
+          progress,
+          ...(sampler && { sampler }),
+          ...(elicit && { elicit }),
+        },
+        input.key,
+      );
+    } catch (err) {
+      const call = { name: input.name, toolName: input.name, serverId: '' };
+      return failedOutcome(call, toTurnError(err).message, clock.now() - started);
+    }
+  };
+
+  return { listTools, callTool };
+}

@@ -1,0 +1,48 @@
+/**
+ * Metrics and traces of the service: metrics always, traces when a span exporter is given, `server.tracing` is on or
+ * the `OTEL_*` environment asks for them. `observe(turnId)` measures one model request; `unwatch()` stops watching the
+ * bus, `shutdown()` flushes the traces.
+ */
+import type { Clock } from '../clock.ts';
+import type { AgentConfig } from '../config/schema.ts';
+import type { RequestOutcome } from '../llm/index.ts';
+import { createMetrics } from '../metrics/index.ts';
+import { createTracing, tracingWanted, type SpanExporter } from '../tracing/index.ts';
+import type { AppBus } from './types.ts';
+
+export function createObservability(
+  config: AgentConfig,
+  { bus, clock, env, spanExporter }: { bus: AppBus; clock: Clock; env: NodeJS.ProcessEnv; spanExporter?: SpanExporter },
+) {
+  const metrics = createMetrics();
+  const unwatchMetrics = metrics.watchBus(bus, clock);
+  const tracing =
+    spanExporter || config.server.tracing || tracingWanted(env)
+      ? createTracing(
+          {
+            agentName: config.name,
+            provider: config.llm.provider,
+            model: config.llm.model,
+            ...(spanExporter && { exporter: spanExporter }),
+          },
+          env,
+        )
+      : undefined;
+  const unwatchTraces = tracing?.watchBus(bus);
+  const observe = (turnId: string | undefined) => {
+    const endSpan = tracing?.modelRequest(turnId);
+    return (outcome: RequestOutcome) => {
+      metrics.modelRequest(outcome.ok, outcome.retries, outcome.usage);
+      endSpan?.(outcome);
+    };
+  };
+  return {
+    metrics,
+    observe,
+    unwatch(): void {
+      unwatchMetrics();
+      unwatchTraces?.();
+    },
+    shutdown: async (): Promise<void> => tracing?.shutdown(),
+  };
+}

@@ -1,0 +1,53 @@
+/** `a2a` and `agUi`: the agent served over A2A and over AG-UI. */
+import { z } from 'zod';
+
+/** One skill on the A2A agent card (`a2a.skills`): what a caller may ask the agent for. */
+export const a2aSkillSchema = z.strictObject({
+  id: z.string().min(1).max(64).describe("The skill's id."),
+  name: z.string().min(1).max(128).describe('Its name for people.'),
+  description: z.string().max(2000).default('').describe('What a caller may ask for under it.'),
+  tags: z.array(z.string()).default([]).describe('Keywords.'),
+  examples: z.array(z.string()).default([]).describe('Example requests.'),
+});
+
+/** The agent served over A2A (`/.well-known/agent-card.json`, `POST /a2a`, `/a2a/rest`; src/a2a-face). */
+export const a2aSchema = z.strictObject({
+  /** Serve the card, `/a2a` (JSON-RPC) and `/a2a/rest` (HTTP+JSON). */
+  enabled: z
+    .boolean()
+    .default(true)
+    .describe('Serve the card, `/a2a` (JSON-RPC) and `/a2a/rest` (HTTP+JSON); `false` serves none of them.'),
+  /** The card's skills; default one chat skill. */
+  skills: z
+    .array(a2aSkillSchema)
+    .min(1)
+    .default([
+      {
+        id: 'chat',
+        name: 'Chat',
+        description: 'Talk with the agent; it may use its tools.',
+        tags: ['chat'],
+        examples: [],
+      },
+    ])
+    .describe('The skills the card lists: what a caller may ask the agent for.'),
+});
+export type A2aConfig = z.output<typeof a2aSchema>;
+
+/** Paths the AG-UI face may not take: the other faces' and the REST API's. */
+const TAKEN_PATHS = /^\/(api|mcp|a2a|inspect)(\/|$)/;
+
+/** The agent served over AG-UI (`POST <path>`, `GET <path>/capabilities`; src/ag-ui-face). */
+export const agUiSchema = z.strictObject({
+  enabled: z
+    .boolean()
+    .default(true)
+    .describe('Serve the AG-UI endpoint and its capabilities (`false`: both are unknown routes).'),
+  path: z
+    .string()
+    .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'a path such as /ag-ui: segments of letters, digits, ".", "_", "~" or "-"')
+    .refine((p) => !TAKEN_PATHS.test(p), 'the path belongs to another endpoint (/api, /mcp, /a2a, /inspect)')
+    .default('/ag-ui')
+    .describe('Where AG-UI clients run the agent (`POST`); its capabilities are at `<path>/capabilities`.'),
+});
+export type AgUiConfig = z.output<typeof agUiSchema>;

@@ -1,0 +1,35 @@
+/** `toolPolicy`: which tool calls run, wait for a person's approval, or are refused. */
+import { z } from 'zod';
+import { serverNameSchema } from './tool-servers-schema.ts';
+
+const toolAction = z.enum(['allow', 'ask', 'deny']);
+
+/** Which tool calls run, wait for a person's approval, or are refused (see src/agent/questions/tool-policy.ts). */
+export const toolPolicySchema = z.strictObject({
+  /** The action for a call no rule matches (runtime-connected servers included). */
+  default: toolAction
+    .default('allow')
+    .describe(
+      "What happens to a call no rule matches (runtime-connected servers included): `allow` runs it, `ask` waits for a person's approval, `deny` never runs it.",
+    ),
+  /** The first rule whose `server` and `tool` (names as the REST paths use them; absent = any) match decides. */
+  rules: z
+    .array(
+      z.strictObject({
+        server: serverNameSchema.optional().describe("A server's name, as in the REST paths; absent: any server."),
+        tool: z.string().min(1).optional().describe("A tool's own name on its server; absent: any tool."),
+        action: toolAction.describe('`allow`, `ask` or `deny`, as for `default`.'),
+      }),
+    )
+    .default([])
+    .describe('The first rule whose `server` and `tool` match a call decides.'),
+  /** Milliseconds a call waits for approval before it is denied. */
+  timeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(300_000)
+    .describe(
+      "How long a call (or a sampling request under `sampling: ask`, or a tool server's question) waits for its answer before it is denied or declined, in ms.",
+    ),
+});
