@@ -121,22 +121,16 @@ export function createA2aFace(deps: A2aFaceDeps) {
       try {
         if (!r.success) throw new AppError('INVALID_REQUEST', 'Not a JSON-RPC 2.0 request');
         const method = methodOf(ctx.version, r.data.method);
-        if (!method)
+        if (!method) {
+          const missing = new AppError('INVALID_REQUEST', `Method not found: ${r.data.method} (A2A ${ctx.version})`);
           return {
             kind: 'json',
-            body: {
-              jsonrpc: '2.0',
-              id,
-              error: {
-                code: -32601,
-                message: `Method not found: ${r.data.method} (A2A ${ctx.version})`,
-                data: { code: 'INVALID_REQUEST' },
-              },
-            },
+            body: { jsonrpc: '2.0', id, error: { ...toA2aRpc(missing, ctx.version), code: -32601 } },
           };
+        }
         return await dispatch(method, id, r.data.params, ctx);
       } catch (err) {
-        return { kind: 'json', body: { jsonrpc: '2.0', id, error: toA2aRpc(err) } };
+        return { kind: 'json', body: { jsonrpc: '2.0', id, error: toA2aRpc(err, ctx.version) } };
       }
     },
   };

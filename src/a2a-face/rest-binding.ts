@@ -16,7 +16,7 @@
  *   value that is not is passed as the string it is and refused by the method's validation.
  * - v0.3 routes speak the v0.3 proto JSON (legacy-rest.ts translates both ways).
  */
-import { AppError, ERROR_TABLE, type ErrorCode } from '../errors/index.ts';
+import { AppError, ERROR_TABLE, type A2aRpcError, type ErrorCode } from '../errors/index.ts';
 import type { A2aFace } from './face.ts';
 import type { A2aCallContext, RpcResponse } from './face-types.ts';
 import { sendRequestIn, streamResponseOut } from './legacy-rest.ts';
@@ -107,12 +107,25 @@ function paramsOfQuery(query: URLSearchParams): Record<string, unknown> {
   return params;
 }
 
-/** The AppError an rpc error of the face stands for (its `data.code` is agentd's code). */
-function appErrorOf(error: { message: string; data?: Record<string, unknown> }): AppError {
-  const { code, ...details } = error.data ?? {};
+/** The AppError an rpc error of the face stands for: agentd's code is `data.code` (v0.3), or its ErrorInfo's (v1.0). */
+function appErrorOf(error: A2aRpcError): AppError {
+  const fields = Array.isArray(error.data) ? fromInfo(error.data[0]?.metadata ?? {}) : error.data;
+  const { code, ...details } = fields;
   const known = typeof code === 'string' && code in ERROR_TABLE;
   return new AppError(known ? (code as ErrorCode) : 'INTERNAL_ERROR', error.message, details);
 }
+
+/** ErrorInfo metadata back to details (each value was written as a string, JSON for the others). */
+const fromInfo = (metadata: Record<string, string>): Record<string, unknown> =>
+  Object.fromEntries(
+    Object.entries(metadata).map(([k, v]) => {
+      try {
+        return [k, k === 'code' ? v : JSON.parse(v)];
+      } catch {
+        return [k, v];
+      }
+    }),
+  );
 
 function resultOf(response: RpcResponse): unknown {
   if ('error' in response) throw appErrorOf(response.error);

@@ -8,8 +8,9 @@
  * - `toWsFrame`: the `error` event `{ event: 'error', data: { code, message, details, sessionId? } }`.
  * - `toJsonRpc`: `{ jsonrpc: '2.0', error: { code: <rpc>, message, data: { code, ...details } }, id: null }` with the
  *   code's HTTP status, so /mcp and REST answer one condition with one status.
- * - `toA2aRpc`: the JSON-RPC error object of /a2a, `{ code: <A2A code or rpc>, message, data: { code, ...details } }`
- *   (A2A answers inside a 200 JSON-RPC response, so no status).
+ * - `toA2aRpc`: the JSON-RPC error object of /a2a, `{ code: <A2A code or rpc>, message, data }` (A2A answers inside a
+ *   200 JSON-RPC response, so no status): `data` is `[ErrorInfo]` in v1.0 (as `toA2aRest`), `{ code, ...details }` in
+ *   v0.3.
  * - `toA2aRest`: A2A's HTTP+JSON error (AIP-193), `{ error: { code: <status>, status: <canonical name>, message,
  *   details: [ErrorInfo] } }` with the code's HTTP status; the ErrorInfo's `reason` is A2A's name for its own
  *   conditions (domain `a2a-protocol.org`, e.g. TASK_NOT_FOUND), else agentd's code (domain `agentd`); its
@@ -67,9 +68,37 @@ export function toJsonRpc(e: unknown, status?: number): EncodedError<JsonRpcErro
 }
 
 /** The `error` member of an A2A JSON-RPC response (see the contracts). */
-export function toA2aRpc(e: unknown): JsonRpcErrorBody['error'] {
+export function toA2aRpc(e: unknown, version: '1.0' | '0.3' = '0.3'): A2aRpcError {
   const { code, message, details } = toErrorBody(e);
-  return { code: A2A_RPC[code] ?? rpcCode(code), message, data: { ...details, code } };
+  const rpc = A2A_RPC[code] ?? rpcCode(code);
+  return { code: rpc, message, data: version === '1.0' ? [a2aErrorInfo(code, details)] : { ...details, code } };
+}
+
+/** A JSON-RPC error of /a2a (see the contracts). */
+export interface A2aRpcError {
+  code: number;
+  message: string;
+  data: A2aErrorInfo[] | (Record<string, unknown> & { code: ErrorBody['code'] });
+}
+
+/** `google.rpc.ErrorInfo` of an error: A2A's reason for its own conditions, else agentd's code (see the contracts). */
+export interface A2aErrorInfo {
+  '@type': string;
+  reason: string;
+  domain: string;
+  metadata: Record<string, string>;
+}
+
+function a2aErrorInfo(code: ErrorBody['code'], details: Record<string, unknown>): A2aErrorInfo {
+  const a2aReason = A2A_REASON[A2A_RPC[code] ?? 0];
+  const metadata: Record<string, string> = { code };
+  for (const [k, v] of Object.entries(details)) metadata[k] = typeof v === 'string' ? v : JSON.stringify(v);
+  return {
+    '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+    reason: a2aReason ?? code,
+    domain: a2aReason ? 'a2a-protocol.org' : 'agentd',
+    metadata,
+  };
 }
 
 /** AIP-193's canonical status name of each HTTP status the table (and a 404/405 of a route) answers. */
@@ -99,7 +128,7 @@ export interface A2aRestErrorBody {
     code: number;
     status: string;
     message: string;
-    details: { '@type': string; reason: string; domain: string; metadata: Record<string, string> }[];
+    details: A2aErrorInfo[];
   };
 }
 
@@ -107,15 +136,7 @@ export interface A2aRestErrorBody {
 export function toA2aRest(e: unknown, status?: number): EncodedError<A2aRestErrorBody> {
   const { code, message, details } = toErrorBody(e);
   const httpCode = status ?? httpStatus(code);
-  const a2aReason = A2A_REASON[A2A_RPC[code] ?? 0];
-  const metadata: Record<string, string> = { code };
-  for (const [k, v] of Object.entries(details)) metadata[k] = typeof v === 'string' ? v : JSON.stringify(v);
-  const info = {
-    '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
-    reason: a2aReason ?? code,
-    domain: a2aReason ? 'a2a-protocol.org' : 'agentd',
-    metadata,
-  };
+  const info = a2aErrorInfo(code, details);
   return {
     status: httpCode,
     body: { error: { code: httpCode, status: CANONICAL_STATUS[httpCode] ?? 'UNKNOWN', message, details: [info] } },

@@ -20,6 +20,7 @@ export {
   toRestReply,
   toWsFrame,
   type A2aRestErrorBody,
+  type A2aRpcError,
   type EncodedError,
   type JsonRpcErrorBody,
   type RestErrorEnvelope,
