@@ -356,6 +356,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
           ...(payload.image && { image: payload.image }),
           ...(payload.hops !== undefined && { hops: payload.hops }),
           ...(payload.attached && { attached: payload.attached }),
+          ...(payload.clientTools && { clientTools: payload.clientTools }),
         };
         if (quota) await quotas.ready(quota.holder, sessionId);
         let creates = false;
