@@ -21,7 +21,7 @@
  *   runs in the process: the turn is resumed and goes on waiting); an elicitation or a sampling request dies
  *   with its server's request.
  */
-import type { PendingApproval, PendingElicitation, Question, QuestionKind } from './records.ts';
+import type { PendingApproval, PendingClientToolCall, PendingElicitation, Question, QuestionKind } from './records.ts';
 import { EVENT_VERSION, type ApprovalDecision, type ElicitationAction, type SessionEvent } from './session-events.ts';
 
 export type { Question, QuestionKind };
@@ -267,3 +267,12 @@ export function elicitationRecordOf(q: Question): PendingElicitation {
     expiresAt,
   };
 }
+
+/** The record `GET …/client-tools` lists for a call of a tool the client runs (its session is the route's). */
+export const clientToolRecordOf = (q: Question): PendingClientToolCall => ({
+  callId: q.id,
+  turnId: q.turnId,
+  toolName: q.toolName ?? '',
+  args: q.args,
+  expiresAt: q.expiresAt,
+});

@@ -213,6 +213,16 @@ export const pendingElicitation = z.object({
 });
 export type PendingElicitation = z.output<typeof pendingElicitation>;
 
+/** A call of a tool the client runs, waiting for the client's result, as a listing shows it (its session is the route's). */
+export const pendingClientToolCall = z.object({
+  callId: z.string(),
+  turnId: z.string(),
+  toolName: z.string().describe("The tool as the client named it (an AG-UI run's `tools`)"),
+  args: z.unknown(),
+  expiresAt: z.string().describe('When the call fails unanswered'),
+});
+export type PendingClientToolCall = z.output<typeof pendingClientToolCall>;
+
 /** The agent's health: `degraded` from a failed append until one succeeds, with the cause and when it began. */
 export const agentHealth = z.discriminatedUnion('status', [
   z.object({ status: z.literal('ready') }),
