@@ -13,13 +13,18 @@
  * - A new run takes the last of `messages`, which must be the user's, as the turn's message (queued behind a
  *   running turn). When the client's earlier user messages differ from the thread's, the run answers
  *   `MESSAGES_SNAPSHOT` (the thread as stored, with the new message) right after `RUN_STARTED`; the stored
- *   history is not changed. `tools`, `context`, `state` and `forwardedProps` are not used.
+ *   history is not changed. Its `tools` go with the turn (client-tools.ts: who may declare them, their
+ *   bounds); `context`, `state` and `forwardedProps` are not used.
  * - A thread whose turn waits for a person (its open questions) takes no new run: INVALID_REQUEST
- *   `reason: "open_interrupts"`. A run with `resume` answers them through `agent.answer` (the `approve`
+ *   `reason: "open_interrupts"` (`"pending_tool_calls"` when only calls of the client's tools wait). Trailing
+ *   `tool` messages naming those calls answer them through `agent.answer` (the `approve` scope): every one
+ *   that waits (else `pending_tool_calls`), and no interrupt open (else `open_interrupts`) unless the run
+ *   also resumes; the run then sends the rest of that turn, as a resume does. A run with `resume` answers them through `agent.answer` (the `approve`
  *   scope, as REST; refused as `checkResume` says) and sends the rest of that turn: what the run that ended
  *   on the interrupt had not sent (its frames after the questions asked).
  * - A run ends on an interrupt once every question the agent holds for the turn (`agent.questions`) was
- *   seen in its frames, all of them still open: `RUN_FINISHED { outcome: interrupt }` lists them.
+ *   seen in its frames, all of them still open: `RUN_FINISHED { outcome: interrupt }` lists them (those for
+ *   a person; when only client tool calls wait, `outcome: success` with their `pendingToolCallIds`).
  * - A client that leaves ends its run's stream only: the turn goes on (cancel it with the REST cancel).
  */
 import { EventType, type Event, type Message, type ResumeEntry } from '@ag-ui/core';

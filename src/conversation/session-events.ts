@@ -47,10 +47,8 @@ export const elicitationAction = z.enum(['accept', 'decline', 'cancel']);
 export type ElicitationAction = z.output<typeof elicitationAction>;
 
 export const sessionEventSchema = z.discriminatedUnion('type', [
-  /**
-   * `attached`: resources and a prompt's messages the model got with it (optional within version 2; see attachments.ts).
-   * `clientTools`: the tools its client runs, offered for this turn only (optional within version 3).
-   */
+  /** `attached`: resources and a prompt's messages the model got (optional within v2; attachments.ts); `clientTools`: */
+  /** the tools its client runs, offered for this turn only (optional within v3). */
   z.object({
     v,
     type: z.literal('userMessage'),
@@ -152,10 +150,7 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
   }),
   /** A call of a tool the client runs, waiting for the client's result; `expiresAt`: when it fails unanswered. */
   z.object({ v, type: z.literal('clientToolRequested'), ...toolRef, args: z.unknown(), expiresAt: z.string() }),
-  /**
-   * Its answer: by whom (`ag-ui`, `rest`, `timeout`, `cancelled`, ...), and `error` when the call failed (the
-   * client's error, or why it was closed unanswered). The result itself is the `toolResult` stored right after.
-   */
+  /** Its answer: by whom (`ag-ui`, `rest`, `timeout`, ...), `error` when it failed; the result is the `toolResult` after. */
   z.object({
     v,
     type: z.literal('clientToolResolved'),
