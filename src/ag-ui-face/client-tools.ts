@@ -7,8 +7,8 @@
  *   (off, or not among its `principals`) that declares any is refused (FORBIDDEN, `reason: "client_tools"`).
  *   At most {@link MAX_CLIENT_TOOLS}, names 1–128 characters and unique (else INVALID_REQUEST naming the
  *   field); `parameters` must be a JSON Schema object when given (absent: an object of no properties).
- * - `clientResults(messages, asked)`: the trailing `tool` messages (after the last message of another role)
- *   that name a client tool call of the thread, as its answers: `content` as text, `error` when the message
+ * - `clientResults(messages, open, asked)`: the trailing `tool` messages (after the last message of another
+ *   role) that name an open client tool call of the thread, as its answers: `content` as text, `error` when the message
  *   has one. A trailing message naming a call already closed is refused before anything is answered (the
  *   approval codes: APPROVAL_ALREADY_RESOLVED, `reason: "expired"` or `"answered"`); one naming anything
  *   else (an approval's tool message, a call the thread never had) is not an answer.

@@ -16,12 +16,12 @@
  *   history is not changed. Its `tools` go with the turn (client-tools.ts: who may declare them, their
  *   bounds); `context`, `state` and `forwardedProps` are not used.
  * - A thread whose turn waits for a person (its open questions) takes no new run: INVALID_REQUEST
- *   `reason: "open_interrupts"` (`"pending_tool_calls"` when only calls of the client's tools wait). Trailing
- *   `tool` messages naming those calls answer them through `agent.answer` (the `approve` scope): every one
- *   that waits (else `pending_tool_calls`), and no interrupt open (else `open_interrupts`) unless the run
- *   also resumes; the run then sends the rest of that turn, as a resume does. A run with `resume` answers them through `agent.answer` (the `approve`
- *   scope, as REST; refused as `checkResume` says) and sends the rest of that turn: what the run that ended
- *   on the interrupt had not sent (its frames after the questions asked).
+ *   `reason: "open_interrupts"` (`"pending_tool_calls"` when only calls of the client's tools wait). A run
+ *   with `resume` answers them through `agent.answer` (the `approve` scope, as REST; refused as `checkResume`
+ *   says) and sends the rest of that turn: what the run that ended on the interrupt had not sent (its frames
+ *   after the questions asked). Trailing `tool` messages naming client tool calls answer them the same way
+ *   (client-tools.ts): every one that waits (else `pending_tool_calls`), and no interrupt open unless the run
+ *   also resumes (else `open_interrupts`).
  * - A run ends on an interrupt once every question the agent holds for the turn (`agent.questions`) was
  *   seen in its frames, all of them still open: `RUN_FINISHED { outcome: interrupt }` lists them (those for
  *   a person; when only client tool calls wait, `outcome: success` with their `pendingToolCallIds`).

@@ -51,25 +51,25 @@ export const clientToolQuestion = (key: TurnKey, c: PlannedCall, expiresAt: stri
 export const callQuestion = (key: TurnKey, c: PlannedCall, expiresAt: string): Question =>
   (c.runsOnClient ? clientToolQuestion : approvalQuestion)(key, c, expiresAt);
 
+/** A call's result that closing its question gives: `text` is what the model reads (a failure's is its `result.error`). */
+const resultFact = (key: TurnKey, call: PlannedCall, success: boolean, text: string): SessionEvent => ({
+  v: EVENT_VERSION,
+  type: 'toolResult',
+  turnId: key.turnId,
+  callId: call.callId,
+  toolName: call.toolName,
+  serverId: call.serverId,
+  success,
+  result: success ? text : { error: text },
+  text,
+  durationMs: 0,
+});
+
 /** The result a client tool call gets from its answer (see the contracts). */
-function clientResult(key: TurnKey, call: PlannedCall, answer: ClientToolReply): SessionEvent {
-  const { content, error } = answer;
-  const failed = error !== undefined;
-  const text = failed
-    ? `Tool "${call.name}" (run by the client) failed: ${error}${content === '' ? '' : `\n${content}`}`
-    : content;
-  return {
-    v: EVENT_VERSION,
-    type: 'toolResult',
-    turnId: key.turnId,
-    callId: call.callId,
-    toolName: call.toolName,
-    serverId: call.serverId,
-    success: !failed,
-    result: failed ? { error: text } : content,
-    text,
-    durationMs: 0,
-  };
+function clientResult(key: TurnKey, call: PlannedCall, { content, error }: ClientToolReply): SessionEvent {
+  if (error === undefined) return resultFact(key, call, true, content);
+  const text = `Tool "${call.name}" (run by the client) failed: ${error}${content === '' ? '' : `\n${content}`}`;
+  return resultFact(key, call, false, text);
 }
 
 /** The step as closing questions sees it. */
@@ -110,19 +110,9 @@ export function closeQuestions(
       closed.starts.push({ key, callId: call.callId, name: call.name, args: call.args });
       continue;
     }
-    const text = deniedText(call.name, by, 'reason' in answer ? answer.reason : undefined);
-    closed.facts.push({
-      v: EVENT_VERSION,
-      type: 'toolResult',
-      turnId: key.turnId,
-      callId: call.callId,
-      toolName: call.toolName,
-      serverId: call.serverId,
-      success: false,
-      result: { error: text },
-      text,
-      durationMs: 0,
-    });
+    closed.facts.push(
+      resultFact(key, call, false, deniedText(call.name, by, 'reason' in answer ? answer.reason : undefined)),
+    );
     closed.pending--;
   }
   const ids = new Set(answered.map((a) => a.q.id));
