@@ -35,7 +35,7 @@ import {
   type ErrorActorEvent,
 } from 'xstate';
 import { EVENT_VERSION } from '../src/conversation/session-events.ts';
-import { answeredEvent, closingAnswer, type WaitingQuestion } from '../src/conversation/questions.ts';
+import { QUESTION_KINDS, answeredEvent, closingAnswer, type WaitingQuestion } from '../src/conversation/questions.ts';
 import {
   keyOf,
   type AnswerEvent,
@@ -126,14 +126,15 @@ export const sessionMachine = setup({
     }),
     /**
      * The running turn was stopped: its questions are closed, then it fails as cancelled; at shutdown, a
-     * turn with a call waiting for approval is left open instead (it is resumed).
+     * turn with a question that outlives its process (a call waiting for approval or for the client's
+     * result: questions.ts `survivesRestart`) is left open instead (it is resumed).
      */
     reportStopped: enqueueActions(({ context, event, self, enqueue }) => {
       const reason = reasonOf(event);
       const key = keyOf(context.sessionId, context.queue[0] as TurnMessage);
       const turnId = key.turnId;
       const questions = questionsOf(self.getSnapshot().children);
-      if (reason === 'shutdown' && questions.some((q) => q.kind === 'approval')) return;
+      if (reason === 'shutdown' && questions.some((q) => QUESTION_KINDS[q.kind].survivesRestart)) return;
       const message = cancelMessage(reason);
       for (const q of questions)
         enqueue.emit({

@@ -12,7 +12,8 @@
  *   STEP_SEPARATOR, so the chunks join to `response.content`.
  * - Bad argument JSON, an unknown or a denied tool is answered at once with a failed result, never called.
  *   After `maxIterations` steps the last step's calls still run, then the iteration-limit notice is the reply.
- * - Questions for a person (approvals, a running call's elicitation or sampling request) hold the turn in
+ * - A call of a tool the client runs is never started here: it waits for the client's result as a question.
+ * - Questions for a person (approvals, client tool calls, a running call's elicitation or sampling request) hold the turn in
  *   `awaitingUser` (tag `waitingForUser`); one delay wakes at the earliest `expiresAt` and closes what is due
  *   by `timeout`. ANSWER closes the question it names; a call's question left open when it settles is closed
  *   by `call-ended`. A resumed turn (`message.resume`) announces nothing and fails its interrupted calls.
@@ -56,6 +57,7 @@ export const turnMachine = turnSetup.createMachine({
           iteration: context.iteration,
           prefix: context.reply === '' ? '' : STEP_SEPARATOR,
           compacted: context.stepCompacted,
+          ...(context.message.clientTools && { clientTools: context.message.clientTools }),
         }),
         onDone: [
           {

@@ -3,7 +3,7 @@ import type { ModelAttempt, Usage } from '../../src/conversation/model-messages.
 import { waitingOf, type WaitingQuestion } from '../../src/conversation/questions.ts';
 import type { ModelTool } from '../../src/conversation/tool-shapes.ts';
 import type { CompactRequest, TurnKey, TurnMessage } from '../../src/conversation/turn-contract.ts';
-import { approvalQuestion } from '../../src/conversation/turn-questions.ts';
+import { callQuestion } from '../../src/conversation/turn-questions.ts';
 import type { PlannedCall, TurnError } from '../../src/conversation/turn-steps.ts';
 
 export interface TurnInput {
@@ -71,7 +71,7 @@ export function initialContext(input: TurnInput): TurnContext {
   const resume = input.message.resume;
   if (!resume) return base;
   const { iteration, reply, lastText, awaiting, expiresAt, waitMs } = resume;
-  const questions = awaiting.map((c) => waitingOf(approvalQuestion(input.key, c, expiresAt)));
+  const questions = awaiting.map((c) => waitingOf(callQuestion(input.key, c, expiresAt)));
   const wakeAt = Date.parse(expiresAt);
   return {
     ...base,

@@ -23,6 +23,7 @@ export const userMessageFact = (key: TurnKey, message: TurnMessage): SessionEven
   content: message.content,
   ...(message.image && { image: message.image }),
   ...(message.attached && { attached: message.attached }),
+  ...(message.clientTools && { clientTools: message.clientTools }),
 });
 
 export const reasoningFact = (key: TurnKey, model: string, r: StepReasoning): SessionEvent => ({

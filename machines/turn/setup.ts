@@ -7,7 +7,7 @@ import type { ModelStep } from '../../src/conversation/model-messages.ts';
 import { askedEvent, closingAnswer, waitingOf, type WaitingQuestion } from '../../src/conversation/questions.ts';
 import {
   MAX_DELAY_MS,
-  approvalQuestion,
+  callQuestion,
   closeQuestions,
   deadlineOf,
   earliest,
@@ -35,7 +35,7 @@ import {
   userMessageFact,
 } from './facts.ts';
 
-const runsNow = (c: PlannedCall) => c.error === undefined && !c.needsApproval;
+const runsNow = (c: PlannedCall) => c.error === undefined && !c.needsApproval && !c.runsOnClient;
 
 /** The turn's setup: `turn.machine.ts` creates the machine from it; owners `.provide()` its actors. */
 export const turnSetup = setup({
@@ -104,15 +104,18 @@ export const turnSetup = setup({
     reportStep: enqueueActions(({ context: { key, model }, enqueue }, { step }: ModelStepOutput) => {
       enqueue.sendParent(fact(key, assistantStepFact(key, model, step)));
     }),
-    /** Reports every call; answers the ones that cannot run at once; asks about the ones the policy wants approved; counts the others. */
+    /**
+     * Reports every call; answers the ones that cannot run at once; asks about the ones the policy wants
+     * approved, and the client for the ones it runs; counts the others.
+     */
     startCalls: enqueueActions(({ context: { key, calls, approvalTimeoutMs }, enqueue }, { at }: ModelStepOutput) => {
       const expiresAt = new Date(at + approvalTimeoutMs).toISOString();
       const questions: WaitingQuestion[] = [];
       for (const call of calls) {
         enqueue.sendParent(fact(key, toolCallFact(key, call)));
         if (call.error !== undefined) enqueue.sendParent(fact(key, failedResultFact(key, call, call.error)));
-        if (!call.needsApproval) continue;
-        const question = approvalQuestion(key, call, expiresAt);
+        if (!call.needsApproval && !call.runsOnClient) continue;
+        const question = callQuestion(key, call, expiresAt);
         enqueue.sendParent(fact(key, askedEvent(question)));
         questions.push(waitingOf(question));
       }

@@ -10,7 +10,8 @@
  *   until the turn's `response` replaces it with the whole reply.
  * - States: a message waiting in the queue → submitted; `userMessage` (the turn started) → working; a
  *   question for a person (src/conversation/questions.ts: an approval, a sampling request, a tool
- *   server's elicitation) not yet closed → input-required (in `questions`, and in words in `statusText`),
+ *   server's elicitation, a call of a tool an AG-UI client runs) not yet closed → input-required (in
+ *   `questions`, and in words in `statusText`; a client tool call is answered by its AG-UI client or REST),
  *   working again once answered; `response` → completed; `error` → canceled when it says the turn was cancelled,
  *   else failed.
  * - `statusAt` is the time of the step that last changed the state or its text (a stored step's is when
@@ -64,12 +65,16 @@ const approvalText = (calls: Question[]): string =>
 const questionText = (q: Question): string =>
   `Tool server "${q.serverId}" asks: ${q.message ?? ''}${q.url === undefined ? '' : ` (${q.url})`}${q.requestedSchema === undefined ? '' : ` — fields: ${JSON.stringify(q.requestedSchema)}`}. Answer with a data part { "elicitationId": "${q.id}", "action": "accept" | "decline" | "cancel", "content"? }`;
 
+const clientToolText = (q: Question): string =>
+  `Waiting for the AG-UI client to run its tool "${q.toolName ?? ''}" (call ${q.callId}): its result comes from that client (or POST /api/sessions/{id}/client-tools/${q.callId})`;
+
 /** What the task waits for, in words; input-required while anything waits, else working. */
 function waiting(task: TaskView): TaskView {
   const approvals = task.questions.filter(inFamily('approval'));
   const texts = [
     ...(approvals.length > 0 ? [approvalText(approvals)] : []),
     ...task.questions.filter(inFamily('elicitation')).map(questionText),
+    ...task.questions.filter(inFamily('clientTool')).map(clientToolText),
   ];
   if (texts.length > 0) return { ...task, state: 'input-required', statusText: texts.join('\n') };
   const { statusText: _done, ...rest } = task;
@@ -122,12 +127,14 @@ function foldOn(next: TaskView, frame: AgentFrame): TaskView {
         reply: next.reply + frame.data.content,
       };
     case 'toolApprovalRequested':
-    case 'elicitationRequested': {
+    case 'elicitationRequested':
+    case 'clientToolRequested': {
       const question = questionOfFrame(frame);
       return question ? waiting({ ...next, questions: [...next.questions, question] }) : next;
     }
     case 'toolApprovalResolved':
-    case 'elicitationResolved': {
+    case 'elicitationResolved':
+    case 'clientToolResolved': {
       const id = answerOfFrame(frame)?.id;
       return waiting({ ...next, questions: next.questions.filter((q) => q.id !== id) });
     }

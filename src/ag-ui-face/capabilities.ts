@@ -2,7 +2,7 @@
  * What the AG-UI face declares (`GET <path>/capabilities`): @ag-ui/core's `AgentCapabilities`, from the agent file.
  *
  * Contracts: identity from `name`, `description`, `version`; SSE and protobuf over HTTP; tool calls (several
- * per step) but not the client's tools yet; interrupts for approvals and tool servers' questions, answered
+ * per step) and the client's tools unless `agUi.clientTools.enabled` is false; interrupts for approvals and tool servers' questions, answered
  * without edited arguments; reasoning sent whole (not streamed); no shared state; `execution.maxIterations`
  * from `llm.maxIterations`.
  */
@@ -11,6 +11,7 @@ import type { AgentConfig } from '../config/schema.ts';
 
 export type CapabilitiesConfig = Pick<AgentConfig, 'name' | 'description' | 'version'> & {
   llm: Pick<AgentConfig['llm'], 'maxIterations'>;
+  agUi: Pick<AgentConfig['agUi'], 'clientTools'>;
 };
 
 export const agentCapabilities = (config: CapabilitiesConfig): AgentCapabilities => ({
@@ -21,7 +22,7 @@ export const agentCapabilities = (config: CapabilitiesConfig): AgentCapabilities
     ...(config.description !== undefined && { description: config.description }),
   },
   transport: { streaming: true, httpBinary: true, websocket: false, pushNotifications: false, resumable: false },
-  tools: { supported: true, parallelCalls: true, clientProvided: false },
+  tools: { supported: true, parallelCalls: true, clientProvided: config.agUi.clientTools.enabled },
   humanInTheLoop: { supported: true, approvals: true, interrupts: true, approveWithEdits: false },
   reasoning: { supported: true, streaming: false },
   state: { snapshots: false, deltas: false, persistentState: false },

@@ -13,13 +13,18 @@
  * - A new run takes the last of `messages`, which must be the user's, as the turn's message (queued behind a
  *   running turn). When the client's earlier user messages differ from the thread's, the run answers
  *   `MESSAGES_SNAPSHOT` (the thread as stored, with the new message) right after `RUN_STARTED`; the stored
- *   history is not changed. `tools`, `context`, `state` and `forwardedProps` are not used.
+ *   history is not changed. Its `tools` go with the turn (client-tools.ts: who may declare them, their
+ *   bounds); `context`, `state` and `forwardedProps` are not used.
  * - A thread whose turn waits for a person (its open questions) takes no new run: INVALID_REQUEST
- *   `reason: "open_interrupts"`. A run with `resume` answers them through `agent.answer` (the `approve`
- *   scope, as REST; refused as `checkResume` says) and sends the rest of that turn: what the run that ended
- *   on the interrupt had not sent (its frames after the questions asked).
+ *   `reason: "open_interrupts"` (`"pending_tool_calls"` when only calls of the client's tools wait). A run
+ *   with `resume` answers them through `agent.answer` (the `approve` scope, as REST; refused as `checkResume`
+ *   says) and sends the rest of that turn: what the run that ended on the interrupt had not sent (its frames
+ *   after the questions asked). Trailing `tool` messages naming client tool calls answer them the same way
+ *   (client-tools.ts): every one that waits (else `pending_tool_calls`), and no interrupt open unless the run
+ *   also resumes (else `open_interrupts`).
  * - A run ends on an interrupt once every question the agent holds for the turn (`agent.questions`) was
- *   seen in its frames, all of them still open: `RUN_FINISHED { outcome: interrupt }` lists them.
+ *   seen in its frames, all of them still open: `RUN_FINISHED { outcome: interrupt }` lists them (those for
+ *   a person; when only client tool calls wait, `outcome: success` with their `pendingToolCallIds`).
  * - A client that leaves ends its run's stream only: the turn goes on (cancel it with the REST cancel).
  */
 import { EventType, type Event, type Message, type ResumeEntry } from '@ag-ui/core';
@@ -35,11 +40,14 @@ import {
   type TurnFollower,
 } from '../agent/index.ts';
 import type { Principal, SessionAccess } from '../auth/index.ts';
+import type { AgUiConfig } from '../config/schema.ts';
+import type { ClientTool } from '../conversation/session-event-fields.ts';
 import type { Bus } from '../bus/index.ts';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
 import type { SessionKey } from '../session-id.ts';
 import { newUserMessage, readRunInput, type RunInput } from './input.ts';
+import { clientResults, clientToolsOf } from './client-tools.ts';
 import { answerOf, checkResume } from './interrupts.ts';
 import { foldStep, interrupted, runError, runStarted, runView, type RunView } from './run-view.ts';
 import { diverges, questionsAsked, threadMessages } from './thread.ts';
@@ -50,6 +58,8 @@ export interface AgUiFaceDeps {
   clock: Clock;
   /** Whether a principal may answer questions (the `approve` route scope of server.auth). */
   mayApprove: (principal: Principal) => boolean;
+  /** Who may declare tools the client runs (`agUi.clientTools`). */
+  clientTools: AgUiConfig['clientTools'];
 }
 
 export interface AgUiCallContext {
@@ -65,10 +75,16 @@ interface Plan {
   since: number;
   snapshot: Message[] | undefined;
   send?: string;
+  clientTools?: ClientTool[];
   answers: { q: Question; answer: AnswerInput }[];
 }
 
 const snapshotEvent = (messages: Message[]): Event => ({ type: EventType.MESSAGES_SNAPSHOT, messages });
+const openInterrupts = (interrupts: Question[]) =>
+  new AppError('INVALID_REQUEST', 'The thread waits for its interrupts: resume them first', {
+    reason: 'open_interrupts',
+    interruptIds: interrupts.map((q) => q.id),
+  });
 
 export function createAgUiFace(deps: AgUiFaceDeps) {
   const { bus } = deps;
@@ -78,14 +94,16 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
   function plan(input: RunInput, frames: AgentFrame[], open: Question[], principal: Principal): Plan {
     const { runId, messages } = input;
     const resume: ResumeEntry[] = input.resume ?? [];
-    if (resume.length > 0) {
-      if (!deps.mayApprove(principal))
-        throw new AppError('FORBIDDEN', 'Answering an interrupt needs the approve scope', { scope: 'approve' });
-      checkResume(resume, open, questionsAsked(frames), deps.clock.now());
-      const answers = resume.map((entry) => {
-        const q = open.find((o) => o.id === entry.interruptId)!; // checkResume: every entry names an open one
-        return { q, answer: answerOf(q, entry) };
+    const clientTools = clientToolsOf(input.tools, principal, deps.clientTools);
+    const asked = questionsAsked(frames);
+    const interrupts = open.filter((q) => q.kind !== 'clientTool');
+    const results = clientResults(messages, open, asked);
+    if ((resume.length > 0 || results.length > 0) && !deps.mayApprove(principal))
+      throw new AppError('FORBIDDEN', 'Answering an interrupt or a tool call needs the approve scope', {
+        scope: 'approve',
       });
+    /** The run goes on with the turn its answers belong to, from the frames of the questions they close. */
+    const resumed = (answers: { q: Question; answer: AnswerInput }[]): Plan => {
       const ids = new Set(answers.map((a) => a.q.id));
       const since = Math.max(
         0,
@@ -93,6 +111,25 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
       );
       const snapshot = diverges(messages, frames) ? threadMessages(frames) : undefined;
       return { turnId: answers[0]!.q.turnId, since, snapshot, answers };
+    };
+    if (resume.length > 0) {
+      checkResume(resume, interrupts, asked, deps.clock.now());
+      const answers = resume.map((entry) => {
+        const q = open.find((o) => o.id === entry.interruptId)!; // checkResume: every entry names an open one
+        return { q, answer: answerOf(q, entry) };
+      });
+      return resumed([...answers, ...results]);
+    }
+    if (results.length > 0) {
+      if (interrupts.length > 0) throw openInterrupts(interrupts);
+      const missing = open.filter((q) => !results.some((r) => r.q.id === q.id)).map((q) => q.callId);
+      if (missing.length > 0)
+        throw new AppError(
+          'INVALID_REQUEST',
+          `The thread waits for the results of ${missing.length} more tool call(s): send a tool message for each (${missing.join(', ')})`,
+          { reason: 'pending_tool_calls', toolCallIds: missing },
+        );
+      return resumed(results);
     }
     if (frames.some((f) => (f.data as { turnId?: string }).turnId === runId))
       return {
@@ -101,11 +138,13 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
         snapshot: threadMessages(frames, { before: runId }),
         answers: [],
       };
+    if (interrupts.length > 0) throw openInterrupts(interrupts);
     if (open.length > 0)
-      throw new AppError('INVALID_REQUEST', 'The thread waits for its interrupts: resume them first', {
-        reason: 'open_interrupts',
-        interruptIds: open.map((q) => q.id),
-      });
+      throw new AppError(
+        'INVALID_REQUEST',
+        'The thread waits for the results of the tool calls its client runs: send them as tool messages first',
+        { reason: 'pending_tool_calls', toolCallIds: open.map((q) => q.callId) },
+      );
     const message = newUserMessage(messages);
     if (!message)
       throw new AppError('MISSING_FIELD', 'A new run needs a user message last in messages', { field: 'messages' });
@@ -113,7 +152,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
     const snapshot = diverges(prior, frames)
       ? [...threadMessages(frames), { id: `${runId}-user`, role: 'user' as const, content: message.text }]
       : undefined;
-    return { turnId: runId, since: 0, snapshot, send: message.text, answers: [] };
+    return { turnId: runId, since: 0, snapshot, send: message.text, ...(clientTools && { clientTools }), answers: [] };
   }
 
   /** Follows the planned turn into `push` until its run ends; answers the watch to close. */
@@ -167,6 +206,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
             sessionId: key,
             turnId: input.runId,
             content: p.send,
+            ...(p.clientTools && { clientTools: p.clientTools }),
             ...(ctx.sessions.quota && { quota: ctx.sessions.quota }),
           },
           { sessionId: key, correlationId: `ag-ui:${input.runId}` },

@@ -244,16 +244,23 @@ export function foldStep(view: RunView, step: TurnStep): { view: RunView; events
   return { view: v, events };
 }
 
-/** The run ends waiting for a person: `questions` (the turn's open ones) are its interrupts. */
+/**
+ * The run ends waiting: `questions` (the turn's open ones) are its interrupts, those for a person; when only
+ * calls of tools the client runs wait, it is a success whose `pendingToolCallIds` name them (AG-UI 1.0).
+ */
 export function interrupted(view: RunView, questions: readonly Question[]): { view: RunView; events: Event[] } {
   const v = { ...view };
   const events: Event[] = [];
   closeStep(v, events);
+  const interrupts = questions.filter((q) => q.kind !== 'clientTool');
   events.push({
     type: EventType.RUN_FINISHED,
     threadId: v.threadId,
     runId: v.runId,
-    outcome: { type: 'interrupt', interrupts: questions.map(interruptOf) },
+    outcome:
+      interrupts.length > 0
+        ? { type: 'interrupt', interrupts: interrupts.map(interruptOf) }
+        : { type: 'success', pendingToolCallIds: questions.map((q) => q.callId) },
   });
   v.ended = true;
   return { view: v, events };

@@ -86,6 +86,7 @@ export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[
         ...(payload.image && { image: payload.image }),
         ...(payload.hops !== undefined && { hops: payload.hops }),
         ...(payload.attached && { attached: payload.attached }),
+        ...(payload.clientTools && { clientTools: payload.clientTools }),
       };
       if (quota) await quotas.ready(quota.holder, sessionId);
       let creates = false;

@@ -12,20 +12,20 @@
  *   after), so a client sees a compaction live and on replay alike.
  * - `elicitationRequested` and `elicitationResolved` have frames of the same names; the resolution's
  *   frame leaves out the `content` the user typed (it is in the stored event, for the session's log).
+ * - `clientToolRequested` and `clientToolResolved` (a call of a tool the client runs, waiting for its result,
+ *   and how that closed) have frames of the same names; the result is the `toolResult` frame after.
  * - `reasoning` has a frame of the same name (the text, the model and its API; not the opaque replay items).
  * - `assistantStep` (a model step that asked for tools) and `messageQueued` (a message waiting for
  *   its turn: its caller already has the acknowledgement, and its turn's frames begin with its
  *   `userMessage`) have no frame, nor has `serverSampled` (tokens of a server's sampling, counted in usage).
  */
 import type { Attached } from '../conversation/attachments.ts';
-import { answerOf, questionOf, type Question, type QuestionAnswer } from '../conversation/questions.ts';
-import {
-  EVENT_VERSION,
-  type ApprovalDecision,
-  type ElicitationAction,
-  type CompactionMethod,
-  type CompactionTrigger,
-  type SessionEvent,
+import type {
+  ApprovalDecision,
+  ElicitationAction,
+  CompactionMethod,
+  CompactionTrigger,
+  SessionEvent,
 } from '../conversation/session-events.ts';
 import type { ModelApi, Usage } from '../llm/types.ts';
 import type { StoredEvent } from '../store/types.ts';
@@ -89,6 +89,16 @@ export interface AgentFrameData {
   };
   /** Its answer (the content typed is in the stored event only). */
   elicitationResolved: TurnRef & { id: string; action: ElicitationAction; by: string };
+  /** A call of a tool the client runs waits for the client's result (`toolName`: the client's name of it). */
+  clientToolRequested: TurnRef & {
+    callId: string;
+    toolName: string;
+    serverId: string;
+    args: unknown;
+    expiresAt: string;
+  };
+  /** How it closed: by whom, and `error` when it failed (its result is the `toolResult` frame after). */
+  clientToolResolved: TurnRef & { callId: string; by: string; error?: string };
   error: AgentErrorData;
   conversationReset: { sessionId: string; seq: number };
   /** The history was compacted: events with seq ≤ upToSeq are summarised (or their tool results cleared) for the model; the log keeps them. */
@@ -237,6 +247,20 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
         event: 'elicitationResolved',
         data: { sessionId, turnId: e.turnId, seq, id: e.id, action: e.action, by: e.by },
       };
+    case 'clientToolRequested': {
+      const { callId, toolName, serverId, args, expiresAt, turnId } = e;
+      return {
+        event: 'clientToolRequested',
+        data: { callId, toolName, serverId, args, expiresAt, sessionId, turnId, seq },
+      };
+    }
+    case 'clientToolResolved': {
+      const { callId, by, turnId } = e;
+      return {
+        event: 'clientToolResolved',
+        data: { callId, by, ...(e.error !== undefined && { error: e.error }), sessionId, turnId, seq },
+      };
+    }
     case 'turnFailed':
       return {
         event: 'error',
@@ -262,25 +286,3 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
     }
   }
 }
-
-/** The frames that ask a question, and those that close one (src/conversation/questions.ts). */
-export const QUESTION_ASKED = ['toolApprovalRequested', 'elicitationRequested'] as const satisfies readonly FrameName[];
-export const QUESTION_ANSWERED = [
-  'toolApprovalResolved',
-  'elicitationResolved',
-] as const satisfies readonly FrameName[];
-
-/** The event a question's frame was made of: its frame carries every field of it (but a form's content typed). */
-const eventOfFrame = (frame: AgentFrame) => ({ v: EVENT_VERSION, type: frame.event, ...frame.data }) as SessionEvent;
-
-/** The question a frame asks, in the one shape every face maps; `undefined` for any other frame. */
-export const questionOfFrame = (frame: AgentFrame): Question | undefined =>
-  frame.event === 'toolApprovalRequested' || frame.event === 'elicitationRequested'
-    ? questionOf(eventOfFrame(frame), frame.data.sessionId)
-    : undefined;
-
-/** The question a frame closes, with its answer (without a form's content) and who gave it; `undefined` for any other frame. */
-export const answerOfFrame = (frame: AgentFrame): { id: string; answer: QuestionAnswer; by: string } | undefined =>
-  frame.event === 'toolApprovalResolved' || frame.event === 'elicitationResolved'
-    ? answerOf(eventOfFrame(frame))
-    : undefined;

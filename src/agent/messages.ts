@@ -2,6 +2,7 @@ import { approvalDecision } from '../conversation/session-events.ts';
 import type { AnswerInput, Question } from '../conversation/questions.ts';
 import type { ImagePart } from '../llm/types.ts';
 import type { Attached } from '../conversation/attachments.ts';
+import type { ClientTool } from '../conversation/session-event-fields.ts';
 import type {
   AgentHealth,
   CompactionResult,
@@ -54,6 +55,7 @@ export type AgentCommands = {
      * `unnamedSessionId`); only such a message may create a session with an unnamed id.
      * `turnId`: the id the turn takes (the AG-UI face's `runId`); a fresh one when absent. The caller makes
      * sure the session has no turn of that id (its turn index: `followTurn` knows it).
+     * `clientTools`: tools the caller's client runs, offered to the model for this turn (the AG-UI face's).
      */
     payload: {
       sessionId: SessionKey;
@@ -61,6 +63,7 @@ export type AgentCommands = {
       content: string;
       image?: ImagePart;
       attached?: Attached;
+      clientTools?: ClientTool[];
       hops?: number;
       quota?: SessionQuota;
       unnamed?: boolean;

@@ -49,5 +49,22 @@ export const agUiSchema = z.strictObject({
     .refine((p) => !TAKEN_PATHS.test(p), 'the path belongs to another endpoint (/api, /mcp, /a2a, /inspect)')
     .default('/ag-ui')
     .describe('Where AG-UI clients run the agent (`POST`); its capabilities are at `<path>/capabilities`.'),
+  clientTools: z
+    .strictObject({
+      enabled: z
+        .boolean()
+        .default(true)
+        .describe(
+          "Offer a run's `tools` (tools the client runs) to the model (`false`: a run that declares any is refused).",
+        ),
+      principals: z
+        .array(z.string().min(1))
+        .optional()
+        .describe(
+          'Only these principals (key names, `jwt:<subject>`, `anonymous`) may declare client tools; absent: every principal that may run.',
+        ),
+    })
+    .prefault({})
+    .describe("Tools the client runs (AG-UI's `RunAgentInput.tools`): who may declare them."),
 });
 export type AgUiConfig = z.output<typeof agUiSchema>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { a2aSchema, agUiSchema } from './faces-schema.ts';
+export type { AgUiConfig } from './faces-schema.ts';
 import { llmSchema } from './llm-schema.ts';
 import type { limitsSchema } from './limits-schema.ts';
 import { serverSchema, type corsSchema } from './server-schema.ts';

@@ -6,17 +6,22 @@
  * - The stored events keep their shapes (session-events.ts): an approval and a sampling request are asked
  *   as `toolApprovalRequested` and answered as `toolApprovalResolved` (a sampling request under the tool
  *   name {@link SAMPLING_TOOL_NAME}, its own id where a call's id is: {@link samplingId}, the wire's
- *   `<call id>~sampling-<8 hex>`); an elicitation as `elicitationRequested` / `elicitationResolved`.
+ *   `<call id>~sampling-<8 hex>`); an elicitation as `elicitationRequested` / `elicitationResolved`; a call of a
+ *   tool the client runs as `clientToolRequested` / `clientToolResolved` (its result is the `toolResult` after).
  *   {@link askedEvent} / {@link answeredEvent} write them, {@link questionOf} / {@link answerOf} read them
- *   back; nothing else knows the mapping (an id is opaque everywhere else).
+ *   back; nothing else knows the mapping (an id is opaque everywhere else). A client tool call's answer read
+ *   back carries its `error`, not its content (the `toolResult` stored after it holds that).
  * - An answer's shape names its family: `{ decision, reason? }` answers an approval or a sampling request,
- *   `{ action, content? }` an elicitation ({@link familyOf}). An answer of the other family finds nothing.
+ *   `{ action, content? }` an elicitation, `{ content, error? }` a client tool call ({@link familyOf}). An answer
+ *   of another family finds nothing.
  * - A question nobody answered is closed by {@link closingAnswer}: approvals and sampling requests are denied
- *   (with the reason), an elicitation is declined when its time ran out and cancelled otherwise.
- * - {@link QUESTION_KINDS} says what outlives a restart: an approval (its call never started: the turn is
- *   resumed and goes on waiting); an elicitation or a sampling request dies with its server's request.
+ *   (with the reason), an elicitation is declined when its time ran out and cancelled otherwise, a client tool
+ *   call fails with the reason as its error.
+ * - {@link QUESTION_KINDS} says what outlives a restart: an approval and a client tool call (nothing of the call
+ *   runs in the process: the turn is resumed and goes on waiting); an elicitation or a sampling request dies
+ *   with its server's request.
  */
-import type { PendingApproval, PendingElicitation, Question, QuestionKind } from './records.ts';
+import type { PendingApproval, PendingClientToolCall, PendingElicitation, Question, QuestionKind } from './records.ts';
 import { EVENT_VERSION, type ApprovalDecision, type ElicitationAction, type SessionEvent } from './session-events.ts';
 
 export type { Question, QuestionKind };
@@ -41,22 +46,28 @@ export interface ElicitationReply {
   action: ElicitationAction;
   content?: ElicitationContent;
 }
+/** A client's result of a call of its tool: its text, and `error` when the call failed. */
+export interface ClientToolReply {
+  content: string;
+  error?: string;
+}
 /** A person's answer (or the one a timeout, a call's end or a stop gives). */
-export type QuestionAnswer = ApprovalReply | ElicitationReply;
+export type QuestionAnswer = ApprovalReply | ElicitationReply | ClientToolReply;
 /** An answer as a face hands it in: an elicitation's `content` is not checked yet (src/agent/session/decide.ts). */
-export type AnswerInput = ApprovalReply | { action: ElicitationAction; content?: unknown };
+export type AnswerInput = ApprovalReply | { action: ElicitationAction; content?: unknown } | ClientToolReply;
 
 /** Which answers a question takes, and which routes and error codes address it. */
-export type QuestionFamily = 'approval' | 'elicitation';
+export type QuestionFamily = 'approval' | 'elicitation' | 'clientTool';
 
 export const QUESTION_KINDS: Record<QuestionKind, { family: QuestionFamily; survivesRestart: boolean }> = {
   approval: { family: 'approval', survivesRestart: true },
   elicitation: { family: 'elicitation', survivesRestart: false },
   sampling: { family: 'approval', survivesRestart: false },
+  clientTool: { family: 'clientTool', survivesRestart: true },
 };
 
 export const familyOf = (answer: QuestionAnswer | AnswerInput): QuestionFamily =>
-  'decision' in answer ? 'approval' : 'elicitation';
+  'decision' in answer ? 'approval' : 'action' in answer ? 'elicitation' : 'clientTool';
 /** Whether a question takes the answers of `family` (a listing of approvals holds sampling requests too). */
 export const inFamily =
   (family: QuestionFamily) =>
@@ -87,14 +98,17 @@ export const waitingOf = (q: Question): WaitingQuestion => ({
 
 /** The answer that closes an unanswered question (see the contracts). */
 export function closingAnswer(kind: QuestionKind, by: string, reason: string): QuestionAnswer {
-  if (QUESTION_KINDS[kind].family === 'approval') return { decision: 'deny', reason };
+  const family = QUESTION_KINDS[kind].family;
+  if (family === 'approval') return { decision: 'deny', reason };
+  if (family === 'clientTool') return { content: '', error: reason };
   return { action: by === 'timeout' ? 'decline' : 'cancel' };
 }
 
-/** An answer read as the family of `kind` takes it (a payload of the other family denies or cancels). */
+/** An answer read as the family of `kind` takes it (a payload of another family denies, cancels or fails). */
 function answerFor(kind: QuestionKind, answer: QuestionAnswer): QuestionAnswer {
   const family = QUESTION_KINDS[kind].family;
   if (family === familyOf(answer)) return answer;
+  if (family === 'clientTool') return { content: '', error: 'no result' };
   return family === 'approval' ? { decision: 'deny' } : { action: 'cancel' };
 }
 
@@ -103,6 +117,17 @@ const V = EVENT_VERSION;
 /** The stored event that asks `q`. */
 export function askedEvent(q: Omit<Question, 'sessionId'>): SessionEvent {
   const { turnId, serverId, expiresAt } = q;
+  if (q.kind === 'clientTool')
+    return {
+      v: V,
+      type: 'clientToolRequested',
+      turnId,
+      callId: q.id,
+      toolName: q.toolName ?? '',
+      serverId,
+      args: q.args,
+      expiresAt,
+    };
   if (q.kind === 'elicitation') {
     const where =
       q.mode === 'url' ? { url: q.url ?? '' } : { requestedSchema: q.requestedSchema ?? { type: 'object' } };
@@ -130,6 +155,15 @@ export function answeredEvent(
   by: string,
 ): SessionEvent {
   const a = answerFor(q.kind, answer);
+  if (!('decision' in a) && !('action' in a))
+    return {
+      v: V,
+      type: 'clientToolResolved',
+      turnId: q.turnId,
+      callId: q.id,
+      by,
+      ...(a.error !== undefined && { error: a.error }),
+    };
   if ('decision' in a)
     return {
       v: V,
@@ -169,6 +203,10 @@ export function questionOf(e: SessionEvent, sessionId: string): Question | undef
       expiresAt,
     };
   }
+  if (e.type === 'clientToolRequested') {
+    const { turnId, callId, toolName, serverId, args, expiresAt } = e;
+    return { id: callId, kind: 'clientTool', sessionId, turnId, callId, serverId, toolName, args, expiresAt };
+  }
   if (e.type !== 'toolApprovalRequested') return undefined;
   const { turnId, callId, serverId, args, expiresAt } = e;
   if (e.toolName === SAMPLING_TOOL_NAME)
@@ -195,6 +233,8 @@ export function answerOf(e: SessionEvent): { id: string; answer: QuestionAnswer;
     };
   if (e.type === 'elicitationResolved')
     return { id: e.id, answer: { action: e.action, ...(e.content && { content: e.content }) }, by: e.by };
+  if (e.type === 'clientToolResolved')
+    return { id: e.callId, answer: { content: '', ...(e.error !== undefined && { error: e.error }) }, by: e.by };
   return undefined;
 }
 
@@ -227,3 +267,12 @@ export function elicitationRecordOf(q: Question): PendingElicitation {
     expiresAt,
   };
 }
+
+/** The record `GET …/client-tools` lists for a call of a tool the client runs (its session is the route's). */
+export const clientToolRecordOf = (q: Question): PendingClientToolCall => ({
+  callId: q.id,
+  turnId: q.turnId,
+  toolName: q.toolName ?? '',
+  args: q.args,
+  expiresAt: q.expiresAt,
+});

@@ -140,10 +140,11 @@ export type SessionSummary = z.output<typeof sessionSummary>;
 
 /**
  * What a question asks: a tool call's approval (`approval`: the call waits, not started), a tool server's
- * question during a call (`elicitation`: a form or a URL), or a tool server's sampling request under
- * `sampling: ask` (`sampling`: may the agent's model answer it).
+ * question during a call (`elicitation`: a form or a URL), a tool server's sampling request under
+ * `sampling: ask` (`sampling`: may the agent's model answer it), or the result of a call of a tool the
+ * client runs (`clientTool`: an AG-UI run's `tools`).
  */
-export const questionKind = z.enum(['approval', 'elicitation', 'sampling']);
+export const questionKind = z.enum(['approval', 'elicitation', 'sampling', 'clientTool']);
 export type QuestionKind = z.output<typeof questionKind>;
 
 /**
@@ -153,19 +154,28 @@ export type QuestionKind = z.output<typeof questionKind>;
 export const question = z.object({
   id: z
     .string()
-    .describe('What an answer names: the call id of a tool approval, the id of an elicitation or a sampling request'),
+    .describe(
+      'What an answer names: the call id of a tool approval or a client tool call, the id of an elicitation or a sampling request',
+    ),
   kind: questionKind,
   sessionId: z.string(),
   turnId: z.string(),
   callId: z
     .string()
-    .describe('The tool call it belongs to: the one waiting for approval, or the one whose server asks'),
-  serverId: z.string().describe('The tool server of the call (approval) or the one that asks'),
-  toolName: z.string().exactOptional().describe('approval: the tool to call'),
+    .describe(
+      'The tool call it belongs to: the one waiting for approval or for the client, or the one whose server asks',
+    ),
+  serverId: z
+    .string()
+    .describe('The tool server of the call (approval) or the one that asks; `client` for a tool the client runs'),
+  toolName: z
+    .string()
+    .exactOptional()
+    .describe('approval: the tool to call; clientTool: the tool as the client named it'),
   args: z
     .unknown()
     .exactOptional()
-    .describe("approval: the call's arguments; sampling: `{ systemPrompt?, messages, maxTokens }`"),
+    .describe("approval, clientTool: the call's arguments; sampling: `{ systemPrompt?, messages, maxTokens }`"),
   message: z.string().exactOptional().describe("elicitation: the server's question"),
   mode: z.enum(['form', 'url']).exactOptional().describe('elicitation: a form to fill in or a URL to open'),
   requestedSchema: z
@@ -173,7 +183,7 @@ export const question = z.object({
     .exactOptional()
     .describe('elicitation (form): the fields asked for'),
   url: z.string().exactOptional().describe('elicitation (url): what to open'),
-  expiresAt: z.string().describe('When it is denied (or declined) unanswered'),
+  expiresAt: z.string().describe('When it is denied (or declined; a client tool call fails) unanswered'),
 });
 export type Question = z.output<typeof question>;
 
@@ -202,6 +212,16 @@ export const pendingElicitation = z.object({
   expiresAt: z.string(),
 });
 export type PendingElicitation = z.output<typeof pendingElicitation>;
+
+/** A call of a tool the client runs, waiting for the client's result, as a listing shows it (its session is the route's). */
+export const pendingClientToolCall = z.object({
+  callId: z.string(),
+  turnId: z.string(),
+  toolName: z.string().describe("The tool as the client named it (an AG-UI run's `tools`)"),
+  args: z.unknown(),
+  expiresAt: z.string().describe('When the call fails unanswered'),
+});
+export type PendingClientToolCall = z.output<typeof pendingClientToolCall>;
 
 /** The agent's health: `degraded` from a failed append until one succeeds, with the cause and when it began. */
 export const agentHealth = z.discriminatedUnion('status', [

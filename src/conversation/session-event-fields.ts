@@ -31,3 +31,13 @@ export const elicitationContent = z.record(
 );
 /** The call a tool event is about. */
 export const toolRef = { turnId, callId: z.string(), toolName: z.string(), serverId: z.string() };
+/**
+ * A tool the client runs (AG-UI's `RunAgentInput.tools`), as its turn keeps it: offered to the model for
+ * every step of that turn beside the tool servers' tools (src/agent/session/model-step.ts).
+ */
+export const clientTool = z.object({
+  name: z.string(),
+  description: z.string(),
+  parameters: z.record(z.string(), z.unknown()),
+});
+export type ClientTool = z.output<typeof clientTool>;

@@ -21,6 +21,7 @@
 import { z } from 'zod';
 import { attachedSchema } from './attachments.ts';
 import {
+  clientTool,
   elicitationContent,
   fallbacks,
   image,
@@ -46,7 +47,8 @@ export const elicitationAction = z.enum(['accept', 'decline', 'cancel']);
 export type ElicitationAction = z.output<typeof elicitationAction>;
 
 export const sessionEventSchema = z.discriminatedUnion('type', [
-  /** `attached`: resources and a prompt's messages the model got with it (optional within version 2; see attachments.ts). */
+  /** `attached`: resources and a prompt's messages the model got (optional within v2; attachments.ts); `clientTools`: */
+  /** the tools its client runs, offered for this turn only (optional within v3). */
   z.object({
     v,
     type: z.literal('userMessage'),
@@ -54,6 +56,7 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     content: z.string(),
     image: image.optional(),
     attached: attachedSchema.optional(),
+    clientTools: z.array(clientTool).optional(),
   }),
   /** A model step that asked for tools (audit and history; it has no frame). */
   z.object({
@@ -145,6 +148,17 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     by: z.string(),
     content: elicitationContent.optional(),
   }),
+  /** A call of a tool the client runs, waiting for the client's result; `expiresAt`: when it fails unanswered. */
+  z.object({ v, type: z.literal('clientToolRequested'), ...toolRef, args: z.unknown(), expiresAt: z.string() }),
+  /** Its answer: by whom (`ag-ui`, `rest`, `timeout`, ...), `error` when it failed; the result is the `toolResult` after. */
+  z.object({
+    v,
+    type: z.literal('clientToolResolved'),
+    turnId,
+    callId: z.string(),
+    by: z.string(),
+    error: z.string().optional(),
+  }),
   z.object({ v, type: z.literal('reset') }),
   /** A message waiting behind a running turn, stored before it is acknowledged (see the contracts). */
   z.object({
@@ -156,6 +170,7 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     image: image.optional(),
     hops: z.number().int().nonnegative().optional(),
     attached: attachedSchema.optional(),
+    clientTools: z.array(clientTool).optional(),
   }),
   /** A tool server's sampling request answered by the agent's model during call `callId` (see the contracts). */
   z.object({

@@ -12,7 +12,12 @@ export interface ModelTool {
   toolName: string;
   /** The tool policy's action for it (default allow). */
   action?: ToolAction;
+  /** A tool the client runs (serverId {@link CLIENT_SERVER_ID}): its call waits for the client's result. */
+  client?: true;
 }
+
+/** The `serverId` of a tool the client runs (an AG-UI run's `tools`), in its calls' events and frames. */
+export const CLIENT_SERVER_ID = 'client';
 
 /** Outcome of a tool call made on the model's behalf; failures are results, not throws. */
 export interface ModelToolOutcome {

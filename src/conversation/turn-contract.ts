@@ -6,6 +6,7 @@ import type { Attached } from './attachments.ts';
 import type { ImagePart, ModelStep } from './model-messages.ts';
 import type { Question, QuestionAnswer } from './questions.ts';
 import type { CompactionTrigger, SessionEvent } from './session-events.ts';
+import type { ClientTool } from './session-event-fields.ts';
 import type { ModelTool, ModelToolOutcome } from './tool-shapes.ts';
 import type { PlannedCall } from './turn-steps.ts';
 
@@ -20,20 +21,22 @@ export interface TurnMessage {
   attached?: Attached;
   /** Agent-to-agent hops behind this message (0 for a person's message). */
   hops?: number;
+  /** Tools its client runs, offered to the model for this turn beside the tool servers' (an AG-UI run's `tools`). */
+  clientTools?: ClientTool[];
   /** Set for a turn taken up again from the log (it was waiting for approvals when its process stopped). */
   resume?: ResumedTurn;
 }
 
 /**
- * A turn read back from the log that stopped while calls of its last step waited for approval:
- * it goes on waiting for them (nothing is announced again).
+ * A turn read back from the log that stopped while calls of its last step waited for approval or for
+ * the client's result: it goes on waiting for them (nothing is announced again).
  */
 export interface ResumedTurn {
   /** Model steps the turn had made. */
   iteration: number;
   reply: string;
   lastText: string;
-  /** The calls still waiting for approval (`needsApproval`). */
+  /** The calls still waiting for approval (`needsApproval`) or for the client (`runsOnClient`). */
   awaiting: PlannedCall[];
   /** Calls of the step that neither settled nor wait: answered at once with a failed result. */
   interrupted: PlannedCall[];
@@ -81,6 +84,8 @@ export interface ModelStepInput {
   prefix: string;
   /** A compaction already ran for this step: the step is not to ask for another one. */
   compacted: boolean;
+  /** The turn's client tools (its message's), offered beside the tool servers'. */
+  clientTools?: readonly ClientTool[];
 }
 
 /**

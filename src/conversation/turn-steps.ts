@@ -27,6 +27,8 @@ export interface PlannedCall {
   error?: string;
   /** The tool policy asks a person before this call runs. */
   needsApproval?: true;
+  /** The client runs it: the call waits for the client's result (a `clientTool` question). */
+  runsOnClient?: true;
 }
 
 type Parsed = { ok: true; value: Record<string, unknown> } | { ok: false; reason: string };
@@ -69,6 +71,7 @@ export function planCalls(calls: readonly ToolCallRequest[], tools: readonly Mod
       const known = tools.map((t) => t.name).join(', ') || 'none';
       return { ...base, args: parsed.value, error: `Unknown tool "${call.name}". Available tools: ${known}.` };
     }
+    if (tool.client) return { ...base, args: parsed.value, runsOnClient: true };
     if (tool.action === 'deny')
       return {
         ...base,

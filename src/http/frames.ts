@@ -21,6 +21,8 @@ export const EVENT_FRAMES = {
   'agent.toolApprovalResolved': 'toolApprovalResolved',
   'agent.elicitationRequested': 'elicitationRequested',
   'agent.elicitationResolved': 'elicitationResolved',
+  'agent.clientToolRequested': 'clientToolRequested',
+  'agent.clientToolResolved': 'clientToolResolved',
   'agent.error': 'error',
   'agent.conversationReset': 'conversationReset',
   'agent.contextCompacted': 'contextCompacted',

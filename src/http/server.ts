@@ -173,6 +173,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
           follower: deps.follower,
           clock: deps.clock,
           mayApprove: (p) => auth.allows(p, 'approve'),
+          clientTools: config.agUi.clientTools,
         }),
         path: config.agUi.path,
         sessionsOf,

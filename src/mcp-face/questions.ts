@@ -8,7 +8,8 @@
  *   reason? }`; accept with `approve` approves, any other answer denies (`decisionOf`).
  * - A tool server's form (an elicitation in form mode) is passed on as the server asked it, and its answer
  *   goes back as given (an error or no answer cancels). A URL to open is not asked here (a form
- *   elicitation cannot carry it): it waits for another face (REST, WebSocket, A2A) or its timeout.
+ *   elicitation cannot carry it): it waits for another face (REST, WebSocket, A2A) or its timeout. Nor is a
+ *   call of a tool an AG-UI client runs (`clientTool`): its result comes from that client (or REST).
  * - Answers go through `agent.answer` as `by: "mcp-elicitation"`; a question answered elsewhere first keeps
  *   that answer.
  */
@@ -43,8 +44,9 @@ export function decisionOf(answer: unknown): { decision: 'approve' | 'deny'; rea
   };
 }
 
-/** The form that asks `q` of an MCP client; `undefined` for what a form cannot ask (a URL to open). */
+/** The form that asks `q` of an MCP client; `undefined` for what a form cannot ask (a URL to open, a client tool call). */
 export function formOf(q: Question): FormQuestion | undefined {
+  if (q.kind === 'clientTool') return undefined;
   if (q.kind !== 'elicitation') return approvalQuestion(approvalRecordOf(q));
   if (q.mode === 'url') return undefined;
   // The server's schema passed the SDK's check of a form's schema when the server asked it.

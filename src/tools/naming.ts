@@ -76,3 +76,22 @@ export function assignModelNames(refs: readonly ToolRef[]): string[] {
   });
   return out as string[];
 }
+
+/**
+ * Model-visible names of the tools a client runs, beside `taken` (the tool servers' model names, which keep
+ * theirs): a client tool keeps its (sanitized, fitted) name when it is free, else it is offered as
+ * `client--<name>`, made unique like any other name. Deterministic, in input order.
+ */
+const CLIENT_PREFIX = 'client';
+export function clientToolNames(taken: ReadonlySet<string>, names: readonly string[]): string[] {
+  const used = new Set(taken);
+  return names.map((toolName) => {
+    const ref = { serverId: CLIENT_PREFIX, toolName };
+    let name = fit(sanitize(toolName), ref);
+    if (used.has(name)) name = fit(`${CLIENT_PREFIX}${SEPARATOR}${sanitize(toolName)}`, ref);
+    for (let salt = 0; used.has(name); salt++)
+      name = fit(`${CLIENT_PREFIX}${SEPARATOR}${sanitize(toolName)}`, ref, String(salt));
+    used.add(name);
+    return name;
+  });
+}

@@ -49,6 +49,7 @@ const BODIES: Record<string, unknown> = {
   'POST /api/mcp/servers/{serverId}/tools/{toolName}/execute': { message: 'hi' },
   'POST /api/sessions/{sessionId}/approvals/{callId}': { decision: 'approve' },
   'POST /api/sessions/{sessionId}/elicitations/{id}': { action: 'decline' },
+  'POST /api/sessions/{sessionId}/client-tools/{callId}': { content: 'ran' },
   'POST /api/sessions/{sessionId}/fork': { seq: 1 },
   'POST /api/mcp/servers/{serverId}/resources/subscribe': { uri: 'demo://resource/dynamic/text/1' },
   'POST /api/mcp/servers/{serverId}/resources/unsubscribe': { uri: 'demo://resource/dynamic/text/1' },
@@ -94,6 +95,28 @@ async function pendingCall(request: InProcessApp['request'], sessionId: string):
     if (!approvals[0]) throw new Error('no call waited for approval');
     return approvals[0].callId;
   }, PATIENT);
+}
+
+/** The client tool routes use a session whose turn waits for the result of a tool its AG-UI client runs. */
+const CLIENT_TOOL_VALUES: Record<string, string> = { sessionId: 'client-running' };
+
+/** Runs a turn over AG-UI in `sessionId` whose model calls the client's tool; resolves with the call's id. */
+async function pendingClientCall(request: InProcessApp['request'], sessionId: string): Promise<string> {
+  const headers = { Authorization: `Bearer ${API}`, 'Content-Type': 'application/json' };
+  const tools = [{ name: 'locate', description: 'Where the page is', parameters: { type: 'object' } }];
+  const run = await request('/ag-ui', {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      threadId: sessionId,
+      runId: `run-${Math.random().toString(36).slice(2)}`,
+      tools,
+      messages: [{ id: 'm1', role: 'user', content: 'where [[tool:locate {}]]' }],
+    }),
+  });
+  const pending = /"pendingToolCallIds":\["([^"]+)"\]/.exec(await run.text());
+  if (!pending) throw new Error('the run left no client tool call pending');
+  return pending[1]!;
 }
 
 /** The elicitation routes use a session whose tool call's server waits for an answer to `id`. */
@@ -181,12 +204,19 @@ describe('OpenAPI document', () => {
       ...PATH_VALUES,
       callId: await pendingCall(svc.request, 'waiting-example'),
       id: await pendingQuestion(svc.request, 'asking-example'),
+      clientCallId: await pendingClientCall(svc.request, 'client-example'),
       serverId: 'everything',
       toolName: 'get-tiny-image', // takes no arguments: the example is {}
       promptName: 'simple-prompt',
     };
     const sessionOf = (path: string) =>
-      path.includes('/approvals') ? 'waiting-example' : path.includes('/elicitations') ? 'asking-example' : 'default';
+      path.includes('/approvals')
+        ? 'waiting-example'
+        : path.includes('/elicitations')
+          ? 'asking-example'
+          : path.includes('/client-tools')
+            ? 'client-example'
+            : 'default';
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
     const answers: Record<string, number> = {};
     for (const [path, ops] of Object.entries(doc.paths)) {
@@ -200,7 +230,11 @@ describe('OpenAPI document', () => {
           expect(validate(media.example) ? [] : validate.errors, key).toEqual([]);
         }
         const url = path.replace(/\{(\w+)\}/g, (_m, name: string) =>
-          name === 'sessionId' ? sessionOf(path) : values[name]!,
+          name === 'sessionId'
+            ? sessionOf(path)
+            : name === 'callId' && path.includes('/client-tools')
+              ? values.clientCallId!
+              : values[name]!,
         );
         const res = await svc.request(`${url}`, {
           method: method.toUpperCase(),
@@ -227,6 +261,7 @@ describe('OpenAPI document', () => {
   it('every operation answers a real request with its documented shape', async () => {
     APPROVAL_VALUES.callId = await pendingCall(svc.request, 'waiting');
     ELICITATION_VALUES.id = await pendingQuestion(svc.request, 'asking');
+    CLIENT_TOOL_VALUES.callId = await pendingClientCall(svc.request, CLIENT_TOOL_VALUES.sessionId!);
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
     const operations = Object.entries(doc.paths)
       .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path, op })))
@@ -242,11 +277,13 @@ describe('OpenAPI document', () => {
         ? APPROVAL_VALUES
         : path.includes('/elicitations')
           ? ELICITATION_VALUES
-          : /\/(resources|prompts|roots)\b/.test(path)
-            ? FEATURE_VALUES
-            : path.endsWith('/sign-in')
-              ? SIGN_IN_VALUES
-              : {};
+          : path.includes('/client-tools')
+            ? CLIENT_TOOL_VALUES
+            : /\/(resources|prompts|roots)\b/.test(path)
+              ? FEATURE_VALUES
+              : path.endsWith('/sign-in')
+                ? SIGN_IN_VALUES
+                : {};
       const values = { ...PATH_VALUES, ...special };
       const url = path.replace(/\{(\w+)\}/g, (_m, name: string) =>
         name === 'file'

@@ -1,10 +1,11 @@
 /**
- * One kind of question for a person (issue 36, item 3): a tool approval, a tool server's elicitation
- * and a sampling request under `sampling: ask` behave the same when they are answered, when their
+ * One kind of question for a person (issue 36, item 3): a tool approval, a tool server's elicitation,
+ * a sampling request under `sampling: ask` and a call of a tool an AG-UI client runs behave the same when they are answered, when their
  * turn is cancelled or their session deleted, when nobody answers in time, and across a restart
  * (JSONL) and a takeover by another instance of one Redis. The table below is data; one loop runs it.
- * What differs by kind is declared with the kind: an approval outlives its process (its call never
- * started, so the turn is resumed), a server's question does not (its request died with the process).
+ * What differs by kind is declared with the kind: an approval and a client tool call outlive their process
+ * (nothing of the call ran there, so the turn is resumed), a server's question does not (its request died
+ * with the process). A client tool call is asked by an AG-UI run and answered over REST here.
  * The real service runs with the simulated model and server-everything over stdio.
  */
 import { randomUUID } from 'node:crypto';
@@ -16,12 +17,17 @@ import type { RunningApp } from '../support/start-app.ts';
 import { PATIENT, until } from '../support/wait.ts';
 
 interface Kind {
-  kind: 'approval' | 'elicitation' | 'sampling';
+  kind: 'approval' | 'elicitation' | 'sampling' | 'clientTool';
   /** What makes the model's tool call ask it. */
   message: string;
-  /** Where it is listed (`GET /api/sessions/{id}/…`) and answered (`POST …/{id}`), and with what. */
-  route: 'approvals' | 'elicitations';
+  /** Where the turn starts (default: `POST /api/message`); a client tool call comes from an AG-UI run's `tools`. */
+  start?: (app: RunningApp, sessionId: string, message: string) => Promise<void>;
+  /** Where it is listed (`GET /api/sessions/{id}/…`, under `list`) and answered (`POST …/{id}`), and with what. */
+  route: 'approvals' | 'elicitations' | 'client-tools';
+  list: string;
   answer: Record<string, unknown>;
+  /** The prefix of its NOT_FOUND and ALREADY_RESOLVED codes. */
+  code: 'APPROVAL' | 'ELICITATION';
   /** The frames that ask and close it. */
   asked: string;
   closed: string;
@@ -34,7 +40,9 @@ const KINDS: Kind[] = [
     kind: 'approval',
     message: 'go [[tool:echo {"message":"asked"}]]',
     route: 'approvals',
+    list: 'approvals',
     answer: { decision: 'approve' },
+    code: 'APPROVAL',
     asked: 'toolApprovalRequested',
     closed: 'toolApprovalResolved',
     survives: true,
@@ -43,7 +51,9 @@ const KINDS: Kind[] = [
     kind: 'elicitation',
     message: 'go [[tool:trigger-elicitation-request {}]]',
     route: 'elicitations',
+    list: 'elicitations',
     answer: { action: 'decline' },
+    code: 'ELICITATION',
     asked: 'elicitationRequested',
     closed: 'elicitationResolved',
     survives: false,
@@ -52,12 +62,41 @@ const KINDS: Kind[] = [
     kind: 'sampling',
     message: 'go [[tool:trigger-sampling-request {"prompt":"q","maxTokens":20}]]',
     route: 'approvals',
+    list: 'approvals',
     answer: { decision: 'approve' },
+    code: 'APPROVAL',
     asked: 'toolApprovalRequested',
     closed: 'toolApprovalResolved',
     survives: false,
   },
+  {
+    kind: 'clientTool',
+    message: 'where [[tool:locate {}]]',
+    start: runWithClientTool,
+    route: 'client-tools',
+    list: 'clientTools',
+    answer: { content: '48.85,2.35' },
+    code: 'APPROVAL',
+    asked: 'clientToolRequested',
+    closed: 'clientToolResolved',
+    survives: true,
+  },
 ];
+
+/** An AG-UI run that declares the client's tool `locate` and ends with its call pending. */
+async function runWithClientTool(app: RunningApp, sessionId: string, message: string): Promise<void> {
+  const res = await fetch(`${app.url}/ag-ui`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+    body: JSON.stringify({
+      threadId: sessionId,
+      runId: randomUUID(),
+      tools: [{ name: 'locate', description: 'Where the page is', parameters: { type: 'object' } }],
+      messages: [{ id: randomUUID(), role: 'user', content: message }],
+    }),
+  });
+  expect(await res.text()).toContain('"pendingToolCallIds"');
+}
 
 /** What is seen after the case's event: still listed, the status of an answer then, who closed it (`undefined`: the log is gone). */
 interface Outcome {
@@ -147,7 +186,7 @@ const answer = (q: Asking, kind: Kind): Promise<ApiResponse> =>
   api(q.app.url, 'POST', `/api/sessions/${q.sessionId}/${kind.route}/${encodeURIComponent(q.id)}`, kind.answer);
 const listed = async (q: Asking, kind: Kind): Promise<string[]> => {
   const { body } = await api(q.app.url, 'GET', `/api/sessions/${q.sessionId}/${kind.route}`);
-  return (body[kind.route] as { id?: string; callId?: string }[]).map((r) => r.id ?? r.callId ?? '');
+  return (body[kind.list] as { id?: string; callId?: string }[]).map((r) => r.id ?? r.callId ?? '');
 };
 const history = async (q: Asking) =>
   (await api(q.app.url, 'GET', `/api/sessions/${q.sessionId}/history`)).body.events as {
@@ -155,7 +194,7 @@ const history = async (q: Asking) =>
     data: Record<string, any>;
   }[];
 const questionId = (kind: Kind, frame: { data: Record<string, any> }) =>
-  String(kind.route === 'approvals' ? frame.data.callId : frame.data.id);
+  String(kind.route === 'elicitations' ? frame.data.id : frame.data.callId);
 
 /** The frame that closed the question, once stored. */
 async function closedFrame(q: Asking, kind: Kind) {
@@ -170,7 +209,8 @@ async function closedFrame(q: Asking, kind: Kind) {
 
 /** Sends the kind's message and waits until its question is asked (stored, so listed). */
 async function ask(app: RunningApp, kind: Kind, sessionId: string): Promise<Asking> {
-  expect((await api(app.url, 'POST', '/api/message', { sessionId, message: kind.message })).status).toBe(200);
+  if (kind.start) await kind.start(app, sessionId, kind.message);
+  else expect((await api(app.url, 'POST', '/api/message', { sessionId, message: kind.message })).status).toBe(200);
   let asked: { data: Record<string, any> } | undefined;
   const q = { app, sessionId, id: '' };
   await until(
@@ -244,7 +284,7 @@ describe('one kind of question for a person: every kind behaves the same', { tim
         const again = await answer(after, kind);
         expect(again.status).toBe(expected.by === undefined ? 404 : 409);
         expect(again.body.error.code).toBe(
-          `${kind.route === 'approvals' ? 'APPROVAL' : 'ELICITATION'}_${expected.by === undefined ? 'NOT_FOUND' : 'ALREADY_RESOLVED'}`,
+          `${kind.code}_${expected.by === undefined ? 'NOT_FOUND' : 'ALREADY_RESOLVED'}`,
         );
         if (expected.by !== undefined) expect((await closedFrame(after, kind)).data.by).toBe(expected.by);
         // Whatever closed it, the turn ends (a survivor runs on once answered), and nothing of it waits.
@@ -366,7 +406,7 @@ const FACES: Face[] = [
       agent.addMessage({ id: randomUUID(), role: 'user', content: kind.message });
       await agent.runAgent();
       expect(agent.pendingInterrupts.map((i) => i.reason)).toEqual([
-        { approval: 'tool_call', elicitation: 'elicitation', sampling: 'sampling' }[kind.kind],
+        { approval: 'tool_call', elicitation: 'elicitation', sampling: 'sampling', clientTool: 'none' }[kind.kind],
       ]);
       return { agent };
     },
@@ -385,9 +425,10 @@ const FACES: Face[] = [
   },
 ];
 
+// A client tool call is asked by an AG-UI run only: test/int/ag-ui-client-tools.test.ts maps it there.
 describe('every face maps the one question', { timeout: 120_000 }, () => {
   for (const face of FACES) {
-    for (const kind of KINDS) {
+    for (const kind of KINDS.filter((k) => k.start === undefined)) {
       it(`${kind.kind} through ${face.name}`, async () => {
         if (!shared.has('shared')) shared.set('shared', boot(doc('shared', env.dir)));
         const app = await shared.get('shared')!;

@@ -234,6 +234,34 @@ describe('a run is a view of its turn', () => {
     await verified(events);
   });
 
+  it('a call of a tool the client runs ends the run as a success naming it pending; with an approval beside it, the interrupt comes first', async () => {
+    const clientCall = (seq: number, callId: string) =>
+      step({
+        event: 'clientToolRequested',
+        data: {
+          ...ref(seq),
+          callId,
+          toolName: 'locate',
+          serverId: 'client',
+          args: {},
+          expiresAt: '2026-01-01T00:05:00.000Z',
+        },
+      });
+    const first = run([user(1), thinking(1), call(2, 'c1'), clientCall(3, 'c1')]);
+    expect(first.view.open.map((q) => q.kind)).toEqual(['clientTool']);
+    const end = interrupted(first.view, first.view.open);
+    expect(end.events.at(-1)).toMatchObject({
+      type: 'RUN_FINISHED',
+      outcome: { type: 'success', pendingToolCallIds: ['c1'] },
+    });
+    await verified([...first.events, ...end.events]);
+
+    const both = run([user(1), thinking(1), call(2, 'c1'), call(3, 'c2'), clientCall(4, 'c1'), asked(5, 'c2')]);
+    expect(interrupted(both.view, both.view.open).events.at(-1)).toMatchObject({
+      outcome: { type: 'interrupt', interrupts: [{ id: 'c2', reason: 'tool_call' }] },
+    });
+  });
+
   it('a cancelled turn finishes with outcome cancelled; a failed one with RUN_ERROR and the error code', async () => {
     const cancelled = run([user(1), thinking(1), chunk(1, 'Hel'), failed(2, 'cancelled')]);
     expect(types(cancelled.events).slice(-3)).toEqual(['TEXT_MESSAGE_END', 'STEP_FINISHED', 'RUN_FINISHED']);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/client';
-import { MODEL_TOOL_NAME, assignModelNames, type ToolRef } from '../../src/tools/naming.ts';
+import { MODEL_TOOL_NAME, assignModelNames, clientToolNames, type ToolRef } from '../../src/tools/naming.ts';
 import { buildCatalogue, toModelTool } from '../../src/tools/catalogue.ts';
 
 const refs = (pairs: [string, string][]): ToolRef[] => pairs.map(([serverId, toolName]) => ({ serverId, toolName }));
@@ -146,5 +146,15 @@ describe('buildCatalogue', () => {
       serverId: 'a',
       toolName: 'x',
     });
+  });
+
+  it("names a client's tools beside the servers' (which keep theirs): a taken name gets client--, then a hash", () => {
+    const names = clientToolNames(new Set(['echo', 'client--dup']), ['locate', 'echo', 'dup', 'dup', 'a b']);
+    expect(names.slice(0, 2)).toEqual(['locate', 'client--echo']);
+    expect(names[2]).toBe('dup');
+    expect(names[3]).toMatch(/^client--dup_[0-9a-f]{8}$/);
+    expect(names[4]).toBe('a_b');
+    expect(new Set(names).size).toBe(names.length);
+    for (const n of names) expect(n).toMatch(MODEL_TOOL_NAME);
   });
 });

@@ -16,6 +16,8 @@ export const FRAME_NAMES = [
   'toolApprovalResolved',
   'elicitationRequested',
   'elicitationResolved',
+  'clientToolRequested',
+  'clientToolResolved',
   'error',
   'conversationReset',
   'contextCompacted',

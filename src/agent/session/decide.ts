@@ -9,9 +9,10 @@
  *   turn (`duplicate`); one that finds the session idle with nothing waiting starts its turn now
  *   (`start`); any other waits, recorded first as `messageQueued` (`queue`).
  * - `answer`: the question must be pending and of the answer's family (`{ decision }`: an approval or a
- *   sampling request; `{ action }`: an elicitation), else its NOT_FOUND (never asked, or of the other
- *   family); and still held by the running turn (`live.held`), else its ALREADY_RESOLVED (closed, in the
- *   log or by the turn already: answered, timed out, stopped, or left by a restart).
+ *   sampling request; `{ action }`: an elicitation; `{ content, error? }`: a client tool call), else its
+ *   NOT_FOUND (never asked, or of another family); and still held by the running turn (`live.held`), else
+ *   its ALREADY_RESOLVED (closed, in the log or by the turn already: answered, timed out, stopped, or left
+ *   by a restart). A client tool call's codes are the approval's (APPROVAL_*: its id is its call's).
  *   An elicitation's `accept` of a form needs `content` that fits its `requestedSchema` (MCP's flat
  *   values), else INVALID_REQUEST whose `details.field` names the field; any other answer carries none.
  * - `open` (a session read from its log): its questions whose asker died with the process are closed by
@@ -22,6 +23,7 @@ import {
   QUESTION_KINDS,
   answeredEvent,
   closingAnswer,
+  familyOf,
   type AnswerInput,
   type ElicitationContent,
   type Question,
@@ -91,7 +93,7 @@ function decideAny(command: SessionCommand, state: SessionState, live: Live): De
       if (same) return { type: 'duplicate', turnId: same.turnId, queued: live.running && live.queue[0] !== same };
       const waiting = live.queue.length - (live.running ? 1 : 0);
       if (!live.busy && waiting === 0) return { type: 'start' };
-      const { turnId, correlationId, content, image, hops, attached } = message;
+      const { turnId, correlationId, content, image, hops, attached, clientTools } = message;
       const event: SessionEventOf<'messageQueued'> = {
         v: EVENT_VERSION,
         type: 'messageQueued',
@@ -101,6 +103,7 @@ function decideAny(command: SessionCommand, state: SessionState, live: Live): De
         ...(image && { image }),
         ...(hops !== undefined && { hops }),
         ...(attached && { attached }),
+        ...(clientTools && { clientTools }),
       };
       return { type: 'queue', event };
     }
@@ -115,10 +118,12 @@ function decideAny(command: SessionCommand, state: SessionState, live: Live): De
   }
 }
 
+const waitsFor = (family: QuestionFamily) => (family === 'clientTool' ? "the client's result" : 'approval');
+
 function notFound(family: QuestionFamily, sessionId: string, id: string): AppError {
   const name = sessionIdOf(sessionId); // what the caller named, never an owned key
-  if (family === 'approval')
-    return new AppError('APPROVAL_NOT_FOUND', `No call ${id} waits for approval in session ${name}`, {
+  if (family !== 'elicitation')
+    return new AppError('APPROVAL_NOT_FOUND', `No call ${id} waits for ${waitsFor(family)} in session ${name}`, {
       sessionId: name,
       callId: id,
     });
@@ -130,7 +135,7 @@ function notFound(family: QuestionFamily, sessionId: string, id: string): AppErr
 
 function alreadyAnswered(family: QuestionFamily, sessionId: string, id: string): AppError {
   const name = sessionIdOf(sessionId);
-  if (family === 'approval')
+  if (family !== 'elicitation')
     return new AppError('APPROVAL_ALREADY_RESOLVED', `The call ${id} was already answered`, {
       sessionId: name,
       callId: id,
@@ -147,7 +152,7 @@ function decideAnswer(
   live: Live,
 ): { question: Question; answer: QuestionAnswer } {
   const { id } = command;
-  const family = 'decision' in command.answer ? 'approval' : 'elicitation';
+  const family = familyOf(command.answer);
   const q = live.closedBy === undefined ? state.questions.get(id) : undefined;
   const ofFamily = q !== undefined && QUESTION_KINDS[q.kind].family === family;
   if (ofFamily && !live.held.has(id)) throw alreadyAnswered(family, state.sessionId, id);
@@ -181,6 +186,7 @@ export function checkAnswer(
 ): QuestionAnswer {
   if ('decision' in input)
     return { decision: input.decision, ...(input.reason !== undefined && { reason: input.reason }) };
+  if (!('action' in input)) return { content: input.content, ...(input.error !== undefined && { error: input.error }) };
   if (input.action !== 'accept' || q.mode === 'url') return { action: input.action };
   const { content } = input;
   if (content === undefined) throw invalid('content', 'is required to accept a form');

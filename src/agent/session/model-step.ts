@@ -10,7 +10,9 @@
  *   next facts) is returned only once they are. While a reset is being written the step builds on
  *   the history the reset leaves.
  * - The model sees the system prompt, then the history; the tools it gets carry the tool policy's
- *   action (absent: every call runs). A compaction's summary (the history's leading `system`
+ *   action (absent: every call runs). The turn's client tools come after the tool servers' (named by
+ *   `clientToolNames`: a name a server's tool has is offered as `client--<name>`); the policy does not
+ *   apply to them (the client runs them). A compaction's summary (the history's leading `system`
  *   message) is joined to the system prompt: one system message, whatever the chat template.
  * - Before the request, unless a compaction already ran for this step (`input.compacted`), the
  *   step answers `{ compact: "threshold" }` when the estimated request (context.ts) passes
@@ -30,6 +32,9 @@ import { requestChars } from './compactor.ts';
 import type { Budget } from '../compaction/budget.ts';
 import type { ContextMeter, ContextSettings, UsageView } from '../compaction/context.ts';
 import type { ModelTool } from '../../tools/messages.ts';
+import { clientToolNames } from '../../tools/naming.ts';
+import type { ClientTool } from '../../conversation/session-event-fields.ts';
+import { CLIENT_SERVER_ID } from '../../conversation/tool-shapes.ts';
 import type { History } from './history.ts';
 import type { Outbox } from './outbox.ts';
 import type { ToolPolicy } from '../questions/tool-policy.ts';
@@ -81,7 +86,27 @@ function modelView(history: History, systemPrompt: string) {
 
 const toDefinition = ({ name, description, parameters }: ModelTool) => ({ name, description, parameters });
 const withActions = (tools: ModelTool[], policy: ToolPolicy | undefined) =>
-  policy ? tools.map((t) => ({ ...t, action: policy(t.serverId, t.toolName) })) : tools;
+  policy ? tools.map((t) => (t.client ? t : { ...t, action: policy(t.serverId, t.toolName) })) : tools;
+
+/** The tool servers' tools, then the turn's client tools under names of their own (see the contracts). */
+function withClientTools(tools: ModelTool[], client: readonly ClientTool[] | undefined): ModelTool[] {
+  if (!client || client.length === 0) return tools;
+  const names = clientToolNames(
+    new Set(tools.map((t) => t.name)),
+    client.map((t) => t.name),
+  );
+  return [
+    ...tools,
+    ...client.map((t, i) => ({
+      name: names[i]!,
+      description: t.description,
+      parameters: t.parameters,
+      serverId: CLIENT_SERVER_ID,
+      toolName: t.name,
+      client: true as const,
+    })),
+  ];
+}
 
 /** The session's model step (the turn machine's `modelStep` actor, through the session's port). */
 export function createModelStep(
@@ -90,7 +115,7 @@ export function createModelStep(
   const { llm, clock, history, outbox, emitChunk, context, meter, budget } = deps;
   const messages = modelView(history, deps.systemPrompt);
   return async (input, signal) => {
-    const tools = await deps.listTools();
+    const tools = withClientTools(await deps.listTools(), input.clientTools);
     // The facts the turn reported before this step reach the outbox in the same synchronous run
     // (through the session actor's mailbox), so past the first await they are all handed in.
     let tail = history.preview(outbox.pending());

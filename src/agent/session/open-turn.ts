@@ -4,10 +4,11 @@
  * Contracts:
  * - A turn is open from its `userMessage` until its own `response` or `turnFailed`, or a `reset` (a
  *   `turnFailed` of another turn is a queued message discarded: it leaves the open turn as it is).
- * - `resumeTurn` takes up an open turn whose last step has calls still waiting for approval (their
- *   process stopped or crashed): they go on waiting, with the time they had left. Calls of that step
- *   with neither a result nor a pending approval were running when the process stopped: they are
- *   `interrupted` (never run again). Any other open turn is not resumed.
+ * - `resumeTurn` takes up an open turn whose last step has calls still waiting for approval or for the
+ *   client's result (their process stopped or crashed): they go on waiting, with the time they had left,
+ *   and the turn keeps its client tools. Calls of that step with neither a result nor a pending question
+ *   were running when the process stopped: they are `interrupted` (never run again). Any other open turn
+ *   is not resumed.
  */
 import type { Question } from '../../conversation/questions.ts';
 import type { SessionEvent, SessionEventOf } from '../../conversation/session-events.ts';
@@ -69,7 +70,7 @@ export function resumeTurn(
   });
   const approvalOf = (c: SessionEventOf<'toolCall'>) => {
     const q = questions.get(c.callId);
-    return q?.kind === 'approval' && q.turnId === user.turnId ? q : undefined;
+    return (q?.kind === 'approval' || q?.kind === 'clientTool') && q.turnId === user.turnId ? q : undefined;
   };
   const open = calls.filter((c) => !results.has(c.callId));
   const waiting = open.filter((c) => approvalOf(c) !== undefined);
@@ -80,10 +81,19 @@ export function resumeTurn(
     iteration: steps.length,
     reply: steps.reduce((reply, s) => stepReply(reply, s.text), ''),
     lastText: steps.at(-1)?.text ?? '',
-    awaiting: waiting.map((c) => ({ ...plan(c), needsApproval: true })),
+    awaiting: waiting.map((c) =>
+      approvalOf(c)?.kind === 'clientTool' ? { ...plan(c), runsOnClient: true } : { ...plan(c), needsApproval: true },
+    ),
     interrupted: open.filter((c) => approvalOf(c) === undefined).map(plan),
     expiresAt,
     waitMs: Math.max(0, Date.parse(expiresAt) - now),
   };
-  return { turnId: user.turnId, correlationId: user.turnId, content: user.content, resume };
+  const { clientTools } = user;
+  return {
+    turnId: user.turnId,
+    correlationId: user.turnId,
+    content: user.content,
+    ...(clientTools && { clientTools }),
+    resume,
+  };
 }

@@ -75,7 +75,7 @@ export function foldSession(sessionId: string, events: Iterable<SessionEvent | S
 function evolveQueue({ queued }: SessionState, e: SessionEvent, seq: number): void {
   switch (e.type) {
     case 'messageQueued': {
-      const { turnId, correlationId, content, image, hops, attached } = e;
+      const { turnId, correlationId, content, image, hops, attached, clientTools } = e;
       queued.set(turnId, {
         seq,
         message: {
@@ -85,6 +85,7 @@ function evolveQueue({ queued }: SessionState, e: SessionEvent, seq: number): vo
           ...(image && { image }),
           ...(hops !== undefined && { hops }),
           ...(attached && { attached }),
+          ...(clientTools && { clientTools }),
         },
       });
       return;

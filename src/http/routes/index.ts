@@ -6,6 +6,7 @@ import { a2aRestDoc } from './a2a-rest-doc.ts';
 import { agUiEndpointDoc, agUiRoutes } from './ag-ui-routes.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
 import { compactionRoutes } from './compaction-routes.ts';
+import { clientToolRoutes } from './client-tool-routes.ts';
 import { elicitationRoutes } from './elicitation-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { oauthRoutes } from './oauth-routes.ts';
@@ -36,6 +37,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...sessionTransferRoutes(deps),
     ...compactionRoutes(deps),
     ...elicitationRoutes(deps),
+    ...clientToolRoutes(deps),
     ...mcpRoutes(deps),
     ...oauthRoutes(),
     ...mcpFeatureRoutes(deps),

@@ -1,0 +1,62 @@
+/**
+ * The calls of tools a client runs (an AG-UI run's `tools`, questions of kind `clientTool`), over REST:
+ * `GET /api/sessions/{sessionId}/client-tools` lists the calls waiting for their result, `POST
+ * …/client-tools/{callId}` gives one its result — what the AG-UI client's next run does with a `tool` message,
+ * for a client that lost its thread or a test. Ownership as for approvals; answering needs the `approve` scope.
+ *
+ * Contracts: the result is `{ content, error? }` (`error`: the call failed). Unknown call: 404
+ * APPROVAL_NOT_FOUND; one that has its result already or expired: 409 APPROVAL_ALREADY_RESOLVED (a client
+ * tool call is addressed by its call id, as an approval is).
+ */
+import { z } from 'zod';
+import type { Clock } from '../../clock.ts';
+import { clientToolRecordOf, inFamily } from '../../conversation/questions.ts';
+import { defineRoute, type Route } from '../route.ts';
+import { ensureFound, ownerQuery, sessionParams } from './agent-routes.ts';
+import { createReply } from './reply.ts';
+import { RESPONSES } from './shapes.ts';
+
+const resultSchema = z.object({
+  content: z.string().describe("The tool's result as text (what the model reads)"),
+  error: z.string().optional().describe('Why the call failed, when it did'),
+});
+
+export function clientToolRoutes(deps: { clock: Clock }): Route[] {
+  const reply = createReply(deps.clock);
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/sessions/:sessionId/client-tools',
+      summary: "The calls of tools the client runs (AG-UI) of a session waiting for the client's result",
+      params: sessionParams,
+      query: ownerQuery,
+      response: RESPONSES.clientToolCalls,
+      errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
+      async handler({ params: { sessionId }, query, bus, sessions }) {
+        const key = sessions.key(sessionId, query.owner);
+        const questions = await bus.execute('agent.questions', { sessionId: key }, { sessionId: key });
+        const pending = questions.filter(inFamily('clientTool')).map(clientToolRecordOf);
+        await ensureFound(pending.length > 0, key, sessions, bus);
+        return reply({ sessionId, clientTools: pending });
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/sessions/:sessionId/client-tools/:callId',
+      summary: 'Give a call of a tool the client runs its result (content, and error when it failed)',
+      scope: 'approve',
+      params: sessionParams,
+      query: ownerQuery,
+      body: resultSchema,
+      example: { content: '48.85,2.35' },
+      response: RESPONSES.clientToolAnswered,
+      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'APPROVAL_NOT_FOUND', 'APPROVAL_ALREADY_RESOLVED', 'FORBIDDEN'],
+      async handler({ params: { sessionId, callId = '' }, query, body: { content, error }, bus, sessions }) {
+        const key = sessions.key(sessionId, query.owner);
+        const answer = { content, ...(error !== undefined && { error }) };
+        await bus.execute('agent.answer', { sessionId: key, id: callId, answer, by: 'rest' }, { sessionId: key });
+        return reply({ sessionId, callId, success: error === undefined });
+      },
+    }),
+  ];
+}
