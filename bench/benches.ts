@@ -1,5 +1,6 @@
 /** Every benchmark, in the order a run takes them (`quick` ones form `npm run bench`). */
 import type { Bench } from './lib/bench.ts';
+import { agUiBench } from './suites/ag-ui.ts';
 import { apisBench } from './suites/apis.ts';
 import { chunksBench } from './suites/chunks.ts';
 import { compactionBench } from './suites/compaction.ts';
@@ -22,6 +23,7 @@ export const BENCHES: Bench[] = [
   streamingBench(1000, false),
   ttfcBreakdownBench,
   chunksBench,
+  agUiBench,
   fanoutBench,
   idleBench,
   restBench,

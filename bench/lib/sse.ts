@@ -37,3 +37,9 @@ export function mastraEvent(event: string): SseKind {
   const type = event.slice(at + 8, event.indexOf('"', at + 8));
   return type === 'text-delta' ? 'chunk' : type === 'error' || type === 'tripwire' ? 'error' : undefined;
 }
+
+/** AG-UI's events (`POST /ag-ui`, one `data: {"type":…}` each): a `TEXT_MESSAGE_CONTENT` is a chunk, a `RUN_ERROR` an error. */
+export function agUiEvent(event: string): SseKind {
+  if (event.startsWith('data: {"type":"TEXT_MESSAGE_CONTENT"')) return 'chunk';
+  return event.startsWith('data: {"type":"RUN_ERROR"') ? 'error' : undefined;
+}

@@ -7,7 +7,7 @@
  * - `agentdStreams`: WebSocket clients of the service (send `message`, read `chunk` frames).
  * - `directStreams`: SSE clients straight to the simulator, the baseline the service's overhead
  *   is measured against (same message, same pacing directives).
- * - `sseStreams`: SSE clients of any endpoint that streams one turn per POST (a peer's).
+ * - `sseStreams`: SSE clients of any endpoint that streams one turn per POST (a peer's, AG-UI's).
  */
 import http from 'node:http';
 import type WebSocket from 'ws';
@@ -168,8 +168,8 @@ export async function agentdStreams(wsUrl: string, load: StreamLoad): Promise<St
 /** An SSE endpoint that answers one POST with one streamed turn. */
 export interface SseTarget {
   url: string;
-  /** The request body (JSON), the same for every turn. */
-  body: string;
+  /** The request body (JSON): the same for every turn, or client `client`'s `turn`-th (from 0). */
+  body: string | ((client: number, turn: number) => string);
   headers?: Record<string, string>;
   /** What each event means to the tally (see lib/sse.ts). */
   classify: (event: string) => SseKind;
@@ -180,13 +180,16 @@ export async function sseStreams(target: SseTarget, load: StreamLoad): Promise<S
   const url = new URL(target.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: load.n });
   const run = tally(load);
-  const headers = {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(target.body),
-    ...target.headers,
-  };
-  const send = (c: Client) => {
+  const bodyOf = typeof target.body === 'string' ? () => target.body as string : target.body;
+  const turns = new Array<number>(load.n).fill(0);
+  const send = (c: Client, i: number) => {
     let failed = false;
+    const body = bodyOf(i, turns[i]!++);
+    const headers = {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      ...target.headers,
+    };
     const req = http.request(
       { agent, host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers },
       (res) => {
@@ -204,10 +207,10 @@ export async function sseStreams(target: SseTarget, load: StreamLoad): Promise<S
       },
     );
     req.on('error', () => run.ended(c, false));
-    req.end(target.body);
+    req.end(body);
   };
   const clients = Array.from({ length: load.n }, () => run.newClient());
-  const loops = Promise.all(clients.map((c, i) => run.loop(i, c, () => send(c))));
+  const loops = Promise.all(clients.map((c, i) => run.loop(i, c, () => send(c, i))));
   const window = await run.measure(loops);
   agent.destroy();
   return run.result(window);

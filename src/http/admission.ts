@@ -87,7 +87,7 @@ export class MethodNotAllowed extends AppError {
   }
 }
 
-/** A refusal of a path nothing serves under a prefix that answers 404 rather than the table's 400 (`/a2a/...`). */
+/** A refusal of a path nothing serves under a prefix that answers 404 rather than the table's 400 (`/a2a/...`, `<agUi.path>/...`). */
 export class PathNotFound extends AppError {
   constructor(path: string) {
     super('INVALID_REQUEST', `Unknown route ${path}`, { issue: 'no such endpoint' });

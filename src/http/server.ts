@@ -190,9 +190,12 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     : undefined;
   if (inspectWs) app.websocket('/inspect/ws', inspectWs.route);
   if (gateway) app.websocket('/', gateway.route);
-  // /mcp, /a2a/rest, /a2a (with the unknown paths under /a2a/) and the AG-UI run have their own endpoints; REST
-  // (/api) and the pages answer everything else.
+  // /mcp, /a2a/rest, /a2a and the AG-UI run (each with the unknown paths under it; AG-UI's capabilities are a
+  // REST route) have their own endpoints; REST (/api) and the pages answer everything else.
   const isA2a = (path: string) => path === '/a2a' || path.startsWith('/a2a/');
+  const agUiPath = config.agUi.path;
+  const isAgUi = (path: string) =>
+    path === agUiPath || (path.startsWith(`${agUiPath}/`) && path !== `${agUiPath}/capabilities`);
   const serve: HttpHandler = (req, res) =>
     (req.path === '/mcp'
       ? mcp
@@ -200,7 +203,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
         ? a2aRest
         : a2a && isA2a(req.path)
           ? a2a
-          : agUi && req.path === config.agUi.path
+          : agUi && isAgUi(req.path)
             ? agUi
             : rest)(req, res);
   app.http(serve);

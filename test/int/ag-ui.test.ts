@@ -265,14 +265,27 @@ describe('AG-UI runs through HttpAgent', { timeout: 60_000 }, () => {
     expect([bad.status, ((await bad.json()) as any).error.code]).toEqual([400, 'MISSING_FIELD']);
     const slash = await post({ threadId: 't', runId: 'a/b', messages: [] });
     expect(slash.status).toBe(400);
-    // Any other path under it is the route table's: an unknown route, as everywhere (400 INVALID_REQUEST).
-    const elsewhere = await post({}, '/ag-ui/elsewhere');
-    expect([elsewhere.status, ((await elsewhere.json()) as any).error.details.issue]).toEqual([
-      400,
-      'no such endpoint',
-    ]);
     expect((await fetch(`${app.url}/ag-ui`, { headers: { Authorization: `Bearer ${ALICE}` } })).status).toBe(405);
     expect((await fetch(`${app.url}/ag-ui`, { method: 'POST', body: '{}' })).status).toBe(401);
+  });
+
+  it('an unknown path under /ag-ui is 404 in the error envelope, after the credential is checked', async () => {
+    for (const [method, path] of [
+      ['POST', '/ag-ui/foo'],
+      ['GET', '/ag-ui/x/y'],
+      ['POST', '/ag-ui/'],
+      ['POST', '/ag-ui/capabilities/more'],
+    ] as const) {
+      const ask = (headers: Record<string, string>) =>
+        fetch(`${app.url}${path}`, { method, headers, ...(method === 'POST' && { body: '{}' }) });
+      const res = await ask({ Authorization: `Bearer ${ALICE}`, 'Content-Type': 'application/json' });
+      expect(res.status, path).toBe(404);
+      expect(await res.json()).toMatchObject({
+        success: false,
+        error: { code: 'INVALID_REQUEST', message: `Unknown route ${path}`, details: { issue: 'no such endpoint' } },
+      });
+      expect((await ask({})).status, path).toBe(401);
+    }
   });
 
   it('two principals: the same threadId names a thread of each; neither sees the other', async () => {

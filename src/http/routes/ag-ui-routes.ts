@@ -6,7 +6,8 @@
  * - The run endpoint passes the admission chain like /a2a (Host/Origin, rate limit, auth with scope `chat`,
  *   body bounded by `maxBodyBytes` and JSON depth) and takes POST only (405, `Allow: POST`); a CORS preflight
  *   is answered 204. Its refusals, and a body that is not a `RunAgentInput`, are the REST error envelope
- *   with the table's status; any other path under it is the route table's (an unknown route but `capabilities`).
+ *   with the table's status. Any other path under it but `capabilities` (a route of the table) is routed here
+ *   and answered 404 after the admission chain, as /a2a's.
  * - A run answers 200, `text/event-stream` (one `data:` line per event), or
  *   `application/vnd.ag-ui.event+proto` exactly when `Accept` asks for it (each event behind its 4-byte
  *   big-endian length), written with backpressure.
@@ -26,7 +27,7 @@ import type { Clock } from '../../clock.ts';
 import type { AgentConfig } from '../../config/schema.ts';
 import type { Logger } from '../../log/index.ts';
 import { textTooDeep } from '../../json-depth.ts';
-import { MethodNotAllowed, type Admission } from '../admission.ts';
+import { MethodNotAllowed, PathNotFound, type Admission } from '../admission.ts';
 import { bearerKey } from '../auth.ts';
 import { readBody, tooDeepError } from '../body.ts';
 import type { ClientIp } from '../ip.ts';
@@ -100,6 +101,7 @@ export function createAgUiEndpoint(deps: AgUiEndpointDeps) {
     const ip = deps.clientIp(req);
     const body = method === 'POST' ? () => readBody(req, deps.maxBodyBytes) : undefined;
     const route = (): void => {
+      if (req.path !== deps.path) throw new PathNotFound(req.path);
       if (method !== 'POST') throw new MethodNotAllowed(method, deps.path, 'POST');
     };
     let principal: string | undefined;
