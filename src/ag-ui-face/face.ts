@@ -43,17 +43,19 @@ import type { Principal, SessionAccess } from '../auth/index.ts';
 import type { AgUiConfig } from '../config/schema.ts';
 import type { ClientTool } from '../conversation/session-event-fields.ts';
 import type { Bus } from '../bus/index.ts';
+import type { McpEvents } from '../tools/index.ts';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
 import type { SessionKey } from '../session-id.ts';
 import { newUserMessage, readRunInput, type RunInput } from './input.ts';
 import { clientResults, clientToolsOf } from './client-tools.ts';
 import { answerOf, checkResume } from './interrupts.ts';
-import { foldStep, interrupted, runError, runStarted, runView, type RunView } from './run-view.ts';
+import { foldStep, interrupted, runError, runStarted, runView, toolProgress, type RunView } from './run-view.ts';
 import { diverges, questionsAsked, threadMessages } from './thread.ts';
 
 export interface AgUiFaceDeps {
-  bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute'>;
+  /** The agent's commands; the tool servers' live progress of a run's calls. */
+  bus: Pick<Bus<AgentCommands, AgentEvents & McpEvents>, 'execute' | 'on'>;
   follower: TurnFollower;
   clock: Clock;
   /** Whether a principal may answer questions (the `approve` route scope of server.auth). */
@@ -191,7 +193,15 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
     };
     push(runStarted(view));
     if (p.snapshot) push(snapshotEvent(p.snapshot));
-    const watch = deps.follower.watch(key);
+    // Progress is no frame of the turn's log: it reaches the run live, between its call's start and result.
+    const offProgress = bus.on('mcp.toolProgress', ({ payload }) => {
+      if (payload.sessionId === key && payload.turnId === p.turnId && !view.ended) push(toolProgress(payload));
+    });
+    const followed = deps.follower.watch(key);
+    const watch: SessionWatch = {
+      follow: (turnId, onStep, since) => followed.follow(turnId, onStep, since),
+      close: () => (offProgress(), followed.close()),
+    };
     try {
       await watch.follow(p.turnId, (step) => {
         const asked = view.open.length;

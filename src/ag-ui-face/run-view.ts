@@ -21,7 +21,7 @@
  *   `<runId>-reasoning-<n>`); `toolCall` → `TOOL_CALL_START/ARGS/END` (toolCallId = the call's id, its
  *   parent the step's text message if it had one); `toolResult` → `TOOL_CALL_RESULT` (content: the
  *   result as text, JSON unless it is a string); `contextCompacted` → `CUSTOM { name:
- *   "agentd.contextCompacted" }`. Questions asked and answered send nothing here: a run waiting for
+ *   "agentd.contextCompacted" }` (a tool server's live progress: `CUSTOM agentd.toolProgress`, `toolProgress`). Questions asked and answered send nothing here: a run waiting for
  *   one ends with `interrupted(view, questions)`.
  * - The end: `response` → `RUN_FINISHED { outcome: { type: "success" } }`; an `error` whose details say
  *   the turn was cancelled → `RUN_FINISHED { outcome: { type: "cancelled" } }`; any other `error` →
@@ -85,6 +85,27 @@ export const runStarted = (v: RunView): Event => ({
 
 /** `RUN_ERROR` of an error (the error table's code; see src/errors/encode.ts). */
 export const runError = (err: unknown): Event => ({ type: EventType.RUN_ERROR, ...toAgUiRunError(err) });
+
+/** A tool server's progress on one of the run's calls (not stored: it comes live only). */
+export const toolProgress = (p: {
+  callId: string;
+  serverId: string;
+  toolName: string;
+  progress: number;
+  total?: number;
+  message?: string;
+}): Event => ({
+  type: EventType.CUSTOM,
+  name: 'agentd.toolProgress',
+  value: {
+    toolCallId: p.callId,
+    serverId: p.serverId,
+    toolName: p.toolName,
+    progress: p.progress,
+    ...(p.total !== undefined && { total: p.total }),
+    ...(p.message !== undefined && { message: p.message }),
+  },
+});
 
 const stepName = (n: number) => `model step ${n}`;
 

@@ -131,6 +131,27 @@ describe('AG-UI runs through HttpAgent', { timeout: 60_000 }, () => {
     expect(c.agent.messages.some((m) => m.role === 'tool' && m.toolCallId === start.toolCallId)).toBe(true);
   });
 
+  it("a tool server's progress on a call comes live as CUSTOM agentd.toolProgress, between the call and its result", async () => {
+    const c = client();
+    c.say('run [[tool:trigger-long-running-operation {"duration":0.6,"steps":3}]]');
+    await c.agent.runAgent();
+    const callId = lastOf(c.events, 'TOOL_CALL_START').toolCallId;
+    const progress = c.events.filter((e) => e.type === EventType.CUSTOM && (e as any).name === 'agentd.toolProgress');
+    expect(progress.map((e) => (e as any).value)).toEqual(
+      [1, 2, 3].map((n) => ({
+        toolCallId: callId,
+        serverId: 'everything',
+        toolName: 'trigger-long-running-operation',
+        progress: n,
+        total: 3,
+      })),
+    );
+    const at = (e: BaseEvent) => c.events.indexOf(e);
+    expect(at(progress[0]!)).toBeGreaterThan(at(lastOf(c.events, 'TOOL_CALL_END') as BaseEvent));
+    expect(at(progress[2]!)).toBeLessThan(at(lastOf(c.events, 'TOOL_CALL_RESULT') as BaseEvent));
+    expect(lastOf(c.events, 'RUN_FINISHED').outcome).toEqual({ type: 'success' });
+  });
+
   it('an approval is an interrupt; the next run resumes it: the result of the same call, not the call again', async () => {
     const c = client();
     c.say('go [[tool:echo {"message":"asked"}]]');

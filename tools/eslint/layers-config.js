@@ -92,7 +92,7 @@ export const LAYERS = {
     // The agent served over A2A (agent card, /a2a): its own JSON-RPC over the agent's bus and event log.
     a2aFace: { path: 'src/a2a-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools'] },
     // The agent served over AG-UI (/ag-ui): runs are turns, interrupts are questions.
-    agUiFace: { path: 'src/ag-ui-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent'] },
+    agUiFace: { path: 'src/ag-ui-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools'] },
     metrics: { path: 'src/metrics', uses: [...LEAVES, 'bus', 'agent', 'tools'] },
     tracing: { path: 'src/tracing', uses: [...LEAVES, 'bus', 'llm', 'agent'] },
     // The HTTP/WebSocket port the front end is written against (types.ts) and its adapters (uWebSockets.js, node:http + ws, in process); they import nothing of ours.
