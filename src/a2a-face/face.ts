@@ -16,7 +16,7 @@
  */
 import { pipeEvents } from '../agent/index.ts';
 import { AppError, toA2aRpc } from '../errors/index.ts';
-import type { A2aAnswer, A2aCallContext, A2aFaceDeps, RpcId, RpcResponse } from './face-types.ts';
+import type { A2aAnswer, A2aCallContext, A2aFaceDeps, A2aResults, RpcId, RpcResult } from './face-types.ts';
 import { listTaskPage } from './list-params.ts';
 import { parseParams as parse } from './params.ts';
 import { idParams, methodOf, requestSchema, sendParams, type Method } from './rpc-methods.ts';
@@ -34,9 +34,9 @@ export function createA2aFace(deps: A2aFaceDeps) {
     id: RpcId,
     ctx: A2aCallContext,
     open: (onChange: (prev: TaskView | undefined, next: TaskView) => void) => Promise<{ close(): void }>,
-  ): Promise<AsyncIterable<RpcResponse>> {
-    return pipeEvents<RpcResponse>(ctx.signal, async (push, end) => {
-      const result = (value: unknown): RpcResponse => ({ jsonrpc: '2.0', id, result: value });
+  ): Promise<AsyncIterable<RpcResult>> {
+    return pipeEvents<RpcResult>(ctx.signal, async (push, end) => {
+      const result = (value: unknown): RpcResult => ({ jsonrpc: '2.0', id, result: value });
       const watch = await open((prev, next) => {
         if (!prev) push(result(wrap('task', encodeTask(next, ctx.version), ctx.version)));
         else for (const e of streamEvents(prev, next, ctx.version)) push(result(e));
@@ -67,8 +67,8 @@ export function createA2aFace(deps: A2aFaceDeps) {
     }
   }
 
-  async function dispatch(method: Method, id: RpcId, params: unknown, ctx: A2aCallContext): Promise<A2aAnswer> {
-    const json = (result: unknown): A2aAnswer => ({ kind: 'json', body: { jsonrpc: '2.0', id, result } });
+  async function dispatch(method: Method, id: RpcId, params: unknown, ctx: A2aCallContext): Promise<A2aResults> {
+    const json = (result: unknown): A2aResults => ({ kind: 'json', body: { jsonrpc: '2.0', id, result } });
     switch (method) {
       case 'send':
         return json(await send(params, ctx));
@@ -104,7 +104,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
     }
   }
 
-  function subscribe(id: RpcId, taskId: string, ctx: A2aCallContext): Promise<AsyncIterable<RpcResponse>> {
+  function subscribe(id: RpcId, taskId: string, ctx: A2aCallContext): Promise<AsyncIterable<RpcResult>> {
     const ref = parseTaskId(taskId)!;
     const key = ctx.sessions.key(ref.contextId);
     return streamOf(id, ctx, async (onChange) => {
@@ -115,6 +115,12 @@ export function createA2aFace(deps: A2aFaceDeps) {
   }
 
   return {
+    /** A method by its name at `ctx.version` (another binding's call); refusals are thrown AppErrors. */
+    invoke(name: string, params: unknown, ctx: A2aCallContext): Promise<A2aResults> {
+      const method = methodOf(ctx.version, name);
+      if (!method) throw new AppError('INVALID_REQUEST', `Method not found: ${name} (A2A ${ctx.version})`);
+      return dispatch(method, 0, params, ctx);
+    },
     async handle(request: unknown, ctx: A2aCallContext): Promise<A2aAnswer> {
       const r = requestSchema.safeParse(request);
       const id: RpcId = r.success ? (r.data.id ?? null) : null;

@@ -1,6 +1,6 @@
 /**
  * A2A's HTTP+JSON binding as a mapping onto the face: every route is one v1.0 method answered by
- * `face.handle`, the very dispatch of the JSON-RPC binding, so the two bindings cannot drift.
+ * `face.invoke`, the very dispatch of the JSON-RPC binding, so the two bindings cannot drift.
  *
  * Contracts:
  * - `matchRestRoute(verb, path)` reads a path under the binding's base (`A2A_REST_PATH`): v1.0's
@@ -16,9 +16,9 @@
  *   value that is not is passed as the string it is and refused by the method's validation.
  * - v0.3 routes speak the v0.3 proto JSON (legacy-rest.ts translates both ways).
  */
-import { AppError, ERROR_TABLE, type A2aRpcError, type ErrorCode } from '../errors/index.ts';
+import { AppError } from '../errors/index.ts';
 import type { A2aFace } from './face.ts';
-import type { A2aCallContext, RpcResponse } from './face-types.ts';
+import type { A2aCallContext } from './face-types.ts';
 import { sendRequestIn, streamResponseOut } from './legacy-rest.ts';
 
 type RestMethod =
@@ -107,31 +107,6 @@ function paramsOfQuery(query: URLSearchParams): Record<string, unknown> {
   return params;
 }
 
-/** The AppError an rpc error of the face stands for: agentd's code is `data.code` (v0.3), or its ErrorInfo's (v1.0). */
-function appErrorOf(error: A2aRpcError): AppError {
-  const fields = Array.isArray(error.data) ? fromInfo(error.data[0]?.metadata ?? {}) : error.data;
-  const { code, ...details } = fields;
-  const known = typeof code === 'string' && code in ERROR_TABLE;
-  return new AppError(known ? (code as ErrorCode) : 'INTERNAL_ERROR', error.message, details);
-}
-
-/** ErrorInfo metadata back to details (each value was written as a string, JSON for the others). */
-const fromInfo = (metadata: Record<string, string>): Record<string, unknown> =>
-  Object.fromEntries(
-    Object.entries(metadata).map(([k, v]) => {
-      try {
-        return [k, k === 'code' ? v : JSON.parse(v)];
-      } catch {
-        return [k, v];
-      }
-    }),
-  );
-
-function resultOf(response: RpcResponse): unknown {
-  if ('error' in response) throw appErrorOf(response.error);
-  return response.result;
-}
-
 export type RestAnswer = { kind: 'json'; body: unknown } | { kind: 'stream'; events: AsyncIterable<unknown> };
 
 export interface RestInput {
@@ -159,14 +134,14 @@ export function createA2aRest(face: A2aFace) {
   return {
     async call(route: RestRoute, input: RestInput, ctx: Omit<A2aCallContext, 'version'>): Promise<RestAnswer> {
       const out = route.legacy ? streamResponseOut : (result: unknown) => result;
-      const request = { jsonrpc: '2.0', id: 0, method: route.method, params: paramsOf(route, input) };
-      const answer = await face.handle(request, { ...ctx, version: '1.0' });
-      if (answer.kind === 'json') return { kind: 'json', body: out(resultOf(answer.body)) };
+      // The JSON-RPC face's own dispatch: its refusals are thrown as AppErrors, encoded by the endpoint.
+      const answer = await face.invoke(route.method, paramsOf(route, input), { ...ctx, version: '1.0' });
+      if (answer.kind === 'json') return { kind: 'json', body: out(answer.body.result) };
       const { events } = answer;
       return {
         kind: 'stream',
         events: (async function* () {
-          for await (const event of events) yield out(resultOf(event));
+          for await (const event of events) yield out(event.result);
         })(),
       };
     },

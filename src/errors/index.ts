@@ -20,7 +20,6 @@ export {
   toRestReply,
   toWsFrame,
   type A2aRestErrorBody,
-  type A2aRpcError,
   type EncodedError,
   type JsonRpcErrorBody,
   type RestErrorEnvelope,
