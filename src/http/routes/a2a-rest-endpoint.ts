@@ -16,7 +16,7 @@
 import type { EngineRequest, EngineResponse } from '../engine/index.ts';
 import { A2A_REST_PATH, endpointOrigin, matchRestRoute, type A2aRest, type RestRoute } from '../../a2a-face/index.ts';
 import { AppError, httpStatus, toA2aRest, toA2aRpc, toErrorBody } from '../../errors/index.ts';
-import { MethodNotAllowed } from '../admission.ts';
+import { MethodNotAllowed, PathNotFound } from '../admission.ts';
 import { bearerKey } from '../auth.ts';
 import { parseJsonBody, readBody } from '../body.ts';
 import { streamReply } from '../relay.ts';
@@ -30,12 +30,6 @@ const JSON_MEDIA = new Set(['application/json', 'application/a2a+json']);
 export const isA2aRestPath = (path: string): boolean => path === A2A_REST_PATH || path.startsWith(`${A2A_REST_PATH}/`);
 
 /** A path under the base that names no route: 404. */
-class UnknownPath extends AppError {
-  constructor(path: string) {
-    super('INVALID_REQUEST', `Unknown A2A HTTP+JSON route ${path}`, { issue: 'no such endpoint' });
-  }
-}
-
 /** The error as the binding of `legacy` encodes it, with its status (`status` overrides the table's). */
 function errorReply(err: unknown, legacy: boolean, status?: number): Reply {
   if (!legacy) {
@@ -78,7 +72,7 @@ export function createA2aRestEndpoint(deps: A2aRestEndpointDeps) {
     let principal: string | undefined;
     const route = (): RestRoute => {
       const found = matchRestRoute(verb, path);
-      if (!found) throw new UnknownPath(req.path);
+      if (!found) throw new PathNotFound(req.path);
       if ('allow' in found) throw new MethodNotAllowed(verb, req.path, found.allow);
       return found;
     };
@@ -97,8 +91,7 @@ export function createA2aRestEndpoint(deps: A2aRestEndpointDeps) {
       );
       if (verdict.outcome === 'preflight') return send(res, { status: 204, headers: {}, body: '' }, verdict.headers);
       if (verdict.outcome === 'refused') {
-        const status = verdict.error instanceof UnknownPath ? 404 : verdict.status;
-        return send(res, errorReply(verdict.error, legacy, status), verdict.headers);
+        return send(res, errorReply(verdict.error, legacy, verdict.status), verdict.headers);
       }
       principal = verdict.principal.name;
       try {
