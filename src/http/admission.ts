@@ -25,7 +25,7 @@
  */
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
-import type { Principal, Principals, RouteScope } from './auth.ts';
+import { bearerKey, type Principal, type Principals, type RouteScope } from './auth.ts';
 import type { BodyResult } from './body.ts';
 import type { Cors } from './cors.ts';
 import { rateLimitError, rateLimitHeaders, retryAfterSeconds, type LimitState, type WindowLimiter } from './limits.ts';
@@ -56,6 +56,21 @@ export interface RequestFacts {
   /** Request headers a preflight allows beyond `server.cors.headers` (the endpoint's own, e.g. MCP's). */
   allowHeaders?: readonly string[];
 }
+
+/** The facts of an HTTP request as its method and headers give them; `extra`: the scope it needs, its own headers. */
+export const requestFacts = (
+  method: string,
+  headers: Readonly<Record<string, string | undefined>>,
+  ip: string,
+  extra: Pick<RequestFacts, 'scope' | 'allowHeaders'> = {},
+): RequestFacts => ({
+  host: headers.host ?? '',
+  origin: headers.origin ?? '',
+  ip,
+  credential: bearerKey(headers.authorization),
+  preflight: method === 'OPTIONS',
+  ...extra,
+});
 
 export interface AdmissionSteps<R> {
   /** The front's own step; throws an AppError to refuse. */

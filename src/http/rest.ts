@@ -4,8 +4,8 @@ import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { Metrics } from '../metrics/index.ts';
-import type { Admission } from './admission.ts';
-import { bearerKey, type RouteScope } from './auth.ts';
+import { requestFacts, type Admission } from './admission.ts';
+import type { RouteScope } from './auth.ts';
 import { parseJsonBody, rawBody, readBody } from './body.ts';
 import type { ClientIp } from './ip.ts';
 import { streamReply } from './relay.ts';
@@ -68,7 +68,6 @@ export function createRestHandler(deps: RestDeps) {
     const method = req.method.toUpperCase();
     const { path, query, headers } = req;
     const ip = deps.clientIp(req);
-    const origin = headers.origin ?? '';
     const found = lookupOrRefuse(deps.router, method, path);
     const matched = found.match?.route;
     const maxBytes = matched?.rawBody ? deps.maxRawBytes : matched?.largeBody ? deps.maxBodyBytes : deps.maxJsonBytes;
@@ -89,14 +88,7 @@ export function createRestHandler(deps: RestDeps) {
 
     const run = async (): Promise<void> => {
       const verdict = await deps.admission.admit(
-        {
-          host: headers.host ?? '',
-          origin,
-          ip,
-          credential: bearerKey(headers.authorization),
-          scope: scopeOf(found.match?.route),
-          preflight: method === 'OPTIONS',
-        },
+        requestFacts(method, headers, ip, { scope: scopeOf(found.match?.route) }),
         { route: lookup, body },
       );
       if (verdict.outcome === 'preflight') return send(res, { status: 204, headers: {}, body: '' }, verdict.headers);

@@ -16,8 +16,7 @@
 import type { EngineRequest, EngineResponse } from '../engine/index.ts';
 import { A2A_REST_PATH, endpointOrigin, matchRestRoute, type A2aRest, type RestRoute } from '../../a2a-face/index.ts';
 import { AppError, httpStatus, toA2aRest, toA2aRpc, toErrorBody } from '../../errors/index.ts';
-import { MethodNotAllowed, PathNotFound } from '../admission.ts';
-import { bearerKey } from '../auth.ts';
+import { MethodNotAllowed, PathNotFound, requestFacts } from '../admission.ts';
 import { parseJsonBody, readBody } from '../body.ts';
 import { streamReply } from '../relay.ts';
 import { jsonReply, send, type Reply } from '../respond.ts';
@@ -77,18 +76,10 @@ export function createA2aRestEndpoint(deps: A2aRestEndpointDeps) {
       return found;
     };
     const run = async () => {
-      const verdict = await deps.admission.admit(
-        {
-          host: headers.host ?? '',
-          origin: headers.origin ?? '',
-          ip,
-          credential: bearerKey(headers.authorization),
-          scope: 'chat',
-          preflight: verb === 'OPTIONS',
-          allowHeaders: A2A_HEADERS,
-        },
-        { route, body: verb === 'POST' ? () => readBody(req, deps.maxBodyBytes) : undefined },
-      );
+      const verdict = await deps.admission.admit(requestFacts(verb, headers, ip, { allowHeaders: A2A_HEADERS }), {
+        route,
+        body: verb === 'POST' ? () => readBody(req, deps.maxBodyBytes) : undefined,
+      });
       if (verdict.outcome === 'preflight') return send(res, { status: 204, headers: {}, body: '' }, verdict.headers);
       if (verdict.outcome === 'refused') {
         return send(res, errorReply(verdict.error, legacy, verdict.status), verdict.headers);

@@ -30,8 +30,7 @@ import type { AgentConfig } from '../../config/schema.ts';
 import { toA2aRpc } from '../../errors/index.ts';
 import type { Logger } from '../../log/index.ts';
 import { textTooDeep } from '../../json-depth.ts';
-import { MethodNotAllowed, PathNotFound, type Admission } from '../admission.ts';
-import { bearerKey } from '../auth.ts';
+import { MethodNotAllowed, PathNotFound, requestFacts, type Admission } from '../admission.ts';
 import { readBody, requireJsonType, tooDeepError } from '../body.ts';
 import type { ClientIp } from '../ip.ts';
 import { relayResponse } from '../relay.ts';
@@ -155,7 +154,6 @@ export function createA2aEndpoint(deps: A2aEndpointDeps) {
   return (req: EngineRequest, res: EngineResponse): void => {
     const method = req.method.toUpperCase();
     const headers = req.headers as Record<string, string>;
-    const host = headers.host ?? '';
     const ip = deps.clientIp(req);
     const served = req.path === A2A_PATH;
     const body = method === 'POST' ? () => readBody(req, deps.maxBodyBytes) : undefined;
@@ -167,18 +165,10 @@ export function createA2aEndpoint(deps: A2aEndpointDeps) {
       served ? rpcErrorReply(err, status) : errorReply(err, deps.clock.now(), status);
     let principal: string | undefined;
     const run = async () => {
-      const verdict = await deps.admission.admit(
-        {
-          host,
-          origin: headers.origin ?? '',
-          ip,
-          credential: bearerKey(headers.authorization),
-          scope: 'chat',
-          preflight: method === 'OPTIONS',
-          allowHeaders: A2A_HEADERS,
-        },
-        { route, body },
-      );
+      const verdict = await deps.admission.admit(requestFacts(method, headers, ip, { allowHeaders: A2A_HEADERS }), {
+        route,
+        body,
+      });
       if (verdict.outcome === 'refused') return send(res, refusal(verdict.error, verdict.status), verdict.headers);
       if (verdict.outcome === 'preflight') return send(res, { status: 204, headers: {}, body: '' }, verdict.headers);
       principal = verdict.principal.name;

@@ -27,8 +27,7 @@ import type { Clock } from '../../clock.ts';
 import type { AgentConfig } from '../../config/schema.ts';
 import type { Logger } from '../../log/index.ts';
 import { textTooDeep } from '../../json-depth.ts';
-import { MethodNotAllowed, PathNotFound, type Admission } from '../admission.ts';
-import { bearerKey } from '../auth.ts';
+import { MethodNotAllowed, PathNotFound, requestFacts, type Admission } from '../admission.ts';
 import { readBody, tooDeepError } from '../body.ts';
 import type { ClientIp } from '../ip.ts';
 import { streamReply } from '../relay.ts';
@@ -108,17 +107,7 @@ export function createAgUiEndpoint(deps: AgUiEndpointDeps) {
     let extra: Record<string, string> = {};
     let streaming = false;
     const run = async () => {
-      const verdict = await deps.admission.admit(
-        {
-          host: headers.host ?? '',
-          origin: headers.origin ?? '',
-          ip,
-          credential: bearerKey(headers.authorization),
-          scope: 'chat',
-          preflight: method === 'OPTIONS',
-        },
-        { route, body },
-      );
+      const verdict = await deps.admission.admit(requestFacts(method, headers, ip), { route, body });
       if (verdict.outcome === 'refused') return send(res, refuse(verdict.error, verdict.status), verdict.headers);
       if (verdict.outcome === 'preflight') return send(res, { status: 204, headers: {}, body: '' }, verdict.headers);
       principal = verdict.principal.name;
