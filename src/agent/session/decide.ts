@@ -93,18 +93,8 @@ function decideAny(command: SessionCommand, state: SessionState, live: Live): De
       if (same) return { type: 'duplicate', turnId: same.turnId, queued: live.running && live.queue[0] !== same };
       const waiting = live.queue.length - (live.running ? 1 : 0);
       if (!live.busy && waiting === 0) return { type: 'start' };
-      const { turnId, correlationId, content, image, hops, attached, clientTools } = message;
-      const event: SessionEventOf<'messageQueued'> = {
-        v: EVENT_VERSION,
-        type: 'messageQueued',
-        turnId,
-        correlationId,
-        content,
-        ...(image && { image }),
-        ...(hops !== undefined && { hops }),
-        ...(attached && { attached }),
-        ...(clientTools && { clientTools }),
-      };
+      const { resume: _resume, ...queued } = message; // a message sent now resumes nothing
+      const event: SessionEventOf<'messageQueued'> = { v: EVENT_VERSION, type: 'messageQueued', ...queued };
       return { type: 'queue', event };
     }
     case 'answer':
