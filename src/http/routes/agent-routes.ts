@@ -4,6 +4,7 @@ import { approvalRecordOf, inFamily } from '../../conversation/questions.ts';
 import { sessionIdOf, sessionNotFound, type SessionAccess } from '../../auth/index.ts';
 import { MAX_OWNER_LENGTH, asNamed, splitSessionKey, type SessionKey } from '../../session-id.ts';
 import type { Clock, IdSource } from '../../clock.ts';
+import type { ErrorCode } from '../../errors/index.ts';
 import { imageDataSchema, sessionIdSchema } from '../frames.ts';
 import type { FrontEndBus } from '../front-bus.ts';
 import { defineRoute, type Route } from '../route.ts';
@@ -95,6 +96,16 @@ export interface AgentRoutesDeps {
   clock: Clock;
 }
 
+/** What a message can be refused or failed with, sent and waited for or only sent. */
+const MESSAGE_ERRORS: ErrorCode[] = [
+  'MISSING_FIELD',
+  'INVALID_REQUEST',
+  'SERVER_NOT_FOUND',
+  'TOOL_EXECUTION_FAILED',
+  'AGENT_ERROR',
+  'SERVICE_UNAVAILABLE',
+];
+
 export function agentRoutes(deps: AgentRoutesDeps): Route[] {
   const reply = createReply(deps.clock);
   return [
@@ -106,14 +117,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       body: messageSchema,
       example: messageExample,
       response: RESPONSES.messageSync,
-      errors: [
-        'MISSING_FIELD',
-        'INVALID_REQUEST',
-        'SERVER_NOT_FOUND',
-        'TOOL_EXECUTION_FAILED',
-        'AGENT_ERROR',
-        'SERVICE_UNAVAILABLE',
-      ],
+      errors: MESSAGE_ERRORS,
       async handler({ body, signal, sessions, bus }) {
         const response = await deps.waiter.ask(await userMessage(body, sessions, bus), {
           correlationId: deps.ids(),
@@ -130,14 +134,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       body: messageSchema,
       example: messageExample,
       response: RESPONSES.messageQueued,
-      errors: [
-        'MISSING_FIELD',
-        'INVALID_REQUEST',
-        'SERVER_NOT_FOUND',
-        'TOOL_EXECUTION_FAILED',
-        'AGENT_ERROR',
-        'SERVICE_UNAVAILABLE',
-      ],
+      errors: MESSAGE_ERRORS,
       async handler({ body, bus, sessions }) {
         const message = await userMessage(body, sessions, bus);
         await bus.execute('agent.sendMessage', message, { sessionId: message.sessionId });
