@@ -3,13 +3,20 @@ import type { ModelTool, ModelToolOutcome } from '../conversation/tool-shapes.ts
 import type { A2aAgentConfig, McpServerConfig } from '../config/schema.ts';
 import type { McpLogLevel } from '../config/server-features.ts';
 import type { Attached } from '../conversation/attachments.ts';
-import type { ElicitTarget } from './mcp/elicitation.ts';
-import type { Sampler } from './mcp/sampling.ts';
+import type { ElicitTarget, Sampler } from './server-asks.ts';
 import type { PromptRecord, PromptResult, ResourceContents, ResourceList } from '../conversation/mcp-records.ts';
 
 export type { PromptRecord, PromptResult, ResourceContents, ResourceList };
-export type { Sampler, SamplingOptions, SamplingReply, SamplingRequest } from './mcp/sampling.ts';
-export { SamplingRefused } from './mcp/sampling.ts';
+export type {
+  ElicitationAnswer,
+  ElicitationAsk,
+  Elicitor,
+  Sampler,
+  SamplingOptions,
+  SamplingReply,
+  SamplingRequest,
+} from './server-asks.ts';
+export { SamplingRefused } from './server-asks.ts';
 
 /** Where a call's progress goes: the session (key) whose watchers get `toolProgress` frames, and the call. */
 export interface ProgressTarget {
@@ -61,7 +68,7 @@ export type McpCommands = {
   'mcp.modelTools': { payload: Record<string, never>; result: ModelTool[] };
   /** Calls a tool by its model-visible name; never throws for tool failures. */
   /** `hops` is sent along as the call's agent-to-agent hop count (src/tools/hops.ts). */
-  /** `elicit`: who answers the server's elicitation requests during the call (src/tools/mcp/elicitation.ts; absent: they are declined); `sampler` serves its `sampling/createMessage` (src/tools/mcp/sampling.ts). */
+  /** `elicit`: who answers the server's elicitation requests during the call (src/tools/server-asks.ts, routed by src/tools/mcp/elicitation.ts; absent: they are declined); `sampler` serves its `sampling/createMessage` (src/tools/mcp/sampling.ts). */
   'mcp.callModelTool': {
     payload: {
       name: string;

@@ -29,7 +29,7 @@ import { createNoticeRelay } from './mcp/notices.ts';
 import { isSelf, SelfConnection } from './mcp/self-connection.ts';
 import { subscribeAgain } from './mcp/server-requests.ts';
 import { recordOf, statusOf, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
-import { attachOAuth } from './oauth/server-oauth.ts';
+import { attachOAuth } from './server-oauth.ts';
 import { COULD_NOT_CONNECT, isSocketLevel, pinnedConnect, type RuntimePolicy } from './spawn/runtime-connect.ts';
 
 /** The service's options with their defaults filled in. */

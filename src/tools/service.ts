@@ -27,8 +27,8 @@ import { CallError } from './mcp/call-error.ts';
 import { SelfConnection } from './mcp/self-connection.ts';
 import { statusOf, type McpService, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
 import { createServerRequests } from './mcp/server-requests.ts';
-import { createToolCalls } from './mcp/tool-calls.ts';
-import { createSignIns } from './oauth/sign-ins.ts';
+import { createToolCalls } from './tool-calls.ts';
+import { createSignIns } from './sign-ins.ts';
 import { a2aEntryConfig, createServerPool } from './server-pool.ts';
 import { admitRuntimeServer, OPEN_RUNTIME_POLICY } from './spawn/runtime-connect.ts';
 

@@ -10,8 +10,12 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, inputRequired, LOG_LEVEL_META_KEY, Server } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ElicitationAsk } from '../../src/tools/mcp/elicitation.ts';
-import { SamplingRefused, type Sampler, type SamplingRequest } from '../../src/tools/mcp/sampling.ts';
+import {
+  SamplingRefused,
+  type ElicitationAsk,
+  type Sampler,
+  type SamplingRequest,
+} from '../../src/tools/server-asks.ts';
 import { until } from '../support/wait.ts';
 import { fixture, harness, http, rejection, textOf, type Harness } from './mcp-helpers.ts';
 

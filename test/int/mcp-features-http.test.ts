@@ -1,7 +1,7 @@
 /** Issue 25 over Streamable HTTP: server-everything's progress, resources, prompts, logs, roots and sampling through the MCP service. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppEvents } from '../../src/app.ts';
-import { SamplingRefused, type Sampler, type SamplingRequest } from '../../src/tools/mcp/sampling.ts';
+import { SamplingRefused, type Sampler, type SamplingRequest } from '../../src/tools/server-asks.ts';
 import { until } from '../support/wait.ts';
 import { harness, http, startEverythingHttp, textOf, type Harness } from './mcp-helpers.ts';
 

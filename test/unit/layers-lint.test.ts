@@ -111,8 +111,33 @@ describe('import layers (npm run lint)', () => {
       expect.stringMatching(/^httpEngine may not import http/),
     ]);
     expect(await lint('src/http/fixture.ts', "const m = await import('@modelcontextprotocol/client');")).toEqual([
-      expect.stringMatching(/only tools may/),
+      expect.stringMatching(/only tools, toolsOauth, toolsMcp, toolsA2a may/),
     ]);
+  });
+
+  it('layers the tools: OAuth below the MCP client, A2A agents above it, the service on top, the contract below all', async () => {
+    expect(
+      await lint('src/tools/oauth/fixture.ts', "import type { McpConnection } from '../mcp/connection.ts';"),
+    ).toEqual([expect.stringMatching(/^toolsOauth may not import toolsMcp/)]);
+    expect(await lint('src/tools/mcp/fixture.ts', "import type { CatalogueItem } from '../catalogue.ts';")).toEqual([
+      expect.stringMatching(/^toolsMcp may not import tools /),
+    ]);
+    expect(await lint('src/tools/mcp/fixture.ts', "import type { AgentConfig } from '../a2a/agent.ts';")).toEqual([
+      expect.stringMatching(/^toolsMcp may not import toolsA2a/),
+    ]);
+    expect(await lint('src/tools/fixture.ts', "import type { McpConnection } from './mcp/connection.ts';")).toEqual([]);
+    expect(
+      await lint('src/tools/a2a/fixture.ts', "import type { McpConnection } from '../mcp/connection.ts';"),
+    ).toEqual([]);
+    expect(
+      await lint(
+        'src/tools/mcp/fixture.ts',
+        "import type { ServerOAuth } from '../oauth/client.ts';\nimport type { Sampler } from '../server-asks.ts';",
+      ),
+    ).toEqual([]);
+    expect(
+      await lint('src/agent/questions/fixture.ts', "import type { Elicitor } from '../../tools/mcp/elicitation.ts';"),
+    ).toEqual([expect.stringMatching(/^agentQuestions may not import toolsMcp/)]);
   });
 
   it('refuses a layer table whose components import each other in a cycle', async () => {

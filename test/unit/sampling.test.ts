@@ -10,13 +10,11 @@ import type { LlmClient, ModelRequest } from '../../src/llm/types.ts';
 import {
   createSamplerStack,
   DEFAULT_SAMPLING_MAX_TOKENS,
-  SamplingRefused,
   samplingCapability,
   samplingPolicy,
   toSamplingRequest,
-  type Sampler,
-  type SamplingRequest,
 } from '../../src/tools/mcp/sampling.ts';
+import { SamplingRefused, type Sampler, type SamplingRequest } from '../../src/tools/server-asks.ts';
 import type { McpServerConfig } from '../../src/config/schema.ts';
 
 const usage = (n: number) => ({ promptTokens: n, completionTokens: 1, totalTokens: n + 1 });

@@ -14,6 +14,7 @@ const SESSION_USES = [
   'conversation',
   'machines',
   'tools',
+  'toolsMessages',
   'inspect',
   'agentFrames',
   'agentMessages',
@@ -61,12 +62,52 @@ export const LAYERS = {
     machines: { path: 'machines', uses: [...LEAVES, 'conversation'] },
     // Who may start which process, and which URLs a runtime server may reach: the spawn and URL policy, process groups.
     toolsSpawn: { path: 'src/tools/spawn', uses: [...LEAVES, 'config'] },
-    // The agent's tool servers (MCP client connections, OAuth, A2A agents, catalogue). Its sub-folders mcp, oauth
-    // and a2a import each other and the folder's shared files, so they are one component until that is untangled.
-    // It keeps OAuth tokens of tool servers in the store's secret store (src/store/secret-store.ts).
+    // The agent-to-agent hop count and instance header: read by the faces, sent by the tools.
+    toolsHops: { path: 'src/tools/hops.ts' },
+    // What a tool server asks during a call (elicitation, sampling) and who answers: the MCP client routes it, the
+    // agent's questions answer it; it imports neither.
+    toolsAsks: { path: 'src/tools/server-asks.ts', uses: [...LEAVES, 'conversation'] },
+    // The tools' bus contract (mcp.* commands and events, the records): below every sub-folder of the tools.
+    toolsMessages: { path: 'src/tools/messages.ts', uses: [...LEAVES, 'config', 'conversation', 'toolsAsks'] },
+    // OAuth for tool servers: sign-in, tokens (in the store's secret store, src/store/secret-store.ts), policy.
+    toolsOauth: { path: 'src/tools/oauth', uses: [...LEAVES, 'config', 'store', 'toolsSpawn'] },
+    // The MCP client: one connection for both protocol eras, its transports, what a server asks, resources, prompts.
+    toolsMcp: {
+      path: 'src/tools/mcp',
+      uses: [
+        ...LEAVES,
+        'config',
+        'bus',
+        'store',
+        'conversation',
+        'machines',
+        'inspect',
+        'toolsSpawn',
+        'toolsOauth',
+        'toolsAsks',
+        'toolsMessages',
+      ],
+    },
+    // Remote A2A agents as tool servers, over the MCP client's connection shape.
+    toolsA2a: { path: 'src/tools/a2a', uses: [...LEAVES, 'config', 'toolsSpawn', 'toolsHops', 'toolsMcp'] },
+    // The agent's tool servers: the service (its bus handlers, the server pool, tool calls, the catalogue and tool
+    // naming, sign-ins) and the files that join its sub-folders (server-oauth.ts: the MCP client with OAuth).
     tools: {
       path: 'src/tools',
-      uses: [...LEAVES, 'config', 'bus', 'llm', 'store', 'conversation', 'machines', 'inspect', 'toolsSpawn'],
+      uses: [
+        ...LEAVES,
+        'config',
+        'store',
+        'conversation',
+        'machines',
+        'toolsSpawn',
+        'toolsHops',
+        'toolsAsks',
+        'toolsMessages',
+        'toolsOauth',
+        'toolsMcp',
+        'toolsA2a',
+      ],
     },
     // The agent's frames (toFrame of a stored event) and its bus contract: below every sub-folder of the agent.
     agentFrames: { path: 'src/agent/frames.ts', uses: [...LEAVES, 'conversation', 'llm', 'store'] },
@@ -76,7 +117,7 @@ export const LAYERS = {
     // One kind of question for a person, from the side of the call that asks it; the tool policy.
     agentQuestions: {
       path: 'src/agent/questions',
-      uses: [...LEAVES, 'config', 'conversation', 'llm', 'tools', 'agentCompaction'],
+      uses: [...LEAVES, 'config', 'conversation', 'llm', 'toolsMessages', 'agentCompaction'],
     },
     // The session: decider, actor, outbox, history projection, quotas, transfer.
     agentSession: { path: 'src/agent/session', uses: [...LEAVES, ...SESSION_USES] },
@@ -88,9 +129,12 @@ export const LAYERS = {
     // The session service: its bus handlers, the sessions in memory, the public face (index.ts).
     agent: { path: 'src/agent', uses: [...LEAVES, ...SESSION_USES, 'agentSession', 'agentFollow'] },
     // The agent served over MCP (/mcp, --mode mcp).
-    mcpFace: { path: 'src/mcp-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools'] },
+    mcpFace: {
+      path: 'src/mcp-face',
+      uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools', 'toolsHops', 'toolsMcp'],
+    },
     // The agent served over A2A (agent card, /a2a): its own JSON-RPC over the agent's bus and event log.
-    a2aFace: { path: 'src/a2a-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools'] },
+    a2aFace: { path: 'src/a2a-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'toolsHops'] },
     // The agent served over AG-UI (/ag-ui): runs are turns, interrupts are questions.
     agUiFace: { path: 'src/ag-ui-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools'] },
     metrics: { path: 'src/metrics', uses: [...LEAVES, 'bus', 'agent', 'tools'] },
@@ -108,6 +152,7 @@ export const LAYERS = {
         'conversation',
         'agent',
         'tools',
+        'toolsMessages',
         'mcpFace',
         'a2aFace',
         'agUiFace',
@@ -132,7 +177,7 @@ export const LAYERS = {
     openai: ['llm'],
     '@anthropic-ai/sdk': ['llm'],
     '@modelcontextprotocol/server': ['mcpFace'],
-    '@modelcontextprotocol/client': ['tools'],
+    '@modelcontextprotocol/client': ['tools', 'toolsOauth', 'toolsMcp', 'toolsA2a'],
     jose: ['auth'],
     '@ag-ui/core': ['agUiFace'],
     '@ag-ui/proto': ['agUiFace'],

@@ -25,8 +25,7 @@ import {
   type QuestionAnswer,
   type QuestionKind,
 } from '../../conversation/questions.ts';
-import type { ElicitationAnswer, ElicitationAsk } from '../../tools/mcp/elicitation.ts';
-import type { SamplingOptions, SamplingRequest } from '../../tools/messages.ts';
+import type { ElicitationAnswer, ElicitationAsk, SamplingOptions, SamplingRequest } from '../../tools/messages.ts';
 
 /** What a call asks: the question without what the session adds (id, session, turn, call, deadline). */
 export type Ask = Omit<Question, 'id' | 'sessionId' | 'turnId' | 'callId' | 'expiresAt'>;

@@ -8,7 +8,7 @@
  */
 import type { SessionEvent } from '../../conversation/session-events.ts';
 import { EVENT_VERSION } from '../../conversation/session-events.ts';
-import type { Elicitor } from '../../tools/mcp/elicitation.ts';
+import type { Elicitor } from '../../tools/messages.ts';
 import type { Budget } from '../compaction/budget.ts';
 import type { UsageView } from '../compaction/context.ts';
 import type { SamplingHost } from './sampling.ts';

@@ -38,7 +38,7 @@ import { createInFlightCalls, attachElicitation } from './elicitation.ts';
 import type { Attempt } from './eras.ts';
 import { createProgressRelay } from './progress-relay.ts';
 import { attachSampling, createSamplerStack, samplingCapability } from './sampling.ts';
-import type { ServerAsks } from './server-asks.ts';
+import type { ServerAsks } from '../server-asks.ts';
 import {
   afterConnect,
   attachFeatures,

@@ -2,7 +2,7 @@
  * Elicitation: a tool server asking the user something (`elicitation/create`) while one of its tool
  * calls runs. The tools layer only routes the question; who answers it (a session, through its
  * durable questions: src/agent/questions/asked.ts) is given at call time as an
- * {@link ElicitTarget}, so this layer never imports the agent's.
+ * {@link ElicitTarget} (src/tools/server-asks.ts), so this layer never imports the agent's.
  *
  * Contracts:
  * - `elicitationCapability` declares form and URL modes unless `mcpServers.<name>.elicitation` turns
@@ -21,32 +21,8 @@
  */
 import type { Client, ClientCapabilities, ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../../config/schema.ts';
-import type { ElicitationAction } from '../../conversation/session-events.ts';
 import type { Logger } from '../../log/index.ts';
-
-/** What a server asks: a form (a flat JSON schema of primitive properties) or a URL to open. */
-export type ElicitationAsk =
-  | { serverId: string; message: string; mode: 'form'; requestedSchema: Record<string, unknown> }
-  | { serverId: string; message: string; mode: 'url'; url: string; elicitationId: string };
-
-export type { ElicitationAction };
-export type ElicitationContent = Record<string, string | number | boolean | string[]>;
-
-export interface ElicitationAnswer {
-  action: ElicitationAction;
-  content?: ElicitationContent;
-}
-
-export type Elicitor = (
-  ask: ElicitationAsk,
-  options: { deadline: number; signal: AbortSignal },
-) => Promise<ElicitationAnswer>;
-
-/** Who answers the questions asked during one call: a session (`sessionId`: its key) and its elicitor. */
-export interface ElicitTarget {
-  sessionId: string;
-  elicit: Elicitor;
-}
+import type { ElicitationAsk, ElicitationContent, ElicitTarget } from '../server-asks.ts';
 
 type ElicitationConfig = Pick<McpServerConfig, 'elicitation'>;
 

@@ -28,42 +28,12 @@ import {
 } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../../config/schema.ts';
 import type { SamplingPolicy } from '../../config/server-features.ts';
+import { SamplingRefused, type Sampler, type SamplingReply, type SamplingRequest } from '../server-asks.ts';
 
 export const DEFAULT_SAMPLING_MAX_TOKENS = 1024;
 
-/** A sampling request as the agent's model gets it. */
-export interface SamplingRequest {
-  serverId: string;
-  systemPrompt?: string;
-  messages: { role: 'user' | 'assistant'; content: string }[];
-  maxTokens: number;
-  /** `ask`: a person approves the request before the model sees it. */
-  needsApproval: boolean;
-}
-
-/** The call a sampling request arrives in. */
-export interface SamplingOptions {
-  /** When the call's own timeout ends it (epoch ms). */
-  deadline: number;
-  /** Aborts when the server cancels its request or the call ends. */
-  signal: AbortSignal;
-}
-
-/** The request was refused on the host's side (denied by a person, over a token budget); `message` says why. */
-export class SamplingRefused extends Error {}
-
 /** The JSON-RPC error code of a refused sampling request (the MCP spec's example for a user's rejection). */
 export const SAMPLING_REFUSED = -1;
-
-export interface SamplingReply {
-  text: string;
-  model: string;
-  /** `endTurn`, `maxTokens`, or the model's own finish reason. */
-  stopReason: string;
-}
-
-/** Serves a server's sampling request for the tool call it was given to (the agent layer makes it). */
-export type Sampler = (request: SamplingRequest, options: SamplingOptions) => Promise<SamplingReply>;
 
 export const samplingPolicy = (config: McpServerConfig): SamplingPolicy => config.sampling ?? 'deny';
 

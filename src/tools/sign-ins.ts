@@ -4,18 +4,18 @@
  * (`mcp.signIn`, `mcp.signInStatus`, `mcp.signOut`).
  *
  * Contracts:
- * - The callback finds the server and the principal by the `state` (record.ts). The server's own sign-in
+ * - The callback finds the server and the principal by the `state` (oauth/record.ts). The server's own sign-in
  *   reconnects the server and resolves with its record once connected; a principal's resolves with the server's
  *   record at once (the principal's next call connects with its tokens). An unknown, expired or used state is
  *   INVALID_REQUEST (`details.field: "state"`); a failed exchange AGENT_ERROR with the reason.
  * - A principal's sign-in commands on a server without `oauth.per: principal` are INVALID_REQUEST naming how that
  *   server is signed in; on an unknown server SERVER_NOT_FOUND. Nothing answers another principal's sign-in.
  */
-import { AppError } from '../../errors/index.ts';
-import { principalOfState, serverOfState } from './record.ts';
-import { UnknownSignIn } from './sign-in-errors.ts';
-import type { SignInRecord, ServerRecord } from '../messages.ts';
-import type { ServerEntry } from '../mcp/server-entry.ts';
+import { AppError } from '../errors/index.ts';
+import { principalOfState, serverOfState } from './oauth/record.ts';
+import { UnknownSignIn } from './oauth/sign-in-errors.ts';
+import type { SignInRecord, ServerRecord } from './messages.ts';
+import type { ServerEntry } from './mcp/server-entry.ts';
 
 export interface SignInDeps {
   find(serverId: string): ServerEntry | undefined;

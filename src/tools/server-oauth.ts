@@ -1,24 +1,25 @@
 /**
- * OAuth for one `http` tool server entry (src/tools/server-pool.ts): its own OAuth client (client.ts), and with
- * `oauth.per: principal` the connections of each principal (principal-connections.ts).
+ * OAuth for one `http` tool server entry (src/tools/server-pool.ts): its own OAuth client (oauth/client.ts), and
+ * with `oauth.per: principal` the connections of each principal (mcp/principal-connections.ts). It joins the MCP
+ * client and OAuth, so it sits above both.
  *
  * Contracts:
- * - A server connected at runtime sends its OAuth requests through the runtime URL policy (runtime-connect.ts),
+ * - A server connected at runtime sends its OAuth requests through the runtime URL policy (spawn/runtime-connect.ts),
  *   and its principals' connections go to the addresses checked for each of them, like the server's own.
  * - A principal's connection is the server's config with the principal's OAuth client: it announces this
  *   instance (the hop header) as the server's own does; its tool list and notices are the server's business, not
  *   the principal's (they are ignored here).
  */
-import type { Clock } from '../../clock.ts';
-import type { HttpServerConfig } from '../../config/schema.ts';
-import type { Logger } from '../../log/index.ts';
-import type { SecretStore } from '../../store/secret-store.ts';
-import { openConnection, type McpConnection } from '../mcp/connection.ts';
-import { INSTANCE_HEADER } from '../hops.ts';
-import { createServerOAuth, type ServerOAuth } from './client.ts';
-import { createPrincipalConnections } from '../mcp/principal-connections.ts';
-import { checkedFetch, pinnedConnect, type RuntimePolicy } from '../spawn/runtime-connect.ts';
-import type { ServerEntry } from '../mcp/server-entry.ts';
+import type { Clock } from '../clock.ts';
+import type { HttpServerConfig } from '../config/schema.ts';
+import type { Logger } from '../log/index.ts';
+import type { SecretStore } from '../store/secret-store.ts';
+import { openConnection, type McpConnection } from './mcp/connection.ts';
+import { INSTANCE_HEADER } from './hops.ts';
+import { createServerOAuth, type ServerOAuth } from './oauth/client.ts';
+import { createPrincipalConnections } from './mcp/principal-connections.ts';
+import { checkedFetch, pinnedConnect, type RuntimePolicy } from './spawn/runtime-connect.ts';
+import type { ServerEntry } from './mcp/server-entry.ts';
 
 export interface ServerOAuthDeps {
   secrets: SecretStore;

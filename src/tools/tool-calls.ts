@@ -11,7 +11,7 @@
  *   can read. Text is capped at `maxResultBytes`. The abort signal cancels the call at the server.
  * - A model call with an `elicit` target hands the server's elicitation requests during it to that target;
  *   `…/execute` has none, so they are declined (src/tools/mcp/elicitation.ts).
- * - A model call's `sampler` serves the server's sampling requests while it runs (sampling.ts).
+ * - A model call's `sampler` serves the server's sampling requests while it runs (src/tools/mcp/sampling.ts).
  * - A call with a `progress` target reports each progress notification through `progress` (for the
  *   `mcp.toolProgress` event); one without still carries a token (the server may need one).
  * - A server with `oauth.per: principal` is called over the calling principal's own connection (a REST call's
@@ -19,14 +19,14 @@
  *   reason naming where it signs in. Its tool list (for checking arguments) is the server's own.
  */
 import type { CallToolResult, Progress } from '@modelcontextprotocol/client';
-import type { Clock } from '../../clock.ts';
-import { AppError } from '../../errors/index.ts';
-import type { Logger } from '../../log/index.ts';
-import type { ArgIssue, ArgsValidator } from '../args-validator.ts';
-import type { CatalogueItem } from '../catalogue.ts';
-import { CallError } from './call-error.ts';
-import type { McpConnection } from './connection.ts';
-import { HOPS_META_KEY } from '../hops.ts';
+import type { Clock } from '../clock.ts';
+import { AppError } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
+import type { ArgIssue, ArgsValidator } from './args-validator.ts';
+import type { CatalogueItem } from './catalogue.ts';
+import { CallError } from './mcp/call-error.ts';
+import type { McpConnection } from './mcp/connection.ts';
+import { HOPS_META_KEY } from './hops.ts';
 import type {
   ExecutionResult,
   McpCommands,
@@ -34,8 +34,8 @@ import type {
   ModelToolOutcome,
   ProgressTarget,
   ServerRecord,
-} from '../messages.ts';
-import { capText, resultText } from './result-text.ts';
+} from './messages.ts';
+import { capText, resultText } from './mcp/result-text.ts';
 
 /** What tool calls need to know of a server. */
 export interface ServerView {
@@ -43,7 +43,7 @@ export interface ServerView {
   status: ServerRecord['status'];
   error: string | undefined;
   connection: McpConnection | undefined;
-  /** `oauth.per: principal`: the connection a principal's calls go over (principal-connections.ts); throws CallError. */
+  /** `oauth.per: principal`: the connection a principal's calls go over (mcp/principal-connections.ts); throws CallError. */
   forPrincipal?: ((principal: string | undefined) => Promise<McpConnection>) | undefined;
 }
 

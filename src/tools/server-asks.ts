@@ -1,0 +1,66 @@
+/**
+ * What a tool server asks during one of its calls (an elicitation, a sampling request) and who answers it: the
+ * contract between the MCP client (src/tools/mcp/elicitation.ts and sampling.ts route the requests) and whoever
+ * answers (the agent's session, src/agent/questions). It imports neither side.
+ */
+import type { ElicitationAction } from '../conversation/session-events.ts';
+
+/** What a server asks: a form (a flat JSON schema of primitive properties) or a URL to open. */
+export type ElicitationAsk =
+  | { serverId: string; message: string; mode: 'form'; requestedSchema: Record<string, unknown> }
+  | { serverId: string; message: string; mode: 'url'; url: string; elicitationId: string };
+
+export type ElicitationContent = Record<string, string | number | boolean | string[]>;
+
+export interface ElicitationAnswer {
+  action: ElicitationAction;
+  content?: ElicitationContent;
+}
+
+export type Elicitor = (
+  ask: ElicitationAsk,
+  options: { deadline: number; signal: AbortSignal },
+) => Promise<ElicitationAnswer>;
+
+/** Who answers the questions asked during one call: a session (`sessionId`: its key) and its elicitor. */
+export interface ElicitTarget {
+  sessionId: string;
+  elicit: Elicitor;
+}
+
+/** A sampling request as the agent's model gets it. */
+export interface SamplingRequest {
+  serverId: string;
+  systemPrompt?: string;
+  messages: { role: 'user' | 'assistant'; content: string }[];
+  maxTokens: number;
+  /** `ask`: a person approves the request before the model sees it. */
+  needsApproval: boolean;
+}
+
+/** The call a sampling request arrives in. */
+export interface SamplingOptions {
+  /** When the call's own timeout ends it (epoch ms). */
+  deadline: number;
+  /** Aborts when the server cancels its request or the call ends. */
+  signal: AbortSignal;
+}
+
+/** The request was refused on the host's side (denied by a person, over a token budget); `message` says why. */
+export class SamplingRefused extends Error {}
+
+export interface SamplingReply {
+  text: string;
+  model: string;
+  /** `endTurn`, `maxTokens`, or the model's own finish reason. */
+  stopReason: string;
+}
+
+/** Serves a server's sampling request for the tool call it was given to (the agent layer makes it). */
+export type Sampler = (request: SamplingRequest, options: SamplingOptions) => Promise<SamplingReply>;
+
+/** Who answers what a server asks during one tool call (either protocol era; absent: it is refused). */
+export interface ServerAsks {
+  elicit?: ElicitTarget | undefined;
+  sampler?: Sampler | undefined;
+}
