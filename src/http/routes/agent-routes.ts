@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_SESSION, approvalDecision, type TurnWaiter } from '../../agent/index.ts';
-import { approvalRecordOf, inFamily } from '../../conversation/questions.ts';
+import { approvalRecordOf, inFamily, type Question, type QuestionFamily } from '../../conversation/questions.ts';
 import { sessionIdOf, sessionNotFound, type SessionAccess } from '../../auth/index.ts';
 import { MAX_OWNER_LENGTH, asNamed, splitSessionKey, type SessionKey } from '../../session-id.ts';
 import type { Clock, IdSource } from '../../clock.ts';
@@ -81,6 +81,23 @@ export async function ensureFound(
   if (found || !sessions.strict) return;
   const { exists } = await bus.execute('agent.sessionExists', { sessionId: key }, { sessionId: key });
   if (!exists) throw sessionNotFound(sessionIdOf(key));
+}
+
+/**
+ * The session's questions of `family` waiting for an answer, each as `recordOf` shows it: what the REST listings
+ * (approvals, elicitations, client tools) return. None, and no such session (strict access): SESSION_NOT_FOUND.
+ */
+export async function pendingQuestions<R>(
+  family: QuestionFamily,
+  recordOf: (q: Question) => R,
+  key: SessionKey,
+  sessions: SessionAccess,
+  bus: FrontEndBus,
+): Promise<R[]> {
+  const questions = await bus.execute('agent.questions', { sessionId: key }, { sessionId: key });
+  const pending = questions.filter(inFamily(family)).map(recordOf);
+  await ensureFound(pending.length > 0, key, sessions, bus);
+  return pending;
 }
 
 /** A listed session's id and, when a principal owns it, the owner's name. */
@@ -237,9 +254,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
       async handler({ params: { sessionId }, query, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
-        const questions = await bus.execute('agent.questions', { sessionId: key }, { sessionId: key });
-        const approvals = questions.filter(inFamily('approval')).map(approvalRecordOf);
-        await ensureFound(approvals.length > 0, key, sessions, bus);
+        const approvals = await pendingQuestions('approval', approvalRecordOf, key, sessions, bus);
         return reply({ sessionId, approvals: approvals.map(asNamed) });
       },
     }),

@@ -10,9 +10,9 @@
  */
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
-import { clientToolRecordOf, inFamily } from '../../conversation/questions.ts';
+import { clientToolRecordOf } from '../../conversation/questions.ts';
 import { defineRoute, type Route } from '../route.ts';
-import { ensureFound, ownerQuery, sessionParams } from './agent-routes.ts';
+import { pendingQuestions, ownerQuery, sessionParams } from './agent-routes.ts';
 import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
 
@@ -34,9 +34,7 @@ export function clientToolRoutes(deps: { clock: Clock }): Route[] {
       errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
       async handler({ params: { sessionId }, query, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
-        const questions = await bus.execute('agent.questions', { sessionId: key }, { sessionId: key });
-        const pending = questions.filter(inFamily('clientTool')).map(clientToolRecordOf);
-        await ensureFound(pending.length > 0, key, sessions, bus);
+        const pending = await pendingQuestions('clientTool', clientToolRecordOf, key, sessions, bus);
         return reply({ sessionId, clientTools: pending });
       },
     }),

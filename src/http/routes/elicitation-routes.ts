@@ -13,9 +13,9 @@
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import { elicitationAction } from '../../conversation/session-events.ts';
-import { elicitationRecordOf, inFamily } from '../../conversation/questions.ts';
+import { elicitationRecordOf } from '../../conversation/questions.ts';
 import { defineRoute, type Route } from '../route.ts';
-import { ensureFound, ownerQuery, sessionParams } from './agent-routes.ts';
+import { pendingQuestions, ownerQuery, sessionParams } from './agent-routes.ts';
 import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
 
@@ -40,9 +40,7 @@ export function elicitationRoutes(deps: { clock: Clock }): Route[] {
       errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
       async handler({ params: { sessionId }, query, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
-        const questions = await bus.execute('agent.questions', { sessionId: key }, { sessionId: key });
-        const pending = questions.filter(inFamily('elicitation')).map(elicitationRecordOf);
-        await ensureFound(pending.length > 0, key, sessions, bus);
+        const pending = await pendingQuestions('elicitation', elicitationRecordOf, key, sessions, bus);
         return reply({ sessionId, elicitations: pending });
       },
     }),
