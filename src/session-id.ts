@@ -8,6 +8,13 @@ const wellFormed = (s: string) => !LONE_SURROGATE.test(s);
 /** Separates a session key's owner from its id; never part of an id or a principal name. */
 const MARK = '\u0000';
 
+/** Longest session id (UTF-16 code units). */
+const MAX_ID_LENGTH = 128;
+
+/** 1–`max` UTF-16 code units of well-formed Unicode without NUL: `nameSchema`'s rule as a plain predicate. */
+const isName = (name: string, max: number): boolean =>
+  name.length >= 1 && name.length <= max && wellFormed(name) && !name.includes(MARK);
+
 /** 1–`max` UTF-16 code units of well-formed Unicode without NUL. */
 const nameSchema = (max: number) =>
   z
@@ -22,7 +29,7 @@ const nameSchema = (max: number) =>
  * and task ids): 1–128 UTF-16 code units of well-formed Unicode without NUL (NUL marks an owned
  * session's key, see `sessionKey`).
  */
-export const sessionIdSchema = nameSchema(128);
+export const sessionIdSchema = nameSchema(MAX_ID_LENGTH);
 
 /**
  * Who creates a session and how many sessions they may hold (`server.limits.sessionsPerPrincipal`):
@@ -47,9 +54,10 @@ export function splitSessionKey(key: string): { owner?: string; id: string } {
   return end < 0 ? { id: key } : { owner: key.slice(1, end), id: key.slice(end + 1) };
 }
 
+/** The rule of `sessionKeySchema` as a plain predicate: every store call checks it, so it skips zod's parse. */
 const validKey = (key: string): boolean => {
   const { owner, id } = splitSessionKey(key);
-  return sessionIdSchema.safeParse(id).success && (owner === undefined || ownerSchema.safeParse(owner).success);
+  return isName(id, MAX_ID_LENGTH) && (owner === undefined || isName(owner, MAX_OWNER_LENGTH));
 };
 
 /**
@@ -70,7 +78,7 @@ export const sessionKeySchema = z
 export type SessionKey = z.output<typeof sessionKeySchema>;
 
 /** Whether `key` (read back from a store) is a session key: the check of `sessionKeySchema`. */
-export const isSessionKey = (key: string): key is SessionKey => sessionKeySchema.safeParse(key).success;
+export const isSessionKey = (key: string): key is SessionKey => validKey(key);
 
 /**
  * The key of session `id` in the namespace of `owner`. Contracts: `id` must pass `sessionIdSchema`

@@ -86,8 +86,12 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   const storage = createStorageHealth(clock);
   store.onRecovered?.(() => storage.ok());
 
+  /** Bus names by frame name, made once: a chunk does not build (and hash) a new name. */
+  const busNames = new Map<AgentFrame['event'], `agent.${AgentFrame['event']}`>();
   const publish = (frame: AgentFrame, meta: SendMeta): void => {
-    bus.emit(`agent.${frame.event}`, frame.data, meta);
+    let name = busNames.get(frame.event);
+    if (name === undefined) busNames.set(frame.event, (name = `agent.${frame.event}`));
+    bus.emit(name, frame.data, meta);
   };
 
   const sessions = createSessionRegistry({

@@ -33,5 +33,6 @@ export function send(
   extra: Record<string, string> = {},
 ): void {
   if (res.ended) return;
-  res.send(reply.status, { ...extra, ...reply.headers }, reply.body);
+  // Object.assign, not `{ ...extra, ...reply.headers }`: a spread after a spread takes V8's slow path on Node 20.
+  res.send(reply.status, Object.assign({}, extra, reply.headers), reply.body);
 }

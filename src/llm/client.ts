@@ -1,8 +1,9 @@
 /**
  * The LlmClient port for one model: the request loop (deadline, retries, bounds, abort) around
- * the adapter of its API (adapter.ts: chat, responses or messages). The openai SDK's generic
- * `post` sends every API's request and maps its error answers alike; streams are read by the lean
- * SSE reader (sse.ts). @anthropic-ai/sdk is not used: the Messages wire needs no more than this.
+ * the adapter of its API (adapter.ts: chat, responses or messages). Every API's request goes out
+ * through lean-request.ts with the headers the openai SDK would send (built by the SDK once per
+ * client), and its failures become the SDK's errors, as the SDK's `post` made them; streams are read
+ * by the lean SSE reader (sse.ts). @anthropic-ai/sdk is not used: the Messages wire needs no more.
  *
  * Contracts:
  * - `llm.timeoutMs` is one deadline for the whole `complete()` call: connecting, every retry and
@@ -18,13 +19,14 @@
  * - `llm.stream: false`: one request, the whole reply; `onText` gets its text once.
  * - A step names the model that answered; its reasoning also the endpoint (endpointOf the base
  *   URL), so it goes back to that model only (adapter.ts, replayFor).
- * - The API key reaches only the SDK; it is never logged nor put in errors. `llm.headers` go
+ * - The API key goes only into the request headers; it is never logged nor put in errors. `llm.headers` go
  *   with every request.
  */
+import { finished, type Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock, type Clock } from '../clock.ts';
 import { randomUUID } from 'node:crypto';
-import { createLeanFetch } from './lean-fetch.ts';
+import { createLeanRequest, headersOf, wholeBody, type RequestHead } from './lean-request.ts';
 import OpenAI from 'openai';
 import type { LlmConfig } from '../config/schema.ts';
 import { emitText, TextCallbackError, type Adapter } from './adapter.ts';
@@ -76,6 +78,29 @@ function abortError(): DOMException {
 const wait = (ms: number, signal: AbortSignal): Promise<void> =>
   sleep(ms, undefined, { signal }).catch(() => undefined);
 
+/**
+ * Hands each piece of a streamed body to `push` as it arrives ('data' events: no promise per read, as
+ * an async iterator takes); resolves when the body ended, rejects with its error (an abort included) or
+ * with what `push` threw, after which the body is destroyed (its request ends).
+ */
+function readBody(body: Readable, push: (chunk: Uint8Array) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let failed = false;
+    body.on('data', (chunk: Uint8Array) => {
+      if (failed) return;
+      try {
+        push(chunk);
+      } catch (err) {
+        failed = true;
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as is: the reader's SyntaxError or APIError, or TextCallbackError
+        reject(err);
+        body.destroy();
+      }
+    });
+    finished(body, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
 /** One model's client; throws AppError('AGENT_ERROR') when the provider lacks its key or endpoint. */
 export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   const { log } = deps;
@@ -97,7 +122,6 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     baseURL: resolved.baseURL,
     maxRetries: 0,
     timeout: llm.timeoutMs,
-    fetch: createLeanFetch(),
     // Explicit nulls keep OPENAI_* variables of the environment out of other providers' requests.
     organization: null,
     project: null,
@@ -119,11 +143,22 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   });
   const headers = { 'content-type': 'application/json', ...llm.headers, ...adapter.headers };
   const newId = () => `call_${randomUUID()}`;
+  // The URL and headers the SDK's `post` would send (the same for every request of this client).
+  let head: Promise<RequestHead> | undefined;
+  const post = createLeanRequest(() => {
+    head ??= sdk
+      .buildRequest({ method: 'post', path: adapter.path, body: Buffer.alloc(0), headers, timeout: llm.timeoutMs })
+      .then(({ url, req }) => {
+        const flat: Record<string, string> = {};
+        new Headers(req.headers).forEach((value, key) => (flat[key] = value));
+        return { url, headers: flat };
+      });
+    return head;
+  });
 
   /**
    * One attempt: the request and its whole answer. The body goes as ready JSON bytes
-   * (request-body.ts) through the SDK's generic `post`, which builds the request and maps error
-   * answers; a stream is read by the lean SSE reader (sse.ts) straight off the undici body.
+   * (request-body.ts); a stream is read by the lean SSE reader (sse.ts) straight off the undici body.
    */
   async function attempt(
     body: Buffer,
@@ -131,21 +166,20 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     onText: ModelRequest['onText'],
     watch: (size: number) => void,
   ): Promise<ModelStep> {
-    const options = { body, headers, signal, maxRetries: 0, timeout: llm.timeoutMs };
+    const answer = await post(body, signal);
     if (!adapter.stream) {
-      const step = adapter.whole(await sdk.post<unknown>(adapter.path, options), newId);
+      const step = adapter.whole(await wholeBody(answer), newId);
       if (signal.aborted) throw abortError();
       watch(step.text.length);
       emitText(onText, step.text);
       return step;
     }
-    const response = await sdk.post(adapter.path, options).asResponse();
     const folder = adapter.folder(onText);
     const reader = createSseReader((event) => {
       folder.add(event);
       watch(folder.size);
-    }, response.headers);
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) reader.push(chunk);
+    }, headersOf(answer.headers));
+    await readBody(answer.body, (chunk) => reader.push(chunk));
     reader.end();
     // The caller decides what an abort meant (its own, a timeout, a stall, a reply too long).
     if (signal.aborted) throw abortError();

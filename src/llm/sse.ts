@@ -1,8 +1,8 @@
 /**
  * A lean server-sent events reader for model streams: bytes in, each event's `data` out, parsed.
  * It replaces the openai SDK's stream reader on the per-chunk path (ARCHITECTURE §5: a lean client,
- * measured against the SDK's in bench/micro/adapters.ts and the `apis` benchmark); the SDK still
- * sends the request and maps error answers.
+ * measured against the SDK's in bench/micro/adapters.ts and the `apis` benchmark); the request is
+ * lean-request.ts's.
  *
  * Contracts:
  * - Events end at a blank line (`\n\n`, `\r\n\r\n` or `\r\r`); an event's `data:` lines are joined
@@ -27,29 +27,13 @@ export interface SseReader {
 
 export function createSseReader(onEvent: (event: unknown) => void, headers?: Headers): SseReader {
   const decoder = new StringDecoder('utf8');
+  /** Decoded text not yet ended by a blank line (one decode per network read; events are found by index in it). */
   let pending = '';
   let done = false;
   /** The last chunk ended with `\r`: a `\n` opening the next one belongs to it. */
   let cr = false;
 
-  const data = (block: string): string | undefined => {
-    // Fast path: one `data: ` line, maybe after an `event:` line, as every model API sends its events.
-    const at = block.startsWith('data: ') ? 0 : block.indexOf('\ndata: ') + 1;
-    if (at > 0 || block.startsWith('data: ')) {
-      const end = block.indexOf('\n', at);
-      if (end < 0) return block.slice(at + 6);
-      if (!block.includes('\ndata:', end)) return block.slice(at + 6, end);
-    }
-    let out: string | undefined;
-    for (const line of block.split('\n')) {
-      if (!line.startsWith('data:')) continue;
-      const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
-      out = out === undefined ? value : `${out}\n${value}`;
-    }
-    return out;
-  };
-  const take = (block: string): void => {
-    const text = data(block);
+  const take = (text: string | undefined): void => {
     if (text === undefined || done) return;
     if (text === '[DONE]') {
       done = true;
@@ -60,15 +44,14 @@ export function createSseReader(onEvent: (event: unknown) => void, headers?: Hea
       throw new APIError(undefined, event.error, undefined, headers ?? new Headers());
     onEvent(event);
   };
+  /** Every event that ends in `pending`; the rest stays for the next read. */
   const drain = (): void => {
-    let at = pending.indexOf('\n\n');
     let from = 0;
-    while (at >= 0 && !done) {
-      take(pending.slice(from, at));
+    for (let at = pending.indexOf('\n\n'); at >= 0 && !done; at = pending.indexOf('\n\n', from)) {
+      take(dataOf(pending, from, at));
       from = at + 2;
-      at = pending.indexOf('\n\n', from);
     }
-    pending = done ? '' : pending.slice(from);
+    pending = done ? '' : from === 0 ? pending : pending.slice(from);
   };
   return {
     push(chunk) {
@@ -86,10 +69,34 @@ export function createSseReader(onEvent: (event: unknown) => void, headers?: Hea
       drain();
       const rest = pending.replace(/\n+$/, '');
       pending = '';
-      if (rest) take(rest);
+      if (rest) take(dataOf(rest, 0, rest.length));
     },
     get done() {
       return done;
     },
   };
+}
+
+/**
+ * The data of the event `text[from, end)` (its blank line left out), or undefined when it has none.
+ * Every model API sends one `data:` line per event (maybe after an `event:` line): that is one slice;
+ * several data lines are joined with `\n`.
+ */
+function dataOf(text: string, from: number, end: number): string | undefined {
+  let first = from;
+  if (!text.startsWith('data:', from)) {
+    const at = text.indexOf('\ndata:', from);
+    if (at < 0 || at >= end) return undefined;
+    first = at + 1;
+  }
+  const value = text.charCodeAt(first + 5) === 32 ? first + 6 : first + 5;
+  const nl = text.indexOf('\n', first);
+  if (nl < 0 || nl >= end) return text.slice(value, end);
+  const more = text.indexOf('\ndata:', nl);
+  if (more < 0 || more >= end) return text.slice(value, nl);
+  let out = text.slice(value, nl);
+  for (const line of text.slice(more + 1, end).split('\n')) {
+    if (line.startsWith('data:')) out += `\n${line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5)}`;
+  }
+  return out;
 }

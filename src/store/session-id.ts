@@ -1,8 +1,9 @@
 import { AppError } from '../errors/index.ts';
-import { sessionKeySchema } from '../session-id.ts';
+import { isSessionKey, sessionKeySchema } from '../session-id.ts';
 
 /** Refuses, with INVALID_REQUEST, a session key that breaks the rule of keys (src/session-id.ts). */
 export function assertSessionId(id: string): void {
+  if (isSessionKey(id)) return;
   const parsed = sessionKeySchema.safeParse(id);
   if (!parsed.success)
     throw new AppError('INVALID_REQUEST', `sessionId ${parsed.error.issues[0]?.message ?? 'is invalid'}`, {

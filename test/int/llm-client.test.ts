@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llmSchema, type LlmConfig } from '../../src/config/schema.ts';
 import { AppError } from '../../src/errors/index.ts';
@@ -295,6 +296,34 @@ describe('LlmClient against the model simulator', () => {
       ),
     );
     expect(error).toBe(mine);
+  });
+
+  it('sends what the openai SDK would hand its fetch: the same URL and headers, with llm.headers', async () => {
+    const extra = { 'x-team': 'agents', 'user-agent': 'agentd-test' };
+    await client({ headers: extra }).complete(ask('hello'));
+    const ours = sim.requests.at(-1)!;
+    let seen: { url: string; headers: Record<string, string> } | undefined;
+    const sdk = new OpenAI({
+      apiKey: API_KEY,
+      baseURL: sim.url,
+      maxRetries: 0,
+      organization: null,
+      project: null,
+      fetch: ((url: string, init: RequestInit) => {
+        seen = { url, headers: Object.fromEntries(new Headers(init.headers)) };
+        return Promise.resolve(new Response('{}', { headers: { 'content-type': 'application/json' } }));
+      }) as typeof fetch,
+    });
+    await sdk.post('/chat/completions', {
+      body: Buffer.from('{}'),
+      headers: { 'content-type': 'application/json', ...extra },
+      timeout: 120_000,
+    });
+    const { host: _h, connection: _c, 'content-length': _l, ...sent } = ours.headers;
+    expect(sent).toEqual(seen?.headers);
+    expect(`${sim.url}${ours.path.replace(/^\/v1/, '')}`).toBe(seen?.url);
+    expect(sent['user-agent']).toBe('agentd-test');
+    expect(sent['authorization']).toBe(`Bearer ${API_KEY}`);
   });
 
   it('refuses to build without the provider key, naming the variable', () => {

@@ -152,8 +152,13 @@ export function harness(opts: HarnessOptions) {
         actors: { modelStep, compact, runTools: toolsRunner(() => callTool) },
         ...(opts.turnActions && { actions: opts.turnActions }),
       }),
-      settle: fromPromise(() => (opts.settle ?? (() => Promise.resolve()))()),
       compact,
+    },
+    actions: {
+      awaitSettled: ({ self }) => {
+        const settled = () => self.send({ type: 'settled' });
+        void (opts.settle ?? (() => Promise.resolve()))().then(settled, settled);
+      },
     },
   });
   const input = {

@@ -19,6 +19,18 @@ describe('the lean SSE reader', () => {
     for (const size of [1, 2, 3, 7, 1000]) expect(read(text, size)).toEqual([{ a: 'ü✓' }, { b: 2 }, { c: 3 }]);
   });
 
+  it('joins every data line of an event, whichever of them has its space; skips other lines and data-less events', () => {
+    const text =
+      'data:{"a":\ndata: 1}\n\nevent: x\nid: 7\ndata: {"b":\n: note\ndata:2}\nretry: 5\n\nevent: empty\n\n\n\ndata:{"c":3}\n\n';
+    for (const size of [1, 5, 1000]) expect(read(text, size)).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
+  });
+
+  it('reads many events in one read, and an event cut anywhere across reads', () => {
+    const events = Array.from({ length: 50 }, (_, i) => ({ i, text: `piece ${i} «${'x'.repeat(i)}»` }));
+    const text = events.map((e, i) => `${i % 2 ? 'event: delta\n' : ''}data: ${JSON.stringify(e)}\n\n`).join('');
+    for (const size of [1, 13, 64, 100_000]) expect(read(`${text}data: [DONE]\n\n`, size)).toEqual(events);
+  });
+
   it('reads CRLF and CR line ends, even split between chunks, and a last event without its blank line', () => {
     expect(read('data: {"a":1}\r\n\r\ndata:{"b":2}\r\rdata: {"c":3}', 1)).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
   });

@@ -4,8 +4,8 @@
  *
  * Contracts:
  * - `sessionWithActors` is built once for every session (see session-ports.ts for why); its actors
- *   (the turn's model step and tools runner, the session's settle) call the port of the actor
- *   system they run in.
+ *   (the turn's model step and tools runner, the compactions) and its wait for the facts to be stored
+ *   (`awaitSettled`) call the port of the actor system they run in.
  * - `createSessionActor` binds the port before the actor can start, under the id `turn:<sessionId>`
  *   (the id the inspector shows).
  */
@@ -26,8 +26,15 @@ const sessionWithActors = sessionMachine.provide({
         runTools: toolsRunner((system) => portOf(system).callTool),
       },
     }),
-    settle: fromPromise(({ system }) => portOf(system).settle()),
     compact: fromPromise<void, CompactInput>(({ input, signal, system }) => portOf(system).compact(input, signal)),
+  },
+  actions: {
+    awaitSettled: ({ self, system }) => {
+      const settled = () => {
+        if (self.getSnapshot().status === 'active') self.send({ type: 'settled' });
+      };
+      void portOf(system).settle().then(settled, settled);
+    },
   },
 });
 

@@ -125,8 +125,11 @@ export function createModelStep(
     }
     signal.throwIfAborted();
     let prefix = input.prefix;
+    // A flag, not `signal.aborted` per delta: node's getter checks its receiver every call (the hot path).
+    let stopped = false;
+    signal.addEventListener('abort', () => (stopped = true), { once: true });
     const onText = (delta: string) => {
-      if (delta === '' || signal.aborted) return;
+      if (delta === '' || stopped) return;
       emitChunk(input.key, prefix + delta);
       prefix = '';
     };

@@ -1,0 +1,110 @@
+import { Agent, request, type Dispatcher } from 'undici';
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+
+/** Where every request of one client goes, and with which headers (the SDK's, built once: client.ts). */
+export interface RequestHead {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** A 2xx answer: its status, raw headers and body (undici's Node stream, async-iterable bytes). */
+export type Answer = Pick<Dispatcher.ResponseData, 'statusCode' | 'headers' | 'body'>;
+
+/** The answer's headers as a fetch Headers (what the SDK's errors and parsing read). */
+export function headersOf(raw: Answer['headers']): Headers {
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(raw)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const one of value) headers.append(key, one);
+    else headers.append(key, value);
+  }
+  return headers;
+}
+
+const isAbortError = (err: unknown): boolean =>
+  typeof err === 'object' &&
+  err !== null &&
+  (('name' in err && err.name === 'AbortError') ||
+    ('message' in err && String(err.message).includes('FetchRequestCanceledException')));
+
+const safeJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Codes of a connection the other side closed or reset under a request (undici's SocketError, or the socket's own). */
+const CLOSED_UNDER_REQUEST = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+const closedUnderRequest = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && 'code' in err && CLOSED_UNDER_REQUEST.has(String(err.code));
+
+/** What the SDK throws when the request fails before an answer (its makeRequest, fetch rejected). */
+function connectionFailure(thrown: unknown, signal: AbortSignal): APIError {
+  if (signal.aborted) return new APIUserAbortError();
+  const err = thrown instanceof Error ? thrown : new Error(String(thrown));
+  const timedOut = isAbortError(err) || /timed? ?out/i.test(String(err) + ('cause' in err ? String(err.cause) : ''));
+  return timedOut ? new APIConnectionTimeoutError() : new APIConnectionError({ cause: err });
+}
+
+/** What the SDK throws for a non-2xx answer: its body read whole, as JSON when it parses. */
+async function statusFailure(res: Answer): Promise<APIError> {
+  const text = await res.body.text().catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))).message);
+  const json = safeJson(text);
+  return APIError.generate(res.statusCode, json as object | undefined, json ? undefined : text, headersOf(res.headers));
+}
+
+/**
+ * A model request without the openai SDK's request machinery: the ready body bytes posted with
+ * undici's `request` on a keep-alive pool, the answer's body left as undici's Node stream.
+ *
+ * Contracts (the SDK's `post` with `maxRetries: 0`, which this replaces; failures.ts maps both alike):
+ * - Resolves with a 2xx answer. A non-2xx answer rejects with `APIError.generate(status, body JSON
+ *   or undefined, body text when not JSON, headers)`, its body read whole (a body that fails to
+ *   read gives that error's message as the text).
+ * - A connection closed or reset under the request before its answer (ECONNRESET, EPIPE, undici's
+ *   SocketError) is tried once more at once, unless `signal` aborted: a pooled keep-alive socket
+ *   the server closed as idle fails this way, and nothing of the request was answered (Go's rule
+ *   for an idle connection the server closed). `llm.maxRetries` still counts only the failures
+ *   that reach client.ts.
+ * - A request that fails before its answer rejects with APIUserAbortError when `signal` aborted,
+ *   APIConnectionTimeoutError when the cause is an AbortError or says it timed out, else
+ *   APIConnectionError with the cause (e.g. ECONNREFUSED).
+ * - Aborting `signal` once the answer came ends the body's iteration with an error named
+ *   `AbortError`.
+ */
+export function createLeanRequest(
+  head: () => Promise<RequestHead>,
+  dispatcher: Dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000 }),
+): (body: Buffer, signal: AbortSignal) => Promise<Answer> {
+  return async (body, signal) => {
+    const { url, headers } = await head();
+    if (signal.aborted) throw new APIUserAbortError();
+    const send = () => request(url, { dispatcher, method: 'POST', headers, body, signal });
+    let res: Answer;
+    try {
+      res = await send().catch((err: unknown) => {
+        if (signal.aborted || !closedUnderRequest(err)) throw err;
+        return send();
+      });
+    } catch (err) {
+      throw connectionFailure(err, signal);
+    }
+    if (res.statusCode < 200 || res.statusCode >= 300) throw await statusFailure(res);
+    return res;
+  };
+}
+
+/** A whole (unstreamed) 2xx answer's body as the SDK parses it: JSON by its content type, else text; 204 is null. */
+export async function wholeBody(res: Answer): Promise<unknown> {
+  if (res.statusCode === 204) return null;
+  const headers = headersOf(res.headers);
+  const mediaType = headers.get('content-type')?.split(';')[0]?.trim();
+  if (mediaType?.includes('application/json') || mediaType?.endsWith('+json')) {
+    if (headers.get('content-length') === '0') return undefined;
+    return await res.body.json();
+  }
+  return await res.body.text();
+}
