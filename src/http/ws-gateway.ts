@@ -11,6 +11,7 @@ import { textTooDeep } from '../json-depth.ts';
 import { asNamed } from '../session-id.ts';
 import { tooDeepError } from './body.ts';
 import type { EngineApp, EngineSocket, WebSocketRoute } from './engine/index.ts';
+import { createChunkFrames } from './chunk-frame.ts';
 import { CLIENT_FRAMES, EVENT_FRAMES, frame, helloFrame, isClientFrameType } from './frames.ts';
 import { inOrder } from './in-order.ts';
 import { rateLimitError } from './limits.ts';
@@ -37,10 +38,12 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     sendTo(ws, event, data);
   };
 
+  const chunkFrame = createChunkFrames();
   const unsubscribeBus = deps.bus.onAny((e) => {
     const event = EVENT_FRAMES[e.name];
     const data = e.payload as { sessionId?: string };
-    if (ADMIN_ONLY.has(e.name)) app.publish(ALL_ADMIN, frame(event, data));
+    if (e.name === 'agent.chunk') app.publish(sessionTopic(data.sessionId ?? DEFAULT_SESSION), chunkFrame(data));
+    else if (ADMIN_ONLY.has(e.name)) app.publish(ALL_ADMIN, frame(event, data));
     else if (e.name.startsWith('mcp.') && data.sessionId === undefined) {
       // Server-wide unless it names a session (a call's progress goes to the session's watchers).
       const { authorizationUrl, ...rest } = data as { authorizationUrl?: string };

@@ -214,6 +214,48 @@ describe.each([
   );
 
   it.skipIf(!engine)(
+    'frames sent in one tick, published and direct, small and past the cork limit, arrive as the same frames in order',
+    async () => {
+      let server: EngineSocket<object> | undefined;
+      const host = await start((a) =>
+        a.websocket<object>('/ws', {
+          maxPayloadBytes: 1024,
+          idleTimeoutSec: 120,
+          maxBackpressureBytes: 8 * 1024 * 1024,
+          upgrade: (_req, res) => res.accept({}),
+          open: (ws) => {
+            server = ws;
+            ws.subscribe('t');
+          },
+        }),
+      );
+      const client = new WebSocket(`ws://${host}/ws`);
+      const received: string[] = [];
+      client.on('message', (d: Buffer) => received.push(d.toString()));
+      await new Promise((r) => client.on('open', r));
+      await expect.poll(() => server, PATIENT).toBeDefined();
+
+      const sent: string[] = [];
+      const big = 'é'.repeat(1500); // 3 000 bytes: 100 of them pass the node engine's 64 KiB cork limit
+      for (let i = 0; i < 300; i++) {
+        const text = i % 3 === 0 ? `published ${i}` : i % 3 === 1 ? `direct ${i}` : `${i} ${big}`;
+        if (i % 3 === 0) app!.publish('t', text);
+        else expect(server!.send(text)).toBe(true);
+        sent.push(text);
+        // node: what this tick sent waits in the socket's buffer, counted as backpressure, until the tick ends.
+        if (i === 1 && _name === 'node') expect(server!.bufferedAmount).toBeGreaterThan('direct 1'.length);
+      }
+      for (const text of ['', 'ü'.repeat(70_000)]) {
+        expect(server!.send(text)).toBe(true); // the empty and the longest length forms
+        sent.push(text);
+      }
+      await expect.poll(() => received.length, PATIENT).toBe(sent.length);
+      expect(received).toEqual(sent);
+      client.close();
+    },
+  );
+
+  it.skipIf(!engine)(
     'asks the gate about each connection: a refused one is closed unanswered, an admitted one given back once',
     async () => {
       const log: string[] = [];

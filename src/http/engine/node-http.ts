@@ -107,7 +107,11 @@ export class NodeResponse extends BaseResponse {
   send(status: number, headers: Headers, body: Body = ''): void {
     if (this.done) return;
     this.done = true;
-    this.res.writeHead(status, bodyless(status) ? headers : { ...headers, 'Content-Length': String(byteLength(body)) });
+    // Object.assign, not `{ ...headers, 'Content-Length': … }` (a property after a spread is V8's slow path on Node 20).
+    this.res.writeHead(
+      status,
+      bodyless(status) ? headers : Object.assign({}, headers, { 'Content-Length': String(byteLength(body)) }),
+    );
     this.res.end(body);
   }
   head(status: number, headers: Headers): void {

@@ -1,14 +1,39 @@
 /**
  * WebSockets on `ws`: a socket per connection, topics kept here (`ws` has none), idle connections
- * pinged and then cut, and a connection closed by us cut when its peer does not answer the close frame.
+ * pinged and then cut, a connection closed by us cut when its peer does not answer the close frame, and
+ * the frames sent to one socket within one tick written together (see `Corks`).
  */
 import type { Socket } from 'node:net';
 import type { WebSocket as WsSocket } from 'ws';
 import { SocketResponse } from './node-http.ts';
+import { textFrame } from './ws-frame.ts';
 import type { EngineSocket, UpgradeResponse, WebSocketRoute } from './types.ts';
 
 /** A peer that takes none of what waits for it this long after our close frame is cut (one that never reads never answers). */
 const CLOSE_GRACE_MS = 2_000;
+
+/** Frames corked on one socket past this many bytes are written at once, not at the end of the tick. */
+const CORK_BYTES = 64 * 1024;
+
+/**
+ * Frames sent to one socket within one tick go out in one write (one `writev`, one wake-up of the
+ * peer): a socket is corked at its first frame of the tick and uncorked once the tick's work is done
+ * (`process.nextTick`), or at once when more than CORK_BYTES wait. Each frame stays its own WebSocket
+ * frame, in the order sent. Corked bytes are in the socket's buffer, so `bufferedAmount` (backpressure,
+ * slow readers) counts them as before.
+ */
+export class Corks {
+  private corked: NodeSocket<unknown>[] = [];
+  private readonly flush = (): void => {
+    const sockets = this.corked;
+    this.corked = [];
+    for (const socket of sockets) socket.uncork();
+  };
+
+  add(socket: NodeSocket<unknown>): void {
+    if (this.corked.push(socket) === 1) process.nextTick(this.flush);
+  }
+}
 
 /** Which sockets receive a topic's frames. */
 export class Topics {
@@ -29,7 +54,7 @@ export class Topics {
   publish(topic: string, text: string): void {
     const sockets = this.members.get(topic);
     if (!sockets) return;
-    const frame = Buffer.from(text); // encoded once for every subscriber
+    const frame = textFrame(text); // built once for every subscriber
     for (const socket of sockets) socket.sendFrame(frame);
   }
 }
@@ -37,12 +62,16 @@ export class Topics {
 export class NodeSocket<Data> implements EngineSocket<Data> {
   closed = false;
   private readonly topics = new Set<string>();
+  /** The socket is corked until the end of this tick (`Corks`). */
+  private corked = false;
 
   constructor(
     private readonly ws: WsSocket,
+    private readonly socket: Socket,
     readonly data: Data,
     private readonly route: WebSocketRoute<Data>,
     private readonly hub: Topics,
+    private readonly corks: Corks,
   ) {}
 
   get bufferedAmount(): number {
@@ -50,15 +79,32 @@ export class NodeSocket<Data> implements EngineSocket<Data> {
   }
 
   send(text: string): boolean {
-    return this.sendFrame(text);
+    return this.sendFrame(textFrame(text));
   }
 
-  /** A text frame, as a string or its UTF-8 bytes. */
-  sendFrame(frame: string | Buffer): boolean {
+  /**
+   * A whole text frame's bytes (ws-frame.ts), written to the socket as `ws` would write them: `ws` is
+   * built without permessage-deflate, so its sender never queues, and its own frames (close, pong) keep
+   * their order with these.
+   */
+  sendFrame(frame: Buffer): boolean {
     if (this.closed || this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount > this.route.maxBackpressureBytes)
       return false;
-    this.ws.send(frame, { binary: false });
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      this.corks.add(this);
+    }
+    this.socket.write(frame);
+    if (this.socket.writableLength > CORK_BYTES) this.uncork();
     return true;
+  }
+
+  /** Writes what the tick corked (`Corks`). */
+  uncork(): void {
+    if (!this.corked) return;
+    this.corked = false;
+    this.socket.uncork();
   }
 
   close(code: number, reason: string): void {
@@ -122,8 +168,9 @@ export function serveSocket<Data>(
   socket: Socket,
   data: Data,
   hub: Topics,
+  corks: Corks,
 ): void {
-  const conn = new NodeSocket(ws, data, route, hub);
+  const conn = new NodeSocket(ws, socket, data, route, hub, corks);
   let pinged = false;
   ws.on('message', (message: Buffer) => {
     pinged = false;

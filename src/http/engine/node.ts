@@ -14,7 +14,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { addressText } from './address.ts';
 import { NodeRequest, NodeResponse, SocketResponse, splitUrl } from './node-http.ts';
-import { NodeUpgradeResponse, serveSocket, Topics } from './node-ws.ts';
+import { Corks, NodeUpgradeResponse, serveSocket, Topics } from './node-ws.ts';
 import type { ConnectionGate, Engine, EngineApp, EngineOptions, HttpHandler, WebSocketRoute } from './types.ts';
 
 /** An idle keep-alive connection is closed after 10 s (the uWebSockets.js engine's time too). */
@@ -35,6 +35,8 @@ class NodeApp implements EngineApp {
   private handler: HttpHandler = (_req, res) => res.send(404, {});
   private readonly routes = new Map<string, Route>();
   private readonly topics = new Topics();
+  /** Frames to one socket in one tick: one write (node-ws.ts). */
+  private readonly corks = new Corks();
   private readonly server: Server;
   private listening = false;
   /** Gives an admitted connection back to the gate (once): when it closes, or becomes a WebSocket. */
@@ -110,7 +112,9 @@ class NodeApp implements EngineApp {
     }
     const res = new NodeUpgradeResponse<unknown>(socket, (data) => {
       this.releases.get(socket)?.(); // a WebSocket from now on: the front end counts it
-      ws.server.handleUpgrade(req, socket, head, (client) => serveSocket(ws.route, client, socket, data, this.topics));
+      ws.server.handleUpgrade(req, socket, head, (client) =>
+        serveSocket(ws.route, client, socket, data, this.topics, this.corks),
+      );
     });
     ws.route.upgrade(new NodeRequest(req, false), res);
   }

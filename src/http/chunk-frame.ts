@@ -1,0 +1,41 @@
+/**
+ * The WebSocket text of `chunk` frames, the hot path of a streamed reply: a fixed head, the content
+ * escaped, and the frame's rest (session, turn, seq) written out, instead of an object named and
+ * serialized whole for every chunk.
+ *
+ * Contract: the text is exactly `frame('chunk', asNamed(data))` (frames.ts) for every data; data of
+ * another shape than the agent's chunk (keys `content`, `sessionId`, `turnId`, `seq` in that order, a
+ * string content) is serialized whole.
+ */
+import { asNamed, sessionIdOf } from '../session-id.ts';
+import { frame } from './frames.ts';
+
+const HEAD = '{"event":"chunk","data":{"content":';
+
+interface ChunkData {
+  content: string;
+  sessionId: string;
+  turnId: string;
+  seq: number;
+}
+
+/** A plain object of exactly the chunk's keys, in its order, of its types (what JSON.stringify writes as HEAD + … + rest). */
+function isChunkData(value: unknown): value is ChunkData {
+  const data = value as Partial<ChunkData> | null;
+  if (typeof data?.content !== 'string' || typeof data.sessionId !== 'string') return false;
+  if (typeof data.turnId !== 'string' || typeof data.seq !== 'number') return false;
+  if (Object.getPrototypeOf(data) !== Object.prototype) return false;
+  const keys = Object.keys(data);
+  return (
+    keys.length === 4 && keys[0] === 'content' && keys[1] === 'sessionId' && keys[2] === 'turnId' && keys[3] === 'seq'
+  );
+}
+
+/** The serializer of chunk frames (one per gateway). */
+export function createChunkFrames(): (data: unknown) => string {
+  return (data) => {
+    if (!isChunkData(data)) return frame('chunk', asNamed(data as { sessionId?: string }));
+    const { content, sessionId, turnId, seq } = data;
+    return `${HEAD}${JSON.stringify(content)},"sessionId":${JSON.stringify(sessionIdOf(sessionId))},"turnId":${JSON.stringify(turnId)},"seq":${JSON.stringify(seq)}}}`;
+  };
+}
