@@ -179,7 +179,8 @@ export async function readLastEvent(
   return found;
 }
 
-async function readFully(fh: FileHandle, into: Buffer, position: number): Promise<void> {
+/** Reads exactly `into.length` bytes at `position` (rejects at the end of the file). */
+export async function readFully(fh: FileHandle, into: Buffer, position: number): Promise<void> {
   for (let off = 0; off < into.length;) {
     const { bytesRead } = await fh.read(into, off, into.length - off, position + off);
     if (bytesRead === 0) throw new Error(`unexpected end of file at ${position + off}`);

@@ -1,13 +1,16 @@
 /**
  * The JSONL store's per-session queue (jsonl-store.ts): every operation on a session runs in call order. Appends
- * queued while a write is in flight are numbered then and written together, one positioned write per flush,
- * durable when it returns; a failed write is cut back and every append of its batch rejects (INTERNAL_ERROR),
- * so nothing is half-acknowledged and seq stays consecutive. A torn tail is cut before the next write.
+ * queued while a write is in flight are numbered then and written together: one positioned write to the session
+ * file (not synced) and, beside it, their place in the journal's next group write (jsonl-journal.ts), durable
+ * when it returns; they resolve once both returned. When either fails, the file is cut back (and a journaled
+ * batch withdrawn in the journal) and every append of the batch rejects (INTERNAL_ERROR): nothing is
+ * half-acknowledged and seq stays consecutive. A torn tail is cut before the next write.
  */
 import type { FileHandle } from 'node:fs/promises';
 import type { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { HandlePool } from './handle-pool.ts';
+import { withdrawal, type Generation, type Journal } from './jsonl-journal.ts';
 import { writeAll } from './jsonl-file.ts';
 import type { SessionCache } from './jsonl-sessions.ts';
 import type { JsonlTurnIndexes } from './jsonl-turns.ts';
@@ -17,6 +20,10 @@ import type { StoreEvent } from './types.ts';
 
 export interface SessionQueueOptions<E extends StoreEvent> {
   log: Logger;
+  /** Group commit (jsonl-journal.ts); without it (`fsync: false`) an append resolves once its file is written. */
+  journal: Journal | undefined;
+  /** Resolves once the journals a start found are replayed. */
+  ready: () => Promise<void>;
   cache: SessionCache<E>;
   pool: HandlePool;
   turnIndexes: JsonlTurnIndexes<E>;
@@ -25,7 +32,7 @@ export interface SessionQueueOptions<E extends StoreEvent> {
 }
 
 export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOptions<E>) {
-  const { log, cache, pool, turnIndexes, ensureDir, storeError } = options;
+  const { log, journal, ready, cache, pool, turnIndexes, ensureDir, storeError } = options;
   const { ensureLoaded, setState, windowOf, settle, slotOf } = cache;
   type S = Slot<E>;
   /** The queues being run (awaited by `close`). */
@@ -44,12 +51,62 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
     state.checked = true;
   };
 
+  /** Cuts a session file back to `size` after a write of it that is not acknowledged. */
+  const cutBack = async (slot: S, state: Loaded<E>, size: number) => {
+    try {
+      const fh = await pool.acquire(slot.id, slot.path, reconcile(state, slot.path));
+      try {
+        await fh.truncate(size);
+      } finally {
+        pool.release(slot.id);
+      }
+    } catch (cut) {
+      log.error({ err: cut, file: slot.path }, 'event store: could not cut back a failed write');
+      setState(slot, undefined);
+    }
+  };
+
+  /** Writes the batch's lines at the end of the session file (not synced); rejects when they are not all written. */
+  const writeFile = async (slot: S, state: Loaded<E>, bytes: Buffer) => {
+    let fh: FileHandle;
+    try {
+      fh = await pool.acquire(slot.id, slot.path, reconcile(state, slot.path));
+    } catch (e) {
+      setState(slot, undefined); // reload from disk next time
+      throw e;
+    }
+    try {
+      await writeAll(fh, bytes, state.size);
+    } catch (e) {
+      await fh.truncate(state.size).catch((cut: unknown) => {
+        log.error({ err: cut, file: slot.path }, 'event store: could not cut back a failed write');
+        setState(slot, undefined);
+      });
+      throw e;
+    } finally {
+      pool.release(slot.id);
+    }
+  };
+
+  /** A batch journaled in `gen` but not in its file is rejected: the journal says so first, so a start never replays it. */
+  const withdraw = async (slot: S, from: number, gen: Generation) => {
+    try {
+      journal?.written(await journal.commit(slot.path, withdrawal(slot.id, from)));
+    } catch (e) {
+      log.error({ err: e, file: slot.path }, 'event store: could not withdraw a rejected append from the journal');
+    } finally {
+      journal?.written(gen);
+    }
+  };
+
   const writeBatch = async (slot: S, batch: AppendOp<E>[]): Promise<void> => {
     try {
+      await ready();
       await ensureDir();
       const state = await ensureLoaded(slot, true);
       if (!state) throw new Error('unreachable: session not created');
       let seq = state.events.at(-1)?.seq ?? 0;
+      const first = seq + 1;
       const lines: string[] = [];
       const weights: number[] = [];
       const results = batch.map((op) =>
@@ -60,24 +117,25 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
         }),
       );
       const bytes = Buffer.from(lines.join('\n') + '\n', 'utf8');
-      let fh: FileHandle;
+      // The session file (not synced) and the journal's group write (durable) side by side.
+      const committed = journal?.commit(slot.path, bytes);
+      committed?.catch(() => undefined); // settled below
+      const failed = await writeFile(slot, state, bytes).then(
+        () => undefined,
+        (e: unknown) => ({ e }),
+      );
+      let gen: Generation | undefined;
       try {
-        fh = await pool.acquire(slot.id, slot.path, reconcile(state, slot.path));
+        gen = await committed;
       } catch (e) {
-        setState(slot, undefined); // reload from disk next time
+        if (!failed && slot.state === state) await cutBack(slot, state, state.size);
         throw e;
       }
-      try {
-        await writeAll(fh, bytes, state.size);
-      } catch (e) {
-        await fh.truncate(state.size).catch((cut: unknown) => {
-          log.error({ err: cut, file: slot.path }, 'event store: could not cut back a failed write');
-          setState(slot, undefined);
-        });
-        throw e;
-      } finally {
-        pool.release(slot.id);
+      if (failed) {
+        if (gen) await withdraw(slot, first, gen);
+        throw failed.e;
       }
+      if (gen) journal?.written(gen);
       if (state.turns) turnIndexes.written(state.turns, lines, results.flat(), state.size);
       state.size += bytes.length;
       Object.assign(state, windowOf([...state.events, ...results.flat()], [...state.weights, ...weights]));
@@ -127,7 +185,10 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
       const slot = slotOf(sessionId);
       enqueue(slot, {
         kind: 'task',
-        run: () => fn(slot).then(resolve, (e: unknown) => reject(storeError(e, op, sessionId))),
+        run: () =>
+          ready()
+            .then(() => fn(slot))
+            .then(resolve, (e: unknown) => reject(storeError(e, op, sessionId))),
       });
     });
 

@@ -8,6 +8,7 @@ import { checkWritable, dirMaker, readLastEvent, removeStaleNewFiles, writeNewFi
 import { createJsonlListing } from './jsonl-listing.ts';
 import { createSessionQueue } from './jsonl-queue.ts';
 import { covers, createSessionCache } from './jsonl-sessions.ts';
+import { createJournaling } from './jsonl-replay.ts';
 import { createJsonlTurns } from './jsonl-turns.ts';
 import type { JsonlStoreOptions } from './jsonl-types.ts';
 import { createLimiter } from './limiter.ts';
@@ -38,9 +39,12 @@ const NEW_FILE_PREFIX = '.agentd-new-';
  * (session-file-name.ts names the files, jsonl-file.ts reads them).
  *
  * Contracts:
- * - Operations on a session run in call order; an append resolves once its bytes are written and synced (O_DSYNC
- *   unless `fsync: false`), or rejects with its whole batch (jsonl-queue.ts). A torn tail is reported on load and
- *   cut before the next write.
+ * - Operations on a session run in call order; an append resolves once its bytes are in its file and, unless
+ *   `fsync: false`, in the journal, whose group write holds every session's appends that arrived together and is
+ *   durable when it returns (jsonl-journal.ts); or rejects with its whole batch (jsonl-queue.ts). A torn tail is
+ *   reported on load and cut before the next write.
+ * - Before anything is read, the journals a crash left are replayed into the session files (jsonl-replay.ts).
+ *   A directory belongs to one store at a time (a second one would replay and remove the first's journal).
  * - Reads within a loaded session's window are served from memory, others from the file, read backwards to the
  *   line they need; memory per session and sessions in memory are bounded (jsonl-sessions.ts).
  * - `latest(types)` reads backwards only as far as the newest line of those types (jsonl-sessions.ts); `turns`
@@ -53,8 +57,13 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
   const { dir, log, parseEvent } = options;
   const clock = options.clock ?? systemClock;
   const fsync = options.fsync ?? true;
-  const pool = createHandlePool(options.maxOpenFiles ?? 256, log, fsync); // O_DSYNC: each write is durable when it returns
+  const maxOpen = options.maxOpenFiles ?? 256;
+  const pool = createHandlePool(fsync ? Math.max(1, maxOpen - 1) : maxOpen, log); // the journal holds one more
   const loads = createLimiter(LOAD_CONCURRENCY); // each load holds a file descriptor while it reads
+  const { journal, ready } = createJournaling(dir, log, fsync, {
+    maxBytes: options.journalMaxBytes,
+    idleMs: options.journalIdleMs,
+  });
   let newFiles = 0;
   const ensureDir = dirMaker(dir);
   const identity = madeOnce(async () => {
@@ -94,7 +103,16 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     loads,
   });
   const { slots, slotOf, setState, windowOf, ensureLoaded, loadSince, turnsOf, latestOf } = cache;
-  const { enqueue, task, drains } = createSessionQueue<E>({ log, cache, pool, turnIndexes, ensureDir, storeError });
+  const { enqueue, task, drains } = createSessionQueue<E>({
+    log,
+    journal,
+    ready,
+    cache,
+    pool,
+    turnIndexes,
+    ensureDir,
+    storeError,
+  });
 
   return {
     async append(sessionId: string, events: readonly E[]): Promise<StoredEvent<E>[]> {
@@ -190,6 +208,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       guard();
       try {
         await ensureDir();
+        await ready();
         // a loaded session answers from memory: it holds exactly the acknowledged events
         return await listing.list((id) => slots.get(id)?.state?.events.at(-1), range);
       } catch (e) {
@@ -202,6 +221,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       const loaded = slots.get(sessionId)?.state;
       if (loaded) return loaded.events.length > 0; // holds exactly the acknowledged events
       try {
+        await ready();
         return (await readLastEvent(join(dir, fileNameOf(sessionId)), parseEvent, sessionId)) !== undefined;
       } catch (e) {
         throw storeError(e, 'has', sessionId);
@@ -211,6 +231,8 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     async delete(sessionId: string): Promise<boolean> {
       guard(sessionId);
       return task(sessionId, 'delete', async (slot) => {
+        // no journal may hold its lines once it is gone (a start would replay them)
+        while (journal?.holds(slot.path)) await journal.checkpoint();
         await pool.close(slot.id);
         setState(slot, undefined, false);
         await turnIndexes.remove(slot.path);
@@ -230,6 +252,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
         await checkWritable(dir);
         await removeStaleNewFiles(dir, NEW_FILE_PREFIX);
         await turnIndexes.clean();
+        await ready();
       } catch (e) {
         const cause = (e as NodeJS.ErrnoException | null)?.code ?? String(e);
         throw new AppError('SERVICE_UNAVAILABLE', `storage directory ${dir} cannot be written (${cause})`, {
@@ -252,6 +275,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     close(): Promise<void> {
       closing ??= (async () => {
         while (drains.size > 0) await Promise.allSettled([...drains]);
+        await journal?.close();
         await pool.closeAll();
         for (const slot of slots.values()) setState(slot, undefined);
         slots.clear();

@@ -28,6 +28,10 @@ export interface JsonlStoreOptions<E extends StoreEvent> {
   maxCachedBytes?: number;
   /** Write durably (files open with O_DSYNC) before appends resolve. Default true; false trades durability for speed. */
   fsync?: boolean;
+  /** A journal is checkpointed (session files synced, journal removed) past this many bytes. Default 32 MiB. */
+  journalMaxBytes?: number;
+  /** … and after this long without a write. Default 2 000 ms. */
+  journalIdleMs?: number;
   /** Sessions whose turn index is kept in memory (least recently used saved beside their log and dropped first). Default 64. */
   maxIndexedSessions?: number;
 }

@@ -378,7 +378,8 @@ describe('jsonl store: files', () => {
     const { store } = openStore(dir);
     await store.append('s', [user('1')]);
     const id = await store.storeId();
-    expect(readdirSync(dir).sort()).toEqual(['.agentd-store-id', 's.jsonl']); // nothing left of its writing
+    // nothing left of its writing but the journal that holds the append until a checkpoint
+    expect(readdirSync(dir).sort()).toEqual(['.agentd-journal-1', '.agentd-store-id', 's.jsonl']);
     expect((await readFile(join(dir, '.agentd-store-id'), 'utf8')).trim()).toBe(id);
     expect((await store.list()).map((s) => s.id)).toEqual(['s']);
     await writeFile(join(dir, '.agentd-store-id'), '\n');
