@@ -1,12 +1,13 @@
 // `npm run build`: compiles into a fresh folder, then swaps it in for dist/ with two renames, so a
-// process starting bin/agentd.js meanwhile (a test, a running demo) never finds dist/ missing or
-// half-written.
+// process starting bin/agentd.js meanwhile (a test, a running demo) never finds dist/ half-written.
+// When the fresh folder holds exactly what dist/ holds (the usual case for `npm pack`'s prepack in the
+// test suite, right after its global setup built), dist/ is left alone: no instant without it.
 //
 // It also copies the API docs page's swagger-ui (a devDependency, swagger-ui-dist) into
 // dist/swagger-ui/ with its licence and notice: the package ships those files and so depends on
 // nothing that pulls in swagger-ui-dist's dependency @scarf/scarf (an install-time telemetry script).
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -24,6 +25,26 @@ for (const file of [
   'NOTICE',
 ]) {
   copyFileSync(join(swaggerUi, file), join('.dist-next/swagger-ui', file));
+}
+/** Whether folders `a` and `b` hold the same files with the same bytes. */
+function sameTree(a, b) {
+  if (!existsSync(b)) return false;
+  const list = (dir) =>
+    readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => join(e.parentPath ?? e.path, e.name).slice(dir.length))
+      .sort();
+  const files = list(a);
+  const other = list(b);
+  return (
+    files.length === other.length &&
+    files.every((f, i) => f === other[i] && readFileSync(a + f).equals(readFileSync(b + f)))
+  );
+}
+
+if (sameTree('.dist-next', 'dist')) {
+  rmSync('.dist-next', { recursive: true, force: true });
+  process.exit(0);
 }
 rmSync('.dist-old', { recursive: true, force: true });
 try {
