@@ -1,8 +1,11 @@
 /**
  * Runs the benchmarks: `npm run bench` (quick set) or `npm run bench:full`.
  *
- *   tsx bench/run.ts [--full] [--only name,name] [--no-readme]
+ *   tsx bench/run.ts [--full] [--only name,name] [--no-readme] [--engine-set node|uws]
  *   tsx bench/run.ts --report        (only rebuild the README section from bench/results/)
+ *
+ * `--engine-set E` (what `npm run bench:engines` runs, once per engine) writes the results to
+ * bench/results/engines/E/ instead, for the README's both-engines table, and leaves the README alone.
  *
  * agentd runs compiled, as users run it (`node dist/src/cli.js`; `npm run build` first), or from its
  * TypeScript sources under tsx with BENCH_RUN=tsx; AGENTD_ENGINE=auto|uws|node passes through to
@@ -17,17 +20,24 @@ import { parseArgs } from 'node:util';
 import { BENCHES, REPORTED } from './benches.ts';
 import { compiledEntry, RUN, startSimulator, takeRuntime } from './lib/procs.ts';
 import { machineSpeed } from './lib/speed.ts';
-import { passes, readResults, updateReadme, writeResult } from './lib/report.ts';
+import { engineSetDir, passes, updateReadme, writeResult } from './lib/report.ts';
 const { values } = parseArgs({
   options: {
     full: { type: 'boolean', default: false },
     only: { type: 'string' },
     'no-readme': { type: 'boolean', default: false },
     report: { type: 'boolean', default: false },
+    'engine-set': { type: 'string' },
   },
 });
+const engineSet = values['engine-set'];
+if (engineSet !== undefined && engineSet !== 'node' && engineSet !== 'uws') {
+  process.stderr.write(`bench: --engine-set is node or uws, not ${engineSet}\n`);
+  process.exit(2);
+}
+if (engineSet) process.env.AGENTD_ENGINE = engineSet; // agentd's children inherit it
 if (values.report) {
-  updateReadme(readResults(REPORTED));
+  updateReadme(REPORTED);
   process.exit(0);
 }
 const mode = values.full ? 'full' : 'quick';
@@ -74,7 +84,7 @@ try {
       const result = await bench.run({ mode, sim, log });
       const runtime = takeRuntime();
       log(`  agentd ran: ${runtime.run}, engine ${runtime.engine}`);
-      writeResult(result, mode, speed, runtime);
+      writeResult(result, mode, speed, runtime, undefined, engineSet ? engineSetDir(engineSet) : undefined);
       for (const [k, v] of result.rows) log(`    ${k}: ${v}`);
       for (const g of result.goals)
         log(
@@ -89,7 +99,7 @@ try {
 } finally {
   await sim.stop();
 }
-if (!values['no-readme']) updateReadme(readResults(REPORTED));
+if (!values['no-readme'] && !engineSet) updateReadme(REPORTED);
 log(
   `done in ${((performance.now() - t0) / 1000).toFixed(1)} s; results in bench/results/, table in bench/README.md${failed ? `; ${failed} benchmark(s) failed` : ''}`,
 );

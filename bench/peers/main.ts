@@ -21,7 +21,7 @@ import { REPORTED } from '../benches.ts';
 import { compiledEntry, ROOT, startService, startSimulator, takeRuntime, type Child } from '../lib/procs.ts';
 import { machineLoad, machineSpeed } from '../lib/speed.ts';
 import { markdownTable } from '../lib/markdown.ts';
-import { passes, readResults, updateReadme, writeResult } from '../lib/report.ts';
+import { passes, updateReadme, writeResult } from '../lib/report.ts';
 import { installMastra, startMastra } from './mastra.ts';
 import { peerResult } from './result.ts';
 import { num, type PeerRounds } from './table.ts';
@@ -192,7 +192,7 @@ try {
   for (const g of result.goals)
     log(`  ${passes(g) ? 'MET ' : 'MISS'} ${g.label}: ${g.value} ${g.unit} (target ≥ ${g.target})`);
   writeResult(result, mode, speed, takeRuntime(), `bench:peers${values.quick ? ' -- --quick' : ''}`);
-  if (!values['no-readme']) updateReadme(readResults(REPORTED));
+  if (!values['no-readme']) updateReadme(REPORTED);
   log(
     `done in ${((performance.now() - t0) / 1000).toFixed(0)} s; bench/results/peers.json${values['no-readme'] ? '' : ' and bench/README.md'} written`,
   );
