@@ -1,4 +1,5 @@
 import { mkdir, open, readdir, readFile, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import fs from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
 import { parseStoredLine } from './stored-event.ts';
@@ -194,6 +195,15 @@ export async function writeAll(fh: FileHandle, bytes: Buffer, position: number):
     const { bytesWritten } = await fh.write(bytes, off, bytes.length - off, position + off);
     off += bytesWritten;
   }
+}
+
+/**
+ * Writes all of `bytes` at `position` on the calling thread: for a write to the page cache (a session
+ * file, made durable by the journal), a synchronous write costs ~1 µs of CPU where the libuv pool's
+ * hand-off costs ~30 µs. Throws what the write throws.
+ */
+export function writeAllNow(fh: FileHandle, bytes: Buffer, position: number): void {
+  for (let off = 0; off < bytes.length;) off += fs.writeSync(fh.fd, bytes, off, bytes.length - off, position + off);
 }
 
 /** Writes `bytes` to a file that must not exist yet, synced to disk (`sync`) before it resolves; a failed write leaves no file. */

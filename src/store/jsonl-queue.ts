@@ -1,17 +1,17 @@
 /**
  * The JSONL store's per-session queue (jsonl-store.ts): every operation on a session runs in call order. Appends
  * queued while a write is in flight are numbered then and written together: one positioned write to the session
- * file (not synced) and, beside it, their place in the journal's next group write (jsonl-journal.ts), durable
- * when it returns; they resolve once both returned. When either fails, the file is cut back (and a journaled
- * batch withdrawn in the journal) and every append of the batch rejects (INTERNAL_ERROR): nothing is
- * half-acknowledged and seq stays consecutive. A torn tail is cut before the next write.
+ * file (not synced; on the event loop's thread, jsonl-file.ts `writeAllNow`) and their place in the journal's next
+ * group write (jsonl-journal.ts), durable when it returns; they resolve once both returned. When either fails, the
+ * file is cut back (and a journaled batch withdrawn in the journal) and every append of the batch rejects
+ * (INTERNAL_ERROR): nothing is half-acknowledged and seq stays consecutive. A torn tail is cut before the next write.
  */
 import type { FileHandle } from 'node:fs/promises';
 import type { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { HandlePool } from './handle-pool.ts';
 import { withdrawal, type Generation, type Journal } from './jsonl-journal.ts';
-import { writeAll } from './jsonl-file.ts';
+import { writeAllNow } from './jsonl-file.ts';
 import type { SessionCache } from './jsonl-sessions.ts';
 import type { JsonlTurnIndexes } from './jsonl-turns.ts';
 import type { AppendOp, Loaded, Slot, TaskOp } from './jsonl-types.ts';
@@ -66,7 +66,7 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
     }
   };
 
-  /** Writes the batch's lines at the end of the session file (not synced); rejects when they are not all written. */
+  /** Writes the batch's lines at the end of the session file (not synced, at once); rejects when they are not all written. */
   const writeFile = async (slot: S, state: Loaded<E>, bytes: Buffer) => {
     let fh: FileHandle;
     try {
@@ -76,7 +76,7 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
       throw e;
     }
     try {
-      await writeAll(fh, bytes, state.size);
+      writeAllNow(fh, bytes, state.size);
     } catch (e) {
       await fh.truncate(state.size).catch((cut: unknown) => {
         log.error({ err: cut, file: slot.path }, 'event store: could not cut back a failed write');

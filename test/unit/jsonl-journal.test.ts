@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { readdirSync, readlinkSync } from 'node:fs';
+import fs, { readdirSync, readlinkSync } from 'node:fs';
 import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,18 +46,15 @@ const line = (seq: number, sessionId: string, content: string) =>
 
 type Write = (this: { fd: number }, ...args: unknown[]) => Promise<unknown>;
 
-/** Wraps every FileHandle write; `journal` is called for writes to a journal file (or, `sessions`, to any other). */
-async function interceptJournalWrites(
-  journal: (real: () => Promise<unknown>, bytes: Buffer) => Promise<unknown>,
-  sessions = false,
-) {
+/** Wraps every FileHandle write; `journal` is called for writes to a journal file. */
+async function interceptJournalWrites(journal: (real: () => Promise<unknown>, bytes: Buffer) => Promise<unknown>) {
   const probe = await open(join(tmpdir(), `agentd-probe-${process.pid}`), 'w');
   const proto = Object.getPrototypeOf(probe) as { write: Write };
   await probe.close();
   const real = proto.write;
   return vi.spyOn(proto, 'write').mockImplementation(function (this: { fd: number }, ...args: unknown[]) {
     const target = readlinkSync(`/proc/self/fd/${this.fd}`);
-    if (/\.agentd-journal-\d+$/.test(target) === sessions) return real.apply(this, args);
+    if (!/\.agentd-journal-\d+$/.test(target)) return real.apply(this, args);
     return journal(() => real.apply(this, args), args[0] as Buffer);
   });
 }
@@ -132,10 +129,11 @@ describe('jsonl store: group commit', () => {
     const dir = await tempDir();
     const { store } = openStore(dir);
     await store.append('w', [user('kept')]);
-    const writes = await interceptJournalWrites(async (real) => {
-      await real();
+    const real = fs.writeSync; // the session file's write (jsonl-file.ts writeAllNow)
+    const writes = vi.spyOn(fs, 'writeSync').mockImplementation((...args: Parameters<typeof fs.writeSync>) => {
+      real(...args); // the bytes land, then the write "fails"
       throw Object.assign(new Error('disk full'), { code: 'ENOSPC' });
-    }, true);
+    });
     await expect(store.append('w', [user('lost'), user('lost too')])).rejects.toMatchObject({
       code: 'INTERNAL_ERROR',
       details: { cause: 'ENOSPC' },
