@@ -3,19 +3,17 @@
  * contract between the MCP client (src/tools/mcp/elicitation.ts and sampling.ts route the requests) and whoever
  * answers (the agent's session, src/agent/questions). It imports neither side.
  */
-import type { ElicitationAction } from '../conversation/session-events.ts';
+import type { ElicitationContent, ElicitationReply } from '../conversation/questions.ts';
+
+export type { ElicitationContent };
 
 /** What a server asks: a form (a flat JSON schema of primitive properties) or a URL to open. */
 export type ElicitationAsk =
   | { serverId: string; message: string; mode: 'form'; requestedSchema: Record<string, unknown> }
   | { serverId: string; message: string; mode: 'url'; url: string; elicitationId: string };
 
-export type ElicitationContent = Record<string, string | number | boolean | string[]>;
-
-export interface ElicitationAnswer {
-  action: ElicitationAction;
-  content?: ElicitationContent;
-}
+/** How the person answered: the reply of an elicitation question (conversation/questions.ts). */
+export type ElicitationAnswer = ElicitationReply;
 
 export type Elicitor = (
   ask: ElicitationAsk,
