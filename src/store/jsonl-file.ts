@@ -115,15 +115,15 @@ function parseLines<E extends StoreEvent>(
 /**
  * Visits the complete lines of a file from the last to the first (a torn tail is not a line),
  * reading backwards in growing chunks, until `visit` returns true; resolves with the byte offset of
- * the line it stopped at, or `undefined` when it never stopped (or the file is missing). `visit`
- * gets the line's text without its newline.
+ * the line it stopped at, `undefined` when it never stopped, or `null` when the file is missing.
+ * `visit` gets the line's text without its newline.
  */
-export async function scanBackward(path: string, visit: (line: string) => boolean): Promise<number | undefined> {
+export async function scanBackward(path: string, visit: (line: string) => boolean): Promise<number | undefined | null> {
   let fh;
   try {
     fh = await open(path, 'r');
   } catch (e) {
-    if (isMissing(e)) return undefined;
+    if (isMissing(e)) return null;
     throw e;
   }
   try {

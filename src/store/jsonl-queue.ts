@@ -6,6 +6,7 @@
  * file is cut back (and a journaled batch withdrawn in the journal) and every append of the batch rejects
  * (INTERNAL_ERROR): nothing is half-acknowledged and seq stays consecutive. A torn tail is cut before the next write.
  */
+import { fstatSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import type { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -41,7 +42,7 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
   /** Run when a handle first opens after a load: cut a torn tail; refuse a file that shrank behind our back. */
   const reconcile = (state: Loaded<E>, path: string) => async (fh: FileHandle) => {
     if (state.checked) return;
-    const { size } = await fh.stat();
+    const { size } = fstatSync(fh.fd); // an open file's inode: no disk to wait for, no hand-off to the pool
     if (size > state.size) {
       await fh.truncate(state.size);
       log.warn({ file: path, from: size, to: state.size }, 'event store: truncated torn tail');

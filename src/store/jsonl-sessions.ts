@@ -84,10 +84,12 @@ export function createSessionCache<E extends StoreEvent>(options: SessionCacheOp
     }
   };
 
-  /** The file's last `maxEvents` lines (all of it when they hold no valid event). */
+  /** The file's last `maxEvents` lines (all of it when they hold no valid event); undefined when it does not exist. */
   const loadTail = async (slot: S) => {
     let lines = 0;
-    const offset = (await scanBackward(slot.path, () => ++lines >= maxEvents)) ?? 0;
+    const stoppedAt = await scanBackward(slot.path, () => ++lines >= maxEvents);
+    if (stoppedAt === null) return undefined; // a new session: one failed open, not two
+    const offset = stoppedAt ?? 0;
     const tail = await loadLog(slot.path, slot.id, log, parseEvent, offset);
     if (offset === 0 || !tail || tail.events.length > 0) return tail;
     return loadLog(slot.path, slot.id, log, parseEvent);
