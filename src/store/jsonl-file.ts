@@ -1,5 +1,5 @@
 import { mkdir, open, readdir, readFile, unlink, writeFile, type FileHandle } from 'node:fs/promises';
-import fs from 'node:fs';
+import fs from 'node:fs'; // `fs.writeSync` through the module object: the tests' seam for a failing write
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
 import { parseStoredLine } from './stored-event.ts';
