@@ -175,9 +175,9 @@ export const sessionMachine = setup({
     }),
     beginCompaction: assign({ compacting: ({ context }) => context.compactRequests, compactRequests: [] }),
     endCompaction: assign({ compacting: [] }),
-    /** Removes the message `event.turnId` from the queue from `params.from` on (1 while busy: the head runs). */
     /** Sends `settled` once the turn's facts are stored; provided by the owner (this placeholder: at once). */
     awaitSettled: ({ self }) => void Promise.resolve().then(() => self.send({ type: 'settled' })),
+    /** Removes the message `event.turnId` from the queue from `params.from` on (1 while busy: the head runs). */
     withdraw: assign({
       queue: ({ context, event }, params: { from: number }) => {
         assertEvent(event, 'WITHDRAW');

@@ -29,7 +29,18 @@ export interface LoadedLog<E extends StoreEvent> {
   fileBytes: number;
 }
 
-const isMissing = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code === 'ENOENT';
+/** Whether `e` says the file (or folder) does not exist. */
+export const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException | null)?.code === 'ENOENT';
+
+/** Syncs folder `dir`: the files made or removed in it stay so after a crash. */
+export async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
 
 /**
  * Reads and checks a session file from byte `from` (the start of a line; 0: the whole file) to its

@@ -21,7 +21,7 @@ import { constants } from 'node:fs';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
-import { writeAll } from './jsonl-file.ts';
+import { isMissing, syncDir, writeAll } from './jsonl-file.ts';
 import type { Limiter } from './limiter.ts';
 
 /** Journal files are named `.agentd-journal-<generation>`; a start replays them in generation order. */
@@ -40,15 +40,6 @@ const MAX_IN_FLIGHT = 3;
 const NEWLINE = Buffer.from('\n');
 
 const FLAGS = constants.O_RDWR | constants.O_CREAT | constants.O_DSYNC;
-
-async function syncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
 
 /** One journal file: the session files its groups dirtied, and the writes still owed to them. */
 export interface Generation {
@@ -168,7 +159,7 @@ export function createJournal(options: JournalOptions) {
             try {
               fh = await open(path, 'r');
             } catch (e) {
-              if ((e as NodeJS.ErrnoException | null)?.code === 'ENOENT') return; // deleted since
+              if (isMissing(e)) return; // deleted since
               throw e;
             }
             try {
@@ -182,7 +173,7 @@ export function createJournal(options: JournalOptions) {
       await gen.fh?.close();
       gen.fh = undefined;
       await unlink(gen.path).catch((e: unknown) => {
-        if ((e as NodeJS.ErrnoException | null)?.code !== 'ENOENT') throw e;
+        if (!isMissing(e)) throw e;
       });
       await syncDir(dir); // the journal stays gone: a deleted session's lines are never replayed
       return true;

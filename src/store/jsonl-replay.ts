@@ -14,7 +14,7 @@ import { constants } from 'node:fs';
 import { open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
-import { readFully, scanBackward, writeAll } from './jsonl-file.ts';
+import { isMissing, readFully, scanBackward, syncDir, writeAll } from './jsonl-file.ts';
 import { createJournal, journalGeneration } from './jsonl-journal.ts';
 import { createLimiter } from './limiter.ts';
 import { madeOnce } from '../made-once.ts';
@@ -26,7 +26,7 @@ const NL = 0x0a;
 export async function journalsOf(dir: string): Promise<{ n: number; path: string }[]> {
   const found: { n: number; path: string }[] = [];
   const names = await readdir(dir).catch((e: unknown) => {
-    if ((e as NodeJS.ErrnoException | null)?.code === 'ENOENT') return []; // made on the first write
+    if (isMissing(e)) return []; // made on the first write
     throw e;
   });
   for (const name of names) {
@@ -141,12 +141,7 @@ export async function recoverJournals(dir: string, log: Logger): Promise<number>
     log,
   );
   for (const j of journals) await unlink(j.path);
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
+  await syncDir(dir);
   return (journals.at(-1)?.n ?? 0) + 1;
 }
 

@@ -4,7 +4,7 @@ import { isoNow, systemClock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import { madeOnce } from '../made-once.ts';
 import { createHandlePool } from './handle-pool.ts';
-import { checkWritable, dirMaker, readLastEvent, removeStaleNewFiles, writeNewFile } from './jsonl-file.ts';
+import { checkWritable, dirMaker, isMissing, readLastEvent, removeStaleNewFiles, writeNewFile } from './jsonl-file.ts';
 import { createJsonlListing } from './jsonl-listing.ts';
 import { createSessionQueue } from './jsonl-queue.ts';
 import { covers, createSessionCache } from './jsonl-sessions.ts';
@@ -240,7 +240,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
           await unlink(slot.path);
           return true;
         } catch (e) {
-          if ((e as NodeJS.ErrnoException | null)?.code === 'ENOENT') return false;
+          if (isMissing(e)) return false;
           throw e;
         }
       });

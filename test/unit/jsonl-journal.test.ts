@@ -1,40 +1,16 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import fs, { readdirSync, readlinkSync } from 'node:fs';
-import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { open, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
-import { createJsonlStore, type JsonlStoreOptions } from '../../src/store/jsonl-store.ts';
 import { storedLine } from '../../src/store/stored-event.ts';
-import type { EventStore } from '../../src/store/types.ts';
-import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
-import { manualClock, user } from './store-contract.ts';
+import { user } from './store-contract.ts';
+import { contents, jsonlStores } from './jsonl-fixture.ts';
 
-const dirs: string[] = [];
-const stores: EventStore<SessionEvent>[] = [];
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentd-journal-'));
-  dirs.push(dir);
-  return dir;
-}
-
-function openStore(dir: string, extra: Partial<JsonlStoreOptions<SessionEvent>> = {}) {
-  const logs: { level: number; msg: string }[] = [];
-  const log = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line) as never) });
-  const store = createJsonlStore({ dir, log, clock: manualClock(), parseEvent: parseSessionEvent, ...extra });
-  stores.push(store);
-  return { store, warnings: () => logs.filter((l) => l.level === 40).map((l) => l.msg) };
-}
-
-afterEach(async () => {
-  vi.restoreAllMocks();
-  await Promise.all(stores.splice(0).map((s) => s.close()));
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
+const { tempDir, openStore } = jsonlStores('agentd-journal-');
+afterEach(() => vi.restoreAllMocks()); // runs before the fixture's clean-up: the stores close with real writes
 
 const journals = (dir: string) => readdirSync(dir).filter((n) => n.startsWith('.agentd-journal-'));
-const contents = (events: { event: unknown }[]) => events.map((e) => (e.event as { content: string }).content);
 const seqsOnDisk = async (path: string) =>
   (await readFile(path, 'utf8'))
     .split('\n')
@@ -173,7 +149,7 @@ describe('jsonl store: recovery from the journal', () => {
     expect(contents(await store.read('b'))).toEqual(['b1']);
     expect(contents(await store.read('c'))).toEqual(['c1', 'c2']);
     expect(await seqsOnDisk(join(dir, 'c.jsonl'))).toEqual([1, 2]);
-    expect(warnings()).toEqual(
+    expect(warnings().map((w) => w.msg)).toEqual(
       expect.arrayContaining([
         'event store: cut the torn tail of a journal',
         'event store: skipped journal lines that hold no record',

@@ -1,44 +1,18 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import fs, { existsSync, readdirSync } from 'node:fs';
-import { appendFile, mkdir, mkdtemp, open, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, mkdir, open, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { createJsonlStore, type JsonlStoreOptions } from '../../src/store/jsonl-store.ts';
 import { createStore } from '../../src/store/index.ts';
 import { fileNameOf } from '../../src/store/session-file-name.ts';
-import type { EventStore } from '../../src/store/types.ts';
 import { sessionKey } from '../../src/session-id.ts';
-import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
-import { eventStoreContract, manualClock, user } from './store-contract.ts';
+import { parseSessionEvent } from '../../src/conversation/session-events.ts';
+import { eventStoreContract, user } from './store-contract.ts';
+import { contents, jsonlStores } from './jsonl-fixture.ts';
 
-const dirs: string[] = [];
-const stores: EventStore<SessionEvent>[] = [];
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentd-jsonl-'));
-  dirs.push(dir);
-  return dir;
-}
-
-/** A store over `dir` whose warnings are captured. */
-function openStore(dir: string, extra: Partial<JsonlStoreOptions<SessionEvent>> = {}) {
-  const logs: { level: number; msg: string; file?: string }[] = [];
-  const log = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line) as never) });
-  const clock = manualClock();
-  const store = createJsonlStore({ dir, log, clock, parseEvent: parseSessionEvent, ...extra });
-  stores.push(store);
-  const warnings = () => logs.filter((l) => l.level === 40);
-  return { store, clock, logs, warnings };
-}
+const { tempDir, openStore } = jsonlStores('agentd-jsonl-');
 
 const lines = async (path: string) => (await readFile(path, 'utf8')).split('\n');
-const contents = (events: { event: unknown }[]) => events.map((e) => (e.event as { content: string }).content);
-
-afterEach(async () => {
-  await Promise.all(stores.splice(0).map((s) => s.close()));
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
 
 eventStoreContract('jsonl', async () => {
   const dir = await tempDir();
@@ -431,9 +405,12 @@ describe('jsonl store: files', () => {
       { type: 'jsonl', dir },
       { log: pino({ level: 'silent' }), parseEvent: parseSessionEvent },
     );
-    stores.push(store);
-    await store.append('s', [user('1')]);
-    expect(existsSync(join(dir, 's.jsonl'))).toBe(true);
+    try {
+      await store.append('s', [user('1')]);
+      expect(existsSync(join(dir, 's.jsonl'))).toBe(true);
+    } finally {
+      await store.close();
+    }
   });
 });
 
