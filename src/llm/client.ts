@@ -22,7 +22,6 @@
  * - The API key goes only into the request headers; it is never logged nor put in errors. `llm.headers` go
  *   with every request.
  */
-import { finished, type Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock, type Clock } from '../clock.ts';
 import { randomUUID } from 'node:crypto';
@@ -77,29 +76,6 @@ function abortError(): DOMException {
 /** Resolves after `ms`, or as soon as `signal` aborts (the caller then sees the abort itself). */
 const wait = (ms: number, signal: AbortSignal): Promise<void> =>
   sleep(ms, undefined, { signal }).catch(() => undefined);
-
-/**
- * Hands each piece of a streamed body to `push` as it arrives ('data' events: no promise per read, as
- * an async iterator takes); resolves when the body ended, rejects with its error (an abort included) or
- * with what `push` threw, after which the body is destroyed (its request ends).
- */
-function readBody(body: Readable, push: (chunk: Uint8Array) => void): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let failed = false;
-    body.on('data', (chunk: Uint8Array) => {
-      if (failed) return;
-      try {
-        push(chunk);
-      } catch (err) {
-        failed = true;
-        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrown as is: the reader's SyntaxError or APIError, or TextCallbackError
-        reject(err);
-        body.destroy();
-      }
-    });
-    finished(body, (err) => (err ? reject(err) : resolve()));
-  });
-}
 
 /** One model's client; throws AppError('AGENT_ERROR') when the provider lacks its key or endpoint. */
 export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
@@ -158,7 +134,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
 
   /**
    * One attempt: the request and its whole answer. The body goes as ready JSON bytes
-   * (request-body.ts); a stream is read by the lean SSE reader (sse.ts) straight off the undici body.
+   * (request-body.ts); a stream is read by the lean SSE reader (sse.ts) as the body arrives.
    */
   async function attempt(
     body: Buffer,
@@ -179,7 +155,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       folder.add(event);
       watch(folder.size);
     }, headersOf(answer.headers));
-    await readBody(answer.body, (chunk) => reader.push(chunk));
+    await answer.body.read((chunk) => reader.push(chunk));
     reader.end();
     // The caller decides what an abort meant (its own, a timeout, a stall, a reply too long).
     if (signal.aborted) throw abortError();

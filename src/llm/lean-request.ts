@@ -1,5 +1,5 @@
-import { Agent, request, type Dispatcher } from 'undici';
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { createHttp1Pool, type Http1Answer, type Http1Pool } from './http1.ts';
 
 /** Where every request of one client goes, and with which headers (the SDK's, built once: client.ts). */
 export interface RequestHead {
@@ -7,14 +7,13 @@ export interface RequestHead {
   headers: Record<string, string>;
 }
 
-/** A 2xx answer: its status, raw headers and body (undici's Node stream, async-iterable bytes). */
-export type Answer = Pick<Dispatcher.ResponseData, 'statusCode' | 'headers' | 'body'>;
+/** A 2xx answer: its status, raw headers and body (read piece by piece, or whole). */
+export type Answer = Http1Answer;
 
 /** The answer's headers as a fetch Headers (what the SDK's errors and parsing read). */
 export function headersOf(raw: Answer['headers']): Headers {
   const headers = new Headers();
   for (const [key, value] of Object.entries(raw)) {
-    if (value === undefined) continue;
     if (Array.isArray(value)) for (const one of value) headers.append(key, one);
     else headers.append(key, value);
   }
@@ -35,8 +34,8 @@ const safeJson = (text: string): unknown => {
   }
 };
 
-/** Codes of a connection the other side closed or reset under a request (undici's SocketError, or the socket's own). */
-const CLOSED_UNDER_REQUEST = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+/** Codes of a connection the other side closed or reset under a request (http1.ts names a close ECONNRESET). */
+const CLOSED_UNDER_REQUEST = new Set(['ECONNRESET', 'EPIPE']);
 
 const closedUnderRequest = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && 'code' in err && CLOSED_UNDER_REQUEST.has(String(err.code));
@@ -57,32 +56,31 @@ async function statusFailure(res: Answer): Promise<APIError> {
 }
 
 /**
- * A model request without the openai SDK's request machinery: the ready body bytes posted with
- * undici's `request` on a keep-alive pool, the answer's body left as undici's Node stream.
+ * A model request without the openai SDK's request machinery: the ready body bytes posted on a
+ * keep-alive connection (http1.ts), the answer's body read as it arrives.
  *
  * Contracts (the SDK's `post` with `maxRetries: 0`, which this replaces; failures.ts maps both alike):
  * - Resolves with a 2xx answer. A non-2xx answer rejects with `APIError.generate(status, body JSON
  *   or undefined, body text when not JSON, headers)`, its body read whole (a body that fails to
  *   read gives that error's message as the text).
- * - A connection closed or reset under the request before its answer (ECONNRESET, EPIPE, undici's
- *   SocketError) is tried once more at once, unless `signal` aborted: a pooled keep-alive socket
+ * - A connection closed or reset under the request before its answer (ECONNRESET, EPIPE) is tried
+ *   once more at once, unless `signal` aborted: a pooled keep-alive socket
  *   the server closed as idle fails this way, and nothing of the request was answered (Go's rule
  *   for an idle connection the server closed). `llm.maxRetries` still counts only the failures
  *   that reach client.ts.
  * - A request that fails before its answer rejects with APIUserAbortError when `signal` aborted,
  *   APIConnectionTimeoutError when the cause is an AbortError or says it timed out, else
  *   APIConnectionError with the cause (e.g. ECONNREFUSED).
- * - Aborting `signal` once the answer came ends the body's iteration with an error named
- *   `AbortError`.
+ * - Aborting `signal` once the answer came ends the body's read with an error named `AbortError`.
  */
 export function createLeanRequest(
   head: () => Promise<RequestHead>,
-  dispatcher: Dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000 }),
+  pool: Http1Pool = createHttp1Pool(),
 ): (body: Buffer, signal: AbortSignal) => Promise<Answer> {
   return async (body, signal) => {
     const { url, headers } = await head();
     if (signal.aborted) throw new APIUserAbortError();
-    const send = () => request(url, { dispatcher, method: 'POST', headers, body, signal });
+    const send = () => pool.request(url, headers, body, signal);
     let res: Answer;
     try {
       res = await send().catch((err: unknown) => {
@@ -103,8 +101,8 @@ export async function wholeBody(res: Answer): Promise<unknown> {
   const headers = headersOf(res.headers);
   const mediaType = headers.get('content-type')?.split(';')[0]?.trim();
   if (mediaType?.includes('application/json') || mediaType?.endsWith('+json')) {
-    if (headers.get('content-length') === '0') return undefined;
-    return await res.body.json();
+    const text = await res.body.text();
+    return text === '' && headers.get('content-length') === '0' ? undefined : (JSON.parse(text) as unknown);
   }
   return await res.body.text();
 }

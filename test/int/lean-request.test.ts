@@ -4,9 +4,9 @@
  */
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
-import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APIConnectionError, APIUserAbortError, BadRequestError, InternalServerError, RateLimitError } from 'openai';
+import { createHttp1Pool } from '../../src/llm/http1.ts';
 import { createLeanRequest, wholeBody } from '../../src/llm/lean-request.ts';
 import { failureOf } from '../support/failure.ts';
 
@@ -86,14 +86,14 @@ describe('lean model request', () => {
     });
     await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
     const port = (tcp.address() as AddressInfo).port;
-    const pool = new Agent();
+    const pool = createHttp1Pool();
     const lean = createLeanRequest(() => Promise.resolve({ url: `http://127.0.0.1:${port}/v1`, headers: {} }), pool);
     const send = async () => wholeBody(await lean(Buffer.from('{}'), new AbortController().signal));
     expect(await send()).toEqual({ ok: true });
     await new Promise((resolve) => setImmediate(resolve)); // the pool takes its socket back after the body ends
     expect(await send()).toEqual({ ok: true });
     expect(connections).toBe(2);
-    await pool.close();
+    pool.close();
     await new Promise<void>((resolve) => tcp.close(() => resolve()));
   });
 
