@@ -24,6 +24,6 @@ const eventOfFrame = (frame: AgentFrame) => ({ v: EVENT_VERSION, type: frame.eve
 export const questionOfFrame = (frame: AgentFrame): Question | undefined =>
   asks(frame) ? questionOf(eventOfFrame(frame), frame.data.sessionId) : undefined;
 
-/** The question a frame closes, with its answer (without a form's content) and who gave it; `undefined` for any other frame. */
+/** The question a frame closes, its answer (without a form's content) and who gave it; `undefined` for other frames. */
 export const answerOfFrame = (frame: AgentFrame): { id: string; answer: QuestionAnswer; by: string } | undefined =>
   answers(frame) ? answerOf(eventOfFrame(frame)) : undefined;

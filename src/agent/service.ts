@@ -41,7 +41,7 @@ export interface AgentServiceOptions {
   registerActor?: RegisterActor;
   /** Told whenever a session leaves memory (evicted, deleted, dropped, shut down). */
   onSessionClosed?: (sessionId: string) => void;
-  /** Ends a turn a session's log left open when it is opened (SessionDeps): set where another instance may have died. */
+  /** Ends a turn an opened session's log left open (SessionDeps): set where another instance may have died. */
   orphanedTurnReason?: string;
 }
 

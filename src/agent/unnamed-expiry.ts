@@ -1,13 +1,12 @@
 /**
- * Expiry of unnamed sessions (src/session-id.ts `UNNAMED_PREFIX`), `server.limits.unnamedSessions`. Why a periodic
- * sweep of the store: a session outlives the process and may be held by another instance, and unnamed sessions do not
- * count toward the cap (session/quota.ts), so neither a timer in memory nor the cap would ever delete their logs.
- *
- * - A sweep lists the stored sessions a page at a time and asks the owner of each unnamed one idle for `ttlMs` to
- *   delete it (`agent.deleteSession` with `ifIdleForMs`: one running, queued or waiting for a person stays). A failed
- *   deletion is logged and tried again by the next sweep.
- * - Sweeps run `sweepIntervalMs` after `start()` and after each sweep ends; the pause never holds the process open.
- *   `stop()` resolves once a sweep under way stopped (it asks for no more deletions).
+ * Expiry of unnamed sessions (src/session-id.ts), `server.limits.unnamedSessions`, by a periodic sweep of the store:
+ * a session outlives the process and may be held elsewhere, and unnamed ones do not count toward the cap
+ * (session/quota.ts), so neither a timer in memory nor the cap would ever delete their logs.
+ * - A sweep pages through the stored sessions and asks the owner of each unnamed one idle for `ttlMs` to delete it
+ *   (`agent.deleteSession` `ifIdleForMs`: one running, queued or waiting for a person stays); a failed deletion is
+ *   logged and tried again next sweep.
+ * - Sweeps run `sweepIntervalMs` after `start()` and after each sweep, never holding the process open. `stop()`
+ *   resolves once a sweep under way stopped (it asks for no more deletions).
  */
 import { createActor, fromPromise, setup } from 'xstate';
 import type { Bus } from '../bus/index.ts';

@@ -9,10 +9,7 @@ import type { Logger } from '../log/index.ts';
  * a user holds one handle at a time (so waiting cannot deadlock).
  */
 export interface HandlePool {
-  /**
-   * The handle for `key`, opened (created if missing) on first use, when `prepare` runs once before
-   * it is handed out; a failing `prepare` closes the handle and rejects.
-   */
+  /** The handle for `key`, opened (created if missing) and `prepare`d on first use; a failed `prepare` closes it. */
   acquire(key: string, path: string, prepare?: (fh: FileHandle) => Promise<void>): Promise<FileHandle>;
   release(key: string): void;
   /** Closes `key`'s handle if open (failures are logged); the caller guarantees it is not in use. */

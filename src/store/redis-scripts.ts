@@ -112,7 +112,7 @@ while true do
 end
 return out`;
 
-/** The lex bounds of ZRANGEBYLEX for a range: the tighter of `after` (exclusive) and `from` (inclusive), and `below`. */
+/** ZRANGEBYLEX bounds of a range: the tighter of `after` (exclusive) and `from` (inclusive), and `below`. */
 export function lexBounds(range: SessionRange): [string, string] {
   const { after, from, below } = range;
   const min =

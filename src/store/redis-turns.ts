@@ -52,7 +52,7 @@ if not top[1] then redis.call('DEL', KEYS[5], KEYS[6]); redis.call('HSET', KEYS[
 local indexed = tonumber(redis.call('HGET', KEYS[5], '') or -1) == last
 ${indexTurn('KEYS[5]', 'KEYS[6]')}`;
 
-/** Lua: the entries of turn ARGV[1] with seq > ARGV[2], from its first entry to its last. KEYS: stream, turns, order. */
+/** Lua: the entries of turn ARGV[1] with seq > ARGV[2], within its span. KEYS: stream, turns, order. */
 export const READ_TURN = `${ENSURE}
 local span = redis.call('HGET', KEYS[2], ARGV[1])
 if not span then return {} end
@@ -60,7 +60,7 @@ local first, last = string.match(span, '^(%d+) (%d+)$')
 local from = math.max(tonumber(first), tonumber(ARGV[2]) + 1)
 return redis.call('XRANGE', KEYS[1], '0-' .. from, '0-' .. last)`;
 
-/** Lua: the turns whose first seq is after ARGV[1], at most ARGV[2] ('': all), as { ids, spans }. KEYS: as READ_TURN's. */
+/** Lua: the turns whose first seq is after ARGV[1], at most ARGV[2] ('': all), as { ids, spans }. KEYS: READ_TURN's. */
 export const TURNS = `${ENSURE}
 local ids
 if ARGV[2] == '' then

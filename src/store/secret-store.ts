@@ -1,14 +1,13 @@
 /**
  * A small durable store of secrets by key (tool servers' OAuth tokens and client registrations), on the event store's
- * medium: `jsonl` one file per key under `<dir>/.agentd-secrets/` (mode 0600, folder 0700, replaced atomically);
- * `redis` one string key per secret under `<keyPrefix>secret:`, shared by every instance; `memory` nothing durable.
- *
+ * medium: `jsonl` one file per key under `<dir>/.agentd-secrets/` (0600, folder 0700, replaced atomically); `redis`
+ * one string per key under `<keyPrefix>secret:`, shared by every instance; `memory` nothing durable.
  * Contracts (test/unit/secret-store-contract.ts runs them on every engine):
  * - `get` answers what the last `set` of the key stored, or `undefined`; `set` (of the whole value) and `delete` are
  *   durable once they resolve. Keys are `[A-Za-z0-9_-]{1,128}`, others rejected. Values never appear in logs or errors.
- * - `claim(key, ttlMs)` takes a lease named `key` (apart from the value of the same key) for every store on the
- *   medium: a {@link Lease} when no one holds it or theirs is older than their `ttlMs`, else `undefined`; of concurrent
- *   claims at most one wins. `release()` leaves alone a lease someone else took after it expired.
+ * - `claim(key, ttlMs)` takes the lease `key` (apart from the value of that key) for every store on the medium: a
+ *   {@link Lease} when no one holds it or theirs outlived their `ttlMs`, else `undefined`; of concurrent claims at
+ *   most one wins. `release()` leaves alone a lease someone else took after it expired.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';

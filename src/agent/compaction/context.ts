@@ -1,13 +1,11 @@
 /**
  * A session's context accounting: how many tokens its next request will take, and when to compact.
- * - The estimate is the provider's `usage.prompt_tokens` of the last request on the same projection (no reset or
- *   compaction since) plus characters/4 of what was added since; without one, characters/4 of the whole request
- *   (src/conversation/token-estimate.ts says why no tokenizer).
- * - The window is `llm.contextWindow`, else the model table's (src/llm/providers.ts), else the one an overflow answer
- *   named, learned per session (so one session's simulator or model never shrinks another's); with none, compaction
- *   happens only when the provider answers an overflow.
- * - `usage` totals every model step of the session, summaries and servers' sampling (`serverSampled`) included; an
- *   event's `usageTotal` sets it, so a session read from its latest compaction on knows its totals.
+ * - The estimate is the provider's `prompt_tokens` of the last request on the same projection (no reset or compaction
+ *   since) plus characters/4 of what was added since; without one, characters/4 of it all (token-estimate.ts: why).
+ * - The window is `llm.contextWindow`, else the model table's (src/llm/providers.ts), else one an overflow answer
+ *   named, learned per session (never shrinking another's); with none, only an overflow answer triggers compaction.
+ * - `usage` totals the session's model steps, summaries and servers' sampling (`serverSampled`) included; an event's
+ *   `usageTotal` sets it, so a session read from its latest compaction on knows its totals.
  */
 import type { SessionEvent } from '../../conversation/session-events.ts';
 import { tokensOf } from '../../conversation/token-estimate.ts';

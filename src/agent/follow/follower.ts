@@ -1,18 +1,15 @@
 /**
- * `followTurn`: the one way a face follows a turn, from its log, then live; and the session replay (WebSocket
- * `subscribe`).
+ * `followTurn`: how every face follows a turn, from its log, then live; and the session replay (WebSocket `subscribe`).
  * - `watch(session)` starts collecting the session's live frames at once and asks other instances for them
- *   (`interest`); `follow(turn, onStep, since)` then reads the turn's stored events, once those frames arrive, and
- *   hands `onStep` each step after `since` once: the stored ones, then the live ones. A live frame the read already
- *   gave (same seq and frame) is dropped; transient frames pass; nothing is handed on after the turn's end or
- *   `close()`. It resolves once the stored steps were handed on, with whether the store knows the turn.
- * - `followSent(session, correlationId, onStep)` follows live the turn the caller's own command starts: frames with the
- *   correlation id until `named(turnId)`, then the turn's. Nothing is read and no interest asked (the cluster watches
- *   a turn it forwards).
- * - `close()` ends a watch (its listener and its interest); call it in every path.
+ *   (`interest`); `follow(turn, onStep, since)` then reads the turn's stored events once those arrive, and hands
+ *   `onStep` each step after `since` once: stored ones, then live ones (a live frame the read gave, same seq and frame,
+ *   is dropped; transient ones pass), nothing after the turn's end or `close()`. It resolves once the stored steps
+ *   were handed on, with whether the store knows the turn. `close()` a watch in every path.
+ * - `followSent(session, correlationId, onStep)` follows live the turn the caller's own command starts: frames with
+ *   the correlation id until `named(turnId)`, then the turn's; nothing read, no interest (the cluster watches a turn
+ *   it forwards).
  * - `replay(session, since, deliver, isClosed)` hands on the stored frames after `since` until the log has nothing
- *   newer; the caller watches the interest first (`watchInterest`) and subscribes to live frames right after, so
- *   nothing durable falls between.
+ *   newer; the caller watches the interest first and subscribes right after, so nothing durable falls between.
  */
 import { toFrame, type AgentFrame } from '../frames.ts';
 import { endsTurn, storedSteps, type TurnStep } from './steps.ts';

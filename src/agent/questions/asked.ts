@@ -1,13 +1,12 @@
 /**
- * The questions a session's running calls ask (a server's elicitation, a sampling request under `sampling: ask`), from
- * the call's side: each is handed to the running turn, which asks, answers and times it out (machines/turn.machine.ts).
+ * The questions a session's running calls ask (elicitations, sampling under `sampling: ask`), from the call's side:
+ * each is handed to the running turn, which asks, answers and times it out (machines/turn.machine.ts).
  * - `ask` resolves once the session's state says the question closed (`settle`, after each stored event): with the
- *   answer its answering fact recorded, or a denial (cancel) when its turn ended or was reset. `expiresAt` is the
- *   earlier of `timeoutMs` from now and a second before the call's deadline.
- * - A question no turn takes (none runs, the session is closed, the call already aborted) is answered at once, denied
- *   or declined, recording nothing. So is every waiting one at `close()`.
- * - When the call ends first, it is answered at once (denied, cancelled) and the turn told (`callEnded`), which
- *   records the question closed by `call-ended`.
+ *   recorded answer, or a denial (cancel) when its turn ended or was reset. `expiresAt` is the earlier of `timeoutMs`
+ *   from now and a second before the call's deadline.
+ * - A question no turn takes (none runs, the session is closed, the call aborted), and any waiting at `close()`, is
+ *   answered at once (denied or declined), recording nothing. A call that ends first is answered likewise (cancelled)
+ *   and the turn told (`callEnded`), which records the question closed by `call-ended`.
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.ts';

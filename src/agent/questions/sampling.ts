@@ -1,13 +1,11 @@
 /**
- * The agent's side of a tool server's sampling (src/tools/mcp/sampling.ts): a {@link Sampler} per tool call, answered
- * by the agent's own model client.
- * - A request that `needsApproval` is first asked of a person (asked.ts); a denial refuses it ({@link SamplingRefused})
- *   and the model is never asked. So does a token budget (budget.ts) the estimated prompt would pass.
- * - The request goes to the agent's model without tools: the server's `systemPrompt` as the system message, then its
- *   messages; `max_tokens` is the request's, capped by `maxOutputTokens` when set. The call's abort signal, or the
- *   request's, aborts it.
- * - The reply is the model's text; `stopReason` is `endTurn` for `stop`, `maxTokens` for `length`, otherwise the
- *   model's finish reason. What it spent is handed to `host.spent`.
+ * The agent's side of a tool server's sampling (src/tools/mcp/sampling.ts): a {@link Sampler} per tool call.
+ * - A request that `needsApproval` is first asked of a person (asked.ts); a denial, or a token budget (budget.ts) the
+ *   estimated prompt would pass, refuses it ({@link SamplingRefused}) without asking the model.
+ * - The agent's model answers, without tools: the server's `systemPrompt` as system message, then its messages;
+ *   `max_tokens` is the request's, capped by `maxOutputTokens` when set; the call's or the request's signal aborts it.
+ * - The reply is the model's text; `stopReason` is `endTurn` for `stop`, `maxTokens` for `length`, else the model's
+ *   finish reason. What it spent goes to `host.spent`.
  */
 import { isAppError } from '../../errors/index.ts';
 import type { Logger } from '../../log/index.ts';
