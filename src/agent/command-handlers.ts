@@ -1,16 +1,7 @@
 /**
- * The handlers of every `agent.*` command on the bus, over the session registry.
- *
- * Contracts:
- * - `agent.sendMessage` answers once the message is durable: one that waits behind a running turn is recorded first
- *   (`messageQueued`), so a session taken over from a dead owner runs it. Every event of the turn carries the command's
- *   correlationId and the sessionId.
- * - `agent.reset` cancels the running turn and every queued one (each caller gets `agent.error` AGENT_ERROR, reason
- *   'reset'), appends `reset`, and resolves once the next turn would see an empty history.
- * - `agent.cancel` ends the running turn (`agent.error` reason 'cancelled', `turnFailed{cancelled:true}`); queued
- *   messages stay. `agent.openSession` opens the session and nothing else (a cluster takes a session over with it).
- * - An answer or a listing of questions never keeps a session in memory that has no log.
- * - Export, import and fork work on the store (session/transfer.ts); a new session's id must be unknown here as well.
+ * The handlers of every `agent.*` bus command (their contracts: messages.ts), over the session registry.
+ * An answer or a listing of questions never keeps a session without a log in memory. Export, import and fork work on
+ * the store (session/transfer.ts); a new session's id must be unknown here as well.
  */
 import type { Bus } from '../bus/bus.ts';
 import { isoNow, type Clock, type IdSource } from '../clock.ts';
@@ -26,7 +17,7 @@ import { refuseUnnamed, type SessionQuota, type SessionQuotas } from './session/
 import type { createStorageHealth } from './session/storage-health.ts';
 import type { createSessionTransfer } from './session/transfer.ts';
 
-/** The events that carry a session's usage totals (`usageTotal`), and how many stored sessions a listing reads them of at once. */
+/** The events that carry a session's usage totals, and how many sessions a listing reads them of at once. */
 const USAGE_EVENTS = ['contextCompacted', 'assistantStep', 'response'] as const;
 const USAGE_READS_AT_ONCE = 16;
 
@@ -45,7 +36,6 @@ export interface CommandHandlerDeps {
   quotas: SessionQuotas;
   storage: Pick<ReturnType<typeof createStorageHealth>, 'current'>;
   transfer: ReturnType<typeof createSessionTransfer>;
-  /** Deletes a session only if it is idle (session/expiry.ts). */
   deleteIfIdle: (sessionId: string, idleMs: number) => Promise<boolean>;
 }
 
@@ -54,7 +44,7 @@ export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[
   const { bus, store, clock, ids, quotas, storage, transfer, deleteIfIdle } = deps;
   const { slots, withSession, deleteSession } = deps.sessions;
 
-  /** Runs `create`, which makes the new session `sessionId`, within the creator's cap (its room is given back if it fails). */
+  /** Runs `create` (which makes the session `sessionId`) within the creator's cap, giving the room back if it fails. */
   async function creating<T>(sessionId: string, quota: SessionQuota | undefined, create: () => Promise<T>): Promise<T> {
     if (!quota) return create();
     await quotas.ready(quota.holder, sessionId);
@@ -67,7 +57,7 @@ export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[
     }
   }
 
-  /** A stored session's usage totals: the `usageTotal` of its latest event that carries one (none in logs older than it). */
+  /** A stored session's usage totals: the `usageTotal` of its latest event that carries one. */
   async function storedUsage(sessionId: string): Promise<Usage | undefined> {
     const e = (await store.latest(sessionId, USAGE_EVENTS))?.event;
     return e?.type === 'contextCompacted' || e?.type === 'assistantStep' || e?.type === 'response'

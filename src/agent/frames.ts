@@ -1,23 +1,11 @@
 /**
- * Frames: how the agent's events reach clients (`{ event, data }` over WebSocket, bus events
- * named `agent.<event>`). Every `data` names its session and carries `seq`: the stored event's own
- * for durable frames, the session's last durable seq for transient ones (thinking, chunk, errors
- * of discarded messages).
+ * Frames: how the agent's events reach clients (`{ event, data }` over WebSocket, bus events `agent.<event>`). Every
+ * `data` names its session and carries `seq`: the stored event's own for durable frames, the session's last durable
+ * seq for transient ones (thinking, chunk, errors of discarded messages).
  *
- * Contracts:
- * - `toFrame` is the one mapping from a stored session event to its frame. Live delivery, `since`
- *   replay and the history endpoint all use it, so a client that replays sees exactly the frames a
- *   live client saw for every durable event.
- * - `contextCompacted` has a frame of the same name (the summary, the token figures before and
- *   after), so a client sees a compaction live and on replay alike.
- * - `elicitationRequested` and `elicitationResolved` have frames of the same names; the resolution's
- *   frame leaves out the `content` the user typed (it is in the stored event, for the session's log).
- * - `clientToolRequested` and `clientToolResolved` (a call of a tool the client runs, waiting for its result,
- *   and how that closed) have frames of the same names; the result is the `toolResult` frame after.
- * - `reasoning` has a frame of the same name (the text, the model and its API; not the opaque replay items).
- * - `assistantStep` (a model step that asked for tools) and `messageQueued` (a message waiting for
- *   its turn: its caller already has the acknowledgement, and its turn's frames begin with its
- *   `userMessage`) have no frame, nor has `serverSampled` (tokens of a server's sampling, counted in usage).
+ * `toFrame` is the one mapping from a stored event to its frame (live delivery, `since` replay and history all use
+ * it), so a replaying client sees exactly the frames a live one saw. Events have a frame of their own name, except
+ * `turnFailed` (`error`), `reset` (`conversationReset`) and `assistantStep`, `messageQueued`, `serverSampled` (none).
  */
 import type { Attached } from '../conversation/attachments.ts';
 import type {
@@ -45,7 +33,6 @@ export interface AgentErrorData {
   seq?: number;
 }
 
-/** Frame name → frame data. */
 export interface AgentFrameData {
   /** `resources` and `prompt` name what the message attached (their contents are in the stored event). */
   userMessage: TurnRef & {
@@ -56,7 +43,7 @@ export interface AgentFrameData {
   };
   thinking: TurnRef;
   chunk: TurnRef & { content: string };
-  /** What the model reasoned before its next step (stored, so replayed like every durable frame). */
+  /** What the model reasoned before its next step (not the opaque replay items). */
   reasoning: TurnRef & { text: string; model: string; api: ModelApi };
   toolCall: TurnRef & { toolName: string; serverId: string; callId: string; args: unknown };
   toolResult: TurnRef & {
@@ -76,7 +63,7 @@ export interface AgentFrameData {
     expiresAt: string;
   };
   toolApprovalResolved: TurnRef & { callId: string; decision: ApprovalDecision; by: string; reason?: string };
-  /** A tool server asks the user something (src/conversation/questions.ts): a form (`requestedSchema`) or a URL (`url`). */
+  /** A tool server asks the user something (src/conversation/questions.ts): a form or a URL. */
   elicitationRequested: TurnRef & {
     id: string;
     callId: string;
@@ -101,7 +88,7 @@ export interface AgentFrameData {
   clientToolResolved: TurnRef & { callId: string; by: string; error?: string };
   error: AgentErrorData;
   conversationReset: { sessionId: string; seq: number };
-  /** The history was compacted: events with seq ≤ upToSeq are summarised (or their tool results cleared) for the model; the log keeps them. */
+  /** Events with seq ≤ upToSeq are summarised (or their tool results cleared) for the model; the log keeps them. */
   contextCompacted: {
     sessionId: string;
     seq: number;
@@ -124,7 +111,6 @@ export type AgentEvents = { [K in FrameName as `agent.${K}`]: AgentFrameData[K] 
 
 export type SessionStoredEvent = StoredEvent<SessionEvent>;
 
-/** Transient frames: never stored, so they carry the session's last durable `seq`. */
 export const thinkingFrame = (sessionId: string, turnId: string, seq: number): AgentFrame => ({
   event: 'thinking',
   data: { sessionId, turnId, seq },
@@ -205,9 +191,8 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
       };
     }
     case 'response': {
-      const data: AgentFrameData['response'] = { content: e.content, sessionId, turnId: e.turnId, seq, model: e.model };
-      if (e.usage) data.usage = e.usage;
-      return { event: 'response', data };
+      const { content, turnId, model, usage } = e;
+      return { event: 'response', data: { content, sessionId, turnId, seq, model, ...(usage && { usage }) } };
     }
     case 'toolApprovalRequested': {
       const { callId, toolName, serverId, args, expiresAt, turnId } = e;

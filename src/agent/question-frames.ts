@@ -1,9 +1,9 @@
-/** The frames of questions (src/conversation/questions.ts): which frames ask one and which close one, read back as the one record. */
+/** The frames of questions (src/conversation/questions.ts), read back as the one record every face maps. */
 import { answerOf, questionOf, type Question, type QuestionAnswer } from '../conversation/questions.ts';
 import { EVENT_VERSION, type SessionEvent } from '../conversation/session-events.ts';
 import type { AgentFrame, FrameName } from './frames.ts';
 
-/** The frames that ask a question, and those that close one (src/conversation/questions.ts). */
+/** The frames that ask a question, and those that close one. */
 export const QUESTION_ASKED = [
   'toolApprovalRequested',
   'elicitationRequested',
@@ -20,10 +20,10 @@ const answers = (frame: AgentFrame) => (QUESTION_ANSWERED as readonly string[]).
 /** The event a question's frame was made of: its frame carries every field of it (but a form's content typed). */
 const eventOfFrame = (frame: AgentFrame) => ({ v: EVENT_VERSION, type: frame.event, ...frame.data }) as SessionEvent;
 
-/** The question a frame asks, in the one shape every face maps; `undefined` for any other frame. */
+/** The question a frame asks; `undefined` for any other frame. */
 export const questionOfFrame = (frame: AgentFrame): Question | undefined =>
   asks(frame) ? questionOf(eventOfFrame(frame), frame.data.sessionId) : undefined;
 
-/** The question a frame closes, with its answer (without a form's content) and who gave it; `undefined` for any other frame. */
+/** The question a frame closes, its answer (without a form's content) and who gave it; `undefined` for other frames. */
 export const answerOfFrame = (frame: AgentFrame): { id: string; answer: QuestionAnswer; by: string } | undefined =>
   answers(frame) ? answerOf(eventOfFrame(frame)) : undefined;

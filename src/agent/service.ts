@@ -1,14 +1,8 @@
 /**
- * The agent's session service: the handler of every `agent.*` command on the bus (command-handlers.ts), over the
- * sessions held in memory (session-registry.ts).
- *
- * Contracts:
- * - Handlers are registered by `start()` and removed by `stop()`; `stop()` cancels running and queued turns (reason
- *   'shutdown') and waits for their events to be stored.
- * - A session's log is read from the store once, when it opens; then the history is folded event by event. Durable
- *   events carry their own seq; transient ones (thinking, chunk) the seq of the last durable event before them.
- * - Health is `degraded` from a failed append until an append succeeds or the store says its medium is back.
- * - `drop()` (the session now belongs to another instance) writes nothing more to its log.
+ * The agent's session service: the handler of every `agent.*` bus command (command-handlers.ts) over the sessions held
+ * in memory (session-registry.ts).
+ * `stop()` removes the handlers, cancels running and queued turns (reason 'shutdown') and waits for their events to
+ * be stored. Health (`agent.health`) also recovers when the store says its medium is back.
  */
 import type { SendMeta } from '../bus/envelope.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from '../clock.ts';
@@ -47,7 +41,7 @@ export interface AgentServiceOptions {
   registerActor?: RegisterActor;
   /** Told whenever a session leaves memory (evicted, deleted, dropped, shut down). */
   onSessionClosed?: (sessionId: string) => void;
-  /** Ends a turn a session's log left open when it is opened (see SessionDeps); set where another instance may have died mid-turn. */
+  /** Ends a turn an opened session's log left open (SessionDeps): set where another instance may have died. */
   orphanedTurnReason?: string;
 }
 
@@ -58,10 +52,7 @@ export interface AgentService {
   sweep(): void;
   /** Whether the session is in memory (or opening). */
   holds(sessionId: string): boolean;
-  /**
-   * Takes a session out of memory now, cancelling its turns with `reason`: its log now belongs to
-   * another instance, so nothing more is written to it from here (it stays as it is).
-   */
+  /** Takes a session out of memory now, cancelling its turns with `reason`; its log (another instance's now) stays. */
   drop(sessionId: string, reason: string): Promise<void>;
 }
 
@@ -71,7 +62,6 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   const ids = opts.ids ?? createIdSource();
   const quotas = createSessionQuotas(store);
   const toolPolicy = allowsEverything(config.toolPolicy) ? undefined : createToolPolicy(config.toolPolicy);
-  /** Checks answers to elicitations (its compiled schemas are cached per schema object). */
   const validate = createArgsValidator(log);
   const { listTools, callTool } = createToolPort({
     bus,
@@ -81,12 +71,10 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     maxOutputTokens: config.llm.maxOutputTokens,
   });
   const unregister: (() => void)[] = [];
-
-  /** Degraded from a failed append until one succeeds again (storage-health.ts). */
   const storage = createStorageHealth(clock);
   store.onRecovered?.(() => storage.ok());
 
-  /** Bus names by frame name, made once: a chunk does not build (and hash) a new name. */
+  /** Made once per frame name: a chunk builds (and hashes) no new string. */
   const busNames = new Map<AgentFrame['event'], `agent.${AgentFrame['event']}`>();
   const publish = (frame: AgentFrame, meta: SendMeta): void => {
     let name = busNames.get(frame.event);

@@ -1,15 +1,11 @@
 /**
- * The sessions this instance holds in memory, by id.
- *
- * Contracts:
- * - A session opens lazily on its first use (`withSession`); one closed meanwhile is replaced by a fresh one.
- * - A session idle for `evictAfterMs` (0: never) leaves memory (its log stays); at most `maxSessionsInMemory` are held,
- *   opening one more first drops the least recently used dormant ones. `onSessionClosed` hears of every session that
- *   leaves memory, after its last event is stored.
- * - `deleteSession` takes the session out of the registry and closes it with `abandonLog` in the caller's tick, then
- *   deletes its log once the appends already handed over have settled; until then every use of that id waits for it,
- *   and then finds a new, empty session.
- * - After `stop()` (shutdown: running and queued turns cancelled, their events stored) no session opens.
+ * The sessions this instance holds in memory, by id; each opens on its first use (`withSession`).
+ * - A session idle for `evictAfterMs` (0: never) leaves memory (its log stays); opening one past `maxSessionsInMemory`
+ *   first drops the least recently used dormant ones. `onSessionClosed` hears of every session that leaves memory,
+ *   after its last event is stored.
+ * - `deleteSession` closes the session (`abandonLog`) in the caller's tick, then deletes its log once the appends
+ *   already handed over settled; until then every use of that id waits, then finds a new, empty session.
+ * - After `stop()` (running and queued turns cancelled, their events stored) no session opens.
  */
 import type { Clock } from '../clock.ts';
 import type { SessionEvent } from '../conversation/session-events.ts';
@@ -38,7 +34,6 @@ export interface SessionRegistryDeps {
 export function createSessionRegistry(deps: SessionRegistryDeps) {
   const { clock, log, evictAfterMs } = deps;
   const slots = new Map<string, SessionSlot>();
-  /** Sessions being deleted: every use of theirs waits for this (see the contracts). */
   const deleting = new Map<string, Promise<unknown>>();
   let sweeper: NodeJS.Timeout | undefined;
   let stopping = false;
@@ -71,9 +66,8 @@ export function createSessionRegistry(deps: SessionRegistryDeps) {
   }
 
   /**
-   * Runs `fn` on the open session, in the same tick as the check that it is not closed; one closed
-   * meanwhile (evicted, deleted) is replaced by a fresh one. `releaseUnused`: a session with no log
-   * and nothing in flight is taken out of memory again afterwards.
+   * Runs `fn` on the open session in the same tick as the check that it is not closed (one closed meanwhile is
+   * replaced). `releaseUnused`: a session with no log and nothing in flight leaves memory again afterwards.
    */
   async function withSession<T>(sessionId: string, fn: (s: Session) => T, releaseUnused = false): Promise<T> {
     for (let attempt = 0; ; attempt++) {
@@ -90,7 +84,7 @@ export function createSessionRegistry(deps: SessionRegistryDeps) {
     }
   }
 
-  /** Drops least recently used dormant sessions until one more fits under maxSessionsInMemory. */
+  /** Drops least recently used dormant sessions until one more fits. */
   function makeRoom(): void {
     for (const [id, slot] of slots) {
       if (slots.size < deps.maxSessionsInMemory) return;
@@ -107,7 +101,6 @@ export function createSessionRegistry(deps: SessionRegistryDeps) {
     );
   }
 
-  /** Drops dormant sessions not touched for evictAfterMs. */
   function sweep(): void {
     const cutoff = clock.now() - evictAfterMs;
     for (const [id, slot] of slots) {
@@ -116,10 +109,7 @@ export function createSessionRegistry(deps: SessionRegistryDeps) {
     }
   }
 
-  /**
-   * Takes a session out of memory and closes it. An open session is closed in the caller's tick
-   * (synchronously, before this awaits anything); one still opening is closed once it has opened.
-   */
+  /** Takes a session out of memory and closes it: in the caller's tick when open, else once it has opened. */
   function closeSession(sessionId: string, reason: string, options: { abandonLog?: boolean } = {}): Promise<boolean> {
     const slot = slots.get(sessionId);
     if (!slot) return Promise.resolve(false);
@@ -134,7 +124,6 @@ export function createSessionRegistry(deps: SessionRegistryDeps) {
     return slot.opening.then(closing, () => false);
   }
 
-  /** Deletes a session (see the contracts): its registry entry goes and it is closed before this returns. */
   function deleteSession(sessionId: string): Promise<boolean> {
     const before = deleting.get(sessionId);
     const closed = closeSession(sessionId, 'deleted', { abandonLog: true });
@@ -162,7 +151,6 @@ export function createSessionRegistry(deps: SessionRegistryDeps) {
     sweep,
     /** Whether the id is held here or being deleted (a new session may not take it). */
     inUse: (sessionId: string) => slots.has(sessionId) || deleting.has(sessionId),
-    /** Opens sessions again and starts the idle sweep (every min(evictAfterMs, 60 s)). */
     start(): void {
       stopping = false;
       if (evictAfterMs > 0) {
@@ -170,14 +158,13 @@ export function createSessionRegistry(deps: SessionRegistryDeps) {
         sweeper.unref();
       }
     },
-    /** Refuses new sessions at once, then waits for deletes in flight and closes every session (reason 'shutdown'). */
+    /** Refuses new sessions at once, waits for deletes in flight, then closes every session (reason 'shutdown'). */
     async stop(): Promise<void> {
       stopping = true;
       if (sweeper) clearInterval(sweeper);
       sweeper = undefined;
       await Promise.allSettled([...deleting.values()]);
-      const ids = [...slots.keys()];
-      await Promise.all(ids.map((id) => closeSession(id, 'shutdown')));
+      await Promise.all([...slots.keys()].map((id) => closeSession(id, 'shutdown')));
     },
   };
 }

@@ -1,23 +1,12 @@
 /**
- * Expiry of unnamed sessions (src/session-id.ts `UNNAMED_PREFIX`: an A2A message without `contextId`,
- * a `/mcp` call without `sessionId`), `server.limits.unnamedSessions`.
- *
- * Why a periodic sweep of the store, on a machine delay: a session outlives the process and may be
- * held by another instance, so a timer per session in memory would be lost at a restart; the store's
- * listing says what exists and when it last changed, on every engine, and costs a page of keys per
- * read. It is no busy loop: one sweep at a time, then `sweepIntervalMs` of pause. Not only lazily at
- * the cap: unnamed sessions are not counted toward the cap (session/quota.ts), so nothing there would
- * ever trigger it, and their logs would stay.
- *
- * Contracts:
- * - A sweep lists every stored session a page at a time, in key order, and asks for the deletion
- *   of each unnamed one whose last event is at least `ttlMs` old, at its owner (`agent.deleteSession`
- *   with `ifIdleForMs`, which checks again there: a session whose turn runs, is queued or waits for a
- *   person is kept). It logs how many it deleted; a deletion that fails is logged and tried again by
- *   the next sweep.
- * - `start()` sweeps `sweepIntervalMs` after starting and after the end of each sweep; `stop()` ends
- *   that and resolves once a sweep under way stopped (it asks for no more deletions), so a service stops
- *   its sweeps before the agent and the store they use. The pause never holds the process open.
+ * Expiry of unnamed sessions (src/session-id.ts), `server.limits.unnamedSessions`, by a periodic sweep of the store:
+ * a session outlives the process and may be held elsewhere, and unnamed ones do not count toward the cap
+ * (session/quota.ts), so neither a timer in memory nor the cap would ever delete their logs.
+ * - A sweep pages through the stored sessions and asks the owner of each unnamed one idle for `ttlMs` to delete it
+ *   (`agent.deleteSession` `ifIdleForMs`: one running, queued or waiting for a person stays); a failed deletion is
+ *   logged and tried again next sweep.
+ * - Sweeps run `sweepIntervalMs` after `start()` and after each sweep, never holding the process open. `stop()`
+ *   resolves once a sweep under way stopped (it asks for no more deletions).
  */
 import { createActor, fromPromise, setup } from 'xstate';
 import type { Bus } from '../bus/index.ts';
@@ -102,7 +91,6 @@ export function createUnnamedExpiry(options: UnnamedExpiryOptions) {
 
   return {
     start: () => void actor.start(),
-    /** Ends the sweeps; resolves once one under way stopped (before its next deletion). */
     stop: (): Promise<void> => {
       stopped = true;
       actor.stop();

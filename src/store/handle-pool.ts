@@ -3,19 +3,13 @@ import { open, type FileHandle } from 'node:fs/promises';
 import type { Logger } from '../log/index.ts';
 
 /**
- * Lazily opened read-write file handles, one per key, capped in number so that thousands of
- * sessions do not exhaust file descriptors: at most `max` are open (or opening, or closing) at
- * once. Opening one more closes the least recently used idle handle; when all are busy, `acquire`
- * waits for a release.
- *
- * Contract: a key has at most one user at a time (`acquire` … `release`), and a user holds one
- * handle at a time (so waiting cannot deadlock).
+ * Lazily opened read-write file handles, one per key, at most `max` open (or opening, or closing) at once so that
+ * thousands of sessions do not exhaust file descriptors. Opening one more closes the least recently used idle handle;
+ * when all are busy, `acquire` waits for a release. A key has at most one user at a time (`acquire` … `release`), and
+ * a user holds one handle at a time (so waiting cannot deadlock).
  */
 export interface HandlePool {
-  /**
-   * The handle for `key`, opened (created if missing) on first use, when `prepare` runs once before
-   * it is handed out; a failing `prepare` closes the handle and rejects.
-   */
+  /** The handle for `key`, opened (created if missing) and `prepare`d on first use; a failed `prepare` closes it. */
   acquire(key: string, path: string, prepare?: (fh: FileHandle) => Promise<void>): Promise<FileHandle>;
   release(key: string): void;
   /** Closes `key`'s handle if open (failures are logged); the caller guarantees it is not in use. */
@@ -24,8 +18,6 @@ export interface HandlePool {
   discard(key: string): void;
   /** Closes every handle, including those being closed by the cap. */
   closeAll(): Promise<void>;
-  /** Handles currently open. */
-  readonly size: number;
 }
 
 interface Entry {
@@ -33,12 +25,7 @@ interface Entry {
   busy: boolean;
 }
 
-/**
- * `max` handles at most; with `syncWrites`, handles are opened `O_DSYNC`, so a write returns once its
- * data is on the disk (one call into the libuv pool instead of a write and an fdatasync).
- */
-export function createHandlePool(max: number, log: Logger, syncWrites = false): HandlePool {
-  const openFlags = constants.O_RDWR | constants.O_CREAT | (syncWrites ? constants.O_DSYNC : 0);
+export function createHandlePool(max: number, log: Logger): HandlePool {
   if (!(max >= 1)) throw new RangeError('handle cap must be at least 1');
   const entries = new Map<string, Entry>(); // iteration order = least recently used first
   const closing = new Set<Promise<void>>();
@@ -47,9 +34,12 @@ export function createHandlePool(max: number, log: Logger, syncWrites = false): 
   const waiters: (() => void)[] = [];
   const wake = () => waiters.shift()?.();
 
-  /** Closes a handle; it counts against the cap until closed, and its closing wakes a waiter. */
-  const closeTracked = (key: string, fh: FileHandle): Promise<void> => {
-    const p = fh
+  /** Closes `key`'s handle, if open: it counts against the cap until closed, then wakes a waiter. */
+  const drop = (key: string): Promise<void> | undefined => {
+    const entry = entries.get(key);
+    if (!entry) return undefined;
+    entries.delete(key);
+    const p = entry.fh
       .close()
       .catch((e: unknown) => log.warn({ err: e, key }, 'event store: closing a file handle failed'))
       .finally(() => {
@@ -59,15 +49,9 @@ export function createHandlePool(max: number, log: Logger, syncWrites = false): 
     closing.add(p);
     return p;
   };
-
   /** Starts closing the least recently used idle handle, if there is one. */
   const evictOne = () => {
-    for (const [key, entry] of entries) {
-      if (entry.busy) continue;
-      entries.delete(key);
-      void closeTracked(key, entry.fh);
-      return;
-    }
+    for (const [key, entry] of entries) if (!entry.busy) return void drop(key);
   };
 
   return {
@@ -87,7 +71,7 @@ export function createHandlePool(max: number, log: Logger, syncWrites = false): 
       opening++; // counted from before the open until the entry exists
       let fh: FileHandle | undefined;
       try {
-        fh = await open(path, openFlags, 0o644);
+        fh = await open(path, constants.O_RDWR | constants.O_CREAT, 0o644);
         await prepare?.(fh);
         entries.set(key, { fh, busy: true });
         return fh;
@@ -107,27 +91,15 @@ export function createHandlePool(max: number, log: Logger, syncWrites = false): 
     },
 
     async close(key) {
-      const entry = entries.get(key);
-      if (!entry) return;
-      entries.delete(key);
-      await closeTracked(key, entry.fh);
+      await drop(key);
     },
 
-    discard(key) {
-      const entry = entries.get(key);
-      if (!entry) return;
-      entries.delete(key);
-      void closeTracked(key, entry.fh);
-    },
+    discard: (key) => void drop(key),
 
     async closeAll() {
       const all = [...entries.values()];
       entries.clear();
       await Promise.allSettled([...all.map((e) => e.fh.close()), ...closing]);
-    },
-
-    get size() {
-      return entries.size;
     },
   };
 }

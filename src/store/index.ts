@@ -22,11 +22,7 @@ export interface StoreDeps<E extends StoreEvent> {
   parseEvent: EventParser<E>;
 }
 
-/**
- * The configured EventStore. `jsonl` keeps one file per session under `dir` (a relative `dir`
- * resolves against the process's working directory); `redis` one Redis Stream per session;
- * `memory` keeps nothing across restarts.
- */
+/** The configured EventStore (a relative jsonl `dir` resolves against the working directory). */
 export function createStore<E extends StoreEvent>(storage: StorageConfig, deps: StoreDeps<E>): EventStore<E> {
   const clock = deps.clock ? { clock: deps.clock } : {};
   switch (storage.type) {

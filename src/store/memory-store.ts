@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/require-await -- async so that throws become rejections */
 import { AppError } from '../errors/index.ts';
 import { isoNow, systemClock, type Clock } from '../clock.ts';
 import { assertSessionId } from './session-id.ts';
@@ -20,16 +21,11 @@ export interface MemoryStoreDeps {
   clock?: Clock;
 }
 
-/**
- * The in-memory EventStore (tests, ephemeral deployments). Same observable behaviour as the JSONL
- * store: events are kept as their JSON form and handed out deep-frozen; appends apply in call
- * order (synchronously, so trivially serialised); `list()` is sorted by key (code point order); after `close()` every call rejects with
- * SERVICE_UNAVAILABLE.
- */
+/** The in-memory EventStore (tests, ephemeral deployments): behaves as the durable ones, but keeps nothing. */
 export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = {}): EventStore<E> {
   const clock = deps.clock ?? systemClock;
   const sessions = new Map<string, StoredEvent<E>[]>();
-  const id = newStoreId(); // nothing outlives this store, so neither does its identity
+  const id = newStoreId();
   const turns = new Map<string, TurnIndex>();
   let closed = false;
   const none = () => ({});
@@ -45,7 +41,6 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
   };
 
   return {
-    // eslint-disable-next-line @typescript-eslint/require-await -- async so that throws become rejections
     async append(sessionId: string, events: readonly E[]): Promise<StoredEvent<E>[]> {
       guard(sessionId);
       if (events.length === 0) return [];
@@ -60,7 +55,6 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
       return stored;
     },
 
-    // eslint-disable-next-line @typescript-eslint/require-await
     async create(sessionId: string, log: readonly LogEntry<E>[]): Promise<StoredEvent<E>[]> {
       guard(sessionId);
       const jsons = logJsons(log);
@@ -73,14 +67,12 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
       return stored;
     },
 
-    // eslint-disable-next-line @typescript-eslint/require-await
     async read(sessionId: string, since = 0): Promise<StoredEvent<E>[]> {
       guard(sessionId);
       const stream = sessions.get(sessionId);
       return stream ? stream.slice(firstAfter(stream, since)) : [];
     },
 
-    // eslint-disable-next-line @typescript-eslint/require-await
     async latest(sessionId: string, types: readonly string[]): Promise<StoredEvent<E> | undefined> {
       guard(sessionId);
       const stream = sessions.get(sessionId) ?? [];
@@ -91,21 +83,18 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
       return undefined;
     },
 
-    // eslint-disable-next-line @typescript-eslint/require-await
     async turns(sessionId: string, range?: TurnRange): Promise<TurnSpan[]> {
       guard(sessionId);
       const turnIndex = turns.get(sessionId);
       return turnIndex ? turnPage(turnIndex, range) : [];
     },
 
-    // eslint-disable-next-line @typescript-eslint/require-await
     async readTurn(sessionId: string, turnId: string, since = 0): Promise<StoredEvent<E>[]> {
       guard(sessionId);
       const span = turns.get(sessionId)?.byId.get(turnId);
       return span ? eventsOfTurn(sessions.get(sessionId) ?? [], span, since) : [];
     },
 
-    // eslint-disable-next-line @typescript-eslint/require-await
     async list(range?: SessionRange): Promise<SessionInfo[]> {
       guard();
       const out: SessionInfo[] = [];
@@ -117,13 +106,11 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
       return range?.limit === undefined ? out : out.slice(0, range.limit);
     },
 
-    // eslint-disable-next-line @typescript-eslint/require-await
     async has(sessionId: string): Promise<boolean> {
       guard(sessionId);
       return (sessions.get(sessionId)?.length ?? 0) > 0;
     },
 
-    // eslint-disable-next-line @typescript-eslint/require-await
     async delete(sessionId: string): Promise<boolean> {
       guard(sessionId);
       turns.delete(sessionId);
@@ -132,13 +119,11 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
 
     open: () => Promise.resolve(),
 
-    // eslint-disable-next-line @typescript-eslint/require-await
     async storeId(): Promise<string> {
       guard();
       return id;
     },
 
-    // eslint-disable-next-line @typescript-eslint/require-await
     async close(): Promise<void> {
       closed = true;
       sessions.clear();

@@ -1,18 +1,15 @@
 /**
- * The Redis store's scripts (redis-store.ts): a script runs alone, so each write is one step. KEYS of APPEND,
- * CREATE and DELETE: stream, index, last, ordered index, turns, turn order (the store's `keysOf`).
+ * The Redis store's scripts: a script runs alone, so each write is one step. KEYS of APPEND, CREATE and DELETE:
+ * stream, index, last, ordered index, turns, turn order (the store's `keysOf`).
  */
 import { APPEND_INDEX_START } from './redis-turns.ts';
 import { compareKeys } from './session-range.ts';
 import type { SessionRange } from './types.ts';
 
 /**
- * Appends a batch to a session's stream in one step: entry ids are `0-<seq>`, continuing from the
- * stream's last entry, so seq stays gap-free and an id Redis already holds is refused; the index hash
- * records `<lastSeq> <ts>` for listing, the sorted index the key of a new session (for paging), the
- * session's `last` hash the seq of its latest event of each type (for `latest`), and its turn index
- * each event's turn (redis-turns.ts). KEYS: stream, index, last, ordered index, turns, turn order.
- * ARGV: sessionId, ts, n, type…(n), turn…(n; '' for none), json…(n)
+ * Appends a batch with entry ids `0-<seq>` continuing the stream (gap-free), and updates the index (`<lastSeq> <ts>`),
+ * the sorted index (a new session's key), `last` (type → seq of its latest event) and the turn index (redis-turns.ts).
+ * ARGV: sessionId, ts, n, type…(n), turn…(n; '' for none), json…(n). Returns the last seq.
  */
 export const APPEND = `
 local last = 0
@@ -34,11 +31,9 @@ redis.call('HSET', KEYS[2], ARGV[1], last .. ' ' .. ARGV[2])
 return last`;
 
 /**
- * Writes a whole log into a session that has no stream, in one step (a script runs alone): nothing
- * when the stream exists (returns -1); else every entry with its own id `0-<seq>` and `ts`, the
- * session's `last` hash (type → seq of its latest event of that type), its turn index and the index.
- * The seqs were checked to ascend before the call, so no XADD in the loop can be refused and the
- * script never stops halfway. KEYS: as APPEND's. ARGV: sessionId, then seq, ts, type, turn, json per event.
+ * Writes a whole log into a session that has no stream (else returns -1), each entry with its own seq and `ts`, and
+ * indexes it as APPEND does. The seqs were checked to ascend before, so no XADD is refused and it never stops
+ * halfway. ARGV: sessionId, then seq, ts, type, turn, json per event.
  */
 export const CREATE = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
@@ -57,7 +52,7 @@ redis.call('HSET', KEYS[5], '', last)
 redis.call('HSET', KEYS[2], ARGV[1], last .. ' ' .. ts)
 return tonumber(last)`;
 
-/** Deletes a session's stream, its `last` hash, its turn index and its index entries; returns how many streams went (0 or 1). */
+/** Deletes a session's stream, `last`, turn index and index entries; returns how many streams went (0 or 1). */
 export const DELETE = `
 local n = redis.call('DEL', KEYS[1])
 redis.call('DEL', KEYS[3], KEYS[5], KEYS[6])
@@ -66,12 +61,10 @@ redis.call('ZREM', KEYS[4], ARGV[1])
 return n`;
 
 /**
- * A page of the sessions in key order: the keys of the sorted index (every score 0, so members are
- * ordered by their bytes) between two lex bounds, at most `limit` (none: ''), each followed by its
- * index entry (`<lastSeq> <ts>`). The sorted index is rebuilt from the hash first when their sizes
- * differ (a store written before the sorted index existed, or by such an instance meanwhile); a key
- * it still holds without an index entry is dropped from it and the page filled from further on.
- * KEYS: ordered index, index. ARGV: min, max, limit.
+ * A page of the sessions in key order (sorted index, every score 0, so by bytes) between two lex bounds, at most
+ * `limit` (none: ''), each key followed by its index entry. The sorted index is rebuilt from the hash when their sizes
+ * differ (written by an instance that kept none); a key it holds without an index entry is dropped and the page filled
+ * from further on. KEYS: ordered index, index. ARGV: min, max, limit.
  */
 export const PAGE = `
 if redis.call('ZCARD', KEYS[1]) ~= redis.call('HLEN', KEYS[2]) then
@@ -119,7 +112,7 @@ while true do
 end
 return out`;
 
-/** The lex bounds of ZRANGEBYLEX for a range: the tighter of `after` (exclusive) and `from` (inclusive), and `below`. */
+/** ZRANGEBYLEX bounds of a range: the tighter of `after` (exclusive) and `from` (inclusive), and `below`. */
 export function lexBounds(range: SessionRange): [string, string] {
   const { after, from, below } = range;
   const min =

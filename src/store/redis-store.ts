@@ -22,18 +22,13 @@ export interface RedisStoreOptions<E extends StoreEvent> {
 }
 
 /**
- * The Redis EventStore (`storage: { type: redis }`): one Redis Stream per session as its log, and one hash
- * indexing the sessions (listing never scans the keyspace).
- *
- * Contracts:
- * - Every call is one command (a script for append, create, delete and a ranged listing: redis-scripts.ts) sent
- *   at call time on one connection, so a session's operations apply in call order; a resolved append is in Redis.
- * - Keys: `<prefix>{s:<id>}:ev`, `:last`, `:turns`, `:turn-order` (one Cluster slot per session),
- *   `<prefix>sessions` (key → `<lastSeq> <ts>`), `<prefix>session-keys` (the same keys, paged in byte order) and
- *   `<prefix>store-id` (set once).
+ * The Redis EventStore: one Stream per session as its log, and an index of the sessions (listing never scans keys).
+ * - Every call is one command (or script, redis-scripts.ts) sent at call time on one connection, so a session's
+ *   operations apply in call order.
+ * - Keys: `<prefix>{s:<id>}:ev`, `:last`, `:turns`, `:turn-order` (one Cluster slot per session), `<prefix>sessions`
+ *   (key → `<lastSeq> <ts>`), `<prefix>session-keys` (the same keys, paged in byte order) and `<prefix>store-id`.
  * - Redis unreachable at `open()` rejects naming the URL (without credentials); lost later, calls fail at once with
- *   SERVICE_UNAVAILABLE and succeed once it is back, which `onRecovered` listeners hear of.
- * - Entries that do not parse as events are skipped with a warning, like a torn JSONL line.
+ *   SERVICE_UNAVAILABLE until it is back, which `onRecovered` listeners hear of.
  */
 export function createRedisStore<E extends StoreEvent>(options: RedisStoreOptions<E>): EventStore<E> {
   const { log, parseEvent, keyPrefix } = options;
@@ -42,22 +37,18 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
   const client = createRedisConnection(options.url, 'redis store', log);
   const index = `${keyPrefix}sessions`;
   const ordered = `${keyPrefix}session-keys`;
-  const streamKey = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:ev`;
-  const lastKey = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:last`;
-  /** APPEND's, CREATE's and DELETE's keys. */
-  const keysOf = (sessionId: string) => [
-    streamKey(sessionId),
-    index,
-    lastKey(sessionId),
-    ordered,
-    `${keyPrefix}{s:${sessionId}}:turns`,
-    `${keyPrefix}{s:${sessionId}}:turn-order`,
-  ];
+  const key = (sessionId: string, name: 'ev' | 'last' | 'turns' | 'turn-order') =>
+    `${keyPrefix}{s:${sessionId}}:${name}`;
   /** The turn index scripts' keys. */
-  const turnKeys = (sessionId: string) => [
-    streamKey(sessionId),
-    `${keyPrefix}{s:${sessionId}}:turns`,
-    `${keyPrefix}{s:${sessionId}}:turn-order`,
+  const turnKeys = (id: string) => [key(id, 'ev'), key(id, 'turns'), key(id, 'turn-order')];
+  /** APPEND's, CREATE's and DELETE's keys. */
+  const keysOf = (id: string) => [
+    key(id, 'ev'),
+    index,
+    key(id, 'last'),
+    ordered,
+    key(id, 'turns'),
+    key(id, 'turn-order'),
   ];
   const parseEntry = (sessionId: string, id: string, message: Record<string, string>): StoredEvent<E> | undefined => {
     let event: E | undefined;
@@ -147,7 +138,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
 
     async read(sessionId, since = 0) {
       guard(sessionId);
-      const entries = await client.xRange(streamKey(sessionId), `(0-${since}`, '+').catch(failure('read'));
+      const entries = await client.xRange(key(sessionId, 'ev'), `(0-${since}`, '+').catch(failure('read'));
       const out: StoredEvent<E>[] = [];
       for (const { id, message } of entries ?? []) {
         const stored = parseEntry(sessionId, id, message);
@@ -159,10 +150,10 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     async latest(sessionId, types) {
       guard(sessionId);
       if (types.length === 0) return undefined;
-      const seqs = await client.hmGet(lastKey(sessionId), [...types]).catch(failure('read'));
+      const seqs = await client.hmGet(key(sessionId, 'last'), [...types]).catch(failure('read'));
       const seq = Math.max(0, ...seqs.map((v) => Number(v ?? 0)));
       if (seq === 0) return undefined;
-      const entry = (await client.xRange(streamKey(sessionId), `0-${seq}`, `0-${seq}`).catch(failure('read')))?.[0];
+      const entry = (await client.xRange(key(sessionId, 'ev'), `0-${seq}`, `0-${seq}`).catch(failure('read')))?.[0];
       return entry ? parseEntry(sessionId, entry.id, entry.message) : undefined;
     },
 
@@ -214,11 +205,10 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
 
     async delete(sessionId) {
       guard(sessionId);
-      return (
-        Number(
-          await client.eval(DELETE, { keys: keysOf(sessionId), arguments: [sessionId] }).catch(failure('delete')),
-        ) > 0
-      );
+      const removed = await client
+        .eval(DELETE, { keys: keysOf(sessionId), arguments: [sessionId] })
+        .catch(failure('delete'));
+      return Number(removed) > 0;
     },
 
     async storeId() {

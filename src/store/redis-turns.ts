@@ -1,17 +1,11 @@
 /**
- * The Redis store's turn index: per session, `{s:<id>}:turns` (a hash: turn id → `<firstSeq> <lastSeq>`,
- * and the field `''` → the last seq indexed) and `{s:<id>}:turn-order` (a sorted set of the turn ids
- * scored by their first seq), beside its stream, in its Cluster slot.
- *
- * Contracts:
- * - The append script keeps the index current while it is (its `''` field names the stream's last
- *   entry); a stream that is new starts indexed.
- * - Reading it first brings it up to date (`ENSURE`, in the same script as the read): a stream written
- *   before indexes existed, or appended to by an older agentd, is indexed from where its index stops
- *   (from the start when it has none), once. Turn ids are read from the entries' JSON with cjson.
+ * The Redis store's turn index: per session, `{s:<id>}:turns` (a hash: turn id → `<firstSeq> <lastSeq>`, and the
+ * field `''` → the last seq indexed) and `{s:<id>}:turn-order` (the turn ids scored by their first seq).
+ * Appends keep a current index current (a new stream starts indexed); a read first indexes what its index lacks
+ * (`ENSURE`: a stream an instance without indexes wrote), reading turn ids from the entries' JSON.
  */
 
-/** Lua: `indexTurn(turn, seq)`, which records the event `seq` of `turn` ('': none) in the index (the `turns` hash, the `order` sorted set). */
+/** Lua: `indexTurn(turn, seq)` records the event `seq` of `turn` ('': none) in the `turns` hash and `order` set. */
 const indexTurn = (turns: string, order: string) => `
 local function indexTurn(turn, seq)
   if turn == '' then return end
@@ -50,15 +44,15 @@ end
 `;
 
 /**
- * Lua for the append and create scripts (their KEYS[5] and KEYS[6] are the index), once the stream's
- * last seq `last` is known: `indexed` tells whether the index is current, and `indexTurn` records an event.
+ * Lua for APPEND and CREATE (KEYS[5], KEYS[6]: the index), once the stream's last seq `last` is known: `indexed`
+ * tells whether the index is current, and `indexTurn` records an event.
  */
 export const APPEND_INDEX_START = `
 if not top[1] then redis.call('DEL', KEYS[5], KEYS[6]); redis.call('HSET', KEYS[5], '', 0) end
 local indexed = tonumber(redis.call('HGET', KEYS[5], '') or -1) == last
 ${indexTurn('KEYS[5]', 'KEYS[6]')}`;
 
-/** Lua: the entries of turn ARGV[1] with seq > ARGV[2], from its first entry to its last. KEYS: stream, turns, order. */
+/** Lua: the entries of turn ARGV[1] with seq > ARGV[2], within its span. KEYS: stream, turns, order. */
 export const READ_TURN = `${ENSURE}
 local span = redis.call('HGET', KEYS[2], ARGV[1])
 if not span then return {} end
@@ -66,7 +60,7 @@ local first, last = string.match(span, '^(%d+) (%d+)$')
 local from = math.max(tonumber(first), tonumber(ARGV[2]) + 1)
 return redis.call('XRANGE', KEYS[1], '0-' .. from, '0-' .. last)`;
 
-/** Lua: the turns whose first seq is after ARGV[1], at most ARGV[2] ('' : all), as { ids, spans }. KEYS: stream, turns, order. */
+/** Lua: the turns whose first seq is after ARGV[1], at most ARGV[2] ('': all), as { ids, spans }. KEYS: READ_TURN's. */
 export const TURNS = `${ENSURE}
 local ids
 if ARGV[2] == '' then

@@ -1,21 +1,13 @@
 /**
- * A small durable store of secrets by key (OAuth tokens and client registrations of tool servers), beside the
- * event store and on the same medium: `jsonl` storage keeps one file per key under `<dir>/.agentd-secrets/`
- * (mode 0600, folder 0700, replaced atomically); `redis` one string key per secret under `<keyPrefix>secret:`,
- * so every instance sharing that Redis sees the same secrets; `memory` keeps nothing across restarts.
- *
- * Contracts (test/unit/secret-store-contract.ts, run against every engine):
- * - `get` answers what the last `set` of the key stored, or `undefined` (never set, or deleted).
- * - `set` and `delete` are durable once they resolve; a `set` replaces the whole value.
- * - Keys are `[A-Za-z0-9_-]{1,128}` (they name files); any other key is refused with an Error.
- * - Values are never logged: errors name the key and the engine only.
- * - `claim(key, ttlMs)` takes a lease named `key` (its own name space: a lease never touches the value of the
- *   same key) for every store over the same medium: it answers a {@link Lease} when no one holds it, or held
- *   it longer than their `ttlMs` ago, and `undefined` otherwise. Of concurrent claims at most one wins.
- *   `release()` frees it, unless it expired and someone else holds it now (that lease is left alone).
- *   `memory`: a lease of this process; `jsonl`: an exclusively created `<key>.lease` file, an expired one taken
- *   over by renaming it away first; `redis`: `SET NX PX` on `<keyPrefix>secret-lease:<key>`, released by a
- *   compare-and-delete script.
+ * A small durable store of secrets by key (tool servers' OAuth tokens and client registrations), on the event store's
+ * medium: `jsonl` one file per key under `<dir>/.agentd-secrets/` (0600, folder 0700, replaced atomically); `redis`
+ * one string per key under `<keyPrefix>secret:`, shared by every instance; `memory` nothing durable.
+ * Contracts (test/unit/secret-store-contract.ts runs them on every engine):
+ * - `get` answers what the last `set` of the key stored, or `undefined`; `set` (of the whole value) and `delete` are
+ *   durable once they resolve. Keys are `[A-Za-z0-9_-]{1,128}`, others rejected. Values never appear in logs or errors.
+ * - `claim(key, ttlMs)` takes the lease `key` (apart from the value of that key) for every store on the medium: a
+ *   {@link Lease} when no one holds it or theirs outlived their `ttlMs`, else `undefined`; of concurrent claims at
+ *   most one wins. `release()` leaves alone a lease someone else took after it expired.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,7 +22,7 @@ export interface SecretStore {
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string): Promise<void>;
   delete(key: string): Promise<void>;
-  /** A lease on `key` for `ttlMs`, or `undefined` when another holder's is still running (see the contracts). */
+  /** A lease on `key` for `ttlMs`, or `undefined` when another holder's is still running. */
   claim(key: string, ttlMs: number): Promise<Lease | undefined>;
   close(): Promise<void>;
 }
@@ -72,7 +64,10 @@ export function createMemorySecretStore(): SecretStore {
   };
 }
 
-/** One file per key, readable by this user only; a write goes to a temporary file renamed over the old one. */
+/**
+ * One file per key, readable by this user only; a write goes to a temporary file renamed over the old one. A lease is
+ * an exclusively created `<key>.lease` file; an expired one is renamed away before it is taken over.
+ */
 export function createDirSecretStore(dir: string): SecretStore {
   const file = (key: string) => join(dir, `${checkKey(key)}.json`);
   let counter = 0;
@@ -157,7 +152,7 @@ async function readLease(path: string): Promise<LeaseRecord | undefined> {
 const RELEASE_IF_OWNER = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
 
-/** One Redis string per key under `<keyPrefix>secret:`, on its own connection. */
+/** One Redis string per key, on its own connection; a lease is `SET NX PX` on `<keyPrefix>secret-lease:<key>`. */
 export function createRedisSecretStore(options: { url: string; keyPrefix: string; log: Logger }): SecretStore {
   const client = createRedisConnection(options.url, 'secret store', options.log);
   const redisKey = (key: string) => `${options.keyPrefix}secret:${checkKey(key)}`;
@@ -218,7 +213,7 @@ export async function sharedSecret(store: SecretStore, key: string, ttlMs = 10_0
   }
 }
 
-/** The secret store on the medium `storage` names (see the file's comment). */
+/** The secret store on the medium `storage` names. */
 export function createSecretStore(storage: StorageConfig, log: Logger): SecretStore {
   switch (storage.type) {
     case 'jsonl':

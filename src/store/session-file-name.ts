@@ -1,21 +1,14 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Session id ⇄ file name. The mapping is injective and safe on every common file system:
- *
- * - `a-z`, `0-9` and `-` stay as they are;
- * - an upper-case letter becomes `_` + its lower-case form, and `_` becomes `__`, so names that
- *   differ only in case never collide on case-insensitive file systems (macOS, Windows);
- * - every other character becomes `%XX` per UTF-8 byte (upper-case hex), so `/`, `\`, `.`, `..`,
- *   NUL, control characters and non-ASCII text (no Unicode normalisation surprises) are inert.
- *
- * The file is `<stem>.jsonl`. A stem longer than {@link MAX_STEM} (file names are capped at 255
- * bytes) becomes `<readable prefix>~<sha256 of the id>`; such a name cannot be decoded, so its id
- * is taken from the events inside the file (every stored line carries `sessionId`) and checked
- * against the name.
+ * Session id ⇄ file name `<stem>.jsonl`, injective and safe on every common file system: `a-z`, `0-9` and `-` stay;
+ * an upper-case letter becomes `_` + its lower case and `_` becomes `__` (no collisions on case-insensitive file
+ * systems); every other character becomes `%XX` per UTF-8 byte, so `/`, `.`, NUL and non-ASCII text are inert.
+ * A stem longer than {@link MAX_STEM} becomes `<readable prefix>~<sha256 of the id>`; its id is read from the events
+ * inside the file and checked against the name.
  */
 
-export const FILE_SUFFIX = '.jsonl';
+const FILE_SUFFIX = '.jsonl';
 const MAX_STEM = 200;
 const HASHED_PREFIX = 120;
 
@@ -91,10 +84,9 @@ function decodeStem(stem: string): string | undefined {
 }
 
 /**
- * Reads a directory entry: a decodable stream file, a hashed one (id found inside; the name keeps
- * the start of the id, '' when it does not decode), or
- * `undefined` for anything this store did not write (ignored). Only canonical encodings decode,
- * so each session has exactly one possible file.
+ * Reads a directory entry: a decodable stream file, a hashed one (with the start of its id, '' when it does not
+ * decode), or `undefined` for anything this store did not write. Only canonical encodings decode, so each session has
+ * exactly one possible file.
  */
 export function parseFileName(name: string): ParsedFileName | undefined {
   if (!name.endsWith(FILE_SUFFIX)) return undefined;

@@ -1,15 +1,9 @@
 /**
  * The order sessions are listed in, and the ranges a listing asks for (`EventStore.list`).
- *
- * Contracts:
- * - Sessions are ordered by key in code point order, which is the order of the keys' UTF-8 bytes:
- *   the order Redis keeps a sorted set's members in (ZRANGEBYLEX), so every engine lists alike. (It
- *   differs from JavaScript's `<`, code-unit order, only between a character above U+FFFF and one
- *   in U+E000–U+FFFF.)
- * - A range holds the keys `k` with `after < k`, `from <= k` and `k < below` (each bound optional);
- *   `limit` caps how many are answered, the first ones in that order.
- * - Paging by key (the next page starts after the last key of the previous one) neither skips nor
- *   repeats a session that exists throughout, whatever is created or deleted between pages.
+ * - Sessions are ordered by key in code point order, the order of the keys' UTF-8 bytes, as Redis's ZRANGEBYLEX, so
+ *   every engine lists alike (JavaScript's `<` differs between a character above U+FFFF and one in U+E000–U+FFFF).
+ * - A range holds the keys `k` with `after < k`, `from <= k` and `k < below` (each optional); `limit` caps how many
+ *   are answered, the first ones. Paging by key neither skips nor repeats a session that exists throughout.
  */
 import type { SessionRange } from './types.ts';
 
@@ -20,7 +14,6 @@ export function compareKeys(a: string, b: string): number {
     const x = a.charCodeAt(i);
     const y = b.charCodeAt(i);
     if (x === y) continue;
-    // A surrogate (half of a character above U+FFFF) sorts after every other code unit.
     return codePointRank(x) - codePointRank(y);
   }
   return a.length - b.length;
@@ -37,28 +30,14 @@ export function inRange(key: string, range: SessionRange | undefined): boolean {
   return range.below === undefined || compareKeys(key, range.below) < 0;
 }
 
-/**
- * Whether some key starting with `prefix` may lie in the range: false only when every such key
- * falls below its lower bounds or at or above `below` (a file name that keeps only the start of its
- * key, src/store/session-file-name.ts, is skipped without being read).
- */
+/** Whether some key starting with `prefix` may lie in the range (a hashed file name's, session-file-name.ts). */
 export function mayHoldPrefix(prefix: string, range: SessionRange | undefined): boolean {
   if (!range) return true;
-  if (range.below !== undefined && compareKeys(prefix, range.below) >= 0) return false; // every such key ≥ prefix ≥ below
+  if (range.below !== undefined && compareKeys(prefix, range.below) >= 0) return false; // such keys ≥ prefix ≥ below
   // Every key starting with `prefix` is below `bound` when prefix < bound and bound does not start with prefix.
   const allBelow = (bound: string) => compareKeys(prefix, bound) < 0 && !bound.startsWith(prefix);
   if (range.after !== undefined && allBelow(range.after)) return false;
   return range.from === undefined || !allBelow(range.from);
-}
-
-/** The sessions of `sorted` (in key order) that the range asks for. */
-export function pageOf<T extends { id: string }>(sorted: readonly T[], range: SessionRange | undefined): T[] {
-  const out: T[] = [];
-  for (const item of sorted) {
-    if (range?.limit !== undefined && out.length >= range.limit) break;
-    if (inRange(item.id, range)) out.push(item);
-  }
-  return out;
 }
 
 /** Order of `list()` results: by key, code point order. */

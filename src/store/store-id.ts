@@ -1,7 +1,7 @@
 /**
- * A store's identity (EventStore.storeId): one per medium, not per start, so a client can tell whether
- * the seqs it holds still number the same logs. Memory: a new one per store. JSONL: the file
- * `.agentd-store-id` beside the logs. Redis: the key `<keyPrefix>store-id`.
+ * A store's identity (EventStore.storeId): one per medium, not per start, so a client can tell whether the seqs it
+ * holds still number the same logs. Memory: one per store; JSONL: the file `.agentd-store-id` beside the logs; Redis:
+ * the key `<keyPrefix>store-id`.
  */
 import { randomUUID } from 'node:crypto';
 import { link, readFile, rename, unlink } from 'node:fs/promises';
@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
 import { writeNewFile } from './jsonl-file.ts';
 
-/** The file beside the JSONL logs that holds their store's identity. */
-export const STORE_ID_FILE = '.agentd-store-id';
+const STORE_ID_FILE = '.agentd-store-id';
 
 /** What an identity looks like when read back (a UUID, as made here, or any short token an operator wrote). */
 const STORE_ID = /^[\w.:-]{1,128}$/;
@@ -25,10 +24,9 @@ return redis.call('GET', KEYS[1])`;
 const errno = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code;
 
 /**
- * The identity in `dir`'s `.agentd-store-id`, made when there is none: written whole to a file named
- * `temporaryPrefix` and the new id (synced when `sync`), then linked to its name, which refuses an existing file, so concurrent first
- * starts agree on one and a crash leaves none or a whole one. A file that holds no identity (emptied,
- * garbled) is replaced with a warning: a new identity makes clients replay, never merge.
+ * The identity in `dir`'s `.agentd-store-id`, made when there is none: written whole to a temporary file (synced when
+ * `sync`), then linked to its name, which refuses an existing file, so concurrent first starts agree on one and a
+ * crash leaves none or a whole one. A file holding no identity is replaced with a warning (clients then replay).
  */
 export async function fileStoreId(dir: string, temporaryPrefix: string, sync: boolean, log: Logger): Promise<string> {
   const path = join(dir, STORE_ID_FILE);

@@ -2,9 +2,8 @@ import { AppError } from '../errors/index.ts';
 import type { EventParser, LogEntry, StoreEvent, StoredEvent } from './types.ts';
 
 /**
- * Helpers shared by the stores, so that every engine hands out the same values: an event is
- * stored as its JSON form (what a restart of a durable store would read back) and handed out
- * deep-frozen, so no caller can change the log by mutating what it was given.
+ * Helpers shared by the engines, so that all hand out the same values: an event is stored as its JSON form (what a
+ * durable store reads back) and handed out deep-frozen, so no caller can change the log through what it was given.
  */
 
 export function deepFreeze<T>(value: T): T {
@@ -29,7 +28,7 @@ export function eventJson(event: StoreEvent): string {
   return text;
 }
 
-/** The JSON texts of a log given to `create`, once its seqs are checked to ascend from 1 or more (INTERNAL_ERROR otherwise). */
+/** The JSON texts of a log given to `create`, once its seqs are checked to ascend (INTERNAL_ERROR otherwise). */
 export function logJsons(log: readonly LogEntry[]): string[] {
   let last = 0;
   return log.map((entry) => {

@@ -1,11 +1,6 @@
 /**
- * A session's turn index as the engines keep it in memory (`EventStore.turns` / `readTurn`).
- *
- * Contracts:
- * - An event belongs to the turn its `turnId` names (a non-empty string); other events to none.
- * - `indexEvent` must see a session's events in seq order; each turn's span then runs from its first
- *   event to its last, turns are kept in the order of their first event, and `to` is the last seq seen.
- * - `turnPage` and `eventsOfTurn` cost the page and the turn's span, not the index or the log.
+ * A session's turn index as the engines keep it in memory (`EventStore.turns` / `readTurn`). `indexEvent` must see a
+ * session's events in seq order; `turnPage` and `eventsOfTurn` cost the page and the turn's span, not the log.
  */
 import { firstAfter } from './stored-event.ts';
 import type { StoreEvent, StoredEvent, TurnRange, TurnSpan } from './types.ts';
@@ -20,14 +15,11 @@ export interface TurnIndex<X extends object = object> {
 
 export const createTurnIndex = <X extends object = object>(): TurnIndex<X> => ({ byId: new Map(), order: [], to: 0 });
 
-/** The turn an event belongs to, if any. */
+/** The turn an event belongs to: its `turnId` when a non-empty string. */
 export const turnOf = (event: StoreEvent): string | undefined =>
   typeof event.turnId === 'string' && event.turnId !== '' ? event.turnId : undefined;
 
-/**
- * Indexes the event of seq `seq` (of turn `turnId`, if any). `start` gives what a new span keeps
- * besides its seqs; `grow` updates what a known span keeps when the turn has one more event.
- */
+/** Indexes event `seq` of turn `turnId`: `start` makes a new span's extra fields, `grow` updates a known span's. */
 export function indexEvent<X extends object>(
   index: TurnIndex<X>,
   seq: number,

@@ -1,8 +1,4 @@
-/**
- * An event the store can keep: any JSON object with a `type`, and a `turnId` when it belongs to a turn
- * (a non-empty string: the store indexes a session's events by it, `turns` and `readTurn`). The store
- * never looks further.
- */
+/** An event the store can keep: a JSON object with a `type`, and a non-empty `turnId` when it belongs to a turn. */
 export interface StoreEvent {
   type: string;
   turnId?: string | undefined;
@@ -25,11 +21,7 @@ export interface LogEntry<E extends StoreEvent = StoreEvent> {
   event: E;
 }
 
-/**
- * How a store reads events back from a durable medium: the raw JSON value of a stored event, as
- * the current type (upcast from older versions), or `undefined` when it is not a valid event (the
- * line is then skipped with a warning, like a torn tail).
- */
+/** A stored event's raw JSON as the current type (upcast), or `undefined` when invalid (skipped with a warning). */
 export type EventParser<E extends StoreEvent> = (raw: unknown) => E | undefined;
 
 export interface SessionInfo {
@@ -40,11 +32,7 @@ export interface SessionInfo {
   updatedAt: string;
 }
 
-/**
- * Which sessions a listing asks for (src/store/session-range.ts): keys `k` with `after < k`,
- * `from <= k` and `k < below`, in code point order, at most `limit` of them (the first ones).
- * Every field is optional; none asks for every session.
- */
+/** Which sessions a listing asks for (session-range.ts); none of the fields asks for every session. */
 export interface SessionRange {
   /** Only keys after this one (exclusive): the last key of the previous page. */
   after?: string;
@@ -56,10 +44,7 @@ export interface SessionRange {
   limit?: number;
 }
 
-/**
- * Where a turn's events lie in its session's log: its first and its last event (events of other turns,
- * or of none, may fall between).
- */
+/** Where a turn's events lie in its session's log (events of other turns, or of none, may fall between). */
 export interface TurnSpan {
   turnId: string;
   firstSeq: number;
@@ -74,53 +59,32 @@ export interface TurnRange {
 }
 
 /**
- * Append-only per-session event streams, generic over the event type. Appends to one session are
- * applied in call order and numbered consecutively; a resolved append is on disk (for durable
- * stores) in that order.
+ * Append-only per-session event streams. Appends to one session apply in call order and are numbered consecutively;
+ * a resolved append is durable (on a durable medium). test/unit/store-contract.ts runs these contracts on every engine.
  */
 export interface EventStore<E extends StoreEvent> {
-  /**
-   * Prepares the medium (a durable store creates its directory and checks it can write there);
-   * rejects with an AppError naming the problem when the store cannot be used.
-   */
+  /** Prepares the medium; rejects with an AppError naming the problem when the store cannot be used. */
   open(): Promise<void>;
   append(sessionId: string, events: readonly E[]): Promise<StoredEvent<E>[]>;
   /**
-   * Writes a whole log into a session that has none (an import, a fork), in one step: afterwards the
-   * session holds exactly these events with their own `seq` (ascending, from 1 or more; a gap stays a
-   * gap) and `ts`, or, when the call rejects, nothing of them, a crash of the process included. A
-   * session that already has a log (a stream, a file) is never written: the call rejects with
-   * INTERNAL_ERROR, `details.reason: "exists"`. Ordered with the session's other calls like
-   * `append`; later appends continue after the last seq. An empty log resolves to [] and creates
-   * nothing. Rejects (INTERNAL_ERROR) seqs that do not ascend, before anything is written.
+   * Writes a whole log into a session that has none (an import, a fork), all or nothing even across a crash: the
+   * events keep their `seq` (ascending from 1 or more; gaps stay) and `ts`; later appends continue after the last.
+   * Rejects with INTERNAL_ERROR a session that has a log (`details.reason: "exists"`) or seqs that do not ascend,
+   * writing nothing. An empty log creates nothing.
    */
   create(sessionId: string, log: readonly LogEntry<E>[]): Promise<StoredEvent<E>[]>;
   /** Events with seq > since (default 0), in order. An unknown session reads as empty. */
   read(sessionId: string, since?: number): Promise<StoredEvent<E>[]>;
-  /**
-   * The session's latest event of one of `types` (undefined when it has none), found without reading
-   * the whole log: each engine keeps or finds it at a cost bounded by what came after it. A session
-   * reopens from its latest compaction this way.
-   */
+  /** The session's latest event of one of `types`, at a cost bounded by what came after it (not the whole log). */
   latest(sessionId: string, types: readonly string[]): Promise<StoredEvent<E> | undefined>;
   /**
-   * The sessions with at least one stored event, sorted by key in code point order (the order of
-   * the keys' UTF-8 bytes, src/store/session-range.ts); with a range, only those it asks for, at
-   * most `range.limit`. A page costs what it answers, not the whole store: the JSONL engine reads
-   * the last line of the files it lists only (plus those of long keys, whose file name keeps only
-   * their start, that may fall in the range); Redis reads a sorted index (ZRANGEBYLEX).
+   * The sessions with at least one stored event, by key in code point order (session-range.ts), only those `range`
+   * asks for. A page costs what it answers, not the whole store.
    */
   list(range?: SessionRange): Promise<SessionInfo[]>;
-  /**
-   * The session's turns (see `StoreEvent.turnId`) in the order of their first event, only those the
-   * range asks for. A session's turn index is kept beside its log (built once from the log for a log
-   * written before it, or by an older agentd), so a listing costs the turns it answers.
-   */
+  /** The session's turns in the order of their first event, only those `range` asks for; costs the turns it answers. */
   turns(sessionId: string, range?: TurnRange): Promise<TurnSpan[]>;
-  /**
-   * The events of one turn with seq > since (default 0), in order; [] for a turn the session does not
-   * have. Found through the turn index: it costs what the turn spans, however long the log.
-   */
+  /** The events of one turn with seq > since, in order ([] for an unknown turn); costs what the turn spans. */
   readTurn(sessionId: string, turnId: string, since?: number): Promise<StoredEvent<E>[]>;
   /** Whether the session has at least one stored event (without reading its log). */
   has(sessionId: string): Promise<boolean>;
@@ -128,10 +92,8 @@ export interface EventStore<E extends StoreEvent> {
   delete(sessionId: string): Promise<boolean>;
   close(): Promise<void>;
   /**
-   * The store's identity: the same for every store over the same medium (a JSONL directory's
-   * `.agentd-store-id`, Redis's `<keyPrefix>store-id`, made by the first to need it), another for a
-   * new medium; a memory store has its own. Seqs are comparable only under one identity: a client
-   * that sees another one holds seqs of logs that are gone (src/store/store-id.ts).
+   * The store's identity (store-id.ts): the same for every store over one medium, another for a new medium. Seqs are
+   * comparable only under one identity.
    */
   storeId(): Promise<string>;
   /** Calls `listener` each time the medium is reachable again after it was lost (engines that can tell: Redis). */

@@ -1,16 +1,9 @@
 /**
- * Token budgets (`llm.budget`).
- *
- * Contracts:
- * - Checked before each model request: the tokens used so far (the session's: every stored step,
- *   summaries included; the turn's: its own steps) plus the request's estimated prompt. Past
- *   `sessionTokens` or `turnTokens` the step fails with AGENT_ERROR, `details.reason:
- *   "token_budget"`, `details.budget` (`session` or `turn`), `details.limit` and `details.used`
- *   (tokens used before the refused request). So a turn is refused before its first request, or
- *   stopped between steps; a request in flight is never cut.
- * - `spent` records a finished request of a turn (its model steps, and the tool servers' sampling
- *   requests served during its calls); a session runs one turn at a time, so the turn's count starts
- *   again with each new turn id.
+ * Token budgets (`llm.budget`), checked before each model request: the tokens used so far (the session's, or the
+ * turn's own) plus the request's estimated prompt. Past `sessionTokens` or `turnTokens` the check throws AGENT_ERROR
+ * with `details` { reason: "token_budget", budget: "session" | "turn", limit, used }, so a turn is refused before its
+ * first request or stopped between steps; a request in flight is never cut. `spent` counts a finished request (a model
+ * step, or a server's sampling) of the current turn; a new turn id starts the turn's count again.
  */
 import { AppError } from '../../errors/index.ts';
 import type { Usage } from '../../llm/types.ts';

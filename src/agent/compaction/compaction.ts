@@ -1,19 +1,10 @@
 /**
- * What a compaction does to a session's history, as pure functions: where to cut, whether clearing
- * old tool results is enough, and the summary request. src/agent/session/compactor.ts runs them.
- *
- * Contracts:
- * - The history is only ever cut at the start of a turn (a `user` message), so a tool call and its
- *   result are never split, and the last `keepTurns` turns are kept as they are. When fewer turns
- *   than that leave nothing to compact, fewer are kept, down to `minKeep` (1 inside a running turn:
- *   its own question is never summarised away).
- * - Cheapest first: when clearing the tool results before the cut brings the estimate to `target`
- *   (half of `threshold × contextWindow`), they are cleared and no summary is asked for. A manual
- *   compaction, or one where the target is unknown (no window known), asks for a summary.
- * - The summary request is the compaction prompt as the system message and one user message holding
- *   the transcript of what is cut (tool results and arguments shortened; the oldest part left out
- *   when it exceeds `maxChars`, and what is left cut to its share of it) inside `<conversation>` …
- *   `</conversation>`.
+ * What a compaction does to a session's history, as pure functions (src/agent/session/compactor.ts runs them).
+ * - The history is only cut at the start of a turn (a `user` message), so a tool call and its result are never split;
+ *   the last `keepTurns` turns are kept, or fewer when that leaves nothing to compact, down to `minKeep` (1 inside a
+ *   running turn: its own question is never summarised away).
+ * - Cheapest first: when clearing the tool results before the cut brings the estimate to `target`, they are cleared
+ *   and no summary is asked for; a manual compaction, or one without a known window, asks for a summary.
  */
 import type { CompactionMethod, CompactionTrigger } from '../../conversation/session-events.ts';
 import { charsOf, tokensOf } from '../../conversation/token-estimate.ts';
@@ -41,7 +32,7 @@ export interface Cut {
   upToSeq: number;
 }
 
-/** Where to cut (see the contracts); `undefined` when nothing before the last turns can be compacted. */
+/** Where to cut; `undefined` when nothing before the last turns can be compacted. */
 export function selectCut(
   messages: readonly ChatMessage[],
   seqs: readonly number[],
@@ -128,8 +119,8 @@ function transcriptLine(m: ChatMessage): string {
 }
 
 /**
- * The summary request for the messages before the cut: the prompt, then the transcript (at most
- * `maxChars`; an earlier summary is always kept, the oldest other lines go first).
+ * The summary request for the messages before the cut: the prompt as system message, then their transcript (tool text
+ * shortened; past `maxChars` the oldest lines but an earlier summary go first) inside `<conversation>` tags.
  */
 export function summaryRequest(prompt: string, old: readonly ChatMessage[], maxChars: number): ChatMessage[] {
   const lines = old.map(transcriptLine).filter((l) => l !== '');

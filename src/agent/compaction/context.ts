@@ -1,22 +1,11 @@
 /**
- * A session's context accounting: how many tokens its next request will take, and the settings
- * that say when to compact (shared by every session of the service).
- *
- * Contracts:
- * - The estimate is the provider's `usage.prompt_tokens` of the last request built on the same
- *   projection (no reset or compaction since), plus characters/4 of what was added since
- *   (src/conversation/token-estimate.ts says why no tokenizer). Without such a request (a fresh or
- *   reopened session, a provider that reports no usage, right after a compaction) it is
- *   characters/4 of the whole request.
- * - The window is `llm.contextWindow`, else the model table's (src/llm/providers.ts), else the one
- *   a context-overflow answer named (learned at run time by the session that got it: each session
- *   has its own settings, so one endpoint serving models of different windows, or a simulator's
- *   per-conversation window, never shrinks another session's); none at all means compaction
- *   happens only when the provider answers an overflow.
- * - `usage` totals every model step of the session (prompt, completion, total), summary requests
- *   included, and the tokens of tool servers' sampling requests (`serverSampled`); an event's `usageTotal` (a compaction's, a model step's) sets it, so a session read
- *   from its latest compaction on knows its totals. A live session counts an event once it is handed
- *   to the store: its state folds it once stored, and its view adds the events still being written.
+ * A session's context accounting: how many tokens its next request will take, and when to compact.
+ * - The estimate is the provider's `prompt_tokens` of the last request on the same projection (no reset or compaction
+ *   since) plus characters/4 of what was added since; without one, characters/4 of it all (token-estimate.ts: why).
+ * - The window is `llm.contextWindow`, else the model table's (src/llm/providers.ts), else one an overflow answer
+ *   named, learned per session (never shrinking another's); with none, only an overflow answer triggers compaction.
+ * - `usage` totals the session's model steps, summaries and servers' sampling (`serverSampled`) included; an event's
+ *   `usageTotal` sets it, so a session read from its latest compaction on knows its totals.
  */
 import type { SessionEvent } from '../../conversation/session-events.ts';
 import { tokensOf } from '../../conversation/token-estimate.ts';
@@ -32,13 +21,12 @@ export interface ContextSettings {
   /** The summary request's model (default: the session's). */
   model: string | undefined;
   maxOutputTokens: number;
-  /** The window known now (see the contracts). */
   window(): number | undefined;
   /** Remembers a window a provider named in an overflow answer (when none was known). */
   learn(window: number): void;
 }
 
-/** One session's settings (see the contracts). */
+/** One session's settings. */
 export function contextSettings(
   llm: Pick<LlmConfig, 'model' | 'contextWindow' | 'maxOutputTokens' | 'compaction'>,
 ): ContextSettings {
@@ -81,7 +69,7 @@ export function createContextMeter(): ContextMeter {
 }
 
 /** `a` plus `b`: every figure, the cache ones only when either has them. */
-export function addUsage(a: Usage, b: Usage | undefined): Usage {
+function addUsage(a: Usage, b: Usage | undefined): Usage {
   if (!b) return { ...a };
   const sum: Usage = {
     promptTokens: a.promptTokens + b.promptTokens,
@@ -95,7 +83,7 @@ export function addUsage(a: Usage, b: Usage | undefined): Usage {
   return sum;
 }
 
-/** Folds one event into a session's usage totals (see the contracts): `total` is replaced in place. */
+/** Folds one event into a session's usage totals, in place. */
 export function applyUsage(total: Usage, e: SessionEvent): void {
   const next =
     e.type === 'contextCompacted'

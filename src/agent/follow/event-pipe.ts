@@ -1,13 +1,9 @@
 /**
- * Pushed events as an async iterable (what the SSE writer pulls from, at its own pace).
- *
- * Contracts:
- * - `pipeEvents(signal, open)` awaits `open(push, end)` first: an error there rejects (the caller can
- *   still answer with a plain error); it then yields every pushed event in order until `end()`
- *   or `signal` aborts, and calls the `close` that `open` returned exactly once when the iteration stops
- *   (end, abort, or the consumer returning early).
- * - Events pushed while nobody pulls wait in memory: a followed turn's events are few and
- *   small (status updates, reply chunks), bounded by that turn.
+ * Pushed events as an async iterable (what the SSE writer pulls from, at its own pace). `pipeEvents` awaits
+ * `open(push, end)` first (its error rejects, so the caller can still answer with a plain error), then yields every
+ * pushed event in order until `end()` or `signal` aborts, and calls the `close` that `open` returned exactly once when
+ * the iteration stops (end, abort, or the consumer returning early). Unpulled events wait in memory: a followed turn's
+ * are few and small.
  */
 export async function pipeEvents<T>(
   signal: AbortSignal,

@@ -1,27 +1,15 @@
 /**
- * `followTurn`: the one way a face follows a turn, from its log, then live; and the session replay that
- * shares its seam (the WebSocket `subscribe`).
- *
- * Contracts:
- * - `watch(session)` starts collecting the session's live frames at once (one bus listener per frame
- *   serves every watch, by session) and asks for them from other instances (`interest`: the cluster's
- *   fan-out); `follow(turn, onStep, since)` then reads the turn's stored events through the store's turn
- *   index, once the frames from elsewhere arrive, and hands `onStep` the steps after `since`: the stored
- *   ones, then the live ones (those collected meanwhile first), each once. A live frame the read already
- *   gave (same seq, same frame) is dropped; transient frames (thinking, chunk, errors nothing stored)
- *   pass. Nothing is handed on after the turn's end or `close()`. It resolves once the stored steps were
- *   handed on, with whether the store knows the turn.
- * - `followSent(session, correlationId, onStep)` follows the turn a command sent with `correlationId`
- *   starts, for a caller that sends it itself: its frames are handed on live as they come (those that
- *   carry the correlation id until `named(turnId)`, then those of the turn, whatever their correlation
- *   id); nothing is read (the turn began after the watch) and no interest is asked (the cluster watches
- *   a turn it forwards).
- * - `close()` ends a watch (its listener and its interest); call it in every path.
- * - `steps(session, turn)` is the turn's stored steps alone (what a reader without a watch gets);
- *   `turnPage` pages turns across sessions (turn-pages.ts).
- * - `replay(session, since, deliver, isClosed)` hands on the session's stored frames after `since`,
- *   reading until the log has nothing newer; the caller watches the session's interest first
- *   (`watchInterest`) and subscribes to its live frames right after, so nothing durable falls between.
+ * `followTurn`: how every face follows a turn, from its log, then live; and the session replay (WebSocket `subscribe`).
+ * - `watch(session)` starts collecting the session's live frames at once and asks other instances for them
+ *   (`interest`); `follow(turn, onStep, since)` then reads the turn's stored events once those arrive, and hands
+ *   `onStep` each step after `since` once: stored ones, then live ones (a live frame the read gave, same seq and frame,
+ *   is dropped; transient ones pass), nothing after the turn's end or `close()`. It resolves once the stored steps
+ *   were handed on, with whether the store knows the turn. `close()` a watch in every path.
+ * - `followSent(session, correlationId, onStep)` follows live the turn the caller's own command starts: frames with
+ *   the correlation id until `named(turnId)`, then the turn's; nothing read, no interest (the cluster watches a turn
+ *   it forwards).
+ * - `replay(session, since, deliver, isClosed)` hands on the stored frames after `since` until the log has nothing
+ *   newer; the caller watches the interest first and subscribes right after, so nothing durable falls between.
  */
 import { toFrame, type AgentFrame } from '../frames.ts';
 import { endsTurn, storedSteps, type TurnStep } from './steps.ts';
@@ -147,7 +135,6 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
     },
     steps: async (sessionId: string, turnId: string): Promise<TurnStep[]> =>
       storedSteps(await store.readTurn(sessionId, turnId)),
-    /** A page of turns across sessions (turn-pages.ts); how many turns a session has. */
     turnPage: (query: TurnPageQuery) => turnPage(store, query),
     turnCount: async (sessionId: string): Promise<number> => (await store.turns(sessionId)).length,
     watchInterest: (sessionId: string): Promise<void> | undefined => interest?.watch(sessionId),

@@ -1,13 +1,7 @@
 /**
- * A turn's steps as a follower sees them: its frames, stored or live, each with the time it stands for,
- * and the message that waits in the queue before the turn starts (stored, no frame).
- *
- * Contracts:
- * - `ts` (ms since the epoch) of a stored step, and of a live durable frame, is the time its event was
- *   stored; of a transient frame (thinking, chunk, an error nothing stored), the time it was emitted.
- * - `storedSteps` maps a turn's stored events through `toFrame`, so a stored step equals the frame live
- *   clients got; `messageQueued` becomes a `queued` step, other events without a frame none.
- * - A turn ends with its `response` or `error` frame.
+ * A turn's steps as a follower sees them: its frames (stored or live; `storedSteps` maps through `toFrame`, so a
+ * stored step equals the live frame) and the message queued before the turn starts (`queued`). A turn ends with its
+ * `response` or `error` frame. `ts` (ms) is when the step's event was stored; of a transient frame, when emitted.
  */
 import { toFrame, type AgentFrame, type SessionStoredEvent } from '../frames.ts';
 

@@ -1,19 +1,13 @@
 /**
- * Pages of turns across sessions, read from the store's listing and turn indexes (A2A `ListTasks`).
- *
- * Contracts:
- * - Turns come in the order of their sessions' keys (the store's listing order), and in the order they
- *   began within a session; a page starts after `from` (a session and the first seq of the last turn
- *   read; absent: at the start) and holds at most `limit` turns; `more` tells whether any follow.
- * - `only` pages one session's turns (the store's listing is not read); otherwise the sessions are those
- *   of `range`.
- * - A page costs the sessions and turns it answers (the store lists a range of keys, and each session's
- *   turns from its index), however many sessions and turns the store holds.
+ * Pages of turns across sessions, from the store's listing and turn indexes (A2A `ListTasks`): in session key order,
+ * then in the order they began; a page starts after `from` (a session and the first seq of the last turn read), holds
+ * at most `limit` turns, and `more` tells whether any follow. `only` pages one session's turns, otherwise the sessions
+ * are those of `range`. A page costs the sessions and turns it answers, however many the store holds.
  */
 import type { SessionRange } from '../../store/types.ts';
 import type { FollowStore } from './types.ts';
 
-/** Sessions listed at a time while a page fills: few at first (a listing may read each session's last line), then more. */
+/** Sessions listed at a time while a page fills: few at first (a listing may read each one's last line), then more. */
 const FIRST_SESSIONS = 2;
 const MOST_SESSIONS = 32;
 

@@ -6,7 +6,7 @@ import type { SentTurn, SessionWatch, TurnStep } from './index.ts';
 import type { AgentFrameData, AgentEvents } from '../frames.ts';
 import type { AgentCommands, ResponseEvent } from '../messages.ts';
 
-/** The bus as a request/response front uses it: it sends a message (its turn is followed through the follower). */
+/** The bus as a request/response front uses it: it sends messages. */
 export type TurnBus = Pick<Bus<AgentCommands, AgentEvents>, 'execute'>;
 
 interface Waiter {
@@ -20,37 +20,25 @@ interface Waiter {
 const toAppError = ({ code, message, details }: AgentFrameData['error']): AppError =>
   new AppError(Object.hasOwn(ERROR_TABLE, code) ? (code as ErrorCode) : 'AGENT_ERROR', message, details);
 
-/**
- * Request/response over the agent's events, for the endpoints that answer with a turn's reply
- * (`message-sync`, `chat_with_agent`). Every turn is followed through `followTurn` (src/agent/follow).
- *
- * Contracts:
- * - `ask` follows the turn (`followSent`) and sends `agent.sendMessage` with the given correlation id; it
- *   resolves with the `response` of that turn, or rejects with the AppError of its `error` frame; the
- *   follow begins before the command is sent, so no frame of the turn can be missed (nothing is read).
- * - It rejects with AGENT_ERROR `details.reason: 'timeout'` after `timeoutMs` (when the turn waits
- *   for approvals, the message names them and `details.pendingApprovals` lists them: the session's
- *   questions, asked when it times out), with
- *   `details.reason: 'aborted'` when `signal` aborts, and with SERVICE_UNAVAILABLE on `close()`.
- * - A turn is followed by its `turnId`, whatever correlation id its frames carry (a turn another instance
- *   ended for its lost runner, see src/cluster). A message that was queued when its runner died is run by
- *   the session's next owner under its own correlation id: its waiter simply goes on waiting for it
- *   (nothing here ends at a lease's lapse; only `timeoutMs`).
- * - When the command is refused after its turn already ended (a user message that could not be
- *   stored), `ask` rejects with the command's error.
- * - `turnOf(correlationId)` names the turn of a waited message once its command answered.
- * - `rejoin(turn)` waits again for a turn whose first caller stopped waiting (an MCP request that returned
- *   `input_required`; its retry may come here or to another instance, or after a restart), with its reply. A turn asked here with `detachable: true` is
- *   followed from memory (until `timeoutMs` after it ended). Any other turn is adopted: a waiter is
- *   registered and the turn followed from its log, then live, on any instance, for its end. The adopted turn is then kept like a detachable one; it rejects with AGENT_ERROR
- *   `details.reason: "unknown_turn"` when the log has no such turn, and after `timeoutMs` as `ask` does.
- */
-/** Follows turns (src/agent/follow). */
 export interface TurnFollow {
   watch(sessionId: SessionKey): SessionWatch;
   followSent(sessionId: SessionKey, correlationId: string, onStep: (step: TurnStep) => void): SentTurn;
 }
 
+/**
+ * Request/response over a turn, for the endpoints that answer with its reply (`message-sync`, `chat_with_agent`).
+ * - `ask` follows the turn (`followSent`, so no frame is missed), then sends `agent.sendMessage`; it resolves with the
+ *   turn's `response` or rejects with the AppError of its `error` frame, or with the command's error when it is
+ *   refused. It rejects with AGENT_ERROR `details.reason` 'timeout' after `timeoutMs` (naming the approvals the turn
+ *   waits for, in `details.pendingApprovals`), 'aborted' when `signal` aborts, and SERVICE_UNAVAILABLE on `close()`.
+ * - A turn is followed by its `turnId`, whatever correlation id its frames carry (one another instance ended for its
+ *   lost runner, or a queued message the session's next owner ran: src/cluster); only `timeoutMs` ends a wait.
+ * - `rejoin(turn)` waits again for a turn whose first caller stopped waiting (an MCP `input_required`, retried here,
+ *   elsewhere or after a restart): one asked here `detachable` is followed from memory (until `timeoutMs` after it
+ *   ended); any other is adopted, followed from its log then live, and kept likewise. It rejects with AGENT_ERROR
+ *   `details.reason` 'unknown_turn' when the log has no such turn.
+ * - `turnOf(correlationId)` names the turn of a waited message once its command answered.
+ */
 export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: TurnFollow) {
   const waiters = new Map<string, Waiter>();
   /** Replies of detachable turns not followed yet, by correlation id. */
@@ -81,7 +69,6 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
     });
   };
 
-  /** Registers the waiter of `correlationId`. */
   const wait = (
     correlationId: string,
     sessionId: SessionKey,
@@ -98,9 +85,7 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
           settle(correlationId)?.reject(
             new AppError('AGENT_ERROR', 'Request aborted by the client', { reason: 'aborted' }),
           ),
-        {
-          once: true,
-        },
+        { once: true },
       );
     });
     return { reply, w };
@@ -125,7 +110,7 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
       reason: 'unknown_turn',
     });
 
-  /** Registers a waiter for a turn asked elsewhere and follows the turn (see `rejoin` in the contracts). */
+  /** Registers a waiter for a turn asked elsewhere and follows the turn. */
   async function adopt(turn: {
     correlationId: string;
     sessionId: SessionKey;
@@ -160,8 +145,8 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
       const sent = follower.followSent(message.sessionId, correlationId, apply(correlationId));
       until(reply, sent);
       if (opts.detachable) keep(correlationId, reply);
-      // The turn may end (fail) before its command is refused, however long the refusal takes: the
-      // command's error then answers, and the reply's own rejection must not go unhandled meanwhile.
+      // The turn may fail before its command is refused: the command's error then answers, and the reply's
+      // own rejection must not go unhandled meanwhile.
       reply.catch(() => undefined);
       try {
         const { turnId } = await bus.execute('agent.sendMessage', message, {
@@ -178,7 +163,6 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
       return reply;
     },
     turnOf: (correlationId: string): string | undefined => waiters.get(correlationId)?.turnId,
-    /** Resolves with the turn's reply; see the contracts. */
     async rejoin(turn: {
       correlationId: string;
       sessionId: SessionKey;

@@ -4,7 +4,7 @@ import type { SessionEvent } from '../../conversation/session-events.ts';
 import type { EventStore } from '../../store/types.ts';
 import type { AgentEvents, FrameName } from '../frames.ts';
 
-/** Every frame's name: the follower hears `agent.<name>` of each (a compile error below names a frame left out). */
+/** Every frame's name, for the follower to hear `agent.<name>` (a compile error below names one left out). */
 export const FRAME_NAMES = [
   'userMessage',
   'thinking',
@@ -27,7 +27,7 @@ type Unlisted = Exclude<FrameName, (typeof FRAME_NAMES)[number]>;
 export type EveryFrameListed = [Unlisted] extends [never] ? true : { unlisted: Unlisted };
 true satisfies EveryFrameListed;
 
-/** Where a session's frames from other instances are asked for (the cluster's interest; none on a lone instance). */
+/** Where a session's frames from other instances are asked for (the cluster's; none on a lone instance). */
 export interface FrameInterest {
   /** Resolves once the session's frames from other instances will arrive here. */
   watch(sessionId: string): Promise<void>;
@@ -35,9 +35,8 @@ export interface FrameInterest {
 }
 
 /**
- * The bus as a follower hears it: the agent's frames, each with the time it stands for (`ts`, ms). Its
- * listeners are registered when the follower is made, so they run before any registered later (a face
- * that reads what a waiter applied, on the same event, finds it applied).
+ * The bus as a follower hears it. Its listeners are registered when the follower is made, so they run before any
+ * registered later (a face reading what a waiter applied, on the same event, finds it applied).
  */
 export type FollowBus = Pick<Bus<CommandSpec, AgentEvents>, 'on'>;
 

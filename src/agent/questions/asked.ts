@@ -1,18 +1,12 @@
 /**
- * The questions a session's running calls ask (a tool server's elicitation, a sampling request under
- * `sampling: ask`), from the call's side: each is handed to the running turn, which asks, answers and
- * times it out (machines/turn.machine.ts); the call waits here for its answer.
- *
- * Contracts:
- * - `ask` resolves with the answer once the session's state says the question closed (`settle`, after
- *   each stored event): the answer its answering fact recorded, or, closed by its turn's end or a reset,
- *   a denial (cancel). `expiresAt` is the earlier of `timeoutMs` from now and a second before the call's
- *   deadline (its own timeout would end it first).
- * - A question no turn takes (none runs, the session is closed, the call's signal already aborted) is
- *   answered at once, recording nothing: denied, or declined.
- * - When the call ends or its server withdraws the request first, the call is answered at once (denied,
- *   cancelled) and the turn is told (`callEnded`), which records the question closed by `call-ended`.
- * - `close` (the session leaves memory) answers every question still waiting, recording nothing.
+ * The questions a session's running calls ask (elicitations, sampling under `sampling: ask`), from the call's side:
+ * each is handed to the running turn, which asks, answers and times it out (machines/turn.machine.ts).
+ * - `ask` resolves once the session's state says the question closed (`settle`, after each stored event): with the
+ *   recorded answer, or a denial (cancel) when its turn ended or was reset. `expiresAt` is the earlier of `timeoutMs`
+ *   from now and a second before the call's deadline.
+ * - A question no turn takes (none runs, the session is closed, the call aborted), and any waiting at `close()`, is
+ *   answered at once (denied or declined), recording nothing. A call that ends first is answered likewise (cancelled)
+ *   and the turn told (`callEnded`), which records the question closed by `call-ended`.
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
@@ -47,7 +41,7 @@ interface Waiting {
   seen: boolean;
 }
 
-/** A new question's id: an elicitation's `el_<uuid>`, a sampling request's as the wire names it (an approval's is its call's). */
+/** A new question's id: an elicitation's `el_<uuid>`, a sampling request's as the wire names it. */
 const newId = (kind: QuestionKind, callId: string) =>
   kind === 'sampling' ? samplingId(callId, randomUUID().slice(0, 8)) : `el_${randomUUID()}`;
 
@@ -93,7 +87,7 @@ export function createAsked(deps: AskedDeps) {
         );
       });
     },
-    /** After `stored` was folded into `state`: the calls whose question closed get its answer (see the contracts). */
+    /** After `stored` was folded into `state`: the calls whose question closed get its answer. */
     settle(state: { questions: ReadonlyMap<string, unknown> }, stored: { seq: number; event: SessionEvent }): void {
       if (waiting.size === 0) return;
       const answered = answerOf(stored.event);

@@ -1,10 +1,7 @@
 /**
- * What a session offers the server of one of its turn's calls while the call runs: its questions asked
- * through the session (asked.ts), and sampling with the agent's model, held to the session's budgets.
- *
- * Contracts:
- * - The tokens a sampling request spent count in the turn's budget at once, and in the session's usage
- *   once recorded (`serverSampled`, through `recordSampled`).
+ * What a session offers the server of one of its turn's calls while it runs: its questions, asked through the session
+ * (asked.ts), and sampling with the agent's model. The tokens a sampling request spent count in the turn's budget at
+ * once, and in the session's usage once recorded (`serverSampled`).
  */
 import type { SessionEvent } from '../../conversation/session-events.ts';
 import { EVENT_VERSION } from '../../conversation/session-events.ts';
@@ -15,9 +12,7 @@ import type { SamplingHost } from './sampling.ts';
 import { approveSampling, elicitOf, type Asked } from './asked.ts';
 
 export interface CallHost {
-  /** Answers the server's questions (asked.ts). */
   elicit: Elicitor;
-  /** Serves the server's sampling requests with the agent's model (sampling.ts). */
   sampling: SamplingHost;
 }
 
@@ -27,11 +22,9 @@ export interface CallHostDeps {
   usage: Pick<UsageView, 'current'>;
   /** The model that answers the servers' sampling requests. */
   model: string;
-  /** Records what a server's sampling request spent. */
   recordSampled: (event: SessionEvent & { type: 'serverSampled' }) => void;
 }
 
-/** The host of each call (`call`: its turn and id). */
 export const callHosts =
   (deps: CallHostDeps) =>
   (call: { turnId: string; callId: string }): CallHost => ({

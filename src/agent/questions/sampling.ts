@@ -1,20 +1,11 @@
 /**
- * The agent's side of a tool server's sampling (src/tools/mcp/sampling.ts): a {@link Sampler} per tool call
- * of a turn, answered by the agent's own model client.
- *
- * Contracts:
- * - A request that `needsApproval` (`sampling: ask`) is first asked of a person through the session
- *   (as a question: src/agent/questions/asked.ts); a denial refuses it ({@link SamplingRefused}) with the reason, and the
- *   model is never asked.
- * - Then the session's token budgets are checked (budget.ts) with the request's estimated prompt; past
- *   one the request is refused the same way. The tokens the model spends are recorded by the session
- *   (`serverSampled`): counted in the session's usage and in the turn's budget.
- * - The request goes to the same model and endpoint as the agent's turns, without tools: the server's
- *   `systemPrompt` (if any) as the system message, then its messages; `max_tokens` is the request's
- *   (already capped by `samplingMaxTokens`) capped again by `maxOutputTokens` when the config sets it.
- * - The reply is the model's text; `stopReason` is `endTurn` for `stop`, `maxTokens` for `length`,
- *   otherwise the model's finish reason. The call's abort signal, or the request's (the server
- *   cancelled it, the call ended), aborts the model request.
+ * The agent's side of a tool server's sampling (src/tools/mcp/sampling.ts): a {@link Sampler} per tool call.
+ * - A request that `needsApproval` is first asked of a person (asked.ts); a denial, or a token budget (budget.ts) the
+ *   estimated prompt would pass, refuses it ({@link SamplingRefused}) without asking the model.
+ * - The agent's model answers, without tools: the server's `systemPrompt` as system message, then its messages;
+ *   `max_tokens` is the request's, capped by `maxOutputTokens` when set; the call's or the request's signal aborts it.
+ * - The reply is the model's text; `stopReason` is `endTurn` for `stop`, `maxTokens` for `length`, else the model's
+ *   finish reason. What it spent goes to `host.spent`.
  */
 import { isAppError } from '../../errors/index.ts';
 import type { Logger } from '../../log/index.ts';
@@ -30,11 +21,9 @@ export interface SamplerDeps {
 
 /** What a turn's session offers the sampler of one of its calls. */
 export interface SamplingHost {
-  /** Asks a person whether the model may answer (`sampling: ask`). */
   approve(request: SamplingRequest, options: SamplingOptions): Promise<{ decision: ApprovalDecision; reason?: string }>;
   /** Throws when a request of about `estimate` prompt tokens would pass a token budget. */
   checkBudget(estimate: number): void;
-  /** Records what the model spent on a server's request. */
   spent(serverId: string, usage: Usage): void;
 }
 
