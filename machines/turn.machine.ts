@@ -56,7 +56,7 @@ export const turnMachine = turnSetup.createMachine({
           key: context.key,
           iteration: context.iteration,
           prefix: context.reply === '' ? '' : STEP_SEPARATOR,
-          compacted: context.stepCompacted,
+          compacted: context.compaction.done,
           ...(context.message.clientTools && { clientTools: context.message.clientTools }),
         }),
         onDone: [
@@ -95,7 +95,7 @@ export const turnMachine = turnSetup.createMachine({
       invoke: {
         id: 'compact',
         src: 'compact',
-        input: ({ context }) => ({ key: context.key, trigger: context.compactTrigger ?? 'threshold' }),
+        input: ({ context }) => ({ key: context.key, trigger: context.compaction.trigger ?? 'threshold' }),
         onDone: { target: 'thinking', actions: 'compacted' },
         onError: {
           target: 'thinking',

@@ -21,12 +21,8 @@ export interface TurnContext extends TurnInput {
   iteration: number;
   /** The reply so far: non-empty step texts joined by STEP_SEPARATOR. */
   reply: string;
-  /** Text of the last step: what the history keeps as the final assistant message. */
-  lastText: string;
-  /** Usage of the last step, when the model reported it. */
-  usage: Usage | undefined;
-  /** The models that failed before the last step's model answered it. */
-  fallbacks: ModelAttempt[] | undefined;
+  /** The last step: its text (the history's final assistant message), usage, and the models that failed first. */
+  last: LastStep;
   /** The catalogue the last step was offered (tool calls resolve against it). */
   tools: readonly ModelTool[];
   /** Calls of the last step; `pending` of them have not settled. */
@@ -39,13 +35,29 @@ export interface TurnContext extends TurnInput {
   wakeAt: number;
   capped: boolean;
   error: TurnError | undefined;
-  /** A compaction ran for the current step (it is not asked for again). */
-  stepCompacted: boolean;
-  /** Why the current step asked for a compaction. */
-  compactTrigger: CompactRequest['compact'] | undefined;
-  /** What went wrong with the current step's compaction (reported if the turn then fails). */
-  compactionError: string | undefined;
+  compaction: StepCompaction;
 }
+
+export interface LastStep {
+  text: string;
+  usage: Usage | undefined;
+  fallbacks: ModelAttempt[] | undefined;
+}
+
+/** The current step's compaction: whether it ran (it is not asked for again), why, and what went wrong. */
+export interface StepCompaction {
+  done: boolean;
+  trigger: CompactRequest['compact'] | undefined;
+  /** Reported if the turn then fails. */
+  error: string | undefined;
+}
+
+/**
+ * The context's own properties stay under 20: xstate's `assign` copies the context with Object.assign,
+ * and V8 makes an object given 20 or more properties that way a dictionary (a copy then costs ~10 µs
+ * instead of ~0.5, and every read is slower). test/unit/turn-machine.test.ts counts them.
+ */
+export const MAX_CONTEXT_PROPERTIES = 19;
 
 /** A new turn's context; a resumed one (`message.resume`) takes up its step's waiting calls and deadline. */
 export function initialContext(input: TurnInput): TurnContext {
@@ -60,9 +72,7 @@ export function initialContext(input: TurnInput): TurnContext {
     approvalTimeoutMs,
     iteration: 0,
     reply: '',
-    lastText: '',
-    usage: undefined,
-    fallbacks: undefined,
+    last: { text: '', usage: undefined, fallbacks: undefined },
     tools: [],
     calls: [],
     pending: 0,
@@ -71,9 +81,7 @@ export function initialContext(input: TurnInput): TurnContext {
     wakeAt: 0,
     capped: false,
     error: undefined,
-    stepCompacted: false,
-    compactTrigger: undefined,
-    compactionError: undefined,
+    compaction: { done: false, trigger: undefined, error: undefined },
   };
   const resume = input.message.resume;
   if (!resume) return base;
@@ -84,7 +92,7 @@ export function initialContext(input: TurnInput): TurnContext {
     ...base,
     iteration,
     reply,
-    lastText,
+    last: { text: lastText, usage: undefined, fallbacks: undefined },
     calls: awaiting,
     pending: awaiting.length,
     questions,

@@ -68,8 +68,7 @@ export const turnSetup = setup({
     }),
     beginStep: assign({
       iteration: ({ context }) => context.iteration + 1,
-      stepCompacted: false,
-      compactionError: undefined,
+      compaction: ({ context }) => ({ done: false, trigger: context.compaction.trigger, error: undefined }),
       questions: [],
     }),
     /** A running call's server asks: its fact, and the deadline re-armed from now. */
@@ -81,18 +80,22 @@ export const turnSetup = setup({
       enqueue.assign({ questions, armedAt: at, wakeAt: earliest(questions) });
     }),
     recordCompactRequest: assign({
-      compactTrigger: (_, output: ModelStepResult) => ('compact' in output ? output.compact : undefined),
+      compaction: ({ context }, output: ModelStepResult) => ({
+        ...context.compaction,
+        trigger: 'compact' in output ? output.compact : undefined,
+      }),
     }),
-    compacted: assign({ stepCompacted: true }),
-    compactionFailed: assign((_, error: unknown) => ({
-      stepCompacted: true,
-      compactionError: toTurnError(error).message,
-    })),
+    compacted: assign({ compaction: ({ context }) => ({ ...context.compaction, done: true }) }),
+    compactionFailed: assign({
+      compaction: ({ context }, error: unknown) => ({
+        ...context.compaction,
+        done: true,
+        error: toTurnError(error).message,
+      }),
+    }),
     recordStep: assign(({ context }, { step, tools }: ModelStepOutput) => ({
       reply: stepReply(context.reply, step.text),
-      lastText: step.text,
-      usage: step.usage,
-      fallbacks: step.fallbacks,
+      last: { text: step.text, usage: step.usage, fallbacks: step.fallbacks },
       model: step.model ?? context.model,
       tools,
       calls: planCalls(step.toolCalls, tools),
@@ -179,16 +182,17 @@ export const turnSetup = setup({
     stopTools: stopChild('tools'),
     markCapped: assign({ capped: true }),
     respond: enqueueActions(({ context, enqueue }) => {
-      const { key, model, usage, fallbacks } = context;
+      const { key, model, last } = context;
+      const { usage, fallbacks } = last;
       const { content, capChunk, capMessage } = finalReply(context.reply, context.capped, context.maxIterations);
       if (capChunk) enqueue.sendParent({ type: 'chunk', key, content: capChunk } satisfies TurnReport);
-      const text = capMessage ?? context.lastText;
+      const text = capMessage ?? last.text;
       enqueue.sendParent(fact(key, responseFact(key, { content, text, model, usage, fallbacks })));
     }),
     recordError: assign(({ context }, error: unknown) => {
       const failure = toTurnError(error);
-      if (context.compactionError !== undefined)
-        failure.details = { ...failure.details, compaction: context.compactionError };
+      if (context.compaction.error !== undefined)
+        failure.details = { ...failure.details, compaction: context.compaction.error };
       return { error: failure };
     }),
     reportFailure: enqueueActions(({ context: { key, error }, enqueue }) => {

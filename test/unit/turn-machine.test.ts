@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { STEP_SEPARATOR, iterationLimitMessage } from '../../src/conversation/turn-steps.ts';
 import { AppError } from '../../src/errors/index.ts';
 import { askTools, gatedTools, harness, ok, reply, script, waitUntil } from './machine-harness.ts';
+import { MAX_CONTEXT_PROPERTIES, initialContext } from '../../machines/turn/context.ts';
 
 describe('turn machine (through its session)', () => {
   it('answers a plain message: userMessage, thinking, response; the first step has no prefix', async () => {
@@ -203,5 +204,26 @@ describe('turn machine (through its session)', () => {
       },
     ]);
     expect(h.facts('response')).toEqual([]);
+  });
+});
+
+describe('turn context', () => {
+  it('stays under 20 properties, new or resumed (xstate copies it with Object.assign at every assign)', () => {
+    const key = { sessionId: 's1', turnId: 't1', correlationId: 'c1', hops: 0 };
+    const input = { key, maxIterations: 5, model: 'm', approvalTimeoutMs: 1000 };
+    const resume = {
+      iteration: 1,
+      reply: '',
+      lastText: '',
+      awaiting: [],
+      interrupted: [],
+      expiresAt: new Date().toISOString(),
+      waitMs: 1,
+    };
+    for (const message of [
+      { turnId: 't1', correlationId: 'c1', content: 'hi' },
+      { turnId: 't1', correlationId: 'c1', content: 'hi', resume },
+    ])
+      expect(Object.keys(initialContext({ ...input, message })).length).toBeLessThanOrEqual(MAX_CONTEXT_PROPERTIES);
   });
 });
