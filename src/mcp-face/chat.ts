@@ -1,10 +1,9 @@
 /**
- * `chat_with_agent { message, sessionId? }`: one turn (no sessionId: a fresh unnamed session, removed after
- * the reply, or once idle if the client never comes back). With a `progressToken`, one
- * `notifications/progress` per chunk, all before the result. A turn waiting for a person asks a caller that
- * declared form elicitation and `mayApprove`: approval-rounds.ts (2026-07-28; a `requestState` of a session
- * the caller cannot see is InvalidParams), elicited-questions.ts (2025). A failed turn is an `isError`
- * result; bad arguments are InvalidParams.
+ * `chat_with_agent { message, sessionId? }`: one turn (no sessionId: a fresh unnamed session, removed after the
+ * reply, or once idle). With a `progressToken`, one `notifications/progress` per chunk, all before the result.
+ * A turn waiting for a person asks a caller that declared form elicitation and `mayApprove` (approval-rounds.ts,
+ * elicited-questions.ts); a `requestState` of a session it cannot see is InvalidParams, as are bad arguments.
+ * A failed turn is an `isError` result.
  */
 import {
   ProtocolError,

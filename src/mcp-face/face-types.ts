@@ -1,4 +1,3 @@
-/** What the agent's MCP face is built from, and how each of its servers serves. */
 import type { AgentCommands, AgentEvents, TurnWaiter } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { IdSource } from '../clock.ts';

@@ -13,17 +13,14 @@ export interface McpExchange {
   close(): Promise<void>;
 }
 
-/** True when any JSON-RPC message of the body calls a tool. */
 const callsTool = (body: unknown): boolean => messagesOf(body).some((m) => m.method === 'tools/call');
 
-/** The JSON-RPC error answering an approval answer that cannot be used (see legacy-approvals.ts). */
 const refusedAnswer = () =>
   Response.json(
     { jsonrpc: '2.0', id: null, error: { code: -32602, message: 'Invalid or expired approval answer' } },
     { status: 400 },
   );
 
-/** True when any JSON-RPC message of the body asks for progress notifications. */
 const wantsProgress = (body: unknown): boolean =>
   messagesOf(body).some((m) => m.params?._meta?.progressToken !== undefined);
 
@@ -58,7 +55,7 @@ export function createHttpFace(face: ServerFace) {
       if (!(await isLegacyRequest(request, parsedBody))) {
         callers.set(request, { sessions, mayApprove });
         const response = await modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
-        // The modern handler closes each exchange's server itself (when its response ends or the request aborts).
+        // The modern handler closes each exchange's server itself.
         return {
           response,
           close: () => {

@@ -31,7 +31,6 @@ export interface AskedOutOfBand {
 
 /** A question, as an answer names it. */
 export interface AnswerTo {
-  /** The owned session key. */
   sessionId: SessionKey;
   /** The question's id (a call's, for an approval). */
   callId: string;

@@ -4,7 +4,6 @@ import { z } from 'zod';
 import { hopsOf, invalidHops } from '../tools/hops.ts';
 import { sessionIdSchema } from '../session-id.ts';
 
-/** The agent's card, as a resource. */
 export const CARD_URI = 'agentd://agent/card';
 
 function inputSchemaOf(schema: z.ZodType): Tool['inputSchema'] {

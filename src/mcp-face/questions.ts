@@ -27,7 +27,6 @@ function approvalQuestion(call: { toolName: string; serverId: string; args?: unk
   };
 }
 
-/** A form elicitation's parameters, as the SDK sends them. */
 export type FormQuestion = Pick<ElicitRequestFormParams, 'message' | 'requestedSchema'>;
 
 /** Accepting with `approve` approves; any other answer denies. */
