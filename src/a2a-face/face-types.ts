@@ -6,12 +6,10 @@ import type { IdSource } from '../clock.ts';
 import type { toA2aRpc } from '../errors/index.ts';
 import type { A2aVersion } from './wire.ts';
 
-/** The bus as the face uses it: the agent's commands. */
-export type A2aBus = Pick<Bus<AgentCommands, AgentEvents>, 'execute'>;
+type A2aBus = Pick<Bus<AgentCommands, AgentEvents>, 'execute'>;
 
 export interface A2aFaceDeps {
   bus: A2aBus;
-  /** How the face follows a turn and reads tasks (src/agent/follow). */
   follower: TurnFollower;
   ids: IdSource;
   maxHops: number;
