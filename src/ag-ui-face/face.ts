@@ -71,11 +71,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
   const { bus } = deps;
   const on = (key: SessionKey) => ({ sessionId: key });
 
-  /**
-   * What the run does: re-run a known `runId` (snapshot of the thread before it, then the whole turn), resume
-   * interrupts or take client tool results (then the rest of that turn), or send a new user message (a
-   * snapshot when the client's history diverges); throws the AppError that refuses it.
-   */
+  /** Re-run a known `runId`, resume a waiting turn, or send a new message; throws the AppError that refuses it. */
   function plan(input: RunAgentInput, frames: AgentFrame[], open: Question[], principal: Principal): Plan {
     const { runId, messages } = input;
     const resume: ResumeEntry[] = input.resume ?? [];

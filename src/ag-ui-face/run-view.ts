@@ -1,13 +1,9 @@
 /**
- * A run is a view of a turn: the ONE mapping from a turn's steps (stored, then live) to AG-UI events, a pure
- * fold (the table: docs/ag-ui.md, "Events"; test/unit/ag-ui-run-view.test.ts).
- * - Frames of other turns, and anything once the run ended, send nothing. A durable frame with `seq ≤ since`
- *   was sent by the earlier run that ended on an interrupt: folded (its questions), not sent again.
- * - Chunks count once the run saw a step begin (the turn start, a tool result): a re-run joining mid-step
- *   leaves that step's text to the `response`, which sends what no chunk did (all of it on a replay).
- * - Output after every call of its step has a result opens the next step (`model step N`, counted per run; a
- *   call refused at once can split a step). Every message and step is closed before the run ends, so the order
- *   holds for @ag-ui/client's verifier.
+ * A run is a view of a turn: the ONE mapping from its steps (stored, then live) to AG-UI events, a pure fold
+ * (docs/ag-ui.md, "Events"; test/unit/ag-ui-run-view.test.ts). Frames of other turns, or after the run ended,
+ * send nothing; one with `seq ≤ since` was sent by the run that ended on the interrupt (folded, not sent). Chunks
+ * count once the run saw a step begin: a re-run joining mid-step leaves that text to the `response`, which sends
+ * what no chunk did. Every message and step is closed before the end, as @ag-ui/client's verifier wants.
  */
 import { EventType, PROTOCOL_VERSION, type Event } from '@ag-ui/core';
 import { answerOfFrame, questionOfFrame, type AgentFrame, type Question, type TurnStep } from '../agent/index.ts';
@@ -19,7 +15,7 @@ export interface RunView {
   runId: string;
   turnId: string;
   since: number;
-  /** Model steps begun in this run; whether the last is still open; its calls, and those without a result yet. */
+  /** Model steps begun in this run (`model step N`); whether the last is open; its calls, those without result. */
   steps: number;
   stepOpen: boolean;
   stepCalls: number;
@@ -105,7 +101,7 @@ function closeStep(v: RunView, out: Event[]): void {
   v.unsettled = 0;
 }
 
-/** The model's output belongs to the open step, or opens the next one once the open one's calls all have results. */
+/** The model's output belongs to the open step, or opens the next once its calls all have results. */
 function inStep(v: RunView, out: Event[]): void {
   if (v.stepOpen && (v.stepCalls === 0 || v.unsettled > 0)) return;
   closeStep(v, out);

@@ -25,11 +25,10 @@ const wantsProgress = (body: unknown): boolean =>
   messagesOf(body).some((m) => m.params?._meta?.progressToken !== undefined);
 
 /**
- * MCP Streamable HTTP, stateless, both eras (docs/mcp-server.md, "Protocol eras"), told apart per request by
- * the SDK's `isLegacyRequest`. 2025-era: a fresh server and session-less transport, JSON unless a message
- * wants progress or an eliciting client calls a tool (then SSE); its POSTed answers are applied without a
- * server (legacy-approvals.ts). 2026-07-28: the SDK's modern handler, servers from the same factory.
- * `parsedBody`: undefined when absent or not JSON (the transport then answers parse errors the MCP way).
+ * MCP Streamable HTTP, stateless, both eras (docs/mcp-server.md, "Protocol eras") told apart by the SDK's
+ * `isLegacyRequest`: 2026-07-28 requests go to its modern handler; a 2025-era one gets a fresh server and
+ * transport, SSE only for progress or an eliciting client's tool call. `parsedBody`: undefined when absent or
+ * not JSON (the transport then answers parse errors the MCP way).
  */
 export function createHttpFace(face: ServerFace) {
   /** What each in-flight modern request's principal reaches and may do, keyed by its Request. */

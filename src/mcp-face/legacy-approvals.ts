@@ -1,14 +1,9 @@
 /**
- * Questions (questions.ts) asked of 2025-era `/mcp` clients over HTTP, with nothing kept between requests
- * (docs/mcp-server.md, "Approvals through elicitation"; test/unit/legacy-approvals.test.ts).
- * - `sessionIdFor(body)`: an `initialize` declaring form elicitation gets an `Mcp-Session-Id` sealing only
- *   `{ elicitation: "form" }` (30 days); `elicits(sessionId)` reads one back (forged or expired: false).
- *   When the face's key cannot be read, neither fails the request: the client is just not asked (logged).
- * - `ask(send, form, answerTo)` sends `elicitation/create` on the call's SSE stream, its id
- *   `agentd-approval.<sealed AnswerTo>` (10 minutes); `withdraw` sends `notifications/cancelled` for it.
- * - `answer(body, sessions, mayApprove)`: `undefined` when no message of the body answers one of our ids;
- *   `refused` (nothing applied) when any such id does not open, or the principal cannot see its session or
- *   may not approve; else `applied` on any instance, the asking exchange open or not.
+ * Questions asked of 2025-era `/mcp` clients over HTTP, nothing kept between requests (docs/mcp-server.md,
+ * "Approvals through elicitation"): a sealed `Mcp-Session-Id` says a client elicits, a sealed request id names
+ * what an answer answers, so any instance applies it. `answer`: `undefined` when none of the body is ours,
+ * `refused` (nothing applied) when an id does not open or its principal may not use it. An unreadable face key
+ * fails no request: the client is just not asked (logged).
  */
 import type { JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/server';
 import type { AgentCommands, AgentEvents } from '../agent/index.ts';
