@@ -21,10 +21,7 @@ export function createMessageSender(deps: A2aFaceDeps) {
   const { follower } = deps;
   const answerInput = createInputAnswers(deps);
 
-  /**
-   * Starts (or answers) a turn and watches it: `onChange` sees every step. `settled` resolves once the
-   * task is final or waits for input (not counting the approvals this very message answered).
-   */
+  /** Starts (or answers) a turn and watches it; `settled`: final, or waiting for input this message did not answer. */
   async function start(
     params: SendParams,
     ctx: A2aCallContext,

@@ -1,9 +1,7 @@
 /**
  * Tasks are turns: the ONE mapping from a turn's steps (its frames, and its message waiting in the queue) to an
  * A2A task, wire-neutral and pure (docs/a2a.md, "What maps to what"; test/unit/a2a-task-view.test.ts). Stored
- * and live steps fold alike, so GetTask after a restart, on another instance and the live stream agree; `chunk`s
- * grow the reply until the `response` replaces it. `statusAt` is the time of the step that last changed the
- * state or its text, never the time of reading.
+ * and live steps fold alike, so every reader of the same steps gets the same task (`statusAt` included).
  */
 import { answerOfFrame, questionOfFrame, type AgentFrame, type Question, type TurnStep } from '../agent/index.ts';
 import { approvalRecordOf, inFamily } from '../conversation/questions.ts';
@@ -83,7 +81,7 @@ const submitted = (contextId: string, turnId: string, request: string, seq: numb
 const iso = (ts: number) => new Date(ts).toISOString();
 
 /** One frame folded into a task (frames of other turns leave it as it is); `ts` is the frame's time (ms). */
-export function foldFrame(
+function foldFrame(
   task: TaskView | undefined,
   frame: AgentFrame,
   contextId: string,

@@ -1,7 +1,6 @@
 /**
- * The two wire forms of A2A's JSON-RPC binding: v1.0 (proto JSON: `TASK_STATE_*`, `ROLE_*`, `{ text }` parts,
- * results wrapped as `{ task }` / `{ statusUpdate }` / `{ artifactUpdate }`) and v0.3 (`kind`-tagged objects,
- * lower-case states and roles, results bare). Incoming messages are read in either form (unknown members pass).
+ * A2A's two JSON wire forms: v1.0 (proto JSON: `TASK_STATE_*`, `ROLE_*`, `{ text }` parts, results wrapped as
+ * `{ task }` / `{ statusUpdate }` / `{ artifactUpdate }`) and v0.3 (`kind`-tagged, lower-case, bare).
  */
 import { z } from 'zod';
 import { sessionIdSchema } from '../session-id.ts';
