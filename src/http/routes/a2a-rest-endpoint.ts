@@ -47,7 +47,6 @@ async function* sseFrames(events: AsyncIterable<unknown>, legacy: boolean): Asyn
   }
 }
 
-/** The deps of `/a2a`'s endpoint, with the binding in place of the face. */
 export type A2aRestEndpointDeps = Omit<A2aEndpointDeps, 'face'> & { rest: A2aRest };
 
 export function createA2aRestEndpoint(deps: A2aRestEndpointDeps) {

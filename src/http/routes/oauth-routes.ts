@@ -18,7 +18,6 @@ const HEADERS = {
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 
-/** A page of one heading and one paragraph. */
 const page = (status: number, title: string, text: string): RouteResult => ({
   status,
   contentType: 'text/html; charset=utf-8',

@@ -34,7 +34,6 @@ export function decodeCursor(cursor: string): string | undefined {
 const BAD_LIMIT = `limit must be an integer from 1 to ${MAX_LIMIT}`;
 const BAD_CURSOR = 'cursor must be the nextCursor of a previous page, as it came';
 
-/** The query of `GET /api/sessions`. */
 export const sessionsQuery = z.object({
   limit: z.coerce
     .number({ error: BAD_LIMIT })

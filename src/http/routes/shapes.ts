@@ -1,7 +1,6 @@
 /**
- * The REST routes' success bodies as zod schemas: what handlers are typed against (`defineRoute`), what the
- * OpenAPI document publishes and the contract test checks. Records come from src/conversation/records.ts;
- * only the HTTP envelopes (`timestamp`, wrappers) are written here.
+ * The REST routes' success bodies as zod schemas: what handlers are typed against (`defineRoute`), the OpenAPI
+ * document publishes and the contract test checks. Only the HTTP envelopes are written here (records: records.ts).
  */
 import { z } from 'zod';
 import { approvalDecision, elicitationAction } from '../../conversation/session-events.ts';
