@@ -12,7 +12,8 @@ type NotReady = { check: 'start' | 'store' | 'toolServer'; message: string; serv
 
 /**
  * Why the service cannot take work now (empty: ready): start-up not done, the store refusing writes, a
- * `required` tool server not connected. Reasons never carry a server's error text: the probe needs no key.
+ * `required` tool server not connected (the model needs no check: a provider without endpoint or key stops agentd
+ * at start). Reasons never carry a server's error text: the probe needs no key.
  */
 function notReadyReasons(
   info: Pick<ServiceInfo, 'isReady' | 'config'>,
