@@ -1,8 +1,3 @@
-/**
- * A message on an `input-required` task answers what it waits for: its approvals with a data part
- * `{ approve, callId?, reason? }` (no `callId`: every waiting call), or a tool server's question with
- * `{ elicitationId?, action, content? }` (no id: the one waiting). Both need the `approve` scope.
- */
 import { z } from 'zod';
 import { inFamily } from '../conversation/questions.ts';
 import { AppError } from '../errors/index.ts';
@@ -23,7 +18,11 @@ const questionAnswerSchema = z.looseObject({
 });
 
 export function createInputAnswers(deps: Pick<A2aFaceDeps, 'bus' | 'mayApprove'>) {
-  /** Answers what an input-required task waits for: its approvals, or one tool server's question. Returns the ids answered. */
+  /**
+   * Answers what an input-required task waits for (the `approve` scope): its approvals with a data part
+   * `{ approve, callId?, reason? }` (no `callId`: every waiting call), or a tool server's question with
+   * `{ elicitationId?, action, content? }` (no id: the one waiting). Resolves with the ids answered.
+   */
   async function answerInput(
     task: TaskView,
     data: unknown[],

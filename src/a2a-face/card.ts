@@ -1,17 +1,7 @@
 /**
- * The agent card (`GET /.well-known/agent-card.json`), readable by A2A v1.0 and v0.3 clients alike.
- *
- * Contracts:
- * - name, description and version come from the agent file; skills from `a2a.skills`.
- * - Two bindings, each as the client reached us (`origin`, `endpointOrigin`): JSON-RPC at `<origin>/a2a`
- *   and HTTP+JSON at `<origin>/a2a/rest` (its routes below that base).
- * - v1.0 fields: `supportedInterfaces`, JSON-RPC first (the SDK's `ClientFactory` takes the first it can speak),
- *   each binding in versions `1.0` and `0.3`, and `securityRequirements`; v0.3 fields: `url` (JSON-RPC),
- *   `protocolVersion: "0.3.0"`, `preferredTransport: "JSONRPC"`, `additionalInterfaces` (both) and `security`.
- * - `capabilities: { streaming: true, pushNotifications: false }` (push notifications are not offered:
- *   their config methods answer PushNotificationNotSupported, -32003).
- * - Security schemes follow `server.auth`: one HTTP bearer scheme (keys and JWTs are both bearer
- *   credentials) when any credential is configured, none otherwise.
+ * The agent card (`GET /.well-known/agent-card.json`), for A2A v1.0 and v0.3 clients alike (docs/a2a.md,
+ * "Card and endpoints"). JSON-RPC is first in `supportedInterfaces`: the SDK's `ClientFactory` takes the first
+ * it can speak.
  */
 import { z } from 'zod';
 import type { AgentConfig, AuthConfig } from '../config/schema.ts';

@@ -6,12 +6,10 @@ import type { IdSource } from '../clock.ts';
 import type { toA2aRpc } from '../errors/index.ts';
 import type { A2aVersion } from './wire.ts';
 
-/** The bus as the face uses it: the agent's commands. */
-export type A2aBus = Pick<Bus<AgentCommands, AgentEvents>, 'execute'>;
+type A2aBus = Pick<Bus<AgentCommands, AgentEvents>, 'execute'>;
 
 export interface A2aFaceDeps {
   bus: A2aBus;
-  /** How the face follows a turn and reads tasks (src/agent/follow). */
   follower: TurnFollower;
   ids: IdSource;
   maxHops: number;
@@ -34,7 +32,7 @@ export interface A2aCallContext {
 
 export type RpcId = string | number | null;
 export type RpcResult = { jsonrpc: '2.0'; id: RpcId; result: unknown };
-export type RpcResponse = RpcResult | { jsonrpc: '2.0'; id: RpcId; error: ReturnType<typeof toA2aRpc> };
+type RpcResponse = RpcResult | { jsonrpc: '2.0'; id: RpcId; error: ReturnType<typeof toA2aRpc> };
 export type A2aAnswer = { kind: 'json'; body: RpcResponse } | { kind: 'stream'; events: AsyncIterable<RpcResponse> };
 /** A method's answer before errors are encoded: its result, or the results of its stream. */
 export type A2aResults = { kind: 'json'; body: RpcResult } | { kind: 'stream'; events: AsyncIterable<RpcResult> };

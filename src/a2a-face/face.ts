@@ -1,18 +1,8 @@
 /**
- * The agent served over A2A: JSON-RPC requests of v1.0 and v0.3 answered from the agent's bus and log.
- *
- * Not the SDK's `DefaultRequestHandler`: it owns the task lifecycle (a TaskStore, an event bus per task). Here a task IS
- * a turn of the event log, folded from stored and live frames (task-view.ts), so any instance answers from the log, and
- * ownership, quotas and hop limits stay those of every other face.
- *
- * Contracts:
- * - `handle(request, ctx)` answers one JSON-RPC request (no batches: A2A has none) with a response object, or an async
- *   iterable of them for the streaming methods (SSE, one per event). Method names by `ctx.version`: rpc-methods.ts;
- *   push-notification config methods answer -32003.
- * - contextId = the caller's session id; taskId = `<contextId>/<turnId>`. Every session id goes through
- *   `ctx.sessions.key`, so a caller only reaches its own tasks (another principal's: TaskNotFound, -32001).
- * - Sending: send-message.ts; answering input: answer-input.ts; ListTasks: list-params.ts; parts: message-parts.ts.
- * - Errors are AppErrors encoded by `toA2aRpc` (src/errors): one table for every protocol.
+ * A2A's JSON-RPC binding, v1.0 and v0.3 (docs/a2a.md). A task IS a turn of the event log (task-view.ts), so any
+ * instance answers from the log, with the ownership, quotas and hop limits of every other face (hence not the
+ * SDK's `DefaultRequestHandler`, which owns the task lifecycle). Every context id goes through
+ * `ctx.sessions.key`: another principal's task is TaskNotFound. Errors are encoded by `toA2aRpc` (src/errors).
  */
 import { pipeEvents } from '../agent/index.ts';
 import { AppError, toA2aRpc } from '../errors/index.ts';
@@ -29,7 +19,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
   const { follower } = deps;
   const { start, send } = createMessageSender(deps);
 
-  /** A stream of results from a watch: the task first, then its steps, ending on a final state or when the client leaves. */
+  /** The task first, then its steps, until a final state or the client leaves. */
   function streamOf(
     id: RpcId,
     ctx: A2aCallContext,

@@ -1,15 +1,9 @@
 /**
- * The v0.3 HTTP+JSON wire (the v0.3 proto's JSON: `/v1/...` routes) as translations of v1.0's, so the
- * v0.3 routes are served by the v1.0 methods of the one face.
- *
- * Contracts:
- * - `sendRequestIn(body)`: a v0.3 `SendMessageRequest` (`message` or `request`, parts under `content`,
- *   a data part as `{ data: { data } }`, a file as `{ file: { fileWithUri | fileWithBytes, mimeType } }`)
- *   as v1.0 params. Its `configuration.blocking` is proto3's: absent is `false` (answer at once); with no
- *   `configuration` at all the call waits, as v0.3 servers do.
- * - `streamResponseOut(result)`: a v1.0 `StreamResponse` / `SendMessageResponse` / `Task` result as v0.3's:
- *   parts of messages under `content`, data parts wrapped, `TASK_STATE_CANCELLED` (two L), a status update's
- *   `final` set on a terminal state.
+ * The v0.3 HTTP+JSON wire (`/v1/...` routes) as translations of v1.0's, so v1.0's methods serve both.
+ * `sendRequestIn`: `message` or `request`, parts under `content`, data parts as `{ data: { data } }`, files as
+ * `{ file: { fileWithUri | fileWithBytes, mimeType } }`; `configuration.blocking` is proto3's (absent: false,
+ * answer at once), but no `configuration` at all waits, as v0.3 servers do. `streamResponseOut`: the reverse,
+ * with `TASK_STATE_CANCELLED` (two L) and a status update's `final` set on a terminal state.
  */
 
 type Json = Record<string, unknown>;
@@ -93,7 +87,7 @@ function taskOut(task: unknown): unknown {
   };
 }
 
-/** A v1.0 result (a wrapped stream event, or a bare task) in v0.3's shape (see the contracts). */
+/** A v1.0 result (a wrapped stream event, or a bare task) in v0.3's shape. */
 export function streamResponseOut(result: unknown): unknown {
   const r = asObject(result);
   if (!r) return result;

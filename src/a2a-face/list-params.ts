@@ -1,16 +1,7 @@
 /**
- * `ListTasks` as the spec reads it (A2A v1.0 §3.1.4): its params checked, its filters, one page encoded.
- *
- * Contracts:
- * - Refused with -32602 naming the field: a `status` that is no task state (a v1.0 name such as
- *   `TASK_STATE_WORKING` or its ProtoJSON number), a `pageSize` outside 1..100, a negative
- *   `historyLength`, a `statusTimestampAfter` that is not an ISO 8601 time, a `pageToken` this agent did
- *   not give (tasks.ts).
- * - `TASK_STATE_UNSPECIFIED` filters nothing, nor does `UNRECOGNIZED` (what `@a2a-js/sdk`'s clients write for a
- *   `status` left out, so `client.listTasks({ contextId })` works); a state the agent never reaches (`REJECTED`,
- *   `AUTH_REQUIRED`) filters everything. `statusTimestampAfter` keeps the tasks whose status changed at
- *   or after it (`status.timestamp`).
- * - Artifacts are left out of each task unless `includeArtifacts`; `historyLength` trims each history.
+ * `ListTasks` as the spec reads it (A2A v1.0 §3.1.4): its params checked (-32602 naming the field), its filters,
+ * one page encoded (docs/a2a.md, "ListTasks"). `UNRECOGNIZED` filters nothing, as `TASK_STATE_UNSPECIFIED`:
+ * @a2a-js/sdk's clients write it for a `status` left out.
  */
 import { z } from 'zod';
 import type { TurnFollower } from '../agent/index.ts';
@@ -77,7 +68,7 @@ function filterOf(p: z.output<typeof listParams>): ((view: TaskView) => boolean)
     (wanted === undefined || view.state === wanted) && (after === undefined || Date.parse(view.statusAt) >= after);
 }
 
-/** One `ListTasks` page of the caller's tasks (see the contracts). */
+/** One `ListTasks` page of the caller's tasks. */
 export async function listTaskPage(
   follower: TurnFollower,
   sessions: SessionAccess,

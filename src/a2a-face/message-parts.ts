@@ -1,15 +1,7 @@
 /**
- * What a caller's message holds, as the agent takes it: its text parts joined, its data parts (answers to
- * what a task waits for) and at most one image.
- *
- * Contracts:
- * - A file part is taken when it is an image with its bytes inline (v1.0 `{ raw, mediaType }`, v0.3
- *   `{ kind: "file", file: { bytes, mimeType } }`; base64, URL-safe or not): its media type as named, or
- *   sniffed from the bytes when none is (PNG, JPEG, GIF, WebP); checked like REST's `imageData` (at most
- *   10 MB). It reaches the model as an image part.
- * - Refused: a file of another media type (-32005 ContentTypeNotSupported, naming it); a file by URL
- *   (-32004 UnsupportedOperation: the agent fetches no URL a caller names); a second image, a part that
- *   holds nothing, bytes that are no image (-32602 Invalid params, naming the part).
+ * A caller's message as the agent takes it: its text parts joined, its data parts (answers to what a task waits
+ * for) and at most one image, bytes inline, its media type named or sniffed, checked like REST's `imageData`
+ * (what is refused, with which code: docs/a2a.md, "Files").
  */
 import { z } from 'zod';
 import { sniffImageType, validateImage } from '../conversation/image-data.ts';
@@ -30,7 +22,7 @@ const partSchema = z.looseObject({
 export const partsSchema = z.array(partSchema).max(64);
 type Part = z.output<typeof partSchema>;
 
-export interface MessageContent {
+interface MessageContent {
   text: string;
   data: unknown[];
   image?: ImagePart;
@@ -42,7 +34,7 @@ const standardBase64 = (b64: string): string => {
   return plain.padEnd(Math.ceil(plain.length / 4) * 4, '=');
 };
 
-/** The image of file part `field`, or the refusal of the file (see the contracts). */
+/** The image of file part `field`, or the refusal of the file. */
 function imageOf(part: Part, field: string): ImagePart {
   const named = part.mediaType || part.file?.mimeType || undefined;
   const url = part.url ?? part.file?.uri;
@@ -70,7 +62,6 @@ function imageOf(part: Part, field: string): ImagePart {
   }
 }
 
-/** The text, data and image of a message's parts (see the contracts). */
 export function contentOf(parts: readonly Part[]): MessageContent {
   const texts: string[] = [];
   const data: unknown[] = [];

@@ -1,20 +1,7 @@
 /**
- * A2A's HTTP+JSON binding as a mapping onto the face: every route is one v1.0 method answered by
- * `face.invoke`, the very dispatch of the JSON-RPC binding, so the two bindings cannot drift.
- *
- * Contracts:
- * - `matchRestRoute(verb, path)` reads a path under the binding's base (`A2A_REST_PATH`): v1.0's
- *   `POST /message:send`, `POST /message:stream`, `GET /tasks`, `GET /tasks/{id}`, `POST /tasks/{id}:cancel`,
- *   `GET|POST /tasks/{id}:subscribe`, `GET /extendedAgentCard`, the push-notification config routes under
- *   `/tasks/{id}/pushNotificationConfigs`; v0.3's are the same under `/v1` (no `GET /v1/tasks`; the card is
- *   `GET /v1/card`). `{id}` is the task id percent-encoded as one segment (`ctx%2Fturn`, as the SDK sends
- *   it) or as it is (`ctx/turn`). An unknown path is `undefined`; a known one asked with another verb is
- *   `{ allow }`.
- * - `createA2aRest(face).call(route, input, ctx)` answers `{ kind: 'json', body }` or `{ kind: 'stream',
- *   events }` (the bodies of the SSE `data:` lines); a refusal throws the face's AppError, whose code the
- *   endpoint maps to an HTTP status. Query values are typed as the method's params (`pageSize=2` is 2), a
- *   value that is not is passed as the string it is and refused by the method's validation.
- * - v0.3 routes speak the v0.3 proto JSON (legacy-rest.ts translates both ways).
+ * A2A's HTTP+JSON binding (docs/a2a.md) as a mapping onto the face: every route is one v1.0 method answered by
+ * `face.invoke`, the JSON-RPC binding's own dispatch, so the two cannot drift; v0.3 routes (`/v1/...`) are
+ * translated both ways (legacy-rest.ts). Refusals are the face's thrown AppErrors.
  */
 import { AppError } from '../errors/index.ts';
 import type { A2aFace } from './face.ts';
@@ -76,7 +63,10 @@ function decodeTaskId(raw: string): string {
   }
 }
 
-/** The route of `verb path` (see the contracts). */
+/**
+ * The route of `verb path` under the base (`{id}` percent-encoded as one segment, or as it is): `undefined` for
+ * an unknown path, `{ allow }` for a known one asked with another verb.
+ */
 export function matchRestRoute(verb: string, path: string): RestRoute | { allow: string } | undefined {
   const legacy = path.startsWith('/v1/');
   const rest = legacy ? path.slice(3) : path;
@@ -107,9 +97,9 @@ function paramsOfQuery(query: URLSearchParams): Record<string, unknown> {
   return params;
 }
 
-export type RestAnswer = { kind: 'json'; body: unknown } | { kind: 'stream'; events: AsyncIterable<unknown> };
+type RestAnswer = { kind: 'json'; body: unknown } | { kind: 'stream'; events: AsyncIterable<unknown> };
 
-export interface RestInput {
+interface RestInput {
   query: URLSearchParams;
   /** The parsed JSON body; `undefined` without one. */
   body: unknown;

@@ -1,10 +1,8 @@
 /**
- * `SendMessage` and the start of `SendStreamingMessage`. A message without `contextId` starts a new unnamed session; one
- * naming an input-required task answers it (answer-input.ts); one on a submitted or working task is its context's next
- * message (a new task, queued behind the running turn); one on a finished task is refused (-32004).
- * `message.metadata["agentd/hops"]` counts hops like /mcp: over `maxHops` is refused, a count that is not a
- * non-negative integer is -32602. `SendMessage` waits until the task is final or input-required, `waitMs` passed, or
- * the client left.
+ * `SendMessage` and the start of `SendStreamingMessage` (docs/a2a.md, "Follow-up messages"): no `contextId`
+ * starts an unnamed session; a `taskId` answers an input-required task (answer-input.ts), queues behind a
+ * submitted or working one, and is refused on a finished one (-32004). `SendMessage` waits until the task is
+ * final or input-required, `waitMs` passed, or the client left.
  */
 import type { SessionAccess } from '../auth/index.ts';
 import { AppError } from '../errors/index.ts';
@@ -23,10 +21,7 @@ export function createMessageSender(deps: A2aFaceDeps) {
   const { follower } = deps;
   const answerInput = createInputAnswers(deps);
 
-  /**
-   * Starts (or answers) a turn and watches it: `onChange` sees every step. `settled` resolves once the
-   * task is final or waits for input (not counting the approvals this very message answered).
-   */
+  /** Starts (or answers) a turn and watches it; `settled`: final, or waiting for input this message did not answer. */
   async function start(
     params: SendParams,
     ctx: A2aCallContext,

@@ -1,22 +1,7 @@
 /**
- * Tasks are turns: the ONE mapping from a turn's steps (src/agent/follow: its frames, and its message
- * waiting in the queue) to an A2A task, neutral of the wire version.
- *
- * Contracts:
- * - `taskView(contextId, turnId, steps)` folds the steps of the turn `turnId` (frames of other turns are
- *   skipped) into a {@link TaskView}; `undefined` when the turn has neither a queued message nor a
- *   `userMessage` frame (no such task). Stored steps and live ones fold alike, so `GetTask` after a
- *   restart, on another instance and the live stream agree; `chunk` frames (live only) grow the reply
- *   until the turn's `response` replaces it with the whole reply.
- * - States: a message waiting in the queue → submitted; `userMessage` (the turn started) → working; a
- *   question for a person (src/conversation/questions.ts: an approval, a sampling request, a tool
- *   server's elicitation, a call of a tool an AG-UI client runs) not yet closed → input-required (in
- *   `questions`, and in words in `statusText`; a client tool call is answered by its AG-UI client or REST),
- *   working again once answered; `response` → completed; `error` → canceled when it says the turn was cancelled,
- *   else failed.
- * - `statusAt` is the time of the step that last changed the state or its text (a stored step's is when
- *   it was stored), never the time of reading: every reader of the same steps gets the same task.
- * - Pure: no clock, no I/O.
+ * Tasks are turns: the ONE mapping from a turn's steps (its frames, and its message waiting in the queue) to an
+ * A2A task, wire-neutral and pure (docs/a2a.md, "What maps to what"; test/unit/a2a-task-view.test.ts). Stored
+ * and live steps fold alike, so every reader of the same steps gets the same task (`statusAt` included).
  */
 import { answerOfFrame, questionOfFrame, type AgentFrame, type Question, type TurnStep } from '../agent/index.ts';
 import { approvalRecordOf, inFamily } from '../conversation/questions.ts';
@@ -96,7 +81,7 @@ const submitted = (contextId: string, turnId: string, request: string, seq: numb
 const iso = (ts: number) => new Date(ts).toISOString();
 
 /** One frame folded into a task (frames of other turns leave it as it is); `ts` is the frame's time (ms). */
-export function foldFrame(
+function foldFrame(
   task: TaskView | undefined,
   frame: AgentFrame,
   contextId: string,
@@ -163,7 +148,7 @@ export function foldStep(
   return task ?? submitted(contextId, turnId, step.content, step.seq, step.ts);
 }
 
-/** The task of turn `turnId` from its steps (see the contracts). */
+/** The task of turn `turnId` from its steps; `undefined` with neither a queued message nor a `userMessage`. */
 export function taskView(contextId: string, turnId: string, steps: readonly TurnStep[]): TaskView | undefined {
   let task: TaskView | undefined;
   for (const step of steps) task = foldStep(task, step, contextId, turnId);

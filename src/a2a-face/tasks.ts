@@ -1,18 +1,7 @@
 /**
- * Reading tasks: one followed through `followTurn` (src/agent/follow) and folded into its view, one read as it
- * stands, or a page of the caller's tasks listed from the store's turn indexes.
- *
- * Contracts:
- * - `followTask` watches the session at once (before the caller sends anything); `follow(turnId)` folds
- *   the turn's stored steps, then its live ones (`foldStep`), calling `onChange` with the previous and
- *   the new view on every change (the first call has `prev` undefined). `close()` ends the watch.
- * - `readTask` finds only the caller's own tasks: another principal's, or none, is TASK_NOT_FOUND.
- * - `listTasks` answers one `ListTasks` page: the caller's tasks in the order of their contexts' keys
- *   and, within a context, the order they began; `pageToken` is opaque (where the previous page
- *   stopped, for this caller only). A page reads the turns it answers: with a filter (`keep`), at most
- *   `PAGES_PER_CALL` pages of turns, then a short page with a `nextPageToken`. `totalSize` is exact for
- *   one context without a filter; otherwise the tasks before and on this page, plus one when
- *   more follow (counting them all would read every session).
+ * Reading tasks: one followed (its stored steps, then live ones; the session is watched at once, before the
+ * caller sends anything), one read as it stands (another principal's, or none: TASK_NOT_FOUND), or a page
+ * listed from the store's turn indexes (order, `pageToken`, `totalSize`: docs/a2a.md, "ListTasks").
  */
 import { z } from 'zod';
 import type { TurnFollower } from '../agent/index.ts';
@@ -21,13 +10,14 @@ import { AppError } from '../errors/index.ts';
 import { sessionIdOf, type SessionKey } from '../session-id.ts';
 import { foldStep, parseTaskId, taskView, type TaskView } from './task-view.ts';
 
-export interface TaskFollow {
+interface TaskFollow {
   /** Names the turn and folds its steps; resolves with the view (undefined: no such task). */
   follow(turnId: string): Promise<TaskView | undefined>;
   readonly view: TaskView | undefined;
   close(): void;
 }
 
+/** `onChange(prev, next)` on every change of the view, `prev` undefined the first time. */
 export function followTask(
   follower: TurnFollower,
   sessionKey: string,
@@ -107,7 +97,7 @@ function decodeToken(token: string, sessions: SessionAccess, only: string | unde
   return { sessionId: parsed[0], after: parsed[1], before: parsed[2] };
 }
 
-export interface ListQuery {
+interface ListQuery {
   /** The key of the one context asked for. */
   only: string | undefined;
   /** Which tasks the page answers (ListTasks' filters); `undefined`: every task. */

@@ -1,18 +1,6 @@
 /**
- * The two wire forms of A2A's JSON-RPC binding: v1.0 (proto JSON: `TASK_STATE_*`, `ROLE_*`, parts as
- * `{ text }` / `{ data }`, results wrapped as `{ task }` / `{ statusUpdate }` / `{ artifactUpdate }`) and
- * v0.3 (`kind`-tagged objects, lower-case states and roles, results bare).
- *
- * Contracts:
- * - `encodeTask(view, version)` is the only way a TaskView leaves as a task; the reply is one artifact,
- *   `artifactId: "reply"`; the history is the caller's message and, once there is one, the agent's reply
- *   (the last `historyLength` of them; none, and no `history` member, for 0); `status.timestamp` is the
- *   view's `statusAt` (when the status changed).
- * - `streamEvents(prev, next, version)` turns one step of a task (as `foldFrame` made it) into the stream
- *   results that say it: the grown reply as an appended artifact chunk, a changed state as a status
- *   update (`final` in v0.3 on a final state).
- * - `incomingMessageSchema` reads a caller's message in either form (zod; unknown members pass); its
- *   `contextId` and the context of its `taskId` follow the one rule of session ids (`sessionIdSchema`).
+ * A2A's two JSON wire forms: v1.0 (proto JSON: `TASK_STATE_*`, `ROLE_*`, `{ text }` parts, results wrapped as
+ * `{ task }` / `{ statusUpdate }` / `{ artifactUpdate }`) and v0.3 (`kind`-tagged, lower-case, bare).
  */
 import { z } from 'zod';
 import { sessionIdSchema } from '../session-id.ts';
@@ -20,7 +8,7 @@ import { partsSchema } from './message-parts.ts';
 import { FINAL_STATES, parseTaskId, type TaskState, type TaskView } from './task-view.ts';
 
 export type A2aVersion = '1.0' | '0.3';
-export const REPLY_ARTIFACT = 'reply';
+const REPLY_ARTIFACT = 'reply';
 
 /** The version a request speaks: `A2A-Version: 1.0` (or 1.x) is v1.0; absent or anything else is 0.3. */
 export const versionOf = (header: string | undefined): A2aVersion =>
@@ -66,7 +54,10 @@ const artifact = (text: string, v: A2aVersion) => ({
   parts: [textPart(text, v)],
 });
 
-/** A task as the version's wire object (bare; `wrap` makes v1.0's `{ task }`). */
+/**
+ * The only way a TaskView leaves as a task (bare; `wrap` makes v1.0's `{ task }`): one artifact, `reply`; a
+ * history of the caller's message and, once final, the reply (its last `historyLength`; 0: no `history`).
+ */
 export function encodeTask(view: TaskView, v: A2aVersion, historyLength?: number) {
   const history = [
     message(view, 'user', view.request, v),
@@ -86,7 +77,7 @@ export function encodeTask(view: TaskView, v: A2aVersion, historyLength?: number
 export const wrap = (kind: 'task' | 'statusUpdate' | 'artifactUpdate', value: object, v: A2aVersion): object =>
   v === '1.0' ? { [kind]: value } : value;
 
-/** The stream results that tell the step from `prev` to `next` (see the contracts). */
+/** The step from `prev` to `next` as stream results: the grown reply as an appended chunk, a new state as an update. */
 export function streamEvents(prev: TaskView, next: TaskView, v: A2aVersion): object[] {
   const out: object[] = [];
   const ids = { taskId: next.id, contextId: next.contextId };

@@ -1,11 +1,4 @@
-/**
- * What the AG-UI face declares (`GET <path>/capabilities`): @ag-ui/core's `AgentCapabilities`, from the agent file.
- *
- * Contracts: identity from `name`, `description`, `version`; SSE and protobuf over HTTP; tool calls (several
- * per step) and the client's tools unless `agUi.clientTools.enabled` is false; interrupts for approvals and tool servers' questions, answered
- * without edited arguments; reasoning sent whole (not streamed); no shared state; `execution.maxIterations`
- * from `llm.maxIterations`.
- */
+/** What the AG-UI face declares (`GET <path>/capabilities`), from the agent file (docs/ag-ui.md, "Endpoints"). */
 import type { AgentCapabilities } from '@ag-ui/core';
 import type { AgentConfig } from '../config/schema.ts';
 

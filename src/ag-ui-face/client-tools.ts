@@ -1,17 +1,8 @@
 /**
- * Tools the client runs: a run's `tools` as the turn keeps them, and the `tool` messages of the next run as the
- * answers to the calls the model made of them (questions of kind `clientTool`, src/conversation/questions.ts).
- *
- * Contracts:
- * - `clientToolsOf(tools, principal, config)`: none for no tools; a principal barred by `agUi.clientTools`
- *   (off, or not among its `principals`) that declares any is refused (FORBIDDEN, `reason: "client_tools"`).
- *   At most {@link MAX_CLIENT_TOOLS}, names 1–128 characters and unique (else INVALID_REQUEST naming the
- *   field); `parameters` must be a JSON Schema object when given (absent: an object of no properties).
- * - `clientResults(messages, open, asked)`: the trailing `tool` messages (after the last message of another
- *   role) that name an open client tool call of the thread, as its answers: `content` as text, `error` when the message
- *   has one. A trailing message naming a call already closed is refused before anything is answered (the
- *   approval codes: APPROVAL_ALREADY_RESOLVED, `reason: "expired"` or `"answered"`); one naming anything
- *   else (an approval's tool message, a call the thread never had) is not an answer.
+ * Tools the client runs (docs/ag-ui.md, "Tools the client runs"): a run's `tools` checked as the turn keeps
+ * them, and the trailing `tool` messages of the next run (after the last message of another role) as the
+ * answers to the thread's open `clientTool` questions. A trailing message naming a call already closed is
+ * refused before anything is answered (APPROVAL_ALREADY_RESOLVED); one naming anything else is no answer.
  */
 import { contentToText, type Message, type Tool } from '@ag-ui/core';
 import type { Question } from '../agent/index.ts';
@@ -22,7 +13,7 @@ import type { ClientTool } from '../conversation/session-event-fields.ts';
 import { AppError } from '../errors/index.ts';
 import type { AskedQuestion } from './interrupts.ts';
 
-export const MAX_CLIENT_TOOLS = 128;
+const MAX_CLIENT_TOOLS = 128;
 const MAX_NAME = 128;
 const NO_PARAMETERS = { type: 'object', properties: {} };
 
@@ -30,8 +21,7 @@ const invalid = (field: string, message: string) => new AppError('INVALID_REQUES
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Whether `principal` may declare client tools under `config`. */
-export const mayDeclare = (config: AgUiConfig['clientTools'], principal: Principal): boolean =>
+const mayDeclare = (config: AgUiConfig['clientTools'], principal: Principal): boolean =>
   config.enabled && (config.principals === undefined || config.principals.includes(principal.name));
 
 export function clientToolsOf(
@@ -60,7 +50,6 @@ export function clientToolsOf(
   });
 }
 
-/** The messages after the last one of another role than `tool`. */
 function trailingToolMessages(messages: readonly Message[]): Extract<Message, { role: 'tool' }>[] {
   const last = messages.findLastIndex((m) => m.role !== 'tool');
   return messages.slice(last + 1).filter((m): m is Extract<Message, { role: 'tool' }> => m.role === 'tool');

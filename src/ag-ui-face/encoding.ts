@@ -1,12 +1,7 @@
 /**
- * The two encodings of a run's events, chosen by the request's `Accept`.
- *
- * Contracts:
- * - `wantsProtobuf(accept)`: true when `Accept` names {@link PROTO_MEDIA_TYPE} (q > 0) and ranks it no lower
- *   than `text/event-stream`; anything else (no header, `*\/*`, SSE) is answered as SSE.
- * - `encodeEvents(events, protobuf)`: SSE is one `data: <JSON>\n\n` per event; protobuf is each event as
- *   @ag-ui/proto encodes it, behind its length as a 4-byte big-endian unsigned integer. @ag-ui/proto is
- *   loaded on the first protobuf run only.
+ * A run's events in the encoding `Accept` asks for: protobuf when it ranks {@link PROTO_MEDIA_TYPE} (q > 0) no
+ * lower than SSE, each event as @ag-ui/proto encodes it behind its 4-byte big-endian length (the module loaded
+ * on first use); else SSE, `data: <JSON>\n\n` per event.
  */
 import type { Event } from '@ag-ui/core';
 

@@ -1,33 +1,12 @@
 /**
- * The agent served over AG-UI: a run (`RunAgentInput`) is a turn of the caller's session, followed through
- * the turn follower and mapped to AG-UI events by one pure fold (run-view.ts).
- *
- * Contracts:
- * - `run(body, ctx)` reads the input (input.ts; a malformed one throws its AppError: the endpoint answers
- *   400) and answers the run's events, ending with `RUN_FINISHED` or `RUN_ERROR`. A run refused once the
- *   input is read (below) is one `RUN_ERROR` with the error table's code.
- * - `threadId` names a session of the caller (`ctx.sessions.key`: created on first use, owned by its
- *   principal). The turn's id is the `runId`: a run whose `runId` the thread already has is a re-run (a
- *   client that lost its stream): nothing is sent to the agent; it gets `MESSAGES_SNAPSHOT` of the thread
- *   before that turn, then the whole turn once, from its log, then live.
- * - A new run takes the last of `messages`, which must be the user's, as the turn's message (queued behind a
- *   running turn). When the client's earlier user messages differ from the thread's, the run answers
- *   `MESSAGES_SNAPSHOT` (the thread as stored, with the new message) right after `RUN_STARTED`; the stored
- *   history is not changed. Its `tools` go with the turn (client-tools.ts: who may declare them, their
- *   bounds); `context`, `state` and `forwardedProps` are not used.
- * - A thread whose turn waits for a person (its open questions) takes no new run: INVALID_REQUEST
- *   `reason: "open_interrupts"` (`"pending_tool_calls"` when only calls of the client's tools wait). A run
- *   with `resume` answers them through `agent.answer` (the `approve` scope, as REST; refused as `checkResume`
- *   says) and sends the rest of that turn: what the run that ended on the interrupt had not sent (its frames
- *   after the questions asked). Trailing `tool` messages naming client tool calls answer them the same way
- *   (client-tools.ts): every one that waits (else `pending_tool_calls`), and no interrupt open unless the run
- *   also resumes (else `open_interrupts`).
- * - A run ends on an interrupt once every question the agent holds for the turn (`agent.questions`) was
- *   seen in its frames, all of them still open: `RUN_FINISHED { outcome: interrupt }` lists them (those for
- *   a person; when only client tool calls wait, `outcome: success` with their `pendingToolCallIds`).
- * - A client that leaves ends its run's stream only: the turn goes on (cancel it with the REST cancel).
+ * The agent served over AG-UI (docs/ag-ui.md): a run is a turn of the caller's session (`threadId` through
+ * `ctx.sessions.key`; the turn's id is the `runId`), followed through the turn follower and mapped by run-view.ts.
+ * - `run(body, ctx)`: a malformed input throws its AppError (the endpoint answers 400); a run refused once the
+ *   input is read (`plan`) is one `RUN_ERROR`. A client that leaves ends its stream only: the turn goes on.
+ * - A run ends on an interrupt once every question the agent holds for the turn (`agent.questions`) was seen
+ *   open in its frames.
  */
-import { EventType, type Event, type Message, type ResumeEntry } from '@ag-ui/core';
+import { EventType, type Event, type Message, type ResumeEntry, type RunAgentInput } from '@ag-ui/core';
 import {
   pipeEvents,
   questionOfFrame,
@@ -47,7 +26,7 @@ import type { McpEvents } from '../tools/index.ts';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
 import type { SessionKey } from '../session-id.ts';
-import { newUserMessage, readRunInput, type RunInput } from './input.ts';
+import { newUserMessage, readRunInput } from './input.ts';
 import { clientResults, clientToolsOf } from './client-tools.ts';
 import { answerOf, checkResume } from './interrupts.ts';
 import { foldStep, interrupted, runError, runStarted, runView, toolProgress, type RunView } from './run-view.ts';
@@ -92,8 +71,8 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
   const { bus } = deps;
   const on = (key: SessionKey) => ({ sessionId: key });
 
-  /** Decides what the run does (see the contracts); throws the AppError that refuses it. */
-  function plan(input: RunInput, frames: AgentFrame[], open: Question[], principal: Principal): Plan {
+  /** Re-run a known `runId`, resume a waiting turn, or send a new message; throws the AppError that refuses it. */
+  function plan(input: RunAgentInput, frames: AgentFrame[], open: Question[], principal: Principal): Plan {
     const { runId, messages } = input;
     const resume: ResumeEntry[] = input.resume ?? [];
     const clientTools = clientToolsOf(input.tools, principal, deps.clientTools);
@@ -104,7 +83,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
       throw new AppError('FORBIDDEN', 'Answering an interrupt or a tool call needs the approve scope', {
         scope: 'approve',
       });
-    /** The run goes on with the turn its answers belong to, from the frames of the questions they close. */
+    // The run goes on with the turn its answers belong to, from the frames of the questions they close.
     const resumed = (answers: { q: Question; answer: AnswerInput }[]): Plan => {
       const ids = new Set(answers.map((a) => a.q.id));
       const since = Math.max(
@@ -160,7 +139,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
   /** Follows the planned turn into `push` until its run ends; answers the watch to close. */
   async function follow(
     key: SessionKey,
-    input: RunInput,
+    input: RunAgentInput,
     p: Plan,
     ctx: AgUiCallContext,
     push: (e: Event) => void,

@@ -1,34 +1,25 @@
 /**
- * What a run asks for: AG-UI's `RunAgentInput` (@ag-ui/core's own schema) read at the edge.
- *
- * Contracts:
- * - `readRunInput(body)` resolves with the input, or rejects with INVALID_REQUEST naming the first field
- *   that does not fit (MISSING_FIELD for an absent one). `threadId` is a session id (`sessionIdSchema`:
- *   the caller's session, by the one rule of ids); `runId` is a turn id: 1–128 characters of letters,
- *   digits and `._:-` (the client's UUIDs fit; a `/` never does, as task ids of A2A hold turn ids after one).
- * - `userTexts(messages)` is the text of each user message in order (text parts joined, other parts left
- *   out); `newUserMessage(messages)` the last message when it is the user's (text only: a message with
- *   other parts is CONTENT_TYPE_NOT_SUPPORTED), else `undefined`.
+ * A run's `RunAgentInput`, read at the edge with @ag-ui/core's own schema: INVALID_REQUEST naming the first
+ * field that does not fit (MISSING_FIELD for an absent one). `threadId` is a session id; `runId` a turn id,
+ * so never with a `/` (A2A task ids put the turn id after one).
  */
 import { contentHasMedia, contentToText, type Message, type RunAgentInput } from '@ag-ui/core';
 import { z } from 'zod';
 import { AppError } from '../errors/index.ts';
 import { sessionIdSchema } from '../session-id.ts';
 
-export const runIdSchema = z
+const runIdSchema = z
   .string()
   .regex(/^[A-Za-z0-9._:-]{1,128}$/, 'a run id is 1–128 letters, digits, ".", "_", ":" or "-"');
 
-export type RunInput = RunAgentInput;
-
-/** Reads a run's input; @ag-ui/core's schemas are loaded by the first run (not at start: they are large). */
-export async function readRunInput(body: unknown): Promise<RunInput> {
+/** @ag-ui/core's schemas are loaded by the first run (not at start: they are large). */
+export async function readRunInput(body: unknown): Promise<RunAgentInput> {
   const { RunAgentInputSchema } = await import('@ag-ui/core/schemas');
   const parsed = RunAgentInputSchema.safeParse(body);
   if (!parsed.success) throw invalid(parsed.error.issues[0]);
   const ids = z.object({ threadId: sessionIdSchema, runId: runIdSchema }).safeParse(parsed.data);
   if (!ids.success) throw invalid(ids.error.issues[0]);
-  return parsed.data as RunInput;
+  return parsed.data as RunAgentInput;
 }
 
 function invalid(issue: { path: PropertyKey[]; message: string; code?: string } | undefined): AppError {
@@ -43,10 +34,11 @@ function invalid(issue: { path: PropertyKey[]; message: string; code?: string } 
 
 const isUser = (m: Message): m is Extract<Message, { role: 'user' }> => m.role === 'user';
 
+/** The text parts of each user message, joined; other parts left out. */
 export const userTexts = (messages: readonly Message[]): string[] =>
   messages.filter(isUser).map((m) => contentToText(m.content));
 
-/** The new user message of a run: the last message, when it is the user's. */
+/** The last message when it is the user's (text only, else CONTENT_TYPE_NOT_SUPPORTED). */
 export function newUserMessage(messages: readonly Message[]): { id: string; text: string } | undefined {
   const last = messages.at(-1);
   if (!last || !isUser(last)) return undefined;

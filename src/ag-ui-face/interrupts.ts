@@ -1,22 +1,7 @@
 /**
- * Interrupts are questions: the one question record (src/conversation/questions.ts) as AG-UI's `Interrupt`,
- * and a run's `resume` entries as the answers `agent.answer` takes.
- *
- * Contracts:
- * - `interruptOf(q)`: `id` is the question's id (what `resume[].interruptId` names), `toolCallId` the call
- *   it belongs to, `expiresAt` its deadline. An approval has `reason: "tool_call"`, a sampling request
- *   `reason: "sampling"`, both with {@link APPROVAL_RESPONSE_SCHEMA}; a tool server's form has
- *   `reason: "elicitation"` and its `requestedSchema` as `responseSchema`; a URL to open has an empty
- *   object schema and the URL in `metadata.url`. `metadata` carries the rest of the record (tool, server,
- *   arguments).
- * - `checkResume(entries, open, asked, nowMs)` refuses, before anything is answered: an entry naming no
- *   question ever asked (INVALID_REQUEST `reason: "unknown_interrupt"`), one already closed or past its
- *   `expiresAt` (the family's ALREADY_RESOLVED, `reason: "expired"` or `"answered"`), an id named twice,
- *   and an open question the entries leave out (INVALID_REQUEST `reason: "unanswered_interrupts"`).
- * - `answerOf(q, entry)`: `cancelled` denies an approval or a sampling request and cancels a form;
- *   `resolved` takes an approval's `{ approved, reason? }` (anything else, `editedArgs` included, is
- *   INVALID_REQUEST: arguments cannot be edited) and a form's content as the accepted answer (no payload:
- *   declined).
+ * Interrupts are questions (docs/ag-ui.md, "Interrupts are questions"): the one question record as AG-UI's
+ * `Interrupt` (its `id`, what `resume[].interruptId` names, is the question's id), and a run's `resume`
+ * entries as the answers `agent.answer` takes (arguments cannot be edited).
  */
 import type { Interrupt, ResumeEntry } from '@ag-ui/core';
 import { z } from 'zod';
@@ -25,7 +10,7 @@ import { QUESTION_KINDS, type QuestionAnswer } from '../conversation/questions.t
 import { AppError } from '../errors/index.ts';
 
 /** What an approval's (or a sampling request's) interrupt is answered with. */
-export const APPROVAL_RESPONSE_SCHEMA = {
+const APPROVAL_RESPONSE_SCHEMA = {
   type: 'object',
   properties: {
     approved: { type: 'boolean', description: 'Run the call (true) or refuse it (false)' },
@@ -65,7 +50,7 @@ export function interruptOf(q: Question): Interrupt {
   };
 }
 
-/** A question's answer as the resume entry gives it (see the contracts). */
+/** `cancelled` denies an approval and cancels a form; `resolved` is `{ approved, reason? }` or the form's content. */
 export function answerOf(q: Question, entry: ResumeEntry): AnswerInput {
   const approval = QUESTION_KINDS[q.kind].family === 'approval';
   if (entry.status === 'cancelled')
@@ -100,7 +85,7 @@ const alreadyResolved = (q: Question, reason: 'expired' | 'answered') =>
     { interruptId: q.id, reason, expiresAt: q.expiresAt },
   );
 
-/** Refuses a resume that does not answer exactly the open questions (see the contracts). */
+/** Refuses, before anything is answered, a resume that does not answer exactly the open questions. */
 export function checkResume(
   entries: readonly ResumeEntry[],
   open: readonly Question[],

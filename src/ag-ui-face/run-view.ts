@@ -1,32 +1,9 @@
 /**
- * A run is a view of a turn: the ONE mapping from a turn's steps (src/agent/follow: its stored frames, then
- * live ones) to AG-UI events, a pure fold.
- *
- * Contracts:
- * - `foldStep(view, step)` answers the view after the step and the events it sends. Frames of other turns
- *   send nothing; nothing is sent once the run ended. A durable frame with `seq ≤ view.since` was sent by
- *   an earlier run of the turn (the run that ended on an interrupt): it is folded (questions asked and
- *   closed) but sends nothing, so a resumed run sends the rest of the turn only.
- * - Steps: a model step's first output (text, reasoning, a tool call) opens `STEP_STARTED { stepName:
- *   "model step N" }` (N counts this run's steps); output after every call of the step has its result
- *   opens the next (a call refused at once, before its step's other calls are reported, splits a step);
- *   the turn's end closes the last.
- * - Text: live `chunk`s stream as one `TEXT_MESSAGE_*` per step (id `<runId>-text-<n>`), closed by the
- *   step's tool calls, its reasoning or its end; chunks count only once the run saw a step begin (the turn
- *   start, or a tool result: a re-run that joins a step mid-stream leaves that step's text to the reply).
- *   The `response` sends what no chunk did, as a message of its own: all of it on a replay (stored turns
- *   keep the reply, not its chunks), the text before a re-run joined; nothing a resumed run's predecessor
- *   sent.
- * - `reasoning` → `REASONING_START`, `REASONING_MESSAGE_START/CONTENT/END`, `REASONING_END` (id
- *   `<runId>-reasoning-<n>`); `toolCall` → `TOOL_CALL_START/ARGS/END` (toolCallId = the call's id, its
- *   parent the step's text message if it had one); `toolResult` → `TOOL_CALL_RESULT` (content: the
- *   result as text, JSON unless it is a string); `contextCompacted` → `CUSTOM { name:
- *   "agentd.contextCompacted" }` (a tool server's live progress: `CUSTOM agentd.toolProgress`, `toolProgress`). Questions asked and answered send nothing here: a run waiting for
- *   one ends with `interrupted(view, questions)`.
- * - The end: `response` → `RUN_FINISHED { outcome: { type: "success" } }`; an `error` whose details say
- *   the turn was cancelled → `RUN_FINISHED { outcome: { type: "cancelled" } }`; any other `error` →
- *   `RUN_ERROR` with the error table's code (and agentd's error frame as `rawEvent`). Every message and
- *   step is closed first, so the order holds for @ag-ui/client's verifier.
+ * A run is a view of a turn: the ONE mapping from its steps (stored, then live) to AG-UI events, a pure fold
+ * (docs/ag-ui.md, "Events"; test/unit/ag-ui-run-view.test.ts). Frames of other turns, or after the run ended,
+ * send nothing; one with `seq ≤ since` was sent by the run that ended on the interrupt (folded, not sent). Chunks
+ * count once the run saw a step begin: a re-run joining mid-step leaves that text to the `response`, which sends
+ * what no chunk did. Every message and step is closed before the end, as @ag-ui/client's verifier wants.
  */
 import { EventType, PROTOCOL_VERSION, type Event } from '@ag-ui/core';
 import { answerOfFrame, questionOfFrame, type AgentFrame, type Question, type TurnStep } from '../agent/index.ts';
@@ -38,7 +15,7 @@ export interface RunView {
   runId: string;
   turnId: string;
   since: number;
-  /** Model steps begun in this run; whether the last is still open; its calls, and those without a result yet. */
+  /** Model steps begun in this run (`model step N`); whether the last is open; its calls, those without result. */
   steps: number;
   stepOpen: boolean;
   stepCalls: number;
@@ -83,7 +60,7 @@ export const runStarted = (v: RunView): Event => ({
   protocolVersion: PROTOCOL_VERSION,
 });
 
-/** `RUN_ERROR` of an error (the error table's code; see src/errors/encode.ts). */
+/** `RUN_ERROR` with the error table's code. */
 export const runError = (err: unknown): Event => ({ type: EventType.RUN_ERROR, ...toAgUiRunError(err) });
 
 /** A tool server's progress on one of the run's calls (not stored: it comes live only). */
@@ -124,7 +101,7 @@ function closeStep(v: RunView, out: Event[]): void {
   v.unsettled = 0;
 }
 
-/** The model's output belongs to the open step, or opens the next one once the open one's calls all have results. */
+/** The model's output belongs to the open step, or opens the next once its calls all have results. */
 function inStep(v: RunView, out: Event[]): void {
   if (v.stepOpen && (v.stepCalls === 0 || v.unsettled > 0)) return;
   closeStep(v, out);
@@ -149,10 +126,7 @@ export const resultText = (result: unknown): string =>
 
 const cancelled = (details: Record<string, unknown>) => details.reason === 'cancelled';
 
-/**
- * The reply's text this run did not stream, ahead of what it did: all of it on a replay, the steps before it
- * joined on a re-run; none on a resumed run (the run before it sent those).
- */
+/** The reply's text this run did not stream, ahead of what it did; none on a resumed run (its predecessor sent it). */
 function unsent(v: RunView, content: string): string {
   if (v.since > 0 || !content.endsWith(v.streamed)) return '';
   return content.slice(0, content.length - v.streamed.length);
@@ -164,7 +138,7 @@ function finished(v: RunView, out: Event[], outcome: { type: 'success' } | { typ
   v.ended = true;
 }
 
-/** Whether a frame is one an earlier run already sent (see the contracts). */
+/** Whether an earlier run of the turn already sent the frame. */
 const sentBefore = (v: RunView, frame: AgentFrame): boolean =>
   frame.event !== 'thinking' && frame.event !== 'chunk' && (frame.data.seq ?? Infinity) <= v.since;
 
@@ -254,7 +228,7 @@ function onFrame(v: RunView, frame: AgentFrame, out: Event[]): void {
   }
 }
 
-/** One step of the turn folded into the run (see the contracts). */
+/** One step of the turn folded into the run: the view after it and the events it sends. */
 export function foldStep(view: RunView, step: TurnStep): { view: RunView; events: Event[] } {
   if (view.ended || step.kind !== 'frame') return { view, events: [] };
   const data = step.frame.data as { turnId?: string };
@@ -266,8 +240,8 @@ export function foldStep(view: RunView, step: TurnStep): { view: RunView; events
 }
 
 /**
- * The run ends waiting: `questions` (the turn's open ones) are its interrupts, those for a person; when only
- * calls of tools the client runs wait, it is a success whose `pendingToolCallIds` name them (AG-UI 1.0).
+ * The run ends waiting on `questions` (the turn's open ones): an interrupt outcome of those for a person, else
+ * (only client tool calls wait) a success whose `pendingToolCallIds` name them (AG-UI 1.0).
  */
 export function interrupted(view: RunView, questions: readonly Question[]): { view: RunView; events: Event[] } {
   const v = { ...view };

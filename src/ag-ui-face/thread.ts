@@ -1,17 +1,7 @@
 /**
- * The thread as the server keeps it: the session's frames (since its last reset) as AG-UI messages, and
- * what a run makes of the client's `messages` beside them. The server's history is the source of truth.
- *
- * Contracts:
- * - `threadMessages(frames, { before })` projects the frames after the last `conversationReset`: a user
- *   message per `userMessage` (id `<turnId>-user`), an assistant message per run of tool calls (each call
- *   with its arguments as JSON), a tool message per result (`error` set when it failed), the reply as an
- *   assistant message (`<turnId>-reply`). With `before: turnId`, that turn contributes its user message only.
- *   A snapshot carries these ids only: @ag-ui/client keeps a message whose id it knows where it stands, so
- *   a snapshot reusing some of the client's ids could come out of order.
- * - `diverges(client, frames)`: whether the client's user messages (texts, in order) differ from the
- *   server's; the caller leaves a new run's own message out of `client` first.
- * - `questionsAsked(frames)`: every question asked in the frames, by id, with how it was closed.
+ * The thread as the server keeps it, the source of truth: the session's frames since its last reset as AG-UI
+ * messages. A snapshot carries the server's ids only (`<turnId>-user`, `<turnId>-reply`, ...): @ag-ui/client
+ * keeps a message whose id it knows where it stands, so reusing some of the client's ids could reorder it.
  */
 import type { Message } from '@ag-ui/core';
 import { answerOfFrame, questionOfFrame, type AgentFrame } from '../agent/index.ts';
@@ -25,6 +15,7 @@ function current(frames: readonly AgentFrame[]): readonly AgentFrame[] {
   return reset < 0 ? frames : frames.slice(reset + 1);
 }
 
+/** With `before: turnId`, that turn contributes its user message only. */
 export function threadMessages(frames: readonly AgentFrame[], opts: { before?: string } = {}): Message[] {
   const out: Message[] = [];
   let calls: Extract<Message, { role: 'assistant' }> | undefined;
@@ -67,12 +58,14 @@ export function threadMessages(frames: readonly AgentFrame[], opts: { before?: s
   return out;
 }
 
+/** Whether the client's user messages (texts, in order) differ from the thread's; a new run's own left out. */
 export function diverges(client: readonly Message[], frames: readonly AgentFrame[]): boolean {
   const ours = current(frames).flatMap((f) => (f.event === 'userMessage' ? [f.data.content] : []));
   const theirs = userTexts(client);
   return ours.length !== theirs.length || ours.some((text, i) => text !== theirs[i]);
 }
 
+/** Every question asked in the frames, by id, with how it was closed. */
 export function questionsAsked(frames: readonly AgentFrame[]): Map<string, AskedQuestion> {
   const asked = new Map<string, AskedQuestion>();
   for (const f of frames) {

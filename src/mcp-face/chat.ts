@@ -1,9 +1,9 @@
 /**
- * `chat_with_agent { message, sessionId? }`: one turn of the agent (no sessionId: a fresh unnamed session,
- * removed after the reply, or once idle if the client never came back for it). With a `progressToken` the reply streams as `notifications/progress`, one per chunk, all
- * sent before the result. A turn that waits for a person asks a caller that declared form elicitation and may
- * answer (`mayApprove`): `input_required` rounds in the 2026-07-28 era (approval-rounds.ts), elicitation in the
- * 2025 era (elicited-questions.ts). A failed turn is a tool result with `isError`; bad arguments are InvalidParams.
+ * `chat_with_agent { message, sessionId? }`: one turn (no sessionId: a fresh unnamed session, removed after the
+ * reply, or once idle). With a `progressToken`, one `notifications/progress` per chunk, all before the result.
+ * A turn waiting for a person asks a caller that declared form elicitation and `mayApprove` (approval-rounds.ts,
+ * elicited-questions.ts); a `requestState` of a session it cannot see is InvalidParams, as are bad arguments.
+ * A failed turn is an `isError` result.
  */
 import {
   ProtocolError,
@@ -21,8 +21,7 @@ import { askQuestions } from './elicited-questions.ts';
 import type { ServerFaceDeps, ServerOptions } from './face-types.ts';
 import { chatInput, hopsIn, parseArgs, text } from './own-tools.ts';
 
-/** What a chat call runs on: the face's deps and its `input_required` rounds. */
-export interface ChatFace {
+interface ChatFace {
   deps: ServerFaceDeps;
   approvalRounds: ApprovalRounds;
 }
@@ -60,7 +59,7 @@ export async function chat(
   const temporary = state?.temporary ?? requested === undefined;
   const progressToken = meta?.progressToken as string | number | undefined;
   let progress = 0;
-  // The chunks' notifications go out one after another, all before the result (awaited below).
+  // Chained, and awaited before the result.
   let notified = Promise.resolve();
   const offChunk =
     progressToken === undefined

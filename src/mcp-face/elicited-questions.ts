@@ -1,8 +1,3 @@
-/**
- * A 2025-era client asked a turn's questions through elicitation: `elicitation/create` on its connection
- * (stdio), or on the call's stream through `outOfBand` (HTTP; the answer is a POST of its own, legacy-approvals.ts).
- * A question answered elsewhere first (REST, WebSocket, timeout) keeps that answer and is withdrawn here.
- */
 import type { ServerContext } from '@modelcontextprotocol/server';
 import { QUESTION_ANSWERED, QUESTION_ASKED, answerOfFrame, questionOfFrame, type AgentFrame } from '../agent/index.ts';
 import type { SessionKey } from '../session-id.ts';
@@ -10,8 +5,9 @@ import type { ServerFaceDeps, ServerOptions } from './face-types.ts';
 import { answerOf, formOf } from './questions.ts';
 
 /**
- * Asks the client each question of the turn `correlationId` that a form can ask (see the contracts); a
- * question answered elsewhere first is withdrawn (`notifications/cancelled`).
+ * Asks a 2025-era client each question of the turn `correlationId` that a form can ask: `elicitation/create`
+ * on its connection (stdio), or through `outOfBand` on the call's stream (HTTP, legacy-approvals.ts). One
+ * answered elsewhere first keeps that answer and is withdrawn here. Returns the unsubscribe.
  */
 export function askQuestions(
   deps: Pick<ServerFaceDeps, 'bus' | 'log'>,

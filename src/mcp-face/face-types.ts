@@ -1,4 +1,3 @@
-/** What the agent's MCP face is built from, and how each of its servers serves. */
 import type { AgentCommands, AgentEvents, TurnWaiter } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { IdSource } from '../clock.ts';
@@ -15,8 +14,7 @@ export interface AgentCard {
   model: string;
 }
 
-/** The bus as the agent's MCP face uses it: agent commands, the connected tools, and reply chunks. */
-export type FaceBus = Pick<
+type FaceBus = Pick<
   Bus<AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>, AgentEvents>,
   'execute' | 'on'
 >;
@@ -31,23 +29,16 @@ export interface ServerFaceDeps {
   maxHops: number;
   /** Seals what the face hands to clients (requestState, session ids, answer ids); see seal.ts. */
   key: FaceKey;
-  /**
-   * This service's id, declared as an experimental capability so that agentd, connecting to a tool
-   * server, can tell it reached itself (src/tools/mcp/self-connection.ts).
-   */
+  /** Declared as an experimental capability: agentd can tell it connected to itself (tools/mcp/self-connection.ts). */
   serviceId?: string;
 }
 
-/**
- * How a server of the face serves. `persistent`: it serves a whole connection (stdio), so a 2025-era
- * client can be asked with `elicitation/create`. `mayApprove`: the caller may answer approvals (the
- * `approve` scope; default: `persistent`, the operator's own desktop client). `outOfBand`: a 2025-era
- * HTTP client that declared form elicitation (its session id says so): a question is sent on the
- * stream of the request `relatedRequestId` and answered by a later POST (legacy-approvals.ts).
- */
 export interface ServerOptions {
+  /** It serves a whole connection (stdio), so a 2025-era client can be asked with `elicitation/create`. */
   persistent?: boolean;
+  /** The caller may answer approvals (the `approve` scope); default: `persistent` (the operator's desktop client). */
   mayApprove?: boolean;
+  /** A 2025-era HTTP client that declared form elicitation: asks on `relatedRequestId`'s stream (legacy-approvals). */
   outOfBand?: (
     question: FormQuestion,
     answerTo: AnswerTo,

@@ -13,36 +13,22 @@ export interface McpExchange {
   close(): Promise<void>;
 }
 
-/** True when any JSON-RPC message of the body calls a tool. */
 const callsTool = (body: unknown): boolean => messagesOf(body).some((m) => m.method === 'tools/call');
 
-/** The JSON-RPC error answering an approval answer that cannot be used (see legacy-approvals.ts). */
 const refusedAnswer = () =>
   Response.json(
     { jsonrpc: '2.0', id: null, error: { code: -32602, message: 'Invalid or expired approval answer' } },
     { status: 400 },
   );
 
-/** True when any JSON-RPC message of the body asks for progress notifications. */
 const wantsProgress = (body: unknown): boolean =>
   messagesOf(body).some((m) => m.params?._meta?.progressToken !== undefined);
 
 /**
- * MCP Streamable HTTP, stateless, both protocol eras; the era is decided per request by the SDK's
- * own classifier (`isLegacyRequest`: does the request carry the 2026-07-28 `_meta` envelope claim?).
- *
- * - 2025-era requests (no envelope: `initialize`, `tools/call` with `MCP-Protocol-Version:
- *   2025-…`, batches, empty or non-JSON bodies) get a new server and a session-less transport:
- *   plain JSON replies unless a message asks for progress, which needs an SSE stream. A client that
- *   declared form elicitation gets a sealed `Mcp-Session-Id` saying so, its `tools/call` requests an
- *   SSE stream on which approvals are asked, and its POSTed answers are applied here without a
- *   server (legacy-approvals.ts).
- * - 2026-07-28 requests (and `server/discover` probes) go to the SDK's modern handler with
- *   `legacy: 'reject'`; it validates the envelope against the headers, builds a server for the
- *   request from the same factory, answers JSON, or SSE once the handler sends progress.
- *
- * `parsedBody` is the already-parsed JSON body (undefined when absent or not JSON; the transport
- * then reads `request` itself and answers parse errors the MCP way).
+ * MCP Streamable HTTP, stateless, both eras (docs/mcp-server.md, "Protocol eras") told apart by the SDK's
+ * `isLegacyRequest`: 2026-07-28 requests go to its modern handler; a 2025-era one gets a fresh server and
+ * transport, SSE only for progress or an eliciting client's tool call. `parsedBody`: undefined when absent or
+ * not JSON (the transport then answers parse errors the MCP way).
  */
 export function createHttpFace(face: ServerFace) {
   /** What each in-flight modern request's principal reaches and may do, keyed by its Request. */
@@ -58,7 +44,7 @@ export function createHttpFace(face: ServerFace) {
   );
 
   return {
-    /** `sessions`: the sessions the request's principal reaches (src/auth/ownership.ts); `mayApprove`: it has the approve scope. */
+    /** `sessions`: what the request's principal reaches; `mayApprove`: it has the approve scope. */
     async handle(
       request: Request,
       parsedBody: unknown,
@@ -68,7 +54,7 @@ export function createHttpFace(face: ServerFace) {
       if (!(await isLegacyRequest(request, parsedBody))) {
         callers.set(request, { sessions, mayApprove });
         const response = await modern.fetch(request, parsedBody === undefined ? {} : { parsedBody });
-        // The modern handler closes each exchange's server itself (when its response ends or the request aborts).
+        // The modern handler closes each exchange's server itself.
         return {
           response,
           close: () => {

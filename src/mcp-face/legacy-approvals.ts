@@ -1,24 +1,9 @@
 /**
- * Questions (questions.ts) asked of 2025-era `/mcp` clients over HTTP through elicitation, with no state kept
- * between requests.
- *
- * Contracts:
- * - `sessionIdFor(body)`: an `initialize` whose client declared form elicitation (`elicitation: {}` or with
- *   `form`) is answered with an `Mcp-Session-Id`: a sealed token `{ elicitation: "form" }` (30 days) that says
- *   only that; any instance sharing the face's key reads it, and nothing is kept. Other clients get none, as before.
- * - `elicits(sessionId)`: whether a later request's `Mcp-Session-Id` is such a token (forged or expired: no).
- *   Neither fails a request when the key cannot be read (its store is down): the client is then not asked
- *   (logged), and its requests are served as for any other client.
- * - `ask(send, form, answerTo)`: one question, sent as an `elicitation/create` request on the asking call's
- *   SSE stream, whose id is `agentd-approval.<sealed { sessionId, callId, kind }>` (10 minutes; `callId`: the
- *   question's id; no `kind`: an approval); `withdraw(reason)` sends `notifications/cancelled` for it on the
- *   same stream.
- * - `answer(body, sessions, mayApprove)`: the client's answer comes as a POST of its JSON-RPC response. The
- *   responses of the body whose id is ours are applied (`agent.answer`, `by: "mcp-elicitation"`, with the
- *   answer questions.ts reads for its kind; an error response denies or cancels) when the id is genuine and the answering
- *   principal sees the session and may approve; the asking exchange need not be open, nor on this
- *   instance. `undefined`: none of the body is ours. `refused`: an id of ours that did not open or may not be
- *   used by this principal (nothing of it applied). A call answered elsewhere first keeps that answer.
+ * Questions asked of 2025-era `/mcp` clients over HTTP, nothing kept between requests (docs/mcp-server.md,
+ * "Approvals through elicitation"): a sealed `Mcp-Session-Id` says a client elicits, a sealed request id names
+ * what an answer answers, so any instance applies it. `answer`: `undefined` when none of the body is ours,
+ * `refused` (nothing applied) when an id does not open or its principal may not use it. An unreadable face key
+ * fails no request: the client is just not asked (logged).
  */
 import type { JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/server';
 import type { AgentCommands, AgentEvents } from '../agent/index.ts';
@@ -27,7 +12,7 @@ import type { Bus } from '../bus/index.ts';
 import type { SessionAccess } from '../auth/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { SessionKey } from '../session-id.ts';
-import { answerOf, type FormQuestion } from './questions.ts';
+import { answerOf, applyAnswer, type FormQuestion } from './questions.ts';
 import { createSeal, type FaceKey } from './seal.ts';
 
 const ANSWER_PREFIX = 'agentd-approval.';
@@ -41,11 +26,10 @@ export interface AskedOutOfBand {
 
 /** A question, as an answer names it. */
 export interface AnswerTo {
-  /** The owned session key. */
   sessionId: SessionKey;
   /** The question's id (a call's, for an approval). */
   callId: string;
-  /** Absent: an approval (an id sealed before other kinds were asked). */
+  /** Absent: an approval (ids sealed before other kinds were asked). */
   kind?: QuestionKind;
 }
 
@@ -121,19 +105,9 @@ export function createLegacyApprovals(deps: {
       if (!mayApprove || opened.some(({ to }) => to === undefined || !sessions.sees(to.sessionId))) return 'refused';
       for (const { m, to } of opened) {
         const { sessionId, callId, kind = 'approval' } = to!;
-        await deps.bus
-          .execute(
-            'agent.answer',
-            { sessionId, id: callId, answer: answerOf({ kind }, m.result), by: 'mcp-elicitation' },
-            { sessionId },
-          )
-          .catch((err: unknown) =>
-            deps.log.debug({ err, id: callId }, 'answer through elicitation not applied (answered elsewhere first)'),
-          );
+        await applyAnswer(deps, sessionId, callId, answerOf({ kind }, m.result));
       }
       return 'applied';
     },
   };
 }
-
-export type LegacyApprovals = ReturnType<typeof createLegacyApprovals>;

@@ -1,10 +1,9 @@
-/** The agent's own MCP tools and resource: their names, input schemas (the zod schemas that check the calls), and results. */
+/** The agent's own MCP tools and resource: names, input schemas (the zod schemas that check the calls), results. */
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { hopsOf, invalidHops } from '../tools/hops.ts';
 import { sessionIdSchema } from '../session-id.ts';
 
-/** The agent's card, as a resource. */
 export const CARD_URI = 'agentd://agent/card';
 
 function inputSchemaOf(schema: z.ZodType): Tool['inputSchema'] {
@@ -18,7 +17,6 @@ export const chatInput = z.strictObject({
 });
 export const resetInput = z.strictObject({ sessionId: sessionIdSchema.optional().describe('Conversation to clear') });
 
-/** The agent's own tools; their input schemas are the zod schemas that check the calls. */
 export const OWN_TOOLS: Tool[] = [
   {
     name: 'chat_with_agent',

@@ -1,23 +1,19 @@
 /**
- * The agent's questions (src/conversation/questions.ts) as an MCP client is asked them: one form
- * elicitation per question, whichever way the client is reached (`elicitation/create` on stdio or on a
- * 2025-era HTTP stream, an `input_required` round for a 2026-07-28 request).
- *
- * Contracts:
- * - An approval, or a sampling request, is asked as `approvalQuestion`: `{ decision: "approve" | "deny",
- *   reason? }`; accept with `approve` approves, any other answer denies (`decisionOf`).
- * - A tool server's form (an elicitation in form mode) is passed on as the server asked it, and its answer
- *   goes back as given (an error or no answer cancels). A URL to open is not asked here (a form
- *   elicitation cannot carry it): it waits for another face (REST, WebSocket, A2A) or its timeout. Nor is a
- *   call of a tool an AG-UI client runs (`clientTool`): its result comes from that client (or REST).
- * - Answers go through `agent.answer` as `by: "mcp-elicitation"`; a question answered elsewhere first keeps
- *   that answer.
+ * The agent's questions as an MCP client is asked them: one form elicitation each, however the client is
+ * reached (`elicitation/create` on stdio or a 2025-era HTTP stream, an `input_required` round otherwise).
+ * An approval or a sampling request is `approvalQuestion`; a tool server's form passes as asked and its
+ * answer back as given (an error or no answer cancels). Not asked here: a URL to open (a form cannot carry
+ * it) and a call of an AG-UI client's tool; they wait for another face or their timeout.
  */
 import type { ElicitRequestFormParams } from '@modelcontextprotocol/server';
+import type { AgentCommands, AgentEvents } from '../agent/index.ts';
+import type { Bus } from '../bus/index.ts';
 import { approvalRecordOf, type AnswerInput, type Question } from '../conversation/questions.ts';
+import type { Logger } from '../log/index.ts';
+import type { SessionKey } from '../session-id.ts';
 
-/** The question about one call waiting for approval, as both the stdio and the HTTP face ask it. */
-export function approvalQuestion(call: { toolName: string; serverId: string; args?: unknown }) {
+/** The approve/deny form: `{ decision: "approve" | "deny", reason? }`. */
+function approvalQuestion(call: { toolName: string; serverId: string; args?: unknown }) {
   return {
     message: `Allow the agent to call "${call.toolName}" on "${call.serverId}"${call.args === undefined ? '' : ` with ${JSON.stringify(call.args)}`}?`,
     requestedSchema: {
@@ -31,11 +27,10 @@ export function approvalQuestion(call: { toolName: string; serverId: string; arg
   };
 }
 
-/** A form elicitation's parameters, as the SDK sends them. */
 export type FormQuestion = Pick<ElicitRequestFormParams, 'message' | 'requestedSchema'>;
 
-/** The decision an elicitation answer means (see the contracts). */
-export function decisionOf(answer: unknown): { decision: 'approve' | 'deny'; reason?: string } {
+/** Accepting with `approve` approves; any other answer denies. */
+function decisionOf(answer: unknown): { decision: 'approve' | 'deny'; reason?: string } {
   const a = answer as { action?: string; content?: { decision?: unknown; reason?: unknown } } | undefined;
   const reason = typeof a?.content?.reason === 'string' && a.content.reason !== '' ? a.content.reason : undefined;
   return {
@@ -56,10 +51,24 @@ export function formOf(q: Question): FormQuestion | undefined {
   };
 }
 
-/** The answer a client's elicitation result (or error: `undefined`) gives `q` (see the contracts). */
+/** The answer a client's elicitation result (or error: `undefined`) gives `q`. */
 export function answerOf(q: Pick<Question, 'kind'>, result: unknown): AnswerInput {
   if (q.kind !== 'elicitation') return decisionOf(result);
   const r = result as { action?: unknown; content?: unknown } | undefined;
   const action = r?.action === 'accept' || r?.action === 'decline' ? r.action : 'cancel';
   return { action, ...(action === 'accept' && r?.content !== undefined && { content: r.content }) };
+}
+
+/** Answers question `id` as `by: "mcp-elicitation"`; one answered elsewhere first keeps that answer (logged). */
+export function applyAnswer(
+  deps: { bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute'>; log: Logger },
+  sessionId: SessionKey,
+  id: string,
+  answer: AnswerInput,
+): Promise<unknown> {
+  return deps.bus
+    .execute('agent.answer', { sessionId, id, answer, by: 'mcp-elicitation' }, { sessionId })
+    .catch((err: unknown) =>
+      deps.log.debug({ err, id }, 'answer through elicitation not applied (answered elsewhere first)'),
+    );
 }

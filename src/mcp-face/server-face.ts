@@ -1,11 +1,8 @@
 /**
- * The agent as an MCP server on SDK v2 (`@modelcontextprotocol/server`), both protocol eras from one definition;
- * the handlers are era-blind and the SDK encodes results for the era of each request (docs/mcp-server.md,
- * "Protocol eras"). `newServer` builds a fresh server: per HTTP request for /mcp (stateless: a shared one would
- * leak replies between clients), per connection for stdio.
- *
- * Tools: `chat_with_agent` (chat.ts), `reset_conversation { sessionId? }`, and with `exposeTools` the connected
- * tool servers' tools. Resource: the agent's card (CARD_URI).
+ * The agent as an MCP server (SDK v2): era-blind handlers, the SDK encodes each result for its request's era.
+ * Tools: `chat_with_agent` (chat.ts), `reset_conversation`, and with `exposeTools` the tool servers' tools;
+ * resource: the agent's card. `newServer` is per HTTP request (a shared one would leak replies between
+ * clients) or per stdio connection.
  */
 import {
   ProtocolError,
@@ -56,11 +53,7 @@ export function createServerFace(deps: ServerFaceDeps) {
     return text(outcome.text, !outcome.success);
   }
 
-  /**
-   * A new MCP server with every handler, acting on the sessions `sessions` reaches; cheap enough to
-   * build per request. `persistent`: it serves a whole connection (stdio), so it may ask the client
-   * to approve tool calls through elicitation (see the contracts).
-   */
+  /** A new MCP server acting on the sessions `sessions` reaches; cheap enough to build per request. */
   function newServer(sessions: SessionAccess = LOCAL_SESSIONS, options: ServerOptions = {}): Server {
     const server = new Server(
       { name: card.name, version: card.version },

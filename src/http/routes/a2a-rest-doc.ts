@@ -1,8 +1,6 @@
 /**
- * The v1.0 routes of A2A's HTTP+JSON binding as the OpenAPI document describes them. They are served by
- * `createA2aRestEndpoint` (before the route table), never routed: these entries only document them. The
- * v0.3 routes (the same under `/a2a/rest/v1`, `GET /a2a/rest/v1/card`) and the push-notification config
- * routes (answered PushNotificationNotSupported) are in docs/a2a.md.
+ * The v1.0 routes of A2A's HTTP+JSON binding, for the OpenAPI document only (served by `createA2aRestEndpoint`,
+ * never routed); the v0.3 and push-notification config routes are in docs/a2a.md.
  */
 import { z } from 'zod';
 import { A2A_REST_PATH } from '../../a2a-face/index.ts';

@@ -1,17 +1,8 @@
 /**
- * A2A's HTTP+JSON binding on the front end: every path under `/a2a/rest` (src/a2a-face/rest-binding.ts
- * reads the routes and answers them with the face of `/a2a`).
- *
- * Contracts:
- * - The admission chain of `/a2a` (Host/Origin, rate limit, auth with scope `chat`, body bounded by
- *   `maxBodyBytes` and JSON depth); its refusals keep their status (401, 403, 429, ...). An unknown path
- *   is 404, a known one asked with another verb 405 with `Allow`, both after auth; a CORS preflight is 204.
- * - A body is JSON (`application/json` or `application/a2a+json`; another media type is 415
- *   CONTENT_TYPE_NOT_SUPPORTED); an empty one is none.
- * - Answers: 200 with the method's result as JSON, or `text/event-stream` with one `data:` line per stream
- *   response, written with backpressure. Errors carry the error table's status; v1.0 routes answer
- *   A2A's AIP-193 body (`toA2aRest`), v0.3 routes (`/v1/...`) v0.3's `{ code, message, data }` with A2A's
- *   JSON-RPC code. An error after the stream began is an SSE `event: error` with that body.
+ * A2A's HTTP+JSON binding on the front end: every path under `/a2a/rest` (docs/a2a.md), through `/a2a`'s
+ * admission chain. Errors carry the error table's status: v1.0 routes answer A2A's AIP-193 body (`toA2aRest`),
+ * v0.3 routes (`/v1/...`) `{ code, message, data }` with A2A's JSON-RPC code; one after the stream began is an
+ * SSE `event: error` with that body.
  */
 import type { EngineRequest, EngineResponse } from '../engine/index.ts';
 import { A2A_REST_PATH, endpointOrigin, matchRestRoute, type A2aRest, type RestRoute } from '../../a2a-face/index.ts';
@@ -20,15 +11,13 @@ import { MethodNotAllowed, PathNotFound, requestFacts } from '../admission.ts';
 import { parseJsonBody, readBody } from '../body.ts';
 import { streamReply } from '../relay.ts';
 import { jsonReply, send, type Reply } from '../respond.ts';
-import type { A2aEndpointDeps } from './a2a-routes.ts';
+import { A2A_HEADERS, A2A_JSON, type A2aEndpointDeps } from './a2a-routes.ts';
 
-const A2A_HEADERS = ['Accept', 'A2A-Version', 'A2A-Extensions'];
-const JSON_MEDIA = new Set(['application/json', 'application/a2a+json']);
+const JSON_MEDIA = new Set(['application/json', A2A_JSON]);
 
 /** Whether `path` belongs to the binding (its base or below). */
 export const isA2aRestPath = (path: string): boolean => path === A2A_REST_PATH || path.startsWith(`${A2A_REST_PATH}/`);
 
-/** A path under the base that names no route: 404. */
 /** The error as the binding of `legacy` encodes it, with its status (`status` overrides the table's). */
 function errorReply(err: unknown, legacy: boolean, status?: number): Reply {
   if (!legacy) {
@@ -58,7 +47,6 @@ async function* sseFrames(events: AsyncIterable<unknown>, legacy: boolean): Asyn
   }
 }
 
-/** The deps of `/a2a`'s endpoint, with the binding in place of the face. */
 export type A2aRestEndpointDeps = Omit<A2aEndpointDeps, 'face'> & { rest: A2aRest };
 
 export function createA2aRestEndpoint(deps: A2aRestEndpointDeps) {

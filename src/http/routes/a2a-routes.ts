@@ -1,18 +1,8 @@
 /**
- * A2A on the front end: the agent card route (`GET /.well-known/agent-card.json`, public, in the route
- * table) and the `/a2a` JSON-RPC endpoint (src/a2a-face does the protocol).
- *
- * Contracts:
- * - `/a2a` passes the admission chain like /mcp (Host/Origin, rate limit, auth with scope `chat`, body
- *   bounded by `maxBodyBytes` and JSON depth) and takes POST only (405, `Allow: POST`) of a JSON body
- *   (`application/json` or `application/a2a+json`; else 415, like /mcp); a CORS preflight is answered
- *   204 with A2A's headers allowed. Any other path under `/a2a/` it is given answers 404 in the REST
- *   error envelope (after the same chain: an unknown caller still learns only 401).
- * - The version is the `A2A-Version` header (`1.0`; absent or other: 0.3). A JSON answer is always
- *   HTTP 200 with a JSON-RPC response (errors inside, `toA2aRpc`); refusals of the admission chain
- *   keep their HTTP status (401, 403, 429, ...) with a JSON-RPC error body. Streaming methods answer
- *   `text/event-stream`, one `data:` line per JSON-RPC response, written with backpressure
- *   (relay.ts pulls the next event only when the socket drained).
+ * A2A on the front end: the card route (public, in the route table) and the `POST /a2a` JSON-RPC endpoint
+ * (docs/a2a.md, "Card and endpoints"). A JSON answer is HTTP 200 with a JSON-RPC response (errors inside);
+ * admission refusals keep their status with a JSON-RPC error body; another path under `/a2a/` is 404 in the REST
+ * envelope, after the same chain. Streams are SSE, one `data:` line per response, written with backpressure.
  */
 import { z } from 'zod';
 import type { EngineRequest, EngineResponse } from '../engine/index.ts';
@@ -38,9 +28,9 @@ import { errorReply, jsonReply, rpcErrorReply, send } from '../respond.ts';
 import { defineRoute, type Route, type SessionsOf } from '../route.ts';
 import { RESPONSES } from './shapes.ts';
 
-const A2A_HEADERS = ['Accept', 'A2A-Version', 'A2A-Extensions'];
+export const A2A_HEADERS = ['Accept', 'A2A-Version', 'A2A-Extensions'];
 /** A2A's own JSON media type, taken beside `application/json`. */
-const A2A_JSON = 'application/a2a+json';
+export const A2A_JSON = 'application/a2a+json';
 
 export type CardConfig = Pick<AgentConfig, 'name' | 'description' | 'version' | 'a2a' | 'server'>;
 
@@ -85,10 +75,7 @@ const rpcResponse = z.object({
     ),
 });
 
-/**
- * `POST /a2a` as the OpenAPI document describes it. It is served by `createA2aEndpoint` (registered
- * before the route table), never routed: this entry only documents it.
- */
+/** `POST /a2a` as the OpenAPI document describes it; served by `createA2aEndpoint`, never routed. */
 export function a2aEndpointDoc(config: CardConfig | undefined): Route[] {
   if (!config?.a2a.enabled) return [];
   return [

@@ -1,16 +1,8 @@
 /**
  * AG-UI on the front end: `GET <agUi.path>/capabilities` (in the route table) and the `POST <agUi.path>` run
- * endpoint (src/ag-ui-face does the protocol).
- *
- * Contracts:
- * - The run endpoint passes the admission chain like /a2a (Host/Origin, rate limit, auth with scope `chat`,
- *   body bounded by `maxBodyBytes` and JSON depth) and takes POST only (405, `Allow: POST`); a CORS preflight
- *   is answered 204. Its refusals, and a body that is not a `RunAgentInput`, are the REST error envelope
- *   with the table's status. Any other path under it but `capabilities` (a route of the table) is routed here
- *   and answered 404 after the admission chain, as /a2a's.
- * - A run answers 200, `text/event-stream` (one `data:` line per event), or
- *   `application/vnd.ag-ui.event+proto` exactly when `Accept` asks for it (each event behind its 4-byte
- *   big-endian length), written with backpressure.
+ * endpoint (docs/ag-ui.md), through the admission chain like /a2a. Refusals, and a body that is not a
+ * `RunAgentInput`, are the REST error envelope; another path under it is 404 after the chain. A run answers 200
+ * as SSE or, when `Accept` asks, protobuf (encoding.ts), written with backpressure.
  */
 import { z } from 'zod';
 import type { EngineRequest, EngineResponse } from '../engine/index.ts';

@@ -22,7 +22,6 @@ const messageSchema = z.object({
   imageData: imageDataSchema.optional(),
   ...attachFields,
 });
-/** The message endpoints' default *Try it out* body. */
 const messageExample = { message: 'Hello', sessionId: 'default' };
 const approvalSchema = z.object({ decision: approvalDecision, reason: z.string().max(2000).optional() });
 const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
@@ -68,9 +67,8 @@ async function userMessage(body: z.output<typeof messageSchema>, sessions: Sessi
 }
 
 /**
- * Whether a route that reads or changes an existing session may answer `found` as it is: under
- * strict ownership a session without a stored event is SESSION_NOT_FOUND (a foreign id and an
- * unknown one answer alike), asked of the store only when `found` is false.
+ * Under strict ownership, a session without a stored event is SESSION_NOT_FOUND (a foreign id and an unknown
+ * one answer alike); the store is asked only when `found` is false.
  */
 export async function ensureFound(
   found: boolean,
@@ -83,10 +81,7 @@ export async function ensureFound(
   if (!exists) throw sessionNotFound(sessionIdOf(key));
 }
 
-/**
- * The session's questions of `family` waiting for an answer, each as `recordOf` shows it: what the REST listings
- * (approvals, elicitations, client tools) return. None, and no such session (strict access): SESSION_NOT_FOUND.
- */
+/** The session's questions of `family` waiting for an answer, as `recordOf` shows them (the REST listings). */
 export async function pendingQuestions<R>(
   family: QuestionFamily,
   recordOf: (q: Question) => R,
@@ -106,7 +101,6 @@ function sessionNameOf(key: string): { id: string; owner?: string } {
   return owner === undefined ? { id } : { id, owner };
 }
 
-/** The spec's messaging endpoints plus the session endpoints (ARCHITECTURE.md §3, Sessions). */
 export interface AgentRoutesDeps {
   waiter: TurnWaiter;
   ids: IdSource;

@@ -1,12 +1,7 @@
 /**
- * The calls of tools a client runs (an AG-UI run's `tools`, questions of kind `clientTool`), over REST:
- * `GET /api/sessions/{sessionId}/client-tools` lists the calls waiting for their result, `POST
- * …/client-tools/{callId}` gives one its result — what the AG-UI client's next run does with a `tool` message,
- * for a client that lost its thread or a test. Ownership as for approvals; answering needs the `approve` scope.
- *
- * Contracts: the result is `{ content, error? }` (`error`: the call failed). Unknown call: 404
- * APPROVAL_NOT_FOUND; one that has its result already or expired: 409 APPROVAL_ALREADY_RESOLVED (a client
- * tool call is addressed by its call id, as an approval is).
+ * Calls of tools an AG-UI client runs, over REST: list a session's waiting ones, give one its result `{ content,
+ * error? }` (what the client's next run does with a `tool` message). Ownership, scope and codes as for approvals
+ * (APPROVAL_NOT_FOUND, APPROVAL_ALREADY_RESOLVED): such a call is addressed by its call id, as an approval is.
  */
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';

@@ -1,14 +1,7 @@
 /**
- * The questions tool servers ask during a session's turns (elicitations, src/conversation/questions.ts):
- * `GET /api/sessions/{sessionId}/elicitations` lists the pending ones, `POST …/elicitations/{id}`
- * answers one. Ownership as for approvals: a principal's own sessions (admins name `?owner=`);
- * answering needs the `approve` scope.
- *
- * Contracts:
- * - A listed question has `requestedSchema` (form) or `url` (URL mode), never both.
- * - An `accept` of a form is checked against its schema: a `400` INVALID_REQUEST whose
- *   `details.field` names the field; the question stays pending. Unknown id: 404
- *   ELICITATION_NOT_FOUND; answered already: 409 ELICITATION_ALREADY_RESOLVED.
+ * Tool servers' questions (elicitations) over REST: list a session's pending ones, answer one (the `approve`
+ * scope; ownership as for approvals). A listed question has `requestedSchema` (form) or `url`, never both; an
+ * `accept` of a form is checked against its schema (400 INVALID_REQUEST naming `details.field`; it stays pending).
  */
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';

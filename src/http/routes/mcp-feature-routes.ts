@@ -1,21 +1,8 @@
 /**
- * REST endpoints of tool servers' resources and prompts. Handlers validate input, then only execute
- * `mcp.*` commands on the bus.
- *
- * - `GET  /api/mcp/servers/:serverId/resources`                  → `{ serverId, resources, resourceTemplates, timestamp }`
- * - `GET  /api/mcp/servers/:serverId/resources/read?uri=…`       → `{ serverId, uri, contents, timestamp }` (binary as base64 `blob` with its `mimeType`)
- * - `POST /api/mcp/servers/:serverId/resources/subscribe`        → `{ serverId, uri, subscribed: true, timestamp }` (body `{ uri }`; updates arrive as `resourceUpdated` frames)
- * - `POST /api/mcp/servers/:serverId/resources/unsubscribe`      → `{ serverId, uri, subscribed: false, timestamp }`
- * - `GET  /api/mcp/servers/:serverId/prompts`                    → `{ serverId, prompts, timestamp }`
- * - `POST /api/mcp/servers/:serverId/prompts/:promptName/get`    → `{ serverId, name, description?, messages, timestamp }` (body = the arguments)
- * - `PUT  /api/mcp/servers/:serverId/roots`                      → `{ serverId, roots, timestamp }` (body `{ roots }`; the server is sent
- *   `notifications/roots/list_changed`; only for a server whose config lists `roots`, else INVALID_REQUEST)
- *
- * Scope: all `chat`. Resources and prompts are, by MCP's design, the side-effect-free features a
- * client reads or a user picks (unlike tools, which act: executing one is `admin`); a message may
- * attach a resource or send a prompt under `chat`, so reading them here needs no more than that.
- * Subscribing only asks the server to say when a resource changes. Changing roots changes what a
- * server may work on: `admin`, like connecting one.
+ * REST endpoints of tool servers' resources, prompts and roots: handlers validate input, then only execute
+ * `mcp.*` commands on the bus. Scope `chat`, as resources and prompts are MCP's side-effect-free features (a
+ * message may attach or send them under `chat`) and subscribing only asks to be told of changes; roots change
+ * what a server may work on: `admin`.
  */
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';

@@ -1,24 +1,8 @@
 /**
- * REST endpoints of the MCP component. Handlers validate input, then only execute `mcp.*` commands on the bus.
- *
- * - `GET    /api/mcp/servers`                                   → `{ servers, timestamp }`
- * - `POST   /api/connect-server`                                → `{ status: "connected", name, server: { id, name, status, type }, timestamp }`
- * - `POST   /api/connect-a2a-agent`                             → the same as connect-server, for a remote A2A agent
- *   (`{ name, config: { url, headers?, timeout?, description? } }`, the agent file's `a2aAgents` entry); it is then a
- *   server (type `http`) of the routes below: listed, its skills as tools, removed and restarted like any
- * - `GET    /api/mcp/servers/:serverId/tools`                   → `{ tools, timestamp }`
- * - `POST   /api/mcp/servers/:serverId/tools/:toolName/execute` → the spec's tool execution result (body = arguments; empty = `{}`);
- *   `?progressSession=<sessionId>` sends the call's progress as `toolProgress` frames to that session's watchers
- *   (its `callId` is `?callId=` or a new id; the frames have no `turnId`)
- * - `DELETE /api/mcp/servers/:serverId`                         → `{ status: "disconnected", name, server, timestamp }`
- * - `POST   /api/mcp/servers/:serverId/restart`                 → `{ status: "connected", name, server, timestamp }`
- * - `GET|POST|DELETE /api/mcp/servers/:serverId/sign-in`          → `{ serverId, signedIn, authorizationUrl?, timestamp }`:
- *   the calling principal's own sign-in to a server with `oauth.per: principal` (its status; begin it: the URL to
- *   open, or signed in already; sign out). Only ever the caller's: no principal reaches another's sign-in or tokens.
- *
- * `connect-server` validates the whole request with the config file's schemas before anything is spawned:
- * MISSING_FIELD (details.field) for an absent `name`, `config`, `config.type`, `config.command` (stdio) or
- * `config.baseUrl` (http); INVALID_REQUEST (details.field) for anything else that is wrong.
+ * REST endpoints of the tool servers (docs/api.md, "REST API"): handlers validate input, then only execute
+ * `mcp.*` commands on the bus. `connect-server` checks the whole request with the config file's schemas before
+ * anything is spawned (MISSING_FIELD or INVALID_REQUEST, `details.field`). The sign-in routes only ever reach
+ * the caller's own sign-in and tokens.
  */
 import type { Clock, IdSource } from '../../clock.ts';
 import { hasScope } from '../../auth/index.ts';
@@ -32,7 +16,6 @@ import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
 
 export interface McpRoutesOptions {
-  /** Source of response timestamps. */
   clock: Clock;
   /** Ids of direct calls whose progress is asked for. */
   ids: IdSource;
@@ -46,7 +29,6 @@ const executeQuery = z.object({
   callId: z.string().min(1).max(200).optional().describe('The callId of those frames (default: a new id)'),
 });
 
-/** The connect-server request: the config file's own schemas, checked before anything is spawned. */
 const connectSchema = z.object({ name: serverNameSchema, config: mcpServerConfigSchema });
 const connectA2aSchema = z.object({ name: serverNameSchema, config: a2aAgentSchema });
 

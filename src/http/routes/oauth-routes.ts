@@ -1,9 +1,8 @@
 /**
- * `GET /api/oauth/callback`: where the browser returns from an OAuth sign-in of a tool server (docs/tool-servers.md,
- * "OAuth-protected tool servers"). Public: the browser arrives without agentd's key. What protects it is the
- * `state` parameter, which names a pending authorization only an admin was shown, and the PKCE verifier, which
- * never left agentd; a request with any other state changes nothing. It answers a small HTML page (no script)
- * saying whether the server is connected; the code, the state and any token never appear in it or in a log.
+ * `GET /api/oauth/callback`, where the browser returns from a tool server's OAuth sign-in (docs/tool-servers.md).
+ * Public: what protects it is `state`, naming a pending authorization only an admin was shown (any other changes
+ * nothing), and the PKCE verifier, which never left agentd. It answers a small HTML page (no script); the code,
+ * the state and any token never appear in it or in a log.
  */
 import { isAppError } from '../../errors/index.ts';
 import type { Route, RouteResult } from '../route.ts';
@@ -19,7 +18,6 @@ const HEADERS = {
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 
-/** A page of one heading and one paragraph. */
 const page = (status: number, title: string, text: string): RouteResult => ({
   status,
   contentType: 'text/html; charset=utf-8',

@@ -9,9 +9,8 @@ import { RESPONSES } from './shapes.ts';
 
 const WEB = packagePath('web');
 /**
- * swagger-ui's files: dist/swagger-ui/, where the build copies them (the package ships them and
- * depends on no swagger-ui package, whose telemetry dependency would install with it); else, in a
- * checkout not built since, the swagger-ui-dist devDependency itself.
+ * swagger-ui's files: dist/swagger-ui/, where the build copies them (so the package depends on no swagger-ui
+ * package and its telemetry dependency); else, in a checkout not built since, the devDependency itself.
  */
 function swaggerUiDir(): string {
   const built = packagePath('dist', 'swagger-ui');
@@ -29,10 +28,7 @@ const TYPES: Record<string, string> = {
   '.json': 'application/json; charset=utf-8',
 };
 
-/**
- * What a page may do: load its own files, talk to this origin (REST and WebSocket), show images
- * the user picked. No inline script, no third party, no framing.
- */
+/** A page loads its own files, talks to this origin, shows images the user picked: no inline script, no framing. */
 const csp = (style: string, frames: string) =>
   `default-src 'none'; script-src 'self'; style-src ${style}; img-src 'self' data: blob:; connect-src 'self' ws: wss:; frame-src ${frames}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 const pageHeaders = (style = "'self'", frames = "'none'") => ({
@@ -62,9 +58,8 @@ const folder = (name: string) =>
 const withShared = (name: string) => [...folder(name), ...folder('shared')];
 
 /**
- * The web console: `GET /` (an HTTP GET; a WebSocket upgrade at `/` stays the API) and its files.
- * Public routes: the pages carry no secret and no data; everything they show comes from the API,
- * which asks for the key.
+ * The web console, `GET /` (a WebSocket upgrade at `/` stays the API), and its files. Public: the pages carry no
+ * secret and no data; what they show comes from the API, which asks for the key.
  */
 export function consoleRoutes(): Route[] {
   const file = files(withShared('console'), pageHeaders(), '/console/');
@@ -88,10 +83,7 @@ export function consoleRoutes(): Route[] {
   ];
 }
 
-/**
- * The API description (`GET /api/openapi.json`, of every route in `table()`, built once) and the
- * docs page showing it (swagger-ui from this package's files; no CDN). Public, like the console.
- */
+/** The OpenAPI document of every route in `table()` (built once) and its docs page (no CDN). Public. */
 export function apiDocRoutes(table: () => Route[], options: OpenApiOptions): Route[] {
   let document: string | undefined;
   // swagger-ui sets inline styles, so its page allows them; scripts stay 'self' only.
@@ -137,10 +129,8 @@ export function apiDocRoutes(table: () => Route[], options: OpenApiOptions): Rou
 }
 
 /**
- * The built-in inspector page (`GET /inspect`) and its files; it reads `/inspect/ws`. With the
- * inspector off it answers what to do instead. Public like the console: the stream itself asks
- * for the key. `GET /inspect/status.json` answers `{"enabled": …}` either way, so the console
- * learns whether to link the inspector without a failing request.
+ * The inspector page (`GET /inspect`, reading `/inspect/ws`) and its files; off, it says how to turn it on.
+ * Public: the stream asks for the key. `status.json` answers `{"enabled": …}` either way, for the console's link.
  */
 export function inspectRoutes(enabled: boolean): Route[] {
   const layouts: [string, string] = ['layouts.json', packagePath('machines', 'layouts.json')];

@@ -2,9 +2,8 @@ import type { Clock } from '../../clock.ts';
 import type { RouteResult } from '../route.ts';
 
 /**
- * Builds route replies whose body carries `timestamp` (last, so it cannot be overridden) of `at`,
- * by default now on the injected clock. Literal values keep their literal types, so a typed route
- * (`defineRoute`) checks them against its response schema.
+ * Route replies whose body ends with `timestamp` (of `at`, default now; last, so the body cannot override it).
+ * Literal values keep their types, so `defineRoute` checks them against its response schema.
  */
 export const createReply =
   (clock: Clock) =>

@@ -1,22 +1,13 @@
 /**
- * `GET /api/sessions` a page at a time: the query it takes and the cursor it hands out.
- *
- * Contracts:
- * - A page holds at most `limit` sessions (1–MAX_LIMIT, default DEFAULT_LIMIT), in the store's key
- *   order (code point order, src/store/session-range.ts); `nextCursor` is present when more may
- *   follow, absent on the last page.
- * - The cursor is opaque to clients: base64url of `{"v":1,"after":<the page's last key>}`. The next
- *   page lists the keys after that one, so a session that exists throughout is listed exactly once,
- *   whatever is created or deleted between pages (one created meanwhile is listed if its key sorts
- *   after the cursor). A cursor names a place in the order, nothing more: a principal's pages hold
- *   its own sessions whatever cursor it passes.
- * - A `limit` or `cursor` this service would not give out is INVALID_REQUEST (400) naming the field.
+ * `GET /api/sessions` a page at a time (docs/api.md, "Listing sessions, a page at a time"): its query, and the
+ * opaque cursor, base64url of `{"v":1,"after":<the page's last key>}`. The next page lists the keys after it,
+ * so a session that exists throughout is listed exactly once, whatever changes between pages.
  */
 import { z } from 'zod';
 import { sessionKeySchema } from '../../session-id.ts';
 
 export const DEFAULT_LIMIT = 100;
-export const MAX_LIMIT = 500;
+const MAX_LIMIT = 500;
 
 const CURSOR = /^[A-Za-z0-9_-]+$/;
 
@@ -43,7 +34,6 @@ export function decodeCursor(cursor: string): string | undefined {
 const BAD_LIMIT = `limit must be an integer from 1 to ${MAX_LIMIT}`;
 const BAD_CURSOR = 'cursor must be the nextCursor of a previous page, as it came';
 
-/** The query of `GET /api/sessions`. */
 export const sessionsQuery = z.object({
   limit: z.coerce
     .number({ error: BAD_LIMIT })

@@ -1,21 +1,8 @@
 /**
- * Export, import and fork of sessions (docs/sessions.md, "Export, import, fork"; the format is
- * src/conversation/session-transfer.ts, the work src/agent/session/transfer.ts).
- *
- * Contracts:
- * - `GET /api/sessions/{id}/export` answers the session's stored log as NDJSON, streamed with
- *   backpressure (relay.ts `streamReply`), with a `Content-Disposition` file name. A session with no
- *   log answers 200 with an empty body, as its history answers 200 with no events, unless principals
- *   are configured: then it is 404 SESSION_NOT_FOUND, as for every session route (src/auth/ownership.ts).
- *   The model's `reasoning` events are left out (their seqs are skipped) unless `?reasoning=true`.
- * - `POST /api/sessions/import` takes an export (`Content-Type: application/x-ndjson`, at most
- *   `server.limits.maxImportBytes`), checks every line before anything is stored (a bad one: 400
- *   naming it, and no session), and creates a new session with the whole log in one store call.
- * - `POST /api/sessions/{id}/fork` `{seq}` creates a new session whose log is the source's up to
- *   `seq` (400 `field: "seq"` outside 1..lastSeq).
- * - Both answer `{sessionId, lastSeq, timestamp}`. The new id is made here, by `newSessionId` alone;
- *   the new session belongs to the caller (its key is made by `sessions.key`, and it counts against
- *   the caller's cap), and an admin may name the source's owner with `?owner=`.
+ * Export, import and fork of sessions (docs/sessions.md, "Export, import, fork"). A new session's id is made
+ * here, by `newSessionId` alone; the session belongs to the caller (`sessions.key`, counted against its cap).
+ * Exporting a session with no log is 200 and empty, unless ownership is strict (then SESSION_NOT_FOUND, as on
+ * every session route).
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -48,7 +35,7 @@ const forkSchema = z.object({
 });
 
 /** A download name for the session's log: the id in ASCII (`_` for any other character), and exactly (RFC 6266 `filename*`). */
-export function exportDisposition(sessionId: string): string {
+function exportDisposition(sessionId: string): string {
   const ascii = sessionId.replace(/[^A-Za-z0-9._-]/g, '_');
   const exact = encodeURIComponent(sessionId).replace(
     /['()*]/g,
@@ -59,7 +46,6 @@ export function exportDisposition(sessionId: string): string {
 
 export function sessionTransferRoutes(deps: SessionTransferRoutesDeps): Route[] {
   const reply = createReply(deps.clock);
-  /** The one place the id of a new session comes from (see the contracts). */
   const newSessionId: IdSource = deps.sessionIds ?? (() => randomUUID());
   return [
     {

@@ -1,8 +1,6 @@
 /**
- * The success bodies of the REST routes, as zod schemas: what each route's handler is typed against
- * (src/http/route.ts, `defineRoute`), what the OpenAPI document publishes (src/http/openapi.ts) and
- * what the contract test checks real answers against. The records inside them come from
- * src/conversation/records.ts; only the HTTP envelopes (`timestamp`, wrappers) are written here.
+ * The REST routes' success bodies as zod schemas: what handlers are typed against (`defineRoute`), the OpenAPI
+ * document publishes and the contract test checks. Only the HTTP envelopes are written here (records: records.ts).
  */
 import { z } from 'zod';
 import { approvalDecision, elicitationAction } from '../../conversation/session-events.ts';

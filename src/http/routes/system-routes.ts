@@ -11,13 +11,11 @@ import { RESPONSES } from './shapes.ts';
 type NotReady = { check: 'start' | 'store' | 'toolServer'; message: string; server?: string; status?: string };
 
 /**
- * Why the service cannot take work now, for `/api/health/ready` (empty: ready). Checked: start-up
- * is done, the store accepts writes (no failed append since the last good one; Redis reachable),
- * and every tool server marked `required: true` is connected. The model configuration needs no
- * check here: a provider without its endpoint or key stops agentd at start. Reasons name servers
- * and states, never a server's error text (the probe answers without a key).
+ * Why the service cannot take work now (empty: ready): start-up not done, the store refusing writes, a
+ * `required` tool server not connected (the model needs no check: a provider without endpoint or key stops agentd
+ * at start). Reasons never carry a server's error text: the probe needs no key.
  */
-export function notReadyReasons(
+function notReadyReasons(
   info: Pick<ServiceInfo, 'isReady' | 'config'>,
   agent: AgentHealth,
   servers: ServerRecord[],
