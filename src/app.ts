@@ -68,7 +68,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   // Tool-server process groups are recorded beside the session logs, so a crash leaves none behind for long.
   const childrenFile = config.storage.type === 'jsonl' ? join(config.storage.dir, '.agentd-children.json') : undefined;
   const children = createChildRegistry(childrenFile, log.child({ component: 'mcp' }));
-  // The inspector watches the machines only while a viewer is attached (src/inspect/hub.ts).
   const inspect = config.server.inspect
     ? createInspectHub({ content: config.server.inspectContent, redact: redactor.deep })
     : undefined;
@@ -88,7 +87,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
           clock,
           ids,
           bus,
-          // The agent's session commands (the cluster does not import the agent).
           sessionCommands: { scoped: SESSION_COMMANDS, sendMessage: 'agent.sendMessage', takeOver: TAKE_OVER_COMMAND },
           sessions: { holds: (id) => agent.holds(id), drop: (id) => void agent.drop(id, 'moved') },
         })
@@ -158,6 +156,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       ? { client: cluster.redis, keyPrefix: config.storage.keyPrefix }
       : undefined;
   const limits = deps.limits ?? (sharedLimits && createLimits(config.server.limits, clock, sharedLimits));
+  const mode = deps.mode ?? 'web';
   let ready = false;
   // The store's identity, read before the service opens or listens: every WebSocket's first frame carries it.
   let storeId: string | undefined;
@@ -175,7 +174,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ids,
     log: log.child({ component: 'http' }),
     ...(limits && { limits }),
-    mode: deps.mode ?? 'web',
+    mode,
     mcpFace,
     instanceId,
     metrics,
@@ -192,21 +191,18 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       waiter,
       ids,
       metrics,
-      mode: deps.mode ?? 'web',
+      mode,
     }),
   });
   // The OAuth callback URL is known once the front end listens (port 0 picks one).
   const frontEnd: FrontEnd = {
     ...served,
-    engine: served.engine,
     async listen(host, port, options) {
       await identify();
       const bound = await served.listen(host, port, options);
       listening = { host, port: bound };
       return bound;
     },
-    close: () => served.close(),
-    connections: () => served.connections(),
   };
 
   return {
