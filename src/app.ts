@@ -72,10 +72,8 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ? createInspectHub({ content: config.server.inspectContent, redact: redactor.deep })
     : undefined;
   const registerActor = inspect && { registerActor: (id: string, actor: AnyActorRef) => inspect.register(id, actor) };
-  // Tool servers' logs reach the inspector as `@agentd.mcpServerLog` on their server's actor.
   if (inspect)
     bus.on('mcp.serverLog', ({ payload }) => inspect.notice(`mcp:${payload.serverId}`, 'mcpServerLog', payload));
-  // With Redis storage, instances share sessions: each runs on its lease holder, and frames reach every instance.
   const cluster =
     config.storage.type === 'redis'
       ? createCluster({
@@ -129,7 +127,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   });
   const unnamed = config.server.limits.unnamedSessions;
   const expiry = createUnnamedExpiry({ bus, store, clock, log: log.child({ component: 'agent' }), ...unnamed });
-  // Every face follows a turn (its log, then live, on any instance) through this one port.
   const follower = createTurnFollower({ bus, store, interest: cluster?.interest });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs, follower);
   // /mcp's sealing key, one for every instance of the store and kept across restarts (a failed read is retried).
@@ -150,7 +147,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     key: faceKey,
     serviceId,
   });
-  // Shared limits count in the sessions' Redis, on the cluster's connection.
   const sharedLimits =
     cluster && config.storage.type === 'redis' && limitsStoreOf(config) === 'redis'
       ? { client: cluster.redis, keyPrefix: config.storage.keyPrefix }

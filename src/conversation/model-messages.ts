@@ -81,7 +81,6 @@ export interface ModelAttempt {
   message: string;
 }
 
-/** One completed model step. */
 export interface ModelStep {
   text: string;
   toolCalls: ToolCallRequest[];

@@ -131,9 +131,7 @@ export function createInspectHub(options: FrameOptions) {
       }
     },
 
-    /** Readable ids of the live root actors. */
     actorIds: (): string[] => [...roots.keys()],
-    /** Viewers attached now. */
     viewers: (): number => viewers.size,
     /** Whether actor systems are being inspected now (tests: no cost without a viewer). */
     watching: (): number => [...roots.values()].filter((r) => r.watch !== undefined).length,
