@@ -68,15 +68,12 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   // Tool-server process groups are recorded beside the session logs, so a crash leaves none behind for long.
   const childrenFile = config.storage.type === 'jsonl' ? join(config.storage.dir, '.agentd-children.json') : undefined;
   const children = createChildRegistry(childrenFile, log.child({ component: 'mcp' }));
-  // The inspector watches the machines only while a viewer is attached (src/inspect/hub.ts).
   const inspect = config.server.inspect
     ? createInspectHub({ content: config.server.inspectContent, redact: redactor.deep })
     : undefined;
   const registerActor = inspect && { registerActor: (id: string, actor: AnyActorRef) => inspect.register(id, actor) };
-  // Tool servers' logs reach the inspector as `@agentd.mcpServerLog` on their server's actor.
   if (inspect)
     bus.on('mcp.serverLog', ({ payload }) => inspect.notice(`mcp:${payload.serverId}`, 'mcpServerLog', payload));
-  // With Redis storage, instances share sessions: each runs on its lease holder, and frames reach every instance.
   const cluster =
     config.storage.type === 'redis'
       ? createCluster({
@@ -88,7 +85,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
           clock,
           ids,
           bus,
-          // The agent's session commands (the cluster does not import the agent).
           sessionCommands: { scoped: SESSION_COMMANDS, sendMessage: 'agent.sendMessage', takeOver: TAKE_OVER_COMMAND },
           sessions: { holds: (id) => agent.holds(id), drop: (id) => void agent.drop(id, 'moved') },
         })
@@ -131,7 +127,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   });
   const unnamed = config.server.limits.unnamedSessions;
   const expiry = createUnnamedExpiry({ bus, store, clock, log: log.child({ component: 'agent' }), ...unnamed });
-  // Every face follows a turn (its log, then live, on any instance) through this one port.
   const follower = createTurnFollower({ bus, store, interest: cluster?.interest });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs, follower);
   // /mcp's sealing key, one for every instance of the store and kept across restarts (a failed read is retried).
@@ -152,12 +147,12 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     key: faceKey,
     serviceId,
   });
-  // Shared limits count in the sessions' Redis, on the cluster's connection.
   const sharedLimits =
     cluster && config.storage.type === 'redis' && limitsStoreOf(config) === 'redis'
       ? { client: cluster.redis, keyPrefix: config.storage.keyPrefix }
       : undefined;
   const limits = deps.limits ?? (sharedLimits && createLimits(config.server.limits, clock, sharedLimits));
+  const mode = deps.mode ?? 'web';
   let ready = false;
   // The store's identity, read before the service opens or listens: every WebSocket's first frame carries it.
   let storeId: string | undefined;
@@ -175,7 +170,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ids,
     log: log.child({ component: 'http' }),
     ...(limits && { limits }),
-    mode: deps.mode ?? 'web',
+    mode,
     mcpFace,
     instanceId,
     metrics,
@@ -192,21 +187,18 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       waiter,
       ids,
       metrics,
-      mode: deps.mode ?? 'web',
+      mode,
     }),
   });
   // The OAuth callback URL is known once the front end listens (port 0 picks one).
   const frontEnd: FrontEnd = {
     ...served,
-    engine: served.engine,
     async listen(host, port, options) {
       await identify();
       const bound = await served.listen(host, port, options);
       listening = { host, port: bound };
       return bound;
     },
-    close: () => served.close(),
-    connections: () => served.connections(),
   };
 
   return {

@@ -1,8 +1,7 @@
 /**
- * The process entry of `agentd`: argv → a command. The only place that listens, reads signals,
- * forks workers or exits. `--help`, `--version` and usage errors answer before anything heavy is
- * imported. Exit codes: 0 normal shutdown, 1 start-up failure (bad config, port taken, Redis
- * unreachable), 2 usage.
+ * The process entry of `agentd`: the only place that listens, reads signals, forks workers or exits.
+ * `--help`, `--version` and usage errors answer before anything heavy is imported.
+ * Exit codes: 0 normal shutdown, 1 start-up failure, 2 usage.
  */
 import { parseCliArgs, USAGE, UsageError, type CliOptions } from './cli/args.ts';
 import { VERSION } from './package-info.ts';

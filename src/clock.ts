@@ -1,13 +1,11 @@
 /** Injected sources of time and ids (house rule 7: nothing reads Date.now or makes ids on its own). */
 export interface Clock {
-  /** Milliseconds since the epoch. */
-  now(): number;
+  now(): number; // ms since the epoch
 }
 export type IdSource = () => string;
 
 export const systemClock: Clock = { now: () => Date.now() };
 
-/** ISO 8601 UTC with milliseconds, from a clock. */
 export const isoNow = (clock: Clock): string => new Date(clock.now()).toISOString();
 
 /** Cheap unique ids: a random per-process prefix plus a counter (no crypto call per chunk). */

@@ -1,11 +1,7 @@
 /** Nesting allowed in JSON that untrusted peers send (request bodies, frames, tool arguments). */
 export const MAX_JSON_DEPTH = 64;
 
-/**
- * Whether `value` nests objects or arrays deeper than `max` levels (a scalar is depth 0). Walks
- * iteratively and stops at the first level past `max`, so a hostile document cannot overflow the
- * stack here or in any recursive code that would see it later.
- */
+/** Whether `value` nests objects or arrays deeper than `max` levels (a scalar is depth 0); iterative, so never overflows the stack. */
 export function tooDeep(value: unknown, max = MAX_JSON_DEPTH): boolean {
   let level: unknown[] = [value];
   for (let depth = 0; level.length > 0; depth++) {
@@ -27,7 +23,7 @@ const CLOSE_BRACKET = 0x5d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-/** Index of the quote that closes the string opened at `open` (-1: none); skips the string with indexOf, not per character. */
+/** Index of the quote that closes the string opened at `open` (-1: none). */
 function closingQuote(text: string, open: number): number {
   for (let q = text.indexOf('"', open + 1); q >= 0; q = text.indexOf('"', q + 1)) {
     let slashes = 0;
@@ -38,10 +34,8 @@ function closingQuote(text: string, open: number): number {
 }
 
 /**
- * Whether JSON text opens more than `max` objects or arrays inside each other, judged from the text
- * alone before it is parsed: one pass over the characters, brackets inside strings ignored. Agrees
- * with `tooDeep(JSON.parse(text))` for valid JSON, and lets a hostile 1 000 000-deep document be
- * refused without building it. Malformed text is not judged here (JSON.parse reports it).
+ * `tooDeep(JSON.parse(text))` for valid JSON, judged from the text before parsing, so a hostile deep
+ * document is refused without being built. Malformed text is not judged here (JSON.parse reports it).
  */
 export function textTooDeep(text: string, max = MAX_JSON_DEPTH): boolean {
   let depth = 0;

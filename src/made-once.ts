@@ -1,7 +1,4 @@
-/**
- * `make` called once and its result kept for every later call; a failure is not kept, so the next call
- * makes it again (a folder not created yet, a key the secret store could not be read for).
- */
+/** `make` called once and its result kept for every later call; a failure is not kept, so the next call makes it again. */
 export function madeOnce<T>(make: () => Promise<T>): () => Promise<T> {
   let made: Promise<T> | undefined;
   return () =>

@@ -1,7 +1,6 @@
 /**
- * Metrics and traces of the service: metrics always, traces when a span exporter is given, `server.tracing` is on or
- * the `OTEL_*` environment asks for them. `observe(turnId)` measures one model request; `unwatch()` stops watching the
- * bus, `shutdown()` flushes the traces.
+ * Metrics always; traces when a span exporter is given, `server.tracing` is on or `OTEL_*` asks.
+ * `observe(turnId)` measures one model request; `shutdown()` flushes the traces.
  */
 import type { Clock } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';

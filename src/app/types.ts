@@ -1,4 +1,4 @@
-/** What `createApp` is given and what it returns; the application's bus (every component's commands and events). */
+/** What `createApp` is given and returns. */
 import type { AgentCommands, AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { Clock, IdSource } from '../clock.ts';
@@ -38,15 +38,9 @@ export interface AppDeps {
   engine?: EngineSelection;
   /** The address the caller will listen on (the CLI's `--host` or `server.host`): a non-loopback one makes the service shared. */
   bindHost?: string | undefined;
-  /**
-   * The agent file's folder: on a shared service, runtime-connected interpreters run only scripts under it (or
-   * `node_modules`). Default: the working directory (a config built in code has no file).
-   */
+  /** The agent file's folder (default: the working directory): on a shared service, runtime-connected interpreters run only scripts under it. */
   agentDir?: string | undefined;
-  /**
-   * The id agentd's own /mcp declares, so that connecting agentd to itself is told apart
-   * (src/tools/mcp/self-connection.ts). Default: this instance's; the workers of one supervisor share one.
-   */
+  /** The id agentd's own /mcp declares, to tell a connection to itself (default: this instance's; one supervisor's workers share one). */
   serviceId?: string | undefined;
 }
 
@@ -57,7 +51,7 @@ export interface App {
   serverFace: ServerFace;
   /** The inspection hub, when `server.inspect` is on. */
   inspect: InspectHub | undefined;
-  /** Checks what must work before the service listens (the store's medium) and ends tool servers a crashed run left; rejects with the problem. */
+  /** Checks the store's medium before listening and ends tool servers a crashed run left; rejects with the problem. */
   open(): Promise<void>;
   /** Kills every tool-server process group at once (for exits that cannot wait for `stop()`). */
   killChildren(): void;

@@ -1,4 +1,4 @@
-/** Principals and scopes (issue 23): who a request acts for, resolved from its bearer credential. */
+/** Principals and scopes: who a request acts for, resolved from its bearer credential. */
 export * from './principal.ts';
 export {
   createPrincipals,

@@ -5,12 +5,10 @@ import { isScopeName, type Principal, type ScopeName } from './principal.ts';
 
 type JwtConfig = NonNullable<AuthConfig['jwt']>;
 
-/** A key set fetch gives up after this long (jose's `timeoutDuration`). */
-export const JWKS_TIMEOUT_MS = 5_000;
-/** A key set response larger than this is refused (read through jose's `customFetch`). */
-export const JWKS_MAX_BYTES = 256 * 1024;
+const JWKS_TIMEOUT_MS = 5_000;
+const JWKS_MAX_BYTES = 256 * 1024;
 
-/** `fetch` whose response body is cut off with an error past `maxBytes` (the JWKS endpoint is trusted, its size is not). */
+/** `fetch` that fails once the response body passes `maxBytes` (the JWKS endpoint is trusted, its size is not). */
 function boundedFetch(maxBytes: number): typeof fetch {
   return async (input, init) => {
     const res = await fetch(input, init);
@@ -39,14 +37,10 @@ export function scopesOf(claim: unknown): ScopeName[] {
 }
 
 /**
- * Bearer JSON Web Tokens. Contracts:
- * - A token is accepted only when its signature verifies with a key of the set, its `alg` is one of
- *   `algorithms` (never `none`), `iss` and `aud` match, and `exp`/`nbf` hold (jose's checks).
- * - `jwksFile` is read once, at creation (a bad file throws there). `jwksUrl` is fetched on first use
- *   and again on an unknown `kid`, at most once per `jwksCooldownMs`; each fetch is bounded by
- *   JWKS_TIMEOUT_MS and JWKS_MAX_BYTES, redirects are not followed.
- * - The principal is `jwt:<subject claim>` with the scopes of the scopes claim, owning the sessions
- *   of that name; a token without a subject of 1–128 characters (no NUL) is refused. `verify` answers `undefined` for every refusal (the caller answers 401).
+ * Bearer JSON Web Tokens: accepted when signed by a key of the set with one of `algorithms`, `iss`, `aud`, `exp` and
+ * `nbf` holding (jose's checks), and carrying a subject of 1–128 characters without NUL; `undefined` otherwise.
+ * The principal is `jwt:<subject>`. `jwksFile` is read at creation (a bad file throws); `jwksUrl` is fetched on
+ * first use and on an unknown `kid` (at most once per `jwksCooldownMs`), bounded in time and size.
  */
 export function createJwtVerifier(
   config: JwtConfig,
@@ -61,7 +55,7 @@ export function createJwtVerifier(
           [customFetch]: boundedFetch(JWKS_MAX_BYTES),
         });
   return async (token) => {
-    // Not a compact JWS: not a token (a wrong key, most likely); no verification attempted.
+    // Not a compact JWS (a wrong key, most likely): no verification attempted.
     if (!/^[\w-]+\.[\w-]+\.[\w-]+$/.test(token)) return undefined;
     try {
       const { payload } = await jwtVerify(token, keys, {

@@ -11,16 +11,19 @@ export interface KeyEntry {
   owner: string | undefined;
 }
 
+export const keyPrincipal = (e: KeyEntry): Principal => ({
+  name: e.name,
+  scopes: new Set(e.scopes),
+  via: 'key',
+  owner: e.owner,
+});
+
 /**
- * The configured keys. Contracts: a credential is compared with every key, always all of them, in
- * constant time on SHA-256 digests (no early exit, no length leak); the answer is that key's principal
- * (one object per key, made once) or `undefined`. Keys are never kept in clear beyond this closure.
+ * The configured keys: a credential is compared with every key in constant time on SHA-256 digests (no early
+ * exit, no length leak); the answer is that key's principal (one object per key) or `undefined`.
  */
 export function createKeyTable(entries: readonly KeyEntry[]): (credential: string) => Principal | undefined {
-  const table = entries.map((e) => ({
-    digest: digest(e.key),
-    principal: { name: e.name, scopes: new Set(e.scopes), via: 'key', owner: e.owner } satisfies Principal,
-  }));
+  const table = entries.map((e) => ({ digest: digest(e.key), principal: keyPrincipal(e) }));
   return (credential) => {
     const given = digest(credential);
     let found: Principal | undefined = undefined;

@@ -1,19 +1,9 @@
 /**
- * Sessions belong to principals. Every face turns the session id a caller names into the key the
- * session lives under (src/session-id.ts) through one `SessionAccess`, and turns keys back into ids
- * on the way out.
- *
- * Contracts:
- * - A principal's ids name sessions of its own namespace (`Principal.owner`): the same id named by two
- *   principals is two sessions, so each has its own `default` and no id names another's session.
- * - Only an `admin` principal reaches another namespace, by naming its owner (`''` names the unnamed
- *   one); anyone else naming an owner other than its own is refused FORBIDDEN before anything is read.
- * - `sees` decides what listings show: an admin sees every session, anyone else its own namespace's;
- *   `listed` is that namespace as a range of keys (a namespace's keys sort together), so a listing
- *   reads a principal's sessions only, a page at a time.
- * - `strict` (any key or JWT configured): a session with no stored event is not found (404
- *   SESSION_NOT_FOUND) on the routes that read or change an existing session, so a foreign id and an
- *   unknown one answer alike. Without auth nothing changes for the single user.
+ * Sessions belong to principals: every face turns a caller's session id into its key through one `SessionAccess`.
+ * - A principal's ids name sessions of its own namespace (`Principal.owner`): two principals' same id is two sessions.
+ * - Only an `admin` reaches another namespace, by naming its owner (`''`: the unnamed one); anyone else naming
+ *   another owner is refused FORBIDDEN before anything is read. Listings show an admin everything, others their own.
+ * - `strict` (any key or JWT configured): a session with no stored event answers 404, so foreign and unknown ids look alike.
  */
 import { AppError } from '../errors/index.ts';
 import {
@@ -31,13 +21,13 @@ import { hasScope, type Principal } from './principal.ts';
 export interface SessionAccess {
   /** The cap on the caller's sessions: none for an admin principal; anonymous callers are counted by IP. */
   readonly quota: SessionQuota | undefined;
-  /** The key of the caller's session `id`, or (admin only) of `owner`'s; an id or owner that breaks the rule is INVALID_REQUEST (`sessionKey`). */
+  /** The key of the caller's session `id`, or (admin only) of `owner`'s; INVALID_REQUEST for a bad id or owner. */
   key(id: string, owner?: string): SessionKey;
-  /** Whether a listing shows the session stored under `key` to the caller: a key that breaks the rule of keys is shown to nobody. */
+  /** Whether a listing shows the session stored under `key` to the caller (an invalid key: to nobody). */
   sees(key: string): key is SessionKey;
   /** The same as a range of keys in the store's order (src/store/session-range.ts): what a paged listing asks for. */
   readonly listed: KeyRange;
-  /** Whether an unknown session answers 404 (see the contracts). */
+  /** Whether an unknown session answers 404. */
   readonly strict: boolean;
 }
 
@@ -54,18 +44,14 @@ export interface KeyRange {
   below?: string;
 }
 
-/**
- * The keys of one namespace as a range: an owned key is `NUL owner NUL id` (src/session-id.ts), so
- * `owner`'s keys lie from `NUL owner NUL` up to `NUL owner U+0001`; a key of the unnamed namespace
- * ('') never starts with NUL, so those lie from U+0001 on.
- */
+/** The keys of one namespace as a range (owned keys are `NUL owner NUL id`; unowned ones never start with NUL). */
 export function namespaceRange(owner: string): KeyRange {
   if (owner === '') return { from: '\u0001' };
   const start = namespacePrefix(owner);
   return { from: start, below: `${start.slice(0, -1)}\u0001` };
 }
 
-/** The sessions `principal` (calling from `ip`) reaches; see the contracts. */
+/** The sessions `principal` (calling from `ip`) reaches. */
 export function sessionAccess(principal: Principal, ip: string, options: OwnershipOptions): SessionAccess {
   const admin = hasScope(principal, 'admin');
   const own = principal.owner ?? '';

@@ -1,8 +1,4 @@
-/**
- * Who a request acts for. A principal is resolved once per request (or WebSocket connection) from
- * its bearer credential and travels with it (`ctx.principal`); its name is what logs show, never the
- * credential.
- */
+/** Who a request acts for: resolved once per request or WebSocket connection; logs show its name, never the credential. */
 import { AUTH_SCOPES } from '../config/index.ts';
 
 export { AUTH_SCOPES };
@@ -14,18 +10,11 @@ export interface Principal {
   name: string;
   scopes: ReadonlySet<ScopeName>;
   via: 'key' | 'jwt' | 'anonymous';
-  /**
-   * Whose sessions it uses: its own name for a named key or a token; none (the unnamed namespace,
-   * where sessions made before principals existed live) for `anonymous` and the shorthand keys.
-   */
+  /** Whose sessions it uses: its own name for a named key or a token; none (the unnamed namespace) for `anonymous` and shorthand keys. */
   owner: string | undefined;
 }
 
-/**
- * What a route or socket needs: `public` needs nothing; `approve` (answering a tool approval of one's
- * own session) is `chat`, or `admin` when only the shorthand keys are configured and `adminKey` is one
- * of them (the rule from before principals, kept for those configurations).
- */
+/** What a route or socket needs: `approve` (answering one's own approvals) is `chat`, or `admin` when only the shorthand keys are configured and `adminKey` is one of them. */
 export type RouteScope = 'public' | ScopeName | 'approve';
 
 /** `admin` implies every scope. */

@@ -1,7 +1,7 @@
 import { AppError } from '../errors/index.ts';
 import type { AuthConfig } from '../config/index.ts';
 import { createJwtVerifier } from './jwt.ts';
-import { createKeyTable, type KeyEntry } from './keys.ts';
+import { createKeyTable, keyPrincipal, type KeyEntry } from './keys.ts';
 import { ALL_SCOPES, hasScope, type Principal, type RouteScope, type ScopeName } from './principal.ts';
 
 /** `server.auth` as configured; `keys` and `jwt` may be left out (tests, older callers). */
@@ -19,11 +19,7 @@ export interface Principals {
   readonly anonymous: Principal;
   /** The principal of a bearer credential: a key's, a token's, or `undefined` for neither. */
   resolve(credential: string): Promise<Principal | undefined>;
-  /**
-   * The principal a request acts for, checked against what it needs; throws UNAUTHORIZED (no or an
-   * invalid credential, or a shorthand key short of the scope: today's answers) or FORBIDDEN (a known
-   * principal short of the scope, `details.scope`, `details.principal`).
-   */
+  /** The principal a request acts for, checked against what it needs (see `createPrincipals` for the refusals). */
   authorize(credential: string | undefined, needed?: RouteScope): Promise<Principal>;
   /** Whether a principal may do what `needed` says (`approve` and `admin` implication included). */
   allows(principal: Principal, needed: RouteScope): boolean;
@@ -31,11 +27,7 @@ export interface Principals {
   check(principal: Principal, needed: RouteScope): void;
 }
 
-/**
- * What a configuration fixes before any credential is seen: the shorthand keys' principals, the
- * anonymous principal, and which scope a route scope needs. The one source of these rules for
- * `createPrincipals` and the OpenAPI document (src/http/openapi.ts).
- */
+/** What a configuration fixes before any credential is seen; the one source of these rules for `createPrincipals` and the OpenAPI document. */
 export function fixedPrincipals(auth: AuthInput) {
   const named = auth.keys ?? [];
   const onlyShorthands = named.length === 0 && auth.jwt === undefined;
@@ -62,8 +54,7 @@ export function fixedPrincipals(auth: AuthInput) {
     const scope = need(needed);
     return scope === undefined || hasScope(p, scope);
   };
-  const principalOf = (e: KeyEntry | undefined): Principal | undefined =>
-    e && { name: e.name, scopes: new Set(e.scopes), via: 'key', owner: e.owner };
+  const principalOf = (e: KeyEntry | undefined): Principal | undefined => e && keyPrincipal(e);
   return {
     named,
     onlyShorthands,
@@ -82,23 +73,17 @@ export function fixedPrincipals(auth: AuthInput) {
 }
 
 /**
- * Principals from `server.auth`. Contracts:
- * - `keys[]` as given, each owning the sessions of its name; `apiKey` is a key named `api` of scope
- *   `chat`, `adminKey` a key named `admin` of scope `admin`; both use the unnamed session namespace
- *   (sessions stored before principals existed stay theirs).
- * - Nothing configured: every request is `anonymous` with every scope. Only `adminKey` configured:
- *   `anonymous` has `chat` (as before: the admin key guarded only admin routes). Otherwise `anonymous` has none.
- * - A credential that resolves to nobody counts as no credential: refused when `anonymous` lacks the scope.
- * - Refusals: no or an unknown credential is 401 UNAUTHORIZED; a shorthand key short of a scope while
- *   `adminKey` is configured with only shorthands is 401 as before ("needs the admin key"); any other
- *   principal short of a scope is 403 FORBIDDEN naming the scope and the principal.
- * - `public` needs nothing and resolves nothing (no token verification for static pages).
+ * Principals from `server.auth`: each of `keys` owns the sessions of its name; `apiKey` (`api`, scope `chat`) and
+ * `adminKey` (`admin`, scope `admin`) use the unnamed namespace. `anonymous` has every scope when nothing is
+ * configured, `chat` when only `adminKey` is, else none; a credential that resolves to nobody counts as none.
+ * Refusals: 401 UNAUTHORIZED for no or an unknown credential (and a shorthand key short of a scope while only
+ * shorthands are configured with `adminKey`), else 403 FORBIDDEN naming scope and principal. `public` resolves nothing.
  */
 export function createPrincipals(auth: AuthInput, options: PrincipalsOptions = {}): Principals {
   const { named, onlyShorthands, shorthands, configured, anonymous, need, allows } = fixedPrincipals(auth);
   const keyOf = createKeyTable([...shorthands, ...named.map((k) => ({ ...k, owner: k.name }))]);
   const tokenOf = auth.jwt ? createJwtVerifier(auth.jwt, options.onJwksError) : undefined;
-  /** The shorthand keys keep their 401 of before when `adminKey` is the key that would do. */
+  // The shorthand keys keep their 401 when `adminKey` is the key that would do.
   const legacy = (p: Principal) =>
     p.via === 'key' && onlyShorthands && auth.adminKey !== undefined && shorthands.some((s) => s.name === p.name);
 

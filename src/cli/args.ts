@@ -1,7 +1,4 @@
-/**
- * argv → what the `agentd` command is asked to do. Loads nothing heavy: `--help` and `--version`
- * answer before the service's modules are imported.
- */
+/** argv → what the `agentd` command is asked to do; imports nothing heavy. */
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 

@@ -1,8 +1,4 @@
-/**
- * `agentd init [FILE] [--provider NAME] [--model NAME] [--force]`: writes a commented agent file
- * that validates against the agent schema. Never overwrites without --force; exits 1 (file
- * exists, bad provider) or 2 (usage) with the reason.
- */
+/** `agentd init`: writes a commented agent file that validates against the schema; never overwrites without --force. */
 import { writeFile } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
 import { parse } from 'yaml';
@@ -30,7 +26,7 @@ const USUAL_MODEL: Record<Provider, string> = {
 const isProvider = (name: string): name is Provider => (PROVIDERS as readonly string[]).includes(name);
 
 /** The text of a new agent file for `provider`/`model`; `schemaPath` is the schema as the file's folder reaches it. */
-export function agentFileText(provider: Provider, model: string, schemaPath: string): string {
+function agentFileText(provider: Provider, model: string, schemaPath: string): string {
   const preset: ProviderPreset = PROVIDER_PRESETS[provider];
   const endpoint = preset.baseURL
     ? `  # baseURL: ${preset.baseURL}   # the preset; set it to use another endpoint`

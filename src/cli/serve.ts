@@ -1,7 +1,4 @@
-/**
- * `agentd [options]`: serve the agent in this process, or supervise `--workers N` processes that
- * each serve it (see supervise.ts). Loaded only when the command serves.
- */
+/** `agentd [options]`: serves the agent in this process, or supervises `--workers N` processes that do. */
 import cluster from 'node:cluster';
 import { channel } from 'node:diagnostics_channel';
 import { dirname, resolve } from 'node:path';
@@ -45,8 +42,7 @@ export async function serve(options: ServeOptions): Promise<void> {
 
   let app: App;
   try {
-    // Over stdio nothing listens: only keys can make the service shared.
-    // The workers of one supervisor are one service: its /mcp declares the supervisor's id (src/tools/mcp/self-connection.ts).
+    // Over stdio nothing listens: only keys can make the service shared. One supervisor's workers share one service id.
     const serviceId = cluster.isWorker ? process.env.AGENTD_SERVICE_ID : undefined;
     app = createApp(config, {
       log,

@@ -43,10 +43,7 @@ export function listenAddress(options: ServeOptions, config: AgentConfig): { hos
   return { host, port };
 }
 
-/**
- * What to do without a model key, after the error naming the missing key: the commands of the
- * installed `agentd`, or from a checkout (which has no `agentd` on PATH) its scripts.
- */
+/** What to do without a model key: the installed `agentd`'s commands, or a checkout's scripts. */
 export function noKeyHint(): string {
   const [demo, agentd] = FROM_CHECKOUT ? ['npm run demo', 'npx agentd'] : ['agentd demo', 'agentd'];
   return (
@@ -67,10 +64,8 @@ function bindError(host: string, port: number): Promise<string | undefined> {
 }
 
 /**
- * Why agentd cannot listen on `host:port`, as one line that says what to do, e.g. `port 3001 is in
- * use; pick another with --web-port`. The engines word their failures differently (uWebSockets.js
- * tells no cause), so the address is tried again with node:net to learn it; `fallback` (the
- * engine's error) when that binds now, or fails some other way.
+ * Why agentd cannot listen on `host:port`, as one line that says what to do; else `fallback`'s message.
+ * The address is bound again with node:net to learn the cause (uWebSockets.js tells none).
  */
 export async function listenFailure(host: string, port: number, fallback: unknown): Promise<string> {
   const code = await bindError(host, port);

@@ -1,8 +1,6 @@
 /**
- * `--workers N` (N > 1): this process supervises. It forks N workers that each run the whole
- * service on one shared port (uws: SO_REUSEPORT, the kernel spreads connections; node: node:cluster
- * hands them out) and share sessions through the Redis store; it restarts a worker that dies after it was ready, exits 1 when one
- * fails before (its own stderr says why), and on SIGTERM/SIGINT drains them all, then exits 0.
+ * `--workers N`: forks N workers serving one port and sharing sessions through Redis. A worker that dies after it
+ * was ready is restarted; one that fails before makes the supervisor exit 1. SIGTERM/SIGINT drain all, then exit 0.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { randomUUID } from 'node:crypto';
@@ -40,7 +38,7 @@ export async function supervise(options: ServeOptions, agentFile: string): Promi
   let stopping = false;
   const live = new Set<Worker>();
 
-  // One id for the whole service, whichever worker answers its /mcp (src/tools/mcp/self-connection.ts).
+  // One id for the whole service, whichever worker answers its /mcp.
   const serviceId = randomUUID();
   const fork = (): void => {
     const worker = cluster.fork({ AGENTD_WORKER_PORT: String(port), AGENTD_SERVICE_ID: serviceId });

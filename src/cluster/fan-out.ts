@@ -15,18 +15,10 @@ export interface FanOutOptions {
 }
 
 /**
- * Live frames across instances.
- *
- * Contracts:
- * - Every `agent.*` event emitted here, and every `mcp.toolProgress` (a call's progress, for the
- *   session's watchers), is published on its session's channel
- *   `<prefix>{s:<sessionId>}:live`, in the order emitted; while Redis is away it is not (durable
- *   frames stay readable with `since`).
- * - This instance receives a session's channel while something here watches it (`watch` counts
- *   WebSocket subscribers and callers waiting on a turn; `unwatch` uncounts): the events arrive on
- *   the bus with their payload, correlationId, sessionId and time (`ts`), and are not published again.
- *   `watch` resolves once the subscription is in place (or failed: Redis away, logged). A message
- *   that is not a valid event is logged and dropped (wire.ts).
+ * Live frames across instances. Every `agent.*` and `mcp.toolProgress` event emitted here is published, in order,
+ * on its session's channel (not while Redis is away: durable frames stay readable with `since`). While watched
+ * (`watch`/`unwatch` count), a session's events from other instances are emitted on this bus, not published again;
+ * `watch` resolves once subscribed (or the failure is logged).
  */
 export function createFanOut(options: FanOutOptions) {
   const { client, subscriber, keyPrefix, instanceId, bus, log } = options;

@@ -1,19 +1,8 @@
 /**
- * Session commands run at their session's owner: here, or forwarded to the owner's inbox.
- *
- * Contracts:
- * - `run` runs a session command where the session's lease is: here when this instance holds it or
- *   it was free (it is taken), otherwise it is forwarded to the holder's inbox channel
- *   (`<prefix>inst:<instanceId>`) and the holder's answer (result or error) comes back the same way.
- *   A forwarded command may be forwarded again while ownership moves, at most `MAX_HOPS` times.
- * - An owner that does not take or answer a forwarded command within `FORWARD_TIMEOUT_MS` (it died)
- *   is skipped: the command waits until the owner's lease expires, takes the session and runs here;
- *   past `leaseMs` plus the forward time limit it fails with SERVICE_UNAVAILABLE (`owner_lost`), as
- *   does any command while Redis is unreachable (`redis`).
- * - A lease taken for a command that left no session open here (a delete) is given back.
- * - `onInbox` reads this instance's inbox: replies settle the forwards waiting for them, commands run
- *   (`run`) and are answered; an invalid message is logged and dropped (wire.ts).
- * - `close` rejects every forward still waiting (SERVICE_UNAVAILABLE, shutting down).
+ * Session commands run at their session's owner. `run` runs here when this instance holds the lease or takes a
+ * free one, else forwards to the holder's inbox (at most `MAX_HOPS` times while ownership moves) and returns its
+ * answer. An owner silent for `FORWARD_TIMEOUT_MS` is waited out until its lease expires; past `leaseMs` plus that,
+ * SERVICE_UNAVAILABLE `owner_lost` (`redis` while Redis is unreachable). `close` rejects every waiting forward.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Envelope } from '../bus/index.ts';
@@ -63,7 +52,6 @@ export function createForwarding(options: ForwardingOptions) {
     { resolve: (result: unknown) => void; reject: (err: unknown) => void; timer: NodeJS.Timeout }
   >();
 
-  /** Runs a session command at its owner: here, at the current owner, or here once a silent owner's lease ran out. */
   async function run(command: Envelope, hops: number): Promise<unknown> {
     const sessionId = (command.payload as { sessionId: string }).sessionId;
     const deadline = clock.now() + leaseMs + FORWARD_TIMEOUT_MS;
@@ -88,7 +76,7 @@ export function createForwarding(options: ForwardingOptions) {
     }
   }
 
-  /** Runs a command of a session this instance holds; a lease taken for a command that left no session open (a delete) is given back. */
+  /** A lease taken for a command that left no session open (a delete) is given back. */
   async function runHere(command: Envelope, sessionId: string): Promise<unknown> {
     try {
       return await (local.get(command.name) as Handler)(command);

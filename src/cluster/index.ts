@@ -1,22 +1,10 @@
 /**
- * Many agentd instances over one Redis: each session runs on one instance (its lease holder), and
- * every instance serves every session.
- *
- * Contracts:
- * - The agent's session commands (`sessionCommands.scoped`, passed in by the app: the cluster does
- *   not import the agent) registered through `route(bus)` run where the session's lease is, here or
- *   forwarded to its holder (forwarding.ts). Other commands run here.
- * - A turn this instance asked another to run (`sessionCommands.sendMessage` run elsewhere) is
- *   watched until its end arrives, and ended here when its runner dies or Redis goes away
- *   (remote-turns.ts).
- * - Runtime tool-server changes (connect, remove, restart) are applied by every instance, and server
- *   listings show each instance's status (see tool-servers.ts).
- * - `agent.health` reports `degraded` (cause `redis: unreachable`, since when) while the connection to
- *   Redis is down, whatever the agent service says; its own answer otherwise.
- * - Every `agent.*` event emitted here reaches the bus of every other instance that watches its
- *   session (a WebSocket client there, or a caller waiting on the turn), in order (fan-out.ts).
- * - What instances send each other is validated on receipt; an invalid message is logged and dropped
- *   (wire.ts).
+ * Many agentd instances over one Redis: each session runs on its lease holder; every instance serves every session.
+ * - Session commands registered through `route(bus)` run at the session's holder (forwarding.ts); a turn run
+ *   elsewhere is watched until it ends, or ended here when its runner or Redis is lost (remote-turns.ts).
+ * - Runtime tool-server changes reach every instance; listings show each instance's status (tool-servers.ts).
+ * - `agent.health` is `degraded` (`redis: unreachable`) while Redis is down.
+ * - `agent.*` events reach, in order, every instance that watches their session (fan-out.ts).
  */
 import type { Bus, CommandSpec, EventSpec } from '../bus/index.ts';
 import { isoNow, type Clock, type IdSource } from '../clock.ts';
@@ -28,13 +16,13 @@ import { createLeases } from './leases.ts';
 import { createRemoteTurns } from './remote-turns.ts';
 import { createToolServerSync, TOOL_SERVER_COMMANDS } from './tool-servers.ts';
 
-/** The agent's session commands, by role (src/agent/session/commands.ts). */
+/** The agent's session commands, by role (passed in: the cluster does not import the agent). */
 export interface SessionCommandNames<Name extends string = string> {
   /** Every command that runs where its session is held; its payload names the session (`sessionId`). */
   scoped: readonly Name[];
   /** Queues a turn (answers `{ turnId }`); its end comes as `agent.response` or `agent.error`. */
   sendMessage: NoInfer<Name>;
-  /** Opens a session and does nothing else (payload `{ sessionId }`): taking a session over. */
+  /** Opens a session and does nothing else (payload `{ sessionId }`). */
   takeOver: NoInfer<Name>;
 }
 
@@ -77,7 +65,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
     log,
   });
 
-  // Redis reachability, for agent.health: since when the connection is down.
+  // Since when Redis is unreachable, for agent.health.
   let lostSince: string | undefined;
   client.on('error', () => (lostSince ??= isoNow(clock)));
   const redisLostSince = () => (client.isReady ? (lostSince = undefined) : (lostSince ??= isoNow(clock)));

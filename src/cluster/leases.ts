@@ -1,10 +1,7 @@
 import type { Logger } from '../log/index.ts';
 import type { RedisConnection } from '../redis/index.ts';
 
-/**
- * Takes the lease for this instance when nobody holds it, renews it when this instance does; answers
- * the holder. KEYS: lease. ARGV: instanceId, leaseMs.
- */
+/** Takes a free lease, renews our own; answers the holder. KEYS: lease. ARGV: instanceId, leaseMs. */
 const CLAIM = `
 local owner = redis.call('GET', KEYS[1])
 if not owner then
@@ -31,16 +28,9 @@ export interface LeaseOptions {
 }
 
 /**
- * Session ownership: at most one instance runs a session's turns, the one holding its lease in Redis
- * (`<prefix>{s:<sessionId>}:owner`, set if absent with an expiry).
- *
- * Contracts:
- * - `claim` answers the holder's instance id, taking the lease when it is free; a claim of a lease
- *   this instance holds renews it. Leases held are renewed every `leaseMs / 3` until released, so a
- *   holder that dies loses them within `leaseMs`.
- * - A renewal that finds another holder drops the lease here and calls `onLost`; one that cannot
- *   reach Redis keeps the lease and tries again (nobody else can take it while Redis is away).
- * - Rejects with the Redis error when Redis cannot be reached.
+ * Session ownership: one instance, the holder of its lease in Redis, runs a session's turns. `claim` answers the
+ * holder, taking a free lease (rejects when Redis is unreachable). Held leases renew every `leaseMs / 3`, so a dead
+ * holder loses them within `leaseMs`; a renewal finding another holder calls `onLost`, one failing keeps retrying.
  */
 export function createLeases(options: LeaseOptions) {
   const { client, keyPrefix, instanceId, leaseMs, log } = options;

@@ -1,17 +1,8 @@
 /**
- * Turns this instance asked another to run (a forwarded `agent.sendMessage`), watched until they end.
- *
- * Contracts:
- * - While such a turn runs, its session's live frames reach this instance (fan-out `watch`); the
- *   turn is forgotten (`unwatch`) once its end (`agent.response` or `agent.error`, by correlation id
- *   or turn id) is seen here, once it runs here after all, or when its command failed.
- * - If its runner's lease lapses (the runner died), this instance takes the session over (the
- *   agent's take-over command), which ends the running turn as `owner_lost` and runs the messages
- *   queued behind it (the agent stores them before acknowledging them), each under its own
- *   correlation id: a caller waiting here for a queued message goes on waiting, for its own answer
- *   (its waiter's time limit still applies).
- * - If the connection that brings remote frames breaks (`lost()`: its frames may be lost), each such
- *   turn ends here at once with an `agent.error` SERVICE_UNAVAILABLE `details.reason: "redis"`.
+ * Turns this instance asked another to run, watched (fan-out) until their end is seen, they run here, or the command fails.
+ * - A runner whose lease lapses is gone: this instance takes the session over, ending the turn as `owner_lost`
+ *   and running the messages queued behind it (callers waiting here go on waiting for their own answer).
+ * - `lost()` (the frames' connection broke) ends each such turn here with SERVICE_UNAVAILABLE `reason: "redis"`.
  */
 import type { Bus, CommandSpec, Envelope, EventSpec } from '../bus/index.ts';
 import type { Clock, IdSource } from '../clock.ts';
@@ -46,7 +37,6 @@ export function createRemoteTurns(options: RemoteTurnsOptions) {
     if (remoteTurns.delete(turn.correlationId)) fanOut.unwatch(turn.sessionId);
   };
 
-  /** Sends a message to wherever its session runs, watching the turn when that is elsewhere. */
   async function sendMessage(command: Envelope): Promise<unknown> {
     const { sessionId } = command.payload as { sessionId: string };
     const turn: RemoteTurn = { correlationId: command.correlationId, sessionId };

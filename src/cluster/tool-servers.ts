@@ -44,21 +44,10 @@ export interface ToolServerSyncOptions {
 
 /**
  * Runtime tool-server changes shared by every instance over one Redis.
- *
- * Contracts:
- * - A connect (`mcp.connectServer`, or `mcp.connectA2aAgent` for an A2A agent: the recorded change
- *   says which) after which the server is listed here (connected, or in `error`
- *   and retrying), a remove and a restart that succeed here are recorded in the hash
- *   `<prefix>mcp:changes` (a connect keeps its config, a remove a tombstone; a restart is not
- *   recorded) and published on `<prefix>mcp`; every other instance applies it through its own
- *   handler (its own spawn and URL policy), logging what fails.
- * - `join()` applies the recorded changes to an instance that starts later: it connects what it
- *   does not list and removes what was removed.
- * - `mcp.listServers` adds `instances` to each server: its status on every instance heard from in
- *   the last `2 × leaseMs` (each writes its statuses to `<prefix>mcp:status:<instanceId>`, refreshed
- *   by `heartbeat()` and on every status change).
- * - A published change, recorded change or status that does not match its schema (wire.ts) is
- *   logged and skipped.
+ * - A connect after which the server is listed here, and a successful remove or restart, are published; every
+ *   other instance applies them through its own handler (its own spawn and URL policy), logging failures.
+ *   Connects and removes are also recorded, so `join()` brings a later instance up to them.
+ * - `mcp.listServers` adds `instances`: each server's status on every instance heard from in the last `2 × leaseMs`.
  */
 export function createToolServerSync(options: ToolServerSyncOptions) {
   const { client, keyPrefix, instanceId, leaseMs, clock, ids, log } = options;
@@ -117,10 +106,7 @@ export function createToolServerSync(options: ToolServerSyncOptions) {
     return byServer;
   }
 
-  /**
-   * Writes this instance's statuses (all of them, or the one that changed) and marks it alive, in
-   * one transaction (one round trip, and a listing never sees the statuses half rewritten).
-   */
+  /** Writes this instance's statuses and marks it alive in one transaction (a listing never sees them half rewritten). */
   async function publishStatus(servers: Listed[], replace: boolean): Promise<void> {
     const key = statusKey(instanceId);
     const fields = Object.fromEntries(

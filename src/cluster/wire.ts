@@ -1,15 +1,6 @@
 /**
- * What instances send each other through Redis, as zod schemas, and the one way to read it.
- *
- * Contracts:
- * - `readWire` returns a message that is JSON and matches its schema; anything else is logged (warn,
- *   with the channel or key it came from, why, and at most the first `WIRE_PREFIX_CHARS` characters
- *   of the raw text) and dropped (`undefined`). It never throws, so a bad message never reaches a
- *   subscriber's callback as an exception.
- * - The inbox (`<prefix>inst:<instanceId>`) carries forwarded commands and their replies (forwarding.ts);
- *   a forwarded command is a session command, so its payload names the session.
- * - A session's live channel carries its `agent.*` events (fan-out.ts); `<prefix>mcp` carries runtime
- *   tool-server changes, recorded as they are published, and each instance's statuses (tool-servers.ts).
+ * What instances send each other through Redis. `readWire` returns a message that is JSON and matches its schema;
+ * anything else is logged (where from, why, the first `WIRE_PREFIX_CHARS` characters) and dropped. Never throws.
  */
 import { z } from 'zod';
 import { ERROR_TABLE, type ErrorCode } from '../errors/index.ts';

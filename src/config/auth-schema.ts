@@ -4,9 +4,7 @@ import { z } from 'zod';
 /** What a principal may do (src/auth): `chat` (messages, sessions, approvals), `inspect` (/inspect/ws, /metrics, /api/config.yaml), `admin` (everything). */
 export const AUTH_SCOPES = ['chat', 'inspect', 'admin'] as const;
 
-/** A named bearer key and the scopes it grants. */
 const authKeySchema = z.strictObject({
-  /** Shown in logs (never the key); unique among the keys. */
   name: z
     .string()
     .min(1)
@@ -15,7 +13,6 @@ const authKeySchema = z.strictObject({
     .describe(
       "The principal's name: shown in logs (never the key) and owning the key's sessions; unique (`api` and `admin` are the shorthands').",
     ),
-  /** The bearer secret, e.g. `$AGENTD_CI_KEY`. At least 16 characters. */
   key: z
     .string()
     .min(16)
@@ -28,29 +25,22 @@ const authKeySchema = z.strictObject({
     ),
 });
 
-/** Bearer JSON Web Tokens (RS256/ES256 by default) verified against a JSON Web Key Set. */
 const authJwtSchema = z
   .strictObject({
-    /** The `iss` every token must carry. */
     issuer: z.string().min(1).describe('The `iss` every token must carry.'),
-    /** The `aud` every token must carry. */
     audience: z.string().min(1).describe('The `aud` every token must carry.'),
-    /** Where the key set is fetched (refetched on an unknown `kid`, at most once per `jwksCooldownMs`). */
     jwksUrl: z
       .url({ protocol: /^https?$/ })
       .optional()
       .describe(
         'Where the key set is fetched (`http:` or `https:`; refetched on an unknown `kid` at most once per `jwksCooldownMs`; 5 s timeout, 256 KiB at most).',
       ),
-    /** A JSON Web Key Set file, read at start. */
     jwksFile: z
       .string()
       .min(1)
       .optional()
       .describe("A JSON Web Key Set file, read at start; relative to the agent file's folder."),
-    /** The claim naming the principal (`jwt:<value>` in logs). */
     subjectClaim: z.string().min(1).default('sub').describe('The claim naming the principal (`jwt:<value>`).'),
-    /** The claim with the scopes: a space-separated string or an array; unknown names are ignored. */
     scopesClaim: z
       .string()
       .min(1)
@@ -61,7 +51,6 @@ const authJwtSchema = z
       .min(1)
       .default(['RS256', 'ES256'])
       .describe('The signature algorithms accepted.'),
-    /** The least time between two fetches of `jwksUrl`. */
     jwksCooldownMs: z
       .number()
       .int()
@@ -78,7 +67,6 @@ const authJwtSchema = z
 
 export const authSchema = z
   .strictObject({
-    /** Shorthand for a key named `api` of scope `chat` (only: add an `inspect` or `admin` key for more). At least 16 characters. */
     apiKey: z
       .string()
       .min(16)
@@ -86,7 +74,6 @@ export const authSchema = z
       .describe(
         'Shorthand for a key named `api` of scope `chat` only (with it alone nobody reads `/metrics` or connects servers: add an `inspect` or `admin` key); its sessions keep plain ids. At least 16 characters.',
       ),
-    /** Shorthand for a key named `admin` of scope `admin`. At least 16 characters. */
     adminKey: z
       .string()
       .min(16)
@@ -94,7 +81,6 @@ export const authSchema = z
       .describe(
         'Shorthand for a key named `admin` of scope `admin`; alone, it leaves `chat` open to every caller. While only the shorthands are set, answering approvals needs it. At least 16 characters.',
       ),
-    /** Named keys and their scopes. */
     keys: z
       .array(authKeySchema)
       .default([])

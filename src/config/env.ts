@@ -14,14 +14,12 @@ export class MissingEnvError extends Error {
   }
 }
 
-/** `environment variable NAME is not set (referenced at a.b, c[0])`. */
 export const describeMissing = ({ variable, paths }: MissingVariable): string =>
   `environment variable ${variable} is not set (referenced at ${paths.join(', ')})`;
 
 /**
- * Replaces environment references in every string of a parsed YAML tree.
- * Expansion happens after parsing, so a value can never change the document's structure.
- * Throws MissingEnvError naming every unset variable and where each is used, not only the first.
+ * Replaces environment references in every string of a parsed YAML tree (after parsing, so a value never
+ * changes the document's structure). Throws MissingEnvError naming every unset variable, not only the first.
  */
 export function expandEnv(value: unknown, env: NodeJS.ProcessEnv): unknown {
   const missing = new Map<string, string[]>();

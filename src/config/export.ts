@@ -38,12 +38,8 @@ function redact(value: unknown, key: string, underSecretMap: boolean): unknown {
   return value;
 }
 
-/**
- * The running config with every secret replaced by REDACTED; `version` is always present. Values
- * are judged by where they stand (keys, `env`, header maps, URLs) and then by the one redaction
- * (secret args, key-shaped text inside longer strings).
- */
-export function redactConfig(config: AgentConfig): Record<string, unknown> {
+/** The running config with every secret replaced: judged by where a value stands (keys, `env`, headers, URLs), then by the one redaction. */
+function redactConfig(config: AgentConfig): Record<string, unknown> {
   return createRedactor(config).deep(redact(config, '', false) as Record<string, unknown>);
 }
 

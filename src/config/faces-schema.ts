@@ -1,8 +1,7 @@
 /** `a2a` and `agUi`: the agent served over A2A and over AG-UI. */
 import { z } from 'zod';
 
-/** One skill on the A2A agent card (`a2a.skills`): what a caller may ask the agent for. */
-export const a2aSkillSchema = z.strictObject({
+const a2aSkillSchema = z.strictObject({
   id: z.string().min(1).max(64).describe("The skill's id."),
   name: z.string().min(1).max(128).describe('Its name for people.'),
   description: z.string().max(2000).default('').describe('What a caller may ask for under it.'),
@@ -10,14 +9,11 @@ export const a2aSkillSchema = z.strictObject({
   examples: z.array(z.string()).default([]).describe('Example requests.'),
 });
 
-/** The agent served over A2A (`/.well-known/agent-card.json`, `POST /a2a`, `/a2a/rest`; src/a2a-face). */
 export const a2aSchema = z.strictObject({
-  /** Serve the card, `/a2a` (JSON-RPC) and `/a2a/rest` (HTTP+JSON). */
   enabled: z
     .boolean()
     .default(true)
     .describe('Serve the card, `/a2a` (JSON-RPC) and `/a2a/rest` (HTTP+JSON); `false` serves none of them.'),
-  /** The card's skills; default one chat skill. */
   skills: z
     .array(a2aSkillSchema)
     .min(1)
@@ -32,12 +28,10 @@ export const a2aSchema = z.strictObject({
     ])
     .describe('The skills the card lists: what a caller may ask the agent for.'),
 });
-export type A2aConfig = z.output<typeof a2aSchema>;
 
 /** Paths the AG-UI face may not take: the other faces' and the REST API's. */
 const TAKEN_PATHS = /^\/(api|mcp|a2a|inspect)(\/|$)/;
 
-/** The agent served over AG-UI (`POST <path>`, `GET <path>/capabilities`; src/ag-ui-face). */
 export const agUiSchema = z.strictObject({
   enabled: z
     .boolean()

@@ -9,18 +9,12 @@ const windowLimit = (points: number) =>
   });
 
 export const limitsSchema = z.strictObject({
-  /** REST requests per IP per window. */
   rest: windowLimit(100)
     .prefault({})
     .describe(
       'HTTP requests per client IP per window (`/api`, `/mcp`, `/a2a`, WebSocket upgrades; refused ones count too).',
     ),
-  /** WebSocket messages per connection per window. */
   ws: windowLimit(50).prefault({}).describe('WebSocket messages per connection per window.'),
-  /**
-   * WebSocket messages per IP per `ws` window, across all its connections (default 10 × `ws.points`), so
-   * reconnecting does not start a fresh window.
-   */
   wsPerIp: z
     .number()
     .int()
@@ -29,17 +23,12 @@ export const limitsSchema = z.strictObject({
     .describe(
       'WebSocket messages per client IP per `ws` window, across all its connections (reconnecting does not start a fresh window). Default: 10 × `ws.points`.',
     ),
-  /** Where the request and message windows are counted: `redis` shares them across every instance (default when `storage` is Redis). */
   store: z
     .enum(['memory', 'redis'])
     .optional()
     .describe(
       'Where the REST and WebSocket-per-IP windows are counted: `redis` shares them across every instance (it needs `storage.type: redis`). Default: `redis` when `storage.type` is `redis`, else `memory`.',
     ),
-  /**
-   * Sessions one principal may hold (anonymous callers: per IP); one more answers 429 until one is
-   * deleted. Admin principals are not capped. See SECURITY.md, "Caps per principal".
-   */
   sessionsPerPrincipal: z
     .number()
     .int()
@@ -49,7 +38,6 @@ export const limitsSchema = z.strictObject({
       'Sessions one principal may hold (without auth: per client IP; admin principals are not capped); one more answers 429 until one is deleted. Unnamed sessions (`unnamedSessions`) are not counted.',
     ),
   unnamedSessions: unnamedSessionsSchema.prefault({}),
-  /** Concurrent connections per IP: HTTP connections (idle keep-alives too) and, apart from them, WebSockets. */
   connectionsPerIp: z
     .number()
     .int()
@@ -58,7 +46,6 @@ export const limitsSchema = z.strictObject({
     .describe(
       'Concurrent connections per client IP, counted by each instance: at most this many HTTP connections (idle keep-alives included; one more is closed unanswered; peers in `trustedProxies` are not counted) and, apart from them, at most this many WebSockets (one more upgrade is answered 429; behind a trusted proxy, per forwarded client).',
     ),
-  /** Largest message body (the message endpoints, /mcp) or WebSocket frame, in bytes (10 MB image + JSON overhead). */
   maxBodyBytes: z
     .number()
     .int()
@@ -67,7 +54,6 @@ export const limitsSchema = z.strictObject({
     .describe(
       'Largest message body (`message-sync`, `message`, `/mcp`, `/a2a`) or WebSocket frame, in bytes (a 10 MiB image plus JSON); also how far a WebSocket reader may fall behind before it is closed (1008).',
     ),
-  /** How long a WebSocket reader may leave its connection's send buffer full without taking any of it before it is closed (1008). */
   slowReaderMs: z
     .number()
     .int()
@@ -76,17 +62,12 @@ export const limitsSchema = z.strictObject({
     .describe(
       "How long a WebSocket reader may leave frames waiting in agentd (its connection's buffer full) without taking any of them before it is closed with 1008, in ms.",
     ),
-  /** Largest body of every other REST route (the control endpoints), in bytes. */
   maxJsonBytes: z
     .number()
     .int()
     .positive()
     .default(1024 * 1024)
     .describe('Largest body of every other REST route, in bytes.'),
-  /**
-   * Largest session import (`POST /api/sessions/import`: an export's NDJSON), in bytes. It is read
-   * whole into memory and checked before anything is stored, as a session's log is when it opens.
-   */
   maxImportBytes: z
     .number()
     .int()

@@ -1,8 +1,4 @@
-/**
- * The `llm` section of the agent file: which model, over which API, with which bounds, compaction,
- * budgets and fallbacks. Its own file so the connection keys (`modelFields`) are one definition for
- * the primary model and every `fallback` entry.
- */
+/** `llm`: which model, over which API, with which bounds, compaction, budgets and fallbacks. */
 import { z } from 'zod';
 
 /** Providers with a preset base URL and API-key environment variable (see src/llm/providers.ts). */
@@ -22,7 +18,7 @@ export const PROVIDERS = [
 ] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
-/** The model APIs agentd speaks (the same list as ModelApi in src/conversation/model-messages.ts). */
+/** The model APIs agentd speaks (ModelApi in src/conversation/model-messages.ts is the same list). */
 export const LLM_APIS = ['chat', 'responses', 'messages'] as const;
 export type LlmApi = (typeof LLM_APIS)[number];
 
@@ -41,7 +37,6 @@ const modelFields = {
     .describe(
       "The model's key, e.g. `$GROQ_API_KEY` (redacted on export). A provider that needs a key and has none stops agentd at start (exit code 1). Default: the provider's key variable (`OPENAI_API_KEY`, …).",
     ),
-  /** Any endpoint of the API; overrides the provider preset. */
   baseURL: z
     .url()
     .optional()
@@ -124,14 +119,12 @@ export const llmSchema = z.strictObject({
     .describe(
       "Models tried in order when the current one fails with an overload, an outage or a rate limit past its retries (never on a rejected key or request). Each failed attempt is kept in the turn (`fallbacks` of the step that answered); the `response` names the model that answered. Bounds, compaction and budgets are the primary's.",
     ),
-  /** Model steps in one turn before it ends with a clear message. */
   maxIterations: z
     .number()
     .int()
     .positive()
     .default(20)
     .describe('Model steps in one turn; a turn that keeps calling tools ends with a clear final message.'),
-  /** Milliseconds one model request may take, including the whole stream. */
   timeoutMs: z
     .number()
     .int()
@@ -140,7 +133,6 @@ export const llmSchema = z.strictObject({
     .describe(
       'Bound on one model step, in ms: connecting, every retry and its wait, and the whole stream (`AGENT_ERROR` "model request timed out after N ms").',
     ),
-  /** Retries of 429 and 5xx answers. */
   maxRetries: z
     .number()
     .int()
@@ -150,7 +142,6 @@ export const llmSchema = z.strictObject({
     .describe(
       'Retries of answers 408, 409, 429 and 5xx, and of lost connections, that fail before any text arrived; `Retry-After` is honoured up to 10 s, else exponential backoff from 0.5 s. A rejected key (401) is not retried.',
     ),
-  /** Longest reply (text and tool-call arguments) one model step may stream, in characters. */
   maxReplyChars: z
     .number()
     .int()
@@ -159,7 +150,6 @@ export const llmSchema = z.strictObject({
     .describe(
       'Longest reply (text and tool-call arguments) one model step may stream, in characters; past it the request is aborted and the turn fails (`details.reason: "reply_too_long"`).',
     ),
-  /** Milliseconds the model's stream may go without an event before the step is stopped. */
   idleTimeoutMs: z
     .number()
     .int()
@@ -168,11 +158,6 @@ export const llmSchema = z.strictObject({
     .describe(
       'Longest silence between stream events, in ms; past it the request is aborted and the turn fails (`details.reason: "model_stalled"`). An unstreamed request (`stream: false`) is bounded by `timeoutMs` alone.',
     ),
-  /**
-   * The model's context window in tokens. Default: the provider table's figure for known models
-   * (src/llm/providers.ts); unknown models have none, and are compacted only when the provider
-   * answers a context overflow (whose window, when it names one, is used from then on).
-   */
   contextWindow: z
     .number()
     .int()
@@ -181,7 +166,6 @@ export const llmSchema = z.strictObject({
     .describe(
       "The model's context window in tokens. A model without one is compacted only when the provider answers a context overflow (the window it names is used from then on); give Ollama its `num_ctx`. Default: the model table's (src/llm/providers.ts), else none.",
     ),
-  /** Tokens kept free for the model's reply when judging whether a request fits (default: the model table's, else 4096, at most a quarter of the window). */
   maxOutputTokens: z
     .number()
     .int()
@@ -190,17 +174,14 @@ export const llmSchema = z.strictObject({
     .describe(
       "Tokens kept free for the reply when judging whether a request fits; also the cap of sampling replies. Default: the model table's, else 4096, at most a quarter of the window.",
     ),
-  /** When and how the history is compacted (docs/sessions.md, "Compaction"). */
   compaction: z
     .strictObject({
-      /** Compact before a request whose estimated size passes this share of the context window. */
       threshold: z
         .number()
         .gt(0)
         .max(1)
         .default(0.8)
         .describe('Compact before a request whose estimated size passes this share of the context window.'),
-      /** The last turns kept as they are (never summarised). */
       keepTurns: z
         .number()
         .int()
@@ -208,13 +189,11 @@ export const llmSchema = z.strictObject({
         .max(100)
         .default(2)
         .describe('The last turns a compaction keeps as they are (inside a turn, at least that turn).'),
-      /** The system prompt of the summary request (default: the documented prompt). */
       prompt: z
         .string()
         .min(1)
         .optional()
         .describe('The system prompt of the summary request. Default: the prompt shown in Sessions and compaction.'),
-      /** The model that writes summaries (default `llm.model`), on the same endpoint. */
       model: z
         .string()
         .min(1)
@@ -223,13 +202,8 @@ export const llmSchema = z.strictObject({
     })
     .prefault({})
     .describe("When and how a session's history is compacted before it outgrows the context window."),
-  /**
-   * Token budgets (docs/sessions.md, "Budgets"): a turn whose next model request would pass one is refused
-   * before its first request or stopped between steps, with AGENT_ERROR `details.reason: "token_budget"`.
-   */
   budget: z
     .strictObject({
-      /** Tokens (prompt and completion, summaries included) a session may use in all. */
       sessionTokens: z
         .number()
         .int()
@@ -238,7 +212,6 @@ export const llmSchema = z.strictObject({
         .describe(
           'Tokens (prompt and completion, summaries and sampling included) a session may use in its whole life; a reset does not refill it.',
         ),
-      /** Tokens one turn may use (all its model steps). */
       turnTokens: z.number().int().positive().optional().describe('Tokens one turn may use (all its model steps).'),
     })
     .optional()

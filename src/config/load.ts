@@ -23,7 +23,6 @@ export function parseConfig(doc: unknown, file = '(inline)', env: NodeJS.Process
   try {
     expanded = expandEnv(doc ?? {}, env);
   } catch (e) {
-    // One problem per unset variable, all of them at once.
     if (e instanceof MissingEnvError)
       throw new ConfigError(
         file,
@@ -39,10 +38,9 @@ export function parseConfig(doc: unknown, file = '(inline)', env: NodeJS.Process
 const explicitlyRelative = (p: string) => p.startsWith('./') || p.startsWith('../');
 
 /**
- * Paths written in an agent file are relative to the file's folder: `storage.dir`,
- * `server.auth.jwt.jwksFile`, an http server's `oauth.privateKeyFile`, a stdio server's `cwd`, and its `command` and `args` that start with
- * `./` or `../` (a bare word is a program name or an argument, and stays as written). Defaults the file does not write stay relative to the working
- * directory.
+ * Paths written in an agent file resolve against its folder: `storage.dir`, `server.auth.jwt.jwksFile`,
+ * `oauth.privateKeyFile`, a stdio server's `cwd`, and its `command` and `args` that start with `./` or `../`.
+ * Defaults the file does not write stay relative to the working directory.
  */
 export function resolveRelativePaths(config: AgentConfig, doc: unknown, baseDir: string): AgentConfig {
   const written = (doc ?? {}) as { storage?: { dir?: unknown } };

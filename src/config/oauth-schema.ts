@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-/** JWS algorithms of a `private_key_jwt` client assertion (RFC 7523); default: the one the key's type implies. */
-export const JWT_SIGNING_ALGORITHMS = [
+/** JWS algorithms of a `private_key_jwt` client assertion (RFC 7523). */
+const JWT_SIGNING_ALGORITHMS = [
   'RS256',
   'RS384',
   'RS512',
@@ -14,12 +14,7 @@ export const JWT_SIGNING_ALGORITHMS = [
   'EdDSA',
 ] as const;
 
-/**
- * OAuth 2.1 for an `http` server (docs/tool-servers.md, "OAuth-protected tool servers"). `authorization_code`: an admin signs in
- * once in a browser (PKCE; the client is registered dynamically unless `clientId` or `clientMetadataUrl` is given);
- * `client_credentials`: machine to machine with `clientId` and `clientSecret` or a private key (`private_key_jwt`).
- * Tokens are kept in the storage medium, never in the config.
- */
+/** OAuth 2.1 for an `http` server (docs/tool-servers.md, "OAuth-protected tool servers"). */
 export const oauthSchema = z
   .strictObject({
     grant: z
@@ -28,7 +23,6 @@ export const oauthSchema = z
       .describe(
         '`authorization_code`: a person (an admin) signs in once in a browser, with PKCE; `client_credentials`: machine to machine, with `clientId` and `clientSecret` or `privateKey`.',
       ),
-    /** A client registered beforehand (else dynamic client registration, RFC 7591, for `authorization_code`). */
     clientId: z
       .string()
       .min(1)
@@ -36,13 +30,11 @@ export const oauthSchema = z
       .describe(
         'A client registered with the authorization server beforehand. Default: dynamic client registration (RFC 7591) as a public client.',
       ),
-    /** Its secret, e.g. `$MCP_CLIENT_SECRET` (redacted everywhere). */
     clientSecret: z
       .string()
       .min(1)
       .optional()
       .describe("That client's secret when it is confidential, e.g. `$NOTES_SECRET` (redacted everywhere)."),
-    /** That client authenticates with a JWT signed by this key instead of a secret (RFC 7523 `private_key_jwt`). */
     privateKey: z
       .string()
       .min(1)
@@ -63,26 +55,22 @@ export const oauthSchema = z
       .describe(
         "The JWS algorithm of those JWTs. Default: the key's own (`RS256` for RSA, `ES256`/`ES384`/`ES512` for the P-256/P-384/P-521 curves, `EdDSA` for Ed25519).",
       ),
-    /** A client ID metadata document's https URL (CIMD): used as the client_id where the authorization server supports them. */
     clientMetadataUrl: z
       .url({ protocol: /^https$/ })
       .optional()
       .describe(
         'The `https:` URL of a client ID metadata document describing agentd (its `client_id` is this URL, its `redirect_uris` list `redirectUrl`): an authorization server that advertises `client_id_metadata_document_supported` gets it as the `client_id`, with no registration. Others: `clientId`, else dynamic registration.',
       ),
-    /** Scopes to ask for (default: what the server's metadata lists). */
     scopes: z
       .array(z.string().min(1))
       .optional()
       .describe("Scopes to ask for. Default: the scopes the server's metadata lists."),
-    /** Where the browser returns (default `http://127.0.0.1:<port>/api/oauth/callback`): set it behind a proxy or a public name. */
     redirectUrl: z
       .url({ protocol: /^https?$/ })
       .optional()
       .describe(
         'Where the browser returns from signing in (`http:` or `https:`); set it when agentd is reached through another name, the same for every instance behind one load balancer. Default: `http://127.0.0.1:<port>/api/oauth/callback`.',
       ),
-    /** Whose token a tool call carries: the one sign-in of the server, or the calling principal's own. */
     per: z
       .enum(['server', 'principal'])
       .default('server')

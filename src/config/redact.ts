@@ -1,15 +1,8 @@
 /**
- * The one redaction of every output: log lines, error texts and details, events, server records.
- *
- * Contracts:
- * - Known secrets are taken from the config (the LLM key and header values, those of every
- *   `llm.fallback` entry, the API and admin keys, every tool server's `env` values and header values, its
- *   OAuth client secret or private key, credentials in its URL, secret-looking values of its args) and
- *   added at runtime (`addServer` for a server connected later, `addSecret` for a key
- *   read from the environment); every occurrence in a text becomes `[REDACTED]`.
- * - Whatever the config says, URL userinfo (`scheme://user:pass@`), the values of query
- *   parameters named like keys, tokens or passwords, and `sk-…`-style keys are redacted by pattern.
- * - `deep` redacts every string of a JSON-like value; other values pass through.
+ * The one redaction of every output (logs, errors, events, records). Every occurrence of a known secret
+ * (from the config's models, keys and tool servers, or added at runtime) becomes `[REDACTED]`; URL userinfo,
+ * secret-named query values and provider-style keys are redacted by pattern. `deep` redacts every string
+ * of a JSON-like value.
  */
 import type { AgentConfig, McpServerConfig } from './schema.ts';
 
@@ -26,7 +19,7 @@ const KEY_SHAPED =
 const SECRET_FLAG = /^--?[a-z0-9-]*(?:key|token|secret|password|passwd|credential)[a-z0-9-]*$/i;
 
 /** The secrets a tool server's config holds. */
-export function secretsOfServer(server: McpServerConfig): string[] {
+function secretsOfServer(server: McpServerConfig): string[] {
   if (server.type === 'http') {
     const oauth = server.oauth;
     const found = [
@@ -62,7 +55,7 @@ export interface Redactor {
 
 export function createRedactor(config?: Pick<AgentConfig, 'llm' | 'server' | 'mcpServers'>): Redactor {
   const secrets = new Set<string>();
-  /** Longest first, so a secret that contains another is replaced whole. */
+  // Longest first, so a secret that contains another is replaced whole.
   let ordered: string[] = [];
   const addSecret = (secret: string | undefined) => {
     if (secret === undefined || secret.length < MIN_SECRET || secrets.has(secret)) return;

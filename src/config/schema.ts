@@ -11,7 +11,6 @@ import {
   mcpServerConfigSchema,
   serverNameSchema,
   type httpServerSchema,
-  type stdioServerSchema,
 } from './tool-servers-schema.ts';
 
 export {
@@ -35,10 +34,7 @@ export {
   type McpProtocolSetting,
 } from './tool-servers-schema.ts';
 
-/**
- * The agent file. Each block's schema lives in its own `*-schema.ts`; this composes them, and agents/agent.schema.json
- * and docs/configuration.md are generated from it (`npm run schema`).
- */
+/** The agent file, composed of the `*-schema.ts` blocks; agents/agent.schema.json and docs/configuration.md derive from it. */
 export const agentConfigSchema = z
   .strictObject({
     version: z.string().default('1.0.0').describe("The agent's version: on its A2A card and in the exported config."),
@@ -60,14 +56,12 @@ export const agentConfigSchema = z
       .describe(
         "Tool servers by name. A name is the server's id in the REST paths (1 to 64 letters, digits, `_`, `.` or `-`, not only dots). All connect in parallel at start; one that fails does not stop the service.",
       ),
-    /** Remote A2A agents whose skills the model may call as tools (names share one space with `mcpServers`). */
     a2aAgents: z
       .record(serverNameSchema, a2aAgentSchema)
       .default({})
       .describe(
         'Remote A2A agents whose skills the model calls as tools, by name; names share one space with `mcpServers`.',
       ),
-    /** Largest tool result handed to the model, in bytes; longer results are cut with a marker. */
     toolResultMaxBytes: z
       .number()
       .int()
@@ -106,9 +100,7 @@ export const limitsStoreOf = (config: AgentConfig): 'memory' | 'redis' =>
   config.server.limits.store ?? (config.storage.type === 'redis' ? 'redis' : 'memory');
 
 export type AgentConfig = z.output<typeof agentConfigSchema>;
-export type AgentConfigInput = z.input<typeof agentConfigSchema>;
 export type McpServerConfig = z.output<typeof mcpServerConfigSchema>;
-export type StdioServerConfig = z.output<typeof stdioServerSchema>;
 export type HttpServerConfig = z.output<typeof httpServerSchema>;
 export type LlmConfig = z.output<typeof llmSchema>;
 export type LimitsConfig = z.output<typeof limitsSchema>;

@@ -1,8 +1,4 @@
-/**
- * What agentd declares to and asks of each tool server (keys of `mcpServers.<name>`, beside its
- * transport keys). Every key is optional; the defaults are applied where they are used
- * (src/tools/mcp/server-features.ts), so a config written before these keys existed reads the same.
- */
+/** What agentd declares to and asks of each tool server; all optional, defaults applied in src/tools/mcp/server-features.ts. */
 import { z } from 'zod';
 
 /** The MCP log levels (RFC 5424), least severe first. */
@@ -18,15 +14,10 @@ export const MCP_LOG_LEVELS = [
 ] as const;
 export type McpLogLevel = (typeof MCP_LOG_LEVELS)[number];
 
-/** What a server's `sampling/createMessage` gets. */
-export const SAMPLING_POLICIES = ['deny', 'ask', 'allow'] as const;
+const SAMPLING_POLICIES = ['deny', 'ask', 'allow'] as const;
 export type SamplingPolicy = (typeof SAMPLING_POLICIES)[number];
 
 export const serverFeatureKeys = {
-  /**
-   * Roots offered to the server (`roots` capability): the folders or URIs it may work in, e.g.
-   * `file:///srv/project`. Absent: the capability is not declared.
-   */
   roots: z
     .array(z.string().min(1).max(2048))
     .max(100)
@@ -34,19 +25,16 @@ export const serverFeatureKeys = {
     .describe(
       'Root URIs offered to the server, e.g. `file:///srv/project`: agentd declares the `roots` capability (with `listChanged`) and answers `roots/list` with them; `PUT /api/mcp/servers/{id}/roots` replaces them. Absent: the capability is not declared.',
     ),
-  /** Every tool call carries a progress token and progress is relayed (default true). */
   progress: z
     .boolean()
     .optional()
     .describe(
       "Every tool call carries a progress token, and the server's progress notifications become `toolProgress` frames. Default: `true`.",
     ),
-  /** A progress notification restarts the call's `timeout` (default false)... */
   resetTimeoutOnProgress: z
     .boolean()
     .optional()
     .describe("A progress notification restarts the call's `timeout`, up to `maxTotalTimeout`. Default: `false`."),
-  /** ...up to this many milliseconds in all (default 10 × `timeout`). */
   maxTotalTimeout: z
     .number()
     .int()
@@ -55,24 +43,18 @@ export const serverFeatureKeys = {
     .describe(
       'The longest a call may run in all however often the server reports progress, in ms. Default: 10 × `timeout`.',
     ),
-  /** The level agentd asks the server to log at (`logging/setLevel`); absent: the server's own choice. */
   logLevel: z
     .enum(MCP_LOG_LEVELS)
     .optional()
     .describe(
       "The level agentd asks the server to log at (`logging/setLevel`); its log lines go to agentd's log and, as `mcpServerLog` frames, to admin connections. Default: the server's own choice.",
     ),
-  /**
-   * Elicitation (the server asks the user something during a tool call): `true` (default) declares
-   * both modes, `false` none, or per mode `{ form?, url? }` (each default true).
-   */
   elicitation: z
     .union([z.boolean(), z.strictObject({ form: z.boolean().optional(), url: z.boolean().optional() })])
     .optional()
     .describe(
       'Whether the server may ask the user something during a tool call: `true` declares the form and URL modes, `false` none, `{ form?, url? }` the modes not set to `false`. Default: `true`.',
     ),
-  /** Which `notifications/*\/list_changed` agentd acts on (each default true). */
   listChanged: z
     .strictObject({
       tools: z.boolean().optional().describe("Re-read the server's tools when it says they changed. Default: `true`."),
@@ -87,14 +69,12 @@ export const serverFeatureKeys = {
     })
     .optional()
     .describe('Which `notifications/*/list_changed` agentd acts on. Default: all `true`.'),
-  /** Whether the server may ask the agent's model (`sampling/createMessage`); default `deny` (src/tools/mcp/sampling.ts). */
   sampling: z
     .enum(SAMPLING_POLICIES)
     .optional()
     .describe(
       "Whether the server may ask the agent's model (`sampling/createMessage`): `deny` (the capability is not declared), `ask` (a person approves each request, like a tool call) or `allow`; a request is served only during one of the server's tool calls in a turn, and counts in that session's usage and budgets. Default: `deny`.",
     ),
-  /** The most tokens one sampling reply may take (default 1024; never above llm.maxOutputTokens). */
   samplingMaxTokens: z
     .number()
     .int()

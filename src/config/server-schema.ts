@@ -5,7 +5,6 @@ import { authSchema } from './auth-schema.ts';
 import { limitsSchema } from './limits-schema.ts';
 
 export const corsSchema = z.strictObject({
-  /** Allowed origins (exact, or "*"); empty means no cross-origin access. */
   origins: z
     .array(z.string())
     .default([])
@@ -48,33 +47,28 @@ export const serverSchema = z.strictObject({
     .prefault({})
     .describe('Rate limits, caps and body sizes; every limit is here, so load tests raise them without code changes.'),
   auth: authSchema.prefault({}),
-  /** The live state-machine inspector at /inspect/ws (also `--inspect`); off by default. */
   inspect: z
     .boolean()
     .default(false)
     .describe('Serve the live state-machine inspector (`/inspect`, `/inspect/ws`); also `--inspect`.'),
-  /** Inspection frames carry prompt, reply and tool text too (also `--inspect-content`); sanitized otherwise. */
   inspectContent: z
     .boolean()
     .default(false)
     .describe(
       'Inspection frames carry prompt, reply and tool text too, still redacted (otherwise such values read `[content]`); also `--inspect-content`.',
     ),
-  /** Also push the inspection stream to this external inspector server, e.g. ws://127.0.0.1:8080 (also `--inspect-relay`). */
   inspectRelay: z
     .url({ protocol: /^wss?$/ })
     .optional()
     .describe(
       'Also push the inspection stream to this external inspector server (`ws:` or `wss:`), e.g. `ws://127.0.0.1:8080`; also `--inspect-relay`.',
     ),
-  /** OpenTelemetry traces over OTLP/HTTP (configured by the standard OTEL_* variables); also on when those ask for traces. */
   tracing: z
     .boolean()
     .default(false)
     .describe(
       'OpenTelemetry traces over OTLP/HTTP; the standard `OTEL_*` variables configure the exporter and can turn tracing on too.',
     ),
-  /** Milliseconds a request/response endpoint waits for its answer. */
   requestTimeoutMs: z
     .number()
     .int()
@@ -83,70 +77,48 @@ export const serverSchema = z.strictObject({
     .describe(
       "How long `POST /api/message-sync`, `/mcp`'s `chat_with_agent` and a blocking A2A `SendMessage` wait for the turn's answer, in ms.",
     ),
-  /**
-   * Host header values accepted besides loopback names (for a reverse proxy). While bound to a
-   * loopback address, a request naming any other host is refused (DNS rebinding).
-   */
   allowedHosts: z
     .array(z.string())
     .default([])
     .describe(
       '`Host` header values accepted besides loopback names (behind a reverse proxy). While bound to a loopback address any other host is refused (DNS rebinding); on other binds, once set, only these and loopback names pass.',
     ),
-  /**
-   * Peer addresses of proxies in front of agentd (load balancers): for requests from them the client is
-   * the right-most untrusted address of X-Forwarded-For (per-IP limits and logs). Empty: the peer is the client.
-   */
   trustedProxies: z
     .array(z.string().refine((ip) => isIP(ip) !== 0, 'must be an IP address'))
     .default([])
     .describe(
       'IP addresses of proxies in front of agentd: for their requests the client is the right-most untrusted `X-Forwarded-For` address (per-IP limits, logs), and the A2A card follows `X-Forwarded-Host` and `X-Forwarded-Proto`. Empty: the peer is the client.',
     ),
-  /** The agent's own MCP endpoint (/mcp and --mcp-transport stdio). */
   mcp: z
     .strictObject({
-      /** Also offer the connected tool servers' tools through /mcp. */
       exposeTools: z
         .boolean()
         .default(false)
         .describe("Also offer the connected tool servers' tools through `/mcp`, under the names the model sees."),
-      /** `POST /api/connect-server` is served (false turns it off: 403). */
       runtimeConnect: z
         .boolean()
         .default(true)
         .describe(
           'Serve the runtime connects (`POST /api/connect-server`, `POST /api/connect-a2a-agent`); `false` refuses them with 403.',
         ),
-      /**
-       * Executables runtime-connected stdio servers may run (a path as written, or a file name). When the
-       * service is shared (an API or admin key is set, or it binds beyond loopback) an allowlist always
-       * applies: this list, or when unset the commands of this file's own stdio `mcpServers`; interpreters
-       * run only a package's declared bin or a script under this file's folder; wrappers (`env`, `timeout`,
-       * shells, `awk`, `find`, `tar`, …) only when listed here explicitly. When not shared, it narrows
-       * runtime connects only when set. The deny-list of inline code and loader env keys applies in both.
-       */
       allowedCommands: z
         .array(z.string().min(1))
         .optional()
         .describe(
           "Executables runtime-connected stdio servers may run (a path as written, or a file name). On a shared service (a key set, or a non-loopback bind) an allowlist always applies: this list, else the commands of the file's own stdio `mcpServers`; wrappers (`env`, `timeout`, shells, `awk`, …) only when listed here. Default: none; on a shared service, the file's own commands.",
         ),
-      /** Runtime-connected http servers may be on private, loopback and CGNAT addresses (link-local and metadata never). */
       allowPrivateNetworks: z
         .boolean()
         .default(true)
         .describe(
           'Runtime-connected http servers and A2A agents (and their OAuth endpoints) may be on private, loopback and CGNAT addresses; link-local and cloud-metadata addresses never.',
         ),
-      /** When set, runtime-connected http servers may be only on these hosts (a name, or `.suffix` for its subdomains). */
       allowedHosts: z
         .array(z.string().min(1))
         .optional()
         .describe(
           'When set, runtime-connected http servers and A2A agents may be only on these hosts (a name, or `.suffix` for its subdomains).',
         ),
-      /** Longest agent-to-agent chain a `chat_with_agent` call may end. */
       maxHops: z
         .number()
         .int()

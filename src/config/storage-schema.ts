@@ -1,7 +1,6 @@
 /** `storage`: where session logs are kept (jsonl, memory or redis). */
 import { z } from 'zod';
 
-/** Sessions held in memory at most (least recently used dormant ones leave first; they reload from their log). */
 const maxSessionsInMemory = z
   .number()
   .int()
@@ -28,20 +27,17 @@ export const storageSchema = z.discriminatedUnion('type', [
   z
     .strictObject({
       type: z.literal('redis'),
-      /** e.g. redis://127.0.0.1:6379 (credentials in the URL are redacted in logs and the export). */
       url: z
         .url({ protocol: /^rediss?$/ })
         .describe(
           '`redis://` or `rediss://`, e.g. `redis://127.0.0.1:6379` (credentials are redacted in logs and the export).',
         ),
-      /** Prefix of every key, so deployments can share one Redis. */
       keyPrefix: z
         .string()
         .default('agentd:')
         .describe(
           'Prefix of every key, so deployments can share one Redis; instances with the same `url` and prefix share sessions.',
         ),
-      /** How long a session stays with an instance that stopped renewing its lease (it died) before another takes it over, in ms. */
       leaseMs: z
         .number()
         .int()

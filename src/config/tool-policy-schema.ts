@@ -1,18 +1,15 @@
-/** `toolPolicy`: which tool calls run, wait for a person's approval, or are refused. */
 import { z } from 'zod';
 import { serverNameSchema } from './tool-servers-schema.ts';
 
 const toolAction = z.enum(['allow', 'ask', 'deny']);
 
-/** Which tool calls run, wait for a person's approval, or are refused (see src/agent/questions/tool-policy.ts). */
+/** `toolPolicy`: which tool calls run, wait for a person's approval, or are refused (src/agent/questions/tool-policy.ts). */
 export const toolPolicySchema = z.strictObject({
-  /** The action for a call no rule matches (runtime-connected servers included). */
   default: toolAction
     .default('allow')
     .describe(
       "What happens to a call no rule matches (runtime-connected servers included): `allow` runs it, `ask` waits for a person's approval, `deny` never runs it.",
     ),
-  /** The first rule whose `server` and `tool` (names as the REST paths use them; absent = any) match decides. */
   rules: z
     .array(
       z.strictObject({
@@ -23,7 +20,6 @@ export const toolPolicySchema = z.strictObject({
     )
     .default([])
     .describe('The first rule whose `server` and `tool` match a call decides.'),
-  /** Milliseconds a call waits for approval before it is denied. */
   timeoutMs: z
     .number()
     .int()

@@ -5,8 +5,7 @@ import { serverFeatureKeys } from './server-features.ts';
 
 const stringMap = z.record(z.string(), z.string());
 
-/** The values of `mcpServers.<name>.protocolVersion`. */
-export const MCP_PROTOCOL_SETTINGS = ['auto', '2025-11-25', '2026-07-28'] as const;
+const MCP_PROTOCOL_SETTINGS = ['auto', '2025-11-25', '2026-07-28'] as const;
 export type McpProtocolSetting = (typeof MCP_PROTOCOL_SETTINGS)[number];
 
 const serverCommon = {
@@ -14,7 +13,6 @@ const serverCommon = {
     .string()
     .optional()
     .describe("Shown in the server's record (`GET /api/mcp/servers`, `mcpServerStatus` frames)."),
-  /** Milliseconds that bound every request to the server. */
   timeout: z
     .number()
     .int()
@@ -23,7 +21,6 @@ const serverCommon = {
     .describe(
       'Bound on every request to the server, in ms; a request that times out (or is cancelled) is sent `notifications/cancelled`. A server whose questions people answer needs a long one.',
     ),
-  /** Largest result (one message) read from the server, in bytes; a larger one fails its call. */
   maxResultBytes: z
     .number()
     .int()
@@ -32,17 +29,12 @@ const serverCommon = {
     .describe(
       'Largest single message (a result, a resource) read from the server, in bytes; a larger one fails its call.',
     ),
-  /** The service is not ready (`/api/health/ready` answers 503) while this server is not connected. */
   required: z
     .boolean()
     .default(false)
     .describe(
       '`true`: the service is not ready (`GET /api/health/ready` answers 503) while this server is not connected.',
     ),
-  /**
-   * The MCP protocol revision spoken to the server: `auto` finds the era the server speaks (src/tools/mcp/eras.ts),
-   * `2025-11-25` speaks the 2025 era only (`initialize`), `2026-07-28` the 2026-07-28 era only (`server/discover`).
-   */
   protocolVersion: z
     .enum(MCP_PROTOCOL_SETTINGS)
     .default('auto')
@@ -94,23 +86,16 @@ export const httpServerSchema = z
 
 export const mcpServerConfigSchema = z.discriminatedUnion('type', [stdioServerSchema, httpServerSchema]);
 
-/**
- * A remote A2A agent offered to the model as tools (docs/tool-servers.md, "A2A agents as tools"): its card is fetched from
- * `<url>/.well-known/agent-card.json` and each skill becomes a tool `<name>--<skillId>` taking `{ message }`.
- */
 export const a2aAgentSchema = z
   .strictObject({
-    /** The agent's base URL (its card is at `/.well-known/agent-card.json` under it). */
     url: z
       .url({ protocol: /^https?$/ })
       .describe("The agent's base URL (`http:` or `https:`); its card is `<url>/.well-known/agent-card.json`."),
-    /** Sent with every request (card and calls), e.g. `Authorization: Bearer $PEER_KEY` (redacted everywhere). */
     headers: stringMap
       .default({})
       .describe(
         "Sent with every request, the card's included, e.g. `Authorization: Bearer $PEER_KEY`; values are redacted everywhere.",
       ),
-    /** Milliseconds that bound the card fetch and each call (the whole remote task). */
     timeout: z
       .number()
       .int()

@@ -1,8 +1,4 @@
-/**
- * `server.limits.unnamedSessions`: how long a session a caller never named lives (an A2A message
- * without `contextId`, a `/mcp` call without `sessionId`; src/session-id.ts `UNNAMED_PREFIX`), and
- * how often agentd looks for those that expired (src/agent/unnamed-expiry.ts).
- */
+/** `server.limits.unnamedSessions` (see `UNNAMED_PREFIX` in src/session-id.ts). */
 import { z } from 'zod';
 
 export const unnamedSessionsSchema = z

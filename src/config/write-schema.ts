@@ -1,7 +1,4 @@
-/**
- * Writes agents/agent.schema.json from the zod schema. With --check it only compares and
- * exits 1 when the committed file is stale (CI runs it that way).
- */
+/** Writes agents/agent.schema.json from the zod schema; `--check` only compares, exiting 1 when it is stale. */
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -9,7 +6,7 @@ import { agentConfigSchema } from './schema.ts';
 
 const target = fileURLToPath(new URL('../../agents/agent.schema.json', import.meta.url));
 
-export function renderSchema(): string {
+function renderSchema(): string {
   const schema = z.toJSONSchema(agentConfigSchema, { io: 'input', target: 'draft-2020-12' });
   return `${JSON.stringify({ ...schema, title: 'agentd agent configuration' }, null, 2)}\n`;
 }

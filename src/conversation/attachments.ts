@@ -1,15 +1,8 @@
 /**
- * What a user message brings besides its text: resources read from tool servers and a prompt's
- * messages, as the model is given them. The `userMessage` (and `messageQueued`) event stores them
- * whole (`attached`), so the history, a replay and an export reproduce exactly what the model saw.
- *
- * Contracts:
- * - `attachedSchema` is the one source of the stored shape; it is an optional field of version 2 of
- *   the events (an older reader rejects only lines that carry it).
- * - `userTurn` is the model's view of one user turn: the prompt's messages in order, then the user's
- *   message (its text, then each text resource under a `[resource <uri>]` line; its image, then each
- *   image resource as an image part). A turn whose own text is empty and that attaches no resource
- *   and no image is only the prompt's messages.
+ * What a user message brings besides its text (resources, a prompt's messages), stored whole in its event so
+ * history, replay and export reproduce what the model saw. `userTurn` is the model's view: the prompt's messages,
+ * then the user's message (text, then each text resource under `[resource <uri>]`; its image, then each image
+ * resource), omitted when it would be empty.
  */
 import { z } from 'zod';
 import type { ChatMessage, ImagePart } from './model-messages.ts';
@@ -17,7 +10,7 @@ import type { ChatMessage, ImagePart } from './model-messages.ts';
 const image = z.object({ mimeType: z.string(), base64: z.string() });
 
 /** One content of a resource as the model gets it: text (capped) or an image; other binary is a note in `text`. */
-export const attachedResource = z.object({
+const attachedResource = z.object({
   serverId: z.string(),
   uri: z.string(),
   mimeType: z.string().optional(),
@@ -26,7 +19,7 @@ export const attachedResource = z.object({
 });
 
 /** One message of a prompt as the model gets it (an assistant message's images are notes in its text). */
-export const attachedPromptMessage = z.object({
+const attachedPromptMessage = z.object({
   role: z.enum(['user', 'assistant']),
   content: z.string(),
   images: z.array(image).optional(),
@@ -48,7 +41,6 @@ export type Attached = z.output<typeof attachedSchema>;
 export type AttachedResource = z.output<typeof attachedResource>;
 export type AttachedPromptMessage = z.output<typeof attachedPromptMessage>;
 
-/** A user turn as stored: its text, image and attachments. */
 export interface UserTurn {
   content: string;
   image?: ImagePart | undefined;

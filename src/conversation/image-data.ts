@@ -3,7 +3,7 @@ import { AppError } from '../errors/index.ts';
 import type { ImagePart } from './model-messages.ts';
 
 /** Largest decoded image accepted (the spec's 10 MB upload limit). */
-export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
+const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** The image types recognised from their first bytes when `mimeType` is not given. */
@@ -25,11 +25,7 @@ export function sniffImageType(bytes: Buffer): string | undefined {
   return SIGNATURES.find((s) => s.matches(bytes))?.mimeType;
 }
 
-/**
- * Checks an image of a message (REST and WebSocket `imageData`; an A2A file part, named by `field`): real
- * base64 (required), an image MIME type (sniffed from the bytes when absent: PNG, JPEG, GIF or WebP), at
- * most 10 MB decoded.
- */
+/** An image of a message checked (valid base64, an image MIME type or one sniffed, at most 10 MB); `field` names it in errors. */
 export function validateImage(
   image: { base64?: string | undefined; mimeType?: string | undefined },
   field = 'imageData',

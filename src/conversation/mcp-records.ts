@@ -1,8 +1,4 @@
-/**
- * The records of a tool server's resources and prompts as the REST routes answer them (the same
- * rules as records.ts: no defaults, optional fields absent). They are the MCP shapes narrowed to
- * what agentd promises; a server's extra fields are not passed on.
- */
+/** A tool server's resources and prompts as the REST routes answer them: MCP's shapes narrowed (records.ts's rules). */
 import { z } from 'zod';
 
 const described = {
@@ -11,14 +7,14 @@ const described = {
   description: z.string().exactOptional(),
 };
 
-export const resourceRecord = z.object({
+const resourceRecord = z.object({
   uri: z.string(),
   ...described,
   mimeType: z.string().exactOptional(),
   size: z.number().exactOptional().describe('bytes, when the server says'),
 });
 
-export const resourceTemplateRecord = z.object({
+const resourceTemplateRecord = z.object({
   uriTemplate: z.string().describe('RFC 6570 URI template'),
   ...described,
   mimeType: z.string().exactOptional(),
@@ -31,7 +27,7 @@ export const resourceList = z.object({
 export type ResourceList = z.output<typeof resourceList>;
 
 /** One content of a read resource: `text`, or `blob` (base64) with its MIME type. */
-export const resourceContent = z.object({
+const resourceContent = z.object({
   uri: z.string(),
   mimeType: z.string().exactOptional(),
   text: z.string().exactOptional(),

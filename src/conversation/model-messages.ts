@@ -5,15 +5,11 @@ export const MODEL_APIS = ['chat', 'responses', 'messages'] as const;
 export type ModelApi = (typeof MODEL_APIS)[number];
 
 /**
- * What a model reasoned before a step: `text` (what people read: reasoning text or its summary) and
- * `replay`, the opaque items its API needs back in later requests, in that API's own wire form
- * (Anthropic `thinking` / `redacted_thinking` blocks with their signatures, Responses `reasoning`
- * items with `encrypted_content`). They go back only to the same `api`, `model` and `endpoint`
- * (src/llm/adapter.ts, replayFor); reasoning that lacks either is never sent back.
+ * What a model reasoned before a step: `text` for people, and `replay`, the opaque items (in the API's own wire
+ * form) sent back only to the same `api`, `model` and `endpoint` (src/llm/adapter.ts, replayFor).
  */
 export interface StepReasoning {
   api: ModelApi;
-  /** The model that reasoned. */
   model?: string;
   /** Where that model was reached: its base URL's origin and path (no credentials, no query). */
   endpoint?: string;
@@ -85,7 +81,6 @@ export interface ModelAttempt {
   message: string;
 }
 
-/** One completed model step. */
 export interface ModelStep {
   text: string;
   toolCalls: ToolCallRequest[];

@@ -1,25 +1,13 @@
 /**
- * One kind of question for a person (records.ts `question`): what each kind means, its answers, and the
- * event boundary, where a question meets the durable events that record it.
- *
- * Contracts:
- * - The stored events keep their shapes (session-events.ts): an approval and a sampling request are asked
- *   as `toolApprovalRequested` and answered as `toolApprovalResolved` (a sampling request under the tool
- *   name {@link SAMPLING_TOOL_NAME}, its own id where a call's id is: {@link samplingId}, the wire's
- *   `<call id>~sampling-<8 hex>`); an elicitation as `elicitationRequested` / `elicitationResolved`; a call of a
- *   tool the client runs as `clientToolRequested` / `clientToolResolved` (its result is the `toolResult` after).
- *   {@link askedEvent} / {@link answeredEvent} write them, {@link questionOf} / {@link answerOf} read them
- *   back; nothing else knows the mapping (an id is opaque everywhere else). A client tool call's answer read
- *   back carries its `error`, not its content (the `toolResult` stored after it holds that).
- * - An answer's shape names its family: `{ decision, reason? }` answers an approval or a sampling request,
- *   `{ action, content? }` an elicitation, `{ content, error? }` a client tool call ({@link familyOf}). An answer
- *   of another family finds nothing.
- * - A question nobody answered is closed by {@link closingAnswer}: approvals and sampling requests are denied
- *   (with the reason), an elicitation is declined when its time ran out and cancelled otherwise, a client tool
- *   call fails with the reason as its error.
- * - {@link QUESTION_KINDS} says what outlives a restart: an approval and a client tool call (nothing of the call
- *   runs in the process: the turn is resumed and goes on waiting); an elicitation or a sampling request dies
- *   with its server's request.
+ * The kinds of question for a person (records.ts `question`), their answers, and the stored events that record them.
+ * - Only {@link askedEvent}/{@link answeredEvent} write and {@link questionOf}/{@link answerOf} read those events
+ *   (an approval and a sampling request ride `toolApproval*`, under {@link SAMPLING_TOOL_NAME} and
+ *   {@link samplingId}); an id is opaque everywhere else. A client tool call's answer read back carries only its
+ *   `error` (the `toolResult` after it holds the content).
+ * - An answer's shape names its family ({@link familyOf}); an answer of another family finds nothing.
+ * - Unanswered, approvals and sampling requests are denied, an elicitation is declined (timeout) or cancelled, a
+ *   client tool call fails ({@link closingAnswer}). Approvals and client tool calls survive a restart; the rest
+ *   die with their server's request ({@link QUESTION_KINDS}).
  */
 import type { PendingApproval, PendingClientToolCall, PendingElicitation, Question, QuestionKind } from './records.ts';
 import { EVENT_VERSION, type ApprovalDecision, type ElicitationAction, type SessionEvent } from './session-events.ts';
@@ -29,9 +17,8 @@ export type { Question, QuestionKind };
 /** The tool name a sampling request is shown under among a session's approvals (the wire's). */
 export const SAMPLING_TOOL_NAME = 'sampling/createMessage';
 const SAMPLING_MARK = '~sampling-';
-/** The id a sampling request of call `callId` is known by (`suffix`: 8 random hex digits), as the wire documents it. */
+/** The id a sampling request of call `callId` is known by on the wire (`suffix`: 8 random hex digits). */
 export const samplingId = (callId: string, suffix: string): string => `${callId}${SAMPLING_MARK}${suffix}`;
-/** The call a sampling request's stored id names (the id itself for one that names none). */
 const callOfSamplingId = (id: string): string =>
   id.includes(SAMPLING_MARK) ? id.slice(0, id.lastIndexOf(SAMPLING_MARK)) : id;
 
@@ -74,7 +61,7 @@ export const inFamily =
   (q: { kind: QuestionKind }): boolean =>
     QUESTION_KINDS[q.kind].family === family;
 
-/** A question as a running turn shows it (the inspector lists them): no content but the server's message, `question`. */
+/** A question as a running turn shows it (the inspector lists them). */
 export interface WaitingQuestion {
   id: string;
   kind: QuestionKind;
@@ -96,7 +83,7 @@ export const waitingOf = (q: Question): WaitingQuestion => ({
   expiresAt: q.expiresAt,
 });
 
-/** The answer that closes an unanswered question (see the contracts). */
+/** The answer that closes an unanswered question. */
 export function closingAnswer(kind: QuestionKind, by: string, reason: string): QuestionAnswer {
   const family = QUESTION_KINDS[kind].family;
   if (family === 'approval') return { decision: 'deny', reason };
@@ -113,6 +100,9 @@ function answerFor(kind: QuestionKind, answer: QuestionAnswer): QuestionAnswer {
 }
 
 const V = EVENT_VERSION;
+/** The tool name an approval-family question is shown and stored under. */
+const approvalToolName = (q: Pick<Question, 'kind' | 'toolName'>): string =>
+  q.kind === 'sampling' ? SAMPLING_TOOL_NAME : (q.toolName ?? '');
 
 /** The stored event that asks `q`. */
 export function askedEvent(q: Omit<Question, 'sessionId'>): SessionEvent {
@@ -144,7 +134,7 @@ export function askedEvent(q: Omit<Question, 'sessionId'>): SessionEvent {
       expiresAt,
     };
   }
-  const toolName = q.kind === 'sampling' ? SAMPLING_TOOL_NAME : (q.toolName ?? '');
+  const toolName = approvalToolName(q);
   return { v: V, type: 'toolApprovalRequested', turnId, callId: q.id, toolName, serverId, args: q.args, expiresAt };
 }
 
@@ -240,12 +230,11 @@ export function answerOf(e: SessionEvent): { id: string; answer: QuestionAnswer;
 
 /** The record `GET …/approvals` lists for an approval or a sampling request. */
 export function approvalRecordOf(q: Question): PendingApproval {
-  const toolName = q.kind === 'sampling' ? SAMPLING_TOOL_NAME : (q.toolName ?? '');
   return {
     sessionId: q.sessionId,
     turnId: q.turnId,
     callId: q.id,
-    toolName,
+    toolName: approvalToolName(q),
     serverId: q.serverId,
     args: q.args,
     expiresAt: q.expiresAt,

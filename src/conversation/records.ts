@@ -1,29 +1,18 @@
 /**
- * The records the outside sees, as zod schemas: the one source of their TypeScript types (bus
- * results, REST handler returns), of the OpenAPI document (src/http/routes/shapes.ts wraps them in
- * response bodies) and of the contract tests that check real answers against it.
- *
- * Contracts:
- * - Input and output types are the same (no defaults, no transforms): what a producer builds is what
- *   the wire carries.
- * - Optional fields are absent, never `undefined` (`exactOptional`), as JSON sends them.
+ * The records the outside sees: the one source of their types, of the OpenAPI document and of its contract tests.
+ * No defaults, no transforms (what a producer builds is what the wire carries); optional fields are absent, never `undefined`.
  */
 import { z } from 'zod';
 
-/** ISO 8601 UTC with milliseconds. */
 export const timestamp = z.iso.datetime().describe('ISO 8601 UTC with milliseconds');
 
 /** A tool server's connection status (the spec's; machines/mcp-server.machine.ts emits these). */
 export const serverStatus = z.enum(['connecting', 'connected', 'error', 'disconnected']);
 export type ServerStatus = z.output<typeof serverStatus>;
 
-/** How a tool server is reached: a child process over stdio, or a URL (the config's `type`). */
-export const serverType = z.enum(['stdio', 'http']);
-export type ServerType = z.output<typeof serverType>;
+const serverType = z.enum(['stdio', 'http']);
 
-/** The spec's MCP server record. */
-/** What each side of a connected server's session declared in `initialize`, and what agentd asks of it besides. */
-export const serverCapabilities = z.object({
+const serverCapabilities = z.object({
   client: z
     .record(z.string(), z.unknown())
     .describe('What agentd declared to the server (roots, elicitation, sampling when on)'),
@@ -34,6 +23,7 @@ export const serverCapabilities = z.object({
   logLevel: z.string().exactOptional().describe('The log level agentd asked for (config `logLevel`)'),
 });
 
+/** The spec's MCP server record. */
 export const serverRecord = z.object({
   id: z.string(),
   name: z.string(),
@@ -89,8 +79,7 @@ export const toolExecutionResult = z.object({
 });
 export type ExecutionResult = z.output<typeof toolExecutionResult>;
 
-/** Model tokens (prompt, completion, total; the prompt's cached and cache-write tokens when the provider reports them). */
-export const usageRecord = z.object({
+const usageRecord = z.object({
   promptTokens: z.number().int(),
   completionTokens: z.number().int(),
   totalTokens: z.number().int(),
@@ -106,11 +95,7 @@ export const usageRecord = z.object({
     .describe("Prompt tokens written to the provider's prompt cache (part of promptTokens)"),
 });
 
-/**
- * A session as listed: its last seq, whether a turn runs now with how many messages wait behind it,
- * and the model usage of all its steps (summaries included): a session not in memory is read off its
- * latest event that carries the totals.
- */
+/** A session as listed; a session not in memory has its usage read off its latest event that carries the totals. */
 export const sessionSummary = z.object({
   id: z.string(),
   owner: z.string().optional().describe('The principal that owns the session (absent: no principal, as without auth)'),
@@ -138,19 +123,11 @@ export const compactionResult = z.object({
 export type CompactionResult = z.output<typeof compactionResult>;
 export type SessionSummary = z.output<typeof sessionSummary>;
 
-/**
- * What a question asks: a tool call's approval (`approval`: the call waits, not started), a tool server's
- * question during a call (`elicitation`: a form or a URL), a tool server's sampling request under
- * `sampling: ask` (`sampling`: may the agent's model answer it), or the result of a call of a tool the
- * client runs (`clientTool`: an AG-UI run's `tools`).
- */
-export const questionKind = z.enum(['approval', 'elicitation', 'sampling', 'clientTool']);
+/** A tool call's approval, a tool server's question (form or URL) or sampling request, or a client tool call's result. */
+const questionKind = z.enum(['approval', 'elicitation', 'sampling', 'clientTool']);
 export type QuestionKind = z.output<typeof questionKind>;
 
-/**
- * A question waiting for a person: the one shape every face maps (REST approvals and elicitations,
- * WebSocket frames, /mcp elicitation and input_required, A2A input-required). Faces answer it by `id`.
- */
+/** A question waiting for a person: the one shape every face maps; faces answer it by `id`. */
 export const question = z.object({
   id: z
     .string()
@@ -230,9 +207,6 @@ export const agentHealth = z.discriminatedUnion('status', [
 ]);
 export type AgentHealth = z.output<typeof agentHealth>;
 
-/**
- * A frame as the history lists it: `{ event, data }` (src/agent/frames.ts builds them). `data` is
- * any object going in: the frames' own types are interfaces, which have no index signature.
- */
+/** A frame as the history lists it (src/agent/frames.ts); `data` typed loosely, as frame interfaces have no index signature. */
 const frameData: z.ZodType<Record<string, unknown>, object> = z.record(z.string(), z.unknown());
 export const frameEnvelope = z.object({ event: z.string(), data: frameData });

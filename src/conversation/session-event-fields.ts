@@ -31,10 +31,7 @@ export const elicitationContent = z.record(
 );
 /** The call a tool event is about. */
 export const toolRef = { turnId, callId: z.string(), toolName: z.string(), serverId: z.string() };
-/**
- * A tool the client runs (AG-UI's `RunAgentInput.tools`), as its turn keeps it: offered to the model for
- * every step of that turn beside the tool servers' tools (src/agent/session/model-step.ts).
- */
+/** A tool the client runs (AG-UI's `RunAgentInput.tools`), offered to the model for every step of its turn. */
 export const clientTool = z.object({
   name: z.string(),
   description: z.string(),

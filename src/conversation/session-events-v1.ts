@@ -2,7 +2,6 @@
 import { z } from 'zod';
 import { image, toolCallRequest, toolRef, turnId, usage } from './session-event-fields.ts';
 
-/** Version 1: lines written before `v` existed. */
 export const v1Schema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('userMessage'), turnId, content: z.string(), image: image.optional() }),
   z.object({

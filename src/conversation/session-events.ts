@@ -1,22 +1,15 @@
 /**
- * The durable facts of a session: what the session and turn machines emit, what the store keeps, and what every
- * frame, replay and history listing is derived from (src/agent/frames.ts).
- *
- * Contracts:
- * - `sessionEventSchema` is the one source of the type and of load-time validation. Every event carries `v`
- *   (now {@link EVENT_VERSION}); `checkSessionEvent` / `parseSessionEvent` read any version this agentd knows
- *   (v1: session-events-v1.ts, upcast here) and refuse a line that fits none. A new event type is added within
- *   a version (no upcast); a changed shape is a new version.
- * - An event carries everything its frame needs: `toolResult` has `result` (the frame's) and `text` (what the
- *   model got); `response` has `content` (every step's text joined) and `text` (the last step's: the history's).
- * - Usage lives on `assistantStep`, `response` and `contextCompacted` (summing them gives every token a session
- *   cost; `serverSampled` adds a tool server's sampling); `usageTotal` on the latest of them is the session's total.
- * - `messageQueued` is started by the `userMessage` of its turnId, ended unstarted by its `turnFailed` or a
- *   `reset`; still queued otherwise, it runs when the session opens from the log. It has no frame.
- * - `contextCompacted` makes the history smaller as a fact (nothing rewritten; src/agent/session/history.ts
- *   folds it); a reader rebuilds the session from its `readFrom`.
- * - `reasoning` precedes its step's `assistantStep` or `response`; `replay` goes back only to the same `api`,
- *   `model` and `endpoint` (the origin and path of the base URL it was reached at).
+ * The durable facts of a session: what the machines emit, the store keeps, and every frame, replay and
+ * history listing derives from (src/agent/frames.ts).
+ * - Every event carries `v`; `checkSessionEvent`/`parseSessionEvent` read every version this agentd knows (v1 is
+ *   upcast) and refuse the rest. A new event type joins the current version; a changed shape is a new version.
+ * - `toolResult.result` is the frame's, `text` the model's; `response.content` joins every step's text, `text` is the last's.
+ * - Usage sits on `assistantStep`, `response`, `contextCompacted` (their sum is the session's cost; `usageTotal` on
+ *   the latest is its total) and `serverSampled`.
+ * - `messageQueued` (no frame) is started by its turn's `userMessage`, dropped by its `turnFailed` or a `reset`;
+ *   still queued when the session reopens, it runs.
+ * - `contextCompacted` shrinks the history as a fact (nothing rewritten); a reader rebuilds from its `readFrom`.
+ * - `reasoning` precedes its step's event; `replay` goes back only to the same `api`, `model` and `endpoint`.
  */
 import { z } from 'zod';
 import { attachedSchema } from './attachments.ts';
@@ -31,24 +24,24 @@ import {
   usage,
 } from './session-event-fields.ts';
 import { v1Schema, type V1Event } from './session-events-v1.ts';
+import { MODEL_APIS } from './model-messages.ts';
 
 export const EVENT_VERSION = 3;
 const v = z.literal(EVENT_VERSION);
 
-export const modelApi = z.enum(['chat', 'responses', 'messages']);
+const modelApi = z.enum(MODEL_APIS);
 /** Why a compaction ran: the estimate crossed `threshold × contextWindow`, the provider said the request overflowed, or someone asked. */
-export const compactionTrigger = z.enum(['threshold', 'overflow', 'manual']);
+const compactionTrigger = z.enum(['threshold', 'overflow', 'manual']);
 export type CompactionTrigger = z.output<typeof compactionTrigger>;
-export const compactionMethod = z.enum(['clearToolResults', 'summary']);
+const compactionMethod = z.enum(['clearToolResults', 'summary']);
 export type CompactionMethod = z.output<typeof compactionMethod>;
 export const approvalDecision = z.enum(['approve', 'deny']);
 export type ApprovalDecision = z.output<typeof approvalDecision>;
 export const elicitationAction = z.enum(['accept', 'decline', 'cancel']);
 export type ElicitationAction = z.output<typeof elicitationAction>;
 
-export const sessionEventSchema = z.discriminatedUnion('type', [
-  /** `attached`: resources and a prompt's messages the model got (optional within v2; attachments.ts); `clientTools`: */
-  /** the tools its client runs, offered for this turn only (optional within v3). */
+const sessionEventSchema = z.discriminatedUnion('type', [
+  /** `attached`: resources and prompt messages the model got (attachments.ts); `clientTools`: offered for this turn only. */
   z.object({
     v,
     type: z.literal('userMessage'),
@@ -70,7 +63,6 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     usageTotal: usage.optional(),
     fallbacks,
   }),
-  /** What the model reasoned before the step that follows (see the contracts). */
   z.object({
     v,
     type: z.literal('reasoning'),
@@ -124,7 +116,7 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     by: z.string(),
     reason: z.string().optional(),
   }),
-  /** A tool server's question during the call `callId` (a form, or a URL to open), pending until answered, its turn's end or a reset; `expiresAt`: when it is declined unanswered. */
+  /** A tool server's question during call `callId`, pending until answered, its turn's end or a reset. */
   z.object({
     v,
     type: z.literal('elicitationRequested'),
@@ -138,7 +130,7 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     url: z.string().optional(),
     expiresAt: z.string(),
   }),
-  /** Its answer: by whom (`rest`, `websocket`, `timeout`, `call-ended`, `restart`, ...); `content` only when accepted with a form (never in its frame). */
+  /** Its answer; `content` only when a form was accepted (never in its frame). */
   z.object({
     v,
     type: z.literal('elicitationResolved'),
@@ -160,7 +152,7 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     error: z.string().optional(),
   }),
   z.object({ v, type: z.literal('reset') }),
-  /** A message waiting behind a running turn, stored before it is acknowledged (see the contracts). */
+  /** A message waiting behind a running turn, stored before it is acknowledged. */
   z.object({
     v,
     type: z.literal('messageQueued'),
@@ -172,7 +164,7 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     attached: attachedSchema.optional(),
     clientTools: z.array(clientTool).optional(),
   }),
-  /** A tool server's sampling request answered by the agent's model during call `callId` (see the contracts). */
+  /** A tool server's sampling request answered by the agent's model during call `callId`. */
   z.object({
     v,
     type: z.literal('serverSampled'),
@@ -182,11 +174,7 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     model: z.string(),
     usage,
   }),
-  /**
-   * The history was compacted: `clearToolResults` marks every tool result with seq ≤ `upToSeq`, `summary` stands
-   * for everything up to it. `usage`: the summary request's; `usageTotal`: the session's so far. `turnId` when
-   * it ran inside a turn.
-   */
+  /** `clearToolResults` marks every tool result with seq ≤ `upToSeq`; `summary` stands for everything up to it. */
   z.object({
     v,
     type: z.literal('contextCompacted'),
@@ -259,14 +247,9 @@ function upcast(e: V1Event): SessionEvent {
   }
 }
 
-/** A raw event checked: the current version's event (upcast from an older one), or why it is none. */
 export type EventCheck = { ok: true; event: SessionEvent } | { ok: false; issue: string };
 
-/**
- * Checks a raw stored event of any version this agentd reads and upcasts it to the current one; when
- * it fits none, says why in words (what an import names for its bad line). Version 2 has every shape
- * of version 3 but `contextCompacted`, which did not exist yet.
- */
+/** A raw stored event of any known version upcast to the current one, or why it is none (an import names it for its bad line). */
 export function checkSessionEvent(raw: unknown): EventCheck {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     return { ok: false, issue: 'event must be a JSON object' };
@@ -277,6 +260,7 @@ export function checkSessionEvent(raw: unknown): EventCheck {
     return { ok: false, issue: `${at}: ${first?.message ?? 'invalid'}` };
   };
   if (version === EVENT_VERSION || version === 2) {
+    // Version 2 is version 3 without `contextCompacted`.
     if (version === 2 && (raw as { type?: unknown }).type === 'contextCompacted')
       return { ok: false, issue: 'event.type: contextCompacted is not a version 2 event' };
     const parsed = sessionEventSchema.safeParse({ ...raw, v: EVENT_VERSION });
@@ -292,7 +276,6 @@ export function checkSessionEvent(raw: unknown): EventCheck {
   };
 }
 
-/** A stored event of any version as the current version; `undefined` when it fits none. */
 export function parseSessionEvent(raw: unknown): SessionEvent | undefined {
   const checked = checkSessionEvent(raw);
   return checked.ok ? checked.event : undefined;

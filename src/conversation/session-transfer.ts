@@ -1,24 +1,11 @@
 /**
- * The session transfer format: what `GET /api/sessions/{id}/export` writes and
- * `POST /api/sessions/import` reads (docs/sessions.md, "Export, import, fork").
- *
- * Format (NDJSON, `application/x-ndjson`, UTF-8): one stored event per line, in seq order,
- * `{"seq":N,"ts":"<ISO 8601 UTC>","event":{...}}`, each line ending with `\n`.
- * - `event` is the stored session event with its own version `v` (session-events.ts), so a later
- *   agentd reads an older export by upcasting each event, exactly as it reads an older log; a line
- *   carries no format version of its own (the events are the versioned part).
- * - No `sessionId`: an export is a log, not a session; an import becomes a new session, and nothing
- *   of the old id can reach the new log. A line that does carry `sessionId` (a JSONL session file of
- *   the store, which imports as it is) has it ignored.
- * - `seq`s ascend strictly and are kept as they are (a log agentd wrote numbers 1, 2, 3, ...; a gap
- *   only where its store skipped a corrupt line), so the imported session's frames carry the same
- *   seqs as the original's and a `since` cursor means the same in both. `ts` is kept too.
- *
- * Contracts of `parseTransfer`:
- * - Validates the whole text before anything is returned: the first bad line throws INVALID_REQUEST
- *   with `details.line` (1-based, counting every line) and `details.issue` (why); a body that is not
- *   UTF-8, or holds no event, throws too. Blank lines (and a `\r` before a newline) are allowed.
- * - Events of older versions come back upcast to the current one.
+ * The session transfer format of export and import (docs/sessions.md, "Export, import, fork"): NDJSON, one
+ * stored event per line in seq order, `{"seq":N,"ts":"<ISO 8601 UTC>","event":{...}}\n`.
+ * - The events carry their own version `v` (the line has none) and come back upcast, as from an older log.
+ * - No `sessionId`: an import is a new session (a store's JSONL file imports as it is; its `sessionId` is ignored).
+ * - `seq`s ascend strictly and are kept, so a `since` cursor means the same in both sessions; `ts` is kept too.
+ * `parseTransfer` checks the whole text first: the first bad line throws INVALID_REQUEST with `details.line`
+ * (1-based) and `details.issue`; non-UTF-8 or empty input throws too. Blank lines and CRLF are allowed.
  */
 import { AppError } from '../errors/index.ts';
 import { MAX_JSON_DEPTH, textTooDeep } from '../json-depth.ts';
@@ -33,10 +20,7 @@ export interface TransferEntry {
   event: SessionEvent;
 }
 
-/**
- * Nesting a line may have: the line and its event are two levels around payloads that may nest
- * MAX_JSON_DEPTH themselves (tool arguments), so a log agentd wrote always fits.
- */
+/** Nesting a line may have: room for payloads nesting MAX_JSON_DEPTH themselves, so a log agentd wrote always fits. */
 export const MAX_LINE_DEPTH = 2 * MAX_JSON_DEPTH;
 
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z$/;
@@ -95,7 +79,6 @@ function parseLine(text: string, line: number, previousSeq: number): TransferEnt
   return { seq, ts, event: checked.event };
 }
 
-/** The entries of an export's bytes, all checked (see the contracts). */
 export function parseTransfer(bytes: Uint8Array): TransferEntry[] {
   let text: string;
   try {

@@ -1,7 +1,4 @@
-/**
- * The contract between the session and turn machines and their owner (src/agent/session/session.ts):
- * what the provided actors receive and return, and what a turn reports to its session.
- */
+/** The contract between the session and turn machines and their owner (src/agent/session/session.ts). */
 import type { Attached } from './attachments.ts';
 import type { ImagePart, ModelStep } from './model-messages.ts';
 import type { Question, QuestionAnswer } from './questions.ts';
@@ -27,12 +24,8 @@ export interface TurnMessage {
   resume?: ResumedTurn;
 }
 
-/**
- * A turn read back from the log that stopped while calls of its last step waited for approval or for
- * the client's result: it goes on waiting for them (nothing is announced again).
- */
+/** A turn read back from the log whose last step's calls were waiting: it goes on waiting (nothing is announced again). */
 export interface ResumedTurn {
-  /** Model steps the turn had made. */
   iteration: number;
   reply: string;
   lastText: string;
@@ -88,11 +81,7 @@ export interface ModelStepInput {
   clientTools?: readonly ClientTool[];
 }
 
-/**
- * What a model step answers instead of a step when the history should be compacted first: its
- * estimate crossed the threshold (`threshold`), or the provider said it overflowed (`overflow`).
- * The turn compacts, then runs the step again (once).
- */
+/** A model step's answer when the history must be compacted first; the turn compacts, then runs the step again (once). */
 export interface CompactRequest {
   compact: Exclude<CompactionTrigger, 'manual'>;
 }
@@ -108,9 +97,8 @@ export interface CompactInput {
   correlationIds?: string[];
 }
 /**
- * A completed model step and the tool catalogue it was offered. The provided actor reads the
- * history only once every earlier fact is folded in, and streams the step's text as chunks itself:
- * `prefix` first, no empty chunk, nothing after its signal aborted.
+ * A completed model step and the tool catalogue it was offered. The actor reads the history only once every
+ * earlier fact is folded in, and streams the text as chunks itself: `prefix` first, no empty chunk, nothing after abort.
  */
 export interface ModelStepOutput {
   step: ModelStep;
@@ -128,10 +116,7 @@ export interface ToolCallInput {
 /** Runs one tool call on the model's behalf; failures should be results (a rejection becomes one). */
 export type ToolCaller = (input: ToolCallInput, signal: AbortSignal) => Promise<ModelToolOutcome>;
 
-/**
- * What a turn reports to its session, which emits it to the owner as it is: the durable `fact`s
- * and the transient `thinking` and (machine-made) `chunk`.
- */
+/** What a turn reports to its session, which emits it to the owner as it is. */
 export type TurnReport =
   | { type: 'fact'; key: TurnKey; event: SessionEvent }
   | { type: 'thinking'; key: TurnKey }

@@ -1,15 +1,8 @@
 /**
- * The questions of one turn's step, as the turn machine holds them (machines/turn.machine.ts): their
- * deadlines, and what closing them does to the step.
- *
- * Contracts:
- * - `closeQuestions` answers each question with its answering fact (questions.ts); closing an approval
- *   also settles its call: approved, it is to start; denied (or unanswered), it gets a failed result saying
- *   so, and one call fewer is pending. Closing a client tool call gives it its result: the client's content
- *   (failed when it sent an error, or when no result came: the reason says why), one call fewer pending.
- *   Pure: the machine reports the facts and starts the calls.
- * - The deadline delay waits at most {@link MAX_DELAY_MS} (a timer's limit); a later deadline is re-armed
- *   when it wakes.
+ * The questions of one turn's step as the turn machine holds them: their deadlines, and what closing them does.
+ * `closeQuestions` is pure: it answers each question with its fact; an approved call is to start, a denied one
+ * gets a failed result, a client tool call gets the client's result (failed on error or none); each settled call
+ * is one fewer pending. A deadline delay waits at most {@link MAX_DELAY_MS} (a timer's limit), then re-arms.
  */
 import {
   answeredEvent,
@@ -42,7 +35,7 @@ export const approvalQuestion = (key: TurnKey, c: PlannedCall, expiresAt: string
 });
 
 /** The question that holds a call of a tool the client runs, until the client's result. */
-export const clientToolQuestion = (key: TurnKey, c: PlannedCall, expiresAt: string): Question => ({
+const clientToolQuestion = (key: TurnKey, c: PlannedCall, expiresAt: string): Question => ({
   ...approvalQuestion(key, c, expiresAt),
   kind: 'clientTool',
 });
@@ -65,7 +58,6 @@ const resultFact = (key: TurnKey, call: PlannedCall, success: boolean, text: str
   durationMs: 0,
 });
 
-/** The result a client tool call gets from its answer (see the contracts). */
 function clientResult(key: TurnKey, call: PlannedCall, { content, error }: ClientToolReply): SessionEvent {
   if (error === undefined) return resultFact(key, call, true, content);
   const text = `Tool "${call.name}" (run by the client) failed: ${error}${content === '' ? '' : `\n${content}`}`;

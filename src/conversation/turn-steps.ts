@@ -1,8 +1,4 @@
-/**
- * Pure pieces of a turn, shared by the turn machine and its tests: planning a step's tool calls
- * (argument JSON validated here, house rule 3), joining step texts into the reply, and the
- * iteration-limit message.
- */
+/** Pure pieces of a turn: planning a step's tool calls (their argument JSON validated here), the reply, the iteration limit. */
 import { isAppError, type ErrorBody } from '../errors/index.ts';
 import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.ts';
 import type { ToolCallRequest } from './model-messages.ts';
@@ -34,7 +30,7 @@ export interface PlannedCall {
 type Parsed = { ok: true; value: Record<string, unknown> } | { ok: false; reason: string };
 
 /** Tool arguments as the model sent them: a JSON object, or empty for "no arguments". */
-export function parseToolArgs(text: string): Parsed {
+function parseToolArgs(text: string): Parsed {
   if (text.trim() === '') return { ok: true, value: {} };
   let value: unknown;
   try {
@@ -94,10 +90,7 @@ export const iterationLimitMessage = (max: number): string =>
   `I stopped here because this turn reached the iteration limit (${max} model steps) before I could finish. ` +
   'Ask me to continue if you want me to go on.';
 
-/**
- * The turn's whole reply. When capped, the limit message (kept as the final assistant message)
- * is streamed as a last chunk, with its separator.
- */
+/** The turn's whole reply; when capped, the limit message (with its separator) is also its last chunk. */
 export function finalReply(
   reply: string,
   capped: boolean,

@@ -1,24 +1,7 @@
 /**
- * One encoder per protocol, all driven by ERROR_TABLE.
- *
- * Contracts:
- * - `toRestReply`: the spec's envelope `{ success: false, error: { code, message, details }, timestamp }` with the
- *   code's HTTP status. `timestamp` is ISO 8601 UTC with milliseconds of `nowMs` (the caller reads its injected
- *   clock; nothing here reads the time).
- * - `toWsFrame`: the `error` event `{ event: 'error', data: { code, message, details, sessionId? } }`.
- * - `toJsonRpc`: `{ jsonrpc: '2.0', error: { code: <rpc>, message, data: { code, ...details } }, id: null }` with the
- *   code's HTTP status, so /mcp and REST answer one condition with one status.
- * - `toA2aRpc`: the JSON-RPC error object of /a2a, `{ code: <A2A code or rpc>, message, data }` (A2A answers inside a
- *   200 JSON-RPC response, so no status): `data` is `[ErrorInfo]` in v1.0 (as `toA2aRest`), `{ code, ...details }` in
- *   v0.3.
- * - `toA2aRest`: A2A's HTTP+JSON error (AIP-193), `{ error: { code: <status>, status: <canonical name>, message,
- *   details: [ErrorInfo] } }` with the code's HTTP status; the ErrorInfo's `reason` is A2A's name for its own
- *   conditions (domain `a2a-protocol.org`, e.g. TASK_NOT_FOUND), else agentd's code (domain `agentd`); its
- *   `metadata` holds agentd's `code` and the details as strings.
- * - `toAgUiRunError`: the fields of AG-UI's `RUN_ERROR` event, `{ message, code, rawEvent }`: `code` is the table's
- *   code and `rawEvent` agentd's own error frame (`toWsFrame`), which carries `details`.
- * - `status` overrides the table's status only where the transport needs it (/mcp's 405 with `Allow: POST`).
- * - Anything that is not an AppError is INTERNAL_ERROR with a generic message (no internals leak).
+ * One encoder per protocol, all driven by ERROR_TABLE. Anything that is not an AppError is INTERNAL_ERROR with a
+ * generic message (no internals leak). A `status` argument overrides the table's only where the transport needs it.
+ * Nothing here reads the time: REST's `timestamp` comes from the caller's `nowMs`.
  */
 import { A2A_RPC, httpStatus, rpcCode, toErrorBody, type ErrorBody } from './table.ts';
 
@@ -49,6 +32,7 @@ export function errorEnvelope(e: unknown, nowMs: number): RestErrorEnvelope {
   return { success: false, error: toErrorBody(e), timestamp: new Date(nowMs).toISOString() };
 }
 
+/** The envelope with the code's HTTP status. */
 export function toRestReply(e: unknown, nowMs: number, status?: number): EncodedError<RestErrorEnvelope> {
   const body = errorEnvelope(e, nowMs);
   return { status: status ?? httpStatus(body.error.code), body };
@@ -59,6 +43,7 @@ export function toWsFrame(e: unknown, sessionId?: string): WsErrorFrame {
   return { event: 'error', data: sessionId === undefined ? body : { ...body, sessionId } };
 }
 
+/** JSON-RPC error (`data: { code, ...details }`) with the code's HTTP status, so /mcp and REST agree on one. */
 export function toJsonRpc(e: unknown, status?: number): EncodedError<JsonRpcErrorBody> {
   const { code, message, details } = toErrorBody(e);
   return {
@@ -67,21 +52,20 @@ export function toJsonRpc(e: unknown, status?: number): EncodedError<JsonRpcErro
   };
 }
 
-/** The `error` member of an A2A JSON-RPC response (see the contracts). */
+/** The `error` member of an A2A JSON-RPC response (inside a 200): `data` is `[ErrorInfo]` in v1.0, `{ code, ...details }` in v0.3. */
 export function toA2aRpc(e: unknown, version: '1.0' | '0.3' = '0.3'): A2aRpcError {
   const { code, message, details } = toErrorBody(e);
   const rpc = A2A_RPC[code] ?? rpcCode(code);
   return { code: rpc, message, data: version === '1.0' ? [a2aErrorInfo(code, details)] : { ...details, code } };
 }
 
-/** A JSON-RPC error of /a2a (see the contracts). */
 export interface A2aRpcError {
   code: number;
   message: string;
   data: A2aErrorInfo[] | (Record<string, unknown> & { code: ErrorBody['code'] });
 }
 
-/** `google.rpc.ErrorInfo` of an error: A2A's reason for its own conditions, else agentd's code (see the contracts). */
+/** `google.rpc.ErrorInfo`: A2A's reason (domain `a2a-protocol.org`) for its own conditions, else agentd's code (domain `agentd`); `metadata` holds `code` and the details as strings. */
 export interface A2aErrorInfo {
   '@type': string;
   reason: string;
@@ -132,7 +116,7 @@ export interface A2aRestErrorBody {
   };
 }
 
-/** The A2A HTTP+JSON error (see the contracts); `status` overrides the table's (a 404 or 405 of the route). */
+/** A2A's HTTP+JSON error (AIP-193) with the code's HTTP status, or `status` (a route's 404 or 405). */
 export function toA2aRest(e: unknown, status?: number): EncodedError<A2aRestErrorBody> {
   const { code, message, details } = toErrorBody(e);
   const httpCode = status ?? httpStatus(code);
@@ -143,7 +127,7 @@ export function toA2aRest(e: unknown, status?: number): EncodedError<A2aRestErro
   };
 }
 
-/** The fields of an AG-UI `RUN_ERROR` event (see the contracts); the face adds its `type`. */
+/** The fields of an AG-UI `RUN_ERROR` event (`rawEvent`: agentd's own error frame, with `details`); the face adds its `type`. */
 export function toAgUiRunError(e: unknown): { message: string; code: ErrorBody['code']; rawEvent: WsErrorFrame } {
   const frame = toWsFrame(e);
   return { message: frame.data.message, code: frame.data.code, rawEvent: frame };

@@ -1,20 +1,7 @@
 /**
- * The error table: every error the service reports carries one of these codes, and the code alone decides
- * how each protocol encodes it (see `encode.ts`).
- *
- * - `status`: the HTTP status (REST envelope, refused WebSocket upgrade, /mcp). `null` marks codes that only
- *   travel as WebSocket `error` events; sent over HTTP anyway they answer 400.
- * - `rpc`: the JSON-RPC error code an MCP client reads on /mcp. -32600 (Invalid Request) for a request that is
- *   malformed, -32602 (Invalid params) for a missing field or an unknown name, -32001 for refused credentials or
- *   provenance, -32000 for "try again later", -32603 (Internal error) for failures on our side.
- *
- * TASK_NOT_FOUND, TASK_NOT_CANCELABLE, UNSUPPORTED_OPERATION, CONTENT_TYPE_NOT_SUPPORTED and
- * PUSH_NOTIFICATION_NOT_SUPPORTED are A2A's conditions (/a2a, src/a2a-face); `A2A_RPC` gives their A2A codes.
- *
- * FORBIDDEN (refused Origin/Host/self-connection, a principal short of a scope), SERVICE_UNAVAILABLE (shutting
- * down), SESSION_NOT_FOUND (no such session of the caller's, when principals are configured) and the two
- * APPROVAL_ codes (answering a tool call that waits for approval) and the two ELICITATION_ codes (answering a tool
- * server's question, src/conversation/questions.ts) extend the spec's table. `test/golden/error-table.json` pins this table; changing a row is deliberate.
+ * The error table: every reported error carries one of these codes, and the code alone decides each protocol's
+ * encoding (encode.ts). `status`: HTTP (`null`: WebSocket-only, 400 over HTTP); `rpc`: the JSON-RPC code on /mcp.
+ * The TASK_/UNSUPPORTED_/CONTENT_TYPE_/PUSH_ codes are A2A's. test/golden/error-table.json pins the table.
  */
 export const ERROR_TABLE = {
   INVALID_REQUEST: { status: 400, rpc: -32600 },
@@ -43,11 +30,7 @@ export const ERROR_TABLE = {
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
 
-/**
- * The A2A column: the JSON-RPC code an A2A client reads on /a2a (A2A's own codes -32001..-32005 for its
- * conditions; every other code keeps its `rpc` code). Kept beside the table so one place maps a code for
- * every protocol (`toA2aRpc` in encode.ts reads it).
- */
+/** The JSON-RPC code an A2A client reads on /a2a where it differs from `rpc` (A2A's own -32001..-32005). */
 export const A2A_RPC: Partial<Record<ErrorCode, number>> = {
   TASK_NOT_FOUND: -32001,
   SESSION_NOT_FOUND: -32001,
@@ -75,12 +58,11 @@ export class AppError extends Error {
 
 export const isAppError = (e: unknown): e is AppError => e instanceof AppError;
 
-/** HTTP status for a code; WebSocket-only codes answer 400 if ever sent over HTTP. */
+/** HTTP status for a code (WebSocket-only codes: 400). */
 export function httpStatus(code: ErrorCode): number {
   return ERROR_TABLE[code].status ?? 400;
 }
 
-/** JSON-RPC error code for a code. */
 export function rpcCode(code: ErrorCode): number {
   return ERROR_TABLE[code].rpc;
 }
@@ -91,7 +73,7 @@ export interface ErrorBody {
   details: ErrorDetails;
 }
 
-/** Turns anything thrown into the `{code, message, details}` triple of the spec's envelope. */
+/** Anything thrown as the spec's `{code, message, details}`. */
 export function toErrorBody(e: unknown): ErrorBody {
   if (isAppError(e)) return { code: e.code, message: e.message, details: e.details };
   return { code: 'INTERNAL_ERROR', message: 'Unexpected error', details: {} };

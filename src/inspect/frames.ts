@@ -1,19 +1,13 @@
 /**
- * XState inspection events → frames in the Stately inspection format, as `@statelyai/inspect`'s
- * converter makes them (`@xstate.actor`, `@xstate.snapshot`, `@xstate.event` with `_version`,
- * `sessionId`, `rootId`, `createdAt`; test/unit/inspect-frames.test.ts compares the two).
- *
- * Contracts:
- * - Sanitized unless `content` is on: values under content-bearing keys (message and reply text,
- *   tool arguments and results, images) become `[content]`, and the per-chunk `chunk` events and
- *   the snapshots they cause are dropped. Secrets are redacted either way (`redact`).
- * - Serialization is safe: cycles, functions (`{ type: name }`) and depth (10) as the converter does.
+ * XState inspection events → frames as `@statelyai/inspect`'s converter makes them (test/unit/inspect-frames.test.ts
+ * compares the two), cycles, functions and depth included. Unless `content` is on, conversation content becomes
+ * `[content]` and per-chunk events are dropped; secrets are redacted either way.
  */
 import { configure } from 'safe-stable-stringify';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 
 /** The @statelyai/inspect format version these frames follow. */
-export const INSPECT_FORMAT_VERSION = '0.7.2';
+const INSPECT_FORMAT_VERSION = '0.7.2';
 
 const stringify = configure({ maximumDepth: 10 });
 const replacer = (_key: string, value: unknown): unknown =>

@@ -1,14 +1,8 @@
 /**
- * The inspection hub: the live actors (root actors registered by their owners, their children
- * found through snapshots) and the viewers that watch them.
- *
- * Contracts:
- * - Costs nothing without a viewer: actor systems are inspected (`system.inspect`) only while at
- *   least one viewer is attached; the last one to leave unsubscribes them all.
- * - A viewer that joins first receives, for every live actor (or only `filter`'s one and its
- *   descendants), one `@xstate.actor` then one `@xstate.snapshot` frame, then the live stream.
- * - Backpressure per viewer: when `send` reports the viewer behind, it gets nothing more until
- *   `drained`, which sends `{ type: "resync" }` and a fresh late-join state: never an unbounded queue.
+ * The inspection hub: live actors and the viewers that watch them. Actor systems are inspected only while a viewer
+ * is attached. A joining viewer first gets an `@xstate.actor` and an `@xstate.snapshot` frame per live actor (of its
+ * `filter`), then the live stream. A viewer behind gets nothing until `drained`: then `{ type: "resync" }` and a
+ * fresh late-join state, never an unbounded queue.
  */
 import type { AnyActorRef, InspectionEvent, Subscription } from 'xstate';
 import { createFrames, type FrameOptions, type InspectFrame } from './frames.ts';
@@ -127,10 +121,7 @@ export function createInspectHub(options: FrameOptions) {
       };
     },
 
-    /**
-     * A fact about a root actor that is no machine event (a tool server's log line): sent as
-     * `{ type: "@agentd.<kind>", actorId, data }` to the viewers that watch everything or that actor.
-     */
+    /** A fact about a root actor that is no machine event, sent as `{ type: "@agentd.<kind>", actorId, data }`. */
     notice(actorId: string, kind: string, data: unknown): void {
       let text: string | undefined;
       for (const attached of viewers) {
@@ -140,9 +131,7 @@ export function createInspectHub(options: FrameOptions) {
       }
     },
 
-    /** Readable ids of the live root actors. */
     actorIds: (): string[] => [...roots.keys()],
-    /** Viewers attached now. */
     viewers: (): number => viewers.size,
     /** Whether actor systems are being inspected now (tests: no cost without a viewer). */
     watching: (): number => [...roots.values()].filter((r) => r.watch !== undefined).length,

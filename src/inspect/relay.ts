@@ -7,15 +7,9 @@ const BEHIND_BYTES = 1024 * 1024;
 const RETRY = { baseMs: 1000, maxMs: 30_000, jitterDown: 0.2, jitterUp: 0 };
 
 /**
- * `--inspect-relay ws://host:port`: pushes the inspection stream to an external inspector server
- * (e.g. @statelyai/inspect's WebSocket server), as one more viewer of the hub.
- *
- * Contracts:
- * - Attached while the socket is open (so the machines are watched only then); reconnects after
- *   1 s, doubling up to 30 s, and gets a fresh late-join state on every connection.
- * - Backpressure like any viewer: over 1 MiB buffered, frames stop until the buffer drains below
- *   half (checked once a second), then a resync.
- * - `close()` ends the socket and stops reconnecting.
+ * `--inspect-relay`: pushes the inspection stream to an external inspector server as one more viewer of the hub,
+ * attached while its socket is open; reconnects with backoff (1 s doubling to 30 s). Over 1 MiB buffered, frames
+ * stop until it drains below half, then a resync.
  */
 export function startRelay(hub: InspectHub, url: string, log: Logger): { close(): void } {
   let closed = false;

@@ -4,11 +4,7 @@ export type { Logger };
 
 export { LOG_LEVELS, type LogLevel } from './levels.ts';
 
-/**
- * Root logger: JSON lines to stdout (or the given stream). Keys that may carry secrets are
- * redacted wherever they appear, so a careless `log.info({ config })` cannot leak a key; with
- * `redact`, every finished line also passes through it (the config's own secrets, URL credentials).
- */
+/** Root logger: JSON lines to stdout (or `stream`); secret-bearing keys are censored, and every line passes `redact` when given. */
 export function createLogger(
   level: LevelWithSilent = 'info',
   stream?: DestinationStream,

@@ -1,14 +1,7 @@
 /**
- * Prometheus metrics (prom-client, text exposition at `GET /metrics`). One registry per app (no
- * global default registry), with the default process metrics (CPU, memory, event-loop lag, GC).
- *
- * Contracts:
- * - Turn, tool and server metrics are read off the bus events (`watchBus`), so no component's hot
- *   path changes: a chunk costs one unlabeled counter increment, and only a turn's first chunk is
- *   timed.
- * - Counters the bus cannot see are fed by their owners through this object: rate-limit
- *   rejections (`rejected`), WebSocket connections (`connections`), store appends (`append`), model
- *   requests and their tokens (`modelRequest`: every request, tool steps and summaries included).
+ * Prometheus metrics for `GET /metrics`: one registry per app, with the default process metrics. Turn, tool and
+ * server metrics are read off the bus (`watchBus`: a chunk costs one counter increment); what the bus cannot see
+ * is fed by its owners through this object.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AgentEvents } from '../agent/index.ts';

@@ -3,16 +3,9 @@ import type * as NodeRedis from 'redis';
 import type { Logger } from '../log/index.ts';
 
 /**
- * A node-redis connection the agentd way, for each part that talks to Redis (the event store,
- * the shared rate limits).
- *
- * Contracts:
- * - No offline queue: while Redis is unreachable every command fails at once, so callers can
- *   answer SERVICE_UNAVAILABLE (or fall back) instead of hanging.
- * - `connect()` rejects at once when Redis cannot be reached the first time; once connected, a lost
- *   connection is retried with backoff (100 ms doubling, at most 2 s) for as long as it is open.
- * - A lost connection is logged once as a warning under `role` (the URL without its credentials),
- *   and its return as info.
+ * A node-redis connection: no offline queue (while Redis is unreachable every command fails at once, never hangs);
+ * `connect()` rejects when Redis cannot be reached the first time, later losses reconnect with backoff. An outage
+ * is logged once under `role`, and its end.
  */
 export function createRedisConnection(url: string, role: string, log: Logger) {
   const where = safeRedisUrl(url);

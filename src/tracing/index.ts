@@ -1,17 +1,7 @@
 /**
- * OpenTelemetry traces in the GenAI semantic conventions: an `invoke_agent` span per turn, a `chat`
- * span per model request and an `execute_tool` span per tool call inside it.
- *
- * Contracts:
- * - Off unless asked for (OpenTelemetry is not even loaded then): `server.tracing: true`, or the standard OTEL_* variables
- *   (`OTEL_TRACES_EXPORTER` other than `none`, `OTEL_EXPORTER_OTLP_ENDPOINT`,
- *   `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), exported over OTLP/HTTP as those variables say; tests hand
- *   in their own exporter. When off, nothing is created and nothing listens.
- * - Turn and tool spans are read off the bus events; model requests are told by the model client.
- * - Attributes follow the conventions (`gen_ai.operation.name`, `gen_ai.provider.name`,
- *   `gen_ai.request.model`, `gen_ai.usage.input_tokens`/`output_tokens`, `gen_ai.tool.name`,
- *   `gen_ai.tool.call.id`, `gen_ai.conversation.id`, `error.type`). No prompt, reply or tool content is
- *   ever put on a span.
+ * OpenTelemetry traces in the GenAI semantic conventions: an `invoke_agent` span per turn, with a `chat` span per
+ * model request and an `execute_tool` span per tool call inside it, exported over OTLP/HTTP as OTEL_* says. Turn and
+ * tool spans are read off the bus; the model client reports requests. No prompt, reply or tool content is ever on a span.
  */
 import { createRequire } from 'node:module';
 import type * as OtelApi from '@opentelemetry/api';
@@ -26,7 +16,7 @@ import type { Usage } from '../llm/types.ts';
 
 export type { SpanExporter };
 
-/** OpenTelemetry's packages (CommonJS builds), loaded by createTracing only: an agentd without tracing never loads them. */
+/** OpenTelemetry's packages are loaded by createTracing only: an agentd without tracing never loads them. */
 const require = createRequire(import.meta.url);
 
 export interface TracingOptions {
@@ -160,5 +150,3 @@ export function createTracing(opts: TracingOptions, env: NodeJS.ProcessEnv = pro
     shutdown: () => provider.shutdown(),
   };
 }
-
-export type Tracing = ReturnType<typeof createTracing>;
