@@ -4,9 +4,9 @@ import { AppError } from '../errors/index.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from '../clock.ts';
 import type { Envelope, SendMeta } from './envelope.ts';
 
-/** A command map: name → payload and result. */
+/** Name → payload and result. */
 export type CommandSpec = Record<string, { payload: unknown; result: unknown }>;
-/** An event map: name → payload. */
+/** Name → payload. */
 export type EventSpec = Record<string, unknown>;
 
 export type CommandHandler<C extends CommandSpec, N extends keyof C & string> = (
@@ -16,17 +16,15 @@ export type CommandHandler<C extends CommandSpec, N extends keyof C & string> = 
 export type EventListener<E extends EventSpec, N extends keyof E & string> = (event: Envelope<N, E[N]>) => unknown;
 
 export interface Bus<C extends CommandSpec, E extends EventSpec> {
-  /** Registers the one handler of a command; a second registration throws. Returns an unregister function. */
+  /** The one handler of a command (a second throws); returns its unregistration. */
   handle<N extends keyof C & string>(name: N, handler: CommandHandler<C, N>): () => void;
-  /** Sends a command to its handler and resolves with the handler's result (or rejects with its error). */
+  /** Resolves with the handler's result or rejects with its error (INTERNAL_ERROR without a handler). */
   execute<N extends keyof C & string>(name: N, payload: C[N]['payload'], meta?: SendMeta): Promise<C[N]['result']>;
-  /** Subscribes to an event; returns an unsubscribe function. */
+  /** Returns the unsubscription. */
   on<N extends keyof E & string>(name: N, listener: EventListener<E, N>): () => void;
-  /** Subscribes to every event. */
   onAny(listener: (event: Envelope<keyof E & string, E[keyof E]>) => unknown): () => void;
-  /** Delivers an event to every listener; a failing listener is logged and never stops the others. */
+  /** A throwing or rejecting listener is logged and never stops the others. */
   emit<N extends keyof E & string>(name: N, payload: E[N], meta?: SendMeta): Envelope<N, E[N]>;
-  /** Number of listeners of an event (for leak checks). */
   listenerCount(name: keyof E & string): number;
 }
 
@@ -57,7 +55,6 @@ export function createBus<C extends CommandSpec, E extends EventSpec>(deps: BusD
     return env;
   };
 
-  /** Wraps a listener so a throw or a rejection is logged and contained. */
   const guard = (name: string | symbol, listener: (e: Envelope) => unknown) => (event: Envelope) => {
     try {
       const out = listener(event);

@@ -1,12 +1,10 @@
 /** Metadata every bus message travels with. */
 export interface Envelope<N extends string = string, P = unknown> {
-  /** Unique id of this message. */
   id: string;
-  /** Milliseconds since the epoch, from the injected clock. */
+  /** Ms since the epoch, from the injected clock. */
   ts: number;
-  /** Id of the command (or request) this message answers or descends from. */
+  /** Id of the command this message answers or descends from (its own id by default). */
   correlationId: string;
-  /** Session the message concerns, if any. */
   sessionId?: string;
   name: N;
   payload: P;
@@ -16,6 +14,6 @@ export interface Envelope<N extends string = string, P = unknown> {
 export interface SendMeta {
   correlationId?: string;
   sessionId?: string;
-  /** The time the message stands for when it is not now (ms since the epoch): a stored fact's, or one relayed from another instance. */
+  /** When the message stands for another time than now (a stored fact, a relay from another instance). */
   ts?: number;
 }

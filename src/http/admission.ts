@@ -1,27 +1,13 @@
 /**
- * The one admission chain of the HTTP front end. REST (`/api/*`, `/api`, the catch-all `/*`), `/mcp` and the
- * WebSocket upgrade at `/` all pass through `admit`; only the route step (and how a verdict is encoded) differs.
- *
- * Contracts:
- * - Counting: every request takes one point from the per-IP request limiter first, before anything is decided.
- *   So every refusal counts against the client's window: wrong Host, foreign Origin, bad key, unknown route,
- *   wrong method, too-large body, preflights and refused WebSocket upgrades included. Key guessing is limited
- *   on every front alike.
- * - Order: which refusal is answered follows one fixed order, the first failing step wins:
- *     host (403 FORBIDDEN) → origin (403 FORBIDDEN) → preflight (`OPTIONS`: 204) → closing
- *     (503 SERVICE_UNAVAILABLE) → rate limit (429 RATE_LIMIT_EXCEEDED + Retry-After) → auth (the principal of
- *     the credential: 401 UNAUTHORIZED without a valid one, 403 FORBIDDEN for a principal short of the scope) → route (the front's own step) → body (400 INVALID_REQUEST, `details.reason: 'body_too_large'`).
- *   A request that fails the Host check is answered 403 even when it is also over the limit.
- * - Headers: every verdict carries `X-RateLimit-Limit/Remaining/Reset` from that one consume, the CORS headers
- *   of an allowed Origin (the preflight's on a preflight) and `Retry-After` on a window 429. Callers send them
- *   with every answer, success or refusal. (A 101 WebSocket upgrade cannot carry them; the engine writes it.)
- * - Route step: `route(limit)` runs only when every earlier step passed; it throws an AppError to refuse (a
- *   `MethodNotAllowed` answers 405 with `Allow`, a `PathNotFound` 404) or returns what the front needs (a
- *   route match, a slot).
- * - Body step: the body is read (`readBody`) only once the route step passed: a refused request's body is
- *   never held.
- * - `admit` never rejects for a refusal; it rejects only when the limiter itself fails (then no rate-limit
- *   state exists to report).
+ * The one admission chain of every HTTP front (REST, /mcp, /a2a, AG-UI, the WebSocket upgrades); only the
+ * route step and how a verdict is encoded differ.
+ * - Every request first takes one point from the per-IP limiter, so every refusal counts (key guessing too).
+ * - The first failing step answers: host 403 → origin 403 → preflight 204 → closing 503 → rate limit 429
+ *   (+ Retry-After) → auth 401/403 → route (the front's step) → body 400 (`reason: 'body_too_large'`).
+ * - Every verdict carries X-RateLimit-* from that one consume and the allowed Origin's CORS headers; callers
+ *   send them with every answer (a 101 upgrade cannot carry them).
+ * - `route(limit)` throws an AppError to refuse (MethodNotAllowed: 405 + Allow; PathNotFound: 404); the body
+ *   is read only after it passed. `admit` rejects only when the limiter itself fails.
  */
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
@@ -37,27 +23,24 @@ export interface AdmissionDeps {
   auth: Principals;
   clock: Clock;
   isHostAllowed: (host: string) => boolean;
-  /** True while the service shuts down. */
   isClosing: () => boolean;
 }
 
-/** What the chain reads of a request. */
 export interface RequestFacts {
   host: string;
   /** '' when the request has none. */
   origin: string;
   ip: string;
-  /** The credential the request carries: of `Authorization: Bearer <credential>` (or, on a WebSocket upgrade, `?token=`). */
+  /** Of `Authorization: Bearer` (or, on a WebSocket upgrade, `?token=`). */
   credential: string | undefined;
-  /** The scope the request needs (default `chat`): see `RouteScope`. */
+  /** Default `chat`. */
   scope?: RouteScope;
-  /** True for an `OPTIONS` request: a CORS preflight, answered 204 once Host and Origin pass. */
+  /** An `OPTIONS` request: answered 204 once Host and Origin pass. */
   preflight?: boolean;
-  /** Request headers a preflight allows beyond `server.cors.headers` (the endpoint's own, e.g. MCP's). */
+  /** Headers a preflight allows beyond `server.cors.headers` (e.g. MCP's). */
   allowHeaders?: readonly string[];
 }
 
-/** The facts of an HTTP request as its method and headers give them; `extra`: the scope it needs, its own headers. */
 export const requestFacts = (
   method: string,
   headers: Readonly<Record<string, string | undefined>>,
@@ -73,22 +56,19 @@ export const requestFacts = (
 });
 
 export interface AdmissionSteps<R> {
-  /** The front's own step; throws an AppError to refuse. */
   route: (limit: LimitState) => R;
-  /** Reads the body; called only when every earlier step passed. */
   body?: (() => Promise<BodyResult>) | undefined;
 }
 
 type Headers = Record<string, string>;
 
 export type Verdict<R> =
-  /** `principal`: who the request acts for (a key's, a token's, or `anonymous`). */
   | { outcome: 'admitted'; route: R; body: Buffer | undefined; headers: Headers; principal: Principal }
   | { outcome: 'preflight'; headers: Headers }
-  /** `status` is the table's status for `error.code`, except a MethodNotAllowed (405) and a PathNotFound (404). */
+  /** `status`: undefined means the error table's status for `error.code`. */
   | { outcome: 'refused'; error: AppError; status: number | undefined; headers: Headers };
 
-/** A refusal whose HTTP status is 405 rather than the table's 400: `Allow` names the methods served. */
+/** INVALID_REQUEST answered 405 rather than 400; `allow` names the methods served. */
 export class MethodNotAllowed extends AppError {
   constructor(
     method: string,
@@ -102,7 +82,7 @@ export class MethodNotAllowed extends AppError {
   }
 }
 
-/** A refusal of a path nothing serves under a prefix that answers 404 rather than the table's 400 (`/a2a/...`, `<agUi.path>/...`). */
+/** INVALID_REQUEST answered 404 rather than 400: an unknown path under `/a2a/` or the AG-UI path. */
 export class PathNotFound extends AppError {
   constructor(path: string) {
     super('INVALID_REQUEST', `Unknown route ${path}`, { issue: 'no such endpoint' });

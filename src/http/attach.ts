@@ -1,7 +1,6 @@
 /**
- * The resources and prompt a message request names (REST message routes and the WebSocket
- * `message` frame): their schema, and their resolution through `mcp.attach` before the message is
- * sent, so the stored `userMessage` holds exactly what the model is given.
+ * The resources and prompt a message names (REST and the `message` frame), resolved through `mcp.attach`
+ * before it is sent, so the stored `userMessage` holds exactly what the model is given.
  */
 import { z } from 'zod';
 import type { Attached } from '../conversation/attachments.ts';

@@ -6,9 +6,8 @@ import { MAX_JSON_DEPTH, textTooDeep } from '../json-depth.ts';
 export type BodyResult = { ok: true; raw: Buffer } | { ok: false; error: AppError };
 
 /**
- * Reads a request body, at most `maxBytes` of it: a declared `Content-Length` above it, or more bytes than it
- * arriving, is INVALID_REQUEST (`details: { limit, reason: 'body_too_large' }`) without reading on; a client
- * that leaves first is INVALID_REQUEST (`reason: 'aborted'`). Never rejects; no body is an empty buffer.
+ * Reads at most `maxBytes` (a larger `Content-Length` is refused unread): INVALID_REQUEST with `reason`
+ * `body_too_large` or `aborted` (the client left). Never rejects; no body is an empty buffer.
  */
 export async function readBody(req: EngineRequest, maxBytes: number): Promise<BodyResult> {
   if (Number(req.headers['content-length'] ?? 0) > maxBytes) return { ok: false, error: tooLarge(maxBytes) };
@@ -29,11 +28,7 @@ export const tooLarge = (maxBytes: number) =>
     reason: 'body_too_large',
   });
 
-/**
- * Parses a JSON request body. An empty body is `undefined`; a non-empty one must be declared
- * `application/json`, nest no deeper than MAX_JSON_DEPTH (judged from the text, before parsing) and
- * parse as JSON.
- */
+/** `undefined` for an empty body; else it must be `application/json`, within MAX_JSON_DEPTH (checked unparsed) and parse. */
 export function parseJsonBody(raw: Buffer, contentType: string): unknown {
   if (raw.length === 0) return undefined;
   requireJsonType(contentType);
@@ -46,7 +41,7 @@ export function parseJsonBody(raw: Buffer, contentType: string): unknown {
   }
 }
 
-/** Refuses (INVALID_REQUEST) a body declared as anything but `application/json` (or one of `more`). */
+/** Throws INVALID_REQUEST unless the media type is `application/json` or one of `more`. */
 export function requireJsonType(contentType: string, more: readonly string[] = []): void {
   const mime = contentType.split(';')[0]!.trim().toLowerCase();
   if (mime === 'application/json' || more.includes(mime)) return;
@@ -62,10 +57,7 @@ export const tooDeepError = (what: string) =>
     limit: MAX_JSON_DEPTH,
   });
 
-/**
- * A raw (non-JSON) request body: an empty one as it is; a non-empty one must be declared with
- * `mediaType` (INVALID_REQUEST otherwise). What it holds is the handler's to check.
- */
+/** A non-JSON body as it is; a non-empty one must be declared `mediaType` (INVALID_REQUEST otherwise). */
 export function rawBody(raw: Buffer, contentType: string, mediaType: string): Buffer {
   const mime = contentType.split(';')[0]!.trim().toLowerCase();
   if (raw.length > 0 && mime !== mediaType) {

@@ -1,12 +1,4 @@
-/**
- * The WebSocket text of `chunk` frames, the hot path of a streamed reply: a fixed head, the content
- * escaped, and the frame's rest (session, turn, seq) written out, instead of an object named and
- * serialized whole for every chunk.
- *
- * Contract: the text is exactly `frame('chunk', asNamed(data))` (frames.ts) for every data; data of
- * another shape than the agent's chunk (keys `content`, `sessionId`, `turnId`, `seq` in that order, a
- * string content) is serialized whole.
- */
+/** `chunk` frames (the hot path) written out: exactly `frame('chunk', asNamed(data))` for every data. */
 import { asNamed, sessionIdOf } from '../session-id.ts';
 import { frame } from './frames.ts';
 
@@ -19,7 +11,7 @@ interface ChunkData {
   seq: number;
 }
 
-/** A plain object of exactly the chunk's keys, in its order, of its types (what JSON.stringify writes as HEAD + … + rest). */
+/** A plain object of exactly the chunk's keys, in its order, of its types. */
 function isChunkData(value: unknown): value is ChunkData {
   const data = value as Partial<ChunkData> | null;
   if (typeof data?.content !== 'string' || typeof data.sessionId !== 'string') return false;
@@ -31,7 +23,6 @@ function isChunkData(value: unknown): value is ChunkData {
   );
 }
 
-/** The serializer of chunk frames (one per gateway). */
 export function createChunkFrames(): (data: unknown) => string {
   return (data) => {
     if (!isChunkData(data)) return frame('chunk', asNamed(data as { sessionId?: string }));

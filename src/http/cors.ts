@@ -1,10 +1,6 @@
 import type { CorsConfig } from '../config/schema.ts';
 
-/**
- * Origin policy. A request without `Origin` (curl, SDKs, other agents) is allowed; a browser
- * request is allowed when its origin is listed (or `*` is), or when it is same-origin (its
- * Origin's host equals the Host header). Everything else is refused.
- */
+/** Origin policy: allowed without `Origin`, with a listed one (or `*`), or same-origin (its host is Host). */
 export function createCors(config: CorsConfig) {
   const any = config.origins.includes('*');
   const listed = new Set(config.origins);
@@ -24,12 +20,12 @@ export function createCors(config: CorsConfig) {
 
   return {
     isAllowed,
-    /** Headers for a response to an allowed cross-origin request (none when no Origin). */
+    /** For a listed Origin (any with `*`); none otherwise. */
     headers(origin: string): Record<string, string> {
       if (!origin || !(any || listed.has(origin))) return {};
       return { 'Access-Control-Allow-Origin': any ? '*' : origin, Vary: 'Origin' };
     },
-    /** Headers for a preflight (OPTIONS) answer; `extraHeaders` are request headers the endpoint also allows. */
+    /** `extraHeaders`: request headers the endpoint allows too. */
     preflight(origin: string, extraHeaders: readonly string[] = []): Record<string, string> {
       return {
         ...this.headers(origin),

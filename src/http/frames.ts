@@ -5,10 +5,7 @@ import { MAX_OWNER_LENGTH, sessionIdSchema } from '../session-id.ts';
 import type { FrontEvents } from './front-bus.ts';
 import { attachFields } from './attach.ts';
 
-/**
- * The WebSocket wire: client frames (validated with zod) and the bus events that become
- * `{ event, data }` frames. This table is the one list of frame names; docs/api.md mirrors it.
- */
+/** The bus events that become `{ event, data }` WebSocket frames: the one list of their names (docs/api.md). */
 export const EVENT_FRAMES = {
   'agent.userMessage': 'userMessage',
   'agent.thinking': 'thinking',
@@ -45,11 +42,7 @@ export const imageDataSchema = z.strictObject({
 /** A session owner's name as an admin names it (`""` for the sessions of no principal). */
 const ownerSchema = z.string().max(MAX_OWNER_LENGTH);
 
-/**
- * The client frames by `type`: each one's schema. The gateway (src/http/ws-gateway.ts) holds one
- * handler per entry ({@link ClientFrameHandlers}), so a new frame is an entry here and the compiler
- * asks for its handler.
- */
+/** The client frames' schemas by `type`; ClientFrameHandlers makes the compiler ask for each one's handler. */
 export const CLIENT_FRAMES = {
   message: z.object({
     type: z.literal('message'),
@@ -92,7 +85,6 @@ export const CLIENT_FRAMES = {
 export type ClientFrameType = keyof typeof CLIENT_FRAMES;
 export type ClientFrame<T extends ClientFrameType = ClientFrameType> = z.output<(typeof CLIENT_FRAMES)[T]>;
 
-/** One handler per client frame type, given a frame its schema has parsed and the context `C` of its connection. */
 export type ClientFrameHandlers<C> = {
   [T in ClientFrameType]: (context: C, frame: ClientFrame<T>) => Promise<void> | void;
 };
@@ -101,9 +93,8 @@ export const isClientFrameType = (t: unknown): t is ClientFrameType =>
   typeof t === 'string' && Object.hasOwn(CLIENT_FRAMES, t);
 
 /**
- * The first frame of every connection at `/`: the identity of the store whose logs the frames' `seq`s
- * number (EventStore.storeId). Under another identity than the one a client last saw, the seqs it
- * holds name events that are gone: it drops what it holds and replays from `since: 0`.
+ * The first frame of every connection at `/`: the store whose logs the `seq`s number (EventStore.storeId). A
+ * client that sees another identity than before drops what it holds and replays from `since: 0`.
  */
 export interface HelloData {
   storeId: string;

@@ -1,9 +1,4 @@
-/**
- * Runs each key's tasks in the order they came, each once the one before it finished or waits on I/O
- * (from the next turn of the event loop on; a slow task does not hold the ones after it longer).
- * The WebSocket gateway starts a connection's frames so: what a frame does before it waits on anything
- * (subscribing, unsubscribing) happens before the next frame's, however the engine delivers them.
- */
+/** Starts each key's tasks in order, each once the one before finished or yielded (the next event-loop turn). */
 export function inOrder<Key extends object>(): (key: Key, task: () => Promise<void>) => void {
   const last = new WeakMap<Key, Promise<void>>();
   return (key, task) => {

@@ -24,10 +24,8 @@ export interface InspectWsDeps {
 }
 
 /**
- * `GET /inspect/ws`: the inspection stream (src/inspect). The upgrade passes the same admission
- * chain as the API (Host, Origin, rate limit, a principal with the `inspect` scope; `?token=` for browsers); `?actor=<id>`
- * narrows the stream to one actor (`turn:<sessionId>`, `mcp:<name>`) and its children. Viewers send
- * nothing; what they send is ignored.
+ * `GET /inspect/ws`: the inspection stream (src/inspect), admitted with the `inspect` scope. `?actor=<id>`
+ * narrows it to one actor (`turn:<sessionId>`, `mcp:<name>`) and its children; what viewers send is ignored.
  */
 export function createInspectWs(deps: InspectWsDeps): { route: WebSocketRoute<ViewerData>; closeAll(): void } {
   const open = new Set<EngineSocket<ViewerData>>();

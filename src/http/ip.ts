@@ -1,14 +1,11 @@
 import { isIP } from 'node:net';
 import { addressText, type EngineRequest } from './engine/index.ts';
 
-/** A request's client address. */
 export type ClientIp = (req: Pick<EngineRequest, 'remoteAddress' | 'headers'>) => string;
 
 /**
- * The client address of a request: the peer's, or — when the peer is one of `trustedProxies` (a load
- * balancer in front of agentd) — the right-most address of `X-Forwarded-For` that is not itself a
- * trusted proxy (what the proxy saw; addresses further left are the client's word and ignored).
- * Anything there that is not an IP address leaves the peer's.
+ * The peer's address, or, when the peer is a trusted proxy, the right-most X-Forwarded-For address that is not
+ * (further left is the client's word). A hop that is not an IP address leaves the peer's.
  */
 export function createClientIp(trustedProxies: readonly string[]): ClientIp {
   const trusted = trustedSet(trustedProxies);
@@ -29,9 +26,8 @@ export function forwardedClient(header: string, trusted: ReadonlySet<string>): s
   return undefined;
 }
 
-/** An address in the engines' text form (engine/address.ts); anything that is not an IP address as it is. */
+/** An IP address in the engines' text form (engine/address.ts); anything else as it is. */
 const normalizeIp = (ip: string): string => (isIP(ip) ? addressText(ip) : ip);
 
-/** The addresses of `server.trustedProxies`, in the engines' text form (engine/address.ts). */
 export const trustedSet = (trustedProxies: readonly string[]): ReadonlySet<string> =>
   new Set(trustedProxies.map(normalizeIp));

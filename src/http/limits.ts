@@ -4,7 +4,7 @@ import type { LimitsConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 import type { RedisConnection } from '../redis/index.ts';
 
-/** State of a client's window, as the X-RateLimit-* headers report it. */
+/** A client's window, as the X-RateLimit-* headers report it. */
 export interface LimitState {
   limit: number;
   remaining: number;
@@ -13,11 +13,7 @@ export interface LimitState {
   allowed: boolean;
 }
 
-/**
- * A fixed-window limiter keyed by client (IP for HTTP requests, connection id for WebSocket messages),
- * over rate-limiter-flexible's `limiter` (default: in memory; or Redis, shared by every instance). The reported
- * `resetTime` is read from the injected clock.
- */
+/** A fixed-window limiter per key over rate-limiter-flexible's `limiter` (default in memory); `resetTime` by `clock`. */
 export function createWindowLimiter(
   points: number,
   durationSec: number,
@@ -39,16 +35,15 @@ export function createWindowLimiter(
         throw rejection;
       }
     },
-    /** Forgets a key (a closed connection). */
     async forget(key: string): Promise<void> {
       await limiter.delete(key);
     },
   };
 }
 
-/** What the front end needs of a window limiter; an I/O-backed one (Redis) fits too. */
+/** What the front end needs of a window limiter (an I/O-backed one fits). */
 export interface WindowLimiter {
-  /** Takes `cost` points (default 1) from the key's window. */
+  /** Takes `cost` points (default 1). */
   consume(key: string, cost?: number): Promise<LimitState>;
   forget(key: string): Promise<void>;
 }
@@ -67,15 +62,15 @@ export function rateLimitError(s: LimitState, what: string): AppError {
   });
 }
 
-/** Seconds until the window resets, at least 1 (the `Retry-After` header). */
+/** `Retry-After`: seconds until the window resets, at least 1. */
 export const retryAfterSeconds = (s: LimitState, clock: Clock): number =>
   Math.max(1, s.resetTime - Math.floor(clock.now() / 1000));
 
-/** Counts open connections per IP against `connectionsPerIp` (WebSockets, and apart from them HTTP connections). */
+/** Open connections per IP, at most `max`. */
 export function createConnectionCounter(max: number) {
   const open = new Map<string, number>();
   return {
-    /** Takes a slot for the IP; false when it already holds `max`. */
+    /** False when the IP already holds `max`. */
     tryOpen(ip: string): boolean {
       const n = open.get(ip) ?? 0;
       if (n >= max) return false;
@@ -92,19 +87,19 @@ export function createConnectionCounter(max: number) {
 }
 
 export interface Limits {
-  /** Per IP, every HTTP request (REST, /mcp, WebSocket upgrades). */
+  /** Per IP, every HTTP request (WebSocket upgrades too). */
   rest: WindowLimiter;
   /** Per WebSocket connection, every frame. */
   ws: WindowLimiter;
   /** Per IP, every WebSocket frame of all its connections (reconnecting keeps the count). */
   wsPerIp: WindowLimiter;
-  /** Per IP, open WebSocket connections (per client IP: behind a trusted proxy, the forwarded one). */
+  /** Per client IP (behind a trusted proxy, the forwarded one), open WebSockets. */
   connections: ReturnType<typeof createConnectionCounter>;
   /** Per peer IP, open HTTP connections (idle keep-alives too; one that becomes a WebSocket leaves). */
   httpConnections: ReturnType<typeof createConnectionCounter>;
 }
 
-/** The engines' gate for new HTTP connections: `counter` per peer, except peers that are trusted proxies (their clients are many). */
+/** The engines' gate for new HTTP connections: `counter` per peer, trusted proxies exempt (their clients are many). */
 export function connectionGate(counter: Limits['httpConnections'], isTrustedProxy: (address: string) => boolean) {
   return {
     open: (address: string): boolean => isTrustedProxy(address) || counter.tryOpen(address),
@@ -114,18 +109,15 @@ export function connectionGate(counter: Limits['httpConnections'], isTrustedProx
   };
 }
 
-/** Where shared limits keep their windows: the deployment's Redis, under `keyPrefix`. */
 export interface SharedLimitStore {
   client: RedisConnection;
   keyPrefix: string;
 }
 
 /**
- * The limiters of `config`: in this process's memory, or in Redis when `shared` is given, so every
- * instance counts the same windows (the per-connection WebSocket window stays in memory: one instance
- * holds the connection). Contracts of the Redis windows: an in-memory insurance limiter
- * with the same points answers while Redis is unreachable (counting per instance), so a Redis
- * outage never blocks or fails a request; counting is shared again once Redis is back.
+ * The limiters of `config`, in memory or, with `shared`, in Redis so every instance counts the same windows
+ * (the per-connection one stays in memory). While Redis is unreachable an in-memory insurance limiter counts
+ * per instance: an outage never blocks or fails a request.
  */
 export function createLimits(config: LimitsConfig, clock: Clock, shared?: SharedLimitStore): Limits {
   const window = (name: string, { points, durationSec }: LimitsConfig['rest']): WindowLimiter => {
@@ -143,7 +135,6 @@ export function createLimits(config: LimitsConfig, clock: Clock, shared?: Shared
   };
   return {
     rest: window('rest', config.rest),
-    // A connection is held by one instance: its window needs no sharing.
     ws: createWindowLimiter(config.ws.points, config.ws.durationSec, clock),
     wsPerIp: window('wsip', { points: config.wsPerIp ?? 10 * config.ws.points, durationSec: config.ws.durationSec }),
     connections: createConnectionCounter(config.connectionsPerIp),

@@ -14,14 +14,14 @@ import { relayResponse } from './relay.ts';
 import { rpcErrorReply, send } from './respond.ts';
 import type { SessionsOf } from './route.ts';
 
-/** Request headers of Streamable HTTP that a browser MCP client sends (allowed by the CORS preflight). */
+/** Streamable HTTP's request headers, allowed by the CORS preflight. */
 const MCP_HEADERS = ['Accept', 'MCP-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'];
 
 export interface McpEndpointDeps {
   metrics?: Pick<Metrics, 'rejected'>;
   face: HttpFace;
   sessionsOf: SessionsOf;
-  /** Whether a principal may answer approvals (the `approve` scope): only then are they asked of it through elicitation. */
+  /** Only then are approvals asked of the principal (through elicitation). */
   mayApprove: (principal: Principal) => boolean;
   log: Logger;
   admission: Admission;
@@ -29,18 +29,13 @@ export interface McpEndpointDeps {
   /** The per-IP request window: a JSON-RPC batch takes one point per message. */
   limiter: WindowLimiter;
   maxBodyBytes: number;
-  /** This instance's id: a request that carries it comes from ourselves (a tool call of it would loop). */
   instanceId: string;
 }
 
 /**
- * `/mcp` on the front end: the admission chain, whose route step refuses any method but POST (405, `Allow: POST`; stateless:
- * no server stream, no session to end); a CORS preflight (`OPTIONS`) is answered 204 with MCP's headers allowed; a tool
- * call from this very instance (its INSTANCE_HEADER) is refused (403, `details.reason: 'self-connection'`): its
- * client refuses such a connection once `initialize` tells it whom it reached (src/tools/mcp/self-connection.ts), so
- * only a loop would call; then a web-standard Request goes to the MCP face and its Response is relayed back.
- * Refusals are JSON-RPC error bodies (`toJsonRpc`) with the error table's status and the verdict's headers
- * (X-RateLimit-*, CORS), like every other answer here.
+ * `/mcp`: the admission chain (POST only, else 405: stateless), then the MCP face, its Response relayed. A tool
+ * call carrying this instance's INSTANCE_HEADER is refused 403 (`reason: 'self-connection'`): it would loop.
+ * Refusals are JSON-RPC error bodies with the table's status and the verdict's headers.
  */
 export function createMcpEndpoint(deps: McpEndpointDeps) {
   return (req: EngineRequest, res: EngineResponse): void => {
@@ -54,8 +49,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
     const route = (): void => {
       if (method !== 'POST') throw new MethodNotAllowed(method, '/mcp', 'POST');
     };
-    // This very instance as its own client: it may learn whom it reached (initialize, tools/list), then
-    // refuses the connection itself (src/tools/mcp/self-connection.ts); a tool call would loop, and is refused here.
+    // Its own client may learn whom it reached (initialize, tools/list; src/tools/mcp/self-connection.ts).
     const selfCall = (parsed: unknown): boolean =>
       headers.get(INSTANCE_HEADER) === deps.instanceId &&
       (Array.isArray(parsed) ? parsed : [parsed]).some(

@@ -1,21 +1,8 @@
 /**
- * The OpenAPI 3.1 document of the route table, built from the same zod schemas that validate
- * requests (z.toJSONSchema) and from each route's `doc`.
- *
- * Contracts:
- * - Every route of the table is one operation, and nothing else is (tested both ways).
- * - A route with a body that is not JSON (`rawBody`: an NDJSON import) documents it as a string of its
- *   media type, described in words; so does a non-JSON success body (`contentType`).
- * - A request body carries the route's `example` (a body it accepts, harmless to send) as the media type's
- *   `example`: the docs page's default *Try it out* body, rather than one made up from the schema
- *   (`"string"` as an image's base64 answers 400).
- * - Every operation lists the answers of the admission chain (400, 403, 429, 503, and 401 when a
- *   key applies to it), 500, and its own error codes, each with the error envelope, grouped by
- *   status with the codes named; every answer carries the X-RateLimit-* headers.
- * - Security schemes appear only when credentials are configured (by src/auth's rules, `fixedPrincipals`): `apiKey` for the routes the API key
- *   may call, `adminKey` for the ones only the admin key may (when one is set), `bearer` for named keys
- *   and JWTs (`server.auth.keys`, `server.auth.jwt`); public routes need none. Each route's scope
- *   (`chat`, `inspect`, `admin`) is the operation's `x-scope`.
+ * The OpenAPI 3.1 document of the route table, from the zod schemas that validate requests and each route's
+ * `doc`: one operation per route and nothing else; each lists the admission chain's errors (401 when a key
+ * applies), 500 and its own codes, grouped by status, and X-RateLimit-* on every answer. Security schemes
+ * (`apiKey`, `adminKey`, `bearer`) follow src/auth's `fixedPrincipals`; `x-scope` is the route's scope.
  */
 import { z, type ZodType } from 'zod';
 import { ERROR_TABLE, type ErrorCode } from '../errors/index.ts';
@@ -24,7 +11,7 @@ import { fixedPrincipals, type AuthInput, type Principal } from '../auth/index.t
 
 export interface OpenApiOptions {
   version: string;
-  /** `server.auth`: the security of each route follows from it by src/auth's own rules (`fixedPrincipals`). */
+  /** `server.auth`. */
   auth: AuthInput;
 }
 

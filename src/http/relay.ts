@@ -3,17 +3,11 @@ import { send } from './respond.ts';
 
 const SKIPPED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection']);
 
-/** The part of a response the relay writes to (a fake in tests). */
 export type RelayTarget = Pick<EngineResponse, 'ended' | 'send' | 'head' | 'write' | 'drained' | 'end'>;
 
 /**
- * Writes a web-standard `Response`: buffered for JSON, streamed for SSE (`text/event-stream`).
- *
- * Contracts:
- * - `extra` headers (rate limit, CORS) come before the response's own; hop-by-hop and length headers
- *   of the `Response` are dropped (the engine frames the body itself).
- * - The stream is written by `streamReply` (backpressure: the stream is paused while the socket's buffer
- *   is full; a client that goes away cancels it).
+ * Writes a web-standard `Response`: buffered, or streamed by `streamReply` for `text/event-stream`. `extra`
+ * headers come before the response's own; its hop-by-hop and length headers are dropped (the engine frames).
  */
 export async function relayResponse(
   res: RelayTarget,
@@ -53,16 +47,8 @@ async function* readAll(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncG
 }
 
 /**
- * Writes a response whose body comes in pieces (an SSE relay, an NDJSON export): the status and
- * `headers`, each piece as it comes, then the end.
- *
- * Contracts:
- * - Backpressure: when `res.write` reports the peer behind, no further piece is taken from `pieces`
- *   until it drained, so a slow reader holds at most one piece beyond the socket's buffer here, and a
- *   lazy source (a generator, a stream) is paused.
- * - When the client goes away (`res.ended`), nothing more is written and the source is left (its
- *   `return`: a stream is cancelled).
- * - A body with no piece is answered with an empty body.
+ * Writes a response whose body comes in pieces. While the peer is behind no further piece is taken (a lazy
+ * source is paused); once the client is gone nothing more is written and the source is left (`return`).
  */
 export async function streamReply(
   res: RelayTarget,

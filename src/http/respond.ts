@@ -1,32 +1,31 @@
 import type { EngineResponse } from './engine/index.ts';
 import { toJsonRpc, toRestReply } from '../errors/index.ts';
 
-/** A whole answer: status, headers and a ready body. */
 export interface Reply {
   status: number;
   headers: Record<string, string>;
   body: string;
 }
 
-export const JSON_TYPE = 'application/json; charset=utf-8';
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function jsonReply(status: number, body: unknown, headers: Record<string, string> = {}): Reply {
   return { status, headers: { 'Content-Type': JSON_TYPE, ...headers }, body: JSON.stringify(body) };
 }
 
-/** The spec's REST error envelope with the status of the error's code, stamped `nowMs` (from the injected clock). */
+/** The spec's REST error envelope, stamped `nowMs`, with the status of the error's code (or `status`). */
 export function errorReply(err: unknown, nowMs: number, status?: number): Reply {
   const encoded = toRestReply(err, nowMs, status);
   return jsonReply(encoded.status, encoded.body);
 }
 
-/** The JSON-RPC error body /mcp answers with, with the status of the error's code. */
+/** The JSON-RPC error body of /mcp, with the status of the error's code (or `status`). */
 export function rpcErrorReply(err: unknown, status?: number): Reply {
   const encoded = toJsonRpc(err, status);
   return jsonReply(encoded.status, encoded.body);
 }
 
-/** Writes a reply unless the response already ended or the client went away; `extra` headers (rate limit, CORS) first. */
+/** Writes a reply unless the response ended (or the client left); `extra` headers first. */
 export function send(
   res: Pick<EngineResponse, 'ended' | 'send'>,
   reply: Reply,

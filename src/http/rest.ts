@@ -30,12 +30,12 @@ export interface RestDeps {
   maxRawBytes: number;
 }
 
-/** The scope a request needs: its route's (default `chat`); an unknown route needs `chat`, so it is refused 401 before it is told unknown. */
+/** An unknown route needs `chat`: refused 401 before it is told unknown. */
 const scopeOf = (route: Route | undefined): RouteScope => route?.scope ?? 'chat';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
-/** The reply of a route's result (for a streamed one: its status and headers; the pieces follow). */
+/** For a streamed result, its status and headers (the pieces follow). */
 function toReply(result: RouteResult): Reply {
   if (result.contentType === undefined) return jsonReply(result.status ?? 200, result.body, result.headers);
   return {
@@ -45,12 +45,7 @@ function toReply(result: RouteResult): Reply {
   };
 }
 
-/**
- * The REST pipeline (`/api/*` and the catch-all): the admission chain (whose route step is the router:
- * an unknown path or a wrong method is 400 INVALID_REQUEST), then the JSON body, the handler and the reply.
- * Every answer, errors included, carries the headers of the admission verdict (X-RateLimit-*, CORS).
- */
-/** The route of a request, or the refusal of a path that does not decode (a bad escape): answered like any refusal, never thrown here. */
+/** A path that does not decode (a bad escape) is a refusal like any other, never thrown here. */
 function lookupOrRefuse(
   router: RestDeps['router'],
   method: string,
@@ -63,6 +58,10 @@ function lookupOrRefuse(
   }
 }
 
+/**
+ * REST (`/api/*` and the catch-all): the admission chain, whose route step is the router (an unknown path or
+ * wrong method is 400), then the body, the handler and the reply, every one with the verdict's headers.
+ */
 export function createRestHandler(deps: RestDeps) {
   return (req: EngineRequest, res: EngineResponse): void => {
     const method = req.method.toUpperCase();

@@ -6,28 +6,28 @@ import { parseInput, parseQuery } from './validate.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
-/** What a route handler sees of a request. The body is already parsed and size-checked. */
+/** What a route handler sees of a request; the body is already size-checked and parsed. */
 export interface RequestContext {
   method: HttpMethod;
-  /** Path without the query string, e.g. `/api/mcp/servers/fs/tools`. */
+  /** Without the query string. */
   path: string;
-  /** Path parameters by name, URL-decoded (`:serverId` → `params.serverId`). */
+  /** URL-decoded, by name (`:serverId` → `params.serverId`). */
   params: Record<string, string>;
   query: URLSearchParams;
-  /** Lower-case header names. */
+  /** Lower-case names. */
   headers: Record<string, string>;
-  /** Parsed JSON body; `undefined` when the request had none (and on a route with `rawBody`). */
+  /** Parsed JSON; `undefined` without a body and on a `rawBody` route. */
   body: unknown;
-  /** The body's bytes, unparsed: only on a route with `rawBody` (an empty buffer when there was none). */
+  /** Unparsed bytes, on a `rawBody` route only (empty without a body). */
   raw?: Buffer;
-  /** Client IP (IPv4-mapped IPv6 already folded to IPv4). */
+  /** IPv4-mapped IPv6 folded to IPv4. */
   ip: string;
   /** Aborts when the client goes away. */
   signal: AbortSignal;
   bus: FrontEndBus;
-  /** Who the request acts for (resolved once by the admission chain; `anonymous` on public routes). */
+  /** Resolved by the admission chain; `anonymous` on public routes. */
   principal: Principal;
-  /** The sessions the principal reaches: every session id a handler passes on goes through `sessions.key` (src/auth/ownership.ts). */
+  /** Every session id a handler passes on goes through `sessions.key` (src/auth/ownership.ts). */
   sessions: SessionAccess;
 }
 
@@ -41,71 +41,48 @@ export interface RouteResult {
   body: unknown;
   contentType?: string;
   headers?: Record<string, string>;
-  /**
-   * A long answer written piece by piece (with `contentType`; `body` is then ignored), honouring
-   * backpressure (src/http/relay.ts). Its pieces must not fail once the first is written (the
-   * status is out by then): make them from data already read, e.g. an export's events.
-   */
+  /** With `contentType`, written instead of `body`, with backpressure; pieces must not fail (the status is out). */
   stream?: Iterable<string>;
 }
 
-/** A request body that is not JSON (an NDJSON import): its media type and what it holds, for the OpenAPI document. */
+/** A non-JSON request body (an NDJSON import), as the OpenAPI document describes it. */
 export interface RawBody {
   mediaType: string;
   description: string;
-  /** A body that is valid as it stands: the API docs page's default *Try it out* body. */
+  /** A valid body: the API docs page's default *Try it out* body. */
   example?: string;
 }
 
-/**
- * One REST endpoint. `path` segments starting with `:` are parameters. Handlers validate their
- * input and throw AppError for bad input; the front end maps every error to the spec's envelope.
- */
+/** One REST endpoint (`:name` segments are parameters); errors thrown are answered with the spec's envelope. */
 export interface Route {
   method: HttpMethod;
   path: string;
   /** One line for the route table (docs/api.md, golden test). */
   summary: string;
-  /** Takes a message body of up to `maxBodyBytes` (an image); every other route takes `maxJsonBytes`. */
+  /** Body of up to `maxBodyBytes` (a message with an image) instead of `maxJsonBytes`. */
   largeBody?: true;
-  /**
-   * The route takes a body that is not JSON, of up to `maxImportBytes` (`server.limits`): its bytes
-   * reach the handler unparsed (`raw`); a non-empty body must be declared with this media type
-   * (INVALID_REQUEST otherwise).
-   */
+  /** Non-JSON body of up to `maxImportBytes`, handed over as `raw`; a non-empty one must be of this media type. */
   rawBody?: RawBody;
-  /**
-   * The scope a caller needs (default `chat`): `public` (static pages with no data: nothing), `inspect`
-   * (what the service does: metrics, config), `admin` (starts processes, opens sockets, runs tools),
-   * `approve` (answers a tool approval). See src/auth/principal.ts.
-   */
+  /** The scope a caller needs (default `chat`; src/auth/principal.ts). */
   scope?: RouteScope;
-  /** What the OpenAPI document says of the route (src/http/openapi.ts). */
+  /** For the OpenAPI document (openapi.ts). */
   doc?: RouteDoc;
   handler(ctx: RequestContext): RouteResult | Promise<RouteResult>;
 }
 
-/**
- * A route's OpenAPI description. `body` and `query` are the schemas the handler validates with;
- * `response` is its success body (or `contentType` names a non-JSON one); `errors` are the codes
- * its handler can answer, besides the admission chain's, which every route has.
- */
+/** A route's OpenAPI description; `errors`: the codes it answers besides the admission chain's. */
 export interface RouteDoc {
   body?: ZodType;
   query?: ZodType;
   response?: ZodType;
   contentType?: string;
-  /** What a non-JSON success body holds (with `contentType`). */
+  /** What a non-JSON success body holds. */
   contentDescription?: string;
   errors?: ErrorCode[];
-  /**
-   * A request body `body` accepts, harmless to send: the OpenAPI document's `example`, which the API docs
-   * page offers as the default *Try it out* body (test/int/openapi.test.ts sends each one).
-   */
+  /** A harmless body `body` accepts: the docs page's *Try it out* default (test/int/openapi.test.ts sends each). */
   example?: unknown;
 }
 
-/** What a typed handler is given for an input it publishes no schema for. */
 type Parsed<S extends ZodType | undefined> = S extends ZodType ? z.output<S> : undefined;
 
 /** A typed handler's request: path parameters, `body` and `query` already parsed, in that order. */
@@ -119,7 +96,6 @@ export type TypedContext<
   query: Parsed<Q>;
 };
 
-/** A typed handler's answer: a JSON body the route's `response` schema accepts. */
 export interface TypedResult<R extends ZodType> {
   /** Default 200. */
   status?: number;
@@ -127,7 +103,6 @@ export interface TypedResult<R extends ZodType> {
   headers?: Record<string, string>;
 }
 
-/** A JSON route as written: its published schemas and the handler typed against them. */
 export interface RouteSpec<
   B extends ZodType | undefined,
   Q extends ZodType | undefined,
@@ -136,13 +111,12 @@ export interface RouteSpec<
 > extends Omit<Route, 'doc' | 'handler'> {
   /** Checks the path parameters (throwing AppError) before the body and query are parsed. */
   params?: (params: Record<string, string>) => P;
-  /** The request body's schema; a request without a body is parsed as `{}`. */
+  /** No body is parsed as `{}`. */
   body?: B;
-  /** A request body the schema accepts, harmless to send: the API docs page's default *Try it out* body (required with `body`). */
+  /** Required with `body`: see RouteDoc.example. */
   example?: B extends ZodType ? z.input<B> : never;
-  /** The query string's schema, given its parameters by name (the first value of each). */
+  /** Given the first value of each parameter. */
   query?: Q;
-  /** The success body's schema. */
   response: R;
   errors?: ErrorCode[];
   handler: (
@@ -150,13 +124,7 @@ export interface RouteSpec<
   ) => TypedResult<NoInfer<R>> | Promise<TypedResult<NoInfer<R>>>;
 }
 
-/**
- * A JSON route whose OpenAPI description and handler types come from one set of schemas: the
- * handler receives `body` and `query` parsed by the schemas the document publishes (bad input is
- * MISSING_FIELD or INVALID_REQUEST, as `parseInput` and `parseQuery` say), and the compiler holds
- * its answer to the published `response`. The result is a plain Route whose `doc` holds those
- * very schemas.
- */
+/** A JSON route whose input is parsed by, and answer typed by, the very schemas its `doc` publishes. */
 export function defineRoute<
   R extends ZodType,
   B extends ZodType | undefined = undefined,

@@ -21,10 +21,7 @@ interface Compiled {
   segments: string[];
 }
 
-/**
- * A small exact-segment router: `/api/mcp/servers/:serverId/tools` matches one segment per
- * parameter. Static routes are found by a map lookup; parametrised ones by a scan.
- */
+/** Exact segments: a `:param` matches one non-empty segment. Static routes by a map lookup, the others by a scan. */
 export function createRouter(routes: Route[]) {
   const statics = new Map<string, Route>();
   const dynamic: Compiled[] = [];
@@ -52,7 +49,7 @@ export function createRouter(routes: Route[]) {
   };
 
   return {
-    /** Finds the route; when none, says whether the path exists under another method. */
+    /** When none matches, whether the path exists under another method; throws on a malformed escape. */
     lookup(method: string, path: string): Lookup {
       const m = method as HttpMethod;
       const found = statics.get(`${m} ${path}`);

@@ -27,9 +27,7 @@ import { createWsGateway } from './ws-gateway.ts';
 import type { TurnFollower } from '../agent/index.ts';
 
 export interface FrontEndDeps {
-  /** The HTTP/WebSocket engine to serve on (src/http/engine: `selectEngine`). */
   engine: EngineSelection;
-  /** Counts rate-limit rejections, WebSocket connections and published frames. */
   metrics?: Metrics;
   config: AgentConfig;
   bus: FrontEndBus;
@@ -37,38 +35,33 @@ export interface FrontEndDeps {
   clock: Clock;
   ids: IdSource;
   routes: Route[];
-  /** Replaces the limiters built from `config.server.limits` (tests: a slow, I/O-like limiter). */
+  /** Replaces the limiters built from `config.server.limits` (tests). */
   limits?: Limits;
-  /** `web`: REST, WebSocket and /mcp; `mcp`: REST and /mcp only. */
+  /** `mcp`: no WebSocket API at `/`. */
   mode: 'web' | 'mcp';
   mcpFace: HttpFace;
-  /** This instance's id (refuses /mcp requests from itself). */
+  /** This instance's id (refuses /mcp tool calls from itself). */
   instanceId: string;
-  /** The inspection hub, when the inspector is on: served at /inspect/ws. */
+  /** Served at /inspect/ws when given. */
   inspect?: InspectHub | undefined;
-  /** How the faces follow a turn, and the WebSocket replay reads a session from a seq (src/agent/follow). */
   follower: TurnFollower;
-  /** The store's identity, the first frame (`hello`) of every WebSocket connection at `/`; read once a socket opens. */
+  /** Sent in the `hello` frame; read once a socket opens. */
   storeId: () => string;
 }
 
 export interface FrontEnd {
-  /** The HTTP/WebSocket engine it runs on. */
   engine: EngineName;
-  /**
-   * Binds and starts serving; resolves with the bound port (useful with port 0). The port is this
-   * process's alone unless `shared` (`--workers`: processes of one agentd serve one port).
-   */
+  /** Resolves with the bound port; `shared`: processes of one agentd (`--workers`) serve one port. */
   listen(host: string, port: number, options?: { shared?: boolean }): Promise<number>;
   /** Stops accepting, closes WebSockets with 1001. Idempotent. */
   close(): void;
-  /** Open WebSocket connections. */
+  /** Open WebSocket connections at `/`. */
   connections(): number;
-  /** Answers a request in process, without listening (src/http/engine/inject.ts): for tests of routes, admission and errors. */
+  /** Answers a request in process, without listening (engine/inject.ts). */
   inject: Inject;
 }
 
-/** The front end: REST under /api, the WebSocket API at /, /mcp, /a2a, /a2a/rest and AG-UI (/ag-ui), on the engine `deps.engine` selected (uWebSockets.js or node:http + ws). */
+/** The front end: REST under /api, the WebSocket API at /, /mcp, /a2a, /a2a/rest and AG-UI, on `deps.engine`. */
 export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const { config, log } = deps;
   const limitsConfig = config.server.limits;
@@ -82,7 +75,6 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   const hosts = createHostCheck(config.server.allowedHosts);
   const clientIp = createClientIp(config.server.trustedProxies);
   let closing = false;
-  // One chain for REST, /mcp and the WebSocket upgrade (see admission.ts for its order).
   const auth = createPrincipals(config.server.auth, {
     onJwksError: (err) => log.warn({ err }, 'the JSON Web Key Set of server.auth.jwt cannot be read'),
   });
@@ -190,8 +182,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     : undefined;
   if (inspectWs) app.websocket('/inspect/ws', inspectWs.route);
   if (gateway) app.websocket('/', gateway.route);
-  // /mcp, /a2a/rest, /a2a and the AG-UI run (each with the unknown paths under it; AG-UI's capabilities are a
-  // REST route) have their own endpoints; REST (/api) and the pages answer everything else.
+  // Each endpoint answers the unknown paths under it too; AG-UI's capabilities are a REST route.
   const isA2a = (path: string) => path === '/a2a' || path.startsWith('/a2a/');
   const agUiPath = config.agUi.path;
   const isAgUi = (path: string) =>

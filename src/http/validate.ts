@@ -11,9 +11,8 @@ const valueAt = (input: unknown, path: PropertyKey[]): unknown => {
 };
 
 /**
- * Parses edge input with a schema. A required field that is absent gives MISSING_FIELD naming it
- * (dotted path); any other problem gives INVALID_REQUEST with `details.field` (the first problem's
- * dotted path) and every issue.
+ * Parses edge input: an absent required field is MISSING_FIELD naming it (dotted path); any other problem is
+ * INVALID_REQUEST with `details.field` (the first problem's) and every issue.
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what = 'request body'): z.output<S> {
   const result = schema.safeParse(input);
@@ -45,10 +44,8 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what 
 }
 
 /**
- * Parses a query string with a schema, given each parameter's first value as a string (so its
- * schema coerces numbers). An absent required parameter gives MISSING_FIELD naming it; any other
- * problem gives INVALID_REQUEST with the first problem's message and `details.field`: a query
- * schema's messages are whole sentences ("since must be a non-negative integer").
+ * Parses a query string given each parameter's first value (a string: the schema coerces). An absent required
+ * one is MISSING_FIELD; any other problem is INVALID_REQUEST with the first issue's message (a whole sentence).
  */
 export function parseQuery<S extends z.ZodType>(schema: S, query: URLSearchParams): z.output<S> {
   const input: Record<string, string> = {};

@@ -1,7 +1,4 @@
-/**
- * The WebSocket client frames' handlers, one per entry of CLIENT_FRAMES (frames.ts), and the sessions a connection
- * watches. A frame's session id (default `default`) becomes a key in the namespace of the connection's principal.
- */
+/** Client frames' handlers; a frame's session id (default `default`) is keyed in its principal's namespace. */
 import { DEFAULT_SESSION } from '../agent/index.ts';
 import { asNamed, type SessionKey } from '../session-id.ts';
 import type { EngineSocket } from './engine/index.ts';
@@ -15,16 +12,12 @@ export function createClientFrames(
   deps: Pick<GatewayDeps, 'bus' | 'auth' | 'follower'>,
   sendTo: (ws: EngineSocket<Connection>, event: string, data: unknown) => void,
 ) {
-  /**
-   * Counts the connection as watching a session; what it returns resolves once frames from other
-   * instances will arrive (nothing to wait for when it already watched, or there are no others).
-   */
+  /** Resolves once frames from other instances will arrive (undefined when it already watched). */
   const watch = (conn: Connection, sessionId: string): Promise<void> | undefined => {
     if (conn.sessions.has(sessionId)) return undefined;
     conn.sessions.add(sessionId);
     return deps.follower.watchInterest(sessionId);
   };
-  /** Puts the connection on a session's topic, once frames from other instances will reach it too. */
   const join = async (ws: EngineSocket<Connection>, sessionId: string): Promise<void> => {
     const watching = watch(ws.data, sessionId);
     if (watching) await watching;
@@ -35,13 +28,8 @@ export function createClientFrames(
     ws.unsubscribe(sessionTopic(sessionId));
   };
 
-  /**
-   * What a client frame's handler is given besides the frame: its connection and the key of the
-   * session it names (default: `default`), in the namespace of the connection's principal.
-   */
   type FrameContext = { ws: EngineSocket<Connection>; sessionId: SessionKey };
 
-  /** The client frames' handlers, one per entry of CLIENT_FRAMES (src/http/frames.ts). */
   const handlers: ClientFrameHandlers<FrameContext> = {
     async message({ ws, sessionId }, msg) {
       const image = msg.imageData ? validateImage(msg.imageData) : undefined;
@@ -105,7 +93,6 @@ export function createClientFrames(
     },
   };
 
-  /** Parses a frame of a known type with its schema and runs its handler. */
   const handle = async <T extends ClientFrameType>(
     ws: EngineSocket<Connection>,
     type: T,

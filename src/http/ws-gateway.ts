@@ -1,8 +1,7 @@
 /**
- * The WebSocket API at `/`: client frames become bus commands (ws-client-frames.ts); bus events become frames
- * published to their session's topic, serialized once however many clients watch. A bad frame gets an `error`
- * event and the connection stays open. Every connection gets `hello` first, is on `default` and on the
- * server-wide topic (admins on their own: a sign-in URL and tool servers' logs are theirs alone).
+ * The WebSocket API at `/`: client frames become bus commands; bus events become frames published to their
+ * session's topic, serialized once. A bad frame gets an `error` frame and the connection stays open. Every
+ * connection gets `hello` first and watches `default` and the server-wide topic (admins have their own).
  */
 import { DEFAULT_SESSION } from '../agent/index.ts';
 import { hasScope } from '../auth/index.ts';
@@ -21,7 +20,7 @@ import { sessionTopic, type Connection, type GatewayDeps } from './ws-connection
 import { createUpgrade } from './ws-upgrade.ts';
 
 const ALL = 'all';
-/** Server-wide events as admins see them: a tool server's OAuth sign-in URL is theirs alone (docs/tool-servers.md, "OAuth-protected tool servers"), and some events are for admins only (tool servers' logs). */
+/** Server-wide events with what only admins see: OAuth sign-in URLs and ADMIN_ONLY events. */
 const ALL_ADMIN = 'all:admin';
 const ADMIN_ONLY: ReadonlySet<string> = new Set(['mcp.serverLog']);
 
@@ -47,7 +46,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     else if (e.name.startsWith('mcp.') && data.sessionId === undefined) {
       // Server-wide unless it names a session (a call's progress goes to the session's watchers).
       const { authorizationUrl, ...rest } = data as { authorizationUrl?: string };
-      const shown = frame(event, rest); // serialized once when admins see the same
+      const shown = frame(event, rest);
       app.publish(ALL, shown);
       app.publish(ALL_ADMIN, authorizationUrl === undefined ? shown : frame(event, data));
     } else app.publish(sessionTopic(data.sessionId ?? DEFAULT_SESSION), frame(event, asNamed(data)));
@@ -98,11 +97,8 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     }
   };
 
-  // Frames: up to the limit they are served; past it (up to twice it, which the engine still reads) the
-  // connection is closed with 1009 and a reason; the engine itself refuses anything larger (uWS cuts the
-  // connection: 1006; node closes it with 1009 and no reason).
-  // Slow readers (one more than `slowBytes` behind, or whose buffer stays full for `slowReaderMs`) are
-  // closed with 1008 and a reason, long before the engine would start dropping frames at `maxBackpressure`.
+  // A frame over the limit closes with 1009 and a reason; the engine reads up to twice it and cuts anything
+  // larger without one. Slow readers are closed (1008) long before the engine's `maxBackpressure` drops frames.
   const slowBytes = Math.max(deps.maxPayloadBytes, 1024 * 1024);
   const inTurn = inOrder<Connection>(); // a connection's frames start in order (in-order.ts)
   const slowReaders = watchSlowReaders(() => open, {
@@ -146,9 +142,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
 
   return {
     route,
-    /** Number of open connections. */
     size: () => open.size,
-    /** Closes every connection with 1001 (going away). */
     closeAll(): void {
       for (const ws of open) ws.close(1001, 'server shutting down');
       slowReaders.stop();

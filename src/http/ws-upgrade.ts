@@ -6,9 +6,8 @@ import { errorReply, send } from './respond.ts';
 import type { Connection, GatewayDeps } from './ws-connection.ts';
 
 /**
- * The upgrade at `/` passes the admission chain; its route step takes a connection slot for the IP (429 with
- * `details.resetTime` of the request window when the IP holds `connectionsPerIp`). A refused upgrade is the
- * REST envelope with the verdict's headers; an upgrade whose client left meanwhile gives its slot back.
+ * The upgrade at `/`: the admission chain, whose route step takes a connection slot for the IP (429 when it
+ * holds `connectionsPerIp`). Refusals are REST envelopes; a client that left meanwhile gives its slot back.
  */
 export function createUpgrade(
   deps: Pick<GatewayDeps, 'admission' | 'clientIp' | 'limits' | 'metrics' | 'sessionsOf' | 'ids' | 'log' | 'clock'>,

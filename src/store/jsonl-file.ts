@@ -7,11 +7,9 @@ import type { EventParser, StoreEvent, StoredEvent } from './types.ts';
 import { madeOnce } from '../made-once.ts';
 
 /**
- * Session JSONL files on disk: loading, tail reading, positioned writes (listing: jsonl-listing.ts).
- *
- * A line counts only once its newline is written: whatever follows the last newline is a torn
- * tail (a crash mid-write, never acknowledged) and is not an event, even if it happens to parse. Complete lines that do not parse, do not look like a StoredEvent, name
- * another session or do not raise the seq are skipped with one warning per load naming the file.
+ * Session JSONL files on disk. A line counts only once its newline is written: what follows the last newline
+ * is a torn tail (never acknowledged), not an event. Complete lines that do not parse, name another session or
+ * do not raise the seq are skipped with one warning per load.
  */
 
 const NL = 0x0a;
@@ -20,19 +18,16 @@ const MAX_REPORTED_LINES = 20;
 export interface LoadedLog<E extends StoreEvent> {
   /** Valid events, ascending by seq. */
   events: StoredEvent<E>[];
-  /** Where each event's line starts in the file, and where the next line starts (same indexes as `events`). */
+  /** Where each event's line starts and ends (the next one starts) in the file. */
   starts: number[];
   ends: number[];
   /** Bytes up to and including the last newline: where the next append belongs. */
   validBytes: number;
-  /** Bytes the file held (greater than `validBytes` when the tail is torn). */
-  fileBytes: number;
 }
 
-/** Whether `e` says the file (or folder) does not exist. */
 export const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException | null)?.code === 'ENOENT';
 
-/** Syncs folder `dir`: the files made or removed in it stay so after a crash. */
+/** The files made or removed in `dir` stay so after a crash. */
 export async function syncDir(dir: string): Promise<void> {
   const fh = await open(dir, 'r');
   try {
@@ -42,11 +37,7 @@ export async function syncDir(dir: string): Promise<void> {
   }
 }
 
-/**
- * Reads and checks a session file from byte `from` (the start of a line; 0: the whole file) to its
- * end (or to `end`, the start of a line); `undefined` when the file does not exist. Line numbers in
- * warnings count from `from`.
- */
+/** A session file from byte `from` to `end` (both line starts; default: all); `undefined` when it is missing. */
 export async function loadLog<E extends StoreEvent>(
   path: string,
   sessionId: string,
@@ -69,11 +60,10 @@ export async function loadLog<E extends StoreEvent>(
     starts: at(loaded.starts),
     ends: at(loaded.ends),
     validBytes: from + loaded.validBytes,
-    fileBytes: from + buf.length,
   };
 }
 
-/** The file's bytes from `from` to `end` (default: its end); a file shorter than `end` reads short. */
+/** A file shorter than `end` reads short. */
 export async function readBytes(path: string, from: number, end?: number): Promise<Buffer> {
   const fh = await open(path, 'r');
   try {
@@ -124,10 +114,8 @@ function parseLines<E extends StoreEvent>(
 }
 
 /**
- * Visits the complete lines of a file from the last to the first (a torn tail is not a line),
- * reading backwards in growing chunks, until `visit` returns true; resolves with the byte offset of
- * the line it stopped at, `undefined` when it never stopped, or `null` when the file is missing.
- * `visit` gets the line's text without its newline.
+ * Visits the complete lines of a file from the last, reading backwards in growing chunks, until `visit`
+ * returns true: resolves with that line's offset, `undefined` when it never did, `null` for a missing file.
  */
 export async function scanBackward(path: string, visit: (line: string) => boolean): Promise<number | undefined | null> {
   let fh;
@@ -166,17 +154,13 @@ export async function scanBackward(path: string, visit: (line: string) => boolea
   }
 }
 
-/** The seq a line of this store starts with (`{"seq":N,...`, see storedLine); NaN for anything else. */
+/** The seq a stored line starts with (`{"seq":N,`); NaN for anything else. */
 export const seqOfLine = (line: string): number => {
   const m = /^\{"seq":(\d+),/.exec(line);
   return m ? Number(m[1]) : NaN;
 };
 
-/**
- * The last valid event of a file (of `sessionId`, when given), reading backwards from the end in
- * growing chunks, so `list()` over many sessions stays cheap; `undefined` when the file is missing
- * or holds no such line.
- */
+/** The last valid event of a file (of `sessionId`, when given), read backwards; `undefined` when none. */
 export async function readLastEvent(
   path: string,
   parseEvent: EventParser<StoreEvent>,
@@ -191,7 +175,7 @@ export async function readLastEvent(
   return found;
 }
 
-/** Reads exactly `into.length` bytes at `position` (rejects at the end of the file). */
+/** Rejects at the end of the file. */
 export async function readFully(fh: FileHandle, into: Buffer, position: number): Promise<void> {
   for (let off = 0; off < into.length;) {
     const { bytesRead } = await fh.read(into, off, into.length - off, position + off);
@@ -200,7 +184,6 @@ export async function readFully(fh: FileHandle, into: Buffer, position: number):
   }
 }
 
-/** Writes all of `bytes` at `position` (a positioned write may be partial). */
 export async function writeAll(fh: FileHandle, bytes: Buffer, position: number): Promise<void> {
   for (let off = 0; off < bytes.length;) {
     const { bytesWritten } = await fh.write(bytes, off, bytes.length - off, position + off);
@@ -208,16 +191,12 @@ export async function writeAll(fh: FileHandle, bytes: Buffer, position: number):
   }
 }
 
-/**
- * Writes all of `bytes` at `position` on the calling thread: for a write to the page cache (a session
- * file, made durable by the journal), a synchronous write costs ~1 µs of CPU where the libuv pool's
- * hand-off costs ~30 µs. Throws what the write throws.
- */
+/** `writeAll` on the calling thread: for page-cache writes, far cheaper than the libuv pool's hand-off. */
 export function writeAllNow(fh: FileHandle, bytes: Buffer, position: number): void {
   for (let off = 0; off < bytes.length;) off += fs.writeSync(fh.fd, bytes, off, bytes.length - off, position + off);
 }
 
-/** Writes `bytes` to a file that must not exist yet, synced to disk (`sync`) before it resolves; a failed write leaves no file. */
+/** To a file that must not exist yet, synced (`sync`) before it resolves; a failed write leaves no file. */
 export async function writeNewFile(path: string, bytes: Buffer, sync: boolean): Promise<void> {
   const fh = await open(path, 'wx');
   try {
@@ -231,7 +210,6 @@ export async function writeNewFile(path: string, bytes: Buffer, sync: boolean): 
   await fh.close();
 }
 
-/** Removes the files of `dir` whose names start with `prefix` (what a crash left of unfinished writes). */
 export async function removeStaleNewFiles(dir: string, prefix: string): Promise<void> {
   for (const name of await readdir(dir))
     if (name.startsWith(prefix)) await unlink(join(dir, name)).catch(() => undefined);
@@ -245,7 +223,7 @@ export function dirMaker(dir: string): () => Promise<void> {
   };
 }
 
-/** Creates and removes a probe file in `dir`: rejects (with the errno) when nothing can be written there. */
+/** Rejects (with the errno) when nothing can be written in `dir`. */
 export async function checkWritable(dir: string): Promise<void> {
   const probe = join(dir, `.agentd-write-check-${process.pid}`);
   await writeFile(probe, '');

@@ -1,21 +1,13 @@
 /**
- * The JSONL store's write-ahead journal (group commit, issue 41): every session's appends that arrive together
- * become one durable write to one journal file per store directory, and each append is acknowledged only after
- * the write that holds it returned; the session files are then written without a sync.
- *
- * Contracts:
- * - `commit` joins the group being collected (everything committed before the loop's next check phase, and
- *   whatever arrives while MAX_IN_FLIGHT writes are); one positioned write to the journal (`O_DSYNC`) holds the
- *   group, in a range reserved when it starts, so writes overlap. It resolves once that write returned, or
- *   rejects, with every commit of its group, when it failed (its range is then blanked out, so a start
- *   replays nothing of it).
- * - A journal line is the session file's line itself (stored-event.ts): replaying it is copying it
- *   (jsonl-replay.ts); a withdrawal line takes back a session's lines from a seq on. The caller writes the
- *   session file while its commit is pending, and calls `written` once both ended.
- * - A checkpoint moves new groups to a fresh journal (`.agentd-journal-<n+1>`), waits until the old one's
- *   session-file writes ended, syncs those files and removes the old journal. It runs when a journal passes
- *   `maxBytes`, after `idleMs` without a group, on `checkpoint()` and on `close()`. A journal that cannot be
- *   retired (a sync failed) is kept, tried again at the next checkpoint, and replayed at the next start.
+ * The JSONL store's write-ahead journal (group commit): the appends of every session that arrive together
+ * become one `O_DSYNC` write to the directory's journal, and the session files are written without a sync.
+ * - `commit` joins the group being collected (until the loop's check phase, or while MAX_IN_FLIGHT writes are
+ *   out) and resolves once its write returned, or rejects with its whole group (whose range is then blanked).
+ * - A journal line is the session file's line itself; a withdrawal line takes back a session's lines from a
+ *   seq on. The caller writes the session file while its commit is pending, then calls `written`.
+ * - A checkpoint (past `maxBytes`, after `idleMs` idle, on `checkpoint()` and `close()`) moves new groups to
+ *   the next generation, syncs the old one's session files and removes it; one it cannot retire is kept,
+ *   tried again at the next checkpoint and replayed at the next start.
  */
 import { constants } from 'node:fs';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
@@ -24,14 +16,13 @@ import type { Logger } from '../log/index.ts';
 import { isMissing, syncDir, writeAll } from './jsonl-file.ts';
 import type { Limiter } from './limiter.ts';
 
-/** Journal files are named `.agentd-journal-<generation>`; a start replays them in generation order. */
-export const JOURNAL_PREFIX = '.agentd-journal-';
+const JOURNAL_PREFIX = '.agentd-journal-';
 export const journalGeneration = (name: string): number | undefined => {
   const m = /^\.agentd-journal-(\d+)$/.exec(name);
   return m ? Number(m[1]) : undefined;
 };
 
-/** The journal line that takes back a session's journaled lines from seq `from` on (their file write failed). */
+/** Takes back a session's journaled lines from seq `from` on (their file write failed). */
 export const withdrawal = (sessionId: string, from: number): Buffer =>
   Buffer.from(`${JSON.stringify({ withdraw: from, sessionId })}\n`, 'utf8');
 
@@ -41,14 +32,14 @@ const NEWLINE = Buffer.from('\n');
 
 const FLAGS = constants.O_RDWR | constants.O_CREAT | constants.O_DSYNC;
 
-/** One journal file: the session files its groups dirtied, and the writes still owed to them. */
+/** One journal file. */
 export interface Generation {
   readonly n: number;
   readonly path: string;
   fh?: FileHandle | undefined;
   opening?: Promise<FileHandle> | undefined;
   size: number;
-  /** Session files written (or to be written) for this journal's groups. */
+  /** Session files its groups were (or are being) written to. */
   dirty: Set<string>;
   /** Group writes in flight and session-file writes not yet done. */
   owed: number;
@@ -58,7 +49,7 @@ export interface Generation {
 export interface JournalOptions {
   dir: string;
   log: Logger;
-  /** Bounds the files opened at once to sync them. */
+  /** Bounds the files a checkpoint opens at once. */
   syncs: Limiter;
   maxBytes: number;
   idleMs: number;
@@ -101,7 +92,7 @@ export function createJournal(options: JournalOptions) {
   const idle = setTimeout(() => void checkpoint().catch(() => undefined), idleMs);
   idle.unref();
 
-  /** One group: one positioned write at the journal's end (reserved before it starts, so groups overlap). */
+  /** At the journal's end, reserved before it starts, so groups overlap. */
   const writeGroup = async (group: Entry[]) => {
     const gen = current;
     const bytes = Buffer.concat([NEWLINE, ...group.map((e) => e.bytes)]); // a torn group before it cannot join its first line
@@ -133,7 +124,6 @@ export function createJournal(options: JournalOptions) {
     if (current.size >= maxBytes && !checkpointing) void checkpoint().catch(() => undefined);
   };
 
-  /** Starts a group write for what is pending, up to MAX_IN_FLIGHT at once; the next starts as one ends. */
   const flush = () => {
     scheduled = false;
     while (pending.length > 0 && inFlight < MAX_IN_FLIGHT) {
@@ -186,7 +176,6 @@ export function createJournal(options: JournalOptions) {
     }
   };
 
-  /** New groups go to a fresh journal; the current one waits for the next checkpoint. */
   function rotate(): void {
     if (current.size === 0 && current.owed === 0 && !current.fh) return;
     older.push(current);

@@ -1,12 +1,7 @@
 /**
- * Listing the sessions of a JSONL store's directory, a page at a time.
- *
- * Contracts:
- * - Once the directory has not changed for a second (its mtime), its session files are kept in memory,
- *   sorted by key, until it changes again: a page then costs the files it answers, not the directory.
- *   (Within that second a change in the same tick of the file system's clock could leave the mtime as
- *   it was.) While it changes, every listing reads it, and sorts the files of its range only.
- * - Files this store did not name are ignored.
+ * Listing the sessions of a JSONL store's directory, a page at a time. Once the directory's mtime is a second
+ * old (a change within the file system's clock tick may not move it), its sorted listing is kept until the
+ * mtime changes; a page then costs the files it answers. Files this store did not name are ignored.
  */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,17 +11,16 @@ import { byKey, compareKeys, inRange, mayHoldPrefix } from './session-range.ts';
 import type { EventParser, SessionInfo, SessionRange, StoreEvent, StoredEvent } from './types.ts';
 
 const LIST_CONCURRENCY = 16;
-/** How old the directory's last change must be for a listing read after it to be trusted, in ms. */
 const SETTLED_MS = 1000;
 
-/** A session file: `at` is its key (plain) or the start of its key (hashed: a long key, found inside). */
+/** `at`: its key, or for a hashed name (a long key, found inside) the key's start. */
 interface FileEntry {
   at: string;
   name: string;
   plain: boolean;
 }
 
-/** Session files sorted by `at` (those of a range, or all of them), and the hashed ones among them. */
+/** Sorted by `at`. */
 interface Listing {
   files: FileEntry[];
   hashed: FileEntry[];
@@ -35,7 +29,6 @@ interface Listing {
 const infoOf = (id: string, last: StoredEvent): SessionInfo => ({ id, lastSeq: last.seq, updatedAt: last.ts });
 const byAt = (a: FileEntry, b: FileEntry) => compareKeys(a.at, b.at);
 
-/** Index of the first entry whose `at` is not below `key`. */
 function lowerBound(files: readonly FileEntry[], key: string): number {
   let lo = 0;
   let hi = files.length;
@@ -48,7 +41,6 @@ function lowerBound(files: readonly FileEntry[], key: string): number {
 }
 
 export function createJsonlListing(dir: string, parseEvent: EventParser<StoreEvent>) {
-  /** The whole listing, read when the directory had not changed for a second, and the mtime it was read at. */
   let kept: { mtimeNs: bigint; listing: Promise<Listing> } | undefined;
 
   async function listing(range: SessionRange | undefined): Promise<Listing> {
@@ -61,7 +53,7 @@ export function createJsonlListing(dir: string, parseEvent: EventParser<StoreEve
     return read;
   }
 
-  /** The session files of the directory that may hold a key of `range` (all of them without one), sorted. */
+  /** The files that may hold a key of `range` (all without one). */
   async function readListing(range: SessionRange | undefined): Promise<Listing> {
     const files: FileEntry[] = [];
     for (const name of await readdir(dir)) {
@@ -74,7 +66,7 @@ export function createJsonlListing(dir: string, parseEvent: EventParser<StoreEve
     return { files, hashed: files.filter((f) => !f.plain) };
   }
 
-  /** The files that may hold a key of the range, in `at` order, pulled as the page needs them. */
+  /** The files that may hold a key of the range, in `at` order, pulled as a page needs them. */
   function candidates(all: Listing, range: SessionRange | undefined): () => FileEntry | undefined {
     const lower = [range?.after, range?.from]
       .filter((k) => k !== undefined)
@@ -99,10 +91,8 @@ export function createJsonlListing(dir: string, parseEvent: EventParser<StoreEve
 
   return {
     /**
-     * The sessions with at least one valid event, sorted by key (code point order), only those `range`
-     * asks for. `known` answers for sessions held in memory (at least as recent as the file); the others
-     * are judged by their last valid line. Files are read in key order until `range.limit` sessions are
-     * found that no file left unread can precede; a file without a valid event takes no room.
+     * The sessions of `range` with a valid event, by key (code point order). `known` answers for sessions in
+     * memory; the others by their last valid line. Files are read in key order until the page is final.
      */
     async list(known: (id: string) => StoredEvent | undefined, range?: SessionRange): Promise<SessionInfo[]> {
       const next = candidates(await listing(range), range);
@@ -132,7 +122,7 @@ export function createJsonlListing(dir: string, parseEvent: EventParser<StoreEve
   };
 }
 
-/** `fn` of each item, LIST_CONCURRENCY at a time; the results in the items' order. */
+/** LIST_CONCURRENCY at a time; the results in the items' order. */
 async function eachLimited<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;

@@ -1,10 +1,8 @@
 /**
- * The JSONL store's per-session queue (jsonl-store.ts): every operation on a session runs in call order. Appends
- * queued while a write is in flight are numbered then and written together: one positioned write to the session
- * file (not synced; on the event loop's thread, jsonl-file.ts `writeAllNow`) and their place in the journal's next
- * group write (jsonl-journal.ts), durable when it returns; they resolve once both returned. When either fails, the
- * file is cut back (and a journaled batch withdrawn in the journal) and every append of the batch rejects
- * (INTERNAL_ERROR): nothing is half-acknowledged and seq stays consecutive. A torn tail is cut before the next write.
+ * The JSONL store's per-session queue: operations run in call order. Appends queued meanwhile are written
+ * together: one unsynced write to the session file and a place in the journal's next group; they resolve once
+ * both returned. When either fails, the file is cut back (a journaled batch withdrawn) and the whole batch
+ * rejects (INTERNAL_ERROR): nothing is half-acknowledged and seqs stay consecutive.
  */
 import { fstatSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
@@ -21,9 +19,8 @@ import type { StoreEvent } from './types.ts';
 
 export interface SessionQueueOptions<E extends StoreEvent> {
   log: Logger;
-  /** Group commit (jsonl-journal.ts); without it (`fsync: false`) an append resolves once its file is written. */
+  /** Without it (`fsync: false`) an append resolves once its file is written. */
   journal: Journal | undefined;
-  /** Resolves once the journals a start found are replayed. */
   ready: () => Promise<void>;
   cache: SessionCache<E>;
   pool: HandlePool;
@@ -36,10 +33,10 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
   const { log, journal, ready, cache, pool, turnIndexes, ensureDir, storeError } = options;
   const { ensureLoaded, setState, windowOf, settle, slotOf } = cache;
   type S = Slot<E>;
-  /** The queues being run (awaited by `close`). */
+  /** Awaited by `close`. */
   const drains = new Set<Promise<void>>();
 
-  /** Run when a handle first opens after a load: cut a torn tail; refuse a file that shrank behind our back. */
+  /** When a handle first opens after a load: cuts a torn tail; refuses a file that shrank behind our back. */
   const reconcile = (state: Loaded<E>, path: string) => async (fh: FileHandle) => {
     if (state.checked) return;
     const { size } = fstatSync(fh.fd); // an open file's inode: no disk to wait for, no hand-off to the pool
@@ -67,7 +64,7 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
     }
   };
 
-  /** Writes the batch's lines at the end of the session file (not synced, at once); rejects when they are not all written. */
+  /** At the end of the session file, unsynced, on this thread. */
   const writeFile = async (slot: S, state: Loaded<E>, bytes: Buffer) => {
     let fh: FileHandle;
     try {
@@ -89,7 +86,7 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
     }
   };
 
-  /** A batch journaled in `gen` but not in its file is rejected: the journal says so first, so a start never replays it. */
+  /** A batch journaled in `gen` but not in its file: the journal says so first, so a start never replays it. */
   const withdraw = async (slot: S, from: number, gen: Generation) => {
     try {
       journal?.written(await journal.commit(slot.path, withdrawal(slot.id, from)));
@@ -118,7 +115,6 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
         }),
       );
       const bytes = Buffer.from(lines.join('\n') + '\n', 'utf8');
-      // The session file (not synced) and the journal's group write (durable) side by side.
       const committed = journal?.commit(slot.path, bytes);
       committed?.catch(() => undefined); // settled below
       const failed = await writeFile(slot, state, bytes).then(
@@ -147,7 +143,7 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
     }
   };
 
-  /** Runs the session's queue until it is empty; `running` drops in the same tick as the last check. */
+  /** Until the queue is empty; `running` drops in the same tick as the last check. */
   const drain = async (slot: S): Promise<void> => {
     try {
       await Promise.resolve(); // let appends made in the same tick join the first write
@@ -180,7 +176,7 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
     drains.add(p);
   };
 
-  /** Runs `fn` in the session's turn; its result or error (as AppError) settles the promise. */
+  /** Runs `fn` in the session's turn; its error rejects as an AppError. */
   const task = <T>(sessionId: string, op: string, fn: (slot: S) => Promise<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const slot = slotOf(sessionId);

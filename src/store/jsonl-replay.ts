@@ -1,14 +1,8 @@
 /**
- * Replaying the JSONL store's journals (jsonl-journal.ts) into the session files: at start, before anything is
- * read, and for one session whose file could not be written after its append was acknowledged.
- *
- * Contracts:
- * - A journal line that is not a record (a group a crash tore, or one blanked out after its write failed: never
- *   acknowledged) is skipped, and so is a torn tail. Journals are read in generation order; a session's lines
- *   ascend by seq (its next batch is journaled only once the one before it was acknowledged).
- * - A session's journaled lines from seq `a` on replace what its file holds after its last line of seq < a
- *   (synced before the journal that holds `a` began); lines the file holds already are not written twice, so a
- *   replay that is interrupted can run again. Each file replayed is synced before this resolves.
+ * Replaying the JSONL store's journals (jsonl-journal.ts) into the session files, at start before anything is
+ * read. Journals are read in generation order; lines that hold no record (torn, or blanked: never acknowledged)
+ * are skipped. A session file gets the journaled lines after its last valid seq (a torn tail cut), so an
+ * interrupted replay can run again; each file replayed is synced before the journals are removed.
  */
 import { constants } from 'node:fs';
 import { open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
@@ -22,8 +16,8 @@ import { fileNameOf } from './session-file-name.ts';
 
 const NL = 0x0a;
 
-/** The journals of `dir`, oldest first. */
-export async function journalsOf(dir: string): Promise<{ n: number; path: string }[]> {
+/** Oldest first. */
+async function journalsOf(dir: string): Promise<{ n: number; path: string }[]> {
   const found: { n: number; path: string }[] = [];
   const names = await readdir(dir).catch((e: unknown) => {
     if (isMissing(e)) return []; // made on the first write
@@ -38,7 +32,7 @@ export async function journalsOf(dir: string): Promise<{ n: number; path: string
 
 type Journaled = { seq: number; bytes: Buffer }[];
 
-/** The journaled lines of each session file, in order. */
+/** The journaled lines of each session file, ascending by seq. */
 async function readJournals(dir: string, paths: string[], log: Logger) {
   const bySession = new Map<string, Journaled>();
   for (const path of paths) {
@@ -65,7 +59,7 @@ async function readJournals(dir: string, paths: string[], log: Logger) {
   return bySession;
 }
 
-/** The seq and session of a stored line or of a withdrawal (jsonl-journal.ts); undefined for anything else. */
+/** The seq and session of a stored line or of a withdrawal; undefined for anything else. */
 function parseHead(text: string): { seq: number; sessionId: string; withdraw: boolean } | undefined {
   try {
     const v = JSON.parse(text) as { seq?: unknown; withdraw?: unknown; sessionId?: unknown; event?: unknown } | null;
@@ -80,10 +74,7 @@ function parseHead(text: string): { seq: number; sessionId: string; withdraw: bo
   }
 }
 
-/**
- * Appends to `path` the journaled `lines` (ascending seq) after its last valid line's seq, where its last complete
- * line ends (a torn tail is cut), and syncs it; resolves with whether it wrote.
- */
+/** Appends the lines after the file's last valid seq, at its last newline, and syncs it; true when it wrote. */
 async function replayFile(path: string, lines: { seq: number; bytes: Buffer }[]): Promise<boolean> {
   let last = 0;
   await scanBackward(path, (line) => {
@@ -120,19 +111,16 @@ async function validEnd(fh: FileHandle): Promise<number> {
   return 0;
 }
 
-/** Replays the journals at `paths` into their session files; resolves with how many files it wrote to. */
-export async function replayJournals(dir: string, paths: string[], log: Logger): Promise<number> {
+/** Resolves with how many files it wrote to. */
+async function replayJournals(dir: string, paths: string[], log: Logger): Promise<number> {
   let replayed = 0;
   for (const [file, lines] of await readJournals(dir, paths, log)) if (await replayFile(file, lines)) replayed++;
   if (replayed > 0) log.warn({ dir, files: replayed }, 'event store: replayed journaled appends into session files');
   return replayed;
 }
 
-/**
- * What a start does before anything is read: replays every journal of `dir` into the session files, syncs them,
- * then removes the journals; resolves with the generation the next journal takes.
- */
-export async function recoverJournals(dir: string, log: Logger): Promise<number> {
+/** Replays and removes every journal of `dir`; resolves with the generation the next journal takes. */
+async function recoverJournals(dir: string, log: Logger): Promise<number> {
   const journals = await journalsOf(dir);
   if (journals.length === 0) return 1;
   await replayJournals(
@@ -145,16 +133,12 @@ export async function recoverJournals(dir: string, log: Logger): Promise<number>
   return (journals.at(-1)?.n ?? 0) + 1;
 }
 
-/** A journal is checkpointed past this size, or after this long without a group. */
 const JOURNAL_BYTES = 32 * 1024 * 1024;
 const JOURNAL_IDLE_MS = 2000;
 /** Files a checkpoint syncs at once (the libuv pool keeps threads for the journal's writes). */
 const SYNC_CONCURRENCY = 2;
 
-/**
- * The store's journal (none with `fsync: false`) and `ready`, which resolves once a start's recovery is done
- * (awaited before anything is read or written).
- */
+/** The store's journal (none with `fsync: false`) and `ready`: awaited before anything is read or written. */
 export function createJournaling(
   dir: string,
   log: Logger,

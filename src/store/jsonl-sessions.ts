@@ -1,8 +1,4 @@
-/**
- * The JSONL store's sessions in memory (jsonl-store.ts): one slot per session, its window of newest events (at
- * most `maxCachedEvents` and `maxCachedBytes`, at least the newest one), at most `maxCachedSessions` loaded
- * (least recently used idle ones dropped first), and loading from the file.
- */
+/** The JSONL store's sessions in memory (at most `maxCached`, LRU), each a window of its newest events. */
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
 import type { HandlePool } from './handle-pool.ts';
@@ -27,7 +23,7 @@ export interface SessionCacheOptions<E extends StoreEvent> {
   maxBytes: number;
   pool: HandlePool;
   turnIndexes: JsonlTurnIndexes<E>;
-  /** Bounds the loads under way (each holds a file descriptor while it reads). */
+  /** Each load holds a file descriptor while it reads. */
   loads: Limiter;
 }
 
@@ -37,10 +33,7 @@ export function createSessionCache<E extends StoreEvent>(options: SessionCacheOp
   const slots = new Map<string, S>(); // iteration order = least recently used first
   let loadedCount = 0;
 
-  /**
-   * A window of `events` (with the characters of each one's JSON): exactly the newest that fit
-   * under both caps (at least one), so a session's memory does not saw up and down.
-   */
+  /** Exactly the newest that fit under both caps (at least one), so a session's memory does not saw up and down. */
   const windowOf = (events: StoredEvent<E>[], weights: number[]): Pick<Loaded<E>, 'events' | 'weights'> => {
     let weight = 0;
     for (const w of weights) weight += w;
@@ -49,13 +42,12 @@ export function createSessionCache<E extends StoreEvent>(options: SessionCacheOp
     while (weight > maxBytes && drop < events.length - 1) weight -= weights[drop++] ?? 0;
     return drop === 0 ? { events, weights } : { events: events.slice(drop), weights: weights.slice(drop) };
   };
-  /** The window of events read back from the file (their JSON measured again). */
   const windowOfRead = (events: StoredEvent<E>[]) =>
     windowOf(
       events,
       events.map((e) => JSON.stringify(e.event).length),
     );
-  /** The session's slot, marked most recently used. */
+  /** Marks it most recently used. */
   const slotOf = (id: string): S => {
     const slot = slots.get(id) ?? { id, path: join(dir, fileNameOf(id)), queue: [], running: false, state: undefined };
     slots.delete(id);
@@ -72,7 +64,7 @@ export function createSessionCache<E extends StoreEvent>(options: SessionCacheOp
 
   const idle = (slot: S) => !slot.running && slot.queue.length === 0;
 
-  /** Forgets `slot` if it is idle with nothing loaded; then drops least recently used idle sessions beyond the cap. */
+  /** Forgets `slot` if idle and unloaded; then drops least recently used idle sessions beyond the cap. */
   const settle = (slot: S) => {
     if (idle(slot) && !slot.state && slots.get(slot.id) === slot) slots.delete(slot.id);
     if (loadedCount <= maxCached) return;
@@ -84,7 +76,7 @@ export function createSessionCache<E extends StoreEvent>(options: SessionCacheOp
     }
   };
 
-  /** The file's last `maxEvents` lines (all of it when they hold no valid event); undefined when it does not exist. */
+  /** The file's last `maxEvents` lines (all of it when they hold no valid event). */
   const loadTail = async (slot: S) => {
     let lines = 0;
     const stoppedAt = await scanBackward(slot.path, () => ++lines >= maxEvents);
@@ -95,14 +87,13 @@ export function createSessionCache<E extends StoreEvent>(options: SessionCacheOp
     return loadLog(slot.path, slot.id, log, parseEvent);
   };
 
-  /** The events after `since`, read from the line of seq ≤ since on (the file read backwards to find it). */
+  /** Reads from the last line of seq ≤ since on (found backwards). */
   const loadSince = async (slot: S, since: number) => {
     const offset = since === 0 ? 0 : ((await scanBackward(slot.path, (line) => seqOfLine(line) <= since)) ?? 0);
     const all = (await loadLog(slot.path, slot.id, log, parseEvent, offset))?.events ?? [];
     return all.slice(firstAfter(all, since));
   };
 
-  /** The session's turn index; undefined when it has no log. */
   const turnsOf = async (slot: S): Promise<JsonlTurns | undefined> => {
     await ensureLoaded(slot, false);
     return loads.run(() => turnIndexes.of(slot));
@@ -116,10 +107,7 @@ export function createSessionCache<E extends StoreEvent>(options: SessionCacheOp
     return slot.state;
   };
 
-  /**
-   * The newest event of `types`: looked for in the window, then in the file read backwards to the newest line of
-   * one of them (a cheap text test first), so it costs what was written after it, not the whole log.
-   */
+  /** The newest event of `types`: in the window, else read backwards only as far as it (a text test first). */
   const latestOf =
     (types: readonly string[]) =>
     async (slot: S): Promise<StoredEvent<E> | undefined> => {

@@ -31,26 +31,18 @@ import type {
 export type { JsonlStoreOptions } from './jsonl-types.ts';
 
 const LOAD_CONCURRENCY = 16;
-/** Names of the files `create` writes before they become a session's (never a session file's name: those end in .jsonl). */
+/** Names of the files `create` writes before linking them (a session file's ends in .jsonl). */
 const NEW_FILE_PREFIX = '.agentd-new-';
 
 /**
- * The embedded durable EventStore: one append-only JSONL file per session under `dir`, one StoredEvent per line
- * (session-file-name.ts names the files, jsonl-file.ts reads them).
- *
- * Contracts:
- * - Operations on a session run in call order; an append resolves once its bytes are in its file and, unless
- *   `fsync: false`, in the journal, whose group write holds every session's appends that arrived together and is
- *   durable when it returns (jsonl-journal.ts); or rejects with its whole batch (jsonl-queue.ts). A torn tail is
- *   reported on load and cut before the next write.
- * - Before anything is read, the journals a crash left are replayed into the session files (jsonl-replay.ts).
- *   A directory belongs to one store at a time (a second one would replay and remove the first's journal).
- * - Reads within a loaded session's window are served from memory, others from the file, read backwards to the
- *   line they need; memory per session and sessions in memory are bounded (jsonl-sessions.ts).
- * - `latest(types)` reads backwards only as far as the newest line of those types (jsonl-sessions.ts); `turns`
- *   and `readTurn` go through the session's turn index (jsonl-turns.ts).
- * - `create` writes a temporary file (`.agentd-new-*`) and links it to the session's name: the session file
- *   appears whole or not at all, an existing one is never touched (`open()` removes what a crash left).
+ * The embedded durable EventStore: one append-only JSONL file per session under `dir`, one StoredEvent a line.
+ * - Operations on a session run in call order. An append resolves once its bytes are in its file and, unless
+ *   `fsync: false`, durable in the journal (jsonl-journal.ts); or rejects with its whole batch (jsonl-queue.ts).
+ * - Before anything is read, the journals a crash left are replayed (jsonl-replay.ts). A directory belongs to
+ *   one store at a time (a second would replay and remove the first's journal).
+ * - Reads come from memory within a loaded session's window, else from the file read backwards as far as needed.
+ * - `create` links a whole temporary file to the session's name: it appears whole or not at all, and an
+ *   existing one is never touched.
  * - After `close()` every call rejects with SERVICE_UNAVAILABLE.
  */
 export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOptions<E>): EventStore<E> {
@@ -59,7 +51,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
   const fsync = options.fsync ?? true;
   const maxOpen = options.maxOpenFiles ?? 256;
   const pool = createHandlePool(fsync ? Math.max(1, maxOpen - 1) : maxOpen, log); // the journal holds one more
-  const loads = createLimiter(LOAD_CONCURRENCY); // each load holds a file descriptor while it reads
+  const loads = createLimiter(LOAD_CONCURRENCY);
   const { journal, ready } = createJournaling(dir, log, fsync, {
     maxBytes: options.journalMaxBytes,
     idleMs: options.journalIdleMs,
@@ -209,7 +201,6 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       try {
         await ensureDir();
         await ready();
-        // a loaded session answers from memory: it holds exactly the acknowledged events
         return await listing.list((id) => slots.get(id)?.state?.events.at(-1), range);
       } catch (e) {
         throw storeError(e, 'list');

@@ -1,18 +1,10 @@
 /**
- * The JSONL store's turn indexes: each session's turns with the bytes their lines span, kept in memory
- * for the sessions used most recently and saved beside the logs (`.agentd-turns/<file>.turns`).
- *
- * Contracts:
- * - A saved index is a cache, never the truth: it names the last line it covers (seq, time, bytes), and
- *   is used only when the log still holds that very line there; the lines after it are then read and
- *   indexed (what an older agentd, or a crash before the save, left unindexed). Otherwise (no index, a
- *   log written before indexes existed, another log under the same name) it is built again from the
- *   whole log, once.
- * - Saves are not synced: they write a new file beside it and rename it over the old one, when an index
- *   leaves memory (past `maxIndexed` sessions, its session dropped from the store's memory, or at
- *   close); the logs' directory itself never changes for them (its listing stays valid, jsonl-listing.ts).
- *   `clean()` removes what a crash left of a save.
- * - A turn is read from the bytes its lines span (`from` to `end`), not from the end of the file.
+ * The JSONL store's turn indexes: each session's turns with the bytes their lines span, in memory for the
+ * sessions used last and saved beside the logs (`.agentd-turns/<file>.turns`) when they leave it.
+ * - A saved index is a cache: used only when the log still holds the last line it names (seq, time, bytes)
+ *   there, the lines after it then indexed; otherwise it is built again from the whole log.
+ * - Saves are not synced (a new file renamed over the old) and never change the logs' directory (whose
+ *   listing stays valid, jsonl-listing.ts).
  */
 import { mkdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -23,16 +15,16 @@ import { createTurnIndex, eventsOfTurn, indexEvent, turnOf, type TurnIndex } fro
 import type { EventParser, StoreEvent, StoredEvent, TurnSpan } from './types.ts';
 
 const TURNS_DIR = '.agentd-turns';
-/** Names of the files a save writes before they become an index's. */
+/** Names of the files a save writes before renaming them. */
 const NEW_PREFIX = '.new-';
 
-/** A session's turn index, each span with the bytes of its lines: from the first's start to the last's end. */
+/** Each span with the bytes of its lines: from the first's start to the last's end. */
 export interface JsonlTurns extends TurnIndex<{ from: number; end: number }> {
   /** The line of seq `to`: where it starts and ends, and its time (what a saved index is checked by). */
   toFrom: number;
   toEnd: number;
   toTs: string;
-  /** Changed since it was read or last saved. */
+  /** Changed since read or saved. */
   dirty: boolean;
 }
 
@@ -48,8 +40,8 @@ const savedSchema = z.object({
 
 const emptyTurns = (): JsonlTurns => ({ ...createTurnIndex(), toFrom: 0, toEnd: 0, toTs: '', dirty: false });
 
-/** Indexes the events of a log read (or just written) with the bytes of their lines; those it saw already are skipped. */
-export function indexLines(turns: JsonlTurns, loaded: Pick<LoadedLog<StoreEvent>, 'events' | 'starts' | 'ends'>): void {
+/** Events it has seen already are skipped. */
+function indexLines(turns: JsonlTurns, loaded: Pick<LoadedLog<StoreEvent>, 'events' | 'starts' | 'ends'>): void {
   loaded.events.forEach((e, i) => {
     if (e.seq <= turns.to) return;
     const from = loaded.starts[i] ?? 0;
@@ -69,7 +61,6 @@ export interface JsonlTurnsOptions<E extends StoreEvent> {
   dir: string;
   log: Logger;
   parseEvent: EventParser<E>;
-  /** Sessions whose index stays in memory. */
   maxIndexed: number;
 }
 
@@ -87,7 +78,6 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
   const saves = new Set<Promise<void>>();
   let temporaries = 0;
 
-  /** The saved index of a log, if it still describes that log. */
   async function readSaved(logPath: string): Promise<JsonlTurns | undefined> {
     let saved: z.output<typeof savedSchema>;
     try {
@@ -95,7 +85,7 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
       if (!parsed.success) return undefined;
       saved = parsed.data;
     } catch {
-      return undefined; // none yet (or unreadable): built from the log
+      return undefined; // none yet, or unreadable
     }
     if (saved.to === 0) return undefined;
     const head = `{"seq":${saved.to},"ts":${JSON.stringify(saved.toTs)},`;
@@ -113,7 +103,7 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
     return Object.assign(turns, { to: saved.to, toFrom: saved.toFrom, toEnd: saved.toEnd, toTs: saved.toTs });
   }
 
-  /** The index of a session's log as it stands (the caller holds the session's turn: no append runs meanwhile). */
+  /** The caller holds the session's turn: no append runs meanwhile. */
   async function load(sessionId: string, logPath: string): Promise<JsonlTurns> {
     const turns = (await readSaved(logPath)) ?? emptyTurns();
     const rest = await loadLog(logPath, sessionId, log, parseEvent, turns.toEnd);
@@ -121,7 +111,7 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
     return turns;
   }
 
-  /** Writes the index beside the log when it changed (failures are logged: it is built again next time). */
+  /** When it changed; a failure is logged (it is built again next time). */
   async function save(logPath: string, turns: JsonlTurns): Promise<void> {
     if (!turns.dirty || turns.to === 0) return;
     turns.dirty = false;
@@ -148,7 +138,7 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
     }
   }
 
-  /** Takes a session's index out of memory, saving it (in the background, awaited by `flushed`) unless its log is going. */
+  /** Takes a session's index out of memory, saving it in the background when `keep` (awaited by `flushed`). */
   function release(holder: Holder, turns: JsonlTurns, keep: boolean): void {
     if (indexed.get(holder.id) === holder) indexed.delete(holder.id);
     if (!keep) return;
@@ -158,7 +148,7 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
 
   return {
     release,
-    /** The session's index (loaded once; kept for the `maxIndexed` sessions used last). The caller holds the session's turn. */
+    /** Loaded once, kept for the `maxIndexed` sessions used last. The caller holds the session's turn. */
     async of(holder: Holder): Promise<JsonlTurns | undefined> {
       const state = holder.state;
       if (!state) return undefined;
@@ -174,7 +164,7 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
       return turns;
     },
 
-    /** Indexes lines just written from byte `at` on (one event each). */
+    /** Lines just written from byte `at` on, one event each. */
     written(turns: JsonlTurns, lines: string[], events: StoredEvent[], at: number): void {
       const starts: number[] = [];
       const ends: number[] = [];
@@ -185,16 +175,14 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
       indexLines(turns, { events, starts, ends });
     },
 
-    /** Resolves once every save started has ended. */
     flushed: async (): Promise<void> => void (await Promise.allSettled([...saves])),
 
-    /** Removes a deleted log's saved index. */
     remove: (logPath: string): Promise<void> => unlink(savedPath(logPath)).catch(() => undefined),
 
     /** Removes what a crash left of a save. */
     clean: (): Promise<void> => removeStaleNewFiles(join(dir, TURNS_DIR), NEW_PREFIX).catch(() => undefined),
 
-    /** The turn's events after `since`, read from the bytes its lines span. */
+    /** The turn's events after `since`, read from the bytes its lines span only. */
     async read(
       sessionId: string,
       logPath: string,
