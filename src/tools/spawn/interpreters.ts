@@ -1,7 +1,4 @@
-/**
- * Interpreters as the spawn policy reads their command lines: which flags run inline code or preload it,
- * which take a value, and which subcommands may precede the script. Tables only.
- */
+/** How the spawn policy reads interpreters' command lines. Tables only. */
 import { WRAPPERS } from './wrappers.ts';
 
 /**
@@ -202,10 +199,7 @@ export const INTERPRETERS: Record<string, InterpreterSpec> = {
 /** Shells (when listed explicitly) read like interpreters: `-o`/`-O` take a value. */
 export const SHELL_SPEC: InterpreterSpec = { code: [], valued: ['-o', '+o', '-O', '+O'], plusFlags: true };
 
-/**
- * Interpreters whose script must be a package's declared bin or a file under the agent folder when the service
- * is shared: every interpreter but those a shared service treats as wrappers (`osascript`, `pwsh`, `cmd`, …).
- */
+/** Interpreters whose script a shared service checks: all but those it treats as wrappers (`pwsh`, `cmd`, …). */
 export const SCRIPT_INTERPRETERS: ReadonlySet<string> = new Set(
   Object.keys(INTERPRETERS).filter((p) => !WRAPPERS.has(p)),
 );
