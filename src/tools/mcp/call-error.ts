@@ -1,6 +1,6 @@
 /**
- * A failed tool call (`kind` tells timeouts, cancellations and dead connections from tool-side errors),
- * and the SDK's failures in words for a person. Shared by both protocol eras.
+ * A failed tool call (`kind` tells timeouts, cancellations and dead connections from tool-side errors), and the
+ * SDK's failures in words for a person.
  */
 import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { ResultTooLarge } from './limited-fetch.ts';

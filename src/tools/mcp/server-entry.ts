@@ -117,8 +117,8 @@ function withCapabilities(e: ServerEntry, status: ServerStatus): Pick<ServerReco
 }
 
 /**
- * The sign-in URL while the server waits for one: it cannot connect without it (`error`), or a call asked for more
- * access (`connected`). A URL for admins: routes strip it for others.
+ * The sign-in URL while one is pending (`error`: it cannot connect without; `connected`: a call asked for more).
+ * Admins only: routes strip it.
  */
 function withSignIn(e: ServerEntry, status: ServerStatus): { authorizationUrl?: string } {
   const url = status === 'error' || status === 'connected' ? e.oauth?.authorizationUrl() : undefined;

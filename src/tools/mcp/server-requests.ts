@@ -1,21 +1,14 @@
 /**
- * Resources and prompts of a server, for REST (`mcp.listResources`, `mcp.readResource`,
- * `mcp.subscribeResource`, `mcp.listPrompts`, `mcp.getPrompt`) and for messages (`mcp.attach`).
- *
- * Contracts:
- * - An unknown server is SERVER_NOT_FOUND (details.serverId). Listing a server that is not connected
- *   answers empty lists; reading, subscribing or getting from it is TOOL_EXECUTION_FAILED (details
- *   { serverId, reason }), as is every failure of the server.
- * - Resource subscriptions are per subscriber (a principal): the server is subscribed while anyone
- *   follows the URI, and each new connection of it again (`subscribeAgain`, called by service.ts).
- * - A read resource is at most the server's `maxResultBytes` (text bytes plus decoded blob bytes);
- *   a larger one is TOOL_EXECUTION_FAILED. Blobs stay base64 with their MIME type.
- * - Prompt arguments are an object of strings: a missing required one is MISSING_FIELD (details
- *   { field, promptName, serverId }), an unknown prompt or a non-string value INVALID_REQUEST.
- * - `attach` gives the model what it reads of a tool result: each text content capped at
- *   `maxModelBytes` (toolResultMaxBytes) with the visible marker, an image blob as an image (one that would
- *   take the message's attached images past {@link MAX_ATTACHED_IMAGE_BYTES} decoded, the bound of a
- *   message's own image, is a note instead), any other blob as a one-line note.
+ * Resources and prompts of a server, for REST and for messages (`mcp.attach`).
+ * - Unknown server: SERVER_NOT_FOUND. Not connected: lists are empty; reading, subscribing or getting is
+ *   TOOL_EXECUTION_FAILED (details { serverId, reason }), as is every server failure.
+ * - Subscriptions are per subscriber: the server is subscribed while anyone follows the URI, and again on each new
+ *   connection (`subscribeAgain`).
+ * - A read resource is at most `maxResultBytes` (text plus decoded blob bytes); blobs stay base64.
+ * - Prompt arguments are strings: a missing required one is MISSING_FIELD (details { field, promptName, serverId }),
+ *   an unknown prompt or a non-string value INVALID_REQUEST.
+ * - `attach`: texts capped at `maxModelBytes` with the marker; image blobs as images while the message's images stay
+ *   within MAX_ATTACHED_IMAGE_BYTES decoded, else (and any other blob) a one-line note.
  */
 import type { GetPromptResult, Prompt, ReadResourceResult } from '@modelcontextprotocol/client';
 import { AppError } from '../../errors/index.ts';
@@ -62,7 +55,7 @@ export function subscribeAgain(
 }
 
 /** Decoded bytes of all the images one message may attach from resources and a prompt. */
-export const MAX_ATTACHED_IMAGE_BYTES = 10 * 1024 * 1024;
+const MAX_ATTACHED_IMAGE_BYTES = 10 * 1024 * 1024;
 
 export function createServerRequests(deps: ServerRequestDeps) {
   const mustFind = (serverId: string): RequestServer => {
@@ -140,11 +133,7 @@ export function createServerRequests(deps: ServerRequestDeps) {
     return { serverId: server.name, uri, contents };
   }
 
-  /**
-   * Subscribes `subscriber` (a principal's name) to a resource's updates, or ends its subscription. The
-   * server is asked when the first subscriber comes (a refusal records nothing) and told when the last
-   * one leaves, so one principal's unsubscribe never ends another's updates.
-   */
+  /** The server is asked at the first subscriber (a refusal records nothing) and told when the last one leaves. */
   async function subscribeResource(serverId: string, uri: string, subscribe: boolean, subscriber: string) {
     const server = mustFind(serverId);
     if (subscribe) {
