@@ -1,12 +1,8 @@
 /**
- * The servers of the MCP service: one connection actor (machines/mcp-server.machine.ts) per server, how
- * each connection is opened and closed, and the model catalogue of the connected ones.
- *
- * Contracts:
- * - Every status change is emitted as `mcp.serverStatus`; every change of the model catalogue as `mcp.toolsChanged`.
- * - A connection that reaches this very agentd (self-connection.ts) is closed and fails its attempt;
- *   `reachedItself` tells it afterwards.
- * - `remove` takes a server off the list at once and resolves when its work (process, sockets) has ended.
+ * The servers of the MCP service: one connection actor (machines/mcp-server.machine.ts) per server, how each
+ * connection opens and closes, and the model catalogue of the connected ones. Every status change is emitted as
+ * `mcp.serverStatus`, every catalogue change as `mcp.toolsChanged`. A connection that reaches this very agentd is
+ * closed and fails its attempt (self-connection.ts).
  */
 import { createActor, fromPromise, waitFor } from 'xstate';
 import type { Clock } from '../clock.ts';
@@ -51,6 +47,7 @@ export interface ServerPool {
   record: (entry: ServerEntry) => ServerRecord;
   /** Lists a server, its actor not started yet; `a2a` makes it an A2A agent (its config from a2aEntryConfig). */
   add: (name: string, config: McpServerConfig, runtime: boolean, a2a?: A2aAgentConfig) => ServerEntry;
+  /** Leaves the list at once (a second removal is SERVER_NOT_FOUND); resolves once its processes and sockets ended. */
   remove: (entry: ServerEntry) => Promise<ServerRecord>;
   /** SERVER_NOT_FOUND when no server has that id. */
   mustFind: (serverId: string) => ServerEntry;
@@ -145,7 +142,6 @@ export function createServerPool(options: PoolOptions): ServerPool {
       slog.debug({ err }, 'runtime MCP server: connection failed');
       throw new Error(COULD_NOT_CONNECT);
     });
-    // The server declared our own service id: this is agentd itself (self-connection.ts).
     if (isSelf(connection.capabilities.server, options.serviceId)) {
       reachedItself.add(entry);
       track(entry, connection.close());
@@ -237,14 +233,12 @@ export function createServerPool(options: PoolOptions): ServerPool {
     });
   };
 
-  const find = (serverId: string) => entries.get(serverId);
   const mustFind = (serverId: string) => {
-    const entry = find(serverId);
+    const entry = entries.get(serverId);
     if (!entry) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
     return entry;
   };
 
-  /** Leaves the list at once (a second removal is SERVER_NOT_FOUND); resolves when its process has ended. */
   const removeEntry = async (entry: ServerEntry): Promise<ServerRecord> => {
     entries.delete(entry.name);
     entry.actor.send({ type: 'STOP' });
