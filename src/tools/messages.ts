@@ -45,29 +45,23 @@ export interface SignInRecord {
 type Same<A extends B, B extends C, C = A> = [A, B, C];
 export type ServerTypeAgrees = Same<McpServerConfig['type'], ServerRecord['type']>;
 
+/** Contracts: in the handling file (service.ts, tool-calls.ts, sign-ins.ts, mcp/server-requests.ts). */
 export type McpCommands = {
   'mcp.listServers': { payload: Record<string, never>; result: ServerRecord[] };
-  /** Resolves once connected; rejects with an AppError (the server stays listed as `error`). */
   'mcp.connectServer': { payload: { name: string; config: McpServerConfig }; result: ServerRecord };
   /** Adds a remote A2A agent at runtime, like `mcp.connectServer` (same URL policy and rules). */
   'mcp.connectA2aAgent': { payload: { name: string; config: A2aAgentConfig }; result: ServerRecord };
   'mcp.removeServer': { payload: { serverId: string }; result: ServerRecord };
   'mcp.restartServer': { payload: { serverId: string }; result: ServerRecord };
   'mcp.listTools': { payload: { serverId: string }; result: ToolRecord[] };
-  /**
-   * Validates `args` against the tool's inputSchema; throws SERVER_NOT_FOUND, TOOL_NOT_FOUND, INVALID_REQUEST,
-   * TOOL_EXECUTION_FAILED. `principal` (`''` the unnamed one): whose tokens an `oauth.per: principal` server gets.
-   */
+  /** `principal` (`''` the unnamed one): whose tokens an `oauth.per: principal` server gets. */
   'mcp.executeTool': {
     payload: { serverId: string; toolName: string; args: unknown; progress?: ProgressTarget; principal?: string };
     result: ExecutionResult;
   };
   /** Tools offered to the model right now. */
   'mcp.modelTools': { payload: Record<string, never>; result: ModelTool[] };
-  /**
-   * Calls a tool by its model-visible name; never throws for tool failures. `hops`: the call's agent-to-agent hop
-   * count (hops.ts). `elicit` and `sampler` answer what the server asks during the call (absent: declined, refused).
-   */
+  /** By model-visible name; never throws for tool failures. `hops`: hops.ts; `elicit`, `sampler`: server-asks.ts. */
   'mcp.callModelTool': {
     payload: {
       name: string;
@@ -80,11 +74,9 @@ export type McpCommands = {
     };
     result: ModelToolOutcome;
   };
-  /** A server's resources and resource templates (empty when it offers none); SERVER_NOT_FOUND. */
   'mcp.listResources': { payload: { serverId: string }; result: ResourceList };
-  /** A resource's contents (binary as base64), at most the server's maxResultBytes; TOOL_EXECUTION_FAILED. */
   'mcp.readResource': { payload: { serverId: string; uri: string }; result: ResourceContents };
-  /** (Un)subscribes `subscriber` (a principal's name) to a resource's updates: `mcp.resourceUpdated` events. */
+  /** `subscriber`: a principal's name; updates arrive as `mcp.resourceUpdated`. */
   'mcp.subscribeResource': {
     payload: { serverId: string; uri: string; subscribe: boolean; subscriber: string };
     result: { serverId: string; uri: string; subscribed: boolean };
@@ -92,23 +84,15 @@ export type McpCommands = {
   'mcp.listPrompts': { payload: { serverId: string }; result: PromptRecord[] };
   /** New roots for a server whose config lists `roots`, told to it; INVALID_REQUEST otherwise. */
   'mcp.setRoots': { payload: { serverId: string; roots: string[] }; result: { serverId: string; roots: string[] } };
-  /** A prompt's messages; a missing required argument is MISSING_FIELD (details.field), an unknown prompt INVALID_REQUEST. */
   'mcp.getPrompt': { payload: { serverId: string; name: string; args: unknown }; result: PromptResult };
   /** Reads the resources and gets the prompt a message names, as the model will be given them. */
   'mcp.attach': { payload: AttachRequest; result: Attached };
-  /**
-   * The browser's return from an OAuth sign-in: checks `state`, exchanges `code`, stores the tokens; resolves with
-   * the server's record once reconnected (`principal`: a principal's own sign-in, the server left as it was).
-   * INVALID_REQUEST for an unknown or expired state, AGENT_ERROR when the exchange or the connection fails.
-   */
+  /** The browser's return from an OAuth sign-in. */
   'mcp.oauthCallback': {
     payload: { state: string; code: string; iss?: string };
     result: { server: ServerRecord; principal: boolean };
   };
-  /**
-   * A principal's own sign-in to an `oauth.per: principal` server: `mcp.signIn` begins it (the URL, or signed in
-   * already), `mcp.signInStatus` tells, `mcp.signOut` drops its tokens. INVALID_REQUEST for other servers.
-   */
+  /** A principal's own sign-in to an `oauth.per: principal` server: begin it, ask how it stands, drop its tokens. */
   'mcp.signIn': { payload: { serverId: string; principal: string }; result: SignInRecord };
   'mcp.signInStatus': { payload: { serverId: string; principal: string }; result: SignInRecord };
   'mcp.signOut': { payload: { serverId: string; principal: string }; result: SignInRecord };

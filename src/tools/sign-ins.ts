@@ -1,10 +1,11 @@
 /**
  * The sign-in commands (docs/tool-servers.md): the browser's return from a sign-in (`mcp.oauthCallback`) and a
- * principal's own sign-in (`mcp.signIn`, `mcp.signInStatus`, `mcp.signOut`).
+ * principal's own sign-in (`mcp.signIn`, `mcp.signInStatus`, `mcp.signOut`; mcp/principal-connections.ts).
  * - The callback finds server and principal by `state` (oauth/record.ts). The server's own sign-in reconnects it and
  *   resolves once connected; a principal's resolves at once. An unknown, expired or used state is INVALID_REQUEST
  *   (`details.field: "state"`); a failed exchange AGENT_ERROR.
- * - A principal's commands on a server without `oauth.per: principal` are INVALID_REQUEST; unknown server SERVER_NOT_FOUND.
+ * - A principal's commands on a server without `oauth.per: principal` are INVALID_REQUEST; unknown server
+ *   SERVER_NOT_FOUND.
  */
 import { AppError } from '../errors/index.ts';
 import { principalOfState, serverOfState } from './oauth/record.ts';

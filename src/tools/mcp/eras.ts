@@ -21,7 +21,7 @@ import type { McpProtocolSetting } from '../../config/schema.ts';
 
 const MODERN_PROTOCOL_VERSION = '2026-07-28';
 
-/** What a 2026-07-28-only server refuses a 2025-era `initialize` with: unsupported version, header mismatch, no such method. */
+/** A 2026-07-28-only server's refusals of a 2025 `initialize`: unsupported version, header mismatch, no such method. */
 const MODERN_REFUSALS = new Set([-32022, -32020, -32601]);
 
 /** The SDK's negotiation mode for a `protocolVersion` setting. */
@@ -34,10 +34,7 @@ export function negotiationMode(setting: McpProtocolSetting | undefined): Versio
 const isModernVersion = (version: unknown): boolean =>
   typeof version === 'string' && version >= MODERN_PROTOCOL_VERSION;
 
-/**
- * The transport's `onmessage` before `connect` (the SDK chains it): `answeredModern` tells whether the server answered
- * `initialize` with a 2026-07-28 or later `protocolVersion`, which the SDK refuses without a code.
- */
+/** Set as `onmessage` before `connect` (the SDK chains it): did the server answer `initialize` as 2026-07-28+? */
 export function initializeWitness(): { onmessage: (message: unknown) => void; answeredModern(): boolean } {
   let modern = false;
   return {

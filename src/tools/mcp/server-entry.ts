@@ -15,7 +15,6 @@ import type { SecretStore } from '../../store/secret-store.ts';
 import type { McpCommands, McpEvents, ServerRecord } from '../messages.ts';
 import type { RuntimePolicy } from '../spawn/runtime-connect.ts';
 
-/** The bus as the MCP client uses it: it handles the `mcp.*` commands and emits the `mcp.*` events. */
 export type McpBus = Pick<Bus<McpCommands, McpEvents>, 'handle' | 'emit'>;
 
 export interface McpServiceOptions {
@@ -23,7 +22,6 @@ export interface McpServiceOptions {
   config: Pick<AgentConfig, 'mcpServers' | 'toolResultMaxBytes'> & Partial<Pick<AgentConfig, 'a2aAgents' | 'server'>>;
   bus: McpBus;
   log: Logger;
-  /** Time for durations, timestamps and the retry window. */
   clock?: Clock;
   /** Jitter source for retry delays, uniform in [0, 1). */
   random?: () => number;
@@ -65,7 +63,6 @@ export interface ServerEntry {
   runtime: boolean;
   /** Ends what the current connection attempt holds besides the connection (a pinned HTTP agent). */
   release: (() => Promise<void>) | undefined;
-  /** Takes the actor off the inspector. */
   unwatch: (() => void) | undefined;
   /** An `http` server with `oauth`: its OAuth client (tokens, pending sign-in). */
   oauth?: ServerOAuth | undefined;
@@ -75,7 +72,6 @@ export interface ServerEntry {
   subscriptions: Map<string, Set<string>>;
 }
 
-/** The status a server machine's snapshot stands for. */
 export function statusOf(entry: ServerEntry): ServerStatus {
   const snap = entry.actor.getSnapshot();
   if (snap.matches('connected')) return 'connected';
@@ -116,10 +112,7 @@ function withCapabilities(e: ServerEntry, status: ServerStatus): Pick<ServerReco
   };
 }
 
-/**
- * The sign-in URL while one is pending (`error`: it cannot connect without; `connected`: a call asked for more).
- * Admins only: routes strip it.
- */
+/** The sign-in URL while one is pending, in `error` or `connected` (a call asked for more); admins only. */
 function withSignIn(e: ServerEntry, status: ServerStatus): { authorizationUrl?: string } {
   const url = status === 'error' || status === 'connected' ? e.oauth?.authorizationUrl() : undefined;
   return url === undefined ? {} : { authorizationUrl: url };

@@ -1,11 +1,8 @@
 /**
  * What a connection offers besides tools, in either era: the client capabilities declared from the config (`roots`
- * only when it lists roots; sampling is sampling.ts's), the server's notifications relayed as ServerNotices, and the
- * resource, prompt and logging requests.
- * - A list change the config turns off (`listChanged.<list>: false`) or the server does not declare is ignored;
- *   a changed tool list is re-read and handed on.
- * - `afterConnect` asks for `logLevel` in the 2025 era (2026-07-28 sends it in each call's `_meta`); a refusal is
- *   logged.
+ * only when it lists roots), the server's notifications as ServerNotices, and resource, prompt and logging requests.
+ * - A list change the config turns off (`listChanged.<list>: false`) or the server does not declare is ignored.
+ * - `afterConnect` asks for `logLevel` in the 2025 era (2026-07-28 sends it in each call's `_meta`); refusal is logged.
  * - Every request is bounded by `timeout`. A feature the server does not offer lists as empty; reading from it fails.
  */
 import type {

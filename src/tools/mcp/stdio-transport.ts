@@ -1,14 +1,10 @@
 /**
- * MCP over a child's stdin/stdout. Not the SDK's StdioClientTransport: that one passes LOGNAME/SHELL/TERM/USER and
- * inherits stderr.
- * - The child's environment is PATH and HOME of this process plus the configured `env` (which wins); nothing else.
- * - The child leads its own process group; closing kills the whole group. When agentd dies the group ends too: the
- *   group reaper (group-reaper.ts) is told of it, or, when none runs, the child gets a parent-death signal
- *   (parent-death.ts).
- * - The registry (`children`) is told of the group at start, at the server's first answer, and once it is gone.
- * - stderr is logged at debug; `exitReason` names the cause it gives (stderr-cause.ts).
- * - `onclose` fires once, as soon as the child exits, so pending requests fail at once.
- * - `close()` ends stdin, then SIGTERM after `graceMs`, then SIGKILL after another; resolves when the child exited.
+ * MCP over a child's stdin/stdout (not the SDK's transport: it passes LOGNAME/SHELL/TERM/USER and inherits stderr).
+ * - The child's env is this process's PATH and HOME plus the configured `env` (which wins), nothing else.
+ * - The child leads its own process group; closing kills the group, and so does agentd's death (group-reaper.ts, else
+ *   parent-death.ts). The registry (`children`) is told of the group at start, at the first answer, and at its end.
+ * - `exitReason` names the cause stderr gives (stderr-cause.ts). `onclose` fires once, as soon as the child exits.
+ * - `close()` ends stdin, then SIGTERM after `graceMs`, then SIGKILL after another; resolves once the child exited.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { once } from 'node:events';

@@ -1,15 +1,12 @@
 /**
- * The spawn rules of a shared service (src/config/shared.ts), checked after policy.ts's deny-list.
- * - Allowlist: `server.mcp.allowedCommands`, else the agent file's own stdio commands (by path as written, or file
- *   name for an entry without `/`); anything else is `command_not_allowed`.
- * - Wrappers (WRAPPERS: shells, `env`, `timeout`, `xargs`, `make`, `git`, …) are `wrapper_not_allowed` unless
- *   `allowedCommands` lists them explicitly; then a shell runs only a script under the agent folder, and `env`'s
- *   target passes these rules itself.
- * - Interpreters run only a script (resolved against `cwd`, links followed) under the agent file's folder or that is
- *   a package's declared bin (bins.ts); no script (stdin, `python -m`) is `script_outside`. A bin of a program these
- *   rules know (`npx`, `tsx`, a shell, …) is checked as that program.
- * - Launchers (`npx`, `npm exec`, `pnpm dlx`, …) run their package; a package that is an interpreter or wrapper
- *   (`npx node /tmp/x.js`) passes those rules too.
+ * The spawn rules of a shared service (src/config/shared.ts), after policy.ts's deny-list:
+ * - Only allowlisted commands (`command_not_allowed`): `server.mcp.allowedCommands`, else the agent file's own stdio
+ *   commands, matched by path as written or by file name.
+ * - Wrappers (WRAPPERS) only when `allowedCommands` names them (`wrapper_not_allowed`); a shell then runs only a
+ *   script under the agent folder, and `env`'s target passes these rules itself.
+ * - Interpreters run only a script (links followed) under the agent file's folder or a package's declared bin, else
+ *   `script_outside`; a bin of a program these rules know (`npx`, `tsx`, a shell) is checked as that program.
+ * - A launcher's package that is an interpreter or wrapper (`npx node /tmp/x.js`) passes those rules too.
  */
 import { realpathSync, statSync } from 'node:fs';
 import { resolve, sep } from 'node:path';

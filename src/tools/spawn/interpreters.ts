@@ -1,18 +1,16 @@
 /** How the spawn policy reads interpreters' command lines. Tables only. */
 import { WRAPPERS } from './wrappers.ts';
 
-/**
- * How an interpreter's command line reads: `code` are flags (long names, or short letters anywhere in a
- * cluster such as `-pe`) that run inline code or load code before the script; `valued` take the next
- * argument as their value (so it is not the script); `subcommands` may precede the script (`deno run x.ts`).
- */
 export interface InterpreterSpec {
+  /** Flags that run or load code before the script; `codeLetters` count anywhere in a short cluster (`-pe`). */
   code: readonly string[];
   codeLetters?: string;
   codePrefixes?: readonly string[];
+  /** Flags that take the next argument as their value (so it is not the script). */
   valued?: readonly string[];
   /** Short letters that take the rest of their cluster, or the next argument, as a value. */
   valuedLetters?: string;
+  /** Subcommands that may precede the script (`deno run x.ts`). */
   subcommands?: readonly string[];
   /** Subcommands that run inline code (`deno eval`), read where a subcommand may stand. */
   codeSubcommands?: readonly string[];

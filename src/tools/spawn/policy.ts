@@ -41,10 +41,7 @@ export interface SpawnPolicy {
   shared?: SharedSpawn | undefined;
 }
 
-/**
- * Throws when `args` (from config index `offset`) run inline code; recurses through launchers and through a script
- * that is a program's bin (`node …/npm-cli.js exec -c …` reads as `npm exec -c …`).
- */
+/** Throws when `args` run inline code, also through launchers and programs' bins (`node …/npm-cli.js exec -c`). */
 function checkArgs(program: string, args: readonly string[], offset: number, cwd: string): void {
   const at = (i: number) => `config.args.${offset + i}`;
   const inline = (i: number) =>
@@ -60,7 +57,7 @@ function checkArgs(program: string, args: readonly string[], offset: number, cwd
   }
   const spec = INTERPRETERS[program];
   if (spec) {
-    // Flags come before the script; what follows the script is the script's own business, unless the script is a program's bin.
+    // What follows the script is the script's business, unless the script is a program's bin.
     const { codeAt, scriptAt } = readInterpreterArgs(spec, args);
     if (codeAt !== undefined) throw inline(codeAt);
     if (scriptAt === undefined) return;

@@ -1,9 +1,9 @@
 /**
  * What a tool server connected at runtime must pass (config-file servers are the operator's and start as written).
  * `admitRuntimeServer` refuses before anything is spawned or opened: FORBIDDEN when runtime connects are off; the
- * spawn policy for stdio, the URL policy (addresses resolved and checked) for http. Each attempt of a runtime http
- * server re-checks and connects only to the checked addresses (`pinnedConnect`); its failures only say "could not
- * connect" (never which, so a private network cannot be mapped). Its OAuth requests pass the same policy (`checkedFetch`).
+ * spawn policy for stdio, the URL policy for http. Each attempt of a runtime http server connects only to addresses
+ * checked anew (`pinnedConnect`), and its failures only say COULD_NOT_CONNECT (so a private network cannot be
+ * mapped). Its OAuth requests pass the same policy (`checkedFetch`).
  */
 import type { AgentConfig, HttpServerConfig, McpServerConfig } from '../../config/schema.ts';
 import { AppError } from '../../errors/index.ts';
@@ -15,7 +15,7 @@ export interface RuntimePolicy extends SpawnPolicy, UrlPolicy {
   runtimeConnect: boolean;
 }
 
-/** The runtime policy of `config.server.mcp`; `shared` turns on allowlist.ts (default list: the file's stdio commands). */
+/** The runtime policy of `config.server.mcp`; `shared` turns on allowlist.ts (default: the file's stdio commands). */
 export function runtimePolicyOf(
   config: AgentConfig,
   options: { shared: boolean; agentDir?: string | undefined },
@@ -68,7 +68,7 @@ export async function admitRuntimeServer(config: McpServerConfig, policy: Runtim
   }
 }
 
-/** A fetch for one attempt of a runtime http server: its own origin pinned to the addresses checked, others via checkedFetch. */
+/** A fetch for one attempt of a runtime http server: its origin pinned to the checked addresses, others checkedFetch. */
 export async function pinnedConnect(
   config: HttpServerConfig,
   policy: RuntimePolicy,
@@ -86,8 +86,9 @@ export async function pinnedConnect(
 const CHECKED_FETCH_MAX_BYTES = 1024 * 1024;
 
 /**
- * A fetch for a runtime server's OAuth requests: each URL passes the URL policy and goes only to the addresses checked,
- * no redirects; the answer is read whole (at most CHECKED_FETCH_MAX_BYTES). A refused URL rejects naming host and reason.
+ * A fetch for a runtime server's OAuth requests: each URL passes the URL policy and goes only to the addresses
+ * checked, no redirects; the answer is read whole (at most CHECKED_FETCH_MAX_BYTES). A refused URL rejects naming
+ * host and reason.
  */
 export function checkedFetch(policy: UrlPolicy): FetchLike {
   return async (url, init) => {

@@ -156,10 +156,8 @@ function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunction {
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
 /**
- * A fetch that connects only to the checked addresses and refuses redirects (a redirect could
- * lead to an address nobody checked). `close()` ends its connections at once, requests still open
- * included (a 2026-07-28 server's `subscriptions/listen` stream never ends by itself: waiting for it
- * would hang the server's removal).
+ * A fetch to the checked addresses only, refusing redirects. `close()` ends its connections at once, open requests
+ * included (a 2026-07-28 server's `subscriptions/listen` stream never ends by itself).
  */
 export function pinnedFetch(addresses: readonly LookupAddress[]): { fetch: FetchLike; close: () => Promise<void> } {
   const dispatcher = new Agent({ connect: { lookup: pinnedLookup(addresses) } });
