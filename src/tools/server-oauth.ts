@@ -47,7 +47,6 @@ export function attachOAuth(entry: ServerEntry, config: HttpServerConfig, deps: 
 
   const open = async (principalOAuth: ServerOAuth, onLost: () => void): Promise<McpConnection> => {
     const pinned = entry.runtime ? await pinnedConnect(config, deps.runtime) : undefined;
-    const instanceHeaders = deps.instanceId !== undefined ? { [INSTANCE_HEADER]: deps.instanceId } : undefined;
     await principalOAuth.load();
     try {
       const connection = await openConnection({
@@ -58,7 +57,7 @@ export function attachOAuth(entry: ServerEntry, config: HttpServerConfig, deps: 
         oauth: principalOAuth,
         onLost,
         onToolsChanged: () => {},
-        ...(instanceHeaders && { extraHeaders: instanceHeaders }),
+        ...(deps.instanceId !== undefined && { extraHeaders: { [INSTANCE_HEADER]: deps.instanceId } }),
         ...(pinned && { fetch: pinned.fetch }),
       });
       const close = connection.close.bind(connection);

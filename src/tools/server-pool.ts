@@ -24,7 +24,7 @@ import { openConnection, type McpConnection } from './mcp/connection.ts';
 import { createNoticeRelay } from './mcp/notices.ts';
 import { isSelf, SelfConnection } from './mcp/self-connection.ts';
 import { subscribeAgain } from './mcp/server-requests.ts';
-import { recordOf, statusOf, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
+import { orNotFound, recordOf, statusOf, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
 import { attachOAuth } from './server-oauth.ts';
 import { COULD_NOT_CONNECT, isSocketLevel, pinnedConnect, type RuntimePolicy } from './spawn/runtime-connect.ts';
 
@@ -233,11 +233,7 @@ export function createServerPool(options: PoolOptions): ServerPool {
     });
   };
 
-  const mustFind = (serverId: string) => {
-    const entry = entries.get(serverId);
-    if (!entry) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
-    return entry;
-  };
+  const mustFind = orNotFound((serverId) => entries.get(serverId));
 
   const removeEntry = async (entry: ServerEntry): Promise<ServerRecord> => {
     entries.delete(entry.name);

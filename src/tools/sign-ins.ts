@@ -11,7 +11,7 @@ import { AppError } from '../errors/index.ts';
 import { principalOfState, serverOfState } from './oauth/record.ts';
 import { UnknownSignIn } from './oauth/sign-in-errors.ts';
 import type { SignInRecord, ServerRecord } from './messages.ts';
-import type { ServerEntry } from './mcp/server-entry.ts';
+import { orNotFound, type ServerEntry } from './mcp/server-entry.ts';
 
 export interface SignInDeps {
   find(serverId: string): ServerEntry | undefined;
@@ -23,11 +23,7 @@ export interface SignInDeps {
 const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export function createSignIns(deps: SignInDeps) {
-  const mustFind = (serverId: string): ServerEntry => {
-    const entry = deps.find(serverId);
-    if (!entry) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
-    return entry;
-  };
+  const mustFind = orNotFound((serverId) => deps.find(serverId));
   /** The principal connections of a server each principal signs in to. */
   const perPrincipal = (serverId: string) => {
     const entry = mustFind(serverId);

@@ -19,6 +19,7 @@ import type { CatalogueItem } from './catalogue.ts';
 import { CallError } from './mcp/call-error.ts';
 import type { McpConnection } from './mcp/connection.ts';
 import { HOPS_META_KEY } from './hops.ts';
+import { orNotFound } from './mcp/server-entry.ts';
 import type {
   ExecutionResult,
   McpCommands,
@@ -83,6 +84,7 @@ const formatIssues = (issues: ArgIssue[]) => issues.map((i) => `${i.path} ${i.me
 
 export function createToolCalls(deps: ToolCallDeps) {
   const { clock } = deps;
+  const mustFind = orNotFound((serverId) => deps.find(serverId));
   const reporter = (target: ProgressTarget | undefined, serverId: string, toolName: string) =>
     target &&
     ((p: Progress) =>
@@ -96,11 +98,7 @@ export function createToolCalls(deps: ToolCallDeps) {
       }));
 
   async function executeTool(payload: McpCommands['mcp.executeTool']['payload']): Promise<ExecutionResult> {
-    const server = deps.find(payload.serverId);
-    if (!server)
-      throw new AppError('SERVER_NOT_FOUND', `MCP server "${payload.serverId}" not found`, {
-        serverId: payload.serverId,
-      });
+    const server = mustFind(payload.serverId);
     const { toolName } = payload;
     const serverId = server.name;
     const fail = (reason: string) =>

@@ -18,6 +18,7 @@ import type { McpConnection } from './connection.ts';
 import { describe } from './call-error.ts';
 import type { AttachRequest, PromptRecord, PromptResult, ResourceContents, ResourceList } from '../messages.ts';
 import { capText } from './result-text.ts';
+import { orNotFound } from './server-entry.ts';
 
 export interface RequestServer {
   name: string;
@@ -58,11 +59,7 @@ export function subscribeAgain(
 const MAX_ATTACHED_IMAGE_BYTES = 10 * 1024 * 1024;
 
 export function createServerRequests(deps: ServerRequestDeps) {
-  const mustFind = (serverId: string): RequestServer => {
-    const server = deps.find(serverId);
-    if (!server) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
-    return server;
-  };
+  const mustFind = orNotFound((serverId) => deps.find(serverId));
   const failed = (serverId: string, reason: string) =>
     new AppError('TOOL_EXECUTION_FAILED', `MCP server "${serverId}": ${reason}`, { serverId, reason });
   /** Runs a request on a connected server; its failure is TOOL_EXECUTION_FAILED. */
