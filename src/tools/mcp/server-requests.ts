@@ -41,6 +41,8 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 const opt = <K extends string, V>(key: K, value: V | undefined) =>
   value === undefined ? {} : ({ [key]: value } as { [P in K]: V });
 const blobBytes = (base64: string) => Buffer.byteLength(base64, 'base64');
+const textOf = (x: object) => ('text' in x && typeof x.text === 'string' ? x.text : undefined);
+const blobOf = (x: object) => ('blob' in x && typeof x.blob === 'string' ? x.blob : undefined);
 
 /** Subscribes a server's new connection again to every URI someone still follows; a refusal is logged. */
 export function subscribeAgain(
@@ -103,16 +105,11 @@ export function createServerRequests(deps: ServerRequestDeps) {
   async function read(serverId: string, uri: string): Promise<{ server: RequestServer; result: ReadResourceResult }> {
     return await onServer(serverId, async (c, server) => {
       const result = await c.features.readResource(uri);
-      const bytes = result.contents.reduce(
-        (n, x) =>
-          n +
-          ('text' in x && typeof x.text === 'string'
-            ? Buffer.byteLength(x.text)
-            : 'blob' in x && typeof x.blob === 'string'
-              ? blobBytes(x.blob)
-              : 0),
-        0,
-      );
+      const bytes = result.contents.reduce((n, x) => {
+        const text = textOf(x);
+        const blob = blobOf(x);
+        return n + (text !== undefined ? Buffer.byteLength(text) : blob !== undefined ? blobBytes(blob) : 0);
+      }, 0);
       if (bytes > server.maxResultBytes)
         throw failed(server.name, `resource ${uri} is ${bytes} bytes, over maxResultBytes (${server.maxResultBytes})`);
       return { server, result };
@@ -124,8 +121,8 @@ export function createServerRequests(deps: ServerRequestDeps) {
     const contents = result.contents.map((x) => ({
       uri: x.uri,
       ...opt('mimeType', x.mimeType),
-      ...('text' in x && typeof x.text === 'string' ? { text: x.text } : {}),
-      ...('blob' in x && typeof x.blob === 'string' ? { blob: x.blob } : {}),
+      ...opt('text', textOf(x)),
+      ...opt('blob', blobOf(x)),
     }));
     return { serverId: server.name, uri, contents };
   }
@@ -242,11 +239,13 @@ export function createServerRequests(deps: ServerRequestDeps) {
       const { server, result } = await read(serverId, uri);
       for (const x of result.contents) {
         const base = { serverId: server.name, uri: x.uri, ...opt('mimeType', x.mimeType) };
-        if ('text' in x && typeof x.text === 'string') resources.push({ ...base, text: cap(x.text) });
-        else if ('blob' in x && typeof x.blob === 'string' && isImage(x.mimeType) && fits(x.blob))
-          resources.push({ ...base, image: { mimeType: x.mimeType!, base64: x.blob } });
-        else if ('blob' in x && typeof x.blob === 'string')
-          resources.push({ ...base, text: `[binary ${x.mimeType ?? 'data'}, ${blobBytes(x.blob)} bytes]` });
+        const text = textOf(x);
+        const blob = blobOf(x);
+        if (text !== undefined) resources.push({ ...base, text: cap(text) });
+        else if (blob !== undefined && isImage(x.mimeType) && fits(blob))
+          resources.push({ ...base, image: { mimeType: x.mimeType!, base64: blob } });
+        else if (blob !== undefined)
+          resources.push({ ...base, text: `[binary ${x.mimeType ?? 'data'}, ${blobBytes(blob)} bytes]` });
       }
     }
     let prompt: Attached['prompt'];
