@@ -186,7 +186,6 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
         options.oauth?.succeeded();
         return result;
       } catch (error) {
-        // A sign-in the server asks for (more scope, new tokens) fails this call only: the connection stays.
         const signIn = options.oauth?.explain(error);
         if (signIn !== undefined) throw new CallError(signIn, 'protocol');
         if (tracked?.timedOut()) throw new CallError(`timed out after ${timeout} ms without progress`, 'timeout');

@@ -14,11 +14,9 @@ import type { Logger } from '../../log/index.ts';
 export interface Entry {
   pid: number;
   command: string;
-  /** The agentd process that started it. */
   owner: number;
   /** The leader's start time, in clock ticks since boot. */
   start?: number;
-  /** The boot it ran in. */
   boot?: string;
   /** When the server first answered, in clock ticks since boot. */
   seen?: number;
