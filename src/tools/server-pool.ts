@@ -42,7 +42,6 @@ export type PoolOptions = McpServiceOptions & {
 export interface ServerPool {
   /** Every listed server by name (id and name are the same string). */
   entries: ReadonlyMap<string, ServerEntry>;
-  /** The model catalogue of the connected servers. */
   catalogue: () => ReadonlyMap<string, CatalogueItem>;
   record: (entry: ServerEntry) => ServerRecord;
   /** Lists a server, its actor not started yet; `a2a` makes it an A2A agent (its config from a2aEntryConfig). */
@@ -66,7 +65,6 @@ export function createServerPool(options: PoolOptions): ServerPool {
   let catalogueSignature = '[]';
   /** The A2A agents among the entries (their entry config is the `http` config the policy and records read). */
   const a2aAgents = new WeakMap<ServerEntry, A2aAgentConfig>();
-  /** Entries whose connection reached this very agentd (self-connection.ts). */
   const reachedItself = new WeakSet<ServerEntry>();
   const maxHops = config.server?.mcp.maxHops ?? 3;
   const relay = createNoticeRelay(bus, redactor);

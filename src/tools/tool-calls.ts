@@ -30,7 +30,6 @@ import type {
 } from './messages.ts';
 import { capText, resultText } from './mcp/result-text.ts';
 
-/** What tool calls need to know of a server. */
 export interface ServerView {
   name: string;
   status: ServerRecord['status'];

@@ -25,7 +25,6 @@ export const A2A_INPUT_SCHEMA: Tool['inputSchema'] = {
   additionalProperties: false,
 };
 
-/** The skill id of a card without skills. */
 const DEFAULT_SKILL = 'chat';
 
 /** The tools a card offers: one per skill, in the card's order. */

@@ -20,7 +20,6 @@ import { HOPS_META_KEY, hopsOf } from '../hops.ts';
 import { capText } from '../mcp/result-text.ts';
 
 export interface A2aCallTarget {
-  /** The agent entry's name (for messages). */
   name: string;
   client: Client;
   streaming: boolean;

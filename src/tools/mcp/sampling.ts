@@ -95,7 +95,6 @@ export function attachSampling(
   });
 }
 
-/** A tool call in flight with a sampler: its deadline, and a signal that aborts when it ends. */
 export interface SamplingCall {
   sampler: Sampler;
   deadline: number;

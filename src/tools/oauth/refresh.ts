@@ -21,7 +21,6 @@ export interface RefreshDeps {
   key: string;
   clock: Clock;
   log: Logger;
-  /** The tokens held need refreshing now. */
   expiring(): boolean;
   /** Takes tokens another instance stored meanwhile; true when there were any. */
   adopt(): Promise<boolean>;
