@@ -1,13 +1,7 @@
 /**
- * Checks tool arguments against a tool's `inputSchema` before they reach the server.
- *
- * Contracts:
- * - `validate(schema, args)` returns `[]` when the arguments are acceptable, otherwise one issue per problem
- *   (`path` is a JSON pointer into the arguments, `/` for the root).
- * - Draft-07 is assumed unless `$schema` names 2019-09 or 2020-12. `format` is not checked (the server decides).
- * - A schema that cannot be compiled is not held against the caller: validation is skipped (logged once) and
- *   the server validates on its own.
- * - Compiled validators are cached per schema object.
+ * Checks tool arguments against a tool's `inputSchema`: `[]` when acceptable, else one issue per problem (`path` a
+ * JSON pointer, `/` the root). Draft-07 unless `$schema` names 2019-09 or 2020-12; `format` is not checked. A schema
+ * that does not compile is logged and skipped (the server validates). Validators are cached per schema object.
  */
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';

@@ -1,13 +1,8 @@
 /**
- * The tool catalogue offered to the model: every tool of every connected server under a model-visible name.
- *
- * Contracts:
- * - Servers and tools keep their order (servers in the order they were added, tools in listing order).
- * - Tools that the server only runs as tasks (`execution.taskSupport: "required"`) are left out: a plain
- *   tools/call cannot run them.
- * - `parameters` is the tool's inputSchema without `$schema`/`$id` (some providers reject them).
- * - Tools of a `qualified` server (an A2A agent, whose skill ids are generic: `chat`) are always named
- *   `<server>--<tool>` (then made valid and unique by naming.ts like any other name).
+ * The tools offered to the model: every tool of every connected server, servers in the order added and tools in
+ * listing order, under model-visible names (naming.ts). Task-only tools (`execution.taskSupport: "required"`) are left
+ * out. A `qualified` server's tools (an A2A agent's generic skill ids) are named `<server>--<tool>`. `parameters`
+ * drop `$schema`/`$id` (some providers reject them).
  */
 import type { Tool } from '@modelcontextprotocol/client';
 import type { ModelTool, ToolRecord } from './messages.ts';
@@ -45,7 +40,7 @@ export function toModelTool(item: CatalogueItem): ModelTool {
   };
 }
 
-/** The spec's tool record; `id` is the tool's name (unique within its server, as a server's id is its name). */
+/** The spec's tool record; `id` is the tool's name. */
 export function toToolRecord(tool: Tool): ToolRecord {
   return {
     id: tool.name,

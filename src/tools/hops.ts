@@ -1,17 +1,12 @@
 /**
- * Agent-to-agent safety. A call from one agentd to another's `chat_with_agent` carries the hop
- * count in the request's `_meta` under HOPS_META_KEY; each agent adds one when it calls onward,
- * and refuses a call whose count exceeds its limit. Requests to `http` tool servers carry the
- * caller's instance id in INSTANCE_HEADER, so an instance can refuse a connection to itself.
+ * Agent-to-agent safety: a call to another agentd carries its hop count in `_meta[HOPS_META_KEY]`, one more at each
+ * onward call, refused past the limit. Requests to `http` tool servers carry INSTANCE_HEADER, so an instance can
+ * refuse a connection to itself.
  */
 export const HOPS_META_KEY = 'agentd/hops';
 export const INSTANCE_HEADER = 'x-agentd-instance';
 
-/**
- * Reads a hop count from a request's `_meta` (A2A: `message.metadata`): absent is 0 (a first call); a
- * present count that is not a non-negative integer is `undefined`, which the faces refuse as invalid
- * params (`invalidHops`) rather than read as a first call.
- */
+/** The hop count of a request's `_meta` (A2A: `message.metadata`): absent is 0; malformed is `undefined` (refused). */
 export function hopsOf(meta: unknown): number | undefined {
   if (meta === null || typeof meta !== 'object' || !Object.hasOwn(meta, HOPS_META_KEY)) return 0;
   const value = (meta as Record<string, unknown>)[HOPS_META_KEY];

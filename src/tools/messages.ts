@@ -6,6 +6,8 @@ import type { Attached } from '../conversation/attachments.ts';
 import type { ElicitTarget, Sampler } from './server-asks.ts';
 import type { PromptRecord, PromptResult, ResourceContents, ResourceList } from '../conversation/mcp-records.ts';
 
+/** Records and tool shapes whose schemas src/conversation owns. */
+export type { ExecutionResult, ServerRecord, ToolRecord, ModelTool, ModelToolOutcome };
 export type { PromptRecord, PromptResult, ResourceContents, ResourceList };
 export type {
   ElicitationAnswer,
@@ -32,9 +34,6 @@ export interface AttachRequest {
   prompt?: { serverId: string; name: string; arguments?: Record<string, unknown> };
 }
 
-/** The records of this component, whose schemas src/conversation/records.ts owns. */
-export type { ExecutionResult, ServerRecord, ToolRecord };
-
 /** A principal's sign-in to one server (`mcp.signIn`). */
 export interface SignInRecord {
   serverId: string;
@@ -46,29 +45,23 @@ export interface SignInRecord {
 type Same<A extends B, B extends C, C = A> = [A, B, C];
 export type ServerTypeAgrees = Same<McpServerConfig['type'], ServerRecord['type']>;
 
-/** The tool shapes the turn machine works with (src/conversation/tool-shapes.ts owns them). */
-export type { ModelTool, ModelToolOutcome };
-
+/** Contracts: in the handling file (service.ts, tool-calls.ts, sign-ins.ts, mcp/server-requests.ts). */
 export type McpCommands = {
   'mcp.listServers': { payload: Record<string, never>; result: ServerRecord[] };
-  /** Resolves once connected; rejects with an AppError (the server stays listed as `error`). */
   'mcp.connectServer': { payload: { name: string; config: McpServerConfig }; result: ServerRecord };
-  /** Adds a remote A2A agent (src/tools/a2a/agent.ts) at runtime, like `mcp.connectServer` (same URL policy and rules). */
+  /** Adds a remote A2A agent at runtime, like `mcp.connectServer` (same URL policy and rules). */
   'mcp.connectA2aAgent': { payload: { name: string; config: A2aAgentConfig }; result: ServerRecord };
   'mcp.removeServer': { payload: { serverId: string }; result: ServerRecord };
   'mcp.restartServer': { payload: { serverId: string }; result: ServerRecord };
   'mcp.listTools': { payload: { serverId: string }; result: ToolRecord[] };
-  /** Validates `args` against the tool's inputSchema; throws SERVER_NOT_FOUND, TOOL_NOT_FOUND, INVALID_REQUEST, TOOL_EXECUTION_FAILED. */
-  /** `principal`: the caller's session owner (`''` the unnamed one): a server with `oauth.per: principal` is called with its tokens. */
+  /** `principal` (`''` the unnamed one): whose tokens an `oauth.per: principal` server gets. */
   'mcp.executeTool': {
     payload: { serverId: string; toolName: string; args: unknown; progress?: ProgressTarget; principal?: string };
     result: ExecutionResult;
   };
   /** Tools offered to the model right now. */
   'mcp.modelTools': { payload: Record<string, never>; result: ModelTool[] };
-  /** Calls a tool by its model-visible name; never throws for tool failures. */
-  /** `hops` is sent along as the call's agent-to-agent hop count (src/tools/hops.ts). */
-  /** `elicit`: who answers the server's elicitation requests during the call (src/tools/server-asks.ts, routed by src/tools/mcp/elicitation.ts; absent: they are declined); `sampler` serves its `sampling/createMessage` (src/tools/mcp/sampling.ts). */
+  /** By model-visible name; never throws for tool failures. `hops`: hops.ts; `elicit`, `sampler`: server-asks.ts. */
   'mcp.callModelTool': {
     payload: {
       name: string;
@@ -81,37 +74,25 @@ export type McpCommands = {
     };
     result: ModelToolOutcome;
   };
-  /** A server's resources and resource templates (empty when it offers none); SERVER_NOT_FOUND. */
   'mcp.listResources': { payload: { serverId: string }; result: ResourceList };
-  /** A resource's contents (binary as base64), at most the server's maxResultBytes; TOOL_EXECUTION_FAILED. */
   'mcp.readResource': { payload: { serverId: string; uri: string }; result: ResourceContents };
-  /** Subscribes `subscriber` (a principal's name) to (or unsubscribes it from) a resource's updates: `mcp.resourceUpdated` events. */
+  /** `subscriber`: a principal's name; updates arrive as `mcp.resourceUpdated`. */
   'mcp.subscribeResource': {
     payload: { serverId: string; uri: string; subscribe: boolean; subscriber: string };
     result: { serverId: string; uri: string; subscribed: boolean };
   };
   'mcp.listPrompts': { payload: { serverId: string }; result: PromptRecord[] };
-  /** Replaces the roots offered to a server that declares them (its config lists `roots`) and tells it; INVALID_REQUEST otherwise. */
+  /** New roots for a server whose config lists `roots`, told to it; INVALID_REQUEST otherwise. */
   'mcp.setRoots': { payload: { serverId: string; roots: string[] }; result: { serverId: string; roots: string[] } };
-  /** A prompt's messages; a missing required argument is MISSING_FIELD (details.field), an unknown prompt INVALID_REQUEST. */
   'mcp.getPrompt': { payload: { serverId: string; name: string; args: unknown }; result: PromptResult };
   /** Reads the resources and gets the prompt a message names, as the model will be given them. */
   'mcp.attach': { payload: AttachRequest; result: Attached };
-  /**
-   * The browser's return from an OAuth sign-in (src/tools/oauth/client.ts): checks `state`, exchanges `code`,
-   * stores the tokens and reconnects the server; resolves with its record once connected (`principal`: the sign-in
-   * was a principal's own, oauth.per: principal, and the server's connection is left as it was). INVALID_REQUEST for an
-   * unknown or expired state, AGENT_ERROR when the exchange or the connection fails.
-   */
+  /** The browser's return from an OAuth sign-in. */
   'mcp.oauthCallback': {
     payload: { state: string; code: string; iss?: string };
     result: { server: ServerRecord; principal: boolean };
   };
-  /**
-   * A principal's own sign-in to a server with `oauth.per: principal` (`principal`: its session owner, `''` the
-   * unnamed one): `mcp.signIn` begins it (the URL to follow, or signed in already), `mcp.signInStatus` tells,
-   * `mcp.signOut` drops its tokens. SERVER_NOT_FOUND; INVALID_REQUEST for a server signed in once for everyone.
-   */
+  /** A principal's own sign-in to an `oauth.per: principal` server: begin it, ask how it stands, drop its tokens. */
   'mcp.signIn': { payload: { serverId: string; principal: string }; result: SignInRecord };
   'mcp.signInStatus': { payload: { serverId: string; principal: string }; result: SignInRecord };
   'mcp.signOut': { payload: { serverId: string; principal: string }; result: SignInRecord };

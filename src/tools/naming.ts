@@ -1,14 +1,8 @@
 /**
- * Model-visible tool names (ARCHITECTURE.md §3).
- *
- * Contract of `assignModelNames`:
- * - every returned name matches MODEL_TOOL_NAME and the names are pairwise distinct;
- * - a tool keeps its own name when that name is valid and no other server offers a tool of the same
- *   (sanitized) name;
- * - tools whose names collide across servers are all qualified as `server--tool`;
- * - invalid characters become `_`; a name longer than 64 keeps a prefix and gets a short hash of the full
- *   `server/tool` pair, so truncation never merges two tools;
- * - the result depends only on the input (deterministic), in input order.
+ * Model-visible tool names (ARCHITECTURE.md §3). `assignModelNames` is deterministic, in input order: every name
+ * matches MODEL_TOOL_NAME and all are distinct; a tool keeps its own name when valid and no other server offers the
+ * same (sanitized) name; colliding names are all qualified `server--tool`; invalid characters become `_`; a name over
+ * 64 characters keeps a prefix plus a short hash of `server/tool`, so truncation never merges two tools.
  */
 import { createHash } from 'node:crypto';
 
@@ -56,7 +50,7 @@ export function assignModelNames(refs: readonly ToolRef[]): string[] {
   const counts = new Map<string, number>();
   for (const c of candidates) counts.set(c, (counts.get(c) ?? 0) + 1);
   const pristine = (i: number) =>
-    candidates[i] === refs[i]!.toolName || candidates[i] === `${refs[i]!.serverId}${SEPARATOR}${refs[i]!.toolName}`;
+    candidates[i] === refs[i]!.toolName || candidates[i] === qualifiedName(refs[i]!.serverId, refs[i]!.toolName);
   const taken = new Set<string>();
   const out: (string | undefined)[] = refs.map(() => undefined);
   candidates.forEach((name, i) => {
@@ -77,11 +71,7 @@ export function assignModelNames(refs: readonly ToolRef[]): string[] {
   return out as string[];
 }
 
-/**
- * Model-visible names of the tools a client runs, beside `taken` (the tool servers' model names, which keep
- * theirs): a client tool keeps its (sanitized, fitted) name when it is free, else it is offered as
- * `client--<name>`, made unique like any other name. Deterministic, in input order.
- */
+/** Names of a client's tools beside `taken` (which keep theirs): its own name when free, else `client--<name>`, unique. */
 const CLIENT_PREFIX = 'client';
 export function clientToolNames(taken: ReadonlySet<string>, names: readonly string[]): string[] {
   const used = new Set(taken);

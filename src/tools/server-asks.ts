@@ -1,7 +1,6 @@
 /**
- * What a tool server asks during one of its calls (an elicitation, a sampling request) and who answers it: the
- * contract between the MCP client (src/tools/mcp/elicitation.ts and sampling.ts route the requests) and whoever
- * answers (the agent's session, src/agent/questions). It imports neither side.
+ * What a tool server asks during one of its calls (elicitation, sampling) and who answers: the contract between the
+ * MCP client (mcp/elicitation.ts, mcp/sampling.ts) and the agent's session. It imports neither side.
  */
 import type { ElicitationContent, ElicitationReply } from '../conversation/questions.ts';
 
@@ -36,7 +35,6 @@ export interface SamplingRequest {
   needsApproval: boolean;
 }
 
-/** The call a sampling request arrives in. */
 export interface SamplingOptions {
   /** When the call's own timeout ends it (epoch ms). */
   deadline: number;
@@ -54,7 +52,7 @@ export interface SamplingReply {
   stopReason: string;
 }
 
-/** Serves a server's sampling request for the tool call it was given to (the agent layer makes it). */
+/** Serves a server's sampling requests during the tool call it was given to. */
 export type Sampler = (request: SamplingRequest, options: SamplingOptions) => Promise<SamplingReply>;
 
 /** Who answers what a server asks during one tool call (either protocol era; absent: it is refused). */

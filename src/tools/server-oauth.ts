@@ -1,14 +1,8 @@
 /**
- * OAuth for one `http` tool server entry (src/tools/server-pool.ts): its own OAuth client (oauth/client.ts), and
- * with `oauth.per: principal` the connections of each principal (mcp/principal-connections.ts). It joins the MCP
- * client and OAuth, so it sits above both.
- *
- * Contracts:
- * - A server connected at runtime sends its OAuth requests through the runtime URL policy (spawn/runtime-connect.ts),
- *   and its principals' connections go to the addresses checked for each of them, like the server's own.
- * - A principal's connection is the server's config with the principal's OAuth client: it announces this
- *   instance (the hop header) as the server's own does; its tool list and notices are the server's business, not
- *   the principal's (they are ignored here).
+ * OAuth for one `http` server entry: its OAuth client (oauth/client.ts) and, with `oauth.per: principal`, its
+ * principals' connections (mcp/principal-connections.ts). A runtime server's OAuth requests and principal connections
+ * pass the runtime URL policy as its own do. A principal's connection sends the instance header too; its tool list
+ * and notices are ignored (the server's own connection owns them).
  */
 import type { Clock } from '../clock.ts';
 import type { HttpServerConfig } from '../config/schema.ts';
@@ -36,7 +30,6 @@ export function attachOAuth(entry: ServerEntry, config: HttpServerConfig, deps: 
   const oauth = config.oauth;
   if (!oauth) return;
   const log = deps.log.child({ serverId: entry.name });
-  // A runtime server's authorization server passes the runtime URL policy too (runtime-connect.ts).
   const fetch = entry.runtime ? checkedFetch(deps.runtime) : undefined;
   const oauthOf = (principal?: string) =>
     createServerOAuth({
@@ -54,7 +47,6 @@ export function attachOAuth(entry: ServerEntry, config: HttpServerConfig, deps: 
 
   const open = async (principalOAuth: ServerOAuth, onLost: () => void): Promise<McpConnection> => {
     const pinned = entry.runtime ? await pinnedConnect(config, deps.runtime) : undefined;
-    const instanceHeaders = deps.instanceId !== undefined ? { [INSTANCE_HEADER]: deps.instanceId } : undefined;
     await principalOAuth.load();
     try {
       const connection = await openConnection({
@@ -65,7 +57,7 @@ export function attachOAuth(entry: ServerEntry, config: HttpServerConfig, deps: 
         oauth: principalOAuth,
         onLost,
         onToolsChanged: () => {},
-        ...(instanceHeaders && { extraHeaders: instanceHeaders }),
+        ...(deps.instanceId !== undefined && { extraHeaders: { [INSTANCE_HEADER]: deps.instanceId } }),
         ...(pinned && { fetch: pinned.fetch }),
       });
       const close = connection.close.bind(connection);

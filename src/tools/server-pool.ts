@@ -1,12 +1,8 @@
 /**
- * The servers of the MCP service: one connection actor (machines/mcp-server.machine.ts) per server, how
- * each connection is opened and closed, and the model catalogue of the connected ones.
- *
- * Contracts:
- * - Every status change is emitted as `mcp.serverStatus`; every change of the model catalogue as `mcp.toolsChanged`.
- * - A connection that reaches this very agentd (self-connection.ts) is closed and fails its attempt;
- *   `reachedItself` tells it afterwards.
- * - `remove` takes a server off the list at once and resolves when its work (process, sockets) has ended.
+ * The servers of the MCP service: one connection actor (machines/mcp-server.machine.ts) per server, how each
+ * connection opens and closes, and the model catalogue of the connected ones. Every status change is emitted as
+ * `mcp.serverStatus`, every catalogue change as `mcp.toolsChanged`. A connection that reaches this very agentd is
+ * closed and fails its attempt (self-connection.ts).
  */
 import { createActor, fromPromise, waitFor } from 'xstate';
 import type { Clock } from '../clock.ts';
@@ -28,7 +24,7 @@ import { openConnection, type McpConnection } from './mcp/connection.ts';
 import { createNoticeRelay } from './mcp/notices.ts';
 import { isSelf, SelfConnection } from './mcp/self-connection.ts';
 import { subscribeAgain } from './mcp/server-requests.ts';
-import { recordOf, statusOf, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
+import { orNotFound, recordOf, statusOf, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
 import { attachOAuth } from './server-oauth.ts';
 import { COULD_NOT_CONNECT, isSocketLevel, pinnedConnect, type RuntimePolicy } from './spawn/runtime-connect.ts';
 
@@ -46,11 +42,11 @@ export type PoolOptions = McpServiceOptions & {
 export interface ServerPool {
   /** Every listed server by name (id and name are the same string). */
   entries: ReadonlyMap<string, ServerEntry>;
-  /** The model catalogue of the connected servers. */
   catalogue: () => ReadonlyMap<string, CatalogueItem>;
   record: (entry: ServerEntry) => ServerRecord;
   /** Lists a server, its actor not started yet; `a2a` makes it an A2A agent (its config from a2aEntryConfig). */
   add: (name: string, config: McpServerConfig, runtime: boolean, a2a?: A2aAgentConfig) => ServerEntry;
+  /** Leaves the list at once (a second removal is SERVER_NOT_FOUND); resolves once its processes and sockets ended. */
   remove: (entry: ServerEntry) => Promise<ServerRecord>;
   /** SERVER_NOT_FOUND when no server has that id. */
   mustFind: (serverId: string) => ServerEntry;
@@ -69,7 +65,6 @@ export function createServerPool(options: PoolOptions): ServerPool {
   let catalogueSignature = '[]';
   /** The A2A agents among the entries (their entry config is the `http` config the policy and records read). */
   const a2aAgents = new WeakMap<ServerEntry, A2aAgentConfig>();
-  /** Entries whose connection reached this very agentd (self-connection.ts). */
   const reachedItself = new WeakSet<ServerEntry>();
   const maxHops = config.server?.mcp.maxHops ?? 3;
   const relay = createNoticeRelay(bus, redactor);
@@ -145,7 +140,6 @@ export function createServerPool(options: PoolOptions): ServerPool {
       slog.debug({ err }, 'runtime MCP server: connection failed');
       throw new Error(COULD_NOT_CONNECT);
     });
-    // The server declared our own service id: this is agentd itself (self-connection.ts).
     if (isSelf(connection.capabilities.server, options.serviceId)) {
       reachedItself.add(entry);
       track(entry, connection.close());
@@ -237,14 +231,8 @@ export function createServerPool(options: PoolOptions): ServerPool {
     });
   };
 
-  const find = (serverId: string) => entries.get(serverId);
-  const mustFind = (serverId: string) => {
-    const entry = find(serverId);
-    if (!entry) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
-    return entry;
-  };
+  const mustFind = orNotFound((serverId) => entries.get(serverId));
 
-  /** Leaves the list at once (a second removal is SERVER_NOT_FOUND); resolves when its process has ended. */
   const removeEntry = async (entry: ServerEntry): Promise<ServerRecord> => {
     entries.delete(entry.name);
     entry.actor.send({ type: 'STOP' });

@@ -1,18 +1,13 @@
 /**
- * The MCP manager: the handlers of every `mcp.*` command on the bus over the server pool (server-pool.ts).
- *
- * Contracts:
- * - Handlers are registered when the service is created and unregistered by `stop()`.
- * - `start()` connects every configured server and A2A agent in parallel and resolves once each has been
- *   attempted (connected, or listed as `error` with its reason); it never rejects because of a server.
- *   `stop()` disconnects every server and waits for their children to exit.
+ * The handlers of every `mcp.*` command, over the server pool; registered at creation, unregistered by `stop()`.
+ * - `start()` connects every configured server and A2A agent in parallel and resolves once each was attempted; it
+ *   never rejects because of a server. `stop()` removes every server and waits for their children to exit.
  * - `mcp.connectServer` / `mcp.restartServer` resolve once connected, else reject with AGENT_ERROR (details
- *   { serverId, reason }); the server stays listed as `error`, retrying with backoff. Connecting the name of
- *   a server in `error` replaces it; any other name in use is INVALID_REQUEST. A server that is this very
- *   agentd: configured, it is listed as `error` without retries; at runtime, INVALID_REQUEST
- *   (`details.reason: "self-connection"`) and nothing kept.
- * - `mcp.removeServer` ends the server (`disconnected` is emitted) and drops it from the list.
- * - Errors of commands that carry server-side text leave redacted.
+ *   { serverId, reason }) while the server stays listed as `error`, retrying. A name in `error` may be reused; any
+ *   other name in use is INVALID_REQUEST. A server that is this very agentd: configured, `error` without retries; at
+ *   runtime, INVALID_REQUEST (`details.reason: "self-connection"`) and nothing kept.
+ * - `mcp.removeServer` ends the server (`disconnected` is emitted) and drops it. Errors carrying server-side text
+ *   leave redacted.
  */
 import { systemClock } from '../clock.ts';
 import { createRedactor } from '../config/redact.ts';
@@ -107,7 +102,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
     },
   });
 
-  /** Connects a server at runtime (see the contracts above); its secrets join the redaction first. */
+  /** Connects a server at runtime; its secrets join the redaction first. */
   async function connectServer(
     payload: { name: string; config: McpServerConfig },
     a2a?: A2aAgentConfig,
@@ -163,7 +158,6 @@ export function createMcpService(options: McpServiceOptions): McpService {
     return { serverId: entry.name, roots };
   }
 
-  /** Errors of these commands carry server-side text: they leave redacted. */
   async function redactedErrors<T>(work: Promise<T>): Promise<T> {
     try {
       return await work;

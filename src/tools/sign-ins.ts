@@ -1,21 +1,17 @@
 /**
- * The sign-in commands of the MCP service (docs/tool-servers.md, "OAuth-protected tool servers"): the browser's
- * return from a sign-in (`mcp.oauthCallback`), and a principal's own sign-in to a server with `oauth.per: principal`
- * (`mcp.signIn`, `mcp.signInStatus`, `mcp.signOut`).
- *
- * Contracts:
- * - The callback finds the server and the principal by the `state` (oauth/record.ts). The server's own sign-in
- *   reconnects the server and resolves with its record once connected; a principal's resolves with the server's
- *   record at once (the principal's next call connects with its tokens). An unknown, expired or used state is
- *   INVALID_REQUEST (`details.field: "state"`); a failed exchange AGENT_ERROR with the reason.
- * - A principal's sign-in commands on a server without `oauth.per: principal` are INVALID_REQUEST naming how that
- *   server is signed in; on an unknown server SERVER_NOT_FOUND. Nothing answers another principal's sign-in.
+ * The sign-in commands (docs/tool-servers.md): the browser's return from a sign-in (`mcp.oauthCallback`) and a
+ * principal's own sign-in (`mcp.signIn`, `mcp.signInStatus`, `mcp.signOut`; mcp/principal-connections.ts).
+ * - The callback finds server and principal by `state` (oauth/record.ts). The server's own sign-in reconnects it and
+ *   resolves once connected; a principal's resolves at once. An unknown, expired or used state is INVALID_REQUEST
+ *   (`details.field: "state"`); a failed exchange AGENT_ERROR.
+ * - A principal's commands on a server without `oauth.per: principal` are INVALID_REQUEST; unknown server
+ *   SERVER_NOT_FOUND.
  */
 import { AppError } from '../errors/index.ts';
 import { principalOfState, serverOfState } from './oauth/record.ts';
 import { UnknownSignIn } from './oauth/sign-in-errors.ts';
 import type { SignInRecord, ServerRecord } from './messages.ts';
-import type { ServerEntry } from './mcp/server-entry.ts';
+import { orNotFound, type ServerEntry } from './mcp/server-entry.ts';
 
 export interface SignInDeps {
   find(serverId: string): ServerEntry | undefined;
@@ -27,11 +23,7 @@ export interface SignInDeps {
 const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export function createSignIns(deps: SignInDeps) {
-  const mustFind = (serverId: string): ServerEntry => {
-    const entry = deps.find(serverId);
-    if (!entry) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
-    return entry;
-  };
+  const mustFind = orNotFound((serverId) => deps.find(serverId));
   /** The principal connections of a server each principal signs in to. */
   const perPrincipal = (serverId: string) => {
     const entry = mustFind(serverId);

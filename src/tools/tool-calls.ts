@@ -1,22 +1,14 @@
 /**
  * Tool execution for REST (`mcp.executeTool`) and for the model (`mcp.callModelTool`).
- *
- * Contracts:
- * - executeTool checks, in order: the server exists (SERVER_NOT_FOUND, details.serverId), it is connected
- *   (TOOL_EXECUTION_FAILED), the tool exists (TOOL_NOT_FOUND, details toolName/serverId), the arguments are an
- *   object matching the inputSchema (INVALID_REQUEST, details.issues); then calls. A result with `isError`, a
- *   timeout, or a dead connection is TOOL_EXECUTION_FAILED with details { toolName, serverId, reason }.
- *   `data` is `{ content, structuredContent? }`; `execution.duration` is milliseconds.
- * - callModelTool never throws for a tool's failure: it resolves with `success: false` and a reason the model
- *   can read. Text is capped at `maxResultBytes`. The abort signal cancels the call at the server.
- * - A model call with an `elicit` target hands the server's elicitation requests during it to that target;
- *   `…/execute` has none, so they are declined (src/tools/mcp/elicitation.ts).
- * - A model call's `sampler` serves the server's sampling requests while it runs (src/tools/mcp/sampling.ts).
- * - A call with a `progress` target reports each progress notification through `progress` (for the
- *   `mcp.toolProgress` event); one without still carries a token (the server may need one).
- * - A server with `oauth.per: principal` is called over the calling principal's own connection (a REST call's
- *   principal, a model call's session owner); a principal that has not signed in fails like any call, with a
- *   reason naming where it signs in. Its tool list (for checking arguments) is the server's own.
+ * - executeTool checks in order: server (SERVER_NOT_FOUND), connected (TOOL_EXECUTION_FAILED), tool (TOOL_NOT_FOUND),
+ *   arguments an object matching the inputSchema (INVALID_REQUEST, details.issues). A result with `isError`, a
+ *   timeout or a dead connection is TOOL_EXECUTION_FAILED (details { toolName, serverId, reason }).
+ * - callModelTool never throws for a tool's failure: `success: false` with a reason the model can read. Text is capped
+ *   at `maxResultBytes`; the abort signal cancels the call at the server.
+ * - A call reports progress to `progress` when given a target (it always sends a token). A model call's `elicit` and
+ *   `sampler` answer what the server asks meanwhile; `…/execute` has neither (elicitations declined, sampling refused).
+ * - `oauth.per: principal`: the call goes over the calling principal's connection (one not signed in fails with where
+ *   to sign in); arguments are checked against the server's own tool list.
  */
 import type { CallToolResult, Progress } from '@modelcontextprotocol/client';
 import type { Clock } from '../clock.ts';
@@ -27,6 +19,7 @@ import type { CatalogueItem } from './catalogue.ts';
 import { CallError } from './mcp/call-error.ts';
 import type { McpConnection } from './mcp/connection.ts';
 import { HOPS_META_KEY } from './hops.ts';
+import { orNotFound } from './mcp/server-entry.ts';
 import type {
   ExecutionResult,
   McpCommands,
@@ -37,7 +30,6 @@ import type {
 } from './messages.ts';
 import { capText, resultText } from './mcp/result-text.ts';
 
-/** What tool calls need to know of a server. */
 export interface ServerView {
   name: string;
   status: ServerRecord['status'];
@@ -60,8 +52,12 @@ export interface ToolCallDeps {
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Arguments as an object: absent means `{}`; a JSON string (as models send them) is parsed. */
-function normalizeArgs(args: unknown): { args: Record<string, unknown> } | { issues: ArgIssue[] } {
+/** Arguments as an object (absent: `{}`; a JSON string, as models send them, is parsed) that `schema` accepts. */
+function checkArgs(
+  args: unknown,
+  schema: Record<string, unknown>,
+  validate: ArgsValidator,
+): { args: Record<string, unknown> } | { issues: ArgIssue[] } {
   let value: unknown = args ?? {};
   if (typeof value === 'string') {
     try {
@@ -70,7 +66,9 @@ function normalizeArgs(args: unknown): { args: Record<string, unknown> } | { iss
       return { issues: [{ path: '/', message: 'is not valid JSON' }] };
     }
   }
-  return isPlainObject(value) ? { args: value } : { issues: [{ path: '/', message: 'must be object' }] };
+  if (!isPlainObject(value)) return { issues: [{ path: '/', message: 'must be object' }] };
+  const issues = validate(schema, value);
+  return issues.length > 0 ? { issues } : { args: value };
 }
 
 const unavailable = (server: ServerView) =>
@@ -85,6 +83,7 @@ const formatIssues = (issues: ArgIssue[]) => issues.map((i) => `${i.path} ${i.me
 
 export function createToolCalls(deps: ToolCallDeps) {
   const { clock } = deps;
+  const mustFind = orNotFound((serverId) => deps.find(serverId));
   const reporter = (target: ProgressTarget | undefined, serverId: string, toolName: string) =>
     target &&
     ((p: Progress) =>
@@ -98,11 +97,7 @@ export function createToolCalls(deps: ToolCallDeps) {
       }));
 
   async function executeTool(payload: McpCommands['mcp.executeTool']['payload']): Promise<ExecutionResult> {
-    const server = deps.find(payload.serverId);
-    if (!server)
-      throw new AppError('SERVER_NOT_FOUND', `MCP server "${payload.serverId}" not found`, {
-        serverId: payload.serverId,
-      });
+    const server = mustFind(payload.serverId);
     const { toolName } = payload;
     const serverId = server.name;
     const fail = (reason: string) =>
@@ -115,9 +110,9 @@ export function createToolCalls(deps: ToolCallDeps) {
         toolName,
         serverId,
       });
-    const normalized = normalizeArgs(payload.args);
-    const issues = 'issues' in normalized ? normalized.issues : deps.validate(tool.inputSchema, normalized.args);
-    if (issues.length > 0 || !('args' in normalized)) {
+    const checked = checkArgs(payload.args, tool.inputSchema, deps.validate);
+    if ('issues' in checked) {
+      const { issues } = checked;
       throw new AppError('INVALID_REQUEST', `Invalid arguments for tool "${toolName}": ${formatIssues(issues)}`, {
         toolName,
         serverId,
@@ -130,7 +125,7 @@ export function createToolCalls(deps: ToolCallDeps) {
       const via = server.forPrincipal ? await server.forPrincipal(payload.principal) : connection;
       result = await via.callTool(
         toolName,
-        normalized.args,
+        checked.args,
         undefined,
         undefined,
         reporter(payload.progress, serverId, toolName),
@@ -172,17 +167,15 @@ export function createToolCalls(deps: ToolCallDeps) {
     if (!server || server.status !== 'connected' || !connection) {
       return failure(server ? unavailable(server) : `server "${item.serverId}" was removed`);
     }
-    const normalized = normalizeArgs(payload.args);
-    const issues = 'issues' in normalized ? normalized.issues : deps.validate(item.tool.inputSchema, normalized.args);
-    if (issues.length > 0 || !('args' in normalized)) {
-      return failure(`invalid arguments for tool "${payload.name}": ${formatIssues(issues)}`);
-    }
+    const checked = checkArgs(payload.args, item.tool.inputSchema, deps.validate);
+    if ('issues' in checked)
+      return failure(`invalid arguments for tool "${payload.name}": ${formatIssues(checked.issues)}`);
     try {
       const meta = payload.hops === undefined ? undefined : { [HOPS_META_KEY]: payload.hops };
       const via = server.forPrincipal ? await server.forPrincipal(principal) : connection;
       const result = await via.callTool(
         item.tool.name,
-        normalized.args,
+        checked.args,
         payload.signal,
         meta,
         reporter(payload.progress, item.serverId, item.tool.name),

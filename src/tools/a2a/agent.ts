@@ -1,21 +1,12 @@
 /**
- * A remote A2A agent as a tool server (`a2aAgents` in the agent file, or `POST /api/connect-a2a-agent`): its card
- * is fetched, each skill becomes a tool, and the whole reads as an McpConnection, so supervision (the server
- * machine's retries with backoff), the catalogue, naming, policies and `…/execute` treat it like any server.
- *
- * Contracts:
- * - `openA2aAgent` fetches `<url>/.well-known/agent-card.json` (v1.0 cards, and 0.3 cards through the SDK's
- *   compatibility layer), within `timeout`, and resolves once a JSON-RPC client for the card's endpoint exists;
- *   it rejects with a reason for a person (the server is then listed as `error` and retried with backoff).
- * - Tools: one per skill, named by the skill's id (the catalogue qualifies it as `<entry>--<skillId>`, see
- *   `a2aToolNames`), taking `{ message: string }`; a card without skills offers one tool `chat`.
- * - Every request (card and calls) carries the entry's `headers` (and the instance header), goes through the
- *   given fetch (a runtime entry's is pinned to the addresses its URL policy checked, redirects refused: a card
- *   naming another host cannot lead elsewhere), and reads at most `maxBytes` per body or SSE event
- *   (limited-fetch.ts).
- * - Why the SDK's client: it takes our fetch (so timeouts, abort, body bounds and URL pinning all apply), speaks
- *   v1.0 and 0.3 JSON-RPC, and parses cards and stream events into one typed shape. Only its JSON-RPC transport is
- *   installed (its REST one would bring its own fetch).
+ * A remote A2A agent as a tool server (`a2aAgents`, or `POST /api/connect-a2a-agent`), read as an McpConnection so
+ * supervision, the catalogue, naming, policies and `…/execute` treat it like any server.
+ * - `openA2aAgent` fetches `<url>/.well-known/agent-card.json` (v1.0, or 0.3 through the SDK's compatibility layer)
+ *   within `timeout` and resolves once a JSON-RPC client for the card's endpoint exists; else rejects with a reason.
+ * - One tool per skill, named by its id (the catalogue qualifies it), taking `{ message: string }`; no skills: `chat`.
+ * - Every request carries the entry's headers, goes through the given fetch (a runtime entry's is pinned, redirects
+ *   refused) and reads at most `maxBytes` per body or SSE event. Only the SDK's JSON-RPC transport is installed:
+ *   its REST one would bring its own fetch.
  */
 import type { AgentCard } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
@@ -34,8 +25,7 @@ export const A2A_INPUT_SCHEMA: Tool['inputSchema'] = {
   additionalProperties: false,
 };
 
-/** The skill id of a card without skills. */
-export const DEFAULT_SKILL = 'chat';
+const DEFAULT_SKILL = 'chat';
 
 /** The tools a card offers: one per skill, in the card's order. */
 export function cardTools(card: Pick<AgentCard, 'name' | 'description' | 'skills'>): Tool[] {
@@ -133,7 +123,6 @@ export async function openA2aAgent(options: A2aOpenOptions): Promise<McpConnecti
     tools,
     callTool: (_skill, args, signal, meta) => callA2a(target, args, signal, meta),
     features: NO_FEATURES,
-    /** Nothing is declared over A2A; its skills stand for the tools an MCP server would declare. */
     capabilities: { client: {}, server: { tools: {} } },
     close: () => Promise.resolve(),
   };

@@ -1,22 +1,14 @@
 /**
- * One call of a remote A2A agent's skill: a message out, the reply text back as a tool result.
- *
- * Contracts:
- * - The message is one text part; its `metadata["agentd/hops"]` carries the call's hop count (HOPS_META_KEY, as
- *   `_meta` does over /mcp) when the caller gives one. A count past `maxHops` is refused here, before any request,
- *   with an error result (the remote would refuse it too: the limit spans /mcp and A2A).
- * - Streaming (`SendStreamingMessage`) when the card says `capabilities.streaming`; else `SendMessage` that returns
- *   at once (`returnImmediately`), then `GetTask` polled (100 ms doubling up to 2 s) until the task leaves
- *   `submitted`/`working`, so the task id is known and a cancel can reach it (a remote that answers only when done
- *   is read the same way).
- * - The reply text is the task's artifacts (appended chunks joined), else its final status message, else a direct
- *   Message reply; it is collected up to `maxBytes` and cut with capText's marker past it.
- * - `completed` resolves with the text. `input-required` / `auth-required` resolve as an error result whose text
- *   is the remote's question (the remote task is then cancelled: nobody will answer it). `failed`, `rejected`,
- *   `canceled` resolve as error results with the remote's status text.
- * - `timeout` bounds the whole call; the caller's abort signal ends it too. Either way the remote task is told
- *   (`CancelTask`, best effort, not waited for) once its id is known (from the first streamed event), and the call throws
- *   CallError (`timeout` or `cancelled`). A transport failure throws CallError `protocol`.
+ * One call of a remote A2A agent's skill: one text part out (its `metadata[HOPS_META_KEY]` the hop count, refused
+ * here past `maxHops` as an error result), the reply text back as a tool result.
+ * - Streaming when the card says so; else `SendMessage` with `returnImmediately`, then `GetTask` polled (100 ms
+ *   doubling to 2 s) while the task runs, so its id is known for a cancel.
+ * - The text is the task's artifacts, else its final status message, else a direct Message reply, capped at
+ *   `maxBytes` with capText's marker.
+ * - `completed` is a result; `input-required`/`auth-required` an error result with the remote's question (the task is
+ *   cancelled); `failed`, `rejected`, `canceled` error results with its status text.
+ * - `timeout` bounds the whole call, as does the caller's signal: the remote task gets a best-effort `CancelTask` and
+ *   the call throws CallError `timeout` or `cancelled`. A transport failure throws CallError `protocol`.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -28,7 +20,6 @@ import { HOPS_META_KEY, hopsOf } from '../hops.ts';
 import { capText } from '../mcp/result-text.ts';
 
 export interface A2aCallTarget {
-  /** The agent entry's name (for messages). */
   name: string;
   client: Client;
   streaming: boolean;
@@ -43,10 +34,7 @@ const result = (text: string, isError = false): CallToolResult => ({
   ...(isError && { isError: true }),
 });
 
-/**
- * The text of parts: text parts joined as they are (streamed chunks of one reply), data as JSON and files as
- * one-line notes, each on its own line.
- */
+/** Text parts joined as they are (streamed chunks of one reply); data as JSON and files as notes, each on its own line. */
 export function partsText(parts: readonly Part[]): string {
   const line = (note: string) => `\n${note}\n`;
   return parts
@@ -62,6 +50,12 @@ export function partsText(parts: readonly Part[]): string {
     .replace(/^\n+|\n+$/g, '')
     .replace(/\n\n+/g, '\n');
 }
+
+type TaskLike = {
+  id: string;
+  status: { state: TaskState; message: Message | undefined } | undefined;
+  artifacts: Artifact[];
+};
 
 /** What a call has seen of its task so far. */
 class Reply {
@@ -82,11 +76,7 @@ class Reply {
     if (state !== undefined) this.state = state;
     if (message) this.statusText = partsText(message.parts);
   }
-  task(t: {
-    id: string;
-    status: { state: TaskState; message: Message | undefined } | undefined;
-    artifacts: Artifact[];
-  }) {
+  task(t: TaskLike) {
     this.taskId = t.id;
     this.status(t.status?.state, t.status?.message);
     for (const a of t.artifacts) this.artifact(a, false);
@@ -97,10 +87,7 @@ class Reply {
   }
 }
 
-const isTask = (
-  r: object,
-): r is { id: string; status: { state: TaskState; message: Message | undefined } | undefined; artifacts: Artifact[] } =>
-  'status' in r && 'id' in r;
+const isTask = (r: object): r is TaskLike => 'status' in r && 'id' in r;
 
 const FAILED: ReadonlySet<TaskState> = new Set([
   TaskState.TASK_STATE_FAILED,
@@ -127,7 +114,6 @@ async function poll(target: A2aCallTarget, reply: Reply, ended: AbortSignal): Pr
   }
 }
 
-/** The outgoing message of a call. */
 export function a2aMessage(text: string, hops: number | undefined): Message {
   return {
     messageId: randomUUID(),

@@ -1,7 +1,4 @@
-/**
- * A failed tool call (`kind` tells timeouts, cancellations and dead connections from tool-side errors),
- * and the SDK's failures in words for a person. Shared by both protocol eras.
- */
+/** A failed tool call (`kind`: timeout, cancelled, closed connection, or `protocol`), and SDK failures in words. */
 import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { ResultTooLarge } from './limited-fetch.ts';
 

@@ -1,7 +1,6 @@
 /**
- * Connecting a client in the era the server speaks (eras.ts), on a fresh transport per attempt: stdio
- * (a fresh child), Streamable HTTP, or SSE when a 2025-era Streamable HTTP handshake is refused with a 4xx.
- * Each attempt is bounded by `config.timeout` in all; the last attempt's reason is a reason for a person.
+ * Connecting a client in the era the server speaks (eras.ts), on a fresh transport per attempt: stdio, Streamable
+ * HTTP, or SSE after a 4xx. Each attempt is bounded by `config.timeout`; the last one's reason is for a person.
  */
 import {
   SdkError,
@@ -34,7 +33,7 @@ export interface ConnectOptions {
   fetch?: FetchLike;
   /** Where a `stdio` server's process group is recorded. */
   children?: ChildRegistry | undefined;
-  /** OAuth for an `http` server (oauth/client.ts): its provider authorizes requests; it is told of successes, and explains failures. */
+  /** OAuth for an `http` server (oauth/client.ts): authorizes requests, is told of successes, explains failures. */
   oauth?: Pick<ServerOAuth, 'provider' | 'succeeded' | 'explain'> | undefined;
 }
 
@@ -74,11 +73,8 @@ export async function connect(
         deadline.aborted && !options.signal?.aborted
           ? new SdkError(SdkErrorCode.RequestTimeout, 'connection attempt timed out')
           : raw;
-      const childGone = transport instanceof ChildProcessTransport && transport.exitReason !== undefined;
-      lastError = new Error(
-        (transport instanceof ChildProcessTransport ? transport.exitReason : undefined) ??
-          describe(error, config.timeout),
-      );
+      const exitReason = transport instanceof ChildProcessTransport ? transport.exitReason : undefined;
+      lastError = new Error(exitReason ?? describe(error, config.timeout));
       if (kind === 'sse') lastError = new Error(`neither Streamable HTTP nor SSE worked: ${lastError.message}`);
       attempt = nextAttempt(
         {
@@ -86,7 +82,7 @@ export async function connect(
           attempt,
           error,
           answeredModern: witness.answeredModern(),
-          childGone,
+          childGone: exitReason !== undefined,
           aborted: options.signal?.aborted === true,
           type: config.type,
         },

@@ -1,21 +1,12 @@
 /**
- * One live session with one MCP server, in either protocol era: the SDK v2 client (connected by connect.ts),
- * its tool list, and calls.
- *
- * Contracts:
- * - `openConnection` resolves once connected (eras.ts: `protocolVersion`, default `auto`) and the tools are
- *   listed; it rejects with a reason for a person (a dead stdio child: how it exited, its last stderr line),
- *   leaving nothing running. `protocolVersion` is set in the 2026-07-28 era only.
- * - `config.timeout` bounds every request; the SDK cancels one that times out or whose signal aborts.
- * - `onLost` fires at most once, when the connection dies on its own; never after `close()`.
- *   `onToolsChanged` fires after the tool list was re-read following a change.
- * - A tool call carries a progress token unless `progress: false`; its notifications reach `onProgress` in
- *   order (progress-relay.ts). With `resetTimeoutOnProgress` each restarts `timeout`, up to `maxTotalTimeout`
- *   (default 10 × `timeout`) in all. A call fails with CallError (call-error.ts).
- * - A call's `asks` answer what the server asks during it (elicitation.ts, sampling.ts). Resources, prompts,
- *   logging, roots: server-features.ts.
- * - OAuth: a call met by a sign-in wall (401, or 403 asking for more scope) fails with `oauth.explain`'s
- *   reason; the connection stays for the other calls.
+ * One live session with one MCP server, in either era (connect.ts): the SDK client, its tool list, and calls.
+ * - `openConnection` resolves once connected and the tools are listed; else rejects with a reason for a person
+ *   (a dead stdio child: how it exited and why), leaving nothing running.
+ * - `config.timeout` bounds every request. `onLost` fires at most once, when the connection dies on its own, never
+ *   after `close()`; `onToolsChanged` after a changed tool list was re-read.
+ * - A call carries a progress token unless `progress: false` (progress-relay.ts); with `resetTimeoutOnProgress` each
+ *   progress restarts `timeout`, up to `maxTotalTimeout` (default 10 × `timeout`). Failures are CallErrors.
+ * - A call met by a sign-in wall fails with `oauth.explain`'s reason; the connection stays for other calls.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -64,11 +55,7 @@ export interface McpConnection {
   /** Pid of the stdio child. */
   readonly pid: number | undefined;
   readonly tools: Tool[];
-  /**
-   * Resolves with the server's result (also when it has `isError`); throws CallError. `meta` travels as the
-   * request's `_meta` (e.g. the agent-to-agent hop count); `asks` answer what the server asks during the call
-   * (elicitation.ts: without a target it is declined; sampling.ts).
-   */
+  /** The server's result (`isError` included); throws CallError. `meta` goes as `_meta`; `asks` answer the server. */
   callTool(
     name: string,
     args: Record<string, unknown>,
@@ -178,8 +165,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       const deadline = Date.now() + (resetOnProgress ? totalTimeout : timeout);
       const endCall = inFlight.begin(asks?.elicit, deadline);
       const leave = samplers.enter(asks?.sampler, deadline);
-      // Our own progress token (progress-relay.ts); with reset-on-progress its timer bounds the call between
-      // notifications and the SDK's timeout is the total.
+      // With reset-on-progress the relay's timer bounds the gaps between notifications, the SDK's timeout the total.
       const tracked =
         config.progress === false ? undefined : progressRelay.begin({ timeout, resetOnProgress, signal, onProgress });
       const callSignal = tracked?.signal ?? signal;
@@ -200,7 +186,6 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
         options.oauth?.succeeded();
         return result;
       } catch (error) {
-        // A sign-in the server asks for (more scope, new tokens) fails this call only: the connection stays.
         const signIn = options.oauth?.explain(error);
         if (signIn !== undefined) throw new CallError(signIn, 'protocol');
         if (tracked?.timedOut()) throw new CallError(`timed out after ${timeout} ms without progress`, 'timeout');

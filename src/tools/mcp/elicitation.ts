@@ -1,23 +1,12 @@
 /**
- * Elicitation: a tool server asking the user something (`elicitation/create`) while one of its tool
- * calls runs. The tools layer only routes the question; who answers it (a session, through its
- * durable questions: src/agent/questions/asked.ts) is given at call time as an
- * {@link ElicitTarget} (src/tools/server-asks.ts), so this layer never imports the agent's.
- *
- * Contracts:
- * - `elicitationCapability` declares form and URL modes unless `mcpServers.<name>.elicitation` turns
- *   them off (`false`, or `{ form?: false, url?: false }`); with both off nothing is declared and
- *   no handler is registered.
- * - A request is attributed to the calls of that connection in flight: it goes to the target of the
- *   oldest one when every call in flight belongs to one session; with no call in flight, a call
- *   without a target (REST `…/execute`), or calls of several sessions, it is declined and logged.
- * - The target is given the call's deadline (when the call's own timeout ends it: the answer must
- *   come before) and a signal that aborts when the call ends or the server cancels the request.
- * - A mode the config turned off is refused by the SDK before it reaches the handler.
- * - Either protocol era: a 2025-era server sends `elicitation/create`; a 2026-07-28 server answers the call
- *   with `input_required`, which the SDK fulfils through the same handler and retries.
- * - An accepted form is sent with the schema's `default` for every field the answer leaves out (SEP-1034:
- *   a person who accepts a pre-filled form accepts its defaults); a field the answer gives is never changed.
+ * `elicitation/create` from a tool server during one of its calls, routed to the call's ElicitTarget (server-asks.ts).
+ * - Form and URL modes are declared unless `mcpServers.<name>.elicitation` turns them off (the SDK then refuses that
+ *   mode); with both off there is no handler.
+ * - A request goes to the target of the oldest call in flight on the connection when all calls in flight belong to one
+ *   session; with none, a call without a target (`…/execute`), or several sessions, it is declined and logged.
+ * - The target gets the call's deadline and a signal that aborts when the call ends or the server cancels.
+ * - Either era: a 2026-07-28 server's `input_required` answer reaches the same handler through the SDK.
+ * - An accepted form is filled with the schema's `default` for each field left out (SEP-1034); given fields stay.
  */
 import type { Client, ClientCapabilities, ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../../config/schema.ts';
@@ -87,7 +76,7 @@ export function attachElicitation(
       log.warn({ serverId, reason: call }, 'elicitation declined: no session to ask');
       return { action: 'decline' };
     }
-    const ask: ElicitationAsk = askOf(serverId, params);
+    const ask = askOf(serverId, params);
     const signal = AbortSignal.any([ctx.mcpReq.signal, call.ended.signal]);
     const answer = await call.target.elicit(ask, { deadline: call.deadline, signal });
     if (answer.action !== 'accept') return { action: answer.action };
@@ -102,7 +91,7 @@ const isFieldValue = (value: unknown): value is FieldValue =>
   (Array.isArray(value) && value.every((v) => typeof v === 'string'));
 
 /** The answer with each field it leaves out set to the schema's `default` (SEP-1034). */
-export function withDefaults(schema: Record<string, unknown>, content: ElicitationContent): ElicitationContent {
+function withDefaults(schema: Record<string, unknown>, content: ElicitationContent): ElicitationContent {
   const properties = (schema.properties ?? {}) as Record<string, { default?: unknown } | null>;
   const filled: ElicitationContent = { ...content };
   for (const [field, property] of Object.entries(properties)) {

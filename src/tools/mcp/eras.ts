@@ -1,22 +1,13 @@
 /**
- * Which protocol era a tool server speaks, and what a failed connection attempt says about it. The SDK v2
- * client negotiates the era (`versionNegotiation`); this file adds what a host needs around it: the modes of
- * `mcpServers.<name>.protocolVersion`, and the next attempt after a failed one, decided from error codes and
- * structured fields only (never from an error's text).
- *
- * Contracts:
- * - `auto` probes with `server/discover` (the SDK's `'auto'`): a 2026-07-28 server is spoken to in its era
- *   however it refuses `initialize`; anything else falls back to `initialize`. `2025-11-25` speaks the 2025
- *   era only (the SDK's `'legacy'`, byte-identical to a 2025 client), `2026-07-28` that era only (`pin`).
- * - `nextAttempt` after a failed attempt, under `auto`: the 2026-07-28 era (`pin`) when the server refused
- *   the 2025-era `initialize` with -32022, -32020 or -32601 (a JSON-RPC error, or the JSON-RPC body of an
- *   HTTP 4xx) or answered it with a 2026-07-28 `protocolVersion` (the probe could not tell: a stdio server
- *   too slow to answer it in time); the 2025 era (`legacy`) after an attempt whose probe failed
- *   (`EraNegotiationFailed`) or whose stdio child went away (a server that exits on a request it does not
- *   know: the SDK probes in place on agentd's own stdio transport). Under `auto` and `2025-11-25`: the SSE
- *   transport after a 2025-era Streamable HTTP attempt refused with an HTTP 4xx of another kind. Otherwise none: an
- *   abandoned attempt, a timeout and a sign-in wall (401, 403) never lead to another, nor does a setting of
- *   one era lead to the other.
+ * Which protocol era a tool server speaks: the modes of `mcpServers.<name>.protocolVersion` and the attempt after a
+ * failed one, decided from error codes and structured fields only, never an error's text
+ * (test/unit/mcp-client-attempts.test.ts).
+ * - `auto` probes with `server/discover`; `2025-11-25` is the SDK's `legacy`, `2026-07-28` its `pin`.
+ * - `nextAttempt` under `auto`: the 2026-07-28 era when the 2025 `initialize` was refused with -32022, -32020 or
+ *   -32601 (also in an HTTP 4xx body) or answered with a 2026-07-28 version; the 2025 era after a failed probe
+ *   (`EraNegotiationFailed`) or a stdio child that went away. Under `auto` and `2025-11-25`: SSE after a 2025-era
+ *   Streamable HTTP attempt refused with another 4xx. Otherwise none: not after an abandoned attempt, a timeout or
+ *   a sign-in wall (401, 403), nor from one pinned era to the other.
  */
 import {
   ProtocolError,
@@ -28,9 +19,9 @@ import {
 } from '@modelcontextprotocol/client';
 import type { McpProtocolSetting } from '../../config/schema.ts';
 
-export const MODERN_PROTOCOL_VERSION = '2026-07-28';
+const MODERN_PROTOCOL_VERSION = '2026-07-28';
 
-/** What a 2026-07-28-only server refuses a 2025-era `initialize` with: unsupported version, header mismatch, no such method. */
+/** A 2026-07-28-only server's refusals of a 2025 `initialize`: unsupported version, header mismatch, no such method. */
 const MODERN_REFUSALS = new Set([-32022, -32020, -32601]);
 
 /** The SDK's negotiation mode for a `protocolVersion` setting. */
@@ -40,14 +31,10 @@ export function negotiationMode(setting: McpProtocolSetting | undefined): Versio
   return 'auto';
 }
 
-export const isModernVersion = (version: unknown): boolean =>
+const isModernVersion = (version: unknown): boolean =>
   typeof version === 'string' && version >= MODERN_PROTOCOL_VERSION;
 
-/**
- * Watches one attempt's inbound messages for the answer to `initialize` (set as the transport's `onmessage`
- * before `connect`: the SDK chains a handler found there). `answeredModern` says whether the server answered
- * it with a 2026-07-28 (or later) `protocolVersion`, which the SDK refuses without a code.
- */
+/** Set as `onmessage` before `connect` (the SDK chains it): did the server answer `initialize` as 2026-07-28+? */
 export function initializeWitness(): { onmessage: (message: unknown) => void; answeredModern(): boolean } {
   let modern = false;
   return {
@@ -105,7 +92,7 @@ export interface FailedAttempt {
   type: 'http' | 'stdio';
 }
 
-/** The attempt to make after `failed`, or `undefined` when its error is the answer (see the contracts). */
+/** The attempt to make after `failed`, or `undefined` when its error is the answer. */
 export function nextAttempt(failed: FailedAttempt, tried: readonly Attempt[]): Attempt | undefined {
   const { attempt, error } = failed;
   if (failed.aborted || isAuthWall(error) || (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout))

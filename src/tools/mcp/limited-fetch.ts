@@ -1,12 +1,7 @@
 /**
- * Bounds what an HTTP tool server can make agentd hold.
- *
- * Contracts:
- * - A JSON body is read through a counter: past `maxBytes` it fails with ResultTooLarge, and the
- *   call with it (the session goes on).
- * - An SSE body is read line by line (LineReader): an event line over `maxBytes` is never held; it
- *   is replaced by a JSON-RPC error for the request it answers, so that call fails at once naming
- *   the limit while the stream and the session go on.
+ * Bounds what an HTTP tool server can make agentd hold. A JSON body past `maxBytes` fails with ResultTooLarge (that
+ * call fails, the session goes on). An SSE event line past `maxBytes` is never held: it becomes a JSON-RPC error for
+ * the request it answers, so that call fails at once while the stream goes on.
  */
 import { LineReader } from './line-reader.ts';
 import type { FetchLike } from '../spawn/url-policy.ts';

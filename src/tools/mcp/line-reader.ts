@@ -1,8 +1,6 @@
 /**
- * Frames a stdio server's output into JSON-RPC lines, bounded: a line longer than `maxBytes` is
- * never held. It is skipped up to its newline and reported with the request id it answers (read
- * from its first or last bytes: a response carries `"id"` before or after its `result`), so that
- * one call fails and the connection goes on.
+ * Splits output into lines, bounded: a line over `maxBytes` is never held but skipped to its newline and reported
+ * with the request id read from its first or last bytes, so that one call fails and the connection goes on.
  */
 const EDGE_BYTES = 256;
 const ID = String.raw`"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)`;

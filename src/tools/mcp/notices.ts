@@ -1,11 +1,7 @@
 /**
- * What servers say on their own, passed on: logs to agentd's log (pino, with the server's name and
- * level) and as `mcp.serverLog` events; resource updates and list changes as events.
- *
- * Contracts:
- * - A log's `data` is redacted, and cut to at most {@link MAX_LOG_DATA} characters of JSON (then it
- *   is that text with a marker), so a chatty or hostile server cannot flood the log or the clients.
- * - MCP levels map to pino's: debug → debug; info, notice → info; warning → warn; error and worse → error.
+ * What servers say on their own, passed on: logs to agentd's log (MCP levels mapped to pino's) and as
+ * `mcp.serverLog`; resource updates and list changes as events. A log's `data` is redacted and cut to
+ * MAX_LOG_DATA characters of JSON, so a chatty or hostile server cannot flood the log or the clients.
  */
 import type { Redactor } from '../../config/redact.ts';
 import type { McpLogLevel } from '../../config/server-features.ts';
@@ -13,7 +9,7 @@ import type { Logger } from '../../log/index.ts';
 import type { McpBus } from './server-entry.ts';
 import type { ServerNotice } from './server-features.ts';
 
-export const MAX_LOG_DATA = 8 * 1024;
+const MAX_LOG_DATA = 8 * 1024;
 
 const PINO_LEVEL: Record<McpLogLevel, 'debug' | 'info' | 'warn' | 'error'> = {
   debug: 'debug',

@@ -1,20 +1,11 @@
 /**
- * The tool calls of a server with `oauth.per: principal` (docs/tool-servers.md, "Sign-in per principal"): each
- * principal's calls go over a connection of its own, authorized with its own tokens (its own record in the secret
- * store: src/tools/oauth/client.ts with a `principal`). The server's own connection (an admin's sign-in) lists its
- * tools; no principal's call ever goes over it.
- *
- * Contracts:
- * - `connection(principal)` answers the principal's connection, opening it on first use. A principal without
- *   tokens gets a CallError naming where it signs in, and nothing is sent to the server; a connection that fails
- *   (the tokens refused, say) gets the reason, and the next call tries again.
- * - `signIn(principal)` answers the URL the principal follows to sign in (the same one while it is fresh), or
- *   `signedIn: true` when it holds tokens the server accepts; it offers a sign-in again after `oauth.maxSignIns`
- *   refused ones. `status` tells which, sending nothing.
- * - `complete` takes the callback of the principal's sign-in; its next call opens a connection with the new tokens.
- * - `signOut` drops the principal's tokens and closes its connection. `closeAll` closes every connection (the
- *   server restarts or goes away); the tokens stay.
- * - A principal's connection that is lost is dropped: the next call opens a new one.
+ * The calls of a server with `oauth.per: principal` (docs/tool-servers.md): each principal's go over its own
+ * connection with its own tokens; the server's own connection only lists tools.
+ * - `connection(principal)` opens on first use; a principal without tokens gets a CallError naming where it signs
+ *   in (nothing is sent); a failed opening gets the reason and the next call tries again; a lost one is dropped.
+ * - `signIn` answers the URL to follow (the same while fresh) or `signedIn: true`; it offers a sign-in again past
+ *   `oauth.maxSignIns`. `status` tells which, sending nothing. After `complete` the next call uses the new tokens.
+ * - `signOut` drops the tokens and the connection; `closeAll` closes every connection, keeping the tokens.
  */
 import type { Logger } from '../../log/index.ts';
 import { CallError, describe } from './call-error.ts';

@@ -1,16 +1,11 @@
 /**
- * Progress of tool calls, relayed in order. The SDK hands a notification to its handler a microtask
- * late but settles the response at once, so the last `notifications/progress` before a result is
- * lost when the SDK routes it. agentd therefore sends its own progress token and takes the
- * notifications carrying it off the transport before the SDK sees them, synchronously and in order.
- *
- * Contracts:
- * - `attach` wraps the transport's `onmessage` (call it after `connect`); messages that are not
- *   progress for a registered token pass on untouched.
- * - `begin` registers a call: its token (unique within the connection), and a `timer` that aborts
- *   the call's signal after `timeout` ms; with `resetOnProgress` each progress restarts it (the
- *   overall bound is the SDK's `timeout` option, which the caller sets). `end` unregisters and
- *   clears the timer; `timedOut` says whether this timer aborted the call.
+ * Progress of tool calls, relayed in order. Why: the SDK hands a notification to its handler a microtask late but
+ * settles the response at once, so the last progress before a result would be lost; agentd sends its own token and
+ * takes those notifications off the transport first.
+ * - `attach` wraps the transport's `onmessage` (after `connect`); other messages pass on untouched.
+ * - `begin` registers a call (a token unique within the connection) and a timer aborting its signal after `timeout`
+ *   ms, restarted by each progress with `resetOnProgress` (the overall bound is the SDK's own `timeout`). `end`
+ *   unregisters; `timedOut` says whether that timer aborted the call.
  */
 import type { Progress, Transport } from '@modelcontextprotocol/client';
 

@@ -1,12 +1,7 @@
 /**
- * What the model reads of a tool result.
- *
- * Contracts:
- * - `resultText` renders every content block: text as is, other blocks as one-line bracketed notes (binary
- *   data is never inlined); a result with only `structuredContent` renders as its JSON.
- * - `capText` returns text of at most `maxBytes` UTF-8 bytes (or just the marker, if the cap is smaller than
- *   the marker); when it had to cut, the text ends with `\n[... truncated N bytes by agentd]` (N = bytes of
- *   the original removed; the marker counts towards the cap) and the cut never splits a character.
+ * What the model reads of a tool result. `resultText`: text blocks as is, other blocks as one-line notes (binary never
+ * inlined); only `structuredContent`: its JSON. `capText`: at most `maxBytes` UTF-8 bytes, never splitting a character;
+ * a cut text ends with `\n[... truncated N bytes by agentd]` (the marker counts towards the cap).
  */
 import type { CallToolResult } from '@modelcontextprotocol/client';
 

@@ -1,22 +1,11 @@
 /**
- * `sampling/createMessage` from a tool server: the policy of its config, the capability declared, the
- * request mapped for the agent's model, and the routing to the tool call in flight.
- *
- * Contracts:
- * - `mcpServers.<name>.sampling` is `deny` (default), `ask` or `allow`. Under `deny` the capability is not
- *   declared and no handler is registered: the SDK answers the request with a JSON-RPC error (method not found).
- * - Otherwise a request is served by the {@link Sampler} of the server's tool call in flight on that
- *   connection (the latest one when several run: the server sends sampling from inside a call), with
- *   `needsApproval` set under `ask`, the call's deadline, and a signal that aborts when the server cancels
- *   its request or the call ends. With no call in flight, or a call made without a sampler (`…/execute`),
- *   it is refused with InvalidRequest: there is no session to serve and count it.
- * - A sampler that throws {@link SamplingRefused} (a person denied it, a token budget) answers the server
- *   with the JSON-RPC error code -1 (the spec's "user rejected sampling request") and the reason.
- * - Only text content is accepted (an image or audio message is InvalidRequest). `maxTokens` is capped by
- *   `samplingMaxTokens` (default {@link DEFAULT_SAMPLING_MAX_TOKENS}); the sampler caps it again by the model's
- *   `llm.maxOutputTokens`. `modelPreferences`, `includeContext`, `temperature`, `stopSequences` and `metadata`
- *   are ignored: the agent's own model answers.
- * - A sampler's failure reaches the server as InternalError with the reason.
+ * `sampling/createMessage` from a tool server. `mcpServers.<name>.sampling`: `deny` (default: not declared, no
+ * handler, the SDK answers method-not-found), `ask` (`needsApproval`) or `allow`.
+ * - A request is served by the Sampler of the latest call in flight on the connection, with its deadline and a
+ *   signal that aborts when the server cancels or the call ends; none in flight, or no sampler: InvalidRequest.
+ * - SamplingRefused answers with code -1 (the spec's user rejection) and the reason; any other failure InternalError.
+ * - Text only (else InvalidRequest); `maxTokens` capped by `samplingMaxTokens` (default DEFAULT_SAMPLING_MAX_TOKENS);
+ *   model preferences, context, temperature, stop sequences and metadata are ignored.
  */
 import {
   ProtocolError,
@@ -33,7 +22,7 @@ import { SamplingRefused, type Sampler, type SamplingReply, type SamplingRequest
 export const DEFAULT_SAMPLING_MAX_TOKENS = 1024;
 
 /** The JSON-RPC error code of a refused sampling request (the MCP spec's example for a user's rejection). */
-export const SAMPLING_REFUSED = -1;
+const SAMPLING_REFUSED = -1;
 
 export const samplingPolicy = (config: McpServerConfig): SamplingPolicy => config.sampling ?? 'deny';
 
@@ -68,7 +57,7 @@ export function toSamplingRequest(
   };
 }
 
-/** Registers the `sampling/createMessage` handler (before `connect`; either era) unless the policy is `deny`; `current` is the call in flight. */
+/** Registers the `sampling/createMessage` handler (before `connect`) unless the policy is `deny`. */
 export function attachSampling(
   client: Client,
   serverId: string,
@@ -106,7 +95,6 @@ export function attachSampling(
   });
 }
 
-/** A tool call in flight with a sampler: its deadline, and a signal that aborts when it ends. */
 export interface SamplingCall {
   sampler: Sampler;
   deadline: number;
@@ -118,7 +106,7 @@ export function createSamplerStack() {
   const stack: SamplingCall[] = [];
   return {
     current: (): SamplingCall | undefined => stack[stack.length - 1],
-    /** Pushes `sampler` (when given) for the duration of a call ending by `deadline`; returns the function that pops it. */
+    /** Pushes `sampler` (when given) for a call ending by `deadline`; returns the function that pops it. */
     enter(sampler: Sampler | undefined, deadline: number): () => void {
       if (!sampler) return () => {};
       const ended = new AbortController();

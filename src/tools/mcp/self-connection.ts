@@ -1,18 +1,13 @@
 /**
- * agentd connected to its own `/mcp` as a tool server, told apart by what the server declares, not by its URL.
- *
- * Contracts:
- * - agentd's MCP face declares its service's id (random per start, shared by the workers of one supervisor) as
- *   the experimental capability SELF_CAPABILITY, in `initialize` and in `server/discover`.
- * - A connection whose server declares our own id is closed and refused with SelfConnection (its message names
- *   the cause and what to do; retrying cannot help). Any other server, another agentd included, is unaffected.
+ * agentd connected to its own `/mcp`, told by what the server declares, not by its URL: the MCP face declares its
+ * service's id (random per start, shared by one supervisor's workers) as experimental capability SELF_CAPABILITY.
+ * Such a connection is closed and refused with SelfConnection (no retry can help); any other agentd is unaffected.
  */
 import type { ServerCapabilities } from '@modelcontextprotocol/client';
 
 /** The experimental capability under which agentd's MCP face declares its service's id. */
 export const SELF_CAPABILITY = 'agentd/service';
 
-/** The face's experimental capabilities: its service's id. */
 export const selfCapability = (serviceId: string): Record<string, { id: string }> => ({
   [SELF_CAPABILITY]: { id: serviceId },
 });

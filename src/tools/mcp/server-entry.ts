@@ -1,6 +1,7 @@
 /** The MCP service's options and its per-server entry: what a server is, and how it reads as a record. */
 import type { RegisterActor } from '../../inspect/index.ts';
 import type { Actor } from 'xstate';
+import { AppError } from '../../errors/index.ts';
 import type { McpServerMachine, RetryPolicy, ServerStatus } from '../../../machines/mcp-server.machine.ts';
 import type { Bus } from '../../bus/index.ts';
 import type { Clock } from '../../clock.ts';
@@ -15,7 +16,6 @@ import type { SecretStore } from '../../store/secret-store.ts';
 import type { McpCommands, McpEvents, ServerRecord } from '../messages.ts';
 import type { RuntimePolicy } from '../spawn/runtime-connect.ts';
 
-/** The bus as the MCP client uses it: it handles the `mcp.*` commands and emits the `mcp.*` events. */
 export type McpBus = Pick<Bus<McpCommands, McpEvents>, 'handle' | 'emit'>;
 
 export interface McpServiceOptions {
@@ -23,7 +23,6 @@ export interface McpServiceOptions {
   config: Pick<AgentConfig, 'mcpServers' | 'toolResultMaxBytes'> & Partial<Pick<AgentConfig, 'a2aAgents' | 'server'>>;
   bus: McpBus;
   log: Logger;
-  /** Time for durations, timestamps and the retry window. */
   clock?: Clock;
   /** Jitter source for retry delays, uniform in [0, 1). */
   random?: () => number;
@@ -65,7 +64,6 @@ export interface ServerEntry {
   runtime: boolean;
   /** Ends what the current connection attempt holds besides the connection (a pinned HTTP agent). */
   release: (() => Promise<void>) | undefined;
-  /** Takes the actor off the inspector. */
   unwatch: (() => void) | undefined;
   /** An `http` server with `oauth`: its OAuth client (tokens, pending sign-in). */
   oauth?: ServerOAuth | undefined;
@@ -75,7 +73,15 @@ export interface ServerEntry {
   subscriptions: Map<string, Set<string>>;
 }
 
-/** The status a server machine's snapshot stands for. */
+/** `find` that throws SERVER_NOT_FOUND (details.serverId) where it would answer `undefined`. */
+export const orNotFound =
+  <T>(find: (serverId: string) => T | undefined) =>
+  (serverId: string): T => {
+    const found = find(serverId);
+    if (found === undefined) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
+    return found;
+  };
+
 export function statusOf(entry: ServerEntry): ServerStatus {
   const snap = entry.actor.getSnapshot();
   if (snap.matches('connected')) return 'connected';
@@ -116,10 +122,7 @@ function withCapabilities(e: ServerEntry, status: ServerStatus): Pick<ServerReco
   };
 }
 
-/**
- * The sign-in URL while the server waits for one: it cannot connect without it (`error`), or a call asked for more
- * access (`connected`). A URL for admins: routes strip it for others.
- */
+/** The sign-in URL while one is pending, in `error` or `connected` (a call asked for more); admins only. */
 function withSignIn(e: ServerEntry, status: ServerStatus): { authorizationUrl?: string } {
   const url = status === 'error' || status === 'connected' ? e.oauth?.authorizationUrl() : undefined;
   return url === undefined ? {} : { authorizationUrl: url };

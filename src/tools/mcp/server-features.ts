@@ -1,21 +1,9 @@
 /**
- * What a connection offers besides tools: the client capabilities agentd declares (from the
- * server's config), the server's notifications it relays (logs, resource updates, list changes),
- * and the requests of the resources, prompts and logging features.
- *
- * Contracts:
- * - `clientCapabilities` declares `roots` (with `listChanged`) only when the config lists roots, and
- *   elicitation as elicitation.ts says; sampling is never declared here.
- * - `attachFeatures` registers the handlers before `connect`, for either protocol era: roots/list answers
- *   the config's roots, logs and resource updates become `ServerNotice`s. `listChangedHandlers` are the
- *   client's `listChanged` option: a changed tool list is re-read and handed on, a resource or prompt list
- *   change becomes a notice; a list change the config turns off (`listChanged.<list>: false`), or one the
- *   server does not declare, is ignored. (In 2026-07-28 they arrive on the `subscriptions/listen` stream the
- *   SDK opens for them.)
- * - `afterConnect` asks for `logLevel` when the config names one and the server offers logging (2025 era;
- *   in 2026-07-28 `logLevelMeta` travels in each call's `_meta`); a refusal is logged, never fatal.
- * - Every request is bounded by the server's `timeout`. A feature the server does not offer lists as
- *   empty; reading or getting from it fails with a reason for a person.
+ * What a connection offers besides tools, in either era: the client capabilities declared from the config (`roots`
+ * only when it lists roots), the server's notifications as ServerNotices, and resource, prompt and logging requests.
+ * - A list change the config turns off (`listChanged.<list>: false`) or the server does not declare is ignored.
+ * - `afterConnect` asks for `logLevel` in the 2025 era (2026-07-28 sends it in each call's `_meta`); refusal is logged.
+ * - Every request is bounded by `timeout`. A feature the server does not offer lists as empty; reading from it fails.
  */
 import type {
   Client,
@@ -61,7 +49,7 @@ export function clientCapabilities(config: McpServerConfig): ClientCapabilities 
 const rootOf = (uri: string) => ({ uri, name: decodeURIComponent(uri.replace(/\/+$/, '').split('/').pop() || uri) });
 
 /** The roots offered, as `roots/list` answers them. */
-export const rootsList = (uris: readonly string[]): { roots: { uri: string; name: string }[] } => ({
+const rootsList = (uris: readonly string[]): { roots: { uri: string; name: string }[] } => ({
   roots: uris.map(rootOf),
 });
 
@@ -90,7 +78,7 @@ export function attachFeatures(
   return state;
 }
 
-/** The client's `listChanged` option: the lists the config follows (see the contracts). */
+/** The client's `listChanged` option: the lists the config follows. */
 export function listChangedHandlers(
   config: McpServerConfig,
   onNotice: (notice: ServerNotice) => void,
@@ -115,7 +103,6 @@ export function listChangedHandlers(
   };
 }
 
-/** 2025 era: asks for the config's `logLevel` once connected (see the contracts). */
 export async function afterConnect(
   client: Pick<Client, 'getServerCapabilities' | 'setLoggingLevel' | 'getProtocolEra'>,
   config: McpServerConfig,
@@ -156,10 +143,7 @@ export type FeatureClient = Pick<
   | 'sendRootsListChanged'
 >;
 
-/**
- * The features of a connection. The 2026-07-28 era has no `roots/list_changed`: a server asks for the
- * roots inside each request, so a change is only kept for the next one.
- */
+/** The features of a connection. In 2026-07-28 (no `roots/list_changed`) new roots only reach the next request. */
 export function serverFeatures(
   client: FeatureClient,
   config: McpServerConfig,

@@ -1,21 +1,14 @@
 /**
- * Resources and prompts of a server, for REST (`mcp.listResources`, `mcp.readResource`,
- * `mcp.subscribeResource`, `mcp.listPrompts`, `mcp.getPrompt`) and for messages (`mcp.attach`).
- *
- * Contracts:
- * - An unknown server is SERVER_NOT_FOUND (details.serverId). Listing a server that is not connected
- *   answers empty lists; reading, subscribing or getting from it is TOOL_EXECUTION_FAILED (details
- *   { serverId, reason }), as is every failure of the server.
- * - Resource subscriptions are per subscriber (a principal): the server is subscribed while anyone
- *   follows the URI, and each new connection of it again (`subscribeAgain`, called by service.ts).
- * - A read resource is at most the server's `maxResultBytes` (text bytes plus decoded blob bytes);
- *   a larger one is TOOL_EXECUTION_FAILED. Blobs stay base64 with their MIME type.
- * - Prompt arguments are an object of strings: a missing required one is MISSING_FIELD (details
- *   { field, promptName, serverId }), an unknown prompt or a non-string value INVALID_REQUEST.
- * - `attach` gives the model what it reads of a tool result: each text content capped at
- *   `maxModelBytes` (toolResultMaxBytes) with the visible marker, an image blob as an image (one that would
- *   take the message's attached images past {@link MAX_ATTACHED_IMAGE_BYTES} decoded, the bound of a
- *   message's own image, is a note instead), any other blob as a one-line note.
+ * Resources and prompts of a server, for REST and for messages (`mcp.attach`).
+ * - Unknown server: SERVER_NOT_FOUND. Not connected: lists are empty; reading, subscribing or getting is
+ *   TOOL_EXECUTION_FAILED (details { serverId, reason }), as is every server failure.
+ * - Subscriptions are per subscriber: the server is subscribed while anyone follows the URI, and again on each new
+ *   connection (`subscribeAgain`).
+ * - A read resource is at most `maxResultBytes` (text plus decoded blob bytes); blobs stay base64.
+ * - Prompt arguments are strings: a missing required one is MISSING_FIELD (details { field, promptName, serverId }),
+ *   an unknown prompt or a non-string value INVALID_REQUEST.
+ * - `attach`: texts capped at `maxModelBytes` with the marker; image blobs as images while the message's images stay
+ *   within MAX_ATTACHED_IMAGE_BYTES decoded, else (and any other blob) a one-line note.
  */
 import type { GetPromptResult, Prompt, ReadResourceResult } from '@modelcontextprotocol/client';
 import { AppError } from '../../errors/index.ts';
@@ -25,6 +18,7 @@ import type { McpConnection } from './connection.ts';
 import { describe } from './call-error.ts';
 import type { AttachRequest, PromptRecord, PromptResult, ResourceContents, ResourceList } from '../messages.ts';
 import { capText } from './result-text.ts';
+import { orNotFound } from './server-entry.ts';
 
 export interface RequestServer {
   name: string;
@@ -47,6 +41,8 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 const opt = <K extends string, V>(key: K, value: V | undefined) =>
   value === undefined ? {} : ({ [key]: value } as { [P in K]: V });
 const blobBytes = (base64: string) => Buffer.byteLength(base64, 'base64');
+const textOf = (x: object) => ('text' in x && typeof x.text === 'string' ? x.text : undefined);
+const blobOf = (x: object) => ('blob' in x && typeof x.blob === 'string' ? x.blob : undefined);
 
 /** Subscribes a server's new connection again to every URI someone still follows; a refusal is logged. */
 export function subscribeAgain(
@@ -62,14 +58,10 @@ export function subscribeAgain(
 }
 
 /** Decoded bytes of all the images one message may attach from resources and a prompt. */
-export const MAX_ATTACHED_IMAGE_BYTES = 10 * 1024 * 1024;
+const MAX_ATTACHED_IMAGE_BYTES = 10 * 1024 * 1024;
 
 export function createServerRequests(deps: ServerRequestDeps) {
-  const mustFind = (serverId: string): RequestServer => {
-    const server = deps.find(serverId);
-    if (!server) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
-    return server;
-  };
+  const mustFind = orNotFound((serverId) => deps.find(serverId));
   const failed = (serverId: string, reason: string) =>
     new AppError('TOOL_EXECUTION_FAILED', `MCP server "${serverId}": ${reason}`, { serverId, reason });
   /** Runs a request on a connected server; its failure is TOOL_EXECUTION_FAILED. */
@@ -113,16 +105,11 @@ export function createServerRequests(deps: ServerRequestDeps) {
   async function read(serverId: string, uri: string): Promise<{ server: RequestServer; result: ReadResourceResult }> {
     return await onServer(serverId, async (c, server) => {
       const result = await c.features.readResource(uri);
-      const bytes = result.contents.reduce(
-        (n, x) =>
-          n +
-          ('text' in x && typeof x.text === 'string'
-            ? Buffer.byteLength(x.text)
-            : 'blob' in x && typeof x.blob === 'string'
-              ? blobBytes(x.blob)
-              : 0),
-        0,
-      );
+      const bytes = result.contents.reduce((n, x) => {
+        const text = textOf(x);
+        const blob = blobOf(x);
+        return n + (text !== undefined ? Buffer.byteLength(text) : blob !== undefined ? blobBytes(blob) : 0);
+      }, 0);
       if (bytes > server.maxResultBytes)
         throw failed(server.name, `resource ${uri} is ${bytes} bytes, over maxResultBytes (${server.maxResultBytes})`);
       return { server, result };
@@ -134,17 +121,13 @@ export function createServerRequests(deps: ServerRequestDeps) {
     const contents = result.contents.map((x) => ({
       uri: x.uri,
       ...opt('mimeType', x.mimeType),
-      ...('text' in x && typeof x.text === 'string' ? { text: x.text } : {}),
-      ...('blob' in x && typeof x.blob === 'string' ? { blob: x.blob } : {}),
+      ...opt('text', textOf(x)),
+      ...opt('blob', blobOf(x)),
     }));
     return { serverId: server.name, uri, contents };
   }
 
-  /**
-   * Subscribes `subscriber` (a principal's name) to a resource's updates, or ends its subscription. The
-   * server is asked when the first subscriber comes (a refusal records nothing) and told when the last
-   * one leaves, so one principal's unsubscribe never ends another's updates.
-   */
+  /** The server is asked at the first subscriber (a refusal records nothing) and told when the last one leaves. */
   async function subscribeResource(serverId: string, uri: string, subscribe: boolean, subscriber: string) {
     const server = mustFind(serverId);
     if (subscribe) {
@@ -256,11 +239,13 @@ export function createServerRequests(deps: ServerRequestDeps) {
       const { server, result } = await read(serverId, uri);
       for (const x of result.contents) {
         const base = { serverId: server.name, uri: x.uri, ...opt('mimeType', x.mimeType) };
-        if ('text' in x && typeof x.text === 'string') resources.push({ ...base, text: cap(x.text) });
-        else if ('blob' in x && typeof x.blob === 'string' && isImage(x.mimeType) && fits(x.blob))
-          resources.push({ ...base, image: { mimeType: x.mimeType!, base64: x.blob } });
-        else if ('blob' in x && typeof x.blob === 'string')
-          resources.push({ ...base, text: `[binary ${x.mimeType ?? 'data'}, ${blobBytes(x.blob)} bytes]` });
+        const text = textOf(x);
+        const blob = blobOf(x);
+        if (text !== undefined) resources.push({ ...base, text: cap(text) });
+        else if (blob !== undefined && isImage(x.mimeType) && fits(blob))
+          resources.push({ ...base, image: { mimeType: x.mimeType!, base64: blob } });
+        else if (blob !== undefined)
+          resources.push({ ...base, text: `[binary ${x.mimeType ?? 'data'}, ${blobBytes(blob)} bytes]` });
       }
     }
     let prompt: Attached['prompt'];

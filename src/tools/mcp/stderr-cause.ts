@@ -1,10 +1,7 @@
 /**
- * The cause of a stdio server's death, read from its stderr. A launcher's last line is rarely the
- * cause: Node ends a crash with its version banner (`Node.js v20.20.2`) after the error and stack,
- * npm ends with `npm error A complete log of this run can be found in …`. So stderr is kept as its
- * first lines and its last lines (bounded), and the cause is the lines that say what went wrong
- * (`Error: Cannot find module '/x/server.js'`, `npm error 404  'nope@*' is not in this registry.`),
- * without stack frames, banners, carets and log pointers.
+ * The cause of a stdio server's death, read from its stderr: its first and last lines are kept (bounded), and the
+ * cause is the lines that say what went wrong, without stack frames, Node's version banner, npm's log pointer or
+ * carets (a launcher's last line is rarely the cause).
  */
 
 /** Lines kept from the start and from the end of stderr, and the longest line kept. */

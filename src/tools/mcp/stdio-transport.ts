@@ -1,24 +1,10 @@
 /**
- * MCP over a child process's stdin/stdout (the SDK's stdio framing), written here instead of using the SDK's
- * StdioClientTransport because that one always passes LOGNAME/SHELL/TERM/USER and inherits stderr.
- *
- * Contracts:
- * - The child's environment is exactly PATH and HOME of this process plus the server's configured `env`
- *   (which wins). Nothing else of `process.env` reaches it.
- * - The child leads its own process group (and session); closing kills the whole group, so a launcher (`npx`, a
- *   shell) cannot leave grandchildren behind.
- * - When agentd dies, `kill -9` included, the whole group ends: on Linux the group reaper (group-reaper.ts, one
- *   process per agentd) is told of the group as it starts and kills it when agentd is gone. Only when that
- *   reaper does not run is the child started through util-linux's `setpriv` with a parent-death signal
- *   (parent-death.ts: it reaches the leader only). The pid, group, environment and errors are the same either way.
- * - The registry (`children`) is told of the group when it starts, when the server first answers (the
- *   proof child-registry.ts needs to reap a group whose leader is gone), and once it is gone.
- * - stderr is logged line by line at debug; its first and last lines are kept (bounded) for `exitReason`,
- *   which names the cause they give (stderr-cause.ts), not Node's or npm's closing banner.
- * - `onclose` fires once, as soon as the child exits (not when its pipes drain), so pending requests fail at
- *   once when the process dies.
- * - `close()` ends stdin, then sends SIGTERM after `graceMs`, then SIGKILL after another `graceMs`; it resolves
- *   when the child has exited.
+ * MCP over a child's stdin/stdout (not the SDK's transport: it passes LOGNAME/SHELL/TERM/USER and inherits stderr).
+ * - The child's env is this process's PATH and HOME plus the configured `env` (which wins), nothing else.
+ * - The child leads its own process group; closing kills the group, and so does agentd's death (group-reaper.ts, else
+ *   parent-death.ts). The registry (`children`) is told of the group at start, at the first answer, and at its end.
+ * - `exitReason` names the cause stderr gives (stderr-cause.ts). `onclose` fires once, as soon as the child exits.
+ * - `close()` ends stdin, then SIGTERM after `graceMs`, then SIGKILL after another; resolves once the child exited.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { once } from 'node:events';
@@ -55,11 +41,7 @@ const INHERITED =
   process.platform === 'win32' ? ['PATH', 'SYSTEMROOT', 'USERPROFILE', 'APPDATA', 'TEMP'] : ['PATH', 'HOME'];
 const STDERR_GRACE_MS = 200;
 
-/** The environment a stdio server gets: PATH and HOME of this process, then its configured env. */
-export function childEnv(
-  configured: Record<string, string>,
-  parent: NodeJS.ProcessEnv = process.env,
-): Record<string, string> {
+function childEnv(configured: Record<string, string>, parent: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const env: Record<string, string> = {};
   for (const key of INHERITED) {
     const value = parent[key];
@@ -97,10 +79,7 @@ export class ChildProcessTransport implements Transport {
     return this.child?.pid;
   }
 
-  /**
-   * Why the child went away on its own, e.g. `process exited with code 1: Error: Cannot find module '/x/server.js'`;
-   * undefined while it runs or when close() ended it.
-   */
+  /** Why the child went away on its own (`process exited with code 1: Error: …`); else undefined. */
   get exitReason(): string | undefined {
     if (this.spawnError) return `cannot start ${this.options.command}: ${this.spawnError.message}`;
     if (!this.exitInfo || this.exitInfo.ours) return undefined;
@@ -145,12 +124,10 @@ export class ChildProcessTransport implements Transport {
         } else this.onerror?.(error);
       });
       child.once('exit', (code, signal) => {
-        // Ended by close() unless it failed on its own (a code other than 0 without our signal): a
-        // server that dies while a failed connect is being closed still names its cause.
+        // Ours unless it failed on its own (nonzero code, no signal), so a failed connect still names its cause.
         this.exitInfo = { code, signal, ours: this.closing && (signal !== null || code === 0) };
         this.options.log.debug({ code, signal }, 'stdio server exited');
-        // Its last stderr lines may still be in the pipe: they name the reason. A grandchild that
-        // keeps the pipe open delays the report by at most STDERR_GRACE_MS.
+        // The last stderr lines may be in the pipe still; a grandchild holding it delays STDERR_GRACE_MS at most.
         const stderrRead = child.stderr.readableEnded
           ? Promise.resolve()
           : Promise.race([once(child.stderr, 'end'), sleep(STDERR_GRACE_MS, undefined, { ref: false })]);

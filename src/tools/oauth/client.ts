@@ -1,18 +1,12 @@
 /**
- * OAuth 2.1 for one `http` tool server (docs/tool-servers.md, "OAuth-protected tool servers"; SECURITY.md
- * "OAuth tokens"): the SDK's provider (provider.ts) over one record in the secret store (record.ts), and what
- * the MCP service needs around it.
- *
- * Contracts:
- * - One record per server, or per server and principal (`oauth.per: principal`), read at each connection
- *   attempt, so tokens another instance stored (Redis) are used.
- * - `authorization_code`: an attempt without usable tokens leaves a pending sign-in (valid PENDING_TTL_MS, kept
- *   across retries and instances so its URL stays valid) and `blocked()` is AuthorizationRequired;
- *   `complete(state, code)` checks the state in constant time, stores the tokens and ends the pending sign-in.
- * - After `oauth.maxSignIns` completed sign-ins in a row the server asks in vain: SignInRefused until
- *   `resetSignIns()`. `succeeded()` ends the row.
- * - Tokens are refreshed before they expire, one instance at a time (refresh.ts). Nothing here logs a token,
- *   a code, a verifier, a secret or a key.
+ * OAuth 2.1 for one `http` tool server (docs/tool-servers.md; SECURITY.md "OAuth tokens"): the SDK's provider
+ * (provider.ts) over one secret-store record (record.ts).
+ * - One record per server (or per server and principal, `oauth.per: principal`), read at each connection attempt,
+ *   so tokens another instance stored are used.
+ * - `authorization_code`: an attempt without usable tokens leaves a pending sign-in (PENDING_TTL_MS, kept across
+ *   retries and instances) and `blocked()` is AuthorizationRequired; `complete` checks the state in constant time.
+ * - After `oauth.maxSignIns` completed sign-ins in a row: SignInRefused until `resetSignIns()`; `succeeded()` ends the row.
+ * - Tokens are refreshed ahead of expiry (refresh.ts). Nothing here logs a token, code, verifier, secret or key.
  */
 import { auth, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import type { Clock } from '../../clock.ts';
@@ -152,9 +146,7 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
     async complete(state, code, iss) {
       await this.load();
       const pending = held.record.pending;
-      if (!pending || !pendingFresh() || !sameText(pending.state, state)) {
-        throw new UnknownSignIn();
-      }
+      if (!pending || !pendingFresh() || !sameText(pending.state, state)) throw new UnknownSignIn();
       held.completing = true;
       held.askedScope = scopeOfUrl(pending.url);
       try {

@@ -1,15 +1,9 @@
 /**
- * How agentd presents itself to a tool server's authorization server (client.ts): the client
- * metadata it registers with, and a `private_key_jwt` client authentication.
- *
- * Contracts:
- * - The metadata names `application_type` (SEP-837): `native` when agentd's redirect URL is on a loopback host
- *   (RFC 8252), `web` otherwise; a machine-to-machine client registers none.
- * - `token_endpoint_auth_method` says how the client authenticates: `client_secret_basic` with a secret,
- *   `private_key_jwt` with a key, else `none` (a public client, PKCE only).
- * - `privateKeyJwt` signs one short-lived assertion per token request (RFC 7523 §2.2; `iss` and `sub` the client
- *   id, `aud` the issuer) with the configured key, read at that moment (a key file may be rotated); the algorithm is
- *   the configured one, else the key's own. A key it cannot use fails the request with a reason, never the key.
+ * How agentd presents itself to an authorization server. The registration metadata names `application_type`
+ * (`native` for a loopback redirect URL, `web` otherwise, none for machine-to-machine) and the auth method
+ * (`client_secret_basic`, `private_key_jwt`, else `none`). `privateKeyJwt` signs one assertion per token request
+ * (RFC 7523; `iss`/`sub` the client id, `aud` the issuer) with the key read at that moment; an unusable key fails the
+ * request with a reason, never the key.
  */
 import { createPrivateKey, type JsonWebKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -42,12 +36,12 @@ export function clientMetadataOf(oauth: OAuthConfig, redirectUrl: string | undef
 }
 
 /** A private key agentd cannot sign with; its message says why, never the key. */
-export class UnusableKey extends Error {
+class UnusableKey extends Error {
   override readonly name = 'UnusableKey';
 }
 
 /** The JWS algorithm a private key signs with by default; UnusableKey when it signs none agentd knows. */
-export function algorithmOf(pem: string): string {
+function algorithmOf(pem: string): string {
   const key = createPrivateKey(pem);
   const curve = key.asymmetricKeyDetails?.namedCurve;
   switch (key.asymmetricKeyType) {

@@ -1,16 +1,9 @@
 /**
- * What agentd accepts of an OAuth-protected tool server and its authorization server before it sends a
- * registration, a code, a secret or a token anywhere. Pure checks; each throws an Error whose message says what
- * was refused and why (it becomes the server record's `error`).
- *
- * Contracts:
- * - Every endpoint (the MCP server, its resource metadata's `resource`, the authorization server, its issuer,
- *   authorization, token and registration endpoints) is `https:`, or `http:` on a loopback host (127.0.0.0/8,
- *   ::1, `localhost`): OAuth 2.1 §1.5 and the MCP authorization spec ("all authorization server endpoints MUST
- *   be served over HTTPS"), with the loopback exception RFC 8252 §8.3 makes for native clients.
- * - The authorization server metadata's `issuer` is the URL it was discovered from (RFC 8414 §3.3).
- * - The protected resource metadata exists (RFC 9728; the MCP spec requires it) and its `resource` is the
- *   server's URL or a prefix of it on the same origin (RFC 9728 §3.3, RFC 8707).
+ * What agentd accepts of an OAuth tool server and its authorization server before sending them anything. Each check
+ * throws an Error saying what was refused (it becomes the server record's `error`):
+ * - every endpoint is `https:`, or `http:` on a loopback host (OAuth 2.1 §1.5, RFC 8252 §8.3);
+ * - the authorization server metadata's `issuer` is the URL it was discovered from (RFC 8414 §3.3);
+ * - the protected resource metadata exists and its `resource` is the server's URL or a prefix on its origin (RFC 9728).
  */
 import { isIP } from 'node:net';
 import type { OAuthDiscoveryState } from '@modelcontextprotocol/client';
@@ -65,7 +58,7 @@ export function resourceMatches(resource: string, serverUrl: string): boolean {
   return withSlash(s.pathname).startsWith(withSlash(r.pathname));
 }
 
-/** Every check of the file's contracts on what discovery found for the server at `serverUrl`. */
+/** All of the above, on what discovery found for the server at `serverUrl`. */
 export function checkDiscovery(serverUrl: string, state: OAuthDiscoveryState): void {
   checkSecureUrl(serverUrl, 'the MCP server');
   const resource = state.resourceMetadata;

@@ -1,10 +1,8 @@
 /**
- * The SDK's `OAuthClientProvider` for one tool server, over what its OAuth client holds (client.ts). The SDK's
- * transport drives the flow through it (`auth()` on a 401, and on a 403 `insufficient_scope` with the scopes held
- * and asked for): discovery anew at every authorization (RFC 9728, RFC 8414; checked by policy.ts before anything
- * is sent), client ID metadata documents, dynamic registration (RFC 7591, identity.ts) unless `oauth.clientId` is
- * set, PKCE, RFC 8707 resources, refresh, client credentials, `private_key_jwt`. Granted scopes are kept with the
- * tokens; a new sign-in is offered only while `oauth.maxSignIns` allows (else SignInRefused).
+ * The SDK's `OAuthClientProvider` for one tool server, over what its OAuth client holds (client.ts). Discovery runs
+ * anew at every authorization and is checked by policy.ts before anything is sent; registration is dynamic
+ * (identity.ts) unless `oauth.clientId` is set. Granted scopes are kept with the tokens; a new sign-in is offered
+ * only while `oauth.maxSignIns` allows (else SignInRefused).
  */
 import { randomBytes } from 'node:crypto';
 import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/client';
@@ -38,16 +36,12 @@ export interface ProviderOptions {
   principal: string | undefined;
   clock: Clock;
   log: Logger;
-  /** Writes `held.record` to the secret store. */
   save: () => Promise<void>;
   redirectUrl: () => string;
   /** A pending sign-in is younger than PENDING_TTL_MS. */
   pendingFresh: () => boolean;
-  /** The client configured by `oauth.clientId`, if any. */
   configuredClient: () => { client_id: string; client_secret?: string } | undefined;
-  /** Tokens another instance stored meanwhile replace ours; true when they did. */
   adoptStoredTokens: () => Promise<boolean>;
-  /** Refreshes tokens before they expire (refresh.ts). */
   refresher: { readonly running: boolean; refreshAhead: () => Promise<void> };
 }
 
@@ -73,8 +67,8 @@ export function createProvider(held: OAuthHeld, options: ProviderOptions): OAuth
       const configured = configuredClient();
       if (configured) return configured;
       const client = held.record.client;
-      // A registration made for another callback URL (agentd moved) cannot complete a new sign-in: register again;
-      // while a refresh token is held it stays, for the refresh token is bound to it.
+      // A registration for another callback URL (agentd moved) cannot complete a sign-in: register again, unless a
+      // refresh token (bound to it) is held.
       const moved = client && interactive && 'redirect_uris' in client && !client.redirect_uris.includes(redirectUrl());
       if (moved && !held.record.tokens?.refresh_token) return undefined;
       return client;

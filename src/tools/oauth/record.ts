@@ -1,14 +1,8 @@
 /**
- * What the secret store holds for one OAuth-protected tool server (src/tools/oauth/client.ts): its registration,
- * tokens, the sign-in a person may be following, and how many sign-ins in a row the server still refused.
- *
- * Contracts:
- * - One record per server, under a key hashed from its name and URL (and, with `oauth.per: principal`, per
- *   principal: the principal's name is hashed in too): a server renamed or moved starts anew.
- * - A record is JSON; one stored for another URL under the same key is not this server's (`undefined`).
- * - The `state` of a sign-in names its server, and the principal it is for: `<random>.<serverId>`, or
- *   `<random>~<principal, hex>.<serverId>` (`~` and `.` never occur in the random part), so any instance finds the
- *   pending sign-in.
+ * The secret-store record of one OAuth tool server: registration, tokens, pending sign-in, sign-ins in a row.
+ * Its key hashes the server's name and URL (and the principal's name, `oauth.per: principal`): a server renamed or
+ * moved starts anew; a record stored for another URL reads as `undefined`. A sign-in's `state` is
+ * `<random>[~<principal, hex>].<serverId>` (random is base64url), so any instance finds the pending sign-in.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { OAuthClientInformationMixed, OAuthDiscoveryState, OAuthTokens } from '@modelcontextprotocol/client';
@@ -46,7 +40,6 @@ export const recordKey = (serverId: string, url: string, principal?: string) =>
 export const stateOf = (random: string, serverId: string, principal?: string) =>
   `${random}${principal === undefined ? '' : `~${Buffer.from(principal).toString('hex')}`}.${serverId}`;
 
-/** The server a sign-in's `state` names. */
 export const serverOfState = (state: string): string | undefined => {
   const dot = state.indexOf('.');
   return dot > 0 ? state.slice(dot + 1) : undefined;
@@ -66,7 +59,6 @@ export const sameText = (a: string, b: string) => {
   return x.length === y.length && timingSafeEqual(x, y);
 };
 
-/** The scope a sign-in URL asks for (its `scope` parameter). */
 export const scopeOfUrl = (url: string): string | undefined => {
   try {
     return new URL(url).searchParams.get('scope') ?? undefined;

@@ -1,14 +1,9 @@
 /**
- * Refreshing one record's tokens before they expire, one instance at a time (src/tools/oauth/client.ts).
- *
- * Contracts:
- * - `refreshAhead` does nothing unless the tokens are expiring, no refresh runs here already, and the last failed
- *   one is at least REFRESH_COOLDOWN_MS old; tokens another instance stored meanwhile are adopted instead.
- * - A refresh runs under the store's lease `<record key>-refresh` (REFRESH_LEASE_MS), so of the instances that find
- *   the same tokens expiring only one sends the grant (a rotated refresh token is good once); the others wait,
- *   re-reading the record every REFRESH_POLL_MS, and adopt its new tokens, or refresh themselves once the lease is
- *   free again (its holder failed or died). A store that cannot take the lease is logged and the refresh runs without it.
- * - It never throws: a failed refresh is logged, and the request goes on with the old tokens.
+ * Refreshing one record's tokens ahead of expiry (client.ts). `refreshAhead` never throws (a failure is logged and
+ * the request goes on with the old tokens) and does nothing unless the tokens are expiring, none runs here and the
+ * last failure is REFRESH_COOLDOWN_MS old; tokens another instance stored are adopted instead. The grant is sent under
+ * the store's lease `<key>-refresh`, so only one instance sends it (a rotated refresh token is good once); the others
+ * poll and adopt, or refresh once the lease is free. A store that cannot lease is logged and the refresh goes on.
  */
 import type { Clock } from '../../clock.ts';
 import type { Logger } from '../../log/index.ts';
@@ -16,7 +11,7 @@ import type { Lease, SecretStore } from '../../store/secret-store.ts';
 
 const REFRESH_COOLDOWN_MS = 5_000;
 /** How long one instance's refresh may hold the others back (they then refresh themselves). */
-export const REFRESH_LEASE_MS = 30_000;
+const REFRESH_LEASE_MS = 30_000;
 const REFRESH_POLL_MS = 100;
 const NO_LEASE: Lease = { release: () => Promise.resolve() };
 
@@ -26,7 +21,6 @@ export interface RefreshDeps {
   key: string;
   clock: Clock;
   log: Logger;
-  /** The tokens held need refreshing now. */
   expiring(): boolean;
   /** Takes tokens another instance stored meanwhile; true when there were any. */
   adopt(): Promise<boolean>;

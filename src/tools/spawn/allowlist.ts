@@ -1,26 +1,12 @@
 /**
- * The spawn rules of a shared service (keys configured, or a non-loopback bind; see src/config/shared.ts):
- * runtime connects start only what the operator allowed. Checked after the deny-list of policy.ts.
- *
- * Contracts:
- * - The allowlist is `server.mcp.allowedCommands`, or when that is unset the commands of the agent
- *   file's own stdio `mcpServers` (matched by path as written, or by file name for an entry without `/`).
- *   Any other command is refused (`command_not_allowed`).
- * - Wrappers (programs that run another program or code of their choosing: `env`, `timeout`, `nice`,
- *   `setsid`, `xargs`, shells, `awk`, `find`, `tar`, `make`, `git`, … see WRAPPERS) are refused
- *   (`wrapper_not_allowed`) unless `allowedCommands` lists them explicitly; the default list never allows one.
- *   A listed wrapper runs as the operator listed it, except: a shell runs only a script file under the agent
- *   folder (and `-c` never, by the deny-list); `env`'s target must itself pass these rules.
- * - Interpreters (`node`, `tsx`, `ts-node`, `python`, `deno`, `bun`, `ruby`, `perl`, `php`, `lua`) run only a script
- *   file that, resolved against the server's `cwd` with links followed, is under the agent file's folder or is a
- *   package's declared `bin` entry point (the `bin` of the package holding it: bins.ts), not any script under
- *   a `node_modules` folder; no script (stdin, `python -m`) or any other is refused (`script_outside`).
- *   A script that is the bin of a program these rules know (`npm`, `npx`, `tsx`, a shell, …) runs that program:
- *   it passes these rules as that program, by its bin name (`node …/npm/bin/npx-cli.js -y x` needs `npx` allowed,
- *   as `npx -y x` does); the refusal names the script's position.
- * - Launchers (`npx`, `npm exec`, `pnpm dlx`, `yarn dlx`, `bunx`, `pnpx`, `uvx`) run their package; when the
- *   package they name is itself an interpreter or a wrapper (`npx node /tmp/x.js`, `npx bash x`), it passes
- *   the interpreter and wrapper rules too.
+ * The spawn rules of a shared service (src/config/shared.ts), after policy.ts's deny-list:
+ * - Only allowlisted commands (`command_not_allowed`): `server.mcp.allowedCommands`, else the agent file's own stdio
+ *   commands, matched by path as written or by file name.
+ * - Wrappers (WRAPPERS) only when `allowedCommands` names them (`wrapper_not_allowed`); a shell then runs only a
+ *   script under the agent folder, and `env`'s target passes these rules itself.
+ * - Interpreters run only a script (links followed) under the agent file's folder or a package's declared bin, else
+ *   `script_outside`; a bin of a program these rules know (`npx`, `tsx`, a shell) is checked as that program.
+ * - A launcher's package that is an interpreter or wrapper (`npx node /tmp/x.js`) passes those rules too.
  */
 import { realpathSync, statSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
@@ -109,15 +95,10 @@ const knownProgram = (name: string): boolean =>
   INTERPRETERS[name] !== undefined || WRAPPERS.has(name) || LAUNCHERS[name] !== undefined || PACKAGE_MANAGERS.has(name);
 
 /** The index of a launcher's target (its first argument that is not a flag or, for `env`, a `NAME=value`). */
-function targetIndex(program: string, args: readonly string[]): number {
-  const i = args.findIndex((a) => !a.startsWith('-') && !(program === 'env' && /^[A-Za-z_][A-Za-z0-9_]*=/.test(a)));
-  return i;
-}
+const targetIndex = (program: string, args: readonly string[]): number =>
+  args.findIndex((a) => !a.startsWith('-') && !(program === 'env' && /^[A-Za-z_][A-Za-z0-9_]*=/.test(a)));
 
-/**
- * `command` with `args` at config position `field` (its args start at `config.args.<offset>`).
- * `viaLauncher`: named as a launcher's package, which need not be in the allowlist.
- */
+/** `command` at config path `field`, its args from `config.args.<offset>`; `viaLauncher`: need not be allowlisted. */
 function checkProgram(
   command: string,
   args: readonly string[],
@@ -171,7 +152,7 @@ function checkProgram(
   if (SHELLS.has(program) && program !== 'busybox') return checkScript(program, SHELL_SPEC, args, offset, field, ctx);
 }
 
-/** Throws INVALID_REQUEST unless a shared service may start `request` (see the contracts above). */
+/** Throws INVALID_REQUEST unless a shared service may start `request`. */
 export function checkShared(
   request: { command: string; args: readonly string[]; cwd?: string | undefined },
   allowedCommands: readonly string[] | undefined,

@@ -1,17 +1,8 @@
 /**
- * Whether a script is a package's declared entry point: a `bin` of the package that holds it. The spawn
- * policy lets a shared service's interpreters run such scripts (allowlist.ts), and reads a script
- * that is the bin of a program it knows (`npm`, `npx`, `tsx`, …) as that program (policy.ts).
- *
- * Contracts:
- * - `declaredBins(path)` follows every link of `path`, then reads the nearest `package.json` above the file
- *   that names a package (has a string `name`; a nameless one, such as a `dist/package.json` holding only
- *   `type`, is passed over). It returns the names under which that package's `bin` declares the file: a
- *   string `bin` is named after the package (without its scope), an object maps names to paths; each path is
- *   resolved against the package's folder with links followed and compared with the file's real path.
- * - `[]` when the package declares no such bin, or no package holds the file; undefined when `path` is not a
- *   file. Unreadable or malformed manifests count as declaring nothing.
- * - npm's `directories.bin` (a folder of bins) is not read: a script declared only that way is not a bin here.
+ * `declaredBins(path)`: the names under which the package holding `path` (links followed; the nearest
+ * `package.json` above it with a string `name`) declares it as a `bin` — a string `bin` is named after the package
+ * without its scope. `[]` when none (or no package, or an unreadable manifest); undefined when `path` is not a file.
+ * npm's `directories.bin` is not read. The spawn policy reads such a script as the program it is a bin of.
  */
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -45,7 +36,6 @@ function holdingPackage(file: string): { dir: string; manifest: Record<string, u
   }
 }
 
-/** The names under which the package holding `path` declares it as a `bin` (see the contract). */
 export function declaredBins(path: string): string[] | undefined {
   const file = realFile(path);
   if (file === undefined) return undefined;

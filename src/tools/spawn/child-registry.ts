@@ -1,31 +1,12 @@
 /**
- * The process groups of this instance's stdio tool servers (each leads its own group), kept in a
- * file beside the session logs, so that no exit path leaves one behind.
- *
- * Contracts:
- * - `add`/`answered`/`remove` keep the file current (written atomically: a temporary file renamed over it).
- *   An entry holds the leader's pid, command, start time (field 22 of `/proc/<pid>/stat`, clock ticks since
- *   boot) and the boot it ran in (`/proc/sys/kernel/random/boot_id`), the owning agentd's pid, and `seen`:
- *   the time (same clock) the server first answered, when it has.
- * - `killAll()` sends SIGKILL to every group at once, synchronously: for exits that cannot wait
- *   (a second signal, process exit).
- * - `reapLeftovers(file)` runs at start: what the group reaper (group-reaper.ts) could not end, or where it does
- *   not run. For each group recorded by an agentd that is gone (kill -9, a crash)
- *   in this boot (an entry from another boot is dropped: nothing of it runs):
- *   - leader running: killed when it is the recorded process (same start time, when recorded) still running
- *     the recorded command;
- *   - leader gone but the group still has members (a launcher's children, when the leader exited or the fallback
- *     parent-death signal of parent-death.ts killed only it): killed when some member started at or before `seen`.
- *     Why this rule: a pgid is not reused while any process is in the group, so the group is the recorded
- *     one unless it emptied and a new process with the same pid made a new group with it. That can only
- *     happen after the owner died (until then the entry proves the group alive), so every member of such a
- *     new group is that new leader or a descendant of it, all started after the owner died, hence after
- *     `seen` (the owner was alive to record it). A member started by `seen` therefore proves the group
- *     never emptied. Start times alone (members started after the leader) prove nothing: a reused group's
- *     members started after the leader too. The one gap is an older process deliberately joining a newer
- *     group with setpgid, which job-control shells do only for children they just forked. No `seen` (the
- *     server never answered) or no `/proc` (not Linux): a leaderless group is left alone, as before.
- *   The file is then cleared.
+ * The process groups of this instance's stdio servers, recorded in a file beside the session logs (replaced
+ * atomically) so that no exit path leaves one behind. An entry: leader pid, command, start time and boot (from
+ * /proc), the owning agentd's pid, and `seen` (when the server first answered).
+ * - `killAll()` SIGKILLs every group at once, synchronously (for exits that cannot wait).
+ * - `reapLeftovers(file)`, at start, for each entry of a gone agentd in this boot (other boots' are dropped): a running
+ *   leader is killed when it is the recorded process (same start time) with the recorded command; a leaderless group
+ *   when a member started at or before `seen` (why that proves it: docs/internals/tools.md). Only live agentds'
+ *   entries stay in the file.
  */
 import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import type { Logger } from '../../log/index.ts';
@@ -33,11 +14,9 @@ import type { Logger } from '../../log/index.ts';
 export interface Entry {
   pid: number;
   command: string;
-  /** The agentd process that started it. */
   owner: number;
   /** The leader's start time, in clock ticks since boot. */
   start?: number;
-  /** The boot it ran in. */
   boot?: string;
   /** When the server first answered, in clock ticks since boot. */
   seen?: number;
@@ -177,7 +156,7 @@ export function createChildRegistry(file: string | undefined, log: Logger, procs
   };
 }
 
-/** The running members of `entry`'s group other than its leader, when one of them proves the group is still `entry`'s (see the contract). */
+/** The running members of `entry`'s group besides its leader, when one proves the group is still `entry`'s. */
 function provenMembers(entry: Entry, procs: Procs): number[] | undefined {
   if (entry.seen === undefined) return undefined;
   const members: { pid: number; start: number }[] = [];

@@ -1,35 +1,13 @@
 /**
- * Ends every stdio tool server's process group when agentd ends, however it ends (`kill -9` included):
- * one small watcher process per agentd, a shell reading a pipe from agentd.
- *
- * Contracts:
- * - Linux only (it proves a group by /proc). `groupReaper()` is this process's reaper, started at the first
- *   stdio server (`start()`); it is `/bin/sh -c REAPER_SCRIPT` in a session of its own (a signal to agentd's
- *   process group or terminal does not reach it), ignoring HUP, INT, QUIT, TERM and PIPE, with cwd `/`, an
- *   environment of PATH only, stdin a pipe from agentd, and no other descriptor of agentd's. It does not keep
- *   agentd's event loop alive. Memory: one shell (under 2 MB resident, most of it shared), whatever the number of servers.
- * - `watch(pid)` (right after the spawn, in the same synchronous step, before Node can reap the child) reads the
- *   leader's start time and writes `+ <pid> <start>`; `unwatch(pid)` (once the leader has exited) writes
- *   `- <pid> <start>`. A line is written at once (libuv writes a pipe synchronously while it has room; the
- *   shell reads as it comes).
- * - When the pipe closes (agentd exited: the kernel closes its descriptors on any death, SIGKILL included), the
- *   reaper sends SIGKILL to each group still listed whose leader is the listed process (same start time, not a
- *   zombie), then exits. Within milliseconds: nothing waits for a grace period, agentd is gone.
- * - Why the leader must run: a session leader cannot change its group (agentd starts each server with
- *   setsid), so while it runs its pid names its group; once it is gone the id could name a reused group
- *   (child-registry.ts). So while the reaper runs, the transport does not add the parent-death signal
- *   (parent-death.ts), which would kill the leader at the same moment and leave its group unprovable.
- * - Why this mechanism: a parent-death signal (PR_SET_PDEATHSIG, `setpriv --pdeathsig`) reaches the direct child
- *   only and is cleared at fork, so a launcher's children (`npx`, a shell without `exec`) survive it; a subreaper
- *   (PR_SET_CHILD_SUBREAPER) needs native code and kills nothing by itself; a cgroup needs root or a delegated
- *   hierarchy. A pipe's end is the one thing the kernel reports on every death, to a process that can act on it.
- * - When the reaper cannot start (no `/bin/sh`) or has died, `start()` answers false and the transport falls back to the
- *   parent-death signal; a reaper that died is started again a second later (or at the next `start()`) and told
- *   of every group still watched.
- * - Limits: a process that leaves its group (`setsid`, a daemonizing server) escapes, as it escapes `close()`.
- *   A group whose leader already exited when agentd died, and an agentd killed between a spawn and its
- *   `watch` (one synchronous step), are left to the next start's reaping (child-registry.ts).
- * - Elsewhere (macOS, Windows): `groupReaper()` is undefined; today's behaviour (close() and the next start's reaping).
+ * Ends every stdio server's process group when agentd ends, however it ends (`kill -9` included). Linux only: one
+ * `/bin/sh -c REAPER_SCRIPT` per agentd, reading a pipe from agentd, in a session of its own (HUP, INT, QUIT, TERM,
+ * PIPE ignored), cwd `/`, env PATH only, no other descriptor of agentd's; it does not keep the event loop alive.
+ * - `watch(pid)` (in the spawn's own synchronous step) writes `+ <pid> <start>`; `unwatch(pid)` `- <pid> <start>`.
+ * - When the pipe closes, it SIGKILLs each listed group whose leader is still the listed process (same start time,
+ *   not a zombie), then exits.
+ * - `start()` is false when no reaper can run (the transport then uses parent-death.ts); one that died is started
+ *   again a second later (or at the next `start()`) and told every watched group.
+ * - Elsewhere `groupReaper()` is undefined. Why a pipe, and the limits: docs/internals/tools.md.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Writable } from 'node:stream';

@@ -1,21 +1,16 @@
-/**
- * Interpreters as the spawn policy reads their command lines: which flags run inline code or preload it,
- * which take a value, and which subcommands may precede the script. Tables only.
- */
+/** How the spawn policy reads interpreters' command lines. Tables only. */
 import { WRAPPERS } from './wrappers.ts';
 
-/**
- * How an interpreter's command line reads: `code` are flags (long names, or short letters anywhere in a
- * cluster such as `-pe`) that run inline code or load code before the script; `valued` take the next
- * argument as their value (so it is not the script); `subcommands` may precede the script (`deno run x.ts`).
- */
 export interface InterpreterSpec {
+  /** Flags that run or load code before the script; `codeLetters` count anywhere in a short cluster (`-pe`). */
   code: readonly string[];
   codeLetters?: string;
   codePrefixes?: readonly string[];
+  /** Flags that take the next argument as their value (so it is not the script). */
   valued?: readonly string[];
   /** Short letters that take the rest of their cluster, or the next argument, as a value. */
   valuedLetters?: string;
+  /** Subcommands that may precede the script (`deno run x.ts`). */
   subcommands?: readonly string[];
   /** Subcommands that run inline code (`deno eval`), read where a subcommand may stand. */
   codeSubcommands?: readonly string[];
@@ -202,10 +197,7 @@ export const INTERPRETERS: Record<string, InterpreterSpec> = {
 /** Shells (when listed explicitly) read like interpreters: `-o`/`-O` take a value. */
 export const SHELL_SPEC: InterpreterSpec = { code: [], valued: ['-o', '+o', '-O', '+O'], plusFlags: true };
 
-/**
- * Interpreters whose script must be a package's declared bin or a file under the agent folder when the service
- * is shared: every interpreter but those a shared service treats as wrappers (`osascript`, `pwsh`, `cmd`, …).
- */
+/** Interpreters whose script a shared service checks: all but those it treats as wrappers (`pwsh`, `cmd`, …). */
 export const SCRIPT_INTERPRETERS: ReadonlySet<string> = new Set(
   Object.keys(INTERPRETERS).filter((p) => !WRAPPERS.has(p)),
 );

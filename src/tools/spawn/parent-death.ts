@@ -1,23 +1,10 @@
 /**
- * The fallback that ties a stdio tool server's leader to agentd's life on Linux when the group reaper
- * (group-reaper.ts, which ends the whole group) does not run: the server is started as
- * `setpriv --pdeathsig KILL -- <command> <args…>` (util-linux), so the kernel kills it when agentd dies,
- * `kill -9` included.
- *
- * Contracts:
- * - `withParentDeathSignal` wraps only when this is Linux, `setpriv` is an executable file on the PATH agentd
- *   runs with (looked up on each call), and `command` resolves to an executable file: on the child's PATH, or,
- *   when it names a path (has a `/`), relative to `cwd`. Otherwise it returns the spawn unchanged, so a
- *   missing command fails exactly as before (`spawn <command> ENOENT`) and a system without setpriv
- *   (macOS, minimal images) keeps the old behaviour: only the next start's reaping (child-registry.ts).
- * - setpriv sets the signal and then execs `command` (looked up by setpriv on the same PATH, from the same
- *   cwd), so the spawned pid is the server's own, its command line is the server's, and the process group,
- *   environment and pipes are unchanged.
- * - The signal is sent when the *thread* that forked the child ends. Node (libuv) spawns from the main
- *   thread, which lives as long as agentd, so it fires exactly when agentd dies.
- * - Limits: it reaches the direct child only (a launcher's own children, e.g. `npx`'s server, survive it
- *   and are left to the next start's reaping), and a child whose parent dies between fork and setpriv's
- *   prctl is not signalled (the same reaping covers it).
+ * Fallback when the group reaper (group-reaper.ts) does not run: start a stdio server as
+ * `setpriv --pdeathsig KILL -- <command> <args…>`, so the kernel kills it when agentd dies (`kill -9` included).
+ * `withParentDeathSignal` wraps only on Linux with `setpriv` on agentd's PATH and `command` resolvable (on the child's
+ * PATH, or relative to `cwd` when it has a `/`); otherwise the spawn is returned unchanged, so a missing command still
+ * fails as `spawn <command> ENOENT`. setpriv execs the command, so pid, command line, group, env and pipes are the
+ * server's own. Reaches the direct child only (docs/internals/tools.md).
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';

@@ -1,14 +1,9 @@
 /**
- * Who may start which process: the check every runtime-connected stdio server passes before anything is
- * spawned (servers of the config file are the operator's and are not checked).
- *
- * Contracts:
- * - Always refused (the deny-list): a NUL byte anywhere; inline-code and preload forms of shells, interpreters
- *   and npm (`sh -c`, `node -e/--import/--inspect`, `python -c`, `deno eval`, `npx -c`, `npm exec --call`, …),
- *   also behind a launcher (`npx node -e`), after valued flags, and behind a program's bin script (bins.ts);
- *   env keys that change how a program loads (`NODE_OPTIONS`, `LD_*`, `DYLD_*`, `PATH`, `npm_config_*`, …).
- * - Not shared: with `allowedCommands`, an executable not listed (by path as written or file name) is refused.
- *   Shared (`policy.shared`): the allowlist rules of allowlist.ts.
+ * The check a runtime-connected stdio server passes before anything is spawned.
+ * - Always refused: a NUL byte; inline-code and preload forms of shells, interpreters and npm (`sh -c`, `node -e`,
+ *   `python -c`, `deno eval`, `npx -c`, `npm exec --call`, …), also behind a launcher, after valued flags, or behind
+ *   a program's bin script (bins.ts); env keys that change how a program loads (`NODE_OPTIONS`, `LD_*`, `PATH`, …).
+ * - Not shared: with `allowedCommands`, an unlisted executable is refused. Shared: allowlist.ts.
  * - A refusal is INVALID_REQUEST with `details.field` (the config path) and `details.reason` (programs.ts `Reason`).
  */
 import { resolve } from 'node:path';
@@ -46,11 +41,7 @@ export interface SpawnPolicy {
   shared?: SharedSpawn | undefined;
 }
 
-/**
- * Throws when `args` (of `program`, starting at config index `offset`, run from `cwd`) run inline code; recurses
- * through launchers, and through an interpreter's script that is a package's bin (bins.ts): `node
- * …/npm-cli.js exec -c …` reads as `npm exec -c …`, `node …/tsx/dist/cli.mjs -e …` as `tsx -e …`.
- */
+/** Throws when `args` run inline code, also through launchers and programs' bins (`node …/npm-cli.js exec -c`). */
 function checkArgs(program: string, args: readonly string[], offset: number, cwd: string): void {
   const at = (i: number) => `config.args.${offset + i}`;
   const inline = (i: number) =>
@@ -66,7 +57,7 @@ function checkArgs(program: string, args: readonly string[], offset: number, cwd
   }
   const spec = INTERPRETERS[program];
   if (spec) {
-    // Flags come before the script; what follows the script is the script's own business, unless the script is a program's bin.
+    // What follows the script is the script's business, unless the script is a program's bin.
     const { codeAt, scriptAt } = readInterpreterArgs(spec, args);
     if (codeAt !== undefined) throw inline(codeAt);
     if (scriptAt === undefined) return;

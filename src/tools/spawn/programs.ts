@@ -1,8 +1,4 @@
-/**
- * What the spawn policy knows about programs: how to name them, how it refuses one, shells and their code
- * flags, and launchers of a package (`npx`, `npm exec`). Interpreters are in interpreters.ts, wrappers in
- * wrappers.ts; the rules are in policy.ts (both modes) and allowlist.ts (shared).
- */
+/** What the spawn policy knows of programs: names, refusals, shells and their code flags, package launchers. */
 import { basename } from 'node:path';
 import { AppError } from '../../errors/index.ts';
 
@@ -50,11 +46,7 @@ export const RUN_SUBCOMMANDS = new Set(['exec', 'x', 'dlx']);
 /** npm's options that run a command of their own or load a config or preload naming one (`npm exec -c`, `pnpm dlx --shell-mode`). */
 const NPM_CODE_OPTIONS = ['call', 'script-shell', 'shell', 'shell-mode', 'node-options', 'userconfig', 'globalconfig'];
 
-/**
- * Whether `arg` is one of npm's code options as npm reads it: `-c` alone or in a cluster of short flags (`-yc`),
- * or a long option named in full or by a prefix of three letters or more (npm expands `--script-sh`).
- * npm (nopt) reads them anywhere before `--`, before or after the subcommand and the package.
- */
+/** Whether npm reads `arg` as a code option: `-c` in any short cluster (`-yc`), or a long one or its 3+ letter prefix. */
 export function isNpmCodeFlag(arg: string): boolean {
   if (/^-[a-zA-Z?]*c[a-zA-Z?]*(=.*)?$/.test(arg)) return true;
   if (!arg.startsWith('--')) return false;

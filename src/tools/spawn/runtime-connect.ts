@@ -1,17 +1,9 @@
 /**
- * What a tool server connected at runtime (`mcp.connectServer`) must pass: servers of the config
- * file are the operator's and start as written; a runtime request is someone else's.
- *
- * Contracts:
- * - `admitRuntimeServer` refuses before anything is spawned or any socket opened: FORBIDDEN when
- *   runtime connects are off; the spawn policy for stdio servers (with the allowlist rules when the
- *   service is shared); the URL policy (with the host's
- *   addresses resolved and checked) for http servers.
- * - Each connection attempt of a runtime http server resolves and checks again, and connects only to
- *   the addresses it checked (`pinnedConnect`); its failures say "could not connect", never whether
- *   a port was closed, a host unreachable or a packet dropped (that would map a private network).
- * - Its OAuth requests (another origin: the authorization server) pass the same URL policy one by
- *   one (`checkedFetch`), so a server cannot point agentd at an address it could not connect to itself.
+ * What a tool server connected at runtime must pass (config-file servers are the operator's and start as written).
+ * `admitRuntimeServer` refuses before anything is spawned or opened: FORBIDDEN when runtime connects are off; the
+ * spawn policy for stdio, the URL policy for http. Each attempt of a runtime http server connects only to addresses
+ * checked anew (`pinnedConnect`), and its failures only say COULD_NOT_CONNECT (so a private network cannot be
+ * mapped). Its OAuth requests pass the same policy (`checkedFetch`).
  */
 import type { AgentConfig, HttpServerConfig, McpServerConfig } from '../../config/schema.ts';
 import { AppError } from '../../errors/index.ts';
@@ -23,11 +15,7 @@ export interface RuntimePolicy extends SpawnPolicy, UrlPolicy {
   runtimeConnect: boolean;
 }
 
-/**
- * The runtime policy of `config.server.mcp`. `shared` (src/config/shared.ts) turns on the allowlist rules of
- * allowlist.ts, with `agentDir` (the agent file's folder) for interpreters' scripts and the agent file's
- * own stdio commands as the default allowlist.
- */
+/** The runtime policy of `config.server.mcp`; `shared` turns on allowlist.ts (default: the file's stdio commands). */
 export function runtimePolicyOf(
   config: AgentConfig,
   options: { shared: boolean; agentDir?: string | undefined },
@@ -80,11 +68,7 @@ export async function admitRuntimeServer(config: McpServerConfig, policy: Runtim
   }
 }
 
-/**
- * A fetch for one connection attempt of a runtime http server: checked addresses only, no redirects.
- * Requests to the server's own origin go to the addresses checked once for the attempt; any other
- * origin (its OAuth authorization server) goes through {@link checkedFetch}.
- */
+/** A fetch for one attempt of a runtime http server: its origin pinned to the checked addresses, others checkedFetch. */
 export async function pinnedConnect(
   config: HttpServerConfig,
   policy: RuntimePolicy,
@@ -99,13 +83,12 @@ export async function pinnedConnect(
 }
 
 /** The most an OAuth endpoint's answer may hold (metadata, registrations and tokens are small). */
-export const CHECKED_FETCH_MAX_BYTES = 1024 * 1024;
+const CHECKED_FETCH_MAX_BYTES = 1024 * 1024;
 
 /**
- * A fetch for a runtime server's OAuth requests (discovery, registration, tokens): each request's URL passes the
- * runtime URL policy and goes to the addresses it resolved to only, with no redirects, and its answer is read
- * whole (at most {@link CHECKED_FETCH_MAX_BYTES}) before the connection closes. A refused URL rejects with an
- * Error naming the host and the reason; nothing is sent.
+ * A fetch for a runtime server's OAuth requests: each URL passes the URL policy and goes only to the addresses
+ * checked, no redirects; the answer is read whole (at most CHECKED_FETCH_MAX_BYTES). A refused URL rejects naming
+ * host and reason.
  */
 export function checkedFetch(policy: UrlPolicy): FetchLike {
   return async (url, init) => {

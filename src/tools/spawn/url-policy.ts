@@ -1,20 +1,11 @@
 /**
- * Where a runtime-connected http server may be: the check its URL and every address it resolves
- * to pass before any socket is opened (servers of the config file are the operator's).
- *
- * Contracts:
- * - Only `http:` and `https:`. Never link-local (169.254.0.0/16, fe80::/10), cloud metadata
- *   (169.254.169.254, fd00:ec2::254, 100.100.100.200, `metadata.google.internal`, …) or unspecified
- *   (0.0.0.0/8, ::) addresses, in any spelling: the URL parser folds decimal, octal and hex IPv4 forms,
- *   and IPv4-mapped IPv6 is judged by its IPv4 address.
- * - With `allowPrivateNetworks: false`, also never loopback, private (10/8, 172.16/12, 192.168/16,
- *   fc00::/7) or shared (100.64/10) addresses. With `allowedHosts`, only those hosts (`.suffix` also
- *   matches its subdomains).
- * - Names are resolved here, every address is checked, and the connection then goes to the checked
- *   addresses only (`pinnedLookup`), so a name cannot resolve differently between check and connect.
- * - A refusal is INVALID_REQUEST with `details.field: 'config.baseUrl'` and `details.reason`
- *   (`scheme`, `host_not_allowed`, `metadata`, `link_local`, `unspecified`, `private_network`,
- *   `unresolvable`).
+ * Where a runtime-connected http server may be, checked before any socket opens.
+ * - Only `http:`/`https:`. Never link-local, cloud metadata (by address or name) or unspecified addresses, in any
+ *   spelling (the URL parser folds decimal/octal/hex IPv4; IPv4-mapped IPv6 is judged as IPv4).
+ * - `allowPrivateNetworks: false` also refuses loopback, private and shared (100.64/10) addresses; `allowedHosts`
+ *   admits only those hosts (`.suffix` matches subdomains).
+ * - Every resolved address is checked and the connection goes to those only (`pinnedLookup`): no re-resolution.
+ * - A refusal is INVALID_REQUEST with `details.field: 'config.baseUrl'` and `details.reason` (UrlRefusal).
  */
 import type { LookupAddress } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
@@ -153,7 +144,7 @@ export async function resolveAllowed(
 }
 
 /** A `net.connect` lookup that answers only with the checked addresses (no second resolution). */
-export function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunction {
+function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunction {
   return (_hostname, options, callback) => {
     const first = addresses[0];
     if (options.all) (callback as unknown as (err: null, all: LookupAddress[]) => void)(null, [...addresses]);
@@ -165,10 +156,8 @@ export function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunctio
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
 /**
- * A fetch that connects only to the checked addresses and refuses redirects (a redirect could
- * lead to an address nobody checked). `close()` ends its connections at once, requests still open
- * included (a 2026-07-28 server's `subscriptions/listen` stream never ends by itself: waiting for it
- * would hang the server's removal).
+ * A fetch to the checked addresses only, refusing redirects. `close()` ends its connections at once, open requests
+ * included (a 2026-07-28 server's `subscriptions/listen` stream never ends by itself).
  */
 export function pinnedFetch(addresses: readonly LookupAddress[]): { fetch: FetchLike; close: () => Promise<void> } {
   const dispatcher = new Agent({ connect: { lookup: pinnedLookup(addresses) } });

@@ -1,11 +1,6 @@
-/** Programs that run another program: a shared service starts them only when listed explicitly. A table only. */
 import { SHELLS } from './programs.ts';
 
-/**
- * Programs that run another program or code of their own choosing: a shared service starts them only
- * when `server.mcp.allowedCommands` lists them explicitly (shells, `env`, package managers outside
- * `exec`, build tools, container and privilege tools among them).
- */
+/** Programs that run another program or code of their choosing: a shared service starts them only when listed explicitly. */
 export const WRAPPERS = new Set([
   ...SHELLS,
   'env',
