@@ -2,8 +2,8 @@
  * Pushed events as an async iterable (what the SSE writer pulls from, at its own pace). `pipeEvents` awaits
  * `open(push, end)` first (its error rejects, so the caller can still answer with a plain error), then yields every
  * pushed event in order until `end()` or `signal` aborts, and calls the `close` that `open` returned exactly once when
- * the iteration stops (end, abort, or the consumer returning early). Unpulled events wait in memory: a followed turn's
- * are few and small.
+ * the iteration stops (end, abort, or the consumer returning early) or `signal` aborts, iterated or not (a client
+ * gone before its stream started). Unpulled events wait in memory: a followed turn's are few and small.
  */
 export async function pipeEvents<T>(
   signal: AbortSignal,
@@ -26,14 +26,16 @@ export async function pipeEvents<T>(
     poke();
   };
   const close = await open(push, end);
-  signal.addEventListener('abort', end, { once: true });
   let closed = false;
   const finish = () => {
     if (closed) return;
     closed = true;
     ended = true;
+    poke();
     close();
   };
+  if (signal.aborted) finish();
+  else signal.addEventListener('abort', finish, { once: true });
   return {
     async *[Symbol.asyncIterator]() {
       try {
