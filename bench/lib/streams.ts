@@ -45,11 +45,13 @@ export interface StreamResult {
   cpuMs: Record<string, number>;
   /** CPU ms of each process's main thread. */
   mainMs: Record<string, number>;
+  /** Kernel CPU ms of each process (all threads): its system calls. */
+  sysMs: Record<string, number>;
   cores: Record<string, number>;
   rssPeakMb?: number;
 }
 
-type Window = Pick<StreamResult, 'wallMs' | 'cpuMs' | 'mainMs' | 'cores' | 'rssPeakMb'>;
+type Window = Pick<StreamResult, 'wallMs' | 'cpuMs' | 'mainMs' | 'sysMs' | 'cores' | 'rssPeakMb'>;
 
 interface Client {
   sentAt: number;
@@ -113,7 +115,7 @@ function tally(load: StreamLoad) {
       const cpu = cpuWindow(load.pids);
       const peak = load.rssPid ? rssPeak(load.rssPid) : undefined;
       await sleep(measureEnd - performance.now());
-      const { wallMs, cpuMs, mainMs } = cpu();
+      const { wallMs, cpuMs, mainMs, sysMs } = cpu();
       const rssPeakKb = peak?.();
       await run;
       const cores = Object.fromEntries(Object.entries(cpuMs).map(([k, v]) => [k, round(v / wallMs, 2)]));
@@ -121,6 +123,7 @@ function tally(load: StreamLoad) {
         wallMs: round(wallMs, 0),
         cpuMs,
         mainMs,
+        sysMs,
         cores,
         ...(rssPeakKb !== undefined && { rssPeakMb: round(rssPeakKb / 1024, 1) }),
       };

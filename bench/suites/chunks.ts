@@ -36,6 +36,7 @@ export const chunksBench: Bench = {
     const plain = await startService({ modelUrl: sim.url });
     const run = await agentdStreams(plain.wsUrl, load(plain.pid)).finally(() => plain.stop());
     const cpuPerChunk = ((run.cpuMs.agentd ?? 0) * 1000) / Math.max(1, run.chunks);
+    const kernelPerChunk = ((run.sysMs.agentd ?? 0) * 1000) / Math.max(1, run.chunks);
 
     log('  profiled run (--cpu-prof)');
     const dir = scratchDir('cpuprof');
@@ -90,6 +91,7 @@ export const chunksBench: Bench = {
           `${cores(run.cores.agentd)} / ${cores(run.cores.simulator)} / ${cores(run.cores.loadgen)} / ${cores(run.cores.other)}`,
         ],
         ['agentd CPU per chunk, whole process (/proc, all threads)', us(cpuPerChunk)],
+        ['— of which kernel time (its system calls: socket reads and writes, all threads)', us(kernelPerChunk)],
         ['— model client (openai SDK + fetch/undici + web streams), main thread', us(modelUs)],
         ['— agentd code and its dependencies (src/, machines/, xstate, uWS calls, JSON), main thread', us(ownUs)],
         ['— runtime, main thread (GC, microtask queue, unattributed natives)', us(runtimeUs)],
@@ -103,6 +105,7 @@ export const chunksBench: Bench = {
         plain: run,
         profiled: { ...profiled, split, scale: round(scale, 3) },
         cpuPerChunkUs: round(cpuPerChunk, 2),
+        kernelUsPerChunk: round(kernelPerChunk, 2),
         modelClientUsPerChunk: round(modelUs, 2),
         agentdUsPerChunk: round(ownUs, 2),
         runtimeUsPerChunk: round(runtimeUs, 2),
