@@ -2,8 +2,8 @@
  * Where the time to first chunk goes, for one stream on an otherwise idle service. Unlike the
  * other benchmarks this one runs the service in the bench process (createApp with the bench
  * config, the real uWS server, the separate simulator) so it can timestamp the inside: the bus
- * command, the model request and its response headers (undici's diagnostics channels: the model
- * client's transport), the stored user message and the first chunk event. Each moment is taken
+ * command, the model request and its response headers (the model client's diagnostics channels,
+ * src/llm/http1.ts), the stored user message and the first chunk event. Each moment is taken
  * from the WebSocket frame's send; the model request does not wait for the user message to be
  * stored, so those two overlap. Once with the JSONL store, once in memory.
  */
@@ -23,10 +23,10 @@ const MARKS = ['command', 'request', 'stored', 'headers', 'chunkEvent', 'client'
 type Mark = (typeof MARKS)[number];
 const LABELS: Record<Mark, string> = {
   command: 'agent.sendMessage command (WebSocket frame, rate limit, validation)',
-  request: 'model request created (turn machine, tool list, request body, openai SDK)',
+  request: 'model request written (turn machine, tool list, request body)',
   stored: 'user message stored and emitted (store append, in parallel with the request)',
-  headers: "model response headers (undici + the simulator: the model's own time)",
-  chunkEvent: 'first chunk on the bus (SDK stream parse, outbox)',
+  headers: "model response headers (the socket + the simulator: the model's own time)",
+  chunkEvent: 'first chunk on the bus (stream parse, outbox)',
   client: 'first chunk frame at the client (publish, uWS, ws client in the same process)',
 };
 
@@ -39,8 +39,8 @@ async function trace(simUrl: string, agent: string): Promise<Record<Mark, Summar
   let marks: Partial<Record<Mark, number>> = {};
   const onCreate = () => void (marks.request ??= performance.now());
   const onHeaders = () => void (marks.headers ??= performance.now());
-  subscribe('undici:request:create', onCreate);
-  subscribe('undici:request:headers', onHeaders);
+  subscribe('agentd:model:request', onCreate);
+  subscribe('agentd:model:headers', onHeaders);
   const app = createApp(config, { log: pino({ level: 'silent' }) });
   const execute = app.bus.execute.bind(app.bus);
   app.bus.execute = ((name: Parameters<typeof execute>[0], ...rest: unknown[]) => {
@@ -82,8 +82,8 @@ async function trace(simUrl: string, agent: string): Promise<Record<Mark, Summar
     }
   } finally {
     ws.close();
-    unsubscribe('undici:request:create', onCreate);
-    unsubscribe('undici:request:headers', onHeaders);
+    unsubscribe('agentd:model:request', onCreate);
+    unsubscribe('agentd:model:headers', onHeaders);
     await app.stop();
   }
   return Object.fromEntries(MARKS.map((m) => [m, samples[m].summary()])) as Record<Mark, Summary>;

@@ -13,7 +13,10 @@
  *   malformed frame or a throwing `push` reject it and destroy the connection.
  * - A connection is reused only after a whole body, when neither side said `connection: close`; idle,
  *   it is kept for the server's `keep-alive: timeout` less a second (default 30 s, at most 5 min), unref'd.
+ * - For tracing tools, the diagnostics channels `agentd:model:request` (the request written) and
+ *   `agentd:model:headers` (its answer's head arrived) get `{ origin }`, `{ origin, statusCode }`.
  */
+import { channel } from 'node:diagnostics_channel';
 import { connect as tcpConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { createBodyFraming, parseHead, type BodyFraming } from './http1-frames.ts';
@@ -44,6 +47,9 @@ const MAX_KEEP_ALIVE_MS = 300_000;
 const FRAMING_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection']);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const EMPTY: Buffer = Buffer.alloc(0);
+
+const requestChannel = channel('agentd:model:request');
+const headersChannel = channel('agentd:model:headers');
 
 const abortError = (): Error => Object.assign(new Error('the request was aborted'), { name: 'AbortError' });
 const closedError = (before: string): Error =>
@@ -137,6 +143,7 @@ class Connection {
     this.reusable = head.keepAlive;
     this.keepAliveMs = Math.min(head.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS, MAX_KEEP_ALIVE_MS);
     exchange.framing = createBodyFraming(head);
+    if (headersChannel.hasSubscribers) headersChannel.publish({ origin: this.origin, statusCode: head.statusCode });
     exchange.resolve({ statusCode: head.statusCode, headers: head.headers, body: this.bodyOf(exchange) });
     if (rest.length > 0) this.onBody(exchange, rest);
     else if (exchange.framing.ended) this.end(exchange);
@@ -267,6 +274,7 @@ export function createHttp1Pool(options: { tls?: ConnectionOptions } = {}): Http
           finally: () => signal.removeEventListener('abort', onAbort),
         };
         conn.start(exchange, Buffer.from(`${head}content-length: ${body.length}\r\n\r\n`, 'latin1'), body);
+        if (requestChannel.hasSubscribers) requestChannel.publish({ origin: url.origin });
       });
     },
     close() {

@@ -3,6 +3,7 @@
  * reused or not, bodies cut short, aborts, TLS.
  */
 import { execFileSync } from 'node:child_process';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
@@ -53,6 +54,25 @@ describe('the model client HTTP/1.1 pool', () => {
     expect(sockets.length - before).toBe(1);
     expect(seen[0]).toMatchObject({ method: 'POST', url: '/v1/x?y=1' });
     expect(seen[0]?.headers).toMatchObject({ 'content-type': 'application/json', 'content-length': '7' });
+  });
+
+  it('tells tracing tools when a request is written and when its answer head arrives', async () => {
+    handler = (_req, res) => res.writeHead(201).end('made');
+    const seen: [string, unknown][] = [];
+    const onRequest = (m: unknown) => seen.push(['request', m]);
+    const onHeaders = (m: unknown) => seen.push(['headers', m]);
+    subscribe('agentd:model:request', onRequest);
+    subscribe('agentd:model:headers', onHeaders);
+    try {
+      await (await post('/traced')).body.text();
+    } finally {
+      unsubscribe('agentd:model:request', onRequest);
+      unsubscribe('agentd:model:headers', onHeaders);
+    }
+    expect(seen).toEqual([
+      ['request', { origin: base }],
+      ['headers', { origin: base, statusCode: 201 }],
+    ]);
   });
 
   it('opens a new connection after an answer that said connection: close', async () => {
