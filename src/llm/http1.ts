@@ -42,6 +42,7 @@ export interface Http1Pool {
 }
 
 const DEFAULT_KEEP_ALIVE_MS = 30_000;
+const CONNECT_TIMEOUT_MS = 10_000;
 const MAX_KEEP_ALIVE_MS = 300_000;
 /** Header fields a request never takes from its caller: the client frames the request itself. */
 const FRAMING_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection']);
@@ -52,6 +53,8 @@ const requestChannel = channel('agentd:model:request');
 const headersChannel = channel('agentd:model:headers');
 
 const abortError = (): Error => Object.assign(new Error('the request was aborted'), { name: 'AbortError' });
+const notConnected = (ms: number): Error =>
+  Object.assign(new Error(`could not connect within ${ms} ms`), { code: 'ETIMEDOUT' });
 const closedError = (before: string): Error =>
   Object.assign(new Error(`the connection closed before ${before}`), { code: 'ECONNRESET' });
 
@@ -88,26 +91,36 @@ class Connection {
   private exchange: Exchange | undefined;
   private pending: Buffer = EMPTY;
   private reusable = false;
+  /** Until the socket is ready (connected; for TLS, past the handshake): its timeout is the connect timeout. */
+  private connecting = true;
   keepAliveMs = DEFAULT_KEEP_ALIVE_MS;
 
   constructor(
     readonly socket: Socket,
     readonly origin: string,
+    ready: 'connect' | 'secureConnect',
+    connectTimeoutMs: number,
     private readonly release: (conn: Connection) => void,
   ) {
     socket.setNoDelay(true);
+    socket.setTimeout(connectTimeoutMs);
+    socket.once(ready, () => {
+      this.connecting = false;
+      socket.setTimeout(0);
+    });
     socket.on('data', (data: Buffer) => this.onData(data));
     socket.on('error', (err) => this.onClosed(err));
     socket.on('close', () => this.onClosed(undefined));
     socket.on('timeout', () => {
-      if (!this.exchange) this.socket.destroy();
+      if (this.connecting) this.socket.destroy(notConnected(connectTimeoutMs));
+      else if (!this.exchange) this.socket.destroy(); // idle past its keep-alive
     });
   }
 
   start(exchange: Exchange, head: Buffer, body: Buffer): void {
     this.exchange = exchange;
     this.pending = EMPTY;
-    this.socket.setTimeout(0);
+    if (!this.connecting) this.socket.setTimeout(0);
     this.socket.ref();
     this.socket.cork();
     this.socket.write(head);
@@ -208,7 +221,8 @@ class Connection {
 }
 
 /** A pool of keep-alive connections per origin. `tls`: options for https origins (e.g. a test's `ca`). */
-export function createHttp1Pool(options: { tls?: ConnectionOptions } = {}): Http1Pool {
+export function createHttp1Pool(options: { tls?: ConnectionOptions; connectTimeoutMs?: number } = {}): Http1Pool {
+  const connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
   const idle = new Map<string, Connection[]>();
   /** The parsed URL and request head, per header set (one per model client) and URL. */
   type Prepared = Map<string, { url: URL; head: string }>;
@@ -239,7 +253,7 @@ export function createHttp1Pool(options: { tls?: ConnectionOptions } = {}): Http
           ...options.tls,
         })
       : tcpConnect({ host, port });
-    const conn = new Connection(socket, url.origin, release);
+    const conn = new Connection(socket, url.origin, secure ? 'secureConnect' : 'connect', connectTimeoutMs, release);
     socket.on('close', () => forget(conn));
     return conn;
   };

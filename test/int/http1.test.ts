@@ -7,7 +7,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -150,6 +150,22 @@ describe('the model client HTTP/1.1 pool', () => {
 });
 
 describe('the model client HTTP/1.1 pool over TLS', () => {
+  it('gives up on a connection whose TLS handshake never ends, after the connect timeout', async () => {
+    const silent = createTcpServer((socket) => socket.resume()); // reads, never answers
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const pool = createHttp1Pool({ connectTimeoutMs: 150 });
+    try {
+      const url = `https://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`;
+      expect(await failureOf(pool.request(url, {}, Buffer.from('{}'), new AbortController().signal))).toMatchObject({
+        code: 'ETIMEDOUT',
+        message: 'could not connect within 150 ms',
+      });
+    } finally {
+      pool.close();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+
   const hasOpenssl = (() => {
     try {
       execFileSync('openssl', ['version']);
