@@ -5,7 +5,7 @@
  * the provider's own words are left out entirely for 401s (OpenAI echoes part of the key there).
  */
 import { backoffDelay, type BackoffPolicy } from '../backoff.ts';
-import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import { APIConnectionError, APIError } from 'openai';
 import type { Provider } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 import { OVERFLOW_SIGNATURES } from './providers.ts';
@@ -73,7 +73,6 @@ const CONTENT_FILTER_CODES = new Set(['content_filter', 'content_policy_violatio
  * rate limit reported inside a stream, and lost connections.
  */
 export function isRetryable(e: unknown): boolean {
-  if (e instanceof APIConnectionTimeoutError) return false;
   if (e instanceof APIConnectionError) return true;
   if (streamStatusOf(e) !== undefined) return true;
   const status = statusOf(e);
@@ -194,7 +193,6 @@ export function endpointOf(baseURL: string): string {
 /** Maps anything a model request threw to AGENT_ERROR; `retries` is how many retries were spent. */
 export function toAgentError(e: unknown, facts: RequestFacts, retries = 0): AppError {
   const after = retries > 0 ? ` after ${retries} ${retries === 1 ? 'retry' : 'retries'}` : '';
-  if (e instanceof APIConnectionTimeoutError) return timeoutFailure(facts);
   if (e instanceof APIConnectionError) {
     const cause = scrub(rootCause(e), facts.apiKey);
     return failure(

@@ -1,4 +1,4 @@
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { createHttp1Pool, type Http1Answer, type Http1Pool } from './http1.ts';
 
 /** Where every request of one client goes, and with which headers (the SDK's, built once: client.ts). */
@@ -20,12 +20,6 @@ export function headersOf(raw: Answer['headers']): Headers {
   return headers;
 }
 
-const isAbortError = (err: unknown): boolean =>
-  typeof err === 'object' &&
-  err !== null &&
-  (('name' in err && err.name === 'AbortError') ||
-    ('message' in err && String(err.message).includes('FetchRequestCanceledException')));
-
 const safeJson = (text: string): unknown => {
   try {
     return JSON.parse(text) as unknown;
@@ -40,12 +34,13 @@ const CLOSED_UNDER_REQUEST = new Set(['ECONNRESET', 'EPIPE']);
 const closedUnderRequest = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && 'code' in err && CLOSED_UNDER_REQUEST.has(String(err.code));
 
-/** What the SDK throws when the request fails before an answer (its makeRequest, fetch rejected). */
+/**
+ * What the SDK throws when the request fails before an answer. Every deadline of client.ts aborts `signal`, so a
+ * failure without an abort is the connection's (a kernel ETIMEDOUT included): retried as one.
+ */
 function connectionFailure(thrown: unknown, signal: AbortSignal): APIError {
   if (signal.aborted) return new APIUserAbortError();
-  const err = thrown instanceof Error ? thrown : new Error(String(thrown));
-  const timedOut = isAbortError(err) || /timed? ?out/i.test(String(err) + ('cause' in err ? String(err.cause) : ''));
-  return timedOut ? new APIConnectionTimeoutError() : new APIConnectionError({ cause: err });
+  return new APIConnectionError({ cause: thrown instanceof Error ? thrown : new Error(String(thrown)) });
 }
 
 /** What the SDK throws for a non-2xx answer: its body read whole, as JSON when it parses. */
@@ -68,8 +63,7 @@ async function statusFailure(res: Answer): Promise<APIError> {
  *   the server closed as idle fails this way, and nothing of the request was answered (Go's rule
  *   for an idle connection the server closed). `llm.maxRetries` still counts only the failures
  *   that reach client.ts.
- * - A request that fails before its answer rejects with APIUserAbortError when `signal` aborted,
- *   APIConnectionTimeoutError when the cause is an AbortError or says it timed out, else
+ * - A request that fails before its answer rejects with APIUserAbortError when `signal` aborted, else
  *   APIConnectionError with the cause (e.g. ECONNREFUSED).
  * - Aborting `signal` once the answer came ends the body's read with an error named `AbortError`.
  */
