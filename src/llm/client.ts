@@ -151,10 +151,13 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       return step;
     }
     const folder = adapter.folder(onText);
-    const reader = createSseReader((event) => {
-      folder.add(event);
-      watch(folder.size);
-    }, headersOf(answer.headers));
+    const reader = createSseReader(
+      (event) => {
+        folder.add(event);
+        watch(folder.size);
+      },
+      () => headersOf(answer.headers),
+    );
     await answer.body.read((chunk) => reader.push(chunk));
     reader.end();
     // The caller decides what an abort meant (its own, a timeout, a stall, a reply too long).

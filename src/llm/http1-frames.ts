@@ -77,19 +77,22 @@ export function parseHead(data: Buffer): AnswerHead | undefined {
   const keepAliveMs = timeout ? Number(timeout[1]) * 1000 - 1000 : undefined;
   if (keepAliveMs !== undefined && keepAliveMs <= 0) keepAlive = false;
 
-  const head = { length: end + 4, statusCode, headers, keepAlive, keepAliveMs, contentLength: 0 };
-  if (statusCode < 200 || statusCode === 204 || statusCode === 304) return { ...head, framing: 'none' };
+  let framing: AnswerHead['framing'] = 'close';
+  let contentLength = 0;
   const coding = one('transfer-encoding');
-  if (coding !== undefined) {
-    const chunked = coding.toLowerCase().split(',').at(-1)?.trim() === 'chunked';
-    return chunked ? { ...head, framing: 'chunked' } : { ...head, keepAlive: false, framing: 'close' };
-  }
   const length = one('content-length');
-  if (length === undefined) return { ...head, keepAlive: false, framing: 'close' };
-  const lengths = new Set(length.split(',').map((v) => v.trim()));
-  const [only] = lengths;
-  if (lengths.size !== 1 || !/^\d{1,15}$/.test(only as string)) throw bad('content-length');
-  return { ...head, framing: 'length', contentLength: Number(only) };
+  if (statusCode < 200 || statusCode === 204 || statusCode === 304) framing = 'none';
+  else if (coding !== undefined) {
+    if (coding.toLowerCase().split(',').at(-1)?.trim() === 'chunked') framing = 'chunked';
+  } else if (length !== undefined) {
+    const lengths = new Set(length.split(',').map((v) => v.trim()));
+    const [only] = lengths;
+    if (lengths.size !== 1 || !/^\d{1,15}$/.test(only as string)) throw bad('content-length');
+    framing = 'length';
+    contentLength = Number(only);
+  }
+  if (framing === 'close') keepAlive = false;
+  return { length: end + 4, statusCode, headers, keepAlive, keepAliveMs, framing, contentLength };
 }
 
 /** The framing of the body that follows `head`. */

@@ -224,10 +224,8 @@ class Connection {
 export function createHttp1Pool(options: { tls?: ConnectionOptions; connectTimeoutMs?: number } = {}): Http1Pool {
   const connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
   const idle = new Map<string, Connection[]>();
-  /** The parsed URL and request head, per header set (one per model client) and URL. */
-  type Prepared = Map<string, { url: URL; head: string }>;
-  const prepared = new WeakMap<Record<string, string>, Prepared>();
-
+  /** The parsed URL and request head, per header set (one per model client, which posts to one URL). */
+  const prepared = new WeakMap<Record<string, string>, { target: string; url: URL; head: string }>();
   const release = (conn: Connection): void => {
     const list = idle.get(conn.origin) ?? [];
     list.push(conn);
@@ -258,14 +256,12 @@ export function createHttp1Pool(options: { tls?: ConnectionOptions; connectTimeo
     return conn;
   };
   const prepare = (target: string, headers: Record<string, string>) => {
-    let byUrl = prepared.get(headers);
-    if (!byUrl) prepared.set(headers, (byUrl = new Map() as Prepared));
-    let entry = byUrl.get(target);
-    if (!entry) {
+    let entry = prepared.get(headers);
+    if (entry?.target !== target) {
       const url = new URL(target);
       if (url.protocol !== 'http:' && url.protocol !== 'https:')
         throw new TypeError(`unsupported protocol ${url.protocol}`);
-      byUrl.set(target, (entry = { url, head: headOf(url, headers) }));
+      prepared.set(headers, (entry = { target, url, head: headOf(url, headers) }));
     }
     return entry;
   };

@@ -25,7 +25,8 @@ export interface SseReader {
   readonly done: boolean;
 }
 
-export function createSseReader(onEvent: (event: unknown) => void, headers?: Headers): SseReader {
+/** `headers`: the answer's, made only for an event that carries an error. */
+export function createSseReader(onEvent: (event: unknown) => void, headers?: () => Headers): SseReader {
   const decoder = new StringDecoder('utf8');
   /** Decoded text not yet ended by a blank line (one decode per network read; events are found by index in it). */
   let pending = '';
@@ -41,7 +42,7 @@ export function createSseReader(onEvent: (event: unknown) => void, headers?: Hea
     }
     const event = JSON.parse(text) as { error?: unknown } | null;
     if (event !== null && typeof event === 'object' && event.error)
-      throw new APIError(undefined, event.error, undefined, headers ?? new Headers());
+      throw new APIError(undefined, event.error, undefined, headers?.() ?? new Headers());
     onEvent(event);
   };
   /** Every event that ends in `pending`; the rest stays for the next read. */
