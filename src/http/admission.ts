@@ -41,17 +41,22 @@ export interface RequestFacts {
   allowHeaders?: readonly string[];
 }
 
+/**
+ * The facts of a request as every front reads them. A WebSocket upgrade (`upgradeQuery` given) may carry its
+ * credential as `?token=` instead (browsers cannot set headers on one); it is never a preflight.
+ */
 export const requestFacts = (
   method: string,
   headers: Readonly<Record<string, string | undefined>>,
   ip: string,
   extra: Pick<RequestFacts, 'scope' | 'allowHeaders'> = {},
+  upgradeQuery?: URLSearchParams,
 ): RequestFacts => ({
   host: headers.host ?? '',
   origin: headers.origin ?? '',
   ip,
-  credential: bearerKey(headers.authorization),
-  preflight: method === 'OPTIONS',
+  credential: bearerKey(headers.authorization) ?? (upgradeQuery?.get('token') || undefined),
+  preflight: !upgradeQuery && method === 'OPTIONS',
   ...extra,
 });
 

@@ -2,8 +2,7 @@ import type { EngineRequest, EngineSocket, UpgradeResponse, WebSocketRoute } fro
 import type { Clock } from '../clock.ts';
 import type { InspectHub } from '../inspect/index.ts';
 import type { Logger } from '../log/index.ts';
-import type { Admission } from './admission.ts';
-import { upgradeCredential } from './auth.ts';
+import { requestFacts, type Admission } from './admission.ts';
 import type { ClientIp } from './ip.ts';
 import { errorReply, send } from './respond.ts';
 
@@ -32,14 +31,7 @@ export function createInspectWs(deps: InspectWsDeps): { route: WebSocketRoute<Vi
 
   const upgrade = (req: EngineRequest, res: UpgradeResponse<ViewerData>): void => {
     const query = new URLSearchParams(req.query);
-    const { host = '', origin = '', authorization = '' } = req.headers;
-    const facts = {
-      host,
-      origin,
-      ip: deps.clientIp(req),
-      credential: upgradeCredential(authorization, query),
-      scope: 'inspect' as const,
-    };
+    const facts = requestFacts(req.method, req.headers, deps.clientIp(req), { scope: 'inspect' }, query);
     const data: ViewerData = { filter: query.get('actor') || undefined };
     deps.admission
       .admit(facts, { route: () => undefined })

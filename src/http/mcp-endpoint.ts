@@ -4,8 +4,8 @@ import type { Logger } from '../log/index.ts';
 import { INSTANCE_HEADER } from '../tools/index.ts';
 import type { HttpFace } from '../mcp-face/index.ts';
 import type { Metrics } from '../metrics/index.ts';
-import { MethodNotAllowed, type Admission } from './admission.ts';
-import { bearerKey, type Principal } from './auth.ts';
+import { MethodNotAllowed, requestFacts, type Admission } from './admission.ts';
+import type { Principal } from './auth.ts';
 import { readBody, tooDeepError } from './body.ts';
 import { rateLimitError, rateLimitHeaders, type WindowLimiter } from './limits.ts';
 import { textTooDeep } from '../json-depth.ts';
@@ -42,7 +42,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
     const method = req.method.toUpperCase();
     const headers = new Headers();
     for (const key in req.headers) headers.append(key, req.headers[key]!);
-    const host = headers.get('host') ?? '';
+    const host = req.headers.host ?? '';
     const ip = deps.clientIp(req);
     const body = method === 'POST' ? () => readBody(req, deps.maxBodyBytes) : undefined;
 
@@ -58,18 +58,8 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
 
     let principal: string | undefined;
     const run = async () => {
-      const verdict = await deps.admission.admit(
-        {
-          host,
-          origin: headers.get('origin') ?? '',
-          ip,
-          credential: bearerKey(headers.get('authorization') ?? undefined),
-          scope: 'chat',
-          preflight: method === 'OPTIONS',
-          allowHeaders: MCP_HEADERS,
-        },
-        { route, body },
-      );
+      const facts = requestFacts(method, req.headers, ip, { allowHeaders: MCP_HEADERS });
+      const verdict = await deps.admission.admit(facts, { route, body });
       if (verdict.outcome === 'refused') {
         if (verdict.error.code === 'RATE_LIMIT_EXCEEDED') deps.metrics?.rejected('mcp');
         return send(res, rpcErrorReply(verdict.error, verdict.status), verdict.headers);

@@ -1,7 +1,7 @@
 import { AppError } from '../errors/index.ts';
 import type { EngineRequest, UpgradeResponse } from './engine/index.ts';
 import type { LimitState } from './limits.ts';
-import { upgradeCredential } from './auth.ts';
+import { requestFacts } from './admission.ts';
 import { errorReply, send } from './respond.ts';
 import type { Connection, GatewayDeps } from './ws-connection.ts';
 
@@ -14,8 +14,6 @@ export function createUpgrade(
 ) {
   return (req: EngineRequest, res: UpgradeResponse<Connection>): void => {
     const ip = deps.clientIp(req);
-    const { host = '', origin = '', authorization = '' } = req.headers;
-    const credential = upgradeCredential(authorization, new URLSearchParams(req.query));
     const takeSlot = (limit: LimitState): void => {
       if (!deps.limits.connections.tryOpen(ip)) {
         throw new AppError('RATE_LIMIT_EXCEEDED', 'Too many concurrent connections from this address', {
@@ -26,7 +24,8 @@ export function createUpgrade(
       }
     };
     const run = async () => {
-      const verdict = await deps.admission.admit({ host, origin, ip, credential, scope: 'chat' }, { route: takeSlot });
+      const facts = requestFacts(req.method, req.headers, ip, {}, new URLSearchParams(req.query));
+      const verdict = await deps.admission.admit(facts, { route: takeSlot });
       if (verdict.outcome === 'refused') {
         if (verdict.error.code === 'RATE_LIMIT_EXCEEDED') deps.metrics?.rejected('ws_upgrade');
         return send(res, errorReply(verdict.error, deps.clock.now(), verdict.status), verdict.headers);
