@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { ConfigError, isLoopbackHost, loadConfig, type AgentConfig } from '../config/index.ts';
 import { FROM_CHECKOUT } from '../package-info.ts';
 import { DEFAULT_AGENT_FILE, type ServeOptions } from './args.ts';
+import { messageOf } from '../errors/index.ts';
 
 /** The agent file to serve: `--agent`, else ./agent.yml; exits 1 saying what to do when there is none. */
 export function agentFileOrExit(options: ServeOptions): string {
@@ -80,7 +81,7 @@ export async function listenFailure(host: string, port: number, fallback: unknow
     case 'EAI_AGAIN':
       return `host ${host} does not resolve to an address; pick another with --host`;
     default:
-      return fallback instanceof Error ? fallback.message : String(fallback);
+      return messageOf(fallback);
   }
 }
 

@@ -2,6 +2,7 @@ import type { Bus, CommandSpec, Envelope, EventSpec } from '../bus/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { RedisConnection } from '../redis/index.ts';
 import { readWire, wireEvent, type WireEvent } from './wire.ts';
+import { messageOf } from '../errors/index.ts';
 
 export interface FanOutOptions {
   /** Publishes. */
@@ -73,10 +74,7 @@ export function createFanOut(options: FanOutOptions) {
       return entry.ready;
     }
     const ready = subscriber.subscribe(channel(sessionId), onMessage).catch((err: unknown) => {
-      log.warn(
-        { err: err instanceof Error ? err.message : String(err), sessionId },
-        'cluster: could not subscribe to a session',
-      );
+      log.warn({ err: messageOf(err), sessionId }, 'cluster: could not subscribe to a session');
     });
     watched.set(sessionId, { count: 1, ready });
     return ready;

@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Envelope } from '../bus/index.ts';
 import type { Clock, IdSource } from '../clock.ts';
-import { AppError, isAppError } from '../errors/index.ts';
+import { AppError, isAppError, messageOf } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { RedisConnection } from '../redis/index.ts';
 import type { createLeases } from './leases.ts';
@@ -23,7 +23,7 @@ export type Handler = (command: Envelope) => unknown;
 /** A Redis failure as the callers see it: SERVICE_UNAVAILABLE `reason: "redis"` (an AppError passes as it is). */
 export const unavailable = (err: unknown): never => {
   if (isAppError(err)) throw err;
-  const cause = err instanceof Error ? err.message : String(err);
+  const cause = messageOf(err);
   throw new AppError('SERVICE_UNAVAILABLE', `Redis is unavailable: ${cause}`, { reason: 'redis', cause });
 };
 
@@ -139,9 +139,7 @@ export function createForwarding(options: ForwardingOptions) {
     run(command, hops).then(
       (result) => reply({ kind: 'reply', id, ok: true, result }),
       (err: unknown) => {
-        const e = isAppError(err)
-          ? err
-          : new AppError('INTERNAL_ERROR', err instanceof Error ? err.message : String(err));
+        const e = isAppError(err) ? err : new AppError('INTERNAL_ERROR', messageOf(err));
         return reply({ kind: 'reply', id, ok: false, error: { code: e.code, message: e.message, details: e.details } });
       },
     );

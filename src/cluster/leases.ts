@@ -1,5 +1,6 @@
 import type { Logger } from '../log/index.ts';
 import type { RedisConnection } from '../redis/index.ts';
+import { messageOf } from '../errors/index.ts';
 
 /** Takes a free lease, renews our own; answers the holder. KEYS: lease. ARGV: instanceId, leaseMs. */
 const CLAIM = `
@@ -55,10 +56,7 @@ export function createLeases(options: LeaseOptions) {
           () => (failing = false),
           (err: unknown) => {
             if (!failing)
-              log.warn(
-                { err: err instanceof Error ? err.message : String(err), sessions: held.size },
-                'renewing session leases failed; retrying',
-              );
+              log.warn({ err: messageOf(err), sessions: held.size }, 'renewing session leases failed; retrying');
             failing = true;
           },
         );

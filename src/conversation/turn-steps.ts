@@ -1,5 +1,5 @@
 /** Pure pieces of a turn: planning a step's tool calls (their argument JSON validated here), the reply, the iteration limit. */
-import { isAppError, type ErrorBody } from '../errors/index.ts';
+import { isAppError, type ErrorBody, messageOf } from '../errors/index.ts';
 import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.ts';
 import type { ToolCallRequest } from './model-messages.ts';
 import type { ModelTool, ModelToolOutcome } from './tool-shapes.ts';
@@ -36,7 +36,7 @@ function parseToolArgs(text: string): Parsed {
   try {
     value = JSON.parse(text);
   } catch (e) {
-    return { ok: false, reason: `not valid JSON (${e instanceof Error ? e.message : String(e)})` };
+    return { ok: false, reason: `not valid JSON (${messageOf(e)})` };
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, reason: 'not a JSON object' };
@@ -105,7 +105,7 @@ export function finalReply(
 /** What a failed turn reports: an AppError keeps its code; anything else is an AGENT_ERROR naming the cause. */
 export function toTurnError(err: unknown): TurnError {
   if (isAppError(err)) return { code: err.code, message: err.message, details: { ...err.details } };
-  const cause = err instanceof Error ? err.message : String(err);
+  const cause = messageOf(err);
   return { code: 'AGENT_ERROR', message: `Agent processing failed: ${cause}`, details: {} };
 }
 

@@ -25,3 +25,4 @@ export {
   type RestErrorEnvelope,
   type WsErrorFrame,
 } from './encode.ts';
+export { messageOf } from './message.ts';

@@ -7,7 +7,7 @@
 import { backoffDelay, type BackoffPolicy } from '../backoff.ts';
 import { APIConnectionError, APIError } from 'openai';
 import type { Provider } from '../config/schema.ts';
-import { AppError } from '../errors/index.ts';
+import { AppError, messageOf } from '../errors/index.ts';
 import { OVERFLOW_SIGNATURES } from './providers.ts';
 
 /**
@@ -177,7 +177,7 @@ function rootCause(e: unknown): string {
   let cur: unknown = e;
   for (let i = 0; i < 5 && cur instanceof Error && cur.cause !== undefined; i++) cur = cur.cause;
   if (cur && typeof cur === 'object' && 'code' in cur && typeof cur.code === 'string') return cur.code;
-  return cur instanceof Error ? cur.message : String(cur);
+  return messageOf(cur);
 }
 
 /** Where `baseURL` points, without credentials, query or a trailing slash (safe to log and store). */

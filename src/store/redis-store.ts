@@ -1,5 +1,5 @@
 import { isoNow, systemClock, type Clock } from '../clock.ts';
-import { AppError, isAppError } from '../errors/index.ts';
+import { AppError, isAppError, messageOf } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { createRedisConnection, safeRedisUrl } from '../redis/index.ts';
 import { assertSessionId } from './session-id.ts';
@@ -73,7 +73,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     (op: string) =>
     (err: unknown): never => {
       if (isAppError(err)) throw err;
-      const cause = err instanceof Error ? err.message : String(err);
+      const cause = messageOf(err);
       log.error({ err: cause, redis: where }, `redis store: ${op} failed`);
       throw new AppError('SERVICE_UNAVAILABLE', `The event store (Redis) is unavailable: ${cause}`, {
         reason: 'storage',
@@ -92,11 +92,9 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       try {
         await client.connect();
       } catch (err) {
-        throw new AppError(
-          'SERVICE_UNAVAILABLE',
-          `cannot reach Redis at ${where}: ${err instanceof Error ? err.message : String(err)}`,
-          { reason: 'storage' },
-        );
+        throw new AppError('SERVICE_UNAVAILABLE', `cannot reach Redis at ${where}: ${messageOf(err)}`, {
+          reason: 'storage',
+        });
       }
     },
 

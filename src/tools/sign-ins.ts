@@ -7,7 +7,7 @@
  * - A principal's commands on a server without `oauth.per: principal` are INVALID_REQUEST; unknown server
  *   SERVER_NOT_FOUND.
  */
-import { AppError } from '../errors/index.ts';
+import { AppError, messageOf } from '../errors/index.ts';
 import { principalOfState, serverOfState } from './oauth/record.ts';
 import { UnknownSignIn } from './oauth/sign-in-errors.ts';
 import type { SignInRecord, ServerRecord } from './messages.ts';
@@ -19,8 +19,6 @@ export interface SignInDeps {
   reconnect(entry: ServerEntry): Promise<ServerRecord>;
   record(entry: ServerEntry): ServerRecord;
 }
-
-const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export function createSignIns(deps: SignInDeps) {
   const mustFind = orNotFound((serverId) => deps.find(serverId));
@@ -39,9 +37,9 @@ export function createSignIns(deps: SignInDeps) {
     return { entry, principals: entry.principals };
   };
   const failed = (entry: ServerEntry, err: unknown) =>
-    new AppError('AGENT_ERROR', `Signing in to MCP server "${entry.name}" failed: ${reasonOf(err)}`, {
+    new AppError('AGENT_ERROR', `Signing in to MCP server "${entry.name}" failed: ${messageOf(err)}`, {
       serverId: entry.name,
-      reason: reasonOf(err),
+      reason: messageOf(err),
     });
 
   return {

@@ -14,7 +14,7 @@
 import type { SessionEvent, SessionEventOf } from '../../conversation/session-events.ts';
 import { charsOf, charsOfAll, tokensOf } from '../../conversation/token-estimate.ts';
 import type { CompactInput } from '../../conversation/turn-contract.ts';
-import { AppError } from '../../errors/index.ts';
+import { AppError, messageOf } from '../../errors/index.ts';
 import type { LlmClient } from '../../llm/types.ts';
 import type { Logger } from '../../log/index.ts';
 import { planCompaction, SUMMARY_HEADING, summaryRequest } from '../compaction/compaction.ts';
@@ -113,7 +113,7 @@ export function createCompactor(deps: CompactorDeps) {
         usage = step.usage;
       } catch (err) {
         signal.throwIfAborted();
-        const cause = err instanceof Error ? err.message : String(err);
+        const cause = messageOf(err);
         log.warn({ sessionId, trigger: input.trigger, cause }, 'compaction failed: the summary request failed');
         throw failed(`the summary request failed (${cause})`);
       }

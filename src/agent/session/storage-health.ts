@@ -7,7 +7,7 @@
  * - A second failure while degraded keeps the first cause and time.
  */
 import { isoNow, type Clock } from '../../clock.ts';
-import { isAppError } from '../../errors/index.ts';
+import { isAppError, messageOf } from '../../errors/index.ts';
 import type { AgentHealth } from '../messages.ts';
 
 /** Told of every append that failed and every one that succeeded. */
@@ -19,7 +19,7 @@ export interface StorageHealth {
 /** What a store failure says, without a stack: the errno code or the message. */
 export function storageCause(err: unknown): string {
   const details = isAppError(err) ? err.details : {};
-  return typeof details.cause === 'string' ? details.cause : err instanceof Error ? err.message : String(err);
+  return typeof details.cause === 'string' ? details.cause : messageOf(err);
 }
 
 export function createStorageHealth(clock: Clock): StorageHealth & { current(): AgentHealth } {

@@ -17,6 +17,7 @@ import { callA2a } from './call.ts';
 import type { McpConnection } from '../mcp/connection.ts';
 import { limitedFetch } from '../mcp/limited-fetch.ts';
 import type { FetchLike } from '../spawn/url-policy.ts';
+import { messageOf } from '../../errors/index.ts';
 
 export const A2A_INPUT_SCHEMA: Tool['inputSchema'] = {
   type: 'object',
@@ -90,19 +91,13 @@ export async function openA2aAgent(options: A2aOpenOptions): Promise<McpConnecti
       '',
     );
   } catch (error) {
-    throw new Error(
-      `fetching the agent card from ${cardUrl} failed: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
+    throw new Error(`fetching the agent card from ${cardUrl} failed: ${messageOf(error)}`, { cause: error });
   }
   const factory = new ClientFactory({
     transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
   });
   const client = await factory.createFromAgentCard(card).catch((error: unknown) => {
-    throw new Error(
-      `the agent card offers no JSON-RPC endpoint agentd can use: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
+    throw new Error(`the agent card offers no JSON-RPC endpoint agentd can use: ${messageOf(error)}`, { cause: error });
   });
   const target = {
     name: options.name,

@@ -18,6 +18,7 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { CallError } from '../mcp/call-error.ts';
 import { HOPS_META_KEY, hopsOf } from '../hops.ts';
 import { capText } from '../mcp/result-text.ts';
+import { messageOf } from '../../errors/index.ts';
 
 export interface A2aCallTarget {
   name: string;
@@ -169,11 +170,7 @@ export async function callA2a(
       } else reply.direct = partsText(answer.parts);
     }
   } catch (error) {
-    if (!ended.aborted)
-      throw new CallError(
-        `A2A agent "${target.name}": ${error instanceof Error ? error.message : String(error)}`,
-        'protocol',
-      );
+    if (!ended.aborted) throw new CallError(`A2A agent "${target.name}": ${messageOf(error)}`, 'protocol');
   }
   if (ended.aborted) {
     cancelRemote(target, reply.taskId);

@@ -18,6 +18,7 @@ import {
 import type { McpServerConfig } from '../../config/schema.ts';
 import type { SamplingPolicy } from '../../config/server-features.ts';
 import { SamplingRefused, type Sampler, type SamplingReply, type SamplingRequest } from '../server-asks.ts';
+import { messageOf } from '../../errors/index.ts';
 
 export const DEFAULT_SAMPLING_MAX_TOKENS = 1024;
 
@@ -81,10 +82,7 @@ export function attachSampling(
       });
     } catch (error) {
       if (error instanceof SamplingRefused) throw new ProtocolError(SAMPLING_REFUSED, error.message);
-      throw new ProtocolError(
-        ProtocolErrorCode.InternalError,
-        `sampling failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      throw new ProtocolError(ProtocolErrorCode.InternalError, `sampling failed: ${messageOf(error)}`);
     }
     return {
       role: 'assistant',

@@ -18,6 +18,7 @@ import { createProvider, type OAuthHeld } from './provider.ts';
 import { PENDING_TTL_MS, recordFile, recordKey, sameText, scopeOfUrl } from './record.ts';
 import { createRefresher } from './refresh.ts';
 import { AuthorizationRequired, SignInRefused, UnknownSignIn } from './sign-in-errors.ts';
+import { messageOf } from '../../errors/index.ts';
 
 const MAX_SKEW_MS = 60_000;
 
@@ -165,9 +166,7 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
     succeeded() {
       if (held.record.signIns === undefined) return;
       delete held.record.signIns;
-      void save().catch((err: unknown) =>
-        log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'OAuth: the record could not be saved'),
-      );
+      void save().catch((err: unknown) => log.warn({ reason: messageOf(err) }, 'OAuth: the record could not be saved'));
     },
     async resetSignIns() {
       await this.load();

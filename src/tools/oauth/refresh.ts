@@ -8,6 +8,7 @@
 import type { Clock } from '../../clock.ts';
 import type { Logger } from '../../log/index.ts';
 import type { Lease, SecretStore } from '../../store/secret-store.ts';
+import { messageOf } from '../../errors/index.ts';
 
 const REFRESH_COOLDOWN_MS = 5_000;
 /** How long one instance's refresh may hold the others back (they then refresh themselves). */
@@ -30,8 +31,6 @@ export interface RefreshDeps {
   refresh(): Promise<boolean>;
 }
 
-const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
 export function createRefresher(deps: RefreshDeps) {
   const { store, key, clock, log } = deps;
   let running = false;
@@ -42,7 +41,7 @@ export function createRefresher(deps: RefreshDeps) {
     const giveUp = Date.now() + REFRESH_LEASE_MS;
     for (;;) {
       const taken = await store.claim(`${key}-refresh`, REFRESH_LEASE_MS).catch((err: unknown) => {
-        log.warn({ reason: reasonOf(err) }, 'OAuth: the refresh lease could not be taken; refreshing without it');
+        log.warn({ reason: messageOf(err) }, 'OAuth: the refresh lease could not be taken; refreshing without it');
         return NO_LEASE;
       });
       if (taken || Date.now() > giveUp) return taken ?? NO_LEASE;
@@ -71,13 +70,16 @@ export function createRefresher(deps: RefreshDeps) {
         else lastFailure = clock.now();
       } catch (err) {
         lastFailure = clock.now();
-        log.warn({ reason: reasonOf(err) }, 'OAuth token refresh failed');
+        log.warn({ reason: messageOf(err) }, 'OAuth token refresh failed');
       } finally {
         running = false;
         await held
           ?.release()
           .catch((err: unknown) =>
-            log.warn({ reason: reasonOf(err) }, 'OAuth: the refresh lease could not be released; it expires by itself'),
+            log.warn(
+              { reason: messageOf(err) },
+              'OAuth: the refresh lease could not be released; it expires by itself',
+            ),
           );
       }
     },

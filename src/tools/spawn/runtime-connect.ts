@@ -6,7 +6,7 @@
  * mapped). Its OAuth requests pass the same policy (`checkedFetch`).
  */
 import type { AgentConfig, HttpServerConfig, McpServerConfig } from '../../config/schema.ts';
-import { AppError } from '../../errors/index.ts';
+import { AppError, messageOf } from '../../errors/index.ts';
 import { checkSpawn, type SpawnPolicy } from './policy.ts';
 import { pinnedFetch, resolveAllowed, type FetchLike, type UrlPolicy } from './url-policy.ts';
 
@@ -97,7 +97,7 @@ export function checkedFetch(policy: UrlPolicy): FetchLike {
     try {
       addresses = await resolveAllowed(target.href, policy);
     } catch (err) {
-      throw new Error(`refused to contact ${target.host}: ${err instanceof Error ? err.message : String(err)}`, {
+      throw new Error(`refused to contact ${target.host}: ${messageOf(err)}`, {
         cause: err,
       });
     }
