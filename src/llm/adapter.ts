@@ -8,7 +8,7 @@
  *   messages array (request-body.ts).
  * - A folder takes the stream's events in order and calls `onText` with every text delta, then
  *   `build` gives the step; `size` counts reply characters so far (text and tool arguments).
- *   An API error carried inside the stream is thrown from `add` as the SDK's APIError.
+ *   An API error carried inside the stream is thrown from `add` as a ModelApiError without a status.
  * - `whole` turns a non-streamed answer into the same step a stream of it would give.
  * - Reasoning comes back as `step.reasoning` tagged with the adapter's api (the client adds the
  *   model and endpoint); an adapter sends reasoning back only to where it came from (replayFor).
@@ -34,7 +34,7 @@ export interface Adapter {
   readonly api: ModelApi;
   /** Path under the base URL, e.g. `/chat/completions`. */
   readonly path: string;
-  /** Headers of every request (null removes one the SDK would send). */
+  /** Headers of every request (null removes one the client would send, e.g. `authorization`). */
   readonly headers: Record<string, string | null>;
   readonly stream: boolean;
   encode(request: RequestSpec): Buffer;

@@ -1,9 +1,8 @@
 /**
  * The LlmClient port for one model: the request loop (deadline, retries, bounds, abort) around
  * the adapter of its API (adapter.ts: chat, responses or messages). Every API's request goes out
- * through lean-request.ts with the headers the openai SDK would send (built by the SDK once per
- * client), and its failures become the SDK's errors, as the SDK's `post` made them; streams are read
- * by the lean SSE reader (sse.ts). @anthropic-ai/sdk is not used: the Messages wire needs no more.
+ * through lean-request.ts (its failures: api-error.ts), its stream read by the lean SSE reader (sse.ts); no
+ * provider SDK is loaded: the three wires need no more (docs/models.md, "Connections").
  *
  * Contracts:
  * - `llm.timeoutMs` is one deadline for the whole `complete()` call: connecting, every retry and
@@ -26,7 +25,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock, type Clock } from '../clock.ts';
 import { randomUUID } from 'node:crypto';
 import { createLeanRequest, headersOf, wholeBody, type RequestHead } from './lean-request.ts';
-import OpenAI from 'openai';
 import type { LlmConfig } from '../config/schema.ts';
 import { emitText, TextCallbackError, type Adapter } from './adapter.ts';
 import type { Logger } from '../log/index.ts';
@@ -35,7 +33,6 @@ import {
   endpointOf,
   isRetryable,
   retryDelayMs,
-  scrub,
   stalledFailure,
   statusOf,
   timeoutFailure,
@@ -44,6 +41,7 @@ import {
   type RequestFacts,
 } from './failures.ts';
 import { isAppError } from '../errors/index.ts';
+import { VERSION as PACKAGE_VERSION } from '../package-info.ts';
 import { adapterFor } from './adapters.ts';
 import { contextLimitsOf, resolveProvider } from './providers.ts';
 import { createSseReader } from './sse.ts';
@@ -69,6 +67,31 @@ export interface LlmDeps {
   observe?: (turnId: string | undefined) => (outcome: RequestOutcome) => void;
 }
 
+/**
+ * The URL and headers of every request of one client: the adapter's path under the base URL (its query kept), a
+ * Bearer key, JSON both ways, agentd's user agent; `llm.headers` over those, the adapter's last (null removes one).
+ */
+export function requestHead(
+  baseURL: string,
+  apiKey: string,
+  adapter: Pick<Adapter, 'path' | 'headers'>,
+  extra: Record<string, string> = {},
+): RequestHead {
+  const url = new URL(baseURL);
+  url.pathname = url.pathname.replace(/\/+$/, '') + adapter.path;
+  const merged: Record<string, string | null> = {
+    accept: 'application/json',
+    'content-type': 'application/json',
+    'user-agent': `agentd/${PACKAGE_VERSION}`,
+    ...(apiKey && { authorization: `Bearer ${apiKey}` }),
+  };
+  for (const [key, value] of [...Object.entries(extra), ...Object.entries(adapter.headers)])
+    merged[key.toLowerCase()] = value;
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(merged)) if (value !== null) headers[key] = value;
+  return { url: url.href, headers };
+}
+
 function abortError(): DOMException {
   return new DOMException('model request aborted', 'AbortError');
 }
@@ -91,22 +114,6 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     apiKey: resolved.keySource === 'placeholder' ? '' : resolved.apiKey,
     timeoutMs: llm.timeoutMs,
   };
-  const sdkLog = (level: 'error' | 'warn' | 'info' | 'debug') => (message: string) =>
-    log[level]({ source: 'openai-sdk' }, scrub(message, facts.apiKey));
-  const sdk = new OpenAI({
-    apiKey: resolved.apiKey,
-    baseURL: resolved.baseURL,
-    maxRetries: 0,
-    timeout: llm.timeoutMs,
-    // Explicit nulls keep OPENAI_* variables of the environment out of other providers' requests.
-    organization: null,
-    project: null,
-    adminAPIKey: null,
-    webhookSecret: null,
-    logLevel: 'warn',
-    logger: { error: sdkLog('error'), warn: sdkLog('warn'), info: sdkLog('info'), debug: sdkLog('debug') },
-  });
-
   const endpoint = endpointOf(resolved.baseURL);
   const adapter: Adapter = adapterFor(llm, {
     stream: llm.stream,
@@ -117,20 +124,9 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     apiKey: resolved.apiKey,
     endpoint,
   });
-  const headers = { 'content-type': 'application/json', ...llm.headers, ...adapter.headers };
   const newId = () => `call_${randomUUID()}`;
-  // The URL and headers the SDK's `post` would send (the same for every request of this client).
-  let head: Promise<RequestHead> | undefined;
-  const post = createLeanRequest(() => {
-    head ??= sdk
-      .buildRequest({ method: 'post', path: adapter.path, body: Buffer.alloc(0), headers, timeout: llm.timeoutMs })
-      .then(({ url, req }) => {
-        const flat: Record<string, string> = {};
-        new Headers(req.headers).forEach((value, key) => (flat[key] = value));
-        return { url, headers: flat };
-      });
-    return head;
-  });
+  let head: RequestHead | undefined;
+  const post = createLeanRequest(() => (head ??= requestHead(resolved.baseURL, resolved.apiKey, adapter, llm.headers)));
 
   /**
    * One attempt: the request and its whole answer. The body goes as ready JSON bytes

@@ -1,13 +1,13 @@
 /**
- * What went wrong with a model request, in our terms: which SDK failures are worth a retry, how
+ * What went wrong with a model request, in our terms: which failures (api-error.ts) are worth a retry, how
  * long to wait before it, and the AppError('AGENT_ERROR') that names the cause. Messages and
  * details never carry the API key: provider text is scrubbed of it (and of key-like tokens), and
  * the provider's own words are left out entirely for 401s (OpenAI echoes part of the key there).
  */
 import { backoffDelay, type BackoffPolicy } from '../backoff.ts';
-import { APIConnectionError, APIError } from 'openai';
 import type { Provider } from '../config/schema.ts';
 import { AppError, messageOf } from '../errors/index.ts';
+import { ModelApiError, ModelConnectionError } from './api-error.ts';
 import { OVERFLOW_SIGNATURES } from './providers.ts';
 
 /**
@@ -37,13 +37,13 @@ export function scrub(text: string, apiKey: string): string {
   return out.length > 300 ? `${out.slice(0, 300)}…` : out;
 }
 
-/** Status of an SDK error answer; undefined for anything else (including mid-stream errors). */
+/** Status of an error answer; undefined for anything else (including mid-stream errors). */
 export function statusOf(e: unknown): number | undefined {
-  return e instanceof APIError ? (e.status as number | undefined) : undefined;
+  return e instanceof ModelApiError ? e.status : undefined;
 }
 
 function headersOf(e: unknown): Headers | undefined {
-  return e instanceof APIError ? (e.headers as Headers | undefined) : undefined;
+  return e instanceof ModelApiError ? e.headers : undefined;
 }
 
 /**
@@ -60,7 +60,7 @@ const STREAM_ERROR_STATUS: Record<string, number> = {
 };
 
 function streamStatusOf(e: unknown): number | undefined {
-  if (!(e instanceof APIError) || e.status !== undefined) return undefined;
+  if (!(e instanceof ModelApiError) || e.status !== undefined) return undefined;
   const code = errorParts(e).code;
   return code === undefined ? undefined : STREAM_ERROR_STATUS[code];
 }
@@ -73,7 +73,7 @@ const CONTENT_FILTER_CODES = new Set(['content_filter', 'content_policy_violatio
  * rate limit reported inside a stream, and lost connections.
  */
 export function isRetryable(e: unknown): boolean {
-  if (e instanceof APIConnectionError) return true;
+  if (e instanceof ModelConnectionError) return true;
   if (streamStatusOf(e) !== undefined) return true;
   const status = statusOf(e);
   if (status === undefined) return false;
@@ -159,7 +159,7 @@ function errorParts(e: { error?: unknown; code?: unknown; message: string }): {
 
 /** Whether an error answer says the request overflowed the context window; the window when it names one (0 when not). */
 export function overflowOf(e: unknown): { window: number } | undefined {
-  if (!(e instanceof APIError)) return undefined;
+  if (!(e instanceof ModelApiError)) return undefined;
   const status = statusOf(e);
   const { code, message } = errorParts(e);
   for (const sig of OVERFLOW_SIGNATURES) {
@@ -193,7 +193,7 @@ export function endpointOf(baseURL: string): string {
 /** Maps anything a model request threw to AGENT_ERROR; `retries` is how many retries were spent. */
 export function toAgentError(e: unknown, facts: RequestFacts, retries = 0): AppError {
   const after = retries > 0 ? ` after ${retries} ${retries === 1 ? 'retry' : 'retries'}` : '';
-  if (e instanceof APIConnectionError) {
+  if (e instanceof ModelConnectionError) {
     const cause = scrub(rootCause(e), facts.apiKey);
     return failure(
       `could not reach the model provider at ${endpointOf(facts.baseURL)} (${cause})${after}`,
@@ -201,7 +201,7 @@ export function toAgentError(e: unknown, facts: RequestFacts, retries = 0): AppE
       'connection',
     );
   }
-  if (e instanceof APIError) {
+  if (e instanceof ModelApiError) {
     const status = statusOf(e);
     const overflow = overflowOf(e);
     if (overflow) {

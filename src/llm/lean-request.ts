@@ -1,7 +1,8 @@
-import { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import { messageOf } from '../errors/index.ts';
+import { ModelAbortError, ModelApiError, ModelConnectionError } from './api-error.ts';
 import { createHttp1Pool, type Http1Answer, type Http1Pool } from './http1.ts';
 
-/** Where every request of one client goes, and with which headers (the SDK's, built once: client.ts). */
+/** Where every request of one client goes, and with which headers (built once: client.ts). */
 export interface RequestHead {
   url: string;
   headers: Record<string, string>;
@@ -10,7 +11,7 @@ export interface RequestHead {
 /** A 2xx answer: its status, raw headers and body (read piece by piece, or whole). */
 export type Answer = Http1Answer;
 
-/** The answer's headers as a fetch Headers (what the SDK's errors and parsing read). */
+/** The answer's headers as a fetch Headers (what errors and parsing read). */
 export function headersOf(raw: Answer['headers']): Headers {
   const headers = new Headers();
   for (const [key, value] of Object.entries(raw)) {
@@ -35,45 +36,43 @@ const closedUnderRequest = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && 'code' in err && CLOSED_UNDER_REQUEST.has(String(err.code));
 
 /**
- * What the SDK throws when the request fails before an answer. Every deadline of client.ts aborts `signal`, so a
- * failure without an abort is the connection's (a kernel ETIMEDOUT included): retried as one.
+ * A request that failed before an answer. Every deadline of client.ts aborts `signal`, so a failure without an
+ * abort is the connection's (a kernel ETIMEDOUT included): retried as one.
  */
-function connectionFailure(thrown: unknown, signal: AbortSignal): APIError {
-  if (signal.aborted) return new APIUserAbortError();
-  return new APIConnectionError({ cause: thrown instanceof Error ? thrown : new Error(String(thrown)) });
-}
+const connectionFailure = (thrown: unknown, signal: AbortSignal): Error =>
+  signal.aborted ? new ModelAbortError() : new ModelConnectionError(thrown);
 
-/** What the SDK throws for a non-2xx answer: its body read whole, as JSON when it parses. */
-async function statusFailure(res: Answer): Promise<APIError> {
-  const text = await res.body.text().catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))).message);
-  const json = safeJson(text);
-  return APIError.generate(res.statusCode, json as object | undefined, json ? undefined : text, headersOf(res.headers));
+/** A non-2xx answer, its body read whole: the JSON body's `error`, or the text when it is not JSON. */
+async function statusFailure(res: Answer): Promise<ModelApiError> {
+  const text = await res.body.text().catch((e: unknown) => messageOf(e));
+  const json = safeJson(text) as { error?: unknown } | undefined;
+  return new ModelApiError(res.statusCode, json?.error, json ? undefined : text, headersOf(res.headers));
 }
 
 /**
- * A model request without the openai SDK's request machinery: the ready body bytes posted on a
- * keep-alive connection (http1.ts), the answer's body read as it arrives.
+ * A model request: the ready body bytes posted on a keep-alive connection (http1.ts), the answer's body read as
+ * it arrives.
  *
- * Contracts (the SDK's `post` with `maxRetries: 0`, which this replaces; failures.ts maps both alike):
- * - Resolves with a 2xx answer. A non-2xx answer rejects with `APIError.generate(status, body JSON
- *   or undefined, body text when not JSON, headers)`, its body read whole (a body that fails to
- *   read gives that error's message as the text).
+ * Contracts (failures.ts maps what it throws):
+ * - Resolves with a 2xx answer. A non-2xx answer rejects with a ModelApiError (status, the JSON body's `error`
+ *   or the body's text, headers), its body read whole (a body that fails to read gives that error's message as
+ *   the text).
  * - A connection closed or reset under the request before its answer (ECONNRESET, EPIPE) is tried
  *   once more at once, unless `signal` aborted: a pooled keep-alive socket
  *   the server closed as idle fails this way, and nothing of the request was answered (Go's rule
  *   for an idle connection the server closed). `llm.maxRetries` still counts only the failures
  *   that reach client.ts.
- * - A request that fails before its answer rejects with APIUserAbortError when `signal` aborted, else
- *   APIConnectionError with the cause (e.g. ECONNREFUSED).
+ * - A request that fails before its answer rejects with ModelAbortError when `signal` aborted, else
+ *   ModelConnectionError with the cause (e.g. ECONNREFUSED).
  * - Aborting `signal` once the answer came ends the body's read with an error named `AbortError`.
  */
 export function createLeanRequest(
-  head: () => Promise<RequestHead>,
+  head: () => RequestHead,
   pool: Http1Pool = createHttp1Pool(),
 ): (body: Buffer, signal: AbortSignal) => Promise<Answer> {
   return async (body, signal) => {
-    const { url, headers } = await head();
-    if (signal.aborted) throw new APIUserAbortError();
+    const { url, headers } = head();
+    if (signal.aborted) throw new ModelAbortError();
     const send = () => pool.request(url, headers, body, signal);
     let res: Answer;
     try {
@@ -89,7 +88,7 @@ export function createLeanRequest(
   };
 }
 
-/** A whole (unstreamed) 2xx answer's body as the SDK parses it: JSON by its content type, else text; 204 is null. */
+/** A whole (unstreamed) 2xx answer's body: JSON by its content type, else text; 204 is null. */
 export async function wholeBody(res: Answer): Promise<unknown> {
   if (res.statusCode === 204) return null;
   const headers = headersOf(res.headers);

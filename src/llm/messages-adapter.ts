@@ -16,7 +16,7 @@
  * - `max_tokens` is required: the request's, else the model's reply room (AdapterOptions).
  * - The key goes in `x-api-key` (no Authorization header), with `anthropic-version: 2023-06-01`.
  */
-import { APIError } from 'openai';
+import { ModelApiError } from './api-error.ts';
 import {
   emitText,
   optionalKeys,
@@ -185,7 +185,7 @@ class MessagesFolder implements StepFolder {
         if (e.delta?.stop_reason) this.stop = e.delta.stop_reason;
         return this.count(e.usage);
       case 'error':
-        throw new APIError(undefined, e.error, e.error?.message, undefined);
+        throw new ModelApiError(undefined, e.error, e.error?.message, undefined);
     }
   }
 

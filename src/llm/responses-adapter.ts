@@ -12,9 +12,9 @@
  * - Streamed: text from `response.output_text.delta`, calls from `response.output_item.*` and
  *   `response.function_call_arguments.delta`, reasoning from `response.reasoning_summary_text.delta`
  *   / `response.reasoning_text.delta` and the reasoning items, usage and end from
- *   `response.completed` / `response.incomplete`; `response.failed` and `error` throw as APIError.
+ *   `response.completed` / `response.incomplete`; `response.failed` and `error` throw as ModelApiError.
  */
-import { APIError } from 'openai';
+import { ModelApiError } from './api-error.ts';
 import {
   emitText,
   optionalKeys,
@@ -97,10 +97,10 @@ interface ResponseEvent {
   message?: string;
 }
 
-/** A response whose status is `failed`, as the SDK's error. */
-function failed(response: ResponseObject | undefined): APIError {
+/** A response whose status is `failed`, as an error inside the stream. */
+function failed(response: ResponseObject | undefined): ModelApiError {
   const error = response?.error ?? { message: 'the response failed' };
-  return new APIError(undefined, error, error.message, undefined);
+  return new ModelApiError(undefined, error, error.message, undefined);
 }
 
 class ResponsesFolder implements StepFolder {
@@ -160,7 +160,7 @@ class ResponsesFolder implements StepFolder {
       case 'response.failed':
         throw failed(e.response);
       case 'error':
-        throw new APIError(undefined, { code: e.code, message: e.message }, e.message, undefined);
+        throw new ModelApiError(undefined, { code: e.code, message: e.message }, e.message, undefined);
     }
   }
 

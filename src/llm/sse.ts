@@ -1,6 +1,6 @@
 /**
  * A lean server-sent events reader for model streams: bytes in, each event's `data` out, parsed.
- * It replaces the openai SDK's stream reader on the per-chunk path (ARCHITECTURE §5: a lean client,
+ * It replaced the openai SDK's stream reader on the per-chunk path (ARCHITECTURE §5: a lean client,
  * measured against the SDK's in bench/micro/adapters.ts and the `apis` benchmark); the request is
  * lean-request.ts's.
  *
@@ -9,12 +9,12 @@
  *   with `\n` (one leading space of each dropped); `event:`, `id:`, `retry:` and comment lines are
  *   skipped; an event without data is skipped. What is left when the body ends counts as an event.
  * - `data: [DONE]` (Chat Completions) ends the stream: later bytes are ignored.
- * - Each data is JSON-parsed (a SyntaxError propagates); one that carries `error` throws the SDK's
- *   APIError with it, as the SDK's reader does, so failures.ts maps every API's in-stream error.
+ * - Each data is JSON-parsed (a SyntaxError propagates); one that carries `error` throws a ModelApiError
+ *   without a status (api-error.ts), so failures.ts maps every API's in-stream error.
  * - UTF-8 split across chunks is decoded whole (StringDecoder).
  */
 import { StringDecoder } from 'node:string_decoder';
-import { APIError } from 'openai';
+import { ModelApiError } from './api-error.ts';
 
 export interface SseReader {
   /** Takes the next bytes of the body; calls `onEvent` for every complete event in them. */
@@ -42,7 +42,7 @@ export function createSseReader(onEvent: (event: unknown) => void, headers?: () 
     }
     const event = JSON.parse(text) as { error?: unknown } | null;
     if (event !== null && typeof event === 'object' && event.error)
-      throw new APIError(undefined, event.error, undefined, headers?.() ?? new Headers());
+      throw new ModelApiError(undefined, event.error, undefined, headers?.() ?? new Headers());
     onEvent(event);
   };
   /** Every event that ends in `pending`; the rest stays for the next read. */

@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APIConnectionError, APIUserAbortError, BadRequestError, InternalServerError, RateLimitError } from 'openai';
+import { ModelAbortError, ModelApiError, ModelConnectionError } from '../../src/llm/api-error.ts';
 import { createHttp1Pool } from '../../src/llm/http1.ts';
 import { createLeanRequest, wholeBody } from '../../src/llm/lean-request.ts';
 import { failureOf } from '../support/failure.ts';
@@ -35,39 +35,39 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 const post = (path: string, signal = new AbortController().signal) =>
-  createLeanRequest(() => Promise.resolve({ url: `${url}${path}`, headers: { 'content-type': 'application/json' } }))(
+  createLeanRequest(() => ({ url: `${url}${path}`, headers: { 'content-type': 'application/json' } }))(
     Buffer.from('{}'),
     signal,
   );
 
 describe('lean model request', () => {
-  it('rejects a non-2xx answer with the SDK error of its status, its body as text or JSON, and its headers', async () => {
+  it('rejects a non-2xx answer with a ModelApiError: its status, its body as text or its JSON error, and its headers', async () => {
     const text = await failureOf(post('/text-503'));
-    expect(text).toBeInstanceOf(InternalServerError);
+    expect(text).toBeInstanceOf(ModelApiError);
     expect(text).toMatchObject({ status: 503, message: '503 upstream down', error: undefined });
-    expect((text as InternalServerError).headers.get('retry-after')).toBe('2');
+    expect((text as ModelApiError).headers?.get('retry-after')).toBe('2');
     const json = await failureOf(post('/json-400'));
-    expect(json).toBeInstanceOf(BadRequestError);
+    expect(json).toBeInstanceOf(ModelApiError);
     expect(json).toMatchObject({ status: 400, code: 'invalid_x', error: { message: 'bad field', code: 'invalid_x' } });
-    expect(await failureOf(post('/json-429'))).toBeInstanceOf(RateLimitError);
+    expect(await failureOf(post('/json-429'))).toMatchObject({ status: 429 });
   });
 
-  it('rejects an unreachable endpoint with APIConnectionError and its cause, an aborted one with APIUserAbortError', async () => {
+  it('rejects an unreachable endpoint with ModelConnectionError and its cause, an aborted one with ModelAbortError', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const refused = await failureOf(
-      createLeanRequest(() => Promise.resolve({ url: `http://127.0.0.1:${port}/x`, headers: {} }))(
+      createLeanRequest(() => ({ url: `http://127.0.0.1:${port}/x`, headers: {} }))(
         Buffer.from('{}'),
         new AbortController().signal,
       ),
     );
-    expect(refused).toBeInstanceOf(APIConnectionError);
+    expect(refused).toBeInstanceOf(ModelConnectionError);
     expect(refused).toMatchObject({ message: 'Connection error.', cause: { code: 'ECONNREFUSED' } });
     const controller = new AbortController();
     controller.abort();
-    expect(await failureOf(post('/json-200', controller.signal))).toBeInstanceOf(APIUserAbortError);
+    expect(await failureOf(post('/json-200', controller.signal))).toBeInstanceOf(ModelAbortError);
   });
 
   it('tries once more when the server resets a pooled idle connection under the next request', async () => {
@@ -87,7 +87,7 @@ describe('lean model request', () => {
     await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
     const port = (tcp.address() as AddressInfo).port;
     const pool = createHttp1Pool();
-    const lean = createLeanRequest(() => Promise.resolve({ url: `http://127.0.0.1:${port}/v1`, headers: {} }), pool);
+    const lean = createLeanRequest(() => ({ url: `http://127.0.0.1:${port}/v1`, headers: {} }), pool);
     const send = async () => wholeBody(await lean(Buffer.from('{}'), new AbortController().signal));
     expect(await send()).toEqual({ ok: true });
     await new Promise((resolve) => setImmediate(resolve)); // the pool takes its socket back after the body ends
@@ -97,7 +97,7 @@ describe('lean model request', () => {
     await new Promise<void>((resolve) => tcp.close(() => resolve()));
   });
 
-  it('rejects with APIConnectionError when a fresh connection is reset too, after that one more try', async () => {
+  it('rejects with ModelConnectionError when a fresh connection is reset too, after that one more try', async () => {
     let connections = 0;
     const tcp = createTcpServer((socket: Socket) => {
       connections += 1;
@@ -105,9 +105,9 @@ describe('lean model request', () => {
     });
     await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
     const port = (tcp.address() as AddressInfo).port;
-    const lean = createLeanRequest(() => Promise.resolve({ url: `http://127.0.0.1:${port}/v1`, headers: {} }));
+    const lean = createLeanRequest(() => ({ url: `http://127.0.0.1:${port}/v1`, headers: {} }));
     const reset = await failureOf(lean(Buffer.from('{}'), new AbortController().signal));
-    expect(reset).toBeInstanceOf(APIConnectionError);
+    expect(reset).toBeInstanceOf(ModelConnectionError);
     expect(reset).toMatchObject({ cause: { code: 'ECONNRESET' } });
     expect(connections).toBe(2);
     await new Promise<void>((resolve) => tcp.close(() => resolve()));

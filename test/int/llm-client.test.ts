@@ -1,9 +1,10 @@
 import { Writable } from 'node:stream';
-import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llmSchema, type LlmConfig } from '../../src/config/schema.ts';
 import { AppError } from '../../src/errors/index.ts';
 import { createLlmClient } from '../../src/llm/index.ts';
+import { requestHead } from '../../src/llm/client.ts';
+import { VERSION } from '../../src/package-info.ts';
 import type { ChatMessage, ModelRequest, ToolDefinition } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/log/index.ts';
 import {
@@ -298,32 +299,27 @@ describe('LlmClient against the model simulator', () => {
     expect(error).toBe(mine);
   });
 
-  it('sends what the openai SDK would hand its fetch: the same URL and headers, with llm.headers', async () => {
-    const extra = { 'x-team': 'agents', 'user-agent': 'agentd-test' };
-    await client({ headers: extra }).complete(ask('hello'));
-    const ours = sim.requests.at(-1)!;
-    let seen: { url: string; headers: Record<string, string> } | undefined;
-    const sdk = new OpenAI({
-      apiKey: API_KEY,
-      baseURL: sim.url,
-      maxRetries: 0,
-      organization: null,
-      project: null,
-      fetch: ((url: string, init: RequestInit) => {
-        seen = { url, headers: Object.fromEntries(new Headers(init.headers)) };
-        return Promise.resolve(new Response('{}', { headers: { 'content-type': 'application/json' } }));
-      }) as typeof fetch,
+  it("sends the key as a Bearer token, JSON both ways and agentd's user agent, with llm.headers over them", async () => {
+    await client().complete(ask('hello'));
+    const { host: _h, connection: _c, 'content-length': _l, ...plain } = sim.requests.at(-1)!.headers;
+    expect(plain).toEqual({
+      accept: 'application/json',
+      'content-type': 'application/json',
+      'user-agent': `agentd/${VERSION}`,
+      authorization: `Bearer ${API_KEY}`,
     });
-    await sdk.post('/chat/completions', {
-      body: Buffer.from('{}'),
-      headers: { 'content-type': 'application/json', ...extra },
-      timeout: 120_000,
+    await client({ headers: { 'X-Team': 'agents', 'user-agent': 'agentd-test' } }).complete(ask('hello'));
+    const last = sim.requests.at(-1)!;
+    expect(last.headers).toMatchObject({ 'x-team': 'agents', 'user-agent': 'agentd-test' });
+    expect(last.path).toBe('/v1/chat/completions');
+  });
+
+  it("keeps a base URL's query (an Azure api-version) and drops its trailing slash", () => {
+    const adapter = { path: '/chat/completions', headers: { authorization: null } };
+    expect(requestHead('https://x.example/openai/v1/?api-version=2025-01-01', 'k', adapter)).toEqual({
+      url: 'https://x.example/openai/v1/chat/completions?api-version=2025-01-01',
+      headers: { accept: 'application/json', 'content-type': 'application/json', 'user-agent': `agentd/${VERSION}` },
     });
-    const { host: _h, connection: _c, 'content-length': _l, ...sent } = ours.headers;
-    expect(sent).toEqual(seen?.headers);
-    expect(`${sim.url}${ours.path.replace(/^\/v1/, '')}`).toBe(seen?.url);
-    expect(sent['user-agent']).toBe('agentd-test');
-    expect(sent['authorization']).toBe(`Bearer ${API_KEY}`);
   });
 
   it('refuses to build without the provider key, naming the variable', () => {

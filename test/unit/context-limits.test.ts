@@ -1,5 +1,5 @@
 /** Context windows and overflow answers: the model table, every preset's overflow wording, the failure they become. */
-import { APIError } from 'openai';
+import { ModelApiError } from '../../src/llm/api-error.ts';
 import { describe, expect, it } from 'vitest';
 import { overflowOf, toAgentError, CONTEXT_OVERFLOW } from '../../src/llm/failures.ts';
 import { contextLimitsOf, PROVIDER_PRESETS } from '../../src/llm/providers.ts';
@@ -7,7 +7,7 @@ import { contextSettings, createContextMeter } from '../../src/agent/compaction/
 import { agentConfigSchema } from '../../src/config/schema.ts';
 
 const answer = (status: number, error: Record<string, unknown>) =>
-  APIError.generate(status, { error }, undefined, new Headers());
+  new ModelApiError(status, error, undefined, new Headers());
 const facts = {
   provider: 'openai' as const,
   model: 'm',

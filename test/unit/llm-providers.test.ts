@@ -1,4 +1,4 @@
-import { APIError } from 'openai';
+import { ModelApiError } from '../../src/llm/api-error.ts';
 import { describe, expect, it } from 'vitest';
 import { PROVIDERS, type Provider } from '../../src/config/schema.ts';
 import { AppError } from '../../src/errors/index.ts';
@@ -110,18 +110,20 @@ describe('apiOf', () => {
 describe('model failures', () => {
   it('retries 408/409/429/5xx and obeys x-should-retry', () => {
     for (const status of [408, 409, 429, 500, 503])
-      expect(isRetryable(APIError.generate(status, {}, undefined, headers({})))).toBe(true);
+      expect(isRetryable(new ModelApiError(status, undefined, undefined, headers({})))).toBe(true);
     for (const status of [400, 401, 403, 404])
-      expect(isRetryable(APIError.generate(status, {}, undefined, headers({})))).toBe(false);
-    expect(isRetryable(APIError.generate(400, {}, undefined, headers({ 'x-should-retry': 'true' })))).toBe(true);
-    expect(isRetryable(APIError.generate(500, {}, undefined, headers({ 'x-should-retry': 'false' })))).toBe(false);
+      expect(isRetryable(new ModelApiError(status, undefined, undefined, headers({})))).toBe(false);
+    expect(isRetryable(new ModelApiError(400, undefined, undefined, headers({ 'x-should-retry': 'true' })))).toBe(true);
+    expect(isRetryable(new ModelApiError(500, undefined, undefined, headers({ 'x-should-retry': 'false' })))).toBe(
+      false,
+    );
   });
 
   it('waits as Retry-After says (dates read on the injected clock), capped, with bounded backoff otherwise', () => {
     const NOW = Date.UTC(2030, 0, 1);
     const wait = (h: Record<string, string>, attempt = 0) =>
       retryDelayMs(
-        APIError.generate(429, {}, undefined, headers(h)),
+        new ModelApiError(429, undefined, undefined, headers(h)),
         attempt,
         () => 0.999999,
         () => NOW,
@@ -141,17 +143,12 @@ describe('model failures', () => {
       'bad key [REDACTED] and [REDACTED]',
     );
     const error = toAgentError(
-      APIError.generate(
-        401,
-        { error: { message: `Incorrect API key provided: ${facts.apiKey}` } },
-        undefined,
-        headers({}),
-      ),
+      new ModelApiError(401, { message: `Incorrect API key provided: ${facts.apiKey}` }, undefined, headers({})),
       facts,
     );
     expect(error.message).toBe('model provider rejected the API key (401)');
     const quota = toAgentError(
-      APIError.generate(429, { error: { message: `quota for ${facts.apiKey}` } }, undefined, headers({})),
+      new ModelApiError(429, { message: `quota for ${facts.apiKey}` }, undefined, headers({})),
       facts,
       2,
     );

@@ -1,4 +1,4 @@
-import { APIError } from 'openai';
+import { ModelApiError } from '../../src/llm/api-error.ts';
 import { describe, expect, it } from 'vitest';
 import { createSseReader } from '../../src/llm/sse.ts';
 
@@ -44,10 +44,10 @@ describe('the lean SSE reader', () => {
     expect(reader.done).toBe(true);
   });
 
-  it("throws an event that carries an error as the SDK's APIError, and bad JSON as a SyntaxError", () => {
+  it('throws an event that carries an error as a ModelApiError without a status, and bad JSON as a SyntaxError', () => {
     expect(() =>
       read('data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n', 1000),
-    ).toThrow(APIError);
+    ).toThrow(ModelApiError);
     expect(() =>
       read('data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n', 1000),
     ).toThrow(/Overloaded/);

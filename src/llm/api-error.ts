@@ -1,0 +1,47 @@
+/**
+ * How a model request fails before failures.ts names the cause: the provider's error answer (or an error event in
+ * its stream), a connection that failed, or an abort. Shaped as the openai SDK's APIError family was, which these
+ * replace, so every API's failures map alike: `status` (undefined for an error inside a stream), `headers`, the
+ * provider's `error` object (a JSON body's `error`), its `code` and `type`, and a message that starts with the status.
+ */
+export class ModelApiError extends Error {
+  readonly code: unknown;
+  readonly type: unknown;
+  constructor(
+    readonly status: number | undefined,
+    readonly error: unknown,
+    /** The answer's text when its body was not JSON. */
+    text: string | undefined,
+    readonly headers: Headers | undefined,
+  ) {
+    super(messageFor(status, error, text));
+    this.name = 'ModelApiError';
+    const data = error as { code?: unknown; type?: unknown } | undefined;
+    this.code = data?.code;
+    this.type = data?.type;
+  }
+}
+
+/** The request failed before an answer and nothing aborted it (refused, reset, DNS, a connect timeout). */
+export class ModelConnectionError extends Error {
+  constructor(cause: unknown) {
+    super('Connection error.', { cause });
+    this.name = 'ModelConnectionError';
+  }
+}
+
+/** The request was aborted before its answer. */
+export class ModelAbortError extends Error {
+  constructor() {
+    super('Request was aborted.');
+    this.name = 'ModelAbortError';
+  }
+}
+
+function messageFor(status: number | undefined, error: unknown, text: string | undefined): string {
+  const said = (error as { message?: unknown } | undefined)?.message;
+  const msg = said ? (typeof said === 'string' ? said : JSON.stringify(said)) : error ? JSON.stringify(error) : text;
+  if (status && msg) return `${status} ${msg}`;
+  if (status) return `${status} status code (no body)`;
+  return msg || '(no status code or body)';
+}
