@@ -3,8 +3,9 @@
  * each (45 000 chunk frames/s offered, above the 40 000/s goal, so the result is what the service
  * can deliver), every piece in its own network write as a real provider
  * sends them. Run twice on fresh services: plain (throughput, CPU per chunk from /proc), then
- * under `--cpu-prof` to split the main thread's time by owner: the model client (openai SDK and
- * the fetch/undici + web streams it runs on) versus agentd's own code and dependencies.
+ * under `--cpu-prof` to split the main thread's time by owner: a model client library (the openai SDK,
+ * fetch/undici and web streams, as revisions before agentd's own client used) versus agentd's own code
+ * (its model client, src/llm, included) and dependencies.
  */
 import { cores, ms, perSec, us, type Bench } from '../lib/bench.ts';
 import { mainThreadProfile, splitProfile } from '../lib/cpuprofile.ts';
@@ -92,7 +93,10 @@ export const chunksBench: Bench = {
         ],
         ['agentd CPU per chunk, whole process (/proc, all threads)', us(cpuPerChunk)],
         ['— of which kernel time (its system calls: socket reads and writes, all threads)', us(kernelPerChunk)],
-        ['— model client (openai SDK + fetch/undici + web streams), main thread', us(modelUs)],
+        [
+          '— model client libraries (openai SDK, fetch/undici, web streams; none since src/llm/http1.ts), main thread',
+          us(modelUs),
+        ],
         ['— agentd code and its dependencies (src/, machines/, xstate, uWS calls, JSON), main thread', us(ownUs)],
         ['— runtime, main thread (GC, microtask queue, unattributed natives)', us(runtimeUs)],
         ['— other threads (GC helpers, libuv pool: store writes)', us(threadsUs)],

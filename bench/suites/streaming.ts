@@ -73,7 +73,7 @@ export function streamingBench(n: number, quick: boolean): Bench {
             unit: 'ms',
             better: 'lower',
             value: addedP50,
-            note: `a turn start runs ~1.5–2 ms of service work before and around the model request (ttfc-breakdown: turn machine, tool list, request body, openai SDK, transport; the durable append of the user message runs alongside); ${limitedBy}${storeEffect}.`,
+            note: `a turn start runs ~1.5–2 ms of service work before and around the model request (ttfc-breakdown: turn machine, tool list, request body, the model connection; the durable append of the user message runs alongside); ${limitedBy}${storeEffect}.`,
           },
         ];
         const p99Target = P99_TARGET[n];
@@ -97,7 +97,7 @@ export function streamingBench(n: number, quick: boolean): Bench {
             unit: 'MB',
             better: 'lower',
             value: agentd.rssPeakMb ?? 0,
-            note: `the idle service already holds ${idleRssMb} MB (its code and dependencies), so ${n} streams add ~${Math.round((((agentd.rssPeakMb ?? 0) - idleRssMb) * 1024) / n)} KB each: per open session its turn actor, outbox, history projection and model view, the WebSocket and its buffers, and the model request in flight (the openai SDK and undici), and the JS heap's young generation and free space that grow with the allocation rate.`,
+            note: `the idle service already holds ${idleRssMb} MB (its code and dependencies), so ${n} streams add ~${Math.round((((agentd.rssPeakMb ?? 0) - idleRssMb) * 1024) / n)} KB each: per open session its turn actor, outbox, history projection and model view, the WebSocket and its buffers, and the model request in flight (its connection and SSE reader), and the JS heap's young generation and free space that grow with the allocation rate.`,
           });
         }
         return {

@@ -245,7 +245,7 @@ export const turnsBench: Bench = {
             unit: '×',
             better: 'lower',
             value: round(growth, 2),
-            note: `the model request carries the whole history (1000+ messages) every turn: the openai SDK serializes it and fetch sends it (model client ${modelEarly} → ${modelLate} ms/turn), which the chat-completions protocol requires; agentd's own code goes ${ownedEarly} → ${ownedLate} ms/turn (the history projection is folded incrementally; only the message mapping for the SDK is linear).`,
+            note: `the model request carries the whole history (1000+ messages) every turn: it is serialized and sent (model client libraries ${modelEarly} → ${modelLate} ms/turn), which the chat-completions protocol requires; agentd's own code goes ${ownedEarly} → ${ownedLate} ms/turn (the history projection is folded incrementally; only the message mapping for the request is linear).`,
           },
           {
             id: 'session-cpu',
