@@ -2,7 +2,7 @@
  * The LlmClient port for one model: the request loop (deadline, retries, bounds, abort) around
  * the adapter of its API (adapter.ts: chat, responses or messages). Every API's request goes out
  * through lean-request.ts (its failures: api-error.ts), its stream read by the lean SSE reader (sse.ts); no
- * provider SDK is loaded: the three wires need no more (docs/models.md, "Connections").
+ * provider SDK is loaded: the three wires need no more (docs/models.md).
  *
  * Contracts:
  * - `llm.timeoutMs` is one deadline for the whole `complete()` call: connecting, every retry and
