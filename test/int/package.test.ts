@@ -8,6 +8,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import module from 'node:module';
 import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -183,6 +184,21 @@ describe('the installed agentd command', () => {
       expect(help.out).toContain(word);
     }
   });
+
+  it.runIf(typeof (module as { enableCompileCache?: unknown }).enableCompileCache === 'function')(
+    "keeps its compiled modules in Node's compile cache under the temp folder (Node 22.1+), unless NODE_DISABLE_COMPILE_CACHE=1",
+    async () => {
+      // NODE_COMPILE_CACHE would turn the cache on by itself: the default place (TMPDIR) shows agentd turned it on.
+      const on = await folder('tmp-cache-on');
+      expect(await agentd(['--version'], { env: { TMPDIR: on } })).toMatchObject({ code: 0 });
+      expect((await readdir(join(on, 'node-compile-cache'), { recursive: true })).length).toBeGreaterThan(0);
+      const off = await folder('tmp-cache-off');
+      expect(await agentd(['--version'], { env: { TMPDIR: off, NODE_DISABLE_COMPILE_CACHE: '1' } })).toMatchObject({
+        code: 0,
+      });
+      expect(await readdir(off)).toEqual([]);
+    },
+  );
 
   it('without an agent file says what to do and exits 1', async () => {
     const { code, err } = await agentd([], { cwd: await folder('empty') });
