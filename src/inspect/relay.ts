@@ -1,4 +1,4 @@
-import { WebSocket } from 'undici';
+import type { WebSocket } from 'undici';
 import { backoffDelay } from '../backoff.ts';
 import type { Logger } from '../log/index.ts';
 import type { InspectHub } from './hub.ts';
@@ -17,8 +17,15 @@ export function startRelay(hub: InspectHub, url: string, log: Logger): { close()
   let socket: WebSocket | undefined;
   let timer: NodeJS.Timeout | undefined;
 
+  // undici loads with the relay (`--inspect-relay`), not at every start.
+  let Client: typeof WebSocket | undefined;
   const open = (): void => {
-    const ws = new WebSocket(url);
+    if (!Client)
+      return void import('undici').then((undici) => {
+        Client = undici.WebSocket;
+        if (!closed) open();
+      });
+    const ws = new Client(url);
     socket = ws;
     let handle: ReturnType<InspectHub['attach']> | undefined;
     let poll: NodeJS.Timeout | undefined;

@@ -36,8 +36,8 @@ const V03_CARD = {
 };
 
 describe('card → tools', () => {
-  it('a v1.0 card gives one tool per skill, taking { message }', () => {
-    const tools = cardTools(normalizeCard(V1_CARD));
+  it('a v1.0 card gives one tool per skill, taking { message }', async () => {
+    const tools = cardTools(await normalizeCard(V1_CARD));
     expect(tools.map((t) => [t.name, t.title])).toEqual([
       ['forecast', 'Weather: Forecast'],
       ['alerts', 'Weather: Alerts'],
@@ -47,8 +47,8 @@ describe('card → tools', () => {
     expect(A2A_INPUT_SCHEMA).toMatchObject({ required: ['message'], properties: { message: { type: 'string' } } });
   });
 
-  it('a 0.3 card is read through the compatibility layer, with its endpoint and streaming flag', () => {
-    const card = normalizeCard(V03_CARD);
+  it('a 0.3 card is read through the compatibility layer, with its endpoint and streaming flag', async () => {
+    const card = await normalizeCard(V03_CARD);
     expect(cardTools(card).map((t) => t.name)).toEqual(['chat']);
     expect(card.supportedInterfaces[0]).toMatchObject({ url: 'http://127.0.0.1:1/a2a', protocolVersion: '0.3.0' });
     expect(card.capabilities?.streaming).toBe(false);

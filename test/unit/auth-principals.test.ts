@@ -213,6 +213,19 @@ describe('JWT', () => {
     principals = createPrincipals(config.server.auth);
   });
 
+  it('a key set file that is not JSON, or not { keys: [...] }, stops the principals at creation', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'agentd-jwks-bad-'));
+    const make = async (text: string) => {
+      const jwksFile = join(dir, `${text.length}.json`);
+      await writeFile(jwksFile, text);
+      const config = parseConfig({ llm: { model: 'm' }, server: { auth: { jwt: { issuer, audience, jwksFile } } } });
+      return () => createPrincipals(config.server.auth);
+    };
+    expect(await make('{ not json')).toThrow(SyntaxError);
+    expect(await make('{"keys": {"kty": "EC"}}')).toThrow(/JSON Web Key Set malformed/);
+    expect(await make('{"keys": ["k1"]}')).toThrow(/JSON Web Key Set malformed/);
+  });
+
   it('a valid token is the principal jwt:<sub> with the scopes of its claim, string or array', async () => {
     const p = await principals.resolve(await sign({ sub: 'alice', scope: 'chat inspect openid' }));
     expect(p).toMatchObject({ name: 'jwt:alice', via: 'jwt' });

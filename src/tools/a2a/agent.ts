@@ -9,7 +9,6 @@
  *   its REST one would bring its own fetch.
  */
 import type { AgentCard } from '@a2a-js/sdk';
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import type { Tool } from '@modelcontextprotocol/client';
 import type { A2aAgentConfig } from '../../config/schema.ts';
 import type { Logger } from '../../log/index.ts';
@@ -41,8 +40,12 @@ export function cardTools(card: Pick<AgentCard, 'name' | 'description' | 'skills
   }));
 }
 
+/** The SDK's client, loaded with the first A2A agent (an agent file without one never loads it). */
+const a2aClient = () => import('@a2a-js/sdk/client');
+
 /** A card as the SDK reads it (0.3 shapes turned into v1.0 ones). */
-export function normalizeCard(raw: unknown): AgentCard {
+export async function normalizeCard(raw: unknown): Promise<AgentCard> {
+  const { DefaultAgentCardResolver } = await a2aClient();
   return new DefaultAgentCardResolver({ legacyCompat: { enabled: true } }).normalizeAgentCard(raw);
 }
 
@@ -84,6 +87,7 @@ export async function openA2aAgent(options: A2aOpenOptions): Promise<McpConnecti
   const cardFetch = ((url: string | URL, init?: RequestInit) =>
     fetchImpl(url, { ...init, signal: attempt })) as typeof fetch;
   const cardUrl = cardUrlOf(config.url);
+  const { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } = await a2aClient();
   let card: AgentCard;
   try {
     card = await new DefaultAgentCardResolver({ fetchImpl: cardFetch, legacyCompat: { enabled: true } }).resolve(

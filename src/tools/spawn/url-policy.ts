@@ -11,7 +11,7 @@ import type { LookupAddress } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import { BlockList, isIP } from 'node:net';
-import { Agent, fetch as undiciFetch } from 'undici';
+import type { Agent, fetch as UndiciFetch } from 'undici';
 import { AppError } from '../../errors/index.ts';
 
 export interface UrlPolicy {
@@ -160,8 +160,16 @@ export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Respo
  * included (a 2026-07-28 server's `subscriptions/listen` stream never ends by itself).
  */
 export function pinnedFetch(addresses: readonly LookupAddress[]): { fetch: FetchLike; close: () => Promise<void> } {
-  const dispatcher = new Agent({ connect: { lookup: pinnedLookup(addresses) } });
-  const fetch: FetchLike = (url, init) =>
-    undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher, redirect: 'error' });
-  return { fetch, close: () => dispatcher.destroy() };
+  // undici loads with the first runtime server (an agent file without one never loads it).
+  let made: Promise<{ agent: Agent; fetch: typeof UndiciFetch }> | undefined;
+  const client = () =>
+    (made ??= import('undici').then((undici) => ({
+      agent: new undici.Agent({ connect: { lookup: pinnedLookup(addresses) } }),
+      fetch: undici.fetch,
+    })));
+  const fetch: FetchLike = async (url, init) => {
+    const { agent, fetch: undiciFetch } = await client();
+    return undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher: agent, redirect: 'error' });
+  };
+  return { fetch, close: async () => made && (await made).agent.destroy() };
 }
