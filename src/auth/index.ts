@@ -11,7 +11,6 @@ export { createKeyTable } from './keys.ts';
 export { scopesOf } from './jwt.ts';
 export {
   LOCAL_SESSIONS,
-  namespaceRange,
   sessionAccess,
   sessionIdOf,
   sessionNotFound,

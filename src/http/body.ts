@@ -41,14 +41,19 @@ export function parseJsonBody(raw: Buffer, contentType: string): unknown {
   }
 }
 
+/** The media type of a Content-Type header, lower case, without its parameters. */
+const mediaTypeOf = (contentType: string): string => contentType.split(';')[0]!.trim().toLowerCase();
+
+const wrongType = (contentType: string, wanted: string): AppError =>
+  new AppError('INVALID_REQUEST', `Content-Type must be ${wanted}`, {
+    issue: `got "${contentType || '(none)'}"`,
+    suggestion: `send the header Content-Type: ${wanted}`,
+  });
+
 /** Throws INVALID_REQUEST unless the media type is `application/json` or one of `more`. */
 export function requireJsonType(contentType: string, more: readonly string[] = []): void {
-  const mime = contentType.split(';')[0]!.trim().toLowerCase();
-  if (mime === 'application/json' || more.includes(mime)) return;
-  throw new AppError('INVALID_REQUEST', 'Content-Type must be application/json', {
-    issue: `got "${contentType || '(none)'}"`,
-    suggestion: 'send the header Content-Type: application/json',
-  });
+  const mime = mediaTypeOf(contentType);
+  if (mime !== 'application/json' && !more.includes(mime)) throw wrongType(contentType, 'application/json');
 }
 
 export const tooDeepError = (what: string) =>
@@ -59,12 +64,6 @@ export const tooDeepError = (what: string) =>
 
 /** A non-JSON body as it is; a non-empty one must be declared `mediaType` (INVALID_REQUEST otherwise). */
 export function rawBody(raw: Buffer, contentType: string, mediaType: string): Buffer {
-  const mime = contentType.split(';')[0]!.trim().toLowerCase();
-  if (raw.length > 0 && mime !== mediaType) {
-    throw new AppError('INVALID_REQUEST', `Content-Type must be ${mediaType}`, {
-      issue: `got "${contentType || '(none)'}"`,
-      suggestion: `send the header Content-Type: ${mediaType}`,
-    });
-  }
+  if (raw.length > 0 && mediaTypeOf(contentType) !== mediaType) throw wrongType(contentType, mediaType);
   return raw;
 }
