@@ -33,7 +33,10 @@ function describeIssue(e: ErrorObject): ArgIssue {
 }
 
 export function createArgsValidator(log: Logger): ArgsValidator {
-  const engines = { 7: new Ajv(OPTIONS), 2019: new Ajv2019(OPTIONS), 2020: new Ajv2020(OPTIONS) };
+  // Each dialect's engine is made with its first schema (most servers send draft-07 or none).
+  let draft7: Ajv | undefined;
+  let draft2019: Ajv2019 | undefined;
+  let draft2020: Ajv2020 | undefined;
   const cache = new WeakMap<object, ValidateFunction | null>();
 
   const compile = (schema: Record<string, unknown>): ValidateFunction | null => {
@@ -41,10 +44,10 @@ export function createArgsValidator(log: Logger): ArgsValidator {
     const { $schema, $id: _id, ...body } = schema;
     const dialect = typeof $schema === 'string' ? $schema : '';
     const engine = dialect.includes('2020-12')
-      ? engines[2020]
+      ? (draft2020 ??= new Ajv2020(OPTIONS))
       : dialect.includes('2019-09')
-        ? engines[2019]
-        : engines[7];
+        ? (draft2019 ??= new Ajv2019(OPTIONS))
+        : (draft7 ??= new Ajv(OPTIONS));
     let fn: ValidateFunction | null;
     try {
       fn = engine.compile(body);
