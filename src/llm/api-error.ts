@@ -2,11 +2,10 @@
  * How a model request fails before failures.ts names the cause: the provider's error answer (or an error event in
  * its stream), a connection that failed, or an abort. Shaped as the openai SDK's APIError family was, which these
  * replace, so every API's failures map alike: `status` (undefined for an error inside a stream), `headers`, the
- * provider's `error` object (a JSON body's `error`), its `code` and `type`, and a message that starts with the status.
+ * provider's `error` object (a JSON body's `error`), its `code`, and a message that starts with the status.
  */
 export class ModelApiError extends Error {
   readonly code: unknown;
-  readonly type: unknown;
   constructor(
     readonly status: number | undefined,
     readonly error: unknown,
@@ -16,9 +15,7 @@ export class ModelApiError extends Error {
   ) {
     super(messageFor(status, error, text));
     this.name = 'ModelApiError';
-    const data = error as { code?: unknown; type?: unknown } | undefined;
-    this.code = data?.code;
-    this.type = data?.type;
+    this.code = (error as { code?: unknown } | undefined)?.code;
   }
 }
 

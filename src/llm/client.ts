@@ -24,7 +24,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock, type Clock } from '../clock.ts';
 import { randomUUID } from 'node:crypto';
-import { createLeanRequest, headersOf, wholeBody, type RequestHead } from './lean-request.ts';
+import { createLeanRequest, headersOf, requestHead, wholeBody } from './lean-request.ts';
 import type { LlmConfig } from '../config/schema.ts';
 import { emitText, TextCallbackError, type Adapter } from './adapter.ts';
 import type { Logger } from '../log/index.ts';
@@ -41,7 +41,6 @@ import {
   type RequestFacts,
 } from './failures.ts';
 import { isAppError } from '../errors/index.ts';
-import { VERSION as PACKAGE_VERSION } from '../package-info.ts';
 import { adapterFor } from './adapters.ts';
 import { contextLimitsOf, resolveProvider } from './providers.ts';
 import { createSseReader } from './sse.ts';
@@ -65,31 +64,6 @@ export interface LlmDeps {
   random?: () => number;
   /** Told when each model request starts; the returned function when it ends (after its retries). For metrics and traces. */
   observe?: (turnId: string | undefined) => (outcome: RequestOutcome) => void;
-}
-
-/**
- * The URL and headers of every request of one client: the adapter's path under the base URL (its query kept), a
- * Bearer key, JSON both ways, agentd's user agent; `llm.headers` over those, the adapter's last (null removes one).
- */
-export function requestHead(
-  baseURL: string,
-  apiKey: string,
-  adapter: Pick<Adapter, 'path' | 'headers'>,
-  extra: Record<string, string> = {},
-): RequestHead {
-  const url = new URL(baseURL);
-  url.pathname = url.pathname.replace(/\/+$/, '') + adapter.path;
-  const merged: Record<string, string | null> = {
-    accept: 'application/json',
-    'content-type': 'application/json',
-    'user-agent': `agentd/${PACKAGE_VERSION}`,
-    ...(apiKey && { authorization: `Bearer ${apiKey}` }),
-  };
-  for (const [key, value] of [...Object.entries(extra), ...Object.entries(adapter.headers)])
-    merged[key.toLowerCase()] = value;
-  const headers: Record<string, string> = {};
-  for (const [key, value] of Object.entries(merged)) if (value !== null) headers[key] = value;
-  return { url: url.href, headers };
 }
 
 function abortError(): DOMException {
@@ -125,8 +99,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     endpoint,
   });
   const newId = () => `call_${randomUUID()}`;
-  let head: RequestHead | undefined;
-  const post = createLeanRequest(() => (head ??= requestHead(resolved.baseURL, resolved.apiKey, adapter, llm.headers)));
+  const post = createLeanRequest(requestHead(resolved.baseURL, resolved.apiKey, adapter, llm.headers));
 
   /**
    * One attempt: the request and its whole answer. The body goes as ready JSON bytes

@@ -1,11 +1,38 @@
 import { messageOf } from '../errors/index.ts';
+import { VERSION } from '../package-info.ts';
+import type { Adapter } from './adapter.ts';
 import { ModelAbortError, ModelApiError, ModelConnectionError } from './api-error.ts';
 import { createHttp1Pool, type Http1Answer, type Http1Pool } from './http1.ts';
 
-/** Where every request of one client goes, and with which headers (built once: client.ts). */
+/** Where every request of one client goes, and with which headers (the same for each: `requestHead`). */
 export interface RequestHead {
   url: string;
   headers: Record<string, string>;
+}
+
+/**
+ * The URL and headers of every request of one client: the adapter's path under the base URL (its query kept), a
+ * Bearer key, JSON both ways, agentd's user agent; `llm.headers` over those, the adapter's last (null removes one).
+ */
+export function requestHead(
+  baseURL: string,
+  apiKey: string,
+  adapter: Pick<Adapter, 'path' | 'headers'>,
+  extra: Record<string, string> = {},
+): RequestHead {
+  const url = new URL(baseURL);
+  url.pathname = url.pathname.replace(/\/+$/, '') + adapter.path;
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    'content-type': 'application/json',
+    'user-agent': `agentd/${VERSION}`,
+    ...(apiKey && { authorization: `Bearer ${apiKey}` }),
+  };
+  for (const [name, value] of [...Object.entries(extra), ...Object.entries(adapter.headers)]) {
+    if (value === null) delete headers[name.toLowerCase()];
+    else headers[name.toLowerCase()] = value;
+  }
+  return { url: url.href, headers };
 }
 
 /** A 2xx answer: its status, raw headers and body (read piece by piece, or whole). */
@@ -67,11 +94,10 @@ async function statusFailure(res: Answer): Promise<ModelApiError> {
  * - Aborting `signal` once the answer came ends the body's read with an error named `AbortError`.
  */
 export function createLeanRequest(
-  head: () => RequestHead,
+  { url, headers }: RequestHead,
   pool: Http1Pool = createHttp1Pool(),
 ): (body: Buffer, signal: AbortSignal) => Promise<Answer> {
   return async (body, signal) => {
-    const { url, headers } = head();
     if (signal.aborted) throw new ModelAbortError();
     const send = () => pool.request(url, headers, body, signal);
     let res: Answer;

@@ -35,7 +35,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 const post = (path: string, signal = new AbortController().signal) =>
-  createLeanRequest(() => ({ url: `${url}${path}`, headers: { 'content-type': 'application/json' } }))(
+  createLeanRequest({ url: `${url}${path}`, headers: { 'content-type': 'application/json' } })(
     Buffer.from('{}'),
     signal,
   );
@@ -58,7 +58,7 @@ describe('lean model request', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const refused = await failureOf(
-      createLeanRequest(() => ({ url: `http://127.0.0.1:${port}/x`, headers: {} }))(
+      createLeanRequest({ url: `http://127.0.0.1:${port}/x`, headers: {} })(
         Buffer.from('{}'),
         new AbortController().signal,
       ),
@@ -87,7 +87,7 @@ describe('lean model request', () => {
     await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
     const port = (tcp.address() as AddressInfo).port;
     const pool = createHttp1Pool();
-    const lean = createLeanRequest(() => ({ url: `http://127.0.0.1:${port}/v1`, headers: {} }), pool);
+    const lean = createLeanRequest({ url: `http://127.0.0.1:${port}/v1`, headers: {} }, pool);
     const send = async () => wholeBody(await lean(Buffer.from('{}'), new AbortController().signal));
     expect(await send()).toEqual({ ok: true });
     await new Promise((resolve) => setImmediate(resolve)); // the pool takes its socket back after the body ends
@@ -105,7 +105,7 @@ describe('lean model request', () => {
     });
     await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
     const port = (tcp.address() as AddressInfo).port;
-    const lean = createLeanRequest(() => ({ url: `http://127.0.0.1:${port}/v1`, headers: {} }));
+    const lean = createLeanRequest({ url: `http://127.0.0.1:${port}/v1`, headers: {} });
     const reset = await failureOf(lean(Buffer.from('{}'), new AbortController().signal));
     expect(reset).toBeInstanceOf(ModelConnectionError);
     expect(reset).toMatchObject({ cause: { code: 'ECONNRESET' } });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llmSchema, type LlmConfig } from '../../src/config/schema.ts';
 import { AppError } from '../../src/errors/index.ts';
 import { createLlmClient } from '../../src/llm/index.ts';
-import { requestHead } from '../../src/llm/client.ts';
+import { requestHead } from '../../src/llm/lean-request.ts';
 import { VERSION } from '../../src/package-info.ts';
 import type { ChatMessage, ModelRequest, ToolDefinition } from '../../src/llm/types.ts';
 import { createLogger } from '../../src/log/index.ts';
