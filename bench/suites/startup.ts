@@ -103,13 +103,25 @@ interface StartSample {
   engine: string | undefined;
 }
 
-async function serveOnce(run: RunKind): Promise<StartSample> {
+/** Serves bench.yml (no tool servers, a fresh JSONL folder, an unreachable model) as `run`; stopped once `use` ends. */
+async function serving<T>(run: RunKind, use: (agentd: ReturnType<typeof start> & { port: number }) => Promise<T>) {
   const port = await freePort();
-  const { proc, t0, exited, logFile } = start(run, ['--agent', 'bench/agents/bench.yml', '--web-port', String(port)], {
+  const agentd = start(run, ['--agent', 'bench/agents/bench.yml', '--web-port', String(port)], {
     BENCH_MODEL_URL: 'http://127.0.0.1:9/v1',
     BENCH_DATA_DIR: scratchDir('startup-data'),
   });
   try {
+    return await use({ ...agentd, port });
+  } finally {
+    agentd.proc.kill('SIGTERM');
+    const timer = setTimeout(() => agentd.proc.kill('SIGKILL'), 5_000);
+    await agentd.exited;
+    clearTimeout(timer);
+  }
+}
+
+const serveOnce = (run: RunKind): Promise<StartSample> =>
+  serving(run, async ({ proc, t0, exited, logFile, port }) => {
     const health = await until200(port, '/api/health', exited, logFile);
     const ready = await until200(port, '/api/health/ready', exited, logFile);
     await sleep(SETTLE_MS);
@@ -122,13 +134,7 @@ async function serveOnce(run: RunKind): Promise<StartSample> {
       threads: Number(/Threads:\s+(\d+)/.exec(status)?.[1] ?? 0),
       engine,
     };
-  } finally {
-    proc.kill('SIGTERM');
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
-    await exited;
-    clearTimeout(timer);
-  }
-}
+  });
 
 interface IdleSample {
   /** RSS once idle (the last reading). */
@@ -138,17 +144,8 @@ interface IdleSample {
 }
 
 /** The compiled service left idle once ready: its RSS readings until the memory reducer ran (see the header). */
-async function idleOnce(): Promise<IdleSample> {
-  const port = await freePort();
-  const { proc, exited, logFile } = start(
-    'compiled',
-    ['--agent', 'bench/agents/bench.yml', '--web-port', String(port)],
-    {
-      BENCH_MODEL_URL: 'http://127.0.0.1:9/v1',
-      BENCH_DATA_DIR: scratchDir('startup-idle-data'),
-    },
-  );
-  try {
+const idleOnce = (): Promise<IdleSample> =>
+  serving('compiled', async ({ proc, exited, logFile, port }) => {
     const ready = await until200(port, '/api/health/ready', exited, logFile);
     await sleep(SETTLE_MS);
     const first = sampleProc(proc.pid!).rssKb;
@@ -164,13 +161,7 @@ async function idleOnce(): Promise<IdleSample> {
       if (reducedAtMs !== undefined && performance.now() - steadySince >= 2_000) break;
     }
     return { rssKb, reducedAtMs };
-  } finally {
-    proc.kill('SIGTERM');
-    const timer = setTimeout(() => proc.kill('SIGKILL'), 5_000);
-    await exited;
-    clearTimeout(timer);
-  }
-}
+  });
 
 /** Runs `fn` for each way `rounds` times after one warm-up each, alternating the order every round. */
 async function interleaved<W extends Way, T>(
