@@ -127,14 +127,21 @@ export function createDirSecretStore(dir: string): SecretStore {
   };
 }
 
-/** Creates `path` holding `record` unless it exists (then `false`). */
+/**
+ * Creates `path` holding `record` unless it exists (then `false`). The record is written aside and linked into
+ * place, so another claimant never reads a lease half-written (an empty one would look expired).
+ */
 async function createExclusive(path: string, record: LeaseRecord): Promise<boolean> {
+  const temp = `${path}.${randomUUID()}.tmp`;
   try {
-    await writeFile(path, JSON.stringify(record), { flag: 'wx', mode: 0o600 });
+    await writeFile(temp, JSON.stringify(record), { mode: 0o600 });
+    await link(temp, path);
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw new Error(`secret store: cannot create a lease: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+  } finally {
+    await rm(temp, { force: true });
   }
 }
 
