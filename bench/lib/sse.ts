@@ -38,6 +38,13 @@ export function mastraEvent(event: string): SseKind {
   return type === 'text-delta' ? 'chunk' : type === 'error' || type === 'tripwire' ? 'error' : undefined;
 }
 
+/** The simulator's filler pieces (` word`) in an AG-UI chunk event: its spaces but the one after `data:`. */
+export function agUiPieces(event: string): number {
+  let n = 0;
+  for (let at = event.indexOf(' ', 6); at >= 0; at = event.indexOf(' ', at + 1)) n++;
+  return n;
+}
+
 /** AG-UI's events (`POST /ag-ui`, one `data: {"type":…}` each): a `TEXT_MESSAGE_CONTENT` is a chunk, a `RUN_ERROR` an error. */
 export function agUiEvent(event: string): SseKind {
   if (event.startsWith('data: {"type":"TEXT_MESSAGE_CONTENT"')) return 'chunk';

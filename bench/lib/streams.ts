@@ -2,7 +2,8 @@
  * Streaming load, two ways with the same shape: N clients, each with its own conversation, each
  * sending the next message as soon as the previous answer ends; starts are spread over `rampMs`
  * so the load is steady rather than a thundering herd. Only turns that start inside the
- * measurement window count; chunk frames are counted by arrival inside the window.
+ * measurement window count; chunks are counted by arrival inside the window, as the model's pieces they
+ * carry (agentd sends the pieces of one network read as one frame: `frames` counts the frames).
  *
  * - `agentdStreams`: WebSocket clients of the service (send `message`, read `chunk` frames).
  * - `directStreams`: SSE clients straight to the simulator, the baseline the service's overhead
@@ -14,7 +15,7 @@ import type WebSocket from 'ws';
 import { cpuWindow, rssPeak } from './procs.ts';
 import { openAiEvent, sseSplitter, type SseKind } from './sse.ts';
 import { Samples, round, sleep, type Summary } from './stats.ts';
-import { closeSockets, eventOf, openSockets } from './ws-load.ts';
+import { closeSockets, eventOf, fillerPieces, openSockets } from './ws-load.ts';
 
 export interface StreamLoad {
   n: number;
@@ -36,8 +37,11 @@ export interface StreamResult {
   ttfc: Summary;
   /** Delay between consecutive chunks of one reply (ms). */
   gap: Summary;
+  /** The model's pieces received (a chunk frame may carry several). */
   chunks: number;
   chunksPerSec: number;
+  /** Chunk frames (or events) received. */
+  frames: number;
   turns: number;
   errors: number;
   wallMs: number;
@@ -69,6 +73,7 @@ function tally(load: StreamLoad) {
   const measureStart = t0 + load.rampMs;
   const measureEnd = measureStart + load.measureMs;
   let chunks = 0;
+  let frames = 0;
   let turns = 0;
   let errors = 0;
   return {
@@ -80,14 +85,17 @@ function tally(load: StreamLoad) {
       c.first = false;
       c.measured = c.sentAt >= measureStart && c.sentAt < measureEnd;
     },
-    chunk(c: Client) {
+    chunk(c: Client, pieces = 1) {
       const now = performance.now();
       if (!c.first) {
         c.first = true;
         if (c.measured) ttfc.push(now - c.sentAt);
       } else if (c.measured) gap.push(now - c.last);
       c.last = now;
-      if (now >= measureStart && now < measureEnd) chunks++;
+      if (now >= measureStart && now < measureEnd) {
+        chunks += pieces;
+        frames++;
+      }
     },
     ended(c: Client, ok: boolean) {
       if (c.measured) turns++;
@@ -134,6 +142,7 @@ function tally(load: StreamLoad) {
         gap: gap.summary(),
         chunks,
         chunksPerSec: Math.round((chunks / window.wallMs) * 1000),
+        frames,
         turns,
         errors,
         ...window,
@@ -151,7 +160,7 @@ export async function agentdStreams(wsUrl: string, load: StreamLoad): Promise<St
       const run = t.run;
       if (!c || !run) return;
       const ev = eventOf(data);
-      if (ev === 'chunk') run.chunk(c);
+      if (ev === 'chunk') run.chunk(c, fillerPieces(data));
       else if (ev === 'response') run.ended(c, true);
       else if (ev === 'error') run.ended(c, false);
     },
@@ -176,6 +185,8 @@ export interface SseTarget {
   headers?: Record<string, string>;
   /** What each event means to the tally (see lib/sse.ts). */
   classify: (event: string) => SseKind;
+  /** The model's pieces a chunk event carries (default 1). */
+  pieces?: (event: string) => number;
 }
 
 /** `load` as SSE clients of `target` (node:http keep-alive, one socket per client). */
@@ -201,7 +212,7 @@ export async function sseStreams(target: SseTarget, load: StreamLoad): Promise<S
           'data',
           sseSplitter((event) => {
             const kind = target.classify(event);
-            if (kind === 'chunk') run.chunk(c);
+            if (kind === 'chunk') run.chunk(c, target.pieces?.(event) ?? 1);
             else if (kind === 'error') failed = true;
           }),
         );

@@ -11,6 +11,16 @@ export function eventOf(buf: Buffer): string {
   return end < 0 ? '' : buf.toString('latin1', 10, end);
 }
 
+/**
+ * The simulator's filler pieces (` word`, tools/simulator/render.ts) in a chunk frame: its spaces, as no other
+ * part of the frame has one.
+ */
+export function fillerPieces(buf: Buffer): number {
+  let n = 0;
+  for (let at = buf.indexOf(32); at >= 0; at = buf.indexOf(32, at + 1)) n++;
+  return n;
+}
+
 export interface OpenOptions {
   /** Connections being opened at once. */
   concurrency?: number;

@@ -8,7 +8,7 @@
  */
 import { cores, ms, perSec, us, type Bench } from '../lib/bench.ts';
 import { startService } from '../lib/procs.ts';
-import { agUiEvent } from '../lib/sse.ts';
+import { agUiEvent, agUiPieces } from '../lib/sse.ts';
 import { round } from '../lib/stats.ts';
 import { agentdStreams, sseStreams, type StreamLoad, type StreamResult } from '../lib/streams.ts';
 
@@ -76,7 +76,7 @@ export const agUiBench: Bench = {
       const run = await (
         side === 'ws'
           ? agentdStreams(svc.wsUrl, load)
-          : sseStreams({ url: `${svc.url}/ag-ui`, body: runInput, classify: agUiEvent }, load)
+          : sseStreams({ url: `${svc.url}/ag-ui`, body: runInput, classify: agUiEvent, pieces: agUiPieces }, load)
       ).finally(() => svc.stop());
       if (run.errors || !run.chunks) throw new Error(`${side}: ${run.errors} failed turns, ${run.chunks} chunks`);
       runs[side].push(run);

@@ -119,7 +119,10 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       emitText(onText, step.text);
       return step;
     }
-    const folder = adapter.folder(onText);
+    // The text of one network read reaches `onText` as one delta (the concatenation is the same): when
+    // a busy process reads several events at once, the session and every face handle one piece, not many.
+    let held = '';
+    const folder = adapter.folder(onText && ((delta) => void (held += delta)));
     const reader = createSseReader(
       (event) => {
         folder.add(event);
@@ -127,8 +130,23 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       },
       () => headersOf(answer.headers),
     );
-    await answer.body.read((chunk) => reader.push(chunk));
-    reader.end();
+    const release = (): void => {
+      const text = held;
+      held = '';
+      emitText(onText, text);
+    };
+    await answer.body.read((chunk) => {
+      try {
+        reader.push(chunk);
+      } finally {
+        release();
+      }
+    });
+    try {
+      reader.end();
+    } finally {
+      release();
+    }
     // The caller decides what an abort meant (its own, a timeout, a stall, a reply too long).
     if (signal.aborted) throw abortError();
     return folder.build(newId);

@@ -9,7 +9,7 @@
  *   fails, closes or is reset before that head (a close is ECONNRESET), and with an error named
  *   AbortError when `signal` aborts; either way the connection is destroyed.
  * - A body is framed by chunked encoding, content-length or the connection's end (204, 304: none).
- *   `read` gets its pieces in order and resolves at its end; an abort, a connection lost mid-body, a
+ *   `read` gets the body's bytes of each network read as one piece, in order, and resolves at its end; an abort, a connection lost mid-body, a
  *   malformed frame or a throwing `push` reject it and destroy the connection.
  * - A connection is reused only after a whole body, when neither side said `connection: close`; idle,
  *   it is kept for the server's `keep-alive: timeout` less a second (default 30 s, at most 5 min), unref'd.
@@ -22,7 +22,7 @@ import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { createBodyFraming, parseHead, type BodyFraming } from './http1-frames.ts';
 
 export interface Http1Body {
-  /** Hands each piece to `push` as it arrives; resolves at the body's end. Call once. */
+  /** Hands the body's bytes of each network read to `push` as they arrive; resolves at the body's end. Call once. */
   read(push: (piece: Buffer) => void): Promise<void>;
   /** The whole body as UTF-8 text (instead of `read`). */
   text(): Promise<string>;
@@ -90,6 +90,8 @@ interface Exchange {
 class Connection {
   private exchange: Exchange | undefined;
   private pending: Buffer = EMPTY;
+  /** The body pieces of the read at hand (onBody). */
+  private readonly pieces: Buffer[] = [];
   private reusable = false;
   /** Until the socket is ready (connected; for TLS, past the handshake): its timeout is the connect timeout. */
   private connecting = true;
@@ -162,9 +164,18 @@ class Connection {
     else if (exchange.framing.ended) this.end(exchange);
   }
 
+  /** The body's bytes of one network read go on as one piece (chunked frames of one read joined). */
   private onBody(exchange: Exchange, data: Buffer): void {
     const framing = exchange.framing as BodyFraming;
-    framing.feed(data, (piece) => (exchange.push ? exchange.push(piece) : exchange.queued.push(piece)));
+    const pieces = this.pieces;
+    pieces.length = 0;
+    framing.feed(data, (piece) => pieces.push(piece));
+    if (pieces.length > 0) {
+      const piece = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
+      pieces.length = 0;
+      if (exchange.push) exchange.push(piece);
+      else exchange.queued.push(piece);
+    }
     if (framing.ended) this.end(exchange);
   }
 

@@ -126,11 +126,11 @@ const lastRequest = () => sim.requests.at(-1)?.body;
 describe('agent service with the simulator and server-everything', () => {
   it('streams a reply whose chunks join to the response, with the system prompt first', async () => {
     const r = await rig();
-    const end = await r.turn('hello streaming world');
+    const end = await r.turn('hello streaming world [[rate:20]]');
     expect(end.name).toBe('agent.response');
     const turn = r.of(end.correlationId);
     const chunks = turn.filter((e) => e.name === 'agent.chunk').map((e) => payload<'agent.chunk'>(e).content);
-    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.length).toBeGreaterThan(1); // pieces 50 ms apart; those read together are one chunk
     expect(payload<'agent.response'>(end)).toMatchObject({
       content: 'You said: hello streaming world',
       model: 'sim-model',

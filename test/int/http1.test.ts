@@ -103,6 +103,23 @@ describe('the model client HTTP/1.1 pool', () => {
     expect(pieces).toEqual(['data: one\n\n', 'data: two\n\n']);
   });
 
+  it('hands the chunked frames of one network read on as one piece', async () => {
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+      // Two chunked frames in one write of the socket (one segment on loopback), then the end.
+      res.socket?.cork();
+      res.write('data: one\n\n');
+      res.write('data: two\n\n');
+      res.socket?.uncork();
+      setImmediate(() => res.end());
+    };
+    const answer = await post('/together');
+    const pieces: string[] = [];
+    await answer.body.read((piece) => pieces.push(piece.toString()));
+    expect(pieces).toEqual(['data: one\n\ndata: two\n\n']);
+  });
+
   it('ends a body read with an AbortError when the signal aborts mid-body, and drops the connection', async () => {
     handler = (_req, res) => {
       res.writeHead(200);

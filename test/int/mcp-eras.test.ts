@@ -92,7 +92,7 @@ describe('/mcp in both protocol eras', () => {
       });
       const pieces = progressMessages(client);
       const streamed = await client.callTool(
-        { name: 'chat_with_agent', arguments: { message: 'stream this modern reply please' } },
+        { name: 'chat_with_agent', arguments: { message: 'stream this modern reply please [[rate:20]]' } },
         { onprogress: () => undefined },
       );
       expect(pieces.length).toBeGreaterThan(1);
@@ -136,7 +136,7 @@ describe('/mcp in both protocol eras', () => {
     expect(client.getServerVersion()).toMatchObject({ name: 'era-agent' });
     const pieces = progressMessages(client);
     const result = await client.callTool(
-      { name: 'chat_with_agent', arguments: { message: 'stream this legacy reply please' } },
+      { name: 'chat_with_agent', arguments: { message: 'stream this legacy reply please [[rate:20]]' } },
       undefined,
       { onprogress: () => undefined },
     );

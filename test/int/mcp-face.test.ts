@@ -131,7 +131,7 @@ describe('/mcp: the agent as an MCP server', () => {
     const client = await mcpClient(svc.url);
     const pieces = progressMessages(client);
     const result = await client.callTool(
-      { name: 'chat_with_agent', arguments: { message: 'stream this reply please' } },
+      { name: 'chat_with_agent', arguments: { message: 'stream this reply please [[rate:20]]' } },
       undefined,
       { onprogress: () => undefined },
     );
