@@ -91,7 +91,7 @@ export const agUiBench: Bench = {
       rows: [
         ...SIDES.flatMap((side): [string, string][] => [
           [
-            `${LABEL[side]}: agentd CPU per chunk / chunk frames/s / errors`,
+            `${LABEL[side]}: agentd CPU per chunk / chunks/s / errors`,
             `${us(total[side].cpuUsPerChunk)} / ${perSec(total[side].chunksPerSec)} / ${total[side].errors}`,
           ],
           [

@@ -123,7 +123,7 @@ export const apisBench: Bench = {
           `${ms(perTurn(api))} / ${perSec(turns[api].turns / ((rounds * batchMs) / 1000))} / ${ms(median(turns[api].p50))}`,
         ]),
         ...APIS.map((api): [string, string] => [
-          `${api}: agentd CPU per chunk / chunk frames/s / CPU`,
+          `${api}: agentd CPU per chunk / chunks/s / CPU`,
           `${us(perChunk(api))} / ${perSec(streams[api].chunksPerSec)} / ${cores(streams[api].cores.agentd)}`,
         ]),
       ],

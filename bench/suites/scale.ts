@@ -168,7 +168,7 @@ export const scaleBench: Bench = {
           [REDIS_2.label, two],
         ] as const) {
           streamRows.push([
-            `${n} streams, ${label}: chunk frames/s, added first chunk p50 / p99, agentd CPU`,
+            `${n} streams, ${label}: chunks/s, added first chunk p50 / p99, agentd CPU`,
             `${perSec(r.chunksPerSec)} of ${perSec(direct.chunksPerSec)}, ${ms(round(r.ttfc.p50 - direct.ttfc.p50))} / ${ms(round(r.ttfc.p99 - direct.ttfc.p99))}, ${cores(r.agentdCores)} (redis-server ${cores(r.cores.redis)}, errors ${r.errors})`,
           ]);
         }

@@ -117,7 +117,7 @@ export function streamingBench(n: number, quick: boolean): Bench {
             ],
             ['inter-chunk delay p99 straight to the simulator', ms(direct.gap.p99)],
             [
-              'chunk frames/s received (agentd / direct)',
+              'chunks (model pieces)/s received (agentd / direct)',
               `${perSec(agentd.chunksPerSec)} / ${perSec(direct.chunksPerSec)}`,
             ],
             ['turns in window / errors', `${agentd.turns} / ${agentd.errors}`],
@@ -138,7 +138,7 @@ export function streamingBench(n: number, quick: boolean): Bench {
                     `${ms(memory.ttfc.p50)} / ${ms(memory.ttfc.p99)}`,
                   ],
                   [
-                    'same load, in-memory store: chunk frames/s, turns, agentd CPU',
+                    'same load, in-memory store: chunks/s, turns, agentd CPU',
                     `${perSec(memory.chunksPerSec)}, ${memory.turns}, ${cores(memory.cores.agentd)}`,
                   ],
                 ] as [string, string][])
