@@ -111,13 +111,3 @@ export function appPool() {
     },
   };
 }
-
-/**
- * The service's open WebSocket connections (`/metrics`), read in process: no socket of its own, so a
- * test that must act soon after the count changes (a reader resuming within the close grace) is not
- * held up by a loaded machine's connects.
- */
-export async function openWebSockets(svc: RunningApp): Promise<number> {
-  const metrics = await svc.app.frontEnd.inject(new Request(`${svc.url}/metrics`));
-  return Number(/^agentd_websocket_connections (\S+)$/m.exec(await metrics.text())?.[1]);
-}
