@@ -9,8 +9,8 @@
  *   fails, closes or is reset before that head (a close is ECONNRESET), and with an error named
  *   AbortError when `signal` aborts; either way the connection is destroyed.
  * - A body is framed by chunked encoding, content-length or the connection's end (204, 304: none).
- *   `read` gets the body's bytes of each network read as one piece, in order, and resolves at its end; an abort, a connection lost mid-body, a
- *   malformed frame or a throwing `push` reject it and destroy the connection.
+ *   `read` gets the body's bytes of each network read as one piece, in order, and resolves at its end; an
+ *   abort, a connection lost mid-body, a malformed frame or a throwing `push` reject it and destroy the connection.
  * - A connection is reused only after a whole body, when neither side said `connection: close`; idle,
  *   it is kept for the server's `keep-alive: timeout` less a second (default 30 s, at most 5 min), unref'd.
  * - For tracing tools, the diagnostics channels `agentd:model:request` (the request written) and
@@ -90,8 +90,6 @@ interface Exchange {
 class Connection {
   private exchange: Exchange | undefined;
   private pending: Buffer = EMPTY;
-  /** The body pieces of the read at hand (onBody). */
-  private readonly pieces: Buffer[] = [];
   private reusable = false;
   /** Until the socket is ready (connected; for TLS, past the handshake): its timeout is the connect timeout. */
   private connecting = true;
@@ -167,12 +165,10 @@ class Connection {
   /** The body's bytes of one network read go on as one piece (chunked frames of one read joined). */
   private onBody(exchange: Exchange, data: Buffer): void {
     const framing = exchange.framing as BodyFraming;
-    const pieces = this.pieces;
-    pieces.length = 0;
+    const pieces: Buffer[] = [];
     framing.feed(data, (piece) => pieces.push(piece));
     if (pieces.length > 0) {
       const piece = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
-      pieces.length = 0;
       if (exchange.push) exchange.push(piece);
       else exchange.queued.push(piece);
     }
