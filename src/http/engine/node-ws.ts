@@ -9,8 +9,11 @@ import { SocketResponse } from './node-http.ts';
 import { textFrame } from './ws-frame.ts';
 import type { EngineSocket, UpgradeResponse, WebSocketRoute } from './types.ts';
 
-/** A peer that takes none of what waits for it this long after our close frame is cut (one that never reads never answers). */
-const CLOSE_GRACE_MS = 2_000;
+/**
+ * A peer that takes none of what waits for it this long after our close frame is cut (one that never reads never
+ * answers); as long as `server.limits.slowReaderMs` by default, so a reader catching up on a backlog gets to its close.
+ */
+const CLOSE_GRACE_MS = 10_000;
 
 /** Frames corked on one socket past this many bytes are written at once, not at the end of the tick. */
 const CORK_BYTES = 64 * 1024;
