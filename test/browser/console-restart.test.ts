@@ -75,6 +75,8 @@ describe.skipIf(!chromiumPath)('web console across an agentd restart', () => {
     const { page } = browser;
     const agent = await agentWith(storage);
     const first = await start(agent, 0);
+    // The page of the case before still retries its stopped agentd: leave it before watching for failures.
+    await page.goto('about:blank');
     const hellos = recordHellos();
     const failures = watchFailures(page);
     await page.goto(`http://127.0.0.1:${first.port}/`);

@@ -191,8 +191,10 @@ try {
   if (!agentd || !serverUrl)
     throw new Error('usage: AGENTD_URL=<agentd> MCP_CONFORMANCE_SCENARIO=<name> agentd-client.mjs <server-url>');
   const oauth = oauthConfig();
-  // protocolVersion stays `auto`: agentd finds the era the scenario's server speaks.
-  const config = { type: 'http', baseUrl: serverUrl, timeout: 20_000, ...(oauth && { oauth }) };
+  // protocolVersion stays `auto`: agentd finds the era the scenario's server speaks. The suite starts its scenarios
+  // together, so on a loaded machine a first connect (sign-in discovery included) has taken over 20 s: 60 s per
+  // request, within the suite's 90 s per scenario.
+  const config = { type: 'http', baseUrl: serverUrl, timeout: 60_000, ...(oauth && { oauth }) };
   log(`scenario ${scenario} (${version ?? 'no version'})`);
   await connect(config);
   await use();
