@@ -132,14 +132,15 @@ describe('protocolVersion: auto (the default) finds the era of a server', () => 
   );
 
   it('connects to a slow 2026-07-28-only stdio server once it refused the initialize sent after a probe that timed out, each way', async () => {
-    // The probe gets half the timeout (2 s); the server answers nothing before 2.5 s: initialize goes to it
-    // in place, is refused (or answered with 2026-07-28), and a fresh child is spoken to at 2026-07-28.
+    // The probe gets half the timeout (4 s); the server answers nothing before 5.5 s: initialize goes to it
+    // in place, is refused (or answered with 2026-07-28), and a fresh child is spoken to at 2026-07-28. The
+    // margins (1.5 s past the probe, 2.5 s inside the timeout) hold on a loaded machine, where a child starts late.
     const outcomes = await Promise.all(
       REFUSALS.map(async (refusal) => {
         const name = `slow${refusal}`;
         await h.bus.execute('mcp.connectServer', {
           name,
-          config: withArgs('modern-only-server', [refusal, '2500'], { timeout: 4_000 }),
+          config: withArgs('modern-only-server', [refusal, '5500'], { timeout: 8_000 }),
         });
         return { record: await recordOf(h, name), switched: anotherWay(h, name).map((l) => l.mode) };
       }),
