@@ -167,11 +167,9 @@ class Connection {
     const framing = exchange.framing as BodyFraming;
     const pieces: Buffer[] = [];
     framing.feed(data, (piece) => pieces.push(piece));
-    if (pieces.length > 0) {
-      const piece = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
-      if (exchange.push) exchange.push(piece);
-      else exchange.queued.push(piece);
-    }
+    const piece = pieces.length === 1 ? pieces[0] : pieces.length > 1 ? Buffer.concat(pieces) : undefined;
+    if (piece && exchange.push) exchange.push(piece);
+    else if (piece) exchange.queued.push(piece);
     if (framing.ended) this.end(exchange);
   }
 
