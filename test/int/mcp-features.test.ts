@@ -26,10 +26,10 @@ describe('MCP capabilities, progress, resources, prompts and logs', () => {
       mcpServers: {
         everything: { ...everythingStdio, logLevel: 'debug', roots: [ROOT] },
         // A short timeout that progress keeps restarting, up to a total.
-        patient: { ...everythingStdio, timeout: 1_500, resetTimeoutOnProgress: true, maxTotalTimeout: 3_000 },
+        patient: { ...everythingStdio, timeout: 3_000, resetTimeoutOnProgress: true, maxTotalTimeout: 6_000 },
       },
     }),
-    { deps: { log: createLogger('debug', sink) } },
+    { deps: { log: createLogger('debug', sink) }, connectTimeout: 60_000 },
   );
 
   it("a model's tool call reports progress to the session's WebSocket clients as toolProgress (not stored)", async () => {
@@ -66,24 +66,24 @@ describe('MCP capabilities, progress, resources, prompts and logs', () => {
   });
 
   it('progress restarts the timeout, but a call never outlives maxTotalTimeout', async () => {
-    // 4 steps of 600 ms: longer than the 1.5 s timeout, each progress restarts it.
+    // 6 steps of 600 ms: longer than the 3 s timeout, each progress restarts it.
     const ok = await app.asAdmin('POST', '/api/mcp/servers/patient/tools/trigger-long-running-operation/execute', {
-      duration: 2.4,
-      steps: 4,
+      duration: 3.6,
+      steps: 6,
     });
     expect(ok.status).toBe(200);
-    // Progress every 500 ms for 6 s: stopped at the 3 s total.
+    // Progress every 500 ms for 12 s: stopped at the 6 s total.
     const started = Date.now();
     const late = await app.asAdmin('POST', '/api/mcp/servers/patient/tools/trigger-long-running-operation/execute', {
-      duration: 6,
-      steps: 12,
+      duration: 12,
+      steps: 24,
     });
     expect(late.status).toBe(500);
     expect(late.body.error).toMatchObject({
       code: 'TOOL_EXECUTION_FAILED',
-      details: { reason: 'timed out after 3000 ms in all (maxTotalTimeout)' },
+      details: { reason: 'timed out after 6000 ms in all (maxTotalTimeout)' },
     });
-    expect(Date.now() - started).toBeLessThan(5_900);
+    expect(Date.now() - started).toBeLessThan(11_900);
   });
 
   it('lists, reads and subscribes to resources', async () => {

@@ -70,11 +70,12 @@ export async function untilServersConnected(
   what: string,
   { key = CHAT_KEY, ...options }: { key?: string; timeout?: number } = {},
 ): Promise<void> {
-  const connected = async () =>
-    (await callAs(app, key, 'GET', '/api/mcp/servers')).body.servers.every(
-      (s: { status: string }) => s.status === 'connected',
-    );
-  await until(connected, what, options);
+  let seen: { status: string }[] = [];
+  const connected = async () => {
+    seen = (await callAs(app, key, 'GET', '/api/mcp/servers')).body.servers;
+    return seen.every((s) => s.status === 'connected');
+  };
+  await until(connected, () => `${what} (last seen: ${JSON.stringify(seen)})`, options);
 }
 
 /**
