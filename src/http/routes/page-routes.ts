@@ -52,6 +52,16 @@ function files(entries: [name: string, path: string][], headers: Record<string, 
     return reply;
   };
 }
+
+/** A public GET of a page (`text/html`) or of its scripts and styles (`:file`, `text/javascript`). */
+const pageRoute = (path: string, summary: string, handler: Route['handler']): Route => ({
+  method: 'GET',
+  path,
+  summary,
+  scope: 'public',
+  doc: { contentType: path.endsWith(':file') ? 'text/javascript' : 'text/html' },
+  handler,
+});
 const folder = (name: string) =>
   readdirSync(join(WEB, name)).map((file): [string, string] => [file, join(WEB, name, file)]);
 /** `web/shared` (the pages' socket and key, `live.js`): served beside each page's own files, so each imports `./live.js`. */
@@ -64,22 +74,8 @@ const withShared = (name: string) => [...folder(name), ...folder('shared')];
 export function consoleRoutes(): Route[] {
   const file = files(withShared('console'), pageHeaders(), '/console/');
   return [
-    {
-      method: 'GET',
-      path: '/',
-      summary: 'The web console (web mode)',
-      scope: 'public',
-      doc: { contentType: 'text/html' },
-      handler: () => file('index.html'),
-    },
-    {
-      method: 'GET',
-      path: '/console/:file',
-      summary: "The console's scripts and styles",
-      scope: 'public',
-      doc: { contentType: 'text/javascript' },
-      handler: (ctx) => file(ctx.params.file ?? ''),
-    },
+    pageRoute('/', 'The web console (web mode)', () => file('index.html')),
+    pageRoute('/console/:file', "The console's scripts and styles", (ctx) => file(ctx.params.file ?? '')),
   ];
 }
 
@@ -109,22 +105,8 @@ export function apiDocRoutes(table: () => Route[], options: OpenApiOptions): Rou
         contentType: 'application/json; charset=utf-8',
       }),
     },
-    {
-      method: 'GET',
-      path: '/api/docs',
-      summary: 'Interactive API docs (swagger-ui, served locally)',
-      scope: 'public',
-      doc: { contentType: 'text/html' },
-      handler: () => file('index.html'),
-    },
-    {
-      method: 'GET',
-      path: '/api/docs/:file',
-      summary: "The docs page's scripts and styles",
-      scope: 'public',
-      doc: { contentType: 'text/javascript' },
-      handler: (ctx) => file(ctx.params.file ?? ''),
-    },
+    pageRoute('/api/docs', 'Interactive API docs (swagger-ui, served locally)', () => file('index.html')),
+    pageRoute('/api/docs/:file', "The docs page's scripts and styles", (ctx) => file(ctx.params.file ?? '')),
   ];
 }
 
@@ -157,29 +139,10 @@ export function inspectRoutes(enabled: boolean): Route[] {
     return from(name);
   };
   return [
-    {
-      method: 'GET',
-      path: '/inspect',
-      summary: 'The live state-machine inspector page (with --inspect)',
-      scope: 'public',
-      doc: { contentType: 'text/html' },
-      handler: () => serve('index.html'),
-    },
-    {
-      method: 'GET',
-      path: '/inspect/stately',
-      summary: "The stream in Stately's hosted inspector (a bridge page)",
-      scope: 'public',
-      doc: { contentType: 'text/html' },
-      handler: () => serve('stately.html', bridge),
-    },
-    {
-      method: 'GET',
-      path: '/inspect/:file',
-      summary: "The inspector pages' scripts and styles",
-      scope: 'public',
-      doc: { contentType: 'text/javascript' },
-      handler: (ctx) => serve(ctx.params.file ?? ''),
-    },
+    pageRoute('/inspect', 'The live state-machine inspector page (with --inspect)', () => serve('index.html')),
+    pageRoute('/inspect/stately', "The stream in Stately's hosted inspector (a bridge page)", () =>
+      serve('stately.html', bridge),
+    ),
+    pageRoute('/inspect/:file', "The inspector pages' scripts and styles", (ctx) => serve(ctx.params.file ?? '')),
   ];
 }
