@@ -149,14 +149,14 @@ describe('bounds', () => {
     const open = await wsConnections();
     for (let i = 0; i < 3; i++)
       writer.send({ type: 'message', sessionId: 'ws-slow', content: `[[reply:ok]] ${'y'.repeat(10 * MB)}` });
-    await writer.next((f) => f.event === 'response' && f.data.sessionId === 'ws-slow', 20_000);
-    // The server's slow-reader sweep closes `slow` while it still reads nothing: the gauge shows it.
-    await expect.poll(wsConnections, PATIENT).toBe(open - 1);
+    // The turns' 10 MB frames pile up unread: past maxBodyBytes the server's slow-reader sweep closes `slow`, the
+    // gauge shows it. Each turn's reply waits for its message's durable write, which a loaded machine makes slow.
+    await expect.poll(wsConnections, { ...PATIENT, timeout: 90_000 }).toBe(open - 1);
     (slow.ws as unknown as { _socket: { resume(): void } })._socket.resume();
     expect(await slow.closing).toEqual({
       code: 1008,
       reason: expect.stringMatching(/^slow consumer: \d+ bytes unread$/),
     });
     writer.close();
-  }, 60_000);
+  }, 150_000);
 });
