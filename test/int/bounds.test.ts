@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { MAX_JSON_DEPTH } from '../../src/json-depth.ts';
 import { api, roomyLimits } from '../support/messaging.ts';
-import { startApp, type RunningApp } from '../support/start-app.ts';
+import { openWebSockets, startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
 import { connectWs } from '../support/ws-client.ts';
 import { fixture } from './mcp-helpers.ts';
@@ -15,9 +15,7 @@ let sim: Simulator;
 let svc: RunningApp;
 const nested = (depth: number): unknown => (depth === 0 ? 'leaf' : { n: nested(depth - 1) });
 const deepText = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
-/** Open WebSocket connections, as /metrics tells. */
-const wsConnections = async () =>
-  Number(/^agentd_websocket_connections (\S+)$/m.exec(await (await fetch(`${svc.url}/metrics`)).text())?.[1]);
+const wsConnections = () => openWebSockets(svc);
 
 beforeAll(async () => {
   sim = await startSimulator();

@@ -7,7 +7,7 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { rawRequest, rawUpgrade } from '../support/raw-http.ts';
-import { startApp, type RunningApp } from '../support/start-app.ts';
+import { openWebSockets, startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
 import { connectWs, type WsClient } from '../support/ws-client.ts';
 
@@ -127,9 +127,7 @@ describe('a trusted proxy', () => {
 describe('a WebSocket reader that stops reading', () => {
   let sim: Simulator;
   let svc: RunningApp;
-  /** Open WebSocket connections, as /metrics tells. */
-  const wsConnections = async () =>
-    Number(/^agentd_websocket_connections (\S+)$/m.exec(await (await fetch(`${svc.url}/metrics`)).text())?.[1]);
+  const wsConnections = () => openWebSockets(svc);
 
   beforeAll(async () => {
     sim = await startSimulator();

@@ -111,3 +111,9 @@ export function appPool() {
     },
   };
 }
+
+/** The service's open WebSocket connections, as `GET /metrics` tells. */
+export async function openWebSockets(svc: RunningApp): Promise<number> {
+  const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+  return Number(/^agentd_websocket_connections (\S+)$/m.exec(metrics)?.[1]);
+}
