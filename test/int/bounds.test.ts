@@ -143,10 +143,17 @@ describe('bounds', () => {
     slow.send({ type: 'ping' });
     await slow.next((f) => f.event === 'pong');
     (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
-    const writer = await connectWs(svc.wsUrl);
     const open = await wsConnections();
+    // Over REST, so that no other socket of this loaded process has the frames to read.
     for (let i = 0; i < 3; i++)
-      writer.send({ type: 'message', sessionId: 'ws-slow', content: `[[reply:ok]] ${'y'.repeat(10 * MB)}` });
+      expect(
+        (
+          await api(svc.url, 'POST', '/api/message', {
+            sessionId: 'ws-slow',
+            message: `[[reply:ok]] ${'y'.repeat(10 * MB)}`,
+          })
+        ).status,
+      ).toBe(200);
     // The turns' 10 MB frames pile up unread: past maxBodyBytes the server's slow-reader sweep closes `slow`, the
     // gauge shows it. Each turn's reply waits for its message's durable write, which a loaded machine makes slow.
     await expect.poll(wsConnections, { ...PATIENT, timeout: 90_000 }).toBe(open - 1);
@@ -155,6 +162,5 @@ describe('bounds', () => {
       code: 1008,
       reason: expect.stringMatching(/^slow consumer: \d+ bytes unread$/),
     });
-    writer.close();
   }, 150_000);
 });

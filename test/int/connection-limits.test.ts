@@ -6,6 +6,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { api } from '../support/messaging.ts';
 import { rawRequest, rawUpgrade } from '../support/raw-http.ts';
 import { openWebSockets, startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT } from '../support/wait.ts';
@@ -150,12 +151,15 @@ describe('a WebSocket reader that stops reading', () => {
     await slow.next((f) => f.event === 'pong');
     const socket = (slow.ws as unknown as { _socket: Socket })._socket;
     socket.pause();
-    const writer = await connectWs(svc.wsUrl);
     const open = await wsConnections();
-    // A 12 MB frame to the reader: more than the kernel's buffers take, far less than maxBodyBytes.
-    writer.send({ type: 'message', sessionId: 'stalled', content: `[[reply:ok]] ${'y'.repeat(12 * MB)}` });
-    await writer.next((f) => f.event === 'userMessage' && f.data.sessionId === 'stalled');
-    const since = Date.now(); // the reader's backlog is there from now on
+    // A 12 MB frame to the reader: more than the kernel's buffers take, far less than maxBodyBytes. Sent over REST,
+    // so that no other socket of this loaded process has 12 MB to read within slowReaderMs.
+    const queued = await api(svc.url, 'POST', '/api/message', {
+      sessionId: 'stalled',
+      message: `[[reply:ok]] ${'y'.repeat(12 * MB)}`,
+    });
+    expect(queued.status).toBe(200);
+    const since = Date.now(); // the message is stored: the reader's backlog is there from now on
     await expect.poll(wsConnections, PATIENT).toBe(open - 1);
     expect(Date.now() - since).toBeLessThan(6_000); // the default limit (10 s) would close it 8–10 s from here
     socket.resume();
@@ -163,6 +167,5 @@ describe('a WebSocket reader that stops reading', () => {
       code: 1008,
       reason: expect.stringMatching(/^slow consumer: \d+ bytes unread$/),
     });
-    writer.close();
   }, 60_000);
 });
