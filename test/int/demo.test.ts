@@ -41,11 +41,13 @@ describe('agentd demo', () => {
 
     expect(out).toMatch(/MCP server\s+filesystem: connected/);
     expect(out).toMatch(/MCP server\s+memory: connected/);
-    // Streaming: the first reply arrives in several chunks that join to it.
+    // Streaming: replies arrive in several chunks that join to them.
     expect(out).toContain('agent › Hi! I am the agentd demo agent.');
     const chunkCounts = [...out.matchAll(/\[response\] (\d+) chunks streamed/g)].map((m) => Number(m[1]));
     expect(chunkCounts).toHaveLength(4 + 5); // the tool conversation, then the small-window one
-    expect(chunkCounts[0]).toBeGreaterThan(1); // its ~30 pieces come 5 ms apart; those read together are one chunk
+    // A reply's pieces come 5 ms apart and those read together are one chunk, so a loaded machine that stalls the
+    // demo's one process through a whole reply (the first one, say, while its first turn loads code) sees one chunk.
+    expect(Math.max(...chunkCounts)).toBeGreaterThan(1);
     // Real tool calls, each toolCall before its toolResult.
     expect(out).toMatch(/\[toolCall\]\s+list_directory on filesystem \{"path":"\."\}/);
     expect(out).toMatch(/\[toolResult\] list_directory ok in \d+ ms: \[FILE\] welcome\.txt/);
