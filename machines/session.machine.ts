@@ -4,8 +4,8 @@
  *
  * Contracts:
  * - While busy, `queue[0]` is the message whose turn runs; the rest wait their turn.
- * - The owner receives, through `actor.on('*')`, everything a turn reports (facts, thinking,
- *   machine-made chunks; see TurnReport) as it is, plus:
+ * - A turn's reports (facts, thinking, machine-made chunks; see TurnReport) go straight to the owner through
+ *   the turn machine's `report` action, which the owner provides. It receives through `actor.on('*')`:
  *   - `fact` turnFailed {cancelled: true, details.reason} for a turn ended by CANCEL or DISCARD;
  *   - `fact` turnFailed for a turn machine that crashed (a bug, never a model or tool failure);
  *   - `dropped` for each waiting message DISCARD throws away (it never became a turn).
@@ -74,8 +74,7 @@ export type SessionMachineEvent =
   | { type: 'COMPACT'; correlationId: string }
   | { type: 'settled' }
   | AnswerEvent
-  | QuestionEvent
-  | TurnReport;
+  | QuestionEvent;
 
 export type SessionEmitted = TurnReport | { type: 'dropped'; key: TurnKey; reason: string };
 
@@ -112,10 +111,6 @@ export const sessionMachine = setup({
         assertEvent(event, 'MESSAGE');
         return [...context.queue, event.message];
       },
-    }),
-    forward: emit(({ event }) => {
-      assertEvent(event, ['fact', 'thinking', 'chunk']);
-      return event;
     }),
     /** Drops the waiting messages from `params.from` on (1 while busy: the head is running). */
     dropWaiting: enqueueActions(({ context, event, enqueue }, params: { from: number }) => {
@@ -234,9 +229,6 @@ export const sessionMachine = setup({
         },
       },
       on: {
-        fact: { actions: 'forward' },
-        thinking: { actions: 'forward' },
-        chunk: { actions: 'forward' },
         ANSWER: { actions: sendTo('turn', ({ event }) => event) },
         QUESTION: { actions: sendTo('turn', ({ event }) => event) },
         WITHDRAW: { actions: { type: 'withdraw', params: { from: 1 } } },

@@ -4,7 +4,7 @@
  * cancel: stopping aborts the running model step and every tool call in flight.
  *
  * Contracts:
- * - Reports to its session (`sendParent`, TurnReport), in order: `userMessage`, `thinking`; per step that
+ * - Reports through its `report` action (provided by its owner; TurnReport), in order: `userMessage`, `thinking`; per step that
  *   asked for tools its `reasoning` (if any), `assistantStep`, a `toolCall` per call and a `toolResult` per
  *   call as each settles; finally `response` or `turnFailed`. Facts are session events exactly as stored; a
  *   step's facts name the model that answered it and the models that failed first (`fallbacks`).

@@ -27,6 +27,10 @@ async function turnsOf(root: string): Promise<() => Promise<void>> {
   const mod = (await import(resolve(root, 'src/agent/session/actor.ts'))) as { createSessionActor: CreateSessionActor };
   const result = { step: { text: 'hi', toolCalls: [], finishReason: 'stop' }, tools: [], at: 0 };
   let stored = Promise.resolve();
+  // Every fact the session reports is "stored" on the next turn of the event loop.
+  const report = () => {
+    stored = new Promise((done) => setImmediate(done));
+  };
   const actor = mod.createSessionActor(
     { sessionId: 's', maxIterations: 20, model: 'm', approvalTimeoutMs: 60_000 },
     {
@@ -34,12 +38,10 @@ async function turnsOf(root: string): Promise<() => Promise<void>> {
       compact: () => Promise.resolve(),
       callTool: () => Promise.reject(new Error('no tools here')),
       settle: () => stored,
+      report,
     },
   );
-  // Every fact the session emits is "stored" on the next turn of the event loop.
-  actor.on('*', () => {
-    stored = new Promise((done) => setImmediate(done));
-  });
+  actor.on('*', report);
   let idle: (() => void) | undefined;
   actor.subscribe((snap) => {
     if (snap.matches('idle') && snap.context.queue.length === 0) idle?.();

@@ -37,6 +37,12 @@ import {
 
 const runsNow = (c: PlannedCall) => c.error === undefined && !c.needsApproval && !c.runsOnClient;
 
+/**
+ * Queues the `report` action with `r` (what the turn reports to its owner, in order). An `enqueueActions` inside
+ * `setup()` is not typed with that setup's own action names, hence the cast.
+ */
+const report = (enqueue: (action: never) => void, r: TurnReport) => enqueue({ type: 'report', params: r } as never);
+
 /** The turn's setup: `turn.machine.ts` creates the machine from it; owners `.provide()` its actors. */
 export const turnSetup = setup({
   types: {
@@ -62,9 +68,13 @@ export const turnSetup = setup({
     questionDeadline: ({ context }) => Math.min(MAX_DELAY_MS, Math.max(0, context.wakeAt - context.armedAt)),
   },
   actions: {
+    /** Hands a report to the turn's owner, in order (provided by it: see turn.machine.ts). */
+    report: (_, _report: TurnReport): void => {
+      throw new Error('turn machine: report not provided');
+    },
     announce: enqueueActions(({ context: { key, message }, enqueue }) => {
-      enqueue.sendParent(fact(key, userMessageFact(key, message)));
-      enqueue.sendParent({ type: 'thinking', key } satisfies TurnReport);
+      report(enqueue, fact(key, userMessageFact(key, message)));
+      report(enqueue, { type: 'thinking', key } satisfies TurnReport);
     }),
     beginStep: assign({
       iteration: ({ context }) => context.iteration + 1,
@@ -75,7 +85,7 @@ export const turnSetup = setup({
     ask: enqueueActions(({ context, event, enqueue }) => {
       assertEvent(event, 'QUESTION');
       const { question, at } = event;
-      enqueue.sendParent(fact(context.key, askedEvent(question)));
+      report(enqueue, fact(context.key, askedEvent(question)));
       const questions = [...context.questions.filter((q) => q.id !== question.id), waitingOf(question)];
       enqueue.assign({ questions, armedAt: at, wakeAt: earliest(questions) });
     }),
@@ -102,10 +112,10 @@ export const turnSetup = setup({
     })),
     /** The step's reasoning, first of its facts (recordStep has named the model). */
     reportReasoning: enqueueActions(({ context: { key, model }, enqueue }, { step }: { step: ModelStep }) => {
-      if (step.reasoning) enqueue.sendParent(fact(key, reasoningFact(key, model, step.reasoning)));
+      if (step.reasoning) report(enqueue, fact(key, reasoningFact(key, model, step.reasoning)));
     }),
     reportStep: enqueueActions(({ context: { key, model }, enqueue }, { step }: ModelStepOutput) => {
-      enqueue.sendParent(fact(key, assistantStepFact(key, model, step)));
+      report(enqueue, fact(key, assistantStepFact(key, model, step)));
     }),
     /**
      * Reports every call; answers the ones that cannot run at once; asks about the ones the policy wants
@@ -115,11 +125,11 @@ export const turnSetup = setup({
       const expiresAt = new Date(at + approvalTimeoutMs).toISOString();
       const questions: WaitingQuestion[] = [];
       for (const call of calls) {
-        enqueue.sendParent(fact(key, toolCallFact(key, call)));
-        if (call.error !== undefined) enqueue.sendParent(fact(key, failedResultFact(key, call, call.error)));
+        report(enqueue, fact(key, toolCallFact(key, call)));
+        if (call.error !== undefined) report(enqueue, fact(key, failedResultFact(key, call, call.error)));
         if (!call.needsApproval && !call.runsOnClient) continue;
         const question = callQuestion(key, call, expiresAt);
-        enqueue.sendParent(fact(key, askedEvent(question)));
+        report(enqueue, fact(key, askedEvent(question)));
         questions.push(waitingOf(question));
       }
       enqueue.assign({
@@ -133,7 +143,7 @@ export const turnSetup = setup({
     reportInterrupted: enqueueActions(({ context: { key, message }, enqueue }) => {
       for (const call of message.resume?.interrupted ?? []) {
         const text = `Tool "${call.name}" did not return: the service restarted while it ran.`;
-        enqueue.sendParent(fact(key, failedResultFact(key, call, text)));
+        report(enqueue, fact(key, failedResultFact(key, call, text)));
       }
     }),
     answer: enqueueActions(({ context, event, enqueue }) => {
@@ -143,7 +153,7 @@ export const turnSetup = setup({
       const { facts, starts, questions, pending } = closeQuestions(context, [
         { q, answer: event.answer, by: event.by },
       ]);
-      facts.forEach((f) => enqueue.sendParent(fact(context.key, f)));
+      facts.forEach((f) => report(enqueue, fact(context.key, f)));
       starts.forEach((call) => enqueue.sendTo('tools', { type: 'tool.start', call }));
       enqueue.assign({ questions, pending });
     }),
@@ -155,7 +165,7 @@ export const turnSetup = setup({
         context,
         due.map((q) => ({ q, answer: closingAnswer(q.kind, 'timeout', `no answer by ${q.expiresAt}`), by: 'timeout' })),
       );
-      facts.forEach((f) => enqueue.sendParent(fact(context.key, f)));
+      facts.forEach((f) => report(enqueue, fact(context.key, f)));
       enqueue.assign({ questions, pending, armedAt: now, wakeAt: earliest(questions) });
     }),
     /** A call settled: its result; a question its server left open is closed first, by `call-ended`. */
@@ -168,8 +178,8 @@ export const turnSetup = setup({
         context,
         left.map((q) => ({ q, answer: closingAnswer(q.kind, 'call-ended', 'the call ended'), by: 'call-ended' })),
       );
-      facts.forEach((f) => enqueue.sendParent(fact(context.key, f)));
-      enqueue.sendParent(fact(context.key, toolResultFact(context.key, call, event.outcome)));
+      facts.forEach((f) => report(enqueue, fact(context.key, f)));
+      report(enqueue, fact(context.key, toolResultFact(context.key, call, event.outcome)));
       enqueue.assign({ questions, pending: pending - 1 });
     }),
     /** The step's tools runner: it lives from the step's end until all its calls settled. */
@@ -185,9 +195,9 @@ export const turnSetup = setup({
       const { key, model, last } = context;
       const { usage, fallbacks } = last;
       const { content, capChunk, capMessage } = finalReply(context.reply, context.capped, context.maxIterations);
-      if (capChunk) enqueue.sendParent({ type: 'chunk', key, content: capChunk } satisfies TurnReport);
+      if (capChunk) report(enqueue, { type: 'chunk', key, content: capChunk } satisfies TurnReport);
       const text = capMessage ?? last.text;
-      enqueue.sendParent(fact(key, responseFact(key, { content, text, model, usage, fallbacks })));
+      report(enqueue, fact(key, responseFact(key, { content, text, model, usage, fallbacks })));
     }),
     recordError: assign(({ context }, error: unknown) => {
       const failure = toTurnError(error);
@@ -196,7 +206,7 @@ export const turnSetup = setup({
       return { error: failure };
     }),
     reportFailure: enqueueActions(({ context: { key, error }, enqueue }) => {
-      enqueue.sendParent(fact(key, turnFailedFact(key, error ?? toTurnError(undefined))));
+      report(enqueue, fact(key, turnFailedFact(key, error ?? toTurnError(undefined))));
     }),
   },
 });

@@ -150,7 +150,7 @@ export function harness(opts: HarnessOptions) {
     actors: {
       turn: turnMachine.provide({
         actors: { modelStep, compact, runTools: toolsRunner(() => callTool) },
-        ...(opts.turnActions && { actions: opts.turnActions }),
+        actions: { report: (_, r) => void emitted.push(r), ...opts.turnActions },
       }),
       compact,
     },

@@ -25,6 +25,7 @@ const sessionWithActors = sessionMachine.provide({
         compact: fromPromise<void, CompactInput>(({ input, signal, system }) => portOf(system).compact(input, signal)),
         runTools: toolsRunner((system) => portOf(system).callTool),
       },
+      actions: { report: ({ system }, r) => portOf(system).report(r) },
     }),
     compact: fromPromise<void, CompactInput>(({ input, signal, system }) => portOf(system).compact(input, signal)),
   },

@@ -17,7 +17,13 @@
  * - This is the only module-level state of the agent: a lookup from an object to what it was
  *   built with, holding no data of its own.
  */
-import type { CompactInput, ModelStepInput, ModelStepResult, ToolCaller } from '../../conversation/turn-contract.ts';
+import type {
+  CompactInput,
+  ModelStepInput,
+  ModelStepResult,
+  ToolCaller,
+  TurnReport,
+} from '../../conversation/turn-contract.ts';
 import type { ActorSystemOf } from '../../../machines/turn.machine.ts';
 
 /** What the shared machine definition's actors need of one session. */
@@ -26,6 +32,8 @@ export interface SessionPort {
   /** Compacts the session's history (stores `contextCompacted`); rejects when it could not (the history is left as it was). */
   compact: (input: CompactInput, signal: AbortSignal) => Promise<void>;
   callTool: ToolCaller;
+  /** What the running turn reports (its facts, thinking, machine-made chunks), in order. */
+  report: (r: TurnReport) => void;
   /** Resolves once the session's facts handed in so far are stored. */
   settle: () => Promise<void>;
 }

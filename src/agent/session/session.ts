@@ -135,11 +135,22 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   );
   /** Senders of messages that start a turn at once, waiting for its userMessage to be stored (by turnId). */
   const starting = new Map<string, Starting>();
+  const emitted = forwardEmitted({
+    sessionId,
+    log,
+    output,
+    lastSeq: () => outbox.lastSeq,
+    publish: deps.publish,
+    redact: deps.redact,
+    counted,
+    starting,
+  });
   const actor = createSessionActor(
     { sessionId, maxIterations: deps.maxIterations, model: llm.model, approvalTimeoutMs: deps.approvalTimeoutMs },
     {
       modelStep,
       compact: compactions.run,
+      report: emitted,
       settle: () => outbox.drained(),
       callTool: (input, signal) =>
         deps.callTool(input, signal, callHost({ turnId: input.key.turnId, callId: input.callId })),
@@ -147,19 +158,7 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
   );
   const unregister = deps.registerActor?.(actor.id, actor);
 
-  actor.on(
-    '*',
-    forwardEmitted({
-      sessionId,
-      log,
-      output,
-      lastSeq: () => outbox.lastSeq,
-      publish: deps.publish,
-      redact: deps.redact,
-      counted,
-      starting,
-    }),
-  );
+  actor.on('*', emitted);
   actor.subscribe({
     next: (snap) => {
       if (snap.matches('idle')) lastActive = clock.now();
