@@ -31,7 +31,7 @@ export interface SessionQueueOptions<E extends StoreEvent> {
 
 export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOptions<E>) {
   const { log, journal, ready, cache, pool, turnIndexes, ensureDir, storeError } = options;
-  const { ensureLoaded, setState, windowOf, settle, slotOf } = cache;
+  const { ensureLoaded, setState, extend, settle, slotOf } = cache;
   type S = Slot<E>;
   /** Awaited by `close`. */
   const drains = new Set<Promise<void>>();
@@ -135,7 +135,7 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
       if (gen) journal?.written(gen);
       if (state.turns) turnIndexes.written(state.turns, lines, results.flat(), state.size);
       state.size += bytes.length;
-      Object.assign(state, windowOf([...state.events, ...results.flat()], [...state.weights, ...weights]));
+      extend(state, results.flat(), weights);
       batch.forEach((op, i) => op.resolve(results[i] ?? []));
     } catch (e) {
       const err = storeError(e, 'append', slot.id);

@@ -4,7 +4,7 @@ import type { Logger } from '../log/index.ts';
 import type { HandlePool } from './handle-pool.ts';
 import { loadLog, scanBackward, seqOfLine } from './jsonl-file.ts';
 import type { JsonlTurnIndexes, JsonlTurns } from './jsonl-turns.ts';
-import type { Loaded, Slot } from './jsonl-types.ts';
+import type { Loaded, Slot, Window } from './jsonl-types.ts';
 import type { Limiter } from './limiter.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { firstAfter, parseStoredLine } from './stored-event.ts';
@@ -33,20 +33,31 @@ export function createSessionCache<E extends StoreEvent>(options: SessionCacheOp
   const slots = new Map<string, S>(); // iteration order = least recently used first
   let loadedCount = 0;
 
-  /** Exactly the newest that fit under both caps (at least one), so a session's memory does not saw up and down. */
-  const windowOf = (events: StoredEvent<E>[], weights: number[]): Pick<Loaded<E>, 'events' | 'weights'> => {
-    let weight = 0;
-    for (const w of weights) weight += w;
-    let drop = Math.max(0, events.length - maxEvents);
-    for (let i = 0; i < drop; i++) weight -= weights[i] ?? 0;
-    while (weight > maxBytes && drop < events.length - 1) weight -= weights[drop++] ?? 0;
-    return drop === 0 ? { events, weights } : { events: events.slice(drop), weights: weights.slice(drop) };
+  /**
+   * Adds `events` (with their `weights`) to the window in place, then drops its oldest beyond both caps: it keeps
+   * exactly the newest that fit (at least one), so a session's memory does not saw up and down.
+   */
+  const extend = (window: Window<E>, events: readonly StoredEvent<E>[], weights: readonly number[]): void => {
+    events.forEach((e, i) => {
+      const w = weights[i] ?? 0;
+      window.events.push(e);
+      window.weights.push(w);
+      window.weight += w;
+    });
+    const held = window.weights;
+    let drop = Math.max(0, held.length - maxEvents);
+    for (let i = 0; i < drop; i++) window.weight -= held[i] ?? 0;
+    while (window.weight > maxBytes && drop < held.length - 1) window.weight -= held[drop++] ?? 0;
+    if (drop === 0) return;
+    window.events.splice(0, drop);
+    held.splice(0, drop);
   };
-  const windowOfRead = (events: StoredEvent<E>[]) =>
-    windowOf(
-      events,
-      events.map((e) => JSON.stringify(e.event).length),
-    );
+  /** A window of `events` (what a load or a create read), each weighed by its JSON's characters. */
+  const windowOf = (events: readonly StoredEvent<E>[], weights?: readonly number[]): Window<E> => {
+    const window: Window<E> = { events: [], weights: [], weight: 0 };
+    extend(window, events, weights ?? events.map((e) => JSON.stringify(e.event).length));
+    return window;
+  };
   /** Marks it most recently used. */
   const slotOf = (id: string): S => {
     const slot = slots.get(id) ?? { id, path: join(dir, fileNameOf(id)), queue: [], running: false, state: undefined };
@@ -103,7 +114,7 @@ export function createSessionCache<E extends StoreEvent>(options: SessionCacheOp
     if (slot.state) return slot.state;
     const loaded = await loads.run(() => loadTail(slot));
     if (!loaded && !create) return undefined;
-    setState(slot, { ...windowOfRead(loaded?.events ?? []), size: loaded?.validBytes ?? 0, checked: false });
+    setState(slot, { ...windowOf(loaded?.events ?? []), size: loaded?.validBytes ?? 0, checked: false });
     return slot.state;
   };
 
@@ -131,7 +142,7 @@ export function createSessionCache<E extends StoreEvent>(options: SessionCacheOp
       return found;
     };
 
-  return { slots, windowOf, slotOf, setState, settle, ensureLoaded, loadSince, turnsOf, latestOf };
+  return { slots, windowOf, extend, slotOf, setState, settle, ensureLoaded, loadSince, turnsOf, latestOf };
 }
 
 export type SessionCache<E extends StoreEvent> = ReturnType<typeof createSessionCache<E>>;

@@ -28,12 +28,18 @@ export interface JsonlStoreOptions<E extends StoreEvent> {
   maxIndexedSessions?: number;
 }
 
-/** A session as loaded: its newest events (at least the last) and where the next line goes. */
-export interface Loaded<E extends StoreEvent> {
-  /** At most `maxCachedEvents` and `maxCachedBytes`; `events[0].seq - 1` events precede them on disk. */
+/** A session's newest events in memory: at most `maxCachedEvents` and `maxCachedBytes` (at least the last). */
+export interface Window<E extends StoreEvent> {
+  /** `events[0].seq - 1` events precede them on disk; never handed out (readers get copies). */
   events: StoredEvent<E>[];
   /** Characters of each event's JSON. */
   weights: number[];
+  /** Their sum. */
+  weight: number;
+}
+
+/** A session as loaded: its window and where the next line goes. */
+export interface Loaded<E extends StoreEvent> extends Window<E> {
   /** Bytes of the file up to its last newline (a torn tail beyond is cut on the next write). */
   size: number;
   /** Whether a handle has since checked the file's size against `size`. */
