@@ -64,7 +64,7 @@ export const apisBench: Bench = {
             connections: 20,
             durationMs: batchMs,
             timeoutMs: 30_000,
-            request: (c) => sync(`${api}-${c}`),
+            request: (c) => sync(`${api}-${r}-${c}`),
           });
           if (http.errors || Object.keys(http.statuses).length)
             throw new Error(
@@ -116,7 +116,7 @@ export const apisBench: Bench = {
     return {
       name: 'apis',
       title: this.title,
-      load: `Three services (bench.yml on llm.api chat, responses, messages), one simulator. Turns: instant message-sync at 20 clients, ${rounds} interleaved rounds of ${batchMs / 1000} s per API. Chunks: 100 WebSocket sessions, replies of 400 pieces at 100 pieces/s, one API at a time on a fresh service, two rounds (the one delivering more chunks kept).`,
+      load: `Three services (bench.yml on llm.api chat, responses, messages), one simulator. Turns: instant message-sync at 20 clients, ${rounds} interleaved rounds of ${batchMs / 1000} s per API, each round in new sessions. Chunks: 100 WebSocket sessions, replies of 400 pieces at 100 pieces/s, one API at a time on a fresh service, two rounds (the one delivering more chunks kept).`,
       rows: [
         ...APIS.map((api): [string, string] => [
           `${api}: agentd CPU per turn / turns/s / latency p50`,
