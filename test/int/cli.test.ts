@@ -275,13 +275,13 @@ describe('agentd command line', () => {
     // UWS_USE_FALLBACK makes a uWebSockets.js package that carries a JS emulation load it, which agentd counts as not loading.
     const noNative = { UWS_USE_FALLBACK: '1' };
 
-    it('node: serves on node:http + ws and says so in the log and in health', async () => {
+    it('node: serves on node:net + ws and says so in the log and in health', async () => {
       const p = runAgentd(['--agent', await memoryAgent(), '--web-port', '0'], { AGENTD_ENGINE: 'node' });
       try {
         const port = await listeningPort(p);
         expect(logLines(p).find((l) => l.port === port)).toMatchObject({
           engine: 'node',
-          msg: expect.stringMatching(/listening on .*\(node:http \+ ws\)/),
+          msg: expect.stringMatching(/listening on .*\(node:net \+ ws\)/),
         });
         expect(p.out()).not.toContain('cannot load');
         expect(((await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as { engine: string }).engine).toBe(

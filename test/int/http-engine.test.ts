@@ -1,5 +1,5 @@
 /**
- * The engine port (src/http/engine/types.ts), through real sockets, for each engine: node:http + ws
+ * The engine port (src/http/engine/types.ts), through real sockets, for each engine: Node's sockets + ws
  * always, uWebSockets.js where its addon loads. The front end relies on exactly these behaviours.
  */
 import { request } from 'node:http';

@@ -2,7 +2,7 @@
  * WebSocket frames that break the protocol (issue 23, item 8), sent over a raw socket: a text frame
  * of invalid UTF-8, a frame of an unknown opcode, an unmasked client frame. Each connection is closed
  * by the engine, never reaches agentd's handlers, and the service goes on serving others. What the
- * client sees differs by engine and is pinned here as docs/api.md "WebSocket" documents it: node:http + ws
+ * client sees differs by engine and is pinned here as docs/api.md "WebSocket" documents it: the node engine (ws)
  * sends a close frame (1007 for invalid UTF-8, 1002 for the others); uWebSockets.js closes the TCP
  * connection without a close frame (the client reports 1006), and does not check the mask bit: an
  * unmasked frame is read as a masked one whose payload is still to come (nothing reaches agentd; the

@@ -1,4 +1,4 @@
-/** The both-engines table of bench/README.md (npm run bench:engines): issue 41's node:http within ×1.5 of uWS. */
+/** The both-engines table of bench/README.md (npm run bench:engines): issue 41's node engine within ×1.5 of uWS. */
 import { describe, expect, it } from 'vitest';
 import { renderEngines, type Goal, type ResultFile } from '../../bench/lib/report.ts';
 

@@ -2,11 +2,11 @@
  * Which engine serves HTTP and WebSockets, chosen by `selectEngine` from `AGENTD_ENGINE` (the app
  * selects at creation: src/app.ts; the native addon itself loads once per process):
  *
- * - `auto` (default): uWebSockets.js when its native addon loads here, else `node:http` + `ws`, with
+ * - `auto` (default): uWebSockets.js when its native addon loads here, else Node's sockets + `ws`, with
  *   the loader's reason kept for the one start-up log line that says so;
  * - `uws`: uWebSockets.js or nothing: when it cannot load, `listen` rejects naming the cause (the
  *   process exits 1 before serving);
- * - `node`: `node:http` + `ws` without trying the addon.
+ * - `node`: Node's sockets + `ws` without trying the addon.
  */
 import { nodeEngine } from './node.ts';
 import type { Engine, EngineApp, EngineName } from './types.ts';

@@ -1,14 +1,12 @@
 /**
- * Requests and responses on node:http. A request's body is read from its stream when asked for. A
- * response is node's `ServerResponse`, or, for an upgrade request (node hands those over as a raw
- * socket), HTTP/1.1 written to that socket with `Connection: close`.
+ * Requests and responses of the node engine's HTTP/1.1 connections (node-connection.ts). A request's body is read
+ * from its connection when asked for. A response is written to the socket as HTTP/1.1: `send` with its length,
+ * `head`/`write`/`end` chunked (length-delimited when the headers give one; until the close for an HTTP/1.0
+ * client), `Date` and the connection's `Connection` fields added, no body for HEAD, 1xx, 204 and 304.
  */
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
-import { addressText } from './address.ts';
+import { STATUS_CODES } from 'node:http';
+import type { Exchange } from './node-connection.ts';
 import type { Body, BodyRead, EngineRequest, EngineResponse, Headers } from './types.ts';
-
-const NO_BODY: BodyRead = { ok: true, bytes: Buffer.alloc(0) };
 
 /** A request target's path and query (without the `?`). */
 export function splitUrl(url = '/'): { path: string; query: string } {
@@ -23,155 +21,169 @@ export class NodeRequest implements EngineRequest {
   readonly headers: Readonly<Record<string, string | undefined>>;
   readonly remoteAddress: string;
 
-  constructor(
-    private readonly req: IncomingMessage,
-    /** An upgrade request's body is not read (node hands its socket over as it is). */
-    private readonly readable = true,
-  ) {
-    this.method = req.method ?? 'GET';
-    ({ path: this.path, query: this.query } = splitUrl(req.url));
-    this.headers = req.headers as Record<string, string | undefined>;
-    this.remoteAddress = addressText(req.socket.remoteAddress);
+  constructor(private readonly exchange: Exchange) {
+    const { head } = exchange;
+    this.method = head.method;
+    ({ path: this.path, query: this.query } = splitUrl(head.target));
+    this.headers = head.headers;
+    this.remoteAddress = exchange.connection.remoteAddress;
   }
 
   body(maxBytes: number): Promise<BodyRead> {
-    const req = this.req;
-    if (!this.readable || req.readableEnded) return Promise.resolve(NO_BODY);
-    return new Promise((resolve) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const onData = (chunk: Buffer) => {
-        size += chunk.byteLength;
-        if (size <= maxBytes) return void chunks.push(chunk);
-        req.off('data', onData).resume(); // the rest is read and dropped
-        resolve({ ok: false, reason: 'too-large' });
-      };
-      req.on('data', onData);
-      req.once('end', () =>
-        resolve({ ok: true, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) }),
-      );
-      req.once('close', () => resolve({ ok: false, reason: 'aborted' })); // after 'end' this settles nothing
-    });
+    return this.exchange.connection.readBody(this.exchange, maxBytes);
   }
 }
 
 const byteLength = (body: Body): number => (typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
 /** No body, so no Content-Length (1xx, 204, 304). */
 const bodyless = (status: number): boolean => status < 200 || status === 204 || status === 304;
+/** Fields the response frames itself: the caller's are dropped. */
+const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date']);
+const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** What node:http refuses in a field value (a CR or LF would split the response). */
+const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+const NOT_ASCII = /[\x80-\xff]/;
 
-/** Resolves once `stream` took what was written to it, or closed. */
-function drainedOf(stream: {
-  writableNeedDrain: boolean;
-  once(event: 'drain' | 'close', fn: () => void): unknown;
-  off(event: 'drain' | 'close', fn: () => void): unknown;
-}): Promise<void> {
-  if (!stream.writableNeedDrain) return Promise.resolve();
-  return new Promise((resolve) => {
-    const settle = () => {
-      stream.off('drain', settle);
-      stream.off('close', settle);
-      resolve();
-    };
-    stream.once('drain', settle);
-    stream.once('close', settle);
-  });
+let dateSecond = 0;
+let dateText = '';
+/** The `Date` field's value, made once a second. */
+function httpDate(): string {
+  const now = Date.now();
+  if (now - dateSecond >= 1000 || now < dateSecond) {
+    dateSecond = now - (now % 1000);
+    dateText = new Date(dateSecond).toUTCString();
+  }
+  return dateText;
 }
 
-/** What both responses share: the abort signal and the end. */
-abstract class BaseResponse implements EngineResponse {
-  private readonly aborter = new AbortController();
-  protected done = false;
+/** The head's fields from `headers`; throws (as node:http does) on a name or value that is not a field's. */
+function fields(headers: Headers): string {
+  let text = '';
+  for (const name in headers) {
+    const value = String(headers[name]);
+    if (!FIELD_NAME.test(name) || BAD_VALUE.test(value))
+      throw new TypeError(`invalid response header ${JSON.stringify(name)}`);
+    if (!FRAMING.has(name.toLowerCase())) text += `${name}: ${value}\r\n`;
+  }
+  return text;
+}
+
+type Framing = 'length' | 'chunked' | 'close';
+
+export class NodeResponse implements EngineResponse {
+  private aborter: AbortController | undefined;
+  private gone = false;
+  private done = false;
+  private framing: Framing | undefined;
+  private keepAlive = false;
+
+  constructor(
+    protected readonly exchange: Exchange,
+    /** Answer with `Connection: close` whatever the request allows (a refused upgrade). */
+    private readonly closes = false,
+  ) {
+    exchange.left = () => this.left();
+  }
+
   get signal(): AbortSignal {
+    if (!this.aborter) {
+      this.aborter = new AbortController();
+      if (this.gone) this.aborter.abort();
+    }
     return this.aborter.signal;
   }
+
   get ended(): boolean {
     return this.done;
   }
-  protected left(): void {
-    if (this.done) return;
-    this.done = true;
-    this.aborter.abort();
-  }
-  abstract send(status: number, headers: Headers, body?: Body): void;
-  abstract head(status: number, headers: Headers): void;
-  abstract write(chunk: Body): boolean;
-  abstract drained(): Promise<void>;
-  abstract end(): void;
-}
 
-export class NodeResponse extends BaseResponse {
-  constructor(private readonly res: ServerResponse) {
-    super();
-    res.once('close', () => this.left());
-  }
-  send(status: number, headers: Headers, body: Body = ''): void {
+  /** The peer left before the end. */
+  private left(): void {
     if (this.done) return;
     this.done = true;
-    // Object.assign, not `{ ...headers, 'Content-Length': … }` (a property after a spread is V8's slow path on Node 20).
-    this.res.writeHead(
-      status,
-      bodyless(status) ? headers : Object.assign({}, headers, { 'Content-Length': String(byteLength(body)) }),
-    );
-    this.res.end(body);
+    this.gone = true;
+    this.aborter?.abort();
   }
-  head(status: number, headers: Headers): void {
-    if (!this.done) this.res.writeHead(status, headers);
-  }
-  write(chunk: Body): boolean {
-    return this.done || this.res.write(chunk);
-  }
-  drained(): Promise<void> {
-    return this.done ? Promise.resolve() : drainedOf(this.res);
-  }
-  end(): void {
-    if (this.done) return;
-    this.done = true;
-    this.res.end();
-  }
-}
 
-/** A response written to the raw socket of an upgrade request: HTTP/1.1, then the connection closes. */
-export class SocketResponse extends BaseResponse {
-  private headSent = false;
-  constructor(protected readonly socket: Duplex) {
-    super();
-    socket.once('close', () => this.left());
-    socket.on('error', () => undefined); // a reset peer: 'close' follows
-  }
-  /** The socket is another protocol's from now on: nothing more is written here. */
-  protected handOver(): boolean {
-    if (this.done || this.socket.destroyed) return false;
+  /** Claims the response for an upgrade's new owner: nothing more is written here. */
+  protected claim(): boolean {
+    if (this.done) return false;
     this.done = true;
     return true;
   }
-  private writeHead(status: number, headers: Headers, framing: string): void {
-    this.headSent = true;
-    let text = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n`;
-    for (const key in headers) text += `${key}: ${headers[key]}\r\n`;
-    this.socket.write(`${text}${framing}Connection: close\r\n\r\n`);
-  }
+
   send(status: number, headers: Headers, body: Body = ''): void {
-    if (this.done) return;
+    if (this.done || this.framing) return;
+    const withBody = !bodyless(status);
+    const head = this.headText(status, headers, withBody ? `Content-Length: ${byteLength(body)}\r\n` : '');
     this.done = true;
-    this.writeHead(status, headers, bodyless(status) ? '' : `Content-Length: ${byteLength(body)}\r\n`);
-    this.socket.end(body);
+    const socket = this.exchange.connection.socket;
+    if (!withBody || this.exchange.head.method === 'HEAD' || byteLength(body) === 0) socket.write(head, 'latin1');
+    else if (typeof body === 'string' && !NOT_ASCII.test(head)) socket.write(head + body);
+    else {
+      socket.cork();
+      socket.write(head, 'latin1');
+      socket.write(body);
+      socket.uncork();
+    }
+    this.exchange.connection.finish(this.exchange, this.keepAlive);
   }
+
   head(status: number, headers: Headers): void {
-    if (!this.done && !this.headSent) this.writeHead(status, headers, 'Transfer-Encoding: chunked\r\n');
+    if (this.done || this.framing) return;
+    const length = Object.keys(headers).some((k) => k.toLowerCase() === 'content-length');
+    this.framing = length ? 'length' : this.exchange.head.minor === 1 ? 'chunked' : 'close';
+    const own =
+      this.framing === 'length'
+        ? `Content-Length: ${String(Object.entries(headers).find(([k]) => k.toLowerCase() === 'content-length')?.[1])}\r\n`
+        : this.framing === 'chunked'
+          ? 'Transfer-Encoding: chunked\r\n'
+          : '';
+    this.exchange.connection.socket.write(this.headText(status, headers, own), 'latin1');
   }
+
   write(chunk: Body): boolean {
-    const length = byteLength(chunk);
-    if (this.done || length === 0) return true;
-    this.socket.write(`${length.toString(16)}\r\n`);
-    this.socket.write(chunk);
-    return this.socket.write('\r\n');
+    const socket = this.exchange.connection.socket;
+    if (this.done || !this.framing || byteLength(chunk) === 0 || this.exchange.head.method === 'HEAD') return true;
+    if (this.framing !== 'chunked') return socket.write(chunk);
+    socket.cork();
+    socket.write(`${byteLength(chunk).toString(16)}\r\n`, 'latin1');
+    socket.write(chunk);
+    const more = socket.write('\r\n', 'latin1');
+    socket.uncork();
+    return more;
   }
+
   drained(): Promise<void> {
-    return this.done ? Promise.resolve() : drainedOf(this.socket);
+    const socket = this.exchange.connection.socket;
+    if (this.done || !socket.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => {
+      const settle = () => {
+        socket.off('drain', settle);
+        socket.off('close', settle);
+        resolve();
+      };
+      socket.once('drain', settle);
+      socket.once('close', settle);
+    });
   }
+
   end(): void {
     if (this.done) return;
+    if (!this.framing) return this.send(200, {});
     this.done = true;
-    this.socket.end('0\r\n\r\n');
+    if (this.framing === 'chunked' && this.exchange.head.method !== 'HEAD')
+      this.exchange.connection.socket.write('0\r\n\r\n', 'latin1');
+    this.exchange.connection.finish(this.exchange, this.keepAlive);
+  }
+
+  /** The status line and fields, with the framing field `own`, `Date` and the connection's fields. */
+  private headText(status: number, headers: Headers, own: string): string {
+    const caller = fields(headers);
+    this.keepAlive = !this.closes && this.framing !== 'close' && this.exchange.connection.mayKeepAlive(this.exchange);
+    const connection = this.keepAlive
+      ? `Connection: keep-alive\r\nKeep-Alive: timeout=${this.exchange.connection.keepAliveSeconds}\r\n`
+      : 'Connection: close\r\n';
+    return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${caller}${own}Date: ${httpDate()}\r\n${connection}\r\n`;
   }
 }

@@ -5,7 +5,8 @@
  */
 import type { Socket } from 'node:net';
 import type { WebSocket as WsSocket } from 'ws';
-import { SocketResponse } from './node-http.ts';
+import type { Exchange } from './node-connection.ts';
+import { NodeResponse } from './node-http.ts';
 import { textFrame } from './ws-frame.ts';
 import type { EngineSocket, UpgradeResponse, WebSocketRoute } from './types.ts';
 
@@ -151,16 +152,16 @@ export class NodeSocket<Data> implements EngineSocket<Data> {
   }
 }
 
-/** The answer to an upgrade request on a WebSocket route: a refusal written to its socket, or the handshake. */
-export class NodeUpgradeResponse<Data> extends SocketResponse implements UpgradeResponse<Data> {
+/** The answer to an upgrade request on a WebSocket route: a refusal (then the connection closes), or the handshake. */
+export class NodeUpgradeResponse<Data> extends NodeResponse implements UpgradeResponse<Data> {
   constructor(
-    socket: Socket,
+    exchange: Exchange,
     private readonly handshake: (data: Data) => void,
   ) {
-    super(socket);
+    super(exchange, true);
   }
   accept(data: Data): void {
-    if (this.handOver()) this.handshake(data);
+    if (this.claim()) this.handshake(data);
   }
 }
 

@@ -1,28 +1,43 @@
 /**
- * The engine on `node:http` and `ws`, for machines where the uWebSockets.js addon cannot load.
+ * The engine on Node's own sockets and `ws`, for machines where the uWebSockets.js addon cannot load.
  *
- * - Requests go to the app's one handler; node hands upgrade requests over on their raw socket, so a
- *   WebSocket route's are answered there (node-ws.ts) and any other's are served by the handler,
- *   written to that socket (node-http.ts).
- * - The connection gate sees every TCP connection before node reads from it ('connection').
+ * - HTTP/1.1 is served on `node:net` sockets (node-connection.ts): `node:http`'s request and response objects
+ *   cost a REST request as much again as all of agentd's own work (bench/README.md, issue 41).
+ * - Requests go to the app's one handler; an upgrade request to a WebSocket route goes to its route, which
+ *   accepts (the socket goes to `ws`) or refuses with an answer that closes the connection. An upgrade request
+ *   to any other path is served as an ordinary request, then the connection closes.
+ * - The connection gate sees every TCP connection before anything is read from it.
  * - `listen` binds exclusively unless `shared`: in a `node:cluster` worker a shared listen goes through
  *   the primary, which hands connections to the workers in turn (what `--workers` needs on every Node
  *   line; SO_REUSEPORT in node's `listen` exists only from 22.12/23.1 on).
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { addressText } from './address.ts';
-import { NodeRequest, NodeResponse, SocketResponse, splitUrl } from './node-http.ts';
+import {
+  Connections,
+  Http1Connection,
+  type ConnectionLimits,
+  type ConnectionServer,
+  type Exchange,
+} from './node-connection.ts';
+import { NodeRequest, NodeResponse } from './node-http.ts';
 import { Corks, NodeUpgradeResponse, serveSocket, Topics } from './node-ws.ts';
+import type { RequestHead } from './request-head.ts';
 import type { ConnectionGate, Engine, EngineApp, EngineOptions, HttpHandler, WebSocketRoute } from './types.ts';
 
-/** An idle keep-alive connection is closed after 10 s (the uWebSockets.js engine's time too). */
-const KEEP_ALIVE_MS = 10_000;
+/** node:http's limits: a 16 KiB head, 10 s idle between requests (uWebSockets.js's too), 60 s for a head, 300 s for a request. */
+export const NODE_LIMITS: ConnectionLimits = {
+  maxHeadBytes: 16 * 1024,
+  keepAliveMs: 10_000,
+  headersTimeoutMs: 60_000,
+  requestTimeoutMs: 300_000,
+};
 
 export const nodeEngine: Engine = {
   name: 'node',
-  label: 'node:http + ws',
+  label: 'node:net + ws',
   createApp: (options) => new NodeApp(options),
 };
 
@@ -31,23 +46,28 @@ interface Route {
   server: WebSocketServer;
 }
 
-class NodeApp implements EngineApp {
+/** The node engine's app; `limits` other than node:http's are for tests. */
+export class NodeApp implements EngineApp, ConnectionServer {
   private handler: HttpHandler = (_req, res) => res.send(404, {});
   private readonly routes = new Map<string, Route>();
   private readonly topics = new Topics();
   /** Frames to one socket in one tick: one write (node-ws.ts). */
   private readonly corks = new Corks();
+  private readonly connections = new Connections();
   private readonly server: Server;
   private listening = false;
+  /** Stopping: answers close their connections. */
+  closing = false;
   /** Gives an admitted connection back to the gate (once): when it closes, or becomes a WebSocket. */
   private readonly releases = new WeakMap<Socket, () => void>();
 
-  constructor({ connections }: EngineOptions = {}) {
-    this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_MS }, (req, res) =>
-      this.handler(new NodeRequest(req), new NodeResponse(res)),
-    );
-    this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));
-    if (connections) this.server.on('connection', (socket: Socket) => this.admit(socket, connections));
+  constructor({ connections }: EngineOptions = {}, limits: ConnectionLimits = NODE_LIMITS) {
+    this.server = createServer((socket) => {
+      const address = addressText(socket.remoteAddress);
+      if (connections && !this.admit(socket, address, connections)) return;
+      const connection = new Http1Connection(socket, address, this, limits, (c) => this.connections.remove(c));
+      this.connections.add(connection);
+    });
   }
 
   http(handler: HttpHandler): void {
@@ -66,6 +86,27 @@ class NodeApp implements EngineApp {
 
   publish(topic: string, text: string): void {
     this.topics.publish(topic, text);
+  }
+
+  /** A request read off a connection (node-connection.ts). */
+  serve(head: RequestHead, exchange: Exchange): void {
+    const req = new NodeRequest(exchange);
+    const ws = head.upgrade ? this.routes.get(req.path) : undefined;
+    if (!ws || head.method !== 'GET' || head.headers.upgrade?.toLowerCase() !== 'websocket')
+      return this.handler(req, new NodeResponse(exchange, head.upgrade));
+    const socket = exchange.connection.socket;
+    const res = new NodeUpgradeResponse<unknown>(exchange, (data) => {
+      const rest = exchange.connection.handOver(exchange);
+      if (!rest) return;
+      this.releases.get(socket)?.(); // a WebSocket from now on: the front end counts it
+      // `ws` reads only the method, the target and the fields of the request.
+      const upgrade = { method: head.method, url: head.target, headers: head.headers } as unknown as IncomingMessage;
+      ws.server.handleUpgrade(upgrade, socket, rest, (client) =>
+        serveSocket(ws.route, client, socket, data, this.topics, this.corks),
+      );
+      socket.resume();
+    });
+    ws.route.upgrade(req, res);
   }
 
   listen(host: string, port: number, { shared }: { shared: boolean }): Promise<number> {
@@ -89,13 +130,16 @@ class NodeApp implements EngineApp {
   close(): void {
     if (!this.listening) return;
     this.listening = false;
+    this.closing = true;
     this.server.close();
-    this.server.closeIdleConnections();
+    this.connections.closeIdle();
   }
 
-  private admit(socket: Socket, gate: ConnectionGate): void {
-    const address = addressText(socket.remoteAddress);
-    if (!gate.open(address)) return void socket.destroy();
+  private admit(socket: Socket, address: string, gate: ConnectionGate): boolean {
+    if (!gate.open(address)) {
+      socket.destroy();
+      return false;
+    }
     let counted = true;
     const release = () => {
       if (counted) gate.close(address);
@@ -103,19 +147,6 @@ class NodeApp implements EngineApp {
     };
     socket.once('close', release);
     this.releases.set(socket, release);
-  }
-
-  private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
-    const ws = this.routes.get(splitUrl(req.url).path);
-    if (!ws || req.method !== 'GET' || req.headers.upgrade?.toLowerCase() !== 'websocket') {
-      return this.handler(new NodeRequest(req, false), new SocketResponse(socket));
-    }
-    const res = new NodeUpgradeResponse<unknown>(socket, (data) => {
-      this.releases.get(socket)?.(); // a WebSocket from now on: the front end counts it
-      ws.server.handleUpgrade(req, socket, head, (client) =>
-        serveSocket(ws.route, client, socket, data, this.topics, this.corks),
-      );
-    });
-    ws.route.upgrade(new NodeRequest(req, false), res);
+    return true;
   }
 }

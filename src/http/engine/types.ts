@@ -1,7 +1,7 @@
 /**
  * The HTTP and WebSocket port the front end is written against: a request, its response, a WebSocket
  * and an app. Each engine maps its runtime onto it and does only what that runtime needs: `node.ts`
- * (node:http + ws) and `uws.ts` (uWebSockets.js); `inject.ts` serves it in process. Neither engine
+ * (Node's sockets + ws) and `uws.ts` (uWebSockets.js); `inject.ts` serves it in process. Neither engine
  * copies the other's API.
  *
  * Contracts of every engine (test/int/http-engine.test.ts runs them against each):
@@ -125,7 +125,7 @@ export interface EngineOptions {
 
 export interface Engine {
   name: EngineName;
-  /** Human words for logs, e.g. `uWebSockets.js` or `node:http + ws`. */
+  /** Human words for logs, e.g. `uWebSockets.js` or `node:net + ws`. */
   label: string;
   createApp(options?: EngineOptions): EngineApp;
 }

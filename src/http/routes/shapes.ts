@@ -46,7 +46,7 @@ export const RESPONSES = {
     }),
     engine: z
       .enum(['uws', 'node'])
-      .describe('The HTTP/WebSocket engine: uWebSockets.js, or node:http + ws where its addon cannot load'),
+      .describe("The HTTP/WebSocket engine: uWebSockets.js, or Node's own sockets + ws where its addon cannot load"),
   }),
   live: withTimestamp({ status: z.literal('live') }),
   agUiCapabilities: z.record(z.string(), z.unknown()).describe("AG-UI's AgentCapabilities (@ag-ui/core)"),
