@@ -33,7 +33,7 @@ agentd init options:
   --force                  overwrite FILE if it exists
 
 Environment: AGENTD_ENGINE=auto|uws|node picks the HTTP engine (default auto: uWebSockets.js
-when its native build loads on this system, else node:http).
+when its native build loads on this system, else Node's own sockets).
 `;
 
 export interface ServeOptions {
