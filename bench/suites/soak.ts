@@ -17,6 +17,23 @@ const RESULT_BYTES = 100_000;
 
 const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
 
+/** Handle types of a socket still closing: the load generator has just closed its connections. */
+const CLOSING = ['ShutdownWrap', 'SimpleShutdownWrap'];
+
+/**
+ * The probe's stats once the connections the load generator closed are gone: read again (up to 5 s, every
+ * 100 ms) while a socket is still shutting down, so a checkpoint counts handles at rest, not closes in flight.
+ * A handle that never closes still counts.
+ */
+async function statsAtRest(read: () => Promise<ProbeStats>): Promise<ProbeStats> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const stats = await read();
+    if (!CLOSING.some((type) => stats.handles[type]) || Date.now() > deadline) return stats;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 export const soakBench: Bench = {
   name: 'soak',
   title: 'Soak: 10 000 turns with tool calls',
@@ -58,7 +75,7 @@ export const soakBench: Bench = {
         failures += r.errors + total(r.statuses);
         latencies.push(r.latency.p99);
         await httpLoad({ port: svc.port, connections: CLIENTS, requestsPerConnection: 1, request: (c) => reset(c) });
-        const stats = await svc.stats();
+        const stats = await statsAtRest(() => svc.stats());
         const point = {
           turns: done + SEGMENT,
           heapMb: round(stats.memory.heapUsed / 2 ** 20, 2),
