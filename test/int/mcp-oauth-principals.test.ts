@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { startOAuthFixture } from '../fixtures/mcp/oauth-server.js';
-import { ALICE, BOB, ROOT, callAs, namedKeys } from '../support/keyed-app.ts';
+import { ALICE, BOB, ROOT, callAs, namedKeys, untilServersConnected } from '../support/keyed-app.ts';
 import { secretRecordFiles, signIn } from '../support/oauth.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { appPool, type RunningApp } from '../support/start-app.ts';
@@ -151,8 +151,12 @@ describe('oauth.per: principal', () => {
       const b = await start(f.url, storage);
       await adminSignIn(a);
       await callAs(() => b, ROOT, 'POST', '/api/mcp/servers/notes/restart');
+      await untilServersConnected(() => b, 'notes connected on b after its restart', { key: ROOT, timeout: 30_000 });
       await signInAs(b, ALICE, 'alice'); // the callback lands on b; alice chats on a
-      expect(await userTool(a, ALICE, 'on-a')).toBe('Tool user returned: user alice');
+      // b's restart is shared: a restarts its connection too, so its tools may be a moment away.
+      await expect
+        .poll(() => userTool(a, ALICE, 'on-a'), { timeout: 30_000, interval: 200 })
+        .toBe('Tool user returned: user alice');
       expect(await userTool(b, BOB, 'on-b')).toMatch(/principal "bob" is not signed in/);
       // Both instances call for alice until her 2 s tokens pass half their life: one refresh grant, no refusal.
       await expect
