@@ -6,6 +6,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { Exchange } from './node-connection.ts';
+import { FIELD_NAME } from './request-head.ts';
 import type { Body, BodyRead, EngineRequest, EngineResponse, Headers } from './types.ts';
 
 /** A request target's path and query (without the `?`). */
@@ -39,7 +40,6 @@ const byteLength = (body: Body): number => (typeof body === 'string' ? Buffer.by
 const bodyless = (status: number): boolean => status < 200 || status === 204 || status === 304;
 /** Fields the response frames itself: the caller's are dropped. */
 const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date']);
-const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** What node:http refuses in a field value (a CR or LF would split the response). */
 const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 const NOT_ASCII = /[\x80-\xff]/;
@@ -131,11 +131,11 @@ export class NodeResponse implements EngineResponse {
 
   head(status: number, headers: Headers): void {
     if (this.done || this.framing) return;
-    const length = Object.keys(headers).some((k) => k.toLowerCase() === 'content-length');
-    this.framing = length ? 'length' : this.exchange.head.minor === 1 ? 'chunked' : 'close';
+    const length = Object.entries(headers).find(([k]) => k.toLowerCase() === 'content-length')?.[1];
+    this.framing = length !== undefined ? 'length' : this.exchange.head.minor === 1 ? 'chunked' : 'close';
     const own =
       this.framing === 'length'
-        ? `Content-Length: ${String(Object.entries(headers).find(([k]) => k.toLowerCase() === 'content-length')?.[1])}\r\n`
+        ? `Content-Length: ${length}\r\n`
         : this.framing === 'chunked'
           ? 'Transfer-Encoding: chunked\r\n'
           : '';

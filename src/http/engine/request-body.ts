@@ -3,7 +3,7 @@
  * body out of the bytes the connection read, and where the body ends (what follows is the next request). Bytes
  * in, pieces out, no I/O; the pieces are views of the bytes given, not copies. Lines end in CRLF only.
  */
-import { RequestRefused, type BodyFraming } from './request-head.ts';
+import { RequestRefused, TOKEN, type BodyFraming } from './request-head.ts';
 
 export interface BodyDecoder {
   /**
@@ -19,7 +19,7 @@ export interface BodyDecoder {
 const MAX_LINE = 4096;
 const MAX_TRAILERS = 16 * 1024;
 const CHUNK_LINE = /^([0-9a-fA-F]{1,13})(?:[ \t]*;[\x20-\x7e\t]*)?$/;
-const TRAILER = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+:[\x20-\x7e\t\x80-\xff]*$/;
+const TRAILER = new RegExp(`^${TOKEN}:[\\x20-\\x7e\\t\\x80-\\xff]*$`);
 
 const malformed = (what: string) => new RequestRefused(400, `malformed chunked body: ${what}`);
 

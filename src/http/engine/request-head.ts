@@ -36,8 +36,11 @@ export interface RequestHead {
   body: BodyFraming;
 }
 
-const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) ([\x21-\x7e]+) HTTP\/(\d)\.(\d)$/;
-const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** An RFC 9110 token (a method, a field name), as a pattern's source. */
+export const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+/** A field name, whole. */
+export const FIELD_NAME = new RegExp(`^${TOKEN}$`);
+const REQUEST_LINE = new RegExp(`^(${TOKEN}) ([\\x21-\\x7e]+) HTTP\\/(\\d)\\.(\\d)$`);
 /** A control character other than HTAB, CR and LF: never in a head (CR and LF only as the CRLF ending a line). */
 const CONTROL = /[^\t\r\n\x20-\x7e\x80-\xff]/;
 const bare = (line: string) => line.includes('\r') || line.includes('\n');
