@@ -101,8 +101,7 @@ export function createSessionQueue<E extends StoreEvent>(options: SessionQueueOp
     try {
       await ready();
       await ensureDir();
-      const state = await ensureLoaded(slot, true);
-      if (!state) throw new Error('unreachable: session not created');
+      const state = await ensureLoaded(slot);
       let seq = state.events.at(-1)?.seq ?? 0;
       const first = seq + 1;
       const lines: string[] = [];

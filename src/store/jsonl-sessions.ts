@@ -106,24 +106,28 @@ export function createSessionCache<E extends StoreEvent>(options: SessionCacheOp
   };
 
   const turnsOf = async (slot: S): Promise<JsonlTurns | undefined> => {
-    await ensureLoaded(slot, false);
+    await ensureLoaded(slot);
     return loads.run(() => turnIndexes.of(slot));
   };
 
-  const ensureLoaded = async (slot: S, create: boolean): Promise<Loaded<E> | undefined> => {
+  /**
+   * The session's window, loaded once. A missing file loads as an empty window: the directory is this store's
+   * alone, so the file stays missing until this store appends, and a new session's reads before its first append
+   * open nothing more.
+   */
+  const ensureLoaded = async (slot: S): Promise<Loaded<E>> => {
     if (slot.state) return slot.state;
     const loaded = await loads.run(() => loadTail(slot));
-    if (!loaded && !create) return undefined;
-    setState(slot, { ...windowOf(loaded?.events ?? []), size: loaded?.validBytes ?? 0, checked: false });
-    return slot.state;
+    const state = { ...windowOf(loaded?.events ?? []), size: loaded?.validBytes ?? 0, checked: false };
+    setState(slot, state);
+    return state;
   };
 
   /** The newest event of `types`: in the window, else read backwards only as far as it (a text test first). */
   const latestOf =
     (types: readonly string[]) =>
     async (slot: S): Promise<StoredEvent<E> | undefined> => {
-      const state = await ensureLoaded(slot, false);
-      if (!state) return undefined;
+      const state = await ensureLoaded(slot);
       for (let i = state.events.length - 1; i >= 0; i--) {
         const e = state.events[i] as StoredEvent<E>;
         if (types.includes(e.event.type)) return e;

@@ -156,8 +156,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
         return cached.events.slice(firstAfter(cached.events, since));
       }
       return task(sessionId, 'read', async (slot) => {
-        const state = await ensureLoaded(slot, false);
-        if (!state) return [];
+        const state = await ensureLoaded(slot);
         if (covers(state, since)) return state.events.slice(firstAfter(state.events, since));
         // Older than the window: read the file (queued behind earlier appends, so it holds them).
         return loads.run(() => loadSince(slot, since));

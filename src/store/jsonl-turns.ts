@@ -68,7 +68,7 @@ export interface JsonlTurnsOptions<E extends StoreEvent> {
 interface Holder {
   id: string;
   path: string;
-  state: { turns?: JsonlTurns } | undefined;
+  state: { size: number; turns?: JsonlTurns } | undefined;
 }
 
 export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOptions<E>) {
@@ -152,7 +152,8 @@ export function createJsonlTurns<E extends StoreEvent>(options: JsonlTurnsOption
     async of(holder: Holder): Promise<JsonlTurns | undefined> {
       const state = holder.state;
       if (!state) return undefined;
-      const turns = (state.turns ??= await load(holder.id, holder.path));
+      // an empty log (a new session's) has no index to read
+      const turns = (state.turns ??= state.size === 0 ? emptyTurns() : await load(holder.id, holder.path));
       indexed.delete(holder.id);
       indexed.set(holder.id, holder);
       for (const [id, other] of indexed) {

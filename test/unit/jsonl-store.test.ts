@@ -286,6 +286,23 @@ describe('jsonl store: files', () => {
     expect((await store.list()).map((s) => s.lastSeq)).toEqual(ids.map(() => 3));
   });
 
+  it('a new session reads as empty before its first append without making a file, then as what was appended', async () => {
+    const dir = await tempDir();
+    const { store } = openStore(dir);
+    await store.append('other', [user('x')]);
+    expect(await store.read('new')).toEqual([]);
+    expect(await store.latest('new', ['user_message'])).toBeUndefined();
+    expect(await store.turns('new')).toEqual([]);
+    expect(await store.has('new')).toBe(false);
+    expect((await store.list()).map((s) => s.id)).toEqual(['other']);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.jsonl'))).toEqual(['other.jsonl']);
+    const [stored] = await store.append('new', [user('a')]);
+    expect(stored?.seq).toBe(1);
+    expect(contents(await store.read('new'))).toEqual(['a']);
+    expect(await store.has('new')).toBe(true);
+    expect((await store.list()).map((s) => s.id).sort()).toEqual(['new', 'other']);
+  });
+
   it('delete() removes the file', async () => {
     const dir = await tempDir();
     const { store } = openStore(dir);
