@@ -52,6 +52,17 @@ describe('the node engine over HTTP/1.1', () => {
     expect(c.state.ended).toBe(false);
   });
 
+  it('writes an answer held for the end of the loop before closing its idle connection (a close in the same tick)', async () => {
+    const port = await serve((req, res) => {
+      ok(req, res);
+      app?.close();
+    });
+    const c = client(port);
+    c.send(GET('/last'));
+    await expect.poll(() => c.state.ended || c.state.reset, PATIENT).toBe(true);
+    expect(c.state.text).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nGET \/last$/);
+  });
+
   it('reads a chunked body when asked, and sends 100 Continue only then', async () => {
     let reply = '';
     const port = await serve((req, res) => {

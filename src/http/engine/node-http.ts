@@ -5,6 +5,7 @@
  * client), `Date` and the connection's `Connection` fields added, no body for HEAD, 1xx, 204 and 304.
  */
 import { STATUS_CODES } from 'node:http';
+import { corkUntilLoopEnd } from './loop-end-writes.ts';
 import type { Exchange } from './node-connection.ts';
 import { FIELD_NAME } from './request-head.ts';
 import type { Body, BodyRead, EngineRequest, EngineResponse, Headers } from './types.ts';
@@ -118,13 +119,12 @@ export class NodeResponse implements EngineResponse {
     const head = this.headText(status, headers, withBody ? `Content-Length: ${byteLength(body)}\r\n` : '');
     this.done = true;
     const socket = this.exchange.connection.socket;
+    corkUntilLoopEnd(socket);
     if (!withBody || this.exchange.head.method === 'HEAD' || byteLength(body) === 0) socket.write(head, 'latin1');
     else if (typeof body === 'string' && !NOT_ASCII.test(head)) socket.write(head + body);
     else {
-      socket.cork();
       socket.write(head, 'latin1');
       socket.write(body);
-      socket.uncork();
     }
     this.exchange.connection.finish(this.exchange, this.keepAlive);
   }
