@@ -2,7 +2,8 @@
  * Requests and responses of the node engine's HTTP/1.1 connections (node-connection.ts). A request's body is read
  * from its connection when asked for. A response is written to the socket as HTTP/1.1: `send` with its length,
  * `head`/`write`/`end` chunked (length-delimited when the headers give one; until the close for an HTTP/1.0
- * client), `Date` and the connection's `Connection` fields added, no body for HEAD, 1xx, 204 and 304.
+ * client), `Date` and the connection's `Connection` fields added, no body for HEAD, 1xx, 204 and 304. What a response
+ * writes leaves at the end of the event loop's iteration (loop-end-writes.ts).
  */
 import { STATUS_CODES } from 'node:http';
 import { corkUntilLoopEnd } from './loop-end-writes.ts';
@@ -139,19 +140,21 @@ export class NodeResponse implements EngineResponse {
         : this.framing === 'chunked'
           ? 'Transfer-Encoding: chunked\r\n'
           : '';
-    this.exchange.connection.socket.write(this.headText(status, headers, own), 'latin1');
+    const socket = this.exchange.connection.socket;
+    corkUntilLoopEnd(socket);
+    socket.write(this.headText(status, headers, own), 'latin1');
   }
 
   write(chunk: Body): boolean {
     const socket = this.exchange.connection.socket;
-    if (this.done || !this.framing || byteLength(chunk) === 0 || this.exchange.head.method === 'HEAD') return true;
+    const size = byteLength(chunk);
+    if (this.done || !this.framing || size === 0 || this.exchange.head.method === 'HEAD') return true;
+    corkUntilLoopEnd(socket);
     if (this.framing !== 'chunked') return socket.write(chunk);
-    socket.cork();
-    socket.write(`${byteLength(chunk).toString(16)}\r\n`, 'latin1');
+    if (typeof chunk === 'string') return socket.write(`${size.toString(16)}\r\n${chunk}\r\n`);
+    socket.write(`${size.toString(16)}\r\n`, 'latin1');
     socket.write(chunk);
-    const more = socket.write('\r\n', 'latin1');
-    socket.uncork();
-    return more;
+    return socket.write('\r\n', 'latin1');
   }
 
   drained(): Promise<void> {
