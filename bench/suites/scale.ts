@@ -205,7 +205,7 @@ export const scaleBench: Bench = {
         goals,
         notes: [
           'Two cores hold agentd, redis-server, the simulator and the load generator, so a second worker competes with them for the second core: the ×-factor is what this machine allows, not what N cores would.',
-          'With --workers, each worker publishes every frame of the sessions it runs on one Redis channel and every other worker receives them (to serve its own subscribers), so part of the second core goes to relaying frames.',
+          "On Redis (one process or --workers), every frame a session emits is published on that session's own Redis channel, one PUBLISH each whether or not anyone listens (src/cluster/fan-out.ts); a worker receives a session's frames only while one of its own clients follows that session, so in this load (each client kept on one worker) no frame crosses between workers.",
         ],
       };
     } finally {
