@@ -18,7 +18,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { flushAnswers } from './loop-end-writes.ts';
+import { answers } from './corks.ts';
 import { bodyDecoder, type BodyDecoder } from './request-body.ts';
 import { parseRequestHead, RequestRefused, type RequestHead } from './request-head.ts';
 import type { BodyRead } from './types.ts';
@@ -250,7 +250,7 @@ export class Connections {
 
   /** Destroys every connection that waits for a request, once the answers held for the loop's end are written. */
   closeIdle(): void {
-    flushAnswers();
+    answers.flush();
     for (const connection of this.all) if (connection.idle) connection.expire();
   }
 

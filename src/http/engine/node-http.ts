@@ -3,10 +3,10 @@
  * from its connection when asked for. A response is written to the socket as HTTP/1.1: `send` with its length,
  * `head`/`write`/`end` chunked (length-delimited when the headers give one; until the close for an HTTP/1.0
  * client), `Date` and the connection's `Connection` fields added, no body for HEAD, 1xx, 204 and 304. What a response
- * writes leaves at the end of the event loop's iteration (loop-end-writes.ts).
+ * writes leaves at the end of the event loop's iteration (corks.ts).
  */
 import { STATUS_CODES } from 'node:http';
-import { corkUntilLoopEnd } from './loop-end-writes.ts';
+import { corkUntilLoopEnd } from './corks.ts';
 import type { Exchange } from './node-connection.ts';
 import { FIELD_NAME } from './request-head.ts';
 import type { Body, BodyRead, EngineRequest, EngineResponse, Headers } from './types.ts';

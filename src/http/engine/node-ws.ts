@@ -1,11 +1,15 @@
 /**
  * WebSockets on `ws`: a socket per connection, topics kept here (`ws` has none), idle connections
  * pinged and then cut, a connection closed by us cut when its peer does not answer the close frame, and
- * the frames sent to one socket within one tick written together (see `Corks`).
+ * the frames sent to one socket within one tick written together: a socket is corked at its first frame of the
+ * tick and uncorked once the tick's work is done (the server's `Corks` on `process.nextTick`), or at once when more
+ * than CORK_BYTES wait. Each frame stays its own WebSocket frame, in the order sent; corked bytes are in the
+ * socket's buffer, so `bufferedAmount` (backpressure, slow readers) counts them.
  */
 import type { Socket } from 'node:net';
 import type { WebSocket as WsSocket } from 'ws';
 import type { Exchange } from './node-connection.ts';
+import type { Corks } from './corks.ts';
 import { NodeResponse } from './node-http.ts';
 import { textFrame } from './ws-frame.ts';
 import type { EngineSocket, UpgradeResponse, WebSocketRoute } from './types.ts';
@@ -18,26 +22,6 @@ const CLOSE_GRACE_MS = 10_000;
 
 /** Frames corked on one socket past this many bytes are written at once, not at the end of the tick. */
 const CORK_BYTES = 64 * 1024;
-
-/**
- * Frames sent to one socket within one tick go out in one write (one `writev`, one wake-up of the
- * peer): a socket is corked at its first frame of the tick and uncorked once the tick's work is done
- * (`process.nextTick`), or at once when more than CORK_BYTES wait. Each frame stays its own WebSocket
- * frame, in the order sent. Corked bytes are in the socket's buffer, so `bufferedAmount` (backpressure,
- * slow readers) counts them as before.
- */
-export class Corks {
-  private corked: NodeSocket<unknown>[] = [];
-  private readonly flush = (): void => {
-    const sockets = this.corked;
-    this.corked = [];
-    for (const socket of sockets) socket.uncork();
-  };
-
-  add(socket: NodeSocket<unknown>): void {
-    if (this.corked.push(socket) === 1) process.nextTick(this.flush);
-  }
-}
 
 /** Which sockets receive a topic's frames. */
 export class Topics {

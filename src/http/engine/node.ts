@@ -23,7 +23,8 @@ import {
   type Exchange,
 } from './node-connection.ts';
 import { NodeRequest, NodeResponse } from './node-http.ts';
-import { Corks, NodeUpgradeResponse, serveSocket, Topics } from './node-ws.ts';
+import { Corks } from './corks.ts';
+import { NodeUpgradeResponse, serveSocket, Topics } from './node-ws.ts';
 import type { RequestHead } from './request-head.ts';
 import type { ConnectionGate, Engine, EngineApp, EngineOptions, HttpHandler, WebSocketRoute } from './types.ts';
 
@@ -52,7 +53,8 @@ export class NodeApp implements EngineApp, ConnectionServer {
   private readonly routes = new Map<string, Route>();
   private readonly topics = new Topics();
   /** Frames to one socket in one tick: one write (node-ws.ts). */
-  private readonly corks = new Corks();
+  /** WebSocket frames of one tick, written together (node-ws.ts). */
+  private readonly corks = new Corks((flush) => process.nextTick(flush));
   private readonly connections = new Connections();
   private readonly server: Server;
   private listening = false;
