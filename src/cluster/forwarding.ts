@@ -1,7 +1,7 @@
 /**
  * Session commands run at their session's owner. `run` runs here when this instance holds the lease or takes a
- * free one, else forwards to the holder's inbox (at most `MAX_HOPS` times while ownership moves) and returns its
- * answer. An owner silent for `FORWARD_TIMEOUT_MS` is waited out until its lease expires; past `leaseMs` plus that,
+ * free one, else forwards to the holder's inbox (at most `MAX_HOPS` times while ownership moves, each time after
+ * its `beforeForward` resolved) and returns its answer. An owner silent for `FORWARD_TIMEOUT_MS` is waited out until its lease expires; past `leaseMs` plus that,
  * SERVICE_UNAVAILABLE `owner_lost` (`redis` while Redis is unreachable). `close` rejects every waiting forward.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -35,7 +35,7 @@ export interface ForwardingOptions {
   keyPrefix: string;
   instanceId: string;
   leaseMs: number;
-  leases: Pick<ReturnType<typeof createLeases>, 'claim' | 'release'>;
+  leases: Pick<ReturnType<typeof createLeases>, 'owner' | 'release'>;
   /** Whether a session is in this instance's memory. */
   holds: (sessionId: string) => boolean;
   clock: Clock;
@@ -52,15 +52,16 @@ export function createForwarding(options: ForwardingOptions) {
     { resolve: (result: unknown) => void; reject: (err: unknown) => void; timer: NodeJS.Timeout }
   >();
 
-  async function run(command: Envelope, hops: number): Promise<unknown> {
+  async function run(command: Envelope, hops: number, beforeForward?: () => Promise<void>): Promise<unknown> {
     const sessionId = (command.payload as { sessionId: string }).sessionId;
     const deadline = clock.now() + leaseMs + FORWARD_TIMEOUT_MS;
     let silent: string | undefined;
     for (;;) {
-      const owner = await leases.claim(sessionId).catch(unavailable);
+      const owner = await leases.owner(sessionId).catch(unavailable);
       if (owner === instanceId) return runHere(command, sessionId);
       if (owner !== silent && hops < MAX_HOPS) {
         try {
+          await beforeForward?.();
           return await forward(owner, command, hops + 1);
         } catch (err) {
           if (!(err instanceof OwnerGone)) throw err;

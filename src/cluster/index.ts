@@ -52,7 +52,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
   const subscriber = client.duplicate();
   const toolServers = createToolServerSync({ client, keyPrefix, instanceId, leaseMs, clock, ids, log });
   let heartbeat: NodeJS.Timeout | undefined;
-  const leases = createLeases({ client, keyPrefix, instanceId, leaseMs, log, onLost: sessions.drop });
+  const leases = createLeases({ client, keyPrefix, instanceId, leaseMs, clock, log, onLost: sessions.drop });
   const forwarding = createForwarding({
     client,
     keyPrefix,

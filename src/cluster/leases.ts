@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
 import type { RedisConnection } from '../redis/index.ts';
 import { messageOf } from '../errors/index.ts';
@@ -23,6 +24,7 @@ export interface LeaseOptions {
   instanceId: string;
   /** How long a lease outlives its holder's last renewal. */
   leaseMs: number;
+  clock: Clock;
   log: Logger;
   /** Called when a lease this instance held turned out to be someone else's (it could not renew in time). */
   onLost: (sessionId: string) => void;
@@ -32,18 +34,23 @@ export interface LeaseOptions {
  * Session ownership: one instance, the holder of its lease in Redis, runs a session's turns. `claim` answers the
  * holder, taking a free lease (rejects when Redis is unreachable). Held leases renew every `leaseMs / 3`, so a dead
  * holder loses them within `leaseMs`; a renewal finding another holder calls `onLost`, one failing keeps retrying.
+ * `owner` is `claim` without the round trip while this instance's lease is fresh (its last confirming claim was sent
+ * less than half a lease ago, so it cannot have expired, and nobody takes a lease before it expires) and Redis is
+ * connected (else it rejects as `claim` does, so a caller hears of the outage at once).
  */
 export function createLeases(options: LeaseOptions) {
-  const { client, keyPrefix, instanceId, leaseMs, log } = options;
-  const held = new Set<string>();
+  const { client, keyPrefix, instanceId, leaseMs, clock, log } = options;
+  /** Held leases, with when the last claim that confirmed each was sent. */
+  const held = new Map<string, number>();
   const key = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:owner`;
 
   async function claim(sessionId: string): Promise<string> {
+    const sent = clock.now();
     const owner = (await client.eval(CLAIM, {
       keys: [key(sessionId)],
       arguments: [instanceId, String(leaseMs)],
     })) as string;
-    if (owner === instanceId) held.add(sessionId);
+    if (owner === instanceId) held.set(sessionId, sent);
     else if (held.delete(sessionId)) options.onLost(sessionId);
     return owner;
   }
@@ -51,7 +58,7 @@ export function createLeases(options: LeaseOptions) {
   let failing = false; // one warning per outage, not one per lease and renewal
   const renewer = setInterval(
     () => {
-      for (const sessionId of held) {
+      for (const sessionId of held.keys()) {
         claim(sessionId).then(
           () => (failing = false),
           (err: unknown) => {
@@ -70,6 +77,11 @@ export function createLeases(options: LeaseOptions) {
 
   return {
     claim,
+    owner: (sessionId: string): Promise<string> => {
+      const sent = held.get(sessionId);
+      const fresh = sent !== undefined && clock.now() - sent < leaseMs / 2 && client.isReady;
+      return fresh ? Promise.resolve(instanceId) : claim(sessionId);
+    },
     /** The instance holding the session's lease, if any (the lease is not taken). */
     holder: async (sessionId: string): Promise<string | null> => client.get(key(sessionId)),
     /** Gives the session's lease up (no-op unless held). */
@@ -79,7 +91,7 @@ export function createLeases(options: LeaseOptions) {
     /** Stops renewing and gives every lease up (a clean shutdown hands sessions over at once). */
     async close(): Promise<void> {
       clearInterval(renewer);
-      const all = [...held];
+      const all = [...held.keys()];
       held.clear();
       await Promise.all(all.map((s) => giveUp(s).catch(() => undefined)));
     },

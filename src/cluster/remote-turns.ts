@@ -15,8 +15,8 @@ type RemoteTurn = { correlationId: string; sessionId: string; turnId?: string };
 export interface RemoteTurnsOptions {
   bus: Pick<Bus<CommandSpec, EventSpec>, 'on'>;
   fanOut: Pick<ReturnType<typeof createFanOut>, 'watch' | 'unwatch' | 'emitHere'>;
-  /** Runs a session command at its owner (forwarding.ts). */
-  run: (command: Envelope, hops: number) => Promise<unknown>;
+  /** Runs a session command at its owner (forwarding.ts), calling `beforeForward` before it leaves this instance. */
+  run: (command: Envelope, hops: number, beforeForward?: () => Promise<void>) => Promise<unknown>;
   /** Whether a session is in this instance's memory. */
   holds: (sessionId: string) => boolean;
   /** The holder of a session's lease (null: free). */
@@ -39,16 +39,24 @@ export function createRemoteTurns(options: RemoteTurnsOptions) {
 
   async function sendMessage(command: Envelope): Promise<unknown> {
     const { sessionId } = command.payload as { sessionId: string };
-    const turn: RemoteTurn = { correlationId: command.correlationId, sessionId };
-    remoteTurns.set(turn.correlationId, turn); // before it runs: its end may arrive before the answer
-    await fanOut.watch(sessionId);
+    let turn: RemoteTurn | undefined;
+    // Watched only when it goes to another instance, from before that instance has it: no frame is missed.
+    const watchRemote = async () => {
+      if (turn) return;
+      turn = { correlationId: command.correlationId, sessionId };
+      remoteTurns.set(turn.correlationId, turn); // before it runs: its end may arrive before the answer
+      await fanOut.watch(sessionId);
+    };
     try {
-      const result = (await run(command, 0)) as { turnId: string };
-      if (holds(sessionId)) forget(turn);
-      else turn.turnId = result.turnId;
+      const result = (await run(command, 0, watchRemote)) as { turnId: string };
+      if (turn) {
+        // Back here after all: its end is emitted here.
+        if (holds(sessionId)) forget(turn);
+        else turn.turnId = result.turnId;
+      }
       return result;
     } catch (err) {
-      forget(turn);
+      if (turn) forget(turn);
       throw err;
     }
   }

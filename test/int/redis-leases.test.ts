@@ -1,4 +1,7 @@
-/** Session leases in a real Redis: one holder at a time, renewed while held, handed over on release, and a lease taken meanwhile is reported lost. */
+/**
+ * Session leases in a real Redis: one holder at a time, renewed while held, handed over on release, a lease taken
+ * meanwhile is reported lost, and a fresh lease of one's own is known without asking Redis.
+ */
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -24,19 +27,28 @@ describe.skipIf(!enabled)('cluster: session leases', () => {
     await redis.stop();
   });
 
-  const pair = () => {
+  const pair = (leaseMs = LEASE_MS) => {
     const keyPrefix = `leases${randomUUID()}:`;
     const lost: string[] = [];
+    let skipped = 0; // the instances' clock runs this far ahead of the wall clock
+    const clock = { now: () => Date.now() + skipped };
     const make = (instanceId: string) =>
       createLeases({
         client,
         keyPrefix,
         instanceId,
-        leaseMs: LEASE_MS,
+        leaseMs,
+        clock,
         log,
         onLost: (s) => lost.push(`${instanceId}:${s}`),
       });
-    return { a: make('A'), b: make('B'), lost, key: (s: string) => `${keyPrefix}{s:${s}}:owner` };
+    return {
+      a: make('A'),
+      b: make('B'),
+      lost,
+      key: (s: string) => `${keyPrefix}{s:${s}}:owner`,
+      skip: (ms: number) => void (skipped += ms),
+    };
   };
 
   it('has one holder, renews it past the lease time, and hands over on release', async () => {
@@ -80,6 +92,21 @@ describe.skipIf(!enabled)('cluster: session leases', () => {
     await vi.waitFor(() => expect(lost).toEqual(['A:s2']), PATIENT); // at A's next renewal
     expect(await a.claim('s2')).toBe('B');
     expect(lost).toEqual(['A:s2']);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('knows its own fresh lease without asking Redis, and asks again once half a lease passed', async () => {
+    const leaseMs = 60_000; // no renewal falls inside this test
+    const { a, b, lost, key, skip } = pair(leaseMs);
+    expect(await a.claim('s3')).toBe('A');
+    // The lease vanishes without A hearing of it (a Redis that lost its keys), and B takes the session.
+    await client.del(key('s3'));
+    expect(await b.claim('s3')).toBe('B');
+    expect(await a.owner('s3')).toBe('A'); // claimed moments ago: no round trip
+    skip(leaseMs / 2);
+    expect(await a.owner('s3')).toBe('B');
+    expect(lost).toEqual(['A:s3']);
+    expect(await b.owner('s3')).toBe('B');
     await Promise.all([a.close(), b.close()]);
   });
 });

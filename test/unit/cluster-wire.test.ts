@@ -117,7 +117,7 @@ describe('the inbox (forwarding)', () => {
         return Promise.resolve(1);
       },
     } as unknown as RedisConnection;
-    const leases = { claim: () => Promise.resolve('me'), release: () => Promise.resolve() };
+    const leases = { owner: () => Promise.resolve('me'), release: () => Promise.resolve() };
     let n = 0;
     const forwarding = createForwarding({
       client,
