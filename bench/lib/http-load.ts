@@ -8,7 +8,8 @@ import { connect, type Socket } from 'node:net';
 import { Samples, type Summary } from './stats.ts';
 
 export interface HttpLoadOptions {
-  port: number;
+  /** Several ports: connection `c` goes to `port[c % port.length]` (one load over separate servers). */
+  port: number | number[];
   connections: number;
   /** Stop starting requests after this long. */
   durationMs?: number;
@@ -76,7 +77,8 @@ export async function httpLoad(opts: HttpLoadOptions, keep = false): Promise<Htt
         }
         socket.write(req);
       };
-      const socket: Socket = connect({ host: '127.0.0.1', port: opts.port, noDelay: true }, () => send());
+      const port = Array.isArray(opts.port) ? opts.port[conn % opts.port.length]! : opts.port;
+      const socket: Socket = connect({ host: '127.0.0.1', port, noDelay: true }, () => send());
       socket.on('error', () => {
         errors++;
         finish();

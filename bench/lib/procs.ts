@@ -8,7 +8,7 @@
  * under tsx. Each result records how agentd ran and which engine served it (takeRuntime).
  */
 import type { ProbeReply } from '../probe-types.ts';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -417,6 +417,10 @@ export function childPids(pid: number): number[] {
 export interface RedisProcess {
   url: string;
   pid: number;
+  /** Zeroes the server's command counts. */
+  resetStats(): void;
+  /** Calls by command name since `resetStats` (INFO commandstats: the calls scripts make count too). */
+  commandCalls(): Record<string, number>;
   stop(): Promise<void>;
 }
 
@@ -445,9 +449,17 @@ export async function startRedisServer(): Promise<RedisProcess> {
       }
     });
   });
+  const cli = (...args: string[]) => execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
   return {
     url: `redis://127.0.0.1:${port}`,
     pid: proc.pid!,
+    resetStats: () => void cli('CONFIG', 'RESETSTAT'),
+    commandCalls: () =>
+      Object.fromEntries(
+        [...cli('INFO', 'commandstats').matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)]
+          .filter(([, name]) => !['config|resetstat', 'info'].includes(name!))
+          .map(([, name, calls]) => [name!, Number(calls)]),
+      ),
     stop: async () => {
       proc.kill('SIGTERM');
       await exited;
