@@ -1,7 +1,7 @@
 import type { Bus, CommandSpec, Envelope, EventSpec } from '../bus/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { RedisConnection } from '../redis/index.ts';
-import { readWire, wireEvent, type WireEvent } from './wire.ts';
+import { readWire, watchNotice, wireEvent, type WatchNotice, type WireEvent } from './wire.ts';
 import { messageOf } from '../errors/index.ts';
 
 export interface FanOutOptions {
@@ -11,36 +11,62 @@ export interface FanOutOptions {
   subscriber: RedisConnection;
   keyPrefix: string;
   instanceId: string;
+  /** The instance holding a session's lease (null: none). */
+  holder: (sessionId: string) => Promise<string | null>;
   bus: Pick<Bus<CommandSpec, EventSpec>, 'onAny' | 'emit'>;
   log: Logger;
 }
 
+/** How long a watch waits for the holder's acknowledgement before it asks again, and how often it asks. */
+const ACK_MS = 1000;
+const ASKS = 3;
+/** The holder's acknowledgement on a session's channel: it publishes the session's frames from then on. */
+const PUBLISHING = 'cluster.publishing';
+
 /**
  * Live frames across instances. Every `agent.*` and `mcp.toolProgress` event emitted here is published, in order,
- * on its session's channel (not while Redis is away: durable frames stay readable with `since`). While watched
- * (`watch`/`unwatch` count), a session's events from other instances are emitted on this bus, not published again;
- * `watch` resolves once subscribed (or the failure is logged).
+ * on its session's channel while another instance may watch it (not while Redis is away: durable frames stay
+ * readable with `since`). A session's publishing stops when a PUBLISH reached nobody and no watch notice came
+ * meanwhile; it starts again on a notice and when this instance takes the session's lease (`taken`).
+ * While watched (`watch`/`unwatch` count), a session's events from other instances are emitted on this bus, not
+ * published again. `watch` resolves once subscribed and once the session's holder acknowledged that it publishes
+ * (at once when no other instance holds it; a failure is logged): from then on no frame of the session is missed.
  */
 export function createFanOut(options: FanOutOptions) {
-  const { client, subscriber, keyPrefix, instanceId, bus, log } = options;
+  const { client, subscriber, keyPrefix, instanceId, holder, bus, log } = options;
   const channel = (sessionId: string) => `${keyPrefix}{s:${sessionId}}:live`;
+  const noticeChannel = (instance: string) => `${keyPrefix}inst:${instance}:watch`;
+  /** How this instance's own messages begin (`from` comes first): they come back unread. */
+  const ownPrefix = `{"from":${JSON.stringify(instanceId)},`;
   const watched = new Map<string, { count: number; ready: Promise<void> }>();
+  /** Sessions whose last PUBLISH reached nobody. */
+  const quiet = new Set<string>();
+  /** Notices heard (of any session): a PUBLISH that reached nobody makes its session quiet only if none came since. */
+  let notices = 0;
+  const acks = new Map<string, () => void>();
+  let asked = 0;
   let relaying = false;
 
+  const publish = (sessionId: string, message: WireEvent): void => {
+    const heard = notices;
+    client.publish(channel(sessionId), JSON.stringify(message)).then(
+      (receivers) => receivers === 0 && heard === notices && quiet.add(sessionId),
+      () => undefined, // the connection logs the outage
+    );
+  };
   const stopPublishing = bus.onAny((e: Envelope) => {
     if (relaying || !(e.name.startsWith('agent.') || e.name === 'mcp.toolProgress')) return;
     const sessionId = (e.payload as { sessionId?: string }).sessionId ?? e.sessionId;
-    if (sessionId === undefined) return;
-    const message: WireEvent = {
-      from: instanceId,
-      name: e.name,
-      payload: e.payload,
-      correlationId: e.correlationId,
-      sessionId,
-      ts: e.ts,
-    };
-    client.publish(channel(sessionId), JSON.stringify(message)).catch(() => undefined); // the connection logs the outage
+    if (sessionId === undefined || quiet.has(sessionId)) return;
+    const { name, payload, correlationId, ts } = e;
+    publish(sessionId, { from: instanceId, name, payload, correlationId, sessionId, ts });
   });
+
+  /** Publishes the session's frames again (a notice, a lease taken). */
+  function speak(sessionId: string): void {
+    notices++;
+    quiet.delete(sessionId);
+  }
 
   /** Emits an event to this instance's listeners only. */
   function emitHere(
@@ -57,14 +83,51 @@ export function createFanOut(options: FanOutOptions) {
   }
 
   function onMessage(raw: string, on: string): void {
+    if (raw.startsWith(ownPrefix)) return;
     const event = readWire(wireEvent, raw, on, log);
     if (!event || event.from === instanceId) return;
     const { name, payload, correlationId, sessionId, ts } = event;
+    if (name === PUBLISHING) return acks.get(correlationId)?.();
     emitHere(name, payload, {
       correlationId,
       ...(sessionId !== undefined && { sessionId }),
       ...(ts !== undefined && { ts }),
     });
+  }
+
+  function onNotice(raw: string, on: string): void {
+    const notice = readWire(watchNotice, raw, on, log);
+    if (!notice) return;
+    speak(notice.sessionId);
+    const ack: WireEvent = {
+      from: instanceId,
+      name: PUBLISHING,
+      correlationId: notice.nonce,
+      sessionId: notice.sessionId,
+    };
+    client.publish(channel(notice.sessionId), JSON.stringify(ack)).catch(() => undefined);
+  }
+
+  /** Asks the session's holder to publish its frames; resolves once it acknowledged, or there is no one to ask. */
+  async function announce(sessionId: string): Promise<void> {
+    for (let ask = 1; ask <= ASKS; ask++) {
+      const owner = await holder(sessionId);
+      if (owner === null || owner === instanceId) return;
+      const nonce = `${instanceId}:${++asked}`;
+      const acknowledged = new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), ACK_MS).unref();
+        acks.set(nonce, () => (clearTimeout(timer), resolve(true)));
+      });
+      const notice: WatchNotice = { sessionId, nonce };
+      const receivers = await client.publish(noticeChannel(owner), JSON.stringify(notice)).catch((err: unknown) => {
+        acks.delete(nonce);
+        throw err;
+      });
+      const done = receivers === 0 || (await acknowledged); // nobody listens there: the holder is gone
+      acks.delete(nonce);
+      if (done) return;
+    }
+    log.warn({ sessionId }, 'cluster: the holder of a watched session did not acknowledge; its frames may not come');
   }
 
   function watch(sessionId: string): Promise<void> {
@@ -73,9 +136,12 @@ export function createFanOut(options: FanOutOptions) {
       entry.count++;
       return entry.ready;
     }
-    const ready = subscriber.subscribe(channel(sessionId), onMessage).catch((err: unknown) => {
-      log.warn({ err: messageOf(err), sessionId }, 'cluster: could not subscribe to a session');
-    });
+    const ready = subscriber
+      .subscribe(channel(sessionId), onMessage)
+      .then(() => announce(sessionId))
+      .catch((err: unknown) => {
+        log.warn({ err: messageOf(err), sessionId }, 'cluster: could not subscribe to a session');
+      });
     watched.set(sessionId, { count: 1, ready });
     return ready;
   }
@@ -87,5 +153,28 @@ export function createFanOut(options: FanOutOptions) {
     subscriber.unsubscribe(channel(sessionId), onMessage).catch(() => undefined);
   }
 
-  return { emitHere, watch, unwatch, close: stopPublishing };
+  // Back from an outage: every session speaks again, and every watched one is announced again (its holder may
+  // have gone quiet while this instance's subscriptions were away).
+  const reconnected = () => {
+    quiet.clear();
+    notices++;
+    for (const sessionId of watched.keys()) announce(sessionId).catch(() => undefined);
+  };
+  subscriber.on('ready', reconnected);
+
+  return {
+    emitHere,
+    watch,
+    unwatch,
+    /** Subscribes to this instance's watch notices. */
+    open: () => subscriber.subscribe(noticeChannel(instanceId), onNotice),
+    /** This instance took the session's lease: publish its frames (someone may have watched it meanwhile). */
+    taken: speak,
+    /** The session left this instance. */
+    forget: (sessionId: string) => void quiet.delete(sessionId),
+    close: () => {
+      stopPublishing();
+      subscriber.off('ready', reconnected);
+    },
+  };
 }

@@ -52,7 +52,16 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
   const subscriber = client.duplicate();
   const toolServers = createToolServerSync({ client, keyPrefix, instanceId, leaseMs, clock, ids, log });
   let heartbeat: NodeJS.Timeout | undefined;
-  const leases = createLeases({ client, keyPrefix, instanceId, leaseMs, clock, log, onLost: sessions.drop });
+  const leases = createLeases({
+    client,
+    keyPrefix,
+    instanceId,
+    leaseMs,
+    clock,
+    log,
+    onLost: (sessionId) => (fanOut.forget(sessionId), sessions.drop(sessionId)),
+    onTaken: (sessionId) => fanOut.taken(sessionId),
+  });
   const forwarding = createForwarding({
     client,
     keyPrefix,
@@ -70,7 +79,15 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
   client.on('error', () => (lostSince ??= isoNow(clock)));
   const redisLostSince = () => (client.isReady ? (lostSince = undefined) : (lostSince ??= isoNow(clock)));
 
-  const fanOut = createFanOut({ client, subscriber, keyPrefix, instanceId, bus, log });
+  const fanOut = createFanOut({
+    client,
+    subscriber,
+    keyPrefix,
+    instanceId,
+    holder: (sessionId) => leases.holder(sessionId),
+    bus,
+    log,
+  });
   const remoteTurns = createRemoteTurns({
     bus,
     fanOut,
@@ -97,6 +114,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
       await subscriber.connect();
       await subscriber.subscribe(forwarding.channel, forwarding.onInbox);
       await subscriber.subscribe(toolServers.channel, toolServers.onMessage);
+      await fanOut.open();
     },
     /** Once the tool servers of the config started: applies the runtime changes other instances recorded, then reports statuses. */
     async join(): Promise<void> {
@@ -134,7 +152,9 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
     interest: { watch: fanOut.watch, unwatch: fanOut.unwatch },
     /** A session left this instance's memory: unless it was opened again meanwhile, its lease goes, so another instance can take it at once. */
     sessionClosed: (sessionId: string): void => {
-      if (!sessions.holds(sessionId)) forwarding.release(sessionId);
+      if (sessions.holds(sessionId)) return;
+      fanOut.forget(sessionId);
+      forwarding.release(sessionId);
     },
     /** Gives every lease up and disconnects (after the agent service stopped). */
     async close(): Promise<void> {

@@ -3,15 +3,15 @@ import type { Logger } from '../log/index.ts';
 import type { RedisConnection } from '../redis/index.ts';
 import { messageOf } from '../errors/index.ts';
 
-/** Takes a free lease, renews our own; answers the holder. KEYS: lease. ARGV: instanceId, leaseMs. */
+/** Takes a free lease, renews our own; answers the holder, and 1 when it took the lease. KEYS: lease. ARGV: instanceId, leaseMs. */
 const CLAIM = `
 local owner = redis.call('GET', KEYS[1])
 if not owner then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return ARGV[1]
+  return {ARGV[1], 1}
 end
 if owner == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return owner`;
+return {owner, 0}`;
 
 /** Gives the lease up if this instance holds it. KEYS: lease. ARGV: instanceId. */
 const RELEASE = `
@@ -28,6 +28,8 @@ export interface LeaseOptions {
   log: Logger;
   /** Called when a lease this instance held turned out to be someone else's (it could not renew in time). */
   onLost: (sessionId: string) => void;
+  /** Called when this instance took a free lease (a lease of its own that had lapsed counts). */
+  onTaken?: (sessionId: string) => void;
 }
 
 /**
@@ -46,12 +48,14 @@ export function createLeases(options: LeaseOptions) {
 
   async function claim(sessionId: string): Promise<string> {
     const sent = clock.now();
-    const owner = (await client.eval(CLAIM, {
+    const [owner, taken] = (await client.eval(CLAIM, {
       keys: [key(sessionId)],
       arguments: [instanceId, String(leaseMs)],
-    })) as string;
-    if (owner === instanceId) held.set(sessionId, sent);
-    else if (held.delete(sessionId)) options.onLost(sessionId);
+    })) as [string, number];
+    if (owner === instanceId) {
+      held.set(sessionId, sent);
+      if (taken === 1) options.onTaken?.(sessionId);
+    } else if (held.delete(sessionId)) options.onLost(sessionId);
     return owner;
   }
 

@@ -50,6 +50,10 @@ export const wireEvent = z.object({
 });
 export type WireEvent = z.infer<typeof wireEvent>;
 
+/** A watcher's request to a session's holder (on the holder's notice channel): publish its frames, and say so. */
+export const watchNotice = z.object({ sessionId: z.string(), nonce: z.string() });
+export type WatchNotice = z.infer<typeof watchNotice>;
+
 /** A runtime tool-server change as recorded and published: `config` for a connect. */
 export const toolServerChange = z.discriminatedUnion('op', [
   /** `kind: "a2a"`: an A2A agent (`mcp.connectA2aAgent`); absent: an MCP server. */

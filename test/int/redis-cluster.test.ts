@@ -127,6 +127,42 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
     expect((await pending).body.error.details).toEqual({ reason: 'cancelled' });
   });
 
+  it("publishes a session's frames only while another instance listens; one that watches later misses none", async () => {
+    const [a, b] = [apps[0]!, apps[1]!];
+    const channel = `${(storage as { keyPrefix: string }).keyPrefix}{s:quiet}:live`;
+    await api(a.url, 'POST', '/api/message-sync', { message: 'nobody watches', sessionId: 'quiet' });
+    // A listener that says nothing to A, and a marker published after the next turn's answer: Redis delivers in
+    // order, so whatever A published for that turn would come before the marker.
+    const listener = createClient({ url: redis.url });
+    const marker = createClient({ url: redis.url });
+    await Promise.all([listener.connect(), marker.connect()]);
+    const heard: string[] = [];
+    await listener.subscribe(channel, (raw) => heard.push((JSON.parse(raw) as { name: string }).name));
+    try {
+      await api(a.url, 'POST', '/api/message-sync', { message: 'still nobody', sessionId: 'quiet' });
+      await marker.publish(channel, JSON.stringify({ name: 'marker' }));
+      await until(() => heard.includes('marker'), 'the marker arrives');
+      expect(heard).toEqual(['marker']); // A's PUBLISHes reached nobody last turn: it went quiet
+
+      // A WebSocket client on B watches: B asks A to publish and waits for its word, so the next turn reaches it whole.
+      const ws = await client(b);
+      ws.send({ type: 'subscribe', sessionId: 'quiet', since: 0 });
+      await ws.next((f) => f.event === 'response' && f.data.content === 'You said: still nobody');
+      await api(a.url, 'POST', '/api/message-sync', { message: 'now watched', sessionId: 'quiet' });
+      await ws.next((f) => f.event === 'response' && f.data.content === 'You said: now watched');
+      const live = ws.frames.filter((f) => f.data.sessionId === 'quiet' && f.data.seq >= 5);
+      expect(live.map((f) => f.event)).toEqual(['userMessage', 'thinking', 'chunk', 'response']);
+      expect(heard.filter((name) => name.startsWith('agent.'))).toEqual([
+        'agent.userMessage',
+        'agent.thinking',
+        'agent.chunk',
+        'agent.response',
+      ]);
+    } finally {
+      await Promise.all([listener.close(), marker.close()]);
+    }
+  });
+
   it('takes a session over from an instance killed mid-turn: its waiting caller hears owner_lost, and the history is whole', async () => {
     const survivor = apps[0]!;
     const doomed = runAgentd([

@@ -1,18 +1,21 @@
 /**
  * Redis stopped and started again under load, with two agentd instances: while it is away health
  * says `degraded` and turns fail at once with 503 instead of hanging; once it is back everything
- * works again, and every turn a client was told succeeded is in the log.
+ * works again, every turn a client was told succeeded is in the log, and a WebSocket client on one
+ * instance hears the turns the other runs again.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api, roomyLimits, sleep } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT, until } from '../support/wait.ts';
+import { connectWs } from '../support/ws-client.ts';
 
 const enabled = hasRedisServer();
 
@@ -31,11 +34,13 @@ describe.skipIf(!enabled)('cluster: redis faults', { timeout: 120_000 }, () => {
   let redis: RedisServer;
   let sim: Simulator;
   let apps: RunningApp[];
+  let keyPrefix: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agentd-redis-'));
     redis = await startRedis(undefined, { dir });
     sim = await startSimulator();
-    const storage = { type: 'redis', url: redis.url, keyPrefix: `faults${randomUUID()}:`, leaseMs: 1000 };
+    keyPrefix = `faults${randomUUID()}:`;
+    const storage = { type: 'redis', url: redis.url, keyPrefix, leaseMs: 1000 };
     apps = [];
     for (let i = 0; i < 2; i++)
       apps.push(await startApp({ storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url }));
@@ -120,6 +125,32 @@ describe.skipIf(!enabled)('cluster: redis faults', { timeout: 120_000 }, () => {
       for (const o of outcomes.filter((x) => x.sessionId === sessionId && x.status === 200))
         expect(answered).toContain(`You said: ${o.message}`);
       expect(events.map((f) => f.data.seq)).toEqual(events.map((_, i) => i + 1));
+    }
+  });
+
+  it('brings the frames of a turn run on one instance to a WebSocket client on the other after Redis restarts', async () => {
+    const [a, b] = [apps[0]!, apps[1]!];
+    await api(a.url, 'POST', '/api/message-sync', { message: 'before', sessionId: 'watched' });
+    const ws = await connectWs(b.wsUrl);
+    try {
+      ws.send({ type: 'subscribe', sessionId: 'watched', since: 0 });
+      await ws.next((f) => f.event === 'response' && f.data.content === 'You said: before');
+
+      const port = Number(new URL(redis.url).port);
+      await redis.stop();
+      redis = await startRedis(port, { dir });
+      for (const app of apps) await expect.poll(() => health(app), PATIENT).toMatchObject({ status: 'ready' });
+      // B's subscriptions come back with its connection (frames published before that are not promised).
+      const channel = `${keyPrefix}{s:watched}:live`;
+      const probe = createClient({ url: redis.url });
+      await probe.connect();
+      await expect.poll(async () => (await probe.pubSubNumSub(channel))[channel], PATIENT).toBe(1);
+      await probe.close();
+
+      await api(a.url, 'POST', '/api/message-sync', { message: 'after', sessionId: 'watched' });
+      await ws.next((f) => f.event === 'response' && f.data.content === 'You said: after');
+    } finally {
+      ws.close();
     }
   });
 });
