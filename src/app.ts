@@ -86,7 +86,11 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
           ids,
           bus,
           sessionCommands: { scoped: SESSION_COMMANDS, sendMessage: 'agent.sendMessage', takeOver: TAKE_OVER_COMMAND },
-          sessions: { holds: (id) => agent.holds(id), drop: (id) => void agent.drop(id, 'moved') },
+          sessions: {
+            holds: (id) => agent.holds(id),
+            drop: (id) => void agent.drop(id, 'moved'),
+            release: (id) => agent.release(id),
+          },
         })
       : undefined;
   const serviceBus = cluster ? cluster.route(bus) : bus;

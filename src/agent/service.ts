@@ -54,6 +54,8 @@ export interface AgentService {
   holds(sessionId: string): boolean;
   /** Takes a session out of memory now, cancelling its turns with `reason`; its log (another instance's now) stays. */
   drop(sessionId: string, reason: string): Promise<void>;
+  /** Lets a dormant session leave memory (so another instance may take it); false when it is not dormant here. */
+  release(sessionId: string): Promise<boolean>;
 }
 
 export function createAgentService(opts: AgentServiceOptions): AgentService {
@@ -139,5 +141,6 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
     async drop(sessionId, reason) {
       await sessions.closeSession(sessionId, reason, { abandonLog: true });
     },
+    release: sessions.release,
   };
 }

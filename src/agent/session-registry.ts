@@ -109,6 +109,16 @@ export function createSessionRegistry(deps: SessionRegistryDeps) {
     }
   }
 
+  /** Lets a dormant session leave memory as an evicted one does (its `onSessionClosed` heard); false when not dormant here. */
+  async function release(sessionId: string): Promise<boolean> {
+    const s = slots.get(sessionId)?.session;
+    if (!s?.dormant) return false;
+    slots.delete(sessionId);
+    await s.close('evicted');
+    deps.onSessionClosed?.(sessionId);
+    return true;
+  }
+
   /** Takes a session out of memory and closes it: in the caller's tick when open, else once it has opened. */
   function closeSession(sessionId: string, reason: string, options: { abandonLog?: boolean } = {}): Promise<boolean> {
     const slot = slots.get(sessionId);
@@ -148,6 +158,7 @@ export function createSessionRegistry(deps: SessionRegistryDeps) {
     withSession,
     closeSession,
     deleteSession,
+    release,
     sweep,
     /** Whether the id is held here or being deleted (a new session may not take it). */
     inUse: (sessionId: string) => slots.has(sessionId) || deleting.has(sessionId),

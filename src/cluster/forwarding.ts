@@ -1,7 +1,8 @@
 /**
  * Session commands run at their session's owner. `run` runs here when this instance holds the lease or takes a
  * free one, else forwards to the holder's inbox (at most `MAX_HOPS` times while ownership moves, each time after
- * its `beforeForward` resolved) and returns its answer. An owner silent for `FORWARD_TIMEOUT_MS` is waited out until its lease expires; past `leaseMs` plus that,
+ * its `beforeForward` resolved) and returns its answer. A holder whose last command for the session also came from
+ * another instance hands a dormant session over instead of running it: the sender takes it and runs the command. An owner silent for `FORWARD_TIMEOUT_MS` is waited out until its lease expires; past `leaseMs` plus that,
  * SERVICE_UNAVAILABLE `owner_lost` (`redis` while Redis is unreachable). `close` rejects every waiting forward.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,6 +30,11 @@ export const unavailable = (err: unknown): never => {
 
 class OwnerGone extends Error {}
 
+/** The holder's answer to a command it did not run: it let the session go, for the sender to take. */
+const HANDED_OVER = 'handed_over';
+const handedOver = (err: unknown) =>
+  isAppError(err) && err.code === 'SERVICE_UNAVAILABLE' && err.details?.reason === HANDED_OVER;
+
 export interface ForwardingOptions {
   /** Publishes to inboxes. */
   client: RedisConnection;
@@ -38,6 +44,8 @@ export interface ForwardingOptions {
   leases: Pick<ReturnType<typeof createLeases>, 'owner' | 'release'>;
   /** Whether a session is in this instance's memory. */
   holds: (sessionId: string) => boolean;
+  /** Lets a dormant session leave memory, its lease given up before this resolves true. */
+  release: (sessionId: string) => Promise<boolean>;
   clock: Clock;
   ids: IdSource;
   log: Logger;
@@ -45,6 +53,8 @@ export interface ForwardingOptions {
 
 export function createForwarding(options: ForwardingOptions) {
   const { client, keyPrefix, instanceId, leaseMs, leases, holds, clock, ids, log } = options;
+  /** Sessions whose last command run here came from another instance. */
+  const forwardedLast = new Set<string>();
   const inbox = (instance: string) => `${keyPrefix}inst:${instance}`;
   const local = new Map<string, Handler>();
   const pending = new Map<
@@ -58,12 +68,16 @@ export function createForwarding(options: ForwardingOptions) {
     let silent: string | undefined;
     for (;;) {
       const owner = await leases.owner(sessionId).catch(unavailable);
-      if (owner === instanceId) return runHere(command, sessionId);
+      if (owner === instanceId) return runHere(command, sessionId, hops > 0);
       if (owner !== silent && hops < MAX_HOPS) {
         try {
           await beforeForward?.();
           return await forward(owner, command, hops + 1);
         } catch (err) {
+          if (handedOver(err)) {
+            hops++; // whoever has it next runs it
+            continue;
+          }
           if (!(err instanceof OwnerGone)) throw err;
           log.warn({ sessionId, owner }, 'the owner of a session does not answer; waiting for its lease to expire');
           silent = owner;
@@ -78,7 +92,9 @@ export function createForwarding(options: ForwardingOptions) {
   }
 
   /** A lease taken for a command that left no session open (a delete) is given back. */
-  async function runHere(command: Envelope, sessionId: string): Promise<unknown> {
+  async function runHere(command: Envelope, sessionId: string, forwarded: boolean): Promise<unknown> {
+    if (forwarded) forwardedLast.add(sessionId);
+    else forwardedLast.delete(sessionId);
     try {
       return await (local.get(command.name) as Handler)(command);
     } finally {
@@ -87,6 +103,7 @@ export function createForwarding(options: ForwardingOptions) {
   }
 
   function release(sessionId: string): void {
+    forwardedLast.delete(sessionId);
     leases.release(sessionId).catch((err: unknown) => log.warn({ err, sessionId }, 'releasing a session lease failed'));
   }
 
@@ -123,6 +140,14 @@ export function createForwarding(options: ForwardingOptions) {
     return waiting;
   }
 
+  /** A forwarded command, straight from its sender, for a session driven from elsewhere twice in a row: handed over. */
+  async function runOrHandOver(command: Envelope, hops: number): Promise<unknown> {
+    const { sessionId } = command.payload as { sessionId: string };
+    if (hops === 1 && forwardedLast.has(sessionId) && holds(sessionId) && (await options.release(sessionId)))
+      throw new AppError('SERVICE_UNAVAILABLE', 'The session was handed over', { reason: HANDED_OVER });
+    return run(command, hops);
+  }
+
   function runForwarded(message: WireCommand): void {
     const { id, from, hops, name, payload, correlationId, sessionId } = message;
     const command: Envelope = {
@@ -137,7 +162,7 @@ export function createForwarding(options: ForwardingOptions) {
       client
         .publish(inbox(from), JSON.stringify(answer))
         .catch((err: unknown) => log.warn({ err, name }, 'cluster: could not answer a forwarded command'));
-    run(command, hops).then(
+    runOrHandOver(command, hops).then(
       (result) => reply({ kind: 'reply', id, ok: true, result }),
       (err: unknown) => {
         const e = isAppError(err) ? err : new AppError('INTERNAL_ERROR', messageOf(err));

@@ -42,6 +42,8 @@ export interface ClusterOptions<Name extends string = string> {
     holds: (sessionId: string) => boolean;
     /** A session this instance ran now belongs to another: take it out of memory. */
     drop: (sessionId: string) => void;
+    /** Lets a dormant session leave memory (its close is told to `sessionClosed`); false when it is not dormant. */
+    release: (sessionId: string) => Promise<boolean>;
   };
 }
 
@@ -69,6 +71,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
     leaseMs,
     leases,
     holds: sessions.holds,
+    release: sessions.release,
     clock,
     ids,
     log,

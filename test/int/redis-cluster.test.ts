@@ -163,6 +163,45 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
     }
   });
 
+  it('hands a dormant session over to the instance its commands keep coming from', async () => {
+    const [a, b] = [apps[0]!, apps[1]!];
+    const { keyPrefix } = storage as { keyPrefix: string };
+    const redisClient = createClient({ url: redis.url });
+    await redisClient.connect();
+    const owner = () => redisClient.get(`${keyPrefix}{s:moving}:owner`);
+    const ask = async (app: RunningApp, message: string) =>
+      expect((await api(app.url, 'POST', '/api/message-sync', { message, sessionId: 'moving' })).body.response).toBe(
+        `You said: ${message}`,
+      );
+    try {
+      await ask(a, 'on A');
+      const onA = await owner();
+      const ws = await client(a); // a client on A follows the session wherever it runs
+      ws.send({ type: 'subscribe', sessionId: 'moving', since: 0 });
+      await ws.next((f) => f.event === 'response' && f.data.content === 'You said: on A');
+
+      await ask(b, 'first on B'); // forwarded: A's own client drove the session last
+      expect(await owner()).toBe(onA);
+      await ask(b, 'second on B'); // driven from B twice in a row, and dormant: A lets it go, B runs it
+      const onB = await owner();
+      expect(onB).not.toBe(onA);
+      expect(onB).not.toBeNull();
+      await ws.next((f) => f.event === 'response' && f.data.content === 'You said: second on B');
+      await ask(b, 'third on B');
+      expect(await owner()).toBe(onB);
+
+      const log = await history(a, 'moving');
+      expect(log.map((f) => f.data.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      const users = sim.requests
+        .at(-1)!
+        .body.messages.filter((m) => m.role === 'user')
+        .map((m) => m.content);
+      expect(users).toEqual(['on A', 'first on B', 'second on B', 'third on B']);
+    } finally {
+      await redisClient.close();
+    }
+  });
+
   it('takes a session over from an instance killed mid-turn: its waiting caller hears owner_lost, and the history is whole', async () => {
     const survivor = apps[0]!;
     const doomed = runAgentd([

@@ -126,6 +126,7 @@ describe('the inbox (forwarding)', () => {
       leaseMs: 1000,
       leases,
       holds: () => true,
+      release: () => Promise.resolve(false),
       clock: { now: () => 0 },
       ids: () => `id-${++n}`,
       log,
