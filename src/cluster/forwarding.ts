@@ -1,9 +1,11 @@
 /**
  * Session commands run at their session's owner. `run` runs here when this instance holds the lease or takes a
  * free one, else forwards to the holder's inbox (at most `MAX_HOPS` times while ownership moves, each time after
- * its `beforeForward` resolved) and returns its answer. A holder whose last command for the session also came from
- * another instance hands a dormant session over instead of running it: the sender takes it and runs the command. An owner silent for `FORWARD_TIMEOUT_MS` is waited out until its lease expires; past `leaseMs` plus that,
- * SERVICE_UNAVAILABLE `owner_lost` (`redis` while Redis is unreachable). `close` rejects every waiting forward.
+ * its `beforeForward` resolved) and returns its answer. An owner silent for `FORWARD_TIMEOUT_MS` is waited out
+ * until its lease expires; past `leaseMs` plus that, SERVICE_UNAVAILABLE `owner_lost` (`redis` while Redis is
+ * unreachable). `close` rejects every waiting forward.
+ * A holder whose last command for a session also came from another instance hands the session over, if dormant,
+ * instead of running the next one from elsewhere: the sender takes it and runs the command.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Envelope } from '../bus/index.ts';

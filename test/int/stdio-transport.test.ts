@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { ChildProcessTransport } from '../../src/tools/mcp/stdio-transport.ts';
 import { createLogger } from '../../src/log/index.ts';
 
-/** A server that does nothing until its stdin ends, then writes `line` to stderr and exits with `code`. */
+/**
+ * A server that does nothing until its stdin ends, then writes `line` to stderr and exits with `code`. Its grace
+ * is long: on a busy machine node may take longer than the default half second to start and see its stdin end,
+ * and a server killed after its grace has not failed on its own.
+ */
 const onStdinEnd = (code: number, line: string) =>
   new ChildProcessTransport({
     command: process.execPath,
@@ -14,6 +18,7 @@ const onStdinEnd = (code: number, line: string) =>
     env: {},
     log: createLogger('silent'),
     maxMessageBytes: 1_000_000,
+    graceMs: 60_000,
   });
 
 describe('stdio transport exit reason', () => {
