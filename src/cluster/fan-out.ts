@@ -26,8 +26,9 @@ const PUBLISHING = 'cluster.publishing';
 /**
  * Live frames across instances. Every `agent.*` and `mcp.toolProgress` event emitted here is published, in order,
  * on its session's channel while another instance may watch it (not while Redis is away: durable frames stay
- * readable with `since`). A session's publishing stops when a PUBLISH reached nobody and no watch notice came
- * meanwhile; it starts again on a notice and when this instance takes the session's lease (`taken`).
+ * readable with `since`). A session's publishing stops when a PUBLISH reached nobody (this instance's own
+ * subscription aside: it skips its own frames) and no watch notice came meanwhile; it starts again on a notice and
+ * when this instance takes the session's lease (`taken`).
  * While watched (`watch`/`unwatch` count), a session's events from other instances are emitted on this bus, not
  * published again. `watch` resolves once subscribed and once the session's holder acknowledged that it publishes
  * (at once when no other instance holds it; a failure is logged): from then on no frame of the session is missed.
@@ -39,8 +40,10 @@ export function createFanOut(options: FanOutOptions) {
   /** How this instance's own messages begin (`from` comes first): they come back unread. */
   const ownPrefix = `{"from":${JSON.stringify(instanceId)},`;
   const watched = new Map<string, { count: number; ready: Promise<void> }>();
-  /** Sessions whose last PUBLISH reached nobody. */
+  /** Sessions whose last PUBLISH reached nobody but this instance. */
   const quiet = new Set<string>();
+  /** Sessions whose channel Redis has confirmed this instance subscribed to (and no UNSUBSCRIBE was sent since). */
+  const subscribed = new Set<string>();
   /** Notices heard (of any session): a PUBLISH that reached nobody makes its session quiet only if none came since. */
   let notices = 0;
   const acks = new Map<string, () => void>();
@@ -49,8 +52,9 @@ export function createFanOut(options: FanOutOptions) {
 
   const publish = (sessionId: string, message: WireEvent): void => {
     const heard = notices;
+    const own = subscribed.has(sessionId) ? 1 : 0; // this instance, counted by Redis too: it skips its own frames
     client.publish(channel(sessionId), JSON.stringify(message)).then(
-      (receivers) => receivers === 0 && heard === notices && quiet.add(sessionId),
+      (receivers) => receivers <= own && heard === notices && quiet.add(sessionId),
       () => undefined, // the connection logs the outage
     );
   };
@@ -138,7 +142,10 @@ export function createFanOut(options: FanOutOptions) {
     }
     const ready = subscriber
       .subscribe(channel(sessionId), onMessage)
-      .then(() => announce(sessionId))
+      .then(() => {
+        if (watched.get(sessionId)?.ready === ready) subscribed.add(sessionId);
+        return announce(sessionId);
+      })
       .catch((err: unknown) => {
         log.warn({ err: messageOf(err), sessionId }, 'cluster: could not subscribe to a session');
       });
@@ -150,6 +157,7 @@ export function createFanOut(options: FanOutOptions) {
     const entry = watched.get(sessionId);
     if (!entry || --entry.count > 0) return;
     watched.delete(sessionId);
+    subscribed.delete(sessionId);
     subscriber.unsubscribe(channel(sessionId), onMessage).catch(() => undefined);
   }
 
@@ -160,7 +168,9 @@ export function createFanOut(options: FanOutOptions) {
     notices++;
     for (const sessionId of watched.keys()) announce(sessionId).catch(() => undefined);
   };
+  const lost = () => subscribed.clear(); // Redis no longer counts this instance's subscriptions
   subscriber.on('ready', reconnected);
+  subscriber.on('error', lost);
 
   return {
     emitHere,
@@ -175,6 +185,7 @@ export function createFanOut(options: FanOutOptions) {
     close: () => {
       stopPublishing();
       subscriber.off('ready', reconnected);
+      subscriber.off('error', lost);
     },
   };
 }

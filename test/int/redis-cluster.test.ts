@@ -163,6 +163,31 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
     }
   });
 
+  it('publishes nothing for a session only its own holder watches, and its client there hears every frame', async () => {
+    const a = apps[0]!;
+    const channel = `${(storage as { keyPrefix: string }).keyPrefix}{s:own}:live`;
+    const ws = await client(a); // A watches the session's channel itself
+    ws.send({ type: 'subscribe', sessionId: 'own', since: 0 });
+    await api(a.url, 'POST', '/api/message-sync', { message: 'one', sessionId: 'own' });
+    await ws.next((f) => f.event === 'response' && f.data.content === 'You said: one');
+    const listener = createClient({ url: redis.url });
+    const marker = createClient({ url: redis.url });
+    await Promise.all([listener.connect(), marker.connect()]);
+    const heard: string[] = [];
+    await listener.subscribe(channel, (raw) => heard.push((JSON.parse(raw) as { name: string }).name));
+    try {
+      await api(a.url, 'POST', '/api/message-sync', { message: 'two', sessionId: 'own' });
+      await marker.publish(channel, JSON.stringify({ name: 'marker' }));
+      await until(() => heard.includes('marker'), 'the marker arrives');
+      expect(heard).toEqual(['marker']);
+      await ws.next((f) => f.event === 'response' && f.data.content === 'You said: two');
+      const second = ws.frames.filter((f) => f.data.sessionId === 'own' && f.data.seq >= 3).map((f) => f.event);
+      expect(second).toEqual(['userMessage', 'thinking', 'chunk', 'response']);
+    } finally {
+      await Promise.all([listener.close(), marker.close()]);
+    }
+  });
+
   it('hands a dormant session over to the instance its commands keep coming from', async () => {
     const [a, b] = [apps[0]!, apps[1]!];
     const { keyPrefix } = storage as { keyPrefix: string };
