@@ -30,6 +30,30 @@ async function watchers(url: string, keyPrefix: string, sessionId: string): Prom
   }
 }
 
+/**
+ * A listener on a session's live channel that says nothing to any instance. `sinceMarker` publishes a marker and
+ * answers what was heard since the last one: Redis delivers in order, so all that was published before is in it.
+ */
+async function silentListener(url: string, keyPrefix: string, sessionId: string) {
+  const channel = `${keyPrefix}{s:${sessionId}}:live`;
+  const [listener, marker] = [createClient({ url }), createClient({ url })];
+  await Promise.all([listener.connect(), marker.connect()]);
+  const heard: string[] = [];
+  await listener.subscribe(channel, (raw) => heard.push((JSON.parse(raw) as { name: string }).name));
+  let from = 0;
+  return {
+    async sinceMarker(): Promise<string[]> {
+      await marker.publish(channel, JSON.stringify({ name: 'marker' }));
+      await until(() => heard.includes('marker', from), 'the marker arrives');
+      const at = heard.indexOf('marker', from);
+      const since = heard.slice(from, at);
+      from = at + 1;
+      return since;
+    },
+    close: () => Promise.all([listener.close(), marker.close()]),
+  };
+}
+
 // Starts four instances (one a process of its own) and waits out a lease: room for a loaded machine.
 describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120_000 }, () => {
   let redis: RedisServer;
@@ -129,20 +153,11 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
 
   it("publishes a session's frames only while another instance listens; one that watches later misses none", async () => {
     const [a, b] = [apps[0]!, apps[1]!];
-    const channel = `${(storage as { keyPrefix: string }).keyPrefix}{s:quiet}:live`;
     await api(a.url, 'POST', '/api/message-sync', { message: 'nobody watches', sessionId: 'quiet' });
-    // A listener that says nothing to A, and a marker published after the next turn's answer: Redis delivers in
-    // order, so whatever A published for that turn would come before the marker.
-    const listener = createClient({ url: redis.url });
-    const marker = createClient({ url: redis.url });
-    await Promise.all([listener.connect(), marker.connect()]);
-    const heard: string[] = [];
-    await listener.subscribe(channel, (raw) => heard.push((JSON.parse(raw) as { name: string }).name));
+    const listener = await silentListener(redis.url, (storage as { keyPrefix: string }).keyPrefix, 'quiet');
     try {
       await api(a.url, 'POST', '/api/message-sync', { message: 'still nobody', sessionId: 'quiet' });
-      await marker.publish(channel, JSON.stringify({ name: 'marker' }));
-      await until(() => heard.includes('marker'), 'the marker arrives');
-      expect(heard).toEqual(['marker']); // A's PUBLISHes reached nobody last turn: it went quiet
+      expect(await listener.sinceMarker()).toEqual([]); // A's PUBLISHes reached nobody last turn: it went quiet
 
       // A WebSocket client on B watches: B asks A to publish and waits for its word, so the next turn reaches it whole.
       const ws = await client(b);
@@ -152,39 +167,33 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
       await ws.next((f) => f.event === 'response' && f.data.content === 'You said: now watched');
       const live = ws.frames.filter((f) => f.data.sessionId === 'quiet' && f.data.seq >= 5);
       expect(live.map((f) => f.event)).toEqual(['userMessage', 'thinking', 'chunk', 'response']);
-      expect(heard.filter((name) => name.startsWith('agent.'))).toEqual([
+      expect(await listener.sinceMarker()).toEqual([
+        'cluster.publishing', // A's word to B
         'agent.userMessage',
         'agent.thinking',
         'agent.chunk',
         'agent.response',
       ]);
     } finally {
-      await Promise.all([listener.close(), marker.close()]);
+      await listener.close();
     }
   });
 
   it('publishes nothing for a session only its own holder watches, and its client there hears every frame', async () => {
     const a = apps[0]!;
-    const channel = `${(storage as { keyPrefix: string }).keyPrefix}{s:own}:live`;
     const ws = await client(a); // A watches the session's channel itself
     ws.send({ type: 'subscribe', sessionId: 'own', since: 0 });
     await api(a.url, 'POST', '/api/message-sync', { message: 'one', sessionId: 'own' });
     await ws.next((f) => f.event === 'response' && f.data.content === 'You said: one');
-    const listener = createClient({ url: redis.url });
-    const marker = createClient({ url: redis.url });
-    await Promise.all([listener.connect(), marker.connect()]);
-    const heard: string[] = [];
-    await listener.subscribe(channel, (raw) => heard.push((JSON.parse(raw) as { name: string }).name));
+    const listener = await silentListener(redis.url, (storage as { keyPrefix: string }).keyPrefix, 'own');
     try {
       await api(a.url, 'POST', '/api/message-sync', { message: 'two', sessionId: 'own' });
-      await marker.publish(channel, JSON.stringify({ name: 'marker' }));
-      await until(() => heard.includes('marker'), 'the marker arrives');
-      expect(heard).toEqual(['marker']);
+      expect(await listener.sinceMarker()).toEqual([]);
       await ws.next((f) => f.event === 'response' && f.data.content === 'You said: two');
       const second = ws.frames.filter((f) => f.data.sessionId === 'own' && f.data.seq >= 3).map((f) => f.event);
       expect(second).toEqual(['userMessage', 'thinking', 'chunk', 'response']);
     } finally {
-      await Promise.all([listener.close(), marker.close()]);
+      await listener.close();
     }
   });
 
