@@ -21,7 +21,7 @@ import type { EventStore } from '../../src/store/types.ts';
 import { listeningPort, runAgentd, writeAgentFile, type AgentdProcess } from '../support/agentd-process.ts';
 import { askForMarker, markerServer, marks, pendingMark } from '../support/approval-race.ts';
 import { api, roomyLimits } from '../support/messaging.ts';
-import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
+import { channelSubscribers, hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT, until } from '../support/wait.ts';
 import { connectWs, type WsClient } from '../support/ws-client.ts';
@@ -100,9 +100,13 @@ describe.skipIf(!enabled)('cluster: the queue of a session whose owner is killed
       doomed.push(a);
       const aUrl = `http://127.0.0.1:${await listeningPort(a)}`;
 
-      // B's client watches the session; A runs a long turn (A holds the session).
+      // B's client watches the session (its subscription in place: a live subscribe promises what comes after it);
+      // A runs a long turn (A holds the session).
       const onB = await client(b.wsUrl);
       onB.send({ type: 'subscribe', sessionId });
+      await expect
+        .poll(() => channelSubscribers(redis.url, `${storage.keyPrefix}{s:${sessionId}}:live`), PATIENT)
+        .toBe(1);
       const long = await api(aUrl, 'POST', '/api/message', { message: `long ${UNTIL_KILLED}`, sessionId });
       expect(long.status).toBe(200); // accepted (its turn runs on)
       await onB.next((f) => f.event === 'thinking' && f.data.sessionId === sessionId);

@@ -10,7 +10,7 @@ import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { listeningPort, runAgentd, writeAgentFile } from '../support/agentd-process.ts';
 import { startPeer } from '../support/a2a-peer.ts';
 import { api, everythingStdio, roomyLimits, turnFrames } from '../support/messaging.ts';
-import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
+import { channelSubscribers, hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT, until } from '../support/wait.ts';
 import { connectWs, type WsClient } from '../support/ws-client.ts';
@@ -19,16 +19,8 @@ const enabled = hasRedisServer();
 const LEASE_MS = 1000;
 
 /** How many connections subscribe to a session's live channel (one per instance that watches it). */
-async function watchers(url: string, keyPrefix: string, sessionId: string): Promise<number> {
-  const client = createClient({ url });
-  await client.connect();
-  try {
-    const channel = `${keyPrefix}{s:${sessionId}}:live`;
-    return (await client.pubSubNumSub(channel))[channel] ?? 0;
-  } finally {
-    await client.close();
-  }
-}
+const watchers = (url: string, keyPrefix: string, sessionId: string): Promise<number> =>
+  channelSubscribers(url, `${keyPrefix}{s:${sessionId}}:live`);
 
 /**
  * A listener on a session's live channel that says nothing to any instance. `sinceMarker` publishes a marker and

@@ -8,11 +8,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { api, roomyLimits, sleep } from '../support/messaging.ts';
-import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
+import { channelSubscribers, hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { PATIENT, until } from '../support/wait.ts';
 import { connectWs } from '../support/ws-client.ts';
@@ -141,11 +140,7 @@ describe.skipIf(!enabled)('cluster: redis faults', { timeout: 120_000 }, () => {
       redis = await startRedis(port, { dir });
       for (const app of apps) await expect.poll(() => health(app), PATIENT).toMatchObject({ status: 'ready' });
       // B's subscriptions come back with its connection (frames published before that are not promised).
-      const channel = `${keyPrefix}{s:watched}:live`;
-      const probe = createClient({ url: redis.url });
-      await probe.connect();
-      await expect.poll(async () => (await probe.pubSubNumSub(channel))[channel], PATIENT).toBe(1);
-      await probe.close();
+      await expect.poll(() => channelSubscribers(redis.url, `${keyPrefix}{s:watched}:live`), PATIENT).toBe(1);
 
       await api(a.url, 'POST', '/api/message-sync', { message: 'after', sessionId: 'watched' });
       await ws.next((f) => f.event === 'response' && f.data.content === 'You said: after');

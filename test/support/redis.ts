@@ -74,3 +74,14 @@ export async function startRedis(port?: number, options: { dir?: string } = {}):
     },
   };
 }
+
+/** How many connections subscribe to a Redis channel (PUBSUB NUMSUB). */
+export async function channelSubscribers(url: string, channel: string): Promise<number> {
+  const probe = createClient({ url });
+  await probe.connect();
+  try {
+    return (await probe.pubSubNumSub(channel))[channel] ?? 0;
+  } finally {
+    await probe.close();
+  }
+}
