@@ -4,8 +4,9 @@
  * its `beforeForward` resolved) and returns its answer. An owner silent for `FORWARD_TIMEOUT_MS` is waited out
  * until its lease expires; past `leaseMs` plus that, SERVICE_UNAVAILABLE `owner_lost` (`redis` while Redis is
  * unreachable). `close` rejects every waiting forward.
- * A holder whose last command for a session also came from another instance hands the session over, if dormant,
- * instead of running the next one from elsewhere: the sender takes it and runs the command.
+ * A holder whose last turn (`turnCommand`) of a session also came from another instance hands the session over, if
+ * dormant, instead of running the next one from elsewhere: the sender takes it and runs the turn. Other commands
+ * (reads of its questions, a cancel) never move a session.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Envelope } from '../bus/index.ts';
@@ -48,6 +49,8 @@ export interface ForwardingOptions {
   holds: (sessionId: string) => boolean;
   /** Lets a dormant session leave memory, its lease given up before this resolves true. */
   release: (sessionId: string) => Promise<boolean>;
+  /** The command that starts a turn: where a session's turns come from, it moves. */
+  turnCommand: string;
   clock: Clock;
   ids: IdSource;
   log: Logger;
@@ -55,7 +58,7 @@ export interface ForwardingOptions {
 
 export function createForwarding(options: ForwardingOptions) {
   const { client, keyPrefix, instanceId, leaseMs, leases, holds, clock, ids, log } = options;
-  /** Sessions whose last command run here came from another instance. */
+  /** Sessions whose last turn run here came from another instance. */
   const forwardedLast = new Set<string>();
   const inbox = (instance: string) => `${keyPrefix}inst:${instance}`;
   const local = new Map<string, Handler>();
@@ -95,8 +98,10 @@ export function createForwarding(options: ForwardingOptions) {
 
   /** A lease taken for a command that left no session open (a delete) is given back. */
   async function runHere(command: Envelope, sessionId: string, forwarded: boolean): Promise<unknown> {
-    if (forwarded) forwardedLast.add(sessionId);
-    else forwardedLast.delete(sessionId);
+    if (command.name === options.turnCommand) {
+      if (forwarded) forwardedLast.add(sessionId);
+      else forwardedLast.delete(sessionId);
+    }
     try {
       return await (local.get(command.name) as Handler)(command);
     } finally {
@@ -142,10 +147,11 @@ export function createForwarding(options: ForwardingOptions) {
     return waiting;
   }
 
-  /** A forwarded command, straight from its sender, for a session driven from elsewhere twice in a row: handed over. */
+  /** A forwarded turn, straight from its sender, of a session whose last turn came from elsewhere too: handed over. */
   async function runOrHandOver(command: Envelope, hops: number): Promise<unknown> {
     const { sessionId } = command.payload as { sessionId: string };
-    if (hops === 1 && forwardedLast.has(sessionId) && holds(sessionId) && (await options.release(sessionId)))
+    const moves = command.name === options.turnCommand && hops === 1 && forwardedLast.has(sessionId);
+    if (moves && holds(sessionId) && (await options.release(sessionId)))
       throw new AppError('SERVICE_UNAVAILABLE', 'The session was handed over', { reason: HANDED_OVER });
     return run(command, hops);
   }

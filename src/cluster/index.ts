@@ -72,6 +72,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
     leases,
     holds: sessions.holds,
     release: sessions.release,
+    turnCommand: options.sessionCommands.sendMessage,
     clock,
     ids,
     log,

@@ -189,7 +189,7 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
     }
   });
 
-  it('hands a dormant session over to the instance its commands keep coming from', async () => {
+  it('hands a dormant session over to the instance its turns keep coming from', async () => {
     const [a, b] = [apps[0]!, apps[1]!];
     const { keyPrefix } = storage as { keyPrefix: string };
     const redisClient = createClient({ url: redis.url });
@@ -214,6 +214,9 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
       expect(onB).not.toBeNull();
       await ws.next((f) => f.event === 'response' && f.data.content === 'You said: second on B');
       await ask(b, 'third on B');
+      expect(await owner()).toBe(onB);
+      // Reads of its questions from A, however many, do not move it back: only turns do.
+      for (let i = 0; i < 3; i++) expect((await api(a.url, 'GET', '/api/sessions/moving/approvals')).status).toBe(200);
       expect(await owner()).toBe(onB);
 
       const log = await history(a, 'moving');

@@ -127,6 +127,7 @@ describe('the inbox (forwarding)', () => {
       leases,
       holds: () => true,
       release: () => Promise.resolve(false),
+      turnCommand: 'agent.sendMessage',
       clock: { now: () => 0 },
       ids: () => `id-${++n}`,
       log,
