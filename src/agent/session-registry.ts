@@ -79,7 +79,7 @@ export function createSessionRegistry(deps: SessionRegistryDeps) {
       try {
         return fn(s);
       } finally {
-        if (releaseUnused && s.unused && slots.get(sessionId)?.session === s) evict(sessionId, s);
+        if (releaseUnused && s.unused && slots.get(sessionId)?.session === s) void evict(sessionId, s);
       }
     }
   }
@@ -89,13 +89,14 @@ export function createSessionRegistry(deps: SessionRegistryDeps) {
     for (const [id, slot] of slots) {
       if (slots.size < deps.maxSessionsInMemory) return;
       const s = slot.session;
-      if (s?.dormant) evict(id, s);
+      if (s?.dormant) void evict(id, s);
     }
   }
 
-  function evict(id: string, s: Session): void {
+  /** Resolves once closed and `onSessionClosed` heard (a failed close is logged). */
+  function evict(id: string, s: Session): Promise<void> {
     slots.delete(id);
-    s.close('evicted').then(
+    return s.close('evicted').then(
       () => deps.onSessionClosed?.(id),
       (err: unknown) => log.error({ err, sessionId: id }, 'evicting session failed'),
     );
@@ -105,7 +106,7 @@ export function createSessionRegistry(deps: SessionRegistryDeps) {
     const cutoff = clock.now() - evictAfterMs;
     for (const [id, slot] of slots) {
       const s = slot.session;
-      if (s && s.dormant && s.lastActive <= cutoff) evict(id, s);
+      if (s && s.dormant && s.lastActive <= cutoff) void evict(id, s);
     }
   }
 
@@ -113,9 +114,7 @@ export function createSessionRegistry(deps: SessionRegistryDeps) {
   async function release(sessionId: string): Promise<boolean> {
     const s = slots.get(sessionId)?.session;
     if (!s?.dormant) return false;
-    slots.delete(sessionId);
-    await s.close('evicted');
-    deps.onSessionClosed?.(sessionId);
+    await evict(sessionId, s);
     return true;
   }
 

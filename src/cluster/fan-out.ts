@@ -118,18 +118,20 @@ export function createFanOut(options: FanOutOptions) {
       const owner = await holder(sessionId);
       if (owner === null || owner === instanceId) return;
       const nonce = `${instanceId}:${++asked}`;
+      let timer: NodeJS.Timeout | undefined;
+      // Listening before asking: the acknowledgement may come before the PUBLISH's own answer.
       const acknowledged = new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), ACK_MS).unref();
-        acks.set(nonce, () => (clearTimeout(timer), resolve(true)));
+        timer = setTimeout(() => resolve(false), ACK_MS).unref();
+        acks.set(nonce, () => resolve(true));
       });
-      const notice: WatchNotice = { sessionId, nonce };
-      const receivers = await client.publish(noticeChannel(owner), JSON.stringify(notice)).catch((err: unknown) => {
+      try {
+        const notice: WatchNotice = { sessionId, nonce };
+        const receivers = await client.publish(noticeChannel(owner), JSON.stringify(notice));
+        if (receivers === 0 || (await acknowledged)) return; // nobody listens there: the holder is gone
+      } finally {
+        clearTimeout(timer);
         acks.delete(nonce);
-        throw err;
-      });
-      const done = receivers === 0 || (await acknowledged); // nobody listens there: the holder is gone
-      acks.delete(nonce);
-      if (done) return;
+      }
     }
     log.warn({ sessionId }, 'cluster: the holder of a watched session did not acknowledge; its frames may not come');
   }

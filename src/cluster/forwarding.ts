@@ -48,7 +48,7 @@ export interface ForwardingOptions {
   /** Whether a session is in this instance's memory. */
   holds: (sessionId: string) => boolean;
   /** Lets a dormant session leave memory, its lease given up before this resolves true. */
-  release: (sessionId: string) => Promise<boolean>;
+  releaseIfDormant: (sessionId: string) => Promise<boolean>;
   /** The command that starts a turn: where a session's turns come from, it moves. */
   turnCommand: string;
   clock: Clock;
@@ -151,7 +151,7 @@ export function createForwarding(options: ForwardingOptions) {
   async function runOrHandOver(command: Envelope, hops: number): Promise<unknown> {
     const { sessionId } = command.payload as { sessionId: string };
     const moves = command.name === options.turnCommand && hops === 1 && forwardedLast.has(sessionId);
-    if (moves && holds(sessionId) && (await options.release(sessionId)))
+    if (moves && holds(sessionId) && (await options.releaseIfDormant(sessionId)))
       throw new AppError('SERVICE_UNAVAILABLE', 'The session was handed over', { reason: HANDED_OVER });
     return run(command, hops);
   }

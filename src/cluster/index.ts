@@ -61,7 +61,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
     leaseMs,
     clock,
     log,
-    onLost: (sessionId) => (fanOut.forget(sessionId), sessions.drop(sessionId)),
+    onLost: sessions.drop, // (its close reaches sessionClosed)
     onTaken: (sessionId) => fanOut.taken(sessionId),
   });
   const forwarding = createForwarding({
@@ -71,7 +71,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
     leaseMs,
     leases,
     holds: sessions.holds,
-    release: sessions.release,
+    releaseIfDormant: sessions.release,
     turnCommand: options.sessionCommands.sendMessage,
     clock,
     ids,

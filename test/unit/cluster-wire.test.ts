@@ -126,7 +126,7 @@ describe('the inbox (forwarding)', () => {
       leaseMs: 1000,
       leases,
       holds: () => true,
-      release: () => Promise.resolve(false),
+      releaseIfDormant: () => Promise.resolve(false),
       turnCommand: 'agent.sendMessage',
       clock: { now: () => 0 },
       ids: () => `id-${++n}`,
