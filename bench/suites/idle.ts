@@ -103,7 +103,10 @@ export const idleBench: Bench = {
             unit: 'KB',
             better: 'lower',
             value: round(rssPer / 1024, 2),
-            note: 'uWS keeps per-socket native state (socket, WebSocket data, two topic subscriptions) plus the JS Connection object and Set entry.',
+            note:
+              svc.engine === 'uws'
+                ? 'uWS keeps per-socket native state (socket, WebSocket data, two topic subscriptions) plus the JS Connection object and Set entry.'
+                : `on node:http each connection is JavaScript: a net.Socket (its stream states, handle and idle timer) and ws's WebSocket with its Receiver (a Writable stream) and Sender, ${round(heapPer / 1024, 2)} KB of heap after GC; a bare idle net.Socket alone holds ~5 KB (stop 48), so 4 KB needs the native engine (uWebSockets.js: 1.07 KB per connection in stop 48's run).`,
           },
         ],
         notes: [
