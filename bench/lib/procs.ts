@@ -301,7 +301,7 @@ export interface ServiceOptions {
   /** `--workers N`: ready once all N workers are; `pid` is then the supervisor's. */
   workers?: number;
   /** CPUs agentd may run on (`taskset -c`). */
-  cpus?: string;
+  cpus?: string | undefined;
   /**
    * `node bin/agentd.js …`, the command users type: compiled whatever BENCH_RUN says, without the
    * probe or --expose-gc (stats, clockUs and heapSnapshot then reject).
@@ -426,14 +426,17 @@ export interface RedisProcess {
 
 /**
  * A private redis-server on a free loopback port (no persistence: the benchmark measures agentd, and
- * its notes say what AOF adds), killed with the other children.
+ * its notes say what AOF adds), killed with the other children; `cpus`: taskset -c.
  */
-export async function startRedisServer(): Promise<RedisProcess> {
+export async function startRedisServer(cpus?: string): Promise<RedisProcess> {
   const port = await freePort();
+  const argv = ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
   const proc = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: ['ignore', 'pipe', 'ignore'] },
+    cpus === undefined ? argv[0]! : 'taskset',
+    cpus === undefined ? argv.slice(1) : ['-c', cpus, ...argv],
+    {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
   );
   const exited = track(proc);
   await new Promise<void>((res, rej) => {
