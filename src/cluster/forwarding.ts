@@ -131,6 +131,9 @@ export function createForwarding(options: ForwardingOptions) {
       const timer = setTimeout(() => settle(id)?.reject(new OwnerGone()), FORWARD_TIMEOUT_MS);
       pending.set(id, { resolve, reject, timer });
     });
+    // The owner's answer travels on another connection and may come before the PUBLISH's own reply, a refusal
+    // too: it is awaited below, so it must not count as unhandled meanwhile (Node would end the process).
+    answer.catch(() => undefined);
     const receivers = await client.publish(inbox(owner), JSON.stringify(message)).catch((err: unknown) => {
       settle(id);
       return unavailable(err);

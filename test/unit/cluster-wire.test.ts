@@ -108,16 +108,24 @@ describe('cluster wire', () => {
 });
 
 describe('the inbox (forwarding)', () => {
-  function rig() {
+  /**
+   * This instance is `me`; `owners` answers the lease's holder in turn (its last answer from then on), and
+   * `delivered` is how the fake Redis answers a PUBLISH (default: one receiver, at once).
+   */
+  function rig(owners = ['me'], delivered?: (channel: string, message: string) => Promise<number>) {
     const { log, lines } = capturedLog();
     const published: { channel: string; message: unknown }[] = [];
     const client = {
       publish: (channel: string, message: string) => {
         published.push({ channel, message: JSON.parse(message) });
-        return Promise.resolve(1);
+        return delivered ? delivered(channel, message) : Promise.resolve(1);
       },
     } as unknown as RedisConnection;
-    const leases = { owner: () => Promise.resolve('me'), release: () => Promise.resolve() };
+    let asked = 0;
+    const leases = {
+      owner: () => Promise.resolve(owners[Math.min(asked++, owners.length - 1)] ?? 'me'),
+      release: () => Promise.resolve(),
+    };
     let n = 0;
     const forwarding = createForwarding({
       client,
@@ -166,5 +174,46 @@ describe('the inbox (forwarding)', () => {
     expect(published).toEqual([
       { channel: 'agentd:inst:other', message: { kind: 'reply', id: 'c1', ok: true, result: { seq: 3 } } },
     ]);
+  });
+
+  it("takes an owner's answer that arrives before its PUBLISH is acknowledged, a refusal too, without an unhandled rejection", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      // Redis answers on two connections: the holder's reply (it handed the session over) reaches the subscriber
+      // before the publishing connection hears how many received the command.
+      const { forwarding } = rig(['other', 'me'], (channel, raw) => {
+        const command = JSON.parse(raw) as { kind: string; id: string };
+        if (channel !== 'agentd:inst:other' || command.kind !== 'command') return Promise.resolve(1);
+        forwarding.onInbox(
+          JSON.stringify({
+            kind: 'reply',
+            id: command.id,
+            ok: false,
+            error: {
+              code: 'SERVICE_UNAVAILABLE',
+              message: 'The session was handed over',
+              details: { reason: 'handed_over' },
+            },
+          }),
+        );
+        return new Promise((resolve) => setImmediate(() => setImmediate(() => resolve(1))));
+      });
+      forwarding.handleHere('agent.sendMessage', () => ({ ran: 'here' }));
+      const command: Envelope = {
+        id: 'c1',
+        ts: 0,
+        correlationId: 'k',
+        name: 'agent.sendMessage',
+        payload: { sessionId: 's' },
+        sessionId: 's',
+      };
+      await expect(forwarding.run(command, 0)).resolves.toEqual({ ran: 'here' });
+      await flushed();
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });
