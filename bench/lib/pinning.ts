@@ -26,6 +26,10 @@ export function planPinning(cpuCount: number, override?: string): Pinning | unde
   return cpuCount >= 4 ? { agentd: '0,1', load: cpuCount === 4 ? '2,3' : `2-${cpuCount - 1}` } : undefined;
 }
 
+/** `argv` as a command and its arguments, run under `taskset -c cpus` when `cpus` is set. */
+export const onCpus = (argv: readonly string[], cpus: string | undefined): [string, string[]] =>
+  cpus === undefined ? [argv[0]!, argv.slice(1)] : ['taskset', ['-c', cpus, ...argv]];
+
 /** Pins this process (every thread: it is the load generator) to `cpus`; the returned function puts it back. */
 export function pinSelf(cpus: string): () => void {
   const pid = String(process.pid);

@@ -8,6 +8,7 @@
  * under tsx. Each result records how agentd ran and which engine served it (takeRuntime).
  */
 import type { ProbeReply } from '../probe-types.ts';
+import { onCpus } from './pinning.ts';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -226,15 +227,11 @@ export async function spawnNode(
   const logFile = join(scratchDir(name), 'out.log');
   const log = createWriteStream(logFile);
   const argv = [...(opts.nodeArgs ?? []), script, ...args];
-  const proc = spawn(
-    opts.cpus === undefined ? process.execPath : 'taskset',
-    opts.cpus === undefined ? argv : ['-c', opts.cpus, process.execPath, ...argv],
-    {
-      cwd: opts.cwd ?? ROOT,
-      env: { ...process.env, ...opts.env },
-      stdio: ['ignore', 'pipe', 'pipe', ...(opts.ipc ? (['ipc'] as const) : [])],
-    },
-  );
+  const proc = spawn(...onCpus([process.execPath, ...argv], opts.cpus), {
+    cwd: opts.cwd ?? ROOT,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe', ...(opts.ipc ? (['ipc'] as const) : [])],
+  });
   const exited = track(proc);
   proc.stderr?.pipe(log);
   const lines = createInterface({ input: proc.stdout! });
@@ -431,13 +428,7 @@ export interface RedisProcess {
 export async function startRedisServer(cpus?: string): Promise<RedisProcess> {
   const port = await freePort();
   const argv = ['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
-  const proc = spawn(
-    cpus === undefined ? argv[0]! : 'taskset',
-    cpus === undefined ? argv.slice(1) : ['-c', cpus, ...argv],
-    {
-      stdio: ['ignore', 'pipe', 'ignore'],
-    },
-  );
+  const proc = spawn(...onCpus(argv, cpus), { stdio: ['ignore', 'pipe', 'ignore'] });
   const exited = track(proc);
   await new Promise<void>((res, rej) => {
     const timer = setTimeout(

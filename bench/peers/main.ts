@@ -12,12 +12,12 @@
  * with ratios, writes bench/results/peers.json and the README's results section. Loopback only;
  * every process it started is stopped at the end, on failure, on Ctrl-C and by a watchdog.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { REPORTED } from '../benches.ts';
+import { pinSelf } from '../lib/pinning.ts';
 import { compiledEntry, ROOT, startService, startSimulator, takeRuntime, type Child } from '../lib/procs.ts';
 import { machineLoad, machineSpeed } from '../lib/speed.ts';
 import { markdownTable } from '../lib/markdown.ts';
@@ -68,9 +68,9 @@ if (availableParallelism() < 2)
   fail('needs 2 CPUs: the servers on CPU 0, the simulator and the load generator on CPU 1');
 try {
   compiledEntry();
-  execFileSync('taskset', ['-a', '-cp', LOADGEN_CPU, String(process.pid)], { stdio: 'ignore' });
+  pinSelf(LOADGEN_CPU); // for the whole run
 } catch (err) {
-  fail((err as Error).message.includes('ENOENT') ? 'taskset is missing (util-linux)' : (err as Error).message);
+  fail((err as Error).message);
 }
 const budgetMs = (values.quick ? 8 : 15) * 60_000 + rounds * 60_000;
 setTimeout(() => {

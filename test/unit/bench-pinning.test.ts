@@ -1,6 +1,6 @@
 /** The scale benchmark's cores: agentd's apart from the load's where the machine has enough (bench/lib/pinning.ts). */
 import { describe, expect, it } from 'vitest';
-import { planPinning } from '../../bench/lib/pinning.ts';
+import { onCpus, planPinning } from '../../bench/lib/pinning.ts';
 
 describe('planPinning', () => {
   it('leaves a machine of fewer than 4 cores unpinned', () => {
@@ -22,5 +22,13 @@ describe('planPinning', () => {
   it('refuses a BENCH_SCALE_CPUS it cannot read, naming the form', () => {
     for (const bad of ['0-1', '0-1:', ':2', '0-1:2:3', 'a:b', '0-1:2-'])
       expect(() => planPinning(8, bad)).toThrow(/<agentd cores>:<load cores> \(e\.g\. 0-1:2-3\), got/);
+  });
+
+  it('runs a command under taskset -c only when it has cores to keep to', () => {
+    expect(onCpus(['redis-server', '--port', '1'], undefined)).toEqual(['redis-server', ['--port', '1']]);
+    expect(onCpus(['redis-server', '--port', '1'], '2,3')).toEqual([
+      'taskset',
+      ['-c', '2,3', 'redis-server', '--port', '1'],
+    ]);
   });
 });
