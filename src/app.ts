@@ -208,6 +208,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   return {
     bus,
     frontEnd,
+    engine: engine.engine.name,
     serverFace,
     inspect,
     async open() {

@@ -3,7 +3,7 @@ import type { AgentCommands, AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { Clock, IdSource } from '../clock.ts';
 import type { Redactor } from '../config/redact.ts';
-import type { EngineSelection } from '../http/engine/index.ts';
+import type { EngineName, EngineSelection } from '../http/engine/index.ts';
 import type { Limits } from '../http/limits.ts';
 import type { FrontEnd } from '../http/server.ts';
 import type { InspectHub } from '../inspect/index.ts';
@@ -47,6 +47,8 @@ export interface AppDeps {
 export interface App {
   bus: AppBus;
   frontEnd: FrontEnd;
+  /** The engine serving HTTP and WebSockets. */
+  engine: EngineName;
   /** The agent as an MCP server (also served on stdio by `--mcp-transport stdio`). */
   serverFace: ServerFace;
   /** The inspection hub, when `server.inspect` is on. */

@@ -37,7 +37,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   const log = cluster.isWorker ? root.child({ worker: cluster.worker?.id }) : root;
   const address = listenAddress(options, config);
   const host = address.host;
-  // A worker serves the port its supervisor chose, shared with the other workers.
+  // A worker serves the port its supervisor gives it (0 for the first when the port is picked), shared with the rest.
   const port = cluster.isWorker ? Number(process.env.AGENTD_WORKER_PORT) : address.port;
 
   let app: App;
@@ -96,8 +96,9 @@ export async function serve(options: ServeOptions): Promise<void> {
     await serveStdio(app.serverFace);
     return shutdown('stdin closed');
   }
+  let bound: number;
   try {
-    await app.frontEnd.listen(host, port, { shared: cluster.isWorker });
+    bound = await app.frontEnd.listen(host, port, { shared: cluster.isWorker });
   } catch (err) {
     // One line that says what to do, and no stack trace: nothing has started.
     const reason = await listenFailure(host, port, err);
@@ -108,5 +109,5 @@ export async function serve(options: ServeOptions): Promise<void> {
   log.info({ mode: options.mode, agent: agentFile, version: VERSION }, 'agentd started');
   await app.start();
   log.info('agent ready');
-  process.send?.({ type: 'ready' }); // a worker tells its supervisor
+  process.send?.({ type: 'ready', port: bound, engine: app.engine }); // a worker tells its supervisor
 }

@@ -4,22 +4,26 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { createRedactor } from '../config/redact.ts';
 import { createLogger } from '../log/index.ts';
 import { VERSION } from '../package-info.ts';
 import type { ServeOptions } from './args.ts';
 import { ensureBindableOrExit, listenAddress, loadConfigOrExit } from './start-up.ts';
 
-/** A free port on `host`, for workers asked to serve port 0 (they must all bind the same one). */
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, host, () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-    probe.once('error', reject);
-  });
+/** What a worker sends once it serves: the port it bound and its engine's name. */
+interface ReadyMessage {
+  type?: string;
+  port?: number;
+  engine?: string;
+}
+
+/**
+ * The port to give the workers forked after the first, which bound `requested`. `node:cluster` keeps one listening
+ * handle per requested port, so on `node:http` every worker asking for 0 gets the first one's port; uWebSockets.js
+ * binds in each worker (`SO_REUSEPORT`), so there the others must ask for the number.
+ */
+export function portForOthers(requested: number, first: ReadyMessage): number {
+  return requested === 0 && first.engine === 'uws' && first.port ? first.port : requested;
 }
 
 export async function supervise(options: ServeOptions, agentFile: string): Promise<void> {
@@ -34,7 +38,16 @@ export async function supervise(options: ServeOptions, agentFile: string): Promi
   const address = listenAddress(options, config);
   // A port in use is said once, here, rather than by every worker.
   await ensureBindableOrExit(address.host, address.port);
-  const port = address.port === 0 ? await freePort(address.host) : address.port;
+  // With port 0 the first worker picks the port, and the others start once it serves (no probe to race with).
+  let port = address.port;
+  let announced = false;
+  const announce = (bound: number): void => {
+    announced = true;
+    log.info(
+      { workers: options.workers, host: address.host, port: bound, version: VERSION },
+      `agentd supervising ${options.workers} workers on http://${address.host}:${bound}`,
+    );
+  };
   let stopping = false;
   const live = new Set<Worker>();
 
@@ -44,7 +57,14 @@ export async function supervise(options: ServeOptions, agentFile: string): Promi
     const worker = cluster.fork({ AGENTD_WORKER_PORT: String(port), AGENTD_SERVICE_ID: serviceId });
     live.add(worker);
     let ready = false;
-    worker.on('message', (m: { type?: string }) => (ready ||= m.type === 'ready'));
+    worker.on('message', (m: ReadyMessage) => {
+      if (m.type !== 'ready' || ready) return;
+      ready = true;
+      if (announced || stopping) return;
+      port = portForOthers(port, m);
+      announce(m.port ?? port);
+      for (let i = 1; i < options.workers; i++) fork();
+    });
     worker.on('exit', (code, signal) => {
       live.delete(worker);
       if (stopping) {
@@ -77,9 +97,7 @@ export async function supervise(options: ServeOptions, agentFile: string): Promi
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  if (port === 0) return fork();
   for (let i = 0; i < options.workers; i++) fork();
-  log.info(
-    { workers: options.workers, host: address.host, port, version: VERSION },
-    `agentd supervising ${options.workers} workers on http://${address.host}:${port}`,
-  );
+  announce(port);
 }

@@ -126,13 +126,28 @@ class UwsApp implements EngineApp {
     this.app.publish(topic, text);
   }
 
-  listen(host: string, port: number, { shared }: { shared: boolean }): Promise<number> {
+  async listen(host: string, port: number, { shared }: { shared: boolean }): Promise<number> {
+    if (!shared || port !== 0) return this.bind(host, port, shared ? 0 : LIBUS_LISTEN_EXCLUSIVE_PORT);
+    // uSockets sets SO_REUSEPORT only on a non-zero port: a shared listen on port 0 takes the number the kernel picks
+    // and binds it again, shareable, for the other workers (a few tries, should another socket take it meanwhile).
+    for (let attempt = 1; ; attempt++) {
+      const picked = await this.bind(host, 0, LIBUS_LISTEN_EXCLUSIVE_PORT);
+      this.close();
+      try {
+        return await this.bind(host, picked, 0);
+      } catch (err) {
+        if (attempt === 3) throw err;
+      }
+    }
+  }
+
+  /** Binds with uSockets' `options` (0: SO_REUSEPORT, `LIBUS_LISTEN_EXCLUSIVE_PORT`: without); resolves to the port. */
+  private bind(host: string, port: number, options: number): Promise<number> {
     return new Promise((resolve, reject) => {
-      // uWS binds with SO_REUSEPORT unless told otherwise: exclusive, so a second instance cannot share the port.
       const withOptions = this.app as unknown as {
         listen(host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void): void;
       };
-      withOptions.listen(host, port, shared ? 0 : LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
+      withOptions.listen(host, port, options, (socket) => {
         if (!socket)
           return reject(new Error(`cannot listen on ${host}:${port}: the address is already in use or not available`));
         this.listenSocket = socket;
