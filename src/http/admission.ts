@@ -11,10 +11,13 @@
  */
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
+import type { Logger } from '../log/index.ts';
 import { bearerKey, type Principal, type Principals, type RouteScope } from './auth.ts';
 import type { BodyResult } from './body.ts';
 import type { Cors } from './cors.ts';
+import type { ClientIp } from './ip.ts';
 import { rateLimitError, rateLimitHeaders, retryAfterSeconds, type LimitState, type WindowLimiter } from './limits.ts';
+import type { SessionsOf } from './route.ts';
 
 export interface AdmissionDeps {
   /** The per-IP request limiter (`limits.rest`). */
@@ -150,3 +153,14 @@ export function createAdmission(deps: AdmissionDeps) {
 }
 
 export type Admission = ReturnType<typeof createAdmission>;
+
+/** What every front (REST, the WebSockets, /mcp, /a2a, AG-UI) is given to admit and serve a request. */
+export interface EndpointDeps {
+  admission: Admission;
+  clientIp: ClientIp;
+  sessionsOf: SessionsOf;
+  log: Logger;
+  maxBodyBytes: number;
+  /** Stamps the REST envelopes it answers. */
+  clock: Clock;
+}

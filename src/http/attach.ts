@@ -24,14 +24,9 @@ export const attachFields = {
     ),
 };
 
-type AttachFields = {
-  resources?: { serverId: string; uri: string }[] | undefined;
-  prompt?: { serverId: string; name: string; arguments?: Record<string, unknown> | undefined } | undefined;
-};
-
 /** The message's attachments read from their servers; `undefined` when it names none. */
 export async function resolveAttachments(
-  fields: AttachFields,
+  fields: z.output<z.ZodObject<typeof attachFields>>,
   bus: Pick<FrontEndBus, 'execute'>,
 ): Promise<Attached | undefined> {
   const resources = fields.resources ?? [];

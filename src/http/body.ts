@@ -41,8 +41,17 @@ export function parseJsonBody(raw: Buffer, contentType: string): unknown {
   }
 }
 
+/** `text` parsed, or `undefined` when it is not JSON (no JSON text parses to `undefined`). */
+export function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The media type of a Content-Type header, lower case, without its parameters. */
-const mediaTypeOf = (contentType: string): string => contentType.split(';')[0]!.trim().toLowerCase();
+export const mediaTypeOf = (contentType: string): string => contentType.split(';')[0]!.trim().toLowerCase();
 
 const wrongType = (contentType: string, wanted: string): AppError =>
   new AppError('INVALID_REQUEST', `Content-Type must be ${wanted}`, {

@@ -31,8 +31,6 @@ export const EVENT_FRAMES = {
   'mcp.serverLog': 'mcpServerLog',
 } as const satisfies { [K in keyof FrontEvents]: string };
 
-export { sessionIdSchema };
-
 /** Both fields are optional in the spec: `base64` is then reported missing, `mimeType` sniffed. */
 export const imageDataSchema = z.strictObject({
   base64: z.string().optional(),
@@ -96,10 +94,7 @@ export const isClientFrameType = (t: unknown): t is ClientFrameType =>
  * The first frame of every connection at `/`: the store whose logs the `seq`s number (EventStore.storeId). A
  * client that sees another identity than before drops what it holds and replays from `since: 0`.
  */
-export interface HelloData {
-  storeId: string;
-}
-export const helloFrame = (data: HelloData) => ({ event: 'hello', data }) as const;
+export const helloFrame = (data: { storeId: string }) => ({ event: 'hello', data }) as const;
 
 /** Serializes a frame once; the same string is published to every subscriber. */
 export const frame = (event: string, data: unknown): string => JSON.stringify({ event, data });

@@ -1,9 +1,6 @@
 import type { EngineRequest, EngineSocket, UpgradeResponse, WebSocketRoute } from './engine/index.ts';
-import type { Clock } from '../clock.ts';
 import type { InspectHub } from '../inspect/index.ts';
-import type { Logger } from '../log/index.ts';
-import { requestFacts, type Admission } from './admission.ts';
-import type { ClientIp } from './ip.ts';
+import { requestFacts, type EndpointDeps } from './admission.ts';
 import { errorReply, send } from './respond.ts';
 
 /** A viewer more than this many bytes behind gets nothing more until it drains (then a resync). */
@@ -14,12 +11,8 @@ interface ViewerData {
   handle?: ReturnType<InspectHub['attach']>;
 }
 
-export interface InspectWsDeps {
+export interface InspectWsDeps extends Pick<EndpointDeps, 'admission' | 'clientIp' | 'clock' | 'log'> {
   hub: InspectHub;
-  admission: Admission;
-  clientIp: ClientIp;
-  clock: Clock;
-  log: Logger;
 }
 
 /**
@@ -36,15 +29,9 @@ export function createInspectWs(deps: InspectWsDeps): { route: WebSocketRoute<Vi
     deps.admission
       .admit(facts, { route: () => undefined })
       .then((verdict) => {
-        if (verdict.outcome !== 'admitted') {
-          const error =
-            verdict.outcome === 'refused' ? verdict.error : new Error('unexpected preflight on a WebSocket upgrade');
-          return send(
-            res,
-            errorReply(error, deps.clock.now(), verdict.outcome === 'refused' ? verdict.status : 500),
-            verdict.headers,
-          );
-        }
+        if (verdict.outcome === 'refused')
+          return send(res, errorReply(verdict.error, deps.clock.now(), verdict.status), verdict.headers);
+        if (verdict.outcome === 'preflight') throw new Error('unexpected preflight verdict on a WebSocket upgrade');
         deps.log.debug({ ip: facts.ip, principal: verdict.principal.name }, 'inspector connected');
         res.accept(data);
       })

@@ -27,6 +27,7 @@ export function createWindowLimiter(
     allowed,
   });
   return {
+    /** Takes `cost` points (default 1). */
     async consume(key: string, cost = 1): Promise<LimitState> {
       try {
         return state(await limiter.consume(key, cost), true);
@@ -42,11 +43,7 @@ export function createWindowLimiter(
 }
 
 /** What the front end needs of a window limiter (an I/O-backed one fits). */
-export interface WindowLimiter {
-  /** Takes `cost` points (default 1). */
-  consume(key: string, cost?: number): Promise<LimitState>;
-  forget(key: string): Promise<void>;
-}
+export type WindowLimiter = ReturnType<typeof createWindowLimiter>;
 
 export const rateLimitHeaders = (s: LimitState): Record<string, string> => ({
   'X-RateLimit-Limit': String(s.limit),

@@ -1,34 +1,26 @@
 import type { EngineRequest, EngineResponse } from './engine/index.ts';
 import { AppError } from '../errors/index.ts';
-import type { Logger } from '../log/index.ts';
 import { INSTANCE_HEADER } from '../tools/index.ts';
 import type { HttpFace } from '../mcp-face/index.ts';
 import type { Metrics } from '../metrics/index.ts';
-import { MethodNotAllowed, requestFacts, type Admission } from './admission.ts';
+import { MethodNotAllowed, requestFacts, type EndpointDeps } from './admission.ts';
 import type { Principal } from './auth.ts';
-import { readBody, tooDeepError } from './body.ts';
+import { jsonOrUndefined, readBody, tooDeepError } from './body.ts';
 import { rateLimitError, rateLimitHeaders, type WindowLimiter } from './limits.ts';
 import { textTooDeep } from '../json-depth.ts';
-import type { ClientIp } from './ip.ts';
 import { relayResponse } from './relay.ts';
 import { rpcErrorReply, send } from './respond.ts';
-import type { SessionsOf } from './route.ts';
 
 /** Streamable HTTP's request headers, allowed by the CORS preflight. */
 const MCP_HEADERS = ['Accept', 'MCP-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'];
 
-export interface McpEndpointDeps {
+export interface McpEndpointDeps extends Omit<EndpointDeps, 'clock'> {
   metrics?: Pick<Metrics, 'rejected'>;
   face: HttpFace;
-  sessionsOf: SessionsOf;
   /** Only then are approvals asked of the principal (through elicitation). */
   mayApprove: (principal: Principal) => boolean;
-  log: Logger;
-  admission: Admission;
-  clientIp: ClientIp;
   /** The per-IP request window: a JSON-RPC batch takes one point per message. */
   limiter: WindowLimiter;
-  maxBodyBytes: number;
   instanceId: string;
 }
 
@@ -69,12 +61,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
       const raw = verdict.body ?? Buffer.alloc(0);
       const text = raw.toString('utf8');
       if (textTooDeep(text)) return send(res, rpcErrorReply(tooDeepError('JSON-RPC message')), verdict.headers);
-      let parsed: unknown;
-      try {
-        parsed = text.length > 0 ? JSON.parse(text) : undefined;
-      } catch {
-        parsed = undefined; // the SDK answers the parse error itself
-      }
+      const parsed = jsonOrUndefined(text); // the SDK answers a parse error itself
       if (selfCall(parsed)) {
         const refused = new AppError('FORBIDDEN', 'Refusing a tool call from this agentd instance to its own /mcp', {
           reason: 'self-connection',

@@ -79,8 +79,12 @@ function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
   );
 }
 
+const requestBody = (required: boolean, mediaType: string, schema: JsonSchema, example: unknown) => ({
+  requestBody: { required, content: { [mediaType]: { schema, ...(example !== undefined && { example }) } } },
+});
+
 function operation(route: Route, options: OpenApiOptions): Record<string, unknown> {
-  const doc = route.doc ?? {};
+  const { doc = {}, rawBody: raw } = route;
   const scope = route.scope ?? 'chat';
   const rules = fixedPrincipals(options.auth);
   const may = (p: Principal | undefined) => p !== undefined && rules.allows(p, scope);
@@ -116,28 +120,14 @@ function operation(route: Route, options: OpenApiOptions): Record<string, unknow
       'getRoot',
     summary: route.summary.replaceAll('`', ''),
     ...(pathParams.length + queryParams.length > 0 && { parameters: [...pathParams, ...queryParams] }),
-    ...(doc.body && {
-      requestBody: {
-        required: !doc.body.safeParse(undefined).success,
-        content: {
-          'application/json': {
-            schema: jsonSchema(doc.body, 'input'),
-            ...(doc.example !== undefined && { example: doc.example }),
-          },
-        },
-      },
-    }),
-    ...(route.rawBody && {
-      requestBody: {
-        required: true,
-        content: {
-          [route.rawBody.mediaType]: {
-            schema: { type: 'string', description: route.rawBody.description },
-            ...(route.rawBody.example !== undefined && { example: route.rawBody.example }),
-          },
-        },
-      },
-    }),
+    ...(doc.body &&
+      requestBody(
+        !doc.body.safeParse(undefined).success,
+        'application/json',
+        jsonSchema(doc.body, 'input'),
+        doc.example,
+      )),
+    ...(raw && requestBody(true, raw.mediaType, { type: 'string', description: raw.description }, raw.example)),
     responses: {
       200: { description: 'Success', headers: RATE_HEADERS, content: success },
       ...errorResponses([...ADMISSION, ...(keyed ? (['UNAUTHORIZED'] as const) : []), ...(doc.errors ?? [])]),

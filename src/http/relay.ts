@@ -24,26 +24,10 @@ export async function relayResponse(
     const body = Buffer.from(await response.arrayBuffer()).toString('utf8');
     return send(res, { status: response.status, headers, body });
   }
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  if (res.ended) return void (await reader.cancel());
-  await streamReply(res, response.status, headers, readAll(reader));
-}
-
-/** The chunks of a stream; leaving the loop early (the client went away) cancels the stream. */
-async function* readAll(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncGenerator<Uint8Array> {
-  let done = false;
-  try {
-    for (;;) {
-      const next = await reader.read();
-      if (next.done) {
-        done = true;
-        return;
-      }
-      yield next.value;
-    }
-  } finally {
-    if (!done) await reader.cancel();
-  }
+  // A stream's iterator cancels it when the loop is left early (the client went away).
+  const body = response.body as ReadableStream<Uint8Array>;
+  if (res.ended) return void (await body.cancel());
+  await streamReply(res, response.status, headers, body);
 }
 
 /**

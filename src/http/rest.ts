@@ -1,31 +1,23 @@
 import type { EngineRequest, EngineResponse } from './engine/index.ts';
 import type { FrontEndBus } from './front-bus.ts';
-import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
-import type { Logger } from '../log/index.ts';
 import type { Metrics } from '../metrics/index.ts';
-import { requestFacts, type Admission } from './admission.ts';
+import { requestFacts, type EndpointDeps } from './admission.ts';
 import type { RouteScope } from './auth.ts';
 import { parseJsonBody, rawBody, readBody } from './body.ts';
-import type { ClientIp } from './ip.ts';
 import { streamReply } from './relay.ts';
 import { errorReply, jsonReply, send, type Reply } from './respond.ts';
-import type { HttpMethod, RequestContext, Route, RouteResult, SessionsOf } from './route.ts';
+import type { HttpMethod, RequestContext, Route, RouteResult } from './route.ts';
 import type { createRouter, Lookup, RouteMatch } from './router.ts';
 
-export interface RestDeps {
+export interface RestDeps extends EndpointDeps {
   metrics?: Pick<Metrics, 'rejected'>;
   bus: FrontEndBus;
-  log: Logger;
-  clock: Clock;
   router: ReturnType<typeof createRouter>;
-  admission: Admission;
-  clientIp: ClientIp;
   /** Body limit of message routes (`largeBody`). */
   maxBodyBytes: number;
   /** Body limit of every other route. */
   maxJsonBytes: number;
-  sessionsOf: SessionsOf;
   /** Body limit of routes with a raw (non-JSON) body: an import. */
   maxRawBytes: number;
 }
@@ -79,9 +71,7 @@ export function createRestHandler(deps: RestDeps) {
       throw new AppError(
         'INVALID_REQUEST',
         found.pathKnown ? `Method ${method} not allowed on ${path}` : `Unknown route ${path}`,
-        {
-          issue: found.pathKnown ? 'method not allowed' : 'no such endpoint',
-        },
+        { issue: found.pathKnown ? 'method not allowed' : 'no such endpoint' },
       );
     };
 

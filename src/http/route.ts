@@ -70,6 +70,14 @@ export interface Route {
   handler(ctx: RequestContext): RouteResult | Promise<RouteResult>;
 }
 
+/** A route the OpenAPI document describes but its own endpoint serves (/a2a, /a2a/rest, AG-UI): never routed. */
+export const documentedOnly = (route: Omit<Route, 'handler'>): Route => ({
+  ...route,
+  handler: () => {
+    throw new Error(`${route.method} ${route.path} is served by its own endpoint, never routed`);
+  },
+});
+
 /** A route's OpenAPI description; `errors`: the codes it answers besides the admission chain's. */
 export interface RouteDoc {
   body?: ZodType;
@@ -96,19 +104,12 @@ export type TypedContext<
   query: Parsed<Q>;
 };
 
-export interface TypedResult<R extends ZodType> {
-  /** Default 200. */
-  status?: number;
+export interface TypedResult<R extends ZodType> extends Pick<RouteResult, 'status' | 'headers'> {
   body: z.input<R>;
-  headers?: Record<string, string>;
 }
 
-export interface RouteSpec<
-  B extends ZodType | undefined,
-  Q extends ZodType | undefined,
-  R extends ZodType,
-  P,
-> extends Omit<Route, 'doc' | 'handler'> {
+export interface RouteSpec<B extends ZodType | undefined, Q extends ZodType | undefined, R extends ZodType, P>
+  extends Omit<Route, 'doc' | 'handler'>, Pick<RouteDoc, 'errors'> {
   /** Checks the path parameters (throwing AppError) before the body and query are parsed. */
   params?: (params: Record<string, string>) => P;
   /** No body is parsed as `{}`. */
@@ -118,7 +119,6 @@ export interface RouteSpec<
   /** Given the first value of each parameter. */
   query?: Q;
   response: R;
-  errors?: ErrorCode[];
   handler: (
     ctx: TypedContext<NoInfer<B>, NoInfer<Q>, NoInfer<P>>,
   ) => TypedResult<NoInfer<R>> | Promise<TypedResult<NoInfer<R>>>;

@@ -89,17 +89,14 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     isClosing: () => closing,
   });
 
+  // What every HTTP endpoint shares; messages are the largest bodies (chat_with_agent on /mcp).
+  const endpoint = { sessionsOf, log, admission, clientIp, maxBodyBytes: limitsConfig.maxBodyBytes, clock: deps.clock };
   const rest = createRestHandler({
     ...(deps.metrics && { metrics: deps.metrics }),
+    ...endpoint,
     bus: deps.bus,
-    log,
-    clock: deps.clock,
     router: createRouter(deps.routes),
-    admission,
-    clientIp,
-    maxBodyBytes: limitsConfig.maxBodyBytes,
     maxJsonBytes: limitsConfig.maxJsonBytes,
-    sessionsOf,
     maxRawBytes: limitsConfig.maxImportBytes,
   });
   // The gateway publishes through the engine's topics, which exist only once a WebSocket route does.
@@ -124,14 +121,10 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
       : undefined;
   const mcp = createMcpEndpoint({
     ...(deps.metrics && { metrics: deps.metrics }),
+    ...endpoint,
     face: deps.mcpFace,
-    log,
-    admission,
-    clientIp,
     limiter: limits.rest,
-    maxBodyBytes: limitsConfig.maxBodyBytes, // chat_with_agent carries messages
     instanceId: deps.instanceId,
-    sessionsOf,
     mayApprove: (p) => auth.allows(p, 'approve'),
   });
 
@@ -146,17 +139,8 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
         card: (origin) => cardFor(config, { host: new URL(origin).host }),
       })
     : undefined;
-  const a2aEndpoint = {
-    config,
-    sessionsOf,
-    log,
-    admission,
-    clientIp,
-    maxBodyBytes: limitsConfig.maxBodyBytes,
-    clock: deps.clock,
-  };
-  const a2a = a2aFace ? createA2aEndpoint({ face: a2aFace, ...a2aEndpoint }) : undefined;
-  const a2aRest = a2aFace ? createA2aRestEndpoint({ rest: createA2aRest(a2aFace), ...a2aEndpoint }) : undefined;
+  const a2a = a2aFace ? createA2aEndpoint({ face: a2aFace, config, ...endpoint }) : undefined;
+  const a2aRest = a2aFace ? createA2aRestEndpoint({ rest: createA2aRest(a2aFace), config, ...endpoint }) : undefined;
 
   const agUi = config.agUi.enabled
     ? createAgUiEndpoint({
@@ -168,12 +152,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
           clientTools: config.agUi.clientTools,
         }),
         path: config.agUi.path,
-        sessionsOf,
-        log,
-        clock: deps.clock,
-        admission,
-        clientIp,
-        maxBodyBytes: limitsConfig.maxBodyBytes,
+        ...endpoint,
       })
     : undefined;
 

@@ -36,10 +36,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what 
   throw new AppError(
     'INVALID_REQUEST',
     `Invalid ${what}${first ? `: ${first.path || '(root)'}: ${first.message}` : ''}`,
-    {
-      ...(first?.path && { field: first.path }),
-      issues: listed,
-    },
+    { ...(first?.path && { field: first.path }), issues: listed },
   );
 }
 

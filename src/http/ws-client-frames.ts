@@ -5,6 +5,7 @@ import type { EngineSocket } from './engine/index.ts';
 import { CLIENT_FRAMES, type ClientFrame, type ClientFrameHandlers, type ClientFrameType } from './frames.ts';
 import { resolveAttachments } from './attach.ts';
 import { validateImage } from '../conversation/image-data.ts';
+import type { AnswerInput } from '../conversation/questions.ts';
 import { parseInput } from './validate.ts';
 import { sessionTopic, type Connection, type GatewayDeps } from './ws-connection.ts';
 
@@ -29,6 +30,12 @@ export function createClientFrames(
   };
 
   type FrameContext = { ws: EngineSocket<Connection>; sessionId: SessionKey };
+
+  /** Answers a question of the session (an approval, an elicitation): the `approve` scope's. */
+  const answer = async ({ ws, sessionId }: FrameContext, id: string, reply: AnswerInput): Promise<void> => {
+    deps.auth.check(ws.data.principal, 'approve');
+    await deps.bus.execute('agent.answer', { sessionId, id, answer: reply, by: 'websocket' }, { sessionId });
+  };
 
   const handlers: ClientFrameHandlers<FrameContext> = {
     async message({ ws, sessionId }, msg) {
@@ -72,21 +79,11 @@ export function createClientFrames(
     unsubscribe({ ws, sessionId }) {
       if (sessionId !== ws.data.access.key(DEFAULT_SESSION)) leave(ws, sessionId);
     },
-    async approval({ ws, sessionId }, { callId, decision, reason }) {
-      deps.auth.check(ws.data.principal, 'approve');
-      await deps.bus.execute(
-        'agent.answer',
-        { sessionId, id: callId, answer: { decision, ...(reason !== undefined && { reason }) }, by: 'websocket' },
-        { sessionId },
-      );
+    approval(context, { callId, decision, reason }) {
+      return answer(context, callId, { decision, ...(reason !== undefined && { reason }) });
     },
-    async elicitation({ ws, sessionId }, { id, action, content }) {
-      deps.auth.check(ws.data.principal, 'approve');
-      await deps.bus.execute(
-        'agent.answer',
-        { sessionId, id, answer: { action, ...(content !== undefined && { content }) }, by: 'websocket' },
-        { sessionId },
-      );
+    elicitation(context, { id, action, content }) {
+      return answer(context, id, { action, ...(content !== undefined && { content }) });
     },
     ping({ ws }) {
       sendTo(ws, 'pong', {});

@@ -1,13 +1,9 @@
 import type { TurnFollower } from '../agent/index.ts';
-import type { Clock } from '../clock.ts';
-import type { Logger } from '../log/index.ts';
 import type { Metrics } from '../metrics/index.ts';
-import type { Admission } from './admission.ts';
+import type { EndpointDeps } from './admission.ts';
 import type { Principal, Principals, SessionAccess } from './auth.ts';
 import type { FrontEndBus } from './front-bus.ts';
-import type { ClientIp } from './ip.ts';
 import type { Limits } from './limits.ts';
-import type { SessionsOf } from './route.ts';
 
 export interface Connection {
   id: string;
@@ -21,15 +17,10 @@ export interface Connection {
   sessions: Set<string>;
 }
 
-export interface GatewayDeps {
+export interface GatewayDeps extends Omit<EndpointDeps, 'maxBodyBytes'> {
   metrics?: Pick<Metrics, 'rejected' | 'connections' | 'framePublished'>;
   bus: FrontEndBus;
-  log: Logger;
-  clock: Clock;
-  admission: Admission;
-  clientIp: ClientIp;
   auth: Principals;
-  sessionsOf: SessionsOf;
   limits: Limits;
   maxPayloadBytes: number;
   /** How long a reader's backlog may stay before it is closed (1008; slow-readers.ts). */

@@ -8,7 +8,7 @@ import { hasScope } from '../auth/index.ts';
 import { AppError, toWsFrame } from '../errors/index.ts';
 import { textTooDeep } from '../json-depth.ts';
 import { asNamed } from '../session-id.ts';
-import { tooDeepError } from './body.ts';
+import { jsonOrUndefined, tooDeepError } from './body.ts';
 import type { EngineApp, EngineSocket, WebSocketRoute } from './engine/index.ts';
 import { createChunkFrames } from './chunk-frame.ts';
 import { CLIENT_FRAMES, EVENT_FRAMES, frame, helloFrame, isClientFrameType } from './frames.ts';
@@ -73,13 +73,10 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       return sendError(ws, over);
     }
     if (textTooDeep(text)) return sendError(ws, tooDeepError('frame'));
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
+    const parsed = jsonOrUndefined(text) as { type?: unknown; sessionId?: unknown } | null | undefined;
+    if (parsed === undefined)
       return sendError(ws, new AppError('INVALID_REQUEST', 'Frame is not valid JSON', { issue: 'malformed JSON' }));
-    }
-    const type = (parsed as { type?: unknown } | null)?.type;
+    const type = parsed?.type;
     if (!isClientFrameType(type)) {
       return sendError(
         ws,
@@ -89,7 +86,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
         }),
       );
     }
-    const sessionId = (parsed as { sessionId?: unknown }).sessionId;
+    const sessionId = parsed?.sessionId;
     try {
       await handle(ws, type, parsed);
     } catch (err) {

@@ -49,7 +49,6 @@ interface Reading extends Exchange {
   /** Whoever waits for the body: its pieces and bound, or `drop` once too large (the rest is read and dropped). */
   reader: { pieces: Buffer[]; size: number; max: number; settle: (read: BodyRead) => void } | 'drop' | undefined;
   continued: boolean;
-  started: number;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -172,17 +171,9 @@ export class Http1Connection {
         if (!head) return;
         this.pending = this.pending.subarray(head.length);
         const decoder = bodyDecoder(head.body);
-        this.exchange = {
-          head,
-          connection: this,
-          decoder,
-          reader: undefined,
-          continued: false,
-          started: this.headStarted,
-          left: undefined,
-        };
+        this.exchange = { head, connection: this, decoder, reader: undefined, continued: false, left: undefined };
+        this.deadline = decoder.done ? 0 : this.headStarted + this.limits.requestTimeoutMs;
         this.headStarted = 0;
-        this.deadline = decoder.done ? 0 : this.exchange.started + this.limits.requestTimeoutMs;
         this.server.serve(head, this.exchange);
       }
     } catch (err) {
@@ -194,8 +185,7 @@ export class Http1Connection {
   /** Decodes what arrived of the body for its reader; holds it (up to PAUSE_BYTES) while nobody asked. */
   private feedBody(exchange: Reading): void {
     const { decoder, reader } = exchange;
-    if (decoder.done) return void (this.pending.length > PAUSE_BYTES && this.socket.pause());
-    if (reader === undefined) return void (this.pending.length > PAUSE_BYTES && this.socket.pause());
+    if (decoder.done || reader === undefined) return void (this.pending.length > PAUSE_BYTES && this.socket.pause());
     const at = decoder.feed(this.pending, 0, (piece) => {
       if (exchange.reader === 'drop' || exchange.reader === undefined) return;
       const r = exchange.reader;

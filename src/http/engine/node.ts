@@ -52,7 +52,6 @@ export class NodeApp implements EngineApp, ConnectionServer {
   private handler: HttpHandler = (_req, res) => res.send(404, {});
   private readonly routes = new Map<string, Route>();
   private readonly topics = new Topics();
-  /** Frames to one socket in one tick: one write (node-ws.ts). */
   /** WebSocket frames of one tick, written together (node-ws.ts). */
   private readonly corks = new Corks((flush) => process.nextTick(flush));
   private readonly connections = new Connections();
@@ -83,7 +82,7 @@ export class NodeApp implements EngineApp, ConnectionServer {
       perMessageDeflate: false,
       maxPayload: route.maxPayloadBytes,
     });
-    this.routes.set(path, { route: route, server });
+    this.routes.set(path, { route, server });
   }
 
   publish(topic: string, text: string): void {

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { A2A_REST_PATH } from '../../a2a-face/index.ts';
-import type { Route, RouteDoc } from '../route.ts';
+import { documentedOnly, type Route, type RouteDoc } from '../route.ts';
 import type { CardConfig } from './a2a-routes.ts';
 import { RESPONSES } from './shapes.ts';
 
@@ -32,15 +32,8 @@ const sseDoc = {
 };
 const sendExample = { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'Hello' }] } };
 
-const documented = (method: Route['method'], path: string, summary: string, doc: RouteDoc): Route => ({
-  method,
-  path: `${A2A_REST_PATH}${path}`,
-  summary: `A2A HTTP+JSON: ${summary}`,
-  doc,
-  handler: () => {
-    throw new Error('served by the /a2a/rest endpoint');
-  },
-});
+const documented = (method: Route['method'], path: string, summary: string, doc: RouteDoc): Route =>
+  documentedOnly({ method, path: `${A2A_REST_PATH}${path}`, summary: `A2A HTTP+JSON: ${summary}`, doc });
 
 export function a2aRestDoc(config: CardConfig | undefined): Route[] {
   if (!config?.a2a.enabled) return [];

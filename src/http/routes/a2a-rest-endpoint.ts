@@ -8,7 +8,7 @@ import type { EngineRequest, EngineResponse } from '../engine/index.ts';
 import { A2A_REST_PATH, endpointOrigin, matchRestRoute, type A2aRest, type RestRoute } from '../../a2a-face/index.ts';
 import { AppError, httpStatus, toA2aRest, toA2aRpc, toErrorBody } from '../../errors/index.ts';
 import { MethodNotAllowed, PathNotFound, requestFacts } from '../admission.ts';
-import { parseJsonBody, readBody } from '../body.ts';
+import { mediaTypeOf, parseJsonBody, readBody } from '../body.ts';
 import { streamReply } from '../relay.ts';
 import { jsonReply, send, type Reply } from '../respond.ts';
 import { A2A_HEADERS, A2A_JSON, type A2aEndpointDeps } from './a2a-routes.ts';
@@ -30,8 +30,7 @@ function errorReply(err: unknown, legacy: boolean, status?: number): Reply {
 /** The body of a POST: JSON of an accepted media type, or none. */
 function jsonBody(raw: Buffer | undefined, contentType: string): unknown {
   if (raw === undefined || raw.length === 0) return undefined;
-  const mime = contentType.split(';')[0]!.trim().toLowerCase();
-  if (!JSON_MEDIA.has(mime))
+  if (!JSON_MEDIA.has(mediaTypeOf(contentType)))
     throw new AppError('CONTENT_TYPE_NOT_SUPPORTED', 'The body must be application/json (or application/a2a+json)', {
       issue: `got "${contentType || '(none)'}"`,
     });

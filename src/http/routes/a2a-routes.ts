@@ -6,26 +6,15 @@
  */
 import { z } from 'zod';
 import type { EngineRequest, EngineResponse } from '../engine/index.ts';
-import {
-  agentCard,
-  endpointOrigin,
-  versionOf,
-  A2A_PATH,
-  CARD_PATH,
-  type A2aFace,
-  type A2aAnswer,
-} from '../../a2a-face/index.ts';
-import type { Clock } from '../../clock.ts';
+import { agentCard, endpointOrigin, versionOf, A2A_PATH, CARD_PATH, type A2aFace } from '../../a2a-face/index.ts';
 import type { AgentConfig } from '../../config/schema.ts';
 import { toA2aRpc } from '../../errors/index.ts';
-import type { Logger } from '../../log/index.ts';
 import { textTooDeep } from '../../json-depth.ts';
-import { MethodNotAllowed, PathNotFound, requestFacts, type Admission } from '../admission.ts';
-import { readBody, requireJsonType, tooDeepError } from '../body.ts';
-import type { ClientIp } from '../ip.ts';
+import { MethodNotAllowed, PathNotFound, requestFacts, type EndpointDeps } from '../admission.ts';
+import { jsonOrUndefined, readBody, requireJsonType, tooDeepError } from '../body.ts';
 import { relayResponse } from '../relay.ts';
 import { errorReply, jsonReply, rpcErrorReply, send } from '../respond.ts';
-import { defineRoute, type Route, type SessionsOf } from '../route.ts';
+import { defineRoute, documentedOnly, type Route } from '../route.ts';
 import { RESPONSES } from './shapes.ts';
 
 export const A2A_HEADERS = ['Accept', 'A2A-Version', 'A2A-Extensions'];
@@ -79,7 +68,7 @@ const rpcResponse = z.object({
 export function a2aEndpointDoc(config: CardConfig | undefined): Route[] {
   if (!config?.a2a.enabled) return [];
   return [
-    {
+    documentedOnly({
       method: 'POST',
       path: A2A_PATH,
       summary:
@@ -97,23 +86,13 @@ export function a2aEndpointDoc(config: CardConfig | undefined): Route[] {
           },
         },
       },
-      handler: () => {
-        throw new Error('served by the /a2a endpoint');
-      },
-    },
+    }),
   ];
 }
 
-export interface A2aEndpointDeps {
+export interface A2aEndpointDeps extends EndpointDeps {
   face: A2aFace;
   config: CardConfig;
-  sessionsOf: SessionsOf;
-  log: Logger;
-  admission: Admission;
-  clientIp: ClientIp;
-  maxBodyBytes: number;
-  /** Stamps the REST envelope of an unknown path. */
-  clock: Clock;
 }
 
 const encoder = new TextEncoder();
@@ -166,10 +145,8 @@ export function createA2aEndpoint(deps: A2aEndpointDeps) {
       }
       const text = (verdict.body ?? Buffer.alloc(0)).toString('utf8');
       if (textTooDeep(text)) return send(res, rpcErrorReply(tooDeepError('JSON-RPC message')), verdict.headers);
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
+      const parsed = jsonOrUndefined(text);
+      if (parsed === undefined) {
         return send(
           res,
           jsonReply(200, {
@@ -180,14 +157,12 @@ export function createA2aEndpoint(deps: A2aEndpointDeps) {
           verdict.headers,
         );
       }
-      const version = versionOf(headers['a2a-version']);
-      const origin = endpointOrigin(headers, deps.config.server.trustedProxies.length > 0);
-      const answer: A2aAnswer = await deps.face.handle(parsed, {
-        version,
+      const answer = await deps.face.handle(parsed, {
+        version: versionOf(headers['a2a-version']),
         sessions: deps.sessionsOf(verdict.principal, ip),
         principal: verdict.principal,
         signal: res.signal,
-        origin,
+        origin: endpointOrigin(headers, deps.config.server.trustedProxies.length > 0),
       });
       if (answer.kind === 'json') return send(res, jsonReply(200, answer.body), verdict.headers);
       await relayResponse(res, sseResponse(answer.events), verdict.headers);

@@ -15,16 +15,13 @@ import {
   type AgUiFace,
   type CapabilitiesConfig,
 } from '../../ag-ui-face/index.ts';
-import type { Clock } from '../../clock.ts';
 import type { AgentConfig } from '../../config/schema.ts';
-import type { Logger } from '../../log/index.ts';
 import { textTooDeep } from '../../json-depth.ts';
-import { MethodNotAllowed, PathNotFound, requestFacts, type Admission } from '../admission.ts';
-import { readBody, tooDeepError } from '../body.ts';
-import type { ClientIp } from '../ip.ts';
+import { MethodNotAllowed, PathNotFound, requestFacts, type EndpointDeps } from '../admission.ts';
+import { jsonOrUndefined, readBody, tooDeepError } from '../body.ts';
 import { streamReply } from '../relay.ts';
 import { errorReply, send } from '../respond.ts';
-import { defineRoute, type Route, type SessionsOf } from '../route.ts';
+import { defineRoute, documentedOnly, type Route } from '../route.ts';
 import { AppError } from '../../errors/index.ts';
 import { RESPONSES } from './shapes.ts';
 
@@ -48,7 +45,7 @@ export function agUiRoutes(config: AgUiRoutesConfig | undefined): Route[] {
 export function agUiEndpointDoc(config: AgUiRoutesConfig | undefined): Route[] {
   if (!config?.agUi.enabled) return [];
   return [
-    {
+    documentedOnly({
       method: 'POST',
       path: config.agUi.path,
       summary: 'Run the agent over AG-UI (RunAgentInput → events as text/event-stream, or protobuf when Accept asks)',
@@ -66,22 +63,13 @@ export function agUiEndpointDoc(config: AgUiRoutesConfig | undefined): Route[] {
           messages: [{ id: 'm1', role: 'user', content: 'Hello' }],
         },
       },
-      handler: () => {
-        throw new Error('served by the AG-UI endpoint');
-      },
-    },
+    }),
   ];
 }
 
-export interface AgUiEndpointDeps {
+export interface AgUiEndpointDeps extends EndpointDeps {
   face: AgUiFace;
   path: string;
-  sessionsOf: SessionsOf;
-  log: Logger;
-  clock: Clock;
-  admission: Admission;
-  clientIp: ClientIp;
-  maxBodyBytes: number;
 }
 
 export function createAgUiEndpoint(deps: AgUiEndpointDeps) {
@@ -106,12 +94,9 @@ export function createAgUiEndpoint(deps: AgUiEndpointDeps) {
       extra = verdict.headers;
       const text = (verdict.body ?? Buffer.alloc(0)).toString('utf8');
       if (textTooDeep(text)) return send(res, refuse(tooDeepError('RunAgentInput')), extra);
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
+      const parsed = jsonOrUndefined(text);
+      if (parsed === undefined)
         return send(res, refuse(new AppError('INVALID_REQUEST', 'The body is not JSON')), extra);
-      }
       const events = await deps.face.run(parsed, {
         sessions: deps.sessionsOf(verdict.principal, ip),
         principal: verdict.principal,

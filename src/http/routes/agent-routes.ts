@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { DEFAULT_SESSION, approvalDecision, type TurnWaiter } from '../../agent/index.ts';
 import { approvalRecordOf, inFamily, type Question, type QuestionFamily } from '../../conversation/questions.ts';
 import { sessionIdOf, sessionNotFound, type SessionAccess } from '../../auth/index.ts';
-import { MAX_OWNER_LENGTH, asNamed, splitSessionKey, type SessionKey } from '../../session-id.ts';
+import { MAX_OWNER_LENGTH, asNamed, sessionIdSchema, splitSessionKey, type SessionKey } from '../../session-id.ts';
 import type { Clock, IdSource } from '../../clock.ts';
 import type { ErrorCode } from '../../errors/index.ts';
-import { imageDataSchema, sessionIdSchema } from '../frames.ts';
+import { imageDataSchema } from '../frames.ts';
 import type { FrontEndBus } from '../front-bus.ts';
 import { defineRoute, type Route } from '../route.ts';
 import { validateImage } from '../../conversation/image-data.ts';
@@ -51,6 +51,8 @@ export const sessionParams = (params: Record<string, string>): Record<string, st
   ...params,
   sessionId: parseInput(sessionIdSchema, params.sessionId, 'session id'),
 });
+/** A route of one of the caller's sessions (an admin's, of anyone's): `sessionParams` and `ownerQuery`. */
+export const ownedSession = { params: sessionParams, query: ownerQuery };
 
 /** The bus message of a message request: the caller's session (`default` when it names none), its image checked, the caller's cap. */
 async function userMessage(body: z.output<typeof messageSchema>, sessions: SessionAccess, bus: FrontEndBus) {
@@ -212,8 +214,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       method: 'DELETE',
       path: '/api/sessions/:sessionId',
       summary: 'Cancel a session and remove its log',
-      params: sessionParams,
-      query: ownerQuery,
+      ...ownedSession,
       response: RESPONSES.sessionDeleted,
       errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
       async handler({ params: { sessionId }, query, bus, sessions }) {
@@ -227,8 +228,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       method: 'POST',
       path: '/api/sessions/:sessionId/cancel',
       summary: 'Abort the running turn of a session',
-      params: sessionParams,
-      query: ownerQuery,
+      ...ownedSession,
       response: RESPONSES.sessionCancelled,
       errors: ['SESSION_NOT_FOUND', 'FORBIDDEN'],
       async handler({ params: { sessionId }, query, bus, sessions }) {
@@ -242,8 +242,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       method: 'GET',
       path: '/api/sessions/:sessionId/approvals',
       summary: 'The tool calls of a session waiting for approval',
-      params: sessionParams,
-      query: ownerQuery,
+      ...ownedSession,
       response: RESPONSES.approvals,
       errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
       async handler({ params: { sessionId }, query, bus, sessions }) {
@@ -257,8 +256,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       path: '/api/sessions/:sessionId/approvals/:callId',
       summary: 'Approve or deny a tool call waiting for approval',
       scope: 'approve',
-      params: sessionParams,
-      query: ownerQuery,
+      ...ownedSession,
       body: approvalSchema,
       example: { decision: 'approve' },
       response: RESPONSES.approvalAnswered,

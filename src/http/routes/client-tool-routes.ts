@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import { clientToolRecordOf } from '../../conversation/questions.ts';
 import { defineRoute, type Route } from '../route.ts';
-import { pendingQuestions, ownerQuery, sessionParams } from './agent-routes.ts';
+import { ownedSession, pendingQuestions } from './agent-routes.ts';
 import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
 
@@ -23,8 +23,7 @@ export function clientToolRoutes(deps: { clock: Clock }): Route[] {
       method: 'GET',
       path: '/api/sessions/:sessionId/client-tools',
       summary: "The calls of tools the client runs (AG-UI) of a session waiting for the client's result",
-      params: sessionParams,
-      query: ownerQuery,
+      ...ownedSession,
       response: RESPONSES.clientToolCalls,
       errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
       async handler({ params: { sessionId }, query, bus, sessions }) {
@@ -38,8 +37,7 @@ export function clientToolRoutes(deps: { clock: Clock }): Route[] {
       path: '/api/sessions/:sessionId/client-tools/:callId',
       summary: 'Give a call of a tool the client runs its result (content, and error when it failed)',
       scope: 'approve',
-      params: sessionParams,
-      query: ownerQuery,
+      ...ownedSession,
       body: resultSchema,
       example: { content: '48.85,2.35' },
       response: RESPONSES.clientToolAnswered,

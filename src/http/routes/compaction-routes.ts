@@ -2,7 +2,7 @@
 import type { Clock } from '../../clock.ts';
 import { defineRoute, type Route } from '../route.ts';
 import { asNamed } from '../../session-id.ts';
-import { ensureFound, ownerQuery, sessionParams } from './agent-routes.ts';
+import { ensureFound, ownedSession } from './agent-routes.ts';
 import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
 
@@ -14,8 +14,7 @@ export function compactionRoutes(deps: { clock: Clock }): Route[] {
       path: '/api/sessions/:sessionId/compact',
       summary:
         'Compact the history of a session now (after its running turn); answers once the contextCompacted event is stored',
-      params: sessionParams,
-      query: ownerQuery,
+      ...ownedSession,
       response: RESPONSES.compacted,
       errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
       async handler({ params: { sessionId }, query, bus, sessions }) {

@@ -8,7 +8,7 @@ import type { Clock } from '../../clock.ts';
 import { elicitationAction } from '../../conversation/session-events.ts';
 import { elicitationRecordOf } from '../../conversation/questions.ts';
 import { defineRoute, type Route } from '../route.ts';
-import { pendingQuestions, ownerQuery, sessionParams } from './agent-routes.ts';
+import { ownedSession, pendingQuestions } from './agent-routes.ts';
 import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
 
@@ -27,8 +27,7 @@ export function elicitationRoutes(deps: { clock: Clock }): Route[] {
       method: 'GET',
       path: '/api/sessions/:sessionId/elicitations',
       summary: 'The questions of tool servers (elicitations) of a session waiting for an answer',
-      params: sessionParams,
-      query: ownerQuery,
+      ...ownedSession,
       response: RESPONSES.elicitations,
       errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
       async handler({ params: { sessionId }, query, bus, sessions }) {
@@ -42,8 +41,7 @@ export function elicitationRoutes(deps: { clock: Clock }): Route[] {
       path: '/api/sessions/:sessionId/elicitations/:id',
       summary: "Answer a tool server's question (accept with content, decline, cancel)",
       scope: 'approve',
-      params: sessionParams,
-      query: ownerQuery,
+      ...ownedSession,
       body: answerSchema,
       example: { action: 'decline' },
       response: RESPONSES.elicitationAnswered,

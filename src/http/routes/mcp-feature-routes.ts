@@ -10,10 +10,6 @@ import { defineRoute, type Route } from '../route.ts';
 import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
 
-export interface McpFeatureRoutesOptions {
-  clock: Clock;
-}
-
 const uriSchema = z.string().min(1).max(8192).describe('The resource URI');
 const uriBody = z.object({ uri: uriSchema });
 /** A prompt's arguments: strings by name (the prompt's own argument list decides which are required). */
@@ -22,8 +18,8 @@ const rootsBody = z.object({
   roots: z.array(z.string().min(1).max(2048)).max(100).describe('Root URIs, e.g. file:///srv/project'),
 });
 
-export function mcpFeatureRoutes(options: McpFeatureRoutesOptions): Route[] {
-  const reply = createReply(options.clock);
+export function mcpFeatureRoutes(deps: { clock: Clock }): Route[] {
+  const reply = createReply(deps.clock);
   const serverId = (params: Record<string, string>) => params.serverId ?? '';
   const subscription = (subscribe: boolean) =>
     defineRoute({

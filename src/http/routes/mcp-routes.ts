@@ -7,7 +7,7 @@
 import type { Clock, IdSource } from '../../clock.ts';
 import { hasScope } from '../../auth/index.ts';
 import type { ErrorCode } from '../../errors/index.ts';
-import { sessionIdSchema } from '../frames.ts';
+import { sessionIdSchema } from '../../session-id.ts';
 import { z } from 'zod';
 import { a2aAgentSchema, mcpServerConfigSchema, serverNameSchema } from '../../config/schema.ts';
 import type { ServerRecord } from '../../tools/messages.ts';
@@ -39,10 +39,11 @@ const withoutSignIn = ({ authorizationUrl: _, ...record }: ServerRecord): Server
 
 const summary = (s: ServerRecord) => ({ id: s.id, name: s.name, status: s.status, type: s.type });
 
+/** The router only matches non-empty parameters. */
+const serverId = (params: Record<string, string>) => params.serverId ?? '';
+
 export function mcpRoutes(options: McpRoutesOptions): Route[] {
   const reply = createReply(options.clock);
-  /** The router only matches non-empty parameters. */
-  const serverId = (params: Record<string, string>) => params.serverId ?? '';
 
   /** What both runtime connects (an MCP server, an A2A agent) share. */
   const connecting = {
@@ -131,7 +132,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
         return reply({ status: 'disconnected', name: server.name, server });
       },
     }),
-    ...signInRoutes(reply, serverId),
+    ...signInRoutes(reply),
     defineRoute({
       method: 'POST',
       path: '/api/mcp/servers/:serverId/restart',
@@ -148,10 +149,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
 }
 
 /** A principal's own sign-in to a server with `oauth.per: principal` (its session owner names its tokens). */
-function signInRoutes(
-  reply: ReturnType<typeof createReply>,
-  serverId: (params: Record<string, string>) => string,
-): Route[] {
+function signInRoutes(reply: ReturnType<typeof createReply>): Route[] {
   const common = {
     path: '/api/mcp/servers/:serverId/sign-in',
     response: RESPONSES.signIn,

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { sessionKeySchema } from '../../session-id.ts';
+import { jsonOrUndefined } from '../body.ts';
 
 export const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 500;
@@ -19,12 +20,7 @@ export function encodeCursor(lastKey: string): string {
 /** The key a cursor continues after; undefined when `cursor` is not one `encodeCursor` makes. */
 export function decodeCursor(cursor: string): string | undefined {
   if (!CURSOR.test(cursor)) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    return undefined;
-  }
+  const value = jsonOrUndefined(Buffer.from(cursor, 'base64url').toString('utf8'));
   if (typeof value !== 'object' || value === null) return undefined;
   const { v, after } = value as { v?: unknown; after?: unknown };
   if (v !== 1 || typeof after !== 'string' || !sessionKeySchema.safeParse(after).success) return undefined;

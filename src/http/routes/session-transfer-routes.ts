@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { parseTransfer, TRANSFER_MEDIA_TYPE, transferPieces } from '../../conversation/session-transfer.ts';
 import type { Clock, IdSource } from '../../clock.ts';
 import { defineRoute, type Route } from '../route.ts';
-import { ensureFound, ownerQuery, sessionParams } from './agent-routes.ts';
+import { ensureFound, ownedSession, ownerQuery, sessionParams } from './agent-routes.ts';
 import { parseQuery } from '../validate.ts';
 import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
@@ -102,8 +102,7 @@ export function sessionTransferRoutes(deps: SessionTransferRoutesDeps): Route[] 
       method: 'POST',
       path: '/api/sessions/:sessionId/fork',
       summary: 'Create a session whose log is this one up to `seq`',
-      params: sessionParams,
-      query: ownerQuery,
+      ...ownedSession,
       body: forkSchema,
       example: { seq: 1 },
       response: RESPONSES.sessionCreated,
