@@ -9,15 +9,7 @@ import type { PromptRecord, PromptResult, ResourceContents, ResourceList } from 
 /** Records and tool shapes whose schemas src/conversation owns. */
 export type { ExecutionResult, ServerRecord, ToolRecord, ModelTool, ModelToolOutcome };
 export type { PromptRecord, PromptResult, ResourceContents, ResourceList };
-export type {
-  ElicitationAnswer,
-  ElicitationAsk,
-  Elicitor,
-  Sampler,
-  SamplingOptions,
-  SamplingReply,
-  SamplingRequest,
-} from './server-asks.ts';
+export type * from './server-asks.ts';
 export { SamplingRefused } from './server-asks.ts';
 
 /** Where a call's progress goes: the session (key) whose watchers get `toolProgress` frames, and the call. */

@@ -4,26 +4,17 @@
  * pass the runtime URL policy as its own do. A principal's connection sends the instance header too; its tool list
  * and notices are ignored (the server's own connection owns them).
  */
-import type { Clock } from '../clock.ts';
 import type { HttpServerConfig } from '../config/schema.ts';
-import type { Logger } from '../log/index.ts';
-import type { SecretStore } from '../store/secret-store.ts';
 import { openConnection, type McpConnection } from './mcp/connection.ts';
 import { INSTANCE_HEADER } from './hops.ts';
 import { createServerOAuth, type ServerOAuth } from './oauth/client.ts';
 import { createPrincipalConnections } from './mcp/principal-connections.ts';
-import { checkedFetch, pinnedConnect, type RuntimePolicy } from './spawn/runtime-connect.ts';
-import type { ServerEntry } from './mcp/server-entry.ts';
+import { checkedFetch, pinnedConnect } from './spawn/runtime-connect.ts';
+import type { McpServiceOptions, ServerEntry } from './mcp/server-entry.ts';
 
-export interface ServerOAuthDeps {
-  secrets: SecretStore;
-  clock: Clock;
-  log: Logger;
-  callbackUrl: () => string;
-  runtime: RuntimePolicy;
-  clientInfo: { name: string; version: string };
-  instanceId?: string | undefined;
-}
+/** What attaching needs of the service's options, defaults filled in. */
+type ServerOAuthDeps = Pick<McpServiceOptions, 'log' | 'instanceId'> &
+  Required<Pick<McpServiceOptions, 'secrets' | 'clock' | 'callbackUrl' | 'runtime' | 'clientInfo'>>;
 
 /** Gives `entry` (an http server with `oauth`) its OAuth client, and its principals' connections when it has them. */
 export function attachOAuth(entry: ServerEntry, config: HttpServerConfig, deps: ServerOAuthDeps): void {

@@ -5,8 +5,6 @@
  * closed and fails its attempt (self-connection.ts).
  */
 import { createActor, fromPromise, waitFor } from 'xstate';
-import type { Clock } from '../clock.ts';
-import type { Redactor } from '../config/redact.ts';
 import {
   httpServerSchema,
   type A2aAgentConfig,
@@ -14,7 +12,6 @@ import {
   type McpServerConfig,
 } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
-import type { SecretStore } from '../store/secret-store.ts';
 import { mcpServerMachine } from '../../machines/mcp-server.machine.ts';
 import { openA2aAgent } from './a2a/agent.ts';
 import { buildCatalogue, toModelTool, type CatalogueItem } from './catalogue.ts';
@@ -26,45 +23,23 @@ import { isSelf, SelfConnection } from './mcp/self-connection.ts';
 import { subscribeAgain } from './mcp/server-requests.ts';
 import { orNotFound, recordOf, statusOf, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
 import { attachOAuth } from './server-oauth.ts';
-import { COULD_NOT_CONNECT, isSocketLevel, pinnedConnect, type RuntimePolicy } from './spawn/runtime-connect.ts';
+import { COULD_NOT_CONNECT, isSocketLevel, pinnedConnect } from './spawn/runtime-connect.ts';
 
 /** The service's options with their defaults filled in. */
-export type PoolOptions = McpServiceOptions & {
-  clock: Clock;
-  random: () => number;
-  clientInfo: { name: string; version: string };
-  runtime: RuntimePolicy;
-  redactor: Redactor;
-  secrets: SecretStore;
-  callbackUrl: () => string;
-};
+export type PoolOptions = McpServiceOptions &
+  Required<
+    Pick<McpServiceOptions, 'clock' | 'random' | 'clientInfo' | 'runtime' | 'redactor' | 'secrets' | 'callbackUrl'>
+  >;
 
-export interface ServerPool {
+export function createServerPool(options: PoolOptions) {
+  const { bus, config, log, clock, random, clientInfo, runtime, redactor } = options;
   /** Every listed server by name (id and name are the same string). */
-  entries: ReadonlyMap<string, ServerEntry>;
-  catalogue: () => ReadonlyMap<string, CatalogueItem>;
-  record: (entry: ServerEntry) => ServerRecord;
-  /** Lists a server, its actor not started yet; `a2a` makes it an A2A agent (its config from a2aEntryConfig). */
-  add: (name: string, config: McpServerConfig, runtime: boolean, a2a?: A2aAgentConfig) => ServerEntry;
-  /** Leaves the list at once (a second removal is SERVER_NOT_FOUND); resolves once its processes and sockets ended. */
-  remove: (entry: ServerEntry) => Promise<ServerRecord>;
-  /** SERVER_NOT_FOUND when no server has that id. */
-  mustFind: (serverId: string) => ServerEntry;
-  /** The record once the server is past `connecting` (connected, error, or removed meanwhile). */
-  settled: (entry: ServerEntry) => Promise<ServerRecord>;
-  /** Resolves with the record when connected; otherwise AGENT_ERROR (the server stays listed as `error`). */
-  expectConnected: (entry: ServerEntry, attempt: Promise<ServerRecord>) => Promise<ServerRecord>;
-  /** The entry's connection reached this very agentd. */
-  reachedItself: (entry: ServerEntry) => boolean;
-}
-
-export function createServerPool(options: PoolOptions): ServerPool {
-  const { bus, config, log, clock, random, clientInfo, runtime, redactor, secrets, callbackUrl } = options;
   const entries = new Map<string, ServerEntry>();
   let catalogue = new Map<string, CatalogueItem>();
   let catalogueSignature = '[]';
   /** The A2A agents among the entries (their entry config is the `http` config the policy and records read). */
   const a2aAgents = new WeakMap<ServerEntry, A2aAgentConfig>();
+  /** The entries whose connection reached this very agentd. */
   const reachedItself = new WeakSet<ServerEntry>();
   const maxHops = config.server?.mcp.maxHops ?? 3;
   const relay = createNoticeRelay(bus, redactor);
@@ -164,6 +139,7 @@ export function createServerPool(options: PoolOptions): ServerPool {
     else if (release) track(entry, release());
   };
 
+  /** Lists a server, its actor not started yet; `a2a` makes it an A2A agent (its config from a2aEntryConfig). */
   const addServer = (
     name: string,
     serverConfig: McpServerConfig,
@@ -196,16 +172,7 @@ export function createServerPool(options: PoolOptions): ServerPool {
       unwatch,
       subscriptions: new Map(),
     };
-    if (serverConfig.type === 'http')
-      attachOAuth(entry, serverConfig, {
-        secrets,
-        clock,
-        log,
-        callbackUrl,
-        runtime,
-        clientInfo,
-        instanceId: options.instanceId,
-      });
+    if (serverConfig.type === 'http') attachOAuth(entry, serverConfig, options);
     if (a2a) a2aAgents.set(entry, a2a);
     entries.set(name, entry);
     actor.on('status', ({ status, error }) => {
@@ -216,11 +183,13 @@ export function createServerPool(options: PoolOptions): ServerPool {
     return entry;
   };
 
+  /** The record once the server is past `connecting` (connected, error, or removed meanwhile). */
   const settled = async (entry: ServerEntry): Promise<ServerRecord> => {
     await waitFor(entry.actor, (s) => !s.matches('connecting'), { timeout: Infinity }).catch(() => undefined);
     return record(entry);
   };
 
+  /** Resolves with the record when connected; otherwise AGENT_ERROR (the server stays listed as `error`). */
   const expectConnected = async (entry: ServerEntry, attempt: Promise<ServerRecord>): Promise<ServerRecord> => {
     const rec = await attempt;
     if (rec.status === 'connected') return rec;
@@ -233,6 +202,7 @@ export function createServerPool(options: PoolOptions): ServerPool {
 
   const mustFind = orNotFound((serverId) => entries.get(serverId));
 
+  /** Leaves the list at once (a second removal is SERVER_NOT_FOUND); resolves once its processes and sockets ended. */
   const removeEntry = async (entry: ServerEntry): Promise<ServerRecord> => {
     entries.delete(entry.name);
     entry.actor.send({ type: 'STOP' });
@@ -254,7 +224,7 @@ export function createServerPool(options: PoolOptions): ServerPool {
     mustFind,
     settled,
     expectConnected,
-    reachedItself: (entry) => reachedItself.has(entry),
+    reachedItself: (entry: ServerEntry) => reachedItself.has(entry),
   };
 }
 

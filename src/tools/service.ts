@@ -18,7 +18,6 @@ import { createMemorySecretStore } from '../store/secret-store.ts';
 import { createArgsValidator } from './args-validator.ts';
 import { toModelTool, toToolRecord } from './catalogue.ts';
 import type { ServerRecord } from './messages.ts';
-import { CallError } from './mcp/call-error.ts';
 import { SelfConnection } from './mcp/self-connection.ts';
 import { statusOf, type McpService, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
 import { createServerRequests } from './mcp/server-requests.ts';
@@ -49,42 +48,11 @@ export function createMcpService(options: McpServiceOptions): McpService {
   let started = false;
   let stopped = false;
 
-  const requests = createServerRequests({
-    find: (serverId) => {
-      const entry = find(serverId);
-      if (!entry) return undefined;
-      const { timeout, maxResultBytes } = entry.config;
-      return {
-        name: entry.name,
-        connected: statusOf(entry) === 'connected',
-        connection: entry.connection,
-        timeout,
-        maxResultBytes,
-        subscriptions: entry.subscriptions,
-      };
-    },
-    maxModelBytes: config.toolResultMaxBytes,
-  });
+  const requests = createServerRequests({ find, maxModelBytes: config.toolResultMaxBytes });
 
   const toolCalls = createToolCalls({
-    find: (serverId) => {
-      const entry = find(serverId);
-      if (!entry) return undefined;
-      const { status, error } = record(entry);
-      const principals = entry.principals;
-      const forPrincipal =
-        principals &&
-        ((principal: string | undefined) =>
-          principal === undefined
-            ? Promise.reject(
-                new CallError(
-                  "this server's tools act for a principal (oauth.per: principal), and this call has none",
-                  'protocol',
-                ),
-              )
-            : principals.connection(principal));
-      return { name: entry.name, status, error, connection: entry.connection, forPrincipal };
-    },
+    find,
+    record,
     catalogue: pool.catalogue,
     validate: createArgsValidator(log),
     clock,
@@ -93,14 +61,11 @@ export function createMcpService(options: McpServiceOptions): McpService {
     progress: (event) => bus.emit('mcp.toolProgress', event),
   });
 
-  const signIns = createSignIns({
-    find,
-    record,
-    reconnect: (entry) => {
-      entry.actor.send({ type: 'RESTART' });
-      return expectConnected(entry, settled(entry));
-    },
-  });
+  const restart = (entry: ServerEntry) => {
+    entry.actor.send({ type: 'RESTART' });
+    return expectConnected(entry, settled(entry));
+  };
+  const signIns = createSignIns({ find, record, reconnect: restart });
 
   /** Connects a server at runtime; its secrets join the redaction first. */
   async function connectServer(
@@ -178,8 +143,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
     bus.handle('mcp.restartServer', async ({ payload }) => {
       const entry = mustFind(payload.serverId);
       await entry.oauth?.resetSignIns(); // a restart offers a sign-in again (oauth.maxSignIns)
-      entry.actor.send({ type: 'RESTART' });
-      return expectConnected(entry, settled(entry));
+      return restart(entry);
     }),
     bus.handle('mcp.listTools', ({ payload }) => {
       const entry = mustFind(payload.serverId);

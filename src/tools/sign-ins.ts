@@ -10,8 +10,11 @@
 import { AppError, messageOf } from '../errors/index.ts';
 import { principalOfState, serverOfState } from './oauth/record.ts';
 import { UnknownSignIn } from './oauth/sign-in-errors.ts';
-import type { SignInRecord, ServerRecord } from './messages.ts';
+import type { McpCommands, SignInRecord, ServerRecord } from './messages.ts';
 import { orNotFound, type ServerEntry } from './mcp/server-entry.ts';
+
+type OAuthCallback = McpCommands['mcp.oauthCallback'];
+type PrincipalPayload = McpCommands['mcp.signIn']['payload'];
 
 export interface SignInDeps {
   find(serverId: string): ServerEntry | undefined;
@@ -43,11 +46,7 @@ export function createSignIns(deps: SignInDeps) {
     });
 
   return {
-    async callback(payload: {
-      state: string;
-      code: string;
-      iss?: string;
-    }): Promise<{ server: ServerRecord; principal: boolean }> {
+    async callback(payload: OAuthCallback['payload']): Promise<OAuthCallback['result']> {
       const serverId = serverOfState(payload.state);
       const principal = principalOfState(payload.state);
       const entry = serverId === undefined ? undefined : deps.find(serverId);
@@ -64,7 +63,7 @@ export function createSignIns(deps: SignInDeps) {
         ? { server: await deps.reconnect(entry), principal: false }
         : { server: deps.record(entry), principal: true };
     },
-    async signIn({ serverId, principal }: { serverId: string; principal: string }): Promise<SignInRecord> {
+    async signIn({ serverId, principal }: PrincipalPayload): Promise<SignInRecord> {
       const { entry, principals } = perPrincipal(serverId);
       try {
         return { serverId: entry.name, ...(await principals.signIn(principal)) };
@@ -72,11 +71,11 @@ export function createSignIns(deps: SignInDeps) {
         throw failed(entry, err);
       }
     },
-    async status({ serverId, principal }: { serverId: string; principal: string }): Promise<SignInRecord> {
+    async status({ serverId, principal }: PrincipalPayload): Promise<SignInRecord> {
       const { entry, principals } = perPrincipal(serverId);
       return { serverId: entry.name, ...(await principals.status(principal)) };
     },
-    async signOut({ serverId, principal }: { serverId: string; principal: string }): Promise<SignInRecord> {
+    async signOut({ serverId, principal }: PrincipalPayload): Promise<SignInRecord> {
       const { entry, principals } = perPrincipal(serverId);
       await principals.signOut(principal);
       return { serverId: entry.name, signedIn: false };

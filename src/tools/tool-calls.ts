@@ -17,9 +17,8 @@ import type { Logger } from '../log/index.ts';
 import type { ArgIssue, ArgsValidator } from './args-validator.ts';
 import type { CatalogueItem } from './catalogue.ts';
 import { CallError } from './mcp/call-error.ts';
-import type { McpConnection } from './mcp/connection.ts';
 import { HOPS_META_KEY } from './hops.ts';
-import { orNotFound } from './mcp/server-entry.ts';
+import { orNotFound, type ServerEntry } from './mcp/server-entry.ts';
 import type {
   ExecutionResult,
   McpCommands,
@@ -30,17 +29,10 @@ import type {
 } from './messages.ts';
 import { capText, resultText } from './mcp/result-text.ts';
 
-export interface ServerView {
-  name: string;
-  status: ServerRecord['status'];
-  error: string | undefined;
-  connection: McpConnection | undefined;
-  /** `oauth.per: principal`: the connection a principal's calls go over (mcp/principal-connections.ts); throws CallError. */
-  forPrincipal?: ((principal: string | undefined) => Promise<McpConnection>) | undefined;
-}
-
 export interface ToolCallDeps {
-  find(serverId: string): ServerView | undefined;
+  find(serverId: string): ServerEntry | undefined;
+  /** The server's record, its error redacted. */
+  record(entry: ServerEntry): ServerRecord;
   catalogue(): ReadonlyMap<string, CatalogueItem>;
   validate: ArgsValidator;
   clock: Clock;
@@ -71,7 +63,7 @@ function checkArgs(
   return issues.length > 0 ? { issues } : { args: value };
 }
 
-const unavailable = (server: ServerView) =>
+const unavailable = (server: ServerRecord) =>
   `server "${server.name}" is not connected (status ${server.status}${server.error ? `: ${server.error}` : ''})`;
 
 const resultData = (r: CallToolResult): Record<string, unknown> =>
@@ -103,7 +95,8 @@ export function createToolCalls(deps: ToolCallDeps) {
     const fail = (reason: string) =>
       new AppError('TOOL_EXECUTION_FAILED', `Tool "${toolName}" failed: ${reason}`, { toolName, serverId, reason });
     const connection = server.connection;
-    if (server.status !== 'connected' || !connection) throw fail(unavailable(server));
+    const record = deps.record(server);
+    if (record.status !== 'connected' || !connection) throw fail(unavailable(record));
     const tool = connection.tools.find((t) => t.name === toolName);
     if (!tool)
       throw new AppError('TOOL_NOT_FOUND', `Tool "${toolName}" not found on server "${serverId}"`, {
@@ -113,16 +106,13 @@ export function createToolCalls(deps: ToolCallDeps) {
     const checked = checkArgs(payload.args, tool.inputSchema, deps.validate);
     if ('issues' in checked) {
       const { issues } = checked;
-      throw new AppError('INVALID_REQUEST', `Invalid arguments for tool "${toolName}": ${formatIssues(issues)}`, {
-        toolName,
-        serverId,
-        issues,
-      });
+      const message = `Invalid arguments for tool "${toolName}": ${formatIssues(issues)}`;
+      throw new AppError('INVALID_REQUEST', message, { toolName, serverId, issues });
     }
     const started = clock.now();
     let result: CallToolResult;
     try {
-      const via = server.forPrincipal ? await server.forPrincipal(payload.principal) : connection;
+      const via = server.principals ? await server.principals.connection(payload.principal) : connection;
       result = await via.callTool(
         toolName,
         checked.args,
@@ -163,16 +153,16 @@ export function createToolCalls(deps: ToolCallDeps) {
 
     if (!item) return failure(`unknown tool "${payload.name}"`);
     const server = deps.find(item.serverId);
-    const connection = server?.connection;
-    if (!server || server.status !== 'connected' || !connection) {
-      return failure(server ? unavailable(server) : `server "${item.serverId}" was removed`);
-    }
+    if (!server) return failure(`server "${item.serverId}" was removed`);
+    const record = deps.record(server);
+    const connection = server.connection;
+    if (record.status !== 'connected' || !connection) return failure(unavailable(record));
     const checked = checkArgs(payload.args, item.tool.inputSchema, deps.validate);
     if ('issues' in checked)
       return failure(`invalid arguments for tool "${payload.name}": ${formatIssues(checked.issues)}`);
     try {
       const meta = payload.hops === undefined ? undefined : { [HOPS_META_KEY]: payload.hops };
-      const via = server.forPrincipal ? await server.forPrincipal(principal) : connection;
+      const via = server.principals ? await server.principals.connection(principal) : connection;
       const result = await via.callTool(
         item.tool.name,
         checked.args,

@@ -9,7 +9,7 @@ import {
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
 import type { Client, Transport } from '@modelcontextprotocol/client';
-import type { HttpServerConfig, McpServerConfig } from '../../config/schema.ts';
+import type { McpServerConfig } from '../../config/schema.ts';
 import type { Logger } from '../../log/index.ts';
 import type { ServerOAuth } from '../oauth/client.ts';
 import type { ChildRegistry } from '../spawn/child-registry.ts';
@@ -50,11 +50,7 @@ export async function connect(
     tried.push(attempt);
     const transport = newTransport(options, attempt);
     const kind: TransportKind =
-      transport instanceof ChildProcessTransport
-        ? 'stdio'
-        : transport instanceof SSEClientTransport
-          ? 'sse'
-          : 'streamable-http';
+      config.type === 'stdio' ? 'stdio' : attempt.transport === 'sse' ? 'sse' : 'streamable-http';
     const client = newClient(attempt.mode);
     const witness = initializeWitness();
     transport.onmessage = witness.onmessage; // the SDK chains it (see initializeWitness)
@@ -118,10 +114,6 @@ function newTransport(options: ConnectOptions, attempt: Attempt): Transport {
       children: options.children,
     });
   }
-  return httpTransport(config, options, attempt.transport === 'sse');
-}
-
-function httpTransport(config: HttpServerConfig, options: ConnectOptions, sse: boolean): Transport {
   const url = new URL(config.baseUrl);
   const init = {
     requestInit: { headers: { ...config.headers, ...options.extraHeaders } },
@@ -129,5 +121,5 @@ function httpTransport(config: HttpServerConfig, options: ConnectOptions, sse: b
     fetch: limitedFetch(options.fetch ?? globalThis.fetch, config.maxResultBytes),
     ...(options.oauth && { authProvider: options.oauth.provider }),
   };
-  return sse ? new SSEClientTransport(url, init) : new StreamableHTTPClientTransport(url, init);
+  return attempt.transport === 'sse' ? new SSEClientTransport(url, init) : new StreamableHTTPClientTransport(url, init);
 }

@@ -147,6 +147,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   await afterConnect(client, config, log);
   const resetOnProgress = config.resetTimeoutOnProgress === true;
   const totalTimeout = config.maxTotalTimeout ?? 10 * timeout;
+  const callTimeout = resetOnProgress ? totalTimeout : timeout;
 
   return {
     kind,
@@ -162,7 +163,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       return { client: declared, server: client.getServerCapabilities() ?? {} };
     },
     async callTool(name, args, signal, meta, onProgress, asks) {
-      const deadline = Date.now() + (resetOnProgress ? totalTimeout : timeout);
+      const deadline = Date.now() + callTimeout;
       const endCall = inFlight.begin(asks?.elicit, deadline);
       const leave = samplers.enter(asks?.sampler, deadline);
       // With reset-on-progress the relay's timer bounds the gaps between notifications, the SDK's timeout the total.
@@ -178,10 +179,7 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       try {
         const result = await client.callTool(
           { name, arguments: args, ...(Object.keys(_meta).length > 0 && { _meta }) },
-          {
-            timeout: resetOnProgress ? totalTimeout : timeout,
-            ...(callSignal && { signal: callSignal }),
-          },
+          { timeout: callTimeout, ...(callSignal && { signal: callSignal }) },
         );
         options.oauth?.succeeded();
         return result;

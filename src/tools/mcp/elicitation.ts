@@ -58,14 +58,12 @@ export function createInFlightCalls() {
   };
 }
 
-export type InFlightCalls = ReturnType<typeof createInFlightCalls>;
-
 /** Registers the `elicitation/create` handler (before `connect`) when the config declares a mode. */
 export function attachElicitation(
   client: Client,
   config: McpServerConfig,
   serverId: string,
-  calls: InFlightCalls,
+  calls: ReturnType<typeof createInFlightCalls>,
   log: Logger,
 ): void {
   const modes = elicitationModes(config);

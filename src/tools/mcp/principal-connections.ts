@@ -1,8 +1,9 @@
 /**
  * The calls of a server with `oauth.per: principal` (docs/tool-servers.md): each principal's go over its own
  * connection with its own tokens; the server's own connection only lists tools.
- * - `connection(principal)` opens on first use; a principal without tokens gets a CallError naming where it signs
- *   in (nothing is sent); a failed opening gets the reason and the next call tries again; a lost one is dropped.
+ * - `connection(principal)` opens on first use; no principal, or one without tokens, gets a CallError (the latter
+ *   naming where it signs in; nothing is sent); a failed opening gets the reason and the next call tries again; a
+ *   lost one is dropped.
  * - `signIn` answers the URL to follow (the same while fresh) or `signedIn: true`; it offers a sign-in again past
  *   `oauth.maxSignIns`. `status` tells which, sending nothing. After `complete` the next call uses the new tokens.
  * - `signOut` drops the tokens and the connection; `closeAll` closes every connection, keeping the tokens.
@@ -12,12 +13,10 @@ import { CallError, describe } from './call-error.ts';
 import type { McpConnection } from './connection.ts';
 import type { ServerOAuth } from '../oauth/client.ts';
 import { AuthorizationRequired } from '../oauth/sign-in-errors.ts';
+import type { SignInRecord } from '../messages.ts';
 
-export interface SignInStatus {
-  signedIn: boolean;
-  /** While a sign-in of the principal is pending: where it signs in. */
-  authorizationUrl?: string;
-}
+/** `authorizationUrl`: while a sign-in of the principal is pending, where it signs in. */
+type SignInStatus = Omit<SignInRecord, 'serverId'>;
 
 export interface PrincipalConnectionsOptions {
   serverId: string;
@@ -64,7 +63,12 @@ export function createPrincipalConnections(options: PrincipalConnectionsOptions)
   };
 
   return {
-    async connection(principal: string): Promise<McpConnection> {
+    async connection(principal: string | undefined): Promise<McpConnection> {
+      if (principal === undefined)
+        throw new CallError(
+          "this server's tools act for a principal (oauth.per: principal), and this call has none",
+          'protocol',
+        );
       const oauth = oauthOf(principal);
       if (!connections.has(principal)) {
         await oauth.load();

@@ -9,13 +9,6 @@
  */
 import type { Progress, Transport } from '@modelcontextprotocol/client';
 
-export interface ProgressCall {
-  token: string;
-  signal: AbortSignal;
-  timedOut(): boolean;
-  end(): void;
-}
-
 const PREFIX = 'agentd-';
 
 export function createProgressRelay() {
@@ -54,7 +47,7 @@ export function createProgressRelay() {
       resetOnProgress: boolean;
       signal?: AbortSignal | undefined;
       onProgress?: ((p: Progress) => void) | undefined;
-    }): ProgressCall {
+    }) {
       const token = `${PREFIX}${++next}`;
       const controller = new AbortController();
       let expired = false;

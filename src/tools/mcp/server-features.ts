@@ -45,13 +45,8 @@ export function clientCapabilities(config: McpServerConfig): ClientCapabilities 
   return { ...(config.roots && { roots: { listChanged: true } }), ...elicitationCapability(config) };
 }
 
-/** The name of a root: the last path segment of its URI (or the URI). */
+/** A root as `roots/list` answers it, named by the last path segment of its URI (or the URI). */
 const rootOf = (uri: string) => ({ uri, name: decodeURIComponent(uri.replace(/\/+$/, '').split('/').pop() || uri) });
-
-/** The roots offered, as `roots/list` answers them. */
-const rootsList = (uris: readonly string[]): { roots: { uri: string; name: string }[] } => ({
-  roots: uris.map(rootOf),
-});
 
 type NoticeParams = { level?: McpLogLevel; logger?: string; data?: unknown; uri?: string } | undefined;
 
@@ -62,7 +57,7 @@ export function attachFeatures(
   onNotice: (notice: ServerNotice) => void,
 ): { roots: string[] } {
   const state = { roots: config.roots ?? [] };
-  if (config.roots) client.setRequestHandler('roots/list', () => rootsList(state.roots));
+  if (config.roots) client.setRequestHandler('roots/list', () => ({ roots: state.roots.map(rootOf) }));
   client.setNotificationHandler('notifications/message', ({ params: p }) => {
     const params = p as NoticeParams;
     onNotice({
@@ -103,54 +98,32 @@ export function listChangedHandlers(
   };
 }
 
-export async function afterConnect(
-  client: Pick<Client, 'getServerCapabilities' | 'setLoggingLevel' | 'getProtocolEra'>,
-  config: McpServerConfig,
-  log: Logger,
-): Promise<void> {
+export async function afterConnect(client: Client, config: McpServerConfig, log: Logger): Promise<void> {
   if (!config.logLevel || client.getProtocolEra() === 'modern' || !client.getServerCapabilities()?.logging) return;
   await client
     .setLoggingLevel(config.logLevel, { timeout: config.timeout })
     .catch((err: unknown) => log.warn({ err }, 'the server refused logging/setLevel'));
 }
 
-async function allPages<T>(
-  read: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
-): Promise<T[]> {
-  const all: T[] = [];
+/** The `key` items of every page (at most MAX_PAGES); `read` gets each page's cursor. */
+async function allPages<K extends string, P extends Record<K, unknown[]> & { nextCursor?: string | undefined }>(
+  key: K,
+  read: (page: { cursor: string } | undefined) => Promise<P>,
+): Promise<P[K]> {
+  const all: unknown[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const { items, nextCursor } = await read(cursor);
-    all.push(...items);
-    cursor = nextCursor;
+    const result = await read(cursor === undefined ? undefined : { cursor });
+    all.push(...result[key]);
+    cursor = result.nextCursor;
     if (cursor === undefined) break;
   }
-  return all;
+  return all as P[K];
 }
 
-/** The requests `serverFeatures` makes. */
-export type FeatureClient = Pick<
-  Client,
-  | 'getServerCapabilities'
-  | 'getProtocolEra'
-  | 'listResources'
-  | 'listResourceTemplates'
-  | 'readResource'
-  | 'subscribeResource'
-  | 'unsubscribeResource'
-  | 'listPrompts'
-  | 'getPrompt'
-  | 'sendRootsListChanged'
->;
-
 /** The features of a connection. In 2026-07-28 (no `roots/list_changed`) new roots only reach the next request. */
-export function serverFeatures(
-  client: FeatureClient,
-  config: McpServerConfig,
-  roots: { roots: string[] },
-): ServerFeatures {
+export function serverFeatures(client: Client, config: McpServerConfig, roots: { roots: string[] }): ServerFeatures {
   const options = { timeout: config.timeout };
-  const page = (cursor: string | undefined) => (cursor === undefined ? undefined : { cursor });
   const offers = (feature: 'resources' | 'prompts') => client.getServerCapabilities()?.[feature] !== undefined;
   const mustOffer = (feature: 'resources' | 'prompts') => {
     if (!offers(feature)) throw new Error(`the server does not offer ${feature}`);
@@ -158,14 +131,10 @@ export function serverFeatures(
   return {
     async listResources() {
       if (!offers('resources')) return { resources: [], resourceTemplates: [] };
-      const resources = await allPages(async (c) => {
-        const r = await client.listResources(page(c), options);
-        return { items: r.resources, nextCursor: r.nextCursor };
-      });
-      const resourceTemplates = await allPages(async (c) => {
-        const r = await client.listResourceTemplates(page(c), options);
-        return { items: r.resourceTemplates, nextCursor: r.nextCursor };
-      });
+      const resources = await allPages('resources', (page) => client.listResources(page, options));
+      const resourceTemplates = await allPages('resourceTemplates', (page) =>
+        client.listResourceTemplates(page, options),
+      );
       return { resources, resourceTemplates };
     },
     async readResource(uri) {
@@ -180,10 +149,7 @@ export function serverFeatures(
     },
     async listPrompts() {
       if (!offers('prompts')) return [];
-      return await allPages(async (c) => {
-        const r = await client.listPrompts(page(c), options);
-        return { items: r.prompts, nextCursor: r.nextCursor };
-      });
+      return await allPages('prompts', (page) => client.listPrompts(page, options));
     },
     async getPrompt(name, args) {
       mustOffer('prompts');

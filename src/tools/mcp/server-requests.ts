@@ -11,27 +11,17 @@
  *   within MAX_ATTACHED_IMAGE_BYTES decoded, else (and any other blob) a one-line note.
  */
 import type { GetPromptResult, Prompt, ReadResourceResult } from '@modelcontextprotocol/client';
-import { AppError } from '../../errors/index.ts';
+import { AppError, type ErrorCode } from '../../errors/index.ts';
 import type { Attached, AttachedPromptMessage, AttachedResource } from '../../conversation/attachments.ts';
 import type { Logger } from '../../log/index.ts';
 import type { McpConnection } from './connection.ts';
 import { describe } from './call-error.ts';
 import type { AttachRequest, PromptRecord, PromptResult, ResourceContents, ResourceList } from '../messages.ts';
 import { capText } from './result-text.ts';
-import { orNotFound } from './server-entry.ts';
-
-export interface RequestServer {
-  name: string;
-  connected: boolean;
-  connection: McpConnection | undefined;
-  timeout: number;
-  maxResultBytes: number;
-  /** Who subscribed to which resource URI (see `subscribeResource`). */
-  subscriptions: Map<string, Set<string>>;
-}
+import { orNotFound, statusOf, type ServerEntry } from './server-entry.ts';
 
 export interface ServerRequestDeps {
-  find(serverId: string): RequestServer | undefined;
+  find(serverId: string): ServerEntry | undefined;
   /** The cap of text the model reads (toolResultMaxBytes). */
   maxModelBytes: number;
 }
@@ -43,6 +33,7 @@ const opt = <K extends string, V>(key: K, value: V | undefined) =>
 const blobBytes = (base64: string) => Buffer.byteLength(base64, 'base64');
 const textOf = (x: object) => ('text' in x && typeof x.text === 'string' ? x.text : undefined);
 const blobOf = (x: object) => ('blob' in x && typeof x.blob === 'string' ? x.blob : undefined);
+const connected = (server: ServerEntry) => statusOf(server) === 'connected';
 
 /** Subscribes a server's new connection again to every URI someone still follows; a refusal is logged. */
 export function subscribeAgain(
@@ -65,23 +56,20 @@ export function createServerRequests(deps: ServerRequestDeps) {
   const failed = (serverId: string, reason: string) =>
     new AppError('TOOL_EXECUTION_FAILED', `MCP server "${serverId}": ${reason}`, { serverId, reason });
   /** Runs a request on a connected server; its failure is TOOL_EXECUTION_FAILED. */
-  const onServer = async <T>(
-    serverId: string,
-    work: (c: McpConnection, s: RequestServer) => Promise<T>,
-  ): Promise<T> => {
+  const onServer = async <T>(serverId: string, work: (c: McpConnection, s: ServerEntry) => Promise<T>): Promise<T> => {
     const server = mustFind(serverId);
-    if (!server.connected || !server.connection) throw failed(server.name, 'the server is not connected');
+    if (!connected(server) || !server.connection) throw failed(server.name, 'the server is not connected');
     try {
       return await work(server.connection, server);
     } catch (error) {
       if (error instanceof AppError) throw error;
-      throw failed(server.name, describe(error, server.timeout));
+      throw failed(server.name, describe(error, server.config.timeout));
     }
   };
 
   async function listResources(serverId: string): Promise<ResourceList> {
     const server = mustFind(serverId);
-    if (!server.connected || !server.connection) return { resources: [], resourceTemplates: [] };
+    if (!connected(server) || !server.connection) return { resources: [], resourceTemplates: [] };
     const list = await onServer(serverId, (c) => c.features.listResources());
     return {
       resources: list.resources.map((r) => ({
@@ -102,7 +90,7 @@ export function createServerRequests(deps: ServerRequestDeps) {
     };
   }
 
-  async function read(serverId: string, uri: string): Promise<{ server: RequestServer; result: ReadResourceResult }> {
+  async function read(serverId: string, uri: string): Promise<{ server: ServerEntry; result: ReadResourceResult }> {
     return await onServer(serverId, async (c, server) => {
       const result = await c.features.readResource(uri);
       const bytes = result.contents.reduce((n, x) => {
@@ -110,8 +98,9 @@ export function createServerRequests(deps: ServerRequestDeps) {
         const blob = blobOf(x);
         return n + (text !== undefined ? Buffer.byteLength(text) : blob !== undefined ? blobBytes(blob) : 0);
       }, 0);
-      if (bytes > server.maxResultBytes)
-        throw failed(server.name, `resource ${uri} is ${bytes} bytes, over maxResultBytes (${server.maxResultBytes})`);
+      const { maxResultBytes } = server.config;
+      if (bytes > maxResultBytes)
+        throw failed(server.name, `resource ${uri} is ${bytes} bytes, over maxResultBytes (${maxResultBytes})`);
       return { server, result };
     });
   }
@@ -138,7 +127,7 @@ export function createServerRequests(deps: ServerRequestDeps) {
       if (subscribers?.delete(subscriber) && subscribers.size === 0) {
         server.subscriptions.delete(uri);
         // A server that is not connected holds no subscription (a new connection gets only the followed ones).
-        if (server.connected) await onServer(serverId, (c) => c.features.subscribe(uri, false));
+        if (connected(server)) await onServer(serverId, (c) => c.features.subscribe(uri, false));
       }
     }
     return { serverId: server.name, uri, subscribed: subscribe };
@@ -157,7 +146,7 @@ export function createServerRequests(deps: ServerRequestDeps) {
 
   async function listPrompts(serverId: string): Promise<PromptRecord[]> {
     const server = mustFind(serverId);
-    if (!server.connected || !server.connection) return [];
+    if (!connected(server) || !server.connection) return [];
     return (await onServer(serverId, (c) => c.features.listPrompts())).map(promptRecord);
   }
 
@@ -165,34 +154,18 @@ export function createServerRequests(deps: ServerRequestDeps) {
     serverId: string,
     name: string,
     args: unknown,
-  ): Promise<{ server: RequestServer; result: GetPromptResult; args: Record<string, string> }> {
+  ): Promise<{ server: ServerEntry; result: GetPromptResult; args: Record<string, string> }> {
     return await onServer(serverId, async (c, server) => {
+      const refuse = (message: string, field?: string, code: ErrorCode = 'INVALID_REQUEST') =>
+        new AppError(code, message, { ...(field !== undefined && { field }), promptName: name, serverId: server.name });
       const prompt = (await c.features.listPrompts()).find((p) => p.name === name);
-      if (!prompt)
-        throw new AppError('INVALID_REQUEST', `No prompt "${name}" on server "${server.name}"`, {
-          promptName: name,
-          serverId: server.name,
-        });
+      if (!prompt) throw refuse(`No prompt "${name}" on server "${server.name}"`);
       const given = args ?? {};
-      if (!isPlainObject(given))
-        throw new AppError('INVALID_REQUEST', `Arguments of prompt "${name}" must be an object`, {
-          promptName: name,
-          serverId: server.name,
-        });
+      if (!isPlainObject(given)) throw refuse(`Arguments of prompt "${name}" must be an object`);
       const bad = Object.entries(given).find(([, v]) => typeof v !== 'string');
-      if (bad)
-        throw new AppError('INVALID_REQUEST', `Argument "${bad[0]}" of prompt "${name}" must be a string`, {
-          field: bad[0],
-          promptName: name,
-          serverId: server.name,
-        });
+      if (bad) throw refuse(`Argument "${bad[0]}" of prompt "${name}" must be a string`, bad[0]);
       const missing = (prompt.arguments ?? []).find((a) => a.required && given[a.name] === undefined);
-      if (missing)
-        throw new AppError('MISSING_FIELD', `Prompt "${name}" needs the argument "${missing.name}"`, {
-          field: missing.name,
-          promptName: name,
-          serverId: server.name,
-        });
+      if (missing) throw refuse(`Prompt "${name}" needs the argument "${missing.name}"`, missing.name, 'MISSING_FIELD');
       const strings = given as Record<string, string>;
       return { server, result: await c.features.getPrompt(name, strings), args: strings };
     });

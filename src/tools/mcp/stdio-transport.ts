@@ -41,10 +41,10 @@ const INHERITED =
   process.platform === 'win32' ? ['PATH', 'SYSTEMROOT', 'USERPROFILE', 'APPDATA', 'TEMP'] : ['PATH', 'HOME'];
 const STDERR_GRACE_MS = 200;
 
-function childEnv(configured: Record<string, string>, parent: NodeJS.ProcessEnv = process.env): Record<string, string> {
+function childEnv(configured: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const key of INHERITED) {
-    const value = parent[key];
+    const value = process.env[key];
     if (value !== undefined) env[key] = value;
   }
   return { ...env, ...configured };

@@ -8,7 +8,7 @@
  * - After `oauth.maxSignIns` completed sign-ins in a row: SignInRefused until `resetSignIns()`; `succeeded()` ends the row.
  * - Tokens are refreshed ahead of expiry (refresh.ts). Nothing here logs a token, code, verifier, secret or key.
  */
-import { auth, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { auth, UnauthorizedError } from '@modelcontextprotocol/client';
 import type { Clock } from '../../clock.ts';
 import type { HttpServerConfig, OAuthConfig } from '../../config/schema.ts';
 import type { Logger } from '../../log/index.ts';
@@ -35,44 +35,16 @@ export interface ServerOAuthOptions {
   principal?: string;
 }
 
-export interface ServerOAuth {
-  readonly provider: OAuthClientProvider;
-  /** Reads the server's record (at each connection attempt). */
-  load(): Promise<void>;
-  /** After a failed attempt: the error that explains it when it failed for want of a sign-in, or none is offered. */
-  blocked(): AuthorizationRequired | SignInRefused | undefined;
-  /** What a failed request means in OAuth terms (a sign-in is needed, or refused), for a person; else `undefined`. */
-  explain(error: unknown): string | undefined;
-  /** The URL an admin signs in at, while an authorization is pending. */
-  authorizationUrl(): string | undefined;
-  /** Exchanges the code of the sign-in `state` names (checked here); `iss` (RFC 9207) is checked by the SDK's `auth()`. */
-  complete(state: string, code: string, iss?: string): Promise<void>;
-  /** A request authorized with our tokens succeeded: the row of sign-ins ends. */
-  succeeded(): void;
-  /** Sign-ins are offered again (a restart; a principal's own request for one). */
-  resetSignIns(): Promise<void>;
-  /** Tokens are held (after `load`). */
-  signedIn(): boolean;
-  /** Drops the record: tokens, registration and pending sign-in (a principal signs out). */
-  forget(): Promise<void>;
-}
+export type ServerOAuth = ReturnType<typeof createServerOAuth>;
 
-export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
+export function createServerOAuth(options: ServerOAuthOptions) {
   const { serverId, config, store, clock, log, principal } = options;
   const oauth = config.oauth;
   const serverUrl = config.baseUrl;
   const key = recordKey(serverId, serverUrl, principal);
   const file = recordFile(store, key, serverUrl);
   const interactive = oauth.grant === 'authorization_code';
-  const held: OAuthHeld = {
-    record: { serverUrl },
-    discovery: undefined,
-    draft: {},
-    needsSignIn: false,
-    refused: undefined,
-    completing: false,
-    askedScope: undefined,
-  };
+  const held: OAuthHeld = { record: { serverUrl }, draft: {}, needsSignIn: false, completing: false };
 
   const save = () => file.write(held.record);
   const redirectUrl = () => oauth.redirectUrl ?? options.callbackUrl();
@@ -130,21 +102,27 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
 
   return {
     provider,
-    async load() {
+    /** Reads the server's record (at each connection attempt). */
+    async load(): Promise<void> {
       held.needsSignIn = false;
       held.refused = undefined;
       held.record = (await file.read()) ?? { serverUrl };
     },
-    blocked: () => held.refused ?? (held.needsSignIn ? new AuthorizationRequired(serverId, principal) : undefined),
-    explain(error) {
+    /** After a failed attempt: the error that explains it when it failed for want of a sign-in, or none is offered. */
+    blocked: (): AuthorizationRequired | SignInRefused | undefined =>
+      held.refused ?? (held.needsSignIn ? new AuthorizationRequired(serverId, principal) : undefined),
+    /** What a failed request means in OAuth terms (a sign-in is needed, or refused), for a person; else `undefined`. */
+    explain(error: unknown): string | undefined {
       if (error instanceof SignInRefused) return error.message;
       if (!(error instanceof UnauthorizedError)) return undefined;
       if (held.refused) return held.refused.message;
       const scope = held.record.pending ? scopeOfUrl(held.record.pending.url) : undefined;
       return `${new AuthorizationRequired(serverId, principal).message}${scope ? ` (the server asks for scope "${scope}")` : ''}`;
     },
+    /** The URL an admin signs in at, while an authorization is pending. */
     authorizationUrl: () => (pendingFresh() ? held.record.pending?.url : undefined),
-    async complete(state, code, iss) {
+    /** Exchanges the code of the sign-in `state` names (checked here); the SDK's `auth()` checks `iss` (RFC 9207). */
+    async complete(state: string, code: string, iss?: string): Promise<void> {
       await this.load();
       const pending = held.record.pending;
       if (!pending || !pendingFresh() || !sameText(pending.state, state)) throw new UnknownSignIn();
@@ -163,19 +141,23 @@ export function createServerOAuth(options: ServerOAuthOptions): ServerOAuth {
       held.record.signIns = (held.record.signIns ?? 0) + 1;
       await save();
     },
-    succeeded() {
+    /** A request authorized with our tokens succeeded: the row of sign-ins ends. */
+    succeeded(): void {
       if (held.record.signIns === undefined) return;
       delete held.record.signIns;
       void save().catch((err: unknown) => log.warn({ reason: messageOf(err) }, 'OAuth: the record could not be saved'));
     },
-    async resetSignIns() {
+    /** Sign-ins are offered again (a restart; a principal's own request for one). */
+    async resetSignIns(): Promise<void> {
       await this.load();
       if (held.record.signIns === undefined) return;
       delete held.record.signIns;
       await save();
     },
+    /** Tokens are held (after `load`). */
     signedIn: () => held.record.tokens !== undefined,
-    async forget() {
+    /** Drops the record: tokens, registration and pending sign-in (a principal signs out). */
+    async forget(): Promise<void> {
       held.record = { serverUrl };
       await file.remove();
     },

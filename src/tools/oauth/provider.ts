@@ -18,15 +18,15 @@ import { SignInRefused } from './sign-in-errors.ts';
 export interface OAuthHeld {
   record: OAuthRecord;
   /** What discovery found for the authorization under way. */
-  discovery: OAuthDiscoveryState | undefined;
+  discovery?: OAuthDiscoveryState | undefined;
   /** The state and verifier of an authorization being started. */
   draft: { state?: string; codeVerifier?: string };
   needsSignIn: boolean;
-  refused: SignInRefused | undefined;
+  refused?: SignInRefused | undefined;
   /** Set while completing a sign-in: its code goes to the authorization server the sign-in began with. */
   completing: boolean;
   /** The scope of the token request under way (kept as granted when the answer names none). */
-  askedScope: string | undefined;
+  askedScope?: string | undefined;
 }
 
 export interface ProviderOptions {

@@ -35,13 +35,14 @@ export function createRefresher(deps: RefreshDeps) {
   const { store, key, clock, log } = deps;
   let running = false;
   let lastFailure = -Infinity;
+  const warn = (err: unknown, message: string) => log.warn({ reason: messageOf(err) }, message);
 
   /** The refresh lease; `undefined` once another instance's refresh stored tokens to adopt. */
   const lease = async (): Promise<Lease | undefined> => {
     const giveUp = Date.now() + REFRESH_LEASE_MS;
     for (;;) {
       const taken = await store.claim(`${key}-refresh`, REFRESH_LEASE_MS).catch((err: unknown) => {
-        log.warn({ reason: messageOf(err) }, 'OAuth: the refresh lease could not be taken; refreshing without it');
+        warn(err, 'OAuth: the refresh lease could not be taken; refreshing without it');
         return NO_LEASE;
       });
       if (taken || Date.now() > giveUp) return taken ?? NO_LEASE;
@@ -70,17 +71,12 @@ export function createRefresher(deps: RefreshDeps) {
         else lastFailure = clock.now();
       } catch (err) {
         lastFailure = clock.now();
-        log.warn({ reason: messageOf(err) }, 'OAuth token refresh failed');
+        warn(err, 'OAuth token refresh failed');
       } finally {
         running = false;
         await held
           ?.release()
-          .catch((err: unknown) =>
-            log.warn(
-              { reason: messageOf(err) },
-              'OAuth: the refresh lease could not be released; it expires by itself',
-            ),
-          );
+          .catch((err: unknown) => warn(err, 'OAuth: the refresh lease could not be released; it expires by itself'));
       }
     },
   };

@@ -37,19 +37,10 @@ exit 0
 
 const RESTART_MS = 1000;
 
-export interface GroupReaper {
-  /** Whether a reaper process runs now (starting it if none does). */
-  start(): boolean;
-  /** Lists the group led by `pid` (a child just spawned in a session of its own). */
-  watch(pid: number): void;
-  /** The group led by `pid` needs no watching any more (its leader exited). */
-  unwatch(pid: number): void;
-  /** The reaper process's pid, while it runs. */
-  readonly pid: number | undefined;
-}
+type GroupReaper = ReturnType<typeof createGroupReaper>;
 
 /** A reaper (Linux): `groupReaper()` is the one of this process; more for tests. */
-export function createGroupReaper(): GroupReaper {
+export function createGroupReaper() {
   const watched = new Map<number, number>();
   let child: ChildProcessByStdio<Writable, null, null> | undefined;
   let restart: NodeJS.Timeout | undefined;
@@ -57,6 +48,7 @@ export function createGroupReaper(): GroupReaper {
   const send = (line: string) => {
     if (child?.stdin.writable) child.stdin.write(line);
   };
+  /** Whether a reaper process runs now (starting it if none does). */
   const launch = (): boolean => {
     if (child) return true;
     let started: ChildProcessByStdio<Writable, null, null>;
@@ -92,18 +84,21 @@ export function createGroupReaper(): GroupReaper {
 
   return {
     start: launch,
-    watch(pid) {
+    /** Lists the group led by `pid` (a child just spawned in a session of its own). */
+    watch(pid: number) {
       const start = systemProcs.stat(pid)?.start;
       if (start === undefined) return;
       watched.set(pid, start);
       send(`+ ${pid} ${start}\n`);
     },
-    unwatch(pid) {
+    /** The group led by `pid` needs no watching any more (its leader exited). */
+    unwatch(pid: number) {
       const start = watched.get(pid);
       if (start === undefined) return;
       watched.delete(pid);
       send(`- ${pid} ${start}\n`);
     },
+    /** The reaper process's pid, while it runs. */
     get pid() {
       return child?.pid;
     },

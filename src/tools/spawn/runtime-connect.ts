@@ -93,14 +93,9 @@ const CHECKED_FETCH_MAX_BYTES = 1024 * 1024;
 export function checkedFetch(policy: UrlPolicy): FetchLike {
   return async (url, init) => {
     const target = new URL(url);
-    let addresses;
-    try {
-      addresses = await resolveAllowed(target.href, policy);
-    } catch (err) {
-      throw new Error(`refused to contact ${target.host}: ${messageOf(err)}`, {
-        cause: err,
-      });
-    }
+    const addresses = await resolveAllowed(target.href, policy).catch((err: unknown) => {
+      throw new Error(`refused to contact ${target.host}: ${messageOf(err)}`, { cause: err });
+    });
     const pinned = pinnedFetch(addresses);
     try {
       const res = await pinned.fetch(target, init);

@@ -128,12 +128,7 @@ export async function resolveAllowed(
   const url = checkUrl(raw, policy);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host) !== 0) return [{ address: host, family: isIP(host) }];
-  let addresses: LookupAddress[];
-  try {
-    addresses = await lookup(host);
-  } catch {
-    throw refuse('unresolvable', `host ${host} could not be resolved`);
-  }
+  const addresses = await lookup(host).catch((): LookupAddress[] => []);
   if (addresses.length === 0) throw refuse('unresolvable', `host ${host} could not be resolved`);
   for (const { address } of addresses) {
     const reason = addressRefusal(address, policy);
