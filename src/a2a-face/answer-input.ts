@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { inFamily } from '../conversation/questions.ts';
+import { inFamily, type AnswerInput } from '../conversation/questions.ts';
 import { AppError } from '../errors/index.ts';
 import type { SessionKey } from '../session-id.ts';
 import type { A2aCallContext, A2aFaceDeps } from './face-types.ts';
@@ -18,6 +18,9 @@ const questionAnswerSchema = z.looseObject({
 });
 
 export function createInputAnswers(deps: Pick<A2aFaceDeps, 'bus' | 'mayApprove'>) {
+  const applyAnswer = (key: SessionKey, id: string, answer: AnswerInput) =>
+    deps.bus.execute('agent.answer', { sessionId: key, id, answer, by: 'a2a' }, { sessionId: key });
+
   /**
    * Answers what an input-required task waits for (the `approve` scope): its approvals with a data part
    * `{ approve, callId?, reason? }` (no `callId`: every waiting call), or a tool server's question with
@@ -53,12 +56,7 @@ export function createInputAnswers(deps: Pick<A2aFaceDeps, 'bus' | 'mayApprove'>
       decision: answer.approve ? ('approve' as const) : ('deny' as const),
       ...(answer.reason !== undefined && { reason: answer.reason }),
     };
-    for (const c of calls)
-      await deps.bus.execute(
-        'agent.answer',
-        { sessionId: key, id: c.id, answer: decision, by: 'a2a' },
-        { sessionId: key },
-      );
+    for (const c of calls) await applyAnswer(key, c.id, decision);
     return new Set(calls.map((c) => c.id));
   }
 
@@ -88,11 +86,7 @@ export function createInputAnswers(deps: Pick<A2aFaceDeps, 'bus' | 'mayApprove'>
         { taskId: task.id },
       );
     const { action, content } = reply;
-    await deps.bus.execute(
-      'agent.answer',
-      { sessionId: key, id: question.id, answer: { action, ...(content !== undefined && { content }) }, by: 'a2a' },
-      { sessionId: key },
-    );
+    await applyAnswer(key, question.id, { action, ...(content !== undefined && { content }) });
     return new Set([question.id]);
   }
 

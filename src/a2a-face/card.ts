@@ -4,15 +4,13 @@
  * it can speak.
  */
 import { z } from 'zod';
-import type { AgentConfig, AuthConfig } from '../config/schema.ts';
+import type { AgentConfig } from '../config/schema.ts';
+import { hasCredentials } from '../config/shared.ts';
 
 export const A2A_PATH = '/a2a';
 /** The base of the HTTP+JSON binding (`POST /a2a/rest/message:send`, ...). */
 export const A2A_REST_PATH = '/a2a/rest';
 export const CARD_PATH = '/.well-known/agent-card.json';
-
-const hasCredentials = (auth: AuthConfig): boolean =>
-  auth.apiKey !== undefined || auth.adminKey !== undefined || auth.keys.length > 0 || auth.jwt !== undefined;
 
 /** A host[:port] as a client may name it (no path, user info or spaces). */
 const HOST_RE = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/i;

@@ -6,10 +6,8 @@ import type { IdSource } from '../clock.ts';
 import type { toA2aRpc } from '../errors/index.ts';
 import type { A2aVersion } from './wire.ts';
 
-type A2aBus = Pick<Bus<AgentCommands, AgentEvents>, 'execute'>;
-
 export interface A2aFaceDeps {
-  bus: A2aBus;
+  bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute'>;
   follower: TurnFollower;
   ids: IdSource;
   maxHops: number;
@@ -32,7 +30,7 @@ export interface A2aCallContext {
 
 export type RpcId = string | number | null;
 export type RpcResult = { jsonrpc: '2.0'; id: RpcId; result: unknown };
-type RpcResponse = RpcResult | { jsonrpc: '2.0'; id: RpcId; error: ReturnType<typeof toA2aRpc> };
-export type A2aAnswer = { kind: 'json'; body: RpcResponse } | { kind: 'stream'; events: AsyncIterable<RpcResponse> };
+export type Answer<T> = { kind: 'json'; body: T } | { kind: 'stream'; events: AsyncIterable<T> };
+export type A2aAnswer = Answer<RpcResult | { jsonrpc: '2.0'; id: RpcId; error: ReturnType<typeof toA2aRpc> }>;
 /** A method's answer before errors are encoded: its result, or the results of its stream. */
-export type A2aResults = { kind: 'json'; body: RpcResult } | { kind: 'stream'; events: AsyncIterable<RpcResult> };
+export type A2aResults = Answer<RpcResult>;

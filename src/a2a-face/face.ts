@@ -11,7 +11,7 @@ import { listTaskPage } from './list-params.ts';
 import { parseParams as parse } from './params.ts';
 import { idParams, methodOf, requestSchema, sendParams, type Method } from './rpc-methods.ts';
 import { createMessageSender } from './send-message.ts';
-import { FINAL_STATES, parseTaskId, type TaskView } from './task-view.ts';
+import { FINAL_STATES, type TaskView } from './task-view.ts';
 import { followTask, pause, readTask } from './tasks.ts';
 import { encodeTask, streamEvents, wrap } from './wire.ts';
 
@@ -41,12 +41,11 @@ export function createA2aFace(deps: A2aFaceDeps) {
     const { view, key } = await readTask(follower, p.id, ctx.sessions);
     if (FINAL_STATES.has(view.state))
       throw new AppError('TASK_NOT_CANCELABLE', `Task "${p.id}" is ${view.state}`, { taskId: p.id, state: view.state });
-    const ref = parseTaskId(p.id)!;
     let done!: () => void;
     const ended = new Promise<void>((r) => (done = r));
-    const watch = followTask(follower, key, ref.contextId, (_prev, next) => FINAL_STATES.has(next.state) && done());
+    const watch = followTask(follower, key, view.contextId, (_prev, next) => FINAL_STATES.has(next.state) && done());
     try {
-      await watch.follow(ref.turnId);
+      await watch.follow(view.turnId);
       if (!watch.view || !FINAL_STATES.has(watch.view.state)) {
         await deps.bus.execute('agent.cancel', { sessionId: key }, { sessionId: key });
         await Promise.race([ended, pause(deps.waitMs, ctx.signal)]);
@@ -83,25 +82,20 @@ export function createA2aFace(deps: A2aFaceDeps) {
       }
       case 'subscribe': {
         const p = parse(idParams, params);
-        const { view } = await readTask(follower, p.id, ctx.sessions);
+        const { view, key } = await readTask(follower, p.id, ctx.sessions);
         if (FINAL_STATES.has(view.state))
           throw new AppError('UNSUPPORTED_OPERATION', `Task "${p.id}" is ${view.state}: nothing to subscribe to`, {
             taskId: p.id,
             state: view.state,
           });
-        return { kind: 'stream', events: await subscribe(id, p.id, ctx) };
+        const events = await streamOf(id, ctx, async (onChange) => {
+          const watch = followTask(follower, key, view.contextId, onChange);
+          await watch.follow(view.turnId);
+          return watch;
+        });
+        return { kind: 'stream', events };
       }
     }
-  }
-
-  function subscribe(id: RpcId, taskId: string, ctx: A2aCallContext): Promise<AsyncIterable<RpcResult>> {
-    const ref = parseTaskId(taskId)!;
-    const key = ctx.sessions.key(ref.contextId);
-    return streamOf(id, ctx, async (onChange) => {
-      const watch = followTask(follower, key, ref.contextId, onChange);
-      await watch.follow(ref.turnId);
-      return watch;
-    });
   }
 
   return {

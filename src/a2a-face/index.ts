@@ -1,6 +1,5 @@
 /** The agent served over A2A: the card, JSON-RPC (face.ts), HTTP+JSON (rest-binding.ts). */
 export { createA2aFace, type A2aFace } from './face.ts';
-export type { A2aAnswer } from './face-types.ts';
 export { agentCard, agentCardSchema, endpointOrigin, A2A_PATH, A2A_REST_PATH, CARD_PATH } from './card.ts';
 export { versionOf } from './wire.ts';
 export { createA2aRest, matchRestRoute, type A2aRest, type RestRoute } from './rest-binding.ts';

@@ -5,7 +5,7 @@
  */
 import { AppError } from '../errors/index.ts';
 import type { A2aFace } from './face.ts';
-import type { A2aCallContext } from './face-types.ts';
+import type { A2aCallContext, Answer } from './face-types.ts';
 import { sendRequestIn, streamResponseOut } from './legacy-rest.ts';
 
 type RestMethod =
@@ -97,8 +97,6 @@ function paramsOfQuery(query: URLSearchParams): Record<string, unknown> {
   return params;
 }
 
-type RestAnswer = { kind: 'json'; body: unknown } | { kind: 'stream'; events: AsyncIterable<unknown> };
-
 interface RestInput {
   query: URLSearchParams;
   /** The parsed JSON body; `undefined` without one. */
@@ -122,7 +120,7 @@ export function createA2aRest(face: A2aFace) {
   };
 
   return {
-    async call(route: RestRoute, input: RestInput, ctx: Omit<A2aCallContext, 'version'>): Promise<RestAnswer> {
+    async call(route: RestRoute, input: RestInput, ctx: Omit<A2aCallContext, 'version'>): Promise<Answer<unknown>> {
       const out = route.legacy ? streamResponseOut : (result: unknown) => result;
       // The JSON-RPC face's own dispatch: its refusals are thrown as AppErrors, encoded by the endpoint.
       const answer = await face.invoke(route.method, paramsOf(route, input), { ...ctx, version: '1.0' });

@@ -15,7 +15,6 @@ import {
   type AgentFrame,
   type AnswerInput,
   type Question,
-  type SessionWatch,
   type TurnFollower,
 } from '../agent/index.ts';
 import type { Principal, SessionAccess } from '../auth/index.ts';
@@ -60,7 +59,6 @@ interface Plan {
   answers: { q: Question; answer: AnswerInput }[];
 }
 
-const snapshotEvent = (messages: Message[]): Event => ({ type: EventType.MESSAGES_SNAPSHOT, messages });
 const openInterrupts = (interrupts: Question[]) =>
   new AppError('INVALID_REQUEST', 'The thread waits for its interrupts: resume them first', {
     reason: 'open_interrupts',
@@ -113,12 +111,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
       return resumed(results);
     }
     if (frames.some((f) => (f.data as { turnId?: string }).turnId === runId))
-      return {
-        turnId: runId,
-        since: 0,
-        snapshot: threadMessages(frames, { before: runId }),
-        answers: [],
-      };
+      return { turnId: runId, since: 0, snapshot: threadMessages(frames, { before: runId }), answers: [] };
     if (interrupts.length > 0) throw openInterrupts(interrupts);
     if (open.length > 0)
       throw new AppError(
@@ -136,7 +129,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
     return { turnId: runId, since: 0, snapshot, send: message.text, ...(clientTools && { clientTools }), answers: [] };
   }
 
-  /** Follows the planned turn into `push` until its run ends; answers the watch to close. */
+  /** Follows the planned turn into `push` until its run ends; answers what stops following it. */
   async function follow(
     key: SessionKey,
     input: RunAgentInput,
@@ -144,7 +137,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
     ctx: AgUiCallContext,
     push: (e: Event) => void,
     end: () => void,
-  ): Promise<SessionWatch> {
+  ): Promise<() => void> {
     let view: RunView = runView(input.threadId, input.runId, p.turnId, p.since);
     let armed = false;
     let expected: Set<string> | undefined;
@@ -171,16 +164,12 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
       }, fail);
     };
     push(runStarted(view));
-    if (p.snapshot) push(snapshotEvent(p.snapshot));
+    if (p.snapshot) push({ type: EventType.MESSAGES_SNAPSHOT, messages: p.snapshot });
     // Progress is no frame of the turn's log: it reaches the run live, between its call's start and result.
     const offProgress = bus.on('mcp.toolProgress', ({ payload }) => {
       if (payload.sessionId === key && payload.turnId === p.turnId && !view.ended) push(toolProgress(payload));
     });
-    const followed = deps.follower.watch(key);
-    const watch: SessionWatch = {
-      follow: (turnId, onStep, since) => followed.follow(turnId, onStep, since),
-      close: () => (offProgress(), followed.close()),
-    };
+    const watch = deps.follower.watch(key);
     try {
       await watch.follow(p.turnId, (step) => {
         const asked = view.open.length;
@@ -207,7 +196,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
     } catch (err) {
       fail(err);
     }
-    return watch;
+    return () => (offProgress(), watch.close());
   }
 
   return {
@@ -218,8 +207,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
         try {
           const { frames } = await bus.execute('agent.history', on(key), on(key));
           const open = await bus.execute('agent.questions', on(key), on(key));
-          const watch = await follow(key, input, plan(input, frames, open, ctx.principal), ctx, push, end);
-          return () => watch.close();
+          return await follow(key, input, plan(input, frames, open, ctx.principal), ctx, push, end);
         } catch (err) {
           push(runError(err));
           end();

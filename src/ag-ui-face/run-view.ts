@@ -5,9 +5,10 @@
  * count once the run saw a step begin: a re-run joining mid-step leaves that text to the `response`, which sends
  * what no chunk did. Every message and step is closed before the end, as @ag-ui/client's verifier wants.
  */
-import { EventType, PROTOCOL_VERSION, type Event } from '@ag-ui/core';
+import { EventType, PROTOCOL_VERSION, type Event, type RunFinishedOutcome } from '@ag-ui/core';
 import { answerOfFrame, questionOfFrame, type AgentFrame, type Question, type TurnStep } from '../agent/index.ts';
 import { AppError, ERROR_TABLE, toAgUiRunError, type ErrorCode } from '../errors/index.ts';
+import type { McpEvents } from '../tools/index.ts';
 import { interruptOf } from './interrupts.ts';
 
 export interface RunView {
@@ -64,14 +65,7 @@ export const runStarted = (v: RunView): Event => ({
 export const runError = (err: unknown): Event => ({ type: EventType.RUN_ERROR, ...toAgUiRunError(err) });
 
 /** A tool server's progress on one of the run's calls (not stored: it comes live only). */
-export const toolProgress = (p: {
-  callId: string;
-  serverId: string;
-  toolName: string;
-  progress: number;
-  total?: number;
-  message?: string;
-}): Event => ({
+export const toolProgress = (p: McpEvents['mcp.toolProgress']): Event => ({
   type: EventType.CUSTOM,
   name: 'agentd.toolProgress',
   value: {
@@ -132,7 +126,7 @@ function unsent(v: RunView, content: string): string {
   return content.slice(0, content.length - v.streamed.length);
 }
 
-function finished(v: RunView, out: Event[], outcome: { type: 'success' } | { type: 'cancelled' }): void {
+function finished(v: RunView, out: Event[], outcome: RunFinishedOutcome): void {
   closeStep(v, out);
   out.push({ type: EventType.RUN_FINISHED, threadId: v.threadId, runId: v.runId, outcome });
   v.ended = true;
@@ -246,17 +240,13 @@ export function foldStep(view: RunView, step: TurnStep): { view: RunView; events
 export function interrupted(view: RunView, questions: readonly Question[]): { view: RunView; events: Event[] } {
   const v = { ...view };
   const events: Event[] = [];
-  closeStep(v, events);
   const interrupts = questions.filter((q) => q.kind !== 'clientTool');
-  events.push({
-    type: EventType.RUN_FINISHED,
-    threadId: v.threadId,
-    runId: v.runId,
-    outcome:
-      interrupts.length > 0
-        ? { type: 'interrupt', interrupts: interrupts.map(interruptOf) }
-        : { type: 'success', pendingToolCallIds: questions.map((q) => q.callId) },
-  });
-  v.ended = true;
+  finished(
+    v,
+    events,
+    interrupts.length > 0
+      ? { type: 'interrupt', interrupts: interrupts.map(interruptOf) }
+      : { type: 'success', pendingToolCallIds: questions.map((q) => q.callId) },
+  );
   return { view: v, events };
 }

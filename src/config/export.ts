@@ -38,13 +38,11 @@ function redact(value: unknown, key: string, underSecretMap: boolean): unknown {
   return value;
 }
 
-/** The running config with every secret replaced: judged by where a value stands (keys, `env`, headers, URLs), then by the one redaction. */
-function redactConfig(config: AgentConfig): Record<string, unknown> {
-  return createRedactor(config).deep(redact(config, '', false) as Record<string, unknown>);
-}
-
-/** YAML of the running config for `GET /api/config.yaml`. */
+/**
+ * YAML of the running config for `GET /api/config.yaml`, every secret replaced: judged by where a value stands
+ * (keys, `env`, headers, URLs), then by the one redaction.
+ */
 export function exportConfigYaml(config: AgentConfig): string {
-  const { version, ...rest } = redactConfig(config);
+  const { version, ...rest } = createRedactor(config).deep(redact(config, '', false) as Record<string, unknown>);
   return stringify({ version, ...rest });
 }

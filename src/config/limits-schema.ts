@@ -1,11 +1,12 @@
 /** `server.limits`: rate limits, caps and body sizes (every limit is here, so load tests raise them without code changes). */
 import { z } from 'zod';
+import { optionalPositiveInt, positiveInt } from './numbers.ts';
 import { unnamedSessionsSchema } from './unnamed-sessions.ts';
 
 const windowLimit = (points: number) =>
   z.strictObject({
-    points: z.number().int().positive().default(points).describe('What the window allows.'),
-    durationSec: z.number().int().positive().default(60).describe("The window's length, in seconds."),
+    points: positiveInt(points).describe('What the window allows.'),
+    durationSec: positiveInt(60).describe("The window's length, in seconds."),
   });
 
 export const limitsSchema = z.strictObject({
@@ -15,65 +16,30 @@ export const limitsSchema = z.strictObject({
       'HTTP requests per client IP per window (`/api`, `/mcp`, `/a2a`, WebSocket upgrades; refused ones count too).',
     ),
   ws: windowLimit(50).prefault({}).describe('WebSocket messages per connection per window.'),
-  wsPerIp: z
-    .number()
-    .int()
-    .positive()
-    .optional()
-    .describe(
-      'WebSocket messages per client IP per `ws` window, across all its connections (reconnecting does not start a fresh window). Default: 10 × `ws.points`.',
-    ),
+  wsPerIp: optionalPositiveInt().describe(
+    'WebSocket messages per client IP per `ws` window, across all its connections (reconnecting does not start a fresh window). Default: 10 × `ws.points`.',
+  ),
   store: z
     .enum(['memory', 'redis'])
     .optional()
     .describe(
       'Where the REST and WebSocket-per-IP windows are counted: `redis` shares them across every instance (it needs `storage.type: redis`). Default: `redis` when `storage.type` is `redis`, else `memory`.',
     ),
-  sessionsPerPrincipal: z
-    .number()
-    .int()
-    .positive()
-    .default(1000)
-    .describe(
-      'Sessions one principal may hold (without auth: per client IP; admin principals are not capped); one more answers 429 until one is deleted. Unnamed sessions (`unnamedSessions`) are not counted.',
-    ),
+  sessionsPerPrincipal: positiveInt(1000).describe(
+    'Sessions one principal may hold (without auth: per client IP; admin principals are not capped); one more answers 429 until one is deleted. Unnamed sessions (`unnamedSessions`) are not counted.',
+  ),
   unnamedSessions: unnamedSessionsSchema.prefault({}),
-  connectionsPerIp: z
-    .number()
-    .int()
-    .positive()
-    .default(10)
-    .describe(
-      'Concurrent connections per client IP, counted by each instance: at most this many HTTP connections (idle keep-alives included; one more is closed unanswered; peers in `trustedProxies` are not counted) and, apart from them, at most this many WebSockets (one more upgrade is answered 429; behind a trusted proxy, per forwarded client).',
-    ),
-  maxBodyBytes: z
-    .number()
-    .int()
-    .positive()
-    .default(14 * 1024 * 1024)
-    .describe(
-      'Largest message body (`message-sync`, `message`, `/mcp`, `/a2a`) or WebSocket frame, in bytes (a 10 MiB image plus JSON); also how far a WebSocket reader may fall behind before it is closed (1008).',
-    ),
-  slowReaderMs: z
-    .number()
-    .int()
-    .positive()
-    .default(10_000)
-    .describe(
-      "How long a WebSocket reader may leave frames waiting in agentd (its connection's buffer full) without taking any of them before it is closed with 1008, in ms.",
-    ),
-  maxJsonBytes: z
-    .number()
-    .int()
-    .positive()
-    .default(1024 * 1024)
-    .describe('Largest body of every other REST route, in bytes.'),
-  maxImportBytes: z
-    .number()
-    .int()
-    .positive()
-    .default(64 * 1024 * 1024)
-    .describe(
-      'Largest session import (`POST /api/sessions/import`), in bytes; it is read whole and checked before anything is stored.',
-    ),
+  connectionsPerIp: positiveInt(10).describe(
+    'Concurrent connections per client IP, counted by each instance: at most this many HTTP connections (idle keep-alives included; one more is closed unanswered; peers in `trustedProxies` are not counted) and, apart from them, at most this many WebSockets (one more upgrade is answered 429; behind a trusted proxy, per forwarded client).',
+  ),
+  maxBodyBytes: positiveInt(14 * 1024 * 1024).describe(
+    'Largest message body (`message-sync`, `message`, `/mcp`, `/a2a`) or WebSocket frame, in bytes (a 10 MiB image plus JSON); also how far a WebSocket reader may fall behind before it is closed (1008).',
+  ),
+  slowReaderMs: positiveInt(10_000).describe(
+    "How long a WebSocket reader may leave frames waiting in agentd (its connection's buffer full) without taking any of them before it is closed with 1008, in ms.",
+  ),
+  maxJsonBytes: positiveInt(1024 * 1024).describe('Largest body of every other REST route, in bytes.'),
+  maxImportBytes: positiveInt(64 * 1024 * 1024).describe(
+    'Largest session import (`POST /api/sessions/import`), in bytes; it is read whole and checked before anything is stored.',
+  ),
 });

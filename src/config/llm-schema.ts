@@ -1,5 +1,6 @@
 /** `llm`: which model, over which API, with which bounds, compaction, budgets and fallbacks. */
 import { z } from 'zod';
+import { optionalPositiveInt, positiveInt } from './numbers.ts';
 
 /** Providers with a preset base URL and API-key environment variable (see src/llm/providers.ts). */
 export const PROVIDERS = [
@@ -119,20 +120,12 @@ export const llmSchema = z.strictObject({
     .describe(
       "Models tried in order when the current one fails with an overload, an outage or a rate limit past its retries (never on a rejected key or request). Each failed attempt is kept in the turn (`fallbacks` of the step that answered); the `response` names the model that answered. Bounds, compaction and budgets are the primary's.",
     ),
-  maxIterations: z
-    .number()
-    .int()
-    .positive()
-    .default(20)
-    .describe('Model steps in one turn; a turn that keeps calling tools ends with a clear final message.'),
-  timeoutMs: z
-    .number()
-    .int()
-    .positive()
-    .default(120_000)
-    .describe(
-      'Bound on one model step, in ms: connecting, every retry and its wait, and the whole stream (`AGENT_ERROR` "model request timed out after N ms").',
-    ),
+  maxIterations: positiveInt(20).describe(
+    'Model steps in one turn; a turn that keeps calling tools ends with a clear final message.',
+  ),
+  timeoutMs: positiveInt(120_000).describe(
+    'Bound on one model step, in ms: connecting, every retry and its wait, and the whole stream (`AGENT_ERROR` "model request timed out after N ms").',
+  ),
   maxRetries: z
     .number()
     .int()
@@ -142,22 +135,12 @@ export const llmSchema = z.strictObject({
     .describe(
       'Retries of answers 408, 409, 429 and 5xx, and of lost connections, that fail before any text arrived; `Retry-After` is honoured up to 10 s, else exponential backoff from 0.5 s. A rejected key (401) is not retried.',
     ),
-  maxReplyChars: z
-    .number()
-    .int()
-    .positive()
-    .default(1_000_000)
-    .describe(
-      'Longest reply (text and tool-call arguments) one model step may stream, in characters; past it the request is aborted and the turn fails (`details.reason: "reply_too_long"`).',
-    ),
-  idleTimeoutMs: z
-    .number()
-    .int()
-    .positive()
-    .default(60_000)
-    .describe(
-      'Longest silence between stream events, in ms; past it the request is aborted and the turn fails (`details.reason: "model_stalled"`). An unstreamed request (`stream: false`) is bounded by `timeoutMs` alone.',
-    ),
+  maxReplyChars: positiveInt(1_000_000).describe(
+    'Longest reply (text and tool-call arguments) one model step may stream, in characters; past it the request is aborted and the turn fails (`details.reason: "reply_too_long"`).',
+  ),
+  idleTimeoutMs: positiveInt(60_000).describe(
+    'Longest silence between stream events, in ms; past it the request is aborted and the turn fails (`details.reason: "model_stalled"`). An unstreamed request (`stream: false`) is bounded by `timeoutMs` alone.',
+  ),
   contextWindow: z
     .number()
     .int()
@@ -166,14 +149,9 @@ export const llmSchema = z.strictObject({
     .describe(
       "The model's context window in tokens. A model without one is compacted only when the provider answers a context overflow (the window it names is used from then on); give Ollama its `num_ctx`. Default: the model table's (src/llm/providers.ts), else none.",
     ),
-  maxOutputTokens: z
-    .number()
-    .int()
-    .positive()
-    .optional()
-    .describe(
-      "Tokens kept free for the reply when judging whether a request fits; also the cap of sampling replies. Default: the model table's, else 4096, at most a quarter of the window.",
-    ),
+  maxOutputTokens: optionalPositiveInt().describe(
+    "Tokens kept free for the reply when judging whether a request fits; also the cap of sampling replies. Default: the model table's, else 4096, at most a quarter of the window.",
+  ),
   compaction: z
     .strictObject({
       threshold: z
@@ -204,15 +182,10 @@ export const llmSchema = z.strictObject({
     .describe("When and how a session's history is compacted before it outgrows the context window."),
   budget: z
     .strictObject({
-      sessionTokens: z
-        .number()
-        .int()
-        .positive()
-        .optional()
-        .describe(
-          'Tokens (prompt and completion, summaries and sampling included) a session may use in its whole life; a reset does not refill it.',
-        ),
-      turnTokens: z.number().int().positive().optional().describe('Tokens one turn may use (all its model steps).'),
+      sessionTokens: optionalPositiveInt().describe(
+        'Tokens (prompt and completion, summaries and sampling included) a session may use in its whole life; a reset does not refill it.',
+      ),
+      turnTokens: optionalPositiveInt().describe('Tokens one turn may use (all its model steps).'),
     })
     .optional()
     .describe(

@@ -92,9 +92,7 @@ export const oauthSchema = z
       o.grant !== 'client_credentials' ||
       (o.clientId !== undefined &&
         (o.clientSecret !== undefined || o.privateKey !== undefined || o.privateKeyFile !== undefined)),
-    {
-      message: 'grant client_credentials needs clientId and clientSecret (or privateKey)',
-    },
+    { message: 'grant client_credentials needs clientId and clientSecret (or privateKey)' },
   )
   .refine((o) => [o.clientSecret, o.privateKey, o.privateKeyFile].filter((v) => v !== undefined).length <= 1, {
     message: 'give one of clientSecret, privateKey and privateKeyFile',

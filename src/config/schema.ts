@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { positiveInt } from './numbers.ts';
 import { a2aSchema, agUiSchema } from './faces-schema.ts';
 export type { AgUiConfig } from './faces-schema.ts';
 import { llmSchema } from './llm-schema.ts';
@@ -62,14 +63,9 @@ export const agentConfigSchema = z
       .describe(
         'Remote A2A agents whose skills the model calls as tools, by name; names share one space with `mcpServers`.',
       ),
-    toolResultMaxBytes: z
-      .number()
-      .int()
-      .positive()
-      .default(100 * 1024)
-      .describe(
-        'Largest tool result handed to the model, in bytes; a longer one reaches it cut, with a last line `[... truncated N bytes by agentd]` (the REST endpoints return results uncut).',
-      ),
+    toolResultMaxBytes: positiveInt(100 * 1024).describe(
+      'Largest tool result handed to the model, in bytes; a longer one reaches it cut, with a last line `[... truncated N bytes by agentd]` (the REST endpoints return results uncut).',
+    ),
     toolPolicy: toolPolicySchema
       .prefault({})
       .describe("Which tool calls run, wait for a person's approval, or are refused."),

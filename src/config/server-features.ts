@@ -1,5 +1,6 @@
 /** What agentd declares to and asks of each tool server; all optional, defaults applied in src/tools/mcp/server-features.ts. */
 import { z } from 'zod';
+import { optionalPositiveInt } from './numbers.ts';
 
 /** The MCP log levels (RFC 5424), least severe first. */
 export const MCP_LOG_LEVELS = [
@@ -35,14 +36,9 @@ export const serverFeatureKeys = {
     .boolean()
     .optional()
     .describe("A progress notification restarts the call's `timeout`, up to `maxTotalTimeout`. Default: `false`."),
-  maxTotalTimeout: z
-    .number()
-    .int()
-    .positive()
-    .optional()
-    .describe(
-      'The longest a call may run in all however often the server reports progress, in ms. Default: 10 × `timeout`.',
-    ),
+  maxTotalTimeout: optionalPositiveInt().describe(
+    'The longest a call may run in all however often the server reports progress, in ms. Default: 10 × `timeout`.',
+  ),
   logLevel: z
     .enum(MCP_LOG_LEVELS)
     .optional()

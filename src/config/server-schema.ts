@@ -1,6 +1,7 @@
 /** `server`: the network service (address, CORS, limits, credentials, inspection, tracing, the MCP face's policy). */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { positiveInt } from './numbers.ts';
 import { authSchema } from './auth-schema.ts';
 import { limitsSchema } from './limits-schema.ts';
 
@@ -69,14 +70,9 @@ export const serverSchema = z.strictObject({
     .describe(
       'OpenTelemetry traces over OTLP/HTTP; the standard `OTEL_*` variables configure the exporter and can turn tracing on too.',
     ),
-  requestTimeoutMs: z
-    .number()
-    .int()
-    .positive()
-    .default(300_000)
-    .describe(
-      "How long `POST /api/message-sync`, `/mcp`'s `chat_with_agent` and a blocking A2A `SendMessage` wait for the turn's answer, in ms.",
-    ),
+  requestTimeoutMs: positiveInt(300_000).describe(
+    "How long `POST /api/message-sync`, `/mcp`'s `chat_with_agent` and a blocking A2A `SendMessage` wait for the turn's answer, in ms.",
+  ),
   allowedHosts: z
     .array(z.string())
     .default([])

@@ -1,14 +1,10 @@
 /** `storage`: where session logs are kept (jsonl, memory or redis). */
 import { z } from 'zod';
+import { positiveInt } from './numbers.ts';
 
-const maxSessionsInMemory = z
-  .number()
-  .int()
-  .positive()
-  .default(1000)
-  .describe(
-    'Sessions held in memory at most: the least recently used idle one leaves first (idle ones leave after a minute anyway) and is read back from its log when used again.',
-  );
+const maxSessionsInMemory = positiveInt(1000).describe(
+  'Sessions held in memory at most: the least recently used idle one leaves first (idle ones leave after a minute anyway) and is read back from its log when used again.',
+);
 
 export const storageSchema = z.discriminatedUnion('type', [
   z

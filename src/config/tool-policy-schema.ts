@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { positiveInt } from './numbers.ts';
 import { serverNameSchema } from './tool-servers-schema.ts';
 
 const toolAction = z.enum(['allow', 'ask', 'deny']);
@@ -20,12 +21,7 @@ export const toolPolicySchema = z.strictObject({
     )
     .default([])
     .describe('The first rule whose `server` and `tool` match a call decides.'),
-  timeoutMs: z
-    .number()
-    .int()
-    .positive()
-    .default(300_000)
-    .describe(
-      "How long a call (or a sampling request under `sampling: ask`, or a tool server's question) waits for its answer before it is denied or declined, in ms.",
-    ),
+  timeoutMs: positiveInt(300_000).describe(
+    "How long a call (or a sampling request under `sampling: ask`, or a tool server's question) waits for its answer before it is denied or declined, in ms.",
+  ),
 });

@@ -1,5 +1,6 @@
 /** `mcpServers` and `a2aAgents`: the agent's tool servers, whose names share one space (`serverNameSchema`). */
 import { z } from 'zod';
+import { positiveInt } from './numbers.ts';
 import { oauthSchema } from './oauth-schema.ts';
 import { serverFeatureKeys } from './server-features.ts';
 
@@ -13,22 +14,12 @@ const serverCommon = {
     .string()
     .optional()
     .describe("Shown in the server's record (`GET /api/mcp/servers`, `mcpServerStatus` frames)."),
-  timeout: z
-    .number()
-    .int()
-    .positive()
-    .default(60_000)
-    .describe(
-      'Bound on every request to the server, in ms; a request that times out (or is cancelled) is sent `notifications/cancelled`. A server whose questions people answer needs a long one.',
-    ),
-  maxResultBytes: z
-    .number()
-    .int()
-    .positive()
-    .default(10 * 1024 * 1024)
-    .describe(
-      'Largest single message (a result, a resource) read from the server, in bytes; a larger one fails its call.',
-    ),
+  timeout: positiveInt(60_000).describe(
+    'Bound on every request to the server, in ms; a request that times out (or is cancelled) is sent `notifications/cancelled`. A server whose questions people answer needs a long one.',
+  ),
+  maxResultBytes: positiveInt(10 * 1024 * 1024).describe(
+    'Largest single message (a result, a resource) read from the server, in bytes; a larger one fails its call.',
+  ),
   required: z
     .boolean()
     .default(false)
@@ -96,12 +87,7 @@ export const a2aAgentSchema = z
       .describe(
         "Sent with every request, the card's included, e.g. `Authorization: Bearer $PEER_KEY`; values are redacted everywhere.",
       ),
-    timeout: z
-      .number()
-      .int()
-      .positive()
-      .default(120_000)
-      .describe('Bound on the card fetch and on each call (the whole remote task), in ms.'),
+    timeout: positiveInt(120_000).describe('Bound on the card fetch and on each call (the whole remote task), in ms.'),
     description: z.string().optional().describe("Shown in the server's record. Default: `A2A agent`."),
   })
   .describe(

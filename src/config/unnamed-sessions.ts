@@ -1,16 +1,12 @@
 /** `server.limits.unnamedSessions` (see `UNNAMED_PREFIX` in src/session-id.ts). */
 import { z } from 'zod';
+import { positiveInt } from './numbers.ts';
 
 export const unnamedSessionsSchema = z
   .strictObject({
-    ttlMs: z
-      .number()
-      .int()
-      .positive()
-      .default(24 * 60 * 60 * 1000)
-      .describe(
-        'How long an unnamed session may stay idle (no new event stored, no turn running, queued or waiting for a person) before it is deleted with its log, in ms.',
-      ),
+    ttlMs: positiveInt(24 * 60 * 60 * 1000).describe(
+      'How long an unnamed session may stay idle (no new event stored, no turn running, queued or waiting for a person) before it is deleted with its log, in ms.',
+    ),
     sweepIntervalMs: z
       .number()
       .int()

@@ -94,6 +94,22 @@ export function emitText(onText: ((delta: string) => void) | undefined, text: st
   }
 }
 
+/** What every folder shares: `size` (characters counted so far) and reply text counted and handed to `onText`. */
+export abstract class TextFolder {
+  protected chars = 0;
+
+  constructor(private readonly onText: ((delta: string) => void) | undefined) {}
+
+  get size(): number {
+    return this.chars;
+  }
+
+  protected emit(delta: string): void {
+    this.chars += delta.length;
+    emitText(this.onText, delta);
+  }
+}
+
 /** A usage record from its parts (cache figures only when the provider gave them). */
 export function usageOf(
   promptTokens: number,

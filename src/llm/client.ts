@@ -11,8 +11,7 @@
  *   `onText` (408/409/429/5xx and 529, an overload reported at the start of a stream, lost
  *   connections). The wait honours `retry-after-ms` / `Retry-After`, is capped at
  *   MAX_RETRY_WAIT_MS, ends early on abort, and is skipped (failing at once) when it would
- *   outlast the deadline. The SDK's own retry is off: in openai v6 it honours Retry-After
- *   without any upper bound and its wait ignores the abort signal.
+ *   outlast the deadline.
  * - Aborting `signal` rejects with a DOMException named 'AbortError'; every other failure is
  *   AppError('AGENT_ERROR') (see failures.ts); an exception from `onText` rejects as itself.
  * - `llm.stream: false`: one request, the whole reply; `onText` gets its text once.
@@ -41,8 +40,10 @@ import {
   type RequestFacts,
 } from './failures.ts';
 import { isAppError } from '../errors/index.ts';
-import { adapterFor } from './adapters.ts';
-import { contextLimitsOf, resolveProvider } from './providers.ts';
+import { chatAdapter } from './chat-adapter.ts';
+import { messagesAdapter } from './messages-adapter.ts';
+import { apiOf, contextLimitsOf, resolveProvider } from './providers.ts';
+import { responsesAdapter } from './responses-adapter.ts';
 import { createSseReader } from './sse.ts';
 import type { LlmClient, ModelRequest, ModelStep, Usage } from './types.ts';
 
@@ -65,6 +66,9 @@ export interface LlmDeps {
   /** Told when each model request starts; the returned function when it ends (after its retries). For metrics and traces. */
   observe?: (turnId: string | undefined) => (outcome: RequestOutcome) => void;
 }
+
+/** The adapter of each API; a model's is `llm.api`, else its provider's default (apiOf). */
+const ADAPTERS = { chat: chatAdapter, responses: responsesAdapter, messages: messagesAdapter } as const;
 
 function abortError(): DOMException {
   return new DOMException('model request aborted', 'AbortError');
@@ -89,7 +93,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     timeoutMs: llm.timeoutMs,
   };
   const endpoint = endpointOf(resolved.baseURL);
-  const adapter: Adapter = adapterFor(llm, {
+  const adapter: Adapter = ADAPTERS[apiOf(llm)]({
     stream: llm.stream,
     temperature: llm.temperature,
     cache: llm.cache ?? true,
@@ -197,10 +201,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       };
       callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
       const deadline = performance.now() + llm.timeoutMs;
-      const timer = setTimeout(() => {
-        ended ??= 'timed out';
-        controller.abort();
-      }, llm.timeoutMs);
+      const timer = setTimeout(() => stop('timed out'), llm.timeoutMs);
       try {
         for (let retries = 0; ; retries++) {
           try {

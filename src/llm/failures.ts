@@ -139,21 +139,11 @@ function providerText(e: unknown, facts: RequestFacts): string {
   return raw ? `: ${scrub(raw, facts.apiKey)}` : '';
 }
 
-/** The provider's error code and message, raw (for matching, never shown). */
-function errorParts(e: { error?: unknown; code?: unknown; message: string }): {
-  code: string | undefined;
-  message: string;
-} {
+/** The provider's error code (else its type) and message, raw (for matching, never shown). */
+function errorParts(e: ModelApiError): { code: string | undefined; message: string } {
   const body = e.error as { message?: unknown; code?: unknown; type?: unknown } | string | undefined;
   if (typeof body === 'string') return { code: undefined, message: body };
-  const code =
-    typeof e.code === 'string'
-      ? e.code
-      : typeof body?.code === 'string'
-        ? body.code
-        : typeof body?.type === 'string'
-          ? body.type
-          : undefined;
+  const code = [body?.code, body?.type].find((c) => typeof c === 'string');
   return { code, message: typeof body?.message === 'string' ? body.message : e.message };
 }
 
@@ -202,39 +192,24 @@ export function toAgentError(e: unknown, facts: RequestFacts, retries = 0): AppE
     );
   }
   if (e instanceof ModelApiError) {
-    const status = statusOf(e);
+    const text = providerText(e, facts);
     const overflow = overflowOf(e);
     if (overflow) {
       const err = failure(
-        `the request did not fit the model's context window${providerText(e, facts)}`,
+        `the request did not fit the model's context window${text}`,
         facts,
         CONTEXT_OVERFLOW,
-        status,
+        e.status,
       );
       if (overflow.window > 0) (err.details as Record<string, unknown>)['contextWindow'] = overflow.window;
       return err;
     }
-    if (CONTENT_FILTER_CODES.has(errorParts(e).code ?? ''))
-      return contentFilterFailure(facts, status, providerText(e, facts));
-    const streamStatus = streamStatusOf(e);
-    if (streamStatus === 429)
-      return failure(
-        `model provider rate limit exceeded (429)${after}${providerText(e, facts)}`,
-        facts,
-        'rate_limited',
-        streamStatus,
-      );
-    if (streamStatus !== undefined)
-      return failure(
-        `model provider failed (${streamStatus === 529 ? '529, overloaded' : streamStatus})${after}${providerText(e, facts)}`,
-        facts,
-        'provider_error',
-        streamStatus,
-      );
+    if (CONTENT_FILTER_CODES.has(errorParts(e).code ?? '')) return contentFilterFailure(facts, e.status, text);
+    // An error inside a stream that stands for a status (an overload, a rate limit) fails as that status would.
+    const status = e.status ?? streamStatusOf(e);
     if (status === undefined)
-      return failure(`model provider reported an error mid-stream${providerText(e, facts)}`, facts, 'stream_error');
+      return failure(`model provider reported an error mid-stream${text}`, facts, 'stream_error');
     if (status === 401) return failure('model provider rejected the API key (401)', facts, 'unauthorized', status);
-    const text = providerText(e, facts);
     if (status === 403) return failure(`model provider refused access (403)${text}`, facts, 'forbidden', status);
     if (status === 404)
       return failure(`model "${facts.model}" or its endpoint was not found (404)${text}`, facts, 'not_found', status);

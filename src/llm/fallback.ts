@@ -96,12 +96,11 @@ export function createLlmClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
             if (isAppError(e) && fallbacks.length > 0) e.details.fallbacks = fallbacks;
             throw e;
           }
-          const status = typeof e.details.status === 'number' ? { status: e.details.status } : {};
           fallbacks.push({
             model: client.model,
             provider,
             reason: String(e.details.reason),
-            ...status,
+            ...(typeof e.details.status === 'number' && { status: e.details.status }),
             message: e.message,
           });
           deps.log.warn(

@@ -128,10 +128,6 @@ class Connection {
     this.socket.uncork();
   }
 
-  destroy(err?: Error): void {
-    this.socket.destroy(err);
-  }
-
   private onData(data: Buffer): void {
     const exchange = this.exchange;
     if (!exchange) return void this.socket.destroy(); // bytes nobody asked for: out of step
@@ -280,7 +276,7 @@ export function createHttp1Pool(options: { tls?: ConnectionOptions; connectTimeo
         let conn = list?.pop();
         while (conn?.socket.destroyed) conn = list?.pop();
         conn ??= open(url);
-        const onAbort = () => conn.destroy(abortError());
+        const onAbort = () => conn.socket.destroy(abortError());
         signal.addEventListener('abort', onAbort, { once: true });
         const exchange: Exchange = {
           resolve,
@@ -293,7 +289,7 @@ export function createHttp1Pool(options: { tls?: ConnectionOptions; connectTimeo
       });
     },
     close() {
-      for (const list of idle.values()) for (const conn of list) conn.destroy();
+      for (const list of idle.values()) for (const conn of list) conn.socket.destroy();
       idle.clear();
     },
   };

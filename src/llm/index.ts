@@ -1,5 +1,3 @@
-/** Public face of the model client: the LlmClient port, its API adapters, fallbacks and provider presets. */
+/** Public face of the model client: the LlmClient (types.ts) of `llm` with its fallbacks. */
 export type { LlmDeps, RequestOutcome } from './client.ts';
 export { createLlmClient, fallbackConfig } from './fallback.ts';
-export type { ProviderPreset, ResolvedProvider } from './providers.ts';
-export type * from './types.ts';

@@ -2,7 +2,7 @@ import { messageOf } from '../errors/index.ts';
 import { VERSION } from '../package-info.ts';
 import type { Adapter } from './adapter.ts';
 import { ModelAbortError, ModelApiError, ModelConnectionError } from './api-error.ts';
-import { createHttp1Pool, type Http1Answer, type Http1Pool } from './http1.ts';
+import { createHttp1Pool, type Http1Answer as Answer, type Http1Pool } from './http1.ts';
 
 /** Where every request of one client goes, and with which headers (the same for each: `requestHead`). */
 export interface RequestHead {
@@ -34,9 +34,6 @@ export function requestHead(
   }
   return { url: url.href, headers };
 }
-
-/** A 2xx answer: its status, raw headers and body (read piece by piece, or whole). */
-export type Answer = Http1Answer;
 
 /** The answer's headers as a fetch Headers (what errors and parsing read). */
 export function headersOf(raw: Answer['headers']): Headers {

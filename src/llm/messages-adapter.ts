@@ -18,9 +18,9 @@
  */
 import { ModelApiError } from './api-error.ts';
 import {
-  emitText,
   optionalKeys,
   replayFor,
+  TextFolder,
   usageOf,
   type Adapter,
   type AdapterOptions,
@@ -135,6 +135,8 @@ interface MessageEvent {
   error?: { type?: string; message?: string };
 }
 
+const USAGE_KEYS = ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const;
+
 const FINISH: Record<string, string> = {
   end_turn: 'stop',
   stop_sequence: 'stop',
@@ -144,17 +146,10 @@ const FINISH: Record<string, string> = {
   refusal: 'content_filter',
 };
 
-class MessagesFolder implements StepFolder {
+class MessagesFolder extends TextFolder implements StepFolder {
   private readonly blocks: Block[] = [];
-  private chars = 0;
   private stop = '';
   private readonly usage: AnthropicUsage = {};
-
-  constructor(private readonly onText: ((delta: string) => void) | undefined) {}
-
-  get size(): number {
-    return this.chars;
-  }
 
   add(event: unknown): void {
     const e = event as MessageEvent;
@@ -163,7 +158,7 @@ class MessagesFolder implements StepFolder {
         return this.count(e.message?.usage);
       case 'content_block_start':
         if (e.content_block) this.blocks[e.index ?? this.blocks.length] = { ...e.content_block };
-        if (e.content_block?.type === 'text' && e.content_block.text) this.text(e.content_block.text);
+        if (e.content_block?.type === 'text' && e.content_block.text) this.emit(e.content_block.text);
         return;
       case 'content_block_delta': {
         const block = this.blocks[e.index ?? -1];
@@ -171,7 +166,7 @@ class MessagesFolder implements StepFolder {
         if (!block || !d) return;
         if (d.type === 'text_delta' && d.text) {
           block.text = (block.text ?? '') + d.text;
-          this.text(d.text);
+          this.emit(d.text);
         } else if (d.type === 'input_json_delta' && d.partial_json) {
           block.partial = (block.partial ?? '') + d.partial_json;
           this.chars += d.partial_json.length;
@@ -189,21 +184,10 @@ class MessagesFolder implements StepFolder {
     }
   }
 
-  private text(delta: string): void {
-    this.chars += delta.length;
-    emitText(this.onText, delta);
-  }
-
   /** Usage figures as they come (message_start has the input, message_delta the output, sometimes more). */
   count(u: AnthropicUsage | undefined): void {
     if (!u) return;
-    for (const key of [
-      'input_tokens',
-      'output_tokens',
-      'cache_creation_input_tokens',
-      'cache_read_input_tokens',
-    ] as const)
-      if (typeof u[key] === 'number') this.usage[key] = u[key];
+    for (const key of USAGE_KEYS) if (typeof u[key] === 'number') this.usage[key] = u[key];
   }
 
   whole(message: { content?: Block[]; stop_reason?: string | null; usage?: AnthropicUsage }): this {

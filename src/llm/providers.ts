@@ -221,16 +221,12 @@ export function resolveProvider(
   const preset: ProviderPreset = PROVIDER_PRESETS[provider];
   const details = { provider, model: llm.model };
   const baseURL = llm.baseURL || preset.baseURL;
-  if (!baseURL) {
+  if (!baseURL)
     throw new AppError(
       'AGENT_ERROR',
       `provider "${provider}" needs llm.baseURL (the endpoint of your OpenAI-compatible server)`,
-      {
-        ...details,
-        reason: 'missing_base_url',
-      },
+      { ...details, reason: 'missing_base_url' },
     );
-  }
   if (llm.apiKey) return { provider, baseURL, apiKey: llm.apiKey, keySource: 'config' };
   const fromEnv = preset.keyEnv ? env[preset.keyEnv] : undefined;
   if (fromEnv) return { provider, baseURL, apiKey: fromEnv, keySource: 'env' };

@@ -1,12 +1,7 @@
 /**
- * A request body as bytes, with the history's part kept encoded between turns (every API adapter).
- *
- * Every model API agentd speaks takes the whole history every step, and a session's model view
- * only grows by appending until a reset replaces it. So the encoder keeps, per messages array, the
- * UTF-8 JSON of the messages it has seen, and a turn encodes only the messages appended since: the
- * body is then one copy of those bytes between a small head and tail, instead of converting,
- * stringifying and UTF-8 encoding every message again (per-turn work no longer grows with the
- * session's length beyond that copy).
+ * A request body as bytes, with the history's part kept encoded between turns (every API adapter): every API
+ * takes the whole history every step and a session's history only grows, so the encoder keeps each messages
+ * array's UTF-8 JSON and a turn encodes only the messages appended since (per-turn work stays flat).
  *
  * Contracts:
  * - A codec says how one message is written after the one before it (`fragment`); the list's text

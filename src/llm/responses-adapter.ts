@@ -16,9 +16,9 @@
  */
 import { ModelApiError } from './api-error.ts';
 import {
-  emitText,
   optionalKeys,
   replayFor,
+  TextFolder,
   usageOf,
   type Adapter,
   type AdapterOptions,
@@ -103,20 +103,13 @@ function failed(response: ResponseObject | undefined): ModelApiError {
   return new ModelApiError(undefined, error, error.message, undefined);
 }
 
-class ResponsesFolder implements StepFolder {
+class ResponsesFolder extends TextFolder implements StepFolder {
   private text = '';
   private thought = '';
-  private chars = 0;
   private readonly calls = new Map<number, ToolCallRequest>();
   private readonly replay: Record<string, unknown>[] = [];
   private summaries = '';
   private end: ResponseObject | undefined;
-
-  constructor(private readonly onText: ((delta: string) => void) | undefined) {}
-
-  get size(): number {
-    return this.chars;
-  }
 
   add(event: unknown): void {
     const e = event as ResponseEvent;
@@ -124,8 +117,7 @@ class ResponsesFolder implements StepFolder {
       case 'response.output_text.delta':
         if (!e.delta) return;
         this.text += e.delta;
-        this.chars += e.delta.length;
-        return emitText(this.onText, e.delta);
+        return this.emit(e.delta);
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta':
         if (!e.delta) return;

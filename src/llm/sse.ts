@@ -1,8 +1,5 @@
 /**
- * A lean server-sent events reader for model streams: bytes in, each event's `data` out, parsed.
- * It replaced the openai SDK's stream reader on the per-chunk path (ARCHITECTURE §5: a lean client,
- * measured against the SDK's in bench/micro/adapters.ts and the `apis` benchmark); the request is
- * lean-request.ts's.
+ * A lean server-sent events reader for model streams (ARCHITECTURE §5): bytes in, each event's `data` out, parsed.
  *
  * Contracts:
  * - Events end at a blank line (`\n\n`, `\r\n\r\n` or `\r\r`); an event's `data:` lines are joined

@@ -5,16 +5,8 @@
  */
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
-import { emitText, usageOf, type StepFolder } from './adapter.ts';
+import { TextFolder, usageOf, type StepFolder } from './adapter.ts';
 import type { ModelStep, ToolCallRequest } from './types.ts';
-
-export { TextCallbackError } from './adapter.ts';
-
-interface Slot {
-  id: string;
-  name: string;
-  arguments: string;
-}
 
 /** Reasoning fields of a chat message or delta, as providers other than OpenAI send them. */
 export interface ChatReasoning {
@@ -31,23 +23,14 @@ export function chatUsage(u: CompletionUsage): ReturnType<typeof usageOf> {
   return usage;
 }
 
-export class StepBuilder implements StepFolder {
+export class StepBuilder extends TextFolder implements StepFolder {
   private text = '';
   private reasoning = '';
-  /** Characters received so far: reply text and tool-call arguments. */
-  private chars = 0;
   private finishReason = '';
   private usage: CompletionUsage | undefined;
-  private readonly slots: Slot[] = [];
-  private readonly byIndex = new Map<number, Slot>();
-  private last: Slot | undefined;
-
-  constructor(private readonly onText: ((delta: string) => void) | undefined) {}
-
-  /** Characters of reply text, reasoning and tool-call arguments received so far. */
-  get size(): number {
-    return this.chars;
-  }
+  private readonly slots: ToolCallRequest[] = [];
+  private readonly byIndex = new Map<number, ToolCallRequest>();
+  private last: ToolCallRequest | undefined;
 
   /**
    * Takes one chunk. Tool-call deltas are matched by `index`; a delta without an index continues
@@ -64,8 +47,7 @@ export class StepBuilder implements StepFolder {
       const content = delta.content;
       if (content) {
         this.text += content;
-        this.chars += content.length;
-        emitText(this.onText, content);
+        this.emit(content);
       }
       const thought = delta.reasoning_content || delta.reasoning;
       if (thought) {
@@ -100,11 +82,7 @@ export class StepBuilder implements StepFolder {
 
   /** The step so far; calls without an id get one from `newId`. finishReason is 'unknown' if none came. */
   build(newId: () => string): ModelStep {
-    const toolCalls: ToolCallRequest[] = this.slots.map((s) => ({
-      id: s.id || newId(),
-      name: s.name,
-      arguments: s.arguments,
-    }));
+    const toolCalls = this.slots.map((s) => ({ ...s, id: s.id || newId() }));
     const step: ModelStep = { text: this.text, toolCalls, finishReason: this.finishReason || 'unknown' };
     if (this.usage) step.usage = chatUsage(this.usage);
     if (this.reasoning) step.reasoning = { api: 'chat', text: this.reasoning };

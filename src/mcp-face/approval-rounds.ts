@@ -11,13 +11,12 @@ import {
   type InputRequiredResult,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { QUESTION_ASKED, type AgentCommands, type AgentEvents, type Question } from '../agent/index.ts';
-import type { Bus } from '../bus/index.ts';
-import type { Logger } from '../log/index.ts';
+import { QUESTION_ASKED, type Question } from '../agent/index.ts';
 import { madeOnce } from '../made-once.ts';
 import type { SessionKey } from '../session-id.ts';
 import { answerOf, applyAnswer, formOf, type FormQuestion } from './questions.ts';
-import { purposeKey, type FaceKey } from './seal.ts';
+import type { ServerFaceDeps } from './face-types.ts';
+import { purposeKey } from './seal.ts';
 
 export interface ApprovalState {
   /** The owned session key (sealed, so as minted). */
@@ -34,11 +33,7 @@ export interface ApprovalState {
 /** A question a form can ask, with that form. */
 type Asking = { question: Question; form: FormQuestion };
 
-export function createApprovalRounds(deps: {
-  bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute' | 'on'>;
-  log: Logger;
-  key: FaceKey;
-}) {
+export function createApprovalRounds(deps: Pick<ServerFaceDeps, 'bus' | 'log' | 'key'>) {
   // Once: the codec keeps its imported CryptoKey across requests.
   const codec = madeOnce(async () =>
     createRequestStateCodec<ApprovalState>({ key: purposeKey(await deps.key(), 'request-state'), ttlSeconds: 600 }),

@@ -46,19 +46,13 @@ export function askQuestions(
     withdraw.get(a.id)?.();
     withdraw.delete(a.id);
   };
-  const offs = [
-    ...QUESTION_ASKED.map((name) =>
-      deps.bus.on(
-        `agent.${name}`,
-        (e) => e.correlationId === correlationId && asked({ event: name, data: e.payload } as AgentFrame),
-      ),
-    ),
-    ...QUESTION_ANSWERED.map((name) =>
-      deps.bus.on(
-        `agent.${name}`,
-        (e) => e.correlationId === correlationId && answered({ event: name, data: e.payload } as AgentFrame),
-      ),
-    ),
-  ];
+  const offs = [...QUESTION_ASKED, ...QUESTION_ANSWERED].map((name) =>
+    deps.bus.on(`agent.${name}`, (e) => {
+      if (e.correlationId !== correlationId) return;
+      const frame = { event: name, data: e.payload } as AgentFrame;
+      asked(frame);
+      answered(frame);
+    }),
+  );
   return () => offs.forEach((off) => off());
 }

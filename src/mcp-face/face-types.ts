@@ -1,18 +1,14 @@
 import type { AgentCommands, AgentEvents, TurnWaiter } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { IdSource } from '../clock.ts';
+import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
 import type { McpCommands } from '../tools/index.ts';
 import type { AnswerTo, AskedOutOfBand } from './legacy-approvals.ts';
 import type { FormQuestion } from './questions.ts';
 import type { FaceKey } from './seal.ts';
 
-export interface AgentCard {
-  name: string;
-  description?: string;
-  version: string;
-  model: string;
-}
+type AgentCard = Pick<AgentConfig, 'name' | 'description' | 'version'> & { model: string };
 
 type FaceBus = Pick<
   Bus<AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>, AgentEvents>,

@@ -42,8 +42,7 @@ export function createServerFace(deps: ServerFaceDeps) {
     meta: Record<string, unknown> | undefined,
     signal: AbortSignal,
   ): Promise<CallToolResult> {
-    if (!deps.exposeTools) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    const known = (await bus.execute('mcp.modelTools', {})).some((t) => t.name === name);
+    const known = deps.exposeTools && (await bus.execute('mcp.modelTools', {})).some((t) => t.name === name);
     if (!known) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
     const outcome = await bus.execute('mcp.callModelTool', { name, args: args ?? {}, signal, hops: hopsIn(meta) + 1 });
     const data = outcome.result as Partial<CallToolResult> | undefined;
