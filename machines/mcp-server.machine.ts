@@ -23,6 +23,7 @@
 import { backoffDelay } from '../src/backoff.ts';
 import { assign, emit, fromPromise, setup } from 'xstate';
 import type { ServerStatus } from '../src/conversation/records.ts';
+import { messageOf } from '../src/errors/index.ts';
 
 /** The spec status a state stands for (src/conversation/records.ts owns the list). */
 export type { ServerStatus };
@@ -56,11 +57,8 @@ export interface McpServerMachineInput {
   random: () => number;
 }
 
-interface Context {
-  serverId: string;
+interface Context extends Omit<McpServerMachineInput, 'retry'> {
   retry: RetryPolicy;
-  now: () => number;
-  random: () => number;
   /** Retries made since the last successful connection. */
   attempt: number;
   /** Times of recent failures (pruned to the window). */
@@ -85,10 +83,8 @@ const recentFailures = (context: Context): number[] => {
   return [...context.failures, now].filter((t) => now - t < context.retry.windowMs);
 };
 
-const reasonOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
 const failureReason = (event: { type: string; error?: unknown; reason?: string }): string =>
-  event.type === 'CONNECTION_LOST' ? (event.reason ?? 'connection lost') : reasonOf(event.error);
+  event.type === 'CONNECTION_LOST' ? (event.reason ?? 'connection lost') : messageOf(event.error);
 
 export const mcpServerMachine = setup({
   types: {

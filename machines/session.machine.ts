@@ -35,7 +35,6 @@ import {
   type ActorRefFrom,
   type ErrorActorEvent,
 } from 'xstate';
-import { EVENT_VERSION } from '../src/conversation/session-events.ts';
 import { QUESTION_KINDS, answeredEvent, closingAnswer, type WaitingQuestion } from '../src/conversation/questions.ts';
 import {
   keyOf,
@@ -48,14 +47,12 @@ import {
 } from '../src/conversation/turn-contract.ts';
 import { toTurnError } from '../src/conversation/turn-steps.ts';
 import { turnMachine } from './turn.machine.ts';
+import type { TurnInput } from './turn/context.ts';
+import { fact, turnFailedFact } from './turn/facts.ts';
 
-export interface SessionInput {
+/** What every turn of the session is given (the turn's model, iteration cap and approval timeout). */
+export interface SessionInput extends Pick<TurnInput, 'maxIterations' | 'model' | 'approvalTimeoutMs'> {
   sessionId: string;
-  maxIterations: number;
-  /** Model name recorded with the session's turns. */
-  model: string;
-  /** How long a tool call waits for approval before it is denied. */
-  approvalTimeoutMs: number;
 }
 
 export interface SessionContext extends SessionInput {
@@ -133,33 +130,13 @@ export const sessionMachine = setup({
       if (reason === 'shutdown' && questions.some((q) => QUESTION_KINDS[q.kind].survivesRestart)) return;
       const message = cancelMessage(reason);
       for (const q of questions)
-        enqueue.emit({
-          type: 'fact',
-          key,
-          event: answeredEvent({ ...q, turnId }, closingAnswer(q.kind, reason, message), reason),
-        });
-      enqueue.emit({
-        type: 'fact',
-        key,
-        event: {
-          v: EVENT_VERSION,
-          type: 'turnFailed',
-          turnId,
-          code: 'AGENT_ERROR',
-          message,
-          details: { reason },
-          cancelled: true,
-        },
-      });
+        enqueue.emit(fact(key, answeredEvent({ ...q, turnId }, closingAnswer(q.kind, reason, message), reason)));
+      const failed = turnFailedFact(key, { code: 'AGENT_ERROR', message, details: { reason } });
+      enqueue.emit(fact(key, { ...failed, cancelled: true }));
     }),
     reportCrash: emit(({ context }, error: unknown) => {
       const key = keyOf(context.sessionId, context.queue[0] as TurnMessage);
-      const { code, message, details } = toTurnError(error);
-      return {
-        type: 'fact' as const,
-        key,
-        event: { v: EVENT_VERSION, type: 'turnFailed' as const, turnId: key.turnId, code, message, details },
-      };
+      return fact(key, turnFailedFact(key, toTurnError(error)));
     }),
     finishTurn: assign({ queue: ({ context }) => context.queue.slice(1) }),
     askCompaction: assign({
@@ -245,5 +222,3 @@ export const sessionMachine = setup({
     },
   },
 });
-
-export type SessionMachine = typeof sessionMachine;

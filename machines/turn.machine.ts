@@ -125,5 +125,3 @@ export const turnMachine = turnSetup.createMachine({
     failed: { entry: 'reportFailure', type: 'final' },
   },
 });
-
-export type TurnMachine = typeof turnMachine;

@@ -11,6 +11,7 @@ import type {
   ToolCaller,
 } from '../../src/conversation/turn-contract.ts';
 import { failedOutcome } from '../../src/conversation/turn-steps.ts';
+import { messageOf } from '../../src/errors/index.ts';
 
 /** An actor system (xstate exports its type only through the actors'). */
 export type ActorSystemOf = AnyActorRef['system'];
@@ -29,11 +30,7 @@ export const toolsRunner = (callerOf: (system: ActorSystemOf) => ToolCaller) =>
       const settled = (outcome: ModelToolOutcome) => {
         if (!controller.signal.aborted) sendBack({ type: 'tool.settled', callId: c.callId, outcome });
       };
-      const threw = (err: unknown) =>
-        failedOutcome(
-          { name: c.name, toolName: c.name, serverId: '' },
-          err instanceof Error ? err.message : String(err),
-        );
+      const threw = (err: unknown) => failedOutcome({ name: c.name, toolName: c.name, serverId: '' }, messageOf(err));
       // A caller that throws instead of rejecting is answered the same way; a call of a step already
       // stopped (aborted while the start was queued) is never made.
       void Promise.resolve()

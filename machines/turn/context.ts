@@ -4,7 +4,8 @@ import { waitingOf, type WaitingQuestion } from '../../src/conversation/question
 import type { ModelTool } from '../../src/conversation/tool-shapes.ts';
 import type { CompactRequest, TurnKey, TurnMessage } from '../../src/conversation/turn-contract.ts';
 import { callQuestion } from '../../src/conversation/turn-questions.ts';
-import type { PlannedCall, TurnError } from '../../src/conversation/turn-steps.ts';
+import type { ErrorBody } from '../../src/errors/index.ts';
+import type { PlannedCall } from '../../src/conversation/turn-steps.ts';
 
 export interface TurnInput {
   key: TurnKey;
@@ -34,7 +35,7 @@ export interface TurnContext extends TurnInput {
   armedAt: number;
   wakeAt: number;
   capped: boolean;
-  error: TurnError | undefined;
+  error: ErrorBody | undefined;
   compaction: StepCompaction;
 }
 

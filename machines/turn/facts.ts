@@ -1,11 +1,13 @@
 /**
- * The session facts a turn reports, built from what the turn holds: pure, one builder per event type,
- * fields in the order they are stored (src/conversation/session-events.ts).
+ * The session facts a turn reports, built from what the turn holds: pure, one builder per event type (toolResult's:
+ * src/conversation/turn-questions.ts), fields in the order they are stored (src/conversation/session-events.ts).
  */
 import type { ModelAttempt, ModelStep, StepReasoning, Usage } from '../../src/conversation/model-messages.ts';
-import { EVENT_VERSION as v, type SessionEvent } from '../../src/conversation/session-events.ts';
+import { EVENT_VERSION as v, type SessionEvent, type SessionEventOf } from '../../src/conversation/session-events.ts';
 import type { TurnKey, TurnMessage, TurnReport } from '../../src/conversation/turn-contract.ts';
-import type { TurnError } from '../../src/conversation/turn-steps.ts';
+import type { PlannedCall } from '../../src/conversation/turn-steps.ts';
+import type { ErrorBody } from '../../src/errors/index.ts';
+import type { LastStep } from './context.ts';
 
 /** A fact as the turn reports it to its session. */
 export const fact = (key: TurnKey, event: SessionEvent): TurnReport => ({ type: 'fact', key, event });
@@ -47,16 +49,9 @@ export const assistantStepFact = (key: TurnKey, model: string, step: ModelStep):
   ...stepExtras(step.usage, step.fallbacks),
 });
 
-/** The call a result answers, by its ids. */
-interface CallIds {
-  callId: string;
-  toolName: string;
-  serverId: string;
-}
-
 export const toolCallFact = (
   key: TurnKey,
-  { callId, toolName, serverId, args }: CallIds & { args: unknown },
+  { callId, toolName, serverId, args }: Pick<PlannedCall, 'callId' | 'toolName' | 'serverId' | 'args'>,
 ): SessionEvent => ({
   v,
   type: 'toolCall',
@@ -67,45 +62,10 @@ export const toolCallFact = (
   args,
 });
 
-/** What a call's result says. */
-interface ResultBody {
-  success: boolean;
-  result: unknown;
-  text: string;
-  durationMs: number;
-}
-
-export const toolResultFact = (
-  key: TurnKey,
-  { callId, toolName, serverId }: CallIds,
-  { success, result, text, durationMs }: ResultBody,
-): SessionEvent => ({
-  v,
-  type: 'toolResult',
-  turnId: key.turnId,
-  callId,
-  toolName,
-  serverId,
-  success,
-  result,
-  text,
-  durationMs,
-});
-
-/** A call that never ran (or never returned): a failed result at once, its text the reason. */
-export const failedResultFact = (key: TurnKey, call: CallIds, text: string): SessionEvent =>
-  toolResultFact(key, call, { success: false, result: { error: text }, text, durationMs: 0 });
-
 /** The final reply's fact; `text` is what the history keeps as the last assistant message. */
 export const responseFact = (
   key: TurnKey,
-  reply: {
-    content: string;
-    text: string;
-    model: string;
-    usage: Usage | undefined;
-    fallbacks: ModelAttempt[] | undefined;
-  },
+  reply: { content: string; text: string; model: string } & Pick<LastStep, 'usage' | 'fallbacks'>,
 ): SessionEvent => ({
   v,
   type: 'response',
@@ -116,7 +76,7 @@ export const responseFact = (
   ...stepExtras(reply.usage, reply.fallbacks),
 });
 
-export const turnFailedFact = (key: TurnKey, { code, message, details }: TurnError): SessionEvent => ({
+export const turnFailedFact = (key: TurnKey, { code, message, details }: ErrorBody): SessionEventOf<'turnFailed'> => ({
   v,
   type: 'turnFailed',
   turnId: key.turnId,

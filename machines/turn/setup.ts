@@ -11,6 +11,8 @@ import {
   closeQuestions,
   deadlineOf,
   earliest,
+  resultFact,
+  toolResultFact,
 } from '../../src/conversation/turn-questions.ts';
 import type {
   AnswerEvent,
@@ -26,11 +28,9 @@ import type { TurnContext, TurnInput } from './context.ts';
 import {
   assistantStepFact,
   fact,
-  failedResultFact,
   reasoningFact,
   responseFact,
   toolCallFact,
-  toolResultFact,
   turnFailedFact,
   userMessageFact,
 } from './facts.ts';
@@ -126,7 +126,7 @@ export const turnSetup = setup({
       const questions: WaitingQuestion[] = [];
       for (const call of calls) {
         report(enqueue, fact(key, toolCallFact(key, call)));
-        if (call.error !== undefined) report(enqueue, fact(key, failedResultFact(key, call, call.error)));
+        if (call.error !== undefined) report(enqueue, fact(key, resultFact(key, call, false, call.error)));
         if (!call.needsApproval && !call.runsOnClient) continue;
         const question = callQuestion(key, call, expiresAt);
         report(enqueue, fact(key, askedEvent(question)));
@@ -143,7 +143,7 @@ export const turnSetup = setup({
     reportInterrupted: enqueueActions(({ context: { key, message }, enqueue }) => {
       for (const call of message.resume?.interrupted ?? []) {
         const text = `Tool "${call.name}" did not return: the service restarted while it ran.`;
-        report(enqueue, fact(key, failedResultFact(key, call, text)));
+        report(enqueue, fact(key, resultFact(key, call, false, text)));
       }
     }),
     answer: enqueueActions(({ context, event, enqueue }) => {

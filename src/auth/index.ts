@@ -1,12 +1,6 @@
 /** Principals and scopes: who a request acts for, resolved from its bearer credential. */
 export * from './principal.ts';
-export {
-  createPrincipals,
-  fixedPrincipals,
-  type AuthInput,
-  type Principals,
-  type PrincipalsOptions,
-} from './principals.ts';
+export { createPrincipals, fixedPrincipals, type AuthInput, type Principals } from './principals.ts';
 export { createKeyTable } from './keys.ts';
 export { scopesOf } from './jwt.ts';
 export {

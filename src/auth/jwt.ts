@@ -3,8 +3,6 @@ import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, jwtVerify, 
 import type { AuthConfig } from '../config/index.ts';
 import { isScopeName, type Principal, type ScopeName } from './principal.ts';
 
-type JwtConfig = NonNullable<AuthConfig['jwt']>;
-
 const JWKS_TIMEOUT_MS = 5_000;
 const JWKS_MAX_BYTES = 256 * 1024;
 
@@ -43,7 +41,7 @@ export function scopesOf(claim: unknown): ScopeName[] {
  * first use and on an unknown `kid` (at most once per `jwksCooldownMs`), bounded in time and size.
  */
 export function createJwtVerifier(
-  config: JwtConfig,
+  config: NonNullable<AuthConfig['jwt']>,
   onError?: (err: unknown) => void,
 ): (token: string) => Promise<Principal | undefined> {
   const keys =

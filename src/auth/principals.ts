@@ -7,25 +7,7 @@ import { ALL_SCOPES, hasScope, type Principal, type RouteScope, type ScopeName }
 /** `server.auth` as configured; `keys` and `jwt` may be left out (tests, older callers). */
 export type AuthInput = Pick<AuthConfig, 'apiKey' | 'adminKey'> & Partial<Pick<AuthConfig, 'keys' | 'jwt'>>;
 
-export interface PrincipalsOptions {
-  /** Told when the key set cannot be fetched or read (not for refused tokens). */
-  onJwksError?: (err: unknown) => void;
-}
-
-export interface Principals {
-  /** True when any key or JWT is configured. */
-  readonly configured: boolean;
-  /** The principal of a request without a credential (or with one that resolves to nobody). */
-  readonly anonymous: Principal;
-  /** The principal of a bearer credential: a key's, a token's, or `undefined` for neither. */
-  resolve(credential: string): Promise<Principal | undefined>;
-  /** The principal a request acts for, checked against what it needs (see `createPrincipals` for the refusals). */
-  authorize(credential: string | undefined, needed?: RouteScope): Promise<Principal>;
-  /** Whether a principal may do what `needed` says (`approve` and `admin` implication included). */
-  allows(principal: Principal, needed: RouteScope): boolean;
-  /** Throws what `authorize` would when `principal` may not do what `needed` says (for a connection's later acts). */
-  check(principal: Principal, needed: RouteScope): void;
-}
+export type Principals = ReturnType<typeof createPrincipals>;
 
 /** What a configuration fixes before any credential is seen; the one source of these rules for `createPrincipals` and the OpenAPI document. */
 export function fixedPrincipals(auth: AuthInput) {
@@ -42,14 +24,9 @@ export function fixedPrincipals(auth: AuthInput) {
     via: 'anonymous',
     owner: undefined,
   };
+  const approveScope: ScopeName = onlyShorthands && auth.adminKey !== undefined ? 'admin' : 'chat';
   const need = (needed: RouteScope): ScopeName | undefined =>
-    needed === 'public'
-      ? undefined
-      : needed === 'approve'
-        ? onlyShorthands && auth.adminKey !== undefined
-          ? 'admin'
-          : 'chat'
-        : needed;
+    needed === 'public' ? undefined : needed === 'approve' ? approveScope : needed;
   const allows = (p: Principal, needed: RouteScope): boolean => {
     const scope = need(needed);
     return scope === undefined || hasScope(p, scope);
@@ -78,8 +55,9 @@ export function fixedPrincipals(auth: AuthInput) {
  * configured, `chat` when only `adminKey` is, else none; a credential that resolves to nobody counts as none.
  * Refusals: 401 UNAUTHORIZED for no or an unknown credential (and a shorthand key short of a scope while only
  * shorthands are configured with `adminKey`), else 403 FORBIDDEN naming scope and principal. `public` resolves nothing.
+ * `onJwksError` is told when the key set cannot be fetched or read (not for refused tokens).
  */
-export function createPrincipals(auth: AuthInput, options: PrincipalsOptions = {}): Principals {
+export function createPrincipals(auth: AuthInput, options: { onJwksError?: (err: unknown) => void } = {}) {
   const { named, onlyShorthands, shorthands, configured, anonymous, need, allows } = fixedPrincipals(auth);
   const keyOf = createKeyTable([...shorthands, ...named.map((k) => ({ ...k, owner: k.name }))]);
   const tokenOf = auth.jwt ? createJwtVerifier(auth.jwt, options.onJwksError) : undefined;
@@ -87,6 +65,7 @@ export function createPrincipals(auth: AuthInput, options: PrincipalsOptions = {
   const legacy = (p: Principal) =>
     p.via === 'key' && onlyShorthands && auth.adminKey !== undefined && shorthands.some((s) => s.name === p.name);
 
+  /** The principal of a bearer credential: a key's, a token's, or `undefined` for neither. */
   const resolve = async (credential: string): Promise<Principal | undefined> =>
     keyOf(credential) ?? (tokenOf ? await tokenOf(credential) : undefined);
 
@@ -108,6 +87,7 @@ export function createPrincipals(auth: AuthInput, options: PrincipalsOptions = {
           },
         );
 
+  /** Throws what `authorize` would when `principal` may not do what `needed` says (for a connection's later acts). */
   const check = (principal: Principal, needed: RouteScope): void => {
     const scope = need(needed);
     if (scope === undefined || hasScope(principal, scope)) return;
@@ -119,12 +99,16 @@ export function createPrincipals(auth: AuthInput, options: PrincipalsOptions = {
   };
 
   return {
+    /** True when any key or JWT is configured. */
     configured,
     check,
+    /** The principal of a request without a credential (or with one that resolves to nobody). */
     anonymous,
     resolve,
+    /** Whether a principal may do what `needed` says (`approve` and `admin` implication included). */
     allows,
-    async authorize(credential, needed = 'chat') {
+    /** The principal a request acts for, checked against what it needs (the refusals above). */
+    async authorize(credential: string | undefined, needed: RouteScope = 'chat'): Promise<Principal> {
       const scope = need(needed);
       if (scope === undefined) return anonymous;
       if (hasScope(anonymous, scope) && !configured) return anonymous;

@@ -1,4 +1,6 @@
 /** The conversation as a chat model speaks it: messages, tool calls, usage and completed steps. */
+import type { z } from 'zod';
+import type { image, toolCallRequest, usage } from './session-event-fields.ts';
 
 /** The model APIs agentd speaks (src/llm): OpenAI Chat Completions, OpenAI Responses, Anthropic Messages. */
 export const MODEL_APIS = ['chat', 'responses', 'messages'] as const;
@@ -17,20 +19,11 @@ export interface StepReasoning {
   replay?: Record<string, unknown>[];
 }
 
-export interface ImagePart {
-  mimeType: string;
-  /** Base64 without the `data:` prefix. */
-  base64: string;
-}
+/** `base64`: without the `data:` prefix. */
+export type ImagePart = z.output<typeof image>;
 
-export interface ToolCallRequest {
-  /** Id the model gave the call; tool results answer it. */
-  id: string;
-  /** Model-visible tool name. */
-  name: string;
-  /** Raw JSON text of the arguments as streamed (may be invalid JSON). */
-  arguments: string;
-}
+/** `id`: the model's (tool results answer it); `name`: the model-visible one; `arguments`: raw JSON text as streamed (may be invalid). */
+export type ToolCallRequest = z.output<typeof toolCallRequest>;
 
 export type ChatMessage =
   | { role: 'system'; content: string }
@@ -60,16 +53,8 @@ export interface ToolDefinition {
   parameters: Record<string, unknown>;
 }
 
-export interface Usage {
-  /** Every input token, cached ones included. */
-  promptTokens: number;
-  completionTokens: number;
-  totalTokens: number;
-  /** Input tokens read from the provider's prompt cache (part of promptTokens). */
-  cachedTokens?: number;
-  /** Input tokens written to the provider's prompt cache (part of promptTokens; Anthropic bills them higher). */
-  cacheWriteTokens?: number;
-}
+/** `promptTokens`: every input token, those read from (`cachedTokens`) and written to (`cacheWriteTokens`) the provider's prompt cache included. */
+export type Usage = z.output<typeof usage>;
 
 /** A model that failed before another answered (llm.fallback). */
 export interface ModelAttempt {

@@ -62,16 +62,10 @@ export const inFamily =
     QUESTION_KINDS[q.kind].family === family;
 
 /** A question as a running turn shows it (the inspector lists them). */
-export interface WaitingQuestion {
-  id: string;
-  kind: QuestionKind;
-  serverId: string;
-  callId: string;
-  toolName?: string;
+export type WaitingQuestion = Pick<Question, 'id' | 'kind' | 'serverId' | 'callId' | 'toolName' | 'expiresAt'> & {
   /** The server's message (elicitation): conversation content, hidden by the inspector unless content is on. */
   question?: string;
-  expiresAt: string;
-}
+};
 
 export const waitingOf = (q: Question): WaitingQuestion => ({
   id: q.id,
@@ -145,15 +139,6 @@ export function answeredEvent(
   by: string,
 ): SessionEvent {
   const a = answerFor(q.kind, answer);
-  if (!('decision' in a) && !('action' in a))
-    return {
-      v: V,
-      type: 'clientToolResolved',
-      turnId: q.turnId,
-      callId: q.id,
-      by,
-      ...(a.error !== undefined && { error: a.error }),
-    };
   if ('decision' in a)
     return {
       v: V,
@@ -164,14 +149,23 @@ export function answeredEvent(
       by,
       ...(a.reason !== undefined && { reason: a.reason }),
     };
+  if ('action' in a)
+    return {
+      v: V,
+      type: 'elicitationResolved',
+      turnId: q.turnId,
+      id: q.id,
+      action: a.action,
+      by,
+      ...(a.content && { content: a.content }),
+    };
   return {
     v: V,
-    type: 'elicitationResolved',
+    type: 'clientToolResolved',
     turnId: q.turnId,
-    id: q.id,
-    action: a.action,
+    callId: q.id,
     by,
-    ...(a.content && { content: a.content }),
+    ...(a.error !== undefined && { error: a.error }),
   };
 }
 

@@ -193,8 +193,7 @@ const sessionEventSchema = z.discriminatedUnion('type', [
 ]);
 
 export type SessionEvent = z.output<typeof sessionEventSchema>;
-export type SessionEventType = SessionEvent['type'];
-export type SessionEventOf<T extends SessionEventType> = Extract<SessionEvent, { type: T }>;
+export type SessionEventOf<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>;
 
 const withUsage = (u: V1Event & { usage?: z.output<typeof usage> | undefined }) => (u.usage ? { usage: u.usage } : {});
 

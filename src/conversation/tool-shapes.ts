@@ -1,13 +1,11 @@
 /** The tool shapes a turn works with: tools as the model sees them and the outcomes of their calls. */
+import type { ToolDefinition } from './model-messages.ts';
 
 /** What the tool policy says of a tool: run it, ask a person first, or never run it. */
 export type ToolAction = 'allow' | 'ask' | 'deny';
 
 /** A tool as the model sees it: a name unique across servers, valid for the model. */
-export interface ModelTool {
-  name: string;
-  description: string;
-  parameters: Record<string, unknown>;
+export interface ModelTool extends ToolDefinition {
   serverId: string;
   toolName: string;
   /** The tool policy's action for it (default allow). */

@@ -13,6 +13,7 @@ import {
   type WaitingQuestion,
 } from './questions.ts';
 import { EVENT_VERSION, type SessionEvent } from './session-events.ts';
+import type { ModelToolOutcome } from './tool-shapes.ts';
 import type { ToolCallInput, TurnKey } from './turn-contract.ts';
 import { deniedText, type PlannedCall } from './turn-steps.ts';
 
@@ -21,10 +22,10 @@ export const deadlineOf = (q: { expiresAt: string }): number => Date.parse(q.exp
 /** The earliest deadline of `questions` (Infinity for none). */
 export const earliest = (questions: readonly { expiresAt: string }[]): number => Math.min(...questions.map(deadlineOf));
 
-/** The question that holds a call the tool policy asks about. */
-export const approvalQuestion = (key: TurnKey, c: PlannedCall, expiresAt: string): Question => ({
+/** The question that holds a waiting call: its approval, or (a tool the client runs) the client's result. */
+export const callQuestion = (key: TurnKey, c: PlannedCall, expiresAt: string): Question => ({
   id: c.callId,
-  kind: 'approval',
+  kind: c.runsOnClient ? 'clientTool' : 'approval',
   sessionId: key.sessionId,
   turnId: key.turnId,
   callId: c.callId,
@@ -34,29 +35,27 @@ export const approvalQuestion = (key: TurnKey, c: PlannedCall, expiresAt: string
   expiresAt,
 });
 
-/** The question that holds a call of a tool the client runs, until the client's result. */
-const clientToolQuestion = (key: TurnKey, c: PlannedCall, expiresAt: string): Question => ({
-  ...approvalQuestion(key, c, expiresAt),
-  kind: 'clientTool',
-});
-
-/** The question a waiting call of a resumed turn is held by. */
-export const callQuestion = (key: TurnKey, c: PlannedCall, expiresAt: string): Question =>
-  (c.runsOnClient ? clientToolQuestion : approvalQuestion)(key, c, expiresAt);
-
-/** A call's result that closing its question gives: `text` is what the model reads (a failure's is its `result.error`). */
-const resultFact = (key: TurnKey, call: PlannedCall, success: boolean, text: string): SessionEvent => ({
+/** A call's `toolResult` fact (fields in the order they are stored). */
+export const toolResultFact = (
+  key: TurnKey,
+  { callId, toolName, serverId }: Pick<PlannedCall, 'callId' | 'toolName' | 'serverId'>,
+  { success, result, text, durationMs }: Pick<ModelToolOutcome, 'success' | 'result' | 'text' | 'durationMs'>,
+): SessionEvent => ({
   v: EVENT_VERSION,
   type: 'toolResult',
   turnId: key.turnId,
-  callId: call.callId,
-  toolName: call.toolName,
-  serverId: call.serverId,
+  callId,
+  toolName,
+  serverId,
   success,
-  result: success ? text : { error: text },
+  result,
   text,
-  durationMs: 0,
+  durationMs,
 });
+
+/** The result of a call that did not run (or whose question closed): `text` is what the model reads (a failure's is its `result.error`). */
+export const resultFact = (key: TurnKey, call: PlannedCall, success: boolean, text: string): SessionEvent =>
+  toolResultFact(key, call, { success, result: success ? text : { error: text }, text, durationMs: 0 });
 
 function clientResult(key: TurnKey, call: PlannedCall, { content, error }: ClientToolReply): SessionEvent {
   if (error === undefined) return resultFact(key, call, true, content);
@@ -73,41 +72,33 @@ export interface StepQuestions {
 }
 
 /** What closing questions does: the facts to report, the approved calls to start, and the step's questions and pending calls after. */
-export interface Closed {
-  facts: SessionEvent[];
-  starts: ToolCallInput[];
-  questions: WaitingQuestion[];
-  pending: number;
-}
-
 export function closeQuestions(
   step: StepQuestions,
   answered: { q: WaitingQuestion; answer: QuestionAnswer; by: string }[],
-): Closed {
+) {
   const { key } = step;
-  const closed: Closed = { facts: [], starts: [], questions: [], pending: step.pending };
+  const facts: SessionEvent[] = [];
+  const starts: ToolCallInput[] = [];
+  let pending = step.pending;
   for (const { q, answer, by } of answered) {
-    closed.facts.push(answeredEvent({ ...q, turnId: key.turnId }, answer, by));
+    facts.push(answeredEvent({ ...q, turnId: key.turnId }, answer, by));
     const holdsCall = q.kind === 'approval' || q.kind === 'clientTool';
     const call = holdsCall ? step.calls.find((c) => c.callId === q.callId) : undefined;
     if (!call) continue;
     if (q.kind === 'clientTool') {
       const reply =
         familyOf(answer) === 'clientTool' ? (answer as ClientToolReply) : { content: '', error: 'no result' };
-      closed.facts.push(clientResult(key, call, reply));
-      closed.pending--;
+      facts.push(clientResult(key, call, reply));
+      pending--;
       continue;
     }
     if ('decision' in answer && answer.decision === 'approve') {
-      closed.starts.push({ key, callId: call.callId, name: call.name, args: call.args });
+      starts.push({ key, callId: call.callId, name: call.name, args: call.args });
       continue;
     }
-    closed.facts.push(
-      resultFact(key, call, false, deniedText(call.name, by, 'reason' in answer ? answer.reason : undefined)),
-    );
-    closed.pending--;
+    facts.push(resultFact(key, call, false, deniedText(call.name, by, 'reason' in answer ? answer.reason : undefined)));
+    pending--;
   }
   const ids = new Set(answered.map((a) => a.q.id));
-  closed.questions = step.questions.filter((q) => !ids.has(q.id));
-  return closed;
+  return { facts, starts, questions: step.questions.filter((q) => !ids.has(q.id)), pending };
 }

@@ -7,8 +7,6 @@ import type { ModelTool, ModelToolOutcome } from './tool-shapes.ts';
 /** Between the texts of two model steps of one turn (the chunks carry it too). */
 export const STEP_SEPARATOR = '\n\n';
 
-export type TurnError = ErrorBody;
-
 /** A tool call of a model step, resolved against the catalogue. */
 export interface PlannedCall {
   callId: string;
@@ -63,20 +61,15 @@ export function planCalls(calls: readonly ToolCallRequest[], tools: readonly Mod
         error: `Invalid arguments for tool "${call.name}": ${parsed.reason}. Call it again with a JSON object.`,
       };
     }
+    const planned = { ...base, args: parsed.value };
     if (!tool) {
       const known = tools.map((t) => t.name).join(', ') || 'none';
-      return { ...base, args: parsed.value, error: `Unknown tool "${call.name}". Available tools: ${known}.` };
+      return { ...planned, error: `Unknown tool "${call.name}". Available tools: ${known}.` };
     }
-    if (tool.client) return { ...base, args: parsed.value, runsOnClient: true };
+    if (tool.client) return { ...planned, runsOnClient: true };
     if (tool.action === 'deny')
-      return {
-        ...base,
-        args: parsed.value,
-        error: `Tool "${call.name}" is not allowed here (tool policy: deny). It was not called.`,
-      };
-    return tool.action === 'ask'
-      ? { ...base, args: parsed.value, needsApproval: true }
-      : { ...base, args: parsed.value };
+      return { ...planned, error: `Tool "${call.name}" is not allowed here (tool policy: deny). It was not called.` };
+    return tool.action === 'ask' ? { ...planned, needsApproval: true } : planned;
   });
 }
 
@@ -103,7 +96,7 @@ export function finalReply(
 }
 
 /** What a failed turn reports: an AppError keeps its code; anything else is an AGENT_ERROR naming the cause. */
-export function toTurnError(err: unknown): TurnError {
+export function toTurnError(err: unknown): ErrorBody {
   if (isAppError(err)) return { code: err.code, message: err.message, details: { ...err.details } };
   const cause = messageOf(err);
   return { code: 'AGENT_ERROR', message: `Agent processing failed: ${cause}`, details: {} };

@@ -3,7 +3,7 @@
  * generic message (no internals leak). A `status` argument overrides the table's only where the transport needs it.
  * Nothing here reads the time: REST's `timestamp` comes from the caller's `nowMs`.
  */
-import { A2A_RPC, httpStatus, rpcCode, toErrorBody, type ErrorBody } from './table.ts';
+import { A2A_RPC, ERROR_TABLE, httpStatus, toErrorBody, type ErrorBody } from './table.ts';
 
 export interface EncodedError<B> {
   status: number;
@@ -48,14 +48,14 @@ export function toJsonRpc(e: unknown, status?: number): EncodedError<JsonRpcErro
   const { code, message, details } = toErrorBody(e);
   return {
     status: status ?? httpStatus(code),
-    body: { jsonrpc: '2.0', error: { code: rpcCode(code), message, data: { ...details, code } }, id: null },
+    body: { jsonrpc: '2.0', error: { code: ERROR_TABLE[code].rpc, message, data: { ...details, code } }, id: null },
   };
 }
 
 /** The `error` member of an A2A JSON-RPC response (inside a 200): `data` is `[ErrorInfo]` in v1.0, `{ code, ...details }` in v0.3. */
 export function toA2aRpc(e: unknown, version: '1.0' | '0.3' = '0.3'): A2aRpcError {
   const { code, message, details } = toErrorBody(e);
-  const rpc = A2A_RPC[code] ?? rpcCode(code);
+  const rpc = A2A_RPC[code] ?? ERROR_TABLE[code].rpc;
   return { code: rpc, message, data: version === '1.0' ? [a2aErrorInfo(code, details)] : { ...details, code } };
 }
 

@@ -63,10 +63,6 @@ export function httpStatus(code: ErrorCode): number {
   return ERROR_TABLE[code].status ?? 400;
 }
 
-export function rpcCode(code: ErrorCode): number {
-  return ERROR_TABLE[code].rpc;
-}
-
 export interface ErrorBody {
   code: ErrorCode;
   message: string;

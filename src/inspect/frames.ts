@@ -89,13 +89,16 @@ export function createFrames(options: FrameOptions) {
     };
   };
 
-  /** The `@xstate.snapshot` frame of an actor's current state, with the event that made it (late join: none). */
-  const snapshotFrame = (actorRef: AnyActorRef, event: unknown = { type: '@xstate.init' }): InspectFrame => ({
+  const snapshotOf = (sessionId: string, rootId: string | undefined, event: unknown, state: unknown): InspectFrame => ({
     type: '@xstate.snapshot',
     event: clean(event),
-    snapshot: clean(actorRef.getSnapshot()),
-    ...base(actorRef.sessionId, rootOf(actorRef).sessionId),
+    snapshot: clean(state),
+    ...base(sessionId, rootId),
   });
+
+  /** The `@xstate.snapshot` frame of an actor's current state, with the event that made it (late join: none). */
+  const snapshotFrame = (actorRef: AnyActorRef, event: unknown = { type: '@xstate.init' }): InspectFrame =>
+    snapshotOf(actorRef.sessionId, rootOf(actorRef).sessionId, event, actorRef.getSnapshot());
 
   /** One inspection event → its frame, or undefined when it is not shown. */
   const fromInspection = (ev: InspectionEvent): InspectFrame | undefined => {
@@ -105,12 +108,7 @@ export function createFrames(options: FrameOptions) {
       case '@xstate.actor':
         return actorFrame(ev.actorRef as AnyActorRef);
       case '@xstate.snapshot':
-        return {
-          type: '@xstate.snapshot',
-          event: clean(ev.event),
-          snapshot: clean(ev.snapshot),
-          ...base(ev.actorRef.sessionId, ev.rootId),
-        };
+        return snapshotOf(ev.actorRef.sessionId, ev.rootId, ev.event, ev.snapshot);
       case '@xstate.event':
         return {
           type: '@xstate.event',

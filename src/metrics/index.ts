@@ -15,90 +15,61 @@ export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'agentd_' });
   const registers = [registry];
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Counter<L>({ name, help, labelNames, registers });
+  const histogram = <L extends string>(name: string, help: string, buckets: number[], labelNames: readonly L[] = []) =>
+    new Histogram<L>({ name, help, labelNames, buckets, registers });
+  const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Gauge<L>({ name, help, labelNames, registers });
   const m = {
-    turnsStarted: new Counter({ name: 'agentd_turns_started_total', help: 'Turns started', registers }),
-    turnsFinished: new Counter({
-      name: 'agentd_turns_finished_total',
-      help: 'Turns finished, by outcome',
-      labelNames: ['outcome'],
-      registers,
-    }),
-    turnSeconds: new Histogram({
-      name: 'agentd_turn_duration_seconds',
-      help: 'Turn duration, by outcome',
-      labelNames: ['outcome'],
-      buckets: SECONDS,
-      registers,
-    }),
-    firstChunkSeconds: new Histogram({
-      name: 'agentd_time_to_first_chunk_seconds',
-      help: 'From a turn start to its first reply chunk',
-      buckets: SECONDS,
-      registers,
-    }),
-    chunks: new Counter({ name: 'agentd_reply_chunks_total', help: 'Reply chunks streamed', registers }),
-    tokens: new Counter({
-      name: 'agentd_model_tokens_total',
-      help: 'Model tokens of every model request (summaries included), by direction (in: prompt, out: completion)',
-      labelNames: ['direction'],
-      registers,
-    }),
-    cacheTokens: new Counter({
-      name: 'agentd_model_cache_tokens_total',
-      help: 'Prompt tokens read from (read) and written to (write) the provider\'s prompt cache, part of agentd_model_tokens_total{direction="in"}',
-      labelNames: ['kind'],
-      registers,
-    }),
-    modelRequests: new Counter({
-      name: 'agentd_model_requests_total',
-      help: 'Model requests, by outcome',
-      labelNames: ['outcome'],
-      registers,
-    }),
-    modelRetries: new Counter({ name: 'agentd_model_retries_total', help: 'Model request retries', registers }),
-    toolCalls: new Counter({
-      name: 'agentd_tool_calls_total',
-      help: 'Tool calls made for the model, by server, tool and outcome',
-      labelNames: ['server', 'tool', 'outcome'],
-      registers,
-    }),
-    toolSeconds: new Histogram({
-      name: 'agentd_tool_call_duration_seconds',
-      help: 'Tool call duration, by server and tool',
-      labelNames: ['server', 'tool'],
-      buckets: SECONDS,
-      registers,
-    }),
-    serverUp: new Gauge({
-      name: 'agentd_mcp_server_status',
-      help: '1 for each tool server in its current status',
-      labelNames: ['server', 'status'],
-      registers,
-    }),
-    connections: new Gauge({ name: 'agentd_websocket_connections', help: 'Open WebSocket connections', registers }),
-    framesOut: new Counter({
-      name: 'agentd_websocket_frames_sent_total',
-      help: 'Agent and server frames published to WebSocket clients',
-      registers,
-    }),
-    rejections: new Counter({
-      name: 'agentd_rate_limit_rejections_total',
-      help: 'Requests or messages refused by a rate limit, by surface',
-      labelNames: ['surface'],
-      registers,
-    }),
-    compactions: new Counter({
-      name: 'agentd_context_compactions_total',
-      help: 'Conversation compactions stored, by trigger (threshold, overflow, manual) and method',
-      labelNames: ['trigger', 'method'],
-      registers,
-    }),
-    appendSeconds: new Histogram({
-      name: 'agentd_store_append_seconds',
-      help: 'Session log append latency',
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
-      registers,
-    }),
+    turnsStarted: counter('agentd_turns_started_total', 'Turns started'),
+    turnsFinished: counter('agentd_turns_finished_total', 'Turns finished, by outcome', ['outcome']),
+    turnSeconds: histogram('agentd_turn_duration_seconds', 'Turn duration, by outcome', SECONDS, ['outcome']),
+    firstChunkSeconds: histogram(
+      'agentd_time_to_first_chunk_seconds',
+      'From a turn start to its first reply chunk',
+      SECONDS,
+    ),
+    chunks: counter('agentd_reply_chunks_total', 'Reply chunks streamed'),
+    tokens: counter(
+      'agentd_model_tokens_total',
+      'Model tokens of every model request (summaries included), by direction (in: prompt, out: completion)',
+      ['direction'],
+    ),
+    cacheTokens: counter(
+      'agentd_model_cache_tokens_total',
+      'Prompt tokens read from (read) and written to (write) the provider\'s prompt cache, part of agentd_model_tokens_total{direction="in"}',
+      ['kind'],
+    ),
+    modelRequests: counter('agentd_model_requests_total', 'Model requests, by outcome', ['outcome']),
+    modelRetries: counter('agentd_model_retries_total', 'Model request retries'),
+    toolCalls: counter('agentd_tool_calls_total', 'Tool calls made for the model, by server, tool and outcome', [
+      'server',
+      'tool',
+      'outcome',
+    ]),
+    toolSeconds: histogram('agentd_tool_call_duration_seconds', 'Tool call duration, by server and tool', SECONDS, [
+      'server',
+      'tool',
+    ]),
+    serverUp: gauge('agentd_mcp_server_status', '1 for each tool server in its current status', ['server', 'status']),
+    connections: gauge('agentd_websocket_connections', 'Open WebSocket connections'),
+    framesOut: counter('agentd_websocket_frames_sent_total', 'Agent and server frames published to WebSocket clients'),
+    rejections: counter(
+      'agentd_rate_limit_rejections_total',
+      'Requests or messages refused by a rate limit, by surface',
+      ['surface'],
+    ),
+    compactions: counter(
+      'agentd_context_compactions_total',
+      'Conversation compactions stored, by trigger (threshold, overflow, manual) and method',
+      ['trigger', 'method'],
+    ),
+    appendSeconds: histogram(
+      'agentd_store_append_seconds',
+      'Session log append latency',
+      [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
+    ),
   };
   const statuses = new Map<string, string>();
   return {
