@@ -52,30 +52,21 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
   const scoped = new Set<string>(options.sessionCommands.scoped);
   const client = createRedisConnection(options.url, 'cluster', log);
   const subscriber = client.duplicate();
-  const toolServers = createToolServerSync({ client, keyPrefix, instanceId, leaseMs, clock, ids, log });
+  /** What every part of the cluster is built on (each takes the fields it needs). */
+  const shared = { client, keyPrefix, instanceId, leaseMs, clock, ids, log };
+  const toolServers = createToolServerSync(shared);
   let heartbeat: NodeJS.Timeout | undefined;
   const leases = createLeases({
-    client,
-    keyPrefix,
-    instanceId,
-    leaseMs,
-    clock,
-    log,
+    ...shared,
     onLost: sessions.drop, // (its close reaches sessionClosed)
     onTaken: (sessionId) => fanOut.taken(sessionId),
   });
   const forwarding = createForwarding({
-    client,
-    keyPrefix,
-    instanceId,
-    leaseMs,
+    ...shared,
     leases,
     holds: sessions.holds,
     releaseIfDormant: sessions.release,
     turnCommand: options.sessionCommands.sendMessage,
-    clock,
-    ids,
-    log,
   });
 
   // Since when Redis is unreachable, for agent.health.
@@ -83,26 +74,15 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
   client.on('error', () => (lostSince ??= isoNow(clock)));
   const redisLostSince = () => (client.isReady ? (lostSince = undefined) : (lostSince ??= isoNow(clock)));
 
-  const fanOut = createFanOut({
-    client,
-    subscriber,
-    keyPrefix,
-    instanceId,
-    holder: (sessionId) => leases.holder(sessionId),
-    bus,
-    log,
-  });
+  const fanOut = createFanOut({ ...shared, subscriber, holder: (sessionId) => leases.holder(sessionId), bus });
   const remoteTurns = createRemoteTurns({
+    ...shared,
     bus,
     fanOut,
     run: forwarding.run,
     holds: sessions.holds,
     holder: (sessionId) => leases.holder(sessionId),
     takeOver: options.sessionCommands.takeOver,
-    leaseMs,
-    clock,
-    ids,
-    log,
   });
   const offStatus = bus.on('mcp.serverStatus', (e) =>
     toolServers.statusChanged(e.payload as { name: string; status: string }),

@@ -9,19 +9,12 @@ import {
   toolServerChangeMessage,
   toolServerStatus,
   type ToolServerChange as Change,
+  type ToolServerStatus,
 } from './wire.ts';
 
 /** A tool server's record as `mcp.listServers` gives it (the fields this module reads and adds). */
-interface Listed {
-  name: string;
-  status: string;
-  error?: string;
-}
-interface InstanceStatus {
-  instanceId: string;
-  status: string;
-  error?: string;
-}
+type Listed = ToolServerStatus & { name: string };
+type InstanceStatus = ToolServerStatus & { instanceId: string };
 
 export const TOOL_SERVER_COMMANDS = new Set([
   'mcp.connectServer',
@@ -97,9 +90,8 @@ export function createToolServerSync(options: ToolServerSyncOptions) {
       for (const [name, json] of Object.entries(statuses)) {
         const parsed = readWire(toolServerStatus, json, statusKey(instance), log);
         if (!parsed) continue;
-        const { status, error } = parsed;
         const list = byServer.get(name) ?? [];
-        list.push({ instanceId: instance, status, ...(error !== undefined && { error }) });
+        list.push({ instanceId: instance, ...parsed });
         byServer.set(name, list);
       }
     }

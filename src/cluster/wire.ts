@@ -71,6 +71,7 @@ export const toolServerChangeMessage = z.object({ from: z.string(), change: tool
 
 /** One instance's status of one tool server. */
 export const toolServerStatus = z.object({ status: z.string(), error: z.string().optional() });
+export type ToolServerStatus = z.infer<typeof toolServerStatus>;
 
 export function readWire<S extends z.ZodType>(
   schema: S,
@@ -78,22 +79,15 @@ export function readWire<S extends z.ZodType>(
   where: string,
   log: Pick<Logger, 'warn'>,
 ): z.infer<S> | undefined {
-  let json: unknown;
+  let reason: string;
   try {
-    json = JSON.parse(raw);
+    const parsed = schema.safeParse(JSON.parse(raw));
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0];
+    reason = issue ? `${issue.path.join('.') || '(message)'}: ${issue.message}`.slice(0, WIRE_PREFIX_CHARS) : 'invalid';
   } catch {
-    log.warn(
-      { channel: where, reason: 'not JSON', prefix: raw.slice(0, WIRE_PREFIX_CHARS) },
-      'cluster: dropped an invalid message',
-    );
-    return undefined;
+    reason = 'not JSON';
   }
-  const parsed = schema.safeParse(json);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const reason = issue
-    ? `${issue.path.join('.') || '(message)'}: ${issue.message}`.slice(0, WIRE_PREFIX_CHARS)
-    : 'invalid';
   log.warn({ channel: where, reason, prefix: raw.slice(0, WIRE_PREFIX_CHARS) }, 'cluster: dropped an invalid message');
   return undefined;
 }

@@ -2,30 +2,18 @@ import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Logger } from '../log/index.ts';
 
+interface Entry {
+  fh: FileHandle;
+  busy: boolean;
+}
+
 /**
  * Lazily opened read-write file handles, one per key, at most `max` open (or opening, or closing) at once so that
  * thousands of sessions do not exhaust file descriptors. Opening one more closes the least recently used idle handle;
  * when all are busy, `acquire` waits for a release. A key has at most one user at a time (`acquire` … `release`), and
  * a user holds one handle at a time (so waiting cannot deadlock).
  */
-export interface HandlePool {
-  /** The handle for `key`, opened (created if missing) and `prepare`d on first use; a failed `prepare` closes it. */
-  acquire(key: string, path: string, prepare?: (fh: FileHandle) => Promise<void>): Promise<FileHandle>;
-  release(key: string): void;
-  /** Closes `key`'s handle if open (failures are logged); the caller guarantees it is not in use. */
-  close(key: string): Promise<void>;
-  /** Like `close`, in the background (failures are logged); `closeAll` still waits for it. */
-  discard(key: string): void;
-  /** Closes every handle, including those being closed by the cap. */
-  closeAll(): Promise<void>;
-}
-
-interface Entry {
-  fh: FileHandle;
-  busy: boolean;
-}
-
-export function createHandlePool(max: number, log: Logger): HandlePool {
+export function createHandlePool(max: number, log: Logger) {
   if (!(max >= 1)) throw new RangeError('handle cap must be at least 1');
   const entries = new Map<string, Entry>(); // iteration order = least recently used first
   const closing = new Set<Promise<void>>();
@@ -55,7 +43,8 @@ export function createHandlePool(max: number, log: Logger): HandlePool {
   };
 
   return {
-    async acquire(key, path, prepare) {
+    /** The handle for `key`, opened (created if missing) and `prepare`d on first use; a failed `prepare` closes it. */
+    async acquire(key: string, path: string, prepare?: (fh: FileHandle) => Promise<void>): Promise<FileHandle> {
       const known = entries.get(key);
       if (known) {
         entries.delete(key);
@@ -84,22 +73,27 @@ export function createHandlePool(max: number, log: Logger): HandlePool {
       }
     },
 
-    release(key) {
+    release(key: string): void {
       const entry = entries.get(key);
       if (entry) entry.busy = false;
       wake();
     },
 
-    async close(key) {
+    /** Closes `key`'s handle if open (failures are logged); the caller guarantees it is not in use. */
+    async close(key: string): Promise<void> {
       await drop(key);
     },
 
-    discard: (key) => void drop(key),
+    /** Like `close`, in the background (failures are logged); `closeAll` still waits for it. */
+    discard: (key: string): void => void drop(key),
 
-    async closeAll() {
+    /** Closes every handle, including those being closed by the cap. */
+    async closeAll(): Promise<void> {
       const all = [...entries.values()];
       entries.clear();
       await Promise.allSettled([...all.map((e) => e.fh.close()), ...closing]);
     },
   };
 }
+
+export type HandlePool = ReturnType<typeof createHandlePool>;

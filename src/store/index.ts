@@ -8,7 +8,7 @@ import type { EventParser, EventStore, StoreEvent } from './types.ts';
 export type * from './types.ts';
 export { compareKeys, inRange } from './session-range.ts';
 export { createJsonlStore, type JsonlStoreOptions } from './jsonl-store.ts';
-export { createMemoryStore, type MemoryStoreDeps } from './memory-store.ts';
+export { createMemoryStore } from './memory-store.ts';
 export { createRedisStore, type RedisStoreOptions } from './redis-store.ts';
 
 /** What the store needs of `storage` in the agent config. */
@@ -24,20 +24,15 @@ export interface StoreDeps<E extends StoreEvent> {
 
 /** The configured EventStore (a relative jsonl `dir` resolves against the working directory). */
 export function createStore<E extends StoreEvent>(storage: StorageConfig, deps: StoreDeps<E>): EventStore<E> {
+  const { log, parseEvent } = deps;
   const clock = deps.clock ? { clock: deps.clock } : {};
   switch (storage.type) {
     case 'jsonl':
-      return createJsonlStore({ dir: storage.dir, log: deps.log, parseEvent: deps.parseEvent, ...clock });
+      return createJsonlStore({ dir: storage.dir, log, parseEvent, ...clock });
     case 'memory':
       return createMemoryStore<E>(clock);
     case 'redis':
-      return createRedisStore({
-        url: storage.url,
-        keyPrefix: storage.keyPrefix,
-        log: deps.log,
-        parseEvent: deps.parseEvent,
-        ...clock,
-      });
+      return createRedisStore({ url: storage.url, keyPrefix: storage.keyPrefix, log, parseEvent, ...clock });
   }
 }
 

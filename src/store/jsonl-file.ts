@@ -12,7 +12,7 @@ import { madeOnce } from '../made-once.ts';
  * do not raise the seq are skipped with one warning per load.
  */
 
-const NL = 0x0a;
+export const NL = 0x0a;
 const MAX_REPORTED_LINES = 20;
 
 export interface LoadedLog<E extends StoreEvent> {
@@ -25,13 +25,14 @@ export interface LoadedLog<E extends StoreEvent> {
   validBytes: number;
 }
 
-export const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException | null)?.code === 'ENOENT';
+export const errno = (e: unknown): string | undefined => (e as NodeJS.ErrnoException | null)?.code;
+export const isMissing = (e: unknown): boolean => errno(e) === 'ENOENT';
 
-/** The files made or removed in `dir` stay so after a crash. */
-export async function syncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
+/** Flushes a file's data (`datasync`), or a directory (`sync`): the files made or removed in it stay so after a crash. */
+export async function syncPath(path: string, how: 'sync' | 'datasync'): Promise<void> {
+  const fh = await open(path, 'r');
   try {
-    await fh.sync();
+    await fh[how]();
   } finally {
     await fh.close();
   }
@@ -53,36 +54,6 @@ export async function loadLog<E extends StoreEvent>(
     if (isMissing(e)) return undefined;
     throw e;
   }
-  const loaded = parseLines(buf, path, sessionId, log, parseEvent);
-  const at = (offsets: number[]) => offsets.map((o) => o + from);
-  return {
-    events: loaded.events,
-    starts: at(loaded.starts),
-    ends: at(loaded.ends),
-    validBytes: from + loaded.validBytes,
-  };
-}
-
-/** A file shorter than `end` reads short. */
-export async function readBytes(path: string, from: number, end?: number): Promise<Buffer> {
-  const fh = await open(path, 'r');
-  try {
-    const size = (await fh.stat()).size;
-    const buf = Buffer.alloc(Math.max(0, Math.min(size, end ?? size) - from));
-    await readFully(fh, buf, from);
-    return buf;
-  } finally {
-    await fh.close();
-  }
-}
-
-function parseLines<E extends StoreEvent>(
-  buf: Buffer,
-  path: string,
-  sessionId: string,
-  log: Logger,
-  parseEvent: EventParser<E>,
-) {
   const events: StoredEvent<E>[] = [];
   const starts: number[] = [];
   const ends: number[] = [];
@@ -97,8 +68,8 @@ function parseLines<E extends StoreEvent>(
     const lastSeq = events.at(-1)?.seq ?? 0;
     if (ev && ev.sessionId === sessionId && ev.seq > lastSeq) {
       events.push(ev);
-      starts.push(start);
-      ends.push(nl + 1);
+      starts.push(from + start);
+      ends.push(from + nl + 1);
     } else if (++badCount <= MAX_REPORTED_LINES) bad.push(lineNo);
   }
   if (badCount > 0) {
@@ -110,7 +81,20 @@ function parseLines<E extends StoreEvent>(
       'event store: skipped torn last line (it is cut off before the next append)',
     );
   }
-  return { events, starts, ends, validBytes: start };
+  return { events, starts, ends, validBytes: from + start };
+}
+
+/** A file shorter than `end` reads short. */
+export async function readBytes(path: string, from: number, end?: number): Promise<Buffer> {
+  const fh = await open(path, 'r');
+  try {
+    const size = (await fh.stat()).size;
+    const buf = Buffer.alloc(Math.max(0, Math.min(size, end ?? size) - from));
+    await readFully(fh, buf, from);
+    return buf;
+  } finally {
+    await fh.close();
+  }
 }
 
 /**

@@ -13,7 +13,7 @@ import { constants } from 'node:fs';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
-import { isMissing, syncDir, writeAll } from './jsonl-file.ts';
+import { isMissing, syncPath, writeAll } from './jsonl-file.ts';
 import type { Limiter } from './limiter.ts';
 
 const JOURNAL_PREFIX = '.agentd-journal-';
@@ -144,20 +144,11 @@ export function createJournal(options: JournalOptions) {
     try {
       await Promise.all(
         [...gen.dirty].map((path) =>
-          syncs.run(async () => {
-            let fh: FileHandle;
-            try {
-              fh = await open(path, 'r');
-            } catch (e) {
-              if (isMissing(e)) return; // deleted since
-              throw e;
-            }
-            try {
-              await fh.datasync();
-            } finally {
-              await fh.close();
-            }
-          }),
+          syncs.run(() =>
+            syncPath(path, 'datasync').catch((e: unknown) => {
+              if (!isMissing(e)) throw e; // else deleted since
+            }),
+          ),
         ),
       );
       await gen.fh?.close();
@@ -165,7 +156,7 @@ export function createJournal(options: JournalOptions) {
       await unlink(gen.path).catch((e: unknown) => {
         if (!isMissing(e)) throw e;
       });
-      await syncDir(dir); // the journal stays gone: a deleted session's lines are never replayed
+      await syncPath(dir, 'sync'); // the journal stays gone: a deleted session's lines are never replayed
       return true;
     } catch (e) {
       log.error(
@@ -216,9 +207,7 @@ export function createJournal(options: JournalOptions) {
     },
 
     /** The caller is done with a commit of `gen` (its session file was written before it). */
-    written(gen: Generation): void {
-      pay(gen);
-    },
+    written: pay,
 
     /** Whether a journal not yet retired may hold lines of this session file. */
     holds(path: string): boolean {

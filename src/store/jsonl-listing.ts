@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { readLastEvent } from './jsonl-file.ts';
 import { fileNameOf, parseFileName } from './session-file-name.ts';
 import { byKey, compareKeys, inRange, mayHoldPrefix } from './session-range.ts';
+import { partitionPoint } from './stored-event.ts';
 import type { EventParser, SessionInfo, SessionRange, StoreEvent, StoredEvent } from './types.ts';
 
 const LIST_CONCURRENCY = 16;
@@ -28,17 +29,6 @@ interface Listing {
 
 const infoOf = (id: string, last: StoredEvent): SessionInfo => ({ id, lastSeq: last.seq, updatedAt: last.ts });
 const byAt = (a: FileEntry, b: FileEntry) => compareKeys(a.at, b.at);
-
-function lowerBound(files: readonly FileEntry[], key: string): number {
-  let lo = 0;
-  let hi = files.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareKeys((files[mid] as FileEntry).at, key) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 export function createJsonlListing(dir: string, parseEvent: EventParser<StoreEvent>) {
   let kept: { mtimeNs: bigint; listing: Promise<Listing> } | undefined;
@@ -75,7 +65,7 @@ export function createJsonlListing(dir: string, parseEvent: EventParser<StoreEve
     // Hashed files placed before the lower bound may still hold a key after it (their key extends their start).
     const early =
       lower === undefined ? [] : all.hashed.filter((f) => compareKeys(f.at, lower) < 0 && mayHoldPrefix(f.at, range));
-    let i = lower === undefined ? 0 : lowerBound(all.files, lower);
+    let i = lower === undefined ? 0 : partitionPoint(all.files, (f) => compareKeys(f.at, lower) < 0);
     return () => {
       const first = early.shift();
       if (first) return first;

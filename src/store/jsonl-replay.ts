@@ -8,13 +8,11 @@ import { constants } from 'node:fs';
 import { open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
-import { isMissing, readFully, scanBackward, syncDir, writeAll } from './jsonl-file.ts';
+import { isMissing, NL, readFully, scanBackward, syncPath, writeAll } from './jsonl-file.ts';
 import { createJournal, journalGeneration } from './jsonl-journal.ts';
 import { createLimiter } from './limiter.ts';
 import { madeOnce } from '../made-once.ts';
 import { fileNameOf } from './session-file-name.ts';
-
-const NL = 0x0a;
 
 /** Oldest first. */
 async function journalsOf(dir: string): Promise<{ n: number; path: string }[]> {
@@ -75,7 +73,7 @@ function parseHead(text: string): { seq: number; sessionId: string; withdraw: bo
 }
 
 /** Appends the lines after the file's last valid seq, at its last newline, and syncs it; true when it wrote. */
-async function replayFile(path: string, lines: { seq: number; bytes: Buffer }[]): Promise<boolean> {
+async function replayFile(path: string, lines: Journaled): Promise<boolean> {
   let last = 0;
   await scanBackward(path, (line) => {
     const head = parseHead(line);
@@ -111,25 +109,16 @@ async function validEnd(fh: FileHandle): Promise<number> {
   return 0;
 }
 
-/** Resolves with how many files it wrote to. */
-async function replayJournals(dir: string, paths: string[], log: Logger): Promise<number> {
-  let replayed = 0;
-  for (const [file, lines] of await readJournals(dir, paths, log)) if (await replayFile(file, lines)) replayed++;
-  if (replayed > 0) log.warn({ dir, files: replayed }, 'event store: replayed journaled appends into session files');
-  return replayed;
-}
-
 /** Replays and removes every journal of `dir`; resolves with the generation the next journal takes. */
 async function recoverJournals(dir: string, log: Logger): Promise<number> {
   const journals = await journalsOf(dir);
   if (journals.length === 0) return 1;
-  await replayJournals(
-    dir,
-    journals.map((j) => j.path),
-    log,
-  );
+  const paths = journals.map((j) => j.path);
+  let replayed = 0;
+  for (const [file, lines] of await readJournals(dir, paths, log)) if (await replayFile(file, lines)) replayed++;
+  if (replayed > 0) log.warn({ dir, files: replayed }, 'event store: replayed journaled appends into session files');
   for (const j of journals) await unlink(j.path);
-  await syncDir(dir);
+  await syncPath(dir, 'sync');
   return (journals.at(-1)?.n ?? 0) + 1;
 }
 
@@ -154,11 +143,9 @@ export function createJournaling(
         idleMs: limits.idleMs ?? JOURNAL_IDLE_MS,
       })
     : undefined;
-  let recovered = false;
-  const recovery = madeOnce(async () => {
+  const ready = madeOnce(async () => {
     const next = await recoverJournals(dir, log);
     journal?.start(next);
-    recovered = true;
   });
-  return { journal, ready: (): Promise<void> => (recovered ? Promise.resolve() : recovery()) };
+  return { journal, ready };
 }

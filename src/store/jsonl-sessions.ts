@@ -128,10 +128,8 @@ export function createSessionCache<E extends StoreEvent>(options: SessionCacheOp
     (types: readonly string[]) =>
     async (slot: S): Promise<StoredEvent<E> | undefined> => {
       const state = await ensureLoaded(slot);
-      for (let i = state.events.length - 1; i >= 0; i--) {
-        const e = state.events[i] as StoredEvent<E>;
-        if (types.includes(e.event.type)) return e;
-      }
+      const inWindow = state.events.findLast((e) => types.includes(e.event.type));
+      if (inWindow) return inWindow;
       if ((state.events[0]?.seq ?? 1) <= 1) return undefined; // the window holds the whole log
       const marks = types.map((t) => `"type":${JSON.stringify(t)}`);
       let found: StoredEvent<E> | undefined;

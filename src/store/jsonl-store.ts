@@ -13,20 +13,11 @@ import { createJsonlTurns } from './jsonl-turns.ts';
 import type { JsonlStoreOptions } from './jsonl-types.ts';
 import { createLimiter } from './limiter.ts';
 import { fileNameOf } from './session-file-name.ts';
-import { assertSessionId } from './session-id.ts';
+import { storeGuard } from './session-id.ts';
 import { fileStoreId } from './store-id.ts';
 import { eventJson, firstAfter, logJsons, sessionExists, storedEvent, storedLine } from './stored-event.ts';
 import { eventsOfTurn, turnPage } from './turn-index.ts';
-import type {
-  EventStore,
-  LogEntry,
-  SessionInfo,
-  SessionRange,
-  StoreEvent,
-  StoredEvent,
-  TurnRange,
-  TurnSpan,
-} from './types.ts';
+import type { EventStore, StoreEvent, StoredEvent } from './types.ts';
 
 export type { JsonlStoreOptions } from './jsonl-types.ts';
 
@@ -72,10 +63,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     maxIndexed: Math.max(1, options.maxIndexedSessions ?? 64),
   });
 
-  const guard = (sessionId?: string) => {
-    if (closing) throw new AppError('SERVICE_UNAVAILABLE', 'event store is closed');
-    if (sessionId !== undefined) assertSessionId(sessionId);
-  };
+  const guard = storeGuard(() => closing !== undefined);
 
   const storeError = (e: unknown, op: string, sessionId?: string): AppError => {
     if (isAppError(e)) return e;
@@ -107,7 +95,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
   });
 
   return {
-    async append(sessionId: string, events: readonly E[]): Promise<StoredEvent<E>[]> {
+    async append(sessionId, events) {
       guard(sessionId);
       if (events.length === 0) return [];
       const jsons = events.map(eventJson);
@@ -117,7 +105,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       });
     },
 
-    async create(sessionId: string, log: readonly LogEntry<E>[]): Promise<StoredEvent<E>[]> {
+    async create(sessionId, log) {
       guard(sessionId);
       const jsons = logJsons(log);
       if (jsons.length === 0) return [];
@@ -148,7 +136,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       });
     },
 
-    async read(sessionId: string, since = 0): Promise<StoredEvent<E>[]> {
+    async read(sessionId, since = 0) {
       guard(sessionId);
       const cached = slots.get(sessionId)?.state;
       if (cached && covers(cached, since)) {
@@ -163,12 +151,12 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       });
     },
 
-    async latest(sessionId: string, types: readonly string[]): Promise<StoredEvent<E> | undefined> {
+    async latest(sessionId, types) {
       guard(sessionId);
       return task(sessionId, 'read', latestOf(types));
     },
 
-    async turns(sessionId: string, range?: TurnRange): Promise<TurnSpan[]> {
+    async turns(sessionId, range) {
       guard(sessionId);
       const known = slots.get(sessionId)?.state?.turns; // holds exactly the acknowledged events
       if (known) return turnPage(known, range);
@@ -178,7 +166,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       });
     },
 
-    async readTurn(sessionId: string, turnId: string, since = 0): Promise<StoredEvent<E>[]> {
+    async readTurn(sessionId, turnId, since = 0) {
       guard(sessionId);
       const known = slots.get(sessionId)?.state;
       const span = known?.turns?.byId.get(turnId);
@@ -195,7 +183,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       });
     },
 
-    async list(range?: SessionRange): Promise<SessionInfo[]> {
+    async list(range) {
       guard();
       try {
         await ensureDir();
@@ -206,7 +194,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       }
     },
 
-    async has(sessionId: string): Promise<boolean> {
+    async has(sessionId) {
       guard(sessionId);
       const loaded = slots.get(sessionId)?.state;
       if (loaded) return loaded.events.length > 0; // holds exactly the acknowledged events
@@ -218,7 +206,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       }
     },
 
-    async delete(sessionId: string): Promise<boolean> {
+    async delete(sessionId) {
       guard(sessionId);
       return task(sessionId, 'delete', async (slot) => {
         // no journal may hold its lines once it is gone (a start would replay them)
@@ -236,7 +224,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       });
     },
 
-    async open(): Promise<void> {
+    async open() {
       try {
         await ensureDir();
         await checkWritable(dir);
@@ -253,7 +241,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       }
     },
 
-    async storeId(): Promise<string> {
+    async storeId() {
       guard();
       try {
         return await identity();
@@ -262,7 +250,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
       }
     },
 
-    close(): Promise<void> {
+    close() {
       closing ??= (async () => {
         while (drains.size > 0) await Promise.allSettled([...drains]);
         await journal?.close();

@@ -1,9 +1,5 @@
 /** Runs at most `max` tasks at once; the others wait in call order. */
-export interface Limiter {
-  run<T>(task: () => Promise<T>): Promise<T>;
-}
-
-export function createLimiter(max: number): Limiter {
+export function createLimiter(max: number) {
   let active = 0;
   const waiting: (() => void)[] = [];
   return {
@@ -21,3 +17,5 @@ export function createLimiter(max: number): Limiter {
     },
   };
 }
+
+export type Limiter = ReturnType<typeof createLimiter>;

@@ -1,28 +1,14 @@
 /* eslint-disable @typescript-eslint/require-await -- async so that throws become rejections */
-import { AppError } from '../errors/index.ts';
 import { isoNow, systemClock, type Clock } from '../clock.ts';
-import { assertSessionId } from './session-id.ts';
+import { storeGuard } from './session-id.ts';
 import { eventJson, firstAfter, logJsons, sessionExists, storedEvent } from './stored-event.ts';
 import { byKey, inRange } from './session-range.ts';
 import { newStoreId } from './store-id.ts';
 import { createTurnIndex, eventsOfTurn, indexEvent, turnOf, turnPage, type TurnIndex } from './turn-index.ts';
-import type {
-  EventStore,
-  LogEntry,
-  SessionInfo,
-  SessionRange,
-  StoreEvent,
-  StoredEvent,
-  TurnRange,
-  TurnSpan,
-} from './types.ts';
-
-export interface MemoryStoreDeps {
-  clock?: Clock;
-}
+import type { EventStore, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
 
 /** The in-memory EventStore (tests, ephemeral deployments): behaves as the durable ones, but keeps nothing. */
-export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = {}): EventStore<E> {
+export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } = {}): EventStore<E> {
   const clock = deps.clock ?? systemClock;
   const sessions = new Map<string, StoredEvent<E>[]>();
   const id = newStoreId();
@@ -34,14 +20,10 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
     if (!turnIndex) turns.set(sessionId, (turnIndex = createTurnIndex()));
     for (const e of stored) indexEvent(turnIndex, e.seq, turnOf(e.event), none);
   };
-
-  const guard = (sessionId?: string) => {
-    if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'event store is closed');
-    if (sessionId !== undefined) assertSessionId(sessionId);
-  };
+  const guard = storeGuard(() => closed);
 
   return {
-    async append(sessionId: string, events: readonly E[]): Promise<StoredEvent<E>[]> {
+    async append(sessionId, events) {
       guard(sessionId);
       if (events.length === 0) return [];
       const jsons = events.map(eventJson);
@@ -55,7 +37,7 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
       return stored;
     },
 
-    async create(sessionId: string, log: readonly LogEntry<E>[]): Promise<StoredEvent<E>[]> {
+    async create(sessionId, log) {
       guard(sessionId);
       const jsons = logJsons(log);
       if (jsons.length === 0) return [];
@@ -67,35 +49,30 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
       return stored;
     },
 
-    async read(sessionId: string, since = 0): Promise<StoredEvent<E>[]> {
+    async read(sessionId, since = 0) {
       guard(sessionId);
       const stream = sessions.get(sessionId);
       return stream ? stream.slice(firstAfter(stream, since)) : [];
     },
 
-    async latest(sessionId: string, types: readonly string[]): Promise<StoredEvent<E> | undefined> {
+    async latest(sessionId, types) {
       guard(sessionId);
-      const stream = sessions.get(sessionId) ?? [];
-      for (let i = stream.length - 1; i >= 0; i--) {
-        const e = stream[i] as StoredEvent<E>;
-        if (types.includes(e.event.type)) return e;
-      }
-      return undefined;
+      return sessions.get(sessionId)?.findLast((e) => types.includes(e.event.type));
     },
 
-    async turns(sessionId: string, range?: TurnRange): Promise<TurnSpan[]> {
+    async turns(sessionId, range) {
       guard(sessionId);
       const turnIndex = turns.get(sessionId);
       return turnIndex ? turnPage(turnIndex, range) : [];
     },
 
-    async readTurn(sessionId: string, turnId: string, since = 0): Promise<StoredEvent<E>[]> {
+    async readTurn(sessionId, turnId, since = 0) {
       guard(sessionId);
       const span = turns.get(sessionId)?.byId.get(turnId);
       return span ? eventsOfTurn(sessions.get(sessionId) ?? [], span, since) : [];
     },
 
-    async list(range?: SessionRange): Promise<SessionInfo[]> {
+    async list(range) {
       guard();
       const out: SessionInfo[] = [];
       for (const [id, stream] of sessions) {
@@ -106,12 +83,12 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
       return range?.limit === undefined ? out : out.slice(0, range.limit);
     },
 
-    async has(sessionId: string): Promise<boolean> {
+    async has(sessionId) {
       guard(sessionId);
       return (sessions.get(sessionId)?.length ?? 0) > 0;
     },
 
-    async delete(sessionId: string): Promise<boolean> {
+    async delete(sessionId) {
       guard(sessionId);
       turns.delete(sessionId);
       return sessions.delete(sessionId);
@@ -119,12 +96,12 @@ export function createMemoryStore<E extends StoreEvent>(deps: MemoryStoreDeps = 
 
     open: () => Promise.resolve(),
 
-    async storeId(): Promise<string> {
+    async storeId() {
       guard();
       return id;
     },
 
-    async close(): Promise<void> {
+    async close() {
       closed = true;
       sessions.clear();
       turns.clear();

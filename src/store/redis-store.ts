@@ -2,7 +2,7 @@ import { isoNow, systemClock, type Clock } from '../clock.ts';
 import { AppError, isAppError, messageOf } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { createRedisConnection, safeRedisUrl } from '../redis/index.ts';
-import { assertSessionId } from './session-id.ts';
+import { storeGuard } from './session-id.ts';
 import { deepFreeze, eventJson, logJsons, sessionExists, storedEvent } from './stored-event.ts';
 import { byKey } from './session-range.ts';
 import { newStoreId, REDIS_STORE_ID } from './store-id.ts';
@@ -64,11 +64,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     return deepFreeze({ seq: Number(id.slice(2)), ts: message.ts, sessionId, event });
   };
   let closed = false;
-
-  const guard = (sessionId?: string) => {
-    if (closed) throw new AppError('SERVICE_UNAVAILABLE', 'event store is closed');
-    if (sessionId !== undefined) assertSessionId(sessionId);
-  };
+  const guard = storeGuard(() => closed);
   const failure =
     (op: string) =>
     (err: unknown): never => {
@@ -80,11 +76,11 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
         cause,
       });
     };
+  /** Runs a script; a failure rejects as `failure(op)` says. */
+  const run = (script: string, keys: string[], args: string[], op: string) =>
+    client.eval(script, { keys, arguments: args }).catch(failure(op));
   const identity = madeOnce(
-    async () =>
-      (await client
-        .eval(REDIS_STORE_ID, { keys: [`${keyPrefix}store-id`], arguments: [newStoreId()] })
-        .catch(failure('storeId'))) as string,
+    async () => (await run(REDIS_STORE_ID, [`${keyPrefix}store-id`], [newStoreId()], 'storeId')) as string,
   );
 
   return {
@@ -106,9 +102,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       const types = events.map((e) => e.type);
       const turns = events.map((e) => turnOf(e) ?? '');
       const args = [sessionId, ts, String(jsons.length), ...types, ...turns, ...jsons];
-      const last = Number(
-        await client.eval(APPEND, { keys: keysOf(sessionId), arguments: args }).catch(failure('append')),
-      );
+      const last = Number(await run(APPEND, keysOf(sessionId), args, 'append'));
       const first = last - jsons.length + 1;
       return jsons.map((json, i) => storedEvent<E>(first + i, ts, sessionId, json));
     },
@@ -119,17 +113,15 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
       if (jsons.length === 0) return [];
       const args = [
         sessionId,
-        ...jsons.flatMap((json, i) => [
-          String(log[i]!.seq),
-          log[i]!.ts,
-          log[i]!.event.type,
-          turnOf(log[i]!.event) ?? '',
-          json,
+        ...log.flatMap(({ seq, ts, event }, i) => [
+          String(seq),
+          ts,
+          event.type,
+          turnOf(event) ?? '',
+          jsons[i] as string,
         ]),
       ];
-      const last = Number(
-        await client.eval(CREATE, { keys: keysOf(sessionId), arguments: args }).catch(failure('create')),
-      );
+      const last = Number(await run(CREATE, keysOf(sessionId), args, 'create'));
       if (last < 0) throw sessionExists(sessionId);
       return jsons.map((json, i) => storedEvent<E>(log[i]!.seq, log[i]!.ts, sessionId, json));
     },
@@ -137,12 +129,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     async read(sessionId, since = 0) {
       guard(sessionId);
       const entries = await client.xRange(key(sessionId, 'ev'), `(0-${since}`, '+').catch(failure('read'));
-      const out: StoredEvent<E>[] = [];
-      for (const { id, message } of entries ?? []) {
-        const stored = parseEntry(sessionId, id, message);
-        if (stored) out.push(stored);
-      }
-      return out;
+      return (entries ?? []).flatMap(({ id, message }) => parseEntry(sessionId, id, message) ?? []);
     },
 
     async latest(sessionId, types) {
@@ -158,14 +145,12 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     async turns(sessionId, range) {
       guard(sessionId);
       const args = [String(range?.after ?? 0), range?.limit === undefined ? '' : String(range.limit)];
-      return spansOf(await client.eval(TURNS, { keys: turnKeys(sessionId), arguments: args }).catch(failure('read')));
+      return spansOf(await run(TURNS, turnKeys(sessionId), args, 'read'));
     },
 
     async readTurn(sessionId, turnId, since = 0) {
       guard(sessionId);
-      const reply = await client
-        .eval(READ_TURN, { keys: turnKeys(sessionId), arguments: [turnId, String(since)] })
-        .catch(failure('read'));
+      const reply = await run(READ_TURN, turnKeys(sessionId), [turnId, String(since)], 'read');
       return entriesOf(reply).flatMap(({ id, message }) => {
         const stored = parseEntry(sessionId, id, message);
         return stored && turnOf(stored.event) === turnId ? [stored] : [];
@@ -185,12 +170,8 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
           .sort(byKey);
       }
       const [min, max] = lexBounds(range);
-      const reply = (await client
-        .eval(PAGE, {
-          keys: [ordered, index],
-          arguments: [min, max, range.limit === undefined ? '' : String(range.limit)],
-        })
-        .catch(failure('list'))) as string[];
+      const limit = range.limit === undefined ? '' : String(range.limit);
+      const reply = (await run(PAGE, [ordered, index], [min, max, limit], 'list')) as string[];
       const out: SessionInfo[] = [];
       for (let i = 0; i + 1 < reply.length; i += 2) out.push(infoOf(reply[i] as string, reply[i + 1] as string));
       return out;
@@ -203,10 +184,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
 
     async delete(sessionId) {
       guard(sessionId);
-      const removed = await client
-        .eval(DELETE, { keys: keysOf(sessionId), arguments: [sessionId] })
-        .catch(failure('delete'));
-      return Number(removed) > 0;
+      return Number(await run(DELETE, keysOf(sessionId), [sessionId], 'delete')) > 0;
     },
 
     async storeId() {

@@ -10,3 +10,11 @@ export function assertSessionId(id: string): void {
       field: 'sessionId',
     });
 }
+
+/** An engine's check of every call: refuses it once the store is closed (SERVICE_UNAVAILABLE), then a bad key. */
+export const storeGuard =
+  (isClosed: () => boolean) =>
+  (sessionId?: string): void => {
+    if (isClosed()) throw new AppError('SERVICE_UNAVAILABLE', 'event store is closed');
+    if (sessionId !== undefined) assertSessionId(sessionId);
+  };

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { link, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
-import { writeNewFile } from './jsonl-file.ts';
+import { errno, writeNewFile } from './jsonl-file.ts';
 
 const STORE_ID_FILE = '.agentd-store-id';
 
@@ -20,8 +20,6 @@ export const newStoreId = (): string => randomUUID();
 export const REDIS_STORE_ID = `
 redis.call('SET', KEYS[1], ARGV[1], 'NX')
 return redis.call('GET', KEYS[1])`;
-
-const errno = (e: unknown) => (e as NodeJS.ErrnoException | null)?.code;
 
 /**
  * The identity in `dir`'s `.agentd-store-id`, made when there is none: written whole to a temporary file (synced when

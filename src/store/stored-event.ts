@@ -81,14 +81,18 @@ export function parseStoredLine<E extends StoreEvent>(
   return event && deepFreeze({ seq: seq as number, ts, sessionId, event });
 }
 
-/** Index of the first event with seq > since (events ascend by seq, possibly with gaps). */
-export function firstAfter(events: readonly StoredEvent<StoreEvent>[], since: number): number {
+/** Index of the first item `before` is false of (`items` holds every item it is true of before every other). */
+export function partitionPoint<T>(items: readonly T[], before: (item: T) => boolean): number {
   let lo = 0;
-  let hi = events.length;
+  let hi = items.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if ((events[mid]?.seq ?? 0) <= since) lo = mid + 1;
+    if (before(items[mid] as T)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
+
+/** Index of the first event with seq > since (events ascend by seq, possibly with gaps). */
+export const firstAfter = (events: readonly StoredEvent<StoreEvent>[], since: number): number =>
+  partitionPoint(events, (e) => e.seq <= since);

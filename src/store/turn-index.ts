@@ -2,7 +2,7 @@
  * A session's turn index as the engines keep it in memory (`EventStore.turns` / `readTurn`). `indexEvent` must see a
  * session's events in seq order; `turnPage` and `eventsOfTurn` cost the page and the turn's span, not the log.
  */
-import { firstAfter } from './stored-event.ts';
+import { firstAfter, partitionPoint } from './stored-event.ts';
 import type { StoreEvent, StoredEvent, TurnRange, TurnSpan } from './types.ts';
 
 export interface TurnIndex<X extends object = object> {
@@ -43,15 +43,9 @@ export function indexEvent<X extends object>(
 /** The spans a range asks for, as plain values. */
 export function turnPage(index: TurnIndex, range: TurnRange | undefined): TurnSpan[] {
   const after = range?.after ?? 0;
-  let lo = 0;
-  let hi = index.order.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((index.order[mid]?.firstSeq ?? 0) <= after) lo = mid + 1;
-    else hi = mid;
-  }
-  const end = range?.limit === undefined ? index.order.length : lo + range.limit;
-  return index.order.slice(lo, end).map(({ turnId, firstSeq, lastSeq }) => ({ turnId, firstSeq, lastSeq }));
+  const start = partitionPoint(index.order, (span) => span.firstSeq <= after);
+  const end = range?.limit === undefined ? index.order.length : start + range.limit;
+  return index.order.slice(start, end).map(({ turnId, firstSeq, lastSeq }) => ({ turnId, firstSeq, lastSeq }));
 }
 
 /** The turn's events with seq > since among `events` (ascending by seq, holding the span). */

@@ -13,13 +13,8 @@ export interface StoredEvent<E extends StoreEvent = StoreEvent> {
   event: E;
 }
 
-/** An event with the seq and time it keeps: a log copied from elsewhere (`create`). */
-export interface LogEntry<E extends StoreEvent = StoreEvent> {
-  seq: number;
-  /** ISO 8601 UTC. */
-  ts: string;
-  event: E;
-}
+/** An event with the seq and time (ISO 8601 UTC) it keeps: a log copied from elsewhere (`create`). */
+export type LogEntry<E extends StoreEvent = StoreEvent> = Omit<StoredEvent<E>, 'sessionId'>;
 
 /** A stored event's raw JSON as the current type (upcast), or `undefined` when invalid (skipped with a warning). */
 export type EventParser<E extends StoreEvent> = (raw: unknown) => E | undefined;
