@@ -13,9 +13,11 @@ import type { McpCommands } from '../tools/messages.ts';
 import { toFrame, type AgentEvents } from './frames.ts';
 import type { AgentCommands, SessionSummary } from './messages.ts';
 import type { SessionRegistry } from './session-registry.ts';
-import { refuseUnnamed, type SessionQuota, type SessionQuotas } from './session/quota.ts';
+import type { SessionQuota } from '../session-id.ts';
+import { refuseUnnamed, type SessionQuotas } from './session/quota.ts';
 import type { createStorageHealth } from './session/storage-health.ts';
 import type { createSessionTransfer } from './session/transfer.ts';
+import { turnMessage } from './session/state.ts';
 
 /** The events that carry a session's usage totals, and how many sessions a listing reads them of at once. */
 const USAGE_EVENTS = ['contextCompacted', 'assistantStep', 'response'] as const;
@@ -68,16 +70,7 @@ export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[
   return [
     bus.handle('agent.sendMessage', async ({ payload, correlationId }) => {
       const { sessionId, quota } = payload;
-      const turnId = payload.turnId ?? ids();
-      const message = {
-        turnId,
-        correlationId,
-        content: payload.content,
-        ...(payload.image && { image: payload.image }),
-        ...(payload.hops !== undefined && { hops: payload.hops }),
-        ...(payload.attached && { attached: payload.attached }),
-        ...(payload.clientTools && { clientTools: payload.clientTools }),
-      };
+      const message = turnMessage(payload.turnId ?? ids(), correlationId, payload);
       if (quota) await quotas.ready(quota.holder, sessionId);
       let creates = false;
       try {

@@ -8,12 +8,13 @@
  * `turnFailed` (`error`), `reset` (`conversationReset`) and `assistantStep`, `messageQueued`, `serverSampled` (none).
  */
 import type { Attached } from '../conversation/attachments.ts';
-import type {
-  ApprovalDecision,
-  ElicitationAction,
-  CompactionMethod,
-  CompactionTrigger,
-  SessionEvent,
+import {
+  EVENT_VERSION,
+  type ApprovalDecision,
+  type ElicitationAction,
+  type CompactionMethod,
+  type CompactionTrigger,
+  type SessionEvent,
 } from '../conversation/session-events.ts';
 import type { ModelApi, Usage } from '../llm/types.ts';
 import type { StoredEvent } from '../store/types.ts';
@@ -22,15 +23,6 @@ export interface TurnRef {
   sessionId: string;
   turnId: string;
   seq: number;
-}
-
-export interface AgentErrorData {
-  code: string;
-  message: string;
-  details: Record<string, unknown>;
-  sessionId: string;
-  turnId?: string;
-  seq?: number;
 }
 
 export interface AgentFrameData {
@@ -86,7 +78,14 @@ export interface AgentFrameData {
   };
   /** How it closed: by whom, and `error` when it failed (its result is the `toolResult` frame after). */
   clientToolResolved: TurnRef & { callId: string; by: string; error?: string };
-  error: AgentErrorData;
+  error: {
+    code: string;
+    message: string;
+    details: Record<string, unknown>;
+    sessionId: string;
+    turnId?: string;
+    seq?: number;
+  };
   conversationReset: { sessionId: string; seq: number };
   /** Events with seq ≤ upToSeq are summarised (or their tool results cleared) for the model; the log keeps them. */
   contextCompacted: {
@@ -121,6 +120,16 @@ export const chunkFrame = (sessionId: string, turnId: string, seq: number, conte
 });
 /** What a queued message thrown away before its turn started (reset, delete, shutdown) is told. */
 export const droppedMessage = (reason: string): string => `message discarded before its turn started (${reason})`;
+/** The stored AGENT_ERROR `turnFailed` that ends a turn for `reason`; `cancelled` for a discarded queued message. */
+export const agentTurnFailed = (turnId: string, message: string, reason: string, cancelled?: true): SessionEvent => ({
+  v: EVENT_VERSION,
+  type: 'turnFailed',
+  turnId,
+  code: 'AGENT_ERROR',
+  message,
+  details: { reason },
+  ...(cancelled && { cancelled }),
+});
 /** The frame of such a message when its discard could not be stored (it is a stored `turnFailed` otherwise). */
 export const droppedFrame = (sessionId: string, turnId: string, seq: number, reason: string): AgentFrame => ({
   event: 'error',
@@ -194,12 +203,10 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
       const { content, turnId, model, usage } = e;
       return { event: 'response', data: { content, sessionId, turnId, seq, model, ...(usage && { usage }) } };
     }
-    case 'toolApprovalRequested': {
+    case 'toolApprovalRequested':
+    case 'clientToolRequested': {
       const { callId, toolName, serverId, args, expiresAt, turnId } = e;
-      return {
-        event: 'toolApprovalRequested',
-        data: { callId, toolName, serverId, args, expiresAt, sessionId, turnId, seq },
-      };
+      return { event: e.type, data: { callId, toolName, serverId, args, expiresAt, sessionId, turnId, seq } };
     }
     case 'toolApprovalResolved': {
       const { callId, decision, by, turnId } = e;
@@ -232,13 +239,6 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
         event: 'elicitationResolved',
         data: { sessionId, turnId: e.turnId, seq, id: e.id, action: e.action, by: e.by },
       };
-    case 'clientToolRequested': {
-      const { callId, toolName, serverId, args, expiresAt, turnId } = e;
-      return {
-        event: 'clientToolRequested',
-        data: { callId, toolName, serverId, args, expiresAt, sessionId, turnId, seq },
-      };
-    }
     case 'clientToolResolved': {
       const { callId, by, turnId } = e;
       return {

@@ -6,12 +6,9 @@ export type * from './messages.ts';
 export { DEFAULT_SESSION, approvalDecision } from './messages.ts';
 export { NOT_SESSION_SCOPED, SESSION_COMMANDS, TAKE_OVER_COMMAND, type SessionCommand } from './session/commands.ts';
 export { createTurnWaiter, type TurnWaiter } from './follow/turn-waiter.ts';
-export {
-  createTurnFollower,
-  pipeEvents,
-  type FrameInterest,
-  type SessionWatch,
-  type TurnFollower,
-  type ListedTurn,
-  type TurnStep,
-} from './follow/index.ts';
+/** Following a turn from its log, then live, through the store's turn index: the one way every face does it. */
+export { createTurnFollower, type SessionWatch, type TurnFollower } from './follow/follower.ts';
+export { pipeEvents } from './follow/event-pipe.ts';
+export type { FrameInterest } from './follow/types.ts';
+export type { TurnStep } from './follow/steps.ts';
+export type { ListedTurn } from './follow/turn-pages.ts';

@@ -1,4 +1,3 @@
-import { approvalDecision } from '../conversation/session-events.ts';
 import type { AnswerInput, Question } from '../conversation/questions.ts';
 import type { ImagePart } from '../llm/types.ts';
 import type { Attached } from '../conversation/attachments.ts';
@@ -26,11 +25,11 @@ export type {
   SessionSummary,
   SessionQuota,
   AnswerInput,
+  SessionRange,
 };
-export type { SessionRange };
 
 /** An answer to a tool call waiting for approval (the schema the REST and WebSocket fronts validate with). */
-export { approvalDecision };
+export { approvalDecision } from '../conversation/session-events.ts';
 
 /** The spec's one conversation: the session of every message, reset and frame that names none. */
 export const DEFAULT_SESSION = 'default';

@@ -7,11 +7,6 @@
 import type { SendMeta } from '../bus/envelope.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
-import type { SessionEvent } from '../conversation/session-events.ts';
-import type { RegisterActor } from '../inspect/index.ts';
-import type { LlmClient } from '../llm/types.ts';
-import type { Logger } from '../log/index.ts';
-import type { EventStore } from '../store/types.ts';
 import { createArgsValidator } from '../tools/args-validator.ts';
 import { registerCommandHandlers, type AgentBus } from './command-handlers.ts';
 import { contextSettings } from './compaction/context.ts';
@@ -20,29 +15,26 @@ import { allowsEverything, createToolPolicy } from './questions/tool-policy.ts';
 import { createSessionRegistry } from './session-registry.ts';
 import { createIdleDeletion } from './session/expiry.ts';
 import { createSessionQuotas } from './session/quota.ts';
-import { openSession } from './session/session.ts';
+import { openSession, type SessionDeps } from './session/session.ts';
 import { createStorageHealth } from './session/storage-health.ts';
 import { createSessionTransfer } from './session/transfer.ts';
 import { createToolPort } from './tool-port.ts';
 
-export interface AgentServiceOptions {
+/** `orphanedTurnReason`: set where another instance may have died. */
+export interface AgentServiceOptions extends Pick<
+  SessionDeps,
+  'store' | 'llm' | 'log' | 'registerActor' | 'orphanedTurnReason'
+> {
   config: Pick<AgentConfig, 'systemPrompt' | 'llm' | 'storage' | 'toolPolicy'>;
   bus: AgentBus;
-  store: EventStore<SessionEvent>;
-  llm: LlmClient;
-  log: Logger;
   clock?: Clock;
   ids?: IdSource;
   /** Milliseconds an idle session stays in memory (default 60 s; 0 = never evicted). */
   evictAfterMs?: number;
   /** Redacts what a failed turn says before it is stored and sent (default: unchanged). */
   redact?: <T>(value: T) => T;
-  /** Shows each session's actor to the inspector (as `turn:<sessionId>`). */
-  registerActor?: RegisterActor;
   /** Told whenever a session leaves memory (evicted, deleted, dropped, shut down). */
   onSessionClosed?: (sessionId: string) => void;
-  /** Ends a turn an opened session's log left open (SessionDeps): set where another instance may have died. */
-  orphanedTurnReason?: string;
 }
 
 export interface AgentService {
@@ -65,13 +57,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   const quotas = createSessionQuotas(store);
   const toolPolicy = allowsEverything(config.toolPolicy) ? undefined : createToolPolicy(config.toolPolicy);
   const validate = createArgsValidator(log);
-  const { listTools, callTool } = createToolPort({
-    bus,
-    llm,
-    log,
-    clock,
-    maxOutputTokens: config.llm.maxOutputTokens,
-  });
+  const { listTools, callTool } = createToolPort({ bus, llm, log, clock, maxOutputTokens: config.llm.maxOutputTokens });
   const unregister: (() => void)[] = [];
   const storage = createStorageHealth(clock);
   store.onRecovered?.(() => storage.ok());

@@ -6,14 +6,10 @@
  * step, or a server's sampling) of the current turn; a new turn id starts the turn's count again.
  */
 import { AppError } from '../../errors/index.ts';
+import type { LlmConfig } from '../../config/schema.ts';
 import type { Usage } from '../../llm/types.ts';
 
-export interface BudgetSettings {
-  sessionTokens?: number | undefined;
-  turnTokens?: number | undefined;
-}
-
-export function createBudget(settings: BudgetSettings | undefined) {
+export function createBudget(settings: LlmConfig['budget']) {
   let turn = { id: '', used: 0 };
   const refuse = (budget: 'session' | 'turn', limit: number, used: number) =>
     new AppError('AGENT_ERROR', `The ${budget} token budget of ${limit} would be exceeded (${used} used)`, {

@@ -14,59 +14,44 @@ import { contextLimitsOf } from '../../llm/providers.ts';
 import type { ChatMessage, Usage } from '../../llm/types.ts';
 import { DEFAULT_COMPACTION_PROMPT } from './compaction.ts';
 
-export interface ContextSettings {
-  threshold: number;
-  keepTurns: number;
-  prompt: string;
-  /** The summary request's model (default: the session's). */
-  model: string | undefined;
-  maxOutputTokens: number;
-  window(): number | undefined;
-  /** Remembers a window a provider named in an overflow answer (when none was known). */
-  learn(window: number): void;
-}
-
 /** One session's settings. */
-export function contextSettings(
-  llm: Pick<LlmConfig, 'model' | 'contextWindow' | 'maxOutputTokens' | 'compaction'>,
-): ContextSettings {
+export function contextSettings(llm: Pick<LlmConfig, 'model' | 'contextWindow' | 'maxOutputTokens' | 'compaction'>) {
   const limits = contextLimitsOf(llm);
   let learned: number | undefined;
   return {
     threshold: llm.compaction.threshold,
     keepTurns: llm.compaction.keepTurns,
     prompt: llm.compaction.prompt ?? DEFAULT_COMPACTION_PROMPT,
+    /** The summary request's model (default: the session's). */
     model: llm.compaction.model,
     get maxOutputTokens() {
       const window = limits.contextWindow ?? learned;
       return window === undefined ? limits.maxOutputTokens : Math.min(limits.maxOutputTokens, Math.floor(window / 4));
     },
     window: () => limits.contextWindow ?? learned,
-    learn(window) {
+    /** Remembers a window a provider named in an overflow answer (when none was known). */
+    learn(window: number): void {
       if (limits.contextWindow === undefined && window > 0) learned = window;
     },
   };
 }
+export type ContextSettings = ReturnType<typeof contextSettings>;
 
-export interface ContextMeter {
-  /** Estimated tokens of a request of `chars` characters whose history view is `list`. */
-  estimate(list: readonly ChatMessage[], chars: number): number;
-  /** A request of `chars` characters on `list` was answered with `usage`. */
-  observe(list: readonly ChatMessage[], chars: number, usage: Usage | undefined): void;
-}
-
-export function createContextMeter(): ContextMeter {
+export function createContextMeter() {
   let last: { list: readonly ChatMessage[]; chars: number; promptTokens: number } | undefined;
   return {
-    estimate(list, chars) {
+    /** Estimated tokens of a request of `chars` characters whose history view is `list`. */
+    estimate(list: readonly ChatMessage[], chars: number): number {
       if (last && last.list === list) return last.promptTokens + tokensOf(Math.max(0, chars - last.chars));
       return tokensOf(chars);
     },
-    observe(list, chars, usage) {
+    /** A request of `chars` characters on `list` was answered with `usage`. */
+    observe(list: readonly ChatMessage[], chars: number, usage: Usage | undefined): void {
       last = usage && usage.promptTokens > 0 ? { list, chars, promptTokens: usage.promptTokens } : undefined;
     },
   };
 }
+export type ContextMeter = ReturnType<typeof createContextMeter>;
 
 /** `a` plus `b`: every figure, the cache ones only when either has them. */
 function addUsage(a: Usage, b: Usage | undefined): Usage {
@@ -99,17 +84,15 @@ export function applyUsage(total: Usage, e: SessionEvent): void {
   Object.assign(total, next);
 }
 
-/** A session's usage as its model steps see it: the totals now, and with a step's own usage added. */
-export interface UsageView {
-  current(): Usage;
-  /** The totals with `extra` added, as a new object. */
-  with(extra: Usage | undefined): Usage;
-}
-
-/** The view of `now()`: totals that include what is still being written (src/agent/session/state.ts `usageNow`). */
-export function usageView(now: () => Usage): UsageView {
+/**
+ * A session's usage as its model steps see it: the totals now, and with a step's own usage added. `now()` gives
+ * totals that include what is still being written (src/agent/session/state.ts `usageWith`).
+ */
+export function usageView(now: () => Usage) {
   return {
     current: now,
-    with: (extra) => addUsage(now(), extra),
+    /** The totals with `extra` added, as a new object. */
+    with: (extra: Usage | undefined): Usage => addUsage(now(), extra),
   };
 }
+export type UsageView = ReturnType<typeof usageView>;

@@ -2,7 +2,8 @@ import type { Bus } from '../../bus/index.ts';
 import { approvalRecordOf, inFamily } from '../../conversation/questions.ts';
 import { AppError, ERROR_TABLE, type ErrorCode } from '../../errors/index.ts';
 import type { SessionKey } from '../../session-id.ts';
-import type { SentTurn, SessionWatch, TurnStep } from './index.ts';
+import type { SentTurn, SessionWatch } from './follower.ts';
+import type { TurnStep } from './steps.ts';
 import type { AgentFrameData, AgentEvents } from '../frames.ts';
 import type { AgentCommands, ResponseEvent } from '../messages.ts';
 
@@ -16,6 +17,9 @@ interface Waiter {
   sessionId: SessionKey;
   turnId?: string;
 }
+
+/** A turn whose message was asked with `correlationId`, here or elsewhere. */
+type AskedTurn = { correlationId: string; sessionId: SessionKey; turnId?: string };
 
 const toAppError = ({ code, message, details }: AgentFrameData['error']): AppError =>
   new AppError(Object.hasOwn(ERROR_TABLE, code) ? (code as ErrorCode) : 'AGENT_ERROR', message, details);
@@ -111,11 +115,7 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
     });
 
   /** Registers a waiter for a turn asked elsewhere and follows the turn. */
-  async function adopt(turn: {
-    correlationId: string;
-    sessionId: SessionKey;
-    turnId: string;
-  }): Promise<{ reply: Promise<ResponseEvent> }> {
+  async function adopt(turn: Required<AskedTurn>): Promise<{ reply: Promise<ResponseEvent> }> {
     const { correlationId, sessionId, turnId } = turn;
     const { reply, w } = wait(correlationId, sessionId);
     w.turnId = turnId;
@@ -163,11 +163,7 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
       return reply;
     },
     turnOf: (correlationId: string): string | undefined => waiters.get(correlationId)?.turnId,
-    async rejoin(turn: {
-      correlationId: string;
-      sessionId: SessionKey;
-      turnId?: string;
-    }): Promise<{ reply: Promise<ResponseEvent> }> {
+    async rejoin(turn: AskedTurn): Promise<{ reply: Promise<ResponseEvent> }> {
       const kept = detached.get(turn.correlationId);
       if (kept) return { reply: kept };
       const { turnId } = turn;

@@ -19,10 +19,13 @@ import {
   type QuestionAnswer,
   type QuestionKind,
 } from '../../conversation/questions.ts';
-import type { ElicitationAnswer, ElicitationAsk, SamplingOptions, SamplingRequest } from '../../tools/messages.ts';
+import type { ElicitationAsk, SamplingRequest } from '../../tools/messages.ts';
 
 /** What a call asks: the question without what the session adds (id, session, turn, call, deadline). */
 export type Ask = Omit<Question, 'id' | 'sessionId' | 'turnId' | 'callId' | 'expiresAt'>;
+/** The call that asks, and its bounds: the end of its own timeout (epoch ms) and its signal. */
+type Call = { turnId: string; callId: string };
+type Bounds = { deadline: number; signal: AbortSignal };
 
 export interface AskedDeps {
   sessionId: string;
@@ -57,11 +60,7 @@ export function createAsked(deps: AskedDeps) {
   const notAsked = (kind: QuestionKind, reason: string) => closingAnswer(kind, 'timeout', reason);
 
   return {
-    ask(
-      ask: Ask,
-      call: { turnId: string; callId: string },
-      options: { deadline: number; signal: AbortSignal },
-    ): Promise<QuestionAnswer> {
+    ask(ask: Ask, call: Call, options: Bounds): Promise<QuestionAnswer> {
       if (closed || options.signal.aborted) return Promise.resolve(notAsked(ask.kind, 'the call ended'));
       const now = deps.clock.now();
       const expiresAt = new Date(Math.min(now + deps.timeoutMs, options.deadline - 1_000)).toISOString();
@@ -105,26 +104,20 @@ export function createAsked(deps: AskedDeps) {
 }
 
 export type Asked = ReturnType<typeof createAsked>;
-type Call = { turnId: string; callId: string };
 
 /** A server's elicitation during `call`, asked and answered as a question. */
-export async function elicitOf(
-  asked: Asked,
-  ask: ElicitationAsk,
-  call: Call,
-  options: { deadline: number; signal: AbortSignal },
-): Promise<ElicitationAnswer> {
+export async function elicitOf(asked: Asked, ask: ElicitationAsk, call: Call, options: Bounds) {
   const where = ask.mode === 'url' ? { url: ask.url } : { requestedSchema: ask.requestedSchema };
   const answer = await asked.ask(
     { kind: 'elicitation', serverId: ask.serverId, message: ask.message, mode: ask.mode, ...where },
     call,
     options,
   );
-  return 'action' in answer ? answer : { action: 'decline' };
+  return 'action' in answer ? answer : { action: 'decline' as const };
 }
 
 /** A server's sampling request during `call` under `sampling: ask`, asked and answered as a question. */
-export async function approveSampling(asked: Asked, request: SamplingRequest, call: Call, options: SamplingOptions) {
+export async function approveSampling(asked: Asked, request: SamplingRequest, call: Call, options: Bounds) {
   const { serverId, systemPrompt, messages, maxTokens } = request;
   const answer = await asked.ask(
     { kind: 'sampling', serverId, args: { ...(systemPrompt !== undefined && { systemPrompt }), messages, maxTokens } },

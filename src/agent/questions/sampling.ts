@@ -62,14 +62,9 @@ export function createSampler(deps: SamplerDeps, target: SamplerTarget): Sampler
       deps.maxOutputTokens === undefined ? request.maxTokens : Math.min(request.maxTokens, deps.maxOutputTokens);
     const signal = target.signal ? AbortSignal.any([target.signal, options.signal]) : options.signal;
     const step = await deps.llm.complete({ messages, tools: [], maxTokens, turnId: target.turnId, signal });
+    const { sessionId, turnId, callId } = target;
     deps.log.info(
-      {
-        sessionId: target.sessionId,
-        turnId: target.turnId,
-        callId: target.callId,
-        serverId: request.serverId,
-        usage: step.usage,
-      },
+      { sessionId, turnId, callId, serverId: request.serverId, usage: step.usage },
       'served a sampling request',
     );
     if (step.usage) target.host.spent(request.serverId, step.usage);

@@ -15,6 +15,8 @@ import { toolsRunner, turnMachine } from '../../../machines/turn.machine.ts';
 import type { CompactInput, ModelStepInput, ModelStepResult } from '../../conversation/turn-contract.ts';
 import { bindPort, portOf, type SessionPort } from './ports.ts';
 
+const compact = fromPromise<void, CompactInput>(({ input, signal, system }) => portOf(system).compact(input, signal));
+
 const sessionWithActors = sessionMachine.provide({
   actors: {
     turn: turnMachine.provide({
@@ -22,12 +24,12 @@ const sessionWithActors = sessionMachine.provide({
         modelStep: fromPromise<ModelStepResult, ModelStepInput>(({ input, signal, system }) =>
           portOf(system).modelStep(input, signal),
         ),
-        compact: fromPromise<void, CompactInput>(({ input, signal, system }) => portOf(system).compact(input, signal)),
+        compact,
         runTools: toolsRunner((system) => portOf(system).callTool),
       },
       actions: { report: ({ system }, r) => portOf(system).report(r) },
     }),
-    compact: fromPromise<void, CompactInput>(({ input, signal, system }) => portOf(system).compact(input, signal)),
+    compact,
   },
   actions: {
     awaitSettled: ({ self, system }) => {

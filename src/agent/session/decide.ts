@@ -34,11 +34,10 @@ import { EVENT_VERSION, type SessionEvent, type SessionEventOf } from '../../con
 import type { TurnMessage } from '../../conversation/turn-contract.ts';
 import { AppError } from '../../errors/index.ts';
 import { sessionIdOf } from '../../session-id.ts';
+import { agentTurnFailed } from '../frames.ts';
 import type { ArgsValidator } from '../../tools/args-validator.ts';
 import { resumeTurn } from './open-turn.ts';
 import type { SessionState } from './state.ts';
-
-export type { AnswerInput };
 
 export type SessionCommand =
   | { type: 'send'; message: TurnMessage }
@@ -110,30 +109,19 @@ function decideAny(command: SessionCommand, state: SessionState, live: Live): De
 
 const waitsFor = (family: QuestionFamily) => (family === 'clientTool' ? "the client's result" : 'approval');
 
-function notFound(family: QuestionFamily, sessionId: string, id: string): AppError {
+/** The refusal of an answer to question `id`: its family's ALREADY_RESOLVED (`answered`) or NOT_FOUND. */
+function refusal(was: 'answered' | 'unknown', family: QuestionFamily, sessionId: string, id: string): AppError {
   const name = sessionIdOf(sessionId); // what the caller named, never an owned key
-  if (family !== 'elicitation')
-    return new AppError('APPROVAL_NOT_FOUND', `No call ${id} waits for ${waitsFor(family)} in session ${name}`, {
-      sessionId: name,
-      callId: id,
-    });
-  return new AppError('ELICITATION_NOT_FOUND', `No elicitation ${id} waits for an answer in session ${name}`, {
-    sessionId: name,
-    id,
-  });
-}
-
-function alreadyAnswered(family: QuestionFamily, sessionId: string, id: string): AppError {
-  const name = sessionIdOf(sessionId);
-  if (family !== 'elicitation')
-    return new AppError('APPROVAL_ALREADY_RESOLVED', `The call ${id} was already answered`, {
-      sessionId: name,
-      callId: id,
-    });
-  return new AppError('ELICITATION_ALREADY_RESOLVED', `The elicitation ${id} was already answered`, {
-    sessionId: name,
-    id,
-  });
+  if (family === 'elicitation') {
+    const details = { sessionId: name, id };
+    return was === 'answered'
+      ? new AppError('ELICITATION_ALREADY_RESOLVED', `The elicitation ${id} was already answered`, details)
+      : new AppError('ELICITATION_NOT_FOUND', `No elicitation ${id} waits for an answer in session ${name}`, details);
+  }
+  const details = { sessionId: name, callId: id };
+  return was === 'answered'
+    ? new AppError('APPROVAL_ALREADY_RESOLVED', `The call ${id} was already answered`, details)
+    : new AppError('APPROVAL_NOT_FOUND', `No call ${id} waits for ${waitsFor(family)} in session ${name}`, details);
 }
 
 function decideAnswer(
@@ -145,11 +133,11 @@ function decideAnswer(
   const family = familyOf(command.answer);
   const q = live.closedBy === undefined ? state.questions.get(id) : undefined;
   const ofFamily = q !== undefined && QUESTION_KINDS[q.kind].family === family;
-  if (ofFamily && !live.held.has(id)) throw alreadyAnswered(family, state.sessionId, id);
+  if (ofFamily && !live.held.has(id)) throw refusal('answered', family, state.sessionId, id);
   if (ofFamily) return { question: q, answer: checkAnswer(q, command.answer, live.validate) };
   if (live.closedBy === undefined && state.closed.get(id) === family)
-    throw alreadyAnswered(family, state.sessionId, id);
-  throw notFound(family, state.sessionId, id);
+    throw refusal('answered', family, state.sessionId, id);
+  throw refusal('unknown', family, state.sessionId, id);
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
@@ -212,16 +200,8 @@ export function decideOpen(
   const resume = resumeTurn(state.openTurn, state.questions, options.now);
   const open = state.openTurn;
   if (!resume && open && options.orphanedTurnReason !== undefined) {
-    const reason = options.orphanedTurnReason;
     const message = 'The turn was stopped: the instance running it stopped before it ended';
-    record.push({
-      v: EVENT_VERSION,
-      type: 'turnFailed',
-      turnId: open.user.turnId,
-      code: 'AGENT_ERROR',
-      message,
-      details: { reason },
-    });
+    record.push(agentTurnFailed(open.user.turnId, message, options.orphanedTurnReason));
   }
   return { record, resume, requeue: [...state.queued.values()].map((q) => q.message) };
 }

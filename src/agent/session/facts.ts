@@ -5,13 +5,14 @@
  * that fails; a sender waiting for its turn's `userMessage` is answered once that is stored.
  */
 import type { SessionEmitted } from '../../../machines/session.machine.ts';
-import { EVENT_VERSION, type SessionEvent } from '../../conversation/session-events.ts';
+import type { SessionEvent } from '../../conversation/session-events.ts';
 import type { SendMeta } from '../../bus/index.ts';
 import type { Logger } from '../../log/index.ts';
-import { droppedFrame, droppedMessage, type AgentFrame } from '../frames.ts';
+import { agentTurnFailed, droppedFrame, droppedMessage } from '../frames.ts';
 import type { Opening } from './decide.ts';
 import { isOutboxClosed } from './outbox.ts';
 import type { SessionOutput } from './output.ts';
+import type { SessionDeps } from './types.ts';
 
 /** The facts an opening records, each with its meta, logged as they go. */
 export function openingFacts(
@@ -42,15 +43,10 @@ export interface Starting {
   reject: (err: unknown) => void;
 }
 
-export interface EmittedDeps {
-  sessionId: string;
-  log: Logger;
+export interface EmittedDeps extends Pick<SessionDeps, 'sessionId' | 'log' | 'publish' | 'redact'> {
   output: SessionOutput;
   /** The durable seq frames carry when their fact could not be stored. */
   lastSeq: () => number;
-  publish: (frame: AgentFrame, meta: SendMeta) => void;
-  /** Redacts a failed turn's message and details before they are stored and sent. */
-  redact: <T>(value: T) => T;
   /** Stamps a model step with the session's totals once it is spent. */
   counted: (event: SessionEvent) => SessionEvent;
   /** Senders waiting for their turn's `userMessage` (by turnId); answered and removed here. */
@@ -65,18 +61,9 @@ export function forwardEmitted(deps: EmittedDeps): (e: SessionEmitted) => void {
     if (e.type === 'thinking') return output.thinking(key);
     if (e.type === 'chunk') return output.chunk(key, e.content);
     if (e.type === 'dropped') {
-      const event: SessionEvent = {
-        v: EVENT_VERSION,
-        type: 'turnFailed',
-        turnId: key.turnId,
-        code: 'AGENT_ERROR',
-        message: droppedMessage(e.reason),
-        details: { reason: e.reason },
-        cancelled: true,
-      };
       return output.record(
         key,
-        event,
+        agentTurnFailed(key.turnId, droppedMessage(e.reason), e.reason, true),
         undefined,
         (err) =>
           isOutboxClosed(err) || deps.publish(droppedFrame(sessionId, key.turnId, deps.lastSeq(), e.reason), key),

@@ -53,29 +53,6 @@ export function failedToolResult(e: SessionEventOf<'turnFailed'>): string {
     : `error: the turn failed before the tool returned (${e.code}: ${e.message})`;
 }
 
-export interface History {
-  /** Folds one more event in (`seq`: the stored event's); O(1) amortised except for answering open calls and compactions. */
-  apply(event: SessionEvent, seq?: number): void;
-  /**
-   * The history so far, without copying. The view is valid until the next `apply`: later applies
-   * append to it, and after a reset or compaction it is left stale. Copy it to keep a snapshot.
-   */
-  messages(): readonly ChatMessage[];
-  /** The seq of the event each message of `messages()` came from (same indexes, same lifetime). */
-  seqs(): readonly number[];
-  /** Characters of `messages()` as the token estimate counts them (token-estimate.ts). */
-  readonly chars: number;
-  /** The seq of the last event folded in. */
-  readonly lastSeq: number;
-  /** Where the projection starts: the seq of the last reset or summary's `upToSeq` (0: the log's start). */
-  readonly base: number;
-  /**
-   * The messages `events` would append if they were applied now, leaving the history as it is;
-   * `undefined` when one of them is a reset or compaction (it replaces the history instead).
-   */
-  preview(events: readonly SessionEvent[]): ChatMessage[] | undefined;
-}
-
 /** The fold's state: the messages with their seqs, and the calls of the latest assistant message still waiting for their result. */
 interface Projection {
   list: ChatMessage[];
@@ -199,7 +176,7 @@ function fold(state: Projection, e: SessionEvent, seq: number): void {
 }
 
 /** The incremental projection, for the hot path: the agent keeps one per session in memory. */
-export function createHistory(): History {
+export function createHistory() {
   const state: Projection = {
     list: [],
     seqs: [],
@@ -211,29 +188,33 @@ export function createHistory(): History {
     reasoning: undefined,
   };
   return {
-    apply: (e, seq = state.lastSeq + 1) => fold(state, e, seq),
-    messages: () => state.list,
-    seqs: () => state.seqs,
+    /** Folds one more event in (`seq`: the stored event's); O(1) amortised except for answering open calls and compactions. */
+    apply: (e: SessionEvent, seq = state.lastSeq + 1): void => fold(state, e, seq),
+    /**
+     * The history so far, without copying. The view is valid until the next `apply`: later applies
+     * append to it, and after a reset or compaction it is left stale. Copy it to keep a snapshot.
+     */
+    messages: (): readonly ChatMessage[] => state.list,
+    /** The seq of the event each message of `messages()` came from (same indexes, same lifetime). */
+    seqs: (): readonly number[] => state.seqs,
+    /** Characters of `messages()` as the token estimate counts them (token-estimate.ts). */
     get chars() {
       return state.chars;
     },
+    /** The seq of the last event folded in. */
     get lastSeq() {
       return state.lastSeq;
     },
+    /** Where the projection starts: the seq of the last reset or summary's `upToSeq` (0: the log's start). */
     get base() {
       return state.base;
     },
-    preview(events) {
-      const ahead: Projection = {
-        list: [],
-        seqs: [],
-        open: new Map(state.open),
-        turn: state.turn,
-        chars: 0,
-        lastSeq: state.lastSeq,
-        base: state.base,
-        reasoning: state.reasoning,
-      };
+    /**
+     * The messages `events` would append if they were applied now, leaving the history as it is;
+     * `undefined` when one of them is a reset or compaction (it replaces the history instead).
+     */
+    preview(events: readonly SessionEvent[]): ChatMessage[] | undefined {
+      const ahead: Projection = { ...state, list: [], seqs: [], open: new Map(state.open), chars: 0 };
       for (const e of events) {
         if (e.type === 'reset' || e.type === 'contextCompacted') return undefined;
         fold(ahead, e, ahead.lastSeq + 1);
@@ -242,6 +223,8 @@ export function createHistory(): History {
     },
   };
 }
+
+export type History = ReturnType<typeof createHistory>;
 
 /** The whole fold at once: the history after `events` (e.g. a session's stream read from the store). */
 export function projectHistory(events: Iterable<SessionEvent | { seq: number; event: SessionEvent }>): ChatMessage[] {

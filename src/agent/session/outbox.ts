@@ -1,10 +1,3 @@
-import type { SessionEvent } from '../../conversation/session-events.ts';
-import { AppError } from '../../errors/index.ts';
-import type { Logger } from '../../log/index.ts';
-import type { EventStore } from '../../store/types.ts';
-import type { SessionStoredEvent as StoredEvent } from '../frames.ts';
-import { sessionIdOf } from '../../session-id.ts';
-
 /**
  * One session's ordered way out: events to append and frames to send, in the order they were
  * handed in.
@@ -25,22 +18,12 @@ import { sessionIdOf } from '../../session-id.ts';
  *   a storage failure). So once `close()` returned and `drained()` resolved, the outbox never calls
  *   the store again.
  */
-export interface Outbox {
-  /** Seq of the last durable event of the session. */
-  readonly lastSeq: number;
-  /** True when nothing waits to be written or sent. */
-  readonly idle: boolean;
-  durable(event: SessionEvent, stored?: (stored: StoredEvent) => void, failed?: (err: unknown) => void): void;
-  /** `turnId`: the turn the item belongs to (dropped if that turn is abandoned). */
-  transient(run: (seq: number) => void, turnId?: string): void;
-  abandon(turnId: string): void;
-  /** The durable events handed in and not yet stored (being written or waiting), in order; abandoned ones left out. */
-  pending(): SessionEvent[];
-  /** Resolves when everything handed in so far has been written (or failed) and sent. */
-  drained(): Promise<void>;
-  /** Stops every write not yet handed to the store, now and later (see the contracts). */
-  close(reason: string): void;
-}
+import type { SessionEvent } from '../../conversation/session-events.ts';
+import { AppError } from '../../errors/index.ts';
+import type { Logger } from '../../log/index.ts';
+import type { EventStore } from '../../store/types.ts';
+import type { SessionStoredEvent as StoredEvent } from '../frames.ts';
+import { sessionIdOf } from '../../session-id.ts';
 
 const closedErrors = new WeakSet<object>();
 /** Whether `err` is what a closed outbox gives a dropped item's `failed` callback. */
@@ -75,7 +58,7 @@ type Item = Durable | { run: (seq: number) => void; turnId: string | undefined }
 const turnOf = (item: Item): string | undefined =>
   'event' in item ? ('turnId' in item.event ? item.event.turnId : undefined) : item.turnId;
 
-export function createOutbox(opts: OutboxOptions): Outbox {
+export function createOutbox(opts: OutboxOptions) {
   const { sessionId, store, log, onStored } = opts;
   let lastSeq = opts.lastSeq;
   let items: Item[] = [];
@@ -159,27 +142,31 @@ export function createOutbox(opts: OutboxOptions): Outbox {
   }
 
   return {
+    /** Seq of the last durable event of the session. */
     get lastSeq() {
       return lastSeq;
     },
+    /** True when nothing waits to be written or sent. */
     get idle() {
       return pumping === undefined;
     },
-    durable(event, stored, failed) {
+    durable(event: SessionEvent, stored?: (stored: StoredEvent) => void, failed?: (err: unknown) => void): void {
       if (closedBy !== undefined) return drop({ event, stored, failed });
       items.push({ event, stored, failed });
       pumping ??= pump();
     },
-    transient(run, turnId) {
+    /** `turnId`: the turn the item belongs to (dropped if that turn is abandoned). */
+    transient(run: (seq: number) => void, turnId?: string): void {
       if (closedBy !== undefined) return;
       if (turnId !== undefined && turnId === abandoned) return;
       if (pumping === undefined) run(lastSeq);
       else items.push({ run, turnId });
     },
-    abandon(turnId) {
+    abandon(turnId: string): void {
       abandoned = turnId;
     },
-    pending() {
+    /** The durable events handed in and not yet stored (being written or waiting), in order; abandoned ones left out. */
+    pending(): SessionEvent[] {
       const events: SessionEvent[] = [];
       for (let i = writing; i < items.length; i++) {
         const item = items[i];
@@ -187,9 +174,12 @@ export function createOutbox(opts: OutboxOptions): Outbox {
       }
       return events;
     },
-    drained: () => pumping ?? Promise.resolve(),
-    close(reason) {
+    /** Resolves when everything handed in so far has been written (or failed) and sent. */
+    drained: (): Promise<void> => pumping ?? Promise.resolve(),
+    /** Stops every write not yet handed to the store, now and later (see the contracts). */
+    close(reason: string): void {
       closedBy ??= reason;
     },
   };
 }
+export type Outbox = ReturnType<typeof createOutbox>;

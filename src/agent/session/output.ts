@@ -15,55 +15,37 @@
 import type { SessionEvent } from '../../conversation/session-events.ts';
 import type { TurnKey } from '../../conversation/turn-contract.ts';
 import type { SendMeta } from '../../bus/index.ts';
-import {
-  chunkFrame,
-  storageFailedFrame,
-  thinkingFrame,
-  toFrame,
-  type AgentFrame,
-  type SessionStoredEvent,
-} from '../frames.ts';
+import { chunkFrame, storageFailedFrame, thinkingFrame, toFrame, type SessionStoredEvent } from '../frames.ts';
 import { isOutboxClosed, type Outbox } from './outbox.ts';
-import { storageCause, type StorageHealth } from './storage-health.ts';
+import { storageCause } from './storage-health.ts';
+import type { SessionDeps } from './types.ts';
 
-export interface SessionOutputDeps {
-  sessionId: string;
+export interface SessionOutputDeps extends Pick<SessionDeps, 'sessionId' | 'publish' | 'storage'> {
   outbox: Outbox;
-  /** Sends a frame to clients (as the bus event `agent.<frame.event>`). */
-  publish: (frame: AgentFrame, meta: SendMeta) => void;
-  storage: StorageHealth;
   /** Stops the turn if it still runs (its facts can no longer be stored). */
   stopTurn: (turnId: string) => void;
 }
 
-export interface SessionOutput {
-  /** The hot path: a chunk of a turn's reply. */
-  chunk: (key: TurnKey, content: string) => void;
-  thinking: (key: TurnKey) => void;
-  /** Stores a fact, then publishes its frame and calls `then`; `failed` runs instead when it could not be stored. */
-  record: (
-    meta: SendMeta,
-    event: SessionEvent,
-    then?: (stored: SessionStoredEvent) => void,
-    failed?: (err: unknown) => void,
-  ) => void;
-  /** A fact of this turn could not be stored (see the contracts). */
-  turnNotStored: (key: TurnKey, err: unknown) => void;
-}
-
-export function createSessionOutput(deps: SessionOutputDeps): SessionOutput {
+export function createSessionOutput(deps: SessionOutputDeps) {
   const { sessionId, outbox, publish, storage } = deps;
   let failedTurn: string | undefined;
   return {
-    chunk(key, content) {
+    /** The hot path: a chunk of a turn's reply. */
+    chunk: (key: TurnKey, content: string): void => {
       const turnId = key.turnId;
       if (outbox.idle) publish(chunkFrame(sessionId, turnId, outbox.lastSeq, content), key);
       else outbox.transient((seq) => publish(chunkFrame(sessionId, turnId, seq, content), key), turnId);
     },
-    thinking(key) {
+    thinking: (key: TurnKey): void => {
       outbox.transient((seq) => publish(thinkingFrame(sessionId, key.turnId, seq), key), key.turnId);
     },
-    record(meta, event, then, failed) {
+    /** Stores a fact, then publishes its frame and calls `then`; `failed` runs instead when it could not be stored. */
+    record: (
+      meta: SendMeta,
+      event: SessionEvent,
+      then?: (stored: SessionStoredEvent) => void,
+      failed?: (err: unknown) => void,
+    ): void => {
       const stored = (s: SessionStoredEvent) => {
         const frame = toFrame(s);
         if (frame) publish(frame, { ...meta, ts: Date.parse(s.ts) });
@@ -74,9 +56,9 @@ export function createSessionOutput(deps: SessionOutputDeps): SessionOutput {
         failed?.(err);
       });
     },
-    turnNotStored(key, err) {
-      if (isOutboxClosed(err)) return;
-      if (failedTurn === key.turnId) return;
+    /** A fact of this turn could not be stored (see the contracts). */
+    turnNotStored: (key: TurnKey, err: unknown): void => {
+      if (isOutboxClosed(err) || failedTurn === key.turnId) return;
       failedTurn = key.turnId;
       outbox.abandon(key.turnId);
       publish(storageFailedFrame(sessionId, key.turnId, outbox.lastSeq, storageCause(err)), key);
@@ -84,3 +66,4 @@ export function createSessionOutput(deps: SessionOutputDeps): SessionOutput {
     },
   };
 }
+export type SessionOutput = ReturnType<typeof createSessionOutput>;

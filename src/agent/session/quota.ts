@@ -18,8 +18,6 @@ import { AppError } from '../../errors/index.ts';
 import { isUnnamed, splitSessionKey, UNNAMED_PREFIX, type SessionQuota } from '../../session-id.ts';
 import type { EventStore, StoreEvent } from '../../store/types.ts';
 
-export type { SessionQuota };
-
 /** A caller may not create a session with an unnamed id (it would hold sessions past the cap): INVALID_REQUEST. */
 export function refuseUnnamed(key: string): void {
   if (isUnnamed(key))

@@ -10,7 +10,9 @@
  * - `close(reason)` takes effect synchronously; with `abandonLog` nothing more is written.
  * - Memory is bounded: a session is read from its latest compaction on.
  */
+import type { AnswerInput } from '../../conversation/questions.ts';
 import { EVENT_VERSION, type SessionEvent } from '../../conversation/session-events.ts';
+import type { TurnMessage } from '../../conversation/turn-contract.ts';
 import { questionsOf } from '../../../machines/session.machine.ts';
 import { AppError } from '../../errors/index.ts';
 import { createCompactRequests, createCompactor } from './compactor.ts';
@@ -26,9 +28,11 @@ import { storageCause } from './storage-health.ts';
 import { closedError, decide, decideOpen, type Live } from './decide.ts';
 import { evolve, firstQueuedSeq, foldSession, usageWith } from './state.ts';
 import { forwardEmitted, openingFacts, type Starting } from './facts.ts';
-import type { Session, SessionDeps } from './types.ts';
+import type { SessionDeps } from './types.ts';
 
-export type { CallHost, Session, SessionDeps };
+export type { CallHost, SessionDeps };
+/** What a session offers its service. */
+export type Session = Awaited<ReturnType<typeof openSession>>;
 
 const storageFailure = (what: string, err: unknown) =>
   new AppError('AGENT_ERROR', `The ${what} could not be stored (${storageCause(err)})`, {
@@ -36,7 +40,7 @@ const storageFailure = (what: string, err: unknown) =>
     cause: storageCause(err),
   });
 
-export async function openSession(deps: SessionDeps): Promise<Session> {
+export async function openSession(deps: SessionDeps) {
   const { sessionId, llm, log, clock } = deps;
   const mark = await deps.store.latest(sessionId, ['contextCompacted']);
   const state = foldSession(
@@ -192,8 +196,11 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
 
   return {
     id: sessionId,
-    // Async only to reject with a refusal: everything up to the returned promise runs in the caller's tick.
-    async send(message) {
+    /**
+     * Queues a message; resolves once it is durable with its turn, `queued` when it waits. Async only to reject with
+     * a refusal: everything up to the returned promise runs in the caller's tick.
+     */
+    async send(message: TurnMessage): Promise<{ turnId: string; queued: boolean }> {
       const d = touch(decide({ type: 'send', message }, state, live()));
       if (d.type === 'duplicate') return { turnId: d.turnId, queued: d.queued };
       const { turnId, correlationId } = message;
@@ -223,31 +230,36 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
         ),
       );
     },
+    /** Aborts the running turn; false when none runs. */
     cancel() {
       const d = touch(decide({ type: 'cancel' }, state, live()));
       if (d.type === 'cancel') actor.send({ type: 'CANCEL' });
       return d.type === 'cancel';
     },
-    async compact(correlationId) {
+    /** Compacts the history between turns: the stored `contextCompacted`, or `undefined` when nothing was compacted. */
+    async compact(correlationId: string) {
       touch(decide({ type: 'compact' }, state, live()));
       const done = compactions.wait(correlationId);
       actor.send({ type: 'COMPACT', correlationId });
       return await done;
     },
+    /** Model usage of every step of the session so far (summaries included). */
     get usage() {
       return usage.current();
     },
+    /** The questions waiting for a person, oldest first. */
     questions() {
       const now = held();
       return closedBy === undefined ? [...state.questions.values()].filter((q) => now.has(q.id)) : [];
     },
-    answer({ id, answer, by }) {
-      const d = decide({ type: 'answer', id, answer, by }, state, live());
-      lastActive = clock.now();
+    /** Answers one (decide.ts: its NOT_FOUND, ALREADY_RESOLVED, or INVALID_REQUEST naming the field). */
+    answer({ id, answer, by }: { id: string; answer: AnswerInput; by: string }) {
+      const d = touch(decide({ type: 'answer', id, answer, by }, state, live()));
       actor.send({ type: 'ANSWER', id, answer: d.answer, by });
       return d.question;
     },
-    async reset(correlationId) {
+    /** Cancels the running and queued turns, records a reset; resolves with its seq once folded. */
+    async reset(correlationId: string) {
       touch(decide({ type: 'reset' }, state, live()));
       actor.send({ type: 'DISCARD', reason: 'reset' });
       return new Promise<number>((resolve, reject) =>
@@ -259,7 +271,8 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
         ),
       );
     },
-    async close(reason, options = {}) {
+    /** Cancels everything, waits for the outbox, stops the actor (see the contracts for `abandonLog`). */
+    async close(reason: string, options: { abandonLog?: boolean } = {}) {
       closedBy ??= reason;
       if (options.abandonLog) outbox.close(reason);
       asked.close();
@@ -276,15 +289,19 @@ export async function openSession(deps: SessionDeps): Promise<Session> {
     get queued() {
       return waiting();
     },
+    /** Idle with nothing queued or unwritten (may be evicted). */
     get dormant() {
       return dormant();
     },
+    /** Clock time of the last command or turn end. */
     get lastActive() {
       return lastActive;
     },
+    /** Set by close(): the session takes no more commands (the service opens a new one). */
     get closed() {
       return closedBy !== undefined;
     },
+    /** Its log is empty and nothing is in flight: holding it in memory serves nothing. */
     get unused() {
       return outbox.lastSeq === 0 && dormant();
     },

@@ -15,7 +15,7 @@
  */
 import type { Question, QuestionFamily } from '../../conversation/questions.ts';
 import { QUESTION_KINDS, answerOf, familyOf, questionOf } from '../../conversation/questions.ts';
-import type { SessionEvent } from '../../conversation/session-events.ts';
+import type { SessionEvent, SessionEventOf } from '../../conversation/session-events.ts';
 import type { TurnMessage } from '../../conversation/turn-contract.ts';
 import type { Usage } from '../../llm/types.ts';
 import { applyUsage } from '../compaction/context.ts';
@@ -72,24 +72,26 @@ export function foldSession(sessionId: string, events: Iterable<SessionEvent | S
   return state;
 }
 
+/** A turn's message: what was sent (a command's payload, a `messageQueued`), its optional parts only when set. */
+export const turnMessage = (
+  turnId: string,
+  correlationId: string,
+  sent: Pick<SessionEventOf<'messageQueued'>, 'content' | 'image' | 'hops' | 'attached' | 'clientTools'>,
+): TurnMessage => ({
+  turnId,
+  correlationId,
+  content: sent.content,
+  ...(sent.image && { image: sent.image }),
+  ...(sent.hops !== undefined && { hops: sent.hops }),
+  ...(sent.attached && { attached: sent.attached }),
+  ...(sent.clientTools && { clientTools: sent.clientTools }),
+});
+
 function evolveQueue({ queued }: SessionState, e: SessionEvent, seq: number): void {
   switch (e.type) {
-    case 'messageQueued': {
-      const { turnId, correlationId, content, image, hops, attached, clientTools } = e;
-      queued.set(turnId, {
-        seq,
-        message: {
-          turnId,
-          correlationId,
-          content,
-          ...(image && { image }),
-          ...(hops !== undefined && { hops }),
-          ...(attached && { attached }),
-          ...(clientTools && { clientTools }),
-        },
-      });
+    case 'messageQueued':
+      queued.set(e.turnId, { seq, message: turnMessage(e.turnId, e.correlationId, e) });
       return;
-    }
     case 'userMessage':
     case 'turnFailed':
     case 'response':

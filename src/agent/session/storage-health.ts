@@ -10,28 +10,25 @@ import { isoNow, type Clock } from '../../clock.ts';
 import { isAppError, messageOf } from '../../errors/index.ts';
 import type { AgentHealth } from '../messages.ts';
 
-/** Told of every append that failed and every one that succeeded. */
-export interface StorageHealth {
-  failed(err: unknown): void;
-  ok(): void;
-}
-
 /** What a store failure says, without a stack: the errno code or the message. */
 export function storageCause(err: unknown): string {
   const details = isAppError(err) ? err.details : {};
   return typeof details.cause === 'string' ? details.cause : messageOf(err);
 }
 
-export function createStorageHealth(clock: Clock): StorageHealth & { current(): AgentHealth } {
+export function createStorageHealth(clock: Clock) {
   let health: AgentHealth = { status: 'ready' };
   return {
-    failed(err) {
+    failed(err: unknown): void {
       if (health.status === 'ready')
         health = { status: 'degraded', cause: `storage: ${storageCause(err)}`, since: isoNow(clock) };
     },
-    ok() {
+    ok(): void {
       if (health.status !== 'ready') health = { status: 'ready' };
     },
     current: () => health,
   };
 }
+
+/** Told of every append that failed and every one that succeeded. */
+export type StorageHealth = Pick<ReturnType<typeof createStorageHealth>, 'failed' | 'ok'>;

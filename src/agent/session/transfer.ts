@@ -21,12 +21,12 @@
  * - A fork's `seq` must be 1 ≤ seq ≤ the source's last seq (INVALID_REQUEST `field: "seq"`): its log
  *   is the source's events up to and including `seq`. An unknown source has no seq to fork at.
  */
-import { EVENT_VERSION, type SessionEvent } from '../../conversation/session-events.ts';
+import type { SessionEvent } from '../../conversation/session-events.ts';
 import type { TransferEntry } from '../../conversation/session-transfer.ts';
 import { isoNow, type Clock } from '../../clock.ts';
 import { AppError } from '../../errors/index.ts';
 import type { EventStore, LogEntry } from '../../store/types.ts';
-import { droppedMessage, type SessionStoredEvent } from '../frames.ts';
+import { agentTurnFailed, droppedMessage, type SessionStoredEvent } from '../frames.ts';
 import { foldSession } from './state.ts';
 
 export type TransferReason = 'imported' | 'forked';
@@ -35,28 +35,11 @@ export type TransferReason = 'imported' | 'forked';
 export function closingEvents(events: readonly SessionEvent[], reason: TransferReason): SessionEvent[] {
   const closing: SessionEvent[] = [];
   const { openTurn: open, queued } = foldSession('', events);
-  if (open) {
-    const message = `The turn was stopped: the session was ${reason} before it ended`;
-    closing.push({
-      v: EVENT_VERSION,
-      type: 'turnFailed',
-      turnId: open.user.turnId,
-      code: 'AGENT_ERROR',
-      message,
-      details: { reason },
-    });
-  }
-  for (const turnId of queued.keys()) {
-    closing.push({
-      v: EVENT_VERSION,
-      type: 'turnFailed',
-      turnId,
-      code: 'AGENT_ERROR',
-      message: droppedMessage(reason),
-      details: { reason },
-      cancelled: true,
-    });
-  }
+  if (open)
+    closing.push(
+      agentTurnFailed(open.user.turnId, `The turn was stopped: the session was ${reason} before it ended`, reason),
+    );
+  for (const turnId of queued.keys()) closing.push(agentTurnFailed(turnId, droppedMessage(reason), reason, true));
   return closing;
 }
 
