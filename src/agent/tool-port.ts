@@ -10,7 +10,7 @@ import type { Logger } from '../log/index.ts';
 import type { ModelTool, ModelToolOutcome } from '../tools/messages.ts';
 import type { AgentBus } from './command-handlers.ts';
 import { createSampler } from './questions/sampling.ts';
-import type { CallHost } from './session/session.ts';
+import type { CallHost } from './questions/call-host.ts';
 
 export interface ToolPortDeps {
   bus: AgentBus;

@@ -14,31 +14,23 @@ import type { AnswerInput } from '../../conversation/questions.ts';
 import { EVENT_VERSION, type SessionEvent } from '../../conversation/session-events.ts';
 import type { TurnMessage } from '../../conversation/turn-contract.ts';
 import { questionsOf } from '../../../machines/session.machine.ts';
-import { AppError } from '../../errors/index.ts';
 import { createCompactRequests, createCompactor } from './compactor.ts';
 import { createContextMeter, usageView } from '../compaction/context.ts';
 import { createBudget } from '../compaction/budget.ts';
 import { createAsked } from '../questions/asked.ts';
-import { callHosts, type CallHost } from '../questions/call-host.ts';
+import { callHosts } from '../questions/call-host.ts';
 import { createModelStep } from './model-step.ts';
 import { createOutbox, isOutboxClosed } from './outbox.ts';
 import { createSessionActor } from './actor.ts';
 import { createSessionOutput } from './output.ts';
-import { storageCause } from './storage-health.ts';
+import { storageFailure } from './storage-health.ts';
 import { closedError, decide, decideOpen, type Live } from './decide.ts';
 import { evolve, firstQueuedSeq, foldSession, usageWith } from './state.ts';
 import { forwardEmitted, openingFacts, type Starting } from './facts.ts';
 import type { SessionDeps } from './types.ts';
 
-export type { CallHost, SessionDeps };
 /** What a session offers its service. */
 export type Session = Awaited<ReturnType<typeof openSession>>;
-
-const storageFailure = (what: string, err: unknown) =>
-  new AppError('AGENT_ERROR', `The ${what} could not be stored (${storageCause(err)})`, {
-    reason: 'storage',
-    cause: storageCause(err),
-  });
 
 export async function openSession(deps: SessionDeps) {
   const { sessionId, llm, log, clock } = deps;
@@ -101,11 +93,10 @@ export async function openSession(deps: SessionDeps) {
   });
   const meter = createContextMeter();
   let toolChars = 0;
-  const { history } = state;
   const modelStep = createModelStep({
     ...deps,
     budget,
-    history,
+    history: state.history,
     outbox,
     emitChunk: output.chunk,
     meter,
@@ -117,7 +108,7 @@ export async function openSession(deps: SessionDeps) {
       sessionId,
       log,
       llm,
-      history,
+      history: state.history,
       outbox,
       context: deps.context,
       meter,
@@ -217,11 +208,10 @@ export async function openSession(deps: SessionDeps) {
         );
       actor.send({ type: 'MESSAGE', message });
       if (d.type !== 'queue') return started || { turnId, queued: false };
-      const fact = d.event;
       return new Promise((resolve, reject) =>
         record(
           { correlationId, sessionId },
-          fact,
+          d.event,
           () => resolve({ turnId, queued: true }),
           (err) => {
             actor.send({ type: 'WITHDRAW', turnId });

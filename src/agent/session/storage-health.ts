@@ -7,7 +7,7 @@
  * - A second failure while degraded keeps the first cause and time.
  */
 import { isoNow, type Clock } from '../../clock.ts';
-import { isAppError, messageOf } from '../../errors/index.ts';
+import { AppError, isAppError, messageOf } from '../../errors/index.ts';
 import type { AgentHealth } from '../messages.ts';
 
 /** What a store failure says, without a stack: the errno code or the message. */
@@ -15,6 +15,13 @@ export function storageCause(err: unknown): string {
   const details = isAppError(err) ? err.details : {};
   return typeof details.cause === 'string' ? details.cause : messageOf(err);
 }
+
+/** A command's refusal when its fact could not be stored: AGENT_ERROR, reason `storage`, naming `what`. */
+export const storageFailure = (what: string, err: unknown) =>
+  new AppError('AGENT_ERROR', `The ${what} could not be stored (${storageCause(err)})`, {
+    reason: 'storage',
+    cause: storageCause(err),
+  });
 
 export function createStorageHealth(clock: Clock) {
   let health: AgentHealth = { status: 'ready' };
