@@ -9,7 +9,7 @@
 import type { Bus, CommandSpec, EventSpec } from '../bus/index.ts';
 import { isoNow, type Clock, type IdSource } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
-import { createRedisConnection } from '../redis/index.ts';
+import { closeRedisConnection, createRedisConnection } from '../redis/index.ts';
 import { createFanOut } from './fan-out.ts';
 import { createForwarding, unavailable, type Handler } from './forwarding.ts';
 import { createLeases } from './leases.ts';
@@ -148,8 +148,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
       clearInterval(heartbeat);
       await leases.close();
       forwarding.close();
-      if (subscriber.isOpen) await subscriber.close().catch(() => undefined);
-      if (client.isOpen) await client.close().catch(() => undefined);
+      await Promise.all([closeRedisConnection(subscriber), closeRedisConnection(client)]);
     },
   };
 }

@@ -36,6 +36,25 @@ export function createRedisConnection(url: string, role: string, log: Logger) {
 
 export type RedisConnection = ReturnType<typeof createRedisConnection>;
 
+/**
+ * Closes `client`, letting replies already on their way arrive for at most `graceMs`, then destroys it (their
+ * commands reject). node-redis's own `close()` waits for them forever when Redis closed the socket meanwhile.
+ */
+export async function closeRedisConnection(client: RedisConnection, graceMs = 2000): Promise<void> {
+  if (!client.isOpen) return;
+  let timer: NodeJS.Timeout | undefined;
+  const graceOver = new Promise<false>((resolve) => (timer = setTimeout(resolve, graceMs, false)));
+  const closed = await Promise.race([
+    client.close().then(
+      () => true,
+      () => true,
+    ),
+    graceOver,
+  ]);
+  clearTimeout(timer);
+  if (!closed) client.destroy();
+}
+
 /** The URL without its credentials, for messages and logs. */
 export function safeRedisUrl(url: string): string {
   try {

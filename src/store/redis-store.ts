@@ -1,7 +1,7 @@
 import { isoNow, systemClock, type Clock } from '../clock.ts';
 import { AppError, isAppError, messageOf } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
-import { createRedisConnection, safeRedisUrl } from '../redis/index.ts';
+import { closeRedisConnection, createRedisConnection, safeRedisUrl } from '../redis/index.ts';
 import { storeGuard } from './session-id.ts';
 import { deepFreeze, eventJson, logJsons, sessionExists, storedEvent } from './stored-event.ts';
 import { byKey } from './session-range.ts';
@@ -204,7 +204,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     async close() {
       if (closed) return;
       closed = true;
-      if (client.isOpen) await client.close().catch(() => undefined);
+      await closeRedisConnection(client);
     },
   };
 }

@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { chmod, link, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/index.ts';
-import { createRedisConnection } from '../redis/index.ts';
+import { closeRedisConnection, createRedisConnection } from '../redis/index.ts';
 import type { StorageConfig } from './index.ts';
 
 export interface SecretStore {
@@ -188,7 +188,7 @@ export function createRedisSecretStore(options: { url: string; keyPrefix: string
       };
     },
     async close() {
-      if (client.isOpen) await client.close().catch(() => undefined);
+      await closeRedisConnection(client);
     },
   };
 }

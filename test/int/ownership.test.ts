@@ -279,5 +279,6 @@ describe.skipIf(!hasRedisServer())('two principals on two instances sharing redi
       'alice/shared-id',
       'bob/shared-id',
     ]);
+    for (const app of [a, b]) await env.apps.stop(app); // before their Redis goes
   });
 });

@@ -21,13 +21,13 @@ import type { RunningApp } from '../support/start-app.ts';
 import { until } from '../support/wait.ts';
 
 const HOUR = 60 * 60 * 1000;
-const env = useSimulatorAndFolder('agentd-unnamed-');
 const withRedis = hasRedisServer();
 let redis: RedisServer | undefined;
 beforeAll(async () => {
   if (withRedis) redis = await startRedis();
 });
-afterAll(() => redis?.stop());
+afterAll(() => redis?.stop()); // after the services (afterAll hooks run last-registered first)
+const env = useSimulatorAndFolder('agentd-unnamed-');
 
 /** Real time plus a skew the test moves forward. */
 const skewedClock = () => {

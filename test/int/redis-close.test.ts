@@ -1,0 +1,28 @@
+/**
+ * Closing a Redis connection never hangs: when Redis goes away while a reply is outstanding, node-redis's own
+ * `close()` waits for it forever, and agentd's stop with it (a real redis-server, paused, then stopped).
+ */
+import { pino } from 'pino';
+import { createClient } from 'redis';
+import { describe, expect, it } from 'vitest';
+import { closeRedisConnection, createRedisConnection } from '../../src/redis/index.ts';
+import { hasRedisServer, startRedis } from '../support/redis.ts';
+
+describe.skipIf(!hasRedisServer())('closing a Redis connection', () => {
+  it('ends, and fails the outstanding command, when Redis went away before its reply', async () => {
+    const redis = await startRedis();
+    const client = createRedisConnection(redis.url, 'test', pino({ level: 'silent' }));
+    await client.connect();
+    const pauser = createClient({ url: redis.url });
+    pauser.on('error', () => undefined); // it sees Redis go
+    await pauser.connect();
+    await pauser.sendCommand(['CLIENT', 'PAUSE', '60000', 'ALL']);
+    const outstanding = client.get('held-by-the-pause');
+    const stopped = redis.stop(); // SIGTERM now: the socket closes while the connection is closing
+    await closeRedisConnection(client);
+    await expect(outstanding).rejects.toThrow();
+    expect(client.isOpen).toBe(false);
+    pauser.destroy();
+    await stopped;
+  });
+});
