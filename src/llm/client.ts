@@ -162,13 +162,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       const callerSignal = request.signal;
       if (callerSignal?.aborted) throw abortError();
       const model = request.model ?? llm.model;
-      const body = adapter.encode({
-        model,
-        messages: request.messages,
-        tail: request.tail,
-        tools: request.tools,
-        maxTokens: request.maxTokens,
-      });
+      const body = adapter.encode({ ...request, model });
       // A retry after text reached the caller would repeat it: only failures before any text are retried.
       let streamed = false;
       const onText =

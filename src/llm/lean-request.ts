@@ -4,12 +4,6 @@ import type { Adapter } from './adapter.ts';
 import { ModelAbortError, ModelApiError, ModelConnectionError } from './api-error.ts';
 import { createHttp1Pool, type Http1Answer as Answer, type Http1Pool } from './http1.ts';
 
-/** Where every request of one client goes, and with which headers (the same for each: `requestHead`). */
-export interface RequestHead {
-  url: string;
-  headers: Record<string, string>;
-}
-
 /**
  * The URL and headers of every request of one client: the adapter's path under the base URL (its query kept), a
  * Bearer key, JSON both ways, agentd's user agent; `llm.headers` over those, the adapter's last (null removes one).
@@ -19,7 +13,7 @@ export function requestHead(
   apiKey: string,
   adapter: Pick<Adapter, 'path' | 'headers'>,
   extra: Record<string, string> = {},
-): RequestHead {
+) {
   const url = new URL(baseURL);
   url.pathname = url.pathname.replace(/\/+$/, '') + adapter.path;
   const headers: Record<string, string> = {
@@ -91,7 +85,7 @@ async function statusFailure(res: Answer): Promise<ModelApiError> {
  * - Aborting `signal` once the answer came ends the body's read with an error named `AbortError`.
  */
 export function createLeanRequest(
-  { url, headers }: RequestHead,
+  { url, headers }: ReturnType<typeof requestHead>,
   pool: Http1Pool = createHttp1Pool(),
 ): (body: Buffer, signal: AbortSignal) => Promise<Answer> {
   return async (body, signal) => {
