@@ -15,15 +15,13 @@ export type StorageConfig =
 
 /** The configured EventStore (a relative jsonl `dir` resolves against the working directory). */
 export function createStore<E extends StoreEvent>(storage: StorageConfig, deps: StoreDeps<E>): EventStore<E> {
-  const { log, parseEvent } = deps;
-  const clock = deps.clock ? { clock: deps.clock } : {};
   switch (storage.type) {
     case 'jsonl':
-      return createJsonlStore({ dir: storage.dir, log, parseEvent, ...clock });
+      return createJsonlStore({ ...deps, dir: storage.dir });
     case 'memory':
-      return createMemoryStore<E>(clock);
+      return createMemoryStore<E>(deps);
     case 'redis':
-      return createRedisStore({ url: storage.url, keyPrefix: storage.keyPrefix, log, parseEvent, ...clock });
+      return createRedisStore({ ...deps, url: storage.url, keyPrefix: storage.keyPrefix });
   }
 }
 

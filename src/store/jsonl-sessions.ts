@@ -1,6 +1,5 @@
 /** The JSONL store's sessions in memory (at most `maxCached`, LRU), each a window of its newest events. */
 import { join } from 'node:path';
-import type { Logger } from '../log/index.ts';
 import type { HandlePool } from './handle-pool.ts';
 import { loadLog, readLastEvent, scanBackward, seqOfLine } from './jsonl-file.ts';
 import type { JsonlTurnIndexes, JsonlTurns } from './jsonl-turns.ts';
@@ -8,16 +7,14 @@ import type { Loaded, Slot, Window } from './jsonl-types.ts';
 import type { Limiter } from './limiter.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { firstAfter } from './stored-event.ts';
-import type { EventParser, StoreEvent, StoredEvent } from './types.ts';
+import type { StoreDeps, StoreEvent, StoredEvent } from './types.ts';
 
 /** Whether every event after `since` is in the window. */
 export const covers = <E extends StoreEvent>(state: Loaded<E>, since: number) =>
   (state.events[0]?.seq ?? 1) <= since + 1;
 
-export interface SessionCacheOptions<E extends StoreEvent> {
+export interface SessionCacheOptions<E extends StoreEvent> extends Pick<StoreDeps<E>, 'log' | 'parseEvent'> {
   dir: string;
-  log: Logger;
-  parseEvent: EventParser<E>;
   maxCached: number;
   maxEvents: number;
   maxBytes: number;
