@@ -74,10 +74,6 @@ function abortError(): DOMException {
   return new DOMException('model request aborted', 'AbortError');
 }
 
-/** Resolves after `ms`, or as soon as `signal` aborts (the caller then sees the abort itself). */
-const wait = (ms: number, signal: AbortSignal): Promise<void> =>
-  sleep(ms, undefined, { signal }).catch(() => undefined);
-
 /** One model's client; throws AppError('AGENT_ERROR') when the provider lacks its key or endpoint. */
 export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   const { log } = deps;
@@ -235,7 +231,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
               },
               'model request failed; retrying',
             );
-            await wait(delay, controller.signal);
+            await sleep(delay, undefined, { signal: controller.signal }).catch(() => undefined); // ends at an abort
             if (ended === 'aborted') throw abortError();
             if (ended === 'timed out') throw timeoutFailure(facts);
           }

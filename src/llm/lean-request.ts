@@ -53,13 +53,6 @@ const CLOSED_UNDER_REQUEST = new Set(['ECONNRESET', 'EPIPE']);
 const closedUnderRequest = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && 'code' in err && CLOSED_UNDER_REQUEST.has(String(err.code));
 
-/**
- * A request that failed before an answer. Every deadline of client.ts aborts `signal`, so a failure without an
- * abort is the connection's (a kernel ETIMEDOUT included): retried as one.
- */
-const connectionFailure = (thrown: unknown, signal: AbortSignal): Error =>
-  signal.aborted ? new ModelAbortError() : new ModelConnectionError(thrown);
-
 /** A non-2xx answer, its body read whole: the JSON body's `error`, or the text when it is not JSON. */
 async function statusFailure(res: Answer): Promise<ModelApiError> {
   const text = await res.body.text().catch((e: unknown) => messageOf(e));
@@ -98,7 +91,8 @@ export function createLeanRequest(
         return send();
       });
     } catch (err) {
-      throw connectionFailure(err, signal);
+      // Every deadline of client.ts aborts `signal`: a failure without an abort is the connection's (ETIMEDOUT too).
+      throw signal.aborted ? new ModelAbortError() : new ModelConnectionError(err);
     }
     if (res.statusCode < 200 || res.statusCode >= 300) throw await statusFailure(res);
     return res;
