@@ -101,10 +101,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   const newId = () => `call_${randomUUID()}`;
   const post = createLeanRequest(requestHead(resolved.baseURL, resolved.apiKey, adapter, llm.headers));
 
-  /**
-   * One attempt: the request and its whole answer. The body goes as ready JSON bytes
-   * (request-body.ts); a stream is read by the lean SSE reader (sse.ts) as the body arrives.
-   */
+  /** One attempt: the request and its whole answer. */
   async function attempt(
     body: Buffer,
     signal: AbortSignal,
