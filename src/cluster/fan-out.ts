@@ -1,20 +1,15 @@
-import type { Bus, CommandSpec, Envelope, EventSpec } from '../bus/index.ts';
-import type { Logger } from '../log/index.ts';
+import type { Bus, CommandSpec, Envelope, EventSpec, SendMeta } from '../bus/index.ts';
 import type { RedisConnection } from '../redis/index.ts';
+import type { ClusterShared } from './shared.ts';
 import { readWire, watchNotice, wireEvent, type WatchNotice, type WireEvent } from './wire.ts';
 import { messageOf } from '../errors/index.ts';
 
-export interface FanOutOptions {
-  /** Publishes. */
-  client: RedisConnection;
+export interface FanOutOptions extends Pick<ClusterShared, 'client' | 'keyPrefix' | 'instanceId' | 'log'> {
   /** Subscribes (a connection of its own). */
   subscriber: RedisConnection;
-  keyPrefix: string;
-  instanceId: string;
   /** The instance holding a session's lease (null: none). */
   holder: (sessionId: string) => Promise<string | null>;
   bus: Pick<Bus<CommandSpec, EventSpec>, 'onAny' | 'emit'>;
-  log: Logger;
 }
 
 /** How long a watch waits for the holder's acknowledgement before it asks again, and how often it asks. */
@@ -73,11 +68,7 @@ export function createFanOut(options: FanOutOptions) {
   }
 
   /** Emits an event to this instance's listeners only. */
-  function emitHere(
-    name: string,
-    payload: unknown,
-    meta: { correlationId: string; sessionId?: string; ts?: number },
-  ): void {
+  function emitHere(name: string, payload: unknown, meta: SendMeta & { correlationId: string }): void {
     relaying = true;
     try {
       bus.emit(name, payload, meta);

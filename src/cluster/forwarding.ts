@@ -10,11 +10,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Envelope } from '../bus/index.ts';
-import type { Clock, IdSource } from '../clock.ts';
 import { AppError, isAppError, messageOf } from '../errors/index.ts';
-import type { Logger } from '../log/index.ts';
-import type { RedisConnection } from '../redis/index.ts';
 import type { createLeases } from './leases.ts';
+import type { ClusterShared } from './shared.ts';
 import { inboxMessage, readWire, type WireCommand, type WireReply } from './wire.ts';
 
 /** How long a forwarded command may wait for the owner's answer before the owner counts as gone. */
@@ -38,12 +36,7 @@ const HANDED_OVER = 'handed_over';
 const handedOver = (err: unknown) =>
   isAppError(err) && err.code === 'SERVICE_UNAVAILABLE' && err.details?.reason === HANDED_OVER;
 
-export interface ForwardingOptions {
-  /** Publishes to inboxes. */
-  client: RedisConnection;
-  keyPrefix: string;
-  instanceId: string;
-  leaseMs: number;
+export interface ForwardingOptions extends ClusterShared {
   leases: Pick<ReturnType<typeof createLeases>, 'owner' | 'release'>;
   /** Whether a session is in this instance's memory. */
   holds: (sessionId: string) => boolean;
@@ -51,9 +44,6 @@ export interface ForwardingOptions {
   releaseIfDormant: (sessionId: string) => Promise<boolean>;
   /** The command that starts a turn: where a session's turns come from, it moves. */
   turnCommand: string;
-  clock: Clock;
-  ids: IdSource;
-  log: Logger;
 }
 
 export function createForwarding(options: ForwardingOptions) {

@@ -7,13 +7,13 @@
  * - `agent.*` events reach, in order, every instance that watches their session (fan-out.ts).
  */
 import type { Bus, CommandSpec, EventSpec } from '../bus/index.ts';
-import { isoNow, type Clock, type IdSource } from '../clock.ts';
-import type { Logger } from '../log/index.ts';
+import { isoNow } from '../clock.ts';
 import { closeRedisConnection, createRedisConnection } from '../redis/index.ts';
 import { createFanOut } from './fan-out.ts';
 import { createForwarding, unavailable, type Handler } from './forwarding.ts';
 import { createLeases } from './leases.ts';
 import { createRemoteTurns } from './remote-turns.ts';
+import type { ClusterShared } from './shared.ts';
 import { createToolServerSync, TOOL_SERVER_COMMANDS } from './tool-servers.ts';
 
 /** The agent's session commands, by role (passed in: the cluster does not import the agent). */
@@ -26,14 +26,8 @@ export interface SessionCommandNames<Name extends string = string> {
   takeOver: NoInfer<Name>;
 }
 
-export interface ClusterOptions<Name extends string = string> {
+export interface ClusterOptions<Name extends string = string> extends Omit<ClusterShared, 'client'> {
   url: string;
-  keyPrefix: string;
-  instanceId: string;
-  leaseMs: number;
-  log: Logger;
-  clock: Clock;
-  ids: IdSource;
   /** Every event of this bus named `agent.*` is shared with the other instances. */
   bus: Pick<Bus<CommandSpec, EventSpec>, 'on' | 'onAny' | 'emit'>;
   sessionCommands: SessionCommandNames<Name>;
@@ -52,8 +46,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
   const scoped = new Set<string>(options.sessionCommands.scoped);
   const client = createRedisConnection(options.url, 'cluster', log);
   const subscriber = client.duplicate();
-  /** What every part of the cluster is built on (each takes the fields it needs). */
-  const shared = { client, keyPrefix, instanceId, leaseMs, clock, ids, log };
+  const shared: ClusterShared = { client, keyPrefix, instanceId, leaseMs, clock, ids, log };
   const toolServers = createToolServerSync(shared);
   let heartbeat: NodeJS.Timeout | undefined;
   const leases = createLeases({

@@ -1,7 +1,5 @@
-import type { Clock } from '../clock.ts';
-import type { Logger } from '../log/index.ts';
-import type { RedisConnection } from '../redis/index.ts';
 import { messageOf } from '../errors/index.ts';
+import type { ClusterShared } from './shared.ts';
 
 /** Takes a free lease, renews our own; answers the holder, and 1 when it took the lease. KEYS: lease. ARGV: instanceId, leaseMs. */
 const CLAIM = `
@@ -18,14 +16,7 @@ const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
 
-export interface LeaseOptions {
-  client: RedisConnection;
-  keyPrefix: string;
-  instanceId: string;
-  /** How long a lease outlives its holder's last renewal. */
-  leaseMs: number;
-  clock: Clock;
-  log: Logger;
+export interface LeaseOptions extends Omit<ClusterShared, 'ids'> {
   /** Called when a lease this instance held turned out to be someone else's (it could not renew in time). */
   onLost: (sessionId: string) => void;
   /** Called when this instance took a free lease (a lease of its own that had lapsed counts). */

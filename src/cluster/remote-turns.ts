@@ -5,14 +5,13 @@
  * - `lost()` (the frames' connection broke) ends each such turn here with SERVICE_UNAVAILABLE `reason: "redis"`.
  */
 import type { Bus, CommandSpec, Envelope, EventSpec } from '../bus/index.ts';
-import type { Clock, IdSource } from '../clock.ts';
-import type { Logger } from '../log/index.ts';
 import type { createFanOut } from './fan-out.ts';
+import type { ClusterShared } from './shared.ts';
 
 /** A turn asked for here; `turnId` once the runner answered. */
 type RemoteTurn = { correlationId: string; sessionId: string; turnId?: string };
 
-export interface RemoteTurnsOptions {
+export interface RemoteTurnsOptions extends Pick<ClusterShared, 'leaseMs' | 'clock' | 'ids' | 'log'> {
   bus: Pick<Bus<CommandSpec, EventSpec>, 'on'>;
   fanOut: Pick<ReturnType<typeof createFanOut>, 'watch' | 'unwatch' | 'emitHere'>;
   /** Runs a session command at its owner (forwarding.ts), calling `beforeForward` before it leaves this instance. */
@@ -23,10 +22,6 @@ export interface RemoteTurnsOptions {
   holder: (sessionId: string) => Promise<string | null>;
   /** The agent's command that opens a session (payload `{ sessionId }`). */
   takeOver: string;
-  leaseMs: number;
-  clock: Clock;
-  ids: IdSource;
-  log: Logger;
 }
 
 export function createRemoteTurns(options: RemoteTurnsOptions) {

@@ -1,8 +1,6 @@
 import type { Handler } from './forwarding.ts';
-import type { Clock, IdSource } from '../clock.ts';
 import { isAppError } from '../errors/index.ts';
-import type { Logger } from '../log/index.ts';
-import type { RedisConnection } from '../redis/index.ts';
+import type { ClusterShared } from './shared.ts';
 import {
   readWire,
   toolServerChange,
@@ -24,17 +22,6 @@ export const TOOL_SERVER_COMMANDS = new Set([
   'mcp.listServers',
 ]);
 
-export interface ToolServerSyncOptions {
-  client: RedisConnection;
-  keyPrefix: string;
-  instanceId: string;
-  /** Statuses of an instance not heard from for twice this long are left out. */
-  leaseMs: number;
-  clock: Clock;
-  ids: IdSource;
-  log: Logger;
-}
-
 /**
  * Runtime tool-server changes shared by every instance over one Redis.
  * - A connect after which the server is listed here, and a successful remove or restart, are published; every
@@ -42,7 +29,7 @@ export interface ToolServerSyncOptions {
  *   Connects and removes are also recorded, so `join()` brings a later instance up to them.
  * - `mcp.listServers` adds `instances`: each server's status on every instance heard from in the last `2 × leaseMs`.
  */
-export function createToolServerSync(options: ToolServerSyncOptions) {
+export function createToolServerSync(options: ClusterShared) {
   const { client, keyPrefix, instanceId, leaseMs, clock, ids, log } = options;
   const changesKey = `${keyPrefix}mcp:changes`;
   const channel = `${keyPrefix}mcp`;

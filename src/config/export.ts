@@ -13,17 +13,12 @@ const SECRET_MAPS = new Set(['env', 'headers']);
 const SECRET_VALUE = /^(sk-|sk_|pk_|ghp_|gho_|xox[abp]-|AKIA|[Bb][Ee][Aa][Rr][Ee][Rr]\s)|^[A-Za-z0-9_-]{32,}$/;
 /** Credentials inside URLs: `scheme://user:pass@host` and `?key=value` style query secrets. */
 const URL_USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/i;
-
-function redactUrl(value: string): string {
-  let out = value.replace(URL_USERINFO, `$1${REDACTED}@`);
-  out = out.replace(/([?&][^=&#]*(?:key|token|secret|password)[^=&#]*=)[^&#]*/gi, `$1${REDACTED}`);
-  return out;
-}
+const QUERY_SECRET = /([?&][^=&#]*(?:key|token|secret|password)[^=&#]*=)[^&#]*/gi;
 
 function redact(value: unknown, key: string, underSecretMap: boolean): unknown {
   if (typeof value === 'string') {
     if (underSecretMap || SECRET_KEY.test(key) || SECRET_VALUE.test(value)) return REDACTED;
-    return redactUrl(value);
+    return value.replace(URL_USERINFO, `$1${REDACTED}@`).replace(QUERY_SECRET, `$1${REDACTED}`);
   }
   // A list under `headers` (server.cors.headers) holds header names, which are no secrets.
   if (Array.isArray(value)) return value.map((v) => redact(v, key, underSecretMap));

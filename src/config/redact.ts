@@ -46,14 +46,7 @@ function secretsOfServer(server: McpServerConfig): string[] {
   return found;
 }
 
-export interface Redactor {
-  redact: (text: string) => string;
-  deep: <T>(value: T) => T;
-  addSecret: (secret: string | undefined) => void;
-  addServer: (server: McpServerConfig) => void;
-}
-
-export function createRedactor(config?: Pick<AgentConfig, 'llm' | 'server' | 'mcpServers'>): Redactor {
+export function createRedactor(config?: Pick<AgentConfig, 'llm' | 'server' | 'mcpServers'>) {
   const secrets = new Set<string>();
   // Longest first, so a secret that contains another is replaced whole.
   let ordered: string[] = [];
@@ -92,3 +85,5 @@ export function createRedactor(config?: Pick<AgentConfig, 'llm' | 'server' | 'mc
   };
   return { redact, deep, addSecret, addServer };
 }
+
+export type Redactor = ReturnType<typeof createRedactor>;

@@ -14,15 +14,7 @@ import {
   type httpServerSchema,
 } from './tool-servers-schema.ts';
 
-export {
-  LLM_APIS,
-  PROVIDERS,
-  llmSchema,
-  llmFallbackSchema,
-  type LlmApi,
-  type LlmFallbackConfig,
-  type Provider,
-} from './llm-schema.ts';
+export { PROVIDERS, llmSchema, type LlmApi, type LlmFallbackConfig, type Provider } from './llm-schema.ts';
 
 export { AUTH_SCOPES, type AuthConfig } from './auth-schema.ts';
 export { type OAuthConfig } from './oauth-schema.ts';

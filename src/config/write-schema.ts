@@ -6,12 +6,8 @@ import { agentConfigSchema } from './schema.ts';
 
 const target = fileURLToPath(new URL('../../agents/agent.schema.json', import.meta.url));
 
-function renderSchema(): string {
-  const schema = z.toJSONSchema(agentConfigSchema, { io: 'input', target: 'draft-2020-12' });
-  return `${JSON.stringify({ ...schema, title: 'agentd agent configuration' }, null, 2)}\n`;
-}
-
-const wanted = renderSchema();
+const schema = z.toJSONSchema(agentConfigSchema, { io: 'input', target: 'draft-2020-12' });
+const wanted = `${JSON.stringify({ ...schema, title: 'agentd agent configuration' }, null, 2)}\n`;
 if (process.argv.includes('--check')) {
   const current = await readFile(target, 'utf8').catch(() => '');
   if (current !== wanted) {

@@ -13,16 +13,11 @@
  * - Reasoning comes back as `step.reasoning` tagged with the adapter's api (the client adds the
  *   model and endpoint); an adapter sends reasoning back only to where it came from (replayFor).
  */
-import type { ModelApi, ModelStep, ToolDefinition, ChatMessage, StepReasoning, Usage } from './types.ts';
+import type { LlmConfig } from '../config/schema.ts';
+import type { ModelApi, ModelRequest, ModelStep, StepReasoning, Usage } from './types.ts';
 
-/** What one request asks, as the adapter writes it. */
-export interface RequestSpec {
-  model: string;
-  messages: readonly ChatMessage[];
-  tail?: readonly ChatMessage[] | undefined;
-  tools: ToolDefinition[];
-  maxTokens?: number | undefined;
-}
+/** What one request asks, as the adapter writes it: `model` is the one it goes to. */
+export type RequestSpec = Pick<ModelRequest, 'messages' | 'tail' | 'tools' | 'maxTokens'> & { model: string };
 
 export interface StepFolder {
   add(event: unknown): void;
@@ -43,13 +38,9 @@ export interface Adapter {
 }
 
 /** How every adapter is set up (from the llm config of its model). */
-export interface AdapterOptions {
-  stream: boolean;
-  temperature?: number | undefined;
+export interface AdapterOptions extends Pick<LlmConfig, 'stream' | 'temperature' | 'reasoning'> {
   /** Prompt-cache breakpoints (messages). */
   cache: boolean;
-  reasoning?:
-    { effort?: 'minimal' | 'low' | 'medium' | 'high' | undefined; budgetTokens?: number | undefined } | undefined;
   /** `max_tokens` when the request names none and the API needs one (messages). */
   maxOutputTokens: number;
   /** The key, for APIs that take it in their own header (messages: `x-api-key`). */

@@ -74,10 +74,6 @@ function abortError(): DOMException {
   return new DOMException('model request aborted', 'AbortError');
 }
 
-/** Resolves after `ms`, or as soon as `signal` aborts (the caller then sees the abort itself). */
-const wait = (ms: number, signal: AbortSignal): Promise<void> =>
-  sleep(ms, undefined, { signal }).catch(() => undefined);
-
 /** One model's client; throws AppError('AGENT_ERROR') when the provider lacks its key or endpoint. */
 export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   const { log } = deps;
@@ -105,10 +101,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   const newId = () => `call_${randomUUID()}`;
   const post = createLeanRequest(requestHead(resolved.baseURL, resolved.apiKey, adapter, llm.headers));
 
-  /**
-   * One attempt: the request and its whole answer. The body goes as ready JSON bytes
-   * (request-body.ts); a stream is read by the lean SSE reader (sse.ts) as the body arrives.
-   */
+  /** One attempt: the request and its whole answer. */
   async function attempt(
     body: Buffer,
     signal: AbortSignal,
@@ -162,13 +155,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
       const callerSignal = request.signal;
       if (callerSignal?.aborted) throw abortError();
       const model = request.model ?? llm.model;
-      const body = adapter.encode({
-        model,
-        messages: request.messages,
-        tail: request.tail,
-        tools: request.tools,
-        maxTokens: request.maxTokens,
-      });
+      const body = adapter.encode({ ...request, model });
       // A retry after text reached the caller would repeat it: only failures before any text are retried.
       let streamed = false;
       const onText =
@@ -241,7 +228,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
               },
               'model request failed; retrying',
             );
-            await wait(delay, controller.signal);
+            await sleep(delay, undefined, { signal: controller.signal }).catch(() => undefined); // ends at an abort
             if (ended === 'aborted') throw abortError();
             if (ended === 'timed out') throw timeoutFailure(facts);
           }

@@ -35,12 +35,6 @@ export interface Http1Answer {
   body: Http1Body;
 }
 
-export interface Http1Pool {
-  request(url: string, headers: Record<string, string>, body: Buffer, signal: AbortSignal): Promise<Http1Answer>;
-  /** Destroys every idle connection (those in use end with their requests). */
-  close(): void;
-}
-
 const DEFAULT_KEEP_ALIVE_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 const MAX_KEEP_ALIVE_MS = 300_000;
@@ -222,7 +216,7 @@ class Connection {
 }
 
 /** A pool of keep-alive connections per origin. `tls`: options for https origins (e.g. a test's `ca`). */
-export function createHttp1Pool(options: { tls?: ConnectionOptions; connectTimeoutMs?: number } = {}): Http1Pool {
+export function createHttp1Pool(options: { tls?: ConnectionOptions; connectTimeoutMs?: number } = {}) {
   const connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
   const idle = new Map<string, Connection[]>();
   /** The parsed URL and request head, per header set (one per model client, which posts to one URL). */
@@ -268,7 +262,7 @@ export function createHttp1Pool(options: { tls?: ConnectionOptions; connectTimeo
   };
 
   return {
-    request(target, headers, body, signal) {
+    request(target: string, headers: Record<string, string>, body: Buffer, signal: AbortSignal) {
       return new Promise<Http1Answer>((resolve, reject) => {
         if (signal.aborted) return reject(abortError());
         const { url, head } = prepare(target, headers);
@@ -288,9 +282,12 @@ export function createHttp1Pool(options: { tls?: ConnectionOptions; connectTimeo
         if (requestChannel.hasSubscribers) requestChannel.publish({ origin: url.origin });
       });
     },
-    close() {
+    /** Destroys every idle connection (those in use end with their requests). */
+    close(): void {
       for (const list of idle.values()) for (const conn of list) conn.socket.destroy();
       idle.clear();
     },
   };
 }
+
+export type Http1Pool = ReturnType<typeof createHttp1Pool>;

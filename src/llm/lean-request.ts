@@ -4,12 +4,6 @@ import type { Adapter } from './adapter.ts';
 import { ModelAbortError, ModelApiError, ModelConnectionError } from './api-error.ts';
 import { createHttp1Pool, type Http1Answer as Answer, type Http1Pool } from './http1.ts';
 
-/** Where every request of one client goes, and with which headers (the same for each: `requestHead`). */
-export interface RequestHead {
-  url: string;
-  headers: Record<string, string>;
-}
-
 /**
  * The URL and headers of every request of one client: the adapter's path under the base URL (its query kept), a
  * Bearer key, JSON both ways, agentd's user agent; `llm.headers` over those, the adapter's last (null removes one).
@@ -19,7 +13,7 @@ export function requestHead(
   apiKey: string,
   adapter: Pick<Adapter, 'path' | 'headers'>,
   extra: Record<string, string> = {},
-): RequestHead {
+) {
   const url = new URL(baseURL);
   url.pathname = url.pathname.replace(/\/+$/, '') + adapter.path;
   const headers: Record<string, string> = {
@@ -59,13 +53,6 @@ const CLOSED_UNDER_REQUEST = new Set(['ECONNRESET', 'EPIPE']);
 const closedUnderRequest = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && 'code' in err && CLOSED_UNDER_REQUEST.has(String(err.code));
 
-/**
- * A request that failed before an answer. Every deadline of client.ts aborts `signal`, so a failure without an
- * abort is the connection's (a kernel ETIMEDOUT included): retried as one.
- */
-const connectionFailure = (thrown: unknown, signal: AbortSignal): Error =>
-  signal.aborted ? new ModelAbortError() : new ModelConnectionError(thrown);
-
 /** A non-2xx answer, its body read whole: the JSON body's `error`, or the text when it is not JSON. */
 async function statusFailure(res: Answer): Promise<ModelApiError> {
   const text = await res.body.text().catch((e: unknown) => messageOf(e));
@@ -91,7 +78,7 @@ async function statusFailure(res: Answer): Promise<ModelApiError> {
  * - Aborting `signal` once the answer came ends the body's read with an error named `AbortError`.
  */
 export function createLeanRequest(
-  { url, headers }: RequestHead,
+  { url, headers }: ReturnType<typeof requestHead>,
   pool: Http1Pool = createHttp1Pool(),
 ): (body: Buffer, signal: AbortSignal) => Promise<Answer> {
   return async (body, signal) => {
@@ -104,7 +91,8 @@ export function createLeanRequest(
         return send();
       });
     } catch (err) {
-      throw connectionFailure(err, signal);
+      // Every deadline of client.ts aborts `signal`: a failure without an abort is the connection's (ETIMEDOUT too).
+      throw signal.aborted ? new ModelAbortError() : new ModelConnectionError(err);
     }
     if (res.statusCode < 200 || res.statusCode >= 300) throw await statusFailure(res);
     return res;

@@ -266,14 +266,11 @@ const MODEL_LIMITS: readonly { match: RegExp; contextWindow: number; maxOutputTo
 /** Reply room when nothing else says: 4096 tokens, at most a quarter of the window. */
 export const FALLBACK_MAX_OUTPUT_TOKENS = 4096;
 
-export interface ContextLimits {
-  /** Undefined when neither the config nor the model table knows it. */
-  contextWindow: number | undefined;
-  maxOutputTokens: number;
-}
-
-/** The window and reply room of `llm`: its config first, then the model table, then the fallbacks. */
-export function contextLimitsOf(llm: Pick<LlmConfig, 'model' | 'contextWindow' | 'maxOutputTokens'>): ContextLimits {
+/**
+ * The window and reply room of `llm`: its config first, then the model table, then the fallbacks. The window is
+ * undefined when neither the config nor the model table knows it.
+ */
+export function contextLimitsOf(llm: Pick<LlmConfig, 'model' | 'contextWindow' | 'maxOutputTokens'>) {
   const known = MODEL_LIMITS.find((m) => m.match.test(llm.model));
   const contextWindow = llm.contextWindow ?? known?.contextWindow;
   if (llm.maxOutputTokens !== undefined) return { contextWindow, maxOutputTokens: llm.maxOutputTokens };

@@ -13,17 +13,8 @@
 import { StringDecoder } from 'node:string_decoder';
 import { ModelApiError } from './api-error.ts';
 
-export interface SseReader {
-  /** Takes the next bytes of the body; calls `onEvent` for every complete event in them. */
-  push(chunk: Uint8Array): void;
-  /** The body ended: the last event without its blank line, if any. */
-  end(): void;
-  /** `data: [DONE]` arrived. */
-  readonly done: boolean;
-}
-
 /** `headers`: the answer's, made only for an event that carries an error. */
-export function createSseReader(onEvent: (event: unknown) => void, headers?: () => Headers): SseReader {
+export function createSseReader(onEvent: (event: unknown) => void, headers?: () => Headers) {
   const decoder = new StringDecoder('utf8');
   /** Decoded text not yet ended by a blank line (one decode per network read; events are found by index in it). */
   let pending = '';
@@ -52,7 +43,8 @@ export function createSseReader(onEvent: (event: unknown) => void, headers?: () 
     pending = done ? '' : from === 0 ? pending : pending.slice(from);
   };
   return {
-    push(chunk) {
+    /** Takes the next bytes of the body; calls `onEvent` for every complete event in them. */
+    push(chunk: Uint8Array): void {
       if (done) return;
       let text = decoder.write(chunk);
       if (cr && text.startsWith('\n')) text = text.slice(1);
@@ -61,7 +53,8 @@ export function createSseReader(onEvent: (event: unknown) => void, headers?: () 
       pending += text;
       drain();
     },
-    end() {
+    /** The body ended: the last event without its blank line, if any. */
+    end(): void {
       if (done) return;
       pending += decoder.end();
       drain();
@@ -69,7 +62,8 @@ export function createSseReader(onEvent: (event: unknown) => void, headers?: () 
       pending = '';
       if (rest) take(dataOf(rest, 0, rest.length));
     },
-    get done() {
+    /** `data: [DONE]` arrived. */
+    get done(): boolean {
       return done;
     },
   };

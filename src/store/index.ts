@@ -1,9 +1,7 @@
-import type { Clock } from '../clock.ts';
-import type { Logger } from '../log/index.ts';
 import { createJsonlStore } from './jsonl-store.ts';
 import { createMemoryStore } from './memory-store.ts';
 import { createRedisStore } from './redis-store.ts';
-import type { EventParser, EventStore, StoreEvent } from './types.ts';
+import type { EventStore, StoreDeps, StoreEvent } from './types.ts';
 
 export type * from './types.ts';
 export { compareKeys, inRange } from './session-range.ts';
@@ -15,24 +13,15 @@ export { createRedisStore, type RedisStoreOptions } from './redis-store.ts';
 export type StorageConfig =
   { type: 'jsonl'; dir: string } | { type: 'memory' } | { type: 'redis'; url: string; keyPrefix: string };
 
-export interface StoreDeps<E extends StoreEvent> {
-  log: Logger;
-  clock?: Clock;
-  /** Validates (and upcasts) events read back from a durable medium. */
-  parseEvent: EventParser<E>;
-}
-
 /** The configured EventStore (a relative jsonl `dir` resolves against the working directory). */
 export function createStore<E extends StoreEvent>(storage: StorageConfig, deps: StoreDeps<E>): EventStore<E> {
-  const { log, parseEvent } = deps;
-  const clock = deps.clock ? { clock: deps.clock } : {};
   switch (storage.type) {
     case 'jsonl':
-      return createJsonlStore({ dir: storage.dir, log, parseEvent, ...clock });
+      return createJsonlStore({ ...deps, dir: storage.dir });
     case 'memory':
-      return createMemoryStore<E>(clock);
+      return createMemoryStore<E>(deps);
     case 'redis':
-      return createRedisStore({ url: storage.url, keyPrefix: storage.keyPrefix, log, parseEvent, ...clock });
+      return createRedisStore({ ...deps, url: storage.url, keyPrefix: storage.keyPrefix });
   }
 }
 

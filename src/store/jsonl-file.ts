@@ -144,16 +144,23 @@ export const seqOfLine = (line: string): number => {
   return m ? Number(m[1]) : NaN;
 };
 
-/** The last valid event of a file (of `sessionId`, when given), read backwards; `undefined` when none. */
-export async function readLastEvent(
+/**
+ * The last valid event of a file (of `sessionId`, when given; of one of `types`, when given), read backwards;
+ * `undefined` when none. Lines that cannot name one of `types` are passed over unparsed.
+ */
+export async function readLastEvent<E extends StoreEvent>(
   path: string,
-  parseEvent: EventParser<StoreEvent>,
+  parseEvent: EventParser<E>,
   sessionId?: string,
-): Promise<StoredEvent | undefined> {
-  let found: StoredEvent | undefined;
+  types?: readonly string[],
+): Promise<StoredEvent<E> | undefined> {
+  const marks = types?.map((t) => `"type":${JSON.stringify(t)}`);
+  let found: StoredEvent<E> | undefined;
   await scanBackward(path, (line) => {
+    if (marks && !marks.some((m) => line.includes(m))) return false;
     const ev = parseStoredLine(line, parseEvent);
-    if (ev && (sessionId === undefined || ev.sessionId === sessionId)) found = ev;
+    if (ev && (sessionId === undefined || ev.sessionId === sessionId) && (!types || types.includes(ev.event.type)))
+      found = ev;
     return found !== undefined;
   });
   return found;
@@ -200,12 +207,8 @@ export async function removeStaleNewFiles(dir: string, prefix: string): Promise<
 }
 
 /** Creates `dir` (and its parents) on the first call; retries after a failure. */
-export function dirMaker(dir: string): () => Promise<void> {
-  const made = madeOnce(() => mkdir(dir, { recursive: true }));
-  return async () => {
-    await made();
-  };
-}
+export const dirMaker = (dir: string): (() => Promise<void>) =>
+  madeOnce(() => mkdir(dir, { recursive: true }).then(() => undefined));
 
 /** Rejects (with the errno) when nothing can be written in `dir`. */
 export async function checkWritable(dir: string): Promise<void> {

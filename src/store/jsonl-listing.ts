@@ -6,6 +6,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readLastEvent } from './jsonl-file.ts';
+import { createLimiter } from './limiter.ts';
 import { fileNameOf, parseFileName } from './session-file-name.ts';
 import { byKey, compareKeys, inRange, mayHoldPrefix } from './session-range.ts';
 import { partitionPoint } from './stored-event.ts';
@@ -96,6 +97,7 @@ export function createJsonlListing(dir: string, parseEvent: EventParser<StoreEve
         if (!inFile || fileNameOf(inFile.sessionId) !== name || !inRange(inFile.sessionId, range)) return undefined;
         return infoOf(inFile.sessionId, known(inFile.sessionId) ?? inFile);
       };
+      const reads = createLimiter(LIST_CONCURRENCY);
       const limit = range?.limit ?? Number.POSITIVE_INFINITY;
       const found: SessionInfo[] = [];
       for (let unread = next(); unread;) {
@@ -104,21 +106,11 @@ export function createJsonlListing(dir: string, parseEvent: EventParser<StoreEve
         if (final >= limit) break;
         const batch: FileEntry[] = [];
         for (; unread && batch.length < limit - final; unread = next()) batch.push(unread);
-        for (const info of await eachLimited(batch, read)) if (info) found.push(info);
+        const infos = await Promise.all(batch.map((file) => reads.run(() => read(file))));
+        for (const info of infos) if (info) found.push(info);
         found.sort(byKey);
       }
       return found.slice(0, limit);
     },
   };
-}
-
-/** LIST_CONCURRENCY at a time; the results in the items' order. */
-async function eachLimited<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < items.length; i = next++) results[i] = await fn(items[i] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(LIST_CONCURRENCY, items.length) }, worker));
-  return results;
 }

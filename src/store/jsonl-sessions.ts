@@ -1,23 +1,20 @@
 /** The JSONL store's sessions in memory (at most `maxCached`, LRU), each a window of its newest events. */
 import { join } from 'node:path';
-import type { Logger } from '../log/index.ts';
 import type { HandlePool } from './handle-pool.ts';
-import { loadLog, scanBackward, seqOfLine } from './jsonl-file.ts';
+import { loadLog, readLastEvent, scanBackward, seqOfLine } from './jsonl-file.ts';
 import type { JsonlTurnIndexes, JsonlTurns } from './jsonl-turns.ts';
 import type { Loaded, Slot, Window } from './jsonl-types.ts';
 import type { Limiter } from './limiter.ts';
 import { fileNameOf } from './session-file-name.ts';
-import { firstAfter, parseStoredLine } from './stored-event.ts';
-import type { EventParser, StoreEvent, StoredEvent } from './types.ts';
+import { firstAfter } from './stored-event.ts';
+import type { StoreDeps, StoreEvent, StoredEvent } from './types.ts';
 
 /** Whether every event after `since` is in the window. */
 export const covers = <E extends StoreEvent>(state: Loaded<E>, since: number) =>
   (state.events[0]?.seq ?? 1) <= since + 1;
 
-export interface SessionCacheOptions<E extends StoreEvent> {
+export interface SessionCacheOptions<E extends StoreEvent> extends Pick<StoreDeps<E>, 'log' | 'parseEvent'> {
   dir: string;
-  log: Logger;
-  parseEvent: EventParser<E>;
   maxCached: number;
   maxEvents: number;
   maxBytes: number;
@@ -131,17 +128,7 @@ export function createSessionCache<E extends StoreEvent>(options: SessionCacheOp
       const inWindow = state.events.findLast((e) => types.includes(e.event.type));
       if (inWindow) return inWindow;
       if ((state.events[0]?.seq ?? 1) <= 1) return undefined; // the window holds the whole log
-      const marks = types.map((t) => `"type":${JSON.stringify(t)}`);
-      let found: StoredEvent<E> | undefined;
-      await loads.run(() =>
-        scanBackward(slot.path, (line) => {
-          if (!marks.some((m) => line.includes(m))) return false;
-          const e = parseStoredLine(line, parseEvent);
-          if (e && e.sessionId === slot.id && types.includes(e.event.type)) found = e;
-          return found !== undefined;
-        }),
-      );
-      return found;
+      return loads.run(() => readLastEvent(slot.path, parseEvent, slot.id, types));
     };
 
   return { slots, windowOf, extend, slotOf, setState, settle, ensureLoaded, loadSince, turnsOf, latestOf };

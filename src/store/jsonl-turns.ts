@@ -9,10 +9,9 @@
 import { mkdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
-import type { Logger } from '../log/index.ts';
 import { loadLog, readBytes, removeStaleNewFiles, type LoadedLog } from './jsonl-file.ts';
 import { createTurnIndex, eventsOfTurn, indexEvent, turnOf, type TurnIndex } from './turn-index.ts';
-import type { EventParser, StoreEvent, StoredEvent, TurnSpan } from './types.ts';
+import type { StoreDeps, StoreEvent, StoredEvent, TurnSpan } from './types.ts';
 
 const TURNS_DIR = '.agentd-turns';
 /** Names of the files a save writes before renaming them. */
@@ -57,10 +56,8 @@ function indexLines(turns: JsonlTurns, loaded: Pick<LoadedLog<StoreEvent>, 'even
   });
 }
 
-export interface JsonlTurnsOptions<E extends StoreEvent> {
+export interface JsonlTurnsOptions<E extends StoreEvent> extends Pick<StoreDeps<E>, 'log' | 'parseEvent'> {
   dir: string;
-  log: Logger;
-  parseEvent: EventParser<E>;
   maxIndexed: number;
 }
 

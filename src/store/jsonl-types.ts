@@ -1,15 +1,10 @@
-import type { Clock } from '../clock.ts';
-import type { Logger } from '../log/index.ts';
 import type { JsonlTurns } from './jsonl-turns.ts';
-import type { EventParser, StoreEvent, StoredEvent } from './types.ts';
+import type { StoreDeps, StoreEvent, StoredEvent } from './types.ts';
 
-export interface JsonlStoreOptions<E extends StoreEvent> {
+/** Lines `parseEvent` rejects are skipped with a warning. */
+export interface JsonlStoreOptions<E extends StoreEvent> extends StoreDeps<E> {
   /** Created on first use. */
   dir: string;
-  log: Logger;
-  /** Lines it rejects are skipped with a warning. */
-  parseEvent: EventParser<E>;
-  clock?: Clock;
   /** Handles kept open for appending (LRU). Default 256; loads and `list()` each hold up to 16 more, briefly. */
   maxOpenFiles?: number;
   /** Sessions kept in memory (LRU). Default 1000. */

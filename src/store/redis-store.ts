@@ -1,6 +1,5 @@
-import { isoNow, systemClock, type Clock } from '../clock.ts';
+import { isoNow, systemClock } from '../clock.ts';
 import { AppError, isAppError, messageOf } from '../errors/index.ts';
-import type { Logger } from '../log/index.ts';
 import { closeRedisConnection, createRedisConnection, safeRedisUrl } from '../redis/index.ts';
 import { storeGuard } from './session-id.ts';
 import { deepFreeze, eventJson, logJsons, sessionExists, storedEvent } from './stored-event.ts';
@@ -10,15 +9,12 @@ import { madeOnce } from '../made-once.ts';
 import { APPEND, CREATE, DELETE, lexBounds, PAGE } from './redis-scripts.ts';
 import { entriesOf, READ_TURN, spansOf, TURNS } from './redis-turns.ts';
 import { turnOf } from './turn-index.ts';
-import type { EventParser, EventStore, SessionInfo, StoreEvent, StoredEvent } from './types.ts';
+import type { EventStore, SessionInfo, StoreDeps, StoreEvent, StoredEvent } from './types.ts';
 
-export interface RedisStoreOptions<E extends StoreEvent> {
+export interface RedisStoreOptions<E extends StoreEvent> extends StoreDeps<E> {
   url: string;
   /** Prefix of every key (default `agentd:`), so several deployments can share one Redis. */
   keyPrefix: string;
-  log: Logger;
-  clock?: Clock;
-  parseEvent: EventParser<E>;
 }
 
 /**

@@ -13,6 +13,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { chmod, link, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { z } from 'zod';
 import type { Logger } from '../log/index.ts';
 import { closeRedisConnection, createRedisConnection } from '../redis/index.ts';
 import type { StorageConfig } from './index.ts';
@@ -32,10 +33,8 @@ export interface Lease {
 }
 
 /** What a lease record holds: who took it and until when (epoch ms). */
-interface LeaseRecord {
-  owner: string;
-  until: number;
-}
+const leaseRecord = z.object({ owner: z.string(), until: z.number() });
+type LeaseRecord = z.infer<typeof leaseRecord>;
 
 const KEY = /^[A-Za-z0-9_-]{1,128}$/;
 const checkKey = (key: string): string => {
@@ -147,10 +146,7 @@ async function createExclusive(path: string, record: LeaseRecord): Promise<boole
 
 async function readLease(path: string): Promise<LeaseRecord | undefined> {
   try {
-    const parsed = JSON.parse(await readFile(path, 'utf8')) as Partial<LeaseRecord>;
-    return typeof parsed.owner === 'string' && typeof parsed.until === 'number'
-      ? { owner: parsed.owner, until: parsed.until }
-      : undefined;
+    return leaseRecord.safeParse(JSON.parse(await readFile(path, 'utf8'))).data;
   } catch {
     return undefined;
   }

@@ -32,7 +32,7 @@ function encodeTokens(id: string): string[] {
   return tokens;
 }
 
-/** The file name of a session's stream. `id` must have passed `assertSessionId`. */
+/** The file name of a session's stream. `id` must have passed the store's guard (session-id.ts). */
 export function fileNameOf(id: string): string {
   const tokens = encodeTokens(id);
   const stem = tokens.join('');

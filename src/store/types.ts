@@ -1,3 +1,6 @@
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../log/index.ts';
+
 /** An event the store can keep: a JSON object with a `type`, and a non-empty `turnId` when it belongs to a turn. */
 export interface StoreEvent {
   type: string;
@@ -18,6 +21,14 @@ export type LogEntry<E extends StoreEvent = StoreEvent> = Omit<StoredEvent<E>, '
 
 /** A stored event's raw JSON as the current type (upcast), or `undefined` when invalid (skipped with a warning). */
 export type EventParser<E extends StoreEvent> = (raw: unknown) => E | undefined;
+
+/** What every engine is built with. */
+export interface StoreDeps<E extends StoreEvent> {
+  log: Logger;
+  clock?: Clock;
+  /** Validates (and upcasts) events read back from a durable medium. */
+  parseEvent: EventParser<E>;
+}
 
 export interface SessionInfo {
   /** The session's key (src/session-id.ts). */
