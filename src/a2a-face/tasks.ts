@@ -10,27 +10,21 @@ import { AppError } from '../errors/index.ts';
 import { sessionIdOf, type SessionKey } from '../session-id.ts';
 import { foldStep, parseTaskId, taskView, type TaskView } from './task-view.ts';
 
-interface TaskFollow {
-  /** Names the turn and folds its steps; resolves with the view (undefined: no such task). */
-  follow(turnId: string): Promise<TaskView | undefined>;
-  readonly view: TaskView | undefined;
-  close(): void;
-}
-
 /** `onChange(prev, next)` on every change of the view, `prev` undefined the first time. */
 export function followTask(
   follower: TurnFollower,
   sessionKey: string,
   contextId: string,
   onChange: (prev: TaskView | undefined, next: TaskView) => void,
-): TaskFollow {
+) {
   const watch = follower.watch(sessionKey);
   let view: TaskView | undefined;
   return {
     get view() {
       return view;
     },
-    async follow(turnId) {
+    /** Names the turn and folds its steps; resolves with the view (undefined: no such task). */
+    async follow(turnId: string) {
       await watch.follow(turnId, (step) => {
         const next = foldStep(view, step, contextId, turnId);
         if (!next || next === view) return;
