@@ -30,12 +30,7 @@ export function createInputAnswers(deps: Pick<A2aFaceDeps, 'bus' | 'mayApprove'>
    * `{ approve, callId?, reason? }` (no `callId`: every waiting call), or a tool server's question with
    * `{ elicitationId?, action, content? }` (no id: the one waiting). Resolves with the ids answered.
    */
-  async function answerInput(
-    task: TaskView,
-    data: unknown[],
-    key: SessionKey,
-    ctx: A2aCallContext,
-  ): Promise<Set<string>> {
+  async function answerInput(task: TaskView, data: unknown[], key: SessionKey, ctx: A2aCallContext) {
     if (FINAL_STATES.has(task.state)) throw finished(task);
     const reply = data.map((d) => questionAnswerSchema.safeParse(d)).find((r) => r.success)?.data;
     if (task.state === 'input-required' && reply) return answerQuestion(task, reply, key, ctx);

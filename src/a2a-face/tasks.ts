@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { TurnFollower } from '../agent/index.ts';
 import type { SessionAccess } from '../auth/index.ts';
 import { AppError } from '../errors/index.ts';
-import { sessionIdOf, type SessionKey } from '../session-id.ts';
+import { sessionIdOf } from '../session-id.ts';
 import { foldStep, parseTaskId, taskView, type TaskView } from './task-view.ts';
 
 /** `onChange(prev, next)` on every change of the view, `prev` undefined the first time. */
@@ -46,11 +46,7 @@ export const finished = (task: TaskView) =>
   });
 
 /** The stored task `id` of the caller's, or TASK_NOT_FOUND. */
-export async function readTask(
-  follower: TurnFollower,
-  id: string,
-  sessions: SessionAccess,
-): Promise<{ view: TaskView; key: SessionKey }> {
+export async function readTask(follower: TurnFollower, id: string, sessions: SessionAccess) {
   const ref = parseTaskId(id);
   if (!ref) throw taskNotFound(id);
   const key = sessions.key(ref.contextId);
@@ -100,11 +96,7 @@ interface ListQuery {
   pageToken: string;
 }
 
-export async function listTasks(
-  follower: TurnFollower,
-  sessions: SessionAccess,
-  query: ListQuery,
-): Promise<{ tasks: TaskView[]; nextPageToken: string; totalSize: number }> {
+export async function listTasks(follower: TurnFollower, sessions: SessionAccess, query: ListQuery) {
   const { only, keep, pageSize } = query;
   const start = decodeToken(query.pageToken, sessions, only);
   let from = start && { sessionId: start.sessionId, after: start.after };
