@@ -20,18 +20,17 @@ const questionAnswerSchema = z.looseObject({
 export function createInputAnswers(deps: Pick<A2aFaceDeps, 'bus' | 'mayApprove'>) {
   const applyAnswer = (key: SessionKey, id: string, answer: AnswerInput) =>
     deps.bus.execute('agent.answer', { sessionId: key, id, answer, by: 'a2a' }, { sessionId: key });
+  const mayAnswer = (ctx: A2aCallContext, what: string) => {
+    if (!deps.mayApprove(ctx.principal))
+      throw new AppError('FORBIDDEN', `Answering ${what} needs the approve scope`, { scope: 'approve' });
+  };
 
   /**
    * Answers what an input-required task waits for (the `approve` scope): its approvals with a data part
    * `{ approve, callId?, reason? }` (no `callId`: every waiting call), or a tool server's question with
    * `{ elicitationId?, action, content? }` (no id: the one waiting). Resolves with the ids answered.
    */
-  async function answerInput(
-    task: TaskView,
-    data: unknown[],
-    key: SessionKey,
-    ctx: A2aCallContext,
-  ): Promise<Set<string>> {
+  async function answerInput(task: TaskView, data: unknown[], key: SessionKey, ctx: A2aCallContext) {
     if (FINAL_STATES.has(task.state)) throw finished(task);
     const reply = data.map((d) => questionAnswerSchema.safeParse(d)).find((r) => r.success)?.data;
     if (task.state === 'input-required' && reply) return answerQuestion(task, reply, key, ctx);
@@ -42,8 +41,7 @@ export function createInputAnswers(deps: Pick<A2aFaceDeps, 'bus' | 'mayApprove'>
         'Invalid params: a message on a task that waits for input must answer it with a data part: { "approve": true | false, "callId"? } or { "elicitationId"?, "action": "accept" | "decline" | "cancel", "content"? }',
         { taskId: task.id, state: task.state },
       );
-    if (!deps.mayApprove(ctx.principal))
-      throw new AppError('FORBIDDEN', 'Answering an approval needs the approve scope', { scope: 'approve' });
+    mayAnswer(ctx, 'an approval');
     const calls = task.questions.filter(
       (q) => inFamily('approval')(q) && (answer.callId === undefined || q.id === answer.callId),
     );
@@ -66,10 +64,7 @@ export function createInputAnswers(deps: Pick<A2aFaceDeps, 'bus' | 'mayApprove'>
     key: SessionKey,
     ctx: A2aCallContext,
   ): Promise<Set<string>> {
-    if (!deps.mayApprove(ctx.principal))
-      throw new AppError('FORBIDDEN', "Answering a tool server's question needs the approve scope", {
-        scope: 'approve',
-      });
+    mayAnswer(ctx, "a tool server's question");
     const questions = task.questions.filter(
       (q) => inFamily('elicitation')(q) && (reply.elicitationId === undefined || q.id === reply.elicitationId),
     );

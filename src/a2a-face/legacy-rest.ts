@@ -92,7 +92,6 @@ export function streamResponseOut(result: unknown): unknown {
   const r = asObject(result);
   if (!r) return result;
   if (r.task !== undefined) return { task: taskOut(r.task) };
-  if (r.message !== undefined) return { msg: messageOut(r.message) };
   const update = asObject(r.statusUpdate);
   if (update) {
     const status = statusOut(update.status);

@@ -22,12 +22,6 @@ const partSchema = z.looseObject({
 export const partsSchema = z.array(partSchema).max(64);
 type Part = z.output<typeof partSchema>;
 
-interface MessageContent {
-  text: string;
-  data: unknown[];
-  image?: ImagePart;
-}
-
 /** ProtoJSON bytes may be URL-safe base64 without padding; the model takes the standard form. */
 const standardBase64 = (b64: string): string => {
   const plain = b64.replace(/\s+/g, '').replace(/-/g, '+').replace(/_/g, '/');
@@ -62,7 +56,7 @@ function imageOf(part: Part, field: string): ImagePart {
   }
 }
 
-export function contentOf(parts: readonly Part[]): MessageContent {
+export function contentOf(parts: readonly Part[]) {
   const texts: string[] = [];
   const data: unknown[] = [];
   let image: ImagePart | undefined;

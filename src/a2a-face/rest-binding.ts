@@ -7,19 +7,10 @@ import { AppError } from '../errors/index.ts';
 import type { A2aFace } from './face.ts';
 import type { A2aCallContext, Answer } from './face-types.ts';
 import { sendRequestIn, streamResponseOut } from './legacy-rest.ts';
-
-type RestMethod =
-  | 'SendMessage'
-  | 'SendStreamingMessage'
-  | 'GetTask'
-  | 'ListTasks'
-  | 'CancelTask'
-  | 'SubscribeToTask'
-  | 'GetExtendedAgentCard'
-  | 'CreateTaskPushNotificationConfig';
+import type { V1Method } from './rpc-methods.ts';
 
 export interface RestRoute {
-  method: RestMethod;
+  method: V1Method;
   /** A v0.3 route (`/v1/...`): v0.3 proto JSON in and out. */
   legacy: boolean;
   /** The decoded task id of a `/tasks/{id}...` route. */
@@ -29,7 +20,7 @@ export interface RestRoute {
 interface RoutePattern {
   pattern: RegExp;
   verbs: string[];
-  method: RestMethod;
+  method: V1Method;
   only?: 'v1.0' | 'v0.3';
 }
 

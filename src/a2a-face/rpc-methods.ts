@@ -21,7 +21,7 @@ export const sendParams = z.looseObject({
 });
 export const idParams = z.looseObject({ id: taskIdSchema, historyLength: z.number().int().min(0).optional() });
 
-const METHODS: Record<A2aVersion, Record<string, Method>> = {
+const METHODS = {
   '1.0': {
     SendMessage: 'send',
     SendStreamingMessage: 'stream',
@@ -47,12 +47,14 @@ const METHODS: Record<A2aVersion, Record<string, Method>> = {
     'tasks/pushNotificationConfig/list': 'push',
     'tasks/pushNotificationConfig/delete': 'push',
   },
-};
+} as const satisfies Record<A2aVersion, Record<string, Method>>;
 export type Method = 'send' | 'stream' | 'get' | 'list' | 'cancel' | 'subscribe' | 'card' | 'push';
+/** A v1.0 method's name (what an HTTP+JSON route answers). */
+export type V1Method = keyof (typeof METHODS)['1.0'];
 export type SendParams = z.output<typeof sendParams>;
 
 /** The method a request names in this version; own names only (`toString` or `__proto__` are no method of ours). */
 export function methodOf(version: A2aVersion, name: string): Method | undefined {
-  const methods = METHODS[version];
+  const methods: Readonly<Record<string, Method>> = METHODS[version];
   return Object.hasOwn(methods, name) ? methods[name] : undefined;
 }

@@ -7,15 +7,8 @@ import { z } from 'zod';
 import type { TurnFollower } from '../agent/index.ts';
 import type { SessionAccess } from '../auth/index.ts';
 import { AppError } from '../errors/index.ts';
-import { sessionIdOf, type SessionKey } from '../session-id.ts';
+import { sessionIdOf } from '../session-id.ts';
 import { foldStep, parseTaskId, taskView, type TaskView } from './task-view.ts';
-
-interface TaskFollow {
-  /** Names the turn and folds its steps; resolves with the view (undefined: no such task). */
-  follow(turnId: string): Promise<TaskView | undefined>;
-  readonly view: TaskView | undefined;
-  close(): void;
-}
 
 /** `onChange(prev, next)` on every change of the view, `prev` undefined the first time. */
 export function followTask(
@@ -23,14 +16,15 @@ export function followTask(
   sessionKey: string,
   contextId: string,
   onChange: (prev: TaskView | undefined, next: TaskView) => void,
-): TaskFollow {
+) {
   const watch = follower.watch(sessionKey);
   let view: TaskView | undefined;
   return {
     get view() {
       return view;
     },
-    async follow(turnId) {
+    /** Names the turn and folds its steps; resolves with the view (undefined: no such task). */
+    async follow(turnId: string) {
       await watch.follow(turnId, (step) => {
         const next = foldStep(view, step, contextId, turnId);
         if (!next || next === view) return;
@@ -52,11 +46,7 @@ export const finished = (task: TaskView) =>
   });
 
 /** The stored task `id` of the caller's, or TASK_NOT_FOUND. */
-export async function readTask(
-  follower: TurnFollower,
-  id: string,
-  sessions: SessionAccess,
-): Promise<{ view: TaskView; key: SessionKey }> {
+export async function readTask(follower: TurnFollower, id: string, sessions: SessionAccess) {
   const ref = parseTaskId(id);
   if (!ref) throw taskNotFound(id);
   const key = sessions.key(ref.contextId);
@@ -106,11 +96,7 @@ interface ListQuery {
   pageToken: string;
 }
 
-export async function listTasks(
-  follower: TurnFollower,
-  sessions: SessionAccess,
-  query: ListQuery,
-): Promise<{ tasks: TaskView[]; nextPageToken: string; totalSize: number }> {
+export async function listTasks(follower: TurnFollower, sessions: SessionAccess, query: ListQuery) {
   const { only, keep, pageSize } = query;
   const start = decodeToken(query.pageToken, sessions, only);
   let from = start && { sessionId: start.sessionId, after: start.after };

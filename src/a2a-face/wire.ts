@@ -25,18 +25,17 @@ export const V1_STATE: Record<TaskState, string> = {
 
 const textPart = (text: string, v: A2aVersion) => (v === '1.0' ? { text } : { kind: 'text', text });
 
+const V1_ROLE = { user: 'ROLE_USER', agent: 'ROLE_AGENT' };
+
 function message(view: TaskView, role: 'user' | 'agent', text: string, v: A2aVersion) {
-  const messageId = `${view.id}#${role}`;
-  const parts = [textPart(text, v)];
-  return v === '1.0'
-    ? {
-        messageId,
-        contextId: view.contextId,
-        taskId: view.id,
-        role: role === 'user' ? 'ROLE_USER' : 'ROLE_AGENT',
-        parts,
-      }
-    : { kind: 'message', messageId, contextId: view.contextId, taskId: view.id, role, parts };
+  return {
+    ...(v === '0.3' && { kind: 'message' }),
+    messageId: `${view.id}#${role}`,
+    contextId: view.contextId,
+    taskId: view.id,
+    role: v === '1.0' ? V1_ROLE[role] : role,
+    parts: [textPart(text, v)],
+  };
 }
 
 function status(view: TaskView, v: A2aVersion) {

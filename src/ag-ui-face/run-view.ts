@@ -11,48 +11,30 @@ import { AppError, ERROR_TABLE, toAgUiRunError, type ErrorCode } from '../errors
 import type { McpEvents } from '../tools/index.ts';
 import { interruptOf } from './interrupts.ts';
 
-export interface RunView {
-  threadId: string;
-  runId: string;
-  turnId: string;
-  since: number;
-  /** Model steps begun in this run (`model step N`); whether the last is open; its calls, those without result. */
-  steps: number;
-  stepOpen: boolean;
-  stepCalls: number;
-  unsettled: number;
-  /** The run saw a step begin (the turn start, or a tool result): its chunks count from there. */
-  joined: boolean;
-  /** Text messages begun in this run; the open one, and the one of the current step (a tool call's parent). */
-  texts: number;
-  textOpen: string | undefined;
-  stepText: string | undefined;
-  /** The reply text this run streamed (live chunks). */
-  streamed: string;
-  reasonings: number;
-  /** The turn's questions asked and not closed, oldest first. */
-  open: Question[];
-  ended: boolean;
-}
-
-export const runView = (threadId: string, runId: string, turnId: string, since = 0): RunView => ({
+export const runView = (threadId: string, runId: string, turnId: string, since = 0) => ({
   threadId,
   runId,
   turnId,
   since,
+  /** Model steps begun in this run (`model step N`); whether the last is open; its calls, those without result. */
   steps: 0,
   stepOpen: false,
   stepCalls: 0,
   unsettled: 0,
+  /** The run saw a step begin (the turn start, or a tool result): its chunks count from there. */
   joined: false,
+  /** Text messages begun in this run; the open one, and the one of the current step (a tool call's parent). */
   texts: 0,
-  textOpen: undefined,
-  stepText: undefined,
+  textOpen: undefined as string | undefined,
+  stepText: undefined as string | undefined,
+  /** The reply text this run streamed (live chunks). */
   streamed: '',
   reasonings: 0,
-  open: [],
+  /** The turn's questions asked and not closed, oldest first. */
+  open: [] as Question[],
   ended: false,
 });
+export type RunView = ReturnType<typeof runView>;
 
 export const runStarted = (v: RunView): Event => ({
   type: EventType.RUN_STARTED,

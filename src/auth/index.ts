@@ -3,13 +3,4 @@ export * from './principal.ts';
 export { createPrincipals, fixedPrincipals, type AuthInput, type Principals } from './principals.ts';
 export { createKeyTable } from './keys.ts';
 export { scopesOf } from './jwt.ts';
-export {
-  LOCAL_SESSIONS,
-  sessionAccess,
-  sessionIdOf,
-  sessionNotFound,
-  type KeyRange,
-  type OwnershipOptions,
-  type SessionAccess,
-  type SessionQuota,
-} from './ownership.ts';
+export { LOCAL_SESSIONS, sessionAccess, sessionIdOf, sessionNotFound, type SessionAccess } from './ownership.ts';

@@ -1,15 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Principal, ScopeName } from './principal.ts';
+import type { AuthConfig } from '../config/index.ts';
+import type { Principal } from './principal.ts';
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
-export interface KeyEntry {
-  name: string;
-  key: string;
-  scopes: readonly ScopeName[];
-  /** Whose sessions the key uses (see Principal.owner): its name, unless a shorthand says none. */
-  owner: string | undefined;
-}
+/** A configured key; `owner`: whose sessions it uses (see Principal.owner), its name unless a shorthand says none. */
+export type KeyEntry = NonNullable<AuthConfig['keys']>[number] & { owner: string | undefined };
 
 export const keyPrincipal = (e: KeyEntry): Principal => ({
   name: e.name,

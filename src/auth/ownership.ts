@@ -15,7 +15,7 @@ import {
   type SessionQuota,
 } from '../session-id.ts';
 
-export { sessionIdOf, type SessionQuota } from '../session-id.ts';
+export { sessionIdOf } from '../session-id.ts';
 import { hasScope, type Principal } from './principal.ts';
 
 export interface SessionAccess {

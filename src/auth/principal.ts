@@ -1,7 +1,6 @@
 /** Who a request acts for: resolved once per request or WebSocket connection; logs show its name, never the credential. */
 import { AUTH_SCOPES } from '../config/index.ts';
 
-export { AUTH_SCOPES };
 /** `chat`: messages, sessions, approvals. `inspect`: /inspect/ws, /metrics, /api/config.yaml. `admin`: everything. */
 export type ScopeName = (typeof AUTH_SCOPES)[number];
 

@@ -5,46 +5,20 @@
  */
 import { A2A_RPC, ERROR_TABLE, httpStatus, toErrorBody, type ErrorBody } from './table.ts';
 
-export interface EncodedError<B> {
-  status: number;
-  body: B;
+/** The spec's REST error envelope, stamped with `nowMs` (milliseconds since the epoch), with the code's HTTP status. */
+export function toRestReply(e: unknown, nowMs: number, status?: number) {
+  const error = toErrorBody(e);
+  const body = { success: false as const, error, timestamp: new Date(nowMs).toISOString() };
+  return { status: status ?? httpStatus(error.code), body };
 }
 
-export interface RestErrorEnvelope {
-  success: false;
-  error: ErrorBody;
-  timestamp: string;
-}
-
-export interface WsErrorFrame {
-  event: 'error';
-  data: ErrorBody & { sessionId?: string };
-}
-
-export interface JsonRpcErrorBody {
-  jsonrpc: '2.0';
-  error: { code: number; message: string; data: Record<string, unknown> & { code: ErrorBody['code'] } };
-  id: null;
-}
-
-/** The spec's REST error envelope, stamped with `nowMs` (milliseconds since the epoch). */
-export function errorEnvelope(e: unknown, nowMs: number): RestErrorEnvelope {
-  return { success: false, error: toErrorBody(e), timestamp: new Date(nowMs).toISOString() };
-}
-
-/** The envelope with the code's HTTP status. */
-export function toRestReply(e: unknown, nowMs: number, status?: number): EncodedError<RestErrorEnvelope> {
-  const body = errorEnvelope(e, nowMs);
-  return { status: status ?? httpStatus(body.error.code), body };
-}
-
-export function toWsFrame(e: unknown, sessionId?: string): WsErrorFrame {
+export function toWsFrame(e: unknown, sessionId?: string) {
   const body = toErrorBody(e);
-  return { event: 'error', data: sessionId === undefined ? body : { ...body, sessionId } };
+  return { event: 'error' as const, data: sessionId === undefined ? body : { ...body, sessionId } };
 }
 
 /** JSON-RPC error (`data: { code, ...details }`) with the code's HTTP status, so /mcp and REST agree on one. */
-export function toJsonRpc(e: unknown, status?: number): EncodedError<JsonRpcErrorBody> {
+export function toJsonRpc(e: unknown, status?: number) {
   const { code, message, details } = toErrorBody(e);
   return {
     status: status ?? httpStatus(code),
@@ -53,27 +27,14 @@ export function toJsonRpc(e: unknown, status?: number): EncodedError<JsonRpcErro
 }
 
 /** The `error` member of an A2A JSON-RPC response (inside a 200): `data` is `[ErrorInfo]` in v1.0, `{ code, ...details }` in v0.3. */
-export function toA2aRpc(e: unknown, version: '1.0' | '0.3' = '0.3'): A2aRpcError {
+export function toA2aRpc(e: unknown, version: '1.0' | '0.3' = '0.3') {
   const { code, message, details } = toErrorBody(e);
   const rpc = A2A_RPC[code] ?? ERROR_TABLE[code].rpc;
   return { code: rpc, message, data: version === '1.0' ? [a2aErrorInfo(code, details)] : { ...details, code } };
 }
 
-export interface A2aRpcError {
-  code: number;
-  message: string;
-  data: A2aErrorInfo[] | (Record<string, unknown> & { code: ErrorBody['code'] });
-}
-
 /** `google.rpc.ErrorInfo`: A2A's reason (domain `a2a-protocol.org`) for its own conditions, else agentd's code (domain `agentd`); `metadata` holds `code` and the details as strings. */
-export interface A2aErrorInfo {
-  '@type': string;
-  reason: string;
-  domain: string;
-  metadata: Record<string, string>;
-}
-
-function a2aErrorInfo(code: ErrorBody['code'], details: Record<string, unknown>): A2aErrorInfo {
+function a2aErrorInfo(code: ErrorBody['code'], details: Record<string, unknown>) {
   const a2aReason = A2A_REASON[A2A_RPC[code] ?? 0];
   const metadata: Record<string, string> = { code };
   for (const [k, v] of Object.entries(details)) metadata[k] = typeof v === 'string' ? v : JSON.stringify(v);
@@ -107,17 +68,8 @@ const A2A_REASON: Record<number, string> = {
   [-32005]: 'CONTENT_TYPE_NOT_SUPPORTED',
 };
 
-export interface A2aRestErrorBody {
-  error: {
-    code: number;
-    status: string;
-    message: string;
-    details: A2aErrorInfo[];
-  };
-}
-
 /** A2A's HTTP+JSON error (AIP-193) with the code's HTTP status, or `status` (a route's 404 or 405). */
-export function toA2aRest(e: unknown, status?: number): EncodedError<A2aRestErrorBody> {
+export function toA2aRest(e: unknown, status?: number) {
   const { code, message, details } = toErrorBody(e);
   const httpCode = status ?? httpStatus(code);
   const info = a2aErrorInfo(code, details);
@@ -128,7 +80,7 @@ export function toA2aRest(e: unknown, status?: number): EncodedError<A2aRestErro
 }
 
 /** The fields of an AG-UI `RUN_ERROR` event (`rawEvent`: agentd's own error frame, with `details`); the face adds its `type`. */
-export function toAgUiRunError(e: unknown): { message: string; code: ErrorBody['code']; rawEvent: WsErrorFrame } {
+export function toAgUiRunError(e: unknown) {
   const frame = toWsFrame(e);
   return { message: frame.data.message, code: frame.data.code, rawEvent: frame };
 }

@@ -14,8 +14,8 @@ import {
 import { QUESTION_ASKED, type Question } from '../agent/index.ts';
 import { madeOnce } from '../made-once.ts';
 import type { SessionKey } from '../session-id.ts';
-import { answerOf, applyAnswer, formOf, type FormQuestion } from './questions.ts';
-import type { ServerFaceDeps } from './face-types.ts';
+import { answerOf, applyAnswer, formOf } from './questions.ts';
+import type { FormQuestion, ServerFaceDeps } from './face-types.ts';
 import { purposeKey } from './seal.ts';
 
 export interface ApprovalState {

@@ -1,11 +1,12 @@
+import type { ElicitRequestFormParams } from '@modelcontextprotocol/server';
 import type { AgentCommands, AgentEvents, TurnWaiter } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { IdSource } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
+import type { QuestionKind } from '../conversation/records.ts';
 import type { Logger } from '../log/index.ts';
+import type { SessionKey } from '../session-id.ts';
 import type { McpCommands } from '../tools/index.ts';
-import type { AnswerTo, AskedOutOfBand } from './legacy-approvals.ts';
-import type { FormQuestion } from './questions.ts';
 import type { FaceKey } from './seal.ts';
 
 type AgentCard = Pick<AgentConfig, 'name' | 'description' | 'version'> & { model: string };
@@ -27,6 +28,23 @@ export interface ServerFaceDeps {
   key: FaceKey;
   /** Declared as an experimental capability: agentd can tell it connected to itself (tools/mcp/self-connection.ts). */
   serviceId?: string;
+}
+
+/** What a client is asked: one form elicitation (questions.ts). */
+export type FormQuestion = Pick<ElicitRequestFormParams, 'message' | 'requestedSchema'>;
+
+/** A question sent; withdrawn when its call is answered elsewhere first. */
+export interface AskedOutOfBand {
+  withdraw(reason: string): Promise<void>;
+}
+
+/** A question, as an answer names it. */
+export interface AnswerTo {
+  sessionId: SessionKey;
+  /** The question's id (a call's, for an approval). */
+  callId: string;
+  /** Absent: an approval (ids sealed before other kinds were asked). */
+  kind?: QuestionKind;
 }
 
 export interface ServerOptions {

@@ -6,32 +6,14 @@
  * fails no request: the client is just not asked (logged).
  */
 import type { JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/server';
-import type { AgentCommands, AgentEvents } from '../agent/index.ts';
-import type { QuestionKind } from '../conversation/records.ts';
-import type { Bus } from '../bus/index.ts';
 import type { SessionAccess } from '../auth/index.ts';
-import type { Logger } from '../log/index.ts';
-import type { SessionKey } from '../session-id.ts';
-import { answerOf, applyAnswer, type FormQuestion } from './questions.ts';
-import { createSeal, type FaceKey } from './seal.ts';
+import type { AnswerTo, AskedOutOfBand, FormQuestion, ServerFaceDeps } from './face-types.ts';
+import { answerOf, applyAnswer } from './questions.ts';
+import { createSeal } from './seal.ts';
 
 const ANSWER_PREFIX = 'agentd-approval.';
 const DAY_MS = 86_400_000;
 const ANSWER_TTL_MS = 600_000;
-
-/** A question sent; withdrawn when its call is answered elsewhere first. */
-export interface AskedOutOfBand {
-  withdraw(reason: string): Promise<void>;
-}
-
-/** A question, as an answer names it. */
-export interface AnswerTo {
-  sessionId: SessionKey;
-  /** The question's id (a call's, for an approval). */
-  callId: string;
-  /** Absent: an approval (ids sealed before other kinds were asked). */
-  kind?: QuestionKind;
-}
 
 /** A JSON-RPC message of a POST body, as far as the face reads it. */
 export type Message = {
@@ -59,11 +41,7 @@ const isOurAnswer = (m: Message): m is Message & { id: string } =>
   m.method === undefined &&
   ('result' in m || 'error' in m);
 
-export function createLegacyApprovals(deps: {
-  bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute'>;
-  log: Logger;
-  key: FaceKey;
-}) {
+export function createLegacyApprovals(deps: Pick<ServerFaceDeps, 'bus' | 'log' | 'key'>) {
   const sessionSeal = createSeal<{ elicitation: 'form' }>(deps.key, 'mcp-session', 30 * DAY_MS);
   const answerSeal = createSeal<AnswerTo>(deps.key, 'mcp-approval-answer', ANSWER_TTL_MS);
   const unsealable = (err: unknown): undefined =>

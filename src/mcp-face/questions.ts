@@ -5,12 +5,9 @@
  * answer back as given (an error or no answer cancels). Not asked here: a URL to open (a form cannot carry
  * it) and a call of an AG-UI client's tool; they wait for another face or their timeout.
  */
-import type { ElicitRequestFormParams } from '@modelcontextprotocol/server';
-import type { AgentCommands, AgentEvents } from '../agent/index.ts';
-import type { Bus } from '../bus/index.ts';
 import { approvalRecordOf, type AnswerInput, type Question } from '../conversation/questions.ts';
-import type { Logger } from '../log/index.ts';
 import type { SessionKey } from '../session-id.ts';
+import type { FormQuestion, ServerFaceDeps } from './face-types.ts';
 
 /** The approve/deny form: `{ decision: "approve" | "deny", reason? }`. */
 function approvalQuestion(call: { toolName: string; serverId: string; args?: unknown }) {
@@ -26,8 +23,6 @@ function approvalQuestion(call: { toolName: string; serverId: string; args?: unk
     },
   };
 }
-
-export type FormQuestion = Pick<ElicitRequestFormParams, 'message' | 'requestedSchema'>;
 
 /** Accepting with `approve` approves; any other answer denies. */
 function decisionOf(answer: unknown): { decision: 'approve' | 'deny'; reason?: string } {
@@ -61,7 +56,7 @@ export function answerOf(q: Pick<Question, 'kind'>, result: unknown): AnswerInpu
 
 /** Answers question `id` as `by: "mcp-elicitation"`; one answered elsewhere first keeps that answer (logged). */
 export function applyAnswer(
-  deps: { bus: Pick<Bus<AgentCommands, AgentEvents>, 'execute'>; log: Logger },
+  deps: Pick<ServerFaceDeps, 'bus' | 'log'>,
   sessionId: SessionKey,
   id: string,
   answer: AnswerInput,

@@ -23,8 +23,8 @@ import { CARD_URI, hopsIn, OWN_TOOLS, parseArgs, resetInput, text } from './own-
 
 export function createServerFace(deps: ServerFaceDeps) {
   const { bus, card } = deps;
-  const approvalRounds = createApprovalRounds({ bus, log: deps.log, key: deps.key });
-  const legacyApprovals = createLegacyApprovals({ bus, log: deps.log, key: deps.key });
+  const approvalRounds = createApprovalRounds(deps);
+  const legacyApprovals = createLegacyApprovals(deps);
   const chatFace = { deps, approvalRounds };
 
   async function modelTools(): Promise<Tool[]> {
