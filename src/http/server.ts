@@ -6,7 +6,7 @@ import type { InspectHub } from '../inspect/index.ts';
 import type { HttpFace } from '../mcp-face/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { createAdmission } from './admission.ts';
-import { createPrincipals, sessionAccess } from '../auth/index.ts';
+import { createPrincipals, sessionAccess, type Principal } from '../auth/index.ts';
 import type { SessionsOf } from './route.ts';
 import { createCors } from './cors.ts';
 import { createInject, type EngineName, type EngineSelection, type HttpHandler, type Inject } from './engine/index.ts';
@@ -80,6 +80,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   });
   const ownership = { strict: auth.configured, sessionsPerPrincipal: limitsConfig.sessionsPerPrincipal };
   const sessionsOf: SessionsOf = (principal, ip) => sessionAccess(principal, ip, ownership);
+  const mayApprove = (principal: Principal) => auth.allows(principal, 'approve');
   const admission = createAdmission({
     limiter: limits.rest,
     cors,
@@ -104,13 +105,9 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     deps.mode === 'web'
       ? createWsGateway(app, {
           ...(deps.metrics && { metrics: deps.metrics }),
+          ...endpoint,
           bus: deps.bus,
-          log,
-          clock: deps.clock,
-          admission,
-          clientIp,
           auth,
-          sessionsOf,
           limits,
           maxPayloadBytes: limitsConfig.maxBodyBytes,
           slowReaderMs: limitsConfig.slowReaderMs,
@@ -125,7 +122,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     face: deps.mcpFace,
     limiter: limits.rest,
     instanceId: deps.instanceId,
-    mayApprove: (p) => auth.allows(p, 'approve'),
+    mayApprove,
   });
 
   const a2aFace = config.a2a.enabled
@@ -135,7 +132,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
         ids: deps.ids,
         maxHops: config.server.mcp.maxHops,
         waitMs: config.server.requestTimeoutMs,
-        mayApprove: (p) => auth.allows(p, 'approve'),
+        mayApprove,
         card: (origin) => cardFor(config, { host: new URL(origin).host }),
       })
     : undefined;
@@ -148,7 +145,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
           bus: deps.bus,
           follower: deps.follower,
           clock: deps.clock,
-          mayApprove: (p) => auth.allows(p, 'approve'),
+          mayApprove,
           clientTools: config.agUi.clientTools,
         }),
         path: config.agUi.path,
@@ -156,9 +153,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
       })
     : undefined;
 
-  const inspectWs = deps.inspect
-    ? createInspectWs({ hub: deps.inspect, admission, clientIp, clock: deps.clock, log })
-    : undefined;
+  const inspectWs = deps.inspect ? createInspectWs({ hub: deps.inspect, ...endpoint }) : undefined;
   if (inspectWs) app.websocket('/inspect/ws', inspectWs.route);
   if (gateway) app.websocket('/', gateway.route);
   // Each endpoint answers the unknown paths under it too; AG-UI's capabilities are a REST route.
