@@ -4,7 +4,7 @@ import { INSTANCE_HEADER } from '../tools/index.ts';
 import type { HttpFace } from '../mcp-face/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { MethodNotAllowed, requestFacts, type EndpointDeps } from './admission.ts';
-import type { Principal } from './auth.ts';
+import type { Principal } from '../auth/index.ts';
 import { jsonOrUndefined, readBody, tooDeepError } from './body.ts';
 import { rateLimitError, rateLimitHeaders, type WindowLimiter } from './limits.ts';
 import { textTooDeep } from '../json-depth.ts';

@@ -3,7 +3,7 @@ import type { FrontEndBus } from './front-bus.ts';
 import { AppError } from '../errors/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { requestFacts, type EndpointDeps } from './admission.ts';
-import type { RouteScope } from './auth.ts';
+import type { RouteScope } from '../auth/index.ts';
 import { parseJsonBody, rawBody, readBody } from './body.ts';
 import { streamReply } from './relay.ts';
 import { errorReply, jsonReply, send, type Reply } from './respond.ts';
