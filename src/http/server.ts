@@ -9,7 +9,7 @@ import { createAdmission } from './admission.ts';
 import { createPrincipals, sessionAccess, type Principal } from '../auth/index.ts';
 import type { SessionsOf } from './route.ts';
 import { createCors } from './cors.ts';
-import { createInject, type EngineName, type EngineSelection, type HttpHandler, type Inject } from './engine/index.ts';
+import { createInject, type EngineSelection, type HttpHandler } from './engine/index.ts';
 import { createHostCheck } from './host-check.ts';
 import { createInspectWs } from './inspect-ws.ts';
 import { connectionGate, createLimits, type Limits } from './limits.ts';
@@ -49,20 +49,8 @@ export interface FrontEndDeps {
   storeId: () => string;
 }
 
-export interface FrontEnd {
-  engine: EngineName;
-  /** Resolves with the bound port; `shared`: processes of one agentd (`--workers`) serve one port. */
-  listen(host: string, port: number, options?: { shared?: boolean }): Promise<number>;
-  /** Stops accepting, closes WebSockets with 1001. Idempotent. */
-  close(): void;
-  /** Open WebSocket connections at `/`. */
-  connections(): number;
-  /** Answers a request in process, without listening (engine/inject.ts). */
-  inject: Inject;
-}
-
 /** The front end: REST under /api, the WebSocket API at /, /mcp, /a2a, /a2a/rest and AG-UI, on `deps.engine`. */
-export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
+export function createFrontEnd(deps: FrontEndDeps) {
   const { config, log } = deps;
   const limitsConfig = config.server.limits;
   const { engine, fallback } = deps.engine;
@@ -175,7 +163,8 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
 
   return {
     engine: engine.name,
-    async listen(host, port, options = {}) {
+    /** Resolves with the bound port; `shared`: processes of one agentd (`--workers`) serve one port. */
+    async listen(host: string, port: number, options: { shared?: boolean } = {}): Promise<number> {
       if (fallback)
         log.info(
           { engine: engine.name, reason: fallback.reason, ...(fallback.detail && { detail: fallback.detail }) },
@@ -186,14 +175,19 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
       log.info({ host, port: bound, engine: engine.name }, `listening on http://${host}:${bound} (${engine.label})`);
       return bound;
     },
-    close() {
+    /** Stops accepting, closes WebSockets with 1001. Idempotent. */
+    close(): void {
       if (closing) return;
       closing = true;
       app.close();
       gateway?.closeAll();
       inspectWs?.closeAll();
     },
-    connections: () => gateway?.size() ?? 0,
+    /** Open WebSocket connections at `/`. */
+    connections: (): number => gateway?.size() ?? 0,
+    /** Answers a request in process, without listening (engine/inject.ts). */
     inject: createInject(serve),
   };
 }
+
+export type FrontEnd = ReturnType<typeof createFrontEnd>;
