@@ -78,7 +78,7 @@ export function createFrontEnd(deps: FrontEndDeps) {
     isClosing: () => closing,
   });
 
-  // What every HTTP endpoint shares; messages are the largest bodies (chat_with_agent on /mcp).
+  // What every endpoint shares, the WebSockets too; messages are the largest bodies (chat_with_agent on /mcp).
   const endpoint = { sessionsOf, log, admission, clientIp, maxBodyBytes: limitsConfig.maxBodyBytes, clock: deps.clock };
   const rest = createRestHandler({
     ...(deps.metrics && { metrics: deps.metrics }),
