@@ -12,7 +12,7 @@
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
-import { bearerKey, type Principal, type Principals, type RouteScope } from './auth.ts';
+import type { Principal, Principals, RouteScope } from '../auth/index.ts';
 import type { BodyResult } from './body.ts';
 import type { Cors } from './cors.ts';
 import type { ClientIp } from './ip.ts';
@@ -42,6 +42,12 @@ export interface RequestFacts {
   preflight?: boolean;
   /** Headers a preflight allows beyond `server.cors.headers` (e.g. MCP's). */
   allowHeaders?: readonly string[];
+}
+
+/** The credential of `Authorization: Bearer <credential>`, the scheme in any case (RFC 9110 §11.1). */
+function bearerKey(header: string | undefined): string | undefined {
+  const match = header === undefined ? null : /^bearer +(\S+)$/i.exec(header);
+  return match?.[1];
 }
 
 /**

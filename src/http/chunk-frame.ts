@@ -1,15 +1,11 @@
 /** `chunk` frames (the hot path) written out: exactly `frame('chunk', asNamed(data))` for every data. */
 import { asNamed, sessionIdOf } from '../session-id.ts';
 import { frame } from './frames.ts';
+import type { FrontEvents } from './front-bus.ts';
 
 const HEAD = '{"event":"chunk","data":{"content":';
 
-interface ChunkData {
-  content: string;
-  sessionId: string;
-  turnId: string;
-  seq: number;
-}
+type ChunkData = FrontEvents['agent.chunk'];
 
 /** A plain object of exactly the chunk's keys, in its order, of its types. */
 function isChunkData(value: unknown): value is ChunkData {

@@ -38,7 +38,7 @@ export const imageDataSchema = z.strictObject({
 });
 
 /** A session owner's name as an admin names it (`""` for the sessions of no principal). */
-const ownerSchema = z.string().max(MAX_OWNER_LENGTH);
+export const ownerSchema = z.string().max(MAX_OWNER_LENGTH);
 
 /** The client frames' schemas by `type`; ClientFrameHandlers makes the compiler ask for each one's handler. */
 export const CLIENT_FRAMES = {

@@ -83,19 +83,6 @@ export function createConnectionCounter(max: number) {
   };
 }
 
-export interface Limits {
-  /** Per IP, every HTTP request (WebSocket upgrades too). */
-  rest: WindowLimiter;
-  /** Per WebSocket connection, every frame. */
-  ws: WindowLimiter;
-  /** Per IP, every WebSocket frame of all its connections (reconnecting keeps the count). */
-  wsPerIp: WindowLimiter;
-  /** Per client IP (behind a trusted proxy, the forwarded one), open WebSockets. */
-  connections: ReturnType<typeof createConnectionCounter>;
-  /** Per peer IP, open HTTP connections (idle keep-alives too; one that becomes a WebSocket leaves). */
-  httpConnections: ReturnType<typeof createConnectionCounter>;
-}
-
 /** The engines' gate for new HTTP connections: `counter` per peer, trusted proxies exempt (their clients are many). */
 export function connectionGate(counter: Limits['httpConnections'], isTrustedProxy: (address: string) => boolean) {
   return {
@@ -116,7 +103,7 @@ export interface SharedLimitStore {
  * (the per-connection one stays in memory). While Redis is unreachable an in-memory insurance limiter counts
  * per instance: an outage never blocks or fails a request.
  */
-export function createLimits(config: LimitsConfig, clock: Clock, shared?: SharedLimitStore): Limits {
+export function createLimits(config: LimitsConfig, clock: Clock, shared?: SharedLimitStore) {
   const window = (name: string, { points, durationSec }: LimitsConfig['rest']): WindowLimiter => {
     if (!shared) return createWindowLimiter(points, durationSec, clock);
     const limiter = new RateLimiterRedis({
@@ -131,10 +118,17 @@ export function createLimits(config: LimitsConfig, clock: Clock, shared?: Shared
     return createWindowLimiter(points, durationSec, clock, limiter);
   };
   return {
+    /** Per IP, every HTTP request (WebSocket upgrades too). */
     rest: window('rest', config.rest),
+    /** Per WebSocket connection, every frame. */
     ws: createWindowLimiter(config.ws.points, config.ws.durationSec, clock),
+    /** Per IP, every WebSocket frame of all its connections (reconnecting keeps the count). */
     wsPerIp: window('wsip', { points: config.wsPerIp ?? 10 * config.ws.points, durationSec: config.ws.durationSec }),
+    /** Per client IP (behind a trusted proxy, the forwarded one), open WebSockets. */
     connections: createConnectionCounter(config.connectionsPerIp),
+    /** Per peer IP, open HTTP connections (idle keep-alives too; one that becomes a WebSocket leaves). */
     httpConnections: createConnectionCounter(config.connectionsPerIp),
   };
 }
+
+export type Limits = ReturnType<typeof createLimits>;

@@ -4,7 +4,7 @@ import { INSTANCE_HEADER } from '../tools/index.ts';
 import type { HttpFace } from '../mcp-face/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { MethodNotAllowed, requestFacts, type EndpointDeps } from './admission.ts';
-import type { Principal } from './auth.ts';
+import type { Principal } from '../auth/index.ts';
 import { jsonOrUndefined, readBody, tooDeepError } from './body.ts';
 import { rateLimitError, rateLimitHeaders, type WindowLimiter } from './limits.ts';
 import { textTooDeep } from '../json-depth.ts';
@@ -34,7 +34,6 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
     const method = req.method.toUpperCase();
     const headers = new Headers();
     for (const key in req.headers) headers.append(key, req.headers[key]!);
-    const host = req.headers.host ?? '';
     const ip = deps.clientIp(req);
     const body = method === 'POST' ? () => readBody(req, deps.maxBodyBytes) : undefined;
 
@@ -78,7 +77,7 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
           return send(res, rpcErrorReply(rateLimitError(batch, 'requests per window')), replyHeaders);
         }
       }
-      const request = new Request(`http://${host || 'localhost'}/mcp`, {
+      const request = new Request(`http://${req.headers.host || 'localhost'}/mcp`, {
         method,
         headers,
         body: new Uint8Array(raw),

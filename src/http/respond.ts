@@ -13,17 +13,15 @@ export function jsonReply(status: number, body: unknown, headers: Record<string,
   return { status, headers: { 'Content-Type': JSON_TYPE, ...headers }, body: JSON.stringify(body) };
 }
 
+/** An error as an encoder of the error table gave it: its body as JSON, with its status. */
+export const encodedReply = ({ status, body }: { status: number; body: unknown }): Reply => jsonReply(status, body);
+
 /** The spec's REST error envelope, stamped `nowMs`, with the status of the error's code (or `status`). */
-export function errorReply(err: unknown, nowMs: number, status?: number): Reply {
-  const encoded = toRestReply(err, nowMs, status);
-  return jsonReply(encoded.status, encoded.body);
-}
+export const errorReply = (err: unknown, nowMs: number, status?: number): Reply =>
+  encodedReply(toRestReply(err, nowMs, status));
 
 /** The JSON-RPC error body of /mcp, with the status of the error's code (or `status`). */
-export function rpcErrorReply(err: unknown, status?: number): Reply {
-  const encoded = toJsonRpc(err, status);
-  return jsonReply(encoded.status, encoded.body);
-}
+export const rpcErrorReply = (err: unknown, status?: number): Reply => encodedReply(toJsonRpc(err, status));
 
 /** Writes a reply unless the response ended (or the client left); `extra` headers first. */
 export function send(

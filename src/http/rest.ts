@@ -3,11 +3,10 @@ import type { FrontEndBus } from './front-bus.ts';
 import { AppError } from '../errors/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { requestFacts, type EndpointDeps } from './admission.ts';
-import type { RouteScope } from './auth.ts';
 import { parseJsonBody, rawBody, readBody } from './body.ts';
 import { streamReply } from './relay.ts';
 import { errorReply, jsonReply, send, type Reply } from './respond.ts';
-import type { HttpMethod, RequestContext, Route, RouteResult } from './route.ts';
+import type { HttpMethod, RequestContext, RouteResult } from './route.ts';
 import type { createRouter, Lookup, RouteMatch } from './router.ts';
 
 export interface RestDeps extends EndpointDeps {
@@ -21,9 +20,6 @@ export interface RestDeps extends EndpointDeps {
   /** Body limit of routes with a raw (non-JSON) body: an import. */
   maxRawBytes: number;
 }
-
-/** An unknown route needs `chat`: refused 401 before it is told unknown. */
-const scopeOf = (route: Route | undefined): RouteScope => route?.scope ?? 'chat';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
@@ -76,10 +72,9 @@ export function createRestHandler(deps: RestDeps) {
     };
 
     const run = async (): Promise<void> => {
-      const verdict = await deps.admission.admit(
-        requestFacts(method, headers, ip, { scope: scopeOf(found.match?.route) }),
-        { route: lookup, body },
-      );
+      // An unknown route needs `chat`: refused 401 before it is told unknown.
+      const facts = requestFacts(method, headers, ip, { scope: matched?.scope ?? 'chat' });
+      const verdict = await deps.admission.admit(facts, { route: lookup, body });
       if (verdict.outcome === 'preflight') return send(res, { status: 204, headers: {}, body: '' }, verdict.headers);
       if (verdict.outcome === 'refused') {
         if (verdict.error.code === 'RATE_LIMIT_EXCEEDED') deps.metrics?.rejected('rest');

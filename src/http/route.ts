@@ -1,6 +1,6 @@
 import type { z, ZodType } from 'zod';
 import type { ErrorCode } from '../errors/index.ts';
-import type { Principal, RouteScope, SessionAccess } from './auth.ts';
+import type { Principal, RouteScope, SessionAccess } from '../auth/index.ts';
 import type { FrontEndBus } from './front-bus.ts';
 import { parseInput, parseQuery } from './validate.ts';
 

@@ -6,10 +6,10 @@ import type { InspectHub } from '../inspect/index.ts';
 import type { HttpFace } from '../mcp-face/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { createAdmission } from './admission.ts';
-import { createPrincipals, sessionAccess } from '../auth/index.ts';
+import { createPrincipals, sessionAccess, type Principal } from '../auth/index.ts';
 import type { SessionsOf } from './route.ts';
 import { createCors } from './cors.ts';
-import { createInject, type EngineName, type EngineSelection, type HttpHandler, type Inject } from './engine/index.ts';
+import { createInject, type EngineSelection, type HttpHandler } from './engine/index.ts';
 import { createHostCheck } from './host-check.ts';
 import { createInspectWs } from './inspect-ws.ts';
 import { connectionGate, createLimits, type Limits } from './limits.ts';
@@ -49,20 +49,8 @@ export interface FrontEndDeps {
   storeId: () => string;
 }
 
-export interface FrontEnd {
-  engine: EngineName;
-  /** Resolves with the bound port; `shared`: processes of one agentd (`--workers`) serve one port. */
-  listen(host: string, port: number, options?: { shared?: boolean }): Promise<number>;
-  /** Stops accepting, closes WebSockets with 1001. Idempotent. */
-  close(): void;
-  /** Open WebSocket connections at `/`. */
-  connections(): number;
-  /** Answers a request in process, without listening (engine/inject.ts). */
-  inject: Inject;
-}
-
 /** The front end: REST under /api, the WebSocket API at /, /mcp, /a2a, /a2a/rest and AG-UI, on `deps.engine`. */
-export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
+export function createFrontEnd(deps: FrontEndDeps) {
   const { config, log } = deps;
   const limitsConfig = config.server.limits;
   const { engine, fallback } = deps.engine;
@@ -80,6 +68,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
   });
   const ownership = { strict: auth.configured, sessionsPerPrincipal: limitsConfig.sessionsPerPrincipal };
   const sessionsOf: SessionsOf = (principal, ip) => sessionAccess(principal, ip, ownership);
+  const mayApprove = (principal: Principal) => auth.allows(principal, 'approve');
   const admission = createAdmission({
     limiter: limits.rest,
     cors,
@@ -89,7 +78,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     isClosing: () => closing,
   });
 
-  // What every HTTP endpoint shares; messages are the largest bodies (chat_with_agent on /mcp).
+  // What every endpoint shares, the WebSockets too; messages are the largest bodies (chat_with_agent on /mcp).
   const endpoint = { sessionsOf, log, admission, clientIp, maxBodyBytes: limitsConfig.maxBodyBytes, clock: deps.clock };
   const rest = createRestHandler({
     ...(deps.metrics && { metrics: deps.metrics }),
@@ -104,13 +93,9 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     deps.mode === 'web'
       ? createWsGateway(app, {
           ...(deps.metrics && { metrics: deps.metrics }),
+          ...endpoint,
           bus: deps.bus,
-          log,
-          clock: deps.clock,
-          admission,
-          clientIp,
           auth,
-          sessionsOf,
           limits,
           maxPayloadBytes: limitsConfig.maxBodyBytes,
           slowReaderMs: limitsConfig.slowReaderMs,
@@ -125,7 +110,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
     face: deps.mcpFace,
     limiter: limits.rest,
     instanceId: deps.instanceId,
-    mayApprove: (p) => auth.allows(p, 'approve'),
+    mayApprove,
   });
 
   const a2aFace = config.a2a.enabled
@@ -135,7 +120,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
         ids: deps.ids,
         maxHops: config.server.mcp.maxHops,
         waitMs: config.server.requestTimeoutMs,
-        mayApprove: (p) => auth.allows(p, 'approve'),
+        mayApprove,
         card: (origin) => cardFor(config, { host: new URL(origin).host }),
       })
     : undefined;
@@ -148,7 +133,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
           bus: deps.bus,
           follower: deps.follower,
           clock: deps.clock,
-          mayApprove: (p) => auth.allows(p, 'approve'),
+          mayApprove,
           clientTools: config.agUi.clientTools,
         }),
         path: config.agUi.path,
@@ -156,9 +141,7 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
       })
     : undefined;
 
-  const inspectWs = deps.inspect
-    ? createInspectWs({ hub: deps.inspect, admission, clientIp, clock: deps.clock, log })
-    : undefined;
+  const inspectWs = deps.inspect ? createInspectWs({ hub: deps.inspect, ...endpoint }) : undefined;
   if (inspectWs) app.websocket('/inspect/ws', inspectWs.route);
   if (gateway) app.websocket('/', gateway.route);
   // Each endpoint answers the unknown paths under it too; AG-UI's capabilities are a REST route.
@@ -180,7 +163,8 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
 
   return {
     engine: engine.name,
-    async listen(host, port, options = {}) {
+    /** Resolves with the bound port; `shared`: processes of one agentd (`--workers`) serve one port. */
+    async listen(host: string, port: number, options: { shared?: boolean } = {}): Promise<number> {
       if (fallback)
         log.info(
           { engine: engine.name, reason: fallback.reason, ...(fallback.detail && { detail: fallback.detail }) },
@@ -191,14 +175,19 @@ export function createFrontEnd(deps: FrontEndDeps): FrontEnd {
       log.info({ host, port: bound, engine: engine.name }, `listening on http://${host}:${bound} (${engine.label})`);
       return bound;
     },
-    close() {
+    /** Stops accepting, closes WebSockets with 1001. Idempotent. */
+    close(): void {
       if (closing) return;
       closing = true;
       app.close();
       gateway?.closeAll();
       inspectWs?.closeAll();
     },
-    connections: () => gateway?.size() ?? 0,
+    /** Open WebSocket connections at `/`. */
+    connections: (): number => gateway?.size() ?? 0,
+    /** Answers a request in process, without listening (engine/inject.ts). */
     inject: createInject(serve),
   };
 }
+
+export type FrontEnd = ReturnType<typeof createFrontEnd>;

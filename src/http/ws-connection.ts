@@ -1,7 +1,7 @@
 import type { TurnFollower } from '../agent/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import type { EndpointDeps } from './admission.ts';
-import type { Principal, Principals, SessionAccess } from './auth.ts';
+import type { Principal, Principals, SessionAccess } from '../auth/index.ts';
 import type { FrontEndBus } from './front-bus.ts';
 import type { Limits } from './limits.ts';
 

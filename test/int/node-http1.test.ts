@@ -5,7 +5,8 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { NODE_LIMITS, NodeApp } from '../../src/http/engine/node.ts';
+import { NodeApp } from '../../src/http/engine/node.ts';
+import { NODE_LIMITS } from '../../src/http/engine/node-connection.ts';
 import type { EngineRequest, EngineResponse } from '../../src/http/engine/types.ts';
 import { PATIENT } from '../support/wait.ts';
 

@@ -23,12 +23,15 @@ import { bodyDecoder, type BodyDecoder } from './request-body.ts';
 import { parseRequestHead, RequestRefused, type RequestHead } from './request-head.ts';
 import type { BodyRead } from './types.ts';
 
-export interface ConnectionLimits {
-  maxHeadBytes: number;
-  keepAliveMs: number;
-  headersTimeoutMs: number;
-  requestTimeoutMs: number;
-}
+/** node:http's limits: a 16 KiB head, 10 s idle between requests (uWebSockets.js's too), 60 s for a head, 300 s for a request. */
+export const NODE_LIMITS = {
+  maxHeadBytes: 16 * 1024,
+  keepAliveMs: 10_000,
+  headersTimeoutMs: 60_000,
+  requestTimeoutMs: 300_000,
+};
+
+export type ConnectionLimits = typeof NODE_LIMITS;
 
 /** What a connection's owner does with a request, and with an upgrade its handler accepted. */
 export interface ConnectionServer {

@@ -18,6 +18,7 @@ import { addressText } from './address.ts';
 import {
   Connections,
   Http1Connection,
+  NODE_LIMITS,
   type ConnectionLimits,
   type ConnectionServer,
   type Exchange,
@@ -27,14 +28,6 @@ import { Corks } from './corks.ts';
 import { NodeUpgradeResponse, serveSocket, Topics } from './node-ws.ts';
 import type { RequestHead } from './request-head.ts';
 import type { ConnectionGate, Engine, EngineApp, EngineOptions, HttpHandler, WebSocketRoute } from './types.ts';
-
-/** node:http's limits: a 16 KiB head, 10 s idle between requests (uWebSockets.js's too), 60 s for a head, 300 s for a request. */
-export const NODE_LIMITS: ConnectionLimits = {
-  maxHeadBytes: 16 * 1024,
-  keepAliveMs: 10_000,
-  headersTimeoutMs: 60_000,
-  requestTimeoutMs: 300_000,
-};
 
 export const nodeEngine: Engine = {
   name: 'node',

@@ -166,23 +166,14 @@ export class UwsHttpResponse implements EngineResponse {
   }
 
   send(status: number, headers: Headers, body: Body = ''): void {
-    if (this.done) return;
-    this.done = true;
-    this.reader?.finish();
-    this.res.cork(() => {
-      this.res.writeStatus(statusLine(status));
-      for (const key in headers) this.res.writeHeader(key, headers[key]!);
+    this.finish(() => {
+      this.writeHead(status, headers);
       this.res.end(body);
     });
-    this.hooks?.ended(this.closing);
   }
 
   head(status: number, headers: Headers): void {
-    if (this.done) return;
-    this.res.cork(() => {
-      this.res.writeStatus(statusLine(status));
-      for (const key in headers) this.res.writeHeader(key, headers[key]!);
-    });
+    if (!this.done) this.res.cork(() => this.writeHead(status, headers));
   }
 
   write(chunk: Body): boolean {
@@ -207,11 +198,21 @@ export class UwsHttpResponse implements EngineResponse {
   }
 
   end(): void {
+    this.finish(() => this.res.end());
+  }
+
+  /** Ends the response with what `write` writes (corked). */
+  private finish(write: () => void): void {
     if (this.done) return;
     this.done = true;
     this.reader?.finish();
-    this.res.cork(() => this.res.end());
+    this.res.cork(write);
     this.hooks?.ended(this.closing);
+  }
+
+  private writeHead(status: number, headers: Headers): void {
+    this.res.writeStatus(statusLine(status));
+    for (const key in headers) this.res.writeHeader(key, headers[key]!);
   }
 
   private abort(): void {
@@ -224,14 +225,6 @@ export class UwsHttpResponse implements EngineResponse {
   }
 }
 
-/** What `res.upgrade` takes, read from the upgrade request while uWS still holds it. */
-export interface Handshake {
-  key: string;
-  protocol: string;
-  extensions: string;
-  context: us_socket_context_t;
-}
-
 /** What a uWS WebSocket carries: the route's data, and our socket once it opened. */
 export interface Holder<Data> {
   data: Data;
@@ -241,7 +234,9 @@ export interface Holder<Data> {
 export class UwsUpgradeResponse<Data> extends UwsHttpResponse implements UpgradeResponse<Data> {
   constructor(
     res: UwsResponse,
-    private readonly handshake: Handshake,
+    /** The upgrade request's headers (UwsHttpRequest copied them while uWS held the request). */
+    private readonly headers: Record<string, string>,
+    private readonly context: us_socket_context_t,
     hooks: RequestHooks | undefined,
   ) {
     super(res, undefined, hooks, false);
@@ -250,11 +245,17 @@ export class UwsUpgradeResponse<Data> extends UwsHttpResponse implements Upgrade
   accept(data: Data): void {
     if (this.done) return;
     this.done = true;
-    const { key, protocol, extensions, context } = this.handshake;
+    const { headers } = this;
     // Not inside `cork`: on uWS 20.57 an upgrade inside `cork` intermittently cut the new socket (1006) or lost its
     // first frames (seen with several apps in one process: test/int/redis-cluster.test.ts). `upgrade` writes the 101 itself.
     const holder: Holder<Data> = { data };
-    this.res.upgrade(holder, key, protocol, extensions, context);
+    this.res.upgrade(
+      holder,
+      headers['sec-websocket-key'] ?? '',
+      headers['sec-websocket-protocol'] ?? '',
+      headers['sec-websocket-extensions'] ?? '',
+      this.context,
+    );
     this.hooks?.upgraded();
   }
 }

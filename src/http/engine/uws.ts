@@ -96,14 +96,7 @@ class UwsApp implements EngineApp {
       upgrade: (res: UwsResponse, req: UwsRequest, context: us_socket_context_t) => {
         const address = formatIp(res.getRemoteAddress());
         const request = new UwsHttpRequest(req, res, address);
-        const { headers } = request;
-        const handshake = {
-          key: headers['sec-websocket-key'] ?? '',
-          protocol: headers['sec-websocket-protocol'] ?? '',
-          extensions: headers['sec-websocket-extensions'] ?? '',
-          context,
-        };
-        route.upgrade(request, new UwsUpgradeResponse<Data>(res, handshake, this.counted?.(address)));
+        route.upgrade(request, new UwsUpgradeResponse<Data>(res, request.headers, context, this.counted?.(address)));
       },
       open: (ws) => {
         const holder = ws.getUserData();

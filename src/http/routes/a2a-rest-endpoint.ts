@@ -10,7 +10,7 @@ import { AppError, httpStatus, toA2aRest, toA2aRpc, toErrorBody } from '../../er
 import { MethodNotAllowed, PathNotFound, requestFacts } from '../admission.ts';
 import { mediaTypeOf, parseJsonBody, readBody } from '../body.ts';
 import { streamReply } from '../relay.ts';
-import { jsonReply, send, type Reply } from '../respond.ts';
+import { encodedReply, jsonReply, send, type Reply } from '../respond.ts';
 import { A2A_HEADERS, A2A_JSON, type A2aEndpointDeps } from './a2a-routes.ts';
 
 const JSON_MEDIA = new Set(['application/json', A2A_JSON]);
@@ -20,10 +20,7 @@ export const isA2aRestPath = (path: string): boolean => path === A2A_REST_PATH |
 
 /** The error as the binding of `legacy` encodes it, with its status (`status` overrides the table's). */
 function errorReply(err: unknown, legacy: boolean, status?: number): Reply {
-  if (!legacy) {
-    const encoded = toA2aRest(err, status);
-    return jsonReply(encoded.status, encoded.body);
-  }
+  if (!legacy) return encodedReply(toA2aRest(err, status));
   return jsonReply(status ?? httpStatus(toErrorBody(err).code), toA2aRpc(err));
 }
 

@@ -12,7 +12,7 @@ import { toA2aRpc } from '../../errors/index.ts';
 import { textTooDeep } from '../../json-depth.ts';
 import { MethodNotAllowed, PathNotFound, requestFacts, type EndpointDeps } from '../admission.ts';
 import { jsonOrUndefined, readBody, requireJsonType, tooDeepError } from '../body.ts';
-import { relayResponse } from '../relay.ts';
+import { streamReply } from '../relay.ts';
 import { errorReply, jsonReply, rpcErrorReply, send } from '../respond.ts';
 import { defineRoute, documentedOnly, type Route } from '../route.ts';
 import { RESPONSES } from './shapes.ts';
@@ -95,25 +95,9 @@ export interface A2aEndpointDeps extends EndpointDeps {
   config: CardConfig;
 }
 
-const encoder = new TextEncoder();
-
-/** An async iterable of JSON-RPC responses as an SSE body, pulled one event per read. */
-function sseResponse(events: AsyncIterable<unknown>): Response {
-  const it = events[Symbol.asyncIterator]();
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = await it.next();
-      if (next.done) controller.close();
-      else controller.enqueue(encoder.encode(`data: ${JSON.stringify(next.value)}\n\n`));
-    },
-    async cancel() {
-      await it.return?.();
-    },
-  });
-  return new Response(body, {
-    status: 200,
-    headers: { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' },
-  });
+/** JSON-RPC responses as SSE events, one `data:` line each. */
+async function* sseEvents(events: AsyncIterable<unknown>): AsyncGenerator<string> {
+  for await (const event of events) yield `data: ${JSON.stringify(event)}\n\n`;
 }
 
 export function createA2aEndpoint(deps: A2aEndpointDeps) {
@@ -165,7 +149,8 @@ export function createA2aEndpoint(deps: A2aEndpointDeps) {
         origin: endpointOrigin(headers, deps.config.server.trustedProxies.length > 0),
       });
       if (answer.kind === 'json') return send(res, jsonReply(200, answer.body), verdict.headers);
-      await relayResponse(res, sseResponse(answer.events), verdict.headers);
+      const sse = { 'cache-control': 'no-cache', 'content-type': 'text/event-stream' };
+      await streamReply(res, 200, { ...verdict.headers, ...sse }, sseEvents(answer.events));
     };
     run().catch((err: unknown) => {
       deps.log.error({ err, principal }, 'a2a request failed');

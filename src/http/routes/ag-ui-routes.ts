@@ -93,10 +93,9 @@ export function createAgUiEndpoint(deps: AgUiEndpointDeps) {
       principal = verdict.principal.name;
       extra = verdict.headers;
       const text = (verdict.body ?? Buffer.alloc(0)).toString('utf8');
-      if (textTooDeep(text)) return send(res, refuse(tooDeepError('RunAgentInput')), extra);
+      if (textTooDeep(text)) throw tooDeepError('RunAgentInput');
       const parsed = jsonOrUndefined(text);
-      if (parsed === undefined)
-        return send(res, refuse(new AppError('INVALID_REQUEST', 'The body is not JSON')), extra);
+      if (parsed === undefined) throw new AppError('INVALID_REQUEST', 'The body is not JSON');
       const events = await deps.face.run(parsed, {
         sessions: deps.sessionsOf(verdict.principal, ip),
         principal: verdict.principal,

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { DEFAULT_SESSION, approvalDecision, type TurnWaiter } from '../../agent/index.ts';
 import { approvalRecordOf, inFamily, type Question, type QuestionFamily } from '../../conversation/questions.ts';
 import { sessionIdOf, sessionNotFound, type SessionAccess } from '../../auth/index.ts';
-import { MAX_OWNER_LENGTH, asNamed, sessionIdSchema, splitSessionKey, type SessionKey } from '../../session-id.ts';
+import { asNamed, sessionIdSchema, splitSessionKey, type SessionKey } from '../../session-id.ts';
 import type { Clock, IdSource } from '../../clock.ts';
 import type { ErrorCode } from '../../errors/index.ts';
-import { imageDataSchema } from '../frames.ts';
+import { imageDataSchema, ownerSchema } from '../frames.ts';
 import type { FrontEndBus } from '../front-bus.ts';
 import { defineRoute, type Route } from '../route.ts';
 import { validateImage } from '../../conversation/image-data.ts';
@@ -27,9 +27,7 @@ const approvalSchema = z.object({ decision: approvalDecision, reason: z.string()
 const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
 /** `?owner=`: an admin names whose session it is (src/auth/ownership.ts). */
 export const ownerQuery = z.object({
-  owner: z
-    .string()
-    .max(MAX_OWNER_LENGTH)
+  owner: ownerSchema
     .optional()
     .describe(
       'Admin only: the principal whose session this is ("" names the sessions of no principal); default: the caller\'s own',

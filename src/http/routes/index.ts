@@ -6,11 +6,10 @@ import { a2aRestDoc } from './a2a-rest-doc.ts';
 import { agUiEndpointDoc, agUiRoutes } from './ag-ui-routes.ts';
 import { agentRoutes, type AgentRoutesDeps } from './agent-routes.ts';
 import { compactionRoutes } from './compaction-routes.ts';
-import { clientToolRoutes } from './client-tool-routes.ts';
-import { elicitationRoutes } from './elicitation-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { oauthRoutes } from './oauth-routes.ts';
 import { mcpFeatureRoutes } from './mcp-feature-routes.ts';
+import { questionRoutes } from './question-routes.ts';
 import { apiDocRoutes, consoleRoutes, inspectRoutes } from './page-routes.ts';
 import { sessionTransferRoutes, type SessionTransferRoutesDeps } from './session-transfer-routes.ts';
 import { systemRoutes, type ServiceInfo } from './system-routes.ts';
@@ -36,8 +35,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...agentRoutes(deps),
     ...sessionTransferRoutes(deps),
     ...compactionRoutes(deps),
-    ...elicitationRoutes(deps),
-    ...clientToolRoutes(deps),
+    ...questionRoutes(deps),
     ...mcpRoutes(deps),
     ...oauthRoutes(),
     ...mcpFeatureRoutes(deps),

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import { defineRoute, type Route } from '../route.ts';
+import { serverId } from './mcp-routes.ts';
 import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
 
@@ -20,7 +21,6 @@ const rootsBody = z.object({
 
 export function mcpFeatureRoutes(deps: { clock: Clock }): Route[] {
   const reply = createReply(deps.clock);
-  const serverId = (params: Record<string, string>) => params.serverId ?? '';
   const subscription = (subscribe: boolean) =>
     defineRoute({
       method: 'POST',

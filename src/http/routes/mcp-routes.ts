@@ -40,7 +40,7 @@ const withoutSignIn = ({ authorizationUrl: _, ...record }: ServerRecord): Server
 const summary = (s: ServerRecord) => ({ id: s.id, name: s.name, status: s.status, type: s.type });
 
 /** The router only matches non-empty parameters. */
-const serverId = (params: Record<string, string>) => params.serverId ?? '';
+export const serverId = (params: Record<string, string>) => params.serverId ?? '';
 
 export function mcpRoutes(options: McpRoutesOptions): Route[] {
   const reply = createReply(options.clock);

@@ -1,0 +1,104 @@
+/**
+ * What a session's turn waits for besides approvals (agent-routes.ts), over REST: list a session's pending ones,
+ * answer one (the `approve` scope; ownership as for approvals). A listed elicitation (a tool server's question) has
+ * `requestedSchema` (form) or `url`, never both; an `accept` of a form is checked against its schema (400
+ * INVALID_REQUEST naming `details.field`; it stays pending). A call of a tool an AG-UI client runs gets its result
+ * `{ content, error? }` (what the client's next run does with a `tool` message) by call id, with the approvals'
+ * codes (APPROVAL_NOT_FOUND, APPROVAL_ALREADY_RESOLVED), as an approval is.
+ */
+import { z } from 'zod';
+import type { Clock } from '../../clock.ts';
+import { elicitationAction } from '../../conversation/session-events.ts';
+import { clientToolRecordOf, elicitationRecordOf } from '../../conversation/questions.ts';
+import { defineRoute, type Route } from '../route.ts';
+import { ownedSession, pendingQuestions } from './agent-routes.ts';
+import { createReply } from './reply.ts';
+import { RESPONSES } from './shapes.ts';
+
+const answerSchema = z.object({
+  action: elicitationAction,
+  content: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('With accept of a form: the values, checked against its requestedSchema'),
+});
+
+const resultSchema = z.object({
+  content: z.string().describe("The tool's result as text (what the model reads)"),
+  error: z.string().optional().describe('Why the call failed, when it did'),
+});
+
+export function questionRoutes(deps: { clock: Clock }): Route[] {
+  const reply = createReply(deps.clock);
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/sessions/:sessionId/elicitations',
+      summary: 'The questions of tool servers (elicitations) of a session waiting for an answer',
+      ...ownedSession,
+      response: RESPONSES.elicitations,
+      errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
+      async handler({ params: { sessionId }, query, bus, sessions }) {
+        const key = sessions.key(sessionId, query.owner);
+        const pending = await pendingQuestions('elicitation', elicitationRecordOf, key, sessions, bus);
+        return reply({ sessionId, elicitations: pending });
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/sessions/:sessionId/elicitations/:id',
+      summary: "Answer a tool server's question (accept with content, decline, cancel)",
+      scope: 'approve',
+      ...ownedSession,
+      body: answerSchema,
+      example: { action: 'decline' },
+      response: RESPONSES.elicitationAnswered,
+      errors: [
+        'MISSING_FIELD',
+        'INVALID_REQUEST',
+        'ELICITATION_NOT_FOUND',
+        'ELICITATION_ALREADY_RESOLVED',
+        'FORBIDDEN',
+      ],
+      async handler({ params: { sessionId, id = '' }, query, body: { action, content }, bus, sessions }) {
+        const key = sessions.key(sessionId, query.owner);
+        await bus.execute(
+          'agent.answer',
+          { sessionId: key, id, answer: { action, ...(content !== undefined && { content }) }, by: 'rest' },
+          { sessionId: key },
+        );
+        return reply({ sessionId, id, action });
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/sessions/:sessionId/client-tools',
+      summary: "The calls of tools the client runs (AG-UI) of a session waiting for the client's result",
+      ...ownedSession,
+      response: RESPONSES.clientToolCalls,
+      errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
+      async handler({ params: { sessionId }, query, bus, sessions }) {
+        const key = sessions.key(sessionId, query.owner);
+        const pending = await pendingQuestions('clientTool', clientToolRecordOf, key, sessions, bus);
+        return reply({ sessionId, clientTools: pending });
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/sessions/:sessionId/client-tools/:callId',
+      summary: 'Give a call of a tool the client runs its result (content, and error when it failed)',
+      scope: 'approve',
+      ...ownedSession,
+      body: resultSchema,
+      example: { content: '48.85,2.35' },
+      response: RESPONSES.clientToolAnswered,
+      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'APPROVAL_NOT_FOUND', 'APPROVAL_ALREADY_RESOLVED', 'FORBIDDEN'],
+      async handler({ params: { sessionId, callId = '' }, query, body: { content, error }, bus, sessions }) {
+        const key = sessions.key(sessionId, query.owner);
+        const answer = { content, ...(error !== undefined && { error }) };
+        await bus.execute('agent.answer', { sessionId: key, id: callId, answer, by: 'rest' }, { sessionId: key });
+        return reply({ sessionId, callId, success: error === undefined });
+      },
+    }),
+  ];
+}
