@@ -47,11 +47,6 @@ export interface McpServiceOptions {
   callbackUrl?: () => string;
 }
 
-export interface McpService {
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
-
 export interface ServerEntry {
   name: string;
   config: McpServerConfig;
@@ -88,6 +83,9 @@ export function statusOf(entry: ServerEntry): ServerStatus {
   if (snap.matches('error')) return 'error';
   return snap.matches('disconnected') ? 'disconnected' : 'connecting';
 }
+
+/** The server's connection while it is `connected`. */
+export const liveConnection = (entry: ServerEntry) => (statusOf(entry) === 'connected' ? entry.connection : undefined);
 
 /** The spec's record of a server; its error text is redacted. */
 export function recordOf(e: ServerEntry, redactor: Redactor): ServerRecord {
