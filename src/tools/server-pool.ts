@@ -21,7 +21,7 @@ import { openConnection, type McpConnection } from './mcp/connection.ts';
 import { createNoticeRelay } from './mcp/notices.ts';
 import { isSelf, SelfConnection } from './mcp/self-connection.ts';
 import { subscribeAgain } from './mcp/server-requests.ts';
-import { orNotFound, recordOf, statusOf, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
+import { recordOf, statusOf, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
 import { attachOAuth } from './server-oauth.ts';
 import { COULD_NOT_CONNECT, isSocketLevel, pinnedConnect } from './spawn/runtime-connect.ts';
 
@@ -200,7 +200,12 @@ export function createServerPool(options: PoolOptions) {
     });
   };
 
-  const mustFind = orNotFound((serverId) => entries.get(serverId));
+  /** The entry of `serverId`; SERVER_NOT_FOUND (details.serverId) when none is listed. */
+  const mustFind = (serverId: string): ServerEntry => {
+    const entry = entries.get(serverId);
+    if (!entry) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
+    return entry;
+  };
 
   /** Leaves the list at once (a second removal is SERVER_NOT_FOUND); resolves once its processes and sockets ended. */
   const removeEntry = async (entry: ServerEntry): Promise<ServerRecord> => {

@@ -49,10 +49,11 @@ export function createMcpService(options: McpServiceOptions) {
   let started = false;
   let stopped = false;
 
-  const requests = createServerRequests({ find, maxModelBytes: config.toolResultMaxBytes });
+  const requests = createServerRequests({ mustFind, maxModelBytes: config.toolResultMaxBytes });
 
   const toolCalls = createToolCalls({
     find,
+    mustFind,
     record,
     catalogue: pool.catalogue,
     validate: createArgsValidator(log),
@@ -66,7 +67,7 @@ export function createMcpService(options: McpServiceOptions) {
     entry.actor.send({ type: 'RESTART' });
     return expectConnected(entry, settled(entry));
   };
-  const signIns = createSignIns({ find, record, reconnect: restart });
+  const signIns = createSignIns({ find, mustFind, record, reconnect: restart });
 
   /** Connects a server at runtime; its secrets join the redaction first. */
   async function connectServer(

@@ -18,7 +18,7 @@ import type { ArgIssue, ArgsValidator } from './args-validator.ts';
 import type { CatalogueItem } from './catalogue.ts';
 import { CallError } from './mcp/call-error.ts';
 import { HOPS_META_KEY } from './hops.ts';
-import { orNotFound, type ServerEntry } from './mcp/server-entry.ts';
+import type { ServerEntry } from './mcp/server-entry.ts';
 import type {
   ExecutionResult,
   McpCommands,
@@ -31,6 +31,7 @@ import { capText, resultText } from './mcp/result-text.ts';
 
 export interface ToolCallDeps {
   find(serverId: string): ServerEntry | undefined;
+  mustFind: (serverId: string) => ServerEntry;
   /** The server's record, its error redacted. */
   record(entry: ServerEntry): ServerRecord;
   catalogue(): ReadonlyMap<string, CatalogueItem>;
@@ -74,8 +75,7 @@ const resultData = (r: CallToolResult): Record<string, unknown> =>
 const formatIssues = (issues: ArgIssue[]) => issues.map((i) => `${i.path} ${i.message}`).join('; ');
 
 export function createToolCalls(deps: ToolCallDeps) {
-  const { clock } = deps;
-  const mustFind = orNotFound((serverId) => deps.find(serverId));
+  const { clock, mustFind } = deps;
   const reporter = (target: ProgressTarget | undefined, serverId: string, toolName: string) =>
     target &&
     ((p: Progress) =>

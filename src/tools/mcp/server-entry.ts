@@ -1,7 +1,6 @@
 /** The MCP service's options and its per-server entry: what a server is, and how it reads as a record. */
 import type { RegisterActor } from '../../inspect/index.ts';
 import type { Actor } from 'xstate';
-import { AppError } from '../../errors/index.ts';
 import type { McpServerMachine, RetryPolicy, ServerStatus } from '../../../machines/mcp-server.machine.ts';
 import type { Bus } from '../../bus/index.ts';
 import type { Clock } from '../../clock.ts';
@@ -67,15 +66,6 @@ export interface ServerEntry {
   /** Who (principal names) subscribed to which resource URI: kept across the server's connections. */
   subscriptions: Map<string, Set<string>>;
 }
-
-/** `find` that throws SERVER_NOT_FOUND (details.serverId) where it would answer `undefined`. */
-export const orNotFound =
-  <T>(find: (serverId: string) => T | undefined) =>
-  (serverId: string): T => {
-    const found = find(serverId);
-    if (found === undefined) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
-    return found;
-  };
 
 export function statusOf(entry: ServerEntry): ServerStatus {
   const snap = entry.actor.getSnapshot();

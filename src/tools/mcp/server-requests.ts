@@ -18,10 +18,10 @@ import type { McpConnection } from './connection.ts';
 import { describe } from './call-error.ts';
 import type { AttachRequest, PromptRecord, PromptResult, ResourceContents, ResourceList } from '../messages.ts';
 import { capText } from './result-text.ts';
-import { liveConnection, orNotFound, type ServerEntry } from './server-entry.ts';
+import { liveConnection, type ServerEntry } from './server-entry.ts';
 
 export interface ServerRequestDeps {
-  find(serverId: string): ServerEntry | undefined;
+  mustFind: (serverId: string) => ServerEntry;
   /** The cap of text the model reads (toolResultMaxBytes). */
   maxModelBytes: number;
 }
@@ -51,7 +51,7 @@ export function subscribeAgain(
 const MAX_ATTACHED_IMAGE_BYTES = 10 * 1024 * 1024;
 
 export function createServerRequests(deps: ServerRequestDeps) {
-  const mustFind = orNotFound((serverId) => deps.find(serverId));
+  const { mustFind } = deps;
   const failed = (serverId: string, reason: string) =>
     new AppError('TOOL_EXECUTION_FAILED', `MCP server "${serverId}": ${reason}`, { serverId, reason });
   /** Runs a request on a connected server; its failure is TOOL_EXECUTION_FAILED. */
