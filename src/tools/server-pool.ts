@@ -21,15 +21,9 @@ import { openConnection, type McpConnection } from './mcp/connection.ts';
 import { createNoticeRelay } from './mcp/notices.ts';
 import { isSelf, SelfConnection } from './mcp/self-connection.ts';
 import { subscribeAgain } from './mcp/server-requests.ts';
-import { recordOf, statusOf, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
+import { recordOf, statusOf, type PoolOptions, type ServerEntry } from './mcp/server-entry.ts';
 import { attachOAuth } from './server-oauth.ts';
 import { COULD_NOT_CONNECT, isSocketLevel, pinnedConnect } from './spawn/runtime-connect.ts';
-
-/** The service's options with their defaults filled in. */
-export type PoolOptions = McpServiceOptions &
-  Required<
-    Pick<McpServiceOptions, 'clock' | 'random' | 'clientInfo' | 'runtime' | 'redactor' | 'secrets' | 'callbackUrl'>
-  >;
 
 export function createServerPool(options: PoolOptions) {
   const { bus, config, log, clock, random, clientInfo, runtime, redactor } = options;

@@ -46,6 +46,12 @@ export interface McpServiceOptions {
   callbackUrl?: () => string;
 }
 
+/** The service's options with their defaults filled in (service.ts). */
+export type PoolOptions = McpServiceOptions &
+  Required<
+    Pick<McpServiceOptions, 'clock' | 'random' | 'clientInfo' | 'runtime' | 'redactor' | 'secrets' | 'callbackUrl'>
+  >;
+
 export interface ServerEntry {
   name: string;
   config: McpServerConfig;
