@@ -25,6 +25,8 @@ import { recordOf, statusOf, type PoolOptions, type ServerEntry } from './mcp/se
 import { attachOAuth } from './server-oauth.ts';
 import { COULD_NOT_CONNECT, isSocketLevel, pinnedConnect } from './spawn/runtime-connect.ts';
 
+export type ServerPool = ReturnType<typeof createServerPool>;
+
 export function createServerPool(options: PoolOptions) {
   const { bus, config, log, clock, random, clientInfo, runtime, redactor } = options;
   /** Every listed server by name (id and name are the same string). */
@@ -216,6 +218,7 @@ export function createServerPool(options: PoolOptions) {
 
   return {
     entries,
+    find: (serverId: string) => entries.get(serverId),
     catalogue: () => catalogue,
     record,
     add: addServer,

@@ -44,8 +44,7 @@ export function createMcpService(options: McpServiceOptions) {
     secrets: options.secrets ?? createMemorySecretStore(),
     callbackUrl: options.callbackUrl ?? (() => 'http://127.0.0.1/api/oauth/callback'),
   });
-  const { entries, record, settled, expectConnected, mustFind, remove: removeEntry } = pool;
-  const find = (serverId: string) => entries.get(serverId);
+  const { entries, find, record, settled, expectConnected, mustFind, remove: removeEntry } = pool;
   let started = false;
   let stopped = false;
 

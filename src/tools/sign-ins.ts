@@ -12,16 +12,14 @@ import { principalOfState, serverOfState } from './oauth/record.ts';
 import { UnknownSignIn } from './oauth/sign-in-errors.ts';
 import type { McpCommands, SignInRecord, ServerRecord } from './messages.ts';
 import type { ServerEntry } from './mcp/server-entry.ts';
+import type { ServerPool } from './server-pool.ts';
 
 type OAuthCallback = McpCommands['mcp.oauthCallback'];
 type PrincipalPayload = McpCommands['mcp.signIn']['payload'];
 
-export interface SignInDeps {
-  find(serverId: string): ServerEntry | undefined;
-  mustFind: (serverId: string) => ServerEntry;
+export interface SignInDeps extends Pick<ServerPool, 'find' | 'mustFind' | 'record'> {
   /** The server's own sign-in completed: reconnect it; resolves with its record once connected (AGENT_ERROR else). */
   reconnect(entry: ServerEntry): Promise<ServerRecord>;
-  record(entry: ServerEntry): ServerRecord;
 }
 
 export function createSignIns(deps: SignInDeps) {
