@@ -11,13 +11,11 @@ export type ElicitationAsk =
   | { serverId: string; message: string; mode: 'form'; requestedSchema: Record<string, unknown> }
   | { serverId: string; message: string; mode: 'url'; url: string; elicitationId: string };
 
-/** How the person answered: the reply of an elicitation question (conversation/questions.ts). */
-export type ElicitationAnswer = ElicitationReply;
-
+/** Asks the person; the answer is the reply of an elicitation question (conversation/questions.ts). */
 export type Elicitor = (
   ask: ElicitationAsk,
   options: { deadline: number; signal: AbortSignal },
-) => Promise<ElicitationAnswer>;
+) => Promise<ElicitationReply>;
 
 /** Who answers the questions asked during one call: a session (`sessionId`: its key) and its elicitor. */
 export interface ElicitTarget {

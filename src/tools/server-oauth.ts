@@ -10,14 +10,10 @@ import { INSTANCE_HEADER } from './hops.ts';
 import { createServerOAuth, type ServerOAuth } from './oauth/client.ts';
 import { createPrincipalConnections } from './mcp/principal-connections.ts';
 import { checkedFetch, pinnedConnect } from './spawn/runtime-connect.ts';
-import type { McpServiceOptions, ServerEntry } from './mcp/server-entry.ts';
-
-/** What attaching needs of the service's options, defaults filled in. */
-type ServerOAuthDeps = Pick<McpServiceOptions, 'log' | 'instanceId'> &
-  Required<Pick<McpServiceOptions, 'secrets' | 'clock' | 'callbackUrl' | 'runtime' | 'clientInfo'>>;
+import type { PoolOptions, ServerEntry } from './mcp/server-entry.ts';
 
 /** Gives `entry` (an http server with `oauth`) its OAuth client, and its principals' connections when it has them. */
-export function attachOAuth(entry: ServerEntry, config: HttpServerConfig, deps: ServerOAuthDeps): void {
+export function attachOAuth(entry: ServerEntry, config: HttpServerConfig, deps: PoolOptions): void {
   const oauth = config.oauth;
   if (!oauth) return;
   const log = deps.log.child({ serverId: entry.name });

@@ -21,15 +21,11 @@ import { openConnection, type McpConnection } from './mcp/connection.ts';
 import { createNoticeRelay } from './mcp/notices.ts';
 import { isSelf, SelfConnection } from './mcp/self-connection.ts';
 import { subscribeAgain } from './mcp/server-requests.ts';
-import { orNotFound, recordOf, statusOf, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
+import { recordOf, statusOf, type PoolOptions, type ServerEntry } from './mcp/server-entry.ts';
 import { attachOAuth } from './server-oauth.ts';
 import { COULD_NOT_CONNECT, isSocketLevel, pinnedConnect } from './spawn/runtime-connect.ts';
 
-/** The service's options with their defaults filled in. */
-export type PoolOptions = McpServiceOptions &
-  Required<
-    Pick<McpServiceOptions, 'clock' | 'random' | 'clientInfo' | 'runtime' | 'redactor' | 'secrets' | 'callbackUrl'>
-  >;
+export type ServerPool = ReturnType<typeof createServerPool>;
 
 export function createServerPool(options: PoolOptions) {
   const { bus, config, log, clock, random, clientInfo, runtime, redactor } = options;
@@ -200,7 +196,12 @@ export function createServerPool(options: PoolOptions) {
     });
   };
 
-  const mustFind = orNotFound((serverId) => entries.get(serverId));
+  /** The entry of `serverId`; SERVER_NOT_FOUND (details.serverId) when none is listed. */
+  const mustFind = (serverId: string): ServerEntry => {
+    const entry = entries.get(serverId);
+    if (!entry) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
+    return entry;
+  };
 
   /** Leaves the list at once (a second removal is SERVER_NOT_FOUND); resolves once its processes and sockets ended. */
   const removeEntry = async (entry: ServerEntry): Promise<ServerRecord> => {
@@ -217,6 +218,7 @@ export function createServerPool(options: PoolOptions) {
 
   return {
     entries,
+    find: (serverId: string) => entries.get(serverId),
     catalogue: () => catalogue,
     record,
     add: addServer,

@@ -19,16 +19,17 @@ import { createArgsValidator } from './args-validator.ts';
 import { toModelTool, toToolRecord } from './catalogue.ts';
 import type { ServerRecord } from './messages.ts';
 import { SelfConnection } from './mcp/self-connection.ts';
-import { statusOf, type McpService, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
+import { liveConnection, statusOf, type McpServiceOptions, type ServerEntry } from './mcp/server-entry.ts';
 import { createServerRequests } from './mcp/server-requests.ts';
 import { createToolCalls } from './tool-calls.ts';
 import { createSignIns } from './sign-ins.ts';
 import { a2aEntryConfig, createServerPool } from './server-pool.ts';
 import { admitRuntimeServer, OPEN_RUNTIME_POLICY } from './spawn/runtime-connect.ts';
 
-export type { McpBus, McpService, McpServiceOptions } from './mcp/server-entry.ts';
+export type { McpServiceOptions } from './mcp/server-entry.ts';
+export type McpService = ReturnType<typeof createMcpService>;
 
-export function createMcpService(options: McpServiceOptions): McpService {
+export function createMcpService(options: McpServiceOptions) {
   const { bus, config, log } = options;
   const redactor = options.redactor ?? createRedactor();
   const runtime = options.runtime ?? OPEN_RUNTIME_POLICY;
@@ -43,15 +44,15 @@ export function createMcpService(options: McpServiceOptions): McpService {
     secrets: options.secrets ?? createMemorySecretStore(),
     callbackUrl: options.callbackUrl ?? (() => 'http://127.0.0.1/api/oauth/callback'),
   });
-  const { entries, record, settled, expectConnected, mustFind, remove: removeEntry } = pool;
-  const find = (serverId: string) => entries.get(serverId);
+  const { entries, find, record, settled, expectConnected, mustFind, remove: removeEntry } = pool;
   let started = false;
   let stopped = false;
 
-  const requests = createServerRequests({ find, maxModelBytes: config.toolResultMaxBytes });
+  const requests = createServerRequests({ mustFind, maxModelBytes: config.toolResultMaxBytes });
 
   const toolCalls = createToolCalls({
     find,
+    mustFind,
     record,
     catalogue: pool.catalogue,
     validate: createArgsValidator(log),
@@ -65,7 +66,7 @@ export function createMcpService(options: McpServiceOptions): McpService {
     entry.actor.send({ type: 'RESTART' });
     return expectConnected(entry, settled(entry));
   };
-  const signIns = createSignIns({ find, record, reconnect: restart });
+  const signIns = createSignIns({ find, mustFind, record, reconnect: restart });
 
   /** Connects a server at runtime; its secrets join the redaction first. */
   async function connectServer(
@@ -145,10 +146,10 @@ export function createMcpService(options: McpServiceOptions): McpService {
       await entry.oauth?.resetSignIns(); // a restart offers a sign-in again (oauth.maxSignIns)
       return restart(entry);
     }),
-    bus.handle('mcp.listTools', ({ payload }) => {
-      const entry = mustFind(payload.serverId);
-      return statusOf(entry) === 'connected' && entry.connection ? entry.connection.tools.map(toToolRecord) : [];
-    }),
+    bus.handle(
+      'mcp.listTools',
+      ({ payload }) => liveConnection(mustFind(payload.serverId))?.tools.map(toToolRecord) ?? [],
+    ),
     bus.handle('mcp.executeTool', ({ payload }) => redactedErrors(toolCalls.executeTool(payload))),
     bus.handle('mcp.oauthCallback', ({ payload }) => redactedErrors(signIns.callback(payload))),
     bus.handle('mcp.signIn', ({ payload }) => redactedErrors(signIns.signIn(payload))),

@@ -11,23 +11,21 @@ import { AppError, messageOf } from '../errors/index.ts';
 import { principalOfState, serverOfState } from './oauth/record.ts';
 import { UnknownSignIn } from './oauth/sign-in-errors.ts';
 import type { McpCommands, SignInRecord, ServerRecord } from './messages.ts';
-import { orNotFound, type ServerEntry } from './mcp/server-entry.ts';
+import type { ServerEntry } from './mcp/server-entry.ts';
+import type { ServerPool } from './server-pool.ts';
 
 type OAuthCallback = McpCommands['mcp.oauthCallback'];
 type PrincipalPayload = McpCommands['mcp.signIn']['payload'];
 
-export interface SignInDeps {
-  find(serverId: string): ServerEntry | undefined;
+export interface SignInDeps extends Pick<ServerPool, 'find' | 'mustFind' | 'record'> {
   /** The server's own sign-in completed: reconnect it; resolves with its record once connected (AGENT_ERROR else). */
   reconnect(entry: ServerEntry): Promise<ServerRecord>;
-  record(entry: ServerEntry): ServerRecord;
 }
 
 export function createSignIns(deps: SignInDeps) {
-  const mustFind = orNotFound((serverId) => deps.find(serverId));
   /** The principal connections of a server each principal signs in to. */
   const perPrincipal = (serverId: string) => {
-    const entry = mustFind(serverId);
+    const entry = deps.mustFind(serverId);
     if (!entry.principals) {
       const how = entry.oauth
         ? "once for everyone (oauth.per: server): an admin signs in at its record's authorizationUrl"

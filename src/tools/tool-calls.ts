@@ -15,10 +15,9 @@ import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { ArgIssue, ArgsValidator } from './args-validator.ts';
-import type { CatalogueItem } from './catalogue.ts';
+import type { ServerPool } from './server-pool.ts';
 import { CallError } from './mcp/call-error.ts';
 import { HOPS_META_KEY } from './hops.ts';
-import { orNotFound, type ServerEntry } from './mcp/server-entry.ts';
 import type {
   ExecutionResult,
   McpCommands,
@@ -29,11 +28,7 @@ import type {
 } from './messages.ts';
 import { capText, resultText } from './mcp/result-text.ts';
 
-export interface ToolCallDeps {
-  find(serverId: string): ServerEntry | undefined;
-  /** The server's record, its error redacted. */
-  record(entry: ServerEntry): ServerRecord;
-  catalogue(): ReadonlyMap<string, CatalogueItem>;
+export interface ToolCallDeps extends Pick<ServerPool, 'find' | 'mustFind' | 'record' | 'catalogue'> {
   validate: ArgsValidator;
   clock: Clock;
   maxResultBytes: number;
@@ -74,8 +69,7 @@ const resultData = (r: CallToolResult): Record<string, unknown> =>
 const formatIssues = (issues: ArgIssue[]) => issues.map((i) => `${i.path} ${i.message}`).join('; ');
 
 export function createToolCalls(deps: ToolCallDeps) {
-  const { clock } = deps;
-  const mustFind = orNotFound((serverId) => deps.find(serverId));
+  const { clock, mustFind } = deps;
   const reporter = (target: ProgressTarget | undefined, serverId: string, toolName: string) =>
     target &&
     ((p: Progress) =>

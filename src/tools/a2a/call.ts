@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Role, TaskState, type Artifact, type Message, type Part } from '@a2a-js/sdk';
+import { Role, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { CallError } from '../mcp/call-error.ts';
@@ -52,11 +52,7 @@ export function partsText(parts: readonly Part[]): string {
     .replace(/\n\n+/g, '\n');
 }
 
-type TaskLike = {
-  id: string;
-  status: { state: TaskState; message: Message | undefined } | undefined;
-  artifacts: Artifact[];
-};
+type TaskLike = Pick<Task, 'id' | 'status' | 'artifacts'>;
 
 /** What a call has seen of its task so far. */
 class Reply {

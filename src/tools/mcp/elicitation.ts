@@ -27,19 +27,13 @@ export function elicitationCapability(config: ElicitationConfig): Pick<ClientCap
   return { elicitation: { ...(form && { form: {} }), ...(url && { url: {} }) } };
 }
 
-interface InFlightCall {
-  target: ElicitTarget | undefined;
-  deadline: number;
-  ended: AbortController;
-}
-
 /** The tool calls of one connection in flight, oldest first: what an elicitation is attributed to. */
 export function createInFlightCalls() {
-  const calls = new Set<InFlightCall>();
+  const calls = new Set<{ target: ElicitTarget | undefined; deadline: number; ended: AbortController }>();
   return {
     /** Registers a call; the returned function ends it (aborting its questions still open). */
     begin(target: ElicitTarget | undefined, deadline: number): () => void {
-      const call: InFlightCall = { target, deadline, ended: new AbortController() };
+      const call = { target, deadline, ended: new AbortController() };
       calls.add(call);
       return () => {
         calls.delete(call);
@@ -47,7 +41,7 @@ export function createInFlightCalls() {
       };
     },
     /** The call a question belongs to, or why none does. */
-    route(): InFlightCall | string {
+    route() {
       const all = [...calls];
       const first = all[0];
       if (!first) return 'no tool call of this server is in flight';

@@ -12,6 +12,13 @@ export const RESULT_TOO_LARGE = -32050;
 export const tooLargeMessage = (bytes: number, limit: number) =>
   `result of ${bytes}+ bytes is over the server's maxResultBytes (${limit})`;
 
+/** The JSON-RPC error answering call `id`, whose result of `bytes`+ bytes was skipped. */
+export const tooLargeAnswer = (id: string | number, bytes: number, limit: number) => ({
+  jsonrpc: '2.0' as const,
+  id,
+  error: { code: RESULT_TOO_LARGE, message: tooLargeMessage(bytes, limit) },
+});
+
 export class ResultTooLarge extends Error {
   constructor(readonly limit: number) {
     super(`result is over the server's maxResultBytes (${limit})`);
@@ -46,12 +53,7 @@ function sseLimiter(maxBytes: number): TransformStream<Uint8Array, Uint8Array> {
     (line) => out?.enqueue(encoder.encode(`${line}\n`)),
     (id, bytes) => {
       if (id === undefined) return; // not an answer to a call: dropped
-      const error = {
-        jsonrpc: '2.0',
-        id,
-        error: { code: RESULT_TOO_LARGE, message: tooLargeMessage(bytes, maxBytes) },
-      };
-      out?.enqueue(encoder.encode(`data: ${JSON.stringify(error)}\n`));
+      out?.enqueue(encoder.encode(`data: ${JSON.stringify(tooLargeAnswer(id, bytes, maxBytes))}\n`));
     },
     true,
   );

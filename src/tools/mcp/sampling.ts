@@ -63,7 +63,7 @@ export function attachSampling(
   client: Client,
   serverId: string,
   config: McpServerConfig,
-  current: () => SamplingCall | undefined,
+  current: ReturnType<typeof createSamplerStack>['current'],
 ): void {
   if (samplingPolicy(config) === 'deny') return;
   client.setRequestHandler('sampling/createMessage', async ({ params }, ctx): Promise<CreateMessageResult> => {
@@ -93,17 +93,11 @@ export function attachSampling(
   });
 }
 
-export interface SamplingCall {
-  sampler: Sampler;
-  deadline: number;
-  ended: AbortSignal;
-}
-
 /** The samplers of a connection's calls in flight, latest last. */
 export function createSamplerStack() {
-  const stack: SamplingCall[] = [];
+  const stack: { sampler: Sampler; deadline: number; ended: AbortSignal }[] = [];
   return {
-    current: (): SamplingCall | undefined => stack[stack.length - 1],
+    current: () => stack.at(-1),
     /** Pushes `sampler` (when given) for a call ending by `deadline`; returns the function that pops it. */
     enter(sampler: Sampler | undefined, deadline: number): () => void {
       if (!sampler) return () => {};

@@ -1,7 +1,6 @@
 /** The MCP service's options and its per-server entry: what a server is, and how it reads as a record. */
 import type { RegisterActor } from '../../inspect/index.ts';
 import type { Actor } from 'xstate';
-import { AppError } from '../../errors/index.ts';
 import type { McpServerMachine, RetryPolicy, ServerStatus } from '../../../machines/mcp-server.machine.ts';
 import type { Bus } from '../../bus/index.ts';
 import type { Clock } from '../../clock.ts';
@@ -47,10 +46,11 @@ export interface McpServiceOptions {
   callbackUrl?: () => string;
 }
 
-export interface McpService {
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
+/** The service's options with their defaults filled in (service.ts). */
+export type PoolOptions = McpServiceOptions &
+  Required<
+    Pick<McpServiceOptions, 'clock' | 'random' | 'clientInfo' | 'runtime' | 'redactor' | 'secrets' | 'callbackUrl'>
+  >;
 
 export interface ServerEntry {
   name: string;
@@ -73,21 +73,15 @@ export interface ServerEntry {
   subscriptions: Map<string, Set<string>>;
 }
 
-/** `find` that throws SERVER_NOT_FOUND (details.serverId) where it would answer `undefined`. */
-export const orNotFound =
-  <T>(find: (serverId: string) => T | undefined) =>
-  (serverId: string): T => {
-    const found = find(serverId);
-    if (found === undefined) throw new AppError('SERVER_NOT_FOUND', `MCP server "${serverId}" not found`, { serverId });
-    return found;
-  };
-
 export function statusOf(entry: ServerEntry): ServerStatus {
   const snap = entry.actor.getSnapshot();
   if (snap.matches('connected')) return 'connected';
   if (snap.matches('error')) return 'error';
   return snap.matches('disconnected') ? 'disconnected' : 'connecting';
 }
+
+/** The server's connection while it is `connected`. */
+export const liveConnection = (entry: ServerEntry) => (statusOf(entry) === 'connected' ? entry.connection : undefined);
 
 /** The spec's record of a server; its error text is redacted. */
 export function recordOf(e: ServerEntry, redactor: Redactor): ServerRecord {

@@ -5,17 +5,7 @@
  * - `afterConnect` asks for `logLevel` in the 2025 era (2026-07-28 sends it in each call's `_meta`); refusal is logged.
  * - Every request is bounded by `timeout`. A feature the server does not offer lists as empty; reading from it fails.
  */
-import type {
-  Client,
-  ClientCapabilities,
-  GetPromptResult,
-  ListChangedHandlers,
-  Prompt,
-  ReadResourceResult,
-  Resource,
-  ResourceTemplateType as ResourceTemplate,
-  Tool,
-} from '@modelcontextprotocol/client';
+import type { Client, ClientCapabilities, ListChangedHandlers, Tool } from '@modelcontextprotocol/client';
 import type { McpServerConfig } from '../../config/schema.ts';
 import type { McpLogLevel } from '../../config/server-features.ts';
 import type { Logger } from '../../log/index.ts';
@@ -26,18 +16,6 @@ export type ServerNotice =
   | { type: 'log'; level: McpLogLevel; logger?: string; data: unknown }
   | { type: 'resourceUpdated'; uri: string }
   | { type: 'listChanged'; list: 'resources' | 'prompts' };
-
-/** The resource and prompt requests of one connection. */
-export interface ServerFeatures {
-  listResources(): Promise<{ resources: Resource[]; resourceTemplates: ResourceTemplate[] }>;
-  readResource(uri: string): Promise<ReadResourceResult>;
-  /** `resources/subscribe` (true) or `resources/unsubscribe` (false). */
-  subscribe(uri: string, on: boolean): Promise<void>;
-  listPrompts(): Promise<Prompt[]>;
-  getPrompt(name: string, args: Record<string, string>): Promise<GetPromptResult>;
-  /** Replaces the roots offered and tells the server (`notifications/roots/list_changed`). */
-  setRoots(uris: string[]): Promise<void>;
-}
 
 const MAX_PAGES = 100;
 
@@ -121,8 +99,10 @@ async function allPages<K extends string, P extends Record<K, unknown[]> & { nex
   return all as P[K];
 }
 
-/** The features of a connection. In 2026-07-28 (no `roots/list_changed`) new roots only reach the next request. */
-export function serverFeatures(client: Client, config: McpServerConfig, roots: { roots: string[] }): ServerFeatures {
+/** The resource and prompt requests of one connection. */
+export type ServerFeatures = ReturnType<typeof serverFeatures>;
+
+export function serverFeatures(client: Client, config: McpServerConfig, roots: { roots: string[] }) {
   const options = { timeout: config.timeout };
   const offers = (feature: 'resources' | 'prompts') => client.getServerCapabilities()?.[feature] !== undefined;
   const mustOffer = (feature: 'resources' | 'prompts') => {
@@ -137,11 +117,12 @@ export function serverFeatures(client: Client, config: McpServerConfig, roots: {
       );
       return { resources, resourceTemplates };
     },
-    async readResource(uri) {
+    async readResource(uri: string) {
       mustOffer('resources');
       return await client.readResource({ uri }, options);
     },
-    async subscribe(uri, on) {
+    /** `resources/subscribe` (true) or `resources/unsubscribe` (false). */
+    async subscribe(uri: string, on: boolean): Promise<void> {
       mustOffer('resources');
       if (!client.getServerCapabilities()?.resources?.subscribe)
         throw new Error('the server does not offer resource subscriptions');
@@ -151,11 +132,12 @@ export function serverFeatures(client: Client, config: McpServerConfig, roots: {
       if (!offers('prompts')) return [];
       return await allPages('prompts', (page) => client.listPrompts(page, options));
     },
-    async getPrompt(name, args) {
+    async getPrompt(name: string, args: Record<string, string>) {
       mustOffer('prompts');
       return await client.getPrompt({ name, arguments: args }, options);
     },
-    async setRoots(uris) {
+    /** Replaces the roots offered; told to the server in the 2025 era (2026-07-28: it reads them at its next request). */
+    async setRoots(uris: string[]): Promise<void> {
       roots.roots = uris;
       if (config.roots && client.getProtocolEra() !== 'modern') await client.sendRootsListChanged();
     },

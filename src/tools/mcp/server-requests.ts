@@ -18,10 +18,10 @@ import type { McpConnection } from './connection.ts';
 import { describe } from './call-error.ts';
 import type { AttachRequest, PromptRecord, PromptResult, ResourceContents, ResourceList } from '../messages.ts';
 import { capText } from './result-text.ts';
-import { orNotFound, statusOf, type ServerEntry } from './server-entry.ts';
+import { liveConnection, type ServerEntry } from './server-entry.ts';
 
 export interface ServerRequestDeps {
-  find(serverId: string): ServerEntry | undefined;
+  mustFind: (serverId: string) => ServerEntry;
   /** The cap of text the model reads (toolResultMaxBytes). */
   maxModelBytes: number;
 }
@@ -33,7 +33,6 @@ const opt = <K extends string, V>(key: K, value: V | undefined) =>
 const blobBytes = (base64: string) => Buffer.byteLength(base64, 'base64');
 const textOf = (x: object) => ('text' in x && typeof x.text === 'string' ? x.text : undefined);
 const blobOf = (x: object) => ('blob' in x && typeof x.blob === 'string' ? x.blob : undefined);
-const connected = (server: ServerEntry) => statusOf(server) === 'connected';
 
 /** Subscribes a server's new connection again to every URI someone still follows; a refusal is logged. */
 export function subscribeAgain(
@@ -52,15 +51,16 @@ export function subscribeAgain(
 const MAX_ATTACHED_IMAGE_BYTES = 10 * 1024 * 1024;
 
 export function createServerRequests(deps: ServerRequestDeps) {
-  const mustFind = orNotFound((serverId) => deps.find(serverId));
+  const { mustFind } = deps;
   const failed = (serverId: string, reason: string) =>
     new AppError('TOOL_EXECUTION_FAILED', `MCP server "${serverId}": ${reason}`, { serverId, reason });
   /** Runs a request on a connected server; its failure is TOOL_EXECUTION_FAILED. */
   const onServer = async <T>(serverId: string, work: (c: McpConnection, s: ServerEntry) => Promise<T>): Promise<T> => {
     const server = mustFind(serverId);
-    if (!connected(server) || !server.connection) throw failed(server.name, 'the server is not connected');
+    const connection = liveConnection(server);
+    if (!connection) throw failed(server.name, 'the server is not connected');
     try {
-      return await work(server.connection, server);
+      return await work(connection, server);
     } catch (error) {
       if (error instanceof AppError) throw error;
       throw failed(server.name, describe(error, server.config.timeout));
@@ -68,8 +68,7 @@ export function createServerRequests(deps: ServerRequestDeps) {
   };
 
   async function listResources(serverId: string): Promise<ResourceList> {
-    const server = mustFind(serverId);
-    if (!connected(server) || !server.connection) return { resources: [], resourceTemplates: [] };
+    if (!liveConnection(mustFind(serverId))) return { resources: [], resourceTemplates: [] };
     const list = await onServer(serverId, (c) => c.features.listResources());
     return {
       resources: list.resources.map((r) => ({
@@ -127,7 +126,7 @@ export function createServerRequests(deps: ServerRequestDeps) {
       if (subscribers?.delete(subscriber) && subscribers.size === 0) {
         server.subscriptions.delete(uri);
         // A server that is not connected holds no subscription (a new connection gets only the followed ones).
-        if (connected(server)) await onServer(serverId, (c) => c.features.subscribe(uri, false));
+        if (liveConnection(server)) await onServer(serverId, (c) => c.features.subscribe(uri, false));
       }
     }
     return { serverId: server.name, uri, subscribed: subscribe };
@@ -145,8 +144,7 @@ export function createServerRequests(deps: ServerRequestDeps) {
   });
 
   async function listPrompts(serverId: string): Promise<PromptRecord[]> {
-    const server = mustFind(serverId);
-    if (!connected(server) || !server.connection) return [];
+    if (!liveConnection(mustFind(serverId))) return [];
     return (await onServer(serverId, (c) => c.features.listPrompts())).map(promptRecord);
   }
 

@@ -15,7 +15,7 @@ import {
   type JSONRPCMessage,
   type Transport,
 } from '@modelcontextprotocol/client';
-import { RESULT_TOO_LARGE, tooLargeMessage } from './limited-fetch.ts';
+import { tooLargeAnswer, tooLargeMessage } from './limited-fetch.ts';
 import type { ChildRegistry } from '../spawn/child-registry.ts';
 import { LineReader } from './line-reader.ts';
 import { groupReaper } from '../spawn/group-reaper.ts';
@@ -212,13 +212,10 @@ export class ChildProcessTransport implements Transport {
 
   /** A message over the limit was skipped: the call it answers fails (the connection goes on). */
   private onOversize(id: string | number | undefined, bytes: number): void {
-    const message = tooLargeMessage(bytes, this.options.maxMessageBytes);
-    this.options.log.warn(
-      { bytes, limit: this.options.maxMessageBytes },
-      'stdio server: message over maxResultBytes skipped',
-    );
-    if (id === undefined) return void this.onerror?.(new Error(message));
-    this.onmessage?.({ jsonrpc: '2.0', id, error: { code: RESULT_TOO_LARGE, message } });
+    const limit = this.options.maxMessageBytes;
+    this.options.log.warn({ bytes, limit }, 'stdio server: message over maxResultBytes skipped');
+    if (id === undefined) return void this.onerror?.(new Error(tooLargeMessage(bytes, limit)));
+    this.onmessage?.(tooLargeAnswer(id, bytes, limit));
   }
 
   private onStderr(text: string): void {

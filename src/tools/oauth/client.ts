@@ -9,31 +9,13 @@
  * - Tokens are refreshed ahead of expiry (refresh.ts). Nothing here logs a token, code, verifier, secret or key.
  */
 import { auth, UnauthorizedError } from '@modelcontextprotocol/client';
-import type { Clock } from '../../clock.ts';
-import type { HttpServerConfig, OAuthConfig } from '../../config/schema.ts';
-import type { Logger } from '../../log/index.ts';
-import type { SecretStore } from '../../store/secret-store.ts';
-import type { FetchLike } from '../spawn/url-policy.ts';
-import { createProvider, type OAuthHeld } from './provider.ts';
+import { createProvider, type OAuthHeld, type ServerOAuthOptions } from './provider.ts';
 import { PENDING_TTL_MS, recordFile, recordKey, sameText, scopeOfUrl } from './record.ts';
 import { createRefresher } from './refresh.ts';
 import { AuthorizationRequired, SignInRefused, UnknownSignIn } from './sign-in-errors.ts';
 import { messageOf } from '../../errors/index.ts';
 
 const MAX_SKEW_MS = 60_000;
-
-export interface ServerOAuthOptions {
-  serverId: string;
-  config: HttpServerConfig & { oauth: OAuthConfig };
-  store: SecretStore;
-  clock: Clock;
-  log: Logger;
-  /** agentd's callback URL (`/api/oauth/callback` where it listens), unless the config sets `redirectUrl`. */
-  callbackUrl: () => string;
-  fetch?: FetchLike;
-  /** With `oauth.per: principal`: the principal (its session owner; `''` the unnamed one) whose record this is. */
-  principal?: string;
-}
 
 export type ServerOAuth = ReturnType<typeof createServerOAuth>;
 
@@ -47,13 +29,8 @@ export function createServerOAuth(options: ServerOAuthOptions) {
   const held: OAuthHeld = { record: { serverUrl }, draft: {}, needsSignIn: false, completing: false };
 
   const save = () => file.write(held.record);
-  const redirectUrl = () => oauth.redirectUrl ?? options.callbackUrl();
   const pendingFresh = () =>
     held.record.pending !== undefined && clock.now() - held.record.pending.createdAt < PENDING_TTL_MS;
-  const configuredClient = () =>
-    oauth.clientId === undefined
-      ? undefined
-      : { client_id: oauth.clientId, ...(oauth.clientSecret !== undefined && { client_secret: oauth.clientSecret }) };
   const authOptions = (extra: { authorizationCode?: string; iss?: string } = {}) => ({
     serverUrl,
     ...extra,
@@ -85,20 +62,7 @@ export function createServerOAuth(options: ServerOAuthOptions) {
     refresh: async () => (await auth(provider, authOptions())) === 'AUTHORIZED',
   });
 
-  const provider = createProvider(held, {
-    serverId,
-    serverUrl,
-    oauth,
-    principal,
-    clock,
-    log,
-    save,
-    redirectUrl,
-    pendingFresh,
-    configuredClient,
-    adoptStoredTokens,
-    refresher,
-  });
+  const provider = createProvider(held, options, { save, pendingFresh, adoptStoredTokens, refresher });
 
   return {
     provider,

@@ -7,11 +7,14 @@
 import { randomBytes } from 'node:crypto';
 import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/client';
 import type { Clock } from '../../clock.ts';
-import type { OAuthConfig } from '../../config/schema.ts';
+import type { HttpServerConfig, OAuthConfig } from '../../config/schema.ts';
 import type { Logger } from '../../log/index.ts';
+import type { SecretStore } from '../../store/secret-store.ts';
+import type { FetchLike } from '../spawn/url-policy.ts';
 import { clientMetadataOf, privateKeyJwt } from './identity.ts';
 import { checkDiscovery } from './policy.ts';
 import { scopeOfUrl, stateOf, type OAuthRecord } from './record.ts';
+import type { createRefresher } from './refresh.ts';
 import { SignInRefused } from './sign-in-errors.ts';
 
 /** What one server's OAuth client holds between requests: client.ts and the provider read and write it. */
@@ -29,27 +32,44 @@ export interface OAuthHeld {
   askedScope?: string | undefined;
 }
 
-export interface ProviderOptions {
+/** The options of one server's OAuth client (client.ts), which the provider reads too. */
+export interface ServerOAuthOptions {
   serverId: string;
-  serverUrl: string;
-  oauth: OAuthConfig;
-  principal: string | undefined;
+  config: HttpServerConfig & { oauth: OAuthConfig };
+  store: SecretStore;
   clock: Clock;
   log: Logger;
-  save: () => Promise<void>;
-  redirectUrl: () => string;
-  /** A pending sign-in is younger than PENDING_TTL_MS. */
-  pendingFresh: () => boolean;
-  configuredClient: () => { client_id: string; client_secret?: string } | undefined;
-  adoptStoredTokens: () => Promise<boolean>;
-  refresher: { readonly running: boolean; refreshAhead: () => Promise<void> };
+  /** agentd's callback URL (`/api/oauth/callback` where it listens), unless the config sets `redirectUrl`. */
+  callbackUrl: () => string;
+  fetch?: FetchLike;
+  /** With `oauth.per: principal`: the principal (its session owner; `''` the unnamed one) whose record this is. */
+  principal?: string;
 }
 
-export function createProvider(held: OAuthHeld, options: ProviderOptions): OAuthClientProvider {
-  const { serverId, serverUrl, oauth, principal, clock, log, save, redirectUrl, pendingFresh } = options;
-  const { configuredClient, adoptStoredTokens, refresher } = options;
+/** What the provider shares with its OAuth client (client.ts). */
+export interface ProviderShared {
+  save: () => Promise<void>;
+  /** A pending sign-in is younger than PENDING_TTL_MS. */
+  pendingFresh: () => boolean;
+  adoptStoredTokens: () => Promise<boolean>;
+  refresher: ReturnType<typeof createRefresher>;
+}
+
+export function createProvider(
+  held: OAuthHeld,
+  options: ServerOAuthOptions,
+  shared: ProviderShared,
+): OAuthClientProvider {
+  const { serverId, config, principal, clock, log } = options;
+  const { save, pendingFresh, adoptStoredTokens, refresher } = shared;
+  const { oauth, baseUrl: serverUrl } = config;
   const interactive = oauth.grant === 'authorization_code';
   const jwtAuth = privateKeyJwt(oauth);
+  const redirectUrl = () => oauth.redirectUrl ?? options.callbackUrl();
+  const configuredClient = () =>
+    oauth.clientId === undefined
+      ? undefined
+      : { client_id: oauth.clientId, ...(oauth.clientSecret !== undefined && { client_secret: oauth.clientSecret }) };
   return {
     get redirectUrl() {
       return interactive ? redirectUrl() : undefined;

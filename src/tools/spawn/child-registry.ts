@@ -22,14 +22,6 @@ export interface Entry {
   seen?: number;
 }
 
-export interface ChildRegistry {
-  add(pid: number, command: string): void;
-  /** The server led by `pid` answered: its group was alive, holding the server, at this time. */
-  answered(pid: number): void;
-  remove(pid: number): void;
-  killAll(): void;
-}
-
 /** What the registry reads of the system (injectable for tests). */
 export interface Procs {
   /** State, process group and start time of `pid`; undefined when unknown (gone, no /proc). */
@@ -114,8 +106,10 @@ function read(file: string): Entry[] {
   }
 }
 
+export type ChildRegistry = ReturnType<typeof createChildRegistry>;
+
 /** `file` undefined (no data directory): groups are tracked in memory only. */
-export function createChildRegistry(file: string | undefined, log: Logger, procs: Procs = systemProcs): ChildRegistry {
+export function createChildRegistry(file: string | undefined, log: Logger, procs: Procs = systemProcs) {
   const live = new Map<number, Entry>();
   const save = () => {
     if (!file) return;
@@ -128,7 +122,7 @@ export function createChildRegistry(file: string | undefined, log: Logger, procs
     }
   };
   return {
-    add(pid, command) {
+    add(pid: number, command: string): void {
       const start = procs.stat(pid)?.start;
       const boot = procs.bootId();
       live.set(pid, {
@@ -140,17 +134,18 @@ export function createChildRegistry(file: string | undefined, log: Logger, procs
       });
       save();
     },
-    answered(pid) {
+    /** The server led by `pid` answered: its group was alive, holding the server, at this time. */
+    answered(pid: number): void {
       const entry = live.get(pid);
       const now = procs.now();
       if (!entry || entry.seen !== undefined || now === undefined) return;
       entry.seen = now;
       save();
     },
-    remove(pid) {
+    remove(pid: number): void {
       if (live.delete(pid)) save();
     },
-    killAll() {
+    killAll(): void {
       for (const pid of live.keys()) procs.killGroup(pid);
     },
   };
