@@ -12,7 +12,7 @@
  *   tools; its usage is recorded on the event (`usage`) and in the session's totals (`usageTotal`).
  */
 import type { SessionEvent, SessionEventOf } from '../../conversation/session-events.ts';
-import { charsOf, charsOfAll, tokensOf } from '../../conversation/token-estimate.ts';
+import { charsOf, tokensOf } from '../../conversation/token-estimate.ts';
 import type { CompactInput } from '../../conversation/turn-contract.ts';
 import { AppError, messageOf } from '../../errors/index.ts';
 import type { LlmClient } from '../../llm/types.ts';
@@ -194,11 +194,3 @@ export function createCompactRequests(compactor: Compactor, stoppedBy: () => str
     },
   };
 }
-
-/** Characters of a request: system prompt, history view, tail, tools. */
-export const requestChars = (
-  systemPrompt: string,
-  historyChars: number,
-  tail: Parameters<typeof charsOfAll>[0],
-  toolChars: number,
-): number => systemPrompt.length + historyChars + charsOfAll(tail) + toolChars;
