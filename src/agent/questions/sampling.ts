@@ -16,6 +16,7 @@ import { tokensOf } from '../../conversation/token-estimate.ts';
 
 export interface SamplerDeps {
   llm: LlmClient;
+  /** The bound on a sampling request's reply (`llm.maxOutputTokens`). */
   maxOutputTokens: number | undefined;
   log: Logger;
 }

@@ -105,26 +105,14 @@ export async function openSession(deps: SessionDeps) {
   });
   const compactions = createCompactRequests(
     createCompactor({
-      sessionId,
-      log,
-      llm,
+      ...deps,
       history: state.history,
       outbox,
-      context: deps.context,
       meter,
       usage,
-      systemPrompt: deps.systemPrompt,
       toolChars: () => toolChars,
       queuedFrom: () => firstQueuedSeq(state),
-      store: (input, event) =>
-        new Promise((resolve, reject) =>
-          record(
-            input.key ?? { correlationId: input.correlationIds?.[0] ?? `compact:${sessionId}`, sessionId },
-            event,
-            resolve,
-            reject,
-          ),
-        ),
+      record,
     }),
     () => closedBy ?? 'reset',
   );
