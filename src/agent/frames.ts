@@ -9,7 +9,6 @@
  */
 import type { Attached } from '../conversation/attachments.ts';
 import { EVENT_VERSION, type SessionEvent, type SessionEventOf } from '../conversation/session-events.ts';
-import type { ModelApi, Usage } from '../llm/types.ts';
 import type { StoredEvent } from '../store/types.ts';
 
 export interface TurnRef {
@@ -33,10 +32,10 @@ export interface AgentFrameData {
   thinking: TurnRef;
   chunk: TurnRef & { content: string };
   /** What the model reasoned before its next step (not the opaque replay items). */
-  reasoning: TurnRef & { text: string; model: string; api: ModelApi };
+  reasoning: FrameOf<'reasoning', 'endpoint' | 'replay'>;
   toolCall: FrameOf<'toolCall'>;
   toolResult: FrameOf<'toolResult', 'text'>;
-  response: TurnRef & { content: string; model: string; usage?: Usage };
+  response: FrameOf<'response', 'text' | 'usageTotal' | 'fallbacks'>;
   toolApprovalRequested: FrameOf<'toolApprovalRequested'>;
   toolApprovalResolved: FrameOf<'toolApprovalResolved'>;
   /** A tool server asks the user something (src/conversation/questions.ts): a form or a URL. */
