@@ -28,25 +28,18 @@ import { messageOf } from '../src/errors/index.ts';
 /** The spec status a state stands for (src/conversation/records.ts owns the list). */
 export type { ServerStatus };
 
-export interface RetryPolicy {
+export const DEFAULT_RETRY_POLICY = {
   /** First retry delay, ms. */
-  baseDelayMs: number;
-  /** Largest retry delay, ms. */
-  maxDelayMs: number;
-  /** Delays are scaled by a random factor in [1 − jitterRatio, 1 + jitterRatio]. */
-  jitterRatio: number;
-  /** This many failures within windowMs stop the retries until RESTART. */
-  maxFailures: number;
-  windowMs: number;
-}
-
-export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   baseDelayMs: 1_000,
+  /** Largest retry delay, ms. */
   maxDelayMs: 60_000,
+  /** Delays are scaled by a random factor in [1 − jitterRatio, 1 + jitterRatio]. */
   jitterRatio: 0.2,
+  /** This many failures within windowMs stop the retries until RESTART. */
   maxFailures: 5,
   windowMs: 120_000,
 };
+export type RetryPolicy = typeof DEFAULT_RETRY_POLICY;
 
 export interface McpServerMachineInput {
   serverId: string;

@@ -84,9 +84,6 @@ export function questionsOf(children: Record<string, unknown>): WaitingQuestion[
   return turn?.getSnapshot().context.questions ?? [];
 }
 
-export const cancelMessage = (reason: string): string =>
-  reason === 'cancelled' ? 'turn cancelled' : `turn cancelled (${reason})`;
-
 export const sessionMachine = setup({
   types: {
     context: {} as SessionContext,
@@ -128,7 +125,7 @@ export const sessionMachine = setup({
       const turnId = key.turnId;
       const questions = questionsOf(self.getSnapshot().children);
       if (reason === 'shutdown' && questions.some((q) => QUESTION_KINDS[q.kind].survivesRestart)) return;
-      const message = cancelMessage(reason);
+      const message = reason === 'cancelled' ? 'turn cancelled' : `turn cancelled (${reason})`;
       for (const q of questions)
         enqueue.emit(fact(key, answeredEvent({ ...q, turnId }, closingAnswer(q.kind, reason, message), reason)));
       const failed = turnFailedFact(key, { code: 'AGENT_ERROR', message, details: { reason } });

@@ -42,15 +42,8 @@ export const toolsRunner = (callerOf: (system: ActorSystemOf) => ToolCaller) =>
     return () => controller.abort();
   });
 
-/** The model step actor's placeholder until the owner provides one. */
-export const modelStepNotProvided = fromPromise<ModelStepResult, ModelStepInput>(() =>
-  Promise.reject(new Error('turn machine: modelStep not provided')),
-);
-/** The compaction actor's placeholder: nothing to compact. */
-export const compactNotProvided = fromPromise<void, CompactInput>(() =>
-  Promise.reject(new Error('turn machine: compact not provided')),
-);
-/** The tools runner's placeholder: every call fails. */
-export const runToolsNotProvided = toolsRunner(
-  () => () => Promise.reject(new Error('turn machine: runTools not provided')),
-);
+/** The placeholders of the actors the owner provides: each rejects (every call of the tools runner fails). */
+const notProvided = (actor: string) => () => Promise.reject(new Error(`turn machine: ${actor} not provided`));
+export const modelStepNotProvided = fromPromise<ModelStepResult, ModelStepInput>(notProvided('modelStep'));
+export const compactNotProvided = fromPromise<void, CompactInput>(notProvided('compact'));
+export const runToolsNotProvided = toolsRunner(() => notProvided('runTools'));

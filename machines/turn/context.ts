@@ -36,21 +36,14 @@ export interface TurnContext extends TurnInput {
   wakeAt: number;
   capped: boolean;
   error: ErrorBody | undefined;
-  compaction: StepCompaction;
+  /** This step's compaction: whether it ran (not asked for again), why, and its error (reported if the turn fails). */
+  compaction: { done: boolean; trigger: CompactRequest['compact'] | undefined; error: string | undefined };
 }
 
 export interface LastStep {
   text: string;
   usage: Usage | undefined;
   fallbacks: ModelAttempt[] | undefined;
-}
-
-/** The current step's compaction: whether it ran (it is not asked for again), why, and what went wrong. */
-export interface StepCompaction {
-  done: boolean;
-  trigger: CompactRequest['compact'] | undefined;
-  /** Reported if the turn then fails. */
-  error: string | undefined;
 }
 
 /**

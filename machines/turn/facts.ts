@@ -49,10 +49,7 @@ export const assistantStepFact = (key: TurnKey, model: string, step: ModelStep):
   ...stepExtras(step.usage, step.fallbacks),
 });
 
-export const toolCallFact = (
-  key: TurnKey,
-  { callId, toolName, serverId, args }: Pick<PlannedCall, 'callId' | 'toolName' | 'serverId' | 'args'>,
-): SessionEvent => ({
+export const toolCallFact = (key: TurnKey, { callId, toolName, serverId, args }: PlannedCall): SessionEvent => ({
   v,
   type: 'toolCall',
   turnId: key.turnId,

@@ -62,9 +62,7 @@ export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[
   /** A stored session's usage totals: the `usageTotal` of its latest event that carries one. */
   async function storedUsage(sessionId: string): Promise<Usage | undefined> {
     const e = (await store.latest(sessionId, USAGE_EVENTS))?.event;
-    return e?.type === 'contextCompacted' || e?.type === 'assistantStep' || e?.type === 'response'
-      ? e.usageTotal
-      : undefined;
+    return e && 'usageTotal' in e ? e.usageTotal : undefined;
   }
 
   return [

@@ -8,15 +8,7 @@
  * `turnFailed` (`error`), `reset` (`conversationReset`) and `assistantStep`, `messageQueued`, `serverSampled` (none).
  */
 import type { Attached } from '../conversation/attachments.ts';
-import {
-  EVENT_VERSION,
-  type ApprovalDecision,
-  type ElicitationAction,
-  type CompactionMethod,
-  type CompactionTrigger,
-  type SessionEvent,
-} from '../conversation/session-events.ts';
-import type { ModelApi, Usage } from '../llm/types.ts';
+import { EVENT_VERSION, type SessionEvent, type SessionEventOf } from '../conversation/session-events.ts';
 import type { StoredEvent } from '../store/types.ts';
 
 export interface TurnRef {
@@ -24,6 +16,10 @@ export interface TurnRef {
   turnId: string;
   seq: number;
 }
+
+/** The frame of a stored event that carries its fields as they are (bar `v`, `type` and those in `Drop`). */
+type FrameOf<T extends SessionEvent['type'], Drop extends string = never> = TurnRef &
+  Omit<SessionEventOf<T>, 'v' | 'type' | Drop>;
 
 export interface AgentFrameData {
   /** `resources` and `prompt` name what the message attached (their contents are in the stored event). */
@@ -36,48 +32,20 @@ export interface AgentFrameData {
   thinking: TurnRef;
   chunk: TurnRef & { content: string };
   /** What the model reasoned before its next step (not the opaque replay items). */
-  reasoning: TurnRef & { text: string; model: string; api: ModelApi };
-  toolCall: TurnRef & { toolName: string; serverId: string; callId: string; args: unknown };
-  toolResult: TurnRef & {
-    toolName: string;
-    serverId: string;
-    callId: string;
-    success: boolean;
-    result: unknown;
-    durationMs: number;
-  };
-  response: TurnRef & { content: string; model: string; usage?: Usage };
-  toolApprovalRequested: TurnRef & {
-    callId: string;
-    toolName: string;
-    serverId: string;
-    args: unknown;
-    expiresAt: string;
-  };
-  toolApprovalResolved: TurnRef & { callId: string; decision: ApprovalDecision; by: string; reason?: string };
+  reasoning: FrameOf<'reasoning', 'endpoint' | 'replay'>;
+  toolCall: FrameOf<'toolCall'>;
+  toolResult: FrameOf<'toolResult', 'text'>;
+  response: FrameOf<'response', 'text' | 'usageTotal' | 'fallbacks'>;
+  toolApprovalRequested: FrameOf<'toolApprovalRequested'>;
+  toolApprovalResolved: FrameOf<'toolApprovalResolved'>;
   /** A tool server asks the user something (src/conversation/questions.ts): a form or a URL. */
-  elicitationRequested: TurnRef & {
-    id: string;
-    callId: string;
-    serverId: string;
-    message: string;
-    mode: 'form' | 'url';
-    requestedSchema?: Record<string, unknown>;
-    url?: string;
-    expiresAt: string;
-  };
+  elicitationRequested: FrameOf<'elicitationRequested'>;
   /** Its answer (the content typed is in the stored event only). */
-  elicitationResolved: TurnRef & { id: string; action: ElicitationAction; by: string };
+  elicitationResolved: FrameOf<'elicitationResolved', 'content'>;
   /** A call of a tool the client runs waits for the client's result (`toolName`: the client's name of it). */
-  clientToolRequested: TurnRef & {
-    callId: string;
-    toolName: string;
-    serverId: string;
-    args: unknown;
-    expiresAt: string;
-  };
+  clientToolRequested: FrameOf<'clientToolRequested'>;
   /** How it closed: by whom, and `error` when it failed (its result is the `toolResult` frame after). */
-  clientToolResolved: TurnRef & { callId: string; by: string; error?: string };
+  clientToolResolved: FrameOf<'clientToolResolved'>;
   error: {
     code: string;
     message: string;
@@ -88,18 +56,10 @@ export interface AgentFrameData {
   };
   conversationReset: { sessionId: string; seq: number };
   /** Events with seq ≤ upToSeq are summarised (or their tool results cleared) for the model; the log keeps them. */
-  contextCompacted: {
-    sessionId: string;
-    seq: number;
-    turnId?: string;
-    method: CompactionMethod;
-    trigger: CompactionTrigger;
-    upToSeq: number;
-    summary?: string;
-    tokensBefore: number;
-    tokensAfter: number;
-    usage?: Usage;
-  };
+  contextCompacted: { sessionId: string; seq: number } & Omit<
+    SessionEventOf<'contextCompacted'>,
+    'v' | 'type' | 'readFrom' | 'model' | 'usageTotal'
+  >;
 }
 
 export type FrameName = keyof AgentFrameData;

@@ -38,20 +38,9 @@ export interface AgentServiceOptions extends Pick<
   onSessionClosed?: (sessionId: string) => void;
 }
 
-export interface AgentService {
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  /** Drops dormant sessions idle for evictAfterMs (by the clock); runs by itself every min(evictAfterMs, 60 s). */
-  sweep(): void;
-  /** Whether the session is in memory (or opening). */
-  holds(sessionId: string): boolean;
-  /** Takes a session out of memory now, cancelling its turns with `reason`; its log (another instance's now) stays. */
-  drop(sessionId: string, reason: string): Promise<void>;
-  /** Lets a dormant session leave memory (so another instance may take it); false when it is not dormant here. */
-  release(sessionId: string): Promise<boolean>;
-}
+export type AgentService = ReturnType<typeof createAgentService>;
 
-export function createAgentService(opts: AgentServiceOptions): AgentService {
+export function createAgentService(opts: AgentServiceOptions) {
   const { bus, store, llm, log, config } = opts;
   const clock = opts.clock ?? systemClock;
   const ids = opts.ids ?? createIdSource();
@@ -111,7 +100,7 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
   });
 
   return {
-    start() {
+    start(): Promise<void> {
       if (unregister.length > 0) return Promise.resolve();
       unregister.push(
         ...registerCommandHandlers({ bus, store, clock, ids, sessions, quotas, storage, transfer, deleteIfIdle }),
@@ -119,15 +108,19 @@ export function createAgentService(opts: AgentServiceOptions): AgentService {
       sessions.start();
       return Promise.resolve();
     },
-    async stop() {
+    async stop(): Promise<void> {
       for (const off of unregister.splice(0)) off();
       await sessions.stop();
     },
+    /** Drops dormant sessions idle for evictAfterMs (by the clock); runs by itself every min(evictAfterMs, 60 s). */
     sweep: sessions.sweep,
-    holds: (sessionId) => sessions.slots.has(sessionId),
-    async drop(sessionId, reason) {
+    /** Whether the session is in memory (or opening). */
+    holds: (sessionId: string): boolean => sessions.slots.has(sessionId),
+    /** Takes a session out of memory now, cancelling its turns with `reason`; its log (another instance's now) stays. */
+    async drop(sessionId: string, reason: string): Promise<void> {
       await sessions.closeSession(sessionId, reason, { abandonLog: true });
     },
+    /** Lets a dormant session leave memory (so another instance may take it); false when it is not dormant here. */
     release: sessions.release,
   };
 }

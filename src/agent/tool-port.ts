@@ -5,20 +5,14 @@
 import type { Clock } from '../clock.ts';
 import type { ToolCallInput } from '../conversation/turn-contract.ts';
 import { failedOutcome, toTurnError } from '../conversation/turn-steps.ts';
-import type { LlmClient } from '../llm/types.ts';
-import type { Logger } from '../log/index.ts';
 import type { ModelTool, ModelToolOutcome } from '../tools/messages.ts';
 import type { AgentBus } from './command-handlers.ts';
-import { createSampler } from './questions/sampling.ts';
+import { createSampler, type SamplerDeps } from './questions/sampling.ts';
 import type { CallHost } from './questions/call-host.ts';
 
-export interface ToolPortDeps {
+export interface ToolPortDeps extends SamplerDeps {
   bus: AgentBus;
-  llm: LlmClient;
-  log: Logger;
   clock: Clock;
-  /** The bound on a sampling request's reply (`llm.maxOutputTokens`). */
-  maxOutputTokens: number | undefined;
 }
 
 export function createToolPort({ bus, llm, log, clock, maxOutputTokens }: ToolPortDeps) {

@@ -6,8 +6,7 @@
  */
 import { z } from 'zod';
 import type { ChatMessage, ImagePart } from './model-messages.ts';
-
-const image = z.object({ mimeType: z.string(), base64: z.string() });
+import { image } from './session-event-fields.ts';
 
 /** One content of a resource as the model gets it: text (capped) or an image; other binary is a note in `text`. */
 const attachedResource = z.object({

@@ -1,6 +1,6 @@
 /** The conversation as a chat model speaks it: messages, tool calls, usage and completed steps. */
 import type { z } from 'zod';
-import type { image, toolCallRequest, usage } from './session-event-fields.ts';
+import type { fallbacks, image, toolCallRequest, usage } from './session-event-fields.ts';
 
 /** The model APIs agentd speaks (src/llm): OpenAI Chat Completions, OpenAI Responses, Anthropic Messages. */
 export const MODEL_APIS = ['chat', 'responses', 'messages'] as const;
@@ -57,14 +57,7 @@ export interface ToolDefinition {
 export type Usage = z.output<typeof usage>;
 
 /** A model that failed before another answered (llm.fallback). */
-export interface ModelAttempt {
-  model: string;
-  provider: string;
-  /** `details.reason` of its failure (e.g. `rate_limited`, `provider_error`, `connection`). */
-  reason: string;
-  status?: number;
-  message: string;
-}
+export type ModelAttempt = NonNullable<z.output<typeof fallbacks>>[number];
 
 export interface ModelStep {
   text: string;

@@ -94,24 +94,13 @@ function answerFor(kind: QuestionKind, answer: QuestionAnswer): QuestionAnswer {
 }
 
 const V = EVENT_VERSION;
-/** The tool name an approval-family question is shown and stored under. */
+/** The tool name a question about a call is shown and stored under (a sampling request's: the wire's). */
 const approvalToolName = (q: Pick<Question, 'kind' | 'toolName'>): string =>
   q.kind === 'sampling' ? SAMPLING_TOOL_NAME : (q.toolName ?? '');
 
 /** The stored event that asks `q`. */
 export function askedEvent(q: Omit<Question, 'sessionId'>): SessionEvent {
   const { turnId, serverId, expiresAt } = q;
-  if (q.kind === 'clientTool')
-    return {
-      v: V,
-      type: 'clientToolRequested',
-      turnId,
-      callId: q.id,
-      toolName: q.toolName ?? '',
-      serverId,
-      args: q.args,
-      expiresAt,
-    };
   if (q.kind === 'elicitation') {
     const where =
       q.mode === 'url' ? { url: q.url ?? '' } : { requestedSchema: q.requestedSchema ?? { type: 'object' } };
@@ -128,8 +117,8 @@ export function askedEvent(q: Omit<Question, 'sessionId'>): SessionEvent {
       expiresAt,
     };
   }
-  const toolName = approvalToolName(q);
-  return { v: V, type: 'toolApprovalRequested', turnId, callId: q.id, toolName, serverId, args: q.args, expiresAt };
+  const type = q.kind === 'clientTool' ? 'clientToolRequested' : 'toolApprovalRequested';
+  return { v: V, type, turnId, callId: q.id, toolName: approvalToolName(q), serverId, args: q.args, expiresAt };
 }
 
 /** The stored event that answers the question `q` (of turn `turnId`) with `answer`, by `by`. */
@@ -187,13 +176,9 @@ export function questionOf(e: SessionEvent, sessionId: string): Question | undef
       expiresAt,
     };
   }
-  if (e.type === 'clientToolRequested') {
-    const { turnId, callId, toolName, serverId, args, expiresAt } = e;
-    return { id: callId, kind: 'clientTool', sessionId, turnId, callId, serverId, toolName, args, expiresAt };
-  }
-  if (e.type !== 'toolApprovalRequested') return undefined;
-  const { turnId, callId, serverId, args, expiresAt } = e;
-  if (e.toolName === SAMPLING_TOOL_NAME)
+  if (e.type !== 'toolApprovalRequested' && e.type !== 'clientToolRequested') return undefined;
+  const { turnId, callId, toolName, serverId, args, expiresAt } = e;
+  if (e.type === 'toolApprovalRequested' && toolName === SAMPLING_TOOL_NAME)
     return {
       id: callId,
       kind: 'sampling',
@@ -204,7 +189,8 @@ export function questionOf(e: SessionEvent, sessionId: string): Question | undef
       args,
       expiresAt,
     };
-  return { id: callId, kind: 'approval', sessionId, turnId, callId, serverId, toolName: e.toolName, args, expiresAt };
+  const kind = e.type === 'clientToolRequested' ? 'clientTool' : 'approval';
+  return { id: callId, kind, sessionId, turnId, callId, serverId, toolName, args, expiresAt };
 }
 
 /** The question an answering event closes, with its answer and who gave it; `undefined` for any other event. */

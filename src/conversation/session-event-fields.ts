@@ -17,6 +17,7 @@ export const fallbacks = z
     z.object({
       model: z.string(),
       provider: z.string(),
+      /** `details.reason` of its failure (e.g. `rate_limited`, `provider_error`, `connection`). */
       reason: z.string(),
       status: z.number().optional(),
       message: z.string(),

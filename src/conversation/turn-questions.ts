@@ -63,17 +63,9 @@ function clientResult(key: TurnKey, call: PlannedCall, { content, error }: Clien
   return resultFact(key, call, false, text);
 }
 
-/** The step as closing questions sees it. */
-export interface StepQuestions {
-  key: TurnKey;
-  calls: readonly PlannedCall[];
-  pending: number;
-  questions: readonly WaitingQuestion[];
-}
-
 /** What closing questions does: the facts to report, the approved calls to start, and the step's questions and pending calls after. */
 export function closeQuestions(
-  step: StepQuestions,
+  step: { key: TurnKey; calls: readonly PlannedCall[]; pending: number; questions: readonly WaitingQuestion[] },
   answered: { q: WaitingQuestion; answer: QuestionAnswer; by: string }[],
 ) {
   const { key } = step;

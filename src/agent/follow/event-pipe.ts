@@ -30,8 +30,7 @@ export async function pipeEvents<T>(
   const finish = () => {
     if (closed) return;
     closed = true;
-    ended = true;
-    poke();
+    end();
     close();
   };
   if (signal.aborted) finish();

@@ -2,7 +2,7 @@ import type { Bus } from '../../bus/index.ts';
 import { approvalRecordOf, inFamily } from '../../conversation/questions.ts';
 import { AppError, ERROR_TABLE, type ErrorCode } from '../../errors/index.ts';
 import type { SessionKey } from '../../session-id.ts';
-import type { SentTurn, SessionWatch } from './follower.ts';
+import type { TurnFollower } from './follower.ts';
 import type { TurnStep } from './steps.ts';
 import type { AgentFrameData, AgentEvents } from '../frames.ts';
 import type { AgentCommands, ResponseEvent } from '../messages.ts';
@@ -24,10 +24,7 @@ type AskedTurn = { correlationId: string; sessionId: SessionKey; turnId?: string
 const toAppError = ({ code, message, details }: AgentFrameData['error']): AppError =>
   new AppError(Object.hasOwn(ERROR_TABLE, code) ? (code as ErrorCode) : 'AGENT_ERROR', message, details);
 
-export interface TurnFollow {
-  watch(sessionId: SessionKey): SessionWatch;
-  followSent(sessionId: SessionKey, correlationId: string, onStep: (step: TurnStep) => void): SentTurn;
-}
+type TurnFollow = Pick<TurnFollower, 'watch' | 'followSent'>;
 
 /**
  * Request/response over a turn, for the endpoints that answer with its reply (`message-sync`, `chat_with_agent`).

@@ -12,9 +12,11 @@ import type { Logger } from '../../log/index.ts';
 import { SamplingRefused, type Sampler, type SamplingOptions, type SamplingRequest } from '../../tools/messages.ts';
 import type { ChatMessage, LlmClient, Usage } from '../../llm/types.ts';
 import type { ApprovalDecision } from '../../conversation/session-events.ts';
+import { tokensOf } from '../../conversation/token-estimate.ts';
 
 export interface SamplerDeps {
   llm: LlmClient;
+  /** The bound on a sampling request's reply (`llm.maxOutputTokens`). */
   maxOutputTokens: number | undefined;
   log: Logger;
 }
@@ -36,8 +38,6 @@ export interface SamplerTarget {
 }
 
 const STOP_REASONS: Record<string, string> = { stop: 'endTurn', length: 'maxTokens' };
-/** Prompt tokens estimated from characters, as the context meter does before it has seen usage. */
-const CHARS_PER_TOKEN = 4;
 
 export function createSampler(deps: SamplerDeps, target: SamplerTarget): Sampler {
   return async (request, options) => {
@@ -53,7 +53,7 @@ export function createSampler(deps: SamplerDeps, target: SamplerTarget): Sampler
         throw new SamplingRefused(`the user denied the sampling request${reason ? ` (${reason})` : ''}`);
     }
     try {
-      target.host.checkBudget(Math.ceil(messages.reduce((n, m) => n + m.content.length, 0) / CHARS_PER_TOKEN));
+      target.host.checkBudget(tokensOf(messages.reduce((n, m) => n + m.content.length, 0)));
     } catch (err) {
       if (isAppError(err)) throw new SamplingRefused(err.message);
       throw err;

@@ -3,7 +3,7 @@
  * wiring of one actor to its session's port.
  *
  * Contracts:
- * - `sessionWithActors` is built once for every session (see session-ports.ts for why); its actors
+ * - `sessionWithActors` is built once for every session (see ports.ts for why); its actors
  *   (the turn's model step and tools runner, the compactions) and its wait for the facts to be stored
  *   (`awaitSettled`) call the port of the actor system they run in.
  * - `createSessionActor` binds the port before the actor can start, under the id `turn:<sessionId>`

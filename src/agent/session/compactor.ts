@@ -11,34 +11,28 @@
  * - The summary request goes to `llm.compaction.model` (default: the session's model) with no
  *   tools; its usage is recorded on the event (`usage`) and in the session's totals (`usageTotal`).
  */
-import type { SessionEvent, SessionEventOf } from '../../conversation/session-events.ts';
-import { charsOf, charsOfAll, tokensOf } from '../../conversation/token-estimate.ts';
+import type { SessionEventOf } from '../../conversation/session-events.ts';
+import { charsOf, tokensOf } from '../../conversation/token-estimate.ts';
 import type { CompactInput } from '../../conversation/turn-contract.ts';
 import { AppError, messageOf } from '../../errors/index.ts';
-import type { LlmClient } from '../../llm/types.ts';
-import type { Logger } from '../../log/index.ts';
 import { planCompaction, SUMMARY_HEADING, summaryRequest } from '../compaction/compaction.ts';
-import type { ContextMeter, ContextSettings, UsageView } from '../compaction/context.ts';
+import type { UsageView } from '../compaction/context.ts';
 import type { SessionStoredEvent } from '../frames.ts';
-import type { History } from './history.ts';
-import type { Outbox } from './outbox.ts';
+import type { ModelStepDeps } from './model-step.ts';
+import type { SessionOutput } from './output.ts';
+import type { SessionDeps } from './types.ts';
 
-export interface CompactorDeps {
-  sessionId: string;
-  log: Logger;
-  llm: LlmClient;
-  history: History;
-  outbox: Outbox;
-  context: ContextSettings;
-  meter: ContextMeter;
+export interface CompactorDeps
+  extends
+    Pick<SessionDeps, 'sessionId' | 'log' | 'llm' | 'context' | 'systemPrompt'>,
+    Pick<ModelStepDeps, 'history' | 'outbox' | 'meter'> {
   usage: UsageView;
-  systemPrompt: string;
   /** Characters the tool definitions of the last request took. */
   toolChars: () => number;
   /** The seq of the oldest message still queued (its turn not started), if any. */
   queuedFrom: () => number | undefined;
-  /** Stores a fact of the session (through its output); resolves once it is stored. */
-  store: (input: CompactInput, event: SessionEvent) => Promise<SessionStoredEvent>;
+  /** Stores a fact of the session (its output's `record`). */
+  record: SessionOutput['record'];
 }
 
 /** Characters of a transcript when no window is known: about 4 000 tokens, which any chat model takes. */
@@ -133,7 +127,10 @@ export function createCompactor(deps: CompactorDeps) {
         usageTotal: deps.usage.with(usage),
       };
     }
-    const stored = await deps.store(input, event);
+    const meta = input.key ?? { correlationId: input.correlationIds?.[0] ?? `compact:${sessionId}`, sessionId };
+    const stored = await new Promise<SessionStoredEvent>((resolve, reject) =>
+      deps.record(meta, event, resolve, reject),
+    );
     log.info(
       {
         sessionId,
@@ -194,11 +191,3 @@ export function createCompactRequests(compactor: Compactor, stoppedBy: () => str
     },
   };
 }
-
-/** Characters of a request: system prompt, history view, tail, tools. */
-export const requestChars = (
-  systemPrompt: string,
-  historyChars: number,
-  tail: Parameters<typeof charsOfAll>[0],
-  toolChars: number,
-): number => systemPrompt.length + historyChars + charsOfAll(tail) + toolChars;

@@ -176,22 +176,13 @@ export function checkAnswer(
   return { action: 'accept', content: content as ElicitationContent };
 }
 
-/** What a session read from its log does before anything runs (see the contracts). */
-export interface Opening {
-  /** Facts to record first, in order. */
-  record: SessionEvent[];
-  /** The turn to take up again (it waits for approval). */
-  resume: TurnMessage | undefined;
-  /** The messages to run next, in order. */
-  requeue: TurnMessage[];
-}
-
 export const RESTART_REASON = "the server's request ended with the process";
 
-export function decideOpen(
-  state: SessionState,
-  options: { now: number; orphanedTurnReason?: string | undefined },
-): Opening {
+/**
+ * What a session read from its log does before anything runs (see the contracts): the facts to `record` first, the
+ * turn to `resume` (it waits for approval), then the messages to `requeue`, in order.
+ */
+export function decideOpen(state: SessionState, options: { now: number; orphanedTurnReason?: string | undefined }) {
   const record: SessionEvent[] = [];
   for (const q of state.questions.values()) {
     if (!QUESTION_KINDS[q.kind].survivesRestart)
@@ -205,3 +196,4 @@ export function decideOpen(
   }
   return { record, resume, requeue: [...state.queued.values()].map((q) => q.message) };
 }
+export type Opening = ReturnType<typeof decideOpen>;

@@ -1,6 +1,6 @@
 import type { SessionEvent, SessionEventOf } from '../../conversation/session-events.ts';
-import { charsOf } from '../../conversation/token-estimate.ts';
-import type { ChatMessage, StepReasoning } from '../../llm/types.ts';
+import { charsOf, charsOfAll } from '../../conversation/token-estimate.ts';
+import type { ChatMessage, StepReasoning, ToolCallRequest } from '../../llm/types.ts';
 import { userTurn } from '../../conversation/attachments.ts';
 import { CLEARED_TOOL_RESULT, SUMMARY_HEADING } from '../compaction/compaction.ts';
 
@@ -105,16 +105,11 @@ function compact(state: Projection, e: SessionEventOf<'contextCompacted'>): void
 function replace(state: Projection, list: ChatMessage[], seqs: number[]): void {
   state.list = list;
   state.seqs = seqs;
-  state.chars = 0;
-  for (const m of list) state.chars += charsOf(m);
+  state.chars = charsOfAll(list);
 }
 
 /** An assistant message with the reasoning that preceded it (taken: it belongs to this message only). */
-function assistant(
-  state: Projection,
-  content: string,
-  toolCalls: ChatMessage & { role: 'assistant' } extends { toolCalls?: infer T } ? NonNullable<T> : never,
-): ChatMessage {
+function assistant(state: Projection, content: string, toolCalls: ToolCallRequest[]): ChatMessage {
   const reasoning = state.reasoning;
   state.reasoning = undefined;
   return { role: 'assistant', content, ...(toolCalls.length > 0 && { toolCalls }), ...(reasoning && { reasoning }) };

@@ -22,13 +22,12 @@
  * - Before the request the token budgets are checked (budget.ts): a request that would pass one
  *   fails the step with `details.reason: "token_budget"`.
  */
-import { charsOfTools } from '../../conversation/token-estimate.ts';
+import { charsOfAll, charsOfTools } from '../../conversation/token-estimate.ts';
 import type { ModelStepInput, ModelStepResult, TurnKey } from '../../conversation/turn-contract.ts';
 import type { Clock } from '../../clock.ts';
 import { isAppError } from '../../errors/index.ts';
 import { CONTEXT_OVERFLOW } from '../../llm/failures.ts';
 import type { ChatMessage, LlmClient } from '../../llm/types.ts';
-import { requestChars } from './compactor.ts';
 import type { Budget } from '../compaction/budget.ts';
 import type { ContextMeter, ContextSettings, UsageView } from '../compaction/context.ts';
 import type { ModelTool } from '../../tools/messages.ts';
@@ -137,7 +136,7 @@ export function createModelStep(
     const toolChars = charsOfTools(definitions);
     deps.onToolChars?.(toolChars);
     const list = history.messages();
-    const chars = requestChars(deps.systemPrompt, history.chars, tail, toolChars);
+    const chars = deps.systemPrompt.length + history.chars + charsOfAll(tail) + toolChars;
     const window = context.window();
     const tokens = meter.estimate(list, chars);
     if (!input.compacted && window !== undefined) {

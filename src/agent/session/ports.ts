@@ -1,21 +1,11 @@
 /**
- * The session ports: what the actors of the one shared session machine definition need of their
- * session (its model step, its tool caller, the wait for its facts to be stored), found by the
- * actor system they run in.
- *
- * Contracts:
- * - Maps each session actor's system (one system per session actor) to that session's port.
- *   `bindPort` runs once, before the actor starts; `portOf` throws for a system without a port (an
- *   actor started some other way: a bug).
- * - Why it exists: providing the actors per session (`sessionMachine.provide(...)` in each
- *   `openSession`) built both machine definitions each time, ~23 KB of heap and ~0.3 ms per session
- *   (measured); with this map one definition serves every session (session-actor.ts). Passing the
- *   port through the machines' input instead would put functions into their context (which the
- *   inspector shows) and change the machines' input types.
- * - Lifetime: a WeakMap keyed by the actor system, so an entry goes with its system (the session
- *   actor stopped and dropped); nothing is removed by hand and nothing outlives a session.
- * - This is the only module-level state of the agent: a lookup from an object to what it was
- *   built with, holding no data of its own.
+ * The session ports: what the actors of the one shared session machine definition need of their session (its model
+ * step, its tool caller, the wait for its facts to be stored), found by the actor system they run in.
+ * - `bindPort` runs once per session actor, before it starts; `portOf` throws for a system without a port (a bug).
+ * - Why: providing the actors per session built both machine definitions each time (~23 KB of heap and ~0.3 ms per
+ *   session, measured); passing the port through the machines' input would put functions into their context (which
+ *   the inspector shows). Keyed weakly by the actor system, an entry goes with its session: nothing is removed by
+ *   hand. This is the agent's only module-level state, holding no data of its own.
  */
 import type {
   CompactInput,

@@ -42,9 +42,7 @@ export async function openSession(deps: SessionDeps) {
   let closedBy: string | undefined;
   let lastActive = clock.now();
   const outbox = createOutbox({
-    sessionId,
-    store: deps.store,
-    log,
+    ...deps,
     lastSeq: state.lastSeq,
     onStored: (s) => {
       evolve(state, s);
@@ -57,10 +55,8 @@ export async function openSession(deps: SessionDeps) {
   const counted = (e: SessionEvent): SessionEvent =>
     e.type === 'assistantStep' || e.type === 'response' ? { ...e, usageTotal: usage.with(e.usage) } : e;
   const output = createSessionOutput({
-    sessionId,
+    ...deps,
     outbox,
-    publish: deps.publish,
-    storage: deps.storage,
     stopTurn: (turnId) => {
       if (running() && actor.getSnapshot().context.queue[0]?.turnId === turnId)
         actor.send({ type: 'CANCEL', reason: 'storage' });
@@ -105,38 +101,23 @@ export async function openSession(deps: SessionDeps) {
   });
   const compactions = createCompactRequests(
     createCompactor({
-      sessionId,
-      log,
-      llm,
+      ...deps,
       history: state.history,
       outbox,
-      context: deps.context,
       meter,
       usage,
-      systemPrompt: deps.systemPrompt,
       toolChars: () => toolChars,
       queuedFrom: () => firstQueuedSeq(state),
-      store: (input, event) =>
-        new Promise((resolve, reject) =>
-          record(
-            input.key ?? { correlationId: input.correlationIds?.[0] ?? `compact:${sessionId}`, sessionId },
-            event,
-            resolve,
-            reject,
-          ),
-        ),
+      record,
     }),
     () => closedBy ?? 'reset',
   );
   /** Senders of messages that start a turn at once, waiting for its userMessage to be stored (by turnId). */
   const starting = new Map<string, Starting>();
   const emitted = forwardEmitted({
-    sessionId,
-    log,
+    ...deps,
     output,
     lastSeq: () => outbox.lastSeq,
-    publish: deps.publish,
-    redact: deps.redact,
     counted,
     starting,
   });
