@@ -32,7 +32,8 @@ export async function relayResponse(
 
 /**
  * Writes a response whose body comes in pieces. While the peer is behind no further piece is taken (a lazy
- * source is paused); once the client is gone nothing more is written and the source is left (`return`).
+ * source is paused); once the client is gone nothing more is written and the source is left (`return`). A source
+ * that fails ends the response (its head went out: no error answer can follow) and the failure is rethrown.
  */
 export async function streamReply(
   res: RelayTarget,
@@ -42,10 +43,13 @@ export async function streamReply(
 ): Promise<void> {
   if (res.ended) return;
   res.head(status, headers);
-  for await (const piece of pieces) {
-    if (res.ended) break;
-    if (!res.write(piece)) await res.drained();
-    if (res.ended) break;
+  try {
+    for await (const piece of pieces) {
+      if (res.ended) break;
+      if (!res.write(piece)) await res.drained();
+      if (res.ended) break;
+    }
+  } finally {
+    if (!res.ended) res.end();
   }
-  if (!res.ended) res.end();
 }

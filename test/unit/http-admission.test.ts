@@ -266,6 +266,16 @@ describe('SSE relay', () => {
     expect([pulled, left, fake.calls.includes('end')]).toEqual([2, true, false]);
   });
 
+  it('streamReply ends the response when its source fails after the head, and rethrows the failure', async () => {
+    const fake = fakeResponse(() => false);
+    function* failing() {
+      yield 'data: one\n\n';
+      throw new Error('the turn could not be read');
+    }
+    await expect(streamReply(fake.res, 200, {}, failing())).rejects.toThrow('the turn could not be read');
+    expect([fake.written, fake.calls]).toEqual([['data: one\n\n'], ['head 200', 'end']]);
+  });
+
   it('streamReply answers a body with no piece with an empty, ended response', async () => {
     const fake = fakeResponse(() => false);
     await streamReply(fake.res, 200, { 'X-RateLimit-Limit': '5' }, []);
