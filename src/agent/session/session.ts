@@ -42,7 +42,9 @@ export async function openSession(deps: SessionDeps) {
   let closedBy: string | undefined;
   let lastActive = clock.now();
   const outbox = createOutbox({
-    ...deps,
+    sessionId,
+    store: deps.store,
+    log,
     lastSeq: state.lastSeq,
     onStored: (s) => {
       evolve(state, s);
@@ -55,8 +57,10 @@ export async function openSession(deps: SessionDeps) {
   const counted = (e: SessionEvent): SessionEvent =>
     e.type === 'assistantStep' || e.type === 'response' ? { ...e, usageTotal: usage.with(e.usage) } : e;
   const output = createSessionOutput({
-    ...deps,
+    sessionId,
     outbox,
+    publish: deps.publish,
+    storage: deps.storage,
     stopTurn: (turnId) => {
       if (running() && actor.getSnapshot().context.queue[0]?.turnId === turnId)
         actor.send({ type: 'CANCEL', reason: 'storage' });
@@ -115,9 +119,12 @@ export async function openSession(deps: SessionDeps) {
   /** Senders of messages that start a turn at once, waiting for its userMessage to be stored (by turnId). */
   const starting = new Map<string, Starting>();
   const emitted = forwardEmitted({
-    ...deps,
+    sessionId,
+    log,
     output,
     lastSeq: () => outbox.lastSeq,
+    publish: deps.publish,
+    redact: deps.redact,
     counted,
     starting,
   });
