@@ -105,13 +105,17 @@ export async function openSession(deps: SessionDeps) {
   });
   const compactions = createCompactRequests(
     createCompactor({
-      ...deps,
+      sessionId,
+      log,
+      llm,
       history: state.history,
       outbox,
+      context: deps.context,
       meter,
       usage,
       toolChars: () => toolChars,
       queuedFrom: () => firstQueuedSeq(state),
+      systemPrompt: deps.systemPrompt,
       record,
     }),
     () => closedBy ?? 'reset',
