@@ -1,8 +1,8 @@
 /**
  * The inspection hub: live actors and the viewers that watch them. Actor systems are inspected only while a viewer
  * is attached. A joining viewer first gets an `@xstate.actor` and an `@xstate.snapshot` frame per live actor (of its
- * `filter`), then the live stream. A viewer behind gets nothing until `drained`: then `{ type: "resync" }` and a
- * fresh late-join state, never an unbounded queue.
+ * `filter`), then the live stream. A viewer behind (one of its frames was refused, in the late join too) gets
+ * nothing until `drained`: then `{ type: "resync" }` and a fresh late-join state, never an unbounded queue.
  */
 import type { AnyActorRef, InspectionEvent, Subscription } from 'xstate';
 import { createFrames, type FrameOptions, type InspectFrame } from './frames.ts';
@@ -45,12 +45,18 @@ export function createInspectHub(options: FrameOptions) {
     return root !== undefined && (root.actor.sessionId === sessionId || root.actor.sessionId === rootSessionId);
   };
 
+  /** Sends `text` unless the viewer is behind; a send it refused (dropped) makes it behind. */
+  const deliver = (attached: Attached, text: string): void => {
+    if (!attached.behind && !attached.viewer.send(text)) attached.behind = true;
+  };
+
   const lateJoin = (attached: Attached): void => {
     for (const [id, root] of roots) {
       if (attached.filter !== undefined && attached.filter !== id) continue;
       for (const actor of tree(root.actor)) {
-        attached.viewer.send(JSON.stringify(frames.actorFrame(actor)));
-        attached.viewer.send(JSON.stringify(frames.snapshotFrame(actor)));
+        deliver(attached, JSON.stringify(frames.actorFrame(actor)));
+        deliver(attached, JSON.stringify(frames.snapshotFrame(actor)));
+        if (attached.behind) return;
       }
     }
   };
@@ -59,8 +65,7 @@ export function createInspectHub(options: FrameOptions) {
     let text: string | undefined;
     for (const attached of viewers) {
       if (attached.behind || !wants(attached, frame.sessionId, frame.rootId as string | undefined)) continue;
-      text ??= JSON.stringify(frame);
-      if (!attached.viewer.send(text)) attached.behind = true;
+      deliver(attached, (text ??= JSON.stringify(frame)));
     }
   };
 
@@ -91,8 +96,8 @@ export function createInspectHub(options: FrameOptions) {
       if (viewers.size > 0) {
         watch(root);
         for (const attached of viewers)
-          if (!attached.behind && (attached.filter === undefined || attached.filter === id))
-            attached.viewer.send(JSON.stringify(frames.actorFrame(actor)));
+          if (attached.filter === undefined || attached.filter === id)
+            deliver(attached, JSON.stringify(frames.actorFrame(actor)));
       }
       return () => {
         unwatch(root);
@@ -126,8 +131,7 @@ export function createInspectHub(options: FrameOptions) {
       let text: string | undefined;
       for (const attached of viewers) {
         if (attached.behind || (attached.filter !== undefined && attached.filter !== actorId)) continue;
-        text ??= JSON.stringify({ type: `@agentd.${kind}`, actorId, data: options.redact(data) });
-        if (!attached.viewer.send(text)) attached.behind = true;
+        deliver(attached, (text ??= JSON.stringify({ type: `@agentd.${kind}`, actorId, data: options.redact(data) })));
       }
     },
 

@@ -68,9 +68,10 @@ describe('inspection hub', () => {
 
   it('stops sending to a viewer that is behind, then resyncs it when it drains', async () => {
     const { hub, a } = given();
-    let accepting = false;
+    let accepting = true;
     const v = viewer(() => accepting);
     const handle = hub.attach(v);
+    accepting = false;
     const afterJoin = v.frames.length;
     a.send({ type: 'NEXT' });
     a.send({ type: 'NEXT' });
@@ -89,6 +90,20 @@ describe('inspection hub', () => {
       '@xstate.snapshot',
     ]);
     expect(v.frames[resync + 2]?.snapshot?.value).toBe('red');
+  });
+
+  it('resyncs a viewer whose buffer filled during its late join, and sends it nothing meanwhile, new actors included', () => {
+    const { hub } = given();
+    let accepting = false;
+    const v = viewer(() => accepting);
+    const handle = hub.attach(v);
+    expect(v.frames.map((f) => f.type)).toEqual(['@xstate.actor']); // refused: the rest of the late join waits
+    hub.register('turn:c', createActor(machine, { id: 'turn:c' }).start());
+    expect(v.frames.length).toBe(1);
+    accepting = true;
+    handle.drained();
+    const oneActor = ['@xstate.actor', '@xstate.snapshot'];
+    expect(v.frames.slice(1).map((f) => f.type)).toEqual(['resync', ...oneActor, ...oneActor, ...oneActor]);
   });
 
   it('forgets an actor once unregistered', () => {
