@@ -45,7 +45,7 @@ import {
   type TurnMessage,
   type TurnReport,
 } from '../src/conversation/turn-contract.ts';
-import { toTurnError } from '../src/conversation/turn-steps.ts';
+import { agentTurnFailed, toTurnError } from '../src/conversation/turn-steps.ts';
 import { turnMachine } from './turn.machine.ts';
 import type { TurnInput } from './turn/context.ts';
 import { fact, turnFailedFact } from './turn/facts.ts';
@@ -128,8 +128,7 @@ export const sessionMachine = setup({
       const message = reason === 'cancelled' ? 'turn cancelled' : `turn cancelled (${reason})`;
       for (const q of questions)
         enqueue.emit(fact(key, answeredEvent({ ...q, turnId }, closingAnswer(q.kind, reason, message), reason)));
-      const failed = turnFailedFact(key, { code: 'AGENT_ERROR', message, details: { reason } });
-      enqueue.emit(fact(key, { ...failed, cancelled: true }));
+      enqueue.emit(fact(key, agentTurnFailed(turnId, message, reason, true)));
     }),
     reportCrash: emit(({ context }, error: unknown) => {
       const key = keyOf(context.sessionId, context.queue[0] as TurnMessage);

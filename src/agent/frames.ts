@@ -8,7 +8,7 @@
  * `turnFailed` (`error`), `reset` (`conversationReset`) and `assistantStep`, `messageQueued`, `serverSampled` (none).
  */
 import type { Attached } from '../conversation/attachments.ts';
-import { EVENT_VERSION, type SessionEvent, type SessionEventOf } from '../conversation/session-events.ts';
+import type { SessionEvent, SessionEventOf } from '../conversation/session-events.ts';
 import type { StoredEvent } from '../store/types.ts';
 
 export interface TurnRef {
@@ -80,16 +80,6 @@ export const chunkFrame = (sessionId: string, turnId: string, seq: number, conte
 });
 /** What a queued message thrown away before its turn started (reset, delete, shutdown) is told. */
 export const droppedMessage = (reason: string): string => `message discarded before its turn started (${reason})`;
-/** The stored AGENT_ERROR `turnFailed` that ends a turn for `reason`; `cancelled` for a discarded queued message. */
-export const agentTurnFailed = (turnId: string, message: string, reason: string, cancelled?: true): SessionEvent => ({
-  v: EVENT_VERSION,
-  type: 'turnFailed',
-  turnId,
-  code: 'AGENT_ERROR',
-  message,
-  details: { reason },
-  ...(cancelled && { cancelled }),
-});
 /** The frame of such a message when its discard could not be stored (it is a stored `turnFailed` otherwise). */
 export const droppedFrame = (sessionId: string, turnId: string, seq: number, reason: string): AgentFrame => ({
   event: 'error',

@@ -2,6 +2,7 @@
 import { isAppError, type ErrorBody, messageOf } from '../errors/index.ts';
 import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.ts';
 import type { ToolCallRequest } from './model-messages.ts';
+import { EVENT_VERSION, type SessionEventOf } from './session-events.ts';
 import type { ModelTool, ModelToolOutcome } from './tool-shapes.ts';
 
 /** Between the texts of two model steps of one turn (the chunks carry it too). */
@@ -96,6 +97,22 @@ export function finalReply(
 }
 
 /** What a failed turn reports: an AppError keeps its code; anything else is an AGENT_ERROR naming the cause. */
+/** The stored AGENT_ERROR `turnFailed` that ends a turn for `reason`; `cancelled` when it was cancelled or discarded. */
+export const agentTurnFailed = (
+  turnId: string,
+  message: string,
+  reason: string,
+  cancelled?: true,
+): SessionEventOf<'turnFailed'> => ({
+  v: EVENT_VERSION,
+  type: 'turnFailed',
+  turnId,
+  code: 'AGENT_ERROR',
+  message,
+  details: { reason },
+  ...(cancelled && { cancelled }),
+});
+
 export function toTurnError(err: unknown): ErrorBody {
   if (isAppError(err)) return { code: err.code, message: err.message, details: { ...err.details } };
   const cause = messageOf(err);

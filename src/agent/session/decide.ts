@@ -34,7 +34,7 @@ import { EVENT_VERSION, type SessionEvent, type SessionEventOf } from '../../con
 import type { TurnMessage } from '../../conversation/turn-contract.ts';
 import { AppError } from '../../errors/index.ts';
 import { sessionIdOf } from '../../session-id.ts';
-import { agentTurnFailed } from '../frames.ts';
+import { agentTurnFailed } from '../../conversation/turn-steps.ts';
 import type { ArgsValidator } from '../../tools/args-validator.ts';
 import { resumeTurn } from './open-turn.ts';
 import type { SessionState } from './state.ts';

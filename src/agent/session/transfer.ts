@@ -26,7 +26,8 @@ import type { TransferEntry } from '../../conversation/session-transfer.ts';
 import { isoNow, type Clock } from '../../clock.ts';
 import { AppError } from '../../errors/index.ts';
 import type { EventStore, LogEntry } from '../../store/types.ts';
-import { agentTurnFailed, droppedMessage, type SessionStoredEvent } from '../frames.ts';
+import { agentTurnFailed } from '../../conversation/turn-steps.ts';
+import { droppedMessage, type SessionStoredEvent } from '../frames.ts';
 import { foldSession } from './state.ts';
 
 export type TransferReason = 'imported' | 'forked';
