@@ -97,7 +97,6 @@ export function createFrontEnd(deps: FrontEndDeps) {
           bus: deps.bus,
           auth,
           limits,
-          maxPayloadBytes: limitsConfig.maxBodyBytes,
           slowReaderMs: limitsConfig.slowReaderMs,
           ids: deps.ids,
           follower: deps.follower,

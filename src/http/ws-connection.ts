@@ -17,12 +17,12 @@ export interface Connection {
   sessions: Set<string>;
 }
 
-export interface GatewayDeps extends Omit<EndpointDeps, 'maxBodyBytes'> {
+/** `maxBodyBytes`: the largest frame a client may send (messages are the largest bodies). */
+export interface GatewayDeps extends EndpointDeps {
   metrics?: Pick<Metrics, 'rejected' | 'connections' | 'framePublished'>;
   bus: FrontEndBus;
   auth: Principals;
   limits: Limits;
-  maxPayloadBytes: number;
   /** How long a reader's backlog may stay before it is closed (1008; slow-readers.ts). */
   slowReaderMs: number;
   ids: () => string;

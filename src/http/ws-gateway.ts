@@ -96,7 +96,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
 
   // A frame over the limit closes with 1009 and a reason; the engine reads up to twice it and cuts anything
   // larger without one. Slow readers are closed (1008) long before the engine's `maxBackpressure` drops frames.
-  const slowBytes = Math.max(deps.maxPayloadBytes, 1024 * 1024);
+  const slowBytes = Math.max(deps.maxBodyBytes, 1024 * 1024);
   const inTurn = inOrder<Connection>(); // a connection's frames start in order (in-order.ts)
   const slowReaders = watchSlowReaders(() => open, {
     maxBytes: slowBytes,
@@ -105,7 +105,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
   });
 
   const route: WebSocketRoute<Connection> = {
-    maxPayloadBytes: 2 * deps.maxPayloadBytes,
+    maxPayloadBytes: 2 * deps.maxBodyBytes,
     idleTimeoutSec: 120,
     maxBackpressureBytes: 3 * slowBytes,
     upgrade,
@@ -119,8 +119,8 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
       );
     },
     message: (ws, text, bytes) => {
-      if (bytes > deps.maxPayloadBytes)
-        return ws.close(1009, `frame of ${bytes} bytes is over the limit of ${deps.maxPayloadBytes}`);
+      if (bytes > deps.maxBodyBytes)
+        return ws.close(1009, `frame of ${bytes} bytes is over the limit of ${deps.maxBodyBytes}`);
       inTurn(ws.data, () =>
         onMessage(ws, text).catch((err: unknown) => deps.log.error({ err }, 'websocket message failed')),
       );
