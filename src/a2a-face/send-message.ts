@@ -7,7 +7,7 @@
 import type { SessionAccess } from '../auth/index.ts';
 import { AppError } from '../errors/index.ts';
 import { unnamedSessionId } from '../session-id.ts';
-import { hopsOf, invalidHops } from '../tools/hops.ts';
+import { hopsOf, invalidHops } from '../conversation/hops.ts';
 import { createInputAnswers } from './answer-input.ts';
 import type { A2aCallContext, A2aFaceDeps } from './face-types.ts';
 import { contentOf } from './message-parts.ts';

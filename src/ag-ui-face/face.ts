@@ -21,7 +21,7 @@ import type { Principal, SessionAccess } from '../auth/index.ts';
 import type { AgUiConfig } from '../config/schema.ts';
 import type { ClientTool } from '../conversation/session-event-fields.ts';
 import type { Bus } from '../bus/index.ts';
-import type { McpEvents } from '../tools/index.ts';
+import type { McpEvents } from '../tools/messages.ts';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
 import type { SessionKey } from '../session-id.ts';

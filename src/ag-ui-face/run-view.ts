@@ -8,7 +8,7 @@
 import { EventType, PROTOCOL_VERSION, type Event, type RunFinishedOutcome } from '@ag-ui/core';
 import { answerOfFrame, questionOfFrame, type AgentFrame, type Question, type TurnStep } from '../agent/index.ts';
 import { AppError, ERROR_TABLE, toAgUiRunError, type ErrorCode } from '../errors/index.ts';
-import type { McpEvents } from '../tools/index.ts';
+import type { McpEvents } from '../tools/messages.ts';
 import { interruptOf } from './interrupts.ts';
 
 export const runView = (threadId: string, runId: string, turnId: string, since = 0) => ({

@@ -45,7 +45,7 @@ export type AgentCommands = {
    */
   'agent.sendMessage': {
     /**
-     * `hops`: agent-to-agent hops behind the message (src/tools/hops.ts). `quota`: who creates the session if this is
+     * `hops`: agent-to-agent hops behind the message (src/conversation/hops.ts). `quota`: who creates the session if this is
      * its first message, and how many they may hold (RATE_LIMIT_EXCEEDED past it). `attached`: resources and a
      * prompt resolved by the face. `unnamed`: the face made `sessionId` up (src/session-id.ts); only such a message
      * may create a session with an unnamed id. `turnId`: the turn's id (AG-UI's `runId`; fresh when absent), which

@@ -1,6 +1,6 @@
 import type { EngineRequest, EngineResponse } from './engine/index.ts';
 import { AppError } from '../errors/index.ts';
-import { INSTANCE_HEADER } from '../tools/index.ts';
+import { INSTANCE_HEADER } from '../conversation/hops.ts';
 import type { HttpFace } from '../mcp-face/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { MethodNotAllowed, requestFacts, type EndpointDeps } from './admission.ts';

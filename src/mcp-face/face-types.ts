@@ -6,7 +6,7 @@ import type { AgentConfig } from '../config/schema.ts';
 import type { QuestionKind } from '../conversation/records.ts';
 import type { Logger } from '../log/index.ts';
 import type { SessionKey } from '../session-id.ts';
-import type { McpCommands } from '../tools/index.ts';
+import type { McpCommands } from '../tools/messages.ts';
 import type { FaceKey } from './seal.ts';
 
 type AgentCard = Pick<AgentConfig, 'name' | 'description' | 'version'> & { model: string };
@@ -26,7 +26,7 @@ export interface ServerFaceDeps {
   maxHops: number;
   /** Seals what the face hands to clients (requestState, session ids, answer ids); see seal.ts. */
   key: FaceKey;
-  /** Declared as an experimental capability: agentd can tell it connected to itself (tools/mcp/self-connection.ts). */
+  /** Declared as an experimental capability: agentd can tell it connected to itself (conversation/hops.ts). */
   serviceId?: string;
 }
 

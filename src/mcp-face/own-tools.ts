@@ -1,7 +1,7 @@
 /** The agent's own MCP tools and resource: names, input schemas (the zod schemas that check the calls), results. */
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { hopsOf, invalidHops } from '../tools/hops.ts';
+import { hopsOf, invalidHops } from '../conversation/hops.ts';
 import { sessionIdSchema } from '../session-id.ts';
 
 export const CARD_URI = 'agentd://agent/card';
@@ -35,7 +35,7 @@ export const text = (value: string, isError = false): CallToolResult => ({
   ...(isError && { isError }),
 });
 
-/** The hop count of a request's `_meta`; a malformed one is invalid params, as on /a2a (src/tools/hops.ts). */
+/** The hop count of a request's `_meta`; a malformed one is invalid params, as on /a2a (src/conversation/hops.ts). */
 export function hopsIn(meta: Record<string, unknown> | undefined): number {
   const hops = hopsOf(meta);
   if (hops === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, invalidHops('_meta'));

@@ -14,7 +14,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { DEFAULT_SESSION } from '../agent/index.ts';
 import { LOCAL_SESSIONS, type SessionAccess } from '../auth/index.ts';
-import { selfCapability } from '../tools/mcp/self-connection.ts';
+import { selfCapability } from '../conversation/hops.ts';
 import { createApprovalRounds } from './approval-rounds.ts';
 import { chat } from './chat.ts';
 import type { ServerFaceDeps, ServerOptions } from './face-types.ts';

@@ -2,6 +2,5 @@
 export { createMcpService, type McpService, type McpServiceOptions } from './service.ts';
 export type * from './messages.ts';
 export { MODEL_TOOL_NAME } from './naming.ts';
-export { INSTANCE_HEADER } from './hops.ts';
 export { createChildRegistry, reapLeftovers, type ChildRegistry } from './spawn/child-registry.ts';
 export { runtimePolicyOf, type RuntimePolicy } from './spawn/runtime-connect.ts';

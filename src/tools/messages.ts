@@ -53,7 +53,7 @@ export type McpCommands = {
   };
   /** Tools offered to the model right now. */
   'mcp.modelTools': { payload: Record<string, never>; result: ModelTool[] };
-  /** By model-visible name; never throws for tool failures. `hops`: hops.ts; `elicit`, `sampler`: server-asks.ts. */
+  /** By model-visible name; never throws for tool failures. `hops`: src/conversation/hops.ts; `elicit`, `sampler`: server-asks.ts. */
   'mcp.callModelTool': {
     payload: {
       name: string;

@@ -6,7 +6,7 @@
  */
 import type { HttpServerConfig } from '../config/schema.ts';
 import { openConnection, type McpConnection } from './mcp/connection.ts';
-import { INSTANCE_HEADER } from './hops.ts';
+import { INSTANCE_HEADER } from '../conversation/hops.ts';
 import { createServerOAuth, type ServerOAuth } from './oauth/client.ts';
 import { createPrincipalConnections } from './mcp/principal-connections.ts';
 import { checkedFetch, pinnedConnect } from './spawn/runtime-connect.ts';

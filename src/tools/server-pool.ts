@@ -15,7 +15,7 @@ import { AppError } from '../errors/index.ts';
 import { mcpServerMachine } from '../../machines/mcp-server.machine.ts';
 import { openA2aAgent } from './a2a/agent.ts';
 import { buildCatalogue, toModelTool, type CatalogueItem } from './catalogue.ts';
-import { INSTANCE_HEADER } from './hops.ts';
+import { INSTANCE_HEADER } from '../conversation/hops.ts';
 import type { ServerRecord } from './messages.ts';
 import { openConnection, type McpConnection } from './mcp/connection.ts';
 import { createNoticeRelay } from './mcp/notices.ts';

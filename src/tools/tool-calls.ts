@@ -17,7 +17,7 @@ import type { Logger } from '../log/index.ts';
 import type { ArgIssue, ArgsValidator } from './args-validator.ts';
 import type { ServerPool } from './server-pool.ts';
 import { CallError } from './mcp/call-error.ts';
-import { HOPS_META_KEY } from './hops.ts';
+import { HOPS_META_KEY } from '../conversation/hops.ts';
 import type {
   ExecutionResult,
   McpCommands,

@@ -6,7 +6,7 @@ import { a2aMessage, callA2a, partsText } from '../../src/tools/a2a/call.ts';
 import { A2A_INPUT_SCHEMA, cardTools, cardUrlOf, normalizeCard } from '../../src/tools/a2a/agent.ts';
 import { buildCatalogue } from '../../src/tools/catalogue.ts';
 import { parseConfig } from '../../src/config/index.ts';
-import { HOPS_META_KEY } from '../../src/tools/hops.ts';
+import { HOPS_META_KEY } from '../../src/conversation/hops.ts';
 
 const V1_CARD = {
   name: 'Weather',

@@ -1,6 +1,7 @@
 /** Telling agentd's own /mcp from any other server by the service id it declares (src/tools/mcp/self-connection.ts). */
 import { describe, expect, it } from 'vitest';
-import { isSelf, SELF_CAPABILITY, selfCapability } from '../../src/tools/mcp/self-connection.ts';
+import { SELF_CAPABILITY, selfCapability } from '../../src/conversation/hops.ts';
+import { isSelf } from '../../src/tools/mcp/self-connection.ts';
 
 describe('self-connection', () => {
   it('is the server that declares our own service id, and no other', () => {

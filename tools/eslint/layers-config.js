@@ -62,8 +62,6 @@ export const LAYERS = {
     machines: { path: 'machines', uses: [...LEAVES, 'conversation'] },
     // Who may start which process, and which URLs a runtime server may reach: the spawn and URL policy, process groups.
     toolsSpawn: { path: 'src/tools/spawn', uses: [...LEAVES, 'config'] },
-    // The agent-to-agent hop count and instance header: read by the faces, sent by the tools.
-    toolsHops: { path: 'src/tools/hops.ts' },
     // What a tool server asks during a call (elicitation, sampling) and who answers: the MCP client routes it, the
     // agent's questions answer it; it imports neither.
     toolsAsks: { path: 'src/tools/server-asks.ts', uses: [...LEAVES, 'conversation'] },
@@ -89,7 +87,7 @@ export const LAYERS = {
       ],
     },
     // Remote A2A agents as tool servers, over the MCP client's connection shape.
-    toolsA2a: { path: 'src/tools/a2a', uses: [...LEAVES, 'config', 'toolsSpawn', 'toolsHops', 'toolsMcp'] },
+    toolsA2a: { path: 'src/tools/a2a', uses: [...LEAVES, 'config', 'conversation', 'toolsSpawn', 'toolsMcp'] },
     // The agent's tool servers: the service (its bus handlers, the server pool, tool calls, the catalogue and tool
     // naming, sign-ins) and the files that join its sub-folders (server-oauth.ts: the MCP client with OAuth).
     tools: {
@@ -101,7 +99,6 @@ export const LAYERS = {
         'conversation',
         'machines',
         'toolsSpawn',
-        'toolsHops',
         'toolsAsks',
         'toolsMessages',
         'toolsOauth',
@@ -131,12 +128,15 @@ export const LAYERS = {
     // The agent served over MCP (/mcp, --mode mcp).
     mcpFace: {
       path: 'src/mcp-face',
-      uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools', 'toolsHops', 'toolsMcp'],
+      uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'toolsMessages'],
     },
     // The agent served over A2A (agent card, /a2a): its own JSON-RPC over the agent's bus and event log.
-    a2aFace: { path: 'src/a2a-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'toolsHops'] },
+    a2aFace: { path: 'src/a2a-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent'] },
     // The agent served over AG-UI (/ag-ui): runs are turns, interrupts are questions.
-    agUiFace: { path: 'src/ag-ui-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'tools'] },
+    agUiFace: {
+      path: 'src/ag-ui-face',
+      uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'toolsMessages'],
+    },
     metrics: { path: 'src/metrics', uses: [...LEAVES, 'bus', 'agent', 'tools'] },
     tracing: { path: 'src/tracing', uses: [...LEAVES, 'bus', 'llm', 'agent'] },
     // The HTTP/WebSocket port the front end is written against (types.ts) and its adapters (uWebSockets.js, node:http + ws, in process); they import nothing of ours.

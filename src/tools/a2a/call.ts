@@ -16,7 +16,7 @@ import { Role, TaskState, type Artifact, type Message, type Part, type Task } fr
 import type { Client } from '@a2a-js/sdk/client';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { CallError } from '../mcp/call-error.ts';
-import { HOPS_META_KEY, hopsOf } from '../hops.ts';
+import { HOPS_META_KEY, hopsOf } from '../../conversation/hops.ts';
 import { capText } from '../mcp/result-text.ts';
 import { messageOf } from '../../errors/index.ts';
 

@@ -1,16 +1,11 @@
 /**
  * agentd connected to its own `/mcp`, told by what the server declares, not by its URL: the MCP face declares its
- * service's id (random per start, shared by one supervisor's workers) as experimental capability SELF_CAPABILITY.
- * Such a connection is closed and refused with SelfConnection (no retry can help); any other agentd is unaffected.
+ * service's id (random per start, shared by one supervisor's workers) as experimental capability SELF_CAPABILITY
+ * (src/conversation/hops.ts). Such a connection is closed and refused with SelfConnection (no retry can help); any
+ * other agentd is unaffected.
  */
 import type { ServerCapabilities } from '@modelcontextprotocol/client';
-
-/** The experimental capability under which agentd's MCP face declares its service's id. */
-export const SELF_CAPABILITY = 'agentd/service';
-
-export const selfCapability = (serviceId: string): Record<string, { id: string }> => ({
-  [SELF_CAPABILITY]: { id: serviceId },
-});
+import { SELF_CAPABILITY } from '../../conversation/hops.ts';
 
 /** Whether a server that declared `capabilities` is the agentd whose service id is `serviceId`. */
 export function isSelf(capabilities: ServerCapabilities | undefined, serviceId: string | undefined): boolean {
