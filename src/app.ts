@@ -25,7 +25,9 @@ import { createFrontEnd, type FrontEnd } from './http/server.ts';
 import { createLlmClient } from './llm/index.ts';
 import { createLimits } from './http/limits.ts';
 import { createChildRegistry, createMcpService, reapLeftovers, runtimePolicyOf } from './tools/index.ts';
-import { createHttpFace, createServerFace } from './mcp-face/index.ts';
+import { createHttpFace, createServerFace, mcpMount } from './mcp-face/index.ts';
+import { a2aMount } from './a2a-face/index.ts';
+import { agUiMount } from './ag-ui-face/index.ts';
 import { createCluster } from './cluster/index.ts';
 import { createStore } from './store/index.ts';
 import { createSecretStore, sharedSecret } from './store/secret-store.ts';
@@ -165,6 +167,12 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const startedAt = clock.now();
 
   const mcpFace = createHttpFace(serverFace);
+  // The faces on the front end, one mount each; a new face is its folder and one line here.
+  const faces = [
+    mcpMount({ face: mcpFace, instanceId }),
+    ...(config.a2a.enabled ? [a2aMount({ bus, follower, ids, config })] : []),
+    ...(config.agUi.enabled ? [agUiMount({ bus, follower, clock, config })] : []),
+  ];
   const engine = deps.engine ?? selectEngine(env.AGENTD_ENGINE);
   const served = createFrontEnd({
     engine,
@@ -175,8 +183,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     log: log.child({ component: 'http' }),
     ...(limits && { limits }),
     mode,
-    mcpFace,
-    instanceId,
+    faces,
     metrics,
     inspect,
     follower,
@@ -192,6 +199,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       ids,
       metrics,
       mode,
+      faces,
     }),
   });
   // The OAuth callback URL is known once the front end listens (port 0 picks one).

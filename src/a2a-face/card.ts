@@ -11,6 +11,10 @@ export const A2A_PATH = '/a2a';
 /** The base of the HTTP+JSON binding (`POST /a2a/rest/message:send`, ...). */
 export const A2A_REST_PATH = '/a2a/rest';
 export const CARD_PATH = '/.well-known/agent-card.json';
+/** The request headers of A2A, allowed by the CORS preflight of its endpoints. */
+export const A2A_HEADERS = ['Accept', 'A2A-Version', 'A2A-Extensions'];
+/** A2A's own JSON media type, taken beside `application/json`. */
+export const A2A_JSON = 'application/a2a+json';
 
 /** A host[:port] as a client may name it (no path, user info or spaces). */
 const HOST_RE = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(:\d{1,5})?$/i;

@@ -3,3 +3,4 @@ export { createA2aFace, type A2aFace } from './face.ts';
 export { agentCard, agentCardSchema, endpointOrigin, A2A_PATH, A2A_REST_PATH, CARD_PATH } from './card.ts';
 export { versionOf } from './wire.ts';
 export { createA2aRest, matchRestRoute, type A2aRest, type RestRoute } from './rest-binding.ts';
+export { a2aMount } from './endpoint.ts';

@@ -53,11 +53,17 @@ export function jsonOrUndefined(text: string): unknown {
 /** The media type of a Content-Type header, lower case, without its parameters. */
 export const mediaTypeOf = (contentType: string): string => contentType.split(';')[0]!.trim().toLowerCase();
 
-const wrongType = (contentType: string, wanted: string): AppError =>
-  new AppError('INVALID_REQUEST', `Content-Type must be ${wanted}`, {
-    issue: `got "${contentType || '(none)'}"`,
-    suggestion: `send the header Content-Type: ${wanted}`,
-  });
+/** A body of another media type than the route reads: INVALID_REQUEST (400 on REST; a face answers it 415). */
+export class WrongContentType extends AppError {
+  constructor(contentType: string, wanted: string) {
+    super('INVALID_REQUEST', `Content-Type must be ${wanted}`, {
+      issue: `got "${contentType || '(none)'}"`,
+      suggestion: `send the header Content-Type: ${wanted}`,
+    });
+  }
+}
+
+const wrongType = (contentType: string, wanted: string): AppError => new WrongContentType(contentType, wanted);
 
 /** Throws INVALID_REQUEST unless the media type is `application/json` or one of `more`. */
 export function requireJsonType(contentType: string, more: readonly string[] = []): void {

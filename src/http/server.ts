@@ -3,7 +3,6 @@ import type { Clock, IdSource } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import type { Logger } from '../log/index.ts';
 import type { InspectHub } from '../inspect/index.ts';
-import type { HttpFace } from '../mcp-face/index.ts';
 import type { Metrics } from '../metrics/index.ts';
 import { createAdmission } from './admission.ts';
 import { createPrincipals, sessionAccess, type Principal } from '../auth/index.ts';
@@ -13,12 +12,7 @@ import { createInject, type EngineSelection, type HttpHandler } from './engine/i
 import { createHostCheck } from './host-check.ts';
 import { createInspectWs } from './inspect-ws.ts';
 import { connectionGate, createLimits, type Limits } from './limits.ts';
-import { createMcpEndpoint } from './mcp-endpoint.ts';
-import { createA2aFace, createA2aRest } from '../a2a-face/index.ts';
-import { cardFor, createA2aEndpoint } from './routes/a2a-routes.ts';
-import { createA2aRestEndpoint, isA2aRestPath } from './routes/a2a-rest-endpoint.ts';
-import { createAgUiFace } from '../ag-ui-face/index.ts';
-import { createAgUiEndpoint } from './routes/ag-ui-routes.ts';
+import type { FaceContext, FaceMount } from './face-endpoint.ts';
 import { createRestHandler } from './rest.ts';
 import type { Route } from './route.ts';
 import { createRouter } from './router.ts';
@@ -39,9 +33,8 @@ export interface FrontEndDeps {
   limits?: Limits;
   /** `mcp`: no WebSocket API at `/`. */
   mode: 'web' | 'mcp';
-  mcpFace: HttpFace;
-  /** This instance's id (refuses /mcp tool calls from itself). */
-  instanceId: string;
+  /** The enabled faces (app.ts), each answering the paths it matches, tried in order; REST answers the rest. */
+  faces: readonly FaceMount[];
   /** Served at /inspect/ws when given. */
   inspect?: InspectHub | undefined;
   follower: TurnFollower;
@@ -49,7 +42,7 @@ export interface FrontEndDeps {
   storeId: () => string;
 }
 
-/** The front end: REST under /api, the WebSocket API at /, /mcp, /a2a, /a2a/rest and AG-UI, on `deps.engine`. */
+/** The front end: REST under /api, the WebSocket API at /, and the faces' mounts (/mcp, /a2a, AG-UI), on `deps.engine`. */
 export function createFrontEnd(deps: FrontEndDeps) {
   const { config, log } = deps;
   const limitsConfig = config.server.limits;
@@ -68,7 +61,6 @@ export function createFrontEnd(deps: FrontEndDeps) {
   });
   const ownership = { strict: auth.configured, sessionsPerPrincipal: limitsConfig.sessionsPerPrincipal };
   const sessionsOf: SessionsOf = (principal, ip) => sessionAccess(principal, ip, ownership);
-  const mayApprove = (principal: Principal) => auth.allows(principal, 'approve');
   const admission = createAdmission({
     limiter: limits.rest,
     cors,
@@ -103,61 +95,19 @@ export function createFrontEnd(deps: FrontEndDeps) {
           storeId: deps.storeId,
         })
       : undefined;
-  const mcp = createMcpEndpoint({
-    ...(deps.metrics && { metrics: deps.metrics }),
+  const faceContext: FaceContext = {
     ...endpoint,
-    face: deps.mcpFace,
+    ...(deps.metrics && { metrics: deps.metrics }),
     limiter: limits.rest,
-    instanceId: deps.instanceId,
-    mayApprove,
-  });
-
-  const a2aFace = config.a2a.enabled
-    ? createA2aFace({
-        bus: deps.bus,
-        follower: deps.follower,
-        ids: deps.ids,
-        maxHops: config.server.mcp.maxHops,
-        waitMs: config.server.requestTimeoutMs,
-        mayApprove,
-        card: (origin) => cardFor(config, { host: new URL(origin).host }),
-      })
-    : undefined;
-  const a2a = a2aFace ? createA2aEndpoint({ face: a2aFace, config, ...endpoint }) : undefined;
-  const a2aRest = a2aFace ? createA2aRestEndpoint({ rest: createA2aRest(a2aFace), config, ...endpoint }) : undefined;
-
-  const agUi = config.agUi.enabled
-    ? createAgUiEndpoint({
-        face: createAgUiFace({
-          bus: deps.bus,
-          follower: deps.follower,
-          clock: deps.clock,
-          mayApprove,
-          clientTools: config.agUi.clientTools,
-        }),
-        path: config.agUi.path,
-        ...endpoint,
-      })
-    : undefined;
+    mayApprove: (principal: Principal) => auth.allows(principal, 'approve'),
+  };
+  const faces = deps.faces.map((face) => ({ match: face.match, handler: face.serve(faceContext) }));
 
   const inspectWs = deps.inspect ? createInspectWs({ hub: deps.inspect, ...endpoint }) : undefined;
   if (inspectWs) app.websocket('/inspect/ws', inspectWs.route);
   if (gateway) app.websocket('/', gateway.route);
-  // Each endpoint answers the unknown paths under it too; AG-UI's capabilities are a REST route.
-  const isA2a = (path: string) => path === '/a2a' || path.startsWith('/a2a/');
-  const agUiPath = config.agUi.path;
-  const isAgUi = (path: string) =>
-    path === agUiPath || (path.startsWith(`${agUiPath}/`) && path !== `${agUiPath}/capabilities`);
-  const serve: HttpHandler = (req, res) =>
-    (req.path === '/mcp'
-      ? mcp
-      : a2aRest && isA2aRestPath(req.path)
-        ? a2aRest
-        : a2a && isA2a(req.path)
-          ? a2a
-          : agUi && isAgUi(req.path)
-            ? agUi
-            : rest)(req, res);
+  // Each face answers the unknown paths under it too.
+  const serve: HttpHandler = (req, res) => (faces.find((face) => face.match(req.path))?.handler ?? rest)(req, res);
   app.http(serve);
 
   return {

@@ -2,3 +2,4 @@
 export { createServerFace, type ServerFace } from './server-face.ts';
 export { createHttpFace, type HttpFace } from './http-face.ts';
 export { serveStdio } from './stdio-face.ts';
+export { mcpMount, MCP_PATH } from './endpoint.ts';

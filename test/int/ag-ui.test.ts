@@ -290,6 +290,22 @@ describe('AG-UI runs through HttpAgent', { timeout: 60_000 }, () => {
     expect((await fetch(`${app.url}/ag-ui`, { method: 'POST', body: '{}' })).status).toBe(401);
   });
 
+  it('a body that is not declared JSON is 415 in the error envelope, as on /a2a (issue 57 item 7)', async () => {
+    const input = { threadId: `t-${randomUUID().slice(0, 8)}`, runId: 'r1', messages: [] };
+    for (const type of ['text/plain', undefined]) {
+      const res = await fetch(`${app.url}/ag-ui`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${ALICE}`, ...(type && { 'Content-Type': type }) },
+        body: new Blob([JSON.stringify(input)]), // a Blob of no type: fetch adds no Content-Type
+      });
+      expect(res.status, type).toBe(415);
+      expect(await res.json()).toMatchObject({
+        success: false,
+        error: { code: 'INVALID_REQUEST', message: 'Content-Type must be application/json' },
+      });
+    }
+  });
+
   it('an unknown path under /ag-ui is 404 in the error envelope, after the credential is checked', async () => {
     for (const [method, path] of [
       ['POST', '/ag-ui/foo'],

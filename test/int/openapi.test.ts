@@ -7,9 +7,9 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRoutes, type RoutesDeps } from '../../src/http/routes/index.ts';
-import { a2aEndpointDoc } from '../../src/http/routes/a2a-routes.ts';
-import { a2aRestDoc } from '../../src/http/routes/a2a-rest-doc.ts';
-import { agUiEndpointDoc } from '../../src/http/routes/ag-ui-routes.ts';
+import { a2aMount } from '../../src/a2a-face/index.ts';
+import { agUiMount } from '../../src/ag-ui-face/index.ts';
+import type { AgentConfig } from '../../src/config/schema.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { fixturePath } from '../support/paths.ts';
 import { everythingStdio } from '../support/messaging.ts';
@@ -30,6 +30,16 @@ type Doc = {
   paths: Record<string, Record<string, Operation>>;
   components: { securitySchemes: Record<string, unknown>; schemas: { Error: object } };
 };
+
+/** The route table with the faces' routes, and the routes the faces serve themselves (documented only). */
+function routesAndDocs(config: AgentConfig) {
+  // Routes and docs read the config only.
+  const faces = [
+    a2aMount({ config } as unknown as Parameters<typeof a2aMount>[0]),
+    agUiMount({ config } as unknown as Parameters<typeof agUiMount>[0]),
+  ];
+  return [...createRoutes({ config, faces } as unknown as RoutesDeps), ...faces.flatMap((face) => face.docs?.() ?? [])];
+}
 
 /** A request for each operation: path values and a body, in an order that leaves deletions last. */
 const PATH_VALUES: Record<string, string> = {
@@ -181,12 +191,7 @@ describe('OpenAPI document', () => {
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
     );
-    const table = [
-      ...createRoutes({ config: svc.config } as RoutesDeps),
-      ...a2aEndpointDoc(svc.config),
-      ...a2aRestDoc(svc.config),
-      ...agUiEndpointDoc(svc.config),
-    ].map((r) => `${r.method} ${r.path.replace(/\/:(\w+)/g, '/{$1}')}`);
+    const table = routesAndDocs(svc.config).map((r) => `${r.method} ${r.path.replace(/\/:(\w+)/g, '/{$1}')}`);
     expect(documented.sort()).toEqual(table.sort());
   });
 
@@ -317,12 +322,7 @@ describe('OpenAPI document', () => {
       checked.push(key);
     }
     // Every JSON route of the table was answered and checked against its published schema.
-    const jsonRoutes = [
-      ...createRoutes({ config: svc.config } as RoutesDeps),
-      ...a2aEndpointDoc(svc.config),
-      ...a2aRestDoc(svc.config),
-      ...agUiEndpointDoc(svc.config),
-    ].filter(
+    const jsonRoutes = routesAndDocs(svc.config).filter(
       (r) =>
         !r.doc?.contentType &&
         r.path !== '/api/connect-a2a-agent' &&

@@ -115,6 +115,21 @@ describe('import layers (npm run lint)', () => {
     ]);
   });
 
+  it('mounts the faces from above: a face imports the endpoint kit of http, http imports no face', async () => {
+    const kit = "import { faceEndpoint } from '../http/face-endpoint.ts';";
+    for (const face of ['mcp-face', 'a2a-face', 'ag-ui-face'])
+      expect(await lint(`src/${face}/fixture.ts`, kit)).toEqual([]);
+    expect(await lint('src/http/fixture.ts', "import type { FaceMount } from '../a2a-face/index.ts';")).toEqual([
+      expect.stringMatching(/^http may not import a2aFace/),
+    ]);
+    expect(await lint('src/http/routes/fixture.ts', "import { agUiMount } from '../../ag-ui-face/index.ts';")).toEqual([
+      expect.stringMatching(/^http may not import agUiFace/),
+    ]);
+    expect(await lint('src/a2a-face/fixture.ts', "import { hopsOf } from '../tools/index.ts';")).toEqual([
+      expect.stringMatching(/^a2aFace may not import tools/),
+    ]);
+  });
+
   it('layers the tools: OAuth below the MCP client, A2A agents above it, the service on top, the contract below all', async () => {
     expect(
       await lint('src/tools/oauth/fixture.ts', "import type { McpConnection } from '../mcp/connection.ts';"),

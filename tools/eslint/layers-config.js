@@ -21,6 +21,8 @@ const SESSION_USES = [
   'agentCompaction',
   'agentQuestions',
 ];
+/** What a face may import: the agent's contract, and the front end's endpoint kit (`http`, its engine's types). */
+const FACE_USES = [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'http', 'httpEngine'];
 /** What the parts of createApp (src/app/) may import; createApp (src/app.ts) too, and the rest it wires. */
 const APP_PARTS_USES = [
   'config',
@@ -29,6 +31,8 @@ const APP_PARTS_USES = [
   'tools',
   'agent',
   'mcpFace',
+  'a2aFace',
+  'agUiFace',
   'metrics',
   'tracing',
   'inspect',
@@ -125,18 +129,6 @@ export const LAYERS = {
     },
     // The session service: its bus handlers, the sessions in memory, the public face (index.ts).
     agent: { path: 'src/agent', uses: [...LEAVES, ...SESSION_USES, 'agentSession', 'agentFollow'] },
-    // The agent served over MCP (/mcp, --mode mcp).
-    mcpFace: {
-      path: 'src/mcp-face',
-      uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'toolsMessages'],
-    },
-    // The agent served over A2A (agent card, /a2a): its own JSON-RPC over the agent's bus and event log.
-    a2aFace: { path: 'src/a2a-face', uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent'] },
-    // The agent served over AG-UI (/ag-ui): runs are turns, interrupts are questions.
-    agUiFace: {
-      path: 'src/ag-ui-face',
-      uses: [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 'toolsMessages'],
-    },
     metrics: { path: 'src/metrics', uses: [...LEAVES, 'bus', 'agent', 'tools'] },
     tracing: { path: 'src/tracing', uses: [...LEAVES, 'bus', 'llm', 'agent'] },
     // The HTTP/WebSocket port the front end is written against (types.ts) and its adapters (uWebSockets.js, node:http + ws, in process); they import nothing of ours.
@@ -153,15 +145,19 @@ export const LAYERS = {
         'agent',
         'tools',
         'toolsMessages',
-        'mcpFace',
-        'a2aFace',
-        'agUiFace',
         'metrics',
         'inspect',
         'redis',
         'httpEngine',
       ],
     },
+    // The faces: each mounts on the front end through the endpoint kit of `http` (src/http/face-endpoint.ts), which
+    // imports no face. The agent served over MCP (/mcp, --mode mcp).
+    mcpFace: { path: 'src/mcp-face', uses: [...FACE_USES, 'toolsMessages'] },
+    // The agent served over A2A (agent card, /a2a): its own JSON-RPC over the agent's bus and event log.
+    a2aFace: { path: 'src/a2a-face', uses: FACE_USES },
+    // The agent served over AG-UI (/ag-ui): runs are turns, interrupts are questions.
+    agUiFace: { path: 'src/ag-ui-face', uses: [...FACE_USES, 'toolsMessages'] },
     // What createApp is given and returns (types.ts), and its metrics and traces (observability.ts).
     appParts: { path: 'src/app', uses: [...LEAVES, ...APP_PARTS_USES] },
     app: {

@@ -17,7 +17,6 @@ import {
   toolExecutionResult,
   toolRecord,
 } from '../../conversation/records.ts';
-import { agentCardSchema } from '../../a2a-face/index.ts';
 import { promptRecord, promptResult, resourceContents, resourceList } from '../../conversation/mcp-records.ts';
 
 const withTimestamp = <S extends z.ZodRawShape>(shape: S) => z.object({ ...shape, timestamp });
@@ -49,7 +48,6 @@ export const RESPONSES = {
       .describe("The HTTP/WebSocket engine: uWebSockets.js, or Node's own sockets + ws where its addon cannot load"),
   }),
   live: withTimestamp({ status: z.literal('live') }),
-  agUiCapabilities: z.record(z.string(), z.unknown()).describe("AG-UI's AgentCapabilities (@ag-ui/core)"),
   ready: withTimestamp({ status: z.literal('ready') }),
   messageSync: withTimestamp({ success: z.literal(true), response: z.string() }),
   messageQueued: withTimestamp({ status: z.literal('processing') }),
@@ -103,5 +101,4 @@ export const RESPONSES = {
       .describe("While the caller's sign-in is pending: the authorization server's page to open (for the caller only)"),
   }),
   /** The A2A agent card (src/a2a-face/card.ts): A2A's own shape, no envelope. */
-  agentCard: agentCardSchema,
 };

@@ -3,10 +3,8 @@
  * never routed); the v0.3 and push-notification config routes are in docs/a2a.md.
  */
 import { z } from 'zod';
-import { A2A_REST_PATH } from '../../a2a-face/index.ts';
-import { documentedOnly, type Route, type RouteDoc } from '../route.ts';
-import type { CardConfig } from './a2a-routes.ts';
-import { RESPONSES } from './shapes.ts';
+import { documentedOnly, type Route, type RouteDoc } from '../http/route.ts';
+import { agentCardSchema, A2A_REST_PATH } from './card.ts';
 
 const task = z.looseObject({
   id: z.string().describe('<contextId>/<turnId>'),
@@ -35,8 +33,7 @@ const sendExample = { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ t
 const documented = (method: Route['method'], path: string, summary: string, doc: RouteDoc): Route =>
   documentedOnly({ method, path: `${A2A_REST_PATH}${path}`, summary: `A2A HTTP+JSON: ${summary}`, doc });
 
-export function a2aRestDoc(config: CardConfig | undefined): Route[] {
-  if (!config?.a2a.enabled) return [];
+export function a2aRestDoc(): Route[] {
   return [
     documented('POST', '/message:send', 'SendMessage (answers { task })', {
       body: sendRequest,
@@ -78,6 +75,6 @@ export function a2aRestDoc(config: CardConfig | undefined): Route[] {
       ...sseDoc,
       errors: ['TASK_NOT_FOUND', 'UNSUPPORTED_OPERATION'],
     }),
-    documented('GET', '/extendedAgentCard', 'GetExtendedAgentCard', { response: RESPONSES.agentCard }),
+    documented('GET', '/extendedAgentCard', 'GetExtendedAgentCard', { response: agentCardSchema }),
   ];
 }
