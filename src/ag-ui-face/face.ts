@@ -3,6 +3,8 @@
  * `ctx.sessions.key`; the turn's id is the `runId`), followed through the turn follower and mapped by run-view.ts.
  * - `run(body, ctx)`: a malformed input throws its AppError (the endpoint answers 400); a run refused once the
  *   input is read (`plan`) is one `RUN_ERROR`. A client that leaves ends its stream only: the turn goes on.
+ * - A run reads the thread (`agent.thread`: the frames since its last reset), never the whole log: a known
+ *   `runId`, a question asked, the history compared are those of the thread.
  * - A run ends on an interrupt once every question the agent holds for the turn (`agent.questions`) was seen
  *   open in its frames.
  */
@@ -205,7 +207,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
       const key = ctx.sessions.key(input.threadId);
       return pipeEvents<Event>(ctx.signal, async (push, end) => {
         try {
-          const { frames } = await bus.execute('agent.history', on(key), on(key));
+          const { frames } = await bus.execute('agent.thread', on(key), on(key));
           const open = await bus.execute('agent.questions', on(key), on(key));
           return await follow(key, input, plan(input, frames, open, ctx.principal), ctx, push, end);
         } catch (err) {

@@ -1,6 +1,6 @@
 /**
- * The thread as the server keeps it, the source of truth: the session's frames since its last reset as AG-UI
- * messages. A snapshot carries the server's ids only (`<turnId>-user`, `<turnId>-reply`, ...): @ag-ui/client
+ * The thread as the server keeps it, the source of truth: the session's frames since its last reset (what
+ * `agent.thread` answers) as AG-UI messages. A snapshot carries the server's ids only (`<turnId>-user`, `<turnId>-reply`, ...): @ag-ui/client
  * keeps a message whose id it knows where it stands, so reusing some of the client's ids could reorder it.
  */
 import type { Message } from '@ag-ui/core';
@@ -9,17 +9,11 @@ import type { AskedQuestion } from './interrupts.ts';
 import { userTexts } from './input.ts';
 import { resultText } from './run-view.ts';
 
-/** The frames since the last reset. */
-function current(frames: readonly AgentFrame[]): readonly AgentFrame[] {
-  const reset = frames.findLastIndex((f) => f.event === 'conversationReset');
-  return reset < 0 ? frames : frames.slice(reset + 1);
-}
-
 /** With `before: turnId`, that turn contributes its user message only. */
 export function threadMessages(frames: readonly AgentFrame[], opts: { before?: string } = {}): Message[] {
   const out: Message[] = [];
   let calls: Extract<Message, { role: 'assistant' }> | undefined;
-  for (const f of current(frames)) {
+  for (const f of frames) {
     const turnId = 'turnId' in f.data ? f.data.turnId : undefined;
     if (turnId === opts.before && f.event !== 'userMessage') continue;
     switch (f.event) {
@@ -60,7 +54,7 @@ export function threadMessages(frames: readonly AgentFrame[], opts: { before?: s
 
 /** Whether the client's user messages (texts, in order) differ from the thread's; a new run's own left out. */
 export function diverges(client: readonly Message[], frames: readonly AgentFrame[]): boolean {
-  const ours = current(frames).flatMap((f) => (f.event === 'userMessage' ? [f.data.content] : []));
+  const ours = frames.flatMap((f) => (f.event === 'userMessage' ? [f.data.content] : []));
   const theirs = userTexts(client);
   return ours.length !== theirs.length || ours.some((text, i) => text !== theirs[i]);
 }

@@ -147,6 +147,11 @@ export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[
       const frames = stored.map(toFrame).filter((f) => f !== undefined);
       return { frames, lastSeq: stored.at(-1)?.seq ?? since };
     }),
+    bus.handle('agent.thread', async ({ payload }) => {
+      const reset = await store.latest(payload.sessionId, ['reset']);
+      const stored = await store.read(payload.sessionId, reset?.seq ?? 0);
+      return { frames: stored.map(toFrame).filter((f) => f !== undefined) };
+    }),
     bus.handle('agent.health', () => storage.current()),
     bus.handle('agent.deleteSession', async ({ payload: { sessionId, ifIdleForMs } }) => ({
       deleted: await (ifIdleForMs === undefined ? deleteSession(sessionId) : deleteIfIdle(sessionId, ifIdleForMs)),

@@ -104,6 +104,11 @@ export type AgentCommands = {
     payload: { sessionId: SessionKey; since?: number };
     result: { frames: AgentFrame[]; lastSeq: number };
   };
+  /**
+   * The thread a face shows: the frames of the session's stored events after its latest reset, read from there (the
+   * store's `latest`), not from the start of the log.
+   */
+  'agent.thread': { payload: { sessionId: SessionKey }; result: { frames: AgentFrame[] } };
   /** The agent's health: `degraded` from a failed append until one succeeds, with the cause and when it began. */
   'agent.health': { payload: Record<string, never>; result: AgentHealth };
   /**

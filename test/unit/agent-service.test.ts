@@ -444,6 +444,27 @@ describe('agent service', () => {
     ]);
   });
 
+  it('agent.thread answers the frames after the latest reset, read from it rather than from the start of the log', async () => {
+    const store = createMemoryStore<SessionEvent>();
+    const reads: (number | undefined)[] = [];
+    const read = store.read.bind(store);
+    store.read = (sessionId, since) => (reads.push(since), read(sessionId, since));
+    const r = await rig(fakeLlm((_, n) => text(`r${n}`)).llm, { store });
+    const key = sessionKey(undefined, 'default');
+    for (const content of ['one', 'two']) await r.until(ended((await r.send(content)).correlationId));
+    await r.bus.execute('agent.reset', { sessionId: key }, { sessionId: key });
+    await r.until(ended((await r.send('three')).correlationId));
+    await settled(r);
+    const all = await framesOf(r);
+    const reset = all.findIndex((f) => f.event === 'conversationReset');
+
+    reads.length = 0;
+    const { frames } = await r.bus.execute('agent.thread', { sessionId: key }, { sessionId: key });
+    expect(frames).toEqual(all.slice(reset + 1));
+    expect(frames.filter((f) => f.event === 'userMessage').map((f) => f.data.content)).toEqual(['three']);
+    expect(reads).toEqual([all[reset]!.data.seq]);
+  });
+
   it('a model failure ends the turn with AGENT_ERROR and keeps the session usable', async () => {
     const { llm } = fakeLlm((_req, n) => {
       if (n === 1) throw new AppError('AGENT_ERROR', 'Model request failed (401): invalid API key', { status: 401 });
