@@ -89,7 +89,10 @@ export const LAYERS = {
       ],
     },
     // Remote A2A agents as tool servers, over the MCP client's connection shape.
-    toolsA2a: { path: 'src/tools/a2a', uses: [...LEAVES, 'config', 'toolsSpawn', 'toolsHops', 'toolsMcp'] },
+    toolsA2a: {
+      path: 'src/tools/a2a',
+      uses: [...LEAVES, 'config', 'conversation', 'toolsSpawn', 'toolsHops', 'toolsMcp'],
+    },
     // The agent's tool servers: the service (its bus handlers, the server pool, tool calls, the catalogue and tool
     // naming, sign-ins) and the files that join its sub-folders (server-oauth.ts: the MCP client with OAuth).
     tools: {
