@@ -174,6 +174,25 @@ describe('tools the client runs, through HttpAgent', { timeout: 90_000 }, () => 
     expect(content).toMatch(/\n\[\.\.\. truncated \d+ bytes by agentd\]$/);
   });
 
+  it('a client tool result answered over REST is cut the same way', async () => {
+    const c = client(app);
+    const callId = await pendingLocate(c, 'Quito');
+    const res = await fetch(`${app.url}/api/sessions/${c.agent.threadId}/client-tools/${callId}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ALICE}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ content: 'q'.repeat(600 * 1024) }),
+    });
+    expect(res.status).toBe(200);
+    let content = '';
+    await until(() => {
+      const seen = lastMessagesWith(env.sim, 'Quito').find((m) => m.tool_call_id === callId);
+      content = typeof seen?.content === 'string' ? seen.content : '';
+      return content !== '';
+    }, 'the model reads the REST result');
+    expect(Buffer.byteLength(content)).toBeLessThanOrEqual(app.config.toolResultMaxBytes);
+    expect(content).toMatch(/\n\[\.\.\. truncated \d+ bytes by agentd\]$/);
+  });
+
   it("a client tool named like a server's tool is offered as client--<name>; the server's keeps its name", async () => {
     const c = client(app);
     c.say('sum on the page [[tool:client--get-sum {"a":1}]]');
