@@ -26,7 +26,7 @@ export interface AgentServiceOptions extends Pick<
   SessionDeps,
   'store' | 'llm' | 'log' | 'registerActor' | 'orphanedTurnReason'
 > {
-  config: Pick<AgentConfig, 'systemPrompt' | 'llm' | 'storage' | 'toolPolicy'>;
+  config: Pick<AgentConfig, 'systemPrompt' | 'llm' | 'storage' | 'toolPolicy' | 'toolResultMaxBytes'>;
   bus: AgentBus;
   clock?: Clock;
   ids?: IdSource;
@@ -77,6 +77,7 @@ export function createAgentService(opts: AgentServiceOptions) {
         ...(toolPolicy && { toolPolicy }),
         approvalTimeoutMs: config.toolPolicy.timeoutMs,
         validate,
+        maxResultBytes: config.toolResultMaxBytes,
         publish,
         storage,
         redact: opts.redact ?? ((value) => value),

@@ -28,3 +28,20 @@ export interface ModelToolOutcome {
   toolName: string;
   durationMs: number;
 }
+
+const marker = (bytes: number) => `\n[... truncated ${bytes} bytes by agentd]`;
+
+/**
+ * The one bound of every tool result the model reads (server tools, A2A agents, client tools, what a server attaches):
+ * at most `maxBytes` UTF-8 bytes (`toolResultMaxBytes`), never splitting a character; a cut text ends with
+ * `\n[... truncated N bytes by agentd]` (the marker counts towards the cap).
+ */
+export function capText(text: string, maxBytes: number): { text: string; truncatedBytes: number } {
+  const buf = Buffer.from(text, 'utf8');
+  if (buf.length <= maxBytes) return { text, truncatedBytes: 0 };
+  // The marker's own length depends on N; sizing it for the whole text is an upper bound.
+  let keep = Math.max(0, maxBytes - Buffer.byteLength(marker(buf.length)));
+  while (keep > 0 && (buf[keep]! & 0xc0) === 0x80) keep--;
+  const removed = buf.length - keep;
+  return { text: buf.subarray(0, keep).toString('utf8') + marker(removed), truncatedBytes: removed };
+}

@@ -8,6 +8,9 @@
  *   messages array (request-body.ts).
  * - A folder takes the stream's events in order and calls `onText` with every text delta, then
  *   `build` gives the step; `size` counts reply characters so far (text and tool arguments).
+ *   Once the body ended, `unfinished` says why the stream is no whole answer (its API's final event
+ *   never came, or a tool call was never closed), else undefined: the client then fails the step
+ *   (ModelAnswerError `incomplete_stream`), so no call of a cut stream ever runs.
  *   An API error carried inside the stream is thrown from `add` as a ModelApiError without a status.
  * - `whole` turns a non-streamed answer into the same step a stream of it would give.
  * - Reasoning comes back as `step.reasoning` tagged with the adapter's api (the client adds the
@@ -22,6 +25,8 @@ export type RequestSpec = Pick<ModelRequest, 'messages' | 'tail' | 'tools' | 'ma
 export interface StepFolder {
   add(event: unknown): void;
   readonly size: number;
+  /** Why the ended stream is no whole answer (undefined: it is one); `done`: `data: [DONE]` came. */
+  unfinished(done: boolean): string | undefined;
   build(newId: () => string): ModelStep;
 }
 

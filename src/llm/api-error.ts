@@ -27,6 +27,22 @@ export class ModelConnectionError extends Error {
   }
 }
 
+/**
+ * A 2xx answer that is no whole model answer: a stream that ended cleanly without its API's final event (or with
+ * a tool call it never closed), `reason` `incomplete_stream`, retried like a lost connection while no text was
+ * streamed; or a body of another content type than the request asked for (an HTML page from a proxy or a wrong
+ * base URL), `reason` `not_a_model_answer`, never retried.
+ */
+export class ModelAnswerError extends Error {
+  constructor(
+    readonly reason: 'incomplete_stream' | 'not_a_model_answer',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ModelAnswerError';
+  }
+}
+
 /** The request was aborted before its answer. */
 export class ModelAbortError extends Error {
   constructor() {

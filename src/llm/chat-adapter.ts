@@ -5,6 +5,9 @@
  * - The body is what the openai SDK would send for `chat.completions.create` with these messages
  *   (messages.ts), key for key: model, messages, stream and stream_options (streamed only), then
  *   tools, temperature, max_tokens and reasoning_effort when set.
+ * - A stream is whole once a choice's `finish_reason` came (OpenAI-compatible servers that leave out
+ *   `data: [DONE]` all send one) or `data: [DONE]` ended it; a tool call needs the `finish_reason`
+ *   (step-builder.ts, `unfinished`).
  * - Reasoning a server streams (`reasoning_content`, `reasoning`) becomes the step's reasoning; the
  *   Chat API takes none back, so history sends none.
  */

@@ -9,12 +9,14 @@
  *   its wait, and the entire stream. A stall past it ends in AGENT_ERROR "... timed out ...".
  * - Retries (at most `llm.maxRetries`) happen only for answers that fail before any text reached
  *   `onText` (408/409/429/5xx and 529, an overload reported at the start of a stream, lost
- *   connections). The wait honours `retry-after-ms` / `Retry-After`, is capped at
+ *   connections, a stream that ended before its answer did). The wait honours `retry-after-ms` / `Retry-After`, is capped at
  *   MAX_RETRY_WAIT_MS, ends early on abort, and is skipped (failing at once) when it would
  *   outlast the deadline.
  * - Aborting `signal` rejects with a DOMException named 'AbortError'; every other failure is
  *   AppError('AGENT_ERROR') (see failures.ts); an exception from `onText` rejects as itself.
  * - `llm.stream: false`: one request, the whole reply; `onText` gets its text once.
+ * - Only a whole answer is a step: a stream the folder finds `unfinished` (adapter.ts) fails as
+ *   `incomplete_stream`, and an answer neither SSE nor JSON (answerKind) as `not_a_model_answer`.
  * - A step names the model that answered; its reasoning also the endpoint (endpointOf the base
  *   URL), so it goes back to that model only (adapter.ts, replayFor).
  * - The API key goes only into the request headers; it is never logged nor put in errors. `llm.headers` go
@@ -26,6 +28,7 @@ import { randomUUID } from 'node:crypto';
 import { createLeanRequest, headersOf, requestHead, wholeBody } from './lean-request.ts';
 import type { LlmConfig } from '../config/schema.ts';
 import { emitText, TextCallbackError, type Adapter } from './adapter.ts';
+import { ModelAnswerError } from './api-error.ts';
 import type { Logger } from '../log/index.ts';
 import {
   contentFilterFailure,
@@ -74,6 +77,22 @@ function abortError(): DOMException {
   return new DOMException('model request aborted', 'AbortError');
 }
 
+/**
+ * How a 2xx answer is read, by its media type: a stream as SSE (`text/event-stream`; a stream without a
+ * content type too), JSON whole (`application/json`, `+json`: also a server that does not stream). Anything
+ * else (an HTML page from a proxy or a wrong base URL) is no model answer.
+ */
+function answerKind(contentType: string | string[] | undefined, stream: boolean): 'sse' | 'json' | ModelAnswerError {
+  const type = (Array.isArray(contentType) ? contentType[0] : contentType)?.split(';')[0]?.trim().toLowerCase();
+  if (type === undefined || type === '') return stream ? 'sse' : 'json';
+  if (type === 'application/json' || type.endsWith('+json')) return 'json';
+  if (stream && type === 'text/event-stream') return 'sse';
+  return new ModelAnswerError(
+    'not_a_model_answer',
+    `the model endpoint answered ${type}, not ${stream ? 'a model stream' : 'JSON'} (is llm.baseURL right?)`,
+  );
+}
+
 /** One model's client; throws AppError('AGENT_ERROR') when the provider lacks its key or endpoint. */
 export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   const { log } = deps;
@@ -109,7 +128,12 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     watch: (size: number) => void,
   ): Promise<ModelStep> {
     const answer = await post(body, signal);
-    if (!adapter.stream) {
+    const kind = answerKind(answer.headers['content-type'], adapter.stream);
+    if (kind instanceof ModelAnswerError) {
+      await answer.body.read(() => undefined); // read to its end, so the connection stays usable
+      throw kind;
+    }
+    if (kind === 'json') {
       const step = adapter.whole(await wholeBody(answer), newId);
       if (signal.aborted) throw abortError();
       watch(step.text.length);
@@ -146,6 +170,9 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     }
     // The caller decides what an abort meant (its own, a timeout, a stall, a reply too long).
     if (signal.aborted) throw abortError();
+    const unfinished = folder.unfinished(reader.done);
+    if (unfinished !== undefined)
+      throw new ModelAnswerError('incomplete_stream', `model stream ended before its answer did (${unfinished})`);
     return folder.build(newId);
   }
 

@@ -7,7 +7,7 @@
 import { backoffDelay, type BackoffPolicy } from '../backoff.ts';
 import type { Provider } from '../config/schema.ts';
 import { AppError, messageOf } from '../errors/index.ts';
-import { ModelApiError, ModelConnectionError } from './api-error.ts';
+import { ModelAnswerError, ModelApiError, ModelConnectionError } from './api-error.ts';
 import { OVERFLOW_SIGNATURES } from './providers.ts';
 
 /**
@@ -70,10 +70,11 @@ const CONTENT_FILTER_CODES = new Set(['content_filter', 'content_policy_violatio
 
 /**
  * True for answers a retry may fix: 408, 409, 429, 5xx (or `x-should-retry: true`), an overload or
- * rate limit reported inside a stream, and lost connections.
+ * rate limit reported inside a stream, lost connections and streams that ended before their answer did.
  */
 export function isRetryable(e: unknown): boolean {
   if (e instanceof ModelConnectionError) return true;
+  if (e instanceof ModelAnswerError) return e.reason === 'incomplete_stream';
   if (streamStatusOf(e) !== undefined) return true;
   const status = statusOf(e);
   if (status === undefined) return false;
@@ -226,6 +227,7 @@ export function toAgentError(e: unknown, facts: RequestFacts, retries = 0): AppE
       return failure(`model provider rejected the request (${status})${text}`, facts, 'bad_request', status);
     return failure(`model provider answered ${status}${after}${text}`, facts, 'http_error', status);
   }
+  if (e instanceof ModelAnswerError) return failure(`${e.message}${after}`, facts, e.reason);
   if (e instanceof SyntaxError) return failure('model stream sent data that is not JSON', facts, 'bad_stream');
   const message = e instanceof Error ? scrub(e.message, facts.apiKey) : 'unknown error';
   return failure(`model stream was interrupted (${message})`, facts, 'stream_interrupted');

@@ -25,6 +25,7 @@ export const FALLBACK_REASONS: ReadonlySet<unknown> = new Set([
   'connection',
   'timeout',
   'model_stalled',
+  'incomplete_stream',
 ]);
 
 /** A fallback entry as a whole model config: what it leaves out is the primary's (see the schema). */

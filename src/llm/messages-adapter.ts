@@ -14,6 +14,8 @@
  *   endpoint that wrote them only (replayFor). A tool loop another model began goes on without
  *   thinking (loopWithoutThinking).
  * - `max_tokens` is required: the request's, else the model's reply room (AdapterOptions).
+ * - A stream is whole once `message_stop` came and every `tool_use` block was closed by its
+ *   `content_block_stop` (`unfinished`).
  * - The key goes in `x-api-key` (no Authorization header), with `anthropic-version: 2023-06-01`.
  */
 import { ModelApiError } from './api-error.ts';
@@ -109,6 +111,8 @@ interface Block {
   data?: string;
   /** Streamed tool arguments (input_json_delta). */
   partial?: string;
+  /** Streamed: its `content_block_stop` came. */
+  stopped?: boolean;
 }
 
 interface AnthropicUsage {
@@ -149,6 +153,7 @@ const FINISH: Record<string, string> = {
 class MessagesFolder extends TextFolder implements StepFolder {
   private readonly blocks: Block[] = [];
   private stop = '';
+  private ended = false;
   private readonly usage: AnthropicUsage = {};
 
   add(event: unknown): void {
@@ -176,9 +181,17 @@ class MessagesFolder extends TextFolder implements StepFolder {
         } else if (d.type === 'signature_delta' && d.signature) block.signature = (block.signature ?? '') + d.signature;
         return;
       }
+      case 'content_block_stop': {
+        const block = this.blocks[e.index ?? -1];
+        if (block) block.stopped = true;
+        return;
+      }
       case 'message_delta':
         if (e.delta?.stop_reason) this.stop = e.delta.stop_reason;
         return this.count(e.usage);
+      case 'message_stop':
+        this.ended = true;
+        return;
       case 'error':
         throw new ModelApiError(undefined, e.error, e.error?.message, undefined);
     }
@@ -188,6 +201,12 @@ class MessagesFolder extends TextFolder implements StepFolder {
   count(u: AnthropicUsage | undefined): void {
     if (!u) return;
     for (const key of USAGE_KEYS) if (typeof u[key] === 'number') this.usage[key] = u[key];
+  }
+
+  unfinished(): string | undefined {
+    if (this.blocks.some((b) => b?.type === 'tool_use' && !b.stopped))
+      return 'a tool_use block without its content_block_stop';
+    return this.ended ? undefined : 'no message_stop';
   }
 
   whole(message: { content?: Block[]; stop_reason?: string | null; usage?: AnthropicUsage }): this {

@@ -13,6 +13,8 @@
  *   `response.function_call_arguments.delta`, reasoning from `response.reasoning_summary_text.delta`
  *   / `response.reasoning_text.delta` and the reasoning items, usage and end from
  *   `response.completed` / `response.incomplete`; `response.failed` and `error` throw as ModelApiError.
+ * - A stream is whole once `response.completed` or `response.incomplete` came and every function call
+ *   was closed by its `response.output_item.done` (`unfinished`).
  */
 import { ModelApiError } from './api-error.ts';
 import {
@@ -107,6 +109,8 @@ class ResponsesFolder extends TextFolder implements StepFolder {
   private text = '';
   private thought = '';
   private readonly calls = new Map<number, ToolCallRequest>();
+  /** Output indexes of the streamed calls not yet closed by `response.output_item.done`. */
+  private readonly open = new Set<number>();
   private readonly replay: Record<string, unknown>[] = [];
   private summaries = '';
   private end: ResponseObject | undefined;
@@ -124,14 +128,13 @@ class ResponsesFolder extends TextFolder implements StepFolder {
         this.thought += e.delta;
         this.chars += e.delta.length;
         return;
-      case 'response.output_item.added':
-        if (e.item?.type === 'function_call')
-          this.calls.set(e.output_index ?? this.calls.size, {
-            id: e.item.call_id ?? '',
-            name: e.item.name ?? '',
-            arguments: e.item.arguments ?? '',
-          });
+      case 'response.output_item.added': {
+        if (e.item?.type !== 'function_call') return;
+        const index = e.output_index ?? this.calls.size;
+        this.calls.set(index, { id: e.item.call_id ?? '', name: e.item.name ?? '', arguments: e.item.arguments ?? '' });
+        this.open.add(index);
         return;
+      }
       case 'response.function_call_arguments.delta': {
         const call = this.calls.get(e.output_index ?? -1);
         if (call && e.delta) {
@@ -140,9 +143,12 @@ class ResponsesFolder extends TextFolder implements StepFolder {
         }
         return;
       }
-      case 'response.output_item.done':
-        if (e.item) this.item(e.item, e.output_index ?? this.calls.size, false);
+      case 'response.output_item.done': {
+        const index = e.output_index ?? this.calls.size;
+        this.open.delete(index);
+        if (e.item) this.item(e.item, index, false);
         return;
+      }
       case 'response.completed':
       case 'response.incomplete':
         // A response that says it failed fails, whatever its event.
@@ -179,6 +185,11 @@ class ResponsesFolder extends TextFolder implements StepFolder {
     } else if (item.type === 'message' && whole) {
       for (const part of item.content ?? []) this.text += part.text ?? part.refusal ?? '';
     }
+  }
+
+  unfinished(): string | undefined {
+    if (this.open.size > 0) return 'a function call without its response.output_item.done';
+    return this.end ? undefined : 'no response.completed';
   }
 
   finish(response: ResponseObject): this {

@@ -80,6 +80,16 @@ export class StepBuilder extends TextFolder implements StepFolder {
     }
   }
 
+  /**
+   * A whole chat stream has a `finish_reason` (some servers leave out `data: [DONE]`, none the finish) or ends
+   * with `[DONE]`; its tool calls are closed only by a `finish_reason`.
+   */
+  unfinished(done: boolean): string | undefined {
+    if (this.finishReason) return undefined;
+    if (this.slots.length > 0) return 'a tool call without a finish_reason';
+    return done ? undefined : 'no finish_reason and no [DONE]';
+  }
+
   /** The step so far; calls without an id get one from `newId`. finishReason is 'unknown' if none came. */
   build(newId: () => string): ModelStep {
     const toolCalls = this.slots.map((s) => ({ ...s, id: s.id || newId() }));

@@ -26,7 +26,8 @@ import type {
   ProgressTarget,
   ServerRecord,
 } from './messages.ts';
-import { capText, resultText } from './mcp/result-text.ts';
+import { capText } from '../conversation/tool-shapes.ts';
+import { resultText } from './mcp/result-text.ts';
 
 export interface ToolCallDeps extends Pick<ServerPool, 'find' | 'mustFind' | 'record' | 'catalogue'> {
   validate: ArgsValidator;

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { EventType, HttpAgent, type AgentSubscriber, type BaseEvent, type Tool } from '@ag-ui/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
+import { everythingStdio, lastMessagesWith, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import type { RunningApp } from '../support/start-app.ts';
 import { until } from '../support/wait.ts';
@@ -160,6 +160,37 @@ describe('tools the client runs, through HttpAgent', { timeout: 90_000 }, () => 
     const failed = await c.run();
     expect(lastOf(failed, 'TOOL_CALL_RESULT').content).toContain('geolocation denied');
     expect(lastOf(failed, 'RUN_FINISHED').outcome).toEqual({ type: 'success' });
+  });
+
+  it('a 3 MB client tool result reaches the model cut to toolResultMaxBytes, like every tool result', async () => {
+    const c = client(app);
+    const callId = await pendingLocate(c, 'Lima');
+    c.answer(callId, 'x'.repeat(3 * 1024 * 1024));
+    const events = await c.run();
+    expect(lastOf(events, 'RUN_FINISHED').outcome).toEqual({ type: 'success' });
+    const seen = lastMessagesWith(env.sim, 'Lima').find((m) => m.tool_call_id === callId);
+    const content = typeof seen?.content === 'string' ? seen.content : '';
+    expect(Buffer.byteLength(content)).toBeLessThanOrEqual(app.config.toolResultMaxBytes);
+    expect(content).toMatch(/\n\[\.\.\. truncated \d+ bytes by agentd\]$/);
+  });
+
+  it('a client tool result answered over REST is cut the same way', async () => {
+    const c = client(app);
+    const callId = await pendingLocate(c, 'Quito');
+    const res = await fetch(`${app.url}/api/sessions/${c.agent.threadId}/client-tools/${callId}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ALICE}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ content: 'q'.repeat(600 * 1024) }),
+    });
+    expect(res.status).toBe(200);
+    let content = '';
+    await until(() => {
+      const seen = lastMessagesWith(env.sim, 'Quito').find((m) => m.tool_call_id === callId);
+      content = typeof seen?.content === 'string' ? seen.content : '';
+      return content !== '';
+    }, 'the model reads the REST result');
+    expect(Buffer.byteLength(content)).toBeLessThanOrEqual(app.config.toolResultMaxBytes);
+    expect(content).toMatch(/\n\[\.\.\. truncated \d+ bytes by agentd\]$/);
   });
 
   it("a client tool named like a server's tool is offered as client--<name>; the server's keeps its name", async () => {

@@ -188,6 +188,23 @@ describe('model simulator over HTTP with the openai SDK', () => {
     expect((failure as Error).message).toContain('boom');
   });
 
+  it('ends a stream cleanly without its final frames with [[truncate]]; answers a page with [[html]]', async () => {
+    const cut = await collect([user('[[len:6]] [[truncate after=4]]')], { include_usage: true });
+    expect(cut.text).toBe(' lorem ipsum dolor sit');
+    expect(cut.finish).toBeUndefined();
+    expect(cut.chunks.some((c) => c.usage)).toBe(false);
+    const whole = await collect([user('[[len:6]] [[truncate]]')]);
+    expect(whole.text.split(' ')).toHaveLength(7);
+    expect(whole.finish).toBeUndefined();
+    const page = await fetch(`${sim.url}/chat/completions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [user('[[html]]')], stream: true }),
+    });
+    expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
+    expect(await page.text()).toContain('<html>');
+  });
+
   it('answers a malformed directive with a 400 that explains it', async () => {
     await expect(collect([user('[[len:many]]')])).rejects.toMatchObject({
       status: 400,

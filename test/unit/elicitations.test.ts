@@ -58,11 +58,15 @@ const validate = createArgsValidator(createLogger('silent'));
 describe('checking an answer to a form', () => {
   const form = { kind: 'elicitation' as const, mode: 'form' as const, requestedSchema: schema };
   const fieldOf = (content: unknown) =>
-    errorOf(() => checkAnswer(form, { action: 'accept', content }, validate))?.details.field;
+    errorOf(() => checkAnswer(form, { action: 'accept', content }, { validate, maxResultBytes: 1024 }))?.details.field;
 
   it('accepts content that fits the schema', () => {
     expect(
-      checkAnswer(form, { action: 'accept', content: { name: 'Ada', age: 36, ok: true, pet: 'cat' } }, validate),
+      checkAnswer(
+        form,
+        { action: 'accept', content: { name: 'Ada', age: 36, ok: true, pet: 'cat' } },
+        { validate, maxResultBytes: 1024 },
+      ),
     ).toEqual({ action: 'accept', content: { name: 'Ada', age: 36, ok: true, pet: 'cat' } });
   });
 
@@ -73,16 +77,23 @@ describe('checking an answer to a form', () => {
     expect(fieldOf({ name: 'Ada', pet: 'fish' })).toBe('pet');
     expect(fieldOf({ name: { first: 'Ada' } })).toBe('name');
     expect(fieldOf(undefined)).toBe('content');
-    expect(errorOf(() => checkAnswer(form, { action: 'accept', content: { age: 3 } }, validate))?.code).toBe(
-      'INVALID_REQUEST',
-    );
+    expect(
+      errorOf(() => checkAnswer(form, { action: 'accept', content: { age: 3 } }, { validate, maxResultBytes: 1024 }))
+        ?.code,
+    ).toBe('INVALID_REQUEST');
   });
 
   it('decline, cancel and a URL accept carry no content', () => {
-    expect(checkAnswer(form, { action: 'decline', content: { name: 1 } }, validate)).toEqual({ action: 'decline' });
-    expect(checkAnswer(form, { action: 'cancel' }, validate)).toEqual({ action: 'cancel' });
+    expect(checkAnswer(form, { action: 'decline', content: { name: 1 } }, { validate, maxResultBytes: 1024 })).toEqual({
+      action: 'decline',
+    });
+    expect(checkAnswer(form, { action: 'cancel' }, { validate, maxResultBytes: 1024 })).toEqual({ action: 'cancel' });
     expect(
-      checkAnswer({ kind: 'elicitation', mode: 'url' }, { action: 'accept', content: { x: 1 } }, validate),
+      checkAnswer(
+        { kind: 'elicitation', mode: 'url' },
+        { action: 'accept', content: { x: 1 } },
+        { validate, maxResultBytes: 1024 },
+      ),
     ).toEqual({ action: 'accept' });
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/index.ts';
 import { createArgsValidator } from '../../src/tools/args-validator.ts';
-import { capText, resultText } from '../../src/tools/mcp/result-text.ts';
+import { capText } from '../../src/conversation/tool-shapes.ts';
+import { resultText } from '../../src/tools/mcp/result-text.ts';
 
 describe('capText', () => {
   it('leaves text within the cap alone', () => {

@@ -91,6 +91,7 @@ const idle: Live = {
   busy: false,
   held: new Set(['c1', 'sa_1', 'el_1']),
   validate,
+  maxResultBytes: 1024,
 };
 
 function given(...events: SessionEvent[]) {
@@ -199,6 +200,19 @@ describe('deciding an answer: one path for every kind', () => {
     given(...open, { v, type: 'turnFailed', turnId: 't1', code: 'AGENT_ERROR', message: 'x', details: {} })
       .when(answer('el_1', { action: 'decline' }))
       .refused('ELICITATION_ALREADY_RESOLVED');
+  });
+
+  it("cuts a client tool's result and error to maxResultBytes, as every tool result the model reads", () => {
+    const asked: SessionEvent = { ...approval('t1', 'ct_1'), type: 'clientToolRequested' } as SessionEvent;
+    const big = 'y'.repeat(5000);
+    const d = decide(answer('ct_1', { content: big, error: big }), foldSession('s1', [user('t1'), asked]), {
+      ...idle,
+      held: new Set(['ct_1']),
+    }) as { answer: { content: string; error: string } };
+    for (const text of [d.answer.content, d.answer.error]) {
+      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(idle.maxResultBytes);
+      expect(text).toMatch(/^y+\n\[\.\.\. truncated \d+ bytes by agentd\]$/);
+    }
   });
 
   it("checks a form's content against its schema, naming the field; a closed session finds nothing", () => {

@@ -19,6 +19,12 @@
  *                             and then sends an SSE error event instead
  *   [[stall:MS after=K]]      pause MS ms mid-stream after K pieces (default half of them)
  *   [[disconnect after=K]]    drop the connection after K pieces (default half of them)
+ *   [[truncate after=K times=N]]
+ *                             streaming only: end the stream cleanly after K pieces (default all of
+ *                             them) without its final event (Chat: finish_reason and [DONE]; Responses:
+ *                             response.completed; Messages: message_delta and message_stop); times=N
+ *                             only for the first N requests of this conversation
+ *   [[html]]                  answer 200 text/html (a proxy's or a web server's page), streamed or not
  *   [[len:N]]                 reply with N filler pieces
  *   [[reply:TEXT]]            reply with exactly TEXT
  *   [[reasoning:TEXT]]        reason TEXT before every answer of the turn (reasoning_content on chat,
@@ -42,6 +48,8 @@ export type Directive =
   | { kind: 'error'; status: number; retryAfterSec?: number; times?: number; afterTokens?: number; message?: string }
   | { kind: 'stall'; ms: number; afterTokens?: number }
   | { kind: 'disconnect'; afterTokens?: number }
+  | { kind: 'truncate'; afterTokens?: number; times?: number }
+  | { kind: 'html' }
   | { kind: 'len'; tokens: number }
   | { kind: 'reply'; text: string }
   | { kind: 'reasoning'; text: string }
@@ -69,6 +77,8 @@ const NAMES = new Set([
   'error',
   'stall',
   'disconnect',
+  'truncate',
+  'html',
   'len',
   'reply',
   'reasoning',
@@ -199,7 +209,9 @@ function interpret(raw: RawDirective): Directive {
       ? ['retry-after', 'times', 'after', 'message']
       : name === 'stall' || name === 'disconnect'
         ? ['after']
-        : []),
+        : name === 'truncate'
+          ? ['after', 'times']
+          : []),
   );
   if (raw.json !== undefined && name !== 'tool' && name !== 'loop') {
     throw new DirectiveError(`[[${name}]] takes no JSON arguments`);
@@ -241,6 +253,15 @@ function interpret(raw: RawDirective): Directive {
       const after = num(params.get('after'), 'after');
       return after === undefined ? { kind: 'disconnect' } : { kind: 'disconnect', afterTokens: after };
     }
+    case 'truncate': {
+      const d: Directive & { kind: 'truncate' } = { kind: 'truncate' };
+      const after = num(params.get('after'), 'after');
+      const times = num(params.get('times'), 'times');
+      if (after !== undefined) d.afterTokens = after;
+      if (times !== undefined) d.times = times;
+      if (value !== undefined) throw new DirectiveError('[[truncate]] takes no value');
+      return d;
+    }
     case 'len':
       return { kind: 'len', tokens: num(need('N'), 'N')! };
     case 'reply':
@@ -263,6 +284,6 @@ function interpret(raw: RawDirective): Directive {
     }
     default:
       if (value !== undefined) throw new DirectiveError(`[[${name}]] takes no value`);
-      return { kind: name === 'filter' ? 'filter' : 'image' };
+      return { kind: name === 'filter' ? 'filter' : name === 'html' ? 'html' : 'image' };
   }
 }

@@ -42,6 +42,7 @@ export function planReply(body: ChatRequestBody, failures: Map<string, number>, 
   const calls: ScriptedToolCall[] = [];
   let loop = false;
   let error: (Directive & { kind: 'error' }) | undefined;
+  let truncate: (Directive & { kind: 'truncate' }) | undefined;
   let text: string | undefined;
   let tokens: number | undefined;
   let image = false;
@@ -66,6 +67,12 @@ export function planReply(body: ChatRequestBody, failures: Map<string, number>, 
         break;
       case 'disconnect':
         reply.disconnect = d.afterTokens === undefined ? {} : { afterTokens: d.afterTokens };
+        break;
+      case 'truncate':
+        truncate = d;
+        break;
+      case 'html':
+        reply.html = true;
         break;
       case 'len':
         tokens = d.tokens;
@@ -95,7 +102,9 @@ export function planReply(body: ChatRequestBody, failures: Map<string, number>, 
         break;
     }
   }
-  if (error && shouldFail(error, body, userIndex, failures)) {
+  if (truncate && shouldFail(truncate, body, userIndex, failures, 'truncate'))
+    reply.truncate = truncate.afterTokens === undefined ? {} : { afterTokens: truncate.afterTokens };
+  if (error && shouldFail(error, body, userIndex, failures, 'error')) {
     reply.error = { status: error.status };
     if (error.message !== undefined) reply.error.message = error.message;
     if (error.retryAfterSec !== undefined) reply.error.retryAfterSec = error.retryAfterSec;
@@ -113,15 +122,16 @@ export function planReply(body: ChatRequestBody, failures: Map<string, number>, 
   return reply;
 }
 
-/** Counts failures per conversation: the model name plus the history up to the last user message. */
+/** Counts failures of one `kind` per conversation: the model name plus the history up to the last user message. */
 function shouldFail(
   error: { times?: number },
   body: ChatRequestBody,
   userIndex: number,
   failures: Map<string, number>,
+  kind: string,
 ): boolean {
   if (error.times === undefined) return true;
-  const key = body.model + '\n' + JSON.stringify(body.messages.slice(0, userIndex + 1));
+  const key = kind + '\n' + body.model + '\n' + JSON.stringify(body.messages.slice(0, userIndex + 1));
   const served = failures.get(key) ?? 0;
   if (served >= error.times) return false;
   failures.set(key, served + 1);

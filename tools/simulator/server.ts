@@ -143,6 +143,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const thinking = api === 'messages' ? thinkingProblem(raw as MessagesBody, reply.reasoning) : undefined;
     if (thinking) return fail(400, thinking);
     const stream = body.stream === true;
+    if (reply.html) {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+      return void res.end('<!doctype html><html><body><h1>Welcome</h1></body></html>\n');
+    }
     if (reply.error && (!stream || reply.error.afterTokens === undefined))
       return fail(reply.error.status, reply.error.message, reply.error.retryAfterSec);
     let step = 0;
@@ -157,6 +161,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const pacing: Pacing = { ttftMs: reply.ttftMs ?? ttftMs, tokensPerSec: reply.tokensPerSec ?? tokensPerSec };
     if (reply.stall) pacing.stall = reply.stall;
     if (reply.disconnect) pacing.disconnect = reply.disconnect;
+    if (reply.truncate) pacing.truncate = reply.truncate;
     const encrypted =
       api === 'responses' && ((raw as ResponsesBody).include ?? []).includes('reasoning.encrypted_content');
     const cached = api === 'messages' ? caches.usage(raw as MessagesBody, body, tokens) : undefined;

@@ -16,6 +16,8 @@ export interface Pacing {
   tokensPerSec: number;
   stall?: { ms: number; afterTokens?: number };
   disconnect?: { afterTokens?: number };
+  /** End the answer cleanly after `afterTokens` pieces (default: all), its tail left out. */
+  truncate?: { afterTokens?: number };
 }
 
 export type ActiveSet = Set<() => void>;
@@ -36,6 +38,7 @@ export function pumpStream(res: ServerResponse, frames: StreamFrames, pacing: Pa
   const count = pieces.length;
   const stallAt = pacing.stall ? stopIndex(count, pacing.stall.afterTokens, Math.max(1, count >> 1)) : -1;
   const cutAt = pacing.disconnect ? stopIndex(count, pacing.disconnect.afterTokens, count >> 1) : -1;
+  const endAt = pacing.truncate ? stopIndex(count, pacing.truncate.afterTokens, count) : -1;
   const msPerPiece = pacing.tokensPerSec > 0 ? 1000 / pacing.tokensPerSec : 0;
   let sent = 0;
   let headSent = false;
@@ -63,6 +66,7 @@ export function pumpStream(res: ServerResponse, frames: StreamFrames, pacing: Pa
         : count;
     if (!stalled && stallAt >= 0 && end > stallAt) end = stallAt;
     if (cutAt >= 0 && end > cutAt) end = cutAt;
+    if (endAt >= 0 && end > endAt) end = endAt;
     let out = headSent ? '' : head;
     headSent = true;
     for (let i = sent; i < end; i++) out += pieces[i]!;
@@ -77,6 +81,11 @@ export function pumpStream(res: ServerResponse, frames: StreamFrames, pacing: Pa
       if (out) res.write(out);
       origin += pacing.stall!.ms;
       timer = setTimeout(step, pacing.stall!.ms);
+      return;
+    }
+    if (sent === endAt) {
+      finish();
+      res.end(out);
       return;
     }
     if (sent === count) {

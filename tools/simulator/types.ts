@@ -88,6 +88,10 @@ export interface Reply {
   stall?: { ms: number; afterTokens?: number };
   /** Destroy the connection after `afterTokens` pieces (default: half of them), like a dropped stream. */
   disconnect?: { afterTokens?: number };
+  /** End the stream cleanly after `afterTokens` pieces (default: all), without its API's final event. */
+  truncate?: { afterTokens?: number };
+  /** Answer 200 `text/html` (a page, no model answer), streamed or not. */
+  html?: boolean;
   /** Characters per streamed tool-argument delta. */
   toolArgChunkChars?: number;
   /** Overrides the finish reason ("stop" for text, "tool_calls" for tool calls). */

@@ -14,7 +14,8 @@
  *   its ALREADY_RESOLVED (closed, in the log or by the turn already: answered, timed out, stopped, or left
  *   by a restart). A client tool call's codes are the approval's (APPROVAL_*: its id is its call's).
  *   An elicitation's `accept` of a form needs `content` that fits its `requestedSchema` (MCP's flat
- *   values), else INVALID_REQUEST whose `details.field` names the field; any other answer carries none.
+ *   values), else INVALID_REQUEST whose `details.field` names the field; any other answer carries none. A client
+ *   tool call's result (and error) is cut to `live.maxResultBytes`, the bound of every tool result.
  * - `open` (a session read from its log): its questions whose asker died with the process are closed by
  *   `restart`; a turn left waiting for approval is resumed; one left running ends with a failed turn
  *   when `orphanedTurnReason` says its runner is gone; then the messages left queued run, in order.
@@ -36,6 +37,7 @@ import { AppError } from '../../errors/index.ts';
 import { sessionIdOf } from '../../session-id.ts';
 import { agentTurnFailed } from '../../conversation/turn-steps.ts';
 import type { ArgsValidator } from '../../tools/args-validator.ts';
+import { capText } from '../../conversation/tool-shapes.ts';
 import { resumeTurn } from './open-turn.ts';
 import type { SessionState } from './state.ts';
 
@@ -59,6 +61,8 @@ export interface Live {
   held: ReadonlySet<string>;
   /** Checks a form's content against its schema. */
   validate: ArgsValidator;
+  /** The largest client tool result (and error) the model reads, in bytes (`toolResultMaxBytes`). */
+  maxResultBytes: number;
 }
 
 /** What each command decides. */
@@ -134,7 +138,7 @@ function decideAnswer(
   const q = live.closedBy === undefined ? state.questions.get(id) : undefined;
   const ofFamily = q !== undefined && QUESTION_KINDS[q.kind].family === family;
   if (ofFamily && !live.held.has(id)) throw refusal('answered', family, state.sessionId, id);
-  if (ofFamily) return { question: q, answer: checkAnswer(q, command.answer, live.validate) };
+  if (ofFamily) return { question: q, answer: checkAnswer(q, command.answer, live) };
   if (live.closedBy === undefined && state.closed.get(id) === family)
     throw refusal('answered', family, state.sessionId, id);
   throw refusal('unknown', family, state.sessionId, id);
@@ -156,15 +160,21 @@ function fieldOf(path: string, message: string): string {
   return /property '([^']+)'/.exec(message)?.[1] ?? 'content';
 }
 
-/** The answer `q` takes from `input` (see the contracts): a form's content checked, anything else without content. */
+/**
+ * The answer `q` takes from `input` (see the contracts): a form's content checked, a client tool's result and
+ * error cut to `maxResultBytes` as every tool result the model reads (capText), anything else without content.
+ */
 export function checkAnswer(
   q: Pick<Question, 'kind' | 'mode' | 'requestedSchema'>,
   input: AnswerInput,
-  validate: ArgsValidator,
+  { validate, maxResultBytes }: Pick<Live, 'validate' | 'maxResultBytes'>,
 ): QuestionAnswer {
   if ('decision' in input)
     return { decision: input.decision, ...(input.reason !== undefined && { reason: input.reason }) };
-  if (!('action' in input)) return { content: input.content, ...(input.error !== undefined && { error: input.error }) };
+  if (!('action' in input)) {
+    const cap = (text: string) => capText(text, maxResultBytes).text;
+    return { content: cap(input.content), ...(input.error !== undefined && { error: cap(input.error) }) };
+  }
   if (input.action !== 'accept' || q.mode === 'url') return { action: input.action };
   const { content } = input;
   if (content === undefined) throw invalid('content', 'is required to accept a form');

@@ -174,6 +174,7 @@ export async function openSession(deps: SessionDeps) {
     busy: busy(),
     held: held(),
     validate: deps.validate,
+    maxResultBytes: deps.maxResultBytes,
   });
   const touch = <T>(value: T): T => ((lastActive = clock.now()), value);
 

@@ -30,6 +30,8 @@ export interface SessionDeps extends Pick<
   approvalTimeoutMs: number;
   /** Checks an elicitation's answer against its form (one for every session of the service). */
   validate: ArgsValidator;
+  /** The largest tool result the model reads, in bytes (`toolResultMaxBytes`): client tools' results are cut to it. */
+  maxResultBytes: number;
   /** Calls a tool; `host` answers the server's questions and sampling requests during the call. */
   callTool: (input: ToolCallInput, signal: AbortSignal, host?: CallHost) => Promise<ModelToolOutcome>;
   /** Sends a frame to clients (as the bus event `agent.<frame.event>`). */

@@ -4,7 +4,10 @@
  * the frames sent to one socket within one tick written together: a socket is corked at its first frame of the
  * tick and uncorked once the tick's work is done (the server's `Corks` on `process.nextTick`), or at once when more
  * than CORK_BYTES wait. Each frame stays its own WebSocket frame, in the order sent; corked bytes are in the
- * socket's buffer, so `bufferedAmount` (backpressure, slow readers) counts them.
+ * socket's buffer, so `bufferedAmount` (backpressure, slow readers) counts them. The socket's buffer holds at
+ * most about SOCKET_BYTES: later frames wait in the connection's queue (counted too) and go on as it drains. A close
+ * drops that queue, so the close frame follows at most SOCKET_BYTES of what the peer has not read: a slow
+ * reader that reads again gets it (its code and reason) at once, not after the whole backlog.
  */
 import type { Socket } from 'node:net';
 import type { WebSocket as WsSocket } from 'ws';
@@ -14,14 +17,11 @@ import { NodeResponse } from './node-http.ts';
 import { textFrame } from './ws-frame.ts';
 import type { EngineSocket, UpgradeResponse, WebSocketRoute } from './types.ts';
 
-/**
- * A peer that takes none of what waits for it this long after our close frame is cut (one that never reads never
- * answers); as long as `server.limits.slowReaderMs` by default, so a reader catching up on a backlog gets to its close.
- */
-const CLOSE_GRACE_MS = 10_000;
-
 /** Frames corked on one socket past this many bytes are written at once, not at the end of the tick. */
 const CORK_BYTES = 64 * 1024;
+
+/** Bytes the socket's own buffer takes before frames wait in the connection's queue instead. */
+const SOCKET_BYTES = 256 * 1024;
 
 /** Which sockets receive a topic's frames. */
 export class Topics {
@@ -52,6 +52,9 @@ export class NodeSocket<Data> implements EngineSocket<Data> {
   private readonly topics = new Set<string>();
   /** The socket is corked until the end of this tick (`Corks`). */
   private corked = false;
+  /** Frames waiting for room in the socket's buffer, oldest first, and their bytes. */
+  private queue: Buffer[] = [];
+  private queued = 0;
 
   constructor(
     private readonly ws: WsSocket,
@@ -63,7 +66,7 @@ export class NodeSocket<Data> implements EngineSocket<Data> {
   ) {}
 
   get bufferedAmount(): number {
-    return this.ws.bufferedAmount;
+    return this.ws.bufferedAmount + this.queued;
   }
 
   send(text: string): boolean {
@@ -76,8 +79,13 @@ export class NodeSocket<Data> implements EngineSocket<Data> {
    * their order with these.
    */
   sendFrame(frame: Buffer): boolean {
-    if (this.closed || this.ws.readyState !== this.ws.OPEN || this.ws.bufferedAmount > this.route.maxBackpressureBytes)
+    if (this.closed || this.ws.readyState !== this.ws.OPEN || this.bufferedAmount > this.route.maxBackpressureBytes)
       return false;
+    if (this.queued > 0 || this.socket.writableLength >= SOCKET_BYTES) {
+      this.queue.push(frame);
+      this.queued += frame.length;
+      return true;
+    }
     if (!this.corked) {
       this.corked = true;
       this.socket.cork();
@@ -95,26 +103,35 @@ export class NodeSocket<Data> implements EngineSocket<Data> {
     this.socket.uncork();
   }
 
+  /**
+   * The socket drained: waiting frames go on while its buffer has room (its next drain takes the rest). True when
+   * none waits any more.
+   */
+  flush(): boolean {
+    let taken = 0;
+    while (taken < this.queue.length && this.socket.writableLength < SOCKET_BYTES) {
+      const frame = this.queue[taken++]!;
+      this.queued -= frame.length;
+      this.socket.write(frame);
+    }
+    this.queue = taken === this.queue.length ? [] : this.queue.slice(taken);
+    return this.queued === 0;
+  }
+
+  /**
+   * Sends the close frame after at most what the socket's buffer holds (the queue is dropped); `ws` cuts the
+   * connection when the peer has not answered it within 30 s.
+   */
   close(code: number, reason: string): void {
     if (this.closed) return;
+    this.queue = [];
+    this.queued = 0;
     try {
       this.ws.close(code, reason);
-      this.cutIfStalled();
     } catch {
       this.ws.terminate(); // a code or reason `ws` refuses
     }
     this.gone(code, reason);
-  }
-
-  /** After our close frame: cut the connection once the peer took nothing for CLOSE_GRACE_MS (`ws` itself waits 30 s). */
-  private cutIfStalled(): void {
-    let waiting = this.ws.bufferedAmount;
-    const check = setInterval(() => {
-      const now = this.ws.bufferedAmount;
-      if (now > 0 && now >= waiting) this.ws.terminate();
-      waiting = now;
-    }, CLOSE_GRACE_MS).unref();
-    this.ws.once('close', () => clearInterval(check));
   }
 
   subscribe(topic: string): void {
@@ -170,7 +187,7 @@ export function serveSocket<Data>(
   });
   ws.on('error', () => undefined); // `ws` closes the connection itself ('close' follows)
   socket.on('drain', () => {
-    if (!conn.closed) route.drain?.(conn);
+    if (!conn.closed && conn.flush()) route.drain?.(conn);
   });
   const idleMs = route.idleTimeoutSec * 1000;
   if (idleMs > 0) {

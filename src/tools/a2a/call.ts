@@ -17,7 +17,7 @@ import type { Client } from '@a2a-js/sdk/client';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { CallError } from '../mcp/call-error.ts';
 import { HOPS_META_KEY, hopsOf } from '../../conversation/hops.ts';
-import { capText } from '../mcp/result-text.ts';
+import { capText } from '../../conversation/tool-shapes.ts';
 import { messageOf } from '../../errors/index.ts';
 
 export interface A2aCallTarget {

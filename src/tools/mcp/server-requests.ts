@@ -17,7 +17,7 @@ import type { Logger } from '../../log/index.ts';
 import type { McpConnection } from './connection.ts';
 import { describe } from './call-error.ts';
 import type { AttachRequest, PromptRecord, PromptResult, ResourceContents, ResourceList } from '../messages.ts';
-import { capText } from './result-text.ts';
+import { capText } from '../../conversation/tool-shapes.ts';
 import { liveConnection, type ServerEntry } from './server-entry.ts';
 
 export interface ServerRequestDeps {

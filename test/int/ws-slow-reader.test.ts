@@ -1,0 +1,62 @@
+/**
+ * Issue 57, item 5: a WebSocket reader that stops reading while turns stream large chunks is closed, once it is past
+ * the connection's backpressure bound (`server.limits.maxBodyBytes` unread), with 1008 and the reason `slow consumer:
+ * N bytes unread` within a few seconds (docs/api.md, close codes). The backlog is dropped at the close, so the close
+ * frame waits behind only what the socket holds: the reader that reads again after a long pause still gets the code
+ * and reason, not a cut connection (1006).
+ */
+import type { Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { api, roomyLimits } from '../support/messaging.ts';
+import { appPool, openWebSockets, type RunningApp } from '../support/start-app.ts';
+import { connectWs } from '../support/ws-client.ts';
+
+const MIB = 1024 * 1024;
+const apps = appPool();
+let sim: Simulator;
+let svc: RunningApp;
+beforeAll(async () => {
+  // A turn that says "big" streams 2 MiB of reply in one piece: one chunk frame, then the response frame.
+  sim = await startSimulator({
+    script: (body) => (JSON.stringify(body.messages).includes('big turn') ? { text: 'x'.repeat(2 * MIB) } : undefined),
+  });
+  svc = await apps.start(
+    {
+      server: { limits: { ...roomyLimits.limits, maxBodyBytes: MIB, slowReaderMs: 2000 } },
+      llm: { maxReplyChars: 10 * MIB },
+    },
+    { modelUrl: sim.url },
+  );
+});
+afterAll(async () => {
+  await apps.stopAll();
+  await sim.close();
+});
+
+describe('a WebSocket reader that stops reading', () => {
+  it('is closed with 1008 within seconds, and sees the code and reason when it reads again 12 s later', async () => {
+    const client = await connectWs(svc.wsUrl);
+    const sessionId = 'slow-reader';
+    client.send({ type: 'subscribe', sessionId });
+    await expect.poll(() => openWebSockets(svc)).toBe(1);
+    const socket = (client.ws as unknown as { _socket: Socket })._socket;
+    socket.pause();
+    const started = performance.now();
+    let closedAfterMs = 0;
+    for (let i = 0; i < 10 && closedAfterMs === 0; i++) {
+      const sent = await api(svc.url, 'POST', '/api/message-sync', { sessionId, message: `big turn ${i}` });
+      expect(sent.status).toBe(200);
+      if ((await openWebSockets(svc)) === 0) closedAfterMs = performance.now() - started;
+    }
+    await expect.poll(() => openWebSockets(svc), { timeout: 10_000, interval: 100 }).toBe(0);
+    closedAfterMs ||= performance.now() - started;
+    expect(closedAfterMs).toBeLessThan(5000);
+    await sleep(12_000); // the reader's pause: longer than a close waited for a reader that takes nothing (10 s)
+    socket.resume();
+    const { code, reason } = await client.closing;
+    expect(code).toBe(1008);
+    expect(reason).toMatch(/^slow consumer: \d+ bytes unread$/);
+  });
+});
