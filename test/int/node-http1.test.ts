@@ -1,12 +1,12 @@
 /**
- * The node engine's HTTP/1.1 connections (src/http/engine/node-connection.ts) over real sockets: pipelining,
+ * The node engine's HTTP/1.1 connections (src/http/engine/http1-server/connection.ts) over real sockets: pipelining,
  * keep-alive and when it ends, `100 Continue`, bodies, refusals a proxy could read otherwise, and the deadlines
  * (short here: NodeApp takes its limits).
  */
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeApp } from '../../src/http/engine/node.ts';
-import { NODE_LIMITS } from '../../src/http/engine/node-connection.ts';
+import { NODE_LIMITS } from '../../src/http/engine/http1-server/index.ts';
 import type { EngineRequest, EngineResponse } from '../../src/http/engine/types.ts';
 import { PATIENT } from '../support/wait.ts';
 

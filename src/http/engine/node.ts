@@ -1,7 +1,7 @@
 /**
  * The engine on Node's own sockets and `ws`, for machines where the uWebSockets.js addon cannot load.
  *
- * - HTTP/1.1 is served on `node:net` sockets (node-connection.ts): `node:http`'s request and response objects
+ * - HTTP/1.1 is served on `node:net` sockets (http1-server/, its own package-shaped folder): `node:http`'s request and response objects
  *   cost a REST request as much again as all of agentd's own work (bench/README.md, issue 41).
  * - Requests go to the app's one handler; an upgrade request to a WebSocket route goes to its route, which
  *   accepts (the socket goes to `ws`) or refuses with an answer that closes the connection. An upgrade request
@@ -22,11 +22,11 @@ import {
   type ConnectionLimits,
   type ConnectionServer,
   type Exchange,
-} from './node-connection.ts';
+  type RequestHead,
+} from './http1-server/index.ts';
 import { NodeRequest, NodeResponse } from './node-http.ts';
-import { Corks } from './corks.ts';
+import { answers, Corks } from './corks.ts';
 import { NodeUpgradeResponse, serveSocket, Topics } from './node-ws.ts';
-import type { RequestHead } from './request-head.ts';
 import type { ConnectionGate, Engine, EngineApp, EngineOptions, HttpHandler, WebSocketRoute } from './types.ts';
 
 export const nodeEngine: Engine = {
@@ -82,7 +82,7 @@ export class NodeApp implements EngineApp, ConnectionServer {
     this.topics.publish(topic, text);
   }
 
-  /** A request read off a connection (node-connection.ts). */
+  /** A request read off a connection (http1-server/connection.ts). */
   serve(head: RequestHead, exchange: Exchange): void {
     const req = new NodeRequest(exchange);
     const ws = head.upgrade ? this.routes.get(req.path) : undefined;
@@ -126,6 +126,7 @@ export class NodeApp implements EngineApp, ConnectionServer {
     this.listening = false;
     this.closing = true;
     this.server.close();
+    answers.flush(); // no answer held for the loop's end is lost
     this.connections.closeIdle();
   }
 
