@@ -13,4 +13,4 @@ export {
 } from './connection.ts';
 export { HeadReader, parseRequestHead } from './head-reader.ts';
 export { bodyDecoder, type BodyDecoder } from './request-body.ts';
-export { FIELD_NAME, RequestRefused, trimOws, type BodyFraming, type RequestHead } from './request-head.ts';
+export { FIELD_NAME, RequestRefused, type BodyFraming, type RequestHead } from './request-head.ts';

@@ -59,7 +59,7 @@ const TRAILING_HTAB = /\t[ \t]*$/;
 const refused = (what: string) => new RequestRefused(400, `malformed request: ${what}`);
 
 /** `value` without the SP and HTAB around it (RFC 9110 §5.5 OWS): never `trim()`, which also strips `\xa0`, VT, FF. */
-export function trimOws(value: string): string {
+function trimOws(value: string): string {
   let start = 0;
   let end = value.length;
   while (start < end && (value.charCodeAt(start) === 32 || value.charCodeAt(start) === 9)) start++;
