@@ -48,7 +48,7 @@ export const limitsSchema = z.strictObject({
   ),
   unnamedSessions: unnamedSessionsSchema.prefault({}),
   connectionsPerIp: positiveInt(10).describe(
-    'Concurrent connections per client IP, counted by each instance: at most this many HTTP connections (idle keep-alives included; one more is closed unanswered; peers in `trustedProxies` are not counted) and, apart from them, at most this many WebSockets (one more upgrade is answered 429; behind a trusted proxy, per forwarded client).',
+    'Concurrent connections per client IP, counted by each instance: at most this many HTTP connections (idle keep-alives included; one more is answered 429 and closed; peers in `trustedProxies` are not counted) and, apart from them, at most this many WebSockets (one more upgrade is answered 429; behind a trusted proxy, per forwarded client).',
   ),
   maxBodyBytes: positiveInt(14 * 1024 * 1024).describe(
     'Largest message body (`message-sync`, `message`, `/mcp`, `/a2a`) or WebSocket frame, in bytes (a 10 MiB image plus JSON); also how far a WebSocket reader may fall behind before it is closed (1008).',

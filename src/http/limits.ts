@@ -3,6 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { LimitsConfig } from '../config/schema.ts';
 import { AppError } from '../errors/index.ts';
 import type { RedisConnection } from '../redis/index.ts';
+import { errorReply, type Reply } from './respond.ts';
 
 /** A client's window, as the X-RateLimit-* headers report it. */
 export interface LimitState {
@@ -83,12 +84,26 @@ export function createConnectionCounter(max: number) {
   };
 }
 
-/** The engines' gate for new HTTP connections: `counter` per peer, trusted proxies exempt (their clients are many). */
-export function connectionGate(counter: Limits['httpConnections'], isTrustedProxy: (address: string) => boolean) {
+/**
+ * The engines' gate for new HTTP connections: `counter` per peer, trusted proxies exempt (their clients are many).
+ * A connection over the cap is answered 429 `RATE_LIMIT_EXCEEDED` with the X-RateLimit-* headers (the spec's
+ * envelope), then closed: the cap has no window, so `resetTime` is now (a place frees when a connection closes).
+ */
+export function connectionGate(
+  counter: Limits['httpConnections'],
+  isTrustedProxy: (address: string) => boolean,
+  clock: Clock,
+) {
   return {
     open: (address: string): boolean => isTrustedProxy(address) || counter.tryOpen(address),
     close: (address: string): void => {
       if (!isTrustedProxy(address)) counter.close(address);
+    },
+    refusal: (): Reply => {
+      const now = clock.now();
+      const state = { limit: counter.max, remaining: 0, resetTime: Math.ceil(now / 1000), allowed: false };
+      const reply = errorReply(rateLimitError(state, 'concurrent connections per address'), now);
+      return { ...reply, headers: { ...rateLimitHeaders(state), ...reply.headers } };
     },
   };
 }

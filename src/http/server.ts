@@ -50,7 +50,7 @@ export function createFrontEnd(deps: FrontEndDeps) {
   const limits = deps.limits ?? createLimits(limitsConfig, deps.clock);
   const trusted = trustedSet(config.server.trustedProxies);
   const app = engine.createApp({
-    connections: connectionGate(limits.httpConnections, (address) => trusted.has(address)),
+    connections: connectionGate(limits.httpConnections, (address) => trusted.has(address), deps.clock),
   });
   const cors = createCors(config.server.cors);
   const hosts = createHostCheck(config.server.allowedHosts);

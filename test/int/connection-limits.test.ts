@@ -1,6 +1,7 @@
 /**
  * What one client IP can hold, through real sockets on the process's engine: HTTP connections (idle
- * keep-alives counted) and WebSockets, each capped at `server.limits.connectionsPerIp` (the spec's 10),
+ * keep-alives counted; one over the cap answered 429, then closed) and WebSockets, each capped at
+ * `server.limits.connectionsPerIp` (the spec's 10),
  * and a WebSocket reader that leaves its buffer full, closed after `server.limits.slowReaderMs`.
  */
 import { connect, type Socket } from 'node:net';
@@ -14,8 +15,12 @@ import { connectWs, type WsClient } from '../support/ws-client.ts';
 
 interface Held {
   socket: Socket;
-  /** The server answered its request (else it closed the connection unanswered). */
-  answered: boolean;
+  /** The status of the server's answer (200: admitted; 429: over the cap), or undefined when it closed unanswered. */
+  status: number | undefined;
+  /** The answer as received. */
+  text: string;
+  /** The server closed the connection. */
+  closed: () => boolean;
 }
 
 /** A connection from `localAddress` that asks one thing and stays open (an idle keep-alive), or the server's refusal. */
@@ -23,22 +28,27 @@ function holdConnection(port: number, localAddress = '127.0.0.1'): Promise<Held>
   return new Promise((resolve) => {
     const socket = connect({ port, host: '127.0.0.1', localAddress });
     let text = '';
+    let closed = false;
+    const held = (status: number | undefined): Held => ({ socket, status, text, closed: () => closed });
     socket.on('error', () => undefined); // a refusal may reset it: 'close' follows
     socket.on('connect', () => socket.write('GET /api/health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'));
     socket.on('data', (chunk: Buffer) => {
       text += chunk.toString();
       const head = text.indexOf('\r\n\r\n');
       const length = Number(/\r\ncontent-length: *(\d+)/i.exec(text)?.[1] ?? NaN);
-      if (head >= 0 && text.length >= head + 4 + length) resolve({ socket, answered: true });
+      if (head >= 0 && text.length >= head + 4 + length) resolve(held(Number(text.slice(9, 12))));
     });
-    socket.on('close', () => resolve({ socket, answered: false }));
+    socket.on('close', () => {
+      closed = true;
+      resolve(held(undefined));
+    });
   });
 }
 
 /** An answered connection, once the server has let go of earlier ones (it learns of a client's close a little later). */
 const holdAnswered = async (port: number): Promise<Held> => {
   let held: Held | undefined;
-  await expect.poll(async () => (held = await holdConnection(port)).answered, PATIENT).toBe(true);
+  await expect.poll(async () => (held = await holdConnection(port)).status, PATIENT).toBe(200);
   return held!;
 };
 
@@ -57,11 +67,23 @@ describe('connections per IP (the spec default, 10)', () => {
   });
   afterAll(() => svc?.stop());
 
-  it('an IP holds at most 10 HTTP connections, idle keep-alives counted: the 11th is closed unanswered', async () => {
+  it('an IP holds at most 10 HTTP connections, idle keep-alives counted: the 11th gets 429 in the envelope, then closes', async () => {
     const held = await holdMany(svc.port, 10);
-    expect(held.map((h) => h.answered)).toEqual(Array(10).fill(true));
+    expect(held.map((h) => h.status)).toEqual(Array(10).fill(200));
     const eleventh = await holdConnection(svc.port);
-    expect(eleventh.answered).toBe(false);
+    expect(eleventh.status).toBe(429);
+    const [fields, body] = eleventh.text.split('\r\n\r\n') as [string, string];
+    const head = `${fields}\r\n`;
+    expect(head).toMatch(/\r\nX-RateLimit-Limit: 10\r\n/);
+    expect(head).toMatch(/\r\nX-RateLimit-Remaining: 0\r\n/);
+    expect(head).toMatch(/\r\nX-RateLimit-Reset: \d+\r\n/);
+    expect(head).toMatch(/\r\nConnection: close\r\n/);
+    expect(JSON.parse(body)).toMatchObject({
+      success: false,
+      error: { code: 'RATE_LIMIT_EXCEEDED', details: { limit: 10, remaining: 0, resetTime: expect.any(Number) } },
+      timestamp: expect.any(String),
+    });
+    await expect.poll(eleventh.closed, PATIENT).toBe(true);
     // Another address is not affected (its request closes its connection: Connection: close).
     expect((await rawRequest(`${svc.url}/api/health/live`, { localAddress: '127.0.0.2' })).status).toBe(200);
     // A connection that ends frees its place.
@@ -103,7 +125,7 @@ describe('connections per IP set to 3 (server.limits.connectionsPerIp)', () => {
     expect(refused.body).toMatchObject({ error: { code: 'RATE_LIMIT_EXCEEDED', details: { limit: 3, remaining: 0 } } });
     // The refused upgrade's connection is closed with its answer: three HTTP connections are the IP's again.
     const held = [await holdAnswered(svc.port), ...(await holdMany(svc.port, 3))];
-    expect(held.map((h) => h.answered)).toEqual([true, true, true, false]);
+    expect(held.map((h) => h.status)).toEqual([200, 200, 200, 429]);
     release(held);
     for (const s of sockets) s.close();
   });
@@ -118,9 +140,9 @@ describe('a trusted proxy', () => {
 
   it('is not counted: its clients are many; any other peer is', async () => {
     const fromProxy = await holdMany(svc.port, 5);
-    expect(fromProxy.map((h) => h.answered)).toEqual(Array(5).fill(true));
+    expect(fromProxy.map((h) => h.status)).toEqual(Array(5).fill(200));
     const fromClient = await holdMany(svc.port, 3, '127.0.0.2');
-    expect(fromClient.map((h) => h.answered)).toEqual([true, true, false]);
+    expect(fromClient.map((h) => h.status)).toEqual([200, 200, 429]);
     release([...fromProxy, ...fromClient]);
   });
 });

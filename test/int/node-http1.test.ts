@@ -1,12 +1,12 @@
 /**
- * The node engine's HTTP/1.1 connections (src/http/engine/node-connection.ts) over real sockets: pipelining,
+ * The node engine's HTTP/1.1 connections (src/http/engine/http1-server/connection.ts) over real sockets: pipelining,
  * keep-alive and when it ends, `100 Continue`, bodies, refusals a proxy could read otherwise, and the deadlines
  * (short here: NodeApp takes its limits).
  */
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NodeApp } from '../../src/http/engine/node.ts';
-import { NODE_LIMITS } from '../../src/http/engine/node-connection.ts';
+import { NODE_LIMITS } from '../../src/http/engine/http1-server/index.ts';
 import type { EngineRequest, EngineResponse } from '../../src/http/engine/types.ts';
 import { PATIENT } from '../support/wait.ts';
 
@@ -51,6 +51,22 @@ describe('the node engine over HTTP/1.1', () => {
     expect(answers[1]).toMatch(/\r\nContent-Length: 9\r\n[\s\S]*\r\n\r\nGET \/fast$/);
     expect(answers[2]).toMatch(/\r\nContent-Length: 10\r\n[\s\S]*\r\n\r\n$/); // HEAD: the length, no body
     expect(c.state.ended).toBe(false);
+  });
+
+  it('refuses Transfer-Encoding: \\xa0chunked with 400 before any handler: the request pipelined in its body is never served', async () => {
+    const seen: string[] = [];
+    const port = await serve((req, res) => {
+      seen.push(req.path);
+      void req.body(1024).then(() => ok(req, res));
+    });
+    const c = client(port);
+    const smuggled = GET('/smuggled');
+    const chunk = `${smuggled.length.toString(16)}\r\n${smuggled}\r\n0\r\n\r\n`;
+    const wire = `POST /api/message-sync HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: \xa0chunked\r\n\r\n${chunk}`;
+    c.socket.write(wire, 'latin1'); // the byte 0xa0, not its UTF-8
+    await expect.poll(() => c.state.ended || c.state.reset, PATIENT).toBe(true);
+    expect(c.state.text).toMatch(/^HTTP\/1\.1 400 Bad Request\r\nConnection: close\r\n/);
+    expect(seen).toEqual([]);
   });
 
   it('writes an answer held for the end of the loop before closing its idle connection (a close in the same tick)', async () => {

@@ -56,6 +56,15 @@ describe('the uWS connection ledger', () => {
     expect(ledger.opened('10.0.0.1')).toBe(true);
   });
 
+  it('does not take the later close of a refused connection (answered 429 first) for a counted one', () => {
+    const { ledger, count, settle } = setup(1);
+    expect([ledger.opened('10.0.0.1'), ledger.opened('10.0.0.1')]).toEqual([true, false]);
+    ledger.refusedClosing(); // the refused one is answered; uWS reports its close later
+    ledger.closed();
+    settle();
+    expect(count('10.0.0.1')).toBe(1);
+  });
+
   it("gives a close that is followed by a request's abort to that request's peer", () => {
     const { ledger, count, settle } = setup();
     ledger.opened('10.0.0.1');

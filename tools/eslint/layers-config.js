@@ -132,7 +132,9 @@ export const LAYERS = {
     metrics: { path: 'src/metrics', uses: [...LEAVES, 'bus', 'agent', 'tools'] },
     tracing: { path: 'src/tracing', uses: [...LEAVES, 'bus', 'llm', 'agent'] },
     // The HTTP/WebSocket port the front end is written against (types.ts) and its adapters (uWebSockets.js, node:http + ws, in process); they import nothing of ours.
-    httpEngine: { path: 'src/http/engine' },
+    httpEngine: { path: 'src/http/engine', uses: ['http1Server'] },
+    // agentd's own HTTP/1.1 server wire (heads, bodies, connections), package-shaped: it imports nothing of ours.
+    http1Server: { path: 'src/http/engine/http1-server' },
     http: {
       path: 'src/http',
       uses: [

@@ -1,5 +1,5 @@
 /**
- * Requests and responses of the node engine's HTTP/1.1 connections (node-connection.ts). A request's body is read
+ * Requests and responses of the node engine's HTTP/1.1 connections (http1-server/connection.ts). A request's body is read
  * from its connection when asked for. A response is written to the socket as HTTP/1.1: `send` with its length,
  * `head`/`write`/`end` chunked (length-delimited when the headers give one; until the close for an HTTP/1.0
  * client), `Date` and the connection's `Connection` fields added, no body for HEAD, 1xx, 204 and 304. What a response
@@ -7,8 +7,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { corkUntilLoopEnd } from './corks.ts';
-import type { Exchange } from './node-connection.ts';
-import { FIELD_NAME } from './request-head.ts';
+import { FIELD_NAME, type Exchange } from './http1-server/index.ts';
 import type { Body, BodyRead, EngineRequest, EngineResponse, Headers } from './types.ts';
 
 /** A request target's path and query (without the `?`). */

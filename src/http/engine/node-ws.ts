@@ -11,7 +11,7 @@
  */
 import type { Socket } from 'node:net';
 import type { WebSocket as WsSocket } from 'ws';
-import type { Exchange } from './node-connection.ts';
+import type { Exchange } from './http1-server/index.ts';
 import type { Corks } from './corks.ts';
 import { NodeResponse } from './node-http.ts';
 import { textFrame } from './ws-frame.ts';

@@ -1,12 +1,13 @@
 /**
  * The engine on Node's own sockets and `ws`, for machines where the uWebSockets.js addon cannot load.
  *
- * - HTTP/1.1 is served on `node:net` sockets (node-connection.ts): `node:http`'s request and response objects
+ * - HTTP/1.1 is served on `node:net` sockets (http1-server/, its own package-shaped folder): `node:http`'s request and response objects
  *   cost a REST request as much again as all of agentd's own work (bench/README.md, issue 41).
  * - Requests go to the app's one handler; an upgrade request to a WebSocket route goes to its route, which
  *   accepts (the socket goes to `ws`) or refuses with an answer that closes the connection. An upgrade request
  *   to any other path is served as an ordinary request, then the connection closes.
- * - The connection gate sees every TCP connection before anything is read from it.
+ * - The connection gate sees every TCP connection before anything is read from it; one it refuses is not
+ *   counted, its first request is answered with the gate's refusal (429), then it closes.
  * - `listen` binds exclusively unless `shared`: in a `node:cluster` worker a shared listen goes through
  *   the primary, which hands connections to the workers in turn (what `--workers` needs on every Node
  *   line; SO_REUSEPORT in node's `listen` exists only from 22.12/23.1 on).
@@ -22,12 +23,27 @@ import {
   type ConnectionLimits,
   type ConnectionServer,
   type Exchange,
-} from './node-connection.ts';
+  type RequestHead,
+} from './http1-server/index.ts';
 import { NodeRequest, NodeResponse } from './node-http.ts';
-import { Corks } from './corks.ts';
+import { answers, Corks } from './corks.ts';
 import { NodeUpgradeResponse, serveSocket, Topics } from './node-ws.ts';
-import type { RequestHead } from './request-head.ts';
 import type { ConnectionGate, Engine, EngineApp, EngineOptions, HttpHandler, WebSocketRoute } from './types.ts';
+
+/** A refused connection waits this long at most for its request (it is not counted: it may not linger). */
+const REFUSED_WAIT_MS = 2_000;
+
+const refusedLimits = (limits: ConnectionLimits): ConnectionLimits => ({
+  ...limits,
+  keepAliveMs: Math.min(limits.keepAliveMs, REFUSED_WAIT_MS),
+  headersTimeoutMs: Math.min(limits.headersTimeoutMs, REFUSED_WAIT_MS),
+});
+
+/** The server of a connection the gate refused: its first request gets `answer` and `Connection: close`. */
+const refusing = (answer: ReturnType<ConnectionGate['refusal']>): ConnectionServer => ({
+  closing: true,
+  serve: (_head, exchange) => new NodeResponse(exchange, true).send(answer.status, answer.headers, answer.body),
+});
 
 export const nodeEngine: Engine = {
   name: 'node',
@@ -58,8 +74,11 @@ export class NodeApp implements EngineApp, ConnectionServer {
   constructor({ connections }: EngineOptions = {}, limits: ConnectionLimits = NODE_LIMITS) {
     this.server = createServer((socket) => {
       const address = addressText(socket.remoteAddress);
-      if (connections && !this.admit(socket, address, connections)) return;
-      const connection = new Http1Connection(socket, address, this, limits, (c) => this.connections.remove(c));
+      const refused = connections && !this.admit(socket, address, connections);
+      const server = refused ? refusing(connections.refusal(address)) : this;
+      const connection = new Http1Connection(socket, address, server, refused ? refusedLimits(limits) : limits, (c) =>
+        this.connections.remove(c),
+      );
       this.connections.add(connection);
     });
   }
@@ -82,7 +101,7 @@ export class NodeApp implements EngineApp, ConnectionServer {
     this.topics.publish(topic, text);
   }
 
-  /** A request read off a connection (node-connection.ts). */
+  /** A request read off a connection (http1-server/connection.ts). */
   serve(head: RequestHead, exchange: Exchange): void {
     const req = new NodeRequest(exchange);
     const ws = head.upgrade ? this.routes.get(req.path) : undefined;
@@ -126,14 +145,12 @@ export class NodeApp implements EngineApp, ConnectionServer {
     this.listening = false;
     this.closing = true;
     this.server.close();
+    answers.flush(); // no answer held for the loop's end is lost
     this.connections.closeIdle();
   }
 
   private admit(socket: Socket, address: string, gate: ConnectionGate): boolean {
-    if (!gate.open(address)) {
-      socket.destroy();
-      return false;
-    }
+    if (!gate.open(address)) return false;
     let counted = true;
     const release = () => {
       if (counted) gate.close(address);

@@ -110,13 +110,16 @@ export interface EngineApp {
 
 /**
  * The front end's say over new HTTP connections (its per-IP cap), by peer address. An engine calls
- * `open` once per TCP connection before it reads from it and closes the connection unanswered when it
- * returns false; for each connection `open` admitted it calls `close` once, when the connection ends or
+ * `open` once per TCP connection before it reads from it; when it returns false, the engine answers the
+ * connection with `refusal(address)` (node: to its first request; uWebSockets.js: at once), then closes it,
+ * not counted. For each connection `open` admitted it calls `close` once, when the connection ends or
  * becomes a WebSocket (WebSockets are counted by the front end itself).
  */
 export interface ConnectionGate {
   open(address: string): boolean;
   close(address: string): void;
+  /** The answer to a connection `open` refused (the spec's 429): its status, headers and body. */
+  refusal(address: string): { status: number; headers: Headers; body: string };
 }
 
 export interface EngineOptions {

@@ -1,9 +1,12 @@
 /**
  * The per-IP connection cap on uWebSockets.js: `app.filter` tells each connection's opening (with its
  * peer) and closing (without), and the ledger (uws-ledger.ts) attributes the closings from what the
- * requests show (`RequestHooks`). A connection the gate refuses is closed at once, unanswered.
+ * requests show (`RequestHooks`). A connection the gate refuses is answered at once with the gate's refusal
+ * (429; uWS gives no way to wait for its first request: the answer goes first, its request is read and dropped)
+ * and closed; when uWS cannot write to it, it is closed unanswered.
  */
-import type { TemplatedApp } from 'uWebSockets.js';
+import type { HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import { STATUS_CODES } from 'node:http';
 import { formatIp } from './address.ts';
 import type { ConnectionGate } from './types.ts';
 import type { RequestHooks } from './uws-http.ts';
@@ -19,6 +22,19 @@ interface Timeouts {
   setResponseTimeout?(seconds: number): void;
 }
 
+/** Answers a refused connection and closes it (`end` with closeConnection); closes it unanswered if that fails. */
+function refuse(res: HttpResponse, answer: ReturnType<ConnectionGate['refusal']>): void {
+  try {
+    res.cork(() => {
+      res.writeStatus(`${answer.status} ${STATUS_CODES[answer.status] ?? ''}`.trim());
+      for (const name in answer.headers) res.writeHeader(name, answer.headers[name]!);
+      res.end(answer.body, true);
+    });
+  } catch {
+    res.close();
+  }
+}
+
 /** Counts `app`'s HTTP connections through `gate`; gives the hooks that tell the ledger how each request ends. */
 export function countConnections(app: TemplatedApp, gate: ConnectionGate): (address: string) => RequestHooks {
   const timeouts = app as unknown as Timeouts;
@@ -27,18 +43,23 @@ export function countConnections(app: TemplatedApp, gate: ConnectionGate): (addr
   timeouts.setResponseTimeout?.(WAIT_S);
   const ledger = new ConnectionLedger({ gate, waitMs: WAIT_S * 1000 + TIMER_SLACK_MS, now: Date.now });
   let refusing = false;
+  let refusedClosed = false;
   app.filter((res, count) => {
     if (count !== 1) {
-      if (!refusing) ledger.closed();
+      if (refusing) refusedClosed = true;
+      else ledger.closed();
       return;
     }
-    if (ledger.opened(formatIp(res.getRemoteAddress()))) return;
-    refusing = true; // its close is reported inside close(): not one the ledger counted
+    const address = formatIp(res.getRemoteAddress());
+    if (ledger.opened(address)) return;
+    refusing = true; // a close reported inside refuse(): not one the ledger counted
+    refusedClosed = false;
     try {
-      res.close();
+      refuse(res, gate.refusal(address));
     } finally {
       refusing = false;
     }
+    if (!refusedClosed) ledger.refusedClosing(); // its close comes later: not one the ledger counted either
   });
   return (address) => {
     const token = ledger.requestStarted(address);

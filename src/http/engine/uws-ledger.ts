@@ -27,7 +27,7 @@ export interface LedgerToken {
 }
 
 export interface LedgerOptions {
-  gate: ConnectionGate;
+  gate: Pick<ConnectionGate, 'open' | 'close'>;
   /** How long uWS lets a connection wait for a request, at the latest (its timeout plus its timer's granularity). */
   waitMs: number;
   now: () => number;
@@ -58,6 +58,11 @@ export class ConnectionLedger {
     if (!this.options.gate.open(address)) return false;
     this.push(address);
     return true;
+  }
+
+  /** A connection `opened` refused will close later (answered first): its close is not a counted one's. */
+  refusedClosing(): void {
+    this.expected++;
   }
 
   /** A connection closed (uWS does not say whose). */

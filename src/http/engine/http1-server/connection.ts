@@ -1,6 +1,6 @@
 /**
- * One HTTP/1.1 connection of the node engine, on a plain socket: request heads read strictly (request-head.ts),
- * bodies decoded when a handler asks (request-body.ts), one exchange at a time (pipelined requests wait their
+ * One HTTP/1.1 connection of the node engine, on a plain socket: request heads read strictly and incrementally
+ * (head-reader.ts, request-head.ts), bodies decoded when a handler asks (request-body.ts), one exchange at a time (pipelined requests wait their
  * turn, answered in order), kept alive between them.
  *
  * Contracts:
@@ -18,10 +18,12 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { answers } from './corks.ts';
+import { HeadReader } from './head-reader.ts';
 import { bodyDecoder, type BodyDecoder } from './request-body.ts';
-import { parseRequestHead, RequestRefused, type RequestHead } from './request-head.ts';
-import type { BodyRead } from './types.ts';
+import { RequestRefused, type RequestHead } from './request-head.ts';
+
+/** A request body as read: all of it, or why not (the engine port's `BodyRead`). */
+export type BodyRead = { ok: true; bytes: Buffer } | { ok: false; reason: 'too-large' | 'aborted' };
 
 /** node:http's limits: a 16 KiB head, 10 s idle between requests (uWebSockets.js's too), 60 s for a head, 300 s for a request. */
 export const NODE_LIMITS = {
@@ -62,8 +64,9 @@ const LINGER_MS = 5_000;
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
 
 export class Http1Connection {
-  /** Bytes read and not yet parsed. */
+  /** Bytes read past the last head and not yet decoded (a body, or requests behind it). */
   private pending: Buffer = EMPTY;
+  private readonly heads: HeadReader;
   private exchange: Reading | undefined;
   /** When the head being read began (0: none is). */
   private headStarted = 0;
@@ -80,6 +83,7 @@ export class Http1Connection {
     private readonly onGone: (connection: Http1Connection) => void,
   ) {
     socket.setNoDelay(true);
+    this.heads = new HeadReader(limits.maxHeadBytes);
     this.deadline = Date.now() + limits.keepAliveMs;
     socket.on('data', this.onData);
     socket.on('close', this.onClose);
@@ -148,6 +152,8 @@ export class Http1Connection {
 
   private readonly onData = (chunk: Buffer): void => {
     if (this.lingering) return;
+    // A head being read takes the bytes itself (head-reader.ts): never copied here read after read.
+    if (this.exchange === undefined && this.pending.length === 0) return this.pump(chunk);
     this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
     this.pump();
   };
@@ -160,19 +166,24 @@ export class Http1Connection {
     this.onGone(this);
   };
 
-  private pump(): void {
+  /** Reads heads and bodies from `pending` (and `arrived`, bytes of a head being read) while it can. */
+  private pump(arrived?: Buffer): void {
     try {
       while (!this.lingering && !this.socket.destroyed) {
         const exchange = this.exchange;
         if (exchange) return this.feedBody(exchange);
-        if (this.pending.length === 0) return;
+        const bytes = arrived ?? this.pending;
+        arrived = undefined;
+        this.pending = EMPTY;
+        if (bytes.length === 0) return;
         if (this.headStarted === 0) {
           this.headStarted = Date.now();
           this.deadline = this.headStarted + this.limits.headersTimeoutMs;
         }
-        const head = parseRequestHead(this.pending, this.limits.maxHeadBytes);
-        if (!head) return;
-        this.pending = this.pending.subarray(head.length);
+        const read = this.heads.push(bytes);
+        if (!read) return;
+        const { head, rest } = read;
+        this.pending = rest;
         const decoder = bodyDecoder(head.body);
         this.exchange = { head, connection: this, decoder, reader: undefined, continued: false, left: undefined };
         this.deadline = decoder.done ? 0 : this.headStarted + this.limits.requestTimeoutMs;
@@ -241,9 +252,8 @@ export class Connections {
     this.timer = undefined;
   }
 
-  /** Destroys every connection that waits for a request, once the answers held for the loop's end are written. */
+  /** Destroys every connection that waits for a request (flush the answers held for the loop's end first). */
   closeIdle(): void {
-    answers.flush();
     for (const connection of this.all) if (connection.idle) connection.expire();
   }
 

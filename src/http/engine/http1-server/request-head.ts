@@ -1,9 +1,11 @@
 /**
- * An HTTP/1.1 request head, read strictly (RFC 9112), for the node engine's server (node-connection.ts): bytes
- * in, the head or a refusal out, no I/O. Strict where leniency lets two parsers disagree on where a message ends
- * (request smuggling behind a proxy): CRLF only, no line folding, no space before a colon, no control characters,
- * one Host, Content-Length or chunked (never both), nothing but `chunked` as a transfer coding.
+ * An HTTP/1.1 request head, read strictly (RFC 9112; README.md beside this file lists the rules and where they
+ * differ from llhttp): its text in, the head or a refusal out, no I/O. Strict where leniency lets two parsers
+ * disagree on where a message ends (request smuggling behind a proxy): CRLF only, no line folding, no space before
+ * a colon, no control characters, values trimmed of SP and HTAB only, one Host, Content-Length or chunked (never
+ * both), nothing but `chunked` as a transfer coding, known methods, origin-, absolute- or asterisk-form targets.
  */
+import { METHODS } from 'node:http';
 
 /** A request the server refuses before any handler sees it: its status (400, 431, 501, 505) and why. */
 export class RequestRefused extends Error {
@@ -21,7 +23,7 @@ export interface RequestHead {
   /** Bytes of the head, its blank line (and any empty lines before it) included. */
   length: number;
   method: string;
-  /** The request target as sent (origin form: the path and the query). */
+  /** The request target as sent: origin form (the path and the query), absolute form, or `*`. */
   target: string;
   /** HTTP/1.0 or HTTP/1.1. */
   minor: 0 | 1;
@@ -40,33 +42,55 @@ export interface RequestHead {
 export const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 /** A field name, whole. */
 export const FIELD_NAME = new RegExp(`^${TOKEN}$`);
+const IS_TOKEN = FIELD_NAME;
+/** The methods llhttp knows (Node's `http.METHODS`, which is llhttp's list): any other is refused. */
+const KNOWN_METHODS = new Set(METHODS);
 const REQUEST_LINE = new RegExp(`^(${TOKEN}) ([\\x21-\\x7e]+) HTTP\\/(\\d)\\.(\\d)$`);
+/** Absolute form (RFC 9112 §3.2.2): a scheme, `:`, then no further constraint here (the handler routes by path). */
+const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[\x21-\x7e]*$/;
 /** A control character other than HTAB, CR and LF: never in a head (CR and LF only as the CRLF ending a line). */
 const CONTROL = /[^\t\r\n\x20-\x7e\x80-\xff]/;
 const bare = (line: string) => line.includes('\r') || line.includes('\n');
 const LENGTH = /^\d{1,15}$/;
+/** The fields that frame a body: a value of theirs may not end in HTAB (OWS by RFC 9110, but llhttp refuses it). */
+const FRAMING_FIELDS = new Set(['content-length', 'transfer-encoding']);
+const TRAILING_HTAB = /\t[ \t]*$/;
 
 const refused = (what: string) => new RequestRefused(400, `malformed request: ${what}`);
-const tokens = (value: string | undefined): string[] =>
-  value === undefined ? [] : value.split(',').map((t) => t.trim().toLowerCase());
 
-/** The head at the start of `data` (empty lines before it skipped), or undefined while it is incomplete. */
-export function parseRequestHead(data: Buffer, maxBytes: number): RequestHead | undefined {
-  const scan = data.toString('latin1', 0, Math.min(data.length, maxBytes + 8)); // a head's bytes are its characters
+/** `value` without the SP and HTAB around it (RFC 9110 §5.5 OWS): never `trim()`, which also strips `\xa0`, VT, FF. */
+function trimOws(value: string): string {
   let start = 0;
-  while (scan.startsWith('\r\n', start)) start += 2;
-  const end = scan.indexOf('\r\n\r\n', start);
-  if (end < 0 || end + 4 - start > maxBytes) {
-    if (data.length - start > maxBytes) throw new RequestRefused(431, 'request head too large');
-    return undefined;
-  }
-  const text = scan.slice(start, end);
+  let end = value.length;
+  while (start < end && (value.charCodeAt(start) === 32 || value.charCodeAt(start) === 9)) start++;
+  while (end > start && (value.charCodeAt(end - 1) === 32 || value.charCodeAt(end - 1) === 9)) end--;
+  return start === 0 && end === value.length ? value : value.slice(start, end);
+}
+
+/** A comma-separated list's elements, OWS-trimmed, lower case (empty elements kept: the caller decides). */
+const elements = (value: string | undefined): string[] =>
+  value === undefined ? [] : value.split(',').map((t) => trimOws(t).toLowerCase());
+
+/** RFC 9112 §3.2: origin form (`/…`), absolute form, or `*` for OPTIONS. */
+function checkTarget(method: string, target: string): void {
+  if (target.charCodeAt(0) === 47 /* / */) return;
+  if (target === '*' && method === 'OPTIONS') return;
+  if (ABSOLUTE_FORM.test(target)) return;
+  throw refused('request target');
+}
+
+/** The head whose text (without its blank line and any empty lines before it) is `text`; `length` is its bytes. */
+export function parseHeadText(text: string, length: number): RequestHead {
   if (CONTROL.test(text)) throw refused('a control character');
   const lines = text.split('\r\n');
   if (lines.some(bare)) throw refused('a line not ended by CRLF');
   const line = REQUEST_LINE.exec(lines[0] ?? '');
   if (!line) throw refused('request line');
   const [, method, target, major, minor] = line as unknown as [string, string, string, string, string];
+  if (!KNOWN_METHODS.has(method)) throw refused('unknown method');
+  // llhttp hands what follows a CONNECT's head to a tunnel: served as a request, its bytes would frame apart.
+  if (method === 'CONNECT') throw new RequestRefused(501, 'CONNECT is not served');
+  checkTarget(method, target);
   if (major !== '1' || (minor !== '0' && minor !== '1'))
     throw new RequestRefused(505, `HTTP/${major}.${minor} is not served`);
 
@@ -77,17 +101,19 @@ export function parseRequestHead(data: Buffer, maxBytes: number): RequestHead | 
     const colon = field.indexOf(':');
     const name = field.slice(0, colon);
     if (colon <= 0 || !FIELD_NAME.test(name)) throw refused('header field');
-    const value = field.slice(colon + 1).trim();
+    const raw = field.slice(colon + 1);
+    const value = trimOws(raw);
     const key = name.toLowerCase();
+    if (FRAMING_FIELDS.has(key) && TRAILING_HTAB.test(raw)) throw refused(`HTAB after ${name}`);
     if (key === 'host') hosts++;
     if (key === '__proto__') continue;
     const prev = headers[key];
     headers[key] = prev === undefined ? value : `${prev}, ${value}`;
   }
   if (hosts > 1 || (hosts === 0 && minor === '1')) throw refused('one Host field is required');
-  const connection = tokens(headers.connection);
+  const connection = elements(headers.connection);
   return {
-    length: end + 4,
+    length,
     method,
     target,
     minor: minor === '1' ? 1 : 0,
@@ -105,14 +131,14 @@ function framing(headers: Record<string, string>, minor: string): BodyFraming {
   if (coding !== undefined) {
     if (length !== undefined) throw refused('both Content-Length and Transfer-Encoding');
     if (minor === '0') throw refused('Transfer-Encoding in an HTTP/1.0 request');
-    const codings = tokens(coding);
+    const codings = elements(coding);
+    if (!codings.every((c) => IS_TOKEN.test(c))) throw refused('Transfer-Encoding');
     if (codings.length !== 1 || codings[0] !== 'chunked')
       throw new RequestRefused(501, `transfer coding ${coding} is not supported`);
     return { kind: 'chunked' };
   }
   if (length === undefined) return { kind: 'none' };
-  const lengths = new Set(length.split(',').map((v) => v.trim()));
-  const [only] = lengths;
-  if (lengths.size !== 1 || !LENGTH.test(only as string)) throw refused('Content-Length');
-  return Number(only) === 0 ? { kind: 'none' } : { kind: 'length', length: Number(only) };
+  // One decimal value: a repeated field or a list (`3, 3`) is refused, as llhttp does (RFC 9112 §6.3 allows either).
+  if (!LENGTH.test(length)) throw refused('Content-Length');
+  return Number(length) === 0 ? { kind: 'none' } : { kind: 'length', length: Number(length) };
 }

@@ -1,10 +1,10 @@
 /**
- * The node engine's request reading (src/http/engine/request-head.ts, request-body.ts): heads and bodies parsed
+ * The node engine's request reading (src/http/engine/http1-server/: head-reader.ts, request-head.ts, request-body.ts): heads and bodies parsed
  * strictly, so that no message the server reads ends where a lenient proxy in front of it would see it end.
  */
 import { describe, expect, it } from 'vitest';
-import { bodyDecoder } from '../../src/http/engine/request-body.ts';
-import { parseRequestHead, RequestRefused, type BodyFraming } from '../../src/http/engine/request-head.ts';
+import { bodyDecoder } from '../../../src/http/engine/http1-server/index.ts';
+import { parseRequestHead, RequestRefused, type BodyFraming } from '../../../src/http/engine/http1-server/index.ts';
 
 const MAX = 16 * 1024;
 const head = (text: string) => parseRequestHead(Buffer.from(text, 'latin1'), MAX);
@@ -49,7 +49,7 @@ describe('a request head', () => {
     );
     expect(upgrade).toMatchObject({ upgrade: true, body: { kind: 'none' } });
     expect(head('POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: Chunked\r\n\r\n')?.body).toEqual({ kind: 'chunked' });
-    expect(head('POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 7, 7\r\n\r\n')?.body).toEqual({
+    expect(head('POST / HTTP/1.1\r\nHost: h\r\nContent-Length: \t7 \r\n\r\n')?.body).toEqual({
       kind: 'length',
       length: 7,
     });
@@ -79,9 +79,27 @@ describe('a request head', () => {
     ['a coding chunked twice', 'POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, chunked\r\n\r\n', 501],
     ['gzip before chunked', 'POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n', 501],
     ['HTTP/2.0', 'GET / HTTP/2.0\r\nHost: h\r\n\r\n', 505],
+    ['NBSP before chunked', 'POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: \xa0chunked\r\n\r\n', 400],
+    ['NBSP after chunked', 'POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\xa0\r\n\r\n', 400],
+    ['NBSP after a length', 'POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\xa0\r\n\r\n', 400],
+    ['VT before a length', 'POST / HTTP/1.1\r\nHost: h\r\nContent-Length: \x0b3\r\n\r\n', 400],
+    ['FF after chunked', 'POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\x0c\r\n\r\n', 400],
+    ['HTAB after a length (llhttp refuses it)', 'POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\t\r\n\r\n', 400],
+    ['a Content-Length list', 'POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3, 3\r\n\r\n', 400],
+    ['an unknown method', 'MKCOLA / HTTP/1.1\r\nHost: h\r\n\r\n', 400],
+    ['a lower-case method', 'get / HTTP/1.1\r\nHost: h\r\n\r\n', 400],
+    ['CONNECT', 'CONNECT h:443 HTTP/1.1\r\nHost: h\r\n\r\n', 501],
+    ['a target not starting with /', 'GET x/y HTTP/1.1\r\nHost: h\r\n\r\n', 400],
+    ['* but for OPTIONS', 'GET * HTTP/1.1\r\nHost: h\r\n\r\n', 400],
     ['a head past the limit', `GET / HTTP/1.1\r\nHost: h\r\nX-A: ${'a'.repeat(MAX)}\r\n\r\n`, 431],
   ])('refuses %s', (_what, text, status) => {
     expect(refusal(text)).toBe(status);
+  });
+
+  it('takes origin-form, absolute-form and OPTIONS * targets, and values trimmed of SP and HTAB only', () => {
+    expect(head('OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n')?.target).toBe('*');
+    expect(head('GET http://h/x?y HTTP/1.1\r\nHost: h\r\n\r\n')?.target).toBe('http://h/x?y');
+    expect(head('GET / HTTP/1.1\r\nHost: h\r\nX-A: \t\xa0a\xa0 \r\n\r\n')?.headers['x-a']).toBe('\xa0a\xa0');
   });
 
   it('refuses a head past the limit before its end arrives', () => {

@@ -18,7 +18,13 @@ export interface BodyDecoder {
 /** Longest chunk-size line (extensions included) and trailer section taken. */
 const MAX_LINE = 4096;
 const MAX_TRAILERS = 16 * 1024;
-const CHUNK_LINE = /^([0-9a-fA-F]{1,13})(?:[ \t]*;[\x20-\x7e\t]*)?$/;
+/** A quoted string (RFC 9110 §5.6.4), as a pattern's source. */
+const QUOTED = '"(?:[\\t \\x21\\x23-\\x5b\\x5d-\\x7e\\x80-\\xff]|\\\\[\\t \\x20-\\x7e\\x80-\\xff])*"';
+/**
+ * A chunk-size line (RFC 9112 §7.1.1): hex digits, then extensions `;name` or `;name=value` (a token or a quoted
+ * string). No whitespace anywhere in it: RFC 9112 allows BWS around `;` and `=`, llhttp refuses it, and so does this.
+ */
+const CHUNK_LINE = new RegExp(`^([0-9a-fA-F]{1,13})(?:;${TOKEN}(?:=(?:${TOKEN}|${QUOTED}))?)*$`);
 const TRAILER = new RegExp(`^${TOKEN}:[\\x20-\\x7e\\t\\x80-\\xff]*$`);
 
 const malformed = (what: string) => new RequestRefused(400, `malformed chunked body: ${what}`);

@@ -1,0 +1,65 @@
+/**
+ * agentd's HTTP/1.1 server wire held to Node's llhttp: the same bytes framed by both (framing.ts), over the smuggling
+ * corpus (smuggling-corpus.ts) and llhttp's own request vectors (llhttp-vectors.ts, read from outside the repository;
+ * skipped with a notice when absent). A difference must be stricter and listed, with its reason: in the corpus, or in
+ * llhttp-allowlist.json for a vector.
+ */
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../../support/paths.ts';
+import { frameWithAgentd, NodeFramer, relation } from './framing.ts';
+import { allVectors, vectorsFolder } from './llhttp-vectors.ts';
+import { SMUGGLING_CORPUS } from './smuggling-corpus.ts';
+
+interface Allowed {
+  file: string;
+  heading: string;
+  reason: string;
+}
+const ALLOWED: Allowed[] = JSON.parse(
+  readFileSync(new URL('./llhttp-allowlist.json', import.meta.url), 'utf8'),
+) as Allowed[];
+
+const llhttp = new NodeFramer();
+beforeAll(() => llhttp.start());
+afterAll(() => llhttp.stop());
+
+const compare = async (wire: Buffer) => {
+  const agentd = frameWithAgentd(wire);
+  const node = await llhttp.frame(wire);
+  return { agentd, node, relation: relation(agentd, node) };
+};
+
+describe('the smuggling corpus', () => {
+  it.each(SMUGGLING_CORPUS)('$name', async ({ wire, stricter }) => {
+    const seen = await compare(Buffer.from(wire, 'latin1'));
+    expect({ ...seen, relation: seen.relation }).toMatchObject({ relation: stricter ? 'stricter' : 'same' });
+  });
+});
+
+const folder = vectorsFolder(ROOT);
+if (!folder)
+  console.warn(
+    "llhttp's test vectors are not here: set LLHTTP_VECTORS to a copy of llhttp's test/ folder (docs/development.md); their differential test is skipped",
+  );
+
+describe.skipIf(!folder)("llhttp's request vectors", () => {
+  const vectors = folder ? allVectors(folder, 'request') : [];
+
+  it('are read: every file, each vector with its input', () => {
+    expect(vectors.length).toBeGreaterThan(100);
+  });
+
+  it('are framed as llhttp frames them, or more strictly where the allow-list says why', async () => {
+    const differing: Array<{ file: string; heading: string; relation: string; agentd: unknown; node: unknown }> = [];
+    for (const vector of vectors) {
+      const seen = await compare(vector.input);
+      if (seen.relation !== 'same') differing.push({ file: vector.file, heading: vector.heading, ...seen });
+    }
+    const allowed = (d: { file: string; heading: string }) =>
+      ALLOWED.some((a) => a.file === d.file && a.heading === d.heading);
+    // Stricter and listed, nothing else; and no entry left over that no longer differs.
+    expect(differing.filter((d) => d.relation !== 'stricter' || !allowed(d))).toEqual([]);
+    expect(ALLOWED.filter((a) => !differing.some((d) => d.file === a.file && d.heading === a.heading))).toEqual([]);
+  });
+});
