@@ -17,6 +17,9 @@
  * - `llm.stream: false`: one request, the whole reply; `onText` gets its text once.
  * - A step names the model that answered; its reasoning also the endpoint (endpointOf the base
  *   URL), so it goes back to that model only (adapter.ts, replayFor).
+ * - `llm.maxEventBytes` bounds one stream event and a whole unstreamed reply (`event_too_large`); a malformed
+ *   answer, a 204 to a streaming request included, fails as `bad_response`, never as "could not reach".
+ * - Requests go through `llm.proxy`, else the environment's proxy (src/proxy.ts), else straight.
  * - The API key goes only into the request headers; it is never logged nor put in errors. `llm.headers` go
  *   with every request.
  */
@@ -24,6 +27,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock, type Clock } from '../clock.ts';
 import { randomUUID } from 'node:crypto';
 import { createLeanRequest, headersOf, requestHead, wholeBody } from './lean-request.ts';
+import { createHttp1Pool } from './http1-client/index.ts';
+import { ModelProtocolError } from './api-error.ts';
+import { proxyFor } from '../proxy.ts';
 import type { LlmConfig } from '../config/schema.ts';
 import { emitText, TextCallbackError, type Adapter } from './adapter.ts';
 import type { Logger } from '../log/index.ts';
@@ -99,7 +105,9 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     endpoint,
   });
   const newId = () => `call_${randomUUID()}`;
-  const post = createLeanRequest(requestHead(resolved.baseURL, resolved.apiKey, adapter, llm.headers));
+  const head = requestHead(resolved.baseURL, resolved.apiKey, adapter, llm.headers);
+  const proxy = proxyFor(head.url, llm.proxy, deps.env ?? process.env);
+  const post = createLeanRequest(head, createHttp1Pool(proxy && { proxy }));
 
   /** One attempt: the request and its whole answer. */
   async function attempt(
@@ -110,12 +118,14 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
   ): Promise<ModelStep> {
     const answer = await post(body, signal);
     if (!adapter.stream) {
-      const step = adapter.whole(await wholeBody(answer), newId);
+      const step = adapter.whole(await wholeBody(answer, llm.maxEventBytes), newId);
       if (signal.aborted) throw abortError();
       watch(step.text.length);
       emitText(onText, step.text);
       return step;
     }
+    // No content is no stream: a malformed answer, not an empty reply.
+    if (answer.statusCode === 204) throw new ModelProtocolError('a 204 (no content) answer to a streaming request');
     // The text of one network read reaches `onText` as one delta (the concatenation is the same): when
     // a busy process reads several events at once, the session and every face handle one piece, not many.
     let held = '';
@@ -126,6 +136,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
         watch(folder.size);
       },
       () => headersOf(answer.headers),
+      llm.maxEventBytes,
     );
     const release = (): void => {
       const text = held;

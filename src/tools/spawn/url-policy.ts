@@ -13,6 +13,7 @@ import type { LookupFunction } from 'node:net';
 import { BlockList, isIP } from 'node:net';
 import type { Agent, fetch as UndiciFetch } from 'undici';
 import { AppError } from '../../errors/index.ts';
+import type { FetchLike } from '../../proxy.ts';
 
 export interface UrlPolicy {
   allowPrivateNetworks: boolean;
@@ -148,7 +149,7 @@ function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunction {
 }
 
 /** What the MCP SDK's HTTP transports call instead of the global fetch. */
-export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+export type { FetchLike };
 
 /**
  * A fetch to the checked addresses only, refusing redirects. `close()` ends its connections at once, open requests
