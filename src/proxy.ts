@@ -1,5 +1,5 @@
 /**
- * Forward proxies for agentd's outgoing HTTP: model requests (the model client tunnels itself, http1-client),
+ * Forward proxies for agentd's outgoing HTTP: model requests (the model client's own, http1-client),
  * remote MCP servers, A2A agents and OAuth endpoints (undici's ProxyAgent, proxiedFetch).
  *
  * Contracts:
@@ -67,8 +67,8 @@ export function proxyFor(
 }
 
 /**
- * A fetch that sends each request whose target has a proxy (proxyFor) through it (undici's ProxyAgent: CONNECT for
- * https, absolute-form for http), and every other one through `direct`. `redirect: 'error'` is kept for a proxied
+ * A fetch that sends each request whose target has a proxy (proxyFor) through it (undici's ProxyAgent, which tunnels
+ * http targets through CONNECT too), and every other one through `direct`. `redirect: 'error'` is kept for a proxied
  * request when `pinned` (a runtime server's fetch refuses redirects). Its agents live as long as it does.
  */
 export function proxiedFetch(
