@@ -43,6 +43,12 @@ const MAX_LINE_BYTES = 8 * 1024;
 const HEAD_END = Buffer.from('\r\n\r\n');
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: |$)/;
 const CHUNK_SIZE = /^[0-9a-fA-F]{1,13}$/;
+/**
+ * A chunk line with extensions (RFC 9112 §7.1.1): `size *( BWS ";" BWS name [ BWS "=" BWS ( token / quoted ) ] )`.
+ * They are skipped, but must be well formed: a bare `;` or a space after the size alone is refused, as llhttp does.
+ */
+const CHUNK_WITH_EXTENSIONS =
+  /^([0-9a-fA-F]{1,13})(?:[ \t]*;[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \t]*=[ \t]*(?:[!#$%&'*+.^_`|~0-9A-Za-z-]+|"(?:[\t \x21\x23-\x5b\x5d-\x7e\x80-\xff]|\\[\t \x21-\x7e\x80-\xff])*"))?)+$/;
 /** A field name (RFC 9110 §5.6.2 token): no whitespace before the colon. */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** What a field value may not hold (RFC 9110 §5.5): controls but HTAB (so NUL, a bare CR or LF), and DEL. */
@@ -60,14 +66,17 @@ const bad = (what: string) => new HttpFrameError(what);
  * (the caller's bytes before it were scanned already), so a head that arrives in many reads is scanned once.
  */
 export function parseHead(data: Buffer, scanFrom = 0): AnswerHead | undefined {
-  const end = data.indexOf(HEAD_END, Math.max(0, scanFrom - 3));
+  // Empty lines before a status line are skipped (servers send one after a 1xx head; llhttp skips them too).
+  let start = 0;
+  while (data[start] === 13 && data[start + 1] === 10) start += 2;
+  const end = data.indexOf(HEAD_END, Math.max(start, scanFrom - 3));
   if (end < 0) {
     if (data.length > MAX_HEAD_BYTES) throw bad('head too large');
     return undefined;
   }
-  const lines = data.toString('latin1', 0, end).split('\r\n');
+  const lines = data.toString('latin1', start, end).split('\r\n');
   const status = STATUS_LINE.exec(lines[0] ?? '');
-  if (!status) throw bad('status line');
+  if (!status || CONTROL.test(lines[0] as string)) throw bad('status line');
   const headers: Record<string, string | string[]> = {};
   let last: string | undefined;
   for (let i = 1; i < lines.length; i++) {
@@ -198,8 +207,12 @@ function chunkedBody(): BodyFraming {
           if (text === '') [state, framing.ended] = ['end', true];
           continue;
         }
-        const size = trimOws(text.split(';', 1)[0] ?? '');
-        if (!CHUNK_SIZE.test(size)) throw bad('chunk size');
+        const size = text.includes(';')
+          ? CHUNK_WITH_EXTENSIONS.exec(text)?.[1]
+          : CHUNK_SIZE.test(text)
+            ? text
+            : undefined;
+        if (size === undefined) throw bad('chunk size');
         remaining = parseInt(size, 16);
         state = remaining === 0 ? 'trailer' : 'data';
       }

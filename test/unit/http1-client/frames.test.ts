@@ -147,3 +147,27 @@ describe('HTTP/1.1 answer framing: what two parsers could frame differently is r
     }
   });
 });
+
+describe('HTTP/1.1 answer framing: what llhttp response vectors showed', () => {
+  it('skips empty lines before a status line (aiohttp sends one after a 100 Continue)', () => {
+    const wire = 'HTTP/1.1 100 Continue\r\n\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno';
+    const first = parseHead(bytes(wire));
+    expect(first).toMatchObject({ statusCode: 100 });
+    const rest = bytes(wire).subarray(first?.length);
+    expect(parseHead(rest)).toMatchObject({ statusCode: 404, contentLength: 2, length: rest.length - 2 });
+    expect(parseHead(bytes('\r\n'))).toBeUndefined();
+  });
+
+  it('refuses a bare CR in the status line', () => {
+    expect(() => parseHead(bytes('HTTP/1.1 200 OK\rContent-Length: 0\r\n\r\n'))).toThrow('status line');
+    expect(() => parseHead(bytes('HTTP/1.1 200 OK\r\rContent-Length: 4\r\n\r\n'))).toThrow('status line');
+  });
+
+  it('takes well-formed chunk extensions and refuses a bare `;` or whitespace after a size', () => {
+    const head = 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n';
+    for (const line of ['2;a', '2 ; a = b', '2;a="q \\" d";b', '2;a=1;b'])
+      expect(readAnswer(`${head}${line}\r\nok\r\n0\r\n\r\n`), line).toMatchObject({ body: 'ok', ended: true });
+    for (const line of ['2;', '2  ', '2;a=', '2;"x"', '2;a="open'])
+      expect(() => readAnswer(`${head}${line}\r\nok\r\n0\r\n\r\n`), line).toThrow('chunk size');
+  });
+});
