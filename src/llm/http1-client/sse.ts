@@ -42,8 +42,9 @@ export function createSseFramer(onData: (data: string) => void, options: { maxEv
   let cr = false;
   let stopped = false;
 
-  const emit = (event: string): void => {
-    const data = dataOf(event);
+  /** The event `text[from, end)`. */
+  const emit = (text: string, from: number, end: number): void => {
+    const data = dataOf(text, from, end);
     if (data !== undefined) onData(data);
   };
   const take = (decoded: string, size: number): void => {
@@ -60,13 +61,16 @@ export function createSseFramer(onData: (data: string) => void, options: { maxEv
       const event = parts.join('');
       parts = [];
       from = 1;
-      emit(event.slice(0, -1));
+      emit(event, 0, event.length - 1);
     }
     for (let at = text.indexOf('\n\n', from); at >= 0 && !stopped; at = text.indexOf('\n\n', from)) {
-      const event = parts.length === 0 ? text.slice(from, at) : parts.join('') + text.slice(from, at);
-      parts = [];
+      if (parts.length === 0) emit(text, from, at);
+      else {
+        const event = parts.join('') + text.slice(from, at);
+        parts = [];
+        emit(event, 0, event.length);
+      }
       from = at + 2;
-      emit(event);
     }
     if (stopped) return;
     if (from === 0) parts.push(text);
@@ -97,7 +101,7 @@ export function createSseFramer(onData: (data: string) => void, options: { maxEv
       const rest = parts.join('').replace(/\n+$/, '');
       parts = [];
       stopped = true;
-      if (rest) emit(rest);
+      if (rest) emit(rest, 0, rest.length);
     },
     stop() {
       stopped = true;
@@ -107,25 +111,20 @@ export function createSseFramer(onData: (data: string) => void, options: { maxEv
 }
 
 /**
- * The data of one event (its blank line left out), or undefined when it has none. Every model API sends one
- * `data:` line per event (maybe after an `event:` line): that is one slice; several data lines are joined with `\n`.
+ * The data of the event `text[from, end)` (its blank line left out), or undefined when it has none: its `data:`
+ * lines joined with `\n`. Every scan stops at the event's own line ends, so a read of many events is scanned once.
  */
-function dataOf(text: string): string | undefined {
-  const end = text.length;
-  let first = 0;
-  if (!text.startsWith('data:')) {
-    const at = text.indexOf('\ndata:');
-    if (at < 0) return undefined;
-    first = at + 1;
-  }
-  const value = text.charCodeAt(first + 5) === 32 ? first + 6 : first + 5;
-  const nl = text.indexOf('\n', first);
-  if (nl < 0) return text.slice(value, end);
-  const more = text.indexOf('\ndata:', nl);
-  if (more < 0) return text.slice(value, nl);
-  let out = text.slice(value, nl);
-  for (const line of text.slice(more + 1).split('\n')) {
-    if (line.startsWith('data:')) out += `\n${line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5)}`;
+function dataOf(text: string, from: number, end: number): string | undefined {
+  let out: string | undefined;
+  for (let at = from; at < end;) {
+    let nl = text.indexOf('\n', at);
+    if (nl < 0 || nl > end) nl = end;
+    if (text.startsWith('data:', at)) {
+      const value = Math.min(text.charCodeAt(at + 5) === 32 ? at + 6 : at + 5, nl);
+      const line = text.slice(value, nl);
+      out = out === undefined ? line : `${out}\n${line}`;
+    }
+    at = nl + 1;
   }
   return out;
 }

@@ -4,14 +4,16 @@ import { createSseFramer, SseEventTooLarge } from '../../../src/llm/http1-client
 
 afterEach(() => vi.restoreAllMocks());
 
-/** Characters String.prototype.indexOf is asked to search (the length of every string it runs on) during `run`. */
+/** Characters String.prototype.indexOf went over (up to its match, or to the end) during `run`. */
 function searched(run: () => void): number {
   // eslint-disable-next-line @typescript-eslint/unbound-method -- called with its receiver, through apply
   const indexOf = String.prototype.indexOf;
   let total = 0;
   vi.spyOn(String.prototype, 'indexOf').mockImplementation(function (this: string, ...args) {
-    total += this.length - (args[1] ?? 0);
-    return indexOf.apply(this, args as [string, number]);
+    const from = args[1] ?? 0;
+    const found = indexOf.apply(this, args as [string, number]);
+    total += (found < 0 ? this.length : found + args[0].length) - from; // what the search went over
+    return found;
   });
   run();
   vi.restoreAllMocks();
@@ -72,5 +74,18 @@ describe('server-sent events framing', () => {
         expect(data, `${JSON.stringify(wire)} cut at ${cut}`).toEqual(['a', 'b']);
       }
     }
+  });
+});
+
+describe('server-sent events framing, many events in one read', () => {
+  it('scans a read of many data-less events once (counted)', () => {
+    const read = Buffer.from(': keep-alive\n\n'.repeat(4096) + 'data: last\n\n');
+    const data: string[] = [];
+    const work = searched(() => {
+      const framer = createSseFramer((d) => data.push(d), { maxEventBytes: 1024 });
+      framer.push(read);
+    });
+    expect(data).toEqual(['last']);
+    expect(work).toBeLessThan(4 * read.length);
   });
 });
