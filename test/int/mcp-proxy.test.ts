@@ -1,11 +1,15 @@
 /**
  * Remote MCP servers through a forward proxy (issue 58, item 4): server-everything over Streamable HTTP reached
  * through a real proxy on loopback (test/support/forward-proxy.ts) by an entry's `proxy`, by `HTTP_PROXY`, and at
- * runtime (the URL policy judging the target, never the proxy); `NO_PROXY` bypasses the environment's proxy.
+ * runtime (the URL policy judging the target, never the proxy); `NO_PROXY` bypasses the environment's proxy. An A2A
+ * agent's `proxy` too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPEN_RUNTIME_POLICY } from '../../src/tools/spawn/runtime-connect.ts';
+import { startPeer } from '../support/a2a-peer.ts';
 import { startForwardProxy, type ForwardProxy } from '../support/forward-proxy.ts';
+import { startApp } from '../support/start-app.ts';
+import { until } from '../support/wait.ts';
 import { harness, http, rejection, startEverythingHttp, textOf, type Harness } from './mcp-helpers.ts';
 
 let server: Awaited<ReturnType<typeof startEverythingHttp>>;
@@ -85,5 +89,26 @@ describe('remote MCP servers through a forward proxy', () => {
       expect(error).toMatchObject({ details: { reason: 'private_network' } });
     });
     expect(refused).toEqual([]);
+  });
+
+  it("connects an A2A agent through its entry's proxy", async () => {
+    const peer = await startPeer('echo');
+    const port = new URL(peer.url).port;
+    let stop = (): Promise<void> => Promise.resolve();
+    try {
+      const passed = await forwardedDuring(async () => {
+        const app = await startApp({ a2aAgents: { peer: { url: peer.url, proxy: proxy.url } } }, { deps: { env: {} } });
+        stop = () => app.stop();
+        await until(async () => {
+          const res = await fetch(`${app.url}/api/mcp/servers`);
+          const { servers } = (await res.json()) as { servers: { name: string; status: string }[] };
+          return servers.find((s) => s.name === 'peer')?.status === 'connected';
+        }, 'the A2A agent connected');
+      });
+      expect(passed).toContain(`CONNECT 127.0.0.1:${port}`);
+    } finally {
+      await stop();
+      await peer.close();
+    }
   });
 });
