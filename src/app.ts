@@ -66,6 +66,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const runtime = runtimePolicyOf(config, {
     shared: isShared(config, deps.bindHost),
     agentDir: deps.agentDir ?? process.cwd(),
+    env,
   });
   // Tool-server process groups are recorded beside the session logs, so a crash leaves none behind for long.
   const childrenFile = config.storage.type === 'jsonl' ? join(config.storage.dir, '.agentd-children.json') : undefined;
@@ -117,6 +118,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     redactor,
     secrets,
     callbackUrl,
+    env,
     ...registerActor,
   });
   const agent = createAgentService({

@@ -141,6 +141,15 @@ export const llmSchema = z.strictObject({
   idleTimeoutMs: positiveInt(60_000).describe(
     'Longest silence between stream events, in ms; past it the request is aborted and the turn fails (`details.reason: "model_stalled"`). An unstreamed request (`stream: false`) is bounded by `timeoutMs` alone.',
   ),
+  maxEventBytes: positiveInt(8 * 1024 * 1024).describe(
+    'Largest single stream event (or whole unstreamed reply) agentd holds, in bytes; past it the request is stopped and the turn fails (`details.reason: "event_too_large"`). An error answer\'s body is read to 64 KiB.',
+  ),
+  proxy: z
+    .union([z.url({ protocol: /^https?$/ }), z.literal(false)])
+    .optional()
+    .describe(
+      "The forward proxy model requests (the fallbacks' too) go through: an `http:` or `https:` URL (credentials in it are sent as `Proxy-Authorization`; https endpoints through `CONNECT`), or `false` for none. Default: `HTTPS_PROXY` / `HTTP_PROXY` unless `NO_PROXY` names the host.",
+    ),
   contextWindow: z
     .number()
     .int()

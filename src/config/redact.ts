@@ -18,6 +18,11 @@ const KEY_SHAPED =
 /** Args that name a secret: `--api-key=VALUE`, `--token VALUE` (the value is the next arg). */
 const SECRET_FLAG = /^--?[a-z0-9-]*(?:key|token|secret|password|passwd|credential)[a-z0-9-]*$/i;
 
+/** A URL's user name and password (a proxy's credentials), decoded. */
+function userinfoOf(url: URL): string[] {
+  return [url.password, url.username].filter((v) => v !== '').map(decodeURIComponent);
+}
+
 /** The secrets a tool server's config holds. */
 function secretsOfServer(server: McpServerConfig): string[] {
   if (server.type === 'http') {
@@ -28,13 +33,13 @@ function secretsOfServer(server: McpServerConfig): string[] {
     ];
     try {
       const url = new URL(server.baseUrl);
-      if (url.password) found.push(decodeURIComponent(url.password));
-      if (url.username) found.push(decodeURIComponent(url.username));
+      found.push(...userinfoOf(url));
       for (const [name, value] of url.searchParams)
         if (/key|token|secret|password|auth|sig/i.test(name)) found.push(value);
     } catch {
       // not a URL: nothing more to find
     }
+    if (server.proxy) found.push(...userinfoOf(new URL(server.proxy)));
     return found;
   }
   const found = [...Object.values(server.env)];
@@ -61,6 +66,7 @@ export function createRedactor(config?: Pick<AgentConfig, 'llm' | 'server' | 'mc
       addSecret(model.apiKey);
       Object.values(model.headers ?? {}).forEach(addSecret);
     }
+    if (config.llm.proxy) userinfoOf(new URL(config.llm.proxy)).forEach(addSecret);
     addSecret(config.server.auth.apiKey);
     addSecret(config.server.auth.adminKey);
     config.server.auth.keys.forEach((k) => addSecret(k.key));

@@ -6,6 +6,14 @@ import { serverFeatureKeys } from './server-features.ts';
 
 const stringMap = z.record(z.string(), z.string());
 
+/** A remote server's forward proxy (src/proxy.ts): a URL, `false` for none, absent for the environment's. */
+const proxySetting = z
+  .union([z.url({ protocol: /^https?$/ }), z.literal(false)])
+  .optional()
+  .describe(
+    'The forward proxy its requests (OAuth ones too) go through: an `http:` or `https:` URL (credentials in it are sent as `Proxy-Authorization`; https targets through `CONNECT`), or `false` for none. Default: `HTTPS_PROXY` / `HTTP_PROXY` unless `NO_PROXY` names the host.',
+  );
+
 const MCP_PROTOCOL_SETTINGS = ['auto', '2025-11-25', '2026-07-28'] as const;
 export type McpProtocolSetting = (typeof MCP_PROTOCOL_SETTINGS)[number];
 
@@ -69,6 +77,7 @@ export const httpServerSchema = z
       .default({})
       .describe('Sent with every request, e.g. `Authorization: Bearer $NOTES_TOKEN`; values are redacted everywhere.'),
     oauth: oauthSchema.optional(),
+    proxy: proxySetting,
     ...serverCommon,
   })
   .describe(
@@ -89,6 +98,7 @@ export const a2aAgentSchema = z
       ),
     timeout: positiveInt(120_000).describe('Bound on the card fetch and on each call (the whole remote task), in ms.'),
     description: z.string().optional().describe("Shown in the server's record. Default: `A2A agent`."),
+    proxy: proxySetting,
   })
   .describe(
     'A remote A2A agent (v1.0 or 0.3): each skill of its card is a tool `<name>--<skillId>` taking `{ message }`, listed, called, restarted and removed like a tool server.',

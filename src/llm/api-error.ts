@@ -58,3 +58,22 @@ function messageFor(status: number | undefined, error: unknown, text: string | u
   if (status) return `${status} status code (no body)`;
   return msg || '(no status code or body)';
 }
+
+/** The provider's answer breaks HTTP/1.1 or the request's contract (a malformed head, a 204 to a streaming request). */
+export class ModelProtocolError extends Error {
+  constructor(what: string, options?: { cause?: unknown }) {
+    super(what, options);
+    this.name = 'ModelProtocolError';
+  }
+}
+
+/** A part of the answer passed `llm.maxEventBytes` (one stream event, or a whole unstreamed body); nothing more was held. */
+export class ModelAnswerTooLarge extends Error {
+  constructor(
+    readonly maxBytes: number,
+    readonly part: 'one stream event' | 'the whole reply',
+  ) {
+    super(`${part} passed ${maxBytes} bytes`);
+    this.name = 'ModelAnswerTooLarge';
+  }
+}

@@ -19,16 +19,21 @@
  *   `incomplete_stream`, and an answer neither SSE nor JSON (answerKind) as `not_a_model_answer`.
  * - A step names the model that answered; its reasoning also the endpoint (endpointOf the base
  *   URL), so it goes back to that model only (adapter.ts, replayFor).
+ * - `llm.maxEventBytes` bounds one stream event and a whole unstreamed reply (`event_too_large`); a malformed
+ *   answer, a 204 to a streaming request included, fails as `bad_response`, never as "could not reach".
+ * - Requests go through `llm.proxy`, else the environment's proxy (src/proxy.ts), else straight.
  * - The API key goes only into the request headers; it is never logged nor put in errors. `llm.headers` go
  *   with every request.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock, type Clock } from '../clock.ts';
 import { randomUUID } from 'node:crypto';
-import { createLeanRequest, headersOf, requestHead, wholeBody } from './lean-request.ts';
+import { createLeanRequest, headersOf, MAX_ERROR_BODY_BYTES, requestHead, wholeBody } from './lean-request.ts';
+import { createHttp1Pool } from './http1-client/index.ts';
+import { proxyFor } from '../proxy.ts';
 import type { LlmConfig } from '../config/schema.ts';
 import { emitText, TextCallbackError, type Adapter } from './adapter.ts';
-import { ModelAnswerError } from './api-error.ts';
+import { ModelAnswerError, ModelProtocolError } from './api-error.ts';
 import type { Logger } from '../log/index.ts';
 import {
   contentFilterFailure,
@@ -118,7 +123,9 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     endpoint,
   });
   const newId = () => `call_${randomUUID()}`;
-  const post = createLeanRequest(requestHead(resolved.baseURL, resolved.apiKey, adapter, llm.headers));
+  const head = requestHead(resolved.baseURL, resolved.apiKey, adapter, llm.headers);
+  const proxy = proxyFor(head.url, llm.proxy, deps.env ?? process.env);
+  const post = createLeanRequest(head, createHttp1Pool(proxy && { proxy }));
 
   /** One attempt: the request and its whole answer. */
   async function attempt(
@@ -128,13 +135,17 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
     watch: (size: number) => void,
   ): Promise<ModelStep> {
     const answer = await post(body, signal);
+    // No content is no stream: a malformed answer, not an empty reply.
+    if (adapter.stream && answer.statusCode === 204)
+      throw new ModelProtocolError('a 204 (no content) answer to a streaming request');
     const kind = answerKind(answer.headers['content-type'], adapter.stream);
     if (kind instanceof ModelAnswerError) {
-      await answer.body.read(() => undefined); // read to its end, so the connection stays usable
+      // Read as an error body is (bounded: past MAX_ERROR_BODY_BYTES the connection is closed, not reused).
+      await answer.body.text(MAX_ERROR_BODY_BYTES).catch(() => undefined);
       throw kind;
     }
     if (kind === 'json') {
-      const step = adapter.whole(await wholeBody(answer), newId);
+      const step = adapter.whole(await wholeBody(answer, llm.maxEventBytes), newId);
       if (signal.aborted) throw abortError();
       watch(step.text.length);
       emitText(onText, step.text);
@@ -150,6 +161,7 @@ export function createModelClient(llm: LlmConfig, deps: LlmDeps): LlmClient {
         watch(folder.size);
       },
       () => headersOf(answer.headers),
+      llm.maxEventBytes,
     );
     const release = (): void => {
       const text = held;

@@ -7,7 +7,14 @@
 import { backoffDelay, type BackoffPolicy } from '../backoff.ts';
 import type { Provider } from '../config/schema.ts';
 import { AppError, messageOf } from '../errors/index.ts';
-import { ModelAnswerError, ModelApiError, ModelConnectionError } from './api-error.ts';
+import {
+  ModelAnswerError,
+  ModelAnswerTooLarge,
+  ModelApiError,
+  ModelConnectionError,
+  ModelProtocolError,
+} from './api-error.ts';
+import { HttpFrameError } from './http1-client/index.ts';
 import { OVERFLOW_SIGNATURES } from './providers.ts';
 
 /**
@@ -228,6 +235,16 @@ export function toAgentError(e: unknown, facts: RequestFacts, retries = 0): AppE
     return failure(`model provider answered ${status}${after}${text}`, facts, 'http_error', status);
   }
   if (e instanceof ModelAnswerError) return failure(`${e.message}${after}`, facts, e.reason);
+  if (e instanceof ModelProtocolError || e instanceof HttpFrameError) {
+    const what = e instanceof HttpFrameError ? e.what : e.message;
+    return failure(`the model provider sent a malformed answer (${what})`, facts, 'bad_response');
+  }
+  if (e instanceof ModelAnswerTooLarge)
+    return failure(
+      `model answer too large: ${e.part} passed ${e.maxBytes} bytes (llm.maxEventBytes); the request was stopped`,
+      facts,
+      'event_too_large',
+    );
   if (e instanceof SyntaxError) return failure('model stream sent data that is not JSON', facts, 'bad_stream');
   const message = e instanceof Error ? scrub(e.message, facts.apiKey) : 'unknown error';
   return failure(`model stream was interrupted (${message})`, facts, 'stream_interrupted');

@@ -5,6 +5,7 @@
  * and notices are ignored (the server's own connection owns them).
  */
 import type { HttpServerConfig } from '../config/schema.ts';
+import { proxiedFetch } from '../proxy.ts';
 import { openConnection, type McpConnection } from './mcp/connection.ts';
 import { INSTANCE_HEADER } from '../conversation/hops.ts';
 import { createServerOAuth, type ServerOAuth } from './oauth/client.ts';
@@ -17,7 +18,7 @@ export function attachOAuth(entry: ServerEntry, config: HttpServerConfig, deps: 
   const oauth = config.oauth;
   if (!oauth) return;
   const log = deps.log.child({ serverId: entry.name });
-  const fetch = entry.runtime ? checkedFetch(deps.runtime) : undefined;
+  const fetch = entry.runtime ? checkedFetch(deps.runtime) : proxiedFetch(globalThis.fetch, config.proxy, deps.env);
   const oauthOf = (principal?: string) =>
     createServerOAuth({
       serverId: entry.name,
@@ -26,7 +27,7 @@ export function attachOAuth(entry: ServerEntry, config: HttpServerConfig, deps: 
       clock: deps.clock,
       log,
       callbackUrl: deps.callbackUrl,
-      ...(fetch && { fetch }),
+      fetch,
       ...(principal !== undefined && { principal }),
     });
   entry.oauth = oauthOf();
@@ -45,7 +46,7 @@ export function attachOAuth(entry: ServerEntry, config: HttpServerConfig, deps: 
         onLost,
         onToolsChanged: () => {},
         ...(deps.instanceId !== undefined && { extraHeaders: { [INSTANCE_HEADER]: deps.instanceId } }),
-        ...(pinned && { fetch: pinned.fetch }),
+        fetch: pinned?.fetch ?? proxiedFetch(globalThis.fetch, config.proxy, deps.env),
       });
       const close = connection.close.bind(connection);
       return Object.assign(connection, { close: () => close().finally(() => pinned?.close()) });

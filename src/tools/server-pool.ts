@@ -4,6 +4,7 @@
  * `mcp.serverStatus`, every catalogue change as `mcp.toolsChanged`. A connection that reaches this very agentd is
  * closed and fails its attempt (self-connection.ts).
  */
+import { proxiedFetch } from '../proxy.ts';
 import { createActor, fromPromise, waitFor } from 'xstate';
 import {
   httpServerSchema,
@@ -68,6 +69,10 @@ export function createServerPool(options: PoolOptions) {
     const isCurrent = () => self.connection !== undefined && entry.connection === self.connection;
     const pinned =
       entry.runtime && entry.config.type === 'http' ? await pinnedConnect(entry.config, runtime) : undefined;
+    // A configured http server's requests go through its `proxy`, else the environment's (src/proxy.ts).
+    const fetch =
+      pinned?.fetch ??
+      (entry.config.type === 'http' ? proxiedFetch(globalThis.fetch, entry.config.proxy, options.env) : undefined);
     if (pinned) entry.release = pinned.close;
     await entry.oauth?.load();
     const a2a = a2aAgents.get(entry);
@@ -77,7 +82,7 @@ export function createServerPool(options: PoolOptions) {
           name: entry.name,
           config: a2a,
           log: slog,
-          fetch: pinned?.fetch ?? fetch,
+          fetch: fetch ?? globalThis.fetch,
           ...(instanceHeaders && { extraHeaders: instanceHeaders }),
           maxBytes: entry.config.maxResultBytes,
           maxHops,
@@ -90,7 +95,7 @@ export function createServerPool(options: PoolOptions) {
           clientInfo,
           signal,
           ...(instanceHeaders && { extraHeaders: instanceHeaders }),
-          ...(pinned && { fetch: pinned.fetch }),
+          ...(fetch && { fetch }),
           children: options.children,
           oauth: entry.oauth,
           onLost: (reason) => {
@@ -238,5 +243,6 @@ export function a2aEntryConfig(a2a: A2aAgentConfig): HttpServerConfig {
     headers: a2a.headers,
     timeout: a2a.timeout,
     description: a2a.description ?? 'A2A agent',
+    ...(a2a.proxy !== undefined && { proxy: a2a.proxy }),
   });
 }

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelAbortError, ModelApiError, ModelConnectionError } from '../../src/llm/api-error.ts';
-import { createHttp1Pool } from '../../src/llm/http1.ts';
+import { createHttp1Pool } from '../../src/llm/http1-client/index.ts';
 import { createLeanRequest, wholeBody } from '../../src/llm/lean-request.ts';
 import { failureOf } from '../support/failure.ts';
 

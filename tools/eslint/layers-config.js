@@ -4,7 +4,7 @@
  * (tools/eslint/layers.js). Each component lists the components it may import; the graph is
  * acyclic by construction (the rule refuses a cycle). Lower layers first.
  */
-const LEAVES = ['clock', 'backoff', 'madeOnce', 'jsonDepth', 'sessionId', 'packageInfo', 'errors', 'log'];
+const LEAVES = ['clock', 'backoff', 'madeOnce', 'jsonDepth', 'sessionId', 'packageInfo', 'errors', 'log', 'proxy'];
 /** What the agent's session may import; the session service (the `agent` row) too, and the session and follow rows. */
 const SESSION_USES = [
   'config',
@@ -50,6 +50,8 @@ export const LAYERS = {
     // Session ids and keys: `sessionKey` refuses a bad id through the error table.
     sessionId: { path: 'src/session-id.ts', uses: ['errors'] },
     packageInfo: { path: 'src/package-info.ts' },
+    // Which forward proxy an outgoing request goes through (settings, HTTPS_PROXY, NO_PROXY), and a fetch through it.
+    proxy: { path: 'src/proxy.ts' },
     errors: { path: 'src/errors' },
     log: { path: 'src/log' },
     config: { path: 'src/config', uses: [...LEAVES] },

@@ -8,17 +8,23 @@
 import type { AgentConfig, HttpServerConfig, McpServerConfig } from '../../config/schema.ts';
 import { AppError, messageOf } from '../../errors/index.ts';
 import { checkSpawn, type SpawnPolicy } from './policy.ts';
+import { proxyFor } from '../../proxy.ts';
 import { pinnedFetch, resolveAllowed, type FetchLike, type UrlPolicy } from './url-policy.ts';
 
 export interface RuntimePolicy extends SpawnPolicy, UrlPolicy {
   /** False turns `POST /api/connect-server` off. */
   runtimeConnect: boolean;
+  /**
+   * Whose HTTPS_PROXY, HTTP_PROXY and NO_PROXY a runtime server's requests honour (src/proxy.ts; default
+   * process.env). The URL policy judges the target either way, never the proxy.
+   */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The runtime policy of `config.server.mcp`; `shared` turns on allowlist.ts (default: the file's stdio commands). */
 export function runtimePolicyOf(
   config: AgentConfig,
-  options: { shared: boolean; agentDir?: string | undefined },
+  options: { shared: boolean; agentDir?: string | undefined; env?: NodeJS.ProcessEnv },
 ): RuntimePolicy {
   const { runtimeConnect, allowedCommands, allowPrivateNetworks, allowedHosts } = config.server.mcp;
   const defaultCommands = Object.values(config.mcpServers).flatMap((s) => (s.type === 'stdio' ? [s.command] : []));
@@ -28,6 +34,7 @@ export function runtimePolicyOf(
     ...(allowedCommands && { allowedCommands }),
     ...(allowedHosts && { allowedHosts }),
     ...(options.shared && { shared: { agentDir: options.agentDir, defaultCommands } }),
+    ...(options.env && { env: options.env }),
   };
 }
 
@@ -74,7 +81,10 @@ export async function pinnedConnect(
   policy: RuntimePolicy,
 ): Promise<{ fetch: FetchLike; close: () => Promise<void> }> {
   const home = new URL(config.baseUrl).origin;
-  const pinned = pinnedFetch(await resolveAllowed(config.baseUrl, policy));
+  const pinned = pinnedFetch(
+    await resolveAllowed(config.baseUrl, policy),
+    proxyFor(config.baseUrl, undefined, policy.env),
+  );
   const elsewhere = checkedFetch(policy);
   return {
     fetch: (url, init) => (new URL(url).origin === home ? pinned.fetch(url, init) : elsewhere(url, init)),
@@ -90,13 +100,13 @@ const CHECKED_FETCH_MAX_BYTES = 1024 * 1024;
  * checked, no redirects; the answer is read whole (at most CHECKED_FETCH_MAX_BYTES). A refused URL rejects naming
  * host and reason.
  */
-export function checkedFetch(policy: UrlPolicy): FetchLike {
+export function checkedFetch(policy: UrlPolicy & Pick<RuntimePolicy, 'env'>): FetchLike {
   return async (url, init) => {
     const target = new URL(url);
     const addresses = await resolveAllowed(target.href, policy).catch((err: unknown) => {
       throw new Error(`refused to contact ${target.host}: ${messageOf(err)}`, { cause: err });
     });
-    const pinned = pinnedFetch(addresses);
+    const pinned = pinnedFetch(addresses, proxyFor(target, undefined, policy.env));
     try {
       const res = await pinned.fetch(target, init);
       const body = await readCapped(res, CHECKED_FETCH_MAX_BYTES);

@@ -11,8 +11,9 @@ import type { LookupAddress } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import { BlockList, isIP } from 'node:net';
-import type { Agent, fetch as UndiciFetch } from 'undici';
+import type { Dispatcher, fetch as UndiciFetch } from 'undici';
 import { AppError } from '../../errors/index.ts';
+import type { FetchLike } from '../../proxy.ts';
 
 export interface UrlPolicy {
   allowPrivateNetworks: boolean;
@@ -148,18 +149,24 @@ function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunction {
 }
 
 /** What the MCP SDK's HTTP transports call instead of the global fetch. */
-export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+export type { FetchLike };
 
 /**
  * A fetch to the checked addresses only, refusing redirects. `close()` ends its connections at once, open requests
- * included (a 2026-07-28 server's `subscriptions/listen` stream never ends by itself).
+ * included (a 2026-07-28 server's `subscriptions/listen` stream never ends by itself). With a `proxy` (src/proxy.ts)
+ * the requests go through it instead (CONNECT for https): the proxy resolves the target, which passed the policy.
  */
-export function pinnedFetch(addresses: readonly LookupAddress[]): { fetch: FetchLike; close: () => Promise<void> } {
+export function pinnedFetch(
+  addresses: readonly LookupAddress[],
+  proxy?: URL,
+): { fetch: FetchLike; close: () => Promise<void> } {
   // undici loads with the first runtime server (an agent file without one never loads it).
-  let made: Promise<{ agent: Agent; fetch: typeof UndiciFetch }> | undefined;
+  let made: Promise<{ agent: Dispatcher; fetch: typeof UndiciFetch }> | undefined;
   const client = () =>
     (made ??= import('undici').then((undici) => ({
-      agent: new undici.Agent({ connect: { lookup: pinnedLookup(addresses) } }),
+      agent: proxy
+        ? new undici.ProxyAgent({ uri: proxy.href })
+        : new undici.Agent({ connect: { lookup: pinnedLookup(addresses) } }),
       fetch: undici.fetch,
     })));
   const fetch: FetchLike = async (url, init) => {

@@ -1,6 +1,6 @@
-/** The model client's HTTP/1.1 answer framing (src/llm/http1-frames.ts): heads and bodies, split anywhere. */
+/** The model client's HTTP/1.1 answer framing (src/llm/http1-client/frames.ts): heads and bodies, split anywhere. */
 import { describe, expect, it } from 'vitest';
-import { createBodyFraming, HttpFrameError, parseHead } from '../../src/llm/http1-frames.ts';
+import { createBodyFraming, HttpFrameError, parseHead } from '../../../src/llm/http1-client/frames.ts';
 
 const bytes = (text: string) => Buffer.from(text, 'latin1');
 
@@ -104,5 +104,70 @@ describe('HTTP/1.1 answer framing', () => {
     const head = 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n';
     expect(() => readAnswer(`${head}zz\r\n`)).toThrow('chunk size');
     expect(() => readAnswer(`${head}2\r\nabXY`)).toThrow('CRLF');
+  });
+});
+
+describe('HTTP/1.1 answer framing: what two parsers could frame differently is refused', () => {
+  const refused = (wire: string) => () => parseHead(bytes(wire));
+
+  it('refuses both Content-Length and Transfer-Encoding, in either order and any case', () => {
+    expect(refused('HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n')).toThrow(
+      'both content-length and transfer-encoding',
+    );
+    expect(refused('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-length: 0\r\n\r\n')).toThrow(
+      HttpFrameError,
+    );
+  });
+
+  it('trims only SP and HTAB around a value: \\xa0, \\v, \\f around a framing value are not whitespace', () => {
+    for (const odd of ['\xa0', '\x0b', '\x0c']) {
+      expect(refused(`HTTP/1.1 200 OK\r\nTransfer-Encoding: ${odd}chunked\r\n\r\n`), JSON.stringify(odd)).toThrow(
+        HttpFrameError,
+      );
+      expect(refused(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked${odd}\r\n\r\n`)).toThrow(HttpFrameError);
+      expect(refused(`HTTP/1.1 200 OK\r\nContent-Length: 3${odd}\r\n\r\n`)).toThrow(HttpFrameError);
+    }
+    expect(parseHead(bytes('HTTP/1.1 200 OK\r\nContent-Length: \t3 \t\r\n\r\n'))).toMatchObject({ contentLength: 3 });
+  });
+
+  it('refuses a coding it does not decode, whitespace before the colon, and control characters in a line', () => {
+    expect(refused('HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n')).toThrow('transfer-encoding');
+    expect(refused('HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n')).toThrow('transfer-encoding');
+    expect(refused('HTTP/1.1 200 OK\r\nContent-Length : 2\r\n\r\n')).toThrow('header name');
+    expect(refused('HTTP/1.1 200 OK\r\nX: a\x00b\r\nContent-Length: 0\r\n\r\n')).toThrow('control character');
+    expect(refused('HTTP/1.1 200 OK\r\nX: a\rContent-Length: 0\r\n\r\n')).toThrow('control character');
+    expect(refused('HTTP/1.1 200 OK\r\nX: a\nContent-Length: 0\r\n\r\n')).toThrow('control character');
+  });
+
+  it('finds the end of a head from where the last read stopped (`scanFrom`), however it is split', () => {
+    const wire = bytes('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n');
+    for (let cut = 1; cut < wire.length; cut++) {
+      expect(parseHead(wire.subarray(0, cut))).toBeUndefined();
+      expect(parseHead(wire, cut), `scanned to ${cut}`).toMatchObject({ length: wire.length, statusCode: 200 });
+    }
+  });
+});
+
+describe('HTTP/1.1 answer framing: what llhttp response vectors showed', () => {
+  it('skips empty lines before a status line (aiohttp sends one after a 100 Continue)', () => {
+    const wire = 'HTTP/1.1 100 Continue\r\n\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno';
+    const first = parseHead(bytes(wire));
+    expect(first).toMatchObject({ statusCode: 100 });
+    const rest = bytes(wire).subarray(first?.length);
+    expect(parseHead(rest)).toMatchObject({ statusCode: 404, contentLength: 2, length: rest.length - 2 });
+    expect(parseHead(bytes('\r\n'))).toBeUndefined();
+  });
+
+  it('refuses a bare CR in the status line', () => {
+    expect(() => parseHead(bytes('HTTP/1.1 200 OK\rContent-Length: 0\r\n\r\n'))).toThrow('status line');
+    expect(() => parseHead(bytes('HTTP/1.1 200 OK\r\rContent-Length: 4\r\n\r\n'))).toThrow('status line');
+  });
+
+  it('takes well-formed chunk extensions and refuses a bare `;` or whitespace after a size', () => {
+    const head = 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n';
+    for (const line of ['2;a', '2 ; a = b', '2;a="q \\" d";b', '2;a=1;b'])
+      expect(readAnswer(`${head}${line}\r\nok\r\n0\r\n\r\n`), line).toMatchObject({ body: 'ok', ended: true });
+    for (const line of ['2;', '2  ', '2;a=', '2;"x"', '2;a="open'])
+      expect(() => readAnswer(`${head}${line}\r\nok\r\n0\r\n\r\n`), line).toThrow('chunk size');
   });
 });

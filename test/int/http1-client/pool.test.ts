@@ -1,5 +1,5 @@
 /**
- * The model client's keep-alive HTTP/1.1 pool (src/llm/http1.ts) against real servers: connections
+ * The model client's keep-alive HTTP/1.1 pool (src/llm/http1-client) against real servers: connections
  * reused or not, bodies cut short, aborts, TLS.
  */
 import { execFileSync } from 'node:child_process';
@@ -11,8 +11,8 @@ import { createServer as createTcpServer, type AddressInfo, type Socket } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createHttp1Pool, type Http1Pool } from '../../src/llm/http1.ts';
-import { failureOf } from '../support/failure.ts';
+import { createHttp1Pool, type Http1Pool } from '../../../src/llm/http1-client/index.ts';
+import { failureOf } from '../../support/failure.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 let handler: Handler = (_req, res) => res.end('ok');

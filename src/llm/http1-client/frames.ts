@@ -1,11 +1,18 @@
 /**
- * The HTTP/1.1 answer's head and body framing, for http1.ts: bytes in, parts out, no I/O.
- * A malformed head or frame throws HttpFrameError; lenient where RFC 9112 lets a recipient be
- * (header names trimmed, obsolete line folding joined, chunk extensions and trailers skipped).
+ * The HTTP/1.1 answer's head and body framing, for pool.ts: bytes in, parts out, no I/O.
+ * A malformed head or frame throws HttpFrameError (README.md lists the rules). Strict wherever two parsers could
+ * frame the same bytes differently (whitespace around a value is SP and HTAB only; both Content-Length and
+ * Transfer-Encoding, a transfer coding other than `chunked`, control characters in a field are refused); lenient only
+ * where RFC 9112 lets a recipient be (obsolete line folding joined, chunk extensions and trailers skipped).
  */
 
+/** The answer's bytes break HTTP/1.1 (RFC 9112): its connection is closed, never reused. */
 export class HttpFrameError extends Error {
   readonly code = 'HPE_INVALID';
+  constructor(readonly what: string) {
+    super(`malformed HTTP answer: ${what}`);
+    this.name = 'HttpFrameError';
+  }
 }
 
 /** An answer's head, parsed; `length` is its size in bytes, blank line included. */
@@ -36,35 +43,59 @@ const MAX_LINE_BYTES = 8 * 1024;
 const HEAD_END = Buffer.from('\r\n\r\n');
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: |$)/;
 const CHUNK_SIZE = /^[0-9a-fA-F]{1,13}$/;
+/**
+ * A chunk line with extensions (RFC 9112 §7.1.1): `size *( BWS ";" BWS name [ BWS "=" BWS ( token / quoted ) ] )`.
+ * They are skipped, but must be well formed: a bare `;` or a space after the size alone is refused, as llhttp does.
+ */
+const CHUNK_WITH_EXTENSIONS =
+  /^([0-9a-fA-F]{1,13})(?:[ \t]*;[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \t]*=[ \t]*(?:[!#$%&'*+.^_`|~0-9A-Za-z-]+|"(?:[\t \x21\x23-\x5b\x5d-\x7e\x80-\xff]|\\[\t \x21-\x7e\x80-\xff])*"))?)+$/;
+/** A field name (RFC 9110 §5.6.2 token): no whitespace before the colon. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** What a field value may not hold (RFC 9110 §5.5): controls but HTAB (so NUL, a bare CR or LF), and DEL. */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
+/** Optional whitespace (RFC 9110 §5.6.3) is SP and HTAB only: never `trim()`'s \xa0, \v, \f or line breaks. */
+const OWS_EDGES = /^[ \t]+|[ \t]+$/g;
+const trimOws = (text: string): string =>
+  text.length > 0 && /^[ \t]|[ \t]$/.test(text) ? text.replace(OWS_EDGES, '') : text;
 
-const bad = (what: string) => new HttpFrameError(`malformed HTTP answer: ${what}`);
+const bad = (what: string) => new HttpFrameError(what);
 
-/** The head at the start of `data`, or undefined while it is incomplete. */
-export function parseHead(data: Buffer): AnswerHead | undefined {
-  const end = data.indexOf(HEAD_END);
+/**
+ * The head at the start of `data`, or undefined while it is incomplete. `scanFrom`: where its end may first be
+ * (the caller's bytes before it were scanned already), so a head that arrives in many reads is scanned once.
+ */
+export function parseHead(data: Buffer, scanFrom = 0): AnswerHead | undefined {
+  // Empty lines before a status line are skipped (servers send one after a 1xx head; llhttp skips them too).
+  let start = 0;
+  while (data[start] === 13 && data[start + 1] === 10) start += 2;
+  const end = data.indexOf(HEAD_END, Math.max(start, scanFrom - 3));
   if (end < 0) {
     if (data.length > MAX_HEAD_BYTES) throw bad('head too large');
     return undefined;
   }
-  const lines = data.toString('latin1', 0, end).split('\r\n');
+  const lines = data.toString('latin1', start, end).split('\r\n');
   const status = STATUS_LINE.exec(lines[0] ?? '');
-  if (!status) throw bad('status line');
+  if (!status || CONTROL.test(lines[0] as string)) throw bad('status line');
   const headers: Record<string, string | string[]> = {};
   let last: string | undefined;
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i] as string;
+    if (CONTROL.test(line)) throw bad('control character in a header line');
     if ((line.startsWith(' ') || line.startsWith('\t')) && last !== undefined) {
       const prev = headers[last] as string | string[];
-      if (typeof prev === 'string') headers[last] = `${prev} ${line.trim()}`;
+      if (typeof prev === 'string') headers[last] = `${prev} ${trimOws(line)}`;
       continue;
     }
     const colon = line.indexOf(':');
     if (colon <= 0) throw bad('header line');
-    const name = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
-    const prev = headers[name];
-    headers[name] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
-    last = name;
+    const name = line.slice(0, colon);
+    if (!TOKEN.test(name)) throw bad('header name');
+    const value = trimOws(line.slice(colon + 1));
+    const key = name.toLowerCase();
+    const prev = headers[key];
+    headers[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+    last = key;
   }
   const statusCode = Number(status[2]);
   const one = (name: string) => {
@@ -81,11 +112,15 @@ export function parseHead(data: Buffer): AnswerHead | undefined {
   let contentLength = 0;
   const coding = one('transfer-encoding');
   const length = one('content-length');
+  // Both framings at once is the classic smuggling pair (RFC 9112 §6.3: "ought to be handled as an error").
+  if (coding !== undefined && length !== undefined) throw bad('both content-length and transfer-encoding');
   if (statusCode < 200 || statusCode === 204 || statusCode === 304) framing = 'none';
   else if (coding !== undefined) {
-    if (coding.toLowerCase().split(',').at(-1)?.trim() === 'chunked') framing = 'chunked';
+    // Only `chunked` is decoded; another coding (gzip, …) would hand on bytes nobody can read: refused.
+    if (coding.toLowerCase() !== 'chunked') throw bad(`transfer-encoding ${JSON.stringify(coding)}`);
+    framing = 'chunked';
   } else if (length !== undefined) {
-    const lengths = new Set(length.split(',').map((v) => v.trim()));
+    const lengths = new Set(length.split(',').map(trimOws));
     const [only] = lengths;
     if (lengths.size !== 1 || !/^\d{1,15}$/.test(only as string)) throw bad('content-length');
     framing = 'length';
@@ -172,8 +207,12 @@ function chunkedBody(): BodyFraming {
           if (text === '') [state, framing.ended] = ['end', true];
           continue;
         }
-        const size = text.split(';', 1)[0]?.trim() ?? '';
-        if (!CHUNK_SIZE.test(size)) throw bad('chunk size');
+        const size = text.includes(';')
+          ? CHUNK_WITH_EXTENSIONS.exec(text)?.[1]
+          : CHUNK_SIZE.test(text)
+            ? text
+            : undefined;
+        if (size === undefined) throw bad('chunk size');
         remaining = parseInt(size, 16);
         state = remaining === 0 ? 'trailer' : 'data';
       }
