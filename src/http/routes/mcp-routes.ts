@@ -14,6 +14,7 @@ import type { ServerRecord } from '../../tools/messages.ts';
 import { defineRoute, type Route } from '../route.ts';
 import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
+import { signInCookie } from './sign-in-cookie.ts';
 
 export interface McpRoutesOptions {
   clock: Clock;
@@ -148,7 +149,10 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
   ];
 }
 
-/** A principal's own sign-in to a server with `oauth.per: principal` (its session owner names its tokens). */
+/**
+ * A principal's own sign-in to a server with `oauth.per: principal` (its session owner names its tokens). Beginning
+ * one sets the cookie its callback needs (sign-in-cookie.ts): only this caller's browser can complete it.
+ */
 function signInRoutes(reply: ReturnType<typeof createReply>): Route[] {
   const common = {
     path: '/api/mcp/servers/:serverId/sign-in',
@@ -168,9 +172,10 @@ function signInRoutes(reply: ReturnType<typeof createReply>): Route[] {
       summary: summaries[method],
       ...(method === 'POST' && { errors: [...common.errors, 'AGENT_ERROR'] satisfies ErrorCode[] }),
       async handler({ bus, params, principal }) {
-        return reply(
-          await bus.execute(command[method], { serverId: serverId(params), principal: principal.owner ?? '' }),
-        );
+        const payload = { serverId: serverId(params), principal: principal.owner ?? '' };
+        if (method !== 'POST') return reply(await bus.execute(command[method], payload));
+        const { binding, ...record } = await bus.execute('mcp.signIn', payload);
+        return { ...reply(record), ...(binding && { headers: { 'Set-Cookie': signInCookie(binding) } }) };
       },
     }),
   );
