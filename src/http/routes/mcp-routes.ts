@@ -13,6 +13,7 @@ import { a2aAgentSchema, mcpServerConfigSchema, serverNameSchema } from '../../c
 import type { ServerRecord } from '../../tools/messages.ts';
 import { defineRoute, type Route } from '../route.ts';
 import { createReply } from './reply.ts';
+import { serverForNonAdmin } from '../server-view.ts';
 import { RESPONSES } from './shapes.ts';
 import { signInCookie } from './sign-in-cookie.ts';
 
@@ -35,8 +36,6 @@ const connectA2aSchema = z.object({ name: serverNameSchema, config: a2aAgentSche
 
 /** A tool's arguments (its own inputSchema decides the rest); an empty body means `{}`. */
 const toolArgs = z.record(z.string(), z.unknown());
-
-const withoutSignIn = ({ authorizationUrl: _, ...record }: ServerRecord): ServerRecord => record;
 
 const summary = (s: ServerRecord) => ({ id: s.id, name: s.name, status: s.status, type: s.type });
 
@@ -64,8 +63,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       response: RESPONSES.servers,
       async handler({ bus, principal }) {
         const servers = await bus.execute('mcp.listServers', {});
-        // Who follows an OAuth sign-in URL decides whose account the server acts for: admins only.
-        return reply({ servers: hasScope(principal, 'admin') ? servers : servers.map(withoutSignIn) });
+        return reply({ servers: hasScope(principal, 'admin') ? servers : servers.map(serverForNonAdmin) });
       },
     }),
     defineRoute({
