@@ -202,6 +202,33 @@ describe('runtime connect on a shared service (an admin key)', () => {
   });
 });
 
+describe('runtime connect on a shared service whose allowedCommands names executables (plain strings)', () => {
+  let svc: RunningApp;
+  beforeAll(async () => {
+    // Before issue 57 these named executables that ran with any arguments; now each is that command without any.
+    svc = await pool.start(agentFile({ mcp: { allowedCommands: [node, 'npx', 'npm'] } }));
+  });
+
+  it.each<[string, () => ReturnType<typeof stdio>]>([
+    ['node <script>', () => stdio(node, [planted('planted.cjs')])],
+    ['npx why-is-node-running <script>', () => stdio('npx', ['why-is-node-running', planted('planted.cjs')])],
+    [
+      'npx eslint -c <config>',
+      () => stdio('npx', ['eslint', '-c', planted('eslint.config.mjs'), planted('planted.cjs')]),
+    ],
+    ['npx vite --config <config>', () => stdio('npx', ['vite', 'build', '--config', planted('vite.config.mjs')])],
+    [
+      'node <listed script> with OPENSSL_CONF',
+      () => stdio(node, [fixturePath('echo-server')], { env: { OPENSSL_CONF: tmp } }),
+    ],
+  ])('refuses %s before anything starts', async (_name, config) => {
+    const res = await connect(svc, 'attempt', config());
+    expect(res.status).toBe(400);
+    expect(res.body.error?.code).toBe('INVALID_REQUEST');
+    expect(existsSync(marker())).toBe(false);
+  });
+});
+
 describe("runtime connect on a shared service without allowedCommands: the agent file's own servers", () => {
   it('reconnects a server of the agent file exactly as written; anything else is refused', async () => {
     const svc = await pool.start(agentFile());
