@@ -63,11 +63,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const instanceId = randomUUID();
   const serviceId = deps.serviceId ?? instanceId;
   // A shared service (keys, or a non-loopback bind) lets runtime connects start only what the operator allowed.
-  const runtime = runtimePolicyOf(config, {
-    shared: isShared(config, deps.bindHost),
-    agentDir: deps.agentDir ?? process.cwd(),
-    env,
-  });
+  const runtime = runtimePolicyOf(config, { shared: isShared(config, deps.bindHost), env });
   // Tool-server process groups are recorded beside the session logs, so a crash leaves none behind for long.
   const childrenFile = config.storage.type === 'jsonl' ? join(config.storage.dir, '.agentd-children.json') : undefined;
   const children = createChildRegistry(childrenFile, log.child({ component: 'mcp' }));

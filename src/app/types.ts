@@ -38,8 +38,6 @@ export interface AppDeps {
   engine?: EngineSelection;
   /** The address the caller will listen on (the CLI's `--host` or `server.host`): a non-loopback one makes the service shared. */
   bindHost?: string | undefined;
-  /** The agent file's folder (default: the working directory): on a shared service, runtime-connected interpreters run only scripts under it. */
-  agentDir?: string | undefined;
   /** The id agentd's own /mcp declares, to tell a connection to itself (default: this instance's; one supervisor's workers share one). */
   serviceId?: string | undefined;
 }

@@ -1,7 +1,6 @@
 /** `agentd [options]`: serves the agent in this process, or supervises `--workers N` processes that do. */
 import cluster from 'node:cluster';
 import { channel } from 'node:diagnostics_channel';
-import { dirname, resolve } from 'node:path';
 import { pino } from 'pino';
 import { createApp, type App } from '../app.ts';
 import { createRedactor } from '../config/redact.ts';
@@ -48,7 +47,6 @@ export async function serve(options: ServeOptions): Promise<void> {
       log,
       mode: options.mode,
       redactor,
-      agentDir: dirname(resolve(agentFile)),
       bindHost: stdio ? '127.0.0.1' : host,
       serviceId,
     });

@@ -1,15 +1,20 @@
 /**
  * The one redaction of every output (logs, errors, events, records). Every occurrence of a known secret
- * (from the config's models, keys and tool servers, or added at runtime) becomes `[REDACTED]`; URL userinfo,
- * secret-named query values and provider-style keys are redacted by pattern. `deep` redacts every string
- * of a JSON-like value.
+ * (from the config's models, keys and tool servers, or added at runtime), and of its base64 form, becomes
+ * `[REDACTED]`; URL userinfo, secret-named query values and provider-style keys are redacted by pattern. `deep`
+ * redacts every string of a JSON-like value. A value is learned as a secret only when it could be one: never one
+ * shorter than MIN_SECRET, a host name or an address (a URL's `user@127.0.0.1` must not hide every later
+ * `127.0.0.1`).
  */
+import { isIP } from 'node:net';
 import type { AgentConfig, McpServerConfig } from './schema.ts';
 
 export const REDACTED = '[REDACTED]';
 
-/** Secrets shorter than this are not looked for as substrings (they would mangle ordinary text). */
-const MIN_SECRET = 4;
+/** Values shorter than this are never learned (they would mangle ordinary text, and guard nothing). */
+export const MIN_SECRET = 8;
+/** A DNS name with a top-level label, with an optional port. */
+const HOST_NAME = /^(?:[a-z0-9-]{1,63}\.)+[a-z]{2,24}(?::\d{1,5})?$/i;
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^/@\s?#]+@/gi;
 const QUERY_SECRET = /([?&][^=&#\s]*(?:key|token|secret|password|passwd|auth|sig)[^=&#\s]*=)[^&#\s"']+/gi;
 /** Provider-style keys: `sk-…`, `sk_live_…`, `ghp_…`, `xoxb-…`, AWS access key ids. */
@@ -23,6 +28,17 @@ function userinfoOf(url: URL): string[] {
   return [url.password, url.username].filter((v) => v !== '').map(decodeURIComponent);
 }
 
+/** A value that names a host (an address or a DNS name, a port maybe), not a secret. */
+const hostLike = (value: string) =>
+  HOST_NAME.test(value) || isIP(value.replace(/^\[(.*)\](?::\d+)?$/, '$1').replace(/^([\d.]+):\d+$/, '$1')) !== 0;
+
+/** The base64 forms a secret may be printed in: standard and URL-safe, padded and not (a longer one matches first). */
+const base64Forms = (secret: string) => {
+  const b64 = Buffer.from(secret).toString('base64');
+  const url = Buffer.from(secret).toString('base64url');
+  return [b64, b64.replace(/=+$/, ''), url, `${url}${b64.slice(url.length)}`];
+};
+
 /** The secrets a tool server's config holds. */
 function secretsOfServer(server: McpServerConfig): string[] {
   if (server.type === 'http') {
@@ -34,6 +50,7 @@ function secretsOfServer(server: McpServerConfig): string[] {
     try {
       const url = new URL(server.baseUrl);
       found.push(...userinfoOf(url));
+      if (url.password) found.push(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`); // Basic auth's pair (base64 learned below)
       for (const [name, value] of url.searchParams)
         if (/key|token|secret|password|auth|sig/i.test(name)) found.push(value);
     } catch {
@@ -56,8 +73,8 @@ export function createRedactor(config?: Pick<AgentConfig, 'llm' | 'server' | 'mc
   // Longest first, so a secret that contains another is replaced whole.
   let ordered: string[] = [];
   const addSecret = (secret: string | undefined) => {
-    if (secret === undefined || secret.length < MIN_SECRET || secrets.has(secret)) return;
-    secrets.add(secret);
+    if (secret === undefined || secret.length < MIN_SECRET || secrets.has(secret) || hostLike(secret)) return;
+    for (const form of [secret, ...base64Forms(secret)]) secrets.add(form);
     ordered = [...secrets].sort((a, b) => b.length - a.length);
   };
   const addServer = (server: McpServerConfig) => secretsOfServer(server).forEach(addSecret);

@@ -17,6 +17,7 @@ import {
 export { PROVIDERS, llmSchema, type LlmApi, type LlmFallbackConfig, type Provider } from './llm-schema.ts';
 
 export { AUTH_SCOPES, type AuthConfig } from './auth-schema.ts';
+export { runtimeEntryOf, type RuntimeCommand } from './runtime-schema.ts';
 export { type OAuthConfig } from './oauth-schema.ts';
 export {
   a2aAgentSchema,

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { positiveInt } from './numbers.ts';
 import { authSchema } from './auth-schema.ts';
 import { limitsSchema } from './limits-schema.ts';
+import { allowedCommandsSchema } from './runtime-schema.ts';
 
 export const corsSchema = z.strictObject({
   origins: z
@@ -97,12 +98,7 @@ export const serverSchema = z.strictObject({
         .describe(
           'Serve the runtime connects (`POST /api/connect-server`, `POST /api/connect-a2a-agent`); `false` refuses them with 403.',
         ),
-      allowedCommands: z
-        .array(z.string().min(1))
-        .optional()
-        .describe(
-          "Executables runtime-connected stdio servers may run (a path as written, or a file name). On a shared service (a key set, or a non-loopback bind) an allowlist always applies: this list, else the commands of the file's own stdio `mcpServers`; wrappers (`env`, `timeout`, shells, `awk`, …) only when listed here. Default: none; on a shared service, the file's own commands.",
-        ),
+      allowedCommands: allowedCommandsSchema,
       allowPrivateNetworks: z
         .boolean()
         .default(true)

@@ -17,6 +17,8 @@ import { rateLimitError } from './limits.ts';
 import { watchSlowReaders } from './slow-readers.ts';
 import { createClientFrames } from './ws-client-frames.ts';
 import { sessionTopic, type Connection, type GatewayDeps } from './ws-connection.ts';
+import { serverForNonAdmin } from './server-view.ts';
+import type { ServerRecord } from '../tools/messages.ts';
 import { createUpgrade } from './ws-upgrade.ts';
 
 const ALL = 'all';
@@ -44,11 +46,11 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     if (e.name === 'agent.chunk') app.publish(sessionTopic(data.sessionId ?? DEFAULT_SESSION), chunkFrame(data));
     else if (ADMIN_ONLY.has(e.name)) app.publish(ALL_ADMIN, frame(event, data));
     else if (e.name.startsWith('mcp.') && data.sessionId === undefined) {
-      // Server-wide unless it names a session (a call's progress goes to the session's watchers).
-      const { authorizationUrl, ...rest } = data as { authorizationUrl?: string };
-      const shown = frame(event, rest);
-      app.publish(ALL, shown);
-      app.publish(ALL_ADMIN, authorizationUrl === undefined ? shown : frame(event, data));
+      // Server-wide unless it names a session (a call's progress goes to the session's watchers). A server's status:
+      // its error and sign-in URL to admins only (server-view.ts).
+      const shown = e.name === 'mcp.serverStatus' ? serverForNonAdmin(e.payload as ServerRecord) : data;
+      app.publish(ALL, frame(event, shown));
+      app.publish(ALL_ADMIN, frame(event, data));
     } else app.publish(sessionTopic(data.sessionId ?? DEFAULT_SESSION), frame(event, asNamed(data)));
     deps.metrics?.framePublished();
   });

@@ -33,6 +33,11 @@ export interface SignInRecord {
   authorizationUrl?: string;
 }
 
+/** `mcp.signIn`'s answer: with `binding` (never shown in a body) when a sign-in is pending; its callback needs it. */
+export interface SignInBegun extends SignInRecord {
+  binding?: { state: string; value: string };
+}
+
 /** Both ways assignable, or this type does not compile: the config's server `type` lists exactly the record's. */
 type Same<A extends B, B extends C, C = A> = [A, B, C];
 export type ServerTypeAgrees = Same<McpServerConfig['type'], ServerRecord['type']>;
@@ -79,13 +84,14 @@ export type McpCommands = {
   'mcp.getPrompt': { payload: { serverId: string; name: string; args: unknown }; result: PromptResult };
   /** Reads the resources and gets the prompt a message names, as the model will be given them. */
   'mcp.attach': { payload: AttachRequest; result: Attached };
-  /** The browser's return from an OAuth sign-in. */
+  /** The browser's return from an OAuth sign-in; `binding`: the value a principal's sign-in was begun with. */
   'mcp.oauthCallback': {
-    payload: { state: string; code: string; iss?: string };
-    result: { server: ServerRecord; principal: boolean };
+    payload: { state: string; code: string; iss?: string; binding?: string };
+    /** `principal`: whose sign-in it completed (absent: the server's own). */
+    result: { server: ServerRecord; principal?: string };
   };
   /** A principal's own sign-in to an `oauth.per: principal` server: begin it, ask how it stands, drop its tokens. */
-  'mcp.signIn': { payload: { serverId: string; principal: string }; result: SignInRecord };
+  'mcp.signIn': { payload: { serverId: string; principal: string }; result: SignInBegun };
   'mcp.signInStatus': { payload: { serverId: string; principal: string }; result: SignInRecord };
   'mcp.signOut': { payload: { serverId: string; principal: string }; result: SignInRecord };
 };

@@ -2,15 +2,17 @@
  * The sign-in commands (docs/tool-servers.md): the browser's return from a sign-in (`mcp.oauthCallback`) and a
  * principal's own sign-in (`mcp.signIn`, `mcp.signInStatus`, `mcp.signOut`; mcp/principal-connections.ts).
  * - The callback finds server and principal by `state` (oauth/record.ts). The server's own sign-in reconnects it and
- *   resolves once connected; a principal's resolves at once. An unknown, expired or used state is INVALID_REQUEST
- *   (`details.field: "state"`); a failed exchange AGENT_ERROR.
+ *   resolves once connected; a principal's resolves at once, only with the `binding` its sign-in gave its starter.
+ *   An unknown, expired or used state, or a principal's sign-in without its binding, is INVALID_REQUEST
+ *   (`details.field: "state"`; `details.reason: "unbound"` for the latter) and stores nothing; a failed exchange
+ *   AGENT_ERROR.
  * - A principal's commands on a server without `oauth.per: principal` are INVALID_REQUEST; unknown server
  *   SERVER_NOT_FOUND.
  */
 import { AppError, messageOf } from '../errors/index.ts';
 import { principalOfState, serverOfState } from './oauth/record.ts';
-import { UnknownSignIn } from './oauth/sign-in-errors.ts';
-import type { McpCommands, SignInRecord, ServerRecord } from './messages.ts';
+import { UnboundSignIn, UnknownSignIn } from './oauth/sign-in-errors.ts';
+import type { McpCommands, SignInBegun, SignInRecord, ServerRecord } from './messages.ts';
 import type { ServerEntry } from './mcp/server-entry.ts';
 import type { ServerPool } from './server-pool.ts';
 
@@ -52,16 +54,18 @@ export function createSignIns(deps: SignInDeps) {
       if (!entry?.oauth || (principal !== undefined && !entry.principals)) throw unknown();
       try {
         if (principal === undefined) await entry.oauth.complete(payload.state, payload.code, payload.iss);
-        else await entry.principals!.complete(principal, payload.state, payload.code, payload.iss);
+        else await entry.principals!.complete(principal, payload.state, payload.code, payload.iss, payload.binding);
       } catch (err) {
         if (err instanceof UnknownSignIn) throw unknown();
+        if (err instanceof UnboundSignIn)
+          throw new AppError('INVALID_REQUEST', err.message, { field: 'state', reason: 'unbound' });
         throw failed(entry, err);
       }
       return principal === undefined
-        ? { server: await deps.reconnect(entry), principal: false }
-        : { server: deps.record(entry), principal: true };
+        ? { server: await deps.reconnect(entry) }
+        : { server: deps.record(entry), principal };
     },
-    async signIn({ serverId, principal }: PrincipalPayload): Promise<SignInRecord> {
+    async signIn({ serverId, principal }: PrincipalPayload): Promise<SignInBegun> {
       const { entry, principals } = perPrincipal(serverId);
       try {
         return { serverId: entry.name, ...(await principals.signIn(principal)) };

@@ -13,7 +13,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { startOAuthFixture } from '../fixtures/mcp/oauth-server.js';
 import { ALICE, BOB, ROOT, callAs, namedKeys, untilServersConnected } from '../support/keyed-app.ts';
-import { secretRecordFiles, signIn } from '../support/oauth.ts';
+import { authorize, cookieOf, landAt, secretRecordFiles, signIn } from '../support/oauth.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { appPool, type RunningApp } from '../support/start-app.ts';
 
@@ -53,7 +53,7 @@ const signInAs = async (app: RunningApp, key: string, user: string) => {
     status: 200,
     body: { serverId: 'notes', signedIn: false, authorizationUrl: expect.stringContaining('state=') },
   });
-  expect((await signIn(begun.body.authorizationUrl, app, user)).status).toBe(200);
+  expect((await signIn(begun.body.authorizationUrl, app, user, cookieOf(begun.headers))).status).toBe(200);
 };
 /** A turn of `key`'s session in which the model calls the `user` tool: what the tool (or its failure) said. */
 const userTool = async (app: RunningApp, key: string, sessionId = 'notes-session') =>
@@ -79,15 +79,14 @@ describe('oauth.per: principal', () => {
       signedIn: false,
     });
 
+    const first = await callAs(() => app, ALICE, 'POST', '/api/mcp/servers/notes/sign-in');
+    // The same URL again while it is fresh (bound to this latest answer); bob sees neither it nor any server sign-in URL.
     const begun = await callAs(() => app, ALICE, 'POST', '/api/mcp/servers/notes/sign-in');
-    // The same URL again while it is fresh; bob sees neither it nor any server sign-in URL.
-    expect((await callAs(() => app, ALICE, 'POST', '/api/mcp/servers/notes/sign-in')).body.authorizationUrl).toBe(
-      begun.body.authorizationUrl,
-    );
+    expect(begun.body.authorizationUrl).toBe(first.body.authorizationUrl);
     const bobSees = await callAs(() => app, BOB, 'GET', '/api/mcp/servers/notes/sign-in');
     expect(bobSees.body).toEqual({ serverId: 'notes', signedIn: false, timestamp: expect.any(String) });
     expect(JSON.stringify((await callAs(() => app, BOB, 'GET', '/api/mcp/servers')).body)).not.toContain('authorize');
-    expect((await signIn(begun.body.authorizationUrl, app, 'alice')).status).toBe(200);
+    expect((await signIn(begun.body.authorizationUrl, app, 'alice', cookieOf(begun.headers))).status).toBe(200);
     await signInAs(app, BOB, 'bob');
 
     expect(await userTool(app, ALICE)).toBe('Tool user returned: user alice');
@@ -120,6 +119,46 @@ describe('oauth.per: principal', () => {
     expect(await userTool(app, ALICE)).toMatch(/is not signed in/);
     expect(await userTool(app, BOB)).toBe('Tool user returned: user bob');
     expect(await secretRecordFiles(dir)).toHaveLength(2);
+  });
+
+  it("bob's sign-in link opened by alice signs nobody in for bob; bob's own browser completes it, once", async () => {
+    const f = await fixture();
+    const app = await start(f.url, { type: 'memory' });
+    await adminSignIn(app);
+    const begun = await callAs(() => app, BOB, 'POST', '/api/mcp/servers/notes/sign-in');
+    const cookie = cookieOf(begun.headers);
+    expect(begun.headers.get('set-cookie')).toMatch(
+      /^agentd-sign-in-[0-9a-f]{16}=[\w-]{43}; Path=\/api\/oauth\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/,
+    );
+    expect(JSON.stringify(begun.body)).not.toContain(cookie!.split('=')[1]);
+    const exchanges = f.stats.codeExchanges;
+
+    // Alice (a browser without bob's cookie, or with one of its own) signs in at the provider as herself.
+    const aliceBack = await authorize(begun.body.authorizationUrl, 'alice');
+    aliceBack.host = new URL(app.url).host;
+    const other = await callAs(() => app, ALICE, 'POST', '/api/mcp/servers/notes/sign-in');
+    for (const held of [undefined, cookieOf(other.headers), `${cookie!.split('=')[0]}=forged`]) {
+      const landed = await landAt(aliceBack, held);
+      expect(landed.status).toBe(400);
+      expect(landed.html).toContain('This sign-in was begun by principal &quot;bob&quot; in another browser');
+      expect(landed.html).toContain('Nothing was stored');
+    }
+    expect(f.stats.codeExchanges).toBe(exchanges);
+    expect((await callAs(() => app, BOB, 'GET', '/api/mcp/servers/notes/sign-in')).body.signedIn).toBe(false);
+    expect(await userTool(app, BOB)).toMatch(/principal "bob" is not signed in/);
+
+    // Bob's own browser completes it: the page names whose sign-in it was; his calls act as bob.
+    const bobs = await signIn(begun.body.authorizationUrl, app, 'bob', cookie);
+    expect(bobs.status).toBe(200);
+    expect(bobs.html).toContain('The sign-in of principal &quot;bob&quot; to the tool server &quot;notes&quot;');
+    expect(await userTool(app, BOB)).toBe('Tool user returned: user bob');
+    // Used: the same callback again completes nothing, with the cookie or without.
+    for (const held of [cookie, undefined]) {
+      const again = await landAt(bobs.callback, held);
+      expect(again.status).toBe(400);
+      expect(again.html).toContain('No sign-in is pending with this state');
+    }
+    expect(f.stats.codeExchanges).toBe(exchanges + 1);
   });
 
   it('a server signed in once for everyone has no sign-in per principal', async () => {

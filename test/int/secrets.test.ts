@@ -4,7 +4,8 @@
  * credentials, query token and header values, a key-shaped value) and for servers connected at
  * runtime; a scripted session then makes every kind of output happen (log lines at debug, REST
  * bodies, WebSocket frames, health, the config export, server errors carrying a child's stderr and
- * a URL, failed tool calls, failed turns), and none of it may contain any of the secrets.
+ * a URL, failed tool calls, failed turns), and none of it may contain any of the secrets, nor their base64 forms.
+ * A chat principal sees a failed server's status and a generic text, never its stderr (issue 57 item 6).
  */
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
@@ -12,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedactor } from '../../src/config/redact.ts';
 import { parseConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/log/index.ts';
+import { SERVER_ERROR_SHOWN } from '../../src/http/server-view.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { connectWs, type WsClient } from '../support/ws-client.ts';
@@ -126,7 +128,28 @@ describe('no secret in any output', () => {
     expect(ws.frames.some((f) => f.event === 'mcpServerStatus' && f.data.status === 'error')).toBe(true);
 
     const everything = outputs.join('\n');
-    expect(everything).toContain('starting with token [REDACTED]'); // the leaky child's stderr was seen, redacted
-    for (const [name, value] of Object.entries(S)) expect(everything.includes(value), `${name} leaked`).toBe(false);
+    expect(everything).toContain('starting with token [REDACTED] ([REDACTED])'); // the child's stderr, redacted
+    for (const [name, value] of Object.entries(S)) {
+      expect(everything.includes(value), `${name} leaked`).toBe(false);
+      expect(everything.includes(Buffer.from(value).toString('base64')), `${name} leaked in base64`).toBe(false);
+    }
+    expect(everything).toContain('127.0.0.1'); // the URL credentials at 127.0.0.1 did not make the host a secret
   }, 30_000);
+
+  it("shows a chat principal a failed server's status and a generic text, never its stderr (admins see it)", async () => {
+    type Servers = { servers: { name: string; status: string; error?: string }[] };
+    const leaky = async (key: string) =>
+      (JSON.parse(await call('GET', '/api/mcp/servers', undefined, key)) as Servers).servers.find(
+        (s) => s.name === 'leaky',
+      );
+    // It dies at every attempt (retried in between): its record while in error.
+    await expect.poll(async () => (await leaky(S.adminKey))?.error, { timeout: 15_000 }).toMatch(/starting with token/);
+    await expect
+      .poll(() => leaky(S.apiKey), { timeout: 15_000 })
+      .toMatchObject({ status: 'error', error: SERVER_ERROR_SHOWN });
+    // The chat connection's mcpServerStatus frames: the same generic text.
+    const statuses = ws.frames.filter((f) => f.event === 'mcpServerStatus' && f.data.error !== undefined);
+    expect(statuses.length).toBeGreaterThan(0);
+    for (const f of statuses) expect(f.data.error).toBe(SERVER_ERROR_SHOWN);
+  });
 });

@@ -27,6 +27,7 @@ export const shorthandKeys = { apiKey: CHAT_KEY, adminKey: ADMIN_KEY };
 interface KeyedResponse {
   status: number;
   body: Record<string, any>;
+  headers: Headers;
 }
 
 /** A REST call as one key. */
@@ -45,7 +46,7 @@ export async function callAs(
     headers: { Authorization: `Bearer ${key}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
+  return { status: res.status, body: (await res.json()) as Record<string, any>, headers: res.headers };
 }
 
 /** REST callers as the chat key and as the admin key. */

@@ -68,24 +68,39 @@ export async function connectAtRuntime(
 /**
  * Follows the authorization URL as a browser would: the authorize endpoint redirects to agentd's callback
  * (`via`: the instance a load balancer in front of the configured redirectUrl would pick; `as`: the person who
- * signs in, for the fixture's `user` tool).
+ * signs in, for the fixture's `user` tool; `cookie`: what the browser holds, see `cookieOf`).
  */
 export async function signIn(
   authorizationUrl: string,
   via?: RunningApp,
   as?: string,
-): Promise<{ status: number; html: string }> {
-  const authorize = await fetch(authorizationUrl, {
+  cookie?: string,
+): Promise<{ status: number; html: string; callback: URL }> {
+  const callback = await authorize(authorizationUrl, as);
+  if (via) callback.host = new URL(via.url).host;
+  return { ...(await landAt(callback, cookie)), callback };
+}
+
+/** The authorization server's half of a sign-in: where it sends the browser back (agentd's callback, with a code). */
+export async function authorize(authorizationUrl: string, as?: string): Promise<URL> {
+  const authorized = await fetch(authorizationUrl, {
     redirect: 'manual',
     ...(as !== undefined && { headers: { 'x-fixture-user': as } }),
   });
-  expect(authorize.status).toBe(302);
-  const callback = new URL(authorize.headers.get('location')!);
+  expect(authorized.status).toBe(302);
+  const callback = new URL(authorized.headers.get('location')!);
   expect(callback.pathname).toBe('/api/oauth/callback');
-  if (via) callback.host = new URL(via.url).host;
-  const landed = await fetch(callback);
+  return callback;
+}
+
+/** agentd's half: the browser lands at the callback, with the cookies it holds. */
+export async function landAt(callback: URL, cookie?: string): Promise<{ status: number; html: string }> {
+  const landed = await fetch(callback, { ...(cookie !== undefined && { headers: { cookie } }) });
   return { status: landed.status, html: await landed.text() };
 }
+
+/** The `Cookie` header a browser would send back for an answer's `Set-Cookie` (its name and value only). */
+export const cookieOf = (headers: Headers): string | undefined => headers.get('set-cookie')?.split(';')[0];
 
 /** The secret records of a JSONL store's folder: its files but the leases and a write's temporary file. */
 export const secretRecordFiles = async (dataDir: string): Promise<string[]> =>

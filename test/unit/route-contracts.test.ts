@@ -83,7 +83,7 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   },
   'mcp.modelTools': [],
   'mcp.callModelTool': { success: true, text: '', result: {}, serverId: 'echo', toolName: 'echo', durationMs: 1 },
-  'mcp.oauthCallback': { server, principal: false },
+  'mcp.oauthCallback': { server },
   'mcp.listResources': {
     resources: [{ uri: 'demo://a', name: 'a', mimeType: 'text/plain' }],
     resourceTemplates: [{ uriTemplate: 'demo://{id}', name: 'by id' }],

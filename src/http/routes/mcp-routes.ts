@@ -13,7 +13,9 @@ import { a2aAgentSchema, mcpServerConfigSchema, serverNameSchema } from '../../c
 import type { ServerRecord } from '../../tools/messages.ts';
 import { defineRoute, type Route } from '../route.ts';
 import { createReply } from './reply.ts';
+import { serverForNonAdmin } from '../server-view.ts';
 import { RESPONSES } from './shapes.ts';
+import { signInCookie } from './sign-in-cookie.ts';
 
 export interface McpRoutesOptions {
   clock: Clock;
@@ -34,8 +36,6 @@ const connectA2aSchema = z.object({ name: serverNameSchema, config: a2aAgentSche
 
 /** A tool's arguments (its own inputSchema decides the rest); an empty body means `{}`. */
 const toolArgs = z.record(z.string(), z.unknown());
-
-const withoutSignIn = ({ authorizationUrl: _, ...record }: ServerRecord): ServerRecord => record;
 
 const summary = (s: ServerRecord) => ({ id: s.id, name: s.name, status: s.status, type: s.type });
 
@@ -63,8 +63,7 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
       response: RESPONSES.servers,
       async handler({ bus, principal }) {
         const servers = await bus.execute('mcp.listServers', {});
-        // Who follows an OAuth sign-in URL decides whose account the server acts for: admins only.
-        return reply({ servers: hasScope(principal, 'admin') ? servers : servers.map(withoutSignIn) });
+        return reply({ servers: hasScope(principal, 'admin') ? servers : servers.map(serverForNonAdmin) });
       },
     }),
     defineRoute({
@@ -148,7 +147,10 @@ export function mcpRoutes(options: McpRoutesOptions): Route[] {
   ];
 }
 
-/** A principal's own sign-in to a server with `oauth.per: principal` (its session owner names its tokens). */
+/**
+ * A principal's own sign-in to a server with `oauth.per: principal` (its session owner names its tokens). Beginning
+ * one sets the cookie its callback needs (sign-in-cookie.ts): only this caller's browser can complete it.
+ */
 function signInRoutes(reply: ReturnType<typeof createReply>): Route[] {
   const common = {
     path: '/api/mcp/servers/:serverId/sign-in',
@@ -168,9 +170,10 @@ function signInRoutes(reply: ReturnType<typeof createReply>): Route[] {
       summary: summaries[method],
       ...(method === 'POST' && { errors: [...common.errors, 'AGENT_ERROR'] satisfies ErrorCode[] }),
       async handler({ bus, params, principal }) {
-        return reply(
-          await bus.execute(command[method], { serverId: serverId(params), principal: principal.owner ?? '' }),
-        );
+        const payload = { serverId: serverId(params), principal: principal.owner ?? '' };
+        if (method !== 'POST') return reply(await bus.execute(command[method], payload));
+        const { binding, ...record } = await bus.execute('mcp.signIn', payload);
+        return { ...reply(record), ...(binding && { headers: { 'Set-Cookie': signInCookie(binding) } }) };
       },
     }),
   );

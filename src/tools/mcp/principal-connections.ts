@@ -4,8 +4,9 @@
  * - `connection(principal)` opens on first use; no principal, or one without tokens, gets a CallError (the latter
  *   naming where it signs in; nothing is sent); a failed opening gets the reason and the next call tries again; a
  *   lost one is dropped.
- * - `signIn` answers the URL to follow (the same while fresh) or `signedIn: true`; it offers a sign-in again past
- *   `oauth.maxSignIns`. `status` tells which, sending nothing. After `complete` the next call uses the new tokens.
+ * - `signIn` answers the URL to follow (the same while fresh) with a new `binding` that only the caller gets and
+ *   `complete` needs, or `signedIn: true`; it offers a sign-in again past `oauth.maxSignIns`. `status` tells which,
+ *   sending nothing. After `complete` the next call uses the new tokens.
  * - `signOut` drops the tokens and the connection; `closeAll` closes every connection, keeping the tokens.
  */
 import type { Logger } from '../../log/index.ts';
@@ -13,7 +14,7 @@ import { CallError, describe } from './call-error.ts';
 import type { McpConnection } from './connection.ts';
 import type { ServerOAuth } from '../oauth/client.ts';
 import { AuthorizationRequired } from '../oauth/sign-in-errors.ts';
-import type { SignInRecord } from '../messages.ts';
+import type { SignInBegun, SignInRecord } from '../messages.ts';
 
 /** `authorizationUrl`: while a sign-in of the principal is pending, where it signs in. */
 type SignInStatus = Omit<SignInRecord, 'serverId'>;
@@ -87,24 +88,29 @@ export function createPrincipalConnections(options: PrincipalConnectionsOptions)
       const url = oauth.authorizationUrl();
       return { signedIn: oauth.signedIn(), ...(url !== undefined && { authorizationUrl: url }) };
     },
-    async signIn(principal: string): Promise<SignInStatus> {
+    async signIn(principal: string): Promise<Omit<SignInBegun, 'serverId'>> {
       const oauth = oauthOf(principal);
       await oauth.resetSignIns(); // asked for by the principal itself: offered again after oauth.maxSignIns
       await oauth.load();
+      /** The pending sign-in's URL, bound to this caller. */
+      const begun = async (url: string) => {
+        const binding = await oauth.bind();
+        return { signedIn: oauth.signedIn(), authorizationUrl: url, ...(binding && { binding }) };
+      };
       const pending = oauth.authorizationUrl();
-      if (pending !== undefined) return { signedIn: oauth.signedIn(), authorizationUrl: pending };
+      if (pending !== undefined) return begun(pending);
       try {
         await opened(principal, oauth);
         return { signedIn: true };
       } catch (err) {
         // The attempt without (usable) tokens met the server's sign-in wall: it left a pending sign-in.
         const url = oauth.authorizationUrl();
-        if (url !== undefined) return { signedIn: false, authorizationUrl: url };
+        if (url !== undefined) return begun(url);
         throw new Error(oauth.blocked()?.message ?? describe(err, options.timeout));
       }
     },
-    async complete(principal: string, state: string, code: string, iss?: string): Promise<void> {
-      await oauthOf(principal).complete(state, code, iss);
+    async complete(principal: string, state: string, code: string, iss?: string, binding?: string): Promise<void> {
+      await oauthOf(principal).complete(state, code, iss, binding);
       await close(principal);
       options.log.info('OAuth: a principal signed in');
     },

@@ -5,14 +5,17 @@
  *   so tokens another instance stored are used.
  * - `authorization_code`: an attempt without usable tokens leaves a pending sign-in (PENDING_TTL_MS, kept across
  *   retries and instances) and `blocked()` is AuthorizationRequired; `complete` checks the state in constant time.
+ * - A principal's sign-in is bound to the caller that began it: `bind` hands that caller a new one-time value (only
+ *   its digest is stored, replacing any earlier one) and `complete` needs it, else UnboundSignIn and nothing is sent.
  * - After `oauth.maxSignIns` completed sign-ins in a row: SignInRefused until `resetSignIns()`; `succeeded()` ends the row.
  * - Tokens are refreshed ahead of expiry (refresh.ts). Nothing here logs a token, code, verifier, secret or key.
  */
+import { randomBytes } from 'node:crypto';
 import { auth, UnauthorizedError } from '@modelcontextprotocol/client';
 import { createProvider, type OAuthHeld, type ServerOAuthOptions } from './provider.ts';
-import { PENDING_TTL_MS, recordFile, recordKey, sameText, scopeOfUrl } from './record.ts';
+import { digestOf, PENDING_TTL_MS, recordFile, recordKey, sameText, scopeOfUrl } from './record.ts';
 import { createRefresher } from './refresh.ts';
-import { AuthorizationRequired, SignInRefused, UnknownSignIn } from './sign-in-errors.ts';
+import { AuthorizationRequired, SignInRefused, UnboundSignIn, UnknownSignIn } from './sign-in-errors.ts';
 import { messageOf } from '../../errors/index.ts';
 
 const MAX_SKEW_MS = 60_000;
@@ -85,11 +88,25 @@ export function createServerOAuth(options: ServerOAuthOptions) {
     },
     /** The URL an admin signs in at, while an authorization is pending. */
     authorizationUrl: () => (pendingFresh() ? held.record.pending?.url : undefined),
-    /** Exchanges the code of the sign-in `state` names (checked here); the SDK's `auth()` checks `iss` (RFC 9207). */
-    async complete(state: string, code: string, iss?: string): Promise<void> {
+    /** While a sign-in is pending: a new value that binds it to whoever receives it (the state it binds, and it). */
+    async bind(): Promise<{ state: string; value: string } | undefined> {
+      const pending = pendingFresh() ? held.record.pending : undefined;
+      if (!pending) return undefined;
+      const value = randomBytes(32).toString('base64url');
+      pending.binding = digestOf(value);
+      await save();
+      return { state: pending.state, value };
+    },
+    /**
+     * Exchanges the code of the sign-in `state` names (checked here); the SDK's `auth()` checks `iss` (RFC 9207).
+     * A principal's sign-in needs `binding`, the value `bind` gave the caller that began it.
+     */
+    async complete(state: string, code: string, iss?: string, binding?: string): Promise<void> {
       await this.load();
       const pending = held.record.pending;
       if (!pending || !pendingFresh() || !sameText(pending.state, state)) throw new UnknownSignIn();
+      if (principal !== undefined && !(pending.binding && binding && sameText(pending.binding, digestOf(binding))))
+        throw new UnboundSignIn(principal);
       held.completing = true;
       held.askedScope = scopeOfUrl(pending.url);
       try {

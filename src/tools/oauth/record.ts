@@ -18,6 +18,11 @@ export interface Pending {
   createdAt: number;
   /** What discovery found when the sign-in began: the code is exchanged with that authorization server (SEP-2352). */
   discovery?: OAuthDiscoveryState | undefined;
+  /**
+   * A principal's sign-in: the digest (`digestOf`) of the one-time value handed to the principal that began it
+   * (`bind`, client.ts); the callback completes it only with that value (no login CSRF).
+   */
+  binding?: string | undefined;
 }
 
 export interface OAuthRecord {
@@ -51,6 +56,9 @@ export const principalOfState = (state: string): string | undefined => {
   const tilde = head.indexOf('~');
   return tilde < 0 ? undefined : Buffer.from(head.slice(tilde + 1), 'hex').toString();
 };
+
+/** The SHA-256 (hex) of a sign-in's binding value: only the digest is stored. */
+export const digestOf = (value: string) => createHash('sha256').update(value).digest('hex');
 
 /** Constant-time equality of two texts. */
 export const sameText = (a: string, b: string) => {

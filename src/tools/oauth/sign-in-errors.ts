@@ -34,3 +34,20 @@ export class UnknownSignIn extends Error {
     super('No sign-in is pending with this state (it expired, was used, or was replaced)');
   }
 }
+
+/**
+ * A principal's sign-in completed without the binding value of the caller that began it: another browser (a link
+ * passed on) or none. Nothing is exchanged or stored; the sign-in stays pending for its own principal.
+ */
+export class UnboundSignIn extends Error {
+  override readonly name = 'UnboundSignIn';
+  constructor(readonly principal: string) {
+    super(
+      `This sign-in was begun by ${principalName(principal)} in another browser: only the browser that began it (POST …/sign-in, or "Sign in as me" in the console) can complete it. Nothing was stored; sign in from agentd yourself.`,
+    );
+  }
+}
+
+/** How a page or message names a principal (`''`: the unnamed one of the shorthand keys). */
+export const principalName = (principal: string) =>
+  principal === '' ? 'the unnamed principal' : `principal "${principal}"`;

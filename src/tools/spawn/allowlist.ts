@@ -1,168 +1,127 @@
 /**
- * The spawn rules of a shared service (src/config/shared.ts), after policy.ts's deny-list:
- * - Only allowlisted commands (`command_not_allowed`): `server.mcp.allowedCommands`, else the agent file's own stdio
- *   commands, matched by path as written or by file name.
- * - Wrappers (WRAPPERS) only when `allowedCommands` names them (`wrapper_not_allowed`); a shell then runs only a
- *   script under the agent folder, and `env`'s target passes these rules itself.
- * - Interpreters run only a script (links followed) under the agent file's folder or a package's declared bin, else
- *   `script_outside`; a bin of a program these rules know (`npx`, `tsx`, a shell) is checked as that program.
- * - A launcher's package that is an interpreter or wrapper (`npx node /tmp/x.js`) passes those rules too.
+ * The spawn rule of a shared service (src/config/shared.ts), after policy.ts's deny-list: a runtime stdio server
+ * runs only what `server.mcp.allowedCommands` lists (else the agent file's own stdio servers, exactly), nothing else.
+ * - A command entry matches the command exactly as written (no file-name matching: a planted `./node` is not
+ *   `node`), its arguments one pattern each (`*` any one argument, `**` last: any further ones; other text exact),
+ *   env keys among its `env`, and `cwd` only as its own. A string entry is a command without arguments.
+ * - A package entry matches a launcher (`npx`, `npm exec`, `pnpm dlx`, `yarn dlx`, `bunx`, `pnpx`, `uvx`, by bare
+ *   name) given only `-y`/`--yes`/`-q`/`--quiet`/`--` before the package, which is that name (and, when the entry
+ *   has one, that version; otherwise a plain version or tag, never a URL, path or alias), then arguments as above.
+ * - Refusals: `command_not_allowed` (no entry for the command or its arguments), `package_not_allowed` (a launcher
+ *   whose package, version or flags no entry lists), `env_not_allowed`, `cwd_not_allowed`; each INVALID_REQUEST with
+ *   `details.field`.
  */
-import { realpathSync, statSync } from 'node:fs';
-import { resolve, sep } from 'node:path';
-import { readInterpreterArgs } from './args.ts';
-import { declaredBins } from './bins.ts';
-import { INTERPRETERS, SCRIPT_INTERPRETERS, SHELL_SPEC, type InterpreterSpec } from './interpreters.ts';
-import { LAUNCHERS, listedIn, PACKAGE_MANAGERS, programName, refuse, RUN_SUBCOMMANDS, SHELLS } from './programs.ts';
-import { WRAPPERS } from './wrappers.ts';
+import type { RuntimeCommand } from '../../config/schema.ts';
+import { programName, refuse, type Reason } from './programs.ts';
 
+/** What a shared service runs: the listed entries (`server.mcp.allowedCommands`, or the agent file's servers). */
 export interface SharedSpawn {
-  /** The agent file's folder: interpreters run only scripts under it (or packages' declared bins). */
-  agentDir?: string | undefined;
-  /** The allowlist while `server.mcp.allowedCommands` is unset: the commands of the agent file's stdio servers. */
-  defaultCommands: readonly string[];
+  entries: readonly RuntimeCommand[];
 }
 
-interface Context {
-  explicit: readonly string[] | undefined;
-  allowed: readonly string[];
-  agentDir: string | undefined;
-  cwd: string;
+interface Request {
+  command: string;
+  args: readonly string[];
+  env: Readonly<Record<string, string>>;
+  cwd?: string | undefined;
 }
 
-const SHARED = 'this service is shared (an API or admin key is set, or it listens beyond loopback)';
+const SHARED = 'this service is shared (a key is set, or it listens beyond loopback)';
+const HOW = 'list it in server.mcp.allowedCommands (a command with its argument patterns, or a package by name)';
 
-/** Whether `path` is a file under `agentDir`, with every link followed. */
-function underAgentDir(path: string, agentDir: string | undefined): boolean {
-  if (agentDir === undefined) return false;
-  try {
-    const real = realpathSync(path);
-    return statSync(real).isFile() && real.startsWith(realpathSync(agentDir) + sep);
-  } catch {
-    return false;
-  }
+/** Launchers by bare name, with the subcommand they need (`npm exec`). */
+const LAUNCHERS: Record<string, readonly string[] | undefined> = {
+  npx: [],
+  pnpx: [],
+  bunx: [],
+  uvx: [],
+  npm: ['exec', 'x'],
+  pnpm: ['dlx'],
+  yarn: ['dlx'],
+};
+/** The executables of a package entry on a single-user service. */
+export const LAUNCHER_NAMES = Object.keys(LAUNCHERS);
+const HARMLESS_FLAGS = new Set(['-y', '--yes', '-q', '--quiet']);
+/** A version or tag, never a URL, path, git spec or alias (`x@npm:y`). */
+const PLAIN_VERSION = /^[\w.+~^<>=*-]+$/;
+
+/** Whether `args` match `patterns` (`*` one argument, a last `**` any further ones). */
+export function argsMatch(patterns: readonly string[], args: readonly string[]): boolean {
+  const rest = patterns.at(-1) === '**';
+  const fixed = rest ? patterns.slice(0, -1) : patterns;
+  if (rest ? args.length < fixed.length : args.length !== fixed.length) return false;
+  return fixed.every((p, i) => p === '*' || p === args[i]);
 }
 
-function checkScript(
-  program: string,
-  spec: InterpreterSpec,
-  args: readonly string[],
-  offset: number,
-  field: string,
-  ctx: Context,
-): void {
-  const { scriptAt, moduleAt } = readInterpreterArgs(spec, args);
-  const fix =
-    "put the server under the agent file's folder, run a package's bin as its package declares it, or run it as a package through npx";
-  const rule = `${SHARED}, so interpreters run only a package's declared bin entry point or a script under the agent file's folder`;
-  if (scriptAt === undefined) {
-    const what =
-      moduleAt !== undefined
-        ? `"${program} ${args[moduleAt]}" runs a module, not a script file`
-        : `"${program}" is given no script file`;
-    throw refuse(
-      moduleAt !== undefined ? `config.args.${offset + moduleAt}` : field,
-      'script_outside',
-      `${what}; ${rule}: ${fix}`,
-    );
+/**
+ * A launcher request read: where its package spec is, the spec's name and version; else the config path of what
+ * makes it no launcher run (`config.command`: not a launcher at all, or no package given).
+ */
+function readLauncher(req: Request): { at: number; name: string; version?: string } | string {
+  const program = programName(req.command);
+  const sub = LAUNCHERS[program];
+  if (req.command !== program || sub === undefined) return 'config.command';
+  let i = 0;
+  if (sub.length > 0) {
+    if (!sub.includes(req.args[0] ?? '')) return 'config.args.0';
+    i = 1;
   }
-  const script = args[scriptAt] ?? '';
-  const path = resolve(ctx.cwd, script);
-  const bins = declaredBins(path) ?? [];
-  if (bins.length === 0 && !underAgentDir(path, ctx.agentDir)) {
-    throw refuse(
-      `config.args.${offset + scriptAt}`,
-      'script_outside',
-      `"${script}" is neither a package's declared bin entry point nor a file under the agent file's folder; ${rule}: ${fix}`,
-    );
-  }
-  // A program's bin (npm-cli.js, tsx's cli.mjs) runs that program: it passes these rules as that program.
-  for (const bin of bins) {
-    if (knownProgram(programName(bin)))
-      checkProgram(
-        bin,
-        args.slice(scriptAt + 1),
-        offset + scriptAt + 1,
-        `config.args.${offset + scriptAt}`,
-        ctx,
-        false,
-      );
-  }
-}
-
-/** Whether these rules know `name` (an interpreter, a wrapper, a launcher or a package manager). */
-const knownProgram = (name: string): boolean =>
-  INTERPRETERS[name] !== undefined || WRAPPERS.has(name) || LAUNCHERS[name] !== undefined || PACKAGE_MANAGERS.has(name);
-
-/** The index of a launcher's target (its first argument that is not a flag or, for `env`, a `NAME=value`). */
-const targetIndex = (program: string, args: readonly string[]): number =>
-  args.findIndex((a) => !a.startsWith('-') && !(program === 'env' && /^[A-Za-z_][A-Za-z0-9_]*=/.test(a)));
-
-/** `command` at config path `field`, its args from `config.args.<offset>`; `viaLauncher`: need not be allowlisted. */
-function checkProgram(
-  command: string,
-  args: readonly string[],
-  offset: number,
-  field: string,
-  ctx: Context,
-  viaLauncher: boolean,
-): void {
-  const program = programName(command);
-  const packageRun = PACKAGE_MANAGERS.has(program) && RUN_SUBCOMMANDS.has(args[0] ?? '');
-  const launcher = packageRun || (program !== 'env' && LAUNCHERS[program] !== undefined);
-  if (!launcher && WRAPPERS.has(program) && !(ctx.explicit && listedIn(ctx.explicit, command))) {
-    throw refuse(
-      field,
-      'wrapper_not_allowed',
-      `"${command}" runs another program; ${SHARED}, so it starts only when server.mcp.allowedCommands lists it explicitly`,
-    );
-  }
-  if (!viaLauncher && !listedIn(ctx.allowed, command)) {
-    const list = ctx.explicit
-      ? 'server.mcp.allowedCommands'
-      : "server.mcp.allowedCommands (unset: the commands of the agent file's mcpServers)";
-    throw refuse(
-      field,
-      'command_not_allowed',
-      `"${command}" is not in ${list}; ${SHARED}, so runtime connects start only listed commands: add it to server.mcp.allowedCommands to allow it`,
-    );
-  }
-  if (launcher || program === 'env') {
-    const rest = packageRun ? args.slice(1) : args;
-    const skip = packageRun ? 1 : 0;
-    const i = targetIndex(program, rest);
-    const target = rest[i];
-    if (i === -1 || target === undefined) return;
-    const name = programName(target);
-    // A launcher's package is checked only when it is a program these rules know; env's target always.
-    if (program === 'env' || INTERPRETERS[name] || WRAPPERS.has(name) || LAUNCHERS[name]) {
-      checkProgram(
-        target,
-        rest.slice(i + 1),
-        offset + skip + i + 1,
-        `config.args.${offset + skip + i}`,
-        ctx,
-        program !== 'env',
-      );
+  for (; i < req.args.length && req.args[i]?.startsWith('-'); i++) {
+    if (req.args[i] === '--') {
+      i++;
+      break;
     }
-    return;
+    if (!HARMLESS_FLAGS.has(req.args[i] ?? '')) return `config.args.${i}`;
   }
-  const spec = INTERPRETERS[program];
-  if (spec && SCRIPT_INTERPRETERS.has(program)) return checkScript(program, spec, args, offset, field, ctx);
-  if (SHELLS.has(program) && program !== 'busybox') return checkScript(program, SHELL_SPEC, args, offset, field, ctx);
+  const spec = req.args[i];
+  if (spec === undefined) return 'config.command';
+  const sep = program === 'uvx' && spec.includes('==') ? spec.indexOf('==') : spec.indexOf('@', 1);
+  const name = sep < 0 ? spec : spec.slice(0, sep);
+  const version = sep < 0 ? undefined : spec.slice(sep + (spec.startsWith('==', sep) ? 2 : 1));
+  return { at: i, name, ...(version !== undefined && { version }) };
 }
 
-/** Throws INVALID_REQUEST unless a shared service may start `request`. */
-export function checkShared(
-  request: { command: string; args: readonly string[]; cwd?: string | undefined },
-  allowedCommands: readonly string[] | undefined,
-  shared: SharedSpawn,
-): void {
-  const ctx: Context = {
-    explicit: allowedCommands,
-    allowed: allowedCommands ?? shared.defaultCommands,
-    agentDir: shared.agentDir,
-    cwd: resolve(process.cwd(), request.cwd ?? '.'),
-  };
-  checkProgram(request.command, request.args, 0, 'config.command', ctx, false);
+/** An entry that may list `req`, and where the arguments its patterns see begin. */
+interface Candidate {
+  entry: RuntimeCommand;
+  offset: number;
+}
+
+/** Throws INVALID_REQUEST unless an entry lists `req` exactly. */
+export function checkShared(req: Request, shared: SharedSpawn): void {
+  const launched = readLauncher(req);
+  const candidates: Candidate[] = shared.entries.flatMap<Candidate>((entry) => {
+    if ('command' in entry) return entry.command === req.command ? [{ entry, offset: 0 }] : [];
+    if (typeof launched === 'string' || entry.package !== launched.name) return [];
+    const version = launched.version;
+    const ok =
+      entry.version === undefined ? version === undefined || PLAIN_VERSION.test(version) : entry.version === version;
+    return ok ? [{ entry, offset: launched.at + 1 }] : [];
+  });
+  const fail = (field: string, reason: Reason, what: string) =>
+    refuse(field, reason, `${what}; ${SHARED}, so a runtime connect runs only what the operator listed: ${HOW}`);
+  if (candidates.length === 0) {
+    if (typeof launched !== 'string')
+      throw fail(
+        `config.args.${launched.at}`,
+        'package_not_allowed',
+        `package "${req.args[launched.at]}" is not listed`,
+      );
+    if (launched !== 'config.command')
+      throw fail(launched, 'package_not_allowed', `"${req.command}" is given a flag or form no listed package allows`);
+    throw fail('config.command', 'command_not_allowed', `"${req.command}" is not listed`);
+  }
+  const withArgs = candidates.filter((c) => argsMatch(c.entry.args, req.args.slice(c.offset)));
+  if (withArgs.length === 0) {
+    const at = Math.min(...candidates.map((c) => c.offset));
+    throw fail(`config.args.${at}`, 'command_not_allowed', `the arguments of "${req.command}" match no listed pattern`);
+  }
+  const extraEnv = (e: RuntimeCommand) => Object.keys(req.env).find((k) => !e.env.includes(k));
+  const withEnv = withArgs.filter((c) => extraEnv(c.entry) === undefined);
+  if (withEnv.length === 0) {
+    const key = extraEnv(withArgs[0]!.entry) ?? '';
+    throw fail(`config.env.${key}`, 'env_not_allowed', `env key ${key} is not among the listed entry's env keys`);
+  }
+  if (!withEnv.some((c) => req.cwd === undefined || ('cwd' in c.entry && c.entry.cwd === req.cwd)))
+    throw fail('config.cwd', 'cwd_not_allowed', `cwd "${req.cwd}" is not the listed entry's cwd`);
 }

@@ -1,5 +1,4 @@
 /** How the spawn policy reads interpreters' command lines. Tables only. */
-import { WRAPPERS } from './wrappers.ts';
 
 export interface InterpreterSpec {
   /** Flags that run or load code before the script; `codeLetters` count anywhere in a short cluster (`-pe`). */
@@ -193,11 +192,3 @@ export const INTERPRETERS: Record<string, InterpreterSpec> = {
   powershell: { code: ['-c', '-command', '-encodedcommand', '-ec'] },
   cmd: { code: ['/c', '/k'] },
 };
-
-/** Shells (when listed explicitly) read like interpreters: `-o`/`-O` take a value. */
-export const SHELL_SPEC: InterpreterSpec = { code: [], valued: ['-o', '+o', '-O', '+O'], plusFlags: true };
-
-/** Interpreters whose script a shared service checks: all but those it treats as wrappers (`pwsh`, `cmd`, …). */
-export const SCRIPT_INTERPRETERS: ReadonlySet<string> = new Set(
-  Object.keys(INTERPRETERS).filter((p) => !WRAPPERS.has(p)),
-);

@@ -3,7 +3,7 @@
  * - Always refused: a NUL byte; inline-code and preload forms of shells, interpreters and npm (`sh -c`, `node -e`,
  *   `python -c`, `deno eval`, `npx -c`, `npm exec --call`, …), also behind a launcher, after valued flags, or behind
  *   a program's bin script (bins.ts); env keys that change how a program loads (`NODE_OPTIONS`, `LD_*`, `PATH`, …).
- * - Not shared: with `allowedCommands`, an unlisted executable is refused. Shared: allowlist.ts.
+ * - Not shared: with `allowedCommands`, an unlisted executable is refused. Shared: allowlist.ts, the only way in.
  * - A refusal is INVALID_REQUEST with `details.field` (the config path) and `details.reason` (programs.ts `Reason`).
  */
 import { resolve } from 'node:path';
@@ -35,9 +35,9 @@ export interface SpawnRequest {
 }
 
 export interface SpawnPolicy {
-  /** When set, only these executables run (a path as written, or a file name). */
+  /** Not shared: when set, only these executables run (a path as written, or a file name). */
   allowedCommands?: readonly string[] | undefined;
-  /** Set when the service is shared (keys configured or a non-loopback bind): the allowlist rules apply. */
+  /** Set when the service is shared (keys configured or a non-loopback bind): only what it lists runs. */
   shared?: SharedSpawn | undefined;
 }
 
@@ -144,5 +144,5 @@ export function checkSpawn(request: SpawnRequest, policy: SpawnPolicy = {}): voi
     throw refuse('config.command', 'command_not_allowed', `"${request.command}" is not in server.mcp.allowedCommands`);
   }
   checkArgs(programName(request.command), request.args, 0, resolve(process.cwd(), request.cwd ?? '.'));
-  if (policy.shared) checkShared(request, allowed, policy.shared);
+  if (policy.shared) checkShared(request, policy.shared);
 }

@@ -3,7 +3,13 @@ import { basename } from 'node:path';
 import { AppError } from '../../errors/index.ts';
 
 export type Reason =
-  'nul_byte' | 'inline_code' | 'loader_env' | 'command_not_allowed' | 'wrapper_not_allowed' | 'script_outside';
+  | 'nul_byte'
+  | 'inline_code'
+  | 'loader_env'
+  | 'command_not_allowed'
+  | 'package_not_allowed'
+  | 'env_not_allowed'
+  | 'cwd_not_allowed';
 /** A refusal: INVALID_REQUEST with the config path and the reason. */
 export const refuse = (field: string, reason: Reason, message: string): AppError =>
   new AppError('INVALID_REQUEST', message, { field, reason });

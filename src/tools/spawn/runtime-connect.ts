@@ -5,7 +5,14 @@
  * checked anew (`pinnedConnect`), and its failures only say COULD_NOT_CONNECT (so a private network cannot be
  * mapped). Its OAuth requests pass the same policy (`checkedFetch`).
  */
-import type { AgentConfig, HttpServerConfig, McpServerConfig } from '../../config/schema.ts';
+import {
+  runtimeEntryOf,
+  type AgentConfig,
+  type HttpServerConfig,
+  type McpServerConfig,
+  type RuntimeCommand,
+} from '../../config/schema.ts';
+import { LAUNCHER_NAMES } from './allowlist.ts';
 import { AppError, messageOf } from '../../errors/index.ts';
 import { checkSpawn, type SpawnPolicy } from './policy.ts';
 import { proxyFor } from '../../proxy.ts';
@@ -21,19 +28,28 @@ export interface RuntimePolicy extends SpawnPolicy, UrlPolicy {
   env?: NodeJS.ProcessEnv;
 }
 
-/** The runtime policy of `config.server.mcp`; `shared` turns on allowlist.ts (default: the file's stdio commands). */
+/**
+ * The runtime policy of `config.server.mcp`. Not shared: `allowedCommands` names executables (a package entry: the
+ * launchers). Shared: allowlist.ts runs only its entries, by default the agent file's stdio servers exactly.
+ */
 export function runtimePolicyOf(
   config: AgentConfig,
-  options: { shared: boolean; agentDir?: string | undefined; env?: NodeJS.ProcessEnv },
+  options: { shared: boolean; env?: NodeJS.ProcessEnv },
 ): RuntimePolicy {
   const { runtimeConnect, allowedCommands, allowPrivateNetworks, allowedHosts } = config.server.mcp;
-  const defaultCommands = Object.values(config.mcpServers).flatMap((s) => (s.type === 'stdio' ? [s.command] : []));
+  const listed = allowedCommands?.map(runtimeEntryOf);
+  const ownServers = Object.values(config.mcpServers).flatMap((s): RuntimeCommand[] =>
+    s.type === 'stdio'
+      ? [{ command: s.command, args: s.args, env: Object.keys(s.env), ...(s.cwd !== undefined && { cwd: s.cwd }) }]
+      : [],
+  );
+  const executables = listed?.flatMap((e) => ('command' in e ? [e.command] : LAUNCHER_NAMES));
   return {
     runtimeConnect,
     allowPrivateNetworks,
-    ...(allowedCommands && { allowedCommands }),
+    ...(executables && { allowedCommands: executables }),
     ...(allowedHosts && { allowedHosts }),
-    ...(options.shared && { shared: { agentDir: options.agentDir, defaultCommands } }),
+    ...(options.shared && { shared: { entries: listed ?? ownServers } }),
     ...(options.env && { env: options.env }),
   };
 }
