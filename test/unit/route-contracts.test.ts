@@ -65,7 +65,7 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'agent.history': { frames: [{ event: 'thinking', data: { sessionId: 's1', turnId: 't1', seq: 1 } }], lastSeq: 1 },
   'agent.health': { status: 'ready' },
   'agent.deleteSession': { deleted: true },
-  'agent.exportSession': { events: [{ seq: 1, ts: at, sessionId: 's1', event: { v: 3, type: 'reset' } }] },
+  'agent.exportSession': { events: [{ seq: 1, ts: at, sessionId: 's1', event: { v: 4, type: 'reset' } }] },
   'agent.importSession': { sessionId: 'new', lastSeq: 2 },
   'agent.forkSession': { sessionId: 'new', lastSeq: 1 },
   'mcp.listServers': [server],

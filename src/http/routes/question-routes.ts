@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
-import { elicitationAction } from '../../conversation/session-events.ts';
+import { elicitationAction } from '../../conversation/records.ts';
 import { clientToolRecordOf, elicitationRecordOf } from '../../conversation/questions.ts';
 import { defineRoute, type Route } from '../route.ts';
 import { ownedSession, pendingQuestions } from './agent-routes.ts';

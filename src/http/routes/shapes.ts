@@ -3,9 +3,10 @@
  * document publishes and the contract test checks. Only the HTTP envelopes are written here (records: records.ts).
  */
 import { z } from 'zod';
-import { approvalDecision, elicitationAction } from '../../conversation/session-events.ts';
 import {
   agentHealth,
+  approvalDecision,
+  elicitationAction,
   compactionResult,
   frameEnvelope,
   pendingApproval,
