@@ -125,7 +125,7 @@ export type CompactionResult = z.output<typeof compactionResult>;
 export type SessionSummary = z.output<typeof sessionSummary>;
 
 /** A tool call's approval, a tool server's question (form or URL) or sampling request, or a client tool call's result. */
-const questionKind = z.enum(['approval', 'elicitation', 'sampling', 'clientTool']);
+export const questionKind = z.enum(['approval', 'elicitation', 'sampling', 'clientTool']);
 export type QuestionKind = z.output<typeof questionKind>;
 
 /** A question waiting for a person: the one shape every face maps; faces answer it by `id`. */

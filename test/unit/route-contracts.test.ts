@@ -129,6 +129,7 @@ const BODIES: Record<string, unknown> = {
   'POST /api/sessions/:sessionId/approvals/:callId': { decision: 'approve' },
   'POST /api/sessions/:sessionId/elicitations/:id': { action: 'decline' },
   'POST /api/sessions/:sessionId/client-tools/:callId': { content: 'ran' },
+  'POST /api/sessions/:sessionId/questions/:id': { decision: 'approve' },
   'POST /api/sessions/:sessionId/fork': { seq: 1 },
   'POST /api/mcp/servers/:serverId/resources/subscribe': { uri: 'demo://a' },
   'POST /api/mcp/servers/:serverId/resources/unsubscribe': { uri: 'demo://a' },

@@ -12,6 +12,8 @@ import {
   pendingApproval,
   pendingClientToolCall,
   pendingElicitation,
+  question,
+  questionKind,
   serverRecord,
   sessionSummary,
   timestamp,
@@ -79,6 +81,8 @@ export const RESPONSES = {
   elicitations: withTimestamp({ sessionId: z.string(), elicitations: z.array(pendingElicitation) }),
   elicitationAnswered: withTimestamp({ sessionId: z.string(), id: z.string(), action: elicitationAction }),
   clientToolCalls: withTimestamp({ sessionId: z.string(), clientTools: z.array(pendingClientToolCall) }),
+  questions: withTimestamp({ sessionId: z.string(), questions: z.array(question) }),
+  questionAnswered: withTimestamp({ sessionId: z.string(), id: z.string(), kind: questionKind }),
   clientToolAnswered: withTimestamp({
     sessionId: z.string(),
     callId: z.string(),
