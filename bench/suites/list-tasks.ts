@@ -30,8 +30,8 @@ async function fill(dir: string, n: number): Promise<void> {
   });
   const ts = '2026-01-01T00:00:00.000Z';
   const log = Array.from({ length: TURNS }, (_, t): SessionEvent[] => [
-    { v: 3, type: 'userMessage', turnId: `turn-${t}`, content: `question ${t}` },
-    { v: 3, type: 'response', turnId: `turn-${t}`, content: `answer ${t}`, text: `answer ${t}`, model: 'sim-model' },
+    { v: 4, type: 'userMessage', turnId: `turn-${t}`, content: `question ${t}` },
+    { v: 4, type: 'response', turnId: `turn-${t}`, content: `answer ${t}`, text: `answer ${t}`, model: 'sim-model' },
   ])
     .flat()
     .map((event, i) => ({ seq: i + 1, ts, event }));

@@ -5,23 +5,22 @@
  *
  * `toFrame` is the one mapping from a stored event to its frame (live delivery, `since` replay and history all use
  * it), so a replaying client sees exactly the frames a live one saw. Events have a frame of their own name, except
- * `turnFailed` (`error`), `reset` (`conversationReset`) and `assistantStep`, `messageQueued`, `serverSampled` (none).
+ * `turnFailed` (`error`), `reset` (`conversationReset`), the question pair (question-frames.ts: by kind and answer)
+ * and `assistantStep`, `messageQueued`, `serverSampled` (none).
  */
 import type { Attached } from '../conversation/attachments.ts';
 import type { SessionEvent, SessionEventOf } from '../conversation/session-events.ts';
 import type { StoredEvent } from '../store/types.ts';
+import { askedFrame, closedFrame, type QuestionFrameData, type TurnRef } from './question-frames.ts';
 
-export interface TurnRef {
-  sessionId: string;
-  turnId: string;
-  seq: number;
-}
+export type { TurnRef };
 
 /** The frame of a stored event that carries its fields as they are (bar `v`, `type` and those in `Drop`). */
 type FrameOf<T extends SessionEvent['type'], Drop extends string = never> = TurnRef &
   Omit<SessionEventOf<T>, 'v' | 'type' | Drop>;
 
-export interface AgentFrameData {
+/** Every frame's data; the frames of questions are question-frames.ts'. */
+export interface AgentFrameData extends QuestionFrameData {
   /** `resources` and `prompt` name what the message attached (their contents are in the stored event). */
   userMessage: TurnRef & {
     content: string;
@@ -36,16 +35,6 @@ export interface AgentFrameData {
   toolCall: FrameOf<'toolCall'>;
   toolResult: FrameOf<'toolResult', 'text'>;
   response: FrameOf<'response', 'text' | 'usageTotal' | 'fallbacks'>;
-  toolApprovalRequested: FrameOf<'toolApprovalRequested'>;
-  toolApprovalResolved: FrameOf<'toolApprovalResolved'>;
-  /** A tool server asks the user something (src/conversation/questions.ts): a form or a URL. */
-  elicitationRequested: FrameOf<'elicitationRequested'>;
-  /** Its answer (the content typed is in the stored event only). */
-  elicitationResolved: FrameOf<'elicitationResolved', 'content'>;
-  /** A call of a tool the client runs waits for the client's result (`toolName`: the client's name of it). */
-  clientToolRequested: FrameOf<'clientToolRequested'>;
-  /** How it closed: by whom, and `error` when it failed (its result is the `toolResult` frame after). */
-  clientToolResolved: FrameOf<'clientToolResolved'>;
   error: {
     code: string;
     message: string;
@@ -153,49 +142,10 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
       const { content, turnId, model, usage } = e;
       return { event: 'response', data: { content, sessionId, turnId, seq, model, ...(usage && { usage }) } };
     }
-    case 'toolApprovalRequested':
-    case 'clientToolRequested': {
-      const { callId, toolName, serverId, args, expiresAt, turnId } = e;
-      return { event: e.type, data: { callId, toolName, serverId, args, expiresAt, sessionId, turnId, seq } };
-    }
-    case 'toolApprovalResolved': {
-      const { callId, decision, by, turnId } = e;
-      return {
-        event: 'toolApprovalResolved',
-        data: { callId, decision, by, ...(e.reason !== undefined && { reason: e.reason }), sessionId, turnId, seq },
-      };
-    }
-    case 'elicitationRequested': {
-      const { turnId, id, callId, serverId, message, mode, requestedSchema, url, expiresAt } = e;
-      return {
-        event: 'elicitationRequested',
-        data: {
-          sessionId,
-          turnId,
-          seq,
-          id,
-          callId,
-          serverId,
-          message,
-          mode,
-          ...(requestedSchema && { requestedSchema }),
-          ...(url !== undefined && { url }),
-          expiresAt,
-        },
-      };
-    }
-    case 'elicitationResolved':
-      return {
-        event: 'elicitationResolved',
-        data: { sessionId, turnId: e.turnId, seq, id: e.id, action: e.action, by: e.by },
-      };
-    case 'clientToolResolved': {
-      const { callId, by, turnId } = e;
-      return {
-        event: 'clientToolResolved',
-        data: { callId, by, ...(e.error !== undefined && { error: e.error }), sessionId, turnId, seq },
-      };
-    }
+    case 'questionAsked':
+      return askedFrame(sessionId, seq, e);
+    case 'questionClosed':
+      return closedFrame(sessionId, seq, e);
     case 'turnFailed':
       return {
         event: 'error',

@@ -29,7 +29,7 @@ export type {
 };
 
 /** An answer to a tool call waiting for approval (the schema the REST and WebSocket fronts validate with). */
-export { approvalDecision } from '../conversation/session-events.ts';
+export { approvalDecision } from '../conversation/records.ts';
 
 /** The spec's one conversation: the session of every message, reset and frame that names none. */
 export const DEFAULT_SESSION = 'default';

@@ -1,29 +1,155 @@
-/** The frames of questions (src/conversation/questions.ts), read back as the one record every face maps. */
-import { answerOf, questionOf, type Question, type QuestionAnswer } from '../conversation/questions.ts';
-import { EVENT_VERSION, type SessionEvent } from '../conversation/session-events.ts';
-import type { AgentFrame, FrameName } from './frames.ts';
+/**
+ * The frames of questions: how the stored pair (`questionAsked`/`questionClosed`, src/conversation/questions.ts)
+ * reaches clients, and how a face reads the one question record back from a frame. The frames are the wire's from
+ * before the pair: an approval and a sampling request are asked as `toolApprovalRequested` (a sampling request under
+ * the tool name `sampling/createMessage`, its id `<the call's id>~sampling-<8 hex>`, docs/approvals.md), an
+ * elicitation as `elicitationRequested`, a client tool call as `clientToolRequested`; each family is answered with
+ * its `…Resolved` frame (an elicitation's typed content never in it). A new kind of question is a row of
+ * {@link ASKED} and its renderings in each face.
+ */
+import {
+  SAMPLING_TOOL_NAME,
+  approvalToolName,
+  callOfSamplingId,
+  type Question,
+  type QuestionAnswer,
+  type QuestionFamily,
+  type QuestionKind,
+} from '../conversation/questions.ts';
+import type { ApprovalDecision, ElicitationAction } from '../conversation/records.ts';
+import type { SessionEventOf } from '../conversation/session-events.ts';
+
+/** What every frame of a turn carries (frames.ts): its session, its turn and the seq of its event. */
+export interface TurnRef {
+  sessionId: string;
+  turnId: string;
+  seq: number;
+}
+
+/** The frame of a question about a call: `callId` is the question's id, `toolName` the wire's (frames above). */
+type CallQuestionData = TurnRef & {
+  callId: string;
+  toolName: string;
+  serverId: string;
+  args: unknown;
+  expiresAt: string;
+};
+type ElicitationData = TurnRef &
+  Pick<Question, 'id' | 'callId' | 'serverId' | 'requestedSchema' | 'url' | 'expiresAt'> &
+  Required<Pick<Question, 'message' | 'mode'>>;
+
+export interface QuestionFrameData {
+  toolApprovalRequested: CallQuestionData;
+  toolApprovalResolved: TurnRef & { callId: string; decision: ApprovalDecision; by: string; reason?: string };
+  /** A tool server asks the user something: a form or a URL. */
+  elicitationRequested: ElicitationData;
+  /** Its answer (the content typed is in the stored event only). */
+  elicitationResolved: TurnRef & { id: string; action: ElicitationAction; by: string };
+  /** A call of a tool the client runs waits for the client's result (`toolName`: the client's name of it). */
+  clientToolRequested: CallQuestionData;
+  /** How it closed: by whom, and `error` when it failed (its result is the `toolResult` frame after). */
+  clientToolResolved: TurnRef & { callId: string; by: string; error?: string };
+}
+type QuestionFrameName = keyof QuestionFrameData;
+type QuestionFrame = { [K in QuestionFrameName]: { event: K; data: QuestionFrameData[K] } }[QuestionFrameName];
+
+/** The frame each kind is asked with, and the one each family is answered with. */
+const ASKED = {
+  approval: 'toolApprovalRequested',
+  sampling: 'toolApprovalRequested',
+  elicitation: 'elicitationRequested',
+  clientTool: 'clientToolRequested',
+} as const satisfies Record<QuestionKind, QuestionFrameName>;
+const CLOSED = {
+  approval: 'toolApprovalResolved',
+  elicitation: 'elicitationResolved',
+  clientTool: 'clientToolResolved',
+} as const satisfies Record<QuestionFamily, QuestionFrameName>;
 
 /** The frames that ask a question, and those that close one. */
-export const QUESTION_ASKED = [
-  'toolApprovalRequested',
-  'elicitationRequested',
-  'clientToolRequested',
-] as const satisfies readonly FrameName[];
-export const QUESTION_ANSWERED = [
-  'toolApprovalResolved',
-  'elicitationResolved',
-  'clientToolResolved',
-] as const satisfies readonly FrameName[];
-const asks = (frame: AgentFrame) => (QUESTION_ASKED as readonly string[]).includes(frame.event);
-const answers = (frame: AgentFrame) => (QUESTION_ANSWERED as readonly string[]).includes(frame.event);
+export const QUESTION_ASKED = [...new Set(Object.values(ASKED))];
+export const QUESTION_ANSWERED = Object.values(CLOSED);
+const asks = (event: string): boolean => (QUESTION_ASKED as readonly string[]).includes(event);
+const answers = (event: string): boolean => (QUESTION_ANSWERED as readonly string[]).includes(event);
 
-/** The event a question's frame was made of: its frame carries every field of it (but a form's content typed). */
-const eventOfFrame = (frame: AgentFrame) => ({ v: EVENT_VERSION, type: frame.event, ...frame.data }) as SessionEvent;
+/** The frame of a stored `questionAsked`. */
+export function askedFrame(sessionId: string, seq: number, e: SessionEventOf<'questionAsked'>): QuestionFrame {
+  const { turnId, question: q } = e;
+  if (q.kind !== 'elicitation') {
+    const { id: callId, serverId, args, expiresAt } = q;
+    const data = { callId, toolName: approvalToolName(q), serverId, args, expiresAt, sessionId, turnId, seq };
+    return { event: ASKED[q.kind], data };
+  }
+  const { id, callId, serverId, message = '', mode = 'form', requestedSchema, url, expiresAt } = q;
+  return {
+    event: 'elicitationRequested',
+    data: {
+      sessionId,
+      turnId,
+      seq,
+      id,
+      callId,
+      serverId,
+      message,
+      mode,
+      ...(requestedSchema && { requestedSchema }),
+      ...(url !== undefined && { url }),
+      expiresAt,
+    },
+  };
+}
+
+/** The frame of a stored `questionClosed` (the family of its answer names it). */
+export function closedFrame(sessionId: string, seq: number, e: SessionEventOf<'questionClosed'>): QuestionFrame {
+  const { turnId, id, answer: a, by } = e;
+  if ('decision' in a) {
+    const reason = a.reason !== undefined && { reason: a.reason };
+    return {
+      event: 'toolApprovalResolved',
+      data: { callId: id, decision: a.decision, by, ...reason, sessionId, turnId, seq },
+    };
+  }
+  if ('action' in a)
+    return { event: 'elicitationResolved', data: { sessionId, turnId, seq, id, action: a.action, by } };
+  const error = a.error !== undefined && { error: a.error };
+  return { event: 'clientToolResolved', data: { callId: id, by, ...error, sessionId, turnId, seq } };
+}
 
 /** The question a frame asks; `undefined` for any other frame. */
-export const questionOfFrame = (frame: AgentFrame): Question | undefined =>
-  asks(frame) ? questionOf(eventOfFrame(frame), frame.data.sessionId) : undefined;
+export function questionOfFrame(frame: { event: string; data: object }): Question | undefined {
+  if (!asks(frame.event)) return undefined;
+  const f = frame as QuestionFrame;
+  if (f.event === 'elicitationRequested') {
+    const { seq: _seq, ...question } = f.data;
+    return { ...question, kind: 'elicitation' };
+  }
+  if (f.event !== 'toolApprovalRequested' && f.event !== 'clientToolRequested') return undefined;
+  const { sessionId, turnId, callId: id, toolName, serverId, args, expiresAt } = f.data;
+  if (f.event === 'toolApprovalRequested' && toolName === SAMPLING_TOOL_NAME)
+    return { id, kind: 'sampling', sessionId, turnId, callId: callOfSamplingId(id), serverId, args, expiresAt };
+  const kind = f.event === 'clientToolRequested' ? 'clientTool' : 'approval';
+  return { id, kind, sessionId, turnId, callId: id, serverId, toolName, args, expiresAt };
+}
 
 /** The question a frame closes, its answer (without a form's content) and who gave it; `undefined` for other frames. */
-export const answerOfFrame = (frame: AgentFrame): { id: string; answer: QuestionAnswer; by: string } | undefined =>
-  answers(frame) ? answerOf(eventOfFrame(frame)) : undefined;
+export function answerOfFrame(frame: {
+  event: string;
+  data: object;
+}): { id: string; answer: QuestionAnswer; by: string } | undefined {
+  if (!answers(frame.event)) return undefined;
+  const f = frame as QuestionFrame;
+  switch (f.event) {
+    case 'toolApprovalResolved': {
+      const { callId: id, decision, reason, by } = f.data;
+      return { id, answer: { decision, ...(reason !== undefined && { reason }) }, by };
+    }
+    case 'elicitationResolved':
+      return { id: f.data.id, answer: { action: f.data.action }, by: f.data.by };
+    case 'clientToolResolved': {
+      const { callId: id, error, by } = f.data;
+      return { id, answer: { content: '', ...(error !== undefined && { error }) }, by };
+    }
+    default:
+      return undefined;
+  }
+}

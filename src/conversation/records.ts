@@ -3,6 +3,7 @@
  * No defaults, no transforms (what a producer builds is what the wire carries); optional fields are absent, never `undefined`.
  */
 import { z } from 'zod';
+import { elicitationContent } from './session-event-fields.ts';
 
 export const timestamp = z.iso.datetime().describe('ISO 8601 UTC with milliseconds');
 
@@ -124,7 +125,7 @@ export type CompactionResult = z.output<typeof compactionResult>;
 export type SessionSummary = z.output<typeof sessionSummary>;
 
 /** A tool call's approval, a tool server's question (form or URL) or sampling request, or a client tool call's result. */
-const questionKind = z.enum(['approval', 'elicitation', 'sampling', 'clientTool']);
+export const questionKind = z.enum(['approval', 'elicitation', 'sampling', 'clientTool']);
 export type QuestionKind = z.output<typeof questionKind>;
 
 /** A question waiting for a person: the one shape every face maps; faces answer it by `id`. */
@@ -164,6 +165,24 @@ export const question = z.object({
 });
 export type Question = z.output<typeof question>;
 
+export const approvalDecision = z.enum(['approve', 'deny']);
+export type ApprovalDecision = z.output<typeof approvalDecision>;
+export const elicitationAction = z.enum(['accept', 'decline', 'cancel']);
+export type ElicitationAction = z.output<typeof elicitationAction>;
+
+/** The answers a question takes, one per family of kinds (questions.ts `QUESTION_KINDS`): what is stored and replayed. */
+export const approvalReply = z.object({ decision: approvalDecision, reason: z.string().exactOptional() });
+export type ApprovalReply = z.output<typeof approvalReply>;
+/** `content` only when a form was accepted (never in a frame). */
+export const elicitationReply = z.object({ action: elicitationAction, content: elicitationContent.exactOptional() });
+export type ElicitationReply = z.output<typeof elicitationReply>;
+/** A client's result of a call of its tool: its text, and `error` when the call failed. */
+export const clientToolReply = z.object({ content: z.string(), error: z.string().exactOptional() });
+export type ClientToolReply = z.output<typeof clientToolReply>;
+/** A person's answer (or the one a timeout, a call's end or a stop gives); its keys name its family. */
+export const questionAnswer = z.union([approvalReply, elicitationReply, clientToolReply]);
+export type QuestionAnswer = z.output<typeof questionAnswer>;
+
 /** A tool call (or a sampling request, `toolName: "sampling/createMessage"`) waiting for a person's approval. */
 export const pendingApproval = z.object({
   sessionId: z.string(),
@@ -177,17 +196,9 @@ export const pendingApproval = z.object({
 export type PendingApproval = z.output<typeof pendingApproval>;
 
 /** A tool server's question waiting for the user, as a listing shows it (its session is the route's). */
-export const pendingElicitation = z.object({
-  id: z.string(),
-  turnId: z.string(),
-  callId: z.string(),
-  serverId: z.string(),
-  message: z.string(),
-  mode: z.enum(['form', 'url']),
-  requestedSchema: z.record(z.string(), z.unknown()).optional(),
-  url: z.string().optional(),
-  expiresAt: z.string(),
-});
+export const pendingElicitation = question
+  .pick({ id: true, turnId: true, callId: true, serverId: true, requestedSchema: true, url: true, expiresAt: true })
+  .extend({ message: question.shape.message.unwrap(), mode: question.shape.mode.unwrap() });
 export type PendingElicitation = z.output<typeof pendingElicitation>;
 
 /** A call of a tool the client runs, waiting for the client's result, as a listing shows it (its session is the route's). */

@@ -1,8 +1,8 @@
 /**
  * The durable facts of a session: what the machines emit, the store keeps, and every frame, replay and
  * history listing derives from (src/agent/frames.ts).
- * - Every event carries `v`; `checkSessionEvent`/`parseSessionEvent` read every version this agentd knows (v1 is
- *   upcast) and refuse the rest. A new event type joins the current version; a changed shape is a new version.
+ * - Every event carries `v`; `checkSessionEvent`/`parseSessionEvent` read every version this agentd knows (v1, and
+ *   the six question types of v2 and v3, are upcast) and refuse the rest. A new event type joins the current version; a changed shape is a new version.
  * - `toolResult.result` is the frame's, `text` the model's; `response.content` joins every step's text, `text` is the last's.
  * - Usage sits on `assistantStep`, `response`, `contextCompacted` (their sum is the session's cost; `usageTotal` on
  *   the latest is its total) and `serverSampled`.
@@ -13,20 +13,13 @@
  */
 import { z } from 'zod';
 import { attachedSchema } from './attachments.ts';
-import {
-  clientTool,
-  elicitationContent,
-  fallbacks,
-  image,
-  toolCallRequest,
-  toolRef,
-  turnId,
-  usage,
-} from './session-event-fields.ts';
+import { question, questionAnswer } from './records.ts';
+import { clientTool, fallbacks, image, toolCallRequest, toolRef, turnId, usage } from './session-event-fields.ts';
 import { v1Schema, type V1Event } from './session-events-v1.ts';
+import { V3_QUESTION_TYPES, upcastV3Question, v3QuestionSchema } from './session-events-v3.ts';
 import { MODEL_APIS } from './model-messages.ts';
 
-export const EVENT_VERSION = 3;
+export const EVENT_VERSION = 4;
 const v = z.literal(EVENT_VERSION);
 
 const modelApi = z.enum(MODEL_APIS);
@@ -35,10 +28,9 @@ const compactionTrigger = z.enum(['threshold', 'overflow', 'manual']);
 export type CompactionTrigger = z.output<typeof compactionTrigger>;
 const compactionMethod = z.enum(['clearToolResults', 'summary']);
 export type CompactionMethod = z.output<typeof compactionMethod>;
-export const approvalDecision = z.enum(['approve', 'deny']);
-export type ApprovalDecision = z.output<typeof approvalDecision>;
-export const elicitationAction = z.enum(['accept', 'decline', 'cancel']);
-export type ElicitationAction = z.output<typeof elicitationAction>;
+/** A stored question: the record without what its log and event say (its session, its turn). */
+const storedQuestion = question.omit({ sessionId: true, turnId: true });
+export type StoredQuestion = z.output<typeof storedQuestion>;
 
 const sessionEventSchema = z.discriminatedUnion('type', [
   /** `attached`: resources and prompt messages the model got (attachments.ts); `clientTools`: offered for this turn only. */
@@ -104,53 +96,13 @@ const sessionEventSchema = z.discriminatedUnion('type', [
     details: z.record(z.string(), z.unknown()),
     cancelled: z.boolean().optional(),
   }),
-  /** A call that waits for a person's approval (tool policy `ask`); `expiresAt` is when it is denied unanswered. */
-  z.object({ v, type: z.literal('toolApprovalRequested'), ...toolRef, args: z.unknown(), expiresAt: z.string() }),
-  /** The answer to an approval request: by whom (`rest`, `websocket`, `timeout`, `cancelled`, `reset`, ...), and why. */
-  z.object({
-    v,
-    type: z.literal('toolApprovalResolved'),
-    turnId,
-    callId: z.string(),
-    decision: approvalDecision,
-    by: z.string(),
-    reason: z.string().optional(),
-  }),
-  /** A tool server's question during call `callId`, pending until answered, its turn's end or a reset. */
-  z.object({
-    v,
-    type: z.literal('elicitationRequested'),
-    turnId,
-    id: z.string(),
-    callId: z.string(),
-    serverId: z.string(),
-    message: z.string(),
-    mode: z.enum(['form', 'url']),
-    requestedSchema: z.record(z.string(), z.unknown()).optional(),
-    url: z.string().optional(),
-    expiresAt: z.string(),
-  }),
-  /** Its answer; `content` only when a form was accepted (never in its frame). */
-  z.object({
-    v,
-    type: z.literal('elicitationResolved'),
-    turnId,
-    id: z.string(),
-    action: elicitationAction,
-    by: z.string(),
-    content: elicitationContent.optional(),
-  }),
-  /** A call of a tool the client runs, waiting for the client's result; `expiresAt`: when it fails unanswered. */
-  z.object({ v, type: z.literal('clientToolRequested'), ...toolRef, args: z.unknown(), expiresAt: z.string() }),
-  /** Its answer: by whom (`ag-ui`, `rest`, `timeout`, ...), `error` when it failed; the result is the `toolResult` after. */
-  z.object({
-    v,
-    type: z.literal('clientToolResolved'),
-    turnId,
-    callId: z.string(),
-    by: z.string(),
-    error: z.string().optional(),
-  }),
+  /**
+   * A question for a person (records.ts `question`; its `kind` says what is asked), pending until its
+   * `questionClosed`, its turn's end or a reset. Its session is the log's, its turn the event's.
+   */
+  z.object({ v, type: z.literal('questionAsked'), turnId, question: storedQuestion }),
+  /** Its answer (`answer`'s keys name the family of its kind), by whom (`rest`, `websocket`, `timeout`, `cancelled`, ...). */
+  z.object({ v, type: z.literal('questionClosed'), turnId, id: z.string(), answer: questionAnswer, by: z.string() }),
   z.object({ v, type: z.literal('reset') }),
   /** A message waiting behind a running turn, stored before it is acknowledged. */
   z.object({
@@ -258,10 +210,21 @@ export function checkSessionEvent(raw: unknown): EventCheck {
     const at = first && first.path.length > 0 ? `event.${first.path.map(String).join('.')}` : 'event';
     return { ok: false, issue: `${at}: ${first?.message ?? 'invalid'}` };
   };
-  if (version === EVENT_VERSION || version === 2) {
-    // Version 2 is version 3 without `contextCompacted`.
-    if (version === 2 && (raw as { type?: unknown }).type === 'contextCompacted')
-      return { ok: false, issue: 'event.type: contextCompacted is not a version 2 event' };
+  if (version === EVENT_VERSION) {
+    const parsed = sessionEventSchema.safeParse(raw);
+    return parsed.success ? { ok: true, event: parsed.data } : why(parsed.error);
+  }
+  if (version === 2 || version === 3) {
+    // Version 3 is this one with six question types for the pair; version 2 is version 3 without `contextCompacted`.
+    const type = (raw as { type?: unknown }).type;
+    if (typeof type === 'string' && V3_QUESTION_TYPES.has(type)) {
+      const parsed = v3QuestionSchema.safeParse(raw);
+      return parsed.success
+        ? { ok: true, event: { v: EVENT_VERSION, ...upcastV3Question(parsed.data) } }
+        : why(parsed.error);
+    }
+    if (type === 'questionAsked' || type === 'questionClosed' || (version === 2 && type === 'contextCompacted'))
+      return { ok: false, issue: `event.type: ${type} is not a version ${version} event` };
     const parsed = sessionEventSchema.safeParse({ ...raw, v: EVENT_VERSION });
     return parsed.success ? { ok: true, event: parsed.data } : why(parsed.error);
   }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { approvalDecision } from '../agent/index.ts';
-import { elicitationAction } from '../conversation/session-events.ts';
+import { elicitationAction } from '../conversation/records.ts';
 import { MAX_OWNER_LENGTH, sessionIdSchema } from '../session-id.ts';
 import type { FrontEvents } from './front-bus.ts';
 import { attachFields } from './attach.ts';

@@ -137,7 +137,7 @@ describe('approvals asked of a 2026-07-28 /mcp client through elicitation (HTTP)
     const history = await (
       await fetch(`${svc.url}/api/sessions/http-approve/export`, { headers: { Authorization: `Bearer ${ADMIN}` } })
     ).text();
-    expect(history).toMatch(/"type":"toolApprovalResolved"[^\n]*"decision":"approve"[^\n]*"by":"mcp-elicitation"/);
+    expect(history).toMatch(/"type":"questionClosed"[^\n]*"decision":"approve"[^\n]*"by":"mcp-elicitation"/);
     await c.close();
   });
 

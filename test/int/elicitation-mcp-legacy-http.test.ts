@@ -138,7 +138,7 @@ describe('approvals asked of a 2025-era /mcp client through elicitation (HTTP)',
     const history = await (
       await fetch(`${svc.url}/api/sessions/legacy-approve/export`, { headers: { Authorization: `Bearer ${ADMIN}` } })
     ).text();
-    expect(history).toMatch(/"type":"toolApprovalResolved"[^\n]*"decision":"approve"[^\n]*"by":"mcp-elicitation"/);
+    expect(history).toMatch(/"type":"questionClosed"[^\n]*"decision":"approve"[^\n]*"by":"mcp-elicitation"/);
     await client.close();
   });
 

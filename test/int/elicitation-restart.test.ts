@@ -52,16 +52,19 @@ describe('elicitations across a restart', () => {
     await env.apps.stop(first);
     const file = (await readdir(env.dir)).find((f) => f.includes('crashed'));
     const asked = {
-      v: 3,
-      type: 'elicitationRequested',
+      v: 4,
+      type: 'questionAsked',
       turnId: 't-lost',
-      id: 'el_lost',
-      callId: 'call_lost',
-      serverId: 'everything',
-      message: 'Name?',
-      mode: 'form',
-      requestedSchema: { type: 'object' },
-      expiresAt: '2030-01-01T00:00:00.000Z',
+      question: {
+        id: 'el_lost',
+        kind: 'elicitation',
+        callId: 'call_lost',
+        serverId: 'everything',
+        message: 'Name?',
+        mode: 'form',
+        requestedSchema: { type: 'object' },
+        expiresAt: '2030-01-01T00:00:00.000Z',
+      },
     };
     await appendFile(
       join(env.dir, file!),

@@ -89,7 +89,7 @@ describe.each(CASES)('llm.api $modelApi, stream $stream', ({ modelApi, stream })
     const plain = await fetch(`${svc.url}/api/sessions/${sessionId}/export`).then((r) => r.text());
     const full = await fetch(`${svc.url}/api/sessions/${sessionId}/export?reasoning=true`).then((r) => r.text());
     const reasoningLines = (ndjson: string) =>
-      ndjson.split('\n').filter((line) => line.includes('"event":{"v":3,"type":"reasoning"'));
+      ndjson.split('\n').filter((line) => line.includes('"event":{"v":4,"type":"reasoning"'));
     expect(reasoningLines(plain)).toHaveLength(0);
     expect(reasoningLines(full)).toHaveLength(2);
   });

@@ -60,6 +60,7 @@ const BODIES: Record<string, unknown> = {
   'POST /api/sessions/{sessionId}/approvals/{callId}': { decision: 'approve' },
   'POST /api/sessions/{sessionId}/elicitations/{id}': { action: 'decline' },
   'POST /api/sessions/{sessionId}/client-tools/{callId}': { content: 'ran' },
+  'POST /api/sessions/{sessionId}/questions/{id}': { decision: 'approve' },
   'POST /api/sessions/{sessionId}/fork': { seq: 1 },
   'POST /api/mcp/servers/{serverId}/resources/subscribe': { uri: 'demo://resource/dynamic/text/1' },
   'POST /api/mcp/servers/{serverId}/resources/unsubscribe': { uri: 'demo://resource/dynamic/text/1' },
@@ -89,6 +90,8 @@ const RAW_BODIES: Record<string, { type: string; text: string }> = {
 };
 /** The approval routes use a session whose turn waits for the approval of `callId` (set up before the requests). */
 const APPROVAL_VALUES: Record<string, string> = { sessionId: 'waiting' };
+/** The one list and answer route: a call of its own waiting for approval. */
+const QUESTION_VALUES: Record<string, string> = { sessionId: 'questions' };
 
 /** Starts a turn in `sessionId` whose tool call waits for approval; resolves with its call id. */
 async function pendingCall(request: InProcessApp['request'], sessionId: string): Promise<string> {
@@ -209,19 +212,22 @@ describe('OpenAPI document', () => {
       ...PATH_VALUES,
       callId: await pendingCall(svc.request, 'waiting-example'),
       id: await pendingQuestion(svc.request, 'asking-example'),
+      questionId: await pendingCall(svc.request, 'questions-example'),
       clientCallId: await pendingClientCall(svc.request, 'client-example'),
       serverId: 'everything',
       toolName: 'get-tiny-image', // takes no arguments: the example is {}
       promptName: 'simple-prompt',
     };
     const sessionOf = (path: string) =>
-      path.includes('/approvals')
-        ? 'waiting-example'
-        : path.includes('/elicitations')
-          ? 'asking-example'
-          : path.includes('/client-tools')
-            ? 'client-example'
-            : 'default';
+      path.includes('/questions')
+        ? 'questions-example'
+        : path.includes('/approvals')
+          ? 'waiting-example'
+          : path.includes('/elicitations')
+            ? 'asking-example'
+            : path.includes('/client-tools')
+              ? 'client-example'
+              : 'default';
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
     const answers: Record<string, number> = {};
     for (const [path, ops] of Object.entries(doc.paths)) {
@@ -239,7 +245,9 @@ describe('OpenAPI document', () => {
             ? sessionOf(path)
             : name === 'callId' && path.includes('/client-tools')
               ? values.clientCallId!
-              : values[name]!,
+              : name === 'id' && path.includes('/questions')
+                ? values.questionId!
+                : values[name]!,
         );
         const res = await svc.request(`${url}`, {
           method: method.toUpperCase(),
@@ -265,6 +273,7 @@ describe('OpenAPI document', () => {
 
   it('every operation answers a real request with its documented shape', async () => {
     APPROVAL_VALUES.callId = await pendingCall(svc.request, 'waiting');
+    QUESTION_VALUES.id = await pendingCall(svc.request, 'questions');
     ELICITATION_VALUES.id = await pendingQuestion(svc.request, 'asking');
     CLIENT_TOOL_VALUES.callId = await pendingClientCall(svc.request, CLIENT_TOOL_VALUES.sessionId!);
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
@@ -278,17 +287,19 @@ describe('OpenAPI document', () => {
       if (key === 'GET /api/oauth/callback') continue;
       // Answers 200 only with an A2A agent to reach: test/int/a2a-tools.test.ts checks that answer.
       if (key === 'POST /api/connect-a2a-agent' || onOneTask(key)) continue;
-      const special = path.includes('/approvals')
-        ? APPROVAL_VALUES
-        : path.includes('/elicitations')
-          ? ELICITATION_VALUES
-          : path.includes('/client-tools')
-            ? CLIENT_TOOL_VALUES
-            : /\/(resources|prompts|roots)\b/.test(path)
-              ? FEATURE_VALUES
-              : path.endsWith('/sign-in')
-                ? SIGN_IN_VALUES
-                : {};
+      const special = path.includes('/questions')
+        ? QUESTION_VALUES
+        : path.includes('/approvals')
+          ? APPROVAL_VALUES
+          : path.includes('/elicitations')
+            ? ELICITATION_VALUES
+            : path.includes('/client-tools')
+              ? CLIENT_TOOL_VALUES
+              : /\/(resources|prompts|roots)\b/.test(path)
+                ? FEATURE_VALUES
+                : path.endsWith('/sign-in')
+                  ? SIGN_IN_VALUES
+                  : {};
       const values = { ...PATH_VALUES, ...special };
       const url = path.replace(/\{(\w+)\}/g, (_m, name: string) =>
         name === 'file'

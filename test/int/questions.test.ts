@@ -300,6 +300,61 @@ describe('one kind of question for a person: every kind behaves the same', { tim
   }
 });
 
+/** What the one list and the one answer route (`…/questions`) do with each kind, beside its own route pair. */
+const ONE_ROUTE: { name: string; act: (q: Asking, kind: Kind) => Promise<void> }[] = [
+  {
+    name: 'listed with its kind and answered with its own body',
+    act: async (q, kind) => {
+      const { body } = await api(q.app.url, 'GET', `/api/sessions/${q.sessionId}/questions`);
+      expect(body.questions.map((x: { id: string; kind: string }) => [x.id, x.kind])).toEqual([[q.id, kind.kind]]);
+      const answered = await api(
+        q.app.url,
+        'POST',
+        `/api/sessions/${q.sessionId}/questions/${encodeURIComponent(q.id)}`,
+        kind.answer,
+      );
+      expect([answered.status, answered.body.kind]).toEqual([200, kind.kind]);
+      const again = await api(
+        q.app.url,
+        'POST',
+        `/api/sessions/${q.sessionId}/questions/${encodeURIComponent(q.id)}`,
+        kind.answer,
+      );
+      expect([again.status, again.body.error.code]).toEqual([409, `${kind.code}_ALREADY_RESOLVED`]);
+      expect((await api(q.app.url, 'GET', `/api/sessions/${q.sessionId}/questions`)).body.questions).toEqual([]);
+      expect((await closedFrame(q, kind)).data.by).toBe('rest');
+    },
+  },
+  {
+    name: "refused with another kind's body, and still waiting",
+    act: async (q, kind) => {
+      const other = kind.route === 'approvals' ? { action: 'decline' } : { decision: 'approve' };
+      const refused = await api(
+        q.app.url,
+        'POST',
+        `/api/sessions/${q.sessionId}/questions/${encodeURIComponent(q.id)}`,
+        other,
+      );
+      expect([refused.status, refused.body.error.code]).toEqual([400, 'INVALID_REQUEST']);
+      expect(await listed(q, kind)).toEqual([q.id]);
+      expect((await answer(q, kind)).status).toBe(200);
+    },
+  },
+];
+
+describe('one list and one answer route for every kind', { timeout: 120_000 }, () => {
+  for (const row of ONE_ROUTE) {
+    for (const kind of KINDS) {
+      it(`${kind.kind}: ${row.name}`, async () => {
+        if (!shared.has('shared')) shared.set('shared', boot(doc('shared', env.dir)));
+        const app = await shared.get('shared')!;
+        const asked = await ask(app, kind, `${kind.kind}-one-${randomUUID().slice(0, 8)}`);
+        await row.act(asked, kind);
+      });
+    }
+  }
+});
+
 /** How a face shows a turn's question and takes its answer, in the face's own terms. */
 interface Face {
   name: string;

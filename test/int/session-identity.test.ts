@@ -137,6 +137,8 @@ function identitySuite(storage: () => Record<string, unknown>) {
           ['POST', `${at}/approvals/call-1`, { decision: 'approve' }],
           ['GET', `${at}/elicitations`],
           ['POST', `${at}/elicitations/e-1`, { action: 'cancel' }],
+          ['GET', `${at}/questions`],
+          ['POST', `${at}/questions/q-1`, { decision: 'approve' }],
           ['POST', `${at}/cancel`],
           ['POST', `${at}/compact`],
           ['GET', `${at}/export`],

@@ -38,7 +38,7 @@ async function newSession(app: RunningApp, key?: string): Promise<string> {
   const line = JSON.stringify({
     seq: 1,
     ts: '2026-01-01T00:00:00.000Z',
-    event: { v: 3, type: 'userMessage', turnId: 't1', content: 'hi' },
+    event: { v: 4, type: 'userMessage', turnId: 't1', content: 'hi' },
   });
   const res = await fetch(`${app.url}/api/sessions/import`, {
     method: 'POST',

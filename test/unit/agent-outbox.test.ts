@@ -5,7 +5,7 @@ import { createMemoryStore } from '../../src/store/index.ts';
 import type { SessionEvent } from '../../src/conversation/session-events.ts';
 import type { EventStore } from '../../src/store/types.ts';
 
-const reset: SessionEvent = { v: 3, type: 'reset' };
+const reset: SessionEvent = { v: 4, type: 'reset' };
 
 function setup(store: EventStore<SessionEvent> = createMemoryStore()) {
   const folded: number[] = [];
@@ -38,7 +38,7 @@ describe('agent outbox', () => {
   });
 
   it('lists the durable events not yet stored; each leaves the list before it is folded', async () => {
-    const user: SessionEvent = { v: 3, type: 'userMessage', turnId: 't1', content: 'hi' };
+    const user: SessionEvent = { v: 4, type: 'userMessage', turnId: 't1', content: 'hi' };
     const pendingAtFold: SessionEvent[][] = [];
     const outbox = createOutbox({
       sessionId: 's',
@@ -98,7 +98,7 @@ describe('agent outbox', () => {
 
   it('drops what is queued of an abandoned turn, and anything of it handed in later', async () => {
     const { outbox, out } = setup();
-    const fact = (turnId: string, content: string): SessionEvent => ({ v: 3, type: 'userMessage', turnId, content });
+    const fact = (turnId: string, content: string): SessionEvent => ({ v: 4, type: 'userMessage', turnId, content });
     outbox.durable(fact('t1', 'a'), () => out.push('t1 a'));
     outbox.durable(fact('t1', 'b'), () => out.push('t1 b'));
     outbox.transient(() => out.push('t1 chunk'), 't1');

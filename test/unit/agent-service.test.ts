@@ -247,7 +247,7 @@ describe('agent service', () => {
 
   it('lists a page: a session busy with nothing stored yet joins the page where its key sorts, not past a full page', async () => {
     const { store, hold } = heldStore();
-    for (const id of ['a', 'c', 'e', 'g']) await store.append(id, [{ v: 3, type: 'reset' }]);
+    for (const id of ['a', 'c', 'e', 'g']) await store.append(id, [{ v: 4, type: 'reset' }]);
     const release = hold();
     const { llm, requests } = fakeLlm((req) => hang(req));
     const r = await rig(llm, { store });

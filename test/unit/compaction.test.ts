@@ -18,7 +18,7 @@ import { createHistory, projectHistory } from '../../src/agent/session/history.t
 import type { SessionEvent, SessionEventOf } from '../../src/conversation/session-events.ts';
 import type { ChatMessage, ToolCallRequest } from '../../src/llm/types.ts';
 
-const v = 3 as const;
+const v = 4 as const;
 const user = (content: string, turnId: string): SessionEvent => ({ v, type: 'userMessage', turnId, content });
 const call = (id: string): ToolCallRequest => ({ id, name: 'fetch', arguments: `{"id":"${id}"}` });
 const asked = (turnId: string, ...calls: ToolCallRequest[]): SessionEvent => ({

@@ -54,36 +54,34 @@ describe('turn machine: questions of running calls', () => {
     expect(turnOf(h)?.getSnapshot().hasTag('waitingForUser')).toBe(true);
     h.actor.send({ type: 'ANSWER', id: 'e1', answer: { action: 'accept', content: { name: 'Ada' } }, by: 'rest' });
     expect(turnOf(h)?.getSnapshot().value).toBe('callingTools');
-    expect(h.facts('elicitationRequested')).toEqual([
-      expect.objectContaining({ id: 'e1', callId: 'a', message: 'Name?', expiresAt: inSeconds(60) }),
+    expect(h.facts('questionAsked')).toEqual([
+      expect.objectContaining({
+        question: expect.objectContaining({ id: 'e1', callId: 'a', message: 'Name?', expiresAt: inSeconds(60) }),
+      }),
     ]);
-    expect(h.facts('elicitationResolved')).toEqual([
+    expect(h.facts('questionClosed')).toEqual([
       {
-        v: 3,
-        type: 'elicitationResolved',
+        v: 4,
+        type: 'questionClosed',
         turnId: 't1',
         id: 'e1',
-        action: 'accept',
+        answer: { action: 'accept', content: { name: 'Ada' } },
         by: 'rest',
-        content: { name: 'Ada' },
       },
     ]);
     // A question still open when its call settles is closed by call-ended, before the call's result.
     ask(h, sampling('s2'));
     t.gate('a').resolve(ok('r'));
     await h.idle();
-    expect(h.facts('toolApprovalResolved')).toEqual([
-      {
-        v: 3,
-        type: 'toolApprovalResolved',
-        turnId: 't1',
-        callId: 's2',
-        decision: 'deny',
-        by: 'call-ended',
-        reason: 'the call ended',
-      },
-    ]);
-    expect(h.trace('t1').slice(-3)).toEqual(['fact:toolApprovalResolved', 'fact:toolResult', 'fact:response']);
+    expect(h.facts('questionClosed').at(-1)).toEqual({
+      v: 4,
+      type: 'questionClosed',
+      turnId: 't1',
+      id: 's2',
+      answer: { decision: 'deny', reason: 'the call ended' },
+      by: 'call-ended',
+    });
+    expect(h.trace('t1').slice(-3)).toEqual(['fact:questionClosed', 'fact:toolResult', 'fact:response']);
   });
 
   it('a sampling request is asked as an approval of its own id, never as a call of the step', async () => {
@@ -92,21 +90,24 @@ describe('turn machine: questions of running calls', () => {
     h.send('go');
     await waitUntil(() => t.gates.has('a'));
     ask(h, sampling('s1'));
-    expect(h.facts('toolApprovalRequested')).toEqual([
+    expect(h.facts('questionAsked')).toEqual([
       {
-        v: 3,
-        type: 'toolApprovalRequested',
+        v: 4,
+        type: 'questionAsked',
         turnId: 't1',
-        callId: 's1',
-        toolName: 'sampling/createMessage',
-        serverId: 'srv',
-        args: { messages: [], maxTokens: 5 },
-        expiresAt: inSeconds(60),
+        question: {
+          id: 's1',
+          kind: 'sampling',
+          callId: 'a',
+          serverId: 'srv',
+          args: { messages: [], maxTokens: 5 },
+          expiresAt: inSeconds(60),
+        },
       },
     ]);
     h.actor.send({ type: 'ANSWER', id: 's1', answer: { decision: 'approve' }, by: 'rest' });
-    expect(h.facts('toolApprovalResolved')).toEqual([
-      { v: 3, type: 'toolApprovalResolved', turnId: 't1', callId: 's1', decision: 'approve', by: 'rest' },
+    expect(h.facts('questionClosed')).toEqual([
+      { v: 4, type: 'questionClosed', turnId: 't1', id: 's1', answer: { decision: 'approve' }, by: 'rest' },
     ]);
     expect(t.gates.size).toBe(1); // no call was started by the answer
     t.gate('a').resolve(ok('r'));
@@ -123,21 +124,25 @@ describe('turn machine: questions of running calls', () => {
     ask(h, elicitation('late', 30));
     ask(h, sampling('early', 10));
     clock.increment(9_999);
-    expect(h.facts('toolApprovalResolved')).toEqual([]);
+    expect(h.facts('questionClosed')).toEqual([]);
     clock.increment(1);
-    expect(h.facts('toolApprovalResolved')).toEqual([
+    expect(h.facts('questionClosed')).toEqual([
       expect.objectContaining({
-        callId: 'early',
-        decision: 'deny',
+        id: 'early',
+        answer: { decision: 'deny', reason: `no answer by ${inSeconds(10)}` },
         by: 'timeout',
-        reason: `no answer by ${inSeconds(10)}`,
       }),
     ]);
     expect(turnOf(h)?.getSnapshot().value).toBe('awaitingUser');
     clock.increment(20_000);
-    expect(h.facts('elicitationResolved')).toEqual([
-      { v: 3, type: 'elicitationResolved', turnId: 't1', id: 'late', action: 'decline', by: 'timeout' },
-    ]);
+    expect(h.facts('questionClosed').at(-1)).toEqual({
+      v: 4,
+      type: 'questionClosed',
+      turnId: 't1',
+      id: 'late',
+      answer: { action: 'decline' },
+      by: 'timeout',
+    });
     expect(turnOf(h)?.getSnapshot().value).toBe('callingTools');
     t.gate('a').resolve(ok('r'));
     await h.idle();
@@ -166,13 +171,10 @@ describe('turn machine: questions of running calls', () => {
     ]);
     h.actor.send({ type: 'CANCEL' });
     await h.idle();
-    expect(h.trace('t1').slice(-3)).toEqual([
-      'fact:toolApprovalResolved',
-      'fact:elicitationResolved',
-      'fact:turnFailed',
-    ]);
-    expect(h.facts('elicitationResolved')).toEqual([
-      { v: 3, type: 'elicitationResolved', turnId: 't1', id: 'e1', action: 'cancel', by: 'cancelled' },
+    expect(h.trace('t1').slice(-3)).toEqual(['fact:questionClosed', 'fact:questionClosed', 'fact:turnFailed']);
+    expect(h.facts('questionClosed')).toEqual([
+      expect.objectContaining({ id: 'a', answer: { decision: 'deny', reason: 'turn cancelled' }, by: 'cancelled' }),
+      { v: 4, type: 'questionClosed', turnId: 't1', id: 'e1', answer: { action: 'cancel' }, by: 'cancelled' },
     ]);
   });
 
@@ -181,6 +183,6 @@ describe('turn machine: questions of running calls', () => {
     h.send('go');
     await h.idle();
     ask(h, elicitation('e1'));
-    expect(h.facts('elicitationRequested')).toEqual([]);
+    expect(h.facts('questionAsked')).toEqual([]);
   });
 });

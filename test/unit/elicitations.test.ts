@@ -12,7 +12,7 @@ import { createLogger } from '../../src/log/index.ts';
 import { createArgsValidator } from '../../src/tools/args-validator.ts';
 import { createInFlightCalls, elicitationCapability, elicitationModes } from '../../src/tools/mcp/elicitation.ts';
 
-const v = 3 as const;
+const v = 4 as const;
 const schema = {
   type: 'object',
   properties: {
@@ -25,24 +25,26 @@ const schema = {
 };
 const asked = (turnId: string, id: string): SessionEvent => ({
   v,
-  type: 'elicitationRequested',
+  type: 'questionAsked',
   turnId,
-  id,
-  callId: `call_${id}`,
-  serverId: 'srv',
-  message: 'Who are you?',
-  mode: 'form',
-  requestedSchema: schema,
-  expiresAt: '2026-01-01T00:05:00.000Z',
+  question: {
+    id,
+    kind: 'elicitation',
+    callId: `call_${id}`,
+    serverId: 'srv',
+    message: 'Who are you?',
+    mode: 'form',
+    requestedSchema: schema,
+    expiresAt: '2026-01-01T00:05:00.000Z',
+  },
 });
 const resolved = (turnId: string, id: string): SessionEvent => ({
   v,
-  type: 'elicitationResolved',
+  type: 'questionClosed',
   turnId,
   id,
-  action: 'accept',
+  answer: { action: 'accept', content: { name: 'Ada' } },
   by: 'rest',
-  content: { name: 'Ada' },
 });
 const errorOf = (f: () => unknown): AppError | undefined => {
   try {

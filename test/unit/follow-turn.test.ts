@@ -10,9 +10,9 @@ import { createLogger } from '../../src/log/index.ts';
 import { createMemoryStore } from '../../src/store/memory-store.ts';
 import { manualClock } from './store-contract.ts';
 
-const user = (turnId: string): SessionEvent => ({ v: 3, type: 'userMessage', turnId, content: `q ${turnId}` });
+const user = (turnId: string): SessionEvent => ({ v: 4, type: 'userMessage', turnId, content: `q ${turnId}` });
 const call = (turnId: string, callId: string): SessionEvent => ({
-  v: 3,
+  v: 4,
   type: 'toolCall',
   turnId,
   callId,
@@ -21,7 +21,7 @@ const call = (turnId: string, callId: string): SessionEvent => ({
   args: {},
 });
 const reply = (turnId: string): SessionEvent => ({
-  v: 3,
+  v: 4,
   type: 'response',
   turnId,
   content: 'done',
@@ -67,7 +67,7 @@ describe('followTurn', () => {
     const { bus, store, follower, hold, reading } = setup();
     await store.append('s', [
       user('t1'),
-      { v: 3, type: 'messageQueued', turnId: 't2', correlationId: 'c', content: 'next' },
+      { v: 4, type: 'messageQueued', turnId: 't2', correlationId: 'c', content: 'next' },
       call('t1', 'c1'),
     ]);
     const steps: string[] = [];
@@ -126,7 +126,7 @@ describe('followTurn', () => {
     const { store, follower } = setup();
     await store.append('s', [
       user('t1'),
-      { v: 3, type: 'messageQueued', turnId: 't2', correlationId: 'c', content: 'next' },
+      { v: 4, type: 'messageQueued', turnId: 't2', correlationId: 'c', content: 'next' },
       reply('t1'),
     ]);
     const unknown = await follower.followTurn('s', 'nope', () => undefined);
@@ -176,7 +176,7 @@ describe('replay', () => {
     const { store, follower } = setup();
     await store.append('s', [
       user('t1'),
-      { v: 3, type: 'messageQueued', turnId: 't2', correlationId: 'c', content: 'next' },
+      { v: 4, type: 'messageQueued', turnId: 't2', correlationId: 'c', content: 'next' },
       reply('t1'),
       user('t2'),
     ]);

@@ -11,10 +11,10 @@ import type { SessionEvent as DomainEvent, SessionEventOf } from '../../src/conv
 // ---- event builders -------------------------------------------------------------------------
 
 const userMsg = (content: string, turnId = 't1', image?: ImagePart): DomainEvent =>
-  image ? { v: 3, type: 'userMessage', turnId, content, image } : { v: 3, type: 'userMessage', turnId, content };
+  image ? { v: 4, type: 'userMessage', turnId, content, image } : { v: 4, type: 'userMessage', turnId, content };
 const call = (id: string, name = 'echo'): ToolCallRequest => ({ id, name, arguments: `{"id":"${id}"}` });
 const asked = (turnId: string, ...calls: ToolCallRequest[]): DomainEvent => ({
-  v: 3,
+  v: 4,
   type: 'assistantStep',
   turnId,
   text: '',
@@ -22,7 +22,7 @@ const asked = (turnId: string, ...calls: ToolCallRequest[]): DomainEvent => ({
   model: 'm',
 });
 const replied = (content: string, turnId = 't1'): DomainEvent => ({
-  v: 3,
+  v: 4,
   type: 'response',
   turnId,
   content,
@@ -30,7 +30,7 @@ const replied = (content: string, turnId = 't1'): DomainEvent => ({
   model: 'm',
 });
 const toolCall = (callId: string, turnId = 't1'): DomainEvent => ({
-  v: 3,
+  v: 4,
   type: 'toolCall',
   turnId,
   callId,
@@ -39,7 +39,7 @@ const toolCall = (callId: string, turnId = 't1'): DomainEvent => ({
   args: {},
 });
 const toolResult = (callId: string, result: string, turnId = 't1'): DomainEvent => ({
-  v: 3,
+  v: 4,
   type: 'toolResult',
   turnId,
   callId,
@@ -51,7 +51,7 @@ const toolResult = (callId: string, result: string, turnId = 't1'): DomainEvent 
   durationMs: 1,
 });
 const failed = (turnId: string, cancelled = false): SessionEventOf<'turnFailed'> => ({
-  v: 3,
+  v: 4,
   type: 'turnFailed',
   turnId,
   code: 'AGENT_ERROR',
@@ -59,7 +59,7 @@ const failed = (turnId: string, cancelled = false): SessionEventOf<'turnFailed'>
   details: {},
   ...(cancelled ? { cancelled } : {}),
 });
-const reset: DomainEvent = { v: 3, type: 'reset' };
+const reset: DomainEvent = { v: 4, type: 'reset' };
 
 const u = (content: string, image?: ImagePart): ChatMessage =>
   image ? { role: 'user', content, image } : { role: 'user', content };
@@ -151,7 +151,7 @@ describe('history projection', () => {
   });
 
   it('omits an empty toolCalls list', () => {
-    const empty: DomainEvent = { v: 3, type: 'assistantStep', turnId: 't1', text: 'ok', toolCalls: [], model: 'm' };
+    const empty: DomainEvent = { v: 4, type: 'assistantStep', turnId: 't1', text: 'ok', toolCalls: [], model: 'm' };
     given(userMsg('x'))
       .when(empty)
       .then([u('x'), a('ok')]);
@@ -159,7 +159,7 @@ describe('history projection', () => {
 
   it('keeps the last step text of a response, not the whole reply the client saw', () => {
     const response: DomainEvent = {
-      v: 3,
+      v: 4,
       type: 'response',
       turnId: 't1',
       content: 'step one\n\nstep two',
@@ -273,14 +273,14 @@ describe('incremental history', () => {
 // ---- the durable queue: messageQueued ----------------------------------------------------------
 
 const queuedMsg = (content: string, turnId: string): DomainEvent => ({
-  v: 3,
+  v: 4,
   type: 'messageQueued',
   turnId,
   correlationId: `c-${turnId}`,
   content,
 });
 const discarded = (turnId: string, reason: string): DomainEvent => ({
-  v: 3,
+  v: 4,
   type: 'turnFailed',
   turnId,
   code: 'AGENT_ERROR',
@@ -317,7 +317,7 @@ describe('history projection of queued messages', () => {
 
 describe('reasoning', () => {
   const thought = (text: string, turnId = 't1'): DomainEvent => ({
-    v: 3,
+    v: 4,
     type: 'reasoning',
     turnId,
     model: 'm',

@@ -157,13 +157,13 @@ describe('jsonl store: files', () => {
       seq: 2,
       ts: '2025-01-02T03:04:05.678Z',
       sessionId: 'v',
-      event: { v: 3, type: 'userMessage', turnId: 't', content: 42 },
+      event: { v: 4, type: 'userMessage', turnId: 't', content: 42 },
     };
     const unknownType = {
       seq: 3,
       ts: '2025-01-02T03:04:05.678Z',
       sessionId: 'v',
-      event: { v: 3, type: 'somethingElse' },
+      event: { v: 4, type: 'somethingElse' },
     };
     await appendFile(join(dir, 'v.jsonl'), `${JSON.stringify(bogus)}\n${JSON.stringify(unknownType)}\n`);
     const { store, warnings } = openStore(dir);
@@ -201,9 +201,9 @@ describe('jsonl store: files', () => {
     await writeFile(join(dir, 'old.jsonl'), old.join('\n') + '\n');
     const events = (await openStore(dir).store.read('old')).map((e) => e.event);
     expect(events).toEqual([
-      { v: 3, type: 'userMessage', turnId: 't', content: 'hi' },
+      { v: 4, type: 'userMessage', turnId: 't', content: 'hi' },
       {
-        v: 3,
+        v: 4,
         type: 'assistantStep',
         turnId: 't',
         text: '',
@@ -211,7 +211,7 @@ describe('jsonl store: files', () => {
         toolCalls: [{ id: 'c', name: 'echo', arguments: '{}' }],
       },
       {
-        v: 3,
+        v: 4,
         type: 'toolResult',
         turnId: 't',
         callId: 'c',
@@ -222,9 +222,9 @@ describe('jsonl store: files', () => {
         text: 'ok',
         durationMs: 1,
       },
-      { v: 3, type: 'response', turnId: 't', content: 'done', text: 'done', model: 'm' },
+      { v: 4, type: 'response', turnId: 't', content: 'done', text: 'done', model: 'm' },
       {
-        v: 3,
+        v: 4,
         type: 'turnFailed',
         turnId: 'u',
         code: 'AGENT_ERROR',

@@ -81,13 +81,17 @@ describe('queue fold', () => {
       { v, type: 'toolCall', turnId: 't1', callId: 'c1', toolName: 'echo', serverId: 's', args: {} },
       {
         v,
-        type: 'toolApprovalRequested',
+        type: 'questionAsked',
         turnId: 't1',
-        callId: 'c1',
-        toolName: 'echo',
-        serverId: 's',
-        args: {},
-        expiresAt: new Date(Date.now() + 60_000).toISOString(),
+        question: {
+          id: 'c1',
+          kind: 'approval',
+          callId: 'c1',
+          serverId: 's',
+          toolName: 'echo',
+          args: {},
+          expiresAt: new Date(Date.now() + 60_000).toISOString(),
+        },
       },
       queued('t2'),
       discarded('t2', 'shutdown'),
@@ -97,7 +101,7 @@ describe('queue fold', () => {
 
   it('a stored messageQueued line parses (version 2)', () => {
     expect(
-      parseSessionEvent({ v: 3, type: 'messageQueued', turnId: 't', correlationId: 'c', content: 'x' }),
+      parseSessionEvent({ v: 4, type: 'messageQueued', turnId: 't', correlationId: 'c', content: 'x' }),
     ).toMatchObject({ type: 'messageQueued' });
   });
 });

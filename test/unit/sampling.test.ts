@@ -19,7 +19,7 @@ import type { McpServerConfig } from '../../src/config/schema.ts';
 
 const usage = (n: number) => ({ promptTokens: n, completionTokens: 1, totalTokens: n + 1 });
 const sampled: SessionEvent = {
-  v: 3,
+  v: 4,
   type: 'serverSampled',
   turnId: 't1',
   callId: 'c1',
@@ -34,12 +34,12 @@ const text = (role: 'user' | 'assistant', t: string) => ({ role, content: { type
 describe('the usage fold and serverSampled', () => {
   it('given a model step, when a sampling is recorded, then the totals include its tokens', () => {
     const state = foldSession('s1', [
-      { v: 3, type: 'response', turnId: 't1', content: 'x', text: 'x', model: 'm', usage: usage(100) },
+      { v: 4, type: 'response', turnId: 't1', content: 'x', text: 'x', model: 'm', usage: usage(100) },
       sampled,
     ]);
     expect(state.usage).toEqual({ promptTokens: 110, completionTokens: 2, totalTokens: 112 });
   });
-  it('given a stored line, when it is parsed, then it is a version 3 serverSampled and the history ignores it', () => {
+  it('given a stored line, when it is parsed, then it is a version 4 serverSampled and the history ignores it', () => {
     expect(parseSessionEvent(JSON.parse(JSON.stringify(sampled)))).toEqual(sampled);
     const history = createHistory();
     history.apply(sampled, 1);

@@ -14,7 +14,7 @@ import { AppError } from '../../src/errors/index.ts';
 import { createLogger } from '../../src/log/index.ts';
 import { createArgsValidator } from '../../src/tools/args-validator.ts';
 
-const v = 3 as const;
+const v = 4 as const;
 const EXPIRES = '2026-01-01T00:05:00.000Z';
 const user = (turnId: string): SessionEvent => ({ v, type: 'userMessage', turnId, content: turnId });
 const step = (turnId: string, ...ids: string[]): SessionEvent => ({
@@ -36,42 +36,37 @@ const call = (turnId: string, callId: string): SessionEvent => ({
 });
 const approval = (turnId: string, callId: string): SessionEvent => ({
   v,
-  type: 'toolApprovalRequested',
+  type: 'questionAsked',
   turnId,
-  callId,
-  toolName: callId,
-  serverId: 'srv',
-  args: {},
-  expiresAt: EXPIRES,
+  question: { id: callId, kind: 'approval', callId, serverId: 'srv', toolName: callId, args: {}, expiresAt: EXPIRES },
 });
 const sampling = (turnId: string, id: string): SessionEvent => ({
   v,
-  type: 'toolApprovalRequested',
+  type: 'questionAsked',
   turnId,
-  callId: id,
-  toolName: 'sampling/createMessage',
-  serverId: 'srv',
-  args: {},
-  expiresAt: EXPIRES,
+  question: { id, kind: 'sampling', callId: 'c1', serverId: 'srv', args: {}, expiresAt: EXPIRES },
 });
 const elicitation = (turnId: string, id: string, expiresAt = EXPIRES): SessionEvent => ({
   v,
-  type: 'elicitationRequested',
+  type: 'questionAsked',
+  turnId,
+  question: {
+    id,
+    kind: 'elicitation',
+    callId: 'c1',
+    serverId: 'srv',
+    message: 'Name?',
+    mode: 'form',
+    requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+    expiresAt,
+  },
+});
+const approved = (turnId: string, id: string): SessionEvent => ({
+  v,
+  type: 'questionClosed',
   turnId,
   id,
-  callId: 'c1',
-  serverId: 'srv',
-  message: 'Name?',
-  mode: 'form',
-  requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
-  expiresAt,
-});
-const approved = (turnId: string, callId: string): SessionEvent => ({
-  v,
-  type: 'toolApprovalResolved',
-  turnId,
-  callId,
-  decision: 'approve',
+  answer: { decision: 'approve' },
   by: 'rest',
 });
 const queued = (turnId: string): SessionEvent => ({
@@ -246,14 +241,13 @@ describe('deciding what a log left open', () => {
     expect(opening.record).toEqual([
       {
         v,
-        type: 'toolApprovalResolved',
+        type: 'questionClosed',
         turnId: 't1',
-        callId: 'sa_1',
-        decision: 'deny',
+        id: 'sa_1',
+        answer: { decision: 'deny', reason: "the server's request ended with the process" },
         by: 'restart',
-        reason: "the server's request ended with the process",
       },
-      { v, type: 'elicitationResolved', turnId: 't1', id: 'el_1', action: 'cancel', by: 'restart' },
+      { v, type: 'questionClosed', turnId: 't1', id: 'el_1', answer: { action: 'cancel' }, by: 'restart' },
     ]);
     expect(opening.resume?.resume?.awaiting.map((c) => c.callId)).toEqual(['c1']);
     expect(opening.resume?.resume?.interrupted.map((c) => c.callId)).toEqual(['c2']);
@@ -307,7 +301,14 @@ describe("a call's questions, from the call's side", () => {
     const store = (event: SessionEvent) =>
       asked.settle(evolve(state, { seq: state.lastSeq + 1, event }), { seq: state.lastSeq, event });
     store(elicitation('t1', id, new Date(4_000).toISOString()));
-    store({ v, type: 'elicitationResolved', turnId: 't1', id, action: 'accept', by: 'rest', content: { name: 'Ada' } });
+    store({
+      v,
+      type: 'questionClosed',
+      turnId: 't1',
+      id,
+      answer: { action: 'accept', content: { name: 'Ada' } },
+      by: 'rest',
+    });
     await expect(answered).resolves.toEqual({ action: 'accept', content: { name: 'Ada' } });
   });
 

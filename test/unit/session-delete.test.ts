@@ -165,7 +165,7 @@ describe('delete against everything in flight', () => {
     expect(await d).toEqual({ deleted: true });
     expect(r.started).toEqual([]);
     await assertGone(r, w.store, w.calls, 0);
-    expect(w.calls.filter((c) => c.includes('toolApprovalResolved'))).toEqual([]);
+    expect(w.calls.filter((c) => c.includes('questionClosed'))).toEqual([]);
   });
 
   it('approve answered, then delete while the tool call runs: the call is aborted and its result never stored', async () => {
@@ -192,10 +192,10 @@ describe('delete against everything in flight', () => {
     await waitingForApproval(r);
     w.hold(); // the next append stays in flight
     const a = approve(r);
-    await a; // toolApprovalResolved is handed to the store and held there; the tool call starts
+    await a; // questionClosed is handed to the store and held there; the tool call starts
     await vi.waitFor(() => expect(r.started).toHaveLength(1), PATIENT);
     r.finishTools(); // its toolResult queues behind the held append
-    await vi.waitFor(() => expect(w.calls.at(-1)).toContain('toolApprovalResolved'), PATIENT);
+    await vi.waitFor(() => expect(w.calls.at(-1)).toContain('questionClosed'), PATIENT);
     const d = r.exec('agent.deleteSession', { sessionId: S });
     w.release();
     expect(await d).toEqual({ deleted: true });
@@ -206,7 +206,7 @@ describe('delete against everything in flight', () => {
 
   it('a delete while the session is still opening closes it once open; commands that came meanwhile find a new session', async () => {
     const w = watchedStore(createMemoryStore());
-    await w.store.append(S, [{ v: 3, type: 'userMessage', turnId: 'old', content: 'old' }]);
+    await w.store.append(S, [{ v: 4, type: 'userMessage', turnId: 'old', content: 'old' }]);
     const r = await rig(w.store);
     const opened = r.exec('agent.openSession', { sessionId: S });
     const d = r.exec('agent.deleteSession', { sessionId: S });
@@ -219,7 +219,7 @@ describe('delete against everything in flight', () => {
 });
 
 describe('approvals racing cancel and reset', () => {
-  const resolvedCount = (events: string[]) => events.filter((t) => t === 'toolApprovalResolved').length;
+  const resolvedCount = (events: string[]) => events.filter((t) => t === 'questionClosed').length;
 
   it.each([
     ['cancel', (r: Rig) => r.exec('agent.cancel', { sessionId: S })],
@@ -236,8 +236,8 @@ describe('approvals racing cancel and reset', () => {
       await r.agent.stop();
       expect(r.started).toEqual([]);
       expect(resolvedCount(await types(store))).toBe(1);
-      expect((await store.read(S)).find((e) => e.event.type === 'toolApprovalResolved')?.event).toMatchObject({
-        decision: 'deny',
+      expect((await store.read(S)).find((e) => e.event.type === 'questionClosed')?.event).toMatchObject({
+        answer: { decision: 'deny' },
       });
     },
   );
@@ -258,8 +258,8 @@ describe('approvals racing cancel and reset', () => {
       await r.agent.stop();
       const events = await types(store);
       expect(resolvedCount(events)).toBe(1);
-      const resolved = (await store.read(S)).find((e) => e.event.type === 'toolApprovalResolved')?.event;
-      if (approved.status === 'fulfilled') expect(resolved).toMatchObject({ decision: 'approve' });
+      const resolved = (await store.read(S)).find((e) => e.event.type === 'questionClosed')?.event;
+      if (approved.status === 'fulfilled') expect(resolved).toMatchObject({ answer: { decision: 'approve' } });
       else expect(approved.reason).toMatchObject({ code: 'APPROVAL_ALREADY_RESOLVED' });
       for (const c of r.started) expect(c.signal?.aborted).toBe(true);
     },

@@ -84,7 +84,7 @@ describe('session machine', () => {
     expect(h.trace('t1')).toEqual(['fact:userMessage', 'thinking', 'fact:turnFailed']);
     expect(h.facts('turnFailed')).toEqual([
       {
-        v: 3,
+        v: 4,
         type: 'turnFailed',
         turnId: 't1',
         code: 'AGENT_ERROR',
@@ -145,7 +145,7 @@ describe('session machine', () => {
     ]);
     expect(h.facts('turnFailed')).toEqual([
       {
-        v: 3,
+        v: 4,
         type: 'turnFailed',
         turnId: 't1',
         code: 'AGENT_ERROR',
@@ -211,7 +211,7 @@ describe('session machine', () => {
     expect(h.trace('t1')).toEqual(['fact:userMessage', 'thinking', 'fact:turnFailed']);
     expect(h.facts('turnFailed')).toEqual([
       {
-        v: 3,
+        v: 4,
         type: 'turnFailed',
         turnId: 't1',
         code: 'AGENT_ERROR',

@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { evolve, foldSession, initialState, resumeOf, type SessionState } from '../../src/agent/session/state.ts';
 import type { Question } from '../../src/conversation/questions.ts';
-import type { SessionEvent } from '../../src/conversation/session-events.ts';
+import { parseSessionEvent, type SessionEvent } from '../../src/conversation/session-events.ts';
 
-const v = 3 as const;
+const v = 4 as const;
 const user = (turnId: string): SessionEvent => ({ v, type: 'userMessage', turnId, content: `msg ${turnId}` });
 const step = (turnId: string, text: string, ...ids: string[]): SessionEvent => ({
   v,
@@ -42,50 +42,60 @@ const result = (turnId: string, callId: string): SessionEvent => ({
 const EXPIRES = '2026-01-01T00:05:00.000Z';
 const askedApproval = (turnId: string, callId: string, expiresAt = EXPIRES): SessionEvent => ({
   v,
-  type: 'toolApprovalRequested',
+  type: 'questionAsked',
   turnId,
-  callId,
-  toolName: `tool_${callId}`,
-  serverId: 'srv',
-  args: { n: callId },
-  expiresAt,
+  question: {
+    id: callId,
+    kind: 'approval',
+    callId,
+    serverId: 'srv',
+    toolName: `tool_${callId}`,
+    args: { n: callId },
+    expiresAt,
+  },
 });
 const askedSampling = (turnId: string, id: string): SessionEvent => ({
   v,
-  type: 'toolApprovalRequested',
+  type: 'questionAsked',
   turnId,
-  callId: id,
-  toolName: 'sampling/createMessage',
-  serverId: 'srv',
-  args: { messages: [], maxTokens: 5 },
-  expiresAt: EXPIRES,
+  question: {
+    id,
+    kind: 'sampling',
+    callId: 'c9',
+    serverId: 'srv',
+    args: { messages: [], maxTokens: 5 },
+    expiresAt: EXPIRES,
+  },
 });
 const askedElicitation = (turnId: string, id: string): SessionEvent => ({
   v,
-  type: 'elicitationRequested',
+  type: 'questionAsked',
+  turnId,
+  question: {
+    id,
+    kind: 'elicitation',
+    callId: 'c9',
+    serverId: 'srv',
+    message: 'Name?',
+    mode: 'form',
+    requestedSchema: { type: 'object' },
+    expiresAt: EXPIRES,
+  },
+});
+const approved = (turnId: string, id: string): SessionEvent => ({
+  v,
+  type: 'questionClosed',
   turnId,
   id,
-  callId: 'c9',
-  serverId: 'srv',
-  message: 'Name?',
-  mode: 'form',
-  requestedSchema: { type: 'object' },
-  expiresAt: EXPIRES,
-});
-const approved = (turnId: string, callId: string): SessionEvent => ({
-  v,
-  type: 'toolApprovalResolved',
-  turnId,
-  callId,
-  decision: 'approve',
+  answer: { decision: 'approve' },
   by: 'rest',
 });
 const declined = (turnId: string, id: string): SessionEvent => ({
   v,
-  type: 'elicitationResolved',
+  type: 'questionClosed',
   turnId,
   id,
-  action: 'decline',
+  answer: { action: 'decline' },
   by: 'rest',
 });
 const queued = (turnId: string): SessionEvent => ({
@@ -166,9 +176,19 @@ describe('the session state: questions', () => {
       });
   });
 
-  it("given a sampling request stored under the wire's id, then its question names the call that asked it", () => {
+  it("given a version 3 sampling request (stored as a tool approval under the wire's id), then its question names the call that asked it", () => {
+    const v3 = {
+      v: 3,
+      type: 'toolApprovalRequested',
+      turnId: 't1',
+      callId: 'c1~sampling-1f3a9c02',
+      toolName: 'sampling/createMessage',
+      serverId: 'srv',
+      args: { messages: [], maxTokens: 5 },
+      expiresAt: EXPIRES,
+    };
     given(user('t1'))
-      .when(askedSampling('t1', 'c1~sampling-1f3a9c02'))
+      .when(parseSessionEvent(v3)!)
       .then((state) => {
         expect(state.questions.get('c1~sampling-1f3a9c02')).toMatchObject({ kind: 'sampling', callId: 'c1' });
       });

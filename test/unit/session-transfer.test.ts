@@ -61,7 +61,7 @@ describe('transfer format', () => {
     const v1 = { type: 'assistantMessage', turnId: 't1', content: 'hi', final: true, model: 'm' };
     expect(parseTransfer(text([lineOf({ seq: 1, ts, event: user('a') }), lineOf({ seq: 4, ts, event: v1 })]))).toEqual([
       { seq: 1, ts, event: user('a') },
-      { seq: 4, ts, event: { v: 3, type: 'response', turnId: 't1', content: 'hi', text: 'hi', model: 'm' } },
+      { seq: 4, ts, event: { v: 4, type: 'response', turnId: 't1', content: 'hi', text: 'hi', model: 'm' } },
     ]);
   });
 
@@ -90,8 +90,8 @@ describe('transfer format', () => {
     ],
     [
       'an event of a later version',
-      lineOf({ seq: 2, ts, event: { v: 4, type: 'reset' } }),
-      /event\.v: version 4 is not one this agentd reads/,
+      lineOf({ seq: 2, ts, event: { v: 5, type: 'reset' } }),
+      /event\.v: version 5 is not one this agentd reads/,
     ],
     [
       'JSON nested too deep',
@@ -117,9 +117,9 @@ describe('transfer format', () => {
 });
 
 const ev = {
-  user: (turnId: string): SessionEvent => ({ v: 3, type: 'userMessage', turnId, content: turnId }),
+  user: (turnId: string): SessionEvent => ({ v: 4, type: 'userMessage', turnId, content: turnId }),
   step: (turnId: string, callId: string): SessionEvent => ({
-    v: 3,
+    v: 4,
     type: 'assistantStep',
     turnId,
     text: '',
@@ -127,7 +127,7 @@ const ev = {
     model: 'm',
   }),
   call: (turnId: string, callId: string): SessionEvent => ({
-    v: 3,
+    v: 4,
     type: 'toolCall',
     turnId,
     callId,
@@ -136,24 +136,28 @@ const ev = {
     args: {},
   }),
   ask: (turnId: string, callId: string): SessionEvent => ({
-    v: 3,
-    type: 'toolApprovalRequested',
+    v: 4,
+    type: 'questionAsked',
     turnId,
-    callId,
-    toolName: 'echo',
-    serverId: 's',
-    args: {},
-    expiresAt: '2099-01-01T00:00:00.000Z',
+    question: {
+      id: callId,
+      kind: 'approval',
+      callId,
+      serverId: 's',
+      toolName: 'echo',
+      args: {},
+      expiresAt: '2099-01-01T00:00:00.000Z',
+    },
   }),
   queued: (turnId: string): SessionEvent => ({
-    v: 3,
+    v: 4,
     type: 'messageQueued',
     turnId,
     correlationId: `c-${turnId}`,
     content: turnId,
   }),
   response: (turnId: string): SessionEvent => ({
-    v: 3,
+    v: 4,
     type: 'response',
     turnId,
     content: 'ok',
@@ -180,7 +184,7 @@ describe('closing what a copied log leaves open', () => {
     const closing = closingEvents(log, 'forked');
     expect(closing).toEqual([
       {
-        v: 3,
+        v: 4,
         type: 'turnFailed',
         turnId: 't2',
         code: 'AGENT_ERROR',
@@ -188,7 +192,7 @@ describe('closing what a copied log leaves open', () => {
         details: { reason: 'forked' },
       },
       {
-        v: 3,
+        v: 4,
         type: 'turnFailed',
         turnId: 't3',
         code: 'AGENT_ERROR',
@@ -197,7 +201,7 @@ describe('closing what a copied log leaves open', () => {
         cancelled: true,
       },
       {
-        v: 3,
+        v: 4,
         type: 'turnFailed',
         turnId: 't4',
         code: 'AGENT_ERROR',

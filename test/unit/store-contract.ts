@@ -11,9 +11,9 @@ export function manualClock(start = Date.UTC(2025, 0, 2, 3, 4, 5, 678)): Clock &
   return { now: () => t, advance: (ms) => void (t += ms) };
 }
 
-export const user = (content: string, turnId = 't1'): SessionEvent => ({ v: 3, type: 'userMessage', turnId, content });
+export const user = (content: string, turnId = 't1'): SessionEvent => ({ v: 4, type: 'userMessage', turnId, content });
 const queued = (turnId: string): SessionEvent => ({
-  v: 3,
+  v: 4,
   type: 'messageQueued',
   turnId,
   correlationId: `c-${turnId}`,
@@ -23,14 +23,14 @@ const queued = (turnId: string): SessionEvent => ({
 /** Events of every kind, with every optional field, to check that they round-trip unchanged. */
 export const sampleEvents: SessionEvent[] = [
   {
-    v: 3,
+    v: 4,
     type: 'userMessage',
     turnId: 't1',
     content: 'hi ✓',
     image: { mimeType: 'image/png', base64: 'iVBORw0KGgo=' },
   },
   {
-    v: 3,
+    v: 4,
     type: 'reasoning',
     turnId: 't1',
     model: 'm',
@@ -39,7 +39,7 @@ export const sampleEvents: SessionEvent[] = [
     replay: [{ type: 'thinking', thinking: 'Echo it.', signature: 'c2ln' }],
   },
   {
-    v: 3,
+    v: 4,
     type: 'assistantStep',
     turnId: 't1',
     text: '',
@@ -48,7 +48,7 @@ export const sampleEvents: SessionEvent[] = [
     usage: { promptTokens: 1, completionTokens: 2, totalTokens: 3 },
   },
   {
-    v: 3,
+    v: 4,
     type: 'toolCall',
     turnId: 't1',
     callId: 'c1',
@@ -57,7 +57,7 @@ export const sampleEvents: SessionEvent[] = [
     args: { x: 1, nested: [null, 'a'] },
   },
   {
-    v: 3,
+    v: 4,
     type: 'toolResult',
     turnId: 't1',
     callId: 'c1',
@@ -68,9 +68,9 @@ export const sampleEvents: SessionEvent[] = [
     text: '1',
     durationMs: 5,
   },
-  { v: 3, type: 'response', turnId: 't1', content: 'done', text: 'done', model: 'm' },
+  { v: 4, type: 'response', turnId: 't1', content: 'done', text: 'done', model: 'm' },
   {
-    v: 3,
+    v: 4,
     type: 'turnFailed',
     turnId: 't2',
     code: 'AGENT_ERROR',
@@ -79,7 +79,7 @@ export const sampleEvents: SessionEvent[] = [
     cancelled: true,
   },
   {
-    v: 3,
+    v: 4,
     type: 'contextCompacted',
     method: 'summary',
     trigger: 'overflow',
@@ -93,7 +93,7 @@ export const sampleEvents: SessionEvent[] = [
     usage: { promptTokens: 600, completionTokens: 40, totalTokens: 640 },
     usageTotal: { promptTokens: 601, completionTokens: 42, totalTokens: 643 },
   },
-  { v: 3, type: 'reset' },
+  { v: 4, type: 'reset' },
 ];
 
 export interface ContractSubject {
@@ -147,8 +147,8 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
 
     it('hands out frozen copies: neither the caller nor a reader can change the log', async () => {
       const { store } = await subject();
-      const event = { v: 3, type: 'userMessage', turnId: 't', content: 'before' } as {
-        v: 3;
+      const event = { v: 4, type: 'userMessage', turnId: 't', content: 'before' } as {
+        v: 4;
         type: 'userMessage';
         turnId: string;
         content: string;
@@ -344,7 +344,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
     it('rejects an event JSON cannot carry without using up a seq', async () => {
       const { store } = await subject();
       const bad: SessionEvent = {
-        v: 3,
+        v: 4,
         type: 'toolCall',
         turnId: 't',
         callId: 'c',
@@ -402,7 +402,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
         ]),
       ).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
       const big: SessionEvent = {
-        v: 3,
+        v: 4,
         type: 'toolCall',
         turnId: 't',
         callId: 'c',
@@ -444,7 +444,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       const ts = '2024-05-01T00:00:00.000Z';
       await store.create('made', [
         { seq: 1, ts, event: user('a') },
-        { seq: 2, ts, event: { v: 3, type: 'reset' } },
+        { seq: 2, ts, event: { v: 4, type: 'reset' } },
         { seq: 3, ts, event: user('b') },
       ]);
       expect((await store.latest('made', ['reset']))?.seq).toBe(2);
@@ -454,7 +454,7 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
     it('finds the latest event of some types without the caller reading the log', async () => {
       const { store } = await subject();
       const mark = (n: number): SessionEvent => ({
-        v: 3,
+        v: 4,
         type: 'contextCompacted',
         method: 'summary',
         trigger: 'manual',
@@ -485,16 +485,16 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       const { store } = await subject();
       await store.append('s', [
         user('one', 't1'),
-        { v: 3, type: 'toolCall', turnId: 't1', callId: 'c', toolName: 'x', serverId: 'y', args: {} },
+        { v: 4, type: 'toolCall', turnId: 't1', callId: 'c', toolName: 'x', serverId: 'y', args: {} },
       ]);
       await store.append('s', [
         queued('t2'),
-        { v: 3, type: 'response', turnId: 't1', content: 'ok', text: 'ok', model: 'm' },
+        { v: 4, type: 'response', turnId: 't1', content: 'ok', text: 'ok', model: 'm' },
       ]);
       await store.append('s', [
-        { v: 3, type: 'reset' },
+        { v: 4, type: 'reset' },
         user('two', 't2'),
-        { v: 3, type: 'response', turnId: 't2', content: 'ok', text: 'ok', model: 'm' },
+        { v: 4, type: 'response', turnId: 't2', content: 'ok', text: 'ok', model: 'm' },
       ]);
       await store.append('other', [user('x', 't9')]);
       const all = [
@@ -513,12 +513,12 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
       await store.append('s', [
         user('one', 't1'),
         queued('t2'),
-        { v: 3, type: 'response', turnId: 't1', content: 'ok', text: 'ok', model: 'm' },
+        { v: 4, type: 'response', turnId: 't1', content: 'ok', text: 'ok', model: 'm' },
       ]);
       await store.append('s', [
         user('two', 't2'),
-        { v: 3, type: 'reset' },
-        { v: 3, type: 'response', turnId: 't2', content: 'ok', text: 'ok', model: 'm' },
+        { v: 4, type: 'reset' },
+        { v: 4, type: 'response', turnId: 't2', content: 'ok', text: 'ok', model: 'm' },
       ]);
       expect((await store.readTurn('s', 't2')).map((e) => [e.seq, e.event.type])).toEqual([
         [2, 'messageQueued'],

@@ -37,7 +37,7 @@ describe('turn machine: tool approvals', () => {
         text: 'Tool "echo" is not allowed here (tool policy: deny). It was not called.',
       }),
     ]);
-    expect(h.facts('toolApprovalRequested')).toEqual([]);
+    expect(h.facts('questionAsked')).toEqual([]);
     expect(h.facts('response')[0]?.content).toBe('ok');
   });
 
@@ -53,16 +53,20 @@ describe('turn machine: tool approvals', () => {
     await waitUntil(() => t.gates.has('b'));
     expect(t.gates.has('a')).toBe(false);
     expect(turnState(h)).toBe('awaitingUser');
-    expect(h.facts('toolApprovalRequested')).toEqual([
+    expect(h.facts('questionAsked')).toEqual([
       {
-        v: 3,
-        type: 'toolApprovalRequested',
+        v: 4,
+        type: 'questionAsked',
         turnId,
-        callId: 'a',
-        toolName: 'echo',
-        serverId: 'srv',
-        args: { text: 'x' },
-        expiresAt: new Date(STEP_AT + 5000).toISOString(),
+        question: {
+          id: 'a',
+          kind: 'approval',
+          callId: 'a',
+          serverId: 'srv',
+          toolName: 'echo',
+          args: { text: 'x' },
+          expiresAt: new Date(STEP_AT + 5000).toISOString(),
+        },
       },
     ]);
     t.gate('b').resolve(ok('3'));
@@ -79,15 +83,15 @@ describe('turn machine: tool approvals', () => {
       'thinking',
       'fact:assistantStep',
       'fact:toolCall',
-      'fact:toolApprovalRequested',
+      'fact:questionAsked',
       'fact:toolCall',
       'fact:toolResult',
-      'fact:toolApprovalResolved',
+      'fact:questionClosed',
       'fact:toolResult',
       'fact:response',
     ]);
-    expect(h.facts('toolApprovalResolved')).toEqual([
-      { v: 3, type: 'toolApprovalResolved', turnId, callId: 'a', decision: 'approve', by: 'rest' },
+    expect(h.facts('questionClosed')).toEqual([
+      { v: 4, type: 'questionClosed', turnId, id: 'a', answer: { decision: 'approve' }, by: 'rest' },
     ]);
     expect(h.facts('response')[0]?.content).toBe(`Checking.${STEP_SEPARATOR}Both done`);
   });
@@ -100,21 +104,20 @@ describe('turn machine: tool approvals', () => {
       tool: (c) => (called.push(c.callId), Promise.resolve(ok('r'))),
     });
     const turnId = h.send('go');
-    await waitUntil(() => h.facts('toolApprovalRequested').length === 1);
+    await waitUntil(() => h.facts('questionAsked').length === 1);
     h.actor.send({ type: 'ANSWER', id: 'zzz', answer: { decision: 'approve' }, by: 'rest' });
     h.actor.send({ type: 'ANSWER', id: 'a', answer: { decision: 'deny', reason: 'not today' }, by: 'websocket' });
     h.actor.send({ type: 'ANSWER', id: 'a', answer: { decision: 'approve' }, by: 'rest' });
     await h.idle();
     expect(called).toEqual([]);
-    expect(h.facts('toolApprovalResolved')).toEqual([
+    expect(h.facts('questionClosed')).toEqual([
       {
-        v: 3,
-        type: 'toolApprovalResolved',
+        v: 4,
+        type: 'questionClosed',
         turnId,
-        callId: 'a',
-        decision: 'deny',
+        id: 'a',
+        answer: { decision: 'deny', reason: 'not today' },
         by: 'websocket',
-        reason: 'not today',
       },
     ]);
     expect(h.facts('toolResult')).toEqual([
@@ -136,21 +139,20 @@ describe('turn machine: tool approvals', () => {
       approvalTimeoutMs: 1000,
     });
     const turnId = h.send('go');
-    await waitUntil(() => h.facts('toolApprovalRequested').length === 1);
+    await waitUntil(() => h.facts('questionAsked').length === 1);
     clock.increment(999);
-    expect(h.facts('toolApprovalResolved')).toEqual([]);
+    expect(h.facts('questionClosed')).toEqual([]);
     clock.increment(1);
     await h.idle();
     const expiresAt = new Date(STEP_AT + 1000).toISOString();
-    expect(h.facts('toolApprovalResolved')).toEqual([
+    expect(h.facts('questionClosed')).toEqual([
       {
-        v: 3,
-        type: 'toolApprovalResolved',
+        v: 4,
+        type: 'questionClosed',
         turnId,
-        callId: 'a',
-        decision: 'deny',
+        id: 'a',
+        answer: { decision: 'deny', reason: `no answer by ${expiresAt}` },
         by: 'timeout',
-        reason: `no answer by ${expiresAt}`,
       },
     ]);
     expect(h.facts('toolResult')[0]?.text).toBe(
@@ -165,12 +167,12 @@ describe('turn machine: tool approvals', () => {
   ])('%s while a call waits denies it first, then the turn fails as cancelled', async (_name, stop, by, message) => {
     const h = harness({ model: script(askTools('', ['a', 'echo', '{}'])), catalogue: askEcho });
     const turnId = h.send('go');
-    await waitUntil(() => h.facts('toolApprovalRequested').length === 1);
+    await waitUntil(() => h.facts('questionAsked').length === 1);
     h.actor.send(stop);
     await h.idle();
-    expect(h.trace(turnId).slice(-2)).toEqual(['fact:toolApprovalResolved', 'fact:turnFailed']);
-    expect(h.facts('toolApprovalResolved')).toEqual([
-      { v: 3, type: 'toolApprovalResolved', turnId, callId: 'a', decision: 'deny', by, reason: message },
+    expect(h.trace(turnId).slice(-2)).toEqual(['fact:questionClosed', 'fact:turnFailed']);
+    expect(h.facts('questionClosed')).toEqual([
+      { v: 4, type: 'questionClosed', turnId, id: 'a', answer: { decision: 'deny', reason: message }, by },
     ]);
     expect(h.facts('turnFailed')[0]).toMatchObject({ cancelled: true, details: { reason: by } });
   });
@@ -178,10 +180,10 @@ describe('turn machine: tool approvals', () => {
   it('at shutdown a turn waiting for approval is left open (nothing recorded), so it can be resumed', async () => {
     const h = harness({ model: script(askTools('', ['a', 'echo', '{}'])), catalogue: askEcho });
     const turnId = h.send('go');
-    await waitUntil(() => h.facts('toolApprovalRequested').length === 1);
+    await waitUntil(() => h.facts('questionAsked').length === 1);
     h.actor.send({ type: 'DISCARD', reason: 'shutdown' });
     await h.idle();
-    expect(h.trace(turnId).at(-1)).toBe('fact:toolApprovalRequested');
+    expect(h.trace(turnId).at(-1)).toBe('fact:questionAsked');
   });
 
   it('a resumed turn announces nothing, fails the interrupted call, waits for the approval, then steps on', async () => {
@@ -249,8 +251,8 @@ describe('turn machine: tool approvals', () => {
     });
     clock.increment(0);
     await h.idle();
-    expect(h.facts('toolApprovalResolved')).toEqual([
-      expect.objectContaining({ callId: 'a', decision: 'deny', by: 'timeout' }),
+    expect(h.facts('questionClosed')).toEqual([
+      expect.objectContaining({ id: 'a', answer: expect.objectContaining({ decision: 'deny' }), by: 'timeout' }),
     ]);
     expect(h.facts('response')[0]?.content).toBe('denied');
   });

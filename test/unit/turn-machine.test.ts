@@ -15,9 +15,9 @@ describe('turn machine (through its session)', () => {
     const turnId = h.send('hi');
     await h.idle();
     expect(h.trace()).toEqual(['fact:userMessage', 'thinking', 'fact:response']);
-    expect(h.facts('userMessage')[0]).toEqual({ v: 3, type: 'userMessage', turnId, content: 'hi' });
+    expect(h.facts('userMessage')[0]).toEqual({ v: 4, type: 'userMessage', turnId, content: 'hi' });
     expect(h.facts('response')[0]).toEqual({
-      v: 3,
+      v: 4,
       type: 'response',
       turnId,
       content: 'Hello there',

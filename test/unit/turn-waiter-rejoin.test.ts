@@ -14,14 +14,18 @@ import { sessionKey } from '../../src/session-id.ts';
 const S = sessionKey(undefined, 's');
 const turn = { correlationId: 'corr-1', sessionId: S, turnId: 't1' };
 const askedEvent = (callId: string): SessionEvent => ({
-  v: 3,
-  type: 'toolApprovalRequested',
+  v: 4,
+  type: 'questionAsked',
   turnId: 't1',
-  callId,
-  toolName: 'echo',
-  serverId: 'echo',
-  args: {},
-  expiresAt: '2099-01-01T00:00:00.000Z',
+  question: {
+    id: callId,
+    kind: 'approval',
+    callId,
+    serverId: 'echo',
+    toolName: 'echo',
+    args: {},
+    expiresAt: '2099-01-01T00:00:00.000Z',
+  },
 });
 const asked = (callId: string, seq: number) => ({
   sessionId: 's',
@@ -33,7 +37,7 @@ const asked = (callId: string, seq: number) => ({
   args: {},
   expiresAt: '2099-01-01T00:00:00.000Z',
 });
-const user: SessionEvent = { v: 3, type: 'userMessage', turnId: 't1', content: 'hi' };
+const user: SessionEvent = { v: 4, type: 'userMessage', turnId: 't1', content: 'hi' };
 
 /** The session's log holds `events`; its turn is read once `release()` is called; the watches asked for. */
 async function setup(events: SessionEvent[]) {
@@ -79,7 +83,7 @@ describe('rejoining a turn asked elsewhere', () => {
   it('given a turn the log shows ended, the reply answers at once and the watch is given back', async () => {
     const { waiter, watches, release } = await setup([
       user,
-      { v: 3, type: 'response', turnId: 't1', content: 'done', text: 'done', model: 'm' },
+      { v: 4, type: 'response', turnId: 't1', content: 'done', text: 'done', model: 'm' },
     ]);
     release();
     const { reply } = await waiter.rejoin(turn);

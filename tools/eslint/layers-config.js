@@ -17,6 +17,7 @@ const SESSION_USES = [
   'toolsMessages',
   'inspect',
   'agentFrames',
+  'agentQuestionFrames',
   'agentMessages',
   'agentCompaction',
   'agentQuestions',
@@ -113,7 +114,12 @@ export const LAYERS = {
       ],
     },
     // The agent's frames (toFrame of a stored event) and its bus contract: below every sub-folder of the agent.
-    agentFrames: { path: 'src/agent/frames.ts', uses: [...LEAVES, 'conversation', 'llm', 'store'] },
+    agentFrames: {
+      path: 'src/agent/frames.ts',
+      uses: [...LEAVES, 'conversation', 'llm', 'store', 'agentQuestionFrames'],
+    },
+    // The frames of questions (the stored pair on the wire, and read back by faces): below the agent's frames.
+    agentQuestionFrames: { path: 'src/agent/question-frames.ts', uses: [...LEAVES, 'conversation'] },
     agentMessages: { path: 'src/agent/messages.ts', uses: [...LEAVES, 'conversation', 'llm', 'store', 'agentFrames'] },
     // Context meter, budgets and what a compaction does (pure); the session runs them (session/compactor.ts).
     agentCompaction: { path: 'src/agent/compaction', uses: [...LEAVES, 'config', 'conversation', 'llm'] },

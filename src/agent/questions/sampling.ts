@@ -11,7 +11,7 @@ import { isAppError } from '../../errors/index.ts';
 import type { Logger } from '../../log/index.ts';
 import { SamplingRefused, type Sampler, type SamplingOptions, type SamplingRequest } from '../../tools/messages.ts';
 import type { ChatMessage, LlmClient, Usage } from '../../llm/types.ts';
-import type { ApprovalDecision } from '../../conversation/session-events.ts';
+import type { ApprovalDecision } from '../../conversation/records.ts';
 import { tokensOf } from '../../conversation/token-estimate.ts';
 
 export interface SamplerDeps {

@@ -11,7 +11,7 @@
  * - The summary request goes to `llm.compaction.model` (default: the session's model) with no
  *   tools; its usage is recorded on the event (`usage`) and in the session's totals (`usageTotal`).
  */
-import type { SessionEventOf } from '../../conversation/session-events.ts';
+import { EVENT_VERSION, type SessionEventOf } from '../../conversation/session-events.ts';
 import { charsOf, tokensOf } from '../../conversation/token-estimate.ts';
 import type { CompactInput } from '../../conversation/turn-contract.ts';
 import { AppError, messageOf } from '../../errors/index.ts';
@@ -70,7 +70,7 @@ export function createCompactor(deps: CompactorDeps) {
     const queued = deps.queuedFrom();
     const start = plan.method === 'summary' ? plan.cut.upToSeq + 1 : history.base + 1;
     const base = {
-      v: 3 as const,
+      v: EVENT_VERSION as typeof EVENT_VERSION,
       type: 'contextCompacted' as const,
       trigger: input.trigger,
       upToSeq: plan.cut.upToSeq,

@@ -160,8 +160,8 @@ function fold(state: Projection, e: SessionEvent, seq: number): void {
         );
       return;
     case 'toolCall':
-    case 'toolApprovalRequested':
-    case 'toolApprovalResolved':
+    case 'questionAsked':
+    case 'questionClosed':
     case 'messageQueued':
       return;
     case 'turnFailed':

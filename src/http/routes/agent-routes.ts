@@ -23,7 +23,7 @@ const messageSchema = z.object({
   ...attachFields,
 });
 const messageExample = { message: 'Hello', sessionId: 'default' };
-const approvalSchema = z.object({ decision: approvalDecision, reason: z.string().max(2000).optional() });
+export const approvalSchema = z.object({ decision: approvalDecision, reason: z.string().max(2000).optional() });
 const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
 /** `?owner=`: an admin names whose session it is (src/auth/ownership.ts). */
 export const ownerQuery = z.object({
@@ -81,16 +81,16 @@ export async function ensureFound(
   if (!exists) throw sessionNotFound(sessionIdOf(key));
 }
 
-/** The session's questions of `family` waiting for an answer, as `recordOf` shows them (the REST listings). */
+/** The session's questions of `family` (of every family: `undefined`) waiting for an answer, as `recordOf` shows them. */
 export async function pendingQuestions<R>(
-  family: QuestionFamily,
+  family: QuestionFamily | undefined,
   recordOf: (q: Question) => R,
   key: SessionKey,
   sessions: SessionAccess,
   bus: FrontEndBus,
 ): Promise<R[]> {
   const questions = await bus.execute('agent.questions', { sessionId: key }, { sessionId: key });
-  const pending = questions.filter(inFamily(family)).map(recordOf);
+  const pending = (family === undefined ? questions : questions.filter(inFamily(family))).map(recordOf);
   await ensureFound(pending.length > 0, key, sessions, bus);
   return pending;
 }

@@ -8,10 +8,11 @@
  */
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
-import { elicitationAction } from '../../conversation/session-events.ts';
-import { clientToolRecordOf, elicitationRecordOf } from '../../conversation/questions.ts';
+import { elicitationAction } from '../../conversation/records.ts';
+import { QUESTION_KINDS, clientToolRecordOf, elicitationRecordOf, familyOf } from '../../conversation/questions.ts';
+import { AppError } from '../../errors/index.ts';
 import { defineRoute, type Route } from '../route.ts';
-import { ownedSession, pendingQuestions } from './agent-routes.ts';
+import { approvalSchema, ownedSession, pendingQuestions } from './agent-routes.ts';
 import { createReply } from './reply.ts';
 import { RESPONSES } from './shapes.ts';
 
@@ -23,14 +24,70 @@ const answerSchema = z.object({
     .describe('With accept of a form: the values, checked against its requestedSchema'),
 });
 
+/** The answer a body gives, its optional parts only when set. */
+function answerOf(body: z.output<typeof anyAnswerSchema>) {
+  if ('decision' in body) return { decision: body.decision, ...(body.reason !== undefined && { reason: body.reason }) };
+  if ('action' in body) return { action: body.action, ...(body.content !== undefined && { content: body.content }) };
+  return { content: body.content, ...(body.error !== undefined && { error: body.error }) };
+}
+
 const resultSchema = z.object({
   content: z.string().describe("The tool's result as text (what the model reads)"),
   error: z.string().optional().describe('Why the call failed, when it did'),
 });
 
+/** Any question's answer: a body of its family's route (an approval's, an elicitation's, a client tool call's). */
+const anyAnswerSchema = z.union([approvalSchema, answerSchema, resultSchema]);
+
 export function questionRoutes(deps: { clock: Clock }): Route[] {
   const reply = createReply(deps.clock);
   return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/sessions/:sessionId/questions',
+      summary: 'Every question of a session waiting for a person, whatever its kind',
+      ...ownedSession,
+      response: RESPONSES.questions,
+      errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
+      async handler({ params: { sessionId }, query, bus, sessions }) {
+        const key = sessions.key(sessionId, query.owner);
+        const pending = await pendingQuestions(undefined, (q) => ({ ...q, sessionId }), key, sessions, bus);
+        return reply({ sessionId, questions: pending });
+      },
+    }),
+    defineRoute({
+      method: 'POST',
+      path: '/api/sessions/:sessionId/questions/:id',
+      summary: 'Answer a question of any kind, with the body its kind takes',
+      scope: 'approve',
+      ...ownedSession,
+      body: anyAnswerSchema,
+      example: { decision: 'approve' },
+      response: RESPONSES.questionAnswered,
+      errors: [
+        'MISSING_FIELD',
+        'INVALID_REQUEST',
+        'APPROVAL_NOT_FOUND',
+        'APPROVAL_ALREADY_RESOLVED',
+        'ELICITATION_NOT_FOUND',
+        'ELICITATION_ALREADY_RESOLVED',
+        'FORBIDDEN',
+      ],
+      async handler({ params: { sessionId, id = '' }, query, body, bus, sessions }) {
+        const key = sessions.key(sessionId, query.owner);
+        const questions = await bus.execute('agent.questions', { sessionId: key }, { sessionId: key });
+        const q = questions.find((x) => x.id === id);
+        // A pending question takes its kind's body only; any other id is refused as its body's family refuses it.
+        const answer = answerOf(body);
+        if (q && QUESTION_KINDS[q.kind].family !== familyOf(answer))
+          throw new AppError('INVALID_REQUEST', `Question ${id} is a ${q.kind} question: answer it as one`, {
+            field: 'body',
+            kind: q.kind,
+          });
+        await bus.execute('agent.answer', { sessionId: key, id, answer, by: 'rest' }, { sessionId: key });
+        return reply({ sessionId, id, kind: q?.kind ?? familyOf(answer) });
+      },
+    }),
     defineRoute({
       method: 'GET',
       path: '/api/sessions/:sessionId/elicitations',

@@ -3,14 +3,17 @@
  * document publishes and the contract test checks. Only the HTTP envelopes are written here (records: records.ts).
  */
 import { z } from 'zod';
-import { approvalDecision, elicitationAction } from '../../conversation/session-events.ts';
 import {
   agentHealth,
+  approvalDecision,
+  elicitationAction,
   compactionResult,
   frameEnvelope,
   pendingApproval,
   pendingClientToolCall,
   pendingElicitation,
+  question,
+  questionKind,
   serverRecord,
   sessionSummary,
   timestamp,
@@ -76,6 +79,8 @@ export const RESPONSES = {
   elicitations: withTimestamp({ sessionId: z.string(), elicitations: z.array(pendingElicitation) }),
   elicitationAnswered: withTimestamp({ sessionId: z.string(), id: z.string(), action: elicitationAction }),
   clientToolCalls: withTimestamp({ sessionId: z.string(), clientTools: z.array(pendingClientToolCall) }),
+  questions: withTimestamp({ sessionId: z.string(), questions: z.array(question) }),
+  questionAnswered: withTimestamp({ sessionId: z.string(), id: z.string(), kind: questionKind }),
   clientToolAnswered: withTimestamp({
     sessionId: z.string(),
     callId: z.string(),
