@@ -198,7 +198,20 @@ describe('deciding an answer: one path for every kind', () => {
   });
 
   it("cuts a client tool's result and error to maxResultBytes, as every tool result the model reads", () => {
-    const asked: SessionEvent = { ...approval('t1', 'ct_1'), type: 'clientToolRequested' } as SessionEvent;
+    const asked: SessionEvent = {
+      v,
+      type: 'questionAsked',
+      turnId: 't1',
+      question: {
+        id: 'ct_1',
+        kind: 'clientTool',
+        callId: 'ct_1',
+        serverId: 'client',
+        toolName: 'pick',
+        args: {},
+        expiresAt: EXPIRES,
+      },
+    };
     const big = 'y'.repeat(5000);
     const d = decide(answer('ct_1', { content: big, error: big }), foldSession('s1', [user('t1'), asked]), {
       ...idle,
