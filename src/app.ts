@@ -235,7 +235,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       frontEnd.close();
       await mcpFace.close(); // /mcp exchanges of 2026-07-28 clients still open
       waiter.close();
-      follower.close();
       await agent.stop();
       await mcp.stop();
       await cluster?.close();

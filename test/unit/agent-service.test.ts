@@ -114,7 +114,7 @@ async function rig(
       const { turnId } = await bus.execute(
         'agent.sendMessage',
         { sessionId: sessionKey(undefined, sessionId), content },
-        { correlationId, sessionId },
+        { correlationId },
       );
       return { turnId, correlationId };
     },

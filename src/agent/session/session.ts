@@ -87,7 +87,7 @@ export async function openSession(deps: SessionDeps) {
     model: llm.model,
     recordSampled: (fact) =>
       closedBy === undefined &&
-      record({ correlationId: correlationOf(fact.turnId), sessionId }, fact, undefined, (err: unknown) =>
+      record({ correlationId: correlationOf(fact.turnId) }, fact, undefined, (err: unknown) =>
         log.warn({ err, sessionId }, 'sampling usage not recorded'),
       ),
   });
@@ -202,7 +202,7 @@ export async function openSession(deps: SessionDeps) {
       if (d.type !== 'queue') return started || { turnId, queued: false };
       return new Promise((resolve, reject) =>
         record(
-          { correlationId, sessionId },
+          { correlationId },
           d.event,
           () => resolve({ turnId, queued: true }),
           (err) => {
@@ -246,7 +246,7 @@ export async function openSession(deps: SessionDeps) {
       actor.send({ type: 'DISCARD', reason: 'reset' });
       return new Promise<number>((resolve, reject) =>
         record(
-          { correlationId, sessionId },
+          { correlationId },
           { v: EVENT_VERSION, type: 'reset' },
           (s) => resolve(s.seq),
           (err) => reject(storageFailure('reset', err)),

@@ -62,11 +62,12 @@ export function questionRoutes(deps: { clock: Clock }): Route[] {
       ],
       async handler({ params: { sessionId, id = '' }, query, body: { action, content }, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
-        await bus.execute(
-          'agent.answer',
-          { sessionId: key, id, answer: { action, ...(content !== undefined && { content }) }, by: 'rest' },
-          { sessionId: key },
-        );
+        await bus.execute('agent.answer', {
+          sessionId: key,
+          id,
+          answer: { action, ...(content !== undefined && { content }) },
+          by: 'rest',
+        });
         return reply({ sessionId, id, action });
       },
     }),
@@ -96,7 +97,7 @@ export function questionRoutes(deps: { clock: Clock }): Route[] {
       async handler({ params: { sessionId, callId = '' }, query, body: { content, error }, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
         const answer = { content, ...(error !== undefined && { error }) };
-        await bus.execute('agent.answer', { sessionId: key, id: callId, answer, by: 'rest' }, { sessionId: key });
+        await bus.execute('agent.answer', { sessionId: key, id: callId, answer, by: 'rest' });
         return reply({ sessionId, callId, success: error === undefined });
       },
     }),
