@@ -24,7 +24,13 @@ import { selectEngine } from './http/engine/index.ts';
 import { createFrontEnd, type FrontEnd } from './http/server.ts';
 import { createLlmClient } from './llm/index.ts';
 import { createLimits } from './http/limits.ts';
-import { createChildRegistry, createMcpService, reapLeftovers, runtimePolicyOf } from './tools/index.ts';
+import {
+  TOOL_SERVER_COMMANDS,
+  createChildRegistry,
+  createMcpService,
+  reapLeftovers,
+  runtimePolicyOf,
+} from './tools/index.ts';
 import { createHttpFace, createServerFace } from './mcp-face/index.ts';
 import { createCluster } from './cluster/index.ts';
 import { createStore } from './store/index.ts';
@@ -86,6 +92,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
           ids,
           bus,
           sessionCommands: { scoped: SESSION_COMMANDS, sendMessage: 'agent.sendMessage', takeOver: TAKE_OVER_COMMAND },
+          toolServerCommands: TOOL_SERVER_COMMANDS,
           sessions: {
             holds: (id) => agent.holds(id),
             drop: (id) => void agent.drop(id, 'moved'),
