@@ -70,13 +70,9 @@ export type AgentEvents = { [K in FrameName as `agent.${K}`]: AgentFrameData[K] 
 
 export type SessionStoredEvent = StoredEvent<SessionEvent>;
 
-const frameNames = new Map<string, FrameName>();
 /** The frame an agent bus event carries (`agent.<frame name>`: AgentEvents); undefined for any other event. */
-export function frameNameOf(name: string): FrameName | undefined {
-  let frame = frameNames.get(name);
-  if (frame === undefined && name.startsWith('agent.')) frameNames.set(name, (frame = name.slice(6) as FrameName));
-  return frame;
-}
+export const frameNameOf = (name: string): FrameName | undefined =>
+  name.startsWith('agent.') ? (name.slice(6) as FrameName) : undefined;
 
 export const thinkingFrame = (sessionId: string, turnId: string, seq: number): AgentFrame => ({
   event: 'thinking',
