@@ -36,7 +36,8 @@ if (!typescript && !existsSync(join(tree, `cli${ext}`))) {
 const load = (name) => import(pathToFileURL(join(tree, `${name}${ext}`)).href);
 
 const APP_CHANNEL = /** @type {string} */ ((await load('cli/args')).APP_CHANNEL);
-const EVENT_FRAMES = /** @type {Record<string, string>} */ ((await load('http/frames')).EVENT_FRAMES);
+/** Before the bus addressed sessions, listeners were counted by frame name (a base revision's tree). */
+const EVENT_FRAMES = /** @type {Record<string, string> | undefined} */ ((await load('http/frames')).EVENT_FRAMES);
 
 /** @param {App} app */
 function attach(app) {
@@ -59,7 +60,7 @@ function attach(app) {
       id: msg.id,
       gc: gc !== undefined,
       memory: process.memoryUsage(),
-      listeners: counts(Object.keys(EVENT_FRAMES)),
+      listeners: EVENT_FRAMES ? counts(Object.keys(EVENT_FRAMES)) : { all: app.bus.listenerCount() },
       handles,
     });
   });

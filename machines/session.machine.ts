@@ -18,7 +18,10 @@
  *   it was never acknowledged); a message whose turn runs is not withdrawn.
  * - ANSWER and QUESTION go to the running turn (the owner decided the answer against its state).
  * - After a turn ends, the session waits in `settling` until its facts are stored (`awaitSettled`,
- *   provided, sends `settled`; a failed wait settles too) before the next. No actor is invoked for it.
+ *   provided, sends `settled`: at once when they already are, else the moment the last is; a failed
+ *   write settles too) before the next. No actor is invoked for it. So the session is `idle` exactly
+ *   when no turn or compaction runs and no ended turn's facts are being written: any other state is
+ *   "busy", and nothing outside the machine needs to say so.
  * - COMPACT asks for a compaction between turns (`POST /api/sessions/{id}/compact`, the WebSocket
  *   `compact` frame): it runs in `compacting` as soon as the session is idle (after the running
  *   turn, before the next message), once for every request made until it starts. DISCARD stops it.
@@ -144,7 +147,7 @@ export const sessionMachine = setup({
     beginCompaction: assign({ compacting: ({ context }) => context.compactRequests, compactRequests: [] }),
     endCompaction: assign({ compacting: [] }),
     /** Sends `settled` once the turn's facts are stored; provided by the owner (this placeholder: at once). */
-    awaitSettled: ({ self }) => void Promise.resolve().then(() => self.send({ type: 'settled' })),
+    awaitSettled: ({ self }) => self.send({ type: 'settled' }),
     /** Removes the message `event.turnId` from the queue from `params.from` on (1 while busy: the head runs). */
     withdraw: assign({
       queue: ({ context, event }, params: { from: number }) => {

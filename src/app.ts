@@ -24,7 +24,13 @@ import { selectEngine } from './http/engine/index.ts';
 import { createFrontEnd, type FrontEnd } from './http/server.ts';
 import { createLlmClient } from './llm/index.ts';
 import { createLimits } from './http/limits.ts';
-import { createChildRegistry, createMcpService, reapLeftovers, runtimePolicyOf } from './tools/index.ts';
+import {
+  TOOL_SERVER_COMMANDS,
+  createChildRegistry,
+  createMcpService,
+  reapLeftovers,
+  runtimePolicyOf,
+} from './tools/index.ts';
 import { createHttpFace, createServerFace, mcpMount } from './mcp-face/index.ts';
 import { a2aMount } from './a2a-face/index.ts';
 import { agUiMount } from './ag-ui-face/index.ts';
@@ -85,6 +91,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
           ids,
           bus,
           sessionCommands: { scoped: SESSION_COMMANDS, sendMessage: 'agent.sendMessage', takeOver: TAKE_OVER_COMMAND },
+          toolServerCommands: TOOL_SERVER_COMMANDS,
           sessions: {
             holds: (id) => agent.holds(id),
             drop: (id) => void agent.drop(id, 'moved'),
@@ -241,7 +248,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       frontEnd.close();
       await mcpFace.close(); // /mcp exchanges of 2026-07-28 clients still open
       waiter.close();
-      follower.close();
       await agent.stop();
       await mcp.stop();
       await cluster?.close();

@@ -19,7 +19,7 @@ const questionAnswerSchema = z.looseObject({
 
 export function createInputAnswers(deps: Pick<A2aFaceDeps, 'bus' | 'mayApprove'>) {
   const applyAnswer = (key: SessionKey, id: string, answer: AnswerInput) =>
-    deps.bus.execute('agent.answer', { sessionId: key, id, answer, by: 'a2a' }, { sessionId: key });
+    deps.bus.execute('agent.answer', { sessionId: key, id, answer, by: 'a2a' });
   const mayAnswer = (ctx: A2aCallContext, what: string) => {
     if (!deps.mayApprove(ctx.principal))
       throw new AppError('FORBIDDEN', `Answering ${what} needs the approve scope`, { scope: 'approve' });

@@ -47,7 +47,7 @@ export function createA2aFace(deps: A2aFaceDeps) {
     try {
       await watch.follow(view.turnId);
       if (!watch.view || !FINAL_STATES.has(watch.view.state)) {
-        await deps.bus.execute('agent.cancel', { sessionId: key }, { sessionId: key });
+        await deps.bus.execute('agent.cancel', { sessionId: key });
         await Promise.race([ended, pause(deps.waitMs, ctx.signal)]);
       }
       return encodeTask(watch.view ?? view, ctx.version);

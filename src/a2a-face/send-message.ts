@@ -78,7 +78,7 @@ export function createMessageSender(deps: A2aFaceDeps) {
             ...(quota && { quota }),
             ...(unnamed && { unnamed: true }),
           },
-          { sessionId: key, correlationId: deps.ids() },
+          { correlationId: deps.ids() },
         );
         await watch.follow(sent.turnId);
         turnId = sent.turnId;

@@ -160,7 +160,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
     };
     const check = () => {
       if (!armed || view.ended || view.open.length === 0) return;
-      bus.execute('agent.questions', on(key), on(key)).then((qs) => {
+      bus.execute('agent.questions', on(key)).then((qs) => {
         expected = new Set(qs.filter((q) => q.turnId === p.turnId).map((q) => q.id));
         settle();
       }, fail);
@@ -189,10 +189,10 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
             ...(p.clientTools && { clientTools: p.clientTools }),
             ...(ctx.sessions.quota && { quota: ctx.sessions.quota }),
           },
-          { sessionId: key, correlationId: `ag-ui:${input.runId}` },
+          { correlationId: `ag-ui:${input.runId}` },
         );
       for (const { q, answer } of p.answers)
-        await bus.execute('agent.answer', { sessionId: key, id: q.id, answer, by: 'ag-ui' }, on(key));
+        await bus.execute('agent.answer', { sessionId: key, id: q.id, answer, by: 'ag-ui' });
       armed = true;
       check();
     } catch (err) {
@@ -207,8 +207,8 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
       const key = ctx.sessions.key(input.threadId);
       return pipeEvents<Event>(ctx.signal, async (push, end) => {
         try {
-          const { frames } = await bus.execute('agent.thread', on(key), on(key));
-          const open = await bus.execute('agent.questions', on(key), on(key));
+          const { frames } = await bus.execute('agent.thread', on(key));
+          const open = await bus.execute('agent.questions', on(key));
           return await follow(key, input, plan(input, frames, open, ctx.principal), ctx, push, end);
         } catch (err) {
           push(runError(err));

@@ -59,6 +59,10 @@ export type AgentEvents = { [K in FrameName as `agent.${K}`]: AgentFrameData[K] 
 
 export type SessionStoredEvent = StoredEvent<SessionEvent>;
 
+/** The frame an agent bus event carries (`agent.<frame name>`: AgentEvents); undefined for any other event. */
+export const frameNameOf = (name: string): FrameName | undefined =>
+  name.startsWith('agent.') ? (name.slice(6) as FrameName) : undefined;
+
 export const thinkingFrame = (sessionId: string, turnId: string, seq: number): AgentFrame => ({
   event: 'thinking',
   data: { sessionId, turnId, seq },

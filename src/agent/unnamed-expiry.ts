@@ -56,7 +56,7 @@ export function createUnnamedExpiry(options: UnnamedExpiryOptions) {
   async function expire(sessionId: string): Promise<boolean> {
     if (!isSessionKey(sessionId)) return false;
     try {
-      const { deleted } = await bus.execute('agent.deleteSession', { sessionId, ifIdleForMs: ttlMs }, { sessionId });
+      const { deleted } = await bus.execute('agent.deleteSession', { sessionId, ifIdleForMs: ttlMs });
       return deleted;
     } catch (err) {
       log.warn({ err, sessionId }, 'an expired unnamed session could not be deleted');

@@ -1,4 +1,3 @@
-import { EventEmitter } from 'eventemitter3';
 import type { Logger } from '../log/index.ts';
 import { AppError } from '../errors/index.ts';
 import { createIdSource, systemClock, type Clock, type IdSource } from '../clock.ts';
@@ -15,6 +14,12 @@ export type CommandHandler<C extends CommandSpec, N extends keyof C & string> = 
 
 export type EventListener<E extends EventSpec, N extends keyof E & string> = (event: Envelope<N, E[N]>) => unknown;
 
+export type AnyEvent<E extends EventSpec> = Envelope<keyof E & string, E[keyof E]>;
+
+/**
+ * An in-process bus: one handler per command, listeners by event name, by session and for every event. A message's
+ * session is its payload's `sessionId` (when it is a string), so no sender names it twice.
+ */
 export interface Bus<C extends CommandSpec, E extends EventSpec> {
   /** The one handler of a command (a second throws); returns its unregistration. */
   handle<N extends keyof C & string>(name: N, handler: CommandHandler<C, N>): () => void;
@@ -22,10 +27,17 @@ export interface Bus<C extends CommandSpec, E extends EventSpec> {
   execute<N extends keyof C & string>(name: N, payload: C[N]['payload'], meta?: SendMeta): Promise<C[N]['result']>;
   /** Returns the unsubscription. */
   on<N extends keyof E & string>(name: N, listener: EventListener<E, N>): () => void;
-  onAny(listener: (event: Envelope<keyof E & string, E[keyof E]>) => unknown): () => void;
-  /** A throwing or rejecting listener is logged and never stops the others. */
+  /** Every event of one session (its payload's `sessionId`); returns the unsubscription. */
+  onSession(sessionId: string, listener: (event: AnyEvent<E>) => unknown): () => void;
+  onAny(listener: (event: AnyEvent<E>) => unknown): () => void;
+  /**
+   * Delivers to the session's listeners, then the name's, then `onAny`'s, each group in the order they subscribed;
+   * one that unsubscribes meanwhile is skipped, one that subscribes meanwhile hears the next event. A throwing or
+   * rejecting listener is logged and never stops the others.
+   */
   emit<N extends keyof E & string>(name: N, payload: E[N], meta?: SendMeta): Envelope<N, E[N]>;
-  listenerCount(name: keyof E & string): number;
+  /** The listeners of one event name; without a name, every listener (by name, by session and `onAny`). */
+  listenerCount(name?: keyof E & string): number;
 }
 
 export interface BusDeps {
@@ -34,13 +46,49 @@ export interface BusDeps {
   ids?: IdSource;
 }
 
-const ANY = Symbol('any');
+interface Subscription {
+  listener: (e: Envelope) => unknown;
+  live: boolean;
+}
+
+/**
+ * Listeners by key. Each key's list is replaced, never changed, on (un)subscription, so an emit walks a stable list
+ * without copying it.
+ */
+function createListeners() {
+  const byKey = new Map<string, readonly Subscription[]>();
+  return {
+    get: (key: string) => byKey.get(key),
+    count: (key?: string): number =>
+      key === undefined ? [...byKey.values()].reduce((n, subs) => n + subs.length, 0) : (byKey.get(key)?.length ?? 0),
+    add(key: string, listener: (e: Envelope) => unknown): () => void {
+      const sub: Subscription = { listener, live: true };
+      byKey.set(key, [...(byKey.get(key) ?? []), sub]);
+      return () => {
+        if (!sub.live) return;
+        sub.live = false;
+        const rest = (byKey.get(key) ?? []).filter((s) => s !== sub);
+        if (rest.length > 0) byKey.set(key, rest);
+        else byKey.delete(key);
+      };
+    },
+  };
+}
+
+const sessionOf = (payload: unknown): string | undefined => {
+  const sessionId =
+    typeof payload === 'object' && payload !== null ? (payload as { sessionId?: unknown }).sessionId : undefined;
+  return typeof sessionId === 'string' ? sessionId : undefined;
+};
 
 export function createBus<C extends CommandSpec, E extends EventSpec>(deps: BusDeps): Bus<C, E> {
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? createIdSource();
   const handlers = new Map<string, (c: Envelope) => unknown>();
-  const emitter = new EventEmitter();
+  const byName = createListeners();
+  const bySession = createListeners();
+  const everyEvent = createListeners();
+  const ANY = '';
 
   const envelope = <N extends string, P>(name: N, payload: P, meta?: SendMeta): Envelope<N, P> => {
     const id = ids();
@@ -51,24 +99,24 @@ export function createBus<C extends CommandSpec, E extends EventSpec>(deps: BusD
       name,
       payload,
     };
-    if (meta?.sessionId !== undefined) env.sessionId = meta.sessionId;
+    const sessionId = sessionOf(payload);
+    if (sessionId !== undefined) env.sessionId = sessionId;
     return env;
   };
 
-  const guard = (name: string | symbol, listener: (e: Envelope) => unknown) => (event: Envelope) => {
-    try {
-      const out = listener(event);
-      if (out instanceof Promise)
-        out.catch((err: unknown) => deps.log.error({ err, event: String(name) }, 'bus listener rejected'));
-    } catch (err) {
-      deps.log.error({ err, event: String(name) }, 'bus listener threw');
+  const failed = (err: unknown, name: string, how: string) =>
+    deps.log.error({ err, event: name }, `bus listener ${how}`);
+  const deliver = (subs: readonly Subscription[] | undefined, event: Envelope): void => {
+    if (subs === undefined) return;
+    for (const sub of subs) {
+      if (!sub.live) continue;
+      try {
+        const out = sub.listener(event);
+        if (out instanceof Promise) out.catch((err: unknown) => failed(err, event.name, 'rejected'));
+      } catch (err) {
+        failed(err, event.name, 'threw');
+      }
     }
-  };
-
-  const subscribe = (name: string | symbol, listener: (e: Envelope) => unknown) => {
-    const wrapped = guard(name, listener);
-    emitter.on(name, wrapped);
-    return () => void emitter.off(name, wrapped);
   };
 
   return {
@@ -82,14 +130,17 @@ export function createBus<C extends CommandSpec, E extends EventSpec>(deps: BusD
       if (!handler) throw new AppError('INTERNAL_ERROR', `no handler for command ${name}`);
       return await handler(envelope(name, payload, meta));
     },
-    on: (name, listener) => subscribe(name, listener as (e: Envelope) => unknown),
-    onAny: (listener) => subscribe(ANY, listener as (e: Envelope) => unknown),
+    on: (name, listener) => byName.add(name, listener as (e: Envelope) => unknown),
+    onSession: (sessionId, listener) => bySession.add(sessionId, listener as (e: Envelope) => unknown),
+    onAny: (listener) => everyEvent.add(ANY, listener as (e: Envelope) => unknown),
     emit(name, payload, meta) {
       const env = envelope(name, payload, meta);
-      emitter.emit(name, env);
-      emitter.emit(ANY, env);
+      if (env.sessionId !== undefined) deliver(bySession.get(env.sessionId), env);
+      deliver(byName.get(name), env);
+      deliver(everyEvent.get(ANY), env);
       return env;
     },
-    listenerCount: (name) => emitter.listenerCount(name),
+    listenerCount: (name) =>
+      name === undefined ? byName.count() + bySession.count() + everyEvent.count() : byName.count(name),
   };
 }

@@ -55,7 +55,7 @@ export function createFanOut(options: FanOutOptions) {
   };
   const stopPublishing = bus.onAny((e: Envelope) => {
     if (relaying || !(e.name.startsWith('agent.') || e.name === 'mcp.toolProgress')) return;
-    const sessionId = (e.payload as { sessionId?: string }).sessionId ?? e.sessionId;
+    const { sessionId } = e;
     if (sessionId === undefined || quiet.has(sessionId)) return;
     const { name, payload, correlationId, ts } = e;
     publish(sessionId, { from: instanceId, name, payload, correlationId, sessionId, ts });
@@ -81,13 +81,9 @@ export function createFanOut(options: FanOutOptions) {
     if (raw.startsWith(ownPrefix)) return;
     const event = readWire(wireEvent, raw, on, log);
     if (!event || event.from === instanceId) return;
-    const { name, payload, correlationId, sessionId, ts } = event;
+    const { name, payload, correlationId, ts } = event;
     if (name === PUBLISHING) return acks.get(correlationId)?.();
-    emitHere(name, payload, {
-      correlationId,
-      ...(sessionId !== undefined && { sessionId }),
-      ...(ts !== undefined && { ts }),
-    });
+    emitHere(name, payload, { correlationId, ...(ts !== undefined && { ts }) });
   }
 
   function onNotice(raw: string, on: string): void {

@@ -14,7 +14,7 @@ import { createForwarding, unavailable, type Handler } from './forwarding.ts';
 import { createLeases } from './leases.ts';
 import { createRemoteTurns } from './remote-turns.ts';
 import type { ClusterShared } from './shared.ts';
-import { createToolServerSync, TOOL_SERVER_COMMANDS } from './tool-servers.ts';
+import { createToolServerSync } from './tool-servers.ts';
 
 /** The agent's session commands, by role (passed in: the cluster does not import the agent). */
 export interface SessionCommandNames<Name extends string = string> {
@@ -31,6 +31,8 @@ export interface ClusterOptions<Name extends string = string> extends Omit<Clust
   /** Every event of this bus named `agent.*` is shared with the other instances. */
   bus: Pick<Bus<CommandSpec, EventSpec>, 'on' | 'onAny' | 'emit'>;
   sessionCommands: SessionCommandNames<Name>;
+  /** The commands that change tool servers at run time, shared with every instance (src/tools `TOOL_SERVER_COMMANDS`). */
+  toolServerCommands: readonly string[];
   /** The sessions in this instance's memory (the agent service). */
   sessions: {
     holds: (sessionId: string) => boolean;
@@ -48,6 +50,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
   const subscriber = client.duplicate();
   const shared: ClusterShared = { client, keyPrefix, instanceId, leaseMs, clock, ids, log };
   const toolServers = createToolServerSync(shared);
+  const toolServerCommands = new Set(options.toolServerCommands);
   let heartbeat: NodeJS.Timeout | undefined;
   const leases = createLeases({
     ...shared,
@@ -110,7 +113,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
             return since === undefined ? handler(command) : { status: 'degraded', cause: 'redis: unreachable', since };
           });
         }
-        if (TOOL_SERVER_COMMANDS.has(name)) return inner.handle(name, toolServers.wrap(name, handler));
+        if (toolServerCommands.has(name)) return inner.handle(name, toolServers.wrap(name, handler));
         if (!scoped.has(name)) return inner.handle(name, handler);
         const offHere = forwarding.handleHere(name, handler);
         const atOwner =

@@ -105,7 +105,7 @@ export function createRemoteTurns(options: RemoteTurnsOptions) {
       fanOut.emitHere(
         'agent.error',
         { code: 'SERVICE_UNAVAILABLE', message, details: { reason: 'redis' }, sessionId, turnId },
-        { correlationId, sessionId },
+        { correlationId },
       );
     }
   }

@@ -14,14 +14,6 @@ import {
 type Listed = ToolServerStatus & { name: string };
 type InstanceStatus = ToolServerStatus & { instanceId: string };
 
-export const TOOL_SERVER_COMMANDS = new Set([
-  'mcp.connectServer',
-  'mcp.connectA2aAgent',
-  'mcp.removeServer',
-  'mcp.restartServer',
-  'mcp.listServers',
-]);
-
 /**
  * Runtime tool-server changes shared by every instance over one Redis.
  * - A connect after which the server is listed here, and a successful remove or restart, are published; every

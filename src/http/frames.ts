@@ -1,35 +1,27 @@
 import { z } from 'zod';
-import { approvalDecision } from '../agent/index.ts';
+import { approvalDecision, frameNameOf } from '../agent/index.ts';
 import { elicitationAction } from '../conversation/records.ts';
 import { MAX_OWNER_LENGTH, sessionIdSchema } from '../session-id.ts';
+import type { McpEvents } from '../tools/index.ts';
 import type { FrontEvents } from './front-bus.ts';
 import { attachFields } from './attach.ts';
 
-/** The bus events that become `{ event, data }` WebSocket frames: the one list of their names (docs/api.md). */
-export const EVENT_FRAMES = {
-  'agent.userMessage': 'userMessage',
-  'agent.thinking': 'thinking',
-  'agent.chunk': 'chunk',
-  'agent.reasoning': 'reasoning',
-  'agent.toolCall': 'toolCall',
-  'agent.toolResult': 'toolResult',
-  'agent.response': 'response',
-  'agent.toolApprovalRequested': 'toolApprovalRequested',
-  'agent.toolApprovalResolved': 'toolApprovalResolved',
-  'agent.elicitationRequested': 'elicitationRequested',
-  'agent.elicitationResolved': 'elicitationResolved',
-  'agent.clientToolRequested': 'clientToolRequested',
-  'agent.clientToolResolved': 'clientToolResolved',
-  'agent.error': 'error',
-  'agent.conversationReset': 'conversationReset',
-  'agent.contextCompacted': 'contextCompacted',
+/** The MCP bus events that become `{ event, data }` WebSocket frames, with their frame names (docs/api.md). */
+export const MCP_EVENT_FRAMES = {
   'mcp.serverStatus': 'mcpServerStatus',
   'mcp.toolsChanged': 'toolsChanged',
   'mcp.toolProgress': 'toolProgress',
   'mcp.resourceUpdated': 'resourceUpdated',
   'mcp.listChanged': 'mcpListChanged',
   'mcp.serverLog': 'mcpServerLog',
-} as const satisfies { [K in keyof FrontEvents]: string };
+} as const satisfies { [K in keyof McpEvents]: string };
+
+/**
+ * The frame name of a bus event: every bus event becomes a WebSocket frame, an agent event `agent.X` the frame `X`
+ * (src/agent/frames.ts `frameNameOf`), an MCP event the one its row above names.
+ */
+export const eventFrameOf = (name: keyof FrontEvents): string =>
+  frameNameOf(name) ?? MCP_EVENT_FRAMES[name as keyof McpEvents];
 
 /** Both fields are optional in the spec: `base64` is then reported missing, `mimeType` sniffed. */
 export const imageDataSchema = z.strictObject({

@@ -34,7 +34,7 @@ export function createClientFrames(
   /** Answers a question of the session (an approval, an elicitation): the `approve` scope's. */
   const answer = async ({ ws, sessionId }: FrameContext, id: string, reply: AnswerInput): Promise<void> => {
     deps.auth.check(ws.data.principal, 'approve');
-    await deps.bus.execute('agent.answer', { sessionId, id, answer: reply, by: 'websocket' }, { sessionId });
+    await deps.bus.execute('agent.answer', { sessionId, id, answer: reply, by: 'websocket' });
   };
 
   const handlers: ClientFrameHandlers<FrameContext> = {
@@ -43,27 +43,23 @@ export function createClientFrames(
       const { quota } = ws.data.access;
       await join(ws, sessionId);
       const attached = await resolveAttachments(msg, deps.bus);
-      await deps.bus.execute(
-        'agent.sendMessage',
-        {
-          sessionId,
-          content: msg.content,
-          ...(image && { image }),
-          ...(attached && { attached }),
-          ...(quota && { quota }),
-        },
-        { sessionId },
-      );
+      await deps.bus.execute('agent.sendMessage', {
+        sessionId,
+        content: msg.content,
+        ...(image && { image }),
+        ...(attached && { attached }),
+        ...(quota && { quota }),
+      });
     },
     async reset({ sessionId }) {
-      await deps.bus.execute('agent.reset', { sessionId }, { sessionId });
+      await deps.bus.execute('agent.reset', { sessionId });
     },
     async cancel({ sessionId }) {
-      await deps.bus.execute('agent.cancel', { sessionId }, { sessionId });
+      await deps.bus.execute('agent.cancel', { sessionId });
     },
     async compact({ ws, sessionId }) {
       await join(ws, sessionId); // its contextCompacted frame is how the client hears it is done
-      await deps.bus.execute('agent.compact', { sessionId }, { sessionId });
+      await deps.bus.execute('agent.compact', { sessionId });
     },
     async subscribe({ ws, sessionId }, msg) {
       // Frames from other instances flow before the replay reads the log, so none falls in the seam.

@@ -11,7 +11,7 @@ import { asNamed } from '../session-id.ts';
 import { jsonOrUndefined, tooDeepError } from './body.ts';
 import type { EngineApp, EngineSocket, WebSocketRoute } from './engine/index.ts';
 import { createChunkFrames } from './chunk-frame.ts';
-import { CLIENT_FRAMES, EVENT_FRAMES, frame, helloFrame, isClientFrameType } from './frames.ts';
+import { CLIENT_FRAMES, eventFrameOf, frame, helloFrame, isClientFrameType } from './frames.ts';
 import { inOrder } from './in-order.ts';
 import { rateLimitError } from './limits.ts';
 import { watchSlowReaders } from './slow-readers.ts';
@@ -41,7 +41,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
 
   const chunkFrame = createChunkFrames();
   const unsubscribeBus = deps.bus.onAny((e) => {
-    const event = EVENT_FRAMES[e.name];
+    const event = eventFrameOf(e.name);
     const data = e.payload as { sessionId?: string };
     if (e.name === 'agent.chunk') app.publish(sessionTopic(data.sessionId ?? DEFAULT_SESSION), chunkFrame(data));
     else if (ADMIN_ONLY.has(e.name)) app.publish(ALL_ADMIN, frame(event, data));

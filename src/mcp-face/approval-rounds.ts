@@ -38,7 +38,7 @@ export function createApprovalRounds(deps: Pick<ServerFaceDeps, 'bus' | 'log' | 
   const codec = madeOnce(async () =>
     createRequestStateCodec<ApprovalState>({ key: purposeKey(await deps.key(), 'request-state'), ttlSeconds: 600 }),
   );
-  const questionsOf = (sessionId: SessionKey) => deps.bus.execute('agent.questions', { sessionId }, { sessionId });
+  const questionsOf = (sessionId: SessionKey) => deps.bus.execute('agent.questions', { sessionId });
   return {
     verify: async (state: string, ctx: ServerContext) => (await codec()).verify(state, ctx),
     /** The state a retried call carries, if any (already verified by the SDK). */

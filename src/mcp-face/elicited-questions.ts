@@ -32,11 +32,12 @@ export function askQuestions(
     void ctx.mcpReq
       .elicitInput({ mode: 'form', ...form }, { signal: AbortSignal.any([ctx.mcpReq.signal, asking.signal]) })
       .then(async (answer) => {
-        await deps.bus.execute(
-          'agent.answer',
-          { sessionId, id: q.id, answer: answerOf(q, answer), by: 'mcp-elicitation' },
-          { sessionId },
-        );
+        await deps.bus.execute('agent.answer', {
+          sessionId,
+          id: q.id,
+          answer: answerOf(q, answer),
+          by: 'mcp-elicitation',
+        });
       })
       .catch((err: unknown) => deps.log.debug({ err, id: q.id }, 'question through elicitation not answered'));
   };

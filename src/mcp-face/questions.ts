@@ -62,7 +62,7 @@ export function applyAnswer(
   answer: AnswerInput,
 ): Promise<unknown> {
   return deps.bus
-    .execute('agent.answer', { sessionId, id, answer, by: 'mcp-elicitation' }, { sessionId })
+    .execute('agent.answer', { sessionId, id, answer, by: 'mcp-elicitation' })
     .catch((err: unknown) =>
       deps.log.debug({ err, id }, 'answer through elicitation not applied (answered elsewhere first)'),
     );

@@ -76,7 +76,7 @@ export function createServerFace(deps: ServerFaceDeps) {
         case 'reset_conversation': {
           const id = parseArgs(resetInput, args).sessionId ?? DEFAULT_SESSION;
           const sessionId = sessions.key(id);
-          await bus.execute('agent.reset', { sessionId }, { sessionId });
+          await bus.execute('agent.reset', { sessionId });
           return text(`Conversation ${id} reset.`);
         }
         default:

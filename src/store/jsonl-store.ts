@@ -1,6 +1,6 @@
 import { link, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isoNow, systemClock } from '../clock.ts';
+import { systemClock } from '../clock.ts';
 import { AppError, isAppError } from '../errors/index.ts';
 import { madeOnce } from '../made-once.ts';
 import { createHandlePool } from './handle-pool.ts';
@@ -15,7 +15,7 @@ import { createLimiter } from './limiter.ts';
 import { fileNameOf } from './session-file-name.ts';
 import { storeGuard } from './session-id.ts';
 import { fileStoreId } from './store-id.ts';
-import { eventJson, firstAfter, logJsons, sessionExists, storedEvent, storedLine } from './stored-event.ts';
+import { appendGuard, firstAfter, logJsons, sessionExists, storedEvent, storedLine } from './stored-event.ts';
 import { eventsOfTurn, turnPage } from './turn-index.ts';
 import type { EventStore, StoreEvent, StoredEvent } from './types.ts';
 
@@ -64,6 +64,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
   });
 
   const guard = storeGuard(() => closing !== undefined);
+  const prepareAppend = appendGuard(guard, clock);
 
   const storeError = (e: unknown, op: string, sessionId?: string): AppError => {
     if (isAppError(e)) return e;
@@ -96,10 +97,9 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
 
   return {
     async append(sessionId, events) {
-      guard(sessionId);
-      if (events.length === 0) return [];
-      const jsons = events.map(eventJson);
-      const ts = isoNow(clock);
+      const batch = prepareAppend(sessionId, events);
+      if (!batch) return [];
+      const { jsons, ts } = batch;
       return new Promise<StoredEvent<E>[]>((resolve, reject) => {
         enqueue(slotOf(sessionId), { kind: 'append', jsons, ts, resolve, reject });
       });

@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/require-await -- async so that throws become rejections */
-import { isoNow, systemClock, type Clock } from '../clock.ts';
+import { systemClock, type Clock } from '../clock.ts';
 import { storeGuard } from './session-id.ts';
-import { eventJson, firstAfter, logJsons, sessionExists, storedEvent } from './stored-event.ts';
+import { appendGuard, firstAfter, logJsons, sessionExists, storedEvent } from './stored-event.ts';
 import { byKey, inRange } from './session-range.ts';
 import { newStoreId } from './store-id.ts';
 import { createTurnIndex, eventsOfTurn, indexEvent, turnOf, turnPage, type TurnIndex } from './turn-index.ts';
@@ -21,13 +21,13 @@ export function createMemoryStore<E extends StoreEvent>(deps: { clock?: Clock } 
     for (const e of stored) indexEvent(turnIndex, e.seq, turnOf(e.event), none);
   };
   const guard = storeGuard(() => closed);
+  const prepareAppend = appendGuard(guard, clock);
 
   return {
     async append(sessionId, events) {
-      guard(sessionId);
-      if (events.length === 0) return [];
-      const jsons = events.map(eventJson);
-      const ts = isoNow(clock);
+      const batch = prepareAppend(sessionId, events);
+      if (!batch) return [];
+      const { jsons, ts } = batch;
       let stream = sessions.get(sessionId);
       if (!stream) sessions.set(sessionId, (stream = []));
       let seq = stream.at(-1)?.seq ?? 0;

@@ -1,3 +1,4 @@
+import { isoNow, type Clock } from '../clock.ts';
 import { AppError } from '../errors/index.ts';
 import type { EventParser, LogEntry, StoreEvent, StoredEvent } from './types.ts';
 
@@ -96,3 +97,14 @@ export function partitionPoint<T>(items: readonly T[], before: (item: T) => bool
 /** Index of the first event with seq > since (events ascend by seq, possibly with gaps). */
 export const firstAfter = (events: readonly StoredEvent<StoreEvent>[], since: number): number =>
   partitionPoint(events, (e) => e.seq <= since);
+
+/**
+ * How every engine's append begins: the store open and the id valid (`guard` throws), then the events serialized once
+ * and stamped with one time; `undefined` when there is nothing to append.
+ */
+export const appendGuard =
+  (guard: (sessionId: string) => void, clock: Clock) =>
+  (sessionId: string, events: readonly StoreEvent[]): { jsons: string[]; ts: string } | undefined => {
+    guard(sessionId);
+    return events.length === 0 ? undefined : { jsons: events.map(eventJson), ts: isoNow(clock) };
+  };

@@ -42,6 +42,15 @@ export interface SignInBegun extends SignInRecord {
 type Same<A extends B, B extends C, C = A> = [A, B, C];
 export type ServerTypeAgrees = Same<McpServerConfig['type'], ServerRecord['type']>;
 
+/** The commands that change the tool servers at run time (a cluster shares them with every instance). */
+export const TOOL_SERVER_COMMANDS = [
+  'mcp.connectServer',
+  'mcp.connectA2aAgent',
+  'mcp.removeServer',
+  'mcp.restartServer',
+  'mcp.listServers',
+] as const satisfies readonly (keyof McpCommands)[];
+
 /** Contracts: in the handling file (service.ts, tool-calls.ts, sign-ins.ts, mcp/server-requests.ts). */
 export type McpCommands = {
   'mcp.listServers': { payload: Record<string, never>; result: ServerRecord[] };

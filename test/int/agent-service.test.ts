@@ -105,7 +105,7 @@ async function rig(
     const { queued } = await bus.execute(
       'agent.sendMessage',
       { sessionId: sessionKey(undefined, sessionId), content },
-      { correlationId, sessionId },
+      { correlationId },
     );
     return { correlationId, queued };
   };

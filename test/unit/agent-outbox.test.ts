@@ -96,6 +96,20 @@ describe('agent outbox', () => {
     expect(out.at(-1)).toBe('d1');
   });
 
+  it('given nothing pending, when asked to tell when idle, then it tells at once; given writes, the moment the last ends, failed or not', async () => {
+    const store = createMemoryStore<SessionEvent>();
+    const flaky: EventStore<SessionEvent> = { ...store, append: () => Promise.reject(new Error('disk full')) };
+    const { outbox, out } = setup(flaky);
+    outbox.whenIdle(() => out.push('idle at once'));
+    expect(out).toEqual(['idle at once']);
+    outbox.durable(reset, undefined, () => out.push('failed'));
+    outbox.transient(() => out.push('sent'));
+    outbox.whenIdle(() => out.push(`idle: ${outbox.idle}`));
+    expect(out).toEqual(['idle at once']);
+    await outbox.drained();
+    expect(out).toEqual(['idle at once', 'failed', 'sent', 'idle: true']);
+  });
+
   it('drops what is queued of an abandoned turn, and anything of it handed in later', async () => {
     const { outbox, out } = setup();
     const fact = (turnId: string, content: string): SessionEvent => ({ v: 4, type: 'userMessage', turnId, content });

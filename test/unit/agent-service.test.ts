@@ -114,7 +114,7 @@ async function rig(
       const { turnId } = await bus.execute(
         'agent.sendMessage',
         { sessionId: sessionKey(undefined, sessionId), content },
-        { correlationId, sessionId },
+        { correlationId },
       );
       return { turnId, correlationId };
     },
@@ -452,14 +452,14 @@ describe('agent service', () => {
     const r = await rig(fakeLlm((_, n) => text(`r${n}`)).llm, { store });
     const key = sessionKey(undefined, 'default');
     for (const content of ['one', 'two']) await r.until(ended((await r.send(content)).correlationId));
-    await r.bus.execute('agent.reset', { sessionId: key }, { sessionId: key });
+    await r.bus.execute('agent.reset', { sessionId: key });
     await r.until(ended((await r.send('three')).correlationId));
     await settled(r);
     const all = await framesOf(r);
     const reset = all.findIndex((f) => f.event === 'conversationReset');
 
     reads.length = 0;
-    const { frames } = await r.bus.execute('agent.thread', { sessionId: key }, { sessionId: key });
+    const { frames } = await r.bus.execute('agent.thread', { sessionId: key });
     expect(frames).toEqual(all.slice(reset + 1));
     expect(frames.filter((f) => f.event === 'userMessage').map((f) => f.data.content)).toEqual(['three']);
     expect(reads).toEqual([all[reset]!.data.seq]);

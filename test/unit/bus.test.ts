@@ -6,8 +6,9 @@ import { PATIENT } from '../support/wait.ts';
 type Commands = {
   add: { payload: { a: number; b: number }; result: number };
   fail: { payload: Record<string, never>; result: void };
+  ask: { payload: { sessionId: string; q: string }; result: number };
 };
-type Events = { tick: { n: number }; other: { s: string } };
+type Events = { tick: { n: number }; other: { s: string }; said: { sessionId: string; text: string } };
 
 function setup() {
   const errors: unknown[] = [];
@@ -45,22 +46,20 @@ describe('bus commands', () => {
     await expect(bus.execute('fail', {})).rejects.toThrow('boom');
   });
 
-  it('gives the handler an envelope with id, timestamp, correlation id and session', async () => {
+  it("gives the handler an envelope with id, timestamp, correlation id and the payload's session", async () => {
     const { bus } = setup();
     const seen = vi.fn();
-    bus.handle('add', (env) => {
-      seen(env);
-      return 0;
-    });
-    await bus.execute('add', { a: 1, b: 2 }, { sessionId: 's1' });
+    bus.handle('ask', (env) => (seen(env), 0));
+    bus.handle('add', (env) => (seen(env), 0));
+    await bus.execute('ask', { sessionId: 's1', q: 'why' });
     await bus.execute('add', { a: 1, b: 2 }, { correlationId: 'corr-9' });
     expect(seen.mock.calls[0]![0]).toEqual({
       id: 'id1',
       ts: 1000,
       correlationId: 'id1',
       sessionId: 's1',
-      name: 'add',
-      payload: { a: 1, b: 2 },
+      name: 'ask',
+      payload: { sessionId: 's1', q: 'why' },
     });
     expect(seen.mock.calls[1]![0]).toMatchObject({ correlationId: 'corr-9' });
     expect(seen.mock.calls[1]![0]).not.toHaveProperty('sessionId');
@@ -78,12 +77,57 @@ describe('bus events', () => {
     bus.on('tick', b);
     bus.on('other', other);
     bus.onAny(any);
-    const env = bus.emit('tick', { n: 1 }, { sessionId: 'x', correlationId: 'c' });
+    const env = bus.emit('tick', { n: 1 }, { correlationId: 'c' });
     expect(a).toHaveBeenCalledWith(env);
     expect(b).toHaveBeenCalledWith(env);
     expect(any).toHaveBeenCalledWith(env);
     expect(other).not.toHaveBeenCalled();
-    expect(env).toMatchObject({ name: 'tick', payload: { n: 1 }, sessionId: 'x', correlationId: 'c' });
+    expect(env).toMatchObject({ name: 'tick', payload: { n: 1 }, correlationId: 'c' });
+  });
+
+  it("delivers a session's events to its listeners, first, then to the name's and onAny's", () => {
+    const { bus } = setup();
+    const heard: string[] = [];
+    bus.onAny((e) => void heard.push(`any ${e.name}`));
+    bus.on('said', (e) => void heard.push(`name ${e.payload.text}`));
+    bus.onSession('s1', (e) => void heard.push(`s1 ${e.name} ${e.sessionId}`));
+    bus.onSession('s2', (e) => void heard.push(`s2 ${e.name}`));
+    const env = bus.emit('said', { sessionId: 's1', text: 'hi' });
+    bus.emit('tick', { n: 1 });
+    expect(env.sessionId).toBe('s1');
+    expect(heard).toEqual(['s1 said s1', 'name hi', 'any said', 'any tick']);
+  });
+
+  it('skips a session listener that unsubscribed during delivery, and gives one subscribed meanwhile the next event', () => {
+    const { bus } = setup();
+    const heard: string[] = [];
+    let offB = () => undefined as void;
+    bus.onSession('s', (e) => {
+      heard.push(`a ${(e.payload as { text: string }).text}`);
+      offB();
+      bus.onSession('s', (late) => void heard.push(`c ${(late.payload as { text: string }).text}`));
+    });
+    offB = bus.onSession('s', (e) => void heard.push(`b ${(e.payload as { text: string }).text}`));
+    bus.emit('said', { sessionId: 's', text: '1' });
+    bus.emit('said', { sessionId: 's', text: '2' });
+    expect(heard).toEqual(['a 1', 'a 2', 'c 2']);
+  });
+
+  it('keeps delivering to the others when a session listener throws', () => {
+    const { bus, errors } = setup();
+    const after = vi.fn();
+    const off = bus.onSession('s', () => {
+      throw new Error('session listener broke');
+    });
+    bus.onSession('s', after);
+    bus.on('said', after);
+    bus.emit('said', { sessionId: 's', text: 'x' });
+    expect(after).toHaveBeenCalledTimes(2);
+    expect(errors[0]).toMatchObject({ msg: 'bus listener threw', event: 'said' });
+    off();
+    bus.emit('said', { sessionId: 's', text: 'y' });
+    expect(after).toHaveBeenCalledTimes(4);
+    expect(errors).toHaveLength(1);
   });
 
   it('keeps delivering when a listener throws, and logs the failure', () => {
@@ -119,5 +163,9 @@ describe('bus events', () => {
     bus.emit('tick', { n: 3 });
     expect(a).not.toHaveBeenCalled();
     expect(bus.listenerCount('tick')).toBe(0);
+    const offs = [bus.on('tick', a), bus.onSession('s', a), bus.onAny(a)];
+    expect(bus.listenerCount()).toBe(3);
+    offs.forEach((o) => o());
+    expect(bus.listenerCount()).toBe(0);
   });
 });

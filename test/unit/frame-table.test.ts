@@ -4,8 +4,8 @@
  * client-frame tables of docs/api.md are checked against the code.
  */
 import { describe, expect, it } from 'vitest';
-import { chunkFrame, droppedFrame, thinkingFrame, toFrame } from '../../src/agent/frames.ts';
-import { CLIENT_FRAMES, EVENT_FRAMES, helloFrame } from '../../src/http/frames.ts';
+import { chunkFrame, droppedFrame, thinkingFrame, toFrame, type FrameName } from '../../src/agent/frames.ts';
+import { CLIENT_FRAMES, MCP_EVENT_FRAMES, eventFrameOf, helloFrame } from '../../src/http/frames.ts';
 import { API_DOC, expectGolden, sectionTables } from '../support/golden.ts';
 import { sampleEvents } from './store-contract.ts';
 
@@ -17,6 +17,26 @@ const frames = [
   { transient: 'dropped', frame: droppedFrame('s', 't2', 3, 'reset') },
   { connection: 'first frame', frame: helloFrame({ storeId: '6f1c2b3e-9a4d-4c1e-8f2a-3b5d7e9f1a2c' }) },
 ];
+
+/** Every agent frame (each the bus event `agent.<name>`); the compiler names one left out. */
+const AGENT_FRAMES: Record<FrameName, true> = {
+  userMessage: true,
+  thinking: true,
+  chunk: true,
+  reasoning: true,
+  toolCall: true,
+  toolResult: true,
+  response: true,
+  toolApprovalRequested: true,
+  toolApprovalResolved: true,
+  elicitationRequested: true,
+  elicitationResolved: true,
+  clientToolRequested: true,
+  clientToolResolved: true,
+  error: true,
+  conversationReset: true,
+  contextCompacted: true,
+};
 
 /** `a, b?, c` → ['a', 'b', 'c'] (optional marks dropped). */
 const fieldList = (cell: string) =>
@@ -33,13 +53,20 @@ describe('frame table', () => {
   it('docs/api.md lists exactly the frames the service sends, with their data fields', () => {
     const rows = sectionTables(API_DOC, '## Events').flatMap((t) => t.rows);
     const documented = new Map(rows.map(([event = '', data = '']) => [event, fieldList(data)]));
-    expect([...documented.keys()].sort()).toEqual([...Object.values(EVENT_FRAMES), 'pong', 'hello'].sort());
+    const sent = [...Object.keys(AGENT_FRAMES), ...Object.values(MCP_EVENT_FRAMES), 'pong', 'hello'];
+    expect([...documented.keys()].sort()).toEqual(sent.sort());
     for (const { frame } of frames) {
       if (!frame) continue;
       expect(documented.get(frame.event), `docs/api.md fields of ${frame.event}`).toEqual(
         expect.arrayContaining(Object.keys(frame.data)),
       );
     }
+  });
+
+  it('names the frame of a bus event: agent.X is X, an MCP event its row', () => {
+    expect(eventFrameOf('agent.toolApprovalRequested')).toBe('toolApprovalRequested');
+    expect(eventFrameOf('agent.chunk')).toBe('chunk');
+    expect(eventFrameOf('mcp.serverStatus')).toBe('mcpServerStatus');
   });
 
   it('docs/api.md lists exactly the client frames, with their fields', () => {

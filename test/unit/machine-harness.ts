@@ -112,7 +112,8 @@ export interface HarnessOptions {
   model: ModelFake;
   tool?: ToolFake;
   maxIterations?: number;
-  settle?: () => Promise<void>;
+  /** Calls `settled` once the turn's facts are stored, as the session's outbox does (default: at once). */
+  settle?: (settled: () => void) => void;
   /** The compaction (default: succeeds at once). */
   compact?: (input: CompactInput) => Promise<void>;
   turnActions?: TurnActions;
@@ -155,10 +156,7 @@ export function harness(opts: HarnessOptions) {
       compact,
     },
     actions: {
-      awaitSettled: ({ self }) => {
-        const settled = () => self.send({ type: 'settled' });
-        void (opts.settle ?? (() => Promise.resolve()))().then(settled, settled);
-      },
+      awaitSettled: ({ self }) => (opts.settle ?? ((settled) => settled()))(() => self.send({ type: 'settled' })),
     },
   });
   const input = {

@@ -179,12 +179,12 @@ describe('a session opened from a log with queued messages', () => {
     await bus.execute(
       'agent.sendMessage',
       { sessionId: sessionKey(undefined, 's1'), content: 'slow' },
-      { correlationId: 'a', sessionId: 's1' },
+      { correlationId: 'a' },
     );
     const second = await bus.execute(
       'agent.sendMessage',
       { sessionId: sessionKey(undefined, 's1'), content: 'waits' },
-      { correlationId: 'b', sessionId: 's1' },
+      { correlationId: 'b' },
     );
     expect(second.queued).toBe(true);
     expect((await store.read('s1')).map((s) => s.event.type)).toEqual(['userMessage', 'messageQueued']);
@@ -193,13 +193,13 @@ describe('a session opened from a log with queued messages', () => {
       await bus.execute(
         'agent.sendMessage',
         { sessionId: sessionKey(undefined, 's1'), content: 'waits' },
-        { correlationId: 'b', sessionId: 's1' },
+        { correlationId: 'b' },
       ),
     ).toEqual(second);
     await bus.execute(
       'agent.sendMessage',
       { sessionId: sessionKey(undefined, 's1'), content: 'dropped' },
-      { correlationId: 'c', sessionId: 's1' },
+      { correlationId: 'c' },
     );
     await bus.execute('agent.reset', { sessionId: sessionKey(undefined, 's1') });
     expect((await recorder.turnEnd('c')).payload).toMatchObject({ details: { reason: 'reset' } });
@@ -218,12 +218,12 @@ describe('a clean shutdown with messages queued', () => {
     await bus.execute(
       'agent.sendMessage',
       { sessionId: sessionKey(undefined, 's1'), content: 'running' },
-      { correlationId: 'a', sessionId: 's1' },
+      { correlationId: 'a' },
     );
     await bus.execute(
       'agent.sendMessage',
       { sessionId: sessionKey(undefined, 's1'), content: 'waiting' },
-      { correlationId: 'b', sessionId: 's1' },
+      { correlationId: 'b' },
     );
     await agent.stop();
     expect((await recorder.turnEnd('b')).payload).toMatchObject({

@@ -108,7 +108,7 @@ async function rig(store: EventStore<SessionEvent>): Promise<Rig> {
   rigs.push(agent);
   return {
     agent,
-    exec: (name, payload) => bus.execute(name, payload, { sessionId: S }),
+    exec: (name, payload) => bus.execute(name, payload),
     started,
     finishTools: () => waiting.splice(0).forEach((f) => f()),
   };

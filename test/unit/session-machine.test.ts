@@ -24,10 +24,10 @@ describe('session machine', () => {
     const settles: Deferred<void>[] = [];
     const h = harness({
       model: (input) => Promise.resolve(reply(`re ${input.key.turnId}`)),
-      settle: () => {
+      settle: (settled) => {
         const d = deferred<void>();
         settles.push(d);
-        return d.promise;
+        void d.promise.then(settled);
       },
     });
     h.send('one');
@@ -53,17 +53,32 @@ describe('session machine', () => {
     expect(h.trace().filter((t) => t === 'fact:userMessage')).toHaveLength(3);
   });
 
-  it('goes on to the next message when settle fails', async () => {
-    let settled = 0;
-    const h = harness({
-      model: script(reply('done')),
-      settle: () => (settled++ === 0 ? Promise.reject(new Error('disk full')) : Promise.resolve()),
-    });
+  it('given an ended turn whose facts are being written, when the last is stored, then the session leaves settling in that same call', async () => {
+    let stored: (() => void) | undefined;
+    const h = harness({ model: script(reply('done')), settle: (settled) => void (stored = settled) });
     h.send('one');
     h.send('two');
-    await h.idle();
-    expect(settled).toBe(2);
-    expect(h.facts('response').map((r) => r.turnId)).toEqual(['t1', 't2']);
+    await waitUntil(() => h.actor.getSnapshot().matches('settling'));
+    expect(h.actor.getSnapshot().matches('idle')).toBe(false); // busy: the session machine alone says so
+    stored?.();
+    expect(h.actor.getSnapshot().matches('busy')).toBe(true);
+    expect(h.actor.getSnapshot().context.queue.map((m) => m.turnId)).toEqual(['t2']);
+  });
+
+  it('given a turn whose facts are stored when it ends, when it ends, then the session is idle without waiting', async () => {
+    const told: string[] = [];
+    const h = harness({
+      model: script(reply('done')),
+      settle: (settled) => {
+        told.push(String(h.actor.getSnapshot().value));
+        settled();
+      },
+    });
+    h.send('one');
+    await waitUntil(() => told.length === 1);
+    expect(told).toEqual(['busy']); // asked on the way into settling, and answered at once
+    expect(h.actor.getSnapshot().matches('idle')).toBe(true);
+    expect(h.facts('response').map((r) => r.turnId)).toEqual(['t1']);
   });
 
   it('CANCEL mid model step aborts it and reports a cancelled turn; its late answer is dropped; waiting messages still run', async () => {
@@ -161,7 +176,7 @@ describe('session machine', () => {
 
   it('DISCARD while settling drops what waits, and CANCEL then cancels nothing', async () => {
     const settle = deferred<void>();
-    const h = harness({ model: script(reply('done')), settle: () => settle.promise });
+    const h = harness({ model: script(reply('done')), settle: (settled) => void settle.promise.then(settled) });
     h.send('one');
     await waitUntil(() => h.actor.getSnapshot().matches('settling'));
     h.send('two');

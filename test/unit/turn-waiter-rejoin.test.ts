@@ -116,7 +116,7 @@ describe('rejoining a turn asked elsewhere', () => {
     const { bus, waiter } = await setup([]);
     bus.handle('agent.sendMessage', ({ correlationId }) => {
       // Frames of the turn before the command answers carry its correlation id.
-      bus.emit('agent.toolApprovalRequested', asked('c1', 2), { correlationId, sessionId: 's' });
+      bus.emit('agent.toolApprovalRequested', asked('c1', 2), { correlationId });
       return { turnId: 't1', queued: false };
     });
     const reply = waiter.ask({ sessionId: S, content: 'hi' }, { correlationId: 'corr-9' });

@@ -6,17 +6,10 @@
  */
 import { createHash } from 'node:crypto';
 import { promptTokens } from './render.ts';
-import type { ChatRequestBody } from './types.ts';
+import type { CacheUsage, ChatRequestBody } from './types.ts';
 import { blocksOf, messagesToChat, textOf, type MessagesBody } from './wire-messages.ts';
 
 const json = JSON.stringify;
-
-/** Input tokens of a request: read from the cache, written to it, and neither. */
-export interface CacheUsage {
-  input: number;
-  read: number;
-  written: number;
-}
 
 /** A part of the prompt as the cache sees it: its content, without the breakpoints that mark it. */
 const cacheText = (value: unknown): string => {

@@ -143,3 +143,10 @@ export interface Simulator {
   /** Model requests received (every API), oldest first (empty when `record` is false). */
   requests: RecordedRequest[];
 }
+
+/** Input tokens of a request: read from the cache, written to it, and neither. */
+export interface CacheUsage {
+  input: number;
+  read: number;
+  written: number;
+}

@@ -13,8 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { argPieces, fillerText, splitPieces, type RenderContext, type StreamFrames } from './render.ts';
-import type { CacheUsage } from './messages-cache.ts';
-import type { ChatRequestBody, Reply, WireContentPart, WireMessage } from './types.ts';
+import type { CacheUsage, ChatRequestBody, Reply, WireContentPart, WireMessage } from './types.ts';
 
 interface Block {
   type: string;

@@ -11,10 +11,10 @@
  * - `replay(session, since, deliver, isClosed)` hands on the stored frames after `since` until the log has nothing
  *   newer; the caller watches the interest first and subscribes right after, so nothing durable falls between.
  */
-import { toFrame, type AgentFrame } from '../frames.ts';
+import { frameNameOf, toFrame, type AgentFrame } from '../frames.ts';
 import { endsTurn, storedSteps, type TurnStep } from './steps.ts';
 import { turnPage, type TurnPageQuery } from './turn-pages.ts';
-import { FRAME_NAMES, type FollowBus, type FollowStore, type FrameInterest } from './types.ts';
+import type { FollowBus, FollowStore, FrameInterest } from './types.ts';
 
 export interface SessionWatch {
   follow(turnId: string, onStep: (step: TurnStep) => void, since?: number): Promise<{ known: boolean }>;
@@ -45,25 +45,13 @@ function turnSink(onStep: (step: TurnStep) => void) {
 
 export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; interest?: FrameInterest | undefined }) {
   const { store, interest } = deps;
-  const listeners = new Map<string, Set<Listener>>();
-  const offs = FRAME_NAMES.map((event) =>
-    deps.bus.on(`agent.${event}`, (e) => {
-      const data = e.payload as { sessionId?: string };
-      const here = data.sessionId === undefined ? undefined : listeners.get(data.sessionId);
-      if (!here) return;
-      const step: FrameStep = { kind: 'frame', frame: { event, data } as AgentFrame, ts: e.ts };
-      for (const listener of here) listener(step, e.correlationId); // one that leaves meanwhile is skipped
-    }),
-  );
-  /** Hears the session's live frames until the returned function is called. */
-  const listen = (sessionId: string, listener: Listener): (() => void) => {
-    const here = listeners.get(sessionId) ?? new Set();
-    listeners.set(sessionId, here.add(listener));
-    return () => {
-      here.delete(listener);
-      if (here.size === 0 && listeners.get(sessionId) === here) listeners.delete(sessionId);
-    };
-  };
+  /** Hears the session's live frames (its `agent.<frame>` events) until the returned function is called. */
+  const listen = (sessionId: string, listener: Listener): (() => void) =>
+    deps.bus.onSession(sessionId, (e) => {
+      const event = frameNameOf(e.name);
+      if (event === undefined) return; // another event of the session (a tool's progress)
+      listener({ kind: 'frame', frame: { event, data: e.payload } as AgentFrame, ts: e.ts }, e.correlationId);
+    });
   const turnOf = (step: FrameStep) => step.frame.data as { turnId?: string; seq?: number };
 
   function watch(sessionId: string): SessionWatch {
@@ -156,9 +144,8 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
         after = stored.at(-1)?.seq ?? after;
       }
     },
-    close: () => {
-      for (const off of offs) off();
-    },
+    /** Nothing to let go: each watch holds its own subscription. */
+    close: () => undefined,
   };
 }
 export type TurnFollower = ReturnType<typeof createTurnFollower>;

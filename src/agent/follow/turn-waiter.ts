@@ -56,9 +56,7 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
   /** The timeout's error; the approvals the turn waits for (its session's questions) are named in it. */
   const timedOut = async (w: Waiter | undefined): Promise<AppError> => {
     const questions =
-      w?.turnId === undefined
-        ? []
-        : await bus.execute('agent.questions', { sessionId: w.sessionId }, { sessionId: w.sessionId }).catch(() => []);
+      w?.turnId === undefined ? [] : await bus.execute('agent.questions', { sessionId: w.sessionId }).catch(() => []);
     const pending = questions.filter((q) => q.turnId === w?.turnId && inFamily('approval')(q)).map(approvalRecordOf);
     if (pending.length === 0)
       return new AppError('AGENT_ERROR', `No reply within ${timeoutMs} ms`, { reason: 'timeout' });
@@ -146,10 +144,7 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
       // own rejection must not go unhandled meanwhile.
       reply.catch(() => undefined);
       try {
-        const { turnId } = await bus.execute('agent.sendMessage', message, {
-          correlationId,
-          sessionId: message.sessionId,
-        });
+        const { turnId } = await bus.execute('agent.sendMessage', message, { correlationId });
         w.turnId = turnId;
         sent.named(turnId);
       } catch (err) {

@@ -32,12 +32,10 @@ const sessionWithActors = sessionMachine.provide({
     compact,
   },
   actions: {
-    awaitSettled: ({ self, system }) => {
-      const settled = () => {
+    awaitSettled: ({ self, system }) =>
+      portOf(system).settle(() => {
         if (self.getSnapshot().status === 'active') self.send({ type: 'settled' });
-      };
-      void portOf(system).settle().then(settled, settled);
-    },
+      }),
   },
 });
 

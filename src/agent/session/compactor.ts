@@ -127,7 +127,7 @@ export function createCompactor(deps: CompactorDeps) {
         usageTotal: deps.usage.with(usage),
       };
     }
-    const meta = input.key ?? { correlationId: input.correlationIds?.[0] ?? `compact:${sessionId}`, sessionId };
+    const meta = input.key ?? { correlationId: input.correlationIds?.[0] ?? `compact:${sessionId}` };
     const stored = await new Promise<SessionStoredEvent>((resolve, reject) =>
       deps.record(meta, event, resolve, reject),
     );

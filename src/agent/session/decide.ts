@@ -1,6 +1,6 @@
 /**
  * A session's commands decided against its state (Emmett's `decide`): what a command does, or the error
- * (from the error table) that refuses it. Pure: the session (src/agent/session/session.ts) carries the decision out.
+ * (from the error table) that refuses it. Pure: the session carries the decision out (src/agent/session/handle.ts).
  *
  * Contracts:
  * - A closed session (`live.closedBy`) takes no message, reset or compaction (AGENT_ERROR naming why it

@@ -32,7 +32,7 @@ export function openingFacts(
     if (event.type === 'turnFailed')
       log.warn({ sessionId, turnId: event.turnId, reason: event.details.reason }, 'ending a turn whose runner is gone');
     return {
-      meta: { correlationId: 'turnId' in event && event.turnId !== undefined ? event.turnId : sessionId, sessionId },
+      meta: { correlationId: 'turnId' in event && event.turnId !== undefined ? event.turnId : sessionId },
       event,
     };
   });

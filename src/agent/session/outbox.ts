@@ -68,6 +68,8 @@ export function createOutbox(opts: OutboxOptions) {
   let pumping: Promise<void> | undefined;
   let abandoned: string | undefined;
   let closedBy: string | undefined;
+  /** Told the moment the outbox is idle again (`whenIdle`). */
+  let idleWaiters: (() => void)[] = [];
 
   /** A durable item that will never be written (the outbox is closed): told through its `failed`. */
   const drop = (item: Item) => {
@@ -139,6 +141,9 @@ export function createOutbox(opts: OutboxOptions) {
     head = 0;
     writing = 0;
     pumping = undefined;
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const fn of waiters) safely('idle callback', fn);
   }
 
   return {
@@ -173,6 +178,11 @@ export function createOutbox(opts: OutboxOptions) {
         if (item && 'event' in item && live(item)) events.push(item.event);
       }
       return events;
+    },
+    /** Calls `fn` once nothing waits to be written or sent: at once when idle, else the moment it becomes so. */
+    whenIdle(fn: () => void): void {
+      if (pumping === undefined) fn();
+      else idleWaiters.push(fn);
     },
     /** Resolves when everything handed in so far has been written (or failed) and sent. */
     drained: (): Promise<void> => pumping ?? Promise.resolve(),

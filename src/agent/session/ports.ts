@@ -24,8 +24,8 @@ export interface SessionPort {
   callTool: ToolCaller;
   /** What the running turn reports (its facts, thinking, machine-made chunks), in order. */
   report: (r: TurnReport) => void;
-  /** Resolves once the session's facts handed in so far are stored. */
-  settle: () => Promise<void>;
+  /** Calls `settled` once the session's facts handed in so far are stored (or failed): at once when none wait. */
+  settle: (settled: () => void) => void;
 }
 
 const ports = new WeakMap<ActorSystemOf, SessionPort>();

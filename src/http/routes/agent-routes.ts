@@ -77,7 +77,7 @@ export async function ensureFound(
   bus: FrontEndBus,
 ): Promise<void> {
   if (found || !sessions.strict) return;
-  const { exists } = await bus.execute('agent.sessionExists', { sessionId: key }, { sessionId: key });
+  const { exists } = await bus.execute('agent.sessionExists', { sessionId: key });
   if (!exists) throw sessionNotFound(sessionIdOf(key));
 }
 
@@ -89,7 +89,7 @@ export async function pendingQuestions<R>(
   sessions: SessionAccess,
   bus: FrontEndBus,
 ): Promise<R[]> {
-  const questions = await bus.execute('agent.questions', { sessionId: key }, { sessionId: key });
+  const questions = await bus.execute('agent.questions', { sessionId: key });
   const pending = (family === undefined ? questions : questions.filter(inFamily(family))).map(recordOf);
   await ensureFound(pending.length > 0, key, sessions, bus);
   return pending;
@@ -148,7 +148,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       errors: MESSAGE_ERRORS,
       async handler({ body, bus, sessions }) {
         const message = await userMessage(body, sessions, bus);
-        await bus.execute('agent.sendMessage', message, { sessionId: message.sessionId });
+        await bus.execute('agent.sendMessage', message);
         return reply({ status: 'processing' });
       },
     }),
@@ -162,7 +162,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       errors: ['AGENT_ERROR'],
       async handler({ body, bus, sessions }) {
         const sessionId = sessions.key(body?.sessionId ?? DEFAULT_SESSION);
-        await bus.execute('agent.reset', { sessionId }, { sessionId });
+        await bus.execute('agent.reset', { sessionId });
         return reply({ status: 'reset initiated' });
       },
     }),
@@ -198,11 +198,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
       async handler({ params: { sessionId }, query, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
-        const { frames, lastSeq } = await bus.execute(
-          'agent.history',
-          { sessionId: key, since: query.since ?? 0 },
-          { sessionId: key },
-        );
+        const { frames, lastSeq } = await bus.execute('agent.history', { sessionId: key, since: query.since ?? 0 });
         await ensureFound(frames.length > 0, key, sessions, bus);
         const events = frames.map((f) => ({ ...f, data: asNamed(f.data) }));
         return reply({ sessionId, events, lastSeq });
@@ -217,7 +213,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
       async handler({ params: { sessionId }, query, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
-        const { deleted } = await bus.execute('agent.deleteSession', { sessionId: key }, { sessionId: key });
+        const { deleted } = await bus.execute('agent.deleteSession', { sessionId: key });
         if (!deleted && sessions.strict) throw sessionNotFound(sessionId);
         return reply({ sessionId, deleted });
       },
@@ -231,7 +227,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       errors: ['SESSION_NOT_FOUND', 'FORBIDDEN'],
       async handler({ params: { sessionId }, query, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
-        const { cancelled } = await bus.execute('agent.cancel', { sessionId: key }, { sessionId: key });
+        const { cancelled } = await bus.execute('agent.cancel', { sessionId: key });
         await ensureFound(cancelled, key, sessions, bus);
         return reply({ sessionId, cancelled });
       },
@@ -262,7 +258,7 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       async handler({ params: { sessionId, callId = '' }, query, body: { decision, reason }, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
         const answer = { decision, ...(reason !== undefined && { reason }) };
-        await bus.execute('agent.answer', { sessionId: key, id: callId, answer, by: 'rest' }, { sessionId: key });
+        await bus.execute('agent.answer', { sessionId: key, id: callId, answer, by: 'rest' });
         return reply({ sessionId, callId, decision });
       },
     }),

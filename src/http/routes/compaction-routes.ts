@@ -20,7 +20,7 @@ export function compactionRoutes(deps: { clock: Clock }): Route[] {
       async handler({ params: { sessionId }, query, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
         await ensureFound(false, key, sessions, bus);
-        return reply(asNamed(await bus.execute('agent.compact', { sessionId: key }, { sessionId: key })));
+        return reply(asNamed(await bus.execute('agent.compact', { sessionId: key })));
       },
     }),
   ];

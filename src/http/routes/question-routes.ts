@@ -75,7 +75,7 @@ export function questionRoutes(deps: { clock: Clock }): Route[] {
       ],
       async handler({ params: { sessionId, id = '' }, query, body, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
-        const questions = await bus.execute('agent.questions', { sessionId: key }, { sessionId: key });
+        const questions = await bus.execute('agent.questions', { sessionId: key });
         const q = questions.find((x) => x.id === id);
         // A pending question takes its kind's body only; any other id is refused as its body's family refuses it.
         const answer = answerOf(body);
@@ -84,7 +84,7 @@ export function questionRoutes(deps: { clock: Clock }): Route[] {
             field: 'body',
             kind: q.kind,
           });
-        await bus.execute('agent.answer', { sessionId: key, id, answer, by: 'rest' }, { sessionId: key });
+        await bus.execute('agent.answer', { sessionId: key, id, answer, by: 'rest' });
         return reply({ sessionId, id, kind: q?.kind ?? familyOf(answer) });
       },
     }),
@@ -119,11 +119,12 @@ export function questionRoutes(deps: { clock: Clock }): Route[] {
       ],
       async handler({ params: { sessionId, id = '' }, query, body: { action, content }, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
-        await bus.execute(
-          'agent.answer',
-          { sessionId: key, id, answer: { action, ...(content !== undefined && { content }) }, by: 'rest' },
-          { sessionId: key },
-        );
+        await bus.execute('agent.answer', {
+          sessionId: key,
+          id,
+          answer: { action, ...(content !== undefined && { content }) },
+          by: 'rest',
+        });
         return reply({ sessionId, id, action });
       },
     }),
@@ -153,7 +154,7 @@ export function questionRoutes(deps: { clock: Clock }): Route[] {
       async handler({ params: { sessionId, callId = '' }, query, body: { content, error }, bus, sessions }) {
         const key = sessions.key(sessionId, query.owner);
         const answer = { content, ...(error !== undefined && { error }) };
-        await bus.execute('agent.answer', { sessionId: key, id: callId, answer, by: 'rest' }, { sessionId: key });
+        await bus.execute('agent.answer', { sessionId: key, id: callId, answer, by: 'rest' });
         return reply({ sessionId, callId, success: error === undefined });
       },
     }),

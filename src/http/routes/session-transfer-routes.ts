@@ -62,7 +62,7 @@ export function sessionTransferRoutes(deps: SessionTransferRoutesDeps): Route[] 
         const { sessionId } = sessionParams(params);
         const asked = parseQuery(exportQuery, query);
         const key = sessions.key(sessionId, asked.owner);
-        const { events } = await bus.execute('agent.exportSession', { sessionId: key }, { sessionId: key });
+        const { events } = await bus.execute('agent.exportSession', { sessionId: key });
         await ensureFound(events.length > 0, key, sessions, bus);
         return {
           contentType: TRANSFER_MEDIA_TYPE,
@@ -90,11 +90,11 @@ export function sessionTransferRoutes(deps: SessionTransferRoutesDeps): Route[] 
         const events = parseTransfer(raw ?? Buffer.alloc(0));
         const id = newSessionId();
         const key = sessions.key(id);
-        const made = await bus.execute(
-          'agent.importSession',
-          { newSessionId: key, events, ...(sessions.quota && { quota: sessions.quota }) },
-          { sessionId: key },
-        );
+        const made = await bus.execute('agent.importSession', {
+          newSessionId: key,
+          events,
+          ...(sessions.quota && { quota: sessions.quota }),
+        });
         return reply({ ...made, sessionId: id });
       },
     }),
@@ -112,11 +112,12 @@ export function sessionTransferRoutes(deps: SessionTransferRoutesDeps): Route[] 
         await ensureFound(false, source, sessions, bus);
         const id = newSessionId();
         const key = sessions.key(id);
-        const made = await bus.execute(
-          'agent.forkSession',
-          { sessionId: source, seq, newSessionId: key, ...(sessions.quota && { quota: sessions.quota }) },
-          { sessionId: source },
-        );
+        const made = await bus.execute('agent.forkSession', {
+          sessionId: source,
+          seq,
+          newSessionId: key,
+          ...(sessions.quota && { quota: sessions.quota }),
+        });
         return reply({ ...made, sessionId: id });
       },
     }),

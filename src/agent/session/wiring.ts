@@ -1,0 +1,159 @@
+/**
+ * One session's collaborators, wired around its state: the outbox (facts stored in order, then folded by `evolve`
+ * and their frames sent), the questions' call side, the token budget and context meter, the model step, the
+ * compactor and the session actor (one turn machine per message). Nothing here decides a command: handle.ts does.
+ *
+ * Contracts:
+ * - `life` is the session's own mutable part beside its state: why it was closed, and when it was last active
+ *   (a command, or the actor coming back to `idle`).
+ * - `starting` holds the senders of messages that started a turn at once, until that turn's `userMessage` is
+ *   stored (facts.ts answers them).
+ * - The actor is started, and what the log left open is settled (decide.ts `decideOpen`), before this returns.
+ */
+import type { SessionEvent } from '../../conversation/session-events.ts';
+import { questionsOf } from '../../../machines/session.machine.ts';
+import { createCompactRequests, createCompactor } from './compactor.ts';
+import { createContextMeter, usageView } from '../compaction/context.ts';
+import { createBudget } from '../compaction/budget.ts';
+import { createAsked } from '../questions/asked.ts';
+import { callHosts } from '../questions/call-host.ts';
+import { createModelStep } from './model-step.ts';
+import { createOutbox } from './outbox.ts';
+import { createSessionActor } from './actor.ts';
+import { createSessionOutput } from './output.ts';
+import { decideOpen } from './decide.ts';
+import { evolve, firstQueuedSeq, usageWith, type SessionState } from './state.ts';
+import { forwardEmitted, openingFacts, type Starting } from './facts.ts';
+import type { SessionDeps } from './types.ts';
+
+export interface SessionLife {
+  closedBy: string | undefined;
+  lastActive: number;
+}
+
+export type SessionWiring = ReturnType<typeof wireSession>;
+
+export function wireSession(deps: SessionDeps, state: SessionState) {
+  const { sessionId, llm, log, clock } = deps;
+  const life: SessionLife = { closedBy: undefined, lastActive: clock.now() };
+  const outbox = createOutbox({
+    sessionId,
+    store: deps.store,
+    log,
+    lastSeq: state.lastSeq,
+    onStored: (s) => {
+      evolve(state, s);
+      asked.settle(state, s);
+      deps.storage.ok();
+    },
+  });
+  const usage = usageView(() => usageWith(state, outbox.pending()));
+  /** A model step stamped with the session's totals once it is spent (see context.ts). */
+  const counted = (e: SessionEvent): SessionEvent =>
+    e.type === 'assistantStep' || e.type === 'response' ? { ...e, usageTotal: usage.with(e.usage) } : e;
+  const output = createSessionOutput({
+    sessionId,
+    outbox,
+    publish: deps.publish,
+    storage: deps.storage,
+    stopTurn: (turnId) => {
+      const snapshot = actor.getSnapshot();
+      if (snapshot.matches('busy') && snapshot.context.queue[0]?.turnId === turnId)
+        actor.send({ type: 'CANCEL', reason: 'storage' });
+    },
+  });
+  const { record } = output;
+  const correlationOf = (turnId: string) =>
+    actor.getSnapshot().context.queue.find((m) => m.turnId === turnId)?.correlationId ?? turnId;
+  const asked = createAsked({
+    sessionId,
+    clock,
+    timeoutMs: deps.approvalTimeoutMs,
+    toTurn: (question, at) => {
+      actor.send({ type: 'QUESTION', question, at });
+      return questionsOf(actor.getSnapshot().children).some((q) => q.id === question.id);
+    },
+    callEnded: (id, answer) => actor.send({ type: 'ANSWER', id, answer, by: 'call-ended' }),
+  });
+  const budget = createBudget(deps.budget);
+  const callHost = callHosts({
+    asked,
+    budget,
+    usage,
+    model: llm.model,
+    recordSampled: (fact) =>
+      life.closedBy === undefined &&
+      record({ correlationId: correlationOf(fact.turnId) }, fact, undefined, (err: unknown) =>
+        log.warn({ err, sessionId }, 'sampling usage not recorded'),
+      ),
+  });
+  const meter = createContextMeter();
+  let toolChars = 0;
+  const modelStep = createModelStep({
+    ...deps,
+    budget,
+    history: state.history,
+    outbox,
+    emitChunk: output.chunk,
+    meter,
+    usage,
+    onToolChars: (n) => (toolChars = n),
+  });
+  const compactions = createCompactRequests(
+    createCompactor({
+      sessionId,
+      log,
+      llm,
+      history: state.history,
+      outbox,
+      context: deps.context,
+      meter,
+      usage,
+      toolChars: () => toolChars,
+      queuedFrom: () => firstQueuedSeq(state),
+      systemPrompt: deps.systemPrompt,
+      record,
+    }),
+    () => life.closedBy ?? 'reset',
+  );
+  const starting = new Map<string, Starting>();
+  const emitted = forwardEmitted({
+    sessionId,
+    log,
+    output,
+    lastSeq: () => outbox.lastSeq,
+    publish: deps.publish,
+    redact: deps.redact,
+    counted,
+    starting,
+  });
+  const actor = createSessionActor(
+    { sessionId, maxIterations: deps.maxIterations, model: llm.model, approvalTimeoutMs: deps.approvalTimeoutMs },
+    {
+      modelStep,
+      compact: compactions.run,
+      report: emitted,
+      settle: (settled) => outbox.whenIdle(settled),
+      callTool: (input, signal) =>
+        deps.callTool(input, signal, callHost({ turnId: input.key.turnId, callId: input.callId })),
+    },
+  );
+  const unregister = deps.registerActor?.(actor.id, actor);
+
+  actor.on('*', emitted);
+  actor.subscribe({
+    next: (snap) => {
+      if (snap.matches('idle')) life.lastActive = clock.now();
+    },
+    error: (err) => log.error({ err, sessionId }, 'session actor failed'),
+  });
+  actor.start();
+
+  // What the log left open is settled before anything runs: questions closed, a turn resumed or ended, messages requeued.
+  const opening = decideOpen(state, { now: clock.now(), orphanedTurnReason: deps.orphanedTurnReason });
+  for (const { meta, event } of openingFacts(opening, sessionId, log)) record(meta, event);
+  for (const message of [...(opening.resume ? [opening.resume] : []), ...opening.requeue])
+    actor.send({ type: 'MESSAGE', message });
+
+  return { sessionId, state, life, outbox, record, usage, asked, compactions, starting, actor, unregister };
+}
