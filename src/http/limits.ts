@@ -11,6 +11,8 @@ export interface LimitState {
   /** Unix seconds when the window resets. */
   resetTime: number;
   allowed: boolean;
+  /** The window's length, in seconds. */
+  windowSec: number;
 }
 
 /** A fixed-window limiter per key over rate-limiter-flexible's `limiter` (default in memory); `resetTime` by `clock`. */
@@ -25,6 +27,14 @@ export function createWindowLimiter(
     remaining: Math.max(0, res.remainingPoints),
     resetTime: Math.ceil((clock.now() + res.msBeforeNext) / 1000),
     allowed,
+    windowSec: durationSec,
+  });
+  const unused = (): LimitState => ({
+    limit: points,
+    remaining: points,
+    resetTime: Math.ceil(clock.now() / 1000) + durationSec,
+    allowed: true,
+    windowSec: durationSec,
   });
   return {
     /** Takes `cost` points (default 1). */
@@ -34,6 +44,15 @@ export function createWindowLimiter(
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) return state(rejection, false);
         throw rejection;
+      }
+    },
+    /** The window of `key` as it is, taking no point; never fails (an unreachable store reads as an unused window). */
+    async peek(key: string): Promise<LimitState> {
+      try {
+        const res = await limiter.get(key);
+        return res === null ? unused() : state(res, res.remainingPoints > 0);
+      } catch {
+        return unused();
       }
     },
     async forget(key: string): Promise<void> {
@@ -51,8 +70,13 @@ export const rateLimitHeaders = (s: LimitState): Record<string, string> => ({
   'X-RateLimit-Reset': String(s.resetTime),
 });
 
-export function rateLimitError(s: LimitState, what: string): AppError {
-  return new AppError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded: ${s.limit} ${what}`, {
+/**
+ * RATE_LIMIT_EXCEEDED for window `s`: the message names the window and `setting`, the config key that raises it.
+ * `what`: what is counted, e.g. 'requests from this address'.
+ */
+export function rateLimitError(s: LimitState, what: string, setting: string): AppError {
+  const message = `Rate limit exceeded: at most ${s.limit} ${what} per ${s.windowSec} s window (raise it with ${setting})`;
+  return new AppError('RATE_LIMIT_EXCEEDED', message, {
     limit: s.limit,
     remaining: 0,
     resetTime: s.resetTime,

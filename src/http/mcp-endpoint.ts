@@ -74,7 +74,11 @@ export function createMcpEndpoint(deps: McpEndpointDeps) {
         replyHeaders = { ...replyHeaders, ...rateLimitHeaders(batch) };
         if (!batch.allowed) {
           deps.metrics?.rejected('mcp');
-          return send(res, rpcErrorReply(rateLimitError(batch, 'requests per window')), replyHeaders);
+          return send(
+            res,
+            rpcErrorReply(rateLimitError(batch, 'requests from this address', 'server.limits.rest.points')),
+            replyHeaders,
+          );
         }
       }
       const request = new Request(`http://${req.headers.host || 'localhost'}/mcp`, {
