@@ -1,5 +1,6 @@
 /** argv → what the `agentd` command is asked to do; imports nothing heavy. */
 import { parseArgs } from 'node:util';
+import { nearMiss } from '../config/near-miss.ts';
 import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 
 /** The agent file used when `--agent` is not given (what `agentd init` writes). */
@@ -91,7 +92,7 @@ export function parseCliArgs(argv: string[]): CliOptions {
   try {
     parsed = parseArgs({ args: argv, strict: true, allowPositionals: true, options: FLAGS });
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    throw new UsageError(parseFailure(e as Error & { code?: string }));
   }
   const { values, positionals } = parsed;
   if (values.help) return { command: 'help' };
@@ -120,6 +121,15 @@ export function parseCliArgs(argv: string[]): CliOptions {
   if (command !== undefined)
     throw new UsageError(`unknown command "${positionals.join(' ')}" (commands: init, demo; or none to serve)`);
   return serveOptions(values);
+}
+
+/** node:util's parse error in our words: an unknown option with the near miss it probably meant. */
+function parseFailure(e: Error & { code?: string }): string {
+  const unknown = /^Unknown option '(-{1,2})([^'=]+)/.exec(e.message);
+  if (e.code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || !unknown) return e.message;
+  const [, dashes, name] = unknown;
+  const meant = nearMiss(name!, Object.keys(FLAGS));
+  return `unknown option ${dashes}${name}${meant ? `; did you mean --${meant}?` : ' (agentd --help lists them)'}`;
 }
 
 function serveOptions(values: Values): ServeOptions {
