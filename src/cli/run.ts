@@ -88,10 +88,21 @@ export async function run(options: ServeOptions, agentFile: string, validConfig:
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
   if (stdio) {
-    await app.start();
+    // The client is answered at once: tool servers connect behind the face, their tools appearing as they do.
+    let started = false;
+    app.start().then(
+      () => (started = true),
+      (err: unknown) => {
+        log.error({ err }, 'start failed');
+        process.exit(1);
+      },
+    );
     log.info({ version: VERSION, agent: agentFile }, 'agentd serving MCP on stdio');
     await serveStdio(app.serverFace);
-    return shutdown('stdin closed');
+    if (started) return shutdown('stdin closed');
+    // The client left while tool servers were still starting: nothing to drain; the exit kills their groups.
+    log.info('stdin closed during start-up: exiting');
+    process.exit(0);
   }
   let bound: number;
   try {
