@@ -2,11 +2,10 @@
 import cluster from 'node:cluster';
 import { channel } from 'node:diagnostics_channel';
 import { dirname, resolve } from 'node:path';
-import { pino } from 'pino';
 import { createApp, type App } from '../app.ts';
 import { createRedactor } from '../config/redact.ts';
 import { isAppError } from '../errors/index.ts';
-import { createLogger } from '../log/index.ts';
+import { createLogger, logDestination } from '../log/index.ts';
 import { serveStdio } from '../mcp-face/index.ts';
 import { VERSION } from '../package-info.ts';
 import type { AgentConfig } from '../config/index.ts';
@@ -30,7 +29,7 @@ export async function run(options: ServeOptions, agentFile: string, validConfig:
     };
   }
   const redactor = createRedactor(config);
-  const root = createLogger(options.logLevel, stdio ? pino.destination(2) : undefined, redactor.redact);
+  const root = createLogger(options.logLevel, await logDestination(options.logFormat, stdio ? 2 : 1), redactor.redact);
   const log = cluster.isWorker ? root.child({ worker: cluster.worker?.id }) : root;
   const address = listenAddress(options, config);
   const host = address.host;
