@@ -4,11 +4,19 @@
 //   node docs/clients/chat.mjs "Hello"                       # ws://127.0.0.1:3001/
 //   AGENTD_URL=ws://host:3001/ AGENTD_API_KEY=... node docs/clients/chat.mjs "Hello"
 //
-// Node 22 has a global WebSocket; on Node 20 the `ws` package is used (npm install ws).
+// Node 22 and later have a global WebSocket; on Node 20 the `ws` package is used: run it where `ws` is
+// installed, or `npm install ws` beside a copy of this file.
 const url = new URL(process.env.AGENTD_URL ?? 'ws://127.0.0.1:3001/');
 if (process.env.AGENTD_API_KEY) url.searchParams.set('token', process.env.AGENTD_API_KEY);
 const content = process.argv.slice(2).join(' ') || 'Hello';
-const WebSocketImpl = globalThis.WebSocket ?? (await import('ws')).default;
+const WebSocketImpl = globalThis.WebSocket ?? (await import('ws').catch(needsWs)).default;
+
+function needsWs() {
+  process.stderr.write(
+    `Node ${process.version} has no WebSocket built in: run \`npm install ws\` here, or use Node 22+\n`,
+  );
+  process.exit(1);
+}
 
 const ws = new WebSocketImpl(url);
 ws.onopen = () => ws.send(JSON.stringify({ type: 'message', content }));

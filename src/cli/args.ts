@@ -1,6 +1,7 @@
 /** argv → what the `agentd` command is asked to do; imports nothing heavy. */
 import { parseArgs } from 'node:util';
-import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
+import { nearMiss } from '../config/near-miss.ts';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log/levels.ts';
 
 /** The agent file used when `--agent` is not given (what `agentd init` writes). */
 export const DEFAULT_AGENT_FILE = 'agent.yml';
@@ -24,6 +25,8 @@ Options:
   --inspect-content        inspection frames include prompt, reply and tool text (server.inspectContent)
   --inspect-relay <url>    also push the inspection stream to an inspector server at ws://... (server.inspectRelay)
   --log-level <level>      ${LOG_LEVELS.join('|')} (default: info)
+  --log-format <format>    pretty: readable lines; json: JSON lines (default: pretty on a
+                           terminal, else json)
   -h, --help               show this help
   -v, --version            print the version
 
@@ -45,6 +48,8 @@ export interface ServeOptions {
   /** The agent file; undefined when `--agent` was not given (then ./agent.yml, if it exists). */
   agent: string | undefined;
   logLevel: LogLevel;
+  /** Undefined: pretty on a terminal, else json (src/log/destination.ts). */
+  logFormat: LogFormat | undefined;
   /** Turn the inspector on (and with content), whatever the config says. */
   inspect: boolean;
   inspectContent: boolean;
@@ -72,6 +77,7 @@ const FLAGS = {
   host: { type: 'string' },
   agent: { type: 'string' },
   'log-level': { type: 'string' },
+  'log-format': { type: 'string' },
   inspect: { type: 'boolean' },
   'inspect-content': { type: 'boolean' },
   'inspect-relay': { type: 'string' },
@@ -91,7 +97,7 @@ export function parseCliArgs(argv: string[]): CliOptions {
   try {
     parsed = parseArgs({ args: argv, strict: true, allowPositionals: true, options: FLAGS });
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    throw new UsageError(parseFailure(e as Error & { code?: string }));
   }
   const { values, positionals } = parsed;
   if (values.help) return { command: 'help' };
@@ -122,6 +128,15 @@ export function parseCliArgs(argv: string[]): CliOptions {
   return serveOptions(values);
 }
 
+/** node:util's parse error in our words: an unknown option with the near miss it probably meant. */
+function parseFailure(e: Error & { code?: string }): string {
+  const unknown = /^Unknown option '(-{1,2})([^'=]+)/.exec(e.message);
+  if (e.code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || !unknown) return e.message;
+  const [, dashes, name] = unknown;
+  const meant = nearMiss(name!, Object.keys(FLAGS));
+  return `unknown option ${dashes}${name}${meant ? `; did you mean --${meant}?` : ' (agentd --help lists them)'}`;
+}
+
 function serveOptions(values: Values): ServeOptions {
   const mode = values.mode ?? 'web';
   if (mode !== 'web' && mode !== 'mcp') throw new UsageError(`--mode must be web or mcp, got "${mode}"`);
@@ -138,6 +153,9 @@ function serveOptions(values: Values): ServeOptions {
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  const logFormat = values['log-format'];
+  if (logFormat !== undefined && !(LOG_FORMATS as readonly string[]).includes(logFormat))
+    throw new UsageError(`--log-format must be pretty or json, got "${logFormat}"`);
   if (values['inspect-relay'] !== undefined && !/^wss?:\/\/[^/]/.test(values['inspect-relay']))
     throw new UsageError(`--inspect-relay must be a ws:// or wss:// URL, got "${values['inspect-relay']}"`);
   if (values.host === '') throw new UsageError('--host must not be empty');
@@ -155,6 +173,7 @@ function serveOptions(values: Values): ServeOptions {
     host: values.host,
     agent: values.agent,
     logLevel: logLevel as LogLevel,
+    logFormat: logFormat as LogFormat | undefined,
     inspect: (values.inspect ?? false) || (values['inspect-content'] ?? false) || values['inspect-relay'] !== undefined,
     inspectContent: values['inspect-content'] ?? false,
     inspectRelay: values['inspect-relay'],

@@ -5,7 +5,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import { createRedactor } from '../config/redact.ts';
-import { createLogger } from '../log/index.ts';
+import { createLogger, logDestination } from '../log/index.ts';
 import { VERSION } from '../package-info.ts';
 import type { ServeOptions } from './args.ts';
 import { ensureBindableOrExit, listenAddress, loadConfigOrExit } from './start-up.ts';
@@ -34,7 +34,8 @@ export async function supervise(options: ServeOptions, agentFile: string): Promi
     );
     process.exit(1);
   }
-  const log = createLogger(options.logLevel, undefined, createRedactor(config).redact).child({ supervisor: true });
+  const destination = await logDestination(options.logFormat, 1);
+  const log = createLogger(options.logLevel, destination, createRedactor(config).redact).child({ supervisor: true });
   const address = listenAddress(options, config);
   // A port in use is said once, here, rather than by every worker.
   await ensureBindableOrExit(address.host, address.port);

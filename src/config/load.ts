@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import type { z } from 'zod';
 import { agentConfigSchema, type AgentConfig, type McpServerConfig } from './schema.ts';
-import { describeMissing, expandEnv, MissingEnvError } from './env.ts';
+import { expandEnv, MissingEnvError } from './env.ts';
+import { envProblem, formatProblem, schemaProblems } from './problems.ts';
+import { readYaml, type YamlSource } from './yaml-source.ts';
 
 /** A config that cannot be used; `problems` are `path: message` lines meant for a person. */
 export class ConfigError extends Error {
@@ -15,10 +15,16 @@ export class ConfigError extends Error {
   }
 }
 
-const formatIssue = (issue: z.core.$ZodIssue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`;
-
-/** Validates an already-parsed document (after environment expansion). */
-export function parseConfig(doc: unknown, file = '(inline)', env: NodeJS.ProcessEnv = process.env): AgentConfig {
+/**
+ * Validates an already-parsed document (after environment expansion). With `source`, the YAML it was read from,
+ * each problem names its line and column too.
+ */
+export function parseConfig(
+  doc: unknown,
+  file = '(inline)',
+  env: NodeJS.ProcessEnv = process.env,
+  source?: YamlSource,
+): AgentConfig {
   let expanded: unknown;
   try {
     expanded = expandEnv(doc ?? {}, env);
@@ -26,12 +32,16 @@ export function parseConfig(doc: unknown, file = '(inline)', env: NodeJS.Process
     if (e instanceof MissingEnvError)
       throw new ConfigError(
         file,
-        e.missing.map((m) => `${m.paths[0]}: ${describeMissing(m)}`),
+        e.missing.map((m) => formatProblem(envProblem(m), file, source)),
       );
     throw e;
   }
   const result = agentConfigSchema.safeParse(expanded);
-  if (!result.success) throw new ConfigError(file, result.error.issues.map(formatIssue));
+  if (!result.success)
+    throw new ConfigError(
+      file,
+      schemaProblems(result.error.issues, expanded).map((p) => formatProblem(p, file, source)),
+    );
   return result.data;
 }
 
@@ -87,11 +97,10 @@ export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.
   } catch (e) {
     throw new ConfigError(file, [`cannot read file: ${(e as Error).message}`]);
   }
-  let doc: unknown;
-  try {
-    doc = parseYaml(text, { prettyErrors: true });
-  } catch (e) {
-    throw new ConfigError(file, [`not valid YAML: ${(e as Error).message}`]);
+  const source = readYaml(text);
+  if (source.error) {
+    const { at, message } = source.error;
+    throw new ConfigError(file, [`${file}:${at.line}:${at.col}: not valid YAML: ${message}`]);
   }
-  return resolveRelativePaths(parseConfig(doc, file, env), doc, dirname(resolve(file)));
+  return resolveRelativePaths(parseConfig(source.data, file, env, source), source.data, dirname(resolve(file)));
 }

@@ -2,6 +2,8 @@
  * The one admission chain of every HTTP front (REST, /mcp, /a2a, AG-UI, the WebSocket upgrades); only the
  * route step and how a verdict is encoded differ.
  * - Every request first takes one point from the per-IP limiter, so every refusal counts (key guessing too).
+ *   A probe (`facts.probe`: health, liveness, readiness) is never rate-limited: it takes a point only when
+ *   refused, and its auth refusal past the limit is the 429 (so keys cannot be guessed through it unbounded).
  * - The first failing step answers: host 403 → origin 403 → preflight 204 → closing 503 → rate limit 429
  *   (+ Retry-After) → auth 401/403 → route (the front's step) → body 400 (`reason: 'body_too_large'`).
  * - Every verdict carries X-RateLimit-* from that one consume and the allowed Origin's CORS headers; callers
@@ -42,6 +44,8 @@ export interface RequestFacts {
   preflight?: boolean;
   /** Headers a preflight allows beyond `server.cors.headers` (e.g. MCP's). */
   allowHeaders?: readonly string[];
+  /** A health or readiness probe: not rate-limited (see the chain above). */
+  probe?: boolean;
 }
 
 /** The credential of `Authorization: Bearer <credential>`, the scheme in any case (RFC 9110 §11.1). */
@@ -58,7 +62,7 @@ export const requestFacts = (
   method: string,
   headers: Readonly<Record<string, string | undefined>>,
   ip: string,
-  extra: Pick<RequestFacts, 'scope' | 'allowHeaders'> = {},
+  extra: Pick<RequestFacts, 'scope' | 'allowHeaders' | 'probe'> = {},
   upgradeQuery?: URLSearchParams,
 ): RequestFacts => ({
   host: headers.host ?? '',
@@ -106,40 +110,46 @@ export class PathNotFound extends AppError {
 export function createAdmission(deps: AdmissionDeps) {
   return {
     async admit<R>(facts: RequestFacts, steps: AdmissionSteps<R>): Promise<Verdict<R>> {
-      const limit = await deps.limiter.consume(facts.ip);
-      const headers: Headers = { ...deps.cors.headers(facts.origin), ...rateLimitHeaders(limit) };
+      const probe = facts.probe === true;
+      const limit = probe ? await deps.limiter.peek(facts.ip) : await deps.limiter.consume(facts.ip);
+      const tooMany = (counted: LimitState) =>
+        refuse(rateLimitError(counted, 'requests from this address', 'server.limits.rest.points'), {
+          'Retry-After': String(retryAfterSeconds(counted, deps.clock)),
+          ...rateLimitHeaders(counted),
+        });
       const refuse = (error: AppError, extra: Headers = {}, status?: number): Verdict<R> => ({
         outcome: 'refused',
         error,
         status,
-        headers: { ...headers, ...extra },
+        headers: { ...deps.cors.headers(facts.origin), ...rateLimitHeaders(limit), ...extra },
       });
+      /** A probe's refusal takes its point now; the rest took theirs on arrival. */
+      const counted = async (): Promise<LimitState> => (probe ? await deps.limiter.consume(facts.ip) : limit);
+      const refuseCounted = async (error: AppError, extra: Headers = {}, status?: number): Promise<Verdict<R>> =>
+        refuse(error, { ...rateLimitHeaders(await counted()), ...extra }, status);
 
       if (!deps.isHostAllowed(facts.host)) {
-        return refuse(new AppError('FORBIDDEN', `Host "${facts.host}" is not allowed`, { host: facts.host }));
+        return refuseCounted(new AppError('FORBIDDEN', `Host "${facts.host}" is not allowed`, { host: facts.host }));
       }
       if (!deps.cors.isAllowed(facts.origin, facts.host)) {
-        return refuse(new AppError('FORBIDDEN', 'Origin not allowed', { origin: facts.origin }));
+        return refuseCounted(new AppError('FORBIDDEN', 'Origin not allowed', { origin: facts.origin }));
       }
       if (facts.preflight)
         return {
           outcome: 'preflight',
           headers: { ...deps.cors.preflight(facts.origin, facts.allowHeaders), ...rateLimitHeaders(limit) },
         };
-      if (deps.isClosing()) return refuse(new AppError('SERVICE_UNAVAILABLE', 'Service is shutting down'));
-      if (!limit.allowed) {
-        return refuse(rateLimitError(limit, 'requests per window'), {
-          'Retry-After': String(retryAfterSeconds(limit, deps.clock)),
-        });
-      }
+      if (deps.isClosing()) return refuseCounted(new AppError('SERVICE_UNAVAILABLE', 'Service is shutting down'));
+      if (!limit.allowed && !probe) return tooMany(limit);
       let principal: Principal;
       try {
         principal = await deps.auth.authorize(facts.credential, facts.scope);
       } catch (err) {
-        if (err instanceof AppError && err.code === 'UNAUTHORIZED')
-          return refuse(err, { 'WWW-Authenticate': 'Bearer' });
-        if (err instanceof AppError) return refuse(err, { 'WWW-Authenticate': 'Bearer error="insufficient_scope"' });
-        throw err;
+        if (!(err instanceof AppError)) throw err;
+        const window = await counted();
+        if (!window.allowed) return tooMany(window);
+        const challenge = err.code === 'UNAUTHORIZED' ? 'Bearer' : 'Bearer error="insufficient_scope"';
+        return refuse(err, { ...rateLimitHeaders(window), 'WWW-Authenticate': challenge });
       }
       let route: R;
       try {
@@ -150,6 +160,7 @@ export function createAdmission(deps: AdmissionDeps) {
         if (err instanceof AppError) return refuse(err);
         throw err;
       }
+      const headers: Headers = { ...deps.cors.headers(facts.origin), ...rateLimitHeaders(limit) };
       if (steps.body === undefined) return { outcome: 'admitted', route, body: undefined, headers, principal };
       const body = await steps.body();
       if (!body.ok) return refuse(body.error);

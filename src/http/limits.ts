@@ -12,6 +12,8 @@ export interface LimitState {
   /** Unix seconds when the window resets. */
   resetTime: number;
   allowed: boolean;
+  /** The window's length, in seconds. */
+  windowSec: number;
 }
 
 /** A fixed-window limiter per key over rate-limiter-flexible's `limiter` (default in memory); `resetTime` by `clock`. */
@@ -26,6 +28,14 @@ export function createWindowLimiter(
     remaining: Math.max(0, res.remainingPoints),
     resetTime: Math.ceil((clock.now() + res.msBeforeNext) / 1000),
     allowed,
+    windowSec: durationSec,
+  });
+  const unused = (): LimitState => ({
+    limit: points,
+    remaining: points,
+    resetTime: Math.ceil(clock.now() / 1000) + durationSec,
+    allowed: true,
+    windowSec: durationSec,
   });
   return {
     /** Takes `cost` points (default 1). */
@@ -35,6 +45,15 @@ export function createWindowLimiter(
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) return state(rejection, false);
         throw rejection;
+      }
+    },
+    /** The window of `key` as it is, taking no point; never fails (an unreachable store reads as an unused window). */
+    async peek(key: string): Promise<LimitState> {
+      try {
+        const res = await limiter.get(key);
+        return res === null ? unused() : state(res, res.remainingPoints > 0);
+      } catch {
+        return unused();
       }
     },
     async forget(key: string): Promise<void> {
@@ -52,8 +71,13 @@ export const rateLimitHeaders = (s: LimitState): Record<string, string> => ({
   'X-RateLimit-Reset': String(s.resetTime),
 });
 
-export function rateLimitError(s: LimitState, what: string): AppError {
-  return new AppError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded: ${s.limit} ${what}`, {
+/**
+ * RATE_LIMIT_EXCEEDED for window `s`: the message names the window and `setting`, the config key that raises it.
+ * `what`: what is counted, e.g. 'requests from this address'.
+ */
+export function rateLimitError(s: LimitState, what: string, setting: string): AppError {
+  const message = `Rate limit exceeded: at most ${s.limit} ${what} per ${s.windowSec} s window (raise it with ${setting})`;
+  return new AppError('RATE_LIMIT_EXCEEDED', message, {
     limit: s.limit,
     remaining: 0,
     resetTime: s.resetTime,
@@ -101,8 +125,19 @@ export function connectionGate(
     },
     refusal: (): Reply => {
       const now = clock.now();
-      const state = { limit: counter.max, remaining: 0, resetTime: Math.ceil(now / 1000), allowed: false };
-      const reply = errorReply(rateLimitError(state, 'concurrent connections per address'), now);
+      const state = {
+        limit: counter.max,
+        remaining: 0,
+        resetTime: Math.ceil(now / 1000),
+        allowed: false,
+        windowSec: 0,
+      };
+      const error = new AppError(
+        'RATE_LIMIT_EXCEEDED',
+        `Too many connections: at most ${counter.max} at once from this address (raise it with server.limits.connectionsPerIp)`,
+        { limit: counter.max, remaining: 0, resetTime: state.resetTime },
+      );
+      const reply = errorReply(error, now);
       return { ...reply, headers: { ...rateLimitHeaders(state), ...reply.headers } };
     },
   };

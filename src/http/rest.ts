@@ -73,7 +73,10 @@ export function createRestHandler(deps: RestDeps) {
 
     const run = async (): Promise<void> => {
       // An unknown route needs `chat`: refused 401 before it is told unknown.
-      const facts = requestFacts(method, headers, ip, { scope: matched?.scope ?? 'chat' });
+      const facts = requestFacts(method, headers, ip, {
+        scope: matched?.scope ?? 'chat',
+        ...(matched?.probe && { probe: true }),
+      });
       const verdict = await deps.admission.admit(facts, { route: lookup, body });
       if (verdict.outcome === 'preflight') return send(res, { status: 204, headers: {}, body: '' }, verdict.headers);
       if (verdict.outcome === 'refused') {

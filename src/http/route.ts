@@ -65,6 +65,11 @@ export interface Route {
   rawBody?: RawBody;
   /** The scope a caller needs (default `chat`; src/auth/principal.ts). */
   scope?: RouteScope;
+  /**
+   * A health or readiness probe: never rate-limited. A served probe takes no point of the caller's window (its
+   * X-RateLimit-* report the window as it is); a refused one counts like any request (src/http/admission.ts).
+   */
+  probe?: true;
   /** For the OpenAPI document (openapi.ts). */
   doc?: RouteDoc;
   handler(ctx: RequestContext): RouteResult | Promise<RouteResult>;

@@ -114,11 +114,10 @@ export function createFrontEnd(deps: FrontEndDeps) {
     engine: engine.name,
     /** Resolves with the bound port; `shared`: processes of one agentd (`--workers`) serve one port. */
     async listen(host: string, port: number, options: { shared?: boolean } = {}): Promise<number> {
-      if (fallback)
-        log.info(
-          { engine: engine.name, reason: fallback.reason, ...(fallback.detail && { detail: fallback.detail }) },
-          `uWebSockets.js cannot load here; serving with ${engine.label}`,
-        );
+      if (fallback) {
+        log.info({ engine: engine.name }, fallback.summary);
+        log.debug({ reason: fallback.reason, detail: fallback.detail }, 'uWebSockets.js load error');
+      }
       const bound = await app.listen(host, port, { shared: options.shared ?? false });
       hosts.bound(host);
       log.info({ host, port: bound, engine: engine.name }, `listening on http://${host}:${bound} (${engine.label})`);

@@ -66,9 +66,9 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
     ]);
     if (conn.closed) return;
     const over = !perConnection.allowed
-      ? rateLimitError(perConnection, 'messages per window')
+      ? rateLimitError(perConnection, 'messages on one WebSocket', 'server.limits.ws.points')
       : !perIp.allowed
-        ? rateLimitError(perIp, 'messages per window from this address')
+        ? rateLimitError(perIp, 'WebSocket messages from this address', 'server.limits.wsPerIp')
         : undefined;
     if (over) {
       deps.metrics?.rejected('ws_message');

@@ -2,7 +2,8 @@ import { pino, type Logger, type LevelWithSilent, type DestinationStream } from 
 
 export type { Logger };
 
-export { LOG_LEVELS, type LogLevel } from './levels.ts';
+export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './levels.ts';
+export { logDestination } from './destination.ts';
 
 /** Root logger: JSON lines to stdout (or `stream`); secret-bearing keys are censored, and every line passes `redact` when given. */
 export function createLogger(

@@ -56,7 +56,7 @@ export function createMcpEndpoint(deps: McpMountDeps, ctx: FaceContext) {
       Object.assign(headers, rateLimitHeaders(batch));
       if (!batch.allowed) {
         rejected();
-        throw rateLimitError(batch, 'requests per window');
+        throw rateLimitError(batch, 'requests from this address', 'server.limits.rest.points');
       }
     }
     const request = webRequest(req, body.raw, signal);

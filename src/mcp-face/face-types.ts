@@ -6,13 +6,16 @@ import type { AgentConfig } from '../config/schema.ts';
 import type { QuestionKind } from '../conversation/records.ts';
 import type { Logger } from '../log/index.ts';
 import type { SessionKey } from '../session-id.ts';
-import type { McpCommands } from '../tools/messages.ts';
+import type { McpCommands, McpEvents } from '../tools/messages.ts';
 import type { FaceKey } from './seal.ts';
 
 type AgentCard = Pick<AgentConfig, 'name' | 'description' | 'version'> & { model: string };
 
 type FaceBus = Pick<
-  Bus<AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>, AgentEvents>,
+  Bus<
+    AgentCommands & Pick<McpCommands, 'mcp.modelTools' | 'mcp.callModelTool'>,
+    AgentEvents & Pick<McpEvents, 'mcp.toolsChanged'>
+  >,
   'execute' | 'on'
 >;
 

@@ -58,7 +58,8 @@ export function createServerFace(deps: ServerFaceDeps) {
       { name: card.name, version: card.version },
       {
         capabilities: {
-          tools: {},
+          // A connection's own server (stdio) is told when tool servers connect later: see onToolsChanged.
+          tools: options.persistent && deps.exposeTools ? { listChanged: true } : {},
           resources: {},
           logging: {},
           ...(deps.serviceId !== undefined && { experimental: selfCapability(deps.serviceId) }),
@@ -103,6 +104,13 @@ export function createServerFace(deps: ServerFaceDeps) {
     return server;
   }
 
-  return { newServer, legacyApprovals, log: deps.log };
+  /**
+   * Calls `listener` whenever the tools `tools/list` answers change (a tool server connected, left or changed
+   * its list); never when the tool servers' tools are not exposed. Returns the unsubscribe.
+   */
+  const onToolsChanged = (listener: () => void): (() => void) =>
+    deps.exposeTools ? bus.on('mcp.toolsChanged', () => listener()) : () => undefined;
+
+  return { newServer, onToolsChanged, legacyApprovals, log: deps.log };
 }
 export type ServerFace = ReturnType<typeof createServerFace>;

@@ -94,23 +94,43 @@ describe('admission chain: host → origin → rate limit → auth → route →
     expect(limited.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
   });
 
+  it('never rate-limits the health probes: in a burst past the limit they answer 200, other routes 429', async () => {
+    const localAddress = freshIp();
+    const probes = ['/api/health', '/api/health/live', '/api/health/ready'];
+    const statuses: Record<string, number[]> = {};
+    let limited: RawResponse | undefined;
+    for (let i = 0; i < 3 * POINTS; i++)
+      for (const path of [...probes, '/api/sessions']) {
+        const res = await rawRequest(`${svc.url}${path}`, { localAddress, headers: bearer(KEY) });
+        (statuses[path] ??= []).push(res.status);
+        if (res.status === 429) limited = res;
+      }
+    for (const path of probes) expect(new Set(statuses[path])).toEqual(new Set([200]));
+    expect(statuses['/api/sessions']?.filter((s) => s === 429)).toHaveLength(2 * POINTS);
+    expect(limited?.body.error.message).toBe(
+      `Rate limit exceeded: at most ${POINTS} requests from this address per 60 s window (raise it with server.limits.rest.points)`,
+    );
+    // A probe still reports the window, exhausted by the other routes.
+    expectLimitHeaders(await rawRequest(`${svc.url}/api/health/live`, { localAddress }), 0);
+  });
+
   it('answers a wrong Host 403 even when the client is also over the limit', async () => {
     const localAddress = freshIp();
     for (let i = 0; i < POINTS; i++)
-      expect((await rawRequest(`${svc.url}/api/health`, { localAddress, headers: bearer(KEY) })).status).toBe(200);
-    const wrongHost = await rawRequest(`${svc.url}/api/health`, {
+      expect((await rawRequest(`${svc.url}/api/sessions`, { localAddress, headers: bearer(KEY) })).status).toBe(200);
+    const wrongHost = await rawRequest(`${svc.url}/api/sessions`, {
       localAddress,
       headers: { ...bearer(KEY), Host: 'evil.example' },
     });
     expect(wrongHost.status).toBe(403);
     expect(wrongHost.body.error).toMatchObject({ code: 'FORBIDDEN', details: { host: 'evil.example' } });
     expectLimitHeaders(wrongHost, 0);
-    expect((await rawRequest(`${svc.url}/api/health`, { localAddress, headers: bearer(KEY) })).status).toBe(429);
+    expect((await rawRequest(`${svc.url}/api/sessions`, { localAddress, headers: bearer(KEY) })).status).toBe(429);
   });
 
   let ip = '';
   const cases: [string, number, () => Promise<RawResponse>][] = [
-    ['a REST 200', 200, () => rawRequest(`${svc.url}/api/health`, { localAddress: ip, headers: bearer(KEY) })],
+    ['a REST 200', 200, () => rawRequest(`${svc.url}/api/sessions`, { localAddress: ip, headers: bearer(KEY) })],
     ['a REST 401 (no key)', 401, () => rawRequest(`${svc.url}/api/health`, { localAddress: ip })],
     [
       'a REST 403 (foreign Origin)',
@@ -247,6 +267,7 @@ const slow = (inner: WindowLimiter, ms: number): WindowLimiter => ({
     await delay(ms);
     return inner.consume(key);
   },
+  peek: (key) => inner.peek(key),
   forget: (key) => inner.forget(key),
 });
 

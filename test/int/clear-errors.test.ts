@@ -70,12 +70,37 @@ describe('a config with unset environment variables', () => {
     const lines = p.err().trimEnd().split('\n');
     expect(lines[0]).toBe(`agentd: invalid agent config ${file}:`);
     expect(lines.slice(1)).toEqual([
-      '  - llm.baseURL: environment variable AGENTD_TEST_HOST_UNSET is not set (referenced at llm.baseURL)',
-      '  - llm.model: environment variable AGENTD_TEST_MODEL_UNSET is not set (referenced at llm.model)',
-      '  - llm.apiKey: environment variable AGENTD_TEST_KEY_UNSET is not set (referenced at llm.apiKey, mcpServers.fs.args[0])',
+      `  - ${file}:3:3: llm.baseURL: environment variable AGENTD_TEST_HOST_UNSET is not set (referenced at llm.baseURL)`,
+      `  - ${file}:4:3: llm.model: environment variable AGENTD_TEST_MODEL_UNSET is not set (referenced at llm.model)`,
+      `  - ${file}:5:3: llm.apiKey: environment variable AGENTD_TEST_KEY_UNSET is not set (referenced at llm.apiKey, mcpServers.fs.args[0])`,
     ]);
     expect(p.out()).not.toContain('listening');
     expectNoTrace(p);
+  });
+});
+
+describe('a mistyped agent file', () => {
+  it('names the line, the key, the near miss and the docs, before anything starts (exit 1)', async () => {
+    const file = await writeAgentFile('llm:\n  provider: opnai\n  modle: m\nmcpServer: {}\n');
+    const p = runAgentd(['--agent', file, '--web-port', '0']);
+    expect(await p.exited).toBe(1);
+    expect(p.err()).toBe(
+      `agentd: invalid agent config ${file}:\n` +
+        `  - ${file}:2:3: llm.provider: "opnai" is not one of openai, openai-compatible, ollama, vllm, lmstudio, openrouter, groq, together, deepseek, mistral, gemini, anthropic; did you mean "openai"? (see docs/configuration.md#llm)\n` +
+        `  - ${file}:3:3: llm.modle: unknown key "modle"; did you mean "model"? (see docs/configuration.md#llm)\n` +
+        `  - ${file}:4:1: mcpServer: unknown key "mcpServer"; did you mean "mcpServers"? (see docs/configuration.md#top-level-keys)\n`,
+    );
+    expect(p.out()).toBe('');
+  });
+
+  it('puts a YAML mistake on its own line, and an unknown option is usage (exit 2)', async () => {
+    const file = await writeAgentFile('llm:\n  provider: openai\n   model: m\n');
+    const p = runAgentd(['--agent', file]);
+    expect(await p.exited).toBe(1);
+    expect(p.err()).toContain(`${file}:3:4: not valid YAML: this line is indented more than the key on line 2`);
+    const bogus = runAgentd(['--agnet', file]);
+    expect(await bogus.exited).toBe(2);
+    expect(bogus.err()).toMatch(/^agentd: unknown option --agnet; did you mean --agent\?\n/);
   });
 });
 

@@ -54,6 +54,11 @@ describe('approvals asked of the /mcp client through elicitation (stdio)', () =>
     await client.connect(transport).catch((err: unknown) => {
       throw new Error(`stdio agentd failed: ${String(err)}\n${stderr}`);
     });
+    // agentd answers at once; its tool server connects behind (logged once attempted).
+    await until(
+      () => stderr.includes('MCP servers attempted'),
+      () => `the tool server to connect:\n${stderr}`,
+    );
   }, 30_000);
   afterAll(async () => {
     await client?.close();

@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { AGENTD_BIN } from '../support/paths.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
+import { fixturePath } from './mcp-helpers.ts';
 
 /**
  * The official MCP conformance suite and the MCP Inspector CLI against /mcp, in both protocol eras.
@@ -170,4 +172,27 @@ describe('the MCP Inspector CLI against /mcp in every protocol era', () => {
       else expect(serverInfo).toMatchObject({ name: 'inspected-agent' });
     }, 120_000);
   }
+
+  it('lists the tools of agentd over stdio at once, while a tool server is still starting', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'agentd-inspector-stdio-'));
+    const gate = join(dir, 'gate'); // never opened: the tool server never answers
+    await mkdir(gate);
+    const agent = join(dir, 'agent.yml');
+    await writeFile(
+      agent,
+      `llm:\n  provider: openai-compatible\n  baseURL: ${sim.url}\n  model: sim-model\nstorage:\n  type: memory\n` +
+        `mcpServers:\n  slow:\n    type: stdio\n    command: ${process.execPath}\n    args: [${fixturePath('gated-server')}, ${gate}]\n`,
+    );
+    const { code, out, stdout } = await run22(
+      [INSPECTOR, '--cli', process.execPath, AGENTD_BIN, '--mcp-transport', 'stdio', '--agent', agent].concat([
+        '--method',
+        'tools/list',
+      ]),
+      { HOME: home, MCP_CATALOG_PATH: join(home, 'mcp.json') },
+    );
+    expect(code, out).toBe(0);
+    const listed = JSON.parse(stdout.slice(stdout.indexOf('{'))) as { tools: { name: string }[] };
+    expect(listed.tools.map((t) => t.name)).toEqual(['chat_with_agent', 'reset_conversation']);
+    await rm(dir, { recursive: true, force: true });
+  }, 120_000);
 });

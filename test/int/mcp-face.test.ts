@@ -1,16 +1,11 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { connectWs } from '../support/ws-client.ts';
-import { fixturePath, progressMessages } from './mcp-helpers.ts';
-import { AGENTD_BIN } from '../support/paths.ts';
+import { progressMessages } from './mcp-helpers.ts';
 
 const textOf = (result: unknown) => (result as { content: { type: string; text: string }[] }).content[0]?.text ?? '';
 
@@ -249,7 +244,7 @@ describe('agent-to-agent over type: http', () => {
   });
 });
 
-describe('--mode mcp and --mcp-transport stdio', () => {
+describe('--mode mcp', () => {
   let sim: Simulator;
   beforeAll(async () => {
     sim = await startSimulator({ port: 0 });
@@ -270,33 +265,4 @@ describe('--mode mcp and --mcp-transport stdio', () => {
       await svc.stop();
     }
   });
-
-  it('speaks MCP on stdio to the SDK stdio client, with nothing else on stdout', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'agentd-stdio-'));
-    const agent = join(dir, 'agent.yml');
-    await writeFile(
-      agent,
-      `name: stdio-agent\nllm:\n  provider: openai-compatible\n  baseURL: ${sim.url}\n  model: sim-model\nstorage:\n  type: memory\nmcpServers:\n  echo:\n    type: stdio\n    command: ${process.execPath}\n    args: [${fixturePath('echo-server')}]\nserver:\n  mcp:\n    exposeTools: true\n`,
-    );
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [AGENTD_BIN, '--mcp-transport', 'stdio', '--agent', agent, '--log-level', 'info'],
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
-      stderr: 'pipe',
-    });
-    let stderr = '';
-    transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const client = new Client({ name: 'desktop', version: '1.0.0' });
-    await client.connect(transport).catch((err: unknown) => {
-      throw new Error(`stdio agentd failed: ${String(err)}\n${stderr}`);
-    });
-    const names = (await client.listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['chat_with_agent', 'reset_conversation', 'echo']));
-    expect(textOf(await client.callTool({ name: 'chat_with_agent', arguments: { message: 'from the desktop' } }))).toBe(
-      'You said: from the desktop',
-    );
-    expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'exposed' } }))).toContain('exposed');
-    await client.close();
-    expect(stderr).toContain('serving MCP on stdio');
-  }, 30_000);
 });

@@ -13,6 +13,8 @@ import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.ts';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
@@ -123,9 +125,11 @@ describe('the packed tarball', () => {
         'docs/README.md',
         'docs/configuration.md',
         'docs/clients/chat.mjs',
+        'tools/simulator/README.md', // the directives the demo refers to
       ]),
     );
-    expect(packed.filter((p) => /^(test|bench|tools|src|\.ci|docker)\/|\.ts$|^dist\/.*\.map$/.test(p))).toEqual([]);
+    const shipped = packed.filter((p) => p !== 'tools/simulator/README.md');
+    expect(shipped.filter((p) => /^(test|bench|tools|src|\.ci|docker)\/|\.ts$|^dist\/.*\.map$/.test(p))).toEqual([]);
   });
 
   it('is a public package of our own name whose command is agentd, and runs no install script', async () => {
@@ -263,6 +267,28 @@ describe('the installed agentd command', () => {
     expect(out).toMatch(/MCP server\s+filesystem: connected/);
     expect(out).toMatch(/MCP server\s+memory: connected/);
     expect(out).toContain('agent › Hi! I am the agentd demo agent.');
+    // What the demo refers to is in the package, by a path that exists.
+    const directives = /obeys \[\[directives\]\]: see (\S+README\.md)/.exec(out)?.[1];
+    expect(directives && existsSync(directives), out).toBe(true);
+  });
+
+  it('speaks MCP on stdio as the desktop-client config in docs/mcp-server.md runs it', async () => {
+    const dir = await folder('stdio');
+    const agent = join(dir, 'agent.yml');
+    await writeFile(agent, 'llm: { provider: openai-compatible, baseURL: "http://127.0.0.1:9/v1", model: m }\n');
+    const transport = new StdioClientTransport({
+      command: 'agentd',
+      args: ['--agent', agent, '--mcp-transport', 'stdio'],
+      env: env as Record<string, string>,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'desktop', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('chat_with_agent');
+    } finally {
+      await client.close();
+    }
   });
 
   it('serves an agent file: probes, health with its engine, and one message answered', async () => {
@@ -294,6 +320,13 @@ describe('the installed agentd command', () => {
       });
       expect(await reply.json()).toMatchObject({ success: true, response: 'You said: hello package' });
       expect(existsSync(join(dir, 'sessions'))).toBe(true);
+      // The docs' WebSocket client, as the docs run it from the installed package.
+      const chat = join(work, 'prefix', 'lib', 'node_modules', pkg.name, 'docs', 'clients', 'chat.mjs');
+      const client = await run(process.execPath, [chat, 'hello docs'], {
+        env: { ...env, AGENTD_URL: `ws://127.0.0.1:${port}/` },
+        timeout: 60_000,
+      });
+      expect(client.stdout).toContain('You said: hello docs');
     } finally {
       agentd.child.kill('SIGTERM');
     }

@@ -27,7 +27,7 @@ describe.skipIf(!enabled)('limits: shared in redis', () => {
   let a: RunningApp;
   let b: RunningApp;
   const remaining = async (svc: RunningApp) => {
-    const res = await fetch(`${svc.url}/api/health`);
+    const res = await fetch(`${svc.url}/api/mcp/servers`);
     return { status: res.status, remaining: Number(res.headers.get('x-ratelimit-remaining')) };
   };
 

@@ -64,13 +64,14 @@ describe('error encoders', () => {
 
 /** A limiter whose verdict the test sets; it counts its calls. */
 function fakeLimiter(allowed: boolean) {
-  const state: LimitState = { limit: 5, remaining: allowed ? 4 : 0, resetTime: 1_000_060, allowed };
+  const state: LimitState = { limit: 5, remaining: allowed ? 4 : 0, resetTime: 1_000_060, allowed, windowSec: 60 };
   const limiter: WindowLimiter & { calls: number } = {
     calls: 0,
     consume() {
       limiter.calls++;
       return Promise.resolve(state);
     },
+    peek: () => Promise.resolve(state),
     forget: () => Promise.resolve(),
   };
   return limiter;
@@ -154,7 +155,11 @@ describe('admission chain', () => {
     expect(limited).toMatchObject({
       outcome: 'refused',
       headers: { 'Retry-After': '60' },
-      error: { details: { limit: 5, remaining: 0, resetTime: 1_000_060 } },
+      error: {
+        message:
+          'Rate limit exceeded: at most 5 requests from this address per 60 s window (raise it with server.limits.rest.points)',
+        details: { limit: 5, remaining: 0, resetTime: 1_000_060 },
+      },
     });
     const wrongMethod = await setup().admission.admit(good, {
       route: () => {
@@ -166,6 +171,53 @@ describe('admission chain', () => {
       status: 405,
       headers: { Allow: 'POST' },
       error: { code: 'INVALID_REQUEST' },
+    });
+  });
+});
+
+describe('admission of a probe', () => {
+  const setup = (allowed: boolean) => {
+    const limiter = fakeLimiter(allowed);
+    const admission = createAdmission({
+      limiter,
+      cors: createCors({ origins: [], methods: ['GET'], headers: ['Authorization'], maxAge: 60 }),
+      auth: createPrincipals({ apiKey: 'the-right-key-0123456789' }),
+      clock: { now: () => 1_000_000_000 },
+      isHostAllowed: () => true,
+      isClosing: () => false,
+    });
+    return { admission, limiter };
+  };
+  const probe: RequestFacts = {
+    host: 'localhost',
+    origin: '',
+    ip: '127.0.0.1',
+    credential: 'the-right-key-0123456789',
+    probe: true,
+  };
+  const route = () => 'health';
+
+  it('admits a probe past the limit, taking no point, with the window in its headers', async () => {
+    const { admission, limiter } = setup(false);
+    expect(await admission.admit(probe, { route })).toMatchObject({
+      outcome: 'admitted',
+      headers: { 'X-RateLimit-Remaining': '0', 'X-RateLimit-Limit': '5' },
+    });
+    expect(limiter.calls).toBe(0);
+  });
+
+  it('counts a refused probe: a wrong key is 401 within the limit and 429 past it', async () => {
+    const within = setup(true);
+    expect(await within.admission.admit({ ...probe, credential: 'wrong' }, { route })).toMatchObject({
+      outcome: 'refused',
+      error: { code: 'UNAUTHORIZED' },
+    });
+    expect(within.limiter.calls).toBe(1);
+    const past = setup(false);
+    expect(await past.admission.admit({ ...probe, credential: 'wrong' }, { route })).toMatchObject({
+      outcome: 'refused',
+      error: { code: 'RATE_LIMIT_EXCEEDED' },
+      headers: { 'Retry-After': '60' },
     });
   });
 });

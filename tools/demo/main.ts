@@ -134,7 +134,7 @@ function examples(base: string, ws: string): string {
   const quoted = (text: string) => `'${text.replace(/'/g, "'\\''")}'`;
   const json = (message: string) => quoted(JSON.stringify({ message }));
   return `
-${bold('Try it yourself')} (the simulator echoes you, and obeys [[directives]]: see tools/simulator/README.md)
+${bold('Try it yourself')} (the simulator echoes you, and obeys [[directives]]: see ${packagePath('tools', 'simulator', 'README.md')})
 
   Open ${base}/ in a browser: the web console
 

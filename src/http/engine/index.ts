@@ -18,8 +18,32 @@ export { createInject, type Inject, type InjectOptions } from './inject.ts';
 
 export interface EngineSelection {
   engine: Engine;
-  /** Set when `auto` fell back to node: why uWebSockets.js did not load (`reason`: its first line, `detail`: the underlying error). */
-  fallback?: { reason: string; detail?: string };
+  /**
+   * Set when `auto` fell back to node: why uWebSockets.js did not load (`reason`: its first line, `detail`: the
+   * underlying error) and `summary`, the one sentence a person reads at start-up (`fallbackSummary`).
+   */
+  fallback?: { reason: string; detail?: string; summary: string };
+}
+
+/** The C library version this process runs on (Linux with glibc), else undefined. */
+function glibcVersion(): string | undefined {
+  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
+  return header?.glibcVersionRuntime;
+}
+
+/**
+ * Why uWebSockets.js did not load, in one sentence that names the real cause (the package's own first line
+ * blames the Node version or the platform whatever the cause), ending with the engine used instead.
+ */
+export function fallbackSummary(why: { reason: string; detail?: string }, glibc = glibcVersion()): string {
+  const text = `${why.reason}\n${why.detail ?? ''}`;
+  const needed = /GLIBC_(\d+(?:\.\d+)+)'? not found/.exec(text)?.[1];
+  if (needed)
+    return `uWebSockets.js needs glibc ${needed}, this host has ${glibc ?? 'an older one'}: using the node engine`;
+  if (/Cannot find (module|package) '?uWebSockets\.js/.test(text))
+    return 'uWebSockets.js is not installed: using the node engine';
+  if (/musl/i.test(text)) return 'uWebSockets.js has no build for musl (e.g. Alpine): using the node engine';
+  return `uWebSockets.js cannot load here (${why.detail ?? why.reason}): using the node engine`;
 }
 
 /** The first line of a load error and, when it says more below, its last line (the dynamic loader's words). */
@@ -57,7 +81,7 @@ export function selectEngine(choice: string | undefined): EngineSelection {
     return { engine: loadUws() };
   } catch (err) {
     const why = describe(err);
-    if (wanted === 'auto') return { engine: nodeEngine, fallback: why };
+    if (wanted === 'auto') return { engine: nodeEngine, fallback: { ...why, summary: fallbackSummary(why) } };
     const cause = why.detail ? `${why.detail} (the package says: ${why.reason})` : why.reason;
     return {
       engine: unavailable(

@@ -56,6 +56,7 @@ export function systemRoutes(info: ServiceInfo): Route[] {
       method: 'GET',
       path: '/api/health',
       summary: 'Service health',
+      probe: true,
       response: RESPONSES.health,
       async handler({ bus }) {
         const [servers, agent] = await Promise.all([
@@ -85,6 +86,7 @@ export function systemRoutes(info: ServiceInfo): Route[] {
       path: '/api/health/live',
       summary: 'Liveness probe: the process answers',
       scope: 'public',
+      probe: true,
       response: RESPONSES.live,
       handler: () => reply({ status: 'live' }),
     }),
@@ -93,6 +95,7 @@ export function systemRoutes(info: ServiceInfo): Route[] {
       path: '/api/health/ready',
       summary: 'Readiness probe: 200 when the service can take work, else 503 with the reasons',
       scope: 'public',
+      probe: true,
       response: RESPONSES.ready,
       errors: ['SERVICE_UNAVAILABLE'],
       async handler({ bus }) {
