@@ -35,19 +35,16 @@ export function createToolPort({ bus, llm, log, clock, maxOutputTokens }: ToolPo
       const elicit = host && { sessionId: input.key.sessionId, elicit: host.elicit };
       const sampler =
         host && createSampler({ llm, maxOutputTokens, log }, { ...progress, signal, host: host.sampling });
-      return await bus.execute(
-        'mcp.callModelTool',
-        {
-          name: input.name,
-          args: input.args,
-          signal,
-          hops: input.key.hops + 1,
-          progress,
-          ...(sampler && { sampler }),
-          ...(elicit && { elicit }),
-        },
-        input.key,
-      );
+      return await bus.execute('mcp.callModelTool', {
+        sessionId: input.key.sessionId,
+        name: input.name,
+        args: input.args,
+        signal,
+        hops: input.key.hops + 1,
+        progress,
+        ...(sampler && { sampler }),
+        ...(elicit && { elicit }),
+      });
     } catch (err) {
       const call = { name: input.name, toolName: input.name, serverId: '' };
       return failedOutcome(call, toTurnError(err).message, clock.now() - started);

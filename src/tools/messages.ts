@@ -70,6 +70,8 @@ export type McpCommands = {
   /** By model-visible name; never throws for tool failures. `hops`: src/conversation/hops.ts; `elicit`, `sampler`: server-asks.ts. */
   'mcp.callModelTool': {
     payload: {
+      /** The session the call is made for: its owner is the principal an `oauth.per: principal` server acts for. */
+      sessionId?: string;
       name: string;
       args: unknown;
       signal?: AbortSignal;

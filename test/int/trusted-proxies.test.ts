@@ -9,8 +9,9 @@ import { forwardedClient } from '../../src/http/ip.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 
 const POINTS = 2;
-const health = (svc: RunningApp, forwardedFor?: string) =>
-  fetch(`${svc.url}/api/health`, { headers: forwardedFor ? { 'X-Forwarded-For': forwardedFor } : {} }).then(
+/** A cheap route that counts against the limit (health probes never do). */
+const listSessions = (svc: RunningApp, forwardedFor?: string) =>
+  fetch(`${svc.url}/api/sessions`, { headers: forwardedFor ? { 'X-Forwarded-For': forwardedFor } : {} }).then(
     (r) => r.status,
   );
 
@@ -29,20 +30,20 @@ describe('trusted proxies', () => {
 
   it('counts each forwarded client in its own window when the peer is a trusted proxy', async () => {
     expect([
-      await health(proxied, '203.0.113.7'),
-      await health(proxied, '203.0.113.7'),
-      await health(proxied, '203.0.113.7'),
+      await listSessions(proxied, '203.0.113.7'),
+      await listSessions(proxied, '203.0.113.7'),
+      await listSessions(proxied, '203.0.113.7'),
     ]).toEqual([200, 200, 429]);
     // Another client behind the same proxy has its own window; a spoofed left-most entry does not help.
-    expect(await health(proxied, '198.51.100.1, 203.0.113.8')).toBe(200);
-    expect(await health(proxied, '203.0.113.99, 203.0.113.7')).toBe(429);
+    expect(await listSessions(proxied, '198.51.100.1, 203.0.113.8')).toBe(200);
+    expect(await listSessions(proxied, '203.0.113.99, 203.0.113.7')).toBe(429);
   });
 
   it('ignores X-Forwarded-For from a peer that is not a trusted proxy', async () => {
     expect([
-      await health(direct, '203.0.113.1'),
-      await health(direct, '203.0.113.2'),
-      await health(direct, '203.0.113.3'),
+      await listSessions(direct, '203.0.113.1'),
+      await listSessions(direct, '203.0.113.2'),
+      await listSessions(direct, '203.0.113.3'),
     ]).toEqual([200, 200, 429]);
   });
 
