@@ -1,5 +1,5 @@
 /**
- * The console renders the model's replies as markdown in a real Chromium (web/console/markdown.js):
+ * The console's header counts the tool servers its panel lists. The console renders the model's replies as markdown in a real Chromium (web/console/markdown.js):
  * headings, emphasis, lists, code fences, tables and links become those elements, a streamed reply
  * re-renders in the one entry it started in, a user's own message stays plain text, and a reply
  * that tries script (`<script>`, `<img onerror>`, `javascript:` and `data:` links, `<iframe>`, HTML
@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { findChromium, useBrowserBench, watchFailures } from '../support/browser.ts';
+import { fixturePath } from '../support/paths.ts';
 import { PATIENT } from '../support/wait.ts';
 
 const KEY = 'console-test-key-0123456789';
@@ -47,6 +48,10 @@ const ATTACK = [
 describe.skipIf(!chromiumPath)('console markdown in Chromium', () => {
   const t = useBrowserBench(chromiumPath!, {
     server: { auth: { keys: [{ name: 'operator', key: KEY, scopes: ['admin'] }] }, limits: { rest: { points: 1000 } } },
+    mcpServers: {
+      echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] },
+      broken: { type: 'stdio', command: process.execPath, args: ['-e', 'process.exit(3)'] },
+    },
   });
   const send = async (text: string) => {
     const { page } = t.browser;
@@ -59,6 +64,12 @@ describe.skipIf(!chromiumPath)('console markdown in Chromium', () => {
     await page.goto(`${t.svc.url}/`);
     await page.getByLabel('API key').fill(KEY);
     await page.getByRole('button', { name: 'Use key' }).click();
+    // The header counts the tool servers the panel lists, and says how many of them are connected.
+    await page.locator('#server-echo .status', { hasText: 'connected' }).waitFor();
+    await page.locator('#server-broken').waitFor();
+    await expect
+      .poll(() => page.locator('#status').textContent(), PATIENT)
+      .toBe('ready · 2 tool servers (1 connected)');
     const failures = watchFailures(page);
     await send(`Show me **markdown** [[reply:${RICH}]]`);
     const reply = page.locator('.assistant[data-done="true"]', { hasText: 'Plan' }).last();
