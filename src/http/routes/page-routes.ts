@@ -152,6 +152,8 @@ export function inspectRoutes(enabled: boolean): Route[] {
     pageRoute('/inspect/stately', "The stream in Stately's hosted inspector (a bridge page)", () =>
       serve('stately.html', bridge),
     ),
+    // `/inspect/` (a typed address, a bookmark) is the page too: its files' addresses are absolute.
+    pageRoute('/inspect/', 'The inspector page, with a trailing slash', () => serve('index.html')),
     pageRoute('/inspect/:file', "The inspector pages' scripts and styles", (ctx) => serve(ctx.params.file ?? '')),
   ];
 }
