@@ -7,6 +7,8 @@
 // It also copies the API docs page's swagger-ui (a devDependency, swagger-ui-dist) into
 // dist/swagger-ui/ with its licence and notice: the package ships those files and so depends on
 // nothing that pulls in swagger-ui-dist's dependency @scarf/scarf (an install-time telemetry script).
+// The console's markdown libraries (devDependencies marked and dompurify) are copied the same way:
+// their browser ES modules and licences into dist/marked/ and dist/dompurify/.
 import { execFileSync } from 'node:child_process';
 import {
   copyFileSync,
@@ -19,23 +21,34 @@ import {
   utimesSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 const require = createRequire(import.meta.url);
 const tsc = require.resolve('typescript/bin/tsc');
 rmSync('.dist-next', { recursive: true, force: true });
 execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', '.dist-next'], { stdio: 'inherit' });
-const swaggerUi = dirname(require.resolve('swagger-ui-dist/package.json'));
-mkdirSync('.dist-next/swagger-ui');
-for (const file of [
+/** The folder of installed package `pkg` (dompurify's exports do not list its package.json). */
+function packageRoot(pkg) {
+  let dir = dirname(require.resolve(pkg));
+  while (!existsSync(join(dir, 'package.json')) || JSON.parse(readFileSync(join(dir, 'package.json'))).name !== pkg)
+    dir = dirname(dir);
+  return dir;
+}
+/** Copies `files` (paths in package `pkg`) into .dist-next/<folder>/, each under its own base name. */
+function vendor(folder, pkg, files) {
+  const from = packageRoot(pkg);
+  mkdirSync(join('.dist-next', folder));
+  for (const file of files) copyFileSync(join(from, file), join('.dist-next', folder, basename(file)));
+}
+vendor('swagger-ui', 'swagger-ui-dist', [
   'swagger-ui.css',
   'swagger-ui-bundle.js',
   'swagger-ui-bundle.js.LICENSE.txt',
   'LICENSE',
   'NOTICE',
-]) {
-  copyFileSync(join(swaggerUi, file), join('.dist-next/swagger-ui', file));
-}
+]);
+vendor('marked', 'marked', ['lib/marked.esm.js', 'LICENSE']);
+vendor('dompurify', 'dompurify', ['dist/purify.es.mjs', 'LICENSE']);
 /** Whether folders `a` and `b` hold the same files with the same bytes. */
 function sameTree(a, b) {
   if (!existsSync(b)) return false;

@@ -83,6 +83,23 @@ const requestBody = (required: boolean, mediaType: string, schema: JsonSchema, e
   requestBody: { required, content: { [mediaType]: { schema, ...(example !== undefined && { example }) } } },
 });
 
+/**
+ * The document's tags, in the order the docs page shows them: each operation carries the first whose pattern
+ * its path matches (the last matches every path).
+ */
+const TAGS: { name: string; description: string; path: RegExp }[] = [
+  { name: 'Messages', description: 'Talk to the agent', path: /^\/api\/(message|message-sync|reset)$/ },
+  { name: 'Sessions', description: 'Sessions, their history, questions and approvals', path: /^\/api\/sessions/ },
+  {
+    name: 'Tool servers',
+    description: 'MCP servers and A2A agents: tools, resources, prompts, sign-in',
+    path: /^\/api\/(mcp|connect-|oauth)/,
+  },
+  { name: 'Operations', description: 'Health, metrics, configuration', path: /^\/(api\/health|metrics|api\/config)/ },
+  { name: 'Pages', description: 'The console, the inspector, these docs', path: /./ },
+];
+const tagOf = (path: string) => (TAGS.find((t) => t.path.test(path)) ?? TAGS[TAGS.length - 1]!).name;
+
 function operation(route: Route, options: OpenApiOptions): Record<string, unknown> {
   const { doc = {}, rawBody: raw } = route;
   const scope = route.scope ?? 'chat';
@@ -119,6 +136,7 @@ function operation(route: Route, options: OpenApiOptions): Record<string, unknow
       `${route.method.toLowerCase()}${route.path.replace(/[^a-zA-Z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}` ||
       'getRoot',
     summary: route.summary.replaceAll('`', ''),
+    tags: [tagOf(route.path)],
     ...(pathParams.length + queryParams.length > 0 && { parameters: [...pathParams, ...queryParams] }),
     ...(doc.body &&
       requestBody(
@@ -152,6 +170,7 @@ export function openApiDocument(routes: Route[], options: OpenApiOptions): Recor
       description:
         'One conversational AI agent: REST under /api, a WebSocket API at / (see docs/api.md), MCP at /mcp (JSON-RPC, not described here), A2A at /a2a (JSON-RPC) and /a2a/rest (HTTP+JSON, its v1.0 routes; the agent card at /.well-known/agent-card.json).',
     },
+    tags: TAGS.map(({ name, description }) => ({ name, description })),
     paths,
     components: {
       schemas: { Error: ERROR_ENVELOPE },

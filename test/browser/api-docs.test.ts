@@ -25,9 +25,16 @@ describe.skipIf(!chromiumPath)('API docs page in Chromium', () => {
     page.on('console', (m) => m.type() === 'error' && failures.push(m.text()));
     await page.goto(`${svc.url}/api/docs`);
     await page.locator('.opblock-summary-path', { hasText: '/api/message-sync' }).first().waitFor();
-    const doc = (await (await fetch(`${svc.url}/api/openapi.json`)).json()) as { paths: Record<string, object> };
+    const doc = (await (await fetch(`${svc.url}/api/openapi.json`)).json()) as {
+      paths: Record<string, object>;
+      tags: { name: string }[];
+    };
     const operations = Object.values(doc.paths).reduce((n, ops) => n + Object.keys(ops).length, 0);
     expect(await page.locator('.opblock').count()).toBe(operations);
+    // Grouped by the document's tags, in its order (none under swagger-ui's "default").
+    expect(await page.locator('h3.opblock-tag').evaluateAll((hs) => hs.map((h) => h.getAttribute('data-tag')))).toEqual(
+      doc.tags.map((t) => t.name),
+    );
     expect(await page.locator('.btn.authorize').count()).toBe(1); // the key scheme is offered
     await browser.screenshot('api-docs');
     expect(foreign).toEqual([]);

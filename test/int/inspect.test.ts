@@ -86,6 +86,13 @@ describe('inspector (/inspect/ws)', () => {
     expect(svc.app.inspect!.actorIds().sort()).toEqual(['mcp:echo', TURN]);
   });
 
+  it('serves the page at /inspect/ too (a trailing slash, as a person types it)', async () => {
+    const res = await fetch(`${svc.url}/inspect/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await res.text()).toBe(await (await fetch(`${svc.url}/inspect`)).text());
+  });
+
   it('needs the API key, like the API', async () => {
     await expect(view(`${svc.wsUrl}inspect/ws`)).rejects.toThrow(/401/);
   });

@@ -190,6 +190,15 @@ describe('OpenAPI document', () => {
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminKey', 'apiKey']);
   });
 
+  it('files each operation under one of its tags, and every tag holds some', () => {
+    const { tags } = doc as unknown as { tags: { name: string }[] };
+    const used = Object.values(doc.paths).flatMap((ops) =>
+      Object.values(ops as Record<string, { tags?: string[] }>).map((op) => op.tags ?? []),
+    );
+    for (const t of used) expect(t).toHaveLength(1);
+    expect(new Set(used.flat())).toEqual(new Set(tags.map((t) => t.name)));
+  });
+
   it('describes every route of the table and nothing else', () => {
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),

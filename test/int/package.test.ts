@@ -118,6 +118,8 @@ describe('the packed tarball', () => {
         'dist/src/cli.js',
         'dist/tools/demo/main.js',
         'web/console/index.html',
+        'dist/marked/LICENSE',
+        'dist/dompurify/LICENSE',
         'agents/agent.schema.json',
         'agents/demo.yml',
         'machines/layouts.json',
@@ -313,6 +315,15 @@ describe('the installed agentd command', () => {
       const bundle = await fetch(`${base}/api/docs/swagger-ui-bundle.js`);
       expect(bundle.status).toBe(200);
       expect(await bundle.text()).toContain('SwaggerUIBundle');
+      // The console's markdown libraries, shipped the same way (marked and dompurify are devDependencies).
+      for (const [file, name] of [
+        ['marked.js', 'Marked'],
+        ['purify.js', 'DOMPurify'],
+      ]) {
+        const lib = await fetch(`${base}/console/${file}`);
+        expect(lib.status).toBe(200);
+        expect(await lib.text()).toContain(name);
+      }
       const reply = await fetch(`${base}/api/message-sync`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },

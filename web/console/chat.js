@@ -1,10 +1,12 @@
 // @ts-check
 // Renders one session's transcript from the fold's state (transcript.js): each item is one list
 // entry, keyed; an entry is rebuilt only when its item changed, so a long transcript costs little
-// per frame. The transcript keeps the newest message in view unless the reader scrolled up.
+// per frame; a reply being streamed keeps its entry and re-renders its markdown there (markdown.js).
+// The transcript keeps the newest message in view unless the reader scrolled up.
 import { el } from './dom.js';
 import { pretty, resultParts } from './results.js';
 import { elicitationBox } from './elicitation-form.js';
+import { showMarkdown } from './markdown.js';
 
 /** @typedef {import('./transcript.js').Item} Item */
 /** @typedef {import('./transcript.js').ToolItem} ToolItem */
@@ -105,6 +107,20 @@ function userEntry(item) {
 }
 
 /**
+ * The model's reply as markdown, rendered into `li` (the entry it had while streaming, or a new one).
+ * @param {import('./transcript.js').AssistantItem} item
+ * @param {HTMLElement} [li]
+ */
+function replyEntry(item, li = el('li')) {
+  li.className = item.text ? 'assistant' : 'assistant pending';
+  if (item.done) li.dataset.done = 'true';
+  else delete li.dataset.done;
+  if (item.text) showMarkdown(li, item.text, item.done);
+  else li.textContent = '…';
+  return li;
+}
+
+/**
  * @param {Item} item
  * @param {(callId: string, decision: 'approve' | 'deny') => void} answer
  * @param {Elicit} elicit
@@ -114,11 +130,8 @@ function entry(item, answer, elicit) {
   switch (item.kind) {
     case 'user':
       return userEntry(item);
-    case 'assistant': {
-      const li = el('li', { className: item.text ? 'assistant' : 'assistant pending', textContent: item.text || '…' });
-      if (item.done) li.dataset.done = 'true';
-      return li;
-    }
+    case 'assistant':
+      return replyEntry(item);
     case 'tool':
       return toolEntry(item, answer, elicit);
     case 'error':
@@ -166,7 +179,12 @@ export function createTranscript(list, { answer, elicit }) {
       let before = /** @type {ChildNode | null} */ (list.firstChild);
       for (const item of items) {
         const old = shown.get(item.key);
-        const node = old && old.item === item ? old.node : entry(item, answer, elicit);
+        const node =
+          old && old.item === item
+            ? old.node
+            : old?.item.kind === 'assistant' && item.kind === 'assistant'
+              ? replyEntry(item, old.node)
+              : entry(item, answer, elicit);
         if (old && old.node !== node) {
           if (old.node === before) before = old.node.nextSibling;
           old.node.remove();

@@ -73,6 +73,7 @@ function render() {
     scheduled = false;
     transcript.render(sessionView(state, current).items);
     servers.render(state.servers);
+    showHealth();
   });
 }
 
@@ -124,13 +125,23 @@ function needKey(err) {
   status('this service needs an API key');
 }
 
-/** The agent's health, shown while connected. */
+/** The agent's status as last read from `/api/health`. @type {string | undefined} */
+let agentStatus;
+/** The agent's status and the tool servers the panel lists (how many of them connected), while connected. */
+function showHealth() {
+  if (!connected || agentStatus === undefined) return;
+  const listed = Object.values(state.servers);
+  const up = listed.filter((s) => s.status === 'connected').length;
+  const count = `${listed.length} tool server${listed.length === 1 ? '' : 's'}`;
+  status(`${agentStatus} · ${count}${up < listed.length ? ` (${up} connected)` : ''}`);
+}
+/** Reads the agent's health, then shows it. */
 function refreshStatus() {
   call('GET', '/api/health')
-    .then(
-      (/** @type {{ agent: { status: string, connectedServers: number } }} */ h) =>
-        connected && status(`${h.agent.status} · ${h.agent.connectedServers} tool server(s)`),
-    )
+    .then((/** @type {{ agent: { status: string } }} */ h) => {
+      agentStatus = h.agent.status;
+      showHealth();
+    })
     .catch(needKey);
 }
 

@@ -9,14 +9,18 @@ import { RESPONSES } from './shapes.ts';
 
 const WEB = packagePath('web');
 /**
- * swagger-ui's files: dist/swagger-ui/, where the build copies them (so the package depends on no swagger-ui
- * package and its telemetry dependency); else, in a checkout not built since, the devDependency itself.
+ * A browser library's folder: dist/<folder>/, where tools/build.mjs copies its files (so the package depends on
+ * none of them: swagger-ui-dist, marked, dompurify are devDependencies); else, in a checkout not built since,
+ * the devDependency's own `sub` folder.
  */
-function swaggerUiDir(): string {
-  const built = packagePath('dist', 'swagger-ui');
+function vendorDir(folder: string, pkg: string, sub = ''): string {
+  const built = packagePath('dist', folder);
   if (existsSync(built)) return built;
   try {
-    return dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+    // The package's entry, then up to its own folder (dompurify's exports do not list its package.json).
+    let dir = dirname(createRequire(import.meta.url).resolve(pkg));
+    while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+    return join(dir, sub);
   } catch {
     return built;
   }
@@ -72,7 +76,12 @@ const withShared = (name: string) => [...folder(name), ...folder('shared')];
  * secret and no data; what they show comes from the API, which asks for the key.
  */
 export function consoleRoutes(): Route[] {
-  const file = files(withShared('console'), pageHeaders(), '/console/');
+  // The replies' markdown: marked and DOMPurify's browser ES modules, as /console/marked.js and /console/purify.js.
+  const vendored: [string, string][] = [
+    ['marked.js', join(vendorDir('marked', 'marked', 'lib'), 'marked.esm.js')],
+    ['purify.js', join(vendorDir('dompurify', 'dompurify', 'dist'), 'purify.es.mjs')],
+  ];
+  const file = files([...withShared('console'), ...vendored], pageHeaders(), '/console/');
   return [
     pageRoute('/', 'The web console (web mode)', () => file('index.html')),
     pageRoute('/console/:file', "The console's scripts and styles", (ctx) => file(ctx.params.file ?? '')),
@@ -83,7 +92,7 @@ export function consoleRoutes(): Route[] {
 export function apiDocRoutes(table: () => Route[], options: OpenApiOptions): Route[] {
   let document: string | undefined;
   // swagger-ui sets inline styles, so its page allows them; scripts stay 'self' only.
-  const swaggerUi = swaggerUiDir();
+  const swaggerUi = vendorDir('swagger-ui', 'swagger-ui-dist');
   const file = files(
     [
       ...folder('docs'),
@@ -143,6 +152,8 @@ export function inspectRoutes(enabled: boolean): Route[] {
     pageRoute('/inspect/stately', "The stream in Stately's hosted inspector (a bridge page)", () =>
       serve('stately.html', bridge),
     ),
+    // `/inspect/` (a typed address, a bookmark) is the page too: its files' addresses are absolute.
+    pageRoute('/inspect/', 'The inspector page, with a trailing slash', () => serve('index.html')),
     pageRoute('/inspect/:file', "The inspector pages' scripts and styles", (ctx) => serve(ctx.params.file ?? '')),
   ];
 }
