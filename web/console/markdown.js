@@ -38,7 +38,8 @@ const PURIFY = {
 
 /** Markdown text as a sanitized fragment. @param {string} text @returns {DocumentFragment} */
 export function markdown(text) {
-  const html = /** @type {string} */ (marked.parse(text, { async: false }));
+  // trimmed: marked ends each block with a newline, which would show as a text node after the last one
+  const html = /** @type {string} */ (marked.parse(text, { async: false })).trim();
   return DOMPurify.sanitize(html, { ...PURIFY, RETURN_DOM_FRAGMENT: true });
 }
 
