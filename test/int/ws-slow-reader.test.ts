@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 describe('a WebSocket reader that stops reading', () => {
-  it('is closed with 1008 within seconds, and sees the code and reason when it reads again 12 s later', async () => {
+  it('is closed with 1008 within seconds, and sees the code and reason when it reads again (node engine: 12 s later)', async () => {
     const client = await connectWs(svc.wsUrl);
     const sessionId = 'slow-reader';
     client.send({ type: 'subscribe', sessionId });
@@ -56,6 +56,14 @@ describe('a WebSocket reader that stops reading', () => {
     expect(closedAfterMs).toBeLessThan(20_000);
     // Not a wait for a condition but the scenario itself: a pause longer than the 10 s a close used to wait for a
     // reader that takes nothing, after which the connection was cut (1006).
+    const { engine } = (await (await fetch(`${svc.url}/api/health`)).json()) as { engine: string };
+    if (engine !== 'node') {
+      // uWebSockets.js cannot drop what it has queued, and cuts a connection closed behind a backlog: the reader
+      // sees 1006 however soon it reads again (docs/api.md, close codes). What holds there is the close in seconds.
+      socket.resume();
+      await client.closing;
+      return;
+    }
     await sleep(12_000);
     socket.resume();
     const { code, reason } = await client.closing;
