@@ -11,6 +11,7 @@ import {
   SAMPLING_TOOL_NAME,
   approvalToolName,
   callOfSamplingId,
+  elicitationFields,
   type Question,
   type QuestionAnswer,
   type QuestionFamily,
@@ -80,23 +81,7 @@ export function askedFrame(sessionId: string, seq: number, e: SessionEventOf<'qu
     const data = { callId, toolName: approvalToolName(q), serverId, args, expiresAt, sessionId, turnId, seq };
     return { event: ASKED[q.kind], data };
   }
-  const { id, callId, serverId, message = '', mode = 'form', requestedSchema, url, expiresAt } = q;
-  return {
-    event: 'elicitationRequested',
-    data: {
-      sessionId,
-      turnId,
-      seq,
-      id,
-      callId,
-      serverId,
-      message,
-      mode,
-      ...(requestedSchema && { requestedSchema }),
-      ...(url !== undefined && { url }),
-      expiresAt,
-    },
-  };
+  return { event: 'elicitationRequested', data: { sessionId, turnId, seq, id: q.id, ...elicitationFields(q) } };
 }
 
 /** The frame of a stored `questionClosed` (the family of its answer names it). */

@@ -136,12 +136,12 @@ export function approvalRecordOf(q: Question): PendingApproval {
   };
 }
 
-/** The record `GET …/elicitations` lists for an elicitation (its session is the route's). */
-export function elicitationRecordOf(q: Question): PendingElicitation {
-  const { id, turnId, callId, serverId, message = '', mode = 'form', requestedSchema, url, expiresAt } = q;
+/** An elicitation's own fields, as its record and its frame show them after its ids (defaults filled in). */
+export function elicitationFields(
+  q: Pick<Question, 'callId' | 'serverId' | 'message' | 'mode' | 'requestedSchema' | 'url' | 'expiresAt'>,
+) {
+  const { callId, serverId, message = '', mode = 'form', requestedSchema, url, expiresAt } = q;
   return {
-    id,
-    turnId,
     callId,
     serverId,
     message,
@@ -151,6 +151,13 @@ export function elicitationRecordOf(q: Question): PendingElicitation {
     expiresAt,
   };
 }
+
+/** The record `GET …/elicitations` lists for an elicitation (its session is the route's). */
+export const elicitationRecordOf = (q: Question): PendingElicitation => ({
+  id: q.id,
+  turnId: q.turnId,
+  ...elicitationFields(q),
+});
 
 /** The record `GET …/client-tools` lists for a call of a tool the client runs (its session is the route's). */
 export const clientToolRecordOf = (q: Question): PendingClientToolCall => ({
