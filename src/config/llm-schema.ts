@@ -2,6 +2,9 @@
 import { z } from 'zod';
 import { optionalPositiveInt, positiveInt } from './numbers.ts';
 
+/** `llm.maxEventBytes`' default: far above any model event, far below what would strain the process. */
+export const DEFAULT_MAX_EVENT_BYTES = 8 * 1024 * 1024;
+
 /** Providers with a preset base URL and API-key environment variable (see src/llm/providers.ts). */
 export const PROVIDERS = [
   'openai',
@@ -141,7 +144,7 @@ export const llmSchema = z.strictObject({
   idleTimeoutMs: positiveInt(60_000).describe(
     'Longest silence between stream events, in ms; past it the request is aborted and the turn fails (`details.reason: "model_stalled"`). An unstreamed request (`stream: false`) is bounded by `timeoutMs` alone.',
   ),
-  maxEventBytes: positiveInt(8 * 1024 * 1024).describe(
+  maxEventBytes: positiveInt(DEFAULT_MAX_EVENT_BYTES).describe(
     'Largest single stream event (or whole unstreamed reply) agentd holds, in bytes; past it the request is stopped and the turn fails (`details.reason: "event_too_large"`). An error answer\'s body is read to 64 KiB.',
   ),
   proxy: z

@@ -8,11 +8,9 @@
  *   without a status (api-error.ts), so failures.ts maps every API's in-stream error.
  * - An event past `maxEventBytes` (`llm.maxEventBytes`) throws ModelAnswerTooLarge (failures.ts: `event_too_large`).
  */
+import { DEFAULT_MAX_EVENT_BYTES } from '../config/llm-schema.ts';
 import { ModelAnswerTooLarge, ModelApiError } from './api-error.ts';
 import { createSseFramer, SseEventTooLarge } from './http1-client/index.ts';
-
-/** `llm.maxEventBytes`' default: far above any model event, far below what would strain the process. */
-export const DEFAULT_MAX_EVENT_BYTES = 8 * 1024 * 1024;
 
 /** `headers`: the answer's, made only for an event that carries an error. */
 export function createSseReader(
