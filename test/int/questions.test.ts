@@ -346,13 +346,13 @@ describe('one list and one answer route for every kind', { timeout: 120_000 }, (
   for (const row of ONE_ROUTE) {
     for (const kind of KINDS) {
       it(`${kind.kind}: ${row.name}`, async () => {
-        // An app of its own per row: a second server question asked of one app's server-everything was seen, under the
-        // full suite's load only, never to arrive (under investigation: see the stop's note); not this table's subject.
-        const sessionId = `${kind.kind}-one-${randomUUID().slice(0, 8)}`;
-        const app = await boot(doc('shared', `${env.dir}/${sessionId}`));
-        const asked = await ask(app, kind, sessionId);
+        if (!shared.has('one-route')) shared.set('one-route', boot(doc('shared', `${env.dir}/one-route`)));
+        const app = await shared.get('one-route')!;
+        const asked = await ask(app, kind, `${kind.kind}-one-${randomUUID().slice(0, 8)}`);
         await row.act(asked, kind);
-        await env.apps.stop(app);
+        // The turn ends before the next row asks: a server question that arrives while calls of two sessions run on
+        // its server cannot be told apart and is declined (docs/approvals.md), which is not this table's subject.
+        await expect.poll(async () => (await history(asked)).some((f) => f.event === 'response'), PATIENT).toBe(true);
       });
     }
   }
