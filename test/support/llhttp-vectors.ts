@@ -1,85 +1,108 @@
 /**
- * A reader of llhttp's published test vectors (the markdown files of its `test/` folder: `response/*.md`), for the
- * differential tests. The vectors are never committed here: they come from a local copy of llhttp's `test/` folder
- * (`LLHTTP_VECTORS`, else `../shared/vendor/llhttp/test` beside the checkout), and a test without them skips visibly.
+ * llhttp's published test vectors (its repository's test/request/*.md and test/response/*.md), read from a copy
+ * outside this repository: they are not ours to commit. Where: `LLHTTP_VECTORS` (a folder holding request/ and
+ * response/, i.e. llhttp's test/), else ../shared/vendor/llhttp/test beside the checkout; a test without them skips
+ * visibly. One reader serves the server's and the model client's differential tests.
  *
- * The format (llhttp's test/md-test.ts): headings name tests (`#`…`####`, or a line underlined with `===`/`---`);
- * `<!-- meta={...} -->` gives a test's `type` (`response`, `response-lenient-…`, …); the ```http block after it is
- * the input. The input is decoded as md-test.ts decodes it: the trailing newline dropped, `\` at a line's end joins
- * lines, every line end becomes CRLF, `\r` `\n` `\t` `\f` `\xNN` and octal escapes become their characters, and the
- * text is sent as UTF-8. Inline JavaScript (`${…}`) is never evaluated: such a vector is returned with `input`
- * undefined, for the test to report as skipped.
+ * llhttp's format (its test/md-test.ts): a `##` or `###` heading names a vector (`section / heading` under a `##`
+ * section: unique in its file); `<!-- meta={...} -->` gives its metadata (`type`: request, response,
+ * request-lenient-…); a ```` ```http ```` block holds its input, an optional ```` ```log ```` block the events llhttp
+ * reports. The input is decoded as md-test.ts decodes it: the trailing newline dropped, a backslash before a line end
+ * joins the lines, every line end becomes CRLF, `\r` `\n` `\t` `\f` `\xHH` and octal `\NNN` stand for their bytes
+ * (one byte each: latin1, as the vectors' own note on `\xff` says). Inline JavaScript (`${…}`) is never evaluated:
+ * such a vector has no `input`, for the test to report as skipped.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './paths.ts';
 
 export interface LlhttpVector {
-  /** The file under the vectors' folder, e.g. `response/content-length.md`. */
+  /** The file, relative to the vectors' folder (`request/invalid.md`), and the line of the vector's heading. */
   file: string;
-  /** The nearest heading above the test. */
-  heading: string;
-  /** 1-based line of its ```http block. */
   line: number;
-  /** Its meta (`type`, `noScan`, `pause`, …). */
-  meta: { type?: string } & Record<string, unknown>;
+  /** Its `##` heading, or `## section / ### heading`: unique in its file. */
+  heading: string;
+  meta: { type?: string; [key: string]: unknown };
   /** The bytes to send; undefined for a vector with inline JavaScript. */
   input: Buffer | undefined;
+  /** llhttp's expected events, one a line (empty when the vector gives none). */
+  log: string[];
 }
 
-/** Where llhttp's `test/` folder is: LLHTTP_VECTORS, else ../shared/vendor/llhttp/test beside the checkout. */
+/** The folder of llhttp's test vectors, or undefined when none is at hand. */
 export function llhttpVectorsDir(): string | undefined {
   const candidates = [process.env.LLHTTP_VECTORS, join(ROOT, '..', 'shared', 'vendor', 'llhttp', 'test')];
-  return candidates.find((dir): dir is string => dir !== undefined && existsSync(join(dir, 'response')));
+  return candidates.find((dir): dir is string => !!dir && existsSync(join(dir, 'request')));
 }
 
 /** md-test.ts's decoding of an ```http block's text. */
-export function decodeInput(raw: string): Buffer | undefined {
-  if (/\$\{/.test(raw)) return undefined;
-  let input = raw.replace(/\n$/, '');
-  input = input.replace(/\\(\r\n|\r|\n)/g, '');
-  input = input.replace(/\r\n|\r|\n/g, '\r\n');
-  input = input.replace(/\\r/g, '\r').replace(/\\n/g, '\n').replace(/\\t/g, '\t').replace(/\\f/g, '\f');
-  input = input.replace(/\\x([0-9a-fA-F]+)/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-  input = input.replace(/\\([0-7]{1,3})/g, (_, digits: string) => String.fromCharCode(parseInt(digits, 8)));
-  return Buffer.from(input, 'utf8');
+export function decodeInput(block: string): Buffer | undefined {
+  if (block.includes('${')) return undefined;
+  const text = block
+    .replace(/\n$/, '')
+    .replace(/\\(\r\n|\r|\n)/g, '')
+    .replace(/\r\n|\r|\n/g, '\r\n')
+    .replace(/\\r/g, '\r')
+    .replace(/\\n/g, '\n')
+    .replace(/\\t/g, '\t')
+    .replace(/\\f/g, '\f')
+    .replace(/\\x([0-9a-fA-F]+)/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+    .replace(/\\([0-7]{1,3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+  return Buffer.from(text, 'latin1');
 }
 
-/** Every test of one markdown file. */
-export function parseVectors(file: string, text: string): LlhttpVector[] {
-  const lines = text.split('\n');
+type Reading = Omit<LlhttpVector, 'input'> & { input?: Buffer | undefined; read: boolean };
+
+/** The vectors of one markdown file (`file`: relative to `folder`). */
+export function readVectors(folder: string, file: string): LlhttpVector[] {
   const vectors: LlhttpVector[] = [];
-  let heading = '';
-  let meta: LlhttpVector['meta'] | undefined;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as string;
-    const atx = /^#{1,6}\s+(.*)$/.exec(line);
-    if (atx) heading = (atx[1] as string).trim();
-    else if (/^(=+|-+)\s*$/.test(line) && i > 0 && (lines[i - 1] as string).trim() !== '')
-      heading = (lines[i - 1] as string).trim();
-    const comment = /^<!--\s*meta=(\{.*\})\s*-->\s*$/.exec(line);
-    if (comment) meta = JSON.parse(comment[1] as string) as LlhttpVector['meta'];
-    if (!line.startsWith('```http')) continue;
-    const start = i + 1;
-    let end = start;
-    while (end < lines.length && !(lines[end] as string).startsWith('```')) end++;
-    vectors.push({
-      file,
-      heading,
-      line: start,
-      meta: meta ?? {},
-      input: decodeInput(`${lines.slice(start, end).join('\n')}\n`),
+  let current: Reading | undefined;
+  let fence: { kind: string; body: string[] } | undefined;
+  /** The `##` section a `###` heading is under. */
+  let section = '';
+  const done = () => {
+    if (!current?.read) return;
+    const { read: _, ...vector } = current;
+    vectors.push({ ...vector, input: vector.input });
+  };
+  readFileSync(join(folder, file), 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      if (fence) {
+        if (line !== '```') return void fence.body.push(line);
+        if (current && fence.kind === 'http')
+          Object.assign(current, { input: decodeInput(`${fence.body.join('\n')}\n`), read: true });
+        if (current && fence.kind === 'log') current.log = fence.body;
+        fence = undefined;
+        return;
+      }
+      const heading = /^(#{2,}) (.*)$/.exec(line);
+      if (heading) {
+        done();
+        const text = heading[2]!.trim();
+        if (heading[1] === '##') section = text;
+        current = {
+          file,
+          line: i + 1,
+          heading: heading[1] === '##' || !section ? text : `${section} / ${text}`,
+          meta: {},
+          log: [],
+          read: false,
+        };
+      }
+      const meta = /^<!--\s*meta=(\{.*\})\s*-->$/.exec(line.trim());
+      if (meta && current) current.meta = JSON.parse(meta[1]!) as LlhttpVector['meta'];
+      const open = /^```(\w+)\s*$/.exec(line);
+      if (open) fence = { kind: open[1]!, body: [] };
     });
-    meta = undefined;
-    i = end;
-  }
+  done();
   return vectors;
 }
 
-/** Every response vector (`response/*.md`) under `dir`, in file order. */
-export function readResponseVectors(dir: string): LlhttpVector[] {
-  return readdirSync(join(dir, 'response'))
+/** Every vector of `kind` (request or response) under `folder`, in file order. */
+export function allVectors(folder: string, kind: 'request' | 'response'): LlhttpVector[] {
+  return readdirSync(join(folder, kind))
     .filter((name) => name.endsWith('.md'))
     .sort()
-    .flatMap((name) => parseVectors(`response/${name}`, readFileSync(join(dir, 'response', name), 'utf8')));
+    .flatMap((name) => readVectors(folder, `${kind}/${name}`));
 }

@@ -14,7 +14,7 @@ import { request } from 'node:http';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttp1Pool } from '../../../src/llm/http1-client/index.ts';
-import { llhttpVectorsDir, readResponseVectors, type LlhttpVector } from '../../support/llhttp-vectors.ts';
+import { allVectors, llhttpVectorsDir, type LlhttpVector } from '../../support/llhttp-vectors.ts';
 
 type Outcome = { ok: true; status: number; body: string } | { ok: false; why: string };
 interface AllowEntry {
@@ -102,7 +102,7 @@ const show = (o: Outcome) => (o.ok ? `${o.status} ${JSON.stringify(o.body.slice(
 
 describe.skipIf(!dir)("the model client's framing against llhttp's response vectors", () => {
   it('frames every strict-mode vector as node:http does, but for the reviewed differences', async () => {
-    const vectors = readResponseVectors(dir as string);
+    const vectors = allVectors(dir as string, 'response');
     const compared: LlhttpVector[] = [];
     const skipped: string[] = [];
     const differences: { vector: LlhttpVector; client: Outcome; node: Outcome }[] = [];
