@@ -28,6 +28,7 @@ const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
   name: string;
   version: string;
   bin: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
 };
 
 let work: string;
@@ -338,6 +339,37 @@ describe('the installed agentd command', () => {
         timeout: 60_000,
       });
       expect(client.stdout).toContain('You said: hello docs');
+    } finally {
+      agentd.child.kill('SIGTERM');
+    }
+    expect(await agentd.exited).toBe(0);
+  });
+
+  it('runs on the node engine without its optional native engine, as `--omit=optional` installs it, and says why', async () => {
+    expect(pkg.optionalDependencies).toHaveProperty(['uWebSockets.js']);
+    // The installed package, hard-linked, less the optional package: the tree `npm install --omit=optional` leaves.
+    const installed = join(work, 'prefix', 'lib', 'node_modules', pkg.name);
+    const slim = join(await folder('omit-optional'), pkg.name);
+    await run('cp', ['-al', installed, slim]);
+    await rm(join(slim, 'node_modules', 'uWebSockets.js'), { recursive: true, force: true });
+    const dir = await folder('omit-optional-serve');
+    await writeFile(
+      join(dir, 'agent.yml'),
+      'llm: { provider: openai-compatible, baseURL: "http://127.0.0.1:9/v1", model: m }\n',
+    );
+    const agentd = runAgentd(
+      ['--web-port', '0', '--log-format', 'json'],
+      { ...env, AGENTD_ENGINE: 'auto' },
+      {
+        command: [process.execPath, join(slim, 'bin', 'agentd.js')],
+        cwd: dir,
+      },
+    );
+    try {
+      const port = await listeningPort(agentd);
+      const health = (await (await fetch(`http://127.0.0.1:${port}/api/health`)).json()) as { engine: string };
+      expect(health.engine).toBe('node');
+      expect(agentd.out()).toContain('uWebSockets.js is not installed: using the node engine');
     } finally {
       agentd.child.kill('SIGTERM');
     }
