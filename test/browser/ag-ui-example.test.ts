@@ -1,52 +1,41 @@
 /**
- * The CopilotKit example (examples/ag-ui-copilotkit) in a real Chromium, offline: the page built and
- * served as its README says, agentd run with the example's own agent.yml (only the model's address, the
- * simulator here, and the page's origin changed), CopilotKit's chat talking to the AG-UI face. A reply
- * streams into the chat; a call to server-everything's `echo` (under an `ask` rule) ends the run with an
- * interrupt the page shows, and Approve resumes it: the tool's result and the final answer show (Deny: the
- * model goes on without it).
+ * The CopilotKit example (examples/ag-ui-copilotkit) in a real Chromium, offline, started as its README
+ * says: the one command `npm run example:ag-ui` (the launcher: the simulator, agentd with the example's
+ * agent.yml, and the page on Vite, on free ports), the page opened at the address it prints. The page
+ * talks to the agentd the launcher started, which it learned from the launcher. A reply streams into the
+ * chat; a call to server-everything's `echo` (under an `ask` rule) ends the run with an interrupt the
+ * page shows, and Approve resumes it: the tool's result and the final answer show (Deny: the model goes
+ * on without it). test/int/ag-ui-example-launcher.test.ts holds the launcher's own contract (signals,
+ * a child that dies, no process left).
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/index.ts';
-import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { findChromium, openBrowser, watchFailures, type Browser } from '../support/browser.ts';
-import { buildExample, EXAMPLE_AGENT, servePage, type ServedPage } from '../support/copilotkit-example.ts';
-import { startLoadedApp, type RunningApp } from '../support/start-app.ts';
+import { FIRST_START_MS, startExample, type RunningExample } from '../support/copilotkit-example.ts';
 import { PATIENT } from '../support/wait.ts';
 
 const chromiumPath = findChromium();
 
 describe.skipIf(!chromiumPath)('the CopilotKit example page against the AG-UI face, in Chromium', () => {
-  let sim: Simulator | undefined;
-  let site: ServedPage | undefined;
-  let svc: RunningApp | undefined;
+  let example: RunningExample | undefined;
   let browser: Browser | undefined;
   let failures: ReturnType<typeof watchFailures> | undefined;
 
-  beforeAll(
-    async () => {
-      await buildExample();
-      sim = await startSimulator();
-      site = await servePage();
-      const config = await loadConfig(EXAMPLE_AGENT);
-      svc = await startLoadedApp({
-        ...config,
-        llm: { ...config.llm, baseURL: sim.url },
-        server: { ...config.server, cors: { ...config.server.cors, origins: [site.origin] } },
-      });
-      browser = await openBrowser(chromiumPath!);
-      failures = watchFailures(browser.page);
-      // The key is the page's default: the one agent.yml gives the page.
-      await browser.page.goto(`${site.origin}/?agentd=${encodeURIComponent(svc.url)}`);
-    },
-    15 * 60_000, // a first run installs the example from the registry and builds it
-  );
+  beforeAll(async () => {
+    example = await startExample();
+    browser = await openBrowser(chromiumPath!);
+    failures = watchFailures(browser.page);
+    await browser.page.goto(example.pageUrl);
+  }, FIRST_START_MS);
   afterAll(async () => {
     await browser?.close();
-    await svc?.stop();
-    await site?.close();
-    await sim?.close();
+    example?.child.kill('SIGINT');
+    await example?.exited;
+  });
+
+  it('opens on the agentd the launcher started', async () => {
+    const shown = browser!.page.getByText('Talking to');
+    await expect.poll(() => shown.textContent(), PATIENT).toBe(`Talking to ${example!.agentdUrl}/ag-ui`);
   });
 
   it('sends a message; the reply streams into the chat', async () => {

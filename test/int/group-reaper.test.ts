@@ -6,39 +6,13 @@
  * once agentd stops on SIGTERM. Whatever happens, the test kills what it started.
  */
 import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
-import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { listeningPort, runAgentd, writeAgentFile, type AgentdProcess } from '../support/agentd-process.ts';
+import { processes } from '../support/processes.ts';
 import { until } from '../support/wait.ts';
 import { fixturePath } from './mcp-helpers.ts';
-
-interface Proc {
-  pid: number;
-  ppid: number;
-  pgid: number;
-  cmd: string;
-}
-
-/** The running processes (zombies aside), from /proc. */
-function processes(): Proc[] {
-  const found: Proc[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const fields = readFileSync(`/proc/${entry}/stat`, 'latin1')
-        .replace(/^.*\) /s, '')
-        .split(' ');
-      if (fields[0] === 'Z') continue;
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'latin1').split('\0').join(' ').trim();
-      found.push({ pid: Number(entry), ppid: Number(fields[1]), pgid: Number(fields[2]), cmd });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
 
 const inGroup = (pgid: number) => processes().filter((p) => p.pgid === pgid);
 const withMarker = (marker: string) => processes().filter((p) => p.cmd.includes(marker));

@@ -1,77 +1,65 @@
 /**
- * The CopilotKit example page (examples/ag-ui-copilotkit) as its README runs it: installed from its own
- * lock file when missing (`npm run example:install`), built by Vite when its sources are newer than its
- * build, and served by Vite's preview server (`npm run preview`) on a free port.
+ * The CopilotKit example (examples/ag-ui-copilotkit) as its README runs it: the one command
+ * `npm run example:ag-ui` (tools/ag-ui-example/main.ts), in a child process of its own. It installs
+ * the page's packages when they are missing (from the npm registry: minutes on a first run), then
+ * starts the model simulator, agentd and the page (Vite) on free ports and prints the page's address.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { ROOT } from './paths.ts';
+import { descendantsOf, type Proc } from './processes.ts';
 
-export const EXAMPLE = join(ROOT, 'examples', 'ag-ui-copilotkit');
-export const EXAMPLE_AGENT = join(EXAMPLE, 'agent.yml');
+export const LAUNCHER = `${ROOT}tools/ag-ui-example/main.ts`;
 
-const INSTALLED = join(EXAMPLE, 'node_modules', '.package-lock.json');
-const BUILT = join(EXAMPLE, 'dist', 'index.html');
-const SOURCES = ['index.html', 'vite.config.ts', 'package-lock.json', 'src'];
+/** A first run installs the example's packages before it starts anything. */
+export const FIRST_START_MS = 15 * 60_000;
 
-/** Installs the example when its install is missing or older than its lock file, then builds it when stale. */
-export async function buildExample(): Promise<void> {
-  if (olderThan(INSTALLED, [join(EXAMPLE, 'package-lock.json')])) {
-    await run('npm', ['run', '-s', 'example:install'], ROOT);
-  }
-  if (
-    olderThan(
-      BUILT,
-      SOURCES.map((p) => join(EXAMPLE, p)),
-    )
-  ) {
-    await run(
-      process.execPath,
-      [join(EXAMPLE, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--logLevel', 'warn'],
-      EXAMPLE,
-    );
-  }
+export interface RunningExample {
+  child: ChildProcessWithoutNullStreams;
+  /** The page's address as the launcher printed it (`http://127.0.0.1:<port>/`). */
+  pageUrl: string;
+  /** agentd's base URL as the launcher printed it (no trailing slash). */
+  agentdUrl: string;
+  /** Resolves with the launcher's exit code (null when a signal ended it). */
+  exited: Promise<number | null>;
+  /** What it wrote so far, stdout then stderr. */
+  output(): string;
+  /** Every process it started that runs now, theirs included (the simulator, agentd, its tool server, Vite). */
+  processes(): Proc[];
 }
 
-export interface ServedPage {
-  /** `http://127.0.0.1:<port>` (no trailing slash): the page's origin. */
-  origin: string;
-  close(): Promise<void>;
-}
-
-/** The built page served by the example's own Vite (`vite preview`), on a free loopback port. */
-export async function servePage(): Promise<ServedPage> {
-  const vite = await import(pathToFileURL(join(EXAMPLE, 'node_modules', 'vite', 'dist', 'node', 'index.js')).href);
-  const server = await vite.preview({
-    root: EXAMPLE,
-    logLevel: 'warn',
-    preview: { host: '127.0.0.1', port: 0, strictPort: false },
+/** Starts the launcher with `args` and `env` (added to this process's); resolves once it says the page is open. */
+export async function startExample(args: string[] = [], env: Record<string, string> = {}): Promise<RunningExample> {
+  const child = spawn(process.execPath, ['--import', 'tsx', LAUNCHER, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NO_COLOR: '1', ...env },
   });
-  const { port } = server.httpServer.address() as { port: number };
-  return { origin: `http://127.0.0.1:${port}`, close: () => server.close() };
-}
-
-/** True when `target` is missing or older than the newest file under `sources`. */
-function olderThan(target: string, sources: string[]): boolean {
-  if (!existsSync(target)) return true;
-  const built = statSync(target).mtimeMs;
-  return sources.some((p) => newest(p) > built);
-}
-
-function newest(path: string): number {
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  return Math.max(stat.mtimeMs, ...readdirSync(path).map((name) => newest(join(path, name))));
-}
-
-function run(command: string, args: string[], cwd: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
-    child.on('error', reject);
-    child.on('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')} (in ${cwd}) exited with ${code}`)),
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const output = () => `${out}${err}`;
+  const opened = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const onData = () => {
+      const match = /^Open (\S+) in a browser/m.exec(out);
+      if (match) {
+        child.stdout.off('data', onData);
+        resolve(match);
+      }
+    };
+    child.stdout.on('data', onData);
+    void exited.then((code) =>
+      reject(new Error(`the launcher exited (${code}) before the page was open:\n${output()}`)),
     );
   });
+  const agentdUrl = /^ {2}agentd +(\S+)/m.exec(out)?.[1];
+  if (!agentdUrl) throw new Error(`the launcher named no agentd:\n${output()}`);
+  return {
+    child,
+    pageUrl: opened[1]!,
+    agentdUrl,
+    exited,
+    output,
+    processes: () => descendantsOf(child.pid!),
+  };
 }
