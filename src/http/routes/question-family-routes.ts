@@ -11,8 +11,7 @@
  *   next run does with a `tool` message.
  * The one list and answer pair of every family (question-routes.ts) takes any row's body and answers its codes.
  */
-import type { ZodType } from 'zod';
-import { z } from 'zod';
+import { z, type ZodType } from 'zod';
 import type { Clock } from '../../clock.ts';
 import {
   approvalRecordOf,
