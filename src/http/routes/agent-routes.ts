@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { DEFAULT_SESSION, approvalDecision, type TurnWaiter } from '../../agent/index.ts';
-import { approvalRecordOf, inFamily, type Question, type QuestionFamily } from '../../conversation/questions.ts';
+import { DEFAULT_SESSION, type TurnWaiter } from '../../agent/index.ts';
+import { inFamily, type Question, type QuestionFamily } from '../../conversation/questions.ts';
 import { sessionIdOf, sessionNotFound, type SessionAccess } from '../../auth/index.ts';
 import { asNamed, sessionIdSchema, splitSessionKey, type SessionKey } from '../../session-id.ts';
 import type { Clock, IdSource } from '../../clock.ts';
@@ -23,7 +23,6 @@ const messageSchema = z.object({
   ...attachFields,
 });
 const messageExample = { message: 'Hello', sessionId: 'default' };
-export const approvalSchema = z.object({ decision: approvalDecision, reason: z.string().max(2000).optional() });
 const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
 /** `?owner=`: an admin names whose session it is (src/auth/ownership.ts). */
 export const ownerQuery = z.object({
@@ -230,36 +229,6 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
         const { cancelled } = await bus.execute('agent.cancel', { sessionId: key });
         await ensureFound(cancelled, key, sessions, bus);
         return reply({ sessionId, cancelled });
-      },
-    }),
-    defineRoute({
-      method: 'GET',
-      path: '/api/sessions/:sessionId/approvals',
-      summary: 'The tool calls of a session waiting for approval',
-      ...ownedSession,
-      response: RESPONSES.approvals,
-      errors: ['AGENT_ERROR', 'SESSION_NOT_FOUND', 'FORBIDDEN'],
-      async handler({ params: { sessionId }, query, bus, sessions }) {
-        const key = sessions.key(sessionId, query.owner);
-        const approvals = await pendingQuestions('approval', approvalRecordOf, key, sessions, bus);
-        return reply({ sessionId, approvals: approvals.map(asNamed) });
-      },
-    }),
-    defineRoute({
-      method: 'POST',
-      path: '/api/sessions/:sessionId/approvals/:callId',
-      summary: 'Approve or deny a tool call waiting for approval',
-      scope: 'approve',
-      ...ownedSession,
-      body: approvalSchema,
-      example: { decision: 'approve' },
-      response: RESPONSES.approvalAnswered,
-      errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'APPROVAL_NOT_FOUND', 'APPROVAL_ALREADY_RESOLVED', 'FORBIDDEN'],
-      async handler({ params: { sessionId, callId = '' }, query, body: { decision, reason }, bus, sessions }) {
-        const key = sessions.key(sessionId, query.owner);
-        const answer = { decision, ...(reason !== undefined && { reason }) };
-        await bus.execute('agent.answer', { sessionId: key, id: callId, answer, by: 'rest' });
-        return reply({ sessionId, callId, decision });
       },
     }),
   ];

@@ -7,6 +7,7 @@ import { compactionRoutes } from './compaction-routes.ts';
 import { mcpRoutes } from './mcp-routes.ts';
 import { oauthRoutes } from './oauth-routes.ts';
 import { mcpFeatureRoutes } from './mcp-feature-routes.ts';
+import { familyRoutes } from './question-family-routes.ts';
 import { questionRoutes } from './question-routes.ts';
 import { apiDocRoutes, consoleRoutes, inspectRoutes } from './page-routes.ts';
 import { sessionTransferRoutes, type SessionTransferRoutesDeps } from './session-transfer-routes.ts';
@@ -31,6 +32,8 @@ export function createRoutes(deps: RoutesDeps): Route[] {
   const table: Route[] = [
     ...systemRoutes(deps),
     ...agentRoutes(deps),
+    // The approvals' pair stands with the session routes, where it always stood; the other families' follow questionRoutes'.
+    ...familyRoutes(deps, (family) => family === 'approval'),
     ...sessionTransferRoutes(deps),
     ...compactionRoutes(deps),
     ...questionRoutes(deps),
