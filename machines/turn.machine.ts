@@ -16,7 +16,8 @@
  * - Questions for a person (approvals, client tool calls, a running call's elicitation or sampling request) hold the turn in
  *   `awaitingUser` (tag `waitingForUser`); one delay wakes at the earliest `expiresAt` and closes what is due
  *   by `timeout`. ANSWER closes the question it names; a call's question left open when it settles is closed
- *   by `call-ended`. A resumed turn (`message.resume`) announces nothing and fails its interrupted calls.
+ *   by `call-ended`. Entering `awaitingUser`, and closing a question while others stay open, reports `awaiting` with
+ *   every question the turn holds (after the facts that asked or closed them). A resumed turn (`message.resume`) announces nothing and fails its interrupted calls.
  * - When `modelStep` answers a CompactRequest, the turn compacts (`compact` stores the fact) and runs the
  *   same step once more; a failed compaction leaves the history as it was and shows in a failure's
  *   `details.compaction`. The step count does not move.
@@ -117,6 +118,7 @@ export const turnMachine = turnSetup.createMachine({
      */
     awaitingUser: {
       tags: ['waitingForUser'],
+      entry: 'awaiting',
       on: { ...stepEvents, QUESTION: { target: 'awaitingUser', reenter: true, actions: 'ask' } },
       after: { questionDeadline: { target: 'awaitingUser', reenter: true, actions: 'expireQuestions' } },
       always: { guard: or(['allSettled', not('waitsForUser')]), target: 'callingTools' },

@@ -20,6 +20,7 @@ import type {
   ModelStepResult,
   QuestionEvent,
   ToolSettled,
+  TurnKey,
   TurnReport,
 } from '../../src/conversation/turn-contract.ts';
 import { finalReply, planCalls, stepReply, toTurnError, type PlannedCall } from '../../src/conversation/turn-steps.ts';
@@ -42,6 +43,11 @@ const runsNow = (c: PlannedCall) => c.error === undefined && !c.needsApproval &&
  * `setup()` is not typed with that setup's own action names, hence the cast.
  */
 const report = (enqueue: (action: never) => void, r: TurnReport) => enqueue({ type: 'report', params: r } as never);
+
+/** Reports that the turn waits for `questions`, when any wait. */
+const reportAwaiting = (enqueue: (action: never) => void, key: TurnKey, questions: readonly WaitingQuestion[]) => {
+  if (questions.length > 0) report(enqueue, { type: 'awaiting', key, questionIds: questions.map((q) => q.id) });
+};
 
 /** The turn's setup: `turn.machine.ts` creates the machine from it; owners `.provide()` its actors. */
 export const turnSetup = setup({
@@ -81,6 +87,8 @@ export const turnSetup = setup({
       compaction: ({ context }) => ({ done: false, trigger: context.compaction.trigger, error: undefined }),
       questions: [],
     }),
+    /** The turn waits (awaitingUser's entry): every question it holds, after the facts that asked them. */
+    awaiting: enqueueActions(({ context: { key, questions }, enqueue }) => reportAwaiting(enqueue, key, questions)),
     /** A running call's server asks: its fact, and the deadline re-armed from now. */
     ask: enqueueActions(({ context, event, enqueue }) => {
       assertEvent(event, 'QUESTION');
@@ -155,6 +163,7 @@ export const turnSetup = setup({
       ]);
       facts.forEach((f) => report(enqueue, fact(context.key, f)));
       starts.forEach((call) => enqueue.sendTo('tools', { type: 'tool.start', call }));
+      reportAwaiting(enqueue, context.key, questions);
       enqueue.assign({ questions, pending });
     }),
     /** The deadline woke: what is due is closed by `timeout` (nothing due waits: no call starts); the delay is re-armed for the rest. */
@@ -180,6 +189,7 @@ export const turnSetup = setup({
       );
       facts.forEach((f) => report(enqueue, fact(context.key, f)));
       report(enqueue, fact(context.key, toolResultFact(context.key, call, event.outcome)));
+      if (left.length > 0) reportAwaiting(enqueue, context.key, questions);
       enqueue.assign({ questions, pending: pending - 1 });
     }),
     /** The step's tools runner: it lives from the step's end until all its calls settled. */

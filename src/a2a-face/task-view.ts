@@ -1,9 +1,18 @@
 /**
  * Tasks are turns: the ONE mapping from a turn's steps (its frames, and its message waiting in the queue) to an
  * A2A task, wire-neutral and pure (docs/a2a.md, "What maps to what"; test/unit/a2a-task-view.test.ts). Stored
- * and live steps fold alike, so every reader of the same steps gets the same task (`statusAt` included).
+ * and live steps fold alike, so every reader of the same steps gets the same task (`statusAt` included). A task is
+ * input-required when its turn says it waits (the `awaiting` step, with the questions it names), never on a question
+ * alone; it leaves that state when the last of them closes.
  */
-import { answerOfFrame, questionOfFrame, type AgentFrame, type Question, type TurnStep } from '../agent/index.ts';
+import {
+  answerOfFrame,
+  questionOfFrame,
+  type AgentFrame,
+  type AwaitingData,
+  type Question,
+  type TurnStep,
+} from '../agent/index.ts';
 import { approvalRecordOf, inFamily } from '../conversation/questions.ts';
 
 export type TaskState = 'submitted' | 'working' | 'input-required' | 'completed' | 'failed' | 'canceled';
@@ -94,8 +103,22 @@ function foldFrame(
   if (frame.event === 'userMessage')
     return { ...submitted(contextId, turnId, frame.data.content, seq, ts), state: 'working' };
   if (!task || FINAL_STATES.has(task.state)) return task;
-  const next = foldOn({ ...task, seq }, frame);
-  return next.state === task.state && next.statusText === task.statusText ? next : { ...next, statusAt: iso(ts) };
+  return stamped(task, foldOn({ ...task, seq }, frame), ts);
+}
+
+/** `next`, stamped with `ts` when its state (or its text) changed. */
+const stamped = (task: TaskView, next: TaskView, ts: number): TaskView =>
+  next.state === task.state && next.statusText === task.statusText ? next : { ...next, statusAt: iso(ts) };
+
+/** The turn waits for the questions it names: the task is input-required with them. */
+function foldAwaiting(task: TaskView | undefined, data: AwaitingData, turnId: string, ts: number) {
+  if (data.turnId !== turnId || !task || FINAL_STATES.has(task.state)) return task;
+  const named = new Set(data.questionIds);
+  return stamped(
+    task,
+    waiting({ ...task, seq: data.seq, questions: task.questions.filter((q) => named.has(q.id)) }),
+    ts,
+  );
 }
 
 function foldOn(next: TaskView, frame: AgentFrame): TaskView {
@@ -114,14 +137,16 @@ function foldOn(next: TaskView, frame: AgentFrame): TaskView {
     case 'toolApprovalRequested':
     case 'elicitationRequested':
     case 'clientToolRequested': {
+      // Input-required once the turn says it waits (`awaiting`): a step may ask more.
       const question = questionOfFrame(frame);
-      return question ? waiting({ ...next, questions: [...next.questions, question] }) : next;
+      return question ? { ...next, questions: [...next.questions, question] } : next;
     }
     case 'toolApprovalResolved':
     case 'elicitationResolved':
     case 'clientToolResolved': {
       const id = answerOfFrame(frame)?.id;
-      return waiting({ ...next, questions: next.questions.filter((q) => q.id !== id) });
+      const rest = { ...next, questions: next.questions.filter((q) => q.id !== id) };
+      return next.state === 'input-required' ? waiting(rest) : rest;
     }
     case 'response':
       return { ...next, state: 'completed', reply: frame.data.content, questions: [] };
@@ -145,6 +170,7 @@ export function foldStep(
   turnId: string,
 ): TaskView | undefined {
   if (step.kind === 'frame') return foldFrame(task, step.frame, contextId, turnId, step.ts);
+  if (step.kind === 'awaiting') return foldAwaiting(task, step.data, turnId, step.ts);
   return task ?? submitted(contextId, turnId, step.content, step.seq, step.ts);
 }
 

@@ -5,8 +5,8 @@
  *   input is read (`plan`) is one `RUN_ERROR`. A client that leaves ends its stream only: the turn goes on.
  * - A run reads the thread (`agent.thread`: the frames since its last reset), never the whole log: a known
  *   `runId`, a question asked, the history compared are those of the thread.
- * - A run ends on an interrupt once every question the agent holds for the turn (`agent.questions`) was seen
- *   open in its frames.
+ * - A run ends on an interrupt when its turn says it waits (the `awaiting` step), naming every question the turn
+ *   holds; one that names a question the run answers itself came before those answers took effect.
  */
 import { EventType, type Event, type Message, type ResumeEntry, type RunAgentInput } from '@ag-ui/core';
 import {
@@ -30,7 +30,7 @@ import type { SessionKey } from '../session-id.ts';
 import { newUserMessage, readRunInput } from './input.ts';
 import { clientResults, clientToolsOf } from './client-tools.ts';
 import { answerOf, checkResume } from './interrupts.ts';
-import { foldStep, interrupted, runError, runStarted, runView, toolProgress, type RunView } from './run-view.ts';
+import { foldStep, runError, runStarted, runView, toolProgress, type RunView } from './run-view.ts';
 import { diverges, questionsAsked, threadMessages } from './thread.ts';
 
 export interface AgUiFaceDeps {
@@ -55,6 +55,8 @@ export interface AgUiCallContext {
 interface Plan {
   turnId: string;
   since: number;
+  /** The questions of the turn open when the run began (those asked before `since` are not followed again). */
+  open: Question[];
   snapshot: Message[] | undefined;
   send?: string;
   clientTools?: ClientTool[];
@@ -91,7 +93,8 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
         ...frames.filter((f) => ids.has(questionOfFrame(f)?.id ?? '')).map((f) => f.data.seq ?? 0),
       );
       const snapshot = diverges(messages, frames) ? threadMessages(frames) : undefined;
-      return { turnId: answers[0]!.q.turnId, since, snapshot, answers };
+      const turnId = answers[0]!.q.turnId;
+      return { turnId, since, open: open.filter((q) => q.turnId === turnId), snapshot, answers };
     };
     if (resume.length > 0) {
       checkResume(resume, interrupts, asked, deps.clock.now());
@@ -113,7 +116,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
       return resumed(results);
     }
     if (frames.some((f) => (f.data as { turnId?: string }).turnId === runId))
-      return { turnId: runId, since: 0, snapshot: threadMessages(frames, { before: runId }), answers: [] };
+      return { turnId: runId, since: 0, open: [], snapshot: threadMessages(frames, { before: runId }), answers: [] };
     if (interrupts.length > 0) throw openInterrupts(interrupts);
     if (open.length > 0)
       throw new AppError(
@@ -128,10 +131,11 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
     const snapshot = diverges(prior, frames)
       ? [...threadMessages(frames), { id: `${runId}-user`, role: 'user' as const, content: message.text }]
       : undefined;
-    return { turnId: runId, since: 0, snapshot, send: message.text, ...(clientTools && { clientTools }), answers: [] };
+    const sent = { send: message.text, ...(clientTools && { clientTools }) };
+    return { turnId: runId, since: 0, open: [], snapshot, ...sent, answers: [] };
   }
 
-  /** Follows the planned turn into `push` until its run ends; answers what stops following it. */
+  /** Follows the planned turn into `push` until its run ends (on an interrupt: `awaiting`); answers what stops it. */
   async function follow(
     key: SessionKey,
     input: RunAgentInput,
@@ -140,30 +144,12 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
     push: (e: Event) => void,
     end: () => void,
   ): Promise<() => void> {
-    let view: RunView = runView(input.threadId, input.runId, p.turnId, p.since);
-    let armed = false;
-    let expected: Set<string> | undefined;
+    const held = { open: p.open, answering: p.answers.map((a) => a.q.id) };
+    let view: RunView = runView(input.threadId, input.runId, p.turnId, p.since, held);
     const emit = (next: { view: RunView; events: Event[] }) => {
       view = next.view;
       next.events.forEach(push);
       if (view.ended) end();
-    };
-    const fail = (err: unknown) => {
-      if (!view.ended) emit({ view: { ...view, ended: true }, events: [runError(err)] });
-    };
-    /** Ends the run on an interrupt once what the agent holds for the turn is what the run saw open. */
-    const settle = () => {
-      if (!armed || view.ended || !expected) return;
-      if (expected.size === 0) return void (expected = undefined);
-      const open = view.open.map((q) => q.id);
-      if (open.length === expected.size && open.every((id) => expected?.has(id))) emit(interrupted(view, view.open));
-    };
-    const check = () => {
-      if (!armed || view.ended || view.open.length === 0) return;
-      bus.execute('agent.questions', on(key)).then((qs) => {
-        expected = new Set(qs.filter((q) => q.turnId === p.turnId).map((q) => q.id));
-        settle();
-      }, fail);
     };
     push(runStarted(view));
     if (p.snapshot) push({ type: EventType.MESSAGES_SNAPSHOT, messages: p.snapshot });
@@ -173,12 +159,7 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
     });
     const watch = deps.follower.watch(key);
     try {
-      await watch.follow(p.turnId, (step) => {
-        const asked = view.open.length;
-        emit(foldStep(view, step));
-        if (view.open.length > asked) check();
-        else settle();
-      });
+      await watch.follow(p.turnId, (step) => emit(foldStep(view, step)));
       if (p.send !== undefined)
         await bus.execute(
           'agent.sendMessage',
@@ -193,10 +174,8 @@ export function createAgUiFace(deps: AgUiFaceDeps) {
         );
       for (const { q, answer } of p.answers)
         await bus.execute('agent.answer', { sessionId: key, id: q.id, answer, by: 'ag-ui' });
-      armed = true;
-      check();
     } catch (err) {
-      fail(err);
+      if (!view.ended) emit({ view: { ...view, ended: true }, events: [runError(err)] });
     }
     return () => (offProgress(), watch.close());
   }

@@ -3,7 +3,8 @@
  * (docs/ag-ui.md, "Events"; test/unit/ag-ui-run-view.test.ts). Frames of other turns, or after the run ended,
  * send nothing; one with `seq ≤ since` was sent by the run that ended on the interrupt (folded, not sent). Chunks
  * count once the run saw a step begin: a re-run joining mid-step leaves that text to the `response`, which sends
- * what no chunk did. Every message and step is closed before the end, as @ag-ui/client's verifier wants.
+ * what no chunk did. Every message and step is closed before the end, as @ag-ui/client's verifier wants. The run
+ * ends on an interrupt when the turn says it waits (`awaiting`), naming every question it holds.
  */
 import { EventType, PROTOCOL_VERSION, type Event, type RunFinishedOutcome } from '@ag-ui/core';
 import { answerOfFrame, questionOfFrame, type AgentFrame, type Question, type TurnStep } from '../agent/index.ts';
@@ -11,11 +12,19 @@ import { AppError, ERROR_TABLE, toAgUiRunError, type ErrorCode } from '../errors
 import type { McpEvents } from '../tools/messages.ts';
 import { interruptOf } from './interrupts.ts';
 
-export const runView = (threadId: string, runId: string, turnId: string, since = 0) => ({
+/** What a run knows of the turn's questions before it follows it: those open, and those it answers itself. */
+export interface HeldQuestions {
+  open?: Question[];
+  answering?: string[];
+}
+
+export const runView = (threadId: string, runId: string, turnId: string, since = 0, held: HeldQuestions = {}) => ({
   threadId,
   runId,
   turnId,
   since,
+  /** The ids of the questions this run answers: an `awaiting` naming one came before its answers took effect. */
+  answering: held.answering ?? [],
   /** Model steps begun in this run (`model step N`); whether the last is open; its calls, those without result. */
   steps: 0,
   stepOpen: false,
@@ -30,8 +39,8 @@ export const runView = (threadId: string, runId: string, turnId: string, since =
   /** The reply text this run streamed (live chunks). */
   streamed: '',
   reasonings: 0,
-  /** The turn's questions asked and not closed, oldest first. */
-  open: [] as Question[],
+  /** The turn's questions asked and not closed, oldest first (those asked before `since` too). */
+  open: held.open ?? [],
   ended: false,
 });
 export type RunView = ReturnType<typeof runView>;
@@ -120,7 +129,7 @@ const sentBefore = (v: RunView, frame: AgentFrame): boolean =>
 
 function onFrame(v: RunView, frame: AgentFrame, out: Event[]): void {
   const asked = questionOfFrame(frame);
-  if (asked) return void (v.open = [...v.open, asked]);
+  if (asked) return void (v.open = [...v.open.filter((q) => q.id !== asked.id), asked]);
   const closed = answerOfFrame(frame);
   if (closed) return void (v.open = v.open.filter((q) => q.id !== closed.id));
   if (sentBefore(v, frame)) return;
@@ -204,8 +213,20 @@ function onFrame(v: RunView, frame: AgentFrame, out: Event[]): void {
   }
 }
 
+/**
+ * The turn waits: the run ends on the questions it names (`interrupted`), unless it names one this run answers (it
+ * waited before the run's answers took effect) or one the run has not seen asked.
+ */
+function awaited(view: RunView, { data }: Extract<TurnStep, { kind: 'awaiting' }>): { view: RunView; events: Event[] } {
+  const ids = data.questionIds;
+  const named = view.open.filter((q) => ids.includes(q.id));
+  const stale = data.turnId !== view.turnId || ids.some((id) => view.answering.includes(id));
+  return stale || named.length < ids.length ? { view, events: [] } : interrupted(view, named);
+}
+
 /** One step of the turn folded into the run: the view after it and the events it sends. */
 export function foldStep(view: RunView, step: TurnStep): { view: RunView; events: Event[] } {
+  if (!view.ended && step.kind === 'awaiting') return awaited(view, step);
   if (view.ended || step.kind !== 'frame') return { view, events: [] };
   const data = step.frame.data as { turnId?: string };
   if (data.turnId !== view.turnId) return { view, events: [] };

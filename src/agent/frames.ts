@@ -6,7 +6,8 @@
  * `toFrame` is the one mapping from a stored event to its frame (live delivery, `since` replay and history all use
  * it), so a replaying client sees exactly the frames a live one saw. Events have a frame of their own name, except
  * `turnFailed` (`error`), `reset` (`conversationReset`), the question pair (question-frames.ts: by kind and answer)
- * and `assistantStep`, `messageQueued`, `serverSampled` (none).
+ * and `assistantStep`, `messageQueued`, `serverSampled` (none). The transient `awaiting` frame (below) is for faces
+ * only: no client ever sees it.
  */
 import type { Attached } from '../conversation/attachments.ts';
 import type { SessionEvent, SessionEventOf } from '../conversation/session-events.ts';
@@ -54,14 +55,49 @@ export interface AgentFrameData extends QuestionFrameData {
 export type FrameName = keyof AgentFrameData;
 export type AgentFrame = { [K in FrameName]: { event: K; data: AgentFrameData[K] } }[FrameName];
 
-/** The agent's bus events: one per frame, `agent.<frame name>`, carrying the frame's data. */
-export type AgentEvents = { [K in FrameName as `agent.${K}`]: AgentFrameData[K] };
+/**
+ * The transient `awaiting` frame: "the turn now waits for a person", with every question it holds. Faces end a run
+ * on it (AG-UI's interrupt) or report a task as input-required (A2A), instead of guessing from the questions seen so
+ * far whether a step asks more.
+ * - The session publishes it as the bus event `agent.awaiting` when its turn enters its waiting state and when a
+ *   question closes while others stay open, after the facts that asked or closed them (so a follower has folded those
+ *   questions first), stamped with the time the last of them was stored. `seq`: the session's last durable seq.
+ * - It is internal to faces: never stored, never a `toFrame` result, no FrameName, never on the WebSocket wire (the
+ *   gateway skips `isFaceOnly` events) nor in a golden. Followers hand it on as a turn step (follow/steps.ts), and a
+ *   turn read from the log that still waits ends with one (what the live turn published when its questions changed).
+ */
+export interface AwaitingData extends TurnRef {
+  /** Every question the turn holds, oldest first. */
+  questionIds: string[];
+}
+export interface AwaitingFrame {
+  event: 'awaiting';
+  data: AwaitingData;
+}
+export const AWAITING_EVENT = 'agent.awaiting';
+/** The bus events only faces hear. */
+export type FaceOnlyEvents = { [AWAITING_EVENT]: AwaitingData };
+/** Whether a bus event is one only faces hear (no client frame). */
+export const isFaceOnly = (name: string): boolean => name === AWAITING_EVENT;
+
+export const awaitingFrame = (
+  sessionId: string,
+  turnId: string,
+  seq: number,
+  questionIds: string[],
+): AwaitingFrame => ({
+  event: 'awaiting',
+  data: { sessionId, turnId, seq, questionIds },
+});
+
+/** The agent's bus events: one per frame, `agent.<frame name>`, carrying the frame's data; and those only faces hear. */
+export type AgentEvents = { [K in FrameName as `agent.${K}`]: AgentFrameData[K] } & FaceOnlyEvents;
 
 export type SessionStoredEvent = StoredEvent<SessionEvent>;
 
 /** The frame an agent bus event carries (`agent.<frame name>`: AgentEvents); undefined for any other event. */
 export const frameNameOf = (name: string): FrameName | undefined =>
-  name.startsWith('agent.') ? (name.slice(6) as FrameName) : undefined;
+  name.startsWith('agent.') && !isFaceOnly(name) ? (name.slice(6) as FrameName) : undefined;
 
 export const thinkingFrame = (sessionId: string, turnId: string, seq: number): AgentFrame => ({
   event: 'thinking',

@@ -4,7 +4,7 @@ export { createUnnamedExpiry } from './unnamed-expiry.ts';
 export { QUESTION_ANSWERED, QUESTION_ASKED, answerOfFrame, questionOfFrame } from './question-frames.ts';
 export type * from './messages.ts';
 export { DEFAULT_SESSION, approvalDecision } from './messages.ts';
-export { frameNameOf } from './frames.ts';
+export { frameNameOf, isFaceOnly, type AwaitingData } from './frames.ts';
 export { NOT_SESSION_SCOPED, SESSION_COMMANDS, TAKE_OVER_COMMAND, type SessionCommand } from './session/commands.ts';
 export { createTurnWaiter, type TurnWaiter } from './follow/turn-waiter.ts';
 /** Following a turn from its log, then live, through the store's turn index: the one way every face does it. */

@@ -10,7 +10,10 @@ import type { AgentConfig } from '../config/schema.ts';
 import { createArgsValidator } from '../tools/args-validator.ts';
 import { registerCommandHandlers, type AgentBus } from './command-handlers.ts';
 import { contextSettings } from './compaction/context.ts';
-import type { AgentFrame } from './frames.ts';
+import type { AgentFrame, AwaitingFrame } from './frames.ts';
+
+/** What the sessions publish: the frames, and `awaiting` for faces. */
+type Published = AgentFrame | AwaitingFrame;
 import { allowsEverything, createToolPolicy } from './questions/tool-policy.ts';
 import { createSessionRegistry } from './session-registry.ts';
 import { createIdleDeletion } from './session/expiry.ts';
@@ -53,8 +56,8 @@ export function createAgentService(opts: AgentServiceOptions) {
   store.onRecovered?.(() => storage.ok());
 
   /** Made once per frame name: a chunk builds (and hashes) no new string. */
-  const busNames = new Map<AgentFrame['event'], `agent.${AgentFrame['event']}`>();
-  const publish = (frame: AgentFrame, meta: SendMeta): void => {
+  const busNames = new Map<Published['event'], `agent.${Published['event']}`>();
+  const publish = (frame: Published, meta: SendMeta): void => {
     let name = busNames.get(frame.event);
     if (name === undefined) busNames.set(frame.event, (name = `agent.${frame.event}`));
     bus.emit(name, frame.data, meta);

@@ -121,7 +121,12 @@ export type TurnReport =
   | { type: 'fact'; key: TurnKey; event: SessionEvent }
   | { type: 'thinking'; key: TurnKey }
   /** Text the machine itself adds to the reply (the iteration-limit notice). */
-  | { type: 'chunk'; key: TurnKey; content: string };
+  | { type: 'chunk'; key: TurnKey; content: string }
+  /**
+   * The turn waits for a person: every question it holds (ids, oldest first). Reported after the facts that asked
+   * or closed them, when the turn enters its waiting state and when a question closes while others stay open.
+   */
+  | { type: 'awaiting'; key: TurnKey; questionIds: string[] };
 
 /** Sent back by the tools runner as each call of a step settles. */
 export interface ToolSettled {

@@ -1,9 +1,10 @@
 /**
- * The WebSocket API at `/`: client frames become bus commands; bus events become frames published to their
- * session's topic, serialized once. A bad frame gets an `error` frame and the connection stays open. Every
- * connection gets `hello` first and watches `default` and the server-wide topic (admins have their own).
+ * The WebSocket API at `/`: client frames become bus commands; bus events (bar those only faces hear) become
+ * frames published to their session's topic, serialized once. A bad frame gets an `error` frame and the connection
+ * stays open. Every connection gets `hello` first and watches `default` and the server-wide topic (admins have
+ * their own).
  */
-import { DEFAULT_SESSION } from '../agent/index.ts';
+import { DEFAULT_SESSION, isFaceOnly } from '../agent/index.ts';
 import { hasScope } from '../auth/index.ts';
 import { AppError, toWsFrame } from '../errors/index.ts';
 import { textTooDeep } from '../json-depth.ts';
@@ -41,6 +42,7 @@ export function createWsGateway(app: Pick<EngineApp, 'publish'>, deps: GatewayDe
 
   const chunkFrame = createChunkFrames();
   const unsubscribeBus = deps.bus.onAny((e) => {
+    if (isFaceOnly(e.name)) return; // `awaiting`: for the faces, no client frame (src/agent/frames.ts)
     const event = eventFrameOf(e.name);
     const data = e.payload as { sessionId?: string };
     if (e.name === 'agent.chunk') app.publish(sessionTopic(data.sessionId ?? DEFAULT_SESSION), chunkFrame(data));

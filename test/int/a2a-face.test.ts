@@ -250,6 +250,23 @@ describe('v1.0', () => {
     expect(replyOf(done)).toContain('Echo: via a2a');
   });
 
+  it('two calls under an ask policy in one step: the task is input-required naming both, as GetTask reads it, stamped alike', async () => {
+    const client = await v1Client(app);
+    const asked = await send(client, [text('[[tool:echo {"message":"one"}]] [[tool:echo {"message":"two"}]]')]);
+    expect(asked.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const waitingFor = (task: any) =>
+      task.status.message.parts
+        .map((p: any) => p.content?.value ?? '')
+        .join('')
+        .match(/\(call [^)]+\)/g);
+    expect(waitingFor(asked)).toHaveLength(2);
+    const got: any = await client.getTask({ id: asked.id } as any);
+    expect(got.status).toMatchObject({ state: TaskState.TASK_STATE_INPUT_REQUIRED, timestamp: asked.status.timestamp });
+    expect(waitingFor(got)).toEqual(waitingFor(asked));
+    const done = await send(client, [data({ approve: true })], { taskId: asked.id, contextId: asked.contextId });
+    expect(done.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
   it("a tool server's question (elicitation) makes the task input-required; the answer in a data part completes it", async () => {
     const client = await v1Client(app);
     const asked = await send(client, [text('[[tool:trigger-elicitation-request {}]]')]);

@@ -13,6 +13,7 @@ import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import type { RunningApp } from '../support/start-app.ts';
 import { until } from '../support/wait.ts';
+import { connectWs } from '../support/ws-client.ts';
 
 const ALICE = 'alice-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdefgh';
@@ -218,6 +219,48 @@ describe('AG-UI runs through HttpAgent', { timeout: 60_000 }, () => {
       [interrupts[0]!.id, 'approve'],
       [interrupts[1]!.id, 'deny'],
     ]);
+  });
+
+  it('two approvals in one step end the run on one interrupt naming both, again on a re-run of its runId; the WebSocket sees no awaiting frame', async () => {
+    const c = client();
+    const ws = await connectWs(app.wsUrl, { headers: { Authorization: `Bearer ${ALICE}` } });
+    try {
+      ws.send({ type: 'subscribe', sessionId: c.agent.threadId });
+      ws.send({ type: 'ping' });
+      await ws.next((f) => f.event === 'pong');
+      const runId = randomUUID();
+      c.say('both [[tool:echo {"message":"one"}]] [[tool:echo {"message":"two"}]]');
+      await c.agent.runAgent({ runId });
+      const calls = c.events.filter((e) => e.type === EventType.TOOL_CALL_START).map((e: any) => e.toolCallId);
+      expect(calls).toHaveLength(2);
+      const outcome = lastOf(c.events, 'RUN_FINISHED').outcome;
+      expect(outcome.type).toBe('interrupt');
+      expect(outcome.interrupts.map((i: any) => [i.id, i.toolCallId, i.reason])).toEqual(
+        calls.map((id) => [id, id, 'tool_call']),
+      );
+      expect(typesOf(c.events).filter((t) => t === 'RUN_FINISHED')).toHaveLength(1);
+
+      // A client that lost the stream runs the same runId again: the turn still waits, so it ends the same way.
+      const again = client({ threadId: c.agent.threadId });
+      await again.agent.runAgent({ runId });
+      const ended = lastOf(again.events, 'RUN_FINISHED').outcome;
+      expect(ended.interrupts.map((i: any) => i.id)).toEqual(calls);
+
+      // Every frame published before now has reached the socket once a later pong has.
+      const from = ws.frames.length;
+      ws.send({ type: 'ping' });
+      await ws.next((f) => f.event === 'pong', undefined, from);
+      const events = ws.frames.map((f) => f.event);
+      expect(events.filter((e) => e === 'toolApprovalRequested')).toHaveLength(2);
+      expect(events.every((e) => typeof e === 'string')).toBe(true);
+      expect(events).not.toContain('awaiting');
+    } finally {
+      ws.close();
+    }
+    await c.agent.runAgent({
+      resume: c.agent.pendingInterrupts.map((i) => ({ interruptId: i.id, status: 'cancelled' as const })),
+    });
+    expect(lastOf(c.events, 'RUN_FINISHED').outcome).toEqual({ type: 'success' });
   });
 
   it('a cancelled turn finishes its run with outcome cancelled', async () => {

@@ -56,13 +56,20 @@ const question = (turnId: string, seq: number, id: string) =>
   });
 const replied = (turnId: string, seq: number, id: string) =>
   step({ event: 'elicitationResolved', data: { ...ref(turnId, seq), id, action: 'accept', by: 'a2a' } });
+/** The turn says it waits for `ids` (stamped with the time of its last fact, as a live one is). */
+const waits = (turnId: string, seq: number, ids: string[]): TurnStep => ({
+  kind: 'awaiting',
+  data: { ...ref(turnId, seq), questionIds: ids },
+  ts: Date.parse(at(seq)),
+});
 const failed = (turnId: string, seq: number, reason: string, message = 'stopped') =>
   step({ event: 'error', data: { code: 'AGENT_ERROR', message, details: { reason }, sessionId: S, turnId, seq } });
 
 describe('taskView', () => {
   it("given a tool server's question, when folded, then input-required with the question and how to answer it, until it is answered", () => {
-    const frames = [user('t1', 1), question('t1', 2, 'e1'), replied('t1', 3, 'e1')];
-    const waiting = taskView(S, 't1', frames.slice(0, 2))!;
+    const frames = [user('t1', 1), question('t1', 2, 'e1'), waits('t1', 2, ['e1']), replied('t1', 3, 'e1')];
+    expect(taskView(S, 't1', frames.slice(0, 2))).toMatchObject({ state: 'working' }); // until the turn says it waits
+    const waiting = taskView(S, 't1', frames.slice(0, 3))!;
     expect(waiting).toMatchObject({
       state: 'input-required',
       questions: [{ id: 'e1', kind: 'elicitation', serverId: 'everything', message: 'Your name?', mode: 'form' }],
@@ -109,13 +116,14 @@ describe('taskView', () => {
       user('t1', 1),
       chunk('t1', 1, 'a'),
       asked('t1', 2, 'c1'),
+      waits('t1', 2, ['c1']),
       chunk('t1', 2, 'b'),
       answered('t1', 3, 'c1'),
       chunk('t1', 3, 'c'),
       response('t1', 4, 'abc'),
     ];
     const statusAt = (n: number) => taskView(S, 't1', frames.slice(0, n))?.statusAt;
-    expect([2, 3, 4, 5, 6, 7].map(statusAt)).toEqual([at(1), at(2), at(2), at(3), at(3), at(4)]);
+    expect([2, 3, 4, 5, 6, 7, 8].map(statusAt)).toEqual([at(1), at(1), at(2), at(2), at(3), at(3), at(4)]);
   });
 
   it('given chunks then the response, when folded, then the reply grows and the response settles it as completed', () => {
@@ -124,22 +132,26 @@ describe('taskView', () => {
     expect(taskView(S, 't1', frames)).toMatchObject({ state: 'completed', reply: 'Hello!' });
   });
 
-  it('given an approval request, when folded, then input-required until every waiting call is answered', () => {
+  it('given approval requests, when the turn says it waits, then input-required with all of them until every one is answered', () => {
     const frames = [
       user('t1', 1),
       asked('t1', 2, 'c1'),
       asked('t1', 3, 'c2'),
+      waits('t1', 3, ['c1', 'c2']),
       answered('t1', 4, 'c1'),
       answered('t1', 5, 'c2'),
     ];
-    expect(taskView(S, 't1', frames.slice(0, 3))).toMatchObject({
+    // The first request alone is not yet input-required: its step asks another.
+    expect(taskView(S, 't1', frames.slice(0, 2))).toMatchObject({ state: 'working', questions: [{ id: 'c1' }] });
+    expect(taskView(S, 't1', frames.slice(0, 4))).toMatchObject({
       state: 'input-required',
+      statusAt: at(3),
       questions: [
         { id: 'c1', kind: 'approval' },
         { id: 'c2', kind: 'approval' },
       ],
     });
-    expect(taskView(S, 't1', frames.slice(0, 4))).toMatchObject({ state: 'input-required', questions: [{ id: 'c2' }] });
+    expect(taskView(S, 't1', frames.slice(0, 5))).toMatchObject({ state: 'input-required', questions: [{ id: 'c2' }] });
     const done = taskView(S, 't1', frames)!;
     expect(done.state).toBe('working');
     expect(done.statusText).toBeUndefined();

@@ -61,9 +61,17 @@ const failed = (seq: number, reason: string) =>
     data: { code: 'AGENT_ERROR', message: 'stopped', details: { reason }, sessionId: S, turnId: T, seq },
   });
 
+/** The turn says it waits for `ids`. */
+const waits = (seq: number, ids: string[]): TurnStep => ({
+  kind: 'awaiting',
+  data: { ...ref(seq), questionIds: ids },
+  ts: 0,
+});
+
 /** Folds the steps into a fresh run (a run of `runId` after `since`): its view and every event, RUN_STARTED first. */
-function run(steps: TurnStep[], opts: { runId?: string; since?: number } = {}) {
-  let view: RunView = runView(S, opts.runId ?? T, T, opts.since ?? 0);
+function run(steps: TurnStep[], opts: { runId?: string; since?: number; answering?: string[] } = {}) {
+  const held = { answering: opts.answering ?? [] };
+  let view: RunView = runView(S, opts.runId ?? T, T, opts.since ?? 0, held);
   const events = [runStarted(view)];
   for (const s of steps) {
     const next = foldStep(view, s);
@@ -232,6 +240,29 @@ describe('a run is a view of its turn', () => {
     ]);
     expect(events[1]).toMatchObject({ toolCallId: 'c1', messageId: 'run-2-result-c1' });
     await verified(events);
+  });
+
+  it('given two approvals asked in one step, the run ends on an interrupt naming both when the turn says it waits, not at the first', async () => {
+    const asking = [user(1), thinking(1), call(2, 'c1'), asked(3, 'c1')];
+    expect(run(asking).view.ended).toBe(false);
+    const { view, events } = run([...asking, call(4, 'c2'), asked(5, 'c2'), waits(5, ['c1', 'c2']), chunk(5, 'late')]);
+    expect(view.ended).toBe(true);
+    expect(events.at(-1)).toMatchObject({
+      type: 'RUN_FINISHED',
+      outcome: { type: 'interrupt', interrupts: [{ id: 'c1' }, { id: 'c2' }] },
+    });
+    expect(texts(events)).toEqual([]); // nothing after the end
+    await verified(events);
+  });
+
+  it('an awaiting naming a question the run answers itself, or one it never saw asked, does not end the run', () => {
+    const resumed = run([user(1), call(2, 'c1'), asked(3, 'c1'), waits(3, ['c1'])], { answering: ['c1'] });
+    expect(resumed.view.ended).toBe(false);
+    expect(run([user(1), waits(1, ['c9'])]).view.ended).toBe(false);
+    const next = run([user(1), call(2, 'c1'), asked(3, 'c1'), answered(4, 'c1'), asked(5, 'c2'), waits(5, ['c2'])], {
+      answering: ['c1'],
+    });
+    expect(next.events.at(-1)).toMatchObject({ outcome: { type: 'interrupt', interrupts: [{ id: 'c2' }] } });
   });
 
   it('a call of a tool the client runs ends the run as a success naming it pending; with an approval beside it, the interrupt comes first', async () => {

@@ -29,9 +29,35 @@ const reply = (turnId: string): SessionEvent => ({
   model: 'm',
 });
 const ref = (turnId: string, seq: number) => ({ sessionId: 's', turnId, seq });
-/** What a step says, in short: its frame (and seq) or the queued message. */
+const approval = (turnId: string, id: string): SessionEvent => ({
+  v: 4,
+  type: 'questionAsked',
+  turnId,
+  question: {
+    id,
+    kind: 'approval',
+    callId: id,
+    serverId: 'e',
+    toolName: 'echo',
+    args: {},
+    expiresAt: '2030-01-01T00:00:00.000Z',
+  },
+});
+const approved = (turnId: string, id: string): SessionEvent => ({
+  v: 4,
+  type: 'questionClosed',
+  turnId,
+  id,
+  answer: { decision: 'approve' },
+  by: 'rest',
+});
+/** What a step says, in short: its frame (and seq), the queued message, or what the turn waits for. */
 const said = (step: TurnStep) =>
-  step.kind === 'queued' ? `queued ${step.seq}` : `${step.frame.event} ${step.frame.data.seq ?? '-'}`;
+  step.kind === 'queued'
+    ? `queued ${step.seq}`
+    : step.kind === 'awaiting'
+      ? `awaiting ${step.data.seq} ${step.data.questionIds.join(',')}`
+      : `${step.frame.event} ${step.frame.data.seq ?? '-'}`;
 
 function setup() {
   const clock = manualClock();
@@ -136,6 +162,62 @@ describe('followTurn', () => {
     const steps: string[] = [];
     (await follower.followTurn('s', 't1', (step) => steps.push(said(step)), 1)).close();
     expect(steps).toEqual(['response 3']);
+  });
+
+  it('ends a stored turn that still waits with one awaiting naming every open question, stamped when they last changed', async () => {
+    const { store, follower, clock } = setup();
+    await store.append('s', [
+      user('t1'),
+      call('t1', 'c1'),
+      approval('t1', 'c1'),
+      call('t1', 'c2'),
+      approval('t1', 'c2'),
+    ]);
+    const asked = clock.now();
+    clock.advance(1000);
+    await store.append('s', [call('t1', 'c3')]);
+    const steps = await follower.steps('s', 't1');
+    expect(steps.map(said).slice(-2)).toEqual(['toolCall 6', 'awaiting 6 c1,c2']);
+    expect(steps.at(-1)?.ts).toBe(asked);
+    await store.append('s', [approved('t1', 'c1')]);
+    expect((await follower.steps('s', 't1')).map(said).at(-1)).toBe('awaiting 7 c2');
+    await store.append('s', [approved('t1', 'c2')]);
+    expect((await follower.steps('s', 't1')).map(said).at(-1)).toBe('toolApprovalResolved 8');
+    await store.append('s', [approval('t1', 'c4'), reply('t1')]);
+    expect((await follower.steps('s', 't1')).map(said).at(-1)).toBe('response 10'); // an ended turn waits for nothing
+  });
+
+  it('hands on a live awaiting of its turn once, after the read: one the read already implies is dropped', async () => {
+    const { bus, store, follower, hold, reading } = setup();
+    await store.append('s', [user('t1'), call('t1', 'c1'), approval('t1', 'c1')]);
+    const steps: string[] = [];
+    const release = hold();
+    const following = follower.followTurn('s', 't1', (step) => steps.push(said(step)));
+    await expect.poll(reading).toBe(true);
+    bus.emit('agent.awaiting', { ...ref('t1', 3), questionIds: ['c1'] }); // published before the read: in it
+    release();
+    const watch = await following;
+    bus.emit('agent.awaiting', { ...ref('t2', 4), questionIds: ['x'] }); // another turn's
+    bus.emit('agent.toolApprovalResolved', { ...ref('t1', 4), callId: 'c1', decision: 'deny', by: 'rest' });
+    bus.emit('agent.toolApprovalRequested', {
+      ...ref('t1', 5),
+      callId: 'c2',
+      toolName: 'echo',
+      serverId: 'e',
+      args: {},
+      expiresAt: '2030-01-01T00:00:00.000Z',
+    });
+    bus.emit('agent.awaiting', { ...ref('t1', 5), questionIds: ['c2'] });
+    expect(steps).toEqual([
+      'userMessage 1',
+      'toolCall 2',
+      'toolApprovalRequested 3',
+      'awaiting 3 c1',
+      'toolApprovalResolved 4',
+      'toolApprovalRequested 5',
+      'awaiting 5 c2',
+    ]);
+    watch.close();
   });
 
   it('asks for the session from other instances before it reads, and gives the interest back on close', async () => {

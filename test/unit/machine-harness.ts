@@ -175,7 +175,7 @@ export function harness(opts: HarnessOptions) {
     return turnId;
   };
   const idle = () => waitFor(actor, (s) => s.matches('idle') && s.context.queue.length === 0);
-  /** Emissions as short strings: `fact:<type>`, `thinking`, `chunk:<text>`, `dropped:<turnId>`. */
+  /** Emissions as short strings: `fact:<type>`, `thinking`, `chunk:<text>`, `dropped:<turnId>`, `awaiting:<ids>`. */
   const trace = (turnId?: string) =>
     emitted
       .filter((e) => turnId === undefined || e.key.turnId === turnId)
@@ -186,7 +186,9 @@ export function harness(opts: HarnessOptions) {
             ? `chunk:${e.content}`
             : e.type === 'dropped'
               ? `dropped:${e.key.turnId}`
-              : e.type,
+              : e.type === 'awaiting'
+                ? `awaiting:${e.questionIds.join(',')}`
+                : e.type,
       );
   const facts = <T extends SessionEvent['type']>(type: T, turnId?: string) =>
     emitted.flatMap((e) =>

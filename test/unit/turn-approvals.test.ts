@@ -85,6 +85,7 @@ describe('turn machine: tool approvals', () => {
       'fact:toolCall',
       'fact:questionAsked',
       'fact:toolCall',
+      'awaiting:a', // after every fact of the step: the turn waits
       'fact:toolResult',
       'fact:questionClosed',
       'fact:toolResult',
@@ -183,10 +184,10 @@ describe('turn machine: tool approvals', () => {
     await waitUntil(() => h.facts('questionAsked').length === 1);
     h.actor.send({ type: 'DISCARD', reason: 'shutdown' });
     await h.idle();
-    expect(h.trace(turnId).at(-1)).toBe('fact:questionAsked');
+    expect(h.trace(turnId).slice(-2)).toEqual(['fact:questionAsked', 'awaiting:a']);
   });
 
-  it('a resumed turn announces nothing, fails the interrupted call, waits for the approval, then steps on', async () => {
+  it('a resumed turn announces nothing, fails the interrupted call, waits for the approval (saying so), then steps on', async () => {
     const clock = new SimulatedClock();
     const t = gatedTools();
     const h = harness({
@@ -217,7 +218,7 @@ describe('turn machine: tool approvals', () => {
     });
     await waitUntil(() => h.facts('toolResult').length === 1);
     expect(turnState(h)).toBe('awaitingUser');
-    expect(h.trace(turnId)).toEqual(['fact:toolResult']);
+    expect(h.trace(turnId)).toEqual(['fact:toolResult', 'awaiting:a']);
     expect(h.facts('toolResult')[0]).toMatchObject({
       callId: 'b',
       success: false,

@@ -133,7 +133,7 @@ export const LAYERS = {
     // Following a turn (followTurn, the turn index, the turn waiter).
     agentFollow: {
       path: 'src/agent/follow',
-      uses: [...LEAVES, 'bus', 'conversation', 'store', 'agentFrames', 'agentMessages'],
+      uses: [...LEAVES, 'bus', 'conversation', 'store', 'agentFrames', 'agentQuestionFrames', 'agentMessages'],
     },
     // The session service: its bus handlers, the sessions in memory, the public face (index.ts).
     agent: { path: 'src/agent', uses: [...LEAVES, ...SESSION_USES, 'agentSession', 'agentFollow'] },

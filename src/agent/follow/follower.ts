@@ -3,15 +3,16 @@
  * - `watch(session)` starts collecting the session's live frames at once and asks other instances for them
  *   (`interest`); `follow(turn, onStep, since)` then reads the turn's stored events once those arrive, and hands
  *   `onStep` each step after `since` once: stored ones, then live ones (a live frame the read gave, same seq and frame,
- *   is dropped; transient ones pass), nothing after the turn's end or `close()`. It resolves once the stored steps
- *   were handed on, with whether the store knows the turn. `close()` a watch in every path.
+ *   is dropped; transient ones pass, but an `awaiting` no newer than the read, which ends with the one it implies),
+ *   nothing after the turn's end or `close()`. It resolves once the stored steps were handed on, with whether the
+ *   store knows the turn. `close()` a watch in every path.
  * - `followSent(session, correlationId, onStep)` follows live the turn the caller's own command starts: frames with
  *   the correlation id until `named(turnId)`, then the turn's; nothing read, no interest (the cluster watches a turn
  *   it forwards).
  * - `replay(session, since, deliver, isClosed)` hands on the stored frames after `since` until the log has nothing
  *   newer; the caller watches the interest first and subscribes right after, so nothing durable falls between.
  */
-import { frameNameOf, toFrame, type AgentFrame } from '../frames.ts';
+import { AWAITING_EVENT, frameNameOf, toFrame, type AgentFrame, type AwaitingData } from '../frames.ts';
 import { endsTurn, storedSteps, type TurnStep } from './steps.ts';
 import { turnPage, type TurnPageQuery } from './turn-pages.ts';
 import type { FollowBus, FollowStore, FrameInterest } from './types.ts';
@@ -26,8 +27,9 @@ export interface SentTurn {
   close(): void;
 }
 
-type FrameStep = Extract<TurnStep, { kind: 'frame' }>;
-type Listener = (step: FrameStep, correlationId: string) => void;
+/** What is heard live: frames, and `awaiting`. */
+type LiveStep = Extract<TurnStep, { kind: 'frame' | 'awaiting' }>;
+type Listener = (step: LiveStep, correlationId: string) => void;
 
 /** Hands on the steps of one turn until its end or `close()`. */
 function turnSink(onStep: (step: TurnStep) => void) {
@@ -48,15 +50,20 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
   /** Hears the session's live frames (its `agent.<frame>` events) until the returned function is called. */
   const listen = (sessionId: string, listener: Listener): (() => void) =>
     deps.bus.onSession(sessionId, (e) => {
+      if (e.name === AWAITING_EVENT)
+        return listener({ kind: 'awaiting', data: e.payload as AwaitingData, ts: e.ts }, e.correlationId);
       const event = frameNameOf(e.name);
       if (event === undefined) return; // another event of the session (a tool's progress)
       listener({ kind: 'frame', frame: { event, data: e.payload } as AgentFrame, ts: e.ts }, e.correlationId);
     });
-  const turnOf = (step: FrameStep) => step.frame.data as { turnId?: string; seq?: number };
+  const turnOf = (step: LiveStep) =>
+    (step.kind === 'frame' ? step.frame.data : step.data) as { turnId?: string; seq?: number };
+  const seqOf = (step: TurnStep): number =>
+    step.kind === 'queued' ? step.seq : step.kind === 'awaiting' ? step.data.seq : (step.frame.data.seq ?? 0);
 
   function watch(sessionId: string): SessionWatch {
-    let early: FrameStep[] | undefined = [];
-    let live: ((step: FrameStep) => void) | undefined;
+    let early: LiveStep[] | undefined = [];
+    let live: ((step: LiveStep) => void) | undefined;
     let sink: ReturnType<typeof turnSink> | undefined;
     let closed = false;
     const unlisten = listen(sessionId, (step) => (early ? early.push(step) : live?.(step)));
@@ -67,13 +74,16 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
         await watching;
         const stored = await store.readTurn(sessionId, turnId);
         const read = new Set(stored.map((e) => `${e.seq} ${toFrame(e)?.event ?? ''}`));
+        const readUpTo = stored.at(-1)?.seq ?? 0;
         sink = turnSink(onStep);
         if (closed) sink.close();
-        for (const step of storedSteps(stored))
-          if ((step.kind === 'queued' ? step.seq : (step.frame.data.seq ?? 0)) > since) sink.pass(step);
+        for (const step of storedSteps(stored)) if (seqOf(step) > since) sink.pass(step);
+        const wasRead = (step: LiveStep) =>
+          step.kind === 'frame'
+            ? read.has(`${step.frame.data.seq ?? 0} ${step.frame.event}`)
+            : step.data.seq <= readUpTo;
         live = (step) => {
-          const data = turnOf(step);
-          if (data.turnId === turnId && !read.has(`${data.seq} ${step.frame.event}`)) sink?.pass(step);
+          if (turnOf(step).turnId === turnId && !wasRead(step)) sink?.pass(step);
         };
         const collected = early ?? [];
         early = undefined;

@@ -61,6 +61,7 @@ export function forwardEmitted(deps: EmittedDeps): (e: SessionEmitted) => void {
     const { key } = e;
     if (e.type === 'thinking') return output.thinking(key);
     if (e.type === 'chunk') return output.chunk(key, e.content);
+    if (e.type === 'awaiting') return output.awaiting(key, e.questionIds);
     if (e.type === 'dropped') {
       return output.record(
         key,

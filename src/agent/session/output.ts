@@ -4,8 +4,10 @@
  *
  * Contracts:
  * - Every fact is appended in order; once stored, its frame (`toFrame`) is published with the
- *   caller's meta (a turn's key) and the time it was stored (the bus event's `ts`). Transient frames (thinking, chunk, dropped messages) are published
- *   in the same order, with the last durable seq; a chunk goes out at once when nothing is pending.
+ *   caller's meta (a turn's key) and the time it was stored (the bus event's `ts`). Transient frames (thinking, chunk,
+ *   dropped messages, awaiting) are published in the same order, with the last durable seq; a chunk goes out at once
+ *   when nothing is pending. `awaiting` carries the time the last fact recorded before it was stored, as a stored read
+ *   of its turn does.
  * - Every failed append is told to the storage health (and to the caller's `failed`).
  * - A fact of a turn that cannot be stored ends that turn once (`turnNotStored`): the rest of the
  *   turn's output is dropped, a `storage` error frame goes out, and `stopTurn` is asked to stop it.
@@ -15,7 +17,14 @@
 import type { SessionEvent } from '../../conversation/session-events.ts';
 import type { TurnKey } from '../../conversation/turn-contract.ts';
 import type { SendMeta } from '../../bus/index.ts';
-import { chunkFrame, storageFailedFrame, thinkingFrame, toFrame, type SessionStoredEvent } from '../frames.ts';
+import {
+  awaitingFrame,
+  chunkFrame,
+  storageFailedFrame,
+  thinkingFrame,
+  toFrame,
+  type SessionStoredEvent,
+} from '../frames.ts';
 import { isOutboxClosed, type Outbox } from './outbox.ts';
 import { storageCause } from './storage-health.ts';
 import type { SessionDeps } from './types.ts';
@@ -29,12 +38,21 @@ export interface SessionOutputDeps extends Pick<SessionDeps, 'sessionId' | 'publ
 export function createSessionOutput(deps: SessionOutputDeps) {
   const { sessionId, outbox, publish, storage } = deps;
   let failedTurn: string | undefined;
+  /** When the last fact recorded here was stored (ms): what `awaiting` is stamped with. */
+  let lastStoredAt: number | undefined;
   return {
     /** The hot path: a chunk of a turn's reply. */
     chunk: (key: TurnKey, content: string): void => {
       const turnId = key.turnId;
       if (outbox.idle) publish(chunkFrame(sessionId, turnId, outbox.lastSeq, content), key);
       else outbox.transient((seq) => publish(chunkFrame(sessionId, turnId, seq, content), key), turnId);
+    },
+    /** The turn waits for `questionIds` (frames.ts `AwaitingData`), after the facts handed in before, stamped as the last. */
+    awaiting: (key: TurnKey, questionIds: string[]): void => {
+      outbox.transient((seq) => {
+        const meta = lastStoredAt === undefined ? key : { ...key, ts: lastStoredAt };
+        publish(awaitingFrame(sessionId, key.turnId, seq, questionIds), meta);
+      }, key.turnId);
     },
     thinking: (key: TurnKey): void => {
       outbox.transient((seq) => publish(thinkingFrame(sessionId, key.turnId, seq), key), key.turnId);
@@ -48,7 +66,8 @@ export function createSessionOutput(deps: SessionOutputDeps) {
     ): void => {
       const stored = (s: SessionStoredEvent) => {
         const frame = toFrame(s);
-        if (frame) publish(frame, { ...meta, ts: Date.parse(s.ts) });
+        lastStoredAt = Date.parse(s.ts);
+        if (frame) publish(frame, { ...meta, ts: lastStoredAt });
         then?.(s);
       };
       outbox.durable(event, stored, (err) => {
