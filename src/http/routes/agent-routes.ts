@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_SESSION, approvalDecision, type TurnWaiter } from '../../agent/index.ts';
 import { approvalRecordOf, inFamily, type Question, type QuestionFamily } from '../../conversation/questions.ts';
-import { sessionIdOf, sessionNotFound, type SessionAccess } from '../../auth/index.ts';
+import { answeredVia, sessionIdOf, sessionNotFound, type SessionAccess } from '../../auth/index.ts';
 import { asNamed, sessionIdSchema, splitSessionKey, type SessionKey } from '../../session-id.ts';
 import type { Clock, IdSource } from '../../clock.ts';
 import type { ErrorCode } from '../../errors/index.ts';
@@ -255,10 +255,17 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       example: { decision: 'approve' },
       response: RESPONSES.approvalAnswered,
       errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'APPROVAL_NOT_FOUND', 'APPROVAL_ALREADY_RESOLVED', 'FORBIDDEN'],
-      async handler({ params: { sessionId, callId = '' }, query, body: { decision, reason }, bus, sessions }) {
+      async handler({
+        params: { sessionId, callId = '' },
+        query,
+        body: { decision, reason },
+        bus,
+        sessions,
+        principal,
+      }) {
         const key = sessions.key(sessionId, query.owner);
         const answer = { decision, ...(reason !== undefined && { reason }) };
-        await bus.execute('agent.answer', { sessionId: key, id: callId, answer, by: 'rest' });
+        await bus.execute('agent.answer', { sessionId: key, id: callId, answer, ...answeredVia('rest', principal) });
         return reply({ sessionId, callId, decision });
       },
     }),

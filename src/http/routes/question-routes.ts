@@ -11,6 +11,7 @@ import type { Clock } from '../../clock.ts';
 import { elicitationAction } from '../../conversation/records.ts';
 import { QUESTION_KINDS, clientToolRecordOf, elicitationRecordOf, familyOf } from '../../conversation/questions.ts';
 import { AppError } from '../../errors/index.ts';
+import { answeredVia } from '../../auth/index.ts';
 import { defineRoute, type Route } from '../route.ts';
 import { approvalSchema, ownedSession, pendingQuestions } from './agent-routes.ts';
 import { createReply } from './reply.ts';
@@ -73,7 +74,7 @@ export function questionRoutes(deps: { clock: Clock }): Route[] {
         'ELICITATION_ALREADY_RESOLVED',
         'FORBIDDEN',
       ],
-      async handler({ params: { sessionId, id = '' }, query, body, bus, sessions }) {
+      async handler({ params: { sessionId, id = '' }, query, body, bus, sessions, principal }) {
         const key = sessions.key(sessionId, query.owner);
         const questions = await bus.execute('agent.questions', { sessionId: key });
         const q = questions.find((x) => x.id === id);
@@ -84,7 +85,7 @@ export function questionRoutes(deps: { clock: Clock }): Route[] {
             field: 'body',
             kind: q.kind,
           });
-        await bus.execute('agent.answer', { sessionId: key, id, answer, by: 'rest' });
+        await bus.execute('agent.answer', { sessionId: key, id, answer, ...answeredVia('rest', principal) });
         return reply({ sessionId, id, kind: q?.kind ?? familyOf(answer) });
       },
     }),
@@ -117,13 +118,13 @@ export function questionRoutes(deps: { clock: Clock }): Route[] {
         'ELICITATION_ALREADY_RESOLVED',
         'FORBIDDEN',
       ],
-      async handler({ params: { sessionId, id = '' }, query, body: { action, content }, bus, sessions }) {
+      async handler({ params: { sessionId, id = '' }, query, body: { action, content }, bus, sessions, principal }) {
         const key = sessions.key(sessionId, query.owner);
         await bus.execute('agent.answer', {
           sessionId: key,
           id,
           answer: { action, ...(content !== undefined && { content }) },
-          by: 'rest',
+          ...answeredVia('rest', principal),
         });
         return reply({ sessionId, id, action });
       },
@@ -151,10 +152,10 @@ export function questionRoutes(deps: { clock: Clock }): Route[] {
       example: { content: '48.85,2.35' },
       response: RESPONSES.clientToolAnswered,
       errors: ['MISSING_FIELD', 'INVALID_REQUEST', 'APPROVAL_NOT_FOUND', 'APPROVAL_ALREADY_RESOLVED', 'FORBIDDEN'],
-      async handler({ params: { sessionId, callId = '' }, query, body: { content, error }, bus, sessions }) {
+      async handler({ params: { sessionId, callId = '' }, query, body: { content, error }, bus, sessions, principal }) {
         const key = sessions.key(sessionId, query.owner);
         const answer = { content, ...(error !== undefined && { error }) };
-        await bus.execute('agent.answer', { sessionId: key, id: callId, answer, by: 'rest' });
+        await bus.execute('agent.answer', { sessionId: key, id: callId, answer, ...answeredVia('rest', principal) });
         return reply({ sessionId, callId, success: error === undefined });
       },
     }),
