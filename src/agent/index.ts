@@ -7,6 +7,7 @@ export { DEFAULT_SESSION, approvalDecision } from './messages.ts';
 export { frameNameOf, isFaceOnly, type AwaitingData } from './frames.ts';
 export { NOT_SESSION_SCOPED, SESSION_COMMANDS, TAKE_OVER_COMMAND, type SessionCommand } from './session/commands.ts';
 export { createTurnWaiter, type TurnWaiter } from './follow/turn-waiter.ts';
+export { createToolRuns } from './follow/tool-runs.ts';
 /** Following a turn from its log, then live, through the store's turn index: the one way every face does it. */
 export { createTurnFollower, type SessionWatch, type TurnFollower } from './follow/follower.ts';
 export { pipeEvents } from './follow/event-pipe.ts';

@@ -1,4 +1,4 @@
-import type { AnswerInput, Question } from '../conversation/questions.ts';
+import type { AnswerCommand, AnswerInput, Question } from '../conversation/questions.ts';
 import type { ImagePart } from '../llm/types.ts';
 import type { Attached } from '../conversation/attachments.ts';
 import type { ClientTool } from '../conversation/session-event-fields.ts';
@@ -84,11 +84,11 @@ export type AgentCommands = {
   /** The session's questions waiting for a person, every kind (src/conversation/questions.ts), oldest first. */
   'agent.questions': { payload: { sessionId: SessionKey }; result: Question[] };
   /**
-   * Answers one question (`by`: `rest`, `websocket`, `a2a`, `ag-ui`, `mcp-elicitation`). Rejects with the NOT_FOUND or
-   * ALREADY_RESOLVED of its family (APPROVAL_*, ELICITATION_*), or INVALID_REQUEST naming a `content` field that
-   * does not fit the form.
+   * Answers one question (`by`: `rest`, `websocket`, `a2a`, `ag-ui`, `mcp-elicitation`; `principal`: the signed-in
+   * caller who answered, stored beside it). Rejects with the NOT_FOUND or ALREADY_RESOLVED of its family (APPROVAL_*,
+   * ELICITATION_*), or INVALID_REQUEST naming a `content` field that does not fit the form.
    */
-  'agent.answer': { payload: { sessionId: SessionKey; id: string; answer: AnswerInput; by: string }; result: Question };
+  'agent.answer': { payload: { sessionId: SessionKey } & AnswerCommand; result: Question };
   /**
    * The stored sessions and those busy in memory, by key in code point order; with `range`, a page of them
    * (src/store/session-range.ts). The faces filter and name them (src/auth/ownership.ts).

@@ -39,17 +39,20 @@ type ElicitationData = TurnRef &
   Pick<Question, 'id' | 'callId' | 'serverId' | 'requestedSchema' | 'url' | 'expiresAt'> &
   Required<Pick<Question, 'message' | 'mode'>>;
 
+/** What answered (`by`: `rest`, `websocket`, `timeout`, ...) and, when a signed-in caller did, who (`principal`). */
+type AnsweredBy = { by: string; principal?: string };
+
 export interface QuestionFrameData {
   toolApprovalRequested: CallQuestionData;
-  toolApprovalResolved: TurnRef & { callId: string; decision: ApprovalDecision; by: string; reason?: string };
+  toolApprovalResolved: TurnRef & AnsweredBy & { callId: string; decision: ApprovalDecision; reason?: string };
   /** A tool server asks the user something: a form or a URL. */
   elicitationRequested: ElicitationData;
   /** Its answer (the content typed is in the stored event only). */
-  elicitationResolved: TurnRef & { id: string; action: ElicitationAction; by: string };
+  elicitationResolved: TurnRef & AnsweredBy & { id: string; action: ElicitationAction };
   /** A call of a tool the client runs waits for the client's result (`toolName`: the client's name of it). */
   clientToolRequested: CallQuestionData;
   /** How it closed: by whom, and `error` when it failed (its result is the `toolResult` frame after). */
-  clientToolResolved: TurnRef & { callId: string; by: string; error?: string };
+  clientToolResolved: TurnRef & AnsweredBy & { callId: string; error?: string };
 }
 type QuestionFrameName = keyof QuestionFrameData;
 type QuestionFrame = { [K in QuestionFrameName]: { event: K; data: QuestionFrameData[K] } }[QuestionFrameName];
@@ -87,17 +90,18 @@ export function askedFrame(sessionId: string, seq: number, e: SessionEventOf<'qu
 /** The frame of a stored `questionClosed` (the family of its answer names it). */
 export function closedFrame(sessionId: string, seq: number, e: SessionEventOf<'questionClosed'>): QuestionFrame {
   const { turnId, id, answer: a, by } = e;
+  const who = e.principal !== undefined && { principal: e.principal };
   if ('decision' in a) {
     const reason = a.reason !== undefined && { reason: a.reason };
     return {
       event: 'toolApprovalResolved',
-      data: { callId: id, decision: a.decision, by, ...reason, sessionId, turnId, seq },
+      data: { callId: id, decision: a.decision, by, ...who, ...reason, sessionId, turnId, seq },
     };
   }
   if ('action' in a)
-    return { event: 'elicitationResolved', data: { sessionId, turnId, seq, id, action: a.action, by } };
+    return { event: 'elicitationResolved', data: { sessionId, turnId, seq, id, action: a.action, by, ...who } };
   const error = a.error !== undefined && { error: a.error };
-  return { event: 'clientToolResolved', data: { callId: id, by, ...error, sessionId, turnId, seq } };
+  return { event: 'clientToolResolved', data: { callId: id, by, ...who, ...error, sessionId, turnId, seq } };
 }
 
 /** The question a frame asks; `undefined` for any other frame. */

@@ -24,3 +24,9 @@ export const ALL_SCOPES: ReadonlySet<ScopeName> = new Set(AUTH_SCOPES);
 
 export const isScopeName = (value: unknown): value is ScopeName =>
   typeof value === 'string' && (AUTH_SCOPES as readonly string[]).includes(value);
+
+/** What carried an answer (`by`: `rest`, `websocket`, ...) and who gave it: a signed-in caller's name, none for `anonymous`. */
+export const answeredVia = (by: string, principal: Principal): { by: string; principal: string | undefined } => ({
+  by,
+  principal: principal.via === 'anonymous' ? undefined : principal.name,
+});

@@ -41,6 +41,17 @@ export type ElicitationContent = NonNullable<ElicitationReply['content']>;
 /** An answer as a face hands it in: an elicitation's `content` is not checked yet (src/agent/session/decide.ts). */
 export type AnswerInput = ApprovalReply | { action: ElicitationAction; content?: unknown } | ClientToolReply;
 
+/**
+ * A caller's answer to question `id`: `by` the face it came through (`rest`, `websocket`, ...), `principal` the
+ * signed-in caller who gave it (none without authentication; stored beside `by` in `questionClosed`).
+ */
+export interface AnswerCommand {
+  id: string;
+  answer: AnswerInput;
+  by: string;
+  principal?: string | undefined;
+}
+
 /** Which answers a question takes, and which routes and error codes address it. */
 export type QuestionFamily = 'approval' | 'elicitation' | 'clientTool';
 

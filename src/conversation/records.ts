@@ -221,3 +221,11 @@ export type AgentHealth = z.output<typeof agentHealth>;
 /** A frame as the history lists it (src/agent/frames.ts); `data` typed loosely, as frame interfaces have no index signature. */
 const frameData: z.ZodType<Record<string, unknown>, object> = z.record(z.string(), z.unknown());
 export const frameEnvelope = z.object({ event: z.string(), data: frameData });
+
+/** A tool a turn called, as `message-sync` lists it when asked (`include: ["tools"]`), in call order. */
+export const toolRun = z.object({
+  name: z.string().describe("The tool's name on its server"),
+  server: z.string().describe("The tool server's id"),
+  ok: z.boolean().describe('Whether the call succeeded (false when it failed, was denied or was not approved)'),
+});
+export type ToolRun = z.output<typeof toolRun>;

@@ -101,8 +101,19 @@ const sessionEventSchema = z.discriminatedUnion('type', [
    * `questionClosed`, its turn's end or a reset. Its session is the log's, its turn the event's.
    */
   z.object({ v, type: z.literal('questionAsked'), turnId, question: storedQuestion }),
-  /** Its answer (`answer`'s keys name the family of its kind), by whom (`rest`, `websocket`, `timeout`, `cancelled`, ...). */
-  z.object({ v, type: z.literal('questionClosed'), turnId, id: z.string(), answer: questionAnswer, by: z.string() }),
+  /**
+   * Its answer (`answer`'s keys name the family of its kind), by what (`rest`, `websocket`, `timeout`, `cancelled`,
+   * ...) and, when a signed-in caller gave it, by whom (`principal`: a key's name or `jwt:<subject>`).
+   */
+  z.object({
+    v,
+    type: z.literal('questionClosed'),
+    turnId,
+    id: z.string(),
+    answer: questionAnswer,
+    by: z.string(),
+    principal: z.string().optional(),
+  }),
   z.object({ v, type: z.literal('reset') }),
   /** A message waiting behind a running turn, stored before it is acknowledged. */
   z.object({

@@ -6,6 +6,7 @@ import { CLIENT_FRAMES, type ClientFrame, type ClientFrameHandlers, type ClientF
 import { resolveAttachments } from './attach.ts';
 import { validateImage } from '../conversation/image-data.ts';
 import type { AnswerInput } from '../conversation/questions.ts';
+import { answeredVia } from '../auth/index.ts';
 import { parseInput } from './validate.ts';
 import { sessionTopic, type Connection, type GatewayDeps } from './ws-connection.ts';
 
@@ -34,7 +35,8 @@ export function createClientFrames(
   /** Answers a question of the session (an approval, an elicitation): the `approve` scope's. */
   const answer = async ({ ws, sessionId }: FrameContext, id: string, reply: AnswerInput): Promise<void> => {
     deps.auth.check(ws.data.principal, 'approve');
-    await deps.bus.execute('agent.answer', { sessionId, id, answer: reply, by: 'websocket' });
+    const via = answeredVia('websocket', ws.data.principal);
+    await deps.bus.execute('agent.answer', { sessionId, id, answer: reply, ...via });
   };
 
   const handlers: ClientFrameHandlers<FrameContext> = {

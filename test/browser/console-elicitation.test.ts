@@ -51,7 +51,7 @@ describe.skipIf(!chromiumPath).each(['stdio', 'Streamable HTTP'] as const)(
       await form.locator('input[name="integer"]').fill('12');
       if (!remote) await t.browser.screenshot('console-elicitation');
       await form.getByRole('button', { name: 'Accept' }).click();
-      await page.locator('form.elicitation', { hasText: 'Answered: accept (websocket)' }).waitFor();
+      await page.locator('form.elicitation', { hasText: 'Answered: accept by operator (websocket)' }).waitFor();
       await expect
         .poll(() => page.locator('.tool .result').last().textContent(), PATIENT)
         .toContain('Name: Grace Hopper');
@@ -69,7 +69,7 @@ describe.skipIf(!chromiumPath).each(['stdio', 'Streamable HTTP'] as const)(
       expect(await asked.locator('.args').textContent()).toContain('console-yak');
       if (!remote) await t.browser.screenshot('console-sampling-approval');
       await box.getByRole('button', { name: 'Approve' }).click();
-      await box.locator('.approved', { hasText: 'Approved (websocket)' }).waitFor();
+      await box.locator('.approved', { hasText: 'Approved by operator (websocket)' }).waitFor();
       await expect
         .poll(
           () => page.locator('.tool', { hasText: 'trigger-sampling-request' }).locator('.result').last().textContent(),

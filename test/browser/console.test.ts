@@ -92,7 +92,7 @@ describe.skipIf(!chromiumPath)('web console in Chromium', () => {
     expect(await box.textContent()).toMatch(/Waiting for approval/);
     await browser.screenshot('console-approval');
     await box.getByRole('button', { name: 'Approve' }).click();
-    await box.locator('.approved', { hasText: 'Approved (websocket)' }).waitFor();
+    await box.locator('.approved', { hasText: 'Approved by operator (websocket)' }).waitFor();
     await call.locator('.result').waitFor();
     await page.locator('.assistant[data-done="true"]', { hasText: 'Tool big returned' }).waitFor();
     const pending = await page.evaluate(

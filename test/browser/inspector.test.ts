@@ -12,6 +12,12 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
     toolPolicy: { rules: [{ server: 'echo', tool: 'big', action: 'ask' }] },
   });
+  const post = (path: string, body: unknown) =>
+    fetch(`${t.svc.url}${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   it('shows the MCP actor connected, with its active state highlighted in the chart', async () => {
     const { page } = t.browser;
@@ -47,14 +53,43 @@ describe.skipIf(!chromiumPath)('inspector page in Chromium', () => {
     await t.browser.screenshot('inspector');
   });
 
+  it("opens on a session when no turn runs; a tool server's context leaves out the functions its machine is given", async () => {
+    const { page } = t.browser;
+    await page.goto(`${t.svc.url}/inspect`);
+    await page.locator('button[aria-current="true"][data-actor="turn:default"]').waitFor(); // the session of the turn before
+    expect(await page.locator('#actor-title').textContent()).toBe('turn:default');
+    await page.locator('button[data-actor="mcp:echo"]').click();
+    await expect.poll(() => page.locator('#context').textContent(), PATIENT).toContain('"serverId": "echo"');
+    const context = JSON.parse((await page.locator('#context').textContent()) ?? '{}') as Record<string, unknown>;
+    expect(Object.keys(context)).not.toEqual(expect.arrayContaining(['now']));
+    expect(Object.keys(context)).not.toEqual(expect.arrayContaining(['random']));
+    expect(await page.locator('#context-hidden').textContent()).toBe(
+      'Not shown (functions the machine is given): now, random',
+    );
+  });
+
+  it('opens on the busy turn, waiting in awaitingUser, rather than on a tool server', async () => {
+    const { page } = t.browser;
+    expect((await post('/api/message', { sessionId: 'opened', message: 'Wait [[tool:big {"bytes":3}]]' })).status).toBe(
+      200,
+    );
+    const pending = () =>
+      fetch(`${t.svc.url}/api/sessions/opened/approvals`)
+        .then((r) => r.json() as Promise<{ approvals: { callId: string }[] }>)
+        .then((b) => b.approvals);
+    await expect.poll(async () => (await pending()).length, PATIENT).toBe(1);
+    await page.goto(`${t.svc.url}/inspect`);
+    await page.locator('button[aria-current="true"][data-actor="turn"]').waitFor();
+    expect(await page.locator('#actor-title').textContent()).toBe('turn');
+    await page.locator('#chart svg .state.active[data-state="awaitingUser"]').waitFor();
+    expect(await page.locator('#context').textContent()).toContain('"iteration"');
+    const [call] = await pending();
+    expect((await post(`/api/sessions/opened/approvals/${call!.callId}`, { decision: 'approve' })).status).toBe(200);
+    await expect.poll(() => page.locator('#path').textContent(), PATIENT).toMatch(/responding$/);
+  });
+
   it('shows a turn waiting in awaitingUser until the call is approved', async () => {
     const { page } = t.browser;
-    const post = (path: string, body: unknown) =>
-      fetch(`${t.svc.url}${path}`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(body),
-      });
     await page.goto(`${t.svc.url}/inspect`);
     await expect.poll(() => page.locator('#status').textContent(), PATIENT).toBe('live'); // watching before the turn starts
     await post('/api/message', { sessionId: 'ask', message: 'Needs a yes [[tool:big {"bytes":5}]]' });

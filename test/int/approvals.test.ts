@@ -112,7 +112,13 @@ describe('tool approvals', () => {
     ws.send({ type: 'approval', sessionId: 'rules', callId: asked.data.callId, decision: 'approve' });
     const turn = (await turnFrames(ws, 'rules', from)).filter((f) => f.event !== 'chunk');
     expect(turn.map((f) => f.event)).toEqual(['toolApprovalResolved', 'toolResult', 'response']);
-    expect(turn[0]!.data).toMatchObject({ callId: asked.data.callId, decision: 'approve', by: 'websocket' });
+    // The frame names what carried the answer and who gave it: the principal of the admin key (`adminKey`: `admin`).
+    expect(turn[0]!.data).toMatchObject({
+      callId: asked.data.callId,
+      decision: 'approve',
+      by: 'websocket',
+      principal: 'admin',
+    });
     expect(turn[1]!.data).toMatchObject({
       toolName: 'echo',
       success: true,
@@ -154,6 +160,7 @@ describe('tool approvals', () => {
     expect(turn.find((f) => f.event === 'toolApprovalResolved')?.data).toMatchObject({
       decision: 'deny',
       by: 'rest',
+      principal: 'admin',
       reason: 'not that one',
     });
     expect(turn.at(-1)!.data.content).toContain(
@@ -182,6 +189,7 @@ describe('tool approvals', () => {
       ['error', 'cancelled'],
     ]);
     expect(turn[0]!.data).toMatchObject({ callId: pending.callId, by: 'cancelled' });
+    expect(turn[0]!.data).not.toHaveProperty('principal'); // nobody answered: the service closed it
     expect((await api(app.url, 'GET', '/api/sessions/cancel/approvals')).body.approvals).toEqual([]);
     expect((await answer(app, 'cancel', pending.callId, { decision: 'approve' })).status).toBe(409);
   });

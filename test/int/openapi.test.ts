@@ -49,7 +49,11 @@ const PATH_VALUES: Record<string, string> = {
   file: 'main.js',
 };
 const BODIES: Record<string, unknown> = {
-  'POST /api/message-sync': { message: 'Hello from the contract test' },
+  // Asks for the tools the turn called too, so the optional `tools` of the reply is held to its documented shape.
+  'POST /api/message-sync': {
+    message: 'Hello from the contract test [[tool:get-sum {"a":1,"b":2}]]',
+    include: ['tools'],
+  },
   'POST /api/message': { message: 'Queued from the contract test' },
   'POST /api/reset': { sessionId: 'scratch' },
   'POST /api/connect-server': {

@@ -5,7 +5,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { fold, foldAll, initialState, sessionView, type ConsoleFrame } from '../../web/console/transcript.js';
+import {
+  answeredBy,
+  fold,
+  foldAll,
+  initialState,
+  sessionView,
+  type ConsoleFrame,
+} from '../../web/console/transcript.js';
 import { backoffDelay, BACKOFF } from '../../web/shared/backoff.js';
 import { ROOT } from '../support/paths.ts';
 
@@ -201,6 +208,29 @@ describe('the console fold', () => {
     expect(shown(state)).toEqual(['user: Hi', 'tool echo approval:waiting']);
     state = foldAll(state, [resolved, toolResult(5, 't1', 'c1'), requested, resolved]);
     expect(shown(state)).toEqual(['user: Hi', 'tool echo approval:approve → ok']);
+  });
+
+  it('names who approved when a signed-in caller did, else only what carried the answer', () => {
+    const resolved = (principal?: string): ConsoleFrame => ({
+      event: 'toolApprovalResolved',
+      data: {
+        sessionId: S,
+        turnId: 't1',
+        seq: 3,
+        callId: 'c1',
+        decision: 'approve',
+        by: 'websocket',
+        ...(principal && { principal }),
+      },
+    });
+    const verdictOf = (frame: ConsoleFrame) => {
+      const item = sessionView(foldAll(initialState, [toolCall(2, 't1', 'c1'), frame]), S).items[0];
+      return item?.kind === 'tool' ? item.approval?.verdict : undefined;
+    };
+    const signedIn = verdictOf(resolved('alice'));
+    expect(signedIn).toEqual({ decision: 'approve', by: 'websocket', principal: 'alice' });
+    expect(answeredBy(signedIn!)).toBe('by alice (websocket)');
+    expect(answeredBy(verdictOf(resolved())!)).toBe('(websocket)');
   });
 
   it("keeps a turn error once, drops the turn's empty reply, and keeps each refused-frame error", () => {

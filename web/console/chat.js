@@ -7,6 +7,7 @@ import { el } from './dom.js';
 import { pretty, resultParts } from './results.js';
 import { elicitationBox } from './elicitation-form.js';
 import { showMarkdown } from './markdown.js';
+import { answeredBy } from './transcript.js';
 
 /** @typedef {import('./transcript.js').Item} Item */
 /** @typedef {import('./transcript.js').ToolItem} ToolItem */
@@ -60,7 +61,7 @@ function toolEntry(item, answer, elicit) {
     box.dataset.callId = item.callId;
     const v = approval.verdict;
     if (v) {
-      const text = `${v.decision === 'approve' ? 'Approved' : 'Denied'} (${v.by})${v.reason ? `: ${v.reason}` : ''}`;
+      const text = `${v.decision === 'approve' ? 'Approved' : 'Denied'} ${answeredBy(v)}${v.reason ? `: ${v.reason}` : ''}`;
       box.append(el('span', { className: v.decision === 'approve' ? 'approved' : 'failed', textContent: text }));
     } else {
       /** @param {string} label @param {'approve' | 'deny'} decision */

@@ -4,6 +4,7 @@
 // for URL mode the link and an "I'm done" button; Accept / Decline / Cancel send the answer. Once
 // answered it shows the answer and who gave it.
 import { el } from './dom.js';
+import { answeredBy } from './transcript.js';
 
 /** @typedef {import('./transcript.js').Elicitation} Elicitation */
 /** @typedef {(id: string, action: 'accept' | 'decline' | 'cancel', content?: Record<string, unknown>) => void} Elicit */
@@ -79,7 +80,7 @@ export function elicitationBox(e, elicit) {
     box.append(
       el('span', {
         className: e.answer.action === 'accept' ? 'approved' : 'failed',
-        textContent: `Answered: ${e.answer.action} (${e.answer.by})`,
+        textContent: `Answered: ${e.answer.action} ${answeredBy(e.answer)}`,
       }),
     );
     return box;

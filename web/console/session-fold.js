@@ -187,6 +187,7 @@ export function foldSession(view, frame) {
       const call = callItem(items, d);
       /** @type {Verdict} */
       const verdict = { decision: d.decision, by: d.by };
+      if (d.principal !== undefined) verdict.principal = d.principal;
       if (d.reason !== undefined) verdict.reason = d.reason;
       items = put(items, { ...call, approval: { expiresAt: call.approval?.expiresAt ?? '', verdict } });
       break;
@@ -207,7 +208,9 @@ export function foldSession(view, frame) {
       const call = items.find((i) => i.kind === 'tool' && i.elicitations?.some((e) => e.id === d.id));
       if (call?.kind !== 'tool') return view;
       const elicitations = (call.elicitations ?? []).map((e) =>
-        e.id === d.id ? { ...e, answer: { action: d.action, by: d.by } } : e,
+        e.id === d.id
+          ? { ...e, answer: { action: d.action, by: d.by, ...(d.principal && { principal: d.principal }) } }
+          : e,
       );
       items = put(items, { ...call, elicitations });
       break;

@@ -49,10 +49,11 @@ import { foldSession } from './session-fold.js';
 /**
  * @typedef {{ kind: 'user', key: string, order: number, content: string, hasImage: boolean, resources?: { serverId: string, uri: string }[], prompt?: { serverId: string, name: string } }} UserItem
  * @typedef {{ kind: 'assistant', key: string, order: number, turnId: string, text: string, done: boolean }} AssistantItem
- * @typedef {{ decision: 'approve' | 'deny', by: string, reason?: string }} Verdict
+ * @typedef {{ by: string, principal?: string }} Answerer  what answered a question (`rest`, `websocket`, `timeout`, ...) and, signed in, who
+ * @typedef {Answerer & { decision: 'approve' | 'deny', reason?: string }} Verdict
  * @typedef {{ expiresAt: string, verdict?: Verdict }} Approval
  * @typedef {{ success: boolean, result: unknown, durationMs: number }} ToolOutcome
- * @typedef {{ id: string, message: string, mode: 'form' | 'url', requestedSchema?: Record<string, unknown>, url?: string, expiresAt: string, answer?: { action: string, by: string } }} Elicitation
+ * @typedef {{ id: string, message: string, mode: 'form' | 'url', requestedSchema?: Record<string, unknown>, url?: string, expiresAt: string, answer?: Answerer & { action: string } }} Elicitation
  *   a tool server's question during the call (elicitationRequested), and its answer once resolved
  * @typedef {{ kind: 'tool', key: string, order: number, callId: string, toolName: string, serverId: string, args: unknown, approval?: Approval, elicitations?: Elicitation[], outcome?: ToolOutcome }} ToolItem
  * @typedef {{ kind: 'error', key: string, order: number, code: string, message: string }} ErrorItem
@@ -79,6 +80,9 @@ import { foldSession } from './session-fold.js';
  * @property {Readonly<Record<string, ServerRecord>>} servers  by id; a disconnected server is gone
  * @property {Readonly<Record<string, Usage>>} usage  each session's model tokens so far, by id, as last listed
  */
+
+/** How an answer names who gave it: `by alice (websocket)`, or `(websocket)` without a signed-in caller. @param {Answerer} a */
+export const answeredBy = (a) => (a.principal === undefined ? `(${a.by})` : `by ${a.principal} (${a.by})`);
 
 /** @type {ConsoleState} */
 export const initialState = Object.freeze({

@@ -1,10 +1,13 @@
 // @ts-check
 // The built-in inspector: reads /inspect/ws (Stately inspection frames) and shows the live actors,
 // the selected one's statechart (from its machine definition) with the active states highlighted,
-// the states it went through, its context, and the event log.
+// the states it went through, its context, and the event log. Until a person picks an actor, the page
+// shows the busy turn (the newest running one), else a session, else the first actor; the context leaves
+// out what a machine is given rather than holds (its functions, e.g. a tool server's `now` and `random`).
 import { live } from './live.js';
 import { el } from './dom.js';
 import { createServerPanel } from './servers.js';
+import { actorToOpen, contextShown } from './view.js';
 
 /** An actor's name as shown: an owned session's key (`turn:` NUL owner NUL id) reads `turn:owner/id`. */
 const shownName = (/** @type {string} */ name) => {
@@ -35,6 +38,8 @@ const MAX_STOPPED = 30;
 const actors = new Map();
 /** @type {string | undefined} */
 let selected;
+/** Whether a person picked the selected actor (else the page picks it: view.js `actorToOpen`). */
+let picked = false;
 
 /** @param {unknown} value */
 const valueText = (value) => (typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value));
@@ -158,7 +163,11 @@ function renderSelected() {
 
 /** @param {Actor} actor */
 function renderContext(actor) {
-  $('context').textContent = JSON.stringify(actor.snapshot?.context ?? actor.snapshot?.input ?? {}, null, 2);
+  const { shown, hidden } = contextShown(actor.snapshot);
+  $('context').textContent = JSON.stringify(shown, null, 2);
+  $('context-hidden').textContent = hidden.length
+    ? `Not shown (functions the machine is given): ${hidden.join(', ')}`
+    : '';
 }
 
 function renderActors() {
@@ -175,6 +184,7 @@ function renderActors() {
     button.dataset.actor = a.name;
     button.addEventListener('click', () => {
       selected = id;
+      picked = true;
       renderActors();
       renderSelected();
     });
@@ -243,7 +253,6 @@ function onFrame(frame) {
         path: known?.path ?? [],
         stopped: false,
       });
-      if (selected === undefined && !frame.parentId) selected = frame.sessionId;
       break;
     }
     case '@xstate.snapshot': {
@@ -260,9 +269,11 @@ function onFrame(frame) {
       logEvent(frame);
       return;
   }
+  const shown = selected;
+  if (!picked) selected = actorToOpen(actors, selected);
   renderActors();
   servers.showWaiting(waitingQuestions());
-  if (frame.sessionId === selected || frame.type === 'resync') renderSelected();
+  if (frame.sessionId === selected || frame.type === 'resync' || selected !== shown) renderSelected();
 }
 
 live({

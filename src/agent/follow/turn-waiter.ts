@@ -4,7 +4,7 @@ import { AppError, ERROR_TABLE, type ErrorCode } from '../../errors/index.ts';
 import type { SessionKey } from '../../session-id.ts';
 import type { TurnFollower } from './follower.ts';
 import type { TurnStep } from './steps.ts';
-import type { AgentFrameData, AgentEvents } from '../frames.ts';
+import type { AgentFrame, AgentFrameData, AgentEvents } from '../frames.ts';
 import type { AgentCommands, ResponseEvent } from '../messages.ts';
 
 /** The bus as a request/response front uses it: it sends messages. */
@@ -26,12 +26,21 @@ const toAppError = ({ code, message, details }: AgentFrameData['error']): AppErr
 
 type TurnFollow = Pick<TurnFollower, 'watch' | 'followSent'>;
 
+/** How `ask` waits: the message's correlation id, an abort, whether `rejoin` may take it up, who sees its frames. */
+type AskOptions = {
+  correlationId: string;
+  signal?: AbortSignal;
+  detachable?: boolean;
+  onFrame?: (frame: AgentFrame) => void;
+};
+
 /**
  * Request/response over a turn, for the endpoints that answer with its reply (`message-sync`, `chat_with_agent`).
  * - `ask` follows the turn (`followSent`, so no frame is missed), then sends `agent.sendMessage`; it resolves with the
  *   turn's `response` or rejects with the AppError of its `error` frame, or with the command's error when it is
  *   refused. It rejects with AGENT_ERROR `details.reason` 'timeout' after `timeoutMs` (naming the approvals the turn
  *   waits for, in `details.pendingApprovals`), 'aborted' when `signal` aborts, and SERVICE_UNAVAILABLE on `close()`.
+ *   `onFrame` sees each frame of the turn as it comes, the last before the reply resolves.
  * - A turn is followed by its `turnId`, whatever correlation id its frames carry (one another instance ended for its
  *   lost runner, or a queued message the session's next owner ran: src/cluster); only `timeoutMs` ends a wait.
  * - `rejoin(turn)` waits again for a turn whose first caller stopped waiting (an MCP `input_required`, retried here,
@@ -92,10 +101,11 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
   /** Ends a turn's follow once its waiter settles. */
   const until = (reply: Promise<ResponseEvent>, follow: { close(): void }) =>
     void reply.catch(() => undefined).finally(() => follow.close());
-  /** What a waiter makes of its turn's steps: its end. */
-  const apply = (correlationId: string) => (step: TurnStep) => {
+  /** What a waiter makes of its turn's steps: its end (each frame shown to `onFrame` first). */
+  const apply = (correlationId: string, onFrame?: (frame: AgentFrame) => void) => (step: TurnStep) => {
     if (step.kind !== 'frame') return;
     const { frame } = step;
+    onFrame?.(frame);
     if (frame.event === 'response') settle(correlationId)?.resolve(frame.data);
     if (frame.event === 'error') settle(correlationId)?.reject(toAppError(frame.data));
   };
@@ -131,13 +141,10 @@ export function createTurnWaiter(bus: TurnBus, timeoutMs: number, follower: Turn
   }
 
   return {
-    async ask(
-      message: AgentCommands['agent.sendMessage']['payload'],
-      opts: { correlationId: string; signal?: AbortSignal; detachable?: boolean },
-    ): Promise<ResponseEvent> {
+    async ask(message: AgentCommands['agent.sendMessage']['payload'], opts: AskOptions): Promise<ResponseEvent> {
       const { correlationId } = opts;
       const { reply, w } = wait(correlationId, message.sessionId, opts.signal);
-      const sent = follower.followSent(message.sessionId, correlationId, apply(correlationId));
+      const sent = follower.followSent(message.sessionId, correlationId, apply(correlationId, opts.onFrame));
       until(reply, sent);
       if (opts.detachable) keep(correlationId, reply);
       // The turn may fail before its command is refused: the command's error then answers, and the reply's

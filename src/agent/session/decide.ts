@@ -25,6 +25,7 @@ import {
   answeredEvent,
   closingAnswer,
   familyOf,
+  type AnswerCommand,
   type AnswerInput,
   type ElicitationContent,
   type Question,
@@ -43,7 +44,7 @@ import type { SessionState } from './state.ts';
 
 export type SessionCommand =
   | { type: 'send'; message: TurnMessage }
-  | { type: 'answer'; id: string; answer: AnswerInput; by: string }
+  | ({ type: 'answer' } & AnswerCommand)
   | { type: 'cancel' }
   | { type: 'reset' }
   | { type: 'compact' };

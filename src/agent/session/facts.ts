@@ -48,7 +48,7 @@ export interface EmittedDeps extends Pick<SessionDeps, 'sessionId' | 'log' | 'pu
   output: SessionOutput;
   /** The durable seq frames carry when their fact could not be stored. */
   lastSeq: () => number;
-  /** Stamps a model step with the session's totals once it is spent. */
+  /** Stamps a model step with the session's totals once it is spent, and an answer with who gave it (answerers.ts). */
   counted: (event: SessionEvent) => SessionEvent;
   /** Senders waiting for their turn's `userMessage` (by turnId); answered and removed here. */
   starting: Map<string, Starting>;

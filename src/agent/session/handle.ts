@@ -84,8 +84,9 @@ export function createHandler(w: SessionWiring, deps: Pick<SessionDeps, 'clock' 
       );
     },
     answer({ question, answer }, command) {
-      const { id, by } = command as Extract<SessionCommand, { type: 'answer' }>;
-      actor.send({ type: 'ANSWER', id, answer, by });
+      const answering = command as Extract<SessionCommand, { type: 'answer' }>;
+      w.answered.note(answering);
+      actor.send({ type: 'ANSWER', id: answering.id, answer, by: answering.by });
       return question;
     },
     cancel: () => (actor.send({ type: 'CANCEL' }), true),

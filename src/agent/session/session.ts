@@ -10,7 +10,7 @@
  * - `close(reason)` takes effect synchronously; with `abandonLog` nothing more is written.
  * - Memory is bounded: a session is read from its latest compaction on.
  */
-import type { AnswerInput } from '../../conversation/questions.ts';
+import type { AnswerCommand } from '../../conversation/questions.ts';
 import type { TurnMessage } from '../../conversation/turn-contract.ts';
 import { closedError } from './decide.ts';
 import { createHandler } from './handle.ts';
@@ -59,8 +59,7 @@ export async function openSession(deps: SessionDeps) {
       return life.closedBy === undefined ? [...state.questions.values()].filter((q) => now.has(q.id)) : [];
     },
     /** Answers one (decide.ts: its NOT_FOUND, ALREADY_RESOLVED, or INVALID_REQUEST naming the field). */
-    answer: ({ id, answer, by }: { id: string; answer: AnswerInput; by: string }) =>
-      handle({ type: 'answer', id, answer, by }),
+    answer: (command: AnswerCommand) => handle({ type: 'answer', ...command }),
     /** Cancels the running and queued turns, records a reset; resolves with its seq once folded. */
     reset: async (correlationId: string) => await handle({ type: 'reset', correlationId }),
     /** Cancels everything, waits for the outbox, stops the actor (see the contracts for `abandonLog`). */

@@ -16,6 +16,7 @@ import { createCompactRequests, createCompactor } from './compactor.ts';
 import { createContextMeter, usageView } from '../compaction/context.ts';
 import { createBudget } from '../compaction/budget.ts';
 import { createAsked } from '../questions/asked.ts';
+import { createAnswerers } from './answerers.ts';
 import { callHosts } from '../questions/call-host.ts';
 import { createModelStep } from './model-step.ts';
 import { createOutbox } from './outbox.ts';
@@ -48,9 +49,10 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
     },
   });
   const usage = usageView(() => usageWith(state, outbox.pending()));
-  /** A model step stamped with the session's totals once it is spent (see context.ts). */
+  const answered = createAnswerers();
+  /** A model step stamped with the session's totals once it is spent (see context.ts); an answer with who gave it. */
   const counted = (e: SessionEvent): SessionEvent =>
-    e.type === 'assistantStep' || e.type === 'response' ? { ...e, usageTotal: usage.with(e.usage) } : e;
+    e.type === 'assistantStep' || e.type === 'response' ? { ...e, usageTotal: usage.with(e.usage) } : answered.stamp(e);
   const output = createSessionOutput({
     sessionId,
     outbox,
@@ -155,5 +157,5 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
   for (const message of [...(opening.resume ? [opening.resume] : []), ...opening.requeue])
     actor.send({ type: 'MESSAGE', message });
 
-  return { sessionId, state, life, outbox, record, usage, asked, compactions, starting, actor, unregister };
+  return { sessionId, state, life, outbox, record, usage, asked, answered, compactions, starting, actor, unregister };
 }

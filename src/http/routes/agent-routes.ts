@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_SESSION, type TurnWaiter } from '../../agent/index.ts';
+import { DEFAULT_SESSION, createToolRuns, type TurnWaiter } from '../../agent/index.ts';
 import { inFamily, type Question, type QuestionFamily } from '../../conversation/questions.ts';
 import { sessionIdOf, sessionNotFound, type SessionAccess } from '../../auth/index.ts';
 import { asNamed, sessionIdSchema, splitSessionKey, type SessionKey } from '../../session-id.ts';
@@ -23,6 +23,13 @@ const messageSchema = z.object({
   ...attachFields,
 });
 const messageExample = { message: 'Hello', sessionId: 'default' };
+/** `message-sync` takes the message request, and may ask for more than the spec's reply (`include`). */
+const messageSyncSchema = messageSchema.extend({
+  include: z
+    .array(z.enum(['tools']))
+    .optional()
+    .describe('Add to the reply: `tools`, the tools the turn called (name, server, ok), in call order'),
+});
 const resetSchema = z.object({ sessionId: sessionIdSchema.optional() }).optional();
 /** `?owner=`: an admin names whose session it is (src/auth/ownership.ts). */
 export const ownerQuery = z.object({
@@ -124,16 +131,18 @@ export function agentRoutes(deps: AgentRoutesDeps): Route[] {
       path: '/api/message-sync',
       summary: 'Send a message and wait for the reply',
       largeBody: true,
-      body: messageSchema,
+      body: messageSyncSchema,
       example: messageExample,
       response: RESPONSES.messageSync,
       errors: MESSAGE_ERRORS,
       async handler({ body, signal, sessions, bus }) {
+        const runs = body.include?.includes('tools') ? createToolRuns() : undefined;
         const response = await deps.waiter.ask(await userMessage(body, sessions, bus), {
           correlationId: deps.ids(),
           signal,
+          ...(runs && { onFrame: runs.see }),
         });
-        return reply({ success: true, response: response.content });
+        return reply({ success: true, response: response.content, ...(runs && { tools: runs.list() }) });
       },
     }),
     defineRoute({

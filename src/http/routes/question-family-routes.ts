@@ -12,6 +12,7 @@
  * The one list and answer pair of every family (question-routes.ts) takes any row's body and answers its codes.
  */
 import { z, type ZodType } from 'zod';
+import { answeredVia } from '../../auth/index.ts';
 import type { Clock } from '../../clock.ts';
 import {
   approvalRecordOf,
@@ -116,10 +117,10 @@ function familyPair<
       example: answer.example,
       response: answer.response,
       errors: answerErrors(answer.errors),
-      async handler({ params, query, body, bus, sessions }) {
+      async handler({ params, query, body, bus, sessions, principal }) {
         const { sessionId, [row.idParam]: id = '' } = params;
         const key = sessions.key(sessionId, query.owner);
-        await bus.execute('agent.answer', { sessionId: key, id, answer: body, by: 'rest' });
+        await bus.execute('agent.answer', { sessionId: key, id, answer: body, ...answeredVia('rest', principal) });
         return reply({ sessionId, [row.idParam]: id, ...answer.toldOf(body) }) as TypedResult<A>;
       },
     }),

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import { QUESTION_KINDS, familyOf } from '../../conversation/questions.ts';
 import { AppError, type ErrorCode } from '../../errors/index.ts';
+import { answeredVia } from '../../auth/index.ts';
 import { defineRoute, type Route } from '../route.ts';
 import { ownedSession, pendingQuestions } from './agent-routes.ts';
 import { FAMILY_ROUTES, answerErrors, familyRoutes } from './question-family-routes.ts';
@@ -47,7 +48,7 @@ export function questionRoutes(deps: { clock: Clock }): Route[] {
       example: { decision: 'approve' },
       response: RESPONSES.questionAnswered,
       errors: anyAnswerErrors,
-      async handler({ params: { sessionId, id = '' }, query, body: answer, bus, sessions }) {
+      async handler({ params: { sessionId, id = '' }, query, body: answer, bus, sessions, principal }) {
         const key = sessions.key(sessionId, query.owner);
         const questions = await bus.execute('agent.questions', { sessionId: key });
         const q = questions.find((x) => x.id === id);
@@ -57,7 +58,7 @@ export function questionRoutes(deps: { clock: Clock }): Route[] {
             field: 'body',
             kind: q.kind,
           });
-        await bus.execute('agent.answer', { sessionId: key, id, answer, by: 'rest' });
+        await bus.execute('agent.answer', { sessionId: key, id, answer, ...answeredVia('rest', principal) });
         return reply({ sessionId, id, kind: q?.kind ?? familyOf(answer) });
       },
     }),

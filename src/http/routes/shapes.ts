@@ -19,6 +19,7 @@ import {
   timestamp,
   toolExecutionResult,
   toolRecord,
+  toolRun,
 } from '../../conversation/records.ts';
 import { promptRecord, promptResult, resourceContents, resourceList } from '../../conversation/mcp-records.ts';
 
@@ -52,7 +53,16 @@ export const RESPONSES = {
   }),
   live: withTimestamp({ status: z.literal('live') }),
   ready: withTimestamp({ status: z.literal('ready') }),
-  messageSync: withTimestamp({ success: z.literal(true), response: z.string() }),
+  messageSync: withTimestamp({
+    success: z.literal(true),
+    response: z.string(),
+    tools: z
+      .array(toolRun)
+      .exactOptional()
+      .describe(
+        'The tools the turn called, in call order: only when the request asked for them (`include: ["tools"]`)',
+      ),
+  }),
   messageQueued: withTimestamp({ status: z.literal('processing') }),
   reset: withTimestamp({ status: z.literal('reset initiated') }),
   sessions: withTimestamp({
