@@ -1,0 +1,189 @@
+/**
+ * MCP tasks of protocol revision 2025-11-25 on the face (docs/mcp-server.md, "Tasks"): a task-augmented
+ * `chat_with_agent` stores its message and answers a `CreateTaskResult` at once; the task is the turn, read back
+ * from the log by `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` on any instance, the caller's own
+ * only (its `SessionAccess`; anyone else's, or none: -32602, as the spec says of an unknown task). `tasks/result`
+ * blocks until the turn ends, asking the caller the turn's questions as `chat_with_agent` does (elicited-questions.ts)
+ * and sending `notifications/tasks/status` on its stream as the status changes; it answers what `chat_with_agent`
+ * would have. `tasks/cancel` cancels the running turn (`agent.cancel`, as the REST route does) and answers the
+ * cancelled task; a task already ended, or still queued behind another turn, is -32602.
+ */
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  type CallToolResult,
+  type Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import type { TurnFollower } from '../agent/index.ts';
+import type { SessionAccess } from '../auth/index.ts';
+import type { Clock } from '../clock.ts';
+import { isUnnamed, type SessionKey } from '../session-id.ts';
+import { askQuestions } from './elicited-questions.ts';
+import type { ServerFaceDeps, ServerOptions } from './face-types.ts';
+import { begun, foldTask, parseTaskId, taskIdOf, taskState, TERMINAL, type TaskState } from './task-state.ts';
+
+export type TaskFollower = Pick<TurnFollower, 'steps' | 'watch' | 'turnPage'>;
+
+/** How often a client is told to poll, in ms. */
+const POLL_INTERVAL_MS = 500;
+/** Tasks a `tasks/list` page holds. */
+const PAGE_SIZE = 50;
+/** How long `tasks/cancel` waits for the cancelled turn's end before it answers the task as it stands. */
+const CANCEL_WAIT_MS = 10_000;
+const RELATED_TASK = 'io.modelcontextprotocol/related-task';
+
+const taskParams = z.object({ taskId: z.string() });
+const listParams = z.object({ cursor: z.string().optional() });
+const cursorSchema = z.tuple([z.string(), z.number().int().nonnegative()]);
+
+const unknownTask = (taskId: string) => new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown task: ${taskId}`);
+
+/** A status notification's sender: the request's stream (HTTP) or the connection (stdio). */
+type Notify = (params: Record<string, unknown>) => Promise<void>;
+
+/** What tasks are read with: the turns' log, how long an unnamed session lives idle, and the time. */
+export interface TaskDeps {
+  follower: TaskFollower;
+  unnamedTtlMs: number;
+  clock: Clock;
+}
+
+export function createTasks(deps: ServerFaceDeps & TaskDeps) {
+  const { bus, follower } = deps;
+
+  /** The task as the 2025-11-25 wire carries it. */
+  const wire = (key: string, turnId: string, task: TaskState) => ({
+    taskId: taskIdOf(key, turnId),
+    status: task.status,
+    ...(task.statusMessage !== undefined && { statusMessage: task.statusMessage }),
+    createdAt: task.createdAt,
+    lastUpdatedAt: task.lastUpdatedAt,
+    // An unnamed session (and its tasks) goes once idle that long; a named one stays until deleted.
+    ttl: isUnnamed(key) ? deps.unnamedTtlMs : null,
+    pollInterval: POLL_INTERVAL_MS,
+  });
+
+  async function read(sessions: SessionAccess, taskId: string) {
+    const ref = parseTaskId(taskId);
+    if (!ref || !sessions.sees(ref.key)) throw unknownTask(taskId);
+    const task = taskState(ref.turnId, await follower.steps(ref.key, ref.turnId));
+    if (!task) throw unknownTask(taskId);
+    return { ...ref, key: ref.key, task };
+  }
+
+  /** Follows the turn until it ends (or `signal` aborts: the task as it stands); `onChange` on each status. */
+  async function settled(key: SessionKey, turnId: string, signal: AbortSignal, onChange?: (t: TaskState) => void) {
+    const watch = follower.watch(key);
+    let task: TaskState | undefined;
+    try {
+      return await new Promise<TaskState | undefined>((resolve, reject) => {
+        signal.addEventListener('abort', () => resolve(task), { once: true });
+        watch
+          .follow(turnId, (step) => {
+            const next = foldTask(task, step, turnId);
+            if (next && next.lastUpdatedAt !== task?.lastUpdatedAt) onChange?.(next);
+            task = next;
+            if (task && TERMINAL.has(task.status)) resolve(task);
+          })
+          .then(({ known }) => !known && resolve(undefined), reject);
+      });
+    } finally {
+      watch.close();
+    }
+  }
+
+  /** Asks the caller the turn's questions, those waiting now and those to come; returns the unsubscribe. */
+  async function askCaller(ctx: ServerContext, key: SessionKey, turnId: string, outOfBand: ServerOptions['outOfBand']) {
+    const stop = askQuestions(deps, ctx, (e) => e.payload.turnId === turnId, key, outOfBand);
+    const waiting = await bus.execute('agent.questions', { sessionId: key }).catch(() => []);
+    stop.ask(waiting.filter((q) => q.turnId === turnId));
+    return stop;
+  }
+
+  return {
+    /** Stores the message; answers the task it starts (already readable by `tasks/get` anywhere). */
+    async create(message: Parameters<ServerFaceDeps['waiter']['ask']>[0]): Promise<CallToolResult> {
+      const { turnId } = await bus.execute('agent.sendMessage', message, { correlationId: deps.ids() });
+      const task = taskState(turnId, await follower.steps(message.sessionId, turnId));
+      const created = wire(message.sessionId, turnId, task ?? begun(deps.clock.now(), false));
+      // The SDK's 2025-era seam wants `content` on every tools/call result; an empty one rides along.
+      return { task: created, content: [] };
+    },
+
+    /** The tasks/* methods on `server`, for a caller reaching `sessions`; `asks`: it may be asked questions. */
+    register(server: Server, sessions: SessionAccess, options: ServerOptions & { asks: () => boolean }) {
+      server.setRequestHandler('tasks/get', { params: taskParams }, async ({ taskId }) => {
+        const { key, turnId, task } = await read(sessions, taskId);
+        return wire(key, turnId, task);
+      });
+
+      server.setRequestHandler('tasks/result', { params: taskParams }, async ({ taskId }, ctx) => {
+        const { key, turnId } = await read(sessions, taskId);
+        const notify: Notify = (params) =>
+          ctx.mcpReq.notify({ method: 'notifications/tasks/status', params }).catch(() => undefined);
+        const stop = options.asks() ? await askCaller(ctx, key, turnId, options.outOfBand) : undefined;
+        let sent = Promise.resolve();
+        try {
+          const task = await settled(key, turnId, ctx.mcpReq.signal, (t) => {
+            sent = sent.then(() => notify(wire(key, turnId, t)));
+          });
+          if (!task?.result)
+            throw new ProtocolError(ProtocolErrorCode.InternalError, 'The request ended before the task');
+          await sent;
+          return { ...task.result, _meta: { [RELATED_TASK]: { taskId } } };
+        } finally {
+          stop?.();
+        }
+      });
+
+      server.setRequestHandler('tasks/list', { params: listParams }, async ({ cursor }) => {
+        let from: { sessionId: string; after: number } | undefined;
+        if (cursor !== undefined) {
+          const parsed = cursorSchema.safeParse(safeJson(Buffer.from(cursor, 'base64url').toString('utf8')));
+          if (!parsed.success || !sessions.sees(parsed.data[0]))
+            throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor');
+          from = { sessionId: parsed.data[0], after: parsed.data[1] };
+        }
+        const page = await follower.turnPage({ range: sessions.listed, from, limit: PAGE_SIZE });
+        const tasks = await Promise.all(
+          page.turns.map(async (t) => {
+            const task = taskState(t.turnId, await follower.steps(t.sessionId, t.turnId));
+            return task && wire(t.sessionId, t.turnId, task);
+          }),
+        );
+        const last = page.turns.at(-1);
+        return {
+          tasks: tasks.filter((t) => t !== undefined),
+          ...(page.more &&
+            last && { nextCursor: Buffer.from(JSON.stringify([last.sessionId, last.firstSeq])).toString('base64url') }),
+        };
+      });
+
+      server.setRequestHandler('tasks/cancel', { params: taskParams }, async ({ taskId }) => {
+        const { key, turnId, task } = await read(sessions, taskId);
+        if (TERMINAL.has(task.status))
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task: it is already ${task.status}`);
+        if (!task.started)
+          throw new ProtocolError(
+            ProtocolErrorCode.InvalidParams,
+            'Cannot cancel task: it is queued behind another turn',
+          );
+        await bus.execute('agent.cancel', { sessionId: key });
+        const ended = await settled(key, turnId, AbortSignal.timeout(CANCEL_WAIT_MS));
+        return wire(key, turnId, ended ?? task);
+      });
+    },
+  };
+}
+
+export type Tasks = ReturnType<typeof createTasks>;
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * `chat_with_agent` as an MCP task (issue 60, item 4), through the MCP SDK's own task API (a 2025-11-25 client,
+ * `client.experimental.tasks`) against /mcp over HTTP: a task is the turn, created at once, read back from the log
+ * by any later request (the creating HTTP exchange long closed), asking its approvals through elicitation on the
+ * `tasks/result` stream, cancelled by `tasks/cancel`, and listed for its own principal only.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { appPool, type RunningApp } from '../support/start-app.ts';
+import { fixturePath } from './mcp-helpers.ts';
+
+const CAROL = 'carol-key-0123456789abcdef';
+const BOB = 'bob-key-0123456789abcdefgh';
+const auth = {
+  keys: [
+    { name: 'carol', key: CAROL, scopes: ['chat'] },
+    { name: 'bob', key: BOB, scopes: ['chat'] },
+  ],
+};
+const textOf = (result: unknown) => (result as { content: { type: string; text: string }[] }).content[0]?.text ?? '';
+
+/** A 2025-11-25 SDK client of `url` with `key`; with `decide`, it declares form elicitation and answers with it. */
+async function connect(url: string, key: string, decide?: () => string) {
+  const asked: string[] = [];
+  const client = new Client(
+    { name: 'tasks-2025', version: '1.0.0' },
+    { capabilities: decide ? { elicitation: {} } : {} },
+  );
+  if (decide)
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request.params.message);
+      return { action: 'accept', content: { decision: decide() } };
+    });
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+  });
+  await client.connect(transport);
+  await client.listTools(); // the SDK learns which tools run as tasks
+  return { client, asked };
+}
+
+/** Starts `message` as a task; resolves with the task the server answered at once. */
+const startTask = async (client: Client, message: string, sessionId?: string) =>
+  (
+    await client.request(
+      {
+        method: 'tools/call',
+        params: { name: 'chat_with_agent', arguments: { message, ...(sessionId && { sessionId }) }, task: {} },
+      },
+      CreateTaskResultSchema,
+    )
+  ).task;
+
+describe('chat_with_agent as an MCP task (2025-11-25)', () => {
+  const apps = appPool();
+  let sim: Simulator;
+  let svc: RunningApp;
+
+  beforeAll(async () => {
+    sim = await startSimulator({ port: 0 });
+    svc = await apps.start(
+      {
+        server: { auth, limits: { rest: { points: 10_000 }, connectionsPerIp: 100 } },
+        mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
+        toolPolicy: { rules: [{ server: 'echo', tool: 'echo', action: 'ask' }] },
+      },
+      { modelUrl: sim.url },
+    );
+  });
+  afterAll(async () => {
+    await apps.stopAll();
+    await sim?.close();
+  });
+
+  it('offers the task: the capability, and chat_with_agent with optional task support', async () => {
+    const { client } = await connect(svc.url, CAROL);
+    expect(client.getServerCapabilities()?.tasks).toMatchObject({
+      list: {},
+      cancel: {},
+      requests: { tools: { call: {} } },
+    });
+    const { tools } = await client.listTools();
+    expect(tools.find((t) => t.name === 'chat_with_agent')?.execution).toEqual({ taskSupport: 'optional' });
+    await client.close();
+  });
+
+  it('a task that completes: created at once, polled, and its result is the reply chat_with_agent gives', async () => {
+    const { client } = await connect(svc.url, CAROL);
+    const seen: string[] = [];
+    let result: unknown;
+    for await (const m of client.experimental.tasks.callToolStream(
+      { name: 'chat_with_agent', arguments: { message: 'hello task', sessionId: 'task-done' } },
+      CallToolResultSchema,
+    )) {
+      if (m.type === 'taskCreated') seen.push(`created:${m.task.status}`);
+      if (m.type === 'taskStatus') seen.push(m.task.status);
+      if (m.type === 'result') result = m.result;
+      if (m.type === 'error') throw m.error;
+    }
+    expect(seen[0]).toBe('created:working');
+    expect(seen.at(-1)).toBe('completed');
+    expect(textOf(result)).toBe('You said: hello task');
+    await client.close();
+  });
+
+  it('an approval round: input_required, asked through elicitation on tasks/result, answered, completed', async () => {
+    const { client, asked } = await connect(svc.url, CAROL, () => 'approve');
+    const statuses: string[] = [];
+    let result: unknown;
+    for await (const m of client.experimental.tasks.callToolStream(
+      { name: 'chat_with_agent', arguments: { message: 'echo [[tool:echo {"message":"as-a-task"}]]' } },
+      CallToolResultSchema,
+    )) {
+      if (m.type === 'taskStatus') statuses.push(m.task.status);
+      if (m.type === 'result') result = m.result;
+      if (m.type === 'error') throw m.error;
+    }
+    expect(statuses).toContain('input_required');
+    expect(asked).toEqual([expect.stringContaining('"echo" on "echo"')]);
+    expect(textOf(result)).toContain('fixture echo: as-a-task');
+    await client.close();
+  });
+
+  it('tasks/cancel cancels the turn; the task reads cancelled, and a second cancel is refused', async () => {
+    const { client } = await connect(svc.url, CAROL);
+    const task = await startTask(client, '[[ttft:30000]] never in time', 'task-cancel');
+    await expect.poll(async () => (await client.experimental.tasks.getTask(task.taskId)).status).toBe('working');
+    const cancelled = await client.experimental.tasks.cancelTask(task.taskId);
+    expect(cancelled).toMatchObject({ taskId: task.taskId, status: 'cancelled' });
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('cancelled');
+    await expect(client.experimental.tasks.cancelTask(task.taskId)).rejects.toThrow(/already cancelled/);
+    await client.close();
+  });
+
+  it("tasks/list shows the caller's own tasks only, and another principal cannot read one", async () => {
+    const carol = await connect(svc.url, CAROL);
+    const bob = await connect(svc.url, BOB);
+    const mine = await startTask(carol.client, 'carol lists', 'same-name');
+    const theirs = await startTask(bob.client, 'bob lists', 'same-name');
+    const listed = (c: Client) => c.experimental.tasks.listTasks().then((r) => r.tasks.map((t) => t.taskId));
+    expect(await listed(carol.client)).toContain(mine.taskId);
+    expect(await listed(carol.client)).not.toContain(theirs.taskId);
+    expect(await listed(bob.client)).toEqual([theirs.taskId]);
+    await expect(bob.client.experimental.tasks.getTask(mine.taskId)).rejects.toThrow(/Unknown task/);
+    await carol.client.close();
+    await bob.client.close();
+  });
+
+  it('a task outlives the HTTP exchange that created it: a new client reads its status and result', async () => {
+    const first = await connect(svc.url, CAROL);
+    const task = await startTask(first.client, 'remember me', 'task-later');
+    await first.client.close();
+    const later = await connect(svc.url, CAROL);
+    await expect
+      .poll(async () => (await later.client.experimental.tasks.getTask(task.taskId)).status)
+      .toBe('completed');
+    const result = await later.client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(textOf(result)).toBe('You said: remember me');
+    expect(result._meta?.['io.modelcontextprotocol/related-task']).toEqual({ taskId: task.taskId });
+    await later.client.close();
+  });
+});
