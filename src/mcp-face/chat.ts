@@ -21,6 +21,7 @@ import type { ApprovalRounds } from './approval-rounds.ts';
 import { askQuestions } from './elicited-questions.ts';
 import type { ServerFaceDeps, ServerOptions } from './face-types.ts';
 import { chatInput, hopsIn, parseArgs, text } from './own-tools.ts';
+import { declaresTasks } from './task-extension.ts';
 import type { Tasks } from './tasks.ts';
 
 interface ChatFace {
@@ -63,16 +64,20 @@ export async function chat(
     );
   }
   const modern = ctx.mcpReq.envelope !== undefined;
-  if (task !== undefined && !modern) {
+  // A 2025-era client asks for a task; on the extension's wire the server chooses one for a client that declared it.
+  if (modern ? declaresTasks(ctx) && ctx.mcpReq.inputResponses === undefined : task !== undefined) {
     const unnamed = requested === undefined;
     return face.tasks
-      .create({
-        sessionId: sessions.key(requested ?? unnamedSessionId(deps.ids())),
-        content: message,
-        hops,
-        ...(sessions.quota && { quota: sessions.quota }),
-        ...(unnamed && { unnamed }),
-      })
+      .create(
+        {
+          sessionId: sessions.key(requested ?? unnamedSessionId(deps.ids())),
+          content: message,
+          hops,
+          ...(sessions.quota && { quota: sessions.quota }),
+          ...(unnamed && { unnamed }),
+        },
+        modern,
+      )
       .catch((err: unknown) => text(`The agent failed: ${toErrorBody(err).message}`, true));
   }
   const asksClient = mayAsk(server, options);

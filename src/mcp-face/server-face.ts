@@ -20,6 +20,7 @@ import { chat, mayAsk } from './chat.ts';
 import type { ServerFaceDeps, ServerOptions } from './face-types.ts';
 import { createLegacyApprovals } from './legacy-approvals.ts';
 import { CARD_URI, hopsIn, OWN_TOOLS, parseArgs, resetInput, text } from './own-tools.ts';
+import { TASKS_EXTENSION } from './task-extension.ts';
 import { createTasks, type TaskDeps } from './tasks.ts';
 
 /** The tasks capability of protocol revision 2025-11-25 (the SDK leaves it out of a 2026-07-28 answer). */
@@ -68,6 +69,7 @@ export function createServerFace(deps: ServerFaceDeps & TaskDeps) {
           resources: {},
           logging: {},
           tasks: TASKS,
+          extensions: { [TASKS_EXTENSION]: {} },
           ...(deps.serviceId !== undefined && { experimental: selfCapability(deps.serviceId) }),
         },
         requestState: { verify: approvalRounds.verify },

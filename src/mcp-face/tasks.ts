@@ -16,11 +16,13 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import type { TurnFollower } from '../agent/index.ts';
+import type { ListedTurn, TurnFollower } from '../agent/index.ts';
 import type { SessionAccess } from '../auth/index.ts';
 import type { Clock } from '../clock.ts';
 import { isUnnamed, type SessionKey } from '../session-id.ts';
 import { askQuestions } from './elicited-questions.ts';
+import { answerOf, applyAnswer } from './questions.ts';
+import { ACK, detailedTask, extensionTask, isModern, requireTasks } from './task-extension.ts';
 import type { ServerFaceDeps, ServerOptions } from './face-types.ts';
 import { begun, foldTask, parseTaskId, taskIdOf, taskState, TERMINAL, type TaskState } from './task-state.ts';
 
@@ -53,6 +55,8 @@ export interface TaskDeps {
 export function createTasks(deps: ServerFaceDeps & TaskDeps) {
   const { bus, follower } = deps;
 
+  // An unnamed session (and its tasks) goes once idle that long; a named one stays until deleted.
+  const ttlOf = (key: string) => (isUnnamed(key) ? deps.unnamedTtlMs : null);
   /** The task as the 2025-11-25 wire carries it. */
   const wire = (key: string, turnId: string, task: TaskState) => ({
     taskId: taskIdOf(key, turnId),
@@ -60,10 +64,17 @@ export function createTasks(deps: ServerFaceDeps & TaskDeps) {
     ...(task.statusMessage !== undefined && { statusMessage: task.statusMessage }),
     createdAt: task.createdAt,
     lastUpdatedAt: task.lastUpdatedAt,
-    // An unnamed session (and its tasks) goes once idle that long; a named one stays until deleted.
-    ttl: isUnnamed(key) ? deps.unnamedTtlMs : null,
+    ttl: ttlOf(key),
     pollInterval: POLL_INTERVAL_MS,
   });
+  /** The task as the extension's wire carries it (task-extension.ts). */
+  const flat = (key: string, turnId: string, task: TaskState) =>
+    extensionTask(taskIdOf(key, turnId), task, ttlOf(key), POLL_INTERVAL_MS);
+  /** The questions of the turn the task waits for. */
+  const waitingOf = async (key: SessionKey, task: TaskState) =>
+    task.waiting.length === 0
+      ? []
+      : (await bus.execute('agent.questions', { sessionId: key })).filter((q) => task.waiting.includes(q.id));
 
   async function read(sessions: SessionAccess, taskId: string) {
     const ref = parseTaskId(taskId);
@@ -103,20 +114,39 @@ export function createTasks(deps: ServerFaceDeps & TaskDeps) {
   }
 
   return {
-    /** Stores the message; answers the task it starts (already readable by `tasks/get` anywhere). */
-    async create(message: Parameters<ServerFaceDeps['waiter']['ask']>[0]): Promise<CallToolResult> {
+    /**
+     * Stores the message; answers the task it starts (already readable by `tasks/get` anywhere), on the wire of
+     * the request's era. The SDK's seam puts a `content` on every tools/call result: an empty one rides along.
+     */
+    async create(message: Parameters<ServerFaceDeps['waiter']['ask']>[0], modern: boolean): Promise<CallToolResult> {
       const { turnId } = await bus.execute('agent.sendMessage', message, { correlationId: deps.ids() });
-      const task = taskState(turnId, await follower.steps(message.sessionId, turnId));
-      const created = wire(message.sessionId, turnId, task ?? begun(deps.clock.now(), false));
-      // The SDK's 2025-era seam wants `content` on every tools/call result; an empty one rides along.
-      return { task: created, content: [] };
+      const key = message.sessionId;
+      const task = taskState(turnId, await follower.steps(key, turnId)) ?? begun(deps.clock.now(), false);
+      if (modern) return { resultType: 'task', ...flat(key, turnId, task), content: [] };
+      return { task: wire(key, turnId, task), content: [] };
     },
 
     /** The tasks/* methods on `server`, for a caller reaching `sessions`; `asks`: it may be asked questions. */
     register(server: Server, sessions: SessionAccess, options: ServerOptions & { asks: () => boolean }) {
-      server.setRequestHandler('tasks/get', { params: taskParams }, async ({ taskId }) => {
+      server.setRequestHandler('tasks/get', { params: taskParams }, async ({ taskId }, ctx) => {
+        if (!isModern(ctx)) {
+          const { key, turnId, task } = await read(sessions, taskId);
+          return wire(key, turnId, task);
+        }
+        requireTasks(ctx);
         const { key, turnId, task } = await read(sessions, taskId);
-        return wire(key, turnId, task);
+        return detailedTask(flat(key, turnId, task), task, await waitingOf(key, task));
+      });
+
+      // The SDK lifts `inputResponses` off the params: the request's context carries them.
+      server.setRequestHandler('tasks/update', { params: taskParams }, async ({ taskId }, ctx) => {
+        const inputResponses = ctx.mcpReq.inputResponses ?? {};
+        if (!isModern(ctx)) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
+        requireTasks(ctx);
+        const { key, task } = await read(sessions, taskId);
+        const answering = (await waitingOf(key, task)).filter((q) => inputResponses[q.id] !== undefined);
+        for (const q of answering) await applyAnswer(deps, key, q.id, answerOf(q, inputResponses[q.id]));
+        return ACK;
       });
 
       server.setRequestHandler('tasks/result', { params: taskParams }, async ({ taskId }, ctx) => {
@@ -138,31 +168,16 @@ export function createTasks(deps: ServerFaceDeps & TaskDeps) {
         }
       });
 
-      server.setRequestHandler('tasks/list', { params: listParams }, async ({ cursor }) => {
-        let from: { sessionId: string; after: number } | undefined;
-        if (cursor !== undefined) {
-          const parsed = cursorSchema.safeParse(safeJson(Buffer.from(cursor, 'base64url').toString('utf8')));
-          if (!parsed.success || !sessions.sees(parsed.data[0]))
-            throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor');
-          from = { sessionId: parsed.data[0], after: parsed.data[1] };
-        }
-        const page = await follower.turnPage({ range: sessions.listed, from, limit: PAGE_SIZE });
-        const tasks = await Promise.all(
-          page.turns.map(async (t) => {
-            const task = taskState(t.turnId, await follower.steps(t.sessionId, t.turnId));
-            return task && wire(t.sessionId, t.turnId, task);
-          }),
-        );
-        const last = page.turns.at(-1);
-        return {
-          tasks: tasks.filter((t) => t !== undefined),
-          ...(page.more &&
-            last && { nextCursor: Buffer.from(JSON.stringify([last.sessionId, last.firstSeq])).toString('base64url') }),
-        };
-      });
+      server.setRequestHandler('tasks/list', { params: listParams }, ({ cursor }) =>
+        listTasks(follower, sessions, cursor, (t, task) => wire(t.sessionId, t.turnId, task)),
+      );
 
-      server.setRequestHandler('tasks/cancel', { params: taskParams }, async ({ taskId }) => {
+      server.setRequestHandler('tasks/cancel', { params: taskParams }, async ({ taskId }, ctx) => {
+        const modern = isModern(ctx);
+        if (modern) requireTasks(ctx);
         const { key, turnId, task } = await read(sessions, taskId);
+        // The extension acks a cancel of a task already ended; 2025-11-25 refuses it.
+        if (TERMINAL.has(task.status) && modern) return ACK;
         if (TERMINAL.has(task.status))
           throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task: it is already ${task.status}`);
         if (!task.started)
@@ -172,13 +187,42 @@ export function createTasks(deps: ServerFaceDeps & TaskDeps) {
           );
         await bus.execute('agent.cancel', { sessionId: key });
         const ended = await settled(key, turnId, AbortSignal.timeout(CANCEL_WAIT_MS));
-        return wire(key, turnId, ended ?? task);
+        return modern ? ACK : wire(key, turnId, ended ?? task);
       });
     },
   };
 }
 
 export type Tasks = ReturnType<typeof createTasks>;
+
+/** A page of the caller's tasks: the turns of its sessions, in the store's order, from `cursor` on. */
+async function listTasks(
+  follower: TaskFollower,
+  sessions: SessionAccess,
+  cursor: string | undefined,
+  wire: (turn: ListedTurn, task: TaskState) => Record<string, unknown>,
+) {
+  let from: { sessionId: string; after: number } | undefined;
+  if (cursor !== undefined) {
+    const parsed = cursorSchema.safeParse(safeJson(Buffer.from(cursor, 'base64url').toString('utf8')));
+    if (!parsed.success || !sessions.sees(parsed.data[0]))
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor');
+    from = { sessionId: parsed.data[0], after: parsed.data[1] };
+  }
+  const page = await follower.turnPage({ range: sessions.listed, from, limit: PAGE_SIZE });
+  const tasks = await Promise.all(
+    page.turns.map(async (t) => {
+      const task = taskState(t.turnId, await follower.steps(t.sessionId, t.turnId));
+      return task && wire(t, task);
+    }),
+  );
+  const last = page.turns.at(-1);
+  return {
+    tasks: tasks.filter((t) => t !== undefined),
+    ...(page.more &&
+      last && { nextCursor: Buffer.from(JSON.stringify([last.sessionId, last.firstSeq])).toString('base64url') }),
+  };
+}
 
 function safeJson(text: string): unknown {
   try {

@@ -2,7 +2,8 @@
  * `chat_with_agent` as an MCP task (issue 60, item 4), through the MCP SDK's own task API (a 2025-11-25 client,
  * `client.experimental.tasks`) against /mcp over HTTP: a task is the turn, created at once, read back from the log
  * by any later request (the creating HTTP exchange long closed), asking its approvals through elicitation on the
- * `tasks/result` stream, cancelled by `tasks/cancel`, and listed for its own principal only.
+ * `tasks/result` stream, cancelled by `tasks/cancel`, and listed for its own principal only. Then the same on the
+ * 2026-07-28 wire (the `io.modelcontextprotocol/tasks` extension), raw: the SDK v2 client has no tasks runtime.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -54,7 +55,42 @@ const startTask = async (client: Client, message: string, sessionId?: string) =>
     )
   ).task;
 
-describe('chat_with_agent as an MCP task (2025-11-25)', () => {
+const MODERN = '2026-07-28';
+const TASKS = 'io.modelcontextprotocol/tasks';
+
+/** One 2026-07-28 request, raw (the SDK v2 client has no tasks runtime); `tasks`: its envelope declares the extension. */
+async function modern(url: string, method: string, params: Record<string, unknown>, tasks = true) {
+  const name = (params.name ?? params.taskId) as string | undefined;
+  const res = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${CAROL}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': MODERN,
+      'Mcp-Method': method,
+      ...(name !== undefined && { 'Mcp-Name': name }),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MODERN,
+          'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': tasks ? { elicitation: {}, extensions: { [TASKS]: {} } } : {},
+        },
+      },
+    }),
+  });
+  const body = await res.text();
+  const json = body.startsWith('{') ? body : (body.split('\n').findLast((l) => l.startsWith('data: ')) ?? '').slice(6);
+  return JSON.parse(json) as { result?: Record<string, any>; error?: { code: number; message: string; data?: any } };
+}
+
+describe('chat_with_agent as an MCP task', () => {
   const apps = appPool();
   let sim: Simulator;
   let svc: RunningApp;
@@ -161,5 +197,57 @@ describe('chat_with_agent as an MCP task (2025-11-25)', () => {
     expect(textOf(result)).toBe('You said: remember me');
     expect(result._meta?.['io.modelcontextprotocol/related-task']).toEqual({ taskId: task.taskId });
     await later.client.close();
+  });
+
+  it('2026-07-28: the tasks extension, offered and gated on the request declaring it', async () => {
+    const discovered = await modern(svc.url, 'server/discover', {});
+    expect(discovered.result?.capabilities.extensions).toEqual({ [TASKS]: {} });
+    expect(discovered.result?.capabilities.tasks).toBeUndefined();
+    const call = { name: 'chat_with_agent', arguments: { message: 'no extension', sessionId: 'ext-none' } };
+    const sync = await modern(svc.url, 'tools/call', call, false);
+    expect(sync.result).toMatchObject({ resultType: 'complete', content: [{ text: 'You said: no extension' }] });
+    const gated = await modern(svc.url, 'tasks/get', { taskId: 'x/y' }, false);
+    expect(gated.error?.code).toBe(-32021);
+    expect(gated.error?.data?.requiredCapabilities).toEqual({ extensions: { [TASKS]: {} } });
+    expect((await modern(svc.url, 'tasks/list', {})).error?.code).toBe(-32601);
+  });
+
+  it('2026-07-28: a flat task, its result inlined by tasks/get, its approval answered by tasks/update', async () => {
+    const call = { name: 'chat_with_agent', arguments: { message: 'echo [[tool:echo {"message":"extension"}]]' } };
+    const created = (await modern(svc.url, 'tools/call', call)).result!;
+    expect(created).toMatchObject({ resultType: 'task', status: 'working', pollIntervalMs: 500 });
+    expect(created.task).toBeUndefined();
+    const { taskId } = created as { taskId: string };
+    let waiting: Record<string, any> = {};
+    await expect
+      .poll(async () => {
+        waiting = (await modern(svc.url, 'tasks/get', { taskId })).result!;
+        return waiting.status;
+      })
+      .toBe('input_required');
+    const [id, request] = Object.entries(waiting.inputRequests as Record<string, any>)[0]!;
+    expect(request).toMatchObject({ method: 'elicitation/create' });
+    const ack = await modern(svc.url, 'tasks/update', {
+      taskId,
+      inputResponses: { [id]: { action: 'accept', content: { decision: 'approve' } } },
+    });
+    expect(ack.result, JSON.stringify(ack)).toMatchObject({ resultType: 'complete' });
+    expect(ack.result?.status).toBeUndefined();
+    await expect.poll(async () => (await modern(svc.url, 'tasks/get', { taskId })).result?.status).toBe('completed');
+    const done = (await modern(svc.url, 'tasks/get', { taskId })).result!;
+    expect(done.result.content[0].text).toContain('fixture echo: extension');
+  });
+
+  it('2026-07-28: tasks/cancel acks, the task reads cancelled, and a second cancel acks too', async () => {
+    const call = {
+      name: 'chat_with_agent',
+      arguments: { message: '[[ttft:30000]] too slow', sessionId: 'ext-cancel' },
+    };
+    const { taskId } = (await modern(svc.url, 'tools/call', call)).result as { taskId: string };
+    await expect.poll(async () => (await modern(svc.url, 'tasks/get', { taskId })).result?.status).toBe('working');
+    expect((await modern(svc.url, 'tasks/cancel', { taskId })).result).toMatchObject({ resultType: 'complete' });
+    expect((await modern(svc.url, 'tasks/get', { taskId })).result?.status).toBe('cancelled');
+    expect((await modern(svc.url, 'tasks/cancel', { taskId })).result).toMatchObject({ resultType: 'complete' });
+    expect((await modern(svc.url, 'tasks/get', { taskId: 'bm8/such' })).error?.code).toBe(-32602);
   });
 });
