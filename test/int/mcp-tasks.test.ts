@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
+import { hasRedisServer, startRedis } from '../support/redis.ts';
 import { appPool, type RunningApp } from '../support/start-app.ts';
 import { fixturePath } from './mcp-helpers.ts';
 
@@ -90,6 +91,14 @@ async function modern(url: string, method: string, params: Record<string, unknow
   return JSON.parse(json) as { result?: Record<string, any>; error?: { code: number; message: string; data?: any } };
 }
 
+/** agentd whose `echo` tool waits for approval. */
+const agentFile = (extra: Record<string, unknown> = {}) => ({
+  server: { auth, limits: { rest: { points: 10_000 }, connectionsPerIp: 100 } },
+  mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
+  toolPolicy: { rules: [{ server: 'echo', tool: 'echo', action: 'ask' }] },
+  ...extra,
+});
+
 describe('chat_with_agent as an MCP task', () => {
   const apps = appPool();
   let sim: Simulator;
@@ -97,14 +106,7 @@ describe('chat_with_agent as an MCP task', () => {
 
   beforeAll(async () => {
     sim = await startSimulator({ port: 0 });
-    svc = await apps.start(
-      {
-        server: { auth, limits: { rest: { points: 10_000 }, connectionsPerIp: 100 } },
-        mcpServers: { echo: { type: 'stdio', command: process.execPath, args: [fixturePath('echo-server')] } },
-        toolPolicy: { rules: [{ server: 'echo', tool: 'echo', action: 'ask' }] },
-      },
-      { modelUrl: sim.url },
-    );
+    svc = await apps.start(agentFile(), { modelUrl: sim.url });
   });
   afterAll(async () => {
     await apps.stopAll();
@@ -249,5 +251,35 @@ describe('chat_with_agent as an MCP task', () => {
     expect((await modern(svc.url, 'tasks/get', { taskId })).result?.status).toBe('cancelled');
     expect((await modern(svc.url, 'tasks/cancel', { taskId })).result).toMatchObject({ resultType: 'complete' });
     expect((await modern(svc.url, 'tasks/get', { taskId: 'bm8/such' })).error?.code).toBe(-32602);
+  });
+});
+
+describe.skipIf(!hasRedisServer())('a task on two instances of one Redis', () => {
+  it('created on one instance, it is read, asked and answered, and listed on the other', async () => {
+    const apps = appPool();
+    const redis = await startRedis();
+    const sim = await startSimulator({ port: 0 });
+    try {
+      const doc = agentFile({ storage: { type: 'redis', url: redis.url, keyPrefix: `tasks${Date.now()}:` } });
+      const a = await apps.start(doc, { modelUrl: sim.url });
+      const b = await apps.start(doc, { modelUrl: sim.url });
+      const onA = await connect(a.url, CAROL);
+      const task = await startTask(onA.client, 'echo [[tool:echo {"message":"across"}]]', 'across');
+      await onA.client.close();
+      const onB = await connect(b.url, CAROL, () => 'approve');
+      await expect
+        .poll(async () => (await onB.client.experimental.tasks.getTask(task.taskId)).status)
+        .toBe('input_required');
+      const result = await onB.client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+      expect(onB.asked).toEqual([expect.stringContaining('"echo" on "echo"')]);
+      expect(textOf(result)).toContain('fixture echo: across');
+      const listed = await onB.client.experimental.tasks.listTasks();
+      expect(listed.tasks.find((t) => t.taskId === task.taskId)?.status).toBe('completed');
+      await onB.client.close();
+    } finally {
+      await apps.stopAll();
+      await sim.close();
+      await redis.stop();
+    }
   });
 });
