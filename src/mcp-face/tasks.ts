@@ -84,27 +84,6 @@ export function createTasks(deps: ServerFaceDeps & TaskDeps) {
     return { ...ref, key: ref.key, task };
   }
 
-  /** Follows the turn until it ends (or `signal` aborts: the task as it stands); `onChange` on each status. */
-  async function settled(key: SessionKey, turnId: string, signal: AbortSignal, onChange?: (t: TaskState) => void) {
-    const watch = follower.watch(key);
-    let task: TaskState | undefined;
-    try {
-      return await new Promise<TaskState | undefined>((resolve, reject) => {
-        signal.addEventListener('abort', () => resolve(task), { once: true });
-        watch
-          .follow(turnId, (step) => {
-            const next = foldTask(task, step, turnId);
-            if (next && next.lastUpdatedAt !== task?.lastUpdatedAt) onChange?.(next);
-            task = next;
-            if (task && TERMINAL.has(task.status)) resolve(task);
-          })
-          .then(({ known }) => !known && resolve(undefined), reject);
-      });
-    } finally {
-      watch.close();
-    }
-  }
-
   /** Asks the caller the turn's questions, those waiting now and those to come; returns the unsubscribe. */
   async function askCaller(ctx: ServerContext, key: SessionKey, turnId: string, outOfBand: ServerOptions['outOfBand']) {
     const stop = askQuestions(deps, ctx, (e) => e.payload.turnId === turnId, key, outOfBand);
@@ -156,7 +135,7 @@ export function createTasks(deps: ServerFaceDeps & TaskDeps) {
         const stop = options.asks() ? await askCaller(ctx, key, turnId, options.outOfBand) : undefined;
         let sent = Promise.resolve();
         try {
-          const task = await settled(key, turnId, ctx.mcpReq.signal, (t) => {
+          const task = await settled(follower, key, turnId, ctx.mcpReq.signal, (t) => {
             sent = sent.then(() => notify(wire(key, turnId, t)));
           });
           if (!task?.result)
@@ -186,7 +165,7 @@ export function createTasks(deps: ServerFaceDeps & TaskDeps) {
             'Cannot cancel task: it is queued behind another turn',
           );
         await bus.execute('agent.cancel', { sessionId: key });
-        const ended = await settled(key, turnId, AbortSignal.timeout(CANCEL_WAIT_MS));
+        const ended = await settled(follower, key, turnId, AbortSignal.timeout(CANCEL_WAIT_MS));
         return modern ? ACK : wire(key, turnId, ended ?? task);
       });
     },
@@ -194,6 +173,41 @@ export function createTasks(deps: ServerFaceDeps & TaskDeps) {
 }
 
 export type Tasks = ReturnType<typeof createTasks>;
+
+/**
+ * Follows the turn until it ends (or `signal` aborts: the task as it stands). `onChange`: the status as the log
+ * has it once read (unless ended), then each change.
+ */
+async function settled(
+  follower: TaskFollower,
+  key: SessionKey,
+  turnId: string,
+  signal: AbortSignal,
+  onChange?: (t: TaskState) => void,
+) {
+  const watch = follower.watch(key);
+  let task: TaskState | undefined;
+  let live = false;
+  try {
+    return await new Promise<TaskState | undefined>((resolve, reject) => {
+      signal.addEventListener('abort', () => resolve(task), { once: true });
+      watch
+        .follow(turnId, (step) => {
+          const next = foldTask(task, step, turnId);
+          if (live && next && next.lastUpdatedAt !== task?.lastUpdatedAt) onChange?.(next);
+          task = next;
+          if (task && TERMINAL.has(task.status)) resolve(task);
+        })
+        .then(({ known }) => {
+          if (!known) return resolve(undefined);
+          if (task && !TERMINAL.has(task.status)) onChange?.(task);
+          live = true;
+        }, reject);
+    });
+  } finally {
+    watch.close();
+  }
+}
 
 /** A page of the caller's tasks: the turns of its sessions, in the store's order, from `cursor` on. */
 async function listTasks(

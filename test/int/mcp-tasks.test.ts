@@ -7,7 +7,12 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  TaskStatusNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { hasRedisServer, startRedis } from '../support/redis.ts';
@@ -27,6 +32,8 @@ const textOf = (result: unknown) => (result as { content: { type: string; text: 
 /** A 2025-11-25 SDK client of `url` with `key`; with `decide`, it declares form elicitation and answers with it. */
 async function connect(url: string, key: string, decide?: () => string) {
   const asked: string[] = [];
+  /** The statuses `notifications/tasks/status` told. */
+  const told: string[] = [];
   const client = new Client(
     { name: 'tasks-2025', version: '1.0.0' },
     { capabilities: decide ? { elicitation: {} } : {} },
@@ -39,9 +46,10 @@ async function connect(url: string, key: string, decide?: () => string) {
   const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
     requestInit: { headers: { Authorization: `Bearer ${key}` } },
   });
+  client.setNotificationHandler(TaskStatusNotificationSchema, (n) => void told.push(n.params.status));
   await client.connect(transport);
   await client.listTools(); // the SDK learns which tools run as tasks
-  return { client, asked };
+  return { client, asked, told };
 }
 
 /** Starts `message` as a task; resolves with the task the server answered at once. */
@@ -145,7 +153,7 @@ describe('chat_with_agent as an MCP task', () => {
   });
 
   it('an approval round: input_required, asked through elicitation on tasks/result, answered, completed', async () => {
-    const { client, asked } = await connect(svc.url, CAROL, () => 'approve');
+    const { client, asked, told } = await connect(svc.url, CAROL, () => 'approve');
     const statuses: string[] = [];
     let result: unknown;
     for await (const m of client.experimental.tasks.callToolStream(
@@ -157,6 +165,8 @@ describe('chat_with_agent as an MCP task', () => {
       if (m.type === 'error') throw m.error;
     }
     expect(statuses).toContain('input_required');
+    // tasks/result's stream told the status as it changed: waiting, answered (working again), done.
+    expect(told).toEqual(['input_required', 'working', 'completed']);
     expect(asked).toEqual([expect.stringContaining('"echo" on "echo"')]);
     expect(textOf(result)).toContain('fixture echo: as-a-task');
     await client.close();
