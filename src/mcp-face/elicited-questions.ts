@@ -17,8 +17,8 @@ type OfTurn = (e: { correlationId: string; payload: { turnId?: string } }) => bo
 /**
  * Asks a 2025-era client each question of the turn `ofTurn` picks that a form can ask, once each: as it is asked,
  * and those handed to `ask` (waiting already): `elicitation/create` on its connection (stdio), or through
- * `outOfBand` on the request's stream (HTTP, legacy-approvals.ts). One answered elsewhere first keeps that answer
- * and is withdrawn here. Returns the unsubscribe.
+ * `outOfBand` on the request's stream (HTTP, legacy-approvals.ts), with `meta` as its `_meta`. One answered elsewhere
+ * first keeps that answer and is withdrawn here. Returns the unsubscribe.
  */
 export function askQuestions(
   deps: Pick<ServerFaceDeps, 'bus' | 'log'>,
@@ -26,12 +26,14 @@ export function askQuestions(
   ofTurn: OfTurn,
   sessionId: SessionKey,
   outOfBand: ServerOptions['outOfBand'],
+  meta?: Record<string, unknown>,
 ): (() => void) & { ask(questions: Question[]): void } {
   const withdraw = new Map<string, () => void>();
   const seen = new Set<string>();
   const ask = (q: Question) => {
-    const form = formOf(q);
-    if (!form || seen.has(q.id)) return;
+    const asked = formOf(q);
+    if (!asked || seen.has(q.id)) return;
+    const form = meta ? { ...asked, _meta: meta } : asked;
     seen.add(q.id);
     if (outOfBand) {
       outOfBand(form, { sessionId, callId: q.id, kind: q.kind }, ctx.mcpReq.id)

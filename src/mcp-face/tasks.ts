@@ -86,7 +86,9 @@ export function createTasks(deps: ServerFaceDeps & TaskDeps) {
 
   /** Asks the caller the turn's questions, those waiting now and those to come; returns the unsubscribe. */
   async function askCaller(ctx: ServerContext, key: SessionKey, turnId: string, outOfBand: ServerOptions['outOfBand']) {
-    const stop = askQuestions(deps, ctx, (e) => e.payload.turnId === turnId, key, outOfBand);
+    // A request of a task's names it (2025-11-25, "Associating Task-Related Messages").
+    const related = { [RELATED_TASK]: { taskId: taskIdOf(key, turnId) } };
+    const stop = askQuestions(deps, ctx, (e) => e.payload.turnId === turnId, key, outOfBand, related);
     const waiting = await bus.execute('agent.questions', { sessionId: key }).catch(() => []);
     stop.ask(waiting.filter((q) => q.turnId === turnId));
     return stop;

@@ -32,6 +32,8 @@ const textOf = (result: unknown) => (result as { content: { type: string; text: 
 /** A 2025-11-25 SDK client of `url` with `key`; with `decide`, it declares form elicitation and answers with it. */
 async function connect(url: string, key: string, decide?: () => string) {
   const asked: string[] = [];
+  /** The task each question was asked for (its related-task `_meta`). */
+  const askedFor: unknown[] = [];
   /** The statuses `notifications/tasks/status` told. */
   const told: string[] = [];
   const client = new Client(
@@ -41,6 +43,7 @@ async function connect(url: string, key: string, decide?: () => string) {
   if (decide)
     client.setRequestHandler(ElicitRequestSchema, (request) => {
       asked.push(request.params.message);
+      askedFor.push(request.params._meta?.['io.modelcontextprotocol/related-task']);
       return { action: 'accept', content: { decision: decide() } };
     });
   const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
@@ -49,7 +52,7 @@ async function connect(url: string, key: string, decide?: () => string) {
   client.setNotificationHandler(TaskStatusNotificationSchema, (n) => void told.push(n.params.status));
   await client.connect(transport);
   await client.listTools(); // the SDK learns which tools run as tasks
-  return { client, asked, told };
+  return { client, asked, askedFor, told };
 }
 
 /** Starts `message` as a task; resolves with the task the server answered at once. */
@@ -153,18 +156,21 @@ describe('chat_with_agent as an MCP task', () => {
   });
 
   it('an approval round: input_required, asked through elicitation on tasks/result, answered, completed', async () => {
-    const { client, asked, told } = await connect(svc.url, CAROL, () => 'approve');
+    const { client, asked, askedFor, told } = await connect(svc.url, CAROL, () => 'approve');
     const statuses: string[] = [];
     let result: unknown;
+    let taskId = '';
     for await (const m of client.experimental.tasks.callToolStream(
       { name: 'chat_with_agent', arguments: { message: 'echo [[tool:echo {"message":"as-a-task"}]]' } },
       CallToolResultSchema,
     )) {
+      if (m.type === 'taskCreated') taskId = m.task.taskId;
       if (m.type === 'taskStatus') statuses.push(m.task.status);
       if (m.type === 'result') result = m.result;
       if (m.type === 'error') throw m.error;
     }
     expect(statuses).toContain('input_required');
+    expect(askedFor).toEqual([{ taskId }]);
     // tasks/result's stream told the status as it changed: waiting, answered (working again), done.
     expect(told).toEqual(['input_required', 'working', 'completed']);
     expect(asked).toEqual([expect.stringContaining('"echo" on "echo"')]);
