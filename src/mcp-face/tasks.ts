@@ -110,20 +110,18 @@ export function createTasks(deps: ServerFaceDeps & TaskDeps) {
     /** The tasks/* methods on `server`, for a caller reaching `sessions`; `asks`: it may be asked questions. */
     register(server: Server, sessions: SessionAccess, options: ServerOptions & { asks: () => boolean }) {
       server.setRequestHandler('tasks/get', { params: taskParams }, async ({ taskId }, ctx) => {
-        if (!isModern(ctx)) {
-          const { key, turnId, task } = await read(sessions, taskId);
-          return wire(key, turnId, task);
-        }
-        requireTasks(ctx);
+        const modern = isModern(ctx);
+        if (modern) requireTasks(ctx);
         const { key, turnId, task } = await read(sessions, taskId);
+        if (!modern) return wire(key, turnId, task);
         return detailedTask(flat(key, turnId, task), task, await waitingOf(key, task));
       });
 
       // The SDK lifts `inputResponses` off the params: the request's context carries them.
       server.setRequestHandler('tasks/update', { params: taskParams }, async ({ taskId }, ctx) => {
-        const inputResponses = ctx.mcpReq.inputResponses ?? {};
         if (!isModern(ctx)) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
         requireTasks(ctx);
+        const inputResponses = ctx.mcpReq.inputResponses ?? {};
         const { key, task } = await read(sessions, taskId);
         const answering = (await waitingOf(key, task)).filter((q) => inputResponses[q.id] !== undefined);
         for (const q of answering) await applyAnswer(deps, key, q.id, answerOf(q, inputResponses[q.id]));

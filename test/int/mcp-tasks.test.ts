@@ -13,6 +13,9 @@ import {
   ElicitRequestSchema,
   TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../tools/simulator/index.ts';
 import { hasRedisServer, startRedis } from '../support/redis.ts';
@@ -296,6 +299,39 @@ describe.skipIf(!hasRedisServer())('a task on two instances of one Redis', () =>
       await apps.stopAll();
       await sim.close();
       await redis.stop();
+    }
+  });
+});
+
+describe('a task across a restart (JSONL store)', () => {
+  it('a task of a stopped agentd is read, with its result, by the one started over the same directory', async () => {
+    const apps = appPool();
+    const dir = await mkdtemp(join(tmpdir(), 'agentd-tasks-'));
+    const sim = await startSimulator({ port: 0 });
+    try {
+      const doc = agentFile({ storage: { type: 'jsonl', dir } });
+      const first = await apps.start(doc, { modelUrl: sim.url });
+      const before = await connect(first.url, CAROL);
+      const task = await startTask(before.client, 'kept on disk', 'restarted');
+      await expect
+        .poll(async () => (await before.client.experimental.tasks.getTask(task.taskId)).status)
+        .toBe('completed');
+      await before.client.close();
+      await apps.stop(first);
+      const second = await apps.start(doc, { modelUrl: sim.url });
+      const after = await connect(second.url, CAROL);
+      expect(await after.client.experimental.tasks.getTask(task.taskId)).toMatchObject({
+        taskId: task.taskId,
+        status: 'completed',
+        createdAt: task.createdAt,
+      });
+      const result = await after.client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+      expect(textOf(result)).toBe('You said: kept on disk');
+      await after.client.close();
+    } finally {
+      await apps.stopAll();
+      await sim.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
