@@ -157,6 +157,9 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     maxHops: config.server.mcp.maxHops,
     key: faceKey,
     serviceId,
+    follower,
+    unnamedTtlMs: unnamed.ttlMs,
+    clock,
   });
   const sharedLimits =
     cluster && config.storage.type === 'redis' && limitsStoreOf(config) === 'redis'

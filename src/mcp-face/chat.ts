@@ -1,6 +1,7 @@
 /**
  * `chat_with_agent { message, sessionId? }`: one turn (no sessionId: a fresh unnamed session, removed after the
- * reply, or once idle). With a `progressToken`, one `notifications/progress` per chunk, all before the result.
+ * reply, or once idle). Task-augmented (`task`, a 2025-era request): the turn's task at once (tasks.ts), its
+ * unnamed session kept until idle. With a `progressToken`, one `notifications/progress` per chunk, all before the result.
  * A turn waiting for a person asks a caller that declared form elicitation and `mayApprove` (approval-rounds.ts,
  * elicited-questions.ts); a `requestState` of a session it cannot see is InvalidParams, as are bad arguments.
  * A failed turn is an `isError` result.
@@ -20,16 +21,32 @@ import type { ApprovalRounds } from './approval-rounds.ts';
 import { askQuestions } from './elicited-questions.ts';
 import type { ServerFaceDeps, ServerOptions } from './face-types.ts';
 import { chatInput, hopsIn, parseArgs, text } from './own-tools.ts';
+import { declaresTasks } from './task-extension.ts';
+import type { Tasks } from './tasks.ts';
 
 interface ChatFace {
   deps: ServerFaceDeps;
   approvalRounds: ApprovalRounds;
+  tasks: Tasks;
+}
+
+/** The call's parameters as the face reads them. */
+export interface ChatParams {
+  arguments?: unknown;
+  _meta?: Record<string, unknown> | undefined;
+  /** Task augmentation (2025-11-25). */
+  task?: unknown;
+}
+
+/** Whether the caller may be asked the turn's questions: it may approve, and declared form elicitation. */
+export function mayAsk(server: Server, options: ServerOptions): boolean {
+  const { persistent = false, mayApprove = persistent } = options;
+  return mayApprove && (options.outOfBand !== undefined || server.getClientCapabilities()?.elicitation !== undefined);
 }
 
 export async function chat(
   face: ChatFace,
-  args: unknown,
-  meta: Record<string, unknown> | undefined,
+  { arguments: args, _meta: meta, task }: ChatParams,
   ctx: ServerContext,
   sessions: SessionAccess,
   server: Server,
@@ -37,7 +54,6 @@ export async function chat(
 ): Promise<CallToolResult | InputRequiredResult> {
   const { deps, approvalRounds } = face;
   const { bus } = deps;
-  const { persistent = false, mayApprove = persistent } = options;
   const { signal } = ctx.mcpReq;
   const { message, sessionId: requested } = parseArgs(chatInput, args);
   const hops = hopsIn(meta);
@@ -48,8 +64,23 @@ export async function chat(
     );
   }
   const modern = ctx.mcpReq.envelope !== undefined;
-  const asksClient =
-    mayApprove && (options.outOfBand !== undefined || server.getClientCapabilities()?.elicitation !== undefined);
+  // A 2025-era client asks for a task; on the extension's wire the server chooses one for a client that declared it.
+  if (modern ? declaresTasks(ctx) && ctx.mcpReq.inputResponses === undefined : task !== undefined) {
+    const unnamed = requested === undefined;
+    return face.tasks
+      .create(
+        {
+          sessionId: sessions.key(requested ?? unnamedSessionId(deps.ids())),
+          content: message,
+          hops,
+          ...(sessions.quota && { quota: sessions.quota }),
+          ...(unnamed && { unnamed }),
+        },
+        modern,
+      )
+      .catch((err: unknown) => text(`The agent failed: ${toErrorBody(err).message}`, true));
+  }
+  const asksClient = mayAsk(server, options);
   const rounds = modern && asksClient ? approvalRounds : undefined;
   const state = rounds?.stateOf(ctx);
   if (state && !sessions.sees(state.sessionId))
@@ -72,7 +103,9 @@ export async function chat(
             .catch(() => undefined);
         });
   const offQuestions =
-    !modern && asksClient ? askQuestions(deps, ctx, correlationId, sessionId, options.outOfBand) : undefined;
+    !modern && asksClient
+      ? askQuestions(deps, ctx, (e) => e.correlationId === correlationId, sessionId, options.outOfBand)
+      : undefined;
   const onAbort = () => void bus.execute('agent.cancel', { sessionId }).catch(() => undefined);
   signal.addEventListener('abort', onAbort, { once: true });
   let detached = false;

@@ -33,8 +33,10 @@ export interface ServerFaceDeps {
   serviceId?: string;
 }
 
-/** What a client is asked: one form elicitation (questions.ts). */
-export type FormQuestion = Pick<ElicitRequestFormParams, 'message' | 'requestedSchema'>;
+/** What a client is asked: one form elicitation (questions.ts); `_meta` names the task it is asked for (tasks.ts). */
+export type FormQuestion = Pick<ElicitRequestFormParams, 'message' | 'requestedSchema'> & {
+  _meta?: Record<string, unknown>;
+};
 
 /** A question sent; withdrawn when its call is answered elsewhere first. */
 export interface AskedOutOfBand {

@@ -14,6 +14,8 @@ export interface McpExchange {
 }
 
 const callsTool = (body: unknown): boolean => messagesOf(body).some((m) => m.method === 'tools/call');
+/** `tasks/result` streams: the task's status notifications, and questions for an eliciting client (tasks.ts). */
+const awaitsTask = (body: unknown): boolean => messagesOf(body).some((m) => m.method === 'tasks/result');
 
 const refusedAnswer = () =>
   Response.json(
@@ -27,7 +29,7 @@ const wantsProgress = (body: unknown): boolean =>
 /**
  * MCP Streamable HTTP, stateless, both eras (docs/mcp-server.md, "Protocol eras") told apart by the SDK's
  * `isLegacyRequest`: 2026-07-28 requests go to its modern handler; a 2025-era one gets a fresh server and
- * transport, SSE only for progress or an eliciting client's tool call. `parsedBody`: undefined when absent or
+ * transport, SSE only for progress, an eliciting client's tool call or a `tasks/result`. `parsedBody`: undefined when absent or
  * not JSON (the transport then answers parse errors the MCP way).
  */
 export function createHttpFace(face: ServerFace) {
@@ -73,7 +75,8 @@ export function createHttpFace(face: ServerFace) {
       const elicits = await legacy.elicits(request.headers.get('mcp-session-id'));
       // No sessionIdGenerator: stateless mode.
       const transport = new WebStandardStreamableHTTPServerTransport({
-        enableJsonResponse: !wantsProgress(parsedBody) && !(elicits && callsTool(parsedBody)),
+        enableJsonResponse:
+          !wantsProgress(parsedBody) && !(elicits && callsTool(parsedBody)) && !awaitsTask(parsedBody),
       });
       const server = face.newServer(sessions, {
         mayApprove,

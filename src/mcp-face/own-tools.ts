@@ -22,6 +22,8 @@ export const OWN_TOOLS: Tool[] = [
     name: 'chat_with_agent',
     description: 'Send a message to the agent and get its reply. Without sessionId each call is a fresh conversation.',
     inputSchema: inputSchemaOf(chatInput),
+    // A 2025-11-25 client may run it as a task (tasks.ts); the SDK leaves this out of a 2026-07-28 answer.
+    execution: { taskSupport: 'optional' },
   },
   {
     name: 'reset_conversation',

@@ -16,16 +16,22 @@ import { DEFAULT_SESSION } from '../agent/index.ts';
 import { LOCAL_SESSIONS, type SessionAccess } from '../auth/index.ts';
 import { selfCapability } from '../conversation/hops.ts';
 import { createApprovalRounds } from './approval-rounds.ts';
-import { chat } from './chat.ts';
+import { chat, mayAsk } from './chat.ts';
 import type { ServerFaceDeps, ServerOptions } from './face-types.ts';
 import { createLegacyApprovals } from './legacy-approvals.ts';
 import { CARD_URI, hopsIn, OWN_TOOLS, parseArgs, resetInput, text } from './own-tools.ts';
+import { TASKS_EXTENSION } from './task-extension.ts';
+import { createTasks, type TaskDeps } from './tasks.ts';
 
-export function createServerFace(deps: ServerFaceDeps) {
+/** The tasks capability of protocol revision 2025-11-25 (the SDK leaves it out of a 2026-07-28 answer). */
+const TASKS = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
+
+export function createServerFace(deps: ServerFaceDeps & TaskDeps) {
   const { bus, card } = deps;
   const approvalRounds = createApprovalRounds(deps);
   const legacyApprovals = createLegacyApprovals(deps);
-  const chatFace = { deps, approvalRounds };
+  const tasks = createTasks(deps);
+  const chatFace = { deps, approvalRounds, tasks };
 
   async function modelTools(): Promise<Tool[]> {
     if (!deps.exposeTools) return [];
@@ -62,6 +68,8 @@ export function createServerFace(deps: ServerFaceDeps) {
           tools: options.persistent && deps.exposeTools ? { listChanged: true } : {},
           resources: {},
           logging: {},
+          tasks: TASKS,
+          extensions: { [TASKS_EXTENSION]: {} },
           ...(deps.serviceId !== undefined && { experimental: selfCapability(deps.serviceId) }),
         },
         requestState: { verify: approvalRounds.verify },
@@ -73,7 +81,7 @@ export function createServerFace(deps: ServerFaceDeps) {
       const { name, arguments: args, _meta: meta } = request.params;
       switch (name) {
         case 'chat_with_agent':
-          return chat(chatFace, args, meta, ctx, sessions, server, options);
+          return chat(chatFace, request.params, ctx, sessions, server, options);
         case 'reset_conversation': {
           const id = parseArgs(resetInput, args).sessionId ?? DEFAULT_SESSION;
           const sessionId = sessions.key(id);
@@ -99,6 +107,10 @@ export function createServerFace(deps: ServerFaceDeps) {
         mcpTools: [...OWN_TOOLS.map((t) => t.name), ...(await modelTools()).map((t) => t.name)],
       };
       return { contents: [{ uri: CARD_URI, mimeType: 'application/json', text: JSON.stringify(body, null, 2) }] };
+    });
+    tasks.register(server, sessions, {
+      ...options,
+      asks: () => mayAsk(server, options),
     });
     server.onerror = (err) => deps.log.debug({ err }, 'mcp server face error');
     return server;

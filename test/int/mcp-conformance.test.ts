@@ -166,10 +166,15 @@ describe('the MCP Inspector CLI against /mcp in every protocol era', () => {
         `message=hello in ${era}`,
       );
       expect(called.result.content).toEqual([{ type: 'text', text: `You said: hello in ${era}` }]);
-      // A modern result names the server in its _meta; a 2025-era result does not.
-      const serverInfo = called.result._meta?.['io.modelcontextprotocol/serverInfo'];
-      if (era === 'legacy') expect(serverInfo).toBeUndefined();
-      else expect(serverInfo).toMatchObject({ name: 'inspected-agent' });
+      // A 2025-era result does not name the server in its _meta. In the modern era the Inspector negotiates the
+      // tasks extension agentd offers, so its call runs as a task: what it prints is the result tasks/get inlines,
+      // and the call's unnamed session is kept (until idle) instead of removed after the reply.
+      if (era === 'legacy') expect(called.result._meta?.['io.modelcontextprotocol/serverInfo']).toBeUndefined();
+      else {
+        expect(called.result).toEqual({ content: [{ type: 'text', text: `You said: hello in ${era}` }] });
+        const sessions = await (await fetch(`${svc.url}/api/sessions`)).text();
+        expect(sessions).toMatch(/"unnamed-/);
+      }
     }, 120_000);
   }
 

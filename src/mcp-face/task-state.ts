@@ -1,0 +1,106 @@
+/**
+ * MCP tasks are turns (docs/mcp-server.md, "Tasks"): the ONE mapping from a turn's steps (stored or live: they fold
+ * alike) to an MCP task, pure and wire-neutral. A task id names the session key and the turn
+ * (`<base64url key>/<turnId>`), so any instance reads the task back from the log, and the caller's `SessionAccess`
+ * decides whether it may (`sees`). Statuses: `working` from the message on (queued included), `input_required`
+ * while a question of the turn waits for a person, then `completed` (its `response`), `cancelled` (an `error`
+ * of a cancel or a reset) or `failed` (any other `error`). `result` is what `chat_with_agent` answers for it.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import { answerOfFrame, questionOfFrame, type AgentFrame, type TurnStep } from '../agent/index.ts';
+import { text } from './own-tools.ts';
+
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+export const TERMINAL: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+export interface TaskState {
+  status: TaskStatus;
+  /** Why it failed or was cancelled, or what it waits for, in words. */
+  statusMessage?: string;
+  /** ISO 8601: when the message was stored, and when the status (or its message) last changed. */
+  createdAt: string;
+  lastUpdatedAt: string;
+  /** The ids of the questions it waits for. */
+  waiting: string[];
+  /** Its turn began (a queued message's has not: it waits behind another turn). */
+  started: boolean;
+  /** Once terminal: the `chat_with_agent` result. */
+  result?: CallToolResult;
+}
+
+/** The task id of turn `turnId` of the session stored under `key`. */
+export const taskIdOf = (key: string, turnId: string): string => `${Buffer.from(key).toString('base64url')}/${turnId}`;
+
+/** The session key and turn a task id names; `undefined` for a malformed one. */
+export function parseTaskId(taskId: string): { key: string; turnId: string } | undefined {
+  const [encoded, turnId, extra] = taskId.split('/');
+  if (!encoded || !turnId || extra !== undefined || !/^[\w-]+$/.test(encoded)) return undefined;
+  return { key: Buffer.from(encoded, 'base64url').toString('utf8'), turnId };
+}
+
+const iso = (ts: number) => new Date(ts).toISOString();
+/** A task as its message is stored (`ts`, ms). */
+export const begun = (ts: number, started: boolean): TaskState => ({
+  status: 'working',
+  createdAt: iso(ts),
+  lastUpdatedAt: iso(ts),
+  waiting: [],
+  started,
+});
+const CANCELLING = new Set(['cancelled', 'reset']);
+
+function waitingFor(task: TaskState, waiting: string[]): TaskState {
+  const { statusMessage: _old, ...rest } = task;
+  if (waiting.length === 0) return { ...rest, status: 'working', waiting };
+  const what = `Waiting for a person to answer ${waiting.length === 1 ? 'a question' : `${waiting.length} questions`}`;
+  return { ...rest, status: 'input_required', statusMessage: what, waiting };
+}
+
+function foldOn(task: TaskState, frame: AgentFrame): TaskState {
+  switch (frame.event) {
+    case 'response':
+      return { ...task, status: 'completed', waiting: [], result: text(frame.data.content) };
+    case 'error': {
+      const reason = frame.data.details.reason;
+      const cancelled = typeof reason === 'string' && CANCELLING.has(reason);
+      return {
+        ...task,
+        status: cancelled ? 'cancelled' : 'failed',
+        statusMessage: frame.data.message,
+        waiting: [],
+        result: text(`The agent failed: ${frame.data.message}`, true),
+      };
+    }
+    default: {
+      const asked = questionOfFrame(frame)?.id;
+      if (asked !== undefined) return waitingFor(task, [...task.waiting, asked]);
+      const answered = answerOfFrame(frame)?.id;
+      if (answered !== undefined)
+        return waitingFor(
+          task,
+          task.waiting.filter((id) => id !== answered),
+        );
+      return task;
+    }
+  }
+}
+
+/** One step of turn `turnId` folded into its task (steps of other turns, and any after its end, change nothing). */
+export function foldTask(task: TaskState | undefined, step: TurnStep, turnId: string): TaskState | undefined {
+  if (step.kind === 'queued') return task ?? begun(step.ts, false);
+  const data = step.frame.data as { turnId?: string };
+  if (data.turnId !== turnId) return task;
+  if (step.frame.event === 'userMessage') return { ...(task ?? begun(step.ts, true)), started: true };
+  if (!task || TERMINAL.has(task.status)) return task;
+  const next = foldOn(task, step.frame);
+  return next.status === task.status && next.statusMessage === task.statusMessage
+    ? next
+    : { ...next, lastUpdatedAt: iso(step.ts) };
+}
+
+/** The task of turn `turnId` from its steps; `undefined`: the log has no such turn. */
+export function taskState(turnId: string, steps: readonly TurnStep[]): TaskState | undefined {
+  let task: TaskState | undefined;
+  for (const step of steps) task = foldTask(task, step, turnId);
+  return task;
+}
