@@ -88,6 +88,12 @@ function foldOn(task: TaskState, frame: AgentFrame): TaskState {
 /** One step of turn `turnId` folded into its task (steps of other turns, and any after its end, change nothing). */
 export function foldTask(task: TaskState | undefined, step: TurnStep, turnId: string): TaskState | undefined {
   if (step.kind === 'queued') return task ?? begun(step.ts, false);
+  if (step.kind === 'awaiting') {
+    // The turn says what it waits for: the whole set of its open questions.
+    if (step.data.turnId !== turnId || !task || TERMINAL.has(task.status)) return task;
+    const next = waitingFor(task, step.data.questionIds);
+    return next.status === task.status ? next : { ...next, lastUpdatedAt: iso(step.ts) };
+  }
   const data = step.frame.data as { turnId?: string };
   if (data.turnId !== turnId) return task;
   if (step.frame.event === 'userMessage') return { ...(task ?? begun(step.ts, true)), started: true };
