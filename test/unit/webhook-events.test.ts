@@ -4,6 +4,7 @@ import { nextState } from '../../src/webhooks/dispatcher.ts';
 import { deletedEvent, webhookEventOf } from '../../src/webhooks/events.ts';
 import type { Delivery } from '../../src/webhooks/outbox-store.ts';
 import { sessionKey } from '../../src/session-id.ts';
+import { parseConfig } from '../../src/config/index.ts';
 
 const at = Date.parse('2026-11-27T12:00:00.000Z');
 const key = sessionKey('alice', 'trip');
@@ -108,5 +109,24 @@ describe('a delivery after an attempt', () => {
     const ok = nextState({ ...d, lastError: 'HTTP 503' }, { delivered: true, statusCode: 204 }, schedule, 9);
     expect(ok).toMatchObject({ status: 'delivered', deliveredAt: 9, attempts: 1, lastStatusCode: 204 });
     expect(ok.lastError).toBeUndefined();
+  });
+});
+
+describe('webhooks in the agent file', () => {
+  const llm = { provider: 'openai-compatible', baseURL: 'http://127.0.0.1:9/v1', model: 'm', apiKey: 'k' };
+  const secret = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
+  const loading = (webhook: object) => () => parseConfig({ llm, webhooks: [webhook] });
+
+  it('refuses a bad URL, an unknown event and a missing or malformed secret, naming the key', () => {
+    const events = ['turn.completed'];
+    expect(loading({ url: 'ftp://x/y', events, secret })).toThrow(/webhooks\[0\]\.url/);
+    expect(loading({ url: 'http://127.0.0.1/x', events: ['turn.done'], secret })).toThrow(/webhooks\[0\]\.events\[0\]/);
+    expect(loading({ url: 'http://127.0.0.1/x', events })).toThrow(/webhooks\[0\]\.secret: missing/);
+    expect(loading({ url: 'http://127.0.0.1/x', events, secret: 'plain' })).toThrow(/webhooks\[0\]\.secret/);
+  });
+
+  it('takes the default retry schedule, first retries within seconds', () => {
+    const config = parseConfig({ llm, webhooks: [{ url: 'http://127.0.0.1/x', events: ['turn.failed'], secret }] });
+    expect(config.webhooks[0]?.retryScheduleMs).toEqual([5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000]);
   });
 });
