@@ -37,6 +37,7 @@ import { agUiMount } from './ag-ui-face/index.ts';
 import { createCluster } from './cluster/index.ts';
 import { createStore } from './store/index.ts';
 import { createSecretStore, sharedSecret } from './store/secret-store.ts';
+import { createOutboxStore, createWebhookService } from './webhooks/index.ts';
 import { madeOnce } from './made-once.ts';
 import { VERSION } from './package-info.ts';
 
@@ -124,6 +125,16 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     env,
     ...registerActor,
   });
+  // Finished work announced (webhooks): their outbox lives on the sessions' medium.
+  const webhookLog = log.child({ component: 'webhooks' });
+  const webhooks = createWebhookService({
+    config,
+    bus,
+    outbox: createOutboxStore(config.storage, webhookLog),
+    clock,
+    log: webhookLog,
+    addSecret: redactor.addSecret,
+  });
   const agent = createAgentService({
     config,
     bus: serviceBus,
@@ -135,6 +146,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     redact: redactor.deep,
     ...registerActor,
     ...(cluster && { orphanedTurnReason: 'owner_lost', onSessionClosed: cluster.sessionClosed }),
+    onSessionDeleted: (sessionId) => webhooks.sessionDeleted(sessionId),
   });
   const unnamed = config.server.limits.unnamedSessions;
   const expiry = createUnnamedExpiry({ bus, store, clock, log: log.child({ component: 'agent' }), ...unnamed });
@@ -232,6 +244,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await identify();
       await secrets.open();
       await cluster?.open();
+      await webhooks.open();
       if (childrenFile) reapLeftovers(childrenFile, log.child({ component: 'mcp' }));
     },
     killChildren: () => children.killAll(),
@@ -240,6 +253,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       expiry.start();
       await mcp.start();
       await cluster?.join();
+      webhooks.start();
       if (inspect && config.server.inspectRelay)
         relay = startRelay(inspect, config.server.inspectRelay, log.child({ component: 'inspect' }));
       ready = true;
@@ -252,6 +266,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await mcpFace.close(); // /mcp exchanges of 2026-07-28 clients still open
       waiter.close();
       await agent.stop();
+      await webhooks.stop();
       await mcp.stop();
       await cluster?.close();
       await store.close();

@@ -1,7 +1,8 @@
 /**
  * Reading tasks: one followed (its stored steps, then live ones; the session is watched at once, before the
  * caller sends anything), one read as it stands (another principal's, or none: TASK_NOT_FOUND), or a page
- * listed from the store's turn indexes (order, `pageToken`, `totalSize`: docs/a2a.md, "ListTasks").
+ * listed newest first from the store's sessions and turn indexes (order, `pageToken`, `totalSize`: docs/a2a.md,
+ * "ListTasks").
  */
 import { z } from 'zod';
 import type { TurnFollower } from '../agent/index.ts';
@@ -63,15 +64,12 @@ export const pause = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
   });
 
-/** With a filter, pages of turns read at most per call before a short page is answered. */
-const PAGES_PER_CALL = 5;
-
-/** Where a page stopped: the session and the first seq of the last turn read, and the tasks answered before. */
-const tokenSchema = z.tuple([z.string().min(1), z.number().int().nonnegative(), z.number().int().nonnegative()]);
-type Position = { sessionId: string; after: number; before: number };
+/** Where a page stopped: its last task (its session's key, turn and status time) and the tasks answered before. */
+const tokenSchema = z.tuple([z.string().min(1), z.string().min(1), z.string().min(1), z.number().int().nonnegative()]);
+type Position = { sessionId: string; turnId: string; statusAt: string; before: number };
 
 const encodeToken = (p: Position): string =>
-  Buffer.from(JSON.stringify([p.sessionId, p.after, p.before])).toString('base64url');
+  Buffer.from(JSON.stringify([p.sessionId, p.turnId, p.statusAt, p.before])).toString('base64url');
 
 function decodeToken(token: string, sessions: SessionAccess, only: string | undefined): Position | undefined {
   if (token === '') return undefined;
@@ -84,7 +82,7 @@ function decodeToken(token: string, sessions: SessionAccess, only: string | unde
   if (!parsed || !sessions.sees(parsed[0]) || (only !== undefined && parsed[0] !== only)) {
     throw new AppError('MISSING_FIELD', 'Invalid params: pageToken: not a token this agent gave for this listing');
   }
-  return { sessionId: parsed[0], after: parsed[1], before: parsed[2] };
+  return { sessionId: parsed[0], turnId: parsed[1], statusAt: parsed[2], before: parsed[3] };
 }
 
 interface ListQuery {
@@ -96,28 +94,54 @@ interface ListQuery {
   pageToken: string;
 }
 
+type Listed = { view: TaskView; sessionId: string };
+/** The listing's order: status time, newest first; then session key and turn id (a total order a token resumes). */
+const newestFirst = (a: Omit<Position, 'before'>, b: Omit<Position, 'before'>): number =>
+  a.statusAt !== b.statusAt
+    ? a.statusAt < b.statusAt
+      ? 1
+      : -1
+    : a.sessionId !== b.sessionId
+      ? a.sessionId < b.sessionId
+        ? -1
+        : 1
+      : a.turnId < b.turnId
+        ? -1
+        : a.turnId > b.turnId
+          ? 1
+          : 0;
+const positionOf = (l: Listed) => ({ sessionId: l.sessionId, turnId: l.view.turnId, statusAt: l.view.statusAt });
+
+/**
+ * A page of the caller's tasks by status time, newest first (A2A v1.0 §3.1.4). Sessions are read most recently
+ * updated first, and reading stops once a page's worth of tasks (and one more) is newer than the next session.
+ */
 export async function listTasks(follower: TurnFollower, sessions: SessionAccess, query: ListQuery) {
   const { only, keep, pageSize } = query;
   const start = decodeToken(query.pageToken, sessions, only);
-  let from = start && { sessionId: start.sessionId, after: start.after };
-  const tasks: TaskView[] = [];
-  let more = false;
-  for (let round = 0; round < PAGES_PER_CALL && tasks.length < pageSize; round++) {
-    const page = await follower.turnPage({ range: sessions.listed, only, from, limit: pageSize - tasks.length });
+  const ordered = await follower.sessionsByRecency(sessions.listed, only);
+  let found: Listed[] = [];
+  for (const [i, session] of ordered.entries()) {
     const views = await Promise.all(
-      page.turns.map(async (t) =>
-        taskView(sessionIdOf(t.sessionId), t.turnId, await follower.steps(t.sessionId, t.turnId)),
+      (await follower.turnIds(session.id)).map(async (turnId) =>
+        taskView(sessionIdOf(session.id), turnId, await follower.steps(session.id, turnId)),
       ),
     );
-    for (const view of views) if (view && (keep === undefined || keep(view))) tasks.push(view);
-    const last = page.turns.at(-1);
-    if (last) from = { sessionId: last.sessionId, after: last.firstSeq };
-    more = page.more;
-    if (!more || keep === undefined) break;
+    for (const view of views) {
+      if (!view || (keep !== undefined && !keep(view))) continue;
+      const listed = { view, sessionId: session.id };
+      if (!start || newestFirst(positionOf(listed), start) > 0) found.push(listed);
+    }
+    found = found.sort((a, b) => newestFirst(positionOf(a), positionOf(b))).slice(0, pageSize + 1);
+    const next = ordered[i + 1];
+    if (found.length > pageSize && next && (found[pageSize]?.view.statusAt ?? '') > next.updatedAt) break;
   }
+  const page = found.slice(0, pageSize);
+  const more = found.length > pageSize;
   const before = start?.before ?? 0;
-  const nextPageToken = more && from ? encodeToken({ ...from, before: before + tasks.length }) : '';
+  const last = page.at(-1);
+  const nextPageToken = more && last ? encodeToken({ ...positionOf(last), before: before + page.length }) : '';
   const counted =
-    only !== undefined && keep === undefined ? await follower.turnCount(only) : before + tasks.length + (more ? 1 : 0);
-  return { tasks, nextPageToken, totalSize: counted };
+    only !== undefined && keep === undefined ? await follower.turnCount(only) : before + page.length + (more ? 1 : 0);
+  return { tasks: page.map((l) => l.view), nextPageToken, totalSize: counted };
 }

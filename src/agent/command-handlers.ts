@@ -39,12 +39,14 @@ export interface CommandHandlerDeps {
   storage: Pick<ReturnType<typeof createStorageHealth>, 'current'>;
   transfer: ReturnType<typeof createSessionTransfer>;
   deleteIfIdle: (sessionId: string, idleMs: number) => Promise<boolean>;
+  /** Told once a session and its log were deleted here (`agent.deleteSession`). */
+  onSessionDeleted?: ((sessionId: string) => void) | undefined;
 }
 
 /** Registers every handler; returns their unregister functions. */
 export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[] {
-  const { bus, store, clock, ids, quotas, storage, transfer, deleteIfIdle } = deps;
-  const { slots, withSession, deleteSession } = deps.sessions;
+  const { bus, store, clock, ids, quotas, storage, transfer } = deps;
+  const { slots, withSession } = deps.sessions;
 
   /** Runs `create` (which makes the session `sessionId`) within the creator's cap, giving the room back if it fails. */
   async function creating<T>(sessionId: string, quota: SessionQuota | undefined, create: () => Promise<T>): Promise<T> {
@@ -153,9 +155,7 @@ export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[
       return { frames: stored.map(toFrame).filter((f) => f !== undefined) };
     }),
     bus.handle('agent.health', () => storage.current()),
-    bus.handle('agent.deleteSession', async ({ payload: { sessionId, ifIdleForMs } }) => ({
-      deleted: await (ifIdleForMs === undefined ? deleteSession(sessionId) : deleteIfIdle(sessionId, ifIdleForMs)),
-    })),
+    bus.handle('agent.deleteSession', ({ payload }) => deleting(deps, payload)),
     bus.handle('agent.exportSession', ({ payload }) => transfer.exportLog(payload.sessionId)),
     bus.handle('agent.importSession', ({ payload }) =>
       creating(payload.newSessionId, payload.quota, () => transfer.importLog(payload.newSessionId, payload.events)),
@@ -166,4 +166,16 @@ export function registerCommandHandlers(deps: CommandHandlerDeps): (() => void)[
       ),
     ),
   ];
+}
+
+/** `agent.deleteSession`: deletes (or, with `ifIdleForMs`, deletes if idle) and tells `onSessionDeleted`. */
+async function deleting(
+  deps: CommandHandlerDeps,
+  { sessionId, ifIdleForMs }: AgentCommands['agent.deleteSession']['payload'],
+): Promise<{ deleted: boolean }> {
+  const deleted = await (ifIdleForMs === undefined
+    ? deps.sessions.deleteSession(sessionId)
+    : deps.deleteIfIdle(sessionId, ifIdleForMs));
+  if (deleted) deps.onSessionDeleted?.(sessionId);
+  return { deleted };
 }

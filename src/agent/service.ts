@@ -39,6 +39,8 @@ export interface AgentServiceOptions extends Pick<
   redact?: <T>(value: T) => T;
   /** Told whenever a session leaves memory (evicted, deleted, dropped, shut down). */
   onSessionClosed?: (sessionId: string) => void;
+  /** Told once a session and its log were deleted by this instance (webhooks' `session.deleted`). */
+  onSessionDeleted?: (sessionId: string) => void;
 }
 
 export type AgentService = ReturnType<typeof createAgentService>;
@@ -107,7 +109,18 @@ export function createAgentService(opts: AgentServiceOptions) {
     start(): Promise<void> {
       if (unregister.length > 0) return Promise.resolve();
       unregister.push(
-        ...registerCommandHandlers({ bus, store, clock, ids, sessions, quotas, storage, transfer, deleteIfIdle }),
+        ...registerCommandHandlers({
+          bus,
+          store,
+          clock,
+          ids,
+          sessions,
+          quotas,
+          storage,
+          transfer,
+          deleteIfIdle,
+          onSessionDeleted: opts.onSessionDeleted,
+        }),
       );
       sessions.start();
       return Promise.resolve();

@@ -12,9 +12,10 @@ import type { Logger } from '../log/index.ts';
 import type { ServerFace } from '../mcp-face/index.ts';
 import type { McpCommands, McpEvents } from '../tools/index.ts';
 import type { SpanExporter } from '../tracing/index.ts';
+import type { WebhookCommands } from '../webhooks/index.ts';
 
 /** The application's bus: every component's commands and events, composed here and nowhere else. */
-export type AppCommands = McpCommands & AgentCommands;
+export type AppCommands = McpCommands & AgentCommands & WebhookCommands;
 export type AppEvents = McpEvents & AgentEvents;
 export type AppBus = Bus<AppCommands, AppEvents>;
 

@@ -68,7 +68,9 @@ function secretsOfServer(server: McpServerConfig): string[] {
   return found;
 }
 
-export function createRedactor(config?: Pick<AgentConfig, 'llm' | 'server' | 'mcpServers'>) {
+export function createRedactor(
+  config?: Pick<AgentConfig, 'llm' | 'server' | 'mcpServers'> & Partial<Pick<AgentConfig, 'webhooks'>>,
+) {
   const secrets = new Set<string>();
   // Longest first, so a secret that contains another is replaced whole.
   let ordered: string[] = [];
@@ -88,6 +90,10 @@ export function createRedactor(config?: Pick<AgentConfig, 'llm' | 'server' | 'mc
     addSecret(config.server.auth.adminKey);
     config.server.auth.keys.forEach((k) => addSecret(k.key));
     Object.values(config.mcpServers).forEach(addServer);
+    for (const hook of config.webhooks ?? []) {
+      addSecret(hook.secret);
+      if (hook.proxy) userinfoOf(new URL(hook.proxy)).forEach(addSecret);
+    }
   }
 
   const redact = (text: string): string => {

@@ -7,6 +7,7 @@ import type { limitsSchema } from './limits-schema.ts';
 import { serverSchema, type corsSchema } from './server-schema.ts';
 import { storageSchema } from './storage-schema.ts';
 import { toolPolicySchema } from './tool-policy-schema.ts';
+import { webhooksSchema } from './webhooks-schema.ts';
 import {
   a2aAgentSchema,
   mcpServerConfigSchema,
@@ -19,6 +20,15 @@ export { PROVIDERS, llmSchema, type LlmApi, type LlmFallbackConfig, type Provide
 export { AUTH_SCOPES, type AuthConfig } from './auth-schema.ts';
 export { runtimeEntryOf, type RuntimeCommand } from './runtime-schema.ts';
 export { type OAuthConfig } from './oauth-schema.ts';
+export {
+  DEFAULT_RETRY_SCHEDULE_MS,
+  WEBHOOK_EVENTS,
+  webhookIdSchema,
+  webhookSchema,
+  type WebhookConfig,
+  type WebhookEventType,
+  type WebhookInput,
+} from './webhooks-schema.ts';
 export {
   a2aAgentSchema,
   httpServerSchema,
@@ -69,6 +79,7 @@ export const agentConfigSchema = z
     a2a: a2aSchema
       .prefault({})
       .describe('The agent served over A2A: its card at `/.well-known/agent-card.json` and `POST /a2a`.'),
+    webhooks: webhooksSchema,
     agUi: agUiSchema
       .prefault({})
       .describe(

@@ -91,7 +91,7 @@ describe('v1.0', () => {
     expect(next.contextId).toBe(task.contextId);
     expect(next.id).not.toBe(task.id);
     const listed = await client.listTasks(listRequest({ contextId: task.contextId }));
-    expect(listed.tasks.map((t: any) => t.id)).toEqual([task.id, next.id]);
+    expect(listed.tasks.map((t: any) => t.id)).toEqual([next.id, task.id]); // newest first
   });
 
   it('SendStreamingMessage streams the task, its reply in chunks and the final status', async () => {
@@ -181,17 +181,13 @@ describe('v1.0', () => {
     );
   });
 
-  it("ListTasks pages the caller's tasks (contexts in order, each context's tasks as they began) with a token only it can use", async () => {
+  it("ListTasks pages the caller's tasks by status time, newest first (A2A v1.0 §3.1.4), with a token only it can use", async () => {
     const carol = await v1Client(app, CAROL);
     const ids: string[] = [];
-    for (const [contextId, n] of [
-      ['list-b', 2],
-      ['list-a', 3],
-    ] as const) {
-      for (let i = 0; i < n; i++)
-        ids.push((await send(carol, [text(`[[reply:${contextId} ${i}]]`)], { contextId })).id);
-    }
-    const expected = [...ids.slice(2), ...ids.slice(0, 2)]; // list-a sorts before list-b
+    // Contexts interleaved: the listing follows status times, not contexts.
+    for (const [i, contextId] of ['list-b', 'list-a', 'list-a', 'list-b', 'list-a'].entries())
+      ids.push((await send(carol, [text(`[[reply:${contextId} ${i}]]`)], { contextId })).id);
+    const expected = ids.slice().reverse();
     const seen: string[] = [];
     const sizes: number[] = [];
     let pageToken = '';
@@ -206,11 +202,12 @@ describe('v1.0', () => {
     expect(sizes.at(-1)).toBe(5);
     const one: any = await carol.listTasks(listRequest({ contextId: 'list-a', pageSize: 2 }));
     expect(one).toMatchObject({ totalSize: 3, pageSize: 2 });
-    expect(one.tasks.map((t: any) => t.id)).toEqual(expected.slice(0, 2));
+    const listA = expected.filter((id) => id.startsWith('list-a/'));
+    expect(one.tasks.map((t: any) => t.id)).toEqual(listA.slice(0, 2));
     const rest: any = await carol.listTasks(
       listRequest({ contextId: 'list-a', pageSize: 2, pageToken: one.nextPageToken }),
     );
-    expect(rest.tasks.map((t: any) => t.id)).toEqual(expected.slice(2, 3));
+    expect(rest.tasks.map((t: any) => t.id)).toEqual(listA.slice(2, 3));
     expect(rest.nextPageToken).toBe('');
     // The token names carol's session: another principal, or another context, cannot use it.
     await expect(

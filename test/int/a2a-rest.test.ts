@@ -78,7 +78,7 @@ describe('v1.0 over HTTP+JSON', () => {
     expect(await (await rpcClient()).getTask({ id: task.id } as any)).toEqual(got);
     const next = await send(client, [text('[[reply:Second]]')], { contextId: task.contextId });
     const listed = await client.listTasks({ contextId: task.contextId } as any);
-    expect(listed.tasks.map((t: any) => t.id)).toEqual([task.id, next.id]);
+    expect(listed.tasks.map((t: any) => t.id)).toEqual([next.id, task.id]); // newest first
     // And a task sent over JSON-RPC is read over HTTP+JSON.
     const viaRpc = await send(await rpcClient(), [text('[[reply:from JSON-RPC]]')]);
     expect(replyOf(await client.getTask({ id: viaRpc.id } as any))).toBe('from JSON-RPC');

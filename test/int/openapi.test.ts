@@ -47,6 +47,7 @@ const PATH_VALUES: Record<string, string> = {
   toolName: 'echo',
   sessionId: 'default',
   file: 'main.js',
+  webhookId: 'contract',
 };
 const BODIES: Record<string, unknown> = {
   // Asks for the tools the turn called too, so the optional `tools` of the reply is held to its documented shape.
@@ -70,6 +71,12 @@ const BODIES: Record<string, unknown> = {
   'POST /api/mcp/servers/{serverId}/resources/unsubscribe': { uri: 'demo://resource/dynamic/text/1' },
   'POST /api/mcp/servers/{serverId}/prompts/{promptName}/get': { city: 'Paris' },
   'PUT /api/mcp/servers/{serverId}/roots': { roots: ['file:///tmp/agentd-openapi'] },
+  'POST /api/webhooks': {
+    id: 'contract',
+    url: 'http://127.0.0.1:9/hook',
+    events: ['turn.completed'],
+    secret: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+  },
   'POST /a2a': { jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: 'no-such/task' } },
   'POST /a2a/rest/message:send': { message: { messageId: 'm1', role: 'ROLE_USER', parts: [{ text: 'Hi' }] } },
   'POST /a2a/rest/message:stream': { message: { messageId: 'm2', role: 'ROLE_USER', parts: [{ text: 'Hi' }] } },

@@ -43,6 +43,15 @@ const elicitation = {
   expiresAt: at,
 } as const;
 
+const webhook = {
+  id: 'hook',
+  url: 'http://127.0.0.1:9/hook',
+  events: ['turn.completed'],
+  retryScheduleMs: [5000],
+  timeoutMs: 10000,
+  source: 'api',
+} as const satisfies FrontCommands['webhooks.get']['result'];
+
 /** One typed answer per bus command the routes send. */
 const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'agent.sendMessage': { turnId: 't1', queued: false },
@@ -101,6 +110,24 @@ const RESULTS: { [K in keyof FrontCommands]: FrontCommands[K]['result'] } = {
   'mcp.signIn': { serverId: 'echo', signedIn: false, authorizationUrl: 'https://auth.example.com/authorize?state=s' },
   'mcp.signInStatus': { serverId: 'echo', signedIn: true },
   'mcp.signOut': { serverId: 'echo', signedIn: false },
+  'webhooks.add': webhook,
+  'webhooks.list': [webhook],
+  'webhooks.get': webhook,
+  'webhooks.delete': webhook,
+  'webhooks.deliveries': [
+    {
+      id: 'msg_1',
+      webhookId: 'hook',
+      eventId: 's1#4#turn.completed',
+      type: 'turn.completed',
+      status: 'pending',
+      attempts: 1,
+      createdAt: at,
+      nextAttemptAt: at,
+      lastStatusCode: 503,
+      lastError: 'HTTP 503',
+    },
+  ],
 };
 const bus = { execute: (name: keyof FrontCommands) => Promise.resolve(RESULTS[name]) } as unknown as FrontEndBus;
 const waiter = {
@@ -122,6 +149,7 @@ const routes = createRoutes({
 
 /** The JSON routes: no other content type (the OpenAPI document, served as the text it builds, is a page route). */
 const jsonRoutes = routes.filter((r) => !r.doc?.contentType && r.path !== '/api/openapi.json');
+const WHSEC = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 const BODIES: Record<string, unknown> = {
   'POST /api/message-sync': { message: 'Hi' },
   'POST /api/message': { message: 'Hi' },
@@ -135,6 +163,7 @@ const BODIES: Record<string, unknown> = {
   'POST /api/mcp/servers/:serverId/resources/subscribe': { uri: 'demo://a' },
   'POST /api/mcp/servers/:serverId/resources/unsubscribe': { uri: 'demo://a' },
   'PUT /api/mcp/servers/:serverId/roots': { roots: ['file:///srv'] },
+  'POST /api/webhooks': { url: 'http://127.0.0.1:9/hook', events: ['turn.completed'], secret: WHSEC },
 };
 /** Bodies of the routes that take raw bytes (an NDJSON import). */
 const RAW: Record<string, string> = {
@@ -149,7 +178,7 @@ const ANONYMOUS: Principal = {
 const request = (route: Route): RequestContext => ({
   method: route.method,
   path: route.path,
-  params: { sessionId: 's1', callId: 'c1', serverId: 'echo', toolName: 'echo', promptName: 'p' },
+  params: { sessionId: 's1', callId: 'c1', serverId: 'echo', toolName: 'echo', promptName: 'p', webhookId: 'hook' },
   query: new URLSearchParams('since=0&uri=demo://a'),
   headers: {},
   body: BODIES[`${route.method} ${route.path}`],

@@ -27,6 +27,8 @@ const FACE_USES = [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 
 /** What the parts of createApp (src/app/) may import; createApp (src/app.ts) too, and the rest it wires. */
 const APP_PARTS_USES = [
   'config',
+  'webhooks',
+  'webhooksMessages',
   'bus',
   'llm',
   'tools',
@@ -137,6 +139,13 @@ export const LAYERS = {
     },
     // The session service: its bus handlers, the sessions in memory, the public face (index.ts).
     agent: { path: 'src/agent', uses: [...LEAVES, ...SESSION_USES, 'agentSession', 'agentFollow'] },
+    // The webhooks' bus contract and records (what the REST routes execute and show).
+    webhooksMessages: { path: 'src/webhooks/messages.ts', uses: [...LEAVES, 'config'] },
+    // Webhooks: finished work announced from the session's stored facts through a durable outbox (docs/webhooks.md).
+    webhooks: {
+      path: 'src/webhooks',
+      uses: [...LEAVES, 'config', 'bus', 'store', 'redis', 'agent', 'toolsSpawn', 'webhooksMessages'],
+    },
     metrics: { path: 'src/metrics', uses: [...LEAVES, 'bus', 'agent', 'tools'] },
     tracing: { path: 'src/tracing', uses: [...LEAVES, 'bus', 'llm', 'agent'] },
     // The HTTP/WebSocket port the front end is written against (types.ts) and its adapters (uWebSockets.js, node:http + ws, in process); they import nothing of ours.
@@ -159,6 +168,7 @@ export const LAYERS = {
         'inspect',
         'redis',
         'httpEngine',
+        'webhooksMessages',
       ],
     },
     // The faces: each mounts on the front end through the endpoint kit of `http` (src/http/face-endpoint.ts), which

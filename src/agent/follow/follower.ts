@@ -14,7 +14,8 @@
  */
 import { AWAITING_EVENT, frameNameOf, toFrame, type AgentFrame, type AwaitingData } from '../frames.ts';
 import { endsTurn, storedSteps, type TurnStep } from './steps.ts';
-import { turnPage, type TurnPageQuery } from './turn-pages.ts';
+import { sessionsByRecency } from './turn-pages.ts';
+import type { SessionRange } from '../../store/types.ts';
 import type { FollowBus, FollowStore, FrameInterest } from './types.ts';
 
 export interface SessionWatch {
@@ -133,7 +134,10 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
     },
     steps: async (sessionId: string, turnId: string): Promise<TurnStep[]> =>
       storedSteps(await store.readTurn(sessionId, turnId)),
-    turnPage: (query: TurnPageQuery) => turnPage(store, query),
+    /** The sessions of `range` (or `only`), most recently updated first (turn-pages.ts). */
+    sessionsByRecency: (range: Omit<SessionRange, 'after' | 'limit'>, only?: string) =>
+      sessionsByRecency(store, range, only),
+    turnIds: async (sessionId: string): Promise<string[]> => (await store.turns(sessionId)).map((t) => t.turnId),
     turnCount: async (sessionId: string): Promise<number> => (await store.turns(sessionId)).length,
     watchInterest: (sessionId: string): Promise<void> | undefined => interest?.watch(sessionId),
     unwatchInterest: (sessionId: string): void => interest?.unwatch(sessionId),

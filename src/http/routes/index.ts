@@ -12,6 +12,7 @@ import { questionRoutes } from './question-routes.ts';
 import { apiDocRoutes, consoleRoutes, inspectRoutes } from './page-routes.ts';
 import { sessionTransferRoutes, type SessionTransferRoutesDeps } from './session-transfer-routes.ts';
 import { systemRoutes, type ServiceInfo } from './system-routes.ts';
+import { webhookRoutes } from './webhook-routes.ts';
 
 /** `mode: 'mcp'` leaves out the web console. `faces`: their REST routes, and what they serve, documented. */
 export type RoutesDeps = ServiceInfo &
@@ -40,6 +41,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...mcpRoutes(deps),
     ...oauthRoutes(),
     ...mcpFeatureRoutes(deps),
+    ...webhookRoutes(deps),
     metricsRoute(deps.metrics),
     ...(deps.faces ?? []).flatMap((face) => face.routes?.() ?? []),
     ...(deps.mode === 'mcp' ? [] : consoleRoutes()),

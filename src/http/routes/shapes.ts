@@ -22,6 +22,7 @@ import {
   toolRun,
 } from '../../conversation/records.ts';
 import { promptRecord, promptResult, resourceContents, resourceList } from '../../conversation/mcp-records.ts';
+import { deliveryRecord, webhookRecord } from '../../webhooks/messages.ts';
 
 const withTimestamp = <S extends z.ZodRawShape>(shape: S) => z.object({ ...shape, timestamp });
 
@@ -32,6 +33,9 @@ const serverChange = (status: 'connected' | 'disconnected') =>
   withTimestamp({ status: z.literal(status), name: z.string(), server: serverRecord });
 
 export const RESPONSES = {
+  webhook: withTimestamp({ webhook: webhookRecord }),
+  webhooks: withTimestamp({ webhooks: z.array(webhookRecord) }),
+  deliveries: withTimestamp({ deliveries: z.array(deliveryRecord) }),
   openApi: z.looseObject({
     openapi: z.literal('3.1.0'),
     info: z.looseObject({ title: z.string(), version: z.string() }),

@@ -1,0 +1,125 @@
+/**
+ * Sends the outbox's due deliveries. Each one is claimed first (a lease for its attempt: on Redis one instance sends
+ * a given attempt), read again under the claim (another instance may have sent it meanwhile), attempted, and its
+ * next state put before the claim is released: delivered, pending again after the next wait of its webhook's retry
+ * schedule, or failed once the schedule is spent or the answer is final (`nextState`, pure).
+ * Contracts:
+ * - `wake()` looks for due deliveries at once (a new delivery, here); otherwise every `pollMs`, and when a retry
+ *   put here falls due. Nothing runs after `stop()` resolved.
+ * - A delivery whose webhook is gone fails with `lastError: "webhook removed"`.
+ */
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../log/index.ts';
+import type { UrlPolicy } from '../tools/spawn/url-policy.ts';
+import { attemptDelivery, type AttemptOutcome } from './attempt.ts';
+import type { Delivery, OutboxStore, StoredWebhook } from './outbox-store.ts';
+
+/** Deliveries attempted per look at most. */
+const BATCH = 16;
+/** What a claim adds to the attempt's timeout. */
+const CLAIM_MARGIN_MS = 5_000;
+
+/** A delivery after an attempt at `now` with `outcome`. */
+export function nextState(d: Delivery, outcome: AttemptOutcome, schedule: readonly number[], now: number): Delivery {
+  const attempts = d.attempts + 1;
+  const { lastError: _lastError, lastStatusCode: _lastStatusCode, ...rest } = d;
+  const code = outcome.statusCode === undefined ? {} : { lastStatusCode: outcome.statusCode };
+  if (outcome.delivered) return { ...rest, ...code, attempts, status: 'delivered', deliveredAt: now };
+  const wait = outcome.retry ? schedule[attempts - 1] : undefined;
+  const failed = { ...rest, ...code, attempts, lastError: outcome.error };
+  return wait === undefined ? { ...failed, status: 'failed' } : { ...failed, nextAttemptAt: now + wait };
+}
+
+export interface DispatcherDeps {
+  outbox: OutboxStore;
+  webhook: (id: string) => StoredWebhook | undefined;
+  /** Called before each look (runtime webhooks added by another instance). */
+  refresh?: () => Promise<void>;
+  policy: UrlPolicy;
+  clock: Clock;
+  log: Logger;
+  pollMs?: number;
+}
+
+export function createDispatcher(deps: DispatcherDeps) {
+  const { outbox, clock, log } = deps;
+  const pollMs = deps.pollMs ?? 1_000;
+  let stopped = true;
+  let looking: Promise<void> | undefined;
+  let again = false;
+  const timers = new Set<NodeJS.Timeout>();
+  const later = (ms: number) => {
+    const t = setTimeout(() => {
+      timers.delete(t);
+      wake();
+    }, ms);
+    t.unref();
+    timers.add(t);
+  };
+
+  async function send(d: Delivery): Promise<void> {
+    const hook = deps.webhook(d.webhookId);
+    const lease = await outbox.claim(d.id, (hook?.timeoutMs ?? 0) + CLAIM_MARGIN_MS);
+    if (!lease) return;
+    try {
+      const now = clock.now();
+      const fresh = await outbox.get(d.id);
+      if (!fresh || fresh.status !== 'pending' || fresh.nextAttemptAt > now) return;
+      const outcome: AttemptOutcome = hook
+        ? await attemptDelivery(hook, fresh, now, deps.policy)
+        : { delivered: false, retry: false, error: 'webhook removed' };
+      const next = nextState(fresh, outcome, hook?.retryScheduleMs ?? [], clock.now());
+      await outbox.put(next);
+      const fields = { deliveryId: d.id, webhookId: d.webhookId, type: d.type, attempts: next.attempts };
+      if (next.status === 'delivered') log.info(fields, 'webhook delivered');
+      else if (next.status === 'failed') log.warn({ ...fields, error: next.lastError }, 'webhook delivery given up');
+      else {
+        log.info({ ...fields, error: next.lastError, nextAttemptAt: next.nextAttemptAt }, 'webhook delivery retried');
+        later(Math.max(0, next.nextAttemptAt - clock.now()));
+      }
+    } finally {
+      await lease.release().catch(() => undefined);
+    }
+  }
+
+  async function look(): Promise<void> {
+    do {
+      again = false;
+      await deps.refresh?.();
+      const due = await outbox.due(clock.now(), BATCH);
+      await Promise.all(
+        due.map((d) => send(d).catch((err: unknown) => log.error({ err, deliveryId: d.id }, 'webhook send failed'))),
+      );
+      again ||= due.length === BATCH;
+    } while (again && !stopped);
+  }
+
+  function wake(): void {
+    if (stopped) return;
+    if (looking) {
+      again = true;
+      return;
+    }
+    looking = look()
+      .catch((err: unknown) => log.error({ err }, 'webhook outbox: could not read due deliveries'))
+      .finally(() => (looking = undefined));
+  }
+
+  let poller: NodeJS.Timeout | undefined;
+  return {
+    wake,
+    start(): void {
+      stopped = false;
+      poller = setInterval(wake, pollMs);
+      poller.unref();
+      wake();
+    },
+    async stop(): Promise<void> {
+      stopped = true;
+      clearInterval(poller);
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      await looking;
+    },
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * The outbox on the JSONL medium: one append-only file, `<dir>/.agentd-outbox.jsonl`, beside the session logs (one
+ * agentd process per folder, as for the sessions). Each change is a line, written and fsync'd before it applies; the
+ * file is replayed at open (a torn last line is skipped) and rewritten then with only the current state, finished
+ * deliveries older than `keepFinishedMs` left out.
+ */
+import { mkdir, open as openFile, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../log/index.ts';
+import { createOutboxState, outboxOverState, type OutboxLine, type OutboxStore } from './outbox-store.ts';
+
+export const OUTBOX_FILE = '.agentd-outbox.jsonl';
+/** How long delivered and failed deliveries stay listed (`GET /api/webhooks/{id}/deliveries`). */
+const KEEP_FINISHED_MS = 7 * 24 * 3_600_000;
+
+export function createJsonlOutbox(options: { dir: string; log: Logger; keepFinishedMs?: number }): OutboxStore {
+  const path = join(options.dir, OUTBOX_FILE);
+  const keep = options.keepFinishedMs ?? KEEP_FINISHED_MS;
+  const state = createOutboxState();
+  let handle: FileHandle | undefined;
+  let writing: Promise<void> = Promise.resolve();
+
+  async function replay(): Promise<void> {
+    let text = '';
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    for (const raw of text.split('\n')) {
+      if (raw.trim() === '') continue;
+      try {
+        state.apply(JSON.parse(raw) as OutboxLine);
+      } catch {
+        options.log.warn({ path }, 'webhook outbox: an unreadable line was skipped');
+      }
+    }
+  }
+
+  /** Rewrites the file with the current state (atomically: a temporary file renamed over it). */
+  async function compact(): Promise<void> {
+    const cutoff = Date.now() - keep;
+    for (const [id, d] of state.deliveries)
+      if (d.status !== 'pending' && (d.deliveredAt ?? d.nextAttemptAt) < cutoff) state.deliveries.delete(id);
+    const lines = [
+      ...[...state.hooks.values()].map((webhook): OutboxLine => ({ kind: 'webhook', webhook })),
+      ...[...state.deliveries.values()].map((delivery): OutboxLine => ({ kind: 'delivery', delivery })),
+    ];
+    const temp = `${path}.${process.pid}.tmp`;
+    const out = await openFile(temp, 'w', 0o600);
+    try {
+      await out.writeFile(lines.map((l) => `${JSON.stringify(l)}\n`).join(''));
+      await out.sync();
+    } finally {
+      await out.close();
+    }
+    await rename(temp, path);
+  }
+
+  const write = (line: OutboxLine): Promise<void> => {
+    const next = writing.then(async () => {
+      if (!handle) throw new Error('webhook outbox: not open');
+      await handle.appendFile(`${JSON.stringify(line)}\n`);
+      await handle.datasync();
+    });
+    writing = next.catch(() => undefined);
+    return next;
+  };
+
+  return outboxOverState(state, write, {
+    async open() {
+      if (handle) return;
+      await mkdir(options.dir, { recursive: true });
+      await replay();
+      await compact();
+      handle = await openFile(path, 'a', 0o600);
+    },
+    async close() {
+      await writing;
+      await handle?.close();
+      handle = undefined;
+    },
+  });
+}
