@@ -13,3 +13,4 @@ export { createTurnFollower, type SessionWatch, type TurnFollower } from './foll
 export { pipeEvents } from './follow/event-pipe.ts';
 export type { FrameInterest } from './follow/types.ts';
 export type { TurnStep } from './follow/steps.ts';
+export type { ListedTurn } from './follow/turn-pages.ts';

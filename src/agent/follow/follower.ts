@@ -14,7 +14,7 @@
  */
 import { AWAITING_EVENT, frameNameOf, toFrame, type AgentFrame, type AwaitingData } from '../frames.ts';
 import { endsTurn, storedSteps, type TurnStep } from './steps.ts';
-import { sessionsByRecency } from './turn-pages.ts';
+import { sessionsByRecency, turnPage, type TurnPageQuery } from './turn-pages.ts';
 import type { SessionRange } from '../../store/types.ts';
 import type { FollowBus, FollowStore, FrameInterest } from './types.ts';
 
@@ -134,6 +134,7 @@ export function createTurnFollower(deps: { bus: FollowBus; store: FollowStore; i
     },
     steps: async (sessionId: string, turnId: string): Promise<TurnStep[]> =>
       storedSteps(await store.readTurn(sessionId, turnId)),
+    turnPage: (query: TurnPageQuery) => turnPage(store, query),
     /** The sessions of `range` (or `only`), most recently updated first (turn-pages.ts). */
     sessionsByRecency: (range: Omit<SessionRange, 'after' | 'limit'>, only?: string) =>
       sessionsByRecency(store, range, only),
