@@ -169,7 +169,7 @@ describe('ListTasks', () => {
       (await client.listTasks(listRequest({ contextId: 'list-after', statusTimestampAfter: after }))).tasks.map(
         (t: any) => t.id,
       );
-    expect(await ids(first.status.timestamp)).toEqual([second.id, first.id]); // newest first (A2A v1.0 §3.1.4);
+    expect(await ids(first.status.timestamp)).toEqual([second.id, first.id]); // newest first (A2A v1.0 §3.1.4)
     expect(await ids(second.status.timestamp)).toEqual([second.id]);
     expect(await ids(new Date(Date.parse(second.status.timestamp) + 1).toISOString())).toEqual([]);
   });
