@@ -16,7 +16,8 @@
  * - Questions for a person (approvals, client tool calls, a running call's elicitation or sampling request) hold the turn in
  *   `awaitingUser` (tag `waitingForUser`); one delay wakes at the earliest `expiresAt` and closes what is due
  *   by `timeout`. ANSWER closes the question it names; a call's question left open when it settles is closed
- *   by `call-ended`. A resumed turn (`message.resume`) announces nothing and fails its interrupted calls.
+ *   by `call-ended`. A resumed turn (`message.resume`) announces nothing, fails its interrupted calls, runs again
+ *   those safe to repeat and goes on waiting for the others; with none open it asks its next model step.
  * - When `modelStep` answers a CompactRequest, the turn compacts (`compact` stores the fact) and runs the
  *   same step once more; a failed compaction leaves the history as it was and shows in a failure's
  *   `details.compaction`. The step count does not move.
@@ -44,7 +45,7 @@ export const turnMachine = turnSetup.createMachine({
   states: {
     starting: {
       always: [
-        { guard: 'resumed', target: 'awaitingUser', actions: ['reportInterrupted', 'startTools'] },
+        { guard: 'resumed', target: 'callingTools', actions: ['reportInterrupted', 'startTools'] },
         { target: 'thinking', actions: ['announce', 'beginStep'] },
       ],
     },

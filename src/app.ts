@@ -135,6 +135,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     redact: redactor.deep,
     ...registerActor,
     ...(cluster && { orphanedTurnReason: 'owner_lost', onSessionClosed: cluster.sessionClosed }),
+    ...(config.server.resumeTurns && { resumeTurns: config.server.maxTurnResumptions }),
   });
   const unnamed = config.server.limits.unnamedSessions;
   const expiry = createUnnamedExpiry({ bus, store, clock, log: log.child({ component: 'agent' }), ...unnamed });

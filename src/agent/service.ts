@@ -21,10 +21,10 @@ import { createStorageHealth } from './session/storage-health.ts';
 import { createSessionTransfer } from './session/transfer.ts';
 import { createToolPort } from './tool-port.ts';
 
-/** `orphanedTurnReason`: set where another instance may have died. */
+/** `orphanedTurnReason`: set where another instance may have died; `resumeTurns`: the bound on resuming a turn. */
 export interface AgentServiceOptions extends Pick<
   SessionDeps,
-  'store' | 'llm' | 'log' | 'registerActor' | 'orphanedTurnReason'
+  'store' | 'llm' | 'log' | 'registerActor' | 'orphanedTurnReason' | 'resumeTurns'
 > {
   config: Pick<AgentConfig, 'systemPrompt' | 'llm' | 'storage' | 'toolPolicy' | 'toolResultMaxBytes'>;
   bus: AgentBus;
@@ -83,6 +83,7 @@ export function createAgentService(opts: AgentServiceOptions) {
         redact: opts.redact ?? ((value) => value),
         ...(opts.registerActor && { registerActor: opts.registerActor }),
         ...(opts.orphanedTurnReason !== undefined && { orphanedTurnReason: opts.orphanedTurnReason }),
+        ...(opts.resumeTurns !== undefined && { resumeTurns: opts.resumeTurns }),
       }),
     store,
     quotas,

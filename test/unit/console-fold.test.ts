@@ -411,6 +411,7 @@ describe('the console fold', () => {
         'error',
         'conversationReset',
         'contextCompacted',
+        'stepRestarted',
         'thinking',
         'chunk',
         'hello',

@@ -94,6 +94,7 @@ export const sampleEvents: SessionEvent[] = [
     usageTotal: { promptTokens: 601, completionTokens: 42, totalTokens: 643 },
   },
   { v: 4, type: 'reset' },
+  { v: 4, type: 'turnResumed', turnId: 't3', attempt: 1, reply: 'Looking.' },
 ];
 
 export interface ContractSubject {

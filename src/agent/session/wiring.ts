@@ -150,7 +150,8 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
   actor.start();
 
   // What the log left open is settled before anything runs: questions closed, a turn resumed or ended, messages requeued.
-  const opening = decideOpen(state, { now: clock.now(), orphanedTurnReason: deps.orphanedTurnReason });
+  const { orphanedTurnReason, resumeTurns } = deps;
+  const opening = decideOpen(state, { now: clock.now(), orphanedTurnReason, resumeTurns });
   for (const { meta, event } of openingFacts(opening, sessionId, log)) record(meta, event);
   for (const message of [...(opening.resume ? [opening.resume] : []), ...opening.requeue])
     actor.send({ type: 'MESSAGE', message });
