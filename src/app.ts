@@ -238,6 +238,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       expiry.start();
       await mcp.start();
       await cluster?.join();
+      agent.resumeLeftRunning(); // the turns a restart left running go on, their tool servers attempted
       if (inspect && config.server.inspectRelay)
         relay = startRelay(inspect, config.server.inspectRelay, log.child({ component: 'inspect' }));
       ready = true;

@@ -46,4 +46,6 @@ export interface SessionDeps extends Pick<
   orphanedTurnReason?: string;
   /** How many times a turn the log left running is resumed at open (decide.ts `decideOpen`); absent: never. */
   resumeTurns?: number;
+  /** Told when the session's turn opens (`true`) or ends, and at open when none is (the store's open-turn marks). */
+  markOpenTurn?: (open: boolean) => void;
 }
