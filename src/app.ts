@@ -97,6 +97,9 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
             drop: (id) => void agent.drop(id, 'moved'),
             release: (id) => agent.release(id),
           },
+          ...(config.server.resumeTurns && {
+            openTurnSessions: () => store.openTurnSessions?.() ?? Promise.resolve([]),
+          }),
         })
       : undefined;
   const serviceBus = cluster ? cluster.route(bus) : bus;

@@ -3,7 +3,8 @@
  * killed with SIGKILL mid-turn and started again on the same directory; with no new command, the turn completes
  * under its own turnId. A tool call that was running is run again only when its tool is read-only (the fixture's
  * `read`); the other (`send`) is never run twice: the model is told it was interrupted. A model step cut short is
- * asked again, and the `stepRestarted` frame carries the reply so far.
+ * asked again, and the `stepRestarted` frame carries the reply so far. On Redis, the owner (a child process) is killed
+ * mid-reply and the other instance takes the turn over by itself, within about `leaseMs` plus a few seconds.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,7 +18,9 @@ import {
   writeAgentFile,
   type AgentdProcess,
 } from '../support/agentd-process.ts';
-import { api } from '../support/messaging.ts';
+import { api, roomyLimits } from '../support/messaging.ts';
+import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
+import { startApp, type RunningApp } from '../support/start-app.ts';
 import { fixturePath } from '../support/paths.ts';
 import { until } from '../support/wait.ts';
 
@@ -136,5 +139,62 @@ describe('a turn resumed after agentd was killed (JSONL)', { timeout: 300_000 },
     expect(restarted.data).toMatchObject({ turnId, attempt: 1, content: '' });
     expect(frames.filter((f) => f.event === 'userMessage')).toHaveLength(1);
     await kill(second.p);
+  });
+});
+
+describe.skipIf(!hasRedisServer())('a turn taken over from a killed owner (Redis)', { timeout: 300_000 }, () => {
+  const LEASE_MS = 1000;
+  let redis: RedisServer;
+  let sim: Simulator;
+  let b: RunningApp;
+  let doomed: AgentdProcess | undefined;
+  let storage: Record<string, unknown>;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    sim = await startSimulator();
+    storage = { type: 'redis', url: redis.url, keyPrefix: `resume${Date.now()}:`, leaseMs: LEASE_MS };
+    b = await startApp({ storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url });
+  });
+  afterAll(async () => {
+    if (doomed && doomed.child.exitCode === null && doomed.child.signalCode === null) doomed.child.kill('SIGKILL');
+    await doomed?.exited;
+    await b?.stop();
+    await sim?.close();
+    await redis?.stop();
+  });
+
+  it('the other instance resumes the turn with no caller waiting, and it completes under its own turnId', async () => {
+    const agent = await writeAgentFile({
+      llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' },
+      storage,
+      server: roomyLimits,
+    });
+    doomed = runAgentd(['--agent', agent, '--web-port', '0'], {}, { command: FROM_SOURCES });
+    const aUrl = `http://127.0.0.1:${await listeningPort(doomed)}`;
+    const requests = sim.requests.length;
+    const sent = await api(aUrl, 'POST', '/api/message', { sessionId: 'r1', message: 'long [[len:40]] [[rate:10]]' });
+    expect(sent.status).toBe(200);
+    await until(() => Promise.resolve(sim.requests.length > requests), 'A asked the model');
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    const killedAt = Date.now();
+
+    const history = async (): Promise<Frame[]> =>
+      (await api(b.url, 'GET', '/api/sessions/r1/history')).body.events ?? [];
+    let frames: Frame[] = [];
+    await until(async () => (frames = await history()).some((f) => f.event === 'stepRestarted'), 'B resumed the turn', {
+      timeout: 60_000,
+    });
+    expect(Date.now() - killedAt).toBeLessThan(LEASE_MS + 10_000);
+    const turnId = frames.find((f) => f.event === 'userMessage')!.data.turnId;
+    await until(
+      async () => (frames = await history()).some((f) => f.event === 'response' || f.event === 'error'),
+      'the turn ends at B',
+      { timeout: 60_000 },
+    );
+    const end = frames.find((f) => f.event === 'response' || f.event === 'error')!;
+    expect([end.event, end.data.turnId]).toEqual(['response', turnId]);
+    expect(frames.filter((f) => f.event === 'userMessage')).toHaveLength(1);
   });
 });
