@@ -244,7 +244,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
     },
 
     async markOpenTurn(sessionId, open) {
-      guard();
+      guard(sessionId);
       return openTurns.mark(sessionId, open);
     },
 
