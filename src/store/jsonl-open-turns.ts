@@ -26,8 +26,13 @@ export function createOpenTurnMarks(dir: string) {
       }
       return;
     }
-    await mkdir(folder, { recursive: true });
-    await writeFile(path, sessionId);
+    try {
+      await writeFile(path, sessionId);
+    } catch (e) {
+      if (!isMissing(e)) throw e;
+      await mkdir(folder, { recursive: true }); // the first mark (one syscall per mark after it)
+      await writeFile(path, sessionId);
+    }
   };
   return {
     mark(sessionId: string, open: boolean): Promise<void> {
