@@ -17,7 +17,9 @@
  *   `awaitingUser` (tag `waitingForUser`); one delay wakes at the earliest `expiresAt` and closes what is due
  *   by `timeout`. ANSWER closes the question it names; a call's question left open when it settles is closed
  *   by `call-ended`. Entering `awaitingUser`, and closing a question while others stay open, reports `awaiting` with
- *   every question the turn holds (after the facts that asked or closed them). A resumed turn (`message.resume`) announces nothing and fails its interrupted calls.
+ *   every question the turn holds (after the facts that asked or closed them). A resumed turn (`message.resume`)
+ *   announces nothing, fails its interrupted calls, runs again those safe to repeat and goes on waiting for the
+ *   others; with none open it asks its next model step.
  * - When `modelStep` answers a CompactRequest, the turn compacts (`compact` stores the fact) and runs the
  *   same step once more; a failed compaction leaves the history as it was and shows in a failure's
  *   `details.compaction`. The step count does not move.
@@ -45,7 +47,7 @@ export const turnMachine = turnSetup.createMachine({
   states: {
     starting: {
       always: [
-        { guard: 'resumed', target: 'awaitingUser', actions: ['reportInterrupted', 'startTools'] },
+        { guard: 'resumed', target: 'callingTools', actions: ['reportInterrupted', 'startTools'] },
         { target: 'thinking', actions: ['announce', 'beginStep'] },
       ],
     },

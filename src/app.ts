@@ -98,6 +98,9 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
             drop: (id) => void agent.drop(id, 'moved'),
             release: (id) => agent.release(id),
           },
+          ...(config.server.resumeTurns && {
+            openTurnSessions: () => store.openTurnSessions?.() ?? Promise.resolve([]),
+          }),
         })
       : undefined;
   const serviceBus = cluster ? cluster.route(bus) : bus;
@@ -147,6 +150,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     ...registerActor,
     ...(cluster && { orphanedTurnReason: 'owner_lost', onSessionClosed: cluster.sessionClosed }),
     onSessionDeleted: (sessionId) => webhooks.sessionDeleted(sessionId),
+    ...(config.server.resumeTurns && { resumeTurns: config.server.maxTurnResumptions }),
   });
   const unnamed = config.server.limits.unnamedSessions;
   const expiry = createUnnamedExpiry({ bus, store, clock, log: log.child({ component: 'agent' }), ...unnamed });
@@ -254,6 +258,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await mcp.start();
       await cluster?.join();
       webhooks.start();
+      agent.resumeLeftRunning(); // the turns a restart left running go on, their tool servers attempted
       if (inspect && config.server.inspectRelay)
         relay = startRelay(inspect, config.server.inspectRelay, log.child({ component: 'inspect' }));
       ready = true;

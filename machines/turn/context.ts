@@ -53,7 +53,7 @@ export interface LastStep {
  */
 export const MAX_CONTEXT_PROPERTIES = 19;
 
-/** A new turn's context; a resumed one (`message.resume`) takes up its step's waiting calls and deadline. */
+/** A new turn's context; a resumed one (`message.resume`) takes up its step's waiting and repeated calls, and deadline. */
 export function initialContext(input: TurnInput): TurnContext {
   // Written out, not `{ ...input, iteration: 0, … }`: on Node 20 every property added after a spread
   // takes V8's slow path (~1 µs each; this context cost ~20 µs per turn that way, measured).
@@ -80,15 +80,16 @@ export function initialContext(input: TurnInput): TurnContext {
   const resume = input.message.resume;
   if (!resume) return base;
   const { iteration, reply, lastText, awaiting, expiresAt, waitMs } = resume;
+  const rerun = resume.rerun ?? [];
   const questions = awaiting.map((c) => waitingOf(callQuestion(input.key, c, expiresAt)));
-  const wakeAt = Date.parse(expiresAt);
+  const wakeAt = awaiting.length > 0 ? Date.parse(expiresAt) : 0;
   return {
     ...base,
     iteration,
     reply,
     last: { text: lastText, usage: undefined, fallbacks: undefined },
-    calls: awaiting,
-    pending: awaiting.length,
+    calls: [...awaiting, ...rerun],
+    pending: awaiting.length + rerun.length,
     questions,
     armedAt: wakeAt - waitMs,
     wakeAt,

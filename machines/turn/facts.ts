@@ -49,7 +49,10 @@ export const assistantStepFact = (key: TurnKey, model: string, step: ModelStep):
   ...stepExtras(step.usage, step.fallbacks),
 });
 
-export const toolCallFact = (key: TurnKey, { callId, toolName, serverId, args }: PlannedCall): SessionEvent => ({
+export const toolCallFact = (
+  key: TurnKey,
+  { callId, toolName, serverId, args, rerunSafe }: PlannedCall,
+): SessionEvent => ({
   v,
   type: 'toolCall',
   turnId: key.turnId,
@@ -57,6 +60,7 @@ export const toolCallFact = (key: TurnKey, { callId, toolName, serverId, args }:
   toolName,
   serverId,
   args,
+  ...(rerunSafe && { rerunSafe }),
 });
 
 /** The final reply's fact; `text` is what the history keeps as the last assistant message. */

@@ -147,10 +147,15 @@ export const turnSetup = setup({
         wakeAt: at + approvalTimeoutMs,
       });
     }),
-    /** A resumed turn: the calls that were running when its process stopped get a failed result. */
+    /**
+     * A resumed turn: the calls that were running when its process stopped, and are not run again, get a failed
+     * result (a call whose `toolCall` was never stored is reported first).
+     */
     reportInterrupted: enqueueActions(({ context: { key, message }, enqueue }) => {
-      for (const call of message.resume?.interrupted ?? []) {
-        const text = `Tool "${call.name}" did not return: the service restarted while it ran.`;
+      const resume = message.resume;
+      for (const call of resume?.unannounced ?? []) report(enqueue, fact(key, toolCallFact(key, call)));
+      for (const call of resume?.interrupted ?? []) {
+        const text = `Tool "${call.name}" was interrupted: the service stopped while it ran, and the call may or may not have taken effect.`;
         report(enqueue, fact(key, resultFact(key, call, false, text)));
       }
     }),

@@ -5,9 +5,12 @@
  *
  * `toFrame` is the one mapping from a stored event to its frame (live delivery, `since` replay and history all use
  * it), so a replaying client sees exactly the frames a live one saw. Events have a frame of their own name, except
- * `turnFailed` (`error`), `reset` (`conversationReset`), the question pair (question-frames.ts: by kind and answer)
- * and `assistantStep`, `messageQueued`, `serverSampled` (none). The transient `awaiting` frame (below) is for faces
- * only: no client ever sees it.
+ * `turnFailed` (`error`), `reset` (`conversationReset`), `turnResumed` (`stepRestarted`), the question pair
+ * (question-frames.ts: by kind and answer) and `assistantStep`, `messageQueued`, `serverSampled` (none). The
+ * transient `awaiting` frame (below) is for faces only: no client ever sees it.
+ * - `stepRestarted`: the turn was taken up again after its process stopped; `content` is its reply so far, which
+ *   replaces the chunks a client joined before (those of the step cut short are superseded): `content` and the
+ *   chunks after it join to the final `response.content`.
  */
 import type { Attached } from '../conversation/attachments.ts';
 import type { SessionEvent, SessionEventOf } from '../conversation/session-events.ts';
@@ -45,6 +48,7 @@ export interface AgentFrameData extends QuestionFrameData {
     seq?: number;
   };
   conversationReset: { sessionId: string; seq: number };
+  stepRestarted: TurnRef & { attempt: number; content: string };
   /** Events with seq ≤ upToSeq are summarised (or their tool results cleared) for the model; the log keeps them. */
   contextCompacted: { sessionId: string; seq: number } & Omit<
     SessionEventOf<'contextCompacted'>,
@@ -193,6 +197,11 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
       };
     case 'reset':
       return { event: 'conversationReset', data: { sessionId, seq } };
+    case 'turnResumed':
+      return {
+        event: 'stepRestarted',
+        data: { sessionId, turnId: e.turnId, seq, attempt: e.attempt, content: e.reply },
+      };
     case 'contextCompacted': {
       const { method, trigger, upToSeq, tokensBefore, tokensAfter } = e;
       const data: AgentFrameData['contextCompacted'] = {

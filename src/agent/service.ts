@@ -23,11 +23,12 @@ import type { SessionDeps } from './session/types.ts';
 import { createStorageHealth } from './session/storage-health.ts';
 import { createSessionTransfer } from './session/transfer.ts';
 import { createToolPort } from './tool-port.ts';
+import { isSessionKey } from '../session-id.ts';
 
-/** `orphanedTurnReason`: set where another instance may have died. */
+/** `orphanedTurnReason`: set where another instance may have died; `resumeTurns`: the bound on resuming a turn. */
 export interface AgentServiceOptions extends Pick<
   SessionDeps,
-  'store' | 'llm' | 'log' | 'registerActor' | 'orphanedTurnReason'
+  'store' | 'llm' | 'log' | 'registerActor' | 'orphanedTurnReason' | 'resumeTurns'
 > {
   config: Pick<AgentConfig, 'systemPrompt' | 'llm' | 'storage' | 'toolPolicy' | 'toolResultMaxBytes'>;
   bus: AgentBus;
@@ -65,6 +66,23 @@ export function createAgentService(opts: AgentServiceOptions) {
     bus.emit(name, frame.data, meta);
   };
 
+  /** Keeps the store's marks of open turns (only where turns resume: they find the turns a restart left running). */
+  const marker = (sessionId: string) => (open: boolean) =>
+    void store
+      .markOpenTurn?.(sessionId, open)
+      .catch((err: unknown) => log.warn({ err, sessionId, open }, 'marking an open turn failed'));
+  /** Opens every session the store marks with a turn open, so the turns a restart left running go on at once. */
+  const resumeLeftRunning = async () => {
+    const ids = (await store.openTurnSessions?.()) ?? [];
+    if (ids.length > 0) log.info({ sessions: ids.length }, 'opening the sessions whose turns a restart left running');
+    for (const id of ids) {
+      if (!isSessionKey(id)) continue;
+      await bus
+        .execute('agent.openSession', { sessionId: id })
+        .catch((err: unknown) => log.warn({ err, sessionId: id }, 'opening a session with an open turn failed'));
+    }
+  };
+
   const sessions = createSessionRegistry({
     open: (sessionId) =>
       openSession({
@@ -88,6 +106,7 @@ export function createAgentService(opts: AgentServiceOptions) {
         redact: opts.redact ?? ((value) => value),
         ...(opts.registerActor && { registerActor: opts.registerActor }),
         ...(opts.orphanedTurnReason !== undefined && { orphanedTurnReason: opts.orphanedTurnReason }),
+        ...(opts.resumeTurns !== undefined && { resumeTurns: opts.resumeTurns, markOpenTurn: marker(sessionId) }),
       }),
     store,
     quotas,
@@ -124,6 +143,14 @@ export function createAgentService(opts: AgentServiceOptions) {
       );
       sessions.start();
       return Promise.resolve();
+    },
+    /**
+     * Opens every session the store marks with a turn open (when turns resume), so the turns a restart left running go
+     * on without waiting for a command; called once the tool servers were attempted (a resumed call needs its server).
+     */
+    resumeLeftRunning(): void {
+      if (opts.resumeTurns === undefined || unregister.length === 0) return;
+      void resumeLeftRunning().catch((err: unknown) => log.warn({ err }, 'finding open turns failed'));
     },
     async stop(): Promise<void> {
       for (const off of unregister.splice(0)) off();

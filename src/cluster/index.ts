@@ -1,7 +1,8 @@
 /**
  * Many agentd instances over one Redis: each session runs on its lease holder; every instance serves every session.
  * - Session commands registered through `route(bus)` run at the session's holder (forwarding.ts); a turn run
- *   elsewhere is watched until it ends, or ended here when its runner or Redis is lost (remote-turns.ts).
+ *   elsewhere is watched until it ends, or ended here when its runner or Redis is lost (remote-turns.ts); a turn whose
+ *   owner died is taken over by an instance that notices its free lease (orphan-turns.ts), caller or none.
  * - Runtime tool-server changes reach every instance; listings show each instance's status (tool-servers.ts).
  * - `agent.health` is `degraded` (`redis: unreachable`) while Redis is down.
  * - `agent.*` events reach, in order, every instance that watches their session (fan-out.ts).
@@ -12,6 +13,7 @@ import { closeRedisConnection, createRedisConnection } from '../redis/index.ts';
 import { createFanOut } from './fan-out.ts';
 import { createForwarding, unavailable, type Handler } from './forwarding.ts';
 import { createLeases } from './leases.ts';
+import { watchOrphanTurns } from './orphan-turns.ts';
 import { createRemoteTurns } from './remote-turns.ts';
 import type { ClusterShared } from './shared.ts';
 import { createToolServerSync } from './tool-servers.ts';
@@ -41,6 +43,8 @@ export interface ClusterOptions<Name extends string = string> extends Omit<Clust
     /** Lets a dormant session leave memory (its close is told to `sessionClosed`); false when it is not dormant. */
     release: (sessionId: string) => Promise<boolean>;
   };
+  /** The sessions the store marks with a turn open (where turns resume): those whose owner died are taken over. */
+  openTurnSessions?: () => Promise<string[]>;
 }
 
 export function createCluster<Name extends string>(options: ClusterOptions<Name>) {
@@ -80,6 +84,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
     holder: (sessionId) => leases.holder(sessionId),
     takeOver: options.sessionCommands.takeOver,
   });
+  let orphans: { close(): void } | undefined;
   const offStatus = bus.on('mcp.serverStatus', (e) =>
     toolServers.statusChanged(e.payload as { name: string; status: string }),
   );
@@ -103,6 +108,17 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
       await beat();
       heartbeat = setInterval(() => void beat(), Math.max(100, Math.floor(leaseMs / 3)));
       heartbeat.unref();
+      // Turns dead owners left running are taken over once this instance's tool servers were attempted.
+      const { openTurnSessions } = options;
+      if (openTurnSessions)
+        orphans ??= watchOrphanTurns({
+          ...shared,
+          openTurnSessions,
+          holds: sessions.holds,
+          holder: (sessionId) => leases.holder(sessionId),
+          run: forwarding.run,
+          takeOver: options.sessionCommands.takeOver,
+        });
     },
     /** The bus as the agent service should register on it: its session commands run at the session's owner. */
     route<B extends Pick<Bus<CommandSpec, EventSpec>, 'handle'>>(inner: B): B {
@@ -140,6 +156,7 @@ export function createCluster<Name extends string>(options: ClusterOptions<Name>
     async close(): Promise<void> {
       fanOut.close();
       remoteTurns.close();
+      orphans?.close();
       offStatus();
       clearInterval(heartbeat);
       await leases.close();

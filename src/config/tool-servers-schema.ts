@@ -34,6 +34,12 @@ const serverCommon = {
     .describe(
       '`true`: the service is not ready (`GET /api/health/ready` answers 503) while this server is not connected.',
     ),
+  idempotent: z
+    .boolean()
+    .default(false)
+    .describe(
+      '`true`: calling any of its tools twice does no harm, so a turn resumed after agentd stopped mid-call runs the call again (as it does for a tool annotated `readOnlyHint` or `idempotentHint`); otherwise the model is told the call was interrupted.',
+    ),
   protocolVersion: z
     .enum(MCP_PROTOCOL_SETTINGS)
     .default('auto')

@@ -10,6 +10,7 @@
  *   still queued when the session reopens, it runs.
  * - `contextCompacted` shrinks the history as a fact (nothing rewritten); a reader rebuilds from its `readFrom`.
  * - `reasoning` precedes its step's event; `replay` goes back only to the same `api`, `model` and `endpoint`.
+ * - `turnResumed` (no bump: an added type) counts the times a turn was taken up again after its process stopped.
  */
 import { z } from 'zod';
 import { attachedSchema } from './attachments.ts';
@@ -65,7 +66,8 @@ const sessionEventSchema = z.discriminatedUnion('type', [
     text: z.string(),
     replay: z.array(z.record(z.string(), z.unknown())).optional(),
   }),
-  z.object({ v, type: z.literal('toolCall'), ...toolRef, args: z.unknown() }),
+  /** `rerunSafe`: its tool said a second run does no harm (read-only or idempotent), so a resumed turn runs it again. */
+  z.object({ v, type: z.literal('toolCall'), ...toolRef, args: z.unknown(), rerunSafe: z.literal(true).optional() }),
   z.object({
     v,
     type: z.literal('toolResult'),
@@ -115,6 +117,11 @@ const sessionEventSchema = z.discriminatedUnion('type', [
     principal: z.string().optional(),
   }),
   z.object({ v, type: z.literal('reset') }),
+  /**
+   * A turn its process left running, taken up again (`attempt`: 1 for the first time) from its last durable step;
+   * `reply` is its reply so far (the stored steps' text): what streamed after it is superseded.
+   */
+  z.object({ v, type: z.literal('turnResumed'), turnId, attempt: z.number().int().positive(), reply: z.string() }),
   /** A message waiting behind a running turn, stored before it is acknowledged. */
   z.object({
     v,

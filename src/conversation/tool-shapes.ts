@@ -12,6 +12,11 @@ export interface ModelTool extends ToolDefinition {
   action?: ToolAction;
   /** A tool the client runs (serverId {@link CLIENT_SERVER_ID}): its call waits for the client's result. */
   client?: true;
+  /**
+   * A second call does no harm: the tool is annotated `readOnlyHint` or `idempotentHint`, or its server's config says
+   * `idempotent: true`. A turn resumed after its process stopped runs such a call again instead of failing it.
+   */
+  rerunSafe?: true;
 }
 
 /** The `serverId` of a tool the client runs (an AG-UI run's `tools`), in its calls' events and frames. */

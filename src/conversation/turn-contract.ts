@@ -20,19 +20,29 @@ export interface TurnMessage {
   hops?: number;
   /** Tools its client runs, offered to the model for this turn beside the tool servers' (an AG-UI run's `tools`). */
   clientTools?: ClientTool[];
-  /** Set for a turn taken up again from the log (it was waiting for approvals when its process stopped). */
+  /** Set for a turn taken up again from the log (its process stopped while it waited for approvals, or ran). */
   resume?: ResumedTurn;
 }
 
-/** A turn read back from the log whose last step's calls were waiting: it goes on waiting (nothing is announced again). */
+/**
+ * A turn read back from the log (src/agent/session/open-turn.ts): its last step's waiting calls go on waiting, its
+ * calls safe to repeat run again, the others are answered as interrupted; nothing is announced again. With no call
+ * left open its next model step runs.
+ */
 export interface ResumedTurn {
+  /** Model steps stored so far. */
   iteration: number;
   reply: string;
   lastText: string;
   /** The calls still waiting for approval (`needsApproval`) or for the client (`runsOnClient`). */
   awaiting: PlannedCall[];
-  /** Calls of the step that neither settled nor wait: answered at once with a failed result. */
+  /** Calls that were running, run again: their tool says a second run does no harm (`rerunSafe`). */
+  rerun?: PlannedCall[];
+  /** Calls of the step that neither settled nor wait nor run again: answered at once with a failed result. */
   interrupted: PlannedCall[];
+  /** Those of `interrupted` whose `toolCall` was never stored: it is reported before their result. */
+  unannounced?: PlannedCall[];
+  /** When the awaited calls expire ('' when none waits). */
   expiresAt: string;
   /** Milliseconds left until `expiresAt` (0 when it has passed). */
   waitMs: number;

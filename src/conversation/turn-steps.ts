@@ -24,6 +24,8 @@ export interface PlannedCall {
   needsApproval?: true;
   /** The client runs it: the call waits for the client's result (a `clientTool` question). */
   runsOnClient?: true;
+  /** Its tool says a second run does no harm (read-only or idempotent): a resumed turn may run it again. */
+  rerunSafe?: true;
 }
 
 type Parsed = { ok: true; value: Record<string, unknown> } | { ok: false; reason: string };
@@ -62,7 +64,7 @@ export function planCalls(calls: readonly ToolCallRequest[], tools: readonly Mod
         error: `Invalid arguments for tool "${call.name}": ${parsed.reason}. Call it again with a JSON object.`,
       };
     }
-    const planned = { ...base, args: parsed.value };
+    const planned = { ...base, args: parsed.value, ...(tool?.rerunSafe && { rerunSafe: true as const }) };
     if (!tool) {
       const known = tools.map((t) => t.name).join(', ') || 'none';
       return { ...planned, error: `Unknown tool "${call.name}". Available tools: ${known}.` };

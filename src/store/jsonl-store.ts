@@ -6,6 +6,7 @@ import { madeOnce } from '../made-once.ts';
 import { createHandlePool } from './handle-pool.ts';
 import { checkWritable, dirMaker, isMissing, readLastEvent, removeStaleNewFiles, writeNewFile } from './jsonl-file.ts';
 import { createJsonlListing } from './jsonl-listing.ts';
+import { createOpenTurnMarks } from './jsonl-open-turns.ts';
 import { createSessionQueue } from './jsonl-queue.ts';
 import { covers, createSessionCache } from './jsonl-sessions.ts';
 import { createJournaling } from './jsonl-replay.ts';
@@ -56,6 +57,7 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
   let closing: Promise<void> | undefined;
   const temporary = () => join(dir, `${NEW_FILE_PREFIX}${process.pid}-${++newFiles}`);
   const listing = createJsonlListing(dir, parseEvent);
+  const openTurns = createOpenTurnMarks(dir);
   const turnIndexes = createJsonlTurns({
     dir,
     log,
@@ -239,6 +241,16 @@ export function createJsonlStore<E extends StoreEvent>(options: JsonlStoreOption
           reason: 'storage',
         });
       }
+    },
+
+    async markOpenTurn(sessionId, open) {
+      guard(sessionId);
+      return openTurns.mark(sessionId, open);
+    },
+
+    async openTurnSessions() {
+      guard();
+      return openTurns.list();
     },
 
     async storeId() {

@@ -22,7 +22,8 @@ export interface RedisStoreOptions<E extends StoreEvent> extends StoreDeps<E> {
  * - Every call is one command (or script, redis-scripts.ts) sent at call time on one connection, so a session's
  *   operations apply in call order.
  * - Keys: `<prefix>{s:<id>}:ev`, `:last`, `:turns`, `:turn-order` (one Cluster slot per session), `<prefix>sessions`
- *   (key → `<lastSeq> <ts>`), `<prefix>session-keys` (the same keys, paged in byte order) and `<prefix>store-id`.
+ *   (key → `<lastSeq> <ts>`), `<prefix>session-keys` (the same keys, paged in byte order), `<prefix>open-turns` (the
+ *   keys of sessions with a turn open: `markOpenTurn`) and `<prefix>store-id`.
  * - Redis unreachable at `open()` rejects naming the URL (without credentials); lost later, calls fail at once with
  *   SERVICE_UNAVAILABLE until it is back, which `onRecovered` listeners hear of.
  */
@@ -33,6 +34,7 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
   const client = createRedisConnection(options.url, 'redis store', log);
   const index = `${keyPrefix}sessions`;
   const ordered = `${keyPrefix}session-keys`;
+  const openTurns = `${keyPrefix}open-turns`;
   const key = (sessionId: string, name: 'ev' | 'last' | 'turns' | 'turn-order') =>
     `${keyPrefix}{s:${sessionId}}:${name}`;
   /** The turn index scripts' keys. */
@@ -181,6 +183,17 @@ export function createRedisStore<E extends StoreEvent>(options: RedisStoreOption
     async delete(sessionId) {
       guard(sessionId);
       return Number(await run(DELETE, keysOf(sessionId), [sessionId], 'delete')) > 0;
+    },
+
+    async markOpenTurn(sessionId, open) {
+      guard(sessionId);
+      const done = open ? client.sAdd(openTurns, sessionId) : client.sRem(openTurns, sessionId);
+      await done.catch(failure('markOpenTurn'));
+    },
+
+    async openTurnSessions() {
+      guard();
+      return client.sMembers(openTurns).catch(failure('openTurnSessions'));
     },
 
     async storeId() {

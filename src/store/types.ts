@@ -104,4 +104,11 @@ export interface EventStore<E extends StoreEvent> {
   storeId(): Promise<string>;
   /** Calls `listener` each time the medium is reachable again after it was lost (engines that can tell: Redis). */
   onRecovered?(listener: () => void): void;
+  /**
+   * Remembers whether the session has a turn open (engines whose logs outlive the process: JSONL, Redis), in a small
+   * index beside the logs, so a restart finds the turns left running without reading every log.
+   */
+  markOpenTurn?(sessionId: string, open: boolean): Promise<void>;
+  /** The sessions marked with a turn open (`markOpenTurn`). */
+  openTurnSessions?(): Promise<string[]>;
 }

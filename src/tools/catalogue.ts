@@ -2,7 +2,8 @@
  * The tools offered to the model: every tool of every connected server, servers in the order added and tools in
  * listing order, under model-visible names (naming.ts). Task-only tools (`execution.taskSupport: "required"`) are left
  * out. A `qualified` server's tools (an A2A agent's generic skill ids) are named `<server>--<tool>`. `parameters`
- * drop `$schema`/`$id` (some providers reject them).
+ * drop `$schema`/`$id` (some providers reject them). A tool is `rerunSafe` when annotated `readOnlyHint` or
+ * `idempotentHint`, or its server's config says `idempotent: true`.
  */
 import type { Tool } from '@modelcontextprotocol/client';
 import type { ModelTool, ToolRecord } from './messages.ts';
@@ -12,13 +13,17 @@ export interface CatalogueItem {
   modelName: string;
   serverId: string;
   tool: Tool;
+  /** Its server's config says every tool of it may be called twice. */
+  idempotent?: boolean;
 }
 
 export function buildCatalogue(
-  servers: readonly { serverId: string; tools: readonly Tool[]; qualified?: boolean }[],
+  servers: readonly { serverId: string; tools: readonly Tool[]; qualified?: boolean; idempotent?: boolean }[],
 ): Map<string, CatalogueItem> {
-  const items = servers.flatMap(({ serverId, tools, qualified }) =>
-    tools.filter((tool) => tool.execution?.taskSupport !== 'required').map((tool) => ({ serverId, tool, qualified })),
+  const items = servers.flatMap(({ serverId, tools, qualified, idempotent }) =>
+    tools
+      .filter((tool) => tool.execution?.taskSupport !== 'required')
+      .map((tool) => ({ serverId, tool, qualified, idempotent })),
   );
   const names = assignModelNames(
     items.map((i) => ({
@@ -26,7 +31,12 @@ export function buildCatalogue(
       toolName: i.qualified ? qualifiedName(i.serverId, i.tool.name) : i.tool.name,
     })),
   );
-  return new Map(items.map(({ serverId, tool }, i) => [names[i]!, { modelName: names[i]!, serverId, tool }]));
+  return new Map(
+    items.map(({ serverId, tool, idempotent }, i) => [
+      names[i]!,
+      { modelName: names[i]!, serverId, tool, ...(idempotent && { idempotent }) },
+    ]),
+  );
 }
 
 export function toModelTool(item: CatalogueItem): ModelTool {
@@ -37,8 +47,12 @@ export function toModelTool(item: CatalogueItem): ModelTool {
     parameters,
     serverId: item.serverId,
     toolName: item.tool.name,
+    ...(rerunSafe(item) && { rerunSafe: true }),
   };
 }
+
+const rerunSafe = ({ tool, idempotent }: CatalogueItem): boolean =>
+  idempotent === true || tool.annotations?.readOnlyHint === true || tool.annotations?.idempotentHint === true;
 
 /** The spec's tool record; `id` is the tool's name. */
 export function toToolRecord(tool: Tool): ToolRecord {

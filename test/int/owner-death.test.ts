@@ -36,6 +36,7 @@ const RUNS = 3;
  */
 const UNTIL_KILLED = '[[ttft:600000]]';
 const PATIENT_MODEL = { timeoutMs: 900_000, idleTimeoutMs: 900_000 };
+const noResume = { ...roomyLimits, resumeTurns: false };
 
 describe.skipIf(!enabled)('cluster: the queue of a session whose owner is killed', { timeout: 300_000 }, () => {
   let redis: RedisServer;
@@ -66,7 +67,8 @@ describe.skipIf(!enabled)('cluster: the queue of a session whose owner is killed
     redis = await startRedis();
     sim = await startSimulator();
     storage = { type: 'redis', url: redis.url, keyPrefix: `death${randomUUID()}:`, leaseMs: LEASE_MS };
-    b = await startApp({ storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url });
+    // resumeTurns off: the killed owner's turn ends as owner_lost, which is what frees the queue behind it here.
+    b = await startApp({ storage, server: noResume, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url });
     store = createRedisStore({
       url: redis.url,
       keyPrefix: storage.keyPrefix,
@@ -92,7 +94,7 @@ describe.skipIf(!enabled)('cluster: the queue of a session whose owner is killed
         await writeAgentFile({
           llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k', ...PATIENT_MODEL },
           storage,
-          server: roomyLimits,
+          server: noResume,
         }),
         '--web-port',
         '0',

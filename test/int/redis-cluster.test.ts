@@ -54,7 +54,9 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
   const apps: RunningApp[] = [];
   const clients: WsClient[] = [];
   const instance = async () => {
-    const app = await startApp({ storage, server: roomyLimits, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url });
+    // resumeTurns off: a turn whose owner died ends as owner_lost (what these tests check; resuming has its own).
+    const server = { ...roomyLimits, resumeTurns: false };
+    const app = await startApp({ storage, server, llm: { timeoutMs: 10_000 } }, { modelUrl: sim.url });
     apps.push(app);
     return app;
   };
@@ -238,6 +240,7 @@ describe.skipIf(!enabled)('cluster: instances sharing one redis', { timeout: 120
       await writeAgentFile({
         llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' },
         storage,
+        server: { resumeTurns: false },
       }),
       '--web-port',
       '0',

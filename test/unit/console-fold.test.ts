@@ -113,6 +113,18 @@ describe('the console fold', () => {
     expect(sessionView(state, S).lastSeq).toBe(2);
   });
 
+  it('a turn resumed after a restart: stepRestarted replaces what streamed before with the reply so far', () => {
+    let state = foldAll(initialState, [user(1, 't1', 'Hi'), thinking(1, 't1'), chunk(1, 't1', 'Hal')]);
+    const restarted: ConsoleFrame = {
+      event: 'stepRestarted',
+      data: { sessionId: S, turnId: 't1', seq: 2, attempt: 1, content: '' },
+    };
+    state = foldAll(state, [restarted, chunk(2, 't1', 'Hello'), chunk(2, 't1', ' again')]);
+    expect(shown(state)).toEqual(['user: Hi', 'assistant (streaming): Hello again']);
+    state = fold(state, response(3, 't1', 'Hello again'));
+    expect(shown(state)).toEqual(['user: Hi', 'assistant: Hello again']);
+  });
+
   it('shows a tool turn in seq order, live and replayed alike', () => {
     const live = foldAll(initialState, toolTurn);
     expect(shown(live)).toEqual(['user: Hello', 'tool echo → ok', 'assistant: Let me look.\n\nFound it.']);
@@ -441,6 +453,7 @@ describe('the console fold', () => {
         'error',
         'conversationReset',
         'contextCompacted',
+        'stepRestarted',
         'thinking',
         'chunk',
         'hello',

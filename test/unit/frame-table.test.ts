@@ -36,6 +36,7 @@ const AGENT_FRAMES: Record<FrameName, true> = {
   error: true,
   conversationReset: true,
   contextCompacted: true,
+  stepRestarted: true,
 };
 
 /** `a, b?, c` → ['a', 'b', 'c'] (optional marks dropped). */

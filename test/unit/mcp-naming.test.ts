@@ -148,6 +148,28 @@ describe('buildCatalogue', () => {
     });
   });
 
+  it('marks a tool safe to run again when it is read-only or idempotent, or its server says so (a resumed turn repeats its call)', () => {
+    const catalogue = buildCatalogue([
+      {
+        serverId: 'a',
+        tools: [
+          tool('read', { annotations: { readOnlyHint: true } }),
+          tool('put', { annotations: { idempotentHint: true } }),
+          tool('send', { annotations: { readOnlyHint: false, destructiveHint: true } }),
+          tool('plain'),
+        ],
+      },
+      { serverId: 'b', tools: [tool('any')], idempotent: true },
+    ]);
+    expect([...catalogue.values()].map((item) => [item.modelName, toModelTool(item).rerunSafe])).toEqual([
+      ['read', true],
+      ['put', true],
+      ['send', undefined],
+      ['plain', undefined],
+      ['any', true],
+    ]);
+  });
+
   it("names a client's tools beside the servers' (which keep theirs): a taken name gets client--, then a hash", () => {
     const names = clientToolNames(new Set(['echo', 'client--dup']), ['locate', 'echo', 'dup', 'dup', 'a b']);
     expect(names.slice(0, 2)).toEqual(['locate', 'client--echo']);

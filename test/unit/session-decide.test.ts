@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { createAsked } from '../../src/agent/questions/asked.ts';
 import { decide, decideOpen, type Live, type SessionCommand } from '../../src/agent/session/decide.ts';
 import { evolve, foldSession } from '../../src/agent/session/state.ts';
-import type { SessionEvent } from '../../src/conversation/session-events.ts';
+import type { SessionEvent, SessionEventOf } from '../../src/conversation/session-events.ts';
 import type { TurnMessage } from '../../src/conversation/turn-contract.ts';
 import { AppError } from '../../src/errors/index.ts';
 import { createLogger } from '../../src/log/index.ts';
@@ -280,6 +280,108 @@ describe('deciding what a log left open', () => {
         details: { reason: 'owner_died' },
       },
     ]);
+  });
+});
+
+describe('deciding a turn its process left running (resumeTurns)', () => {
+  const now = Date.parse('2026-01-01T00:00:00.000Z');
+  const safeCall = (turnId: string, callId: string): SessionEvent => ({
+    ...(call(turnId, callId) as SessionEventOf<'toolCall'>),
+    rerunSafe: true,
+  });
+  const result = (turnId: string, callId: string): SessionEvent => ({
+    v,
+    type: 'toolResult',
+    turnId,
+    callId,
+    toolName: callId,
+    serverId: 'srv',
+    success: true,
+    result: {},
+    text: 'ok',
+    durationMs: 1,
+  });
+  const said = (turnId: string, text: string): SessionEvent => ({
+    v,
+    type: 'assistantStep',
+    turnId,
+    text,
+    model: 'm',
+    toolCalls: [],
+  });
+  const resumed = (turnId: string, attempt: number): SessionEvent => ({
+    v,
+    type: 'turnResumed',
+    turnId,
+    attempt,
+    reply: '',
+  });
+
+  it('given a model step cut short, its turn resumes under its own id at the next step, recorded as turnResumed first', () => {
+    const state = foldSession('s1', [user('t1'), said('t1', 'Looking.'), result('t1', 'x'), queued('t2')]);
+    const opening = decideOpen(state, { now, resumeTurns: 3 });
+    expect(opening.record).toEqual([{ v, type: 'turnResumed', turnId: 't1', attempt: 1, reply: 'Looking.' }]);
+    expect(opening.resume).toMatchObject({ turnId: 't1', correlationId: 't1', content: 't1' });
+    expect(opening.resume?.resume).toMatchObject({
+      iteration: 1,
+      reply: 'Looking.',
+      lastText: 'Looking.',
+      awaiting: [],
+      rerun: [],
+      interrupted: [],
+    });
+    expect(opening.requeue.map((m) => m.turnId)).toEqual(['t2']);
+  });
+
+  it('given calls without a result, runs again only those whose tool said it is safe; the others (and one never stored) are interrupted', () => {
+    const state = foldSession('s1', [
+      user('t1'),
+      step('t1', 'safe', 'unsafe', 'done', 'unstored'),
+      safeCall('t1', 'safe'),
+      call('t1', 'unsafe'),
+      call('t1', 'done'),
+      result('t1', 'done'),
+    ]);
+    const resume = decideOpen(state, { now, resumeTurns: 3 }).resume?.resume;
+    expect(resume?.rerun?.map((c) => [c.callId, c.rerunSafe])).toEqual([['safe', true]]);
+    expect(resume?.interrupted.map((c) => c.callId)).toEqual(['unsafe', 'unstored']);
+    expect(resume?.unannounced?.map((c) => c.callId)).toEqual(['unstored']);
+    expect(resume?.iteration).toBe(1);
+  });
+
+  it('counts its resumptions in the log: past the bound it ends as owner_lost (or the reason its runner is gone)', () => {
+    const log = [user('t1'), resumed('t1', 1), resumed('t1', 2)];
+    expect(decideOpen(foldSession('s1', log), { now, resumeTurns: 3 }).record).toEqual([
+      { v, type: 'turnResumed', turnId: 't1', attempt: 3, reply: '' },
+    ]);
+    const spent = foldSession('s1', [...log, resumed('t1', 3)]);
+    const opening = decideOpen(spent, { now, resumeTurns: 3 });
+    expect(opening.resume).toBeUndefined();
+    expect(opening.record).toEqual([
+      expect.objectContaining({
+        type: 'turnFailed',
+        turnId: 't1',
+        code: 'AGENT_ERROR',
+        details: { reason: 'owner_lost' },
+      }),
+    ]);
+    expect(decideOpen(spent, { now, resumeTurns: 3, orphanedTurnReason: 'owner_died' }).record).toEqual([
+      expect.objectContaining({ type: 'turnFailed', details: { reason: 'owner_died' } }),
+    ]);
+    // A turnResumed of another turn, or one before a reset, counts for nothing.
+    const other = foldSession('s1', [user('t0'), resumed('t0', 3), { v, type: 'reset' }, user('t1')]);
+    expect(decideOpen(other, { now, resumeTurns: 3 }).record).toEqual([
+      { v, type: 'turnResumed', turnId: 't1', attempt: 1, reply: '' },
+    ]);
+  });
+
+  it('with resuming off, keeps what it did before; a turn waiting for approval resumes as before, recording nothing', () => {
+    const running = foldSession('s1', [user('t1'), step('t1', 'c1'), call('t1', 'c1')]);
+    expect(decideOpen(running, { now, resumeTurns: 0 })).toMatchObject({ record: [], resume: undefined });
+    const waiting = foldSession('s1', [user('t1'), step('t1', 'c1'), call('t1', 'c1'), approval('t1', 'c1')]);
+    const opening = decideOpen(waiting, { now, resumeTurns: 3 });
+    expect(opening.record).toEqual([]);
+    expect(opening.resume?.resume?.awaiting.map((c) => c.callId)).toEqual(['c1']);
   });
 });
 

@@ -94,6 +94,7 @@ export const sampleEvents: SessionEvent[] = [
     usageTotal: { promptTokens: 601, completionTokens: 42, totalTokens: 643 },
   },
   { v: 4, type: 'reset' },
+  { v: 4, type: 'turnResumed', turnId: 't3', attempt: 1, reply: 'Looking.' },
 ];
 
 export interface ContractSubject {
@@ -114,6 +115,20 @@ export function eventStoreContract(name: string, make: () => Promise<ContractSub
     };
     afterEach(async () => {
       await Promise.all(opened.splice(0).map((s) => s.close()));
+    });
+
+    it('marks the sessions with a turn open, in call order, for another store over the medium (engines that keep them)', async () => {
+      const { store, reopen } = await subject();
+      if (!store.markOpenTurn || !store.openTurnSessions) return; // the memory engine: nothing outlives it
+      const long = '\u0000alice\u0000chat 1'; // an owned key (not a plain file name)
+      await Promise.all([store.markOpenTurn('a', true), store.markOpenTurn(long, true), store.markOpenTurn('b', true)]);
+      void store.markOpenTurn('b', false);
+      await store.markOpenTurn('a', false);
+      await store.markOpenTurn('a', true);
+      await store.markOpenTurn('b', false);
+      const later = reopen ? await reopen() : store;
+      if (later !== store) opened.push(later);
+      expect((await later.openTurnSessions!()).sort()).toEqual([long, 'a']);
     });
 
     it('numbers appends per session from 1 and stamps them with the clock', async () => {

@@ -222,7 +222,7 @@ describe('turn machine: tool approvals', () => {
     expect(h.facts('toolResult')[0]).toMatchObject({
       callId: 'b',
       success: false,
-      text: 'Tool "add" did not return: the service restarted while it ran.',
+      text: 'Tool "add" was interrupted: the service stopped while it ran, and the call may or may not have taken effect.',
     });
     h.actor.send({ type: 'ANSWER', id: 'a', answer: { decision: 'approve' }, by: 'rest' });
     await waitUntil(() => t.gates.has('a'));

@@ -140,6 +140,20 @@ export function foldSession(view, frame) {
       });
       break;
     }
+    case 'stepRestarted': {
+      // The turn was taken up again after a restart: its reply so far replaces what streamed before.
+      const d = frame.data;
+      if (get(items, replyKey(d.turnId), 'assistant')?.done) return view;
+      items = put(items, {
+        kind: 'assistant',
+        key: replyKey(d.turnId),
+        order: d.seq + 0.5,
+        turnId: d.turnId,
+        text: d.content,
+        done: false,
+      });
+      break;
+    }
     case 'response': {
       const d = frame.data;
       items = put(items, {

@@ -17,8 +17,11 @@
  *   values), else INVALID_REQUEST whose `details.field` names the field; any other answer carries none. A client
  *   tool call's result (and error) is cut to `live.maxResultBytes`, the bound of every tool result.
  * - `open` (a session read from its log): its questions whose asker died with the process are closed by
- *   `restart`; a turn left waiting for approval is resumed; one left running ends with a failed turn
- *   when `orphanedTurnReason` says its runner is gone; then the messages left queued run, in order.
+ *   `restart`; a turn left waiting for approval is resumed; one left running is resumed from its last durable
+ *   step (open-turn.ts `resumeRunning`) when `resumeTurns` allows it, recorded first as `turnResumed` with its
+ *   attempt; one already resumed `resumeTurns` times, or any when resuming is off, ends with a failed turn when
+ *   `orphanedTurnReason` says its runner is gone (with resuming on: always, its reason `owner_lost` unless
+ *   named); then the messages left queued run, in order.
  */
 import {
   QUESTION_KINDS,
@@ -39,7 +42,7 @@ import { sessionIdOf } from '../../session-id.ts';
 import { agentTurnFailed } from '../../conversation/turn-steps.ts';
 import type { ArgsValidator } from '../../tools/args-validator.ts';
 import { capText } from '../../conversation/tool-shapes.ts';
-import { resumeTurn } from './open-turn.ts';
+import { resumeRunning, resumeTurn, type OpenTurn } from './open-turn.ts';
 import type { SessionState } from './state.ts';
 
 export type SessionCommand =
@@ -189,22 +192,47 @@ export function checkAnswer(
 
 export const RESTART_REASON = "the server's request ended with the process";
 
+export interface OpenOptions {
+  /** The clock's time. */
+  now: number;
+  /** Set where the turn's runner is known to be gone (another instance may have died): the reason it ends with. */
+  orphanedTurnReason?: string | undefined;
+  /** How many times a turn left running is taken up again (`server.maxTurnResumptions`); absent or 0: never. */
+  resumeTurns?: number | undefined;
+}
+
 /**
  * What a session read from its log does before anything runs (see the contracts): the facts to `record` first, the
- * turn to `resume` (it waits for approval), then the messages to `requeue`, in order.
+ * turn to `resume` (it waits for approval, or was left running), then the messages to `requeue`, in order.
  */
-export function decideOpen(state: SessionState, options: { now: number; orphanedTurnReason?: string | undefined }) {
+export function decideOpen(state: SessionState, options: OpenOptions) {
   const record: SessionEvent[] = [];
   for (const q of state.questions.values()) {
     if (!QUESTION_KINDS[q.kind].survivesRestart)
       record.push(answeredEvent(q, closingAnswer(q.kind, 'restart', RESTART_REASON), 'restart'));
   }
-  const resume = resumeTurn(state.openTurn, state.questions, options.now);
   const open = state.openTurn;
-  if (!resume && open && options.orphanedTurnReason !== undefined) {
-    const message = 'The turn was stopped: the instance running it stopped before it ended';
-    record.push(agentTurnFailed(open.user.turnId, message, options.orphanedTurnReason));
-  }
+  const resume = resumeTurn(open, state.questions, options.now) ?? (open && resumeLeftRunning(open, options, record));
   return { record, resume, requeue: [...state.queued.values()].map((q) => q.message) };
 }
 export type Opening = ReturnType<typeof decideOpen>;
+
+/** A turn left running: resumed (its `turnResumed` recorded) while its bound allows, else failed when it must end. */
+function resumeLeftRunning(open: OpenTurn, options: OpenOptions, record: SessionEvent[]): TurnMessage | undefined {
+  const max = options.resumeTurns ?? 0;
+  const { turnId } = open.user;
+  if (open.resumed < max) {
+    const message = resumeRunning(open);
+    const reply = message.resume?.reply ?? '';
+    record.push({ v: EVENT_VERSION, type: 'turnResumed', turnId, attempt: open.resumed + 1, reply });
+    return message;
+  }
+  const reason = options.orphanedTurnReason ?? (max > 0 ? 'owner_lost' : undefined);
+  if (reason === undefined) return undefined;
+  const message =
+    max > 0
+      ? `The turn was stopped: its process stopped before it ended, ${open.resumed} time(s) (the bound is ${max})`
+      : 'The turn was stopped: the instance running it stopped before it ended';
+  record.push(agentTurnFailed(turnId, message, reason));
+  return undefined;
+}

@@ -21,10 +21,21 @@ export function openingFacts(
   sessionId: string,
   log: Logger,
 ): { meta: SendMeta; event: SessionEvent }[] {
-  if (opening.resume)
+  const resumed = opening.resume?.resume;
+  if (opening.resume && resumed?.awaiting.length)
     log.info(
-      { sessionId, turnId: opening.resume.turnId, awaiting: opening.resume.resume?.awaiting.length },
+      { sessionId, turnId: opening.resume.turnId, awaiting: resumed.awaiting.length },
       'resuming a turn that waits for approval',
+    );
+  else if (opening.resume)
+    log.warn(
+      {
+        sessionId,
+        turnId: opening.resume.turnId,
+        rerun: resumed?.rerun?.map((c) => c.callId),
+        interrupted: resumed?.interrupted.map((c) => c.callId),
+      },
+      'resuming a turn its process left running',
     );
   if (opening.requeue.length > 0)
     log.info({ sessionId, turns: opening.requeue.map((m) => m.turnId) }, 'resuming queued messages');

@@ -163,6 +163,7 @@ function fold(state: Projection, e: SessionEvent, seq: number): void {
     case 'questionAsked':
     case 'questionClosed':
     case 'messageQueued':
+    case 'turnResumed':
       return;
     case 'turnFailed':
       if (state.turn === undefined || state.turn === e.turnId) answerOpen(state, failedToolResult(e));

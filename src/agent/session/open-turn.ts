@@ -3,12 +3,17 @@
  *
  * Contracts:
  * - A turn is open from its `userMessage` until its own `response` or `turnFailed`, or a `reset` (a
- *   `turnFailed` of another turn is a queued message discarded: it leaves the open turn as it is).
+ *   `turnFailed` of another turn is a queued message discarded: it leaves the open turn as it is). Its
+ *   `turnResumed` events count the times it was taken up again (`resumed`).
  * - `resumeTurn` takes up an open turn whose last step has calls still waiting for approval or for the
  *   client's result (their process stopped or crashed): they go on waiting, with the time they had left,
  *   and the turn keeps its client tools. Calls of that step with neither a result nor a pending question
  *   were running when the process stopped: they are `interrupted` (never run again). Any other open turn
- *   is not resumed.
+ *   is not resumed by it.
+ * - `resumeRunning` takes up any other open turn from its last durable step (a turn left running): the
+ *   calls of its last step with no result run again when their `toolCall` says `rerunSafe`, and are
+ *   `interrupted` otherwise (those whose `toolCall` was never stored too: `unannounced`); with no call
+ *   left open the turn's next model step is asked (again, if it was streaming), on the same history.
  */
 import type { Question } from '../../conversation/questions.ts';
 import type { SessionEvent, SessionEventOf } from '../../conversation/session-events.ts';
@@ -22,13 +27,15 @@ export interface OpenTurn {
   calls: SessionEventOf<'toolCall'>[];
   /** Ids of the calls with a result. */
   results: Set<string>;
+  /** Times it was taken up again after its process stopped (its `turnResumed` events). */
+  resumed: number;
 }
 
 /** One event folded into the open turn (updated in place; a new one on a `userMessage`). */
 export function evolveOpenTurn(turn: OpenTurn | undefined, e: SessionEvent): OpenTurn | undefined {
   switch (e.type) {
     case 'userMessage':
-      return { user: e, steps: [], calls: [], results: new Set() };
+      return { user: e, steps: [], calls: [], results: new Set(), resumed: 0 };
     case 'reset':
       return undefined;
     case 'response':
@@ -43,6 +50,9 @@ export function evolveOpenTurn(turn: OpenTurn | undefined, e: SessionEvent): Ope
       return turn;
     case 'toolResult':
       turn?.results.add(e.callId);
+      return turn;
+    case 'turnResumed':
+      if (turn?.user.turnId === e.turnId) turn.resumed = e.attempt;
       return turn;
     default:
       return turn; // a queued message, a compaction, a question, sampling: the open turn stays as it is
@@ -59,15 +69,8 @@ export function resumeTurn(
   now: number,
 ): TurnMessage | undefined {
   if (!turn) return undefined;
-  const { user, steps, calls, results } = turn;
-  const names = new Map(steps.at(-1)?.toolCalls.map((c) => [c.id, c.name]));
-  const plan = (c: SessionEventOf<'toolCall'>): PlannedCall => ({
-    callId: c.callId,
-    name: names.get(c.callId) ?? c.toolName,
-    toolName: c.toolName,
-    serverId: c.serverId,
-    args: c.args,
-  });
+  const { user, calls, results } = turn;
+  const plan = planner(turn);
   const approvalOf = (c: SessionEventOf<'toolCall'>) => {
     const q = questions.get(c.callId);
     return (q?.kind === 'approval' || q?.kind === 'clientTool') && q.turnId === user.turnId ? q : undefined;
@@ -78,9 +81,7 @@ export function resumeTurn(
   if (!first) return undefined;
   const expiresAt = approvalOf(first)?.expiresAt ?? '';
   const resume: ResumedTurn = {
-    iteration: steps.length,
-    reply: steps.reduce((reply, s) => stepReply(reply, s.text), ''),
-    lastText: steps.at(-1)?.text ?? '',
+    ...progress(turn),
     awaiting: waiting.map((c) =>
       approvalOf(c)?.kind === 'clientTool' ? { ...plan(c), runsOnClient: true } : { ...plan(c), needsApproval: true },
     ),
@@ -88,6 +89,30 @@ export function resumeTurn(
     expiresAt,
     waitMs: Math.max(0, Date.parse(expiresAt) - now),
   };
+  return resumedMessage(user, resume);
+}
+
+/** The turn's progress from its stored steps: the steps run, the reply so far, the last step's text. */
+const progress = ({ steps }: OpenTurn) => ({
+  iteration: steps.length,
+  reply: steps.reduce((reply, s) => stepReply(reply, s.text), ''),
+  lastText: steps.at(-1)?.text ?? '',
+});
+
+/** A stored call as the turn plans it (its model-visible name from its step). */
+function planner({ steps }: OpenTurn): (c: SessionEventOf<'toolCall'>) => PlannedCall {
+  const names = new Map(steps.at(-1)?.toolCalls.map((c) => [c.id, c.name]));
+  return (c) => ({
+    callId: c.callId,
+    name: names.get(c.callId) ?? c.toolName,
+    toolName: c.toolName,
+    serverId: c.serverId,
+    args: c.args,
+    ...(c.rerunSafe && { rerunSafe: true }),
+  });
+}
+
+function resumedMessage(user: SessionEventOf<'userMessage'>, resume: ResumedTurn): TurnMessage {
   const { clientTools } = user;
   return {
     turnId: user.turnId,
@@ -96,4 +121,26 @@ export function resumeTurn(
     ...(clientTools && { clientTools }),
     resume,
   };
+}
+
+/** An open turn left running, taken up from its last durable step (see the contracts). */
+export function resumeRunning(turn: OpenTurn): TurnMessage {
+  const { steps, calls, results } = turn;
+  const plan = planner(turn);
+  const open = calls.filter((c) => !results.has(c.callId)).map(plan);
+  const stored = new Set(calls.map((c) => c.callId));
+  // A call of the step whose toolCall never reached the log may have started: it is not run again.
+  const unannounced: PlannedCall[] = (steps.at(-1)?.toolCalls ?? [])
+    .filter((c) => !stored.has(c.id))
+    .map((c) => ({ callId: c.id, name: c.name, toolName: c.name, serverId: '', args: c.arguments }));
+  const resume: ResumedTurn = {
+    ...progress(turn),
+    awaiting: [],
+    rerun: open.filter((c) => c.rerunSafe),
+    interrupted: [...open.filter((c) => !c.rerunSafe), ...unannounced],
+    unannounced,
+    expiresAt: '',
+    waitMs: 0,
+  };
+  return resumedMessage(turn.user, resume);
 }

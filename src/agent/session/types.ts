@@ -42,6 +42,10 @@ export interface SessionDeps extends Pick<
   redact: <T>(value: T) => T;
   /** Shows the session's actor to the inspector. */
   registerActor?: RegisterActor;
-  /** When set, a turn the log left running (not waiting for approval) is ended at open with this `details.reason`. */
+  /** When set, a turn the log left running (not waiting for approval) and not resumed is ended at open with this `details.reason`. */
   orphanedTurnReason?: string;
+  /** How many times a turn the log left running is resumed at open (decide.ts `decideOpen`); absent: never. */
+  resumeTurns?: number;
+  /** Told when the session's turn opens (`true`) or ends, and at open when none is (the store's open-turn marks). */
+  markOpenTurn?: (open: boolean) => void;
 }

@@ -9,6 +9,7 @@
  * - `starting` holds the senders of messages that started a turn at once, until that turn's `userMessage` is
  *   stored (facts.ts answers them).
  * - The actor is started, and what the log left open is settled (decide.ts `decideOpen`), before this returns.
+ * - The store is told (`markOpenTurn`) each time the session's turn opens or ends, as the state folds it.
  */
 import type { SessionEvent } from '../../conversation/session-events.ts';
 import { questionsOf } from '../../../machines/session.machine.ts';
@@ -43,7 +44,9 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
     log,
     lastSeq: state.lastSeq,
     onStored: (s) => {
+      const wasOpen = state.openTurn !== undefined;
       evolve(state, s);
+      if (wasOpen !== (state.openTurn !== undefined)) deps.markOpenTurn?.(!wasOpen);
       asked.settle(state, s);
       deps.storage.ok();
     },
@@ -151,11 +154,22 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
   });
   actor.start();
 
-  // What the log left open is settled before anything runs: questions closed, a turn resumed or ended, messages requeued.
-  const opening = decideOpen(state, { now: clock.now(), orphanedTurnReason: deps.orphanedTurnReason });
-  for (const { meta, event } of openingFacts(opening, sessionId, log)) record(meta, event);
-  for (const message of [...(opening.resume ? [opening.resume] : []), ...opening.requeue])
-    actor.send({ type: 'MESSAGE', message });
+  settleOpening(deps, state, record, actor);
 
   return { sessionId, state, life, outbox, record, usage, asked, answered, compactions, starting, actor, unregister };
+}
+
+/** What the log left open is settled before anything runs: questions closed, a turn resumed or ended, messages requeued. */
+function settleOpening(
+  deps: SessionDeps,
+  state: SessionState,
+  record: SessionWiring['record'],
+  actor: SessionWiring['actor'],
+): void {
+  const { orphanedTurnReason, resumeTurns, sessionId, log } = deps;
+  const opening = decideOpen(state, { now: deps.clock.now(), orphanedTurnReason, resumeTurns });
+  for (const { meta, event } of openingFacts(opening, sessionId, log)) record(meta, event);
+  if (state.openTurn === undefined) deps.markOpenTurn?.(false); // a mark a crash left behind
+  for (const message of [...(opening.resume ? [opening.resume] : []), ...opening.requeue])
+    actor.send({ type: 'MESSAGE', message });
 }
