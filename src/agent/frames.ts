@@ -6,7 +6,7 @@
  * `toFrame` is the one mapping from a stored event to its frame (live delivery, `since` replay and history all use
  * it), so a replaying client sees exactly the frames a live one saw. Events have a frame of their own name, except
  * `turnFailed` (`error`), `reset` (`conversationReset`), the question pair (question-frames.ts: by kind and answer)
- * and `assistantStep`, `messageQueued`, `serverSampled` (none).
+ * and `assistantStep`, `messageQueued`, `serverSampled`, `toolTask` (none).
  */
 import type { Attached } from '../conversation/attachments.ts';
 import type { SessionEvent, SessionEventOf } from '../conversation/session-events.ts';
@@ -125,6 +125,7 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
     case 'assistantStep':
     case 'messageQueued':
     case 'serverSampled':
+    case 'toolTask':
       return undefined;
     case 'reasoning':
       return {

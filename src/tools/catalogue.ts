@@ -1,7 +1,7 @@
 /**
  * The tools offered to the model: every tool of every connected server, servers in the order added and tools in
  * listing order, under model-visible names (naming.ts). Task-only tools (`execution.taskSupport: "required"`) are left
- * out. A `qualified` server's tools (an A2A agent's generic skill ids) are named `<server>--<tool>`. `parameters`
+ * out unless their server runs tools as tasks (`runsTasks`; mcp/task-call.ts). A `qualified` server's tools (an A2A agent's generic skill ids) are named `<server>--<tool>`. `parameters`
  * drop `$schema`/`$id` (some providers reject them).
  */
 import type { Tool } from '@modelcontextprotocol/client';
@@ -15,10 +15,12 @@ export interface CatalogueItem {
 }
 
 export function buildCatalogue(
-  servers: readonly { serverId: string; tools: readonly Tool[]; qualified?: boolean }[],
+  servers: readonly { serverId: string; tools: readonly Tool[]; qualified?: boolean; runsTasks?: boolean }[],
 ): Map<string, CatalogueItem> {
-  const items = servers.flatMap(({ serverId, tools, qualified }) =>
-    tools.filter((tool) => tool.execution?.taskSupport !== 'required').map((tool) => ({ serverId, tool, qualified })),
+  const items = servers.flatMap(({ serverId, tools, qualified, runsTasks }) =>
+    tools
+      .filter((tool) => runsTasks === true || tool.execution?.taskSupport !== 'required')
+      .map((tool) => ({ serverId, tool, qualified })),
   );
   const names = assignModelNames(
     items.map((i) => ({

@@ -54,7 +54,12 @@ export function createServerPool(options: PoolOptions) {
   const refreshCatalogue = () => {
     const servers = [...entries.values()]
       .filter((e) => statusOf(e) === 'connected' && e.connection)
-      .map((e) => ({ serverId: e.name, tools: e.connection!.tools, qualified: a2aAgents.has(e) }));
+      .map((e) => ({
+        serverId: e.name,
+        tools: e.connection!.tools,
+        qualified: a2aAgents.has(e),
+        runsTasks: e.connection!.runsTasks === true,
+      }));
     catalogue = buildCatalogue(servers);
     const signature = JSON.stringify([...catalogue.values()].map(toModelTool));
     if (signature === catalogueSignature) return;
