@@ -4,9 +4,14 @@
  * offered only where the server runs tasks, its call is a task (created, polled, its result read) whose result reaches
  * the model, its progress reaches the session's watchers, its task id is in the session's log (export), a turn's
  * cancel and the call's timeout cancel the remote task, a failed task is the call's error, and a recorded task is
- * polled again instead of calling the tool a second time.
+ * polled again instead of calling the tool a second time. Over HTTP, the task's MCP session id is recorded with it.
  */
-import { describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testRunEnv } from '../support/process-ledger.ts';
 import { fixturePath } from '../support/paths.ts';
 import { turnFrames } from '../support/messaging.ts';
 import { until } from '../support/wait.ts';
@@ -28,10 +33,40 @@ interface Stats {
   taskRequests: number;
 }
 
+type ShorthandApp = ReturnType<typeof useShorthandApp>;
+
+/** The app's bus, a server's `stats` (through `…/execute`), and a session's stored events (its export, NDJSON). */
+function readers(app: ShorthandApp) {
+  return {
+    bus: () => app.svc.app.bus,
+    /** Sends a message whose model step calls `tool`; returns where the chat connection's frames stood. */
+    askForJob: (sessionId: string, tool: string, args: Record<string, unknown>) => {
+      const from = app.chat.frames.length;
+      app.chat.send({ type: 'message', sessionId, content: `run [[tool:${tool} ${JSON.stringify(args)}]]` });
+      return from;
+    },
+    stats: async (serverId: string): Promise<Stats> => {
+      const r = await app.asAdmin('POST', `/api/mcp/servers/${serverId}/tools/stats/execute`, {});
+      return JSON.parse(r.body.data.content[0].text as string) as Stats;
+    },
+    logOf: async (sessionId: string) => {
+      const res = await fetch(`${app.svc.url}/api/sessions/${sessionId}/export`, {
+        headers: { Authorization: `Bearer ${shorthandKeys.apiKey}` },
+      });
+      return (await res.text())
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => (JSON.parse(line) as { event: Record<string, unknown> }).event);
+    },
+  };
+}
+
+const limits = { rest: { points: 10_000 }, ws: { points: 10_000 } };
+
 describe('MCP tasks as a host: task tools of a remote server', () => {
   const app = useShorthandApp(
     () => ({
-      server: { auth: shorthandKeys, limits: { rest: { points: 10_000 }, ws: { points: 10_000 } } },
+      server: { auth: shorthandKeys, limits },
       mcpServers: {
         tasks: server(),
         plain: server({ TASKS: 'off' }),
@@ -40,29 +75,7 @@ describe('MCP tasks as a host: task tools of a remote server', () => {
     }),
     { connectTimeout: 60_000 },
   );
-  const bus = () => app.svc.app.bus;
-  const stats = async (serverId: string): Promise<Stats> => {
-    const r = await app.asAdmin('POST', `/api/mcp/servers/${serverId}/tools/stats/execute`, {});
-    return JSON.parse(r.body.data.content[0].text as string) as Stats;
-  };
-  /** The session's stored events (its export, NDJSON). */
-  const logOf = async (sessionId: string) => {
-    const res = await fetch(`${app.svc.url}/api/sessions/${sessionId}/export`, {
-      headers: { Authorization: `Bearer ${shorthandKeys.apiKey}` },
-    });
-    const text = await res.text();
-    return text
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => (JSON.parse(line) as { event: Record<string, unknown> }).event);
-  };
-
-  /** Sends a message whose model step calls `slow-job` of `tasks`; returns where the connection's frames stood. */
-  const askForJob = (sessionId: string, args: Record<string, unknown>) => {
-    const from = app.chat.frames.length;
-    app.chat.send({ type: 'message', sessionId, content: `run [[tool:tasks--slow-job ${JSON.stringify(args)}]]` });
-    return from;
-  };
+  const { bus, stats, logOf, askForJob } = readers(app);
 
   it('offers a task-only tool only of a server that runs tasks; optional task tools of both', async () => {
     const names = (await bus().execute('mcp.modelTools', {})).map((t) => `${t.serverId}/${t.toolName}`);
@@ -74,7 +87,7 @@ describe('MCP tasks as a host: task tools of a remote server', () => {
 
   it("runs the model's call as a task: the result reaches the model, progress the session, the task id the log", async () => {
     const ws = app.chat;
-    const from = askForJob('task-ok', { label: 'alpha', ms: 300, steps: 3 });
+    const from = askForJob('task-ok', 'tasks--slow-job', { label: 'alpha', ms: 300, steps: 3 });
     const frames = await turnFrames(ws, 'task-ok', from);
     const call = frames.find((f) => f.event === 'toolCall')!;
     const result = frames.find((f) => f.event === 'toolResult')!;
@@ -99,7 +112,7 @@ describe('MCP tasks as a host: task tools of a remote server', () => {
   });
 
   it("a turn's cancel cancels the remote task (tasks/cancel), and the turn ends cancelled", async () => {
-    const from = askForJob('task-cancel', { label: 'long', ms: 30_000, steps: 300 });
+    const from = askForJob('task-cancel', 'tasks--slow-job', { label: 'long', ms: 30_000, steps: 300 });
     let taskId = '';
     await until(async () => {
       taskId = ((await logOf('task-cancel')).find((e) => e.type === 'toolTask')?.taskId as string) ?? '';
@@ -155,5 +168,49 @@ describe('MCP tasks as a host: task tools of a remote server', () => {
     expect(lost.success).toBe(false);
     expect(lost.text).toContain('no longer knows task no-such-task');
     expect((await stats('tasks')).started).not.toContain('lost');
+  });
+});
+
+describe('MCP tasks as a host over HTTP', () => {
+  let child: ChildProcess | undefined;
+  let port = 0;
+  beforeAll(async () => {
+    const portFile = join(mkdtempSync(join(tmpdir(), 'agentd-tasks-')), 'port');
+    child = spawn(process.execPath, [fixturePath('task-server'), '--http', portFile], {
+      env: { PATH: process.env.PATH ?? '', ...testRunEnv(), TASK_POLL_MS: '40' },
+      stdio: 'ignore',
+    });
+    await until(() => {
+      try {
+        port = Number(readFileSync(portFile, 'utf8'));
+      } catch {
+        return false;
+      }
+      return port > 0;
+    }, 'the HTTP fixture listening');
+  });
+  afterAll(() => void child?.kill('SIGKILL'));
+  const app = useShorthandApp(
+    () => ({
+      server: { auth: shorthandKeys, limits },
+      mcpServers: { remote: { type: 'http', baseUrl: `http://127.0.0.1:${port}/mcp`, timeout: 10_000 } },
+    }),
+    { connectTimeout: 60_000 },
+  );
+  const { bus, stats, logOf, askForJob } = readers(app);
+
+  it("records the task with the connection's MCP session id, and polls it again in that session", async () => {
+    const from = askForJob('web', 'slow-job', { label: 'web', ms: 80, steps: 2 });
+    const frames = await turnFrames(app.chat, 'web', from);
+    expect(JSON.stringify(frames.find((f) => f.event === 'toolResult')?.data.result)).toContain('done web');
+    const recorded = (await logOf('web')).find((e) => e.type === 'toolTask')!;
+    expect(recorded).toMatchObject({ taskId: expect.any(String), mcpSessionId: expect.any(String) });
+    const again = await bus().execute('mcp.callModelTool', {
+      name: 'slow-job',
+      args: { label: 'web' },
+      task: { resume: { taskId: recorded.taskId as string, mcpSessionId: recorded.mcpSessionId as string } },
+    });
+    expect(again).toMatchObject({ success: true, text: 'done web' });
+    expect((await stats('remote')).started).toEqual(['web']);
   });
 });
