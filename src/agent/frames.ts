@@ -6,7 +6,7 @@
  * `toFrame` is the one mapping from a stored event to its frame (live delivery, `since` replay and history all use
  * it), so a replaying client sees exactly the frames a live one saw. Events have a frame of their own name, except
  * `turnFailed` (`error`), `reset` (`conversationReset`), `turnResumed` (`stepRestarted`), the question pair
- * (question-frames.ts: by kind and answer) and `assistantStep`, `messageQueued`, `serverSampled` (none). The
+ * (question-frames.ts: by kind and answer) and `assistantStep`, `messageQueued`, `serverSampled`, `toolTask` (none). The
  * transient `awaiting` frame (below) is for faces only: no client ever sees it.
  * - `stepRestarted`: the turn was taken up again after its process stopped; `content` is its reply so far, which
  *   replaces the chunks a client joined before (those of the step cut short are superseded): `content` and the
@@ -165,6 +165,7 @@ export function toFrame(stored: SessionStoredEvent): AgentFrame | undefined {
     case 'assistantStep':
     case 'messageQueued':
     case 'serverSampled':
+    case 'toolTask':
       return undefined;
     case 'reasoning':
       return {

@@ -1,6 +1,8 @@
 /**
  * How a session reaches the agent's tools over the bus: the catalogue the model sees, and calls.
  * Neither throws: an unavailable catalogue is no tools (warned once), a failed call a failed outcome.
+ * A call run as a remote task tells the host once the task exists; a call given `input.task` (a task recorded before,
+ * e.g. by a turn resumed after a restart) polls that task instead of calling the tool (mcp/task-call.ts).
  */
 import type { Clock } from '../clock.ts';
 import type { ToolCallInput } from '../conversation/turn-contract.ts';
@@ -35,6 +37,7 @@ export function createToolPort({ bus, llm, log, clock, maxOutputTokens }: ToolPo
       const elicit = host && { sessionId: input.key.sessionId, elicit: host.elicit };
       const sampler =
         host && createSampler({ llm, maxOutputTokens, log }, { ...progress, signal, host: host.sampling });
+      const task = { ...(host && { created: host.taskCreated }), ...(input.task && { resume: input.task }) };
       return await bus.execute('mcp.callModelTool', {
         sessionId: input.key.sessionId,
         name: input.name,
@@ -44,6 +47,7 @@ export function createToolPort({ bus, llm, log, clock, maxOutputTokens }: ToolPo
         progress,
         ...(sampler && { sampler }),
         ...(elicit && { elicit }),
+        task,
       });
     } catch (err) {
       const call = { name: input.name, toolName: input.name, serverId: '' };

@@ -30,6 +30,9 @@ export const elicitationContent = z.record(
   z.string(),
   z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]),
 );
+/** A task a tool server created for a call (MCP tasks): its id, and the MCP session it belongs to (HTTP servers). */
+export const remoteTask = z.object({ taskId: z.string(), mcpSessionId: z.string().optional() });
+export type RemoteTask = z.output<typeof remoteTask>;
 /** The call a tool event is about. */
 export const toolRef = { turnId, callId: z.string(), toolName: z.string(), serverId: z.string() };
 /** A tool the client runs (AG-UI's `RunAgentInput.tools`), offered to the model for every step of its turn. */

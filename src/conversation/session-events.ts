@@ -15,7 +15,16 @@
 import { z } from 'zod';
 import { attachedSchema } from './attachments.ts';
 import { question, questionAnswer } from './records.ts';
-import { clientTool, fallbacks, image, toolCallRequest, toolRef, turnId, usage } from './session-event-fields.ts';
+import {
+  clientTool,
+  fallbacks,
+  image,
+  remoteTask,
+  toolCallRequest,
+  toolRef,
+  turnId,
+  usage,
+} from './session-event-fields.ts';
 import { v1Schema, type V1Event } from './session-events-v1.ts';
 import { V3_QUESTION_TYPES, upcastV3Question, v3QuestionSchema } from './session-events-v3.ts';
 import { MODEL_APIS } from './model-messages.ts';
@@ -68,6 +77,8 @@ const sessionEventSchema = z.discriminatedUnion('type', [
   }),
   /** `rerunSafe`: its tool said a second run does no harm (read-only or idempotent), so a resumed turn runs it again. */
   z.object({ v, type: z.literal('toolCall'), ...toolRef, args: z.unknown(), rerunSafe: z.literal(true).optional() }),
+  /** The tool server runs call `callId` as a task (MCP tasks): recorded once created, so a resumed turn polls it. */
+  z.object({ v, type: z.literal('toolTask'), turnId, callId: z.string(), ...remoteTask.shape }),
   z.object({
     v,
     type: z.literal('toolResult'),

@@ -3,7 +3,7 @@ import type { Attached } from './attachments.ts';
 import type { ImagePart, ModelStep } from './model-messages.ts';
 import type { Question, QuestionAnswer } from './questions.ts';
 import type { CompactionTrigger, SessionEvent } from './session-events.ts';
-import type { ClientTool } from './session-event-fields.ts';
+import type { ClientTool, RemoteTask } from './session-event-fields.ts';
 import type { ModelTool, ModelToolOutcome } from './tool-shapes.ts';
 import type { PlannedCall } from './turn-steps.ts';
 
@@ -122,6 +122,8 @@ export interface ToolCallInput {
   callId: string;
   name: string;
   args: unknown;
+  /** A task the server created for this call before (its `toolTask` event): poll it instead of calling the tool. */
+  task?: RemoteTask;
 }
 /** Runs one tool call on the model's behalf; failures should be results (a rejection becomes one). */
 export type ToolCaller = (input: ToolCallInput, signal: AbortSignal) => Promise<ModelToolOutcome>;

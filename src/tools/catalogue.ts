@@ -1,9 +1,10 @@
 /**
  * The tools offered to the model: every tool of every connected server, servers in the order added and tools in
  * listing order, under model-visible names (naming.ts). Task-only tools (`execution.taskSupport: "required"`) are left
- * out. A `qualified` server's tools (an A2A agent's generic skill ids) are named `<server>--<tool>`. `parameters`
- * drop `$schema`/`$id` (some providers reject them). A tool is `rerunSafe` when annotated `readOnlyHint` or
- * `idempotentHint`, or its server's config says `idempotent: true`.
+ * out unless their server runs tools as tasks (`runsTasks`; mcp/task-call.ts). A `qualified` server's tools (an A2A
+ * agent's generic skill ids) are named `<server>--<tool>`. `parameters` drop `$schema`/`$id` (some providers reject
+ * them). A tool is `rerunSafe` when annotated `readOnlyHint` or `idempotentHint`, or its server's config says
+ * `idempotent: true`.
  */
 import type { Tool } from '@modelcontextprotocol/client';
 import type { ModelTool, ToolRecord } from './messages.ts';
@@ -18,11 +19,17 @@ export interface CatalogueItem {
 }
 
 export function buildCatalogue(
-  servers: readonly { serverId: string; tools: readonly Tool[]; qualified?: boolean; idempotent?: boolean }[],
+  servers: readonly {
+    serverId: string;
+    tools: readonly Tool[];
+    qualified?: boolean;
+    idempotent?: boolean;
+    runsTasks?: boolean;
+  }[],
 ): Map<string, CatalogueItem> {
-  const items = servers.flatMap(({ serverId, tools, qualified, idempotent }) =>
+  const items = servers.flatMap(({ serverId, tools, qualified, idempotent, runsTasks }) =>
     tools
-      .filter((tool) => tool.execution?.taskSupport !== 'required')
+      .filter((tool) => runsTasks === true || tool.execution?.taskSupport !== 'required')
       .map((tool) => ({ serverId, tool, qualified, idempotent })),
   );
   const names = assignModelNames(

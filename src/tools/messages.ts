@@ -4,6 +4,7 @@ import type { A2aAgentConfig, McpServerConfig } from '../config/schema.ts';
 import type { McpLogLevel } from '../config/server-features.ts';
 import type { Attached } from '../conversation/attachments.ts';
 import type { ElicitTarget, Sampler } from './server-asks.ts';
+import type { TaskHooks } from './server-asks.ts';
 import type { PromptRecord, PromptResult, ResourceContents, ResourceList } from '../conversation/mcp-records.ts';
 
 /** Records and tool shapes whose schemas src/conversation owns. */
@@ -79,6 +80,8 @@ export type McpCommands = {
       progress?: ProgressTarget;
       elicit?: ElicitTarget;
       sampler?: Sampler;
+      /** A call run as a remote task: who hears it was created, and a task to resume (server-asks.ts). */
+      task?: TaskHooks;
     };
     result: ModelToolOutcome;
   };

@@ -1,10 +1,12 @@
 /**
- * What a tool server asks during one of its calls (elicitation, sampling) and who answers: the contract between the
- * MCP client (mcp/elicitation.ts, mcp/sampling.ts) and the agent's session. It imports neither side.
+ * What a tool server asks during one of its calls (elicitation, sampling) and who answers, and the remote task a call
+ * runs as (mcp/task-call.ts): the contract between the MCP client (mcp/elicitation.ts, mcp/sampling.ts) and the
+ * agent's session. It imports neither side.
  */
 import type { ElicitationContent, ElicitationReply } from '../conversation/questions.ts';
+import type { RemoteTask } from '../conversation/session-event-fields.ts';
 
-export type { ElicitationContent };
+export type { ElicitationContent, RemoteTask };
 
 /** What a server asks: a form (a flat JSON schema of primitive properties) or a URL to open. */
 export type ElicitationAsk =
@@ -57,4 +59,12 @@ export type Sampler = (request: SamplingRequest, options: SamplingOptions) => Pr
 export interface ServerAsks {
   elicit?: ElicitTarget | undefined;
   sampler?: Sampler | undefined;
+}
+
+/** A call run as a remote task: the task's durable name is told once created, and given back to go on with it. */
+export interface TaskHooks {
+  /** Called once the server created the task, before it is polled (the session records it). */
+  created?: ((task: RemoteTask) => void) | undefined;
+  /** A task created earlier (recorded before a restart): poll it for its result instead of calling the tool. */
+  resume?: RemoteTask | undefined;
 }

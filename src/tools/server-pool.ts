@@ -59,6 +59,7 @@ export function createServerPool(options: PoolOptions) {
         tools: e.connection!.tools,
         qualified: a2aAgents.has(e),
         idempotent: e.config.idempotent,
+        runsTasks: e.connection!.runsTasks === true,
       }));
     catalogue = buildCatalogue(servers);
     const signature = JSON.stringify([...catalogue.values()].map(toModelTool));

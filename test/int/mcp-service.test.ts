@@ -223,7 +223,8 @@ describe('mcp service (stdio)', () => {
     expect(names).toEqual(
       expect.arrayContaining(['everything--echo', 'fixture--echo', 'get-sum', 'read_text_file', 'fail']),
     );
-    expect(names).not.toContain('simulate-research-query'); // task-only tools cannot be called plainly
+    // server-everything runs tools as tasks: its task-only tool is offered, and called as a task (issue 60).
+    expect(names).toContain('simulate-research-query');
     const get = tools.find((t) => t.name === 'get-sum');
     expect(get).toMatchObject({ serverId: 'everything', toolName: 'get-sum', parameters: { type: 'object' } });
     expect(get?.parameters).not.toHaveProperty('$schema');
@@ -233,6 +234,15 @@ describe('mcp service (stdio)', () => {
     expect(a).toMatchObject({ success: true, text: 'Echo: hi', serverId: 'everything', toolName: 'echo' });
     expect(b).toMatchObject({ success: true, text: 'fixture echo: hi', serverId: 'fixture', toolName: 'echo' });
     expect(a.result).toEqual({ content: [{ type: 'text', text: 'Echo: hi' }] });
+  });
+
+  it("runs server-everything's task-only tool as a task (its four stages, about 4 s) and gets its report", async () => {
+    const research = await h.bus.execute('mcp.callModelTool', {
+      name: 'simulate-research-query',
+      args: { topic: 'tides' },
+    });
+    expect(research).toMatchObject({ success: true, serverId: 'everything', toolName: 'simulate-research-query' });
+    expect(research.text).toContain('tides');
   });
 
   it('callModelTool reports failures as results, never throws', async () => {

@@ -131,6 +131,16 @@ describe('buildCatalogue', () => {
     ...extra,
   });
 
+  it('offers task-only tools only of a server that runs tools as tasks', () => {
+    const tools = [
+      tool('x'),
+      tool('t', { execution: { taskSupport: 'required' } }),
+      tool('o', { execution: { taskSupport: 'optional' } }),
+    ];
+    expect([...buildCatalogue([{ serverId: 'a', tools, runsTasks: false }]).keys()]).toEqual(['x', 'o']);
+    expect([...buildCatalogue([{ serverId: 'a', tools, runsTasks: true }]).keys()]).toEqual(['x', 't', 'o']);
+  });
+
   it('leaves out task-only tools and strips $schema from parameters', () => {
     const catalogue = buildCatalogue([
       {

@@ -1,11 +1,13 @@
 /**
  * What a session offers the server of one of its turn's calls while it runs: its questions, asked through the session
  * (asked.ts), and sampling with the agent's model. The tokens a sampling request spent count in the turn's budget at
- * once, and in the session's usage once recorded (`serverSampled`).
+ * once, and in the session's usage once recorded (`serverSampled`). A task the server creates for the call is
+ * recorded (`toolTask`), so a resumed turn can poll it instead of calling the tool again.
  */
 import type { SessionEvent } from '../../conversation/session-events.ts';
 import { EVENT_VERSION } from '../../conversation/session-events.ts';
 import type { Elicitor } from '../../tools/messages.ts';
+import type { RemoteTask } from '../../tools/messages.ts';
 import type { Budget } from '../compaction/budget.ts';
 import type { UsageView } from '../compaction/context.ts';
 import type { SamplingHost } from './sampling.ts';
@@ -14,6 +16,7 @@ import { approveSampling, elicitOf, type Asked } from './asked.ts';
 export interface CallHost {
   elicit: Elicitor;
   sampling: SamplingHost;
+  taskCreated: (task: RemoteTask) => void;
 }
 
 export interface CallHostDeps {
@@ -22,7 +25,8 @@ export interface CallHostDeps {
   usage: Pick<UsageView, 'current'>;
   /** The model that answers the servers' sampling requests. */
   model: string;
-  recordSampled: (event: SessionEvent & { type: 'serverSampled' }) => void;
+  /** Stores a fact of a running call: a sampling request's usage, a task created for the call. */
+  recordFact: (event: SessionEvent & { type: 'serverSampled' | 'toolTask' }) => void;
 }
 
 export const callHosts =
@@ -34,7 +38,8 @@ export const callHosts =
       checkBudget: (estimate) => deps.budget.check(call.turnId, deps.usage.current().totalTokens, estimate),
       spent(serverId, usage) {
         deps.budget.spent(call.turnId, usage);
-        deps.recordSampled({ v: EVENT_VERSION, type: 'serverSampled', ...call, serverId, model: deps.model, usage });
+        deps.recordFact({ v: EVENT_VERSION, type: 'serverSampled', ...call, serverId, model: deps.model, usage });
       },
     },
+    taskCreated: (task) => deps.recordFact({ v: EVENT_VERSION, type: 'toolTask', ...call, ...task }),
   });

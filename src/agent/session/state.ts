@@ -11,7 +11,8 @@
  *   queued and not started (a `messageQueued` until the `userMessage`, `turnFailed` or `response` of its
  *   turnId, or a `reset`), the turn started and not ended (open-turn.ts), and the questions waiting for a
  *   person (src/conversation/questions.ts): each pending from its asking event until its answer, its
- *   turn's end or a reset; closed ones are remembered by id with the family of answers they took.
+ *   turn's end or a reset; closed ones are remembered by id with the family of answers they took; and the remote
+ *   tasks of calls without a result (remote-tasks.ts).
  */
 import type { Question, QuestionFamily } from '../../conversation/questions.ts';
 import { QUESTION_KINDS, answerOf, familyOf, questionOf } from '../../conversation/questions.ts';
@@ -21,6 +22,7 @@ import type { Usage } from '../../llm/types.ts';
 import { applyUsage } from '../compaction/context.ts';
 import { createHistory, type History } from './history.ts';
 import { evolveOpenTurn, resumeTurn, type OpenTurn } from './open-turn.ts';
+import { evolveRemoteTasks, type RemoteTasks } from './remote-tasks.ts';
 
 export interface SessionState {
   readonly sessionId: string;
@@ -38,6 +40,8 @@ export interface SessionState {
   readonly questions: Map<string, Question>;
   /** The questions closed (answered, expired, their turn ended, reset), by id. */
   readonly closed: Map<string, QuestionFamily>;
+  /** The tasks tool servers run calls without a result as, by callId (remote-tasks.ts). */
+  readonly remoteTasks: RemoteTasks;
 }
 
 export type Stored = { seq: number; event: SessionEvent };
@@ -52,6 +56,7 @@ export function initialState(sessionId: string): SessionState {
     openTurn: undefined,
     questions: new Map(),
     closed: new Map(),
+    remoteTasks: new Map(),
   };
 }
 
@@ -62,6 +67,7 @@ export function evolve(state: SessionState, { seq, event: e }: Stored): SessionS
   evolveQueue(state, e, seq);
   state.openTurn = evolveOpenTurn(state.openTurn, e);
   evolveQuestions(state, e);
+  evolveRemoteTasks(state.remoteTasks, e);
   return state;
 }
 

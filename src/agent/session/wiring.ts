@@ -86,10 +86,10 @@ export function wireSession(deps: SessionDeps, state: SessionState) {
     budget,
     usage,
     model: llm.model,
-    recordSampled: (fact) =>
+    recordFact: (fact) =>
       life.closedBy === undefined &&
       record({ correlationId: correlationOf(fact.turnId) }, fact, undefined, (err: unknown) =>
-        log.warn({ err, sessionId }, 'sampling usage not recorded'),
+        log.warn({ err, sessionId, type: fact.type }, 'a fact of a tool call was not recorded'),
       ),
   });
   const meter = createContextMeter();

@@ -7,6 +7,8 @@
  * - A call carries a progress token unless `progress: false` (progress-relay.ts); with `resetTimeoutOnProgress` each
  *   progress restarts `timeout`, up to `maxTotalTimeout` (default 10 × `timeout`). Failures are CallErrors.
  * - A call met by a sign-in wall fails with `oauth.explain`'s reason; the connection stays for other calls.
+ * - On a server that runs tools as tasks (`runsTasks`), a tool whose `execution.taskSupport` is `required` or
+ *   `optional` is called as a task (task-call.ts), bounded in all as a call is; `extras.task` hears and resumes it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -29,7 +31,8 @@ import { createInFlightCalls, attachElicitation } from './elicitation.ts';
 import type { Attempt } from './eras.ts';
 import { createProgressRelay } from './progress-relay.ts';
 import { attachSampling, createSamplerStack, samplingCapability } from './sampling.ts';
-import type { ServerAsks } from '../server-asks.ts';
+import type { ServerAsks, TaskHooks } from '../server-asks.ts';
+import { callsAsTask, runsToolTasks, runTaskCall } from './task-call.ts';
 import {
   afterConnect,
   attachFeatures,
@@ -55,14 +58,19 @@ export interface McpConnection {
   /** Pid of the stdio child. */
   readonly pid: number | undefined;
   readonly tools: Tool[];
-  /** The server's result (`isError` included); throws CallError. `meta` goes as `_meta`; `asks` answer the server. */
+  /** Whether the server runs tools as tasks (task-call.ts); absent: never. */
+  readonly runsTasks?: boolean;
+  /**
+   * The server's result (`isError` included); throws CallError. `meta` goes as `_meta`; `extras` answer the server
+   * and, for a call run as a task, hear and resume the task.
+   */
   callTool(
     name: string,
     args: Record<string, unknown>,
     signal?: AbortSignal,
     meta?: Record<string, unknown>,
     onProgress?: ProgressCallback,
-    asks?: ServerAsks,
+    extras?: ServerAsks & { task?: TaskHooks | undefined },
   ): Promise<CallToolResult>;
   /** Resources, prompts and roots of this server. */
   readonly features: ServerFeatures;
@@ -148,6 +156,8 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   const resetOnProgress = config.resetTimeoutOnProgress === true;
   const totalTimeout = config.maxTotalTimeout ?? 10 * timeout;
   const callTimeout = resetOnProgress ? totalTimeout : timeout;
+  const runsTasks = runsToolTasks(client.getServerCapabilities(), modern);
+  const sessionIdNow = () => (transport instanceof StreamableHTTPClientTransport ? transport.sessionId : undefined);
 
   return {
     kind,
@@ -158,14 +168,15 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       return tools;
     },
     protocolVersion,
+    runsTasks,
     features: serverFeatures(client, config, roots),
     get capabilities() {
       return { client: declared, server: client.getServerCapabilities() ?? {} };
     },
-    async callTool(name, args, signal, meta, onProgress, asks) {
+    async callTool(name, args, signal, meta, onProgress, extras) {
       const deadline = Date.now() + callTimeout;
-      const endCall = inFlight.begin(asks?.elicit, deadline);
-      const leave = samplers.enter(asks?.sampler, deadline);
+      const endCall = inFlight.begin(extras?.elicit, deadline);
+      const leave = samplers.enter(extras?.sampler, deadline);
       // With reset-on-progress the relay's timer bounds the gaps between notifications, the SDK's timeout the total.
       const tracked =
         config.progress === false ? undefined : progressRelay.begin({ timeout, resetOnProgress, signal, onProgress });
@@ -176,14 +187,26 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
         ...(tracked && { progressToken: tracked.token }),
         ...(modern && config.logLevel && { [LOG_LEVEL_META_KEY]: config.logLevel }),
       };
+      const params = { name, arguments: args, ...(Object.keys(_meta).length > 0 && { _meta }) };
+      const asTask = runsTasks && callsAsTask(tools.find((t) => t.name === name));
       try {
-        const result = await client.callTool(
-          { name, arguments: args, ...(Object.keys(_meta).length > 0 && { _meta }) },
-          { timeout: callTimeout, ...(callSignal && { signal: callSignal }) },
-        );
+        if (extras?.task?.resume && !asTask)
+          throw new CallError('the server no longer runs this tool as a task; its recorded task was left', 'protocol');
+        const result = asTask
+          ? await runTaskCall({
+              client,
+              params,
+              hooks: extras?.task,
+              timeout,
+              totalMs: callTimeout,
+              signal: callSignal,
+              mcpSessionId: sessionIdNow,
+            })
+          : await client.callTool(params, { timeout: callTimeout, ...(callSignal && { signal: callSignal }) });
         options.oauth?.succeeded();
         return result;
       } catch (error) {
+        if (error instanceof CallError) throw error;
         const signIn = options.oauth?.explain(error);
         if (signIn !== undefined) throw new CallError(signIn, 'protocol');
         if (tracked?.timedOut()) throw new CallError(`timed out after ${timeout} ms without progress`, 'timeout');
