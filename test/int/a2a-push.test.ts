@@ -10,8 +10,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskState } from '@a2a-js/sdk';
-import type { Client } from '@a2a-js/sdk/client';
-import { ClientFactory, RestTransportFactory } from '@a2a-js/sdk/client';
+import { Client, ClientFactory, RestTransportFactory } from '@a2a-js/sdk/client';
+import { LegacyRestTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { isPushDelivery } from '../../src/a2a-push/index.ts';
 import { authed, data, rawRpc, send, text, v03Client, v1Client } from '../support/a2a-clients.ts';
@@ -185,6 +185,24 @@ describe('A2A push notifications', () => {
     expect(JSON.parse(got.body)).toMatchObject({ kind: 'task', id: task.id, status: { state: 'completed' } });
   });
 
+  it('a canceled task is notified too; v0.3 HTTP+JSON sets and lists configs', async () => {
+    const card = await (await v1Client(app, ALICE)).getAgentCard();
+    const legacy = new Client(
+      new LegacyRestTransport({ endpoint: `${app.url}/a2a/rest`, fetchImpl: authed(ALICE) }),
+      card,
+    );
+    const task = await waitingTask(await v1Client(app, ALICE));
+    const url = `${receiverUrl}/canceled`;
+    const set = await legacy.createTaskPushNotificationConfig(config(task.id, { id: 'c1', url, token: 'tok-c' }));
+    // (The SDK reads the task id back from `tasks/{id}/pushNotificationConfigs/{configId}` up to the id's own `/`.)
+    expect(set).toMatchObject({ id: 'c1', url, token: 'tok-c' });
+    const listed = await legacy.listTaskPushNotificationConfig({ taskId: task.id } as any);
+    expect(listed.configs.map((c: any) => c.id)).toEqual(['c1']);
+    await (await v1Client(app, ALICE)).cancelTask({ id: task.id } as any);
+    const got = await notificationAt('/canceled');
+    expect(JSON.parse(got.body).task).toMatchObject({ id: task.id, status: { state: 'TASK_STATE_CANCELED' } });
+  });
+
   it('refuses a URL the policy refuses, and a missing URL, naming the field', async () => {
     const client = await v1Client(app, ALICE);
     const task = await waitingTask(client);
@@ -203,7 +221,10 @@ describe('A2A push notifications', () => {
     expect(missing.body.error.message).toMatch(/url/);
   });
 
-  it('configs outlive a restart (kept on the sessions medium)', async () => {
+  it('configs and the signing key outlive a restart (kept on the sessions medium)', async () => {
+    const jwksOf = async (): Promise<any> => (await fetch(`${app.url}/.well-known/jwks.json`)).json();
+    const before = await jwksOf();
+    expect(before.keys).toHaveLength(1);
     const client = await v1Client(app, ALICE);
     const task = await waitingTask(client);
     await client.createTaskPushNotificationConfig(config(task.id, { id: 'kept', url: `${receiverUrl}/kept` }));
@@ -212,5 +233,6 @@ describe('A2A push notifications', () => {
     const again = await v1Client(app, ALICE);
     const listed = await again.listTaskPushNotificationConfig({ taskId: task.id } as any);
     expect(listed.configs.map((c: any) => c.id)).toEqual(['kept']);
+    expect(await jwksOf()).toEqual(before);
   });
 });
