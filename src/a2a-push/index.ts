@@ -41,6 +41,8 @@ export interface A2aPushDeps {
   follower: Pick<TurnFollower, 'steps'>;
   clock: Clock;
   log: Logger;
+  /** Told when notifications were added to the outbox (the webhook dispatcher's `wake`, once it is wired). */
+  onAdded?: () => void;
 }
 
 export function createA2aPush(deps: A2aPushDeps) {
@@ -60,6 +62,7 @@ export function createA2aPush(deps: A2aPushDeps) {
     issuer: deps.config.name,
     clock: deps.clock,
     log: deps.log,
+    ...(deps.onAdded && { onAdded: deps.onAdded }),
   });
   return {
     configs,
