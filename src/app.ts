@@ -33,6 +33,7 @@ import {
 } from './tools/index.ts';
 import { createHttpFace, createServerFace, mcpMount } from './mcp-face/index.ts';
 import { a2aMount } from './a2a-face/index.ts';
+import { createA2aPush, outboxFor } from './a2a-push/index.ts';
 import { agUiMount } from './ag-ui-face/index.ts';
 import { createCluster } from './cluster/index.ts';
 import { createStore } from './store/index.ts';
@@ -190,11 +191,23 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   let relay: { close(): void } | undefined;
   const startedAt = clock.now();
 
+  // A2A push: configs beside the OAuth secrets, notifications in the outbox on the sessions' medium.
+  const a2aPush = createA2aPush({
+    config,
+    secrets,
+    outbox: outboxFor(config.storage, log.child({ component: 'outbox' })),
+    bus,
+    follower,
+    clock,
+    log: log.child({ component: 'a2a-push' }),
+  });
   const mcpFace = createHttpFace(serverFace);
   // The faces on the front end, one mount each; a new face is its folder and one line here.
   const faces = [
     mcpMount({ face: mcpFace, instanceId }),
-    ...(config.a2a.enabled ? [a2aMount({ bus, follower, ids, config })] : []),
+    ...(config.a2a.enabled
+      ? [a2aMount({ bus, follower, ids, config, push: a2aPush.configs, jwks: a2aPush.jwks })]
+      : []),
     ...(config.agUi.enabled ? [agUiMount({ bus, follower, clock, config })] : []),
   ];
   const engine = deps.engine ?? selectEngine(env.AGENTD_ENGINE);
@@ -243,10 +256,12 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     engine: engine.engine.name,
     serverFace,
     inspect,
+    a2aPush,
     async open() {
       await store.open();
       await identify();
       await secrets.open();
+      await a2aPush.outbox.open();
       await cluster?.open();
       await webhooks.open();
       if (childrenFile) reapLeftovers(childrenFile, log.child({ component: 'mcp' }));
@@ -254,6 +269,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     killChildren: () => children.killAll(),
     async start() {
       await agent.start();
+      a2aPush.start();
       expiry.start();
       await mcp.start();
       await cluster?.join();
@@ -270,12 +286,14 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       frontEnd.close();
       await mcpFace.close(); // /mcp exchanges of 2026-07-28 clients still open
       waiter.close();
+      a2aPush.stop();
       await agent.stop();
       await webhooks.stop();
       await mcp.stop();
       await cluster?.close();
       await store.close();
       await secrets.close();
+      await a2aPush.outbox.close();
       await observability.shutdown();
     },
   };

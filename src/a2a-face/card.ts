@@ -11,6 +11,8 @@ export const A2A_PATH = '/a2a';
 /** The base of the HTTP+JSON binding (`POST /a2a/rest/message:send`, ...). */
 export const A2A_REST_PATH = '/a2a/rest';
 export const CARD_PATH = '/.well-known/agent-card.json';
+/** The JWKS that verifies push notifications' JWTs (docs/a2a.md, "Push notifications"). */
+export const JWKS_PATH = '/.well-known/jwks.json';
 /** The request headers of A2A, allowed by the CORS preflight of its endpoints. */
 export const A2A_HEADERS = ['Accept', 'A2A-Version', 'A2A-Extensions'];
 /** A2A's own JSON media type, taken beside `application/json`. */
@@ -83,7 +85,7 @@ export function agentCard(
       { url, transport: 'JSONRPC' },
       { url: restUrl, transport: 'HTTP+JSON' },
     ],
-    capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
+    capabilities: { streaming: true, pushNotifications: true, stateTransitionHistory: false },
     // Text, data parts, and one inline image (src/a2a-face/message-parts.ts).
     defaultInputModes: ['text/plain', 'application/json', 'image/png', 'image/jpeg', 'image/gif', 'image/webp'],
     defaultOutputModes: ['text/plain'],

@@ -60,8 +60,10 @@ export function createA2aEndpoint(face: A2aFace, config: CardConfig, ctx: FaceCo
 /** Whether `path` belongs to the HTTP+JSON binding (its base or below). */
 const isRestPath = (path: string): boolean => path === A2A_REST_PATH || path.startsWith(`${A2A_REST_PATH}/`);
 
-export interface A2aMountDeps extends Pick<A2aFaceDeps, 'bus' | 'follower' | 'ids'> {
+export interface A2aMountDeps extends Pick<A2aFaceDeps, 'bus' | 'follower' | 'ids' | 'push'> {
   config: CardConfig;
+  /** The JWKS of push notifications' JWTs (`GET /.well-known/jwks.json`). */
+  jwks?: () => Promise<{ keys: Record<string, unknown>[] }>;
 }
 
 /** `/a2a`, `/a2a/rest/...` and every other path under `/a2a/` (404), and the card route. */
@@ -75,6 +77,7 @@ export function a2aMount(deps: A2aMountDeps): FaceMount {
         bus: deps.bus,
         follower: deps.follower,
         ids: deps.ids,
+        push: deps.push,
         maxHops: config.server.mcp.maxHops,
         waitMs: config.server.requestTimeoutMs,
         mayApprove: ctx.mayApprove,
@@ -84,7 +87,7 @@ export function a2aMount(deps: A2aMountDeps): FaceMount {
       const rest = createA2aRestEndpoint(createA2aRest(face), config, ctx);
       return (req, res) => (isRestPath(req.path) ? rest : rpc)(req, res);
     },
-    routes: () => a2aRoutes(config),
+    routes: () => a2aRoutes(config, deps.jwks),
     docs: () => [...a2aEndpointDoc(), ...a2aRestDoc()],
   };
 }

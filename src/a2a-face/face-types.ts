@@ -17,6 +17,33 @@ export interface A2aFaceDeps {
   mayApprove: (principal: Principal) => boolean;
   /** The card for `GetExtendedAgentCard`, given the origin the caller reached us at. */
   card: (origin: string) => object;
+  /** Where tasks' push notification configs are kept (push-config.ts); absent: PushNotificationNotSupported. */
+  push?: A2aPushConfigs | undefined;
+}
+
+/** A task's push notification config as kept: what the caller gave, and the wire version it was given in. */
+export interface PushConfig {
+  id: string;
+  url: string;
+  /** Sent back as `X-A2A-Notification-Token`. */
+  token?: string;
+  /** `Authorization: <scheme> <credentials>` on each notification, when both are given. */
+  authentication?: { scheme: string; credentials?: string };
+  /** The version it was set in: notifications speak it. */
+  version: A2aVersion;
+}
+
+/**
+ * The push configs of tasks, by the task's session key and turn (the caller's own: the face checks the task first).
+ * Durable on the sessions' medium; `set` replaces a config of the same id.
+ */
+export interface A2aPushConfigs {
+  /** Throws INVALID_REQUEST naming `details.field` for a URL the URL policy refuses. */
+  checkUrl(url: string, field: string): void;
+  set(sessionKey: string, turnId: string, config: PushConfig): Promise<void>;
+  list(sessionKey: string, turnId: string): Promise<PushConfig[]>;
+  /** False when there was none of that id. */
+  delete(sessionKey: string, turnId: string, id: string): Promise<boolean>;
 }
 
 export interface A2aCallContext {

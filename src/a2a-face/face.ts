@@ -10,6 +10,7 @@ import type { A2aAnswer, A2aCallContext, A2aFaceDeps, A2aResults, RpcId, RpcResu
 import { listTaskPage } from './list-params.ts';
 import { parseParams as parse } from './params.ts';
 import { idParams, methodOf, requestSchema, sendParams, type Method } from './rpc-methods.ts';
+import { createPushMethods } from './push-methods.ts';
 import { createMessageSender } from './send-message.ts';
 import { FINAL_STATES, type TaskView } from './task-view.ts';
 import { followTask, pause, readTask } from './tasks.ts';
@@ -18,6 +19,7 @@ import { encodeTask, streamEvents, wrap } from './wire.ts';
 export function createA2aFace(deps: A2aFaceDeps) {
   const { follower } = deps;
   const { start, send } = createMessageSender(deps);
+  const pushCall = createPushMethods(deps);
 
   /** The task first, then its steps, until a final state or the client leaves. */
   function streamOf(
@@ -73,8 +75,11 @@ export function createA2aFace(deps: A2aFaceDeps) {
         return json(await cancel(params, ctx));
       case 'card':
         return json(deps.card(ctx.origin));
-      case 'push':
-        throw new AppError('PUSH_NOTIFICATION_NOT_SUPPORTED', 'Push notifications are not supported');
+      case 'pushSet':
+      case 'pushGet':
+      case 'pushList':
+      case 'pushDelete':
+        return json(await pushCall(method, params, ctx));
       case 'stream': {
         const p = parse(sendParams, params);
         const events = await streamOf(id, ctx, async (onChange) => (await start(p, ctx, onChange)).watch);

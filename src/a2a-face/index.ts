@@ -4,3 +4,6 @@ export { agentCard, agentCardSchema, endpointOrigin, A2A_PATH, A2A_REST_PATH, CA
 export { versionOf } from './wire.ts';
 export { createA2aRest, matchRestRoute, type A2aRest, type RestRoute } from './rest-binding.ts';
 export { a2aMount } from './endpoint.ts';
+export type { A2aPushConfigs, PushConfig } from './face-types.ts';
+export { taskView, taskIdOf, type TaskState, type TaskView } from './task-view.ts';
+export { encodeTask } from './wire.ts';

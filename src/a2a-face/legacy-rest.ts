@@ -101,3 +101,43 @@ export function streamResponseOut(result: unknown): unknown {
   if (chunk) return { artifactUpdate: { ...chunk, artifact: artifactOut(chunk.artifact) } };
   return r.id !== undefined && r.status !== undefined ? taskOut(r) : r;
 }
+
+/** A v0.3 push config (`{ name?, pushNotificationConfig }`, or `{ config, configId }`) as v1.0's Create params. */
+export function legacyPushConfigIn(body: unknown, taskId: string | undefined): unknown {
+  const b = asObject(body);
+  const outer = asObject(b?.config) ?? b;
+  const c = asObject(outer?.pushNotificationConfig);
+  if (!c) return { taskId };
+  const auth = asObject(c.authentication);
+  const scheme = asList(auth?.schemes)[0];
+  const id = c.id !== undefined && c.id !== '' ? c.id : b?.configId;
+  return {
+    taskId,
+    url: c.url,
+    ...(id !== undefined && id !== '' && { id }),
+    ...(c.token !== undefined && { token: c.token }),
+    ...(typeof scheme === 'string' && { authentication: { scheme, credentials: auth?.credentials } }),
+  };
+}
+
+function pushConfigOut(config: unknown): unknown {
+  const c = asObject(config);
+  if (!c) return config;
+  const { taskId, authentication, ...rest } = c;
+  const auth = asObject(authentication);
+  return {
+    name: `tasks/${String(taskId)}/pushNotificationConfigs/${String(c.id)}`,
+    pushNotificationConfig: {
+      ...rest,
+      ...(auth && { authentication: { schemes: [auth.scheme], credentials: auth.credentials } }),
+    },
+  };
+}
+
+/** A v1.0 push config result (one, a list, or Delete's empty answer) in v0.3's proto JSON. */
+export function legacyPushConfigOut(result: unknown): unknown {
+  const r = asObject(result);
+  if (!r) return result;
+  if (Array.isArray(r.configs)) return { ...r, configs: r.configs.map(pushConfigOut) };
+  return r.url === undefined ? r : pushConfigOut(r);
+}

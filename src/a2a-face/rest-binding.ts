@@ -6,7 +6,7 @@
 import { AppError } from '../errors/index.ts';
 import type { A2aFace } from './face.ts';
 import type { A2aCallContext, Answer } from './face-types.ts';
-import { sendRequestIn, streamResponseOut } from './legacy-rest.ts';
+import { legacyPushConfigIn, legacyPushConfigOut, sendRequestIn, streamResponseOut } from './legacy-rest.ts';
 import type { V1Method } from './rpc-methods.ts';
 
 export interface RestRoute {
@@ -15,12 +15,16 @@ export interface RestRoute {
   legacy: boolean;
   /** The decoded task id of a `/tasks/{id}...` route. */
   taskId?: string;
+  /** The decoded config id of a `/tasks/{id}/pushNotificationConfigs/{configId}` route. */
+  configId?: string;
 }
 
 interface RoutePattern {
   pattern: RegExp;
   verbs: string[];
   method: V1Method;
+  /** Another method for some verbs of the same path. */
+  byVerb?: Record<string, V1Method>;
   only?: 'v1.0' | 'v0.3';
 }
 
@@ -35,11 +39,13 @@ const ROUTES: RoutePattern[] = [
     pattern: /^\/tasks\/(.+)\/pushNotificationConfigs$/,
     verbs: ['GET', 'POST'],
     method: 'CreateTaskPushNotificationConfig',
+    byVerb: { GET: 'ListTaskPushNotificationConfigs' },
   },
   {
-    pattern: /^\/tasks\/(.+)\/pushNotificationConfigs\/[^/]+$/,
+    pattern: /^\/tasks\/(.+)\/pushNotificationConfigs\/([^/]+)$/,
     verbs: ['GET', 'DELETE'],
-    method: 'CreateTaskPushNotificationConfig',
+    method: 'GetTaskPushNotificationConfig',
+    byVerb: { DELETE: 'DeleteTaskPushNotificationConfig' },
   },
   { pattern: /^\/tasks\/(.+):cancel$/, verbs: ['POST'], method: 'CancelTask' },
   { pattern: /^\/tasks\/(.+):subscribe$/, verbs: ['GET', 'POST'], method: 'SubscribeToTask' },
@@ -61,11 +67,16 @@ function decodeTaskId(raw: string): string {
 export function matchRestRoute(verb: string, path: string): RestRoute | { allow: string } | undefined {
   const legacy = path.startsWith('/v1/');
   const rest = legacy ? path.slice(3) : path;
-  for (const { pattern, verbs, method, only } of ROUTES) {
+  for (const { pattern, verbs, method, byVerb, only } of ROUTES) {
     const m = pattern.exec(rest);
     if (!m || (only && only !== (legacy ? 'v0.3' : 'v1.0'))) continue;
     if (!verbs.includes(verb)) return { allow: verbs.join(', ') };
-    return { method, legacy, ...(m[1] !== undefined && { taskId: decodeTaskId(m[1]) }) };
+    return {
+      method: byVerb?.[verb] ?? method,
+      legacy,
+      ...(m[1] !== undefined && { taskId: decodeTaskId(m[1]) }),
+      ...(m[2] !== undefined && { configId: decodeTaskId(m[2]) }),
+    };
   }
   return undefined;
 }
@@ -105,6 +116,13 @@ export function createA2aRest(face: A2aFace) {
         return paramsOfQuery(query);
       case 'GetTask':
         return { ...paramsOfQuery(query), id };
+      case 'CreateTaskPushNotificationConfig':
+        return route.legacy ? legacyPushConfigIn(body, id) : { ...(body as object), taskId: id };
+      case 'ListTaskPushNotificationConfigs':
+        return { ...paramsOfQuery(query), taskId: id };
+      case 'GetTaskPushNotificationConfig':
+      case 'DeleteTaskPushNotificationConfig':
+        return { taskId: id, id: route.configId };
       default:
         return id === undefined ? {} : { id };
     }
@@ -112,7 +130,11 @@ export function createA2aRest(face: A2aFace) {
 
   return {
     async call(route: RestRoute, input: RestInput, ctx: Omit<A2aCallContext, 'version'>): Promise<Answer<unknown>> {
-      const out = route.legacy ? streamResponseOut : (result: unknown) => result;
+      const out = !route.legacy
+        ? (result: unknown) => result
+        : route.method.endsWith('PushNotificationConfig') || route.method.endsWith('PushNotificationConfigs')
+          ? legacyPushConfigOut
+          : streamResponseOut;
       // The JSON-RPC face's own dispatch: its refusals are thrown as AppErrors, encoded by the endpoint.
       const answer = await face.invoke(route.method, paramsOf(route, input), { ...ctx, version: '1.0' });
       if (answer.kind === 'json') return { kind: 'json', body: out(answer.body.result) };

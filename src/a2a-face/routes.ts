@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { AgentConfig } from '../config/schema.ts';
 import { defineRoute, documentedOnly, type Route } from '../http/route.ts';
-import { agentCard, agentCardSchema, endpointOrigin, A2A_PATH, CARD_PATH } from './card.ts';
+import { agentCard, agentCardSchema, endpointOrigin, A2A_PATH, CARD_PATH, JWKS_PATH } from './card.ts';
 
 export type CardConfig = Pick<AgentConfig, 'name' | 'description' | 'version' | 'a2a' | 'server'>;
 
@@ -13,9 +13,19 @@ export type CardConfig = Pick<AgentConfig, 'name' | 'description' | 'version' | 
 export const cardFor = (config: CardConfig, headers: Record<string, string>) =>
   agentCard(config, endpointOrigin(headers, config.server.trustedProxies.length > 0));
 
-/** `GET /.well-known/agent-card.json`. */
-export function a2aRoutes(config: CardConfig): Route[] {
+const jwksSchema = z.object({ keys: z.array(z.object({}).loose()) });
+
+/** `GET /.well-known/agent-card.json`, and with push notifications the JWKS that verifies their JWTs. */
+export function a2aRoutes(config: CardConfig, jwks?: () => Promise<{ keys: Record<string, unknown>[] }>): Route[] {
   return [
+    defineRoute({
+      method: 'GET',
+      path: JWKS_PATH,
+      summary: "The public keys of agentd's A2A push notification JWTs (a JWKS, RFC 7517)",
+      scope: 'public',
+      response: jwksSchema,
+      handler: async () => ({ body: jwks ? await jwks() : { keys: [] } }),
+    }),
     defineRoute({
       method: 'GET',
       path: CARD_PATH,
@@ -33,7 +43,7 @@ const rpcRequest = z.object({
   method: z
     .string()
     .describe(
-      'v1.0 (header A2A-Version: 1.0): SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask, GetExtendedAgentCard; v0.3 (no header): message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe',
+      'v1.0 (header A2A-Version: 1.0): SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask, GetExtendedAgentCard, Create/Get/Delete TaskPushNotificationConfig, ListTaskPushNotificationConfigs; v0.3 (no header): message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe, tasks/pushNotificationConfig/set|get|list|delete',
     ),
   params: z.record(z.string(), z.unknown()).optional(),
 });

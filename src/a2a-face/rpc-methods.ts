@@ -30,10 +30,11 @@ const METHODS = {
     CancelTask: 'cancel',
     SubscribeToTask: 'subscribe',
     GetExtendedAgentCard: 'card',
-    CreateTaskPushNotificationConfig: 'push',
-    GetTaskPushNotificationConfig: 'push',
-    ListTaskPushNotificationConfigs: 'push',
-    DeleteTaskPushNotificationConfig: 'push',
+    CreateTaskPushNotificationConfig: 'pushSet',
+    GetTaskPushNotificationConfig: 'pushGet',
+    ListTaskPushNotificationConfigs: 'pushList',
+    ListTaskPushNotificationConfig: 'pushList',
+    DeleteTaskPushNotificationConfig: 'pushDelete',
   },
   '0.3': {
     'message/send': 'send',
@@ -42,13 +43,14 @@ const METHODS = {
     'tasks/cancel': 'cancel',
     'tasks/resubscribe': 'subscribe',
     'agent/getAuthenticatedExtendedCard': 'card',
-    'tasks/pushNotificationConfig/set': 'push',
-    'tasks/pushNotificationConfig/get': 'push',
-    'tasks/pushNotificationConfig/list': 'push',
-    'tasks/pushNotificationConfig/delete': 'push',
+    'tasks/pushNotificationConfig/set': 'pushSet',
+    'tasks/pushNotificationConfig/get': 'pushGet',
+    'tasks/pushNotificationConfig/list': 'pushList',
+    'tasks/pushNotificationConfig/delete': 'pushDelete',
   },
 } as const satisfies Record<A2aVersion, Record<string, Method>>;
-export type Method = 'send' | 'stream' | 'get' | 'list' | 'cancel' | 'subscribe' | 'card' | 'push';
+export type PushMethod = 'pushSet' | 'pushGet' | 'pushList' | 'pushDelete';
+export type Method = 'send' | 'stream' | 'get' | 'list' | 'cancel' | 'subscribe' | 'card' | PushMethod;
 /** A v1.0 method's name (what an HTTP+JSON route answers). */
 export type V1Method = keyof (typeof METHODS)['1.0'];
 export type SendParams = z.output<typeof sendParams>;

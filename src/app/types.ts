@@ -1,4 +1,5 @@
 /** What `createApp` is given and returns. */
+import type { A2aPush } from '../a2a-push/index.ts';
 import type { AgentCommands, AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { Clock, IdSource } from '../clock.ts';
@@ -52,6 +53,8 @@ export interface App {
   serverFace: ServerFace;
   /** The inspection hub, when `server.inspect` is on. */
   inspect: InspectHub | undefined;
+  /** A2A push notifications: tasks' configs, and their deliveries in the durable outbox (src/a2a-push). */
+  a2aPush: A2aPush;
   /** Checks the store's medium before listening and ends tool servers a crashed run left; rejects with the problem. */
   open(): Promise<void>;
   /** Kills every tool-server process group at once (for exits that cannot wait for `stop()`). */

@@ -58,7 +58,7 @@ describe('the agent card', () => {
       url: `${app.url}/a2a`,
       preferredTransport: 'JSONRPC',
       protocolVersion: '0.3.0',
-      capabilities: { streaming: true, pushNotifications: false },
+      capabilities: { streaming: true, pushNotifications: true },
       skills: [{ id: 'chat' }],
       security: [{ bearer: [] }],
     });
@@ -311,13 +311,13 @@ describe('v1.0', () => {
     await expect((await v1Client(app, BOB)).getTask({ id: task.id } as any)).rejects.toThrow(/No task/);
   });
 
-  it('push notification config is not supported (-32003)', async () => {
+  it('a push notification config without its task and URL is Invalid params (-32602)', async () => {
     const res = await fetch(`${app.url}/a2a`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${ALICE}`, 'Content-Type': 'application/json', 'A2A-Version': '1.0' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'CreateTaskPushNotificationConfig', params: {} }),
     });
-    expect(await res.json()).toMatchObject({ id: 7, error: { code: -32003 } });
+    expect(await res.json()).toMatchObject({ id: 7, error: { code: -32602 } });
   });
 
   it('refuses a caller without credentials through the admission chain', async () => {

@@ -183,7 +183,7 @@ describe('the wire', () => {
       body: '{}',
     });
     expect(push.status).toBe(400);
-    expect(await push.json()).toMatchObject({ error: { details: [{ reason: 'PUSH_NOTIFICATION_NOT_SUPPORTED' }] } });
+    expect(await push.json()).toMatchObject({ error: { details: [{ reason: 'MISSING_FIELD' }] } }); // no url
     const plain = await raw('/message:send', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: '{}' });
     expect(plain.status).toBe(415);
     expect((await raw('/tasks?pageSize=lots')).status).toBe(400);

@@ -1,0 +1,157 @@
+/**
+ * A2A's push notification config methods (docs/a2a.md, "Push notifications"): v1.0's Create/Get/List/Delete
+ * TaskPushNotificationConfig and v0.3's `tasks/pushNotificationConfig/set|get|list|delete`, on the caller's own
+ * tasks only (another principal's task, or none, is TaskNotFound, as for GetTask). A config names a URL (the URL
+ * policy of remote tool servers: INVALID_REQUEST with `details.field`), an optional `token` and an optional
+ * `authentication` (scheme and credentials); it is kept with the version it was set in, and notifications speak it.
+ * An unknown config id is TaskNotFound naming `configId`; a task holds at most MAX_CONFIGS configs.
+ */
+import { z } from 'zod';
+import type { TurnFollower } from '../agent/index.ts';
+import type { SessionAccess } from '../auth/index.ts';
+import type { IdSource } from '../clock.ts';
+import { AppError } from '../errors/index.ts';
+import type { A2aPushConfigs, PushConfig } from './face-types.ts';
+import { parseParams as parse } from './params.ts';
+import type { PushMethod } from './rpc-methods.ts';
+import { readTask } from './tasks.ts';
+import { taskIdSchema, type A2aVersion } from './wire.ts';
+
+export const MAX_CONFIGS = 10;
+
+const configId = z.string().min(1).max(128);
+const secretText = z.string().max(4096);
+const v1Config = z.looseObject({
+  id: z.string().max(128).optional(),
+  url: z.string().min(1).max(2048),
+  token: secretText.optional(),
+  authentication: z.looseObject({ scheme: z.string().max(64), credentials: secretText.optional() }).optional(),
+});
+/** v1.0: the config itself with its `taskId` (as the SDK sends it), or `{ taskId, configId?, config }`. */
+const v1Nested = z.looseObject({ taskId: taskIdSchema, configId: configId.optional(), config: v1Config });
+const v1Flat = v1Config.extend({ taskId: taskIdSchema });
+const v1One = z.looseObject({ taskId: taskIdSchema, id: configId });
+const v1List = z.looseObject({ taskId: taskIdSchema });
+const v03Set = z.looseObject({
+  taskId: taskIdSchema,
+  pushNotificationConfig: z.looseObject({
+    id: z.string().max(128).optional(),
+    url: z.string().min(1).max(2048),
+    token: secretText.optional(),
+    authentication: z
+      .looseObject({ schemes: z.array(z.string().max(64)).max(8), credentials: secretText.optional() })
+      .optional(),
+  }),
+});
+const v03One = z.looseObject({ id: taskIdSchema, pushNotificationConfigId: configId.optional() });
+
+type Given = Omit<PushConfig, 'version' | 'id'> & { id?: string | undefined };
+
+function givenConfig(params: unknown, version: A2aVersion): { taskId: string; config: Given; field: string } {
+  if (version === '0.3') {
+    const p = parse(v03Set, params);
+    const { id, url, token, authentication: auth } = p.pushNotificationConfig;
+    const scheme = auth?.schemes[0];
+    const authentication = scheme ? { scheme, ...(auth.credentials && { credentials: auth.credentials }) } : undefined;
+    const config = { id, url, ...(token && { token }), ...(authentication && { authentication }) };
+    return { taskId: p.taskId, config, field: 'pushNotificationConfig.url' };
+  }
+  const nested = typeof params === 'object' && params !== null && 'config' in params;
+  const p = nested ? parse(v1Nested, params) : { ...parse(v1Flat, params), configId: undefined };
+  const c = 'config' in p ? p.config : p;
+  const id = p.configId ?? c.id;
+  const auth = c.authentication;
+  const authentication = auth?.scheme
+    ? { scheme: auth.scheme, ...(auth.credentials && { credentials: auth.credentials }) }
+    : undefined;
+  const config = { id, url: c.url, ...(c.token && { token: c.token }), ...(authentication && { authentication }) };
+  return { taskId: p.taskId, config, field: nested ? 'config.url' : 'url' };
+}
+
+/** A kept config as the caller's version writes it. */
+export function encodePushConfig(taskId: string, c: PushConfig, v: A2aVersion): object {
+  const token = c.token === undefined ? {} : { token: c.token };
+  if (v === '1.0') {
+    const authentication = c.authentication && { authentication: c.authentication };
+    return { taskId, id: c.id, url: c.url, ...token, ...authentication };
+  }
+  const authentication = c.authentication && {
+    authentication: {
+      schemes: [c.authentication.scheme],
+      ...(c.authentication.credentials !== undefined && { credentials: c.authentication.credentials }),
+    },
+  };
+  return { taskId, pushNotificationConfig: { id: c.id, url: c.url, ...token, ...authentication } };
+}
+
+export interface PushCallContext {
+  version: A2aVersion;
+  sessions: SessionAccess;
+}
+
+export function createPushMethods(deps: { follower: TurnFollower; ids: IdSource; push?: A2aPushConfigs | undefined }) {
+  const { follower } = deps;
+  const configsOf = (push: A2aPushConfigs) => async (taskId: string, sessions: SessionAccess) => {
+    const { view, key } = await readTask(follower, taskId, sessions);
+    return { key, turnId: view.turnId, configs: await push.list(key, view.turnId) };
+  };
+  const noConfig = (taskId: string, id: string) =>
+    new AppError('TASK_NOT_FOUND', `Task "${taskId}" has no push notification config "${id}"`, {
+      taskId,
+      configId: id,
+    });
+
+  async function set(push: A2aPushConfigs, params: unknown, ctx: PushCallContext): Promise<object> {
+    const { taskId, config, field } = givenConfig(params, ctx.version);
+    push.checkUrl(config.url, field);
+    const { key, turnId, configs } = await configsOf(push)(taskId, ctx.sessions);
+    const id = config.id || deps.ids();
+    if (configs.length >= MAX_CONFIGS && !configs.some((c) => c.id === id))
+      throw new AppError('INVALID_REQUEST', `Task "${taskId}" has ${MAX_CONFIGS} push notification configs already`, {
+        field: 'id',
+        reason: 'too_many',
+        max: MAX_CONFIGS,
+      });
+    const kept: PushConfig = { ...config, id, version: ctx.version };
+    await push.set(key, turnId, kept);
+    return encodePushConfig(taskId, kept, ctx.version);
+  }
+
+  /** The config a Get or Delete names; v0.3's Get may leave its id out (the task's first config). */
+  async function one(push: A2aPushConfigs, params: unknown, ctx: PushCallContext, idRequired: boolean) {
+    const { taskId, id } =
+      ctx.version === '1.0'
+        ? parse(v1One, params)
+        : (({ id: t, pushNotificationConfigId: c }) => ({ taskId: t, id: c }))(parse(v03One, params));
+    if (id === undefined && idRequired)
+      throw new AppError('MISSING_FIELD', 'Invalid params: pushNotificationConfigId: Required');
+    const found = await configsOf(push)(taskId, ctx.sessions);
+    const config = id === undefined ? found.configs[0] : found.configs.find((c) => c.id === id);
+    if (!config) throw noConfig(taskId, id ?? '');
+    return { ...found, taskId, config };
+  }
+
+  return async function call(method: PushMethod, params: unknown, ctx: PushCallContext): Promise<unknown> {
+    const { push } = deps;
+    if (!push) throw new AppError('PUSH_NOTIFICATION_NOT_SUPPORTED', 'Push notifications are not supported');
+    switch (method) {
+      case 'pushSet':
+        return set(push, params, ctx);
+      case 'pushGet': {
+        const { taskId, config } = await one(push, params, ctx, false);
+        return encodePushConfig(taskId, config, ctx.version);
+      }
+      case 'pushList': {
+        const taskId = ctx.version === '1.0' ? parse(v1List, params).taskId : parse(v03One, params).id;
+        const { configs } = await configsOf(push)(taskId, ctx.sessions);
+        const encoded = configs.map((c) => encodePushConfig(taskId, c, ctx.version));
+        return ctx.version === '1.0' ? { configs: encoded, nextPageToken: '' } : encoded;
+      }
+      case 'pushDelete': {
+        const { key, turnId, config } = await one(push, params, ctx, true);
+        await push.delete(key, turnId, config.id);
+        return ctx.version === '1.0' ? {} : null;
+      }
+    }
+  };
+}

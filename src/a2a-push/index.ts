@@ -1,0 +1,76 @@
+/**
+ * A2A push notifications (docs/a2a.md, "Push notifications"): tasks' configs in the secret store (config-store.ts),
+ * notifications as deliveries of the webhooks' durable outbox (deliveries.ts), each request built here
+ * (request.ts) and signed with agentd's key (signer.ts), whose JWKS the A2A mount serves.
+ */
+import type { AgentEvents, TurnFollower } from '../agent/index.ts';
+import type { Bus } from '../bus/index.ts';
+import type { Clock } from '../clock.ts';
+import type { AgentConfig } from '../config/schema.ts';
+import type { StorageConfig } from '../store/index.ts';
+import type { Logger } from '../log/index.ts';
+import { madeOnce } from '../made-once.ts';
+import { sharedSecret, type SecretStore } from '../store/secret-store.ts';
+import { createJsonlOutbox } from '../webhooks/outbox-jsonl.ts';
+import { createRedisOutbox } from '../webhooks/outbox-redis.ts';
+import { createMemoryOutbox, type OutboxStore } from '../webhooks/outbox-store.ts';
+import { createPushConfigStore } from './config-store.ts';
+import { createPushDeliveries } from './deliveries.ts';
+import { createPushSigner } from '../auth/notification-signer.ts';
+
+export { isPushDelivery, PUSH_WEBHOOK_PREFIX, type PushDelivery } from './deliveries.ts';
+export { buildPushRequest, type OutboundRequest } from './request.ts';
+
+/** The outbox on the sessions' medium (the webhooks' service opens the same one when both are wired). */
+export function outboxFor(storage: StorageConfig, log: Logger): OutboxStore {
+  switch (storage.type) {
+    case 'memory':
+      return createMemoryOutbox();
+    case 'jsonl':
+      return createJsonlOutbox({ dir: storage.dir, log });
+    case 'redis':
+      return createRedisOutbox({ url: storage.url, keyPrefix: storage.keyPrefix, log });
+  }
+}
+
+export interface A2aPushDeps {
+  config: Pick<AgentConfig, 'name' | 'server'>;
+  secrets: SecretStore;
+  outbox: OutboxStore;
+  bus: Pick<Bus<Record<never, never>, AgentEvents>, 'on'>;
+  follower: Pick<TurnFollower, 'steps'>;
+  clock: Clock;
+  log: Logger;
+  /** Told when notifications were added to the outbox (the webhook dispatcher's `wake`, once it is wired). */
+  onAdded?: () => void;
+}
+
+export function createA2aPush(deps: A2aPushDeps) {
+  const { mcp } = deps.config.server;
+  const configs = createPushConfigStore(deps.secrets, {
+    allowPrivateNetworks: mcp.allowPrivateNetworks,
+    allowedHosts: mcp.allowedHosts,
+  });
+  // One key for every instance of the medium and across restarts (a failed read is retried).
+  const signer = madeOnce(async () => createPushSigner(await sharedSecret(deps.secrets, 'a2a-push-signing-seed')));
+  const deliveries = createPushDeliveries({
+    bus: deps.bus,
+    follower: deps.follower,
+    configs,
+    outbox: deps.outbox,
+    signer,
+    issuer: deps.config.name,
+    clock: deps.clock,
+    log: deps.log,
+    ...(deps.onAdded && { onAdded: deps.onAdded }),
+  });
+  return {
+    configs,
+    outbox: deps.outbox,
+    target: deliveries.target,
+    jwks: async () => (await signer()).jwks(),
+    start: () => deliveries.start(),
+    stop: () => deliveries.stop(),
+  };
+}
+export type A2aPush = ReturnType<typeof createA2aPush>;

@@ -1,0 +1,238 @@
+/**
+ * A2A push notifications (issue 60 item 3), end to end: `@a2a-js/sdk`'s clients (v1.0 JSON-RPC and HTTP+JSON,
+ * v0.3 JSON-RPC) set configs on their own tasks, a real HTTP receiver on 127.0.0.1 gets the notification with the
+ * config's token and agentd's JWT, verified against agentd's JWKS with jose's `createRemoteJWKSet`.
+ * This branch has no webhook dispatcher yet: `sendDue` below is the minimal sending loop over the outbox, through
+ * the push adapter (`app.a2aPush.target`), that the dispatcher runs once both branches meet.
+ */
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TaskState } from '@a2a-js/sdk';
+import { Client, ClientFactory, RestTransportFactory } from '@a2a-js/sdk/client';
+import { LegacyRestTransport } from '@a2a-js/sdk/compat/v0_3/client';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { isPushDelivery } from '../../src/a2a-push/index.ts';
+import { authed, data, rawRpc, send, text, v03Client, v1Client } from '../support/a2a-clients.ts';
+import { everythingStdio, roomyLimits, useSimulatorAndFolder } from '../support/messaging.ts';
+import type { RunningApp } from '../support/start-app.ts';
+
+const ALICE = 'alice-key-0123456789abcdef';
+const BOB = 'bob-key-0123456789abcdefgh';
+const keys = [
+  { name: 'alice', key: ALICE, scopes: ['chat'] },
+  { name: 'bob', key: BOB, scopes: ['chat'] },
+];
+
+interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+const received: Received[] = [];
+let receiver: Server;
+let receiverUrl: string;
+
+const env = useSimulatorAndFolder('agentd-a2a-push-');
+const agentFile = () => ({
+  storage: { type: 'jsonl', dir: join(env.dir, 'log') },
+  mcpServers: { everything: everythingStdio },
+  toolPolicy: { rules: [{ server: 'everything', tool: 'echo', action: 'ask' }] },
+  server: { ...roomyLimits, auth: { keys }, mcp: { allowPrivateNetworks: true } },
+  llm: { timeoutMs: 10_000 },
+});
+let app: RunningApp;
+
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const address = receiver.address();
+  receiverUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  app = await env.apps.start(agentFile(), { modelUrl: env.sim.url });
+});
+afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+
+/** The dispatcher's loop, minimal: every due push delivery sent once through the adapter, then marked delivered. */
+async function sendDue(running: RunningApp): Promise<number> {
+  const { outbox, target } = running.app.a2aPush;
+  let sent = 0;
+  for (const d of await outbox.due(Date.now(), 50)) {
+    if (!isPushDelivery(d)) continue;
+    const request = await target.request(d, Date.now());
+    if (!request) continue;
+    const res = await fetch(request.url, { method: request.method, headers: request.headers, body: request.body });
+    await res.body?.cancel();
+    await outbox.put({ ...d, attempts: d.attempts + 1, status: 'delivered', deliveredAt: Date.now() });
+    sent += 1;
+  }
+  return sent;
+}
+
+/** The notification the receiver got at `path`, once the loop sent it. */
+async function notificationAt(path: string): Promise<Received> {
+  await expect
+    .poll(async () => (await sendDue(app), received.some((r) => r.path === path)), { timeout: 10_000 })
+    .toBe(true);
+  return received.find((r) => r.path === path) as Received;
+}
+
+const restClient = (key = ALICE): Promise<Client> =>
+  new ClientFactory({ transports: [new RestTransportFactory({ fetchImpl: authed(key) })] }).createFromUrl(app.url);
+
+/** A task waiting for the approval of a tool call (input-required). */
+async function waitingTask(client: Client): Promise<any> {
+  const asked = await send(client, [text('[[tool:echo {"message":"push me"}]]')]);
+  expect(asked.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+  return asked;
+}
+const approve = (client: Client, task: any) =>
+  send(client, [data({ approve: true })], { taskId: task.id, contextId: task.contextId });
+const config = (taskId: string, fields: Record<string, unknown>): any => ({
+  tenant: '',
+  id: '',
+  taskId,
+  url: '',
+  token: '',
+  authentication: undefined,
+  ...fields,
+});
+
+describe('A2A push notifications', () => {
+  it('the card offers them', async () => {
+    const card: any = await (await fetch(`${app.url}/.well-known/agent-card.json`)).json();
+    expect(card.capabilities.pushNotifications).toBe(true);
+  });
+
+  it('v1.0 JSON-RPC: a config set on a waiting task is notified when it completes, with its token and a JWT agentd signed', async () => {
+    const client = await v1Client(app, ALICE);
+    const task = await waitingTask(client);
+    const url = `${receiverUrl}/v1-rpc`;
+    const set = await client.createTaskPushNotificationConfig(config(task.id, { url, token: 'tok-v1' }));
+    expect(set).toMatchObject({ taskId: task.id, url, token: 'tok-v1' });
+    expect(set.id).not.toBe('');
+    expect(await client.getTaskPushNotificationConfig({ taskId: task.id, id: set.id } as any)).toMatchObject({
+      id: set.id,
+      url,
+    });
+    expect((await approve(client, task)).status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+
+    const got = await notificationAt('/v1-rpc');
+    expect(got.headers['x-a2a-notification-token']).toBe('tok-v1');
+    expect(got.headers['content-type']).toBe('application/a2a+json');
+    const body = JSON.parse(got.body);
+    expect(body.task).toMatchObject({ id: task.id, status: { state: 'TASK_STATE_COMPLETED' } });
+    expect(JSON.stringify(body.task.artifacts)).toContain('push me');
+
+    const jwt = String(got.headers.authorization).replace(/^Bearer /, '');
+    const jwks = createRemoteJWKSet(new URL(`${app.url}/.well-known/jwks.json`));
+    const { payload } = await jwtVerify(jwt, jwks, { audience: url, issuer: app.config.name });
+    expect(payload).toMatchObject({
+      taskId: task.id,
+      request_body_sha256: createHash('sha256').update(got.body).digest('hex'),
+    });
+    // Sent once: a second look finds nothing due.
+    expect(await sendDue(app)).toBe(0);
+  });
+
+  it('v1.0 HTTP+JSON: create, get, list and delete; another caller cannot read or delete the config', async () => {
+    const alice = await restClient(ALICE);
+    const task = await waitingTask(alice);
+    const url = `${receiverUrl}/rest`;
+    const auth = { scheme: 'Bearer', credentials: 'receiver-secret' };
+    const set = await alice.createTaskPushNotificationConfig(
+      config(task.id, { id: 'mine', url, authentication: auth }),
+    );
+    expect(set).toMatchObject({ id: 'mine', taskId: task.id, url, authentication: auth });
+    const listed = await alice.listTaskPushNotificationConfig({ taskId: task.id } as any);
+    expect(listed.configs.map((c: any) => c.id)).toEqual(['mine']);
+
+    const bob = await restClient(BOB);
+    await expect(bob.getTaskPushNotificationConfig({ taskId: task.id, id: 'mine' } as any)).rejects.toThrow(/No task/);
+    await expect(bob.deleteTaskPushNotificationConfig({ taskId: task.id, id: 'mine' } as any)).rejects.toThrow(
+      /No task/,
+    );
+    await expect(bob.listTaskPushNotificationConfig({ taskId: task.id } as any)).rejects.toThrow(/No task/);
+    expect((await alice.listTaskPushNotificationConfig({ taskId: task.id } as any)).configs).toHaveLength(1);
+
+    // The config's own credentials take the Authorization header.
+    await approve(alice, task);
+    const got = await notificationAt('/rest');
+    expect(got.headers.authorization).toBe('Bearer receiver-secret');
+
+    await alice.deleteTaskPushNotificationConfig({ taskId: task.id, id: 'mine' } as any);
+    expect((await alice.listTaskPushNotificationConfig({ taskId: task.id } as any)).configs).toEqual([]);
+  });
+
+  it('v0.3 JSON-RPC: tasks/pushNotificationConfig/set, and the notification is the bare v0.3 task', async () => {
+    const client = await v03Client(app, ALICE);
+    const task = await waitingTask(client);
+    const url = `${receiverUrl}/v03`;
+    const set = await client.createTaskPushNotificationConfig(config(task.id, { id: 'old', url, token: 'tok-03' }));
+    expect(set).toMatchObject({ id: 'old', url, token: 'tok-03' });
+    const listed = await client.listTaskPushNotificationConfig({ taskId: task.id } as any);
+    expect(listed.configs.map((c: any) => c.id)).toEqual(['old']);
+    await approve(await v1Client(app, ALICE), task);
+    const got = await notificationAt('/v03');
+    expect(got.headers['x-a2a-notification-token']).toBe('tok-03');
+    expect(JSON.parse(got.body)).toMatchObject({ kind: 'task', id: task.id, status: { state: 'completed' } });
+  });
+
+  it('a canceled task is notified too; v0.3 HTTP+JSON sets and lists configs', async () => {
+    const card = await (await v1Client(app, ALICE)).getAgentCard();
+    const legacy = new Client(
+      new LegacyRestTransport({ endpoint: `${app.url}/a2a/rest`, fetchImpl: authed(ALICE) }),
+      card,
+    );
+    const task = await waitingTask(await v1Client(app, ALICE));
+    const url = `${receiverUrl}/canceled`;
+    const set = await legacy.createTaskPushNotificationConfig(config(task.id, { id: 'c1', url, token: 'tok-c' }));
+    // (The SDK reads the task id back from `tasks/{id}/pushNotificationConfigs/{configId}` up to the id's own `/`.)
+    expect(set).toMatchObject({ id: 'c1', url, token: 'tok-c' });
+    const listed = await legacy.listTaskPushNotificationConfig({ taskId: task.id } as any);
+    expect(listed.configs.map((c: any) => c.id)).toEqual(['c1']);
+    await (await v1Client(app, ALICE)).cancelTask({ id: task.id } as any);
+    const got = await notificationAt('/canceled');
+    expect(JSON.parse(got.body).task).toMatchObject({ id: task.id, status: { state: 'TASK_STATE_CANCELED' } });
+  });
+
+  it('refuses a URL the policy refuses, and a missing URL, naming the field', async () => {
+    const client = await v1Client(app, ALICE);
+    const task = await waitingTask(client);
+    const call = (params: unknown) =>
+      rawRpc(
+        app,
+        ALICE,
+        { jsonrpc: '2.0', id: 1, method: 'CreateTaskPushNotificationConfig', params },
+        { 'A2A-Version': '1.0' },
+      );
+    const metadata = await call({ taskId: task.id, url: 'http://169.254.169.254/latest' });
+    expect(metadata.body.error.code).toBe(-32600);
+    expect(metadata.body.error.data[0].metadata).toMatchObject({ field: 'url', reason: 'metadata' });
+    const missing = await call({ taskId: task.id });
+    expect(missing.body.error.code).toBe(-32602);
+    expect(missing.body.error.message).toMatch(/url/);
+  });
+
+  it('configs and the signing key outlive a restart (kept on the sessions medium)', async () => {
+    const jwksOf = async (): Promise<any> => (await fetch(`${app.url}/.well-known/jwks.json`)).json();
+    const before = await jwksOf();
+    expect(before.keys).toHaveLength(1);
+    const client = await v1Client(app, ALICE);
+    const task = await waitingTask(client);
+    await client.createTaskPushNotificationConfig(config(task.id, { id: 'kept', url: `${receiverUrl}/kept` }));
+    await env.apps.stop(app);
+    app = await env.apps.start(agentFile(), { modelUrl: env.sim.url });
+    const again = await v1Client(app, ALICE);
+    const listed = await again.listTaskPushNotificationConfig({ taskId: task.id } as any);
+    expect(listed.configs.map((c: any) => c.id)).toEqual(['kept']);
+    expect(await jwksOf()).toEqual(before);
+  });
+});
