@@ -142,7 +142,7 @@ const RAW: Record<string, string> = {
 };
 const ANONYMOUS: Principal = {
   name: 'anonymous',
-  scopes: new Set(['chat', 'inspect', 'admin'] as const),
+  scopes: new Set(['chat', 'inspect', 'schedule', 'admin'] as const),
   via: 'anonymous',
   owner: undefined,
 };
