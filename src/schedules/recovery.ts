@@ -48,6 +48,11 @@ export async function recover(deps: RecoveryDeps, configured: StoredSchedule[]):
     if (schedule.catchUp !== 'last' || schedule.paused) continue;
     const last = await store.lastPlanned(schedule.id);
     const missed = ticksOf(schedule).latest(now);
-    if (last !== undefined && missed !== undefined && missed > last) await deps.fire(schedule, missed);
+    if (last === undefined || missed === undefined || missed <= last) continue;
+    log.info(
+      { schedule: schedule.id, plannedAt: new Date(missed).toISOString() },
+      'schedule catches up its latest missed tick',
+    );
+    await deps.fire(schedule, missed);
   }
 }
