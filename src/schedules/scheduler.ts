@@ -11,6 +11,7 @@
  */
 import type { AgentCommands, AgentEvents } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
+import { previousRunUnfinished } from './overlap.ts';
 import { recover } from './recovery.ts';
 import { watchEnds, type EndDeps } from './fire-ends.ts';
 import type { Clock } from '../clock.ts';
@@ -88,9 +89,9 @@ export function createScheduler(options: SchedulerOptions) {
 
   /** Claims the tick and sends it, or records it skipped while the previous fire's turn runs. */
   async function fire(schedule: StoredSchedule, plannedAt: number): Promise<void> {
-    const previous = (await store.runs(schedule.id, 1))[0];
+    const held = schedule.overlap === 'skip' && (await previousRunUnfinished(store, bus, schedule));
     if (!(await store.claim(schedule.id, plannedAt))) return;
-    if (schedule.overlap === 'skip' && previous?.status === 'sent') {
+    if (held) {
       metrics?.skips.inc();
       log.info(
         { schedule: schedule.id, plannedAt: iso(plannedAt) },

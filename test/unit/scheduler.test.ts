@@ -101,6 +101,22 @@ describe('scheduler', () => {
     }
   });
 
+  it('overlap skip holds every tick while the first run is unfinished (not only the next), and fires once it ended', async () => {
+    const h = harness();
+    await h.scheduler.start([schedule({ everyMs: 1000 })], false);
+    for (const t of [1000, 2000, 3000]) {
+      h.clock.t = T0 + t;
+      await h.scheduler.tick();
+    }
+    expect(h.sent).toHaveLength(1);
+    h.end(0);
+    await expect.poll(async () => (await h.store.runs('s1', 10)).at(-1)?.status).toBe('finished');
+    h.clock.t = T0 + 4000;
+    await h.scheduler.tick();
+    expect(h.sent).toHaveLength(2);
+    expect((await h.store.runs('s1', 10)).map((r) => r.status)).toEqual(['sent', 'skipped', 'skipped', 'finished']);
+  });
+
   it('after downtime, catchUp none skips the missed ticks and last fires the latest once; a restart never fires a tick twice', async () => {
     for (const catchUp of ['none', 'last'] as const) {
       const store = createMemoryScheduleStore();
