@@ -118,13 +118,26 @@ export function createScheduler(options: SchedulerOptions) {
     return Promise.all(due).then(() => {});
   }
 
+  /** Takes up what other instances changed in a shared store: schedules made, changed (paused) or deleted there. */
+  async function refresh(): Promise<void> {
+    const stored = await store.schedules();
+    const ids = new Set(stored.map((s) => s.id));
+    for (const id of armed.keys()) if (!ids.has(id)) armed.delete(id);
+    for (const s of stored) {
+      const known = armed.get(s.id);
+      if (!known) arm(s, clock.now());
+      else if (JSON.stringify(known.schedule) !== JSON.stringify(s)) known.schedule = s;
+    }
+  }
+
   function loop(): void {
     if (stopped) return;
     const now = clock.now();
     const nexts = [...armed.values()].map((a) => a.next ?? Infinity);
     const wait = Math.max(0, Math.min(options.pollMs ?? 1000, Math.min(...nexts) - now));
     timer = setTimeout(() => {
-      void tick()
+      void refresh()
+        .then(tick)
         .catch((e: unknown) => log.error({ err: e }, 'schedule tick failed'))
         .finally(loop);
     }, wait).unref();
@@ -132,6 +145,7 @@ export function createScheduler(options: SchedulerOptions) {
 
   return {
     tick,
+    refresh,
     /** Loads the schedules (the agent file's and the stored ones) and, unless `timers: false`, fires them on time. */
     async start(configured: StoredSchedule[], timers = true): Promise<void> {
       await recover({ store, clock, log, recoverAfterMs: options.recoverAfterMs ?? 0, send, fire, arm }, configured);

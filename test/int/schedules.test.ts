@@ -147,6 +147,13 @@ describe('schedules', () => {
       };
       const [a, b] = await Promise.all([boot(doc), boot(doc)]);
       await expect.poll(async () => (await ticksIn(a, 'redis-runs')).length, PATIENT).toBeGreaterThanOrEqual(5);
+      // A schedule made on one instance is served, and paused, by the other.
+      await api(a.url, 'POST', '/api/schedules', { id: 'made-on-a', cron: '0 3 1 1 *', message: 'm' });
+      await expect.poll(async () => (await api(b.url, 'GET', '/api/schedules/made-on-a')).status, PATIENT).toBe(200);
+      await api(b.url, 'PATCH', '/api/schedules/made-on-a', { paused: true });
+      await expect
+        .poll(async () => (await api(a.url, 'GET', '/api/schedules/made-on-a')).body.schedule.paused, PATIENT)
+        .toBe(true);
       await env.apps.stop(a);
       await env.apps.stop(b);
       const c = await boot(doc); // reads the log the two wrote
