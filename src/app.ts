@@ -13,8 +13,9 @@ import {
 import { createObservability } from './app/observability.ts';
 import type { App, AppCommands, AppDeps, AppEvents } from './app/types.ts';
 import { createBus } from './bus/index.ts';
+import { configuredSchedules, createScheduler, scheduleStoreOf } from './schedules/index.ts';
 import { createInspectHub, startRelay } from './inspect/index.ts';
-import { createIdSource, systemClock } from './clock.ts';
+import { createIdSource, isoNow, systemClock } from './clock.ts';
 import { createRedactor } from './config/redact.ts';
 import { limitsStoreOf, type AgentConfig } from './config/schema.ts';
 import { isShared } from './config/shared.ts';
@@ -155,6 +156,14 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   });
   const unnamed = config.server.limits.unnamedSessions;
   const expiry = createUnnamedExpiry({ bus, store, clock, log: log.child({ component: 'agent' }), ...unnamed });
+  const scheduleParts = scheduleStoreOf(config.storage, log.child({ component: 'schedules' }), cluster?.redis);
+  const scheduler = createScheduler({
+    ...scheduleParts,
+    bus,
+    clock,
+    log: log.child({ component: 'schedules' }),
+    metrics: metrics.schedules,
+  });
   const follower = createTurnFollower({ bus, store, interest: cluster?.interest });
   const waiter = createTurnWaiter(bus, config.server.requestTimeoutMs, follower);
   // /mcp's sealing key, one for every instance of the store and kept across restarts (a failed read is retried).
@@ -237,6 +246,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       metrics,
       mode,
       faces,
+      schedules: scheduler,
     }),
   });
   // The OAuth callback URL is known once the front end listens (port 0 picks one).
@@ -264,6 +274,7 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await a2aPush.outbox.open();
       await cluster?.open();
       await webhooks.open();
+      await scheduleParts.store.open();
       if (childrenFile) reapLeftovers(childrenFile, log.child({ component: 'mcp' }));
     },
     killChildren: () => children.killAll(),
@@ -275,12 +286,15 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await cluster?.join();
       webhooks.start();
       agent.resumeLeftRunning(); // the turns a restart left running go on, their tool servers attempted
+      if (mode === 'web') await scheduler.start(configuredSchedules(config, isoNow(clock)));
       if (inspect && config.server.inspectRelay)
         relay = startRelay(inspect, config.server.inspectRelay, log.child({ component: 'inspect' }));
       ready = true;
     },
     async stop() {
       await expiry.stop(); // before the agent and the store it sweeps
+      await scheduler.stop(); // before the agent it sends to
+      await scheduleParts.store.close();
       relay?.close();
       observability.unwatch();
       frontEnd.close();

@@ -1,8 +1,8 @@
 /** `server.auth`: who may call (shorthand keys, named keys with scopes, JWTs). */
 import { z } from 'zod';
 
-/** What a principal may do (src/auth): `chat` (messages, sessions, approvals), `inspect` (/inspect/ws, /metrics, /api/config.yaml), `admin` (everything). */
-export const AUTH_SCOPES = ['chat', 'inspect', 'admin'] as const;
+/** What a principal may do (src/auth): `chat` (messages, sessions, approvals), `inspect` (/inspect/ws, /metrics, /api/config.yaml), `schedule` (/api/schedules), `admin` (everything). */
+export const AUTH_SCOPES = ['chat', 'inspect', 'schedule', 'admin'] as const;
 
 const authKeySchema = z.strictObject({
   name: z
@@ -21,7 +21,7 @@ const authKeySchema = z.strictObject({
     .array(z.enum(AUTH_SCOPES))
     .min(1)
     .describe(
-      'What the key may do: `chat` (messages, its own sessions, their approvals), `inspect` (`/inspect/ws`, `/metrics`, `/api/config.yaml`), `admin` (everything).',
+      'What the key may do: `chat` (messages, its own sessions, their approvals), `inspect` (`/inspect/ws`, `/metrics`, `/api/config.yaml`), `schedule` (`/api/schedules`: its own schedules), `admin` (everything).',
     ),
 });
 

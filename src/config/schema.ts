@@ -6,6 +6,7 @@ import { llmSchema } from './llm-schema.ts';
 import type { limitsSchema } from './limits-schema.ts';
 import { serverSchema, type corsSchema } from './server-schema.ts';
 import { storageSchema } from './storage-schema.ts';
+import { schedulesSchema } from './schedules-schema.ts';
 import { toolPolicySchema } from './tool-policy-schema.ts';
 import { webhooksSchema } from './webhooks-schema.ts';
 import {
@@ -18,6 +19,7 @@ import {
 export { PROVIDERS, llmSchema, type LlmApi, type LlmFallbackConfig, type Provider } from './llm-schema.ts';
 
 export { AUTH_SCOPES, type AuthConfig } from './auth-schema.ts';
+export { scheduleSchema, scheduleIdSchema, type ScheduleConfig, type ScheduleInput } from './schedules-schema.ts';
 export { runtimeEntryOf, type RuntimeCommand } from './runtime-schema.ts';
 export { type OAuthConfig } from './oauth-schema.ts';
 export {
@@ -72,6 +74,9 @@ export const agentConfigSchema = z
     toolPolicy: toolPolicySchema
       .prefault({})
       .describe("Which tool calls run, wait for a person's approval, or are refused."),
+    schedules: schedulesSchema.describe(
+      'Turns the agent starts on its own, on a cron expression or an interval (docs/schedules.md); more are made at runtime with `POST /api/schedules`.',
+    ),
     storage: storageSchema.prefault({ type: 'jsonl' }).describe('Where session logs are kept.'),
     server: serverSchema
       .prefault({})

@@ -4,7 +4,7 @@ import type { Principal, RouteScope, SessionAccess } from '../auth/index.ts';
 import type { FrontEndBus } from './front-bus.ts';
 import { parseInput, parseQuery } from './validate.ts';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** What a route handler sees of a request; the body is already size-checked and parsed. */
 export interface RequestContext {

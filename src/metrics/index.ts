@@ -70,6 +70,10 @@ export function createMetrics() {
       'Session log append latency',
       [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
     ),
+    scheduleFires: counter('agentd_schedule_fires_total', 'Schedule ticks whose message was sent'),
+    scheduleSkips: counter('agentd_schedule_skips_total', "Schedule ticks skipped while the previous run's turn ran"),
+    scheduleFailures: counter('agentd_schedule_failures_total', 'Schedule fires whose message or turn failed'),
+    scheduleLag: histogram('agentd_schedule_lag_seconds', 'From a tick to its message sent', SECONDS),
   };
   const statuses = new Map<string, string>();
   return {
@@ -80,6 +84,8 @@ export function createMetrics() {
     connections: (delta: 1 | -1) => m.connections.inc(delta),
     framePublished: () => m.framesOut.inc(),
     append: (seconds: number) => m.appendSeconds.observe(seconds),
+    /** The scheduler's (src/schedules/schedule-metrics.ts). */
+    schedules: { fires: m.scheduleFires, skips: m.scheduleSkips, failures: m.scheduleFailures, lag: m.scheduleLag },
     modelRequest: (
       ok: boolean,
       retries: number,

@@ -67,6 +67,8 @@ const BODIES: Record<string, unknown> = {
   'POST /api/sessions/{sessionId}/client-tools/{callId}': { content: 'ran' },
   'POST /api/sessions/{sessionId}/questions/{id}': { decision: 'approve' },
   'POST /api/sessions/{sessionId}/fork': { seq: 1 },
+  'POST /api/schedules': { id: 'contract-schedule', cron: '0 3 1 1 *', message: 'Yearly' },
+  'PATCH /api/schedules/{id}': { paused: true },
   'POST /api/mcp/servers/{serverId}/resources/subscribe': { uri: 'demo://resource/dynamic/text/1' },
   'POST /api/mcp/servers/{serverId}/resources/unsubscribe': { uri: 'demo://resource/dynamic/text/1' },
   'POST /api/mcp/servers/{serverId}/prompts/{promptName}/get': { city: 'Paris' },
@@ -92,6 +94,8 @@ const QUERIES: Record<string, string> = {
 const FEATURE_VALUES: Record<string, string> = { serverId: 'everything', promptName: 'args-prompt' };
 /** A principal's sign-in is asked of an OAuth-protected server each principal signs in to. */
 const SIGN_IN_VALUES: Record<string, string> = { serverId: 'personal' };
+/** The schedule the POST made. */
+const SCHEDULE_VALUES: Record<string, string> = { id: 'contract-schedule' };
 /** Bodies that are not JSON, with their media type (an NDJSON import). */
 const RAW_BODIES: Record<string, { type: string; text: string }> = {
   'POST /api/sessions/import': {
@@ -267,7 +271,9 @@ describe('OpenAPI document', () => {
               ? values.clientCallId!
               : name === 'id' && path.includes('/questions')
                 ? values.questionId!
-                : values[name]!,
+                : name === 'id' && path.startsWith('/api/schedules/')
+                  ? 'daily-report' // the POST's example made it
+                  : values[name]!,
         );
         const res = await svc.request(`${url}`, {
           method: method.toUpperCase(),
@@ -319,7 +325,9 @@ describe('OpenAPI document', () => {
                 ? FEATURE_VALUES
                 : path.endsWith('/sign-in')
                   ? SIGN_IN_VALUES
-                  : {};
+                  : path.startsWith('/api/schedules/')
+                    ? SCHEDULE_VALUES
+                    : {};
       const values = { ...PATH_VALUES, ...special };
       const url = path.replace(/\{(\w+)\}/g, (_m, name: string) =>
         name === 'file'

@@ -90,7 +90,7 @@ describe('shorthands and anonymous', () => {
     for (const credential of [undefined, 'anything']) {
       const p = await open.authorize(credential, 'admin');
       expect(p).toMatchObject({ name: 'anonymous', via: 'anonymous' });
-      expect(scopes(p)).toEqual(['admin', 'chat', 'inspect']);
+      expect(scopes(p)).toEqual(['admin', 'chat', 'inspect', 'schedule']);
     }
   });
 

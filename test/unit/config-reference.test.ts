@@ -71,7 +71,7 @@ describe('the configuration reference', () => {
     expect(row('llm.provider')?.[3]).toContain('`ollama`');
     expect(row('mcpServers.<name>.command')?.[4]).toMatch(/^Only with `type: stdio`\. /);
     expect(row('mcpServers.<name>.oauth.grant')?.[2]).toBe('`authorization_code`');
-    expect(row('server.auth.keys[].scopes')?.[3]).toBe('each: `chat`, `inspect`, `admin`; at least 1 item');
+    expect(row('server.auth.keys[].scopes')?.[3]).toBe('each: `chat`, `inspect`, `schedule`, `admin`; at least 1 item');
     expect(row('server.limits.maxBodyBytes')?.[2]).toBe('`14680064` (14 MiB)');
     // A default worked out at run time is the description's `Default: …`.
     expect(row('server.limits.wsPerIp')?.[2]).toBe('10 × `ws.points`');

@@ -4,6 +4,9 @@
  * response (the `@ts-expect-error` below proves it refuses another), and each handler's answer to
  * typed fake bus results parses with the schema the OpenAPI document publishes for it.
  */
+import { pino } from 'pino';
+import { createScheduler } from '../../src/schedules/index.ts';
+import { createMemoryScheduleStore } from '../../src/schedules/memory-schedule-store.ts';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { TurnWaiter } from '../../src/agent/follow/turn-waiter.ts';
@@ -134,6 +137,13 @@ const waiter = {
   ask: () => Promise.resolve({ sessionId: 's1', turnId: 't1', seq: 2, content: 'Hi', model: 'm' }),
 } as unknown as TurnWaiter;
 
+/** A scheduler on a memory store (never started): the POST makes the schedule the other schedule routes read. */
+const schedules = createScheduler({
+  store: createMemoryScheduleStore(),
+  bus,
+  clock: { now: () => Date.parse(at) },
+  log: pino({ level: 'silent' }),
+});
 const config = agentConfigSchema.parse({ llm: { model: 'm' }, storage: { type: 'memory' } });
 const routes = createRoutes({
   version: '1.0.0',
@@ -145,6 +155,7 @@ const routes = createRoutes({
   waiter,
   ids: () => 'id',
   metrics: createMetrics(),
+  schedules,
 });
 
 /** The JSON routes: no other content type (the OpenAPI document, served as the text it builds, is a page route). */
@@ -160,6 +171,8 @@ const BODIES: Record<string, unknown> = {
   'POST /api/sessions/:sessionId/client-tools/:callId': { content: 'ran' },
   'POST /api/sessions/:sessionId/questions/:id': { decision: 'approve' },
   'POST /api/sessions/:sessionId/fork': { seq: 1 },
+  'POST /api/schedules': { id: 'nightly', cron: '0 3 * * *', message: 'Report' },
+  'PATCH /api/schedules/:id': { paused: true },
   'POST /api/mcp/servers/:serverId/resources/subscribe': { uri: 'demo://a' },
   'POST /api/mcp/servers/:serverId/resources/unsubscribe': { uri: 'demo://a' },
   'PUT /api/mcp/servers/:serverId/roots': { roots: ['file:///srv'] },
@@ -171,14 +184,22 @@ const RAW: Record<string, string> = {
 };
 const ANONYMOUS: Principal = {
   name: 'anonymous',
-  scopes: new Set(['chat', 'inspect', 'admin'] as const),
+  scopes: new Set(['chat', 'inspect', 'schedule', 'admin'] as const),
   via: 'anonymous',
   owner: undefined,
 };
 const request = (route: Route): RequestContext => ({
   method: route.method,
   path: route.path,
-  params: { sessionId: 's1', callId: 'c1', serverId: 'echo', toolName: 'echo', promptName: 'p', webhookId: 'hook' },
+  params: {
+    sessionId: 's1',
+    callId: 'c1',
+    serverId: 'echo',
+    toolName: 'echo',
+    promptName: 'p',
+    webhookId: 'hook',
+    ...(route.path.startsWith('/api/schedules') && { id: 'nightly' }),
+  },
   query: new URLSearchParams('since=0&uri=demo://a'),
   headers: {},
   body: BODIES[`${route.method} ${route.path}`],

@@ -42,6 +42,7 @@ const APP_PARTS_USES = [
   'inspect',
   'http',
   'httpEngine',
+  'schedules',
 ];
 
 /** @type {{ components: Record<string, { path: string, uses?: string[] }>, externals: Record<string, string[]> }} */
@@ -148,6 +149,8 @@ export const LAYERS = {
       uses: [...LEAVES, 'config', 'bus', 'store', 'redis', 'agent', 'toolsSpawn', 'webhooksMessages'],
     },
     metrics: { path: 'src/metrics', uses: [...LEAVES, 'bus', 'agent', 'tools'] },
+    // Schedules: turns the agent starts on a cron expression or an interval, claimed once per tick (its own store).
+    schedules: { path: 'src/schedules', uses: [...LEAVES, 'config', 'bus', 'agent', 'redis'] },
     tracing: { path: 'src/tracing', uses: [...LEAVES, 'bus', 'llm', 'agent'] },
     // The HTTP/WebSocket port the front end is written against (types.ts) and its adapters (uWebSockets.js, node:http + ws, in process); they import nothing of ours.
     httpEngine: { path: 'src/http/engine', uses: ['http1Server'] },
@@ -168,6 +171,7 @@ export const LAYERS = {
         'metrics',
         'inspect',
         'redis',
+        'schedules',
         'httpEngine',
         'webhooksMessages',
       ],

@@ -9,6 +9,7 @@ import { oauthRoutes } from './oauth-routes.ts';
 import { mcpFeatureRoutes } from './mcp-feature-routes.ts';
 import { familyRoutes } from './question-family-routes.ts';
 import { questionRoutes } from './question-routes.ts';
+import { scheduleRoutes, type ScheduleRoutesDeps } from './schedule-routes.ts';
 import { apiDocRoutes, consoleRoutes, inspectRoutes } from './page-routes.ts';
 import { sessionTransferRoutes, type SessionTransferRoutesDeps } from './session-transfer-routes.ts';
 import { systemRoutes, type ServiceInfo } from './system-routes.ts';
@@ -17,7 +18,8 @@ import { webhookRoutes } from './webhook-routes.ts';
 /** `mode: 'mcp'` leaves out the web console. `faces`: their REST routes, and what they serve, documented. */
 export type RoutesDeps = ServiceInfo &
   AgentRoutesDeps &
-  SessionTransferRoutesDeps & { metrics: Metrics; mode?: 'web' | 'mcp'; faces?: readonly FaceMount[] };
+  SessionTransferRoutesDeps &
+  ScheduleRoutesDeps & { metrics: Metrics; mode?: 'web' | 'mcp'; faces?: readonly FaceMount[] };
 
 /** `GET /metrics`: the Prometheus text exposition (an `inspect` route: it tells what the service does). */
 const metricsRoute = (metrics: Metrics): Route => ({
@@ -37,6 +39,7 @@ export function createRoutes(deps: RoutesDeps): Route[] {
     ...familyRoutes(deps, (family) => family === 'approval'),
     ...sessionTransferRoutes(deps),
     ...compactionRoutes(deps),
+    ...scheduleRoutes(deps),
     ...questionRoutes(deps),
     ...mcpRoutes(deps),
     ...oauthRoutes(),

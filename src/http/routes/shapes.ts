@@ -24,6 +24,27 @@ import {
 import { promptRecord, promptResult, resourceContents, resourceList } from '../../conversation/mcp-records.ts';
 import { deliveryRecord, webhookRecord } from '../../webhooks/messages.ts';
 
+/** A schedule as `/api/schedules` shows it (src/config/schedules-schema.ts, and whose and where from). */
+const scheduleRecord = z.looseObject({
+  id: z.string(),
+  owner: z.string().describe('Whose sessions the runs are ("": no principal\'s)'),
+  source: z.enum(['config', 'api']),
+  paused: z.boolean(),
+  nextRunAt: z.string().optional().describe('The next tick (ISO), when one is left and the schedule is not paused'),
+});
+/** One fire of a schedule (src/schedules/store-types.ts). */
+const scheduleRun = z.object({
+  scheduleId: z.string(),
+  status: z.enum(['claimed', 'sent', 'finished', 'failed', 'skipped']),
+  plannedAt: z.string(),
+  firedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+  session: z.string().optional(),
+  turnId: z.string().optional(),
+  usage: z.record(z.string(), z.unknown()).optional(),
+  reason: z.string().optional(),
+});
+
 const withTimestamp = <S extends z.ZodRawShape>(shape: S) => z.object({ ...shape, timestamp });
 
 /** The health answer's agent status: the agent's own (`ready`, `degraded`), or `starting` before start-up is done. */
@@ -88,6 +109,10 @@ export const RESPONSES = {
       .describe('The seq of its last stored event (subscribe or read its history since 0 to replay it)'),
   }),
   compacted: withTimestamp(compactionResult.shape),
+  schedule: withTimestamp({ success: z.literal(true), schedule: scheduleRecord }),
+  schedules: withTimestamp({ success: z.literal(true), schedules: z.array(scheduleRecord) }),
+  scheduleDeleted: withTimestamp({ success: z.literal(true), deleted: z.boolean() }),
+  scheduleRuns: withTimestamp({ success: z.literal(true), runs: z.array(scheduleRun) }),
   approvals: withTimestamp({ sessionId: z.string(), approvals: z.array(pendingApproval) }),
   approvalAnswered: withTimestamp({ sessionId: z.string(), callId: z.string(), decision: approvalDecision }),
   elicitations: withTimestamp({ sessionId: z.string(), elicitations: z.array(pendingElicitation) }),

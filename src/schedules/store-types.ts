@@ -1,0 +1,47 @@
+/**
+ * The schedule store port: the schedules made at runtime (and the pause state of the agent file's), and every fire.
+ * Contract (test/unit/schedule-store-contract.ts; memory, jsonl and redis engines pass it):
+ * - `claim` records a fire (status `claimed`) before its message is sent, and answers true to exactly one caller per
+ *   schedule and planned time, ever (on Redis: across instances); later calls answer false.
+ * - `update` replaces a recorded fire; `runs` lists a schedule's fires newest planned time first.
+ * - `lastPlanned` is the latest planned time recorded for a schedule; `unsent` the fires claimed but never sent.
+ */
+import type { ScheduleConfig } from '../config/index.ts';
+
+/** A schedule as kept: its config, whose it is (`''`: no principal's), and where it came from. */
+export interface StoredSchedule extends ScheduleConfig {
+  owner: string;
+  source: 'config' | 'api';
+  createdAt: string;
+}
+
+export type FireStatus = 'claimed' | 'sent' | 'finished' | 'failed' | 'skipped';
+
+export interface FireRecord {
+  scheduleId: string;
+  status: FireStatus;
+  /** The tick (ISO). */
+  plannedAt: string;
+  /** When the message was sent. */
+  firedAt?: string;
+  finishedAt?: string;
+  /** The session's id (in the schedule's principal's namespace). */
+  session?: string;
+  turnId?: string;
+  usage?: Record<string, unknown>;
+  /** Why a fire failed or was skipped. */
+  reason?: string;
+}
+
+export interface ScheduleStore {
+  open(): Promise<void>;
+  close(): Promise<void>;
+  schedules(): Promise<StoredSchedule[]>;
+  saveSchedule(schedule: StoredSchedule): Promise<void>;
+  removeSchedule(id: string): Promise<void>;
+  claim(scheduleId: string, plannedAt: number): Promise<boolean>;
+  update(fire: FireRecord): Promise<void>;
+  runs(scheduleId: string, limit: number): Promise<FireRecord[]>;
+  lastPlanned(scheduleId: string): Promise<number | undefined>;
+  unsent(): Promise<FireRecord[]>;
+}

@@ -1,0 +1,167 @@
+import { describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { createBus } from '../../src/bus/index.ts';
+import type { AppCommands, AppEvents } from '../../src/app/types.ts';
+import { scheduleSchema } from '../../src/config/index.ts';
+import { createMemoryScheduleStore } from '../../src/schedules/memory-schedule-store.ts';
+import { createScheduler } from '../../src/schedules/scheduler.ts';
+import type { ScheduleStore, StoredSchedule } from '../../src/schedules/store-types.ts';
+import { fillTemplate, ticksOf } from '../../src/schedules/ticks.ts';
+
+const log = pino({ level: process.env.DEBUG_LOG ?? 'silent' });
+const T0 = Date.parse('2026-11-27T09:00:00.000Z');
+
+const schedule = (over: Record<string, unknown>): StoredSchedule => ({
+  ...scheduleSchema.parse({ id: 's1', message: 'tick {{firedAt}}', ...over }),
+  owner: '',
+  source: 'api',
+  createdAt: new Date(T0).toISOString(),
+});
+
+/** A scheduler on a fake clock whose agent answers every message with a turn that ends when the test says. */
+function harness(store: ScheduleStore = createMemoryScheduleStore()) {
+  const clock = { t: T0, now: () => clock.t };
+  const bus = createBus<AppCommands, AppEvents>({ log });
+  const sent: { sessionId: string; content: string; turnId: string }[] = [];
+  bus.handle('agent.sendMessage', ({ payload }) => {
+    const turnId = `turn-${sent.length + 1}`;
+    sent.push({ sessionId: payload.sessionId, content: payload.content, turnId });
+    return { turnId, queued: false };
+  });
+  const end = (i: number) => {
+    const s = sent[i]!;
+    bus.emit('agent.response', {
+      content: 'ok',
+      sessionId: s.sessionId,
+      turnId: s.turnId,
+      seq: 1,
+      model: 'm',
+    });
+  };
+  const scheduler = createScheduler({ store, bus, clock, log, random: () => 0 });
+  return { clock, sent, end, scheduler, store };
+}
+
+describe('ticks', () => {
+  it('reads 6-field cron with seconds first, in a time zone, and intervals from the epoch', () => {
+    const everySecond = ticksOf({ cron: '*/1 * * * * *' });
+    expect(everySecond.next(T0)).toBe(T0 + 1000);
+    const nine = ticksOf({ cron: '0 9 * * *', timezone: 'Europe/Paris' });
+    expect(new Date(nine.next(T0)!).toISOString()).toBe('2026-11-28T08:00:00.000Z');
+    expect(new Date(nine.latest(T0)!).toISOString()).toBe('2026-11-27T08:00:00.000Z');
+    const every = ticksOf({ everyMs: 250 });
+    expect([every.next(T0 + 1), every.latest(T0 + 249)]).toEqual([T0 + 250, T0]);
+  });
+  it('fills templates with the tick', () => {
+    expect(fillTemplate('daily-{{date}} {{id}} {{firedAt}}', 'x', T0)).toBe(
+      'daily-2026-11-27 x 2026-11-27T09:00:00.000Z',
+    );
+  });
+  it('refuses a bad expression, zone or pair, and a missing message', () => {
+    const issue = (input: object) =>
+      scheduleSchema.safeParse({ id: 'a', message: 'm', ...input }).error?.issues[0]?.path;
+    expect(issue({ cron: 'every day' })).toEqual(['cron']);
+    expect(issue({ cron: '* * * * * * *' })).toEqual(['cron']);
+    expect(issue({ cron: '* * * * *', timezone: 'Mars/Olympus' })).toEqual(['timezone']);
+    expect(issue({ cron: '* * * * *', everyMs: 1000 })).toEqual(['everyMs']);
+    expect(issue({})).toEqual(['cron']);
+    expect(scheduleSchema.safeParse({ id: 'a', cron: '* * * * *' }).error?.issues[0]?.path).toEqual(['message']);
+  });
+});
+
+describe('scheduler', () => {
+  it('fires each due tick once, into the session template, and records the run with its end', async () => {
+    const h = harness();
+    await h.scheduler.start([schedule({ cron: '*/1 * * * * *', session: 'run-{{date}}' })], false);
+    for (let i = 1; i <= 3; i++) {
+      h.clock.t = T0 + i * 1000;
+      await h.scheduler.tick();
+      await h.scheduler.tick(); // nothing more is due
+      h.end(i - 1);
+      await expect.poll(async () => (await h.store.runs('s1', 1))[0]?.status).toBe('finished');
+    }
+    expect(h.sent.map((s) => s.content)).toEqual([1, 2, 3].map((i) => `tick ${new Date(T0 + i * 1000).toISOString()}`));
+    expect(h.sent[0]!.sessionId).toBe('run-2026-11-27');
+    await expect
+      .poll(async () => (await h.store.runs('s1', 10)).map((r) => r.status))
+      .toEqual(['finished', 'finished', 'finished']);
+  });
+
+  it('overlap skip records a tick skipped while the previous turn runs; queue sends it', async () => {
+    for (const overlap of ['skip', 'queue'] as const) {
+      const h = harness();
+      await h.scheduler.start([schedule({ everyMs: 1000, overlap })], false);
+      h.clock.t = T0 + 1000;
+      await h.scheduler.tick();
+      h.clock.t = T0 + 2000;
+      await h.scheduler.tick();
+      expect(h.sent).toHaveLength(overlap === 'skip' ? 1 : 2);
+      const runs = await h.store.runs('s1', 10);
+      expect(runs[0]!.status).toBe(overlap === 'skip' ? 'skipped' : 'sent');
+    }
+  });
+
+  it('overlap skip holds every tick while the first run is unfinished (not only the next), and fires once it ended', async () => {
+    const h = harness();
+    await h.scheduler.start([schedule({ everyMs: 1000 })], false);
+    for (const t of [1000, 2000, 3000]) {
+      h.clock.t = T0 + t;
+      await h.scheduler.tick();
+    }
+    expect(h.sent).toHaveLength(1);
+    h.end(0);
+    await expect.poll(async () => (await h.store.runs('s1', 10)).at(-1)?.status).toBe('finished');
+    h.clock.t = T0 + 4000;
+    await h.scheduler.tick();
+    expect(h.sent).toHaveLength(2);
+    expect((await h.store.runs('s1', 10)).map((r) => r.status)).toEqual(['sent', 'skipped', 'skipped', 'finished']);
+  });
+
+  it('after downtime, catchUp none skips the missed ticks and last fires the latest once; a restart never fires a tick twice', async () => {
+    for (const catchUp of ['none', 'last'] as const) {
+      const store = createMemoryScheduleStore();
+      const first = harness(store);
+      const s = schedule({ everyMs: 1000, catchUp });
+      await first.scheduler.start([s], false);
+      first.clock.t = T0 + 1000;
+      await first.scheduler.tick();
+      await first.scheduler.stop();
+      const second = harness(store);
+      second.clock.t = T0 + 5500; // ticks 2000..5000 missed
+      await second.scheduler.start([s], false);
+      await second.scheduler.tick();
+      const planned = (await store.runs('s1', 10)).map((r) => r.plannedAt);
+      expect(planned).toEqual(
+        catchUp === 'last'
+          ? [new Date(T0 + 5000).toISOString(), new Date(T0 + 1000).toISOString()]
+          : [new Date(T0 + 1000).toISOString()],
+      );
+      const third = harness(store);
+      third.clock.t = T0 + 5500;
+      await third.scheduler.start([s], false);
+      expect(third.sent).toHaveLength(0);
+    }
+  });
+
+  it('a fire recorded but never sent is sent once on the next start', async () => {
+    const store = createMemoryScheduleStore();
+    const s = schedule({ everyMs: 1000 });
+    await store.saveSchedule(s);
+    await store.claim('s1', T0 - 1000);
+    const h = harness(store);
+    await h.scheduler.start([], false);
+    expect(h.sent).toHaveLength(1);
+    expect((await store.runs('s1', 1))[0]).toMatchObject({ status: 'sent', turnId: 'turn-1' });
+    const again = harness(store);
+    await again.scheduler.start([], false);
+    expect(again.sent).toHaveLength(0);
+  });
+
+  it('a paused schedule does not fire', async () => {
+    const h = harness();
+    await h.scheduler.start([schedule({ everyMs: 1000, paused: true })], false);
+    h.clock.t = T0 + 3000;
+    await h.scheduler.tick();
+    expect(h.sent).toHaveLength(0);
+  });
+});
