@@ -7,31 +7,16 @@ import type { AgentEvents, TurnFollower } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { Clock } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
-import type { StorageConfig } from '../store/index.ts';
 import type { Logger } from '../log/index.ts';
 import { madeOnce } from '../made-once.ts';
 import { sharedSecret, type SecretStore } from '../store/secret-store.ts';
-import { createJsonlOutbox } from '../webhooks/outbox-jsonl.ts';
-import { createRedisOutbox } from '../webhooks/outbox-redis.ts';
-import { createMemoryOutbox, type OutboxStore } from '../webhooks/outbox-store.ts';
+import type { OutboxStore } from '../webhooks/outbox-store.ts';
 import { createPushConfigStore } from './config-store.ts';
 import { createPushDeliveries } from './deliveries.ts';
 import { createPushSigner } from '../auth/notification-signer.ts';
 
 export { isPushDelivery, PUSH_WEBHOOK_PREFIX, type PushDelivery } from './deliveries.ts';
 export { buildPushRequest, type OutboundRequest } from './request.ts';
-
-/** The outbox on the sessions' medium (the webhooks' service opens the same one when both are wired). */
-export function outboxFor(storage: StorageConfig, log: Logger): OutboxStore {
-  switch (storage.type) {
-    case 'memory':
-      return createMemoryOutbox();
-    case 'jsonl':
-      return createJsonlOutbox({ dir: storage.dir, log });
-    case 'redis':
-      return createRedisOutbox({ url: storage.url, keyPrefix: storage.keyPrefix, log });
-  }
-}
 
 export interface A2aPushDeps {
   config: Pick<AgentConfig, 'name' | 'server'>;
