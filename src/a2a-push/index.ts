@@ -19,7 +19,7 @@ export { isPushDelivery, PUSH_WEBHOOK_PREFIX, type PushDelivery } from './delive
 export { buildPushRequest, type OutboundRequest } from './request.ts';
 
 export interface A2aPushDeps {
-  config: Pick<AgentConfig, 'name' | 'server'>;
+  config: Pick<AgentConfig, 'name' | 'server' | 'storage'>;
   secrets: SecretStore;
   outbox: OutboxStore;
   bus: Pick<Bus<Record<never, never>, AgentEvents>, 'on'>;
@@ -32,10 +32,8 @@ export interface A2aPushDeps {
 
 export function createA2aPush(deps: A2aPushDeps) {
   const { mcp } = deps.config.server;
-  const configs = createPushConfigStore(deps.secrets, {
-    allowPrivateNetworks: mcp.allowPrivateNetworks,
-    allowedHosts: mcp.allowedHosts,
-  });
+  const policy = { allowPrivateNetworks: mcp.allowPrivateNetworks, allowedHosts: mcp.allowedHosts };
+  const configs = createPushConfigStore(deps.secrets, policy, deps.config.storage.type === 'redis');
   // One key for every instance of the medium and across restarts (a failed read is retried).
   const signer = madeOnce(async () => createPushSigner(await sharedSecret(deps.secrets, 'a2a-push-signing-seed')));
   const deliveries = createPushDeliveries({
