@@ -26,7 +26,7 @@ export interface A2aPushDeps {
   follower: Pick<TurnFollower, 'steps'>;
   clock: Clock;
   log: Logger;
-  /** Told when notifications were added to the outbox (the webhook dispatcher's `wake`, once it is wired). */
+  /** Told when notifications were added to the outbox (the webhook dispatcher's `wake`). */
   onAdded?: () => void;
 }
 
