@@ -34,7 +34,7 @@ import {
 } from './tools/index.ts';
 import { createHttpFace, createServerFace, mcpMount } from './mcp-face/index.ts';
 import { a2aMount } from './a2a-face/index.ts';
-import { createA2aPush, outboxFor } from './a2a-push/index.ts';
+import { createA2aPush } from './a2a-push/index.ts';
 import { agUiMount } from './ag-ui-face/index.ts';
 import { createCluster } from './cluster/index.ts';
 import { createStore } from './store/index.ts';
@@ -130,15 +130,18 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
     env,
     ...registerActor,
   });
-  // Finished work announced (webhooks): their outbox lives on the sessions' medium.
+  // Finished work announced (webhooks, A2A push): one outbox on the sessions' medium, the webhooks' dispatcher
+  // sends both kinds (the service opens and closes it).
   const webhookLog = log.child({ component: 'webhooks' });
+  const outbox = createOutboxStore(config.storage, webhookLog);
   const webhooks = createWebhookService({
     config,
     bus,
-    outbox: createOutboxStore(config.storage, webhookLog),
+    outbox,
     clock,
     log: webhookLog,
     addSecret: redactor.addSecret,
+    push: () => a2aPush.target,
   });
   const agent = createAgentService({
     config,
@@ -200,15 +203,16 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   let relay: { close(): void } | undefined;
   const startedAt = clock.now();
 
-  // A2A push: configs beside the OAuth secrets, notifications in the outbox on the sessions' medium.
+  // A2A push: configs beside the OAuth secrets, notifications in the webhooks' outbox, sent at once.
   const a2aPush = createA2aPush({
     config,
     secrets,
-    outbox: outboxFor(config.storage, log.child({ component: 'outbox' })),
+    outbox,
     bus,
     follower,
     clock,
     log: log.child({ component: 'a2a-push' }),
+    onAdded: () => webhooks.wake(),
   });
   const mcpFace = createHttpFace(serverFace);
   // The faces on the front end, one mount each; a new face is its folder and one line here.
@@ -271,7 +275,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await store.open();
       await identify();
       await secrets.open();
-      await a2aPush.outbox.open();
       await cluster?.open();
       await webhooks.open();
       await scheduleParts.store.open();
@@ -307,7 +310,6 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
       await cluster?.close();
       await store.close();
       await secrets.close();
-      await a2aPush.outbox.close();
       await observability.shutdown();
     },
   };

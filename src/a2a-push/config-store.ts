@@ -6,6 +6,7 @@
  * decider stays as it is). Contracts:
  * - One record per task (`a2a-push-<sha256 of session key and turn>`): `set` replaces a config of the same id,
  *   `delete` removes one; both change the record under a lease of the medium, so instances never lose a change.
+ * - A task without a config costs no read of the store on a medium of one instance (config-index.ts).
  * - `checkUrl` is the URL policy of remote tool servers (`server.mcp`): http(s) only, never link-local or metadata
  *   addresses, private networks only when allowed; a refusal is INVALID_REQUEST naming the caller's field.
  */
@@ -16,6 +17,7 @@ import type { A2aPushConfigs, PushConfig } from '../a2a-face/index.ts';
 import { AppError } from '../errors/index.ts';
 import type { Lease, SecretStore } from '../store/secret-store.ts';
 import { checkUrl, type UrlPolicy } from '../tools/spawn/url-policy.ts';
+import { createConfigIndex } from './config-index.ts';
 
 const LOCK_MS = 5_000;
 
@@ -32,9 +34,13 @@ const recordSchema = z.object({ sessionKey: z.string(), turnId: z.string(), conf
 export const pushConfigKey = (sessionKey: string, turnId: string): string =>
   `a2a-push-${createHash('sha256').update(`${sessionKey}\n${turnId}`).digest('hex').slice(0, 48)}`;
 
-export function createPushConfigStore(secrets: SecretStore, policy: UrlPolicy): A2aPushConfigs {
+/** `shared`: several instances use the medium (redis). */
+export function createPushConfigStore(secrets: SecretStore, policy: UrlPolicy, shared: boolean): A2aPushConfigs {
+  const index = createConfigIndex(secrets, shared, locked);
   async function read(sessionKey: string, turnId: string): Promise<PushConfig[]> {
-    const raw = await secrets.get(pushConfigKey(sessionKey, turnId));
+    const key = pushConfigKey(sessionKey, turnId);
+    if (!(await index.mayHave(key))) return [];
+    const raw = await secrets.get(key);
     if (raw === undefined) return [];
     const record = recordSchema.safeParse(JSON.parse(raw)).data;
     // A hash shared by two tasks (never seen) answers no config rather than another task's.
@@ -57,8 +63,13 @@ export function createPushConfigStore(secrets: SecretStore, policy: UrlPolicy): 
     const lease = await locked(key);
     try {
       const configs = edit(await read(sessionKey, turnId));
-      if (configs.length === 0) await secrets.delete(key);
-      else await secrets.set(key, JSON.stringify({ sessionKey, turnId, configs }));
+      if (configs.length === 0) {
+        await secrets.delete(key);
+        await index.mark(key, false);
+      } else {
+        await index.mark(key, true);
+        await secrets.set(key, JSON.stringify({ sessionKey, turnId, configs }));
+      }
     } finally {
       await lease.release();
     }

@@ -5,7 +5,8 @@
  * - `announce` (a bus listener) turns each stored fact that changes a task to completed, failed, canceled or
  *   input-required into one delivery per config of that task, read from the log as the task stands (its fixed
  *   body: v1.0 `{ task }`, v0.3 the bare task). A delivery's id names the config, the task and the fact's seq, so
- *   every instance announcing one fact makes one delivery. A task without a config costs one read of the store.
+ *   every instance announcing one fact makes one delivery. A task without a config costs no read of the store
+ *   (one on redis: config-index.ts).
  * - A push delivery is told apart by its `webhookId`, `a2a-push/<configId>` (no webhook id holds a `/`), and
  *   carries `push: { sessionKey, turnId, taskId, configId }`.
  * - `target.request(d, at)` builds an attempt's request (request.ts), its JWT signed at `at`; `undefined` when the

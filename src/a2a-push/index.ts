@@ -7,13 +7,10 @@ import type { AgentEvents, TurnFollower } from '../agent/index.ts';
 import type { Bus } from '../bus/index.ts';
 import type { Clock } from '../clock.ts';
 import type { AgentConfig } from '../config/schema.ts';
-import type { StorageConfig } from '../store/index.ts';
 import type { Logger } from '../log/index.ts';
 import { madeOnce } from '../made-once.ts';
 import { sharedSecret, type SecretStore } from '../store/secret-store.ts';
-import { createJsonlOutbox } from '../webhooks/outbox-jsonl.ts';
-import { createRedisOutbox } from '../webhooks/outbox-redis.ts';
-import { createMemoryOutbox, type OutboxStore } from '../webhooks/outbox-store.ts';
+import type { OutboxStore } from '../webhooks/outbox-store.ts';
 import { createPushConfigStore } from './config-store.ts';
 import { createPushDeliveries } from './deliveries.ts';
 import { createPushSigner } from '../auth/notification-signer.ts';
@@ -21,36 +18,22 @@ import { createPushSigner } from '../auth/notification-signer.ts';
 export { isPushDelivery, PUSH_WEBHOOK_PREFIX, type PushDelivery } from './deliveries.ts';
 export { buildPushRequest, type OutboundRequest } from './request.ts';
 
-/** The outbox on the sessions' medium (the webhooks' service opens the same one when both are wired). */
-export function outboxFor(storage: StorageConfig, log: Logger): OutboxStore {
-  switch (storage.type) {
-    case 'memory':
-      return createMemoryOutbox();
-    case 'jsonl':
-      return createJsonlOutbox({ dir: storage.dir, log });
-    case 'redis':
-      return createRedisOutbox({ url: storage.url, keyPrefix: storage.keyPrefix, log });
-  }
-}
-
 export interface A2aPushDeps {
-  config: Pick<AgentConfig, 'name' | 'server'>;
+  config: Pick<AgentConfig, 'name' | 'server' | 'storage'>;
   secrets: SecretStore;
   outbox: OutboxStore;
   bus: Pick<Bus<Record<never, never>, AgentEvents>, 'on'>;
   follower: Pick<TurnFollower, 'steps'>;
   clock: Clock;
   log: Logger;
-  /** Told when notifications were added to the outbox (the webhook dispatcher's `wake`, once it is wired). */
+  /** Told when notifications were added to the outbox (the webhook dispatcher's `wake`). */
   onAdded?: () => void;
 }
 
 export function createA2aPush(deps: A2aPushDeps) {
   const { mcp } = deps.config.server;
-  const configs = createPushConfigStore(deps.secrets, {
-    allowPrivateNetworks: mcp.allowPrivateNetworks,
-    allowedHosts: mcp.allowedHosts,
-  });
+  const policy = { allowPrivateNetworks: mcp.allowPrivateNetworks, allowedHosts: mcp.allowedHosts };
+  const configs = createPushConfigStore(deps.secrets, policy, deps.config.storage.type === 'redis');
   // One key for every instance of the medium and across restarts (a failed read is retried).
   const signer = madeOnce(async () => createPushSigner(await sharedSecret(deps.secrets, 'a2a-push-signing-seed')));
   const deliveries = createPushDeliveries({

@@ -1,11 +1,12 @@
 /**
  * One attempt of a delivery: the URL policy of remote tool servers checked on the resolved addresses (the request
- * goes to those only, or through the forward proxy src/proxy.ts picks), a signed POST with the webhook's timeout.
- * A 2xx delivers; 408, 429, 5xx, a timeout or a network error is retried; any other answer, or a URL the policy
- * refuses, fails for good. The answer's body is not read.
+ * goes to those only, or through the forward proxy src/proxy.ts picks), the request sent with the target's timeout.
+ * A webhook's request is a signed POST (`attemptDelivery`); an A2A push notification's is built by src/a2a-push
+ * (`attemptRequest` sends either). A 2xx delivers; 408, 429, 5xx, a timeout or a network error is retried; any other
+ * answer, or a URL the policy refuses, fails for good. The answer's body is not read.
  */
 import { AppError } from '../errors/index.ts';
-import { proxyFor } from '../proxy.ts';
+import { proxyFor, type ProxySetting } from '../proxy.ts';
 import { pinnedFetch, resolveAllowed, type UrlPolicy } from '../tools/spawn/url-policy.ts';
 import type { StoredWebhook } from './outbox-store.ts';
 import { signedHeaders } from './sign.ts';
@@ -13,39 +14,59 @@ import { signedHeaders } from './sign.ts';
 export type AttemptOutcome =
   { delivered: true; statusCode: number } | { delivered: false; retry: boolean; statusCode?: number; error: string };
 
+/** An attempt's HTTP request. */
+export interface AttemptRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
 const RETRIED = (status: number) => status === 408 || status === 429 || status >= 500;
 
-export async function attemptDelivery(
-  hook: StoredWebhook,
-  delivery: { id: string; body: string },
-  at: number,
+export async function attemptRequest(
+  request: AttemptRequest,
+  timeoutMs: number,
   policy: UrlPolicy,
+  proxy: ProxySetting,
 ): Promise<AttemptOutcome> {
   let addresses;
   try {
-    addresses = await resolveAllowed(hook.url, policy);
+    addresses = await resolveAllowed(request.url, policy);
   } catch (err) {
     const reason = err instanceof AppError ? err.message : String(err);
     return { delivered: false, retry: false, error: `refused by the URL policy: ${reason}` };
   }
-  const { fetch, close } = pinnedFetch(addresses, proxyFor(hook.url, hook.proxy));
+  const { fetch, close } = pinnedFetch(addresses, proxyFor(request.url, proxy));
   try {
-    const res = await fetch(hook.url, {
-      method: 'POST',
-      headers: { ...signedHeaders(hook.secret, delivery.id, at, delivery.body), 'user-agent': 'agentd-webhooks' },
-      body: delivery.body,
-      signal: AbortSignal.timeout(hook.timeoutMs),
-    });
+    const { method, headers, body } = request;
+    const res = await fetch(request.url, { method, headers, body, signal: AbortSignal.timeout(timeoutMs) });
     await res.body?.cancel().catch(() => undefined);
     if (res.status >= 200 && res.status < 300) return { delivered: true, statusCode: res.status };
     return { delivered: false, retry: RETRIED(res.status), statusCode: res.status, error: `HTTP ${res.status}` };
   } catch (err) {
     const name = (err as Error).name;
-    const error = name === 'TimeoutError' ? `no answer within ${hook.timeoutMs} ms` : networkError(err);
+    const error = name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : networkError(err);
     return { delivered: false, retry: true, error };
   } finally {
     await close().catch(() => undefined);
   }
+}
+
+/** A webhook's attempt: its signed POST. */
+export function attemptDelivery(
+  hook: StoredWebhook,
+  delivery: { id: string; body: string },
+  at: number,
+  policy: UrlPolicy,
+): Promise<AttemptOutcome> {
+  const headers = { ...signedHeaders(hook.secret, delivery.id, at, delivery.body), 'user-agent': 'agentd-webhooks' };
+  return attemptRequest(
+    { url: hook.url, method: 'POST', headers, body: delivery.body },
+    hook.timeoutMs,
+    policy,
+    hook.proxy,
+  );
 }
 
 const networkError = (err: unknown): string => {

@@ -7,11 +7,14 @@
  * - `wake()` looks for due deliveries at once (a new delivery, here); otherwise every `pollMs`, and when a retry
  *   put here falls due. Nothing runs after `stop()` resolved.
  * - A delivery whose webhook is gone fails with `lastError: "webhook removed"`.
+ * - A delivery the push target owns (an A2A push notification, src/a2a-push) is sent as the request the target
+ *   builds for it at the attempt, with the target's timeout and retry schedule; when it builds none (the config was
+ *   deleted) the delivery fails with `lastError: "push config removed"`.
  */
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log/index.ts';
 import type { UrlPolicy } from '../tools/spawn/url-policy.ts';
-import { attemptDelivery, type AttemptOutcome } from './attempt.ts';
+import { attemptDelivery, attemptRequest, type AttemptOutcome, type AttemptRequest } from './attempt.ts';
 import type { Delivery, OutboxStore, StoredWebhook } from './outbox-store.ts';
 
 /** Deliveries attempted per look at most. */
@@ -30,11 +33,24 @@ export function nextState(d: Delivery, outcome: AttemptOutcome, schedule: readon
   return wait === undefined ? { ...failed, status: 'failed' } : { ...failed, nextAttemptAt: now + wait };
 }
 
+/** Deliveries of another kind than webhooks', sent by the dispatcher (A2A push notifications). */
+export interface PushTarget {
+  owns(d: Delivery): boolean;
+  retryScheduleMs: readonly number[];
+  timeoutMs: number;
+  /** The attempt's request at `at`, or undefined when what it was for is gone. */
+  request(d: Delivery, at: number): Promise<AttemptRequest | undefined>;
+}
+
+const gone = (error: string): AttemptOutcome => ({ delivered: false, retry: false, error });
+
 export interface DispatcherDeps {
   outbox: OutboxStore;
   webhook: (id: string) => StoredWebhook | undefined;
   /** Called before each look (runtime webhooks added by another instance). */
   refresh?: () => Promise<void>;
+  /** Asked for each delivery whether it owns it (read at each send: it may be wired after the dispatcher). */
+  push?: () => PushTarget | undefined;
   policy: UrlPolicy;
   clock: Clock;
   log: Logger;
@@ -57,18 +73,31 @@ export function createDispatcher(deps: DispatcherDeps) {
     timers.add(t);
   };
 
-  async function send(d: Delivery): Promise<void> {
+  /** Where `d` goes: the push target, or its webhook (undefined when removed). */
+  function targetOf(d: Delivery) {
+    const push = deps.push?.();
+    if (push?.owns(d)) return { push, timeoutMs: push.timeoutMs, schedule: push.retryScheduleMs };
     const hook = deps.webhook(d.webhookId);
-    const lease = await outbox.claim(d.id, (hook?.timeoutMs ?? 0) + CLAIM_MARGIN_MS);
+    return { hook, timeoutMs: hook?.timeoutMs ?? 0, schedule: hook?.retryScheduleMs ?? [] };
+  }
+
+  async function attempt(d: Delivery, to: ReturnType<typeof targetOf>, now: number): Promise<AttemptOutcome> {
+    if (to.push) {
+      const request = await to.push.request(d, now);
+      return request ? attemptRequest(request, to.timeoutMs, deps.policy, undefined) : gone('push config removed');
+    }
+    return to.hook ? attemptDelivery(to.hook, d, now, deps.policy) : gone('webhook removed');
+  }
+
+  async function send(d: Delivery): Promise<void> {
+    const to = targetOf(d);
+    const lease = await outbox.claim(d.id, to.timeoutMs + CLAIM_MARGIN_MS);
     if (!lease) return;
     try {
       const now = clock.now();
       const fresh = await outbox.get(d.id);
       if (!fresh || fresh.status !== 'pending' || fresh.nextAttemptAt > now) return;
-      const outcome: AttemptOutcome = hook
-        ? await attemptDelivery(hook, fresh, now, deps.policy)
-        : { delivered: false, retry: false, error: 'webhook removed' };
-      const next = nextState(fresh, outcome, hook?.retryScheduleMs ?? [], clock.now());
+      const next = nextState(fresh, await attempt(fresh, to, now), to.schedule, clock.now());
       await outbox.put(next);
       const fields = { deliveryId: d.id, webhookId: d.webhookId, type: d.type, attempts: next.attempts };
       if (next.status === 'delivered') log.info(fields, 'webhook delivered');

@@ -18,7 +18,7 @@ import { webhookSchema, type AgentConfig, type WebhookInput } from '../config/sc
 import { AppError } from '../errors/index.ts';
 import type { Logger } from '../log/index.ts';
 import { checkUrl, type UrlPolicy } from '../tools/spawn/url-policy.ts';
-import { createDispatcher } from './dispatcher.ts';
+import { createDispatcher, type PushTarget } from './dispatcher.ts';
 import { deletedEvent, WATCHED, webhookEventOf, type WebhookEvent } from './events.ts';
 import { registerWebhookCommands, webhookRecordOf, type Source } from './commands.ts';
 import type { WebhookCommands, WebhookRecord } from './messages.ts';
@@ -32,6 +32,8 @@ export interface WebhookServiceDeps {
   log: Logger;
   /** Learns a runtime webhook's secret, so every output redacts it. */
   addSecret?: (secret: string) => void;
+  /** The A2A push notifications' target, whose deliveries share the outbox (read when a delivery is sent). */
+  push?: () => PushTarget | undefined;
   pollMs?: number;
 }
 
@@ -63,6 +65,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     outbox,
     webhook: (id) => hooks.get(id)?.hook,
     refresh,
+    ...(deps.push && { push: deps.push }),
     policy,
     clock,
     log,
@@ -120,6 +123,8 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       await outbox.open();
       await refresh();
     },
+    /** Looks for due deliveries at once (a push notification was added). */
+    wake: () => dispatcher.wake(),
     start(): void {
       for (const name of WATCHED)
         unsubscribe.push(

@@ -2,8 +2,7 @@
  * A2A push notifications (issue 60 item 3), end to end: `@a2a-js/sdk`'s clients (v1.0 JSON-RPC and HTTP+JSON,
  * v0.3 JSON-RPC) set configs on their own tasks, a real HTTP receiver on 127.0.0.1 gets the notification with the
  * config's token and agentd's JWT, verified against agentd's JWKS with jose's `createRemoteJWKSet`.
- * This branch has no webhook dispatcher yet: `sendDue` below is the minimal sending loop over the outbox, through
- * the push adapter (`app.a2aPush.target`), that the dispatcher runs once both branches meet.
+ * agentd sends them itself: the webhooks' dispatcher attempts each push delivery of the shared outbox at once.
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -60,27 +59,9 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
 
-/** The dispatcher's loop, minimal: every due push delivery sent once through the adapter, then marked delivered. */
-async function sendDue(running: RunningApp): Promise<number> {
-  const { outbox, target } = running.app.a2aPush;
-  let sent = 0;
-  for (const d of await outbox.due(Date.now(), 50)) {
-    if (!isPushDelivery(d)) continue;
-    const request = await target.request(d, Date.now());
-    if (!request) continue;
-    const res = await fetch(request.url, { method: request.method, headers: request.headers, body: request.body });
-    await res.body?.cancel();
-    await outbox.put({ ...d, attempts: d.attempts + 1, status: 'delivered', deliveredAt: Date.now() });
-    sent += 1;
-  }
-  return sent;
-}
-
-/** The notification the receiver got at `path`, once the loop sent it. */
+/** The notification the receiver got at `path`, once agentd sent it. */
 async function notificationAt(path: string): Promise<Received> {
-  await expect
-    .poll(async () => (await sendDue(app), received.some((r) => r.path === path)), { timeout: 10_000 })
-    .toBe(true);
+  await expect.poll(() => received.some((r) => r.path === path), { timeout: 10_000 }).toBe(true);
   return received.find((r) => r.path === path) as Received;
 }
 
@@ -138,8 +119,11 @@ describe('A2A push notifications', () => {
       taskId: task.id,
       request_body_sha256: createHash('sha256').update(got.body).digest('hex'),
     });
-    // Sent once: a second look finds nothing due.
-    expect(await sendDue(app)).toBe(0);
+    // Sent once, and kept as delivered: nothing of it is due any more.
+    await expect
+      .poll(async () => (await app.app.a2aPush.outbox.due(Date.now() + 3_600_000, 50)).filter(isPushDelivery))
+      .toEqual([]);
+    expect(received.filter((r) => r.path === '/v1-rpc')).toHaveLength(1);
   });
 
   it('v1.0 HTTP+JSON: create, get, list and delete; another caller cannot read or delete the config', async () => {
