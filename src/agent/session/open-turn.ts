@@ -85,12 +85,13 @@ export function resumeTurn(
   if (!first) return undefined;
   const expiresAt = approvalOf(first)?.expiresAt ?? '';
   const running = open.filter((c) => approvalOf(c) === undefined).map(plan);
+  const polled = running.filter((c) => c.task);
   const resume: ResumedTurn = {
     ...progress(turn),
     awaiting: waiting.map((c) =>
       approvalOf(c)?.kind === 'clientTool' ? { ...plan(c), runsOnClient: true } : { ...plan(c), needsApproval: true },
     ),
-    rerun: running.filter((c) => c.task),
+    ...(polled.length > 0 && { rerun: polled }),
     interrupted: running.filter((c) => !c.task),
     expiresAt,
     waitMs: Math.max(0, Date.parse(expiresAt) - now),
