@@ -201,7 +201,9 @@ export const turnSetup = setup({
     startTools: spawnChild('runTools', {
       id: 'tools',
       input: ({ context: { key, calls } }) => ({
-        calls: calls.filter(runsNow).map(({ callId, name, args }) => ({ key, callId, name, args })),
+        calls: calls
+          .filter(runsNow)
+          .map(({ callId, name, args, task }) => ({ key, callId, name, args, ...(task && { task }) })),
       }),
     }),
     stopTools: stopChild('tools'),

@@ -3,7 +3,8 @@
  * A2A task, wire-neutral and pure (docs/a2a.md, "What maps to what"; test/unit/a2a-task-view.test.ts). Stored
  * and live steps fold alike, so every reader of the same steps gets the same task (`statusAt` included). A task is
  * input-required when its turn says it waits (the `awaiting` step, with the questions it names), never on a question
- * alone; it leaves that state when the last of them closes.
+ * alone; it leaves that state when the last of them closes. A `stepRestarted` (the turn taken up after a restart)
+ * replaces the reply with its `content`, so the chunks after it join to the `response`.
  */
 import {
   answerOfFrame,
@@ -134,6 +135,8 @@ function foldOn(next: TaskView, frame: AgentFrame): TaskView {
         state: next.state === 'input-required' ? next.state : 'working',
         reply: next.reply + frame.data.content,
       };
+    case 'stepRestarted': // taken up after a restart: the reply so far replaces what streamed before
+      return { ...next, state: next.state === 'input-required' ? next.state : 'working', reply: frame.data.content };
     case 'toolApprovalRequested':
     case 'elicitationRequested':
     case 'clientToolRequested': {

@@ -4,7 +4,8 @@
  * send nothing; one with `seq ≤ since` was sent by the run that ended on the interrupt (folded, not sent). Chunks
  * count once the run saw a step begin: a re-run joining mid-step leaves that text to the `response`, which sends
  * what no chunk did. Every message and step is closed before the end, as @ag-ui/client's verifier wants. The run
- * ends on an interrupt when the turn says it waits (`awaiting`), naming every question it holds.
+ * ends on an interrupt when the turn says it waits (`awaiting`), naming every question it holds. A `stepRestarted`
+ * ends the run's text and starts a new text message with the reply so far (`restarted`).
  */
 import { EventType, PROTOCOL_VERSION, type Event, type RunFinishedOutcome } from '@ag-ui/core';
 import { answerOfFrame, questionOfFrame, type AgentFrame, type Question, type TurnStep } from '../agent/index.ts';
@@ -117,6 +118,20 @@ function unsent(v: RunView, content: string): string {
   return content.slice(0, content.length - v.streamed.length);
 }
 
+/**
+ * The turn was taken up after a restart: its reply so far (`content`) replaces what this run streamed. AG-UI text
+ * is append-only, so the step ends, `agentd.stepRestarted` names the text messages it supersedes, and `content`
+ * starts a new one that the next chunks extend (it and they join to the `response`).
+ */
+function restarted(v: RunView, data: { attempt: number; content: string }, out: Event[]): void {
+  closeStep(v, out);
+  const supersedes = Array.from({ length: v.texts }, (_, i) => `${v.runId}-text-${i + 1}`);
+  out.push({ type: EventType.CUSTOM, name: 'agentd.stepRestarted', value: { attempt: data.attempt, supersedes } });
+  v.joined = true;
+  v.streamed = data.content;
+  text(v, data.content, out);
+}
+
 function finished(v: RunView, out: Event[], outcome: RunFinishedOutcome): void {
   closeStep(v, out);
   out.push({ type: EventType.RUN_FINISHED, threadId: v.threadId, runId: v.runId, outcome });
@@ -184,6 +199,8 @@ function onFrame(v: RunView, frame: AgentFrame, out: Event[]): void {
         role: 'tool',
       });
       return;
+    case 'stepRestarted':
+      return restarted(v, frame.data, out);
     case 'contextCompacted': {
       const { method, trigger, upToSeq, tokensBefore, tokensAfter } = frame.data;
       out.push({

@@ -26,7 +26,7 @@ export interface TurnMessage {
 
 /**
  * A turn read back from the log (src/agent/session/open-turn.ts): its last step's waiting calls go on waiting, its
- * calls safe to repeat run again, the others are answered as interrupted; nothing is announced again. With no call
+ * calls safe to repeat (or whose remote task is polled again) run again, the others are answered as interrupted; nothing is announced again. With no call
  * left open its next model step runs.
  */
 export interface ResumedTurn {
@@ -36,7 +36,10 @@ export interface ResumedTurn {
   lastText: string;
   /** The calls still waiting for approval (`needsApproval`) or for the client (`runsOnClient`). */
   awaiting: PlannedCall[];
-  /** Calls that were running, run again: their tool says a second run does no harm (`rerunSafe`). */
+  /**
+   * Calls that were running, run again: their tool says a second run does no harm (`rerunSafe`), or their server's
+   * task was recorded (`task`: it is polled again, the tool not called).
+   */
   rerun?: PlannedCall[];
   /** Calls of the step that neither settled nor wait nor run again: answered at once with a failed result. */
   interrupted: PlannedCall[];

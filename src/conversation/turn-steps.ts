@@ -2,6 +2,7 @@
 import { isAppError, type ErrorBody, messageOf } from '../errors/index.ts';
 import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.ts';
 import type { ToolCallRequest } from './model-messages.ts';
+import type { RemoteTask } from './session-event-fields.ts';
 import { EVENT_VERSION, type SessionEventOf } from './session-events.ts';
 import type { ModelTool, ModelToolOutcome } from './tool-shapes.ts';
 
@@ -26,6 +27,8 @@ export interface PlannedCall {
   runsOnClient?: true;
   /** Its tool says a second run does no harm (read-only or idempotent): a resumed turn may run it again. */
   rerunSafe?: true;
+  /** A task its server created for it before the turn's process stopped (a `toolTask`): a resumed turn polls it again. */
+  task?: RemoteTask;
 }
 
 type Parsed = { ok: true; value: Record<string, unknown> } | { ok: false; reason: string };

@@ -4,8 +4,11 @@
  * under its own turnId. A tool call that was running is run again only when its tool is read-only (the fixture's
  * `read`); the other (`send`) is never run twice: the model is told it was interrupted. A model step cut short is
  * asked again, and the `stepRestarted` frame carries the reply so far. On Redis, the owner (a child process) is killed
- * mid-reply and the other instance takes the turn over by itself, within about `leaseMs` plus a few seconds.
+ * mid-reply and the other instance takes the turn over by itself, within about `leaseMs` plus a few seconds. A call
+ * its MCP server runs as a task (the HTTP fixture task-server.js, which outlives agentd) is not interrupted: its
+ * recorded task is polled again and the tool is not called a second time.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,9 +25,15 @@ import { api, roomyLimits } from '../support/messaging.ts';
 import { hasRedisServer, startRedis, type RedisServer } from '../support/redis.ts';
 import { startApp, type RunningApp } from '../support/start-app.ts';
 import { fixturePath } from '../support/paths.ts';
+import { testRunEnv } from '../support/process-ledger.ts';
 import { until } from '../support/wait.ts';
 
 type Frame = { event: string; data: Record<string, any> };
+
+const kill = async (p: AgentdProcess) => {
+  p.child.kill('SIGKILL');
+  await p.exited;
+};
 
 describe('a turn resumed after agentd was killed (JSONL)', { timeout: 300_000 }, () => {
   let sim: Simulator;
@@ -64,10 +73,6 @@ describe('a turn resumed after agentd was killed (JSONL)', { timeout: 300_000 },
     (await api(url, 'GET', `/api/sessions/${sessionId}/history`)).body.events ?? [];
   const calls = async (name: string) =>
     (await readFile(join(dir, `${name}.calls`), 'utf8').catch(() => '')).split('\n').filter(Boolean);
-  const kill = async (p: AgentdProcess) => {
-    p.child.kill('SIGKILL');
-    await p.exited;
-  };
   const endOf = (frames: Frame[], turnId: string) =>
     frames.find((f) => (f.event === 'response' || f.event === 'error') && f.data.turnId === turnId);
 
@@ -138,6 +143,86 @@ describe('a turn resumed after agentd was killed (JSONL)', { timeout: 300_000 },
     const restarted = frames.find((f) => f.event === 'stepRestarted')!;
     expect(restarted.data).toMatchObject({ turnId, attempt: 1, content: '' });
     expect(frames.filter((f) => f.event === 'userMessage')).toHaveLength(1);
+    await kill(second.p);
+  });
+});
+
+describe('a turn resumed after agentd was killed during a task tool call', { timeout: 300_000 }, () => {
+  let sim: Simulator;
+  let dir: string;
+  let fixture: ChildProcess | undefined;
+  let port = 0;
+  const started: AgentdProcess[] = [];
+
+  beforeAll(async () => {
+    sim = await startSimulator();
+    dir = await mkdtemp(join(tmpdir(), 'agentd-resume-task-'));
+    // Over HTTP the fixture (and its tasks) outlives agentd's restart.
+    fixture = spawn(process.execPath, [fixturePath('task-server'), '--http', join(dir, 'port')], {
+      env: { PATH: process.env.PATH ?? '', ...testRunEnv(), TASK_POLL_MS: '40' },
+      stdio: 'ignore',
+    });
+    await until(async () => (port = Number(await readFile(join(dir, 'port'), 'utf8').catch(() => '0'))) > 0, 'fixture');
+  });
+  afterAll(async () => {
+    for (const p of started) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    await Promise.all(started.map((p) => p.exited));
+    fixture?.kill('SIGKILL');
+    await sim?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const boot = async () => {
+    const agent = await writeAgentFile({
+      llm: { provider: 'openai-compatible', baseURL: sim.url, model: 'm', apiKey: 'k' },
+      storage: { type: 'jsonl', dir: join(dir, 'data') },
+      server: { limits: { rest: { points: 10_000 } } },
+      mcpServers: { remote: { type: 'http', baseUrl: `http://127.0.0.1:${port}/mcp`, timeout: 10_000 } },
+    });
+    const p = runAgentd(['--agent', agent, '--web-port', '0'], {}, { command: FROM_SOURCES });
+    started.push(p);
+    return { p, url: `http://127.0.0.1:${await listeningPort(p)}` };
+  };
+  const storedEvents = async (url: string, sessionId: string) =>
+    (await (await fetch(`${url}/api/sessions/${sessionId}/export`)).text())
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as { event: Record<string, unknown> }).event);
+  const fixtureStats = async (url: string) =>
+    JSON.parse((await api(url, 'POST', '/api/mcp/servers/remote/tools/stats/execute', {})).body.data.content[0].text)
+      .started as string[];
+
+  it('polls the recorded task again (its tool is not safe to repeat): the task starts once, the turn completes', async () => {
+    const first = await boot();
+    await until(
+      async () => (await api(first.url, 'GET', '/api/mcp/servers')).body.servers?.[0]?.status === 'connected',
+      'the fixture server connected',
+    );
+    const sent = await api(first.url, 'POST', '/api/message', {
+      sessionId: 's3',
+      message: 'run [[tool:slow-job {"label":"kept","ms":4000,"steps":4}]]',
+    });
+    expect(sent.status).toBe(200);
+    await until(async () => (await storedEvents(first.url, 's3')).some((e) => e.type === 'toolTask'), 'task recorded');
+    await kill(first.p);
+
+    const second = await boot();
+    const history = async (): Promise<Frame[]> =>
+      (await api(second.url, 'GET', '/api/sessions/s3/history')).body.events ?? [];
+    let frames: Frame[] = [];
+    await until(async () => (frames = await history()).some((f) => f.event === 'response'), 'the turn completes', {
+      timeout: 60_000,
+    });
+    // The restarted agentd polled the recorded task (not the interrupted answer). This fixture keeps a task to the MCP
+    // session that made it and agentd opens a new one after a restart (the session caveat in mcp/task-call.ts), so
+    // the poll finds no task: the call's result says so, and the tool was not called a second time.
+    const results = frames.filter((f) => f.event === 'toolResult');
+    expect(results).toHaveLength(1);
+    const text = JSON.stringify(results[0]!.data.result);
+    expect(text).toContain('the server no longer knows task');
+    expect(text).toContain('the tool was not called again');
+    expect(text).not.toContain('was interrupted');
+    expect(await fixtureStats(second.url)).toEqual(['kept']);
     await kill(second.p);
   });
 });

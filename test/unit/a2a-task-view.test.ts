@@ -24,6 +24,8 @@ const queued = (turnId: string, seq: number, content = 'hi'): TurnStep => ({
 });
 const chunk = (turnId: string, seq: number, content: string) =>
   step({ event: 'chunk', data: { ...ref(turnId, seq), content } }, 500);
+const restarted = (turnId: string, seq: number, content: string) =>
+  step({ event: 'stepRestarted', data: { ...ref(turnId, seq), attempt: 1, content } });
 const response = (turnId: string, seq: number, content: string) =>
   step({ event: 'response', data: { ...ref(turnId, seq), content, model: 'm' } });
 const asked = (turnId: string, seq: number, callId: string) =>
@@ -130,6 +132,33 @@ describe('taskView', () => {
     const frames = [user('t1', 1), chunk('t1', 1, 'Hel'), chunk('t1', 1, 'lo'), response('t1', 2, 'Hello!')];
     expect(taskView(S, 't1', frames.slice(0, 3))).toMatchObject({ state: 'working', reply: 'Hello' });
     expect(taskView(S, 't1', frames)).toMatchObject({ state: 'completed', reply: 'Hello!' });
+  });
+
+  it('given chunks then a stepRestarted (the turn taken up after a restart), then its content replaces the reply, so the chunks after it join to the response', () => {
+    const frames = [
+      user('t1', 1),
+      chunk('t1', 1, 'Looking.'),
+      chunk('t1', 1, ' Half a sent'),
+      restarted('t1', 2, 'Looking.'),
+      chunk('t1', 2, ' Done.'),
+    ];
+    const before = taskView(S, 't1', frames.slice(0, 3))!;
+    const after = taskView(S, 't1', frames.slice(0, 4))!;
+    expect(after).toMatchObject({ state: 'working', reply: 'Looking.' });
+    expect(taskView(S, 't1', frames)?.reply).toBe('Looking. Done.');
+    expect(taskView(S, 't1', [...frames, response('t1', 3, 'Looking. Done.')])?.reply).toBe('Looking. Done.');
+    // Streamed: the artifact is sent whole again (not appended), replacing what the client holds.
+    expect(streamEvents(before, after, '1.0')).toEqual([
+      {
+        artifactUpdate: {
+          taskId: after.id,
+          contextId: S,
+          artifact: { artifactId: 'reply', name: 'reply', parts: [{ text: 'Looking.' }] },
+          append: false,
+          lastChunk: false,
+        },
+      },
+    ]);
   });
 
   it('given approval requests, when the turn says it waits, then input-required with all of them until every one is answered', () => {

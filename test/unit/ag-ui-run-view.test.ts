@@ -53,6 +53,8 @@ const asked = (seq: number, callId: string) =>
   });
 const answered = (seq: number, callId: string) =>
   step({ event: 'toolApprovalResolved', data: { ...ref(seq), callId, decision: 'approve', by: 'ag-ui' } });
+const restarted = (seq: number, content: string) =>
+  step({ event: 'stepRestarted', data: { ...ref(seq), attempt: 1, content } });
 const response = (seq: number, content: string) =>
   step({ event: 'response', data: { ...ref(seq), content, model: 'm' } });
 const failed = (seq: number, reason: string) =>
@@ -105,6 +107,44 @@ describe('a run is a view of its turn', () => {
     ]);
     expect(texts(events)).toEqual(['Hel', 'lo']);
     expect(events.at(-1)).toMatchObject({ threadId: S, runId: T, outcome: { type: 'success' } });
+    await verified(events);
+  });
+
+  it('a turn taken up after a restart: the streamed text ends, is named superseded, and a new text message starts with the reply so far', async () => {
+    const { events } = run([
+      user(1),
+      thinking(1),
+      chunk(1, 'Looking.'),
+      chunk(1, ' Half a sent'),
+      restarted(2, 'Looking.'),
+      chunk(2, ' Done.'),
+      response(3, 'Looking. Done.'),
+    ]);
+    expect(types(events)).toEqual([
+      'RUN_STARTED',
+      'STEP_STARTED',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'STEP_FINISHED',
+      'CUSTOM',
+      'STEP_STARTED',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'STEP_FINISHED',
+      'RUN_FINISHED',
+    ]);
+    expect(events[7]).toEqual({
+      type: 'CUSTOM',
+      name: 'agentd.stepRestarted',
+      value: { attempt: 1, supersedes: [`${T}-text-1`] },
+    });
+    // The text message after it is the response, whole: nothing of the response is sent again.
+    const last = events.filter((e) => e.type === EventType.TEXT_MESSAGE_CONTENT && e.messageId === `${T}-text-2`);
+    expect(texts(last).join('')).toBe('Looking. Done.');
     await verified(events);
   });
 

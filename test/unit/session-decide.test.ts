@@ -267,6 +267,22 @@ describe('deciding what a log left open', () => {
     expect(opening.requeue.map((m) => m.turnId)).toEqual(['t2']);
   });
 
+  it('given a turn waiting for approval whose other call ran as a recorded task, that call is polled again, not interrupted', () => {
+    const state = foldSession('s1', [
+      user('t1'),
+      step('t1', 'c1', 'c2', 'c3'),
+      call('t1', 'c1'),
+      approval('t1', 'c1'),
+      call('t1', 'c2'),
+      { v, type: 'toolTask', turnId: 't1', callId: 'c2', taskId: 'task-1' },
+      call('t1', 'c3'),
+    ]);
+    const resume = decideOpen(state, { now }).resume?.resume;
+    expect(resume?.awaiting.map((c) => c.callId)).toEqual(['c1']);
+    expect(resume?.rerun?.map((c) => [c.callId, c.task])).toEqual([['c2', { taskId: 'task-1' }]]);
+    expect(resume?.interrupted.map((c) => c.callId)).toEqual(['c3']);
+  });
+
   it('ends a turn left running when its runner is known to be gone, and only then', () => {
     const state = foldSession('s1', [user('t1'), step('t1', 'c1'), call('t1', 'c1')]);
     expect(decideOpen(state, { now }).record).toEqual([]);
@@ -347,6 +363,33 @@ describe('deciding a turn its process left running (resumeTurns)', () => {
     expect(resume?.interrupted.map((c) => c.callId)).toEqual(['unsafe', 'unstored']);
     expect(resume?.unannounced?.map((c) => c.callId)).toEqual(['unstored']);
     expect(resume?.iteration).toBe(1);
+  });
+
+  it('given a call of a tool not safe to repeat whose server recorded a task, runs it again with that task to poll, not as interrupted', () => {
+    const task: SessionEvent = {
+      v,
+      type: 'toolTask',
+      turnId: 't1',
+      callId: 'tasked',
+      taskId: 'task-1',
+      mcpSessionId: 'm1',
+    };
+    const settled: SessionEvent = { v, type: 'toolTask', turnId: 't1', callId: 'done', taskId: 'task-2' };
+    const state = foldSession('s1', [
+      user('t1'),
+      step('t1', 'tasked', 'unsafe', 'done'),
+      call('t1', 'tasked'),
+      task,
+      call('t1', 'unsafe'),
+      call('t1', 'done'),
+      settled,
+      result('t1', 'done'),
+    ]);
+    const resume = decideOpen(state, { now, resumeTurns: 3 }).resume?.resume;
+    expect(resume?.rerun?.map((c) => [c.callId, c.rerunSafe, c.task])).toEqual([
+      ['tasked', undefined, { taskId: 'task-1', mcpSessionId: 'm1' }],
+    ]);
+    expect(resume?.interrupted.map((c) => [c.callId, c.task])).toEqual([['unsafe', undefined]]);
   });
 
   it('counts its resumptions in the log: past the bound it ends as owner_lost (or the reason its runner is gone)', () => {

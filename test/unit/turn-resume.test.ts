@@ -1,12 +1,13 @@
 /**
  * A turn its process left running, taken up again (the turn machine through its session, as machine-harness.ts runs
  * it; what is taken up is decided by src/agent/session/decide.ts `decideOpen`): it announces nothing again, answers
- * the calls it must not repeat as interrupted, runs again those safe to repeat, and asks its next model step on.
+ * the calls it must not repeat as interrupted, runs again those safe to repeat (a recorded remote task is polled),
+ * and asks its next model step on.
  */
 import { describe, expect, it } from 'vitest';
-import type { ResumedTurn } from '../../src/conversation/turn-contract.ts';
+import type { ResumedTurn, ToolCallInput } from '../../src/conversation/turn-contract.ts';
 import { STEP_SEPARATOR, type PlannedCall } from '../../src/conversation/turn-steps.ts';
-import { askTools, gatedTools, harness, ok, reply, script, waitUntil } from './machine-harness.ts';
+import { askTools, gatedTools, harness, ok, reply, script, waitUntil, type ToolFake } from './machine-harness.ts';
 
 const running = (over: Partial<ResumedTurn>): ResumedTurn => ({
   iteration: 0,
@@ -85,6 +86,22 @@ describe('turn machine: a turn resumed after its process stopped', () => {
       ['s', true],
     ]);
     expect(h.modelInputs.map((i) => i.iteration)).toEqual([2]);
+    expect(h.facts('response')[0]?.content).toBe('after');
+  });
+
+  it('runs again a call with a recorded remote task, handing the tool port its task to poll (whatever its tool)', async () => {
+    const inputs: ToolCallInput[] = [];
+    const tool: ToolFake = (input) => {
+      inputs.push(input);
+      return Promise.resolve(ok('report'));
+    };
+    const h = harness({ model: script(askTools('unused'), reply('after')), tool });
+    const task = { taskId: 'task-1', mcpSessionId: 'mcp-1' };
+    const turnId = h.send('go', running({ iteration: 1, rerun: [planned('r', 'research', { task })] }));
+    await h.idle();
+    expect(inputs.map((i) => [i.callId, i.name, i.task])).toEqual([['r', 'research', task]]);
+    expect(h.trace(turnId)).toEqual(['fact:toolResult', 'fact:response']);
+    expect(h.facts('toolResult').map((r) => [r.callId, r.success])).toEqual([['r', true]]);
     expect(h.facts('response')[0]?.content).toBe('after');
   });
 });

@@ -43,6 +43,7 @@ import { agentTurnFailed } from '../../conversation/turn-steps.ts';
 import type { ArgsValidator } from '../../tools/args-validator.ts';
 import { capText } from '../../conversation/tool-shapes.ts';
 import { resumeRunning, resumeTurn, type OpenTurn } from './open-turn.ts';
+import type { RemoteTasks } from './remote-tasks.ts';
 import type { SessionState } from './state.ts';
 
 export type SessionCommand =
@@ -212,17 +213,24 @@ export function decideOpen(state: SessionState, options: OpenOptions) {
       record.push(answeredEvent(q, closingAnswer(q.kind, 'restart', RESTART_REASON), 'restart'));
   }
   const open = state.openTurn;
-  const resume = resumeTurn(open, state.questions, options.now) ?? (open && resumeLeftRunning(open, options, record));
+  const resume =
+    resumeTurn(open, state.questions, options.now, state.remoteTasks) ??
+    (open && resumeLeftRunning(open, state.remoteTasks, options, record));
   return { record, resume, requeue: [...state.queued.values()].map((q) => q.message) };
 }
 export type Opening = ReturnType<typeof decideOpen>;
 
 /** A turn left running: resumed (its `turnResumed` recorded) while its bound allows, else failed when it must end. */
-function resumeLeftRunning(open: OpenTurn, options: OpenOptions, record: SessionEvent[]): TurnMessage | undefined {
+function resumeLeftRunning(
+  open: OpenTurn,
+  tasks: RemoteTasks,
+  options: OpenOptions,
+  record: SessionEvent[],
+): TurnMessage | undefined {
   const max = options.resumeTurns ?? 0;
   const { turnId } = open.user;
   if (open.resumed < max) {
-    const message = resumeRunning(open);
+    const message = resumeRunning(open, tasks);
     const reply = message.resume?.reply ?? '';
     record.push({ v: EVENT_VERSION, type: 'turnResumed', turnId, attempt: open.resumed + 1, reply });
     return message;

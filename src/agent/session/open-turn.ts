@@ -8,17 +8,20 @@
  * - `resumeTurn` takes up an open turn whose last step has calls still waiting for approval or for the
  *   client's result (their process stopped or crashed): they go on waiting, with the time they had left,
  *   and the turn keeps its client tools. Calls of that step with neither a result nor a pending question
- *   were running when the process stopped: they are `interrupted` (never run again). Any other open turn
- *   is not resumed by it.
+ *   were running when the process stopped: one whose server runs it as a task recorded before (a `toolTask`,
+ *   remote-tasks.ts) is run again with that `task` (its task is polled, the tool never called twice); the
+ *   others are `interrupted` (never run again). Any other open turn is not resumed by it.
  * - `resumeRunning` takes up any other open turn from its last durable step (a turn left running): the
- *   calls of its last step with no result run again when their `toolCall` says `rerunSafe`, and are
- *   `interrupted` otherwise (those whose `toolCall` was never stored too: `unannounced`); with no call
- *   left open the turn's next model step is asked (again, if it was streaming), on the same history.
+ *   calls of its last step with no result run again when their `toolCall` says `rerunSafe` or a task was
+ *   recorded for them (given as their `task`, whatever their tool), and are `interrupted` otherwise (those
+ *   whose `toolCall` was never stored too: `unannounced`); with no call left open the turn's next model
+ *   step is asked (again, if it was streaming), on the same history.
  */
 import type { Question } from '../../conversation/questions.ts';
 import type { SessionEvent, SessionEventOf } from '../../conversation/session-events.ts';
 import type { ResumedTurn, TurnMessage } from '../../conversation/turn-contract.ts';
 import { stepReply, type PlannedCall } from '../../conversation/turn-steps.ts';
+import { recordedTask, type RemoteTasks } from './remote-tasks.ts';
 
 export interface OpenTurn {
   user: SessionEventOf<'userMessage'>;
@@ -61,16 +64,17 @@ export function evolveOpenTurn(turn: OpenTurn | undefined, e: SessionEvent): Ope
 
 /**
  * The turn to resume (`now`: the clock's time), or `undefined` when no call of its last step waits for
- * approval (`questions`: the session's pending questions).
+ * approval (`questions`: the session's pending questions; `tasks`: the remote tasks of its calls).
  */
 export function resumeTurn(
   turn: OpenTurn | undefined,
   questions: ReadonlyMap<string, Question>,
   now: number,
+  tasks: RemoteTasks,
 ): TurnMessage | undefined {
   if (!turn) return undefined;
   const { user, calls, results } = turn;
-  const plan = planner(turn);
+  const plan = planner(turn, tasks);
   const approvalOf = (c: SessionEventOf<'toolCall'>) => {
     const q = questions.get(c.callId);
     return (q?.kind === 'approval' || q?.kind === 'clientTool') && q.turnId === user.turnId ? q : undefined;
@@ -80,12 +84,15 @@ export function resumeTurn(
   const first = waiting[0];
   if (!first) return undefined;
   const expiresAt = approvalOf(first)?.expiresAt ?? '';
+  const running = open.filter((c) => approvalOf(c) === undefined).map(plan);
+  const polled = running.filter((c) => c.task);
   const resume: ResumedTurn = {
     ...progress(turn),
     awaiting: waiting.map((c) =>
       approvalOf(c)?.kind === 'clientTool' ? { ...plan(c), runsOnClient: true } : { ...plan(c), needsApproval: true },
     ),
-    interrupted: open.filter((c) => approvalOf(c) === undefined).map(plan),
+    ...(polled.length > 0 && { rerun: polled }),
+    interrupted: running.filter((c) => !c.task),
     expiresAt,
     waitMs: Math.max(0, Date.parse(expiresAt) - now),
   };
@@ -99,17 +106,21 @@ const progress = ({ steps }: OpenTurn) => ({
   lastText: steps.at(-1)?.text ?? '',
 });
 
-/** A stored call as the turn plans it (its model-visible name from its step). */
-function planner({ steps }: OpenTurn): (c: SessionEventOf<'toolCall'>) => PlannedCall {
+/** A stored call as the turn plans it (its model-visible name from its step, the task recorded for it). */
+function planner({ steps }: OpenTurn, tasks: RemoteTasks): (c: SessionEventOf<'toolCall'>) => PlannedCall {
   const names = new Map(steps.at(-1)?.toolCalls.map((c) => [c.id, c.name]));
-  return (c) => ({
-    callId: c.callId,
-    name: names.get(c.callId) ?? c.toolName,
-    toolName: c.toolName,
-    serverId: c.serverId,
-    args: c.args,
-    ...(c.rerunSafe && { rerunSafe: true }),
-  });
+  return (c) => {
+    const task = recordedTask(tasks, c.callId);
+    return {
+      callId: c.callId,
+      name: names.get(c.callId) ?? c.toolName,
+      toolName: c.toolName,
+      serverId: c.serverId,
+      args: c.args,
+      ...(c.rerunSafe && { rerunSafe: true }),
+      ...(task && { task }),
+    };
+  };
 }
 
 function resumedMessage(user: SessionEventOf<'userMessage'>, resume: ResumedTurn): TurnMessage {
@@ -123,10 +134,10 @@ function resumedMessage(user: SessionEventOf<'userMessage'>, resume: ResumedTurn
   };
 }
 
-/** An open turn left running, taken up from its last durable step (see the contracts). */
-export function resumeRunning(turn: OpenTurn): TurnMessage {
+/** An open turn left running, taken up from its last durable step (see the contracts; `tasks`: its calls' remote tasks). */
+export function resumeRunning(turn: OpenTurn, tasks: RemoteTasks): TurnMessage {
   const { steps, calls, results } = turn;
-  const plan = planner(turn);
+  const plan = planner(turn, tasks);
   const open = calls.filter((c) => !results.has(c.callId)).map(plan);
   const stored = new Set(calls.map((c) => c.callId));
   // A call of the step whose toolCall never reached the log may have started: it is not run again.
@@ -136,11 +147,14 @@ export function resumeRunning(turn: OpenTurn): TurnMessage {
   const resume: ResumedTurn = {
     ...progress(turn),
     awaiting: [],
-    rerun: open.filter((c) => c.rerunSafe),
-    interrupted: [...open.filter((c) => !c.rerunSafe), ...unannounced],
+    rerun: open.filter(runsAgain),
+    interrupted: [...open.filter((c) => !runsAgain(c)), ...unannounced],
     unannounced,
     expiresAt: '',
     waitMs: 0,
   };
   return resumedMessage(turn.user, resume);
 }
+
+/** A call left running is run again when that does no harm: its tool says so, or its recorded task is polled again. */
+const runsAgain = (c: PlannedCall): boolean => c.rerunSafe === true || c.task !== undefined;

@@ -145,7 +145,7 @@ export const openTurnOf = (events: Iterable<SessionEvent>): OpenTurn | undefined
 /** The turn a session opened from `events` resumes (open-turn.ts `resumeTurn`), if any. */
 export function resumeOf(events: Iterable<SessionEvent>, now: number): TurnMessage | undefined {
   const state = foldSession('', events);
-  return resumeTurn(state.openTurn, state.questions, now);
+  return resumeTurn(state.openTurn, state.questions, now, state.remoteTasks);
 }
 
 /** The seq of the oldest message still queued, if any (a compaction keeps it readable). */
