@@ -2,7 +2,8 @@
  * The outbox on the JSONL medium: one append-only file, `<dir>/.agentd-outbox.jsonl`, beside the session logs (one
  * agentd process per folder, as for the sessions). Each change is a line, written and fsync'd before it applies; the
  * file is replayed at open (a torn last line is skipped) and rewritten then with only the current state, finished
- * deliveries older than `keepFinishedMs` left out.
+ * deliveries older than `keepFinishedMs` left out. The file is made, and held open, only once something is written: an
+ * agentd with no webhooks leaves no file and holds no descriptor in the folder.
  */
 import { mkdir, open as openFile, readFile, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,15 +18,18 @@ export function createJsonlOutbox(options: { dir: string; log: Logger; keepFinis
   const path = join(options.dir, OUTBOX_FILE);
   const keep = options.keepFinishedMs ?? KEEP_FINISHED_MS;
   const state = createOutboxState();
+  let opened = false;
   let handle: FileHandle | undefined;
   let writing: Promise<void> = Promise.resolve();
 
-  async function replay(): Promise<void> {
+  /** Reads the file into the state; false when there is none. */
+  async function replay(): Promise<boolean> {
     let text = '';
     try {
       text = await readFile(path, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      return false;
     }
     for (const raw of text.split('\n')) {
       if (raw.trim() === '') continue;
@@ -35,6 +39,7 @@ export function createJsonlOutbox(options: { dir: string; log: Logger; keepFinis
         options.log.warn({ path }, 'webhook outbox: an unreadable line was skipped');
       }
     }
+    return true;
   }
 
   /** Rewrites the file with the current state (atomically: a temporary file renamed over it). */
@@ -59,7 +64,8 @@ export function createJsonlOutbox(options: { dir: string; log: Logger; keepFinis
 
   const write = (line: OutboxLine): Promise<void> => {
     const next = writing.then(async () => {
-      if (!handle) throw new Error('webhook outbox: not open');
+      if (!opened) throw new Error('webhook outbox: not open');
+      handle ??= await openFile(path, 'a', 0o600);
       await handle.appendFile(`${JSON.stringify(line)}\n`);
       await handle.datasync();
     });
@@ -69,16 +75,16 @@ export function createJsonlOutbox(options: { dir: string; log: Logger; keepFinis
 
   return outboxOverState(state, write, {
     async open() {
-      if (handle) return;
+      if (opened) return;
       await mkdir(options.dir, { recursive: true });
-      await replay();
-      await compact();
-      handle = await openFile(path, 'a', 0o600);
+      if (await replay()) await compact();
+      opened = true;
     },
     async close() {
       await writing;
       await handle?.close();
       handle = undefined;
+      opened = false;
     },
   });
 }

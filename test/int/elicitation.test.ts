@@ -142,6 +142,7 @@ describe('elicitation', () => {
       id,
       action: 'accept',
       by: 'rest',
+      principal: 'alice', // who answered (a key's name)
     });
 
     expect((await call(ALICE, 'POST', `/api/sessions/form/elicitations/${id}`, { action: 'decline' })).status).toBe(
