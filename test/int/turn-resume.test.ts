@@ -30,6 +30,12 @@ import { until } from '../support/wait.ts';
 
 type Frame = { event: string; data: Record<string, any> };
 
+/**
+ * How long a restarted agentd may take to end the turn: it starts its tool server, resumes the turn and asks the
+ * model; under the whole suite's load that was seen to pass 20 s (only a hang should fail).
+ */
+const RESTARTED = { timeout: 90_000 };
+
 const kill = async (p: AgentdProcess) => {
   p.child.kill('SIGKILL');
   await p.exited;
@@ -93,7 +99,11 @@ describe('a turn resumed after agentd was killed (JSONL)', { timeout: 300_000 },
 
     const second = await boot('tools');
     let frames: Frame[] = [];
-    await until(async () => endOf((frames = await history(second.url, 's1')), turnId) !== undefined, 'the turn ends');
+    await until(
+      async () => endOf((frames = await history(second.url, 's1')), turnId) !== undefined,
+      'the turn ends',
+      RESTARTED,
+    );
     expect(endOf(frames, turnId)).toMatchObject({ event: 'response', data: { turnId } });
     const results = frames.filter((f) => f.event === 'toolResult' && f.data.turnId === turnId);
     expect(results.map((f) => [f.data.toolName, f.data.success])).toEqual(
@@ -136,7 +146,11 @@ describe('a turn resumed after agentd was killed (JSONL)', { timeout: 300_000 },
 
     const second = await boot('reply');
     let frames: Frame[] = [];
-    await until(async () => endOf((frames = await history(second.url, 's2')), turnId) !== undefined, 'the turn ends');
+    await until(
+      async () => endOf((frames = await history(second.url, 's2')), turnId) !== undefined,
+      'the turn ends',
+      RESTARTED,
+    );
     const end = endOf(frames, turnId)!;
     expect(end.event).toBe('response');
     expect(end.data.content.split(' ').filter(Boolean).length).toBeGreaterThanOrEqual(40);
