@@ -2,14 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { AnyActorRef } from 'xstate';
 import { parseSessionEvent } from './conversation/session-events.ts';
-import {
-  createAgentService,
-  createTurnFollower,
-  createTurnWaiter,
-  createUnnamedExpiry,
-  SESSION_COMMANDS,
-  TAKE_OVER_COMMAND,
-} from './agent/index.ts';
+import { createAgentService, createTurnFollower, createTurnWaiter, createUnnamedExpiry } from './agent/index.ts';
 import { createObservability } from './app/observability.ts';
 import type { App, AppCommands, AppDeps, AppEvents } from './app/types.ts';
 import { createBus } from './bus/index.ts';
@@ -25,18 +18,12 @@ import { selectEngine } from './http/engine/index.ts';
 import { createFrontEnd, type FrontEnd } from './http/server.ts';
 import { createLlmClient } from './llm/index.ts';
 import { createLimits } from './http/limits.ts';
-import {
-  TOOL_SERVER_COMMANDS,
-  createChildRegistry,
-  createMcpService,
-  reapLeftovers,
-  runtimePolicyOf,
-} from './tools/index.ts';
+import { createChildRegistry, createMcpService, reapLeftovers, runtimePolicyOf } from './tools/index.ts';
 import { createHttpFace, createServerFace, mcpMount } from './mcp-face/index.ts';
 import { a2aMount } from './a2a-face/index.ts';
 import { createA2aPush } from './a2a-push/index.ts';
 import { agUiMount } from './ag-ui-face/index.ts';
-import { createCluster } from './cluster/index.ts';
+import { clusterOf } from './app/cluster.ts';
 import { createStore } from './store/index.ts';
 import { createSecretStore, sharedSecret } from './store/secret-store.ts';
 import { createOutboxStore, createWebhookService } from './webhooks/index.ts';
@@ -82,29 +69,11 @@ export function createApp(config: AgentConfig, deps: AppDeps): App {
   const registerActor = inspect && { registerActor: (id: string, actor: AnyActorRef) => inspect.register(id, actor) };
   if (inspect)
     bus.on('mcp.serverLog', ({ payload }) => inspect.notice(`mcp:${payload.serverId}`, 'mcpServerLog', payload));
-  const cluster =
-    config.storage.type === 'redis'
-      ? createCluster({
-          url: config.storage.url,
-          keyPrefix: config.storage.keyPrefix,
-          leaseMs: config.storage.leaseMs,
-          instanceId,
-          log: log.child({ component: 'cluster' }),
-          clock,
-          ids,
-          bus,
-          sessionCommands: { scoped: SESSION_COMMANDS, sendMessage: 'agent.sendMessage', takeOver: TAKE_OVER_COMMAND },
-          toolServerCommands: TOOL_SERVER_COMMANDS,
-          sessions: {
-            holds: (id) => agent.holds(id),
-            drop: (id) => void agent.drop(id, 'moved'),
-            release: (id) => agent.release(id),
-          },
-          ...(config.server.resumeTurns && {
-            openTurnSessions: () => store.openTurnSessions?.() ?? Promise.resolve([]),
-          }),
-        })
-      : undefined;
+  const cluster = clusterOf(
+    config,
+    { instanceId, log: log.child({ component: 'cluster' }), clock, ids, bus, store },
+    () => agent,
+  );
   const serviceBus = cluster ? cluster.route(bus) : bus;
   // OAuth registrations and tokens of tool servers live on the sessions' medium (a file per server, or Redis).
   const secrets = createSecretStore(config.storage, log.child({ component: 'secrets' }));

@@ -188,8 +188,8 @@ export const LAYERS = {
     },
     // The agent served over AG-UI (/ag-ui): runs are turns, interrupts are questions.
     agUiFace: { path: 'src/ag-ui-face', uses: [...FACE_USES, 'toolsMessages'] },
-    // What createApp is given and returns (types.ts), and its metrics and traces (observability.ts).
-    appParts: { path: 'src/app', uses: [...LEAVES, ...APP_PARTS_USES] },
+    // What createApp is given and returns (types.ts), its metrics and traces (observability.ts), its cluster (cluster.ts).
+    appParts: { path: 'src/app', uses: [...LEAVES, ...APP_PARTS_USES, 'store', 'cluster'] },
     app: {
       path: 'src/app.ts',
       uses: [...LEAVES, ...APP_PARTS_USES, 'store', 'conversation', 'machines', 'redis', 'cluster', 'appParts'],
