@@ -195,7 +195,13 @@ describe.skipIf(!hasRedisServer())('agentd --workers connected to its own /mcp',
     const storage = { type: 'redis', url: redis.url, keyPrefix: `self${randomUUID()}:` };
     const p = runAgentd([
       '--agent',
-      await writeAgentFile({ llm: model, storage, server: { limits: { rest: { points: 10_000 } } } }),
+      // uWebSockets.js counts a closed connection up to 15 s after the fact (src/http/engine/uws-ledger.ts): six
+      // attempts in a row, each opening a few connections of its own, would reach the default cap of 10.
+      await writeAgentFile({
+        llm: model,
+        storage,
+        server: { limits: { rest: { points: 10_000 }, connectionsPerIp: 100 } },
+      }),
       '--web-port',
       '0',
       '--workers',
