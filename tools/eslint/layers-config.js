@@ -8,6 +8,7 @@ const LEAVES = ['clock', 'backoff', 'madeOnce', 'jsonDepth', 'sessionId', 'packa
 /** What the agent's session may import; the session service (the `agent` row) too, and the session and follow rows. */
 const SESSION_USES = [
   'config',
+  'memory',
   'bus',
   'llm',
   'store',
@@ -27,6 +28,7 @@ const FACE_USES = [...LEAVES, 'config', 'auth', 'bus', 'conversation', 'agent', 
 /** What the parts of createApp (src/app/) may import; createApp (src/app.ts) too, and the rest it wires. */
 const APP_PARTS_USES = [
   'config',
+  'memory',
   'webhooks',
   'webhooksMessages',
   'bus',
@@ -67,6 +69,8 @@ export const LAYERS = {
     // Principals and scopes: who a request acts for, from its bearer credential (keys, JWT).
     auth: { path: 'src/auth', uses: [...LEAVES, 'config'] },
     store: { path: 'src/store', uses: [...LEAVES, 'config', 'redis'] },
+    // Memory per principal: an append-only log per owner, searched and folded for the model's tools and prompt.
+    memory: { path: 'src/memory', uses: [...LEAVES, 'config', 'store', 'redis'] },
     // The conversation's domain: session events, tool shapes, pure turn steps, the records the outside sees.
     conversation: { path: 'src/conversation', uses: [...LEAVES] },
     llm: { path: 'src/llm', uses: [...LEAVES, 'config', 'conversation'] },
@@ -172,6 +176,7 @@ export const LAYERS = {
         'inspect',
         'redis',
         'schedules',
+        'memory',
         'httpEngine',
         'webhooksMessages',
       ],

@@ -1,0 +1,99 @@
+/**
+ * Memory per principal (issue 62): what the agent learns about its user, kept across sessions, never crossing to
+ * another principal. Each owner's memory is an append-only log of MemoryEvents (JSONL file, Redis stream or memory),
+ * folded into MemoryState; erasing an owner removes its whole log from the store. The REST routes (/api/memory) and the
+ * model's built-in tools (memory_save, memory_search, memory_forget, memory_profile) both go through MemoryService,
+ * and every method names its owner: nothing here reads across owners except SHARED_OWNER, which every owner may read
+ * and only admins write.
+ */
+import { z } from 'zod';
+
+/** The owner of the unnamed namespace (anonymous callers, shorthand keys): a principal whose `owner` is undefined. */
+export const UNNAMED_OWNER = '@unnamed';
+/** The shared scope: items every principal's agent may read, written by admins only. */
+export const SHARED_OWNER = '@shared';
+
+/** Whose memory a principal uses (`Principal.owner`, src/auth/principal.ts). */
+export const memoryOwnerOf = (owner: string | undefined): string => owner ?? UNNAMED_OWNER;
+
+export const MemoryItemSchema = z.object({
+  id: z.string(),
+  text: z.string(),
+  tags: z.array(z.string()),
+  /** The session and turn that wrote it (absent when written over REST). */
+  sessionId: z.string().optional(),
+  turnId: z.string().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type MemoryItem = z.infer<typeof MemoryItemSchema>;
+
+/** One fact of an owner's memory log, oldest first; `at` is an ISO time. */
+export const MemoryEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('itemSaved'), at: z.string(), item: MemoryItemSchema }),
+  z.object({ type: z.literal('itemForgotten'), at: z.string(), id: z.string() }),
+  /** The working-memory profile replaced whole (bounded by `memory.profileMaxChars`). */
+  z.object({
+    type: z.literal('profileSet'),
+    at: z.string(),
+    text: z.string(),
+    sessionId: z.string().optional(),
+    turnId: z.string().optional(),
+  }),
+  /** An item's embedding (semantic search), stored beside it; dropped with the item. */
+  z.object({
+    type: z.literal('itemEmbedded'),
+    at: z.string(),
+    id: z.string(),
+    model: z.string(),
+    vector: z.array(z.number()),
+  }),
+]);
+export type MemoryEvent = z.infer<typeof MemoryEventSchema>;
+
+/** The engines' port: one log per owner. Engines pass one contract suite (test/unit/memory-store-contract.ts). */
+export interface MemoryLogStore {
+  /** Appends `events` to `owner`'s log, in order; resolves once they are durable. */
+  append(owner: string, events: readonly MemoryEvent[]): Promise<void>;
+  /** `owner`'s events, oldest first; [] for an owner with none. */
+  read(owner: string): Promise<MemoryEvent[]>;
+  /** Removes everything of `owner`'s memory from the store (its file or keys are gone, not hidden). */
+  erase(owner: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A search hit: the item and its score (higher is better). */
+export interface MemoryHit {
+  item: MemoryItem;
+  score: number;
+  /** The item comes from the shared scope. */
+  shared: boolean;
+}
+
+/** A principal's memory as exported (GET /api/memory/export). */
+export interface MemoryExport {
+  owner: string;
+  exportedAt: string;
+  profile: string;
+  items: MemoryItem[];
+}
+
+/** What the REST routes and the model's tools use. Every call names its owner; none reads another's (SHARED_OWNER aside). */
+export interface MemoryService {
+  /** `owner`'s items, newest first. */
+  list(owner: string): Promise<MemoryItem[]>;
+  save(
+    owner: string,
+    input: { text: string; tags?: string[]; sessionId?: string; turnId?: string },
+  ): Promise<MemoryItem>;
+  /** False when `owner` has no such item. */
+  forget(owner: string, id: string): Promise<boolean>;
+  /** Ranked full-text (and, when configured, semantic) search of `owner`'s items and the shared ones. */
+  search(owner: string, query: string, limit?: number): Promise<MemoryHit[]>;
+  /** The working-memory profile put into each new turn's system prompt ('' when none). */
+  profile(owner: string): Promise<string>;
+  setProfile(owner: string, text: string, origin?: { sessionId?: string; turnId?: string }): Promise<void>;
+  export(owner: string): Promise<MemoryExport>;
+  /** Removes all of `owner`'s memory from the store and records who erased it (an audit record, not memory). */
+  erase(owner: string, by: string): Promise<void>;
+}
