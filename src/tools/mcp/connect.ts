@@ -115,11 +115,33 @@ function newTransport(options: ConnectOptions, attempt: Attempt): Transport {
     });
   }
   const url = new URL(config.baseUrl);
-  const init = {
+  const init = httpInit(options, config);
+  return attempt.transport === 'sse' ? new SSEClientTransport(url, init) : new StreamableHTTPClientTransport(url, init);
+}
+
+/**
+ * A Streamable HTTP transport onto an MCP session opened earlier (`sessionId`, negotiated at `protocolVersion`): a
+ * client connected on it skips the handshake. With the same headers, fetch and OAuth as the server's connection.
+ */
+export function sessionTransport(
+  options: ConnectOptions,
+  sessionId: string,
+  protocolVersion: string | undefined,
+): StreamableHTTPClientTransport {
+  const { config } = options;
+  if (config.type === 'stdio') throw new Error('a stdio server has no MCP session to rejoin');
+  return new StreamableHTTPClientTransport(new URL(config.baseUrl), {
+    ...httpInit(options, config),
+    sessionId,
+    ...(protocolVersion !== undefined && { protocolVersion }),
+  });
+}
+
+function httpInit(options: ConnectOptions, config: Exclude<McpServerConfig, { type: 'stdio' }>) {
+  return {
     requestInit: { headers: { ...config.headers, ...options.extraHeaders } },
     // Every response body is counted against maxResultBytes (runtime servers: through their pinned fetch).
     fetch: limitedFetch(options.fetch ?? globalThis.fetch, config.maxResultBytes),
     ...(options.oauth && { authProvider: options.oauth.provider }),
   };
-  return attempt.transport === 'sse' ? new SSEClientTransport(url, init) : new StreamableHTTPClientTransport(url, init);
 }

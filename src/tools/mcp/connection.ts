@@ -9,6 +9,8 @@
  * - A call met by a sign-in wall fails with `oauth.explain`'s reason; the connection stays for other calls.
  * - On a server that runs tools as tasks (`runsTasks`), a tool whose `execution.taskSupport` is `required` or
  *   `optional` is called as a task (task-call.ts), bounded in all as a call is; `extras.task` hears and resumes it.
+ *   A resumed task recorded with another MCP session id (an HTTP server, before agentd's restart) is polled on that
+ *   session (servers may keep a task to the session that made it), by a client of its own closed after the call.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -26,12 +28,12 @@ import type {
   Tool,
 } from '@modelcontextprotocol/client';
 import { belowProtocol, CallError, describe } from './call-error.ts';
-import { connect, type ConnectOptions, type TransportKind } from './connect.ts';
+import { connect, sessionTransport, type ConnectOptions, type TransportKind } from './connect.ts';
 import { createInFlightCalls, attachElicitation } from './elicitation.ts';
 import type { Attempt } from './eras.ts';
 import { createProgressRelay } from './progress-relay.ts';
 import { attachSampling, createSamplerStack, samplingCapability } from './sampling.ts';
-import type { ServerAsks, TaskHooks } from '../server-asks.ts';
+import type { RemoteTask, ServerAsks, TaskHooks } from '../server-asks.ts';
 import { callsAsTask, runsToolTasks, runTaskCall } from './task-call.ts';
 import {
   afterConnect,
@@ -158,6 +160,17 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
   const callTimeout = resetOnProgress ? totalTimeout : timeout;
   const runsTasks = runsToolTasks(client.getServerCapabilities(), modern);
   const sessionIdNow = () => (transport instanceof StreamableHTTPClientTransport ? transport.sessionId : undefined);
+  /** The client a task is polled through: this connection's, or one on the MCP session the task was made in. */
+  const taskClient = async (task: RemoteTask | undefined): Promise<{ client: Client; close: () => Promise<void> }> => {
+    const sessionId = task?.mcpSessionId;
+    if (sessionId === undefined || kind !== 'streamable-http' || sessionId === sessionIdNow())
+      return { client, close: async () => {} };
+    const rejoined = new Client(options.clientInfo, { capabilities: declared, versionNegotiation: { mode: 'legacy' } });
+    attachElicitation(rejoined, config, options.serverId, inFlight, log);
+    attachSampling(rejoined, options.serverId, config, samplers.current);
+    await rejoined.connect(sessionTransport(options, sessionId, client.getNegotiatedProtocolVersion()), { timeout });
+    return { client: rejoined, close: () => rejoined.close().catch(() => {}) };
+  };
 
   return {
     kind,
@@ -193,15 +206,17 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
         if (extras?.task?.resume && !asTask)
           throw new CallError('the server no longer runs this tool as a task; its recorded task was left', 'protocol');
         const result = asTask
-          ? await runTaskCall({
-              client,
-              params,
-              hooks: extras?.task,
-              timeout,
-              totalMs: callTimeout,
-              signal: callSignal,
-              mcpSessionId: sessionIdNow,
-            })
+          ? await runOnTaskClient(await taskClient(extras?.task?.resume), (taskCaller) =>
+              runTaskCall({
+                client: taskCaller,
+                params,
+                hooks: extras?.task,
+                timeout,
+                totalMs: callTimeout,
+                signal: callSignal,
+                mcpSessionId: sessionIdNow,
+              }),
+            )
           : await client.callTool(params, { timeout: callTimeout, ...(callSignal && { signal: callSignal }) });
         options.oauth?.succeeded();
         return result;
@@ -243,4 +258,15 @@ export async function openConnection(options: ConnectionOptions): Promise<McpCon
       await client.close().catch((error: unknown) => log.debug({ err: error }, 'closing MCP client failed'));
     },
   };
+}
+
+async function runOnTaskClient<T>(
+  taskClient: { client: Client; close: () => Promise<void> },
+  run: (client: Client) => Promise<T>,
+): Promise<T> {
+  try {
+    return await run(taskClient.client);
+  } finally {
+    await taskClient.close();
+  }
 }

@@ -4,8 +4,9 @@
  * - A server runs tools as tasks when it declares `tasks.requests.tools.call` in the 2025 era (the 2026-07-28 era's
  *   tasks extension is not spoken); then a tool whose `execution.taskSupport` is `required` or `optional` is called so.
  * - `hooks.created` hears the task (id, and the MCP session id of an HTTP server) before the first poll;
- *   `hooks.resume` skips the call and polls that task (a task the server no longer knows is an error result: the tool
- *   is never called again).
+ *   `hooks.resume` skips the call and polls that task, on `client` (connection.ts gives one on the task's recorded MCP
+ *   session). A task the server no longer knows, or whose session it no longer knows (HTTP 404), is an error result:
+ *   the tool is never called again.
  * - Polls come every `pollInterval` the server asks for (default 1 s, kept within 50 ms … 60 s); each request is
  *   bounded by `timeout`, the whole task by `totalMs`. `input_required` goes to `tasks/result`, which delivers the
  *   server's questions and waits for the end.
@@ -14,7 +15,7 @@
  * - A task that failed or was cancelled elsewhere is the call's error result (`isError`), its message in the text.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ProtocolError, specTypeSchemas } from '@modelcontextprotocol/client';
+import { ProtocolError, SdkHttpError, specTypeSchemas } from '@modelcontextprotocol/client';
 import type { CallToolResult, Client, GetTaskResult, ServerCapabilities, Tool } from '@modelcontextprotocol/client';
 import { CallError } from './call-error.ts';
 import type { RemoteTask, TaskHooks } from '../server-asks.ts';
@@ -106,7 +107,8 @@ async function untilEnded(
     try {
       status = (await request('tasks/get', { taskId }, 'GetTaskResult')) as GetTaskResult;
     } catch (error) {
-      if (!resumed || !(error instanceof ProtocolError)) throw error;
+      const unknown = error instanceof ProtocolError || (error instanceof SdkHttpError && error.status === 404);
+      if (!resumed || !unknown) throw error;
       return errorResult(
         `the server no longer knows task ${taskId} (${error.message}); it may or may not have finished, and the tool was not called again`,
       );
