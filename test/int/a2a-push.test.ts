@@ -37,7 +37,12 @@ const env = useSimulatorAndFolder('agentd-a2a-push-');
 const agentFile = () => ({
   storage: { type: 'jsonl', dir: join(env.dir, 'log') },
   mcpServers: { everything: everythingStdio },
-  toolPolicy: { rules: [{ server: 'everything', tool: 'echo', action: 'ask' }] },
+  toolPolicy: {
+    rules: [
+      { server: 'everything', tool: 'echo', action: 'ask' },
+      { server: 'everything', tool: 'trigger-elicitation-request', action: 'ask' },
+    ],
+  },
   server: { ...roomyLimits, auth: { keys }, mcp: { allowPrivateNetworks: true } },
   llm: { timeoutMs: 10_000 },
 });
@@ -124,6 +129,29 @@ describe('A2A push notifications', () => {
       .poll(async () => (await app.app.a2aPush.outbox.due(Date.now() + 3_600_000, 50)).filter(isPushDelivery))
       .toEqual([]);
     expect(received.filter((r) => r.path === '/v1-rpc')).toHaveLength(1);
+  });
+
+  it('a config is notified each time its task goes input-required (a question after the approval) and when it completes', async () => {
+    const client = await v1Client(app, ALICE);
+    const task = await send(client, [text('[[tool:trigger-elicitation-request {}]]')]);
+    expect(task.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED); // the approval
+    const url = `${receiverUrl}/rounds`;
+    await client.createTaskPushNotificationConfig(config(task.id, { url, token: 'tok-r' }));
+    const at = () => received.filter((r) => r.path === '/rounds').map((r) => JSON.parse(r.body).task);
+
+    const asked = await approve(client, task);
+    expect(asked.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED); // the tool server's question
+    await expect.poll(() => at().length, { timeout: 10_000 }).toBe(1);
+    expect(at()[0]).toMatchObject({ id: task.id, status: { state: 'TASK_STATE_INPUT_REQUIRED' } });
+
+    const answer = data({ action: 'accept', content: { name: 'Ada', check: true, integer: 7 } });
+    const done = await send(client, [answer], { taskId: task.id, contextId: task.contextId });
+    expect(done.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    await expect.poll(() => at().length, { timeout: 10_000 }).toBe(2);
+    expect(at()[1]).toMatchObject({ id: task.id, status: { state: 'TASK_STATE_COMPLETED' } });
+    expect(
+      received.filter((r) => r.path === '/rounds').every((r) => r.headers['x-a2a-notification-token'] === 'tok-r'),
+    ).toBe(true);
   });
 
   it('v1.0 HTTP+JSON: create, get, list and delete; another caller cannot read or delete the config', async () => {
